@@ -1,0 +1,58 @@
+# Everything runs inside .venv, which the first target that needs it creates.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PROTO_SRC := $(wildcard proto/arena/v1/*.proto)
+PROTO_OUT := arena/v1/arena_pb2.py
+
+.PHONY: help venv proto test test-all check bench tournament soak fuzz clean
+
+help:
+	@echo "make tournament  run the default tournament of the bundled bots"
+	@echo "make test        run the test suite (creates .venv, generates protobuf code)"
+	@echo "make check       ruff + mypy"
+	@echo "make bench       print the benchmark figures"
+	@echo "make soak        long load test (loopback only, bounded in time)"
+	@echo "make fuzz        long fuzzing run"
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+$(PROTO_OUT): $(PROTO_SRC) $(STAMP)
+	$(BIN)/python -m grpc_tools.protoc -Iproto --python_out=. --grpc_python_out=. \
+		--plugin=protoc-gen-mypy=$(BIN)/protoc-gen-mypy --mypy_out=. \
+		--plugin=protoc-gen-mypy_grpc=$(BIN)/protoc-gen-mypy_grpc --mypy_grpc_out=. $(PROTO_SRC)
+	touch $(PROTO_OUT)
+
+proto: $(PROTO_OUT)
+
+test: $(PROTO_OUT)
+	$(BIN)/python -m pytest -q -m "not slow and not browser" $(PYTEST_ARGS)
+
+test-all: $(PROTO_OUT)
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+check: $(PROTO_OUT)
+	$(BIN)/ruff check engine arena sdk bots tests
+	$(BIN)/mypy engine arena sdk bots
+
+bench: $(PROTO_OUT)
+	$(BIN)/arena bench
+
+tournament: $(PROTO_OUT)
+	$(BIN)/arena tournament --config tournaments/default.toml
+
+soak: $(PROTO_OUT)
+	$(BIN)/python -m arena.soak
+
+fuzz: $(PROTO_OUT)
+	$(BIN)/python -m pytest -q -m slow tests/fuzz $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) build *.egg-info arena/v1/*_pb2*.py arena/v1/*_pb2*.pyi

@@ -1,0 +1,55 @@
+"""The ``arena`` command line: one click group, each subcommand in its own module.
+
+Subcommands are imported only when used, so ``arena rules`` starts without loading gRPC.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+
+import click
+
+__all__ = ["main"]
+
+# name -> (module, attribute, one-line help)
+_COMMANDS: dict[str, tuple[str, str, str]] = {
+    "rules": ("arena.cli.rules", "rules", "Print a resolved ruleset (preset or TOML file)."),
+    "replay": ("arena.cli.replay", "replay", "Replay a match record or a stored match."),
+    "serve": ("arena.cli.serve", "serve", "Run the referee server."),
+    "tournament": ("arena.cli.tournament", "tournament", "Run a round-robin tournament."),
+    "leaderboard": ("arena.cli.leaderboard", "leaderboard", "Print or export the leaderboard."),
+    "bench": ("arena.cli.bench", "bench", "Run the benchmarks and print their figures."),
+    "web": ("arena.cli.web", "web", "Serve the leaderboard and replay viewer on localhost."),
+}
+
+
+class _LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(n for n in _COMMANDS if importlib.util.find_spec(_COMMANDS[n][0]))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in _COMMANDS:
+            return None
+        module, attr, _ = _COMMANDS[cmd_name]
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as e:
+            if e.name == module:
+                return None
+            raise
+        cmd = getattr(mod, attr)
+        assert isinstance(cmd, click.Command)
+        return cmd
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(n, _COMMANDS[n][2]) for n in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+@click.group(cls=_LazyGroup)
+@click.version_option(package_name="thousand-arena")
+def main() -> None:
+    """Thousand Arena: bots play the card game 1000 (Тысяча) and 1001 over gRPC."""

@@ -1,0 +1,150 @@
+"""The actions a player can take, as frozen values with one text notation.
+
+Notation (what records, logs and error messages use; :func:`parse_action` reads it back)::
+
+    bid 105 | pass | give K♥ to 2 | contract 120 | concede | throw-in | play K♥ | play K♥ declare
+
+``declare`` on a play asks to declare the marriage (K or Q led while holding its partner)
+or, with an ace, the ace marriage.
+
+>>> parse_action("give kh to 2"), str(Play(Card.HQ, declare=True))
+(Give(card=<Card.HK: 21>, to=2), 'play Q♥ declare')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.cards import Card, CardParseError, parse_card
+
+__all__ = [
+    "Action",
+    "ActionParseError",
+    "Bid",
+    "Concede",
+    "Contract",
+    "Give",
+    "Pass",
+    "Play",
+    "ThrowIn",
+    "action_sort_key",
+    "parse_action",
+]
+
+
+class ActionParseError(ValueError):
+    """A text that is not an action in the notation above."""
+
+
+@dataclass(frozen=True, slots=True)
+class Bid:
+    """Bid (raise to) ``amount`` in the auction."""
+
+    amount: int
+
+    def __str__(self) -> str:
+        return f"bid {self.amount}"
+
+
+@dataclass(frozen=True, slots=True)
+class Pass:
+    """Pass in the auction; a pass is final."""
+
+    def __str__(self) -> str:
+        return "pass"
+
+
+@dataclass(frozen=True, slots=True)
+class Give:
+    """The declarer gives ``card`` face down to the opponent in seat ``to``."""
+
+    card: Card
+    to: int
+
+    def __str__(self) -> str:
+        return f"give {self.card} to {self.to}"
+
+
+@dataclass(frozen=True, slots=True)
+class Contract:
+    """The declarer names the contract ``amount``."""
+
+    amount: int
+
+    def __str__(self) -> str:
+        return f"contract {self.amount}"
+
+
+@dataclass(frozen=True, slots=True)
+class Concede:
+    """The declarer concedes ("роспись") at the winning bid instead of naming a contract."""
+
+    def __str__(self) -> str:
+        return "concede"
+
+
+@dataclass(frozen=True, slots=True)
+class ThrowIn:
+    """1001: the last hand, given the talon after an all-pass, throws his cards in."""
+
+    def __str__(self) -> str:
+        return "throw-in"
+
+
+@dataclass(frozen=True, slots=True)
+class Play:
+    """Play ``card`` to the trick; ``declare`` declares a marriage with this lead."""
+
+    card: Card
+    declare: bool = False
+
+    def __str__(self) -> str:
+        return f"play {self.card}" + (" declare" if self.declare else "")
+
+
+Action = Bid | Pass | Give | Contract | Concede | ThrowIn | Play
+
+_KIND_ORDER = {Bid: 0, Pass: 1, Give: 2, Contract: 3, Concede: 4, ThrowIn: 5, Play: 6}
+
+
+def action_sort_key(action: Action) -> tuple[int, int, int]:
+    """The order legal actions are listed in: by kind, then amount or card, then seat/declare."""
+    kind = _KIND_ORDER[type(action)]
+    if isinstance(action, Bid | Contract):
+        return (kind, action.amount, 0)
+    if isinstance(action, Give):
+        return (kind, int(action.card), action.to)
+    if isinstance(action, Play):
+        return (kind, int(action.card), int(action.declare))
+    return (kind, 0, 0)
+
+
+def parse_action(text: str) -> Action:
+    """Read an action from its notation (case-insensitive; cards as in ``parse_card``)."""
+    words = text.strip().split()
+    if not words:
+        raise ActionParseError("empty action")
+    verb, args = words[0].lower(), words[1:]
+    try:
+        if verb == "bid" and len(args) == 1:
+            return Bid(int(args[0]))
+        if verb == "contract" and len(args) == 1:
+            return Contract(int(args[0]))
+        if verb == "pass" and not args:
+            return Pass()
+        if verb == "concede" and not args:
+            return Concede()
+        if verb in ("throw-in", "throwin") and not args:
+            return ThrowIn()
+        if verb == "give" and len(args) == 3 and args[1].lower() == "to":
+            return Give(parse_card(args[0]), int(args[2]))
+        if verb == "play" and len(args) == 1:
+            return Play(parse_card(args[0]))
+        if verb == "play" and len(args) == 2 and args[1].lower() == "declare":
+            return Play(parse_card(args[0]), declare=True)
+    except (ValueError, CardParseError) as e:
+        raise ActionParseError(f"not an action: {text!r} ({e})") from e
+    raise ActionParseError(
+        f"not an action: {text!r} (expected e.g. 'bid 105', 'pass', 'give K♥ to 2', "
+        "'contract 120', 'concede', 'throw-in', 'play K♥', 'play K♥ declare')"
+    )

@@ -1,0 +1,200 @@
+"""Cards, suits and ranks of the 24-card deck of the game 1000.
+
+A card is an ``IntEnum`` whose value is ``suit * 6 + rank``: it is an ``int``
+(``1 << card`` is its bit in a hand bitmask, which search code relies on) and
+it prints as players write it.
+
+>>> Card.HK, Card.HK.suit, Card.HK.rank, Card.HK.points
+(<Card.HK: 21>, <Suit.HEARTS: 3>, <Rank.KING: 3>, 4)
+>>> str(Card.H10), parse_card("10h"), parse_card("A♠")
+('10♥', <Card.H10: 22>, <Card.SA: 5>)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from enum import IntEnum
+
+__all__ = [
+    "DECK",
+    "MARRIAGE_VALUES",
+    "Card",
+    "CardParseError",
+    "Rank",
+    "Suit",
+    "card_points",
+    "cards_from_mask",
+    "format_cards",
+    "mask_of",
+    "parse_card",
+    "parse_cards",
+]
+
+
+class CardParseError(ValueError):
+    """A text that names no card, e.g. ``"11♥"`` or ``"KX"``."""
+
+
+class Suit(IntEnum):
+    """Suits in ascending order of their marriage value (♠ 40 … ♥ 100)."""
+
+    SPADES = 0
+    CLUBS = 1
+    DIAMONDS = 2
+    HEARTS = 3
+
+    @property
+    def symbol(self) -> str:
+        return "♠♣♦♥"[self]
+
+    @property
+    def letter(self) -> str:
+        return "SCDH"[self]
+
+    @property
+    def marriage_value(self) -> int:
+        """What declaring this suit's K+Q marriage scores."""
+        return MARRIAGE_VALUES[self]
+
+    def __str__(self) -> str:
+        return self.symbol
+
+
+class Rank(IntEnum):
+    """Ranks low to high: 9, J, Q, K, 10, A (the ten outranks the king)."""
+
+    NINE = 0
+    JACK = 1
+    QUEEN = 2
+    KING = 3
+    TEN = 4
+    ACE = 5
+
+    @property
+    def points(self) -> int:
+        return _RANK_POINTS[self]
+
+    @property
+    def label(self) -> str:
+        return _RANK_LABELS[self]
+
+    def __str__(self) -> str:
+        return self.label
+
+
+_RANK_POINTS = (0, 2, 3, 4, 10, 11)
+_RANK_LABELS = ("9", "J", "Q", "K", "10", "A")
+MARRIAGE_VALUES: tuple[int, int, int, int] = (40, 60, 80, 100)
+
+
+class Card(IntEnum):
+    """One of the 24 cards; the value is ``suit * 6 + rank``."""
+
+    S9 = 0
+    SJ = 1
+    SQ = 2
+    SK = 3
+    S10 = 4
+    SA = 5
+    C9 = 6
+    CJ = 7
+    CQ = 8
+    CK = 9
+    C10 = 10
+    CA = 11
+    D9 = 12
+    DJ = 13
+    DQ = 14
+    DK = 15
+    D10 = 16
+    DA = 17
+    H9 = 18
+    HJ = 19
+    HQ = 20
+    HK = 21
+    H10 = 22
+    HA = 23
+
+    @staticmethod
+    def of(rank: Rank, suit: Suit) -> Card:
+        return Card(suit * 6 + rank)
+
+    @property
+    def suit(self) -> Suit:
+        return _SUIT_OF[self]
+
+    @property
+    def rank(self) -> Rank:
+        return _RANK_OF[self]
+
+    @property
+    def points(self) -> int:
+        return _POINTS[self]
+
+    @property
+    def bit(self) -> int:
+        return 1 << self
+
+    @property
+    def ascii(self) -> str:
+        """ASCII form, e.g. ``"10H"``; accepted by :func:`parse_card`."""
+        return _RANK_LABELS[self % 6] + "SCDH"[self // 6]
+
+    def __str__(self) -> str:
+        return _RANK_LABELS[self % 6] + "♠♣♦♥"[self // 6]
+
+
+DECK: tuple[Card, ...] = tuple(Card)
+_SUIT_OF: tuple[Suit, ...] = tuple(Suit(c // 6) for c in range(24))
+_RANK_OF: tuple[Rank, ...] = tuple(Rank(c % 6) for c in range(24))
+_POINTS: tuple[int, ...] = tuple(_RANK_POINTS[c % 6] for c in range(24))
+
+_SUIT_TEXT = {
+    "♠": Suit.SPADES, "s": Suit.SPADES,
+    "♣": Suit.CLUBS, "c": Suit.CLUBS,
+    "♦": Suit.DIAMONDS, "d": Suit.DIAMONDS,
+    "♥": Suit.HEARTS, "h": Suit.HEARTS,
+    "♤": Suit.SPADES, "♧": Suit.CLUBS, "♢": Suit.DIAMONDS, "♡": Suit.HEARTS,
+}  # fmt: skip
+_RANK_TEXT = {
+    "9": Rank.NINE, "j": Rank.JACK, "q": Rank.QUEEN, "k": Rank.KING,
+    "10": Rank.TEN, "t": Rank.TEN, "a": Rank.ACE,
+}  # fmt: skip
+
+
+def parse_card(text: str) -> Card:
+    """Parse ``"K♥"``, ``"KH"``, ``"kh"``, ``"10h"`` or ``"Th"`` into a card."""
+    t = text.strip().lower()
+    if len(t) < 2 or t[-1] not in _SUIT_TEXT or t[:-1] not in _RANK_TEXT:
+        raise CardParseError(
+            f"not a card: {text!r} (write rank then suit, e.g. 'K♥', 'KH', '10S', 'TD')"
+        )
+    return Card.of(_RANK_TEXT[t[:-1]], _SUIT_TEXT[t[-1]])
+
+
+def parse_cards(text: str) -> tuple[Card, ...]:
+    """Parse cards separated by spaces or commas: ``"A♠ 10♠, KH"``."""
+    return tuple(parse_card(p) for p in text.replace(",", " ").split())
+
+
+def format_cards(cards: Iterable[Card]) -> str:
+    """Cards sorted by suit then rank, space separated: ``"9♠ A♠ K♥"``."""
+    return " ".join(str(c) for c in sorted(cards))
+
+
+def card_points(cards: Iterable[Card]) -> int:
+    """Card points of a set of cards (the deck holds 120)."""
+    return sum(_POINTS[c] for c in cards)
+
+
+def mask_of(cards: Iterable[Card]) -> int:
+    """The bitmask of a set of cards (bit ``c`` set for card ``c``)."""
+    m = 0
+    for c in cards:
+        m |= 1 << c
+    return m
+
+
+def cards_from_mask(mask: int) -> tuple[Card, ...]:
+    """The cards of a bitmask, in ascending order."""
+    return tuple(Card(i) for i in range(24) if mask >> i & 1)
