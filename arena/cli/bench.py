@@ -1,0 +1,68 @@
+"""``arena bench [SECTION...] [--only SECTION] [--json]``: print the benchmark figures.
+
+Sections come from :data:`arena.bench.SECTIONS`; those whose module does not exist yet are
+skipped when none is named.
+"""
+
+from __future__ import annotations
+
+import json as jsonlib
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from arena.bench import SECTIONS, available_sections, run_sections
+
+__all__ = ["bench"]
+
+
+def _rows(prefix: str, value: Any) -> list[tuple[str, str, str]]:
+    """Flatten ``{"classic": {"deals_per_s": 1.0}}`` into (what, metric, value) rows."""
+    if isinstance(value, dict):
+        if all(not isinstance(v, dict) for v in value.values()):
+            return [(prefix, str(k), _fmt(v)) for k, v in value.items()]
+        rows: list[tuple[str, str, str]] = []
+        for k, v in value.items():
+            rows.extend(_rows(f"{prefix} {k}".strip(), v))
+        return rows
+    return [(prefix, "", _fmt(value))]
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:,.1f}"
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"{v:,}"
+    return str(v)
+
+
+@click.command("bench")
+@click.argument("sections", nargs=-1)
+@click.option("--only", "only", multiple=True, help="Run only this section (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+@click.option("--seconds", type=float, default=2.0, show_default=True, help="Time per measurement.")
+def bench(sections: tuple[str, ...], only: tuple[str, ...], as_json: bool, seconds: float) -> None:
+    """Run the benchmarks (engine, and any other section available) and print the figures."""
+    wanted = list(dict.fromkeys([*sections, *only]))
+    for name in wanted:
+        if name not in SECTIONS:
+            raise click.BadParameter(
+                f"unknown section {name!r} (known: {', '.join(SECTIONS)})", param_hint="SECTION"
+            )
+        if name not in available_sections():
+            raise click.BadParameter(f"section {name!r} is not available yet", param_hint="SECTION")
+    results = run_sections(wanted or None, seconds=seconds)
+    if as_json:
+        click.echo(jsonlib.dumps(results, indent=2))
+        return
+    table = Table(title="Thousand Arena benchmarks")
+    table.add_column("section")
+    table.add_column("what")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for name, figures in results.items():
+        for what, metric, value in _rows("", figures):
+            table.add_row(name, what, metric, value)
+    Console().print(table)

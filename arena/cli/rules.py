@@ -1,0 +1,47 @@
+"""``arena rules PRESET_OR_FILE [--json]``: print a resolved ruleset.
+
+The text form is TOML (it loads back with ``load_ruleset``); a bad file or option prints
+the key at fault and exits with code 2.
+"""
+
+from __future__ import annotations
+
+import json as jsonlib
+
+import click
+
+from engine import RulesetError, load_ruleset
+
+__all__ = ["rules", "to_toml"]
+
+
+def to_toml(options: dict[str, object]) -> str:
+    """A flat dict of str/int/bool values as TOML lines."""
+    lines = []
+    for key, value in options.items():
+        if isinstance(value, bool):
+            text = "true" if value else "false"
+        elif isinstance(value, int):
+            text = str(value)
+        else:
+            text = jsonlib.dumps(str(value), ensure_ascii=False)
+        lines.append(f"{key} = {text}")
+    return "\n".join(lines)
+
+
+@click.command("rules")
+@click.argument("preset_or_file")
+@click.option("--json", "as_json", is_flag=True, help="Print the ruleset as JSON.")
+@click.pass_context
+def rules(ctx: click.Context, preset_or_file: str, as_json: bool) -> None:
+    """Print the ruleset PRESET_OR_FILE (classic, 1001, 1001-4p, or a TOML file) resolved."""
+    try:
+        ruleset = load_ruleset(preset_or_file)
+    except RulesetError as e:
+        click.echo(f"error: bad ruleset {preset_or_file!r}: {e}", err=True)
+        ctx.exit(2)
+    options = ruleset.to_dict()
+    if as_json:
+        click.echo(jsonlib.dumps(options, indent=2, ensure_ascii=False))
+    else:
+        click.echo(to_toml(options))

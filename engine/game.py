@@ -1,0 +1,1163 @@
+"""The state of one match and the two doors that change it.
+
+``Game.apply`` validates and refuses bad actions with a typed
+:class:`~engine.errors.IllegalActionError` (the state stays unchanged);
+``Game.apply_trusted`` is the fast door for search, for actions taken from
+``legal_actions()``. Internally cards are ints ``0..23`` and hands bitmasks.
+
+>>> g = Game.new("classic", seed=7, players=["a", "b", "c"])
+>>> g.phase, g.deal_number, len(g.legal_actions()) > 1
+(<Phase.BIDDING: 'bidding'>, 0, True)
+>>> while not g.is_over and g.deal_number == 0:
+...     g.apply_trusted(g.legal_actions()[0])
+>>> len(g.deal_results), sum(g.deal_results[0].card_points)
+(1, 120)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import struct
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, NamedTuple
+
+from engine.actions import Action, Bid, Concede, Contract, Give, Pass, Play, ThrowIn
+from engine.cards import Card, Suit, parse_card
+from engine.errors import (
+    AlreadyPassedError,
+    BidError,
+    CardNotHeldError,
+    ConcedeError,
+    ContractError,
+    GameOverError,
+    GiveError,
+    IllegalActionError,
+    MarriageError,
+    NotAnActionError,
+    NotYourTurnError,
+    PlayError,
+    ThrowInError,
+    WrongPhaseError,
+)
+from engine.rules import PRESETS, Ruleset
+from engine.tables import (
+    ACES,
+    BIT,
+    CARDS,
+    GIVE_SUIT,
+    MARRIAGE_MASK,
+    NINES,
+    POINTS,
+    SUIT_PLAYS,
+    bid_actions,
+    cards_of,
+    contract_actions,
+    marriages_value,
+    mask_points,
+    round_half_up,
+)
+
+__all__ = ["DealResult", "Game", "GameResult", "Phase", "Trick", "shuffled_deck"]
+
+# Seats dealt in (first hand first) and the next seat to play, per player count and dealer.
+_ACTIVE: dict[int, tuple[tuple[int, ...], ...]] = {
+    3: tuple(((d + 1) % 3, (d + 2) % 3, d) for d in range(3)),
+    4: tuple(((d + 1) % 4, (d + 2) % 4, (d + 3) % 4) for d in range(4)),
+}
+_NEXT: dict[int, tuple[tuple[int, ...], ...]] = {
+    n: tuple(tuple(a[(a.index(s) + 1) % 3] if s in a else -1 for s in range(n)) for a in _ACTIVE[n])
+    for n in (3, 4)
+}
+
+
+def shuffled_deck(seed: int | str, deal_number: int) -> list[int]:
+    """The deck order of deal ``deal_number``: hands are dealt 7 by 7 from it, first hand
+    first, then the talon (the last 3 cards).
+
+    Card ``c`` gets the sort key ``k[c]``, the ``c``-th little-endian 32-bit word of the
+    SHAKE-256 digest of ``f"{seed}:{deal_number}"`` (ties, about 1 in 10**7 deals, keep card
+    order). The same on every platform and Python version, and several times cheaper than
+    seeding a ``random.Random`` per deal.
+
+    >>> shuffled_deck(42, 0) == shuffled_deck(42, 0) != shuffled_deck(42, 1)
+    True
+    >>> sorted(shuffled_deck("x", 3)) == list(range(24))
+    True
+    """
+    keys = _UNPACK_KEYS(hashlib.shake_256(f"{seed}:{deal_number}".encode()).digest(96))
+    return sorted(range(24), key=keys.__getitem__)
+
+
+_UNPACK_KEYS = struct.Struct("<24I").unpack
+
+_ACTION_TYPES = (Bid, Pass, Give, Contract, Concede, ThrowIn, Play)
+_FULL_DECK = (1 << 24) - 1
+# A sitter on the barrel wins only with a contract of at least this much (RULES.md).
+_BARREL_WIN_CONTRACT = 120
+_MARRIAGE_VALUE = (40, 60, 80, 100)
+_ACE_MARRIAGE_VALUE = 200
+
+
+def _beats(trump: int, best: int, c: int) -> bool:
+    if c // 6 == best // 6:
+        return c > best
+    return c // 6 == trump
+
+
+# _BEATS[trump][best][card]: does ``card`` take the trick from ``best``? (trump -1: none;
+# Python's index -1 is the last row, which is why there are 5 rows.)
+_BEATS: tuple[tuple[tuple[bool, ...], ...], ...] = tuple(
+    tuple(tuple(_beats(t, b, c) for c in range(24)) for b in range(24)) for t in (0, 1, 2, 3, -1)
+)
+
+
+class Phase(Enum):
+    """Where a deal stands; ``GAME_OVER`` once the match has a result."""
+
+    BIDDING = "bidding"
+    PASSING = "passing"
+    CONTRACT = "contract"
+    PLAYING = "playing"
+    GAME_OVER = "game_over"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_BIDDING, _PASSING, _CONTRACT, _PLAYING, _OVER = (
+    Phase.BIDDING, Phase.PASSING, Phase.CONTRACT, Phase.PLAYING, Phase.GAME_OVER,
+)  # fmt: skip
+_PHASE_KINDS: dict[Phase, tuple[type, ...]] = {
+    Phase.BIDDING: (Bid, Pass),
+    Phase.PASSING: (Give,),
+    Phase.CONTRACT: (Contract, Concede, ThrowIn),
+    Phase.PLAYING: (Play,),
+    Phase.GAME_OVER: (),
+}
+
+
+class Trick(NamedTuple):
+    """A completed trick: who led, the cards in play order, who won it."""
+
+    leader: int
+    cards: tuple[tuple[int, Card], ...]
+    winner: int
+
+
+@dataclass(frozen=True, slots=True)
+class DealResult:
+    """How one deal ended and what it scored (public information only).
+
+    ``outcome``: ``"made"``, ``"failed"``, ``"conceded"`` or ``"thrown_in"``. ``contract`` is
+    ``None`` when the declarer conceded or threw in. ``card_points`` / ``marriage_points`` /
+    ``takes`` are per seat (take = card points + marriages, unrounded); ``deltas`` are the
+    actual score changes after rounding and barrel rules; ``barrel`` the deals left on the
+    barrel per seat after the deal (``None`` without barrel); ``events`` name barrel events.
+    """
+
+    number: int
+    dealer: int
+    declarer: int
+    bid: int
+    contract: int | None
+    outcome: str
+    card_points: tuple[int, ...]
+    marriage_points: tuple[int, ...]
+    takes: tuple[int, ...]
+    deltas: tuple[int, ...]
+    scores: tuple[int, ...]
+    barrel: tuple[int, ...] | None
+    events: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GameResult:
+    """The end of a match: places 1, 1, 3 style; shortfall = target - score (0 for the winner).
+
+    ``winner`` is ``None`` when several seats share the first place. ``reason`` is
+    ``"target"`` or ``"max_deals"``.
+    """
+
+    scores: tuple[int, ...]
+    places: tuple[int, ...]
+    shortfalls: tuple[int, ...]
+    winner: int | None
+    deals: int
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``result`` object of a match record."""
+        return {
+            "scores": list(self.scores),
+            "places": list(self.places),
+            "shortfalls": list(self.shortfalls),
+            "winner": self.winner,
+            "deals": self.deals,
+            "reason": self.reason,
+        }
+
+
+DealCards = tuple[Sequence[Card | int | str], ...] | Sequence[Sequence[Card | int | str]]
+
+
+class DealLog(NamedTuple):
+    """What :meth:`Game.record` writes for a finished deal."""
+
+    number: int
+    dealer: int
+    hands: tuple[int, ...]
+    talon: int
+    actions: tuple[tuple[int, Action], ...]
+    deltas: tuple[int, ...]
+    scores: tuple[int, ...]
+
+
+def _to_card(x: Card | int | str) -> int:
+    if isinstance(x, str):
+        return int(parse_card(x))
+    if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < 24:
+        raise ValueError(f"not a card: {x!r}")
+    return int(x)
+
+
+class Game:
+    """One match: deals, bidding, talon, passing, contract, play, scoring, the end."""
+
+    __slots__ = (
+        "_actions",
+        "_active",
+        "_barrel",
+        "_best",
+        "_best_seat",
+        "_bid",
+        "_caps",
+        "_contract",
+        "_dealt",
+        "_declarer",
+        "_explicit",
+        "_first_dealer",
+        "_given",
+        "_gives",
+        "_hands",
+        "_high",
+        "_last_hand_take",
+        "_logs",
+        "_marr",
+        "_marriages",
+        "_next",
+        "_npassed",
+        "_ntricks",
+        "_passed",
+        "_points",
+        "_results",
+        "_scores",
+        "_standing",
+        "_talon",
+        "_trick",
+        "_tricks",
+        "_trump",
+        "_won",
+        "_won_nonace",
+        "deal_number",
+        "dealer",
+        "n",
+        "phase",
+        "players",
+        "result",
+        "ruleset",
+        "seed",
+        "to_act",
+    )  # fmt: skip
+
+    ruleset: Ruleset
+    seed: int | str
+    players: tuple[str, ...]
+    n: int
+    deal_number: int
+    dealer: int
+    phase: Phase
+    to_act: int | None
+    result: GameResult | None
+    _first_dealer: int
+    _scores: list[int]
+    _barrel: list[int]
+    _results: list[DealResult]
+    _logs: list[DealLog]
+    _explicit: dict[int, tuple[tuple[int, ...], int]]
+    _dealt: tuple[int, ...]
+    _talon: int
+    _hands: list[int]
+    _active: tuple[int, ...]
+    _next: tuple[int, ...]
+    _actions: list[tuple[int, Action]]
+    _standing: int
+    _high: int
+    _passed: int
+    _npassed: int
+    _caps: list[int]
+    _declarer: int
+    _bid: int
+    _contract: int
+    _gives: list[tuple[int, int]]
+    _given: int
+    _last_hand_take: bool
+    _trump: int
+    _trick: list[tuple[int, int]]
+    _best: int
+    _best_seat: int
+    _tricks: list[tuple[int, tuple[tuple[int, int], ...], int]]
+    _points: list[int]
+    _marr: list[int]
+    _marriages: list[tuple[int, int]]
+    _won: int
+    _won_nonace: int
+    _ntricks: int
+
+    # ------------------------------------------------------------------ creation
+    @classmethod
+    def new(
+        cls,
+        ruleset: Ruleset | str,
+        seed: int | str,
+        players: Sequence[str],
+        *,
+        deals: Mapping[int, tuple[Sequence[Sequence[Card | int | str]], Sequence[Card | int | str]]]
+        | None = None,
+    ) -> Game:
+        """A new match, its first deal dealt.
+
+        ``ruleset`` is a :class:`Ruleset` or a preset name; ``players`` one name per seat.
+        ``deals`` maps a deal number to explicit ``(hands, talon)`` (one hand per seat, the
+        4-player dealer's empty) used instead of the shuffle; they must partition the deck.
+        The first dealer is drawn from ``random.Random(f"{seed}:dealer")``; deal ``k`` is
+        dealt from :func:`shuffled_deck` ``(seed, k)``.
+        """
+        if isinstance(ruleset, str):
+            if ruleset not in PRESETS:
+                raise ValueError(f"unknown preset {ruleset!r} (known: {', '.join(PRESETS)})")
+            ruleset = PRESETS[ruleset]
+        if not isinstance(ruleset, Ruleset):
+            raise TypeError(f"ruleset must be a Ruleset or a preset name, got {ruleset!r}")
+        if isinstance(seed, bool) or not isinstance(seed, int | str):
+            raise TypeError(f"seed must be an int or a str, got {seed!r}")
+        names = tuple(players)
+        if len(names) != ruleset.players:
+            raise ValueError(
+                f"ruleset {ruleset.name!r} is for {ruleset.players} players, got {len(names)}"
+            )
+        g = cls.__new__(cls)
+        g.ruleset = ruleset
+        g.seed = seed
+        g.players = names
+        g.n = n = ruleset.players
+        g.deal_number = 0
+        g._first_dealer = random.Random(f"{seed}:dealer").randrange(n)
+        g._scores = [0] * n
+        g._barrel = [0] * n
+        g._results = []
+        g._logs = []
+        g.result = None
+        g._explicit = {}
+        for number, (hands, talon) in (deals or {}).items():
+            g._explicit[number] = _check_deal(number, hands, talon, n, g._dealer_of(number))
+        g._deal()
+        return g
+
+    def _dealer_of(self, number: int) -> int:
+        return (self._first_dealer + number) % self.n
+
+    def _deal(self) -> None:
+        n = self.n
+        num = self.deal_number
+        d = self.dealer = (self._first_dealer + num) % n
+        active = self._active = _ACTIVE[n][d]
+        self._next = _NEXT[n][d]
+        explicit = self._explicit.get(num) if self._explicit else None
+        if explicit is not None:
+            dealt, talon = explicit
+        else:
+            order = shuffled_deck(self.seed, num)
+            bit = BIT
+            hands = [0] * n
+            for i in range(3):
+                m = 0
+                for c in order[7 * i : 7 * i + 7]:
+                    m |= bit[c]
+                hands[active[i]] = m
+            dealt = tuple(hands)
+            talon = bit[order[21]] | bit[order[22]] | bit[order[23]]
+        self._dealt = dealt
+        self._talon = talon
+        self._hands = list(dealt)
+        self._actions = []
+        r = self.ruleset
+        ace = r.ace_marriage and r.ace_marriage_counts_for_bid
+        caps = [0] * n
+        for s in active:
+            caps[s] = 120 + marriages_value(dealt[s], ace)
+        self._caps = caps
+        self._passed = self._npassed = self._bid = self._contract = self._given = 0
+        self._declarer = self._trump = self._best = self._best_seat = -1
+        self._gives = []
+        self._last_hand_take = False
+        self._trick = []
+        self._tricks = []
+        self._points = [0] * n
+        self._marr = [0] * n
+        self._marriages = []
+        self._won = self._won_nonace = self._ntricks = 0
+        self.phase = _BIDDING
+        if r.first_hand_commits:
+            self._standing = r.opening_bid
+            self._high = active[0]
+            self.to_act = active[1]
+        else:
+            self._standing = 0
+            self._high = -1
+            self.to_act = active[0]
+
+    def clone(self) -> Game:
+        """An independent copy (cheap: the finished history is shared, it never changes)."""
+        g = Game.__new__(Game)
+        g.ruleset = self.ruleset
+        g.seed = self.seed
+        g.players = self.players
+        g.n = self.n
+        g.deal_number = self.deal_number
+        g.dealer = self.dealer
+        g.phase = self.phase
+        g.to_act = self.to_act
+        g.result = self.result
+        g._first_dealer = self._first_dealer
+        g._scores = self._scores[:]
+        g._barrel = self._barrel[:]
+        g._results = self._results[:]
+        g._logs = self._logs[:]
+        g._explicit = self._explicit
+        g._dealt = self._dealt
+        g._talon = self._talon
+        g._hands = self._hands[:]
+        g._active = self._active
+        g._next = self._next
+        g._actions = self._actions[:]
+        g._standing = self._standing
+        g._high = self._high
+        g._passed = self._passed
+        g._npassed = self._npassed
+        g._caps = self._caps[:]
+        g._declarer = self._declarer
+        g._bid = self._bid
+        g._contract = self._contract
+        g._gives = self._gives[:]
+        g._given = self._given
+        g._last_hand_take = self._last_hand_take
+        g._trump = self._trump
+        g._trick = self._trick[:]
+        g._best = self._best
+        g._best_seat = self._best_seat
+        g._tricks = self._tricks[:]
+        g._points = self._points[:]
+        g._marr = self._marr[:]
+        g._marriages = self._marriages[:]
+        g._won = self._won
+        g._won_nonace = self._won_nonace
+        g._ntricks = self._ntricks
+        return g
+
+    # ------------------------------------------------------------------ read-only state
+    @property
+    def scores(self) -> tuple[int, ...]:
+        """Match scores per seat."""
+        return tuple(self._scores)
+
+    @property
+    def is_over(self) -> bool:
+        return self.phase is _OVER
+
+    @property
+    def deal_results(self) -> tuple[DealResult, ...]:
+        """Every finished deal of this match, in order."""
+        return tuple(self._results)
+
+    @property
+    def barrel(self) -> tuple[int, ...] | None:
+        """Deals left on the barrel per seat (0 = not on it); ``None`` without barrel."""
+        return tuple(self._barrel) if self.ruleset.barrel else None
+
+    @property
+    def active_seats(self) -> tuple[int, ...]:
+        """Seats dealt into this deal, first hand first (4 players: all but the dealer)."""
+        return self._active
+
+    @property
+    def first_hand(self) -> int:
+        return self._active[0]
+
+    @property
+    def declarer(self) -> int | None:
+        return None if self._declarer < 0 else self._declarer
+
+    @property
+    def bid(self) -> int | None:
+        """The winning bid once bidding ended, else the standing bid (``None``: none yet)."""
+        if self._declarer >= 0:
+            return self._bid
+        return self._standing or None
+
+    @property
+    def high_bidder(self) -> int | None:
+        """Who holds the standing bid during the auction."""
+        return None if self._high < 0 else self._high
+
+    @property
+    def contract(self) -> int | None:
+        return self._contract or None
+
+    @property
+    def trump(self) -> Suit | None:
+        return None if self._trump < 0 else Suit(self._trump)
+
+    def hand(self, seat: int) -> tuple[Card, ...]:
+        """The cards seat ``seat`` holds now (the full state, not a player's view)."""
+        return cards_of(self._hands[seat])
+
+    def hand_mask(self, seat: int) -> int:
+        """The bitmask of ``hand(seat)``."""
+        return self._hands[seat]
+
+    @property
+    def talon(self) -> tuple[Card, ...]:
+        """The three talon cards of this deal (the full state)."""
+        return cards_of(self._talon)
+
+    @property
+    def dealt_hands(self) -> tuple[tuple[Card, ...], ...]:
+        """The hands as dealt (before the talon and the passing)."""
+        return tuple(cards_of(m) for m in self._dealt)
+
+    @property
+    def actions(self) -> tuple[tuple[int, Action], ...]:
+        """``(seat, action)`` of this deal so far."""
+        return tuple(self._actions)
+
+    @property
+    def trick(self) -> tuple[tuple[int, Card], ...]:
+        """The trick in progress: ``(seat, card)`` in play order."""
+        return tuple((s, CARDS[c]) for s, c in self._trick)
+
+    @property
+    def tricks(self) -> tuple[Trick, ...]:
+        """The completed tricks of this deal."""
+        return tuple(
+            Trick(ld, tuple((s, CARDS[c]) for s, c in cards), w) for ld, cards, w in self._tricks
+        )
+
+    @property
+    def marriages(self) -> tuple[tuple[int, Suit | None], ...]:
+        """Declared marriages of this deal: ``(seat, suit)``; ``None`` is the ace marriage."""
+        return tuple((s, None if x < 0 else Suit(x)) for s, x in self._marriages)
+
+    @property
+    def gives(self) -> tuple[tuple[int, Card], ...]:
+        """The declarer's passed cards: ``(to, card)``."""
+        return tuple((to, CARDS[c]) for to, c in self._gives)
+
+    @property
+    def passed(self) -> tuple[int, ...]:
+        """Seats that passed in this deal's auction."""
+        return tuple(s for s in range(self.n) if self._passed >> s & 1)
+
+    @property
+    def last_hand_take(self) -> bool:
+        """1001: the declarer took the talon after an all-pass (may throw in)."""
+        return self._last_hand_take
+
+    def card_points(self, seat: int) -> int:
+        """Card points in the tricks ``seat`` has won this deal."""
+        return self._points[seat]
+
+    def marriage_points(self, seat: int) -> int:
+        """Marriages ``seat`` has declared this deal."""
+        return self._marr[seat]
+
+    def record(self) -> dict[str, Any]:
+        """The JSON-safe match record (see ``docs/record-format.md``)."""
+        from engine.record import record  # the record module imports this one
+
+        return record(self)
+
+    def __repr__(self) -> str:
+        return (
+            f"<Game {self.ruleset.name} seed={self.seed!r} deal={self.deal_number} "
+            f"phase={self.phase.value} to_act={self.to_act} scores={self._scores}>"
+        )
+
+    # ------------------------------------------------------------------ legal actions
+    def legal_actions(self) -> tuple[Action, ...]:
+        """The legal actions of the seat to act, sorted by ``action_sort_key`` (shared tuples)."""
+        phase = self.phase
+        if phase is _PLAYING:
+            seat = self.to_act
+            assert seat is not None
+            hand = self._hands[seat]
+            sp = SUIT_PLAYS
+            trick = self._trick
+            if trick:
+                led = trick[0][1] // 6
+                bits = hand >> (6 * led) & 63
+                suit = led
+                if not bits:
+                    trump = self._trump
+                    if trump >= 0:
+                        bits = hand >> (6 * trump) & 63
+                        suit = trump
+                    if not bits:
+                        return (
+                            sp[0][hand & 63]
+                            + sp[1][hand >> 6 & 63]
+                            + sp[2][hand >> 12 & 63]
+                            + sp[3][hand >> 18 & 63]
+                        )
+                if self.ruleset.must_beat:
+                    best = self._best
+                    if best // 6 == suit:
+                        beat = bits & (63 ^ ((2 << (best % 6)) - 1))
+                        if beat:
+                            bits = beat
+                return sp[suit][bits]
+            # A lead: declaring flags (bit 6: marriages, bit 7: ace marriage).
+            r = self.ruleset
+            f = 64 if (not r.marriage_needs_trick or self._won >> seat & 1) else 0
+            if r.ace_marriage and hand & ACES == ACES and self._won_nonace >> seat & 1:
+                f |= 128
+            return (
+                sp[0][(hand & 63) | f]
+                + sp[1][(hand >> 6 & 63) | f]
+                + sp[2][(hand >> 12 & 63) | f]
+                + sp[3][(hand >> 18 & 63) | f]
+            )
+        if phase is _BIDDING:
+            seat = self.to_act
+            assert seat is not None
+            r = self.ruleset
+            step = r.bid_step
+            lo = self._standing + step if self._standing else r.opening_bid
+            return bid_actions(lo, self._caps[seat], step)
+        if phase is _PASSING:
+            hand = self._hands[self._declarer]
+            tm = 0
+            for s in self._active:
+                if s != self._declarer and not self._given >> s & 1:
+                    tm |= 1 << s
+            gs = GIVE_SUIT[tm]
+            return (
+                gs[0][hand & 63]
+                + gs[1][hand >> 6 & 63]
+                + gs[2][hand >> 12 & 63]
+                + gs[3][hand >> 18 & 63]
+            )
+        if phase is _CONTRACT:
+            r = self.ruleset
+            d = self._declarer
+            cap = 120 + marriages_value(
+                self._hands[d], r.ace_marriage and r.ace_marriage_counts_for_bid
+            )
+            bid = self._bid
+            lth = self._last_hand_take
+            return contract_actions(
+                bid, max(bid, cap), r.bid_step, r.concede != "off" and not lth, lth
+            )
+        return ()
+
+    # ------------------------------------------------------------------ the fast door
+    def apply_trusted(self, action: Action) -> None:
+        """Apply an action known to be legal (taken from ``legal_actions()``); no checks."""
+        phase = self.phase
+        if phase is not _PLAYING:
+            if phase is _BIDDING:
+                self._bidding(action)
+            elif phase is _PASSING:
+                self._give(action)  # type: ignore[arg-type]
+            elif phase is _CONTRACT:
+                self._contract_phase(action)
+            else:
+                raise GameOverError(action, None, "the match is over", ())
+            return
+        # The play is inlined here: it is most of the decisions of a deal.
+        seat: int = self.to_act  # type: ignore[assignment]
+        c: int = action.card  # type: ignore[union-attr]
+        self._actions.append((seat, action))
+        self._hands[seat] ^= 1 << c
+        trick = self._trick
+        if action.declare:  # type: ignore[union-attr]
+            self._declare(seat, c)
+        trick.append((seat, c))
+        n = len(trick)
+        if n == 1:
+            self._best = c
+            self._best_seat = seat
+            self.to_act = self._next[seat]
+            return
+        if _BEATS[self._trump][self._best][c]:
+            self._best = c
+            self._best_seat = seat
+        if n < 3:
+            self.to_act = self._next[seat]
+            return
+        w = self._best_seat
+        pts = POINTS
+        self._points[w] += pts[trick[0][1]] + pts[trick[1][1]] + pts[c]
+        self._tricks.append((trick[0][0], tuple(trick), w))
+        self._won |= 1 << w
+        if self._best % 6 != 5:
+            self._won_nonace |= 1 << w
+        self._trick = []
+        self._ntricks += 1
+        if self._ntricks == 8:
+            self._score("played")
+        else:
+            self.to_act = w
+
+    def _declare(self, seat: int, c: int) -> None:
+        if c % 6 == 5:
+            self._marr[seat] += _ACE_MARRIAGE_VALUE
+            self._marriages.append((seat, -1))
+        else:
+            s = c // 6
+            self._marr[seat] += _MARRIAGE_VALUE[s]
+            self._trump = s
+            self._marriages.append((seat, s))
+
+    def _bidding(self, action: Action) -> None:
+        seat = self.to_act
+        assert seat is not None
+        self._actions.append((seat, action))
+        if type(action) is Bid:
+            self._standing = action.amount
+            self._high = seat
+        else:
+            self._passed |= 1 << seat
+            self._npassed += 1
+        nact = 3
+        npassed = self._npassed
+        if npassed >= nact - 1:
+            r = self.ruleset
+            if self._high >= 0:
+                if npassed == nact - 1:
+                    self._take_talon(self._high, self._standing, False)
+                    return
+            elif npassed == nact:
+                # all_pass = "first_hand": everybody passed, first hand plays the opening bid.
+                self._take_talon(self._active[0], r.opening_bid, False)
+                return
+            elif r.all_pass == "last_hand":
+                last = next(s for s in self._active if not self._passed >> s & 1)
+                self._take_talon(last, r.opening_bid, True)
+                return
+        nxt = self._next
+        s = nxt[seat]
+        while self._passed >> s & 1:
+            s = nxt[s]
+        self.to_act = s
+
+    def _take_talon(self, declarer: int, bid: int, last_hand: bool) -> None:
+        self._declarer = declarer
+        self._bid = bid
+        self._last_hand_take = last_hand
+        self._hands[declarer] |= self._talon
+        self.phase = _PASSING
+        self.to_act = declarer
+
+    def _give(self, action: Give) -> None:
+        d = self._declarer
+        self._actions.append((d, action))
+        c = action.card
+        to = action.to
+        self._hands[d] ^= 1 << c
+        self._hands[to] |= 1 << c
+        self._gives.append((to, c))
+        self._given |= 1 << to
+        if len(self._gives) == 2:
+            self.phase = _CONTRACT
+
+    def _contract_phase(self, action: Action) -> None:
+        d = self._declarer
+        self._actions.append((d, action))
+        t = type(action)
+        if t is Contract:
+            assert isinstance(action, Contract)
+            self._contract = action.amount
+            self.phase = _PLAYING
+            self.to_act = d
+        elif t is Concede:
+            self._score("conceded")
+        else:
+            self._score("thrown_in")
+
+    # ------------------------------------------------------------------ scoring
+    def _score(self, outcome: str) -> None:
+        r = self.ruleset
+        n = self.n
+        d = self._declarer
+        bid = self._bid
+        contract = self._contract
+        opps = [s for s in self._active if s != d]
+        raw = [0] * n
+        made = False
+        if outcome == "thrown_in":
+            for s in opps:
+                raw[s] = r.throw_in_bonus
+        elif outcome == "conceded":
+            raw[d] = -bid if r.concede == "penalty" else 0
+            if r.concede_pays == "half":
+                half = round_half_up(bid, 2, r.rounding)
+                for s in opps:
+                    raw[s] = half
+        else:
+            made = self._points[d] + self._marr[d] >= contract
+            raw[d] = contract if made else -contract
+            outcome = "made" if made else "failed"
+            unit = r.rounding
+            for s in opps:
+                take = self._points[s] + self._marr[s]
+                raw[s] = take if unit == 1 else round_half_up(take, 1, unit)
+        if n == 4:
+            talon = self._talon
+            raw[self.dealer] = (
+                r.nines_talon_value if talon & NINES == talon else (mask_points(talon))
+            )
+        old = self._scores
+        new = old[:]
+        events: list[str] = []
+        if r.barrel:
+            self._apply_barrel(raw, new, outcome, events)
+        else:
+            for s in range(n):
+                new[s] += raw[s]
+        deltas = tuple(new[s] - old[s] for s in range(n))
+        self._scores = new
+        scores = tuple(new)
+        takes = tuple(self._points[s] + self._marr[s] for s in range(n))
+        self._results.append(
+            DealResult(
+                self.deal_number,
+                self.dealer,
+                d,
+                bid,
+                contract if outcome in ("made", "failed") else None,
+                outcome,
+                tuple(self._points),
+                tuple(self._marr),
+                takes,
+                deltas,
+                scores,
+                tuple(self._barrel) if r.barrel else None,
+                tuple(events),
+            )
+        )
+        self._logs.append(
+            DealLog(
+                self.deal_number,
+                self.dealer,
+                self._dealt,
+                self._talon,
+                tuple(self._actions),
+                deltas,
+                scores,
+            )
+        )
+        self.deal_number += 1
+        if max(new) >= r.target:
+            self._finish("target")
+        elif r.max_deals and self.deal_number >= r.max_deals:
+            self._finish("max_deals")
+        else:
+            self._deal()
+
+    def _apply_barrel(self, raw: list[int], new: list[int], outcome: str, ev: list[str]) -> None:
+        r = self.ruleset
+        barrel = self._barrel
+        d = self._declarer
+        sitting_at_start = [b > 0 for b in barrel]
+        for s in range(self.n):
+            if not sitting_at_start[s]:
+                new[s] += raw[s]
+                continue
+            # A sitter: his defender takes and halves are not scored.
+            if s == d:
+                if outcome == "made":
+                    if self._contract >= _BARREL_WIN_CONTRACT:
+                        new[s] = r.target
+                        barrel[s] = 0
+                        ev.append(f"seat {s} wins from the barrel")
+                        continue
+                elif outcome == "failed":
+                    new[s] -= self._contract
+                    barrel[s] = 0
+                    ev.append(f"seat {s} fails the contract and falls off the barrel")
+                    continue
+                elif outcome == "conceded" and r.concede == "penalty":
+                    new[s] -= self._bid
+                    barrel[s] = 0
+                    ev.append(f"seat {s} concedes and falls off the barrel")
+                    continue
+            barrel[s] -= 1
+            if barrel[s] == 0:
+                new[s] -= r.barrel_penalty
+                ev.append(f"seat {s} sat {r.barrel_deals} deals on the barrel: -{r.barrel_penalty}")
+        newcomers = [s for s in range(self.n) if not sitting_at_start[s] and new[s] >= r.barrel_at]
+        if not newcomers:
+            return
+        for s in newcomers:
+            new[s] = r.barrel_at
+        if r.barrel_mode == "many":
+            for s in newcomers:
+                barrel[s] = r.barrel_deals
+                ev.append(f"seat {s} gets on the barrel")
+            return
+        sitters = [s for s in range(self.n) if barrel[s] > 0]
+        for s in sitters:
+            new[s] -= r.barrel_penalty
+            barrel[s] = 0
+            ev.append(f"seat {s} is knocked off the barrel: -{r.barrel_penalty}")
+        if len(newcomers) == 1:
+            barrel[newcomers[0]] = r.barrel_deals
+            ev.append(f"seat {newcomers[0]} gets on the barrel")
+        else:
+            for s in newcomers:
+                new[s] -= r.barrel_penalty
+                ev.append(
+                    f"seat {s} reaches the barrel with another and falls off: -{r.barrel_penalty}"
+                )
+
+    def _finish(self, reason: str) -> None:
+        scores = tuple(self._scores)
+        places = tuple(1 + sum(1 for o in scores if o > s) for s in scores)
+        firsts = [i for i, p in enumerate(places) if p == 1]
+        winner = firsts[0] if len(firsts) == 1 else None
+        target = self.ruleset.target
+        shortfalls = tuple(0 if i == winner else max(0, target - s) for i, s in enumerate(scores))
+        self.result = GameResult(scores, places, shortfalls, winner, self.deal_number, reason)
+        self.phase = _OVER
+        self.to_act = None
+
+    # ------------------------------------------------------------------ the validated door
+    def apply(self, action: object, seat: int | None = None) -> None:
+        """Apply ``action`` after checking it; refuse it with an ``IllegalActionError``.
+
+        With ``seat``, also check that the action comes from the seat to act. A refused
+        action leaves the state unchanged.
+        """
+        if self.phase is _OVER:
+            raise GameOverError(action, seat, "the match is over", ())
+        legal = self.legal_actions()
+        actor = self.to_act
+        if seat is not None and seat != actor:
+            if self.phase is _BIDDING and isinstance(seat, int) and self._passed >> seat & 1:
+                raise AlreadyPassedError(
+                    action, seat, f"seat {seat} has passed and a pass is final", legal
+                )
+            raise NotYourTurnError(
+                action, seat, f"it is seat {actor}'s turn, not seat {seat}'s", legal
+            )
+        if not isinstance(action, _ACTION_TYPES):
+            raise NotAnActionError(
+                action, actor, f"expected an Action, got {type(action).__name__}", legal
+            )
+        for a in legal:
+            if a == action and type(a) is type(action):
+                self.apply_trusted(a)
+                return
+        self._refuse(action, actor, legal)
+
+    def _refuse(self, action: Action, seat: int | None, legal: tuple[Action, ...]) -> None:
+        """Raise the most specific error for an action that is not in ``legal``."""
+        phase = self.phase
+        r = self.ruleset
+        if not isinstance(action, _PHASE_KINDS[phase]):
+            kinds = "/".join(t.__name__ for t in _PHASE_KINDS[phase])
+            raise WrongPhaseError(
+                action, seat,
+                f"a {type(action).__name__} is not allowed in the {phase.value} phase "
+                f"(expected {kinds})",
+                legal,
+            )  # fmt: skip
+        if isinstance(action, Bid | Contract):
+            amt = action.amount
+            err: type[IllegalActionError] = BidError if isinstance(action, Bid) else ContractError
+            if isinstance(amt, bool) or not isinstance(amt, int):
+                raise NotAnActionError(action, seat, f"the amount must be an int: {amt!r}", legal)
+            step = r.bid_step
+            if isinstance(action, Bid):
+                lo = self._standing + step if self._standing else r.opening_bid
+                cap = self._caps[seat] if seat is not None else 0
+                what = "bid"
+                cap_rule = f"nobody may bid above 120 + the marriages in his own hand ({cap})"
+                low_rule = (
+                    f"a bid must raise the standing {self._standing} by at least {step}"
+                    if self._standing
+                    else f"the opening bid is at least {lo}"
+                )
+            else:
+                lo = self._bid
+                cap = max(
+                    lo,
+                    120
+                    + marriages_value(
+                        self._hands[self._declarer],
+                        r.ace_marriage and r.ace_marriage_counts_for_bid,
+                    ),
+                )
+                what = "contract"
+                cap_rule = (
+                    f"the contract is at most the greater of the bid and 120 + the "
+                    f"marriages in hand ({cap})"
+                )
+                low_rule = f"the contract must be at least the winning bid {lo}"
+            if amt % step:
+                raise err(action, seat, f"a {what} must be a multiple of {step}", legal)
+            if amt < lo:
+                raise err(action, seat, low_rule, legal)
+            if amt > cap:
+                raise err(action, seat, cap_rule, legal)
+            raise err(action, seat, f"this {what} is not allowed now", legal)
+        if isinstance(action, Concede):
+            if r.concede == "off":
+                raise ConcedeError(action, seat, "conceding is off in this ruleset", legal)
+            raise ConcedeError(
+                action, seat,
+                "the last hand who took the talon after an all-pass may throw in, not concede",
+                legal,
+            )  # fmt: skip
+        if isinstance(action, ThrowIn):
+            raise ThrowInError(
+                action, seat,
+                "only the last hand who took the talon after an all-pass may throw in",
+                legal,
+            )  # fmt: skip
+        if isinstance(action, Give):
+            c, to = action.card, action.to
+            if isinstance(c, bool) or not isinstance(c, int) or not 0 <= c < 24:
+                raise NotAnActionError(action, seat, f"not a card: {c!r}", legal)
+            if isinstance(to, bool) or not isinstance(to, int):
+                raise NotAnActionError(action, seat, f"not a seat: {to!r}", legal)
+            if not self._hands[self._declarer] >> c & 1:
+                raise CardNotHeldError(action, seat, f"{CARDS[c]} is not in your hand", legal)
+            if to == self._declarer:
+                raise GiveError(action, seat, "you cannot give a card to yourself", legal)
+            if to not in self._active:
+                raise GiveError(action, seat, f"seat {to} is not an opponent in this deal", legal)
+            raise GiveError(
+                action, seat,
+                f"seat {to} already received a card: one card to each opponent",
+                legal,
+            )  # fmt: skip
+        if isinstance(action, Play):
+            self._refuse_play(action, seat, legal)
+        raise IllegalActionError(action, seat, "not allowed now", legal)
+
+    def _refuse_play(self, action: Play, seat: int | None, legal: tuple[Action, ...]) -> None:
+        r = self.ruleset
+        c, declare = action.card, action.declare
+        if isinstance(c, bool) or not isinstance(c, int) or not 0 <= c < 24:
+            raise NotAnActionError(action, seat, f"not a card: {c!r}", legal)
+        if not isinstance(declare, bool):
+            raise NotAnActionError(action, seat, f"declare must be a bool: {declare!r}", legal)
+        assert seat is not None
+        hand = self._hands[seat]
+        card = CARDS[c]
+        if not hand >> c & 1:
+            raise CardNotHeldError(action, seat, f"{card} is not in your hand", legal)
+        if declare:
+            rank = c % 6
+            if rank not in (2, 3, 5):
+                raise MarriageError(
+                    action, seat,
+                    "only a K or Q (marriage) or an ace (ace marriage) can be declared",
+                    legal,
+                )  # fmt: skip
+            if self._trick:
+                raise MarriageError(
+                    action, seat, "a marriage is declared only with a lead, not when following",
+                    legal,
+                )  # fmt: skip
+            if rank == 5:
+                if not r.ace_marriage:
+                    raise MarriageError(action, seat, "the ace marriage is off", legal)
+                if hand & ACES != ACES:
+                    raise MarriageError(
+                        action, seat, "the ace marriage needs all four aces in hand", legal
+                    )
+                raise MarriageError(
+                    action, seat,
+                    "the ace marriage needs a trick won with a card other than an ace first",
+                    legal,
+                )  # fmt: skip
+            mm = MARRIAGE_MASK[c // 6]
+            if hand & mm != mm:
+                partner = CARDS[c ^ 1]  # Q (rank 2) <-> K (rank 3)
+                raise MarriageError(
+                    action, seat, f"a marriage needs its partner {partner} in hand", legal
+                )
+            raise MarriageError(
+                action, seat, "a marriage may be declared only after winning a trick", legal
+            )
+        led = self._trick[0][1] // 6
+        if hand >> (6 * led) & 63:
+            if c // 6 != led:
+                raise PlayError(action, seat, f"you must follow suit {Suit(led)}", legal)
+            raise PlayError(
+                action, seat, f"must_beat: you must beat the trick with a higher {Suit(led)}",
+                legal,
+            )  # fmt: skip
+        t = self._trump
+        if t >= 0 and hand >> (6 * t) & 63:
+            if c // 6 != t:
+                raise PlayError(
+                    action, seat, f"without {Suit(led)} you must play a trump {Suit(t)}", legal
+                )
+            raise PlayError(
+                action, seat, "must_beat: you must beat the trick with a higher trump", legal
+            )
+        raise PlayError(action, seat, "this card is not allowed now", legal)
+
+
+def _check_deal(
+    number: int,
+    hands: Sequence[Sequence[Card | int | str]],
+    talon: Sequence[Card | int | str],
+    n: int,
+    dealer: int,
+) -> tuple[tuple[int, ...], int]:
+    """Validate explicit cards for deal ``number``; return hand masks and the talon mask."""
+    where = f"deal {number}"
+    if len(hands) != n:
+        raise ValueError(f"{where}: expected {n} hands, got {len(hands)}")
+    masks = []
+    seen = 0
+    for seat, hand in enumerate(hands):
+        want = 0 if n == 4 and seat == dealer else 7
+        if len(hand) != want:
+            raise ValueError(f"{where}: seat {seat} must be dealt {want} cards, got {len(hand)}")
+        m = 0
+        for x in hand:
+            c = _to_card(x)
+            if (seen | m) >> c & 1:
+                raise ValueError(f"{where}: card {CARDS[c]} appears twice")
+            m |= 1 << c
+        seen |= m
+        masks.append(m)
+    if len(talon) != 3:
+        raise ValueError(f"{where}: the talon must have 3 cards, got {len(talon)}")
+    t = 0
+    for x in talon:
+        c = _to_card(x)
+        if (seen | t) >> c & 1:
+            raise ValueError(f"{where}: card {CARDS[c]} appears twice")
+        t |= 1 << c
+    if seen | t != _FULL_DECK:
+        raise ValueError(f"{where}: hands and talon must hold all 24 cards")
+    return tuple(masks), t

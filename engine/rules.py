@@ -1,0 +1,210 @@
+"""Rulesets: every house-rule option of ``../shared/RULES.md`` as one frozen value.
+
+A ruleset is data: a named preset (``classic``, ``1001``, ``1001-4p``) or a TOML file that
+names a preset and overrides some options::
+
+    preset = "classic"
+    concede = "penalty"
+    barrel_mode = "one"
+
+>>> PRESETS["1001"].target, PRESETS["classic"].opening_bid
+(1001, 100)
+>>> Ruleset.from_dict({"preset": "classic", "must_beat": True}).must_beat
+True
+>>> Ruleset.from_dict({"preset": "classic", "concede": "maybe"})
+Traceback (most recent call last):
+...
+engine.rules.RulesetError: concede: must be one of 'free', 'penalty', 'off', got 'maybe'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+__all__ = ["PRESETS", "Ruleset", "RulesetError", "load_ruleset"]
+
+
+class RulesetError(ValueError):
+    """A bad ruleset: unknown preset or key, wrong type or value. ``key`` names the option."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"{key}: {message}")
+        self.key = key
+
+
+# Allowed values of the string options (the first is not necessarily the default).
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "concede": ("free", "penalty", "off"),
+    "concede_pays": ("half", "none"),
+    "barrel_mode": ("many", "one"),
+    "all_pass": ("first_hand", "last_hand"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Ruleset:
+    """Every option of a match. Field names are the option names of RULES.md."""
+
+    name: str = "classic"
+    players: int = 3
+    target: int = 1000
+    opening_bid: int = 100
+    bid_step: int = 5
+    first_hand_commits: bool = True
+    ace_marriage_counts_for_bid: bool = True
+    talon_visible: bool = True
+    concede: str = "free"
+    concede_pays: str = "half"
+    must_beat: bool = False
+    marriage_needs_trick: bool = True
+    ace_marriage: bool = True
+    rounding: int = 1
+    barrel: bool = True
+    barrel_at: int = 880
+    barrel_deals: int = 3
+    barrel_penalty: int = 120
+    barrel_mode: str = "many"
+    all_pass: str = "first_hand"
+    throw_in_bonus: int = 50
+    nines_talon_value: int = 100
+    max_deals: int = 0
+    ask_forced: bool = False
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every option as a JSON-safe dict (``from_dict`` reads it back)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Ruleset:
+        """Build a ruleset from a dict: an optional ``preset`` key, then overrides.
+
+        Without ``preset`` the ``classic`` options are the base. Unknown keys and values
+        of the wrong type raise :class:`RulesetError` naming the key.
+        """
+        if not isinstance(data, Mapping):
+            raise RulesetError("ruleset", f"expected a table/dict, got {type(data).__name__}")
+        data = dict(data)
+        preset = data.pop("preset", None)
+        if preset is None:
+            base = PRESETS["classic"]
+        elif not isinstance(preset, str) or preset not in PRESETS:
+            raise RulesetError("preset", f"unknown preset {preset!r} (known: {', '.join(PRESETS)})")
+        else:
+            base = PRESETS[preset]
+        types = _FIELD_TYPES
+        changes: dict[str, Any] = {}
+        for key, value in data.items():
+            if key not in types:
+                raise RulesetError(key, f"unknown option (known: {', '.join(types)})")
+            want = types[key]
+            # bool is an int in Python: keep the two apart so `players = true` is refused.
+            if want is int and (isinstance(value, bool) or not isinstance(value, int)):
+                raise RulesetError(key, f"expected an integer, got {value!r}")
+            if want is bool and not isinstance(value, bool):
+                raise RulesetError(key, f"expected true or false, got {value!r}")
+            if want is str and not isinstance(value, str):
+                raise RulesetError(key, f"expected a string, got {value!r}")
+            changes[key] = value
+        if preset is not None and "name" not in changes and changes:
+            # An edited preset is no longer the preset: say so in its name.
+            changes["name"] = f"{base.name}+custom"
+        return dataclasses.replace(base, **changes)
+
+
+_FIELD_TYPES: dict[str, type] = {
+    "name": str, "players": int, "target": int, "opening_bid": int, "bid_step": int,
+    "first_hand_commits": bool, "ace_marriage_counts_for_bid": bool, "talon_visible": bool,
+    "concede": str, "concede_pays": str, "must_beat": bool, "marriage_needs_trick": bool,
+    "ace_marriage": bool, "rounding": int, "barrel": bool, "barrel_at": int,
+    "barrel_deals": int, "barrel_penalty": int, "barrel_mode": str, "all_pass": str,
+    "throw_in_bonus": int, "nines_talon_value": int, "max_deals": int, "ask_forced": bool,
+}  # fmt: skip
+
+
+def _validate(r: Ruleset) -> None:
+    for key, want in _FIELD_TYPES.items():
+        value = getattr(r, key)
+        if want is int and (isinstance(value, bool) or not isinstance(value, int)):
+            raise RulesetError(key, f"expected an integer, got {value!r}")
+        if want is bool and not isinstance(value, bool):
+            raise RulesetError(key, f"expected true or false, got {value!r}")
+        if want is str and not isinstance(value, str):
+            raise RulesetError(key, f"expected a string, got {value!r}")
+    for key, choices in _CHOICES.items():
+        value = getattr(r, key)
+        if value not in choices:
+            raise RulesetError(
+                key, f"must be one of {', '.join(repr(c) for c in choices)}, got {value!r}"
+            )
+    if r.players not in (3, 4):
+        raise RulesetError("players", f"must be 3 or 4, got {r.players}")
+    positive = ("target", "opening_bid", "bid_step", "rounding", "barrel_deals")
+    for key in positive:
+        if getattr(r, key) <= 0:
+            raise RulesetError(key, f"must be positive, got {getattr(r, key)}")
+    for key in ("barrel_penalty", "throw_in_bonus", "nines_talon_value", "max_deals"):
+        if getattr(r, key) < 0:
+            raise RulesetError(key, f"must not be negative, got {getattr(r, key)}")
+    if r.opening_bid % r.bid_step:
+        raise RulesetError(
+            "opening_bid", f"must be a multiple of bid_step {r.bid_step}, got {r.opening_bid}"
+        )
+    if r.barrel and not 0 < r.barrel_at < r.target:
+        raise RulesetError(
+            "barrel_at", f"must be between 0 and target {r.target}, got {r.barrel_at}"
+        )
+    if not r.name:
+        raise RulesetError("name", "must not be empty")
+
+
+_CLASSIC = Ruleset()
+PRESETS: dict[str, Ruleset] = {
+    "classic": _CLASSIC,
+    "1001": dataclasses.replace(
+        _CLASSIC,
+        name="1001",
+        target=1001,
+        barrel=False,
+        opening_bid=40,
+        first_hand_commits=False,
+        concede="penalty",
+        concede_pays="none",
+        rounding=5,
+        all_pass="last_hand",
+    ),
+}
+PRESETS["1001-4p"] = dataclasses.replace(PRESETS["1001"], name="1001-4p", players=4)
+
+
+def load_ruleset(name_or_path: str | Path) -> Ruleset:
+    """A preset by name, or a TOML file (``preset = "..."`` plus overrides).
+
+    Raises :class:`RulesetError` naming the key at fault (``"file"`` when the file cannot be
+    read or parsed, ``"preset"`` for an unknown name).
+    """
+    text = str(name_or_path)
+    if isinstance(name_or_path, str) and text in PRESETS:
+        return PRESETS[text]
+    path = Path(name_or_path)
+    if not path.suffix and not path.exists():
+        raise RulesetError(
+            "preset", f"unknown preset {text!r} (known: {', '.join(PRESETS)}; or a .toml file)"
+        )
+    try:
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+    except OSError as e:
+        raise RulesetError("file", f"cannot read {text}: {e.strerror or e}") from e
+    except tomllib.TOMLDecodeError as e:
+        raise RulesetError("file", f"{text} is not valid TOML: {e}") from e
+    if "name" not in data:
+        data["name"] = path.stem
+    return Ruleset.from_dict(data)

@@ -1,0 +1,130 @@
+"""What one player may see: the only place that decides it.
+
+:func:`observe` builds a :class:`PlayerView` from the full state: the seat's own hand, the
+talon only once it is taken and only if the ruleset shows it to this seat, passed cards only
+to their giver and receiver, the public history, the scores, and the legal actions only for
+the seat to act. The referee serializes exactly this; bots receive exactly this.
+
+>>> from engine.game import Game
+>>> g = Game.new("classic", seed=1, players=["a", "b", "c"])
+>>> v = observe(g, g.to_act)
+>>> len(v.hand), v.talon, v.legal_actions == g.legal_actions()
+(7, None, True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.actions import Action, Bid, Give, Pass
+from engine.cards import Card, Suit
+from engine.game import DealResult, Game, Phase, Trick
+from engine.rules import Ruleset
+
+__all__ = ["HiddenGive", "PlayerView", "observe", "public_action"]
+
+
+@dataclass(frozen=True, slots=True)
+class HiddenGive:
+    """A ``Give`` as a third seat sees it: to whom, not which card."""
+
+    to: int
+
+    def __str__(self) -> str:
+        return f"give ?? to {self.to}"
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerView:
+    """Everything seat ``seat`` may know at this moment (frozen; all fields hashable).
+
+    - ``hand``: own cards, ascending; ``talon``: ``None`` unless visible to this seat;
+    - ``bids``: the auction so far, ``((seat, Bid|Pass), ...)``; ``bid``: the standing bid
+      during the auction, the winning bid after it; ``declarer``/``contract``: once known;
+    - ``gives``: ``((to, card or None), ...)`` — the card only for its giver and receiver;
+    - ``trump``: the current trump suit; ``marriages``: ``((seat, suit or None), ...)`` with
+      ``None`` for the ace marriage; ``trick``: the trick in progress ``((seat, card), ...)``;
+      ``tricks``: completed tricks of this deal;
+    - ``scores``; ``barrel``: deals left on the barrel per seat (0: not on it) or ``None``;
+    - ``legal_actions``: empty unless ``to_act == seat``; ``deal_results``: previous deals.
+    """
+
+    seat: int
+    players: tuple[str, ...]
+    ruleset: Ruleset
+    deal_number: int
+    dealer: int
+    phase: Phase
+    to_act: int | None
+    hand: tuple[Card, ...]
+    active_seats: tuple[int, ...]
+    talon: tuple[Card, ...] | None
+    bids: tuple[tuple[int, Action], ...]
+    declarer: int | None
+    bid: int | None
+    contract: int | None
+    gives: tuple[tuple[int, Card | None], ...]
+    trump: Suit | None
+    marriages: tuple[tuple[int, Suit | None], ...]
+    trick: tuple[tuple[int, Card], ...]
+    tricks: tuple[Trick, ...]
+    scores: tuple[int, ...]
+    barrel: tuple[int, ...] | None
+    legal_actions: tuple[Action, ...]
+    deal_results: tuple[DealResult, ...]
+
+    @property
+    def first_hand(self) -> int:
+        """The seat left of the dealer."""
+        return self.active_seats[0]
+
+
+def _talon_visible(game: Game, seat: int) -> bool:
+    # Nobody sees the talon during the auction; once taken, everyone (talon_visible) or
+    # only the declarer.
+    if game.phase is Phase.BIDDING or game.phase is Phase.GAME_OVER:
+        return False
+    return game.ruleset.talon_visible or seat == game.declarer
+
+
+def observe(game: Game, seat: int) -> PlayerView:
+    """The view of ``game`` that seat ``seat`` is allowed to have."""
+    if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < game.n:
+        raise ValueError(f"no seat {seat!r} in a {game.n}-player game")
+    declarer = game.declarer
+    gives: tuple[tuple[int, Card | None], ...] = tuple(
+        (to, card if seat in (declarer, to) else None) for to, card in game.gives
+    )
+    over = game.phase is Phase.GAME_OVER
+    return PlayerView(
+        seat=seat,
+        players=game.players,
+        ruleset=game.ruleset,
+        deal_number=game.deal_number,
+        dealer=game.dealer,
+        phase=game.phase,
+        to_act=game.to_act,
+        hand=() if over else game.hand(seat),
+        active_seats=game.active_seats,
+        talon=game.talon if _talon_visible(game, seat) else None,
+        bids=() if over else tuple((s, a) for s, a in game.actions if isinstance(a, Bid | Pass)),
+        declarer=None if over else declarer,
+        bid=None if over else game.bid,
+        contract=None if over else game.contract,
+        gives=() if over else gives,
+        trump=None if over else game.trump,
+        marriages=() if over else game.marriages,
+        trick=() if over else game.trick,
+        tricks=() if over else game.tricks,
+        scores=game.scores,
+        barrel=game.barrel,
+        legal_actions=game.legal_actions() if game.to_act == seat else (),
+        deal_results=game.deal_results,
+    )
+
+
+def public_action(action: Action, actor: int, observer: int) -> Action | HiddenGive:
+    """``action`` by ``actor`` as ``observer`` may see it (a third seat sees a hidden give)."""
+    if isinstance(action, Give) and observer != actor and observer != action.to:
+        return HiddenGive(action.to)
+    return action

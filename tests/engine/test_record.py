@@ -1,0 +1,105 @@
+"""Match records: format, JSON round trip, replay checks and the errors it names."""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+
+import pytest
+
+from engine import RECORD_FORMAT, Game, ReplayError, replay
+
+NAMES = ["ann", "bob", "cid"]
+
+
+def finished(preset: str = "1001", seed: int = 2, names: list[str] = NAMES) -> Game:
+    g = Game.new(preset, seed, names)
+    rng = random.Random(seed)
+    while not g.is_over:
+        legal = g.legal_actions()
+        # Mostly pass/low contracts so that matches end in a reasonable number of deals.
+        g.apply(legal[-1] if type(legal[-1]).__name__ == "Pass" else rng.choice(legal))
+    return g
+
+
+def test_record_shape_and_json_round_trip() -> None:
+    g = finished()
+    rec = g.record()
+    assert rec["format"] == RECORD_FORMAT and rec["seed"] == 2 and rec["players"] == NAMES
+    assert rec["ruleset"]["name"] == "1001"
+    d0 = rec["deals"][0]
+    assert set(d0) == {"number", "dealer", "hands", "talon", "actions", "deltas", "scores"}
+    assert sum(len(h) for h in d0["hands"]) == 21 and len(d0["talon"]) == 3
+    assert {"seat", "action"} == set(d0["actions"][0])
+    assert rec["result"]["places"] and rec["result"]["deals"] == len(rec["deals"])
+    text = json.dumps(rec, ensure_ascii=False)
+    again = replay(json.loads(text))
+    assert again.record() == rec
+
+
+def test_replay_without_hands_uses_the_seed() -> None:
+    g = Game.new("classic", 5, NAMES)
+    rng = random.Random(1)
+    while g.deal_number < 4:
+        g.apply(rng.choice(g.legal_actions()))
+    rec = g.record()
+    for d in rec["deals"]:
+        del d["hands"], d["talon"]
+    assert replay(rec).record() == g.record()
+
+
+def test_in_progress_record_and_unknown_keys_ignored() -> None:
+    g = Game.new("1001-4p", 3, [*NAMES, "dan"])
+    for _ in range(20):
+        g.apply(g.legal_actions()[0])
+    rec = g.record()
+    assert rec["result"] is None and "deltas" not in rec["deals"][-1]
+    rec["incidents"] = []
+    rec["deals"][0]["actions"][0]["ms"] = 12
+    assert replay(rec).record() == g.record()
+
+
+def test_score_mismatch_is_named() -> None:
+    rec = finished().record()
+    bad = copy.deepcopy(rec)
+    bad["deals"][1]["scores"][0] += 5
+    with pytest.raises(ReplayError, match="deal 1: scores are") as info:
+        replay(bad)
+    assert info.value.deal == 1
+    bad2 = copy.deepcopy(rec)
+    bad2["result"]["winner"] = (rec["result"]["winner"] or 0) + 1
+    with pytest.raises(ReplayError, match="result: winner"):
+        replay(bad2)
+
+
+def test_illegal_action_is_wrapped_with_deal_and_index() -> None:
+    rec = finished().record()
+    bad = copy.deepcopy(rec)
+    bad["deals"][2]["actions"][0]["action"] = "play A♠"
+    with pytest.raises(ReplayError) as info:
+        replay(bad)
+    e = info.value
+    assert e.deal == 2 and e.index == 0 and e.cause is not None
+    assert "deal 2, action 0" in str(e) and "bidding phase" in str(e)
+    bad3 = copy.deepcopy(rec)
+    bad3["deals"][0]["actions"][0]["action"] = "dance"
+    with pytest.raises(ReplayError, match="not an action"):
+        replay(bad3)
+
+
+def test_explicit_hands_must_partition_the_deck() -> None:
+    rec = finished().record()
+    bad = copy.deepcopy(rec)
+    bad["deals"][0]["talon"][0] = (
+        bad["deals"][0]["hands"][0][0]
+        if bad["deals"][0]["hands"][0]
+        else bad["deals"][0]["hands"][1][0]
+    )
+    with pytest.raises(ReplayError, match="twice"):
+        replay(bad)
+
+
+def test_game_new_rejects_bad_explicit_deals() -> None:
+    with pytest.raises(ValueError, match="3 hands"):
+        Game.new("classic", 1, NAMES, deals={0: ([[]], [])})

@@ -1,0 +1,95 @@
+"""Rulesets: presets, TOML files, validation errors naming the key, dict round trip."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from engine import PRESETS, Ruleset, RulesetError, load_ruleset
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_presets() -> None:
+    c, m, m4 = PRESETS["classic"], PRESETS["1001"], PRESETS["1001-4p"]
+    assert (c.target, c.opening_bid, c.bid_step, c.first_hand_commits) == (1000, 100, 5, True)
+    assert (c.barrel, c.barrel_at, c.barrel_deals, c.barrel_penalty, c.barrel_mode) == (
+        True,
+        880,
+        3,
+        120,
+        "many",
+    )
+    assert (c.concede, c.concede_pays, c.rounding, c.talon_visible) == ("free", "half", 1, True)
+    assert (c.must_beat, c.marriage_needs_trick, c.ace_marriage) == (False, True, True)
+    assert (m.target, m.barrel, m.opening_bid, m.first_hand_commits) == (1001, False, 40, False)
+    assert (m.concede, m.concede_pays, m.rounding, m.all_pass) == (
+        "penalty",
+        "none",
+        5,
+        "last_hand",
+    )
+    assert (m.throw_in_bonus, m4.players, m4.nines_talon_value) == (50, 4, 100)
+    assert c.max_deals == 0 and c.ask_forced is False
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_round_trip(name: str) -> None:
+    r = PRESETS[name]
+    assert Ruleset.from_dict(r.to_dict()) == r
+    assert load_ruleset(name) is r
+    hash(r)
+
+
+def test_toml_files(tmp_path: Path) -> None:
+    r = load_ruleset(ROOT / "rulesets" / "house-penalty.toml")
+    assert r.concede == "penalty" and r.barrel_mode == "one" and r.must_beat
+    assert r.name == "house-penalty" and r.target == 1000
+    for path in (ROOT / "rulesets").glob("*.toml"):
+        load_ruleset(path)
+    f = tmp_path / "mine.toml"
+    f.write_text('preset = "1001"\nplayers = 4\n')
+    r2 = load_ruleset(str(f))
+    assert r2.players == 4 and r2.name == "mine" and r2.target == 1001
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ('preset = "nope"', "preset"),
+        ("colour = 3", "colour"),
+        ("must_beat = 3", "must_beat"),
+        ("players = 5", "players"),
+        ('concede = "maybe"', "concede"),
+        ("target = true", "target"),
+        ("bid_step = 0", "bid_step"),
+        ("opening_bid = 101", "opening_bid"),
+        ("barrel_at = 2000", "barrel_at"),
+        ("max_deals = -1", "max_deals"),
+        ("this is not toml", "file"),
+    ],
+)
+def test_errors_name_the_key(tmp_path: Path, text: str, key: str) -> None:
+    f = tmp_path / "bad.toml"
+    f.write_text(text)
+    with pytest.raises(RulesetError) as info:
+        load_ruleset(f)
+    assert info.value.key == key and str(info.value).startswith(f"{key}:")
+
+
+def test_missing_file_and_unknown_preset() -> None:
+    with pytest.raises(RulesetError) as info:
+        load_ruleset("nosuch.toml")
+    assert info.value.key == "file"
+    with pytest.raises(RulesetError) as info2:
+        load_ruleset("classik")
+    assert info2.value.key == "preset"
+
+
+def test_frozen_and_validated_on_replace() -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        PRESETS["classic"].target = 5  # type: ignore[misc]
+    with pytest.raises(RulesetError):
+        dataclasses.replace(PRESETS["classic"], barrel_mode="two")
