@@ -33,7 +33,7 @@ $(PROTO_OUT): $(PROTO_SRC) $(STAMP)
 proto: $(PROTO_OUT)
 
 test: $(PROTO_OUT)
-	$(BIN)/python -m pytest -q -m "not slow and not browser" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -m "not slow" $(PYTEST_ARGS)
 
 test-all: $(PROTO_OUT)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)

@@ -1,0 +1,27 @@
+"""The referee: a ``grpc.aio`` server that holds every match's true state, tells each bot
+only what its seat may see, accepts only legal moves in time, and records every match.
+
+>>> from arena.referee import Referee, RefereeConfig
+>>> ref = Referee(RefereeConfig(decision_ms=500))
+>>> ref.add_bot("random-1", "token-1")
+
+Then ``server, port = await start_server(ref)`` and ``await ref.run_match(...)``; see
+docs/referee.md and docs/architecture.md ("arena: referee ⇄ tournament").
+"""
+
+from arena.referee.config import RefereeConfig, TLSConfig
+from arena.referee.core import SERVER_VERSION, Referee
+from arena.referee.lobby import Lobby
+from arena.referee.match import INCIDENT_KINDS
+from arena.referee.server import SERVICE_NAME, start_server
+
+__all__ = [
+    "INCIDENT_KINDS",
+    "SERVER_VERSION",
+    "SERVICE_NAME",
+    "Lobby",
+    "Referee",
+    "RefereeConfig",
+    "TLSConfig",
+    "start_server",
+]

@@ -1,0 +1,59 @@
+"""The referee's settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["RefereeConfig", "TLSConfig"]
+
+
+@dataclass(frozen=True, slots=True)
+class RefereeConfig:
+    """How strict and how patient the referee is.
+
+    - ``decision_ms``: time for one decision before the time bank is drawn on.
+    - ``time_bank_ms``: per seat and match; time a decision takes over ``decision_ms`` comes
+      out of it. A decision is cut off at ``decision_ms`` + what is left of the bank.
+    - ``join_timeout_s``: how long ``wait_for_bots`` / the lobby wait for bots by default.
+    - ``max_strikes``: the seat forfeits at this many strikes (timeouts, illegal or
+      malformed decisions) in one match.
+    - ``reconnect_grace_s``: a seated bot whose stream closed may come back within this
+      long; after it, it forfeits every match it is seated in.
+    - ``record_dir``: when set, every match is appended to ``<record_dir>/<match_id>.jsonl``
+      as it is played (see docs/referee.md).
+    - ``ask_forced``: ``None`` follows the ruleset's ``ask_forced``; ``True``/``False``
+      overrides it (ask bots even for their only legal action, or never).
+    """
+
+    decision_ms: int = 1000
+    time_bank_ms: int = 10000
+    join_timeout_s: float = 30.0
+    max_strikes: int = 3
+    reconnect_grace_s: float = 5.0
+    record_dir: Path | None = None
+    ask_forced: bool | None = None
+
+    def __post_init__(self) -> None:
+        if self.decision_ms <= 0:
+            raise ValueError(f"decision_ms must be positive, got {self.decision_ms}")
+        if self.time_bank_ms < 0:
+            raise ValueError(f"time_bank_ms must not be negative, got {self.time_bank_ms}")
+        if self.max_strikes < 1:
+            raise ValueError(f"max_strikes must be at least 1, got {self.max_strikes}")
+        if self.reconnect_grace_s < 0:
+            raise ValueError(
+                f"reconnect_grace_s must not be negative, got {self.reconnect_grace_s}"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class TLSConfig:
+    """Server TLS: PEM certificate chain and private key files."""
+
+    cert_file: Path
+    key_file: Path
+
+    def load(self) -> tuple[bytes, bytes]:
+        """The (key, certificate chain) bytes, as ``grpc.ssl_server_credentials`` wants."""
+        return Path(self.key_file).read_bytes(), Path(self.cert_file).read_bytes()

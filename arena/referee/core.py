@@ -1,0 +1,278 @@
+"""The referee: registered bots, their streams, and the matches being played.
+
+>>> ref = Referee(RefereeConfig(decision_ms=200))
+>>> ref.add_bot("alice", "secret-a")
+>>> ref.bot_names()
+['alice']
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable
+from importlib import metadata
+from typing import Any
+
+import grpc
+
+from arena.protocol import PROTOCOL_VERSION
+from arena.referee.config import RefereeConfig
+from arena.referee.match import MatchRunner
+from arena.referee.sessions import AuthError, BotSession, Stream, bearer_token
+from arena.v1 import arena_pb2 as pb
+from engine import PRESETS, Ruleset, load_ruleset
+
+__all__ = ["SERVER_VERSION", "Referee"]
+
+log = logging.getLogger("arena.referee")
+
+try:
+    SERVER_VERSION = metadata.version("thousand-arena")
+except metadata.PackageNotFoundError:  # pragma: no cover - running from a bare checkout
+    SERVER_VERSION = "0.0.0"
+
+#: How long a new stream may take to say Hello.
+HELLO_TIMEOUT_S = 10.0
+
+
+class Referee:
+    """Holds every bot session and runs matches; the gRPC servicer only forwards to it."""
+
+    def __init__(self, config: RefereeConfig | None = None) -> None:
+        self.config = config or RefereeConfig()
+        self._by_token: dict[str, BotSession] = {}
+        self._by_name: dict[str, BotSession] = {}
+        self._matches: dict[str, MatchRunner] = {}
+        self._changed: asyncio.Event | None = None
+
+    # ------------------------------------------------------------------ bots
+    def add_bot(self, name: str, token: str) -> None:
+        """Register a bot: a stream presenting ``token`` is the bot ``name``."""
+        if not name or not token:
+            raise ValueError("a bot needs a name and a token")
+        if token in self._by_token and self._by_token[token].name != name:
+            raise ValueError(f"token already registered for bot {self._by_token[token].name!r}")
+        old = self._by_name.get(name)
+        if old is not None:
+            if old.token == token:
+                return
+            del self._by_token[old.token]
+            old.token = token
+            self._by_token[token] = old
+            return
+        s = BotSession(name, token)
+        self._by_token[token] = s
+        self._by_name[name] = s
+
+    def bot_names(self) -> list[str]:
+        """Every registered bot."""
+        return list(self._by_name)
+
+    def connected_bots(self) -> list[str]:
+        """Registered bots with an open stream."""
+        return [n for n, s in self._by_name.items() if s.connected]
+
+    def idle_bots(self) -> list[str]:
+        """Connected bots seated in no running match."""
+        return [n for n, s in self._by_name.items() if s.connected and not s.seats]
+
+    def session(self, name: str) -> BotSession:
+        """The session of bot ``name`` (``KeyError`` if unknown)."""
+        return self._by_name[name]
+
+    def _notify(self) -> None:
+        if self._changed is not None:
+            self._changed.set()
+
+    async def wait_changed(self, timeout: float | None = None) -> None:
+        """Wait until a bot connects, disconnects or a match ends (or ``timeout``)."""
+        if self._changed is None:
+            self._changed = asyncio.Event()
+        ev = self._changed
+        try:
+            await asyncio.wait_for(ev.wait(), timeout)
+        except TimeoutError:
+            pass
+        finally:
+            ev.clear()
+
+    async def wait_for_bots(self, names: Iterable[str], timeout: float | None = None) -> list[str]:
+        """Wait until every bot of ``names`` is connected; return the names still missing
+        after ``timeout`` seconds (default ``config.join_timeout_s``)."""
+        wanted = list(names)
+        unknown = [n for n in wanted if n not in self._by_name]
+        if unknown:
+            raise KeyError(f"unknown bots: {', '.join(unknown)}")
+        loop = asyncio.get_running_loop()
+        limit = self.config.join_timeout_s if timeout is None else timeout
+        deadline = loop.time() + limit
+        while True:
+            missing = [n for n in wanted if not self._by_name[n].connected]
+            left = deadline - loop.time()
+            if not missing or left <= 0:
+                return missing
+            await self.wait_changed(min(left, 0.5))
+
+    # ------------------------------------------------------------------ matches
+    async def run_match(
+        self, match_id: str, ruleset: Ruleset | str, seed: int | str, seats: list[str]
+    ) -> dict[str, Any]:
+        """Play one match between registered bots (by name, one per seat) and return its
+        record: the engine's record plus per action ``ms`` and ``by``, ``incidents``,
+        ``forfeits``, ``match_id``; forfeiters are placed last in ``result``.
+
+        Cancelling the call interrupts the match; it is recorded as interrupted.
+        """
+        rs = ruleset if isinstance(ruleset, Ruleset) else load_ruleset(ruleset)
+        if match_id in self._matches:
+            raise ValueError(f"match {match_id!r} is already running")
+        unknown = [n for n in seats if n not in self._by_name]
+        if unknown:
+            raise KeyError(f"unknown bots: {', '.join(unknown)}")
+        if len(set(seats)) != len(seats):
+            raise ValueError(f"a bot may take only one seat in a match: {seats}")
+        runner = MatchRunner(match_id, rs, seed, [self._by_name[n] for n in seats], self.config)
+        self._matches[match_id] = runner
+        log.info("match %s starts: %s, %s", match_id, rs.name, ", ".join(seats))
+        try:
+            rec = await runner.run()
+        finally:
+            del self._matches[match_id]
+            self._notify()
+        log.info(
+            "match %s ends: scores %s places %s forfeits %s",
+            match_id, rec["result"]["scores"], rec["result"]["places"], rec["forfeits"],
+        )  # fmt: skip
+        return rec
+
+    def running_matches(self) -> list[str]:
+        """The ids of the matches being played."""
+        return list(self._matches)
+
+    # ------------------------------------------------------------------ streams
+    def authenticate(self, metadata: Any) -> BotSession:
+        """The session of a call's token; :class:`AuthError` when unknown or missing."""
+        token = bearer_token(metadata)
+        if token is None:
+            raise AuthError(
+                grpc.StatusCode.UNAUTHENTICATED,
+                "missing token: send metadata 'authorization: Bearer <token>'",
+            )
+        session = self._by_token.get(token)
+        if session is None:
+            raise AuthError(grpc.StatusCode.UNAUTHENTICATED, "unknown token")
+        return session
+
+    async def serve_stream(self, context: Any) -> None:
+        """Run one ``Play`` call (read/write style) until it ends; see docs/protocol.md."""
+        try:
+            session = self.authenticate(context.invocation_metadata())
+        except AuthError as e:
+            log.info("stream from %s refused: %s", context.peer(), e.message)
+            await context.abort(e.code, e.message)
+            return
+        if session.stream is not None or session.reserved is not None:
+            log.info("second stream for bot %s refused", session.name)
+            await context.abort(
+                grpc.StatusCode.ALREADY_EXISTS,
+                f"bot {session.name!r} already has an open stream; retry after it closes",
+            )
+            return
+        stream = Stream(context.peer())
+        session.reserved = stream  # so a racing second stream is refused
+        writer: asyncio.Task[None] | None = None
+        attached = False
+        try:
+            try:
+                first = await asyncio.wait_for(context.read(), HELLO_TIMEOUT_S)
+            except TimeoutError:
+                first = None
+            if (
+                first is None
+                or first is grpc.aio.EOF
+                or not isinstance(first, pb.BotMessage)
+                or first.WhichOneof("kind") != "hello"
+            ):
+                await context.abort(
+                    grpc.StatusCode.INVALID_ARGUMENT, "the first message must be Hello"
+                )
+                return
+            if first.hello.protocol_version not in (0, PROTOCOL_VERSION):
+                await context.abort(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    f"protocol version {first.hello.protocol_version} is not supported "
+                    f"(this referee speaks {PROTOCOL_VERSION})",
+                )
+                return
+            writer = asyncio.create_task(stream.write_loop(context.write))
+            stream.put(
+                pb.ServerMessage(
+                    welcome=pb.Welcome(
+                        bot_name=session.name,
+                        server_version=SERVER_VERSION,
+                        protocol_version=PROTOCOL_VERSION,
+                    )
+                )
+            )
+            log.info("bot %s connected from %s (%s)", session.name, stream.peer,
+                     first.hello.client or "unknown client")  # fmt: skip
+            session.reserved = None
+            session.attach(stream)
+            attached = True
+            self._notify()
+            while True:
+                msg = await context.read()
+                if msg is grpc.aio.EOF:
+                    break
+                self.on_message(session, msg)
+                if writer.done():
+                    break
+        finally:
+            stream.close()
+            if attached:
+                session.detach(stream, self.config.reconnect_grace_s)
+                log.info("bot %s disconnected", session.name)
+                self._notify()
+            if session.reserved is stream:
+                session.reserved = None
+            if writer is not None:
+                try:
+                    await asyncio.wait_for(writer, 1.0)
+                except (TimeoutError, asyncio.CancelledError, Exception):
+                    writer.cancel()
+
+    def on_message(self, session: BotSession, msg: pb.BotMessage) -> None:
+        """One message of a bot after its Hello."""
+        kind = msg.WhichOneof("kind")
+        if kind != "decision":
+            log.info("bot %s sent %s after Hello: ignored", session.name, kind or "nothing")
+            return
+        d = msg.decision
+        seat = session.seats.get(d.match_id)
+        if seat is None:
+            # Say the same whether or not the match exists: a bot learns nothing about
+            # matches it does not sit in.
+            log.info("bot %s answered for match %r it is not seated in", session.name,
+                     d.match_id)  # fmt: skip
+            session.send(
+                pb.ServerMessage(
+                    decision_rejected=pb.DecisionRejected(
+                        request_id=d.request_id,
+                        match_id=d.match_id,
+                        incident=pb.INCIDENT_WRONG_REQUEST,
+                        message=f"you have no seat in a running match {d.match_id!r}",
+                        strikes_allowed=self.config.max_strikes,
+                    )
+                )
+            )
+            return
+        seat.match.on_decision(seat, d)
+
+    def server_info(self) -> pb.ServerInfo:
+        """What ``GetInfo`` answers."""
+        return pb.ServerInfo(
+            server_version=SERVER_VERSION,
+            protocol_version=PROTOCOL_VERSION,
+            presets=list(PRESETS),
+        )

@@ -1,0 +1,529 @@
+"""Running one match: the true state, the decisions asked of bots, strikes and forfeits.
+
+The match coroutine is the only code that changes its :class:`~engine.Game`. A bot's
+answer reaches it through a future (set by the session's reader); everything the match
+sends is built from ``observe`` and ``public_action``.
+
+Per decision: the seat to act gets ``observe(game, seat)`` in a ``DecisionRequest`` and
+``decision_ms`` plus what is left of its time bank; the wait is cut off there
+(``asyncio.timeout``). A late, malformed or illegal decision is a strike: the referee plays
+a fallback legal action (``fallback_action``: a pass where legal, else the first) and
+tells the bot with ``DecisionRejected``. At
+``max_strikes`` strikes, or after a disconnect longer than the grace period, the seat
+forfeits: the fallback plays it to the end and it is placed last.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from arena.protocol import (
+    MalformedActionError,
+    action_from_pb,
+    action_to_pb,
+    deal_result_to_pb,
+    match_result_to_pb,
+    ruleset_to_pb,
+    seat_action_to_pb,
+    view_to_pb,
+)
+from arena.referee.config import RefereeConfig
+from arena.referee.sessions import BotSession
+from arena.v1 import arena_pb2 as pb
+from engine import Action, Game, IllegalActionError, Pass, Ruleset, observe, public_action
+from engine import record as engine_record
+
+__all__ = ["INCIDENT_KINDS", "MatchRunner", "SeatState"]
+
+log = logging.getLogger("arena.referee")
+
+#: The closed set of incident kinds, as records name them.
+INCIDENT_KINDS = ("timeout", "illegal", "malformed", "wrong_request", "disconnect", "forfeit")
+
+def fallback_action(legal: tuple[Action, ...]) -> Action:
+    """What the referee plays for a seat that gave no usable answer, or forfeited.
+
+    A pass where passing is legal (so a silent seat never bids itself into a contract it
+    will fail), else the first legal action: deterministic, so replays agree.
+    """
+    for action in legal:
+        if isinstance(action, Pass):
+            return action
+    return legal[0]
+
+
+_INCIDENT_PB = {
+    "timeout": pb.INCIDENT_TIMEOUT,
+    "illegal": pb.INCIDENT_ILLEGAL,
+    "malformed": pb.INCIDENT_MALFORMED,
+    "wrong_request": pb.INCIDENT_WRONG_REQUEST,
+    "disconnect": pb.INCIDENT_DISCONNECT,
+    "forfeit": pb.INCIDENT_FORFEIT,
+}
+_SOURCE_PB = {
+    "bot": pb.ACTION_SOURCE_BOT,
+    "forced": pb.ACTION_SOURCE_FORCED,
+    "fallback": pb.ACTION_SOURCE_FALLBACK,
+}
+
+
+class _Forfeited:
+    """Resolves a pending decision of a seat that forfeited while it was asked."""
+
+
+_FORFEITED = _Forfeited()
+
+
+@dataclass(slots=True)
+class Pending:
+    """A decision request waiting for its answer."""
+
+    request_id: str
+    future: asyncio.Future[pb.Action | _Forfeited]
+    view: pb.PlayerView
+    deal_number: int
+    deadline: float  # loop.time() at which the answer is cut off
+
+
+@dataclass(slots=True, eq=False)
+class SeatState:
+    """One bot's seat in one match."""
+
+    match: MatchRunner
+    seat: int
+    session: BotSession
+    bank_ms: int
+    strikes: int = 0
+    forfeited: bool = False
+    pending: Pending | None = None
+    connected_once: bool = field(default=False)
+
+
+class MatchRunner:
+    """One match from the first deal to the result (or the interruption)."""
+
+    def __init__(
+        self,
+        match_id: str,
+        ruleset: Ruleset,
+        seed: int | str,
+        sessions: list[BotSession],
+        config: RefereeConfig,
+    ) -> None:
+        self.match_id = match_id
+        self.ruleset = ruleset
+        self.seed = seed
+        self.config = config
+        self.names = [s.name for s in sessions]
+        self.game = Game.new(ruleset, seed, self.names)
+        self.seats = [SeatState(self, i, s, config.time_bank_ms) for i, s in enumerate(sessions)]
+        self.ask_forced = ruleset.ask_forced if config.ask_forced is None else config.ask_forced
+        self.incidents: list[dict[str, Any]] = []
+        self.forfeits: list[int] = []
+        # (ms, by) per action, per deal number, merged into the engine's record at the end.
+        self._meta: list[list[dict[str, Any]]] = [[]]
+        self._seq = 0
+        self._requests = 0
+        self._ruleset_pb = ruleset_to_pb(ruleset)
+        self._file: IO[str] | None = None
+        self._loop = asyncio.get_running_loop()
+        self.finished = False
+        self.abandoned = False
+
+    # ------------------------------------------------------------------ recording
+    def _open_record(self, record_dir: Path) -> None:
+        record_dir.mkdir(parents=True, exist_ok=True)
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in self.match_id)
+        self._file = (record_dir / f"{safe}.jsonl").open("a", encoding="utf-8")
+        self._write(
+            {
+                "type": "start",
+                "match_id": self.match_id,
+                "ruleset": self.ruleset.to_dict(),
+                "seed": self.seed,
+                "players": self.names,
+                "decision_ms": self.config.decision_ms,
+                "time_bank_ms": self.config.time_bank_ms,
+                "max_strikes": self.config.max_strikes,
+                "time": time.time(),
+            }
+        )
+
+    def _write(self, obj: dict[str, Any]) -> None:
+        f = self._file
+        if f is not None:
+            f.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
+            f.flush()
+
+    def _incident(self, kind: str, seat: int, detail: str) -> dict[str, Any]:
+        inc = {"kind": kind, "seat": seat, "deal": self.game.deal_number, "detail": detail}
+        self.incidents.append(inc)
+        self._write({"type": "incident", **inc})
+        log.info("match %s seat %d (%s): %s: %s", self.match_id, seat, self.names[seat],
+                 kind, detail)  # fmt: skip
+        return inc
+
+    # ------------------------------------------------------------------ running
+    async def run(self) -> dict[str, Any]:
+        """Play the match to its end and return the record (see docs/referee.md)."""
+        if self.config.record_dir is not None:
+            self._open_record(Path(self.config.record_dir))
+        try:
+            for st in self.seats:
+                st.session.seats[self.match_id] = st
+                st.session.update_idle()
+            for st in self.seats:
+                if st.session.connected:
+                    self._send_started(st, resumed=False)
+                else:
+                    self._incident("disconnect", st.seat, "not connected at the start")
+                    st.session.start_grace(self.config.reconnect_grace_s)
+            await self._play()
+            rec = self._final_record()
+            self._write({"type": "end", "record": rec})
+            self._send_ended(rec)
+            self.finished = True
+            return rec
+        except asyncio.CancelledError:
+            self._interrupted()
+            raise
+        finally:
+            for st in self.seats:
+                st.session.seats.pop(self.match_id, None)
+                st.session.update_idle()
+                if st.pending is not None and not st.pending.future.done():
+                    st.pending.future.cancel()
+                st.pending = None
+            if self._file is not None:
+                self._file.close()
+                self._file = None
+
+    async def _play(self) -> None:
+        game = self.game
+        seats = self.seats
+        ask_forced = self.ask_forced
+        while not game.is_over:
+            if len(self.forfeits) == len(seats):
+                # Nobody left to play for: stop rather than let the fallback play forever.
+                self.abandoned = True
+                return
+            seat = game.to_act
+            assert seat is not None  # the engine always names a seat until the end
+            legal = game.legal_actions()
+            st = seats[seat]
+            deal = game.deal_number
+            if st.forfeited:
+                action, by, ms = fallback_action(legal), "fallback", 0
+                game.apply_trusted(action)
+            elif len(legal) == 1 and not ask_forced:
+                action, by, ms = fallback_action(legal), "forced", 0
+                game.apply_trusted(action)
+            else:
+                action, by, ms = await self._decide(st, legal)
+            self._after(seat, action, by, ms, deal)
+
+    async def _decide(self, st: SeatState, legal: tuple[Action, ...]) -> tuple[Action, str, int]:
+        """Ask the seat's bot; apply its action or the fallback. Returns (action, by, ms)."""
+        game = self.game
+        self._requests += 1
+        rid = f"{self._requests}"
+        view = view_to_pb(observe(game, st.seat))
+        budget_ms = self.config.decision_ms + st.bank_ms
+        loop = self._loop
+        start = loop.time()
+        fut: asyncio.Future[pb.Action | _Forfeited] = loop.create_future()
+        st.pending = Pending(rid, fut, view, game.deal_number, start + budget_ms / 1000)
+        self._send_request(st)
+        try:
+            async with asyncio.timeout_at(start + budget_ms / 1000):
+                answer = await fut
+        except TimeoutError:
+            st.pending = None
+            st.bank_ms = 0
+            fallback = fallback_action(legal)
+            game.apply_trusted(fallback)
+            self._strike(
+                st, "timeout", rid, None, legal,
+                f"no decision within {budget_ms} ms ({self.config.decision_ms} ms "
+                f"+ {budget_ms - self.config.decision_ms} ms of time bank)",
+            )  # fmt: skip
+            return fallback, "fallback", budget_ms
+        st.pending = None
+        ms = round((loop.time() - start) * 1000)
+        over = ms - self.config.decision_ms
+        if over > 0:
+            st.bank_ms = max(0, st.bank_ms - over)
+        if isinstance(answer, _Forfeited):
+            fallback = fallback_action(legal)
+            game.apply_trusted(fallback)
+            return fallback, "fallback", ms
+        try:
+            action = action_from_pb(answer)
+        except MalformedActionError as e:
+            fallback = fallback_action(legal)
+            game.apply_trusted(fallback)
+            self._strike(st, "malformed", rid, answer, legal, f"malformed action: {e}")
+            return fallback, "fallback", ms
+        if action in legal:
+            game.apply_trusted(action)
+            return action, "bot", ms
+        try:
+            game.apply(action, seat=st.seat)  # raises, naming the rule broken
+        except IllegalActionError as e:
+            fallback = fallback_action(legal)
+            game.apply_trusted(fallback)
+            self._strike(st, "illegal", rid, answer, legal, str(e))
+            return fallback, "fallback", ms
+        # Not in the legal list yet accepted by the validated door: trust the engine.
+        return action, "bot", ms
+
+    def _strike(
+        self,
+        st: SeatState,
+        kind: str,
+        rid: str,
+        answer: pb.Action | None,
+        legal: tuple[Action, ...],
+        message: str,
+    ) -> None:
+        st.strikes += 1
+        allowed = self.config.max_strikes
+        fallback = fallback_action(legal)
+        if kind != "illegal":  # the engine's message already lists the legal actions
+            message += f"; legal: {', '.join(str(a) for a in legal)}"
+        detail = f"{message}; fallback {fallback}; strike {st.strikes} of {allowed}"
+        self._incident(kind, st.seat, detail)
+        rej = pb.DecisionRejected(
+            request_id=rid,
+            match_id=self.match_id,
+            incident=_INCIDENT_PB[kind],
+            message=message,
+            legal_actions=[action_to_pb(a) for a in legal],
+            fallback=action_to_pb(fallback),
+            strikes=st.strikes,
+            strikes_allowed=allowed,
+        )
+        st.session.send(pb.ServerMessage(decision_rejected=rej))
+        if st.strikes >= allowed and not st.forfeited:
+            self.forfeit(st, f"{st.strikes} strikes")
+
+    def _after(self, actor: int, action: Action, by: str, ms: int, deal: int) -> None:
+        """Record an applied action and queue its (censored) event for every seat."""
+        game = self.game
+        self._seq += 1
+        seq = self._seq
+        source = _SOURCE_PB[by]
+        meta = {"ms": ms, "by": by}
+        self._meta[-1].append(meta)
+        if self._file is not None:
+            self._write(
+                {"type": "action", "deal": deal, "seat": actor, "action": str(action), **meta}
+            )
+        cache: dict[object, pb.Event] = {}
+        mid = self.match_id
+        for st in self.seats:
+            seen = public_action(action, actor, st.seat)
+            ev = cache.get(seen)
+            if ev is None:
+                ev = pb.Event(match_id=mid, seq=seq, source=source)
+                ev.action.CopyFrom(seat_action_to_pb(actor, seen))
+                cache[seen] = ev
+            st.session.add_event(ev)
+        if game.deal_number != deal or game.is_over:
+            self._deal_ended(deal)
+
+    def _deal_ended(self, deal: int) -> None:
+        game = self.game
+        results = game.deal_results
+        for res in results[deal:]:
+            self._seq += 1
+            ev = pb.Event(match_id=self.match_id, seq=self._seq)
+            ev.deal_ended.CopyFrom(deal_result_to_pb(res))
+            for st in self.seats:
+                st.session.add_event(ev)
+            self._write(
+                {"type": "deal_end", "deal": res.number, "deltas": list(res.deltas),
+                 "scores": list(res.scores), "outcome": res.outcome}
+            )  # fmt: skip
+        if not game.is_over:
+            self._meta.append([])
+            self._seq += 1
+            ev = pb.Event(match_id=self.match_id, seq=self._seq, deal_started=game.deal_number)
+            for st in self.seats:
+                st.session.add_event(ev)
+            for st in self.seats:
+                st.session.flush()
+
+    # ------------------------------------------------------------------ messages
+    def _send_started(self, st: SeatState, resumed: bool) -> None:
+        msg = pb.ServerMessage()
+        ms = msg.match_started
+        ms.match_id = self.match_id
+        ms.seat = st.seat
+        ms.players.extend(self.names)
+        ms.ruleset.CopyFrom(self._ruleset_pb)
+        ms.view.CopyFrom(view_to_pb(observe(self.game, st.seat)))
+        ms.resumed = resumed
+        st.session.send(msg)
+
+    def _send_request(self, st: SeatState) -> None:
+        p = st.pending
+        assert p is not None
+        left_ms = max(0, round((p.deadline - self._loop.time()) * 1000))
+        limit = min(self.config.decision_ms, left_ms)
+        msg = pb.ServerMessage()
+        req = msg.decision_request
+        req.request_id = p.request_id
+        req.match_id = self.match_id
+        req.deal_number = p.deal_number
+        req.view.CopyFrom(p.view)
+        req.time_limit_ms = limit
+        req.time_bank_ms = left_ms - limit
+        st.session.send(msg)
+
+    def _send_ended(self, rec: dict[str, Any]) -> None:
+        result = match_result_to_pb(rec["result"], self.forfeits)
+        for st in self.seats:
+            msg = pb.ServerMessage()
+            me = msg.match_ended
+            me.match_id = self.match_id
+            me.result.CopyFrom(result)
+            me.view.CopyFrom(view_to_pb(observe(self.game, st.seat)))
+            st.session.send(msg)
+
+    # ------------------------------------------------------------------ from sessions
+    def on_decision(self, st: SeatState, decision: pb.Decision) -> None:
+        """A ``Decision`` for this match from the seat's bot (called by the session reader)."""
+        p = st.pending
+        if p is None or p.request_id != decision.request_id or p.future.done():
+            why = (
+                "the seat has forfeited"
+                if st.forfeited
+                else "no decision of yours is pending"
+                if p is None
+                else f"the pending request is {p.request_id!r}"
+            )
+            self.reject_wrong_request(st, decision, why)
+            return
+        st.pending = None
+        p.future.set_result(decision.action)
+
+    def reject_wrong_request(self, st: SeatState, decision: pb.Decision, why: str) -> None:
+        """Refuse an answer to a request that is not pending; nothing in the game changes."""
+        text = _decision_text(decision.action)
+        legal = self.game.legal_actions() if self.game.to_act == st.seat else ()
+        message = (
+            f"decision {text} for request {decision.request_id!r} refused: the request is "
+            f"unknown, stale or not yours ({why}); legal now: "
+            f"{', '.join(str(a) for a in legal) or 'nothing (not your turn)'}"
+        )
+        self._incident("wrong_request", st.seat, message)
+        rej = pb.DecisionRejected(
+            request_id=decision.request_id,
+            match_id=self.match_id,
+            incident=pb.INCIDENT_WRONG_REQUEST,
+            message=message,
+            legal_actions=[action_to_pb(a) for a in legal],
+            strikes=st.strikes,
+            strikes_allowed=self.config.max_strikes,
+        )
+        st.session.send(pb.ServerMessage(decision_rejected=rej))
+
+    def on_disconnect(self, st: SeatState) -> None:
+        if not st.forfeited:
+            self._incident(
+                "disconnect", st.seat,
+                f"stream closed; {self.config.reconnect_grace_s:g} s to reconnect",
+            )  # fmt: skip
+
+    def on_reconnect(self, st: SeatState) -> None:
+        self._send_started(st, resumed=True)
+        if st.pending is not None and not st.pending.future.done():
+            self._send_request(st)
+
+    def forfeit(self, st: SeatState, why: str) -> None:
+        """The seat forfeits: the fallback plays it to the end; it places last."""
+        if st.forfeited or self.finished:
+            return
+        st.forfeited = True
+        self.forfeits.append(st.seat)
+        self._incident("forfeit", st.seat, why)
+        p = st.pending
+        if p is not None and not p.future.done():
+            st.pending = None
+            p.future.set_result(_FORFEITED)
+
+    # ------------------------------------------------------------------ the record
+    def _merge_meta(self, rec: dict[str, Any]) -> None:
+        for d, meta in zip(rec["deals"], self._meta, strict=False):
+            for entry, m in zip(d["actions"], meta, strict=False):
+                entry.update(m)
+
+    def _final_record(self) -> dict[str, Any]:
+        rec = engine_record(self.game)
+        self._merge_meta(rec)
+        rec["match_id"] = self.match_id
+        rec["incidents"] = self.incidents
+        rec["forfeits"] = sorted(self.forfeits)
+        if self.abandoned:
+            # Every seat forfeited: the match stops where it is; all share the last place.
+            n = len(self.seats)
+            rec["abandoned"] = True
+            rec["result"] = {
+                "scores": list(self.game.scores), "places": [1] * n,
+                "shortfalls": [max(0, self.ruleset.target - s) for s in self.game.scores],
+                "winner": None, "deals": self.game.deal_number, "reason": "forfeits",
+                "forfeits": sorted(self.forfeits),
+            }  # fmt: skip
+        elif self.forfeits and rec["result"] is not None:
+            rec["rules_result"] = dict(rec["result"])
+            rec["result"] = _forfeit_result(rec["result"], self.forfeits, self.ruleset.target)
+        return rec
+
+    def _interrupted(self) -> None:
+        """Cancelled (shutdown): record the match so far as interrupted and tell the bots."""
+        try:
+            rec = engine_record(self.game)
+            self._merge_meta(rec)
+            rec["match_id"] = self.match_id
+            rec["incidents"] = self.incidents
+            rec["forfeits"] = sorted(self.forfeits)
+            rec["interrupted"] = True
+            self._write({"type": "interrupted", "record": rec})
+            log.warning("match %s interrupted at deal %d", self.match_id, self.game.deal_number)
+        except Exception:  # never let recording hide the cancellation
+            log.exception("match %s: could not record the interruption", self.match_id)
+
+
+def _forfeit_result(result: dict[str, Any], forfeits: list[int], target: int) -> dict[str, Any]:
+    """The result with forfeiters placed last (sharing the last place), others re-ranked."""
+    scores: list[int] = result["scores"]
+    out = dict(result)
+    n = len(scores)
+    fset = set(forfeits)
+    stay = [s for s in range(n) if s not in fset]
+    places = [0] * n
+    for s in stay:
+        places[s] = 1 + sum(1 for o in stay if scores[o] > scores[s])
+    for s in fset:
+        places[s] = len(stay) + 1
+    firsts = [s for s in range(n) if places[s] == 1]
+    winner = firsts[0] if len(firsts) == 1 else None
+    out["places"] = places
+    out["winner"] = winner
+    out["shortfalls"] = [0 if s == winner else max(0, target - scores[s]) for s in range(n)]
+    out["forfeits"] = sorted(forfeits)
+    return out
+
+
+def _decision_text(action: pb.Action) -> str:
+    try:
+        return f"{str(action_from_pb(action))!r}"
+    except MalformedActionError as e:
+        return f"(malformed: {e})"

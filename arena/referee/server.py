@@ -1,0 +1,64 @@
+"""Starting the referee's gRPC server: the Arena service, health checking, reflection."""
+
+from __future__ import annotations
+
+import logging
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from arena.referee.config import TLSConfig
+from arena.referee.core import Referee
+from arena.referee.servicer import ArenaServicer
+from arena.v1 import arena_pb2 as pb
+from arena.v1 import arena_pb2_grpc as pb_grpc
+
+__all__ = ["SERVICE_NAME", "start_server"]
+
+log = logging.getLogger("arena.referee")
+
+SERVICE_NAME: str = pb.DESCRIPTOR.services_by_name["Arena"].full_name
+
+# Bots answer within a second; keep idle streams alive through NATs and notice dead peers.
+_OPTIONS = [
+    ("grpc.keepalive_time_ms", 20_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.max_receive_message_length", 1 << 20),
+]
+
+
+async def start_server(
+    referee: Referee,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    tls: TLSConfig | None = None,
+) -> tuple[grpc.aio.Server, int]:
+    """Start a ``grpc.aio`` server for ``referee``; return it and the bound port.
+
+    ``port=0`` picks a free port. With ``tls`` the port speaks TLS only. The server also
+    serves ``grpc.health.v1.Health`` (``SERVING`` for "" and ``arena.v1.Arena``) and server
+    reflection. Stop it with ``await server.stop(grace)``.
+    """
+    server = grpc.aio.server(options=_OPTIONS)
+    pb_grpc.add_ArenaServicer_to_server(ArenaServicer(referee), server)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(
+        (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+    )
+    address = f"{host}:{port}"
+    if tls is not None:
+        key, cert = tls.load()
+        bound = server.add_secure_port(address, grpc.ssl_server_credentials([(key, cert)]))
+    else:
+        bound = server.add_insecure_port(address)
+    if not bound:
+        raise OSError(f"cannot listen on {address}")
+    await server.start()
+    for name in ("", SERVICE_NAME):
+        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    log.info("referee listening on %s:%d%s", host, bound, " (TLS)" if tls else "")
+    return server, bound

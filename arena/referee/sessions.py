@@ -1,0 +1,169 @@
+"""Bot sessions: who a bot is (its token), its one stream, and what is queued for it.
+
+A :class:`BotSession` lives as long as the referee knows the bot; a :class:`Stream` as long
+as one ``Play`` call. Everything sent to a bot goes through :meth:`BotSession.send`, which
+piggy-backs the events buffered for the bot onto the message (``ServerMessage.events``).
+While the bot has no stream, messages and events for it are dropped: on reconnect each
+match re-sends ``MatchStarted`` (with ``resumed``) carrying the current view, and the
+pending decision request again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import grpc
+
+from arena.v1 import arena_pb2 as pb
+
+if TYPE_CHECKING:
+    from arena.referee.match import SeatState
+
+__all__ = ["AuthError", "BotSession", "Stream", "bearer_token"]
+
+log = logging.getLogger("arena.referee")
+
+
+class AuthError(Exception):
+    """A stream refused before it starts: ``code`` is the gRPC status to close it with."""
+
+    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def bearer_token(metadata: Any) -> str | None:
+    """The token of an ``authorization: Bearer <token>`` metadata entry, if any."""
+    for key, value in metadata or ():
+        if key.lower() == "authorization":
+            text = value.decode() if isinstance(value, bytes) else str(value)
+            scheme, _, token = text.strip().partition(" ")
+            if scheme.lower() == "bearer" and token.strip():
+                return token.strip()
+    return None
+
+
+class Stream:
+    """One ``Play`` call: an outgoing queue drained by a writer task."""
+
+    __slots__ = ("_queue", "closed", "peer")
+
+    def __init__(self, peer: str) -> None:
+        self._queue: asyncio.Queue[pb.ServerMessage | None] = asyncio.Queue()
+        self.closed = False
+        self.peer = peer
+
+    def put(self, msg: pb.ServerMessage) -> None:
+        if not self.closed:
+            self._queue.put_nowait(msg)
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self._queue.put_nowait(None)
+
+    async def write_loop(self, write: Callable[[pb.ServerMessage], Any]) -> None:
+        """Write queued messages in order until :meth:`close` (or the call ends)."""
+        q = self._queue
+        while True:
+            msg = await q.get()
+            if msg is None:
+                return
+            await write(msg)
+
+
+class BotSession:
+    """A registered bot: name, token, current stream, the match seats it holds."""
+
+    __slots__ = ("_grace", "events", "idle", "name", "reserved", "seats", "stream", "token")
+
+    def __init__(self, name: str, token: str) -> None:
+        self.name = name
+        self.token = token
+        self.stream: Stream | None = None
+        #: A stream that authenticated and has not said Hello yet.
+        self.reserved: Stream | None = None
+        #: Events waiting for the next message to this bot (oldest first, any match).
+        self.events: list[pb.Event] = []
+        #: match_id -> this bot's seat in a running match.
+        self.seats: dict[str, SeatState] = {}
+        self._grace: asyncio.TimerHandle | None = None
+        #: Set whenever the bot is connected and sits in no match (the lobby waits on it).
+        self.idle = asyncio.Event()
+
+    @property
+    def connected(self) -> bool:
+        return self.stream is not None
+
+    # ------------------------------------------------------------------ sending
+    def send(self, msg: pb.ServerMessage) -> bool:
+        """Queue ``msg`` (with the buffered events) for the bot; ``False`` if not connected."""
+        stream = self.stream
+        if stream is None:
+            return False
+        if self.events:
+            msg.events.extend(self.events)
+            self.events.clear()
+        stream.put(msg)
+        return True
+
+    def add_event(self, event: pb.Event) -> None:
+        """Buffer an event for the next message (dropped while disconnected)."""
+        if self.stream is not None:
+            self.events.append(event)
+
+    def flush(self) -> None:
+        """Send the buffered events now, in a message of their own."""
+        if self.events and self.stream is not None:
+            self.send(pb.ServerMessage())
+
+    # ------------------------------------------------------------------ seats
+    def update_idle(self) -> None:
+        if self.stream is not None and not self.seats:
+            self.idle.set()
+        else:
+            self.idle.clear()
+
+    # ------------------------------------------------------------------ connection
+    def attach(self, stream: Stream) -> None:
+        """A stream said Hello: make it the bot's, and resume every seat."""
+        self.stream = stream
+        self.events.clear()
+        if self._grace is not None:
+            self._grace.cancel()
+            self._grace = None
+        self.update_idle()
+        for seat in list(self.seats.values()):
+            seat.match.on_reconnect(seat)
+
+    def detach(self, stream: Stream, grace_s: float) -> None:
+        """The stream ended: record a disconnect in each seat; forfeit them after grace."""
+        if self.stream is not stream:
+            return
+        self.stream = None
+        self.events.clear()
+        self.update_idle()
+        if not self.seats:
+            return
+        for seat in list(self.seats.values()):
+            seat.match.on_disconnect(seat)
+        self.start_grace(grace_s)
+
+    def start_grace(self, grace_s: float) -> None:
+        """Forfeit every seat unless the bot is back within ``grace_s``."""
+        if self._grace is None:
+            loop = asyncio.get_running_loop()
+            self._grace = loop.call_later(grace_s, self._grace_over, grace_s)
+
+    def _grace_over(self, grace_s: float) -> None:
+        self._grace = None
+        if self.stream is not None:
+            return
+        for seat in list(self.seats.values()):
+            with contextlib.suppress(Exception):
+                seat.match.forfeit(seat, f"disconnected for more than {grace_s:g} s")

@@ -1,0 +1,81 @@
+"""Referee pieces without a network: config, token parsing, forfeit places, tokens file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import pytest
+
+from arena.cli.serve import load_tokens
+from arena.referee import INCIDENT_KINDS, Referee, RefereeConfig
+from arena.referee.match import _forfeit_result
+from arena.referee.sessions import bearer_token
+from arena.v1 import arena_pb2 as pb
+
+
+def test_config_defaults_and_validation() -> None:
+    c = RefereeConfig()
+    assert (c.decision_ms, c.time_bank_ms, c.max_strikes) == (1000, 10000, 3)
+    with pytest.raises(ValueError, match="decision_ms"):
+        RefereeConfig(decision_ms=0)
+    with pytest.raises(ValueError, match="max_strikes"):
+        RefereeConfig(max_strikes=0)
+
+
+def test_incident_kinds_match_the_proto() -> None:
+    assert [f"INCIDENT_{k.upper()}" for k in INCIDENT_KINDS] == [
+        pb.Incident.Name(v) for v in pb.Incident.values() if v
+    ]
+
+
+@pytest.mark.parametrize(
+    ("md", "token"),
+    [
+        ([("authorization", "Bearer abc")], "abc"),
+        ([("Authorization", "bearer  abc ")], "abc"),
+        ([("authorization", "Basic abc")], None),
+        ([("authorization", "Bearer ")], None),
+        ([], None),
+        (None, None),
+    ],
+)
+def test_bearer_token(md: list[tuple[str, str]] | None, token: str | None) -> None:
+    assert bearer_token(md) == token
+
+
+def test_forfeiters_place_last_and_others_rerank() -> None:
+    res = {"scores": [1010, 600, 600], "places": [1, 2, 2], "shortfalls": [0, 400, 400],
+           "winner": 0, "deals": 20, "reason": "target"}  # fmt: skip
+    out = _forfeit_result(res, [0], 1000)
+    assert out["places"] == [3, 1, 1] and out["winner"] is None
+    assert out["shortfalls"] == [0, 400, 400] and out["forfeits"] == [0]
+    out = _forfeit_result(res, [1], 1000)
+    assert out["places"] == [1, 3, 2] and out["winner"] == 0
+    out = _forfeit_result(res, [1, 2], 1000)
+    assert out["places"] == [1, 2, 2]
+    assert res["places"] == [1, 2, 2]  # the input is not changed
+
+
+def test_add_bot_rules() -> None:
+    ref = Referee()
+    ref.add_bot("a", "t1")
+    ref.add_bot("a", "t1")  # idempotent
+    with pytest.raises(ValueError, match="already registered"):
+        ref.add_bot("b", "t1")
+    ref.add_bot("a", "t2")  # a new token replaces the old one
+    with pytest.raises(Exception, match="unknown token"):
+        ref.authenticate([("authorization", "Bearer t1")])
+    assert ref.authenticate([("authorization", "Bearer t2")]).name == "a"
+
+
+def test_load_tokens(tmp_path: Path) -> None:
+    f = tmp_path / "t.toml"
+    f.write_text('[bots]\nann = "x"\nbob = "y"\n')
+    assert load_tokens(f) == {"ann": "x", "bob": "y"}
+    f.write_text('[bots]\nann = "x"\nbob = "x"\n')
+    with pytest.raises(click.BadParameter, match="share a token"):
+        load_tokens(f)
+    f.write_text("[other]\n")
+    with pytest.raises(click.BadParameter, match=r"\[bots\]"):
+        load_tokens(f)

@@ -1,0 +1,160 @@
+"""``arena serve`` as a process: lobby, --matches, records, health, reflection, SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
+
+from harness import RAW_BOT, ROOT
+
+NAMES = ["ann", "bob", "cid"]
+
+
+def _setup(tmp: Path) -> tuple[Path, Path]:
+    tokens = tmp / "tokens.toml"
+    tokens.write_text("[bots]\n" + "".join(f'{n} = "tok-{n}"\n' for n in NAMES))
+    rules = tmp / "short.toml"
+    rules.write_text('preset = "1001"\nmax_deals = 2\n')
+    return tokens, rules
+
+
+async def _start(tmp: Path, *extra: str) -> tuple[asyncio.subprocess.Process, int]:
+    tokens, rules = _setup(tmp)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", "from arena.cli import main; main()", "serve",
+        "--port", "0", "--tokens", str(tokens), "--ruleset", str(rules),
+        "--record-dir", str(tmp / "rec"), *extra,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=str(ROOT), env=env,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    while True:
+        line = (await asyncio.wait_for(proc.stdout.readline(), 20)).decode()
+        assert line, (await proc.stderr.read()).decode() if proc.stderr else "no output"
+        if line.startswith("port "):
+            return proc, int(line.split()[1])
+
+
+async def _bots(port: int, matches: int) -> list[asyncio.subprocess.Process]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return [
+        await asyncio.create_subprocess_exec(
+            sys.executable,
+            str(RAW_BOT),
+            "--target",
+            f"127.0.0.1:{port}",
+            "--token",
+            f"tok-{n}",
+            "--mode",
+            "random",
+            "--matches",
+            str(matches),
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+            env=env,
+        )
+        for n in NAMES
+    ]
+
+
+async def _kill(*procs: asyncio.subprocess.Process) -> None:
+    for p in procs:
+        if p.returncode is None:
+            p.kill()
+            await p.wait()
+
+
+def test_serve_plays_k_matches_and_records_them(tmp_path: Path) -> None:
+    async def main() -> None:
+        server, port = await _start(tmp_path, "--matches", "2")
+        bots: list[asyncio.subprocess.Process] = []
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+                h = await health_pb2_grpc.HealthStub(ch).Check(
+                    health_pb2.HealthCheckRequest(service="arena.v1.Arena"), timeout=5
+                )
+                assert h.status == health_pb2.HealthCheckResponse.SERVING
+                refl = reflection_pb2_grpc.ServerReflectionStub(ch).ServerReflectionInfo(
+                    iter([reflection_pb2.ServerReflectionRequest(list_services="")]), timeout=5
+                )
+                async for r in refl:
+                    names = {s.name for s in r.list_services_response.service}
+                    assert {"arena.v1.Arena", "grpc.health.v1.Health"} <= names
+                    break
+            bots = await _bots(port, 2)
+            assert await asyncio.wait_for(server.wait(), 60) == 0
+        finally:
+            await _kill(server, *bots)
+
+    asyncio.run(main())
+    files = sorted((tmp_path / "rec").glob("*.jsonl"))
+    assert len(files) == 2
+    for f in files:
+        last = json.loads(f.read_text().splitlines()[-1])
+        assert last["type"] == "end" and last["record"]["result"]["deals"] == 2
+
+
+def test_sigterm_records_running_matches_as_interrupted(tmp_path: Path) -> None:
+    async def main() -> None:
+        server, port = await _start(tmp_path, "--drain-s", "0", "--decision-ms", "5000")
+        bots = await _bots(port, 0)
+        try:
+            # Wait until a match is under way, then stop the server.
+            for _ in range(200):
+                files = list((tmp_path / "rec").glob("*.jsonl"))
+                if files and files[0].read_text().count("\n") > 5:
+                    break
+                await asyncio.sleep(0.05)
+            server.send_signal(signal.SIGTERM)
+            assert await asyncio.wait_for(server.wait(), 30) == 0
+        finally:
+            await _kill(server, *bots)
+
+    asyncio.run(main())
+    kinds = []
+    for f in (tmp_path / "rec").glob("*.jsonl"):
+        kinds.append(json.loads(f.read_text().splitlines()[-1])["type"])
+    assert "interrupted" in kinds and set(kinds) <= {"interrupted", "end"}
+
+
+def test_tls_server(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    import pytest
+
+    from arena.referee import Referee, TLSConfig, start_server
+    from arena.v1 import arena_pb2 as pb
+    from arena.v1 import arena_pb2_grpc as pb_grpc
+
+    if shutil.which("openssl") is None:
+        pytest.skip("no openssl to make a certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-keyout", str(key), "-out", str(cert), "-subj", "/CN=localhost",
+         "-addext", "subjectAltName=DNS:localhost"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+
+    async def main() -> None:
+        server, port = await start_server(Referee(), tls=TLSConfig(cert, key))
+        try:
+            creds = grpc.ssl_channel_credentials(root_certificates=cert.read_bytes())
+            async with grpc.aio.secure_channel(f"localhost:{port}", creds) as ch:
+                info = await pb_grpc.ArenaStub(ch).GetInfo(pb.GetInfoRequest(), timeout=10)
+                assert info.protocol_version == 1 and "classic" in info.presets
+        finally:
+            await server.stop(0)
+
+    asyncio.run(main())

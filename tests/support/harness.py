@@ -1,0 +1,126 @@
+"""Test harness: a referee on localhost (port 0) and raw-protocol bot processes.
+
+Every process started here is killed and reaped when the ``Arena`` context exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import os
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from arena.referee import Referee, RefereeConfig, start_server
+from arena.v1 import arena_pb2 as pb
+
+RAW_BOT = Path(__file__).with_name("raw_bot.py")
+ROOT = RAW_BOT.parents[2]
+
+
+@dataclass
+class BotProc:
+    name: str
+    token: str
+    proc: asyncio.subprocess.Process
+    capture: Path | None
+    summary: dict[str, Any] | None = None
+    stderr: str = ""
+
+    async def finish(self, timeout: float = 30.0) -> dict[str, Any]:
+        """Wait for the process to exit; its JSON summary."""
+        try:
+            out, err = await asyncio.wait_for(self.proc.communicate(), timeout)
+        except TimeoutError:
+            self.proc.kill()
+            out, err = await self.proc.communicate()
+        self.stderr = err.decode(errors="replace")
+        lines = [ln for ln in out.decode().splitlines() if ln.startswith("{")]
+        self.summary = json.loads(lines[-1]) if lines else {"status": "NO-SUMMARY"}
+        return self.summary
+
+    def messages(self) -> list[pb.ServerMessage]:
+        assert self.capture is not None
+        out = []
+        for line in self.capture.read_text().splitlines():
+            out.append(pb.ServerMessage.FromString(base64.b64decode(line)))
+        return out
+
+
+@dataclass
+class Arena:
+    referee: Referee
+    port: int
+    tmp: Path
+    procs: list[BotProc] = field(default_factory=list)
+
+    @property
+    def target(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    async def spawn(
+        self,
+        name: str,
+        mode: str = "random",
+        *,
+        register: bool = True,
+        token: str | None = None,
+        capture: bool = False,
+        args: tuple[str, ...] = (),
+        matches: int = 0,
+        seed: str = "0",
+    ) -> BotProc:
+        """Start a raw bot process (registering its token unless ``register`` is False)."""
+        tok = f"tok-{name}" if token is None else token
+        if register:
+            self.referee.add_bot(name, tok)
+        cap = self.tmp / f"{name}.capture" if capture else None
+        cmd = [
+            sys.executable, str(RAW_BOT), "--target", self.target, "--token", tok,
+            "--name", name, "--mode", mode, "--matches", str(matches), "--seed", seed,
+        ]  # fmt: skip
+        if cap is not None:
+            cmd += ["--capture", str(cap)]
+        cmd += list(args)
+        env = dict(os.environ)
+        env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+        proc = await asyncio.create_subprocess_exec(
+            *cmd,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=str(ROOT),
+            env=env,
+        )
+        bp = BotProc(name, tok, proc, cap)
+        self.procs.append(bp)
+        return bp
+
+    async def bots(self, names: list[str], mode: str = "random", **kw: Any) -> list[BotProc]:
+        """Spawn bots and wait until they are all connected."""
+        ps = [await self.spawn(n, mode, **kw) for n in names]
+        missing = await self.referee.wait_for_bots(names, 20)
+        assert not missing, f"bots did not connect: {missing}"
+        return ps
+
+
+@contextlib.asynccontextmanager
+async def arena(tmp: Path, **config: Any) -> AsyncIterator[Arena]:
+    """A referee with its server on a free localhost port; kills every bot on exit."""
+    ref = Referee(RefereeConfig(**config))
+    server, port = await start_server(ref)
+    a = Arena(ref, port, tmp)
+    try:
+        yield a
+    finally:
+        for bp in a.procs:
+            if bp.proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    bp.proc.kill()
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(bp.proc.wait(), 5)
+        await server.stop(0.5)

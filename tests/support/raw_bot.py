@@ -1,0 +1,273 @@
+"""A bot that speaks the raw protocol (no SDK, no engine): the referee tests' opponent.
+
+Run as a separate process::
+
+    python tests/support/raw_bot.py --target 127.0.0.1:PORT --token T --mode random \
+        [--matches N] [--capture FILE] [--seed S]
+
+Modes (also the seed of the hostile-bot suite):
+
+- ``random``      a legal action from ``view.legal_actions`` (passes often, declares
+                  marriages, plays high cards: matches reach the target in reasonable time)
+- ``first``       always the first legal action
+- ``silent``      never answers a decision
+- ``late``        answers after ``--delay-ms``
+- ``illegal``     answers an action that is not legal (every ``--bad-every``-th decision)
+- ``malformed``   answers an action with no kind / a play without a card
+- ``wrong-request`` first answers with a wrong request id, then correctly
+- ``disconnect``  drops the stream at the ``--after``-th decision that comes mid-trick,
+                  reconnects after ``--reconnect-delay`` seconds and plays on
+- ``other-match`` plays, and also answers for match ``--other-match`` (not its own)
+- ``wrong-token`` connects (with ``--token``) and reports the status it gets
+- ``no-hello``    sends a Decision as its first message
+- ``dup``         opens a second stream with the same token while the first is open
+
+The last stdout line is a JSON summary: ``status`` (``OK`` or a gRPC status name),
+``matches`` ended, ``rejected`` incident names, ``welcome`` name, ``reconnects``.
+``--capture FILE`` writes every received ``ServerMessage`` (base64, one per line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import json
+import random
+import sys
+from typing import Any
+
+import grpc
+
+from arena.v1 import arena_pb2 as pb
+from arena.v1 import arena_pb2_grpc as pb_grpc
+
+_MARRIAGE = {1: 40, 2: 60, 3: 80, 4: 100}
+
+
+def _marriages(hand: Any) -> int:
+    v = 0
+    for suit, value in _MARRIAGE.items():
+        ranks = {c.rank for c in hand if c.suit == suit}
+        if pb.RANK_KING in ranks and pb.RANK_QUEEN in ranks:
+            v += value
+    return v
+
+
+def choose(view: pb.PlayerView, rng: random.Random) -> pb.Action:
+    """A legal action, chosen so that matches end: pass mostly, declare, play high."""
+    legal = list(view.legal_actions)
+    kinds = {a.WhichOneof("kind") for a in legal}
+    if "pass" in kinds:
+        bids = [a for a in legal if a.WhichOneof("kind") == "bid"]
+        passes = [a for a in legal if a.WhichOneof("kind") == "pass"]
+        m = _marriages(view.hand)
+        if bids and m and bids[0].bid.amount <= 100 + m:
+            return bids[0]
+        if bids and rng.random() >= 0.9:
+            return bids[0]
+        return passes[0]
+    declares = [a for a in legal if a.WhichOneof("kind") == "play" and a.play.declare]
+    if declares:
+        return declares[0]
+    if "contract" in kinds:
+        return legal[0]
+    if kinds == {"play"}:
+        return max(legal, key=lambda a: (a.play.card.rank, rng.random()))
+    return rng.choice(legal)
+
+
+def illegal_for(view: pb.PlayerView) -> pb.Action:
+    """An action that is certainly not legal now."""
+    if view.phase == pb.PHASE_PLAYING:
+        held = {(c.suit, c.rank) for c in view.hand}
+        for s in range(1, 5):
+            for r in range(1, 7):
+                if (s, r) not in held:
+                    return pb.Action(play=pb.PlayCard(card=pb.Card(suit=s, rank=r)))  # type: ignore[arg-type]
+    return pb.Action(bid=pb.Bid(amount=3))  # off the step in any phase
+
+
+class RawBot:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.a = args
+        self.rng = random.Random(args.seed)
+        self.matches = 0
+        self.rejected: list[str] = []
+        self.welcome = ""
+        self.reconnects = 0
+        self.decisions = 0
+        self.capture = open(args.capture, "a") if args.capture else None  # noqa: SIM115
+        self.rngs: dict[tuple[str, int], random.Random] = {}
+        self.dropped = False
+        self.seats: dict[str, int] = {}
+        self.status = "OK"
+
+    def rng_for(self, match_id: str, seat: int) -> random.Random:
+        key = (match_id, seat)
+        r = self.rngs.get(key)
+        if r is None:
+            r = self.rngs[key] = random.Random(f"{self.a.seed}:{match_id}:{seat}")
+        return r
+
+    def metadata(self) -> list[tuple[str, str]]:
+        return [("authorization", f"Bearer {self.a.token}")] if self.a.token else []
+
+    def hello(self) -> pb.BotMessage:
+        return pb.BotMessage(
+            hello=pb.Hello(bot_name=self.a.name, protocol_version=1, client="raw_bot/1")
+        )
+
+    async def run(self) -> str:
+        while True:
+            try:
+                again = await self.session()
+            except grpc.aio.AioRpcError as e:
+                return e.code().name
+            if not again:
+                return self.status
+            self.reconnects += 1
+            await asyncio.sleep(self.a.reconnect_delay)
+
+    async def session(self) -> bool:
+        """One stream; True to reconnect afterwards."""
+        a = self.a
+        async with grpc.aio.insecure_channel(a.target) as channel:
+            stub = pb_grpc.ArenaStub(channel)
+            call = stub.Play(metadata=self.metadata())
+            if a.mode == "no-hello":
+                await call.write(pb.BotMessage(decision=pb.Decision(request_id="1", match_id="x")))
+            else:
+                await call.write(self.hello())
+            if a.mode == "dup":
+                first = await call.read()
+                self.record(first)
+                second = stub.Play(metadata=self.metadata())
+                try:  # the referee may refuse the call before the write goes out
+                    await second.write(self.hello())
+                    await second.read()
+                except (grpc.aio.AioRpcError, asyncio.InvalidStateError):
+                    pass
+                code = await second.code()
+                call.cancel()
+                if code != grpc.StatusCode.OK:
+                    self.status = code.name
+                return False
+            wq: asyncio.Queue[pb.BotMessage] = asyncio.Queue()
+
+            async def writer() -> None:
+                while True:
+                    m = await wq.get()
+                    await call.write(m)
+
+            wtask = asyncio.create_task(writer())
+            tasks: set[asyncio.Task[None]] = set()
+            try:
+                while True:
+                    msg = await call.read()
+                    if msg is grpc.aio.EOF:
+                        return False
+                    self.record(msg)
+                    kind = msg.WhichOneof("kind")
+                    if kind == "welcome":
+                        self.welcome = msg.welcome.bot_name
+                    elif kind == "match_started":
+                        self.seats[msg.match_started.match_id] = msg.match_started.seat
+                    elif kind == "decision_rejected":
+                        self.rejected.append(pb.Incident.Name(msg.decision_rejected.incident))
+                    elif kind == "match_ended":
+                        self.matches += 1
+                        if a.matches and self.matches >= a.matches:
+                            await asyncio.sleep(0.05)  # let queued answers go out
+                            await call.done_writing()
+                            return False
+                    elif kind == "decision_request":
+                        if self.should_drop(msg.decision_request):
+                            self.dropped = True
+                            call.cancel()
+                            return True
+                        t = asyncio.create_task(self.answer(msg.decision_request, wq))
+                        tasks.add(t)
+                        t.add_done_callback(tasks.discard)
+            finally:
+                wtask.cancel()
+                for t in tasks:
+                    t.cancel()
+
+    def should_drop(self, req: pb.DecisionRequest) -> bool:
+        if self.a.mode != "disconnect" or self.dropped:
+            return False
+        self.decisions += 1
+        v = req.view
+        return self.decisions >= self.a.after and v.phase == pb.PHASE_PLAYING and len(v.trick) > 0
+
+    def record(self, msg: Any) -> None:
+        if self.capture is not None and isinstance(msg, pb.ServerMessage):
+            self.capture.write(base64.b64encode(msg.SerializeToString()).decode() + "\n")
+            self.capture.flush()
+
+    async def answer(self, req: pb.DecisionRequest, wq: asyncio.Queue[pb.BotMessage]) -> None:
+        a = self.a
+        mode = a.mode
+        n = self.decisions = self.decisions + (0 if mode == "disconnect" else 1)
+        rng = self.rng_for(req.match_id, req.view.seat)
+        action = choose(req.view, rng)
+        rid = req.request_id
+        if mode == "silent":
+            return
+        if mode == "late":
+            await asyncio.sleep(a.delay_ms / 1000)
+        bad = n % a.bad_every == 0
+        if mode == "illegal" and bad:
+            action = illegal_for(req.view)
+        elif mode == "malformed" and bad:
+            action = pb.Action() if n % 2 else pb.Action(play=pb.PlayCard(declare=True))
+        elif mode == "wrong-request":
+            wq.put_nowait(
+                pb.BotMessage(
+                    decision=pb.Decision(request_id=rid + "x", match_id=req.match_id, action=action)
+                )
+            )
+        elif mode == "other-match":
+            wq.put_nowait(
+                pb.BotMessage(
+                    decision=pb.Decision(request_id=rid, match_id=a.other_match, action=action)
+                )
+            )
+        wq.put_nowait(
+            pb.BotMessage(
+                decision=pb.Decision(request_id=rid, match_id=req.match_id, action=action)
+            )
+        )
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--target", required=True)
+    p.add_argument("--token", default="")
+    p.add_argument("--name", default="raw")
+    p.add_argument("--mode", default="random")
+    p.add_argument("--matches", type=int, default=0, help="exit after this many matches")
+    p.add_argument("--capture", default="")
+    p.add_argument("--seed", default="0")
+    p.add_argument("--delay-ms", type=int, default=0)
+    p.add_argument("--bad-every", type=int, default=1)
+    p.add_argument("--after", type=int, default=5)
+    p.add_argument("--reconnect-delay", type=float, default=0.3)
+    p.add_argument("--other-match", default="")
+    args = p.parse_args()
+    bot = RawBot(args)
+    status = asyncio.run(bot.run())
+    summary = {
+        "status": status,
+        "matches": bot.matches,
+        "rejected": bot.rejected,
+        "welcome": bot.welcome,
+        "reconnects": bot.reconnects,
+    }
+    sys.stdout.write(json.dumps(summary) + "\n")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
