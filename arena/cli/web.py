@@ -1,0 +1,62 @@
+"""``arena web``: serve the leaderboard and the replay viewer on localhost (read-only)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import click
+
+__all__ = ["web"]
+
+
+def _default_db() -> Path | None:
+    """The most recently written ``runs/*.sqlite`` (where tournaments store by default)."""
+    runs = sorted(Path("runs").glob("*.sqlite"), key=lambda p: p.stat().st_mtime)
+    return runs[-1] if runs else None
+
+
+@click.command("web")
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="The tournament database (default: the newest runs/*.sqlite).",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option(
+    "--port", type=int, default=8000, show_default=True, help="Port to bind (0: any free port)."
+)
+@click.option(
+    "--tournament", default=None, help="Tournament id to show first (default: the latest)."
+)
+@click.option("-v", "--verbose", is_flag=True, help="Log every request.")
+def web(db: Path | None, host: str, port: int, tournament: str | None, verbose: bool) -> None:
+    """Serve the leaderboard, bot pages and replay viewer of a tournament database.
+
+    The database is opened read-only, so this can run beside a running tournament: the
+    leaderboard page refreshes itself while matches land.
+    """
+    from arena.storage import StorageError
+    from arena.web import DataSource, make_server
+
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(message)s")
+    if db is None:
+        db = _default_db()
+        if db is None:
+            raise click.UsageError("no database found in runs/: pass --db PATH")
+    try:
+        source = DataSource(db, tournament)
+    except StorageError as e:
+        raise click.ClickException(str(e)) from e
+    try:
+        server = make_server(source, host, port)
+    except OSError as e:
+        raise click.ClickException(f"cannot listen on {host}:{port}: {e}") from e
+    click.echo(f"arena web: serving {db} at {server.url} (Ctrl+C to stop)")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()

@@ -1,0 +1,237 @@
+"""What the web pages show, read from the tournament database without ever writing to it.
+
+The database is opened read-only (``file:...?mode=ro``), one connection per request, so
+``arena web`` runs beside a tournament that is writing the same file. The queries are the
+storage's own (:class:`arena.storage.Storage` methods bound to a read-only connection);
+the statistics are the leaderboard's (:mod:`arena.leaderboard`) and the ratings are
+:mod:`arena.ratings`. What the leaderboard computes is cached per tournament until the
+next match is stored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from arena.storage import MatchResult, RatingPoint, Storage, StorageError, TournamentInfo
+from arena.web import board
+
+__all__ = ["DataSource", "NotFound", "open_readonly"]
+
+JSON = dict[str, Any]
+
+
+class NotFound(LookupError):
+    """No such tournament, bot or match (the server answers 404)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "not found"
+
+
+def open_readonly(path: str | Path, *, timeout: float = 5.0) -> Storage:
+    """A :class:`Storage` over a read-only connection: its read methods, no way to write.
+
+    ``Storage(path)`` itself opens read-write (it creates the schema and sets WAL mode),
+    which a viewer beside a running tournament must not do; this adapter binds the same
+    methods to a ``mode=ro`` connection instead.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise StorageError(f"no database at {p} (run a tournament first, or pass --db)")
+    st = Storage.__new__(Storage)
+    st.path = p
+    st._timeout = timeout
+    try:
+        st.conn = sqlite3.connect(
+            f"{p.resolve().as_uri()}?mode=ro", uri=True, timeout=timeout, check_same_thread=False
+        )
+    except sqlite3.Error as e:
+        raise StorageError(f"cannot open {p} read-only: {e}") from e
+    st.conn.row_factory = sqlite3.Row
+    return st
+
+
+class DataSource:
+    """The JSON documents of the API, for one database (and a default tournament)."""
+
+    def __init__(self, db: str | Path, tournament: str | None = None) -> None:
+        self.db = Path(db)
+        self.default_tournament = tournament
+        self._lock = threading.Lock()
+        self._boards: dict[str, tuple[tuple[Any, ...], JSON]] = {}
+        with self._open():  # fail early on a path that is no database
+            pass
+
+    @contextlib.contextmanager
+    def _open(self) -> Iterator[Storage]:
+        st = open_readonly(self.db)
+        try:
+            yield st
+        finally:
+            st.close()
+
+    # -- tournaments ----------------------------------------------------------------------
+
+    def tournaments(self) -> list[JSON]:
+        with self._open() as st:
+            return [_tournament_json(t) for t in st.tournaments()]
+
+    def _tournament(self, st: Storage, tournament: str | None) -> TournamentInfo:
+        tid = tournament or self.default_tournament or st.latest_tournament()
+        if tid is None:
+            raise NotFound(f"no tournament in {self.db} yet")
+        info = st.tournament(tid)
+        if info is None:
+            raise NotFound(f"no tournament {tid!r} in {self.db}")
+        return info
+
+    # -- leaderboard ----------------------------------------------------------------------
+
+    def leaderboard(self, tournament: str | None) -> JSON:
+        """Rows, rating history, head-to-head and the latest matches of a tournament."""
+        with self._open() as st:
+            info = self._tournament(st, tournament)
+            board = self._board(st, info)
+            return {
+                "tournament": _tournament_json(info),
+                "tournaments": [_tournament_json(t) for t in st.tournaments()],
+                **board,
+            }
+
+    def _board(self, st: Storage, info: TournamentInfo) -> JSON:
+        key = (info.completed, info.finished_at, _rating_count(st, info.id))
+        with self._lock:
+            hit = self._boards.get(info.id)
+            if hit is not None and hit[0] == key:
+                return hit[1]
+        results = st.match_results(info.id)
+        history = st.rating_history(info.id)
+        board = compute_board(st, info, results, history)
+        board["version"] = f"{info.id}:{info.completed}:{info.finished_at}:{key[2]}"
+        with self._lock:
+            self._boards[info.id] = (key, board)
+        return board
+
+    # -- one bot --------------------------------------------------------------------------
+
+    def bot(self, name: str, tournament: str | None) -> JSON:
+        with self._open() as st:
+            info = self._tournament(st, tournament)
+            board = self._board(st, info)
+            row = next((r for r in board["rows"] if r["bot"] == name), None)
+            if row is None and name not in info.bots:
+                raise NotFound(f"no bot {name!r} in tournament {info.id!r}")
+            results = [m for m in st.match_results(info.id) if name in m.seats]
+            strikes = [i for i in st.incidents(info.id) if i.get("bot") == name]
+            per_deal = _deltas_of(st, info.id, name)
+            return {
+                "tournament": _tournament_json(info),
+                "bot": name,
+                "row": row,
+                "history": board["history"].get(name, []),
+                "matches": [_match_json(m) for m in reversed(results)],
+                "strikes": strikes,
+                "deal_scores": per_deal,
+            }
+
+    def matches(self, tournament: str | None, *, bot: str | None, limit: int | None) -> JSON:
+        with self._open() as st:
+            info = self._tournament(st, tournament)
+            results = [m for m in st.match_results(info.id) if bot is None or bot in m.seats]
+            results.reverse()
+            if limit is not None:
+                results = results[: max(0, limit)]
+            return {
+                "tournament": _tournament_json(info),
+                "matches": [_match_json(m) for m in results],
+            }
+
+    # -- one match ------------------------------------------------------------------------
+
+    def record(self, match_id: str) -> JSON:
+        with self._open() as st:
+            try:
+                return st.load_record(match_id)
+            except KeyError:
+                ids = st.find_match_ids(match_id)
+                if len(ids) == 1:
+                    return st.load_record(ids[0])
+                raise NotFound(f"no match {match_id!r} in {self.db}") from None
+
+    def match_info(self, match_id: str) -> JSON:
+        """Where a stored match belongs (tournament, schedule index, times)."""
+        with self._open() as st:
+            row = st.conn.execute(
+                "SELECT tournament_id, idx, table_no, set_no, started_at, finished_at, duration_s"
+                " FROM matches WHERE id = ?",
+                (match_id,),
+            ).fetchone()
+        return {} if row is None else {"stored": dict(row)}
+
+
+# ---------------------------------------------------------------------------------------
+
+
+def _tournament_json(t: TournamentInfo) -> JSON:
+    return {
+        "id": t.id,
+        "name": t.name,
+        "bots": list(t.bots),
+        "total_matches": t.total_matches,
+        "completed": t.completed,
+        "created_at": t.created_at,
+        "finished_at": t.finished_at,
+        "running": t.finished_at is None,
+        "ruleset": (t.config.get("ruleset") if isinstance(t.config, dict) else None),
+    }
+
+
+def _match_json(m: MatchResult) -> JSON:
+    return {
+        "match_id": m.match_id,
+        "index": m.index,
+        "players": list(m.seats),
+        "scores": list(m.scores),
+        "places": list(m.places),
+        "forfeits": list(m.forfeits),
+        "deals": m.deals,
+        "duration_s": m.duration_s,
+        "status": "forfeit" if m.forfeits else "",
+    }
+
+
+def _rating_count(st: Storage, tid: str) -> int:
+    row = st.conn.execute("SELECT COUNT(*) FROM ratings WHERE tournament_id = ?", (tid,)).fetchone()
+    return int(row[0])
+
+
+def _deltas_of(st: Storage, tid: str, bot: str) -> list[int]:
+    """Every deal delta the bot scored in the tournament (the score-per-deal distribution)."""
+    rows = st.conn.execute(
+        "SELECT d.deltas_json, p.seat FROM deals d"
+        " JOIN match_players p ON p.match_id = d.match_id"
+        " JOIN matches m ON m.id = d.match_id"
+        " WHERE m.tournament_id = ? AND p.bot = ? ORDER BY m.idx, d.number",
+        (tid, bot),
+    ).fetchall()
+    out: list[int] = []
+    for r in rows:
+        deltas = json.loads(r[0])
+        if isinstance(deltas, list) and r[1] < len(deltas):
+            out.append(int(deltas[r[1]]))
+    return out
+
+
+def compute_board(
+    st: Storage,
+    info: TournamentInfo,
+    results: Sequence[MatchResult],
+    history: Sequence[RatingPoint],
+) -> JSON:
+    """The leaderboard document: rows, rating history per bot, head-to-head, recent matches."""
+    return board.compute(st, info, results, history)

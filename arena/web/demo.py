@@ -1,0 +1,133 @@
+"""A small recorded tournament for the web view's tests, screenshots and a quick look.
+
+``python -m arena.web.demo out.sqlite`` writes one. The matches are played by the engine
+alone with three simple styles of player (a bold bidder, a cautious one, a random one),
+so it takes a second and needs no gRPC; the records carry decision times and one
+incident like the referee's do. It is stored through :class:`arena.storage.Storage`, the
+same way the tournament stores its matches.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+from arena.ratings import rate_results
+from arena.storage import Storage
+from engine import PRESETS, Action, Bid, Concede, Contract, Game, Pass, Play, ThrowIn
+from engine.cards import Card
+
+__all__ = ["DEMO_BOTS", "demo_record", "make_demo_db"]
+
+DEMO_BOTS = ("bold", "careful", "randy")
+
+
+def _choose(style: str, game: Game, rng: random.Random) -> Action:
+    acts = game.legal_actions()
+    bids = [a for a in acts if isinstance(a, Bid)]
+    can_pass = any(isinstance(a, Pass) for a in acts)
+    if bids or can_pass:
+        keen = {"bold": 0.55, "careful": 0.15, "randy": 0.3}[style]
+        if bids and (not can_pass or rng.random() < keen):
+            return bids[0]
+        return Pass()
+    contracts = [a for a in acts if isinstance(a, Contract)]
+    if contracts:
+        return contracts[0]
+    if any(isinstance(a, Concede | ThrowIn) for a in acts) and not contracts:
+        return acts[0]
+    plays = [a for a in acts if isinstance(a, Play)]
+    declares = [a for a in plays if a.declare]
+    if declares and style != "randy":
+        return declares[0]
+    if plays and style != "randy":
+        # high cards first: a crude way to take tricks
+        return max((a for a in plays if not a.declare), key=lambda a: Card(a.card).rank)
+    return rng.choice(acts)
+
+
+def demo_record(
+    seed: int, seats: tuple[str, ...], *, preset: str = "classic", max_deals: int = 8
+) -> dict[str, Any]:
+    """One match record, with ``ms``/``by`` per action as the referee writes them."""
+    ruleset = dataclasses.replace(PRESETS[preset], max_deals=max_deals)
+    game = Game.new(ruleset, seed, list(seats))
+    rng = random.Random(seed)
+    times: list[float] = []
+    while not game.is_over:
+        seat = game.to_act
+        assert seat is not None
+        style = seats[seat] if seats[seat] in DEMO_BOTS else "randy"
+        game.apply(_choose(style, game, rng), seat=seat)
+        times.append(round(rng.uniform(0.2, 3.0) * (1 + DEMO_BOTS.index(style)), 2))
+    record = game.record()
+    k = 0
+    for deal in record["deals"]:
+        for a in deal["actions"]:
+            a["ms"] = times[k]
+            a["by"] = "bot"
+            k += 1
+    record["incidents"] = []
+    record["forfeits"] = []
+    if seed % 4 == 1:
+        seat = seats.index("randy") if "randy" in seats else 0
+        record["incidents"].append(
+            {"kind": "timeout", "seat": seat, "deal": 0, "detail": "no answer in 2000 ms"}
+        )
+    return record
+
+
+def make_demo_db(
+    path: str | Path,
+    *,
+    matches: int = 6,
+    bots: tuple[str, ...] = DEMO_BOTS,
+    tournament_id: str = "demo",
+    max_deals: int = 8,
+    total: int | None = None,
+    finished: bool = True,
+) -> list[str]:
+    """Write a demo tournament of ``matches`` matches (of ``total`` scheduled); returns the
+    match ids. ``finished=False`` leaves it looking like a tournament still running."""
+    path = Path(path)
+    ids: list[str] = []
+    with Storage(path) as st:
+        st.ensure_tournament(
+            tournament_id,
+            name=tournament_id,
+            fingerprint="demo",
+            config={"name": tournament_id, "ruleset": "classic"},
+            total_matches=total if total is not None else matches,
+            bots=[(b, "demo") for b in bots],
+        )
+        for i in range(matches):
+            seats = tuple(bots[(i + j) % len(bots)] for j in range(len(bots)))
+            record = demo_record(i, seats, max_deals=max_deals)
+            match_id = f"{tournament_id}-m{i:04d}"
+            st.save_match(
+                tournament_id,
+                match_id=match_id,
+                index=i,
+                table=0,
+                set_no=i // len(bots),
+                seed=i,
+                seats=seats,
+                record=record,
+                started_at=1_700_000_000.0 + 60 * i,
+                finished_at=1_700_000_030.0 + 60 * i,
+            )
+            ids.append(match_id)
+        _, history = rate_results(st.match_results(tournament_id), bots)
+        st.save_ratings(tournament_id, history)
+        if finished:
+            st.finish_tournament(tournament_id)
+    return ids
+
+
+if __name__ == "__main__":
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else "runs/demo.sqlite")
+    print("\n".join(make_demo_db(out)))
+    print(f"wrote {out}; view it with: arena web --db {out}")

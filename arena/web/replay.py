@@ -1,0 +1,547 @@
+"""Turn a match record into the steps the replay viewer draws.
+
+A record is replayed action by action with the engine (the validated door, so a record
+that does not replay is reported, not drawn). After every action the table is captured
+twice over:
+
+* as each seat saw it — exactly :func:`engine.observe` for that seat, normalized to JSON
+  (:func:`view_json`); nothing else is added, so a seat's steps never carry a card that
+  seat was not allowed to see;
+* face up — every seat's own hand (from its own view), the dealt talon and the passed
+  cards from the record, and the public part of the table.
+
+Step 0 of a deal is the table as dealt; step ``i`` is the table after the deal's ``i``-th
+action. The engine scores a deal and deals the next one inside the call that ends it, so
+the last step of a deal is built from the step before it plus that last action (the
+finished trick and the scores the record states).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from engine import DealResult, Game, ReplayError, Ruleset, observe, public_action
+from engine import replay as engine_replay
+from engine.actions import Action, Concede, Contract, Give, Play, ThrowIn, parse_action
+from engine.cards import Card, Suit, parse_card
+
+__all__ = [
+    "MatchReplay",
+    "ReplayCache",
+    "ReplayFailed",
+    "deal_summary",
+    "match_summary",
+    "view_json",
+]
+
+JSON = dict[str, Any]
+
+ACE_MARRIAGE_VALUE = 200
+
+
+class ReplayFailed(ValueError):
+    """The record does not replay with the engine (names the deal and the action)."""
+
+
+# ---------------------------------------------------------------------------------------
+# normalizing engine values to JSON
+
+
+def _card(c: Any) -> str | None:
+    if c is None:
+        return None
+    return str(Card(int(c)))
+
+
+def _cards(cs: Iterable[Any] | None) -> list[str | None] | None:
+    if cs is None:
+        return None
+    return [_card(c) for c in cs]
+
+
+def _suit(s: Any) -> str | None:
+    if s is None:
+        return None
+    return Suit(int(s)).symbol
+
+
+def _phase(p: Any) -> str:
+    return p.name if isinstance(p, enum.Enum) else str(p)
+
+
+def _fields(obj: Any) -> dict[str, Any]:
+    """A dataclass / namedtuple as a dict; a plain tuple as positional items."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+    asdict = getattr(obj, "_asdict", None)
+    if callable(asdict):
+        return dict(asdict())
+    return {}
+
+
+def _pairs(items: Iterable[Any] | None) -> list[tuple[Any, Any]]:
+    out: list[tuple[Any, Any]] = []
+    for it in items or ():
+        f = _fields(it)
+        if f:
+            vals = list(f.values())
+            out.append((vals[0], vals[1]))
+        else:
+            a, b = it
+            out.append((a, b))
+    return out
+
+
+def _gives(items: Iterable[Any] | None, declarer: int | None) -> list[JSON]:
+    """Passed cards as ``{"from", "to", "card"}`` (card None when hidden from this seat)."""
+    out: list[JSON] = []
+    for it in items or ():
+        f = _fields(it)
+        if isinstance(it, Give):
+            out.append({"from": declarer, "to": it.to, "card": _card(it.card)})
+        elif f:
+            card = f.get("card")
+            frm = f.get("frm", f.get("giver", f.get("from_seat", f.get("source", declarer))))
+            to = f.get("to", f.get("receiver", f.get("to_seat")))
+            out.append({"from": frm, "to": to, "card": _card(card)})
+        else:
+            t = tuple(it)
+            if len(t) == 3:
+                out.append({"from": t[0], "to": t[1], "card": _card(t[2])})
+            elif len(t) == 2:
+                out.append({"from": declarer, "to": t[0], "card": _card(t[1])})
+    return out
+
+
+def _marriages(items: Iterable[Any] | None) -> list[JSON]:
+    out: list[JSON] = []
+    for seat, suit in _pairs(items):
+        if suit is None:
+            out.append({"seat": seat, "suit": None, "value": ACE_MARRIAGE_VALUE})
+        else:
+            out.append({"seat": seat, "suit": _suit(suit), "value": Suit(int(suit)).marriage_value})
+    return out
+
+
+def _trick(items: Iterable[Any] | None) -> list[JSON]:
+    return [{"seat": s, "card": _card(c)} for s, c in _pairs(items)]
+
+
+def _completed_tricks(items: Iterable[Any] | None, n: int) -> list[JSON]:
+    out: list[JSON] = []
+    for it in items or ():
+        f = _fields(it)
+        if f:
+            leader, cards, winner = f.get("leader"), f.get("cards"), f.get("winner")
+        else:
+            leader, cards, winner = it
+        cards = tuple(cards or ())
+        if cards and isinstance(cards[0], tuple):
+            played = [{"seat": s, "card": _card(c)} for s, c in cards]
+        else:
+            # cards in play order from the leader; the seats that played them are the
+            # active seats clockwise from him (the dealer sits out with 4 players)
+            played = [{"seat": None, "card": _card(c)} for c in cards]
+        out.append({"leader": leader, "cards": played, "winner": winner})
+    return out
+
+
+def _legal(actions: Iterable[Action] | None) -> list[str]:
+    return [str(a) for a in actions or ()]
+
+
+def _trick_points(cards: Iterable[str | None]) -> int:
+    return sum(parse_card(c).points for c in cards if c)
+
+
+def _takes(tricks: Sequence[JSON], marriages: Sequence[JSON], n: int) -> list[int]:
+    """Each seat's take so far in this deal: card points of tricks won + declared marriages."""
+    takes = [0] * n
+    for t in tricks:
+        w = t.get("winner")
+        if isinstance(w, int) and 0 <= w < n:
+            takes[w] += _trick_points(c["card"] for c in t["cards"])
+    for m in marriages:
+        if isinstance(m["seat"], int) and 0 <= m["seat"] < n:
+            takes[m["seat"]] += int(m["value"])
+    return takes
+
+
+def view_json(view: Any) -> JSON:
+    """One seat's :class:`engine.PlayerView` as JSON, nothing added (cards as ``"K♥"``)."""
+    n = len(view.players) if getattr(view, "players", None) is not None else 3
+    declarer = getattr(view, "declarer", None)
+    tricks = _completed_tricks(getattr(view, "tricks", ()), n)
+    _fill_trick_seats(tricks, list(getattr(view, "active_seats", range(n))))
+    marriages = _marriages(getattr(view, "marriages", ()))
+    hands: list[list[str | None] | None] = [None] * n
+    hands[view.seat] = _cards(sorted(view.hand))
+    barrel = getattr(view, "barrel", None)
+    return {
+        "seat": view.seat,
+        "phase": _phase(view.phase),
+        "to_act": view.to_act,
+        "deal_number": view.deal_number,
+        "dealer": view.dealer,
+        "active_seats": list(getattr(view, "active_seats", range(n))),
+        "hands": hands,
+        "talon": _cards(getattr(view, "talon", None)),
+        "bids": [{"seat": s, "action": str(a)} for s, a in _pairs(getattr(view, "bids", ()))],
+        "declarer": declarer,
+        "bid": _amount(getattr(view, "bid", None)),
+        "contract": _amount(getattr(view, "contract", None)),
+        "gives": _gives(getattr(view, "gives", ()), declarer),
+        "trump": _suit(getattr(view, "trump", None)),
+        "marriages": marriages,
+        "trick": _trick(getattr(view, "trick", ())),
+        "tricks": tricks,
+        "takes": _takes(tricks, marriages, n),
+        "scores": list(view.scores),
+        "barrel": list(barrel) if barrel is not None else None,
+        "legal": _legal(getattr(view, "legal_actions", ())),
+    }
+
+
+def _amount(x: Any) -> int | None:
+    if x is None:
+        return None
+    if isinstance(x, int):
+        return int(x)
+    amount = getattr(x, "amount", None)
+    return int(amount) if amount is not None else None
+
+
+def _fill_trick_seats(tricks: list[JSON], active: list[int]) -> None:
+    for t in tricks:
+        leader = t["leader"]
+        if leader in active:
+            k = active.index(leader)
+            for j, c in enumerate(t["cards"]):
+                if c["seat"] is None:
+                    c["seat"] = active[(k + j) % len(active)]
+
+
+def trick_winner(trick: Sequence[JSON], trump: str | None) -> int:
+    """The seat that wins a complete trick (RULES.md §7): the highest trump, else the highest
+    card of the led suit."""
+    cards = [(t["seat"], parse_card(t["card"])) for t in trick]
+    led = cards[0][1].suit
+    best_seat, best = cards[0]
+    for seat, c in cards[1:]:
+        b_trump = trump is not None and best.suit.symbol == trump
+        c_trump = trump is not None and c.suit.symbol == trump
+        if (c_trump and (not b_trump or c.rank > best.rank)) or (
+            not c_trump
+            and not b_trump
+            and c.suit == led
+            and (best.suit != led or c.rank > best.rank)
+        ):
+            best_seat, best = seat, c
+    return int(best_seat)
+
+
+# ---------------------------------------------------------------------------------------
+# the replay
+
+
+def _ruleset(record: JSON) -> Ruleset:
+    return Ruleset.from_dict(dict(record["ruleset"]))
+
+
+def _deal_cards(deal: JSON) -> tuple[list[tuple[Card, ...]], tuple[Card, ...]] | None:
+    if "hands" not in deal or "talon" not in deal:
+        return None
+    hands = [tuple(parse_card(c) for c in h) for h in deal["hands"]]
+    return hands, tuple(parse_card(c) for c in deal["talon"])
+
+
+def _new_game(record: JSON) -> Game:
+    explicit = {}
+    for deal in record.get("deals", ()):
+        cards = _deal_cards(deal)
+        if cards is not None:
+            explicit[int(deal["number"])] = cards
+    return Game.new(
+        _ruleset(record), int(record["seed"]), list(record["players"]), deals=explicit or None
+    )
+
+
+def _declarer_of(actions: Sequence[JSON]) -> int | None:
+    for a in actions:
+        if str(a["action"]).split()[0] in ("give", "contract", "concede", "throw-in"):
+            return int(a["seat"])
+    return None
+
+
+def deal_summary(deal: JSON, n: int) -> JSON:
+    """Who declared what in a recorded deal, and how it ended (from the record alone)."""
+    actions = list(deal.get("actions", ()))
+    declarer = _declarer_of(actions)
+    bid: int | None = None
+    contract: int | None = None
+    outcome = "played"
+    for a in actions:
+        act = parse_action(str(a["action"]))
+        if isinstance(act, Contract):
+            contract = act.amount
+        elif isinstance(act, Concede):
+            outcome = "conceded"
+        elif isinstance(act, ThrowIn):
+            outcome = "thrown in"
+        elif hasattr(act, "amount") and str(act).startswith("bid"):
+            bid = int(act.amount)
+    deltas = deal.get("deltas")
+    made: bool | None = None
+    if contract is not None and declarer is not None and deltas is not None:
+        made = int(deltas[declarer]) > 0 or (int(deltas[declarer]) == 0 and contract == 0)
+    return {
+        "number": deal.get("number"),
+        "dealer": deal.get("dealer"),
+        "declarer": declarer,
+        "bid": bid,
+        "contract": contract,
+        "made": made,
+        "outcome": outcome,
+        "actions": len(actions),
+        "steps": len(actions) + 1,
+        "deltas": deltas,
+        "scores": deal.get("scores"),
+    }
+
+
+def match_summary(match_id: str, record: JSON) -> JSON:
+    """What the replay page needs before any deal is drawn."""
+    n = len(record["players"])
+    return {
+        "match_id": match_id,
+        "format": record.get("format"),
+        "players": list(record["players"]),
+        "seats": n,
+        "seed": record.get("seed"),
+        "ruleset": record.get("ruleset"),
+        "result": record.get("result"),
+        "incidents": record.get("incidents", []),
+        "forfeits": record.get("forfeits", []),
+        "deals": [deal_summary(d, n) for d in record.get("deals", ())],
+    }
+
+
+@dataclasses.dataclass
+class _Deal:
+    full: list[JSON]
+    seats: list[list[JSON]]  # seats[s][step]
+    actions: list[JSON]
+
+
+class MatchReplay:
+    """Every step of every deal of one record, face up and per seat.
+
+    The record is checked once with :func:`engine.replay`; the game at the start of each
+    deal is kept, and a deal's steps are captured the first time they are asked for.
+    """
+
+    def __init__(self, match_id: str, record: JSON) -> None:
+        self.match_id = match_id
+        self.record = record
+        self.players: list[str] = list(record["players"])
+        self.n = len(self.players)
+        self._starts: list[Game] = []
+        self._results: list[DealResult | None] = []
+        self._deals: dict[int, _Deal] = {}
+        self._lock = threading.Lock()
+        self._check()
+        self.summary = match_summary(match_id, record)
+        for k, res in enumerate(self._results):
+            if res is not None:
+                self.summary["deals"][k].update(
+                    declarer=res.declarer,
+                    bid=res.bid,
+                    contract=res.contract,
+                    outcome=res.outcome,
+                    made=res.outcome == "made" if res.contract is not None else None,
+                    takes=list(res.takes),
+                    events=list(res.events),
+                )
+
+    def deal(self, index: int, seat: int | None = None) -> JSON:
+        """The steps of deal ``index`` (position in the record), face up or as ``seat`` saw them."""
+        if not 0 <= index < len(self._starts):
+            raise IndexError(f"no deal {index} in match {self.match_id}")
+        if seat is not None and not 0 <= seat < self.n:
+            raise IndexError(f"no seat {seat} in match {self.match_id}")
+        with self._lock:
+            d = self._deals.get(index)
+            if d is None:
+                d = self._deals[index] = self._capture_deal(index)
+        views = d.full if seat is None else d.seats[seat]
+        rec = self.record["deals"][index]
+        steps = []
+        for i, view in enumerate(views):
+            steps.append(
+                {
+                    "i": i,
+                    "action": self._action_json(d.actions[i - 1], seat) if i else None,
+                    "tricks_done": len(view["tricks"]),
+                    "view": view,
+                }
+            )
+        return {
+            "match_id": self.match_id,
+            "index": index,
+            "number": rec.get("number", index),
+            "seat": seat,
+            "players": self.players,
+            "summary": self.summary["deals"][index],
+            "steps": steps,
+        }
+
+    def _action_json(self, a: JSON, seat: int | None) -> JSON:
+        text = str(a["action"])
+        if seat is not None:
+            # what this seat learnt of the action: a third seat sees a pass, not its card
+            text = str(public_action(parse_action(text), int(a["seat"]), seat))
+        return {"seat": a["seat"], "text": text, "ms": a.get("ms"), "by": a.get("by")}
+
+    # -- replaying ----------------------------------------------------------------------
+
+    def _check(self) -> None:
+        """Replay the record once (validated), keeping the game at each deal's start."""
+        try:
+            engine_replay(self.record)
+        except ReplayError as e:
+            raise ReplayFailed(f"match {self.match_id} does not replay: {e}") from e
+        game = _new_game(self.record)
+        for index, rec in enumerate(self.record.get("deals", ())):
+            number = int(rec.get("number", index))
+            if game.deal_number != number:
+                raise ReplayFailed(f"deal {number}: the engine is at deal {game.deal_number}")
+            self._starts.append(game.clone())
+            for k, a in enumerate(rec.get("actions", ())):
+                try:
+                    game.apply(parse_action(str(a["action"])), seat=int(a["seat"]))
+                except ValueError as e:
+                    raise ReplayFailed(f"deal {number}, action {k + 1}: {e}") from e
+            done = game.deal_results
+            self._results.append(done[-1] if done and done[-1].number == number else None)
+
+    def _capture_deal(self, index: int) -> _Deal:
+        game = self._starts[index].clone()
+        rec = self.record["deals"][index]
+        number = int(rec.get("number", index))
+        actions = list(rec.get("actions", ()))
+        dealt = _deal_cards(rec)
+        talon = _cards(dealt[1]) if dealt else _cards(game.talon)
+        d = _Deal(full=[], seats=[[] for _ in range(self.n)], actions=actions)
+        self._capture(game, d, talon, [])
+        for k, a in enumerate(actions):
+            seat = int(a["seat"])
+            action = parse_action(str(a["action"]))
+            before_full = d.full[-1]
+            before_seats = [s[-1] for s in d.seats]
+            game.apply(action, seat=seat)
+            gives = _record_gives(actions[: k + 1])
+            if game.is_over or game.deal_number != number:
+                self._capture_end(d, before_full, before_seats, seat, action, rec, gives)
+            else:
+                self._capture(game, d, talon, gives)
+        return d
+
+    def _capture(
+        self, game: Game, d: _Deal, talon: list[str | None] | None, gives: list[JSON]
+    ) -> None:
+        views = [view_json(observe(game, s)) for s in range(self.n)]
+        full = dict(views[0])
+        full["seat"] = None
+        full["hands"] = [views[s]["hands"][s] for s in range(self.n)]
+        full["talon"] = talon if talon is not None else views[0]["talon"]
+        full["gives"] = gives
+        full["legal"] = views[game.to_act]["legal"] if game.to_act is not None else []
+        sizes = [len(h or ()) for h in full["hands"]]
+        full["hand_sizes"] = sizes
+        for s, v in enumerate(views):
+            v["hand_sizes"] = sizes  # how many cards each holds is public
+            d.seats[s].append(v)
+        d.full.append(full)
+
+    def _capture_end(
+        self,
+        d: _Deal,
+        before_full: JSON,
+        before_seats: list[JSON],
+        actor: int,
+        action: Action,
+        rec: JSON,
+        gives: list[JSON],
+    ) -> None:
+        """The table after the action that ended the deal (the engine has moved on)."""
+        result = {"deltas": rec.get("deltas"), "scores": rec.get("scores")}
+        for k, before in enumerate([before_full, *before_seats]):
+            v = _finish(before, actor, action, result, self.n)
+            if k == 0:
+                v["gives"] = gives
+                d.full.append(v)
+            else:
+                d.seats[k - 1].append(v)
+
+
+def _record_gives(actions: Sequence[JSON]) -> list[JSON]:
+    out = []
+    for a in actions:
+        act = parse_action(str(a["action"]))
+        if isinstance(act, Give):
+            out.append({"from": int(a["seat"]), "to": act.to, "card": str(act.card)})
+    return out
+
+
+def _finish(before: JSON, actor: int, action: Action, result: JSON, n: int) -> JSON:
+    v: JSON = {**before}
+    v["phase"] = "DEAL_OVER"
+    v["to_act"] = None
+    v["legal"] = []
+    v["result"] = result
+    if isinstance(action, Play):
+        card = str(action.card)
+        hands = [list(h) if h is not None else None for h in before["hands"]]
+        if hands[actor] is not None:
+            hands[actor] = [c for c in hands[actor] if c != card]  # type: ignore[union-attr]
+        v["hands"] = hands
+        sizes = list(before.get("hand_sizes", [0] * n))
+        sizes[actor] = max(0, sizes[actor] - 1)
+        v["hand_sizes"] = sizes
+        trick = [*before["trick"], {"seat": actor, "card": card}]
+        winner = trick_winner(trick, before["trump"])
+        tricks = [*before["tricks"], {"leader": trick[0]["seat"], "cards": trick, "winner": winner}]
+        v["trick"] = []
+        v["tricks"] = tricks
+        v["takes"] = _takes(tricks, before["marriages"], n)
+    if result.get("scores") is not None:
+        v["scores"] = list(result["scores"])
+    return v
+
+
+class ReplayCache:
+    """The last few replayed matches, so stepping through one does not replay it each time."""
+
+    def __init__(self, size: int = 8) -> None:
+        self._size = size
+        self._items: OrderedDict[str, MatchReplay] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, match_id: str, load: Any) -> MatchReplay:
+        """The replay of ``match_id``; ``load()`` returns its record when not cached."""
+        with self._lock:
+            hit = self._items.get(match_id)
+            if hit is not None:
+                self._items.move_to_end(match_id)
+                return hit
+        replay = MatchReplay(match_id, load())
+        with self._lock:
+            self._items[match_id] = replay
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+        return replay

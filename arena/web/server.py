@@ -1,0 +1,190 @@
+"""The HTTP side of ``arena web``: static pages and a read-only JSON API.
+
+Pages (HTML shells in ``static/``, drawn by their scripts from the API)::
+
+    /                          the leaderboard (polls the API while a tournament runs)
+    /bot/<name>                one bot: its matches, strikes, score-per-deal distribution
+    /replay/<match_id>         the replay viewer; the hash holds the position:
+                               #deal=3&step=17&seat=1 (seat absent: face up)
+
+API (JSON)::
+
+    GET /api/tournaments                       the tournaments in the database
+    GET /api/leaderboard?tournament=T          rows, rating history, head-to-head, recent matches
+    GET /api/bots/<name>?tournament=T          one bot's page
+    GET /api/matches?tournament=T&bot=B        match list
+    GET /api/matches/<id>                      the replay summary (players, deals, result)
+    GET /api/matches/<id>/record               the stored record, as is
+    GET /api/matches/<id>/deals/<k>?seat=S     the steps of the k-th deal (seat absent: face up)
+
+The server never writes: the data source opens the database read-only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import mimetypes
+import threading
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from arena.web.data import DataSource, NotFound
+from arena.web.replay import ReplayCache, ReplayFailed
+
+__all__ = ["STATIC_DIR", "WebServer", "make_server"]
+
+log = logging.getLogger("arena.web")
+
+STATIC_DIR = Path(__file__).with_name("static")
+
+_PAGES = {"": "index.html", "bot": "bot.html", "replay": "replay.html"}
+
+
+class WebServer(ThreadingHTTPServer):
+    """A threading HTTP server that carries the data source and the replay cache."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, address: tuple[str, int], source: DataSource) -> None:
+        super().__init__(address, _Handler)
+        self.source = source
+        self.replays = ReplayCache()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return int(self.server_address[1])
+
+    @property
+    def url(self) -> str:
+        host = str(self.server_address[0])
+        return f"http://{host}:{self.port}/"
+
+    def start_background(self) -> None:
+        """Serve from a daemon thread (tests); :meth:`shutdown` stops it."""
+        self._thread = threading.Thread(target=self.serve_forever, name="arena-web", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self.shutdown()
+        self.server_close()
+        if self._thread is not None:
+            self._thread.join(5)
+
+
+def make_server(source: DataSource, host: str = "127.0.0.1", port: int = 0) -> WebServer:
+    """Bind ``host:port`` (0 = a free port; read it back from ``server.port``)."""
+    return WebServer((host, port), source)
+
+
+class _HTTPError(Exception):
+    def __init__(self, status: HTTPStatus, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: WebServer
+    server_version = "arena-web/1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        log.debug("%s " + format, self.address_string(), *args)
+
+    def do_HEAD(self) -> None:
+        self.do_GET()
+
+    def do_GET(self) -> None:
+        url = urlsplit(self.path)
+        parts = [unquote(p) for p in url.path.split("/") if p]
+        query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+        try:
+            if parts and parts[0] == "api":
+                self._json(HTTPStatus.OK, self._api(parts[1:], query))
+            elif parts and parts[0] == "static" and len(parts) == 2:
+                self._static(parts[1])
+            elif not parts or (parts[0] in _PAGES and len(parts) == 2):
+                self._static(_PAGES["" if not parts else parts[0]])
+            elif parts == ["favicon.ico"]:
+                self._send(HTTPStatus.NO_CONTENT, b"", "image/x-icon")
+            else:
+                raise _HTTPError(HTTPStatus.NOT_FOUND, f"no page {url.path}")
+        except _HTTPError as e:
+            self._error(e.status, str(e))
+        except NotFound as e:
+            self._error(HTTPStatus.NOT_FOUND, str(e))
+        except (ReplayFailed, ValueError, IndexError, KeyError) as e:
+            self._error(HTTPStatus.BAD_REQUEST, f"{type(e).__name__}: {e}")
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        except Exception as e:  # one bad request must not stop the server
+            log.exception("error serving %s", self.path)
+            self._error(HTTPStatus.INTERNAL_SERVER_ERROR, f"{type(e).__name__}: {e}")
+
+    # -- API ------------------------------------------------------------------------------
+
+    def _api(self, parts: list[str], q: dict[str, str]) -> Any:
+        src = self.server.source
+        tournament = q.get("tournament") or None
+        match parts:
+            case ["tournaments"]:
+                return src.tournaments()
+            case ["leaderboard"]:
+                return src.leaderboard(tournament)
+            case ["bots", name]:
+                return src.bot(name, tournament)
+            case ["matches"]:
+                return src.matches(tournament, bot=q.get("bot") or None, limit=_int(q, "limit"))
+            case ["matches", match_id]:
+                replay = self.server.replays.get(match_id, lambda: src.record(match_id))
+                return {**replay.summary, **src.match_info(match_id)}
+            case ["matches", match_id, "record"]:
+                return src.record(match_id)
+            case ["matches", match_id, "deals", index]:
+                replay = self.server.replays.get(match_id, lambda: src.record(match_id))
+                seat = _int(q, "seat")
+                return replay.deal(int(index), seat)
+        raise _HTTPError(HTTPStatus.NOT_FOUND, "no such API endpoint: /api/" + "/".join(parts))
+
+    # -- responses ------------------------------------------------------------------------
+
+    def _static(self, name: str) -> None:
+        path = (STATIC_DIR / name).resolve()
+        if path.parent != STATIC_DIR.resolve() or not path.is_file():
+            raise _HTTPError(HTTPStatus.NOT_FOUND, f"no file {name}")
+        ctype = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+        if ctype.startswith("text/") or ctype.endswith("javascript"):
+            ctype += "; charset=utf-8"
+        self._send(HTTPStatus.OK, path.read_bytes(), ctype)
+
+    def _json(self, status: HTTPStatus, obj: Any) -> None:
+        body = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
+        self._send(status, body, "application/json; charset=utf-8")
+
+    def _error(self, status: HTTPStatus, message: str) -> None:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            self._json(status, {"error": message, "status": int(status)})
+
+    def _send(self, status: HTTPStatus, body: bytes, ctype: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+
+def _int(q: dict[str, str], key: str) -> int | None:
+    v = q.get(key)
+    if v is None or v in ("", "all", "none"):
+        return None
+    try:
+        return int(v)
+    except ValueError as e:
+        raise _HTTPError(HTTPStatus.BAD_REQUEST, f"{key} must be an integer, got {v!r}") from e

@@ -1,0 +1,83 @@
+// One bot's page: its leaderboard row, rating history, score-per-deal distribution,
+// strikes and matches (each with a replay link).
+"use strict";
+
+const botName = decodeURIComponent(location.pathname.split("/").filter(Boolean)[1] || "");
+
+function histogram(values) {
+  const wrap = el("div", { id: "score-hist" });
+  if (!values.length) { wrap.append(el("p", { class: "muted" }, "No deals yet.")); return wrap; }
+  const W = 900, H = 260, L = 44, R = 10, T = 10, B = 40;
+  const lo = Math.min(...values), hi = Math.max(...values);
+  const width = Math.max(10, Math.ceil((hi - lo + 1) / 30 / 10) * 10);
+  const start = Math.floor(lo / width) * width;
+  const nb = Math.max(1, Math.floor((hi - start) / width) + 1);
+  const counts = new Array(nb).fill(0);
+  for (const v of values) counts[Math.floor((v - start) / width)]++;
+  const cmax = Math.max(...counts);
+  const X = (i) => L + ((W - L - R) * i) / nb, Y = (c) => T + (H - T - B) * (1 - c / cmax);
+  const s = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "plot hist" });
+  counts.forEach((c, i) => {
+    if (!c) return;
+    s.append(svg("rect", { x: X(i) + 1, y: Y(c), width: Math.max(1, X(i + 1) - X(i) - 2), height: H - B - Y(c) },
+      svg("title", { text: `${start + i * width} … ${start + (i + 1) * width - 1}: ${c} deals` })));
+  });
+  const every = Math.max(1, Math.ceil(nb / 12));
+  for (let i = 0; i <= nb; i += every) s.append(svg("text", { x: X(i), y: H - B + 14, "text-anchor": "middle", text: String(start + i * width) }));
+  s.append(svg("text", { x: (L + W) / 2, y: H - 6, "text-anchor": "middle", text: "score change in a deal" }));
+  s.append(svg("text", { x: L - 6, y: T + 10, "text-anchor": "end", text: String(cmax) }));
+  s.append(svg("line", { class: "axis", x1: L, x2: W - R, y1: H - B, y2: H - B }));
+  if (start <= 0 && 0 <= start + nb * width) {
+    const x0 = X((0 - start) / width);
+    s.append(svg("line", { x1: x0, x2: x0, y1: T, y2: H - B, stroke: "#c0262d", "stroke-dasharray": "4 3" }));
+  }
+  wrap.append(s);
+  const mean = values.reduce((a, b) => a + b, 0) / values.length;
+  const sorted = values.slice().sort((a, b) => a - b);
+  wrap.append(el("p", { class: "small muted" }, `${values.length} deals · mean ${mean.toFixed(1)} · median ${sorted[Math.floor(sorted.length / 2)]} · min ${lo} · max ${hi}`));
+  return wrap;
+}
+
+function render(d) {
+  const main = document.getElementById("main");
+  const r = d.row || {};
+  const facts = el("table", { class: "data", id: "bot-row" },
+    el("thead", {}, el("tr", {}, ["rank", "μ", "σ", "μ−3σ", "matches", "places", "score per deal", "bidding wins", "contracts made", "strikes", "median decision"].map((h) => el("th", {}, h)))),
+    el("tbody", {}, el("tr", {},
+      el("td", {}, fmt(r.rank, 0)), el("td", {}, fmt(r.mu, 2)), el("td", {}, fmt(r.sigma, 2)), el("td", {}, fmt(r.conservative, 2)),
+      el("td", {}, fmt(r.matches, 0)), el("td", {}, (r.places || []).join(" / ")),
+      el("td", {}, r.mean_per_deal === null || r.mean_per_deal === undefined ? "–" : `${fmt(r.mean_per_deal)} ± ${fmt(r.ci95)}`),
+      el("td", {}, fmt(r.bidding_wins, 0)), el("td", {}, r.contracts ? `${r.contracts_made}/${r.contracts}` : fmt(r.contracts_made, 0)),
+      el("td", {}, fmt(r.strikes, 0)), el("td", {}, r.median_ms === null || r.median_ms === undefined ? "–" : `${fmt(r.median_ms)} ms`))));
+  const strikes = d.strikes.length
+    ? el("table", { class: "data", id: "strikes" },
+        el("thead", {}, el("tr", {}, el("th", { class: "name" }, "match"), el("th", {}, "deal"), el("th", { class: "name" }, "kind"), el("th", { class: "name" }, "detail"))),
+        el("tbody", {}, d.strikes.map((s) => el("tr", {},
+          el("td", { class: "name" }, replayLink(s.match_id, s.match_id, s.deal !== null && s.deal !== undefined ? `#deal=${s.deal}&step=0` : "")),
+          el("td", {}, fmt(s.deal, 0)), el("td", { class: "name" }, s.kind), el("td", { class: "name" }, s.detail)))))
+    : el("p", { class: "muted", id: "strikes" }, "No strikes.");
+  main.replaceChildren(
+    el("h1", {}, `${d.bot} `, el("span", { class: "muted small" }, `in ${d.tournament.name}`)),
+    el("section", { class: "panel" }, facts),
+    el("h2", {}, "Score per deal"),
+    el("section", { class: "panel" }, histogram(d.deal_scores)),
+    el("h2", {}, "Strikes"),
+    el("section", { class: "panel" }, strikes),
+    el("h2", {}, `Matches (${d.matches.length})`),
+    el("section", { class: "panel", id: "bot-matches" }, matchesTable(d.matches, d.bot)));
+}
+
+async function main() {
+  header();
+  try {
+    const d = await api(withTournament(`/api/bots/${encodeURIComponent(botName)}`));
+    document.title = `${d.bot} · Thousand Arena`;
+    render(d);
+    setStatus(d.tournament.running ? "tournament running" : "tournament finished", d.tournament.running);
+    document.body.dataset.ready = "1";
+  } catch (err) {
+    showError("main", err);
+    document.body.dataset.ready = "error";
+  }
+}
+main();

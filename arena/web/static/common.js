@@ -1,0 +1,128 @@
+// Shared helpers of the arena web pages (no framework, no external fetches).
+"use strict";
+
+const SVGNS = "http://www.w3.org/2000/svg";
+
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k === "class") e.className = v;
+    else if (k === "text") e.textContent = v;
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else if (k === "dataset") Object.assign(e.dataset, v);
+    else e.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined || c === false) continue;
+    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return e;
+}
+
+function svg(tag, attrs, ...children) {
+  const e = document.createElementNS(SVGNS, tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined) continue;
+    if (k === "text") e.textContent = v;
+    else e.setAttribute(k, v);
+  }
+  for (const c of children.flat()) if (c) e.append(c);
+  return e;
+}
+
+async function api(path) {
+  const r = await fetch(path, { cache: "no-store" });
+  let body;
+  try { body = await r.json(); } catch (e) { body = { error: r.statusText }; }
+  if (!r.ok) throw new Error(body.error || r.statusText);
+  return body;
+}
+
+function qs(name) { return new URLSearchParams(location.search).get(name); }
+
+function withTournament(path) {
+  const t = qs("tournament");
+  if (!t) return path;
+  return path + (path.includes("?") ? "&" : "?") + "tournament=" + encodeURIComponent(t);
+}
+
+function fmt(x, digits = 1) {
+  if (x === null || x === undefined || x === "") return "–";
+  if (typeof x === "number") return Number.isInteger(x) && digits === 0 ? String(x) : x.toFixed(digits);
+  return String(x);
+}
+
+function isRed(card) { return card && (card.endsWith("♥") || card.endsWith("♦")); }
+
+// A card face: rank above suit, red for hearts and diamonds. null draws a face-down card.
+function cardEl(card, opts = {}) {
+  if (!card) return el("span", { class: "card back" + (opts.small ? " small" : ""), title: "hidden card" });
+  const rank = card.slice(0, -1), suit = card.slice(-1);
+  return el("span", {
+    class: "card" + (isRed(card) ? " red" : "") + (opts.small ? " small" : "") + (opts.cls ? " " + opts.cls : ""),
+    dataset: { card }, title: card,
+  }, el("span", { class: "r", text: rank }), el("span", { class: "s", text: suit }));
+}
+
+// An action text with its card coloured: "play K♥ declare".
+function actionEl(text) {
+  const span = el("span", { class: "action" });
+  for (const part of String(text).split(/(\S+[♠♣♦♥])/)) {
+    if (/[♠♣♦♥]$/.test(part)) span.append(el("span", { class: "cardtext" + (isRed(part) ? " red" : ""), text: part }));
+    else if (part) span.append(part);
+  }
+  return span;
+}
+
+function header(active) {
+  const h = el("header", { class: "top" },
+    el("a", { class: "brand", href: withTournament("/") }, "Thousand Arena"),
+    el("a", { href: withTournament("/") }, "Leaderboard"),
+    el("span", { class: "status", id: "status" }));
+  document.body.prepend(h);
+}
+
+function setStatus(text, live) {
+  const s = document.getElementById("status");
+  if (!s) return;
+  s.replaceChildren(el("span", { class: "live-dot" + (live ? " on" : "") }), text);
+}
+
+function showError(where, err) {
+  const box = document.getElementById(where) || document.body;
+  box.replaceChildren(el("p", { class: "error", id: "error" }, String(err.message || err)));
+}
+
+const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"];
+function colorOf(i) { return PALETTE[i % PALETTE.length]; }
+
+function botLink(name) {
+  return el("a", { href: withTournament("/bot/" + encodeURIComponent(name)), class: "bot-link" }, name);
+}
+
+function replayLink(matchId, text, hash) {
+  return el("a", { href: withTournament("/replay/" + encodeURIComponent(matchId)) + (hash || ""), class: "replay-link" }, text || matchId);
+}
+
+function matchesTable(matches, highlight) {
+  const t = el("table", { class: "data matches" },
+    el("thead", {}, el("tr", {},
+      el("th", { class: "name" }, "match"), el("th", { class: "name" }, "seats (place, score)"),
+      el("th", {}, "deals"), el("th", { class: "name" }, "status"), el("th", {}, ""))));
+  const tb = el("tbody");
+  for (const m of matches) {
+    const seats = el("td", { class: "name" });
+    (m.players || []).forEach((p, i) => {
+      const place = m.places ? m.places[i] : null, score = m.scores ? m.scores[i] : null;
+      const txt = `${p}${place ? " #" + place : ""}${score !== null && score !== undefined ? " (" + score + ")" : ""}`;
+      seats.append(p === highlight ? el("b", {}, txt) : txt, i < m.players.length - 1 ? ", " : "");
+    });
+    tb.append(el("tr", { dataset: { match: m.match_id } },
+      el("td", { class: "name" }, replayLink(m.match_id)), seats,
+      el("td", {}, fmt(m.deals, 0)), el("td", { class: "name" }, m.status || ""),
+      el("td", {}, m.has_record === false ? "" : replayLink(m.match_id, "replay ▸"))));
+  }
+  t.append(tb);
+  return t;
+}

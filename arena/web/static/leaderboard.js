@@ -1,0 +1,148 @@
+// The leaderboard page: table, rating history plot, head-to-head, latest matches.
+// Polls /api/leaderboard every few seconds and redraws when a new match has been stored.
+"use strict";
+
+const POLL_MS = 3000;
+let lastVersion = null;
+
+const COLUMNS = [
+  ["rank", "#", (r) => r.rank],
+  ["bot", "bot", (r) => botLink(r.bot), "name"],
+  ["mu", "μ", (r) => fmt(r.mu, 2)],
+  ["sigma", "σ", (r) => fmt(r.sigma, 2)],
+  ["conservative", "μ−3σ", (r) => el("b", {}, fmt(r.conservative, 2))],
+  ["matches", "matches", (r) => fmt(r.matches, 0)],
+  ["places", "1st/2nd/3rd", (r) => (r.places || []).join(" / ")],
+  ["mean_per_deal", "score per deal ± 95% CI", (r) => r.mean_per_deal === null || r.mean_per_deal === undefined ? "–" : `${fmt(r.mean_per_deal, 1)} ± ${fmt(r.ci95, 1)}`],
+  ["bidding_wins", "bidding wins", (r) => fmt(r.bidding_wins, 0)],
+  ["contracts_made", "contracts made", (r) => r.contracts ? `${r.contracts_made}/${r.contracts} (${Math.round(100 * r.contracts_made / r.contracts)}%)` : fmt(r.contracts_made, 0)],
+  ["strikes", "strikes", (r) => fmt(r.strikes, 0)],
+  ["median_ms", "median decision", (r) => r.median_ms === null || r.median_ms === undefined ? "–" : `${fmt(r.median_ms, r.median_ms < 10 ? 1 : 0)} ms`],
+];
+
+function boardTable(data) {
+  const places = (data.seats || 3) === 4 ? "1st/2nd/3rd/4th" : "1st/2nd/3rd";
+  const t = el("table", { class: "data", id: "leaderboard" });
+  t.append(el("thead", {}, el("tr", {}, COLUMNS.map(([k, label, , cls]) => el("th", { class: cls || null, dataset: { col: k } }, k === "places" ? places : label)))));
+  const tb = el("tbody");
+  for (const r of data.rows) {
+    tb.append(el("tr", { dataset: { bot: r.bot } }, COLUMNS.map(([k, , f, cls]) => el("td", { class: cls || null, dataset: { col: k } }, f(r)))));
+  }
+  t.append(tb);
+  return t;
+}
+
+// Rating history: μ per bot after each of its matches, with a μ ± σ band. x = schedule index.
+function ratingPlot(data) {
+  const W = 900, H = 320, L = 48, R = 12, T = 12, B = 34;
+  const bots = data.rows.map((r) => r.bot);
+  const series = bots.map((b) => data.history[b] || []);
+  const pts = series.flat();
+  const wrap = el("div", { id: "rating-plot" });
+  if (!pts.length) { wrap.append(el("p", { class: "muted" }, "No rated matches yet.")); return wrap; }
+  const xmax = Math.max(1, ...pts.map((p) => p.index + 1));
+  let ymin = Math.min(...pts.map((p) => p.mu - p.sigma)), ymax = Math.max(...pts.map((p) => p.mu + p.sigma));
+  ymin = Math.min(ymin, 25 - 25 / 3); ymax = Math.max(ymax, 25 + 25 / 3);
+  const pad = (ymax - ymin) * 0.05; ymin -= pad; ymax += pad;
+  const X = (i) => L + (W - L - R) * (i / xmax), Y = (y) => T + (H - T - B) * (1 - (y - ymin) / (ymax - ymin));
+  const s = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "plot", role: "img", "aria-label": "rating history" });
+  const step = niceStep((ymax - ymin) / 6);
+  for (let y = Math.ceil(ymin / step) * step; y <= ymax; y += step) {
+    s.append(svg("line", { class: "grid", x1: L, x2: W - R, y1: Y(y), y2: Y(y) }));
+    s.append(svg("text", { x: L - 6, y: Y(y) + 4, "text-anchor": "end", text: String(Math.round(y * 10) / 10) }));
+  }
+  const xstep = niceStep(xmax / 8);
+  for (let x = 0; x <= xmax; x += xstep) s.append(svg("text", { x: X(x), y: H - B + 16, "text-anchor": "middle", text: String(x) }));
+  s.append(svg("text", { x: (L + W - R) / 2, y: H - 4, "text-anchor": "middle", text: "matches played (schedule order)" }));
+  s.append(svg("line", { class: "axis", x1: L, x2: L, y1: T, y2: H - B }));
+  s.append(svg("line", { class: "axis", x1: L, x2: W - R, y1: H - B, y2: H - B }));
+  series.forEach((ser, i) => {
+    if (!ser.length) return;
+    // start every line at the prior (μ 25, σ 25/3) before the first match
+    const first = { index: -1, mu: 25, sigma: 25 / 3 };
+    const all = [first, ...ser];
+    const up = all.map((p) => `${X(p.index + 1).toFixed(1)},${Y(p.mu + p.sigma).toFixed(1)}`);
+    const down = all.slice().reverse().map((p) => `${X(p.index + 1).toFixed(1)},${Y(p.mu - p.sigma).toFixed(1)}`);
+    s.append(svg("polygon", { class: "band", points: up.concat(down).join(" "), fill: colorOf(i), "fill-opacity": "0.13", stroke: "none", "data-bot": bots[i] }));
+    s.append(svg("polyline", { class: "mu", points: all.map((p) => `${X(p.index + 1).toFixed(1)},${Y(p.mu).toFixed(1)}`).join(" "), fill: "none", stroke: colorOf(i), "stroke-width": "2", "data-bot": bots[i] }));
+  });
+  wrap.append(s);
+  const legend = el("div", { class: "legend small" });
+  bots.forEach((b, i) => legend.append(el("span", {}, el("span", { class: "swatch", style: `background:${colorOf(i)}` }), b)));
+  legend.append(el("span", { class: "muted" }, "line: μ · band: μ ± σ"));
+  wrap.append(legend);
+  return wrap;
+}
+
+function niceStep(raw) {
+  if (raw <= 0) return 1;
+  const p = Math.pow(10, Math.floor(Math.log10(raw)));
+  for (const m of [1, 2, 5, 10]) if (raw <= m * p) return m * p;
+  return 10 * p;
+}
+
+function headToHead(data) {
+  const h = data.head_to_head, bots = h.bots;
+  const t = el("table", { class: "data h2h", id: "head-to-head" });
+  t.append(el("thead", {}, el("tr", {}, el("th", { class: "name" }, "row placed ahead of column"), bots.map((b) => el("th", {}, b)))));
+  const tb = el("tbody");
+  for (const a of bots) {
+    const tr = el("tr", { dataset: { bot: a } }, el("td", { class: "name" }, botLink(a)));
+    for (const b of bots) {
+      if (a === b) { tr.append(el("td", { class: "self" }, "")); continue; }
+      const c = (h.cells[a] || {})[b];
+      if (!c || !c.played) { tr.append(el("td", { class: "muted" }, "–")); continue; }
+      const pct = Math.round((100 * (c.ahead + c.tied / 2)) / c.played);
+      tr.append(el("td", { title: `${a} ahead of ${b} in ${c.ahead} of ${c.played} matches (${c.tied} tied)` },
+        `${c.ahead}/${c.played} `, el("span", { class: "muted small" }, `(${pct}%)`)));
+    }
+    tb.append(tr);
+  }
+  t.append(tb);
+  return t;
+}
+
+function render(data) {
+  const t = data.tournament;
+  const main = document.getElementById("main");
+  const title = el("h1", {}, `Leaderboard · ${t.name}`);
+  const sub = el("p", { class: "muted", id: "progress" },
+    `${t.completed} of ${t.total_matches} matches` + (t.ruleset ? ` · ruleset ${t.ruleset}` : "") + (t.running ? " · running" : " · finished"));
+  let picker = null;
+  if (data.tournaments.length > 1) {
+    picker = el("select", { id: "tournament-select", onchange: (e) => { location.search = "?tournament=" + encodeURIComponent(e.target.value); } },
+      data.tournaments.map((x) => el("option", { value: x.id, selected: x.id === t.id }, `${x.name} (${x.completed}/${x.total_matches})`)));
+  }
+  main.replaceChildren(title, sub, picker || "",
+    el("section", { class: "panel" }, boardTable(data),
+      el("p", { class: "small muted" }, "Ranked by μ−3σ (TrueSkill, each match a free-for-all by final place). Score per deal: the mean of the bot's score changes over all its deals, ± 1.96·sd/√n. Strikes: incidents (timeouts, illegal or malformed answers, disconnects, forfeits).")),
+    el("h2", {}, "Rating history"),
+    el("section", { class: "panel" }, ratingPlot(data)),
+    el("h2", {}, "Head to head"),
+    el("section", { class: "panel" }, headToHead(data)),
+    el("h2", {}, "Latest matches"),
+    el("section", { class: "panel", id: "recent" }, data.recent.length ? matchesTable(data.recent) : el("p", { class: "muted" }, "No match stored yet.")));
+}
+
+async function poll() {
+  try {
+    const data = await api(withTournament("/api/leaderboard"));
+    const t = data.tournament;
+    setStatus(t.running ? `live · ${t.completed}/${t.total_matches} · updated ${new Date().toLocaleTimeString()}` : `finished · ${t.completed} matches`, t.running);
+    if (data.version !== lastVersion) {
+      lastVersion = data.version;
+      render(data);
+      document.body.dataset.version = data.version;
+    }
+    document.body.dataset.ready = "1";
+    if (t.running) setTimeout(poll, POLL_MS);
+    else setTimeout(poll, POLL_MS * 5);  // a finished tournament may be followed by another
+  } catch (err) {
+    if (lastVersion === null) showError("main", err);
+    setStatus("cannot reach the server: " + err.message, false);
+    setTimeout(poll, POLL_MS * 2);
+  }
+}
+
+header();
+poll();

@@ -1,0 +1,261 @@
+// The replay viewer: /replay/<match_id>#deal=3&step=17&seat=1
+// Everything drawn comes from /api/matches/<id>/deals/<k>[?seat=s]: face up, or exactly what
+// engine.observe() gave that seat (the server never sends the other hands in a seat view).
+"use strict";
+
+const matchId = decodeURIComponent(location.pathname.split("/").filter(Boolean)[1] || "");
+const state = { summary: null, deal: 0, step: 0, seat: null, data: null, cache: new Map() };
+
+function parseHash() {
+  const h = new URLSearchParams(location.hash.slice(1));
+  const num = (k) => (h.has(k) && h.get(k) !== "" && !isNaN(+h.get(k)) ? +h.get(k) : null);
+  return { deal: num("deal"), step: num("step"), seat: num("seat") };
+}
+
+function writeHash() {
+  let h = `#deal=${state.deal}&step=${state.step}`;
+  if (state.seat !== null) h += `&seat=${state.seat}`;
+  if (location.hash !== h) history.replaceState(null, "", location.pathname + location.search + h);
+  const link = document.getElementById("share-link");
+  if (link) { link.href = location.href; link.textContent = location.href; }
+}
+
+async function loadDeal(k, seat) {
+  const key = `${k}:${seat}`;
+  if (!state.cache.has(key)) {
+    let path = `/api/matches/${encodeURIComponent(matchId)}/deals/${k}`;
+    if (seat !== null) path += `?seat=${seat}`;
+    state.cache.set(key, api(path));
+  }
+  return state.cache.get(key);
+}
+
+async function go(deal, step, seat) {
+  const nDeals = state.summary.deals.length;
+  deal = Math.max(0, Math.min(nDeals - 1, deal));
+  if (seat !== undefined) state.seat = seat;
+  const data = await loadDeal(deal, state.seat);
+  state.deal = deal;
+  state.data = data;
+  const last = data.steps.length - 1;
+  state.step = step === "end" ? last : Math.max(0, Math.min(last, step));
+  render();
+  writeHash();
+  // fetch the neighbours in advance so stepping across deals is instant
+  if (deal + 1 < nDeals) loadDeal(deal + 1, state.seat).catch(() => {});
+}
+
+// --- navigation ---------------------------------------------------------------------------
+
+function nextAction() {
+  if (state.step < state.data.steps.length - 1) return go(state.deal, state.step + 1);
+  if (state.deal < state.summary.deals.length - 1) return go(state.deal + 1, 0);
+}
+function prevAction() {
+  if (state.step > 0) return go(state.deal, state.step - 1);
+  if (state.deal > 0) return go(state.deal - 1, "end");
+}
+// Trick boundaries: the deal's start and every step that completes a trick.
+function trickBounds() {
+  const steps = state.data.steps, out = [0];
+  for (let i = 1; i < steps.length; i++) if (steps[i].tricks_done !== steps[i - 1].tricks_done) out.push(i);
+  return out;
+}
+function nextTrick() {
+  const b = trickBounds().find((i) => i > state.step);
+  return b !== undefined ? go(state.deal, b) : nextDeal();
+}
+function prevTrick() {
+  const b = trickBounds().filter((i) => i < state.step).pop();
+  if (b !== undefined) return go(state.deal, b);
+  if (state.deal > 0) return go(state.deal - 1, "end");
+}
+function nextDeal() { if (state.deal < state.summary.deals.length - 1) return go(state.deal + 1, 0); return go(state.deal, "end"); }
+function prevDeal() { if (state.step > 0) return go(state.deal, 0); if (state.deal > 0) return go(state.deal - 1, 0); }
+
+// --- drawing ------------------------------------------------------------------------------
+
+function seatName(s) { return state.summary.players[s]; }
+
+function seatBox(v, s, step) {
+  const n = state.summary.seats;
+  const active = v.active_seats.includes(s);
+  const hand = v.hands[s];
+  const box = el("div", {
+    class: `seat seat-${s}` + (v.to_act === s ? " to-act" : ""), id: `seat-${s}`, dataset: { seat: String(s) },
+  });
+  const badges = el("span", { class: "badges" });
+  if (v.dealer === s) badges.append(el("span", { title: "dealer" }, "dealer"));
+  if (v.declarer === s) badges.append(el("span", { class: "decl", title: "declarer" }, "declarer"));
+  if (v.barrel && v.barrel[s] > 0) badges.append(el("span", { title: "deals left on the barrel" }, `barrel ${v.barrel[s]}`));
+  if (state.seat === s) badges.append(el("span", {}, "viewing"));
+  box.append(el("div", { class: "who" }, el("span", { class: "name" }, `${s}: ${seatName(s)}`), badges));
+  const handEl = el("div", { class: "hand", id: `hand-${s}` });
+  if (!active && n === 4) handEl.append(el("span", { class: "small" }, "sits out this deal (scores the talon)"));
+  else if (hand) for (const c of hand) handEl.append(cardEl(c));
+  else for (let i = 0; i < (v.hand_sizes ? v.hand_sizes[s] : 0); i++) handEl.append(cardEl(null, { small: true }));
+  box.append(handEl);
+  const res = v.result;
+  box.append(el("div", { class: "nums" },
+    el("span", { class: "take", dataset: { seat: String(s) } }, `take ${v.takes[s]}`), " · ",
+    el("span", { class: "score", id: `score-${s}`, dataset: { seat: String(s) } }, `score ${v.scores[s]}`),
+    res && res.deltas ? el("span", { class: "delta" }, ` (${res.deltas[s] >= 0 ? "+" : ""}${res.deltas[s]})`) : null));
+  return box;
+}
+
+function centerBox(v) {
+  const c = el("div", { class: "center" });
+  const phase = { BIDDING: "bidding", PASSING: "passing cards", CONTRACT: "naming the contract", PLAYING: "play", DEAL_OVER: "deal over", GAME_OVER: "match over" }[v.phase] || v.phase;
+  const info = el("div", { class: "info", id: "table-info" });
+  info.append(el("div", {}, `deal ${state.data.number + 1} · `, el("b", { id: "phase" }, phase)));
+  const bid = v.bid !== null ? `bid ${v.bid}` : "";
+  const contract = v.contract !== null ? ` · contract ${v.contract}` : "";
+  info.append(el("div", { id: "contract" }, bid + contract + (v.declarer !== null ? ` · declarer ${seatName(v.declarer)}` : "")));
+  info.append(el("div", { id: "trump" }, "trump: ", v.trump ? el("span", { class: "cardtext" + (isRed("x" + v.trump) ? " red" : ""), style: "font-size:1.4em" }, v.trump) : "none"));
+  c.append(info);
+  // the trick in progress (or, at a trick's end, the trick just won)
+  const trickEl = el("div", { class: "trick", id: "trick" });
+  let shown = v.trick, caption = "";
+  if (!shown.length && v.tricks.length && state.data.steps[state.step].action &&
+      state.data.steps[state.step].action.text.startsWith("play")) {
+    const t = v.tricks[v.tricks.length - 1];
+    shown = t.cards; caption = `trick ${v.tricks.length} won by ${seatName(t.winner)}`;
+  }
+  for (const p of shown) trickEl.append(el("div", { class: "played-by" }, cardEl(p.card), seatName(p.seat)));
+  c.append(trickEl);
+  if (caption) c.append(el("div", { class: "small", id: "trick-caption" }, caption));
+  // talon
+  const taken = v.declarer !== null && v.phase !== "BIDDING";
+  const talon = el("div", { id: "talon" }, el("span", { class: "small" }, taken ? `talon (taken by ${seatName(v.declarer)}) ` : "talon "));
+  if (v.talon) for (const card of v.talon) talon.append(cardEl(card, { small: true }));
+  else if (v.phase === "BIDDING" || v.declarer === null) for (let i = 0; i < 3; i++) talon.append(cardEl(null, { small: true }));
+  else talon.append(el("span", { class: "small" }, "(not shown to this seat)"));
+  c.append(talon);
+  if (v.result) {
+    const r = el("div", { class: "result", id: "deal-result" }, el("b", {}, "deal result: "));
+    state.summary.players.forEach((p, s) => r.append(`${p} ${v.result.deltas[s] >= 0 ? "+" : ""}${v.result.deltas[s]}  `));
+    const sum = state.data.summary;
+    if (sum && sum.outcome) r.append(el("div", { class: "small" }, sum.outcome.replace("_", " ")));
+    c.append(r);
+  }
+  return c;
+}
+
+function sidePanel(v) {
+  const side = el("div", { class: "side" });
+  // action log of the deal: click a line to jump there
+  side.append(el("h3", {}, "Actions of this deal"));
+  const log = el("ol", { class: "log", id: "action-log" });
+  state.data.steps.forEach((st, i) => {
+    if (!st.action) return;
+    const who = seatName(st.action.seat);
+    const li = el("li", {
+      class: i === state.step ? "current" : i > state.step ? "future" : "",
+      dataset: { step: String(i) }, onclick: () => go(state.deal, i),
+      title: st.action.ms !== null && st.action.ms !== undefined ? `${st.action.ms} ms${st.action.by ? " · " + st.action.by : ""}` : "",
+    }, `${who}: `, actionEl(st.action.text));
+    log.append(li);
+  });
+  side.append(log);
+  const cur = log.querySelector("li.current");
+  if (cur) setTimeout(() => cur.scrollIntoView({ block: "nearest" }), 0);
+  side.append(el("h3", {}, "Bids"));
+  side.append(el("div", { id: "bids" }, v.bids.length ? v.bids.map((b, i) => el("span", {}, i ? ", " : "", `${seatName(b.seat)} ${b.action}`)) : el("span", { class: "muted" }, "none yet")));
+  side.append(el("h3", {}, "Passed cards"));
+  side.append(el("div", { id: "gives" }, v.gives.length ? v.gives.map((g) =>
+    el("div", {}, `${g.from !== null ? seatName(g.from) : "declarer"} → ${seatName(g.to)}: `, g.card ? cardEl(g.card, { small: true }) : el("span", { class: "muted" }, "hidden"))) : el("span", { class: "muted" }, "none")));
+  side.append(el("h3", {}, "Marriages"));
+  side.append(el("div", { id: "marriages" }, v.marriages.length ? v.marriages.map((m) =>
+    el("div", {}, `${seatName(m.seat)}: ${m.suit ? m.suit + " marriage" : "ace marriage"} +${m.value}`)) : el("span", { class: "muted" }, "none")));
+  side.append(el("h3", {}, "Tricks"));
+  const tl = el("ol", { class: "log", id: "tricks" });
+  v.tricks.forEach((t) => tl.append(el("li", {}, t.cards.map((p) => el("span", {}, cardEl(p.card, { small: true }))), ` → ${seatName(t.winner)}`)));
+  side.append(tl);
+  return side;
+}
+
+function render() {
+  const st = state.data.steps[state.step];
+  const v = st.view;
+  const n = state.summary.seats;
+  document.getElementById("step-label").textContent =
+    `deal ${state.deal + 1}/${state.summary.deals.length} · step ${state.step}/${state.data.steps.length - 1}` +
+    (st.action ? ` · ${seatName(st.action.seat)}: ${st.action.text}` : " · dealt");
+  document.getElementById("deal-select").value = String(state.deal);
+  document.getElementById("seat-select").value = state.seat === null ? "" : String(state.seat);
+  const slider = document.getElementById("step-slider");
+  slider.max = String(state.data.steps.length - 1);
+  slider.value = String(state.step);
+  const felt = el("div", { class: "table-felt " + (n === 4 ? "four" : "three"), id: "table", dataset: { deal: String(state.deal), step: String(state.step), seat: state.seat === null ? "all" : String(state.seat) } });
+  for (let s = 0; s < n; s++) felt.append(seatBox(v, s, st));
+  felt.append(centerBox(v));
+  document.getElementById("felt-wrap").replaceChildren(felt);
+  document.getElementById("side-wrap").replaceChildren(sidePanel(v));
+  document.getElementById("prev-action").disabled = state.deal === 0 && state.step === 0;
+  document.getElementById("next-action").disabled = state.deal === state.summary.deals.length - 1 && state.step === state.data.steps.length - 1;
+}
+
+function buildPage() {
+  const s = state.summary;
+  const main = document.getElementById("main");
+  const r = s.result || {};
+  const title = el("h1", {}, `Match ${s.match_id}`);
+  const players = el("div", { id: "match-players" });
+  s.players.forEach((p, i) => players.append(i ? " · " : "", botLink(p),
+    r.scores ? ` ${r.scores[i]}` : "", r.places ? ` (#${r.places[i]})` : ""));
+  const meta = el("p", { class: "muted small" },
+    `${s.ruleset && s.ruleset.name ? s.ruleset.name : ""} · seed ${s.seed} · ${s.deals.length} deals` +
+    (r.reason ? ` · ended: ${r.reason}` : "") + (s.incidents && s.incidents.length ? ` · ${s.incidents.length} incident(s)` : ""));
+  const dealSel = el("select", { id: "deal-select", title: "jump to deal", onchange: (e) => go(+e.target.value, 0) });
+  s.deals.forEach((d, k) => {
+    const who = d.declarer !== null && d.declarer !== undefined ? `${s.players[d.declarer]} ${d.contract !== null && d.contract !== undefined ? d.contract : d.bid || ""} ${d.outcome || ""}` : "";
+    dealSel.append(el("option", { value: String(k) }, `deal ${k + 1}: ${who}`));
+  });
+  const seatSel = el("select", { id: "seat-select", title: "whose view", onchange: (e) => go(state.deal, state.step, e.target.value === "" ? null : +e.target.value) },
+    el("option", { value: "" }, "face up (all hands)"),
+    s.players.map((p, i) => el("option", { value: String(i) }, `as seat ${i} (${p}) saw it`)));
+  const btn = (id, text, title, fn) => el("button", { id, title, onclick: fn }, text);
+  const controls = el("div", { class: "controls" },
+    btn("prev-deal", "|◀ deal", "previous deal (PageUp)", prevDeal),
+    btn("prev-trick", "◀◀ trick", "previous trick (Shift+←)", prevTrick),
+    btn("prev-action", "◀ action", "previous action (←)", prevAction),
+    btn("next-action", "action ▶", "next action (→)", nextAction),
+    btn("next-trick", "trick ▶▶", "next trick (Shift+→)", nextTrick),
+    btn("next-deal", "deal ▶|", "next deal (PageDown)", nextDeal),
+    el("span", { class: "sep" }), dealSel, seatSel);
+  const slider = el("div", { class: "controls" },
+    el("input", { type: "range", id: "step-slider", min: "0", max: "0", value: "0", oninput: (e) => go(state.deal, +e.target.value) }),
+    el("span", { id: "step-label", class: "small" }));
+  const layout = el("div", { class: "replay-layout" }, el("div", { id: "felt-wrap" }), el("div", { id: "side-wrap", class: "panel" }));
+  const share = el("p", { class: "small muted" }, "Link to this position: ", el("a", { id: "share-link", href: "#" }), " · keys: ",
+    el("span", { class: "kbd" }, "←"), " ", el("span", { class: "kbd" }, "→"), " action, ",
+    el("span", { class: "kbd" }, "Shift"), "+arrows trick, ", el("span", { class: "kbd" }, "PgUp"), " ", el("span", { class: "kbd" }, "PgDn"), " deal");
+  main.replaceChildren(title, players, meta, controls, slider, layout, share);
+  document.addEventListener("keydown", (e) => {
+    if (e.target.tagName === "SELECT" || e.target.tagName === "INPUT") return;
+    if (e.key === "ArrowRight") { e.preventDefault(); (e.shiftKey ? nextTrick : nextAction)(); }
+    else if (e.key === "ArrowLeft") { e.preventDefault(); (e.shiftKey ? prevTrick : prevAction)(); }
+    else if (e.key === "PageDown") { e.preventDefault(); nextDeal(); }
+    else if (e.key === "PageUp") { e.preventDefault(); prevDeal(); }
+  });
+  window.addEventListener("hashchange", () => {
+    const h = parseHash();
+    if (h.deal !== state.deal || h.step !== state.step || h.seat !== state.seat) go(h.deal || 0, h.step || 0, h.seat);
+  });
+}
+
+async function main() {
+  header();
+  try {
+    state.summary = await api(`/api/matches/${encodeURIComponent(matchId)}`);
+    document.title = `Replay ${matchId} · Thousand Arena`;
+    buildPage();
+    const h = parseHash();
+    await go(h.deal || 0, h.step || 0, h.seat);
+    document.body.dataset.ready = "1";
+  } catch (err) {
+    showError("main", err);
+    document.body.dataset.ready = "error";
+  }
+}
+main();

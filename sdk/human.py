@@ -1,0 +1,365 @@
+"""A human seat in the terminal: the table is printed, the person picks the action.
+
+>>> import io
+>>> from sdk import play_local
+>>> from bots import load                                        # doctest: +SKIP
+>>> human = HumanBot(stdin=io.StringIO("1\\n" * 500), stdout=io.StringIO())
+>>> m = play_local([human, load("heuristic"), load("heuristic")], max_deals=1)  # doctest: +SKIP
+
+``arena-bot try human --vs heuristic,heuristic`` plays against bots locally;
+``arena-bot run human --arena HOST:PORT --token T`` takes a seat in an arena.
+
+At each decision the bot prints the table (scores, auction, talon, passed cards, trump and
+marriages, the trick in progress and the last trick, each seat's take so far), the hand
+sorted by suit, and the legal actions numbered. The person answers with a number, with
+the action's notation (``play K♥``, ``bid 110``, ``give 9♠ to 2``; ASCII ``play KH``
+works too), with a bare card (``KH`` plays it; ``KH declare`` declares the marriage) or
+with a bare amount (``110``). Anything else is explained and asked again. ``help`` lists
+this; ``table`` prints the table again; ``quit`` (or end of input) leaves the match.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from engine import (
+    Action,
+    Bid,
+    Card,
+    Contract,
+    DealResult,
+    GameResult,
+    Give,
+    Phase,
+    Play,
+    PlayerView,
+    Suit,
+    parse_action,
+    parse_card,
+)
+from engine.actions import ActionParseError
+from engine.cards import CardParseError
+from sdk.bot import Bot
+
+__all__ = ["HumanBot", "choose", "format_hand", "render_view"]
+
+_PHASES = {
+    Phase.BIDDING: "bidding",
+    Phase.PASSING: "passing cards",
+    Phase.CONTRACT: "naming the contract",
+    Phase.PLAYING: "playing",
+    Phase.GAME_OVER: "match over",
+}
+
+_RED = "\x1b[31m"
+_BOLD = "\x1b[1m"
+_RESET = "\x1b[0m"
+
+HELP = """\
+Answer with:
+  a number from the list            e.g. 3
+  the action as written in the list e.g. play K♥, bid 110, give 9♠ to 2, pass
+                                    (ASCII suits work: play KH, give 9s to 2)
+  a card alone to play it           e.g. KH   (KH declare: declare the marriage)
+  an amount alone                   e.g. 110  (a bid or the contract)
+  table                             print the table again
+  quit                              leave the match
+"""
+
+
+class HumanBot(Bot):
+    """A person at the terminal. Reads ``stdin`` and writes ``stdout`` (any text streams)."""
+
+    name = "human"
+
+    def __init__(
+        self,
+        stdin: TextIO | None = None,
+        stdout: TextIO | None = None,
+        *,
+        color: bool | None = None,
+    ) -> None:
+        super().__init__()
+        self.stdin = stdin if stdin is not None else sys.stdin
+        self.stdout = stdout if stdout is not None else sys.stdout
+        if color is None:
+            color = (
+                "NO_COLOR" not in os.environ
+                and os.environ.get("TERM") != "dumb"
+                and _isatty(self.stdout)
+            )
+        self.color = color
+
+    # -- the decisions --------------------------------------------------------------------
+
+    def act(self, view: PlayerView) -> Action:
+        legal = view.legal_actions
+        self._print(render_view(view, color=self.color))
+        self._print(self._menu(legal))
+        while True:
+            text = self._ask(f"Your move, {view.players[view.seat]} (1-{len(legal)}, or 'help'): ")
+            word = text.strip().lower()
+            if word in ("help", "?", "h"):
+                self._print(HELP)
+                continue
+            if word in ("table", "t"):
+                self._print(render_view(view, color=self.color))
+                self._print(self._menu(legal))
+                continue
+            if word in ("quit", "exit", "q"):
+                self._print("Leaving the match.")
+                raise SystemExit(1)
+            action, problem = choose(text, legal)
+            if action is not None:
+                self._print(f"  → {action}")
+                return action
+            self._print(f"  {problem}")
+
+    # -- hooks ----------------------------------------------------------------------------
+
+    def on_match_start(self, view: PlayerView) -> None:
+        others = ", ".join(f"{p} (seat {s})" for s, p in enumerate(view.players) if s != view.seat)
+        self._print(
+            f"Match of {view.ruleset.name} to {view.ruleset.target}: you are "
+            f"{view.players[view.seat]} (seat {view.seat}), against {others}."
+        )
+
+    def on_deal_end(self, view: PlayerView, result: DealResult) -> None:
+        names = view.players
+        outcome = result.outcome.replace("_", " ")
+        who = "you" if result.declarer == view.seat else names[result.declarer]
+        contract = (
+            f"contract {result.contract}" if result.contract is not None else f"bid {result.bid}"
+        )
+        lines = [f"Deal {result.number + 1} over: {who} {contract}, {outcome}."]
+        lines.append("  takes:  " + _per_seat(names, result.takes, view.seat))
+        lines.append("  scored: " + _per_seat(names, [f"{d:+d}" for d in result.deltas], view.seat))
+        lines.append("  scores: " + _per_seat(names, result.scores, view.seat))
+        for e in result.events:
+            lines.append(f"  {e}")
+        self._print("\n".join(lines) + "\n")
+
+    def on_match_end(self, view: PlayerView, result: GameResult) -> None:
+        names = view.players
+        order = sorted(range(len(names)), key=lambda s: (result.places[s], s))
+        lines = ["Match over:"]
+        for s in order:
+            me = "  ← you" if s == view.seat else ""
+            lines.append(f"  {result.places[s]}. {names[s]:<12} {result.scores[s]:>6}{me}")
+        self._print("\n".join(lines))
+
+    # -- I/O ------------------------------------------------------------------------------
+
+    def _menu(self, legal: Sequence[Action]) -> str:
+        items = [f"{i + 1:>3}) {self._paint(str(a))}" for i, a in enumerate(legal)]
+        width = max((len(str(a)) for a in legal), default=0) + 7
+        per_row = max(1, 78 // max(width, 1))
+        rows = []
+        for k in range(0, len(items), per_row):
+            chunk = items[k : k + per_row]
+            acts = legal[k : k + per_row]
+            rows.append(
+                "".join(
+                    it + " " * (width - len(str(a)) - 5) for it, a in zip(chunk, acts, strict=True)
+                ).rstrip()
+            )
+        return "Legal actions:\n" + "\n".join(rows)
+
+    def _paint(self, text: str) -> str:
+        if not self.color:
+            return text
+        return "".join(f"{_RED}{ch}{_RESET}" if ch in "♥♦" else ch for ch in text)
+
+    def _print(self, text: str) -> None:
+        self.stdout.write(text + "\n")
+        self.stdout.flush()
+
+    def _ask(self, prompt: str) -> str:
+        self.stdout.write(prompt)
+        self.stdout.flush()
+        line = self.stdin.readline()
+        if not line:
+            self._print("\nEnd of input: leaving the match.")
+            raise SystemExit(1)
+        return line.rstrip("\r\n")
+
+
+def choose(text: str, legal: Sequence[Action]) -> tuple[Action | None, str]:
+    """The legal action the person meant by ``text``, or ``None`` and why not.
+
+    >>> from engine import Pass, Bid
+    >>> choose("2", (Bid(105), Pass()))
+    (Pass(), '')
+    >>> choose("bid 107", (Bid(105), Pass()))[1]
+    "'bid 107' is not legal now. Legal: bid 105, pass"
+    """
+    t = text.strip()
+    if not t:
+        return None, "Type a number from the list (or 'help')."
+    if t.isdigit():
+        k = int(t)
+        if 1 <= k <= len(legal):
+            return legal[k - 1], ""
+        amounts = [a for a in legal if isinstance(a, Bid | Contract) and a.amount == k]
+        if amounts:
+            return amounts[0], ""
+        return None, f"No action number {k}: choose 1-{len(legal)} (or 'help')."
+    action: Action | None = None
+    try:
+        action = parse_action(t)
+    except ActionParseError as e:
+        words = t.split()
+        try:
+            card = parse_card(words[0])
+        except CardParseError:
+            return None, f"{e}. Type a number from the list, or 'help'."
+        declare = len(words) > 1 and words[1].lower() in ("declare", "d", "marriage")
+        if len(words) > 2 or (len(words) == 2 and not declare):
+            return None, f"Not understood: {t!r}. Type a number from the list, or 'help'."
+        action = Play(card, declare=declare)
+    if action in legal:
+        return action, ""
+    if isinstance(action, Give):
+        gives = [a for a in legal if isinstance(a, Give)]
+        if gives and not any(a.card == action.card for a in gives):
+            return None, f"You do not hold {action.card}. " + _legal_text(legal)
+    if isinstance(action, Play):
+        plays = [a for a in legal if isinstance(a, Play)]
+        if plays and not any(a.card == action.card for a in plays):
+            return None, f"{action.card} cannot be played now. " + _legal_text(legal)
+        if action.declare:
+            return None, f"No marriage to declare with {action.card}. " + _legal_text(legal)
+    return None, f"'{action}' is not legal now. " + _legal_text(legal)
+
+
+def _legal_text(legal: Sequence[Action]) -> str:
+    text = ", ".join(str(a) for a in legal)
+    if len(text) > 200:
+        text = text[:200] + " ..."
+    return "Legal: " + text
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _per_seat(names: Sequence[str], values: Sequence[object], me: int) -> str:
+    return "  ".join(f"{'you' if s == me else names[s]} {v}" for s, v in enumerate(values))
+
+
+def format_hand(cards: Sequence[Card], *, color: bool = False) -> str:
+    """The hand grouped by suit, high to low: ``♠ A 10 9   ♥ K Q``.
+
+    >>> from engine import parse_cards
+    >>> format_hand(parse_cards("9♠ A♠ K♥ Q♥ 10♠"))
+    '♠ A 10 9   ♥ K Q'
+    """
+    groups = []
+    for suit in Suit:
+        mine = sorted((c for c in cards if c.suit == suit), reverse=True)
+        if not mine:
+            continue
+        sym = (
+            f"{_RED}{suit.symbol}{_RESET}"
+            if color and suit in (Suit.HEARTS, Suit.DIAMONDS)
+            else suit.symbol
+        )
+        groups.append(sym + " " + " ".join(c.rank.label for c in mine))
+    return "   ".join(groups) if groups else "(no cards)"
+
+
+def _card(c: Card | None, color: bool) -> str:
+    if c is None:
+        return "??"
+    s = str(c)
+    if color and c.suit in (Suit.HEARTS, Suit.DIAMONDS):
+        return f"{_RED}{s}{_RESET}"
+    return s
+
+
+def render_view(view: PlayerView, *, color: bool = False) -> str:
+    """The table as this seat sees it, as text (what :class:`HumanBot` prints)."""
+    names = list(view.players)
+    me = view.seat
+
+    def who(s: int | None) -> str:
+        if s is None:
+            return "-"
+        return "you" if s == me else names[s]
+
+    n = len(names)
+    bold = (lambda t: f"{_BOLD}{t}{_RESET}") if color else (lambda t: t)
+    lines = [
+        "",
+        bold(
+            f"── Deal {view.deal_number + 1} · dealer {who(view.dealer)} · "
+            f"{_PHASES.get(view.phase, str(view.phase))} "
+        ).ljust(60, "─"),
+    ]
+    scores = "  ".join(f"{who(s)} {view.scores[s]}" for s in range(n))
+    if view.barrel is not None and any(view.barrel):
+        scores += "   barrel: " + ", ".join(
+            f"{who(s)} ({view.barrel[s]} deals left)" for s in range(n) if view.barrel[s]
+        )
+    lines.append(f"Scores:   {scores}")
+    if n == 4:
+        out = [s for s in range(n) if s not in view.active_seats]
+        if out:
+            lines.append(f"Sitting out: {who(out[0])} (scores the talon)")
+    if view.bids:
+        lines.append("Bids:     " + ", ".join(f"{who(s)} {a}" for s, a in view.bids))
+    else:
+        lines.append("Bids:     none yet" + (f" (standing {view.bid})" if view.bid else ""))
+    if view.declarer is not None:
+        deal = f"Declarer: {who(view.declarer)}, bid {view.bid}"
+        if view.contract is not None:
+            deal += f", contract {view.contract}"
+        lines.append(deal)
+    elif view.bid is not None and view.phase is Phase.BIDDING:
+        lines.append(f"Standing bid: {view.bid}")
+    if view.talon is not None:
+        lines.append("Talon:    " + " ".join(_card(c, color) for c in view.talon))
+    if view.gives:
+        frm = who(view.declarer)
+        lines.append(
+            "Passed:   "
+            + ", ".join(f"{frm} → {who(to)}: {_card(c, color)}" for to, c in view.gives)
+        )
+    if view.phase is Phase.PLAYING or view.tricks:
+        trump = view.trump.symbol if view.trump is not None else "none"
+        marr = ", ".join(
+            f"{who(s)} {suit.symbol if suit is not None else 'aces'}"
+            f" {suit.marriage_value if suit is not None else 200}"
+            for s, suit in view.marriages
+        )
+        lines.append(f"Trump:    {trump}" + (f"   marriages: {marr}" if marr else ""))
+        takes = [0] * n
+        for t in view.tricks:
+            takes[t.winner] += sum(Card(c).points for _, c in t.cards)
+        for s, suit in view.marriages:
+            takes[s] += suit.marriage_value if suit is not None else 200
+        lines.append(
+            f"Tricks:   {len(view.tricks)} played; takes so far: "
+            + "  ".join(f"{who(s)} {takes[s]}" for s in view.active_seats)
+        )
+        if view.tricks:
+            last = view.tricks[-1]
+            lines.append(
+                "Last trick: "
+                + ", ".join(f"{who(s)} {_card(c, color)}" for s, c in last.cards)
+                + f"  → {who(last.winner)}"
+            )
+        if view.trick:
+            lines.append(
+                "On the table: " + ", ".join(f"{who(s)} {_card(c, color)}" for s, c in view.trick)
+            )
+        elif view.to_act == me:
+            lines.append("On the table: nothing — your lead")
+    lines.append(bold("Your hand: ") + format_hand(view.hand, color=color))
+    return "\n".join(lines)

@@ -1,0 +1,239 @@
+"""The human seat: input parsing, the table as printed, and a whole match over a pty."""
+
+from __future__ import annotations
+
+import io
+import os
+import pty
+import re
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from engine import Bid, Contract, Game, Give, Pass, Play, observe, parse_cards
+from sdk.human import HumanBot, choose, format_hand, render_view
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+# --- choosing an action from what the person typed -----------------------------------------
+
+
+def test_choose_by_number_notation_card_and_amount() -> None:
+    legal = (Bid(105), Bid(110), Pass())
+    assert choose("1", legal) == (Bid(105), "")
+    assert choose(" 3 ", legal) == (Pass(), "")
+    assert choose("110", legal) == (Bid(110), "")
+    assert choose("bid 110", legal) == (Bid(110), "")
+    assert choose("PASS", legal) == (Pass(), "")
+    plays = (*(Play(c) for c in parse_cards("K♥ Q♥ 9♠")), Play(parse_cards("K♥")[0], True))
+    assert choose("play K♥", plays)[0] == plays[0]
+    assert choose("kh", plays)[0] == plays[0]
+    assert choose("KH declare", plays)[0] == plays[3]
+    assert choose("play 9s", plays)[0] == plays[2]
+    assert "A♠ cannot be played now" in choose("play A♠", plays)[1]
+    assert "No marriage to declare" in choose("9s declare", plays)[1]
+    gives = (Give(parse_cards("9♠")[0], 1), Give(parse_cards("9♠")[0], 2))
+    assert choose("give 9s to 2", gives)[0] == gives[1]
+    assert choose("contract 120", (Contract(120),))[0] == Contract(120)
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("", "Type a number"),
+        ("0", "No action number 0"),
+        ("4", "No action number 4"),
+        ("bid 107", "'bid 107' is not legal now. Legal: bid 105, bid 110, pass"),
+        ("hello", "not an action: 'hello'"),
+        ("play A♠", "'play A♠' is not legal now"),
+        ("KH QH", "Not understood"),
+    ],
+)
+def test_bad_input_is_explained(text: str, says: str) -> None:
+    action, problem = choose(text, (Bid(105), Bid(110), Pass()))
+    assert action is None
+    assert says in problem
+
+
+def test_format_hand_sorts_by_suit_with_symbols() -> None:
+    assert format_hand(parse_cards("9♠ A♥ 10♠ Q♦ J♣ K♥ A♠")) == "♠ A 10 9   ♣ J   ♦ Q   ♥ A K"
+    assert "\x1b[31m♥" in format_hand(parse_cards("A♥"), color=True)
+
+
+def test_the_table_shows_what_the_seat_may_see() -> None:
+    game = Game.new("classic", seed=4, players=["ann", "bob", "cid"])
+    # bid, pass, pass: the talon is shown; then the declarer passes two cards
+    while game.phase.name == "BIDDING":
+        legal = game.legal_actions()
+        game.apply(legal[0] if not any(isinstance(a, Pass) for a in legal) or
+                   game.to_act == game.dealer else Pass())  # fmt: skip
+    decl = game.declarer
+    assert decl is not None
+    for _ in range(2):
+        game.apply(game.legal_actions()[0])
+    for seat in range(3):
+        view = observe(game, seat)
+        text = render_view(view)
+        assert "Talon:" in text and "Passed:" in text
+        assert format_hand(view.hand) in text
+        given = [c for to, c in view.gives]
+        if seat == decl:
+            assert all(c is not None for c in given)
+        else:
+            assert sum(c is None for c in given) == 1, "the other opponent's card is hidden"
+            assert "??" in text
+
+
+def test_human_bot_over_streams_asks_again_after_bad_input() -> None:
+    from sdk import play_local
+
+    out = io.StringIO()
+    inp = io.StringIO("nonsense\n999\n" + "1\n" * 300)
+    human = HumanBot(stdin=inp, stdout=out, color=False)
+    others = [HumanBot(io.StringIO("1\n" * 300), io.StringIO()) for _ in range(2)]
+    m = play_local([human, *others], seed=2, max_deals=1)
+    text = out.getvalue()
+    assert "not an action: 'nonsense'" in text
+    assert "No action number 999" in text
+    assert "Legal actions:" in text and "Your hand:" in text
+    assert "Deal 1 over:" in text and "Match over:" in text
+    assert m.result.deals == 1
+
+
+def test_end_of_input_leaves_the_match() -> None:
+    human = HumanBot(stdin=io.StringIO(""), stdout=io.StringIO())
+    view = observe(Game.new("classic", seed=1, players=["a", "b", "c"]), 0)
+    g = Game.new("classic", seed=1, players=["a", "b", "c"])
+    view = observe(g, g.to_act or 0)
+    with pytest.raises(SystemExit):
+        human.act(view)
+
+
+# --- a person at a terminal: a pseudo-terminal, real keystrokes ---------------------------
+
+_SCRIPT = """
+import sys
+from bots import load
+from sdk import play_local
+from sdk.human import HumanBot
+m = play_local([HumanBot(), load("random"), load("random")], seed=5, max_deals=1)
+print("RESULT", list(m.result.scores), flush=True)
+"""
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+class Terminal:
+    """A child process on a pty; ``expect`` reads until a pattern shows up."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.master, slave = pty.openpty()
+        env = {**os.environ, "PYTHONIOENCODING": "utf-8", "TERM": "xterm"}
+        self.proc = subprocess.Popen(
+            argv, stdin=slave, stdout=slave, stderr=slave, cwd=ROOT, env=env, close_fds=True
+        )
+        os.close(slave)
+        self.buf = ""
+        self.before = ""
+
+    def expect(self, pattern: str, timeout: float = 20.0) -> re.Match[str]:
+        deadline = time.monotonic() + timeout
+        rx = re.compile(pattern)
+        while True:
+            m = rx.search(self.buf)
+            if m:
+                self.before = self.buf[: m.start()]
+                self.buf = self.buf[m.end() :]
+                return m
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"timed out waiting for {pattern!r}; got:\n{self.buf[-2000:]}")
+            ready, _, _ = select.select([self.master], [], [], min(left, 0.5))
+            if ready:
+                try:
+                    data = os.read(self.master, 65536)
+                except OSError:  # the child closed the terminal
+                    data = b""
+                if not data and self.proc.poll() is not None:
+                    raise AssertionError(f"process ended waiting for {pattern!r}:\n{self.buf}")
+                self.buf += ANSI.sub("", data.decode("utf-8", "replace"))
+
+    def send(self, line: str) -> None:
+        os.write(self.master, (line + "\n").encode())
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(5)
+        os.close(self.master)
+
+
+PROMPT = r"Your move, human \(1-(\d+), or 'help'\): "
+
+
+def test_a_whole_deal_through_a_pty_with_bad_input() -> None:
+    term = Terminal([sys.executable, "-c", _SCRIPT])
+    try:
+        term.expect(r"you are human \(seat 0\)")
+        m = term.expect(PROMPT)
+        n = int(m.group(1))
+        term.send("xyz")
+        term.expect(r"not an action: 'xyz'")
+        term.expect(PROMPT)
+        term.send(str(n + 1))
+        term.expect(rf"No action number {n + 1}: choose 1-{n}")
+        term.expect(PROMPT)
+        term.send("help")
+        term.expect(r"a card alone to play it")
+        term.expect(PROMPT)
+        term.send("play 9Z")
+        term.expect(r"not a card: '9Z'")
+        term.expect(PROMPT)
+        answered = 0
+        term.send("1")
+        while True:
+            m = term.expect(PROMPT + r"|(RESULT \[.*\])", timeout=30)
+            if m.group(2):
+                break
+            answered += 1
+            if answered % 2:
+                # a typed notation works as well as a number: the first legal action's text
+                first = re.search(r"\b1\) (.+?)(?:\s{2,}|\n|$)", term.before)
+                assert first, term.before
+                term.send(first.group(1).strip())
+                term.expect(r"→ " + re.escape(first.group(1).strip()))
+            else:
+                term.send("1")
+        assert answered >= 5
+        assert "Deal 1 over:" in term.before and "Match over:" in term.before
+        term.proc.wait(10)
+        assert term.proc.returncode == 0
+    finally:
+        term.close()
+
+
+def test_arena_bot_try_human_through_a_pty() -> None:
+    cli = ROOT / "sdk" / "cli.py"
+    if not cli.exists():
+        pytest.skip("sdk/cli.py (arena-bot) has not landed yet")
+    term = Terminal([sys.executable, "-m", "sdk.cli", "try", "human", "--vs", "random,random",
+                     "--max-deals", "1"])  # fmt: skip
+    try:
+        term.expect(PROMPT, timeout=30)
+        term.send("nonsense")
+        term.expect("not an action")
+        for _ in range(200):
+            term.expect(PROMPT + r"|Match over", timeout=30)
+            if term.proc.poll() is not None:
+                break
+            term.send("1")
+    except AssertionError as e:
+        if "Match over" not in str(e) and "process ended" not in str(e):
+            raise
+    finally:
+        term.close()

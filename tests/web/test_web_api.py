@@ -1,0 +1,340 @@
+"""`arena web` without a browser: the JSON API over a small recorded tournament."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sqlite3
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from arena.storage import Storage
+from arena.web import STATIC_DIR, DataSource, MatchReplay, make_server, open_readonly, view_json
+from arena.web.demo import DEMO_BOTS, demo_record, make_demo_db
+from engine import Game, Phase, observe, parse_action, replay
+
+MATCHES = 4
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("web") / "t.sqlite"
+    make_demo_db(path, matches=MATCHES, max_deals=4)
+    return path
+
+
+@pytest.fixture(scope="module")
+def base(db: Path) -> Iterator[str]:
+    server = make_server(DataSource(db), "127.0.0.1", 0)
+    server.start_background()
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+def get(base: str, path: str) -> Any:
+    with urllib.request.urlopen(base + path.lstrip("/"), timeout=10) as r:
+        assert r.headers["Content-Type"].startswith("application/json")
+        return json.loads(r.read().decode())
+
+
+def status_of(base: str, path: str) -> tuple[int, Any]:
+    try:
+        with urllib.request.urlopen(base + path.lstrip("/"), timeout=10) as r:
+            return r.status, json.loads(r.read().decode())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read().decode())
+
+
+def record_of(db: Path, match_id: str) -> dict[str, Any]:
+    with open_readonly(db) as st:
+        return st.load_record(match_id)
+
+
+# --- leaderboard -----------------------------------------------------------------------
+
+
+def test_leaderboard_lists_every_bot_with_all_columns(base: str) -> None:
+    lb = get(base, "/api/leaderboard")
+    assert lb["tournament"]["completed"] == MATCHES
+    assert {r["bot"] for r in lb["rows"]} == set(DEMO_BOTS)
+    keys = {"rank", "bot", "mu", "sigma", "conservative", "matches", "places", "mean_per_deal",
+            "ci95", "bidding_wins", "contracts_made", "strikes", "median_ms"}  # fmt: skip
+    for r in lb["rows"]:
+        assert keys <= set(r), keys - set(r)
+        assert r["matches"] == MATCHES
+        assert sum(r["places"]) == MATCHES
+        assert r["conservative"] == pytest.approx(r["mu"] - 3 * r["sigma"])
+    assert [r["rank"] for r in lb["rows"]] == [1, 2, 3]
+    cons = [r["conservative"] for r in lb["rows"]]
+    assert cons == sorted(cons, reverse=True)
+
+
+def test_rating_history_has_a_point_per_match_and_head_to_head_adds_up(base: str) -> None:
+    lb = get(base, "/api/leaderboard")
+    for bot in DEMO_BOTS:
+        points = lb["history"][bot]
+        assert [p["index"] for p in points] == list(range(MATCHES))
+        assert points[-1]["mu"] == pytest.approx(
+            next(r["mu"] for r in lb["rows"] if r["bot"] == bot)
+        )
+    cells = lb["head_to_head"]["cells"]
+    for a in DEMO_BOTS:
+        for b in DEMO_BOTS:
+            if a != b:
+                ab, ba = cells[a][b], cells[b][a]
+                assert ab["played"] == MATCHES
+                assert ab["ahead"] + ba["ahead"] + ab["tied"] == MATCHES
+    assert len(lb["recent"]) == MATCHES
+
+
+def test_strikes_come_from_the_incidents(base: str, db: Path) -> None:
+    lb = get(base, "/api/leaderboard")
+    with open_readonly(db) as st:
+        incidents = st.incidents("demo")
+    assert incidents, "the demo tournament records a timeout"
+    for r in lb["rows"]:
+        assert r["strikes"] == sum(1 for i in incidents if i["bot"] == r["bot"])
+
+
+def test_bot_page(base: str, db: Path) -> None:
+    page = get(base, "/api/bots/careful")
+    assert page["bot"] == "careful" and page["row"]["bot"] == "careful"
+    assert len(page["matches"]) == MATCHES
+    deals = 0
+    for m in page["matches"]:
+        rec = record_of(db, m["match_id"])
+        deals += len(rec["deals"])
+        seat = rec["players"].index("careful")
+        assert m["scores"][seat] == rec["result"]["scores"][seat]
+    assert len(page["deal_scores"]) == deals
+    assert len(page["history"]) == MATCHES
+    assert status_of(base, "/api/bots/nobody")[0] == 404
+
+
+def test_matches_list_filters_by_bot(base: str) -> None:
+    assert len(get(base, "/api/matches")["matches"]) == MATCHES
+    assert len(get(base, "/api/matches?limit=2")["matches"]) == 2
+    assert all("bold" in m["players"] for m in get(base, "/api/matches?bot=bold")["matches"])
+
+
+# --- replay ----------------------------------------------------------------------------
+
+
+def test_match_summary(base: str, db: Path) -> None:
+    s = get(base, "/api/matches/demo-m0001")
+    rec = record_of(db, "demo-m0001")
+    assert s["players"] == rec["players"]
+    assert len(s["deals"]) == len(rec["deals"])
+    assert s["result"] == rec["result"]
+    for d, r in zip(s["deals"], rec["deals"], strict=True):
+        assert d["steps"] == len(r["actions"]) + 1
+        assert d["deltas"] == r["deltas"]
+    assert s["stored"]["tournament_id"] == "demo"
+    assert get(base, "/api/matches/demo-m0001/record") == rec
+
+
+def test_face_up_steps_follow_the_record(base: str, db: Path) -> None:
+    rec = record_of(db, "demo-m0002")
+    for k, deal in enumerate(rec["deals"]):
+        d = get(base, f"/api/matches/demo-m0002/deals/{k}")
+        steps = d["steps"]
+        assert len(steps) == len(deal["actions"]) + 1
+        first = steps[0]["view"]
+        assert first["phase"] == "BIDDING"
+        assert [sorted(h) for h in first["hands"]] == [sorted(h) for h in deal["hands"]]
+        assert first["talon"] == deal["talon"]
+        for st, a in zip(steps[1:], deal["actions"], strict=True):
+            assert st["action"]["text"] == a["action"] and st["action"]["seat"] == a["seat"]
+            assert st["action"]["ms"] == a["ms"]
+        last = steps[-1]["view"]
+        assert last["result"]["deltas"] == deal["deltas"]
+        assert last["scores"] == deal["scores"]
+        if any(a["action"].startswith("play") for a in deal["actions"]):
+            assert len(last["tricks"]) == 8
+            assert sum(len(t["cards"]) for t in last["tricks"]) == 24
+            assert all(h == [] for h in last["hands"])
+
+
+def _game_after(rec: dict[str, Any], deal_index: int, n_actions: int) -> Game:
+    """The engine's game after ``n_actions`` of deal ``deal_index`` (not using the server)."""
+    cut = json.loads(json.dumps(rec))
+    game = Game.new(
+        replay(rec).ruleset, rec["seed"], rec["players"],
+        deals={d["number"]: (
+            [[*map(_card, h)] for h in d["hands"]], [*map(_card, d["talon"])]
+        ) for d in cut["deals"]},
+    )  # fmt: skip
+    for d in cut["deals"][:deal_index]:
+        for a in d["actions"]:
+            game.apply(parse_action(a["action"]), seat=a["seat"])
+    for a in cut["deals"][deal_index]["actions"][:n_actions]:
+        game.apply(parse_action(a["action"]), seat=a["seat"])
+    return game
+
+
+def _card(text: str) -> Any:
+    from engine import parse_card
+
+    return parse_card(text)
+
+
+def test_seat_view_is_exactly_what_observe_gives(base: str, db: Path) -> None:
+    rec = record_of(db, "demo-m0000")
+    k = 1
+    for seat in range(3):
+        d = get(base, f"/api/matches/demo-m0000/deals/{k}?seat={seat}")
+        assert d["seat"] == seat
+        for st in d["steps"][:-1]:  # the last step is drawn after the engine moved on
+            game = _game_after(rec, k, st["i"])
+            expected = view_json(observe(game, seat))
+            got = dict(st["view"])
+            got.pop("hand_sizes")
+            assert got == expected, f"seat {seat} step {st['i']}"
+
+
+def test_seat_view_hides_the_other_hands(base: str, db: Path) -> None:
+    rec = record_of(db, "demo-m0003")
+    for k, deal in enumerate(rec["deals"]):
+        for seat in range(3):
+            d = get(base, f"/api/matches/demo-m0003/deals/{k}?seat={seat}")
+            dealt = deal["hands"]
+            others = {c for s, h in enumerate(dealt) if s != seat for c in h}
+            for st in d["steps"]:
+                v = st["view"]
+                assert all(h is None for s, h in enumerate(v["hands"]) if s != seat)
+                # every card shown to the seat: its hand, cards played, the talon once shown,
+                # a card passed to it
+                allowed = set(v["hands"][seat]) | set(v["talon"] or ())
+                allowed |= {c["card"] for c in v["trick"]}
+                allowed |= {c["card"] for t in v["tricks"] for c in t["cards"]}
+                allowed |= {g["card"] for g in v["gives"] if g["card"]}
+                text = json.dumps(st, ensure_ascii=False)
+                shown = set(re.findall(r"(?:10|[9JQKA])[♠♣♦♥]", text))
+                assert shown <= allowed, (k, seat, st["i"], shown - allowed)
+                if v["phase"] == "BIDDING":
+                    assert not (shown & others), (k, seat, st["i"])
+                for g in v["gives"]:
+                    if g["to"] != seat and g["from"] != seat:
+                        assert g["card"] is None
+                if st["action"] and st["action"]["text"].startswith("give"):
+                    a = parse_action(deal["actions"][st["i"] - 1]["action"])
+                    if seat not in (a.to, deal["actions"][st["i"] - 1]["seat"]):  # type: ignore[union-attr]
+                        assert "?" in st["action"]["text"]
+
+
+def test_four_player_replay_has_the_dealer_sitting_out() -> None:
+    rec = demo_record(3, ("bold", "careful", "randy", "x"), preset="1001-4p", max_deals=3)
+    m = MatchReplay("four", rec)
+    for k, deal in enumerate(rec["deals"]):
+        d = m.deal(k)
+        v = d["steps"][0]["view"]
+        assert v["hands"][deal["dealer"]] == []
+        assert deal["dealer"] not in v["active_seats"]
+        assert d["steps"][-1]["view"]["scores"] == deal["scores"]
+        seat_view = m.deal(k, deal["dealer"])["steps"][3]["view"]
+        assert all(h is None for s, h in enumerate(seat_view["hands"]) if s != deal["dealer"])
+
+
+def test_a_record_that_does_not_replay_is_reported(tmp_path: Path) -> None:
+    rec = demo_record(5, DEMO_BOTS, max_deals=2)
+    rec["deals"][0]["actions"][0]["action"] = "bid 995"
+    from arena.web import ReplayFailed
+
+    with pytest.raises(ReplayFailed, match="deal 0"):
+        MatchReplay("bad", rec)
+
+
+def test_errors_are_json(base: str) -> None:
+    assert status_of(base, "/api/matches/nope")[0] == 404
+    assert status_of(base, "/api/matches/demo-m0000/deals/99")[0] == 400
+    code, body = status_of(base, "/api/matches/demo-m0000/deals/0?seat=x")
+    assert code == 400 and "seat" in body["error"]
+    assert status_of(base, "/api/matches/demo-m0000/deals/0?seat=7")[0] == 400
+    assert status_of(base, "/api/nothing")[0] == 404
+    assert status_of(base, "/api/leaderboard?tournament=nope")[0] == 404
+
+
+# --- pages, read-only, live --------------------------------------------------------------
+
+
+def test_pages_and_static_files(base: str) -> None:
+    for path in ("/", "/bot/careful", "/replay/demo-m0000"):
+        with urllib.request.urlopen(base + path.lstrip("/"), timeout=10) as r:
+            assert r.headers["Content-Type"].startswith("text/html")
+            assert b"/static/common.js" in r.read()
+    with urllib.request.urlopen(base + "static/replay.js", timeout=10) as r:
+        assert "javascript" in r.headers["Content-Type"]
+    for bad in ("static/../data.py", "static/nope.js", "nowhere"):
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(base + bad, timeout=10)
+        assert e.value.code == 404
+
+
+def test_static_files_fetch_nothing_from_outside() -> None:
+    for f in STATIC_DIR.iterdir():
+        text = f.read_text(encoding="utf-8")
+        urls = set(re.findall(r"(?:https?:)?//[\w.-]+\.\w+[^\s\"')]*", text))
+        urls.discard("http://www.w3.org/2000/svg")  # the SVG namespace, not a fetch
+        assert not urls, f"{f.name} refers to {urls}"
+
+
+def test_the_server_never_writes(db: Path, base: str) -> None:
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    for path in ("/api/leaderboard", "/api/bots/bold", "/api/matches/demo-m0001/deals/0?seat=1"):
+        get(base, path)
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before
+    st = open_readonly(db)
+    try:
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            st.conn.execute("DELETE FROM matches")
+    finally:
+        st.close()
+
+
+def test_leaderboard_follows_a_running_tournament(tmp_path: Path) -> None:
+    path = tmp_path / "live.sqlite"
+    make_demo_db(path, matches=2, max_deals=2)
+    server = make_server(DataSource(path), "127.0.0.1", 0)
+    server.start_background()
+    try:
+        first = get(server.url, "/api/leaderboard")
+        with Storage(path) as st:  # a tournament writing while the viewer reads
+            rec = demo_record(11, DEMO_BOTS, max_deals=2)
+            st.save_match("demo", match_id="demo-m0099", index=2, table=0, set_no=0, seed=11,
+                          seats=DEMO_BOTS, record=rec, started_at=0.0, finished_at=1.0)  # fmt: skip
+            second = get(server.url, "/api/leaderboard")
+        assert second["version"] != first["version"]
+        assert second["tournament"]["completed"] == 3
+        assert all(r["matches"] == 3 for r in second["rows"])
+        assert second["recent"][0]["match_id"] == "demo-m0099"
+    finally:
+        server.stop()
+
+
+def test_cli_web_command(db: Path, tmp_path: Path) -> None:
+    from arena.cli import main
+
+    runner = CliRunner()
+    res = runner.invoke(main, ["web", "--help"])
+    assert res.exit_code == 0, res.output
+    for opt in ("--db", "--host", "--port", "--tournament"):
+        assert opt in res.output
+    res = runner.invoke(main, ["web", "--db", str(tmp_path / "missing.sqlite")])
+    assert res.exit_code != 0
+    assert "no database" in res.output
+
+
+def test_phase_names_match_the_engine() -> None:
+    # the page names phases by the engine's enum names
+    js = (STATIC_DIR / "replay.js").read_text(encoding="utf-8")
+    for p in Phase:
+        assert p.name in js

@@ -1,0 +1,406 @@
+"""`arena web` in a real headless Chromium: leaderboard, plot, bot page, replay viewer.
+
+Needs ``chromium`` and ``chromedriver`` (Debian: ``apt-get install chromium chromium-driver``).
+Without them the tests are skipped, except under ``CI=true`` where they fail.
+
+The screenshots of ``docs/web.md`` are made by :func:`regenerate_screenshots`::
+
+    .venv/bin/python tests/web/test_web_browser.py          # writes docs/img/*.png
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.storage import Storage
+from arena.web.demo import DEMO_BOTS, demo_record, make_demo_db
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+INSTALL_HINT = "apt-get install chromium chromium-driver"
+CHROMIUM = ("/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome")
+CHROMEDRIVER = ("/usr/bin/chromedriver", "chromedriver")
+WAIT_S = 15
+
+
+def _which(names: tuple[str, ...]) -> str | None:
+    for n in names:
+        found = n if os.path.isabs(n) and os.access(n, os.X_OK) else shutil.which(n)
+        if found:
+            return found
+    return None
+
+
+def browser_paths() -> tuple[str, str]:
+    """(chromium, chromedriver), or skip — or fail under CI=true — saying how to install."""
+    chromium, driver = _which(CHROMIUM), _which(CHROMEDRIVER)
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        chromium = None
+    if chromium and driver:
+        return chromium, driver
+    missing = "selenium" if chromium and driver else "a headless Chromium and chromedriver"
+    message = f"browser tests need {missing}: {INSTALL_HINT} (and pip install selenium)"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message + " — CI=true, so this is a failure, not a skip")
+    pytest.skip(message)
+
+
+def start_driver(chromium: str, chromedriver: str, profile: str, width: int = 1400) -> Any:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = chromium
+    for arg in (
+        "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--disable-dev-shm-usage", f"--window-size={width},1000", f"--user-data-dir={profile}",
+    ):  # fmt: skip
+        opts.add_argument(arg)
+    # an explicit Service path: selenium-manager never downloads anything
+    driver = webdriver.Chrome(service=Service(chromedriver), options=opts)
+    driver.set_page_load_timeout(30)
+    driver.set_script_timeout(20)
+    return driver
+
+
+@contextlib.contextmanager
+def arena_web(db: Path) -> Iterator[str]:
+    """Run ``arena web --db DB --port 0`` as a process; yields its URL."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from arena.cli import main; main()",
+         "web", "--db", str(db), "--port", "0"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        m = re.search(r"(http://127\.0\.0\.1:\d+/)", line)
+        assert m, f"arena web printed {line!r}"
+        yield m.group(1)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+
+
+def api(base: str, path: str) -> Any:
+    with urllib.request.urlopen(base + path.lstrip("/"), timeout=10) as r:
+        return json.loads(r.read().decode())
+
+
+# --- fixtures ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def paths() -> tuple[str, str]:
+    return browser_paths()
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("webui") / "t.sqlite"
+    # still "running" (4 of 6 matches): the leaderboard page keeps polling
+    make_demo_db(path, matches=3, max_deals=3, total=6, finished=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def base(db: Path) -> Iterator[str]:
+    with arena_web(db) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def driver(paths: tuple[str, str]) -> Iterator[Any]:
+    profile = tempfile.mkdtemp(prefix="arena-chromium-")
+    d = start_driver(*paths, profile)
+    try:
+        yield d
+    finally:
+        d.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def load(driver: Any, url: str) -> None:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.get(url)
+    WebDriverWait(driver, WAIT_S).until(
+        lambda d: (
+            d.find_element("css selector", "body").get_attribute("data-ready") in ("1", "error")
+        )
+    )
+    assert driver.find_element("css selector", "body").get_attribute("data-ready") == "1", (
+        driver.find_element("css selector", "main").text
+    )
+
+
+def wait_for(driver: Any, css: str) -> Any:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, WAIT_S).until(lambda d: d.find_elements("css selector", css))
+
+
+def cards_in(driver: Any, css: str) -> list[str | None]:
+    return [
+        e.get_attribute("data-card") for e in driver.find_elements("css selector", css + " .card")
+    ]
+
+
+# --- leaderboard ---------------------------------------------------------------------------
+
+
+def test_leaderboard_lists_every_bot_and_plots_ratings(driver: Any, base: str) -> None:
+    load(driver, base)
+    rows = driver.find_elements("css selector", "#leaderboard tbody tr")
+    assert sorted(r.get_attribute("data-bot") for r in rows) == sorted(DEMO_BOTS)
+    board = api(base, "/api/leaderboard")
+    for r in board["rows"]:
+        tr = driver.find_element("css selector", f'#leaderboard tr[data-bot="{r["bot"]}"]')
+        cell = {
+            td.get_attribute("data-col"): td.text for td in tr.find_elements("css selector", "td")
+        }.__getitem__
+        assert cell("rank") == str(r["rank"])
+        assert cell("conservative") == f"{r['conservative']:.2f}"
+        assert cell("matches") == str(r["matches"])
+        assert cell("strikes") == str(r["strikes"])
+        assert "±" in cell("mean_per_deal")
+    headers = [h.text for h in driver.find_elements("css selector", "#leaderboard th")]
+    for h in ("μ", "σ", "μ−3σ", "matches", "1st/2nd/3rd", "bidding wins", "contracts made",
+              "strikes", "median decision"):  # fmt: skip
+        assert h in headers
+    lines = driver.find_elements("css selector", "#rating-plot svg polyline.mu")
+    bands = driver.find_elements("css selector", "#rating-plot svg polygon.band")
+    assert sorted(e.get_attribute("data-bot") for e in lines) == sorted(DEMO_BOTS)
+    assert len(bands) == len(DEMO_BOTS)
+    for line in lines:  # one vertex per match, plus the prior
+        assert len(line.get_attribute("points").split()) == 3 + 1
+        assert line.size["width"] > 100
+    h2h = driver.find_elements("css selector", "#head-to-head tbody tr")
+    assert len(h2h) == len(DEMO_BOTS)
+    assert len(driver.find_elements("css selector", "#recent tbody tr")) == 3
+
+
+def test_leaderboard_updates_itself_while_the_tournament_runs(
+    driver: Any, base: str, db: Path
+) -> None:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    load(driver, base)
+    assert "3 of 6" in driver.find_element("css selector", "#progress").text
+    with Storage(db) as st:
+        st.save_match("demo", match_id="demo-m0003", index=3, table=0, set_no=1, seed=3,
+                      seats=DEMO_BOTS, record=demo_record(3, DEMO_BOTS, max_deals=3),
+                      started_at=time.time() - 1, finished_at=time.time())  # fmt: skip
+    WebDriverWait(driver, WAIT_S).until(
+        lambda d: "4 of 6" in d.find_element("css selector", "#progress").text
+    )
+    cells = driver.find_elements("css selector", '#leaderboard td[data-col="matches"]')
+    assert [c.text for c in cells] == ["4"] * len(DEMO_BOTS)
+    assert driver.find_element("css selector", "#recent tbody tr").get_attribute("data-match") == (
+        "demo-m0003"
+    )
+
+
+def test_bot_page(driver: Any, base: str) -> None:
+    load(driver, base)
+    driver.find_element("css selector", '#leaderboard tr[data-bot="careful"] a.bot-link').click()
+    wait_for(driver, "#score-hist svg rect")
+    page = api(base, "/api/bots/careful")
+    rows = driver.find_elements("css selector", "#bot-matches tbody tr")
+    assert len(rows) == len(page["matches"])
+    bars = driver.find_elements("css selector", "#score-hist svg rect")
+    counts = [int(re.search(r": (\d+) deals", b.find_element("css selector", "title")
+                            .get_attribute("textContent")).group(1)) for b in bars]  # type: ignore[union-attr]  # fmt: skip
+    assert sum(counts) == len(page["deal_scores"])
+
+
+# --- replay ------------------------------------------------------------------------------
+
+
+def _label(driver: Any) -> tuple[int, int]:
+    t = driver.find_element("css selector", "#table")
+    return int(t.get_attribute("data-deal")), int(t.get_attribute("data-step"))
+
+
+def _wait_step(driver: Any, deal: int, step: int) -> None:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(driver, WAIT_S).until(lambda d: _label(d) == (deal, step))
+
+
+def test_replay_steps_through_a_whole_match(driver: Any, base: str) -> None:
+    match_id = "demo-m0001"
+    rec = api(base, f"/api/matches/{match_id}/record")
+    load(driver, f"{base}replay/{match_id}")
+    assert _label(driver) == (0, 0)
+    for s, hand in enumerate(rec["deals"][0]["hands"]):
+        assert sorted(cards_in(driver, f"#hand-{s}")) == sorted(hand)  # type: ignore[type-var]
+    nxt = driver.find_element("css selector", "#next-action")
+    for k, deal in enumerate(rec["deals"]):
+        data = api(base, f"/api/matches/{match_id}/deals/{k}")
+        for i, a in enumerate(deal["actions"], start=1):
+            got = _click_and_read(driver, "#next-action", k, i)
+            assert got["log"].endswith(a["action"]), (k, i, got["log"])
+            v = data["steps"][i]["view"]
+            # the trick on the table: the cards just played
+            if a["action"].startswith("play") and v["trick"]:
+                assert got["trick"] == [c["card"] for c in v["trick"]]
+            if i == len(deal["actions"]) // 2:  # a chosen point mid-deal: every hand
+                for s in range(len(rec["players"])):
+                    assert cards_in(driver, f"#hand-{s}") == v["hands"][s]
+        # the deal's last step: its result and the running score
+        assert got["scores"] == [f"score {x}" for x in deal["scores"]]
+        assert driver.find_element("css selector", "#deal-result").is_displayed()
+        if k + 1 < len(rec["deals"]):
+            _click_and_read(driver, "#next-action", k + 1, 0)
+    assert not nxt.is_enabled(), "the end of the match"
+    final = rec["result"]["scores"]
+    for s, score in enumerate(final):
+        assert driver.find_element("css selector", f"#score-{s}").text == f"score {score}"
+
+
+# One round trip per step: click, wait for the table to show (deal, step), read it back.
+_CLICK_JS = """
+const [css, deal, step, done] = [arguments[0], arguments[1], arguments[2], arguments[3]];
+document.querySelector(css).click();
+const t0 = Date.now();
+(function check() {
+  const t = document.getElementById("table");
+  if (t && +t.dataset.deal === deal && +t.dataset.step === step) {
+    const cur = document.querySelector("#action-log li.current");
+    done({
+      log: cur ? cur.textContent : "",
+      trick: [...document.querySelectorAll("#trick .card")].map((c) => c.dataset.card),
+      scores: [...document.querySelectorAll(".score")].map((e) => e.textContent),
+    });
+  } else if (Date.now() - t0 > 10000) {
+    done({error: "timeout", at: t ? [t.dataset.deal, t.dataset.step] : null});
+  } else requestAnimationFrame(check);
+})();
+"""
+
+
+def _click_and_read(driver: Any, css: str, deal: int, step: int) -> dict[str, Any]:
+    got: dict[str, Any] = driver.execute_async_script(_CLICK_JS, css, deal, step)
+    assert "error" not in got, (deal, step, got)
+    return got
+
+
+def test_replay_steps_by_trick_and_deal_and_back(driver: Any, base: str) -> None:
+    match_id = "demo-m0002"
+    load(driver, f"{base}replay/{match_id}")
+    data = api(base, f"/api/matches/{match_id}/deals/0")
+    ends = [i for i in range(1, len(data["steps"]))
+            if data["steps"][i]["tricks_done"] != data["steps"][i - 1]["tricks_done"]]  # fmt: skip
+    driver.find_element("css selector", "#next-trick").click()
+    _wait_step(driver, 0, ends[0])
+    assert len(driver.find_elements("css selector", "#tricks li")) == 1
+    driver.find_element("css selector", "#next-trick").click()
+    _wait_step(driver, 0, ends[1])
+    driver.find_element("css selector", "#prev-trick").click()
+    _wait_step(driver, 0, ends[0])
+    driver.find_element("css selector", "#prev-action").click()
+    _wait_step(driver, 0, ends[0] - 1)
+    driver.find_element("css selector", "#next-deal").click()
+    _wait_step(driver, 1, 0)
+    driver.find_element("css selector", "#prev-action").click()
+    _wait_step(driver, 0, len(data["steps"]) - 1)
+    # jump to a deal with the selector
+    from selenium.webdriver.support.select import Select
+
+    Select(driver.find_element("css selector", "#deal-select")).select_by_value("2")
+    _wait_step(driver, 2, 0)
+    assert "deal=2&step=0" in driver.current_url
+
+
+def test_seat_view_hides_the_other_hands_and_links_are_shareable(driver: Any, base: str) -> None:
+    from selenium.webdriver.support.select import Select
+
+    match_id = "demo-m0000"
+    rec = api(base, f"/api/matches/{match_id}/record")
+    load(driver, f"{base}replay/{match_id}#deal=1&step=2")
+    assert _label(driver) == (1, 2)
+    face_up = api(base, f"/api/matches/{match_id}/deals/1")["steps"][2]["view"]
+    Select(driver.find_element("css selector", "#seat-select")).select_by_value("1")
+    wait_for(driver, '#table[data-seat="1"]')
+    assert "seat=1" in driver.current_url and "deal=1&step=2" in driver.current_url
+    assert cards_in(driver, "#hand-1") == face_up["hands"][1]
+    for s in (0, 2):
+        shown = cards_in(driver, f"#hand-{s}")
+        assert shown == [None] * len(face_up["hands"][s]), "another seat's cards are face down"
+    page = driver.find_element("css selector", "#table").get_attribute("innerHTML")
+    hidden = set(face_up["hands"][0]) | set(face_up["hands"][2])
+    if face_up["phase"] == "BIDDING":
+        hidden |= set(rec["deals"][1]["talon"])
+    for card in hidden:
+        assert f'data-card="{card}"' not in page
+    # a shared link opens the same position in the same seat's view
+    url = driver.find_element("css selector", "#share-link").get_attribute("href")
+    driver.get("about:blank")
+    load(driver, url)
+    assert _label(driver) == (1, 2)
+    assert driver.find_element("css selector", "#table").get_attribute("data-seat") == "1"
+    assert cards_in(driver, "#hand-1") == face_up["hands"][1]
+
+
+def test_screenshots(driver: Any, base: str, tmp_path: Path) -> None:
+    shots = take_screenshots(driver, base, "demo-m0001", tmp_path)
+    for p in shots:
+        assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 10_000
+
+
+# --- screenshots for docs/web.md ---------------------------------------------------------
+
+
+def take_screenshots(driver: Any, base: str, match_id: str, out: Path) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    load(driver, base)
+    board = out / "leaderboard.png"
+    driver.save_screenshot(str(board))
+    load(driver, f"{base}replay/{match_id}#deal=1&step=17")
+    replay = out / "replay.png"
+    driver.save_screenshot(str(replay))
+    return [board, replay]
+
+
+def regenerate_screenshots(out: Path = ROOT / "docs" / "img") -> list[Path]:
+    """Write docs/img/leaderboard.png and docs/img/replay.png from a demo tournament."""
+    chromium, chromedriver = _which(CHROMIUM), _which(CHROMEDRIVER)
+    if not (chromium and chromedriver):
+        raise SystemExit(f"no browser: {INSTALL_HINT}")
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "demo.sqlite"
+        make_demo_db(db, matches=12, max_deals=8)
+        driver = start_driver(chromium, chromedriver, str(Path(tmp) / "profile"))
+        try:
+            with arena_web(db) as url:
+                return take_screenshots(driver, url, "demo-m0004", out)
+        finally:
+            driver.quit()
+
+
+if __name__ == "__main__":
+    for p in regenerate_screenshots():
+        print(p)
