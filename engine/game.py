@@ -255,6 +255,7 @@ class Game:
         "_results",
         "_scores",
         "_standing",
+        "_start",
         "_talon",
         "_trick",
         "_tricks",
@@ -284,6 +285,7 @@ class Game:
     _first_dealer: int
     _scores: list[int]
     _barrel: list[int]
+    _start: tuple[tuple[int, ...], tuple[int, ...]]
     _results: list[DealResult]
     _logs: list[DealLog]
     _explicit: dict[int, tuple[tuple[int, ...], int]]
@@ -326,6 +328,8 @@ class Game:
         *,
         deals: Mapping[int, tuple[Sequence[Sequence[Card | int | str]], Sequence[Card | int | str]]]
         | None = None,
+        scores: Sequence[int] | None = None,
+        barrel: Sequence[int] | None = None,
     ) -> Game:
         """A new match, its first deal dealt.
 
@@ -334,6 +338,9 @@ class Game:
         4-player dealer's empty) used instead of the shuffle; they must partition the deck.
         The first dealer is drawn from ``random.Random(f"{seed}:dealer")``; deal ``k`` is
         dealt from :func:`shuffled_deck` ``(seed, k)``.
+        ``scores`` and ``barrel`` (deals left on the barrel per seat, 0 = not on it) start
+        the match from a position other than 0:0:0, e.g. to replay a game from a bug
+        report or to let a search bot simulate the rest of a match; the record keeps them.
         """
         if isinstance(ruleset, str):
             if ruleset not in PRESETS:
@@ -355,8 +362,13 @@ class Game:
         g.n = n = ruleset.players
         g.deal_number = 0
         g._first_dealer = random.Random(f"{seed}:dealer").randrange(n)
-        g._scores = [0] * n
-        g._barrel = [0] * n
+        g._scores = _start_values("scores", scores, n)
+        g._barrel = _start_values("barrel", barrel, n)
+        if any(b < 0 or b > ruleset.barrel_deals for b in g._barrel) or (
+            any(g._barrel) and not ruleset.barrel
+        ):
+            raise ValueError(f"barrel must be deals left (0..{ruleset.barrel_deals}) per seat")
+        g._start = (tuple(g._scores), tuple(g._barrel))
         g._results = []
         g._logs = []
         g.result = None
@@ -365,6 +377,11 @@ class Game:
             g._explicit[number] = _check_deal(number, hands, talon, n, g._dealer_of(number))
         g._deal()
         return g
+
+    @property
+    def start(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """The scores and barrel counters the match started from (zeros by default)."""
+        return self._start
 
     def _dealer_of(self, number: int) -> int:
         return (self._first_dealer + number) % self.n
@@ -434,6 +451,7 @@ class Game:
         g._first_dealer = self._first_dealer
         g._scores = self._scores[:]
         g._barrel = self._barrel[:]
+        g._start = self._start
         g._results = self._results[:]
         g._logs = self._logs[:]
         g._explicit = self._explicit
@@ -1161,3 +1179,12 @@ def _check_deal(
     if seen | t != _FULL_DECK:
         raise ValueError(f"{where}: hands and talon must hold all 24 cards")
     return tuple(masks), t
+
+
+def _start_values(what: str, values: Sequence[int] | None, n: int) -> list[int]:
+    if values is None:
+        return [0] * n
+    out = list(values)
+    if len(out) != n or not all(isinstance(v, int) and not isinstance(v, bool) for v in out):
+        raise ValueError(f"{what} must be {n} integers, one per seat, got {values!r}")
+    return out

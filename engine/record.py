@@ -81,14 +81,18 @@ def record(game: Game) -> dict[str, Any]:
                 "actions": [{"seat": s, "action": str(a)} for s, a in game._actions],
             }
         )
-    return {
+    rec: dict[str, Any] = {
         "format": RECORD_FORMAT,
         "ruleset": game.ruleset.to_dict(),
         "seed": game.seed,
         "players": list(game.players),
-        "deals": deals,
-        "result": game.result.to_dict() if game.result is not None else None,
     }
+    scores, barrel = game.start
+    if any(scores) or any(barrel):
+        rec["start"] = {"scores": list(scores), "barrel": list(barrel)}
+    rec["deals"] = deals
+    rec["result"] = game.result.to_dict() if game.result is not None else None
+    return rec
 
 
 def _get(d: Mapping[str, Any], key: str, where: str) -> Any:
@@ -125,7 +129,17 @@ def replay(rec: Mapping[str, Any]) -> Game:
             num = d.get("number", i)
             explicit[num] = (d["hands"], d["talon"])
     try:
-        game = Game.new(ruleset, seed, players, deals=explicit)
+        start = rec.get("start") or {}
+        if not isinstance(start, Mapping):
+            raise ReplayError("start: expected an object with scores and barrel")
+        game = Game.new(
+            ruleset,
+            seed,
+            players,
+            deals=explicit,
+            scores=start.get("scores"),
+            barrel=start.get("barrel"),
+        )
     except (ValueError, TypeError, CardParseError) as e:
         raise ReplayError(f"cannot start the match: {e}") from e
     for i, d in enumerate(deals):
@@ -176,7 +190,8 @@ def replay(rec: Mapping[str, Any]) -> Game:
                         f"{where}: {key} are {list(mine)}, the record says {list(d[key])}",
                         deal=i,
                     )
-    stored = rec.get("result")
+    # A referee that placed forfeiters last keeps the rules' own result as "rules_result".
+    stored = rec.get("rules_result") or rec.get("result")
     if stored is not None:
         if game.result is None:
             raise ReplayError("result: the record has a result but the match is not over")

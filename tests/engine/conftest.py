@@ -95,14 +95,9 @@ def new_game(
     kwargs: dict[str, Any] = {}
     if explicit:
         kwargs["deals"] = explicit
-    use_kwarg = scores is not None and supports_kwarg(Game.new, "scores")
-    if use_kwarg:
+    if scores is not None:
         kwargs["scores"] = tuple(scores)
     game = Game.new(ruleset, seed, players, **kwargs)
-    if scores is not None and not use_kwarg:
-        # HOOK: the engine has no public way to start a match from given scores (needed for
-        # the barrel and the end of the game); set the documented-looking internal list.
-        game._scores = list(scores)
     assert game.dealer == d0
     if scores is not None:
         assert tuple(game.scores) == tuple(scores)

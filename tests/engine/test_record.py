@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from engine import RECORD_FORMAT, Game, ReplayError, replay
+from engine import PRESETS, RECORD_FORMAT, Game, ReplayError, replay
 
 NAMES = ["ann", "bob", "cid"]
 
@@ -103,3 +103,39 @@ def test_explicit_hands_must_partition_the_deck() -> None:
 def test_game_new_rejects_bad_explicit_deals() -> None:
     with pytest.raises(ValueError, match="3 hands"):
         Game.new("classic", 1, NAMES, deals={0: ([[]], [])})
+
+
+def test_a_match_started_from_given_scores_records_and_replays_them() -> None:
+    g = Game.new("classic", 11, ["a", "b", "c"], scores=[870, -40, 500], barrel=[0, 0, 0])
+    rng = random.Random(3)
+    while g.deal_number < 3 and not g.is_over:
+        g.apply_trusted(rng.choice(g.legal_actions()))
+    rec = g.record()
+    assert rec["start"] == {"scores": [870, -40, 500], "barrel": [0, 0, 0]}
+    assert replay(rec).scores == g.scores
+
+
+def test_replay_checks_the_rules_result_when_the_referee_reordered_places() -> None:
+    g = Game.new(
+        PRESETS["classic"].__class__.from_dict({**PRESETS["classic"].to_dict(), "max_deals": 2}),
+        5,
+        ["a", "b", "c"],
+    )
+    rng = random.Random(0)
+    while not g.is_over:
+        g.apply_trusted(rng.choice(g.legal_actions()))
+    rec = g.record()
+    rules_result = dict(rec["result"])
+    rec["rules_result"] = rules_result
+    rec["result"] = {**rules_result, "places": list(reversed(rules_result["places"]))}
+    assert replay(rec).result is not None
+    rec["rules_result"] = {**rules_result, "scores": [0, 0, 0]}
+    with pytest.raises(ReplayError, match="scores"):
+        replay(rec)
+
+
+def test_start_scores_must_fit_the_table() -> None:
+    with pytest.raises(ValueError, match="scores must be 3 integers"):
+        Game.new("classic", 1, ["a", "b", "c"], scores=[1, 2])
+    with pytest.raises(ValueError, match="barrel"):
+        Game.new("1001", 1, ["a", "b", "c"], barrel=[1, 0, 0])
