@@ -1,0 +1,64 @@
+"""Tournament throughput: matches per minute with random bots over real gRPC.
+
+Each measurement is a small real tournament (referee in-process, one process per bot, the
+same code path as ``arena tournament``) in a temporary directory, at concurrency 1, 4 and
+16. The clock runs from the moment every bot is connected to the last stored match, so bot
+start-up is not counted.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from arena.tournament.config import parse_config
+from arena.tournament.runner import RunOptions, run
+
+__all__ = ["bench_tournament"]
+
+log = logging.getLogger(__name__)
+
+CONCURRENCY = (1, 4, 16)
+
+
+def bench_tournament(
+    seconds: float = 2.0, concurrency: tuple[int, ...] = CONCURRENCY, max_deals: int = 6
+) -> dict[str, Any]:
+    """Matches per minute of 4 random bots (24 matches per deal-seed set) per concurrency.
+
+    ``seconds`` scales the work: about ``seconds`` x 12 matches per measurement (at least 24,
+    one full round robin).
+    """
+    sets = max(1, round(seconds * 12 / 24))
+    out: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
+        for c in concurrency:
+            cfg = parse_config(
+                {
+                    "name": f"bench-c{c}",
+                    "ruleset": "classic",
+                    "seed": 1,
+                    "matches_per_table": sets,
+                    "max_deals": max_deals,
+                    "concurrency": c,
+                    "db": str(Path(tmp) / "bench.sqlite"),
+                    "out": str(Path(tmp) / f"out-c{c}"),
+                    "deadlines": {"decision_ms": 2000, "time_bank_ms": 20000},
+                    "bots": {f"random{i}": "random" for i in range(1, 5)},
+                },
+                source="<bench>",
+            )
+            outcome = run(cfg, RunOptions(progress=False, fresh=True))
+            played = outcome.played_now
+            per_min = 60.0 * played / outcome.play_s if outcome.play_s > 0 else 0.0
+            out[f"concurrency {c}"] = {
+                "matches": played,
+                "matches_per_min": round(per_min, 1),
+                "seconds": round(outcome.play_s, 2),
+                "failed": len(outcome.failed),
+            }
+            log.info("tournament bench c=%d: %.1f matches/min", c, per_min)
+    out["setup"] = f"4 random bots, classic, max_deals {max_deals}, real gRPC on loopback"
+    return out

@@ -1,0 +1,99 @@
+"""``arena leaderboard``: print or export the leaderboard of a stored tournament again."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from arena.leaderboard import FORMATS, build_leaderboard, render, to_rich_table, write_outputs
+from arena.storage import Storage, StorageError
+from arena.tournament.config import ConfigError, load_config
+
+__all__ = ["leaderboard"]
+
+DEFAULT_DB = Path("runs/default.sqlite")
+
+
+@click.command("leaderboard")
+@click.option("--db", type=click.Path(dir_okay=False, path_type=Path),
+              help=f"SQLite database (default: the config's, else {DEFAULT_DB}).")  # fmt: skip
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Take the database and tournament id from this tournament config.")  # fmt: skip
+@click.option("--tournament", "tournament_id", help="Tournament id (default: the latest).")
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", *FORMATS, "all"]), default="table",
+    show_default=True, help="table: on screen; all: every file format into --out.",
+)  # fmt: skip
+@click.option("--out", type=click.Path(path_type=Path),
+              help="Output file (or directory for --format all). Default: stdout.")  # fmt: skip
+@click.option("--list", "list_only", is_flag=True, help="List the stored tournaments.")
+def leaderboard(
+    db: Path | None,
+    config_path: Path | None,
+    tournament_id: str | None,
+    fmt: str,
+    out: Path | None,
+    list_only: bool,
+) -> None:
+    """Print or export the leaderboard of a stored tournament."""
+    err = Console(stderr=True)
+    if config_path is not None:
+        try:
+            cfg = load_config(config_path)
+        except ConfigError as e:
+            raise click.UsageError(str(e)) from e
+        db = db or cfg.db
+        tournament_id = tournament_id or cfg.tournament_id
+    db = db or DEFAULT_DB
+    if not db.exists():
+        raise click.UsageError(f"no database at {db} (run `arena tournament` first, or --db)")
+    try:
+        with Storage(db) as st:
+            if list_only:
+                t = Table(title=f"tournaments in {db}")
+                for c in ("id", "name", "matches", "created", "finished"):
+                    t.add_column(c)
+                for info in st.tournaments():
+                    t.add_row(info.id, info.name, f"{info.completed}/{info.total_matches}",
+                              info.created_at, info.finished_at or "–")  # fmt: skip
+                _screen().print(t)
+                return
+            tid = tournament_id or st.latest_tournament()
+            if tid is None:
+                raise click.UsageError(f"{db} holds no tournament")
+            lb = build_leaderboard(st, tid)
+    except LookupError as e:
+        raise click.UsageError(str(e.args[0] if e.args else e)) from e
+    except StorageError as e:
+        err.print(f"[red]error:[/] {e}")
+        sys.exit(1)
+
+    if fmt == "table":
+        screen = _screen()
+        screen.print(to_rich_table(lb, screen.width))
+        return
+    if fmt == "all":
+        target = out or Path(".")
+        paths = write_outputs(lb, target)
+        err.print("wrote " + ", ".join(str(p) for p in paths.values()))
+        return
+    if out is None:
+        click.echo(render(lb, fmt), nl=False)
+        return
+    if out.is_dir():
+        paths = write_outputs(lb, out, (fmt,))
+        err.print(f"wrote {paths[fmt]}")
+        return
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render(lb, fmt), encoding="utf-8")
+    err.print(f"wrote {out}")
+
+
+def _screen() -> Console:
+    """stdout; wide enough for the table even when piped (rich assumes 80 columns then)."""
+    c = Console()
+    return c if c.is_terminal else Console(width=max(c.width, 130))

@@ -1,0 +1,186 @@
+"""``arena tournament``: run (or resume) a round-robin tournament from a TOML config."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.logging import RichHandler
+
+from arena.leaderboard import build_leaderboard, to_rich_table, write_outputs
+from arena.storage import Storage, StorageError
+from arena.tournament.config import ConfigError, TournamentConfig, load_config
+from arena.tournament.runner import RunOptions, TournamentError, run
+
+__all__ = ["setup_logging", "tournament"]
+
+log = logging.getLogger("arena.tournament")
+
+
+def setup_logging(verbose: int, console: Console) -> None:
+    """Log to stderr through rich; the referee's per-match lines only with ``-vv``."""
+    root = logging.getLogger()
+    if not any(isinstance(h, RichHandler) for h in root.handlers):
+        handler = RichHandler(console=console, show_path=False, rich_tracebacks=False)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        root.addHandler(handler)
+    root.setLevel(logging.DEBUG if verbose >= 2 else logging.INFO)
+    for noisy in ("arena.referee", "grpc", "asyncio"):
+        logging.getLogger(noisy).setLevel(logging.DEBUG if verbose >= 2 else logging.WARNING)
+    if verbose == 0:
+        logging.getLogger("arena.tournament.runner").setLevel(logging.WARNING)
+
+
+def _toml_str(value: str) -> str:
+    return json.dumps(value)  # a JSON string is a valid TOML basic string
+
+
+@click.command("tournament")
+@click.option(
+    "--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("tournaments/default.toml"), show_default=True,
+    help="Tournament TOML file (docs/tournament.md).",
+)  # fmt: skip
+@click.option("--concurrency", type=click.IntRange(min=1), help="Matches played at once.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Directory of the leaderboard files and bot logs.")  # fmt: skip
+@click.option("--db", type=click.Path(dir_okay=False, path_type=Path), help="SQLite database.")
+@click.option("--seed", type=click.IntRange(min=0), help="Tournament seed (a new tournament).")
+@click.option("--matches-per-table", type=click.IntRange(min=1), help="Deal-seed sets.")
+@click.option("--max-deals", type=click.IntRange(min=0), help="Deal cap per match (0: none).")
+@click.option(
+    "--resume/--fresh", default=True, show_default=True,
+    help="Resume the stored tournament of this config, or forget it and start again.",
+)  # fmt: skip
+@click.option(
+    "--set", "overrides", multiple=True, metavar="KEY=VALUE",
+    help="Override any config key (value read as TOML), e.g. --set deadlines.decision_ms=500.",
+)  # fmt: skip
+@click.option("--no-progress", is_flag=True, help="Log lines instead of the live display.")
+@click.option("-v", "--verbose", count=True, help="More logging (-vv: the referee's too).")
+def tournament(
+    config_path: Path,
+    concurrency: int | None,
+    out: Path | None,
+    db: Path | None,
+    seed: int | None,
+    matches_per_table: int | None,
+    max_deals: int | None,
+    resume: bool,
+    overrides: tuple[str, ...],
+    no_progress: bool,
+    verbose: int,
+) -> None:
+    """Run a round-robin tournament: every table of bots in every seating on the same deals.
+
+    Results are stored as they complete; running the same command again resumes an
+    interrupted tournament. The leaderboard is printed and written to the out directory
+    (leaderboard.json, .csv, .md, .html).
+    """
+    err_console = Console(stderr=True)
+    setup_logging(verbose, err_console)
+    sets = list(overrides)
+    if concurrency is not None:
+        sets.append(f"concurrency={concurrency}")
+    if out is not None:
+        sets.append(f"out={_toml_str(str(out))}")
+    if db is not None:
+        sets.append(f"db={_toml_str(str(db))}")
+    if seed is not None:
+        sets.append(f"seed={seed}")
+    if matches_per_table is not None:
+        sets.append(f"matches_per_table={matches_per_table}")
+    if max_deals is not None:
+        sets.append(f"max_deals={max_deals}")
+    try:
+        cfg = load_config(config_path, sets)
+    except ConfigError as e:
+        raise click.UsageError(str(e)) from e
+
+    _announce(cfg, err_console)
+    t0 = time.monotonic()
+    options = RunOptions(
+        fresh=not resume,
+        progress=not no_progress and err_console.is_terminal,
+        console=err_console,
+    )
+    try:
+        outcome = run(cfg, options)
+    except KeyboardInterrupt:
+        done = _stored(cfg)
+        err_console.print(
+            f"[yellow]Interrupted.[/] {done} matches are stored in {cfg.db}; run the same "
+            "command again to resume (the match in progress is replayed from its seed)."
+        )
+        _show(cfg, err_console)
+        sys.exit(130)
+    except (TournamentError, StorageError) as e:
+        err_console.print(f"[red]error:[/] {e}")
+        sys.exit(1)
+    _show(cfg, err_console)
+    took = time.monotonic() - t0
+    msg = (
+        f"{outcome.played_now} matches played in {took:.1f}s; {outcome.completed}/"
+        f"{outcome.total} stored in {cfg.db} (tournament {outcome.tournament_id})"
+    )
+    if outcome.skipped:
+        msg += f"; {outcome.skipped} were already stored (resumed)"
+    err_console.print(msg)
+    if outcome.failed:
+        err_console.print(
+            f"[red]{len(outcome.failed)} matches failed[/] (see the log above); run the same "
+            "command again to retry them."
+        )
+        sys.exit(1)
+    if outcome.interrupted:
+        sys.exit(130)
+
+
+def _announce(cfg: TournamentConfig, console: Console) -> None:
+    from arena.tournament.schedule import build_schedule
+
+    n = len(build_schedule(cfg.bot_names, cfg.ruleset.players, cfg.matches_per_table, cfg.seed))
+    console.print(
+        f"[bold]{cfg.name}[/]: {len(cfg.bots)} bots ({', '.join(cfg.bot_names)}), ruleset "
+        f"{cfg.ruleset.name}, {n} matches (max {cfg.max_deals or 'unlimited'} deals each), "
+        f"concurrency {cfg.concurrency}, seed {cfg.seed}"
+    )
+
+
+def _stored(cfg: TournamentConfig) -> int:
+    try:
+        with Storage(cfg.db) as st:
+            return len(st.completed_indices(cfg.tournament_id))
+    except StorageError:
+        return 0
+
+
+def _show(cfg: TournamentConfig, err_console: Console) -> None:
+    """Print the leaderboard and write its files (whatever is stored so far)."""
+    try:
+        with Storage(cfg.db) as st:
+            if st.tournament(cfg.tournament_id) is None:
+                return
+            lb = build_leaderboard(st, cfg.tournament_id)
+    except (StorageError, LookupError) as e:
+        err_console.print(f"[red]cannot build the leaderboard:[/] {e}")
+        return
+    screen = _screen()
+    screen.print(to_rich_table(lb, screen.width))
+    try:
+        paths = write_outputs(lb, cfg.out)
+    except OSError as e:
+        err_console.print(f"[red]cannot write the leaderboard files to {cfg.out}:[/] {e}")
+        return
+    err_console.print("leaderboard: " + ", ".join(str(p) for p in paths.values()))
+
+
+def _screen() -> Console:
+    """stdout; wide enough for the table even when piped (rich assumes 80 columns then)."""
+    c = Console()
+    return c if c.is_terminal else Console(width=max(c.width, 130))

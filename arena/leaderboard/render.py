@@ -1,0 +1,258 @@
+"""Leaderboard outputs: rich table, JSON, CSV, Markdown (HTML lives in ``html.py``)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+from rich.table import Table
+
+from arena.leaderboard.stats import BotStats, Leaderboard
+
+__all__ = [
+    "FORMATS",
+    "render",
+    "to_csv",
+    "to_json",
+    "to_markdown",
+    "to_rich_table",
+    "write_outputs",
+]
+
+FORMATS = ("json", "csv", "md", "html")
+
+
+def _ordinal(k: int) -> str:
+    return {1: "1st", 2: "2nd", 3: "3rd"}.get(k, f"{k}th")
+
+
+def _f(x: float | None, digits: int = 1) -> str:
+    return "–" if x is None else f"{x:.{digits}f}"
+
+
+def _mean_ci(r: BotStats) -> str:
+    if r.mean_per_deal is None:
+        return "–"
+    if r.ci95 is None:
+        return f"{r.mean_per_deal:+.1f}"
+    return f"{r.mean_per_deal:+.1f} ± {r.ci95:.1f}"
+
+
+def _made(r: BotStats) -> str:
+    return f"{r.contracts_made}/{r.contracts}" + (
+        f" ({r.made_pct:.0f}%)" if r.made_pct is not None else ""
+    )
+
+
+def _strikes(r: BotStats) -> str:
+    s = r.strikes
+    return f"{s.get('timeouts', 0)}/{s.get('illegal', 0)}/{s.get('disconnects', 0)}"
+
+
+def _columns(lb: Leaderboard) -> list[str]:
+    return [
+        "rank", "bot", "μ−3σ", "μ", "σ", "matches",
+        *(_ordinal(k) for k in range(1, lb.players + 1)),
+        "score/deal (95% CI)", "bids won", "contracts made",
+        "strikes T/I/D", "forfeits", "median ms",
+    ]  # fmt: skip
+
+
+def _cells(lb: Leaderboard, r: BotStats) -> list[str]:
+    return [
+        str(r.rank), r.bot, f"{r.conservative:.2f}", f"{r.mu:.2f}", f"{r.sigma:.2f}",
+        str(r.matches), *(str(n) for n in r.places), _mean_ci(r), str(r.bids_won), _made(r),
+        _strikes(r), str(r.strikes.get("forfeits", 0)), _f(r.median_ms),
+    ]  # fmt: skip
+
+
+def _title(lb: Leaderboard) -> str:
+    status = (
+        "finished"
+        if lb.completed == lb.total_matches
+        else f"{lb.completed}/{lb.total_matches} matches played"
+    )
+    return f"{lb.name} — {lb.ruleset}, {lb.players} players, {lb.completed} matches ({status})"
+
+
+def to_rich_table(lb: Leaderboard, width: int | None = None) -> Table:
+    """The leaderboard for the screen (the files have every column).
+
+    Below 110 columns of ``width`` a narrower table leaves out σ, contracts and decision
+    times, so that the bot names always fit.
+    """
+    narrow = width is not None and width < 110
+    t = Table(
+        title=_title(lb),
+        caption=f"tournament {lb.tournament_id} · sorted by μ−3σ · strikes: timeouts/"
+        "illegal/disconnects/forfeits",
+    )
+    places = "/".join(_ordinal(k) for k in range(1, lb.players + 1))
+    cols = ["#", "bot", "μ−3σ", "μ", "σ", "matches", places, "pts/deal ±95%", "bids won",
+            "made", "strikes", "ms"]  # fmt: skip
+    if narrow:
+        cols = ["#", "bot", "μ−3σ", "μ", "matches", "places", "pts/deal", "bids", "strikes"]
+    name_width = min(24, max([3, *(len(r.bot) for r in lb.rows)]))
+    for c in cols:
+        t.add_column(
+            c,
+            justify="left" if c == "bot" else "right",
+            no_wrap=True,
+            min_width=name_width if c == "bot" else None,
+        )
+    for r in lb.rows:
+        s = r.strikes
+        cells = {
+            "#": str(r.rank), "bot": r.bot, "μ−3σ": f"{r.conservative:.2f}",
+            "μ": f"{r.mu:.2f}", "σ": f"{r.sigma:.2f}", "matches": str(r.matches),
+            places: "/".join(str(n) for n in r.places),
+            "places": "/".join(str(n) for n in r.places),
+            "pts/deal ±95%": _mean_ci(r), "pts/deal": _mean_ci(r).replace(" ", ""),
+            "bids won": str(r.bids_won), "bids": str(r.bids_won), "made": _made(r),
+            "strikes": f"{s.get('timeouts', 0)}/{s.get('illegal', 0)}/"
+            f"{s.get('disconnects', 0)}/{s.get('forfeits', 0)}",
+            "ms": _f(r.median_ms, 0),
+        }  # fmt: skip
+        t.add_row(*(cells[c] for c in cols), style="bold" if r.rank == 1 else None)
+    return t
+
+
+def to_json(lb: Leaderboard) -> str:
+    return json.dumps(lb.to_dict(), ensure_ascii=False, indent=2) + "\n"
+
+
+def to_csv(lb: Leaderboard) -> str:
+    """One row per bot, plain numbers (machine-friendly columns)."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(
+        ["rank", "bot", "conservative", "mu", "sigma", "matches"]
+        + [f"place_{k}" for k in range(1, lb.players + 1)]
+        + [
+            "deals",
+            "mean_per_deal",
+            "ci95",
+            "bids_won",
+            "contracts",
+            "contracts_made",
+            "concessions",
+            "timeouts",
+            "illegal",
+            "disconnects",
+            "forfeits",
+            "decisions",
+            "median_ms",
+            "mean_final_score",
+        ]
+    )
+
+    def num(x: float | None, d: int = 4) -> str:
+        return "" if x is None else f"{x:.{d}f}"
+
+    for r in lb.rows:
+        s = r.strikes
+        w.writerow(
+            [
+                r.rank,
+                r.bot,
+                num(r.conservative),
+                num(r.mu),
+                num(r.sigma),
+                r.matches,
+                *r.places,
+                r.deals,
+                num(r.mean_per_deal),
+                num(r.ci95),
+                r.bids_won,
+                r.contracts,
+                r.contracts_made,
+                r.concessions,
+                s.get("timeouts", 0),
+                s.get("illegal", 0),
+                s.get("disconnects", 0),
+                s.get("forfeits", 0),
+                r.decisions,
+                num(r.median_ms, 2),
+                num(r.mean_score, 2),
+            ]
+        )
+    return buf.getvalue()
+
+
+def _md_escape(s: str) -> str:
+    return s.replace("|", "\\|")
+
+
+def h2h_cell(lb: Leaderboard, a: str, b: str) -> str:
+    """'ahead–behind' of a against b, with ties when there are any."""
+    if a == b:
+        return "—"
+    n = lb.h2h.together[a][b]
+    if n == 0:
+        return "·"
+    ties = lb.h2h.ties(a, b)
+    return f"{lb.h2h.ahead[a][b]}–{lb.h2h.behind(a, b)}" + (f" ({ties}=)" if ties else "")
+
+
+def to_markdown(lb: Leaderboard) -> str:
+    cols = _columns(lb)
+    lines = [f"# {_md_escape(_title(lb))}", "",
+             f"Tournament `{lb.tournament_id}`, generated {lb.generated_at}. Sorted by the "
+             "conservative rating μ−3σ (TrueSkill, each match a free-for-all by final place).",
+             "", "| " + " | ".join(cols) + " |",
+             "|" + "|".join("---:" if c != "bot" else ":---" for c in cols) + "|"]  # fmt: skip
+    for r in lb.rows:
+        lines.append("| " + " | ".join(_md_escape(c) for c in _cells(lb, r)) + " |")
+    lines += [
+        "",
+        "Score/deal: the mean score change per deal with its 95% interval. Strikes T/I/D: "
+        "timeouts / illegal or malformed decisions / disconnects.",
+        "",
+        "## Head to head",
+        "",
+        "Row bot against column bot: matches where the row finished ahead – behind (ties).",
+        "",
+    ]
+    bots = lb.h2h.bots
+    lines.append("| | " + " | ".join(_md_escape(b) for b in bots) + " |")
+    lines.append("|:---|" + "|".join(":---:" for _ in bots) + "|")
+    for a in bots:
+        lines.append(
+            f"| **{_md_escape(a)}** | " + " | ".join(h2h_cell(lb, a, b) for b in bots) + " |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def render(lb: Leaderboard, fmt: str) -> str:
+    """The leaderboard as text in one of :data:`FORMATS`."""
+    if fmt == "json":
+        return to_json(lb)
+    if fmt == "csv":
+        return to_csv(lb)
+    if fmt == "md":
+        return to_markdown(lb)
+    if fmt == "html":
+        from arena.leaderboard.html import to_html
+
+        return to_html(lb)
+    raise ValueError(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
+
+
+def write_outputs(
+    lb: Leaderboard, out_dir: Path, formats: tuple[str, ...] = FORMATS
+) -> dict[str, Path]:
+    """Write ``leaderboard.<ext>`` for each format into ``out_dir``; returns the paths.
+
+    Each file is written to a temporary name and renamed: a reader never sees half a file.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths: dict[str, Path] = {}
+    for fmt in formats:
+        path = out_dir / f"leaderboard.{fmt}"
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(render(lb, fmt), encoding="utf-8")
+        tmp.replace(path)
+        paths[fmt] = path
+    return paths

@@ -1,0 +1,270 @@
+"""Leaderboard statistics, computed from the stored match records of one tournament."""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from arena.ratings import DEFAULT_DRAW_PROBABILITY, MU, SIGMA, rate_results
+from arena.storage import Storage, deal_summary
+
+__all__ = ["BotStats", "HeadToHead", "Leaderboard", "build_leaderboard"]
+
+#: Incident kinds grouped into the leaderboard's strike columns.
+STRIKE_GROUPS: dict[str, tuple[str, ...]] = {
+    "timeouts": ("timeout",),
+    "illegal": ("illegal", "malformed", "wrong_request"),
+    "disconnects": ("disconnect",),
+    "forfeits": ("forfeit",),
+}
+
+
+@dataclass(slots=True)
+class BotStats:
+    """One row of the leaderboard."""
+
+    rank: int
+    bot: str
+    mu: float
+    sigma: float
+    conservative: float
+    matches: int
+    places: list[int]  # places[k] = how often the bot finished (k+1)-th
+    deals: int
+    mean_per_deal: float | None
+    ci95: float | None  # half-width of the 95% interval of mean_per_deal
+    bids_won: int
+    contracts: int
+    contracts_made: int
+    concessions: int
+    strikes: dict[str, int]
+    decisions: int
+    median_ms: float | None
+    mean_score: float | None  # final match score, averaged
+
+    @property
+    def made_pct(self) -> float | None:
+        return 100.0 * self.contracts_made / self.contracts if self.contracts else None
+
+
+@dataclass(slots=True)
+class HeadToHead:
+    """``cells[a][b]``: in the matches a and b played together, how often a finished ahead."""
+
+    bots: list[str]
+    ahead: dict[str, dict[str, int]]
+    together: dict[str, dict[str, int]]
+
+    def behind(self, a: str, b: str) -> int:
+        return self.ahead[b][a]
+
+    def ties(self, a: str, b: str) -> int:
+        return self.together[a][b] - self.ahead[a][b] - self.ahead[b][a]
+
+    def score(self, a: str, b: str) -> float | None:
+        """a's share against b (a tie counts half), or None if they never met."""
+        n = self.together[a][b]
+        return None if n == 0 else (self.ahead[a][b] + 0.5 * self.ties(a, b)) / n
+
+
+@dataclass(slots=True)
+class Leaderboard:
+    tournament_id: str
+    name: str
+    ruleset: str
+    players: int
+    total_matches: int
+    completed: int
+    created_at: str
+    finished_at: str | None
+    generated_at: str
+    rows: list[BotStats]
+    h2h: HeadToHead
+    #: bot -> [(schedule index, mu, sigma)], starting with (-1, MU, SIGMA).
+    history: dict[str, list[tuple[int, float, float]]] = field(default_factory=dict)
+    config: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (``leaderboard.json``)."""
+        rows = []
+        for r in self.rows:
+            d = asdict(r)
+            d["made_pct"] = r.made_pct
+            rows.append(d)
+        return {
+            "format": "thousand-arena/leaderboard/1",
+            "tournament": {
+                "id": self.tournament_id,
+                "name": self.name,
+                "ruleset": self.ruleset,
+                "players": self.players,
+                "total_matches": self.total_matches,
+                "completed": self.completed,
+                "created_at": self.created_at,
+                "finished_at": self.finished_at,
+            },
+            "generated_at": self.generated_at,
+            "sort": "conservative = mu - 3*sigma, descending",
+            "rows": rows,
+            "head_to_head": {
+                a: {
+                    b: {
+                        "matches": self.h2h.together[a][b],
+                        "ahead": self.h2h.ahead[a][b],
+                        "behind": self.h2h.behind(a, b),
+                        "ties": self.h2h.ties(a, b),
+                    }
+                    for b in self.h2h.bots
+                    if b != a
+                }
+                for a in self.h2h.bots
+            },
+            "rating_history": {
+                bot: [{"index": i, "mu": mu, "sigma": s} for i, mu, s in pts]
+                for bot, pts in self.history.items()
+            },
+        }
+
+
+def _ci95(values: list[int]) -> float | None:
+    if len(values) < 2:
+        return None
+    return 1.96 * statistics.stdev(values) / math.sqrt(len(values))
+
+
+def build_leaderboard(storage: Storage, tournament_id: str) -> Leaderboard:
+    """Everything the outputs show, from the stored records of ``tournament_id``."""
+    info = storage.tournament(tournament_id)
+    if info is None:
+        known = ", ".join(t.id for t in storage.tournaments()) or "none"
+        raise LookupError(f"no tournament {tournament_id!r} in {storage.path} (stored: {known})")
+    cfg = info.config
+    draw = float(cfg.get("draw_probability", DEFAULT_DRAW_PROBABILITY))
+    bots = list(info.bots)
+    ruleset = cfg.get("ruleset") or {}
+    players = int(ruleset.get("players", 3))
+
+    results = storage.match_results(tournament_id)
+    book, history_pts = rate_results(results, bots, draw_probability=draw)
+
+    places: dict[str, list[int]] = {b: [0] * players for b in bots}
+    matches: Counter[str] = Counter()
+    final_scores: dict[str, list[int]] = defaultdict(list)
+    deltas: dict[str, list[int]] = defaultdict(list)
+    bids_won: Counter[str] = Counter()
+    contracts: Counter[str] = Counter()
+    made: Counter[str] = Counter()
+    concessions: Counter[str] = Counter()
+    strikes: dict[str, Counter[str]] = defaultdict(Counter)
+    times: dict[str, list[float]] = defaultdict(list)
+    ahead: dict[str, dict[str, int]] = {a: dict.fromkeys(bots, 0) for a in bots}
+    together: dict[str, dict[str, int]] = {a: dict.fromkeys(bots, 0) for a in bots}
+
+    kind_group = {k: g for g, kinds in STRIKE_GROUPS.items() for k in kinds}
+    for _idx, seats, rec in storage.iter_records(tournament_id):
+        for name in seats:
+            if name not in places:  # a bot not in the config's list (should not happen)
+                bots.append(name)
+                places[name] = [0] * players
+                ahead[name] = dict.fromkeys(bots, 0)
+                together[name] = dict.fromkeys(bots, 0)
+                for a in bots:
+                    ahead[a].setdefault(name, 0)
+                    together[a].setdefault(name, 0)
+        result = rec.get("result") or {}
+        pl = [int(p) for p in result.get("places", [])]
+        sc = [int(x) for x in result.get("scores", [])]
+        for s, bot in enumerate(seats):
+            matches[bot] += 1
+            if s < len(pl) and 1 <= pl[s] <= players:
+                places[bot][pl[s] - 1] += 1
+            if s < len(sc):
+                final_scores[bot].append(sc[s])
+        for i, a in enumerate(seats):
+            for j, b in enumerate(seats):
+                if i != j and i < len(pl) and j < len(pl):
+                    together[a][b] += 1
+                    if pl[i] < pl[j]:
+                        ahead[a][b] += 1
+        for deal in rec.get("deals") or ():
+            for s, d in enumerate(deal.get("deltas") or ()):
+                if s < len(seats):
+                    deltas[seats[s]].append(int(d))
+            if "deltas" not in deal:
+                continue  # an unfinished deal (should not be stored)
+            summ = deal_summary(deal)
+            if summ.declarer is not None and summ.declarer < len(seats):
+                who = seats[summ.declarer]
+                bids_won[who] += 1
+                if summ.conceded:
+                    concessions[who] += 1
+                elif summ.contract is not None:
+                    contracts[who] += 1
+                    made[who] += int(bool(summ.made))
+            for a in deal.get("actions") or ():
+                seat = a.get("seat")
+                ms = a.get("ms")
+                if (
+                    isinstance(seat, int)
+                    and 0 <= seat < len(seats)
+                    and isinstance(ms, int | float)
+                    and a.get("by", "bot") == "bot"
+                ):
+                    times[seats[seat]].append(float(ms))
+        for inc in rec.get("incidents") or ():
+            seat = inc.get("seat")
+            if isinstance(seat, int) and 0 <= seat < len(seats):
+                group = kind_group.get(str(inc.get("kind")), "other")
+                strikes[seats[seat]][group] += 1
+
+    rows: list[BotStats] = []
+    for rank, r in enumerate(book.leaderboard(), 1):
+        b = r.bot
+        dl = deltas.get(b, [])
+        fs = final_scores.get(b, [])
+        rows.append(
+            BotStats(
+                rank=rank,
+                bot=b,
+                mu=r.mu,
+                sigma=r.sigma,
+                conservative=r.conservative,
+                matches=matches[b],
+                places=places.get(b, [0] * players),
+                deals=len(dl),
+                mean_per_deal=statistics.fmean(dl) if dl else None,
+                ci95=_ci95(dl),
+                bids_won=bids_won[b],
+                contracts=contracts[b],
+                contracts_made=made[b],
+                concessions=concessions[b],
+                strikes={g: strikes[b][g] for g in (*STRIKE_GROUPS, "other")},
+                decisions=len(times.get(b, [])),
+                median_ms=statistics.median(times[b]) if times.get(b) else None,
+                mean_score=statistics.fmean(fs) if fs else None,
+            )
+        )
+
+    history: dict[str, list[tuple[int, float, float]]] = {b: [(-1, MU, SIGMA)] for b in bots}
+    for p in history_pts:
+        history.setdefault(p.bot, [(-1, MU, SIGMA)]).append((p.index, p.mu, p.sigma))
+
+    return Leaderboard(
+        tournament_id=info.id,
+        name=info.name,
+        ruleset=str(ruleset.get("name", "?")),
+        players=players,
+        total_matches=info.total_matches,
+        completed=info.completed,
+        created_at=info.created_at,
+        finished_at=info.finished_at,
+        generated_at=time.strftime("%Y-%m-%d %H:%M:%S"),
+        rows=rows,
+        h2h=HeadToHead(bots=[r.bot for r in rows], ahead=ahead, together=together),
+        history=history,
+        config=cfg,
+    )

@@ -1,0 +1,638 @@
+"""SQLite storage of tournaments, match records and ratings (stdlib ``sqlite3``, WAL).
+
+One file holds any number of tournaments. A finished match is written in one transaction
+(match row, its players, deals, incidents and the full record JSON): it is stored whole or
+not at all, so an interrupted tournament resumes without losing or repeating a match.
+
+Schema (``SCHEMA_VERSION`` 1)::
+
+    meta(key, value)                               schema version
+    bots(name, spec, first_seen)                   every bot ever seen
+    tournaments(id, name, fingerprint, config_json, total_matches, created_at, finished_at)
+    tournament_bots(tournament_id, position, bot)
+    matches(id, tournament_id, idx, table_no, set_no, seed, seats_json, started_at,
+            finished_at, duration_s, deals, record_json)          UNIQUE(tournament_id, idx)
+    match_players(match_id, seat, bot, score, place, shortfall, forfeit)
+    deals(match_id, number, dealer, declarer, bid, contract, made, conceded, deltas_json,
+          scores_json)
+    incidents(id, match_id, tournament_id, seat, bot, kind, deal, detail)   the strikes
+    ratings(tournament_id, idx, match_id, bot, mu, sigma)      history, in schedule order
+
+Actions are not duplicated in a table: they live in the record (``load_record``), with
+the referee's ``ms`` and ``by`` per action.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import sqlite3
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "DealSummary",
+    "MatchResult",
+    "RatingPoint",
+    "Storage",
+    "StorageError",
+    "StorageFullError",
+    "StorageLockedError",
+    "TournamentInfo",
+    "deal_summary",
+    "resolve_record",
+]
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS bots (
+    name TEXT PRIMARY KEY, spec TEXT NOT NULL DEFAULT '', first_seen TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS tournaments (
+    id TEXT PRIMARY KEY, name TEXT NOT NULL, fingerprint TEXT NOT NULL,
+    config_json TEXT NOT NULL, total_matches INTEGER NOT NULL,
+    created_at TEXT NOT NULL, finished_at TEXT);
+CREATE TABLE IF NOT EXISTS tournament_bots (
+    tournament_id TEXT NOT NULL REFERENCES tournaments(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL, bot TEXT NOT NULL REFERENCES bots(name),
+    PRIMARY KEY (tournament_id, bot));
+CREATE TABLE IF NOT EXISTS matches (
+    id TEXT PRIMARY KEY,
+    tournament_id TEXT NOT NULL REFERENCES tournaments(id) ON DELETE CASCADE,
+    idx INTEGER NOT NULL, table_no INTEGER NOT NULL, set_no INTEGER NOT NULL,
+    seed INTEGER NOT NULL, seats_json TEXT NOT NULL,
+    started_at TEXT NOT NULL, finished_at TEXT NOT NULL, duration_s REAL NOT NULL,
+    deals INTEGER NOT NULL, record_json TEXT NOT NULL,
+    UNIQUE (tournament_id, idx));
+CREATE TABLE IF NOT EXISTS match_players (
+    match_id TEXT NOT NULL REFERENCES matches(id) ON DELETE CASCADE,
+    seat INTEGER NOT NULL, bot TEXT NOT NULL, score INTEGER NOT NULL,
+    place INTEGER NOT NULL, shortfall INTEGER, forfeit INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (match_id, seat));
+CREATE INDEX IF NOT EXISTS match_players_bot ON match_players(bot);
+CREATE TABLE IF NOT EXISTS deals (
+    match_id TEXT NOT NULL REFERENCES matches(id) ON DELETE CASCADE,
+    number INTEGER NOT NULL, dealer INTEGER NOT NULL, declarer INTEGER,
+    bid INTEGER, contract INTEGER, made INTEGER, conceded INTEGER NOT NULL DEFAULT 0,
+    deltas_json TEXT NOT NULL, scores_json TEXT NOT NULL,
+    PRIMARY KEY (match_id, number));
+CREATE TABLE IF NOT EXISTS incidents (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    match_id TEXT NOT NULL REFERENCES matches(id) ON DELETE CASCADE,
+    tournament_id TEXT NOT NULL, seat INTEGER, bot TEXT, kind TEXT NOT NULL,
+    deal INTEGER, detail TEXT NOT NULL DEFAULT '');
+CREATE INDEX IF NOT EXISTS incidents_tournament ON incidents(tournament_id, bot);
+CREATE TABLE IF NOT EXISTS ratings (
+    tournament_id TEXT NOT NULL REFERENCES tournaments(id) ON DELETE CASCADE,
+    idx INTEGER NOT NULL, match_id TEXT NOT NULL, bot TEXT NOT NULL,
+    mu REAL NOT NULL, sigma REAL NOT NULL,
+    PRIMARY KEY (tournament_id, idx, bot));
+"""
+
+
+class StorageError(RuntimeError):
+    """The database cannot be used: the message says why and what to do."""
+
+
+class StorageLockedError(StorageError):
+    """Another process holds the database (or the tournament) for writing."""
+
+
+class StorageFullError(StorageError):
+    """The disk (or the database's size limit) is full. Nothing already stored is lost."""
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentInfo:
+    id: str
+    name: str
+    fingerprint: str
+    config: dict[str, Any]
+    total_matches: int
+    created_at: str
+    finished_at: str | None
+    bots: tuple[str, ...]
+    completed: int
+
+
+@dataclass(frozen=True, slots=True)
+class MatchResult:
+    """The outcome of one stored match, enough to rate it."""
+
+    match_id: str
+    index: int
+    seats: tuple[str, ...]
+    scores: tuple[int, ...]
+    places: tuple[int, ...]
+    forfeits: tuple[int, ...]
+    deals: int
+    duration_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class RatingPoint:
+    index: int
+    match_id: str
+    bot: str
+    mu: float
+    sigma: float
+
+
+@dataclass(frozen=True, slots=True)
+class DealSummary:
+    """What a deal's actions say about its auction: who declared, at what, and how it went."""
+
+    declarer: int | None
+    bid: int | None
+    contract: int | None
+    made: bool | None
+    conceded: bool
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+
+def deal_summary(deal: Mapping[str, Any]) -> DealSummary:
+    """Derive the auction of one record deal from its actions and deltas.
+
+    The declarer is the seat that gives cards, names the contract, concedes or throws in;
+    ``made`` is whether the contract scored (its delta is not negative). Explicit keys
+    ``declarer``/``contract``/``made`` in the deal, when an engine writes them, win.
+
+    >>> deal_summary({"actions": [{"seat": 1, "action": "bid 110"},
+    ...     {"seat": 2, "action": "pass"}, {"seat": 0, "action": "pass"},
+    ...     {"seat": 1, "action": "give 9♠ to 2"}, {"seat": 1, "action": "contract 120"}],
+    ...     "deltas": [30, 120, 10]})
+    DealSummary(declarer=1, bid=110, contract=120, made=True, conceded=False)
+    """
+    declarer: int | None = None
+    bid: int | None = None
+    contract: int | None = None
+    conceded = False
+    last_bid: dict[int, int] = {}
+    for a in deal.get("actions", ()):
+        seat = a.get("seat")
+        text = str(a.get("action", ""))
+        word, _, rest = text.partition(" ")
+        if word == "bid" and isinstance(seat, int):
+            with contextlib.suppress(ValueError):
+                last_bid[seat] = int(rest.split()[0])
+        elif word in ("give", "contract", "concede", "throw-in") and isinstance(seat, int):
+            if declarer is None:
+                declarer = seat
+            if word == "contract":
+                with contextlib.suppress(ValueError, IndexError):
+                    contract = int(rest.split()[0])
+            elif word in ("concede", "throw-in"):
+                conceded = True
+    if declarer is not None:
+        # A committed first hand who never spoke plays the opening bid: the contract
+        # floor is then the best estimate of his bid.
+        bid = last_bid.get(declarer, contract)
+    if isinstance(deal.get("declarer"), int):
+        declarer = deal["declarer"]
+    if isinstance(deal.get("contract"), int):
+        contract = deal["contract"]
+    made: bool | None = None
+    if isinstance(deal.get("made"), bool):
+        made = deal["made"]
+    elif declarer is not None and contract is not None and not conceded:
+        deltas = deal.get("deltas") or []
+        if declarer < len(deltas):
+            made = int(deltas[declarer]) >= 0
+    return DealSummary(declarer, bid, contract, made, conceded)
+
+
+class Storage:
+    """The tournament database. Use as a context manager, or call :meth:`close`."""
+
+    def __init__(self, path: str | Path, *, timeout: float = 5.0) -> None:
+        self.path = Path(path)
+        self._timeout = timeout
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise StorageError(f"cannot create the directory of {self.path}: {e}") from e
+        with self._guard("opening"):
+            self.conn = sqlite3.connect(str(self.path), timeout=timeout, isolation_level=None)
+            self.conn.row_factory = sqlite3.Row
+            self.conn.execute("PRAGMA foreign_keys = ON")
+            mode = self.conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                log.warning("SQLite journal mode is %s, not WAL, for %s", mode, self.path)
+            self.conn.execute("PRAGMA synchronous = FULL")
+            self._init_schema()
+
+    # ----------------------------------------------------------------- plumbing
+
+    def close(self) -> None:
+        with contextlib.suppress(sqlite3.Error):
+            self.conn.close()
+
+    def __enter__(self) -> Storage:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def _guard(self, what: str) -> Iterator[None]:
+        """Turn sqlite3 errors into :class:`StorageError` with a message a user can act on."""
+        try:
+            yield
+        except sqlite3.Error as e:
+            raise _translate(e, self.path, what) from e
+
+    @contextlib.contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (BEGIN IMMEDIATE ... COMMIT; ROLLBACK on any error)."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                self.conn.execute("ROLLBACK")
+            raise
+        else:
+            try:
+                self.conn.execute("COMMIT")
+            except sqlite3.Error:
+                with contextlib.suppress(sqlite3.Error):
+                    self.conn.execute("ROLLBACK")
+                raise
+
+    def _init_schema(self) -> None:
+        with self._guard("creating the schema"):
+            row = None
+            with contextlib.suppress(sqlite3.OperationalError):
+                row = self.conn.execute(
+                    "SELECT value FROM meta WHERE key = 'schema_version'"
+                ).fetchone()
+            if row is not None and int(row[0]) != SCHEMA_VERSION:
+                raise StorageError(
+                    f"{self.path} has schema version {row[0]}, this arena reads "
+                    f"{SCHEMA_VERSION}: use another --db file"
+                )
+            if row is None:
+                with self._tx() as c:
+                    for stmt in _SCHEMA.split(";"):
+                        if stmt.strip():
+                            c.execute(stmt)
+                    c.execute(
+                        "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)",
+                        (str(SCHEMA_VERSION),),
+                    )
+
+    # ----------------------------------------------------------------- tournaments
+
+    def ensure_tournament(
+        self,
+        tournament_id: str,
+        *,
+        name: str,
+        fingerprint: str,
+        config: Mapping[str, Any],
+        total_matches: int,
+        bots: Sequence[tuple[str, str]],
+    ) -> bool:
+        """Create the tournament (True), or check that the stored one is the same (False).
+
+        ``bots`` is ``[(name, spec), ...]`` in config order. A stored tournament with this
+        id but another fingerprint is refused: its matches would not be comparable.
+        """
+        with self._guard(f"registering tournament {tournament_id}"):
+            row = self.conn.execute(
+                "SELECT fingerprint FROM tournaments WHERE id = ?", (tournament_id,)
+            ).fetchone()
+            if row is not None:
+                if row["fingerprint"] != fingerprint:
+                    raise StorageError(
+                        f"tournament {tournament_id!r} in {self.path} was started with another "
+                        "config (bots, ruleset, seed or deadlines differ): use --fresh to "
+                        "start it again, or give this config another name/id"
+                    )
+                return False
+            with self._tx() as c:
+                for bot, spec in bots:
+                    c.execute(
+                        "INSERT OR IGNORE INTO bots(name, spec, first_seen) VALUES (?, ?, ?)",
+                        (bot, spec, _now()),
+                    )
+                c.execute(
+                    "INSERT INTO tournaments(id, name, fingerprint, config_json, total_matches,"
+                    " created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                    (tournament_id, name, fingerprint, json.dumps(config, ensure_ascii=False),
+                     total_matches, _now()),
+                )  # fmt: skip
+                c.executemany(
+                    "INSERT INTO tournament_bots(tournament_id, position, bot) VALUES (?, ?, ?)",
+                    [(tournament_id, i, bot) for i, (bot, _) in enumerate(bots)],
+                )
+            return True
+
+    def delete_tournament(self, tournament_id: str) -> None:
+        """Forget a tournament and everything stored for it (``--fresh``)."""
+        with self._guard(f"deleting tournament {tournament_id}"), self._tx() as c:
+            c.execute("DELETE FROM incidents WHERE tournament_id = ?", (tournament_id,))
+            c.execute("DELETE FROM tournaments WHERE id = ?", (tournament_id,))
+
+    def finish_tournament(self, tournament_id: str) -> None:
+        with self._guard("marking the tournament finished"), self._tx() as c:
+            c.execute(
+                "UPDATE tournaments SET finished_at = ? WHERE id = ?", (_now(), tournament_id)
+            )
+
+    def tournament(self, tournament_id: str) -> TournamentInfo | None:
+        with self._guard("reading tournaments"):
+            row = self.conn.execute(
+                "SELECT t.*, (SELECT COUNT(*) FROM matches m WHERE m.tournament_id = t.id)"
+                " AS completed FROM tournaments t WHERE id = ?",
+                (tournament_id,),
+            ).fetchone()
+            if row is None:
+                return None
+            bots = tuple(
+                r[0]
+                for r in self.conn.execute(
+                    "SELECT bot FROM tournament_bots WHERE tournament_id = ? ORDER BY position",
+                    (tournament_id,),
+                )
+            )
+        return TournamentInfo(
+            id=row["id"],
+            name=row["name"],
+            fingerprint=row["fingerprint"],
+            config=json.loads(row["config_json"]),
+            total_matches=row["total_matches"],
+            created_at=row["created_at"],
+            finished_at=row["finished_at"],
+            bots=bots,
+            completed=row["completed"],
+        )
+
+    def tournaments(self) -> list[TournamentInfo]:
+        """Every stored tournament, the most recently created last."""
+        with self._guard("reading tournaments"):
+            ids = [
+                r[0]
+                for r in self.conn.execute("SELECT id FROM tournaments ORDER BY created_at, rowid")
+            ]
+        return [t for i in ids if (t := self.tournament(i)) is not None]
+
+    def latest_tournament(self) -> str | None:
+        with self._guard("reading tournaments"):
+            row = self.conn.execute(
+                "SELECT id FROM tournaments ORDER BY created_at DESC, rowid DESC LIMIT 1"
+            ).fetchone()
+        return None if row is None else str(row[0])
+
+    # ----------------------------------------------------------------- matches
+
+    def completed_indices(self, tournament_id: str) -> set[int]:
+        with self._guard("reading completed matches"):
+            return {
+                int(r[0])
+                for r in self.conn.execute(
+                    "SELECT idx FROM matches WHERE tournament_id = ?", (tournament_id,)
+                )
+            }
+
+    def save_match(
+        self,
+        tournament_id: str,
+        *,
+        match_id: str,
+        index: int,
+        table: int,
+        set_no: int,
+        seed: int,
+        seats: Sequence[str],
+        record: Mapping[str, Any],
+        started_at: float,
+        finished_at: float,
+    ) -> None:
+        """Store one finished match, whole or not at all (one transaction)."""
+        result = record.get("result") or {}
+        n = len(seats)
+        scores = _int_list(result.get("scores"), n, "result.scores")
+        places = _int_list(result.get("places"), n, "result.places")
+        shortfalls = result.get("shortfalls") or [None] * n
+        forfeits = {int(s) for s in record.get("forfeits") or ()}
+        deals = record.get("deals") or []
+        try:
+            blob = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+        except (TypeError, ValueError) as e:
+            raise StorageError(f"match {match_id}: the record is not JSON: {e}") from e
+        with self._guard(f"storing match {match_id}"), self._tx() as c:
+            c.execute(
+                "INSERT INTO matches(id, tournament_id, idx, table_no, set_no, seed, seats_json,"
+                " started_at, finished_at, duration_s, deals, record_json)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (match_id, tournament_id, index, table, set_no, seed, json.dumps(list(seats)),
+                 _iso(started_at), _iso(finished_at), max(0.0, finished_at - started_at),
+                 int(result.get("deals", len(deals))), blob),
+            )  # fmt: skip
+            c.executemany(
+                "INSERT INTO match_players(match_id, seat, bot, score, place, shortfall, forfeit)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(match_id, s, seats[s], scores[s], places[s],
+                  shortfalls[s] if s < len(shortfalls) else None, int(s in forfeits))
+                 for s in range(n)],
+            )  # fmt: skip
+            rows: list[tuple[Any, ...]] = []
+            for d in deals:
+                summ = deal_summary(d)
+                rows.append(
+                    (match_id, int(d.get("number", len(rows))), int(d.get("dealer", -1)),
+                     summ.declarer, summ.bid, summ.contract,
+                     None if summ.made is None else int(summ.made), int(summ.conceded),
+                     json.dumps(d.get("deltas", [])), json.dumps(d.get("scores", [])))
+                )  # fmt: skip
+            c.executemany(
+                "INSERT OR REPLACE INTO deals(match_id, number, dealer, declarer, bid, contract,"
+                " made, conceded, deltas_json, scores_json) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                rows,
+            )
+            inc_rows = []
+            for inc in record.get("incidents") or ():
+                seat = inc.get("seat")
+                bot = seats[seat] if isinstance(seat, int) and 0 <= seat < n else None
+                inc_rows.append(
+                    (match_id, tournament_id, seat, bot, str(inc.get("kind", "unknown")),
+                     inc.get("deal"), str(inc.get("detail", "")))
+                )  # fmt: skip
+            c.executemany(
+                "INSERT INTO incidents(match_id, tournament_id, seat, bot, kind, deal, detail)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                inc_rows,
+            )
+
+    def match_results(self, tournament_id: str) -> list[MatchResult]:
+        """Every stored match of the tournament, in schedule order."""
+        with self._guard("reading match results"):
+            matches = self.conn.execute(
+                "SELECT id, idx, seats_json, deals, duration_s FROM matches"
+                " WHERE tournament_id = ? ORDER BY idx",
+                (tournament_id,),
+            ).fetchall()
+            players: dict[str, list[sqlite3.Row]] = {}
+            for r in self.conn.execute(
+                "SELECT p.* FROM match_players p JOIN matches m ON m.id = p.match_id"
+                " WHERE m.tournament_id = ? ORDER BY p.match_id, p.seat",
+                (tournament_id,),
+            ):
+                players.setdefault(r["match_id"], []).append(r)
+        out = []
+        for m in matches:
+            ps = players.get(m["id"], [])
+            out.append(
+                MatchResult(
+                    match_id=m["id"],
+                    index=m["idx"],
+                    seats=tuple(json.loads(m["seats_json"])),
+                    scores=tuple(p["score"] for p in ps),
+                    places=tuple(p["place"] for p in ps),
+                    forfeits=tuple(p["seat"] for p in ps if p["forfeit"]),
+                    deals=m["deals"],
+                    duration_s=m["duration_s"],
+                )
+            )
+        return out
+
+    def iter_records(self, tournament_id: str) -> Iterator[tuple[int, list[str], dict[str, Any]]]:
+        """``(index, seats, record)`` of every stored match of the tournament, in order."""
+        with self._guard("reading match records"):
+            rows = self.conn.execute(
+                "SELECT idx, seats_json, record_json FROM matches WHERE tournament_id = ?"
+                " ORDER BY idx",
+                (tournament_id,),
+            ).fetchall()
+        for r in rows:
+            yield r["idx"], json.loads(r["seats_json"]), json.loads(r["record_json"])
+
+    def load_record(self, match_id: str) -> dict[str, Any]:
+        """The full record of a stored match (for ``arena replay MATCH_ID``)."""
+        with self._guard(f"reading match {match_id}"):
+            row = self.conn.execute(
+                "SELECT record_json FROM matches WHERE id = ?", (match_id,)
+            ).fetchone()
+        if row is None:
+            raise KeyError(match_id)
+        record: dict[str, Any] = json.loads(row[0])
+        return record
+
+    def find_match_ids(self, pattern: str) -> list[str]:
+        """Match ids equal to ``pattern`` or ending with it (``m00012``)."""
+        with self._guard("looking up matches"):
+            rows = self.conn.execute(
+                "SELECT id FROM matches WHERE id = ? OR id LIKE ? ESCAPE '\\' ORDER BY id",
+                (pattern, "%" + pattern.replace("%", "\\%").replace("_", "\\_")),
+            ).fetchall()
+        return [str(r[0]) for r in rows]
+
+    def incidents(self, tournament_id: str) -> list[dict[str, Any]]:
+        with self._guard("reading incidents"):
+            return [
+                dict(r)
+                for r in self.conn.execute(
+                    "SELECT i.match_id, m.idx, i.seat, i.bot, i.kind, i.deal, i.detail"
+                    " FROM incidents i JOIN matches m ON m.id = i.match_id"
+                    " WHERE i.tournament_id = ? ORDER BY m.idx, i.id",
+                    (tournament_id,),
+                )
+            ]
+
+    # ----------------------------------------------------------------- ratings
+
+    def save_ratings(self, tournament_id: str, history: Sequence[RatingPoint]) -> None:
+        """Replace the rating history of the tournament (recomputed in schedule order)."""
+        with self._guard("storing ratings"), self._tx() as c:
+            c.execute("DELETE FROM ratings WHERE tournament_id = ?", (tournament_id,))
+            c.executemany(
+                "INSERT INTO ratings(tournament_id, idx, match_id, bot, mu, sigma)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                [(tournament_id, p.index, p.match_id, p.bot, p.mu, p.sigma) for p in history],
+            )
+
+    def rating_history(self, tournament_id: str) -> list[RatingPoint]:
+        with self._guard("reading ratings"):
+            return [
+                RatingPoint(r["idx"], r["match_id"], r["bot"], r["mu"], r["sigma"])
+                for r in self.conn.execute(
+                    "SELECT * FROM ratings WHERE tournament_id = ? ORDER BY idx, bot",
+                    (tournament_id,),
+                )
+            ]
+
+
+def resolve_record(arg: str, db: Path) -> dict[str, Any]:
+    """The record named by ``arg``: a record JSON file, or a match id stored in ``db``.
+
+    A unique suffix of a match id (``m00012``) is enough. Raises ``LookupError`` with a
+    message naming what was tried.
+    """
+    path = Path(arg)
+    if path.is_file():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise LookupError(f"{arg}: not a readable match record: {e}") from e
+        if not isinstance(data, dict):
+            raise LookupError(f"{arg}: a match record is a JSON object")
+        return data
+    if not Path(db).exists():
+        raise LookupError(f"{arg}: no such file, and no database at {db} to look the match up")
+    with Storage(db) as st:
+        ids = st.find_match_ids(arg)
+        if not ids:
+            raise LookupError(f"{arg}: no such file, and no stored match with this id in {db}")
+        if len(ids) > 1 and arg not in ids:
+            shown = ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else "")
+            raise LookupError(f"{arg}: ambiguous, {len(ids)} matches in {db}: {shown}")
+        return st.load_record(arg if arg in ids else ids[0])
+
+
+# --------------------------------------------------------------------- helpers
+
+
+def _iso(t: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(t)) + f".{int(t % 1 * 1000):03d}"
+
+
+def _int_list(value: Any, n: int, what: str) -> list[int]:
+    if not isinstance(value, list) or len(value) != n:
+        raise StorageError(f"match record has no valid {what} for {n} players: {value!r}")
+    return [int(v) for v in value]
+
+
+def _translate(e: sqlite3.Error, path: Path, what: str) -> StorageError:
+    code = getattr(e, "sqlite_errorcode", None)
+    text = str(e).lower()
+    base = code & 0xFF if isinstance(code, int) else None
+    if base in (5, 6) or "locked" in text or "busy" in text:
+        return StorageLockedError(
+            f"{path} is locked by another process while {what} (is another tournament or "
+            "`arena leaderboard` writing to it?). Nothing stored was lost; try again when it "
+            "is done, or use another --db file"
+        )
+    if base == 13 or "full" in text:
+        return StorageFullError(
+            f"{path}: the disk is full while {what}. Everything stored before is kept; free "
+            "some space and run the same command again to resume"
+        )
+    if base == 8 or "readonly" in text:
+        return StorageError(f"{path} is read-only ({what}): use a writable --db path")
+    if base == 14 or "unable to open" in text:
+        return StorageError(f"cannot open {path} ({what}): check the path and permissions")
+    if base in (11, 26) or "not a database" in text or "malformed" in text:
+        return StorageError(f"{path} is not a Thousand Arena database or is damaged ({what})")
+    return StorageError(f"{path}: database error while {what}: {e}")

@@ -1,0 +1,524 @@
+"""Tournament configuration: one TOML file, validated into frozen dataclasses.
+
+Every error is a :class:`ConfigError` that names the file and the key at fault::
+
+    tournaments/mine.toml: bots.alice.bot: unknown bundled bot 'alcie' (bundled: ...)
+
+The full reference of the keys is ``docs/tournament.md``. A minimal file::
+
+    name = "mine"
+    ruleset = "classic"
+    [bots]
+    random = "random"
+    heuristic = "heuristic"
+    counting = "counting"
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import shlex
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from engine.rules import PRESETS, Ruleset, RulesetError, load_ruleset
+
+__all__ = [
+    "BUNDLED_BOTS",
+    "BotSpec",
+    "ConfigError",
+    "Deadlines",
+    "TournamentConfig",
+    "apply_overrides",
+    "load_config",
+    "parse_config",
+]
+
+#: The bots shipped in ``bots/`` (``bots.load(name)``).
+BUNDLED_BOTS: tuple[str, ...] = ("random", "heuristic", "counting", "pimc")
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
+_MODULE_CLASS_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+_PLACEHOLDERS = ("python", "arena", "host", "port", "token", "name")
+
+
+class ConfigError(ValueError):
+    """A bad tournament config. ``key`` is the dotted key at fault, ``source`` the file."""
+
+    def __init__(self, source: str, key: str, message: str) -> None:
+        super().__init__(f"{source}: {key}: {message}")
+        self.source = source
+        self.key = key
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class Deadlines:
+    """Per-decision deadline and the per-match time bank of each bot (milliseconds)."""
+
+    decision_ms: int = 2000
+    time_bank_ms: int = 20000
+
+
+@dataclass(frozen=True, slots=True)
+class BotSpec:
+    """One participant.
+
+    ``kind``: ``"sdk"`` — launched as ``{python} -m sdk.cli run <bot>`` (a bundled name or
+    ``module:Class``); ``"command"`` — launched with ``command`` (placeholders filled in);
+    ``"remote"`` — not launched: it connects by itself with ``token``.
+    """
+
+    name: str
+    kind: Literal["sdk", "command", "remote"]
+    bot: str | None = None
+    command: tuple[str, ...] = ()
+    token: str | None = None
+    env: tuple[tuple[str, str], ...] = ()
+    cwd: Path | None = None
+
+    @property
+    def is_local(self) -> bool:
+        return self.kind != "remote"
+
+    def identity(self) -> dict[str, Any]:
+        """What makes this bot *this* bot for the tournament id (never the token)."""
+        return {"name": self.name, "kind": self.kind, "bot": self.bot,
+                "command": list(self.command)}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentConfig:
+    """A validated tournament config. Paths are resolved (absolute)."""
+
+    name: str
+    ruleset: Ruleset
+    bots: tuple[BotSpec, ...]
+    ruleset_source: str = "classic"
+    matches_per_table: int = 1
+    max_deals: int = 20
+    seed: int = 1
+    concurrency: int = 2
+    db: Path = Path("runs/tournament.sqlite")
+    out: Path = Path("out/tournament")
+    host: str = "127.0.0.1"
+    port: int = 0
+    bot_wait_s: float = 30.0
+    match_timeout_s: float = 0.0
+    deadlines: Deadlines = field(default_factory=Deadlines)
+    draw_probability: float = 0.02
+    #: Extra ``arena.referee.RefereeConfig`` settings (``max_strikes``, ``reconnect_grace_s``).
+    referee: tuple[tuple[str, Any], ...] = ()
+    explicit_id: str | None = None
+    source: str = "<config>"
+
+    @property
+    def bot_names(self) -> tuple[str, ...]:
+        return tuple(b.name for b in self.bots)
+
+    def identity(self) -> dict[str, Any]:
+        """Everything that decides the schedule and the results (not where they are kept)."""
+        return {
+            "name": self.name,
+            "ruleset": self.ruleset.to_dict(),
+            "bots": [b.identity() for b in self.bots],
+            "matches_per_table": self.matches_per_table,
+            "seed": self.seed,
+            "deadlines": dataclasses.asdict(self.deadlines),
+            "draw_probability": self.draw_probability,
+            "referee": dict(self.referee),
+        }
+
+    @property
+    def fingerprint(self) -> str:
+        blob = json.dumps(self.identity(), sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+    @property
+    def tournament_id(self) -> str:
+        """``id`` from the file, else ``<name>-<fingerprint>``: the same config resumes."""
+        return self.explicit_id or f"{self.name}-{self.fingerprint}"
+
+    def to_json(self) -> dict[str, Any]:
+        """The config as stored in the database (tokens redacted)."""
+        d = self.identity()
+        d.update(
+            {
+                "id": self.tournament_id,
+                "ruleset_source": self.ruleset_source,
+                "max_deals": self.max_deals,
+                "concurrency": self.concurrency,
+                "db": str(self.db),
+                "out": str(self.out),
+                "host": self.host,
+                "port": self.port,
+                "bot_wait_s": self.bot_wait_s,
+                "match_timeout_s": self.match_timeout_s,
+                "source": self.source,
+            }
+        )
+        return d
+
+
+# ------------------------------------------------------------------------- loading
+
+_TOP_KEYS = {
+    "id", "name", "ruleset", "bots", "matches_per_table", "max_deals", "seed",
+    "concurrency", "db", "out", "host", "port", "bot_wait_s", "match_timeout_s",
+    "deadlines", "ratings", "referee",
+}  # fmt: skip
+_BOT_KEYS = {"bot", "command", "remote", "token", "token_env", "env", "cwd"}
+_DEADLINE_KEYS = {"decision_ms", "time_bank_ms"}
+_RATING_KEYS = {"draw_probability"}
+_REFEREE_KEYS = {"max_strikes", "reconnect_grace_s"}
+
+
+def load_config(path: str | Path, overrides: Sequence[str] = ()) -> TournamentConfig:
+    """Read, override (``key=value`` strings) and validate a tournament TOML file."""
+    p = Path(path)
+    source = str(path)
+    try:
+        with p.open("rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(source, "file", "no such file") from None
+    except OSError as e:
+        raise ConfigError(source, "file", f"cannot read: {e.strerror or e}") from e
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(source, "file", f"not valid TOML: {e}") from e
+    data = apply_overrides(data, overrides, source)
+    return parse_config(data, source=source, base_dir=p.resolve().parent)
+
+
+def apply_overrides(
+    data: Mapping[str, Any], overrides: Sequence[str], source: str = "<config>"
+) -> dict[str, Any]:
+    """Return a copy of ``data`` with ``a.b=value`` overrides set (value read as TOML).
+
+    >>> apply_overrides({"seed": 1}, ["seed=7", "deadlines.decision_ms=500"])
+    {'seed': 7, 'deadlines': {'decision_ms': 500}}
+    >>> apply_overrides({}, ["ruleset=classic", "name=my-cup"])
+    {'ruleset': 'classic', 'name': 'my-cup'}
+    """
+    out: dict[str, Any] = json.loads(json.dumps(data))  # deep copy of plain TOML data
+    for item in overrides:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ConfigError(source, "--set", f"expected key=value, got {item!r}")
+        try:
+            value: Any = tomllib.loads(f"v = {raw.strip()}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw.strip()  # a bare word: a string
+        parts = key.split(".")
+        node = out
+        for part in parts[:-1]:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise ConfigError(source, key, f"cannot set inside {part!r}: it is not a table")
+            node = child
+        node[parts[-1]] = value
+    return out
+
+
+def parse_config(
+    data: Mapping[str, Any], *, source: str = "<config>", base_dir: Path | None = None
+) -> TournamentConfig:
+    """Validate the TOML data of a tournament config. ``base_dir`` resolves ruleset files."""
+    base = base_dir or Path.cwd()
+
+    def err(key: str, msg: str) -> ConfigError:
+        return ConfigError(source, key, msg)
+
+    if not isinstance(data, Mapping):
+        raise err("config", "expected a table")
+    _check_keys(data, _TOP_KEYS, "", err)
+
+    name = _get(data, "name", str, "tournament", err)
+    if not _NAME_RE.match(name):
+        raise err("name", f"use letters, digits, '.', '_' or '-' (at most 64), got {name!r}")
+    explicit_id = data.get("id")
+    if explicit_id is not None and (
+        not isinstance(explicit_id, str) or not _NAME_RE.match(explicit_id)
+    ):
+        raise err("id", f"expected a name of letters, digits, '.', '_' or '-', got {explicit_id!r}")
+
+    ruleset, ruleset_source = _ruleset(data.get("ruleset", "classic"), base, err)
+    max_deals = _get(data, "max_deals", int, 20, err)
+    if max_deals < 0:
+        raise err("max_deals", f"must be 0 (no cap) or positive, got {max_deals}")
+    ruleset = dataclasses.replace(ruleset, max_deals=max_deals)
+
+    matches_per_table = _get(data, "matches_per_table", int, 1, err)
+    if matches_per_table < 1:
+        raise err("matches_per_table", f"must be at least 1, got {matches_per_table}")
+    seed = _get(data, "seed", int, 1, err)
+    if not 0 <= seed < 2**63:
+        raise err("seed", f"must be between 0 and 2**63-1, got {seed}")
+    concurrency = _get(data, "concurrency", int, 2, err)
+    if concurrency < 1:
+        raise err("concurrency", f"must be at least 1, got {concurrency}")
+    host = _get(data, "host", str, "127.0.0.1", err)
+    port = _get(data, "port", int, 0, err)
+    if not 0 <= port <= 65535:
+        raise err("port", f"must be between 0 (any free port) and 65535, got {port}")
+    bot_wait_s = float(_get(data, "bot_wait_s", (int, float), 30.0, err))
+    if bot_wait_s <= 0:
+        raise err("bot_wait_s", f"must be positive, got {bot_wait_s}")
+    match_timeout_s = float(_get(data, "match_timeout_s", (int, float), 0.0, err))
+    if match_timeout_s < 0:
+        raise err("match_timeout_s", f"must be 0 (none) or positive, got {match_timeout_s}")
+    db = Path(_get(data, "db", str, f"runs/{name}.sqlite", err)).expanduser()
+    out = Path(_get(data, "out", str, f"out/{name}", err)).expanduser()
+
+    deadlines_data = data.get("deadlines", {})
+    if not isinstance(deadlines_data, Mapping):
+        raise err("deadlines", f"expected a table, got {_tname(deadlines_data)}")
+    _check_keys(deadlines_data, _DEADLINE_KEYS, "deadlines.", err)
+    decision_ms = _get(deadlines_data, "decision_ms", int, 2000, err, "deadlines.")
+    time_bank_ms = _get(deadlines_data, "time_bank_ms", int, 20000, err, "deadlines.")
+    if decision_ms <= 0:
+        raise err("deadlines.decision_ms", f"must be positive, got {decision_ms}")
+    if time_bank_ms < 0:
+        raise err("deadlines.time_bank_ms", f"must not be negative, got {time_bank_ms}")
+
+    ratings_data = data.get("ratings", {})
+    if not isinstance(ratings_data, Mapping):
+        raise err("ratings", f"expected a table, got {_tname(ratings_data)}")
+    _check_keys(ratings_data, _RATING_KEYS, "ratings.", err)
+    draw_probability = float(
+        _get(ratings_data, "draw_probability", (int, float), 0.02, err, "ratings.")
+    )
+    if not 0 < draw_probability < 1:
+        raise err("ratings.draw_probability", f"must be between 0 and 1, got {draw_probability}")
+
+    referee_data = data.get("referee", {})
+    if not isinstance(referee_data, Mapping):
+        raise err("referee", f"expected a table, got {_tname(referee_data)}")
+    _check_keys(referee_data, _REFEREE_KEYS, "referee.", err)
+    referee: list[tuple[str, Any]] = []
+    if "max_strikes" in referee_data:
+        strikes = _get(referee_data, "max_strikes", int, 3, err, "referee.")
+        if strikes < 1:
+            raise err("referee.max_strikes", f"must be at least 1, got {strikes}")
+        referee.append(("max_strikes", strikes))
+    if "reconnect_grace_s" in referee_data:
+        grace = float(_get(referee_data, "reconnect_grace_s", (int, float), 5.0, err, "referee."))
+        if grace < 0:
+            raise err("referee.reconnect_grace_s", f"must not be negative, got {grace}")
+        referee.append(("reconnect_grace_s", grace))
+
+    bots = _bots(data.get("bots"), base, err)
+    if len(bots) < ruleset.players:
+        raise err(
+            "bots",
+            f"ruleset {ruleset.name!r} seats {ruleset.players} players: at least "
+            f"{ruleset.players} bots are needed, got {len(bots)}",
+        )
+    return TournamentConfig(
+        name=name,
+        ruleset=ruleset,
+        ruleset_source=ruleset_source,
+        bots=bots,
+        matches_per_table=matches_per_table,
+        max_deals=max_deals,
+        seed=seed,
+        concurrency=concurrency,
+        db=db.resolve(),
+        out=out.resolve(),
+        host=host,
+        port=port,
+        bot_wait_s=bot_wait_s,
+        match_timeout_s=match_timeout_s,
+        deadlines=Deadlines(decision_ms=decision_ms, time_bank_ms=time_bank_ms),
+        draw_probability=draw_probability,
+        referee=tuple(referee),
+        explicit_id=explicit_id,
+        source=source,
+    )
+
+
+# ------------------------------------------------------------------------- helpers
+
+_Err = Any  # Callable[[str, str], ConfigError]; kept loose for brevity
+
+
+def _tname(value: object) -> str:
+    return {
+        bool: "a boolean", int: "an integer", float: "a float", str: "a string",
+        list: "an array", dict: "a table",
+    }.get(type(value), type(value).__name__)  # fmt: skip
+
+
+def _check_keys(data: Mapping[str, Any], known: set[str], prefix: str, err: _Err) -> None:
+    for key in data:
+        if key not in known:
+            hint = _closest(key, known)
+            raise err(
+                f"{prefix}{key}",
+                "unknown key"
+                + (f" (did you mean {hint!r}?)" if hint else "")
+                + f"; known keys: {', '.join(sorted(known))}",
+            )
+
+
+def _closest(key: str, known: set[str]) -> str | None:
+    import difflib
+
+    found = difflib.get_close_matches(key, sorted(known), n=1)
+    return found[0] if found else None
+
+
+def _get(
+    data: Mapping[str, Any],
+    key: str,
+    want: type | tuple[type, ...],
+    default: Any,
+    err: _Err,
+    prefix: str = "",
+) -> Any:
+    if key not in data:
+        return default
+    value = data[key]
+    wants = want if isinstance(want, tuple) else (want,)
+    ok = isinstance(value, wants) and not (isinstance(value, bool) and bool not in wants)
+    if not ok:
+        names = " or ".join(_tname(w()) for w in wants)
+        raise err(f"{prefix}{key}", f"expected {names}, got {_tname(value)} {value!r}")
+    return value
+
+
+def _ruleset(value: Any, base: Path, err: _Err) -> tuple[Ruleset, str]:
+    if isinstance(value, int) and not isinstance(value, bool) and str(value) in PRESETS:
+        value = str(value)  # `--set ruleset=1001` reads as a number
+    try:
+        if isinstance(value, str):
+            if value in PRESETS:
+                return PRESETS[value], value
+            path = Path(value).expanduser()
+            if not path.is_absolute() and (base / path).exists():
+                path = base / path
+            if path.suffix != ".toml" and not path.exists():
+                raise err(
+                    "ruleset",
+                    f"unknown preset {value!r} (presets: {', '.join(PRESETS)}; "
+                    "or the path of a ruleset .toml file)",
+                )
+            if not path.exists():
+                raise err("ruleset", f"ruleset file {value!r} not found (looked in {base})")
+            return load_ruleset(path), str(path)
+        if isinstance(value, Mapping):
+            return Ruleset.from_dict(value), "inline"
+    except RulesetError as e:
+        raise err(f"ruleset.{e.key}", str(e).split(": ", 1)[-1]) from e
+    raise err("ruleset", f"expected a preset name, a file path or a table, got {_tname(value)}")
+
+
+def _bots(value: Any, base: Path, err: _Err) -> tuple[BotSpec, ...]:
+    if value is None:
+        raise err("bots", 'missing: name the bots, e.g. [bots] random = "random"')
+    if isinstance(value, list):
+        # bots = ["random", "heuristic"]: bundled names or module:Class specs.
+        entries: dict[str, Any] = {}
+        for i, item in enumerate(value):
+            if not isinstance(item, str):
+                raise err(f"bots[{i}]", f"expected a bot name, got {_tname(item)}")
+            short = item.rsplit(":", 1)[-1] if ":" in item else item
+            if short in entries:
+                raise err(f"bots[{i}]", f"duplicate bot name {short!r}")
+            entries[short] = item
+        value = entries
+    if not isinstance(value, Mapping):
+        raise err("bots", f"expected a table of bots, got {_tname(value)}")
+    specs: list[BotSpec] = []
+    for name, entry in value.items():
+        key = f"bots.{name}"
+        if not _NAME_RE.match(name):
+            raise err(key, "a bot name uses letters, digits, '.', '_' or '-' (at most 64)")
+        specs.append(_bot(name, entry, key, base, err))
+    return tuple(specs)
+
+
+def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
+    if isinstance(entry, str):
+        entry = {"bot": entry}
+    if not isinstance(entry, Mapping):
+        raise err(key, f"expected a bot name or a table, got {_tname(entry)}")
+    _check_keys(entry, _BOT_KEYS, f"{key}.", err)
+    kinds = [k for k in ("bot", "command", "remote") if k in entry]
+    if len(kinds) != 1:
+        raise err(
+            key,
+            'give exactly one of: bot = "<bundled name or module:Class>", '
+            'command = "<launch command>", remote = true'
+            + (f" (got {', '.join(kinds)})" if kinds else ""),
+        )
+    env_data = entry.get("env", {})
+    if not isinstance(env_data, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in env_data.items()
+    ):
+        raise err(f"{key}.env", "expected a table of strings")
+    env = tuple(sorted(env_data.items()))
+    cwd_raw = _get(entry, "cwd", str, None, err, f"{key}.")
+    cwd = (base / cwd_raw).resolve() if cwd_raw is not None else None
+    kind = kinds[0]
+    if kind != "remote":
+        for k in ("token", "token_env"):
+            if k in entry:
+                raise err(f"{key}.{k}", "only a remote bot has a fixed token "
+                          "(local bots get a fresh one each run)")  # fmt: skip
+    if kind == "bot":
+        spec = _get(entry, "bot", str, None, err, f"{key}.")
+        if spec not in BUNDLED_BOTS and not _MODULE_CLASS_RE.match(spec):
+            raise err(
+                f"{key}.bot",
+                f"unknown bundled bot {spec!r} (bundled: {', '.join(BUNDLED_BOTS)}; "
+                "or a module:Class)",
+            )
+        return BotSpec(name=name, kind="sdk", bot=spec, env=env, cwd=cwd)
+    if kind == "command":
+        raw = entry["command"]
+        if isinstance(raw, str):
+            try:
+                argv = shlex.split(raw)
+            except ValueError as e:
+                raise err(f"{key}.command", f"cannot split into words: {e}") from e
+        elif isinstance(raw, list) and all(isinstance(a, str) for a in raw):
+            argv = list(raw)
+        else:
+            raise err(f"{key}.command", f"expected a string or an array of strings, got {raw!r}")
+        if not argv:
+            raise err(f"{key}.command", "must not be empty")
+        for a in argv:
+            try:
+                a.format(**{p: "" for p in _PLACEHOLDERS})
+            except (KeyError, IndexError, ValueError) as e:
+                raise err(
+                    f"{key}.command",
+                    f"bad placeholder in {a!r} (known: "
+                    + ", ".join("{" + p + "}" for p in _PLACEHOLDERS)
+                    + ")",
+                ) from e
+        return BotSpec(name=name, kind="command", command=tuple(argv), env=env, cwd=cwd)
+    # remote
+    if entry["remote"] is not True:
+        raise err(f"{key}.remote", f"expected true, got {entry['remote']!r}")
+    token = _get(entry, "token", str, None, err, f"{key}.")
+    token_env = _get(entry, "token_env", str, None, err, f"{key}.")
+    if (token is None) == (token_env is None):
+        raise err(key, 'a remote bot needs exactly one of token = "..." or token_env = "VAR"')
+    if token_env is not None:
+        token = os.environ.get(token_env)
+        if not token:
+            raise err(f"{key}.token_env", f"environment variable {token_env} is not set")
+    assert token is not None
+    if len(token) < 8:
+        raise err(f"{key}.token", "must be at least 8 characters")
+    return BotSpec(name=name, kind="remote", token=token, env=env, cwd=cwd)

@@ -1,0 +1,616 @@
+"""Run a tournament: referee in-process, one process per local bot, matches in parallel.
+
+:func:`run_tournament` (async) / :func:`run` (sync, Ctrl-C safe):
+
+1. opens the database, registers the tournament (id from the config) and works out which
+   scheduled matches are still to play (completed ones are skipped: resume);
+2. starts the referee's gRPC server (free port, or the configured host/port), registers one
+   fresh token per local bot and the configured token of each remote bot;
+3. launches each local bot as its own process (logs in ``<out>/logs/<bot>.log``), waits for
+   every bot to connect and names the missing ones;
+4. plays the pending matches ``concurrency`` at a time, storing each as it completes, with
+   a progress bar (ETA) and live standings;
+5. stops everything it started — bots, server — on success, on errors and on Ctrl-C;
+6. recomputes the ratings from the stored results in schedule order.
+
+A match that was running when the tournament stopped is not stored; the next run plays it
+again from its seed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import fcntl
+import logging
+import os
+import secrets
+import signal
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Protocol
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from arena.ratings import RatingBook, rate_results
+from arena.storage import Storage, StorageError, StorageLockedError
+from arena.tournament.config import BotSpec, TournamentConfig
+from arena.tournament.schedule import ScheduledMatch, build_schedule, match_id
+from engine.rules import Ruleset
+
+__all__ = [
+    "RefereeLike",
+    "RunOptions",
+    "TournamentError",
+    "TournamentOutcome",
+    "bot_command",
+    "finalize",
+    "run",
+    "run_tournament",
+]
+
+log = logging.getLogger(__name__)
+
+_ROOT = Path(__file__).resolve().parents[2]
+_SDK_MAIN = "import sys; sys.argv[0] = 'arena-bot'; from sdk.cli import main; main()"
+
+#: Process groups of the bots launched and not yet stopped: `run` kills what is left of
+#: them if the event loop is torn down before it could stop them (a second Ctrl-C).
+_LIVE_GROUPS: set[int] = set()
+
+
+class TournamentError(RuntimeError):
+    """The tournament cannot go on (bots missing, storage failing...): the message says why."""
+
+
+class RefereeLike(Protocol):
+    """What the tournament needs of a referee (``arena.referee.Referee`` or a test fake)."""
+
+    def add_bot(self, name: str, token: str) -> None: ...
+
+    async def wait_for_bots(self, names: list[str], timeout: float) -> list[str]: ...
+
+    async def run_match(
+        self, match_id: str, ruleset: Ruleset, seed: int, seats: list[str]
+    ) -> dict[str, Any]: ...
+
+
+@dataclass(slots=True)
+class RunOptions:
+    """How to run (not what): none of this changes the tournament id."""
+
+    fresh: bool = False
+    progress: bool = True
+    console: Console | None = None
+    #: Stop (as if interrupted) after this many newly played matches (tests, partial runs).
+    max_new_matches: int | None = None
+    #: How often a crashed local bot is restarted before the tournament gives up on it.
+    max_restarts: int = 3
+
+
+@dataclass(slots=True)
+class TournamentOutcome:
+    tournament_id: str
+    db: Path
+    total: int
+    completed: int
+    played_now: int
+    skipped: int
+    failed: list[tuple[int, str]] = field(default_factory=list)
+    interrupted: bool = False
+    elapsed_s: float = 0.0
+    #: Seconds spent playing matches (after every bot connected): the throughput's base.
+    play_s: float = 0.0
+
+    @property
+    def finished(self) -> bool:
+        return self.completed == self.total
+
+
+RefereeFactory = Callable[[TournamentConfig], RefereeLike]
+ServerStarter = Callable[[RefereeLike, str, int], Any]  # async -> (server, port)
+
+
+def _real_referee(cfg: TournamentConfig) -> RefereeLike:
+    from arena.referee import Referee, RefereeConfig
+
+    wanted: dict[str, Any] = {
+        "decision_ms": cfg.deadlines.decision_ms,
+        "time_bank_ms": cfg.deadlines.time_bank_ms,
+        "join_timeout_s": cfg.bot_wait_s,
+        **dict(cfg.referee),
+    }
+    known = {f.name for f in dataclasses.fields(RefereeConfig)}
+    referee: RefereeLike = Referee(RefereeConfig(**{k: v for k, v in wanted.items() if k in known}))
+    return referee
+
+
+async def _real_server(referee: RefereeLike, host: str, port: int) -> tuple[Any, int]:
+    from arena.referee import start_server
+
+    server, bound = await start_server(referee, host=host, port=port)  # type: ignore[arg-type]
+    return server, int(bound)
+
+
+def bot_command(spec: BotSpec, *, host: str, port: int, token: str) -> list[str]:
+    """The argv that launches a local bot."""
+    arena = f"{host}:{port}"
+    if spec.kind == "sdk":
+        assert spec.bot is not None
+        # Equivalent to `python -m sdk.cli run BOT ...` (= `arena-bot run`), without relying
+        # on a __main__ guard in sdk/cli.py.
+        # --retry-for: should the arena die without stopping it, the bot gives up soon.
+        return [sys.executable, "-c", _SDK_MAIN, "run", spec.bot, "--arena", arena,
+                "--token", token, "--retry-for", "60"]  # fmt: skip
+    values = {"python": sys.executable, "arena": arena, "host": host, "port": str(port),
+              "token": token, "name": spec.name}  # fmt: skip
+    return [a.format(**values) for a in spec.command]
+
+
+# ------------------------------------------------------------------------- bot processes
+
+
+class _BotProcess:
+    """One local bot process; its output goes to a log file."""
+
+    def __init__(self, spec: BotSpec, argv: list[str], token: str, log_path: Path) -> None:
+        self.spec = spec
+        self.argv = argv
+        self.token = token
+        self.log_path = log_path
+        self.proc: asyncio.subprocess.Process | None = None
+        self.restarts = 0
+        self._fh: IO[bytes] | None = None
+
+    async def start(self) -> None:
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh = self.log_path.open("ab")
+        self._fh.write(f"--- {time.strftime('%H:%M:%S')} starting {self.spec.name}\n".encode())
+        self._fh.flush()
+        env = dict(os.environ)
+        env.update(dict(self.spec.env))
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_ROOT), env.get("PYTHONPATH", "")) if p)
+        env["ARENA_TOKEN"] = self.token
+        env["PYTHONUNBUFFERED"] = "1"
+        try:
+            self.proc = await asyncio.create_subprocess_exec(
+                *self.argv,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=self._fh,
+                stderr=asyncio.subprocess.STDOUT,
+                cwd=str(self.spec.cwd) if self.spec.cwd else None,
+                env=env,
+                start_new_session=True,  # Ctrl-C reaches the arena only; it stops the bots
+            )
+        except OSError as e:
+            raise TournamentError(
+                f"cannot launch bot {self.spec.name!r} ({self.argv[0]}): {e.strerror or e}"
+            ) from e
+        _LIVE_GROUPS.add(self.proc.pid)
+        log.info("bot %s started (pid %d, log %s)", self.spec.name, self.proc.pid, self.log_path)
+
+    @property
+    def exited(self) -> bool:
+        return self.proc is not None and self.proc.returncode is not None
+
+    def tail(self, lines: int = 8) -> str:
+        try:
+            text = self.log_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.rstrip().splitlines()[-lines:])
+
+    async def stop(self, grace: float = 3.0) -> None:
+        proc = self.proc
+        if proc is not None and proc.returncode is None:
+            for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, sig)  # the bot's whole session (its children too)
+                try:
+                    await asyncio.wait_for(proc.wait(), wait)
+                    break
+                except TimeoutError:
+                    continue
+        if proc is not None:
+            _LIVE_GROUPS.discard(proc.pid)
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+
+# ------------------------------------------------------------------------- the run
+
+
+class _Lock:
+    """An exclusive lock next to the database: one runner per database at a time."""
+
+    def __init__(self, db: Path) -> None:
+        self.path = db.with_name(db.name + ".lock")
+        self._fh: IO[str] | None = None
+
+    def acquire(self) -> None:
+        self._fh = self.path.open("a+")
+        try:
+            fcntl.flock(self._fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self._fh.seek(0)
+            owner = self._fh.read().strip()
+            self._fh.close()
+            self._fh = None
+            raise StorageLockedError(
+                f"another `arena tournament` is running on {self.path.with_suffix('')}"
+                + (f" (pid {owner})" if owner else "")
+                + ": wait for it, or use another --db"
+            ) from None
+        self._fh.seek(0)
+        self._fh.truncate()
+        self._fh.write(str(os.getpid()))
+        self._fh.flush()
+
+    def release(self) -> None:
+        if self._fh is not None:
+            fcntl.flock(self._fh.fileno(), fcntl.LOCK_UN)
+            self._fh.close()
+            self._fh = None
+            with contextlib.suppress(OSError):
+                self.path.unlink()
+
+
+class _Display:
+    """Progress bar with ETA plus live standings, or plain log lines."""
+
+    def __init__(self, cfg: TournamentConfig, total: int, done: int, opts: RunOptions) -> None:
+        self.cfg = cfg
+        self.enabled = opts.progress
+        self.console = opts.console or Console(stderr=True)
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("•"),
+            TimeElapsedColumn(),
+            TextColumn("• ETA"),
+            TimeRemainingColumn(),
+            console=self.console,
+        )
+        self.task = self.progress.add_task(cfg.name, total=total, completed=done)
+        self.live: Live | None = None
+        self.total = total
+        self.done = done
+
+    def __enter__(self) -> _Display:
+        if self.enabled:
+            self.live = Live(self.progress, console=self.console, refresh_per_second=4)
+            self.live.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.live is not None:
+            self.live.__exit__(None, None, None)
+            self.live = None
+
+    def update(self, book: RatingBook, played: int) -> None:
+        self.done += 1
+        self.progress.update(self.task, completed=self.done)
+        if self.live is not None:
+            self.live.update(Group(self.progress, _standings(book)))
+        elif played % max(1, self.total // 10) == 0 or self.done == self.total:
+            log.info("%s: %d/%d matches", self.cfg.name, self.done, self.total)
+
+
+def _standings(book: RatingBook) -> Table:
+    t = Table(title="live standings (completion order; final ratings use schedule order)",
+              title_justify="left", box=None, pad_edge=False)  # fmt: skip
+    for col in ("#", "bot", "μ−3σ", "μ", "σ", "matches"):
+        t.add_column(col, justify="left" if col == "bot" else "right")
+    for i, r in enumerate(book.leaderboard(), 1):
+        t.add_row(str(i), r.bot, f"{r.conservative:.2f}", f"{r.mu:.2f}", f"{r.sigma:.2f}",
+                  str(r.matches))  # fmt: skip
+    return t
+
+
+async def run_tournament(
+    cfg: TournamentConfig,
+    options: RunOptions | None = None,
+    *,
+    referee_factory: RefereeFactory | None = None,
+    serve: bool = True,
+    launch_bots: bool = True,
+) -> TournamentOutcome:
+    """Play every pending match of the tournament; see the module docstring.
+
+    ``referee_factory`` builds the referee (default: ``arena.referee.Referee``); with
+    ``serve=False`` no gRPC server is started and with ``launch_bots=False`` no process is
+    launched (an in-process fake referee for tests needs neither).
+    """
+    opts = options or RunOptions()
+    t0 = time.monotonic()
+    tid = cfg.tournament_id
+    schedule = build_schedule(cfg.bot_names, cfg.ruleset.players, cfg.matches_per_table,
+                              cfg.seed)  # fmt: skip
+    lock = _Lock(cfg.db)
+    storage = Storage(cfg.db)
+    try:
+        lock.acquire()
+        if opts.fresh and storage.tournament(tid) is not None:
+            log.info("--fresh: forgetting the stored matches of %s", tid)
+            storage.delete_tournament(tid)
+        created = storage.ensure_tournament(
+            tid,
+            name=cfg.name,
+            fingerprint=cfg.fingerprint,
+            config=cfg.to_json(),
+            total_matches=len(schedule),
+            bots=[(b.name, b.bot or " ".join(b.command) or b.kind) for b in cfg.bots],
+        )
+        done = storage.completed_indices(tid)
+        pending = [m for m in schedule if m.index not in done]
+        outcome = TournamentOutcome(tid, cfg.db, len(schedule), len(done), 0, len(done))
+        if not created:
+            log.info("resuming %s: %d of %d matches already stored", tid, len(done),
+                     len(schedule))  # fmt: skip
+        if pending:
+            try:
+                await _play(cfg, opts, storage, schedule, pending, outcome,
+                            referee_factory or _real_referee, serve, launch_bots)  # fmt: skip
+            except (KeyboardInterrupt, asyncio.CancelledError):
+                outcome.interrupted = True
+                raise
+            finally:
+                outcome.completed = len(storage.completed_indices(tid))
+                outcome.elapsed_s = time.monotonic() - t0
+                with contextlib.suppress(StorageError):
+                    finalize(storage, cfg)
+        else:
+            finalize(storage, cfg)
+        outcome.completed = len(storage.completed_indices(tid))
+        outcome.elapsed_s = time.monotonic() - t0
+        return outcome
+    finally:
+        lock.release()
+        storage.close()
+
+
+def finalize(storage: Storage, cfg: TournamentConfig) -> RatingBook:
+    """Recompute the ratings from the stored results (schedule order) and store them."""
+    tid = cfg.tournament_id
+    results = storage.match_results(tid)
+    book, history = rate_results(results, cfg.bot_names, draw_probability=cfg.draw_probability)
+    storage.save_ratings(tid, history)
+    info = storage.tournament(tid)
+    if info is not None and info.completed == info.total_matches and info.finished_at is None:
+        storage.finish_tournament(tid)
+    return book
+
+
+async def _play(
+    cfg: TournamentConfig,
+    opts: RunOptions,
+    storage: Storage,
+    schedule: Sequence[ScheduledMatch],
+    pending: list[ScheduledMatch],
+    outcome: TournamentOutcome,
+    referee_factory: RefereeFactory,
+    serve: bool,
+    launch_bots: bool,
+) -> None:
+    tid = cfg.tournament_id
+    referee = referee_factory(cfg)
+    tokens: dict[str, str] = {}
+    for b in cfg.bots:
+        tokens[b.name] = b.token if b.token is not None else secrets.token_urlsafe(24)
+        referee.add_bot(b.name, tokens[b.name])
+
+    server: Any = None
+    procs: dict[str, _BotProcess] = {}
+    stopping = asyncio.Event()
+    monitor: asyncio.Task[None] | None = None
+    try:
+        port = cfg.port
+        if serve:
+            try:
+                server, port = await _real_server(referee, cfg.host, cfg.port)
+            except Exception as e:
+                raise TournamentError(
+                    f"cannot start the referee on {cfg.host}:{cfg.port}: {e}"
+                ) from e
+            log.info("referee listening on %s:%d", cfg.host, port)
+        connect_host = "127.0.0.1" if cfg.host in ("0.0.0.0", "::", "") else cfg.host
+        if launch_bots:
+            for b in cfg.bots:
+                if b.is_local:
+                    argv = bot_command(b, host=connect_host, port=port, token=tokens[b.name])
+                    p = _BotProcess(b, argv, tokens[b.name], cfg.out / "logs" / f"{b.name}.log")
+                    procs[b.name] = p
+                    await p.start()
+        remote = [b.name for b in cfg.bots if not b.is_local]
+        if remote:
+            log.warning(
+                "waiting up to %gs for remote bots %s: connect them to %s:%d with their token",
+                cfg.bot_wait_s, ", ".join(remote), cfg.host, port,
+            )  # fmt: skip
+        await _wait_for_bots(cfg, referee, procs)
+        monitor = asyncio.create_task(_monitor(procs, stopping, opts.max_restarts))
+        t_play = time.monotonic()
+        try:
+            await _run_matches(cfg, opts, storage, schedule, pending, outcome, referee)
+        finally:
+            outcome.play_s = time.monotonic() - t_play
+        log.info("%s: %d matches played in this run", tid, outcome.played_now)
+    finally:
+        stopping.set()
+        if monitor is not None:
+            monitor.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await monitor
+        await asyncio.gather(*(p.stop() for p in procs.values()), return_exceptions=True)
+        if server is not None:
+            with contextlib.suppress(Exception):
+                await server.stop(1.0)
+
+
+async def _wait_for_bots(
+    cfg: TournamentConfig, referee: RefereeLike, procs: dict[str, _BotProcess]
+) -> None:
+    names = list(cfg.bot_names)
+    wait = asyncio.create_task(referee.wait_for_bots(names, cfg.bot_wait_s))
+    deadline = time.monotonic() + cfg.bot_wait_s + 5
+    # Watch the local processes meanwhile: one that dies is reported at once, with its log.
+    while not wait.done():
+        dead = [p for p in procs.values() if p.exited]
+        if dead:
+            wait.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await wait
+            p = dead[0]
+            raise TournamentError(
+                f"bot {p.spec.name!r} exited with code {p.proc.returncode if p.proc else '?'} "
+                f"before connecting (log {p.log_path}):\n{p.tail()}"
+            )
+        if time.monotonic() > deadline:
+            wait.cancel()
+            break
+        await asyncio.wait({wait}, timeout=0.2)
+    missing = list(wait.result()) if wait.done() and not wait.cancelled() else names
+    if missing:
+        parts = []
+        for name in missing:
+            bp = procs.get(name)
+            if bp is not None:
+                tail = bp.tail(3)
+                parts.append(f"  {name}: local bot, still starting or stuck (log {bp.log_path})"
+                             + (f"\n    {tail}" if tail else ""))  # fmt: skip
+            elif any(b.name == name and not b.is_local for b in cfg.bots):
+                parts.append(f"  {name}: remote bot, never connected with its token")
+            else:
+                parts.append(f"  {name}: not launched (launch_bots is off)")
+        raise TournamentError(
+            f"{len(missing)} of {len(names)} bots did not connect within {cfg.bot_wait_s:g}s:\n"
+            + "\n".join(parts)
+        )
+    log.info("all %d bots connected", len(names))
+
+
+async def _monitor(
+    procs: dict[str, _BotProcess], stopping: asyncio.Event, max_restarts: int
+) -> None:
+    """Restart a local bot that dies mid-tournament (its seats survive the referee's grace)."""
+    while not stopping.is_set():
+        for p in procs.values():
+            if p.exited and not stopping.is_set():
+                code = p.proc.returncode if p.proc else None
+                if p.restarts >= max_restarts:
+                    continue
+                p.restarts += 1
+                log.warning("bot %s exited with code %s; restarting it (%d/%d). Log tail:\n%s",
+                            p.spec.name, code, p.restarts, max_restarts, p.tail(5))  # fmt: skip
+                await p.stop()
+                await p.start()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stopping.wait(), 0.5)
+
+
+async def _run_matches(
+    cfg: TournamentConfig,
+    opts: RunOptions,
+    storage: Storage,
+    schedule: Sequence[ScheduledMatch],
+    pending: list[ScheduledMatch],
+    outcome: TournamentOutcome,
+    referee: RefereeLike,
+) -> None:
+    tid = cfg.tournament_id
+    # Live standings start from what is stored (resume) and follow completions.
+    book, _ = rate_results(storage.match_results(tid), cfg.bot_names,
+                           draw_probability=cfg.draw_probability)  # fmt: skip
+    queue: asyncio.Queue[ScheduledMatch] = asyncio.Queue()
+    for m in pending:
+        queue.put_nowait(m)
+    limit = opts.max_new_matches
+    started = 0
+    fatal: list[BaseException] = []
+
+    async def worker() -> None:
+        nonlocal started
+        while not fatal:
+            if limit is not None and started >= limit:
+                return
+            try:
+                m = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            started += 1
+            mid = match_id(tid, m.index)
+            t_start = time.time()
+            try:
+                coro = referee.run_match(mid, cfg.ruleset, m.seed, list(m.seats))
+                if cfg.match_timeout_s > 0:
+                    record = await asyncio.wait_for(coro, cfg.match_timeout_s)
+                else:
+                    record = await coro
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # one broken match never stops the tournament
+                log.error("match %s (%s) failed: %s: %s", mid, " vs ".join(m.seats),
+                          type(e).__name__, e)  # fmt: skip
+                outcome.failed.append((m.index, f"{type(e).__name__}: {e}"))
+                continue
+            try:
+                storage.save_match(tid, match_id=mid, index=m.index, table=m.table,
+                                   set_no=m.set_no, seed=m.seed, seats=m.seats, record=record,
+                                   started_at=t_start, finished_at=time.time())  # fmt: skip
+            except StorageError as e:
+                fatal.append(e)
+                return
+            outcome.played_now += 1
+            result = record.get("result") or {}
+            with contextlib.suppress(ValueError, TypeError):
+                book.rate(m.seats, [int(p) for p in result.get("places", [])])
+            display.update(book, outcome.played_now)
+
+    with _Display(cfg, len(schedule), outcome.skipped, opts) as display:
+        workers = [asyncio.create_task(worker()) for _ in range(min(cfg.concurrency, len(pending)))]
+        try:
+            await asyncio.gather(*workers)
+        finally:
+            for w in workers:
+                w.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+    if limit is not None and not queue.empty():
+        outcome.interrupted = True
+    if fatal:
+        raise TournamentError(f"stopping: results can no longer be stored: {fatal[0]}") from fatal[
+            0
+        ]
+    if outcome.failed:
+        log.error("%d matches failed and were not stored; run the same command again to retry "
+                  "them", len(outcome.failed))  # fmt: skip
+
+
+def run(
+    cfg: TournamentConfig,
+    options: RunOptions | None = None,
+    **kwargs: Any,
+) -> TournamentOutcome:
+    """Synchronous :func:`run_tournament`. Ctrl-C stops cleanly and raises KeyboardInterrupt."""
+    try:
+        return asyncio.run(run_tournament(cfg, options, **kwargs))
+    finally:
+        for pgid in list(_LIVE_GROUPS):  # only if the clean stop was itself interrupted
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, signal.SIGKILL)
+            _LIVE_GROUPS.discard(pgid)

@@ -1,0 +1,168 @@
+"""Leaderboard statistics from stored records, and every output format."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import re
+import statistics
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from rich.console import Console
+
+from arena.cli import main
+from arena.leaderboard import (
+    build_leaderboard,
+    render,
+    to_html,
+    to_markdown,
+    to_rich_table,
+    write_outputs,
+)
+from arena.storage import Storage
+
+
+def _deal(n: int, actions: list[tuple[int, str, float]], deltas: list[int]) -> dict[str, Any]:
+    return {
+        "number": n,
+        "dealer": n % 3,
+        "actions": [{"seat": s, "action": a, "ms": ms, "by": "bot"} for s, a, ms in actions],
+        "deltas": deltas,
+        "scores": deltas,
+    }
+
+
+# Two hand-made matches of bots x, y, z.
+M0 = {  # seats x, y, z: x declares 120 and makes it, then y concedes; x wins
+    "players": ["x", "y", "z"],
+    "deals": [
+        _deal(0, [(1, "bid 110", 10), (2, "pass", 20), (0, "bid 120", 30), (1, "pass", 40),
+                  (0, "give 9♠ to 1", 50), (0, "give 9♣ to 2", 60), (0, "contract 120", 70)],
+              [120, 20, 10]),
+        _deal(1, [(2, "pass", 5), (0, "pass", 5), (1, "give J♠ to 2", 5),
+                  (1, "give J♣ to 0", 5), (1, "concede", 5)], [50, 0, 50]),
+    ],
+    "result": {"scores": [170, 20, 60], "places": [1, 3, 2], "deals": 2},
+    "incidents": [{"kind": "timeout", "seat": 2, "deal": 0, "detail": "late"},
+                  {"kind": "malformed", "seat": 2, "deal": 1, "detail": "junk"}],
+    "forfeits": [],
+}  # fmt: skip
+M1 = {  # seats z, x, y: z declares 100 and fails; y and x tie for first
+    "players": ["z", "x", "y"],
+    "deals": [
+        _deal(0, [(2, "pass", 7), (0, "pass", 7), (0, "give K♠ to 1", 7),
+                  (0, "give K♣ to 2", 7), (0, "contract 100", 7)], [-100, 40, 40]),
+    ],
+    "result": {"scores": [-100, 40, 40], "places": [3, 1, 1], "deals": 1},
+    "incidents": [{"kind": "disconnect", "seat": 0, "deal": 0, "detail": "gone"}],
+    "forfeits": [],
+}  # fmt: skip
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    path = tmp_path / "lb.sqlite"
+    with Storage(path) as st:
+        st.ensure_tournament("lb", name="lb", fingerprint="f", total_matches=3,
+                             config={"ruleset": {"name": "classic", "players": 3},
+                                     "draw_probability": 0.02},
+                             bots=[("x", "r"), ("y", "r"), ("z", "r")])  # fmt: skip
+        for i, rec in enumerate((M0, M1)):
+            st.save_match("lb", match_id=f"lb-m{i:05d}", index=i, table=0, set_no=0, seed=1,
+                          seats=rec["players"], record=rec, started_at=0.0,
+                          finished_at=1.0)  # fmt: skip
+    return path
+
+
+def _lb(db: Path) -> Any:
+    with Storage(db) as st:
+        return build_leaderboard(st, "lb")
+
+
+def test_statistics_by_hand(db: Path) -> None:
+    lb = _lb(db)
+    rows = {r.bot: r for r in lb.rows}
+    x, y, z = rows["x"], rows["y"], rows["z"]
+    assert lb.completed == 2 and lb.total_matches == 3 and lb.players == 3
+    assert x.matches == y.matches == z.matches == 2
+    assert x.places == [2, 0, 0] and y.places == [1, 0, 1] and z.places == [0, 1, 1]
+    # x's deltas: 120, 50 (M0) and 40 (M1)
+    assert x.deals == 3 and x.mean_per_deal == pytest.approx(70.0)
+    assert x.ci95 == pytest.approx(1.96 * statistics.stdev([120, 50, 40]) / math.sqrt(3))
+    assert (x.bids_won, x.contracts, x.contracts_made, x.concessions) == (1, 1, 1, 0)
+    assert (y.bids_won, y.contracts, y.concessions) == (1, 0, 1)
+    assert (z.bids_won, z.contracts, z.contracts_made) == (1, 1, 0)
+    assert z.strikes == {"timeouts": 1, "illegal": 1, "disconnects": 1, "forfeits": 0,
+                         "other": 0}  # fmt: skip
+    assert x.median_ms == statistics.median([30, 50, 60, 70, 5]) == 50
+    assert z.median_ms == statistics.median([20, 5, 7, 7, 7, 7]) == 7
+    # x won once and tied first once: first on the board; z last
+    assert next(r.bot for r in lb.rows) == "x" and lb.rows[-1].bot == "z"
+    assert [r.rank for r in lb.rows] == [1, 2, 3]
+    h = lb.h2h
+    assert (h.ahead["x"]["y"], h.behind("x", "y"), h.ties("x", "y")) == (1, 0, 1)
+    assert h.together["y"]["z"] == 2 and h.ahead["y"]["z"] == 1 and h.ahead["z"]["y"] == 1
+    assert h.score("x", "z") == 1.0
+    # rating history: a starting point plus one point per match played
+    assert [i for i, _, _ in lb.history["x"]] == [-1, 0, 1]
+
+
+def test_json_and_csv(db: Path) -> None:
+    lb = _lb(db)
+    d = json.loads(render(lb, "json"))
+    assert d["format"] == "thousand-arena/leaderboard/1"
+    assert [r["bot"] for r in d["rows"]] == [r.bot for r in lb.rows]
+    assert d["head_to_head"]["x"]["y"] == {"matches": 2, "ahead": 1, "behind": 0, "ties": 1}
+    assert len(d["rating_history"]["z"]) == 3
+    rows = list(csv.DictReader(io.StringIO(render(lb, "csv"))))
+    assert [r["bot"] for r in rows] == [r.bot for r in lb.rows]
+    x = next(r for r in rows if r["bot"] == "x")
+    assert x["place_1"] == "2" and float(x["mean_per_deal"]) == 70.0
+    assert x["contracts_made"] == "1"
+
+
+def test_markdown_and_screen(db: Path) -> None:
+    lb = _lb(db)
+    md = to_markdown(lb)
+    table = [line for line in md.splitlines() if line.startswith("| ")]
+    assert table[0].startswith("| rank | bot | μ−3σ |")
+    assert any(line.startswith("| 1 | x |") for line in table)
+    assert "| **x** | — | 1–0 (1=) | 2–0 |" in md
+    console = Console(width=160, record=True)
+    console.print(to_rich_table(lb))
+    text = console.export_text()
+    assert "x" in text and "1st/2nd/3rd" in text and "2/0/0" in text
+
+
+def test_html_is_self_contained(db: Path) -> None:
+    html = to_html(_lb(db))
+    assert html.startswith("<!DOCTYPE html>") and html.rstrip().endswith("</html>")
+    assert "<script" not in html
+    assert not re.search(r"""(src|href)\s*=|@import|url\(""", html)
+    assert html.count("<polyline") == 3 and html.count("<polygon") == 3  # μ line, ±σ band
+    assert "Head to head" in html and "1–0 (1=)" in html
+
+
+def test_write_outputs_and_cli(db: Path, tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    paths = write_outputs(_lb(db), out)
+    assert sorted(p.name for p in paths.values()) == [
+        "leaderboard.csv", "leaderboard.html", "leaderboard.json", "leaderboard.md",
+    ]  # fmt: skip
+    r = CliRunner().invoke(main, ["leaderboard", "--db", str(db), "--format", "md"])
+    assert r.exit_code == 0 and r.output.startswith("# lb")
+    target = tmp_path / "one.html"
+    r = CliRunner().invoke(main, ["leaderboard", "--db", str(db), "--format", "html",
+                                  "--out", str(target)])  # fmt: skip
+    assert r.exit_code == 0 and target.read_text().startswith("<!DOCTYPE html>")
+    r = CliRunner().invoke(main, ["leaderboard", "--db", str(db), "--tournament", "nope"])
+    assert r.exit_code == 2 and "no tournament 'nope'" in r.output
+    r = CliRunner().invoke(main, ["leaderboard", "--db", str(tmp_path / "none.sqlite")])
+    assert r.exit_code == 2 and "no database" in r.output
+    r = CliRunner().invoke(main, ["leaderboard", "--db", str(db), "--list"])
+    assert r.exit_code == 0 and "lb" in r.output

@@ -1,0 +1,161 @@
+"""SQLite storage: whole-or-nothing writes, resume bookkeeping, clear errors."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.storage import (
+    Storage,
+    StorageError,
+    StorageFullError,
+    StorageLockedError,
+    deal_summary,
+    resolve_record,
+)
+from engine import PRESETS, replay
+from tests.arena.fake_referee import FakeReferee
+
+RULES = PRESETS["classic"].__class__.from_dict({"preset": "classic", "max_deals": 3})
+
+
+def _record(seed: int = 1, seats: tuple[str, ...] = ("a", "b", "c"), **kw: Any) -> dict[str, Any]:
+    return FakeReferee(**kw).play(RULES, seed, list(seats))
+
+
+def _setup(db: Path, tid: str = "t1") -> Storage:
+    st = Storage(db)
+    st.ensure_tournament(tid, name="t", fingerprint="fp", config={"x": 1}, total_matches=10,
+                         bots=[("a", "random"), ("b", "random"), ("c", "random")])  # fmt: skip
+    return st
+
+
+def _save(st: Storage, index: int, rec: dict[str, Any], tid: str = "t1") -> None:
+    st.save_match(tid, match_id=f"{tid}-m{index:05d}", index=index, table=0, set_no=0, seed=1,
+                  seats=("a", "b", "c"), record=rec, started_at=1000.0,
+                  finished_at=1001.5)  # fmt: skip
+
+
+def test_wal_schema_and_round_trip(tmp_path: Path) -> None:
+    db = tmp_path / "x.sqlite"
+    with _setup(db) as st:
+        assert st.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        rec = _record(faulty={"b"})
+        _save(st, 4, rec)
+        assert st.completed_indices("t1") == {4}
+        assert st.load_record("t1-m00004") == rec
+        (res,) = st.match_results("t1")
+        assert res.seats == ("a", "b", "c") and list(res.places) == rec["result"]["places"]
+        assert res.duration_s == pytest.approx(1.5)
+        inc = st.incidents("t1")
+        assert [(i["bot"], i["kind"]) for i in inc] == [("b", "timeout")]
+        n_deals = st.conn.execute("SELECT COUNT(*) FROM deals").fetchone()[0]
+        assert n_deals == len(rec["deals"]) == 3
+        info = st.tournament("t1")
+        assert info is not None and info.bots == ("a", "b", "c") and info.completed == 1
+    # reopening finds everything; the stored record still replays
+    with Storage(db) as st:
+        replay(st.load_record("t1-m00004"))
+        with pytest.raises(KeyError):
+            st.load_record("nope")
+
+
+def test_a_match_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
+    with _setup(tmp_path / "x.sqlite") as st:
+        bad = _record()
+        # the last insert of the transaction fails: nothing of the match may remain
+        bad["incidents"] = [{"kind": "timeout", "seat": 0, "deal": [1]}]
+        with pytest.raises(StorageError):
+            _save(st, 1, bad)
+        assert st.completed_indices("t1") == set()
+        for table in ("matches", "match_players", "deals", "incidents"):
+            assert st.conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == 0
+        _save(st, 1, _record())
+        with pytest.raises(StorageError):  # the same schedule index twice
+            _save(st, 1, _record(seed=2))
+        assert st.completed_indices("t1") == {1}
+
+
+def test_same_id_with_other_fingerprint_is_refused(tmp_path: Path) -> None:
+    with _setup(tmp_path / "x.sqlite") as st:
+        assert not st.ensure_tournament("t1", name="t", fingerprint="fp", config={},
+                                        total_matches=10, bots=[])  # fmt: skip
+        with pytest.raises(StorageError, match="another config"):
+            st.ensure_tournament("t1", name="t", fingerprint="other", config={},
+                                 total_matches=10, bots=[])  # fmt: skip
+        _save(st, 0, _record())
+        st.delete_tournament("t1")
+        assert st.tournament("t1") is None
+        assert st.conn.execute("SELECT COUNT(*) FROM matches").fetchone()[0] == 0
+
+
+def test_locked_database_is_a_clear_error(tmp_path: Path) -> None:
+    db = tmp_path / "x.sqlite"
+    _setup(db).close()
+    other = sqlite3.connect(str(db), isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")
+    try:
+        st = Storage(db, timeout=0.1)
+        with pytest.raises(StorageLockedError, match="locked by another process"):
+            _save(st, 0, _record())
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    with Storage(db) as st:
+        _save(st, 0, _record())  # works once the lock is gone
+        assert st.completed_indices("t1") == {0}
+
+
+def test_disk_full_keeps_what_was_stored(tmp_path: Path) -> None:
+    db = tmp_path / "x.sqlite"
+    with _setup(db) as st:
+        _save(st, 0, _record())
+        pages = st.conn.execute("PRAGMA page_count").fetchone()[0]
+        st.conn.execute(f"PRAGMA max_page_count = {pages + 2}")  # a disk that is full
+        big = _record(seed=3)
+        big["padding"] = "x" * 200_000
+        with pytest.raises(StorageFullError, match=r"disk is full.*resume"):
+            _save(st, 1, big)
+        assert st.completed_indices("t1") == {0}
+    with Storage(db) as st:
+        assert st.completed_indices("t1") == {0}
+        assert st.load_record("t1-m00000")["result"]
+
+
+def test_not_a_database(tmp_path: Path) -> None:
+    bad = tmp_path / "x.sqlite"
+    bad.write_bytes(b"this is not sqlite at all" * 100)
+    with pytest.raises(StorageError, match="not a Thousand Arena database"):
+        Storage(bad)
+
+
+def test_resolve_record(tmp_path: Path) -> None:
+    db = tmp_path / "x.sqlite"
+    rec = _record()
+    with _setup(db) as st:
+        _save(st, 12, rec)
+    assert resolve_record("t1-m00012", db) == rec
+    assert resolve_record("m00012", db) == rec  # a unique suffix is enough
+    f = tmp_path / "r.json"
+    f.write_text(json.dumps(rec))
+    assert resolve_record(str(f), db) == rec
+    with pytest.raises(LookupError, match="no stored match"):
+        resolve_record("m99999", db)
+    with pytest.raises(LookupError, match="no database"):
+        resolve_record("m00012", tmp_path / "none.sqlite")
+
+
+def test_deal_summary_variants() -> None:
+    conceded = deal_summary({"actions": [{"seat": 0, "action": "give 9♠ to 1"},
+                                         {"seat": 0, "action": "concede"}],
+                             "deltas": [0, 50, 50]})  # fmt: skip
+    assert conceded.declarer == 0 and conceded.conceded and conceded.made is None
+    failed = deal_summary({"actions": [{"seat": 2, "action": "bid 120"},
+                                       {"seat": 2, "action": "contract 120"}],
+                           "deltas": [40, 30, -120]})  # fmt: skip
+    assert (failed.declarer, failed.bid, failed.contract, failed.made) == (2, 120, 120, False)
+    assert deal_summary({"actions": []}).declarer is None

@@ -1,0 +1,188 @@
+"""Tournament config validation: every error names the file and the key at fault."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from arena.tournament.config import ConfigError, apply_overrides, load_config, parse_config
+
+BASE = """
+name = "mine"
+ruleset = "classic"
+[bots]
+a = "random"
+b = "heuristic"
+c = "counting"
+"""
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "t.toml"
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def _error(tmp_path: Path, text: str, overrides: tuple[str, ...] = ()) -> ConfigError:
+    p = _write(tmp_path, text)
+    with pytest.raises(ConfigError) as ei:
+        load_config(p, overrides)
+    assert str(ei.value).startswith(f"{p}: ")
+    return ei.value
+
+
+def test_minimal_config_and_defaults(tmp_path: Path) -> None:
+    cfg = load_config(_write(tmp_path, BASE))
+    assert cfg.bot_names == ("a", "b", "c")
+    assert cfg.ruleset.name == "classic" and cfg.ruleset.max_deals == cfg.max_deals == 20
+    assert cfg.bots[0].kind == "sdk" and cfg.bots[0].bot == "random"
+    assert cfg.tournament_id.startswith("mine-")
+    assert cfg.db == (Path.cwd() / "runs/mine.sqlite").resolve()
+    # same content, same id: a rerun resumes
+    assert load_config(_write(tmp_path, BASE)).tournament_id == cfg.tournament_id
+
+
+def test_bundled_default_configs_are_valid(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FRIEND_TOKEN", "0123456789abcdef")
+    root = Path(__file__).resolve().parents[2]
+    found = sorted((root / "tournaments").glob("*.toml"))
+    assert any(p.name == "default.toml" for p in found)
+    for p in found:
+        cfg = load_config(p)
+        assert len(cfg.bots) >= cfg.ruleset.players
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "words"),
+    [
+        ("colour = 1\n" + BASE, "colour", "unknown key"),
+        (BASE.replace('name = "mine"', 'nmae = "mine"'), "nmae", "did you mean 'name'"),
+        ('seed = "x"\n' + BASE, "seed", "expected an integer, got a string"),
+        ("concurrency = 0\n" + BASE, "concurrency", "at least 1"),
+        ("max_deals = -1\n" + BASE, "max_deals", "0 (no cap) or positive"),
+        ("matches_per_table = 1.5\n" + BASE, "matches_per_table", "expected an integer"),
+        ("port = 70000\n" + BASE, "port", "between 0"),
+        ("bot_wait_s = true\n" + BASE, "bot_wait_s", "expected an integer or a float"),
+        (BASE.replace('"classic"', '"clasic"'), "ruleset", "unknown preset 'clasic'"),
+        (BASE.replace('"classic"', '"nope.toml"'), "ruleset", "not found"),
+        (
+            BASE.replace(
+                'ruleset = "classic"', 'ruleset = { preset = "classic", concede = "maybe" }'
+            ),
+            "ruleset.concede",
+            "must be one of",
+        ),
+        (
+            BASE.replace('ruleset = "classic"', "ruleset = { musst_beat = true }"),
+            "ruleset.musst_beat",
+            "unknown option",
+        ),
+        (
+            BASE.replace('ruleset = "classic"', 'ruleset = "1001-4p"'),
+            "bots",
+            "at least 4 bots are needed, got 3",
+        ),
+        (BASE.replace('c = "counting"\n', ""), "bots", "at least 3 bots"),
+        (
+            BASE.replace('c = "counting"', 'c = "countnig"'),
+            "bots.c.bot",
+            "unknown bundled bot 'countnig'",
+        ),
+        (BASE + 'd = { bot = "random", command = "x" }\n', "bots.d", "exactly one of"),
+        (BASE + "d = { }\n", "bots.d", "exactly one of"),
+        (BASE + "d = 5\n", "bots.d", "expected a bot name or a table"),
+        (BASE + 'd = { command = "" }\n', "bots.d.command", "must not be empty"),
+        (BASE + 'd = { command = "run {tokn}" }\n', "bots.d.command", "bad placeholder"),
+        (BASE + "d = { remote = true }\n", "bots.d", "token"),
+        (BASE + 'd = { remote = true, token = "short" }\n', "bots.d.token", "at least 8"),
+        (
+            BASE + 'd = { remote = true, token_env = "NO_SUCH_VAR_X" }\n',
+            "bots.d.token_env",
+            "not set",
+        ),
+        (
+            BASE + 'd = { bot = "random", token = "0123456789" }\n',
+            "bots.d.token",
+            "only a remote bot",
+        ),
+        (BASE + 'd = { bot = "random", colour = 1 }\n', "bots.d.colour", "unknown key"),
+        (BASE + '"bad name!" = "random"\n', "bots.bad name!", "letters, digits"),
+        (BASE + "[deadlines]\ndecision_ms = 0\n", "deadlines.decision_ms", "positive"),
+        (BASE + "[deadlines]\ndecison_ms = 5\n", "deadlines.decison_ms", "did you mean"),
+        ("deadlines = 5\n" + BASE, "deadlines", "expected a table"),
+        (
+            BASE + "[ratings]\ndraw_probability = 1.5\n",
+            "ratings.draw_probability",
+            "between 0 and 1",
+        ),
+        (BASE + "[referee]\nmax_strikes = 0\n", "referee.max_strikes", "at least 1"),
+        ('name = "x"\n', "bots", "missing"),
+        ("name = [\n", "file", "not valid TOML"),
+    ],
+)
+def test_config_errors_name_the_key(tmp_path: Path, text: str, key: str, words: str) -> None:
+    e = _error(tmp_path, text)
+    assert e.key == key, str(e)
+    assert words in str(e)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"nope\.toml: file: no such file"):
+        load_config(tmp_path / "nope.toml")
+
+
+def test_overrides(tmp_path: Path) -> None:
+    p = _write(tmp_path, BASE)
+    cfg = load_config(p, ["seed=9", "deadlines.decision_ms=250", "ruleset=1001", "out=elsewhere"])
+    assert cfg.seed == 9 and cfg.deadlines.decision_ms == 250 and cfg.ruleset.name == "1001"
+    assert cfg.out.name == "elsewhere"
+    assert cfg.tournament_id != load_config(p).tournament_id  # the seed is identity
+    assert load_config(p, ["concurrency=7"]).tournament_id == load_config(p).tournament_id
+    e = _error(tmp_path, BASE, ("seed",))
+    assert e.key == "--set"
+    e = _error(tmp_path, BASE, ("seed=abc",))
+    assert e.key == "seed" and "expected an integer, got a string 'abc'" in str(e)
+    assert apply_overrides({"a": {"b": 1}}, ["a.c=true"]) == {"a": {"b": 1, "c": True}}
+
+
+def test_bot_forms(tmp_path: Path) -> None:
+    cfg = parse_config(
+        {
+            "bots": {
+                "r": "random",
+                "m": "mypkg.mybot:MyBot",
+                "c": {"command": "{python} bot.py --arena {arena} --token {token}", "cwd": "x"},
+                "far": {"remote": True, "token": "abcdefgh12345"},
+            }
+        },
+        base_dir=tmp_path,
+    )
+    kinds = {b.name: b.kind for b in cfg.bots}
+    assert kinds == {"r": "sdk", "m": "sdk", "c": "command", "far": "remote"}
+    c = cfg.bots[2]
+    assert c.command[0] == "{python}" and c.cwd == (tmp_path / "x").resolve()
+    assert "abcdefgh12345" not in str(cfg.to_json())  # tokens never stored
+    listed = parse_config({"bots": ["random", "heuristic", "pkg.m:Counting"]})
+    assert listed.bot_names == ("random", "heuristic", "Counting")
+
+
+def test_ruleset_file_relative_to_config(tmp_path: Path) -> None:
+    (tmp_path / "house.toml").write_text('preset = "classic"\nmust_beat = true\n')
+    cfg = load_config(_write(tmp_path, BASE.replace('"classic"', '"house.toml"')))
+    assert cfg.ruleset.must_beat and cfg.ruleset.name == "house"
+
+
+def test_cli_reports_config_errors(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from arena.cli import main
+
+    p = _write(tmp_path, "colour = 1\n" + BASE)
+    r = CliRunner().invoke(main, ["tournament", "--config", str(p), "--no-progress"])
+    assert r.exit_code == 2 and f"{p}: colour: unknown key" in r.output
+    r = CliRunner().invoke(main, ["tournament", "--config", str(tmp_path / "none.toml")])
+    assert r.exit_code == 2 and "none.toml: file: no such file" in r.output
+    p = _write(tmp_path, BASE)
+    r = CliRunner().invoke(main, ["tournament", "--config", str(p), "--set", "seed=x"])
+    assert r.exit_code == 2 and "seed: expected an integer, got a string 'x'" in r.output

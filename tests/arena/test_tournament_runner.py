@@ -1,0 +1,192 @@
+"""The tournament runner against an in-process fake referee (no gRPC, no processes)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.leaderboard import build_leaderboard
+from arena.storage import Storage, StorageError, StorageLockedError
+from arena.tournament import RunOptions, TournamentError, run, run_tournament
+from arena.tournament.runner import _Lock
+from tests.arena.fake_referee import FakeReferee, make_config
+
+QUIET = RunOptions(progress=False)
+
+
+def _run(cfg: Any, fake: FakeReferee, **opts: Any) -> Any:
+    return run(
+        cfg,
+        RunOptions(progress=False, **opts),
+        referee_factory=lambda _cfg: fake,
+        serve=False,
+        launch_bots=False,
+    )
+
+
+def _board(db: Path, tid: str) -> dict[str, Any]:
+    with Storage(db) as st:
+        d = build_leaderboard(st, tid).to_dict()
+    d.pop("generated_at")
+    for k in ("created_at", "finished_at"):
+        d["tournament"].pop(k)
+    return d
+
+
+def test_full_run_stores_every_match_once(tmp_path: Path) -> None:
+    cfg = make_config(tmp_path)
+    fake = FakeReferee()
+    out = _run(cfg, fake)
+    assert out.finished and out.total == 24 and out.played_now == 24 and not out.failed
+    assert set(fake.calls.values()) == {1} and len(fake.calls) == 24
+    assert 1 < fake.max_running <= cfg.concurrency
+    with Storage(cfg.db) as st:
+        info = st.tournament(cfg.tournament_id)
+        assert info is not None and info.completed == 24 and info.finished_at is not None
+        results = st.match_results(cfg.tournament_id)
+        assert [r.index for r in results] == list(range(24))
+        assert len(st.rating_history(cfg.tournament_id)) == 24 * 3
+
+
+def test_resume_after_stop_equals_uninterrupted_run(tmp_path: Path) -> None:
+    a = make_config(tmp_path / "a")
+    b = make_config(tmp_path / "b")
+    assert a.tournament_id == b.tournament_id  # the db path is not part of the identity
+    fake_a = FakeReferee()
+    _run(a, fake_a)
+
+    fake_b = FakeReferee()
+    first = _run(b, fake_b, max_new_matches=7)
+    assert first.interrupted and first.completed == 7 and not first.finished
+    second = _run(b, fake_b)
+    assert second.skipped == 7 and second.played_now == 17 and second.finished
+    assert set(fake_b.calls.values()) == {1}, "a match was played twice"
+    assert _board(a.db, a.tournament_id) == _board(b.db, b.tournament_id)
+
+
+def test_cancel_mid_match_keeps_completed_and_replays_the_rest(tmp_path: Path) -> None:
+    cfg = make_config(tmp_path, concurrency=2)
+    fake = FakeReferee(delay=0.02)
+
+    async def interrupted() -> None:
+        task = asyncio.create_task(
+            run_tournament(
+                cfg, QUIET, referee_factory=lambda _c: fake, serve=False, launch_bots=False
+            )
+        )
+        while sum(fake.calls.values()) < 6:
+            await asyncio.sleep(0.005)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(interrupted())
+    with Storage(cfg.db) as st:
+        stored = st.completed_indices(cfg.tournament_id)
+    assert 3 <= len(stored) < 24
+    fake2 = FakeReferee()
+    out = _run(cfg, fake2)
+    assert out.finished and out.skipped == len(stored)
+    replayed = {int(m.rsplit("-m", 1)[1]) for m in fake2.calls}
+    assert replayed == set(range(24)) - stored
+
+
+def test_failed_match_is_reported_and_retried_next_run(tmp_path: Path) -> None:
+    cfg = make_config(tmp_path)
+    out = _run(cfg, FakeReferee(fail={3, 11}))
+    assert sorted(i for i, _ in out.failed) == [3, 11]
+    assert out.completed == 22 and not out.finished
+    assert "scripted failure" in out.failed[0][1]
+    fake = FakeReferee()
+    again = _run(cfg, fake)
+    assert again.finished and sorted(fake.calls) == [
+        f"{cfg.tournament_id}-m00003",
+        f"{cfg.tournament_id}-m00011",
+    ]
+
+
+def test_missing_bots_are_named(tmp_path: Path) -> None:
+    cfg = make_config(tmp_path, bot_wait_s=0.1)
+    with pytest.raises(TournamentError, match=r"1 of 4 bots did not connect.*\n  cid"):
+        _run(cfg, FakeReferee(absent={"cid"}))
+
+
+def test_fresh_forgets_stored_matches(tmp_path: Path) -> None:
+    cfg = make_config(tmp_path, bots=3)
+    _run(cfg, FakeReferee())
+    fake = FakeReferee()
+    out = _run(cfg, fake, fresh=True)
+    assert out.played_now == 6 and out.skipped == 0 and len(fake.calls) == 6
+    fake3 = FakeReferee()
+    out = _run(cfg, fake3)  # nothing left: no match played, leaderboard still written
+    assert out.played_now == 0 and out.finished and not fake3.calls
+
+
+def test_same_id_other_config_is_refused(tmp_path: Path) -> None:
+    _run(make_config(tmp_path, bots=3, id="fixed"), FakeReferee())
+    with pytest.raises(StorageError, match="another config"):
+        _run(make_config(tmp_path, bots=3, id="fixed", seed=99), FakeReferee())
+
+
+def test_second_runner_on_same_db_is_refused(tmp_path: Path) -> None:
+    cfg = make_config(tmp_path, bots=3)
+    lock = _Lock(cfg.db)
+    cfg.db.parent.mkdir(parents=True, exist_ok=True)
+    lock.acquire()
+    try:
+        with pytest.raises(StorageLockedError, match="another `arena tournament`"):
+            _run(cfg, FakeReferee())
+    finally:
+        lock.release()
+
+
+def test_four_player_ruleset_schedules_four_seats(tmp_path: Path) -> None:
+    cfg = make_config(tmp_path, bots=4, ruleset="1001-4p", max_deals=3)
+    fake = FakeReferee()
+    out = _run(cfg, fake)
+    assert out.total == 24 and out.finished  # 1 table x 4! seatings
+    with Storage(cfg.db) as st:
+        lb = build_leaderboard(st, cfg.tournament_id)
+    assert lb.players == 4 and all(sum(r.places) == 24 for r in lb.rows)
+
+
+def test_forfeits_and_strikes_reach_the_leaderboard(tmp_path: Path) -> None:
+    cfg = make_config(tmp_path)
+    _run(cfg, FakeReferee(faulty={"bob"}, forfeit={"dan"}))
+    with Storage(cfg.db) as st:
+        lb = build_leaderboard(st, cfg.tournament_id)
+    rows = {r.bot: r for r in lb.rows}
+    assert rows["bob"].strikes["timeouts"] == rows["bob"].matches == 18
+    assert rows["dan"].strikes["forfeits"] == 18
+    # a forfeiter always places last (3rd): never better
+    assert rows["dan"].places[:2] == [0, 0]
+    assert lb.rows[-1].bot == "dan"
+    assert rows["bob"].median_ms == 900.0 and rows["ann"].median_ms is not None
+
+
+def test_storage_failure_stops_cleanly_and_keeps_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from arena.storage import StorageFullError
+
+    cfg = make_config(tmp_path, concurrency=1)
+    real = Storage.save_match
+    calls = {"n": 0}
+
+    def flaky(self: Storage, *a: Any, **kw: Any) -> None:
+        calls["n"] += 1
+        if calls["n"] > 5:
+            raise StorageFullError("disk full (simulated)")
+        real(self, *a, **kw)
+
+    monkeypatch.setattr(Storage, "save_match", flaky)
+    with pytest.raises(TournamentError, match="can no longer be stored: disk full"):
+        _run(cfg, FakeReferee())
+    monkeypatch.setattr(Storage, "save_match", real)
+    with Storage(cfg.db) as st:
+        assert len(st.completed_indices(cfg.tournament_id)) == 5
+    out = _run(cfg, FakeReferee())
+    assert out.finished and out.skipped == 5

@@ -1,0 +1,52 @@
+"""The round-robin schedule: complete, duplicate, deterministic."""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+
+import pytest
+
+from arena.tournament.schedule import build_schedule, deal_seed, match_id
+
+BOTS = ["a", "b", "c", "d", "e"]
+
+
+def test_every_table_every_seating_every_seed() -> None:
+    s = build_schedule(BOTS, players=3, matches_per_table=2, seed=5)
+    assert len(s) == 10 * 6 * 2  # C(5,3) tables x 3! seatings x 2 seed sets
+    assert [m.index for m in s] == list(range(len(s)))
+    seen = Counter((m.seats, m.seed) for m in s)
+    assert set(seen.values()) == {1}
+    for combo in itertools.combinations(BOTS, 3):
+        for perm in itertools.permutations(combo):
+            assert {m.seed for m in s if m.seats == perm} == {deal_seed(5, 0), deal_seed(5, 1)}
+    # duplicate: within a set every match is dealt from the same seed
+    assert {m.seed for m in s if m.set_no == 0} == {deal_seed(5, 0)}
+    # each bot sits in each seat equally often
+    seats = Counter((m.seats[i], i) for m in s for i in range(3))
+    assert len(set(seats.values())) == 1
+    # set 0 comes entirely before set 1
+    assert max(m.index for m in s if m.set_no == 0) < min(m.index for m in s if m.set_no == 1)
+
+
+def test_four_players() -> None:
+    s = build_schedule(["a", "b", "c", "d"], players=4, matches_per_table=1, seed=1)
+    assert len(s) == 24 and len({m.seats for m in s}) == 24
+
+
+def test_deterministic_from_seed() -> None:
+    assert build_schedule(BOTS, 3, 1, 9) == build_schedule(BOTS, 3, 1, 9)
+    assert build_schedule(BOTS, 3, 1, 9) != build_schedule(BOTS, 3, 1, 10)
+    assert deal_seed(1, 0) != deal_seed(1, 1) and 0 <= deal_seed(1, 0) < 2**31
+
+
+def test_bad_input() -> None:
+    with pytest.raises(ValueError, match="at least 3 bots"):
+        build_schedule(["a", "b"], 3, 1, 1)
+    with pytest.raises(ValueError, match="unique"):
+        build_schedule(["a", "a", "b"], 3, 1, 1)
+
+
+def test_match_id() -> None:
+    assert match_id("t-1", 7) == "t-1-m00007"

@@ -1,0 +1,144 @@
+"""End to end over real gRPC: `arena tournament` with the bundled bots as processes.
+
+One small tournament (3 bots, 6 matches, 3 deals each) interrupted after 2 matches and
+resumed through the CLI; then the leaderboard command; then the failure modes of bots
+that never connect or crash at start. Every process started is checked to be gone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from arena.cli import main
+from arena.storage import Storage
+from arena.tournament import RunOptions, TournamentError, load_config, run
+from arena.tournament.runner import _SDK_MAIN
+from engine import replay
+
+
+def _marker_processes(marker: str) -> list[int]:
+    """Pids of live processes whose command line contains ``marker``."""
+    found = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit() or int(d.name) == os.getpid():
+            continue
+        try:
+            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (d / "stat").read_text().split(") ", 1)[1][:1]
+        except OSError:
+            continue
+        if marker in cmd and state != "Z":
+            found.append(int(d.name))
+    return found
+
+
+def _config(tmp: Path, marker: str, extra: str = "") -> Path:
+    sdk = json.dumps(_SDK_MAIN)
+    text = f"""
+name = "e2e"
+ruleset = "classic"
+seed = 3
+max_deals = 3
+concurrency = 3
+bot_wait_s = 60
+db = "{tmp / "e2e.sqlite"}"
+out = "{tmp / "out"}"
+[deadlines]
+decision_ms = 3000
+time_bank_ms = 30000
+[bots]
+heuristic = "heuristic"
+r1 = "random"
+# a command bot carrying a marker, so that the test can look for leftover processes
+r2 = {{ command = ["{{python}}", "-c", {sdk}, "run", "random", "--arena", "{{arena}}",
+                  "--token", "{{token}}", "--name", "{marker}"] }}
+{extra}
+"""
+    p = tmp / "e2e.toml"
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def test_tournament_interrupted_resumed_and_exported(tmp_path: Path) -> None:
+    marker = f"e2e-marker-{os.getpid()}"
+    path = _config(tmp_path, marker)
+    cfg = load_config(path)
+
+    first = run(cfg, RunOptions(progress=False, max_new_matches=2))
+    assert first.interrupted and first.completed >= 2 and first.played_now == 2
+    assert _marker_processes(marker) == []
+
+    result = CliRunner().invoke(main, ["tournament", "--config", str(path), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert "4 matches played" in result.output and "already stored (resumed)" in result.output
+    assert _marker_processes(marker) == []
+
+    with Storage(cfg.db) as st:
+        info = st.tournament(cfg.tournament_id)
+        assert info is not None and info.completed == info.total_matches == 6
+        assert info.finished_at is not None
+        results = st.match_results(cfg.tournament_id)
+        assert [r.index for r in results] == list(range(6))
+        for r in results:
+            rec: dict[str, Any] = st.load_record(r.match_id)
+            assert rec["players"] == list(r.seats)
+            assert rec["result"]["deals"] <= 3
+            replay(rec)  # every stored match replays exactly
+    for ext in ("json", "csv", "md", "html"):
+        assert (cfg.out / f"leaderboard.{ext}").stat().st_size > 0
+    board = json.loads((cfg.out / "leaderboard.json").read_text())
+    assert {r["bot"] for r in board["rows"]} == {"heuristic", "r1", "r2"}
+    assert all(r["matches"] == 6 for r in board["rows"])
+    html = (cfg.out / "leaderboard.html").read_text()
+    assert "<svg" in html and "http://" not in html.replace("http://www.w3.org/2000/svg", "")
+    assert (cfg.out / "logs" / "r2.log").exists()
+
+    again = CliRunner().invoke(main, ["leaderboard", "--db", str(cfg.db), "--format", "csv"])
+    assert again.exit_code == 0, again.output
+    assert again.output.startswith("rank,bot,conservative,mu,sigma,matches,place_1")
+
+
+def test_missing_and_crashing_bots_are_reported(tmp_path: Path) -> None:
+    marker = f"e2e-missing-{os.getpid()}"
+    path = _config(tmp_path, marker, 'far = { remote = true, token = "0123456789abcdef" }')
+    cfg = load_config(path, ["bot_wait_s=1.5"])
+    with pytest.raises(TournamentError, match=r"did not connect within 1.5s:\n  far: remote"):
+        run(cfg, RunOptions(progress=False))
+    assert _marker_processes(marker) == []
+
+    crash = _config(tmp_path, marker, 'boom = { command = ["{python}", "-c", '
+                    '"import sys; print(\'no luck\'); sys.exit(3)"] }')  # fmt: skip
+    with pytest.raises(
+        TournamentError, match=r"(?s)'boom' exited with code 3 before connecting.*no luck"
+    ):
+        run(load_config(crash), RunOptions(progress=False))
+    assert _marker_processes(marker) == []
+
+
+def test_a_bot_that_exits_midway_is_restarted(tmp_path: Path) -> None:
+    marker = f"e2e-quitter-{os.getpid()}"
+    path = _config(tmp_path, marker)
+    # r2 leaves after every 2 matches; the runner restarts it and every match is played
+    cfg = load_config(
+        path,
+        [
+            "concurrency=1",
+            "referee.reconnect_grace_s=10",
+            'bots.r2.command=["{python}", "-c", ' + json.dumps(_SDK_MAIN) + ', "run", '
+            '"random", "--arena", "{arena}", "--token", "{token}", "--matches", "2", '
+            f'"--name", "{marker}"]',
+        ],
+    )
+    out = run(cfg, RunOptions(progress=False))
+    assert out.finished and not out.failed
+    log_text = (cfg.out / "logs" / "r2.log").read_text()
+    assert log_text.count("starting r2") == 3
+    with Storage(cfg.db) as st:
+        assert all(not r.forfeits for r in st.match_results(cfg.tournament_id))
+    assert _marker_processes(marker) == []
