@@ -45,6 +45,7 @@ __all__ = [
     "StorageLockedError",
     "TournamentInfo",
     "deal_summary",
+    "newest_database",
     "resolve_record",
 ]
 
@@ -574,7 +575,13 @@ class Storage:
             ]
 
 
-def resolve_record(arg: str, db: Path) -> dict[str, Any]:
+def newest_database(folder: Path = Path("runs")) -> Path | None:
+    """The most recently written ``*.sqlite`` in ``folder`` (where tournaments store by default)."""
+    found = sorted(folder.glob("*.sqlite"), key=lambda p: p.stat().st_mtime)
+    return found[-1] if found else None
+
+
+def resolve_record(arg: str, db: Path | None) -> dict[str, Any]:
     """The record named by ``arg``: a record JSON file, or a match id stored in ``db``.
 
     A unique suffix of a match id (``m00012``) is enough. Raises ``LookupError`` with a
@@ -589,7 +596,7 @@ def resolve_record(arg: str, db: Path) -> dict[str, Any]:
         if not isinstance(data, dict):
             raise LookupError(f"{arg}: a match record is a JSON object")
         return data
-    if not Path(db).exists():
+    if db is None or not Path(db).exists():
         raise LookupError(f"{arg}: no such file, and no database at {db} to look the match up")
     with Storage(db) as st:
         ids = st.find_match_ids(arg)

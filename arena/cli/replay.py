@@ -1,16 +1,12 @@
-"""``arena replay [--check] RECORD``: show or verify a match record.
+"""``arena replay [--check] RECORD``: show or verify a match, from a record file or a database.
 
-``RECORD`` is resolved to a record dict by :func:`resolve_record`, which tries each function
-of :data:`RESOLVERS` in turn (today: a JSON file; a stored match id can be added by
-appending a resolver, e.g. ``RESOLVERS.append(from_database)``).
+``RECORD`` is a record JSON file, or a stored match id (a unique suffix such as ``m00012``
+is enough) looked up in ``--db`` (default: the newest ``runs/*.sqlite``).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import click
 from rich.console import Console
@@ -18,49 +14,26 @@ from rich.console import Console
 from engine import ReplayError
 from engine import replay as replay_record
 
-__all__ = ["RESOLVERS", "RecordNotFound", "replay", "resolve_record"]
-
-
-class RecordNotFound(LookupError):
-    """No resolver knows the reference."""
-
-
-def from_json_file(ref: str) -> dict[str, Any] | None:
-    """A record stored as a JSON file (``None`` if ``ref`` is not an existing file)."""
-    path = Path(ref)
-    if not path.is_file():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise click.ClickException(f"cannot read {ref}: {e}") from e
-    if not isinstance(data, dict):
-        raise click.ClickException(f"{ref}: a record is a JSON object")
-    return data
-
-
-#: Functions ``ref -> record | None``, tried in order.
-RESOLVERS: list[Callable[[str], dict[str, Any] | None]] = [from_json_file]
-
-
-def resolve_record(ref: str) -> dict[str, Any]:
-    """The record that ``ref`` names (a JSON file path, or whatever a resolver accepts)."""
-    for resolve in RESOLVERS:
-        found = resolve(ref)
-        if found is not None:
-            return found
-    raise RecordNotFound(f"no record {ref!r} (not a JSON file, nor a stored match)")
+__all__ = ["replay"]
 
 
 @click.command("replay")
 @click.argument("record_ref", metavar="RECORD")
 @click.option("--check", is_flag=True, help="Replay through the rules and verify every score.")
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Tournament database to look match ids up in (default: the newest runs/*.sqlite).",
+)
 @click.pass_context
-def replay(ctx: click.Context, record_ref: str, check: bool) -> None:
-    """Pretty-print a match record deal by deal, or --check it against the rules."""
+def replay(ctx: click.Context, record_ref: str, check: bool, db: Path | None) -> None:
+    """Pretty-print a match deal by deal and trick by trick, or --check it against the rules."""
+    from arena.storage import StorageError, newest_database, resolve_record
+
     try:
-        record = resolve_record(record_ref)
-    except RecordNotFound as e:
+        record = resolve_record(record_ref, db or newest_database())
+    except (LookupError, StorageError) as e:
         click.echo(f"error: {e}", err=True)
         ctx.exit(2)
     console = Console()

@@ -10,12 +10,6 @@ import click
 __all__ = ["web"]
 
 
-def _default_db() -> Path | None:
-    """The most recently written ``runs/*.sqlite`` (where tournaments store by default)."""
-    runs = sorted(Path("runs").glob("*.sqlite"), key=lambda p: p.stat().st_mtime)
-    return runs[-1] if runs else None
-
-
 @click.command("web")
 @click.option(
     "--db",
@@ -37,12 +31,12 @@ def web(db: Path | None, host: str, port: int, tournament: str | None, verbose: 
     The database is opened read-only, so this can run beside a running tournament: the
     leaderboard page refreshes itself while matches land.
     """
-    from arena.storage import StorageError
+    from arena.storage import StorageError, newest_database
     from arena.web import DataSource, make_server
 
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(message)s")
     if db is None:
-        db = _default_db()
+        db = newest_database()
         if db is None:
             raise click.UsageError("no database found in runs/: pass --db PATH")
     try:

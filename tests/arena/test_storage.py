@@ -159,3 +159,22 @@ def test_deal_summary_variants() -> None:
                            "deltas": [40, 30, -120]})  # fmt: skip
     assert (failed.declarer, failed.bid, failed.contract, failed.made) == (2, 120, 120, False)
     assert deal_summary({"actions": []}).declarer is None
+
+
+def test_arena_replay_shows_and_checks_a_stored_match(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from arena.cli import main
+
+    db = tmp_path / "x.sqlite"
+    with _setup(db) as st:
+        _save(st, 12, _record())
+    runner = CliRunner()
+    shown = runner.invoke(main, ["replay", "m00012", "--db", str(db)])
+    assert shown.exit_code == 0, shown.output
+    assert "deal 0" in shown.output.lower() or "Deal 0" in shown.output
+    checked = runner.invoke(main, ["replay", "--check", "m00012", "--db", str(db)])
+    assert checked.exit_code == 0, checked.output
+    assert "OK: every action is legal" in checked.output
+    missing = runner.invoke(main, ["replay", "m99999", "--db", str(db)])
+    assert missing.exit_code == 2 and "no stored match" in missing.output
