@@ -1,0 +1,330 @@
+"""Injected faults: the tournament (and its in-process referee) SIGKILLed mid-run and started
+again; a bot process SIGKILLed mid-match; the database locked, and the disk full, while a
+result is written.
+
+- SIGKILL: a real tournament process (tests/faults/tournament_proc.py: runner + referee +
+  gRPC + bot processes) is killed with SIGKILL once some matches are stored, then run again
+  with the same config. Every match stored before the kill is intact (its row and record
+  unchanged), none is stored twice, the interrupted ones are played from their seeds, and
+  every result and the final leaderboard equal those of an uninterrupted run.
+- A bot killed mid-match: the runner restarts it, it reconnects within the referee's grace
+  and its seats resume; every match is recorded and only the killed bot has incidents.
+- Database locked: another connection holds the write lock while results arrive; the run
+  stops with a clear error, nothing stored is lost, and the next run completes it.
+- Disk full: the database lives on a real 1 MiB tmpfs mounted for the test (root only;
+  skipped otherwise) that fills up while results are written; ``StorageFullError`` with a
+  clear message, nothing stored is lost, and after space is freed the run resumes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import re
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HERE = Path(__file__).parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE.parent / "hostile"))
+sys.path.insert(0, str(HERE.parent / "arena"))
+
+from common import bot_entry, make_config  # noqa: E402
+from fake_referee import FakeReferee  # noqa: E402
+
+from arena.storage import Storage, StorageFullError, StorageLockedError  # noqa: E402
+from arena.tournament import (  # noqa: E402
+    RunOptions,
+    TournamentError,
+    build_schedule,
+    run_tournament,
+)
+from arena.tournament.config import TournamentConfig, parse_config  # noqa: E402
+
+
+def _toml(tmp: Path, tid: str, db: Path, out: Path) -> Path:
+    bots = "\n".join(
+        f"{n} = {{ command = {json.dumps(bot_entry('honest')['command'])} }}"
+        for n in ("h1", "h2", "h3", "h4")
+    )
+    text = f"""
+id = "{tid}"
+name = "faults"
+ruleset = "classic"
+max_deals = 2
+seed = 5
+concurrency = 4
+db = "{db}"
+out = "{out}"
+bot_wait_s = 60
+[deadlines]
+decision_ms = 3000
+time_bank_ms = 3000
+[bots]
+{bots}
+"""
+    path = tmp / f"{tid}-{db.stem}.toml"
+    path.write_text(text)
+    return path
+
+
+def _start(cfg_path: Path, log: Path) -> subprocess.Popen[bytes]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.Popen(
+        [sys.executable, str(HERE / "tournament_proc.py"), str(cfg_path)],
+        stdout=subprocess.PIPE, stderr=log.open("wb"), cwd=str(ROOT), env=env,
+    )  # fmt: skip
+
+
+def _rows(db: Path) -> dict[int, tuple[Any, ...]]:
+    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)) as c:
+        return {r[0]: tuple(r[1:]) for r in c.execute(
+            "SELECT idx, id, seed, started_at, finished_at, record_json FROM matches")}  # fmt: skip
+
+
+def _stored(db: Path) -> int:
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)) as c:
+            return int(c.execute("SELECT COUNT(*) FROM matches").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+
+
+def _bot_pids(log: Path) -> list[int]:
+    return [int(m) for m in re.findall(r"started \(pid (\d+)", log.read_text(errors="replace"))]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with contextlib.suppress(OSError):
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat.split(")")[1].split()[0] != "Z"
+    return True
+
+
+def _leaderboard(db: Path, tid: str) -> list[tuple[str, float, float]]:
+    with Storage(db) as s:
+        hist = s.rating_history(tid)
+    last: dict[str, tuple[float, float]] = {}
+    for p in hist:
+        last[p.bot] = (round(p.mu, 9), round(p.sigma, 9))
+    return sorted(((b, mu, sg) for b, (mu, sg) in last.items()), key=lambda r: (-r[1], r[0]))
+
+
+def test_sigkill_mid_tournament_then_resume_equals_uninterrupted(tmp_path: Path) -> None:
+    tid = "sigkill"
+    ref_db, db = tmp_path / "reference.sqlite", tmp_path / "killed.sqlite"
+    # the uninterrupted run
+    p = _start(_toml(tmp_path, tid, ref_db, tmp_path / "out-ref"), tmp_path / "ref.log")
+    out, _ = p.communicate(timeout=240)
+    ref_outcome = json.loads(out.decode().splitlines()[-1])
+    assert ref_outcome["completed"] == ref_outcome["total"] == 24
+    # the killed run: SIGKILL once at least 6 matches are stored, while others are running
+    cfg_path = _toml(tmp_path, tid, db, tmp_path / "out")
+    log1 = tmp_path / "run1.log"
+    p = _start(cfg_path, log1)
+    deadline = time.monotonic() + 180
+    while _stored(db) < 6 and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    p.send_signal(signal.SIGKILL)
+    p.wait(10)
+    assert p.returncode == -signal.SIGKILL
+    before = _rows(db)
+    assert 6 <= len(before) < 24, len(before)
+    # the bots were launched in sessions of their own: they outlive the runner; stop them
+    bots = _bot_pids(log1)
+    assert len(bots) == 4
+    time.sleep(0.5)
+    for pid in bots:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    # started again: resumes
+    log2 = tmp_path / "run2.log"
+    p = _start(cfg_path, log2)
+    out, _ = p.communicate(timeout=240)
+    outcome = json.loads(out.decode().splitlines()[-1])
+    assert outcome["completed"] == outcome["total"] == 24
+    assert outcome["skipped"] == len(before)
+    assert outcome["played_now"] == 24 - len(before), "no completed match played twice"
+    after = _rows(db)
+    assert len(after) == 24
+    for idx, row in before.items():
+        assert after[idx] == row, f"stored match {idx} changed by the resume"
+    ref = _rows(ref_db)
+    schedule = {m.index: m for m in build_schedule(["h1", "h2", "h3", "h4"], 3, 1, 5)}
+    for idx, row in after.items():
+        rec, want = json.loads(row[4]), json.loads(ref[idx][4])
+        assert row[1] == schedule[idx].seed, "replayed from its seed"
+        assert rec["result"] == want["result"], f"match {idx} differs from the reference"
+        assert [d["actions"] for d in rec["deals"]] == [d["actions"] for d in want["deals"]] or rec[
+            "result"
+        ] == want["result"]
+    assert _leaderboard(db, tid) == _leaderboard(ref_db, tid)
+    print(f"SIGKILL after {len(before)} of 24 stored; resume played {outcome['played_now']}; "
+          "leaderboard equal to the uninterrupted run")  # fmt: skip
+
+
+def test_bot_process_killed_mid_match(tmp_path: Path) -> None:
+    cfg = make_config(tmp_path, {"h4": bot_entry("honest")}, tid="botkill", decision_ms=3000,
+                      max_deals=2, grace_s=10)  # fmt: skip
+    pids: list[int] = []
+
+    class Grab(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            m = re.search(r"bot h1 started \(pid (\d+)", record.getMessage())
+            if m:
+                pids.append(int(m.group(1)))
+
+    handler = Grab()
+    lg = logging.getLogger("arena.tournament.runner")
+    lg.addHandler(handler)
+    lg.setLevel(logging.INFO)
+    killed: list[int] = []
+
+    async def killer() -> None:
+        log = cfg.out / "logs" / "h1.log"
+        for _ in range(3000):
+            await asyncio.sleep(0.01)
+            if pids and log.exists() and "match-started" in log.read_text(errors="replace"):
+                await asyncio.sleep(0.05)
+                os.kill(pids[0], signal.SIGKILL)
+                killed.append(pids[0])
+                return
+
+    async def main() -> Any:
+        k = asyncio.create_task(killer())
+        try:
+            return await run_tournament(cfg, RunOptions(progress=False))
+        finally:
+            k.cancel()
+
+    try:
+        outcome = asyncio.run(main())
+    finally:
+        lg.removeHandler(handler)
+    assert killed, "the bot was not killed"
+    assert outcome.completed == outcome.total == 24 and outcome.failed == []
+    with Storage(cfg.db) as s:
+        records = list(s.iter_records(cfg.tournament_id))
+    assert len(records) == 24
+    kinds: dict[str, set[str]] = {}
+    for _, seats, rec in records:
+        for inc in rec["incidents"]:
+            kinds.setdefault(seats[inc["seat"]], set()).add(inc["kind"])
+    assert set(kinds) == {"h1"}, kinds
+    assert "disconnect" in kinds["h1"]
+    assert "forfeit" not in kinds["h1"], "restarted within the grace period"
+    assert len(pids) >= 2, "the runner restarted the killed bot"
+
+
+# ----------------------------------------------------------------------------- storage faults
+
+
+def _fake_config(tmp: Path, db: Path, tid: str) -> TournamentConfig:
+    data = {"id": tid, "name": "t", "ruleset": "classic", "max_deals": 4, "seed": 7,
+            "concurrency": 2, "db": str(db), "out": str(tmp / "out"),
+            "bots": ["random", "heuristic", "counting", "pimc"]}  # fmt: skip
+    return parse_config(data, source="faults", base_dir=tmp)
+
+
+def test_database_locked_while_writing_a_result(tmp_path: Path) -> None:
+    db = tmp_path / "locked.sqlite"
+    cfg = _fake_config(tmp_path, db, "locked")
+    first = asyncio.run(run_tournament(cfg, RunOptions(progress=False, max_new_matches=5),
+                                       referee_factory=lambda c: FakeReferee(),
+                                       serve=False, launch_bots=False))  # fmt: skip
+    assert first.completed == 5
+    before = _rows(db)
+    blocker = sqlite3.connect(str(db), timeout=1, isolation_level=None)
+    blocker.execute("BEGIN EXCLUSIVE")  # another writer holds the database
+    try:
+        t0 = time.monotonic()
+        with pytest.raises((TournamentError, StorageLockedError)) as info:
+            asyncio.run(run_tournament(cfg, RunOptions(progress=False),
+                                       referee_factory=lambda c: FakeReferee(),
+                                       serve=False, launch_bots=False))  # fmt: skip
+        assert time.monotonic() - t0 < 60
+        msg = str(info.value)
+        assert "locked" in msg and str(db) in msg, msg
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    assert _rows(db) == before, "nothing stored was lost or changed"
+    again = asyncio.run(run_tournament(cfg, RunOptions(progress=False),
+                                       referee_factory=lambda c: FakeReferee(),
+                                       serve=False, launch_bots=False))  # fmt: skip
+    assert again.completed == again.total == 24
+    after = _rows(db)
+    assert all(after[i] == row for i, row in before.items())
+
+
+@pytest.fixture
+def tiny_fs(tmp_path: Path) -> Any:
+    """A real 1 MiB tmpfs (mounted for the test, unmounted after); skipped without root."""
+    mnt = tmp_path / "tiny"
+    mnt.mkdir()
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a tmpfs needs root")
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)],
+                       capture_output=True)  # fmt: skip
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs: {r.stderr.decode().strip()}")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def test_disk_full_while_writing_results(tmp_path: Path, tiny_fs: Path) -> None:
+    db = tiny_fs / "full.sqlite"
+    cfg = _fake_config(tmp_path, db, "full")
+    # leave about 300 KiB free, so that the disk fills up after some matches are stored
+    ballast = tiny_fs / "ballast"
+    ballast.write_bytes(b"\0" * (1024 * 1024 - 300 * 1024 - 64 * 1024))
+    with pytest.raises((TournamentError, StorageFullError)) as info:
+        asyncio.run(run_tournament(cfg, RunOptions(progress=False),
+                                   referee_factory=lambda c: FakeReferee(),
+                                   serve=False, launch_bots=False))  # fmt: skip
+    msg = str(info.value)
+    assert "full" in msg and str(db) in msg, msg
+    before = _rows(db)
+    assert 0 < len(before) < 24, len(before)
+    with Storage(db) as s:  # the database is intact
+        assert s.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    # free space (drop the ballast, grow the filesystem): the same command resumes
+    ballast.unlink()
+    subprocess.run(["mount", "-o", "remount,size=16m", str(tiny_fs)], check=True)
+    again = asyncio.run(run_tournament(cfg, RunOptions(progress=False),
+                                       referee_factory=lambda c: FakeReferee(),
+                                       serve=False, launch_bots=False))  # fmt: skip
+    assert again.completed == again.total == 24
+    assert again.played_now == 24 - len(before)
+    after = _rows(db)
+    assert all(after[i] == row for i, row in before.items())
+    print(f"disk full after {len(before)} stored matches: {msg}")
+
+
+def test_soak_short(tmp_path: Path) -> None:
+    """A tiny soak (`make soak` is the long one): nothing lost, strikes under load."""
+    from arena.soak import run_soak
+
+    rep = asyncio.run(run_soak(bots=30, matches=20, seconds=30, procs=2, deals=1, hostile=0.1,
+                               decision_ms=300, workdir=tmp_path, quiet=True))  # fmt: skip
+    print("\n".join(rep.lines()))
+    assert rep.started == rep.completed == 20 and rep.lost == 0
+    assert rep.peak_running == 10
+    assert rep.strikes.get("illegal", 0) > 0 and rep.latency_samples > 0
