@@ -22,6 +22,10 @@ class RefereeConfig:
       long; after it, it forfeits every match it is seated in.
     - ``record_dir``: when set, every match is appended to ``<record_dir>/<match_id>.jsonl``
       as it is played (see docs/referee.md).
+    - ``max_wrong_recorded``: per seat and match, answers to requests that are not pending
+      beyond this many are only counted (not recorded one by one, not answered).
+    - ``flood_limit``: a stream that sends more than this many messages that answer no
+      pending request within ``flood_window_s`` is closed with RESOURCE_EXHAUSTED.
     - ``ask_forced``: ``None`` follows the ruleset's ``ask_forced``; ``True``/``False``
       overrides it (ask bots even for their only legal action, or never).
     """
@@ -33,6 +37,9 @@ class RefereeConfig:
     reconnect_grace_s: float = 5.0
     record_dir: Path | None = None
     ask_forced: bool | None = None
+    max_wrong_recorded: int = 20
+    flood_limit: int = 1000
+    flood_window_s: float = 10.0
 
     def __post_init__(self) -> None:
         if self.decision_ms <= 0:

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 from collections.abc import Iterable
 from importlib import metadata
@@ -34,6 +35,26 @@ except metadata.PackageNotFoundError:  # pragma: no cover - running from a bare 
 
 #: How long a new stream may take to say Hello.
 HELLO_TIMEOUT_S = 10.0
+
+
+class _FloodMeter:
+    """Counts a stream's unsolicited messages in a sliding window of ``window`` seconds."""
+
+    __slots__ = ("_limit", "_times", "_window")
+
+    def __init__(self, limit: int, window: float) -> None:
+        self._limit = limit
+        self._window = window
+        self._times: collections.deque[float] = collections.deque()
+
+    def over(self, loop: asyncio.AbstractEventLoop) -> bool:
+        """Count one message now; whether the window now holds more than the limit."""
+        now = loop.time()
+        times = self._times
+        times.append(now)
+        while times and times[0] < now - self._window:
+            times.popleft()
+        return len(times) > self._limit
 
 
 class Referee:
@@ -221,11 +242,19 @@ class Referee:
             session.attach(stream)
             attached = True
             self._notify()
+            flood = _FloodMeter(self.config.flood_limit, self.config.flood_window_s)
             while True:
                 msg = await context.read()
                 if msg is grpc.aio.EOF:
                     break
-                self.on_message(session, msg)
+                if not self.on_message(session, msg) and flood.over(asyncio.get_running_loop()):
+                    log.warning("bot %s flooded its stream: closed", session.name)
+                    context.set_code(grpc.StatusCode.RESOURCE_EXHAUSTED)
+                    context.set_details(
+                        f"more than {self.config.flood_limit} messages answering no pending "
+                        f"request within {self.config.flood_window_s:g} s"
+                    )
+                    break
                 if writer.done():
                     break
         finally:
@@ -242,12 +271,12 @@ class Referee:
                 except (TimeoutError, asyncio.CancelledError, Exception):
                     writer.cancel()
 
-    def on_message(self, session: BotSession, msg: pb.BotMessage) -> None:
-        """One message of a bot after its Hello."""
+    def on_message(self, session: BotSession, msg: pb.BotMessage) -> bool:
+        """One message of a bot after its Hello; whether it answered a pending request."""
         kind = msg.WhichOneof("kind")
         if kind != "decision":
-            log.info("bot %s sent %s after Hello: ignored", session.name, kind or "nothing")
-            return
+            log.debug("bot %s sent %s after Hello: ignored", session.name, kind or "nothing")
+            return False
         d = msg.decision
         seat = session.seats.get(d.match_id)
         if seat is None:
@@ -266,8 +295,8 @@ class Referee:
                     )
                 )
             )
-            return
-        seat.match.on_decision(seat, d)
+            return False
+        return seat.match.on_decision(seat, d)
 
     def server_info(self) -> pb.ServerInfo:
         """What ``GetInfo`` answers."""

@@ -103,6 +103,7 @@ class SeatState:
     forfeited: bool = False
     pending: Pending | None = None
     connected_once: bool = field(default=False)
+    wrong_requests: int = 0
 
 
 class MatchRunner:
@@ -398,8 +399,11 @@ class MatchRunner:
             st.session.send(msg)
 
     # ------------------------------------------------------------------ from sessions
-    def on_decision(self, st: SeatState, decision: pb.Decision) -> None:
-        """A ``Decision`` for this match from the seat's bot (called by the session reader)."""
+    def on_decision(self, st: SeatState, decision: pb.Decision) -> bool:
+        """A ``Decision`` for this match from the seat's bot (called by the session reader).
+
+        Returns whether it answered the pending request (the stream counts the others).
+        """
         p = st.pending
         if p is None or p.request_id != decision.request_id or p.future.done():
             why = (
@@ -410,12 +414,21 @@ class MatchRunner:
                 else f"the pending request is {p.request_id!r}"
             )
             self.reject_wrong_request(st, decision, why)
-            return
+            return False
         st.pending = None
         p.future.set_result(decision.action)
+        return True
 
     def reject_wrong_request(self, st: SeatState, decision: pb.Decision, why: str) -> None:
-        """Refuse an answer to a request that is not pending; nothing in the game changes."""
+        """Refuse an answer to a request that is not pending; nothing in the game changes.
+
+        Only the first ``config.max_wrong_recorded`` of a seat are recorded and answered, so
+        a flooding bot cannot grow the record or make the referee write without bound; the
+        rest are counted (``wrong_requests`` in the record's ``seat_stats``).
+        """
+        st.wrong_requests += 1
+        if st.wrong_requests > self.config.max_wrong_recorded:
+            return
         text = _decision_text(decision.action)
         legal = self.game.legal_actions() if self.game.to_act == st.seat else ()
         message = (
@@ -471,6 +484,7 @@ class MatchRunner:
         rec["match_id"] = self.match_id
         rec["incidents"] = self.incidents
         rec["forfeits"] = sorted(self.forfeits)
+        rec["wrong_requests"] = [st.wrong_requests for st in self.seats]
         if self.abandoned:
             # Every seat forfeited: the match stops where it is; all share the last place.
             n = len(self.seats)

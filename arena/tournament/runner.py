@@ -73,6 +73,21 @@ _SDK_MAIN = "import sys; sys.argv[0] = 'arena-bot'; from sdk.cli import main; ma
 _LIVE_GROUPS: set[int] = set()
 
 
+def _die_with_parent() -> None:
+    """In a bot's child process: be sent SIGTERM when the tournament process dies, even by
+    SIGKILL, so that no bot outlives the arena that started it (Linux; elsewhere a no-op:
+    the bots then stop by themselves when the arena stays unreachable, ``--retry-for``)."""
+    if sys.platform != "linux":
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 class TournamentError(RuntimeError):
     """The tournament cannot go on (bots missing, storage failing...): the message says why."""
 
@@ -195,6 +210,7 @@ class _BotProcess:
                 cwd=str(self.spec.cwd) if self.spec.cwd else None,
                 env=env,
                 start_new_session=True,  # Ctrl-C reaches the arena only; it stops the bots
+                preexec_fn=_die_with_parent,
             )
         except OSError as e:
             raise TournamentError(

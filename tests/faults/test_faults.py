@@ -145,13 +145,17 @@ def test_sigkill_mid_tournament_then_resume_equals_uninterrupted(tmp_path: Path)
     assert p.returncode == -signal.SIGKILL
     before = _rows(db)
     assert 6 <= len(before) < 24, len(before)
-    # the bots were launched in sessions of their own: they outlive the runner; stop them
+    # the bots run in sessions of their own, but die with the runner (parent-death signal)
     bots = _bot_pids(log1)
     assert len(bots) == 4
-    time.sleep(0.5)
-    for pid in bots:
+    gone_by = time.monotonic() + 15
+    while any(_alive(pid) for pid in bots) and time.monotonic() < gone_by:
+        time.sleep(0.1)
+    survivors = [pid for pid in bots if _alive(pid)]
+    for pid in survivors:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
+    assert not survivors, f"bot processes outlived the killed tournament: {survivors}"
     # started again: resumes
     log2 = tmp_path / "run2.log"
     p = _start(cfg_path, log2)
