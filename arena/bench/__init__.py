@@ -18,6 +18,7 @@ SECTIONS: dict[str, str] = {
     "engine": "arena.bench.engine:bench_engine",
     "grpc_baseline": "arena.bench.grpc_baseline:bench_grpc_baseline",
     "referee": "arena.bench.referee:bench_referee",
+    "memory": "arena.bench.memory:bench_memory",
     "tournament": "arena.bench.tournament:bench_tournament",
 }
 

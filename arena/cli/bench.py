@@ -38,6 +38,26 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
+def _target_rows(results: dict[str, dict[str, Any]]) -> list[tuple[str, str, str, str, str]]:
+    """(section, target name, measured, target, met) for every section's ``targets`` dict:
+    entries ``{"ratio": r, "target": t, "met": b}`` (at least t) or ``{"value": v, ...}``
+    (under t)."""
+    rows: list[tuple[str, str, str, str, str]] = []
+    for section, figures in results.items():
+        targets = figures.get("targets")
+        if not isinstance(targets, dict):
+            continue
+        for name, t in targets.items():
+            if not isinstance(t, dict) or "target" not in t:
+                continue
+            if "ratio" in t:
+                measured, goal = f"{t['ratio']:.2f}x", f">= {t['target']:g}x"
+            else:
+                measured, goal = _fmt(t.get("value")), f"< {t['target']:g}"
+            rows.append((section, name, measured, goal, "yes" if t.get("met") else "NO"))
+    return rows
+
+
 @click.command("bench")
 @click.argument("sections", nargs=-1)
 @click.option("--only", "only", multiple=True, help="Run only this section (repeatable).")
@@ -65,4 +85,13 @@ def bench(sections: tuple[str, ...], only: tuple[str, ...], as_json: bool, secon
     for name, figures in results.items():
         for what, metric, value in _rows("", figures):
             table.add_row(name, what, metric, value)
-    Console().print(table)
+    console = Console()
+    console.print(table)
+    target_rows = _target_rows(results)
+    if target_rows:
+        targets = Table(title="Targets (ratios measured in this run)")
+        for col in ("section", "target", "measured", "goal", "met"):
+            targets.add_column(col, justify="right" if col in ("measured", "goal") else "left")
+        for row in target_rows:
+            targets.add_row(*row)
+        console.print(targets)

@@ -1,0 +1,378 @@
+"""The real thing: the referee and three real SDK bot processes playing random legal moves.
+
+One referee process (``arena.referee``: ``Referee`` + ``start_server``, nothing else) and
+three ``arena-bot run random`` processes, over loopback. One table: matches played one
+after the other; ten tables: ten matches at once, always (a table starts its next match
+when one ends). The ruleset is the default tournament's: classic, capped at 12 deals.
+
+Measured in a window after a warm-up (matches cross its edges; only decisions inside count):
+
+- ``decisions_per_s``: decisions asked of bots and answered (forced moves are played by the
+  referee without a round trip and are not counted);
+- ``deals_per_s``: deals scored inside the window per second;
+- ``p50_ms`` / ``p99_ms``: decision latency as the referee sees it, from queueing the
+  ``DecisionRequest`` for the bot (``BotSession.send``) to handling its ``Decision``
+  (``Referee.on_message``);
+- ``ratio_to_baseline``: ``decisions_per_s`` / the bare gRPC ping-pong's round trips/s at the
+  same table count and ``GRPC_EXPERIMENTS`` setting (:mod:`arena.bench.grpc_baseline`,
+  measured once per run and shared with its section); target ≥ 1.0;
+- ``deals_ratio``: ``deals_per_s`` / (baseline round trips/s ÷ actions per deal): how many
+  times faster deals go than if every action of a deal cost one bare round trip; target
+  ≥ 1.2 (forced moves cost no round trip);
+- ``referee_cpu`` / ``bots_cpu``: CPU seconds per second of the referee process and of the
+  three bots together (Linux ``/proc``), and per decision in µs;
+- ``peak_rss_mb``: the referee process's peak resident set (``VmHWM``).
+
+::
+
+    .venv/bin/python -m arena.bench.referee --seconds 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from arena.bench.grpc_baseline import (
+    SETTINGS,
+    baseline,
+    experiment_env,
+    follow_server,
+    percentile,
+    read_port,
+    warmup_for,
+    with_cpu,
+)
+
+__all__ = ["BENCH_MAX_DEALS", "bench_referee", "measure_referee"]
+
+#: The deal cap of the benchmark's matches (the default tournament's).
+BENCH_MAX_DEALS = 12
+BENCH_PRESET = "classic"
+
+_BOTS = 3
+_READY_TIMEOUT_S = 60.0
+_MIN_MATCHES_TIMEOUT_S = 120.0
+
+
+# ----------------------------------------------------------------------------- referee side
+
+
+async def _referee(
+    tables: int, warmup: float, seconds: float, preset: str, max_deals: int, min_matches: int
+) -> None:
+    from arena.referee import Referee, RefereeConfig, start_server
+    from arena.referee.sessions import BotSession
+    from arena.v1 import arena_pb2 as pb
+    from engine import PRESETS
+
+    ruleset = dataclasses.replace(PRESETS[preset], max_deals=max_deals)
+    # Generous deadlines: a loaded machine must not turn the benchmark into timeouts.
+    ref = Referee(RefereeConfig(decision_ms=10_000, time_bank_ms=60_000))
+    names = [f"bench-{i}" for i in range(_BOTS)]
+    for n in names:
+        ref.add_bot(n, f"token-{n}")
+    server, port = await start_server(ref)
+    print(f"PORT {port}", flush=True)
+    missing = await ref.wait_for_bots(names, _READY_TIMEOUT_S)
+    if missing:
+        raise RuntimeError(f"bots did not connect: {missing}")
+    rss_idle = _rss_now_mb()
+
+    clock = time.perf_counter
+    sent: dict[tuple[str, str, str], float] = {}
+    latencies: list[float] = []
+    counting = False
+
+    # Measurement hooks on the two public doors every decision passes through.
+    send = BotSession.send
+    on_message = Referee.on_message
+    add_event = BotSession.add_event
+    window = {"deals": 0, "actions": 0}
+    watcher = names[0]  # every bot sits in every match: one bot's events count each once
+
+    def timed_send(self: BotSession, msg: pb.ServerMessage) -> bool:
+        if msg.WhichOneof("kind") == "decision_request":
+            r = msg.decision_request
+            sent[(self.name, r.match_id, r.request_id)] = clock()
+        return send(self, msg)
+
+    def timed_on_message(self: Referee, session: BotSession, msg: pb.BotMessage) -> Any:
+        d = msg.decision
+        t = sent.pop((session.name, d.match_id, d.request_id), None)
+        if t is not None and counting:
+            latencies.append(clock() - t)
+        return on_message(self, session, msg)
+
+    def counted_add_event(self: BotSession, event: pb.Event) -> None:
+        if counting and self.name == watcher:
+            kind = event.WhichOneof("kind")
+            if kind == "action":
+                window["actions"] += 1
+            elif kind == "deal_ended":
+                window["deals"] += 1
+        add_event(self, event)
+
+    BotSession.send = timed_send  # type: ignore[method-assign]
+    BotSession.add_event = counted_add_event  # type: ignore[method-assign]
+    Referee.on_message = timed_on_message  # type: ignore[method-assign]
+
+    totals = {"matches": 0, "deals": 0, "actions": 0, "decisions": 0, "incidents": 0}
+    stop = asyncio.Event()
+
+    async def table(t: int) -> None:
+        k = 0
+        while not stop.is_set():
+            seats = names[k % _BOTS :] + names[: k % _BOTS]
+            rec = await ref.run_match(f"t{t:03d}-{k:04d}", ruleset, t * 100_000 + k, seats)
+            k += 1
+            totals["matches"] += 1
+            totals["deals"] += len(rec["deals"])
+            totals["incidents"] += len(rec.get("incidents", ()))
+            for d in rec["deals"]:
+                totals["actions"] += len(d["actions"])
+                totals["decisions"] += sum(1 for a in d["actions"] if a.get("by") == "bot")
+
+    tasks = [asyncio.create_task(table(t)) for t in range(tables)]
+    await asyncio.sleep(warmup)
+    counting = True
+    print("START", flush=True)
+    t0, c0 = clock(), time.process_time()
+    await asyncio.sleep(seconds)
+    counting = False
+    elapsed, cpu = clock() - t0, time.process_time() - c0
+    print("END", flush=True)
+    decided = len(latencies)
+    # Memory: play on (uncounted) until enough matches ended, so that every stage of a match
+    # has been held at once; bounded by _MIN_MATCHES_TIMEOUT_S.
+    give_up = clock() + _MIN_MATCHES_TIMEOUT_S
+    while totals["matches"] < min_matches and clock() < give_up:
+        await asyncio.sleep(0.1)
+    stop.set()
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    deals, actions = window["deals"], window["actions"]
+    if not deals:  # a window shorter than a deal: fall back on the completed matches
+        deals, actions = totals["deals"], totals["actions"]
+        n_for_deals = totals["decisions"]
+    else:
+        n_for_deals = decided
+    per_s = decided / elapsed
+    print(
+        json.dumps(
+            {
+                "decisions": decided,
+                "seconds": elapsed,
+                "decisions_per_s": round(per_s, 1),
+                "deals_per_s": round(per_s * deals / n_for_deals, 2) if n_for_deals else 0.0,
+                "p50_ms": round(percentile(latencies, 0.5) * 1000, 3),
+                "p99_ms": round(percentile(latencies, 0.99) * 1000, 3),
+                "referee_cpu": round(cpu / elapsed, 2),
+                "referee_cpu_us_per_decision": round(cpu / decided * 1e6, 1) if decided else 0.0,
+                "matches_completed": totals["matches"],
+                "incidents": totals["incidents"],
+                "deals": window["deals"],
+                "actions_per_deal": round(actions / deals, 2) if deals else 0.0,
+                "decisions_per_deal": round(n_for_deals / deals, 2) if deals else 0.0,
+                "rss_idle_mb": round(rss_idle, 1),
+                "peak_rss_mb": round(_peak_rss_mb(), 1),
+            }
+        ),
+        flush=True,
+    )
+    await server.stop(None)
+
+
+def _peak_rss_mb() -> float:
+    """This process's peak resident set (MB): ``VmHWM``. Not ``ru_maxrss``, which Linux
+    carries over ``exec`` from the parent's size at ``fork``: a referee started by a big
+    ``arena bench`` process would report the parent's size."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def _rss_now_mb() -> float:
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except OSError:
+        return 0.0
+
+
+# ----------------------------------------------------------------------------- driver
+
+
+def _bot_cmd(port: int, i: int, bot: str) -> list[str]:
+    return [
+        sys.executable, "-c", "from sdk.cli import main; main()",
+        "run", bot, "--arena", f"127.0.0.1:{port}", "--token", f"token-bench-{i}",
+        "--name", f"bench-{i}", "--log-level", "warning", "--retry-for", "5",
+    ]  # fmt: skip
+
+
+def measure_referee(
+    tables: int,
+    experiments: str | None = None,
+    seconds: float = 3.0,
+    warmup: float | None = None,
+    *,
+    bot: str = "random",
+    preset: str = BENCH_PRESET,
+    max_deals: int = BENCH_MAX_DEALS,
+    min_matches: int = 0,
+) -> dict[str, Any]:
+    """One measurement in fresh processes (see the module docs for the figures).
+
+    ``min_matches``: after the window, play on (not measured) until that many matches have
+    ended (for the peak memory of whole matches)."""
+    env = experiment_env(experiments)
+    warmup = warmup_for(seconds) if warmup is None else warmup
+    bots: list[subprocess.Popen[bytes]] = []
+    with tempfile.TemporaryFile("w+") as err:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "arena.bench.referee", "server", "--tables", str(tables),
+             "--warmup", str(warmup), "--seconds", str(seconds), "--preset", preset,
+             "--max-deals", str(max_deals), "--min-matches", str(min_matches)],
+            env=env, stdout=subprocess.PIPE, stderr=err, text=True,
+        )  # fmt: skip
+        try:
+            port = read_port(server, "referee", err)
+            bots = [
+                subprocess.Popen(
+                    _bot_cmd(port, i, bot),
+                    env=env,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+                for i in range(_BOTS)
+            ]
+            limit = _READY_TIMEOUT_S + warmup + seconds + 60 + _MIN_MATCHES_TIMEOUT_S
+            result, cpu, wall = follow_server(server, [b.pid for b in bots], limit, "referee", err)
+            with_cpu(result, "bots", cpu, wall, result["decisions"])
+            return result
+        finally:
+            if server.poll() is None:
+                server.kill()
+                server.wait()
+            if server.stdout is not None:
+                server.stdout.close()
+            for b in bots:
+                if b.poll() is None:
+                    b.send_signal(signal.SIGTERM)
+            for b in bots:
+                try:
+                    b.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    b.kill()
+                    b.wait()
+
+
+def _with_ratios(r: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
+    rt = base["round_trips_per_s"]
+    out = {
+        "decisions_per_s": r["decisions_per_s"],
+        "deals_per_s": r["deals_per_s"],
+        "p50_ms": r["p50_ms"],
+        "p99_ms": r["p99_ms"],
+        "ratio_to_baseline": round(r["decisions_per_s"] / rt, 3) if rt else 0.0,
+        "deals_ratio": (
+            round(r["deals_per_s"] / (rt / r["actions_per_deal"]), 3)
+            if rt and r["actions_per_deal"]
+            else 0.0
+        ),
+        "baseline_round_trips_per_s": rt,
+        "baseline_p50_ms": base["p50_ms"],
+    }
+    for k in ("server_cpu_us_per_rt", "clients_cpu_us_per_rt"):
+        if k in base:
+            out[f"baseline_{k}"] = base[k]
+    for k in ("referee_cpu", "bots_cpu", "referee_cpu_us_per_decision",
+              "bots_cpu_us_per_decision", "actions_per_deal", "decisions_per_deal",
+              "matches_completed", "incidents", "peak_rss_mb"):  # fmt: skip
+        if k in r:
+            out[k] = r[k]
+    return out
+
+
+def bench_referee(
+    seconds: float = 3.0,
+    tables: Sequence[int] = (1, 10),
+    settings: Sequence[str] = tuple(SETTINGS),
+    max_deals: int = BENCH_MAX_DEALS,
+) -> dict[str, Any]:
+    """Referee + SDK bots over gRPC, per table count and ``GRPC_EXPERIMENTS`` setting, with
+    the ratios to the bare baseline of the same run (``tables_<n>``: the inherited setting)
+    and the targets (``targets``: ratio, target, met)."""
+    first = settings[0]
+    out: dict[str, Any] = {}
+    for name in settings:
+        exp = SETTINGS[name]
+        per: dict[str, Any] = {}
+        for t in tables:
+            base = baseline(t, exp, seconds)
+            r = measure_referee(t, exp, seconds, max_deals=max_deals)
+            per[f"tables_{t}"] = _with_ratios(r, base)
+        if name == first:
+            out.update(per)
+        else:
+            out[name] = per
+    targets: dict[str, Any] = {}
+    for t in tables:
+        r = out[f"tables_{t}"]
+        targets[f"decisions_tables_{t}"] = _target(r["ratio_to_baseline"], 1.0)
+        targets[f"deals_tables_{t}"] = _target(r["deals_ratio"], 1.2)
+    out["targets"] = targets
+    out["setup"] = (
+        f"referee + 3 SDK random bots, {BENCH_PRESET} max_deals {max_deals}, loopback; "
+        f"tables_<n>: GRPC_EXPERIMENTS setting {first!r}"
+    )
+    order = [*(f"tables_{t}" for t in tables), "targets", *settings[1:], "setup"]
+    return {k: out[k] for k in order}
+
+
+def _target(ratio: float, target: float) -> dict[str, Any]:
+    return {"ratio": ratio, "target": target, "met": ratio >= target}
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m arena.bench.referee [--seconds S] [--tables N]`` (and the server role)."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
+    p.add_argument("role", nargs="?", default="bench", choices=["bench", "server", "one"])
+    p.add_argument("--seconds", type=float, default=3.0)
+    p.add_argument("--warmup", type=float)
+    p.add_argument("--tables", type=int, default=1)
+    p.add_argument("--preset", default=BENCH_PRESET)
+    p.add_argument("--max-deals", type=int, default=BENCH_MAX_DEALS)
+    p.add_argument("--min-matches", type=int, default=0)
+    p.add_argument("--experiments", default=None, help="GRPC_EXPERIMENTS for role 'one'")
+    a = p.parse_args(argv)
+    if a.role == "server":
+        warmup = warmup_for(a.seconds) if a.warmup is None else a.warmup
+        asyncio.run(_referee(a.tables, warmup, a.seconds, a.preset, a.max_deals, a.min_matches))
+    elif a.role == "one":
+        r = measure_referee(a.tables, a.experiments, a.seconds, a.warmup, max_deals=a.max_deals)
+        print(json.dumps(r, indent=2))
+    else:
+        print(json.dumps(bench_referee(a.seconds), indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,238 @@
+"""Strength benchmark of the bundled bots, with duplicate deals.
+
+For each bot of the ladder against the one below it (``random < heuristic < counting <
+pimc``), one copy of the stronger bot plays two copies of the weaker one; every match seed
+is played once with the stronger bot in each seat, so every seat's cards (the deals depend
+only on the seed and the deal number) are played by both bots — luck of the cards cancels
+out. The seats of one seed form one observation. Printed per pair: the stronger bot's points
+per deal minus the mean of its two opponents' (with a 95% confidence interval over seeds),
+its own and their points per deal, and its match win rate (first place; a shared first
+place counts as a share).
+
+Matches run in-process over the engine (no referee, no gRPC), on several processes::
+
+    .venv/bin/python -m arena.bench.strength --matches 20 --max-deals 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+import bots
+from engine import PRESETS, Game, Ruleset, load_ruleset, observe
+from sdk.bot import Bot
+
+__all__ = ["LADDER", "bench_strength", "main", "play_match"]
+
+LADDER: tuple[str, ...] = ("random", "heuristic", "counting", "pimc")
+
+
+def _make(name: str, seed: int, pimc_budget: float | None) -> Bot:
+    cls = bots.load(name)
+    if name == "pimc":
+        kwargs: dict[str, Any] = {"seed": seed}
+        if pimc_budget is not None:
+            kwargs["budget"] = pimc_budget
+        return cls(**kwargs)
+    return cls()
+
+
+def play_match(
+    ruleset: Ruleset, seed: int, names: Sequence[str], pimc_budget: float | None = None
+) -> dict[str, Any]:
+    """Play one match between bundled bots ``names`` (by seat); return scores, places,
+    deals played and the decision time per seat."""
+    seats = [_make(n, seed * 10 + i, pimc_budget) for i, n in enumerate(names)]
+    game = Game.new(ruleset, seed, [f"{n}#{i}" for i, n in enumerate(names)])
+    spent = [0.0] * len(names)
+    calls = [0] * len(names)
+    while not game.is_over:
+        seat = game.to_act
+        assert seat is not None
+        t = time.perf_counter()
+        action = seats[seat].act(observe(game, seat))
+        spent[seat] += time.perf_counter() - t
+        calls[seat] += 1
+        game.apply(action, seat=seat)
+    result = game.result
+    assert result is not None
+    return {
+        "names": list(names),
+        "scores": list(result.scores),
+        "places": list(result.places),
+        "deals": result.deals,
+        "seconds": spent,
+        "decisions": calls,
+    }
+
+
+def _task(args: tuple[dict[str, Any], int, list[str], float | None]) -> dict[str, Any]:
+    rules, seed, names, budget = args
+    return play_match(Ruleset.from_dict(rules), seed, names, budget)
+
+
+def _ci95(xs: Sequence[float]) -> tuple[float, float, float]:
+    mean = statistics.fmean(xs)
+    if len(xs) < 2:
+        return mean, -math.inf, math.inf
+    half = 1.96 * statistics.stdev(xs) / math.sqrt(len(xs))
+    return mean, mean - half, mean + half
+
+
+def bench_strength(
+    ladder: Sequence[str] = LADDER,
+    matches: int = 10,
+    seed: int = 1,
+    ruleset: str | Ruleset = "classic",
+    max_deals: int = 20,
+    workers: int = 2,
+    pimc_budget: float | None = None,
+    out: Any = None,
+) -> dict[str, Any]:
+    """Run the duplicate strength benchmark; ``matches`` seeds per pair, each played in
+    every seat; ``max_deals`` caps each match (0: play to the target). Returns the figures
+    (and prints a table to ``out`` when given)."""
+    rules = ruleset if isinstance(ruleset, Ruleset) else load_ruleset(ruleset)
+    if max_deals:
+        rules = dataclasses.replace(rules, max_deals=max_deals)
+    n = rules.players
+    pairs = [(ladder[i + 1], ladder[i]) for i in range(len(ladder) - 1)]
+    tasks = []
+    for strong, weak in pairs:
+        for k in range(matches):
+            for pos in range(n):
+                names = [weak] * n
+                names[pos] = strong
+                tasks.append((rules.to_dict(), seed + k, names, pimc_budget))
+    start = time.perf_counter()
+    if workers > 1:
+        with ProcessPoolExecutor(workers) as pool:
+            results = list(pool.map(_task, tasks, chunksize=1))
+    else:
+        results = [_task(t) for t in tasks]
+    elapsed = time.perf_counter() - start
+
+    report: dict[str, Any] = {
+        "ruleset": rules.name, "matches": matches, "seed": seed, "max_deals": max_deals,
+        "seconds": round(elapsed, 1), "pairs": [],
+    }  # fmt: skip
+    for strong, weak in pairs:
+        per_seed: dict[int, list[float]] = {}
+        own: list[float] = []
+        opp: list[float] = []
+        wins = 0.0
+        games = 0
+        spent = 0.0
+        calls = 0
+        for (_, s, names, _), r in zip(tasks, results, strict=True):
+            if sorted(set(names)) != sorted({strong, weak}) or names.count(strong) != 1:
+                continue
+            pos = names.index(strong)
+            deals = max(1, r["deals"])
+            mine = r["scores"][pos] / deals
+            theirs = statistics.fmean(r["scores"][i] / deals for i in range(n) if i != pos)
+            per_seed.setdefault(s, []).append(mine - theirs)
+            own.append(mine)
+            opp.append(theirs)
+            places = r["places"]
+            if places[pos] == 1:
+                wins += 1 / places.count(1)
+            games += 1
+            spent += r["seconds"][pos]
+            calls += r["decisions"][pos]
+        diffs = [statistics.fmean(v) for v in per_seed.values()]
+        mean, lo, hi = _ci95(diffs)
+        report["pairs"].append({
+            "bot": strong, "vs": weak, "games": games,
+            "diff_per_deal": round(mean, 2), "ci95": [round(lo, 2), round(hi, 2)],
+            "bot_per_deal": round(statistics.fmean(own), 2),
+            "opp_per_deal": round(statistics.fmean(opp), 2),
+            "win_rate": round(wins / games, 3),
+            "ms_per_decision": round(1000 * spent / max(1, calls), 1),
+        })  # fmt: skip
+    if out is not None:
+        _print(report, out)
+    return report
+
+
+def _print(report: dict[str, Any], out: Any) -> None:
+    print(
+        f"strength: ruleset={report['ruleset']} matches={report['matches']} "
+        f"seed={report['seed']} max_deals={report['max_deals']} ({report['seconds']} s)",
+        file=out,
+    )
+    print(
+        f"{'bot':>10} {'vs 2x':>10} {'games':>6} {'Δpts/deal':>10} {'95% CI':>18} "
+        f"{'own/deal':>9} {'opp/deal':>9} {'win rate':>9} {'ms/dec':>7}",
+        file=out,
+    )
+    for p in report["pairs"]:
+        ci = f"[{p['ci95'][0]:+.1f}, {p['ci95'][1]:+.1f}]"
+        print(
+            f"{p['bot']:>10} {p['vs']:>10} {p['games']:>6} {p['diff_per_deal']:>+10.1f} "
+            f"{ci:>18} {p['bot_per_deal']:>9.1f} {p['opp_per_deal']:>9.1f} "
+            f"{p['win_rate']:>9.1%} {p['ms_per_decision']:>7.1f}",
+            file=out,
+        )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m arena.bench.strength",
+        description="Duplicate-deal strength benchmark of the bundled bots (each against "
+        "two copies of the one below it in the ladder).",
+    )
+    ap.add_argument(
+        "--bots",
+        default=",".join(LADDER),
+        help="the ladder, weakest first, comma-separated (default: %(default)s)",
+    )
+    ap.add_argument(
+        "--matches",
+        "--deals",
+        type=int,
+        default=10,
+        dest="matches",
+        help="match seeds per pair; each is played in every seat (default: 10)",
+    )
+    ap.add_argument("--seed", type=int, default=1, help="first match seed (default: 1)")
+    ap.add_argument(
+        "--ruleset",
+        default="classic",
+        help=f"preset ({', '.join(PRESETS)}) or TOML file (default: classic)",
+    )
+    ap.add_argument(
+        "--max-deals", type=int, default=20, help="cap on deals per match, 0 for none (default: 20)"
+    )
+    ap.add_argument("--workers", type=int, default=2, help="processes (default: 2)")
+    ap.add_argument(
+        "--pimc-budget",
+        type=float,
+        default=None,
+        help="pimc's seconds per decision (default: the bot's own)",
+    )
+    ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = ap.parse_args(argv)  # fmt: skip
+    ladder = [b.strip() for b in args.bots.split(",") if b.strip()]
+    if len(ladder) < 2:
+        ap.error("--bots needs at least two bots")
+    report = bench_strength(
+        ladder, args.matches, args.seed, args.ruleset, args.max_deals, args.workers,
+        args.pimc_budget, out=None if args.json else sys.stdout,
+    )  # fmt: skip
+    if args.json:
+        print(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

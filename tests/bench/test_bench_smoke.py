@@ -1,0 +1,100 @@
+"""Smoke runs of the benchmark sections at tiny sizes: the JSON shape and positive figures.
+
+No timing is asserted (the machine may be busy); each run only has to produce its figures.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from arena.bench import SECTIONS, available_sections
+from arena.bench.engine import bench_engine
+from arena.bench.grpc_baseline import bench_grpc_baseline, percentile, sample_messages
+from arena.bench.memory import bench_memory
+from arena.bench.referee import bench_referee
+
+pytestmark = pytest.mark.timeout(240)
+
+TINY = 0.4  # seconds per measuring window
+
+
+def test_sections_registered() -> None:
+    for name in ("engine", "grpc_baseline", "referee", "memory"):
+        assert name in SECTIONS
+        assert name in available_sections()
+
+
+def test_percentile() -> None:
+    assert percentile([], 0.5) == 0.0
+    assert percentile([3.0, 1.0, 2.0], 0.5) == 2.0
+    assert percentile([float(i) for i in range(101)], 0.99) == 99.0
+
+
+def test_sample_messages_are_real_sized() -> None:
+    m = sample_messages(seeds=(1,))
+    assert isinstance(m["request"], bytes) and isinstance(m["decision"], bytes)
+    assert len(m["request"]) == m["request_bytes"] > 100
+    assert len(m["decision"]) == m["decision_bytes"] > 0
+    assert m["request_max"] >= m["request_bytes"]
+    assert m["actions_per_deal"] >= m["decisions_per_deal"] > 0
+
+
+def test_engine_smoke() -> None:
+    out = bench_engine(seconds=0.05)
+    for figures in out.values():
+        assert figures["deals_per_s"] > 0 and figures["decisions_per_s"] > 0
+
+
+def test_grpc_baseline_smoke() -> None:
+    out = bench_grpc_baseline(seconds=TINY, tables=(1, 2), settings=("inherited",))
+    assert set(out) == {"tables_1", "tables_2", "message", "grpc_experiments"}
+    json.dumps(out)
+    for key in ("tables_1", "tables_2"):
+        r = out[key]
+        assert r["round_trips_per_s"] > 0
+        assert 0 < r["p50_ms"] <= r["p99_ms"]
+    assert out["message"]["request_bytes"] > 100
+
+
+def test_referee_smoke() -> None:
+    out = bench_referee(seconds=TINY, tables=(1, 2), settings=("inherited",), max_deals=1)
+    json.dumps(out)
+    for key in ("tables_1", "tables_2"):
+        r = out[key]
+        for figure in ("decisions_per_s", "p50_ms", "p99_ms", "ratio_to_baseline"):
+            assert r[figure] > 0, figure
+        assert r["deals_per_s"] >= 0
+        assert r["p50_ms"] <= r["p99_ms"]
+        assert r["baseline_round_trips_per_s"] > 0
+        assert r["incidents"] == 0  # the bots played every decision themselves
+    for target in out["targets"].values():
+        assert set(target) == {"ratio", "target", "met"}
+
+
+def test_memory_smoke() -> None:
+    out = bench_memory(seconds=TINY, tables=3)
+    r = out["tables_3"]
+    assert r["peak_rss_mb"] >= r["rss_idle_mb"] > 0
+    assert r["decisions_per_s"] > 0
+    target = out["targets"]["peak_rss_mb_tables_3"]
+    assert target["value"] == r["peak_rss_mb"]
+    assert target["met"] in (True, False)
+
+
+def test_target_rows() -> None:
+    from arena.cli.bench import _target_rows
+
+    results: dict[str, dict[str, Any]] = {
+        "engine": {"classic": {"deals_per_s": 1.0}},
+        "referee": {"targets": {"decisions_tables_1": {"ratio": 0.5, "target": 1.0, "met": False}}},
+        "memory": {
+            "targets": {"peak_rss_mb_tables_100": {"value": 80.0, "target": 200.0, "met": True}}
+        },
+    }
+    assert _target_rows(results) == [
+        ("referee", "decisions_tables_1", "0.50x", ">= 1x", "NO"),
+        ("memory", "peak_rss_mb_tables_100", "80.0", "< 200", "yes"),
+    ]
