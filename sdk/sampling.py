@@ -1,0 +1,413 @@
+"""Sample the hidden cards of a deal consistently with what one player's view shows.
+
+A search bot (``bots/pimc.py``) fills in the cards it cannot see many times over and
+solves each filled-in deal. Every sample respects all the view reveals:
+
+- the own hand, the cards played so far, the talon when it is shown;
+- the cards passed to or by this seat (the declarer's hidden pass to the other opponent
+  may or may not be one of the shown talon cards: both cases are weighted by how many deals
+  each allows);
+- hand sizes (7 dealt, +3 for the declarer's talon, ±1 per pass, −1 per card played);
+- voids revealed by play: a player who did not follow suit has none of the led suit, and
+  one who then did not trump, when a trump was set, has no trumps (the trump *at that
+  trick*: a marriage makes its suit trump from the trick it is declared on);
+- under ``must_beat``: a player who followed (or trumped) below the trick's best card of
+  that suit has no card of that suit above it;
+- marriages: the declarer of a marriage held both of its cards at the lead, so a partner
+  card not played since is still in his hand (the ace marriage: all four aces).
+
+Sampling is exact and rejection-free: every unknown card has a set of allowed owners (the
+other hands, and the talon while it is face down), cards with the same set form a class, and
+a dynamic programme over the classes counts the completions for each split of a class among
+its owners; a sample walks the classes drawing each split in proportion to the completions
+it leaves, so every consistent deal is equally likely. An optional ``accept`` predicate adds
+constraints that do not fit that form (retried, then dropped rather than looping forever).
+
+>>> import random
+>>> from engine import Game, observe
+>>> g = Game.new("classic", seed=1, players=["a", "b", "c"])
+>>> view = observe(g, g.to_act)
+>>> deal = sample_deal(view, random.Random(0))
+>>> sorted(len(h) for h in deal.hands), len(deal.talon)
+([7, 7, 7], 3)
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from math import comb
+from typing import Any, TypeVar
+
+from engine import Phase, PlayerView
+from engine.cards import Card
+
+__all__ = [
+    "TALON",
+    "Constraints",
+    "SampledDeal",
+    "Sampler",
+    "constraints_of",
+    "sample_deal",
+]
+
+#: The owner index used for the face-down talon in :class:`Constraints`.
+TALON = -1
+_SUIT = tuple(0x3F << (6 * s) for s in range(4))
+_DEALT = 7
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class SampledDeal:
+    """One completion of the hidden cards: every seat's current hand, and the talon.
+
+    ``hands[s]`` is empty for a seat dealt no cards (the 4-player dealer). ``talon`` is the
+    face-down talon while the auction runs (sampled), else the shown talon or ``()``.
+    """
+
+    hands: tuple[tuple[Card, ...], ...]
+    talon: tuple[Card, ...]
+    hand_masks: tuple[int, ...]
+    talon_mask: int
+
+
+@dataclass
+class Constraints:
+    """What is known about the hidden cards, in a form independent of the engine.
+
+    ``fixed[s]``: cards known to be in seat ``s``'s hand now; ``counts[s]``: how many cards
+    seat ``s`` holds now (``TALON`` for the face-down talon); ``excluded[s]``: cards seat
+    ``s`` cannot hold; ``unknown``: the cards whose place is unknown. ``cases`` lists
+    alternatives (weight, extra fixed cards per seat) for facts known only as a choice (the
+    hidden pass of a possibly-talon card); an empty list means one case with nothing extra.
+    """
+
+    n: int
+    fixed: dict[int, int]
+    counts: dict[int, int]
+    excluded: dict[int, int]
+    unknown: int
+    cases: list[tuple[int, dict[int, int]]] = field(default_factory=list)
+
+
+def _bits(mask: int) -> list[int]:
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def _mask(cards: Iterable[Any]) -> int:
+    m = 0
+    for c in cards:
+        m |= 1 << int(c)
+    return m
+
+
+def _gives_of(view: PlayerView) -> list[tuple[int, int | None]]:
+    """``(to, card or None)`` for each pass (the card only if I gave or received it)."""
+    return [(int(to), None if card is None else int(card)) for to, card in view.gives]
+
+
+def _plays_of(plays: Iterable[tuple[int, Card]]) -> list[tuple[int, int]]:
+    return [(int(s), int(c)) for s, c in plays]
+
+
+def constraints_of(view: PlayerView) -> Constraints:
+    """Collect every fact of ``view`` about where the hidden cards are."""
+    me = view.seat
+    n = len(view.scores)
+    active = tuple(view.active_seats)
+    hand = _mask(view.hand)
+    declarer = view.declarer
+    talon_taken = view.phase in (Phase.PASSING, Phase.CONTRACT, Phase.PLAYING)
+    talon_shown = _mask(view.talon) if view.talon is not None else 0
+
+    counts = {s: (_DEALT if s in active else 0) for s in range(n)}
+    if talon_taken and declarer is not None:
+        counts[declarer] += 3
+    else:
+        counts[TALON] = 3
+    gives = _gives_of(view)
+    for to, _ in gives:
+        if declarer is not None:
+            counts[declarer] -= 1
+        counts[to] += 1
+
+    # Play history: cards seen, voids and must_beat limits, trump per trick.
+    seen = 0
+    excluded = {s: 0 for s in range(n)}
+    fixed = {s: 0 for s in range(n)}
+    fixed[TALON] = 0
+    must_beat = bool(getattr(view.ruleset, "must_beat", False))
+    pending = [(int(s), None if x is None else int(x)) for s, x in view.marriages]
+    trump = -1
+    tricks = [_plays_of(t.cards) for t in view.tricks]
+    if view.trick:
+        tricks.append(_plays_of(view.trick))
+    for plays in tricks:
+        lead_seat, lead = plays[0]
+        if lead % 6 in (2, 3) and (lead_seat, lead // 6) in pending:
+            pending.remove((lead_seat, lead // 6))
+            trump = lead // 6
+        led = lead // 6
+        best = lead
+        for s, c in plays:
+            seen |= 1 << c
+            counts[s] -= 1
+        for s, c in plays[1:]:
+            suit = c // 6
+            if suit != led:
+                excluded[s] |= _SUIT[led]
+                if trump >= 0 and suit != trump:
+                    excluded[s] |= _SUIT[trump]
+            if must_beat and suit == best // 6 and c < best and suit in (led, trump):
+                # Below the best card of the suit he had to play: he had nothing above it.
+                excluded[s] |= _SUIT[suit] & ~((1 << (best + 1)) - 1)
+            if (suit == best // 6 and c > best) or (suit == trump and best // 6 != trump):
+                best = c
+
+    fixed[me] = hand
+    for to, card in gives:
+        if card is not None and to != me:
+            # I am the declarer: I know what I gave.
+            fixed[to] |= 1 << card
+    for s, x in view.marriages:
+        if x is None:
+            partners = (1 << 5) | (1 << 11) | (1 << 17) | (1 << 23)
+        else:
+            partners = (1 << (6 * int(x) + 2)) | (1 << (6 * int(x) + 3))
+        fixed[int(s)] |= partners & ~seen
+    hidden_gives = [to for to, card in gives if card is None]
+    passed_known = _mask(card for _, card in gives if card is not None)
+    talon_left = talon_shown & ~seen & ~hand & ~passed_known
+    cases: list[tuple[int, dict[int, int]]] = []
+    if talon_shown and not talon_taken:
+        fixed[TALON] |= talon_shown
+    elif talon_left and declarer is not None and declarer != me:
+        # The shown talon went to the declarer, but each hidden pass may have been one of
+        # its cards. A talon card seen in another hand settles it; otherwise enumerate.
+        cases = _give_cases(hidden_gives, talon_left, declarer)
+    elif talon_left and declarer is not None:
+        fixed[declarer] |= talon_left
+    for s in list(fixed):
+        fixed[s] &= ~seen
+    # Cards pinned by one case only stay "unknown" here; each case removes its own.
+    unknown = ((1 << 24) - 1) & ~seen & ~_union(fixed)
+    counts = {s: c for s, c in counts.items() if c > 0 or s == TALON}
+    return Constraints(n, fixed, counts, excluded, unknown, cases)
+
+
+def _union(fixed: dict[int, int]) -> int:
+    m = 0
+    for v in fixed.values():
+        m |= v
+    return m
+
+
+def _give_cases(
+    hidden_gives: list[int], talon_left: int, declarer: int
+) -> list[tuple[int, dict[int, int]]]:
+    """Each hidden pass was a talon card (weight 1) or one of the receiver's 8 non-talon
+    cards (weight 8: which of them came from the declarer makes a different deal)."""
+    cases: list[tuple[int, dict[int, int]]] = [(1, {})]
+    for to in hidden_gives:
+        nxt: list[tuple[int, dict[int, int]]] = []
+        for w, extra in cases:
+            used = _union(extra)
+            nxt.append((w * 8, dict(extra)))
+            for c in _bits(talon_left & ~used):
+                e = dict(extra)
+                e[to] = e.get(to, 0) | (1 << c)
+                nxt.append((w, e))
+        cases = nxt
+    out = []
+    for w, extra in cases:
+        e = dict(extra)
+        e[declarer] = e.get(declarer, 0) | (talon_left & ~_union(extra))
+        out.append((w, e))
+    return out
+
+
+class _Problem:
+    """One case: owners with free slots, and unknown cards grouped by allowed owners."""
+
+    def __init__(self, owners: list[int], slots: list[int], groups: list[tuple[int, list[int]]]):
+        self.owners = owners
+        self.slots = tuple(slots)
+        self.groups = groups
+        self._memo: dict[tuple[int, tuple[int, ...]], int] = {}
+        self._splits: dict[tuple[int, tuple[int, ...]], list[tuple[int, tuple[int, ...]]]] = {}
+
+    def count(self, j: int = 0, caps: tuple[int, ...] | None = None) -> int:
+        if caps is None:
+            caps = self.slots
+        if j == len(self.groups):
+            return 1 if not any(caps) else 0
+        key = (j, caps)
+        hit = self._memo.get(key)
+        if hit is not None:
+            return hit
+        total = 0
+        splits = []
+        allowed, cards = self.groups[j]
+        for split in _splits(len(cards), allowed, caps):
+            rest = tuple(c - k for c, k in zip(caps, split, strict=True))
+            w = _multinomial(len(cards), split) * self.count(j + 1, rest)
+            if w:
+                total += w
+                splits.append((w, split))
+        self._memo[key] = total
+        self._splits[key] = splits
+        return total
+
+    def draw(self, rng: random.Random) -> dict[int, int]:
+        caps = self.slots
+        out = {o: 0 for o in self.owners}
+        for j, (_, cards) in enumerate(self.groups):
+            self.count(j, caps)
+            splits = self._splits[(j, caps)]
+            split = _pick(splits, rng)
+            shuffled = list(cards)
+            rng.shuffle(shuffled)
+            i = 0
+            for oi, k in enumerate(split):
+                for c in shuffled[i : i + k]:
+                    out[self.owners[oi]] |= 1 << c
+                i += k
+            caps = tuple(c - k for c, k in zip(caps, split, strict=True))
+        return out
+
+
+def _pick(weighted: Sequence[tuple[int, _T]], rng: random.Random) -> _T:
+    """One item, with probability proportional to its (big integer) weight."""
+    r = rng.randrange(sum(w for w, _ in weighted))
+    for w, item in weighted:
+        r -= w
+        if r < 0:
+            return item
+    raise AssertionError("unreachable: r < total weight")
+
+
+def _splits(n: int, allowed: int, caps: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """Ways to put ``n`` cards into the allowed owners without exceeding their caps."""
+    out: list[tuple[int, ...]] = []
+    k = len(caps)
+
+    def rec(i: int, left: int, acc: list[int]) -> None:
+        if i == k:
+            if left == 0:
+                out.append(tuple(acc))
+            return
+        top = min(left, caps[i]) if allowed >> i & 1 else 0
+        for x in range(top + 1):
+            acc.append(x)
+            rec(i + 1, left - x, acc)
+            acc.pop()
+
+    rec(0, n, [])
+    return out
+
+
+def _multinomial(n: int, parts: tuple[int, ...]) -> int:
+    out = 1
+    for p in parts:
+        out *= comb(n, p)
+        n -= p
+    return out
+
+
+class Sampler:
+    """Draws :class:`SampledDeal` s for one view; build once, draw many times (the counting
+    tables are kept between draws)."""
+
+    def __init__(
+        self,
+        view: PlayerView | Constraints,
+        accept: Callable[[SampledDeal], bool] | None = None,
+        max_tries: int = 20,
+    ) -> None:
+        self.constraints = view if isinstance(view, Constraints) else constraints_of(view)
+        self.accept = accept
+        self.max_tries = max_tries
+        self._problems: list[tuple[int, dict[int, int], _Problem]] = []
+        k = self.constraints
+        for weight, extra in k.cases or [(1, {})]:
+            fixed = dict(k.fixed)
+            for s, m in extra.items():
+                fixed[s] = fixed.get(s, 0) | m
+            prob = self._problem(fixed)
+            if prob is not None:
+                total = weight * prob.count()
+                if total:
+                    self._problems.append((total, fixed, prob))
+        if not self._problems:
+            raise ValueError("no deal is consistent with this view")
+
+    def _problem(self, fixed: dict[int, int]) -> _Problem | None:
+        k = self.constraints
+        owners = []
+        slots = []
+        for s, m in fixed.items():
+            if m & k.excluded.get(s, 0):
+                return None  # e.g. a talon card passed to a player who has shown a void in it
+        for s, cnt in sorted(k.counts.items()):
+            free = cnt - fixed.get(s, 0).bit_count()
+            if free < 0:
+                return None
+            if free > 0:
+                owners.append(s)
+                slots.append(free)
+        unknown = k.unknown & ~_union(fixed)
+        if sum(slots) != unknown.bit_count():
+            return None
+        by_allowed: dict[int, list[int]] = {}
+        for c in _bits(unknown):
+            allowed = 0
+            for i, s in enumerate(owners):
+                if not k.excluded.get(s, 0) >> c & 1:
+                    allowed |= 1 << i
+            by_allowed.setdefault(allowed, []).append(c)
+        # The most constrained classes first keeps the tables small.
+        groups = sorted(by_allowed.items(), key=lambda g: (g[0].bit_count(), g[0]))
+        return _Problem(owners, slots, groups)
+
+    def sample(self, rng: random.Random) -> SampledDeal:
+        """One consistent deal, uniformly among the consistent ones."""
+        deal = self._draw(rng)
+        if self.accept is None:
+            return deal
+        for _ in range(self.max_tries):
+            if self.accept(deal):
+                return deal
+            deal = self._draw(rng)
+        return deal
+
+    def _draw(self, rng: random.Random) -> SampledDeal:
+        fixed, prob = _pick([(t, (f, p)) for t, f, p in self._problems], rng)
+        got = prob.draw(rng)
+        n = self.constraints.n
+        masks = [fixed.get(s, 0) | got.get(s, 0) for s in range(n)]
+        talon = fixed.get(TALON, 0) | got.get(TALON, 0)
+        return SampledDeal(
+            hands=tuple(_cards(m) for m in masks),
+            talon=_cards(talon),
+            hand_masks=tuple(masks),
+            talon_mask=talon,
+        )
+
+
+_CARDS = tuple(Card)
+
+
+def _cards(mask: int) -> tuple[Card, ...]:
+    return tuple(_CARDS[c] for c in _bits(mask))
+
+
+def sample_deal(view: PlayerView, rng: random.Random) -> SampledDeal:
+    """One uniformly drawn deal consistent with ``view`` (see :class:`Sampler` to draw many)."""
+    return Sampler(view).sample(rng)
