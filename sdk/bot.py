@@ -8,13 +8,27 @@ see, with ``view.legal_actions``) and returns one of those actions.
 >>> class RandomBot(Bot):
 ...     def act(self, view):
 ...         return random.choice(view.legal_actions)
+
+The runners (:func:`sdk.run`, :func:`sdk.play_local`, ``arena-bot``) create a **new
+instance for every match** (they take the class, or any factory returning a bot), so
+per-match state can simply live in ``self``. Within one match the calls come one at a
+time, in game order: ``on_match_start``, then ``act`` (or the phase methods) and
+``on_deal_end`` as the match goes, then ``on_match_end``.
+
+What happens when a bot misbehaves (the same locally and against an arena):
+
+- ``act`` **raises**: the runner logs the traceback and plays the first legal action
+  instead, so that one bug does not forfeit the match.
+- ``act`` returns an ``Action`` that is **not legal**: it is sent as is and the referee
+  judges it (it records an ``illegal`` incident, counts a strike and plays a fallback).
+  :func:`sdk.play_local` does the same as the referee, or raises with ``strict=True``.
+- ``act`` returns something that is **not an Action** at all (``None``, a string): logged
+  as an error, and the first legal action is played.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from engine import Action, Phase, PlayerView
+from engine import Action, Bid, Concede, Contract, DealResult, GameResult, Pass, Phase, PlayerView
 
 __all__ = ["Bot"]
 
@@ -41,7 +55,7 @@ class Bot:
 
     def bid(self, view: PlayerView) -> Action:
         """Auction: a ``Bid`` or ``Pass``. Default: pass if allowed."""
-        return _first_of(view, "Pass")
+        return _first_of(view, Pass)
 
     def give(self, view: PlayerView) -> Action:
         """After taking the talon: a ``Give`` (asked once per opponent)."""
@@ -49,7 +63,7 @@ class Bot:
 
     def contract(self, view: PlayerView) -> Action:
         """Name the ``Contract`` (or ``Concede`` / ``ThrowIn`` where allowed). Default: the bid."""
-        return _first_of(view, "Contract")
+        return _first_of(view, Contract)
 
     def play(self, view: PlayerView) -> Action:
         """A ``Play`` of a legal card (``declare=True`` to declare a marriage with a lead)."""
@@ -59,15 +73,18 @@ class Bot:
     def on_match_start(self, view: PlayerView) -> None:
         """A match begins; ``view`` is this seat's first view of it."""
 
-    def on_deal_end(self, view: PlayerView, result: Any) -> None:
-        """A deal was scored; ``result`` is its ``DealResult``."""
+    def on_deal_end(self, view: PlayerView, result: DealResult) -> None:
+        """A deal was scored; ``result`` is its ``DealResult``.
 
-    def on_match_end(self, view: PlayerView, result: Any) -> None:
-        """The match ended; ``result`` is its ``GameResult``."""
+        ``view`` is this seat's latest view (usually already the next deal's).
+        """
+
+    def on_match_end(self, view: PlayerView, result: GameResult) -> None:
+        """The match ended; ``result`` is its ``GameResult`` (scores, places, ...)."""
 
 
-def _first_of(view: PlayerView, kind: str) -> Action:
+def _first_of(view: PlayerView, kind: type[Bid | Pass | Contract | Concede]) -> Action:
     for a in view.legal_actions:
-        if type(a).__name__ == kind:
+        if isinstance(a, kind):
             return a
     return view.legal_actions[0]

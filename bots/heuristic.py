@@ -1,0 +1,420 @@
+"""A rule-based bot: sound bidding, safe passing, sensible card play, no memory.
+
+It looks only at its own hand, the talon when shown, the auction and the trick in
+progress; it does not remember the cards played before (that is what ``counting`` adds).
+
+- **Bidding**: estimates the take of its hand (:func:`estimate_take`: sure winners — aces
+  and the cards in an unbroken run below them —, marriages, counted only when the hand can
+  win a trick to get the lead first, long trumps) plus a fixed talon expectation, and bids
+  while the next bid stays under that estimate.
+- **Passing**: keeps the 8 cards with the best estimate; never gives a K or Q whose partner
+  an opponent may hold (that could complete his marriage); gives low cards.
+- **Contract**: names the highest contract its estimate supports; concedes a hopeless bid
+  where the ruleset allows it (and sits on the barrel rather than risking it).
+- **Play**: declares marriages as soon as allowed; the declarer draws trumps with sure
+  winners and cashes aces and tens; defenders take points with sure winners, follow with
+  low cards, do not waste tens.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Collection, Iterable, Sequence
+
+from engine import (
+    Action,
+    Bid,
+    Card,
+    Concede,
+    Contract,
+    Give,
+    Pass,
+    Play,
+    PlayerView,
+    Rank,
+    Ruleset,
+    Suit,
+    ThrowIn,
+)
+from sdk.bot import Bot
+from sdk.hand import beats, by_suit, has_ace_marriage, marriages, trick_winner
+
+__all__ = ["HeuristicBot", "estimate_take"]
+
+_TOP_DOWN = (Rank.ACE, Rank.TEN, Rank.KING, Rank.QUEEN, Rank.JACK, Rank.NINE)
+# What the opponents add, on average, to the k-th sure winner cashed in one suit: they
+# follow with their low cards first, then run out and throw their cheapest cards.
+_OPP_ADD = (7.0, 5.0, 3.0, 2.0, 1.0, 1.0)
+
+
+def estimate_take(
+    cards: Iterable[Card],
+    ruleset: Ruleset,
+    gone: Collection[Card] = (),
+    trump: Suit | None = None,
+    has_won: bool = False,
+) -> float:
+    """Expected take (card points + marriages) of ``cards`` played by the declarer.
+
+    ``gone``: cards known to be out of play (they do not break a run of winners);
+    ``trump``: the trump in force, if any; ``has_won``: a trick is already won this deal.
+    """
+    held = set(cards)
+    suits = by_suit(held)
+    mar = marriages(held)
+    trump_suit = trump
+    if trump_suit is None and mar:
+        trump_suit = max(mar, key=lambda s: (len(suits[s]), s))
+    total = 0.0
+    winners = 0
+    for s in Suit:
+        cs = suits[s]
+        if not cs:
+            continue
+        k = 0
+        for rank in _TOP_DOWN:
+            c = Card.of(rank, s)
+            if c in held:
+                total += c.points + _OPP_ADD[k]
+                winners += 1
+                k += 1
+            elif c not in gone:
+                break
+        rest = cs[k:]
+        out = 6 - len(cs) - sum(1 for c in gone if c.suit == s)
+        if s == trump_suit:
+            # Long trumps win by length or by ruffing once the masters are drawn.
+            p = 0.25 if len(cs) <= 3 else 0.55 if len(cs) == 4 else 0.8
+            for c in rest:
+                total += p * (c.points + 5.0)
+            if len(cs) >= 4:
+                winners += 1
+        elif rest and k == 0 and rest[0].rank == Rank.TEN and len(cs) >= 2 and out > 0:
+            total += 0.3 * 15.0  # a guarded ten: the ace may fall first
+    values = [s.marriage_value for s in mar]
+    for i, v in enumerate(values):
+        entries = winners + (1 if has_won or not ruleset.marriage_needs_trick else 0)
+        if i == 0 and (has_won or not ruleset.marriage_needs_trick):
+            p = 1.0
+        elif entries >= i + 1:
+            p = 0.9
+        elif entries == i:
+            p = 0.4
+        else:
+            p = 0.15
+        total += p * v
+    if ruleset.ace_marriage and has_ace_marriage(held):
+        tens = any(Card.of(Rank.TEN, s) in held for s in Suit)
+        total += 200 * (0.85 if tens or has_won else 0.4)
+    return total
+
+
+def _step_down(value: float, step: int) -> int:
+    return int(value // step) * step
+
+
+class HeuristicBot(Bot):
+    """Rules of thumb for every phase; no memory of earlier tricks."""
+
+    name = "heuristic"
+
+    #: :func:`estimate_take` is cautious: the real take averages this much more (measured
+    #: in self-play), with this spread (standard deviation).
+    take_offset = 15.0
+    take_sigma = 35.0
+    #: The chance of making it that a bid or a contract needs.
+    bid_confidence = 0.65
+    contract_confidence = 0.9
+    #: Below this chance of making the bid the declarer concedes (free / penalty rules).
+    concede_free_below = 0.33
+    concede_penalty_below = 0.12
+    #: What the talon is expected to add to a 7-card hand, besides completed marriages.
+    talon_bonus = 14.0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._plan: tuple[int, list[Card]] | None = None  # (deal, cards still to give)
+
+    # ------------------------------------------------------------------ knowledge
+    # What the bot knows beyond its hand; ``counting`` overrides these with its memory.
+    def gone(self, view: PlayerView) -> set[Card]:
+        """Cards known to be out of play. Without memory: only the trick in progress."""
+        return {c for _, c in view.trick}
+
+    def masters(self, view: PlayerView) -> set[Card]:
+        """Cards in hand that no card still out can beat in their suit."""
+        held = set(view.hand)
+        gone = self.gone(view)
+        out: set[Card] = set()
+        for c in held:
+            higher = [Card.of(r, c.suit) for r in _TOP_DOWN if r > c.rank]
+            if all(h in held or h in gone for h in higher):
+                out.add(c)
+        return out
+
+    def ruff_risk(self, view: PlayerView, suit: Suit, seats: Iterable[int]) -> bool:
+        """Whether one of ``seats`` may trump a trick led in ``suit``. Unknown here: no."""
+        return False
+
+    def trumps_out(self, view: PlayerView) -> int:
+        """How many trumps the other seats may still hold."""
+        if view.trump is None:
+            return 0
+        return 6 - sum(1 for c in view.hand if c.suit == view.trump)
+
+    def bid_estimate(self, view: PlayerView) -> float:
+        """Expected take of the 7-card hand once the talon is taken and two cards given."""
+        hand = view.hand
+        est = estimate_take(hand, view.ruleset)
+        held = set(hand)
+        for s in Suit:
+            k, q = Card.of(Rank.KING, s), Card.of(Rank.QUEEN, s)
+            if (k in held) != (q in held):
+                est += 0.8 * s.marriage_value * 3 / 17
+        return est + self.talon_bonus
+
+    # ------------------------------------------------------------------ auction
+    def bid(self, view: PlayerView) -> Action:
+        bids = [a for a in view.legal_actions if isinstance(a, Bid)]
+        passes = [a for a in view.legal_actions if isinstance(a, Pass)]
+        if not bids:
+            return passes[0] if passes else view.legal_actions[0]
+        lowest = min(b.amount for b in bids)
+        limit = self.bid_limit(view)
+        if lowest <= limit or not passes:
+            return min(bids, key=lambda b: b.amount)
+        return passes[0]
+
+    def p_make(self, predicted: float, amount: float, sigma: float | None = None) -> float:
+        """The chance that a take predicted at ``predicted`` reaches ``amount``."""
+        z = (predicted - amount) / (sigma or self.take_sigma)
+        return 0.5 * (1.0 + math.erf(z / math.sqrt(2.0)))
+
+    def bid_limit(self, view: PlayerView) -> float:
+        """The highest bid this bot would make with this hand."""
+        pred = self.bid_estimate(view) + self.take_offset
+        if self._on_barrel(view):
+            # Only a contract of 120 wins from the barrel; anything less is no gain.
+            return 120.0 if self.p_make(pred, 120) >= 0.5 else 0.0
+        return self._max_amount(pred, self.bid_confidence)
+
+    def _max_amount(self, pred: float, confidence: float) -> float:
+        # p_make(pred, a) >= confidence  <=>  a <= pred - z * sigma
+        z = statistics.NormalDist().inv_cdf(confidence)
+        return pred - z * self.take_sigma
+
+    def _on_barrel(self, view: PlayerView) -> bool:
+        return bool(view.barrel and view.barrel[view.seat] > 0)
+
+    # ------------------------------------------------------------------ passing
+    def give(self, view: PlayerView) -> Action:
+        gives = [a for a in view.legal_actions if isinstance(a, Give)]
+        if self._plan is None or self._plan[0] != view.deal_number:
+            self._plan = (view.deal_number, self.choose_gives(view))
+        todo = [c for c in self._plan[1] if c in view.hand]
+        targets = sorted({g.to for g in gives})
+        if todo and targets:
+            card = todo[0]
+            self._plan[1].remove(card)
+            return Give(card, targets[0])
+        return gives[0]
+
+    def give_risk(self, view: PlayerView, card: Card, keep: Collection[Card]) -> float:
+        """The cost of handing ``card`` to an opponent, beyond losing it from the hand."""
+        risk = 0.3 * card.points
+        if card.rank in (Rank.KING, Rank.QUEEN):
+            partner = Card.of(Rank.QUEEN if card.rank == Rank.KING else Rank.KING, card.suit)
+            if partner not in keep and partner not in view.hand:
+                # An opponent may hold the partner: this gift could complete his marriage.
+                risk += 0.5 * card.suit.marriage_value + 20
+        return risk
+
+    def choose_gives(self, view: PlayerView) -> list[Card]:
+        """The two (one per opponent) cards to give: the cheapest to lose."""
+        hand = list(view.hand)
+        n_give = len(hand) - 8
+        if n_give <= 0:
+            return []
+        base = set(hand)
+        cost = {}
+        for c in hand:
+            keep = base - {c}
+            cost[c] = -estimate_take(keep, view.ruleset) + self.give_risk(view, c, keep)
+        return sorted(hand, key=lambda c: (cost[c], c))[:n_give]
+
+    # ------------------------------------------------------------------ contract
+    def contract(self, view: PlayerView) -> Action:
+        legal = view.legal_actions
+        contracts = sorted((a for a in legal if isinstance(a, Contract)), key=lambda a: a.amount)
+        concede = next((a for a in legal if isinstance(a, Concede)), None)
+        throw_in = next((a for a in legal if isinstance(a, ThrowIn)), None)
+        bid = view.bid or (contracts[0].amount if contracts else 0)
+        pred = self.contract_estimate(view) + self.take_offset
+        p_bid = self.p_make(pred, bid)
+        if throw_in is not None and p_bid < 0.3:
+            return throw_in
+        if concede is not None:
+            if (
+                self._on_barrel(view)
+                and view.ruleset.concede == "free"
+                and (self.p_make(pred, 120) < 0.5 or not any(c.amount >= 120 for c in contracts))
+            ):
+                return concede
+            free = view.ruleset.concede == "free"
+            if p_bid < (self.concede_free_below if free else self.concede_penalty_below):
+                return concede
+        if not contracts:
+            return legal[0]
+        if self._on_barrel(view):
+            at_120 = [c for c in contracts if c.amount >= 120]
+            if at_120 and self.p_make(pred, 120) >= 0.45:
+                return at_120[0]
+        target = self._max_amount(pred, self.contract_confidence)
+        best = contracts[0]
+        for c in contracts:
+            if c.amount <= target:
+                best = c
+        return best
+
+    def contract_estimate(self, view: PlayerView) -> float:
+        return estimate_take(view.hand, view.ruleset)
+
+    # ------------------------------------------------------------------ play
+    def play(self, view: PlayerView) -> Action:
+        plays = [a for a in view.legal_actions if isinstance(a, Play)]
+        if not plays:
+            return view.legal_actions[0]
+        if len(plays) == 1:
+            return plays[0]
+        if not view.trick:
+            return self.lead(view, plays)
+        return self.follow(view, plays)
+
+    def lead(self, view: PlayerView, plays: Sequence[Play]) -> Play:
+        declares = [p for p in plays if p.declare]
+        if declares:
+            # The ace marriage first; then the most valuable marriage, led with the queen.
+            return max(
+                declares,
+                key=lambda p: (
+                    p.card.rank == Rank.ACE,
+                    p.card.suit.marriage_value,
+                    p.card.rank == Rank.QUEEN,
+                ),
+            )
+        hand = list(view.hand)
+        trump = view.trump
+        masters = self.masters(view)
+        keep = _marriage_cards(hand)
+        others = [s for s in view.active_seats if s != view.seat]
+        declarer = view.declarer == view.seat
+        if trump is not None and declarer and self.trumps_out(view) > 0:
+            tm = [c for c in masters if c.suit == trump and c not in keep]
+            if tm:
+                return Play(max(tm))
+        cash = [
+            c
+            for c in masters
+            if c.suit != trump and c not in keep and not self.ruff_risk(view, c.suit, others)
+        ]
+        if cash:
+            return Play(max(cash, key=lambda c: (c.points, c)))
+        if trump is not None and not declarer:
+            tm = [c for c in masters if c.suit == trump and c not in keep]
+            if tm and tm[0].points >= 10:
+                return Play(max(tm))
+        return Play(self._cheapest_lead(view, hand, keep, masters))
+
+    def _cheapest_lead(
+        self, view: PlayerView, hand: Sequence[Card], keep: Collection[Card], masters: set[Card]
+    ) -> Card:
+        suits = by_suit(hand)
+        trump = view.trump
+
+        def key(c: Card) -> tuple[float, ...]:
+            unguarded_ten = c.rank == Rank.TEN and c not in masters
+            guards_ten = (
+                Card.of(Rank.TEN, c.suit) in hand
+                and Card.of(Rank.TEN, c.suit) not in masters
+                and len(suits[c.suit]) <= 2
+            )
+            return (
+                c in keep,
+                c.suit == trump,
+                unguarded_ten,
+                guards_ten,
+                c.points,
+                len(suits[c.suit]),
+                c,
+            )
+
+        return min(hand, key=key)
+
+    def follow(self, view: PlayerView, plays: Sequence[Play]) -> Play:
+        trump = view.trump
+        trick = view.trick
+        win_seat, win_card = trick_winner(trick, trump)
+        points = sum(c.points for _, c in trick)
+        active = view.active_seats
+        played = {s for s, _ in trick}
+        after = [s for s in active if s not in played and s != view.seat]
+        cards = [p.card for p in plays]
+        winning = sorted((c for c in cards if beats(c, win_card, trump)), key=lambda c: c.rank)
+        winning.sort(key=lambda c: (trump is not None and c.suit == trump, c.rank))
+        declarer = view.declarer
+        me_declarer = declarer == view.seat
+        friend_winning = not me_declarer and win_seat != declarer
+        keep = _marriage_cards(view.hand)
+        if not after:
+            if winning:
+                c = winning[0]
+                if friend_winning:
+                    if points >= 10 and c.points < 10 and c not in keep:
+                        return Play(c)
+                elif points + c.points >= 2 or not (c.suit == trump or c.rank >= Rank.TEN):
+                    return Play(c)
+            return Play(self._cheapest_follow(view, cards, keep))
+        safe = [c for c in winning if self.safe_winner(view, c, after)]
+        if safe and not (friend_winning and self.safe_winner(view, win_card, after)):
+            # The cheapest sure winner, unless only a trump wins a pointless trick.
+            c = safe[0]
+            if points + c.points >= 3 or c.suit != trump or c.suit == trick[0][1].suit:
+                return Play(c)
+        return Play(self._cheapest_follow(view, cards, keep))
+
+    def safe_winner(self, view: PlayerView, card: Card, after: Sequence[int]) -> bool:
+        """Whether ``card`` wins the trick whatever the seats in ``after`` play."""
+        trump = view.trump
+        if card not in self.masters(view):
+            return False
+        led = view.trick[0][1].suit
+        if card.suit == trump:
+            return True
+        if card.suit != led:
+            return False
+        return not self.ruff_risk(view, led, after)
+
+    def _cheapest_follow(
+        self, view: PlayerView, cards: Sequence[Card], keep: Collection[Card]
+    ) -> Card:
+        suits = by_suit(view.hand)
+        trump = view.trump
+        masters = self.masters(view)
+
+        def key(c: Card) -> tuple[float, ...]:
+            return (
+                c in keep,
+                c in masters and c.points >= 10,
+                c.suit == trump,
+                c.points,
+                len(suits[c.suit]),
+                c,
+            )
+
+        return min(cards, key=key)
+
+
+def _marriage_cards(hand: Iterable[Card]) -> set[Card]:
+    held = list(hand)
+    return {Card.of(r, s) for s in marriages(held) for r in (Rank.KING, Rank.QUEEN)}

@@ -1,0 +1,87 @@
+"""The Thousand Arena bot SDK: subclass :class:`Bot`, try it locally, run it in an arena.
+
+>>> from sdk import Bot, Play, play_local
+>>> class Lowest(Bot):
+...     name = "lowest"
+...     def play(self, view):
+...         return min(view.legal_actions, key=lambda a: a.card.points)
+>>> play_local([Lowest, Lowest, Lowest], seed=3, max_deals=1).result.deals
+1
+
+gRPC never shows through: :func:`run` connects to an arena and plays every match the bot
+is seated in (``arena-bot run`` on the command line).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from engine import (
+    DECK,
+    Action,
+    Bid,
+    Card,
+    Concede,
+    Contract,
+    DealResult,
+    GameResult,
+    Give,
+    Pass,
+    Phase,
+    Play,
+    PlayerView,
+    Rank,
+    Ruleset,
+    Suit,
+    ThrowIn,
+    Trick,
+    parse_action,
+    parse_card,
+    parse_cards,
+)
+from sdk import hand
+from sdk.bot import Bot
+from sdk.local import LocalMatch, play_local
+
+if TYPE_CHECKING:
+    from sdk.client import run
+
+__all__ = [
+    "DECK",
+    "Action",
+    "Bid",
+    "Bot",
+    "Card",
+    "Concede",
+    "Contract",
+    "DealResult",
+    "GameResult",
+    "Give",
+    "LocalMatch",
+    "Pass",
+    "Phase",
+    "Play",
+    "PlayerView",
+    "Rank",
+    "Ruleset",
+    "Suit",
+    "ThrowIn",
+    "Trick",
+    "hand",
+    "parse_action",
+    "parse_card",
+    "parse_cards",
+    "play_local",
+    "run",
+]
+
+__version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    # The remote runner pulls in gRPC: import it only when asked for.
+    if name == "run":
+        from sdk.client import run
+
+        return run
+    raise AttributeError(f"module 'sdk' has no attribute {name!r}")

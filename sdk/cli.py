@@ -1,0 +1,268 @@
+"""``arena-bot``: run a bot in an arena, try it locally, or play against it.
+
+    arena-bot run mybot.py:MyBot --arena localhost:50051 --token SECRET
+    arena-bot try mybot.py:MyBot --vs random,heuristic -n 50
+    arena-bot human
+
+BOT is a bundled bot (random, heuristic, counting, pimc), ``module:Class`` or
+``path/to/file.py[:Class]``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import sys
+from typing import Any
+
+import click
+
+from sdk.loader import BotLoadError, load_bot
+
+__all__ = ["main"]
+
+_LEVELS = ("debug", "info", "warning", "error")
+
+
+def _setup_logging(level: str) -> None:
+    logging.basicConfig(
+        level=getattr(logging, level.upper()),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+
+
+def _load(spec: str) -> Any:
+    try:
+        return load_bot(spec)
+    except BotLoadError as e:
+        raise click.BadParameter(str(e), param_hint="BOT") from None
+
+
+class _Group(click.Group):
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name == "human":
+            return _human_command()
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), "human"})
+
+
+@click.group(cls=_Group)
+@click.version_option("0.1.0", prog_name="arena-bot")
+def main() -> None:
+    """Run, try and play Thousand Arena bots."""
+
+
+@main.command()
+@click.argument("bot")
+@click.option(
+    "--arena",
+    default="localhost:50051",
+    show_default=True,
+    envvar="ARENA_ADDRESS",
+    help="The referee's HOST:PORT (env ARENA_ADDRESS).",
+)
+@click.option(
+    "--token", envvar="ARENA_TOKEN", required=True, help="The bot's token (env ARENA_TOKEN)."
+)
+@click.option("--tls", is_flag=True, help="Connect with TLS (system root certificates).")
+@click.option(
+    "--ca",
+    type=click.Path(exists=True, dir_okay=False),
+    help="TLS with this CA certificate (PEM); implies --tls.",
+)
+@click.option("--name", help="The name sent in Hello (informative; the token decides).")
+@click.option("--once", is_flag=True, help="Exit after one match.")
+@click.option("--matches", type=click.IntRange(min=1), help="Exit after N matches.")
+@click.option(
+    "--retry-for",
+    type=float,
+    default=600.0,
+    show_default=True,
+    help="Give up after the arena has been unreachable this many seconds.",
+)
+@click.option("--log-level", type=click.Choice(_LEVELS), default="info", show_default=True)
+def run(
+    bot: str,
+    arena: str,
+    token: str,
+    tls: bool,
+    ca: str | None,
+    name: str | None,
+    once: bool,
+    matches: int | None,
+    retry_for: float,
+    log_level: str,
+) -> None:
+    """Connect BOT to an arena and play every match it is seated in.
+
+    Reconnects with back-off when the connection drops; stops cleanly on Ctrl-C/SIGTERM,
+    when the arena closes the stream, or after --once / --matches N.
+    """
+    _setup_logging(log_level)
+    cls = _load(bot)
+    from sdk.client import ArenaAuthError, ArenaError
+    from sdk.client import run as run_bot
+
+    try:
+        summary = run_bot(
+            cls,
+            arena=arena,
+            token=token,
+            tls=tls,
+            ca=ca,
+            matches=1 if once else matches,
+            name=name,
+            retry_for=retry_for,
+        )
+    except ArenaAuthError as e:
+        click.echo(f"arena-bot: {e}", err=True)
+        sys.exit(2)
+    except ArenaError as e:
+        click.echo(f"arena-bot: {e}", err=True)
+        sys.exit(1)
+    logging.getLogger("sdk.client").info(
+        "done (%s): %d match(es), %d decision(s), %d rejected, %d bot error(s)",
+        summary.reason or "finished",
+        summary.matches,
+        summary.decisions,
+        summary.rejected,
+        summary.errors,
+    )
+
+
+@main.command("try")
+@click.argument("bot")
+@click.option(
+    "--vs",
+    "vs",
+    default="random,heuristic",
+    show_default=True,
+    help="Comma-separated opponents (bundled names or BOT specs) for the other seats.",
+)
+@click.option(
+    "-n",
+    "--matches",
+    "n",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Matches to play [default: 20; 1 for human].",
+)
+@click.option(
+    "--ruleset",
+    default="classic",
+    show_default=True,
+    help="A preset (classic, 1001, 1001-4p) or a ruleset TOML file.",
+)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--max-deals", type=click.IntRange(min=1), help="Cap each match at N deals.")
+@click.option("--log-level", type=click.Choice(_LEVELS), default="warning", show_default=True)
+def try_(
+    bot: str, vs: str, n: int | None, ruleset: str, seed: int, max_deals: int | None, log_level: str
+) -> None:
+    """Play BOT in-process against built-in bots (no server) and print the results.
+
+    Seats rotate: match i puts BOT in seat i mod players and replays each seed from
+    every seat, so luck of the deal evens out.
+    """
+    from rich.console import Console
+    from rich.progress import Progress
+    from rich.table import Table
+
+    from engine import RulesetError
+    from sdk.local import play_series
+
+    _setup_logging(log_level)
+    cls = _load(bot)
+    names = [v.strip() for v in vs.split(",") if v.strip()]
+    if not names:
+        raise click.BadParameter("name at least one opponent", param_hint="--vs")
+    opponents = []
+    for v in names:
+        try:
+            opponents.append((v, load_bot(v)))
+        except BotLoadError as e:
+            raise click.BadParameter(str(e), param_hint="--vs") from None
+    interactive = bot == "human" or bool(getattr(cls, "interactive", False))
+    if n is None:
+        n = 1 if interactive else 20
+    console = Console()
+    try:
+        if interactive:  # a person reads the terminal: no progress bar over the table
+            result = play_series(cls, opponents, n, ruleset, seed, max_deals)
+        else:
+            with Progress(console=console, transient=True) as progress:
+                task = progress.add_task("playing", total=n)
+                result = play_series(
+                    cls, opponents, n, ruleset, seed, max_deals,
+                    progress=lambda done: progress.update(task, completed=done),
+                )  # fmt: skip
+    except RulesetError as e:
+        raise click.BadParameter(str(e), param_hint="--ruleset") from None
+    table = Table(title=f"{n} matches, ruleset {result.ruleset}, seed {seed}")
+    table.add_column("bot", no_wrap=True)
+    for col in ("matches", "wins", "win %", "place", "score", "pts/deal", "incidents"):
+        table.add_column(col, justify="right")
+    for i, entry in enumerate(result.entries):
+        table.add_row(
+            f"[bold]{entry.name}[/bold]" if i == 0 else entry.name,
+            str(entry.matches),
+            str(entry.wins),
+            f"{100 * entry.win_rate:.0f}",
+            f"{entry.mean_place:.2f}",
+            f"{entry.mean_score:.0f}",
+            f"{entry.points_per_deal:.1f}",
+            str(entry.incidents),
+        )
+    console.print(table)
+
+
+def _human_command() -> click.Command:
+    """``arena-bot human``: sdk.human's own command if it has one, else ``try human``."""
+    try:
+        human = importlib.import_module("sdk.human")
+    except ModuleNotFoundError as e:
+        if e.name != "sdk.human":
+            raise
+        return _human_missing
+    for attr in ("human", "cli"):
+        cmd = getattr(human, attr, None)
+        if isinstance(cmd, click.Command):
+            cmd.name = "human"
+            return cmd
+    return _human_play
+
+
+@click.command("human")
+@click.option("--vs", default="heuristic,heuristic", show_default=True,
+              help="Comma-separated opponents.")  # fmt: skip
+@click.option("-n", "--matches", "n", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--ruleset", default="classic", show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--max-deals", type=click.IntRange(min=1), help="Cap each match at N deals.")
+@click.pass_context
+def _human_play(
+    ctx: click.Context, vs: str, n: int, ruleset: str, seed: int, max_deals: int | None
+) -> None:
+    """Play against bots yourself in the terminal (same as `arena-bot try human`)."""
+    ctx.invoke(
+        try_, bot="human", vs=vs, n=n, ruleset=ruleset, seed=seed, max_deals=max_deals,
+        log_level="warning",
+    )  # fmt: skip
+
+
+@click.command("human", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+def _human_missing() -> None:
+    """Play against bots yourself in the terminal (needs sdk.human)."""
+    click.echo(
+        "arena-bot human: this installation has no human player (module sdk.human is "
+        "missing). Try `arena-bot try BOT` to watch bots play instead.",
+        err=True,
+    )
+    sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,430 @@
+"""The remote runner: connect a bot to an arena and play every match it is seated in.
+
+>>> import sdk, bots                                     # doctest: +SKIP
+>>> sdk.run(bots.load("heuristic"), arena="localhost:50051", token="secret")  # doctest: +SKIP
+
+One gRPC stream carries all of the bot's matches; a fresh bot instance is made per match
+(from the class or factory given) and its calls are serialized per match, each ``act``
+running in a worker thread (``asyncio.to_thread``) so a slow bot never stalls the stream
+or the other matches.
+
+Connection handling: the first message is ``Hello``; the token travels in the call
+metadata (``authorization: Bearer <token>``). A lost connection (``UNAVAILABLE``), or a
+previous stream of this token still open (``ALREADY_EXISTS``), is retried with
+exponential back-off and jitter; the referee resumes the bot's seats and asks again for a
+pending decision. ``UNAUTHENTICATED`` is final (:class:`ArenaAuthError`). The runner
+stops cleanly when asked (SIGINT/SIGTERM under :func:`run`, or :meth:`BotRunner.stop`),
+after ``matches`` matches, or when the referee ends the stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import signal
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+
+from arena.protocol import (
+    PROTOCOL_VERSION,
+    MalformedMessageError,
+    action_to_pb,
+    ruleset_from_pb,
+    view_from_pb,
+)
+from arena.protocol import deal_result_from_pb as _deal_result_from_pb
+from arena.v1 import arena_pb2 as pb
+from arena.v1 import arena_pb2_grpc as pb_grpc
+from engine import Action, GameResult, PlayerView, Ruleset
+from sdk.bot import Bot
+from sdk.local import BotFactory, decide, make_bot
+
+__all__ = ["ArenaAuthError", "ArenaError", "BotRunner", "RunSummary", "run", "run_async"]
+
+log = logging.getLogger("sdk.client")
+
+CLIENT = "thousand-arena-sdk/0.1.0"
+_RETRY_CODES = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.ALREADY_EXISTS)
+
+
+class ArenaError(RuntimeError):
+    """The arena refused the bot for good, or could not be reached in time."""
+
+
+class ArenaAuthError(ArenaError):
+    """The arena does not know the token (``UNAUTHENTICATED``): retrying will not help."""
+
+
+@dataclass
+class RunSummary:
+    """What a run did: matches finished, decisions sent, reconnections, why it stopped."""
+
+    matches: int = 0
+    decisions: int = 0
+    errors: int = 0
+    rejected: int = 0
+    connections: int = 0
+    reason: str = ""
+
+
+@dataclass
+class _Match:
+    match_id: str
+    seat: int
+    ruleset: Ruleset
+    bot: Bot
+    view: PlayerView
+    tail: asyncio.Task[None] | None = None
+    answers: dict[str, Action] = field(default_factory=dict)
+
+
+class BotRunner:
+    """Plays a bot in an arena: see the module docs. :meth:`run` until the end."""
+
+    def __init__(
+        self,
+        bot: BotFactory,
+        arena: str,
+        token: str,
+        *,
+        tls: bool = False,
+        ca: str | Path | None = None,
+        matches: int | None = None,
+        name: str | None = None,
+        initial_backoff: float = 0.5,
+        max_backoff: float = 30.0,
+        retry_for: float | None = 600.0,
+    ) -> None:
+        self.factory = bot
+        self.arena = arena
+        self.token = token
+        self.tls = tls or ca is not None
+        self.ca = Path(ca) if ca is not None else None
+        self.max_matches = matches
+        self.name = name or _factory_name(bot)
+        self.initial_backoff = initial_backoff
+        self.max_backoff = max_backoff
+        self.retry_for = retry_for
+        self.summary = RunSummary()
+        self._matches: dict[str, _Match] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._stopping = asyncio.Event()
+        self._out: asyncio.Queue[pb.BotMessage | None] | None = None
+        self._rng = random.Random()  # jitter only; never the global generator
+
+    # ------------------------------------------------------------------ control
+    def stop(self, reason: str = "stopped") -> None:
+        """Finish cleanly: close the stream (the referee sees the bot leave) and return."""
+        if not self._stopping.is_set():
+            log.info("stopping: %s", reason)
+            self.summary.reason = reason
+            self._stopping.set()
+            if self._out is not None:
+                self._out.put_nowait(None)
+            call = self._call
+            if call is not None:
+                # The referee closes its side once it sees ours close; if it does not, cut.
+                asyncio.get_running_loop().call_later(3.0, call.cancel)
+
+    async def run(self) -> RunSummary:
+        """Connect, play, reconnect as needed; return when stopped or done.
+
+        Raises :class:`ArenaAuthError` on a refused token and :class:`ArenaError` when the
+        arena refuses the stream otherwise, or stays unreachable for ``retry_for`` seconds.
+        """
+        attempt = 0
+        failing_since: float | None = None
+        while not self._stopping.is_set():
+            welcomed = False
+            try:
+                welcomed = await self._session()
+                if not self._stopping.is_set():
+                    self.summary.reason = "the arena closed the stream"
+                    log.info("the arena closed the stream")
+                break
+            except grpc.aio.AioRpcError as e:
+                code, details = e.code(), e.details() or ""
+                if self._stopping.is_set():
+                    break
+                if code == grpc.StatusCode.UNAUTHENTICATED:
+                    raise ArenaAuthError(
+                        f"the arena at {self.arena} refused the token: {details or code.name} "
+                        "(check --token / ARENA_TOKEN)"
+                    ) from None
+                if code not in _RETRY_CODES:
+                    raise ArenaError(
+                        f"the arena at {self.arena} ended the stream: {code.name}: {details}"
+                    ) from None
+                welcomed = welcomed or self._welcomed
+                if welcomed:
+                    attempt, failing_since = 0, None
+                now = time.monotonic()
+                failing_since = failing_since or now
+                if self.retry_for is not None and now - failing_since > self.retry_for:
+                    raise ArenaError(
+                        f"the arena at {self.arena} has been unreachable for "
+                        f"{self.retry_for:.0f}s: {code.name}: {details}"
+                    ) from None
+                delay = min(self.max_backoff, self.initial_backoff * 2**attempt)
+                delay *= self._rng.uniform(0.5, 1.0)
+                attempt += 1
+                log.warning("%s (%s); reconnecting in %.1fs", code.name, details, delay)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stopping.wait(), delay)
+        await self._drain()
+        return self.summary
+
+    # ------------------------------------------------------------------ one stream
+    _welcomed = False
+    _call: grpc.aio.StreamStreamCall | None = None
+
+    def _channel(self) -> grpc.aio.Channel:
+        options = [("grpc.keepalive_time_ms", 30_000), ("grpc.enable_retries", 0)]
+        if self.tls:
+            root = self.ca.read_bytes() if self.ca is not None else None
+            creds = grpc.ssl_channel_credentials(root_certificates=root)
+            return grpc.aio.secure_channel(self.arena, creds, options=options)
+        return grpc.aio.insecure_channel(self.arena, options=options)
+
+    async def _session(self) -> bool:
+        """One stream, until it ends normally (returns) or fails (raises AioRpcError)."""
+        self._welcomed = False
+        out: asyncio.Queue[pb.BotMessage | None] = asyncio.Queue()
+        out.put_nowait(
+            pb.BotMessage(
+                hello=pb.Hello(bot_name=self.name, protocol_version=PROTOCOL_VERSION, client=CLIENT)
+            )
+        )
+        if self._stopping.is_set():
+            return False
+
+        async def requests() -> AsyncIterator[pb.BotMessage]:
+            while True:
+                msg = await out.get()
+                if msg is None:
+                    return
+                yield msg
+
+        self._out = out
+        try:
+            async with self._channel() as channel:
+                stub = pb_grpc.ArenaStub(channel)
+                call = stub.Play(requests(), metadata=(("authorization", f"Bearer {self.token}"),))
+                self._call = call
+                self.summary.connections += 1
+                try:
+                    async for msg in call:
+                        try:
+                            self._on_message(msg, out)
+                        except MalformedMessageError as e:
+                            log.error("malformed message from the arena, ignored: %s", e)
+                except asyncio.CancelledError:
+                    if not self._stopping.is_set():
+                        raise
+                return self._welcomed
+        finally:
+            self._call = None
+            self._out = None
+            out.put_nowait(None)
+
+    # ------------------------------------------------------------------ messages
+    def _on_message(self, msg: pb.ServerMessage, out: asyncio.Queue[pb.BotMessage | None]) -> None:
+        for ev in msg.events:
+            self._on_event(ev)
+        kind = msg.WhichOneof("kind")
+        if kind == "welcome":
+            self._welcomed = True
+            w = msg.welcome
+            log.info("connected to %s as %r (server %s)", self.arena, w.bot_name,
+                     w.server_version)  # fmt: skip
+        elif kind == "match_started":
+            self._on_match_started(msg.match_started)
+        elif kind == "decision_request":
+            self._on_request(msg.decision_request, out)
+        elif kind == "decision_rejected":
+            r = msg.decision_rejected
+            self.summary.rejected += 1
+            log.warning(
+                "match %s: decision rejected (%s, strike %d of %d): %s",
+                r.match_id, pb.Incident.Name(r.incident), r.strikes, r.strikes_allowed,
+                r.message,
+            )  # fmt: skip
+        elif kind == "match_ended":
+            self._on_match_ended(msg.match_ended)
+
+    def _on_event(self, ev: pb.Event) -> None:
+        m = self._matches.get(ev.match_id)
+        if m is None or ev.WhichOneof("kind") != "deal_ended":
+            return
+        result = _deal_result_from_pb(ev.deal_ended)
+        self._schedule(m, "on_deal_end", lambda: m.bot.on_deal_end(m.view, result))
+
+    def _on_match_started(self, ms: pb.MatchStarted) -> None:
+        ruleset = ruleset_from_pb(ms.ruleset)
+        view = view_from_pb(ms.view, ruleset)
+        m = self._matches.get(ms.match_id)
+        if m is not None:  # a resumed match after a reconnection: same bot
+            m.view = view
+            log.info("match %s resumed (seat %d)", ms.match_id, ms.seat)
+            return
+        bot = make_bot(self.factory)
+        m = _Match(ms.match_id, ms.seat, ruleset, bot, view)
+        self._matches[ms.match_id] = m
+        log.info("match %s started: seat %d, %s, players %s", ms.match_id, ms.seat,
+                 ruleset.name, ", ".join(ms.players))  # fmt: skip
+        self._schedule(m, "on_match_start", lambda: bot.on_match_start(view))
+
+    def _on_request(
+        self, req: pb.DecisionRequest, out: asyncio.Queue[pb.BotMessage | None]
+    ) -> None:
+        m = self._matches.get(req.match_id)
+        if m is None:
+            log.error("decision request for unknown match %s: ignored", req.match_id)
+            return
+        view = view_from_pb(req.view, m.ruleset)
+        m.view = view
+        rid = req.request_id
+
+        async def answer() -> None:
+            cached = m.answers.get(rid)
+            if cached is None:
+                action, kind = await asyncio.to_thread(decide, m.bot, view, log)
+                if kind != "bot":
+                    self.summary.errors += 1
+                m.answers = {rid: action}
+            else:
+                action = cached
+            if self._out is not out:
+                return  # that stream is gone; the referee asks again on the new one
+            self.summary.decisions += 1
+            out.put_nowait(
+                pb.BotMessage(
+                    decision=pb.Decision(
+                        request_id=rid, match_id=m.match_id, action=action_to_pb(action)
+                    )
+                )
+            )
+
+        self._chain(m, answer())
+
+    def _on_match_ended(self, me: pb.MatchEnded) -> None:
+        m = self._matches.pop(me.match_id, None)
+        if m is None:
+            return
+        result = _game_result(me.result)
+        view = view_from_pb(me.view, m.ruleset) if me.HasField("view") else m.view
+        log.info("match %s ended: scores %s, places %s", me.match_id, list(result.scores),
+                 list(result.places))  # fmt: skip
+        self._schedule(m, "on_match_end", lambda: m.bot.on_match_end(view, result))
+
+        async def count() -> None:
+            self.summary.matches += 1
+            if self.max_matches is not None and self.summary.matches >= self.max_matches:
+                self.stop(f"played {self.summary.matches} match(es)")
+
+        self._chain(m, count())
+
+    # ------------------------------------------------------------------ per-match order
+    def _schedule(self, m: _Match, what: str, fn: Callable[[], None]) -> None:
+        async def hook() -> None:
+            try:
+                await asyncio.to_thread(fn)
+            except Exception:
+                log.exception("%s raised in %s (match %s)", m.bot.name, what, m.match_id)
+
+        self._chain(m, hook())
+
+    def _chain(self, m: _Match, job: Awaitable[None]) -> None:
+        prev = m.tail
+
+        async def step() -> None:
+            if prev is not None:
+                with contextlib.suppress(Exception, asyncio.CancelledError):
+                    await prev
+            await job
+
+        task = asyncio.get_running_loop().create_task(step())
+        m.tail = task
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _drain(self, timeout: float = 5.0) -> None:
+        if self._tasks:
+            _done, pending = await asyncio.wait(set(self._tasks), timeout=timeout)
+            for t in pending:
+                t.cancel()
+
+
+def _game_result(msg: pb.MatchResult) -> GameResult:
+    # arena.protocol has no match_result_from_pb yet: the fields map one to one.
+    places = tuple(msg.places)
+    firsts = [s for s, p in enumerate(places) if p == 1]
+    return GameResult(
+        scores=tuple(msg.scores),
+        places=places,
+        shortfalls=tuple(msg.shortfalls),
+        winner=firsts[0] if len(firsts) == 1 else None,
+        deals=msg.deals,
+        reason="forfeit" if msg.forfeits else "",
+    )
+
+
+def _factory_name(bot: BotFactory) -> str:
+    name = getattr(bot, "name", "")
+    if isinstance(name, str) and name:
+        return name
+    return getattr(bot, "__name__", type(bot).__name__)
+
+
+async def run_async(
+    bot: BotFactory,
+    arena: str,
+    token: str,
+    **options: object,
+) -> RunSummary:
+    """:func:`run` inside a running event loop (no signal handlers installed)."""
+    runner = BotRunner(bot, arena, token, **options)  # type: ignore[arg-type]
+    return await runner.run()
+
+
+def run(
+    bot: BotFactory,
+    arena: str = "localhost:50051",
+    token: str = "",
+    *,
+    tls: bool = False,
+    ca: str | Path | None = None,
+    matches: int | None = None,
+    name: str | None = None,
+    retry_for: float | None = 600.0,
+) -> RunSummary:
+    """Play ``bot`` (a class or factory) in the arena at ``arena`` until stopped.
+
+    Blocks; SIGINT/SIGTERM stop it cleanly. ``matches``: return after that many matches.
+    Raises :class:`ArenaAuthError` / :class:`ArenaError` (see :meth:`BotRunner.run`).
+    """
+    if not token:
+        raise ArenaAuthError("no token: pass token=... (arena-bot: --token or ARENA_TOKEN)")
+
+    async def main() -> RunSummary:
+        runner = BotRunner(
+            bot, arena, token, tls=tls, ca=ca, matches=matches, name=name, retry_for=retry_for
+        )
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, runner.stop, f"signal {sig.name}")
+        try:
+            return await runner.run()
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                with contextlib.suppress(NotImplementedError, RuntimeError):
+                    loop.remove_signal_handler(sig)
+
+    return asyncio.run(main())

@@ -1,0 +1,103 @@
+"""Find a bot class from a name: a bundled bot, ``human`` (a person at the terminal, when
+:mod:`sdk.human` is installed), ``module:Class`` or ``path/file.py:Class``.
+
+>>> load_bot("heuristic").name
+'heuristic'
+>>> load_bot("bots.random_bot:RandomBot").__name__
+'RandomBot'
+
+Without ``:Class`` a module or file must define exactly one :class:`~sdk.Bot` subclass of
+its own (imported ones do not count).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from sdk.bot import Bot
+
+__all__ = ["BotLoadError", "load_bot"]
+
+
+class BotLoadError(ValueError):
+    """The name does not lead to a Bot subclass; the message says why and what to write."""
+
+
+_HELP = (
+    "name a bundled bot (random, heuristic, counting, pimc), 'human', 'module:Class' "
+    "or 'file.py:Class'"
+)
+
+
+def load_bot(spec: str) -> type[Bot]:
+    """The bot class named by ``spec`` (see the module docs); :class:`BotLoadError` if none."""
+    spec = spec.strip()
+    if not spec:
+        raise BotLoadError(f"empty bot name: {_HELP}")
+    import bots
+
+    if spec == "human" and importlib.util.find_spec("sdk.human") is not None:
+        return _pick(importlib.import_module("sdk.human"), "HumanBot", spec)
+    if spec in bots.BUNDLED:
+        try:
+            return bots.load(spec)
+        except ImportError as e:
+            raise BotLoadError(f"bundled bot {spec!r} cannot be imported: {e}") from e
+    target, _, cls_name = spec.partition(":")
+    if target.endswith(".py") or "/" in target or "\\" in target:
+        module = _import_file(Path(target))
+    else:
+        try:
+            module = importlib.import_module(target)
+        except ModuleNotFoundError as e:
+            if e.name and target.startswith(e.name):
+                raise BotLoadError(
+                    f"no module {target!r} and no bundled bot of that name: {_HELP}"
+                ) from e
+            raise BotLoadError(f"importing {target!r} failed: {e}") from e
+    return _pick(module, cls_name, spec)
+
+
+def _import_file(path: Path) -> ModuleType:
+    if not path.is_file():
+        raise BotLoadError(f"no file {str(path)!r}: {_HELP}")
+    name = f"_arena_bot_{path.stem}_{abs(hash(str(path.resolve()))):x}"
+    loc = importlib.util.spec_from_file_location(name, path)
+    if loc is None or loc.loader is None:
+        raise BotLoadError(f"cannot import {str(path)!r} as Python")
+    module = importlib.util.module_from_spec(loc)
+    sys.modules[name] = module
+    # Let the bot import its sibling modules.
+    sys.path.insert(0, str(path.resolve().parent))
+    try:
+        loc.loader.exec_module(module)
+    except Exception as e:
+        del sys.modules[name]
+        raise BotLoadError(f"importing {str(path)!r} failed: {type(e).__name__}: {e}") from e
+    return module
+
+
+def _pick(module: ModuleType, cls_name: str, spec: str) -> type[Bot]:
+    if cls_name:
+        found = getattr(module, cls_name, None)
+        if found is None:
+            raise BotLoadError(f"{spec!r}: {module.__name__} has no {cls_name!r}")
+        if not (isinstance(found, type) and issubclass(found, Bot)):
+            raise BotLoadError(f"{spec!r} is not a subclass of sdk.Bot")
+        return found
+    own = [
+        obj
+        for _, obj in inspect.getmembers(module, inspect.isclass)
+        if issubclass(obj, Bot) and obj is not Bot and obj.__module__ == module.__name__
+    ]
+    if len(own) == 1:
+        return own[0]
+    if not own:
+        raise BotLoadError(f"{spec!r} defines no subclass of sdk.Bot")
+    names = ", ".join(sorted(c.__name__ for c in own))
+    raise BotLoadError(f"{spec!r} defines several bots ({names}): write {spec}:ClassName")

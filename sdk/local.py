@@ -1,0 +1,306 @@
+"""In-process matches: bots against each other with no server, through the rules engine.
+
+>>> from bots import load
+>>> m = play_local([load("random")] * 3, seed=1, max_deals=2)
+>>> m.result.deals
+2
+
+:func:`play_local` asks each bot exactly what the referee would: the same
+``engine.observe`` views, forced moves played without asking (unless the ruleset says
+``ask_forced``), the same treatment of a bot that raises or answers illegally (see
+:mod:`sdk.bot`). :func:`play_series` plays many matches with rotating seats (what
+``arena-bot try`` prints).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from engine import (
+    Action,
+    DealResult,
+    Game,
+    GameResult,
+    IllegalActionError,
+    PlayerView,
+    Ruleset,
+    load_ruleset,
+    observe,
+)
+from sdk.bot import Bot
+
+__all__ = [
+    "BotFactory",
+    "LocalIncident",
+    "LocalMatch",
+    "SeriesEntry",
+    "SeriesResult",
+    "decide",
+    "make_bot",
+    "play_local",
+    "play_series",
+    "resolve_ruleset",
+]
+
+log = logging.getLogger("sdk.local")
+
+#: A bot class, or any callable returning a fresh bot (one per match).
+BotFactory = type[Bot] | Callable[[], Bot]
+
+
+@dataclass(frozen=True, slots=True)
+class LocalIncident:
+    """A bot misbehaved: ``kind`` is ``"error"`` (raised), ``"illegal"`` or ``"malformed"``."""
+
+    seat: int
+    deal: int
+    kind: str
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class LocalMatch:
+    """What :func:`play_local` returns: names by seat, the record, the result, incidents."""
+
+    names: tuple[str, ...]
+    record: dict[str, Any]
+    result: GameResult
+    incidents: tuple[LocalIncident, ...] = ()
+
+    @property
+    def scores(self) -> tuple[int, ...]:
+        return self.result.scores
+
+    @property
+    def places(self) -> tuple[int, ...]:
+        return self.result.places
+
+
+def resolve_ruleset(ruleset: str | Path | Ruleset, max_deals: int | None = None) -> Ruleset:
+    """A preset name, a TOML path or a ruleset, with ``max_deals`` applied if given."""
+    r = ruleset if isinstance(ruleset, Ruleset) else load_ruleset(ruleset)
+    if max_deals is not None:
+        r = dataclasses.replace(r, max_deals=max_deals)
+    return r
+
+
+def make_bot(factory: BotFactory | Bot) -> Bot:
+    """A fresh bot from a class or factory (an instance is used as it is)."""
+    if isinstance(factory, Bot):
+        return factory
+    bot = factory()
+    if not isinstance(bot, Bot):
+        raise TypeError(f"{factory!r} made {bot!r}, which is not a sdk.Bot")
+    return bot
+
+
+def decide(bot: Bot, view: PlayerView, logger: logging.Logger = log) -> tuple[Action, str]:
+    """Ask ``bot`` for its action; returns ``(action, kind)``.
+
+    ``kind`` is ``"bot"`` when the bot answered with an Action (legal or not: the caller
+    judges), ``"error"`` when it raised and ``"malformed"`` when it returned no Action; in
+    both of those cases the action is the first legal one, and the traceback is logged.
+    """
+    try:
+        action = bot.act(view)
+    except Exception:
+        logger.exception(
+            "%s raised in deal %d (%s); playing %s instead",
+            bot.name, view.deal_number, view.phase, view.legal_actions[0],
+        )  # fmt: skip
+        return view.legal_actions[0], "error"
+    if not isinstance(action, Action):
+        logger.error(
+            "%s returned %r, which is not an Action; playing %s instead",
+            bot.name, action, view.legal_actions[0],
+        )  # fmt: skip
+        return view.legal_actions[0], "malformed"
+    return action, "bot"
+
+
+def _hook(bot: Bot, fn: Callable[[], None], what: str) -> None:
+    try:
+        fn()
+    except Exception:
+        log.exception("%s raised in %s", bot.name, what)
+
+
+def _names(bots: Sequence[Bot], names: Sequence[str] | None) -> tuple[str, ...]:
+    if names is not None:
+        return tuple(names)
+    out: list[str] = []
+    for b in bots:
+        base = b.name or type(b).__name__
+        name, k = base, 2
+        while name in out:
+            name, k = f"{base}#{k}", k + 1
+        out.append(name)
+    return tuple(out)
+
+
+def play_local(
+    bots: Sequence[BotFactory | Bot],
+    ruleset: str | Path | Ruleset = "classic",
+    seed: int | str = 0,
+    max_deals: int | None = None,
+    *,
+    names: Sequence[str] | None = None,
+    strict: bool = False,
+) -> LocalMatch:
+    """Play one match in-process, one bot per seat; returns the record and result.
+
+    ``bots``: one class/factory (a fresh bot is made) or instance per seat.
+    ``ruleset``: a preset name, a TOML path or a :class:`~engine.Ruleset`; ``max_deals``
+    caps the match. An illegal answer is logged, recorded as an incident and replaced by
+    the first legal action, as the referee does; with ``strict=True`` it raises the
+    engine's :class:`~engine.IllegalActionError` instead (for tests).
+    """
+    rules = resolve_ruleset(ruleset, max_deals)
+    if len(bots) != rules.players:
+        raise ValueError(f"ruleset {rules.name!r} needs {rules.players} bots, got {len(bots)}")
+    players = [make_bot(b) for b in bots]
+    seat_names = _names(players, names)
+    game = Game.new(rules, seed, seat_names)
+    incidents: list[LocalIncident] = []
+    for seat, bot in enumerate(players):
+        view = observe(game, seat)
+        _hook(bot, partial(bot.on_match_start, view), "on_match_start")
+    scored = 0
+    ask_forced = rules.ask_forced
+    while not game.is_over:
+        to_act = game.to_act
+        assert to_act is not None
+        seat = to_act
+        legal = game.legal_actions()
+        if len(legal) == 1 and not ask_forced:
+            game.apply_trusted(legal[0])
+        else:
+            bot = players[seat]
+            view = observe(game, seat)
+            action, kind = decide(bot, view)
+            if kind != "bot":
+                if strict:
+                    raise RuntimeError(f"{bot.name} (seat {seat}) failed: {kind}")
+                incidents.append(LocalIncident(seat, game.deal_number, kind, str(action)))
+            try:
+                game.apply(action, seat=seat)
+            except IllegalActionError as e:
+                if strict:
+                    raise
+                log.warning("%s: %s; playing %s instead", bot.name, e, legal[0])
+                incidents.append(LocalIncident(seat, game.deal_number, "illegal", str(e)))
+                game.apply(legal[0], seat=seat)
+        results = game.deal_results
+        if len(results) > scored:
+            for result in results[scored:]:
+                _deal_end(players, game, result)
+            scored = len(results)
+    final = game.result
+    assert final is not None
+    for seat, bot in enumerate(players):
+        view = observe(game, seat)
+        _hook(bot, partial(bot.on_match_end, view, final), "on_match_end")
+    return LocalMatch(seat_names, game.record(), final, tuple(incidents))
+
+
+def _deal_end(players: Sequence[Bot], game: Game, result: DealResult) -> None:
+    for seat, bot in enumerate(players):
+        view = observe(game, seat)
+        _hook(bot, partial(bot.on_deal_end, view, result), "on_deal_end")
+
+
+# ---------------------------------------------------------------------- series
+
+
+@dataclass
+class SeriesEntry:
+    """One line-up position's totals over a series (position 0 is the bot being tried)."""
+
+    name: str
+    matches: int = 0
+    wins: int = 0
+    places: int = 0
+    score: int = 0
+    deals: int = 0
+    incidents: int = 0
+
+    @property
+    def win_rate(self) -> float:
+        return self.wins / self.matches if self.matches else 0.0
+
+    @property
+    def mean_score(self) -> float:
+        return self.score / self.matches if self.matches else 0.0
+
+    @property
+    def mean_place(self) -> float:
+        return self.places / self.matches if self.matches else 0.0
+
+    @property
+    def points_per_deal(self) -> float:
+        return self.score / self.deals if self.deals else 0.0
+
+
+@dataclass
+class SeriesResult:
+    """What :func:`play_series` returns: one entry per line-up position."""
+
+    ruleset: str
+    matches: int
+    entries: list[SeriesEntry] = field(default_factory=list)
+
+
+def play_series(
+    bot: BotFactory,
+    opponents: Sequence[tuple[str, BotFactory]],
+    n: int,
+    ruleset: str | Path | Ruleset = "classic",
+    seed: int = 0,
+    max_deals: int | None = None,
+    *,
+    name: str | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> SeriesResult:
+    """Play ``n`` matches of ``bot`` against ``opponents`` with rotating seats.
+
+    ``opponents`` (name, factory) fill the other seats, repeated in order if there are
+    fewer than needed. Match ``i`` uses seed ``seed + i // players`` and puts the bot in
+    seat ``i % players``, so each deal sequence is played from every seat.
+    """
+    rules = resolve_ruleset(ruleset, max_deals)
+    p = rules.players
+    if not opponents:
+        raise ValueError("no opponents")
+    opps = [opponents[i % len(opponents)] for i in range(p - 1)]
+    first = make_bot(bot)
+    lineup: list[tuple[str, BotFactory]] = [(name or first.name, bot), *opps]
+    entries = [SeriesEntry(lineup[0][0])]
+    for k, (oname, _) in enumerate(opps, 1):
+        label = oname if [o[0] for o in opps].count(oname) == 1 else f"{oname}#{k}"
+        entries.append(SeriesEntry(label))
+    for i in range(n):
+        r = i % p
+        order = [(j - r) % p for j in range(p)]  # seat -> line-up position
+        m = play_local(
+            [lineup[pos][1] for pos in order],
+            rules,
+            seed + i // p,
+            names=[entries[pos].name for pos in order],
+        )
+        for seat, pos in enumerate(order):
+            e = entries[pos]
+            e.matches += 1
+            e.wins += m.result.places[seat] == 1
+            e.places += m.result.places[seat]
+            e.score += m.result.scores[seat]
+            e.deals += m.result.deals
+            e.incidents += sum(1 for x in m.incidents if x.seat == seat)
+        if progress is not None:
+            progress(i + 1)
+    return SeriesResult(rules.name, n, entries)

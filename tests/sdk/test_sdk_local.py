@@ -1,0 +1,171 @@
+"""sdk.Bot dispatch, play_local's loop and its handling of misbehaving bots."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+import sdk
+from bots import load
+from engine import Action, Bid, Card, Concede, Contract, Give, IllegalActionError, Pass, Phase, Play
+from sdk import Bot, PlayerView, play_local
+from sdk.local import play_series
+
+
+class Recorder(Bot):
+    """Plays the first legal action and records what the runner calls."""
+
+    name = "recorder"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[str] = []
+        self.phases: set[Phase] = set()
+
+    def act(self, view: PlayerView) -> Action:
+        assert view.to_act == view.seat and view.legal_actions
+        self.phases.add(view.phase)
+        self.calls.append("act")
+        return view.legal_actions[0]
+
+    def on_match_start(self, view: PlayerView) -> None:
+        self.calls.append("start")
+
+    def on_deal_end(self, view: PlayerView, result: sdk.DealResult) -> None:
+        self.calls.append(f"deal {result.number}")
+
+    def on_match_end(self, view: PlayerView, result: sdk.GameResult) -> None:
+        self.calls.append("end")
+
+
+def test_public_api_is_small_and_complete() -> None:
+    names = "Bot Card Suit Rank PlayerView Phase Ruleset Play Bid Pass Give Contract Concede"
+    for name in [*names.split(), "ThrowIn", "run", "play_local"]:
+        assert name in sdk.__all__
+        assert getattr(sdk, name) is not None
+
+
+def test_hooks_come_in_order_with_a_new_bot_per_match() -> None:
+    made: list[Recorder] = []
+
+    def factory() -> Recorder:
+        made.append(Recorder())
+        return made[-1]
+
+    m = play_local([factory, factory, factory], seed=5, max_deals=2)
+    assert len(made) == 3
+    assert m.result.deals == 2
+    for bot in made:
+        assert bot.calls[0] == "start" and bot.calls[-1] == "end"
+        deals = [c for c in bot.calls if c.startswith("deal")]
+        assert deals == ["deal 0", "deal 1"]
+    assert m.record["format"].startswith("thousand-arena/record")
+    assert m.names == ("recorder", "recorder#2", "recorder#3")
+
+
+def test_default_phase_methods_play_legally() -> None:
+    m = play_local([Bot, Bot, Bot], seed=2, max_deals=3, strict=True)
+    assert m.result.deals == 3
+    assert m.incidents == ()
+
+
+def test_dispatch_to_phase_methods() -> None:
+    seen: list[str] = []
+
+    class PerPhase(Bot):
+        def bid(self, view: PlayerView) -> Action:
+            seen.append("bid")
+            return super().bid(view)
+
+        def give(self, view: PlayerView) -> Action:
+            seen.append("give")
+            return super().give(view)
+
+        def contract(self, view: PlayerView) -> Action:
+            seen.append("contract")
+            return super().contract(view)
+
+        def play(self, view: PlayerView) -> Action:
+            seen.append("play")
+            return super().play(view)
+
+    play_local([PerPhase] * 3, "1001", seed=4, max_deals=2, strict=True)
+    assert {"bid", "give", "contract", "play"} <= set(seen)
+
+
+class Raiser(Bot):
+    """Raises in its first decision, then behaves."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.n = 0
+
+    def act(self, view: PlayerView) -> Action:
+        self.n += 1
+        if self.n == 1:
+            raise RuntimeError("boom")
+        return view.legal_actions[0]
+
+
+def test_a_raising_bot_is_logged_and_plays_the_first_legal_action(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.ERROR):
+        m = play_local([Raiser, Bot, Bot], seed=1, max_deals=1)
+    assert [i.kind for i in m.incidents] == ["error"]
+    assert "boom" in caplog.text and "Traceback" in caplog.text
+    with pytest.raises(RuntimeError):
+        play_local([Raiser, Bot, Bot], seed=1, max_deals=1, strict=True)
+
+
+class Cheater(Bot):
+    def act(self, view: PlayerView) -> Action:
+        if view.phase is Phase.PLAYING:
+            held = set(view.hand)
+            for c in Card:
+                if c not in held:
+                    return Play(c)
+        return view.legal_actions[0]
+
+
+def test_an_illegal_action_is_judged_like_the_referee_does() -> None:
+    m = play_local([Cheater, Bot, Bot], seed=3, max_deals=1)
+    assert m.incidents and {i.kind for i in m.incidents} == {"illegal"}
+    assert all(i.seat == 0 for i in m.incidents)
+    with pytest.raises(IllegalActionError):
+        play_local([Cheater, Bot, Bot], seed=3, max_deals=1, strict=True)
+
+
+class NotAnAction(Bot):
+    def act(self, view: PlayerView) -> Action:
+        return "pass"  # type: ignore[return-value]
+
+
+def test_a_non_action_is_replaced() -> None:
+    m = play_local([NotAnAction, Bot, Bot], seed=3, max_deals=1)
+    assert m.incidents and {i.kind for i in m.incidents} == {"malformed"}
+
+
+def test_play_local_is_deterministic() -> None:
+    bots = [load("random"), load("heuristic"), load("counting")]
+    a = play_local(bots, seed=11, max_deals=4)
+    b = play_local(bots, seed=11, max_deals=4)
+    assert a.record == b.record
+
+
+def test_wrong_number_of_bots() -> None:
+    with pytest.raises(ValueError, match="needs 4 bots"):
+        play_local([Bot, Bot, Bot], "1001-4p")
+
+
+def test_series_rotates_seats() -> None:
+    r = play_series(load("heuristic"), [("random", load("random"))], 3, seed=0, max_deals=2)
+    assert [e.name for e in r.entries] == ["heuristic", "random#1", "random#2"]
+    assert all(e.matches == 3 and e.deals == 6 for e in r.entries)
+
+
+def test_action_values_are_reexported() -> None:
+    assert sdk.Bid(105) == Bid(105) and sdk.Pass() == Pass()
+    assert str(sdk.Give(Card.HK, 2)) == str(Give(Card.HK, 2))
+    assert isinstance(sdk.Contract(120), Contract) and isinstance(sdk.Concede(), Concede)
