@@ -66,7 +66,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 _ROOT = Path(__file__).resolve().parents[2]
-_SDK_MAIN = "import sys; sys.argv[0] = 'arena-bot'; from sdk.cli import main; main()"
 
 #: Process groups of the bots launched and not yet stopped: `run` kills what is left of
 #: them if the event loop is torn down before it could stop them (a second Ctrl-C).
@@ -169,7 +168,7 @@ def bot_command(spec: BotSpec, *, host: str, port: int, token: str) -> list[str]
         # Equivalent to `python -m sdk.cli run BOT ...` (= `arena-bot run`), without relying
         # on a __main__ guard in sdk/cli.py.
         # --retry-for: should the arena die without stopping it, the bot gives up soon.
-        return [sys.executable, "-c", _SDK_MAIN, "run", spec.bot, "--arena", arena,
+        return [sys.executable, "-m", "sdk.cli", "run", spec.bot, "--arena", arena,
                 "--token", token, "--retry-for", "60"]  # fmt: skip
     values = {"python": sys.executable, "arena": arena, "host": host, "port": str(port),
               "token": token, "name": spec.name}  # fmt: skip
