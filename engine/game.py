@@ -22,6 +22,7 @@ import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from operator import add, sub
 from typing import Any, NamedTuple
 
 from engine.actions import Action, Bid, Concede, Contract, Give, Pass, Play, ThrowIn
@@ -45,7 +46,6 @@ from engine.errors import (
 from engine.rules import PRESETS, Ruleset
 from engine.tables import (
     ACES,
-    BIT,
     CARDS,
     GIVE_SUIT,
     MARRIAGE_MASK,
@@ -93,6 +93,26 @@ def shuffled_deck(seed: int | str, deal_number: int) -> list[int]:
 
 _UNPACK_KEYS = struct.Struct("<24I").unpack
 
+
+def _shuffled_masks(seed_key: bytes, deal_number: int) -> list[int]:
+    """:func:`shuffled_deck` as 24 sortable words ``k[c] << 32 | 1 << c``, sorted.
+
+    The same order as ``shuffled_deck`` (key, then card on a tie), but the deal needs no
+    Python loop: the words are built by copying the digest's 32-bit words into the high
+    halves of a template holding ``1 << c`` in the low halves (a plain byte copy, so the
+    host's byte order does not matter), sorted in C, and a hand's mask is the low 24 bits
+    of the sum of its 7 words (the low halves are distinct bits, so nothing carries).
+    ``seed_key`` is ``f"{seed}:".encode()``.
+    """
+    buf = bytearray(_MASK_TEMPLATE)
+    digest = hashlib.shake_256(seed_key + b"%d" % deal_number).digest(96)
+    memoryview(buf).cast("I")[1::2] = memoryview(digest).cast("I")
+    return sorted(_UNPACK_WORDS(buf))
+
+
+_MASK_TEMPLATE = b"".join((1 << c).to_bytes(4, "little") + bytes(4) for c in range(24))
+_UNPACK_WORDS = struct.Struct("<24Q").unpack
+
 _ACTION_TYPES = (Bid, Pass, Give, Contract, Concede, ThrowIn, Play)
 _FULL_DECK = (1 << 24) - 1
 # A sitter on the barrel wins only with a contract of at least this much (RULES.md).
@@ -112,6 +132,10 @@ def _beats(trump: int, best: int, c: int) -> bool:
 _BEATS: tuple[tuple[tuple[bool, ...], ...], ...] = tuple(
     tuple(tuple(_beats(t, b, c) for c in range(24)) for b in range(24)) for t in (0, 1, 2, 3, -1)
 )
+
+
+# _RANKS_ABOVE[card]: the rank bits (of its suit) higher than ``card``'s rank.
+_RANKS_ABOVE: tuple[int, ...] = tuple(63 ^ ((2 << (c % 6)) - 1) for c in range(24))
 
 
 class Phase(Enum):
@@ -210,9 +234,18 @@ class DealLog(NamedTuple):
     dealer: int
     hands: tuple[int, ...]
     talon: int
-    actions: tuple[tuple[int, Action], ...]
+    seats: bytes  # who took each action of ``acts``
+    acts: tuple[Action, ...]
     deltas: tuple[int, ...]
     scores: tuple[int, ...]
+
+    @property
+    def actions(self) -> tuple[tuple[int, Action], ...]:
+        """``(seat, action)`` in order."""
+        return tuple(zip(self.seats, self.acts, strict=True))
+
+
+_new_tuple = tuple.__new__
 
 
 def _to_card(x: Card | int | str) -> int:
@@ -227,8 +260,8 @@ class Game:
     """One match: deals, bidding, talon, passing, contract, play, scoring, the end."""
 
     __slots__ = (
-        "_actions",
         "_active",
+        "_acts",
         "_barrel",
         "_best",
         "_best_seat",
@@ -244,9 +277,11 @@ class Game:
         "_hands",
         "_high",
         "_last_hand_take",
+        "_leader",
         "_logs",
         "_marr",
         "_marriages",
+        "_must_beat",
         "_next",
         "_npassed",
         "_ntricks",
@@ -254,6 +289,8 @@ class Game:
         "_points",
         "_results",
         "_scores",
+        "_seats",
+        "_seed_key",
         "_standing",
         "_start",
         "_talon",
@@ -264,6 +301,7 @@ class Game:
         "_won_nonace",
         "deal_number",
         "dealer",
+        "is_over",
         "n",
         "phase",
         "players",
@@ -282,11 +320,16 @@ class Game:
     phase: Phase
     to_act: int | None
     result: GameResult | None
+    # ``phase is Phase.GAME_OVER``, kept as a plain attribute (set by _finish): callers read
+    # it before every decision, and a slot is several times cheaper to read than a property.
+    is_over: bool
     _first_dealer: int
     _scores: list[int]
     _barrel: list[int]
     _start: tuple[tuple[int, ...], tuple[int, ...]]
-    _results: list[DealResult]
+    # A finished deal's DealResult is built when first asked for (see deal_results): until
+    # then its fields wait as a plain tuple, much cheaper to make than a frozen dataclass.
+    _results: list[DealResult | tuple[Any, ...]]
     _logs: list[DealLog]
     _explicit: dict[int, tuple[tuple[int, ...], int]]
     _dealt: tuple[int, ...]
@@ -294,7 +337,10 @@ class Game:
     _hands: list[int]
     _active: tuple[int, ...]
     _next: tuple[int, ...]
-    _actions: list[tuple[int, Action]]
+    # The deal's actions and who took them, in two lists (two appends are cheaper than a
+    # (seat, action) pair per decision, and there is no pair object to keep alive).
+    _seats: bytearray
+    _acts: list[Action]
     _standing: int
     _high: int
     _passed: int
@@ -307,16 +353,21 @@ class Game:
     _given: int
     _last_hand_take: bool
     _trump: int
-    _trick: list[tuple[int, int]]
+    # The trick in progress: its cards and who led it (the seats follow from _next).
+    _trick: list[int]
+    _leader: int
     _best: int
     _best_seat: int
-    _tricks: list[tuple[int, tuple[tuple[int, int], ...], int]]
+    # Completed tricks, flat: leader, 3 cards, winner per trick (no tuples kept alive).
+    _tricks: list[int]
     _points: list[int]
     _marr: list[int]
     _marriages: list[tuple[int, int]]
     _won: int
     _won_nonace: int
     _ntricks: int
+    _seed_key: bytes
+    _must_beat: bool
 
     # ------------------------------------------------------------------ creation
     @classmethod
@@ -361,6 +412,8 @@ class Game:
         g.players = names
         g.n = n = ruleset.players
         g.deal_number = 0
+        g._seed_key = f"{seed}:".encode()
+        g._must_beat = ruleset.must_beat
         g._first_dealer = random.Random(f"{seed}:dealer").randrange(n)
         g._scores = _start_values("scores", scores, n)
         g._barrel = _start_values("barrel", barrel, n)
@@ -372,6 +425,7 @@ class Game:
         g._results = []
         g._logs = []
         g.result = None
+        g.is_over = False
         g._explicit = {}
         for number, (hands, talon) in (deals or {}).items():
             g._explicit[number] = _check_deal(number, hands, talon, n, g._dealer_of(number))
@@ -395,21 +449,20 @@ class Game:
         explicit = self._explicit.get(num) if self._explicit else None
         if explicit is not None:
             dealt, talon = explicit
+            hands = list(dealt)
         else:
-            order = shuffled_deck(self.seed, num)
-            bit = BIT
+            w = _shuffled_masks(self._seed_key, num)
             hands = [0] * n
-            for i in range(3):
-                m = 0
-                for c in order[7 * i : 7 * i + 7]:
-                    m |= bit[c]
-                hands[active[i]] = m
+            hands[active[0]] = sum(w[0:7]) & _FULL_DECK
+            hands[active[1]] = sum(w[7:14]) & _FULL_DECK
+            hands[active[2]] = sum(w[14:21]) & _FULL_DECK
             dealt = tuple(hands)
-            talon = bit[order[21]] | bit[order[22]] | bit[order[23]]
+            talon = sum(w[21:]) & _FULL_DECK
         self._dealt = dealt
         self._talon = talon
-        self._hands = list(dealt)
-        self._actions = []
+        self._hands = hands
+        self._seats = bytearray()
+        self._acts = []
         r = self.ruleset
         ace = r.ace_marriage and r.ace_marriage_counts_for_bid
         caps = [0] * n
@@ -417,7 +470,7 @@ class Game:
             caps[s] = 120 + marriages_value(dealt[s], ace)
         self._caps = caps
         self._passed = self._npassed = self._bid = self._contract = self._given = 0
-        self._declarer = self._trump = self._best = self._best_seat = -1
+        self._declarer = self._trump = self._best = self._best_seat = self._leader = -1
         self._gives = []
         self._last_hand_take = False
         self._trick = []
@@ -444,10 +497,13 @@ class Game:
         g.players = self.players
         g.n = self.n
         g.deal_number = self.deal_number
+        g._seed_key = self._seed_key
+        g._must_beat = self._must_beat
         g.dealer = self.dealer
         g.phase = self.phase
         g.to_act = self.to_act
         g.result = self.result
+        g.is_over = self.is_over
         g._first_dealer = self._first_dealer
         g._scores = self._scores[:]
         g._barrel = self._barrel[:]
@@ -460,7 +516,8 @@ class Game:
         g._hands = self._hands[:]
         g._active = self._active
         g._next = self._next
-        g._actions = self._actions[:]
+        g._seats = self._seats[:]
+        g._acts = self._acts[:]
         g._standing = self._standing
         g._high = self._high
         g._passed = self._passed
@@ -474,6 +531,7 @@ class Game:
         g._last_hand_take = self._last_hand_take
         g._trump = self._trump
         g._trick = self._trick[:]
+        g._leader = self._leader
         g._best = self._best
         g._best_seat = self._best_seat
         g._tricks = self._tricks[:]
@@ -492,13 +550,18 @@ class Game:
         return tuple(self._scores)
 
     @property
-    def is_over(self) -> bool:
-        return self.phase is _OVER
-
-    @property
     def deal_results(self) -> tuple[DealResult, ...]:
         """Every finished deal of this match, in order."""
-        return tuple(self._results)
+        res = self._results
+        # Build the DealResults _score left as tuples; they are always the newest ones.
+        i = len(res) - 1
+        while i >= 0:
+            fields = res[i]
+            if not isinstance(fields, tuple):
+                break
+            res[i] = DealResult(*fields)
+            i -= 1
+        return tuple(res)  # type: ignore[arg-type]  # all DealResults now
 
     @property
     def barrel(self) -> tuple[int, ...] | None:
@@ -559,18 +622,28 @@ class Game:
     @property
     def actions(self) -> tuple[tuple[int, Action], ...]:
         """``(seat, action)`` of this deal so far."""
-        return tuple(self._actions)
+        return tuple(zip(self._seats, self._acts, strict=True))
 
     @property
     def trick(self) -> tuple[tuple[int, Card], ...]:
         """The trick in progress: ``(seat, card)`` in play order."""
-        return tuple((s, CARDS[c]) for s, c in self._trick)
+        return self._trick_cards(self._leader, self._trick)
+
+    def _trick_cards(self, leader: int, cards: Sequence[int]) -> tuple[tuple[int, Card], ...]:
+        out = []
+        s = leader
+        for c in cards:
+            out.append((s, CARDS[c]))
+            s = self._next[s]
+        return tuple(out)
 
     @property
     def tricks(self) -> tuple[Trick, ...]:
         """The completed tricks of this deal."""
+        t = self._tricks
         return tuple(
-            Trick(ld, tuple((s, CARDS[c]) for s, c in cards), w) for ld, cards, w in self._tricks
+            Trick(t[i], self._trick_cards(t[i], t[i + 1 : i + 4]), t[i + 4])
+            for i in range(0, len(t), 5)
         )
 
     @property
@@ -624,7 +697,7 @@ class Game:
             sp = SUIT_PLAYS
             trick = self._trick
             if trick:
-                led = trick[0][1] // 6
+                led = trick[0] // 6
                 bits = hand >> (6 * led) & 63
                 suit = led
                 if not bits:
@@ -639,10 +712,10 @@ class Game:
                             + sp[2][hand >> 12 & 63]
                             + sp[3][hand >> 18 & 63]
                         )
-                if self.ruleset.must_beat:
+                if self._must_beat:
                     best = self._best
                     if best // 6 == suit:
-                        beat = bits & (63 ^ ((2 << (best % 6)) - 1))
+                        beat = bits & _RANKS_ABOVE[best]
                         if beat:
                             bits = beat
                 return sp[suit][bits]
@@ -707,16 +780,17 @@ class Game:
         # The play is inlined here: it is most of the decisions of a deal.
         seat: int = self.to_act  # type: ignore[assignment]
         c: int = action.card  # type: ignore[union-attr]
-        self._actions.append((seat, action))
+        self._seats.append(seat)
+        self._acts.append(action)
         self._hands[seat] ^= 1 << c
-        trick = self._trick
         if action.declare:  # type: ignore[union-attr]
             self._declare(seat, c)
-        trick.append((seat, c))
+        trick = self._trick
+        trick.append(c)
         n = len(trick)
         if n == 1:
             self._best = c
-            self._best_seat = seat
+            self._best_seat = self._leader = seat
             self.to_act = self._next[seat]
             return
         if _BEATS[self._trump][self._best][c]:
@@ -726,13 +800,13 @@ class Game:
             self.to_act = self._next[seat]
             return
         w = self._best_seat
-        pts = POINTS
-        self._points[w] += pts[trick[0][1]] + pts[trick[1][1]] + pts[c]
-        self._tricks.append((trick[0][0], tuple(trick), w))
+        c0, c1, _ = trick
+        self._points[w] += POINTS[c0] + POINTS[c1] + POINTS[c]
+        self._tricks += (self._leader, c0, c1, c, w)
         self._won |= 1 << w
         if self._best % 6 != 5:
             self._won_nonace |= 1 << w
-        self._trick = []
+        trick.clear()
         self._ntricks += 1
         if self._ntricks == 8:
             self._score("played")
@@ -752,7 +826,8 @@ class Game:
     def _bidding(self, action: Action) -> None:
         seat = self.to_act
         assert seat is not None
-        self._actions.append((seat, action))
+        self._seats.append(seat)
+        self._acts.append(action)
         if type(action) is Bid:
             self._standing = action.amount
             self._high = seat
@@ -791,7 +866,8 @@ class Game:
 
     def _give(self, action: Give) -> None:
         d = self._declarer
-        self._actions.append((d, action))
+        self._seats.append(d)
+        self._acts.append(action)
         c = action.card
         to = action.to
         self._hands[d] ^= 1 << c
@@ -803,7 +879,8 @@ class Game:
 
     def _contract_phase(self, action: Action) -> None:
         d = self._declarer
-        self._actions.append((d, action))
+        self._seats.append(d)
+        self._acts.append(action)
         t = type(action)
         if t is Contract:
             assert isinstance(action, Contract)
@@ -821,70 +898,80 @@ class Game:
         n = self.n
         d = self._declarer
         bid = self._bid
-        contract = self._contract
-        opps = [s for s in self._active if s != d]
+        contract: int | None = self._contract
+        points = self._points
+        marr = self._marr
+        a0, a1, a2 = self._active
+        opps = (a1, a2) if d == a0 else (a0, a2) if d == a1 else (a0, a1)
         raw = [0] * n
-        made = False
-        if outcome == "thrown_in":
+        if outcome == "played":
+            made = points[d] + marr[d] >= self._contract
+            raw[d] = self._contract if made else -self._contract
+            outcome = "made" if made else "failed"
+            unit = r.rounding
+            for s in opps:
+                take = points[s] + marr[s]
+                raw[s] = take if unit == 1 else round_half_up(take, 1, unit)
+        elif outcome == "thrown_in":
+            contract = None
             for s in opps:
                 raw[s] = r.throw_in_bonus
-        elif outcome == "conceded":
+        else:  # conceded
+            contract = None
             raw[d] = -bid if r.concede == "penalty" else 0
             if r.concede_pays == "half":
                 half = round_half_up(bid, 2, r.rounding)
                 for s in opps:
                     raw[s] = half
-        else:
-            made = self._points[d] + self._marr[d] >= contract
-            raw[d] = contract if made else -contract
-            outcome = "made" if made else "failed"
-            unit = r.rounding
-            for s in opps:
-                take = self._points[s] + self._marr[s]
-                raw[s] = take if unit == 1 else round_half_up(take, 1, unit)
         if n == 4:
             talon = self._talon
             raw[self.dealer] = (
                 r.nines_talon_value if talon & NINES == talon else (mask_points(talon))
             )
         old = self._scores
-        new = old[:]
-        events: list[str] = []
-        if r.barrel:
-            self._apply_barrel(raw, new, outcome, events)
-        else:
-            for s in range(n):
-                new[s] += raw[s]
-        deltas = tuple(new[s] - old[s] for s in range(n))
+        new = list(map(add, old, raw))
+        events: tuple[str, ...] = ()
+        if r.barrel and (any(self._barrel) or max(new) >= r.barrel_at):
+            # Somebody sits on or reaches the barrel (otherwise it changes nothing).
+            new = old[:]
+            ev: list[str] = []
+            self._apply_barrel(raw, new, outcome, ev)
+            events = tuple(ev)
+        deltas = tuple(map(sub, new, old))
         self._scores = new
         scores = tuple(new)
-        takes = tuple(self._points[s] + self._marr[s] for s in range(n))
+        # The DealResult's fields, in order; deal_results builds it (see _results).
         self._results.append(
-            DealResult(
+            (
                 self.deal_number,
                 self.dealer,
                 d,
                 bid,
-                contract if outcome in ("made", "failed") else None,
+                contract,
                 outcome,
-                tuple(self._points),
-                tuple(self._marr),
-                takes,
+                tuple(points),
+                tuple(marr),
+                tuple(map(add, points, marr)),
                 deltas,
                 scores,
                 tuple(self._barrel) if r.barrel else None,
-                tuple(events),
+                events,
             )
         )
+        # tuple.__new__ skips the NamedTuple's Python-level __new__ (same result).
         self._logs.append(
-            DealLog(
-                self.deal_number,
-                self.dealer,
-                self._dealt,
-                self._talon,
-                tuple(self._actions),
-                deltas,
-                scores,
+            _new_tuple(
+                DealLog,
+                (
+                    self.deal_number,
+                    self.dealer,
+                    self._dealt,
+                    self._talon,
+                    bytes(self._seats),
+                    tuple(self._acts),
+                    deltas,
+                    scores,
+                ),
             )
         )
         self.deal_number += 1
@@ -960,6 +1047,7 @@ class Game:
         shortfalls = tuple(0 if i == winner else max(0, target - s) for i, s in enumerate(scores))
         self.result = GameResult(scores, places, shortfalls, winner, self.deal_number, reason)
         self.phase = _OVER
+        self.is_over = True
         self.to_act = None
 
     # ------------------------------------------------------------------ the validated door
@@ -1123,7 +1211,7 @@ class Game:
             raise MarriageError(
                 action, seat, "a marriage may be declared only after winning a trick", legal
             )
-        led = self._trick[0][1] // 6
+        led = self._trick[0] // 6
         if hand >> (6 * led) & 63:
             if c // 6 != led:
                 raise PlayError(action, seat, f"you must follow suit {Suit(led)}", legal)

@@ -78,7 +78,7 @@ def record(game: Game) -> dict[str, Any]:
                 "dealer": game.dealer,
                 "hands": [_cards(m) for m in game._dealt],
                 "talon": _cards(game._talon),
-                "actions": [{"seat": s, "action": str(a)} for s, a in game._actions],
+                "actions": [{"seat": s, "action": str(a)} for s, a in game.actions],
             }
         )
     rec: dict[str, Any] = {
