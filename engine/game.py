@@ -1062,7 +1062,12 @@ class Game:
         legal = self.legal_actions()
         actor = self.to_act
         if seat is not None and seat != actor:
-            if self.phase is _BIDDING and isinstance(seat, int) and self._passed >> seat & 1:
+            if (
+                self.phase is _BIDDING
+                and isinstance(seat, int)
+                and 0 <= seat < self.n
+                and self._passed >> seat & 1
+            ):
                 raise AlreadyPassedError(
                     action, seat, f"seat {seat} has passed and a pass is final", legal
                 )

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
+import signal
 import sys
 from typing import Any
 
@@ -53,6 +55,28 @@ class _Group(click.Group):
 @click.version_option("0.1.0", prog_name="arena-bot")
 def main() -> None:
     """Run, try and play Thousand Arena bots."""
+
+
+def _die_with_launcher() -> None:
+    """When a tournament launched this bot (``ARENA_PARENT_PID``), stop with it, even when
+    it is killed with SIGKILL: Linux's parent-death signal. Done here, in the bot's own
+    still single-threaded process, rather than in a ``preexec_fn`` of the launcher, which is
+    unsafe in a process that runs gRPC threads."""
+    parent = os.environ.get("ARENA_PARENT_PID")
+    if not parent or not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    try:  # the launcher may have died before the signal was armed
+        os.kill(int(parent), 0)
+    except ProcessLookupError:
+        sys.exit(0)
+    except (ValueError, PermissionError):
+        pass
 
 
 @main.command()
@@ -102,6 +126,7 @@ def run(
     when the arena closes the stream, or after --once / --matches N.
     """
     _setup_logging(log_level)
+    _die_with_launcher()
     cls = _load(bot)
     from sdk.client import ArenaAuthError, ArenaError
     from sdk.client import run as run_bot

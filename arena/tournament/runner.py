@@ -72,21 +72,6 @@ _ROOT = Path(__file__).resolve().parents[2]
 _LIVE_GROUPS: set[int] = set()
 
 
-def _die_with_parent() -> None:
-    """In a bot's child process: be sent SIGTERM when the tournament process dies, even by
-    SIGKILL, so that no bot outlives the arena that started it (Linux; elsewhere a no-op:
-    the bots then stop by themselves when the arena stays unreachable, ``--retry-for``)."""
-    if sys.platform != "linux":
-        return
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
 class TournamentError(RuntimeError):
     """The tournament cannot go on (bots missing, storage failing...): the message says why."""
 
@@ -199,6 +184,7 @@ class _BotProcess:
         env.update(dict(self.spec.env))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_ROOT), env.get("PYTHONPATH", "")) if p)
         env["ARENA_TOKEN"] = self.token
+        env["ARENA_PARENT_PID"] = str(os.getpid())  # bundled bots die with the arena
         env["PYTHONUNBUFFERED"] = "1"
         try:
             self.proc = await asyncio.create_subprocess_exec(
@@ -209,7 +195,6 @@ class _BotProcess:
                 cwd=str(self.spec.cwd) if self.spec.cwd else None,
                 env=env,
                 start_new_session=True,  # Ctrl-C reaches the arena only; it stops the bots
-                preexec_fn=_die_with_parent,
             )
         except OSError as e:
             raise TournamentError(

@@ -18,7 +18,6 @@ from click.testing import CliRunner
 from arena.cli import main
 from arena.storage import Storage
 from arena.tournament import RunOptions, TournamentError, load_config, run
-from arena.tournament.runner import _SDK_MAIN
 from engine import replay
 
 
@@ -39,7 +38,6 @@ def _marker_processes(marker: str) -> list[int]:
 
 
 def _config(tmp: Path, marker: str, extra: str = "") -> Path:
-    sdk = json.dumps(_SDK_MAIN)
     text = f"""
 name = "e2e"
 ruleset = "classic"
@@ -56,7 +54,7 @@ time_bank_ms = 30000
 heuristic = "heuristic"
 r1 = "random"
 # a command bot carrying a marker, so that the test can look for leftover processes
-r2 = {{ command = ["{{python}}", "-c", {sdk}, "run", "random", "--arena", "{{arena}}",
+r2 = {{ command = ["{{python}}", "-m", "sdk.cli", "run", "random", "--arena", "{{arena}}",
                   "--token", "{{token}}", "--name", "{marker}"] }}
 {extra}
 """
@@ -130,7 +128,7 @@ def test_a_bot_that_exits_midway_is_restarted(tmp_path: Path) -> None:
         [
             "concurrency=1",
             "referee.reconnect_grace_s=10",
-            'bots.r2.command=["{python}", "-c", ' + json.dumps(_SDK_MAIN) + ', "run", '
+            'bots.r2.command=["{python}", "-m", "sdk.cli", "run", '
             '"random", "--arena", "{arena}", "--token", "{token}", "--matches", "2", '
             f'"--name", "{marker}"]',
         ],
