@@ -108,10 +108,18 @@ def _set_card(dst: pb.Card, card: Card) -> None:
     dst.rank = pb.Rank.ValueType(card.rank + 1)
 
 
+_CARDS: tuple[Card, ...] = tuple(Card(i) for i in range(24))
+#: (suit, rank) wire values -> card, for the valid pairs only.
+_CARD_BY_PB: dict[tuple[int, int], Card] = {(c.suit + 1, c.rank + 1): c for c in _CARDS}
+
+
 def card_from_pb(msg: pb.Card, what: str = "card") -> Card:
     """A ``Card`` message as an engine card; raises :class:`MalformedActionError` naming
     ``what`` when the suit or rank is missing or unknown."""
     s, r = msg.suit, msg.rank
+    card = _CARD_BY_PB.get((s, r))
+    if card is not None:
+        return card
     if not 1 <= s <= 4:
         raise MalformedActionError(what, "suit missing" if s == 0 else f"unknown suit value {s}")
     if not 1 <= r <= 6:
@@ -361,26 +369,38 @@ def _marriage_tricks(view: PlayerView) -> list[int]:
     return out
 
 
-def view_to_pb(view: PlayerView) -> pb.PlayerView:
-    """An engine ``PlayerView`` (from ``observe``) as a ``PlayerView`` message."""
-    out = pb.PlayerView(
-        seat=view.seat,
-        players=view.players,
-        deal_number=view.deal_number,
-        dealer=view.dealer,
-        phase=_PHASE_TO_PB[view.phase],
-        active_seats=view.active_seats,
-        scores=view.scores,
-    )
+def view_to_pb(view: PlayerView, out: pb.PlayerView | None = None) -> pb.PlayerView:
+    """An engine ``PlayerView`` (from ``observe``) as a ``PlayerView`` message.
+
+    ``out``: an empty message to fill in place (say ``msg.decision_request.view``) rather
+    than a new one; it is returned.
+    """
+    if out is None:
+        out = pb.PlayerView(
+            seat=view.seat,
+            players=view.players,
+            deal_number=view.deal_number,
+            dealer=view.dealer,
+            phase=_PHASE_TO_PB[view.phase],
+            active_seats=view.active_seats,
+            scores=view.scores,
+        )
+    else:
+        out.seat = view.seat
+        out.players.extend(view.players)
+        out.deal_number = view.deal_number
+        out.dealer = view.dealer
+        out.phase = _PHASE_TO_PB[view.phase]
+        out.active_seats.extend(view.active_seats)
+        out.scores.extend(view.scores)
     if view.to_act is not None:
         out.to_act = view.to_act
     _extend_cards(out.hand, view.hand)
     if view.talon is not None:
         out.talon_known = True
         _extend_cards(out.talon, view.talon)
-    for seat, action in view.bids:
-        sa = out.bids.add(seat=seat)
-        sa.action.CopyFrom(_action_pb(action))
+    if view.bids:
+        out.bids.extend([_seat_action_pb(seat, action) for seat, action in view.bids])
     if view.declarer is not None:
         out.declarer = view.declarer
     if view.bid is not None:
@@ -406,27 +426,32 @@ def view_to_pb(view: PlayerView) -> pb.PlayerView:
                 value=_ACE_MARRIAGE_VALUE if suit is None else suit.marriage_value,
                 trick=trick,
             )
-    for seat, card in view.trick:
-        _set_card(out.trick.add(seat=seat).card, card)
-    for t in view.tricks:
-        tm = out.tricks.add(leader=t.leader, winner=t.winner)
-        for seat, card in t.cards:
-            _set_card(tm.cards.add(seat=seat).card, card)
+    if view.trick:
+        out.trick.extend([_SEAT_CARD_PB[seat][card] for seat, card in view.trick])
+    if view.tricks:
+        out.tricks.extend([_trick_pb(t) for t in view.tricks])
     if view.barrel is not None:
         out.barrel.extend(_barrel_to_pb(view.barrel))
     if view.legal_actions:
-        out.legal_actions.extend([_action_pb(a) for a in view.legal_actions])
+        cache = _ACTION_CACHE
+        out.legal_actions.extend([cache.get(a) or _action_pb(a) for a in view.legal_actions])
     if view.deal_results:
-        out.deal_results.extend([_deal_result_pb(r) for r in view.deal_results])
+        out.deal_results.extend(_deal_results_pb(view.deal_results))
     return out
 
 
-def view_from_pb(msg: pb.PlayerView, ruleset: Ruleset) -> PlayerView:
+def view_from_pb(
+    msg: pb.PlayerView, ruleset: Ruleset, previous: PlayerView | None = None
+) -> PlayerView:
     """A ``PlayerView`` message as an engine ``PlayerView``.
 
     ``ruleset`` is the match's (from ``MatchStarted.ruleset``, see :func:`ruleset_from_pb`):
     views on the wire do not repeat it. Raises :class:`MalformedMessageError` naming the
     field that does not describe a view.
+
+    ``previous``: an earlier view of the same match, if any. Its decoded deal results are
+    reused for the deals the message repeats (same deal number, outcome and scores; the
+    referee sends every earlier result at every decision), and only new ones are decoded.
     """
     n = len(msg.players)
     if n not in (3, 4):
@@ -488,8 +513,25 @@ def view_from_pb(msg: pb.PlayerView, ruleset: Ruleset) -> PlayerView:
         scores=tuple(msg.scores),
         barrel=_barrel_from_pb(msg.barrel),
         legal_actions=tuple(legal),
-        deal_results=tuple(deal_result_from_pb(r) for r in msg.deal_results),
+        deal_results=_deal_results_from_pb(msg.deal_results, previous),
     )
+
+
+def _deal_results_from_pb(
+    msgs: Sequence[pb.DealResult], previous: PlayerView | None
+) -> tuple[DealResult, ...]:
+    known: tuple[DealResult, ...] = () if previous is None else previous.deal_results
+    n = len(msgs)
+    if not known or len(known) > n:
+        return tuple(deal_result_from_pb(r) for r in msgs)
+    k = len(known)
+    for i in range(k):
+        r, m = known[i], msgs[i]
+        if r.number != m.deal_number or r.outcome != m.outcome or r.scores != tuple(m.scores):
+            return tuple(deal_result_from_pb(r) for r in msgs)
+    if k == n:
+        return known
+    return known + tuple(deal_result_from_pb(msgs[i]) for i in range(k, n))
 
 
 _ACE_MARRIAGE_VALUE = 200
@@ -499,10 +541,48 @@ def _extend_cards(dst: Any, cards: Iterable[Card]) -> None:
     dst.extend([_CARD_PB[c] for c in cards])
 
 
-# Cached messages for values that repeat on every decision (legal actions, deal results).
-# They are only ever copied out (extend / CopyFrom copy), never handed out or mutated.
+# Cached messages for values that repeat on every decision (legal actions, bids, cards,
+# tricks, deal results). They are only ever copied out (extend / CopyFrom copy), never
+# handed out or mutated.
 _ACTION_CACHE: dict[object, pb.Action] = {}
+_SEAT_ACTION_CACHE: dict[tuple[int, object], pb.SeatAction] = {}
 _RESULT_CACHE: dict[DealResult, pb.DealResult] = {}
+_SEAT_CARD_PB: tuple[tuple[pb.SeatCard, ...], ...] = tuple(
+    tuple(pb.SeatCard(seat=seat, card=_CARD_PB[c]) for c in Card) for seat in range(4)
+)
+# A match's DealResult objects stay the same for the whole match (each view repeats them),
+# so this cache is keyed by identity, holding the object so that its id stays valid.
+_RESULT_BY_ID: dict[int, tuple[DealResult, pb.DealResult]] = {}
+
+
+def _seat_action_pb(seat: int, action: object) -> pb.SeatAction:
+    key = (seat, action)
+    m = _SEAT_ACTION_CACHE.get(key)
+    if m is None:
+        m = pb.SeatAction(seat=seat)
+        m.action.CopyFrom(_action_pb(action))
+        if len(_SEAT_ACTION_CACHE) < 4096:
+            _SEAT_ACTION_CACHE[key] = m
+    return m
+
+
+def _trick_pb(trick: Trick) -> pb.Trick:
+    m = pb.Trick(leader=trick.leader, winner=trick.winner)
+    m.cards.extend([_SEAT_CARD_PB[seat][card] for seat, card in trick.cards])
+    return m
+
+
+def _deal_results_pb(results: tuple[DealResult, ...]) -> list[pb.DealResult]:
+    cache = _RESULT_BY_ID
+    out = []
+    for r in results:
+        hit = cache.get(id(r))
+        if hit is None or hit[0] is not r:
+            if len(cache) >= 4096:
+                cache.clear()
+            hit = cache[id(r)] = (r, _deal_result_pb(r))
+        out.append(hit[1])
+    return out
 
 
 def _action_pb(action: object) -> pb.Action:

@@ -25,7 +25,8 @@ import logging
 import random
 import signal
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,6 +52,81 @@ log = logging.getLogger("sdk.client")
 
 CLIENT = "thousand-arena-sdk/0.1.0"
 _RETRY_CODES = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.ALREADY_EXISTS)
+
+#: Adaptive inline answers: after ``_FAST_RUN`` threaded ``decide`` calls in a row, each
+#: under ``_FAST_S``, the bot is asked inline on the event loop (no thread hop); one inline
+#: call over ``_SLOW_S`` sends it back to the worker thread.
+_FAST_S = 0.001
+_SLOW_S = 0.005
+_FAST_RUN = 20
+
+
+def _timed_decide(bot: Bot, view: PlayerView) -> tuple[Action, str, float]:
+    t0 = time.perf_counter()
+    action, kind = decide(bot, view, log)
+    return action, kind, time.perf_counter() - t0
+
+
+class _Outbox:
+    """The messages to the arena, in order, written by whoever is free first.
+
+    ``put_nowait`` queues a message (``None``: finish writing). A writer task waits for
+    work; the reading loop flushes directly after handling a message (:meth:`flush`), so a
+    quick answer is written without a hop to the writer task. Only one writer at a time
+    (``busy``), always from the head of the queue: the order is kept.
+    """
+
+    __slots__ = ("_buf", "_waiter", "busy", "closed", "held")
+
+    def __init__(self) -> None:
+        self._buf: deque[pb.BotMessage | None] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+        self.busy = False
+        self.closed = False
+        #: While set, ``put_nowait`` does not wake the writer task (the reader flushes).
+        self.held = False
+
+    def put_nowait(self, msg: pb.BotMessage | None) -> None:
+        self._buf.append(msg)
+        if not self.held:
+            self.wake()
+
+    def wake(self) -> None:
+        w = self._waiter
+        if w is not None and not w.done():
+            w.set_result(None)
+
+    def __bool__(self) -> bool:
+        return bool(self._buf)
+
+    async def wait(self) -> None:
+        """Until there is something to write and nobody writing it (who would write it)."""
+        while not self._buf or self.busy:
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+
+    async def flush(self, call: grpc.aio.StreamStreamCall) -> None:
+        """Write everything queued, unless another writer is at it (it will)."""
+        if self.busy or self.closed:
+            return
+        self.busy = True
+        try:
+            buf = self._buf
+            while buf:
+                msg = buf.popleft()
+                if msg is None:
+                    self.closed = True
+                    buf.clear()
+                    await call.done_writing()
+                    return
+                await call.write(msg)
+        finally:
+            self.busy = False
+            if self._buf:  # interrupted: let the writer task go on
+                self.wake()
 
 
 class ArenaError(RuntimeError):
@@ -115,7 +191,9 @@ class BotRunner:
         self._matches: dict[str, _Match] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopping = asyncio.Event()
-        self._out: asyncio.Queue[pb.BotMessage | None] | None = None
+        self._out: _Outbox | None = None
+        self._inline = False  # see _FAST_RUN
+        self._fast = 0
         self._rng = random.Random()  # jitter only; never the global generator
 
     # ------------------------------------------------------------------ control
@@ -195,7 +273,7 @@ class BotRunner:
     async def _session(self) -> bool:
         """One stream, until it ends normally (returns) or fails (raises AioRpcError)."""
         self._welcomed = False
-        out: asyncio.Queue[pb.BotMessage | None] = asyncio.Queue()
+        out = _Outbox()
         out.put_nowait(
             pb.BotMessage(
                 hello=pb.Hello(bot_name=self.name, protocol_version=PROTOCOL_VERSION, client=CLIENT)
@@ -204,26 +282,37 @@ class BotRunner:
         if self._stopping.is_set():
             return False
 
-        async def requests() -> AsyncIterator[pb.BotMessage]:
-            while True:
-                msg = await out.get()
-                if msg is None:
-                    return
-                yield msg
-
         self._out = out
+        writer: asyncio.Task[None] | None = None
         try:
             async with self._channel() as channel:
                 stub = pb_grpc.ArenaStub(channel)
-                call = stub.Play(requests(), metadata=(("authorization", f"Bearer {self.token}"),))
+                call = stub.Play(metadata=(("authorization", f"Bearer {self.token}"),))
                 self._call = call
+
+                async def write_loop() -> None:
+                    with contextlib.suppress(Exception):  # the reader sees the call fail
+                        while not out.closed:
+                            await out.wait()
+                            await out.flush(call)
+
+                writer = asyncio.get_running_loop().create_task(write_loop())
                 self.summary.connections += 1
                 try:
-                    async for msg in call:
+                    while True:
+                        msg = await call.read()
+                        if msg is grpc.aio.EOF:
+                            break
+                        out.held = True
                         try:
                             self._on_message(msg, out)
                         except MalformedMessageError as e:
                             log.error("malformed message from the arena, ignored: %s", e)
+                        finally:
+                            out.held = False
+                        if out and not out.busy:  # else the one writing takes it too
+                            with contextlib.suppress(grpc.aio.UsageError):
+                                await out.flush(call)
                 except asyncio.CancelledError:
                     if not self._stopping.is_set():
                         raise
@@ -232,9 +321,11 @@ class BotRunner:
             self._call = None
             self._out = None
             out.put_nowait(None)
+            if writer is not None:
+                writer.cancel()
 
     # ------------------------------------------------------------------ messages
-    def _on_message(self, msg: pb.ServerMessage, out: asyncio.Queue[pb.BotMessage | None]) -> None:
+    def _on_message(self, msg: pb.ServerMessage, out: _Outbox) -> None:
         for ev in msg.events:
             self._on_event(ev)
         kind = msg.WhichOneof("kind")
@@ -262,6 +353,8 @@ class BotRunner:
         m = self._matches.get(ev.match_id)
         if m is None or ev.WhichOneof("kind") != "deal_ended":
             return
+        if not _overrides(m.bot, "on_deal_end"):
+            return  # not overridden: nothing to run
         result = _deal_result_from_pb(ev.deal_ended)
         self._schedule(m, "on_deal_end", lambda: m.bot.on_deal_end(m.view, result))
 
@@ -278,40 +371,63 @@ class BotRunner:
         self._matches[ms.match_id] = m
         log.info("match %s started: seat %d, %s, players %s", ms.match_id, ms.seat,
                  ruleset.name, ", ".join(ms.players))  # fmt: skip
-        self._schedule(m, "on_match_start", lambda: bot.on_match_start(view))
+        if _overrides(bot, "on_match_start"):
+            self._schedule(m, "on_match_start", lambda: bot.on_match_start(view))
 
-    def _on_request(
-        self, req: pb.DecisionRequest, out: asyncio.Queue[pb.BotMessage | None]
-    ) -> None:
+    def _on_request(self, req: pb.DecisionRequest, out: _Outbox) -> None:
         m = self._matches.get(req.match_id)
         if m is None:
             log.error("decision request for unknown match %s: ignored", req.match_id)
             return
-        view = view_from_pb(req.view, m.ruleset)
+        view = view_from_pb(req.view, m.ruleset, m.view)
         m.view = view
         rid = req.request_id
+        tail = m.tail
+        if self._inline and (tail is None or tail.done()) and rid not in m.answers:
+            # A quick bot and nothing of this match in flight: answer here, no task.
+            self._send_answer(m, rid, self._decide_inline(m.bot, view), out)
+            return
 
         async def answer() -> None:
             cached = m.answers.get(rid)
-            if cached is None:
-                action, kind = await asyncio.to_thread(decide, m.bot, view, log)
-                if kind != "bot":
-                    self.summary.errors += 1
-                m.answers = {rid: action}
-            else:
+            if cached is not None:
                 action = cached
+            elif self._inline:
+                action = self._decide_inline(m.bot, view)
+            else:
+                action, kind, took = await asyncio.to_thread(_timed_decide, m.bot, view)
+                self._count(kind)
+                self._fast = self._fast + 1 if took < _FAST_S else 0
+                self._inline = self._fast >= _FAST_RUN
             if self._out is not out:
+                m.answers = {rid: action}
                 return  # that stream is gone; the referee asks again on the new one
-            self.summary.decisions += 1
-            out.put_nowait(
-                pb.BotMessage(
-                    decision=pb.Decision(
-                        request_id=rid, match_id=m.match_id, action=action_to_pb(action)
-                    )
-                )
-            )
+            self._send_answer(m, rid, action, out)
 
         self._chain(m, answer())
+
+    def _decide_inline(self, bot: Bot, view: PlayerView) -> Action:
+        t0 = time.perf_counter()
+        action, kind = decide(bot, view, log)
+        if time.perf_counter() - t0 > _SLOW_S:  # back to the worker thread
+            self._inline, self._fast = False, 0
+        self._count(kind)
+        return action
+
+    def _count(self, kind: str) -> None:
+        if kind != "bot":
+            self.summary.errors += 1
+
+    def _send_answer(self, m: _Match, rid: str, action: Action, out: _Outbox) -> None:
+        m.answers = {rid: action}
+        self.summary.decisions += 1
+        out.put_nowait(
+            pb.BotMessage(
+                decision=pb.Decision(
+                    request_id=rid, match_id=m.match_id, action=action_to_pb(action)
+                )
+            )
+        )
 
     def _on_match_ended(self, me: pb.MatchEnded) -> None:
         m = self._matches.pop(me.match_id, None)
@@ -321,7 +437,8 @@ class BotRunner:
         view = view_from_pb(me.view, m.ruleset) if me.HasField("view") else m.view
         log.info("match %s ended: scores %s, places %s", me.match_id, list(result.scores),
                  list(result.places))  # fmt: skip
-        self._schedule(m, "on_match_end", lambda: m.bot.on_match_end(view, result))
+        if _overrides(m.bot, "on_match_end"):
+            self._schedule(m, "on_match_end", lambda: m.bot.on_match_end(view, result))
 
         async def count() -> None:
             self.summary.matches += 1
@@ -373,6 +490,12 @@ def _game_result(msg: pb.MatchResult) -> GameResult:
         deals=msg.deals,
         reason="forfeit" if msg.forfeits else "",
     )
+
+
+def _overrides(bot: object, hook: str) -> bool:
+    """Whether ``bot`` has its own ``hook`` (the base class's do nothing: skip them)."""
+    own = getattr(bot, "__dict__", ())
+    return getattr(type(bot), hook, None) is not getattr(Bot, hook) or hook in own
 
 
 def _factory_name(bot: BotFactory) -> str:

@@ -46,6 +46,7 @@ log = logging.getLogger("arena.referee")
 #: The closed set of incident kinds, as records name them.
 INCIDENT_KINDS = ("timeout", "illegal", "malformed", "wrong_request", "disconnect", "forfeit")
 
+
 def fallback_action(legal: tuple[Action, ...]) -> Action:
     """What the referee plays for a seat that gave no usable answer, or forfeited.
 
@@ -234,13 +235,15 @@ class MatchRunner:
         game = self.game
         self._requests += 1
         rid = f"{self._requests}"
-        view = view_to_pb(observe(game, st.seat))
+        msg = pb.ServerMessage()
+        req = msg.decision_request
+        view = view_to_pb(observe(game, st.seat), req.view)  # built in place, not copied
         budget_ms = self.config.decision_ms + st.bank_ms
         loop = self._loop
         start = loop.time()
         fut: asyncio.Future[pb.Action | _Forfeited] = loop.create_future()
         st.pending = Pending(rid, fut, view, game.deal_number, start + budget_ms / 1000)
-        self._send_request(st)
+        self._send_request(st, msg)
         try:
             async with asyncio.timeout_at(start + budget_ms / 1000):
                 answer = await fut
@@ -373,17 +376,20 @@ class MatchRunner:
         ms.resumed = resumed
         st.session.send(msg)
 
-    def _send_request(self, st: SeatState) -> None:
+    def _send_request(self, st: SeatState, msg: pb.ServerMessage | None = None) -> None:
+        """Send the pending request: in ``msg`` (its view already filled in), or, when
+        asking again after a reconnection, in a new message with a copy of the view."""
         p = st.pending
         assert p is not None
         left_ms = max(0, round((p.deadline - self._loop.time()) * 1000))
         limit = min(self.config.decision_ms, left_ms)
-        msg = pb.ServerMessage()
+        if msg is None:
+            msg = pb.ServerMessage()
+            msg.decision_request.view.CopyFrom(p.view)
         req = msg.decision_request
         req.request_id = p.request_id
         req.match_id = self.match_id
         req.deal_number = p.deal_number
-        req.view.CopyFrom(p.view)
         req.time_limit_ms = limit
         req.time_bank_ms = left_ms - limit
         st.session.send(msg)
