@@ -60,7 +60,7 @@ from engine.tables import (
     round_half_up,
 )
 
-__all__ = ["DealResult", "Game", "GameResult", "Phase", "Trick", "shuffled_deck"]
+__all__ = ["DealResult", "Game", "GameResult", "Phase", "Trick", "shuffled_deck", "trick_winner"]
 
 # Seats dealt in (first hand first) and the next seat to play, per player count and dealer.
 _ACTIVE: dict[int, tuple[tuple[int, ...], ...]] = {
@@ -132,6 +132,21 @@ def _beats(trump: int, best: int, c: int) -> bool:
 _BEATS: tuple[tuple[tuple[bool, ...], ...], ...] = tuple(
     tuple(tuple(_beats(t, b, c) for c in range(24)) for b in range(24)) for t in (0, 1, 2, 3, -1)
 )
+
+
+def trick_winner(cards: Sequence[int], trump: int | None) -> int:
+    """The position in ``cards`` (a trick in play order, non-empty, possibly unfinished) of
+    the card taking it (RULES.md §7): the highest trump, else the highest of the led suit.
+
+    >>> trick_winner([Card.HK, Card.HA, Card.S9], trump=Suit.SPADES)
+    2
+    """
+    beats = _BEATS[-1 if trump is None else trump]
+    best = 0
+    for i in range(1, len(cards)):
+        if beats[cards[best]][cards[i]]:
+            best = i
+    return best
 
 
 # _RANKS_ABOVE[card]: the rank bits (of its suit) higher than ``card``'s rank.

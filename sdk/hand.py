@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from engine.cards import DECK, Card, Rank, Suit
+from engine.game import trick_winner as _engine_trick_winner
 
 if TYPE_CHECKING:
     from engine import PlayerView, Ruleset
@@ -74,18 +75,12 @@ def bid_cap(cards: Iterable[Card], ruleset: Ruleset) -> int:
 
 def beats(card: Card, best: Card, trump: Suit | None) -> bool:
     """Whether ``card`` beats ``best``, the card winning the trick so far."""
-    if card.suit == best.suit:
-        return card.rank > best.rank
-    return trump is not None and card.suit == trump
+    return _engine_trick_winner((best, card), trump) == 1
 
 
 def trick_winner(trick: Sequence[tuple[int, Card]], trump: Suit | None) -> tuple[int, Card]:
     """The ``(seat, card)`` winning a (possibly unfinished, non-empty) trick."""
-    best = trick[0]
-    for seat, card in trick[1:]:
-        if beats(card, best[1], trump):
-            best = (seat, card)
-    return best
+    return trick[_engine_trick_winner([card for _, card in trick], trump)]
 
 
 def played_cards(view: PlayerView) -> set[Card]:

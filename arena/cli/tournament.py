@@ -12,6 +12,7 @@ import click
 from rich.console import Console
 from rich.logging import RichHandler
 
+from arena.cli.leaderboard import _screen
 from arena.leaderboard import build_leaderboard, to_rich_table, write_outputs
 from arena.storage import Storage, StorageError
 from arena.tournament.config import ConfigError, TournamentConfig, load_config
@@ -84,19 +85,15 @@ def tournament(
     """
     err_console = Console(stderr=True)
     setup_logging(verbose, err_console)
-    sets = list(overrides)
-    if concurrency is not None:
-        sets.append(f"concurrency={concurrency}")
-    if out is not None:
-        sets.append(f"out={_toml_str(str(out))}")
-    if db is not None:
-        sets.append(f"db={_toml_str(str(db))}")
-    if seed is not None:
-        sets.append(f"seed={seed}")
-    if matches_per_table is not None:
-        sets.append(f"matches_per_table={matches_per_table}")
-    if max_deals is not None:
-        sets.append(f"max_deals={max_deals}")
+    options_set = {
+        "concurrency": concurrency,
+        "out": None if out is None else _toml_str(str(out)),
+        "db": None if db is None else _toml_str(str(db)),
+        "seed": seed,
+        "matches_per_table": matches_per_table,
+        "max_deals": max_deals,
+    }
+    sets = [*overrides, *(f"{k}={v}" for k, v in options_set.items() if v is not None)]
     try:
         cfg = load_config(config_path, sets)
     except ConfigError as e:
@@ -178,9 +175,3 @@ def _show(cfg: TournamentConfig, err_console: Console) -> None:
         err_console.print(f"[red]cannot write the leaderboard files to {cfg.out}:[/] {e}")
         return
     err_console.print("leaderboard: " + ", ".join(str(p) for p in paths.values()))
-
-
-def _screen() -> Console:
-    """stdout; wide enough for the table even when piped (rich assumes 80 columns then)."""
-    c = Console()
-    return c if c.is_terminal else Console(width=max(c.width, 130))

@@ -146,9 +146,10 @@ def build_leaderboard(storage: Storage, tournament_id: str) -> Leaderboard:
     draw = float(cfg.get("draw_probability", DEFAULT_DRAW_PROBABILITY))
     bots = list(info.bots)
     ruleset = cfg.get("ruleset") or {}
-    players = int(ruleset.get("players", 3))
-
+    if not isinstance(ruleset, dict):  # a preset named by a hand-made config (the web demo)
+        ruleset = {"name": str(ruleset)}
     results = storage.match_results(tournament_id)
+    players = int(ruleset.get("players") or max((len(m.seats) for m in results), default=3))
     book, history_pts = rate_results(results, bots, draw_probability=draw)
 
     places: dict[str, list[int]] = {b: [0] * players for b in bots}

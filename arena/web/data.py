@@ -3,9 +3,8 @@
 The database is opened read-only (``file:...?mode=ro``), one connection per request, so
 ``arena web`` runs beside a tournament that is writing the same file. The queries are the
 storage's own (:class:`arena.storage.Storage` methods bound to a read-only connection);
-the statistics are the leaderboard's (:mod:`arena.leaderboard`) and the ratings are
-:mod:`arena.ratings`. What the leaderboard computes is cached per tournament until the
-next match is stored.
+the statistics and ratings are the leaderboard's (:mod:`arena.leaderboard`). What the
+leaderboard computes is cached per tournament until the next match is stored.
 """
 
 from __future__ import annotations
@@ -14,16 +13,19 @@ import contextlib
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from arena.storage import MatchResult, RatingPoint, Storage, StorageError, TournamentInfo
+from arena.storage import MatchResult, Storage, StorageError, TournamentInfo
 from arena.web import board
 
 __all__ = ["DataSource", "NotFound", "open_readonly"]
 
 JSON = dict[str, Any]
+
+#: How many of the latest matches the leaderboard page lists.
+RECENT = 25
 
 
 class NotFound(LookupError):
@@ -96,34 +98,34 @@ class DataSource:
         """Rows, rating history, head-to-head and the latest matches of a tournament."""
         with self._open() as st:
             info = self._tournament(st, tournament)
-            board = self._board(st, info)
+            doc = self._board(st, info)
             return {
                 "tournament": _tournament_json(info),
                 "tournaments": [_tournament_json(t) for t in st.tournaments()],
-                **board,
+                **doc,
             }
 
     def _board(self, st: Storage, info: TournamentInfo) -> JSON:
-        key = (info.completed, info.finished_at, _rating_count(st, info.id))
+        key = (info.completed, info.finished_at)
         with self._lock:
             hit = self._boards.get(info.id)
             if hit is not None and hit[0] == key:
                 return hit[1]
         results = st.match_results(info.id)
-        history = st.rating_history(info.id)
-        board = compute_board(st, info, results, history)
-        board["version"] = f"{info.id}:{info.completed}:{info.finished_at}:{key[2]}"
+        doc = board.compute(st, info, results)
+        doc["recent"] = [_match_json(m) for m in results[-RECENT:][::-1]]
+        doc["version"] = f"{info.id}:{info.completed}:{info.finished_at}"
         with self._lock:
-            self._boards[info.id] = (key, board)
-        return board
+            self._boards[info.id] = (key, doc)
+        return doc
 
     # -- one bot --------------------------------------------------------------------------
 
     def bot(self, name: str, tournament: str | None) -> JSON:
         with self._open() as st:
             info = self._tournament(st, tournament)
-            board = self._board(st, info)
-            row = next((r for r in board["rows"] if r["bot"] == name), None)
+            doc = self._board(st, info)
+            row = next((r for r in doc["rows"] if r["bot"] == name), None)
             if row is None and name not in info.bots:
                 raise NotFound(f"no bot {name!r} in tournament {info.id!r}")
             results = [m for m in st.match_results(info.id) if name in m.seats]
@@ -133,7 +135,7 @@ class DataSource:
                 "tournament": _tournament_json(info),
                 "bot": name,
                 "row": row,
-                "history": board["history"].get(name, []),
+                "history": doc["history"].get(name, []),
                 "matches": [_match_json(m) for m in reversed(results)],
                 "strikes": strikes,
                 "deal_scores": per_deal,
@@ -205,11 +207,6 @@ def _match_json(m: MatchResult) -> JSON:
     }
 
 
-def _rating_count(st: Storage, tid: str) -> int:
-    row = st.conn.execute("SELECT COUNT(*) FROM ratings WHERE tournament_id = ?", (tid,)).fetchone()
-    return int(row[0])
-
-
 def _deltas_of(st: Storage, tid: str, bot: str) -> list[int]:
     """Every deal delta the bot scored in the tournament (the score-per-deal distribution)."""
     rows = st.conn.execute(
@@ -225,13 +222,3 @@ def _deltas_of(st: Storage, tid: str, bot: str) -> list[int]:
         if isinstance(deltas, list) and r[1] < len(deltas):
             out.append(int(deltas[r[1]]))
     return out
-
-
-def compute_board(
-    st: Storage,
-    info: TournamentInfo,
-    results: Sequence[MatchResult],
-    history: Sequence[RatingPoint],
-) -> JSON:
-    """The leaderboard document: rows, rating history per bot, head-to-head, recent matches."""
-    return board.compute(st, info, results, history)

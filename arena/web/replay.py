@@ -25,7 +25,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from engine import DealResult, Game, ReplayError, Ruleset, observe, public_action
+from engine import DealResult, Game, ReplayError, Ruleset, observe, public_action, trick_winner
 from engine import replay as engine_replay
 from engine.actions import Action, Concede, Contract, Give, Play, ThrowIn, parse_action
 from engine.cards import Card, Suit, parse_card
@@ -224,25 +224,6 @@ def _fill_trick_seats(tricks: list[JSON], active: list[int]) -> None:
             for j, c in enumerate(t["cards"]):
                 if c["seat"] is None:
                     c["seat"] = active[(k + j) % len(active)]
-
-
-def trick_winner(trick: Sequence[JSON], trump: str | None) -> int:
-    """The seat that wins a complete trick (RULES.md §7): the highest trump, else the highest
-    card of the led suit."""
-    cards = [(t["seat"], parse_card(t["card"])) for t in trick]
-    led = cards[0][1].suit
-    best_seat, best = cards[0]
-    for seat, c in cards[1:]:
-        b_trump = trump is not None and best.suit.symbol == trump
-        c_trump = trump is not None and c.suit.symbol == trump
-        if (c_trump and (not b_trump or c.rank > best.rank)) or (
-            not c_trump
-            and not b_trump
-            and c.suit == led
-            and (best.suit != led or c.rank > best.rank)
-        ):
-            best_seat, best = seat, c
-    return int(best_seat)
 
 
 # ---------------------------------------------------------------------------------------
@@ -514,7 +495,9 @@ def _finish(before: JSON, actor: int, action: Action, result: JSON, n: int) -> J
         sizes[actor] = max(0, sizes[actor] - 1)
         v["hand_sizes"] = sizes
         trick = [*before["trick"], {"seat": actor, "card": card}]
-        winner = trick_winner(trick, before["trump"])
+        trump = next((s for s in Suit if s.symbol == before["trump"]), None)
+        won = trick_winner([parse_card(t["card"]) for t in trick], trump)
+        winner = int(trick[won]["seat"])
         tricks = [*before["tricks"], {"leader": trick[0]["seat"], "cards": trick, "winner": winner}]
         v["trick"] = []
         v["tricks"] = tricks

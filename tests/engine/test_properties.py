@@ -7,15 +7,25 @@ an example database, so a run is reproducible; sizes keep the default run well u
 
 from __future__ import annotations
 
+import itertools
 import random
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import Phase as HPhase
 from hypothesis import strategies as st
 
-from engine import PRESETS, Game, IllegalActionError, Phase, action_sort_key, observe, replay
+from engine import (
+    PRESETS,
+    Game,
+    IllegalActionError,
+    Phase,
+    action_sort_key,
+    observe,
+    replay,
+    trick_winner,
+)
 from engine.actions import Bid, Concede, Contract, Give, Pass, Play, ThrowIn
-from engine.cards import DECK, Card, Rank
+from engine.cards import DECK, Card, Rank, Suit
 
 from .conftest import oracle_legal_cards, oracle_winner, players_for, snapshot
 
@@ -103,6 +113,8 @@ def play_random_deals(rule, seed: int, rng: random.Random, deals: int, on_step=N
                 # a trick has just been completed
                 last = game.tricks[-1]
                 assert last.winner == oracle_winner(last.cards, game.trump)
+                won = trick_winner([c for _, c in last.cards], game.trump)
+                assert last.cards[won][0] == last.winner
                 assert game.to_act == last.winner
         if game.phase == Phase.CONTRACT and phase == Phase.PASSING:
             for s in game.active_seats:
@@ -265,3 +277,10 @@ def test_reshuffling_hidden_cards_never_changes_a_view(seed, rng, rule):
         first.apply(a, seat=seat)
         other.apply(a, seat=seat)
         assert observe(first, viewer) == observe(other, viewer)
+
+
+def test_trick_winner_agrees_with_the_oracle_on_every_trick() -> None:
+    for trump in (None, *Suit):
+        for cards in itertools.permutations(DECK, 3):
+            trick = list(enumerate(cards))
+            assert trick_winner(cards, trump) == oracle_winner(trick, trump)
