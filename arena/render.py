@@ -24,6 +24,7 @@ from engine import (
     Suit,
     parse_action,
     parse_card,
+    trick_winner,
 )
 
 __all__ = ["render_record", "standings_table"]
@@ -63,14 +64,6 @@ def standings_table(players: Sequence[str], result: Mapping[str, Any]) -> Table:
             str(places[seat]), _name(players, seat), str(scores[seat]), str(shortfalls[seat])
         )
     return table
-
-
-def _trick_winner(cards: Sequence[tuple[int, Card]], trump: Suit | None) -> int:
-    best_seat, best = cards[0]
-    for seat, c in cards[1:]:
-        if (c.suit == best.suit and c > best) or (c.suit != best.suit and c.suit == trump):
-            best_seat, best = seat, c
-    return best_seat
 
 
 def _render_deal(
@@ -126,7 +119,7 @@ def _render_deal(
                 marks.append(f"{players[seat]} declares the {what}")
             if len(trick) == 3:
                 ntrick += 1
-                w = _trick_winner(trick, trump)
+                w = trick[trick_winner([c for _, c in trick], trump)][0]
                 cells = Text()
                 for k, (s, c) in enumerate(trick):
                     if k:
