@@ -9,16 +9,28 @@
   cards it cannot see: 680 of them), estimates the hand each would make, and bids the
   highest amount whose expected score beats defending.
 - **Passing**: compares every pair of cards to give, not only the cheapest two.
+- **Ace marriage**: holding all four aces it wins its first trick with a ten (or any
+  non-ace), never by cashing an ace, so the 200 can be declared (the heuristic cashes its
+  aces first and loses the marriage: its contracts of 200+ on such hands fail).
+- **Concession**: weak hands take less than the heuristic's offset says (measured), so
+  under a free concession paying half the bid it concedes below a 0.36 chance of the bid.
+- **Endgame**: from 5 cards in hand, each legal card is scored on sampled deals that fit
+  everything seen (``sdk.sampling``), each solved exactly by ``bots._dds`` (declarer
+  against the defenders' coalition, making the contract first, then points); 40 ms cap.
 """
 
 from __future__ import annotations
 
+import random
+import time
 from collections.abc import Iterable, Sequence
 from itertools import combinations
 
+from bots._dds import SearchTimeout, Solver
 from bots.heuristic import HeuristicBot, estimate_take
-from engine import DECK, Action, Bid, Card, Play, PlayerView, Suit
-from sdk.hand import outstanding_cards, played_cards, trick_winner, voids
+from engine import DECK, Action, Bid, Card, Concede, Play, PlayerView, Rank, Suit
+from sdk.hand import has_ace_marriage, outstanding_cards, played_cards, voids
+from sdk.sampling import Sampler
 
 __all__ = ["CountingBot"]
 
@@ -91,18 +103,130 @@ class CountingBot(HeuristicBot):
         return limit
 
     # ------------------------------------------------------------------ play
+    #: From this many cards in hand on, each card is scored by exact search over sampled
+    #: holdings of the other seats that fit everything seen so far.
+    endgame_cards = 5
+    endgame_samples = 24
+    endgame_budget = 0.04  # seconds per decision, a hard limit
+
     def play(self, view: PlayerView) -> Action:
         choice = super().play(view)
-        if not isinstance(choice, Play) or choice.declare or len(view.legal_actions) == 1:
+        if not isinstance(choice, Play) or len(view.legal_actions) == 1:
             return choice
-        values = endgame_values(view, voids(view))
-        if not values or choice.card not in values:
+        if len(view.hand) > self.endgame_cards or view.declarer is None:
             return choice
-        sign = 1.0 if view.declarer == view.seat else -1.0
-        best = max(values, key=lambda c: (sign * values[c], -c.points, -c))
-        if sign * values[best] > sign * values[choice.card] + 1e-9:
-            return Play(best)
+        better = self.search_play(view, choice)
+        return choice if better is None else better
+
+    def lead(self, view: PlayerView, plays: Sequence[Play]) -> Play:
+        held = set(view.hand)
+        if (
+            view.ruleset.ace_marriage
+            and has_ace_marriage(held)
+            and not any(p.declare for p in plays)
+        ):
+            # The ace marriage (200) needs a trick won with a card other than an ace first:
+            # never cash the aces before; win with a ten (a sure winner behind its ace).
+            others = [s for s in view.active_seats if s != view.seat]
+            tens = [
+                p for p in plays
+                if p.card.rank == Rank.TEN and not self.ruff_risk(view, p.card.suit, others)
+            ]  # fmt: skip
+            if tens:
+                return max(tens, key=lambda p: p.card)
+            non_aces = [p for p in plays if p.card.rank != Rank.ACE]
+            if non_aces:
+                choice = super().lead(view, non_aces)
+                return choice if choice in plays else non_aces[0]
+        return super().lead(view, plays)
+
+    def search_play(self, view: PlayerView, choice: Play) -> Play | None:
+        """The legal play with the best average over sampled consistent deals, each solved
+        exactly; ``None`` when nothing could be searched. Ties keep ``choice``."""
+        declarer = view.declarer
+        assert declarer is not None
+        legal = [a for a in view.legal_actions if isinstance(a, Play)]
+        active = list(view.active_seats)
+        if len(active) != 3 or view.seat not in active:
+            return None
+        pos = {s: i for i, s in enumerate(active)}
+        decl = pos[declarer]
+        me = pos[view.seat]
+        trick = [int(c) for _, c in view.trick]
+        leader = pos[view.trick[0][0]] if view.trick else me
+        trump = -1 if view.trump is None else int(view.trump)
+        won = 0
+        won_nonace = 0
+        past = 0
+        for t in view.tricks:
+            won |= 1 << pos[t.winner]
+            if all(int(c) % 6 != 5 for s, c in t.cards if s == t.winner):
+                won_nonace |= 1 << pos[t.winner]
+            if t.winner == declarer:
+                past += sum(c.points for _, c in t.cards)
+        for s, x in view.marriages:
+            if s == declarer:
+                past += 200 if x is None else x.marriage_value
+        need = (view.contract or 0) - past
+        moves = [(int(a.card), a.declare) for a in legal]
+        rules = view.ruleset
+        try:
+            sampler = Sampler(view)
+        except ValueError:
+            return None
+        rng = random.Random(view.deal_number * 1009 + view.seat * 31 + len(view.hand))
+        deadline = time.perf_counter() + self.endgame_budget
+        totals = [0.0] * len(moves)
+        done = 0
+        sign = 1.0 if me == decl else -1.0
+        while done < self.endgame_samples and time.perf_counter() < deadline:
+            deal = sampler.sample(rng)
+            hands = [deal.hand_masks[s] for s in active]
+            solver = Solver(
+                hands, decl, leader, trick, trump, won,
+                marriage_needs_trick=rules.marriage_needs_trick,
+                must_beat=rules.must_beat, ace_marriage=rules.ace_marriage,
+                won_nonace=won_nonace, deadline=deadline,
+            )  # fmt: skip
+            try:
+                values = solver.root_values(moves)
+            except SearchTimeout:
+                break
+            for i, v in enumerate(values):
+                u = float(v) + (1000.0 if need > 0 and v >= need else 0.0)
+                totals[i] += sign * u
+            done += 1
+        if not done:
+            return None
+        mine = next(i for i, a in enumerate(legal) if a == choice)
+        best = max(range(len(moves)), key=lambda i: (totals[i], -legal[i].card.points))
+        if totals[best] > totals[mine] + 1e-6 * done:
+            return legal[best]
         return choice
+
+    # ------------------------------------------------------------------ contract
+    #: Measured for this bot as declarer (classic, against two heuristics): weak hands
+    #: take only a few points more than :func:`estimate_take` says, not ``take_offset``.
+    weak_offset = 5.0
+    weak_sigma = 30.0
+    #: Break-even chance of making the bid against a free concession that pays the
+    #: defenders half the bid each.
+    concede_free_at = 0.36
+
+    def contract(self, view: PlayerView) -> Action:
+        concede = next((a for a in view.legal_actions if isinstance(a, Concede)), None)
+        rules = view.ruleset
+        if (
+            concede is not None
+            and rules.concede == "free"
+            and rules.concede_pays == "half"
+            and not self._on_barrel(view)
+            and view.bid is not None
+        ):
+            pred = self.contract_estimate(view) + self.weak_offset
+            if self.p_make(pred, view.bid, self.weak_sigma) < self.concede_free_at:
+                return concede
+        return super().contract(view)
 
     # ------------------------------------------------------------------ passing
     def choose_gives(self, view: PlayerView) -> list[Card]:
@@ -120,112 +244,3 @@ class CountingBot(HeuristicBot):
                 best = (value, pair)
         assert best is not None
         return list(best[1])
-
-
-# ---------------------------------------------------------------------- endgame
-
-_ENDGAME_CARDS = 3  # solve exactly from this many cards in hand
-
-
-def _legal(hand: Sequence[Card], trick: Sequence[tuple[int, Card]], trump: Suit | None,
-           must_beat: bool) -> list[Card]:  # fmt: skip
-    if not trick:
-        return list(hand)
-    led = trick[0][1].suit
-    same = [c for c in hand if c.suit == led]
-    forced = same or ([c for c in hand if c.suit == trump] if trump is not None else [])
-    if not forced:
-        return list(hand)
-    if must_beat:
-        best = trick_winner(trick, trump)[1]
-        beat = [c for c in forced if c.suit == best.suit and c.rank > best.rank]
-        if beat:
-            return beat
-    return forced
-
-
-class _Endgame:
-    """Exact play of the last tricks for one distribution of the unseen cards.
-
-    The value is the card points the declarer still takes; the declarer maximizes it and
-    the defenders, as a coalition, minimize it. Marriages are not declared any more.
-    """
-
-    def __init__(self, order: Sequence[int], declarer: int, trump: Suit | None,
-                 must_beat: bool) -> None:  # fmt: skip
-        self.order = list(order)
-        self.declarer = declarer
-        self.trump = trump
-        self.must_beat = must_beat
-
-    def next_seat(self, seat: int) -> int:
-        return self.order[(self.order.index(seat) + 1) % len(self.order)]
-
-    def value(self, hands: dict[int, tuple[Card, ...]], trick: tuple[tuple[int, Card], ...],
-              to_act: int) -> int:  # fmt: skip
-        if len(trick) == len(self.order):
-            winner = trick_winner(trick, self.trump)[0]
-            pts = sum(c.points for _, c in trick)
-            gained = pts if winner == self.declarer else 0
-            if not hands[winner]:
-                return gained
-            return gained + self.value(hands, (), winner)
-        hand = hands[to_act]
-        if not hand:
-            return 0
-        maximize = to_act == self.declarer
-        best: int | None = None
-        nxt = self.next_seat(to_act)
-        for c in _legal(hand, trick, self.trump, self.must_beat):
-            rest = dict(hands)
-            rest[to_act] = tuple(x for x in hand if x != c)
-            v = self.value(rest, (*trick, (to_act, c)), nxt)
-            if best is None or (v > best if maximize else v < best):
-                best = v
-        return best or 0
-
-
-def endgame_values(view: PlayerView, voids_of: dict[int, set[Suit]]) -> dict[Card, float] | None:
-    """Average declarer take of each legal card over every distribution of the unseen
-    cards (consistent with hand sizes, shown voids and cards passed), or ``None`` when
-    the hand is too large or the view incomplete."""
-    if view.declarer is None or len(view.hand) > _ENDGAME_CARDS or len(view.active_seats) != 3:
-        return None
-    order = list(view.active_seats)
-    me = view.seat
-    in_trick = {s for s, _ in view.trick}
-    others = [s for s in order if s != me]
-    need = {s: len(view.hand) - (1 if s in in_trick else 0) for s in others}
-    pool = sorted(outstanding_cards(view))
-    if len(pool) != sum(need.values()):
-        return None
-    # Cards the declarer passed: known to be with their receiver until played.
-    fixed: dict[Card, int] = {}
-    if view.declarer == me:
-        for to, card in view.gives:
-            if card is not None and card in pool:
-                fixed[card] = to
-    a, b = others
-    solver = _Endgame(order, view.declarer, view.trump, view.ruleset.must_beat)
-    legal = [p.card for p in view.legal_actions if isinstance(p, Play) and not p.declare]
-    totals = dict.fromkeys(legal, 0.0)
-    count = 0
-    for combo in combinations(pool, need[a]):
-        ha = set(combo)
-        hb = [c for c in pool if c not in ha]
-        if any((to == a) != (c in ha) for c, to in fixed.items()):
-            continue
-        if any(c.suit in voids_of.get(a, ()) for c in ha):
-            continue
-        if any(c.suit in voids_of.get(b, ()) for c in hb):
-            continue
-        hands = {me: tuple(view.hand), a: tuple(sorted(ha)), b: tuple(hb)}
-        nxt = solver.next_seat(me)
-        for card in legal:
-            rest = dict(hands)
-            rest[me] = tuple(x for x in view.hand if x != card)
-            totals[card] += solver.value(rest, (*view.trick, (me, card)), nxt)
-        count += 1
-    if not count:
-        return None
-    return {c: v / count for c, v in totals.items()}

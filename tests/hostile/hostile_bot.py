@@ -305,15 +305,24 @@ class Bot:
         self.attacked = True
 
     async def _one(self, channel: grpc.aio.Channel, token: str, hello: bytes) -> str:
-        try:
-            await asyncio.wait_for(self.raw_stream(channel, token, [hello]), 15)
-            return "OK"
-        except grpc.aio.AioRpcError as e:
-            if e.code() not in (grpc.StatusCode.ALREADY_EXISTS, grpc.StatusCode.UNAUTHENTICATED):
-                emit("odd-status", what="many-streams", code=e.code().name, details=e.details())
-            return e.code().name
-        except TimeoutError:
-            return "NO-ANSWER"
+        for attempt in range(4):
+            try:
+                await asyncio.wait_for(self.raw_stream(channel, token, [hello]), 15)
+                return "OK"
+            except grpc.aio.AioRpcError as e:
+                # INTERNAL: the client's own write raced the referee's refusal (gRPC core,
+                # see docs/protocol.md); a real client retries, and so does this one.
+                if e.code() is grpc.StatusCode.INTERNAL and attempt < 3:
+                    await asyncio.sleep(0.1 * (attempt + 1))
+                    continue
+                if e.code() not in (grpc.StatusCode.ALREADY_EXISTS,
+                                    grpc.StatusCode.UNAUTHENTICATED):  # fmt: skip
+                    emit("odd-status", what="many-streams", code=e.code().name,
+                         details=e.details())  # fmt: skip
+                return e.code().name
+            except TimeoutError:
+                return "NO-ANSWER"
+        return "NO-ANSWER"
 
 
 def main() -> None:
