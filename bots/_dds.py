@@ -109,7 +109,7 @@ class Solver:
         self.must_beat = must_beat
         self.deadline = deadline
         self.nodes = 0
-        self._tt: dict[tuple[int, int, int, int, int, int], tuple[int, int]] = {}
+        self._tt: dict[tuple[int, int, int, int, int, int], tuple[int, int, int]] = {}
 
     # ------------------------------------------------------------------ public
 
@@ -326,8 +326,9 @@ class Solver:
         tt = self._tt
         entry = tt.get(key)
         lo = 0
+        first = -1
         if entry is not None:
-            lo, hi2 = entry
+            lo, hi2, first = entry
             if lo >= beta:
                 return lo
             if hi2 <= alpha:
@@ -348,7 +349,13 @@ class Solver:
         best0 = -_INF if max0 else _INF
         can_marry = not self.needs_trick or bool(won >> leader & 1)
         ace_now = aces and h0 & _ACES == _ACES and bool(won >> (3 + leader) & 1)
-        for c0 in self._order_lead(h0, trump, won, leader):
+        order0 = self._order_lead(h0, trump, won, leader)
+        if first > 0 and order0[0] != first:
+            # The best lead of an earlier search of this position (another window) first.
+            order0.remove(first)
+            order0.insert(0, first)
+        best_c = order0[0]
+        for c0 in order0:
             t = trump
             extra = 0
             if can_marry and c0 % 6 in (2, 3) and h0 & _KQ[c0 // 6] == _KQ[c0 // 6]:
@@ -436,10 +443,12 @@ class Solver:
             if max0:
                 if v > best0:
                     best0 = v
+                    best_c = c0
                     if v > alpha:
                         alpha = v
             elif v < best0:
                 best0 = v
+                best_c = c0
                 if v < beta:
                     beta = v
             if alpha >= beta:
@@ -448,11 +457,11 @@ class Solver:
         v = best0
         # Fail-soft bounds: v <= a0 is an upper bound, v >= b0 a lower bound.
         if v <= a0:
-            tt[key] = (lo, v if v < hi else hi)
+            tt[key] = (lo, v if v < hi else hi, best_c)
         elif v >= b0:
-            tt[key] = (v if v > lo else lo, hi)
+            tt[key] = (v if v > lo else lo, hi, best_c)
         else:
-            tt[key] = (v, v)
+            tt[key] = (v, v, best_c)
         return v
 
     def can_declare_in(self, card: int, hand: int, p: int, won: int) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import time
 
 import pytest
@@ -55,3 +56,48 @@ def test_keep_value_prefers_marriages_and_aces() -> None:
     hand = (1 << 20) | (1 << 21) | (1 << 23) | (1 << 0) | (1 << 6)  # Q♥ K♥ A♥ 9♠ 9♣
     assert keep_value(20, hand) > keep_value(0, hand)
     assert keep_value(23, hand) > keep_value(6, hand)
+
+
+def test_contract_interval_gallops_then_bisects() -> None:
+    from bots._dds import Solver
+    from bots.pimc import _Interval
+
+    st = _Interval(Solver([1, 2, 4], 0, 0), -1, 10, 3)
+    st.update(True, 10)  # made level 3: gallop up
+    assert (st.lo, st.hi, st.next) == (3, 10, 4)
+    st.update(True, 10)
+    assert st.next == 6
+    st.update(False, 10)  # failed level 6: bisect between 4 and 6
+    assert (st.lo, st.hi, st.next) == (4, 6, 5)
+    prior = [1.0 - i / 10 for i in range(10)]
+    assert st.made(4, prior) == 1.0 and st.made(6, prior) == 0.0
+    assert 0.0 < st.made(5, prior) < 1.0
+
+
+def test_bids_above_120_constrain_the_samples() -> None:
+    # A raise above 120 proves a marriage: every accepted sample gives the bidder one.
+    from bots.pimc import _KQ, _bid_accept
+    from engine import Bid
+    from sdk.sampling import Sampler
+
+    for seed in range(40):
+        g = Game.new("classic", seed, ["a", "b", "c"])
+        seat = g.to_act
+        assert seat is not None
+        if Bid(125) not in g.legal_actions():
+            continue
+        g.apply(Bid(125), seat=seat)
+        if g.to_act is None or g.declarer is not None:
+            continue
+        view = observe(g, g.to_act)
+        if view.phase is not Phase.BIDDING:
+            continue
+        accept = _bid_accept(view)
+        assert accept is not None
+        sampler = Sampler(view, accept=accept, max_tries=200)
+        rng = random.Random(0)
+        for _ in range(20):
+            mask = sampler.sample(rng).hand_masks[seat]
+            assert any(mask & kq == kq for kq in _KQ) or mask & 0x820820 == 0x820820
+        return
+    pytest.skip("no deal with a legal 125 opening found")

@@ -39,8 +39,8 @@ def _random_position(
             led = int(g.trick[0][1]) // 6
             trump = -1 if g.trump is None else int(g.trump)
             best = int(g.trick[0][1])
-            for _, c in g.trick[1:]:
-                c = int(c)
+            for _, card_ in g.trick[1:]:
+                c = int(card_)
                 if (c // 6 == best // 6 and c > best) or (c // 6 == trump and best // 6 != trump):
                     best = c
             follows.append((seat, int(action.card), led, trump, best))
@@ -80,14 +80,14 @@ def _check(g: Game, follows: list[tuple[int, int, int, int, int]], rng: random.R
                 if card is not None and card not in view.hand and int(card) not in played:
                     assert card in deal.hands[to]
             # Voids and must_beat limits revealed by play.
-            for s, c, led, trump, best in follows:
+            for s, fc, led, trump, best in follows:
                 hand = {int(x) for x in deal.hands[s]}
-                if c // 6 != led:
+                if fc // 6 != led:
                     assert not any(x // 6 == led for x in hand)
-                    if trump >= 0 and c // 6 != trump:
+                    if trump >= 0 and fc // 6 != trump:
                         assert not any(x // 6 == trump for x in hand)
-                if must_beat and c // 6 == best // 6 and c < best and c // 6 in (led, trump):
-                    assert not any(x // 6 == c // 6 and x > best for x in hand)
+                if must_beat and fc // 6 == best // 6 and fc < best and fc // 6 in (led, trump):
+                    assert not any(x // 6 == fc // 6 and x > best for x in hand)
             # A marriage's partner card not played since is still in its declarer's hand.
             for s, suit in view.marriages:
                 partners = [5, 11, 17, 23] if suit is None else [6 * suit + 2, 6 * suit + 3]
