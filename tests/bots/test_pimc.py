@@ -8,7 +8,7 @@ import time
 import pytest
 
 from bots.pimc import PimcBot, keep_value
-from engine import PRESETS, Game, Phase, observe
+from engine import PRESETS, Game, Phase, Play, observe
 
 _BUDGET = 0.03
 # The contract decision may take 3x the budget; allow scheduling noise on a busy machine.
@@ -101,3 +101,33 @@ def test_bids_above_120_constrain_the_samples() -> None:
             assert any(mask & kq == kq for kq in _KQ) or mask & 0x820820 == 0x820820
         return
     pytest.skip("no deal with a legal 125 opening found")
+
+
+def test_ace_marriage_first_trick_is_won_with_a_non_ace() -> None:
+    # The declarer holds all four aces: cashing one first would lose the 200 (the ace
+    # marriage needs a trick won with a non-ace); pimc leads a ten behind its ace.
+    from engine import Action, Contract, Give, Pass
+    from engine.cards import parse_cards
+
+    dealer = Game.new("classic", 7, ["a", "b", "c"]).dealer
+    first = (dealer + 1) % 3
+    hands = {
+        first: parse_cards("A♠ A♣ A♦ A♥ 10♠ 9♦ J♦"),
+        (dealer + 2) % 3: parse_cards("9♠ J♠ Q♠ K♠ 9♣ J♣ Q♣"),
+        dealer: parse_cards("9♥ J♥ Q♥ K♥ 10♥ K♣ 10♣"),
+    }
+    deal = ([hands[s] for s in range(3)], parse_cards("Q♦ K♦ 10♦"))
+    g = Game.new("classic", 7, ["a", "b", "c"], deals={0: deal})
+    while g.phase is not Phase.PLAYING:
+        seat = g.to_act
+        assert seat is not None
+        legal = observe(g, seat).legal_actions
+        pick: list[Action] = [a for a in legal if isinstance(a, Pass)] if seat != first else []
+        pick = pick or [a for a in legal if isinstance(a, Give) and a.card in parse_cards("9♦ J♦")]
+        pick = pick or [a for a in legal if isinstance(a, Contract)] or list(legal)
+        g.apply(pick[0], seat=seat)
+    assert g.to_act == first
+    view = observe(g, first)
+    action = PimcBot(budget=_BUDGET, seed=0).act(view)
+    assert action in view.legal_actions
+    assert isinstance(action, Play) and action.card in parse_cards("10♠ 10♦")
