@@ -33,6 +33,8 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
+from engine.cards import bit_indices as _bits
+
 __all__ = ["MARRIAGE_VALUE", "POINTS", "SearchTimeout", "Solver", "brute_force"]
 
 POINTS: tuple[int, ...] = tuple((0, 2, 3, 4, 10, 11)[c % 6] for c in range(24))
@@ -53,15 +55,6 @@ _POINTS_KEY = POINTS.__getitem__
 
 class SearchTimeout(Exception):
     """The search passed its deadline; the caller drops this sample."""
-
-
-def _bits(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
 
 
 def _beats(card: int, best: int, trump: int) -> bool:

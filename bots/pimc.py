@@ -43,6 +43,8 @@ from bots.counting import CountingBot
 from bots.heuristic import HeuristicBot, estimate_take
 from engine import Action, Bid, Concede, Contract, Give, Pass, Phase, Play, PlayerView, ThrowIn
 from engine.cards import Card
+from engine.cards import bit_indices as _bits
+from engine.cards import mask_of as _mask
 from sdk.bot import Bot
 from sdk.sampling import SampledDeal, Sampler
 
@@ -54,22 +56,6 @@ _OPTIMISM = 0.97
 # In the auction the talon is unknown as well: a larger discount.
 _BID_OPTIMISM = 0.9
 _ACES = (1 << 5) | (1 << 11) | (1 << 17) | (1 << 23)
-
-
-def _bits(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
-
-
-def _mask(cards: Sequence[int]) -> int:
-    m = 0
-    for c in cards:
-        m |= 1 << int(c)
-    return m
 
 
 def keep_value(card: int, hand: int) -> float:

@@ -22,6 +22,7 @@ __all__ = [
     "CardParseError",
     "Rank",
     "Suit",
+    "bit_indices",
     "card_points",
     "cards_from_mask",
     "format_cards",
@@ -187,7 +188,7 @@ def card_points(cards: Iterable[Card]) -> int:
     return sum(_POINTS[c] for c in cards)
 
 
-def mask_of(cards: Iterable[Card]) -> int:
+def mask_of(cards: Iterable[int]) -> int:
     """The bitmask of a set of cards (bit ``c`` set for card ``c``)."""
     m = 0
     for c in cards:
@@ -198,3 +199,19 @@ def mask_of(cards: Iterable[Card]) -> int:
 def cards_from_mask(mask: int) -> tuple[Card, ...]:
     """The cards of a bitmask, in ascending order."""
     return tuple(Card(i) for i in range(24) if mask >> i & 1)
+
+
+def bit_indices(mask: int) -> list[int]:
+    """The indices of the set bits of ``mask``, ascending (card values of a hand mask).
+
+    Walks only the set bits, which is what search code over hand masks wants.
+
+    >>> bit_indices(Card.SA.bit | Card.HK.bit)
+    [5, 21]
+    """
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out

@@ -38,10 +38,12 @@ import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from math import comb
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from engine import Phase, PlayerView
 from engine.cards import Card
+from engine.cards import bit_indices as _bits
+from engine.cards import mask_of as _mask
 
 __all__ = [
     "TALON",
@@ -90,22 +92,6 @@ class Constraints:
     excluded: dict[int, int]
     unknown: int
     cases: list[tuple[int, dict[int, int]]] = field(default_factory=list)
-
-
-def _bits(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
-
-
-def _mask(cards: Iterable[Any]) -> int:
-    m = 0
-    for c in cards:
-        m |= 1 << int(c)
-    return m
 
 
 def _gives_of(view: PlayerView) -> list[tuple[int, int | None]]:
