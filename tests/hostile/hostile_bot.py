@@ -246,13 +246,21 @@ class Bot:
 
     # ------------------------------------------------------------------ stream attacks
     async def expect_status(self, what: str, coro: Any) -> None:
-        try:
-            await asyncio.wait_for(coro, 10)
-            emit("attack", what=what, code="OK")
-        except grpc.aio.AioRpcError as e:
-            emit("attack", what=what, code=e.code().name, details=e.details())
-        except TimeoutError:
-            emit("attack", what=what, code="NO-ANSWER")
+        """Emit the status an attack ends with. ``coro`` may be a factory of coroutines:
+        then an INTERNAL (the client's write racing the referee's refusal in gRPC core, see
+        docs/protocol.md) is retried, as a real client would."""
+        for attempt in range(4):
+            try:
+                await asyncio.wait_for(coro() if callable(coro) else coro, 10)
+                emit("attack", what=what, code="OK")
+            except grpc.aio.AioRpcError as e:
+                if e.code() is grpc.StatusCode.INTERNAL and callable(coro) and attempt < 3:
+                    await asyncio.sleep(0.1 * (attempt + 1))
+                    continue
+                emit("attack", what=what, code=e.code().name, details=e.details())
+            except TimeoutError:
+                emit("attack", what=what, code="NO-ANSWER")
+            return
 
     async def raw_stream(self, channel: grpc.aio.Channel, token: str | None,
                          payloads: list[bytes]) -> None:  # fmt: skip
@@ -270,16 +278,21 @@ class Bot:
         await self.expect_status("oversized", self.raw_stream(
             channel, tok, [_big_hello()]))  # fmt: skip
         hello = pb.BotMessage(hello=pb.Hello(bot_name="h", protocol_version=1)).SerializeToString()
-        await self.expect_status("missing-token", self.raw_stream(channel, None, [hello]))
-        await self.expect_status("wrong-token", self.raw_stream(channel, "not-a-token", [hello]))
-        await self.expect_status("no-hello", self.raw_stream(
-            channel, tok, [_decision_first()]))  # fmt: skip
+        await self.expect_status(
+            "missing-token", lambda: self.raw_stream(channel, None, [hello])
+        )
+        await self.expect_status(
+            "wrong-token", lambda: self.raw_stream(channel, "not-a-token", [hello])
+        )
+        await self.expect_status(
+            "no-hello", lambda: self.raw_stream(channel, tok, [_decision_first()])
+        )
 
     async def in_session_attacks(self, channel: grpc.aio.Channel,
                                  out: asyncio.Queue[pb.BotMessage]) -> None:  # fmt: skip
         tok = self.a.token
         hello = pb.BotMessage(hello=pb.Hello(bot_name="h", protocol_version=1)).SerializeToString()
-        await self.expect_status("token-twice", self.raw_stream(channel, tok, [hello]))
+        await self.expect_status("token-twice", lambda: self.raw_stream(channel, tok, [hello]))
         # hundreds of streams at once: half with the valid token, half with wrong ones
         n = self.a.streams
         t0 = time.monotonic()
