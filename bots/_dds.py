@@ -32,10 +32,20 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from engine.cards import bit_indices as _bits
 
-__all__ = ["MARRIAGE_VALUE", "POINTS", "SearchTimeout", "Solver", "brute_force"]
+__all__ = [
+    "MARRIAGE_VALUE",
+    "POINTS",
+    "PlayPosition",
+    "SearchTimeout",
+    "Solver",
+    "brute_force",
+    "position_from_view",
+]
 
 POINTS: tuple[int, ...] = tuple((0, 2, 3, 4, 10, 11)[c % 6] for c in range(24))
 MARRIAGE_VALUE: tuple[int, ...] = (40, 60, 80, 100)
@@ -569,3 +579,48 @@ def brute_force(
         return max(vals) if p == declarer else min(vals)
 
     return rec(list(trick), trump, s.won)
+
+
+@dataclass(frozen=True, slots=True)
+class PlayPosition:
+    """What the solver needs from a play-phase view, in solver seats (0..2 = the active
+    seats in table order): the searching bots build it once per decision."""
+
+    active: tuple[int, ...]  # table seat of each solver seat
+    declarer: int
+    me: int
+    leader: int  # of the trick in progress (``me`` when about to lead)
+    trick: tuple[int, ...]  # cards of the trick in progress, in play order
+    trump: int  # -1 while no trump is set
+    won: int  # bit per solver seat that has won a trick this deal
+    won_nonace: int  # bit per solver seat that has won a trick with a non-ace
+    need: int  # points the declarer still lacks for the contract
+
+
+def position_from_view(view: Any) -> PlayPosition:
+    """The solver position of a 3-active-seat play-phase ``PlayerView``."""
+    active = tuple(view.active_seats)
+    pos = {s: i for i, s in enumerate(active)}
+    declarer = view.declarer
+    me = pos[view.seat]
+    won = won_nonace = past = 0
+    for t in view.tricks:
+        won |= 1 << pos[t.winner]
+        if all(int(c) % 6 != 5 for s, c in t.cards if s == t.winner):
+            won_nonace |= 1 << pos[t.winner]
+        if t.winner == declarer:
+            past += sum(POINTS[int(c)] for _, c in t.cards)
+    for s, suit in view.marriages:
+        if s == declarer:
+            past += 200 if suit is None else MARRIAGE_VALUE[int(suit)]
+    return PlayPosition(
+        active=active,
+        declarer=pos[declarer],
+        me=me,
+        leader=pos[view.trick[0][0]] if view.trick else me,
+        trick=tuple(int(c) for _, c in view.trick),
+        trump=-1 if view.trump is None else int(view.trump),
+        won=won,
+        won_nonace=won_nonace,
+        need=(view.contract or 0) - past,
+    )

@@ -26,7 +26,7 @@ import time
 from collections.abc import Iterable, Sequence
 from itertools import combinations
 
-from bots._dds import SearchTimeout, Solver
+from bots._dds import SearchTimeout, Solver, position_from_view
 from bots.heuristic import HeuristicBot, estimate_take
 from engine import DECK, Action, Bid, Card, Concede, Play, PlayerView, Rank, Suit
 from sdk.hand import has_ace_marriage, outstanding_cards, played_cards, voids
@@ -149,25 +149,9 @@ class CountingBot(HeuristicBot):
         active = list(view.active_seats)
         if len(active) != 3 or view.seat not in active:
             return None
-        pos = {s: i for i, s in enumerate(active)}
-        decl = pos[declarer]
-        me = pos[view.seat]
-        trick = [int(c) for _, c in view.trick]
-        leader = pos[view.trick[0][0]] if view.trick else me
-        trump = -1 if view.trump is None else int(view.trump)
-        won = 0
-        won_nonace = 0
-        past = 0
-        for t in view.tricks:
-            won |= 1 << pos[t.winner]
-            if all(int(c) % 6 != 5 for s, c in t.cards if s == t.winner):
-                won_nonace |= 1 << pos[t.winner]
-            if t.winner == declarer:
-                past += sum(c.points for _, c in t.cards)
-        for s, x in view.marriages:
-            if s == declarer:
-                past += 200 if x is None else x.marriage_value
-        need = (view.contract or 0) - past
+        p = position_from_view(view)
+        decl, me, leader, trick, trump = p.declarer, p.me, p.leader, list(p.trick), p.trump
+        won, won_nonace, need = p.won, p.won_nonace, p.need
         moves = [(int(a.card), a.declare) for a in legal]
         rules = view.ruleset
         try:

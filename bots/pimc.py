@@ -38,7 +38,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from bots._dds import MARRIAGE_VALUE, POINTS, SearchTimeout, Solver
+from bots._dds import MARRIAGE_VALUE, POINTS, SearchTimeout, Solver, position_from_view
 from bots.counting import CountingBot
 from bots.heuristic import HeuristicBot, estimate_take
 from engine import Action, Bid, Concede, Contract, Give, Pass, Phase, Play, PlayerView, ThrowIn
@@ -194,7 +194,6 @@ class PimcBot(Bot):
     def _play(self, view: PlayerView, deadline: float) -> Action:
         legal = [a for a in view.legal_actions if isinstance(a, Play)]
         active = list(view.active_seats)
-        pos = {s: i for i, s in enumerate(active)}
         declarer = view.declarer
         assert declarer is not None
         if (
@@ -206,25 +205,9 @@ class PimcBot(Bot):
             # Four aces and no trick won yet: the ace marriage (200) needs a first trick won
             # with a non-ace; counting's lead does that (a ten behind its ace, never an ace).
             return self._counting.play(view)
-        decl = pos[declarer]
-        me = pos[view.seat]
-        trick = [int(c) for _, c in view.trick]
-        leader = pos[view.trick[0][0]] if view.trick else me
-        trump = -1 if view.trump is None else int(view.trump)
-        won = 0
-        won_nonace = 0
-        past = 0
-        for t in view.tricks:
-            won |= 1 << pos[t.winner]
-            if all(int(c) % 6 != 5 for s, c in t.cards if s == t.winner):
-                won_nonace |= 1 << pos[t.winner]
-            if t.winner == declarer:
-                past += sum(POINTS[int(c)] for _, c in t.cards)
-        for s, x in view.marriages:
-            if s == declarer:
-                past += 200 if x is None else MARRIAGE_VALUE[int(x)]
-        contract = view.contract or 0
-        need = contract - past
+        p = position_from_view(view)
+        decl, me, leader, trick, trump = p.declarer, p.me, p.leader, list(p.trick), p.trump
+        won, won_nonace, need = p.won, p.won_nonace, p.need
         moves = [(int(a.card), a.declare) for a in legal]
         n_cards = len(view.hand)
         rules = view.ruleset
