@@ -150,13 +150,18 @@ class RawBot:
             if a.mode == "dup":
                 first = await call.read()
                 self.record(first)
-                second = stub.Play(metadata=self.metadata())
-                try:  # the referee may refuse the call before the write goes out
-                    await second.write(self.hello())
-                    await second.read()
-                except (grpc.aio.AioRpcError, asyncio.InvalidStateError):
-                    pass
-                code = await second.code()
+                for attempt in range(4):
+                    second = stub.Play(metadata=self.metadata())
+                    try:  # the referee may refuse the call before the write goes out
+                        await second.write(self.hello())
+                        await second.read()
+                    except (grpc.aio.AioRpcError, asyncio.InvalidStateError):
+                        pass
+                    code = await second.code()
+                    # INTERNAL: our write raced the refusal in gRPC core (docs/protocol.md)
+                    if code is not grpc.StatusCode.INTERNAL or attempt == 3:
+                        break
+                    await asyncio.sleep(0.2)
                 call.cancel()
                 if code != grpc.StatusCode.OK:
                     self.status = code.name
