@@ -16,6 +16,7 @@ from importlib import metadata
 from typing import Any
 
 import grpc
+from google.protobuf.message import DecodeError
 
 from arena.protocol import PROTOCOL_VERSION
 from arena.referee.config import RefereeConfig
@@ -35,6 +36,18 @@ except metadata.PackageNotFoundError:  # pragma: no cover - running from a bare 
 
 #: How long a new stream may take to say Hello.
 HELLO_TIMEOUT_S = 10.0
+
+
+async def _read(context: Any) -> Any:
+    """The stream's next message, or EOF; bytes that do not parse end the stream with
+    INVALID_ARGUMENT naming the cause (gRPC itself would log a traceback and say UNKNOWN)."""
+    try:
+        return await context.read()
+    except DecodeError as e:
+        await context.abort(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            f"could not parse the message as arena.v1.BotMessage: {e}",
+        )
 
 
 class _FloodMeter:
@@ -206,7 +219,7 @@ class Referee:
         attached = False
         try:
             try:
-                first = await asyncio.wait_for(context.read(), HELLO_TIMEOUT_S)
+                first = await asyncio.wait_for(_read(context), HELLO_TIMEOUT_S)
             except TimeoutError:
                 first = None
             if (
@@ -244,7 +257,7 @@ class Referee:
             self._notify()
             flood = _FloodMeter(self.config.flood_limit, self.config.flood_window_s)
             while True:
-                msg = await context.read()
+                msg = await _read(context)
                 if msg is grpc.aio.EOF:
                     break
                 if not self.on_message(session, msg) and flood.over(asyncio.get_running_loop()):

@@ -37,14 +37,15 @@ def bot_entry(mode: str, *extra: str) -> dict[str, Any]:
 
 def make_config(tmp: Path, hostile: dict[str, dict[str, Any]], *, tid: str = "hostile",
                 decision_ms: int = 300, max_deals: int = 1, concurrency: int = 8,
-                grace_s: float = 5.0, seed: int = 11) -> TournamentConfig:  # fmt: skip
+                grace_s: float = 5.0, seed: int = 11,
+                time_bank_ms: int = 1000) -> TournamentConfig:  # fmt: skip
     bots: dict[str, Any] = {h: bot_entry("honest") for h in HONEST}
     bots.update(hostile)
     data = {
         "id": tid, "name": "hostile", "ruleset": "classic", "max_deals": max_deals,
         "seed": seed, "concurrency": concurrency, "db": str(tmp / f"{tid}.sqlite"),
         "out": str(tmp / f"out-{tid}"), "bot_wait_s": 60,
-        "deadlines": {"decision_ms": decision_ms, "time_bank_ms": 1000},
+        "deadlines": {"decision_ms": decision_ms, "time_bank_ms": time_bank_ms},
         "referee": {"max_strikes": 3, "reconnect_grace_s": grace_s},
         "bots": bots,
     }  # fmt: skip

@@ -225,6 +225,15 @@ class Bot:
         self.last_rid[mid] = rid
         if kind == "silent":
             return
+        if self.attacks is not None and not self.attacks.done():
+            # Hold the seat's answer until the in-session attacks are over, within the
+            # request's budget: otherwise a short tournament can end (and stop this bot)
+            # before its 300-stream burst does.
+            budget = (req.time_limit_ms + req.time_bank_ms) / 1000 - 0.5
+            try:
+                await asyncio.wait_for(asyncio.shield(self.attacks), max(budget, 0.0))
+            except TimeoutError:
+                pass
         if kind == "late":
             await asyncio.sleep((req.time_limit_ms + req.time_bank_ms + 40) / 1000)
         if kind in ("illegal-card", "not-held", "off-step", "malformed"):

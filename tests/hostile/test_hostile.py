@@ -117,11 +117,13 @@ def test_stream_attacks_in_a_tournament(tmp_path: Path, baseline: Run) -> None:
     """Garbage and oversized messages, missing/wrong token, no Hello, the token used twice
     at once, 300 streams opened at once, a flood of 5000 decisions, a disconnect mid-trick
     and a reconnect — from a bot that also plays its seats."""
-    r = run(make_config(tmp_path, {"x": bot_entry("streams")}))
+    # x holds its answers while its attacks run (up to its time bank), so the tournament
+    # cannot end before they do
+    r = run(make_config(tmp_path, {"x": bot_entry("streams")}, time_bank_ms=60_000))
     check_common(r, {"x"})
     ev = r.log_events("x")
     attacks = {e["what"]: e for e in ev if e["event"] == "attack"}
-    assert attacks["garbage"]["code"] in ("UNKNOWN", "INVALID_ARGUMENT", "INTERNAL")
+    assert attacks["garbage"]["code"] == "INVALID_ARGUMENT"
     assert "pars" in attacks["garbage"]["details"].lower()  # says it could not parse
     assert attacks["oversized"]["code"] == "RESOURCE_EXHAUSTED"
     assert attacks["missing-token"]["code"] == "UNAUTHENTICATED"
