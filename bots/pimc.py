@@ -9,7 +9,9 @@ finish in time is dropped; with no finished sample the bot falls back to the heu
   zero-window search "does the declarer still reach his contract?" — a full-window search
   costs ~30× more with 8 cards in hand — plus, as a tie-break, the fail-soft bound that
   search returns (the declarer wants more points, the defenders fewer). Once the contract is
-  settled either way, or with few cards left, the search is exact on points.
+  settled either way, or with few cards left (``exact_cards``), the search is exact on points.
+  Above ``exact_cards`` only a few deals get solved in the budget (a test from 8 cards costs
+  tens of ms), so counting's card is the prior: it counts as ``prior_weight`` more samples.
 - Auction: on each sample (the talon and the other hands drawn, respecting what the other
   bidders' raises reveal), take the talon, give away the two cards a simple keep-value rule
   picks, and test whether the declarer makes the next bid double-dummy; the success rate,
@@ -140,6 +142,11 @@ class PimcBot(Bot):
     #: contract with pimc's card play won 57% of matches; pimc's own contract 39%; all of
     #: pimc's own 46%).
     delegate: frozenset[str] = frozenset({"BIDDING", "PASSING", "CONTRACT"})
+    #: Up to this many cards in hand the play searches exact values (not a test at the
+    #: contract) on every sample.
+    exact_cards = 5
+    #: Counting's card is preferred as if this many more samples favoured it (0: no prior).
+    prior_weight = 1.5
 
     def __init__(
         self,
@@ -210,11 +217,18 @@ class PimcBot(Bot):
         won, won_nonace, need = p.won, p.won_nonace, p.need
         moves = [(int(a.card), a.declare) for a in legal]
         n_cards = len(view.hand)
+        exact = n_cards <= self.exact_cards
         rules = view.ruleset
         sampler = Sampler(view)
         totals = [0.0] * len(moves)
         done = 0
         maximize = me == decl
+        # With many cards left only a few deals get solved in the budget: counting's card
+        # (rules of thumb) is then the prior the samples must overturn.
+        prior: int | None = None
+        if not exact and self.prior_weight > 0:
+            choice = HeuristicBot.play(self._counting, view)
+            prior = next((i for i, a in enumerate(legal) if a == choice), None)
         while done < self.max_samples and time.perf_counter() < deadline:
             deal = sampler.sample(self.rng)
             hands = [deal.hand_masks[s] for s in active]
@@ -229,7 +243,7 @@ class PimcBot(Bot):
             )  # fmt: skip
             undecided = 0 < need <= out_pts + 400
             try:
-                if n_cards <= 4:
+                if exact:
                     values = solver.root_values(moves)
                     utils = [1000.0 * (v >= need) + v if undecided else float(v) for v in values]
                 elif undecided:
@@ -250,7 +264,10 @@ class PimcBot(Bot):
             # rules of thumb (cash masters, declare marriages) beat any blind choice.
             self.stats.fallbacks += 1
             return self._counting.play(view)
-        best = max(range(len(moves)), key=lambda i: (totals[i], -POINTS[moves[i][0]]))
+        if prior is not None:
+            # worth ``prior_weight`` samples made (undecided), or as many points per sample
+            totals[prior] += self.prior_weight * (1000.0 if undecided else 10.0 * done)
+        best = max(range(len(moves)), key=lambda i: (totals[i], i == prior, -POINTS[moves[i][0]]))
         return legal[best]
 
     # ------------------------------------------------------------------ auction

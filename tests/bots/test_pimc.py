@@ -131,3 +131,33 @@ def test_ace_marriage_first_trick_is_won_with_a_non_ace() -> None:
     action = PimcBot(budget=_BUDGET, seed=0).act(view)
     assert action in view.legal_actions
     assert isinstance(action, Play) and action.card in parse_cards("10♠ 10♦")
+
+
+def test_counting_card_is_the_prior_of_the_search_with_many_cards() -> None:
+    # Above ``exact_cards`` few deals get solved in the budget, so counting's card is the
+    # prior: with an overwhelming weight pimc plays it; at ``exact_cards`` or fewer cards
+    # the exact search decides alone (no prior is computed).
+    from bots.heuristic import HeuristicBot
+
+    class Stubborn(PimcBot):
+        prior_weight = 1e9
+
+    bots = [Stubborn(budget=0.02, seed=i) for i in range(3)]
+    compared = searched = 0
+    for seed in range(3):
+        g = Game.new("classic", seed, ["a", "b", "c"])
+        while not g.is_over and g.deal_number < 1:
+            seat = g.to_act
+            assert seat is not None
+            view = observe(g, seat)
+            bot = bots[seat]
+            fallbacks = bot.stats.fallbacks
+            action = bot.act(view)
+            if view.phase is Phase.PLAYING and len(view.legal_actions) > 1:
+                if len(view.hand) > bot.exact_cards and bot.stats.fallbacks == fallbacks:
+                    assert action == HeuristicBot.play(bot._counting, view)
+                    compared += 1
+                elif len(view.hand) <= bot.exact_cards:
+                    searched += 1
+            g.apply(action, seat=seat)
+    assert compared > 0 and searched > 0
