@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import hashlib
 import json
 import random
@@ -230,10 +231,8 @@ class Bot:
             # request's budget: otherwise a short tournament can end (and stop this bot)
             # before its 300-stream burst does.
             budget = (req.time_limit_ms + req.time_bank_ms) / 1000 - 0.5
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(self.attacks), max(budget, 0.0))
-            except TimeoutError:
-                pass
         if kind == "late":
             await asyncio.sleep((req.time_limit_ms + req.time_bank_ms + 40) / 1000)
         if kind in ("illegal-card", "not-held", "off-step", "malformed"):
