@@ -1,4 +1,4 @@
-"""The bundled bots random, heuristic and counting finish matches in every preset legally."""
+"""The bundled bots finish matches in every preset legally (pimc beside the others)."""
 
 from __future__ import annotations
 
@@ -66,3 +66,17 @@ def test_ladder_is_ordered_against_random() -> None:
 
     r = play_series(load("heuristic"), [("random", load("random"))], 6, seed=1, max_deals=20)
     assert r.entries[0].wins >= 5
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_pimc_finishes_a_full_match_beside_the_ladder(preset: str) -> None:
+    # A short search budget keeps this quick; the budget changes how well pimc plays, not
+    # which code paths a whole match to the target goes through.
+    from bots.pimc import PimcBot
+
+    n = PRESETS[preset].players
+    bots = [PimcBot(budget=0.03, seed=1), load("counting"), load("heuristic"), load("random")]
+    m = play_local(bots[:n], preset, seed=23, max_deals=60, strict=True)
+    assert m.incidents == ()
+    assert max(m.result.scores) >= PRESETS[preset].target or m.result.deals == 60
+    assert bots[0].stats.decisions > 0
