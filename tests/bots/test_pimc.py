@@ -151,13 +151,14 @@ def test_counting_card_is_the_prior_of_the_search_with_many_cards() -> None:
             assert seat is not None
             view = observe(g, seat)
             bot = bots[seat]
-            fallbacks = bot.stats.fallbacks
             action = bot.act(view)
             if view.phase is Phase.PLAYING and len(view.legal_actions) > 1:
-                if len(view.hand) > bot.exact_cards and bot.stats.fallbacks == fallbacks:
+                # (with no sample solved in time the fallback is that same card)
+                if len(view.hand) > bot.exact_cards:
                     assert action == HeuristicBot.play(bot._counting, view)
                     compared += 1
                 elif len(view.hand) <= bot.exact_cards:
                     searched += 1
             g.apply(action, seat=seat)
     assert compared > 0 and searched > 0
+    assert sum(b.stats.samples for b in bots) > 0
