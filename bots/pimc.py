@@ -224,10 +224,11 @@ class PimcBot(Bot):
         done = 0
         maximize = me == decl
         # With many cards left only a few deals get solved in the budget: counting's card
-        # (rules of thumb) is then the prior the samples must overturn.
+        # (its rules of thumb; it searches only from fewer cards) is then the prior the
+        # samples must overturn.
         prior: int | None = None
         if not exact and self.prior_weight > 0:
-            choice = HeuristicBot.play(self._counting, view)
+            choice = self._counting.play(view)
             prior = next((i for i, a in enumerate(legal) if a == choice), None)
         while done < self.max_samples and time.perf_counter() < deadline:
             deal = sampler.sample(self.rng)
@@ -265,7 +266,8 @@ class PimcBot(Bot):
             self.stats.fallbacks += 1
             return self._counting.play(view)
         if prior is not None:
-            # worth ``prior_weight`` samples made (undecided), or as many points per sample
+            # As if ``prior_weight`` more samples made the contract with it (while undecided);
+            # once settled, where utilities are points, 10 points per solved sample each.
             totals[prior] += self.prior_weight * (1000.0 if undecided else 10.0 * done)
         best = max(range(len(moves)), key=lambda i: (totals[i], i == prior, -POINTS[moves[i][0]]))
         return legal[best]

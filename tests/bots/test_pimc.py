@@ -137,8 +137,6 @@ def test_counting_card_is_the_prior_of_the_search_with_many_cards() -> None:
     # Above ``exact_cards`` few deals get solved in the budget, so counting's card is the
     # prior: with an overwhelming weight pimc plays it; at ``exact_cards`` or fewer cards
     # the exact search decides alone (no prior is computed).
-    from bots.heuristic import HeuristicBot
-
     class Stubborn(PimcBot):
         prior_weight = 1e9
 
@@ -155,7 +153,7 @@ def test_counting_card_is_the_prior_of_the_search_with_many_cards() -> None:
             if view.phase is Phase.PLAYING and len(view.legal_actions) > 1:
                 # (with no sample solved in time the fallback is that same card)
                 if len(view.hand) > bot.exact_cards:
-                    assert action == HeuristicBot.play(bot._counting, view)
+                    assert action == bot._counting.play(view)
                     compared += 1
                 elif len(view.hand) <= bot.exact_cards:
                     searched += 1
