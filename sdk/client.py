@@ -73,10 +73,12 @@ class _Outbox:
     ``put_nowait`` queues a message (``None``: finish writing). A writer task waits for
     work; the reading loop flushes directly after handling a message (:meth:`flush`), so a
     quick answer is written without a hop to the writer task. Only one writer at a time
-    (``busy``), always from the head of the queue: the order is kept.
+    (``busy``), always from the head of the queue: the order is kept. With ``batch`` (the
+    arena's Welcome lists the feature), decisions queued together go out as one
+    ``DecisionBatch``: the answers to a ``Batch`` of requests cost one gRPC message.
     """
 
-    __slots__ = ("_buf", "_waiter", "busy", "closed", "held")
+    __slots__ = ("_buf", "_waiter", "batch", "busy", "closed", "held")
 
     def __init__(self) -> None:
         self._buf: deque[pb.BotMessage | None] = deque()
@@ -85,6 +87,7 @@ class _Outbox:
         self.closed = False
         #: While set, ``put_nowait`` does not wake the writer task (the reader flushes).
         self.held = False
+        self.batch = False
 
     def put_nowait(self, msg: pb.BotMessage | None) -> None:
         self._buf.append(msg)
@@ -122,11 +125,26 @@ class _Outbox:
                     buf.clear()
                     await call.done_writing()
                     return
+                if self.batch and _is_decision(msg) and buf and _is_decision(buf[0]):
+                    out = pb.BotMessage()
+                    ds = out.decisions.decisions
+                    ds.append(msg.decision)
+                    while buf and _is_decision(buf[0]) and len(ds) < _MAX_DECISION_BATCH:
+                        ds.append(buf.popleft().decision)  # type: ignore[union-attr]
+                    msg = out
                 await call.write(msg)
         finally:
             self.busy = False
             if self._buf:  # interrupted: let the writer task go on
                 self.wake()
+
+
+#: The most decisions in one ``DecisionBatch`` (the referee accepts up to 256).
+_MAX_DECISION_BATCH = 64
+
+
+def _is_decision(msg: pb.BotMessage | None) -> bool:
+    return msg is not None and msg.WhichOneof("kind") == "decision"
 
 
 class ArenaError(RuntimeError):
@@ -276,7 +294,12 @@ class BotRunner:
         out = _Outbox()
         out.put_nowait(
             pb.BotMessage(
-                hello=pb.Hello(bot_name=self.name, protocol_version=PROTOCOL_VERSION, client=CLIENT)
+                hello=pb.Hello(
+                    bot_name=self.name,
+                    protocol_version=PROTOCOL_VERSION,
+                    client=CLIENT,
+                    features=["batch"],
+                )
             )
         )
         if self._stopping.is_set():
@@ -329,9 +352,18 @@ class BotRunner:
         for ev in msg.events:
             self._on_event(ev)
         kind = msg.WhichOneof("kind")
-        if kind == "welcome":
+        if kind == "batch":
+            for inner in msg.batch.messages:  # each on its own: one bad one spoils no other
+                try:
+                    if inner.WhichOneof("kind") == "batch":
+                        raise MalformedMessageError("batch", "a Batch inside a Batch")
+                    self._on_message(inner, out)
+                except MalformedMessageError as e:
+                    log.error("malformed message from the arena, ignored: %s", e)
+        elif kind == "welcome":
             self._welcomed = True
             w = msg.welcome
+            out.batch = "batch" in w.features
             log.info("connected to %s as %r (server %s)", self.arena, w.bot_name,
                      w.server_version)  # fmt: skip
         elif kind == "match_started":

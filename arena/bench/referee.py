@@ -12,7 +12,7 @@ Measured in a window after a warm-up (matches cross its edges; only decisions in
 - ``deals_per_s``: deals scored inside the window per second;
 - ``p50_ms`` / ``p99_ms``: decision latency as the referee sees it, from queueing the
   ``DecisionRequest`` for the bot (``BotSession.send``) to handling its ``Decision``
-  (``Referee.on_message``);
+  (``Referee.on_decision``, alone or in a ``DecisionBatch``);
 - ``ratio_to_baseline``: ``decisions_per_s`` / the bare gRPC ping-pong's round trips/s at the
   same table count and ``GRPC_EXPERIMENTS`` setting (:mod:`arena.bench.grpc_baseline`,
   measured once per run and shared with its section); target ≥ 1.0;
@@ -97,7 +97,7 @@ async def _referee(
 
     # Measurement hooks on the two public doors every decision passes through.
     send = BotSession.send
-    on_message = Referee.on_message
+    on_decision = Referee.on_decision
     add_event = BotSession.add_event
     window = {"deals": 0, "actions": 0}
     watcher = names[0]  # every bot sits in every match: one bot's events count each once
@@ -108,12 +108,11 @@ async def _referee(
             sent[(self.name, r.match_id, r.request_id)] = clock()
         return send(self, msg)
 
-    def timed_on_message(self: Referee, session: BotSession, msg: pb.BotMessage) -> Any:
-        d = msg.decision
+    def timed_on_decision(self: Referee, session: BotSession, d: pb.Decision) -> bool:
         t = sent.pop((session.name, d.match_id, d.request_id), None)
         if t is not None and counting:
             latencies.append(clock() - t)
-        return on_message(self, session, msg)
+        return on_decision(self, session, d)
 
     def counted_add_event(self: BotSession, event: pb.Event) -> None:
         if counting and self.name == watcher:
@@ -126,7 +125,7 @@ async def _referee(
 
     BotSession.send = timed_send  # type: ignore[method-assign]
     BotSession.add_event = counted_add_event  # type: ignore[method-assign]
-    Referee.on_message = timed_on_message  # type: ignore[method-assign]
+    Referee.on_decision = timed_on_decision  # type: ignore[method-assign]
 
     totals = {"matches": 0, "deals": 0, "actions": 0, "decisions": 0, "incidents": 0}
     stop = asyncio.Event()

@@ -25,7 +25,7 @@ from arena.referee.sessions import AuthError, BotSession, Stream, bearer_token
 from arena.v1 import arena_pb2 as pb
 from engine import PRESETS, Ruleset, load_ruleset
 
-__all__ = ["SERVER_VERSION", "Referee"]
+__all__ = ["FEATURES", "MAX_DECISION_BATCH", "SERVER_VERSION", "Referee"]
 
 log = logging.getLogger("arena.referee")
 
@@ -36,6 +36,11 @@ except metadata.PackageNotFoundError:  # pragma: no cover - running from a bare 
 
 #: How long a new stream may take to say Hello.
 HELLO_TIMEOUT_S = 10.0
+
+#: The protocol features this referee supports (see ``Hello.features`` in the proto).
+FEATURES = ("batch",)
+#: The most decisions one ``DecisionBatch`` may carry.
+MAX_DECISION_BATCH = 256
 
 
 async def _read(context: Any) -> Any:
@@ -239,6 +244,7 @@ class Referee:
                     f"(this referee speaks {PROTOCOL_VERSION})",
                 )
                 return
+            stream.batch = "batch" in first.hello.features
             writer = asyncio.create_task(stream.write_loop(context.write))
             stream.put(
                 pb.ServerMessage(
@@ -246,6 +252,7 @@ class Referee:
                         bot_name=session.name,
                         server_version=SERVER_VERSION,
                         protocol_version=PROTOCOL_VERSION,
+                        features=FEATURES,
                     )
                 )
             )
@@ -256,11 +263,21 @@ class Referee:
             attached = True
             self._notify()
             flood = _FloodMeter(self.config.flood_limit, self.config.flood_window_s)
+            loop = asyncio.get_running_loop()
             while True:
                 msg = await _read(context)
                 if msg is grpc.aio.EOF:
                     break
-                if not self.on_message(session, msg) and flood.over(asyncio.get_running_loop()):
+                if msg.WhichOneof("kind") == "decisions":
+                    n = len(msg.decisions.decisions)
+                    if n > MAX_DECISION_BATCH:
+                        await context.abort(
+                            grpc.StatusCode.INVALID_ARGUMENT,
+                            f"a DecisionBatch holds at most {MAX_DECISION_BATCH} decisions, "
+                            f"not {n}",
+                        )
+                unsolicited = self.on_message(session, msg)
+                if unsolicited and any(flood.over(loop) for _ in range(unsolicited)):
                     log.warning("bot %s flooded its stream: closed", session.name)
                     context.set_code(grpc.StatusCode.RESOURCE_EXHAUSTED)
                     context.set_details(
@@ -284,13 +301,19 @@ class Referee:
                 except (TimeoutError, asyncio.CancelledError, Exception):
                     writer.cancel()
 
-    def on_message(self, session: BotSession, msg: pb.BotMessage) -> bool:
-        """One message of a bot after its Hello; whether it answered a pending request."""
+    def on_message(self, session: BotSession, msg: pb.BotMessage) -> int:
+        """One message of a bot after its Hello; how many of the decisions in it (or the
+        message itself, when it holds none) answered no pending request."""
         kind = msg.WhichOneof("kind")
-        if kind != "decision":
-            log.debug("bot %s sent %s after Hello: ignored", session.name, kind or "nothing")
-            return False
-        d = msg.decision
+        if kind == "decision":
+            return 0 if self.on_decision(session, msg.decision) else 1
+        if kind == "decisions" and msg.decisions.decisions:
+            return sum(not self.on_decision(session, d) for d in msg.decisions.decisions)
+        log.debug("bot %s sent %s after Hello: ignored", session.name, kind or "nothing")
+        return 1
+
+    def on_decision(self, session: BotSession, d: pb.Decision) -> bool:
+        """One ``Decision`` of a bot; whether it answered a pending request."""
         seat = session.seats.get(d.match_id)
         if seat is None:
             # Say the same whether or not the match exists: a bot learns nothing about

@@ -23,7 +23,7 @@ from arena.v1 import arena_pb2 as pb
 if TYPE_CHECKING:
     from arena.referee.match import SeatState
 
-__all__ = ["AuthError", "BotSession", "Stream", "bearer_token"]
+__all__ = ["MAX_BATCH", "AuthError", "BotSession", "Stream", "bearer_token"]
 
 log = logging.getLogger("arena.referee")
 
@@ -48,15 +48,28 @@ def bearer_token(metadata: Any) -> str | None:
     return None
 
 
+#: The most messages one ``Batch`` carries: bounds a gRPC message (a view is 1–2 KB) and
+#: the work a bot must do before it can answer the first of them.
+MAX_BATCH = 64
+
+
 class Stream:
-    """One ``Play`` call: an outgoing queue drained by a writer task."""
+    """One ``Play`` call: an outgoing queue drained by a writer task.
 
-    __slots__ = ("_queue", "closed", "peer")
+    With ``batch`` (the bot's Hello lists the "batch" feature), messages that queued up
+    while the previous write was in flight go out together in one ``ServerMessage.batch``:
+    every gRPC message costs the referee and the bot far more CPU than the protobuf bytes
+    in it, and a bot playing at many tables is sent several requests at once. A lone
+    message is never held back to wait for company.
+    """
 
-    def __init__(self, peer: str) -> None:
+    __slots__ = ("_queue", "batch", "closed", "peer")
+
+    def __init__(self, peer: str, batch: bool = False) -> None:
         self._queue: asyncio.Queue[pb.ServerMessage | None] = asyncio.Queue()
         self.closed = False
         self.peer = peer
+        self.batch = batch
 
     def put(self, msg: pb.ServerMessage) -> None:
         if not self.closed:
@@ -74,7 +87,22 @@ class Stream:
             msg = await q.get()
             if msg is None:
                 return
-            await write(msg)
+            if not self.batch or q.empty():
+                await write(msg)
+                continue
+            out = pb.ServerMessage()
+            items = out.batch.messages
+            items.append(msg)
+            last = False
+            while not q.empty() and len(items) < MAX_BATCH:
+                more = q.get_nowait()
+                if more is None:
+                    last = True
+                    break
+                items.append(more)
+            await write(out)
+            if last:
+                return
 
 
 class BotSession:

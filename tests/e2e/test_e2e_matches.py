@@ -188,10 +188,13 @@ def _check(msg: Any, rec: dict[str, Any], seat: int, deal: int, n: int) -> None:
         )
 
 
-def test_hidden_information_audit(tmp_path: Path) -> None:
+@pytest.mark.parametrize("batch", [False, True], ids=["single", "batch"])
+def test_hidden_information_audit(tmp_path: Path, batch: bool) -> None:
     """Capture every message to every bot over several matches: no card ever appears in a
     bot's messages before that bot may see it (own hand, the talon once shown, cards given
-    to it, cards played), and the final views show no cards at all."""
+    to it, cards played), and the final views show no cards at all. With ``batch`` the bots
+    ask for the "batch" feature: the messages that come inside batches pass the same audit
+    (a match's first request always shares a batch with its MatchStarted)."""
     classic = dataclasses.replace(PRESETS["classic"], max_deals=8)
     hidden_talon = dataclasses.replace(PRESETS["classic"], max_deals=6, talon_visible=False)
     four = dataclasses.replace(PRESETS["1001-4p"], max_deals=8)
@@ -199,7 +202,8 @@ def test_hidden_information_audit(tmp_path: Path) -> None:
     async def main() -> tuple[list[BotProc], dict[str, dict[str, Any]]]:
         async with arena(tmp_path) as a:
             names = ["ann", "bob", "cid", "dan"]
-            procs = await a.bots(names, capture=True)
+            args = ("--batch",) if batch else ()
+            procs = await a.bots(names, capture=True, args=args)
             recs = await asyncio.gather(
                 a.referee.run_match("a1", "1001", 11, ["ann", "bob", "cid"]),
                 a.referee.run_match("a2", classic, 12, ["dan", "ann", "bob"]),
@@ -218,6 +222,7 @@ def test_hidden_information_audit(tmp_path: Path) -> None:
                 assert not _cards_in(msg.match_ended.view)
             # The seed never goes out.
             assert b"seed" not in msg.SerializeToString()
+        assert (p.batched() > 0) is batch, (p.name, p.batched())
     assert total > 1000
 
 

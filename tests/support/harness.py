@@ -45,11 +45,17 @@ class BotProc:
         return self.summary
 
     def messages(self) -> list[pb.ServerMessage]:
+        """Every message received, in order (those of a ``Batch`` one by one)."""
         assert self.capture is not None
         out = []
         for line in self.capture.read_text().splitlines():
-            out.append(pb.ServerMessage.FromString(base64.b64decode(line)))
+            out.append(pb.ServerMessage.FromString(base64.b64decode(line.removeprefix("b:"))))
         return out
+
+    def batched(self) -> int:
+        """How many of the received messages came inside a ``Batch``."""
+        assert self.capture is not None
+        return sum(ln.startswith("b:") for ln in self.capture.read_text().splitlines())
 
 
 @dataclass

@@ -22,9 +22,14 @@ Modes (also the seed of the hostile-bot suite):
 - ``no-hello``    sends a Decision as its first message
 - ``dup``         opens a second stream with the same token while the first is open
 
+``--batch`` says Hello with the "batch" feature: the bot unpacks each ``Batch`` (capturing
+its messages one by one, so the capture reads as if each had come alone) and sends the
+answers that queue up together as one ``DecisionBatch``.
+
 The last stdout line is a JSON summary: ``status`` (``OK`` or a gRPC status name),
 ``matches`` ended, ``rejected`` incident names, ``welcome`` name, ``reconnects``.
-``--capture FILE`` writes every received ``ServerMessage`` (base64, one per line).
+``--capture FILE`` writes every received ``ServerMessage`` (base64, one per line; ``b:``
+first when it came inside a ``Batch``).
 """
 
 from __future__ import annotations
@@ -102,6 +107,8 @@ class RawBot:
         self.dropped = False
         self.seats: dict[str, int] = {}
         self.status = "OK"
+        self.batches = 0  # Batch messages received (--batch)
+        self.batches_sent = 0  # DecisionBatch messages sent (--batch)
 
     def rng_for(self, match_id: str, seat: int) -> random.Random:
         key = (match_id, seat)
@@ -114,8 +121,11 @@ class RawBot:
         return [("authorization", f"Bearer {self.a.token}")] if self.a.token else []
 
     def hello(self) -> pb.BotMessage:
+        features = ["batch"] if self.a.batch else []
         return pb.BotMessage(
-            hello=pb.Hello(bot_name=self.a.name, protocol_version=1, client="raw_bot/1")
+            hello=pb.Hello(
+                bot_name=self.a.name, protocol_version=1, client="raw_bot/1", features=features
+            )
         )
 
     async def run(self) -> str:
@@ -171,6 +181,14 @@ class RawBot:
             async def writer() -> None:
                 while True:
                     m = await wq.get()
+                    if a.batch and m.WhichOneof("kind") == "decision" and not wq.empty():
+                        # answers queued together go out as one DecisionBatch
+                        out = pb.BotMessage()
+                        out.decisions.decisions.append(m.decision)
+                        while not wq.empty():
+                            out.decisions.decisions.append(wq.get_nowait().decision)
+                        m = out
+                        self.batches_sent += 1
                     await call.write(m)
 
             wtask = asyncio.create_task(writer())
@@ -180,32 +198,55 @@ class RawBot:
                     msg = await call.read()
                     if msg is grpc.aio.EOF:
                         return False
-                    self.record(msg)
-                    kind = msg.WhichOneof("kind")
-                    if kind == "welcome":
-                        self.welcome = msg.welcome.bot_name
-                    elif kind == "match_started":
-                        self.seats[msg.match_started.match_id] = msg.match_started.seat
-                    elif kind == "decision_rejected":
-                        self.rejected.append(pb.Incident.Name(msg.decision_rejected.incident))
-                    elif kind == "match_ended":
-                        self.matches += 1
-                        if a.matches and self.matches >= a.matches:
-                            await asyncio.sleep(0.05)  # let queued answers go out
-                            await call.done_writing()
-                            return False
-                    elif kind == "decision_request":
-                        if self.should_drop(msg.decision_request):
-                            self.dropped = True
-                            call.cancel()
-                            return True
-                        t = asyncio.create_task(self.answer(msg.decision_request, wq))
-                        tasks.add(t)
-                        t.add_done_callback(tasks.discard)
+                    if msg.WhichOneof("kind") == "batch":
+                        self.batches += 1
+                        inner = list(msg.batch.messages)
+                    else:
+                        inner = [msg]
+                    for m in inner:
+                        self.record(m, batched=len(inner) > 1 or m is not msg)
+                        again = await self.handle(m, call, wq, tasks)
+                        if again is not None:
+                            return again
             finally:
                 wtask.cancel()
                 for t in tasks:
                     t.cancel()
+
+    async def handle(
+        self,
+        msg: pb.ServerMessage,
+        call: Any,
+        wq: asyncio.Queue[pb.BotMessage],
+        tasks: set[asyncio.Task[None]],
+    ) -> bool | None:
+        """One message (of a batch, or alone); a bool ends the session (True: reconnect)."""
+        a = self.a
+        kind = msg.WhichOneof("kind")
+        if kind == "welcome":
+            self.welcome = msg.welcome.bot_name
+        elif kind == "match_started":
+            self.seats[msg.match_started.match_id] = msg.match_started.seat
+        elif kind == "decision_rejected":
+            self.rejected.append(pb.Incident.Name(msg.decision_rejected.incident))
+        elif kind == "match_ended":
+            self.matches += 1
+            if a.matches and self.matches >= a.matches:
+                await asyncio.sleep(0.05)  # let queued answers go out
+                await call.done_writing()
+                return False
+        elif kind == "decision_request":
+            if self.should_drop(msg.decision_request):
+                self.dropped = True
+                call.cancel()
+                return True
+            if a.mode == "random" and a.batch:  # answer at once: replies queue together
+                await self.answer(msg.decision_request, wq)
+            else:
+                t = asyncio.create_task(self.answer(msg.decision_request, wq))
+                tasks.add(t)
+                t.add_done_callback(tasks.discard)
+        return None
 
     def should_drop(self, req: pb.DecisionRequest) -> bool:
         if self.a.mode != "disconnect" or self.dropped:
@@ -214,9 +255,11 @@ class RawBot:
         v = req.view
         return self.decisions >= self.a.after and v.phase == pb.PHASE_PLAYING and len(v.trick) > 0
 
-    def record(self, msg: Any) -> None:
+    def record(self, msg: Any, batched: bool = False) -> None:
+        """Capture ``msg``: one base64 line, prefixed ``b:`` when it came in a ``Batch``."""
         if self.capture is not None and isinstance(msg, pb.ServerMessage):
-            self.capture.write(base64.b64encode(msg.SerializeToString()).decode() + "\n")
+            line = base64.b64encode(msg.SerializeToString()).decode()
+            self.capture.write(("b:" if batched else "") + line + "\n")
             self.capture.flush()
 
     async def answer(self, req: pb.DecisionRequest, wq: asyncio.Queue[pb.BotMessage]) -> None:
@@ -268,6 +311,7 @@ def main() -> None:
     p.add_argument("--after", type=int, default=5)
     p.add_argument("--reconnect-delay", type=float, default=0.3)
     p.add_argument("--other-match", default="")
+    p.add_argument("--batch", action="store_true", help='say Hello with the "batch" feature')
     args = p.parse_args()
     bot = RawBot(args)
     status = asyncio.run(bot.run())
@@ -277,6 +321,8 @@ def main() -> None:
         "rejected": bot.rejected,
         "welcome": bot.welcome,
         "reconnects": bot.reconnects,
+        "batches": bot.batches,
+        "batches_sent": bot.batches_sent,
     }
     sys.stdout.write(json.dumps(summary) + "\n")
     sys.stdout.flush()

@@ -1,0 +1,150 @@
+"""The "batch" feature: messages that queue up for a bot go out as one ``Batch``, and a
+bot's ``DecisionBatch`` is read decision by decision (docs/protocol.md#batches)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import grpc
+
+from arena.referee import Referee, RefereeConfig, start_server
+from arena.referee.core import MAX_DECISION_BATCH
+from arena.referee.sessions import MAX_BATCH, Stream
+from arena.v1 import arena_pb2 as pb
+from arena.v1 import arena_pb2_grpc as pb_grpc
+
+
+def _event(i: int) -> pb.ServerMessage:
+    return pb.ServerMessage(event=pb.Event(match_id="m", seq=i))
+
+
+def _written(batch: bool, queued: int, then_close: bool) -> list[pb.ServerMessage]:
+    """What the writer of a stream writes for ``queued`` messages put before it runs."""
+
+    async def main() -> list[pb.ServerMessage]:
+        stream = Stream("peer", batch=batch)
+        written: list[pb.ServerMessage] = []
+
+        async def write(msg: pb.ServerMessage) -> None:
+            written.append(msg)
+            await asyncio.sleep(0)
+
+        for i in range(queued):
+            stream.put(_event(i))
+        if then_close:
+            stream.close()
+        task = asyncio.create_task(stream.write_loop(write))
+        await asyncio.sleep(0.01)
+        stream.put(_event(queued))  # alone once the queue is drained: never held back
+        await asyncio.sleep(0.01)
+        stream.close()
+        await asyncio.wait_for(task, 1)
+        return written
+
+    return asyncio.run(main())
+
+
+def _flat(written: list[pb.ServerMessage]) -> list[int]:
+    out: list[int] = []
+    for m in written:
+        items = m.batch.messages if m.WhichOneof("kind") == "batch" else [m]
+        out += [x.event.seq for x in items]
+    return out
+
+
+def test_queued_messages_go_out_as_one_batch_in_order() -> None:
+    written = _written(batch=True, queued=5, then_close=False)
+    assert [m.WhichOneof("kind") for m in written] == ["batch", "event"]
+    assert _flat(written) == [0, 1, 2, 3, 4, 5]
+    assert not written[0].events  # a batch carries no events of its own
+    assert all(x.WhichOneof("kind") != "batch" for x in written[0].batch.messages)
+
+
+def test_without_the_feature_every_message_goes_alone() -> None:
+    written = _written(batch=False, queued=5, then_close=False)
+    assert [m.WhichOneof("kind") for m in written] == ["event"] * 6
+    assert _flat(written) == [0, 1, 2, 3, 4, 5]
+
+
+def test_a_batch_holds_at_most_max_batch_messages() -> None:
+    written = _written(batch=True, queued=MAX_BATCH + 3, then_close=False)
+    sizes = [len(m.batch.messages) if m.HasField("batch") else 1 for m in written]
+    assert sizes[0] == MAX_BATCH
+    assert _flat(written) == list(range(MAX_BATCH + 4))
+
+
+def test_closing_mid_batch_writes_what_came_before_and_stops() -> None:
+    written = _written(batch=True, queued=3, then_close=True)
+    assert _flat(written) == [0, 1, 2]  # the message put after close() is not written
+
+
+async def _stream(port: int, *messages: pb.BotMessage) -> tuple[grpc.StatusCode, str, list[str]]:
+    """Send Hello (asking for batches) then ``messages``; the status and what came back."""
+    kinds: list[str] = []
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+        call = pb_grpc.ArenaStub(ch).Play(metadata=(("authorization", "Bearer tok"),))
+        hello = pb.Hello(bot_name="b", protocol_version=1, features=["batch", "unknown"])
+        await call.write(pb.BotMessage(hello=hello))
+        welcome = await call.read()
+        assert list(welcome.welcome.features) == ["batch"]
+        try:
+            for m in messages:
+                await call.write(m)
+            await call.done_writing()
+            while (msg := await call.read()) is not grpc.aio.EOF:
+                for inner in msg.batch.messages if msg.HasField("batch") else [msg]:
+                    kinds.append(inner.decision_rejected.message)
+        except (grpc.aio.AioRpcError, asyncio.InvalidStateError):
+            pass
+        return await call.code(), await call.details() or "", kinds
+
+
+def test_a_decision_batch_is_read_decision_by_decision() -> None:
+    async def main() -> tuple[grpc.StatusCode, str, list[str]]:
+        ref = Referee(RefereeConfig())
+        ref.add_bot("b", "tok")
+        server, port = await start_server(ref, port=0)
+        try:
+            ds = [pb.Decision(request_id=str(i), match_id=f"nowhere-{i}") for i in range(3)]
+            return await _stream(port, pb.BotMessage(decisions=pb.DecisionBatch(decisions=ds)))
+        finally:
+            await server.stop(0)
+
+    code, _details, rejected = asyncio.run(main())
+    assert code is grpc.StatusCode.OK
+    assert rejected == [f"you have no seat in a running match 'nowhere-{i}'" for i in range(3)]
+
+
+def test_an_oversized_decision_batch_ends_the_stream_naming_the_limit() -> None:
+    async def main() -> tuple[grpc.StatusCode, str, list[str]]:
+        ref = Referee(RefereeConfig())
+        ref.add_bot("b", "tok")
+        server, port = await start_server(ref, port=0)
+        try:
+            ds = [
+                pb.Decision(request_id=str(i), match_id="m") for i in range(MAX_DECISION_BATCH + 1)
+            ]
+            return await _stream(port, pb.BotMessage(decisions=pb.DecisionBatch(decisions=ds)))
+        finally:
+            await server.stop(0)
+
+    code, details, rejected = asyncio.run(main())
+    assert code is grpc.StatusCode.INVALID_ARGUMENT
+    assert details == f"a DecisionBatch holds at most {MAX_DECISION_BATCH} decisions, not 257"
+    assert rejected == []  # refused whole: none of its decisions was handled
+
+
+def test_empty_decision_batches_count_as_flooding() -> None:
+    async def main() -> tuple[grpc.StatusCode, str, list[str]]:
+        ref = Referee(RefereeConfig(flood_limit=20, flood_window_s=60))
+        ref.add_bot("b", "tok")
+        server, port = await start_server(ref, port=0)
+        try:
+            empty = pb.BotMessage(decisions=pb.DecisionBatch())
+            return await _stream(port, *[empty] * 21)
+        finally:
+            await server.stop(0)
+
+    code, details, _ = asyncio.run(main())
+    assert code is grpc.StatusCode.RESOURCE_EXHAUSTED, (code, details)
+    assert "more than 20 messages answering no pending request" in details
