@@ -114,6 +114,11 @@ class TournamentOutcome:
     elapsed_s: float = 0.0
     #: Seconds spent playing matches (after every bot connected): the throughput's base.
     play_s: float = 0.0
+    #: Seconds spent recording results and rating: storing each match, the live rating
+    #: update, and the final ratings (``finalize``). Work on the referee's event loop.
+    record_s: float = 0.0
+    #: The part of ``record_s`` spent in ``finalize``, after the last match.
+    finalize_s: float = 0.0
 
     @property
     def finished(self) -> bool:
@@ -373,8 +378,11 @@ async def run_tournament(
             finally:
                 outcome.completed = len(storage.completed_indices(tid))
                 outcome.elapsed_s = time.monotonic() - t0
+                t_rec = time.perf_counter()
                 with contextlib.suppress(StorageError):
                     finalize(storage, cfg)
+                outcome.finalize_s = time.perf_counter() - t_rec
+                outcome.record_s += outcome.finalize_s
         else:
             finalize(storage, cfg)
         outcome.completed = len(storage.completed_indices(tid))
@@ -569,6 +577,7 @@ async def _run_matches(
                           type(e).__name__, e)  # fmt: skip
                 outcome.failed.append((m.index, f"{type(e).__name__}: {e}"))
                 continue
+            t_rec = time.perf_counter()
             try:
                 storage.save_match(tid, match_id=mid, index=m.index, table=m.table,
                                    set_no=m.set_no, seed=m.seed, seats=m.seats, record=record,
@@ -580,6 +589,7 @@ async def _run_matches(
             result = record.get("result") or {}
             with contextlib.suppress(ValueError, TypeError):
                 book.rate(m.seats, [int(p) for p in result.get("places", [])])
+            outcome.record_s += time.perf_counter() - t_rec
             display.update(book, outcome.played_now)
 
     with _Display(cfg, len(schedule), outcome.skipped, opts) as display:

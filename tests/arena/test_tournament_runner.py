@@ -49,6 +49,8 @@ def test_full_run_stores_every_match_once(tmp_path: Path) -> None:
         results = st.match_results(cfg.tournament_id)
         assert [r.index for r in results] == list(range(24))
         assert len(st.rating_history(cfg.tournament_id)) == 24 * 3
+    # The recording time is measured (what `arena bench tournament` reports as a share).
+    assert 0 < out.finalize_s < out.record_s <= out.elapsed_s
 
 
 def test_resume_after_stop_equals_uninterrupted_run(tmp_path: Path) -> None:

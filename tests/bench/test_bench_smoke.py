@@ -98,3 +98,16 @@ def test_target_rows() -> None:
         ("referee", "decisions_tables_1", "0.50x", ">= 1x", "NO"),
         ("memory", "peak_rss_mb_tables_100", "80.0", "< 200", "yes"),
     ]
+
+
+def test_tournament_smoke() -> None:
+    from arena.bench.tournament import bench_tournament
+
+    out = bench_tournament(seconds=0.5, concurrency=(4,), max_deals=1)
+    json.dumps(out)
+    r = out["concurrency 4"]
+    assert r["matches"] >= 24 and r["failed"] == 0 and r["matches_per_min"] > 0
+    assert r["recording_s"] > 0
+    target = out["targets"]["recording_share_percent"]
+    assert target["value"] == out["recording_share_percent"] > 0
+    assert target["target"] == 5.0 and target["met"] == (target["value"] < 5.0)
