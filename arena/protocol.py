@@ -36,6 +36,7 @@ __all__ = [
     "PROTOCOL_VERSION",
     "MalformedActionError",
     "MalformedMessageError",
+    "action_event_to_pb",
     "action_from_pb",
     "action_to_pb",
     "card_from_pb",
@@ -217,6 +218,33 @@ def seat_action_to_pb(seat: int, action: Action | HiddenGive) -> pb.SeatAction:
     return out
 
 
+def action_event_to_pb(
+    match_id: str,
+    seq: int,
+    source: pb.ActionSource.ValueType,
+    seat: int,
+    action: Action | HiddenGive,
+) -> pb.Event:
+    """The ``Event`` of ``seat`` taking ``action``: the message
+    ``pb.Event(match_id=match_id, seq=seq, source=source,
+    action=seat_action_to_pb(seat, action))``, made by parsing cached bytes (the referee
+    makes one per action; building it field by field costs several times as much)."""
+    head = _EVENT_HEAD.get(match_id)
+    if head is None:
+        head = pb.Event(match_id=match_id).SerializeToString()
+        _store(_EVENT_HEAD, match_id, head)
+    hit = _EVENT_ACTION_BY_ID.get(id(action))
+    if hit is None or hit[0] is not action:
+        hit = (action, {})
+        _store(_EVENT_ACTION_BY_ID, id(action), hit)
+    item = hit[1].get(seat)
+    if item is None:
+        item = hit[1][seat] = pb.Event(action=seat_action_to_pb(seat, action)).SerializeToString()
+    return pb.Event.FromString(
+        b"".join((head, _EVENT_SEQ, _u32(seq), item, _EVENT_SOURCE, _u32(source)))
+    )
+
+
 def seat_action_from_pb(msg: pb.SeatAction) -> tuple[int, Action | HiddenGive]:
     """A ``SeatAction`` (as events carry them) as ``(seat, action or HiddenGive)``."""
     if not msg.HasField("action"):
@@ -375,68 +403,76 @@ def view_to_pb(view: PlayerView, out: pb.PlayerView | None = None) -> pb.PlayerV
     ``out``: an empty message to fill in place (say ``msg.decision_request.view``) rather
     than a new one; it is returned.
     """
-    if out is None:
-        out = pb.PlayerView(
-            seat=view.seat,
-            players=view.players,
-            deal_number=view.deal_number,
-            dealer=view.dealer,
-            phase=_PHASE_TO_PB[view.phase],
-            active_seats=view.active_seats,
-            scores=view.scores,
-        )
-    else:
-        out.seat = view.seat
-        out.players.extend(view.players)
-        out.deal_number = view.deal_number
-        out.dealer = view.dealer
-        out.phase = _PHASE_TO_PB[view.phase]
-        out.active_seats.extend(view.active_seats)
-        out.scores.extend(view.scores)
+    # The view is written as wire bytes and parsed once (see "view encoding" below).
+    parts = [
+        _K_SEAT, _u32(view.seat),
+        _players_bytes(view.players),
+        _K_DEAL_NUMBER, _u32(view.deal_number),
+        _K_DEALER, _u32(view.dealer),
+        _K_PHASE, _PHASE_BYTES[view.phase._value_],
+    ]  # fmt: skip
     if view.to_act is not None:
-        out.to_act = view.to_act
-    _extend_cards(out.hand, view.hand)
+        parts += (_K_TO_ACT, _u32(view.to_act))
+    if view.hand:
+        hand_item = _HAND_ITEM
+        parts += [hand_item[c] for c in view.hand]
+    parts.append(_packed_bytes(_ACTIVE_BYTES, "active_seats", view.active_seats))
     if view.talon is not None:
-        out.talon_known = True
-        _extend_cards(out.talon, view.talon)
+        parts.append(_TALON_KNOWN)
+        talon_item = _TALON_ITEM
+        parts += [talon_item[c] for c in view.talon]
     if view.bids:
-        out.bids.extend([_seat_action_pb(seat, action) for seat, action in view.bids])
+        parts += [_bid_item(seat, action) for seat, action in view.bids]
     if view.declarer is not None:
-        out.declarer = view.declarer
+        parts += (_K_DECLARER, _u32(view.declarer))
     if view.bid is not None:
-        out.bid = view.bid
+        parts += (_K_BID, _u32(view.bid))
     if view.contract is not None:
-        out.contract = view.contract
+        parts += (_K_CONTRACT, _u32(view.contract))
     if view.gives:
         giver = view.declarer if view.declarer is not None else 0
+        gives = _GIVE_ITEMS
         for to, card in view.gives:
-            g = out.gives.add(seat=giver).action.give
-            g.to_seat = to
-            if card is None:
-                g.SetInParent()
-            else:
-                _set_card(g.card, card)
+            item = gives.get((giver, to, card))
+            if item is None:
+                item = _give_item(giver, to, card)
+            parts.append(item)
     if view.trump is not None:
-        out.trump = pb.Suit.ValueType(view.trump + 1)
+        parts.append(_TRUMP_BYTES[view.trump])
     if view.marriages:
+        marriages = _MARRIAGE_ITEMS
         for (seat, suit), trick in zip(view.marriages, _marriage_tricks(view), strict=True):
-            out.marriages.add(
-                seat=seat,
-                suit=suit_to_pb(suit),
-                value=_ACE_MARRIAGE_VALUE if suit is None else suit.marriage_value,
-                trick=trick,
-            )
+            item = marriages.get((seat, suit, trick))
+            if item is None:
+                item = _marriage_item(seat, suit, trick)
+            parts.append(item)
     if view.trick:
-        out.trick.extend([_SEAT_CARD_PB[seat][card] for seat, card in view.trick])
+        trick_item = _TRICK_CARD_ITEM
+        parts += [trick_item[seat][card] for seat, card in view.trick]
     if view.tricks:
-        out.tricks.extend([_trick_pb(t) for t in view.tricks])
+        tricks = _TRICK_ITEMS
+        for t in view.tricks:
+            item = tricks.get(t)
+            if item is None:
+                item = _trick_item(t)
+            parts.append(item)
+    parts.append(_packed_bytes(_SCORES_BYTES, "scores", view.scores))
     if view.barrel is not None:
-        out.barrel.extend(_barrel_to_pb(view.barrel))
+        parts.append(_packed_bytes(_BARREL_BYTES, "barrel", _barrel_to_pb(view.barrel)))
     if view.legal_actions:
-        cache = _ACTION_CACHE
-        out.legal_actions.extend([cache.get(a) or _action_pb(a) for a in view.legal_actions])
+        by_id = _LEGAL_ITEM_BY_ID
+        for a in view.legal_actions:
+            hit = by_id.get(id(a))
+            parts.append(hit[1] if hit is not None and hit[0] is a else _legal_item(a))
     if view.deal_results:
-        out.deal_results.extend(_deal_results_pb(view.deal_results))
+        by_id_r = _RESULT_ITEM_BY_ID
+        for r in view.deal_results:
+            hit_r = by_id_r.get(id(r))
+            parts.append(hit_r[1] if hit_r is not None and hit_r[0] is r else _result_item(r))
+    data = b"".join(parts)
+    if out is None:
+        return pb.PlayerView.FromString(data)
+    out.MergeFromString(data)
     return out
 
 
@@ -536,70 +572,195 @@ def _deal_results_from_pb(
 
 _ACE_MARRIAGE_VALUE = 200
 
+# ----------------------------------------------------------------------------- view encoding
+#
+# ``view_to_pb`` writes the view as wire bytes and parses them into the message once
+# (``MergeFromString``) instead of setting fields and extending repeated fields with cached
+# messages: upb copies appended messages one by one, each through a Python wrapper, and
+# that was most of the cost of a view. Parsing gives the same message as setting the
+# fields, and protobuf serializes a message canonically (by field number, whatever the
+# order it was filled in), so the bytes on the wire do not change.
+#
+# The bytes of the parts that repeat from view to view (cards, actions, tricks, deal
+# results, ...) are cached. Each cached item is a whole ``PlayerView`` field (key, length
+# and value), made by protobuf itself on the first use, so no field layout is written by
+# hand here except the keys of the scalar fields.
 
-def _extend_cards(dst: Any, cards: Iterable[Card]) -> None:
-    dst.extend([_CARD_PB[c] for c in cards])
+_VIEW_FIELDS = pb.PlayerView.DESCRIPTOR.fields_by_name
 
 
-# Cached messages for values that repeat on every decision (legal actions, bids, cards,
-# tricks, deal results). They are only ever copied out (extend / CopyFrom copy), never
-# handed out or mutated.
-_ACTION_CACHE: dict[object, pb.Action] = {}
-_SEAT_ACTION_CACHE: dict[tuple[int, object], pb.SeatAction] = {}
-_RESULT_CACHE: dict[DealResult, pb.DealResult] = {}
-_SEAT_CARD_PB: tuple[tuple[pb.SeatCard, ...], ...] = tuple(
-    tuple(pb.SeatCard(seat=seat, card=_CARD_PB[c]) for c in Card) for seat in range(4)
+def _varint(n: int) -> bytes:
+    """A non-negative int as a protobuf varint."""
+    out = bytearray()
+    while n > 127:
+        out.append(n & 127 | 128)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+# Up to 4095 (two bytes): seats, deal numbers and bids are taken from here.
+_SMALL_VARINT: tuple[bytes, ...] = tuple(_varint(i) for i in range(4096))
+
+
+def _u32(n: int) -> bytes:
+    """A ``uint32`` field value as a varint; out of range raises ``ValueError`` (as setting
+    the field does)."""
+    if 0 <= n < 4096:
+        return _SMALL_VARINT[n]
+    if not 0 <= n < 1 << 32:
+        raise ValueError(f"Value out of range: {n}")
+    return _varint(n)
+
+
+def _key(name: str) -> bytes:
+    """The key (field number and wire type) of a scalar ``PlayerView`` field."""
+    return _varint(_VIEW_FIELDS[name].number << 3)  # wire type 0: varint
+
+
+_K_SEAT = _key("seat")
+_K_DEAL_NUMBER = _key("deal_number")
+_K_DEALER = _key("dealer")
+_K_PHASE = _key("phase")
+_K_TO_ACT = _key("to_act")
+_K_DECLARER = _key("declarer")
+_K_BID = _key("bid")
+_K_CONTRACT = _key("contract")
+_TALON_KNOWN = _key("talon_known") + b"\x01"
+# By the member's value: Phase is a plain Enum, whose __hash__ is a Python function.
+_PHASE_BYTES: dict[str, bytes] = {ph.value: _varint(v) for ph, v in _PHASE_TO_PB.items()}
+_TRUMP_BYTES: tuple[bytes, ...] = tuple(
+    pb.PlayerView(trump=suit_to_pb(s)).SerializeToString() for s in Suit
 )
-# A match's DealResult objects stay the same for the whole match (each view repeats them),
-# so this cache is keyed by identity, holding the object so that its id stays valid.
-_RESULT_BY_ID: dict[int, tuple[DealResult, pb.DealResult]] = {}
+_HAND_ITEM: tuple[bytes, ...] = tuple(
+    pb.PlayerView(hand=[_CARD_PB[c]]).SerializeToString() for c in Card
+)
+_TALON_ITEM: tuple[bytes, ...] = tuple(
+    pb.PlayerView(talon=[_CARD_PB[c]]).SerializeToString() for c in Card
+)
+_TRICK_CARD_ITEM: tuple[tuple[bytes, ...], ...] = tuple(
+    tuple(
+        pb.PlayerView(trick=[pb.SeatCard(seat=seat, card=_CARD_PB[c])]).SerializeToString()
+        for c in Card
+    )
+    for seat in range(4)
+)
+
+# Caches filled on first use; each is emptied when it reaches _CACHE_MAX entries, so a
+# long-running referee does not grow without bound.
+_CACHE_MAX = 4096
+_PLAYERS_BYTES: dict[tuple[str, ...], bytes] = {}
+_ACTIVE_BYTES: dict[tuple[int, ...], bytes] = {}
+_SCORES_BYTES: dict[tuple[int, ...], bytes] = {}
+_BARREL_BYTES: dict[tuple[int, ...], bytes] = {}
+_GIVE_ITEMS: dict[tuple[int, int, Card | None], bytes] = {}
+_MARRIAGE_ITEMS: dict[tuple[int, Suit | None, int], bytes] = {}
+# Trick is a NamedTuple of ints and Cards: hashed and compared in C.
+_TRICK_ITEMS: dict[Trick, bytes] = {}
+# The engine hands out shared action objects (legal_actions says so) and a match keeps its
+# DealResult objects, so these are keyed by identity: id() is much cheaper than the
+# dataclasses' generated __hash__. Each entry holds its object, so that its id stays
+# valid, and a hit is checked to be that very object.
+_LEGAL_ITEM_BY_ID: dict[int, tuple[object, bytes]] = {}
+_BID_ITEMS_BY_ID: dict[int, tuple[object, list[bytes | None]]] = {}
+_RESULT_ITEM_BY_ID: dict[int, tuple[DealResult, bytes]] = {}
 
 
-def _seat_action_pb(seat: int, action: object) -> pb.SeatAction:
-    key = (seat, action)
-    m = _SEAT_ACTION_CACHE.get(key)
-    if m is None:
-        m = pb.SeatAction(seat=seat)
-        m.action.CopyFrom(_action_pb(action))
-        if len(_SEAT_ACTION_CACHE) < 4096:
-            _SEAT_ACTION_CACHE[key] = m
-    return m
+def _store(cache: dict[Any, Any], key: object, value: object) -> None:
+    if len(cache) >= _CACHE_MAX:
+        cache.clear()
+    cache[key] = value
 
 
-def _trick_pb(trick: Trick) -> pb.Trick:
+# action_event_to_pb: match id -> the Event bytes of it; action (by identity, see above)
+# -> seat -> the Event bytes of its SeatAction.
+_EVENT_HEAD: dict[str, bytes] = {}
+_EVENT_ACTION_BY_ID: dict[int, tuple[object, dict[int, bytes]]] = {}
+_EVENT_SEQ = _varint(pb.Event.DESCRIPTOR.fields_by_name["seq"].number << 3)
+_EVENT_SOURCE = _varint(pb.Event.DESCRIPTOR.fields_by_name["source"].number << 3)
+
+
+def _players_bytes(players: tuple[str, ...]) -> bytes:
+    data = _PLAYERS_BYTES.get(players)
+    if data is None:
+        data = pb.PlayerView(players=players).SerializeToString()
+        _store(_PLAYERS_BYTES, players, data)
+    return data
+
+
+def _packed_bytes(cache: dict[tuple[int, ...], bytes], name: str, values: Any) -> bytes:
+    """A repeated integer field (``name``) of ``values``, by way of ``cache``."""
+    key = tuple(values)
+    data = cache.get(key)
+    if data is None:
+        field: dict[str, Any] = {name: key}
+        data = pb.PlayerView(**field).SerializeToString()
+        _store(cache, key, data)
+    return data
+
+
+def _legal_item(action: object) -> bytes:
+    item = pb.PlayerView(legal_actions=[_action_pb(action)]).SerializeToString()
+    _store(_LEGAL_ITEM_BY_ID, id(action), (action, item))
+    return item
+
+
+def _bid_item(seat: int, action: object) -> bytes:
+    hit = _BID_ITEMS_BY_ID.get(id(action))
+    if hit is None or hit[0] is not action:
+        hit = (action, [None] * 4)
+        _store(_BID_ITEMS_BY_ID, id(action), hit)
+    items = hit[1]
+    item = items[seat] if 0 <= seat < 4 else None
+    if item is None:
+        sa = pb.SeatAction(seat=seat, action=_action_pb(action))
+        item = pb.PlayerView(bids=[sa]).SerializeToString()
+        if 0 <= seat < 4:
+            items[seat] = item
+    return item
+
+
+def _give_item(giver: int, to: int, card: Card | None) -> bytes:
+    sa = pb.SeatAction(seat=giver)
+    g = sa.action.give
+    g.to_seat = to
+    if card is None:
+        g.SetInParent()
+    else:
+        _set_card(g.card, card)
+    item = pb.PlayerView(gives=[sa]).SerializeToString()
+    _store(_GIVE_ITEMS, (giver, to, card), item)
+    return item
+
+
+def _marriage_item(seat: int, suit: Suit | None, trick: int) -> bytes:
+    m = pb.Marriage(
+        seat=seat,
+        suit=suit_to_pb(suit),
+        value=_ACE_MARRIAGE_VALUE if suit is None else suit.marriage_value,
+        trick=trick,
+    )
+    item = pb.PlayerView(marriages=[m]).SerializeToString()
+    _store(_MARRIAGE_ITEMS, (seat, suit, trick), item)
+    return item
+
+
+def _trick_item(trick: Trick) -> bytes:
     m = pb.Trick(leader=trick.leader, winner=trick.winner)
-    m.cards.extend([_SEAT_CARD_PB[seat][card] for seat, card in trick.cards])
-    return m
+    for seat, card in trick.cards:
+        _set_card(m.cards.add(seat=seat).card, card)
+    item = pb.PlayerView(tricks=[m]).SerializeToString()
+    _store(_TRICK_ITEMS, trick, item)
+    return item
 
 
-def _deal_results_pb(results: tuple[DealResult, ...]) -> list[pb.DealResult]:
-    cache = _RESULT_BY_ID
-    out = []
-    for r in results:
-        hit = cache.get(id(r))
-        if hit is None or hit[0] is not r:
-            if len(cache) >= 4096:
-                cache.clear()
-            hit = cache[id(r)] = (r, _deal_result_pb(r))
-        out.append(hit[1])
-    return out
+def _result_item(result: DealResult) -> bytes:
+    item = pb.PlayerView(deal_results=[deal_result_to_pb(result)]).SerializeToString()
+    _store(_RESULT_ITEM_BY_ID, id(result), (result, item))
+    return item
 
 
 def _action_pb(action: object) -> pb.Action:
-    m = _ACTION_CACHE.get(action)
-    if m is None:
-        m = pb.Action()
-        _fill_action(m, action)
-        if len(_ACTION_CACHE) < 4096:
-            _ACTION_CACHE[action] = m
-    return m
-
-
-def _deal_result_pb(result: DealResult) -> pb.DealResult:
-    m = _RESULT_CACHE.get(result)
-    if m is None:
-        m = deal_result_to_pb(result)
-        if len(_RESULT_CACHE) >= 4096:
-            _RESULT_CACHE.clear()
-        _RESULT_CACHE[result] = m
+    m = pb.Action()
+    _fill_action(m, action)
     return m

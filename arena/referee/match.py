@@ -5,12 +5,12 @@ answer reaches it through a future (set by the session's reader); everything the
 sends is built from ``observe`` and ``public_action``.
 
 Per decision: the seat to act gets ``observe(game, seat)`` in a ``DecisionRequest`` and
-``decision_ms`` plus what is left of its time bank; the wait is cut off there
-(``asyncio.timeout``). A late, malformed or illegal decision is a strike: the referee plays
-a fallback legal action (``fallback_action``: a pass where legal, else the first) and
-tells the bot with ``DecisionRejected``. At
-``max_strikes`` strikes, or after a disconnect longer than the grace period, the seat
-forfeits: the fallback plays it to the end and it is placed last.
+``decision_ms`` plus what is left of its time bank; the wait is cut off there (a
+``loop.call_at`` timer that resolves the answer's future with ``_TIMED_OUT``). A late,
+malformed or illegal decision is a strike: the referee plays a fallback legal action
+(``fallback_action``: a pass where legal, else the first) and tells the bot with
+``DecisionRejected``. At ``max_strikes`` strikes, or after a disconnect longer than the
+grace period, the seat forfeits: the fallback plays it to the end and it is placed last.
 """
 
 from __future__ import annotations
@@ -25,12 +25,12 @@ from typing import IO, Any
 
 from arena.protocol import (
     MalformedActionError,
+    action_event_to_pb,
     action_from_pb,
     action_to_pb,
     deal_result_to_pb,
     match_result_to_pb,
     ruleset_to_pb,
-    seat_action_to_pb,
     view_to_pb,
 )
 from arena.referee.config import RefereeConfig
@@ -81,12 +81,25 @@ class _Forfeited:
 _FORFEITED = _Forfeited()
 
 
+class _TimedOut:
+    """Resolves a pending decision whose deadline passed without an answer."""
+
+
+_TIMED_OUT = _TimedOut()
+
+
+def _time_out(fut: asyncio.Future[pb.Action | _Forfeited | _TimedOut]) -> None:
+    """The deadline timer: cut off the wait unless the answer (or a forfeit) came first."""
+    if not fut.done():
+        fut.set_result(_TIMED_OUT)
+
+
 @dataclass(slots=True)
 class Pending:
     """A decision request waiting for its answer."""
 
     request_id: str
-    future: asyncio.Future[pb.Action | _Forfeited]
+    future: asyncio.Future[pb.Action | _Forfeited | _TimedOut]
     view: pb.PlayerView
     deal_number: int
     deadline: float  # loop.time() at which the answer is cut off
@@ -241,13 +254,19 @@ class MatchRunner:
         budget_ms = self.config.decision_ms + st.bank_ms
         loop = self._loop
         start = loop.time()
-        fut: asyncio.Future[pb.Action | _Forfeited] = loop.create_future()
-        st.pending = Pending(rid, fut, view, game.deal_number, start + budget_ms / 1000)
+        deadline = start + budget_ms / 1000
+        fut: asyncio.Future[pb.Action | _Forfeited | _TimedOut] = loop.create_future()
+        st.pending = Pending(rid, fut, view, game.deal_number, deadline)
         self._send_request(st, msg)
+        # One timer handle rather than asyncio.timeout_at: no context manager, and no task
+        # cancellation (and uncancel) to turn into TimeoutError when the deadline passes.
+        # A cancellation of the match task still propagates from the await.
+        timer = loop.call_at(deadline, _time_out, fut)
         try:
-            async with asyncio.timeout_at(start + budget_ms / 1000):
-                answer = await fut
-        except TimeoutError:
+            answer = await fut
+        finally:
+            timer.cancel()
+        if isinstance(answer, _TimedOut):
             st.pending = None
             st.bank_ms = 0
             fallback = fallback_action(legal)
@@ -329,16 +348,24 @@ class MatchRunner:
             self._write(
                 {"type": "action", "deal": deal, "seat": actor, "action": str(action), **meta}
             )
-        cache: dict[object, pb.Event] = {}
         mid = self.match_id
+        # One event per distinct view of the action. public_action returns the action
+        # itself to a seat that sees all of it (every seat, but for gives), so that event is
+        # made once without hashing the action; censored views (hidden gives) are
+        # keyed by value.
+        full: pb.Event | None = None
+        censored: dict[object, pb.Event] = {}
         for st in self.seats:
             seen = public_action(action, actor, st.seat)
-            ev = cache.get(seen)
-            if ev is None:
-                ev = pb.Event(match_id=mid, seq=seq, source=source)
-                ev.action.CopyFrom(seat_action_to_pb(actor, seen))
-                cache[seen] = ev
-            st.session.add_event(ev)
+            if seen is action:
+                if full is None:
+                    full = action_event_to_pb(mid, seq, source, actor, action)
+                st.session.add_event(full)
+            else:
+                ev = censored.get(seen)
+                if ev is None:
+                    ev = censored[seen] = action_event_to_pb(mid, seq, source, actor, seen)
+                st.session.add_event(ev)
         if game.deal_number != deal or game.is_over:
             self._deal_ended(deal)
 

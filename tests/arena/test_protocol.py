@@ -9,6 +9,7 @@ import pytest
 from arena.protocol import (
     MalformedActionError,
     MalformedMessageError,
+    action_event_to_pb,
     action_from_pb,
     action_to_pb,
     card_from_pb,
@@ -221,6 +222,32 @@ def test_public_action_events_on_the_wire() -> None:
         HiddenGive(1),
     )
     assert seat_action_from_pb(seat_action_to_pb(0, public_action(give, 0, 1))) == (0, give)
+
+
+def test_action_events_are_the_messages_built_field_by_field() -> None:
+    """action_event_to_pb caches bytes per match and per action: whatever the match, seq,
+    source, seat and (censored) action, it makes the message the fields describe."""
+    give = Give(Card.HA, 1)
+    cases = [(Bid(120), 0), (Pass(), 2), (give, 0), (public_action(give, 0, 2), 0),
+             (Play(Card.SK, declare=True), 1), (Contract(130), 2)]  # fmt: skip
+    for mid in ("m1", "другой-матч"):
+        for seq in (1, 127, 128, 4095, 4096, 70_000):
+            for source in (pb.ACTION_SOURCE_BOT, pb.ACTION_SOURCE_FALLBACK):
+                for action, seat in cases:
+                    want = pb.Event(match_id=mid, seq=seq, source=source)
+                    want.action.CopyFrom(seat_action_to_pb(seat, action))
+                    got = action_event_to_pb(mid, seq, source, seat, action)
+                    assert got == want
+                    assert got.SerializeToString() == want.SerializeToString()
+
+
+def test_view_built_in_place_is_the_same_view() -> None:
+    for g in _random_games("1001-4p", range(1), 3):
+        for seat in range(4):
+            v = observe(g, seat)
+            msg = pb.ServerMessage()
+            assert view_to_pb(v, msg.decision_request.view) is msg.decision_request.view
+            assert msg.decision_request.view == view_to_pb(v)
 
 
 def test_match_result_to_pb() -> None:

@@ -239,7 +239,14 @@ def test_interrupted_match_is_recorded(tmp_path: Path) -> None:
         async with arena(tmp_path, record_dir=tmp_path / "rec") as a:
             await a.bots(["ann", "bob", "cid"])
             task = asyncio.create_task(a.referee.run_match("cut", "1001", 3, ["ann", "bob", "cid"]))
-            await asyncio.sleep(0.5)
+            # Cut it a few actions in (as the record shows), not after a fixed time: a whole
+            # match can take less than half a second.
+            record = tmp_path / "rec" / "cut.jsonl"
+            for _ in range(4000):
+                if record.exists() and record.read_text().count('"type":"action"') >= 10:
+                    break
+                await asyncio.sleep(0.005)
+            assert not task.done()
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task
