@@ -507,7 +507,7 @@ def view_from_pb(
         gives.append((seat_ok(g.to_seat, "view.gives.to_seat"), card))
     bids: list[tuple[int, Action]] = []
     for sa in msg.bids:
-        bid_or_pass = action_from_pb(sa.action)
+        bid_or_pass = _action_from_pb_cached(sa.action)
         if not isinstance(bid_or_pass, Bid | Pass):
             raise MalformedMessageError("view.bids", f"expected bids or passes, got {bid_or_pass}")
         bids.append((seat_ok(sa.seat, "view.bids.seat"), bid_or_pass))
@@ -520,7 +520,7 @@ def view_from_pb(
         if not cards:
             raise MalformedMessageError("view.tricks", "a completed trick without cards")
         tricks.append(Trick(t.leader, cards, t.winner))
-    legal = [action_from_pb(m) for m in msg.legal_actions]
+    legal = [_action_from_pb_cached(m) for m in msg.legal_actions]
     return PlayerView(
         seat=seat_ok(msg.seat, "view.seat"),
         players=tuple(msg.players),
@@ -551,6 +551,23 @@ def view_from_pb(
         legal_actions=tuple(legal),
         deal_results=_deal_results_from_pb(msg.deal_results, previous),
     )
+
+
+# Decoded actions by their wire bytes: a view lists every legal action again at every
+# decision, and one serialization (in C) plus a lookup costs a fraction of reading an
+# action's nested fields through the Python accessors. Engine actions are immutable, so
+# they are shared. Only actions that decoded are stored; the set of actions is small.
+_ACTION_BY_BYTES: dict[bytes, Action] = {}
+
+
+def _action_from_pb_cached(msg: pb.Action) -> Action:
+    key = msg.SerializeToString()
+    action = _ACTION_BY_BYTES.get(key)
+    if action is None:
+        action = action_from_pb(msg)
+        if len(_ACTION_BY_BYTES) < _CACHE_MAX:
+            _ACTION_BY_BYTES[key] = action
+    return action
 
 
 def _deal_results_from_pb(

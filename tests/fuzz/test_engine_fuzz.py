@@ -68,7 +68,8 @@ not_actions = st.one_of(
     st.sampled_from(["pass", "play K♥", "bid 105", b"pass"]),
     cards,
     st.tuples(cards, st.booleans()),
-    st.builds(Play, st.integers(min_value=-3, max_value=30), st.booleans()),  # no Card
+    # Not a card code (0..23 are card codes, which the engine takes like the Card itself)
+    st.builds(Play, st.integers(-3, -1) | st.integers(24, 30), st.booleans()),
     st.builds(Give, st.text(max_size=3), st.integers(0, 3)),
     st.builds(Bid, st.one_of(st.floats(allow_nan=True), st.text(max_size=3), st.none())),
 )
