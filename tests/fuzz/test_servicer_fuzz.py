@@ -157,7 +157,8 @@ request_ids = st.one_of(
 match_ids = st.one_of(st.sampled_from(["this", "this", "this", ""]), st.text(max_size=10))
 messages = st.one_of(
     st.tuples(st.just("decision"), request_ids, match_ids, actions),
-    st.tuples(st.just("decision"), request_ids, match_ids, actions),
+    # the same decision alone in a DecisionBatch: it must be handled exactly the same
+    st.tuples(st.just("batch"), request_ids, match_ids, actions),
     st.tuples(st.just("hello"), st.text(max_size=10), st.integers(0, 3)),
     st.tuples(st.just("empty")),
     st.tuples(st.just("bytes"), st.binary(max_size=60)),
@@ -199,7 +200,10 @@ def _build(spec: tuple[Any, ...], req: Req, fz_pending: str | None, last_fz: str
     mid = {"this": MATCH}.get(mid_spec, mid_spec)
     legal_one = req.legal[0] if req.legal else pb.Action()
     action = legal_one if action_spec == "legal" else action_spec
-    return pb.BotMessage(decision=pb.Decision(request_id=rid, match_id=mid, action=action))
+    d = pb.Decision(request_id=rid, match_id=mid, action=action)
+    if kind == "batch":
+        return pb.BotMessage(decisions=pb.DecisionBatch(decisions=[d]))
+    return pb.BotMessage(decision=d)
 
 
 async def _settle(ctx: FakeContext) -> None:
@@ -290,24 +294,33 @@ async def _check_one(
     before_strikes = st0.strikes
     before_sent = len(fz.sent)
     legal = runner.game.legal_actions()
+    kind_in = msg.WhichOneof("kind") if isinstance(msg, pb.BotMessage) else None
+    one = list(msg.decisions.decisions) if kind_in == "decisions" else []
+    decision = msg.decision if kind_in == "decision" else one[0] if len(one) == 1 else None
     is_answer = (
-        isinstance(msg, pb.BotMessage)
-        and msg.WhichOneof("kind") == "decision"
+        decision is not None
         and pending is not None
-        and msg.decision.request_id == pending
-        and msg.decision.match_id == MATCH
+        and decision.request_id == pending
+        and decision.match_id == MATCH
     )
     fz.inbox.put_nowait(msg)
     await _settle(fz)
     new = fz.sent[before_sent:]
     rejections = [m.decision_rejected for m in new if m.WhichOneof("kind") == "decision_rejected"]
+    if len(one) > 1 and any(d.request_id == pending and d.match_id == MATCH for d in one):
+        tally["servicer: batches answering among others"] += 1  # checked by the match's end
+        return
     if not is_answer:
         assert runner.game.record() == before_record, f"state changed by a refused {msg}"
         assert st0.strikes == before_strikes
-        if msg.WhichOneof("kind") == "decision":
+        if decision is not None:
             assert [r.incident for r in rejections] == [pb.INCIDENT_WRONG_REQUEST], new
             assert rejections[0].message
             tally["servicer: refused as wrong request (state unchanged)"] += 1
+        elif one:  # several decisions (from random bytes), none pending: each refused
+            assert all(r.incident == pb.INCIDENT_WRONG_REQUEST for r in rejections), new
+            assert len(rejections) <= len(one)
+            tally["servicer: batches refused (state unchanged)"] += 1
         else:
             assert not rejections
             tally["servicer: non-decisions ignored (state unchanged)"] += 1
@@ -317,7 +330,8 @@ async def _check_one(
     assert len(meta) > before_actions, "the answer was not acted on"
     first = meta[before_actions]
     try:
-        action = action_from_pb(msg.decision.action)
+        assert decision is not None
+        action = action_from_pb(decision.action)
         kind = "bot" if action in legal else "illegal"
     except MalformedActionError:
         kind = "malformed"
