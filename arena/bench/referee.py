@@ -21,6 +21,9 @@ Measured in a window after a warm-up (matches cross its edges; only decisions in
   ≥ 1.2 (forced moves cost no round trip);
 - ``referee_cpu`` / ``bots_cpu``: CPU seconds per second of the referee process and of the
   three bots together (Linux ``/proc``), and per decision in µs;
+- ``messages_per_write``: messages queued for the bots per gRPC message written, and
+  ``decisions_per_bot_message``: decisions per message from the bots; above 1 when the
+  "batch" feature (docs/protocol.md) joins several in one;
 - ``peak_rss_mb``: the referee process's peak resident set (``VmHWM``).
 
 ::
@@ -73,13 +76,34 @@ async def _referee(
     tables: int, warmup: float, seconds: float, preset: str, max_deals: int, min_matches: int
 ) -> None:
     from arena.referee import Referee, RefereeConfig, start_server
-    from arena.referee.sessions import BotSession
+    from arena.referee.sessions import BotSession, Stream
     from arena.v1 import arena_pb2 as pb
     from engine import PRESETS
 
     ruleset = dataclasses.replace(PRESETS[preset], max_deals=max_deals)
     # Generous deadlines: a loaded machine must not turn the benchmark into timeouts.
     ref = Referee(RefereeConfig(decision_ms=10_000, time_bank_ms=60_000))
+    # How well messages share gRPC messages (the "batch" feature): messages queued for bots
+    # against gRPC writes, and decisions against bot messages carrying them.
+    wire = {"sent": 0, "writes": 0, "bot_messages": 0}
+    write_loop = Stream.write_loop
+
+    async def counted_write_loop(self: Stream, write: Any) -> None:
+        async def counted(msg: pb.ServerMessage) -> Any:
+            if counting:
+                wire["writes"] += 1
+            return await write(msg)
+
+        await write_loop(self, counted)
+
+    def counted_on_message(self: Referee, session: BotSession, msg: pb.BotMessage) -> int:
+        if counting:
+            wire["bot_messages"] += 1
+        return on_message(self, session, msg)
+
+    # Before the bots connect: their streams' writers start when they do.
+    Stream.write_loop = counted_write_loop  # type: ignore[method-assign]
+    counting = False
     names = [f"bench-{i}" for i in range(_BOTS)]
     for n in names:
         ref.add_bot(n, f"token-{n}")
@@ -93,7 +117,6 @@ async def _referee(
     clock = time.perf_counter
     sent: dict[tuple[str, str, str], float] = {}
     latencies: list[float] = []
-    counting = False
 
     # Measurement hooks on the two public doors every decision passes through.
     send = BotSession.send
@@ -103,6 +126,8 @@ async def _referee(
     watcher = names[0]  # every bot sits in every match: one bot's events count each once
 
     def timed_send(self: BotSession, msg: pb.ServerMessage) -> bool:
+        if counting:
+            wire["sent"] += 1
         if msg.WhichOneof("kind") == "decision_request":
             r = msg.decision_request
             sent[(self.name, r.match_id, r.request_id)] = clock()
@@ -123,6 +148,8 @@ async def _referee(
                 window["deals"] += 1
         add_event(self, event)
 
+    on_message = Referee.on_message
+    Referee.on_message = counted_on_message  # type: ignore[method-assign]
     BotSession.send = timed_send  # type: ignore[method-assign]
     BotSession.add_event = counted_add_event  # type: ignore[method-assign]
     Referee.on_decision = timed_on_decision  # type: ignore[method-assign]
@@ -180,6 +207,12 @@ async def _referee(
                 "p99_ms": round(percentile(latencies, 0.99) * 1000, 3),
                 "referee_cpu": round(cpu / elapsed, 2),
                 "referee_cpu_us_per_decision": round(cpu / decided * 1e6, 1) if decided else 0.0,
+                "messages_per_write": round(wire["sent"] / wire["writes"], 2)
+                if wire["writes"]
+                else 0.0,
+                "decisions_per_bot_message": round(decided / wire["bot_messages"], 2)
+                if wire["bot_messages"]
+                else 0.0,
                 "matches_completed": totals["matches"],
                 "incidents": totals["incidents"],
                 "deals": window["deals"],
@@ -305,6 +338,7 @@ def _with_ratios(r: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
             out[f"baseline_{k}"] = base[k]
     for k in ("referee_cpu", "bots_cpu", "referee_cpu_us_per_decision",
               "bots_cpu_us_per_decision", "actions_per_deal", "decisions_per_deal",
+              "messages_per_write", "decisions_per_bot_message",
               "matches_completed", "incidents", "peak_rss_mb"):  # fmt: skip
         if k in r:
             out[k] = r[k]

@@ -70,6 +70,8 @@ def test_referee_smoke() -> None:
         assert r["p50_ms"] <= r["p99_ms"]
         assert r["baseline_round_trips_per_s"] > 0
         assert r["incidents"] == 0  # the bots played every decision themselves
+        # every gRPC message carries at least one message / decision (more when batched)
+        assert r["messages_per_write"] >= 1 and r["decisions_per_bot_message"] >= 1
     for target in out["targets"].values():
         assert set(target) == {"ratio", "target", "met"}
 
