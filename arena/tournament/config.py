@@ -35,6 +35,7 @@ __all__ = [
     "BotSpec",
     "ConfigError",
     "Deadlines",
+    "TLSSpec",
     "TournamentConfig",
     "apply_overrides",
     "load_config",
@@ -46,7 +47,7 @@ BUNDLED_BOTS: tuple[str, ...] = ("random", "heuristic", "counting", "pimc")
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 _MODULE_CLASS_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
-_PLACEHOLDERS = ("python", "arena", "host", "port", "token", "name")
+_PLACEHOLDERS = ("python", "arena", "host", "port", "token", "name", "ca")
 
 
 class ConfigError(ValueError):
@@ -65,6 +66,16 @@ class Deadlines:
 
     decision_ms: int = 2000
     time_bank_ms: int = 20000
+
+
+@dataclass(frozen=True, slots=True)
+class TLSSpec:
+    """The referee serves TLS only: its certificate chain and key (PEM files), and the host
+    name local bots connect to, which the certificate must name."""
+
+    cert: Path
+    key: Path
+    server_name: str = "localhost"
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +124,8 @@ class TournamentConfig:
     bot_wait_s: float = 30.0
     match_timeout_s: float = 0.0
     deadlines: Deadlines = field(default_factory=Deadlines)
+    #: Serve TLS (``[tls]``); None: plaintext.
+    tls: TLSSpec | None = None
     draw_probability: float = 0.02
     #: Extra ``arena.referee.RefereeConfig`` settings (``max_strikes``, ``reconnect_grace_s``).
     referee: tuple[tuple[str, Any], ...] = ()
@@ -161,6 +174,13 @@ class TournamentConfig:
                 "port": self.port,
                 "bot_wait_s": self.bot_wait_s,
                 "match_timeout_s": self.match_timeout_s,
+                "tls": None
+                if self.tls is None
+                else {
+                    "cert": str(self.tls.cert),
+                    "key": str(self.tls.key),
+                    "server_name": self.tls.server_name,
+                },
                 "source": self.source,
             }
         )
@@ -172,12 +192,13 @@ class TournamentConfig:
 _TOP_KEYS = {
     "id", "name", "ruleset", "bots", "matches_per_table", "max_deals", "seed",
     "concurrency", "db", "out", "host", "port", "bot_wait_s", "match_timeout_s",
-    "deadlines", "ratings", "referee",
+    "deadlines", "ratings", "referee", "tls",
 }  # fmt: skip
 _BOT_KEYS = {"bot", "command", "remote", "token", "token_env", "env", "cwd"}
 _DEADLINE_KEYS = {"decision_ms", "time_bank_ms"}
 _RATING_KEYS = {"draw_probability"}
 _REFEREE_KEYS = {"max_strikes", "reconnect_grace_s"}
+_TLS_KEYS = {"cert", "key", "server_name"}
 
 
 def load_config(path: str | Path, overrides: Sequence[str] = ()) -> TournamentConfig:
@@ -315,6 +336,7 @@ def parse_config(
             raise err("referee.reconnect_grace_s", f"must not be negative, got {grace}")
         referee.append(("reconnect_grace_s", grace))
 
+    tls = _tls(data.get("tls"), base, err)
     bots = _bots(data.get("bots"), base, err)
     if len(bots) < ruleset.players:
         raise err(
@@ -338,11 +360,36 @@ def parse_config(
         bot_wait_s=bot_wait_s,
         match_timeout_s=match_timeout_s,
         deadlines=Deadlines(decision_ms=decision_ms, time_bank_ms=time_bank_ms),
+        tls=tls,
         draw_probability=draw_probability,
         referee=tuple(referee),
         explicit_id=explicit_id,
         source=source,
     )
+
+
+def _tls(data: object, base: Path, err: _Err) -> TLSSpec | None:
+    """``[tls]``: ``cert`` and ``key`` (PEM files, relative to the config file) and an
+    optional ``server_name``."""
+    if data is None:
+        return None
+    if not isinstance(data, Mapping):
+        raise err("tls", f"expected a table with cert and key, got {_tname(data)}")
+    _check_keys(data, _TLS_KEYS, "tls.", err)
+    for key in ("cert", "key"):
+        if key not in data:
+            raise err(f"tls.{key}", "missing: [tls] needs both cert and key (PEM files)")
+    files: list[Path] = []
+    for key in ("cert", "key"):
+        path = Path(_get(data, key, str, "", err, "tls.")).expanduser()
+        path = path if path.is_absolute() else base / path
+        if not path.is_file():
+            raise err(f"tls.{key}", f"no such file: {path}")
+        files.append(path.resolve())
+    server_name = _get(data, "server_name", str, "localhost", err, "tls.")
+    if not server_name.strip():
+        raise err("tls.server_name", "must not be empty")
+    return TLSSpec(files[0], files[1], server_name.strip())
 
 
 # ------------------------------------------------------------------------- helpers

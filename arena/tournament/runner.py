@@ -48,7 +48,7 @@ from rich.table import Table
 
 from arena.ratings import RatingBook, rate_results
 from arena.storage import Storage, StorageError, StorageLockedError
-from arena.tournament.config import BotSpec, TournamentConfig
+from arena.tournament.config import BotSpec, TLSSpec, TournamentConfig
 from arena.tournament.schedule import ScheduledMatch, build_schedule, match_id
 from engine.rules import Ruleset
 
@@ -143,25 +143,32 @@ def _real_referee(cfg: TournamentConfig) -> RefereeLike:
     return referee
 
 
-async def _real_server(referee: RefereeLike, host: str, port: int) -> tuple[Any, int]:
-    from arena.referee import start_server
+async def _real_server(
+    referee: RefereeLike, host: str, port: int, tls: TLSSpec | None = None
+) -> tuple[Any, int]:
+    from arena.referee import TLSConfig, start_server
 
-    server, bound = await start_server(referee, host=host, port=port)  # type: ignore[arg-type]
+    creds = None if tls is None else TLSConfig(tls.cert, tls.key)
+    server, bound = await start_server(referee, host=host, port=port, tls=creds)  # type: ignore[arg-type]
     return server, int(bound)
 
 
-def bot_command(spec: BotSpec, *, host: str, port: int, token: str) -> list[str]:
-    """The argv that launches a local bot."""
+def bot_command(
+    spec: BotSpec, *, host: str, port: int, token: str, ca: Path | None = None
+) -> list[str]:
+    """The argv that launches a local bot (``ca``: the arena serves TLS with this
+    certificate, which the bot must trust)."""
     arena = f"{host}:{port}"
     if spec.kind == "sdk":
         assert spec.bot is not None
         # Equivalent to `python -m sdk.cli run BOT ...` (= `arena-bot run`), without relying
         # on a __main__ guard in sdk/cli.py.
         # --retry-for: should the arena die without stopping it, the bot gives up soon.
+        tls = [] if ca is None else ["--ca", str(ca)]
         return [sys.executable, "-m", "sdk.cli", "run", spec.bot, "--arena", arena,
-                "--token", token, "--retry-for", "60"]  # fmt: skip
+                "--token", token, "--retry-for", "60", *tls]  # fmt: skip
     values = {"python": sys.executable, "arena": arena, "host": host, "port": str(port),
-              "token": token, "name": spec.name}  # fmt: skip
+              "token": token, "name": spec.name, "ca": "" if ca is None else str(ca)}  # fmt: skip
     return [a.format(**values) for a in spec.command]
 
 
@@ -431,25 +438,29 @@ async def _play(
         port = cfg.port
         if serve:
             try:
-                server, port = await _real_server(referee, cfg.host, cfg.port)
+                server, port = await _real_server(referee, cfg.host, cfg.port, cfg.tls)
             except Exception as e:
                 raise TournamentError(
                     f"cannot start the referee on {cfg.host}:{cfg.port}: {e}"
                 ) from e
-            log.info("referee listening on %s:%d", cfg.host, port)
+            log.info("referee listening on %s:%d%s", cfg.host, port, " (TLS)" if cfg.tls else "")
         connect_host = "127.0.0.1" if cfg.host in ("0.0.0.0", "::", "") else cfg.host
+        if cfg.tls is not None:  # the name the certificate is checked against
+            connect_host = cfg.tls.server_name
+        ca = None if cfg.tls is None else cfg.tls.cert
         if launch_bots:
             for b in cfg.bots:
                 if b.is_local:
-                    argv = bot_command(b, host=connect_host, port=port, token=tokens[b.name])
+                    argv = bot_command(b, host=connect_host, port=port, token=tokens[b.name], ca=ca)
                     p = _BotProcess(b, argv, tokens[b.name], cfg.out / "logs" / f"{b.name}.log")
                     procs[b.name] = p
                     await p.start()
         remote = [b.name for b in cfg.bots if not b.is_local]
         if remote:
             log.warning(
-                "waiting up to %gs for remote bots %s: connect them to %s:%d with their token",
+                "waiting up to %gs for remote bots %s: connect them to %s:%d with their token%s",
                 cfg.bot_wait_s, ", ".join(remote), cfg.host, port,
+                "" if cfg.tls is None else f" over TLS (arena-bot run ... --ca {cfg.tls.cert})",
             )  # fmt: skip
         await _wait_for_bots(cfg, referee, procs)
         monitor = asyncio.create_task(_monitor(procs, stopping, opts.max_restarts))

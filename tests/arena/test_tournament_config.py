@@ -117,6 +117,10 @@ def test_bundled_default_configs_are_valid(monkeypatch: pytest.MonkeyPatch) -> N
             "between 0 and 1",
         ),
         (BASE + "[referee]\nmax_strikes = 0\n", "referee.max_strikes", "at least 1"),
+        ("tls = true\n" + BASE, "tls", "expected a table"),
+        (BASE + '[tls]\ncert = "c.pem"\n', "tls.key", "needs both cert and key"),
+        (BASE + '[tls]\ncert = "nope.pem"\nkey = "k.pem"\n', "tls.cert", "no such file"),
+        (BASE + '[tls]\ncrt = "c.pem"\n', "tls.crt", "did you mean 'cert'"),
         ('name = "x"\n', "bots", "missing"),
         ("name = [\n", "file", "not valid TOML"),
     ],
@@ -125,6 +129,39 @@ def test_config_errors_name_the_key(tmp_path: Path, text: str, key: str, words: 
     e = _error(tmp_path, text)
     assert e.key == key, str(e)
     assert words in str(e)
+
+
+def test_tls_files_are_relative_to_the_config(tmp_path: Path) -> None:
+    (tmp_path / "certs").mkdir()
+    for name in ("arena.pem", "arena.key"):
+        (tmp_path / "certs" / name).write_text("PEM", encoding="utf-8")
+    text = BASE + '[tls]\ncert = "certs/arena.pem"\nkey = "certs/arena.key"\n'
+    cfg = load_config(_write(tmp_path, text))
+    assert cfg.tls is not None
+    assert cfg.tls.cert == tmp_path.resolve() / "certs" / "arena.pem"
+    assert cfg.tls.key == tmp_path.resolve() / "certs" / "arena.key"
+    assert cfg.tls.server_name == "localhost"
+    assert cfg.to_json()["tls"]["server_name"] == "localhost"
+    # how the arena is served does not change the results: the same tournament resumes
+    assert cfg.tournament_id == load_config(_write(tmp_path, BASE)).tournament_id
+    named = load_config(_write(tmp_path, text + 'server_name = "arena.example.org"\n'))
+    assert named.tls is not None and named.tls.server_name == "arena.example.org"
+
+
+def test_bot_commands_trust_the_arena_certificate(tmp_path: Path) -> None:
+    from arena.tournament.runner import bot_command
+
+    text = BASE + 'd = { command = ["{python}", "bot.py", "{arena}", "--ca", "{ca}"] }\n'
+    cfg = load_config(_write(tmp_path, text))
+    sdk_bot, command_bot = cfg.bots[0], cfg.bots[3]
+    ca = tmp_path / "arena.pem"
+    argv = bot_command(sdk_bot, host="localhost", port=5, token="t", ca=ca)
+    assert argv[argv.index("--arena") + 1] == "localhost:5"
+    assert argv[argv.index("--ca") + 1] == str(ca)
+    assert "--ca" not in bot_command(sdk_bot, host="127.0.0.1", port=5, token="t")
+    assert bot_command(command_bot, host="localhost", port=5, token="t", ca=ca)[1:] == [
+        "bot.py", "localhost:5", "--ca", str(ca)
+    ]  # fmt: skip
 
 
 def test_missing_file(tmp_path: Path) -> None:

@@ -140,3 +140,35 @@ def test_a_bot_that_exits_midway_is_restarted(tmp_path: Path) -> None:
     with Storage(cfg.db) as st:
         assert all(not r.forfeits for r in st.match_results(cfg.tournament_id))
     assert _marker_processes(marker) == []
+
+
+def test_tournament_over_tls(tmp_path: Path) -> None:
+    """``[tls]``: the referee serves TLS only; the bundled bots and a command bot (given
+    ``{ca}``) trust its certificate and play every match (a bot that did not could not
+    even connect: the tournament would stop waiting for it)."""
+    import shutil
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("no openssl to make a certificate")
+    certs = tmp_path / "certs"
+    certs.mkdir()
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-keyout", str(certs / "arena.key"), "-out", str(certs / "arena.pem"),
+         "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    marker = f"e2e-tls-{os.getpid()}"
+    path = _config(tmp_path, marker, '[tls]\ncert = "certs/arena.pem"\nkey = "certs/arena.key"\n')
+    # the command bot is told the certificate through the {ca} placeholder
+    old = f'"--name", "{marker}"'
+    path.write_text(path.read_text().replace(old, old + ', "--ca", "{ca}"'))
+    cfg = load_config(path)
+    assert cfg.tls is not None and cfg.tls.server_name == "localhost"
+    outcome = run(cfg, RunOptions(progress=False))
+    assert outcome.finished and outcome.played_now == 6 and not outcome.failed
+    with Storage(cfg.db) as st:
+        for r in st.match_results(cfg.tournament_id):
+            assert st.load_record(r.match_id)["incidents"] == []
+    assert _marker_processes(marker) == []
