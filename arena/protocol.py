@@ -716,13 +716,13 @@ def _packed_bytes(cache: dict[tuple[int, ...], bytes], name: str, values: Any) -
     return data
 
 
-def _legal_item(action: object) -> bytes:
-    item = pb.PlayerView(legal_actions=[_action_pb(action)]).SerializeToString()
+def _legal_item(action: Action) -> bytes:
+    item = pb.PlayerView(legal_actions=[action_to_pb(action)]).SerializeToString()
     _store(_LEGAL_ITEM_BY_ID, id(action), (action, item))
     return item
 
 
-def _bid_item(seat: int, action: object) -> bytes:
+def _bid_item(seat: int, action: Action) -> bytes:
     hit = _BID_ITEMS_BY_ID.get(id(action))
     if hit is None or hit[0] is not action:
         hit = (action, [None] * 4)
@@ -730,7 +730,7 @@ def _bid_item(seat: int, action: object) -> bytes:
     items = hit[1]
     item = items[seat] if 0 <= seat < 4 else None
     if item is None:
-        sa = pb.SeatAction(seat=seat, action=_action_pb(action))
+        sa = pb.SeatAction(seat=seat, action=action_to_pb(action))
         item = pb.PlayerView(bids=[sa]).SerializeToString()
         if 0 <= seat < 4:
             items[seat] = item
@@ -775,9 +775,3 @@ def _result_item(result: DealResult) -> bytes:
     item = pb.PlayerView(deal_results=[deal_result_to_pb(result)]).SerializeToString()
     _store(_RESULT_ITEM_BY_ID, id(result), (result, item))
     return item
-
-
-def _action_pb(action: object) -> pb.Action:
-    m = pb.Action()
-    _fill_action(m, action)
-    return m
