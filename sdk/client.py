@@ -52,6 +52,8 @@ log = logging.getLogger("sdk.client")
 
 CLIENT = "thousand-arena-sdk/0.1.0"
 _RETRY_CODES = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.ALREADY_EXISTS)
+#: How often a stream that ends in INTERNAL before the Welcome is tried again in a row.
+_INTERNAL_RETRIES = 3
 
 #: Adaptive inline answers: after ``_FAST_RUN`` threaded ``decide`` calls in a row, each
 #: under ``_FAST_S``, the bot is asked inline on the event loop (no thread hop); one inline
@@ -236,6 +238,7 @@ class BotRunner:
         """
         attempt = 0
         failing_since: float | None = None
+        internal_left = _INTERNAL_RETRIES
         while not self._stopping.is_set():
             welcomed = False
             try:
@@ -253,13 +256,18 @@ class BotRunner:
                         f"the arena at {self.arena} refused the token: {details or code.name} "
                         "(check --token / ARENA_TOKEN)"
                     ) from None
-                if code not in _RETRY_CODES:
+                welcomed = welcomed or self._welcomed
+                if code == grpc.StatusCode.INTERNAL and not welcomed and internal_left > 0:
+                    # A stream the arena refused at once (a wrong token, say) can end in
+                    # INTERNAL from our own gRPC core when its status overtakes our Hello:
+                    # asking again gets the real status.
+                    internal_left -= 1
+                elif code not in _RETRY_CODES:
                     raise ArenaError(
                         f"the arena at {self.arena} ended the stream: {code.name}: {details}"
                     ) from None
-                welcomed = welcomed or self._welcomed
                 if welcomed:
-                    attempt, failing_since = 0, None
+                    attempt, failing_since, internal_left = 0, None, _INTERNAL_RETRIES
                 now = time.monotonic()
                 failing_since = failing_since or now
                 if self.retry_for is not None and now - failing_since > self.retry_for:

@@ -1,0 +1,46 @@
+"""How the runner treats a stream that ends before the Welcome (no server needed)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import grpc
+import pytest
+
+from bots.random_bot import RandomBot
+from sdk.client import ArenaAuthError, ArenaError, BotRunner
+
+
+def _error(code: grpc.StatusCode, details: str) -> grpc.aio.AioRpcError:
+    return grpc.aio.AioRpcError(code, grpc.aio.Metadata(), grpc.aio.Metadata(), details)
+
+
+def _runner(*codes: grpc.StatusCode) -> tuple[BotRunner, list[grpc.StatusCode]]:
+    """A runner whose streams end, one after the other, with ``codes``."""
+    runner = BotRunner(RandomBot, "127.0.0.1:1", "tok", initial_backoff=0.001)
+    tried: list[grpc.StatusCode] = []
+
+    async def session() -> bool:
+        code = codes[len(tried)]
+        tried.append(code)
+        raise _error(code, "Internal error from Core" if code.name == "INTERNAL" else "no")
+
+    runner._session = session  # type: ignore[method-assign]
+    return runner, tried
+
+
+def test_internal_before_the_welcome_is_asked_again_to_get_the_real_status() -> None:
+    # gRPC core can end a refused stream with INTERNAL when the refusal overtakes Hello.
+    i, unauth = grpc.StatusCode.INTERNAL, grpc.StatusCode.UNAUTHENTICATED
+    runner, tried = _runner(i, i, unauth)
+    with pytest.raises(ArenaAuthError, match="refused the token"):
+        asyncio.run(runner.run())
+    assert tried == [i, i, unauth]
+
+
+def test_internal_again_and_again_is_an_error_that_names_it() -> None:
+    i = grpc.StatusCode.INTERNAL
+    runner, tried = _runner(i, i, i, i, i)
+    with pytest.raises(ArenaError, match="ended the stream: INTERNAL: Internal error"):
+        asyncio.run(runner.run())
+    assert len(tried) == 4  # the first try and three more
