@@ -184,6 +184,8 @@ def deal_summary(deal: Mapping[str, Any]) -> DealSummary:
         seat = a.get("seat")
         text = str(a.get("action", ""))
         word, _, rest = text.partition(" ")
+        if word == "play":
+            break  # the auction, the talon and the contract all come before the first card
         if word == "bid" and isinstance(seat, int):
             with contextlib.suppress(ValueError):
                 last_bid[seat] = int(rest.split()[0])

@@ -5,10 +5,11 @@ same code path as ``arena tournament``) in a temporary directory, at concurrency
 16. The clock runs from the moment every bot is connected to the last stored match, so bot
 start-up is not counted.
 
-``recording_share``: the time spent storing results and updating ratings (each match's
-``save_match`` and live TrueSkill update, and the final ``finalize``; all of it on the
-referee's event loop) over the tournament's time (playing plus ``finalize``), over every
-concurrency measured; target under 5 %.
+``recording_share_percent``: the time spent storing results and updating ratings (each
+match's ``save_match``, and the final ratings: ``finalize``; all of it on the referee's
+event loop) over the tournament's time (playing plus ``finalize``), per concurrency; the
+target (under 5 %) holds for the largest of them. Runs without the live display, which
+also rates every match as it ends for the standings on screen.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def bench_tournament(
     """
     sets = max(1, round(seconds * 12 / 24))
     out: dict[str, Any] = {}
-    record_s = total_s = 0.0
+    shares: list[float] = []
     with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
         for c in concurrency:
             cfg = parse_config(
@@ -57,8 +58,9 @@ def bench_tournament(
                 source="<bench>",
             )
             outcome = run(cfg, RunOptions(progress=False, fresh=True))
-            record_s += outcome.record_s
-            total_s += outcome.play_s + outcome.finalize_s
+            total_s = outcome.play_s + outcome.finalize_s
+            share = 100.0 * outcome.record_s / total_s if total_s > 0 else 0.0
+            shares.append(share)
             played = outcome.played_now
             per_min = 60.0 * played / outcome.play_s if outcome.play_s > 0 else 0.0
             out[f"concurrency {c}"] = {
@@ -67,12 +69,12 @@ def bench_tournament(
                 "seconds": round(outcome.play_s, 2),
                 "failed": len(outcome.failed),
                 "recording_s": round(outcome.record_s, 3),
+                "recording_share_percent": round(share, 2),
             }
             log.info("tournament bench c=%d: %.1f matches/min", c, per_min)
-    share = 100.0 * record_s / total_s if total_s > 0 else 0.0
-    out["recording_share_percent"] = round(share, 2)
+    worst = max(shares, default=0.0)
     out["targets"] = {
-        "recording_share_percent": {"value": round(share, 2), "target": 5.0, "met": share < 5.0}
+        "recording_share_percent": {"value": round(worst, 2), "target": 5.0, "met": worst < 5.0}
     }
     out["setup"] = f"4 random bots, classic, max_deals {max_deals}, real gRPC on loopback"
     return out

@@ -115,7 +115,8 @@ class TournamentOutcome:
     #: Seconds spent playing matches (after every bot connected): the throughput's base.
     play_s: float = 0.0
     #: Seconds spent recording results and rating: storing each match, the live rating
-    #: update, and the final ratings (``finalize``). Work on the referee's event loop.
+    #: update (with the live display only), and the final ratings (``finalize``). Work on
+    #: the referee's event loop.
     record_s: float = 0.0
     #: The part of ``record_s`` spent in ``finalize``, after the last match.
     finalize_s: float = 0.0
@@ -315,10 +316,10 @@ class _Display:
             self.live.__exit__(None, None, None)
             self.live = None
 
-    def update(self, book: RatingBook, played: int) -> None:
+    def update(self, book: RatingBook | None, played: int) -> None:
         self.done += 1
         self.progress.update(self.task, completed=self.done)
-        if self.live is not None:
+        if self.live is not None and book is not None:
             self.live.update(Group(self.progress, _standings(book)))
         elif played % max(1, self.total // 10) == 0 or self.done == self.total:
             log.info("%s: %d/%d matches", self.cfg.name, self.done, self.total)
@@ -553,9 +554,12 @@ async def _run_matches(
     referee: RefereeLike,
 ) -> None:
     tid = cfg.tournament_id
-    # Live standings start from what is stored (resume) and follow completions.
-    book, _ = rate_results(storage.match_results(tid), cfg.bot_names,
-                           draw_probability=cfg.draw_probability)  # fmt: skip
+    # Live standings (only with the live display: nothing else reads them; the stored
+    # ratings come from finalize) start from what is stored (resume) and follow completions.
+    book = None
+    if opts.progress:
+        book, _ = rate_results(storage.match_results(tid), cfg.bot_names,
+                               draw_probability=cfg.draw_probability)  # fmt: skip
     queue: asyncio.Queue[ScheduledMatch] = asyncio.Queue()
     for m in pending:
         queue.put_nowait(m)
@@ -597,9 +601,10 @@ async def _run_matches(
                 fatal.append(e)
                 return
             outcome.played_now += 1
-            result = record.get("result") or {}
-            with contextlib.suppress(ValueError, TypeError):
-                book.rate(m.seats, [int(p) for p in result.get("places", [])])
+            if book is not None:
+                result = record.get("result") or {}
+                with contextlib.suppress(ValueError, TypeError):
+                    book.rate(m.seats, [int(p) for p in result.get("places", [])])
             outcome.record_s += time.perf_counter() - t_rec
             display.update(book, outcome.played_now)
 

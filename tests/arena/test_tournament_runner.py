@@ -53,6 +53,30 @@ def test_full_run_stores_every_match_once(tmp_path: Path) -> None:
     assert 0 < out.finalize_s < out.record_s <= out.elapsed_s
 
 
+def test_live_display_shows_standings_and_ratings_stay_the_same(tmp_path: Path) -> None:
+    """With the live display the standings are rated as matches end; without it they are
+    not computed at all (nothing reads them). The stored ratings are the same either way."""
+    import io
+
+    from rich.console import Console
+
+    shown = io.StringIO()
+    live_cfg = make_config(tmp_path / "live")
+    out = run(
+        live_cfg,
+        RunOptions(progress=True, console=Console(file=shown, force_terminal=True, width=120)),
+        referee_factory=lambda _cfg: FakeReferee(),
+        serve=False,
+        launch_bots=False,
+    )
+    assert out.finished
+    assert "live standings" in shown.getvalue()
+    quiet_cfg = make_config(tmp_path / "quiet")
+    assert _run(quiet_cfg, FakeReferee()).finished
+    with Storage(live_cfg.db) as a, Storage(quiet_cfg.db) as b:
+        assert a.rating_history(live_cfg.tournament_id) == b.rating_history(quiet_cfg.tournament_id)
+
+
 def test_resume_after_stop_equals_uninterrupted_run(tmp_path: Path) -> None:
     a = make_config(tmp_path / "a")
     b = make_config(tmp_path / "b")

@@ -109,7 +109,7 @@ def test_tournament_smoke() -> None:
     json.dumps(out)
     r = out["concurrency 4"]
     assert r["matches"] >= 24 and r["failed"] == 0 and r["matches_per_min"] > 0
-    assert r["recording_s"] > 0
+    assert r["recording_s"] > 0 and r["recording_share_percent"] > 0
     target = out["targets"]["recording_share_percent"]
-    assert target["value"] == out["recording_share_percent"] > 0
+    assert target["value"] == r["recording_share_percent"]  # the largest (only one here)
     assert target["target"] == 5.0 and target["met"] == (target["value"] < 5.0)
