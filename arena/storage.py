@@ -226,7 +226,11 @@ class Storage:
         except OSError as e:
             raise StorageError(f"cannot create the directory of {self.path}: {e}") from e
         with self._guard("opening"):
-            self.conn = sqlite3.connect(str(self.path), timeout=timeout, isolation_level=None)
+            # Usable from another thread (the tournament stores results on a worker thread),
+            # one thread at a time: callers keep its use serial.
+            self.conn = sqlite3.connect(
+                str(self.path), timeout=timeout, isolation_level=None, check_same_thread=False
+            )
             self.conn.row_factory = sqlite3.Row
             self.conn.execute("PRAGMA foreign_keys = ON")
             mode = self.conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
