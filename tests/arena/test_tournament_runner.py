@@ -77,6 +77,26 @@ def test_live_display_shows_standings_and_ratings_stay_the_same(tmp_path: Path) 
         assert a.rating_history(live_cfg.tournament_id) == b.rating_history(quiet_cfg.tournament_id)
 
 
+def test_matches_are_stored_on_the_storage_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The commit of a finished match never runs on the event loop serving the tables."""
+    import threading
+
+    threads: list[str] = []
+    save = Storage.save_match
+
+    def recording_save(self: Storage, *args: Any, **kwargs: Any) -> None:
+        threads.append(threading.current_thread().name)
+        save(self, *args, **kwargs)
+
+    monkeypatch.setattr(Storage, "save_match", recording_save)
+    out = _run(make_config(tmp_path), FakeReferee())
+    assert out.finished and len(threads) == 24
+    assert all(t.startswith("arena-storage") for t in threads), set(threads)
+    assert out.record_s > 0
+
+
 def test_resume_after_stop_equals_uninterrupted_run(tmp_path: Path) -> None:
     a = make_config(tmp_path / "a")
     b = make_config(tmp_path / "b")
