@@ -513,13 +513,19 @@ def view_from_pb(
         bids.append((seat_ok(sa.seat, "view.bids.seat"), bid_or_pass))
     tricks = []
     for t in msg.tricks:
-        cards = tuple(
-            (seat_ok(sc.seat, "view.tricks.seat"), card_from_pb(sc.card, "view.tricks.card"))
-            for sc in t.cards
-        )
-        if not cards:
-            raise MalformedMessageError("view.tricks", "a completed trick without cards")
-        tricks.append(Trick(t.leader, cards, t.winner))
+        # A completed trick is repeated in every later view of its deal: decoded once.
+        key = (n, t.SerializeToString())
+        trick = _TRICK_BY_BYTES.get(key)
+        if trick is None:
+            cards = tuple(
+                (seat_ok(sc.seat, "view.tricks.seat"), card_from_pb(sc.card, "view.tricks.card"))
+                for sc in t.cards
+            )
+            if not cards:
+                raise MalformedMessageError("view.tricks", "a completed trick without cards")
+            trick = Trick(t.leader, cards, t.winner)
+            _store(_TRICK_BY_BYTES, key, trick)
+        tricks.append(trick)
     legal = [_action_from_pb_cached(m) for m in msg.legal_actions]
     return PlayerView(
         seat=seat_ok(msg.seat, "view.seat"),
@@ -558,6 +564,8 @@ def view_from_pb(
 # action's nested fields through the Python accessors. Engine actions are immutable, so
 # they are shared. Only actions that decoded are stored; the set of actions is small.
 _ACTION_BY_BYTES: dict[bytes, Action] = {}
+#: Decoded completed tricks by (players at the table, wire bytes).
+_TRICK_BY_BYTES: dict[tuple[int, bytes], Trick] = {}
 
 
 def _action_from_pb_cached(msg: pb.Action) -> Action:
