@@ -78,8 +78,27 @@ def test_closing_mid_batch_writes_what_came_before_and_stops() -> None:
     assert _flat(written) == [0, 1, 2]  # the message put after close() is not written
 
 
-async def _stream(port: int, *messages: pb.BotMessage) -> tuple[grpc.StatusCode, str, list[str]]:
-    """Send Hello (asking for batches) then ``messages``; the status and what came back."""
+def _stream(
+    config: RefereeConfig, *messages: pb.BotMessage
+) -> tuple[grpc.StatusCode, str, list[str]]:
+    """Against a fresh referee: say Hello (asking for batches), send ``messages``; the
+    stream's status, its details, and the refusal messages that came back."""
+
+    async def main() -> tuple[grpc.StatusCode, str, list[str]]:
+        ref = Referee(config)
+        ref.add_bot("b", "tok")
+        server, port = await start_server(ref, port=0)
+        try:
+            return await _talk(port, messages)
+        finally:
+            await server.stop(0)
+
+    return asyncio.run(main())
+
+
+async def _talk(
+    port: int, messages: tuple[pb.BotMessage, ...]
+) -> tuple[grpc.StatusCode, str, list[str]]:
     kinds: list[str] = []
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
         call = pb_grpc.ArenaStub(ch).Play(metadata=(("authorization", "Bearer tok"),))
@@ -100,51 +119,27 @@ async def _stream(port: int, *messages: pb.BotMessage) -> tuple[grpc.StatusCode,
 
 
 def test_a_decision_batch_is_read_decision_by_decision() -> None:
-    async def main() -> tuple[grpc.StatusCode, str, list[str]]:
-        ref = Referee(RefereeConfig())
-        ref.add_bot("b", "tok")
-        server, port = await start_server(ref, port=0)
-        try:
-            ds = [pb.Decision(request_id=str(i), match_id=f"nowhere-{i}") for i in range(3)]
-            return await _stream(port, pb.BotMessage(decisions=pb.DecisionBatch(decisions=ds)))
-        finally:
-            await server.stop(0)
-
-    code, _details, rejected = asyncio.run(main())
+    ds = [pb.Decision(request_id=str(i), match_id=f"nowhere-{i}") for i in range(3)]
+    code, _details, rejected = _stream(
+        RefereeConfig(), pb.BotMessage(decisions=pb.DecisionBatch(decisions=ds))
+    )
     assert code is grpc.StatusCode.OK
     assert rejected == [f"you have no seat in a running match 'nowhere-{i}'" for i in range(3)]
 
 
 def test_an_oversized_decision_batch_ends_the_stream_naming_the_limit() -> None:
-    async def main() -> tuple[grpc.StatusCode, str, list[str]]:
-        ref = Referee(RefereeConfig())
-        ref.add_bot("b", "tok")
-        server, port = await start_server(ref, port=0)
-        try:
-            ds = [
-                pb.Decision(request_id=str(i), match_id="m") for i in range(MAX_DECISION_BATCH + 1)
-            ]
-            return await _stream(port, pb.BotMessage(decisions=pb.DecisionBatch(decisions=ds)))
-        finally:
-            await server.stop(0)
-
-    code, details, rejected = asyncio.run(main())
+    ds = [pb.Decision(request_id=str(i), match_id="m") for i in range(MAX_DECISION_BATCH + 1)]
+    code, details, rejected = _stream(
+        RefereeConfig(), pb.BotMessage(decisions=pb.DecisionBatch(decisions=ds))
+    )
     assert code is grpc.StatusCode.INVALID_ARGUMENT
     assert details == f"a DecisionBatch holds at most {MAX_DECISION_BATCH} decisions, not 257"
     assert rejected == []  # refused whole: none of its decisions was handled
 
 
 def test_empty_decision_batches_count_as_flooding() -> None:
-    async def main() -> tuple[grpc.StatusCode, str, list[str]]:
-        ref = Referee(RefereeConfig(flood_limit=20, flood_window_s=60))
-        ref.add_bot("b", "tok")
-        server, port = await start_server(ref, port=0)
-        try:
-            empty = pb.BotMessage(decisions=pb.DecisionBatch())
-            return await _stream(port, *[empty] * 21)
-        finally:
-            await server.stop(0)
-
-    code, details, _ = asyncio.run(main())
+    empty = pb.BotMessage(decisions=pb.DecisionBatch())
+    config = RefereeConfig(flood_limit=20, flood_window_s=60)
+    code, details, _ = _stream(config, *[empty] * 21)
     assert code is grpc.StatusCode.RESOURCE_EXHAUSTED, (code, details)
     assert "more than 20 messages answering no pending request" in details
