@@ -5,9 +5,9 @@ same code path as ``arena tournament``) in a temporary directory, at concurrency
 16. The clock runs from the moment every bot is connected to the last stored match, so bot
 start-up is not counted.
 
-``recording_share_percent``: the time spent storing results and updating ratings (each
-match's ``save_match``, and the final ratings: ``finalize``; all of it on the referee's
-event loop) over the tournament's time (playing plus ``finalize``), per concurrency; the
+``recording_share_percent``: the time spent storing results and updating ratings (the
+CPU time of each match's ``save_match`` on the storage thread, and the final ratings:
+``finalize``) over the tournament's time (playing plus ``finalize``), per concurrency; the
 target (under 5 %) holds for the largest of them. Runs without the live display, which
 also rates every match as it ends for the standings on screen.
 """

@@ -129,7 +129,6 @@ class TournamentOutcome:
 
 
 RefereeFactory = Callable[[TournamentConfig], RefereeLike]
-ServerStarter = Callable[[RefereeLike, str, int], Any]  # async -> (server, port)
 
 
 def _real_referee(cfg: TournamentConfig) -> RefereeLike:
