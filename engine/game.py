@@ -1076,7 +1076,8 @@ class Game:
             raise GameOverError(action, seat, "the match is over", ())
         legal = self.legal_actions()
         actor = self.to_act
-        if seat is not None and seat != actor:
+        # A bool is an int in Python: ``seat=True`` must not pass for seat 1.
+        if seat is not None and (seat != actor or type(seat) is bool):
             if (
                 self.phase is _BIDDING
                 and isinstance(seat, int)
@@ -1095,6 +1096,11 @@ class Game:
             )
         for a in legal:
             if a == action and type(a) is type(action):
+                # Dataclass equality lets Bid(105.0), Give(card, to=True) or Play(True) (J♠)
+                # equal a legal action: a field of the wrong type is refused all the same.
+                bad = _malformed(action)
+                if bad:
+                    raise NotAnActionError(action, actor, bad, legal)
                 self.apply_trusted(a)
                 return
         self._refuse(action, actor, legal)
@@ -1249,6 +1255,29 @@ class Game:
                 action, seat, "must_beat: you must beat the trick with a higher trump", legal
             )
         raise PlayError(action, seat, "this card is not allowed now", legal)
+
+
+def _malformed(action: Action) -> str:
+    """What is wrong with the field types of ``action`` ("" if nothing): amounts and seats
+    are ints, cards ints 0..23 (``Card``), ``declare`` a bool; never a bool or a float."""
+    # The fields are typed, but a caller may put anything in them: look at them as objects.
+    if isinstance(action, Bid | Contract):
+        amt: object = action.amount
+        if isinstance(amt, bool) or not isinstance(amt, int):
+            return f"the amount must be an int: {amt!r}"
+    elif isinstance(action, Give | Play):
+        c: object = action.card
+        if isinstance(c, bool) or not isinstance(c, int) or not 0 <= c < 24:
+            return f"not a card: {c!r}"
+        if isinstance(action, Give):
+            to: object = action.to
+            if isinstance(to, bool) or not isinstance(to, int):
+                return f"not a seat: {to!r}"
+        else:
+            declare: object = action.declare
+            if not isinstance(declare, bool):
+                return f"declare must be a bool: {declare!r}"
+    return ""
 
 
 def _check_deal(

@@ -129,6 +129,12 @@ _FIELD_TYPES: dict[str, type] = {
 }  # fmt: skip
 
 
+# The bidding cap without marriages (RULES.md §2).
+_BASE_CAP = 120
+# The largest value of an integer option.
+_MAX_INT = 1_000_000
+
+
 def _validate(r: Ruleset) -> None:
     for key, want in _FIELD_TYPES.items():
         value = getattr(r, key)
@@ -144,6 +150,10 @@ def _validate(r: Ruleset) -> None:
             raise RulesetError(
                 key, f"must be one of {', '.join(repr(c) for c in choices)}, got {value!r}"
             )
+    for key, want in _FIELD_TYPES.items():
+        # The protocol carries every number as a uint32; no sensible option comes near this.
+        if want is int and getattr(r, key) > _MAX_INT:
+            raise RulesetError(key, f"must be at most {_MAX_INT}, got {getattr(r, key)}")
     if r.players not in (3, 4):
         raise RulesetError("players", f"must be 3 or 4, got {r.players}")
     positive = ("target", "opening_bid", "bid_step", "rounding", "barrel_deals")
@@ -157,6 +167,17 @@ def _validate(r: Ruleset) -> None:
         raise RulesetError(
             "opening_bid", f"must be a multiple of bid_step {r.bid_step}, got {r.opening_bid}"
         )
+    if r.opening_bid > _BASE_CAP:
+        # RULES.md §2: nobody may bid above 120 + the marriages in his own hand, so an opening
+        # bid above 120 would commit (classic) or give the talon to (1001 all-pass) a player
+        # over his cap.
+        raise RulesetError(
+            "opening_bid",
+            f"must be at most {_BASE_CAP} (nobody may bid above 120 + the marriages in his "
+            f"hand), got {r.opening_bid}",
+        )
+    if r.barrel_at <= 0:
+        raise RulesetError("barrel_at", f"must be positive, got {r.barrel_at}")
     if r.barrel and not 0 < r.barrel_at < r.target:
         raise RulesetError(
             "barrel_at", f"must be between 0 and target {r.target}, got {r.barrel_at}"
@@ -205,6 +226,9 @@ def load_ruleset(name_or_path: str | Path) -> Ruleset:
         raise RulesetError("file", f"cannot read {text}: {e.strerror or e}") from e
     except tomllib.TOMLDecodeError as e:
         raise RulesetError("file", f"{text} is not valid TOML: {e}") from e
+    except UnicodeDecodeError as e:
+        # tomllib decodes the bytes itself: a file that is not UTF-8 is not TOML either.
+        raise RulesetError("file", f"{text} is not valid TOML: not UTF-8 text ({e.reason})") from e
     if "name" not in data:
         data["name"] = path.stem
     return Ruleset.from_dict(data)
