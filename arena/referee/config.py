@@ -26,6 +26,12 @@ class RefereeConfig:
       beyond this many are only counted (not recorded one by one, not answered).
     - ``flood_limit``: a stream that sends more than this many messages that answer no
       pending request within ``flood_window_s`` is closed with RESOURCE_EXHAUSTED.
+    - ``max_queued``: a stream with more than this many messages waiting to be written (a
+      bot that does not read: gRPC flow control holds the writes) is closed with
+      RESOURCE_EXHAUSTED and its queue dropped, so a bot cannot grow the referee's memory.
+    - ``max_disconnects_recorded``: per seat and match, disconnects beyond this many are
+      only counted (``disconnects`` in the record), not recorded one by one: a bot that
+      reconnects in a loop cannot grow the record without bound.
     - ``ask_forced``: ``None`` follows the ruleset's ``ask_forced``; ``True``/``False``
       overrides it (ask bots even for their only legal action, or never).
     """
@@ -40,6 +46,8 @@ class RefereeConfig:
     max_wrong_recorded: int = 20
     flood_limit: int = 1000
     flood_window_s: float = 10.0
+    max_queued: int = 1000
+    max_disconnects_recorded: int = 20
 
     def __post_init__(self) -> None:
         if self.decision_ms <= 0:
@@ -48,6 +56,8 @@ class RefereeConfig:
             raise ValueError(f"time_bank_ms must not be negative, got {self.time_bank_ms}")
         if self.max_strikes < 1:
             raise ValueError(f"max_strikes must be at least 1, got {self.max_strikes}")
+        if self.max_queued < 1:
+            raise ValueError(f"max_queued must be at least 1, got {self.max_queued}")
         if self.reconnect_grace_s < 0:
             raise ValueError(
                 f"reconnect_grace_s must not be negative, got {self.reconnect_grace_s}"

@@ -20,7 +20,7 @@ from google.protobuf.message import DecodeError
 
 from arena.protocol import PROTOCOL_VERSION
 from arena.referee.config import RefereeConfig
-from arena.referee.match import MatchRunner
+from arena.referee.match import MatchRunner, clip
 from arena.referee.sessions import AuthError, BotSession, Stream, bearer_token
 from arena.v1 import arena_pb2 as pb
 from engine import PRESETS, Ruleset, load_ruleset
@@ -43,16 +43,32 @@ FEATURES = ("batch",)
 MAX_DECISION_BATCH = 256
 
 
+class _Refusal(Exception):
+    """Ends a ``Play`` call with ``code`` and ``message``.
+
+    Raised rather than ``context.abort``: grpc.aio sends an abort's status at once, and if
+    the writer task's first write is still in flight the call then sends its initial
+    metadata twice; gRPC core refuses that batch (GRPC_CALL_ERROR_TOO_MANY_OPERATIONS), the
+    referee logs a traceback, and the bot never gets a status at all (its call hangs).
+    :meth:`Referee.serve_stream` sets the status once the writer has stopped.
+    """
+
+    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
 async def _read(context: Any) -> Any:
     """The stream's next message, or EOF; bytes that do not parse end the stream with
     INVALID_ARGUMENT naming the cause (gRPC itself would log a traceback and say UNKNOWN)."""
     try:
         return await context.read()
     except DecodeError as e:
-        await context.abort(
+        raise _Refusal(
             grpc.StatusCode.INVALID_ARGUMENT,
             f"could not parse the message as arena.v1.BotMessage: {e}",
-        )
+        ) from None
 
 
 class _FloodMeter:
@@ -218,32 +234,35 @@ class Referee:
                 f"bot {session.name!r} already has an open stream; retry after it closes",
             )
             return
-        stream = Stream(context.peer())
+        stream = Stream(context.peer(), max_queued=self.config.max_queued)
         session.reserved = stream  # so a racing second stream is refused
         writer: asyncio.Task[None] | None = None
+        reader: asyncio.Task[None] | None = None
         attached = False
+        refusal: _Refusal | None = None
         try:
             try:
                 first = await asyncio.wait_for(_read(context), HELLO_TIMEOUT_S)
             except TimeoutError:
-                first = None
-            if (
-                first is None
-                or first is grpc.aio.EOF
-                or not isinstance(first, pb.BotMessage)
-                or first.WhichOneof("kind") != "hello"
-            ):
-                await context.abort(
-                    grpc.StatusCode.INVALID_ARGUMENT, "the first message must be Hello"
+                raise _Refusal(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    f"the first message must be Hello: none came within {HELLO_TIMEOUT_S:g} s",
+                ) from None
+            kind = first.WhichOneof("kind") if isinstance(first, pb.BotMessage) else None
+            if kind != "hello":
+                got = (
+                    "the end of the stream" if first is grpc.aio.EOF else kind or "an empty message"
                 )
-                return
+                raise _Refusal(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    f"the first message must be Hello, not {got}",
+                )
             if first.hello.protocol_version not in (0, PROTOCOL_VERSION):
-                await context.abort(
+                raise _Refusal(
                     grpc.StatusCode.INVALID_ARGUMENT,
                     f"protocol version {first.hello.protocol_version} is not supported "
                     f"(this referee speaks {PROTOCOL_VERSION})",
                 )
-                return
             stream.batch = "batch" in first.hello.features
             writer = asyncio.create_task(stream.write_loop(context.write))
             stream.put(
@@ -256,41 +275,43 @@ class Referee:
                     )
                 )
             )
-            log.info("bot %s connected from %s (%s)", session.name, stream.peer,
-                     first.hello.client or "unknown client")  # fmt: skip
+            log.info("bot %s connected from %s (%r)", session.name, stream.peer,
+                     clip(first.hello.client or "unknown client"))  # fmt: skip
             session.reserved = None
             session.attach(stream)
             attached = True
             self._notify()
-            flood = _FloodMeter(self.config.flood_limit, self.config.flood_window_s)
-            loop = asyncio.get_running_loop()
-            while True:
-                msg = await _read(context)
-                if msg is grpc.aio.EOF:
-                    break
-                if msg.WhichOneof("kind") == "decisions":
-                    n = len(msg.decisions.decisions)
-                    if n > MAX_DECISION_BATCH:
-                        await context.abort(
-                            grpc.StatusCode.INVALID_ARGUMENT,
-                            f"a DecisionBatch holds at most {MAX_DECISION_BATCH} decisions, "
-                            f"not {n}",
-                        )
-                unsolicited = self.on_message(session, msg)
-                if unsolicited and any(flood.over(loop) for _ in range(unsolicited)):
-                    log.warning("bot %s flooded its stream: closed", session.name)
-                    context.set_code(grpc.StatusCode.RESOURCE_EXHAUSTED)
-                    context.set_details(
-                        f"more than {self.config.flood_limit} messages answering no pending "
-                        f"request within {self.config.flood_window_s:g} s"
-                    )
-                    break
-                if writer.done():
-                    break
+            # Reading runs in a task of its own so that the call also ends when the writer
+            # does (the bot is gone) or the stream overflows (the bot does not read): then
+            # there may be nothing to read for ever.
+            reader = asyncio.create_task(self._read_loop(session, context))
+            stream.on_overflow = reader.cancel
+            await asyncio.wait((reader, writer), return_when=asyncio.FIRST_COMPLETED)
+            if stream.overflowed:
+                log.warning("bot %s does not read its stream: closed", session.name)
+                raise _Refusal(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    f"more than {self.config.max_queued} messages wait to be sent on this "
+                    f"stream: the bot does not read it",
+                )
+            if reader.done():
+                reader.result()  # a refusal (or a bug) of the reader goes on from here
+        except _Refusal as e:
+            refusal = e
+            log.info("stream of bot %s closed: %s: %s", session.name, e.code.name, e.message)
         finally:
-            stream.close()
+            if reader is not None:
+                if reader.done():
+                    if not reader.cancelled():
+                        reader.exception()  # retrieved (it was raised above)
+                else:
+                    reader.cancel()
+            stream.close(discard=refusal is not None)
             if attached:
-                session.detach(stream, self.config.reconnect_grace_s)
+                why = "stream closed" if refusal is None else (
+                    f"stream closed by the referee: {refusal.code.name}: {refusal.message}"
+                )  # fmt: skip
+                session.detach(stream, self.config.reconnect_grace_s, clip(why, 300))
                 log.info("bot %s disconnected", session.name)
                 self._notify()
             if session.reserved is stream:
@@ -300,6 +321,34 @@ class Referee:
                     await asyncio.wait_for(writer, 1.0)
                 except (TimeoutError, asyncio.CancelledError, Exception):
                     writer.cancel()
+            if refusal is not None:
+                # The status goes out when this returns, after the writer has stopped.
+                context.set_code(refusal.code)
+                context.set_details(refusal.message)
+
+    async def _read_loop(self, session: BotSession, context: Any) -> None:
+        """Handle a welcomed bot's messages until EOF; a refusal raises :class:`_Refusal`."""
+        flood = _FloodMeter(self.config.flood_limit, self.config.flood_window_s)
+        loop = asyncio.get_running_loop()
+        while True:
+            msg = await _read(context)
+            if msg is grpc.aio.EOF:
+                return
+            if msg.WhichOneof("kind") == "decisions":
+                n = len(msg.decisions.decisions)
+                if n > MAX_DECISION_BATCH:
+                    raise _Refusal(
+                        grpc.StatusCode.INVALID_ARGUMENT,
+                        f"a DecisionBatch holds at most {MAX_DECISION_BATCH} decisions, not {n}",
+                    )
+            unsolicited = self.on_message(session, msg)
+            if unsolicited and any(flood.over(loop) for _ in range(unsolicited)):
+                log.warning("bot %s flooded its stream: closed", session.name)
+                raise _Refusal(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    f"more than {self.config.flood_limit} messages answering no pending "
+                    f"request within {self.config.flood_window_s:g} s",
+                )
 
     def on_message(self, session: BotSession, msg: pb.BotMessage) -> int:
         """One message of a bot after its Hello; how many of the decisions in it (or the
@@ -318,15 +367,17 @@ class Referee:
         if seat is None:
             # Say the same whether or not the match exists: a bot learns nothing about
             # matches it does not sit in.
+            # Ids are echoed cut (a bot may send a MiB of id, and not read its stream).
+            mid = clip(d.match_id)
             log.info("bot %s answered for match %r it is not seated in", session.name,
-                     d.match_id)  # fmt: skip
+                     mid)  # fmt: skip
             session.send(
                 pb.ServerMessage(
                     decision_rejected=pb.DecisionRejected(
-                        request_id=d.request_id,
-                        match_id=d.match_id,
+                        request_id=clip(d.request_id),
+                        match_id=mid,
                         incident=pb.INCIDENT_WRONG_REQUEST,
-                        message=f"you have no seat in a running match {d.match_id!r}",
+                        message=f"you have no seat in a running match {mid!r}",
                         strikes_allowed=self.config.max_strikes,
                     )
                 )

@@ -39,12 +39,26 @@ from arena.v1 import arena_pb2 as pb
 from engine import Action, Game, IllegalActionError, Pass, Ruleset, observe, public_action
 from engine import record as engine_record
 
-__all__ = ["INCIDENT_KINDS", "MatchRunner", "SeatState"]
+__all__ = ["INCIDENT_KINDS", "MatchRunner", "SeatState", "clip"]
 
 log = logging.getLogger("arena.referee")
 
 #: The closed set of incident kinds, as records name them.
 INCIDENT_KINDS = ("timeout", "illegal", "malformed", "wrong_request", "disconnect", "forfeit")
+
+
+#: The longest id (request or match id sent by a bot) echoed back or written to a record.
+MAX_ID_CHARS = 64
+
+
+def clip(text: str, limit: int = MAX_ID_CHARS) -> str:
+    """``text`` cut to ``limit`` characters (marked with "…"): ids a bot sends are echoed in
+    refusals, records and logs, and a bot may send ids of up to a MiB.
+
+    >>> clip("12"), clip("x" * 100, 5)
+    ('12', 'xxxx…')
+    """
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def fallback_action(legal: tuple[Action, ...]) -> Action:
@@ -118,6 +132,7 @@ class SeatState:
     pending: Pending | None = None
     connected_once: bool = field(default=False)
     wrong_requests: int = 0
+    disconnects: int = 0
 
 
 class MatchRunner:
@@ -457,21 +472,22 @@ class MatchRunner:
 
         Only the first ``config.max_wrong_recorded`` of a seat are recorded and answered, so
         a flooding bot cannot grow the record or make the referee write without bound; the
-        rest are counted (``wrong_requests`` in the record's ``seat_stats``).
+        rest are counted (``wrong_requests`` in the record).
         """
         st.wrong_requests += 1
         if st.wrong_requests > self.config.max_wrong_recorded:
             return
         text = _decision_text(decision.action)
         legal = self.game.legal_actions() if self.game.to_act == st.seat else ()
+        rid = clip(decision.request_id)  # a bot's id, up to a MiB: not echoed in full
         message = (
-            f"decision {text} for request {decision.request_id!r} refused: the request is "
+            f"decision {text} for request {rid!r} refused: the request is "
             f"unknown, stale or not yours ({why}); legal now: "
             f"{', '.join(str(a) for a in legal) or 'nothing (not your turn)'}"
         )
         self._incident("wrong_request", st.seat, message)
         rej = pb.DecisionRejected(
-            request_id=decision.request_id,
+            request_id=rid,
             match_id=self.match_id,
             incident=pb.INCIDENT_WRONG_REQUEST,
             message=message,
@@ -481,11 +497,15 @@ class MatchRunner:
         )
         st.session.send(pb.ServerMessage(decision_rejected=rej))
 
-    def on_disconnect(self, st: SeatState) -> None:
-        if not st.forfeited:
+    def on_disconnect(self, st: SeatState, why: str = "stream closed") -> None:
+        """The seat's stream ended (``why``). Only the first ``max_disconnects_recorded``
+        are recorded one by one (all are counted: ``disconnects`` in the record), so a bot
+        that reconnects in a loop cannot grow the record without bound."""
+        st.disconnects += 1
+        if not st.forfeited and st.disconnects <= self.config.max_disconnects_recorded:
             self._incident(
                 "disconnect", st.seat,
-                f"stream closed; {self.config.reconnect_grace_s:g} s to reconnect",
+                f"{why}; {self.config.reconnect_grace_s:g} s to reconnect",
             )  # fmt: skip
 
     def on_reconnect(self, st: SeatState) -> None:
@@ -518,6 +538,7 @@ class MatchRunner:
         rec["incidents"] = self.incidents
         rec["forfeits"] = sorted(self.forfeits)
         rec["wrong_requests"] = [st.wrong_requests for st in self.seats]
+        rec["disconnects"] = [st.disconnects for st in self.seats]
         if self.abandoned:
             # Every seat forfeited: the match stops where it is; all share the last place.
             n = len(self.seats)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 import grpc
+from google.protobuf.message import DecodeError
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
@@ -12,7 +13,6 @@ from arena.referee.config import TLSConfig
 from arena.referee.core import Referee
 from arena.referee.servicer import ArenaServicer
 from arena.v1 import arena_pb2 as pb
-from arena.v1 import arena_pb2_grpc as pb_grpc
 
 __all__ = ["SERVICE_NAME", "start_server"]
 
@@ -30,6 +30,33 @@ _OPTIONS = [
 ]
 
 
+def _parse_info_request(data: bytes) -> pb.GetInfoRequest | None:
+    """GetInfo's request, or ``None`` when the bytes do not parse (the servicer answers
+    INVALID_ARGUMENT; gRPC itself would log a traceback and answer UNKNOWN)."""
+    try:
+        return pb.GetInfoRequest.FromString(data)
+    except DecodeError:
+        return None
+
+
+def _add_arena_service(servicer: ArenaServicer, server: grpc.aio.Server) -> None:
+    """``arena_pb2_grpc.add_ArenaServicer_to_server``, but for GetInfo's deserializer."""
+    handlers = {
+        "Play": grpc.stream_stream_rpc_method_handler(
+            servicer.Play,
+            request_deserializer=pb.BotMessage.FromString,
+            response_serializer=pb.ServerMessage.SerializeToString,
+        ),
+        "GetInfo": grpc.unary_unary_rpc_method_handler(
+            servicer.GetInfo,
+            request_deserializer=_parse_info_request,
+            response_serializer=pb.ServerInfo.SerializeToString,
+        ),
+    }
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
+    server.add_registered_method_handlers(SERVICE_NAME, handlers)
+
+
 async def start_server(
     referee: Referee,
     host: str = "127.0.0.1",
@@ -43,7 +70,7 @@ async def start_server(
     reflection. Stop it with ``await server.stop(grace)``.
     """
     server = grpc.aio.server(options=_OPTIONS)
-    pb_grpc.add_ArenaServicer_to_server(ArenaServicer(referee), server)
+    _add_arena_service(ArenaServicer(referee), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(

@@ -61,21 +61,46 @@ class Stream:
     every gRPC message costs the referee and the bot far more CPU than the protobuf bytes
     in it, and a bot playing at many tables is sent several requests at once. A lone
     message is never held back to wait for company.
+
+    The queue holds at most ``max_queued`` messages (0: no bound). A bot that does not
+    read its stream makes gRPC flow control hold the writes, and everything sent to it
+    would pile up here without bound; at the bound the stream drops its queue, takes no
+    more, sets ``overflowed`` and calls ``on_overflow`` (the stream's handler ends the call
+    with RESOURCE_EXHAUSTED).
     """
 
-    __slots__ = ("_queue", "batch", "closed", "peer")
+    __slots__ = ("_queue", "batch", "closed", "max_queued", "on_overflow", "overflowed", "peer")
 
-    def __init__(self, peer: str, batch: bool = False) -> None:
+    def __init__(self, peer: str, batch: bool = False, max_queued: int = 0) -> None:
         self._queue: asyncio.Queue[pb.ServerMessage | None] = asyncio.Queue()
         self.closed = False
         self.peer = peer
         self.batch = batch
+        self.max_queued = max_queued
+        self.overflowed = False
+        self.on_overflow: Callable[[], object] | None = None
 
     def put(self, msg: pb.ServerMessage) -> None:
-        if not self.closed:
-            self._queue.put_nowait(msg)
+        if self.closed:
+            return
+        if self.max_queued and self._queue.qsize() >= self.max_queued:
+            self.overflowed = True
+            self.close(discard=True)
+            if self.on_overflow is not None:
+                self.on_overflow()
+            return
+        self._queue.put_nowait(msg)
 
-    def close(self) -> None:
+    def close(self, discard: bool = False) -> None:
+        """Take no more messages; the writer ends after writing the queued ones (none of
+        them with ``discard``: the call is being refused, or its bot does not read)."""
+        if discard:
+            q = self._queue
+            while not q.empty():
+                q.get_nowait()
+            self.closed = True
+            q.put_nowait(None)  # (again, if the drain took the end mark of a close())
+            return
         if not self.closed:
             self.closed = True
             self._queue.put_nowait(None)
@@ -169,8 +194,9 @@ class BotSession:
         for seat in list(self.seats.values()):
             seat.match.on_reconnect(seat)
 
-    def detach(self, stream: Stream, grace_s: float) -> None:
-        """The stream ended: record a disconnect in each seat; forfeit them after grace."""
+    def detach(self, stream: Stream, grace_s: float, why: str = "stream closed") -> None:
+        """The stream ended (``why``, for the record): record a disconnect in each seat;
+        forfeit them after grace."""
         if self.stream is not stream:
             return
         self.stream = None
@@ -179,7 +205,7 @@ class BotSession:
         if not self.seats:
             return
         for seat in list(self.seats.values()):
-            seat.match.on_disconnect(seat)
+            seat.match.on_disconnect(seat, why)
         self.start_grace(grace_s)
 
     def start_grace(self, grace_s: float) -> None:

@@ -85,6 +85,15 @@ class FakeContext:
         self.aborted = Aborted(code, details)
         raise self.aborted
 
+    # The referee ends a welcomed stream by setting the status and returning (an abort
+    # could race its writer, see core._Refusal): recorded like an abort.
+    def set_code(self, code: grpc.StatusCode) -> None:
+        self.aborted = Aborted(code, self.aborted.details if self.aborted else "")
+
+    def set_details(self, details: str) -> None:
+        code = self.aborted.code if self.aborted else grpc.StatusCode.UNKNOWN
+        self.aborted = Aborted(code, details)
+
 
 def _hello(name: str) -> pb.BotMessage:
     return pb.BotMessage(hello=pb.Hello(bot_name=name, protocol_version=1, client="fuzz"))

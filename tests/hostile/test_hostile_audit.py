@@ -1,0 +1,783 @@
+"""The referee against hostile clients, attack by attack, over real gRPC.
+
+Every test starts the referee's real server on a free loopback port (``harness.arena``),
+talks to it with raw clients (generated stubs, or raw bytes through
+``channel.stream_stream``) and checks, per attack, what the bot is told (a gRPC status
+naming the problem, or a ``DecisionRejected`` naming it), what the record says, that the
+other matches go on and every result is recorded, and — for the messages the attacking bot
+receives, refusals included — that no card it may not see ever reaches it.
+
+Defects this audit found (each test says which one it covers):
+
+- a refusal of a welcomed stream (garbage, a DecisionBatch over the limit) that came while
+  the Welcome was still being written failed inside gRPC (TOO_MANY_OPERATIONS): a traceback
+  in the referee's log and no status at all for the bot;
+- a bot that does not read its stream made the referee queue everything for it without
+  bound (with long ids echoed back: ~160 MB in 10 s, under the flood limit);
+- ids of up to a MiB were echoed in refusals and written into the record's incidents;
+- a bot reconnecting in a loop added one ``disconnect`` incident per reconnect to the
+  record (1500 in 1.7 s);
+- ``GetInfo`` with bytes that do not parse was answered UNKNOWN with a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import random
+import re
+import sys
+from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
+sys.path.insert(0, str(Path(__file__).parents[1] / "e2e"))
+sys.path.insert(0, str(Path(__file__).parents[1] / "fuzz"))
+
+from harness import Arena, arena
+from raw_bot import choose
+from test_e2e_matches import _cards_in, _visible_moments
+from test_servicer_fuzz import FakeContext
+
+from arena.referee import core
+from arena.referee.servicer import ArenaServicer
+from arena.v1 import arena_pb2 as pb
+from arena.v1 import arena_pb2_grpc as pb_grpc
+from engine import PRESETS, parse_card, replay
+
+PLAY = "/arena.v1.Arena/Play"
+_RNG = random.Random(5)
+SHORT = dataclasses.replace(PRESETS["1001"], max_deals=2)
+FOUR_DEALS = dataclasses.replace(PRESETS["1001"], max_deals=4)
+HELLO = pb.BotMessage(hello=pb.Hello(bot_name="h", protocol_version=1))
+
+
+@pytest.fixture(autouse=True)
+def _no_error_logged(caplog: pytest.LogCaptureFixture) -> Any:
+    """No test here may make the referee (or gRPC under it) log an error or a traceback."""
+    caplog.set_level(logging.WARNING)
+    yield
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert not errors, [r.getMessage() for r in errors]
+
+
+def _md(token: str) -> list[tuple[str, str]]:
+    return [("authorization", f"Bearer {token}")]
+
+
+def _bytes(msg: pb.BotMessage | bytes) -> bytes:
+    return msg if isinstance(msg, bytes) else msg.SerializeToString()
+
+
+async def _status(
+    ch: grpc.aio.Channel, md: list[tuple[str, Any]], payloads: list[pb.BotMessage | bytes],
+    *, half_close: bool = False,
+) -> tuple[str, str, list[pb.ServerMessage]]:  # fmt: skip
+    """Open a raw Play call, write ``payloads``, read to the end: (code, details, messages).
+
+    An INTERNAL before any answer is the client's write racing the referee's refusal in
+    gRPC core (docs/protocol.md): retried, as a real client would.
+    """
+    for attempt in range(4):
+        call = ch.stream_stream(PLAY)(metadata=md)
+        got: list[pb.ServerMessage] = []
+
+        async def exchange(call: Any = call, got: list[pb.ServerMessage] = got) -> None:
+            with suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
+                for p in payloads:
+                    await call.write(_bytes(p))
+                if half_close:
+                    await call.done_writing()
+                while (m := await call.read()) is not grpc.aio.EOF:
+                    got.append(pb.ServerMessage.FromString(m))
+
+        try:  # a generous guard against a call that never ends (not a timing test)
+            await asyncio.wait_for(exchange(), 30)
+        except TimeoutError:
+            call.cancel()
+            return "NO-STATUS", "", got
+        code = await call.code()
+        if code is grpc.StatusCode.INTERNAL and not got and attempt < 3:
+            await asyncio.sleep(0.1)
+            continue
+        return code.name, await call.details(), got
+    raise AssertionError("unreachable")
+
+
+async def _free(a: Arena, name: str) -> None:
+    """Until the referee has released the bot's stream (a refused call ends first)."""
+    s = a.referee.session(name)
+    for _ in range(500):
+        if s.stream is None and s.reserved is None:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{name}'s stream was never released")
+
+
+async def _getinfo(a: Arena) -> None:
+    async with grpc.aio.insecure_channel(a.target) as ch:
+        info = await pb_grpc.ArenaStub(ch).GetInfo(pb.GetInfoRequest(), timeout=10)
+        assert info.protocol_version == 1
+
+
+# ----------------------------------------------------------------------------- streams
+
+
+def test_stream_openings_are_refused_with_a_clear_status(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tokens (none, empty, in the wrong key, unknown, 200 bad ones at once), a second
+    stream with the same token, no Hello within the timeout, a wrong protocol version, a
+    first message that is not Hello (a Decision, an empty message, garbage, the end of the
+    stream), an oversized Hello: each refused with its status and a message naming it."""
+    monkeypatch.setattr(core, "HELLO_TIMEOUT_S", 0.5)
+    version_7 = pb.BotMessage(hello=pb.Hello(protocol_version=7))
+    decision = pb.BotMessage(decision=pb.Decision(request_id="1", match_id="m"))
+    big = pb.BotMessage(hello=pb.Hello(bot_name="x" * (2 << 20)))
+
+    async def main() -> None:
+        async with arena(tmp_path) as a:
+            a.referee.add_bot("x", "tok-x")
+            x = _md("tok-x")
+            cases: list[tuple[str, list[tuple[str, Any]], list[Any], str, str, bool]] = [
+                ("no metadata", [], [HELLO], "UNAUTHENTICATED", "missing token", False),
+                ("empty bearer", [("authorization", "Bearer ")], [HELLO],
+                 "UNAUTHENTICATED", "missing token", False),
+                ("wrong key", [("x-token", "Bearer tok-x")], [HELLO],
+                 "UNAUTHENTICATED", "missing token", False),
+                ("binary key", [("authorization-bin", b"Bearer tok-x")], [HELLO],
+                 "UNAUTHENTICATED", "missing token", False),
+                ("basic scheme", [("authorization", "Basic tok-x")], [HELLO],
+                 "UNAUTHENTICATED", "missing token", False),
+                ("unknown token", _md("tok-y"), [HELLO], "UNAUTHENTICATED", "unknown token",
+                 False),
+                ("no hello", x, [], "INVALID_ARGUMENT", "none came within 0.5 s", False),
+                ("eof first", x, [], "INVALID_ARGUMENT", "not the end of the stream", True),
+                ("version 7", x, [version_7], "INVALID_ARGUMENT", "protocol version 7", False),
+                ("decision first", x, [decision], "INVALID_ARGUMENT",
+                 "must be Hello, not decision", False),
+                ("empty first", x, [b""], "INVALID_ARGUMENT", "must be Hello, not an empty message",
+                 False),
+                ("garbage first", x, [b"\xff\xfe garbage"], "INVALID_ARGUMENT",
+                 "could not parse the message as arena.v1.BotMessage", False),
+                ("oversized hello", x, [big], "RESOURCE_EXHAUSTED", "larger than max", False),
+            ]  # fmt: skip
+            async with grpc.aio.insecure_channel(a.target) as ch:
+                for what, md, payloads, code, words, half in cases:
+                    got = await _status(ch, md, payloads, half_close=half)
+                    assert got[0] == code and words in got[1], (what, got[:2])
+                    assert got[2] == [], (what, "nothing is sent before Welcome")
+                    await _free(a, "x")
+                # a second stream while the first is open; the first is not disturbed
+                first = pb_grpc.ArenaStub(ch).Play(metadata=x)
+                await first.write(HELLO)
+                assert (await first.read()).WhichOneof("kind") == "welcome"
+                code, details, _ = await _status(ch, x, [HELLO])
+                assert code == "ALREADY_EXISTS" and "already has an open stream" in details
+                assert a.referee.connected_bots() == ["x"]
+                await first.write(pb.BotMessage(decision=pb.Decision(request_id="9")))
+                rej = (await first.read()).decision_rejected
+                assert rej.incident == pb.INCIDENT_WRONG_REQUEST
+                await first.done_writing()
+                assert await first.read() is grpc.aio.EOF
+                assert await first.code() is grpc.StatusCode.OK
+                await _free(a, "x")
+                # 200 streams with bad tokens at once: every one refused as unauthenticated
+                burst = await asyncio.gather(
+                    *(_status(ch, _md(f"bad-{i}"), [HELLO]) for i in range(200))
+                )
+                assert Counter(c for c, _, _ in burst) == {"UNAUTHENTICATED": 200}
+            await _getinfo(a)
+            assert a.referee.connected_bots() == []
+
+    asyncio.run(main())
+
+
+def test_welcomed_stream_misbehaviour(tmp_path: Path) -> None:
+    """After the Welcome: a second Hello, an empty message, an empty DecisionBatch and a
+    message of a kind this referee does not know are ignored (counted as stray messages,
+    nothing sent back: the next answer is the refusal of the Decision sent after them);
+    garbage, a DecisionBatch of 257 and an oversized message end the stream, each with its
+    status; the bot can connect again after each."""
+    unknown_kind = b"\xa2\x06\x00"  # field 100 (length-delimited, empty): a newer kind
+    garbage = b"\xff\xfe garbage"
+    over = pb.BotMessage(decisions=pb.DecisionBatch(decisions=[pb.Decision()] * 257))
+    big = pb.BotMessage(decision=pb.Decision(request_id="x" * (2 << 20)))
+    probe = pb.BotMessage(decision=pb.Decision(request_id="probe", match_id="nope"))
+
+    async def main() -> None:
+        async with arena(tmp_path) as a:
+            a.referee.add_bot("x", "tok-x")
+            x = _md("tok-x")
+            async with grpc.aio.insecure_channel(a.target) as ch:
+                stray = [HELLO, pb.BotMessage(), pb.BotMessage(decisions=pb.DecisionBatch()),
+                         unknown_kind, probe]  # fmt: skip
+                code, _, got = await _status(ch, x, [HELLO, *stray], half_close=True)
+                assert code == "OK"
+                kinds = [m.WhichOneof("kind") for m in got]
+                assert kinds == ["welcome", "decision_rejected"], kinds
+                rej = got[1].decision_rejected
+                assert rej.request_id == "probe" and rej.incident == pb.INCIDENT_WRONG_REQUEST
+                assert "no seat in a running match 'nope'" in rej.message
+                await _free(a, "x")
+                for what, bad, want, words in [
+                    ("garbage", garbage, "INVALID_ARGUMENT", "could not parse"),
+                    ("batch of 257", over, "INVALID_ARGUMENT",
+                     "a DecisionBatch holds at most 256 decisions, not 257"),
+                    ("oversized", big, "RESOURCE_EXHAUSTED", "larger than max"),
+                ]:  # fmt: skip
+                    code, details, got = await _status(ch, x, [HELLO, bad])
+                    assert code == want and words in details, (what, code, details)
+                    assert [m.WhichOneof("kind") for m in got] in ([], ["welcome"]), what
+                    await _free(a, "x")
+            await _getinfo(a)
+
+    asyncio.run(main())
+
+
+class _GatedContext(FakeContext):
+    """A fake ``Play`` context whose writes wait for ``gate``, and which notes a status
+    set while a write is in flight (grpc.aio then sends the initial metadata twice and gRPC
+    core refuses the batch: the bot never gets its status)."""
+
+    def __init__(self, metadata: tuple[tuple[str, str], ...], name: str) -> None:
+        super().__init__(metadata, name)
+        self.gate = asyncio.Event()
+        self.writing = 0
+        self.status_while_writing: list[str] = []
+
+    async def read(self) -> Any:
+        await asyncio.sleep(0)  # as gRPC's read, which always waits for its operation
+        return await super().read()
+
+    async def write(self, msg: pb.ServerMessage) -> None:
+        self.writing += 1
+        try:
+            await self.gate.wait()
+            await super().write(msg)
+        finally:
+            self.writing -= 1
+
+    def _note(self, what: str) -> None:
+        if self.writing:
+            self.status_while_writing.append(what)
+
+    async def abort(self, code: grpc.StatusCode, details: str) -> None:
+        self._note(f"abort {code.name}")
+        await super().abort(code, details)
+
+    def set_code(self, code: grpc.StatusCode) -> None:
+        self._note(f"set_code {code.name}")
+        super().set_code(code)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        pb.BotMessage(decisions=pb.DecisionBatch(decisions=[pb.Decision()] * 257)),
+        "garbage",
+    ],
+    ids=["batch-257", "garbage"],
+)
+def test_a_refusal_waits_for_the_write_in_flight(bad: Any) -> None:
+    """Defect: a refusal right after the Hello, while the Welcome was still being written,
+    aborted the call under the write (TOO_MANY_OPERATIONS in gRPC core, a traceback, no
+    status for the bot). Now the status is set only once the writer has stopped."""
+    from arena.referee import Referee, RefereeConfig
+
+    async def main() -> tuple[list[str], Any, list[pb.ServerMessage]]:
+        ref = Referee(RefereeConfig())
+        ref.add_bot("x", "tok-x")
+        ctx = _GatedContext((("authorization", "Bearer tok-x"),), "x")
+        gated_read = ctx.read
+
+        async def read() -> Any:  # garbage: what gRPC's deserializer raises
+            msg = await gated_read()
+            if msg == "garbage":
+                raise core.DecodeError("Error parsing message: wire format was corrupt")
+            return msg
+
+        ctx.read = read  # type: ignore[method-assign]
+        ctx.inbox.put_nowait(HELLO)
+        ctx.inbox.put_nowait(bad)
+        task = asyncio.create_task(ArenaServicer(ref).Play(None, ctx))
+        while not ctx.inbox.empty():
+            await asyncio.sleep(0)
+        for _ in range(50):  # the referee handles the second message (and refuses it)
+            await asyncio.sleep(0)
+        ctx.gate.set()  # the Welcome's write completes only now
+        with suppress(Exception):
+            await asyncio.wait_for(task, 10)
+        assert ref.connected_bots() == []
+        return ctx.status_while_writing, ctx.aborted, ctx.sent
+
+    under_write, status, sent = asyncio.run(main())
+    assert under_write == [], f"status set while the Welcome was being written: {under_write}"
+    assert status is not None and status.code is grpc.StatusCode.INVALID_ARGUMENT
+    assert "256" in status.details or "could not parse" in status.details
+    assert [m.WhichOneof("kind") for m in sent] in ([], ["welcome"])
+
+
+def test_getinfo_with_bytes_that_do_not_parse(tmp_path: Path) -> None:
+    """Defect: GetInfo with garbage was answered UNKNOWN ("Unexpected DecodeError") with a
+    traceback in the referee's log; now INVALID_ARGUMENT naming the message type."""
+
+    async def main() -> None:
+        async with arena(tmp_path) as a, grpc.aio.insecure_channel(a.target) as ch:
+            raw = ch.unary_unary("/arena.v1.Arena/GetInfo")
+            with pytest.raises(grpc.aio.AioRpcError) as e:
+                await raw(b"\xff\xff", timeout=10)
+            assert e.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+            assert "arena.v1.GetInfoRequest" in (e.value.details() or "")
+            assert pb.ServerInfo.FromString(await raw(b"", timeout=10)).protocol_version == 1
+            with pytest.raises(grpc.aio.AioRpcError) as e:
+                await raw(b"x" * (2 << 20), timeout=10)
+            assert e.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+            await _getinfo(a)
+
+    asyncio.run(main())
+
+
+# ----------------------------------------------------------------------------- in a match
+
+
+@dataclasses.dataclass
+class Client:
+    """An in-process bot on one Play stream: every message it gets, in order."""
+
+    call: Any
+    got: list[pb.ServerMessage] = dataclasses.field(default_factory=list)
+    sent: list[pb.BotMessage] = dataclasses.field(default_factory=list)
+
+    async def send(self, *msgs: pb.BotMessage) -> None:
+        for m in msgs:
+            self.sent.append(m)
+            await self.call.write(m)
+
+
+@asynccontextmanager
+async def _client(a: Arena, token: str, **options: Any) -> AsyncIterator[Client]:
+    opts = list(options.items())
+    async with grpc.aio.insecure_channel(a.target, options=opts) as ch:
+        c = Client(pb_grpc.ArenaStub(ch).Play(metadata=_md(token)))
+        await c.send(HELLO)
+        try:
+            yield c
+        finally:
+            c.call.cancel()
+
+
+def _flat(msgs: list[pb.ServerMessage]) -> list[pb.ServerMessage]:
+    out: list[pb.ServerMessage] = []
+    for m in msgs:
+        out.extend(m.batch.messages if m.WhichOneof("kind") == "batch" else [m])
+    return out
+
+
+_CARD_TEXT = re.compile(r"(10|[9JQKA])([♠♣♦♥])")
+
+
+def _named_cards(text: str) -> set[int]:
+    return {int(parse_card(m.group(0))) for m in _CARD_TEXT.finditer(text)}
+
+
+def _sent_cards(c: Client) -> dict[str, set[int]]:
+    """match id -> the cards the bot itself named in its decisions."""
+    out: dict[str, set[int]] = {}
+    for m in c.sent:
+        ds = [m.decision] if m.WhichOneof("kind") == "decision" else list(m.decisions.decisions)
+        for d in ds:
+            out.setdefault(d.match_id, set()).update(_cards_in(d.action))
+    return out
+
+
+def _audit(c: Client, recs: dict[str, dict[str, Any]], seat_of: dict[str, int]) -> int:
+    """Every card in every message the bot got — requests, views, events and refusals
+    (their legal actions, fallback and text) — was visible to its seat by then; the text of
+    a refusal may also name the cards the bot itself sent. Returns the messages checked."""
+    pos: dict[str, tuple[int, int]] = {}
+    own = _sent_cards(c)
+    checked = 0
+
+    def check(cards: set[int], mid: str, extra: frozenset[int] | set[int] = frozenset()) -> None:
+        deal, n = pos[mid]
+        rec = recs[mid]
+        when = _visible_moments(rec["deals"][deal], seat_of[mid], rec["ruleset"]["talon_visible"])
+        for card in cards - extra:
+            assert card in when and when[card] <= n, (mid, deal, n, card)
+
+    for msg in _flat(c.got):
+        for ev in msg.events:
+            deal, n = pos[ev.match_id]
+            if ev.WhichOneof("kind") == "deal_started":
+                pos[ev.match_id] = (ev.deal_started, 0)
+            elif ev.WhichOneof("kind") == "action":
+                pos[ev.match_id] = (deal, n + 1)
+                check(_cards_in(ev), ev.match_id)
+        kind = msg.WhichOneof("kind")
+        if kind in (None, "welcome"):
+            continue
+        body = getattr(msg, kind)
+        mid = body.match_id
+        if kind == "match_started" and mid not in pos:
+            pos[mid] = (0, 0)
+        if mid not in recs:  # a refusal for a match the bot is not in: no cards at all
+            assert kind == "decision_rejected" and not _cards_in(body), msg
+            assert not _named_cards(body.message), body.message
+            continue
+        if kind == "match_ended":
+            assert not _cards_in(body.view)
+        elif kind == "decision_rejected":
+            check(_cards_in(body), mid)
+            check(_named_cards(body.message), mid, own.get(mid, set()))
+        else:
+            check(_cards_in(body), mid)
+        checked += 1
+    return checked
+
+
+#: Strike-earning answers: kind -> (the phase it is made in, the incident, words the
+#: refusal must say).
+STRIKES: dict[str, tuple[int, int, str]] = {
+    "bid-off-step": (pb.PHASE_BIDDING, pb.INCIDENT_ILLEGAL, "a bid must be a multiple of 5"),
+    "bid-2^32-1": (pb.PHASE_BIDDING, pb.INCIDENT_ILLEGAL, "nobody may bid above 120"),
+    "give-to-self": (pb.PHASE_PASSING, pb.INCIDENT_ILLEGAL, "cannot give a card to yourself"),
+    "give-to-2^32-1": (pb.PHASE_PASSING, pb.INCIDENT_ILLEGAL,
+                       "seat 4294967295 is not an opponent in this deal"),
+    "contract-2^32-1": (pb.PHASE_CONTRACT, pb.INCIDENT_ILLEGAL, "the contract is at most"),
+    "no-kind": (pb.PHASE_PLAYING, pb.INCIDENT_MALFORMED, "no kind set"),
+    "suit-99": (pb.PHASE_PLAYING, pb.INCIDENT_MALFORMED, "unknown suit value 99"),
+    "play-no-card": (pb.PHASE_PLAYING, pb.INCIDENT_MALFORMED, "a play needs a card"),
+    "not-held": (pb.PHASE_PLAYING, pb.INCIDENT_ILLEGAL, "is not in your hand"),
+}  # fmt: skip
+
+
+def _bad_action(kind: str, view: pb.PlayerView) -> pb.Action:
+    """The answer of strike kind ``kind`` (see ``STRIKES``) for ``view``."""
+    a = pb.Action()
+    if kind == "bid-off-step":
+        a.bid.amount = 103
+    elif kind == "bid-2^32-1":
+        a.bid.amount = 2**32 - 1
+    elif kind in ("give-to-self", "give-to-2^32-1"):
+        a.give.card.CopyFrom(view.hand[0])
+        a.give.to_seat = view.seat if kind == "give-to-self" else 2**32 - 1
+    elif kind == "contract-2^32-1":
+        a.contract.amount = 2**32 - 1
+    elif kind == "suit-99":
+        a.play.card.suit = 99  # type: ignore[assignment]
+        a.play.card.rank = pb.RANK_ACE
+    elif kind == "play-no-card":
+        a.play.declare = True
+    elif kind == "not-held":
+        held = {(c.suit, c.rank) for c in view.hand}
+        s, r = next((s, r) for s in range(1, 5) for r in range(1, 7) if (s, r) not in held)
+        a.play.card.suit, a.play.card.rank = s, r  # type: ignore[assignment]
+    return a  # "no-kind": nothing set
+
+
+def _eager(view: pb.PlayerView) -> pb.Action:
+    """A legal action that takes the talon when it can (the highest bid), so that the seat
+    gets to the passing and contract phases; else the raw bot's choice."""
+    bids = [a for a in view.legal_actions if a.WhichOneof("kind") == "bid"]
+    return bids[-1] if bids else choose(view, _RNG)
+
+
+async def _scripted_seat(c: Client, match: str, others: str) -> list[tuple[str, int, str]]:
+    """Plays seat ``x`` of ``match``: at its first request a battery of answers that must
+    be refused as wrong requests (or ignored); then, at each request, the first strike
+    kind of ``STRIKES`` not yet made whose phase it is, with a stale answer to the previous
+    request after it; else a legal action (bidding to win). Returns the refusals expected
+    (request id, incident, words)."""
+    expect: list[tuple[str, int, str]] = []
+    todo = list(STRIKES)
+    first = True
+    prev = ""
+    async for raw in c.call:
+        c.got.append(raw)
+        for m in _flat([raw]):
+            if m.WhichOneof("kind") == "match_ended" and m.match_ended.match_id == match:
+                return expect
+            if m.WhichOneof("kind") != "decision_request":
+                continue
+            req = m.decision_request
+            rid, view = req.request_id, req.view
+            good = pb.Decision(request_id=rid, match_id=match, action=_eager(view))
+            kind = next((k for k in todo if STRIKES[k][0] == view.phase), None)
+            if first:
+                first = False
+                wr = pb.INCIDENT_WRONG_REQUEST
+                other_seat = str(int(rid) + 1)  # the next request's id (not yet asked)
+                await c.send(
+                    pb.BotMessage(decision=pb.Decision(request_id="u-1", match_id=match)),
+                    pb.BotMessage(decision=pb.Decision(request_id=other_seat, match_id=match,
+                                                       action=good.action)),
+                    pb.BotMessage(decision=pb.Decision(request_id=rid, match_id=others,
+                                                       action=good.action)),
+                    pb.BotMessage(decision=pb.Decision(request_id=rid, match_id="nope")),
+                    pb.BotMessage(decision=pb.Decision(request_id=rid, match_id="")),
+                    HELLO, pb.BotMessage(), pb.BotMessage(decisions=pb.DecisionBatch()),
+                    # the answer twice in one batch, then once more alone
+                    pb.BotMessage(decisions=pb.DecisionBatch(decisions=[good, good])),
+                    pb.BotMessage(decision=good),
+                )  # fmt: skip
+                expect += [("u-1", wr, "unknown, stale or not yours"),
+                           (other_seat, wr, f"the pending request is '{rid}'"),
+                           (rid, wr, f"no seat in a running match '{others}'"),
+                           (rid, wr, "no seat in a running match 'nope'"),
+                           (rid, wr, "no seat in a running match ''"),
+                           (rid, wr, "no decision of yours is pending"),
+                           (rid, wr, "unknown, stale or not yours")]  # fmt: skip
+            elif kind is not None:
+                todo.remove(kind)
+                await c.send(pb.BotMessage(decision=pb.Decision(
+                    request_id=rid, match_id=match, action=_bad_action(kind, view))))  # fmt: skip
+                expect.append((rid, STRIKES[kind][1], STRIKES[kind][2]))
+                # and a stale answer, to the previous request
+                await c.send(pb.BotMessage(decision=pb.Decision(
+                    request_id=prev, match_id=match, action=good.action)))  # fmt: skip
+                expect.append((prev, pb.INCIDENT_WRONG_REQUEST, "unknown, stale"))
+            else:
+                await c.send(pb.BotMessage(decision=good))
+            prev = rid
+    return expect
+
+
+def test_decision_attacks_in_a_match_are_refused_and_nothing_leaks(tmp_path: Path) -> None:
+    """Unknown, stale, duplicated and other seats' request ids, another match's id, a
+    match that does not exist, answering twice, empty batches, a second Hello; answers
+    with no kind, a suit out of range, a play without a card, huge integers, bids off the
+    step, gives to oneself or to seat 2^32-1, cards not held. Each refusal names what was
+    wrong (and the strikes), the record has one incident per refusal, the match next door
+    is untouched, both results are recorded and replay, and no message to the attacking
+    bot (refusals included) shows a card its seat may not see."""
+
+    async def main() -> tuple[Client, list[Any], dict[str, Any], dict[str, Any]]:
+        async with arena(tmp_path, decision_ms=2000, max_strikes=20) as a:
+            await a.bots(["ann", "bob", "cid", "dan", "eve"])
+            a.referee.add_bot("x", "tok-x")
+            async with _client(a, "tok-x") as c:
+                assert not await a.referee.wait_for_bots(["x"], 10)
+                seat = asyncio.create_task(_scripted_seat(c, "hostile", "clean"))
+                rec, clean = await asyncio.gather(
+                    a.referee.run_match("hostile", FOUR_DEALS, 7, ["ann", "x", "bob"]),
+                    a.referee.run_match("clean", SHORT, 8, ["cid", "dan", "eve"]),
+                )
+                expect = await asyncio.wait_for(seat, 30)
+                await _getinfo(a)
+                return c, expect, rec, clean
+
+    c, expect, rec, clean = asyncio.run(main())
+    rejections = [m.decision_rejected for m in _flat(c.got)
+                  if m.WhichOneof("kind") == "decision_rejected"]  # fmt: skip
+    assert len(rejections) == len(expect), [(r.request_id, r.message) for r in rejections]
+    left = list(expect)
+    for r in rejections:
+        match = next((e for e in left if e[0] == r.request_id and e[1] == r.incident
+                      and e[2] in r.message), None)  # fmt: skip
+        assert match is not None, (r, left)
+        left.remove(match)
+        assert r.strikes_allowed == 20
+        if r.incident != pb.INCIDENT_WRONG_REQUEST:
+            assert r.fallback.WhichOneof("kind") and r.legal_actions and "legal" in r.message
+    kinds = Counter(i["kind"] for i in rec["incidents"])
+    strikes = sum(1 for e in expect if e[1] != pb.INCIDENT_WRONG_REQUEST)
+    assert strikes == len(STRIKES), "every strike kind was made, each in its phase"
+    assert kinds["illegal"] + kinds["malformed"] == strikes
+    # wrong requests for its own match are recorded; those for other matches are not
+    own = [e for e in expect if e[1] == pb.INCIDENT_WRONG_REQUEST
+           and "no seat in a running match" not in e[2]]  # fmt: skip
+    assert kinds["wrong_request"] == len(own) == rec["wrong_requests"][1]
+    assert {i["seat"] for i in rec["incidents"]} == {1} and rec["forfeits"] == []
+    assert all(len(i["detail"]) < 2000 for i in rec["incidents"])
+    assert clean["incidents"] == [] and clean["forfeits"] == []
+    for r in (rec, clean):
+        assert list(replay(r).scores) == r["result"]["scores"]
+    assert _audit(c, {"hostile": rec}, {"hostile": 1}) > 20
+
+
+def test_long_ids_are_echoed_cut(tmp_path: Path) -> None:
+    """Defect: request and match ids of up to a MiB were echoed whole in refusals (twice:
+    field and message) and written into the record's incidents. Now at most 64 characters
+    of an id go back or into the record."""
+    long = "i" * 100_000
+
+    async def main() -> tuple[Client, dict[str, Any]]:
+        async with arena(tmp_path, decision_ms=2000) as a:
+            await a.bots(["ann", "bob"])
+            a.referee.add_bot("x", "tok-x")
+            async with _client(a, "tok-x") as c:
+                assert not await a.referee.wait_for_bots(["x"], 10)
+                match = asyncio.create_task(a.referee.run_match("m", SHORT, 3, ["ann", "x", "bob"]))
+                async for raw in c.call:
+                    c.got.append(raw)
+                    reqs = [m.decision_request for m in _flat([raw])
+                            if m.WhichOneof("kind") == "decision_request"]  # fmt: skip
+                    ended = any(m.WhichOneof("kind") == "match_ended" for m in _flat([raw]))
+                    if ended:
+                        break
+                    for req in reqs:
+                        good = choose(req.view, _RNG)
+                        if len(c.sent) < 4:
+                            await c.send(
+                                pb.BotMessage(decision=pb.Decision(request_id=long, match_id="m")),
+                                pb.BotMessage(decision=pb.Decision(request_id=long,
+                                                                   match_id=long)),
+                            )  # fmt: skip
+                        await c.send(pb.BotMessage(decision=pb.Decision(
+                            request_id=req.request_id, match_id="m", action=good)))  # fmt: skip
+                return c, await match
+
+    c, rec = asyncio.run(main())
+    rejections = [m.decision_rejected for m in _flat(c.got)
+                  if m.WhichOneof("kind") == "decision_rejected"]  # fmt: skip
+    assert len(rejections) == 2
+    for r in rejections:
+        assert r.incident == pb.INCIDENT_WRONG_REQUEST
+        assert len(r.request_id) <= 64 and len(r.match_id) <= 64 and len(r.message) < 1000
+        assert r.request_id.startswith("iii") and r.request_id.endswith("…")
+    assert [i["kind"] for i in rec["incidents"]] == ["wrong_request"]
+    assert len(rec["incidents"][0]["detail"]) < 1000
+
+
+def test_a_bot_that_does_not_read_is_cut_off(tmp_path: Path) -> None:
+    """Defect: a bot that never reads its stream made the referee queue everything for it
+    without bound (gRPC flow control holds the writes): ~160 MB in 10 s with refusals of
+    long ids, under the flood limit. Now a stream with more than ``max_queued`` messages
+    waiting is closed with RESOURCE_EXHAUSTED: the bot's seat is disconnected (the record
+    says why), forfeits after the grace period, the match and the one next door finish and
+    are recorded, and the queue never held more than the bound."""
+    bound = 50
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any], str, str, int]:
+        async with arena(tmp_path, decision_ms=500, time_bank_ms=0, reconnect_grace_s=0.5,
+                         max_queued=bound) as a:  # fmt: skip
+            await a.bots(["ann", "bob", "cid", "dan", "eve"])
+            a.referee.add_bot("x", "tok-x")
+            deepest = 0
+
+            def watch() -> None:  # the deepest the queue of x's stream ever was
+                nonlocal deepest
+                s = a.referee.session("x").stream
+                if s is not None:
+                    deepest = max(deepest, s._queue.qsize())
+                loop.call_later(0.005, watch)
+
+            loop = asyncio.get_running_loop()
+            watch()
+            async with _client(a, "tok-x", **{"grpc.http2.bdp_probe": 0}) as c:
+                assert not await a.referee.wait_for_bots(["x"], 10)
+                games = asyncio.gather(
+                    a.referee.run_match("deaf", SHORT, 5, ["ann", "x", "bob"]),
+                    a.referee.run_match("clean", SHORT, 6, ["cid", "dan", "eve"]),
+                )
+                # never reads; asks for ~900 refusals (under the flood limit of 1000)
+                stray = pb.BotMessage(decision=pb.Decision(request_id="r" * 60, match_id="z" * 60))
+                with suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
+                    for _ in range(900):
+                        if a.referee.session("x").stream is None:
+                            break
+                        await c.send(stray)
+                rec, clean = await games
+                # when it reads at last: what was written before, then the status
+                with suppress(grpc.aio.AioRpcError):
+                    async for _ in c.call:
+                        pass
+                code = (await c.call.code()).name
+                details = await c.call.details()
+            return rec, clean, code, details, deepest
+
+    rec, clean, code, details, deepest = asyncio.run(main())
+    assert code == "RESOURCE_EXHAUSTED" and "the bot does not read it" in details, details
+    assert deepest <= bound
+    kinds = [i["kind"] for i in rec["incidents"]]
+    assert "disconnect" in kinds and kinds[-1] == "forfeit"
+    dc = next(i for i in rec["incidents"] if i["kind"] == "disconnect")
+    assert "RESOURCE_EXHAUSTED" in dc["detail"] and "does not read" in dc["detail"]
+    assert rec["forfeits"] == [1] and rec["result"]["places"][1] == 3
+    assert clean["incidents"] == [] and clean["forfeits"] == []
+    for r in (rec, clean):
+        clean_rec = {**r, "result": r.get("rules_result", r["result"])}
+        assert list(replay(clean_rec).scores) == r["result"]["scores"]
+
+
+def test_a_reconnect_loop_is_counted_not_recorded_one_by_one(tmp_path: Path) -> None:
+    """Defect: each reconnect added a ``disconnect`` incident, so a bot reconnecting in a
+    loop grew the record without bound. Now the first ``max_disconnects_recorded`` (20) per
+    seat are recorded and ``disconnects`` counts them all; the bot resumes each time (a
+    ``MatchStarted`` with ``resumed``) and the match goes on."""
+
+    async def main() -> tuple[dict[str, Any], int]:
+        async with arena(tmp_path, decision_ms=300, time_bank_ms=0, max_strikes=1000) as a:
+            await a.bots(["ann", "bob"])
+            a.referee.add_bot("x", "tok-x")
+            resumed = 0
+            async with grpc.aio.insecure_channel(a.target) as ch:
+                stub = pb_grpc.ArenaStub(ch)
+                match: asyncio.Task[dict[str, Any]] | None = None
+                for _ in range(60):
+                    call = stub.Play(metadata=_md("tok-x"))
+                    await call.write(HELLO)
+                    assert (await call.read()).WhichOneof("kind") == "welcome"
+                    if match is None:  # seated while connected: no "not connected" incident
+                        assert not await a.referee.wait_for_bots(["x"], 10)
+                        match = asyncio.create_task(
+                            a.referee.run_match("loop", SHORT, 4, ["ann", "x", "bob"])
+                        )
+                    m = await call.read()
+                    assert m.WhichOneof("kind") == "match_started"
+                    resumed += m.match_started.resumed
+                    call.cancel()
+                    await _free(a, "x")
+            assert match is not None
+            return await match, resumed
+
+    rec, resumed = asyncio.run(main())
+    assert resumed == 59  # every reconnect but the first connection resumed the seat
+    kinds = Counter(i["kind"] for i in rec["incidents"])
+    assert kinds["disconnect"] == 20 < rec["disconnects"][1], (kinds, rec["disconnects"])
+    assert rec["disconnects"][1] == 60
+    assert rec["disconnects"][0] == rec["disconnects"][2] == 0
+    assert (
+        list(replay({**rec, "result": rec.get("rules_result", rec["result"])}).scores)
+        == (rec["result"]["scores"])
+    )
+
+
+def test_a_half_closed_stream_gets_its_messages_then_its_seat_forfeits(tmp_path: Path) -> None:
+    """A bot that half-closes its sending side mid-match: the referee ends the call (OK)
+    after writing what was queued, records a disconnect, and after the grace period a
+    forfeit; the other seats play the match to its end."""
+
+    async def main() -> tuple[dict[str, Any], list[pb.ServerMessage], str]:
+        async with arena(tmp_path, decision_ms=300, reconnect_grace_s=0.3) as a:
+            await a.bots(["ann", "bob"])
+            a.referee.add_bot("x", "tok-x")
+            async with _client(a, "tok-x") as c:
+                assert not await a.referee.wait_for_bots(["x"], 10)
+                match = asyncio.create_task(
+                    a.referee.run_match("hc", SHORT, 2, ["ann", "x", "bob"])
+                )
+                async for raw in c.call:
+                    c.got.append(raw)
+                    if any(m.WhichOneof("kind") == "decision_request" for m in _flat([raw])):
+                        await c.call.done_writing()
+                        break
+                async for raw in c.call:
+                    c.got.append(raw)
+                code = (await c.call.code()).name
+                return await match, c.got, code
+
+    rec, got, code = asyncio.run(main())
+    assert code == "OK"
+    assert [m.WhichOneof("kind") for m in _flat(got)][:2] == ["welcome", "match_started"]
+    kinds = [i["kind"] for i in rec["incidents"]]
+    assert kinds == ["disconnect", "forfeit"], kinds
+    assert rec["forfeits"] == [1] and rec["result"]["places"][1] == 3
