@@ -15,6 +15,7 @@ import logging
 import os
 import signal
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -34,11 +35,52 @@ def _setup_logging(level: str) -> None:
     )
 
 
-def _load(spec: str) -> Any:
+def _load(spec: str, param_hint: str = "BOT") -> Any:
+    """The bot class named by ``spec``, made once to check that it can be: a bot whose
+    ``__init__`` fails is refused here rather than at its first match."""
     try:
-        return load_bot(spec)
+        cls = load_bot(spec)
     except BotLoadError as e:
-        raise click.BadParameter(str(e), param_hint="BOT") from None
+        raise click.BadParameter(str(e), param_hint=param_hint) from None
+    try:
+        cls()
+    except Exception as e:
+        raise click.BadParameter(
+            f"{spec!r}: {cls.__name__}() raised {type(e).__name__}: {e} (a bot is made "
+            "with no arguments for every match)",
+            param_hint=param_hint,
+        ) from None
+    return cls
+
+
+def _check_address(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """``--arena`` is HOST:PORT (``[::1]:PORT`` for IPv6); a gRPC target URI
+    (``dns:///host:port``) is passed on as it is."""
+    if "://" in value:
+        return value
+    if value.startswith("["):
+        host, close, rest = value[1:].partition("]")
+        ok, port = bool(close) and rest.startswith(":"), rest[1:]
+    else:
+        host, sep, port = value.rpartition(":")
+        ok = bool(sep) and ":" not in host
+    if not ok or not host:
+        raise click.BadParameter(f"expected HOST:PORT (or [IPv6]:PORT), got {value!r}")
+    if not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise click.BadParameter(f"the port must be a number from 1 to 65535, got {value!r}")
+    return value
+
+
+def _check_ca(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A ``--ca`` file that is no PEM certificate would only make every connection fail."""
+    if value is not None:
+        try:
+            pem = b"-----BEGIN CERTIFICATE-----" in Path(value).read_bytes()
+        except OSError as e:
+            raise click.BadParameter(f"cannot read {value}: {e.strerror or e}") from e
+        if not pem:
+            raise click.BadParameter(f"{value} is not a PEM certificate")
+    return value
 
 
 class _Group(click.Group):
@@ -86,6 +128,7 @@ def _die_with_launcher() -> None:
     default="localhost:50051",
     show_default=True,
     envvar="ARENA_ADDRESS",
+    callback=_check_address,
     help="The referee's HOST:PORT (env ARENA_ADDRESS).",
 )
 @click.option(
@@ -95,6 +138,7 @@ def _die_with_launcher() -> None:
 @click.option(
     "--ca",
     type=click.Path(exists=True, dir_okay=False),
+    callback=_check_ca,
     help="TLS with this CA certificate (PEM); implies --tls.",
 )
 @click.option("--name", help="The name sent in Hello (informative; the token decides).")
@@ -102,7 +146,7 @@ def _die_with_launcher() -> None:
 @click.option("--matches", type=click.IntRange(min=1), help="Exit after N matches.")
 @click.option(
     "--retry-for",
-    type=float,
+    type=click.FloatRange(min=0),
     default=600.0,
     show_default=True,
     help="Give up after the arena has been unreachable this many seconds.",
@@ -197,19 +241,24 @@ def try_(
     from rich.table import Table
 
     from engine import RulesetError
-    from sdk.local import play_series
+    from sdk.local import play_series, resolve_ruleset
 
     _setup_logging(log_level)
     cls = _load(bot)
     names = [v.strip() for v in vs.split(",") if v.strip()]
     if not names:
         raise click.BadParameter("name at least one opponent", param_hint="--vs")
-    opponents = []
-    for v in names:
-        try:
-            opponents.append((v, load_bot(v)))
-        except BotLoadError as e:
-            raise click.BadParameter(str(e), param_hint="--vs") from None
+    try:
+        seats = resolve_ruleset(ruleset).players
+    except RulesetError as e:
+        raise click.BadParameter(str(e), param_hint="--ruleset") from None
+    if len(names) > seats - 1:
+        raise click.BadParameter(
+            f"{len(names)} opponents named, but the ruleset seats {seats} players: name at "
+            f"most {seats - 1} (fewer are repeated)",
+            param_hint="--vs",
+        )
+    opponents = [(v, _load(v, "--vs")) for v in names]
     interactive = bot == "human" or bool(getattr(cls, "interactive", False))
     if n is None:
         n = 1 if interactive else 20

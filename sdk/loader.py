@@ -42,13 +42,15 @@ def load_bot(spec: str) -> type[Bot]:
     import bots
 
     if spec == "human" and importlib.util.find_spec("sdk.human") is not None:
-        return _pick(importlib.import_module("sdk.human"), "HumanBot", spec)
+        return _pick(importlib.import_module("sdk.human"), "HumanBot", spec, "sdk.human")
     if spec in bots.BUNDLED:
         try:
             return bots.load(spec)
         except ImportError as e:
             raise BotLoadError(f"bundled bot {spec!r} cannot be imported: {e}") from e
     target, _, cls_name = spec.partition(":")
+    if not target:
+        raise BotLoadError(f"{spec!r} names no module or file before ':': {_HELP}")
     if target.endswith(".py") or "/" in target or "\\" in target:
         module = _import_file(Path(target))
     else:
@@ -60,10 +62,14 @@ def load_bot(spec: str) -> type[Bot]:
                     f"no module {target!r} and no bundled bot of that name: {_HELP}"
                 ) from e
             raise BotLoadError(f"importing {target!r} failed: {e}") from e
-    return _pick(module, cls_name, spec)
+        except Exception as e:  # the module itself is broken: say how, without a traceback
+            raise BotLoadError(f"importing {target!r} failed: {type(e).__name__}: {e}") from e
+    return _pick(module, cls_name, spec, target)
 
 
 def _import_file(path: Path) -> ModuleType:
+    if path.is_dir():
+        raise BotLoadError(f"{str(path)!r} is a directory, not a Python file: {_HELP}")
     if not path.is_file():
         raise BotLoadError(f"no file {str(path)!r}: {_HELP}")
     name = f"_arena_bot_{path.stem}_{abs(hash(str(path.resolve()))):x}"
@@ -82,22 +88,27 @@ def _import_file(path: Path) -> ModuleType:
     return module
 
 
-def _pick(module: ModuleType, cls_name: str, spec: str) -> type[Bot]:
-    if cls_name:
-        found = getattr(module, cls_name, None)
-        if found is None:
-            raise BotLoadError(f"{spec!r}: {module.__name__} has no {cls_name!r}")
-        if not (isinstance(found, type) and issubclass(found, Bot)):
-            raise BotLoadError(f"{spec!r} is not a subclass of sdk.Bot")
-        return found
+def _pick(module: ModuleType, cls_name: str, spec: str, target: str) -> type[Bot]:
+    """The Bot subclass ``cls_name`` of ``module`` (``target``: the module or file as the
+    user wrote it), or its only own one."""
     own = [
         obj
         for _, obj in inspect.getmembers(module, inspect.isclass)
         if issubclass(obj, Bot) and obj is not Bot and obj.__module__ == module.__name__
     ]
+    names = ", ".join(sorted(c.__name__ for c in own))
+    if cls_name:
+        found = getattr(module, cls_name, None)
+        if found is None:
+            raise BotLoadError(
+                f"{spec!r}: {target} has no {cls_name!r}"
+                + (f" (its bots: {names})" if names else " (it defines no subclass of sdk.Bot)")
+            )
+        if not (isinstance(found, type) and issubclass(found, Bot)):
+            raise BotLoadError(f"{spec!r} is not a subclass of sdk.Bot")
+        return found
     if len(own) == 1:
         return own[0]
     if not own:
         raise BotLoadError(f"{spec!r} defines no subclass of sdk.Bot")
-    names = ", ".join(sorted(c.__name__ for c in own))
-    raise BotLoadError(f"{spec!r} defines several bots ({names}): write {spec}:ClassName")
+    raise BotLoadError(f"{spec!r} defines several bots ({names}): write {target}:ClassName")

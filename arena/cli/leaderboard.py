@@ -76,21 +76,25 @@ def leaderboard(
         screen = _screen()
         screen.print(to_rich_table(lb, screen.width))
         return
-    if fmt == "all":
-        target = out or Path(".")
-        paths = write_outputs(lb, target)
-        err.print("wrote " + ", ".join(str(p) for p in paths.values()))
-        return
-    if out is None:
+    if out is None and fmt != "all":
         click.echo(render(lb, fmt), nl=False)
         return
-    if out.is_dir():
-        paths = write_outputs(lb, out, (fmt,))
-        err.print(f"wrote {paths[fmt]}")
-        return
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render(lb, fmt), encoding="utf-8")
-    err.print(f"wrote {out}")
+    target = out or Path(".")
+    try:
+        if fmt == "all":
+            paths = write_outputs(lb, target)
+            err.print("wrote " + ", ".join(str(p) for p in paths.values()))
+        elif target.is_dir():
+            paths = write_outputs(lb, target, (fmt,))
+            err.print(f"wrote {paths[fmt]}")
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(render(lb, fmt), encoding="utf-8")
+            err.print(f"wrote {target}")
+    except OSError as e:
+        where = e.filename if e.filename is not None else target
+        err.print(f"[red]error:[/] --out {target}: cannot write {where}: {e.strerror or e}")
+        sys.exit(1)
 
 
 def _screen() -> Console:

@@ -7,6 +7,7 @@ is enough) looked up in ``--db`` (default: the newest ``runs/*.sqlite``).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -31,16 +32,38 @@ def replay(ctx: click.Context, record_ref: str, check: bool, db: Path | None) ->
     """Pretty-print a match deal by deal and trick by trick, or --check it against the rules."""
     from arena.storage import StorageError, newest_database, resolve_record
 
+    db = db or newest_database()
+    if db is None and not Path(record_ref).is_file():
+        click.echo(
+            f"error: {record_ref}: no such record file, and no database to look the match id "
+            "up in (none in runs/; pass --db)",
+            err=True,
+        )
+        ctx.exit(2)
     try:
-        record = resolve_record(record_ref, db or newest_database())
+        record = resolve_record(record_ref, db)
     except (LookupError, StorageError) as e:
         click.echo(f"error: {e}", err=True)
         ctx.exit(2)
+    shape = _shape_error(record)
+    if shape is not None:
+        click.echo(f"error: {record_ref}: not a match record: {shape}", err=True)
+        ctx.exit(2)
     console = Console()
     if not check:
+        from rich.text import Text
+
         from arena.render import render_record
 
-        console.print(render_record(record))
+        try:
+            rendered = render_record(record)
+        except (AttributeError, TypeError, KeyError, ValueError, IndexError) as e:
+            click.echo(f"error: {record_ref}: malformed match record: {e!r}", err=True)
+            ctx.exit(2)
+        if isinstance(rendered, Text) and rendered.plain.startswith("cannot render"):
+            click.echo(f"error: {record_ref}: {rendered.plain}", err=True)
+            ctx.exit(2)
+        console.print(rendered)
         return
     try:
         game = replay_record(record)
@@ -49,6 +72,9 @@ def replay(ctx: click.Context, record_ref: str, check: bool, db: Path | None) ->
         if e.cause is not None:
             click.echo(f"rule broken: {e.cause.rule}", err=True)
         ctx.exit(1)
+    except (AttributeError, TypeError, KeyError, ValueError, IndexError) as e:
+        click.echo(f"error: {record_ref}: malformed match record: {e!r}", err=True)
+        ctx.exit(2)
     players = list(game.players)
     for res in game.deal_results:
         click.echo(
@@ -68,3 +94,22 @@ def replay(ctx: click.Context, record_ref: str, check: bool, db: Path | None) ->
     else:
         click.echo(f"match not finished; scores {list(game.scores)}")
     click.echo("OK: every action is legal and every stored score matches")
+
+
+def _shape_error(record: dict[str, Any]) -> str | None:
+    """What keeps ``record`` from being a match record at all (docs/record-format.md), or
+    None. Only the shape: whether its actions are legal is ``--check``'s business."""
+    for key in ("ruleset", "seed", "players", "deals"):
+        if key not in record:
+            return f"no {key!r} key"
+    players = record["players"]
+    if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
+        return f"'players' must be a list of names, got {players!r:.60}"
+    deals = record["deals"]
+    if not isinstance(deals, list):
+        return f"'deals' must be a list, got {type(deals).__name__}"
+    for i, deal in enumerate(deals):
+        actions = deal.get("actions") if isinstance(deal, dict) else None
+        if not isinstance(actions, list) or not all(isinstance(a, dict) for a in actions):
+            return f"deal {i} must be an object with a list of 'actions' objects"
+    return None

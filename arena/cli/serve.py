@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import difflib
 import logging
 import signal
+import tempfile
 import tomllib
 from pathlib import Path
 
@@ -21,28 +23,54 @@ log = logging.getLogger("arena.referee")
 
 def load_tokens(path: Path) -> dict[str, str]:
     """Bot name -> token from a TOML file's ``[bots]`` table (``name = "token"``)."""
+
+    def bad(message: str) -> click.BadParameter:
+        return click.BadParameter(message, param_hint="--tokens")
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as e:
-        raise click.BadParameter(f"cannot read {path}: {e.strerror or e}") from e
+        raise bad(f"cannot read {path}: {e.strerror or e}") from e
+    except UnicodeDecodeError as e:
+        raise bad(f"{path} is not valid TOML: not UTF-8 text ({e.reason})") from e
     except tomllib.TOMLDecodeError as e:
-        raise click.BadParameter(f"{path} is not valid TOML: {e}") from e
+        raise bad(f"{path} is not valid TOML: {e}") from e
+    for key in data:
+        if key != "bots":
+            hint = " (did you mean 'bots'?)" if difflib.get_close_matches(key, ["bots"]) else ""
+            raise bad(f'{path}: {key}: unknown key{hint}; the file holds one [bots] table')
     bots = data.get("bots")
     if not isinstance(bots, dict) or not bots:
-        raise click.BadParameter(f'{path}: expected a [bots] table of name = "token"')
+        raise bad(f'{path}: expected a [bots] table of name = "token"')
     out: dict[str, str] = {}
+    owner: dict[str, str] = {}  # token -> the first bot that has it
     for name, token in bots.items():
         if not isinstance(token, str) or not token:
-            raise click.BadParameter(f"{path}: bots.{name}: the token must be a non-empty string")
+            raise bad(f"{path}: bots.{name}: the token must be a non-empty string")
+        if token in owner:
+            raise bad(f"{path}: bots.{name}: the same token as bots.{owner[token]} "
+                      "(each bot needs a token of its own)")  # fmt: skip
+        owner[token] = name
         out[name] = token
-    if len(set(out.values())) != len(out):
-        raise click.BadParameter(f"{path}: two bots share a token")
     return out
+
+
+def _check_pem(path: Path | None, what: str, param: str) -> None:
+    """Refuse at once a TLS file that is no PEM (gRPC would only fail to bind, unexplained)."""
+    if path is None:
+        return
+    try:
+        text = path.read_bytes()
+    except OSError as e:
+        raise click.BadParameter(f"cannot read {path}: {e.strerror or e}", param_hint=param) from e
+    if b"-----BEGIN " not in text:
+        raise click.BadParameter(f"{path} is not a PEM {what}", param_hint=param)
 
 
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", default=50051, show_default=True, help="Port; 0 picks a free one.")
+@click.option("--port", type=click.IntRange(0, 65535), default=50051, show_default=True,
+              help="Port; 0 picks a free one.")  # fmt: skip
 @click.option(
     "--tokens",
     "tokens_file",
@@ -58,11 +86,16 @@ def load_tokens(path: Path) -> dict[str, str]:
     show_default=True,
     help="Each match is appended here as <match_id>.jsonl while it is played.",
 )
-@click.option("--decision-ms", default=1000, show_default=True, help="Time per decision.")
-@click.option("--time-bank-ms", default=10000, show_default=True, help="Time bank per match.")
-@click.option("--max-strikes", default=3, show_default=True, help="Strikes before a forfeit.")
-@click.option("--grace-s", default=5.0, show_default=True, help="Reconnect grace period.")
-@click.option("--matches", "max_matches", type=int, default=None, help="Stop after K matches.")
+@click.option("--decision-ms", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Time per decision.")  # fmt: skip
+@click.option("--time-bank-ms", type=click.IntRange(min=0), default=10000, show_default=True,
+              help="Time bank per match.")  # fmt: skip
+@click.option("--max-strikes", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Strikes before a forfeit.")  # fmt: skip
+@click.option("--grace-s", type=click.FloatRange(min=0), default=5.0, show_default=True,
+              help="Reconnect grace period.")  # fmt: skip
+@click.option("--matches", "max_matches", type=click.IntRange(min=1), default=None,
+              help="Stop after K matches.")  # fmt: skip
 @click.option("--seed", default=0, show_default=True, help="Seeds the seating and the deals.")
 @click.option(
     "--tls-cert", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
@@ -73,7 +106,7 @@ def load_tokens(path: Path) -> dict[str, str]:
     help="PEM private key.",
 )  # fmt: skip
 @click.option(
-    "--drain-s", default=30.0, show_default=True,
+    "--drain-s", type=click.FloatRange(min=0), default=30.0, show_default=True,
     help="On SIGINT/SIGTERM: how long running matches may take to finish before they are "
     "interrupted (and recorded as interrupted).",
 )  # fmt: skip
@@ -107,8 +140,17 @@ def serve(
         raise click.BadParameter(str(e), param_hint="--ruleset") from e
     if (tls_cert is None) != (tls_key is None):
         raise click.UsageError("--tls-cert and --tls-key go together")
+    _check_pem(tls_cert, "certificate", "--tls-cert")
+    _check_pem(tls_key, "private key", "--tls-key")
     tls = TLSConfig(tls_cert, tls_key) if tls_cert is not None and tls_key is not None else None
     tokens = load_tokens(tokens_file)
+    try:  # every match appends its record there: find out now, not at the first match
+        record_dir.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=record_dir).close()
+    except OSError as e:
+        raise click.BadParameter(
+            f"cannot write records into {record_dir}: {e.strerror or e}", param_hint="--record-dir"
+        ) from e
     try:
         config = RefereeConfig(
             decision_ms=decision_ms,
@@ -139,7 +181,13 @@ async def _serve(
     referee = Referee(config)
     for name, token in tokens.items():
         referee.add_bot(name, token)
-    server, bound = await start_server(referee, host, port, tls)
+    try:
+        server, bound = await start_server(referee, host, port, tls)
+    except (RuntimeError, OSError, ValueError) as e:
+        raise click.ClickException(
+            f"cannot listen on {host}:{port}: {e} (is the port free, and --host an address "
+            "of this machine?)"
+        ) from e
     click.echo(f"arena referee listening on {host}:{bound}", err=False)
     click.echo(f"port {bound}")
     lobby = Lobby(referee, ruleset, seed=seed, max_matches=max_matches)

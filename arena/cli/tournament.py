@@ -119,7 +119,7 @@ def tournament(
     except (TournamentError, StorageError) as e:
         err_console.print(f"[red]error:[/] {e}")
         sys.exit(1)
-    _show(cfg, err_console)
+    shown = _show(cfg, err_console)
     took = time.monotonic() - t0
     msg = (
         f"{outcome.played_now} matches played in {took:.1f}s; {outcome.completed}/"
@@ -136,6 +136,8 @@ def tournament(
         sys.exit(1)
     if outcome.interrupted:
         sys.exit(130)
+    if not shown:  # every result is stored, but the leaderboard files are not written
+        sys.exit(1)
 
 
 def _announce(cfg: TournamentConfig, console: Console) -> None:
@@ -157,21 +159,27 @@ def _stored(cfg: TournamentConfig) -> int:
         return 0
 
 
-def _show(cfg: TournamentConfig, err_console: Console) -> None:
-    """Print the leaderboard and write its files (whatever is stored so far)."""
+def _show(cfg: TournamentConfig, err_console: Console) -> bool:
+    """Print the leaderboard and write its files (whatever is stored so far); False if that
+    failed (the message says why)."""
     try:
         with Storage(cfg.db) as st:
             if st.tournament(cfg.tournament_id) is None:
-                return
+                return True
             lb = build_leaderboard(st, cfg.tournament_id)
     except (StorageError, LookupError) as e:
         err_console.print(f"[red]cannot build the leaderboard:[/] {e}")
-        return
+        return False
     screen = _screen()
     screen.print(to_rich_table(lb, screen.width))
     try:
         paths = write_outputs(lb, cfg.out)
     except OSError as e:
-        err_console.print(f"[red]cannot write the leaderboard files to {cfg.out}:[/] {e}")
-        return
+        err_console.print(
+            f"[red]cannot write the leaderboard files to {cfg.out} (out, --out):[/] "
+            f"{e.strerror or e}. Every result is stored; `arena leaderboard --db {cfg.db} "
+            f"--tournament {cfg.tournament_id} --format all --out DIR` writes them"
+        )
+        return False
     err_console.print("leaderboard: " + ", ".join(str(p) for p in paths.values()))
+    return True

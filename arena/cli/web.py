@@ -19,7 +19,11 @@ __all__ = ["web"]
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
 @click.option(
-    "--port", type=int, default=8000, show_default=True, help="Port to bind (0: any free port)."
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8000,
+    show_default=True,
+    help="Port to bind (0: any free port).",
 )
 @click.option(
     "--tournament", default=None, help="Tournament id to show first (default: the latest)."
@@ -41,8 +45,14 @@ def web(db: Path | None, host: str, port: int, tournament: str | None, verbose: 
             raise click.UsageError("no database found in runs/: pass --db PATH")
     try:
         source = DataSource(db, tournament)
+        stored = [t["id"] for t in source.tournaments()]  # a file that is no database fails
     except StorageError as e:
         raise click.ClickException(str(e)) from e
+    if tournament is not None and tournament not in stored:
+        raise click.BadParameter(
+            f"no tournament {tournament!r} in {db} (stored: {', '.join(stored) or 'none'})",
+            param_hint="--tournament",
+        )
     try:
         server = make_server(source, host, port)
     except OSError as e:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import os
 import re
 import shlex
@@ -214,6 +215,8 @@ def load_config(path: str | Path, overrides: Sequence[str] = ()) -> TournamentCo
         raise ConfigError(source, "file", f"cannot read: {e.strerror or e}") from e
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(source, "file", f"not valid TOML: {e}") from e
+    except UnicodeDecodeError as e:  # tomllib decodes the bytes itself
+        raise ConfigError(source, "file", f"not valid TOML: not UTF-8 text ({e.reason})") from e
     data = apply_overrides(data, overrides, source)
     return parse_config(data, source=source, base_dir=p.resolve().parent)
 
@@ -385,6 +388,12 @@ def _tls(data: object, base: Path, err: _Err) -> TLSSpec | None:
         path = path if path.is_absolute() else base / path
         if not path.is_file():
             raise err(f"tls.{key}", f"no such file: {path}")
+        try:
+            pem = b"-----BEGIN " in path.read_bytes()
+        except OSError as e:
+            raise err(f"tls.{key}", f"cannot read {path}: {e.strerror or e}") from e
+        if not pem:
+            raise err(f"tls.{key}", f"{path} is not a PEM file")
         files.append(path.resolve())
     server_name = _get(data, "server_name", str, "localhost", err, "tls.")
     if not server_name.strip():
@@ -439,6 +448,8 @@ def _get(
     if not ok:
         names = " or ".join(_tname(w()) for w in wants)
         raise err(f"{prefix}{key}", f"expected {names}, got {_tname(value)} {value!r}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise err(f"{prefix}{key}", f"expected a finite number, got {value!r}")
     return value
 
 
@@ -485,11 +496,18 @@ def _bots(value: Any, base: Path, err: _Err) -> tuple[BotSpec, ...]:
     if not isinstance(value, Mapping):
         raise err("bots", f"expected a table of bots, got {_tname(value)}")
     specs: list[BotSpec] = []
+    token_of: dict[str, str] = {}  # token -> the first remote bot that has it
     for name, entry in value.items():
         key = f"bots.{name}"
         if not _NAME_RE.match(name):
             raise err(key, "a bot name uses letters, digits, '.', '_' or '-' (at most 64)")
-        specs.append(_bot(name, entry, key, base, err))
+        spec = _bot(name, entry, key, base, err)
+        if spec.token is not None:
+            if spec.token in token_of:
+                raise err(f"{key}.token", f"the same token as bots.{token_of[spec.token]}: "
+                          "each remote bot needs a token of its own")  # fmt: skip
+            token_of[spec.token] = name
+        specs.append(spec)
     return tuple(specs)
 
 
@@ -515,6 +533,8 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
     env = tuple(sorted(env_data.items()))
     cwd_raw = _get(entry, "cwd", str, None, err, f"{key}.")
     cwd = (base / cwd_raw).resolve() if cwd_raw is not None else None
+    if cwd is not None and not cwd.is_dir():
+        raise err(f"{key}.cwd", f"no such directory: {cwd}")
     kind = kinds[0]
     if kind != "remote":
         for k in ("token", "token_env"):

@@ -160,7 +160,7 @@ def bot_command(
 ) -> list[str]:
     """The argv that launches a local bot (``ca``: the arena serves TLS with this
     certificate, which the bot must trust)."""
-    arena = f"{host}:{port}"
+    arena = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"  # IPv6: [::1]:PORT
     if spec.kind == "sdk":
         assert spec.bot is not None
         # Equivalent to `python -m sdk.cli run BOT ...` (= `arena-bot run`), without relying
@@ -188,12 +188,21 @@ class _BotProcess:
         self.proc: asyncio.subprocess.Process | None = None
         self.restarts = 0
         self._fh: IO[bytes] | None = None
+        #: Where this start's lines begin in the log (it keeps the earlier runs' lines).
+        self._log_start = 0
 
     async def start(self) -> None:
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh = self.log_path.open("ab")
-        self._fh.write(f"--- {time.strftime('%H:%M:%S')} starting {self.spec.name}\n".encode())
-        self._fh.flush()
+        try:
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            self._fh = self.log_path.open("ab")
+            self._log_start = self._fh.tell()
+            self._fh.write(f"--- {time.strftime('%H:%M:%S')} starting {self.spec.name}\n".encode())
+            self._fh.flush()
+        except OSError as e:
+            raise TournamentError(
+                f"cannot write the log of bot {self.spec.name!r} to {self.log_path}: "
+                f"{e.strerror or e} (check the `out` directory, --out)"
+            ) from e
         env = dict(os.environ)
         env.update(dict(self.spec.env))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_ROOT), env.get("PYTHONPATH", "")) if p)
@@ -222,8 +231,11 @@ class _BotProcess:
         return self.proc is not None and self.proc.returncode is not None
 
     def tail(self, lines: int = 8) -> str:
+        """The last ``lines`` lines this start of the bot wrote (not an earlier run's)."""
         try:
-            text = self.log_path.read_text(encoding="utf-8", errors="replace")
+            with self.log_path.open("rb") as fh:
+                fh.seek(self._log_start)
+                text = fh.read().decode("utf-8", errors="replace")
         except OSError:
             return ""
         return "\n".join(text.rstrip().splitlines()[-lines:])

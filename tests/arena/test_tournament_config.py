@@ -107,6 +107,7 @@ def test_bundled_default_configs_are_valid(monkeypatch: pytest.MonkeyPatch) -> N
             "only a remote bot",
         ),
         (BASE + 'd = { bot = "random", colour = 1 }\n', "bots.d.colour", "unknown key"),
+        (BASE + 'd = { bot = "random", cwd = "nope" }\n', "bots.d.cwd", "no such directory"),
         (BASE + '"bad name!" = "random"\n', "bots.bad name!", "letters, digits"),
         (BASE + "[deadlines]\ndecision_ms = 0\n", "deadlines.decision_ms", "positive"),
         (BASE + "[deadlines]\ndecison_ms = 5\n", "deadlines.decison_ms", "did you mean"),
@@ -134,7 +135,7 @@ def test_config_errors_name_the_key(tmp_path: Path, text: str, key: str, words: 
 def test_tls_files_are_relative_to_the_config(tmp_path: Path) -> None:
     (tmp_path / "certs").mkdir()
     for name in ("arena.pem", "arena.key"):
-        (tmp_path / "certs" / name).write_text("PEM", encoding="utf-8")
+        (tmp_path / "certs" / name).write_text("-----BEGIN PEM-----\n", encoding="utf-8")
     text = BASE + '[tls]\ncert = "certs/arena.pem"\nkey = "certs/arena.key"\n'
     cfg = load_config(_write(tmp_path, text))
     assert cfg.tls is not None
@@ -184,6 +185,7 @@ def test_overrides(tmp_path: Path) -> None:
 
 
 def test_bot_forms(tmp_path: Path) -> None:
+    (tmp_path / "x").mkdir()
     cfg = parse_config(
         {
             "bots": {

@@ -1,0 +1,397 @@
+"""Bad input on the command line and in files: every kind gets a clear error that names
+what was wrong, a non-zero exit code (2 for usage errors), no traceback, and loses nothing.
+
+In-process through click's CliRunner (``arena`` and ``arena-bot``) and the tournament
+runner with the fake referee: no bot process and, but for one port-in-use test, no server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from arena.cli import main as arena
+from arena.tournament import RunOptions, TournamentError, load_config, run
+from arena.tournament.config import ConfigError, parse_config
+from arena.tournament.runner import _BotProcess, bot_command
+from engine import Game
+from sdk.cli import main as arena_bot
+from sdk.loader import BotLoadError, load_bot
+from tests.arena.fake_referee import FakeReferee
+
+BOTS = '[bots]\na = "random"\nb = "heuristic"\nc = "counting"\n'
+
+BOT_FILE = """
+from sdk import Bot
+
+class Good(Bot):
+    name = "good"
+
+class Boom(Bot):
+    def __init__(self):
+        raise RuntimeError("boom in init")
+
+class NeedsArg(Bot):
+    def __init__(self, depth):
+        super().__init__()
+        self.depth = depth
+"""
+
+
+def _invoke(cmd: Any, args: list[str], **kw: Any) -> Result:
+    return CliRunner().invoke(cmd, args, **kw)
+
+
+def _fails(r: Result, code: int, *words: str) -> str:
+    """``r`` exited with ``code``, without a traceback, and its output holds ``words``."""
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    text = " ".join(r.output.split())  # rich wraps long lines
+    assert r.exit_code == code, text
+    assert "Traceback" not in text
+    for w in words:
+        assert w in text, text
+    return text
+
+
+def _toml(tmp: Path, text: str, name: str = "t.toml") -> Path:
+    p = tmp / name
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def _stored_tournament(tmp: Path, out: str = "out") -> Path:
+    """A config whose tournament is fully stored (fake referee): running it plays nothing."""
+    path = _toml(tmp, f'name = "bad"\nmax_deals = 2\ndb = "{tmp / "t.sqlite"}"\n'
+                      f'out = "{tmp / out}"\n{BOTS}')  # fmt: skip
+    cfg = load_config(path)
+    fake = FakeReferee()
+    outcome = run(cfg, RunOptions(progress=False), referee_factory=lambda _c: fake, serve=False,
+                  launch_bots=False)  # fmt: skip
+    assert outcome.finished
+    return path
+
+
+# ----------------------------------------------------------------------------- config files
+
+
+def test_config_that_is_not_utf8(tmp_path: Path) -> None:
+    p = tmp_path / "bin.toml"
+    p.write_bytes(b"\xff\xfe\x00 garbage")
+    with pytest.raises(ConfigError) as ei:
+        load_config(p)
+    assert ei.value.key == "file" and "not UTF-8" in str(ei.value)
+    _fails(_invoke(arena, ["tournament", "--config", str(p)]), 2, "bin.toml: file: not valid")
+    _fails(_invoke(arena, ["leaderboard", "--config", str(p)]), 2, "bin.toml: file: not valid")
+
+
+@pytest.mark.parametrize(
+    ("line", "key"),
+    [
+        ("bot_wait_s = nan", "bot_wait_s"),
+        ("match_timeout_s = inf", "match_timeout_s"),
+        ("[referee]\nreconnect_grace_s = nan", "referee.reconnect_grace_s"),
+        ("[ratings]\ndraw_probability = nan", "ratings.draw_probability"),
+    ],
+)
+def test_config_refuses_numbers_that_are_not_finite(tmp_path: Path, line: str, key: str) -> None:
+    text = BOTS + line if line.startswith("[") else line + "\n" + BOTS  # tables go last
+    with pytest.raises(ConfigError) as ei:
+        load_config(_toml(tmp_path, text + "\n"))
+    assert ei.value.key == key and "finite" in str(ei.value)
+
+
+def test_config_refuses_two_remote_bots_with_one_token(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SAME_TOKEN_X", "0123456789abcdef")
+    text = BOTS + ('far = { remote = true, token = "0123456789abcdef" }\n'
+                   'near = { remote = true, token_env = "SAME_TOKEN_X" }\n')  # fmt: skip
+    with pytest.raises(ConfigError) as ei:
+        load_config(_toml(tmp_path, text))
+    assert ei.value.key == "bots.near.token" and "bots.far" in str(ei.value)
+    assert "0123456789abcdef" not in str(ei.value)  # a token is never printed
+
+
+def test_config_refuses_tls_files_that_are_not_pem(tmp_path: Path) -> None:
+    (tmp_path / "arena.pem").write_text("not a certificate")
+    (tmp_path / "arena.key").write_text("-----BEGIN PRIVATE KEY-----\n")
+    with pytest.raises(ConfigError) as ei:
+        load_config(_toml(tmp_path, BOTS + '[tls]\ncert = "arena.pem"\nkey = "arena.key"\n'))
+    assert ei.value.key == "tls.cert" and "not a PEM file" in str(ei.value)
+
+
+# ----------------------------------------------------------------------------- tournaments
+
+
+def test_an_out_directory_that_cannot_be_written_stops_before_any_match(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("")
+    cfg = parse_config({"name": "t", "db": str(tmp_path / "t.sqlite"),
+                        "out": str(tmp_path / "file" / "out"), "bots": ["random", "heuristic",
+                        "counting"]}, base_dir=tmp_path)  # fmt: skip
+    fake = FakeReferee()
+    with pytest.raises(TournamentError, match=r"cannot write the log of bot 'random' to .*file"):
+        run(cfg, RunOptions(progress=False), referee_factory=lambda _c: fake, serve=False)
+    assert not fake.calls  # no match was started
+
+
+def test_leaderboard_files_that_cannot_be_written_exit_1_and_keep_results(
+    tmp_path: Path,
+) -> None:
+    path = _stored_tournament(tmp_path)
+    (tmp_path / "file").write_text("")
+    r = _invoke(arena, ["tournament", "--config", str(path), "--no-progress",
+                        "--out", str(tmp_path / "file" / "out")])  # fmt: skip
+    _fails(r, 1, "cannot write the leaderboard files", "Every result is stored",
+           "arena leaderboard --db")  # fmt: skip
+    ok = _invoke(arena, ["leaderboard", "--config", str(path), "--format", "csv"])
+    assert ok.exit_code == 0 and ok.output.count("\n") == 4  # header and the 3 bots
+
+
+def test_a_bot_log_tail_shows_this_start_only(tmp_path: Path) -> None:
+    """The end of the log shown when a bot exits is its own, not an earlier run's."""
+    log = tmp_path / "logs" / "x.log"
+    log.parent.mkdir()
+    log.write_text("old run line\n" * 20)
+    spec = parse_config({"bots": ["random", "heuristic", "counting"]}).bots[0]
+    bp = _BotProcess(spec, [sys.executable, "-c", "print('new run line')"], "tok", log)
+
+    async def go() -> str:
+        await bp.start()
+        assert bp.proc is not None
+        await bp.proc.wait()
+        tail = bp.tail()
+        await bp.stop()
+        return tail
+
+    tail = asyncio.run(go())
+    assert "new run line" in tail and "old run line" not in tail
+
+
+def test_bot_command_brackets_an_ipv6_host() -> None:
+    spec = parse_config({"bots": ["random", "heuristic", "counting"]}).bots[0]
+    argv = bot_command(spec, host="::1", port=5, token="t")
+    assert argv[argv.index("--arena") + 1] == "[::1]:5"
+
+
+# ----------------------------------------------------------------------------- leaderboard
+
+
+@pytest.mark.parametrize("fmt", ["json", "all"])
+def test_leaderboard_out_that_cannot_be_written(tmp_path: Path, fmt: str) -> None:
+    path = _stored_tournament(tmp_path)
+    (tmp_path / "file").write_text("")
+    bad = tmp_path / "file" / ("x.json" if fmt == "json" else "dir")
+    r = _invoke(arena, ["leaderboard", "--config", str(path), "--format", fmt, "--out", str(bad)])
+    _fails(r, 1, f"--out {bad}: cannot write")
+
+
+# ----------------------------------------------------------------------------- replay
+
+
+def _record() -> dict[str, Any]:
+    g = Game.new("classic", 3, ["ann", "bob", "cid"])
+    while not g.is_over and g.deal_number < 1:
+        g.apply(g.legal_actions()[-1])
+    return g.record()
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ({"players": 5}, "'players' must be a list of names"),
+        ({"deals": "x"}, "'deals' must be a list"),
+        ({"deals": [5]}, "deal 0 must be an object"),
+        ({"deals": [{"actions": [5]}]}, "deal 0 must be an object"),
+        ({"ruleset": None, "seed": None}, None),
+    ],
+)
+@pytest.mark.parametrize("check", [False, True])
+def test_replay_of_a_malformed_record(
+    tmp_path: Path, change: dict[str, Any], words: str | None, check: bool
+) -> None:
+    rec = _record()
+    rec.update(change)
+    if words is None:  # a record without its keys
+        rec = {"players": rec["players"]}
+        words = "no 'ruleset' key"
+    p = tmp_path / "rec.json"
+    p.write_text(json.dumps(rec), encoding="utf-8")
+    r = _invoke(arena, ["replay", *(["--check"] if check else []), str(p)])
+    _fails(r, 2, f"{p}: not a match record", words)
+
+
+def test_replay_a_record_that_does_not_render(tmp_path: Path) -> None:
+    rec = _record()
+    rec["seed"] = None
+    p = tmp_path / "rec.json"
+    p.write_text(json.dumps(rec), encoding="utf-8")
+    _fails(_invoke(arena, ["replay", str(p)]), 2, "cannot render", "seed")
+
+
+def test_replay_of_a_match_id_without_any_database(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    text = _fails(_invoke(arena, ["replay", "m00003"]), 2, "m00003: no such record file",
+                  "pass --db")  # fmt: skip
+    assert "None" not in text
+
+
+# ----------------------------------------------------------------------------- serve
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (["--port", "-1"], "'--port'"),
+        (["--port", "70000"], "'--port'"),
+        (["--matches", "0"], "'--matches'"),
+        (["--drain-s", "-1"], "'--drain-s'"),
+        (["--decision-ms", "0"], "'--decision-ms'"),
+        (["--time-bank-ms", "-1"], "'--time-bank-ms'"),
+        (["--max-strikes", "0"], "'--max-strikes'"),
+        (["--grace-s", "-1"], "'--grace-s'"),
+    ],
+)
+def test_serve_bad_numbers_name_the_option(tmp_path: Path, args: list[str], option: str) -> None:
+    tokens = _toml(tmp_path, '[bots]\na = "t1"\n', "tokens.toml")
+    _fails(_invoke(arena, ["serve", "--tokens", str(tokens), *args]), 2, option)
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        (b"\xff\xfe garbage", "not UTF-8"),
+        (b'[bots]\na = "t1"\nb = "t1"\n', "bots.b: the same token as bots.a"),
+        (b'[bost]\na = "t1"\n', "bost: unknown key (did you mean 'bots'?)"),
+        (b'a = "t1"\n', "a: unknown key"),
+    ],
+)
+def test_serve_bad_tokens_file(tmp_path: Path, content: bytes, words: str) -> None:
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_bytes(content)
+    r = _invoke(arena, ["serve", "--tokens", str(tokens), "--record-dir", str(tmp_path)])
+    _fails(r, 2, "--tokens", words)
+
+
+def test_serve_tls_files_that_are_not_pem(tmp_path: Path) -> None:
+    tokens = _toml(tmp_path, '[bots]\na = "t1"\n', "tokens.toml")
+    r = _invoke(arena, ["serve", "--tokens", str(tokens), "--tls-cert", str(tokens),
+                        "--tls-key", str(tokens)])  # fmt: skip
+    _fails(r, 2, "--tls-cert", "is not a PEM certificate")
+
+
+def test_serve_on_a_port_in_use(tmp_path: Path) -> None:
+    tokens = _toml(tmp_path, '[bots]\na = "t1"\n', "tokens.toml")
+    with socket.socket() as blocker:
+        blocker.bind(("127.0.0.1", 0))
+        blocker.listen()
+        port = blocker.getsockname()[1]
+        r = _invoke(arena, ["serve", "--tokens", str(tokens), "--port", str(port),
+                            "--record-dir", str(tmp_path / "rec")])  # fmt: skip
+    _fails(r, 1, f"cannot listen on 127.0.0.1:{port}")
+
+
+# ----------------------------------------------------------------------------- web, bench
+
+
+def test_web_bad_port_database_and_tournament(tmp_path: Path) -> None:
+    path = _stored_tournament(tmp_path)
+    db = str(load_config(path).db)
+    _fails(_invoke(arena, ["web", "--db", db, "--port", "-1"]), 2, "'--port'")
+    _fails(_invoke(arena, ["web", "--db", db, "--tournament", "nope", "--port", "0"]), 2,
+           "--tournament", "no tournament 'nope'")  # fmt: skip
+    junk = tmp_path / "junk.sqlite"
+    junk.write_text("this is no database")
+    _fails(_invoke(arena, ["web", "--db", str(junk), "--port", "0"]), 1, "junk.sqlite")
+
+
+def test_bench_seconds_must_be_positive() -> None:
+    _fails(_invoke(arena, ["bench", "engine", "--seconds", "0"]), 2, "'--seconds'")
+
+
+# ----------------------------------------------------------------------------- bots by name
+
+
+def test_loader_messages(tmp_path: Path) -> None:
+    f = tmp_path / "mine.py"
+    f.write_text(BOT_FILE)
+    (tmp_path / "adir.py").mkdir()
+    with pytest.raises(BotLoadError, match="names no module or file"):
+        load_bot(":Good")
+    with pytest.raises(BotLoadError) as ei:
+        load_bot(f"{f}:Nope")
+    assert f"{f} has no 'Nope' (its bots: Boom, Good, NeedsArg)" in str(ei.value)
+    assert "_arena_bot_" not in str(ei.value)
+    with pytest.raises(BotLoadError, match=re.escape(f"write {f}:ClassName")):
+        load_bot(f"{f}:")
+    with pytest.raises(BotLoadError, match="is a directory"):
+        load_bot(str(tmp_path / "adir.py"))
+
+
+@pytest.mark.parametrize("cls", ["Boom", "NeedsArg"])
+def test_a_bot_that_cannot_be_made_is_refused_at_once(tmp_path: Path, cls: str) -> None:
+    f = tmp_path / "mine.py"
+    f.write_text(BOT_FILE)
+    _fails(_invoke(arena_bot, ["try", f"{f}:{cls}", "-n", "1"]), 2, "BOT", f"{cls}() raised")
+    _fails(_invoke(arena_bot, ["try", "random", "--vs", f"{f}:{cls}", "-n", "1"]), 2, "--vs",
+           f"{cls}() raised")  # fmt: skip
+    r = _invoke(arena_bot, ["run", f"{f}:{cls}", "--token", "t", "--arena", "127.0.0.1:1"])
+    _fails(r, 2, f"{cls}() raised")
+
+
+@pytest.mark.parametrize(
+    "address", ["nohostport", "host:notaport", "localhost:-1", "localhost:70000", ":", "[::1"]
+)
+def test_run_malformed_arena_address(address: str) -> None:
+    r = _invoke(arena_bot, ["run", "random", "--token", "t", "--arena", address])
+    _fails(r, 2, "'--arena'", repr(address))
+
+
+def test_run_bad_ca_and_retry(tmp_path: Path) -> None:
+    ca = tmp_path / "ca.pem"
+    ca.write_text("not a certificate")
+    r = _invoke(arena_bot, ["run", "random", "--token", "t", "--ca", str(ca)])
+    _fails(r, 2, "'--ca'", "is not a PEM certificate")
+    r = _invoke(arena_bot, ["run", "random", "--token", "t", "--retry-for", "-1"])
+    _fails(r, 2, "'--retry-for'")
+
+
+def test_try_more_opponents_than_seats() -> None:
+    r = _invoke(arena_bot, ["try", "random", "--vs", "random,heuristic,counting", "-n", "1"])
+    _fails(r, 2, "--vs", "3 opponents named", "at most 2")
+
+
+def test_serve_record_dir_that_cannot_be_written(tmp_path: Path) -> None:
+    tokens = _toml(tmp_path, '[bots]\na = "t1"\n', "tokens.toml")
+    bad = tmp_path / "tokens.toml" / "records"  # under a file
+    r = _invoke(arena, ["serve", "--tokens", str(tokens), "--record-dir", str(bad)])
+    _fails(r, 2, "--record-dir", f"cannot write records into {bad}")
+
+
+@pytest.mark.parametrize(
+    ("source", "words"),
+    [
+        ('raise RuntimeError("module boom")\n', "RuntimeError: module boom"),
+        ('raise ImportError("no dep")\n', "ImportError: no dep"),
+        ("def broken(:\n", "SyntaxError"),
+    ],
+)
+def test_a_module_that_fails_to_import(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str, words: str
+) -> None:
+    (tmp_path / "brokenbotmod.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "brokenbotmod", raising=False)
+    with pytest.raises(BotLoadError, match=re.escape(f"importing 'brokenbotmod' failed: {words}")):
+        load_bot("brokenbotmod:Bot")
+    r = _invoke(arena_bot, ["try", "brokenbotmod:Bot", "-n", "1"])
+    _fails(r, 2, "BOT", "importing 'brokenbotmod' failed")
