@@ -19,13 +19,13 @@ from engine import (
     Game,
     IllegalActionError,
     Play,
-    Ruleset,
+    ReplayError,
     RulesetError,
     Suit,
     parse_action,
-    parse_card,
     trick_winner,
 )
+from engine.record import check_record_shape, load_ruleset_value
 
 __all__ = ["render_record", "standings_table"]
 
@@ -148,12 +148,19 @@ def _render_deal(
 
 def render_record(record: Mapping[str, Any]) -> RenderableType:
     """A rich renderable of a whole match record (hands, bids, talon, passes, tricks,
-    marriages, scores per deal, final standings)."""
-    players = [str(p) for p in record.get("players", [])]
+    marriages, scores per deal, final standings).
+
+    A record without the shape of one (:func:`engine.record.check_record_shape`) or whose
+    match cannot start renders as a single red line starting with "cannot render"."""
+    try:
+        check_record_shape(record)
+    except ReplayError as e:
+        return Text(f"cannot render: {e}", style="red")
+    players = list(record["players"])
     parts: list[RenderableType] = []
     try:
-        ruleset = Ruleset.from_dict(record["ruleset"])
-    except (KeyError, TypeError, RulesetError) as e:
+        ruleset = load_ruleset_value(record["ruleset"])
+    except RulesetError as e:
         return Text(f"cannot render: bad ruleset: {e}", style="red")
     parts.append(
         Text(
@@ -161,17 +168,16 @@ def render_record(record: Mapping[str, Any]) -> RenderableType:
             style="bold",
         )
     )
-    deals = record.get("deals", [])
+    deals = record["deals"]
     explicit: dict[int, tuple[Any, Any]] = {}
     for i, d in enumerate(deals):
         if "hands" in d and "talon" in d:
-            explicit[d.get("number", i)] = (
-                [[parse_card(c) for c in h] for h in d["hands"]],
-                [parse_card(c) for c in d["talon"]],
-            )
+            explicit[d.get("number", i)] = (d["hands"], d["talon"])
+    start = record.get("start") or {}
     try:
-        game = Game.new(ruleset, record["seed"], players, deals=explicit)
-    except (KeyError, ValueError, TypeError) as e:
+        game = Game.new(ruleset, record["seed"], players, deals=explicit,
+                        scores=start.get("scores"), barrel=start.get("barrel"))  # fmt: skip
+    except (ValueError, TypeError) as e:
         return Text(f"cannot render: {e}", style="red")
     for i, d in enumerate(deals):
         if game.is_over:

@@ -232,12 +232,19 @@ class Storage:
                 str(self.path), timeout=timeout, isolation_level=None, check_same_thread=False
             )
             self.conn.row_factory = sqlite3.Row
-            self.conn.execute("PRAGMA foreign_keys = ON")
-            mode = self.conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            if str(mode).lower() != "wal":
-                log.warning("SQLite journal mode is %s, not WAL, for %s", mode, self.path)
-            self.conn.execute("PRAGMA synchronous = FULL")
-            self._init_schema()
+        try:
+            with self._guard("opening"):
+                self.conn.execute("PRAGMA foreign_keys = ON")
+                version = self._check_identity()  # before anything is written to the file
+                mode = self.conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                if str(mode).lower() != "wal":
+                    log.warning("SQLite journal mode is %s, not WAL, for %s", mode, self.path)
+                self.conn.execute("PRAGMA synchronous = FULL")
+                if version is None:
+                    self._init_schema()
+        except BaseException:
+            self.close()
+            raise
 
     # ----------------------------------------------------------------- plumbing
 
@@ -277,27 +284,65 @@ class Storage:
                     self.conn.execute("ROLLBACK")
                 raise
 
-    def _init_schema(self) -> None:
-        with self._guard("creating the schema"):
-            row = None
-            with contextlib.suppress(sqlite3.OperationalError):
-                row = self.conn.execute(
-                    "SELECT value FROM meta WHERE key = 'schema_version'"
-                ).fetchone()
-            if row is not None and int(row[0]) != SCHEMA_VERSION:
-                raise StorageError(
-                    f"{self.path} has schema version {row[0]}, this arena reads "
-                    f"{SCHEMA_VERSION}: use another --db file"
+    def _check_identity(self) -> str | None:
+        """The arena schema version of the file, or None for an empty database (the schema
+        is then created). Refuses, reading only, a database of another program (tables but
+        not the arena's) and another schema version."""
+        row = None
+        with contextlib.suppress(sqlite3.OperationalError):  # no (or another) meta table
+            row = self.conn.execute(
+                "SELECT value FROM meta WHERE key = 'schema_version'"
+            ).fetchone()
+        if row is None:
+            tables = [
+                str(r[0])
+                for r in self.conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table'"
+                    " AND name NOT LIKE 'sqlite%' ORDER BY name"
                 )
-            if row is None:
-                with self._tx() as c:
-                    for stmt in _SCHEMA.split(";"):
-                        if stmt.strip():
-                            c.execute(stmt)
-                    c.execute(
-                        "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)",
-                        (str(SCHEMA_VERSION),),
-                    )
+            ]
+            if tables:
+                shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
+                raise StorageError(
+                    f"{self.path} is not a Thousand Arena database (it holds other tables: "
+                    f"{shown}); nothing was written to it: use another --db file"
+                )
+            return None
+        if str(row[0]) != str(SCHEMA_VERSION):
+            raise StorageError(
+                f"{self.path} has schema version {row[0]}, this arena reads "
+                f"{SCHEMA_VERSION}: use another --db file"
+            )
+        return str(row[0])
+
+    def _init_schema(self) -> None:
+        with self._guard("creating the schema"), self._tx() as c:
+            for stmt in _SCHEMA.split(";"):
+                if stmt.strip():
+                    c.execute(stmt)
+            c.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)",
+                (str(SCHEMA_VERSION),),
+            )
+
+    def _json(self, text: Any, what: str) -> Any:
+        """A JSON column read back; a row changed outside the arena is a StorageError."""
+        try:
+            return json.loads(text)
+        except (TypeError, ValueError) as e:
+            raise StorageError(
+                f"{self.path}: the stored {what} is damaged (not valid JSON: {e}); it was "
+                "changed outside the arena. Nothing was changed, and nothing else is affected"
+            ) from e
+
+    def _record(self, text: Any, match_id: str) -> dict[str, Any]:
+        record = self._json(text, f"record of match {match_id}")
+        if not isinstance(record, dict):
+            raise StorageError(
+                f"{self.path}: the stored record of match {match_id} is damaged (JSON "
+                f"{type(record).__name__}, not an object); it was changed outside the arena"
+            )
+        return record
 
     # ----------------------------------------------------------------- tournaments
 
@@ -378,7 +423,7 @@ class Storage:
             id=row["id"],
             name=row["name"],
             fingerprint=row["fingerprint"],
-            config=json.loads(row["config_json"]),
+            config=self._json(row["config_json"], f"config of tournament {tournament_id}"),
             total_matches=row["total_matches"],
             created_at=row["created_at"],
             finished_at=row["finished_at"],
@@ -505,7 +550,7 @@ class Storage:
                 MatchResult(
                     match_id=m["id"],
                     index=m["idx"],
-                    seats=tuple(json.loads(m["seats_json"])),
+                    seats=tuple(self._json(m["seats_json"], f"seats of match {m['id']}")),
                     scores=tuple(p["score"] for p in ps),
                     places=tuple(p["place"] for p in ps),
                     forfeits=tuple(p["seat"] for p in ps if p["forfeit"]),
@@ -519,12 +564,13 @@ class Storage:
         """``(index, seats, record)`` of every stored match of the tournament, in order."""
         with self._guard("reading match records"):
             rows = self.conn.execute(
-                "SELECT idx, seats_json, record_json FROM matches WHERE tournament_id = ?"
+                "SELECT id, idx, seats_json, record_json FROM matches WHERE tournament_id = ?"
                 " ORDER BY idx",
                 (tournament_id,),
             ).fetchall()
         for r in rows:
-            yield r["idx"], json.loads(r["seats_json"]), json.loads(r["record_json"])
+            seats = self._json(r["seats_json"], f"seats of match {r['id']}")
+            yield r["idx"], seats, self._record(r["record_json"], r["id"])
 
     def load_record(self, match_id: str) -> dict[str, Any]:
         """The full record of a stored match (for ``arena replay MATCH_ID``)."""
@@ -534,8 +580,7 @@ class Storage:
             ).fetchone()
         if row is None:
             raise KeyError(match_id)
-        record: dict[str, Any] = json.loads(row[0])
-        return record
+        return self._record(row[0], match_id)
 
     def find_match_ids(self, pattern: str) -> list[str]:
         """Match ids equal to ``pattern`` or ending with it (``m00012``)."""
@@ -648,4 +693,6 @@ def _translate(e: sqlite3.Error, path: Path, what: str) -> StorageError:
         return StorageError(f"cannot open {path} ({what}): check the path and permissions")
     if base in (11, 26) or "not a database" in text or "malformed" in text:
         return StorageError(f"{path} is not a Thousand Arena database or is damaged ({what})")
+    if "no such table" in text:  # a read-only viewer that skipped Storage's own check
+        return StorageError(f"{path} is not a Thousand Arena database ({e}; {what})")
     return StorageError(f"{path}: database error while {what}: {e}")

@@ -19,14 +19,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engine.actions import ActionParseError, parse_action
+from engine.actions import Action, ActionParseError, parse_action
 from engine.cards import CardParseError
 from engine.errors import IllegalActionError
 from engine.game import Game
 from engine.rules import Ruleset, RulesetError
 from engine.tables import cards_of
 
-__all__ = ["RECORD_FORMAT", "ReplayError", "record", "replay"]
+__all__ = [
+    "RECORD_FORMAT",
+    "ReplayError",
+    "check_record_shape",
+    "load_ruleset_value",
+    "record",
+    "replay",
+]
 
 RECORD_FORMAT = "thousand-arena/record/1"
 
@@ -95,10 +102,87 @@ def record(game: Game) -> dict[str, Any]:
     return rec
 
 
-def _get(d: Mapping[str, Any], key: str, where: str) -> Any:
-    if not isinstance(d, Mapping) or key not in d:
-        raise ReplayError(f"{where}: missing key {key!r}")
-    return d[key]
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_list(value: Any) -> bool:
+    return isinstance(value, list | tuple)
+
+
+def _ints(value: Any) -> bool:
+    return _is_list(value) and all(_is_int(v) for v in value)
+
+
+def check_record_shape(rec: Any) -> None:
+    """Raise :class:`ReplayError` ("not a match record: ...", with ``deal``/``index`` when
+    known) if ``rec`` does not have the shape of a match record: the required keys and the
+    type of every value that ``replay`` and the renderers read (docs/record-format.md).
+
+    Only the shape: whether the actions are legal and the figures right is :func:`replay`'s
+    business (it calls this first).
+    """
+
+    def bad(what: str, deal: int | None = None, index: int | None = None) -> ReplayError:
+        return ReplayError(f"not a match record: {what}", deal=deal, index=index)
+
+    if not isinstance(rec, Mapping):
+        raise bad(f"a record is a JSON object, got {type(rec).__name__}")
+    fmt = rec.get("format", RECORD_FORMAT)
+    if fmt != RECORD_FORMAT:
+        raise bad(f"'format' must be {RECORD_FORMAT!r}, got {fmt!r:.60}")
+    for key in ("ruleset", "seed", "players", "deals"):
+        if key not in rec:
+            raise bad(f"no {key!r} key")
+    if not isinstance(rec["ruleset"], str | Mapping):
+        kind = type(rec["ruleset"]).__name__
+        raise bad(f"'ruleset' must be an object or a preset name, got {kind}")
+    players = rec["players"]
+    if not _is_list(players) or not all(isinstance(p, str) for p in players):
+        raise bad(f"'players' must be a list of names, got {players!r:.60}")
+    start = rec.get("start")
+    if start is not None and not isinstance(start, Mapping):
+        raise bad(f"'start' must be an object with 'scores' and 'barrel', got {start!r:.60}")
+    for key in ("result", "rules_result"):
+        res = rec.get(key)
+        if res is None:
+            continue
+        if not isinstance(res, Mapping):
+            raise bad(f"{key!r} must be an object or null, got {res!r:.60}")
+        for name in ("scores", "places", "shortfalls"):
+            if name in res and not (_ints(res[name]) and len(res[name]) == len(players)):
+                raise bad(
+                    f"'{key}.{name}' must be a list of {len(players)} integers (one per "
+                    f"seat), got {res[name]!r:.60}"
+                )
+    deals = rec["deals"]
+    if not _is_list(deals):
+        raise bad(f"'deals' must be a list, got {type(deals).__name__}")
+    for i, d in enumerate(deals):
+        actions: Any = d.get("actions") if isinstance(d, Mapping) else None
+        if not _is_list(actions) or not all(isinstance(a, Mapping) for a in actions):
+            raise bad(f"deal {i} must be an object with a list of 'actions' objects", i)
+        for key in ("number", "dealer"):
+            if key in d and not _is_int(d[key]):
+                raise bad(f"deal {i}: {key!r} must be an integer, got {d[key]!r:.60}", i)
+        if "hands" in d and not (_is_list(d["hands"]) and all(map(_is_list, d["hands"]))):
+            raise bad(f"deal {i}: 'hands' must be a list of card lists, one per seat", i)
+        if "talon" in d and not _is_list(d["talon"]):
+            raise bad(f"deal {i}: 'talon' must be a list of cards, got {d['talon']!r:.60}", i)
+        for key in ("deltas", "scores"):
+            if key in d and not _ints(d[key]):
+                raise bad(f"deal {i}: {key!r} must be a list of integers, got {d[key]!r:.60}", i)
+        for j, a in enumerate(actions):
+            where = f"deal {i}, action {j}"
+            if not _is_int(a.get("seat")):
+                raise bad(f"{where}: 'seat' must be a seat number, got {a.get('seat')!r:.60}", i, j)
+            if not isinstance(a.get("action"), str | Action):
+                raise bad(
+                    f"{where}: 'action' must be an action in notation (such as 'bid 105'), "
+                    f"got {a.get('action')!r:.60}",
+                    i,
+                    j,
+                )
 
 
 def replay(rec: Mapping[str, Any]) -> Game:
@@ -108,34 +192,22 @@ def replay(rec: Mapping[str, Any]) -> Game:
     ``IllegalActionError``, with the deal number and action index) or the first stored
     figure (dealer, deltas, scores, result) that the rules do not reproduce.
     """
-    if not isinstance(rec, Mapping):
-        raise ReplayError(f"a record is a JSON object, got {type(rec).__name__}")
-    fmt = rec.get("format", RECORD_FORMAT)
-    if fmt != RECORD_FORMAT:
-        raise ReplayError(f"format: expected {RECORD_FORMAT!r}, got {fmt!r}")
-    rs = _get(rec, "ruleset", "record")
+    check_record_shape(rec)
     try:
-        ruleset = load_ruleset_value(rs)
+        ruleset = load_ruleset_value(rec["ruleset"])
     except RulesetError as e:
         raise ReplayError(f"ruleset: {e}") from e
-    seed = _get(rec, "seed", "record")
-    players = _get(rec, "players", "record")
-    deals = _get(rec, "deals", "record")
-    if not isinstance(deals, Sequence):
-        raise ReplayError("deals: expected a list")
+    deals: Sequence[Mapping[str, Any]] = rec["deals"]
     explicit: dict[int, tuple[Any, Any]] = {}
     for i, d in enumerate(deals):
-        if isinstance(d, Mapping) and "hands" in d and "talon" in d:
-            num = d.get("number", i)
-            explicit[num] = (d["hands"], d["talon"])
+        if "hands" in d and "talon" in d:
+            explicit[d.get("number", i)] = (d["hands"], d["talon"])
     try:
         start = rec.get("start") or {}
-        if not isinstance(start, Mapping):
-            raise ReplayError("start: expected an object with scores and barrel")
         game = Game.new(
             ruleset,
-            seed,
-            players,
+            rec["seed"],
+            list(rec["players"]),
             deals=explicit,
             scores=start.get("scores"),
             barrel=start.get("barrel"),
@@ -144,7 +216,7 @@ def replay(rec: Mapping[str, Any]) -> Game:
         raise ReplayError(f"cannot start the match: {e}") from e
     for i, d in enumerate(deals):
         where = f"deal {i}"
-        num = d.get("number", i) if isinstance(d, Mapping) else i
+        num = d.get("number", i)
         if num != i:
             raise ReplayError(f"{where}: numbered {num}, expected {i}", deal=i)
         if game.is_over:
@@ -153,10 +225,8 @@ def replay(rec: Mapping[str, Any]) -> Game:
             raise ReplayError(
                 f"{where}: dealer is {game.dealer}, the record says {d['dealer']}", deal=i
             )
-        actions = _get(d, "actions", where)
-        for j, entry in enumerate(actions):
-            text = _get(entry, "action", f"{where}, action {j}")
-            seat = _get(entry, "seat", f"{where}, action {j}")
+        for j, entry in enumerate(d["actions"]):
+            text, seat = entry["action"], entry["seat"]
             if game.is_over or game.deal_number != i:
                 raise ReplayError(
                     f"{where}, action {j} (seat {seat}: {text}): the deal was already over",

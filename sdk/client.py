@@ -209,6 +209,8 @@ class BotRunner:
         self.retry_for = retry_for
         self.summary = RunSummary()
         self._matches: dict[str, _Match] = {}
+        #: Matches whose bot could not be made (the factory raised): played without it.
+        self._unmade: set[str] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopping = asyncio.Event()
         self._out: _Outbox | None = None
@@ -406,7 +408,21 @@ class BotRunner:
             m.view = view
             log.info("match %s resumed (seat %d)", ms.match_id, ms.seat)
             return
-        bot = make_bot(self.factory)
+        try:
+            bot = make_bot(self.factory)
+        except Exception as e:
+            # The bot's own bug, like a raising act(): it must not stop the runner (and its
+            # other matches). That match goes on without the bot: its requests are left
+            # unanswered, so the referee plays the seat on its deadline (strikes, forfeit).
+            self._unmade.add(ms.match_id)
+            self.summary.errors += 1
+            log.error(
+                "match %s: cannot make the bot %s (%s: %s); the match goes on without it: its "
+                "requests are not answered (the referee's deadline plays the seat)",
+                ms.match_id, self.name, type(e).__name__, e, exc_info=True,
+            )  # fmt: skip
+            return
+        self._unmade.discard(ms.match_id)
         m = _Match(ms.match_id, ms.seat, ruleset, bot, view)
         self._matches[ms.match_id] = m
         log.info("match %s started: seat %d, %s, players %s", ms.match_id, ms.seat,
@@ -417,7 +433,10 @@ class BotRunner:
     def _on_request(self, req: pb.DecisionRequest, out: _Outbox) -> None:
         m = self._matches.get(req.match_id)
         if m is None:
-            log.error("decision request for unknown match %s: ignored", req.match_id)
+            if req.match_id in self._unmade:
+                log.debug("match %s: no bot to ask (it could not be made)", req.match_id)
+            else:
+                log.error("decision request for unknown match %s: ignored", req.match_id)
             return
         view = view_from_pb(req.view, m.ruleset, m.view)
         m.view = view
@@ -472,6 +491,11 @@ class BotRunner:
     def _on_match_ended(self, me: pb.MatchEnded) -> None:
         m = self._matches.pop(me.match_id, None)
         if m is None:
+            if me.match_id in self._unmade:  # played without the bot: it counts all the same
+                self._unmade.discard(me.match_id)
+                log.info("match %s ended (without the bot, which could not be made)",
+                         me.match_id)  # fmt: skip
+                self._count_match()
             return
         result = _game_result(me.result)
         view = view_from_pb(me.view, m.ruleset) if me.HasField("view") else m.view
@@ -481,11 +505,14 @@ class BotRunner:
             self._schedule(m, "on_match_end", lambda: m.bot.on_match_end(view, result))
 
         async def count() -> None:
-            self.summary.matches += 1
-            if self.max_matches is not None and self.summary.matches >= self.max_matches:
-                self.stop(f"played {self.summary.matches} match(es)")
+            self._count_match()
 
         self._chain(m, count())
+
+    def _count_match(self) -> None:
+        self.summary.matches += 1
+        if self.max_matches is not None and self.summary.matches >= self.max_matches:
+            self.stop(f"played {self.summary.matches} match(es)")
 
     # ------------------------------------------------------------------ per-match order
     def _schedule(self, m: _Match, what: str, fn: Callable[[], None]) -> None:

@@ -7,13 +7,13 @@ is enough) looked up in ``--db`` (default: the newest ``runs/*.sqlite``).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 from rich.console import Console
 
 from engine import ReplayError
 from engine import replay as replay_record
+from engine.record import check_record_shape
 
 __all__ = ["replay"]
 
@@ -45,9 +45,10 @@ def replay(ctx: click.Context, record_ref: str, check: bool, db: Path | None) ->
     except (LookupError, StorageError) as e:
         click.echo(f"error: {e}", err=True)
         ctx.exit(2)
-    shape = _shape_error(record)
-    if shape is not None:
-        click.echo(f"error: {record_ref}: not a match record: {shape}", err=True)
+    try:
+        check_record_shape(record)  # "not a match record: ..." (docs/record-format.md)
+    except ReplayError as e:
+        click.echo(f"error: {record_ref}: {e}", err=True)
         ctx.exit(2)
     console = Console()
     if not check:
@@ -94,22 +95,3 @@ def replay(ctx: click.Context, record_ref: str, check: bool, db: Path | None) ->
     else:
         click.echo(f"match not finished; scores {list(game.scores)}")
     click.echo("OK: every action is legal and every stored score matches")
-
-
-def _shape_error(record: dict[str, Any]) -> str | None:
-    """What keeps ``record`` from being a match record at all (docs/record-format.md), or
-    None. Only the shape: whether its actions are legal is ``--check``'s business."""
-    for key in ("ruleset", "seed", "players", "deals"):
-        if key not in record:
-            return f"no {key!r} key"
-    players = record["players"]
-    if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
-        return f"'players' must be a list of names, got {players!r:.60}"
-    deals = record["deals"]
-    if not isinstance(deals, list):
-        return f"'deals' must be a list, got {type(deals).__name__}"
-    for i, deal in enumerate(deals):
-        actions = deal.get("actions") if isinstance(deal, dict) else None
-        if not isinstance(actions, list) or not all(isinstance(a, dict) for a in actions):
-            return f"deal {i} must be an object with a list of 'actions' objects"
-    return None

@@ -74,7 +74,7 @@ def test_load_tokens(tmp_path: Path) -> None:
     f.write_text('[bots]\nann = "x"\nbob = "y"\n')
     assert load_tokens(f) == {"ann": "x", "bob": "y"}
     f.write_text('[bots]\nann = "x"\nbob = "x"\n')
-    with pytest.raises(click.BadParameter, match="bots.bob: the same token as bots.ann"):
+    with pytest.raises(click.BadParameter, match=r"bots\.bob: the same token as bots\.ann"):
         load_tokens(f)
     f.write_text("[other]\n")
     with pytest.raises(click.BadParameter, match=r"\[bots\]"):

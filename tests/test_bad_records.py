@@ -1,0 +1,307 @@
+"""Bad records, databases and bots: a malformed match record, a damaged or foreign
+database, a bot whose constructor fails at a later match. Each gets a clear error naming
+what was wrong (no traceback, a non-zero exit code on the command line) and loses nothing.
+
+In-process: click's CliRunner, the storage on temporary files, and the SDK runner fed
+messages directly (no server, no bot process).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import hashlib
+import io
+import json
+import logging
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+from rich.text import Text
+
+from arena.cli import main as arena
+from arena.protocol import ruleset_to_pb, view_to_pb
+from arena.render import render_record
+from arena.storage import Storage, StorageError
+from arena.v1 import arena_pb2 as pb
+from engine import Game, ReplayError, observe, replay
+from sdk import Bot
+from sdk.client import BotRunner, _Outbox
+from tests.arena.test_storage import _record as _stored_record
+from tests.arena.test_storage import _save, _setup
+from tests.test_bad_input import _fails, _invoke
+from tests.test_bad_input import _record as _one_deal_record
+
+# (path in the record, value, words of the error): each breaks one shape assumption.
+MALFORMED: list[tuple[tuple[Any, ...], Any, str]] = [
+    (("deals",), [5], "deal 0 must be an object with a list of 'actions'"),
+    (("deals",), [None], "deal 0 must be an object"),
+    (("deals",), "x", "'deals' must be a list, got str"),
+    (("deals", 0, "actions"), 5, "deal 0 must be an object with a list of 'actions'"),
+    (("deals", 0, "actions", 0), 5, "deal 0 must be an object"),
+    (("deals", 0, "actions", 0, "seat"), None, "deal 0, action 0: 'seat' must be a seat"),
+    (("deals", 0, "actions", 0, "seat"), "0", "deal 0, action 0: 'seat' must be a seat"),
+    (("deals", 0, "actions", 0, "action"), 5, "deal 0, action 0: 'action' must be an action"),
+    (("deals", 0, "number"), "0", "deal 0: 'number' must be an integer"),
+    (("deals", 0, "number"), [0], "deal 0: 'number' must be an integer"),
+    (("deals", 0, "dealer"), [], "deal 0: 'dealer' must be an integer"),
+    (("deals", 0, "hands"), 5, "deal 0: 'hands' must be a list of card lists"),
+    (("deals", 0, "talon"), 5, "deal 0: 'talon' must be a list of cards"),
+    (("deals", 0, "deltas"), 5, "deal 0: 'deltas' must be a list of integers"),
+    (("deals", 0, "scores"), None, "deal 0: 'scores' must be a list of integers"),
+    (("players",), "abc", "'players' must be a list of names"),
+    (("players",), [1, 2, 3], "'players' must be a list of names"),
+    (("result",), 5, "'result' must be an object or null"),
+    (("result",), {"scores": 5}, "'result.scores' must be a list of 3 integers"),
+    (("result",), {"scores": [1, 2, 3], "places": [1]}, "'result.places' must be a list of 3"),
+    (("rules_result",), [1], "'rules_result' must be an object or null"),
+    (("ruleset",), 5, "'ruleset' must be an object or a preset name, got int"),
+    (("ruleset",), None, "'ruleset' must be an object or a preset name"),
+    (("start",), 5, "'start' must be an object"),
+    (("format",), [], "'format' must be 'thousand-arena/record/1'"),
+]
+
+
+def _broken(path: tuple[Any, ...], value: Any) -> dict[str, Any]:
+    rec = copy.deepcopy(_one_deal_record())
+    target = rec
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    return rec
+
+
+def _ids(case: tuple[tuple[Any, ...], Any, str]) -> str:
+    return ".".join(map(str, case[0])) + "=" + repr(case[1])
+
+
+# ----------------------------------------------------------------------------- 1. replay
+
+
+@pytest.mark.parametrize("case", MALFORMED, ids=_ids)
+def test_replay_names_every_shape_problem_with_a_replay_error(
+    case: tuple[tuple[Any, ...], Any, str],
+) -> None:
+    path, value, words = case
+    with pytest.raises(ReplayError, match="not a match record") as info:
+        replay(_broken(path, value))
+    assert words in str(info.value)
+    if path[0] == "deals" and len(path) > 1:
+        assert info.value.deal == 0
+
+
+def test_replay_still_takes_a_preset_name_and_a_record_without_hands() -> None:
+    rec = _one_deal_record()
+    rec["ruleset"] = "classic"
+    for d in rec["deals"]:
+        del d["hands"], d["talon"]
+    assert replay(rec).record()["deals"][0]["actions"] == rec["deals"][0]["actions"]
+
+
+# ----------------------------------------------------------------------------- 2. render
+
+
+@pytest.mark.parametrize("case", MALFORMED, ids=_ids)
+def test_render_record_refuses_a_malformed_record_without_raising(
+    case: tuple[tuple[Any, ...], Any, str],
+) -> None:
+    path, value, words = case
+    out = render_record(_broken(path, value))
+    assert isinstance(out, Text)
+    assert out.plain.startswith("cannot render: not a match record") and words in out.plain
+
+
+def _plain(renderable: Any) -> str:
+    buf = io.StringIO()
+    Console(file=buf, width=200).print(renderable)
+    return buf.getvalue()
+
+
+def test_render_record_shows_a_record_whose_ruleset_is_a_preset_name(tmp_path: Path) -> None:
+    rec = _one_deal_record()
+    rec["ruleset"] = "classic"  # docs/record-format.md: "on input also a preset name"
+    text = _plain(render_record(rec))
+    assert "Match: classic" in text and "Deal 0" in text and "cannot render" not in text
+    p = tmp_path / "preset.json"
+    p.write_text(json.dumps(rec), encoding="utf-8")
+    shown = _invoke(arena, ["replay", str(p)])
+    assert shown.exit_code == 0 and "Deal 0" in shown.output, shown.output
+    checked = _invoke(arena, ["replay", "--check", str(p)])
+    assert checked.exit_code == 0 and "OK: every action is legal" in checked.output
+
+
+@pytest.mark.parametrize(
+    "case",
+    [c for c in MALFORMED if c[0][-1] in ("seat", "action", "result", "talon", "ruleset")],
+    ids=_ids,
+)
+@pytest.mark.parametrize("check", [False, True])
+def test_arena_replay_uses_the_shared_shape_check(
+    tmp_path: Path, case: tuple[tuple[Any, ...], Any, str], check: bool
+) -> None:
+    path, value, words = case
+    p = tmp_path / "rec.json"
+    p.write_text(json.dumps(_broken(path, value)), encoding="utf-8")
+    r = _invoke(arena, ["replay", *(["--check"] if check else []), str(p)])
+    _fails(r, 2, f"{p}: not a match record", words)
+
+
+# ----------------------------------------------------------------------------- 3. damaged rows
+
+
+@pytest.mark.parametrize(("stored", "words"), [("{not json", "not valid JSON"), ("5", "int")])
+def test_a_damaged_record_row_is_an_error_naming_the_match(
+    tmp_path: Path, stored: str, words: str
+) -> None:
+    db = tmp_path / "x.sqlite"
+    with _setup(db) as st:
+        _save(st, 1, _stored_record(seed=1))
+        _save(st, 2, _stored_record(seed=2))
+    ok = _invoke(arena, ["leaderboard", "--db", str(db), "--format", "csv"])
+    assert ok.exit_code == 0, ok.output
+    with sqlite3.connect(db) as c:
+        c.execute("UPDATE matches SET record_json = ? WHERE id = 't1-m00002'", (stored,))
+    c.close()
+    with Storage(db) as st:
+        with pytest.raises(StorageError, match="record of match t1-m00002") as info:
+            st.load_record("t1-m00002")
+        assert words in str(info.value)
+        with pytest.raises(StorageError, match="record of match t1-m00002"):
+            list(st.iter_records("t1"))
+        assert st.load_record("t1-m00001")["result"]  # the other match is intact
+    _fails(_invoke(arena, ["replay", "m00002", "--db", str(db)]), 2, "match t1-m00002", words)
+    _fails(_invoke(arena, ["replay", "--check", "m00002", "--db", str(db)]), 2, "t1-m00002")
+    _fails(_invoke(arena, ["leaderboard", "--db", str(db)]), 1, "match t1-m00002", words)
+    with Storage(db) as st:  # nothing was changed or dropped
+        assert st.completed_indices("t1") == {1, 2}
+        raw = st.conn.execute("SELECT record_json FROM matches WHERE id = 't1-m00002'")
+        assert raw.fetchone()[0] == stored
+
+
+# ----------------------------------------------------------------------------- 4. foreign DBs
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_another_programs_database_is_refused_and_left_untouched(tmp_path: Path) -> None:
+    other = tmp_path / "other.sqlite"
+    with sqlite3.connect(other) as c:
+        c.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
+        c.execute("INSERT INTO notes (body) VALUES ('keep me')")
+    c.close()
+    before = _digest(other)
+    with pytest.raises(StorageError, match="is not a Thousand Arena database") as info:
+        Storage(other)
+    assert "notes" in str(info.value) and str(other) in str(info.value)
+    _fails(_invoke(arena, ["leaderboard", "--db", str(other)]), 1,
+           "not a Thousand Arena database")  # fmt: skip
+    _fails(_invoke(arena, ["replay", "m00001", "--db", str(other)]), 2,
+           "not a Thousand Arena database")  # fmt: skip
+    _fails(_invoke(arena, ["web", "--db", str(other), "--port", "0"]), 1,
+           "not a Thousand Arena database")  # fmt: skip
+    assert _digest(other) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.sqlite"]  # no -wal, no -shm
+    with sqlite3.connect(other) as c:
+        tables = [r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    c.close()
+    assert tables == ["notes"]
+
+
+def test_read_only_commands_do_not_create_a_missing_database(tmp_path: Path) -> None:
+    missing = tmp_path / "sub" / "none.sqlite"
+    _fails(_invoke(arena, ["leaderboard", "--db", str(missing)]), 2, f"no database at {missing}")
+    _fails(_invoke(arena, ["replay", "m00001", "--db", str(missing)]), 2,
+           f"no database at {missing}")  # fmt: skip
+    _fails(_invoke(arena, ["web", "--db", str(missing), "--port", "0"]), 1,
+           f"no database at {missing}")  # fmt: skip
+    assert not missing.exists() and not missing.parent.exists()
+
+
+# ----------------------------------------------------------------------------- 5. bots
+
+
+class FlakyBot(Bot):
+    """Made fine for the first match, raises when made for the second."""
+
+    name = "flaky"
+    made = 0
+
+    def __init__(self) -> None:
+        super().__init__()
+        FlakyBot.made += 1
+        if FlakyBot.made == 2:
+            raise RuntimeError("out of memory in match two")
+
+
+def _game() -> Game:
+    return Game.new("classic", 1, ["x", "y", "flaky"])
+
+
+def _started(match_id: str) -> pb.ServerMessage:
+    game = _game()
+    seat = game.to_act
+    assert seat is not None
+    msg = pb.ServerMessage()
+    ms = msg.match_started
+    ms.match_id, ms.seat = match_id, seat
+    ms.players.extend(game.players)
+    ms.ruleset.CopyFrom(ruleset_to_pb(game.ruleset))
+    view_to_pb(observe(game, seat), ms.view)
+    return msg
+
+
+def _request(match_id: str, request_id: str) -> pb.ServerMessage:
+    game = _game()
+    seat = game.to_act
+    assert seat is not None
+    msg = pb.ServerMessage()
+    req = msg.decision_request
+    req.match_id, req.request_id = match_id, request_id
+    view_to_pb(observe(game, seat), req.view)
+    return msg
+
+
+def _ended(match_id: str) -> pb.ServerMessage:
+    msg = pb.ServerMessage()
+    msg.match_ended.match_id = match_id
+    msg.match_ended.result.scores.extend([0, 0, 0])
+    msg.match_ended.result.places.extend([1, 1, 1])
+    return msg
+
+
+def test_a_bot_whose_constructor_raises_at_a_later_match_does_not_stop_the_runner(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(FlakyBot, "made", 0)
+
+    async def play() -> tuple[BotRunner, list[str]]:
+        runner = BotRunner(FlakyBot, "127.0.0.1:1", "tok", matches=3)
+        out = _Outbox()
+        out.held = True
+        runner._out = out  # the stream the answers go to
+        for msg in (_started("m1"), _started("m2"), _request("m2", "r2"),
+                    _request("m1", "r1"), _started("m3"), _request("m3", "r3")):  # fmt: skip
+            runner._on_message(msg, out)  # m2's bot raises: before the fix, this did too
+        await runner._drain()
+        for mid in ("m2", "m1", "m3"):
+            runner._on_message(_ended(mid), out)
+        await runner._drain()
+        answered = [m.decision.match_id for m in out._buf if m is not None and m.decision.match_id]
+        return runner, answered
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        runner, answered = asyncio.run(play())
+    assert sorted(answered) == ["m1", "m3"]  # m2 is left to the referee's deadline
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1 and errors[0].exc_info is not None
+    text = errors[0].getMessage()
+    assert "match m2" in text and "flaky" in text and "RuntimeError: out of memory" in text
+    assert "unknown match" not in caplog.text
+    s = runner.summary
+    assert (s.matches, s.decisions, s.errors) == (3, 2, 1)
+    assert s.reason == "played 3 match(es)"
