@@ -242,10 +242,15 @@ def _game() -> Game:
     return Game.new("classic", 1, ["x", "y", "flaky"])
 
 
-def _started(match_id: str) -> pb.ServerMessage:
-    game = _game()
+def _seat_to_act(game: Game) -> int:
     seat = game.to_act
     assert seat is not None
+    return seat
+
+
+def _started(match_id: str) -> pb.ServerMessage:
+    game = _game()
+    seat = _seat_to_act(game)
     msg = pb.ServerMessage()
     ms = msg.match_started
     ms.match_id, ms.seat = match_id, seat
@@ -257,12 +262,10 @@ def _started(match_id: str) -> pb.ServerMessage:
 
 def _request(match_id: str, request_id: str) -> pb.ServerMessage:
     game = _game()
-    seat = game.to_act
-    assert seat is not None
     msg = pb.ServerMessage()
     req = msg.decision_request
     req.match_id, req.request_id = match_id, request_id
-    view_to_pb(observe(game, seat), req.view)
+    view_to_pb(observe(game, _seat_to_act(game)), req.view)
     return msg
 
 
