@@ -20,6 +20,7 @@ from typing import Any
 
 import click
 
+from arena.referee.config import pem_problem
 from sdk.loader import BotLoadError, load_bot
 
 __all__ = ["main"]
@@ -74,12 +75,9 @@ def _check_address(ctx: click.Context, param: click.Parameter, value: str) -> st
 def _check_ca(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """A ``--ca`` file that is no PEM certificate would only make every connection fail."""
     if value is not None:
-        try:
-            pem = b"-----BEGIN CERTIFICATE-----" in Path(value).read_bytes()
-        except OSError as e:
-            raise click.BadParameter(f"cannot read {value}: {e.strerror or e}") from e
-        if not pem:
-            raise click.BadParameter(f"{value} is not a PEM certificate")
+        problem = pem_problem(Path(value), "certificate", b"-----BEGIN CERTIFICATE-----")
+        if problem is not None:
+            raise click.BadParameter(problem)
     return value
 
 

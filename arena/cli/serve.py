@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from arena.referee import Lobby, Referee, RefereeConfig, TLSConfig, start_server
+from arena.referee.config import pem_problem
 from engine import RulesetError, load_ruleset
 
 __all__ = ["load_tokens", "serve"]
@@ -38,7 +39,7 @@ def load_tokens(path: Path) -> dict[str, str]:
     for key in data:
         if key != "bots":
             hint = " (did you mean 'bots'?)" if difflib.get_close_matches(key, ["bots"]) else ""
-            raise bad(f'{path}: {key}: unknown key{hint}; the file holds one [bots] table')
+            raise bad(f"{path}: {key}: unknown key{hint}; the file holds one [bots] table")
     bots = data.get("bots")
     if not isinstance(bots, dict) or not bots:
         raise bad(f'{path}: expected a [bots] table of name = "token"')
@@ -57,14 +58,9 @@ def load_tokens(path: Path) -> dict[str, str]:
 
 def _check_pem(path: Path | None, what: str, param: str) -> None:
     """Refuse at once a TLS file that is no PEM (gRPC would only fail to bind, unexplained)."""
-    if path is None:
-        return
-    try:
-        text = path.read_bytes()
-    except OSError as e:
-        raise click.BadParameter(f"cannot read {path}: {e.strerror or e}", param_hint=param) from e
-    if b"-----BEGIN " not in text:
-        raise click.BadParameter(f"{path} is not a PEM {what}", param_hint=param)
+    problem = None if path is None else pem_problem(path, what)
+    if problem is not None:
+        raise click.BadParameter(problem, param_hint=param)
 
 
 @click.command()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["RefereeConfig", "TLSConfig"]
+__all__ = ["RefereeConfig", "TLSConfig", "pem_problem"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,3 +74,16 @@ class TLSConfig:
     def load(self) -> tuple[bytes, bytes]:
         """The (key, certificate chain) bytes, as ``grpc.ssl_server_credentials`` wants."""
         return Path(self.key_file).read_bytes(), Path(self.cert_file).read_bytes()
+
+
+def pem_problem(path: Path, what: str = "file", marker: bytes = b"-----BEGIN ") -> str | None:
+    """Why ``path`` is not a readable PEM ``what`` (``None`` when it is one).
+
+    Checked before gRPC sees the file: gRPC itself only fails to bind or to connect,
+    without saying that the file was the cause.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        return f"cannot read {path}: {e.strerror or e}"
+    return None if marker in data else f"{path} is not a PEM {what}"

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from arena.referee.config import pem_problem
 from engine.rules import PRESETS, Ruleset, RulesetError, load_ruleset
 
 __all__ = [
@@ -388,12 +389,9 @@ def _tls(data: object, base: Path, err: _Err) -> TLSSpec | None:
         path = path if path.is_absolute() else base / path
         if not path.is_file():
             raise err(f"tls.{key}", f"no such file: {path}")
-        try:
-            pem = b"-----BEGIN " in path.read_bytes()
-        except OSError as e:
-            raise err(f"tls.{key}", f"cannot read {path}: {e.strerror or e}") from e
-        if not pem:
-            raise err(f"tls.{key}", f"{path} is not a PEM file")
+        problem = pem_problem(path)
+        if problem is not None:
+            raise err(f"tls.{key}", problem)
         files.append(path.resolve())
     server_name = _get(data, "server_name", str, "localhost", err, "tls.")
     if not server_name.strip():
