@@ -34,6 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engine import ReplayError
+from engine.record import check_record_shape
+
 __all__ = [
     "SCHEMA_VERSION",
     "DealSummary",
@@ -342,6 +345,15 @@ class Storage:
                 f"{self.path}: the stored record of match {match_id} is damaged (JSON "
                 f"{type(record).__name__}, not an object); it was changed outside the arena"
             )
+        try:
+            # What the leaderboard, replays and renderers read has the types they expect
+            # (valid JSON of the wrong shape would otherwise crash them, or be miscounted).
+            check_record_shape(record, required=())
+        except ReplayError as e:
+            raise StorageError(
+                f"{self.path}: the stored record of match {match_id} is damaged ({e}); it was "
+                "changed outside the arena"
+            ) from e
         return record
 
     # ----------------------------------------------------------------- tournaments

@@ -114,13 +114,19 @@ def _ints(value: Any) -> bool:
     return _is_list(value) and all(_is_int(v) for v in value)
 
 
-def check_record_shape(rec: Any) -> None:
+#: The keys without which a record cannot be replayed.
+REPLAY_KEYS = ("ruleset", "seed", "players", "deals")
+
+
+def check_record_shape(rec: Any, required: Sequence[str] = REPLAY_KEYS) -> None:
     """Raise :class:`ReplayError` ("not a match record: ...", with ``deal``/``index`` when
-    known) if ``rec`` does not have the shape of a match record: the required keys and the
-    type of every value that ``replay`` and the renderers read (docs/record-format.md).
+    known) if ``rec`` does not have the shape of a match record: the ``required`` keys and
+    the type of every value that ``replay``, the renderers and the leaderboard read
+    (docs/record-format.md).
 
     Only the shape: whether the actions are legal and the figures right is :func:`replay`'s
-    business (it calls this first).
+    business (it calls this first). The storage checks what it reads with ``required=()``:
+    the statistics need no seed or ruleset.
     """
 
     def bad(what: str, deal: int | None = None, index: int | None = None) -> ReplayError:
@@ -131,13 +137,13 @@ def check_record_shape(rec: Any) -> None:
     fmt = rec.get("format", RECORD_FORMAT)
     if fmt != RECORD_FORMAT:
         raise bad(f"'format' must be {RECORD_FORMAT!r}, got {fmt!r:.60}")
-    for key in ("ruleset", "seed", "players", "deals"):
+    for key in required:
         if key not in rec:
             raise bad(f"no {key!r} key")
-    if not isinstance(rec["ruleset"], str | Mapping):
+    if "ruleset" in rec and not isinstance(rec["ruleset"], str | Mapping):
         kind = type(rec["ruleset"]).__name__
         raise bad(f"'ruleset' must be an object or a preset name, got {kind}")
-    players = rec["players"]
+    players = rec.get("players", ())
     if not _is_list(players) or not all(isinstance(p, str) for p in players):
         raise bad(f"'players' must be a list of names, got {players!r:.60}")
     start = rec.get("start")
@@ -150,12 +156,20 @@ def check_record_shape(rec: Any) -> None:
         if not isinstance(res, Mapping):
             raise bad(f"{key!r} must be an object or null, got {res!r:.60}")
         for name in ("scores", "places", "shortfalls"):
-            if name in res and not (_ints(res[name]) and len(res[name]) == len(players)):
+            if name not in res:
+                continue
+            value = res[name]
+            if not (_ints(value) and ("players" not in rec or len(value) == len(players))):
+                count = "integers" if "players" not in rec else f"{len(players)} integers"
                 raise bad(
-                    f"'{key}.{name}' must be a list of {len(players)} integers (one per "
-                    f"seat), got {res[name]!r:.60}"
+                    f"'{key}.{name}' must be a list of {count} (one per seat), got {value!r:.60}"
                 )
-    deals = rec["deals"]
+    incidents = rec.get("incidents")
+    if incidents is not None and not (
+        _is_list(incidents) and all(isinstance(x, Mapping) for x in incidents)
+    ):
+        raise bad(f"'incidents' must be a list of objects, got {incidents!r:.60}")
+    deals = rec.get("deals", ())
     if not _is_list(deals):
         raise bad(f"'deals' must be a list, got {type(deals).__name__}")
     for i, d in enumerate(deals):
@@ -173,13 +187,14 @@ def check_record_shape(rec: Any) -> None:
             if key in d and not _ints(d[key]):
                 raise bad(f"deal {i}: {key!r} must be a list of integers, got {d[key]!r:.60}", i)
         for j, a in enumerate(actions):
-            where = f"deal {i}, action {j}"
-            if not _is_int(a.get("seat")):
-                raise bad(f"{where}: 'seat' must be a seat number, got {a.get('seat')!r:.60}", i, j)
+            seat = a.get("seat")
+            if type(seat) is not int and not _is_int(seat):  # (the common case first)
+                raise bad(f"deal {i}, action {j}: 'seat' must be a seat number, got {seat!r:.60}",
+                          i, j)  # fmt: skip
             if not isinstance(a.get("action"), str | Action):
                 raise bad(
-                    f"{where}: 'action' must be an action in notation (such as 'bid 105'), "
-                    f"got {a.get('action')!r:.60}",
+                    f"deal {i}, action {j}: 'action' must be an action in notation (such as "
+                    f"'bid 105'), got {a.get('action')!r:.60}",
                     i,
                     j,
                 )

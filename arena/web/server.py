@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from arena.storage import StorageError
 from arena.web.data import DataSource, NotFound
 from arena.web.replay import ReplayCache, ReplayFailed
 
@@ -120,6 +121,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(HTTPStatus.NOT_FOUND, str(e))
         except (ReplayFailed, ValueError, IndexError, KeyError) as e:
             self._error(HTTPStatus.BAD_REQUEST, f"{type(e).__name__}: {e}")
+        except StorageError as e:  # a damaged row: the message names it; no traceback
+            log.error("%s: %s", self.path, e)
+            self._error(HTTPStatus.INTERNAL_SERVER_ERROR, str(e))
         except (BrokenPipeError, ConnectionResetError):
             pass
         except Exception as e:  # one bad request must not stop the server

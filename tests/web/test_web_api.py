@@ -263,6 +263,29 @@ def test_errors_are_json(base: str) -> None:
     assert status_of(base, "/api/leaderboard?tournament=nope")[0] == 404
 
 
+def test_a_damaged_stored_row_is_a_json_error_naming_the_match(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "damaged.sqlite"
+    make_demo_db(path, matches=2, max_deals=2)
+    with sqlite3.connect(path) as c:
+        c.execute("UPDATE matches SET record_json = '{\"deals\": 5}' WHERE idx = 1")
+        (mid,) = c.execute("SELECT id FROM matches WHERE idx = 1").fetchone()
+        (other,) = c.execute("SELECT id FROM matches WHERE idx = 0").fetchone()
+    c.close()
+    server = make_server(DataSource(path), "127.0.0.1", 0)
+    server.start_background()
+    try:
+        for api in (f"/api/matches/{mid}", f"/api/matches/{mid}/record", "/api/leaderboard"):
+            code, body = status_of(server.url, api)
+            assert code == 500, (api, body)
+            assert f"record of match {mid} is damaged" in body["error"], body
+        assert get(server.url, f"/api/matches/{other}/record")["deals"]  # still served
+    finally:
+        server.stop()
+    assert "Traceback" not in caplog.text
+
+
 # --- pages, read-only, live --------------------------------------------------------------
 
 
