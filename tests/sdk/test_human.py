@@ -218,9 +218,6 @@ def test_a_whole_deal_through_a_pty_with_bad_input() -> None:
 
 
 def test_arena_bot_try_human_through_a_pty() -> None:
-    cli = ROOT / "sdk" / "cli.py"
-    if not cli.exists():
-        pytest.skip("sdk/cli.py (arena-bot) has not landed yet")
     term = Terminal([sys.executable, "-m", "sdk.cli", "try", "human", "--vs", "random,random",
                      "--max-deals", "1"])  # fmt: skip
     try:
