@@ -204,6 +204,7 @@ async def _serve(
             await lobby.cancel_running()
             await lobby_task
     stop_task.cancel()
+    await referee.end_streams()  # UNAVAILABLE: connected bots reconnect, as to a restart
     await server.stop(1.0)
     done = len(lobby.records)
     click.echo(f"{done} match(es) played; records in {config.record_dir}")

@@ -100,6 +100,8 @@ class Referee:
         self._by_name: dict[str, BotSession] = {}
         self._matches: dict[str, MatchRunner] = {}
         self._changed: asyncio.Event | None = None
+        #: Calls with a welcomed stream whose handler has not returned yet.
+        self._attached = 0
 
     # ------------------------------------------------------------------ bots
     def add_bot(self, name: str, token: str) -> None:
@@ -201,6 +203,23 @@ class Referee:
         )  # fmt: skip
         return rec
 
+    async def end_streams(
+        self, message: str = "the arena is stopping", timeout: float = 2.0
+    ) -> None:
+        """End every bot's stream with UNAVAILABLE ``message`` (bots reconnect, as when the
+        connection drops) and wait up to ``timeout`` seconds for the calls to end.
+
+        Call it before stopping the gRPC server: a stream still open then is cancelled by
+        gRPC, and grpc.aio logs that cancellation as an unhandled exception.
+        """
+        for s in self._by_name.values():
+            if s.stream is not None:
+                s.stream.end(grpc.StatusCode.UNAVAILABLE, message)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while self._attached and loop.time() < deadline:
+            await self.wait_changed(min(0.1, max(0.0, deadline - loop.time())))
+
     def running_matches(self) -> list[str]:
         """The ids of the matches being played."""
         return list(self._matches)
@@ -280,6 +299,7 @@ class Referee:
             session.reserved = None
             session.attach(stream)
             attached = True
+            self._attached += 1
             self._notify()
             # Reading runs in a task of its own so that the call also ends when the writer
             # does (the bot is gone) or the stream overflows (the bot does not read): then
@@ -294,6 +314,8 @@ class Referee:
                     f"more than {self.config.max_queued} messages wait to be sent on this "
                     f"stream: the bot does not read it",
                 )
+            if stream.ending is not None:
+                raise _Refusal(*stream.ending)
             if reader.done():
                 reader.result()  # a refusal (or a bug) of the reader goes on from here
         except _Refusal as e:
@@ -325,6 +347,9 @@ class Referee:
                 # The status goes out when this returns, after the writer has stopped.
                 context.set_code(refusal.code)
                 context.set_details(refusal.message)
+            if attached:
+                self._attached -= 1
+                self._notify()
 
     async def _read_loop(self, session: BotSession, context: Any) -> None:
         """Handle a welcomed bot's messages until EOF; a refusal raises :class:`_Refusal`."""

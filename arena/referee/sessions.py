@@ -67,9 +67,14 @@ class Stream:
     would pile up here without bound; at the bound the stream drops its queue, takes no
     more, sets ``overflowed`` and calls ``on_overflow`` (the stream's handler ends the call
     with RESOURCE_EXHAUSTED).
+
+    :meth:`end` ends the call from the referee's side, with a status, once the queued
+    messages are written (``arena serve`` stopping: UNAVAILABLE, so that bots reconnect).
     """
 
-    __slots__ = ("_queue", "batch", "closed", "max_queued", "on_overflow", "overflowed", "peer")
+    __slots__ = (
+        "_queue", "batch", "closed", "ending", "max_queued", "on_overflow", "overflowed", "peer",
+    )  # fmt: skip
 
     def __init__(self, peer: str, batch: bool = False, max_queued: int = 0) -> None:
         self._queue: asyncio.Queue[pb.ServerMessage | None] = asyncio.Queue()
@@ -79,6 +84,8 @@ class Stream:
         self.max_queued = max_queued
         self.overflowed = False
         self.on_overflow: Callable[[], object] | None = None
+        #: (status code, details) the call is to end with, once :meth:`end` was called.
+        self.ending: tuple[grpc.StatusCode, str] | None = None
 
     def put(self, msg: pb.ServerMessage) -> None:
         if self.closed:
@@ -90,6 +97,12 @@ class Stream:
                 self.on_overflow()
             return
         self._queue.put_nowait(msg)
+
+    def end(self, code: grpc.StatusCode, message: str) -> None:
+        """End the call with status ``code`` and ``message`` after the queued messages."""
+        if self.ending is None:
+            self.ending = (code, message)
+        self.close()
 
     def close(self, discard: bool = False) -> None:
         """Take no more messages; the writer ends after writing the queued ones (none of

@@ -501,6 +501,9 @@ async def _play(
         await asyncio.gather(*(p.stop() for p in procs.values()), return_exceptions=True)
         if server is not None:
             with contextlib.suppress(Exception):
+                end_streams = getattr(referee, "end_streams", None)  # (not on test fakes)
+                if end_streams is not None:
+                    await end_streams()  # remote bots still connected: UNAVAILABLE
                 await server.stop(1.0)
 
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import signal
 import sys
 from pathlib import Path
 
 import grpc
+import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
@@ -158,3 +160,37 @@ def test_tls_server(tmp_path: Path) -> None:
             await server.stop(0)
 
     asyncio.run(main())
+
+
+def test_stopping_ends_open_streams_with_unavailable(caplog: pytest.LogCaptureFixture) -> None:
+    """A bot still connected when the arena stops is told UNAVAILABLE "the arena is
+    stopping" (it reconnects, as when the connection drops); gRPC does not have to cancel
+    the call, which grpc.aio logged as an unhandled CancelledError."""
+    from arena.referee import Referee, RefereeConfig, start_server
+    from arena.v1 import arena_pb2 as pb
+    from arena.v1 import arena_pb2_grpc as pb_grpc
+
+    async def main() -> None:
+        ref = Referee(RefereeConfig())
+        ref.add_bot("ann", "tok-ann")
+        server, port = await start_server(ref)
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+                call = pb_grpc.ArenaStub(ch).Play(metadata=(("authorization", "Bearer tok-ann"),))
+                await call.write(pb.BotMessage(hello=pb.Hello(bot_name="ann", protocol_version=1)))
+                first = await call.read()
+                assert first.WhichOneof("kind") == "welcome"
+                assert ref.connected_bots() == ["ann"]
+                await ref.end_streams()
+                assert ref.connected_bots() == []
+                with pytest.raises(grpc.aio.AioRpcError) as info:
+                    await call.read()
+                assert info.value.code() == grpc.StatusCode.UNAVAILABLE
+                assert info.value.details() == "the arena is stopping"
+        finally:
+            await server.stop(1.0)
+
+    caplog.set_level(logging.WARNING)
+    asyncio.run(main())
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert not errors, errors
