@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-venv: $(STAMP)
+venv: $(PROTO_OUT)
 
 $(PROTO_OUT): $(PROTO_SRC) $(STAMP)
 	$(BIN)/python -m grpc_tools.protoc -Iproto --python_out=. --grpc_python_out=. \

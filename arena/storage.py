@@ -452,6 +452,25 @@ class Storage:
             ]
         return [t for i in ids if (t := self.tournament(i)) is not None]
 
+    def resolve_tournament(self, ref: str | None) -> str:
+        """The id of tournament ``ref``: its id, or its name (the config's ``name``; ids add
+        the config's fingerprint, ``default-9f8927fb220b``), the latest created of that name;
+        ``None``: the latest created. :class:`LookupError` naming the stored ones otherwise.
+        """
+        infos = self.tournaments()
+        if not infos:
+            raise LookupError(f"{self.path} holds no tournament")
+        if ref is None:
+            return infos[-1].id
+        for t in infos:
+            if t.id == ref:
+                return t.id
+        named = [t.id for t in infos if t.name == ref]
+        if named:
+            return named[-1]
+        stored = ", ".join(f"{t.id} ({t.name})" for t in infos)
+        raise LookupError(f"no tournament {ref!r} in {self.path} (stored: {stored})")
+
     def latest_tournament(self) -> str | None:
         with self._guard("reading tournaments"):
             row = self.conn.execute(

@@ -23,7 +23,9 @@ DEFAULT_DB = Path("runs/default.sqlite")
               help=f"SQLite database (default: the config's, else {DEFAULT_DB}).")  # fmt: skip
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Take the database and tournament id from this tournament config.")  # fmt: skip
-@click.option("--tournament", "tournament_id", help="Tournament id (default: the latest).")
+@click.option(
+    "--tournament", "tournament_id", help="Tournament id or name (default: the latest)."
+)
 @click.option(
     "--format", "fmt", type=click.Choice(["table", *FORMATS, "all"]), default="table",
     show_default=True, help="table: on screen; all: every file format into --out.",
@@ -62,10 +64,7 @@ def leaderboard(
                               info.created_at, info.finished_at or "–")  # fmt: skip
                 _screen().print(t)
                 return
-            tid = tournament_id or st.latest_tournament()
-            if tid is None:
-                raise click.UsageError(f"{db} holds no tournament")
-            lb = build_leaderboard(st, tid)
+            lb = build_leaderboard(st, st.resolve_tournament(tournament_id))
     except LookupError as e:
         raise click.UsageError(str(e.args[0] if e.args else e)) from e
     except StorageError as e:

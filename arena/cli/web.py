@@ -26,7 +26,8 @@ __all__ = ["web"]
     help="Port to bind (0: any free port).",
 )
 @click.option(
-    "--tournament", default=None, help="Tournament id to show first (default: the latest)."
+    "--tournament", default=None,
+    help="Tournament id or name to show first (default: the latest).",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Log every request.")
 def web(db: Path | None, host: str, port: int, tournament: str | None, verbose: bool) -> None:
@@ -36,7 +37,7 @@ def web(db: Path | None, host: str, port: int, tournament: str | None, verbose: 
     leaderboard page refreshes itself while matches land.
     """
     from arena.storage import StorageError, newest_database
-    from arena.web import DataSource, make_server
+    from arena.web import DataSource, make_server, open_readonly
 
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(message)s")
     if db is None:
@@ -44,15 +45,14 @@ def web(db: Path | None, host: str, port: int, tournament: str | None, verbose: 
         if db is None:
             raise click.UsageError("no database found in runs/: pass --db PATH")
     try:
-        source = DataSource(db, tournament)
-        stored = [t["id"] for t in source.tournaments()]  # a file that is no database fails
+        with open_readonly(db) as st:
+            st.tournaments()  # a file that is no database fails here
+            tid = None if tournament is None else st.resolve_tournament(tournament)
+        source = DataSource(db, tid)
     except StorageError as e:
         raise click.ClickException(str(e)) from e
-    if tournament is not None and tournament not in stored:
-        raise click.BadParameter(
-            f"no tournament {tournament!r} in {db} (stored: {', '.join(stored) or 'none'})",
-            param_hint="--tournament",
-        )
+    except LookupError as e:
+        raise click.BadParameter(str(e.args[0]), param_hint="--tournament") from e
     try:
         server = make_server(source, host, port)
     except OSError as e:

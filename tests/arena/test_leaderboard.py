@@ -166,3 +166,30 @@ def test_write_outputs_and_cli(db: Path, tmp_path: Path) -> None:
     assert r.exit_code == 2 and "no database" in r.output
     r = CliRunner().invoke(main, ["leaderboard", "--db", str(db), "--list"])
     assert r.exit_code == 0 and "lb" in r.output
+
+
+def test_a_tournament_is_named_by_id_or_by_name(tmp_path: Path) -> None:
+    """Ids are the config's name plus its fingerprint; `--tournament default` (the name, as
+    a reader would type it) means the latest tournament of that name."""
+    path = tmp_path / "named.sqlite"
+    with Storage(path) as st:
+        for tid, fp in (("cup-aaa", "a"), ("cup-bbb", "b"), ("other-ccc", "c")):
+            st.ensure_tournament(tid, name=tid.split("-")[0], fingerprint=fp, total_matches=1,
+                                 config={"ruleset": {"name": "classic", "players": 3}},
+                                 bots=[("x", "r"), ("y", "r"), ("z", "r")])  # fmt: skip
+            st.save_match(tid, match_id=f"{tid}-m00000", index=0, table=0, set_no=0, seed=1,
+                          seats=M0["players"], record=M0, started_at=0.0,
+                          finished_at=1.0)  # fmt: skip
+        assert st.resolve_tournament("cup-aaa") == "cup-aaa"
+        assert st.resolve_tournament("cup") == "cup-bbb"  # the latest of that name
+        assert st.resolve_tournament(None) == "other-ccc"
+        with pytest.raises(LookupError, match=r"no tournament 'nope'.*cup-aaa \(cup\)"):
+            st.resolve_tournament("nope")
+    r = CliRunner().invoke(main, ["leaderboard", "--db", str(path), "--tournament", "cup",
+                                  "--format", "json"])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["tournament"]["id"] == "cup-bbb"
+    empty = tmp_path / "empty.sqlite"
+    Storage(empty).close()
+    r = CliRunner().invoke(main, ["leaderboard", "--db", str(empty)])
+    assert r.exit_code == 2 and "holds no tournament" in r.output
