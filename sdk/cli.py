@@ -198,6 +198,8 @@ def run(
         summary.rejected,
         summary.errors,
     )
+    if summary.exit_code:  # the bot itself left (a person quitting the human seat)
+        sys.exit(summary.exit_code)
 
 
 @main.command("try")

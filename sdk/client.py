@@ -167,6 +167,8 @@ class RunSummary:
     rejected: int = 0
     connections: int = 0
     reason: str = ""
+    #: Non-zero when the bot itself left (raised ``SystemExit``): its exit code.
+    exit_code: int = 0
 
 
 @dataclass
@@ -444,26 +446,43 @@ class BotRunner:
         tail = m.tail
         if self._inline and (tail is None or tail.done()) and rid not in m.answers:
             # A quick bot and nothing of this match in flight: answer here, no task.
-            self._send_answer(m, rid, self._decide_inline(m.bot, view), out)
+            try:
+                action = self._decide_inline(m.bot, view)
+            except SystemExit as e:
+                self._bot_left(e)
+                return
+            self._send_answer(m, rid, action, out)
             return
 
         async def answer() -> None:
             cached = m.answers.get(rid)
-            if cached is not None:
-                action = cached
-            elif self._inline:
-                action = self._decide_inline(m.bot, view)
-            else:
-                action, kind, took = await asyncio.to_thread(_timed_decide, m.bot, view)
-                self._count(kind)
-                self._fast = self._fast + 1 if took < _FAST_S else 0
-                self._inline = self._fast >= _FAST_RUN
+            try:
+                if cached is not None:
+                    action = cached
+                elif self._inline:
+                    action = self._decide_inline(m.bot, view)
+                else:
+                    action, kind, took = await asyncio.to_thread(_timed_decide, m.bot, view)
+                    self._count(kind)
+                    self._fast = self._fast + 1 if took < _FAST_S else 0
+                    self._inline = self._fast >= _FAST_RUN
+            except SystemExit as e:
+                self._bot_left(e)
+                return
             if self._out is not out:
                 m.answers = {rid: action}
                 return  # that stream is gone; the referee asks again on the new one
             self._send_answer(m, rid, action, out)
 
         self._chain(m, answer())
+
+    def _bot_left(self, e: SystemExit) -> None:
+        """The bot itself left (raised ``SystemExit``: a person typing "quit" in the human
+        seat, say): stop cleanly, keeping its exit code, rather than let the exception end
+        the event loop with a traceback."""
+        code = e.code
+        self.summary.exit_code = 0 if code is None else code if isinstance(code, int) else 1
+        self.stop(f"the bot left (exit code {self.summary.exit_code})")
 
     def _decide_inline(self, bot: Bot, view: PlayerView) -> Action:
         t0 = time.perf_counter()

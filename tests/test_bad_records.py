@@ -335,3 +335,53 @@ def test_a_bot_whose_constructor_raises_at_a_later_match_does_not_stop_the_runne
     s = runner.summary
     assert (s.matches, s.decisions, s.errors) == (3, 2, 1)
     assert s.reason == "played 3 match(es)"
+
+
+class Leaver(Bot):
+    """Leaves at its first decision, as a person typing "quit" in the human seat does."""
+
+    name = "leaver"
+
+    def act(self, view: Any) -> Any:
+        raise SystemExit(1)
+
+
+@pytest.mark.parametrize("inline", [False, True])
+def test_a_bot_that_exits_stops_the_runner_cleanly_with_its_exit_code(
+    inline: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``SystemExit`` from a bot (``arena-bot run human``, then "quit") used to escape the
+    runner's task: "Task exception was never retrieved" and a traceback."""
+
+    async def play() -> tuple[BotRunner, _Outbox]:
+        runner = BotRunner(Leaver, "127.0.0.1:1", "tok")
+        runner._inline = inline  # answered on the reading loop, or on a worker thread
+        out = _Outbox()
+        out.held = True
+        runner._out = out
+        runner._on_message(_started("m1"), out)
+        runner._on_message(_request("m1", "r1"), out)
+        await runner._drain()
+        return runner, out
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        runner, out = asyncio.run(play())
+    assert runner.summary.exit_code == 1
+    assert runner.summary.reason == "the bot left (exit code 1)"
+    assert not [m for m in out._buf if m is not None and m.WhichOneof("kind") == "decision"]
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+def test_arena_bot_run_exits_with_the_code_of_a_bot_that_left(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sdk.client
+    from sdk.cli import main as arena_bot
+    from sdk.client import RunSummary
+
+    def fake_run(*args: Any, **kwargs: Any) -> RunSummary:
+        return RunSummary(decisions=3, reason="the bot left (exit code 1)", exit_code=1)
+
+    monkeypatch.setattr(sdk.client, "run", fake_run)
+    r = _invoke(arena_bot, ["run", "random", "--arena", "127.0.0.1:1", "--token", "t"])
+    _fails(r, 1)
