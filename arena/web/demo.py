@@ -9,6 +9,7 @@ same way the tournament stores its matches.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import random
 import sys
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.ratings import rate_results
-from arena.storage import Storage
+from arena.storage import Storage, StorageError
 from engine import PRESETS, Action, Bid, Concede, Contract, Game, Pass, Play, ThrowIn
 from engine.cards import Card
 
@@ -91,7 +92,8 @@ def make_demo_db(
     finished: bool = True,
 ) -> list[str]:
     """Write a demo tournament of ``matches`` matches (of ``total`` scheduled); returns the
-    match ids. ``finished=False`` leaves it looking like a tournament still running."""
+    ids of the matches written. ``finished=False`` leaves it looking like a tournament still
+    running. Matches already in the database are kept (a second run writes nothing)."""
     path = Path(path)
     ids: list[str] = []
     with Storage(path) as st:
@@ -103,7 +105,10 @@ def make_demo_db(
             total_matches=total if total is not None else matches,
             bots=[(b, "demo") for b in bots],
         )
+        stored = st.completed_indices(tournament_id)
         for i in range(matches):
+            if i in stored:
+                continue
             seats = tuple(bots[(i + j) % len(bots)] for j in range(len(bots)))
             record = demo_record(i, seats, max_deals=max_deals)
             match_id = f"{tournament_id}-m{i:04d}"
@@ -127,7 +132,23 @@ def make_demo_db(
     return ids
 
 
+def main(argv: list[str] | None = None) -> None:
+    """``python -m arena.web.demo [PATH] [--matches N]``."""
+    p = argparse.ArgumentParser(
+        prog="python -m arena.web.demo", description="Write a small demo tournament database."
+    )
+    p.add_argument("path", nargs="?", default="runs/demo.sqlite", type=Path)
+    p.add_argument("--matches", type=int, default=6)
+    a = p.parse_args(argv)
+    if a.matches < 1:
+        p.error("--matches must be at least 1")
+    try:
+        ids = make_demo_db(a.path, matches=a.matches)
+    except StorageError as e:
+        p.exit(1, f"error: {e}\n")
+    print("\n".join(ids) if ids else f"{a.path} already holds the demo tournament")
+    print(f"view it with: arena web --db {a.path}")
+
+
 if __name__ == "__main__":
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else "runs/demo.sqlite")
-    print("\n".join(make_demo_db(out)))
-    print(f"wrote {out}; view it with: arena web --db {out}")
+    main(sys.argv[1:])

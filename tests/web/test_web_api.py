@@ -361,3 +361,21 @@ def test_phase_names_match_the_engine() -> None:
     js = (STATIC_DIR / "replay.js").read_text(encoding="utf-8")
     for p in Phase:
         assert p.name in js
+
+
+def test_the_demo_script_can_run_twice_and_has_help(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from arena.web.demo import main as demo
+
+    path = tmp_path / "demo.sqlite"
+    demo([str(path), "--matches", "2"])
+    assert "demo-m0001" in capsys.readouterr().out
+    demo([str(path), "--matches", "2"])  # used to fail: UNIQUE constraint failed
+    assert "already holds the demo tournament" in capsys.readouterr().out
+    with Storage(path) as st:
+        assert st.completed_indices("demo") == {0, 1}
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as info:
+        demo(["--help"])  # used to write a database named "--help"
+    assert info.value.code == 0 and not (tmp_path / "--help").exists()
