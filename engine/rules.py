@@ -1,4 +1,4 @@
-"""Rulesets: every house-rule option of ``../shared/RULES.md`` as one frozen value.
+"""Rulesets: every house-rule option of ``docs/RULES.md`` as one frozen value.
 
 A ruleset is data: a named preset (``classic``, ``1001``, ``1001-4p``) or a TOML file that
 names a preset and overrides some options::

@@ -164,8 +164,9 @@ def run(
 ) -> None:
     """Connect BOT to an arena and play every match it is seated in.
 
-    Reconnects with back-off when the connection drops; stops cleanly on Ctrl-C/SIGTERM,
-    when the arena closes the stream, or after --once / --matches N.
+    Reconnects with back-off when the connection drops or the arena stops (for up to
+    --retry-for seconds, then exit code 1); stops cleanly on Ctrl-C/SIGTERM, when the
+    arena ends the stream with an OK status, or after --once / --matches N.
     """
     _setup_logging(log_level)
     _die_with_launcher()

@@ -1,6 +1,6 @@
 """Helpers for the engine's rule-case, property and golden tests.
 
-The tests are written from ``../shared/RULES.md`` and ``docs/architecture.md``, not from
+The tests are written from ``docs/RULES.md`` and ``docs/architecture.md``, not from
 the engine's code. Seats are never assumed: a :class:`Table` reads ``game.dealer`` and
 names the seats of the current deal by role:
 

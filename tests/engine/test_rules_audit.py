@@ -1,4 +1,4 @@
-"""An audit of the engine against ``../shared/RULES.md``, sentence by sentence.
+"""An audit of the engine against ``docs/RULES.md``, sentence by sentence.
 
 Two parts:
 
