@@ -21,6 +21,7 @@ from engine.actions import (
     Play,
     ThrowIn,
     action_sort_key,
+    fallback_action,
     parse_action,
 )
 from engine.cards import (
@@ -103,6 +104,7 @@ __all__ = [
     "action_sort_key",
     "card_points",
     "cards_from_mask",
+    "fallback_action",
     "format_cards",
     "load_ruleset",
     "mask_of",

@@ -13,6 +13,7 @@ or, with an ace, the ace marriage.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.cards import Card, CardParseError, parse_card
@@ -117,6 +118,19 @@ def action_sort_key(action: Action) -> tuple[int, int, int]:
     if isinstance(action, Play):
         return (kind, int(action.card), int(action.declare))
     return (kind, 0, 0)
+
+
+def fallback_action(legal: Sequence[Action]) -> Action:
+    """What is played for a seat that gave no usable answer (it raised, timed out, answered
+    illegally) or forfeited: the referee and the SDK's local matches alike.
+
+    A pass where passing is legal (so a silent seat never bids itself into a contract it
+    will fail), else the first legal action: deterministic, so replays agree.
+    """
+    for action in legal:
+        if isinstance(action, Pass):
+            return action
+    return legal[0]
 
 
 def parse_action(text: str) -> Action:

@@ -30,6 +30,7 @@ from engine import (
     IllegalActionError,
     PlayerView,
     Ruleset,
+    fallback_action,
     load_ruleset,
     observe,
 )
@@ -105,22 +106,25 @@ def decide(bot: Bot, view: PlayerView, logger: logging.Logger = log) -> tuple[Ac
 
     ``kind`` is ``"bot"`` when the bot answered with an Action (legal or not: the caller
     judges), ``"error"`` when it raised and ``"malformed"`` when it returned no Action; in
-    both of those cases the action is the first legal one, and the traceback is logged.
+    both of those cases the action is the referee's fallback (``engine.fallback_action``: a
+    pass where legal, else the first legal action), and the traceback is logged.
     """
     try:
         action = bot.act(view)
     except Exception:
+        fallback = fallback_action(view.legal_actions)
         logger.exception(
             "%s raised in deal %d (%s); playing %s instead",
-            bot.name, view.deal_number, view.phase, view.legal_actions[0],
+            bot.name, view.deal_number, view.phase, fallback,
         )  # fmt: skip
-        return view.legal_actions[0], "error"
+        return fallback, "error"
     if not isinstance(action, Action):
+        fallback = fallback_action(view.legal_actions)
         logger.error(
             "%s returned %r, which is not an Action; playing %s instead",
-            bot.name, action, view.legal_actions[0],
+            bot.name, action, fallback,
         )  # fmt: skip
-        return view.legal_actions[0], "malformed"
+        return fallback, "malformed"
     return action, "bot"
 
 
@@ -193,9 +197,10 @@ def play_local(
             except IllegalActionError as e:
                 if strict:
                     raise
-                log.warning("%s: %s; playing %s instead", bot.name, e, legal[0])
+                fallback = fallback_action(legal)  # what the referee plays
+                log.warning("%s: %s; playing %s instead", bot.name, e, fallback)
                 incidents.append(LocalIncident(seat, game.deal_number, "illegal", str(e)))
-                game.apply(legal[0], seat=seat)
+                game.apply(fallback, seat=seat)
         results = game.deal_results
         if len(results) > scored:
             for result in results[scored:]:

@@ -36,7 +36,15 @@ from arena.protocol import (
 from arena.referee.config import RefereeConfig
 from arena.referee.sessions import BotSession
 from arena.v1 import arena_pb2 as pb
-from engine import Action, Game, IllegalActionError, Pass, Ruleset, observe, public_action
+from engine import (
+    Action,
+    Game,
+    IllegalActionError,
+    Ruleset,
+    fallback_action,
+    observe,
+    public_action,
+)
 from engine import record as engine_record
 
 __all__ = ["INCIDENT_KINDS", "MatchRunner", "SeatState", "clip"]
@@ -59,18 +67,6 @@ def clip(text: str, limit: int = MAX_ID_CHARS) -> str:
     ('12', 'xxxx…')
     """
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def fallback_action(legal: tuple[Action, ...]) -> Action:
-    """What the referee plays for a seat that gave no usable answer, or forfeited.
-
-    A pass where passing is legal (so a silent seat never bids itself into a contract it
-    will fail), else the first legal action: deterministic, so replays agree.
-    """
-    for action in legal:
-        if isinstance(action, Pass):
-            return action
-    return legal[0]
 
 
 _INCIDENT_PB = {

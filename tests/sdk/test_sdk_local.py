@@ -108,7 +108,7 @@ class Raiser(Bot):
         return view.legal_actions[0]
 
 
-def test_a_raising_bot_is_logged_and_plays_the_first_legal_action(
+def test_a_raising_bot_is_logged_and_plays_the_fallback(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     with caplog.at_level(logging.ERROR):
@@ -169,3 +169,31 @@ def test_action_values_are_reexported() -> None:
     assert sdk.Bid(105) == Bid(105) and sdk.Pass() == Pass()
     assert str(sdk.Give(Card.HK, 2)) == str(Give(Card.HK, 2))
     assert isinstance(sdk.Contract(120), Contract) and isinstance(sdk.Concede(), Concede)
+
+
+class OverBidder(Bot):
+    """Bids 999 (illegal) in every auction; raises when asked for a contract."""
+
+    def bid(self, view: PlayerView) -> Action:
+        return Bid(999)
+
+    def contract(self, view: PlayerView) -> Action:
+        raise RuntimeError("no idea")
+
+
+def test_a_failed_decision_gets_the_referees_fallback_a_pass_where_legal() -> None:
+    """Locally as in the arena (engine.fallback_action): an illegal bid, a raise or a
+    non-Action in the auction is a pass — it used to be the first legal action, the lowest
+    bid, which committed the seat to a contract the arena would never have made it play."""
+    m = play_local([OverBidder, Bot, Bot], seed=1, max_deals=3)
+    assert {i.kind for i in m.incidents} == {"illegal", "error"}
+    spoke = 0
+    for deal in m.record["deals"]:
+        if (deal["dealer"] + 1) % 3 == 0:
+            continue  # seat 0 is first hand: committed to 100 without speaking
+        mine = [a["action"] for a in deal["actions"] if a["seat"] == 0]
+        assert mine[0] == "pass", deal["actions"][:4]
+        spoke += 1
+    assert spoke >= 1
+    contract = next(i for i in m.incidents if i.kind == "error")
+    assert contract.detail == "contract 100"  # no pass there: the first legal action
