@@ -366,6 +366,7 @@ def match_result_to_pb(result: Mapping[str, Any], forfeits: Sequence[int] = ()) 
         shortfalls=result.get("shortfalls", ()),
         forfeits=forfeits,
         deals=result.get("deals", 0),
+        reason=str(result.get("reason") or ""),
     )
 
 

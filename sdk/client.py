@@ -574,7 +574,7 @@ def _game_result(msg: pb.MatchResult) -> GameResult:
         shortfalls=tuple(msg.shortfalls),
         winner=firsts[0] if len(firsts) == 1 else None,
         deals=msg.deals,
-        reason="forfeit" if msg.forfeits else "",
+        reason="forfeit" if msg.forfeits else msg.reason,
     )
 
 

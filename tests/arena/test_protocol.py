@@ -257,3 +257,23 @@ def test_match_result_to_pb() -> None:
         forfeits=[1],
     )  # fmt: skip
     assert list(m.places) == [1, 3, 2] and list(m.forfeits) == [1] and m.deals == 9
+
+
+def test_the_match_result_says_why_the_match_ended_as_locally() -> None:
+    """A bot's on_match_end gets the same GameResult.reason from an arena as from a local
+    match ("target", "max_deals"); it used to be "" unless a seat forfeited."""
+    from bots import load
+    from sdk import play_local
+    from sdk.client import _game_result
+
+    local = play_local([load("random")] * 3, seed=4, max_deals=2).result
+    assert local.reason == "max_deals"
+    msg = match_result_to_pb(
+        {"scores": list(local.scores), "places": list(local.places),
+         "shortfalls": list(local.shortfalls), "deals": local.deals, "reason": local.reason}
+    )  # fmt: skip
+    assert msg.reason == "max_deals"
+    assert _game_result(msg) == local
+    forfeited = match_result_to_pb({"scores": [0, 0, 0], "places": [1, 1, 3], "deals": 1,
+                                    "reason": "target"}, forfeits=[2])  # fmt: skip
+    assert _game_result(forfeited).reason == "forfeit"
