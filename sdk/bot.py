@@ -76,7 +76,9 @@ class Bot:
     def on_deal_end(self, view: PlayerView, result: DealResult) -> None:
         """A deal was scored; ``result`` is its ``DealResult``.
 
-        ``view`` is this seat's latest view (usually already the next deal's).
+        ``view``: in a local match the seat's view of the next deal (or the final one); in
+        an arena the view of its last decision in the deal that ended. What happened is in
+        ``result``.
         """
 
     def on_match_end(self, view: PlayerView, result: GameResult) -> None:
