@@ -204,7 +204,10 @@ async def _serve(
             await lobby.cancel_running()
             await lobby_task
     stop_task.cancel()
-    await referee.end_streams()  # UNAVAILABLE: connected bots reconnect, as to a restart
+    if stop.is_set() or max_matches is None:  # by a signal: it may come back; bots wait
+        await referee.end_streams()
+    else:  # --matches played: done for good; bots stop
+        await referee.end_streams(f"the arena has played its {max_matches} match(es)", final=True)
     await server.stop(1.0)
     done = len(lobby.records)
     click.echo(f"{done} match(es) played; records in {config.record_dir}")

@@ -204,17 +204,20 @@ class Referee:
         return rec
 
     async def end_streams(
-        self, message: str = "the arena is stopping", timeout: float = 2.0
+        self, message: str = "the arena is stopping", timeout: float = 2.0, *, final: bool = False
     ) -> None:
-        """End every bot's stream with UNAVAILABLE ``message`` (bots reconnect, as when the
-        connection drops) and wait up to ``timeout`` seconds for the calls to end.
+        """End every bot's stream and wait up to ``timeout`` seconds for the calls to end:
+        with UNAVAILABLE ``message`` (bots reconnect, as when the connection drops: the
+        arena may come back), or with ``final`` an OK status (the arena is done for good:
+        its tournament is over, its ``--matches`` played; bots stop).
 
         Call it before stopping the gRPC server: a stream still open then is cancelled by
         gRPC, and grpc.aio logs that cancellation as an unhandled exception.
         """
+        code = grpc.StatusCode.OK if final else grpc.StatusCode.UNAVAILABLE
         for s in self._by_name.values():
             if s.stream is not None:
-                s.stream.end(grpc.StatusCode.UNAVAILABLE, message)
+                s.stream.end(code, message)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while self._attached and loop.time() < deadline:

@@ -456,6 +456,7 @@ async def _play(
     procs: dict[str, _BotProcess] = {}
     stopping = asyncio.Event()
     monitor: asyncio.Task[None] | None = None
+    over = False  # every match played: remote bots are told the tournament is over
     try:
         port = cfg.port
         if serve:
@@ -489,6 +490,7 @@ async def _play(
         t_play = time.monotonic()
         try:
             await _run_matches(cfg, opts, storage, schedule, pending, outcome, referee)
+            over = not outcome.interrupted and not outcome.failed
         finally:
             outcome.play_s = time.monotonic() - t_play
         log.info("%s: %d matches played in this run", tid, outcome.played_now)
@@ -502,8 +504,11 @@ async def _play(
         if server is not None:
             with contextlib.suppress(Exception):
                 end_streams = getattr(referee, "end_streams", None)  # (not on test fakes)
-                if end_streams is not None:
-                    await end_streams()  # remote bots still connected: UNAVAILABLE
+                if end_streams is not None:  # remote bots still connected
+                    if over:  # done for good: they stop
+                        await end_streams("the tournament is over", final=True)
+                    else:  # interrupted, or matches to retry: they wait for the next run
+                        await end_streams()
                 await server.stop(1.0)
 
 

@@ -162,10 +162,15 @@ def test_tls_server(tmp_path: Path) -> None:
     asyncio.run(main())
 
 
-def test_stopping_ends_open_streams_with_unavailable(caplog: pytest.LogCaptureFixture) -> None:
+@pytest.mark.parametrize("final", [False, True])
+def test_stopping_ends_open_streams_with_a_status(
+    final: bool, caplog: pytest.LogCaptureFixture
+) -> None:
     """A bot still connected when the arena stops is told UNAVAILABLE "the arena is
-    stopping" (it reconnects, as when the connection drops); gRPC does not have to cancel
-    the call, which grpc.aio logged as an unhandled CancelledError."""
+    stopping" (it reconnects, as when the connection drops), or, when the arena is done for
+    good (its tournament over), the stream ends OK (the SDK stops). Either
+    way gRPC does not have to cancel the call, which grpc.aio logged as an unhandled
+    CancelledError."""
     from arena.referee import Referee, RefereeConfig, start_server
     from arena.v1 import arena_pb2 as pb
     from arena.v1 import arena_pb2_grpc as pb_grpc
@@ -181,6 +186,12 @@ def test_stopping_ends_open_streams_with_unavailable(caplog: pytest.LogCaptureFi
                 first = await call.read()
                 assert first.WhichOneof("kind") == "welcome"
                 assert ref.connected_bots() == ["ann"]
+                if final:
+                    await ref.end_streams("the tournament is over", final=True)
+                    assert ref.connected_bots() == []
+                    assert await call.read() is grpc.aio.EOF
+                    assert await call.code() == grpc.StatusCode.OK  # (gRPC sends no details)
+                    return
                 await ref.end_streams()
                 assert ref.connected_bots() == []
                 with pytest.raises(grpc.aio.AioRpcError) as info:
@@ -194,3 +205,38 @@ def test_stopping_ends_open_streams_with_unavailable(caplog: pytest.LogCaptureFi
     asyncio.run(main())
     errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
     assert not errors, errors
+
+
+@pytest.mark.parametrize("final", [False, True])
+def test_the_sdk_stops_when_the_arena_is_done_and_waits_when_it_stops(final: bool) -> None:
+    """``arena-bot run`` after a tournament: told it is over (OK), the bot stops at once
+    (exit 0); told "the arena is stopping" (UNAVAILABLE), it reconnects until the arena is
+    back or ``retry_for`` runs out."""
+    from arena.referee import Referee, RefereeConfig, start_server
+    from bots import load
+    from sdk.client import ArenaError, BotRunner
+
+    async def main() -> str:
+        ref = Referee(RefereeConfig())
+        ref.add_bot("ann", "tok-ann")
+        server, port = await start_server(ref)
+        runner = BotRunner(load("random"), f"127.0.0.1:{port}", "tok-ann",
+                           initial_backoff=0.05, retry_for=1.0)  # fmt: skip
+        task = asyncio.create_task(runner.run())
+        try:
+            missing = await ref.wait_for_bots(["ann"], timeout=20)
+            assert not missing
+            await ref.end_streams("the tournament is over", final=final)
+            await server.stop(1.0)
+            summary = await asyncio.wait_for(task, 30)
+            return summary.reason
+        except ArenaError as e:
+            return f"ArenaError: {e}"
+        finally:
+            task.cancel()
+
+    reason = asyncio.run(main())
+    if final:
+        assert reason == "the arena closed the stream"
+    else:
+        assert reason.startswith("ArenaError: ") and "unreachable for 1s" in reason, reason
