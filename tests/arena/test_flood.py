@@ -8,7 +8,7 @@ import grpc
 
 from arena.referee import Referee, RefereeConfig, start_server
 from arena.v1 import arena_pb2 as pb
-from arena.v1 import arena_pb2_grpc as pb_grpc
+from tests.support.harness import welcomed_call
 
 
 def test_a_flooding_stream_is_closed_with_resource_exhausted() -> None:
@@ -18,10 +18,7 @@ def test_a_flooding_stream_is_closed_with_resource_exhausted() -> None:
         server, port = await start_server(ref, port=0)
         try:
             async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
-                call = pb_grpc.ArenaStub(ch).Play(metadata=(("authorization", "Bearer tok"),))
-                await call.write(pb.BotMessage(hello=pb.Hello(bot_name="f", protocol_version=1)))
-                welcome = await call.read()
-                assert welcome.WhichOneof("kind") == "welcome"
+                call = await welcomed_call(ch, "tok", "f")
                 sent = 0
                 try:
                     # one over the limit, then read: a client that keeps writing after the

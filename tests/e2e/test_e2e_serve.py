@@ -17,7 +17,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 
-from harness import RAW_BOT, ROOT
+from harness import RAW_BOT, ROOT, welcomed_call
 
 NAMES = ["ann", "bob", "cid"]
 
@@ -172,8 +172,6 @@ def test_stopping_ends_open_streams_with_a_status(
     way gRPC does not have to cancel the call, which grpc.aio logged as an unhandled
     CancelledError."""
     from arena.referee import Referee, RefereeConfig, start_server
-    from arena.v1 import arena_pb2 as pb
-    from arena.v1 import arena_pb2_grpc as pb_grpc
 
     async def main() -> None:
         ref = Referee(RefereeConfig())
@@ -181,10 +179,7 @@ def test_stopping_ends_open_streams_with_a_status(
         server, port = await start_server(ref)
         try:
             async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
-                call = pb_grpc.ArenaStub(ch).Play(metadata=(("authorization", "Bearer tok-ann"),))
-                await call.write(pb.BotMessage(hello=pb.Hello(bot_name="ann", protocol_version=1)))
-                first = await call.read()
-                assert first.WhichOneof("kind") == "welcome"
+                call = await welcomed_call(ch, "tok-ann", "ann")
                 assert ref.connected_bots() == ["ann"]
                 if final:
                     await ref.end_streams("the tournament is over", final=True)

@@ -130,3 +130,14 @@ async def arena(tmp: Path, **config: Any) -> AsyncIterator[Arena]:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(bp.proc.wait(), 5)
         await server.stop(0.5)
+
+
+async def welcomed_call(channel: Any, token: str, name: str = "raw") -> Any:
+    """A ``Play`` call on ``channel`` that said Hello with ``token`` and got its Welcome."""
+    from arena.v1 import arena_pb2_grpc as pb_grpc
+
+    call = pb_grpc.ArenaStub(channel).Play(metadata=(("authorization", f"Bearer {token}"),))
+    await call.write(pb.BotMessage(hello=pb.Hello(bot_name=name, protocol_version=1)))
+    welcome = await call.read()
+    assert welcome.WhichOneof("kind") == "welcome", welcome
+    return call
