@@ -240,9 +240,10 @@ def action_event_to_pb(
     item = hit[1].get(seat)
     if item is None:
         item = hit[1][seat] = pb.Event(action=seat_action_to_pb(seat, action)).SerializeToString()
-    return pb.Event.FromString(
-        b"".join((head, _EVENT_SEQ, _u32(seq), item, _EVENT_SOURCE, _u32(source)))
-    )
+    parts = [head, _EVENT_SEQ, _u32(seq), item]
+    if source:  # proto3 leaves a zero out
+        parts += (_EVENT_SOURCE, _u32(source))
+    return pb.Event.FromString(b"".join(parts))
 
 
 def seat_action_from_pb(msg: pb.SeatAction) -> tuple[int, Action | HiddenGive]:

@@ -82,6 +82,8 @@ _SOURCE_PB = {
     "forced": pb.ACTION_SOURCE_FORCED,
     "fallback": pb.ACTION_SOURCE_FALLBACK,
 }
+#: The source of an action in the events of the seats that did not act (see ``_after``).
+_SOURCE_HIDDEN = pb.ACTION_SOURCE_UNSPECIFIED
 
 
 class _Forfeited:
@@ -129,6 +131,10 @@ class SeatState:
     connected_once: bool = field(default=False)
     wrong_requests: int = 0
     disconnects: int = 0
+    #: Requests sent to this seat: its request ids count them. One counter per seat, not
+    #: per match: a match-wide count would let a seat tell, from the gaps between its own
+    #: ids, which of the others' moves were forced (and so what they hold).
+    requests: int = 0
 
 
 class MatchRunner:
@@ -155,7 +161,6 @@ class MatchRunner:
         # (ms, by) per action, per deal number, merged into the engine's record at the end.
         self._meta: list[list[dict[str, Any]]] = [[]]
         self._seq = 0
-        self._requests = 0
         self._ruleset_pb = ruleset_to_pb(ruleset)
         self._file: IO[str] | None = None
         self._loop = asyncio.get_running_loop()
@@ -257,8 +262,8 @@ class MatchRunner:
     async def _decide(self, st: SeatState, legal: tuple[Action, ...]) -> tuple[Action, str, int]:
         """Ask the seat's bot; apply its action or the fallback. Returns (action, by, ms)."""
         game = self.game
-        self._requests += 1
-        rid = f"{self._requests}"
+        st.requests += 1
+        rid = f"{st.requests}"
         msg = pb.ServerMessage()
         req = msg.decision_request
         view = view_to_pb(observe(game, st.seat), req.view)  # built in place, not copied
@@ -360,23 +365,32 @@ class MatchRunner:
                 {"type": "action", "deal": deal, "seat": actor, "action": str(action), **meta}
             )
         mid = self.match_id
-        # One event per distinct view of the action. public_action returns the action
-        # itself to a seat that sees all of it (every seat, but for gives), so that event is
-        # made once without hashing the action; censored views (hidden gives) are
-        # keyed by value.
-        full: pb.Event | None = None
+        # The actor's own event says who chose the action (its bot, the referee's fallback,
+        # or forced); the other seats are not told: "forced" would say that the actor had
+        # nothing else to play (no other card of the suit, no marriage to bid on), and a
+        # fallback, which is the first legal action, that he had nothing ordered before
+        # it. A third seat sees a give without its card (public_action); the other views
+        # are made once each.
+        public: pb.Event | None = None
         censored: dict[object, pb.Event] = {}
         for st in self.seats:
-            seen = public_action(action, actor, st.seat)
-            if seen is action:
-                if full is None:
-                    full = action_event_to_pb(mid, seq, source, actor, action)
-                st.session.add_event(full)
+            seat = st.seat
+            if seat == actor:
+                ev = action_event_to_pb(mid, seq, source, actor, action)
             else:
-                ev = censored.get(seen)
-                if ev is None:
-                    ev = censored[seen] = action_event_to_pb(mid, seq, source, actor, seen)
-                st.session.add_event(ev)
+                seen = public_action(action, actor, seat)
+                if seen is action:
+                    if public is None:
+                        public = action_event_to_pb(mid, seq, _SOURCE_HIDDEN, actor, action)
+                    ev = public
+                else:
+                    hidden = censored.get(seen)
+                    if hidden is None:
+                        hidden = censored[seen] = action_event_to_pb(
+                            mid, seq, _SOURCE_HIDDEN, actor, seen
+                        )
+                    ev = hidden
+            st.session.add_event(ev)
         if game.deal_number != deal or game.is_over:
             self._deal_ended(deal)
 

@@ -147,11 +147,18 @@ def _cards_in(msg: Any) -> set[int]:
     return out
 
 
-def _audit(bot: BotProc, recs: dict[str, dict[str, Any]]) -> int:
-    """Walk the bot's messages in order; each card it was shown must be visible by then."""
+def _audit(bot: BotProc, recs: dict[str, dict[str, Any]], sources: Counter[str]) -> int:
+    """Walk the bot's messages in order; each card it was shown must be visible by then.
+
+    Nor may anything else tell what another seat holds: another seat's action comes without
+    its source (a forced move means the actor had nothing else to play), and the bot's own
+    request ids count its own requests, 1, 2, 3, ... (gaps in a match-wide count would show
+    the others' forced moves). ``sources`` counts the sources of the bot's own actions.
+    """
     checked = 0
     pos: dict[str, tuple[int, int]] = {}  # match -> (deal, actions seen in this deal)
     seats: dict[str, int] = {}
+    asked: dict[str, int] = {}
     for msg in bot.messages():
         for ev in msg.events:
             deal, n = pos[ev.match_id]
@@ -161,6 +168,11 @@ def _audit(bot: BotProc, recs: dict[str, dict[str, Any]]) -> int:
             elif kind == "action":
                 pos[ev.match_id] = (deal, n + 1)
                 _check(ev, recs[ev.match_id], seats[ev.match_id], deal, n + 1)
+                if ev.action.seat == seats[ev.match_id]:
+                    assert ev.source != pb.ACTION_SOURCE_UNSPECIFIED, ev
+                    sources[pb.ActionSource.Name(ev.source)] += 1
+                else:
+                    assert ev.source == pb.ACTION_SOURCE_UNSPECIFIED, ev
                 checked += 1
         kind = msg.WhichOneof("kind")
         if kind in (None, "welcome", "decision_rejected"):
@@ -170,6 +182,9 @@ def _audit(bot: BotProc, recs: dict[str, dict[str, Any]]) -> int:
         if kind == "match_started":
             seats[mid] = body.seat
             pos[mid] = (0, 0)
+        if kind == "decision_request":
+            asked[mid] = asked.get(mid, 0) + 1
+            assert body.request_id == str(asked[mid]), (mid, body.request_id, asked[mid])
         deal, n = pos[mid]
         if kind == "match_ended":
             continue  # the final view carries no hand, trick or talon (checked below)
@@ -215,8 +230,9 @@ def test_hidden_information_audit(tmp_path: Path, batch: bool) -> None:
 
     procs, recs = asyncio.run(main())
     total = 0
+    sources: Counter[str] = Counter()
     for p in procs:
-        total += _audit(p, recs)
+        total += _audit(p, recs, sources)
         for msg in p.messages():
             if msg.WhichOneof("kind") == "match_ended":
                 assert not _cards_in(msg.match_ended.view)
@@ -224,6 +240,8 @@ def test_hidden_information_audit(tmp_path: Path, batch: bool) -> None:
             assert b"seed" not in msg.SerializeToString()
         assert (p.batched() > 0) is batch, (p.name, p.batched())
     assert total > 1000
+    # Each bot is still told how its own actions were chosen.
+    assert sources["ACTION_SOURCE_BOT"] > 100 and sources["ACTION_SOURCE_FORCED"] > 10, sources
 
 
 def test_run_match_refuses_bad_seating(tmp_path: Path) -> None:
