@@ -406,6 +406,9 @@ class BotRunner:
         ruleset = ruleset_from_pb(ms.ruleset)
         view = view_from_pb(ms.view, ruleset)
         m = self._matches.get(ms.match_id)
+        if ms.forfeited:
+            log.warning("match %s: seat %d has forfeited (away too long, or struck out): "
+                        "the referee plays it to the end", ms.match_id, ms.seat)  # fmt: skip
         if m is not None:  # a resumed match after a reconnection: same bot
             m.view = view
             log.info("match %s resumed (seat %d)", ms.match_id, ms.seat)

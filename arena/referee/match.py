@@ -426,6 +426,7 @@ class MatchRunner:
         ms.ruleset.CopyFrom(self._ruleset_pb)
         ms.view.CopyFrom(view_to_pb(observe(self.game, st.seat)))
         ms.resumed = resumed
+        ms.forfeited = st.forfeited
         st.session.send(msg)
 
     def _send_request(self, st: SeatState, msg: pb.ServerMessage | None = None) -> None:
@@ -454,7 +455,7 @@ class MatchRunner:
             me.match_id = self.match_id
             me.result.CopyFrom(result)
             me.view.CopyFrom(view_to_pb(observe(self.game, st.seat)))
-            st.session.send(msg)
+            st.session.send_or_keep(msg)
 
     # ------------------------------------------------------------------ from sessions
     def on_decision(self, st: SeatState, decision: pb.Decision) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,9 @@ if TYPE_CHECKING:
 __all__ = ["MAX_BATCH", "AuthError", "BotSession", "Stream", "bearer_token"]
 
 log = logging.getLogger("arena.referee")
+
+#: How many ends of matches a bot that is away is kept for (``BotSession.missed``).
+MISSED_KEPT = 64
 
 
 class AuthError(Exception):
@@ -146,7 +150,9 @@ class Stream:
 class BotSession:
     """A registered bot: name, token, current stream, the match seats it holds."""
 
-    __slots__ = ("_grace", "events", "idle", "name", "reserved", "seats", "stream", "token")
+    __slots__ = (
+        "_grace", "events", "idle", "missed", "name", "reserved", "seats", "stream", "token",
+    )  # fmt: skip
 
     def __init__(self, name: str, token: str) -> None:
         self.name = name
@@ -158,6 +164,9 @@ class BotSession:
         self.events: list[pb.Event] = []
         #: match_id -> this bot's seat in a running match.
         self.seats: dict[str, SeatState] = {}
+        #: The ends of matches that ended while the bot was away (the latest
+        #: ``MISSED_KEPT``), sent when it is back: it must learn its results.
+        self.missed: deque[pb.ServerMessage] = deque(maxlen=MISSED_KEPT)
         self._grace: asyncio.TimerHandle | None = None
         #: Set whenever the bot is connected and sits in no match (the lobby waits on it).
         self.idle = asyncio.Event()
@@ -177,6 +186,11 @@ class BotSession:
             self.events.clear()
         stream.put(msg)
         return True
+
+    def send_or_keep(self, msg: pb.ServerMessage) -> None:
+        """Send ``msg`` now, or when the bot is back if it is away (see ``missed``)."""
+        if not self.send(msg):
+            self.missed.append(msg)
 
     def add_event(self, event: pb.Event) -> None:
         """Buffer an event for the next message (dropped while disconnected)."""
@@ -204,6 +218,8 @@ class BotSession:
             self._grace.cancel()
             self._grace = None
         self.update_idle()
+        while self.missed:
+            stream.put(self.missed.popleft())
         for seat in list(self.seats.values()):
             seat.match.on_reconnect(seat)
 

@@ -781,3 +781,102 @@ def test_a_half_closed_stream_gets_its_messages_then_its_seat_forfeits(tmp_path:
     kinds = [i["kind"] for i in rec["incidents"]]
     assert kinds == ["disconnect", "forfeit"], kinds
     assert rec["forfeits"] == [1] and rec["result"]["places"][1] == 3
+
+
+async def _until(c: Client, kind: str) -> pb.ServerMessage:
+    """Read the call until a message of ``kind`` (inside a batch or not) comes."""
+    while True:
+        raw = await asyncio.wait_for(c.call.read(), 20)
+        assert raw is not grpc.aio.EOF, f"the stream ended before a {kind}"
+        c.got.append(raw)
+        for m in _flat([raw]):
+            if m.WhichOneof("kind") == kind:
+                return m
+
+
+def test_a_bot_away_when_its_match_ends_gets_the_result_when_back(tmp_path: Path) -> None:
+    """Defect: a bot whose stream dropped shortly before its match ended, and that came back
+    within the grace period, was told nothing of that match: its result was lost to it (an
+    SDK bot's ``on_match_end`` never ran). The match's end now waits for it: the first
+    messages after its Welcome are the ``MatchEnded`` of the matches that ended meanwhile."""
+
+    async def main() -> tuple[dict[str, Any], list[pb.ServerMessage]]:
+        async with arena(
+            tmp_path, decision_ms=100, time_bank_ms=0, max_strikes=1000, reconnect_grace_s=30
+        ) as a:
+            await a.bots(["ann", "bob"])
+            a.referee.add_bot("x", "tok-x")
+            async with _client(a, "tok-x") as c:
+                assert not await a.referee.wait_for_bots(["x"], 10)
+                match = asyncio.create_task(
+                    a.referee.run_match("away", SHORT, 3, ["ann", "x", "bob"])
+                )
+                await _until(c, "match_started")
+            rec = await asyncio.wait_for(match, 60)  # x's turns time out; no forfeit
+            await _free(a, "x")
+            async with _client(a, "tok-x") as back:
+                await _until(back, "match_ended")
+                return rec, _flat(back.got)
+
+    rec, got = asyncio.run(main())
+    assert rec["forfeits"] == []
+    assert [m.WhichOneof("kind") for m in got] == ["welcome", "match_ended"]
+    ended = got[1].match_ended
+    assert ended.match_id == "away"
+    assert list(ended.result.scores) == rec["result"]["scores"]
+    assert list(ended.result.places) == rec["result"]["places"]
+
+
+def test_a_bot_back_after_its_seat_forfeited_is_told_so(tmp_path: Path) -> None:
+    """Defect: a bot that came back after the grace period got ``MatchStarted(resumed)`` as
+    if it still played, and then never a request. The resumed ``MatchStarted`` now says
+    ``forfeited``; the ``MatchEnded`` that follows lists the seat in ``forfeits``."""
+
+    async def main() -> tuple[pb.ServerMessage, pb.ServerMessage]:
+        async with arena(tmp_path, decision_ms=5000, reconnect_grace_s=0.2) as a:
+            for name in ("ann", "bob", "x"):
+                a.referee.add_bot(name, f"tok-{name}")
+            go = asyncio.Event()
+
+            async def play(c: Client) -> None:
+                # Answers nothing until ``go``: the match waits for ann and bob meanwhile.
+                while True:
+                    req = (await _until(c, "decision_request")).decision_request
+                    await go.wait()
+                    await c.send(
+                        pb.BotMessage(
+                            decision=pb.Decision(
+                                request_id=req.request_id,
+                                match_id=req.match_id,
+                                action=choose(req.view, _RNG),
+                            )
+                        )
+                    )
+
+            async with _client(a, "tok-ann") as ann, _client(a, "tok-bob") as bob:
+                players = [asyncio.create_task(play(c)) for c in (ann, bob)]
+                async with _client(a, "tok-x") as c:
+                    assert not await a.referee.wait_for_bots(["ann", "bob", "x"], 10)
+                    match = asyncio.create_task(
+                        a.referee.run_match("gone", SHORT, 3, ["ann", "x", "bob"])
+                    )
+                    await _until(c, "match_started")
+                await _free(a, "x")
+                seat = a.referee.session("x").seats["gone"]
+                for _ in range(500):  # the grace (0.2 s) runs out: the seat forfeits
+                    if seat.forfeited:
+                        break
+                    await asyncio.sleep(0.01)
+                assert seat.forfeited
+                async with _client(a, "tok-x") as back:
+                    resumed = await _until(back, "match_started")
+                    go.set()
+                    ended = await _until(back, "match_ended")
+                    await asyncio.wait_for(match, 60)
+                for t in players:
+                    t.cancel()
+                return resumed, ended
+
+    resumed, ended = asyncio.run(main())
+    assert resumed.match_started.resumed and resumed.match_started.forfeited
+    assert list(ended.match_ended.result.forfeits) == [1]
