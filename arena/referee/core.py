@@ -273,7 +273,15 @@ class Referee:
             kind = first.WhichOneof("kind") if isinstance(first, pb.BotMessage) else None
             if kind != "hello":
                 got = (
-                    "the end of the stream" if first is grpc.aio.EOF else kind or "an empty message"
+                    "the end of the stream"
+                    if first is grpc.aio.EOF
+                    else kind
+                    or (
+                        # Only fields this protocol version does not know (a newer one's).
+                        "a message of a kind this referee does not know"
+                        if first.ByteSize()
+                        else "an empty message"
+                    )
                 )
                 raise _Refusal(
                     grpc.StatusCode.INVALID_ARGUMENT,

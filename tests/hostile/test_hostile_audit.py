@@ -165,6 +165,9 @@ def test_stream_openings_are_refused_with_a_clear_status(
                  "must be Hello, not decision", False),
                 ("empty first", x, [b""], "INVALID_ARGUMENT", "must be Hello, not an empty message",
                  False),
+                # field 9 (no such field in this version): a newer protocol's kind of message
+                ("unknown kind first", x, [b"\x4a\x02\x08\x01"], "INVALID_ARGUMENT",
+                 "must be Hello, not a message of a kind this referee does not know", False),
                 ("garbage first", x, [b"\xff\xfe garbage"], "INVALID_ARGUMENT",
                  "could not parse the message as arena.v1.BotMessage", False),
                 ("oversized hello", x, [big], "RESOURCE_EXHAUSTED", "larger than max", False),
@@ -175,6 +178,13 @@ def test_stream_openings_are_refused_with_a_clear_status(
                     assert got[0] == code and words in got[1], (what, got[:2])
                     assert got[2] == [], (what, "nothing is sent before Welcome")
                     await _free(a, "x")
+                # a Hello without a protocol version (proto3: 0) is read as version 1
+                unset = pb_grpc.ArenaStub(ch).Play(metadata=x)
+                await unset.write(pb.BotMessage(hello=pb.Hello(bot_name="h")))
+                welcome = (await unset.read()).welcome
+                assert welcome.protocol_version == 1 and welcome.bot_name == "x"
+                unset.cancel()
+                await _free(a, "x")
                 # a second stream while the first is open; the first is not disturbed
                 first = pb_grpc.ArenaStub(ch).Play(metadata=x)
                 await first.write(HELLO)
