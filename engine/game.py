@@ -117,6 +117,9 @@ _ACTION_TYPES = (Bid, Pass, Give, Contract, Concede, ThrowIn, Play)
 _FULL_DECK = (1 << 24) - 1
 # A sitter on the barrel wins only with a contract of at least this much (RULES.md).
 _BARREL_WIN_CONTRACT = 120
+#: Contracts are multiples of 5 whatever the bid step (RULES.md, "Contract"): a declarer
+#: must be able to name 120 (the barrel's winning contract) or his cap under any step.
+CONTRACT_STEP = 5
 _MARRIAGE_VALUE = (40, 60, 80, 100)
 _ACE_MARRIAGE_VALUE = 200
 
@@ -774,7 +777,7 @@ class Game:
             bid = self._bid
             lth = self._last_hand_take
             return contract_actions(
-                bid, max(bid, cap), r.bid_step, r.concede != "off" and not lth, lth
+                bid, max(bid, cap), CONTRACT_STEP, r.concede != "off" and not lth, lth
             )
         return ()
 
@@ -1135,6 +1138,7 @@ class Game:
                 )
             else:
                 lo = self._bid
+                step = CONTRACT_STEP
                 cap = max(
                     lo,
                     120
@@ -1149,7 +1153,7 @@ class Game:
                     f"marriages in hand ({cap})"
                 )
                 low_rule = f"the contract must be at least the winning bid {lo}"
-            if amt % step:
+            if amt % step and not (what == "contract" and amt == lo):
                 raise err(action, seat, f"a {what} must be a multiple of {step}", legal)
             if amt < lo:
                 raise err(action, seat, low_rule, legal)

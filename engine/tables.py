@@ -122,11 +122,14 @@ def bid_actions(lo: int, hi: int, step: int) -> tuple[Action, ...]:
 def contract_actions(
     lo: int, hi: int, step: int, concede: bool, throw_in: bool
 ) -> tuple[Action, ...]:
-    """``Contract(lo..hi)`` then ``Concede()`` / ``ThrowIn()`` where allowed (cached)."""
+    """``Contract(lo)``, the multiples of ``step`` above it up to ``hi``, then ``Concede()`` /
+    ``ThrowIn()`` where allowed (cached). The winning bid ``lo`` can always be named, even
+    if it is not a multiple of ``step``."""
     key = (lo, hi, step, concede, throw_in)
     t = _CONTRACT_TUPLES.get(key)
     if t is None:
-        acts: list[Action] = [_contract(a) for a in range(lo, hi + 1, step)]
+        above = (lo // step + 1) * step
+        acts: list[Action] = [_contract(a) for a in (lo, *range(above, hi + 1, step))]
         if concede:
             acts.append(CONCEDE)
         if throw_in:

@@ -389,7 +389,8 @@ class Reference:
             bid = g.bid
             assert d is not None and bid is not None
             cap = max(bid, 120 + _marriages_in(g.hand(d), r))
-            out |= {Contract(a) for a in range(bid, cap + 1) if a % r.bid_step == 0}
+            # RULES.md: a multiple of 5 (whatever the bid step), at least the winning bid.
+            out |= {Contract(a) for a in range(bid, cap + 1) if a % 5 == 0 or a == bid}
             if self.last_hand_take:
                 out.add(ThrowIn())
             elif r.concede != "off":

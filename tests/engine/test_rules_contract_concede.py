@@ -67,6 +67,27 @@ def test_contract_off_the_step_or_over_the_cap_refused():
     assert_refused(t.game, "contract 225")
 
 
+def test_contracts_are_multiples_of_5_whatever_the_bid_step():
+    """RULES.md §5: "a multiple of 5" — the bid step is the auction's (§2). With a step of
+    25 the declarer may still name 105 or 120 (the contract a barrel sitter needs) and his
+    cap, 220; a contract off 5 is refused, naming the rule."""
+    t = at_contract(gives=("give A♣ to {S}", "give K♦ to {D}"), bid_step=25)
+    assert contracts(t.game) == set(range(100, 221, 5))
+    err = assert_refused(t.game, "contract 121")
+    assert "must be a multiple of 5" in str(err)
+
+
+def test_a_winning_bid_off_5_can_be_named_as_the_contract():
+    """With a bid step of 4 a winning bid of 104 is no multiple of 5: the declarer may name
+    exactly the bid, and the multiples of 5 above it."""
+    t = at_contract(bidding=("S: bid 104", "D: pass", "F: pass"), bid_step=4)
+    decl = t.game.declarer
+    assert t.game.bid == 104 and decl == t.S
+    cs = contracts(t.game)
+    assert min(cs) == 104 and sorted(cs)[1] == 105 and all(c % 5 == 0 for c in cs - {104})
+    assert_refused(t.game, "contract 108")
+
+
 def test_contract_then_declarer_leads():
     t = at_contract()
     F = t.F
