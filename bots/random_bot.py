@@ -20,6 +20,7 @@ class RandomBot(Bot):
     """Picks uniformly among ``view.legal_actions``."""
 
     name = "random"
+    quick = True  # a choice among the legal actions: microseconds
 
     def __init__(self, seed: int | None = None) -> None:
         super().__init__()

@@ -17,13 +17,17 @@ time, in game order: ``on_match_start``, then ``act`` (or the phase methods) and
 
 What happens when a bot misbehaves (the same locally and against an arena):
 
-- ``act`` **raises**: the runner logs the traceback and plays the first legal action
-  instead, so that one bug does not forfeit the match.
+- ``act`` **raises**: the runner logs the traceback and plays the referee's fallback
+  instead (a pass where legal, else the first legal action), so that one bug does not
+  forfeit the match.
 - ``act`` returns an ``Action`` that is **not legal**: it is sent as is and the referee
   judges it (it records an ``illegal`` incident, counts a strike and plays a fallback).
   :func:`sdk.play_local` does the same as the referee, or raises with ``strict=True``.
 - ``act`` returns something that is **not an Action** at all (``None``, a string): logged
-  as an error, and the first legal action is played.
+  as an error, and the fallback is played.
+- a hook (``on_match_start``, ``on_deal_end``, ``on_match_end``) **raises**: logged with
+  the traceback and counted (an ``error`` incident locally, the run's ``errors`` in an
+  arena); the match goes on. Hooks get views without legal actions.
 """
 
 from __future__ import annotations
@@ -38,6 +42,12 @@ class Bot:
 
     #: The name shown in logs and leaderboards; defaults to the class name.
     name: str = ""
+    #: ``True`` for a bot whose every decision takes well under a millisecond: the arena
+    #: runner then calls it directly on its event loop instead of in a worker thread,
+    #: saving the thread hop (a tenth of a millisecond per decision). While it runs, every
+    #: match of the bot waits, so a quick bot that turns out slow (a call over 5 ms) is
+    #: sent to the worker thread for the rest of the run, with a warning.
+    quick: bool = False
 
     def __init__(self) -> None:
         if not self.name:
@@ -76,9 +86,9 @@ class Bot:
     def on_deal_end(self, view: PlayerView, result: DealResult) -> None:
         """A deal was scored; ``result`` is its ``DealResult``.
 
-        ``view``: in a local match the seat's view of the next deal (or the final one); in
-        an arena the view of its last decision in the deal that ended. What happened is in
-        ``result``.
+        ``view``: the last view the seat was given before the deal ended (that of its last
+        decision, or the match's first view), without legal actions; the same locally and
+        in an arena. What happened is in ``result``.
         """
 
     def on_match_end(self, view: PlayerView, result: GameResult) -> None:

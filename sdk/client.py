@@ -6,7 +6,7 @@
 One gRPC stream carries all of the bot's matches; a fresh bot instance is made per match
 (from the class or factory given) and its calls are serialized per match, each ``act``
 running in a worker thread (``asyncio.to_thread``) so a slow bot never stalls the stream
-or the other matches.
+or the other matches (a bot that says it is ``quick`` is called on the event loop).
 
 Connection handling: the first message is ``Hello``; the token travels in the call
 metadata (``authorization: Bearer <token>``). A lost connection (``UNAVAILABLE``), or a
@@ -44,7 +44,7 @@ from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 from engine import Action, GameResult, PlayerView, Ruleset
 from sdk.bot import Bot
-from sdk.local import BotFactory, decide, make_bot
+from sdk.local import BotFactory, decide, hook_view, make_bot
 
 __all__ = ["ArenaAuthError", "ArenaError", "BotRunner", "RunSummary", "run", "run_async"]
 
@@ -55,18 +55,14 @@ _RETRY_CODES = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.ALREADY_EXISTS)
 #: How often a stream that ends in INTERNAL before the Welcome is tried again in a row.
 _INTERNAL_RETRIES = 3
 
-#: Adaptive inline answers: after ``_FAST_RUN`` threaded ``decide`` calls in a row, each
-#: under ``_FAST_S``, the bot is asked inline on the event loop (no thread hop); one inline
-#: call over ``_SLOW_S`` sends it back to the worker thread.
-_FAST_S = 0.001
+#: A ``quick`` bot (see :class:`sdk.Bot`) is asked on the event loop, without a thread
+#: hop; one such call over ``_SLOW_S`` proves it is not quick: it is then asked in the
+#: worker thread for the rest of the run (and a warning says so).
 _SLOW_S = 0.005
-_FAST_RUN = 20
 
 
-def _timed_decide(bot: Bot, view: PlayerView) -> tuple[Action, str, float]:
-    t0 = time.perf_counter()
-    action, kind = decide(bot, view, log)
-    return action, kind, time.perf_counter() - t0
+def _decide_call(bot: Bot, view: PlayerView) -> tuple[Action, str]:
+    return decide(bot, view, log)
 
 
 class _Outbox:
@@ -216,8 +212,8 @@ class BotRunner:
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopping = asyncio.Event()
         self._out: _Outbox | None = None
-        self._inline = False  # see _FAST_RUN
-        self._fast = 0
+        #: Whether quick bots may still be asked inline (see _SLOW_S).
+        self._inline = True
         self._rng = random.Random()  # jitter only; never the global generator
 
     # ------------------------------------------------------------------ control
@@ -385,11 +381,15 @@ class BotRunner:
         elif kind == "decision_rejected":
             r = msg.decision_rejected
             self.summary.rejected += 1
-            log.warning(
-                "match %s: decision rejected (%s, strike %d of %d): %s",
-                r.match_id, pb.Incident.Name(r.incident), r.strikes, r.strikes_allowed,
-                r.message,
-            )  # fmt: skip
+            incident = pb.Incident.Name(r.incident).removeprefix("INCIDENT_").lower()
+            # A wrong request (late, repeated, unknown) costs no strike: say so.
+            strike = (
+                "no strike"
+                if r.incident == pb.INCIDENT_WRONG_REQUEST
+                else f"strike {r.strikes} of {r.strikes_allowed}"
+            )
+            log.warning("match %s: decision rejected (%s, %s): %s", r.match_id, incident,
+                        strike, r.message)  # fmt: skip
         elif kind == "match_ended":
             self._on_match_ended(msg.match_ended)
 
@@ -400,7 +400,10 @@ class BotRunner:
         if not _overrides(m.bot, "on_deal_end"):
             return  # not overridden: nothing to run
         result = _deal_result_from_pb(ev.deal_ended)
-        self._schedule(m, "on_deal_end", lambda: m.bot.on_deal_end(m.view, result))
+        # The view as it is now, when the deal's end comes: the last one the bot was given
+        # (the next request, in this very message, will replace m.view before the hook runs).
+        view = hook_view(m.view)
+        self._schedule(m, "on_deal_end", lambda: m.bot.on_deal_end(view, result))
 
     def _on_match_started(self, ms: pb.MatchStarted) -> None:
         ruleset = ruleset_from_pb(ms.ruleset)
@@ -433,7 +436,8 @@ class BotRunner:
         log.info("match %s started: seat %d, %s, players %s", ms.match_id, ms.seat,
                  ruleset.name, ", ".join(ms.players))  # fmt: skip
         if _overrides(bot, "on_match_start"):
-            self._schedule(m, "on_match_start", lambda: bot.on_match_start(view))
+            start = hook_view(view)
+            self._schedule(m, "on_match_start", lambda: bot.on_match_start(start))
 
     def _on_request(self, req: pb.DecisionRequest, out: _Outbox) -> None:
         m = self._matches.get(req.match_id)
@@ -447,7 +451,8 @@ class BotRunner:
         m.view = view
         rid = req.request_id
         tail = m.tail
-        if self._inline and (tail is None or tail.done()) and rid not in m.answers:
+        inline = self._inline and m.bot.quick
+        if inline and (tail is None or tail.done()) and rid not in m.answers:
             # A quick bot and nothing of this match in flight: answer here, no task.
             try:
                 action = self._decide_inline(m.bot, view)
@@ -462,13 +467,11 @@ class BotRunner:
             try:
                 if cached is not None:
                     action = cached
-                elif self._inline:
+                elif self._inline and m.bot.quick:
                     action = self._decide_inline(m.bot, view)
                 else:
-                    action, kind, took = await asyncio.to_thread(_timed_decide, m.bot, view)
+                    action, kind = await asyncio.to_thread(_decide_call, m.bot, view)
                     self._count(kind)
-                    self._fast = self._fast + 1 if took < _FAST_S else 0
-                    self._inline = self._fast >= _FAST_RUN
             except SystemExit as e:
                 self._bot_left(e)
                 return
@@ -490,8 +493,14 @@ class BotRunner:
     def _decide_inline(self, bot: Bot, view: PlayerView) -> Action:
         t0 = time.perf_counter()
         action, kind = decide(bot, view, log)
-        if time.perf_counter() - t0 > _SLOW_S:  # back to the worker thread
-            self._inline, self._fast = False, 0
+        took = time.perf_counter() - t0
+        if took > _SLOW_S:  # not quick after all: the worker thread from now on
+            self._inline = False
+            log.warning(
+                "%s says it is quick, but a decision took %.0f ms on the event loop (every "
+                "match of the bot waited): it is asked in a worker thread from now on",
+                bot.name, took * 1000,
+            )  # fmt: skip
         self._count(kind)
         return action
 
@@ -520,6 +529,9 @@ class BotRunner:
                 self._count_match()
             return
         result = _game_result(me.result)
+        if m.seat in me.result.forfeits:
+            log.warning("match %s: this bot's seat %d forfeited (it was played by the "
+                        "referee to the end and placed last)", me.match_id, m.seat)  # fmt: skip
         view = view_from_pb(me.view, m.ruleset) if me.HasField("view") else m.view
         log.info("match %s ended: scores %s, places %s", me.match_id, list(result.scores),
                  list(result.places))  # fmt: skip
@@ -542,6 +554,7 @@ class BotRunner:
             try:
                 await asyncio.to_thread(fn)
             except Exception:
+                self.summary.errors += 1
                 log.exception("%s raised in %s (match %s)", m.bot.name, what, m.match_id)
 
         self._chain(m, hook())

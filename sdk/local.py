@@ -24,7 +24,6 @@ from typing import Any
 
 from engine import (
     Action,
-    DealResult,
     Game,
     GameResult,
     IllegalActionError,
@@ -43,6 +42,7 @@ __all__ = [
     "SeriesEntry",
     "SeriesResult",
     "decide",
+    "hook_view",
     "make_bot",
     "play_local",
     "play_series",
@@ -101,17 +101,22 @@ def make_bot(factory: BotFactory | Bot) -> Bot:
     return bot
 
 
-def decide(bot: Bot, view: PlayerView, logger: logging.Logger = log) -> tuple[Action, str]:
+def decide(
+    bot: Bot, view: PlayerView, logger: logging.Logger = log, *, reraise: bool = False
+) -> tuple[Action, str]:
     """Ask ``bot`` for its action; returns ``(action, kind)``.
 
     ``kind`` is ``"bot"`` when the bot answered with an Action (legal or not: the caller
     judges), ``"error"`` when it raised and ``"malformed"`` when it returned no Action; in
     both of those cases the action is the referee's fallback (``engine.fallback_action``: a
     pass where legal, else the first legal action), and the traceback is logged.
+    ``reraise``: what the bot raised goes on (after the log) instead.
     """
     try:
         action = bot.act(view)
     except Exception:
+        if reraise:
+            raise
         fallback = fallback_action(view.legal_actions)
         logger.exception(
             "%s raised in deal %d (%s); playing %s instead",
@@ -128,11 +133,19 @@ def decide(bot: Bot, view: PlayerView, logger: logging.Logger = log) -> tuple[Ac
     return action, "bot"
 
 
-def _hook(bot: Bot, fn: Callable[[], None], what: str) -> None:
+def hook_view(view: PlayerView) -> PlayerView:
+    """``view`` as a hook gets it: without legal actions (a hook answers nothing)."""
+    return dataclasses.replace(view, legal_actions=()) if view.legal_actions else view
+
+
+def _hook(bot: Bot, fn: Callable[[], None], what: str) -> Exception | None:
+    """Run a hook; what it raised (logged with the traceback), if anything."""
     try:
         fn()
-    except Exception:
+    except Exception as e:
         log.exception("%s raised in %s", bot.name, what)
+        return e
+    return None
 
 
 def _names(bots: Sequence[Bot], names: Sequence[str] | None) -> tuple[str, ...]:
@@ -162,8 +175,10 @@ def play_local(
     ``bots``: one class/factory (a fresh bot is made) or instance per seat.
     ``ruleset``: a preset name, a TOML path or a :class:`~engine.Ruleset`; ``max_deals``
     caps the match. An illegal answer is logged, recorded as an incident and replaced by
-    the first legal action, as the referee does; with ``strict=True`` it raises the
-    engine's :class:`~engine.IllegalActionError` instead (for tests).
+    the referee's fallback (a pass where legal, else the first legal action); with
+    ``strict=True`` it raises the engine's :class:`~engine.IllegalActionError` instead (for
+    tests), and a bot that raises (in ``act`` or a hook) or answers no Action is a
+    ``RuntimeError`` whose ``__cause__`` is the bot's exception.
     """
     rules = resolve_ruleset(ruleset, max_deals)
     if len(bots) != rules.players:
@@ -172,9 +187,20 @@ def play_local(
     seat_names = _names(players, names)
     game = Game.new(rules, seed, seat_names)
     incidents: list[LocalIncident] = []
+
+    def hook(seat: int, fn: Callable[[], None], what: str) -> None:
+        e = _hook(players[seat], fn, what)
+        if e is not None:
+            if strict:
+                raise RuntimeError(f"{players[seat].name} (seat {seat}) raised in {what}") from e
+            detail = f"raised in {what}: {type(e).__name__}: {e}"
+            incidents.append(LocalIncident(seat, game.deal_number, "error", detail))
+
+    # The last view each seat was given: on_deal_end gets it, as in an arena (where the
+    # next deal's view has not come yet when the deal's end does).
+    last = [hook_view(observe(game, seat)) for seat in range(len(players))]
     for seat, bot in enumerate(players):
-        view = observe(game, seat)
-        _hook(bot, partial(bot.on_match_start, view), "on_match_start")
+        hook(seat, partial(bot.on_match_start, last[seat]), "on_match_start")
     scored = 0
     ask_forced = rules.ask_forced
     while not game.is_over:
@@ -187,7 +213,11 @@ def play_local(
         else:
             bot = players[seat]
             view = observe(game, seat)
-            action, kind = decide(bot, view)
+            last[seat] = view
+            try:
+                action, kind = decide(bot, view, reraise=strict)
+            except Exception as e:  # only with strict
+                raise RuntimeError(f"{bot.name} (seat {seat}) failed: error") from e
             if kind != "bot":
                 if strict:
                     raise RuntimeError(f"{bot.name} (seat {seat}) failed: {kind}")
@@ -204,20 +234,15 @@ def play_local(
         results = game.deal_results
         if len(results) > scored:
             for result in results[scored:]:
-                _deal_end(players, game, result)
+                for s, b in enumerate(players):
+                    hook(s, partial(b.on_deal_end, hook_view(last[s]), result), "on_deal_end")
             scored = len(results)
     final = game.result
     assert final is not None
     for seat, bot in enumerate(players):
         view = observe(game, seat)
-        _hook(bot, partial(bot.on_match_end, view, final), "on_match_end")
+        hook(seat, partial(bot.on_match_end, view, final), "on_match_end")
     return LocalMatch(seat_names, game.record(), final, tuple(incidents))
-
-
-def _deal_end(players: Sequence[Bot], game: Game, result: DealResult) -> None:
-    for seat, bot in enumerate(players):
-        view = observe(game, seat)
-        _hook(bot, partial(bot.on_deal_end, view, result), "on_deal_end")
 
 
 # ---------------------------------------------------------------------- series

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 import pytest
@@ -115,8 +116,69 @@ def test_a_raising_bot_is_logged_and_plays_the_fallback(
         m = play_local([Raiser, Bot, Bot], seed=1, max_deals=1)
     assert [i.kind for i in m.incidents] == ["error"]
     assert "boom" in caplog.text and "Traceback" in caplog.text
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError) as info:
         play_local([Raiser, Bot, Bot], seed=1, max_deals=1, strict=True)
+    assert "boom" in str(info.value.__cause__)  # the bot's own exception is kept
+
+
+class HookRaiser(Bot):
+    def on_deal_end(self, view: PlayerView, result: sdk.DealResult) -> None:
+        raise ValueError("bad hook")
+
+
+def test_a_raising_hook_is_counted_as_an_incident(caplog: pytest.LogCaptureFixture) -> None:
+    """Defect: a hook that raised was logged but counted nowhere (``arena-bot try`` showed
+    0 incidents for a bot raising in every on_deal_end)."""
+    with caplog.at_level(logging.ERROR):
+        m = play_local([HookRaiser, Bot, Bot], seed=1, max_deals=2)
+    assert [(i.seat, i.kind) for i in m.incidents] == [(0, "error"), (0, "error")]
+    assert "raised in on_deal_end: ValueError: bad hook" in m.incidents[0].detail
+    with pytest.raises(RuntimeError, match="raised in on_deal_end") as info:
+        play_local([HookRaiser, Bot, Bot], seed=1, max_deals=2, strict=True)
+    assert isinstance(info.value.__cause__, ValueError)
+
+
+class Viewer(Bot):
+    """Keeps every view it is given, and the ones its hooks get."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[PlayerView] = []
+        self.hooks: list[tuple[str, PlayerView, int]] = []
+
+    def act(self, view: PlayerView) -> Action:
+        self.asked.append(view)
+        return view.legal_actions[-1]
+
+    def on_match_start(self, view: PlayerView) -> None:
+        self.hooks.append(("start", view, len(self.asked)))
+
+    def on_deal_end(self, view: PlayerView, result: sdk.DealResult) -> None:
+        self.hooks.append(("deal", view, len(self.asked)))
+
+
+def test_hooks_get_views_without_legal_actions_and_the_last_view_at_a_deal_end() -> None:
+    """Defects: the hooks' views had legal actions (when the seat was the first to act),
+    though the docs say they do not; and on_deal_end got the next deal's view locally but
+    the last decision's in an arena. Now every hook view has no legal actions, and
+    on_deal_end gets, locally as in an arena, the last view the bot was given (its last
+    decision's, or the match's first view), without the legal actions."""
+    made: list[Viewer] = []
+
+    def factory() -> Viewer:
+        made.append(Viewer())
+        return made[-1]
+
+    for seed in range(4):
+        made.clear()
+        play_local([factory, factory, factory], seed=seed, max_deals=4)
+        for bot in made:
+            for what, view, n in bot.hooks:
+                assert view.legal_actions == ()
+                if what == "deal" and n:
+                    last = bot.asked[n - 1]
+                    assert view == dataclasses.replace(last, legal_actions=())
+            assert sum(what == "deal" for what, _, _ in bot.hooks) == 4
 
 
 class Cheater(Bot):

@@ -1,0 +1,124 @@
+"""The SDK runner against a real arena (in-process referee and runners, real gRPC): the
+views its hooks get, and on which thread it asks a bot."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
+sys.path.insert(0, str(Path(__file__).parent))
+
+from harness import arena
+from test_sdk_local import Viewer
+
+from engine import PRESETS, Action, PlayerView
+from sdk import Bot
+from sdk.client import BotRunner
+
+
+RULES = PRESETS["classic"]
+
+
+def _play(tmp: Path, factories: list, *, matches: int, deals: int) -> list:
+    """Seat the runners of ``factories`` (bots v0, v1, ...) in ``matches`` matches of
+    ``deals`` deals, one after the other; their run summaries."""
+    rules = dataclasses.replace(RULES, max_deals=deals)
+
+    async def main() -> list:
+        async with arena(tmp) as a:
+            names = [f"v{i}" for i in range(len(factories))]
+            runners = []
+            for n, f in zip(names, factories, strict=True):
+                a.referee.add_bot(n, f"tok-{n}")
+                runners.append(
+                    BotRunner(f, a.target, f"tok-{n}", matches=matches, name=n, retry_for=10)
+                )
+            tasks = [asyncio.create_task(r.run()) for r in runners]
+            assert not await a.referee.wait_for_bots(names, 20)
+            for seed in range(1, matches + 1):
+                await a.referee.run_match(f"h{seed}", rules, seed, names)
+            summaries = await asyncio.wait_for(asyncio.gather(*tasks), 60)
+            assert [s.matches for s in summaries] == [matches] * len(names)
+            return summaries
+
+    return asyncio.run(main())
+
+
+def test_hook_views_in_an_arena(tmp_path: Path) -> None:
+    """Defects: on_deal_end read the match's latest view when the hook ran, which could be
+    the next deal's (or an earlier deal's); and hook views carried legal actions. Now
+    on_deal_end gets the last view the bot was given before the deal ended, without legal
+    actions, as play_local does; no hook view has legal actions."""
+    made: list[Viewer] = []
+
+    def factory() -> Viewer:
+        made.append(Viewer())
+        return made[-1]
+
+    summaries = _play(tmp_path, [factory] * 3, matches=2, deals=5)
+    assert [s.errors for s in summaries] == [0, 0, 0]
+    assert len(made) == 6
+    deals = 0
+    for bot in made:
+        for what, view, n in bot.hooks:
+            assert view.legal_actions == ()
+            if what == "deal" and n:
+                assert view == dataclasses.replace(bot.asked[n - 1], legal_actions=())
+                deals += 1
+        assert sum(what == "deal" for what, _, _ in bot.hooks) == 5
+    assert deals > 20
+
+
+class Spiky(Bot):
+    """Answers at once, but every 30th decision takes 50 ms; notes the threads it ran on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+        self.threads: set[str] = set()
+
+    def act(self, view: PlayerView) -> Action:
+        self.calls += 1
+        self.threads.add(threading.current_thread().name)
+        if self.calls % 30 == 0:
+            time.sleep(0.05)
+        return view.legal_actions[0]
+
+
+class QuickSpiky(Spiky):
+    quick = True
+
+
+def test_a_bot_is_asked_on_the_event_loop_only_if_it_says_it_is_quick(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect: after 20 answers under a millisecond the runner asked any bot on its event
+    loop, so the first slow call after that stalled every match of the bot (and with tight
+    deadlines forfeited them). Now only a bot that says it is ``quick`` is asked there, and
+    one of its calls over 5 ms sends it to the worker thread for good, with a warning."""
+    slow: list[Spiky] = []
+    quick: list[Spiky] = []
+
+    def make(kind: type[Spiky], into: list[Spiky]) -> Spiky:
+        into.append(kind())
+        return into[-1]
+
+    with caplog.at_level(logging.WARNING, logger="sdk.client"):
+        _play(
+            tmp_path,
+            [lambda: make(Spiky, slow), lambda: make(QuickSpiky, quick), Bot],
+            matches=1,
+            deals=6,
+        )
+    (s,), (q,) = slow, quick
+    assert s.calls > 30 and "MainThread" not in s.threads  # never on the event loop
+    assert q.calls > 30 and "MainThread" in q.threads and len(q.threads) >= 2
+    assert "says it is quick, but a decision took" in caplog.text
