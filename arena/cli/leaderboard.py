@@ -23,9 +23,7 @@ DEFAULT_DB = Path("runs/default.sqlite")
               help=f"SQLite database (default: the config's, else {DEFAULT_DB}).")  # fmt: skip
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Take the database and tournament id from this tournament config.")  # fmt: skip
-@click.option(
-    "--tournament", "tournament_id", help="Tournament id or name (default: the latest)."
-)
+@click.option("--tournament", "tournament_id", help="Tournament id or name (default: the latest).")
 @click.option(
     "--format", "fmt", type=click.Choice(["table", *FORMATS, "all"]), default="table",
     show_default=True, help="table: on screen; all: every file format into --out.",

@@ -26,7 +26,8 @@ __all__ = ["web"]
     help="Port to bind (0: any free port).",
 )
 @click.option(
-    "--tournament", default=None,
+    "--tournament",
+    default=None,
     help="Tournament id or name to show first (default: the latest).",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Log every request.")

@@ -286,9 +286,7 @@ class Bot:
         await self.expect_status("oversized", self.raw_stream(
             channel, tok, [_big_hello()]))  # fmt: skip
         hello = pb.BotMessage(hello=pb.Hello(bot_name="h", protocol_version=1)).SerializeToString()
-        await self.expect_status(
-            "missing-token", lambda: self.raw_stream(channel, None, [hello])
-        )
+        await self.expect_status("missing-token", lambda: self.raw_stream(channel, None, [hello]))
         await self.expect_status(
             "wrong-token", lambda: self.raw_stream(channel, "not-a-token", [hello])
         )

@@ -23,7 +23,6 @@ from engine import PRESETS, Action, PlayerView
 from sdk import Bot
 from sdk.client import BotRunner
 
-
 RULES = PRESETS["classic"]
 
 
