@@ -307,6 +307,7 @@ class BotRunner:
                     protocol_version=PROTOCOL_VERSION,
                     client=CLIENT,
                     features=["batch"],
+                    matches=self._matches_to_start(),
                 )
             )
         )
@@ -405,10 +406,24 @@ class BotRunner:
         view = hook_view(m.view)
         self._schedule(m, "on_deal_end", lambda: m.bot.on_deal_end(view, result))
 
+    def _matches_to_start(self) -> int | None:
+        """How many more matches the bot will begin (``None``: no limit): played and running
+        ones count (the Hello of a reconnection says what is left)."""
+        if self.max_matches is None:
+            return None
+        begun = self.summary.matches + len(self._matches) + len(self._unmade)
+        return max(0, self.max_matches - begun)
+
     def _on_match_started(self, ms: pb.MatchStarted) -> None:
         ruleset = ruleset_from_pb(ms.ruleset)
         view = view_from_pb(ms.view, ruleset)
         m = self._matches.get(ms.match_id)
+        if m is None and self._stopping.is_set():
+            # Seated as it leaves (a tournament's schedule; the lobby of ``arena serve``
+            # knows the bot's count from its Hello and does not do this).
+            log.warning("match %s: seated after the bot stopped (%s): not played; the "
+                        "referee plays the seat", ms.match_id, self.summary.reason)  # fmt: skip
+            return
         if ms.forfeited:
             log.warning("match %s: seat %d has forfeited (away too long, or struck out): "
                         "the referee plays it to the end", ms.match_id, ms.seat)  # fmt: skip

@@ -132,7 +132,11 @@ class Referee:
 
     def idle_bots(self) -> list[str]:
         """Connected bots seated in no running match."""
-        return [n for n, s in self._by_name.items() if s.connected and not s.seats]
+        return [
+            n
+            for n, s in self._by_name.items()
+            if s.connected and not s.seats and s.matches_left != 0
+        ]
 
     def session(self, name: str) -> BotSession:
         """The session of bot ``name`` (``KeyError`` if unknown)."""
@@ -294,6 +298,8 @@ class Referee:
                     f"(this referee speaks {PROTOCOL_VERSION})",
                 )
             stream.batch = "batch" in first.hello.features
+            hello = first.hello
+            session.matches_left = hello.matches if hello.HasField("matches") else None
             writer = asyncio.create_task(stream.write_loop(context.write))
             stream.put(
                 pb.ServerMessage(

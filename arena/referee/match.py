@@ -207,8 +207,11 @@ class MatchRunner:
             self._open_record(Path(self.config.record_dir))
         try:
             for st in self.seats:
-                st.session.seats[self.match_id] = st
-                st.session.update_idle()
+                session = st.session
+                session.seats[self.match_id] = st
+                if session.matches_left:
+                    session.matches_left -= 1
+                session.update_idle()
             for st in self.seats:
                 if st.session.connected:
                     self._send_started(st, resumed=False)

@@ -151,7 +151,8 @@ class BotSession:
     """A registered bot: name, token, current stream, the match seats it holds."""
 
     __slots__ = (
-        "_grace", "events", "idle", "missed", "name", "reserved", "seats", "stream", "token",
+        "_grace", "events", "idle", "matches_left", "missed", "name", "reserved", "seats",
+        "stream", "token",
     )  # fmt: skip
 
     def __init__(self, name: str, token: str) -> None:
@@ -167,6 +168,9 @@ class BotSession:
         #: The ends of matches that ended while the bot was away (the latest
         #: ``MISSED_KEPT``), sent when it is back: it must learn its results.
         self.missed: deque[pb.ServerMessage] = deque(maxlen=MISSED_KEPT)
+        #: How many more matches the bot will play (its Hello's ``matches``; ``None``: no
+        #: limit); each seating counts one. The lobby seats no bot at 0.
+        self.matches_left: int | None = None
         self._grace: asyncio.TimerHandle | None = None
         #: Set whenever the bot is connected and sits in no match (the lobby waits on it).
         self.idle = asyncio.Event()

@@ -121,3 +121,38 @@ def test_a_bot_is_asked_on_the_event_loop_only_if_it_says_it_is_quick(
     assert s.calls > 30 and "MainThread" not in s.threads  # never on the event loop
     assert q.calls > 30 and "MainThread" in q.threads and len(q.threads) >= 2
     assert "says it is quick, but a decision took" in caplog.text
+
+
+def test_a_bot_with_a_match_count_is_not_seated_beyond_it(tmp_path: Path) -> None:
+    """Defect: ``arena-bot run --once`` (or ``--matches N``) against ``arena serve`` was
+    seated in the next match as soon as its last one ended, walked out of it, and forfeited
+    it. The Hello now says how many matches the bot will play, and the lobby seats it in no
+    more: here the third bot leaves after one match, so no second match starts."""
+    from arena.referee.lobby import Lobby
+
+    async def main() -> tuple[list[int], int, int | None]:
+        async with arena(tmp_path, decision_ms=2000) as a:
+            names = ["v0", "v1", "once"]
+            for n in names:
+                a.referee.add_bot(n, f"tok-{n}")
+            counts = {"v0": None, "v1": None, "once": 1}
+            runners = [
+                BotRunner(Bot, a.target, f"tok-{n}", matches=counts[n], name=n, retry_for=10)
+                for n in names
+            ]
+            tasks = [asyncio.create_task(r.run()) for r in runners]
+            lobby = Lobby(a.referee, dataclasses.replace(RULES, max_deals=2), seed=1)
+            serving = asyncio.create_task(lobby.run())
+            once = await asyncio.wait_for(tasks[2], 30)
+            await asyncio.sleep(0.5)  # time for the lobby to (wrongly) seat it again
+            lobby.stop()
+            await asyncio.wait_for(serving, 30)
+            for r in runners[:2]:
+                r.stop()
+            await asyncio.wait_for(asyncio.gather(*tasks[:2]), 30)
+            forfeits = [len(rec["forfeits"]) for rec in lobby.records]
+            return forfeits, once.matches, a.referee.session("once").matches_left
+
+    forfeits, played, left = asyncio.run(main())
+    assert played == 1 and left == 0
+    assert forfeits == [0]  # one match, nobody walked out of it
