@@ -172,7 +172,7 @@ class _Match:
     match_id: str
     seat: int
     ruleset: Ruleset
-    bot: Bot
+    bot: Bot | None  # None while it is being made (or if it could not be)
     view: PlayerView
     tail: asyncio.Task[None] | None = None
     answers: dict[str, Action] = field(default_factory=dict)
@@ -398,13 +398,13 @@ class BotRunner:
         m = self._matches.get(ev.match_id)
         if m is None or ev.WhichOneof("kind") != "deal_ended":
             return
-        if not _overrides(m.bot, "on_deal_end"):
+        if m.bot is not None and not _overrides(m.bot, "on_deal_end"):
             return  # not overridden: nothing to run
         result = _deal_result_from_pb(ev.deal_ended)
         # The view as it is now, when the deal's end comes: the last one the bot was given
         # (the next request, in this very message, will replace m.view before the hook runs).
         view = hook_view(m.view)
-        self._schedule(m, "on_deal_end", lambda: m.bot.on_deal_end(view, result))
+        self._schedule(m, "on_deal_end", lambda bot: bot.on_deal_end(view, result))
 
     def _matches_to_start(self) -> int | None:
         """How many more matches the bot will begin (``None``: no limit): played and running
@@ -431,28 +431,37 @@ class BotRunner:
             m.view = view
             log.info("match %s resumed (seat %d)", ms.match_id, ms.seat)
             return
+        self._unmade.discard(ms.match_id)
+        m = _Match(ms.match_id, ms.seat, ruleset, None, view)
+        self._matches[ms.match_id] = m
+        log.info("match %s started: seat %d, %s, players %s", ms.match_id, ms.seat,
+                 ruleset.name, ", ".join(ms.players))  # fmt: skip
+        # The bot is made in the worker thread, first in the match's chain of calls: a slow
+        # __init__ holds up this match only (its clock runs), not the bot's other matches.
+        self._chain(m, self._make(m, hook_view(view)))
+
+    async def _make(self, m: _Match, start: PlayerView) -> None:
         try:
-            bot = make_bot(self.factory)
+            bot = await asyncio.to_thread(make_bot, self.factory)
+        except SystemExit as e:
+            self._bot_left(e)
+            return
         except Exception as e:
             # The bot's own bug, like a raising act(): it must not stop the runner (and its
             # other matches). That match goes on without the bot: its requests are left
             # unanswered, so the referee plays the seat on its deadline (strikes, forfeit).
-            self._unmade.add(ms.match_id)
+            if self._matches.pop(m.match_id, None) is not None:
+                self._unmade.add(m.match_id)
             self.summary.errors += 1
             log.error(
                 "match %s: cannot make the bot %s (%s: %s); the match goes on without it: its "
                 "requests are not answered (the referee's deadline plays the seat)",
-                ms.match_id, self.name, type(e).__name__, e, exc_info=True,
+                m.match_id, self.name, type(e).__name__, e, exc_info=True,
             )  # fmt: skip
             return
-        self._unmade.discard(ms.match_id)
-        m = _Match(ms.match_id, ms.seat, ruleset, bot, view)
-        self._matches[ms.match_id] = m
-        log.info("match %s started: seat %d, %s, players %s", ms.match_id, ms.seat,
-                 ruleset.name, ", ".join(ms.players))  # fmt: skip
+        m.bot = bot
         if _overrides(bot, "on_match_start"):
-            start = hook_view(view)
-            self._schedule(m, "on_match_start", lambda: bot.on_match_start(start))
+            await self._hook(m, "on_match_start", lambda: bot.on_match_start(start))
 
     def _on_request(self, req: pb.DecisionRequest, out: _Outbox) -> None:
         m = self._matches.get(req.match_id)
@@ -466,11 +475,13 @@ class BotRunner:
         m.view = view
         rid = req.request_id
         tail = m.tail
-        inline = self._inline and m.bot.quick
+        bot = m.bot  # None while it is being made (then tail is that job)
+        inline = self._inline and bot is not None and bot.quick
         if inline and (tail is None or tail.done()) and rid not in m.answers:
             # A quick bot and nothing of this match in flight: answer here, no task.
+            assert bot is not None
             try:
-                action = self._decide_inline(m.bot, view)
+                action = self._decide_inline(bot, view)
             except SystemExit as e:
                 self._bot_left(e)
                 return
@@ -479,13 +490,16 @@ class BotRunner:
 
         async def answer() -> None:
             cached = m.answers.get(rid)
+            bot = m.bot
+            if bot is None:
+                return  # it could not be made: the referee plays the seat on its deadline
             try:
                 if cached is not None:
                     action = cached
-                elif self._inline and m.bot.quick:
-                    action = self._decide_inline(m.bot, view)
+                elif self._inline and bot.quick:
+                    action = self._decide_inline(bot, view)
                 else:
-                    action, kind = await asyncio.to_thread(_decide_call, m.bot, view)
+                    action, kind = await asyncio.to_thread(_decide_call, bot, view)
                     self._count(kind)
             except SystemExit as e:
                 self._bot_left(e)
@@ -550,8 +564,8 @@ class BotRunner:
         view = view_from_pb(me.view, m.ruleset) if me.HasField("view") else m.view
         log.info("match %s ended: scores %s, places %s", me.match_id, list(result.scores),
                  list(result.places))  # fmt: skip
-        if _overrides(m.bot, "on_match_end"):
-            self._schedule(m, "on_match_end", lambda: m.bot.on_match_end(view, result))
+        if m.bot is None or _overrides(m.bot, "on_match_end"):
+            self._schedule(m, "on_match_end", lambda bot: bot.on_match_end(view, result))
 
         async def count() -> None:
             self._count_match()
@@ -564,15 +578,23 @@ class BotRunner:
             self.stop(f"played {self.summary.matches} match(es)")
 
     # ------------------------------------------------------------------ per-match order
-    def _schedule(self, m: _Match, what: str, fn: Callable[[], None]) -> None:
-        async def hook() -> None:
-            try:
-                await asyncio.to_thread(fn)
-            except Exception:
-                self.summary.errors += 1
-                log.exception("%s raised in %s (match %s)", m.bot.name, what, m.match_id)
+    def _schedule(self, m: _Match, what: str, fn: Callable[[Bot], None]) -> None:
+        """Run hook ``what`` (``fn(bot)``) in the match's order, if the bot was made and
+        overrides it."""
 
-        self._chain(m, hook())
+        async def job() -> None:
+            bot = m.bot
+            if bot is not None and _overrides(bot, what):
+                await self._hook(m, what, lambda: fn(bot))
+
+        self._chain(m, job())
+
+    async def _hook(self, m: _Match, what: str, call: Callable[[], None]) -> None:
+        try:
+            await asyncio.to_thread(call)
+        except Exception:
+            self.summary.errors += 1
+            log.exception("%s raised in %s (match %s)", self.name, what, m.match_id)
 
     def _chain(self, m: _Match, job: Awaitable[None]) -> None:
         prev = m.tail

@@ -156,3 +156,43 @@ def test_a_bot_with_a_match_count_is_not_seated_beyond_it(tmp_path: Path) -> Non
     forfeits, played, left = asyncio.run(main())
     assert played == 1 and left == 0
     assert forfeits == [0]  # one match, nobody walked out of it
+
+
+def test_a_slow_init_holds_up_only_its_own_match(tmp_path: Path) -> None:
+    """Defect: the runner made a match's bot on its event loop, so a slow ``__init__``
+    stalled every match of the bot (and, in one process, the whole arena). Now it is made in
+    the worker thread: here v0's bot for match h2 waits in its ``__init__`` until match h1,
+    played at the same time by v0 too, is over — which, on the event loop, could never be."""
+    made = 0
+    h1_over = threading.Event()
+    waited: list[bool] = []
+
+    def factory() -> Bot:
+        nonlocal made
+        made += 1
+        if made == 2:  # v0's bot for h2 (h1 is seated first)
+            waited.append(h1_over.wait(10))
+        return Bot()
+
+    rules = dataclasses.replace(RULES, max_deals=3)
+
+    async def main() -> None:
+        async with arena(tmp_path, decision_ms=20_000) as a:
+            names = ["v0", "v1", "v2"]
+            runners = []
+            for n in names:
+                a.referee.add_bot(n, f"tok-{n}")
+                f = factory if n == "v0" else Bot
+                runners.append(BotRunner(f, a.target, f"tok-{n}", matches=2, retry_for=10))
+            tasks = [asyncio.create_task(r.run()) for r in runners]
+            assert not await a.referee.wait_for_bots(names, 20)
+            h1 = asyncio.create_task(a.referee.run_match("h1", rules, 1, names))
+            await asyncio.sleep(0)  # h1 seats its bots first
+            h2 = asyncio.create_task(a.referee.run_match("h2", rules, 2, names))
+            await h1
+            h1_over.set()
+            await h2
+            await asyncio.wait_for(asyncio.gather(*tasks), 30)
+
+    asyncio.run(main())
+    assert waited == [True]
