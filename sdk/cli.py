@@ -203,6 +203,10 @@ def run(
         sys.exit(summary.exit_code)
 
 
+#: The referee's default time per decision (``RefereeConfig.decision_ms``), for warnings.
+_ARENA_LIMIT_S = 1.0
+
+
 @main.command("try")
 @click.argument("bot")
 @click.option(
@@ -276,6 +280,9 @@ def try_(
                 )  # fmt: skip
     except RulesetError as e:
         raise click.BadParameter(str(e), param_hint="--ruleset") from None
+    except SystemExit as e:  # the bot left (a person typing "quit", say): no table
+        console.print(f"{bot}: the bot stopped the series (SystemExit {e.code!r}); no results")
+        raise
     table = Table(title=f"{n} matches, ruleset {result.ruleset}, seed {seed}")
     table.add_column("bot", no_wrap=True)
     for col in ("matches", "wins", "win %", "place", "score", "pts/deal", "incidents"):
@@ -292,6 +299,15 @@ def try_(
             str(entry.incidents),
         )
     console.print(table)
+    times = ", ".join(f"{e.name} {e.slowest * 1000:.1f} ms" for e in result.entries)
+    console.print(f"slowest decision: {times}")
+    slowest = result.entries[0].slowest
+    if slowest > _ARENA_LIMIT_S and not interactive:
+        console.print(
+            f"[yellow]warning:[/yellow] {result.entries[0].name}'s slowest decision took "
+            f"{slowest * 1000:.0f} ms: an arena allows {_ARENA_LIMIT_S * 1000:.0f} ms per "
+            f"decision by default (and a time bank of 10 s per match for the excess)"
+        )
 
 
 def _human_command() -> click.Command:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -73,6 +74,9 @@ class LocalMatch:
     record: dict[str, Any]
     result: GameResult
     incidents: tuple[LocalIncident, ...] = ()
+    #: Per seat, the longest its bot took over one decision, in seconds (an arena cuts a
+    #: decision off at its limit: 1 s by default, plus the match's time bank).
+    slowest: tuple[float, ...] = ()
 
     @property
     def scores(self) -> tuple[int, ...]:
@@ -202,6 +206,7 @@ def play_local(
     for seat, bot in enumerate(players):
         hook(seat, partial(bot.on_match_start, last[seat]), "on_match_start")
     scored = 0
+    slowest = [0.0] * len(players)
     ask_forced = rules.ask_forced
     while not game.is_over:
         to_act = game.to_act
@@ -214,10 +219,12 @@ def play_local(
             bot = players[seat]
             view = observe(game, seat)
             last[seat] = view
+            t0 = time.perf_counter()
             try:
                 action, kind = decide(bot, view, reraise=strict)
             except Exception as e:  # only with strict
                 raise RuntimeError(f"{bot.name} (seat {seat}) failed: error") from e
+            slowest[seat] = max(slowest[seat], time.perf_counter() - t0)
             if kind != "bot":
                 if strict:
                     raise RuntimeError(f"{bot.name} (seat {seat}) failed: {kind}")
@@ -242,7 +249,7 @@ def play_local(
     for seat, bot in enumerate(players):
         view = observe(game, seat)
         hook(seat, partial(bot.on_match_end, view, final), "on_match_end")
-    return LocalMatch(seat_names, game.record(), final, tuple(incidents))
+    return LocalMatch(seat_names, game.record(), final, tuple(incidents), tuple(slowest))
 
 
 # ---------------------------------------------------------------------- series
@@ -259,6 +266,8 @@ class SeriesEntry:
     score: int = 0
     deals: int = 0
     incidents: int = 0
+    #: The longest one decision took, in seconds.
+    slowest: float = 0.0
 
     @property
     def win_rate(self) -> float:
@@ -331,6 +340,7 @@ def play_series(
             e.score += m.result.scores[seat]
             e.deals += m.result.deals
             e.incidents += sum(1 for x in m.incidents if x.seat == seat)
+            e.slowest = max(e.slowest, m.slowest[seat])
         if progress is not None:
             progress(i + 1)
     return SeriesResult(rules.name, n, entries)

@@ -67,6 +67,58 @@ def test_try_prints_a_table(tmp_path: Path) -> None:
         assert word in result.output
 
 
+SLOW_FILE = """
+import time
+from sdk import Bot
+
+class Slow(Bot):
+    slept = False
+
+    def act(self, view):
+        if not Slow.slept:
+            Slow.slept = True
+            time.sleep(1.05)  # once, over the arena's 1 s per decision
+        return view.legal_actions[-1]
+"""
+
+QUIT_FILE = """
+from sdk import Bot
+
+class Quitter(Bot):
+    def act(self, view):
+        raise SystemExit(7)
+"""
+
+
+def test_try_shows_the_slowest_decision_and_warns_over_the_arenas_limit(
+    tmp_path: Path,
+) -> None:
+    """Defect: ``try`` said nothing about time, so a bot too slow for an arena (1 s per
+    decision by default) was only found out there. Under the table comes each bot's
+    slowest decision, and a warning says when the tried bot's is over the arena's limit."""
+    f = tmp_path / "slow.py"
+    f.write_text(SLOW_FILE)
+    r = CliRunner().invoke(
+        main, ["try", f"{f}:Slow", "--vs", "random", "-n", "1", "--max-deals", "1"]
+    )
+    assert r.exit_code == 0, r.output
+    assert "slowest decision: Slow 10" in r.output  # 1050 ms or a little more
+    assert "an arena allows 1000 ms per" in " ".join(r.output.split())
+    fast = CliRunner().invoke(
+        main, ["try", "random", "--vs", "random", "-n", "1", "--max-deals", "1"]
+    )
+    assert fast.exit_code == 0 and "slowest decision: random 0." in fast.output
+    assert "warning" not in fast.output
+
+
+def test_try_says_why_it_stops_when_the_bot_exits(tmp_path: Path) -> None:
+    f = tmp_path / "quit.py"
+    f.write_text(QUIT_FILE)
+    r = CliRunner().invoke(main, ["try", f"{f}:Quitter", "-n", "1", "--max-deals", "1"])
+    assert r.exit_code == 7
+    assert "the bot stopped the series (SystemExit 7)" in r.output
+
+
 def test_try_other_ruleset() -> None:
     result = CliRunner().invoke(
         main,
