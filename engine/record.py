@@ -275,8 +275,9 @@ def replay(rec: Mapping[str, Any]) -> Game:
                         f"{where}: {key} are {list(mine)}, the record says {list(d[key])}",
                         deal=i,
                     )
-    # A referee that placed forfeiters last keeps the rules' own result as "rules_result".
-    stored = rec.get("rules_result") or rec.get("result")
+    # A referee that placed forfeiters last keeps the rules' own result as "rules_result"
+    # (null when every seat forfeited and the match stopped unfinished).
+    stored = rec["rules_result"] if "rules_result" in rec else rec.get("result")
     if stored is not None:
         if game.result is None:
             raise ReplayError("result: the record has a result but the match is not over")

@@ -20,6 +20,7 @@ from typing import Any
 
 import click
 
+from arena.cli.options import Seconds
 from arena.referee.config import pem_problem
 from sdk.loader import BotLoadError, load_bot
 
@@ -144,7 +145,7 @@ def _die_with_launcher() -> None:
 @click.option("--matches", type=click.IntRange(min=1), help="Exit after N matches.")
 @click.option(
     "--retry-for",
-    type=click.FloatRange(min=0),
+    type=Seconds(min=0),
     default=600.0,
     show_default=True,
     help="Give up after the arena has been unreachable this many seconds.",
@@ -242,8 +243,10 @@ def try_(
     every seat, so luck of the deal evens out.
     """
     from rich.console import Console
+    from rich.markup import escape
     from rich.progress import Progress
     from rich.table import Table
+    from rich.text import Text
 
     from engine import RulesetError
     from sdk.local import play_series, resolve_ruleset
@@ -281,15 +284,17 @@ def try_(
     except RulesetError as e:
         raise click.BadParameter(str(e), param_hint="--ruleset") from None
     except SystemExit as e:  # the bot left (a person typing "quit", say): no table
-        console.print(f"{bot}: the bot stopped the series (SystemExit {e.code!r}); no results")
+        console.print(
+            escape(f"{bot}: the bot stopped the series (SystemExit {e.code!r}); no results")
+        )
         raise
-    table = Table(title=f"{n} matches, ruleset {result.ruleset}, seed {seed}")
+    table = Table(title=Text(f"{n} matches, ruleset {result.ruleset}, seed {seed}"))
     table.add_column("bot", no_wrap=True)
     for col in ("matches", "wins", "win %", "place", "score", "pts/deal", "incidents"):
         table.add_column(col, justify="right")
     for i, entry in enumerate(result.entries):
         table.add_row(
-            f"[bold]{entry.name}[/bold]" if i == 0 else entry.name,
+            Text(entry.name, style="bold" if i == 0 else ""),
             str(entry.matches),
             str(entry.wins),
             f"{100 * entry.win_rate:.0f}",
@@ -300,7 +305,7 @@ def try_(
         )
     console.print(table)
     times = ", ".join(f"{e.name} {e.slowest * 1000:.1f} ms" for e in result.entries)
-    console.print(f"slowest decision: {times}")
+    console.print(escape(f"slowest decision: {times}"))
     slowest = result.entries[0].slowest
     if slowest > _ARENA_LIMIT_S and not interactive:
         console.print(

@@ -26,6 +26,7 @@ from engine import Game
 from sdk.cli import main as arena_bot
 from sdk.loader import BotLoadError, load_bot
 from tests.arena.fake_referee import FakeReferee
+from tests.support.certs import make_cert
 
 BOTS = '[bots]\na = "random"\nb = "heuristic"\nc = "counting"\n'
 
@@ -118,6 +119,31 @@ def test_config_refuses_two_remote_bots_with_one_token(
         load_config(_toml(tmp_path, text))
     assert ei.value.key == "bots.near.token" and "bots.far" in str(ei.value)
     assert "0123456789abcdef" not in str(ei.value)  # a token is never printed
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "words"),
+    [
+        # Found by an audit, each a traceback or a failure at every match before:
+        ('max_deals = 2000000\n' + BOTS, "max_deals", "up to 1000000"),
+        ("[deadlines]\ndecision_ms = 5000000000\n", "deadlines.decision_ms", "(a day)"),
+        ("[deadlines]\ntime_bank_ms = 90000000\n", "deadlines.time_bank_ms", "(a day)"),
+        ("[ratings]\ndraw_probability = 0.9999999999999999\n", "ratings.draw_probability",
+         "at most 0.99"),
+        ("matches_per_table = 100000000\n" + BOTS, "matches_per_table", "between 1 and"),
+        ("matches_per_table = 200000\n" + BOTS, "matches_per_table", "1,200,000 matches"),
+        ('[bots]\nx = { command = "mybot --token {token.x}" }\na = "random"\nb = "random"\n',
+         "bots.x.command", "bad placeholder"),
+    ],
+)  # fmt: skip
+def test_config_refuses_numbers_out_of_range(
+    tmp_path: Path, text: str, key: str, words: str
+) -> None:
+    if not text.startswith(("max_deals", "matches_per_table", "[bots]")):
+        text = BOTS + text  # tables go last
+    with pytest.raises(ConfigError) as ei:
+        load_config(_toml(tmp_path, text))
+    assert ei.value.key == key and words in str(ei.value), str(ei.value)
 
 
 def test_config_refuses_tls_files_that_are_not_pem(tmp_path: Path) -> None:
@@ -259,6 +285,11 @@ def test_replay_of_a_match_id_without_any_database(
         (["--time-bank-ms", "-1"], "'--time-bank-ms'"),
         (["--max-strikes", "0"], "'--max-strikes'"),
         (["--grace-s", "-1"], "'--grace-s'"),
+        # Found by an audit: past uint32 every request failed; nan/inf were accepted.
+        (["--decision-ms", "5000000000"], "'--decision-ms'"),
+        (["--time-bank-ms", "90000000"], "'--time-bank-ms'"),
+        (["--drain-s", "nan"], "'--drain-s'"),
+        (["--grace-s", "inf"], "'--grace-s'"),
     ],
 )
 def test_serve_bad_numbers_name_the_option(tmp_path: Path, args: list[str], option: str) -> None:
@@ -316,6 +347,9 @@ def test_web_bad_port_database_and_tournament(tmp_path: Path) -> None:
 
 def test_bench_seconds_must_be_positive() -> None:
     _fails(_invoke(arena, ["bench", "engine", "--seconds", "0"]), 2, "'--seconds'")
+    # nan divided by zero; inf never ended
+    for bad in ("nan", "inf"):
+        _fails(_invoke(arena, ["bench", "engine", "--seconds", bad]), 2, "'--seconds'", "finite")
 
 
 # ----------------------------------------------------------------------------- bots by name
@@ -395,3 +429,56 @@ def test_a_module_that_fails_to_import(
         load_bot("brokenbotmod:Bot")
     r = _invoke(arena_bot, ["try", "brokenbotmod:Bot", "-n", "1"])
     _fails(r, 2, "BOT", "importing 'brokenbotmod' failed")
+
+
+# ----------------------------------------------------------------------------- found by an audit
+
+
+def test_brackets_in_user_text_are_printed_as_they_are(tmp_path: Path) -> None:
+    """Defect: bot output, names and paths went to the screen as rich markup, so a stray
+    closing tag ("[/config]") ended the command with a MarkupError traceback."""
+    bad = (
+        f'name = "mk"\nmax_deals = 1\ndb = "{tmp_path / "mk.sqlite"}"\nout = "{tmp_path / "o"}"\n'
+        "[bots]\n"
+        'bad = { command = ["{python}", "-c", '
+        "\"import sys; print('missing [/config] section'); sys.exit(3)\"] }\n"
+        'a = "random"\nb = "random"\n'
+    )
+    r = _invoke(arena, ["tournament", "--config", str(_toml(tmp_path, bad)), "--no-progress"])
+    _fails(r, 1, "exited with code 3", "missing [/config] section")
+    # A stored tournament shown again, its files written to a path with brackets.
+    path = _stored_tournament(tmp_path, out="out[/x]")
+    r = _invoke(arena, ["tournament", "--config", str(path), "--no-progress"])
+    assert r.exit_code == 0 and "out[/x]" in r.output, r.output
+    db = str(load_config(path).db)
+    r = _invoke(
+        arena, ["leaderboard", "--db", db, "--format", "all", "--out", str(tmp_path / "l[/b]")]
+    )
+    assert r.exit_code == 0 and "l[/b]" in r.output, r.output
+
+
+def test_a_lock_file_that_cannot_be_opened_is_named(tmp_path: Path) -> None:
+    """Defect: a directory (or an unwritable file) where the lock file goes was an
+    IsADirectoryError traceback."""
+    path = _stored_tournament(tmp_path)
+    cfg = load_config(path)
+    lock = cfg.db.with_name(cfg.db.name + ".lock")
+    lock.mkdir()
+    r = _invoke(arena, ["tournament", "--config", str(path), "--no-progress"])
+    _fails(r, 1, "cannot open the lock file", lock.name)
+
+
+def test_a_key_that_is_not_the_certificates_is_named(tmp_path: Path) -> None:
+    """Defect: a TLS key of another certificate was reported as "cannot start the referee:
+    Failed to bind to address" (gRPC's only word on it)."""
+    for name in ("a", "b"):
+        make_cert(tmp_path, f"{name}.pem", f"{name}.key")
+    with pytest.raises(ConfigError) as ei:
+        load_config(_toml(tmp_path, BOTS + '[tls]\ncert = "a.pem"\nkey = "b.key"\n'))
+    assert ei.value.key == "tls.key" and "is not the key of the certificate" in str(ei.value)
+    tokens = _toml(tmp_path, '[bots]\na = "t1"\n', "tokens.toml")
+    r = _invoke(arena, ["serve", "--tokens", str(tokens), "--tls-cert", str(tmp_path / "a.pem"),
+                        "--tls-key", str(tmp_path / "b.key")])  # fmt: skip
+    _fails(r, 2, "--tls-key", "is not the key of the certificate")
+    # the matching pair is accepted
+    assert load_config(_toml(tmp_path, BOTS + '[tls]\ncert = "a.pem"\nkey = "a.key"\n')).tls

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from arena.bench import SECTIONS, available_sections, run_sections
+from arena.cli.options import Seconds
 
 __all__ = ["bench"]
 
@@ -62,7 +63,7 @@ def _target_rows(results: dict[str, dict[str, Any]]) -> list[tuple[str, str, str
 @click.argument("sections", nargs=-1)
 @click.option("--only", "only", multiple=True, help="Run only this section (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
-@click.option("--seconds", type=click.FloatRange(min=0, min_open=True), default=2.0,
+@click.option("--seconds", type=Seconds(min=0, min_open=True), default=2.0,
               show_default=True, help="Time per measurement.")  # fmt: skip
 def bench(sections: tuple[str, ...], only: tuple[str, ...], as_json: bool, seconds: float) -> None:
     """Run the benchmarks (engine, and any other section available) and print the figures."""

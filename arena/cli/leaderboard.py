@@ -7,7 +7,9 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from arena.leaderboard import FORMATS, build_leaderboard, render, to_rich_table, write_outputs
 from arena.storage import Storage, StorageError
@@ -54,11 +56,12 @@ def leaderboard(
     try:
         with Storage(db) as st:
             if list_only:
-                t = Table(title=f"tournaments in {db}")
+                t = Table(title=Text(f"tournaments in {db}"))
                 for c in ("id", "name", "matches", "created", "finished"):
                     t.add_column(c)
                 for info in st.tournaments():
-                    t.add_row(info.id, info.name, f"{info.completed}/{info.total_matches}",
+                    t.add_row(Text(info.id), Text(info.name),
+                              f"{info.completed}/{info.total_matches}",
                               info.created_at, info.finished_at or "–")  # fmt: skip
                 _screen().print(t)
                 return
@@ -66,7 +69,7 @@ def leaderboard(
     except LookupError as e:
         raise click.UsageError(str(e.args[0] if e.args else e)) from e
     except StorageError as e:
-        err.print(f"[red]error:[/] {e}")
+        err.print(f"[red]error:[/] {escape(str(e))}")
         sys.exit(1)
 
     if fmt == "table":
@@ -80,17 +83,18 @@ def leaderboard(
     try:
         if fmt == "all":
             paths = write_outputs(lb, target)
-            err.print("wrote " + ", ".join(str(p) for p in paths.values()))
+            err.print("wrote " + escape(", ".join(str(p) for p in paths.values())))
         elif target.is_dir():
             paths = write_outputs(lb, target, (fmt,))
-            err.print(f"wrote {paths[fmt]}")
+            err.print(f"wrote {escape(str(paths[fmt]))}")
         else:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(render(lb, fmt), encoding="utf-8")
-            err.print(f"wrote {target}")
+            err.print(f"wrote {escape(str(target))}")
     except OSError as e:
         where = e.filename if e.filename is not None else target
-        err.print(f"[red]error:[/] --out {target}: cannot write {where}: {e.strerror or e}")
+        why = escape(f"--out {target}: cannot write {where}: {e.strerror or e}")
+        err.print(f"[red]error:[/] {why}")
         sys.exit(1)
 
 

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import click
 
+from arena.cli.options import Seconds
 from arena.referee import Lobby, Referee, RefereeConfig, TLSConfig, start_server
-from arena.referee.config import pem_problem
+from arena.referee.config import MAX_DEADLINE_MS, key_pair_problem, pem_problem
 from engine import RulesetError, load_ruleset
 
 __all__ = ["load_tokens", "serve"]
@@ -82,13 +83,13 @@ def _check_pem(path: Path | None, what: str, param: str) -> None:
     show_default=True,
     help="Each match is appended here as <match_id>.jsonl while it is played.",
 )
-@click.option("--decision-ms", type=click.IntRange(min=1), default=1000, show_default=True,
-              help="Time per decision.")  # fmt: skip
-@click.option("--time-bank-ms", type=click.IntRange(min=0), default=10000, show_default=True,
-              help="Time bank per match.")  # fmt: skip
+@click.option("--decision-ms", type=click.IntRange(1, MAX_DEADLINE_MS), default=1000,
+              show_default=True, help="Time per decision.")  # fmt: skip
+@click.option("--time-bank-ms", type=click.IntRange(0, MAX_DEADLINE_MS), default=10000,
+              show_default=True, help="Time bank per match.")  # fmt: skip
 @click.option("--max-strikes", type=click.IntRange(min=1), default=3, show_default=True,
               help="Strikes before a forfeit.")  # fmt: skip
-@click.option("--grace-s", type=click.FloatRange(min=0), default=5.0, show_default=True,
+@click.option("--grace-s", type=Seconds(min=0), default=5.0, show_default=True,
               help="Reconnect grace period.")  # fmt: skip
 @click.option("--matches", "max_matches", type=click.IntRange(min=1), default=None,
               help="Stop after K matches.")  # fmt: skip
@@ -102,7 +103,7 @@ def _check_pem(path: Path | None, what: str, param: str) -> None:
     help="PEM private key.",
 )  # fmt: skip
 @click.option(
-    "--drain-s", type=click.FloatRange(min=0), default=30.0, show_default=True,
+    "--drain-s", type=Seconds(min=0), default=30.0, show_default=True,
     help="On SIGINT/SIGTERM: how long running matches may take to finish before they are "
     "interrupted (and recorded as interrupted).",
 )  # fmt: skip
@@ -138,6 +139,10 @@ def serve(
         raise click.UsageError("--tls-cert and --tls-key go together")
     _check_pem(tls_cert, "certificate", "--tls-cert")
     _check_pem(tls_key, "private key", "--tls-key")
+    if tls_cert is not None and tls_key is not None:
+        problem = key_pair_problem(tls_cert, tls_key)
+        if problem is not None:
+            raise click.BadParameter(problem, param_hint="--tls-key")
     tls = TLSConfig(tls_cert, tls_key) if tls_cert is not None and tls_key is not None else None
     tokens = load_tokens(tokens_file)
     try:  # every match appends its record there: find out now, not at the first match

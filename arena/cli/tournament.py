@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 from rich.logging import RichHandler
+from rich.markup import escape
 
 from arena.cli.leaderboard import _screen
 from arena.leaderboard import build_leaderboard, to_rich_table, write_outputs
@@ -111,13 +112,14 @@ def tournament(
     except KeyboardInterrupt:
         done = _stored(cfg)
         err_console.print(
-            f"[yellow]Interrupted.[/] {done} matches are stored in {cfg.db}; run the same "
-            "command again to resume (the match in progress is replayed from its seed)."
+            f"[yellow]Interrupted.[/] {done} matches are stored in {escape(str(cfg.db))}; run "
+            "the same command again to resume (the match in progress is replayed from its "
+            "seed)."
         )
         _show(cfg, err_console)
         sys.exit(130)
     except (TournamentError, StorageError) as e:
-        err_console.print(f"[red]error:[/] {e}")
+        err_console.print(f"[red]error:[/] {escape(str(e))}")
         sys.exit(1)
     shown = _show(cfg, err_console)
     took = time.monotonic() - t0
@@ -127,7 +129,7 @@ def tournament(
     )
     if outcome.skipped:
         msg += f"; {outcome.skipped} were already stored (resumed)"
-    err_console.print(msg)
+    err_console.print(escape(msg))
     if outcome.failed:
         err_console.print(
             f"[red]{len(outcome.failed)} matches failed[/] (see the log above); run the same "
@@ -145,9 +147,12 @@ def _announce(cfg: TournamentConfig, console: Console) -> None:
 
     n = len(build_schedule(cfg.bot_names, cfg.ruleset.players, cfg.matches_per_table, cfg.seed))
     console.print(
-        f"[bold]{cfg.name}[/]: {len(cfg.bots)} bots ({', '.join(cfg.bot_names)}), ruleset "
-        f"{cfg.ruleset.name}, {n} matches (max {cfg.max_deals or 'unlimited'} deals each), "
-        f"concurrency {cfg.concurrency}, seed {cfg.seed}"
+        f"[bold]{escape(cfg.name)}[/]: "
+        + escape(
+            f"{len(cfg.bots)} bots ({', '.join(cfg.bot_names)}), ruleset {cfg.ruleset.name}, "
+            f"{n} matches (max {cfg.max_deals or 'unlimited'} deals each), concurrency "
+            f"{cfg.concurrency}, seed {cfg.seed}"
+        )
     )
 
 
@@ -168,7 +173,7 @@ def _show(cfg: TournamentConfig, err_console: Console) -> bool:
                 return True
             lb = build_leaderboard(st, cfg.tournament_id)
     except (StorageError, LookupError) as e:
-        err_console.print(f"[red]cannot build the leaderboard:[/] {e}")
+        err_console.print(f"[red]cannot build the leaderboard:[/] {escape(str(e))}")
         return False
     screen = _screen()
     screen.print(to_rich_table(lb, screen.width))
@@ -176,10 +181,12 @@ def _show(cfg: TournamentConfig, err_console: Console) -> bool:
         paths = write_outputs(lb, cfg.out)
     except OSError as e:
         err_console.print(
-            f"[red]cannot write the leaderboard files to {cfg.out} (out, --out):[/] "
-            f"{e.strerror or e}. Every result is stored; `arena leaderboard --db {cfg.db} "
-            f"--tournament {cfg.tournament_id} --format all --out DIR` writes them"
+            f"[red]cannot write the leaderboard files to {escape(str(cfg.out))} (out, --out):[/] "
+            + escape(
+                f"{e.strerror or e}. Every result is stored; `arena leaderboard --db {cfg.db} "
+                f"--tournament {cfg.tournament_id} --format all --out DIR` writes them"
+            )
         )
         return False
-    err_console.print("leaderboard: " + ", ".join(str(p) for p in paths.values()))
+    err_console.print("leaderboard: " + escape(", ".join(str(p) for p in paths.values())))
     return True

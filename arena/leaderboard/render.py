@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from rich.table import Table
+from rich.text import Text
 
 from arena.leaderboard.stats import BotStats, Leaderboard
 
@@ -85,7 +86,7 @@ def to_rich_table(lb: Leaderboard, width: int | None = None) -> Table:
     """
     narrow = width is not None and width < 110
     t = Table(
-        title=_title(lb),
+        title=Text(_title(lb)),  # names are the user's: not rich markup
         caption=f"tournament {lb.tournament_id} · sorted by μ−3σ · strikes: timeouts/"
         "illegal/disconnects/forfeits",
     )
@@ -104,8 +105,8 @@ def to_rich_table(lb: Leaderboard, width: int | None = None) -> Table:
         )
     for r in lb.rows:
         s = r.strikes
-        cells = {
-            "#": str(r.rank), "bot": r.bot, "μ−3σ": f"{r.conservative:.2f}",
+        cells: dict[str, str | Text] = {
+            "#": str(r.rank), "bot": Text(r.bot), "μ−3σ": f"{r.conservative:.2f}",
             "μ": f"{r.mu:.2f}", "σ": f"{r.sigma:.2f}", "matches": str(r.matches),
             places: "/".join(str(n) for n in r.places),
             "places": "/".join(str(n) for n in r.places),
@@ -182,7 +183,8 @@ def to_csv(lb: Leaderboard) -> str:
 
 
 def _md_escape(s: str) -> str:
-    return s.replace("|", "\\|")
+    # A name is the user's text: no table cell break, and no HTML (Markdown renders it).
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
 
 
 def h2h_cell(lb: Leaderboard, a: str, b: str) -> str:

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import ssl
 from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["RefereeConfig", "TLSConfig", "pem_problem"]
+
+
+#: The longest decision time or time bank (ms): a day. The protocol carries them as uint32
+#: (at most 49 days), and their sum must fit too.
+MAX_DEADLINE_MS = 86_400_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,10 +56,16 @@ class RefereeConfig:
     max_disconnects_recorded: int = 20
 
     def __post_init__(self) -> None:
-        if self.decision_ms <= 0:
-            raise ValueError(f"decision_ms must be positive, got {self.decision_ms}")
-        if self.time_bank_ms < 0:
-            raise ValueError(f"time_bank_ms must not be negative, got {self.time_bank_ms}")
+        if not 0 < self.decision_ms <= MAX_DEADLINE_MS:
+            raise ValueError(
+                f"decision_ms must be between 1 and {MAX_DEADLINE_MS} (a day), "
+                f"got {self.decision_ms}"
+            )
+        if not 0 <= self.time_bank_ms <= MAX_DEADLINE_MS:
+            raise ValueError(
+                f"time_bank_ms must be between 0 and {MAX_DEADLINE_MS} (a day), "
+                f"got {self.time_bank_ms}"
+            )
         if self.max_strikes < 1:
             raise ValueError(f"max_strikes must be at least 1, got {self.max_strikes}")
         if self.max_queued < 1:
@@ -74,6 +86,21 @@ class TLSConfig:
     def load(self) -> tuple[bytes, bytes]:
         """The (key, certificate chain) bytes, as ``grpc.ssl_server_credentials`` wants."""
         return Path(self.key_file).read_bytes(), Path(self.cert_file).read_bytes()
+
+
+def key_pair_problem(cert: Path, key: Path) -> str | None:
+    """Why the PEM files ``cert`` and ``key`` do not make a server identity (``None`` when
+    they do): a key that is not the certificate's, say. gRPC would only fail to bind."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        ctx.load_cert_chain(str(cert), str(key))
+    except ssl.SSLError as e:
+        if "KEY_VALUES_MISMATCH" in str(e) or "key values mismatch" in str(e):
+            return f"the private key in {key} is not the key of the certificate in {cert}"
+        return f"{cert} and {key} are not a usable certificate and key: {e.reason or e}"
+    except OSError as e:
+        return f"cannot read {cert} or {key}: {e.strerror or e}"
+    return None
 
 
 def pem_problem(path: Path, what: str = "file", marker: bytes = b"-----BEGIN ") -> str | None:

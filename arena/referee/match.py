@@ -554,11 +554,13 @@ class MatchRunner:
         rec["wrong_requests"] = [st.wrong_requests for st in self.seats]
         rec["disconnects"] = [st.disconnects for st in self.seats]
         if self.abandoned:
-            # Every seat forfeited: the match stops where it is; all share the last place.
+            # Every seat forfeited: the match stops where it is; all are placed last (place
+            # n: nobody is credited a first place), and the rules have no result of it.
             n = len(self.seats)
             rec["abandoned"] = True
+            rec["rules_result"] = None
             rec["result"] = {
-                "scores": list(self.game.scores), "places": [1] * n,
+                "scores": list(self.game.scores), "places": [n] * n,
                 "shortfalls": [max(0, self.ruleset.target - s) for s in self.game.scores],
                 "winner": None, "deals": self.game.deal_number, "reason": "forfeits",
                 "forfeits": sorted(self.forfeits),

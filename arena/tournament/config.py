@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from arena.referee.config import pem_problem
+from arena.referee.config import MAX_DEADLINE_MS, key_pair_problem, pem_problem
 from engine.rules import PRESETS, Ruleset, RulesetError, load_ruleset
 
 __all__ = [
@@ -50,6 +50,12 @@ BUNDLED_BOTS: tuple[str, ...] = ("random", "heuristic", "counting", "pimc")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 _MODULE_CLASS_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 _PLACEHOLDERS = ("python", "arena", "host", "port", "token", "name", "ca")
+#: The engine's bound on a ruleset's numbers (max_deals among them).
+MAX_INT = 1_000_000
+#: The most matches a tournament may schedule (the schedule is built in memory).
+MAX_MATCHES = 1_000_000
+#: Above this, TrueSkill's draw margin overflows.
+MAX_DRAW_PROBABILITY = 0.99
 
 
 class ConfigError(ValueError):
@@ -277,13 +283,15 @@ def parse_config(
 
     ruleset, ruleset_source = _ruleset(data.get("ruleset", "classic"), base, err)
     max_deals = _get(data, "max_deals", int, 20, err)
-    if max_deals < 0:
-        raise err("max_deals", f"must be 0 (no cap) or positive, got {max_deals}")
+    if not 0 <= max_deals <= MAX_INT:
+        raise err("max_deals", f"must be 0 (no cap) or up to {MAX_INT}, got {max_deals}")
     ruleset = dataclasses.replace(ruleset, max_deals=max_deals)
 
     matches_per_table = _get(data, "matches_per_table", int, 1, err)
-    if matches_per_table < 1:
-        raise err("matches_per_table", f"must be at least 1, got {matches_per_table}")
+    if not 1 <= matches_per_table <= MAX_MATCHES:
+        raise err(
+            "matches_per_table", f"must be between 1 and {MAX_MATCHES}, got {matches_per_table}"
+        )
     seed = _get(data, "seed", int, 1, err)
     if not 0 <= seed < 2**63:
         raise err("seed", f"must be between 0 and 2**63-1, got {seed}")
@@ -309,10 +317,16 @@ def parse_config(
     _check_keys(deadlines_data, _DEADLINE_KEYS, "deadlines.", err)
     decision_ms = _get(deadlines_data, "decision_ms", int, 2000, err, "deadlines.")
     time_bank_ms = _get(deadlines_data, "time_bank_ms", int, 20000, err, "deadlines.")
-    if decision_ms <= 0:
-        raise err("deadlines.decision_ms", f"must be positive, got {decision_ms}")
-    if time_bank_ms < 0:
-        raise err("deadlines.time_bank_ms", f"must not be negative, got {time_bank_ms}")
+    if not 0 < decision_ms <= MAX_DEADLINE_MS:
+        raise err(
+            "deadlines.decision_ms",
+            f"must be between 1 and {MAX_DEADLINE_MS} (a day), got {decision_ms}",
+        )
+    if not 0 <= time_bank_ms <= MAX_DEADLINE_MS:
+        raise err(
+            "deadlines.time_bank_ms",
+            f"must be between 0 and {MAX_DEADLINE_MS} (a day), got {time_bank_ms}",
+        )
 
     ratings_data = data.get("ratings", {})
     if not isinstance(ratings_data, Mapping):
@@ -321,8 +335,12 @@ def parse_config(
     draw_probability = float(
         _get(ratings_data, "draw_probability", (int, float), 0.02, err, "ratings.")
     )
-    if not 0 < draw_probability < 1:
-        raise err("ratings.draw_probability", f"must be between 0 and 1, got {draw_probability}")
+    if not 0 < draw_probability <= MAX_DRAW_PROBABILITY:
+        # TrueSkill's draw margin overflows as the probability nears 1.
+        raise err(
+            "ratings.draw_probability",
+            f"must be above 0 and at most {MAX_DRAW_PROBABILITY}, got {draw_probability}",
+        )
 
     referee_data = data.get("referee", {})
     if not isinstance(referee_data, Mapping):
@@ -347,6 +365,14 @@ def parse_config(
             "bots",
             f"ruleset {ruleset.name!r} seats {ruleset.players} players: at least "
             f"{ruleset.players} bots are needed, got {len(bots)}",
+        )
+    # Every table of `players` bots in every seating, per deal-seed set.
+    total = math.perm(len(bots), ruleset.players) * matches_per_table
+    if total > MAX_MATCHES:
+        raise err(
+            "matches_per_table",
+            f"{len(bots)} bots and matches_per_table = {matches_per_table} make {total:,} "
+            f"matches: at most {MAX_MATCHES:,} may be scheduled",
         )
     return TournamentConfig(
         name=name,
@@ -393,6 +419,9 @@ def _tls(data: object, base: Path, err: _Err) -> TLSSpec | None:
         if problem is not None:
             raise err(f"tls.{key}", problem)
         files.append(path.resolve())
+    problem = key_pair_problem(files[0], files[1])
+    if problem is not None:
+        raise err("tls.key", problem)
     server_name = _get(data, "server_name", str, "localhost", err, "tls.")
     if not server_name.strip():
         raise err("tls.server_name", "must not be empty")
@@ -564,7 +593,7 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
         for a in argv:
             try:
                 a.format(**{p: "" for p in _PLACEHOLDERS})
-            except (KeyError, IndexError, ValueError) as e:
+            except (KeyError, IndexError, ValueError, AttributeError) as e:
                 raise err(
                     f"{key}.command",
                     f"bad placeholder in {a!r} (known: "

@@ -47,6 +47,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.table import Table
+from rich.text import Text
 
 from arena.ratings import RatingBook, rate_results
 from arena.storage import Storage, StorageError, StorageLockedError
@@ -269,7 +270,14 @@ class _Lock:
         self._fh: IO[str] | None = None
 
     def acquire(self) -> None:
-        self._fh = self.path.open("a+")
+        try:
+            self._fh = self.path.open("a+")
+        except OSError as e:  # a directory of that name, a read-only or foreign file, ...
+            raise StorageError(
+                f"cannot open the lock file {self.path} (it keeps two runs off one database): "
+                f"{e.strerror or e}; remove it if no run uses {self.path.with_suffix('')}, or "
+                f"use another --db"
+            ) from None
         try:
             fcntl.flock(self._fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -304,7 +312,7 @@ class _Display:
         self.enabled = opts.progress
         self.console = opts.console or Console(stderr=True)
         self.progress = Progress(
-            TextColumn("[bold]{task.description}"),
+            TextColumn("{task.description}", style="bold", markup=False),
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("•"),
@@ -352,7 +360,7 @@ def _standings(book: RatingBook) -> Table:
     for col in ("#", "bot", "μ−3σ", "μ", "σ", "matches"):
         t.add_column(col, justify="left" if col == "bot" else "right")
     for i, r in enumerate(book.leaderboard(), 1):
-        t.add_row(str(i), r.bot, f"{r.conservative:.2f}", f"{r.mu:.2f}", f"{r.sigma:.2f}",
+        t.add_row(str(i), Text(r.bot), f"{r.conservative:.2f}", f"{r.mu:.2f}", f"{r.sigma:.2f}",
                   str(r.matches))  # fmt: skip
     return t
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from arena.tournament.config import ConfigError, apply_overrides, load_config, parse_config
+from tests.support.certs import make_cert
 
 BASE = """
 name = "mine"
@@ -60,7 +61,7 @@ def test_bundled_default_configs_are_valid(monkeypatch: pytest.MonkeyPatch) -> N
         (BASE.replace('name = "mine"', 'nmae = "mine"'), "nmae", "did you mean 'name'"),
         ('seed = "x"\n' + BASE, "seed", "expected an integer, got a string"),
         ("concurrency = 0\n" + BASE, "concurrency", "at least 1"),
-        ("max_deals = -1\n" + BASE, "max_deals", "0 (no cap) or positive"),
+        ("max_deals = -1\n" + BASE, "max_deals", "0 (no cap) or up to 1000000"),
         ("matches_per_table = 1.5\n" + BASE, "matches_per_table", "expected an integer"),
         ("port = 70000\n" + BASE, "port", "between 0"),
         ("bot_wait_s = true\n" + BASE, "bot_wait_s", "expected an integer or a float"),
@@ -109,13 +110,13 @@ def test_bundled_default_configs_are_valid(monkeypatch: pytest.MonkeyPatch) -> N
         (BASE + 'd = { bot = "random", colour = 1 }\n', "bots.d.colour", "unknown key"),
         (BASE + 'd = { bot = "random", cwd = "nope" }\n', "bots.d.cwd", "no such directory"),
         (BASE + '"bad name!" = "random"\n', "bots.bad name!", "letters, digits"),
-        (BASE + "[deadlines]\ndecision_ms = 0\n", "deadlines.decision_ms", "positive"),
+        (BASE + "[deadlines]\ndecision_ms = 0\n", "deadlines.decision_ms", "between 1 and"),
         (BASE + "[deadlines]\ndecison_ms = 5\n", "deadlines.decison_ms", "did you mean"),
         ("deadlines = 5\n" + BASE, "deadlines", "expected a table"),
         (
             BASE + "[ratings]\ndraw_probability = 1.5\n",
             "ratings.draw_probability",
-            "between 0 and 1",
+            "above 0 and at most 0.99",
         ),
         (BASE + "[referee]\nmax_strikes = 0\n", "referee.max_strikes", "at least 1"),
         ("tls = true\n" + BASE, "tls", "expected a table"),
@@ -133,9 +134,7 @@ def test_config_errors_name_the_key(tmp_path: Path, text: str, key: str, words: 
 
 
 def test_tls_files_are_relative_to_the_config(tmp_path: Path) -> None:
-    (tmp_path / "certs").mkdir()
-    for name in ("arena.pem", "arena.key"):
-        (tmp_path / "certs" / name).write_text("-----BEGIN PEM-----\n", encoding="utf-8")
+    make_cert(tmp_path / "certs")
     text = BASE + '[tls]\ncert = "certs/arena.pem"\nkey = "certs/arena.key"\n'
     cfg = load_config(_write(tmp_path, text))
     assert cfg.tls is not None

@@ -19,6 +19,8 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 
 from harness import RAW_BOT, ROOT, welcomed_call
 
+from tests.support.certs import make_cert
+
 NAMES = ["ann", "bob", "cid"]
 
 
@@ -130,24 +132,12 @@ def test_sigterm_records_running_matches_as_interrupted(tmp_path: Path) -> None:
 
 
 def test_tls_server(tmp_path: Path) -> None:
-    import shutil
-    import subprocess
-
-    import pytest
 
     from arena.referee import Referee, TLSConfig, start_server
     from arena.v1 import arena_pb2 as pb
     from arena.v1 import arena_pb2_grpc as pb_grpc
 
-    if shutil.which("openssl") is None:
-        pytest.skip("no openssl to make a certificate")
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-         "-keyout", str(key), "-out", str(cert), "-subj", "/CN=localhost",
-         "-addext", "subjectAltName=DNS:localhost"],
-        check=True, capture_output=True,
-    )  # fmt: skip
+    cert, key = make_cert(tmp_path)
 
     async def main() -> None:
         server, port = await start_server(Referee(), tls=TLSConfig(cert, key))

@@ -19,6 +19,7 @@ from arena.cli import main
 from arena.storage import Storage
 from arena.tournament import RunOptions, TournamentError, load_config, run
 from engine import replay
+from tests.support.certs import make_cert
 
 
 def _marker_processes(marker: str) -> list[int]:
@@ -146,19 +147,7 @@ def test_tournament_over_tls(tmp_path: Path) -> None:
     """``[tls]``: the referee serves TLS only; the bundled bots and a command bot (given
     ``{ca}``) trust its certificate and play every match (a bot that did not could not
     even connect: the tournament would stop waiting for it)."""
-    import shutil
-    import subprocess
-
-    if shutil.which("openssl") is None:
-        pytest.skip("no openssl to make a certificate")
-    certs = tmp_path / "certs"
-    certs.mkdir()
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-         "-keyout", str(certs / "arena.key"), "-out", str(certs / "arena.pem"),
-         "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost"],
-        check=True, capture_output=True,
-    )  # fmt: skip
+    make_cert(tmp_path / "certs")
     marker = f"e2e-tls-{os.getpid()}"
     path = _config(tmp_path, marker, '[tls]\ncert = "certs/arena.pem"\nkey = "certs/arena.key"\n')
     # the command bot is told the certificate through the {ca} placeholder

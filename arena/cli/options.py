@@ -1,0 +1,24 @@
+"""Option types shared by the ``arena`` and ``arena-bot`` command lines."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import click
+
+__all__ = ["Seconds"]
+
+
+class Seconds(click.FloatRange):
+    """A finite number of seconds within a range: ``nan`` and ``inf`` pass click's own
+    ``FloatRange`` (every comparison with ``nan`` is false), and then divide by zero or
+    wait for ever."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number of seconds", param, ctx)
+        return number
