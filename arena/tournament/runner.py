@@ -29,6 +29,7 @@ import os
 import secrets
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -673,14 +674,59 @@ async def _run_matches(
                   "them", len(outcome.failed))  # fmt: skip
 
 
+class _CtrlC:
+    """SIGINT for :func:`run`: the first cancels the tournament (it stops cleanly: bots
+    stopped, every result kept), later ones only say to wait. With asyncio's own handler a
+    second Ctrl-C raised KeyboardInterrupt in the middle of that stop, and gRPC's server then
+    complained with tracebacks that its event loop was gone. The stop is bounded."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._task: asyncio.Task[Any] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def install(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return  # signals reach the main thread only
+        self._task = asyncio.current_task()
+        self._loop = asyncio.get_running_loop()
+        self._loop.add_signal_handler(signal.SIGINT, self._on_sigint)
+
+    def uninstall(self) -> None:
+        if self._loop is not None:
+            self._loop.remove_signal_handler(signal.SIGINT)
+            self._loop = None
+
+    def _on_sigint(self) -> None:
+        self.count += 1
+        if self.count == 1 and self._task is not None:
+            self._task.cancel()
+        else:
+            log.warning("already stopping: the bots are being stopped and every result "
+                        "kept; it takes a few seconds")  # fmt: skip
+
+
 def run(
     cfg: TournamentConfig,
     options: RunOptions | None = None,
     **kwargs: Any,
 ) -> TournamentOutcome:
     """Synchronous :func:`run_tournament`. Ctrl-C stops cleanly and raises KeyboardInterrupt."""
+    ctrl_c = _CtrlC()
+
+    async def main() -> TournamentOutcome:
+        ctrl_c.install()
+        try:
+            return await run_tournament(cfg, options, **kwargs)
+        finally:
+            ctrl_c.uninstall()
+
     try:
-        return asyncio.run(run_tournament(cfg, options, **kwargs))
+        return asyncio.run(main())
+    except asyncio.CancelledError:
+        if ctrl_c.count:
+            raise KeyboardInterrupt from None
+        raise
     finally:
         for pgid in list(_LIVE_GROUPS):  # only if the clean stop was itself interrupted
             with contextlib.suppress(ProcessLookupError, PermissionError):
