@@ -128,7 +128,9 @@ def _render_deal(
                     cells.append_text(_card(c))
                 if marks:
                     cells.append(f"  ({'; '.join(marks)})", style="magenta")
-                tricks.add_row(str(ntrick), cells, str(trump or "-"), players[w])
+                # (Suit.SPADES is 0: "trump or '-'" showed a spade trump as none.)
+                tricks.add_row(str(ntrick), cells, "-" if trump is None else str(trump),
+                               players[w])  # fmt: skip
                 trick, marks = [], []
         else:
             line = Text(f"{_name(players, seat)}: ")
@@ -139,9 +141,19 @@ def _render_deal(
             else:
                 line.append(str(action))
             lines.append(line)
+    if trick:  # a trick under way when the record ends (an interrupted match)
+        cells = Text()
+        for k, (s, c) in enumerate(trick):
+            if k:
+                cells.append("  ")
+            cells.append(f"{players[s]} ")
+            cells.append_text(_card(c))
+        trump = game.trump
+        tricks.add_row(str(ntrick + 1), cells, "-" if trump is None else str(trump),
+                       "(unfinished)")  # fmt: skip
     parts.append(Text("Bidding: " + (", ".join(bids) or "-")))
     parts.extend(lines)
-    if ntrick:
+    if ntrick or trick:
         parts.append(tricks)
     return parts, error
 

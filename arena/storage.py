@@ -672,8 +672,9 @@ def resolve_record(arg: str, db: Path | None) -> dict[str, Any]:
     path = Path(arg)
     if path.is_file():
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as e:
+            text = path.read_text(encoding="utf-8")
+            data = _jsonl_record(text) if path.suffix == ".jsonl" else json.loads(text)
+        except (OSError, ValueError, RecursionError) as e:
             raise LookupError(f"{arg}: not a readable match record: {e}") from e
         if not isinstance(data, dict):
             raise LookupError(f"{arg}: a match record is a JSON object")
@@ -691,6 +692,24 @@ def resolve_record(arg: str, db: Path | None) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------- helpers
+
+
+def _jsonl_record(text: str) -> Any:
+    """The record in a referee's ``<match_id>.jsonl`` (``arena serve --record-dir``): that of
+    its last ``end`` or ``interrupted`` line (a file holds one match)."""
+    found: Any = None
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError as e:
+            raise ValueError(f"line {n}: {e}") from None
+        if isinstance(entry, dict) and entry.get("type") in ("end", "interrupted"):
+            found = entry.get("record")
+    if found is None:
+        raise ValueError("no 'end' or 'interrupted' line: the match was not over when written")
+    return found
 
 
 def _iso(t: float) -> str:

@@ -458,6 +458,17 @@ class Game:
     def _dealer_of(self, number: int) -> int:
         return (self._first_dealer + number) % self.n
 
+    def _seed_deal(self, number: int) -> tuple[tuple[int, ...], int]:
+        """Deal ``number`` as the seed deals it: (hands as masks by seat, talon mask)."""
+        n = self.n
+        active = _ACTIVE[n][self._dealer_of(number)]
+        w = _shuffled_masks(self._seed_key, number)
+        hands = [0] * n
+        hands[active[0]] = sum(w[0:7]) & _FULL_DECK
+        hands[active[1]] = sum(w[7:14]) & _FULL_DECK
+        hands[active[2]] = sum(w[14:21]) & _FULL_DECK
+        return tuple(hands), sum(w[21:]) & _FULL_DECK
+
     def _deal(self) -> None:
         n = self.n
         num = self.deal_number
@@ -465,17 +476,10 @@ class Game:
         active = self._active = _ACTIVE[n][d]
         self._next = _NEXT[n][d]
         explicit = self._explicit.get(num) if self._explicit else None
-        if explicit is not None:
-            dealt, talon = explicit
-            hands = list(dealt)
-        else:
-            w = _shuffled_masks(self._seed_key, num)
-            hands = [0] * n
-            hands[active[0]] = sum(w[0:7]) & _FULL_DECK
-            hands[active[1]] = sum(w[7:14]) & _FULL_DECK
-            hands[active[2]] = sum(w[14:21]) & _FULL_DECK
-            dealt = tuple(hands)
-            talon = sum(w[21:]) & _FULL_DECK
+        if explicit is None:
+            explicit = self._seed_deal(num)
+        dealt, talon = explicit
+        hands = list(dealt)
         self._dealt = dealt
         self._talon = talon
         self._hands = hands

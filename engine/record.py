@@ -30,9 +30,11 @@ __all__ = [
     "RECORD_FORMAT",
     "ReplayError",
     "check_record_shape",
+    "forfeit_result",
     "load_ruleset_value",
     "record",
     "replay",
+    "seed_mismatches",
 ]
 
 RECORD_FORMAT = "thousand-arena/record/1"
@@ -155,6 +157,12 @@ def check_record_shape(rec: Any, required: Sequence[str] = REPLAY_KEYS) -> None:
             continue
         if not isinstance(res, Mapping):
             raise bad(f"{key!r} must be an object or null, got {res!r:.60}")
+        if "deals" in res and not _is_int(res["deals"]):
+            raise bad(f"'{key}.deals' must be an integer, got {res['deals']!r:.60}")
+        if res.get("winner") is not None and not _is_int(res["winner"]):
+            raise bad(f"'{key}.winner' must be a seat number or null, got {res['winner']!r:.60}")
+        if "reason" in res and not isinstance(res["reason"], str):
+            raise bad(f"'{key}.reason' must be a string, got {res['reason']!r:.60}")
         for name in ("scores", "places", "shortfalls"):
             if name not in res:
                 continue
@@ -183,6 +191,8 @@ def check_record_shape(rec: Any, required: Sequence[str] = REPLAY_KEYS) -> None:
             raise bad(f"deal {i}: 'hands' must be a list of card lists, one per seat", i)
         if "talon" in d and not _is_list(d["talon"]):
             raise bad(f"deal {i}: 'talon' must be a list of cards, got {d['talon']!r:.60}", i)
+        if ("hands" in d) != ("talon" in d):
+            raise bad(f"deal {i}: 'hands' and 'talon' go together (both, or neither)", i)
         for key in ("deltas", "scores"):
             if key in d and not _ints(d[key]):
                 raise bad(f"deal {i}: {key!r} must be a list of integers, got {d[key]!r:.60}", i)
@@ -275,17 +285,108 @@ def replay(rec: Mapping[str, Any]) -> Game:
                         f"{where}: {key} are {list(mine)}, the record says {list(d[key])}",
                         deal=i,
                     )
-    # A referee that placed forfeiters last keeps the rules' own result as "rules_result"
-    # (null when every seat forfeited and the match stopped unfinished).
-    stored = rec["rules_result"] if "rules_result" in rec else rec.get("result")
-    if stored is not None:
-        if game.result is None:
-            raise ReplayError("result: the record has a result but the match is not over")
-        mine_d = game.result.to_dict()
-        for key in ("scores", "places", "shortfalls", "winner", "deals"):
-            if key in stored and stored[key] != mine_d[key]:
-                raise ReplayError(f"result: {key} is {mine_d[key]}, the record says {stored[key]}")
+    if "rules_result" not in rec:
+        _check_result(rec, "result", game)
+    elif rec["rules_result"] is None:
+        # Every seat forfeited (the referee's "abandoned"): the match stopped unfinished.
+        if not rec.get("abandoned"):
+            raise ReplayError("rules_result: null is only for an abandoned match")
+        if game.result is not None:
+            raise ReplayError("rules_result: null, but the actions finish the match")
+        final = rec.get("result")
+        n = game.n
+        if (
+            not isinstance(final, Mapping)
+            or final.get("places") != [n] * n
+            or list(final.get("scores", ())) != list(game.scores)
+        ):
+            raise ReplayError(
+                f"result: an abandoned match places every seat {n}th with the scores "
+                f"{list(game.scores)}, the record says {final!r:.120}"
+            )
+    else:
+        # A referee that placed forfeiters last keeps the rules' own result as
+        # "rules_result"; "result" must be that result with the forfeiters placed last.
+        _check_result(rec, "rules_result", game)
+        if rec.get("result") == rec["rules_result"]:
+            return game  # "result" replaced by "rules_result" (as the docs once said to do)
+        forfeits = rec.get("forfeits")
+        if (
+            not _is_list(forfeits)
+            or not forfeits
+            or not all(_is_int(s) and 0 <= s < game.n for s in forfeits)
+        ):
+            raise ReplayError(
+                f"forfeits: a record with a rules_result lists them, got {forfeits!r:.60}"
+            )
+        assert game.result is not None  # (checked: rules_result is not null)
+        expected = forfeit_result(game.result.to_dict(), list(forfeits), game.ruleset.target)
+        final = rec.get("result")
+        if not isinstance(final, Mapping):
+            raise ReplayError("result: a record with a rules_result has the forfeit result")
+        for key in (*_RESULT_KEYS, "forfeits"):
+            if key in final and final[key] != expected[key]:
+                raise ReplayError(f"result: {key} is {expected[key]}, the record says {final[key]}")
     return game
+
+
+_RESULT_KEYS = ("scores", "places", "shortfalls", "winner", "deals", "reason")
+
+
+def _check_result(rec: Mapping[str, Any], key: str, game: Game) -> None:
+    """``rec[key]`` is the rules' result of ``game`` (or null while it is unfinished)."""
+    stored = rec.get(key)
+    if stored is None:
+        if key in rec and game.result is not None:
+            raise ReplayError(f"{key}: null, but the match is over")
+        return
+    if game.result is None:
+        raise ReplayError(f"{key}: the record has a result but the match is not over")
+    mine = game.result.to_dict()
+    for k in _RESULT_KEYS:
+        if k in stored and stored[k] != mine[k]:
+            raise ReplayError(f"{key}: {k} is {mine[k]!r}, the record says {stored[k]!r}")
+
+
+def forfeit_result(result: Mapping[str, Any], forfeits: list[int], target: int) -> dict[str, Any]:
+    """A result with the ``forfeits`` seats placed last (sharing the last place) and the
+    others ranked by score; ``winner`` and ``shortfalls`` follow. The referee's result of a
+    match in which seats forfeited (the rules know nothing of forfeits)."""
+    scores: list[int] = list(result["scores"])
+    out = dict(result)
+    n = len(scores)
+    fset = set(forfeits)
+    stay = [s for s in range(n) if s not in fset]
+    places = [0] * n
+    for s in stay:
+        places[s] = 1 + sum(1 for o in stay if scores[o] > scores[s])
+    for s in fset:
+        places[s] = len(stay) + 1
+    firsts = [s for s in range(n) if places[s] == 1]
+    winner = firsts[0] if len(firsts) == 1 else None
+    out["places"] = places
+    out["winner"] = winner
+    out["shortfalls"] = [0 if s == winner else max(0, target - scores[s]) for s in range(n)]
+    out["forfeits"] = sorted(forfeits)
+    return out
+
+
+def seed_mismatches(rec: Mapping[str, Any]) -> list[int]:
+    """The deals of a record whose stored ``hands``/``talon`` are not the ones its seed
+    deals. Not an error (a record may give its own cards: a constructed rule case, say), but
+    a record the referee wrote always matches: ``arena replay --check`` says so."""
+    check_record_shape(rec)
+    try:
+        ruleset = load_ruleset_value(rec["ruleset"])
+        explicit = {
+            d.get("number", i): (d["hands"], d["talon"])
+            for i, d in enumerate(rec["deals"])
+            if "hands" in d and "talon" in d
+        }
+        game = Game.new(ruleset, rec["seed"], list(rec["players"]), deals=explicit)
+    except (RulesetError, ValueError, TypeError, CardParseError) as e:
+        raise ReplayError(f"cannot start the match: {e}") from e
+    return sorted(n for n, cards in game._explicit.items() if cards != game._seed_deal(n))
 
 
 def load_ruleset_value(value: Any) -> Ruleset:

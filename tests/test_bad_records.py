@@ -63,6 +63,10 @@ MALFORMED: list[tuple[tuple[Any, ...], Any, str]] = [
     (("start",), 5, "'start' must be an object"),
     (("format",), [], "'format' must be 'thousand-arena/record/1'"),
     (("incidents",), {"kind": "timeout"}, "'incidents' must be a list of objects"),
+    # found by an audit ("deals is 2, the record says 2" before)
+    (("result",), {"deals": "2"}, "'result.deals' must be an integer"),
+    (("result",), {"winner": "0"}, "'result.winner' must be a seat number or null"),
+    (("result",), {"reason": 5}, "'result.reason' must be a string"),
 ]
 
 
@@ -385,3 +389,56 @@ def test_arena_bot_run_exits_with_the_code_of_a_bot_that_left(
     monkeypatch.setattr(sdk.client, "run", fake_run)
     r = _invoke(arena_bot, ["run", "random", "--arena", "127.0.0.1:1", "--token", "t"])
     _fails(r, 1)
+
+
+# ----------------------------------------------------------------------------- found by an audit
+
+
+def test_hands_without_a_talon_are_refused_not_ignored() -> None:
+    """Defect: a deal with ``hands`` but no ``talon`` had its hands ignored (any nonsense
+    passed ``--check``, and the renderer showed the seed's cards)."""
+    rec = copy.deepcopy(_one_deal_record())
+    del rec["deals"][0]["talon"]
+    with pytest.raises(ReplayError, match="'hands' and 'talon' go together"):
+        replay(rec)
+
+
+def test_arena_replay_reads_jsonl_and_refuses_deep_json(tmp_path: Path) -> None:
+    """Defects: a referee's ``<match>.jsonl`` (the only record of an interrupted ``arena
+    serve`` match) could not be replayed ("Extra data"); a deeply nested file was a
+    RecursionError traceback."""
+    rec = _one_deal_record()
+    lines = [{"type": "start", "match_id": "m"}, {"type": "action", "deal": 0},
+             {"type": "end", "record": rec}]  # fmt: skip
+    f = tmp_path / "m.jsonl"
+    f.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    r = _invoke(arena, ["replay", "--check", str(f)])
+    assert r.exit_code == 0 and "OK: every action is legal" in r.output, r.output
+    (tmp_path / "open.jsonl").write_text(json.dumps(lines[0]) + "\n")
+    _fails(
+        _invoke(arena, ["replay", str(tmp_path / "open.jsonl")]),
+        2,
+        "no 'end' or 'interrupted' line",
+    )
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    _fails(_invoke(arena, ["replay", "--check", str(deep)]), 2, "not a readable match record")
+
+
+def test_check_notes_cards_that_are_not_the_seeds(tmp_path: Path) -> None:
+    """A record may give its own cards (a constructed rule case): accepted, but ``--check``
+    says when they are not what the seed deals (a referee's record always is)."""
+    rec = copy.deepcopy(_one_deal_record())
+    from engine.record import seed_mismatches
+
+    assert seed_mismatches(rec) == []
+    last = len(rec["deals"]) - 1
+    d = rec["deals"][last]  # dealt, no action yet: a swap breaks no action
+    assert d["actions"] == [] and "hands" in d
+    d["hands"][0][0], d["talon"][0] = d["talon"][0], d["hands"][0][0]
+    replay(rec)
+    assert seed_mismatches(rec) == [last]
+    f = tmp_path / "rec.json"
+    f.write_text(json.dumps(rec, ensure_ascii=False))
+    r = _invoke(arena, ["replay", "--check", str(f)])
+    assert r.exit_code == 0 and f"deal(s) {last} are the record's own" in " ".join(r.output.split())

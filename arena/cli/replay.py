@@ -13,7 +13,7 @@ from rich.console import Console
 
 from engine import ReplayError
 from engine import replay as replay_record
-from engine.record import check_record_shape
+from engine.record import check_record_shape, seed_mismatches
 
 __all__ = ["replay"]
 
@@ -95,3 +95,11 @@ def replay(ctx: click.Context, record_ref: str, check: bool, db: Path | None) ->
     else:
         click.echo(f"match not finished; scores {list(game.scores)}")
     click.echo("OK: every action is legal and every stored score matches")
+    own = seed_mismatches(record)
+    if own:
+        # Not refused: a constructed record may deal its own cards; a referee's never does.
+        click.echo(
+            f"note: the hands and talon of deal(s) {', '.join(map(str, own))} are the "
+            f"record's own, not the ones seed {record['seed']!r} deals",
+            err=True,
+        )

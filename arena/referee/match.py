@@ -46,6 +46,7 @@ from engine import (
     public_action,
 )
 from engine import record as engine_record
+from engine.record import forfeit_result
 
 __all__ = ["INCIDENT_KINDS", "MatchRunner", "SeatState", "clip"]
 
@@ -171,7 +172,15 @@ class MatchRunner:
     def _open_record(self, record_dir: Path) -> None:
         record_dir.mkdir(parents=True, exist_ok=True)
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in self.match_id)
-        self._file = (record_dir / f"{safe}.jsonl").open("a", encoding="utf-8")
+        # One file per match: never appended to (another run of `arena serve` into this
+        # directory starts its match ids again), so an existing name gets a number.
+        path, k = record_dir / f"{safe}.jsonl", 2
+        while True:
+            try:
+                self._file = path.open("x", encoding="utf-8")
+                break
+            except FileExistsError:
+                path, k = record_dir / f"{safe}.{k}.jsonl", k + 1
         self._write(
             {
                 "type": "start",
@@ -567,7 +576,7 @@ class MatchRunner:
             }  # fmt: skip
         elif self.forfeits and rec["result"] is not None:
             rec["rules_result"] = dict(rec["result"])
-            rec["result"] = _forfeit_result(rec["result"], self.forfeits, self.ruleset.target)
+            rec["result"] = forfeit_result(rec["result"], self.forfeits, self.ruleset.target)
         return rec
 
     def _interrupted(self) -> None:
@@ -583,27 +592,6 @@ class MatchRunner:
             log.warning("match %s interrupted at deal %d", self.match_id, self.game.deal_number)
         except Exception:  # never let recording hide the cancellation
             log.exception("match %s: could not record the interruption", self.match_id)
-
-
-def _forfeit_result(result: dict[str, Any], forfeits: list[int], target: int) -> dict[str, Any]:
-    """The result with forfeiters placed last (sharing the last place), others re-ranked."""
-    scores: list[int] = result["scores"]
-    out = dict(result)
-    n = len(scores)
-    fset = set(forfeits)
-    stay = [s for s in range(n) if s not in fset]
-    places = [0] * n
-    for s in stay:
-        places[s] = 1 + sum(1 for o in stay if scores[o] > scores[s])
-    for s in fset:
-        places[s] = len(stay) + 1
-    firsts = [s for s in range(n) if places[s] == 1]
-    winner = firsts[0] if len(firsts) == 1 else None
-    out["places"] = places
-    out["winner"] = winner
-    out["shortfalls"] = [0 if s == winner else max(0, target - scores[s]) for s in range(n)]
-    out["forfeits"] = sorted(forfeits)
-    return out
 
 
 def _decision_text(action: pb.Action) -> str:

@@ -9,9 +9,9 @@ import pytest
 
 from arena.cli.serve import load_tokens
 from arena.referee import INCIDENT_KINDS, Referee, RefereeConfig
-from arena.referee.match import _forfeit_result
 from arena.referee.sessions import bearer_token
 from arena.v1 import arena_pb2 as pb
+from engine.record import forfeit_result as _forfeit_result
 
 
 def test_config_defaults_and_validation() -> None:

@@ -16,11 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 
 from harness import BotProc, arena
 
+from arena.cli import main as arena_cli
 from arena.v1 import arena_pb2 as pb
 from engine import PRESETS, parse_action, parse_card, replay
 from engine.actions import Give, Play
@@ -65,6 +67,31 @@ def test_full_1001_match_to_target_with_record_file(tmp_path: Path) -> None:
     assert lines[-1]["type"] == "end" and lines[-1]["record"] == rec
     n_actions = sum(len(d["actions"]) for d in rec["deals"])
     assert sum(1 for x in lines if x["type"] == "action") == n_actions
+
+
+def test_a_record_file_is_never_appended_to(tmp_path: Path) -> None:
+    """Defect: ``<match_id>.jsonl`` was opened for appending, so a second ``arena serve``
+    run into the same directory (its match ids start again) wrote a second match into the
+    first one's file. Now the second gets ``<match_id>.2.jsonl``; each replays alone."""
+    short = dataclasses.replace(PRESETS["classic"], max_deals=1)
+
+    async def main() -> list[dict[str, Any]]:
+        async with arena(tmp_path, record_dir=tmp_path / "rec") as a:
+            await a.bots(["ann", "bob", "cid"])
+            return [
+                await a.referee.run_match("m00000", short, seed, ["ann", "bob", "cid"])
+                for seed in (1, 2)
+            ]
+
+    recs = asyncio.run(main())
+    files = sorted(p.name for p in (tmp_path / "rec").iterdir())
+    assert files == ["m00000.2.jsonl", "m00000.jsonl"]
+    for name, rec in zip(files[::-1], recs, strict=True):
+        lines = (tmp_path / "rec" / name).read_text().splitlines()
+        assert sum(json.loads(x)["type"] == "start" for x in lines) == 1
+        assert json.loads(lines[-1])["record"] == rec
+        r = CliRunner().invoke(arena_cli, ["replay", "--check", str(tmp_path / "rec" / name)])
+        assert r.exit_code == 0, r.output
 
 
 def test_full_classic_match_to_target(tmp_path: Path) -> None:

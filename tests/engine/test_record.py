@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import random
 
 import pytest
 
 from engine import PRESETS, RECORD_FORMAT, Game, ReplayError, replay
+from engine.record import forfeit_result
 
 NAMES = ["ann", "bob", "cid"]
 
@@ -127,11 +129,39 @@ def test_replay_checks_the_rules_result_when_the_referee_reordered_places() -> N
     rec = g.record()
     rules_result = dict(rec["result"])
     rec["rules_result"] = rules_result
-    rec["result"] = {**rules_result, "places": list(reversed(rules_result["places"]))}
+    rec["forfeits"] = [0]
+    rec["result"] = forfeit_result(rules_result, [0], 1000)
     assert replay(rec).result is not None
+    assert rec["result"]["places"][0] == 3
+    # The referee's result is checked too (it was not: any result passed): places...
+    forged = {**rec, "result": {**rec["result"], "places": [1, 2, 3]}}
+    with pytest.raises(ReplayError, match="result: places"):
+        replay(forged)
+    # ... and the forfeits it needs
+    with pytest.raises(ReplayError, match="forfeits"):
+        replay({**rec, "forfeits": []})
+    # A record whose result was replaced by its rules_result still replays.
+    assert replay({**rec, "result": rules_result}).result is not None
     rec["rules_result"] = {**rules_result, "scores": [0, 0, 0]}
     with pytest.raises(ReplayError, match="scores"):
         replay(rec)
+
+
+def test_replay_refuses_a_forged_or_missing_result() -> None:
+    """Found by an audit: a reason that differs, a null result of a finished match and a
+    null rules_result outside an abandoned match were accepted."""
+    g = Game.new(dataclasses.replace(PRESETS["1001"], max_deals=3), 4, ["a", "b", "c"])
+    rng = random.Random(1)
+    while not g.is_over:
+        g.apply_trusted(rng.choice(g.legal_actions()))
+    rec = g.record()
+    assert replay(rec).result is not None
+    with pytest.raises(ReplayError, match="reason"):
+        replay({**rec, "result": {**rec["result"], "reason": "forged"}})
+    with pytest.raises(ReplayError, match="null, but the match is over"):
+        replay({**rec, "result": None})
+    with pytest.raises(ReplayError, match="only for an abandoned match"):
+        replay({**rec, "rules_result": None, "result": {**rec["result"], "scores": [1000, 0, 0]}})
 
 
 def test_start_scores_must_fit_the_table() -> None:
