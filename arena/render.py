@@ -61,7 +61,7 @@ def standings_table(players: Sequence[str], result: Mapping[str, Any]) -> Table:
     shortfalls = result.get("shortfalls", [0] * len(scores))
     for seat in sorted(range(len(scores)), key=lambda s: (places[s], s)):
         table.add_row(
-            str(places[seat]), _name(players, seat), str(scores[seat]), str(shortfalls[seat])
+            str(places[seat]), Text(_name(players, seat)), str(scores[seat]), str(shortfalls[seat])
         )
     return table
 
@@ -76,7 +76,7 @@ def _render_deal(
     hands = Table.grid(padding=(0, 2))
     for seat, hand in enumerate(game.dealt_hands):
         if hand:
-            hands.add_row(_name(players, seat), _cards(hand))
+            hands.add_row(Text(_name(players, seat)), _cards(hand))  # a name is no markup
     hands.add_row("talon", _cards(game.talon))
     parts.append(hands)
 
@@ -130,7 +130,7 @@ def _render_deal(
                     cells.append(f"  ({'; '.join(marks)})", style="magenta")
                 # (Suit.SPADES is 0: "trump or '-'" showed a spade trump as none.)
                 tricks.add_row(str(ntrick), cells, "-" if trump is None else str(trump),
-                               players[w])  # fmt: skip
+                               Text(players[w]))  # fmt: skip
                 trick, marks = [], []
         else:
             line = Text(f"{_name(players, seat)}: ")

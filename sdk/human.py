@@ -199,6 +199,9 @@ def choose(text: str, legal: Sequence[Action]) -> tuple[Action | None, str]:
     t = text.strip()
     if not t:
         return None, "Type a number from the list (or 'help')."
+    if t.isdigit() and not (t.isascii() and len(t) <= 6):
+        # "²", "①" or a 5000-digit number: str.isdigit() says yes, int() refuses.
+        return None, f"Not a number from the list: {t[:20]!r}. Type one (or 'help')."
     if t.isdigit():
         k = int(t)
         if 1 <= k <= len(legal):
@@ -228,7 +231,9 @@ def choose(text: str, legal: Sequence[Action]) -> tuple[Action | None, str]:
             return None, f"You do not hold {action.card}. " + _legal_text(legal)
     if isinstance(action, Play):
         plays = [a for a in legal if isinstance(a, Play)]
-        if plays and not any(a.card == action.card for a in plays):
+        if not plays:
+            return None, "No card is played now. " + _legal_text(legal)
+        if not any(a.card == action.card for a in plays):
             return None, f"{action.card} cannot be played now. " + _legal_text(legal)
         if action.declare:
             return None, f"No marriage to declare with {action.card}. " + _legal_text(legal)
@@ -315,7 +320,7 @@ def render_view(view: PlayerView, *, color: bool = False) -> str:
     if view.bids:
         lines.append("Bids:     " + ", ".join(f"{who(s)} {a}" for s, a in view.bids))
     else:
-        lines.append("Bids:     none yet" + (f" (standing {view.bid})" if view.bid else ""))
+        lines.append("Bids:     none yet")
     if view.declarer is not None:
         deal = f"Declarer: {who(view.declarer)}, bid {view.bid}"
         if view.contract is not None:

@@ -482,3 +482,12 @@ def test_a_key_that_is_not_the_certificates_is_named(tmp_path: Path) -> None:
     _fails(r, 2, "--tls-key", "is not the key of the certificate")
     # the matching pair is accepted
     assert load_config(_toml(tmp_path, BOTS + '[tls]\ncert = "a.pem"\nkey = "a.key"\n')).tls
+
+
+def test_serve_refuses_bot_names_with_control_characters(tmp_path: Path) -> None:
+    """Defect: any name was taken from the tokens file; one holding an escape sequence
+    reached the terminal of a person playing in the human seat."""
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text('[bots]\n"\\u001b[2Jevil" = "t1"\nb = "t2"\n', encoding="utf-8")
+    r = _invoke(arena, ["serve", "--tokens", str(tokens), "--record-dir", str(tmp_path)])
+    _fails(r, 2, "--tokens", "a bot name is letters, digits")

@@ -16,6 +16,7 @@ import click
 from arena.cli.options import Seconds
 from arena.referee import Lobby, Referee, RefereeConfig, TLSConfig, start_server
 from arena.referee.config import MAX_DEADLINE_MS, key_pair_problem, pem_problem
+from arena.tournament.config import BOT_NAME_RE
 from engine import RulesetError, load_ruleset
 
 __all__ = ["load_tokens", "serve"]
@@ -47,6 +48,10 @@ def load_tokens(path: Path) -> dict[str, str]:
     out: dict[str, str] = {}
     owner: dict[str, str] = {}  # token -> the first bot that has it
     for name, token in bots.items():
+        if not BOT_NAME_RE.match(name):
+            # Names reach logs, records and people's terminals: no control characters.
+            raise bad(f"{path}: bots.{name!r}: a bot name is letters, digits, '.', '_' or '-' "
+                      "(at most 64)")  # fmt: skip
         if not isinstance(token, str) or not token:
             raise bad(f"{path}: bots.{name}: the token must be a non-empty string")
         if token in owner:

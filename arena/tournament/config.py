@@ -47,7 +47,8 @@ __all__ = [
 #: The bots shipped in ``bots/`` (``bots.load(name)``).
 BUNDLED_BOTS: tuple[str, ...] = ("random", "heuristic", "counting", "pimc")
 
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
+#: A tournament's, or a bot's, name.
+BOT_NAME_RE = _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 _MODULE_CLASS_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 _PLACEHOLDERS = ("python", "arena", "host", "port", "token", "name", "ca")
 #: The engine's bound on a ruleset's numbers (max_deals among them).

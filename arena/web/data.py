@@ -84,9 +84,12 @@ class DataSource:
             return [_tournament_json(t) for t in st.tournaments()]
 
     def _tournament(self, st: Storage, tournament: str | None) -> TournamentInfo:
-        tid = tournament or self.default_tournament or st.latest_tournament()
+        ref = tournament or self.default_tournament
+        tid = st.latest_tournament() if ref is None else st.tournament_id_of(ref)
         if tid is None:
-            raise NotFound(f"no tournament in {self.db} yet")
+            raise NotFound(
+                f"no tournament {ref!r} in {self.db}" if ref else f"no tournament in {self.db} yet"
+            )
         info = st.tournament(tid)
         if info is None:
             raise NotFound(f"no tournament {tid!r} in {self.db}")
@@ -155,18 +158,30 @@ class DataSource:
 
     # -- one match ------------------------------------------------------------------------
 
+    def match_id(self, ref: str) -> str:
+        """The stored match ``ref`` names: its id, or a unique suffix of one (``m00003``),
+        as ``arena replay`` takes them."""
+        with self._open() as st:
+            ids = st.find_match_ids(ref)
+        if ref in ids:
+            return ref
+        if len(ids) == 1:
+            return ids[0]
+        if ids:
+            shown = ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else "")
+            raise NotFound(f"match {ref!r} is ambiguous in {self.db}: {shown}")
+        raise NotFound(f"no match {ref!r} in {self.db}")
+
     def record(self, match_id: str) -> JSON:
         with self._open() as st:
             try:
-                return st.load_record(match_id)
+                return st.load_record(self.match_id(match_id))
             except KeyError:
-                ids = st.find_match_ids(match_id)
-                if len(ids) == 1:
-                    return st.load_record(ids[0])
                 raise NotFound(f"no match {match_id!r} in {self.db}") from None
 
     def match_info(self, match_id: str) -> JSON:
         """Where a stored match belongs (tournament, schedule index, times)."""
+        match_id = self.match_id(match_id)
         with self._open() as st:
             row = st.conn.execute(
                 "SELECT tournament_id, idx, table_no, set_no, started_at, finished_at, duration_s"

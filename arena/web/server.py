@@ -119,16 +119,42 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(e.status, str(e))
         except NotFound as e:
             self._error(HTTPStatus.NOT_FOUND, str(e))
-        except (ReplayFailed, ValueError, IndexError, KeyError) as e:
-            self._error(HTTPStatus.BAD_REQUEST, f"{type(e).__name__}: {e}")
-        except StorageError as e:  # a damaged row: the message names it; no traceback
+        except (ReplayFailed, StorageError) as e:
+            # The stored data is at fault, not the request: a damaged row, or a record
+            # that does not replay. The message names it; no traceback.
             log.error("%s: %s", self.path, e)
             self._error(HTTPStatus.INTERNAL_SERVER_ERROR, str(e))
+        except (ValueError, IndexError, KeyError) as e:  # a deal or seat out of range, ...
+            self._error(HTTPStatus.BAD_REQUEST, str(e.args[0]) if e.args else str(e))
         except (BrokenPipeError, ConnectionResetError):
             pass
         except Exception as e:  # one bad request must not stop the server
             log.exception("error serving %s", self.path)
             self._error(HTTPStatus.INTERNAL_SERVER_ERROR, f"{type(e).__name__}: {e}")
+
+    def _not_allowed(self) -> None:
+        # Read-only: every other method is a JSON 405 (http.server would answer HTML 501).
+        self.send_response(HTTPStatus.METHOD_NOT_ALLOWED)
+        body = json.dumps(
+            {"error": f"{self.command} is not allowed: this server only reads (GET, HEAD)",
+             "status": 405}
+        ).encode()  # fmt: skip
+        self.send_header("Allow", "GET, HEAD")
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _not_allowed
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's own errors (a request line too long, a malformed one) as JSON."""
+        try:
+            status = HTTPStatus(code)
+        except ValueError:
+            status = HTTPStatus.BAD_REQUEST
+        self.close_connection = True
+        self._error(status, message or status.phrase)
 
     # -- API ------------------------------------------------------------------------------
 
@@ -144,12 +170,14 @@ class _Handler(BaseHTTPRequestHandler):
                 return src.bot(name, tournament)
             case ["matches"]:
                 return src.matches(tournament, bot=q.get("bot") or None, limit=_int(q, "limit"))
-            case ["matches", match_id]:
+            case ["matches", ref]:
+                match_id = src.match_id(ref)
                 replay = self.server.replays.get(match_id, lambda: src.record(match_id))
                 return {**replay.summary, **src.match_info(match_id)}
-            case ["matches", match_id, "record"]:
-                return src.record(match_id)
-            case ["matches", match_id, "deals", index]:
+            case ["matches", ref, "record"]:
+                return src.record(ref)
+            case ["matches", ref, "deals", index]:
+                match_id = src.match_id(ref)
                 replay = self.server.replays.get(match_id, lambda: src.record(match_id))
                 seat = _int(q, "seat")
                 return replay.deal(int(index), seat)

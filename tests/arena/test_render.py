@@ -51,3 +51,13 @@ def test_a_trick_under_way_when_the_record_ends_is_shown() -> None:
     text = _text(g.record())
     assert "(unfinished)" in text and str(lead) in text
     assert Suit.SPADES == 0  # why "trump or '-'" was wrong
+
+
+def test_player_names_are_not_rich_markup() -> None:
+    """Defect: a player named "[/]" ended ``arena replay`` with a MarkupError traceback,
+    and "[red]rich[/red]" was shown as "rich"."""
+    g = Game.new("classic", 3, ["[/]", "[red]rich[/red]", "cid"])
+    while g.deal_number < 1:
+        g.apply_trusted(g.legal_actions()[0])
+    text = _text(g.record())
+    assert "[/]" in text and "[red]rich[/red]" in text

@@ -286,6 +286,46 @@ def test_a_damaged_stored_row_is_a_json_error_naming_the_match(
     assert "Traceback" not in caplog.text
 
 
+def test_found_by_an_audit_names_short_ids_other_methods_and_bad_stored_records(
+    base: str, db: Path, tmp_path: Path
+) -> None:
+    """Defects: ``?tournament=`` took only an id (``arena web --tournament`` takes a name);
+    a short match id worked for the summary but lost its ``stored`` block; POST and other
+    methods were answered with HTML 501; a stored record that does not replay was a 400
+    (the request's fault) rather than a 500; error texts began with Python's exception
+    names."""
+    tournaments = get(base, "/api/tournaments")
+    name, tid = tournaments[-1]["name"], tournaments[-1]["id"]
+    assert get(base, f"/api/leaderboard?tournament={name}")["tournament"]["id"] == tid
+    full = get(base, "/api/matches")["matches"][0]["match_id"]
+    short = full.rsplit("-", 1)[-1]
+    summary = get(base, f"/api/matches/{short}")
+    assert summary["stored"]["tournament_id"] == tid
+    req = urllib.request.Request(base + "api/leaderboard", data=b"x", method="POST")
+    with pytest.raises(urllib.error.HTTPError) as info:
+        urllib.request.urlopen(req, timeout=10)
+    assert info.value.code == 405 and info.value.headers["Allow"] == "GET, HEAD"
+    assert "not allowed" in json.loads(info.value.read().decode())["error"]
+    code, body = status_of(base, f"/api/matches/{full}/deals/99")
+    assert code == 400 and not body["error"].startswith("IndexError")
+    # a stored record that parses but does not replay: the data is at fault
+    path = tmp_path / "bad.sqlite"
+    make_demo_db(path, matches=1, max_deals=2)
+    with sqlite3.connect(path) as c:
+        (mid, text) = c.execute("SELECT id, record_json FROM matches").fetchone()
+        rec = json.loads(text)
+        rec["deals"][0]["actions"][0]["action"] = "bid 995"
+        c.execute("UPDATE matches SET record_json = ? WHERE id = ?", (json.dumps(rec), mid))
+    c.close()
+    server = make_server(DataSource(path), "127.0.0.1", 0)
+    server.start_background()
+    try:
+        code, body = status_of(server.url, f"/api/matches/{mid}/deals/0")
+        assert code == 500 and "does not replay" in body["error"], body
+    finally:
+        server.stop()
+
+
 # --- pages, read-only, live --------------------------------------------------------------
 
 

@@ -107,7 +107,7 @@ function render(data) {
   const main = document.getElementById("main");
   const title = el("h1", {}, `Leaderboard · ${t.name}`);
   const sub = el("p", { class: "muted", id: "progress" },
-    `${t.completed} of ${t.total_matches} matches` + (t.ruleset ? ` · ruleset ${t.ruleset}` : "") + (t.running ? " · running" : " · finished"));
+    `${t.completed} of ${t.total_matches} matches` + (t.ruleset ? ` · ruleset ${typeof t.ruleset === "object" ? t.ruleset.name : t.ruleset}` : "") + (t.running ? " · running" : " · finished"));
   let picker = null;
   if (data.tournaments.length > 1) {
     picker = el("select", { id: "tournament-select", onchange: (e) => { location.search = "?tournament=" + encodeURIComponent(e.target.value); } },

@@ -8,7 +8,8 @@ const state = { summary: null, deal: 0, step: 0, seat: null, data: null, cache: 
 
 function parseHash() {
   const h = new URLSearchParams(location.hash.slice(1));
-  const num = (k) => (h.has(k) && h.get(k) !== "" && !isNaN(+h.get(k)) ? +h.get(k) : null);
+  // Only whole numbers from 0 up: a hand-edited link (#deal=1.5, #seat=-1) is ignored.
+  const num = (k) => (h.has(k) && /^\d{1,6}$/.test(h.get(k)) ? +h.get(k) : null);
   return { deal: num("deal"), step: num("step"), seat: num("seat") };
 }
 
@@ -33,7 +34,11 @@ async function loadDeal(k, seat) {
 async function go(deal, step, seat) {
   const nDeals = state.summary.deals.length;
   deal = Math.max(0, Math.min(nDeals - 1, deal));
-  if (seat !== undefined) state.seat = seat;
+  if (seat !== undefined) {
+    // A seat the match does not have (#seat=7) shows the table face up.
+    const seats = (state.summary.players || []).length;
+    state.seat = seat !== null && seat < seats ? seat : null;
+  }
   const data = await loadDeal(deal, state.seat);
   state.deal = deal;
   state.data = data;
