@@ -120,12 +120,7 @@ def _render_deal(
             if len(trick) == 3:
                 ntrick += 1
                 w = trick[trick_winner([c for _, c in trick], trump)][0]
-                cells = Text()
-                for k, (s, c) in enumerate(trick):
-                    if k:
-                        cells.append("  ")
-                    cells.append(f"{players[s]} ")
-                    cells.append_text(_card(c))
+                cells = _trick_cells(players, trick)
                 if marks:
                     cells.append(f"  ({'; '.join(marks)})", style="magenta")
                 # (Suit.SPADES is 0: "trump or '-'" showed a spade trump as none.)
@@ -142,20 +137,25 @@ def _render_deal(
                 line.append(str(action))
             lines.append(line)
     if trick:  # a trick under way when the record ends (an interrupted match)
-        cells = Text()
-        for k, (s, c) in enumerate(trick):
-            if k:
-                cells.append("  ")
-            cells.append(f"{players[s]} ")
-            cells.append_text(_card(c))
         trump = game.trump
-        tricks.add_row(str(ntrick + 1), cells, "-" if trump is None else str(trump),
-                       "(unfinished)")  # fmt: skip
+        tricks.add_row(str(ntrick + 1), _trick_cells(players, trick),
+                       "-" if trump is None else str(trump), "(unfinished)")  # fmt: skip
     parts.append(Text("Bidding: " + (", ".join(bids) or "-")))
     parts.extend(lines)
     if ntrick or trick:
         parts.append(tricks)
     return parts, error
+
+
+def _trick_cells(players: Sequence[str], trick: Sequence[tuple[int, Any]]) -> Text:
+    """A trick's cards in play order, each after its player's name."""
+    cells = Text()
+    for k, (seat, card) in enumerate(trick):
+        if k:
+            cells.append("  ")
+        cells.append(f"{players[seat]} ")
+        cells.append_text(_card(card))
+    return cells
 
 
 def render_record(record: Mapping[str, Any]) -> RenderableType:
