@@ -262,6 +262,16 @@ def test_replay_a_record_that_does_not_render(tmp_path: Path) -> None:
     _fails(_invoke(arena, ["replay", str(p)]), 2, "cannot render", "seed")
 
 
+def test_replay_of_a_record_the_rules_refuse_exits_1(tmp_path: Path) -> None:
+    """Found by an audit: it was shown up to the refused action and exited 0."""
+    rec = _record()
+    rec["deals"][0]["actions"][1]["action"] = "bid 995"
+    p = tmp_path / "rec.json"
+    p.write_text(json.dumps(rec), encoding="utf-8")
+    r = _invoke(arena, ["replay", str(p)])
+    assert r.exit_code == 1 and "refused:" in r.output and "bid 995" in r.output
+
+
 def test_replay_of_a_match_id_without_any_database(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

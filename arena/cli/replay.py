@@ -65,6 +65,9 @@ def replay(ctx: click.Context, record_ref: str, check: bool, db: Path | None) ->
             click.echo(f"error: {record_ref}: {rendered.plain}", err=True)
             ctx.exit(2)
         console.print(rendered)
+        parts = getattr(rendered, "renderables", ())
+        if parts and isinstance(parts[-1], Text) and parts[-1].plain.startswith("refused:"):
+            ctx.exit(1)  # shown up to the action the rules refuse, as --check would say
         return
     try:
         game = replay_record(record)
