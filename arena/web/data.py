@@ -204,8 +204,17 @@ def _tournament_json(t: TournamentInfo) -> JSON:
         "created_at": t.created_at,
         "finished_at": t.finished_at,
         "running": t.finished_at is None,
-        "ruleset": (t.config.get("ruleset") if isinstance(t.config, dict) else None),
+        "ruleset": _ruleset_name(t.config.get("ruleset") if isinstance(t.config, dict) else None),
     }
+
+
+def _ruleset_name(ruleset: Any) -> str | None:
+    """The name of a stored config's ruleset: a tournament stores the whole ruleset (an
+    object), the demo a preset name; the page shows a name (it showed [object Object])."""
+    if isinstance(ruleset, dict):
+        name = ruleset.get("name")
+        return name if isinstance(name, str) else None
+    return ruleset if isinstance(ruleset, str) else None
 
 
 def _match_json(m: MatchResult) -> JSON:

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from arena.storage import Storage
 from arena.web import STATIC_DIR, DataSource, MatchReplay, make_server, open_readonly, view_json
 from arena.web.demo import DEMO_BOTS, demo_record, make_demo_db
-from engine import Game, Phase, observe, parse_action, replay
+from engine import PRESETS, Game, Phase, observe, parse_action, replay
 
 MATCHES = 4
 
@@ -296,6 +296,12 @@ def test_found_by_an_audit_names_short_ids_other_methods_and_bad_stored_records(
     names."""
     tournaments = get(base, "/api/tournaments")
     name, tid = tournaments[-1]["name"], tournaments[-1]["id"]
+    # a tournament stores its whole ruleset; the API gives its name (the page showed
+    # "ruleset [object Object]")
+    from arena.web.data import _ruleset_name
+
+    assert _ruleset_name(PRESETS["1001"].to_dict()) == "1001" == _ruleset_name("1001")
+    assert isinstance(tournaments[-1]["ruleset"], str)
     assert get(base, f"/api/leaderboard?tournament={name}")["tournament"]["id"] == tid
     full = get(base, "/api/matches")["matches"][0]["match_id"]
     short = full.rsplit("-", 1)[-1]
