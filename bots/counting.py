@@ -39,6 +39,7 @@ class CountingBot(HeuristicBot):
     """Remembers the deal's cards and voids; enumerates talons for the auction."""
 
     name = "counting"
+    quick = False  # its endgame search takes milliseconds: asked in the worker thread
 
     #: Spread (points) of the real take around the estimate once the talon is known (the
     #: heuristic's ``take_sigma`` also covers the talon's uncertainty).

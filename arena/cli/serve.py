@@ -86,7 +86,8 @@ def _check_pem(path: Path | None, what: str, param: str) -> None:
     type=click.Path(file_okay=False, path_type=Path),
     default=Path("records"),
     show_default=True,
-    help="Each match is appended here as <match_id>.jsonl while it is played.",
+    help="Each match is written here as <match_id>.jsonl while it is played (never appended "
+    "to: <match_id>.2.jsonl if that file exists).",
 )
 @click.option("--decision-ms", type=click.IntRange(1, MAX_DEADLINE_MS), default=1000,
               show_default=True, help="Time per decision.")  # fmt: skip

@@ -26,8 +26,9 @@ class RefereeConfig:
       malformed decisions) in one match.
     - ``reconnect_grace_s``: a seated bot whose stream closed may come back within this
       long; after it, it forfeits every match it is seated in.
-    - ``record_dir``: when set, every match is appended to ``<record_dir>/<match_id>.jsonl``
-      as it is played (see docs/referee.md).
+    - ``record_dir``: when set, every match is written to ``<record_dir>/<match_id>.jsonl``
+      as it is played, always to a new file (``.2.jsonl`` and so on if that one exists;
+      see docs/referee.md).
     - ``max_wrong_recorded``: per seat and match, answers to requests that are not pending
       beyond this many are only counted (not recorded one by one, not answered).
     - ``flood_limit``: a stream that sends more than this many messages that answer no

@@ -145,7 +145,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _not_allowed
+    def __getattr__(self, name: str) -> Any:
+        # http.server looks up do_<METHOD>: every method but GET and HEAD is a 405.
+        if name.startswith("do_"):
+            return self._not_allowed
+        raise AttributeError(name)
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """http.server's own errors (a request line too long, a malformed one) as JSON."""

@@ -312,6 +312,10 @@ def test_found_by_an_audit_names_short_ids_other_methods_and_bad_stored_records(
         urllib.request.urlopen(req, timeout=10)
     assert info.value.code == 405 and info.value.headers["Allow"] == "GET, HEAD"
     assert "not allowed" in json.loads(info.value.read().decode())["error"]
+    for method in ("TRACE", "PROPFIND"):  # any method at all, not only the common ones
+        with pytest.raises(urllib.error.HTTPError) as info:
+            urllib.request.urlopen(urllib.request.Request(base, method=method), timeout=10)
+        assert info.value.code == 405, method
     code, body = status_of(base, f"/api/matches/{full}/deals/99")
     assert code == 400 and not body["error"].startswith("IndexError")
     # a stored record that parses but does not replay: the data is at fault
