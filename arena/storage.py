@@ -25,6 +25,7 @@ the referee's ``ms`` and ``by`` per action.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import logging
 import sqlite3
@@ -47,7 +48,9 @@ __all__ = [
     "StorageFullError",
     "StorageLockedError",
     "TournamentInfo",
+    "database_in_use",
     "deal_summary",
+    "lock_path",
     "newest_database",
     "resolve_record",
 ]
@@ -663,6 +666,26 @@ class Storage:
                     (tournament_id,),
                 )
             ]
+
+
+def lock_path(db: Path) -> Path:
+    """The lock file that keeps two tournament runs off database ``db`` (the runner holds
+    an exclusive ``flock`` on it while it runs)."""
+    return db.with_name(db.name + ".lock")
+
+
+def database_in_use(db: Path) -> bool:
+    """Whether a tournament runner is running on ``db`` now (it holds its lock file)."""
+    try:
+        with lock_path(Path(db)).open("rb") as fh:
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+    except OSError:  # no lock file (nobody runs), or one we cannot read
+        return False
+    return False
 
 
 def newest_database(folder: Path = Path("runs")) -> Path | None:

@@ -51,7 +51,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.ratings import RatingBook, rate_results
-from arena.storage import Storage, StorageError, StorageLockedError
+from arena.storage import Storage, StorageError, StorageLockedError, lock_path
 from arena.tournament.config import BotSpec, TLSSpec, TournamentConfig
 from arena.tournament.schedule import ScheduledMatch, build_schedule, match_id
 from engine.rules import Ruleset
@@ -267,7 +267,7 @@ class _Lock:
     """An exclusive lock next to the database: one runner per database at a time."""
 
     def __init__(self, db: Path) -> None:
-        self.path = db.with_name(db.name + ".lock")
+        self.path = lock_path(db)
         self._fh: IO[str] | None = None
 
     def acquire(self) -> None:

@@ -13,11 +13,11 @@ import contextlib
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from arena.storage import MatchResult, Storage, StorageError, TournamentInfo
+from arena.storage import MatchResult, Storage, StorageError, TournamentInfo, database_in_use
 from arena.web import board
 
 __all__ = ["DataSource", "NotFound", "open_readonly"]
@@ -69,6 +69,9 @@ class DataSource:
         with self._open():  # fail early on a path that is no database
             pass
 
+    def _runner(self) -> bool:
+        return database_in_use(self.db)
+
     @contextlib.contextmanager
     def _open(self) -> Iterator[Storage]:
         st = open_readonly(self.db)
@@ -81,7 +84,7 @@ class DataSource:
 
     def tournaments(self) -> list[JSON]:
         with self._open() as st:
-            return [_tournament_json(t) for t in st.tournaments()]
+            return [_tournament_json(t, self._runner) for t in st.tournaments()]
 
     def _tournament(self, st: Storage, tournament: str | None) -> TournamentInfo:
         ref = tournament or self.default_tournament
@@ -103,8 +106,8 @@ class DataSource:
             info = self._tournament(st, tournament)
             doc = self._board(st, info)
             return {
-                "tournament": _tournament_json(info),
-                "tournaments": [_tournament_json(t) for t in st.tournaments()],
+                "tournament": _tournament_json(info, self._runner),
+                "tournaments": [_tournament_json(t, self._runner) for t in st.tournaments()],
                 **doc,
             }
 
@@ -135,7 +138,7 @@ class DataSource:
             strikes = [i for i in st.incidents(info.id) if i.get("bot") == name]
             per_deal = _deltas_of(st, info.id, name)
             return {
-                "tournament": _tournament_json(info),
+                "tournament": _tournament_json(info, self._runner),
                 "bot": name,
                 "row": row,
                 "history": doc["history"].get(name, []),
@@ -152,7 +155,7 @@ class DataSource:
             if limit is not None:
                 results = results[: max(0, limit)]
             return {
-                "tournament": _tournament_json(info),
+                "tournament": _tournament_json(info, self._runner),
                 "matches": [_match_json(m) for m in results],
             }
 
@@ -194,7 +197,7 @@ class DataSource:
 # ---------------------------------------------------------------------------------------
 
 
-def _tournament_json(t: TournamentInfo) -> JSON:
+def _tournament_json(t: TournamentInfo, runner: Callable[[], bool]) -> JSON:
     return {
         "id": t.id,
         "name": t.name,
@@ -203,7 +206,9 @@ def _tournament_json(t: TournamentInfo) -> JSON:
         "completed": t.completed,
         "created_at": t.created_at,
         "finished_at": t.finished_at,
-        "running": t.finished_at is None,
+        # Unfinished and a runner at work on the database: a tournament stopped before its
+        # end (a remote bot never came) is not "live" for ever.
+        "running": t.finished_at is None and runner(),
         "ruleset": _ruleset_name(t.config.get("ruleset") if isinstance(t.config, dict) else None),
     }
 

@@ -429,3 +429,21 @@ def test_the_demo_script_can_run_twice_and_has_help(
     with pytest.raises(SystemExit) as info:
         demo(["--help"])  # used to write a database named "--help"
     assert info.value.code == 0 and not (tmp_path / "--help").exists()
+
+
+def test_a_tournament_is_running_only_while_a_runner_holds_its_database(tmp_path: Path) -> None:
+    """Defect: an unfinished tournament showed as running ("live", polled every 3 s) for
+    ever, even one stopped before its end (a remote bot never came)."""
+    import fcntl
+
+    from arena.storage import lock_path
+
+    path = tmp_path / "stopped.sqlite"
+    make_demo_db(path, matches=1, max_deals=2, total=6, finished=False)
+    source = DataSource(path)
+    assert source.tournaments()[0]["running"] is False  # stopped: nobody holds the lock
+    with lock_path(path).open("a") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)  # as `arena tournament` does
+        assert source.tournaments()[0]["running"] is True
+        assert source.leaderboard(None)["tournament"]["running"] is True
+    assert source.tournaments()[0]["running"] is False

@@ -11,6 +11,7 @@ The screenshots of ``docs/web.md`` are made by :func:`regenerate_screenshots`::
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import re
@@ -26,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from arena.storage import Storage
+from arena.storage import Storage, lock_path
 from arena.web.demo import DEMO_BOTS, demo_record, make_demo_db
 
 pytestmark = pytest.mark.browser
@@ -118,11 +119,14 @@ def paths() -> tuple[str, str]:
 
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def db(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     path = tmp_path_factory.mktemp("webui") / "t.sqlite"
-    # still "running" (4 of 6 matches): the leaderboard page keeps polling
+    # still running (3 of 6 matches, and a runner holding the database's lock, as `arena
+    # tournament` does): the leaderboard page keeps polling
     make_demo_db(path, matches=3, max_deals=3, total=6, finished=False)
-    return path
+    with lock_path(path).open("a") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        yield path
 
 
 @pytest.fixture(scope="module")
