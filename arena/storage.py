@@ -474,14 +474,6 @@ class Storage:
         stored = ", ".join(f"{t.id} ({t.name})" for t in infos)
         raise LookupError(f"no tournament {ref!r} in {self.path} (stored: {stored})")
 
-    def tournament_id_of(self, ref: str) -> str | None:
-        """The id of tournament ``ref`` (an id, or a name: the latest of that name), or
-        ``None`` (see :meth:`resolve_tournament`)."""
-        try:
-            return self.resolve_tournament(ref)
-        except LookupError:
-            return None
-
     def latest_tournament(self) -> str | None:
         with self._guard("reading tournaments"):
             row = self.conn.execute(

@@ -61,10 +61,6 @@ _INTERNAL_RETRIES = 3
 _SLOW_S = 0.005
 
 
-def _decide_call(bot: Bot, view: PlayerView) -> tuple[Action, str]:
-    return decide(bot, view, log)
-
-
 class _Outbox:
     """The messages to the arena, in order, written by whoever is free first.
 
@@ -499,7 +495,7 @@ class BotRunner:
                 elif self._inline and bot.quick:
                     action = self._decide_inline(bot, view)
                 else:
-                    action, kind = await asyncio.to_thread(_decide_call, bot, view)
+                    action, kind = await asyncio.to_thread(decide, bot, view, log)
                     self._count(kind)
             except SystemExit as e:
                 self._bot_left(e)

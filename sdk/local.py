@@ -114,7 +114,7 @@ def decide(
     judges), ``"error"`` when it raised and ``"malformed"`` when it returned no Action; in
     both of those cases the action is the referee's fallback (``engine.fallback_action``: a
     pass where legal, else the first legal action), and the traceback is logged.
-    ``reraise``: what the bot raised goes on (after the log) instead.
+    ``reraise``: what the bot raised goes on instead (for ``strict`` callers; not logged).
     """
     try:
         action = bot.act(view)

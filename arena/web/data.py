@@ -13,7 +13,7 @@ import contextlib
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -69,9 +69,6 @@ class DataSource:
         with self._open():  # fail early on a path that is no database
             pass
 
-    def _runner(self) -> bool:
-        return database_in_use(self.db)
-
     @contextlib.contextmanager
     def _open(self) -> Iterator[Storage]:
         st = open_readonly(self.db)
@@ -84,11 +81,14 @@ class DataSource:
 
     def tournaments(self) -> list[JSON]:
         with self._open() as st:
-            return [_tournament_json(t, self._runner) for t in st.tournaments()]
+            return _tournaments_json(st, self.db)
 
     def _tournament(self, st: Storage, tournament: str | None) -> TournamentInfo:
         ref = tournament or self.default_tournament
-        tid = st.latest_tournament() if ref is None else st.tournament_id_of(ref)
+        try:
+            tid = st.latest_tournament() if ref is None else st.resolve_tournament(ref)
+        except LookupError:
+            tid = None
         if tid is None:
             raise NotFound(
                 f"no tournament {ref!r} in {self.db}" if ref else f"no tournament in {self.db} yet"
@@ -106,8 +106,8 @@ class DataSource:
             info = self._tournament(st, tournament)
             doc = self._board(st, info)
             return {
-                "tournament": _tournament_json(info, self._runner),
-                "tournaments": [_tournament_json(t, self._runner) for t in st.tournaments()],
+                "tournament": _tournament_json(info, database_in_use(self.db)),
+                "tournaments": _tournaments_json(st, self.db),
                 **doc,
             }
 
@@ -138,7 +138,7 @@ class DataSource:
             strikes = [i for i in st.incidents(info.id) if i.get("bot") == name]
             per_deal = _deltas_of(st, info.id, name)
             return {
-                "tournament": _tournament_json(info, self._runner),
+                "tournament": _tournament_json(info, database_in_use(self.db)),
                 "bot": name,
                 "row": row,
                 "history": doc["history"].get(name, []),
@@ -155,7 +155,7 @@ class DataSource:
             if limit is not None:
                 results = results[: max(0, limit)]
             return {
-                "tournament": _tournament_json(info, self._runner),
+                "tournament": _tournament_json(info, database_in_use(self.db)),
                 "matches": [_match_json(m) for m in results],
             }
 
@@ -197,7 +197,12 @@ class DataSource:
 # ---------------------------------------------------------------------------------------
 
 
-def _tournament_json(t: TournamentInfo, runner: Callable[[], bool]) -> JSON:
+def _tournaments_json(st: Storage, db: Path) -> list[JSON]:
+    in_use = database_in_use(db)
+    return [_tournament_json(t, in_use) for t in st.tournaments()]
+
+
+def _tournament_json(t: TournamentInfo, in_use: bool) -> JSON:
     return {
         "id": t.id,
         "name": t.name,
@@ -208,7 +213,7 @@ def _tournament_json(t: TournamentInfo, runner: Callable[[], bool]) -> JSON:
         "finished_at": t.finished_at,
         # Unfinished and a runner at work on the database: a tournament stopped before its
         # end (a remote bot never came) is not "live" for ever.
-        "running": t.finished_at is None and runner(),
+        "running": t.finished_at is None and in_use,
         "ruleset": _ruleset_name(t.config.get("ruleset") if isinstance(t.config, dict) else None),
     }
 

@@ -134,16 +134,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _not_allowed(self) -> None:
         # Read-only: every other method is a JSON 405 (http.server would answer HTML 501).
-        self.send_response(HTTPStatus.METHOD_NOT_ALLOWED)
-        body = json.dumps(
-            {"error": f"{self.command} is not allowed: this server only reads (GET, HEAD)",
-             "status": 405}
-        ).encode()  # fmt: skip
-        self.send_header("Allow", "GET, HEAD")
-        self.send_header("Content-Type", "application/json; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        self._error(
+            HTTPStatus.METHOD_NOT_ALLOWED,
+            f"{self.command} is not allowed: this server only reads (GET, HEAD)",
+            allow="GET, HEAD",
+        )
 
     def __getattr__(self, name: str) -> Any:
         # http.server looks up do_<METHOD>: every method but GET and HEAD is a 405.
@@ -198,16 +193,18 @@ class _Handler(BaseHTTPRequestHandler):
             ctype += "; charset=utf-8"
         self._send(HTTPStatus.OK, path.read_bytes(), ctype)
 
-    def _json(self, status: HTTPStatus, obj: Any) -> None:
+    def _json(self, status: HTTPStatus, obj: Any, allow: str | None = None) -> None:
         body = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
-        self._send(status, body, "application/json; charset=utf-8")
+        self._send(status, body, "application/json; charset=utf-8", allow)
 
-    def _error(self, status: HTTPStatus, message: str) -> None:
+    def _error(self, status: HTTPStatus, message: str, allow: str | None = None) -> None:
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            self._json(status, {"error": message, "status": int(status)})
+            self._json(status, {"error": message, "status": int(status)}, allow)
 
-    def _send(self, status: HTTPStatus, body: bytes, ctype: str) -> None:
+    def _send(self, status: HTTPStatus, body: bytes, ctype: str, allow: str | None = None) -> None:
         self.send_response(status)
+        if allow is not None:
+            self.send_header("Allow", allow)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")

@@ -384,6 +384,13 @@ async def _client(a: Arena, token: str, **options: Any) -> AsyncIterator[Client]
             c.call.cancel()
 
 
+async def _x_seated(a: Arena, match_id: str, seed: int) -> asyncio.Task[dict[str, Any]]:
+    """Once bot x's stream is welcomed, a task playing a SHORT match with x between ann and
+    bob."""
+    assert not await a.referee.wait_for_bots(["x"], 10)
+    return asyncio.create_task(a.referee.run_match(match_id, SHORT, seed, ["ann", "x", "bob"]))
+
+
 def _flat(msgs: list[pb.ServerMessage]) -> list[pb.ServerMessage]:
     out: list[pb.ServerMessage] = []
     for m in msgs:
@@ -624,8 +631,7 @@ def test_long_ids_are_echoed_cut(tmp_path: Path) -> None:
             await a.bots(["ann", "bob"])
             a.referee.add_bot("x", "tok-x")
             async with _client(a, "tok-x") as c:
-                assert not await a.referee.wait_for_bots(["x"], 10)
-                match = asyncio.create_task(a.referee.run_match("m", SHORT, 3, ["ann", "x", "bob"]))
+                match = await _x_seated(a, "m", 3)
                 async for raw in c.call:
                     c.got.append(raw)
                     reqs = [m.decision_request for m in _flat([raw])
@@ -737,10 +743,7 @@ def test_a_reconnect_loop_is_counted_not_recorded_one_by_one(tmp_path: Path) -> 
                     await call.write(HELLO)
                     assert (await call.read()).WhichOneof("kind") == "welcome"
                     if match is None:  # seated while connected: no "not connected" incident
-                        assert not await a.referee.wait_for_bots(["x"], 10)
-                        match = asyncio.create_task(
-                            a.referee.run_match("loop", SHORT, 4, ["ann", "x", "bob"])
-                        )
+                        match = await _x_seated(a, "loop", 4)
                     m = await call.read()
                     assert m.WhichOneof("kind") == "match_started"
                     resumed += m.match_started.resumed
@@ -771,10 +774,7 @@ def test_a_half_closed_stream_gets_its_messages_then_its_seat_forfeits(tmp_path:
             await a.bots(["ann", "bob"])
             a.referee.add_bot("x", "tok-x")
             async with _client(a, "tok-x") as c:
-                assert not await a.referee.wait_for_bots(["x"], 10)
-                match = asyncio.create_task(
-                    a.referee.run_match("hc", SHORT, 2, ["ann", "x", "bob"])
-                )
+                match = await _x_seated(a, "hc", 2)
                 async for raw in c.call:
                     c.got.append(raw)
                     if any(m.WhichOneof("kind") == "decision_request" for m in _flat([raw])):
@@ -817,10 +817,7 @@ def test_a_bot_away_when_its_match_ends_gets_the_result_when_back(tmp_path: Path
             await a.bots(["ann", "bob"])
             a.referee.add_bot("x", "tok-x")
             async with _client(a, "tok-x") as c:
-                assert not await a.referee.wait_for_bots(["x"], 10)
-                match = asyncio.create_task(
-                    a.referee.run_match("away", SHORT, 3, ["ann", "x", "bob"])
-                )
+                match = await _x_seated(a, "away", 3)
                 await _until(c, "match_started")
             rec = await asyncio.wait_for(match, 60)  # x's turns time out; no forfeit
             await _free(a, "x")
