@@ -43,7 +43,7 @@ from engine.errors import (
     ThrowInError,
     WrongPhaseError,
 )
-from engine.rules import PRESETS, Ruleset
+from engine.rules import Ruleset, preset
 from engine.tables import (
     ACES,
     CARDS,
@@ -411,15 +411,13 @@ class Game:
         the match from a position other than 0:0:0, e.g. to replay a game from a bug
         report or to let a search bot simulate the rest of a match; the record keeps them.
         """
+        names = tuple(players)
         if isinstance(ruleset, str):
-            if ruleset not in PRESETS:
-                raise ValueError(f"unknown preset {ruleset!r} (known: {', '.join(PRESETS)})")
-            ruleset = PRESETS[ruleset]
+            ruleset = preset(ruleset, len(names))  # "1001" with 4 names: "1001-4p"
         if not isinstance(ruleset, Ruleset):
             raise TypeError(f"ruleset must be a Ruleset or a preset name, got {ruleset!r}")
         if isinstance(seed, bool) or not isinstance(seed, int | str):
             raise TypeError(f"seed must be an int or a str, got {seed!r}")
-        names = tuple(players)
         if len(names) != ruleset.players:
             raise ValueError(
                 f"ruleset {ruleset.name!r} is for {ruleset.players} players, got {len(names)}"
@@ -1157,7 +1155,7 @@ class Game:
                     f"marriages in hand ({cap})"
                 )
                 low_rule = f"the contract must be at least the winning bid {lo}"
-            if amt % step and not (what == "contract" and amt == lo):
+            if amt % step:
                 raise err(action, seat, f"a {what} must be a multiple of {step}", legal)
             if amt < lo:
                 raise err(action, seat, low_rule, legal)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PRESETS", "Ruleset", "RulesetError", "load_ruleset"]
+__all__ = ["PRESETS", "Ruleset", "RulesetError", "load_ruleset", "preset"]
 
 
 class RulesetError(ValueError):
@@ -163,6 +163,10 @@ def _validate(r: Ruleset) -> None:
     for key in ("barrel_penalty", "throw_in_bonus", "nines_talon_value", "max_deals"):
         if getattr(r, key) < 0:
             raise RulesetError(key, f"must not be negative, got {getattr(r, key)}")
+    if r.bid_step % 5:
+        # RULES.md §2: a raise is "a multiple of 5", and bids are multiples of the step; so
+        # are the contract (§5) and therefore every winning bid.
+        raise RulesetError("bid_step", f"must be a multiple of 5, got {r.bid_step}")
     if r.opening_bid % r.bid_step:
         raise RulesetError(
             "opening_bid", f"must be a multiple of bid_step {r.bid_step}, got {r.opening_bid}"
@@ -204,16 +208,32 @@ PRESETS: dict[str, Ruleset] = {
 }
 PRESETS["1001-4p"] = dataclasses.replace(PRESETS["1001"], name="1001-4p", players=4)
 
+#: (preset name, players) -> the preset for that table size. RULES.md's game 1001 is "for
+#: 3 or 4 players": its name stands for both, "1001-4p" being the 4-player ruleset.
+_SIZED: dict[tuple[str, int], str] = {("1001", 4): "1001-4p"}
 
-def load_ruleset(name_or_path: str | Path) -> Ruleset:
-    """A preset by name, or a TOML file (``preset = "..."`` plus overrides).
+
+def preset(name: str, players: int | None = None) -> Ruleset:
+    """The preset ``name``, for ``players`` players where it has a ruleset of that size.
+
+    >>> preset("1001", 4).name, preset("1001").players, preset("classic", 4).players
+    ('1001-4p', 3, 3)
+    """
+    if name not in PRESETS:
+        raise RulesetError("preset", f"unknown preset {name!r} (known: {', '.join(PRESETS)})")
+    return PRESETS[_SIZED.get((name, players or 0), name)]
+
+
+def load_ruleset(name_or_path: str | Path, players: int | None = None) -> Ruleset:
+    """A preset by name (for ``players`` players, see :func:`preset`), or a TOML file
+    (``preset = "..."`` plus overrides).
 
     Raises :class:`RulesetError` naming the key at fault (``"file"`` when the file cannot be
     read or parsed, ``"preset"`` for an unknown name).
     """
     text = str(name_or_path)
     if isinstance(name_or_path, str) and text in PRESETS:
-        return PRESETS[text]
+        return preset(text, players)
     path = Path(name_or_path)
     if not path.suffix and not path.exists():
         raise RulesetError(

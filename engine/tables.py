@@ -123,13 +123,12 @@ def contract_actions(
     lo: int, hi: int, step: int, concede: bool, throw_in: bool
 ) -> tuple[Action, ...]:
     """``Contract(lo)``, the multiples of ``step`` above it up to ``hi``, then ``Concede()`` /
-    ``ThrowIn()`` where allowed (cached). The winning bid ``lo`` can always be named, even
-    if it is not a multiple of ``step``."""
+    ``ThrowIn()`` where allowed (cached). ``lo``, the winning bid, is a multiple of ``step``
+    (the ruleset's bid step is a multiple of 5)."""
     key = (lo, hi, step, concede, throw_in)
     t = _CONTRACT_TUPLES.get(key)
     if t is None:
-        above = (lo // step + 1) * step
-        acts: list[Action] = [_contract(a) for a in (lo, *range(above, hi + 1, step))]
+        acts: list[Action] = [_contract(a) for a in range(lo, hi + 1, step)]
         if concede:
             acts.append(CONCEDE)
         if throw_in:

@@ -257,7 +257,7 @@ def try_(
     if not names:
         raise click.BadParameter("name at least one opponent", param_hint="--vs")
     try:
-        seats = resolve_ruleset(ruleset).players
+        seats = resolve_ruleset(ruleset, players=len(names) + 1).players
     except RulesetError as e:
         raise click.BadParameter(str(e), param_hint="--ruleset") from None
     if len(names) > seats - 1:

@@ -87,9 +87,12 @@ class LocalMatch:
         return self.result.places
 
 
-def resolve_ruleset(ruleset: str | Path | Ruleset, max_deals: int | None = None) -> Ruleset:
-    """A preset name, a TOML path or a ruleset, with ``max_deals`` applied if given."""
-    r = ruleset if isinstance(ruleset, Ruleset) else load_ruleset(ruleset)
+def resolve_ruleset(
+    ruleset: str | Path | Ruleset, max_deals: int | None = None, players: int | None = None
+) -> Ruleset:
+    """A preset name (for ``players`` players: "1001" with 4 is "1001-4p"), a TOML path or
+    a ruleset, with ``max_deals`` applied if given."""
+    r = ruleset if isinstance(ruleset, Ruleset) else load_ruleset(ruleset, players)
     if max_deals is not None:
         r = dataclasses.replace(r, max_deals=max_deals)
     return r
@@ -184,7 +187,7 @@ def play_local(
     tests), and a bot that raises (in ``act`` or a hook) or answers no Action is a
     ``RuntimeError`` whose ``__cause__`` is the bot's exception.
     """
-    rules = resolve_ruleset(ruleset, max_deals)
+    rules = resolve_ruleset(ruleset, max_deals, len(bots))
     if len(bots) != rules.players:
         raise ValueError(f"ruleset {rules.name!r} needs {rules.players} bots, got {len(bots)}")
     players = [make_bot(b) for b in bots]
@@ -312,7 +315,7 @@ def play_series(
     fewer than needed. Match ``i`` uses seed ``seed + i // players`` and puts the bot in
     seat ``i % players``, so each deal sequence is played from every seat.
     """
-    rules = resolve_ruleset(ruleset, max_deals)
+    rules = resolve_ruleset(ruleset, max_deals, len(opponents) + 1)
     p = rules.players
     if not opponents:
         raise ValueError("no opponents")

@@ -185,7 +185,7 @@ class Referee:
 
         Cancelling the call interrupts the match; it is recorded as interrupted.
         """
-        rs = ruleset if isinstance(ruleset, Ruleset) else load_ruleset(ruleset)
+        rs = ruleset if isinstance(ruleset, Ruleset) else load_ruleset(ruleset, len(seats))
         if match_id in self._matches:
             raise ValueError(f"match {match_id!r} is already running")
         unknown = [n for n in seats if n not in self._by_name]

@@ -6,6 +6,7 @@ import pytest
 
 from engine import Phase
 from engine.actions import Concede, Contract
+from engine.rules import RulesetError
 
 from .conftest import assert_refused, rules, table
 from .test_rules_bidding import BASE, BASE_TALON
@@ -77,15 +78,12 @@ def test_contracts_are_multiples_of_5_whatever_the_bid_step():
     assert "must be a multiple of 5" in str(err)
 
 
-def test_a_winning_bid_off_5_can_be_named_as_the_contract():
-    """With a bid step of 4 a winning bid of 104 is no multiple of 5: the declarer may name
-    exactly the bid, and the multiples of 5 above it."""
-    t = at_contract(bidding=("S: bid 104", "D: pass", "F: pass"), bid_step=4)
-    decl = t.game.declarer
-    assert t.game.bid == 104 and decl == t.S
-    cs = contracts(t.game)
-    assert min(cs) == 104 and sorted(cs)[1] == 105 and all(c % 5 == 0 for c in cs - {104})
-    assert_refused(t.game, "contract 108")
+@pytest.mark.parametrize("step", [1, 4, 7, 12])
+def test_a_bid_step_off_5_is_refused(step: int) -> None:
+    """RULES.md §2: a raise is "a multiple of 5" and bids are multiples of the step, so a
+    step off 5 is no ruleset (it let a bid, and so a contract, of 104 through)."""
+    with pytest.raises(RulesetError, match="bid_step: must be a multiple of 5"):
+        rules(bid_step=step, opening_bid=100 - 100 % step)
 
 
 def test_contract_then_declarer_leads():

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from engine import PRESETS, Ruleset, RulesetError, load_ruleset
+from engine import PRESETS, Game, Ruleset, RulesetError, load_ruleset
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -33,6 +33,19 @@ def test_presets() -> None:
     )
     assert (m.throw_in_bonus, m4.players, m4.nines_talon_value) == (50, 4, 100)
     assert c.max_deals == 0 and c.ask_forced is False
+
+
+def test_1001_names_the_game_for_3_or_4_players() -> None:
+    """RULES.md: preset `1001` is "3 or 4 players"; the name gives the ruleset of the size
+    asked for. Classic (RULES.md: 3 players) stays 3, and the sizes are checked."""
+    g = Game.new("1001", 5, ["a", "b", "c", "d"])
+    assert g.ruleset is PRESETS["1001-4p"] and len(g.hand(g.dealer)) == 0
+    assert Game.new("1001", 5, ["a", "b", "c"]).ruleset is PRESETS["1001"]
+    assert load_ruleset("1001", 4) is PRESETS["1001-4p"] and load_ruleset("1001") is PRESETS["1001"]
+    with pytest.raises(ValueError, match="'classic' is for 3 players, got 4"):
+        Game.new("classic", 5, ["a", "b", "c", "d"])
+    with pytest.raises(RulesetError, match="unknown preset 'nope'"):
+        Game.new("nope", 5, ["a", "b", "c"])
 
 
 @pytest.mark.parametrize("name", list(PRESETS))

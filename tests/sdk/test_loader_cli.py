@@ -141,6 +141,16 @@ def test_try_other_ruleset() -> None:
     assert "1001-4p" in result.output
 
 
+def test_try_1001_with_three_opponents_is_the_four_player_game() -> None:
+    """RULES.md: the game 1001 is "for 3 or 4 players"; three opponents make four."""
+    r = CliRunner().invoke(
+        main, ["try", "random", "--vs", "random,heuristic,random", "-n", "1", "--ruleset",
+               "1001", "--max-deals", "1"],
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert "1001-4p" in r.output
+
+
 def test_try_bad_bot_and_ruleset() -> None:
     r = CliRunner().invoke(main, ["try", "nobot_xyz"])
     assert r.exit_code == 2 and "bundled bot" in r.output
