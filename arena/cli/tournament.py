@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
 import sys
 import time
 from pathlib import Path
@@ -109,15 +110,16 @@ def tournament(
     )
     try:
         outcome = run(cfg, options)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:  # (Interrupted: SIGINT or SIGTERM)
+        signum = getattr(e, "signum", signal.SIGINT)
         done = _stored(cfg)
         err_console.print(
-            f"[yellow]Interrupted.[/] {done} matches are stored in {escape(str(cfg.db))}; run "
-            "the same command again to resume (the match in progress is replayed from its "
-            "seed)."
+            f"[yellow]Interrupted ({signal.Signals(signum).name}).[/] {done} matches are "
+            f"stored in {escape(str(cfg.db))}; run the same command again to resume (the "
+            "match in progress is replayed from its seed)."
         )
         _show(cfg, err_console)
-        sys.exit(130)
+        sys.exit(128 + signum)  # 130 for SIGINT, 143 for SIGTERM, as a shell reports them
     except (TournamentError, StorageError) as e:
         err_console.print(f"[red]error:[/] {escape(str(e))}")
         sys.exit(1)

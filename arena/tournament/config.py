@@ -109,9 +109,17 @@ class BotSpec:
         return self.kind != "remote"
 
     def identity(self) -> dict[str, Any]:
-        """What makes this bot *this* bot for the tournament id (never the token)."""
-        return {"name": self.name, "kind": self.kind, "bot": self.bot,
-                "command": list(self.command)}  # fmt: skip
+        """What makes this bot *this* bot for the tournament id (never the token): how it is
+        launched, including its ``cwd`` (``mybot:Bot`` in another directory is another bot)
+        and its ``env`` (as a digest: the values may be secrets, and this is stored)."""
+        out: dict[str, Any] = {"name": self.name, "kind": self.kind, "bot": self.bot,
+                               "command": list(self.command)}  # fmt: skip
+        if self.cwd is not None:
+            out["cwd"] = str(self.cwd)
+        if self.env:
+            blob = json.dumps(sorted(self.env), ensure_ascii=False).encode()
+            out["env"] = hashlib.sha256(blob).hexdigest()[:16]
+        return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -57,6 +57,7 @@ from arena.tournament.schedule import ScheduledMatch, build_schedule, match_id
 from engine.rules import Ruleset
 
 __all__ = [
+    "Interrupted",
     "RefereeLike",
     "RunOptions",
     "TournamentError",
@@ -179,6 +180,10 @@ def bot_command(
 # ------------------------------------------------------------------------- bot processes
 
 
+#: How much of the end of a bot's log :meth:`_BotProcess.tail` reads.
+_TAIL_BYTES = 64 * 1024
+
+
 class _BotProcess:
     """One local bot process; its output goes to a log file."""
 
@@ -189,6 +194,8 @@ class _BotProcess:
         self.log_path = log_path
         self.proc: asyncio.subprocess.Process | None = None
         self.restarts = 0
+        #: It died after its last restart: the referee plays its seats from now on.
+        self.given_up = False
         self._fh: IO[bytes] | None = None
         #: Where this start's lines begin in the log (it keeps the earlier runs' lines).
         self._log_start = 0
@@ -233,18 +240,26 @@ class _BotProcess:
         return self.proc is not None and self.proc.returncode is not None
 
     def tail(self, lines: int = 8) -> str:
-        """The last ``lines`` lines this start of the bot wrote (not an earlier run's)."""
+        """The last ``lines`` lines this start of the bot wrote (not an earlier run's), from
+        the log's last ``_TAIL_BYTES`` at most: a bot may have written gigabytes."""
         try:
             with self.log_path.open("rb") as fh:
-                fh.seek(self._log_start)
-                text = fh.read().decode("utf-8", errors="replace")
+                end = fh.seek(0, os.SEEK_END)
+                fh.seek(max(self._log_start, end - _TAIL_BYTES))
+                text = fh.read(_TAIL_BYTES).decode("utf-8", errors="replace")
         except OSError:
             return ""
         return "\n".join(text.rstrip().splitlines()[-lines:])
 
     async def stop(self, grace: float = 3.0) -> None:
         proc = self.proc
-        if proc is not None and proc.returncode is None:
+        if proc is not None and proc.returncode is not None:
+            if proc.pid in _LIVE_GROUPS:  # (not once stopped: the id may be reused then)
+                # The bot itself is gone; what it started may not be (a crash leaves its
+                # children running). The session id stays theirs while any of them lives.
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+        elif proc is not None:
             for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(proc.pid, sig)  # the bot's whole session (its children too)
@@ -571,7 +586,15 @@ async def _monitor(
         for p in procs.values():
             if p.exited and not stopping.is_set():
                 code = p.proc.returncode if p.proc else None
+                if p.given_up:
+                    continue
                 if p.restarts >= max_restarts:
+                    p.given_up = True
+                    log.error("bot %s exited with code %s again, after %d restarts: not "
+                              "restarted; the referee plays its seats to the end (strikes, "
+                              "then forfeits). Log tail:\n%s",
+                              p.spec.name, code, max_restarts, p.tail(5))  # fmt: skip
+                    await p.stop()  # what it started goes with it
                     continue
                 p.restarts += 1
                 log.warning("bot %s exited with code %s; restarting it (%d/%d). Log tail:\n%s",
@@ -631,9 +654,14 @@ async def _run_matches(
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # one broken match never stops the tournament
-                log.error("match %s (%s) failed: %s: %s", mid, " vs ".join(m.seats),
-                          type(e).__name__, e)  # fmt: skip
-                outcome.failed.append((m.index, f"{type(e).__name__}: {e}"))
+                why = (
+                    f"it ran longer than match_timeout_s = {cfg.match_timeout_s:g} s and was "
+                    "stopped"
+                    if isinstance(e, TimeoutError) and cfg.match_timeout_s > 0
+                    else f"{type(e).__name__}: {e}"
+                )
+                log.error("match %s (%s) failed: %s", mid, " vs ".join(m.seats), why)
+                outcome.failed.append((m.index, why))
                 continue
             save = functools.partial(
                 _cpu_time, storage.save_match, tid, match_id=mid, index=m.index, table=m.table,
@@ -674,14 +702,28 @@ async def _run_matches(
                   "them", len(outcome.failed))  # fmt: skip
 
 
-class _CtrlC:
-    """SIGINT for :func:`run`: the first cancels the tournament (it stops cleanly: bots
-    stopped, every result kept), later ones only say to wait. With asyncio's own handler a
-    second Ctrl-C raised KeyboardInterrupt in the middle of that stop, and gRPC's server then
-    complained with tracebacks that its event loop was gone. The stop is bounded."""
+class Interrupted(KeyboardInterrupt):
+    """:func:`run` was stopped by a signal (``signum``: SIGINT or SIGTERM) and stopped
+    cleanly: bots stopped, every finished match stored."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+class _Signals:
+    """SIGINT and SIGTERM for :func:`run`: the first cancels the tournament (it stops
+    cleanly: bots stopped, every result kept), later ones only say to wait. With asyncio's
+    own handler a second Ctrl-C raised KeyboardInterrupt in the middle of that stop, and
+    gRPC's server then complained with tracebacks that its event loop was gone; SIGTERM
+    (``kill``, ``timeout``, ``docker stop``, systemd) killed the arena outright, leaving its
+    bots running, its lock file behind and no leaderboard. The stop is bounded."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
     def __init__(self) -> None:
         self.count = 0
+        self.first: int | None = None
         self._task: asyncio.Task[Any] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -690,16 +732,19 @@ class _CtrlC:
             return  # signals reach the main thread only
         self._task = asyncio.current_task()
         self._loop = asyncio.get_running_loop()
-        self._loop.add_signal_handler(signal.SIGINT, self._on_sigint)
+        for sig in self.SIGNALS:
+            self._loop.add_signal_handler(sig, self._on_signal, sig)
 
     def uninstall(self) -> None:
         if self._loop is not None:
-            self._loop.remove_signal_handler(signal.SIGINT)
+            for sig in self.SIGNALS:
+                self._loop.remove_signal_handler(sig)
             self._loop = None
 
-    def _on_sigint(self) -> None:
+    def _on_signal(self, sig: int) -> None:
         self.count += 1
         if self.count == 1 and self._task is not None:
+            self.first = sig
             self._task.cancel()
         else:
             log.warning("already stopping: the bots are being stopped and every result "
@@ -711,21 +756,22 @@ def run(
     options: RunOptions | None = None,
     **kwargs: Any,
 ) -> TournamentOutcome:
-    """Synchronous :func:`run_tournament`. Ctrl-C stops cleanly and raises KeyboardInterrupt."""
-    ctrl_c = _CtrlC()
+    """Synchronous :func:`run_tournament`. SIGINT (Ctrl-C) or SIGTERM stops it cleanly and
+    raises :class:`Interrupted`."""
+    signals = _Signals()
 
     async def main() -> TournamentOutcome:
-        ctrl_c.install()
+        signals.install()
         try:
             return await run_tournament(cfg, options, **kwargs)
         finally:
-            ctrl_c.uninstall()
+            signals.uninstall()
 
     try:
         return asyncio.run(main())
     except asyncio.CancelledError:
-        if ctrl_c.count:
-            raise KeyboardInterrupt from None
+        if signals.first is not None:
+            raise Interrupted(signals.first) from None
         raise
     finally:
         for pgid in list(_LIVE_GROUPS):  # only if the clean stop was itself interrupted

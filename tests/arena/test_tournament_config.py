@@ -224,3 +224,26 @@ def test_cli_reports_config_errors(tmp_path: Path) -> None:
     p = _write(tmp_path, BASE)
     r = CliRunner().invoke(main, ["tournament", "--config", str(p), "--set", "seed=x"])
     assert r.exit_code == 2 and "seed: expected an integer, got a string 'x'" in r.output
+
+
+def test_a_bots_cwd_and_env_are_part_of_the_tournament_id(tmp_path: Path) -> None:
+    """Defect: the id left out a bot's `cwd` and `env`, so `mybot:Bot` moved to another
+    directory (another bot) resumed the first one's stored matches. The env's values are
+    kept out of the stored config (they may be secrets): only a digest of them counts."""
+    for d in ("v1", "v2"):
+        (tmp_path / d).mkdir()
+    ids = set()
+    for extra in ('cwd = "v1"', 'cwd = "v2"', 'env = { K = "1" }', 'env = { K = "2" }', ""):
+        cfg = load_config(
+            _write(
+                tmp_path,
+                BASE.replace(
+                    'a = "random"', f'a = {{ bot = "random"{", " + extra if extra else ""} }}'
+                ),
+            )
+        )
+        ids.add(cfg.tournament_id)
+        assert '"2"' not in str(cfg.to_json()) and "'2'" not in str(cfg.to_json())
+    assert len(ids) == 5
+    plain = load_config(_write(tmp_path, BASE)).tournament_id
+    assert plain in ids  # a bot without cwd or env keeps the id it had

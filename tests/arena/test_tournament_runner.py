@@ -11,7 +11,7 @@ import pytest
 from arena.leaderboard import build_leaderboard
 from arena.storage import Storage, StorageError, StorageLockedError
 from arena.tournament import RunOptions, TournamentError, run, run_tournament
-from arena.tournament.runner import _Lock
+from arena.tournament.runner import _BotProcess, _Lock
 from tests.arena.fake_referee import FakeReferee, make_config
 
 QUIET = RunOptions(progress=False)
@@ -236,3 +236,37 @@ def test_storage_failure_stops_cleanly_and_keeps_stored(
         assert len(st.completed_indices(cfg.tournament_id)) == 5
     out = _run(cfg, FakeReferee())
     assert out.finished and out.skipped == 5
+
+
+def test_the_tail_of_a_huge_bot_log_reads_only_its_end(tmp_path: Path) -> None:
+    """Defect: showing the last lines of a bot's log (on every restart, and when it fails to
+    connect) read the whole log into memory, on the event loop: a bot that wrote 300 MB made
+    the organiser peak at 930 MB. Only the end is read now."""
+    import tracemalloc
+
+    from arena.tournament.config import BotSpec
+
+    log = tmp_path / "bot.log"
+    with log.open("wb") as fh:
+        fh.write(b"an earlier run\n")
+        start = fh.tell()
+        line = b"x" * 1023 + b"\n"
+        for _ in range(20 * 1024):  # 20 MiB of this start's output
+            fh.write(line)
+        fh.write(b"the error\nits last line\n")
+    p = _BotProcess(BotSpec(name="b", kind="sdk", bot="random"), [], "t", log)
+    p._log_start = start
+    tracemalloc.start()
+    try:
+        text = p.tail(2)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert text == "the error\nits last line"
+    assert peak < 2 * 1024 * 1024, peak
+    # a short log: only this start's lines, not the earlier run's
+    short = tmp_path / "short.log"
+    short.write_bytes(b"old\nnew 1\nnew 2\n")
+    q = _BotProcess(BotSpec(name="b", kind="sdk", bot="random"), [], "t", short)
+    q._log_start = 4
+    assert q.tail(8) == "new 1\nnew 2"

@@ -163,17 +163,24 @@ def test_tournament_over_tls(tmp_path: Path) -> None:
     assert _marker_processes(marker) == []
 
 
-def test_ctrl_c_twice_stops_cleanly_and_keeps_the_results(tmp_path: Path) -> None:
-    """Defect: a second Ctrl-C while the tournament was stopping raised KeyboardInterrupt in
-    the middle of the clean stop: "Exception ignored in Server.__del__ ... Event loop is
-    closed" and "coroutine ... was never awaited" on stderr. The second one now only says
-    to wait; the stop finishes, exit code 130, no bot left running."""
+@pytest.mark.parametrize(
+    ("signals", "code"), [(("SIGINT", "SIGINT"), 130), (("SIGTERM",), 143)], ids=["ctrl-c", "term"]
+)
+def test_a_signal_stops_cleanly_and_keeps_the_results(
+    tmp_path: Path, signals: tuple[str, ...], code: int
+) -> None:
+    """Defects: a second Ctrl-C while the tournament was stopping raised KeyboardInterrupt in
+    the middle of the clean stop ("Exception ignored in Server.__del__ ... Event loop is
+    closed" and "coroutine ... was never awaited" on stderr); SIGTERM (`kill`, `timeout`,
+    `docker stop`) killed the arena outright: bots left running, the lock file left behind,
+    no ratings or leaderboard. Both now stop cleanly: exit 128 + the signal, no bot left
+    running, the leaderboard written, the lock gone."""
     import signal
     import subprocess
     import sys
     import time
 
-    marker = f"e2e-sigint-{os.getpid()}"
+    marker = f"e2e-{signals[0]}-{os.getpid()}"
     path = _config(tmp_path, marker)
     path.write_text(path.read_text().replace("max_deals = 3", "max_deals = 400"))
     proc = subprocess.Popen(
@@ -186,17 +193,62 @@ def test_ctrl_c_twice_stops_cleanly_and_keeps_the_results(tmp_path: Path) -> Non
         while not _marker_processes(marker) and time.monotonic() < deadline:
             time.sleep(0.2)
         time.sleep(1.5)  # the bots connect; matches are under way
-        proc.send_signal(signal.SIGINT)
-        time.sleep(0.05)
-        proc.send_signal(signal.SIGINT)
+        for name in signals:
+            proc.send_signal(getattr(signal, name))
+            time.sleep(0.05)
         _, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    assert proc.returncode == 130, err
+    assert proc.returncode == code, err
     text = " ".join(err.split())  # rich wraps long lines
-    assert "Interrupted." in text and "run the same command again to resume" in text, err
+    assert f"Interrupted ({signals[0]})." in text, err
+    assert "run the same command again to resume" in text, err
     for bad in ("Traceback", "Exception ignored", "never awaited"):
         assert bad not in err, err
+    assert _marker_processes(marker) == []
+    assert (tmp_path / "out" / "leaderboard.json").exists()
+    assert not (tmp_path / "e2e.sqlite.lock").exists()
+
+
+_SPAWNER = """\
+import subprocess, sys
+from sdk.cli import main
+arena, token, marker = sys.argv[1:]
+# A child that outlives the bot: a crash leaves such children behind.
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", marker])
+sys.argv = ["arena-bot", "run", "random", "--arena", arena, "--token", token,
+            "--matches", "1", "--name", marker]
+main()
+"""
+
+
+def test_a_bot_that_keeps_dying_is_given_up_and_its_children_stopped(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defects: the children of a bot that had exited were never stopped (only a live bot's
+    process group was killed), and its last exit, after the last restart, was not reported
+    at all. Now every start's children go with it, and the organiser is told that the bot
+    is not restarted and the referee plays its seats."""
+    marker = f"e2e-spawner-{os.getpid()}"
+    spawner = tmp_path / "spawner.py"
+    spawner.write_text(_SPAWNER)
+    path = _config(tmp_path, marker)
+    cfg = load_config(
+        path,
+        [
+            "concurrency=1",
+            "referee.reconnect_grace_s=1",
+            f'bots.r2.command=["{{python}}", "{spawner}", "{{arena}}", "{{token}}", "{marker}"]',
+        ],
+    )
+    with caplog.at_level("ERROR", logger="arena.tournament.runner"):
+        out = run(cfg, RunOptions(progress=False, max_restarts=1))
+    assert out.finished and not out.failed
+    assert (cfg.out / "logs" / "r2.log").read_text().count("starting r2") == 2
+    gave_up = [r.getMessage() for r in caplog.records if "not restarted" in r.getMessage()]
+    assert len(gave_up) == 1 and "bot r2 exited with code 0 again, after 1 restarts" in gave_up[0]
+    with Storage(cfg.db) as st:
+        assert any(r.forfeits for r in st.match_results(cfg.tournament_id))
     assert _marker_processes(marker) == []
