@@ -355,6 +355,18 @@ def test_web_bad_port_database_and_tournament(tmp_path: Path) -> None:
     _fails(_invoke(arena, ["web", "--db", str(junk), "--port", "0"]), 1, "junk.sqlite")
 
 
+@pytest.mark.parametrize(
+    "args",
+    [["tournament", "--out", ""], ["tournament", "--db", " "], ["leaderboard", "--db", ""],
+     ["leaderboard", "--out", ""], ["replay", "m1", "--db", ""], ["web", "--db", ""],
+     ["serve", "--tokens", ""], ["serve", "--record-dir", ""]],
+)  # fmt: skip
+def test_empty_paths_are_refused(args: list[str]) -> None:
+    """Defect: `arena tournament --out ''` ran the default tournament and wrote its
+    leaderboard and logs into the current directory; `--db ''` failed naming the directory."""
+    _fails(_invoke(arena, args), 2, f"'{args[-2]}'", "an empty path")
+
+
 def test_bench_seconds_must_be_positive() -> None:
     _fails(_invoke(arena, ["bench", "engine", "--seconds", "0"]), 2, "'--seconds'")
     # nan divided by zero; inf never ended

@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from arena.cli.options import NonEmptyPath
 from arena.leaderboard import FORMATS, build_leaderboard, render, to_rich_table, write_outputs
 from arena.storage import Storage, StorageError
 from arena.tournament.config import ConfigError, load_config
@@ -21,16 +22,16 @@ DEFAULT_DB = Path("runs/default.sqlite")
 
 
 @click.command("leaderboard")
-@click.option("--db", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--db", type=NonEmptyPath(dir_okay=False, path_type=Path),
               help=f"SQLite database (default: the config's, else {DEFAULT_DB}).")  # fmt: skip
-@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--config", "config_path", type=NonEmptyPath(dir_okay=False, path_type=Path),
               help="Take the database and tournament id from this tournament config.")  # fmt: skip
 @click.option("--tournament", "tournament_id", help="Tournament id or name (default: the latest).")
 @click.option(
     "--format", "fmt", type=click.Choice(["table", *FORMATS, "all"]), default="table",
     show_default=True, help="table: on screen; all: every file format into --out.",
 )  # fmt: skip
-@click.option("--out", type=click.Path(path_type=Path),
+@click.option("--out", type=NonEmptyPath(path_type=Path),
               help="Output file (or directory for --format all). Default: stdout.")  # fmt: skip
 @click.option("--list", "list_only", is_flag=True, help="List the stored tournaments.")
 def leaderboard(

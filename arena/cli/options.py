@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-__all__ = ["Seconds"]
+__all__ = ["NonEmptyPath", "Seconds"]
 
 
 class Seconds(click.FloatRange):
@@ -22,3 +22,13 @@ class Seconds(click.FloatRange):
         if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number of seconds", param, ctx)
         return number
+
+
+class NonEmptyPath(click.Path):
+    """A path that is not the empty string: click's own ``Path`` takes ``--out ''`` as the
+    current directory (it wrote a tournament's leaderboard and logs there)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value.strip():
+            self.fail("an empty path: name a file or directory", param, ctx)
+        return super().convert(value, param, ctx)

@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from arena.cli.options import NonEmptyPath
 from engine import ReplayError
 from engine import replay as replay_record
 from engine.record import check_record_shape, seed_mismatches
@@ -23,7 +24,7 @@ __all__ = ["replay"]
 @click.option("--check", is_flag=True, help="Replay through the rules and verify every score.")
 @click.option(
     "--db",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=NonEmptyPath(dir_okay=False, path_type=Path),
     default=None,
     help="Tournament database to look match ids up in (default: the newest runs/*.sqlite).",
 )

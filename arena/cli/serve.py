@@ -13,9 +13,10 @@ from pathlib import Path
 
 import click
 
-from arena.cli.options import Seconds
+from arena.cli.options import NonEmptyPath, Seconds
 from arena.referee import Lobby, Referee, RefereeConfig, TLSConfig, start_server
 from arena.referee.config import MAX_DEADLINE_MS, key_pair_problem, pem_problem
+from arena.referee.server import host_port
 from arena.tournament.config import BOT_NAME_RE
 from engine import RulesetError, load_ruleset
 
@@ -76,14 +77,14 @@ def _check_pem(path: Path | None, what: str, param: str) -> None:
 @click.option(
     "--tokens",
     "tokens_file",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=NonEmptyPath(exists=True, dir_okay=False, path_type=Path),
     required=True,
     help='TOML file with a [bots] table: name = "token".',
 )
 @click.option("--ruleset", default="classic", show_default=True, help="Preset or TOML file.")
 @click.option(
     "--record-dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=NonEmptyPath(file_okay=False, path_type=Path),
     default=Path("records"),
     show_default=True,
     help="Each match is written here as <match_id>.jsonl while it is played (never appended "
@@ -101,11 +102,11 @@ def _check_pem(path: Path | None, what: str, param: str) -> None:
               help="Stop after K matches.")  # fmt: skip
 @click.option("--seed", default=0, show_default=True, help="Seeds the seating and the deals.")
 @click.option(
-    "--tls-cert", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+    "--tls-cert", type=NonEmptyPath(exists=True, dir_okay=False, path_type=Path), default=None,
     help="PEM certificate chain (with --tls-key: serve TLS only).",
 )  # fmt: skip
 @click.option(
-    "--tls-key", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+    "--tls-key", type=NonEmptyPath(exists=True, dir_okay=False, path_type=Path), default=None,
     help="PEM private key.",
 )  # fmt: skip
 @click.option(
@@ -192,10 +193,10 @@ async def _serve(
         server, bound = await start_server(referee, host, port, tls)
     except (RuntimeError, OSError, ValueError) as e:
         raise click.ClickException(
-            f"cannot listen on {host}:{port}: {e} (is the port free, and --host an address "
-            "of this machine?)"
+            f"cannot listen on {host_port(host, port)}: {e} (is the port free, and --host an "
+            "address of this machine?)"
         ) from e
-    click.echo(f"arena referee listening on {host}:{bound}", err=False)
+    click.echo(f"arena referee listening on {host_port(host, bound)}", err=False)
     click.echo(f"port {bound}")
     lobby = Lobby(referee, ruleset, seed=seed, max_matches=max_matches)
     stop = asyncio.Event()

@@ -15,6 +15,7 @@ from rich.logging import RichHandler
 from rich.markup import escape
 
 from arena.cli.leaderboard import _screen
+from arena.cli.options import NonEmptyPath
 from arena.leaderboard import build_leaderboard, to_rich_table, write_outputs
 from arena.storage import Storage, StorageError
 from arena.tournament.config import ConfigError, TournamentConfig, load_config
@@ -45,14 +46,14 @@ def _toml_str(value: str) -> str:
 
 @click.command("tournament")
 @click.option(
-    "--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
+    "--config", "config_path", type=NonEmptyPath(dir_okay=False, path_type=Path),
     default=Path("tournaments/default.toml"), show_default=True,
     help="Tournament TOML file (docs/tournament.md).",
 )  # fmt: skip
 @click.option("--concurrency", type=click.IntRange(min=1), help="Matches played at once.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--out", type=NonEmptyPath(file_okay=False, path_type=Path),
               help="Directory of the leaderboard files and bot logs.")  # fmt: skip
-@click.option("--db", type=click.Path(dir_okay=False, path_type=Path), help="SQLite database.")
+@click.option("--db", type=NonEmptyPath(dir_okay=False, path_type=Path), help="SQLite database.")
 @click.option("--seed", type=click.IntRange(min=0), help="Tournament seed (a new tournament).")
 @click.option("--matches-per-table", type=click.IntRange(min=1), help="Deal-seed sets.")
 @click.option("--max-deals", type=click.IntRange(min=0), help="Deal cap per match (0: none).")

@@ -7,13 +7,15 @@ from pathlib import Path
 
 import click
 
+from arena.cli.options import NonEmptyPath
+
 __all__ = ["web"]
 
 
 @click.command("web")
 @click.option(
     "--db",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=NonEmptyPath(dir_okay=False, path_type=Path),
     default=None,
     help="The tournament database (default: the newest runs/*.sqlite).",
 )

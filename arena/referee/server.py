@@ -57,6 +57,15 @@ def _add_arena_service(servicer: ArenaServicer, server: grpc.aio.Server) -> None
     server.add_registered_method_handlers(SERVICE_NAME, handlers)
 
 
+def host_port(host: str, port: int) -> str:
+    """``host:port`` as gRPC and the SDK take it: an IPv6 address in brackets.
+
+    >>> host_port("127.0.0.1", 80), host_port("::1", 80), host_port("[::1]", 80)
+    ('127.0.0.1:80', '[::1]:80', '[::1]:80')
+    """
+    return f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
+
+
 async def start_server(
     referee: Referee,
     host: str = "127.0.0.1",
@@ -76,7 +85,7 @@ async def start_server(
     reflection.enable_server_reflection(
         (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
     )
-    address = f"{host}:{port}"
+    address = host_port(host, port)
     if tls is not None:
         key, cert = tls.load()
         bound = server.add_secure_port(address, grpc.ssl_server_credentials([(key, cert)]))
@@ -87,5 +96,5 @@ async def start_server(
     await server.start()
     for name in ("", SERVICE_NAME):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    log.info("referee listening on %s:%d%s", host, bound, " (TLS)" if tls else "")
+    log.info("referee listening on %s%s", host_port(host, bound), " (TLS)" if tls else "")
     return server, bound

@@ -307,7 +307,11 @@ def parse_config(
     concurrency = _get(data, "concurrency", int, 2, err)
     if concurrency < 1:
         raise err("concurrency", f"must be at least 1, got {concurrency}")
-    host = _get(data, "host", str, "127.0.0.1", err)
+    host = _get(data, "host", str, "127.0.0.1", err).strip()
+    if host.startswith("[") and host.endswith("]"):  # an IPv6 address as in a URL: [::1]
+        host = host[1:-1]
+    if not host:
+        raise err("host", "must not be empty (0.0.0.0 or :: listen on every address)")
     port = _get(data, "port", int, 0, err)
     if not 0 <= port <= 65535:
         raise err("port", f"must be between 0 (any free port) and 65535, got {port}")
@@ -317,8 +321,13 @@ def parse_config(
     match_timeout_s = float(_get(data, "match_timeout_s", (int, float), 0.0, err))
     if match_timeout_s < 0:
         raise err("match_timeout_s", f"must be 0 (none) or positive, got {match_timeout_s}")
-    db = Path(_get(data, "db", str, f"runs/{name}.sqlite", err)).expanduser()
-    out = Path(_get(data, "out", str, f"out/{name}", err)).expanduser()
+    paths = {}
+    for key, default in (("db", f"runs/{name}.sqlite"), ("out", f"out/{name}")):
+        text = _get(data, key, str, default, err)
+        if not text.strip():  # Path("") is the current directory
+            raise err(key, "must not be empty")
+        paths[key] = Path(text).expanduser()
+    db, out = paths["db"], paths["out"]
 
     deadlines_data = data.get("deadlines", {})
     if not isinstance(deadlines_data, Mapping):

@@ -163,7 +163,9 @@ def bot_command(
 ) -> list[str]:
     """The argv that launches a local bot (``ca``: the arena serves TLS with this
     certificate, which the bot must trust)."""
-    arena = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"  # IPv6: [::1]:PORT
+    from arena.referee.server import host_port
+
+    arena = host_port(host, port)  # IPv6: [::1]:PORT
     if spec.kind == "sdk":
         assert spec.bot is not None
         # Equivalent to `python -m sdk.cli run BOT ...` (= `arena-bot run`), without relying
@@ -469,6 +471,8 @@ async def _play(
     serve: bool,
     launch_bots: bool,
 ) -> None:
+    from arena.referee.server import host_port
+
     tid = cfg.tournament_id
     referee = referee_factory(cfg)
     tokens: dict[str, str] = {}
@@ -488,10 +492,12 @@ async def _play(
                 server, port = await _real_server(referee, cfg.host, cfg.port, cfg.tls)
             except Exception as e:
                 raise TournamentError(
-                    f"cannot start the referee on {cfg.host}:{cfg.port}: {e}"
+                    f"cannot start the referee on {host_port(cfg.host, cfg.port)}: {e}"
                 ) from e
-            log.info("referee listening on %s:%d%s", cfg.host, port, " (TLS)" if cfg.tls else "")
-        connect_host = "127.0.0.1" if cfg.host in ("0.0.0.0", "::", "") else cfg.host
+            log.info("referee listening on %s%s", host_port(cfg.host, port),
+                     " (TLS)" if cfg.tls else "")  # fmt: skip
+        # A bot is told where to connect: to loopback when the arena listens everywhere.
+        connect_host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(cfg.host, cfg.host)
         if cfg.tls is not None:  # the name the certificate is checked against
             connect_host = cfg.tls.server_name
         ca = None if cfg.tls is None else cfg.tls.cert

@@ -247,3 +247,15 @@ def test_a_bots_cwd_and_env_are_part_of_the_tournament_id(tmp_path: Path) -> Non
     assert len(ids) == 5
     plain = load_config(_write(tmp_path, BASE)).tournament_id
     assert plain in ids  # a bot without cwd or env keeps the id it had
+
+
+def test_hosts_ipv6_in_brackets_and_empty(tmp_path: Path) -> None:
+    assert load_config(_write(tmp_path, 'host = "[::1]"\n' + BASE)).host == "::1"
+    assert _error(tmp_path, 'host = " "\n' + BASE).key == "host"
+
+
+@pytest.mark.parametrize("key", ["db", "out"])
+def test_empty_paths_are_refused(tmp_path: Path, key: str) -> None:
+    """Defect: `out = ""` was the current directory (the leaderboard and the bots' logs
+    went there); `db = ""` failed later, naming the current directory."""
+    assert _error(tmp_path, f'{key} = ""\n' + BASE).key == key

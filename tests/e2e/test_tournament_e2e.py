@@ -252,3 +252,29 @@ def test_a_bot_that_keeps_dying_is_given_up_and_its_children_stopped(
     with Storage(cfg.db) as st:
         assert any(r.forfeits for r in st.match_results(cfg.tournament_id))
     assert _marker_processes(marker) == []
+
+
+def _ipv6_loopback() -> bool:
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET6) as s:
+            s.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not _ipv6_loopback(), reason="this machine has no IPv6 loopback")
+@pytest.mark.parametrize("host", ["::1", "[::1]"])
+def test_a_tournament_on_an_ipv6_address(tmp_path: Path, host: str) -> None:
+    """Defect: `host = "::1"` could not start the referee (gRPC read "::1:0" as a host
+    name), and `host = "[::1]"` started it but told every bot `--arena [[::1]]:PORT`. The
+    address is bracketed where it is joined to a port, and a bracketed host is read as
+    the address it stands for."""
+    marker = f"e2e-ipv6-{os.getpid()}"
+    cfg = load_config(_config(tmp_path, marker), [f'host="{host}"'])
+    assert cfg.host == "::1"
+    out = run(cfg, RunOptions(progress=False))
+    assert out.finished and out.played_now == 6 and not out.failed
+    assert _marker_processes(marker) == []
