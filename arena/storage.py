@@ -28,6 +28,7 @@ import contextlib
 import fcntl
 import json
 import logging
+import os
 import sqlite3
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -252,6 +253,37 @@ class Storage:
             self.close()
             raise
 
+    @classmethod
+    def open_readonly(cls, path: str | Path, *, timeout: float = 5.0) -> Storage:
+        """The same read methods over a read-only connection: opening never writes.
+
+        ``Storage(path)`` creates the schema and sets WAL mode, which the readers (the
+        leaderboard, a replay, the web viewer) must not do: beside a running tournament, or
+        on read-only storage, where it failed ("cannot open"). There SQLite cannot create
+        the WAL's shared-memory file either, so the file is opened as immutable: nothing
+        can change it on such a medium.
+        """
+        p = Path(path)
+        if not p.is_file():
+            raise StorageError(f"no database at {p} (run a tournament first, or pass --db)")
+        uri = f"{p.resolve().as_uri()}?mode=ro"
+        if not os.access(p.resolve().parent, os.W_OK):
+            uri += "&immutable=1"
+        st = cls.__new__(cls)
+        st.path = p
+        st._timeout = timeout
+        with st._guard("opening read-only"):
+            st.conn = sqlite3.connect(uri, uri=True, timeout=timeout, check_same_thread=False)
+            st.conn.row_factory = sqlite3.Row
+        try:
+            with st._guard("opening read-only"):
+                if st._check_identity() is None:
+                    raise StorageError(f"{p} is an empty database: no tournament is stored in it")
+        except BaseException:
+            st.close()
+            raise
+        return st
+
     # ----------------------------------------------------------------- plumbing
 
     def close(self) -> None:
@@ -334,6 +366,8 @@ class Storage:
     def _json(self, text: Any, what: str) -> Any:
         """A JSON column read back; a row changed outside the arena is a StorageError."""
         try:
+            if isinstance(text, bytes):  # read as a BLOB (below): bytes that are not UTF-8
+                text = text.decode("utf-8")  # are a damaged row, named, not a database error
             return json.loads(text)
         except (TypeError, ValueError) as e:
             raise StorageError(
@@ -598,7 +632,8 @@ class Storage:
         """``(index, seats, record)`` of every stored match of the tournament, in order."""
         with self._guard("reading match records"):
             rows = self.conn.execute(
-                "SELECT id, idx, seats_json, record_json FROM matches WHERE tournament_id = ?"
+                "SELECT id, idx, seats_json, CAST(record_json AS BLOB) AS record_json"
+                " FROM matches WHERE tournament_id = ?"
                 " ORDER BY idx",
                 (tournament_id,),
             ).fetchall()
@@ -610,7 +645,7 @@ class Storage:
         """The full record of a stored match (for ``arena replay MATCH_ID``)."""
         with self._guard(f"reading match {match_id}"):
             row = self.conn.execute(
-                "SELECT record_json FROM matches WHERE id = ?", (match_id,)
+                "SELECT CAST(record_json AS BLOB) FROM matches WHERE id = ?", (match_id,)
             ).fetchone()
         if row is None:
             raise KeyError(match_id)
@@ -704,7 +739,7 @@ def resolve_record(arg: str, db: Path | None) -> dict[str, Any]:
         return data
     if db is None or not Path(db).exists():
         raise LookupError(f"{arg}: no such file, and no database at {db} to look the match up")
-    with Storage(db) as st:
+    with Storage.open_readonly(db) as st:
         ids = st.find_match_ids(arg)
         if not ids:
             raise LookupError(f"{arg}: no such file, and no stored match with this id in {db}")

@@ -341,6 +341,45 @@ def test_serve_on_a_port_in_use(tmp_path: Path) -> None:
     _fails(r, 1, f"cannot listen on 127.0.0.1:{port}")
 
 
+def _can_mount_read_only(tmp: Path) -> bool:
+    import shutil
+    import subprocess
+
+    if shutil.which("unshare") is None:
+        return False
+    d = tmp / "probe"
+    d.mkdir()
+    script = f"mount -t tmpfs -o size=1m tmpfs {d} && mount -o remount,ro {d}"
+    return subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True).returncode == 0
+
+
+def test_a_database_on_read_only_storage_is_read(tmp_path: Path) -> None:
+    """Defect: `arena leaderboard` and `arena replay` on a finished tournament's database on
+    read-only storage failed with "cannot open ... check the path and permissions": opening
+    switched the journal to WAL, a write. The readers now open read-only (and immutable
+    where the directory cannot be written). Run in a private mount namespace (`unshare
+    -m`), which needs the privilege to mount; a machine without it cannot make such a
+    medium for the test."""
+    import subprocess
+
+    if not _can_mount_read_only(tmp_path):
+        pytest.skip("cannot mount a read-only file system here (unshare -m and mount)")
+    path = _stored_tournament(tmp_path)
+    db = load_config(path).db
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    arena = f"{sys.executable} -c 'from arena.cli import main; main()'"
+    script = (
+        f"mount -t tmpfs -o size=20m tmpfs {ro} && cp {db} {ro}/t.sqlite && "
+        f"mount -o remount,ro {ro} && cd {Path(__file__).parents[1]} && "
+        f"{arena} leaderboard --db {ro}/t.sqlite --format csv && "
+        f"{arena} replay m00001 --db {ro}/t.sqlite --check"
+    )
+    r = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.startswith("rank,") and "deal" in r.stdout
+
+
 # ----------------------------------------------------------------------------- web, bench
 
 

@@ -212,6 +212,29 @@ def test_a_damaged_record_row_is_an_error_naming_the_match(
         assert raw.fetchone()[0] == stored
 
 
+def test_a_record_row_that_is_not_utf8_is_an_error_naming_the_match(tmp_path: Path) -> None:
+    """Defect: bytes that are not UTF-8 in a record (a damaged page) were "database error
+    while reading match records: Could not decode to UTF-8 column 'record_json' ...",
+    naming no match and printing part of the record."""
+    db = tmp_path / "x.sqlite"
+    with _setup(db) as st:
+        _save(st, 1, _stored_record(seed=1))
+        _save(st, 2, _stored_record(seed=2))
+    bad = json.dumps(_stored_record(seed=2)).encode().replace(b'"result"', b'"r\xffsult"')
+    with sqlite3.connect(db) as c:
+        c.execute(
+            "UPDATE matches SET record_json = CAST(? AS TEXT) WHERE id = 't1-m00002'", (bad,)
+        )
+    c.close()
+    with Storage(db) as st:
+        with pytest.raises(StorageError, match="record of match t1-m00002 is damaged"):
+            st.load_record("t1-m00002")
+        with pytest.raises(StorageError, match="record of match t1-m00002 is damaged"):
+            list(st.iter_records("t1"))
+        assert st.load_record("t1-m00001")["result"]
+    _fails(_invoke(arena, ["leaderboard", "--db", str(db)]), 1, "match t1-m00002", "damaged")
+
+
 # ----------------------------------------------------------------------------- 4. foreign DBs
 
 

@@ -55,7 +55,7 @@ def leaderboard(
     if not db.exists():
         raise click.UsageError(f"no database at {db} (run `arena tournament` first, or --db)")
     try:
-        with Storage(db) as st:
+        with Storage.open_readonly(db) as st:
             if list_only:
                 t = Table(title=Text(f"tournaments in {db}"))
                 for c in ("id", "name", "matches", "created", "finished"):

@@ -39,8 +39,8 @@ def web(db: Path | None, host: str, port: int, tournament: str | None, verbose: 
     The database is opened read-only, so this can run beside a running tournament: the
     leaderboard page refreshes itself while matches land.
     """
-    from arena.storage import StorageError, newest_database
-    from arena.web import DataSource, make_server, open_readonly
+    from arena.storage import Storage, StorageError, newest_database
+    from arena.web import DataSource, make_server
 
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(message)s")
     if db is None:
@@ -48,7 +48,7 @@ def web(db: Path | None, host: str, port: int, tournament: str | None, verbose: 
         if db is None:
             raise click.UsageError("no database found in runs/: pass --db PATH")
     try:
-        with open_readonly(db) as st:
+        with Storage.open_readonly(db) as st:
             st.tournaments()  # a file that is no database fails here
             tid = None if tournament is None else st.resolve_tournament(tournament)
         source = DataSource(db, tid)

@@ -10,7 +10,7 @@
 See ``docs/web.md``.
 """
 
-from arena.web.data import DataSource, NotFound, open_readonly
+from arena.web.data import DataSource, NotFound
 from arena.web.replay import MatchReplay, ReplayFailed, view_json
 from arena.web.server import STATIC_DIR, WebServer, make_server
 
@@ -22,6 +22,5 @@ __all__ = [
     "ReplayFailed",
     "WebServer",
     "make_server",
-    "open_readonly",
     "view_json",
 ]

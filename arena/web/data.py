@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import contextlib
 import json
-import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from arena.storage import MatchResult, Storage, StorageError, TournamentInfo, database_in_use
+from arena.storage import MatchResult, Storage, TournamentInfo, database_in_use
 from arena.web import board
 
-__all__ = ["DataSource", "NotFound", "open_readonly"]
+__all__ = ["DataSource", "NotFound"]
 
 JSON = dict[str, Any]
 
@@ -33,29 +32,6 @@ class NotFound(LookupError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else "not found"
-
-
-def open_readonly(path: str | Path, *, timeout: float = 5.0) -> Storage:
-    """A :class:`Storage` over a read-only connection: its read methods, no way to write.
-
-    ``Storage(path)`` itself opens read-write (it creates the schema and sets WAL mode),
-    which a viewer beside a running tournament must not do; this adapter binds the same
-    methods to a ``mode=ro`` connection instead.
-    """
-    p = Path(path)
-    if not p.is_file():
-        raise StorageError(f"no database at {p} (run a tournament first, or pass --db)")
-    st = Storage.__new__(Storage)
-    st.path = p
-    st._timeout = timeout
-    try:
-        st.conn = sqlite3.connect(
-            f"{p.resolve().as_uri()}?mode=ro", uri=True, timeout=timeout, check_same_thread=False
-        )
-    except sqlite3.Error as e:
-        raise StorageError(f"cannot open {p} read-only: {e}") from e
-    st.conn.row_factory = sqlite3.Row
-    return st
 
 
 class DataSource:
@@ -71,7 +47,7 @@ class DataSource:
 
     @contextlib.contextmanager
     def _open(self) -> Iterator[Storage]:
-        st = open_readonly(self.db)
+        st = Storage.open_readonly(self.db)
         try:
             yield st
         finally:

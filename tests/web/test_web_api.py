@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from arena.storage import Storage
-from arena.web import STATIC_DIR, DataSource, MatchReplay, make_server, open_readonly, view_json
+from arena.web import STATIC_DIR, DataSource, MatchReplay, make_server, view_json
 from arena.web.demo import DEMO_BOTS, demo_record, make_demo_db
 from engine import PRESETS, Game, Phase, observe, parse_action, replay
 
@@ -55,7 +55,7 @@ def status_of(base: str, path: str) -> tuple[int, Any]:
 
 
 def record_of(db: Path, match_id: str) -> dict[str, Any]:
-    with open_readonly(db) as st:
+    with Storage.open_readonly(db) as st:
         return st.load_record(match_id)
 
 
@@ -98,7 +98,7 @@ def test_rating_history_has_a_point_per_match_and_head_to_head_adds_up(base: str
 
 def test_strikes_come_from_the_incidents(base: str, db: Path) -> None:
     lb = get(base, "/api/leaderboard")
-    with open_readonly(db) as st:
+    with Storage.open_readonly(db) as st:
         incidents = st.incidents("demo")
     assert incidents, "the demo tournament records a timeout"
     for r in lb["rows"]:
@@ -365,7 +365,7 @@ def test_the_server_never_writes(db: Path, base: str) -> None:
     for path in ("/api/leaderboard", "/api/bots/bold", "/api/matches/demo-m0001/deals/0?seat=1"):
         get(base, path)
     assert hashlib.sha256(db.read_bytes()).hexdigest() == before
-    st = open_readonly(db)
+    st = Storage.open_readonly(db)
     try:
         with pytest.raises(sqlite3.OperationalError, match="readonly"):
             st.conn.execute("DELETE FROM matches")
