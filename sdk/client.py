@@ -10,9 +10,11 @@ or the other matches (a bot that says it is ``quick`` is called on the event loo
 
 Connection handling: the first message is ``Hello``; the token travels in the call
 metadata (``authorization: Bearer <token>``). A lost connection (``UNAVAILABLE``), or a
-previous stream of this token still open (``ALREADY_EXISTS``), is retried with
-exponential back-off and jitter; the referee resumes the bot's seats and asks again for a
-pending decision. ``UNAUTHENTICATED`` is final (:class:`ArenaAuthError`). The runner
+stream of this token still saying Hello (``ALREADY_EXISTS``), is retried with exponential
+back-off and jitter; the referee resumes the bot's seats and asks again for a pending
+decision (a new stream takes over from an old one the arena still holds). ``UNAUTHENTICATED``
+is final (:class:`ArenaAuthError`), and so is ``ABORTED``: another stream with the same
+token took this one's place. The runner
 stops cleanly when asked (SIGINT/SIGTERM under :func:`run`, or :meth:`BotRunner.stop`),
 after ``matches`` matches, or when the referee ends the stream.
 """
@@ -258,6 +260,12 @@ class BotRunner:
                     # INTERNAL from our own gRPC core when its status overtakes our Hello:
                     # asking again gets the real status.
                     internal_left -= 1
+                elif code == grpc.StatusCode.ABORTED:
+                    raise ArenaError(
+                        f"the arena at {self.arena} took this bot's seats over to another "
+                        f"connection with the same token ({details}): is a second copy of "
+                        "the bot running with this token?"
+                    ) from None
                 elif code not in _RETRY_CODES:
                     raise ArenaError(
                         f"the arena at {self.arena} ended the stream: {code.name}: {details}"
@@ -285,7 +293,17 @@ class BotRunner:
     _call: grpc.aio.StreamStreamCall | None = None
 
     def _channel(self) -> grpc.aio.Channel:
-        options = [("grpc.keepalive_time_ms", 30_000), ("grpc.enable_retries", 0)]
+        options = [
+            # A connection that died silently (a partition, a lost FIN) is noticed within
+            # about 15 s, and the bot reconnects: the arena lets the newest stream of a
+            # token take over from the dead one.
+            ("grpc.keepalive_time_ms", 10_000),
+            ("grpc.keepalive_timeout_ms", 5_000),
+            ("grpc.http2.max_pings_without_data", 0),
+            ("grpc.enable_retries", 0),
+            # Views carry every earlier deal's result: a very long match outgrows 4 MiB.
+            ("grpc.max_receive_message_length", 64 << 20),
+        ]
         if self.tls:
             root = self.ca.read_bytes() if self.ca is not None else None
             creds = grpc.ssl_channel_credentials(root_certificates=root)

@@ -350,7 +350,8 @@ def _can_mount_read_only(tmp: Path) -> bool:
     d = tmp / "probe"
     d.mkdir()
     script = f"mount -t tmpfs -o size=1m tmpfs {d} && mount -o remount,ro {d}"
-    return subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True).returncode == 0
+    done = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True)
+    return done.returncode == 0
 
 
 def test_a_database_on_read_only_storage_is_read(tmp_path: Path) -> None:

@@ -31,8 +31,12 @@ class RefereeConfig:
       see docs/referee.md).
     - ``max_wrong_recorded``: per seat and match, answers to requests that are not pending
       beyond this many are only counted (not recorded one by one, not answered).
-    - ``flood_limit``: a stream that sends more than this many messages that answer no
-      pending request within ``flood_window_s`` is closed with RESOURCE_EXHAUSTED.
+    - ``flood_limit``: a bot that sends more than this many messages that answer no
+      pending request within ``flood_window_s`` has its stream closed with
+      RESOURCE_EXHAUSTED (counted per bot: reconnecting does not reset it).
+    - ``reconnect_limit``: a bot that opens more than this many streams within
+      ``flood_window_s`` has the next refused with RESOURCE_EXHAUSTED (every reconnect
+      resends each of its seats' state).
     - ``max_queued``: a stream with more than this many messages waiting to be written (a
       bot that does not read: gRPC flow control holds the writes) is closed with
       RESOURCE_EXHAUSTED and its queue dropped, so a bot cannot grow the referee's memory.
@@ -53,6 +57,7 @@ class RefereeConfig:
     max_wrong_recorded: int = 20
     flood_limit: int = 1000
     flood_window_s: float = 10.0
+    reconnect_limit: int = 30
     max_queued: int = 1000
     max_disconnects_recorded: int = 20
 
@@ -69,8 +74,9 @@ class RefereeConfig:
             )
         if self.max_strikes < 1:
             raise ValueError(f"max_strikes must be at least 1, got {self.max_strikes}")
-        if self.max_queued < 1:
-            raise ValueError(f"max_queued must be at least 1, got {self.max_queued}")
+        for key in ("max_queued", "flood_limit", "reconnect_limit"):
+            if getattr(self, key) < 1:
+                raise ValueError(f"{key} must be at least 1, got {getattr(self, key)}")
         if self.reconnect_grace_s < 0:
             raise ValueError(
                 f"reconnect_grace_s must not be negative, got {self.reconnect_grace_s}"

@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import asyncio
-import collections
 import logging
 from collections.abc import Iterable
 from importlib import metadata
@@ -25,7 +24,7 @@ from arena.referee.sessions import AuthError, BotSession, Stream, bearer_token
 from arena.v1 import arena_pb2 as pb
 from engine import PRESETS, Ruleset, load_ruleset
 
-__all__ = ["FEATURES", "MAX_DECISION_BATCH", "SERVER_VERSION", "Referee"]
+__all__ = ["FEATURES", "MAX_DECISION_BATCH", "REPLACED", "SERVER_VERSION", "Referee"]
 
 log = logging.getLogger("arena.referee")
 
@@ -36,6 +35,11 @@ except metadata.PackageNotFoundError:  # pragma: no cover - running from a bare 
 
 #: How long a new stream may take to say Hello.
 HELLO_TIMEOUT_S = 10.0
+
+#: The details of the ABORTED status that ends a stream when a newer one of the same bot
+#: (token) is welcomed. The SDK stops on it rather than reconnect: two processes sharing a
+#: token would otherwise take the seat from each other for ever.
+REPLACED = "replaced by a newer stream of this bot (same token)"
 
 #: The protocol features this referee supports (see ``Hello.features`` in the proto).
 FEATURES = ("batch",)
@@ -71,26 +75,6 @@ async def _read(context: Any) -> Any:
         ) from None
 
 
-class _FloodMeter:
-    """Counts a stream's unsolicited messages in a sliding window of ``window`` seconds."""
-
-    __slots__ = ("_limit", "_times", "_window")
-
-    def __init__(self, limit: int, window: float) -> None:
-        self._limit = limit
-        self._window = window
-        self._times: collections.deque[float] = collections.deque()
-
-    def over(self, loop: asyncio.AbstractEventLoop) -> bool:
-        """Count one message now; whether the window now holds more than the limit."""
-        now = loop.time()
-        times = self._times
-        times.append(now)
-        while times and times[0] < now - self._window:
-            times.popleft()
-        return len(times) > self._limit
-
-
 class Referee:
     """Holds every bot session and runs matches; the gRPC servicer only forwards to it."""
 
@@ -118,7 +102,8 @@ class Referee:
             old.token = token
             self._by_token[token] = old
             return
-        s = BotSession(name, token)
+        c = self.config
+        s = BotSession(name, token, c.flood_limit, c.flood_window_s, c.reconnect_limit)
         self._by_token[token] = s
         self._by_name[name] = s
 
@@ -253,11 +238,20 @@ class Referee:
             log.info("stream from %s refused: %s", context.peer(), e.message)
             await context.abort(e.code, e.message)
             return
-        if session.stream is not None or session.reserved is not None:
-            log.info("second stream for bot %s refused", session.name)
+        if session.reserved is not None:
+            log.info("second stream for bot %s refused: the first is saying Hello", session.name)
             await context.abort(
                 grpc.StatusCode.ALREADY_EXISTS,
-                f"bot {session.name!r} already has an open stream; retry after it closes",
+                f"another stream of bot {session.name!r} is saying Hello; retry after it",
+            )
+            return
+        if session.connects.over(asyncio.get_running_loop()):
+            c = self.config
+            log.warning("bot %s reconnects too often: stream refused", session.name)
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"more than {c.reconnect_limit} streams of bot {session.name!r} opened within "
+                f"{c.flood_window_s:g} s: wait before reconnecting",
             )
             return
         stream = Stream(context.peer(), max_queued=self.config.max_queued)
@@ -314,6 +308,14 @@ class Referee:
             log.info("bot %s connected from %s (%r)", session.name, stream.peer,
                      clip(first.hello.client or "unknown client"))  # fmt: skip
             session.reserved = None
+            old = session.stream
+            if old is not None:
+                # The newest stream of a token wins: the old one may be dead without anyone
+                # knowing yet (a network partition, a lost FIN: keepalive notices only after
+                # tens of seconds), and a bot locked out meanwhile would time out and forfeit.
+                log.info("bot %s: a new stream from %s replaces the one from %s", session.name,
+                         stream.peer, old.peer)  # fmt: skip
+                old.end(grpc.StatusCode.ABORTED, REPLACED)
             session.attach(stream)
             attached = True
             self._attached += 1
@@ -370,7 +372,7 @@ class Referee:
 
     async def _read_loop(self, session: BotSession, context: Any) -> None:
         """Handle a welcomed bot's messages until EOF; a refusal raises :class:`_Refusal`."""
-        flood = _FloodMeter(self.config.flood_limit, self.config.flood_window_s)
+        flood = session.flood  # per bot, not per stream: reconnecting does not reset it
         loop = asyncio.get_running_loop()
         while True:
             msg = await _read(context)

@@ -483,6 +483,9 @@ class MatchRunner:
                 else "no decision of yours is pending"
                 if p is None
                 else f"the pending request is {p.request_id!r}"
+                if p.request_id != decision.request_id
+                # The deadline's timer resolved the wait; the match has not moved on yet.
+                else f"request {p.request_id!r} timed out: the fallback is played"
             )
             self.reject_wrong_request(st, decision, why)
             return False

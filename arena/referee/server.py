@@ -22,8 +22,10 @@ SERVICE_NAME: str = pb.DESCRIPTOR.services_by_name["Arena"].full_name
 
 # Bots answer within a second; keep idle streams alive through NATs and notice dead peers.
 _OPTIONS = [
-    ("grpc.keepalive_time_ms", 20_000),
-    ("grpc.keepalive_timeout_ms", 10_000),
+    # A bot whose connection died silently is noticed within about 15 s (a disconnect:
+    # its grace period starts).
+    ("grpc.keepalive_time_ms", 10_000),
+    ("grpc.keepalive_timeout_ms", 5_000),
     ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
     ("grpc.keepalive_permit_without_calls", 1),
     ("grpc.max_receive_message_length", 1 << 20),

@@ -24,7 +24,15 @@ from arena.v1 import arena_pb2 as pb
 if TYPE_CHECKING:
     from arena.referee.match import SeatState
 
-__all__ = ["MAX_BATCH", "AuthError", "BotSession", "Stream", "bearer_token"]
+__all__ = [
+    "MAX_BATCH",
+    "MAX_BATCH_BYTES",
+    "AuthError",
+    "BotSession",
+    "RateMeter",
+    "Stream",
+    "bearer_token",
+]
 
 log = logging.getLogger("arena.referee")
 
@@ -52,9 +60,34 @@ def bearer_token(metadata: Any) -> str | None:
     return None
 
 
+class RateMeter:
+    """Counts events in a sliding window of ``window`` seconds, against ``limit``."""
+
+    __slots__ = ("_limit", "_times", "_window")
+
+    def __init__(self, limit: int, window: float) -> None:
+        self._limit = limit
+        self._window = window
+        self._times: deque[float] = deque()
+
+    def over(self, loop: asyncio.AbstractEventLoop) -> bool:
+        """Count one event now; whether the window now holds more than the limit."""
+        now = loop.time()
+        times = self._times
+        times.append(now)
+        while times and times[0] < now - self._window:
+            times.popleft()
+        return len(times) > self._limit
+
+
 #: The most messages one ``Batch`` carries: bounds a gRPC message (a view is 1–2 KB) and
 #: the work a bot must do before it can answer the first of them.
 MAX_BATCH = 64
+
+#: The most bytes of messages one ``Batch`` carries (more go in the next): views grow with
+#: the deals of a match (every earlier result), and gRPC clients refuse messages over 4 MiB
+#: by default.
+MAX_BATCH_BYTES = 1 << 20
 
 
 class Stream:
@@ -125,21 +158,30 @@ class Stream:
     async def write_loop(self, write: Callable[[pb.ServerMessage], Any]) -> None:
         """Write queued messages in order until :meth:`close` (or the call ends)."""
         q = self._queue
+        first = True  # the Welcome: alone, whatever queued behind it (the resumed seats)
+        carry: pb.ServerMessage | None = None  # taken, but over a full batch's bytes
         while True:
-            msg = await q.get()
+            msg = carry if carry is not None else await q.get()
+            carry = None
             if msg is None:
                 return
-            if not self.batch or q.empty():
+            if first or not self.batch or q.empty():
+                first = False
                 await write(msg)
                 continue
             out = pb.ServerMessage()
             items = out.batch.messages
             items.append(msg)
+            size = msg.ByteSize()
             last = False
             while not q.empty() and len(items) < MAX_BATCH:
                 more = q.get_nowait()
                 if more is None:
                     last = True
+                    break
+                size += more.ByteSize()
+                if size > MAX_BATCH_BYTES:
+                    carry = more
                     break
                 items.append(more)
             await write(out)
@@ -151,13 +193,24 @@ class BotSession:
     """A registered bot: name, token, current stream, the match seats it holds."""
 
     __slots__ = (
-        "_grace", "events", "idle", "matches_left", "missed", "name", "reserved", "seats",
-        "stream", "token",
+        "_grace", "connects", "events", "flood", "idle", "matches_left", "missed", "name",
+        "reserved", "seats", "stream", "token",
     )  # fmt: skip
 
-    def __init__(self, name: str, token: str) -> None:
+    def __init__(
+        self,
+        name: str,
+        token: str,
+        flood_limit: int = 1000,
+        window_s: float = 10.0,
+        reconnect_limit: int = 30,
+    ) -> None:
         self.name = name
         self.token = token
+        #: Messages answering no pending request, and streams opened: per bot, so that
+        #: reconnecting resets neither (RefereeConfig's flood_limit and reconnect_limit).
+        self.flood = RateMeter(flood_limit, window_s)
+        self.connects = RateMeter(reconnect_limit, window_s)
         self.stream: Stream | None = None
         #: A stream that authenticated and has not said Hello yet.
         self.reserved: Stream | None = None

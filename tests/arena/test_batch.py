@@ -4,12 +4,13 @@ bot's ``DecisionBatch`` is read decision by decision (docs/protocol.md#batches).
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import grpc
 
 from arena.referee import Referee, RefereeConfig, start_server
 from arena.referee.core import MAX_DECISION_BATCH
-from arena.referee.sessions import MAX_BATCH, Stream
+from arena.referee.sessions import MAX_BATCH, MAX_BATCH_BYTES, Stream
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
@@ -18,8 +19,12 @@ def _event(i: int) -> pb.ServerMessage:
     return pb.ServerMessage(event=pb.Event(match_id="m", seq=i))
 
 
-def _written(batch: bool, queued: int, then_close: bool) -> list[pb.ServerMessage]:
-    """What the writer of a stream writes for ``queued`` messages put before it runs."""
+def _written(
+    batch: bool, queued: int, then_close: bool, make: Any = None
+) -> list[pb.ServerMessage]:
+    """What the writer of a stream writes for ``queued`` messages (``make(i)``, events by
+    default) put behind the Welcome before it runs; the Welcome, always alone, left out."""
+    make = make or _event
 
     async def main() -> list[pb.ServerMessage]:
         stream = Stream("peer", batch=batch)
@@ -29,8 +34,9 @@ def _written(batch: bool, queued: int, then_close: bool) -> list[pb.ServerMessag
             written.append(msg)
             await asyncio.sleep(0)
 
+        stream.put(pb.ServerMessage(welcome=pb.Welcome(bot_name="b")))
         for i in range(queued):
-            stream.put(_event(i))
+            stream.put(make(i))
         if then_close:
             stream.close()
         task = asyncio.create_task(stream.write_loop(write))
@@ -39,7 +45,8 @@ def _written(batch: bool, queued: int, then_close: bool) -> list[pb.ServerMessag
         await asyncio.sleep(0.01)
         stream.close()
         await asyncio.wait_for(task, 1)
-        return written
+        assert written[0].WhichOneof("kind") == "welcome", written[0]
+        return written[1:]
 
     return asyncio.run(main())
 
@@ -71,6 +78,29 @@ def test_a_batch_holds_at_most_max_batch_messages() -> None:
     sizes = [len(m.batch.messages) if m.HasField("batch") else 1 for m in written]
     assert sizes[0] == MAX_BATCH
     assert _flat(written) == list(range(MAX_BATCH + 4))
+
+
+def test_a_batch_holds_at_most_max_batch_bytes() -> None:
+    """Views carry every earlier deal's result, so those of a long match are large: a batch
+    stops below MAX_BATCH_BYTES (gRPC clients refuse messages over 4 MiB by default), and
+    the message that did not fit starts the next one."""
+
+    def big(i: int) -> pb.ServerMessage:
+        m = _event(i)
+        m.event.match_id = "m" * (300 << 10)
+        return m
+
+    written = _written(batch=True, queued=10, then_close=False, make=big)
+    assert _flat(written) == list(range(11))
+    assert all(m.ByteSize() <= MAX_BATCH_BYTES + 100 for m in written)
+    assert max(len(m.batch.messages) for m in written) == 3  # 3 × 300 KiB, not 4
+
+
+def test_the_welcome_goes_alone() -> None:
+    """Defect: on a reconnect with "batch", the Welcome went out inside a Batch with the
+    resumed seats queued behind it; the first message of a stream is the Welcome, alone."""
+    written = _written(batch=True, queued=3, then_close=False)  # (it checks the Welcome)
+    assert [m.WhichOneof("kind") for m in written] == ["batch", "event"]
 
 
 def test_closing_mid_batch_writes_what_came_before_and_stops() -> None:

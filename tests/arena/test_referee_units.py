@@ -79,3 +79,28 @@ def test_load_tokens(tmp_path: Path) -> None:
     f.write_text("[other]\n")
     with pytest.raises(click.BadParameter, match=r"\[bots\]"):
         load_tokens(f)
+
+
+def test_an_answer_racing_its_deadline_is_told_so() -> None:
+    """Defect: an answer that arrived as the deadline's timer fired (the wait resolved, the
+    match not moved on yet) was refused as "unknown, stale or not yours (the pending request
+    is '9')" — its own id. It now says that request 9 timed out."""
+    import asyncio
+
+    from arena.referee.match import _TIMED_OUT, MatchRunner, Pending
+    from arena.referee.sessions import BotSession
+    from engine import PRESETS
+
+    async def go() -> str:
+        sessions = [BotSession(n, f"tok-{n}") for n in ("a", "b", "c")]
+        runner = MatchRunner("m", PRESETS["classic"], 1, sessions, RefereeConfig())
+        st = runner.seats[runner.game.to_act]
+        fut = asyncio.get_running_loop().create_future()
+        fut.set_result(_TIMED_OUT)  # the timer fired; the match task has not run yet
+        st.pending = Pending("9", fut, pb.PlayerView(), 0, 0.0)
+        answered = runner.on_decision(st, pb.Decision(request_id="9", match_id="m"))
+        assert not answered
+        return str(runner.incidents[-1]["detail"])
+
+    detail = asyncio.run(go())
+    assert "request '9' timed out: the fallback is played" in detail, detail

@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 
 from harness import Arena, arena
 
+from arena.referee.core import REPLACED
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 from engine import PRESETS, replay
@@ -222,9 +223,9 @@ def test_disconnect_past_grace_forfeits(tmp_path: Path) -> None:
         ("random", False, "not-a-token", "UNAUTHENTICATED"),
         ("random", False, "", "UNAUTHENTICATED"),
         ("no-hello", True, None, "INVALID_ARGUMENT"),
-        ("dup", True, None, "ALREADY_EXISTS"),
+        ("dup", True, None, "ABORTED"),
     ],
-    ids=["wrong-token", "no-token", "no-hello", "second-stream"],
+    ids=["wrong-token", "no-token", "no-hello", "second-stream-replaces"],
 )
 def test_stream_refusals(
     tmp_path: Path, mode: str, register: bool, token: str | None, code: str
@@ -238,6 +239,8 @@ def test_stream_refusals(
 
     summary = asyncio.run(main())
     assert summary["status"] == code, summary
+    if mode == "dup":  # the first stream is told why; the second was welcomed
+        assert summary["details"] == REPLACED and summary["welcome"], summary
 
 
 def test_interrupted_match_is_recorded(tmp_path: Path) -> None:

@@ -298,13 +298,20 @@ class Bot:
                                  out: asyncio.Queue[pb.BotMessage]) -> None:  # fmt: skip
         tok = self.a.token
         hello = pb.BotMessage(hello=pb.Hello(bot_name="h", protocol_version=1)).SerializeToString()
+        # The token twice while a stream of it is saying Hello: refused. (A stream of it
+        # that says Hello is welcomed and replaces this bot's own: the newest wins.)
+        opening = channel.stream_stream(PLAY_METHOD)(metadata=self.md(tok))
+        await asyncio.sleep(0.2)  # it authenticates and waits for its Hello
         await self.expect_status("token-twice", lambda: self.raw_stream(channel, tok, [hello]))
-        # hundreds of streams at once: half with the valid token, half with wrong ones
+        # hundreds of streams at once: half with the valid token (no Hello: one waits for
+        # it, the others are refused at once), half with wrong ones
         n = self.a.streams
         t0 = time.monotonic()
         results = await asyncio.gather(
-            *(self._one(channel, tok if i % 2 else f"bad-{i}", hello) for i in range(n))
+            *(self._one(channel, tok, None) if i % 2 else self._one(channel, f"bad-{i}", hello)
+              for i in range(n))
         )  # fmt: skip
+        opening.cancel()
         codes: dict[str, int] = {}
         for c in results:
             codes[c] = codes.get(c, 0) + 1
@@ -323,10 +330,11 @@ class Bot:
             pb.GetInfoRequest(), timeout=5))  # fmt: skip
         self.attacked = True
 
-    async def _one(self, channel: grpc.aio.Channel, token: str, hello: bytes) -> str:
+    async def _one(self, channel: grpc.aio.Channel, token: str, hello: bytes | None) -> str:
         for attempt in range(4):
             try:
-                await asyncio.wait_for(self.raw_stream(channel, token, [hello]), 15)
+                payloads = [] if hello is None else [hello]
+                await asyncio.wait_for(self.raw_stream(channel, token, payloads), 15)
                 return "OK"
             except grpc.aio.AioRpcError as e:
                 # INTERNAL: the client's own write raced the referee's refusal (gRPC core,

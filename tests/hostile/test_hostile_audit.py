@@ -185,12 +185,17 @@ def test_stream_openings_are_refused_with_a_clear_status(
                 assert welcome.protocol_version == 1 and welcome.bot_name == "x"
                 unset.cancel()
                 await _free(a, "x")
-                # a second stream while the first is open; the first is not disturbed
+                # a second stream while one of the token is saying Hello: refused, and the
+                # first is not disturbed
                 first = pb_grpc.ArenaStub(ch).Play(metadata=x)
+                for _ in range(500):
+                    if a.referee.session("x").reserved is not None:
+                        break
+                    await asyncio.sleep(0.01)
+                code, details, _ = await _status(ch, x, [HELLO])
+                assert code == "ALREADY_EXISTS" and "is saying Hello" in details
                 await first.write(HELLO)
                 assert (await first.read()).WhichOneof("kind") == "welcome"
-                code, details, _ = await _status(ch, x, [HELLO])
-                assert code == "ALREADY_EXISTS" and "already has an open stream" in details
                 assert a.referee.connected_bots() == ["x"]
                 await first.write(pb.BotMessage(decision=pb.Decision(request_id="9")))
                 rej = (await first.read()).decision_rejected
@@ -731,7 +736,8 @@ def test_a_reconnect_loop_is_counted_not_recorded_one_by_one(tmp_path: Path) -> 
     ``MatchStarted`` with ``resumed``) and the match goes on."""
 
     async def main() -> tuple[dict[str, Any], int]:
-        async with arena(tmp_path, decision_ms=300, time_bank_ms=0, max_strikes=1000) as a:
+        async with arena(tmp_path, decision_ms=300, time_bank_ms=0, max_strikes=1000,
+                         reconnect_limit=100) as a:
             await a.bots(["ann", "bob"])
             a.referee.add_bot("x", "tok-x")
             resumed = 0
@@ -887,3 +893,114 @@ def test_a_bot_back_after_its_seat_forfeited_is_told_so(tmp_path: Path) -> None:
     resumed, ended = asyncio.run(main())
     assert resumed.match_started.resumed and resumed.match_started.forfeited
     assert list(ended.match_ended.result.forfeits) == [1]
+
+
+# ----------------------------------------------------------------------------- takeover
+
+
+def test_a_new_stream_of_a_token_takes_over_a_silently_dead_one(tmp_path: Path) -> None:
+    """Defect: the old stream always won. A connection that died without a FIN (a
+    partition: nothing tells the referee for tens of seconds) locked its bot out: every
+    reconnect got ALREADY_EXISTS while its pending decision timed out, three strikes, and
+    it forfeited. Now the newest welcomed stream replaces the old one (which ends with
+    ABORTED, saying so). The new stream's first message is the Welcome, alone, even with
+    "batch" (it came inside a Batch with the resumed seats); then the seat is resumed and
+    the pending request asked again, with the same id, and answered there."""
+    hello = pb.BotMessage(hello=pb.Hello(bot_name="x", protocol_version=1, features=["batch"]))
+
+    async def main() -> tuple[dict[str, Any], str, str, list[str]]:
+        async with arena(tmp_path, decision_ms=60_000, time_bank_ms=0) as a:
+            await a.bots(["ann", "bob"])
+            a.referee.add_bot("x", "tok-x")
+            async with grpc.aio.insecure_channel(a.target) as ch:
+                stub = pb_grpc.ArenaStub(ch)
+                old = stub.Play(metadata=_md("tok-x"))
+                await old.write(hello)
+                assert (await old.read()).WhichOneof("kind") == "welcome"
+                match = await _x_seated(a, "takeover", 4)
+                rid = None
+                while rid is None:  # the old stream is asked; it goes silent (dead)
+                    for m in _flat([await old.read()]):
+                        if m.WhichOneof("kind") == "decision_request":
+                            rid = m.decision_request.request_id
+                new = stub.Play(metadata=_md("tok-x"))
+                await new.write(hello)
+                first = await new.read()  # the Welcome, alone
+                kinds = [first.WhichOneof("kind")]
+                with suppress(grpc.aio.AioRpcError):
+                    while await old.read() is not grpc.aio.EOF:
+                        pass
+                old_code, old_details = (await old.code()).name, await old.details()
+                # the rest of the match on the new stream, from the request asked again
+                ended = False
+                while not ended:
+                    for m in _flat([await new.read()]):
+                        kind = m.WhichOneof("kind")
+                        kinds.append(kind)
+                        ended = ended or kind == "match_ended"
+                        if kind == "decision_request":
+                            r = m.decision_request
+                            if kinds.count(kind) == 1:  # the pending one, asked again
+                                assert r.request_id == rid
+                            await new.write(pb.BotMessage(decision=pb.Decision(
+                                request_id=r.request_id, match_id=r.match_id,
+                                action=r.view.legal_actions[0])))  # fmt: skip
+                rec = await match
+                new.cancel()
+                return rec, old_code, old_details, kinds
+
+    rec, old_code, old_details, kinds = asyncio.run(main())
+    assert old_code == "ABORTED" and old_details == core.REPLACED
+    assert kinds[:2] == ["welcome", "match_started"] and "decision_request" in kinds
+    assert rec["forfeits"] == [] and not [i for i in rec["incidents"] if i["seat"] == 1]
+
+
+def test_the_flood_limit_holds_across_reconnects(tmp_path: Path) -> None:
+    """Defect: the stray-message limit (1000 per 10 s) was per stream, and reconnecting
+    reset it: one token sent 62,000 stray decisions a second, and the honest matches next
+    door slowed six-fold. It is per bot now."""
+
+    async def main() -> list[str]:
+        async with arena(tmp_path, flood_limit=100) as a:
+            a.referee.add_bot("x", "tok-x")
+            codes = []
+            async with grpc.aio.insecure_channel(a.target) as ch:
+                for _ in range(3):
+                    call = pb_grpc.ArenaStub(ch).Play(metadata=_md("tok-x"))
+                    await call.write(HELLO)
+                    assert (await call.read()).WhichOneof("kind") == "welcome"
+                    strays = [pb.Decision(request_id=str(i), match_id="nope") for i in range(60)]
+                    with suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
+                        await call.write(pb.BotMessage(
+                            decisions=pb.DecisionBatch(decisions=strays)))  # fmt: skip
+                        await call.done_writing()
+                        while await call.read() is not grpc.aio.EOF:
+                            pass
+                    codes.append((await call.code()).name)
+                    await _free(a, "x")
+            return codes
+
+    codes = asyncio.run(main())
+    assert codes[:2] == ["OK", "RESOURCE_EXHAUSTED"], codes  # 60 + 60 > 100 in the window
+
+
+def test_reconnecting_too_often_is_refused(tmp_path: Path) -> None:
+    """Every reconnect makes the referee resend each seat's state: a bot that reconnects
+    more than ``reconnect_limit`` times within ``flood_window_s`` is refused, naming why;
+    the referee and the other bots are not disturbed."""
+
+    async def main() -> list[tuple[str, str]]:
+        async with arena(tmp_path, reconnect_limit=5) as a:
+            a.referee.add_bot("x", "tok-x")
+            async with grpc.aio.insecure_channel(a.target) as ch:
+                got = []
+                for _ in range(7):
+                    code, details, _ = await _status(ch, _md("tok-x"), [HELLO], half_close=True)
+                    got.append((code, details))
+                    await _free(a, "x")
+            await _getinfo(a)
+            return got
+
+    got = asyncio.run(main())
+    assert [c for c, _ in got] == ["OK"] * 5 + ["RESOURCE_EXHAUSTED"] * 2, got
+    assert "more than 5 streams of bot 'x' opened within 10 s" in got[-1][1]

@@ -44,3 +44,13 @@ def test_internal_again_and_again_is_an_error_that_names_it() -> None:
     with pytest.raises(ArenaError, match="ended the stream: INTERNAL: Internal error"):
         asyncio.run(runner.run())
     assert len(tried) == 4  # the first try and three more
+
+
+def test_a_stream_replaced_by_another_of_the_token_stops_the_bot() -> None:
+    """The arena keeps the newest stream of a token (ABORTED to the old one): the bot stops
+    and says why, rather than reconnect and take the seats back, for ever, from the other
+    process that uses its token."""
+    runner, tried = _runner(grpc.StatusCode.ABORTED, grpc.StatusCode.OK)
+    with pytest.raises(ArenaError, match="another connection with the same token"):
+        asyncio.run(runner.run())
+    assert tried == [grpc.StatusCode.ABORTED]

@@ -20,7 +20,8 @@ Modes (also the seed of the hostile-bot suite):
 - ``other-match`` plays, and also answers for match ``--other-match`` (not its own)
 - ``wrong-token`` connects (with ``--token``) and reports the status it gets
 - ``no-hello``    sends a Decision as its first message
-- ``dup``         opens a second stream with the same token while the first is open
+- ``dup``         opens a second stream with the same token while the first is open; it
+                  reports the first's status (the second replaces it)
 
 ``--batch`` says Hello with the "batch" feature: the bot unpacks each ``Batch`` (capturing
 its messages one by one, so the capture reads as if each had come alone) and sends the
@@ -37,6 +38,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import contextlib
 import json
 import random
 import sys
@@ -107,6 +109,7 @@ class RawBot:
         self.dropped = False
         self.seats: dict[str, int] = {}
         self.status = "OK"
+        self.details = ""  # of the status, in mode "dup"
         self.batches = 0  # Batch messages received (--batch)
         self.batches_sent = 0  # DecisionBatch messages sent (--batch)
 
@@ -158,23 +161,18 @@ class RawBot:
             else:
                 await call.write(self.hello())
             if a.mode == "dup":
-                first = await call.read()
-                self.record(first)
-                for attempt in range(4):
-                    second = stub.Play(metadata=self.metadata())
-                    try:  # the referee may refuse the call before the write goes out
-                        await second.write(self.hello())
-                        await second.read()
-                    except (grpc.aio.AioRpcError, asyncio.InvalidStateError):
+                self.record(await call.read())
+                # A second stream with the same token is welcomed (the newest wins) ...
+                second = stub.Play(metadata=self.metadata())
+                await second.write(self.hello())
+                self.welcome = (await second.read()).welcome.bot_name
+                # ... and the first ends, with the status this mode reports.
+                with contextlib.suppress(grpc.aio.AioRpcError):
+                    while await call.read() is not grpc.aio.EOF:
                         pass
-                    code = await second.code()
-                    # INTERNAL: our write raced the refusal in gRPC core (docs/protocol.md)
-                    if code is not grpc.StatusCode.INTERNAL or attempt == 3:
-                        break
-                    await asyncio.sleep(0.2)
-                call.cancel()
-                if code != grpc.StatusCode.OK:
-                    self.status = code.name
+                self.status = (await call.code()).name
+                self.details = await call.details()
+                second.cancel()
                 return False
             wq: asyncio.Queue[pb.BotMessage] = asyncio.Queue()
 
@@ -317,6 +315,7 @@ def main() -> None:
     status = asyncio.run(bot.run())
     summary = {
         "status": status,
+        "details": bot.details,
         "matches": bot.matches,
         "rejected": bot.rejected,
         "welcome": bot.welcome,
