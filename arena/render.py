@@ -171,7 +171,7 @@ def render_record(record: Mapping[str, Any]) -> RenderableType:
     players = list(record["players"])
     parts: list[RenderableType] = []
     try:
-        ruleset = load_ruleset_value(record["ruleset"])
+        ruleset = load_ruleset_value(record["ruleset"], len(record["players"]))
     except RulesetError as e:
         return Text(f"cannot render: bad ruleset: {e}", style="red")
     parts.append(

@@ -437,6 +437,7 @@ class Game:
             any(g._barrel) and not ruleset.barrel
         ):
             raise ValueError(f"barrel must be deals left (0..{ruleset.barrel_deals}) per seat")
+        _check_start(ruleset, g._scores, g._barrel)
         g._start = (tuple(g._scores), tuple(g._barrel))
         g._results = []
         g._logs = []
@@ -1322,6 +1323,29 @@ def _check_deal(
     if seen | t != _FULL_DECK:
         raise ValueError(f"{where}: hands and talon must hold all 24 cards")
     return tuple(masks), t
+
+
+def _check_start(r: Ruleset, scores: list[int], barrel: list[int]) -> None:
+    """Refuse a start position no match can reach (RULES.md, "The barrel and the end"): a
+    score at the target (the match would be over), and with the barrel a score above
+    ``barrel_at`` (reaching it sets exactly ``barrel_at``), or a seat on the barrel at any
+    other score."""
+    for seat, (score, left) in enumerate(zip(scores, barrel, strict=True)):
+        if score >= r.target:
+            raise ValueError(
+                f"scores: seat {seat} starts at {score}, at or over the target {r.target}: "
+                "that match is over"
+            )
+        if r.barrel and score > r.barrel_at:
+            raise ValueError(
+                f"scores: seat {seat} starts at {score}, over barrel_at {r.barrel_at} (a "
+                f"score that reaches it is set to {r.barrel_at}, on the barrel)"
+            )
+        if left and score != r.barrel_at:
+            raise ValueError(
+                f"barrel: seat {seat} is on the barrel ({left} deals left) at {score}: a "
+                f"player on the barrel has exactly {r.barrel_at}"
+            )
 
 
 def _start_values(what: str, values: Sequence[int] | None, n: int) -> list[int]:

@@ -23,7 +23,7 @@ from engine.actions import Action, ActionParseError, parse_action
 from engine.cards import CardParseError
 from engine.errors import IllegalActionError
 from engine.game import Game
-from engine.rules import Ruleset, RulesetError
+from engine.rules import PRESETS, Ruleset, RulesetError, preset
 from engine.tables import cards_of
 
 __all__ = [
@@ -219,7 +219,7 @@ def replay(rec: Mapping[str, Any]) -> Game:
     """
     check_record_shape(rec)
     try:
-        ruleset = load_ruleset_value(rec["ruleset"])
+        ruleset = load_ruleset_value(rec["ruleset"], len(rec["players"]))
     except RulesetError as e:
         raise ReplayError(f"ruleset: {e}") from e
     deals: Sequence[Mapping[str, Any]] = rec["deals"]
@@ -377,7 +377,7 @@ def seed_mismatches(rec: Mapping[str, Any]) -> list[int]:
     a record the referee wrote always matches: ``arena replay --check`` says so."""
     check_record_shape(rec)
     try:
-        ruleset = load_ruleset_value(rec["ruleset"])
+        ruleset = load_ruleset_value(rec["ruleset"], len(rec["players"]))
         explicit = {
             d.get("number", i): (d["hands"], d["talon"])
             for i, d in enumerate(rec["deals"])
@@ -389,12 +389,14 @@ def seed_mismatches(rec: Mapping[str, Any]) -> list[int]:
     return sorted(n for n, cards in game._explicit.items() if cards != game._seed_deal(n))
 
 
-def load_ruleset_value(value: Any) -> Ruleset:
-    """A ruleset as a record stores it: a full dict, or a preset name."""
+def load_ruleset_value(value: Any, players: int | None = None) -> Ruleset:
+    """A ruleset as a record stores it: a full dict, or a preset name (or a dict naming a
+    preset, without ``players``), for a table of ``players`` (see :func:`engine.preset`:
+    "1001" with 4 players is "1001-4p")."""
     if isinstance(value, str):
-        from engine.rules import PRESETS
-
-        if value in PRESETS:
-            return PRESETS[value]
-        raise RulesetError("preset", f"unknown preset {value!r}")
+        return preset(value, players)
+    if isinstance(value, Mapping) and "players" not in value:
+        name = value.get("preset")
+        if isinstance(name, str) and name in PRESETS:
+            value = {**value, "preset": preset(name, players).name}
     return Ruleset.from_dict(value)

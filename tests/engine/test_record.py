@@ -6,6 +6,7 @@ import copy
 import dataclasses
 import json
 import random
+import re
 
 import pytest
 
@@ -169,3 +170,40 @@ def test_start_scores_must_fit_the_table() -> None:
         Game.new("classic", 1, ["a", "b", "c"], scores=[1, 2])
     with pytest.raises(ValueError, match="barrel"):
         Game.new("1001", 1, ["a", "b", "c"], barrel=[1, 0, 0])
+
+
+@pytest.mark.parametrize("stored", ["1001", {"preset": "1001"}, {"preset": "1001", "rounding": 5}])
+def test_a_record_of_1001_with_four_players_replays(stored: object) -> None:
+    """Defect: a record naming the preset "1001" (RULES.md: for 3 or 4 players) with four
+    players was refused: "ruleset '1001' is for 3 players, got 4"."""
+    g = Game.new("1001", 3, [*NAMES, "dan"])
+    for _ in range(30):
+        g.apply(g.legal_actions()[0])
+    rec = g.record()
+    rec["ruleset"] = stored
+    assert replay(rec).ruleset.players == 4
+    assert replay(rec).record()["deals"] == g.record()["deals"]
+
+
+@pytest.mark.parametrize(
+    ("preset", "scores", "barrel", "words"),
+    [
+        ("classic", [880, 900, 0], [3, 0, 0], "seat 1 starts at 900, over barrel_at 880"),
+        ("classic", [0, 0, 0], [3, 0, 0], "seat 0 is on the barrel (3 deals left) at 0"),
+        ("classic", [1000, 0, 0], None, "at or over the target 1000: that match is over"),
+        ("classic", [5000, 0, 0], None, "at or over the target"),
+        ("1001", [0, 1001, 0], None, "seat 1 starts at 1001"),
+    ],
+)
+def test_start_positions_no_match_can_reach_are_refused(
+    preset: str, scores: list[int], barrel: list[int] | None, words: str
+) -> None:
+    """Defect: a sitter on the barrel at 0 won the game with a contract of 120, a match
+    started at 1000 went on, and a failed contract from 1000 put the declarer on the
+    barrel. Start positions are those a match can reach (RULES.md, the barrel and the end)."""
+    with pytest.raises(ValueError, match=re.escape(words)):
+        Game.new(preset, 1, NAMES, scores=scores, barrel=barrel)
+    # what a match does reach is accepted: a sitter at 880, others anywhere below
+    g = Game.new("classic", 1, NAMES, scores=[880, 879, -300], barrel=[2, 0, 0])
+    assert g.start == ((880, 879, -300), (2, 0, 0))
+    assert Game.new("1001", 1, NAMES, scores=[1000, 995, 0]).start[0] == (1000, 995, 0)

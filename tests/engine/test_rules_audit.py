@@ -528,14 +528,15 @@ def _random_ruleset(rng: random.Random) -> Ruleset:
 
 def _start(rng: random.Random, r: Ruleset) -> tuple[list[int], list[int]]:
     n = r.players
-    scores = [rng.choice((0, 400, 840, 860, 880, 950, 990)) for _ in range(n)]
+    # Only positions a match can reach (Game.new refuses the others): without the barrel
+    # below the target, with it at most barrel_at (exactly there when on it).
+    top = r.barrel_at if r.barrel else r.target - 1
+    scores = [min(rng.choice((0, 400, 840, 860, 880, 950, 990)), top) for _ in range(n)]
     barrel = [0] * n
     if r.barrel:
         for s in range(n):
             if scores[s] == r.barrel_at and rng.random() < 0.7:
                 barrel[s] = rng.randint(1, r.barrel_deals)
-    else:
-        scores = [min(x, r.target - 1) for x in scores]
     return scores, barrel
 
 
