@@ -1091,8 +1091,10 @@ class Game:
                 and self._passed >> seat & 1
             ):
                 raise AlreadyPassedError(
-                    action, seat, f"seat {seat} has passed and a pass is final", legal
-                )
+                    action, seat,
+                    f"seat {seat} has passed and a pass is final (it is seat {actor}'s turn)",
+                    legal,
+                )  # fmt: skip
             raise NotYourTurnError(
                 action, seat, f"it is seat {actor}'s turn, not seat {seat}'s", legal
             )

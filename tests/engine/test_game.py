@@ -145,6 +145,8 @@ def test_refusals_leave_state_unchanged_and_name_everything() -> None:
     with pytest.raises(AlreadyPassedError) as passed:
         g.apply(parse_action("bid 110"), seat=s)
     assert isinstance(passed.value, NotYourTurnError) and isinstance(passed.value, BidError)
+    # the legal actions listed are the seat to act's: the message says whose turn it is
+    assert f"a pass is final (it is seat {g.to_act}'s turn)" in str(passed.value)
 
 
 def test_card_not_held_and_throw_in_refused() -> None:
