@@ -221,5 +221,5 @@ async def _serve(
     else:  # --matches played: done for good; bots stop
         await referee.end_streams(f"the arena has played its {max_matches} match(es)", final=True)
     await server.stop(1.0)
-    done = len(lobby.records)
+    done = lobby.finished
     click.echo(f"{done} match(es) played; records in {config.record_dir}")

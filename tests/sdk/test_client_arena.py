@@ -130,7 +130,7 @@ def test_a_bot_with_a_match_count_is_not_seated_beyond_it(tmp_path: Path) -> Non
     more: here the third bot leaves after one match, so no second match starts."""
     from arena.referee.lobby import Lobby
 
-    async def main() -> tuple[list[int], int, int | None]:
+    async def main() -> tuple[tuple[int, int], int, int | None]:
         async with arena(tmp_path, decision_ms=2000) as a:
             names = ["v0", "v1", "once"]
             for n in names:
@@ -150,12 +150,50 @@ def test_a_bot_with_a_match_count_is_not_seated_beyond_it(tmp_path: Path) -> Non
             for r in runners[:2]:
                 r.stop()
             await asyncio.wait_for(asyncio.gather(*tasks[:2]), 30)
-            forfeits = [len(rec["forfeits"]) for rec in lobby.records]
-            return forfeits, once.matches, a.referee.session("once").matches_left
+            matches = (lobby.started, lobby.finished)
+            return matches, once.matches, a.referee.session("once").matches_left
 
-    forfeits, played, left = asyncio.run(main())
+    matches, played, left = asyncio.run(main())
     assert played == 1 and left == 0
-    assert forfeits == [0]  # one match, nobody walked out of it
+    assert matches == (1, 1)  # one match, played to its end; none the bot walked out of
+
+
+def test_a_lobby_keeps_no_match_records(tmp_path: Path) -> None:
+    """Defect: `arena serve`'s lobby kept every finished match's record (only to count
+    them): 20–120 kB a match, an arena serving for days grew without bound. The records are
+    the referee's files; the lobby counts."""
+    from arena.referee.lobby import Lobby
+
+    def records_reachable(obj: object) -> int:
+        seen, stack, found = set(), [v for k, v in vars(obj).items() if k != "referee"], 0
+        while stack:
+            o = stack.pop()
+            if id(o) in seen or isinstance(o, str | bytes | int | float):
+                continue
+            seen.add(id(o))
+            if isinstance(o, dict) and "deals" in o and "players" in o:
+                found += 1
+            if isinstance(o, dict | list | tuple | set | frozenset):
+                stack.extend(o.values() if isinstance(o, dict) else o)
+        return found
+
+    async def main() -> tuple[int, int]:
+        async with arena(tmp_path, decision_ms=2000) as a:
+            names = ["v0", "v1", "v2"]
+            for n in names:
+                a.referee.add_bot(n, f"tok-{n}")
+            runners = [BotRunner(Bot, a.target, f"tok-{n}", retry_for=10) for n in names]
+            tasks = [asyncio.create_task(r.run()) for r in runners]
+            lobby = Lobby(a.referee, dataclasses.replace(RULES, max_deals=1), seed=1,
+                          max_matches=5)  # fmt: skip
+            await asyncio.wait_for(lobby.run(), 60)
+            for r in runners:
+                r.stop()
+            await asyncio.wait_for(asyncio.gather(*tasks), 30)
+            return lobby.finished, records_reachable(lobby)
+
+    finished, kept = asyncio.run(main())
+    assert finished == 5 and kept == 0
 
 
 def test_a_slow_init_holds_up_only_its_own_match(tmp_path: Path) -> None:
