@@ -441,10 +441,15 @@ class BotRunner:
         if ms.forfeited:
             log.warning("match %s: seat %d has forfeited (away too long, or struck out): "
                         "the referee plays it to the end", ms.match_id, ms.seat)  # fmt: skip
-        if m is not None:  # a resumed match after a reconnection: same bot
+        if m is not None and ms.resumed:  # a resumed match after a reconnection: same bot
             m.view = view
             log.info("match %s resumed (seat %d)", ms.match_id, ms.seat)
             return
+        if m is not None:
+            # Not a resumption: another match under a known id (an arena restarted, its
+            # ids counting from the start again, while this one was never told the end).
+            log.warning("match %s started again: the earlier match of that id is dropped",
+                        ms.match_id)  # fmt: skip
         self._unmade.discard(ms.match_id)
         m = _Match(ms.match_id, ms.seat, ruleset, None, view)
         self._matches[ms.match_id] = m
@@ -564,6 +569,13 @@ class BotRunner:
 
     def _on_match_ended(self, me: pb.MatchEnded) -> None:
         m = self._matches.pop(me.match_id, None)
+        if me.result.reason == "interrupted":
+            # Stopped before its end: no result, no hook; not one of the bot's matches
+            # played (a tournament plays it again later, as a new match for the bot).
+            self._unmade.discard(me.match_id)
+            log.warning("match %s was interrupted by the arena (not finished, no result)",
+                        me.match_id)  # fmt: skip
+            return
         if m is None:
             if me.match_id in self._unmade:  # played without the bot: it counts all the same
                 self._unmade.discard(me.match_id)

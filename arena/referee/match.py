@@ -593,6 +593,17 @@ class MatchRunner:
             rec["interrupted"] = True
             self._write({"type": "interrupted", "record": rec})
             log.warning("match %s interrupted at deal %d", self.match_id, self.game.deal_number)
+            # The bots must learn it too: a bot keeps a match (and its instance of the bot)
+            # until it hears that it ended.
+            result = pb.MatchResult(
+                scores=self.game.scores, deals=self.game.deal_number, reason="interrupted",
+                forfeits=sorted(self.forfeits),
+            )  # fmt: skip
+            for st in self.seats:
+                msg = pb.ServerMessage()
+                msg.match_ended.match_id = self.match_id
+                msg.match_ended.result.CopyFrom(result)
+                st.session.send_or_keep(msg)
         except Exception:  # never let recording hide the cancellation
             log.exception("match %s: could not record the interruption", self.match_id)
 

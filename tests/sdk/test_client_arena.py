@@ -9,6 +9,7 @@ import logging
 import sys
 import threading
 import time
+from contextlib import suppress
 from pathlib import Path
 
 import pytest
@@ -194,6 +195,58 @@ def test_a_lobby_keeps_no_match_records(tmp_path: Path) -> None:
 
     finished, kept = asyncio.run(main())
     assert finished == 5 and kept == 0
+
+
+def test_an_interrupted_match_is_told_to_the_bots_and_forgotten(tmp_path: Path) -> None:
+    """Defect: a match interrupted by the arena (its stop, a tournament's time limit) was
+    never told to its bots: each kept the match and its bot instance for ever, counted it
+    as begun (so `--matches N` announced one less, and a bot could be left waiting), and an
+    arena restarted with the same match ids was taken as resuming it. Now a MatchEnded with
+    reason "interrupted" is sent: no hook, not counted, dropped."""
+    ended: list[str] = []
+
+    class Watcher(Bot):
+        def on_match_end(self, view: object, result: object) -> None:
+            ended.append(str(getattr(result, "reason", "")))
+
+    async def main() -> tuple[list[int], list[int], list[int | None]]:
+        async with arena(tmp_path, decision_ms=20_000) as a:
+            names = ["v0", "v1", "v2"]
+            for n in names:
+                a.referee.add_bot(n, f"tok-{n}")
+            runners = [
+                BotRunner(Watcher, a.target, f"tok-{n}", matches=2, retry_for=10) for n in names
+            ]
+            tasks = [asyncio.create_task(r.run()) for r in runners]
+            assert not await a.referee.wait_for_bots(names, 20)
+            long = dataclasses.replace(RULES, max_deals=200)
+            cut = asyncio.create_task(a.referee.run_match("cut", long, 1, names))
+            while not all("cut" in r._matches for r in runners):
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.2)  # a few actions in
+            cut.cancel()
+            with suppress(asyncio.CancelledError):
+                await cut
+            for _ in range(500):
+                if not any(r._matches for r in runners):
+                    break
+                await asyncio.sleep(0.01)
+            left = [len(r._matches) for r in runners]
+            to_start = [r._matches_to_start() for r in runners]
+            await a.referee.run_match("full", dataclasses.replace(RULES, max_deals=1), 2, names)
+            for _ in range(500):  # the MatchEnded reaches the bots after run_match returns
+                if all(r.summary.matches for r in runners):
+                    break
+                await asyncio.sleep(0.01)
+            played = [r.summary.matches for r in runners]
+            for r in runners:
+                r.stop()
+            await asyncio.wait_for(asyncio.gather(*tasks), 30)
+            return left, played, to_start
+
+    left, played, to_start = asyncio.run(main())
+    assert left == [0, 0, 0] and to_start == [2, 2, 2]
+    assert played == [1, 1, 1] and "interrupted" not in ended and len(ended) == 3
 
 
 def test_a_slow_init_holds_up_only_its_own_match(tmp_path: Path) -> None:

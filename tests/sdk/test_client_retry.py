@@ -54,3 +54,30 @@ def test_a_stream_replaced_by_another_of_the_token_stops_the_bot() -> None:
     with pytest.raises(ArenaError, match="another connection with the same token"):
         asyncio.run(runner.run())
     assert tried == [grpc.StatusCode.ABORTED]
+
+
+def test_a_match_started_again_under_a_known_id_is_a_new_match() -> None:
+    """An arena restarted counts its match ids from the start again: a MatchStarted that is
+    not a resumption, for an id the bot still holds (it never heard that match end), is a
+    new match (it was taken as the old one resumed: the old bot instance, the old ruleset)."""
+    from arena.protocol import ruleset_to_pb, view_to_pb
+    from arena.v1 import arena_pb2 as pb
+    from engine import Game, observe
+
+    def started(preset: str, resumed: bool) -> pb.MatchStarted:
+        g = Game.new(preset, 1, ["a", "b", "c"])
+        return pb.MatchStarted(
+            match_id="m00000", seat=0, players=g.players, ruleset=ruleset_to_pb(g.ruleset),
+            view=view_to_pb(observe(g, 0)), resumed=resumed,
+        )  # fmt: skip
+
+    async def main() -> list[str]:
+        runner = BotRunner(RandomBot, "127.0.0.1:1", "tok")
+        names = []
+        for preset, resumed in (("classic", False), ("classic", True), ("1001", False)):
+            runner._on_match_started(started(preset, resumed))
+            names.append(runner._matches["m00000"].ruleset.name)
+        await asyncio.sleep(0.05)  # the bots are made
+        return names
+
+    assert asyncio.run(main()) == ["classic", "classic", "1001"]
