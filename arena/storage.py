@@ -596,19 +596,24 @@ class Storage:
                 inc_rows,
             )
 
-    def match_results(self, tournament_id: str) -> list[MatchResult]:
-        """Every stored match of the tournament, in schedule order."""
+    def match_results(self, tournament_id: str, last: int | None = None) -> list[MatchResult]:
+        """Every stored match of the tournament, in schedule order; with ``last``, only the
+        ``last`` latest in that order (read as such: a viewer shows 25 of 20,000)."""
+        # Without ``last``: every match (LIMIT -1 is SQLite's "no limit").
+        chosen = (
+            "SELECT id, idx, seats_json, deals, duration_s FROM matches"
+            " WHERE tournament_id = ? ORDER BY idx DESC LIMIT ?"
+        )
+        args = (tournament_id, -1 if last is None else max(0, last))
         with self._guard("reading match results"):
             matches = self.conn.execute(
-                "SELECT id, idx, seats_json, deals, duration_s FROM matches"
-                " WHERE tournament_id = ? ORDER BY idx",
-                (tournament_id,),
+                f"SELECT * FROM ({chosen}) ORDER BY idx", args
             ).fetchall()
             players: dict[str, list[sqlite3.Row]] = {}
             for r in self.conn.execute(
-                "SELECT p.* FROM match_players p JOIN matches m ON m.id = p.match_id"
-                " WHERE m.tournament_id = ? ORDER BY p.match_id, p.seat",
-                (tournament_id,),
+                f"SELECT p.* FROM match_players p JOIN ({chosen}) m ON m.id = p.match_id"
+                " ORDER BY p.match_id, p.seat",
+                args,
             ):
                 players.setdefault(r["match_id"], []).append(r)
         out = []

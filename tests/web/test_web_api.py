@@ -393,6 +393,53 @@ def test_leaderboard_follows_a_running_tournament(tmp_path: Path) -> None:
         server.stop()
 
 
+def test_a_slow_leaderboard_of_a_running_tournament_is_not_recomputed_at_every_poll(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: each poll of a page found a new match stored, and the leaderboard and the bot
+    pages were computed again from every stored match: at 15,000 matches 6–7 s each, longer
+    than the 3 s poll. A document that was slow to make is kept for a few times its cost
+    while the tournament runs; a finished tournament's is made at once; the match list reads
+    only the latest matches asked for."""
+    import arena.web.data as data
+
+    path = tmp_path / "live.sqlite"
+    make_demo_db(path, matches=2, max_deals=2)
+    with Storage(path) as st:  # still running: not finished
+        st.conn.execute("UPDATE tournaments SET finished_at = NULL")
+    source = DataSource(path)
+    monkeypatch.setattr(data, "SLOW_S", 0.0)  # every computation counts as slow ...
+    monkeypatch.setattr(data, "THROTTLE", 1e9)  # ... and stays fresh
+
+    def store(i: int) -> None:
+        with Storage(path) as st:
+            st.save_match("demo", match_id=f"demo-m009{i}", index=2 + i, table=0, set_no=0,
+                          seed=11 + i, seats=DEMO_BOTS, record=demo_record(11 + i, DEMO_BOTS,
+                          max_deals=2), started_at=0.0, finished_at=1.0)  # fmt: skip
+
+    first = source.leaderboard(None)
+    bot_first = source.bot("bold", None)
+    store(0)
+    later = source.leaderboard(None)
+    assert later["version"] == first["version"] and later["tournament"]["completed"] == 3
+    assert source.bot("bold", None)["matches"] == bot_first["matches"]
+    assert source.matches(None, bot=None, limit=1)["matches"][0]["match_id"] == "demo-m0090"
+    with Storage(path) as st:
+        st.finish_tournament("demo")
+    done = source.leaderboard(None)
+    assert done["version"] != first["version"] and done["recent"][0]["match_id"] == "demo-m0090"
+
+
+def test_match_results_can_read_only_the_latest(tmp_path: Path) -> None:
+    path = tmp_path / "t.sqlite"
+    make_demo_db(path, matches=5, max_deals=1)
+    with Storage(path) as st:
+        every = st.match_results("demo")
+        assert st.match_results("demo", last=2) == every[-2:]
+        assert st.match_results("demo", last=0) == []
+        assert st.match_results("demo", last=99) == every
+
+
 def test_cli_web_command(db: Path, tmp_path: Path) -> None:
     from arena.cli import main
 
