@@ -28,6 +28,7 @@ from arena.protocol import (
     action_event_to_pb,
     action_from_pb,
     action_to_pb,
+    card_to_pb,
     deal_result_to_pb,
     match_result_to_pb,
     ruleset_to_pb,
@@ -38,8 +39,11 @@ from arena.referee.sessions import BotSession
 from arena.v1 import arena_pb2 as pb
 from engine import (
     Action,
+    Bid,
     Game,
     IllegalActionError,
+    Pass,
+    Phase,
     Ruleset,
     fallback_action,
     observe,
@@ -116,6 +120,7 @@ class Pending:
     view: pb.PlayerView
     deal_number: int
     deadline: float  # loop.time() at which the answer is cut off
+    limit_at: float  # loop.time() past which the time bank is used
 
 
 @dataclass(slots=True, eq=False)
@@ -284,7 +289,8 @@ class MatchRunner:
         start = loop.time()
         deadline = start + budget_ms / 1000
         fut: asyncio.Future[pb.Action | _Forfeited | _TimedOut] = loop.create_future()
-        st.pending = Pending(rid, fut, view, game.deal_number, deadline)
+        limit_at = start + self.config.decision_ms / 1000
+        st.pending = Pending(rid, fut, view, game.deal_number, deadline, limit_at)
         self._send_request(st, msg)
         # One timer handle rather than asyncio.timeout_at: no context manager, and no task
         # cancellation (and uncancel) to turn into TimeoutError when the deadline passes.
@@ -405,6 +411,26 @@ class MatchRunner:
             st.session.add_event(ev)
         if game.deal_number != deal or game.is_over:
             self._deal_ended(deal)
+        elif game.phase is not Phase.BIDDING and isinstance(action, Bid | Pass):
+            self._talon_taken()
+
+    def _talon_taken(self) -> None:
+        """The auction just ended: its winner takes the talon; each seat is told, with the
+        cards if ``observe`` shows them to it (a seat not asked again in the deal, as a
+        defender after a concession or the 4-player dealer, would never see them)."""
+        game = self.game
+        self._seq += 1
+        declarer = game.declarer
+        assert declarer is not None
+        by_cards: dict[object, pb.Event] = {}
+        for st in self.seats:
+            talon = observe(game, st.seat).talon
+            ev = by_cards.get(talon)
+            if ev is None:
+                ev = by_cards[talon] = pb.Event(match_id=self.match_id, seq=self._seq)
+                ev.talon_taken.seat = declarer
+                ev.talon_taken.cards.extend(card_to_pb(c) for c in talon or ())
+            st.session.add_event(ev)
 
     def _deal_ended(self, deal: int) -> None:
         game = self.game
@@ -439,6 +465,7 @@ class MatchRunner:
         ms.view.CopyFrom(view_to_pb(observe(self.game, st.seat)))
         ms.resumed = resumed
         ms.forfeited = st.forfeited
+        ms.seq = self._seq
         st.session.send(msg)
 
     def _send_request(self, st: SeatState, msg: pb.ServerMessage | None = None) -> None:
@@ -446,8 +473,10 @@ class MatchRunner:
         asking again after a reconnection, in a new message with a copy of the view."""
         p = st.pending
         assert p is not None
-        left_ms = max(0, round((p.deadline - self._loop.time()) * 1000))
-        limit = min(self.config.decision_ms, left_ms)
+        now = self._loop.time()
+        left_ms = max(0, round((p.deadline - now) * 1000))
+        # Asked again after a reconnect: what is left of the limit, and of the bank.
+        limit = min(max(0, round((p.limit_at - now) * 1000)), left_ms)
         if msg is None:
             msg = pb.ServerMessage()
             msg.decision_request.view.CopyFrom(p.view)

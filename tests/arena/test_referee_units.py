@@ -97,7 +97,7 @@ def test_an_answer_racing_its_deadline_is_told_so() -> None:
         st = runner.seats[runner.game.to_act]
         fut = asyncio.get_running_loop().create_future()
         fut.set_result(_TIMED_OUT)  # the timer fired; the match task has not run yet
-        st.pending = Pending("9", fut, pb.PlayerView(), 0, 0.0)
+        st.pending = Pending("9", fut, pb.PlayerView(), 0, 0.0, 0.0)
         answered = runner.on_decision(st, pb.Decision(request_id="9", match_id="m"))
         assert not answered
         return str(runner.incidents[-1]["detail"])

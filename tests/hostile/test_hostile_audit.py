@@ -46,6 +46,7 @@ from raw_bot import choose
 from test_e2e_matches import _cards_in, _visible_moments
 from test_servicer_fuzz import FakeContext
 
+from arena.protocol import card_from_pb
 from arena.referee import core
 from arena.referee.servicer import ArenaServicer
 from arena.v1 import arena_pb2 as pb
@@ -1004,3 +1005,113 @@ def test_reconnecting_too_often_is_refused(tmp_path: Path) -> None:
     got = asyncio.run(main())
     assert [c for c, _ in got] == ["OK"] * 5 + ["RESOURCE_EXHAUSTED"] * 2, got
     assert "more than 5 streams of bot 'x' opened within 10 s" in got[-1][1]
+
+
+# ----------------------------------------------------------------------------- raw client
+
+
+async def _play_raw(
+    call: Any, seen: list[pb.ServerMessage], *, until_kind: str = "match_ended",
+    stop_after_requests: int | None = None,
+) -> pb.DecisionRequest | None:  # fmt: skip
+    """Read ``call``, answering every request with its first legal action, until a message
+    of ``until_kind`` (returns None) or, with ``stop_after_requests``, the request after that
+    many answered (returned unanswered). Every message read is appended to ``seen``."""
+    answered = 0
+    while True:
+        msg = await call.read()
+        assert msg is not grpc.aio.EOF
+        for m in _flat([msg]):
+            seen.append(m)
+            kind = m.WhichOneof("kind")
+            if kind == until_kind:
+                return None
+            if kind == "decision_request":
+                r = m.decision_request
+                if stop_after_requests is not None and answered >= stop_after_requests:
+                    return r
+                answered += 1
+                await call.write(pb.BotMessage(decision=pb.Decision(
+                    request_id=r.request_id, match_id=r.match_id,
+                    action=r.view.legal_actions[0])))  # fmt: skip
+
+
+def test_every_seat_is_told_the_talon_and_events_are_numbered_densely(tmp_path: Path) -> None:
+    """Defect (raw-client audit): the talon, shown to all (talon_visible), reached a seat
+    only inside a view, and views come only with requests: a defender after a concession,
+    or the 4-player dealer, never learned it. Each seat now gets a ``talon_taken`` event
+    when the auction ends, with the cards that observe shows it; the events of a match are
+    numbered 1, 2, 3, ... with no gap, the same for every seat."""
+
+    async def main() -> tuple[dict[str, Any], list[pb.ServerMessage]]:
+        async with arena(tmp_path, decision_ms=20_000) as a:
+            await a.bots(["ann", "bob"])
+            a.referee.add_bot("x", "tok-x")
+            async with grpc.aio.insecure_channel(a.target) as ch:
+                call = pb_grpc.ArenaStub(ch).Play(metadata=_md("tok-x"))
+                await call.write(HELLO)
+                assert (await call.read()).WhichOneof("kind") == "welcome"
+                match = await _x_seated(a, "talon", 6)
+                seen: list[pb.ServerMessage] = []
+                await _play_raw(call, seen)
+                rec = await match
+                call.cancel()
+                return rec, seen
+
+    rec, seen = asyncio.run(main())
+    events = [e for m in seen for e in m.events]
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    talons = [e.talon_taken for e in events if e.WhichOneof("kind") == "talon_taken"]
+    assert len(talons) == len(rec["deals"])
+    for deal, t in zip(rec["deals"], talons, strict=True):
+        giver = next(a["seat"] for a in deal["actions"] if a["action"].startswith("give"))
+        assert t.seat == giver  # the declarer gives the cards
+        assert [f"{parse_card(c)}" for c in deal["talon"]] == [
+            str(card_from_pb(c)) for c in t.cards
+        ]
+
+
+def test_a_request_asked_again_says_what_is_left_of_the_limit_and_the_bank(
+    tmp_path: Path,
+) -> None:
+    """Defect (raw-client audit): a request re-sent after a reconnect kept the whole limit
+    and took the time away from the bank (away 0.4 s: limit 1000, bank 9599, though the
+    bank was untouched). Now the limit shrinks first; the bank only past it. The resumed
+    MatchStarted says the last event its view reflects: the next event is that + 1."""
+
+    async def main() -> tuple[pb.DecisionRequest, pb.DecisionRequest, int, int]:
+        async with arena(tmp_path, decision_ms=3000, time_bank_ms=5000) as a:
+            await a.bots(["ann", "bob"])
+            a.referee.add_bot("x", "tok-x")
+            async with grpc.aio.insecure_channel(a.target) as ch:
+                stub = pb_grpc.ArenaStub(ch)
+                first = stub.Play(metadata=_md("tok-x"))
+                await first.write(HELLO)
+                assert (await first.read()).WhichOneof("kind") == "welcome"
+                match = await _x_seated(a, "again", 6)
+                asked = await _play_raw(first, [], stop_after_requests=2)
+                assert asked is not None
+                first.cancel()
+                await asyncio.sleep(0.5)
+                second = stub.Play(metadata=_md("tok-x"))
+                await second.write(HELLO)
+                seen: list[pb.ServerMessage] = []
+                again = await _play_raw(second, seen, stop_after_requests=0)
+                assert again is not None
+                started = next(m.match_started for m in seen if m.HasField("match_started"))
+                await second.write(pb.BotMessage(decision=pb.Decision(
+                    request_id=again.request_id, match_id=again.match_id,
+                    action=again.view.legal_actions[0])))  # fmt: skip
+                after: list[pb.ServerMessage] = []
+                await _play_raw(second, after)
+                await match
+                second.cancel()
+                next_seq = next(e.seq for m in after for e in m.events)
+                return asked, again, started.seq, next_seq
+
+    asked, again, seq, next_seq = asyncio.run(main())
+    assert again.request_id == asked.request_id
+    assert (asked.time_limit_ms, asked.time_bank_ms) == (3000, 5000)
+    assert again.time_bank_ms == 5000  # not touched: the limit was not used up
+    assert 1500 < again.time_limit_ms <= 2500, again.time_limit_ms
+    assert next_seq == seq + 1
