@@ -249,7 +249,7 @@ def try_(
     from rich.text import Text
 
     from engine import RulesetError
-    from sdk.local import play_series, resolve_ruleset
+    from sdk.local import BotMakeError, play_series, resolve_ruleset
 
     _setup_logging(log_level)
     cls = _load(bot)
@@ -283,6 +283,9 @@ def try_(
                 )  # fmt: skip
     except RulesetError as e:
         raise click.BadParameter(str(e), param_hint="--ruleset") from None
+    except BotMakeError as e:  # its __init__ passed the check above, and failed later
+        console.print(Text(f"error: {e}; no results", style="red"))
+        sys.exit(1)
     except SystemExit as e:  # the bot left (a person typing "quit", say): no table
         console.print(
             escape(f"{bot}: the bot stopped the series (SystemExit {e.code!r}); no results")

@@ -557,14 +557,21 @@ class BotRunner:
             self.summary.errors += 1
 
     def _send_answer(self, m: _Match, rid: str, action: Action, out: _Outbox) -> None:
+        try:
+            wire = action_to_pb(action)
+        except (TypeError, ValueError, AttributeError, KeyError) as e:
+            # An action with a field of the wrong type (``Bid("105")``, ``Play("10♣")``)
+            # cannot be put on the wire: sent as an action of no kind, which the referee
+            # refuses as malformed (a strike, and its fallback), as it would refuse it.
+            self.summary.errors += 1
+            log.error("match %s: %s returned %r, which is no action (%s: %s): sent as a "
+                      "malformed action; the referee plays its fallback", m.match_id,
+                      self.name, action, type(e).__name__, e)  # fmt: skip
+            wire = pb.Action()
         m.answers = {rid: action}
         self.summary.decisions += 1
         out.put_nowait(
-            pb.BotMessage(
-                decision=pb.Decision(
-                    request_id=rid, match_id=m.match_id, action=action_to_pb(action)
-                )
-            )
+            pb.BotMessage(decision=pb.Decision(request_id=rid, match_id=m.match_id, action=wire))
         )
 
     def _on_match_ended(self, me: pb.MatchEnded) -> None:
@@ -618,6 +625,8 @@ class BotRunner:
     async def _hook(self, m: _Match, what: str, call: Callable[[], None]) -> None:
         try:
             await asyncio.to_thread(call)
+        except SystemExit as e:  # the bot leaves from a hook as from act(): cleanly
+            self._bot_left(e)
         except Exception:
             self.summary.errors += 1
             log.exception("%s raised in %s (match %s)", self.name, what, m.match_id)

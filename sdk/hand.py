@@ -93,7 +93,8 @@ def played_cards(view: PlayerView) -> set[Card]:
 def unseen_cards(view: PlayerView) -> set[Card]:
     """Cards this seat has not seen: not in its hand, not played, not given to or by it.
 
-    In a 3-player deal after the pass, these are exactly the opponents' cards.
+    In a 3-player deal after the pass, these are the opponents' cards, less (for the
+    declarer) the two he gave them, whose places he knows.
     """
     seen = set(view.hand) | played_cards(view)
     for _, card in view.gives:

@@ -38,6 +38,7 @@ from sdk.bot import Bot
 
 __all__ = [
     "BotFactory",
+    "BotMakeError",
     "LocalIncident",
     "LocalMatch",
     "SeriesEntry",
@@ -96,6 +97,11 @@ def resolve_ruleset(
     if max_deals is not None:
         r = dataclasses.replace(r, max_deals=max_deals)
     return r
+
+
+class BotMakeError(RuntimeError):
+    """Making a match's bot failed (its ``__init__`` raised, or the factory made no Bot);
+    the bot's exception is the ``__cause__``."""
 
 
 def make_bot(factory: BotFactory | Bot) -> Bot:
@@ -190,7 +196,16 @@ def play_local(
     rules = resolve_ruleset(ruleset, max_deals, len(bots))
     if len(bots) != rules.players:
         raise ValueError(f"ruleset {rules.name!r} needs {rules.players} bots, got {len(bots)}")
-    players = [make_bot(b) for b in bots]
+    players = []
+    for b in bots:
+        try:
+            players.append(make_bot(b))
+        except Exception as e:
+            what = getattr(b, "__name__", repr(b))
+            raise BotMakeError(
+                f"making the bot {what} for a match (seed {seed}) raised "
+                f"{type(e).__name__}: {e}"
+            ) from e
     seat_names = _names(players, names)
     game = Game.new(rules, seed, seat_names)
     incidents: list[LocalIncident] = []

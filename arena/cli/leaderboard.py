@@ -13,7 +13,7 @@ from rich.text import Text
 
 from arena.cli.options import NonEmptyPath
 from arena.leaderboard import FORMATS, build_leaderboard, render, to_rich_table, write_outputs
-from arena.storage import Storage, StorageError
+from arena.storage import Storage, StorageError, newest_database
 from arena.tournament.config import ConfigError, load_config
 
 __all__ = ["leaderboard"]
@@ -23,7 +23,8 @@ DEFAULT_DB = Path("runs/default.sqlite")
 
 @click.command("leaderboard")
 @click.option("--db", type=NonEmptyPath(dir_okay=False, path_type=Path),
-              help=f"SQLite database (default: the config's, else {DEFAULT_DB}).")  # fmt: skip
+              help="SQLite database (default: the config's, else the newest runs/*.sqlite, "
+                   "as `arena replay` and `arena web` take).")  # fmt: skip
 @click.option("--config", "config_path", type=NonEmptyPath(dir_okay=False, path_type=Path),
               help="Take the database and tournament id from this tournament config.")  # fmt: skip
 @click.option("--tournament", "tournament_id", help="Tournament id or name (default: the latest).")
@@ -51,7 +52,7 @@ def leaderboard(
             raise click.UsageError(str(e)) from e
         db = db or cfg.db
         tournament_id = tournament_id or cfg.tournament_id
-    db = db or DEFAULT_DB
+    db = db or newest_database() or DEFAULT_DB
     if not db.exists():
         raise click.UsageError(f"no database at {db} (run `arena tournament` first, or --db)")
     try:

@@ -588,11 +588,19 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
                           "(local bots get a fresh one each run)")  # fmt: skip
     if kind == "bot":
         spec = _get(entry, "bot", str, None, err, f"{key}.")
-        if spec not in BUNDLED_BOTS and not _MODULE_CLASS_RE.match(spec):
+        path, colon, cls = spec.partition(":")
+        if path.endswith(".py"):
+            # A bot file (``path/file.py[:Class]``, as `arena-bot` takes it): relative to the
+            # config file, else to the current directory; made absolute for the bot process.
+            where = next((p for p in (base / path, Path.cwd() / path) if p.is_file()), None)
+            if where is None:
+                raise err(f"{key}.bot", f"no such bot file: {path} (relative to {base})")
+            spec = f"{where.resolve()}{colon}{cls}"
+        elif spec not in BUNDLED_BOTS and not _MODULE_CLASS_RE.match(spec):
             raise err(
                 f"{key}.bot",
                 f"unknown bundled bot {spec!r} (bundled: {', '.join(BUNDLED_BOTS)}; "
-                "or a module:Class)",
+                "or a module:Class, or a file.py[:Class])",
             )
         return BotSpec(name=name, kind="sdk", bot=spec, env=env, cwd=cwd)
     if kind == "command":

@@ -193,3 +193,22 @@ def test_a_tournament_is_named_by_id_or_by_name(tmp_path: Path) -> None:
     Storage(empty).close()
     r = CliRunner().invoke(main, ["leaderboard", "--db", str(empty)])
     assert r.exit_code == 2 and "holds no tournament" in r.output
+
+
+def test_the_leaderboard_command_reads_the_newest_database_by_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: without --db, `arena leaderboard` read runs/default.sqlite, while `arena
+    replay` and `arena web` read the newest runs/*.sqlite: after a tournament of one's own
+    the README's `arena leaderboard` said "no database at runs/default.sqlite"."""
+    from click.testing import CliRunner
+
+    from arena.cli import main
+    from arena.web.demo import make_demo_db
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runs").mkdir()
+    make_demo_db(tmp_path / "runs" / "mine.sqlite", matches=2, max_deals=1)
+    r = CliRunner().invoke(main, ["leaderboard", "--format", "csv"])
+    assert r.exit_code == 0, r.output
+    assert r.output.startswith("rank,") and len(r.output.splitlines()) > 2

@@ -259,3 +259,17 @@ def test_empty_paths_are_refused(tmp_path: Path, key: str) -> None:
     """Defect: `out = ""` was the current directory (the leaderboard and the bots' logs
     went there); `db = ""` failed later, naming the current directory."""
     assert _error(tmp_path, f'{key} = ""\n' + BASE).key == key
+
+
+def test_a_bot_file_path_is_a_bot_spec(tmp_path: Path) -> None:
+    """Defect: `bot = "bots/mine.py:Mine"` (as `arena-bot` takes it) was refused as an
+    "unknown bundled bot"; `"mine.py:Mine"` slipped through as a module name. A bot file is
+    found relative to the config file (else the current directory) and made absolute."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "mine.py").write_text("from sdk import Bot\nclass Mine(Bot): pass\n")
+    cfg = load_config(_write(tmp_path, BASE.replace('a = "random"', 'a = "sub/mine.py:Mine"')))
+    assert cfg.bots[0].bot == f"{(tmp_path / 'sub' / 'mine.py').resolve()}:Mine"
+    plain = load_config(_write(tmp_path, BASE.replace('a = "random"', 'a = "sub/mine.py"')))
+    assert plain.bots[0].bot == str((tmp_path / "sub" / "mine.py").resolve())
+    e = _error(tmp_path, BASE.replace('a = "random"', 'a = "sub/nope.py:Mine"'))
+    assert e.key == "bots.a.bot" and "no such bot file: sub/nope.py" in str(e)

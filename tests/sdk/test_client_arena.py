@@ -22,7 +22,7 @@ from test_sdk_local import Viewer
 
 from engine import PRESETS, Action, PlayerView
 from sdk import Bot
-from sdk.client import BotRunner
+from sdk.client import BotRunner, RunSummary
 
 RULES = PRESETS["classic"]
 
@@ -287,3 +287,66 @@ def test_a_slow_init_holds_up_only_its_own_match(tmp_path: Path) -> None:
 
     asyncio.run(main())
     assert waited == [True]
+
+
+class _WrongTypes(Bot):
+    """Returns actions with fields of the wrong type: ``Bid("105")``, ``Play("10♣")``."""
+
+    def act(self, view: PlayerView) -> Action:
+        from engine import Bid, Play
+
+        legal = view.legal_actions[0]
+        if isinstance(legal, Bid):
+            return Bid("105")  # type: ignore[arg-type]
+        if isinstance(legal, Play):
+            return Play("10♣")  # type: ignore[arg-type]
+        return legal
+
+
+class _QuickWrongTypes(_WrongTypes):
+    quick = True
+
+
+class _ExitsInAHook(Bot):
+    def on_deal_end(self, view: PlayerView, result: object) -> None:
+        raise SystemExit(4)
+
+
+@pytest.mark.parametrize("factory", [_WrongTypes, _QuickWrongTypes], ids=["thread", "quick"])
+def test_an_action_with_fields_of_the_wrong_type_is_refused_not_lost(
+    tmp_path: Path, factory: type[Bot]
+) -> None:
+    """Defect: an action that cannot be put on the wire (``Bid("105")``) raised in the
+    runner: answered nothing (the referee waited out limit and bank, three timeouts, a
+    forfeit), or, for a quick bot, crashed ``arena-bot run`` with a traceback. It is sent
+    as a malformed action now: the referee refuses it and plays its fallback at once."""
+    [s, _, _] = _play(tmp_path, [factory, Bot, Bot], matches=1, deals=1)
+    assert s.errors >= 1 and s.rejected >= 1
+
+
+def test_system_exit_in_a_hook_stops_the_runner_cleanly(tmp_path: Path) -> None:
+    """Defect: ``SystemExit`` raised in a hook escaped the runner's task: `arena-bot run`
+    ended without its "the bot left" line and summary, and ``sdk.run`` raised rather than
+    return. It stops the runner like ``SystemExit`` in ``act``, keeping the code."""
+
+    async def main() -> RunSummary:
+        async with arena(tmp_path) as a:
+            names = ["v0", "v1", "v2"]
+            for n in names:
+                a.referee.add_bot(n, f"tok-{n}")
+            runners = [
+                BotRunner(_ExitsInAHook if n == "v0" else Bot, a.target, f"tok-{n}",
+                          name=n, retry_for=10)
+                for n in names
+            ]  # fmt: skip
+            tasks = [asyncio.create_task(r.run()) for r in runners]
+            assert not await a.referee.wait_for_bots(names, 20)
+            await a.referee.run_match("h", dataclasses.replace(RULES, max_deals=2), 1, names)
+            summary = await asyncio.wait_for(tasks[0], 30)
+            for r in runners[1:]:
+                r.stop()
+            await asyncio.wait_for(asyncio.gather(*tasks[1:]), 30)
+            return summary
+
+    summary = asyncio.run(main())
+    assert summary.exit_code == 4 and "the bot left" in summary.reason

@@ -168,3 +168,24 @@ def test_help_lists_commands() -> None:
     assert r.exit_code == 0
     for cmd in ("run", "try", "human"):
         assert cmd in r.output
+
+
+def test_try_a_bot_whose_init_fails_in_a_later_match(tmp_path: Path) -> None:
+    """Defect: a bot whose ``__init__`` passed the start-up check but raised in a later
+    match ended `arena-bot try` with a raw traceback and no table. It is an error naming
+    the bot and the exception, exit code 1."""
+    f = tmp_path / "later.py"
+    f.write_text(
+        "from sdk import Bot\n"
+        "class Later(Bot):\n"
+        "    made = 0\n"
+        "    def __init__(self):\n"
+        "        type(self).made += 1\n"
+        "        if type(self).made > 2:\n"
+        "            raise RuntimeError('no more')\n"
+    )
+    r = CliRunner().invoke(main, ["try", f"{f}:Later", "-n", "3", "--max-deals", "1"])
+    assert r.exit_code == 1, r.output
+    text = " ".join(r.output.split())
+    assert "making the bot Later for a match" in text and "RuntimeError: no more" in text
+    assert "Traceback" not in r.output
