@@ -737,8 +737,9 @@ def test_a_reconnect_loop_is_counted_not_recorded_one_by_one(tmp_path: Path) -> 
     ``MatchStarted`` with ``resumed``) and the match goes on."""
 
     async def main() -> tuple[dict[str, Any], int]:
-        async with arena(tmp_path, decision_ms=300, time_bank_ms=0, max_strikes=1000,
-                         reconnect_limit=100) as a:
+        async with arena(
+            tmp_path, decision_ms=300, time_bank_ms=0, max_strikes=1000, reconnect_limit=100
+        ) as a:
             await a.bots(["ann", "bob"])
             a.referee.add_bot("x", "tok-x")
             resumed = 0
@@ -899,6 +900,14 @@ def test_a_bot_back_after_its_seat_forfeited_is_told_so(tmp_path: Path) -> None:
 # ----------------------------------------------------------------------------- takeover
 
 
+async def _x_stream(ch: grpc.aio.Channel, hello: pb.BotMessage = HELLO) -> Any:
+    """A raw stream of bot x (token "tok-x"), welcomed."""
+    call = pb_grpc.ArenaStub(ch).Play(metadata=_md("tok-x"))
+    await call.write(hello)
+    assert (await call.read()).WhichOneof("kind") == "welcome"
+    return call
+
+
 def test_a_new_stream_of_a_token_takes_over_a_silently_dead_one(tmp_path: Path) -> None:
     """Defect: the old stream always won. A connection that died without a FIN (a
     partition: nothing tells the referee for tens of seconds) locked its bot out: every
@@ -914,38 +923,25 @@ def test_a_new_stream_of_a_token_takes_over_a_silently_dead_one(tmp_path: Path) 
             await a.bots(["ann", "bob"])
             a.referee.add_bot("x", "tok-x")
             async with grpc.aio.insecure_channel(a.target) as ch:
-                stub = pb_grpc.ArenaStub(ch)
-                old = stub.Play(metadata=_md("tok-x"))
-                await old.write(hello)
-                assert (await old.read()).WhichOneof("kind") == "welcome"
+                old = await _x_stream(ch, hello)
                 match = await _x_seated(a, "takeover", 4)
                 rid = None
                 while rid is None:  # the old stream is asked; it goes silent (dead)
                     for m in _flat([await old.read()]):
                         if m.WhichOneof("kind") == "decision_request":
                             rid = m.decision_request.request_id
-                new = stub.Play(metadata=_md("tok-x"))
-                await new.write(hello)
-                first = await new.read()  # the Welcome, alone
-                kinds = [first.WhichOneof("kind")]
+                new = await _x_stream(ch, hello)  # the Welcome first, alone
+                kinds = ["welcome"]
                 with suppress(grpc.aio.AioRpcError):
                     while await old.read() is not grpc.aio.EOF:
                         pass
                 old_code, old_details = (await old.code()).name, await old.details()
                 # the rest of the match on the new stream, from the request asked again
-                ended = False
-                while not ended:
-                    for m in _flat([await new.read()]):
-                        kind = m.WhichOneof("kind")
-                        kinds.append(kind)
-                        ended = ended or kind == "match_ended"
-                        if kind == "decision_request":
-                            r = m.decision_request
-                            if kinds.count(kind) == 1:  # the pending one, asked again
-                                assert r.request_id == rid
-                            await new.write(pb.BotMessage(decision=pb.Decision(
-                                request_id=r.request_id, match_id=r.match_id,
-                                action=r.view.legal_actions[0])))  # fmt: skip
+                seen: list[pb.ServerMessage] = []
+                await _play_raw(new, seen)
+                kinds += [m.WhichOneof("kind") for m in seen]
+                asked = [m.decision_request for m in seen if m.HasField("decision_request")]
+                assert asked[0].request_id == rid
                 rec = await match
                 new.cancel()
                 return rec, old_code, old_details, kinds
@@ -1048,9 +1044,7 @@ def test_every_seat_is_told_the_talon_and_events_are_numbered_densely(tmp_path: 
             await a.bots(["ann", "bob"])
             a.referee.add_bot("x", "tok-x")
             async with grpc.aio.insecure_channel(a.target) as ch:
-                call = pb_grpc.ArenaStub(ch).Play(metadata=_md("tok-x"))
-                await call.write(HELLO)
-                assert (await call.read()).WhichOneof("kind") == "welcome"
+                call = await _x_stream(ch)
                 match = await _x_seated(a, "talon", 6)
                 seen: list[pb.ServerMessage] = []
                 await _play_raw(call, seen)
@@ -1084,16 +1078,13 @@ def test_a_request_asked_again_says_what_is_left_of_the_limit_and_the_bank(
             await a.bots(["ann", "bob"])
             a.referee.add_bot("x", "tok-x")
             async with grpc.aio.insecure_channel(a.target) as ch:
-                stub = pb_grpc.ArenaStub(ch)
-                first = stub.Play(metadata=_md("tok-x"))
-                await first.write(HELLO)
-                assert (await first.read()).WhichOneof("kind") == "welcome"
+                first = await _x_stream(ch)
                 match = await _x_seated(a, "again", 6)
                 asked = await _play_raw(first, [], stop_after_requests=2)
                 assert asked is not None
                 first.cancel()
                 await asyncio.sleep(0.5)
-                second = stub.Play(metadata=_md("tok-x"))
+                second = pb_grpc.ArenaStub(ch).Play(metadata=_md("tok-x"))
                 await second.write(HELLO)
                 seen: list[pb.ServerMessage] = []
                 again = await _play_raw(second, seen, stop_after_requests=0)
