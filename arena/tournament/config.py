@@ -91,9 +91,10 @@ class TLSSpec:
 class BotSpec:
     """One participant.
 
-    ``kind``: ``"sdk"`` — launched as ``{python} -m sdk.cli run <bot>`` (a bundled name or
-    ``module:Class``); ``"command"`` — launched with ``command`` (placeholders filled in);
-    ``"remote"`` — not launched: it connects by itself with ``token``.
+    ``kind``: ``"sdk"`` — launched as ``{python} -m sdk.cli run <bot>`` (a bundled name,
+    ``module:Class`` or an absolute ``path/file.py[:Class]``); ``"command"`` — launched
+    with ``command`` (placeholders filled in); ``"remote"`` — not launched: it connects
+    by itself with ``token``.
     """
 
     name: str
@@ -528,7 +529,7 @@ def _bots(value: Any, base: Path, err: _Err) -> tuple[BotSpec, ...]:
     if value is None:
         raise err("bots", 'missing: name the bots, e.g. [bots] random = "random"')
     if isinstance(value, list):
-        # bots = ["random", "heuristic"]: bundled names or module:Class specs.
+        # bots = ["random", "heuristic"]: bundled names, module:Class or file.py:Class.
         entries: dict[str, Any] = {}
         for i, item in enumerate(value):
             if not isinstance(item, str):
@@ -566,7 +567,7 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
     if len(kinds) != 1:
         raise err(
             key,
-            'give exactly one of: bot = "<bundled name or module:Class>", '
+            'give exactly one of: bot = "<bundled name, module:Class or file.py:Class>", '
             'command = "<launch command>", remote = true'
             + (f" (got {', '.join(kinds)})" if kinds else ""),
         )
