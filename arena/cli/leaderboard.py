@@ -52,7 +52,10 @@ def leaderboard(
             raise click.UsageError(str(e)) from e
         db = db or cfg.db
         tournament_id = tournament_id or cfg.tournament_id
-    db = db or newest_database() or DEFAULT_DB
+    if db is None:
+        db = newest_database() or DEFAULT_DB
+        if db.exists():
+            err.print(escape(f"reading {db} (the newest runs/*.sqlite; --db to choose)"))
     if not db.exists():
         raise click.UsageError(f"no database at {db} (run `arena tournament` first, or --db)")
     try:

@@ -211,4 +211,5 @@ def test_the_leaderboard_command_reads_the_newest_database_by_default(
     make_demo_db(tmp_path / "runs" / "mine.sqlite", matches=2, max_deals=1)
     r = CliRunner().invoke(main, ["leaderboard", "--format", "csv"])
     assert r.exit_code == 0, r.output
-    assert r.output.startswith("rank,") and len(r.output.splitlines()) > 2
+    assert r.stdout.startswith("rank,") and len(r.stdout.splitlines()) > 2
+    assert "reading runs/mine.sqlite (the newest runs/*.sqlite" in r.output  # said, on stderr
