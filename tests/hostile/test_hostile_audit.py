@@ -1032,12 +1032,17 @@ async def _play_raw(
                     action=r.view.legal_actions[0])))  # fmt: skip
 
 
-def test_every_seat_is_told_the_talon_and_events_are_numbered_densely(tmp_path: Path) -> None:
+@pytest.mark.parametrize("visible", [True, False], ids=["talon-visible", "talon-hidden"])
+def test_every_seat_is_told_the_talon_and_events_are_numbered_densely(
+    tmp_path: Path, visible: bool
+) -> None:
     """Defect (raw-client audit): the talon, shown to all (talon_visible), reached a seat
     only inside a view, and views come only with requests: a defender after a concession,
     or the 4-player dealer, never learned it. Each seat now gets a ``talon_taken`` event
-    when the auction ends, with the cards that observe shows it; the events of a match are
-    numbered 1, 2, 3, ... with no gap, the same for every seat."""
+    when the auction ends, with the cards that observe shows it (with ``talon_visible``
+    off, none unless it is the declarer's); the events of a match are numbered 1, 2, 3, ...
+    with no gap, the same for every seat."""
+    rules = dataclasses.replace(SHORT, talon_visible=visible, max_deals=4)
 
     async def main() -> tuple[dict[str, Any], list[pb.ServerMessage]]:
         async with arena(tmp_path, decision_ms=20_000) as a:
@@ -1045,7 +1050,9 @@ def test_every_seat_is_told_the_talon_and_events_are_numbered_densely(tmp_path: 
             a.referee.add_bot("x", "tok-x")
             async with grpc.aio.insecure_channel(a.target) as ch:
                 call = await _x_stream(ch)
-                match = await _x_seated(a, "talon", 6)
+                match = asyncio.create_task(
+                    a.referee.run_match("talon", rules, 6, ["ann", "x", "bob"])
+                )
                 seen: list[pb.ServerMessage] = []
                 await _play_raw(call, seen)
                 rec = await match
@@ -1057,12 +1064,15 @@ def test_every_seat_is_told_the_talon_and_events_are_numbered_densely(tmp_path: 
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
     talons = [e.talon_taken for e in events if e.WhichOneof("kind") == "talon_taken"]
     assert len(talons) == len(rec["deals"])
+    shown = 0
     for deal, t in zip(rec["deals"], talons, strict=True):
         giver = next(a["seat"] for a in deal["actions"] if a["action"].startswith("give"))
         assert t.seat == giver  # the declarer gives the cards
-        assert [f"{parse_card(c)}" for c in deal["talon"]] == [
-            str(card_from_pb(c)) for c in t.cards
-        ]
+        mine = visible or giver == 1  # x sits in seat 1
+        want = [f"{parse_card(c)}" for c in deal["talon"]] if mine else []
+        assert [str(card_from_pb(c)) for c in t.cards] == want
+        shown += mine
+    assert visible or shown < len(talons)  # some deal of another declarer was hidden
 
 
 def test_a_request_asked_again_says_what_is_left_of_the_limit_and_the_bank(
