@@ -141,6 +141,8 @@ class SeatState:
     #: per match: a match-wide count would let a seat tell, from the gaps between its own
     #: ids, which of the others' moves were forced (and so what they hold).
     requests: int = 0
+    #: The id of this seat's last request that timed out: a late answer to it is told so.
+    timed_out: str | None = None
 
 
 class MatchRunner:
@@ -302,6 +304,7 @@ class MatchRunner:
             timer.cancel()
         if isinstance(answer, _TimedOut):
             st.pending = None
+            st.timed_out = rid
             st.bank_ms = 0
             fallback = fallback_action(legal)
             game.apply_trusted(fallback)
@@ -509,6 +512,8 @@ class MatchRunner:
             why = (
                 "the seat has forfeited"
                 if st.forfeited
+                else f"request {st.timed_out!r} timed out: the fallback was played"
+                if p is None and decision.request_id == st.timed_out
                 else "no decision of yours is pending"
                 if p is None
                 else f"the pending request is {p.request_id!r}"

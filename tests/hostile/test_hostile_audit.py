@@ -1116,3 +1116,39 @@ def test_a_request_asked_again_says_what_is_left_of_the_limit_and_the_bank(
     assert again.time_bank_ms == 5000  # not touched: the limit was not used up
     assert 1500 < again.time_limit_ms <= 2500, again.time_limit_ms
     assert next_seq == seq + 1
+
+
+def test_a_late_answer_is_told_its_request_timed_out(tmp_path: Path) -> None:
+    """A late answer (after the deadline's fallback was played) is refused without a
+    strike and told why: its request timed out (it said "no decision of yours is
+    pending")."""
+
+    async def main() -> list[pb.DecisionRejected]:
+        async with arena(tmp_path, decision_ms=200, time_bank_ms=0) as a:
+            await a.bots(["ann", "bob"])
+            a.referee.add_bot("x", "tok-x")
+            async with grpc.aio.insecure_channel(a.target) as ch:
+                call = await _x_stream(ch)
+                match = await _x_seated(a, "late", 6)
+                asked = await _play_raw(call, [], stop_after_requests=0)
+                assert asked is not None
+                rejected: list[pb.DecisionRejected] = []
+                while not rejected:  # the timeout's refusal
+                    rejected += [m.decision_rejected for m in _flat([await call.read()])
+                                 if m.HasField("decision_rejected")]  # fmt: skip
+                await call.write(pb.BotMessage(decision=pb.Decision(
+                    request_id=asked.request_id, match_id=asked.match_id,
+                    action=asked.view.legal_actions[0])))  # fmt: skip
+                while len(rejected) < 2:
+                    rejected += [m.decision_rejected for m in _flat([await call.read()])
+                                 if m.HasField("decision_rejected")]  # fmt: skip
+                match.cancel()
+                with suppress(asyncio.CancelledError):
+                    await match
+                call.cancel()
+                return rejected
+
+    timeout, late = asyncio.run(main())[:2]
+    assert timeout.incident == pb.INCIDENT_TIMEOUT
+    assert late.incident == pb.INCIDENT_WRONG_REQUEST and late.strikes == timeout.strikes
+    assert f"request '{timeout.request_id}' timed out: the fallback was played" in late.message
