@@ -1075,6 +1075,20 @@ def test_every_seat_is_told_the_talon_and_events_are_numbered_densely(
     assert visible or shown < len(talons)  # some deal of another declarer was hidden
 
 
+@asynccontextmanager
+async def _x_in_match(
+    tmp: Path, match_id: str, **config: Any
+) -> AsyncIterator[tuple[grpc.aio.Channel, Any, asyncio.Task[dict[str, Any]]]]:
+    """Bots ann and bob, and bot x on a raw stream, welcomed and seated between them in a
+    SHORT match ``match_id``: (the channel, x's stream, the match's task)."""
+    async with arena(tmp, **config) as a:
+        await a.bots(["ann", "bob"])
+        a.referee.add_bot("x", "tok-x")
+        async with grpc.aio.insecure_channel(a.target) as ch:
+            call = await _x_stream(ch)
+            yield ch, call, await _x_seated(a, match_id, 6)
+
+
 def test_a_request_asked_again_says_what_is_left_of_the_limit_and_the_bank(
     tmp_path: Path,
 ) -> None:
@@ -1084,31 +1098,28 @@ def test_a_request_asked_again_says_what_is_left_of_the_limit_and_the_bank(
     MatchStarted says the last event its view reflects: the next event is that + 1."""
 
     async def main() -> tuple[pb.DecisionRequest, pb.DecisionRequest, int, int]:
-        async with arena(tmp_path, decision_ms=3000, time_bank_ms=5000) as a:
-            await a.bots(["ann", "bob"])
-            a.referee.add_bot("x", "tok-x")
-            async with grpc.aio.insecure_channel(a.target) as ch:
-                first = await _x_stream(ch)
-                match = await _x_seated(a, "again", 6)
-                asked = await _play_raw(first, [], stop_after_requests=2)
-                assert asked is not None
-                first.cancel()
-                await asyncio.sleep(0.5)
-                second = pb_grpc.ArenaStub(ch).Play(metadata=_md("tok-x"))
-                await second.write(HELLO)
-                seen: list[pb.ServerMessage] = []
-                again = await _play_raw(second, seen, stop_after_requests=0)
-                assert again is not None
-                started = next(m.match_started for m in seen if m.HasField("match_started"))
-                await second.write(pb.BotMessage(decision=pb.Decision(
-                    request_id=again.request_id, match_id=again.match_id,
-                    action=again.view.legal_actions[0])))  # fmt: skip
-                after: list[pb.ServerMessage] = []
-                await _play_raw(second, after)
-                await match
-                second.cancel()
-                next_seq = next(e.seq for m in after for e in m.events)
-                return asked, again, started.seq, next_seq
+        async with _x_in_match(tmp_path, "again", decision_ms=3000, time_bank_ms=5000) as (
+            ch, first, match,
+        ):  # fmt: skip
+            asked = await _play_raw(first, [], stop_after_requests=2)
+            assert asked is not None
+            first.cancel()
+            await asyncio.sleep(0.5)
+            second = pb_grpc.ArenaStub(ch).Play(metadata=_md("tok-x"))
+            await second.write(HELLO)
+            seen: list[pb.ServerMessage] = []
+            again = await _play_raw(second, seen, stop_after_requests=0)
+            assert again is not None
+            started = next(m.match_started for m in seen if m.HasField("match_started"))
+            await second.write(pb.BotMessage(decision=pb.Decision(
+                request_id=again.request_id, match_id=again.match_id,
+                action=again.view.legal_actions[0])))  # fmt: skip
+            after: list[pb.ServerMessage] = []
+            await _play_raw(second, after)
+            await match
+            second.cancel()
+            next_seq = next(e.seq for m in after for e in m.events)
+            return asked, again, started.seq, next_seq
 
     asked, again, seq, next_seq = asyncio.run(main())
     assert again.request_id == asked.request_id
@@ -1124,29 +1135,26 @@ def test_a_late_answer_is_told_its_request_timed_out(tmp_path: Path) -> None:
     pending")."""
 
     async def main() -> list[pb.DecisionRejected]:
-        async with arena(tmp_path, decision_ms=200, time_bank_ms=0) as a:
-            await a.bots(["ann", "bob"])
-            a.referee.add_bot("x", "tok-x")
-            async with grpc.aio.insecure_channel(a.target) as ch:
-                call = await _x_stream(ch)
-                match = await _x_seated(a, "late", 6)
-                asked = await _play_raw(call, [], stop_after_requests=0)
-                assert asked is not None
-                rejected: list[pb.DecisionRejected] = []
-                while not rejected:  # the timeout's refusal
-                    rejected += [m.decision_rejected for m in _flat([await call.read()])
-                                 if m.HasField("decision_rejected")]  # fmt: skip
-                await call.write(pb.BotMessage(decision=pb.Decision(
-                    request_id=asked.request_id, match_id=asked.match_id,
-                    action=asked.view.legal_actions[0])))  # fmt: skip
-                while len(rejected) < 2:
-                    rejected += [m.decision_rejected for m in _flat([await call.read()])
-                                 if m.HasField("decision_rejected")]  # fmt: skip
-                match.cancel()
-                with suppress(asyncio.CancelledError):
-                    await match
-                call.cancel()
-                return rejected
+        async with _x_in_match(tmp_path, "late", decision_ms=200, time_bank_ms=0) as (
+            _ch, call, match,
+        ):  # fmt: skip
+            asked = await _play_raw(call, [], stop_after_requests=0)
+            assert asked is not None
+            rejected: list[pb.DecisionRejected] = []
+            while not rejected:  # the timeout's refusal
+                rejected += [m.decision_rejected for m in _flat([await call.read()])
+                             if m.HasField("decision_rejected")]  # fmt: skip
+            await call.write(pb.BotMessage(decision=pb.Decision(
+                request_id=asked.request_id, match_id=asked.match_id,
+                action=asked.view.legal_actions[0])))  # fmt: skip
+            while len(rejected) < 2:
+                rejected += [m.decision_rejected for m in _flat([await call.read()])
+                             if m.HasField("decision_rejected")]  # fmt: skip
+            match.cancel()
+            with suppress(asyncio.CancelledError):
+                await match
+            call.cancel()
+            return rejected
 
     timeout, late = asyncio.run(main())[:2]
     assert timeout.incident == pb.INCIDENT_TIMEOUT
