@@ -391,7 +391,7 @@ def seed_mismatches(rec: Mapping[str, Any]) -> list[int]:
 
 def load_ruleset_value(value: Any, players: int | None = None) -> Ruleset:
     """A ruleset as a record stores it: a full dict, or a preset name (or a dict naming a
-    preset, without ``players``), for a table of ``players`` (see :func:`engine.preset`:
+    preset, without ``players``), for a table of ``players`` (see :func:`engine.rules.preset`:
     "1001" with 4 players is "1001-4p")."""
     if isinstance(value, str):
         return preset(value, players)

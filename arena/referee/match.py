@@ -237,7 +237,7 @@ class MatchRunner:
             await self._play()
             rec = self._final_record()
             self._write({"type": "end", "record": rec})
-            self._send_ended(rec)
+            self._send_ended(match_result_to_pb(rec["result"], self.forfeits))
             self.finished = True
             return rec
         except asyncio.CancelledError:
@@ -491,14 +491,16 @@ class MatchRunner:
         req.time_bank_ms = left_ms - limit
         st.session.send(msg)
 
-    def _send_ended(self, rec: dict[str, Any]) -> None:
-        result = match_result_to_pb(rec["result"], self.forfeits)
+    def _send_ended(self, result: pb.MatchResult, final_view: bool = True) -> None:
+        """Tell every seat the match ended (now, or when its bot is back), with its final
+        view unless the match was interrupted."""
         for st in self.seats:
             msg = pb.ServerMessage()
             me = msg.match_ended
             me.match_id = self.match_id
             me.result.CopyFrom(result)
-            me.view.CopyFrom(view_to_pb(observe(self.game, st.seat)))
+            if final_view:
+                me.view.CopyFrom(view_to_pb(observe(self.game, st.seat)))
             st.session.send_or_keep(msg)
 
     # ------------------------------------------------------------------ from sessions
@@ -629,15 +631,11 @@ class MatchRunner:
             log.warning("match %s interrupted at deal %d", self.match_id, self.game.deal_number)
             # The bots must learn it too: a bot keeps a match (and its instance of the bot)
             # until it hears that it ended.
-            result = pb.MatchResult(
+            interrupted = pb.MatchResult(
                 scores=self.game.scores, deals=self.game.deal_number, reason="interrupted",
                 forfeits=sorted(self.forfeits),
             )  # fmt: skip
-            for st in self.seats:
-                msg = pb.ServerMessage()
-                msg.match_ended.match_id = self.match_id
-                msg.match_ended.result.CopyFrom(result)
-                st.session.send_or_keep(msg)
+            self._send_ended(interrupted, final_view=False)
         except Exception:  # never let recording hide the cancellation
             log.exception("match %s: could not record the interruption", self.match_id)
 
