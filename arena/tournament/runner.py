@@ -31,6 +31,7 @@ import signal
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -198,6 +199,8 @@ class _BotProcess:
         self.restarts = 0
         #: It died after its last restart: the referee plays its seats from now on.
         self.given_up = False
+        #: It exited with no match of this run left to play: it is not restarted.
+        self.done = False
         self._fh: IO[bytes] | None = None
         #: Where this start's lines begin in the log (it keeps the earlier runs' lines).
         self._log_start = 0
@@ -484,6 +487,9 @@ async def _play(
     procs: dict[str, _BotProcess] = {}
     stopping = asyncio.Event()
     monitor: asyncio.Task[None] | None = None
+    # Matches of this run each bot still has to play: one that exits after its last one
+    # (a `--matches N` bot, say) is not restarted.
+    left = Counter(name for m in pending for name in m.seats)
     over = False  # every match played: remote bots are told the tournament is over
     try:
         port = cfg.port
@@ -516,10 +522,10 @@ async def _play(
                 "" if cfg.tls is None else f" over TLS (arena-bot run ... --ca {cfg.tls.cert})",
             )  # fmt: skip
         await _wait_for_bots(cfg, referee, procs)
-        monitor = asyncio.create_task(_monitor(procs, stopping, opts.max_restarts))
+        monitor = asyncio.create_task(_monitor(procs, stopping, opts.max_restarts, left))
         t_play = time.monotonic()
         try:
-            await _run_matches(cfg, opts, storage, schedule, pending, outcome, referee)
+            await _run_matches(cfg, opts, storage, schedule, pending, outcome, referee, left)
             over = not outcome.interrupted and not outcome.failed
         finally:
             outcome.play_s = time.monotonic() - t_play
@@ -585,14 +591,26 @@ async def _wait_for_bots(
 
 
 async def _monitor(
-    procs: dict[str, _BotProcess], stopping: asyncio.Event, max_restarts: int
+    procs: dict[str, _BotProcess],
+    stopping: asyncio.Event,
+    max_restarts: int,
+    left: Counter[str],
 ) -> None:
-    """Restart a local bot that dies mid-tournament (its seats survive the referee's grace)."""
+    """Restart a local bot that dies mid-tournament (its seats survive the referee's grace).
+
+    ``left``: matches of this run each bot has still to play (``_run_matches`` counts down).
+    """
     while not stopping.is_set():
         for p in procs.values():
             if p.exited and not stopping.is_set():
                 code = p.proc.returncode if p.proc else None
-                if p.given_up:
+                if p.given_up or p.done:
+                    continue
+                if left[p.spec.name] <= 0:
+                    p.done = True
+                    log.info("bot %s exited with code %s after its last match: not restarted",
+                             p.spec.name, code)  # fmt: skip
+                    await p.stop()  # what it started goes with it
                     continue
                 if p.restarts >= max_restarts:
                     p.given_up = True
@@ -619,6 +637,7 @@ async def _run_matches(
     pending: list[ScheduledMatch],
     outcome: TournamentOutcome,
     referee: RefereeLike,
+    left: Counter[str],
 ) -> None:
     tid = cfg.tournament_id
     # Live standings (only with the live display: nothing else reads them; the stored
@@ -660,6 +679,7 @@ async def _run_matches(
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # one broken match never stops the tournament
+                left.subtract(m.seats)
                 why = (
                     f"it ran longer than match_timeout_s = {cfg.match_timeout_s:g} s and was "
                     "stopped"
@@ -669,6 +689,7 @@ async def _run_matches(
                 log.error("match %s (%s) failed: %s", mid, " vs ".join(m.seats), why)
                 outcome.failed.append((m.index, why))
                 continue
+            left.subtract(m.seats)
             save = functools.partial(
                 _cpu_time, storage.save_match, tid, match_id=mid, index=m.index, table=m.table,
                 set_no=m.set_no, seed=m.seed, seats=m.seats, record=record,

@@ -270,3 +270,43 @@ def test_the_tail_of_a_huge_bot_log_reads_only_its_end(tmp_path: Path) -> None:
     q = _BotProcess(BotSpec(name="b", kind="sdk", bot="random"), [], "t", short)
     q._log_start = 4
     assert q.tail(8) == "new 1\nnew 2"
+
+
+def test_a_bot_that_exits_after_its_last_match_is_not_restarted(tmp_path: Path) -> None:
+    """Defect: a bot that left after its last match of the run (a `--matches N` bot) was
+    restarted if the monitor saw it exit before the tournament ended: a process started for
+    nothing, and a "restarting it" warning about a bot that did nothing wrong. A bot with
+    matches still to play is restarted as before."""
+    import sys
+    from collections import Counter
+
+    from arena.tournament.config import BotSpec
+    from arena.tournament.runner import _monitor
+
+    async def scenario() -> tuple[_BotProcess, _BotProcess]:
+        argv = [sys.executable, "-c", "pass"]  # exits at once, code 0
+        spec = BotSpec(name="finished", kind="sdk", bot="random")
+        finished = _BotProcess(spec, argv, "t", tmp_path / "finished.log")
+        spec = BotSpec(name="busy", kind="sdk", bot="random")
+        busy = _BotProcess(spec, argv, "t", tmp_path / "busy.log")
+        for p in (finished, busy):
+            await p.start()
+            assert p.proc is not None
+            await p.proc.wait()
+        stopping = asyncio.Event()
+        left = Counter({"busy": 1})
+        monitor = asyncio.create_task(
+            _monitor({"finished": finished, "busy": busy}, stopping, 1, left)
+        )
+        while not busy.restarts:
+            await asyncio.sleep(0.05)
+        stopping.set()
+        await monitor
+        await asyncio.gather(finished.stop(), busy.stop())
+        return finished, busy
+
+    finished, busy = asyncio.run(scenario())
+    assert finished.done and finished.restarts == 0
+    assert (tmp_path / "finished.log").read_text().count("starting finished") == 1
+    assert busy.restarts == 1 and not busy.done
+    assert (tmp_path / "busy.log").read_text().count("starting busy") == 2
