@@ -1330,8 +1330,9 @@ def _check_deal(
 def _check_start(r: Ruleset, scores: list[int], barrel: list[int]) -> None:
     """Refuse a start position no match can reach (RULES.md, "The barrel and the end"): a
     score at the target (the match would be over), and with the barrel a score above
-    ``barrel_at`` (reaching it sets exactly ``barrel_at``), or a seat on the barrel at any
-    other score."""
+    ``barrel_at`` (reaching it sets exactly ``barrel_at``), a seat on the barrel at any
+    other score, one at ``barrel_at`` off the barrel (unless falling off costs nothing:
+    ``barrel_penalty = 0``), and two sitters under ``barrel_mode = "one"``."""
     for seat, (score, left) in enumerate(zip(scores, barrel, strict=True)):
         if score >= r.target:
             raise ValueError(
@@ -1348,6 +1349,17 @@ def _check_start(r: Ruleset, scores: list[int], barrel: list[int]) -> None:
                 f"barrel: seat {seat} is on the barrel ({left} deals left) at {score}: a "
                 f"player on the barrel has exactly {r.barrel_at}"
             )
+        if r.barrel and r.barrel_penalty > 0 and score == r.barrel_at and not left:
+            raise ValueError(
+                f"barrel: seat {seat} starts at {score} but not on the barrel: reaching "
+                f"{r.barrel_at} puts a player on it, and every way off it costs points "
+                f"(barrel_penalty {r.barrel_penalty}, or the contract)"
+            )
+    if r.barrel and r.barrel_mode == "one" and sum(1 for left in barrel if left) > 1:
+        raise ValueError(
+            'barrel: several seats start on the barrel, but with barrel_mode = "one" a '
+            "newcomer knocks the sitter off"
+        )
 
 
 def _start_values(what: str, values: Sequence[int] | None, n: int) -> list[int]:

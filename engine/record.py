@@ -23,7 +23,7 @@ from engine.actions import Action, ActionParseError, parse_action
 from engine.cards import CardParseError
 from engine.errors import IllegalActionError
 from engine.game import Game
-from engine.rules import PRESETS, Ruleset, RulesetError, preset
+from engine.rules import Ruleset, RulesetError, preset
 from engine.tables import cards_of
 
 __all__ = [
@@ -395,8 +395,4 @@ def load_ruleset_value(value: Any, players: int | None = None) -> Ruleset:
     "1001" with 4 players is "1001-4p")."""
     if isinstance(value, str):
         return preset(value, players)
-    if isinstance(value, Mapping) and "players" not in value:
-        name = value.get("preset")
-        if isinstance(name, str) and name in PRESETS:
-            value = {**value, "preset": preset(name, players).name}
-    return Ruleset.from_dict(value)
+    return Ruleset.from_dict(value, players)

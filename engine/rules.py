@@ -83,11 +83,14 @@ class Ruleset:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Ruleset:
+    def from_dict(cls, data: Mapping[str, Any], players: int | None = None) -> Ruleset:
         """Build a ruleset from a dict: an optional ``preset`` key, then overrides.
 
-        Without ``preset`` the ``classic`` options are the base. Unknown keys and values
-        of the wrong type raise :class:`RulesetError` naming the key.
+        Without ``preset`` the ``classic`` options are the base. ``players``: the size of
+        the table it is for; a ``preset`` that has a ruleset of that size and a dict that
+        does not set ``players`` itself start from it (``"1001"`` with 4 players is
+        ``"1001-4p"``, see :func:`preset`). Unknown keys and values of the wrong type raise
+        :class:`RulesetError` naming the key.
         """
         if not isinstance(data, Mapping):
             raise RulesetError("ruleset", f"expected a table/dict, got {type(data).__name__}")
@@ -98,7 +101,8 @@ class Ruleset:
         elif not isinstance(preset, str) or preset not in PRESETS:
             raise RulesetError("preset", f"unknown preset {preset!r} (known: {', '.join(PRESETS)})")
         else:
-            base = PRESETS[preset]
+            sized = _SIZED.get((preset, players or 0), preset)
+            base = PRESETS[preset if "players" in data else sized]
         types = _FIELD_TYPES
         changes: dict[str, Any] = {}
         for key, value in data.items():
@@ -226,7 +230,8 @@ def preset(name: str, players: int | None = None) -> Ruleset:
 
 def load_ruleset(name_or_path: str | Path, players: int | None = None) -> Ruleset:
     """A preset by name (for ``players`` players, see :func:`preset`), or a TOML file
-    (``preset = "..."`` plus overrides).
+    (``preset = "..."`` plus overrides; its preset sized the same way unless the file sets
+    ``players``).
 
     Raises :class:`RulesetError` naming the key at fault (``"file"`` when the file cannot be
     read or parsed, ``"preset"`` for an unknown name).
@@ -251,4 +256,4 @@ def load_ruleset(name_or_path: str | Path, players: int | None = None) -> Rulese
         raise RulesetError("file", f"{text} is not valid TOML: not UTF-8 text ({e.reason})") from e
     if "name" not in data:
         data["name"] = path.stem
-    return Ruleset.from_dict(data)
+    return Ruleset.from_dict(data, players)

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from engine import PRESETS, RECORD_FORMAT, Game, ReplayError, replay
+from engine import PRESETS, RECORD_FORMAT, Game, ReplayError, Ruleset, replay
 from engine.record import forfeit_result
 
 NAMES = ["ann", "bob", "cid"]
@@ -193,17 +193,30 @@ def test_a_record_of_1001_with_four_players_replays(stored: object) -> None:
         ("classic", [1000, 0, 0], None, "at or over the target 1000: that match is over"),
         ("classic", [5000, 0, 0], None, "at or over the target"),
         ("1001", [0, 1001, 0], None, "seat 1 starts at 1001"),
+        # (audit round 3) off the barrel at 880: every way off it costs points
+        ("classic", [880, 0, 0], None, "seat 0 starts at 880 but not on the barrel"),
+        # (audit round 3) a newcomer knocks the sitter off: never two sitters
+        ({"preset": "classic", "barrel_mode": "one"}, [880, 880, 0], [2, 3, 0],
+         'several seats start on the barrel, but with barrel_mode = "one"'),
     ],
 )
 def test_start_positions_no_match_can_reach_are_refused(
-    preset: str, scores: list[int], barrel: list[int] | None, words: str
+    preset: str | dict[str, object], scores: list[int], barrel: list[int] | None, words: str
 ) -> None:
     """Defect: a sitter on the barrel at 0 won the game with a contract of 120, a match
     started at 1000 went on, and a failed contract from 1000 put the declarer on the
     barrel. Start positions are those a match can reach (RULES.md, the barrel and the end)."""
+    rules = preset if isinstance(preset, str) else Ruleset.from_dict(preset)
     with pytest.raises(ValueError, match=re.escape(words)):
-        Game.new(preset, 1, NAMES, scores=scores, barrel=barrel)
+        Game.new(rules, 1, NAMES, scores=scores, barrel=barrel)
     # what a match does reach is accepted: a sitter at 880, others anywhere below
     g = Game.new("classic", 1, NAMES, scores=[880, 879, -300], barrel=[2, 0, 0])
     assert g.start == ((880, 879, -300), (2, 0, 0))
     assert Game.new("1001", 1, NAMES, scores=[1000, 995, 0]).start[0] == (1000, 995, 0)
+    # falling off costs nothing with barrel_penalty = 0: 880 off the barrel is reachable
+    free = Ruleset.from_dict({"preset": "classic", "barrel_penalty": 0})
+    assert Game.new(free, 1, NAMES, scores=[880, 0, 0]).start == ((880, 0, 0), (0, 0, 0))
+    # several sitters are reachable where they may share the barrel
+    assert Game.new("classic", 1, NAMES, scores=[880, 880, 0], barrel=[2, 3, 0]).start[1] == (
+        2, 3, 0,
+    )  # fmt: skip

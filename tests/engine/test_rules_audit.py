@@ -532,11 +532,19 @@ def _start(rng: random.Random, r: Ruleset) -> tuple[list[int], list[int]]:
     # below the target, with it at most barrel_at (exactly there when on it).
     top = r.barrel_at if r.barrel else r.target - 1
     scores = [min(rng.choice((0, 400, 840, 860, 880, 950, 990)), top) for _ in range(n)]
+    # At barrel_at off the barrel only where falling off costs nothing, and never two
+    # sitters under barrel_mode "one".
     barrel = [0] * n
     if r.barrel:
         for s in range(n):
-            if scores[s] == r.barrel_at and rng.random() < 0.7:
-                barrel[s] = rng.randint(1, r.barrel_deals)
+            if scores[s] == r.barrel_at:
+                sitters = sum(1 for b in barrel if b)
+                if r.barrel_mode == "one" and sitters:
+                    scores[s] -= 20
+                elif r.barrel_penalty == 0 and rng.random() < 0.3:
+                    pass
+                else:
+                    barrel[s] = rng.randint(1, r.barrel_deals)
     return scores, barrel
 
 

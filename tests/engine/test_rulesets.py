@@ -106,3 +106,25 @@ def test_frozen_and_validated_on_replace() -> None:
         PRESETS["classic"].target = 5  # type: ignore[misc]
     with pytest.raises(RulesetError):
         dataclasses.replace(PRESETS["classic"], barrel_mode="two")
+
+
+def test_a_ruleset_file_based_on_1001_is_sized_for_four_players(tmp_path: Path) -> None:
+    """Defect (audit round 3): a TOML file with `preset = "1001"` (RULES.md: 1001 is for 3
+    or 4 players) loaded for a 4-seat table stayed a 3-player ruleset, so the shipped
+    rulesets/tournament-1001.toml could not be played by four. Its preset is sized like the
+    bare name now, unless the file sets `players` itself."""
+    house = tmp_path / "house.toml"
+    house.write_text('preset = "1001"\nmax_deals = 60\n')
+    four = load_ruleset(house, 4)
+    assert four.players == 4 and four.max_deals == 60 and four.name == "house"
+    assert dataclasses.replace(four, name="1001-4p", max_deals=0) == PRESETS["1001-4p"]
+    assert load_ruleset(house).players == 3 and load_ruleset(house, 3).players == 3
+    g = Game.new(load_ruleset(house, 4), 5, ["a", "b", "c", "d"])
+    assert len(g.hand(g.dealer)) == 0  # the 4-player dealer sits out
+    pinned = tmp_path / "pinned.toml"
+    pinned.write_text('preset = "1001"\nplayers = 3\n')
+    assert load_ruleset(pinned, 4).players == 3  # the file's own word wins
+    shipped = Path(__file__).parents[2] / "rulesets" / "tournament-1001.toml"
+    assert load_ruleset(shipped, 4).players == 4
+    assert Ruleset.from_dict({"preset": "1001"}, 4).players == 4
+    assert Ruleset.from_dict({"preset": "classic"}, 4).players == 3  # no 4-player classic
