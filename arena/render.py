@@ -7,6 +7,7 @@ record does not replay, what could be rendered is shown followed by the error.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -20,12 +21,11 @@ from engine import (
     IllegalActionError,
     Play,
     ReplayError,
-    RulesetError,
     Suit,
     parse_action,
     trick_winner,
 )
-from engine.record import check_record_shape, load_ruleset_value
+from engine.record import check_record_shape, start_game
 
 __all__ = ["render_record", "standings_table"]
 
@@ -171,26 +171,17 @@ def render_record(record: Mapping[str, Any]) -> RenderableType:
     players = list(record["players"])
     parts: list[RenderableType] = []
     try:
-        ruleset = load_ruleset_value(record["ruleset"], len(record["players"]))
-    except RulesetError as e:
-        return Text(f"cannot render: bad ruleset: {e}", style="red")
+        game = start_game(record)
+    except ReplayError as e:
+        return Text(f"cannot render: {e}", style="red")
     parts.append(
         Text(
-            f"Match: {ruleset.name}, seed {record.get('seed')!r}, players {', '.join(players)}",
+            f"Match: {game.ruleset.name}, seed {record.get('seed')!r}, players "
+            f"{', '.join(players)}",
             style="bold",
         )
     )
     deals = record["deals"]
-    explicit: dict[int, tuple[Any, Any]] = {}
-    for i, d in enumerate(deals):
-        if "hands" in d and "talon" in d:
-            explicit[d.get("number", i)] = (d["hands"], d["talon"])
-    start = record.get("start") or {}
-    try:
-        game = Game.new(ruleset, record["seed"], players, deals=explicit,
-                        scores=start.get("scores"), barrel=start.get("barrel"))  # fmt: skip
-    except (ValueError, TypeError) as e:
-        return Text(f"cannot render: {e}", style="red")
     for i, d in enumerate(deals):
         if game.is_over:
             break
@@ -212,8 +203,9 @@ def render_record(record: Mapping[str, Any]) -> RenderableType:
             )
             summary.append("  scores " + ", ".join(str(x) for x in res.scores))
             parts.append(summary)
-            for ev in res.events:
-                parts.append(Text(ev, style="magenta"))
+            for ev in res.events:  # the engine names seats; a reader knows the bots
+                named = re.sub(r"\bseat (\d+)", lambda m: players[int(m[1])], ev)
+                parts.append(Text(named, style="magenta"))
         parts.append(Text(""))
     result = record.get("result")
     if result:

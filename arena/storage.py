@@ -606,9 +606,7 @@ class Storage:
         )
         args = (tournament_id, -1 if last is None else max(0, last))
         with self._guard("reading match results"):
-            matches = self.conn.execute(
-                f"SELECT * FROM ({chosen}) ORDER BY idx", args
-            ).fetchall()
+            matches = self.conn.execute(f"SELECT * FROM ({chosen}) ORDER BY idx", args).fetchall()
             players: dict[str, list[sqlite3.Row]] = {}
             for r in self.conn.execute(
                 f"SELECT p.* FROM match_players p JOIN ({chosen}) m ON m.id = p.match_id"
@@ -650,11 +648,23 @@ class Storage:
         """The full record of a stored match (for ``arena replay MATCH_ID``)."""
         with self._guard(f"reading match {match_id}"):
             row = self.conn.execute(
-                "SELECT CAST(record_json AS BLOB) FROM matches WHERE id = ?", (match_id,)
+                "SELECT CAST(record_json AS BLOB), seed, seats_json FROM matches WHERE id = ?",
+                (match_id,),
             ).fetchone()
         if row is None:
             raise KeyError(match_id)
-        return self._record(row[0], match_id)
+        record = self._record(row[0], match_id)
+        # The row keeps the seed and seats the match was scheduled with: a record that
+        # disagrees was edited (its cards would still replay: records carry them).
+        seats = self._json(row[2], f"seats of match {match_id}")
+        for key, stored in (("seed", row[1]), ("players", seats)):
+            if record.get(key) != stored:
+                raise StorageError(
+                    f"{self.path}: the stored record of match {match_id} is damaged (its "
+                    f"{key} is {record.get(key)!r:.80}, the match was scheduled with "
+                    f"{stored!r:.80}); it was changed outside the arena"
+                )
+        return record
 
     def find_match_ids(self, pattern: str) -> list[str]:
         """Match ids equal to ``pattern`` or ending with it (``m00012``)."""

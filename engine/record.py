@@ -35,6 +35,7 @@ __all__ = [
     "record",
     "replay",
     "seed_mismatches",
+    "start_game",
 ]
 
 RECORD_FORMAT = "thousand-arena/record/1"
@@ -210,26 +211,22 @@ def check_record_shape(rec: Any, required: Sequence[str] = REPLAY_KEYS) -> None:
                 )
 
 
-def replay(rec: Mapping[str, Any]) -> Game:
-    """Rebuild the game of a record, checking each action and each stored score.
-
-    Raises :class:`ReplayError` naming the first action refused (wrapping its
-    ``IllegalActionError``, with the deal number and action index) or the first stored
-    figure (dealer, deltas, scores, result) that the rules do not reproduce.
-    """
-    check_record_shape(rec)
+def start_game(rec: Mapping[str, Any]) -> Game:
+    """The game of a record (shaped as :func:`check_record_shape` checks) before its first
+    action: its ruleset, seed and players, its ``start`` position and the cards its deals
+    give. Raises :class:`ReplayError` ("ruleset: ..." or "cannot start the match: ...")."""
     try:
         ruleset = load_ruleset_value(rec["ruleset"], len(rec["players"]))
     except RulesetError as e:
         raise ReplayError(f"ruleset: {e}") from e
-    deals: Sequence[Mapping[str, Any]] = rec["deals"]
-    explicit: dict[int, tuple[Any, Any]] = {}
-    for i, d in enumerate(deals):
-        if "hands" in d and "talon" in d:
-            explicit[d.get("number", i)] = (d["hands"], d["talon"])
+    explicit = {
+        d.get("number", i): (d["hands"], d["talon"])
+        for i, d in enumerate(rec["deals"])
+        if "hands" in d and "talon" in d
+    }
+    start = rec.get("start") or {}
     try:
-        start = rec.get("start") or {}
-        game = Game.new(
+        return Game.new(
             ruleset,
             rec["seed"],
             list(rec["players"]),
@@ -239,6 +236,18 @@ def replay(rec: Mapping[str, Any]) -> Game:
         )
     except (ValueError, TypeError, CardParseError) as e:
         raise ReplayError(f"cannot start the match: {e}") from e
+
+
+def replay(rec: Mapping[str, Any]) -> Game:
+    """Rebuild the game of a record, checking each action and each stored score.
+
+    Raises :class:`ReplayError` naming the first action refused (wrapping its
+    ``IllegalActionError``, with the deal number and action index) or the first stored
+    figure (dealer, deltas, scores, result) that the rules do not reproduce.
+    """
+    check_record_shape(rec)
+    game = start_game(rec)
+    deals: Sequence[Mapping[str, Any]] = rec["deals"]
     for i, d in enumerate(deals):
         where = f"deal {i}"
         num = d.get("number", i)
@@ -376,16 +385,7 @@ def seed_mismatches(rec: Mapping[str, Any]) -> list[int]:
     deals. Not an error (a record may give its own cards: a constructed rule case, say), but
     a record the referee wrote always matches: ``arena replay --check`` says so."""
     check_record_shape(rec)
-    try:
-        ruleset = load_ruleset_value(rec["ruleset"], len(rec["players"]))
-        explicit = {
-            d.get("number", i): (d["hands"], d["talon"])
-            for i, d in enumerate(rec["deals"])
-            if "hands" in d and "talon" in d
-        }
-        game = Game.new(ruleset, rec["seed"], list(rec["players"]), deals=explicit)
-    except (RulesetError, ValueError, TypeError, CardParseError) as e:
-        raise ReplayError(f"cannot start the match: {e}") from e
+    game = start_game(rec)
     return sorted(n for n, cards in game._explicit.items() if cards != game._seed_deal(n))
 
 

@@ -203,8 +203,7 @@ def play_local(
         except Exception as e:
             what = getattr(b, "__name__", repr(b))
             raise BotMakeError(
-                f"making the bot {what} for a match (seed {seed}) raised "
-                f"{type(e).__name__}: {e}"
+                f"making the bot {what} for a match (seed {seed}) raised {type(e).__name__}: {e}"
             ) from e
     seat_names = _names(players, names)
     game = Game.new(rules, seed, seat_names)

@@ -27,7 +27,7 @@ from arena.protocol import ruleset_to_pb, view_to_pb
 from arena.render import render_record
 from arena.storage import Storage, StorageError
 from arena.v1 import arena_pb2 as pb
-from engine import Game, ReplayError, observe, replay
+from engine import Game, ReplayError, Ruleset, observe, replay
 from sdk import Bot
 from sdk.client import BotRunner, _Outbox
 from tests.arena.test_storage import _record as _stored_record
@@ -222,9 +222,7 @@ def test_a_record_row_that_is_not_utf8_is_an_error_naming_the_match(tmp_path: Pa
         _save(st, 2, _stored_record(seed=2))
     bad = json.dumps(_stored_record(seed=2)).encode().replace(b'"result"', b'"r\xffsult"')
     with sqlite3.connect(db) as c:
-        c.execute(
-            "UPDATE matches SET record_json = CAST(? AS TEXT) WHERE id = 't1-m00002'", (bad,)
-        )
+        c.execute("UPDATE matches SET record_json = CAST(? AS TEXT) WHERE id = 't1-m00002'", (bad,))
     c.close()
     with Storage(db) as st:
         with pytest.raises(StorageError, match="record of match t1-m00002 is damaged"):
@@ -465,3 +463,73 @@ def test_check_notes_cards_that_are_not_the_seeds(tmp_path: Path) -> None:
     f.write_text(json.dumps(rec, ensure_ascii=False))
     r = _invoke(arena, ["replay", "--check", str(f)])
     assert r.exit_code == 0 and f"deal(s) {last} are the record's own" in " ".join(r.output.split())
+
+
+def test_a_referee_record_whose_cards_are_not_its_seeds_is_refused(tmp_path: Path) -> None:
+    """Defect (replay audit): `--check` passed a referee's record whose seed had been
+    changed (its cards still replay: records carry them), with only a note. A record the
+    arena wrote (it names its `match_id`) is always dealt from its seed: refused, exit 1.
+    A constructed record without `match_id` keeps the note (above)."""
+    rec = copy.deepcopy(_one_deal_record())
+    rec["match_id"] = "t1-m00003"
+    f = tmp_path / "rec.json"
+    f.write_text(json.dumps(rec, ensure_ascii=False))
+    assert _invoke(arena, ["replay", "--check", str(f)]).exit_code == 0
+    seed = rec["seed"]
+    while True:  # another seed with the same first dealer: every action still replays
+        seed += 1
+        rec["seed"] = seed
+        try:
+            replay(rec)
+            break
+        except ReplayError:
+            continue
+    f.write_text(json.dumps(rec, ensure_ascii=False))
+    _fails(_invoke(arena, ["replay", "--check", str(f)]), 1, "REFUSED", "not the ones seed")
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "words"),
+    [
+        (("deals", 0, "deltas", 0), 7, "deal 0"),
+        (("result", "places"), [3, 1, 1], "result"),
+    ],
+)
+def test_replay_without_check_says_when_the_records_figures_differ(
+    tmp_path: Path, path: tuple[Any, ...], value: Any, words: str
+) -> None:
+    """Defect (replay audit): `arena replay` printed the deals as the rules score them but
+    the final standings as the record states them, contradicting each other, with exit 0.
+    It now says that the record's figures differ (as `--check` would) and exits 1."""
+    g = Game.new(Ruleset.from_dict({"preset": "classic", "max_deals": 1}), 3, ["a", "b", "c"])
+    while not g.is_over:
+        g.apply(g.legal_actions()[-1])
+    rec = g.record()
+    f = tmp_path / "rec.json"
+    f.write_text(json.dumps(rec, ensure_ascii=False))
+    assert _invoke(arena, ["replay", str(f)]).exit_code == 0
+    target: Any = rec
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    f.write_text(json.dumps(rec, ensure_ascii=False))
+    _fails(_invoke(arena, ["replay", str(f)]), 1, "figures differ", words)
+
+
+@pytest.mark.parametrize(("key", "value"), [("seed", 99), ("players", ["b", "a", "c"])])
+def test_a_stored_record_that_disagrees_with_its_row_is_damaged(
+    tmp_path: Path, key: str, value: Any
+) -> None:
+    """Defect (replay audit): a stored record whose seed or players had been edited still
+    replayed and passed `--check` (the row's seed and seats were never compared)."""
+    db = tmp_path / "x.sqlite"
+    with _setup(db) as st:
+        _save(st, 1, _stored_record(seed=1))
+    broken = _stored_record(seed=1)
+    broken[key] = value
+    with sqlite3.connect(db) as c:
+        c.execute("UPDATE matches SET record_json = ?", (json.dumps(broken),))
+    c.close()
+    with Storage(db) as st, pytest.raises(StorageError, match=f"its {key} is"):
+        st.load_record("t1-m00001")
+    _fails(_invoke(arena, ["replay", "--check", "m00001", "--db", str(db)]), 2, "damaged", key)

@@ -69,6 +69,20 @@ def replay(ctx: click.Context, record_ref: str, check: bool, db: Path | None) ->
         parts = getattr(rendered, "renderables", ())
         if parts and isinstance(parts[-1], Text) and parts[-1].plain.startswith("refused:"):
             ctx.exit(1)  # shown up to the action the rules refuse, as --check would say
+        # What is shown is what the rules make of the actions; a record whose own figures
+        # (deltas, scores, result) say otherwise is not passed over in silence.
+        try:
+            replay_record(record)
+        except ReplayError as e:
+            click.echo(
+                f"error: {record_ref}: the record's own figures differ from the replay shown "
+                f"above: {e} (arena replay --check {record_ref})",
+                err=True,
+            )
+            ctx.exit(1)
+        except (AttributeError, TypeError, KeyError, ValueError, IndexError) as e:
+            click.echo(f"error: {record_ref}: malformed match record: {e!r}", err=True)
+            ctx.exit(2)
         return
     try:
         game = replay_record(record)
@@ -80,6 +94,17 @@ def replay(ctx: click.Context, record_ref: str, check: bool, db: Path | None) ->
     except (AttributeError, TypeError, KeyError, ValueError, IndexError) as e:
         click.echo(f"error: {record_ref}: malformed match record: {e!r}", err=True)
         ctx.exit(2)
+    own = seed_mismatches(record)
+    if own and "match_id" in record:
+        # The referee deals every match from its seed (and names the match): cards that
+        # differ were changed after it wrote them.
+        click.echo(
+            f"REFUSED: the hands and talon of deal(s) {', '.join(map(str, own))} are not the "
+            f"ones seed {record['seed']!r} deals, and the arena deals every match it records "
+            "from its seed: the record was changed",
+            err=True,
+        )
+        ctx.exit(1)
     players = list(game.players)
     for res in game.deal_results:
         click.echo(
@@ -99,7 +124,6 @@ def replay(ctx: click.Context, record_ref: str, check: bool, db: Path | None) ->
     else:
         click.echo(f"match not finished; scores {list(game.scores)}")
     click.echo("OK: every action is legal and every stored score matches")
-    own = seed_mismatches(record)
     if own:
         # Not refused: a constructed record may deal its own cards; a referee's never does.
         click.echo(

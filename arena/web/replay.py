@@ -25,10 +25,11 @@ from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from engine import DealResult, Game, ReplayError, Ruleset, observe, public_action, trick_winner
+from engine import DealResult, Game, ReplayError, observe, public_action, trick_winner
 from engine import replay as engine_replay
 from engine.actions import Action, Concede, Contract, Give, Play, ThrowIn, parse_action
 from engine.cards import Card, Suit, parse_card
+from engine.record import start_game
 
 __all__ = [
     "MatchReplay",
@@ -230,28 +231,6 @@ def _fill_trick_seats(tricks: list[JSON], active: list[int]) -> None:
 # the replay
 
 
-def _ruleset(record: JSON) -> Ruleset:
-    return Ruleset.from_dict(dict(record["ruleset"]))
-
-
-def _deal_cards(deal: JSON) -> tuple[list[tuple[Card, ...]], tuple[Card, ...]] | None:
-    if "hands" not in deal or "talon" not in deal:
-        return None
-    hands = [tuple(parse_card(c) for c in h) for h in deal["hands"]]
-    return hands, tuple(parse_card(c) for c in deal["talon"])
-
-
-def _new_game(record: JSON) -> Game:
-    explicit = {}
-    for deal in record.get("deals", ()):
-        cards = _deal_cards(deal)
-        if cards is not None:
-            explicit[int(deal["number"])] = cards
-    return Game.new(
-        _ruleset(record), int(record["seed"]), list(record["players"]), deals=explicit or None
-    )
-
-
 def _declarer_of(actions: Sequence[JSON]) -> int | None:
     for a in actions:
         if str(a["action"]).split()[0] in ("give", "contract", "concede", "throw-in"):
@@ -396,7 +375,7 @@ class MatchReplay:
             engine_replay(self.record)
         except ReplayError as e:
             raise ReplayFailed(f"match {self.match_id} does not replay: {e}") from e
-        game = _new_game(self.record)
+        game = start_game(self.record)
         for index, rec in enumerate(self.record.get("deals", ())):
             number = int(rec.get("number", index))
             if game.deal_number != number:
@@ -415,8 +394,7 @@ class MatchReplay:
         rec = self.record["deals"][index]
         number = int(rec.get("number", index))
         actions = list(rec.get("actions", ()))
-        dealt = _deal_cards(rec)
-        talon = _cards(dealt[1]) if dealt else _cards(game.talon)
+        talon = _cards(game.talon)  # as dealt: the game is at the deal's start
         d = _Deal(full=[], seats=[[] for _ in range(self.n)], actions=actions)
         self._capture(game, d, talon, [])
         for k, a in enumerate(actions):
@@ -427,7 +405,9 @@ class MatchReplay:
             game.apply(action, seat=seat)
             gives = _record_gives(actions[: k + 1])
             if game.is_over or game.deal_number != number:
-                self._capture_end(d, before_full, before_seats, seat, action, rec, gives)
+                self._capture_end(
+                    d, before_full, before_seats, seat, action, rec, gives, self._results[index]
+                )
             else:
                 self._capture(game, d, talon, gives)
         return d
@@ -458,9 +438,17 @@ class MatchReplay:
         action: Action,
         rec: JSON,
         gives: list[JSON],
+        scored: DealResult | None,
     ) -> None:
-        """The table after the action that ended the deal (the engine has moved on)."""
-        result = {"deltas": rec.get("deltas"), "scores": rec.get("scores")}
+        """The table after the action that ended the deal (the engine has moved on): its
+        result, with the scores and barrel counters after it and what happened on the
+        barrel (``events``)."""
+        result: JSON = {"deltas": rec.get("deltas"), "scores": rec.get("scores"), "events": []}
+        if scored is not None:
+            result["deltas"], result["scores"] = list(scored.deltas), list(scored.scores)
+            result["events"] = list(scored.events)
+            if scored.barrel is not None:
+                result["barrel"] = list(scored.barrel)
         for k, before in enumerate([before_full, *before_seats]):
             v = _finish(before, actor, action, result, self.n)
             if k == 0:
@@ -504,6 +492,8 @@ def _finish(before: JSON, actor: int, action: Action, result: JSON, n: int) -> J
         v["takes"] = _takes(tricks, before["marriages"], n)
     if result.get("scores") is not None:
         v["scores"] = list(result["scores"])
+    if result.get("barrel") is not None:
+        v["barrel"] = list(result["barrel"])
     return v
 
 

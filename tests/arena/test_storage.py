@@ -35,9 +35,9 @@ def _setup(db: Path, tid: str = "t1") -> Storage:
 
 
 def _save(st: Storage, index: int, rec: dict[str, Any], tid: str = "t1") -> None:
-    st.save_match(tid, match_id=f"{tid}-m{index:05d}", index=index, table=0, set_no=0, seed=1,
-                  seats=("a", "b", "c"), record=rec, started_at=1000.0,
-                  finished_at=1001.5)  # fmt: skip
+    st.save_match(tid, match_id=f"{tid}-m{index:05d}", index=index, table=0, set_no=0,
+                  seed=rec["seed"], seats=tuple(rec["players"]), record=rec,
+                  started_at=1000.0, finished_at=1001.5)  # fmt: skip
 
 
 def test_wal_schema_and_round_trip(tmp_path: Path) -> None:

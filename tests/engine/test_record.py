@@ -196,8 +196,12 @@ def test_a_record_of_1001_with_four_players_replays(stored: object) -> None:
         # (audit round 3) off the barrel at 880: every way off it costs points
         ("classic", [880, 0, 0], None, "seat 0 starts at 880 but not on the barrel"),
         # (audit round 3) a newcomer knocks the sitter off: never two sitters
-        ({"preset": "classic", "barrel_mode": "one"}, [880, 880, 0], [2, 3, 0],
-         'several seats start on the barrel, but with barrel_mode = "one"'),
+        (
+            {"preset": "classic", "barrel_mode": "one"},
+            [880, 880, 0],
+            [2, 3, 0],
+            'several seats start on the barrel, but with barrel_mode = "one"',
+        ),
     ],
 )
 def test_start_positions_no_match_can_reach_are_refused(

@@ -494,3 +494,44 @@ def test_a_tournament_is_running_only_while_a_runner_holds_its_database(tmp_path
         assert source.tournaments()[0]["running"] is True
         assert source.leaderboard(None)["tournament"]["running"] is True
     assert source.tournaments()[0]["running"] is False
+
+
+def test_the_end_of_a_deal_shows_the_barrel_after_it_and_its_events() -> None:
+    """Defects (replay audit): the last step of a deal showed the barrel counters from
+    before the deal next to the scores after it (a sitter's -120 beside "barrel 1"), and
+    the barrel's events ("gets on the barrel", "-120") reached no page. The last step now
+    carries the barrel after the deal, its result the events, and the page shows them.
+    Found with them: the web replay ignored a record's start position (`start`), and
+    refused records naming their ruleset by preset name or with a text seed; it now starts
+    the game as `engine.replay` does (`engine.record.start_game`)."""
+    import random
+
+    for seed in range(200):
+        g = Game.new("classic", seed, ["a", "b", "c"], scores=[860, 870, 880], barrel=[0, 0, 1])
+        rng = random.Random(seed)
+        while not g.is_over and g.deal_number < 4:
+            g.apply(rng.choice(g.legal_actions()))
+        if any(r.events for r in g.deal_results):
+            break
+    else:
+        pytest.fail("no barrel event in 200 matches")
+    rec = g.record()
+    m = MatchReplay("barrel", rec)
+    shown = 0
+    for k, result in enumerate(g.deal_results):
+        for seat in (None, 0, 1, 2):
+            last = m.deal(k, seat)["steps"][-1]["view"]
+            assert last["barrel"] == list(result.barrel or ())
+            assert last["scores"] == list(result.scores)
+            assert last["result"]["events"] == list(result.events)
+            shown += bool(result.events)
+    assert shown
+    assert m.deal(0)["steps"][0]["view"]["scores"] == [860, 870, 880]
+    js = (STATIC_DIR / "replay.js").read_text()
+    assert "v.result.events" in js
+    named = Game.new("1001", "a text seed", ["a", "b", "c", "d"])
+    while named.deal_number < 2:
+        named.apply(named.legal_actions()[0])
+    rec = {**named.record(), "ruleset": "1001"}
+    steps = MatchReplay("named", rec).deal(1)["steps"]
+    assert steps[-1]["view"]["scores"] == list(named.deal_results[1].scores)

@@ -141,6 +141,9 @@ function centerBox(v) {
     state.summary.players.forEach((p, s) => r.append(`${p} ${v.result.deltas[s] >= 0 ? "+" : ""}${v.result.deltas[s]}  `));
     const sum = state.data.summary;
     if (sum && sum.outcome) r.append(el("div", { class: "small" }, sum.outcome.replace("_", " ")));
+    // what happened on the barrel (the engine names seats: show the bots' names)
+    for (const e of v.result.events || [])
+      r.append(el("div", { class: "small barrel-event" }, e.replace(/\bseat (\d+)/g, (_, k) => seatName(Number(k)))));
     c.append(r);
   }
   return c;
