@@ -511,11 +511,13 @@ class MatchRunner:
         """
         p = st.pending
         if p is None or p.request_id != decision.request_id or p.future.done():
+            now = "" if p is None else f" (the pending request is {p.request_id!r})"
             why = (
                 "the seat has forfeited"
                 if st.forfeited
-                else f"request {st.timed_out!r} timed out: the fallback was played"
-                if p is None and decision.request_id == st.timed_out
+                # A late answer, whether or not the seat has been asked again since.
+                else f"request {st.timed_out!r} timed out: the fallback was played{now}"
+                if decision.request_id == st.timed_out
                 else "no decision of yours is pending"
                 if p is None
                 else f"the pending request is {p.request_id!r}"

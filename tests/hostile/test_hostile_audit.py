@@ -1160,3 +1160,42 @@ def test_a_late_answer_is_told_its_request_timed_out(tmp_path: Path) -> None:
     assert timeout.incident == pb.INCIDENT_TIMEOUT
     assert late.incident == pb.INCIDENT_WRONG_REQUEST and late.strikes == timeout.strikes
     assert f"request '{timeout.request_id}' timed out: the fallback was played" in late.message
+
+
+def test_a_late_answer_is_told_its_request_timed_out_when_asked_again(tmp_path: Path) -> None:
+    """Defect (hostile audit round 3): a late answer that arrived once its seat had been
+    asked again (a declarer's give, give, contract; any trick) was told only "the pending
+    request is '2'", not that its own request had timed out."""
+
+    async def main() -> tuple[pb.DecisionRejected, pb.DecisionRequest]:
+        async with _x_in_match(tmp_path, "late2", decision_ms=1000, time_bank_ms=0) as (
+            _ch, call, match,
+        ):  # fmt: skip
+            asked = await _play_raw(call, [], stop_after_requests=0)
+            assert asked is not None
+            again: pb.DecisionRequest | None = None
+            while again is None:  # the timeout's refusal, then the seat's next request
+                for m in _flat([await call.read()]):
+                    if m.HasField("decision_request"):
+                        again = m.decision_request
+            await call.write(pb.BotMessage(decision=pb.Decision(
+                request_id=asked.request_id, match_id=asked.match_id,
+                action=asked.view.legal_actions[0])))  # fmt: skip
+            late: pb.DecisionRejected | None = None
+            while late is None:
+                for m in _flat([await call.read()]):
+                    r = m.decision_rejected
+                    if m.HasField("decision_rejected") and r.request_id == asked.request_id:
+                        if r.incident == pb.INCIDENT_WRONG_REQUEST:
+                            late = r
+            match.cancel()
+            with suppress(asyncio.CancelledError):
+                await match
+            call.cancel()
+            return late, again
+
+    late, again = asyncio.run(main())
+    assert late.incident == pb.INCIDENT_WRONG_REQUEST
+    assert f"timed out: the fallback was played (the pending request is '{again.request_id}')" in (
+        late.message
+    )
