@@ -1185,9 +1185,8 @@ def test_a_late_answer_is_told_its_request_timed_out_when_asked_again(tmp_path: 
             while late is None:
                 for m in _flat([await call.read()]):
                     r = m.decision_rejected
-                    if m.HasField("decision_rejected") and r.request_id == asked.request_id:
-                        if r.incident == pb.INCIDENT_WRONG_REQUEST:
-                            late = r
+                    if r.request_id == asked.request_id and r.incident == pb.INCIDENT_WRONG_REQUEST:
+                        late = r
             match.cancel()
             with suppress(asyncio.CancelledError):
                 await match
