@@ -35,7 +35,7 @@ from arena.protocol import (
     view_to_pb,
 )
 from arena.referee.config import RefereeConfig
-from arena.referee.sessions import BotSession
+from arena.referee.sessions import BotSession, Stream
 from arena.v1 import arena_pb2 as pb
 from engine import (
     Action,
@@ -121,6 +121,10 @@ class Pending:
     deal_number: int
     deadline: float  # loop.time() at which the answer is cut off
     limit_at: float  # loop.time() past which the time bank is used
+    #: The stream the request was last sent on, and its position there: an answer proves
+    #: that the bot read that stream up to there (``BotSession.confirm``).
+    stream: Stream | None = None
+    position: int = 0
 
 
 @dataclass(slots=True, eq=False)
@@ -489,7 +493,10 @@ class MatchRunner:
         req.deal_number = p.deal_number
         req.time_limit_ms = limit
         req.time_bank_ms = left_ms - limit
-        st.session.send(msg)
+        session = st.session
+        if session.send(msg):
+            p.stream = session.stream
+            p.position = p.stream.queued if p.stream is not None else 0
 
     def _send_ended(self, result: pb.MatchResult, final_view: bool = True) -> None:
         """Tell every seat the match ended (now, or when its bot is back), with its final
@@ -501,7 +508,7 @@ class MatchRunner:
             me.result.CopyFrom(result)
             if final_view:
                 me.view.CopyFrom(view_to_pb(observe(self.game, st.seat)))
-            st.session.send_or_keep(msg)
+            st.session.send_end(self.match_id, msg)
 
     # ------------------------------------------------------------------ from sessions
     def on_decision(self, st: SeatState, decision: pb.Decision) -> bool:
@@ -529,6 +536,8 @@ class MatchRunner:
             return False
         st.pending = None
         p.future.set_result(decision.action)
+        if p.stream is not None:
+            st.session.confirm(p.stream, p.position)
         return True
 
     def reject_wrong_request(self, st: SeatState, decision: pb.Decision, why: str) -> None:

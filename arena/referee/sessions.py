@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +36,8 @@ __all__ = [
 
 log = logging.getLogger("arena.referee")
 
-#: How many ends of matches a bot that is away is kept for (``BotSession.missed``).
+#: How many ends of matches not yet known to have reached their bot are kept for it
+#: (``BotSession.ends``).
 MISSED_KEPT = 64
 
 
@@ -111,6 +112,7 @@ class Stream:
 
     __slots__ = (
         "_queue", "batch", "closed", "ending", "max_queued", "on_overflow", "overflowed", "peer",
+        "queued",
     )  # fmt: skip
 
     def __init__(self, peer: str, batch: bool = False, max_queued: int = 0) -> None:
@@ -123,6 +125,8 @@ class Stream:
         self.on_overflow: Callable[[], object] | None = None
         #: (status code, details) the call is to end with, once :meth:`end` was called.
         self.ending: tuple[grpc.StatusCode, str] | None = None
+        #: Messages taken so far: the position of the last one in the stream's order.
+        self.queued = 0
 
     def put(self, msg: pb.ServerMessage) -> None:
         if self.closed:
@@ -134,6 +138,7 @@ class Stream:
                 self.on_overflow()
             return
         self._queue.put_nowait(msg)
+        self.queued += 1
 
     def end(self, code: grpc.StatusCode, message: str) -> None:
         """End the call with status ``code`` and ``message`` after the queued messages."""
@@ -193,7 +198,7 @@ class BotSession:
     """A registered bot: name, token, current stream, the match seats it holds."""
 
     __slots__ = (
-        "_grace", "connects", "events", "flood", "idle", "matches_left", "missed", "name",
+        "_grace", "connects", "ends", "events", "flood", "idle", "matches_left", "name",
         "reserved", "seats", "stream", "token",
     )  # fmt: skip
 
@@ -218,9 +223,13 @@ class BotSession:
         self.events: list[pb.Event] = []
         #: match_id -> this bot's seat in a running match.
         self.seats: dict[str, SeatState] = {}
-        #: The ends of matches that ended while the bot was away (the latest
-        #: ``MISSED_KEPT``), sent when it is back: it must learn its results.
-        self.missed: deque[pb.ServerMessage] = deque(maxlen=MISSED_KEPT)
+        #: match_id -> (stream, position, MatchEnded): the ends of matches not yet known
+        #: to have reached the bot (the latest ``MISSED_KEPT``). Sent on the stream of the
+        #: time (``None``: the bot was away), and again on every new stream until the bot
+        #: answers a request queued after one on the same stream (streams keep order): a
+        #: stream that dies, is replaced or is refused may take queued or written messages
+        #: with it, and the bot must learn its results. A bot may so get an end twice.
+        self.ends: OrderedDict[str, tuple[Stream | None, int, pb.ServerMessage]] = OrderedDict()
         #: How many more matches the bot will play (its Hello's ``matches``; ``None``: no
         #: limit); each seating counts one. The lobby seats no bot at 0.
         self.matches_left: int | None = None
@@ -244,10 +253,22 @@ class BotSession:
         stream.put(msg)
         return True
 
-    def send_or_keep(self, msg: pb.ServerMessage) -> None:
-        """Send ``msg`` now, or when the bot is back if it is away (see ``missed``)."""
-        if not self.send(msg):
-            self.missed.append(msg)
+    def send_end(self, match_id: str, msg: pb.ServerMessage) -> None:
+        """Send the ``MatchEnded`` of ``match_id`` now (if connected), and again on each new
+        stream until it is known to have arrived (see ``ends``)."""
+        self.send(msg)
+        stream = self.stream
+        self.ends[match_id] = (stream, stream.queued if stream is not None else 0, msg)
+        self.ends.move_to_end(match_id)
+        while len(self.ends) > MISSED_KEPT:
+            self.ends.popitem(last=False)
+
+    def confirm(self, stream: Stream, position: int) -> None:
+        """The bot answered what ``stream`` carried at ``position``: it has read every
+        message queued there before it, the ends of matches among them."""
+        if self.ends:
+            for mid in [m for m, (s, k, _) in self.ends.items() if s is stream and k < position]:
+                del self.ends[mid]
 
     def add_event(self, event: pb.Event) -> None:
         """Buffer an event for the next message (dropped while disconnected)."""
@@ -275,8 +296,9 @@ class BotSession:
             self._grace.cancel()
             self._grace = None
         self.update_idle()
-        while self.missed:
-            stream.put(self.missed.popleft())
+        for mid, (_, _, msg) in list(self.ends.items()):
+            stream.put(msg)
+            self.ends[mid] = (stream, stream.queued, msg)
         for seat in list(self.seats.values()):
             seat.match.on_reconnect(seat)
 

@@ -1198,3 +1198,58 @@ def test_a_late_answer_is_told_its_request_timed_out_when_asked_again(tmp_path: 
     assert f"timed out: the fallback was played (the pending request is '{again.request_id}')" in (
         late.message
     )
+
+
+@pytest.mark.parametrize("how", ["cancelled", "refused"])
+def test_the_end_of_a_match_reaches_a_bot_whose_stream_died_with_it(
+    tmp_path: Path, how: str
+) -> None:
+    """Defect (hostile audit round 3): a MatchEnded counted as delivered once queued on the
+    bot's stream; a stream that then died (cancelled, refused, replaced after a silent
+    partition) took it along, and the bot, back at once, never learnt that its match had
+    ended (the SDK keeps such a match, and its bot instance, for ever). The end of a match
+    is now sent again on every new stream of the bot until the bot answers a request
+    queued after it on the same stream."""
+
+    async def main() -> tuple[list[pb.ServerMessage], list[pb.ServerMessage], list[str]]:
+        async with arena(tmp_path, decision_ms=100, time_bank_ms=0, max_strikes=1000,
+                         reconnect_grace_s=30) as a:  # fmt: skip
+            await a.bots(["ann", "bob"])
+            a.referee.add_bot("x", "tok-x")
+            async with grpc.aio.insecure_channel(a.target) as ch:
+                old = await _x_stream(ch)  # x never answers and never reads
+                await a.referee.run_match("lost", SHORT, 3, ["ann", "x", "bob"])
+                if how == "refused":
+                    await old.write(pb.BotMessage(decisions=pb.DecisionBatch(
+                        decisions=[pb.Decision()] * 257)))  # fmt: skip
+                    with suppress(grpc.aio.AioRpcError):
+                        while await old.read() is not grpc.aio.EOF:
+                            pass
+                old.cancel()
+                new = await _x_stream(ch)
+                got: list[pb.ServerMessage] = []
+                while not any(m.HasField("match_ended") for m in got):
+                    got += _flat([await asyncio.wait_for(new.read(), 10)])
+                new.cancel()
+                # a stream that answered a request queued after an end does not get it again
+                await a.referee.run_match("next", SHORT, 4, ["ann", "x", "bob"])
+                third = await _x_stream(ch)
+                played: list[pb.ServerMessage] = []
+                match = asyncio.create_task(
+                    a.referee.run_match("third", SHORT, 5, ["ann", "x", "bob"])
+                )
+                while not any(m.match_ended.match_id == "third" for m in played):
+                    await _play_raw(third, played)
+                await match
+                third.cancel()
+                return got, played, list(a.referee.session("x").ends)
+
+    got, played, unsettled = asyncio.run(main())
+    ended = [m.match_ended.match_id for m in got if m.HasField("match_ended")]
+    assert ended == ["lost"]
+    # "next" ended while x was away (delivered on the third stream); "lost" was confirmed
+    # by nothing yet on the second stream (x answered nothing there): sent again, and so
+    # is "next"; the third stream answered requests after both, so they are settled.
+    ends = [m.match_ended.match_id for m in played if m.HasField("match_ended")]
+    assert set(ends) == {"lost", "next", "third"} and ends[-1] == "third"
+    assert unsettled == ["third"]  # answered nothing after it yet: it would come again
