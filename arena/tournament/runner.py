@@ -172,9 +172,12 @@ def bot_command(
         # Equivalent to `python -m sdk.cli run BOT ...` (= `arena-bot run`), without relying
         # on a __main__ guard in sdk/cli.py.
         # --retry-for: should the arena die without stopping it, the bot gives up soon.
+        # No --token: the command line of a process is readable by every user of the
+        # machine (/proc/PID/cmdline), and another bot holding the token could take this
+        # bot's seats; its environment (ARENA_TOKEN, set by _BotProcess) is not.
         tls = [] if ca is None else ["--ca", str(ca)]
         return [sys.executable, "-m", "sdk.cli", "run", spec.bot, "--arena", arena,
-                "--token", token, "--retry-for", "60", *tls]  # fmt: skip
+                "--retry-for", "60", *tls]  # fmt: skip
     values = {"python": sys.executable, "arena": arena, "host": host, "port": str(port),
               "token": token, "name": spec.name, "ca": "" if ca is None else str(ca)}  # fmt: skip
     return [a.format(**values) for a in spec.command]

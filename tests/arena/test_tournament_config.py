@@ -273,3 +273,16 @@ def test_a_bot_file_path_is_a_bot_spec(tmp_path: Path) -> None:
     assert plain.bots[0].bot == str((tmp_path / "sub" / "mine.py").resolve())
     e = _error(tmp_path, BASE.replace('a = "random"', 'a = "sub/nope.py:Mine"'))
     assert e.key == "bots.a.bot" and "no such bot file: sub/nope.py" in str(e)
+
+
+def test_a_bundled_bot_gets_its_token_only_in_its_environment() -> None:
+    """Defect (hostile audit round 3): the runner launched SDK bots with `--token TOKEN`,
+    readable by every process of the machine (/proc/PID/cmdline): another bot of the same
+    tournament took a bot's seats with it. The token goes only in ARENA_TOKEN, which
+    `arena-bot` reads and other users cannot."""
+    from arena.tournament.config import BotSpec
+    from arena.tournament.runner import bot_command
+
+    argv = bot_command(BotSpec(name="b", kind="sdk", bot="random"), host="h", port=5,
+                       token="s3cret")  # fmt: skip
+    assert "s3cret" not in " ".join(argv) and "--token" not in argv
