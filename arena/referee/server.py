@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, NoReturn
 
 import grpc
 from google.protobuf.message import DecodeError
@@ -13,6 +16,7 @@ from arena.referee.config import TLSConfig
 from arena.referee.core import Referee
 from arena.referee.servicer import ArenaServicer
 from arena.v1 import arena_pb2 as pb
+from arena.v1 import arena_pb2_grpc as pb_grpc
 
 __all__ = ["SERVICE_NAME", "start_server"]
 
@@ -32,31 +36,93 @@ _OPTIONS = [
 ]
 
 
-def _parse_info_request(data: bytes) -> pb.GetInfoRequest | None:
-    """GetInfo's request, or ``None`` when the bytes do not parse (the servicer answers
-    INVALID_ARGUMENT; gRPC itself would log a traceback and answer UNKNOWN)."""
-    try:
-        return pb.GetInfoRequest.FromString(data)
-    except DecodeError:
-        return None
+class _Unparsed:
+    """Request bytes that do not parse as ``what``."""
+
+    __slots__ = ("error", "what")
+
+    def __init__(self, what: str, error: DecodeError) -> None:
+        self.what = what
+        self.error = error
 
 
-def _add_arena_service(servicer: ArenaServicer, server: grpc.aio.Server) -> None:
-    """``arena_pb2_grpc.add_ArenaServicer_to_server``, but for GetInfo's deserializer."""
-    handlers = {
-        "Play": grpc.stream_stream_rpc_method_handler(
-            servicer.Play,
-            request_deserializer=pb.BotMessage.FromString,
-            response_serializer=pb.ServerMessage.SerializeToString,
-        ),
-        "GetInfo": grpc.unary_unary_rpc_method_handler(
-            servicer.GetInfo,
-            request_deserializer=_parse_info_request,
-            response_serializer=pb.ServerInfo.SerializeToString,
-        ),
-    }
-    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
-    server.add_registered_method_handlers(SERVICE_NAME, handlers)
+async def _refuse(context: grpc.aio.ServicerContext[Any, Any], bad: _Unparsed) -> NoReturn:
+    await context.abort(
+        grpc.StatusCode.INVALID_ARGUMENT, f"could not parse the message as {bad.what}: {bad.error}"
+    )
+    raise AssertionError("abort returns only by raising")  # pragma: no cover
+
+
+def _parsing_refused(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+    """``handler`` with a request that does not parse answered INVALID_ARGUMENT, naming the
+    message: gRPC itself logs a traceback and answers UNKNOWN, for any caller, token or
+    not (GetInfo, health checking and reflection need none), as often as it likes."""
+    parse = handler.request_deserializer
+    if parse is None:
+        return handler
+    what = getattr(getattr(getattr(parse, "__self__", None), "DESCRIPTOR", None), "full_name",
+                   "its request type")  # fmt: skip
+
+    def tolerant(data: bytes) -> Any:
+        try:
+            return parse(data)
+        except DecodeError as e:
+            return _Unparsed(what, e)
+
+    async def checked(requests: AsyncIterator[Any], context: Any) -> AsyncIterator[Any]:
+        async for request in requests:
+            if isinstance(request, _Unparsed):
+                await _refuse(context, request)
+            yield request
+
+    if handler.unary_unary is not None:
+        uu = handler.unary_unary
+
+        async def unary_unary(request: Any, context: Any) -> Any:
+            if isinstance(request, _Unparsed):
+                await _refuse(context, request)
+            return await uu(request, context)
+
+        return handler._replace(request_deserializer=tolerant, unary_unary=unary_unary)
+    if handler.unary_stream is not None:
+        us = handler.unary_stream
+        if inspect.isasyncgenfunction(us):
+
+            async def unary_stream_gen(request: Any, context: Any) -> AsyncIterator[Any]:
+                if isinstance(request, _Unparsed):
+                    await _refuse(context, request)
+                async for response in us(request, context):
+                    yield response
+
+            return handler._replace(request_deserializer=tolerant, unary_stream=unary_stream_gen)
+
+        async def unary_stream(request: Any, context: Any) -> Any:  # writes with context.write
+            if isinstance(request, _Unparsed):
+                await _refuse(context, request)
+            return await us(request, context)
+
+        return handler._replace(request_deserializer=tolerant, unary_stream=unary_stream)
+    if handler.stream_stream is not None and inspect.isasyncgenfunction(handler.stream_stream):
+        ss = handler.stream_stream
+
+        async def stream_stream(requests: Any, context: Any) -> AsyncIterator[Any]:
+            async for response in ss(checked(requests, context), context):
+                yield response
+
+        return handler._replace(request_deserializer=tolerant, stream_stream=stream_stream)
+    return handler  # (Play reads with context.read and names a bad message itself)
+
+
+class _RefuseUnparsed(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    """Every method of the server but Play (which does so itself): :func:`_parsing_refused`."""
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        return handler if handler is None else _parsing_refused(handler)
 
 
 def host_port(host: str, port: int) -> str:
@@ -80,8 +146,8 @@ async def start_server(
     serves ``grpc.health.v1.Health`` (``SERVING`` for "" and ``arena.v1.Arena``) and server
     reflection. Stop it with ``await server.stop(grace)``.
     """
-    server = grpc.aio.server(options=_OPTIONS)
-    _add_arena_service(ArenaServicer(referee), server)
+    server = grpc.aio.server(options=_OPTIONS, interceptors=[_RefuseUnparsed()])
+    pb_grpc.add_ArenaServicer_to_server(ArenaServicer(referee), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import grpc
-
 from arena.referee.core import Referee
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
@@ -23,10 +21,6 @@ class ArenaServicer(pb_grpc.ArenaServicer):
         # Read/write style (context.read / context.write): the referee runs the stream.
         await self._referee.serve_stream(context)
 
-    async def GetInfo(self, request: pb.GetInfoRequest | None, context: Any) -> pb.ServerInfo:
-        if request is None:  # bytes that do not parse (see server._parse_info_request)
-            await context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT,
-                "could not parse the message as arena.v1.GetInfoRequest",
-            )
+    async def GetInfo(self, request: pb.GetInfoRequest, context: Any) -> pb.ServerInfo:
+        # (bytes that do not parse are refused before: see server._parsing_refused)
         return self._referee.server_info()

@@ -361,6 +361,53 @@ def test_getinfo_with_bytes_that_do_not_parse(tmp_path: Path) -> None:
     asyncio.run(main())
 
 
+def test_health_and_reflection_refuse_bytes_that_do_not_parse(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect (hostile audit round 3): garbage sent to the health and reflection services
+    (no token needed) was answered UNKNOWN and logged an ERROR with a traceback, every
+    call (24,000 tracebacks in a few seconds). Every service now answers INVALID_ARGUMENT
+    naming the message, and logs nothing; a good request is still answered."""
+    from grpc_health.v1 import health_pb2
+
+    async def main() -> list[tuple[str, grpc.StatusCode, str]]:
+        out = []
+        async with arena(tmp_path) as a, grpc.aio.insecure_channel(a.target) as ch:
+            calls = {
+                "/grpc.health.v1.Health/Check": "unary",
+                "/grpc.health.v1.Health/List": "unary",
+                "/grpc.health.v1.Health/Watch": "unary_stream",
+                "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": "stream",
+            }
+            garbage = b"\xff\xfe garbage"
+            for method, kind in calls.items():
+                try:
+                    if kind == "stream":
+                        async for _ in ch.stream_stream(method)(iter([garbage]), timeout=10):
+                            pass
+                    elif kind == "unary_stream":
+                        async for _ in ch.unary_stream(method)(garbage, timeout=10):
+                            pass
+                    else:
+                        await ch.unary_unary(method)(garbage, timeout=10)
+                    out.append((method, grpc.StatusCode.OK, ""))
+                except grpc.aio.AioRpcError as e:
+                    out.append((method, e.code(), e.details() or ""))
+            check = ch.unary_unary("/grpc.health.v1.Health/Check")
+            ok = health_pb2.HealthCheckResponse.FromString(
+                await check(health_pb2.HealthCheckRequest(service="").SerializeToString())
+            )
+            assert ok.status == health_pb2.HealthCheckResponse.SERVING
+        return out
+
+    with caplog.at_level("ERROR"):
+        answers = asyncio.run(main())
+    for method, code, details in answers:
+        assert code is grpc.StatusCode.INVALID_ARGUMENT, (method, code, details)
+        assert "could not parse the message as grpc." in details, details
+    assert not [r for r in caplog.records if r.levelname == "ERROR"], caplog.text
+
+
 # ----------------------------------------------------------------------------- in a match
 
 
