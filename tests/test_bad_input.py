@@ -219,6 +219,17 @@ def test_leaderboard_out_that_cannot_be_written(tmp_path: Path, fmt: str) -> Non
     _fails(r, 1, f"--out {bad}: cannot write")
 
 
+def test_leaderboard_format_all_needs_a_directory(tmp_path: Path, monkeypatch: Any) -> None:
+    """Defect (replay audit): `--format all` without `--out` wrote four files into the
+    current directory (the docs say --out defaults to stdout). It asks for --out."""
+    path = _stored_tournament(tmp_path)
+    monkeypatch.chdir(tmp_path / "out" if (tmp_path / "out").is_dir() else tmp_path)
+    before = sorted(Path().iterdir())
+    r = _invoke(arena, ["leaderboard", "--config", str(path), "--format", "all"])
+    _fails(r, 2, "--format all writes one file per format", "--out")
+    assert sorted(Path().iterdir()) == before
+
+
 # ----------------------------------------------------------------------------- replay
 
 

@@ -45,6 +45,10 @@ def leaderboard(
 ) -> None:
     """Print or export the leaderboard of a stored tournament."""
     err = Console(stderr=True)
+    if fmt == "all" and out is None:
+        raise click.UsageError(
+            "--format all writes one file per format: name a directory with --out"
+        )
     if config_path is not None:
         try:
             cfg = load_config(config_path)
@@ -84,7 +88,8 @@ def leaderboard(
     if out is None and fmt != "all":
         click.echo(render(lb, fmt), nl=False)
         return
-    target = out or Path(".")
+    target = out
+    assert target is not None  # (table, stdout and `all` without --out are handled above)
     try:
         if fmt == "all":
             paths = write_outputs(lb, target)
