@@ -39,7 +39,9 @@ from engine.cards import bit_indices as _bits
 
 __all__ = [
     "MARRIAGE_VALUE",
+    "NODES_PER_SECOND",
     "POINTS",
+    "Budget",
     "PlayPosition",
     "SearchTimeout",
     "Solver",
@@ -64,7 +66,48 @@ _POINTS_KEY = POINTS.__getitem__
 
 
 class SearchTimeout(Exception):
-    """The search passed its deadline; the caller drops this sample."""
+    """The search used up its budget; the caller drops this sample."""
+
+
+#: Solver nodes per second on the reference machine (one core of the 2-core development
+#: machine, CPython 3.11): how a budget given in seconds becomes a budget of work.
+NODES_PER_SECOND = 400_000
+
+
+class Budget:
+    """The search work one decision may do, counted in solver nodes.
+
+    Counted in work, not time, so that a bot decides the same on any machine and under any
+    load: a match between seeded bots replays exactly. ``seconds`` is the budget on the
+    reference machine (``NODES_PER_SECOND``). A wall-clock limit of ``safety`` times that
+    stays as a backstop, so that a very slow or overloaded machine cannot make the bot miss
+    its deadline (only then do its decisions depend on the clock). ``within(seconds)`` is a
+    share of this budget for one probe: it stops at its own nodes or at this budget's end.
+    """
+
+    __slots__ = ("deadline", "left", "parent")
+
+    def __init__(self, seconds: float, safety: float = 2.5) -> None:
+        self.left = round(seconds * NODES_PER_SECOND)
+        self.deadline = time.perf_counter() + seconds * safety
+        self.parent: Budget | None = None
+
+    def within(self, seconds: float) -> Budget:
+        part = Budget(0.0)
+        part.left = min(round(seconds * NODES_PER_SECOND), max(0, self.left))
+        part.deadline = self.deadline
+        part.parent = self
+        return part
+
+    def spend(self, nodes: int) -> None:
+        b: Budget | None = self
+        while b is not None:
+            b.left -= nodes
+            b = b.parent
+
+    @property
+    def over(self) -> bool:
+        return self.left <= 0 or time.perf_counter() > self.deadline
 
 
 def _beats(card: int, best: int, trump: int) -> bool:
@@ -80,8 +123,8 @@ class Solver:
     ``hands``: masks of positions 0..2; ``declarer``: the declarer's position; ``leader``:
     who led the trick in progress (or leads the next one); ``trick``: cards already played to
     it, in order; ``trump``: suit or -1; ``won``: bit ``p`` set if position ``p`` has won a
-    trick this deal. ``deadline`` is a ``time.perf_counter()`` value after which the search
-    raises :class:`SearchTimeout`.
+    trick this deal. ``budget``: the search raises :class:`SearchTimeout` once it is used up
+    (every node is charged to it).
     """
 
     def __init__(
@@ -97,7 +140,7 @@ class Solver:
         must_beat: bool = False,
         ace_marriage: bool = True,
         won_nonace: int = 0,
-        deadline: float | None = None,
+        budget: Budget | None = None,
     ) -> None:
         self.hands = list(hands)
         # The ace marriage needs all four aces in one hand: track it only then (bits 3..5
@@ -110,7 +153,7 @@ class Solver:
         self.won = won | (won_nonace << 3 if self.aces else 0)
         self.needs_trick = marriage_needs_trick
         self.must_beat = must_beat
-        self.deadline = deadline
+        self.budget = budget
         self.nodes = 0
         self._tt: dict[tuple[int, int, int, int, int, int], tuple[int, int, int]] = {}
 
@@ -271,9 +314,10 @@ class Solver:
         if not h0:
             return 0
         self.nodes += 1
-        deadline = self.deadline
-        if deadline is not None and not self.nodes & 63 and time.perf_counter() > deadline:
-            raise SearchTimeout
+        if not self.nodes & 63 and self.budget is not None:
+            self.budget.spend(64)
+            if self.budget.over:
+                raise SearchTimeout
         decl = self.declarer
         p1 = (leader + 1) % 3
         p2 = (leader + 2) % 3

@@ -22,11 +22,10 @@
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Iterable, Sequence
 from itertools import combinations
 
-from bots._dds import SearchTimeout, Solver, position_from_view
+from bots._dds import Budget, SearchTimeout, Solver, position_from_view
 from bots.heuristic import HeuristicBot, estimate_take
 from engine import DECK, Action, Bid, Card, Concede, Play, PlayerView, Rank, Suit
 from sdk.hand import has_ace_marriage, outstanding_cards, played_cards, voids
@@ -108,7 +107,9 @@ class CountingBot(HeuristicBot):
     #: holdings of the other seats that fit everything seen so far.
     endgame_cards = 5
     endgame_samples = 24
-    endgame_budget = 0.04  # seconds per decision, a hard limit
+    #: Search work per decision, in seconds of the reference machine (``bots._dds.Budget``:
+    #: counted in solver nodes, so the bot decides the same under any load).
+    endgame_budget = 0.04
 
     def play(self, view: PlayerView) -> Action:
         choice = super().play(view)
@@ -160,18 +161,18 @@ class CountingBot(HeuristicBot):
         except ValueError:
             return None
         rng = random.Random(view.deal_number * 1009 + view.seat * 31 + len(view.hand))
-        deadline = time.perf_counter() + self.endgame_budget
+        budget = Budget(self.endgame_budget)
         totals = [0.0] * len(moves)
         done = 0
         sign = 1.0 if me == decl else -1.0
-        while done < self.endgame_samples and time.perf_counter() < deadline:
+        while done < self.endgame_samples and not budget.over:
             deal = sampler.sample(rng)
             hands = [deal.hand_masks[s] for s in active]
             solver = Solver(
                 hands, decl, leader, trick, trump, won,
                 marriage_needs_trick=rules.marriage_needs_trick,
                 must_beat=rules.must_beat, ace_marriage=rules.ace_marriage,
-                won_nonace=won_nonace, deadline=deadline,
+                won_nonace=won_nonace, budget=budget,
             )  # fmt: skip
             try:
                 values = solver.root_values(moves)

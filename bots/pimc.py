@@ -2,8 +2,9 @@
 
 Every decision samples deals consistent with the bot's view (:mod:`sdk.sampling`), solves
 each with the bitmask solver of :mod:`bots._dds` and picks the action with the best
-average. The time budget is hard: the solver checks a deadline and a sample that does not
-finish in time is dropped; with no finished sample the bot falls back to the heuristic bot.
+average. The budget is hard: it is counted in solver nodes (``bots._dds.Budget``: the same
+decisions on any machine and under any load) and a sample that does not finish within it
+is dropped; with no finished sample the bot falls back to the heuristic bot.
 
 - Play: each legal card (and each marriage declaration) is scored on every sample by a
   zero-window search "does the declarer still reach his contract?" — a full-window search
@@ -40,7 +41,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from bots._dds import MARRIAGE_VALUE, POINTS, SearchTimeout, Solver, position_from_view
+from bots._dds import MARRIAGE_VALUE, POINTS, Budget, SearchTimeout, Solver, position_from_view
 from bots.counting import CountingBot
 from bots.heuristic import HeuristicBot, estimate_take
 from engine import Action, Bid, Concede, Contract, Give, Pass, Phase, Play, PlayerView, ThrowIn
@@ -131,7 +132,8 @@ class _Stats:
 
 
 class PimcBot(Bot):
-    """PIMC over double-dummy searches; ``budget`` seconds per decision (a hard limit),
+    """PIMC over double-dummy searches; ``budget``: seconds of search per decision on the
+    reference machine, counted as work (``bots._dds.Budget``, a hard limit),
     at most ``samples`` deals per decision, ``threshold``: the success rate wanted to bid or
     name a contract."""
 
@@ -147,6 +149,8 @@ class PimcBot(Bot):
     exact_cards = 5
     #: Counting's card is preferred as if this many more samples favoured it (0: no prior).
     prior_weight = 1.5
+    #: The wall-clock backstop of a decision, in budgets (see ``bots._dds.Budget``).
+    safety = 2.5
 
     def __init__(
         self,
@@ -175,18 +179,19 @@ class PimcBot(Bot):
         start = time.perf_counter()
         # The contract is named once a deal and decides the most: it may take longer.
         scale = 1.6 if view.phase is Phase.CONTRACT else 1.0
-        deadline = start + self.budget * 0.9 * scale
+        # Work, not time: the same decisions under any load (see bots._dds.Budget).
+        budget = Budget(self.budget * 0.9 * scale, self.safety)
         try:
             if view.phase.name in self.delegate:
                 action = self._counting.act(view)
             elif view.phase is Phase.PLAYING:
-                action = self._play(view, deadline)
+                action = self._play(view, budget)
             elif view.phase is Phase.BIDDING:
-                action = self._bid(view, deadline)
+                action = self._bid(view, budget)
             elif view.phase is Phase.PASSING:
-                action = self._give(view, deadline)
+                action = self._give(view, budget)
             else:
-                action = self._contract(view, deadline)
+                action = self._contract(view, budget)
         except ValueError:
             # The sampler found the view inconsistent (it should not): stay legal.
             action = legal[0]
@@ -198,7 +203,7 @@ class PimcBot(Bot):
 
     # ------------------------------------------------------------------ play
 
-    def _play(self, view: PlayerView, deadline: float) -> Action:
+    def _play(self, view: PlayerView, budget: Budget) -> Action:
         legal = [a for a in view.legal_actions if isinstance(a, Play)]
         active = list(view.active_seats)
         declarer = view.declarer
@@ -230,7 +235,7 @@ class PimcBot(Bot):
         if not exact and self.prior_weight > 0:
             choice = self._counting.play(view)
             prior = next((i for i, a in enumerate(legal) if a == choice), None)
-        while done < self.max_samples and time.perf_counter() < deadline:
+        while done < self.max_samples and not budget.over:
             deal = sampler.sample(self.rng)
             hands = [deal.hand_masks[s] for s in active]
             out_pts = sum(POINTS[c] for h in hands for c in _bits(h)) + sum(
@@ -240,7 +245,7 @@ class PimcBot(Bot):
                 hands, decl, leader, trick, trump, won,
                 marriage_needs_trick=rules.marriage_needs_trick,
                 must_beat=rules.must_beat, ace_marriage=rules.ace_marriage,
-                won_nonace=won_nonace, deadline=deadline,
+                won_nonace=won_nonace, budget=budget,
             )  # fmt: skip
             undecided = 0 < need <= out_pts + 400
             try:
@@ -274,7 +279,7 @@ class PimcBot(Bot):
 
     # ------------------------------------------------------------------ auction
 
-    def _declarer_success(self, view: PlayerView, deadline: float, level: int) -> tuple[float, int]:
+    def _declarer_success(self, view: PlayerView, budget: Budget, level: int) -> tuple[float, int]:
         """The share of sampled deals in which this seat, as the declarer (taking the talon
         now, giving by keep-value), takes at least ``level``; and the number of samples.
         The samples respect what the other bidders' bids reveal (:func:`_bid_accept`)."""
@@ -285,12 +290,12 @@ class PimcBot(Bot):
         rules = view.ruleset
         hits = 0
         done = 0
-        while done < self.max_samples and time.perf_counter() < deadline:
+        while done < self.max_samples and not budget.over:
             deal = sampler.sample(self.rng)
             hands = self._after_talon_and_gives(deal, active, me, view)
             solver = Solver(
                 hands, decl, decl, marriage_needs_trick=rules.marriage_needs_trick,
-                must_beat=rules.must_beat, ace_marriage=rules.ace_marriage, deadline=deadline,
+                must_beat=rules.must_beat, ace_marriage=rules.ace_marriage, budget=budget,
             )  # fmt: skip
             try:
                 hits += solver.probe(level)
@@ -314,7 +319,7 @@ class PimcBot(Bot):
             hands[to] |= 1 << card
         return [hands[s] for s in active]
 
-    def _bid(self, view: PlayerView, deadline: float) -> Action:
+    def _bid(self, view: PlayerView, budget: Budget) -> Action:
         bids = sorted((a for a in view.legal_actions if isinstance(a, Bid)), key=lambda a: a.amount)
         passing = next((a for a in view.legal_actions if isinstance(a, Pass)), None)
         if not bids:
@@ -331,7 +336,7 @@ class PimcBot(Bot):
             target = want.amount
         # The double-dummy rate, discounted for its optimism, blended with the heuristic's
         # normal model (a prior worth a few samples: the sample count is small here).
-        rate, n = self._declarer_success(view, deadline, target)
+        rate, n = self._declarer_success(view, budget, target)
         pred = HeuristicBot().bid_estimate(view) + HeuristicBot.take_offset
         prior = 3.0
         p = (n * _BID_OPTIMISM * rate + prior * _p_normal(pred, target)) / (n + prior)
@@ -341,7 +346,7 @@ class PimcBot(Bot):
 
     # ------------------------------------------------------------------ passing
 
-    def _give(self, view: PlayerView, deadline: float) -> Action:
+    def _give(self, view: PlayerView, budget: Budget) -> Action:
         legal = [a for a in view.legal_actions if isinstance(a, Give)]
         key = (view.deal_number, view.seat)
         plan = self._plan.get(key)
@@ -368,7 +373,7 @@ class PimcBot(Bot):
         scores = [0.0] * len(pairs)
         done = 0
         rules = view.ruleset
-        while done < self.max_samples and time.perf_counter() < deadline:
+        while done < self.max_samples and not budget.over:
             deal = sampler.sample(self.rng)
             row = []
             try:
@@ -381,7 +386,7 @@ class PimcBot(Bot):
                         [hands[s] for s in active], decl, decl,
                         marriage_needs_trick=rules.marriage_needs_trick,
                         must_beat=rules.must_beat, ace_marriage=rules.ace_marriage,
-                        deadline=deadline,
+                        budget=budget,
                     )  # fmt: skip
                     row.append(1.0 if solver.probe(need) else 0.0)
             except SearchTimeout:
@@ -402,7 +407,7 @@ class PimcBot(Bot):
 
     # ------------------------------------------------------------------ contract
 
-    def _contract(self, view: PlayerView, deadline: float) -> Action:
+    def _contract(self, view: PlayerView, budget: Budget) -> Action:
         legal = view.legal_actions
         contracts = sorted((a for a in legal if isinstance(a, Contract)), key=lambda a: a.amount)
         if not contracts:
@@ -426,7 +431,7 @@ class PimcBot(Bot):
         top = len(levels)
         states: list[_Interval] = []
         rr = 0
-        while time.perf_counter() < deadline:
+        while not budget.over:
             open_ = [st for st in states if st.hi - st.lo > 1 and st.stalls < 3]
             if len(states) < 4 or not open_:
                 if len(states) >= 3 * self.max_samples:
@@ -435,7 +440,7 @@ class PimcBot(Bot):
                 solver = Solver(
                     [deal.hand_masks[s] for s in active], decl, decl,
                     marriage_needs_trick=rules.marriage_needs_trick, must_beat=rules.must_beat,
-                    ace_marriage=rules.ace_marriage, deadline=deadline,
+                    ace_marriage=rules.ace_marriage, budget=budget,
                 )  # fmt: skip
                 if states:
                     mids = sorted((st.lo + st.hi) // 2 for st in states)
@@ -445,7 +450,7 @@ class PimcBot(Bot):
             else:
                 st = open_[rr % len(open_)]
                 rr += 1
-            st.solver.deadline = min(deadline, time.perf_counter() + 0.12)
+            st.solver.budget = budget.within(0.12)
             try:
                 ok = st.solver.probe(levels[st.next])
             except SearchTimeout:

@@ -160,3 +160,28 @@ def test_counting_card_is_the_prior_of_the_search_with_many_cards() -> None:
             g.apply(action, seat=seat)
     assert compared > 0 and searched > 0
     assert sum(b.stats.samples for b in bots) > 0
+
+
+def test_search_bots_decide_the_same_on_a_slower_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Defect (replay audit): counting and pimc stopped their searches on the wall clock,
+    so the same seeds gave other matches on a busier machine (2 and 3 of 24 matches of a
+    tournament differed). Their budgets are counted in search nodes now: a clock running
+    twice as fast (a machine twice as slow) changes no decision."""
+    import json
+    import types
+
+    import bots._dds as dds
+    from bots.counting import CountingBot
+    from bots.heuristic import HeuristicBot
+    from sdk.local import play_local
+
+    def record() -> str:
+        m = play_local([CountingBot, lambda: PimcBot(budget=0.05, seed=1), HeuristicBot],
+                       "classic", 7, max_deals=3)  # fmt: skip
+        return json.dumps(m.record, sort_keys=True, default=str)
+
+    first = record()
+    start = time.perf_counter()
+    slow = types.SimpleNamespace(perf_counter=lambda: start + 2 * (time.perf_counter() - start))
+    monkeypatch.setattr(dds, "time", slow)
+    assert record() == first
