@@ -266,9 +266,14 @@ class BotSession:
     def confirm(self, stream: Stream, position: int) -> None:
         """The bot answered what ``stream`` carried at ``position``: it has read every
         message queued there before it, the ends of matches among them."""
-        if self.ends:
-            for mid in [m for m, (s, k, _) in self.ends.items() if s is stream and k < position]:
-                del self.ends[mid]
+        # Oldest first, and every entry is on the current stream (attach moves them all)
+        # at increasing positions: only the front can be settled.
+        ends = self.ends
+        while ends:
+            mid, (on, k, _) = next(iter(ends.items()))
+            if on is not stream or k >= position:
+                return
+            del ends[mid]
 
     def add_event(self, event: pb.Event) -> None:
         """Buffer an event for the next message (dropped while disconnected)."""
