@@ -16,6 +16,7 @@ grace period, the seat forfeits: the fallback plays it to the end and it is plac
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import time
@@ -161,13 +162,16 @@ class MatchRunner:
         config: RefereeConfig,
     ) -> None:
         self.match_id = match_id
+        if config.ask_forced is not None and config.ask_forced != ruleset.ask_forced:
+            # The referee's override is the match's rule: bots and the record say so.
+            ruleset = dataclasses.replace(ruleset, ask_forced=config.ask_forced)
         self.ruleset = ruleset
         self.seed = seed
         self.config = config
         self.names = [s.name for s in sessions]
         self.game = Game.new(ruleset, seed, self.names)
         self.seats = [SeatState(self, i, s, config.time_bank_ms) for i, s in enumerate(sessions)]
-        self.ask_forced = ruleset.ask_forced if config.ask_forced is None else config.ask_forced
+        self.ask_forced = ruleset.ask_forced
         self.incidents: list[dict[str, Any]] = []
         self.forfeits: list[int] = []
         # (ms, by) per action, per deal number, merged into the engine's record at the end.

@@ -256,9 +256,12 @@ class BotSession:
     def send_end(self, match_id: str, msg: pb.ServerMessage) -> None:
         """Send the ``MatchEnded`` of ``match_id`` now (if connected), and again on each new
         stream until it is known to have arrived (see ``ends``)."""
+        # Kept without the events the send piggy-backs on it: those are delivered once (they
+        # may be another match's, still running), and a resent end must not repeat them.
+        kept = pb.ServerMessage(match_ended=msg.match_ended)
         self.send(msg)
         stream = self.stream
-        self.ends[match_id] = (stream, stream.queued if stream is not None else 0, msg)
+        self.ends[match_id] = (stream, stream.queued if stream is not None else 0, kept)
         self.ends.move_to_end(match_id)
         while len(self.ends) > MISSED_KEPT:
             self.ends.popitem(last=False)

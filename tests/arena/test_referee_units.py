@@ -104,3 +104,57 @@ def test_an_answer_racing_its_deadline_is_told_so() -> None:
 
     detail = asyncio.run(go())
     assert "request '9' timed out: the fallback is played" in detail, detail
+
+
+def test_a_match_end_sent_again_carries_no_events_already_delivered() -> None:
+    """Defect (protocol audit): the end of a match, sent again on a new stream (it may not
+    have arrived), carried again the events that had ridden along with it the first time,
+    another running match's among them: a raw client applied those actions twice. The end
+    is kept without them; each event is delivered once."""
+    import asyncio
+
+    from arena.referee.sessions import BotSession, Stream
+
+    def queued(stream: Stream) -> list[pb.ServerMessage]:
+        q = stream._queue
+        out = []
+        while not q.empty():
+            m = q.get_nowait()
+            if m is not None:
+                out.append(m)
+        return out
+
+    async def go() -> tuple[list[pb.ServerMessage], list[pb.ServerMessage]]:
+        s = BotSession("x", "tok-x")
+        first = Stream("one")
+        s.attach(first)
+        s.add_event(pb.Event(match_id="m2", seq=91))  # another match, still running
+        end = pb.ServerMessage(match_ended=pb.MatchEnded(match_id="m1"))
+        s.send_end("m1", end)
+        s.detach(first, 5.0)
+        second = Stream("two")
+        s.attach(second)
+        return queued(first), queued(second)
+
+    before, after = asyncio.run(go())
+    assert [e.seq for e in before[0].events] == [91]  # delivered with the end, once
+    assert [m.match_ended.match_id for m in after] == ["m1"]  # the end again ...
+    assert not after[0].events  # ... without the events
+
+
+def test_the_referees_ask_forced_is_the_rule_the_match_shows() -> None:
+    """Defect (protocol audit): `RefereeConfig(ask_forced=True)` asked bots for forced moves
+    while the ruleset sent in `MatchStarted` (and written in the record) said
+    `ask_forced: false`. The override is now part of the match's ruleset."""
+    import asyncio
+
+    from arena.referee.match import MatchRunner
+    from arena.referee.sessions import BotSession
+    from engine import PRESETS
+
+    async def go() -> tuple[bool, bool]:
+        sessions = [BotSession(n, f"tok-{n}") for n in ("a", "b", "c")]
+        runner = MatchRunner("m", PRESETS["classic"], 1, sessions, RefereeConfig(ask_forced=True))
+        return runner._ruleset_pb.ask_forced, bool(runner.game.record()["ruleset"]["ask_forced"])
+
+    assert asyncio.run(go()) == (True, True)
