@@ -53,12 +53,28 @@ __all__ = [
     "seat_action_to_pb",
     "suit_from_pb",
     "suit_to_pb",
+    "token_problem",
     "view_from_pb",
     "view_to_pb",
 ]
 
 #: The protocol version this module speaks (``Hello.protocol_version``).
 PROTOCOL_VERSION = 1
+
+
+def token_problem(token: str) -> str | None:
+    """What makes ``token`` unusable, or ``None``. A token travels in an HTTP/2 header
+    (``authorization: Bearer <token>``): printable ASCII only, and no spaces, which the
+    referee would strip from what a bot presents.
+
+    >>> token_problem("s3cret-Token_1"), token_problem(" t1 "), token_problem("")
+    (None, "a token is printable ASCII without spaces, got ' t1 '", 'the token is empty')
+    """
+    if not token:
+        return "the token is empty"
+    if not all("!" <= c <= "~" for c in token):
+        return f"a token is printable ASCII without spaces, got {token[:40]!r}"
+    return None
 
 
 class MalformedMessageError(ValueError):

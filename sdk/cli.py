@@ -76,7 +76,7 @@ def _check_address(ctx: click.Context, param: click.Parameter, value: str) -> st
 def _check_ca(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """A ``--ca`` file that is no PEM certificate would only make every connection fail."""
     if value is not None:
-        problem = pem_problem(Path(value), "certificate", b"-----BEGIN CERTIFICATE-----")
+        problem = pem_problem(Path(value), "certificate")
         if problem is not None:
             raise click.BadParameter(problem)
     return value

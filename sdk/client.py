@@ -39,6 +39,7 @@ from arena.protocol import (
     MalformedMessageError,
     action_to_pb,
     ruleset_from_pb,
+    token_problem,
     view_from_pb,
 )
 from arena.protocol import deal_result_from_pb as _deal_result_from_pb
@@ -708,6 +709,9 @@ def run(
     """
     if not token:
         raise ArenaAuthError("no token: pass token=... (arena-bot: --token or ARENA_TOKEN)")
+    problem = token_problem(token)
+    if problem is not None:  # gRPC could not even send it (it would say "Invalid metadata")
+        raise ArenaAuthError(f"{problem}: check --token / ARENA_TOKEN")
 
     async def main() -> RunSummary:
         runner = BotRunner(

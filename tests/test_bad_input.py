@@ -151,7 +151,7 @@ def test_config_refuses_tls_files_that_are_not_pem(tmp_path: Path) -> None:
     (tmp_path / "arena.key").write_text("-----BEGIN PRIVATE KEY-----\n")
     with pytest.raises(ConfigError) as ei:
         load_config(_toml(tmp_path, BOTS + '[tls]\ncert = "arena.pem"\nkey = "arena.key"\n'))
-    assert ei.value.key == "tls.cert" and "not a PEM file" in str(ei.value)
+    assert ei.value.key == "tls.cert" and "not a PEM certificate" in str(ei.value)
 
 
 # ----------------------------------------------------------------------------- tournaments
@@ -314,7 +314,7 @@ def test_replay_of_a_match_id_without_any_database(
     ],
 )
 def test_serve_bad_numbers_name_the_option(tmp_path: Path, args: list[str], option: str) -> None:
-    tokens = _toml(tmp_path, '[bots]\na = "t1"\n', "tokens.toml")
+    tokens = _toml(tmp_path, '[bots]\na = "t1"\nb = "t2"\nc = "t3"\n', "tokens.toml")
     _fails(_invoke(arena, ["serve", "--tokens", str(tokens), *args]), 2, option)
 
 
@@ -335,14 +335,14 @@ def test_serve_bad_tokens_file(tmp_path: Path, content: bytes, words: str) -> No
 
 
 def test_serve_tls_files_that_are_not_pem(tmp_path: Path) -> None:
-    tokens = _toml(tmp_path, '[bots]\na = "t1"\n', "tokens.toml")
+    tokens = _toml(tmp_path, '[bots]\na = "t1"\nb = "t2"\nc = "t3"\n', "tokens.toml")
     r = _invoke(arena, ["serve", "--tokens", str(tokens), "--tls-cert", str(tokens),
                         "--tls-key", str(tokens)])  # fmt: skip
     _fails(r, 2, "--tls-cert", "is not a PEM certificate")
 
 
 def test_serve_on_a_port_in_use(tmp_path: Path) -> None:
-    tokens = _toml(tmp_path, '[bots]\na = "t1"\n', "tokens.toml")
+    tokens = _toml(tmp_path, '[bots]\na = "t1"\nb = "t2"\nc = "t3"\n', "tokens.toml")
     with socket.socket() as blocker:
         blocker.bind(("127.0.0.1", 0))
         blocker.listen()
@@ -478,7 +478,7 @@ def test_try_more_opponents_than_seats() -> None:
 
 
 def test_serve_record_dir_that_cannot_be_written(tmp_path: Path) -> None:
-    tokens = _toml(tmp_path, '[bots]\na = "t1"\n', "tokens.toml")
+    tokens = _toml(tmp_path, '[bots]\na = "t1"\nb = "t2"\nc = "t3"\n', "tokens.toml")
     bad = tmp_path / "tokens.toml" / "records"  # under a file
     r = _invoke(arena, ["serve", "--tokens", str(tokens), "--record-dir", str(bad)])
     _fails(r, 2, "--record-dir", f"cannot write records into {bad}")
@@ -549,7 +549,7 @@ def test_a_key_that_is_not_the_certificates_is_named(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as ei:
         load_config(_toml(tmp_path, BOTS + '[tls]\ncert = "a.pem"\nkey = "b.key"\n'))
     assert ei.value.key == "tls.key" and "is not the key of the certificate" in str(ei.value)
-    tokens = _toml(tmp_path, '[bots]\na = "t1"\n', "tokens.toml")
+    tokens = _toml(tmp_path, '[bots]\na = "t1"\nb = "t2"\nc = "t3"\n', "tokens.toml")
     r = _invoke(arena, ["serve", "--tokens", str(tokens), "--tls-cert", str(tmp_path / "a.pem"),
                         "--tls-key", str(tmp_path / "b.key")])  # fmt: skip
     _fails(r, 2, "--tls-key", "is not the key of the certificate")
@@ -563,4 +563,4 @@ def test_serve_refuses_bot_names_with_control_characters(tmp_path: Path) -> None
     tokens = tmp_path / "tokens.toml"
     tokens.write_text('[bots]\n"\\u001b[2Jevil" = "t1"\nb = "t2"\n', encoding="utf-8")
     r = _invoke(arena, ["serve", "--tokens", str(tokens), "--record-dir", str(tmp_path)])
-    _fails(r, 2, "--tokens", "a bot name is letters, digits")
+    _fails(r, 2, "--tokens", "a bot name starts with a letter or a digit")

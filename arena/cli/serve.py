@@ -6,6 +6,8 @@ import asyncio
 import contextlib
 import difflib
 import logging
+import os
+import secrets
 import signal
 import tempfile
 import tomllib
@@ -13,11 +15,16 @@ from pathlib import Path
 
 import click
 
+# gRPC core writes its own INFO lines to stderr (a failed TLS handshake for every plaintext
+# client or port scan) unless told otherwise before it loads; GRPC_VERBOSITY=INFO shows them.
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+
 from arena.cli.options import NonEmptyPath, Seconds
+from arena.protocol import token_problem
 from arena.referee import Lobby, Referee, RefereeConfig, TLSConfig, start_server
 from arena.referee.config import MAX_DEADLINE_MS, key_pair_problem, pem_problem
 from arena.referee.server import host_port
-from arena.tournament.config import BOT_NAME_RE
+from arena.tournament.config import BOT_NAME_RE, BOT_NAME_RULE
 from engine import RulesetError, load_ruleset
 
 __all__ = ["load_tokens", "serve"]
@@ -51,10 +58,12 @@ def load_tokens(path: Path) -> dict[str, str]:
     for name, token in bots.items():
         if not BOT_NAME_RE.match(name):
             # Names reach logs, records and people's terminals: no control characters.
-            raise bad(f"{path}: bots.{name!r}: a bot name is letters, digits, '.', '_' or '-' "
-                      "(at most 64)")  # fmt: skip
+            raise bad(f"{path}: bots.{name!r}: {BOT_NAME_RULE}")
         if not isinstance(token, str) or not token:
             raise bad(f"{path}: bots.{name}: the token must be a non-empty string")
+        problem = token_problem(token)
+        if problem is not None:  # no bot could ever present it
+            raise bad(f"{path}: bots.{name}: {problem}")
         if token in owner:
             raise bad(f"{path}: bots.{name}: the same token as bots.{owner[token]} "
                       "(each bot needs a token of its own)")  # fmt: skip
@@ -100,7 +109,11 @@ def _check_pem(path: Path | None, what: str, param: str) -> None:
               help="Reconnect grace period.")  # fmt: skip
 @click.option("--matches", "max_matches", type=click.IntRange(min=1), default=None,
               help="Stop after K matches.")  # fmt: skip
-@click.option("--seed", default=0, show_default=True, help="Seeds the seating and the deals.")
+@click.option(
+    "--seed", type=int, default=None,
+    help="Seeds the seating and the deals (default: a new one each run, printed at the start; "
+    "the same seed deals the same matches again, which bots that saw them could exploit).",
+)  # fmt: skip
 @click.option(
     "--tls-cert", type=NonEmptyPath(exists=True, dir_okay=False, path_type=Path), default=None,
     help="PEM certificate chain (with --tls-key: serve TLS only).",
@@ -126,7 +139,7 @@ def serve(
     max_strikes: int,
     grace_s: float,
     max_matches: int | None,
-    seed: int,
+    seed: int | None,
     tls_cert: Path | None,
     tls_key: Path | None,
     drain_s: float,
@@ -152,6 +165,12 @@ def serve(
             raise click.BadParameter(problem, param_hint="--tls-key")
     tls = TLSConfig(tls_cert, tls_key) if tls_cert is not None and tls_key is not None else None
     tokens = load_tokens(tokens_file)
+    if len(tokens) < rs.players:
+        raise click.BadParameter(
+            f"{tokens_file} lists {len(tokens)} bot(s), and a match of {rs.name} seats "
+            f"{rs.players}: no match could ever start",
+            param_hint="--tokens",
+        )
     try:  # every match appends its record there: find out now, not at the first match
         record_dir.mkdir(parents=True, exist_ok=True)
         tempfile.TemporaryFile(dir=record_dir).close()
@@ -169,6 +188,8 @@ def serve(
         )
     except ValueError as e:
         raise click.UsageError(str(e)) from e
+    if seed is None:
+        seed = secrets.randbelow(2**62)
     asyncio.run(_serve(config, tokens, rs, host, port, tls, max_matches, seed, drain_s))
 
 
@@ -198,21 +219,29 @@ async def _serve(
         ) from e
     click.echo(f"arena referee listening on {host_port(host, bound)}", err=False)
     click.echo(f"port {bound}")
+    click.echo(f"seed {seed} (--seed {seed} deals the same matches again)")
     lobby = Lobby(referee, ruleset, seed=seed, max_matches=max_matches)
-    stop = asyncio.Event()
+    stop, now = asyncio.Event(), asyncio.Event()  # a first signal, and a second one
+
+    def on_signal() -> None:
+        (now if stop.is_set() else stop).set()
+
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, stop.set)
+            loop.add_signal_handler(sig, on_signal)
     lobby_task = asyncio.create_task(lobby.run())
     stop_task = asyncio.create_task(stop.wait())
     await asyncio.wait({lobby_task, stop_task}, return_when=asyncio.FIRST_COMPLETED)
     if stop.is_set():
-        log.warning("stopping: no new matches; %d running may finish", lobby.running)
+        log.warning("stopping: no new matches; %d running may finish within %g s (signal "
+                    "again to interrupt them now)", lobby.running, drain_s)  # fmt: skip
         lobby.stop()
-        try:
-            await asyncio.wait_for(asyncio.shield(lobby_task), drain_s)
-        except TimeoutError:
+        now_task = asyncio.create_task(now.wait())
+        await asyncio.wait({lobby_task, now_task}, timeout=drain_s,
+                           return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
+        now_task.cancel()
+        if not lobby_task.done():
             await lobby.cancel_running()
             await lobby_task
     stop_task.cancel()

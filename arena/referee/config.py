@@ -110,14 +110,25 @@ def key_pair_problem(cert: Path, key: Path) -> str | None:
     return None
 
 
-def pem_problem(path: Path, what: str = "file", marker: bytes = b"-----BEGIN ") -> str | None:
+#: What a PEM file of each kind must hold (``pem_problem``).
+PEM_MARKERS = {"certificate": b"-----BEGIN CERTIFICATE-----", "private key": b"PRIVATE KEY-----"}
+
+
+def pem_problem(path: Path, what: str = "file", marker: bytes | None = None) -> str | None:
     """Why ``path`` is not a readable PEM ``what`` (``None`` when it is one).
 
     Checked before gRPC sees the file: gRPC itself only fails to bind or to connect,
     without saying that the file was the cause.
     """
+    marker = marker or PEM_MARKERS.get(what, b"-----BEGIN ")
     try:
         data = path.read_bytes()
     except OSError as e:
         return f"cannot read {path}: {e.strerror or e}"
-    return None if marker in data else f"{path} is not a PEM {what}"
+    if marker in data:
+        return None
+    swapped = {"certificate": b"PRIVATE KEY-----", "private key": b"-----BEGIN CERTIFICATE-----"}
+    if what in swapped and swapped[what] in data:
+        other = "private key" if what == "certificate" else "certificate"
+        return f"{path} is not a PEM {what} but a {other}: are the two files swapped?"
+    return f"{path} is not a PEM {what}"

@@ -293,7 +293,11 @@ class Referee:
                 )
             stream.batch = "batch" in first.hello.features
             hello = first.hello
-            session.matches_left = hello.matches if hello.HasField("matches") else None
+            # The matches it will play count the ones it is about to resume (a bot restarted
+            # with --matches N finishes its seats first): only the rest may be new ones.
+            session.matches_left = (
+                max(0, hello.matches - len(session.seats)) if hello.HasField("matches") else None
+            )
             writer = asyncio.create_task(stream.write_loop(context.write))
             stream.put(
                 pb.ServerMessage(

@@ -45,6 +45,16 @@ class Lobby:
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopping = asyncio.Event()
         self._seated: set[str] = set()  # bots of matches started by this lobby
+        #: After a match that failed (its record could not be written, say), no match starts
+        #: before this loop time, and the pause doubles while they keep failing: a failure
+        #: that repeats at once would otherwise start thousands of matches a second.
+        self._pause_until = 0.0
+        self._pause_s = 0.0
+        #: bot -> the table (its bots) of its last match, and how long that match took: a
+        #: table that ends while the others still play is not seated again as it was at once
+        #: (see ``_hold``).
+        self._last: dict[str, tuple[frozenset[str], float]] = {}
+        self._held_since: float | None = None
 
     def stop(self) -> None:
         """Start no more matches (running ones go on)."""
@@ -58,17 +68,40 @@ class Lobby:
     async def run(self) -> None:
         """Seat bots until stopped or ``max_matches`` were started, then wait for them."""
         n = self.ruleset.players
+        loop = asyncio.get_running_loop()
         while not self._stopping.is_set():
             if self.max_matches is not None and self.started >= self.max_matches:
                 break
+            now = loop.time()
+            if now < self._pause_until:
+                await self.referee.wait_changed(min(1.0, self._pause_until - now))
+                continue
             idle = sorted(b for b in self.referee.idle_bots() if b not in self._seated)
-            if len(idle) >= n:
+            if len(idle) >= n and not self._hold(idle, now):
                 seats = self._rng.sample(idle, n)
                 self._start(seats)
                 continue
             await self.referee.wait_changed(1.0)
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def _hold(self, idle: list[str], now: float) -> bool:
+        """Wait rather than seat ``idle``: they are exactly the table of their last match and
+        other matches are still running. With as many bots as a whole number of tables, a
+        table that ends would otherwise always be seated again as it was (the others are
+        still playing), and the same few bots would only ever meet each other. The wait
+        lasts until another match ends (``idle`` changes), or as long as their last match
+        took at most."""
+        last = self._last.get(idle[0])
+        if last is None or not self._tasks or last[0] != frozenset(idle):
+            self._held_since = None
+            return False
+        if self._held_since is None:
+            self._held_since = now
+        if now - self._held_since < last[1]:
+            return True
+        self._held_since = None
+        return False
 
     def _start(self, seats: list[str]) -> None:
         k = self.started
@@ -81,16 +114,29 @@ class Lobby:
         task.add_done_callback(self._tasks.discard)
 
     async def _play(self, match_id: str, seed: int, seats: list[str]) -> None:
+        loop = asyncio.get_running_loop()
+        start = loop.time()
         try:
             await self.referee.run_match(match_id, self.ruleset, seed, seats)
         except asyncio.CancelledError:
             raise
-        except Exception:
-            log.exception("match %s failed", match_id)
+        except Exception as e:
+            self._pause_s = min(60.0, max(1.0, 2 * self._pause_s))
+            self._pause_until = loop.time() + self._pause_s
+            if isinstance(e, OSError):  # the machine's (a full disk): no traceback to read
+                log.error("match %s failed: %s; no match starts for %g s", match_id, e,
+                          self._pause_s)  # fmt: skip
+            else:
+                log.exception("match %s failed; no match starts for %g s", match_id,
+                              self._pause_s)  # fmt: skip
             return
         finally:
             self._seated.difference_update(seats)
             self.referee._notify()
+        self._pause_s = 0.0
+        table = frozenset(seats)
+        for bot in seats:
+            self._last[bot] = (table, loop.time() - start)
         self.finished += 1
 
     async def cancel_running(self) -> None:

@@ -16,6 +16,7 @@ grace period, the seat forfeits: the fallback plays it to the end and it is plac
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import logging
@@ -196,25 +197,45 @@ class MatchRunner:
                 break
             except FileExistsError:
                 path, k = record_dir / f"{safe}.{k}.jsonl", k + 1
-        self._write(
-            {
-                "type": "start",
-                "match_id": self.match_id,
-                "ruleset": self.ruleset.to_dict(),
-                "seed": self.seed,
-                "players": self.names,
-                "decision_ms": self.config.decision_ms,
-                "time_bank_ms": self.config.time_bank_ms,
-                "max_strikes": self.config.max_strikes,
-                "time": time.time(),
-            }
-        )
+        start = {
+            "type": "start",
+            "match_id": self.match_id,
+            "ruleset": self.ruleset.to_dict(),
+            "seed": self.seed,
+            "players": self.names,
+            "decision_ms": self.config.decision_ms,
+            "time_bank_ms": self.config.time_bank_ms,
+            "max_strikes": self.config.max_strikes,
+            "time": time.time(),
+        }
+        f = self._file
+        try:
+            f.write(json.dumps(start, ensure_ascii=False, separators=(",", ":")) + "\n")
+            f.flush()
+        except OSError as e:  # a full disk, say: the match does not start
+            self._file = None
+            with contextlib.suppress(OSError):
+                f.close()
+            with contextlib.suppress(OSError):
+                path.unlink()
+            raise OSError(e.errno, f"cannot write the record of match {self.match_id} to "
+                          f"{path}: {e.strerror or e}") from e  # fmt: skip
 
     def _write(self, obj: dict[str, Any]) -> None:
         f = self._file
         if f is not None:
-            f.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
-            f.flush()
+            try:
+                f.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
+                f.flush()
+            except OSError as e:
+                # A full disk, say: the match goes on (its bots still get their result, and
+                # whoever called run_match its record); only the file stops where it is.
+                self._file = None
+                with contextlib.suppress(OSError):
+                    f.close()
+                log.error("match %s: cannot write its record to %s any more (%s): the match "
+                          "goes on, its file is incomplete", self.match_id, f.name,
+                          e.strerror or e)  # fmt: skip
 
     def _incident(self, kind: str, seat: int, detail: str) -> dict[str, Any]:
         inc = {"kind": kind, "seat": seat, "deal": self.game.deal_number, "detail": detail}
@@ -250,6 +271,12 @@ class MatchRunner:
             return rec
         except asyncio.CancelledError:
             self._interrupted()
+            raise
+        except Exception:
+            # A bug (or the record's file could not even be opened): the bots must not wait
+            # for this match for ever. The caller logs the error.
+            if not self.finished:
+                self._interrupted()
             raise
         finally:
             for st in self.seats:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from arena.protocol import token_problem
 from arena.referee.config import MAX_DEADLINE_MS, key_pair_problem, pem_problem
 from engine.rules import PRESETS, Ruleset, RulesetError, load_ruleset
 
@@ -49,6 +50,11 @@ BUNDLED_BOTS: tuple[str, ...] = ("random", "heuristic", "counting", "pimc")
 
 #: A tournament's, or a bot's, name.
 BOT_NAME_RE = _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
+#: What ``BOT_NAME_RE`` asks, in words (for error messages).
+BOT_NAME_RULE = (
+    "a bot name starts with a letter or a digit, then letters, digits, '.', '_' or '-' (at "
+    "most 64 characters)"
+)
 _MODULE_CLASS_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 _PLACEHOLDERS = ("python", "arena", "host", "port", "token", "name", "ca")
 #: The engine's bound on a ruleset's numbers (max_deals among them).
@@ -284,12 +290,20 @@ def parse_config(
 
     name = _get(data, "name", str, "tournament", err)
     if not _NAME_RE.match(name):
-        raise err("name", f"use letters, digits, '.', '_' or '-' (at most 64), got {name!r}")
+        raise err(
+            "name",
+            f"start with a letter or a digit, then use letters, digits, '.', '_' "
+            f"or '-' (at most 64), got {name!r}",
+        )
     explicit_id = data.get("id")
     if explicit_id is not None and (
         not isinstance(explicit_id, str) or not _NAME_RE.match(explicit_id)
     ):
-        raise err("id", f"expected a name of letters, digits, '.', '_' or '-', got {explicit_id!r}")
+        raise err(
+            "id",
+            f"expected a name starting with a letter or a digit, then letters, "
+            f"digits, '.', '_' or '-', got {explicit_id!r}",
+        )
 
     ruleset, ruleset_source = _ruleset(data.get("ruleset", "classic"), base, err)
     max_deals = _get(data, "max_deals", int, 20, err)
@@ -429,12 +443,12 @@ def _tls(data: object, base: Path, err: _Err) -> TLSSpec | None:
         if key not in data:
             raise err(f"tls.{key}", "missing: [tls] needs both cert and key (PEM files)")
     files: list[Path] = []
-    for key in ("cert", "key"):
+    for key, what in (("cert", "certificate"), ("key", "private key")):
         path = Path(_get(data, key, str, "", err, "tls.")).expanduser()
         path = path if path.is_absolute() else base / path
         if not path.is_file():
             raise err(f"tls.{key}", f"no such file: {path}")
-        problem = pem_problem(path)
+        problem = pem_problem(path, what)
         if problem is not None:
             raise err(f"tls.{key}", problem)
         files.append(path.resolve())
@@ -546,7 +560,7 @@ def _bots(value: Any, base: Path, err: _Err) -> tuple[BotSpec, ...]:
     for name, entry in value.items():
         key = f"bots.{name}"
         if not _NAME_RE.match(name):
-            raise err(key, "a bot name uses letters, digits, '.', '_' or '-' (at most 64)")
+            raise err(key, BOT_NAME_RULE)
         spec = _bot(name, entry, key, base, err)
         if spec.token is not None:
             if spec.token in token_of:
@@ -642,4 +656,7 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
     assert token is not None
     if len(token) < 8:
         raise err(f"{key}.token", "must be at least 8 characters")
+    problem = token_problem(token)
+    if problem is not None:
+        raise err(f"{key}.token", problem)
     return BotSpec(name=name, kind="remote", token=token, env=env, cwd=cwd)

@@ -1,0 +1,262 @@
+"""Defects found by an audit of `arena serve` as an operator runs it (lobby, records, tokens,
+ports); each test fails on the code before its fix."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import errno
+import logging
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from click.testing import CliRunner
+
+from arena.cli import main as arena_cli
+from arena.cli.serve import load_tokens
+from arena.referee import Referee, RefereeConfig, start_server
+from arena.referee.config import pem_problem
+from arena.referee.lobby import Lobby
+from arena.referee.match import MatchRunner
+from arena.v1 import arena_pb2 as pb
+from engine import PRESETS
+from tests.support.certs import make_cert
+from tests.support.harness import arena
+
+SHORT = dataclasses.replace(PRESETS["1001"], max_deals=2)
+
+
+class _FakeReferee:
+    """What the lobby uses of a referee: idle bots, change notices, run_match."""
+
+    def __init__(self, names: list[str], play: Any) -> None:
+        self.names = names
+        self.busy: set[str] = set()
+        self.play = play
+        self.tables: list[frozenset[str]] = []
+        self._changed = asyncio.Event()
+
+    def idle_bots(self) -> list[str]:
+        return [n for n in self.names if n not in self.busy]
+
+    def _notify(self) -> None:
+        self._changed.set()
+
+    async def wait_changed(self, timeout: float | None = None) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._changed.wait(), timeout)
+        self._changed.clear()
+
+    async def run_match(self, match_id: str, ruleset: Any, seed: int, seats: list[str]) -> Any:
+        self.tables.append(frozenset(seats))
+        self.busy.update(seats)
+        try:
+            return await self.play(len(self.tables))
+        finally:
+            self.busy.difference_update(seats)
+            self._notify()
+
+
+def test_a_lobby_whose_matches_fail_pauses_instead_of_spinning() -> None:
+    """Defect: with the record directory's disk full, every match failed at once and the
+    lobby started the next at once: 39,000 matches and 39,000 tracebacks in 12 s. A failed
+    match now pauses the lobby (1 s, doubling while failures go on)."""
+
+    async def fail(_: int) -> None:
+        raise OSError(errno.ENOSPC, "cannot write the record: No space left on device")
+
+    async def go() -> int:
+        ref = _FakeReferee(["a", "b", "c"], fail)
+        lobby = Lobby(ref, PRESETS["classic"], seed=1)  # type: ignore[arg-type]
+        task = asyncio.create_task(lobby.run())
+        await asyncio.sleep(1.5)
+        lobby.stop()
+        await asyncio.wait_for(task, 5)
+        return lobby.started
+
+    assert 1 <= asyncio.run(go()) <= 2
+
+
+@pytest.mark.parametrize("bots", [6, 9])
+def test_a_lobby_mixes_tables_when_bots_fill_them_exactly(bots: int) -> None:
+    """Defect: with 6 (or 9) bots and 3 seats, a table that ended was the only idle one and
+    was seated again as it was: the same three bots met each other for ever. A table that
+    ends while others play now waits for another to end (at most as long as its match)."""
+
+    async def play(k: int) -> None:
+        # Every match a little longer than the one before: no two tables end together
+        # (which would mix them by chance).
+        await asyncio.sleep(0.01 + 0.004 * k)
+
+    async def go() -> list[frozenset[str]]:
+        ref = _FakeReferee([f"b{i}" for i in range(bots)], play)
+        lobby = Lobby(ref, PRESETS["classic"], seed=1, max_matches=30)  # type: ignore[arg-type]
+        await asyncio.wait_for(lobby.run(), 60)
+        return ref.tables
+
+    tables = asyncio.run(go())
+    assert len(tables) == 30
+    met = {frozenset((a, b)) for t in tables for a in t for b in t if a != b}
+    assert len(set(tables)) > bots // 3  # not only the first tables, again and again
+    assert len(met) > 3 * (bots // 3)  # bots of different first tables have met
+
+
+def test_a_record_that_cannot_be_written_mid_match_does_not_stop_the_match(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect: the disk filling up during a match crashed it (a double traceback) and its
+    bots never heard that it ended: `--matches 1` bots waited for ever. The match goes on,
+    its bots get their result, and the log says the file is incomplete."""
+    opened = MatchRunner._open_record
+
+    class Full:
+        def __init__(self, f: Any) -> None:
+            self.f, self.name, self.lines = f, f.name, 0
+
+        def write(self, text: str) -> int:
+            self.lines += 1
+            if self.lines > 3:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            return int(self.f.write(text))
+
+        def flush(self) -> None:
+            self.f.flush()
+
+        def close(self) -> None:
+            self.f.close()
+
+    def open_then_fill(self: MatchRunner, record_dir: Path) -> None:
+        opened(self, record_dir)
+        self._file = Full(self._file)  # type: ignore[assignment]
+
+    monkeypatch.setattr(MatchRunner, "_open_record", open_then_fill)
+
+    async def go() -> dict[str, Any]:
+        async with arena(tmp_path, record_dir=tmp_path / "rec") as a:
+            await a.bots(["ann", "bob", "cid"])
+            return await a.referee.run_match("full", SHORT, 3, ["ann", "bob", "cid"])
+
+    with caplog.at_level(logging.ERROR, logger="arena.referee"):
+        rec = asyncio.run(go())
+    assert rec["result"] is not None and len(rec["deals"]) == 2
+    assert "cannot write its record" in caplog.text and "the match goes on" in caplog.text
+
+
+def test_a_record_that_cannot_even_be_started_seats_nobody(tmp_path: Path) -> None:
+    """The first line of a record not written (a full disk): the match does not start, no
+    bot is seated, and the error names the file and the cause."""
+
+    async def go() -> tuple[str, list[int]]:
+        async with arena(tmp_path, record_dir=tmp_path / "rec") as a:
+            await a.bots(["ann", "bob", "cid"])
+            orig_write = Path.open
+
+            def no_space(path: Path, *args: Any, **kw: Any) -> Any:
+                f = orig_write(path, *args, **kw)
+                if path.suffix == ".jsonl":
+
+                    def write(_: str) -> int:
+                        raise OSError(errno.ENOSPC, "No space left on device")
+
+                    f.write = write  # type: ignore[method-assign]
+                return f
+
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setattr(Path, "open", no_space)
+                with pytest.raises(OSError) as e:
+                    await a.referee.run_match("full", SHORT, 3, ["ann", "bob", "cid"])
+            seated = [len(a.referee.session(n).seats) for n in ("ann", "bob", "cid")]
+            return str(e.value), seated
+
+    message, seated = asyncio.run(go())
+    assert "cannot write the record of match full" in message and "No space left" in message
+    assert seated == [0, 0, 0]
+    assert not list((tmp_path / "rec").glob("*.jsonl"))  # the empty file is not left
+
+
+def test_a_bot_restarted_with_a_match_count_is_not_seated_beyond_it(tmp_path: Path) -> None:
+    """Defect: a bot restarted mid-match with `--matches 1` said "1 more" in its Hello, the
+    referee counted that besides the seat it resumed, and the lobby seated it in a match it
+    then walked out of and forfeited. The matches a Hello announces include those it
+    resumes."""
+    from tests.hostile.test_hostile_audit import _x_stream
+
+    once = pb.BotMessage(hello=pb.Hello(bot_name="x", protocol_version=1, matches=1))
+
+    async def go() -> tuple[int | None, int | None]:
+        async with arena(tmp_path, decision_ms=20_000) as a:
+            await a.bots(["ann", "bob"])
+            a.referee.add_bot("x", "tok-x")
+            async with grpc.aio.insecure_channel(a.target) as ch:
+                first = await _x_stream(ch, once)
+                match = asyncio.create_task(
+                    a.referee.run_match("m1", SHORT, 3, ["ann", "x", "bob"])
+                )
+                while "m1" not in a.referee.session("x").seats:
+                    await asyncio.sleep(0.01)
+                before = a.referee.session("x").matches_left
+                first.cancel()  # the bot dies mid-match, and is started again
+                again = await _x_stream(ch, once)
+                after = a.referee.session("x").matches_left
+                match.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await match
+                again.cancel()
+                return before, after
+
+    before, after = asyncio.run(go())
+    assert before == 0  # its one match: the one it sits in
+    assert after == 0  # back for that same match: no further one
+
+
+def test_tokens_no_bot_could_present_are_refused(tmp_path: Path) -> None:
+    """Defect: tokens with spaces around them, or characters an HTTP/2 header cannot carry,
+    were accepted at start, and no bot could ever log in with them (the bot's own gRPC said
+    "Invalid metadata", which it blamed on the arena, and kept retrying)."""
+    for token, words in [(" t1 ", "printable ASCII without spaces"), ("tøken", "printable")]:
+        f = tmp_path / "tokens.toml"
+        f.write_text(f'[bots]\na = "{token}"\nb = "tok-b"\nc = "tok-c"\n', encoding="utf-8")
+        with pytest.raises(Exception, match=words):
+            load_tokens(f)
+    from sdk.client import ArenaAuthError, run
+
+    with pytest.raises(ArenaAuthError, match="printable ASCII"):
+        run(object, "127.0.0.1:1", "tok\nx")  # type: ignore[arg-type]
+
+
+def test_serve_refuses_fewer_bots_than_a_match_seats(tmp_path: Path) -> None:
+    """Defect: a tokens file of 2 bots with a 3-player ruleset started a server that could
+    never start a match, without a word."""
+    f = tmp_path / "tokens.toml"
+    f.write_text('[bots]\na = "tok-aaaa"\nb = "tok-bbbb"\n')
+    r = CliRunner().invoke(arena_cli, ["serve", "--port", "0", "--tokens", str(f),
+                                   "--record-dir", str(tmp_path / "rec")])  # fmt: skip
+    assert r.exit_code == 2, r.output
+    assert "lists 2 bot(s), and a match of classic seats 3" in " ".join(r.output.split())
+
+
+def test_a_second_referee_cannot_take_the_same_port(tmp_path: Path) -> None:
+    """Defect: gRPC shares ports by default (SO_REUSEPORT): a second `arena serve` on a busy
+    port started and silently took a share of the bots."""
+
+    async def go() -> None:
+        first, port = await start_server(Referee(RefereeConfig()))
+        try:
+            with pytest.raises((OSError, RuntimeError)):
+                second, _ = await start_server(Referee(RefereeConfig()), port=port)
+                await second.stop(0)
+        finally:
+            await first.stop(0)
+
+    asyncio.run(go())
+
+
+def test_swapped_certificate_and_key_are_named(tmp_path: Path) -> None:
+    """Defect: `--tls-cert` and `--tls-key` swapped was refused with only "[SSL] PEM lib"."""
+    cert, key = make_cert(tmp_path)
+    assert "are the two files swapped" in (pem_problem(key, "certificate") or "")
+    assert "are the two files swapped" in (pem_problem(cert, "private key") or "")
+    assert pem_problem(cert, "certificate") is None and pem_problem(key, "private key") is None
