@@ -131,6 +131,48 @@ def test_sigterm_records_running_matches_as_interrupted(tmp_path: Path) -> None:
     assert "interrupted" in kinds and set(kinds) <= {"interrupted", "end"}
 
 
+def test_a_second_signal_ends_the_drain_at_once(tmp_path: Path) -> None:
+    """Defect (serve audit): during the drain (30 s by default) further signals were
+    ignored; the operator could only wait or SIGKILL. A second one interrupts the running
+    matches now (recorded as interrupted)."""
+    long = tmp_path / "long.toml"
+    long.write_text('preset = "1001"\nmax_deals = 500\n')
+
+    async def main() -> float:
+        server, port = await _start(tmp_path, "--drain-s", "120", "--ruleset", str(long))
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        bots = []
+        for n in NAMES:
+            argv = [str(RAW_BOT), "--target", f"127.0.0.1:{port}", "--token", f"tok-{n}",
+                    "--mode", "late", "--delay-ms", "20"]  # fmt: skip
+            bots.append(await asyncio.create_subprocess_exec(
+                sys.executable, *argv, stdout=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.DEVNULL, env=env,
+            ))  # fmt: skip
+        try:
+            for _ in range(400):  # a match under way
+                files = list((tmp_path / "rec").glob("*.jsonl"))
+                if files and files[0].read_text().count("\n") > 3:
+                    break
+                await asyncio.sleep(0.05)
+            server.send_signal(signal.SIGINT)
+            await asyncio.sleep(1.0)
+            assert server.returncode is None  # draining: the match may finish
+            loop = asyncio.get_running_loop()
+            t = loop.time()
+            server.send_signal(signal.SIGINT)
+            assert await asyncio.wait_for(server.wait(), 30) == 0
+            return loop.time() - t
+        finally:
+            await _kill(server, *bots)
+
+    took = asyncio.run(main())
+    assert took < 20
+    kinds = [json.loads(f.read_text().splitlines()[-1])["type"]
+             for f in (tmp_path / "rec").glob("*.jsonl")]  # fmt: skip
+    assert "interrupted" in kinds
+
+
 def test_tls_server(tmp_path: Path) -> None:
 
     from arena.referee import Referee, TLSConfig, start_server
