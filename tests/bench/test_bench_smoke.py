@@ -113,3 +113,10 @@ def test_tournament_smoke() -> None:
     target = out["targets"]["recording_share_percent"]
     assert target["value"] == r["recording_share_percent"]  # the largest (only one here)
     assert target["target"] == 5.0 and target["met"] == (target["value"] < 5.0)
+
+
+def test_referee_logic_smoke() -> None:
+    from arena.bench.referee_logic import referee_logic
+
+    out = referee_logic(tables=2, matches=1, max_deals=2)
+    assert out["decisions"] > 20 and out["cpu_us_per_decision"] > 0

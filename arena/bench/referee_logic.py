@@ -1,0 +1,94 @@
+"""The referee's own work per decision, without gRPC: the real ``Referee``, ``MatchRunner``
+and ``BotSession`` against in-process streams whose bot answers every request at once with
+its first legal action. What is left of the referee's CPU per decision once gRPC's is
+taken away (docs/performance.md, "Where the time goes")::
+
+    .venv/bin/python -m arena.bench.referee_logic --tables 10 --matches 20
+    .venv/bin/python -m arena.bench.referee_logic --profile    # cProfile's top functions
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import dataclasses
+import pstats
+import time
+from collections.abc import Sequence
+
+from arena.referee import Referee, RefereeConfig
+from arena.referee.sessions import BotSession, Stream
+from arena.v1 import arena_pb2 as pb
+from engine import PRESETS
+
+__all__ = ["referee_logic"]
+
+
+class _AnswerAtOnce(Stream):
+    """A stream whose bot answers each request, as soon as it is queued, with its first
+    legal action (on the next turn of the event loop, as a read would)."""
+
+    __slots__ = ("answered", "referee", "session")
+
+    def __init__(self, referee: Referee, session: BotSession) -> None:
+        super().__init__("in-process")
+        self.referee = referee
+        self.session = session
+        self.answered = 0
+
+    def put(self, msg: pb.ServerMessage) -> None:
+        if msg.HasField("decision_request"):
+            r = msg.decision_request
+            answer = pb.Decision(
+                request_id=r.request_id, match_id=r.match_id, action=r.view.legal_actions[0]
+            )
+            self.answered += 1
+            asyncio.get_running_loop().call_soon(self.referee.on_decision, self.session, answer)
+
+
+async def _run(tables: int, matches: int, max_deals: int) -> tuple[int, float]:
+    referee = Referee(RefereeConfig(decision_ms=60_000, time_bank_ms=60_000))
+    streams = []
+    for name in ("a", "b", "c"):
+        referee.add_bot(name, f"token-{name}")
+        session = referee.session(name)
+        stream = _AnswerAtOnce(referee, session)
+        session.attach(stream)
+        streams.append(stream)
+    rules = dataclasses.replace(PRESETS["classic"], max_deals=max_deals)
+
+    async def table(t: int) -> None:
+        for i in range(matches):
+            await referee.run_match(f"t{t}-{i}", rules, 1000 * t + i, ["a", "b", "c"])
+
+    start = time.process_time()
+    await asyncio.gather(*(table(t) for t in range(tables)))
+    return sum(s.answered for s in streams), time.process_time() - start
+
+
+def referee_logic(tables: int = 10, matches: int = 20, max_deals: int = 12) -> dict[str, float]:
+    """Decisions answered and the referee's CPU µs per decision (process time)."""
+    decisions, cpu = asyncio.run(_run(tables, matches, max_deals))
+    return {"decisions": decisions, "cpu_us_per_decision": round(cpu / decisions * 1e6, 1)}
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
+    p.add_argument("--tables", type=int, default=10)
+    p.add_argument("--matches", type=int, default=20, help="matches per table")
+    p.add_argument("--max-deals", type=int, default=12)
+    p.add_argument("--profile", action="store_true", help="print cProfile's top functions")
+    a = p.parse_args(argv)
+    profiler = cProfile.Profile() if a.profile else None
+    if profiler is not None:
+        profiler.enable()
+    out = referee_logic(a.tables, a.matches, a.max_deals)
+    if profiler is not None:
+        profiler.disable()
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(20)
+    print(out)
+
+
+if __name__ == "__main__":
+    main()
