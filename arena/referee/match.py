@@ -549,19 +549,23 @@ class MatchRunner:
         """
         p = st.pending
         if p is None or p.request_id != decision.request_id or p.future.done():
-            now = "" if p is None else f" (the pending request is {p.request_id!r})"
+            now = "" if p is None else f"; the pending request is {p.request_id!r}"
             why = (
-                "the seat has forfeited"
-                if st.forfeited
                 # A late answer, whether or not the seat has been asked again since.
-                else f"request {st.timed_out!r} timed out: the fallback was played{now}"
-                if decision.request_id == st.timed_out
-                else "no decision of yours is pending"
-                if p is None
-                else f"the pending request is {p.request_id!r}"
-                if p.request_id != decision.request_id
+                f"request {st.timed_out!r} timed out: the fallback was played{now}"
+                if decision.request_id == st.timed_out and not st.forfeited
                 # The deadline's timer resolved the wait; the match has not moved on yet.
                 else f"request {p.request_id!r} timed out: the fallback is played"
+                if p is not None and p.request_id == decision.request_id
+                else "the request is unknown, stale or not yours ("
+                + (
+                    "the seat has forfeited"
+                    if st.forfeited
+                    else "no decision of yours is pending"
+                    if p is None
+                    else f"the pending request is {p.request_id!r}"
+                )
+                + ")"
             )
             self.reject_wrong_request(st, decision, why)
             return False
@@ -585,8 +589,7 @@ class MatchRunner:
         legal = self.game.legal_actions() if self.game.to_act == st.seat else ()
         rid = clip(decision.request_id)  # a bot's id, up to a MiB: not echoed in full
         message = (
-            f"decision {text} for request {rid!r} refused: the request is "
-            f"unknown, stale or not yours ({why}); legal now: "
+            f"decision {text} for request {rid!r} refused: {why}; legal now: "
             f"{', '.join(str(a) for a in legal) or 'nothing (not your turn)'}"
         )
         self._incident("wrong_request", st.seat, message)

@@ -1242,7 +1242,7 @@ def test_a_late_answer_is_told_its_request_timed_out_when_asked_again(tmp_path: 
 
     late, again = asyncio.run(main())
     assert late.incident == pb.INCIDENT_WRONG_REQUEST
-    assert f"timed out: the fallback was played (the pending request is '{again.request_id}')" in (
+    assert f"timed out: the fallback was played; the pending request is '{again.request_id}'" in (
         late.message
     )
 
