@@ -85,12 +85,15 @@ class Budget:
     share of this budget for one probe: it stops at its own nodes or at this budget's end.
     """
 
-    __slots__ = ("deadline", "left", "parent")
+    __slots__ = ("clocked", "deadline", "left", "parent")
 
     def __init__(self, seconds: float, safety: float = 2.5) -> None:
         self.left = round(seconds * NODES_PER_SECOND)
         self.deadline = time.perf_counter() + seconds * safety
         self.parent: Budget | None = None
+        #: The wall-clock backstop ended the search (not the nodes): the decision depended
+        #: on the machine's speed.
+        self.clocked = False
 
     def within(self, seconds: float) -> Budget:
         part = Budget(0.0)
@@ -107,7 +110,15 @@ class Budget:
 
     @property
     def over(self) -> bool:
-        return self.left <= 0 or time.perf_counter() > self.deadline
+        if self.left <= 0:
+            return True
+        if time.perf_counter() <= self.deadline:
+            return False
+        b: Budget | None = self
+        while b is not None:
+            b.clocked = True
+            b = b.parent
+        return True
 
 
 def _beats(card: int, best: int, trump: int) -> bool:

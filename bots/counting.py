@@ -161,7 +161,9 @@ class CountingBot(HeuristicBot):
         except ValueError:
             return None
         rng = random.Random(view.deal_number * 1009 + view.seat * 31 + len(view.hand))
-        budget = Budget(self.endgame_budget)
+        # A generous backstop (10 budgets: 0.4 s): the search ends on its nodes, so that
+        # the same seeds play the same, unless the machine is ten times slower.
+        budget = Budget(self.endgame_budget, safety=10)
         totals = [0.0] * len(moves)
         done = 0
         sign = 1.0 if me == decl else -1.0
