@@ -25,7 +25,7 @@ from engine import (
     parse_action,
     trick_winner,
 )
-from engine.record import check_record_shape, start_game
+from engine.record import check_record_shape, forfeit_result, start_game
 
 __all__ = ["render_record", "standings_table"]
 
@@ -207,7 +207,14 @@ def render_record(record: Mapping[str, Any]) -> RenderableType:
                 named = re.sub(r"\bseat (\d+)", lambda m: players[int(m[1])], ev)
                 parts.append(Text(named, style="magenta"))
         parts.append(Text(""))
+    # The standings as the rules make them (forfeiters placed last, as the referee does),
+    # like every deal above: not the record's own figures, which may say otherwise.
     result = record.get("result")
+    if game.is_over:
+        result = game.record()["result"]
+        forfeits = record.get("forfeits") or []
+        if forfeits:
+            result = forfeit_result(result, list(forfeits), game.ruleset.target)
     if result:
         parts.append(standings_table(players, result))
     return Group(*parts)

@@ -771,12 +771,19 @@ def _jsonl_record(text: str) -> Any:
     """The record in a referee's ``<match_id>.jsonl`` (``arena serve --record-dir``): that of
     its last ``end`` or ``interrupted`` line (a file holds one match)."""
     found: Any = None
-    for n, line in enumerate(text.splitlines(), 1):
+    lines = text.splitlines()
+    for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             entry = json.loads(line)
         except ValueError as e:
+            if n == len(lines) and not text.endswith("\n"):
+                raise ValueError(
+                    f"line {n}: the file ends in the middle of a line (cut short: its disk "
+                    "was full, or the referee was killed while writing it); no 'end' or "
+                    "'interrupted' line"
+                ) from None
             raise ValueError(f"line {n}: {e}") from None
         if isinstance(entry, dict) and entry.get("type") in ("end", "interrupted"):
             found = entry.get("record")

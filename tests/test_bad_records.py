@@ -441,6 +441,9 @@ def test_arena_replay_reads_jsonl_and_refuses_deep_json(tmp_path: Path) -> None:
         2,
         "no 'end' or 'interrupted' line",
     )
+    cut = tmp_path / "cut.jsonl"  # a record cut short (a full disk, a killed referee)
+    cut.write_text(json.dumps(lines[0]) + "\n" + json.dumps(lines[0])[:30])
+    _fails(_invoke(arena, ["replay", str(cut)]), 2, "ends in the middle of a line")
     deep = tmp_path / "deep.json"
     deep.write_text("[" * 100_000 + "]" * 100_000)
     _fails(_invoke(arena, ["replay", "--check", str(deep)]), 2, "not a readable match record")
@@ -486,6 +489,7 @@ def test_a_referee_record_whose_cards_are_not_its_seeds_is_refused(tmp_path: Pat
             continue
     f.write_text(json.dumps(rec, ensure_ascii=False))
     _fails(_invoke(arena, ["replay", "--check", str(f)]), 1, "REFUSED", "not the ones seed")
+    _fails(_invoke(arena, ["replay", str(f)]), 1, "not the ones seed")  # shown, then refused
 
 
 @pytest.mark.parametrize(
@@ -508,12 +512,15 @@ def test_replay_without_check_says_when_the_records_figures_differ(
     f = tmp_path / "rec.json"
     f.write_text(json.dumps(rec, ensure_ascii=False))
     assert _invoke(arena, ["replay", str(f)]).exit_code == 0
+    shown = _plain(render_record(rec))
     target: Any = rec
     for key in path[:-1]:
         target = target[key]
     target[path[-1]] = value
     f.write_text(json.dumps(rec, ensure_ascii=False))
     _fails(_invoke(arena, ["replay", str(f)]), 1, "figures differ", words)
+    # what is shown is the rules' figures, standings included, not the record's
+    assert _plain(render_record(rec)) == shown
 
 
 @pytest.mark.parametrize(("key", "value"), [("seed", 99), ("players", ["b", "a", "c"])])

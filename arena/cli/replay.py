@@ -7,6 +7,7 @@ is enough) looked up in ``--db`` (default: the newest ``runs/*.sqlite``).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -83,6 +84,10 @@ def replay(ctx: click.Context, record_ref: str, check: bool, db: Path | None) ->
         except (AttributeError, TypeError, KeyError, ValueError, IndexError) as e:
             click.echo(f"error: {record_ref}: malformed match record: {e!r}", err=True)
             ctx.exit(2)
+        changed = _changed_cards(record, seed_mismatches(record))
+        if changed:
+            click.echo(f"error: {record_ref}: {changed}", err=True)
+            ctx.exit(1)
         return
     try:
         game = replay_record(record)
@@ -95,15 +100,9 @@ def replay(ctx: click.Context, record_ref: str, check: bool, db: Path | None) ->
         click.echo(f"error: {record_ref}: malformed match record: {e!r}", err=True)
         ctx.exit(2)
     own = seed_mismatches(record)
-    if own and "match_id" in record:
-        # The referee deals every match from its seed (and names the match): cards that
-        # differ were changed after it wrote them.
-        click.echo(
-            f"REFUSED: the hands and talon of deal(s) {', '.join(map(str, own))} are not the "
-            f"ones seed {record['seed']!r} deals, and the arena deals every match it records "
-            "from its seed: the record was changed",
-            err=True,
-        )
+    changed = _changed_cards(record, own)
+    if changed:
+        click.echo(f"REFUSED: {changed}", err=True)
         ctx.exit(1)
     players = list(game.players)
     for res in game.deal_results:
@@ -131,3 +130,16 @@ def replay(ctx: click.Context, record_ref: str, check: bool, db: Path | None) ->
             f"record's own, not the ones seed {record['seed']!r} deals",
             err=True,
         )
+
+
+def _changed_cards(record: dict[str, Any], own: list[int]) -> str | None:
+    """Why a record the arena wrote (it names its ``match_id``) was changed, when deals
+    ``own`` hold cards its seed does not deal: the referee deals every match from its seed.
+    A record without ``match_id`` may deal its own cards (a constructed rule case)."""
+    if not own or "match_id" not in record:
+        return None
+    return (
+        f"the hands and talon of deal(s) {', '.join(map(str, own))} are not the ones seed "
+        f"{record['seed']!r} deals, and the arena deals every match it records from its "
+        "seed: the record was changed"
+    )
