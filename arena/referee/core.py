@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from importlib import metadata
 from typing import Any
 
@@ -86,6 +86,9 @@ class Referee:
         self._changed: asyncio.Event | None = None
         #: Calls with a welcomed stream whose handler has not returned yet.
         self._attached = 0
+        #: Awaited by :meth:`end_streams`: what else holds calls open (``start_server`` adds
+        #: the health service's shutdown, which ends its Watch calls).
+        self.on_stop: list[Callable[[], Awaitable[None]]] = []
 
     # ------------------------------------------------------------------ bots
     def add_bot(self, name: str, token: str) -> None:
@@ -205,8 +208,11 @@ class Referee:
         """
         code = grpc.StatusCode.OK if final else grpc.StatusCode.UNAVAILABLE
         for s in self._by_name.values():
-            if s.stream is not None:
-                s.stream.end(code, message)
+            for stream in (s.stream, s.reserved):  # (reserved: still saying Hello)
+                if stream is not None:
+                    stream.end(code, message)
+        for hook in self.on_stop:  # other long calls (health Watch), ended by their owner
+            await hook()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while self._attached and loop.time() < deadline:
@@ -245,9 +251,13 @@ class Referee:
                 f"another stream of bot {session.name!r} is saying Hello; retry after it",
             )
             return
-        if session.connects.over(asyncio.get_running_loop()):
+        loop = asyncio.get_running_loop()
+        if session.connects.over(loop):
             c = self.config
-            log.warning("bot %s reconnects too often: stream refused", session.name)
+            if loop.time() - session.warned_at > c.flood_window_s:  # once per window, not
+                session.warned_at = loop.time()  # a line per refused stream (thousands a s)
+                log.warning("bot %s reconnects too often: streams refused for a while",
+                            session.name)  # fmt: skip
             await context.abort(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"more than {c.reconnect_limit} streams of bot {session.name!r} opened within "
@@ -261,13 +271,25 @@ class Referee:
         attached = False
         refusal: _Refusal | None = None
         try:
+            hello_task = asyncio.ensure_future(_read(context))
+            ended_task = asyncio.ensure_future(stream.ended.wait())
             try:
-                first = await asyncio.wait_for(_read(context), HELLO_TIMEOUT_S)
-            except TimeoutError:
+                await asyncio.wait(
+                    (hello_task, ended_task), timeout=HELLO_TIMEOUT_S,
+                    return_when=asyncio.FIRST_COMPLETED,
+                )  # fmt: skip
+            finally:
+                ended_task.cancel()
+                if not hello_task.done():
+                    hello_task.cancel()
+            if stream.ending is not None:  # the arena is stopping
+                raise _Refusal(*stream.ending)
+            if not hello_task.done() or hello_task.cancelled():
                 raise _Refusal(
                     grpc.StatusCode.INVALID_ARGUMENT,
                     f"the first message must be Hello: none came within {HELLO_TIMEOUT_S:g} s",
-                ) from None
+                )
+            first = hello_task.result()
             kind = first.WhichOneof("kind") if isinstance(first, pb.BotMessage) else None
             if kind != "hello":
                 got = (
@@ -319,7 +341,7 @@ class Referee:
                 # tens of seconds), and a bot locked out meanwhile would time out and forfeit.
                 log.info("bot %s: a new stream from %s replaces the one from %s", session.name,
                          stream.peer, old.peer)  # fmt: skip
-                old.end(grpc.StatusCode.ABORTED, REPLACED)
+                old.end(grpc.StatusCode.ABORTED, REPLACED, now=True)
             session.attach(stream)
             attached = True
             self._attached += 1
@@ -327,8 +349,8 @@ class Referee:
             # Reading runs in a task of its own so that the call also ends when the writer
             # does (the bot is gone) or the stream overflows (the bot does not read): then
             # there may be nothing to read for ever.
-            reader = asyncio.create_task(self._read_loop(session, context))
-            stream.on_overflow = reader.cancel
+            reader = asyncio.create_task(self._read_loop(session, stream, context))
+            stream.stop = reader.cancel
             await asyncio.wait((reader, writer), return_when=asyncio.FIRST_COMPLETED)
             if stream.overflowed:
                 log.warning("bot %s does not read its stream: closed", session.name)
@@ -374,14 +396,14 @@ class Referee:
                 self._attached -= 1
                 self._notify()
 
-    async def _read_loop(self, session: BotSession, context: Any) -> None:
+    async def _read_loop(self, session: BotSession, stream: Stream, context: Any) -> None:
         """Handle a welcomed bot's messages until EOF; a refusal raises :class:`_Refusal`."""
         flood = session.flood  # per bot, not per stream: reconnecting does not reset it
         loop = asyncio.get_running_loop()
         while True:
             msg = await _read(context)
-            if msg is grpc.aio.EOF:
-                return
+            if msg is grpc.aio.EOF or session.stream is not stream:
+                return  # (replaced: what it still carries is not the bot's word any more)
             if msg.WhichOneof("kind") == "decisions":
                 n = len(msg.decisions.decisions)
                 if n > MAX_DECISION_BATCH:
@@ -390,7 +412,9 @@ class Referee:
                         f"a DecisionBatch holds at most {MAX_DECISION_BATCH} decisions, not {n}",
                     )
             unsolicited = self.on_message(session, msg)
-            if unsolicited and any(flood.over(loop) for _ in range(unsolicited)):
+            # Weighed by size: a stray MiB costs the referee milliseconds to parse, and the
+            # count alone let a few bots slow every match next door ten-fold.
+            if unsolicited and flood.over(loop, unsolicited + msg.ByteSize() // 1024):
                 log.warning("bot %s flooded its stream: closed", session.name)
                 raise _Refusal(
                     grpc.StatusCode.RESOURCE_EXHAUSTED,

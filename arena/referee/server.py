@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -56,7 +58,9 @@ async def _refuse(context: grpc.aio.ServicerContext[Any, Any], bad: _Unparsed) -
     raise AssertionError("abort returns only by raising")  # pragma: no cover
 
 
-def _parsing_refused(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+def _parsing_refused(
+    handler: grpc.RpcMethodHandler, stopping: asyncio.Event
+) -> grpc.RpcMethodHandler:
     """``handler`` with a request that does not parse answered INVALID_ARGUMENT, naming the
     message: gRPC itself logs a traceback and answers UNKNOWN, for any caller, token or
     not (GetInfo, health checking and reflection need none), as often as it likes."""
@@ -102,7 +106,20 @@ def _parsing_refused(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         async def unary_stream(request: Any, context: Any) -> Any:  # writes with context.write
             if isinstance(request, _Unparsed):
                 await _refuse(context, request)
-            return await us(request, context)
+            # Such a call (health's Watch) lasts until its client leaves: at shutdown it is
+            # ended here (``stopping``, set by end_streams), not cancelled by gRPC, which
+            # logs that as an unhandled exception.
+            inner = asyncio.ensure_future(us(request, context))
+            stop = asyncio.ensure_future(stopping.wait())
+            try:
+                await asyncio.wait((inner, stop), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                stop.cancel()
+                if not inner.done():
+                    inner.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await inner
+            return inner.result() if inner.done() and not inner.cancelled() else None
 
         return handler._replace(request_deserializer=tolerant, unary_stream=unary_stream)
     if handler.stream_stream is not None and inspect.isasyncgenfunction(handler.stream_stream):
@@ -117,7 +134,11 @@ def _parsing_refused(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
 
 
 class _RefuseUnparsed(grpc.aio.ServerInterceptor):  # type: ignore[misc]
-    """Every method of the server but Play (which does so itself): :func:`_parsing_refused`."""
+    """Every method of the server but Play (which does so itself): :func:`_parsing_refused`.
+    ``stopping``, once set, ends the calls that would otherwise stay open (health's Watch)."""
+
+    def __init__(self, stopping: asyncio.Event) -> None:
+        self.stopping = stopping
 
     async def intercept_service(
         self,
@@ -125,7 +146,7 @@ class _RefuseUnparsed(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler:
         handler = await continuation(handler_call_details)
-        return handler if handler is None else _parsing_refused(handler)
+        return handler if handler is None else _parsing_refused(handler, self.stopping)
 
 
 def host_port(host: str, port: int) -> str:
@@ -149,10 +170,20 @@ async def start_server(
     serves ``grpc.health.v1.Health`` (``SERVING`` for "" and ``arena.v1.Arena``) and server
     reflection. Stop it with ``await server.stop(grace)``.
     """
-    server = grpc.aio.server(options=_OPTIONS, interceptors=[_RefuseUnparsed()])
+    stopping = asyncio.Event()
+    server = grpc.aio.server(options=_OPTIONS, interceptors=[_RefuseUnparsed(stopping)])
     pb_grpc.add_ArenaServicer_to_server(ArenaServicer(referee), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    # Its Watch calls stay open until their clients leave: they are ended with the bots'
+    # streams (end_streams), or gRPC cancels them at stop and logs each as an unhandled
+    # exception.
+
+    async def end_open_calls() -> None:
+        await health_servicer.enter_graceful_shutdown()
+        stopping.set()
+
+    referee.on_stop.append(end_open_calls)
     reflection.enable_server_reflection(
         (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
     )

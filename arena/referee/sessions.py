@@ -62,23 +62,27 @@ def bearer_token(metadata: Any) -> str | None:
 
 
 class RateMeter:
-    """Counts events in a sliding window of ``window`` seconds, against ``limit``."""
+    """Counts events (of a weight each) in a sliding window of ``window`` seconds, against
+    ``limit``."""
 
-    __slots__ = ("_limit", "_times", "_window")
+    __slots__ = ("_limit", "_times", "_total", "_window")
 
     def __init__(self, limit: int, window: float) -> None:
         self._limit = limit
         self._window = window
-        self._times: deque[float] = deque()
+        self._times: deque[tuple[float, int]] = deque()
+        self._total = 0
 
-    def over(self, loop: asyncio.AbstractEventLoop) -> bool:
-        """Count one event now; whether the window now holds more than the limit."""
+    def over(self, loop: asyncio.AbstractEventLoop, weight: int = 1) -> bool:
+        """Count an event of ``weight`` now; whether the window now holds more than the
+        limit."""
         now = loop.time()
         times = self._times
-        times.append(now)
-        while times and times[0] < now - self._window:
-            times.popleft()
-        return len(times) > self._limit
+        times.append((now, weight))
+        self._total += weight
+        while times and times[0][0] < now - self._window:
+            self._total -= times.popleft()[1]
+        return self._total > self._limit
 
 
 #: The most messages one ``Batch`` carries: bounds a gRPC message (a view is 1–2 KB) and
@@ -103,7 +107,7 @@ class Stream:
     The queue holds at most ``max_queued`` messages (0: no bound). A bot that does not
     read its stream makes gRPC flow control hold the writes, and everything sent to it
     would pile up here without bound; at the bound the stream drops its queue, takes no
-    more, sets ``overflowed`` and calls ``on_overflow`` (the stream's handler ends the call
+    more, sets ``overflowed`` and calls ``stop`` (the stream's handler ends the call
     with RESOURCE_EXHAUSTED).
 
     :meth:`end` ends the call from the referee's side, with a status, once the queued
@@ -111,8 +115,8 @@ class Stream:
     """
 
     __slots__ = (
-        "_queue", "batch", "closed", "ending", "max_queued", "on_overflow", "overflowed", "peer",
-        "queued",
+        "_queue", "batch", "closed", "ended", "ending", "max_queued", "overflowed", "peer",
+        "queued", "stop",
     )  # fmt: skip
 
     def __init__(self, peer: str, batch: bool = False, max_queued: int = 0) -> None:
@@ -122,7 +126,10 @@ class Stream:
         self.batch = batch
         self.max_queued = max_queued
         self.overflowed = False
-        self.on_overflow: Callable[[], object] | None = None
+        #: Stops the call's reading (set by its handler): the call then ends.
+        self.stop: Callable[[], object] | None = None
+        #: Set by :meth:`end`: a handler still waiting for the Hello stops waiting.
+        self.ended = asyncio.Event()
         #: (status code, details) the call is to end with, once :meth:`end` was called.
         self.ending: tuple[grpc.StatusCode, str] | None = None
         #: Messages taken so far: the position of the last one in the stream's order.
@@ -134,17 +141,22 @@ class Stream:
         if self.max_queued and self._queue.qsize() >= self.max_queued:
             self.overflowed = True
             self.close(discard=True)
-            if self.on_overflow is not None:
-                self.on_overflow()
+            if self.stop is not None:
+                self.stop()
             return
         self._queue.put_nowait(msg)
         self.queued += 1
 
-    def end(self, code: grpc.StatusCode, message: str) -> None:
-        """End the call with status ``code`` and ``message`` after the queued messages."""
+    def end(self, code: grpc.StatusCode, message: str, now: bool = False) -> None:
+        """End the call with status ``code`` and ``message`` after the queued messages, or
+        ``now``: the queue dropped and the reading stopped (a stream replaced by a newer one
+        of its bot must neither act for it nor, if its client does not read, live on)."""
         if self.ending is None:
             self.ending = (code, message)
-        self.close()
+        self.ended.set()
+        self.close(discard=now)
+        if now and self.stop is not None:
+            self.stop()
 
     def close(self, discard: bool = False) -> None:
         """Take no more messages; the writer ends after writing the queued ones (none of
@@ -199,7 +211,7 @@ class BotSession:
 
     __slots__ = (
         "_grace", "connects", "ends", "events", "flood", "idle", "matches_left", "name",
-        "reserved", "seats", "stream", "token",
+        "reserved", "seats", "stream", "token", "warned_at",
     )  # fmt: skip
 
     def __init__(
@@ -216,6 +228,8 @@ class BotSession:
         #: reconnecting resets neither (RefereeConfig's flood_limit and reconnect_limit).
         self.flood = RateMeter(flood_limit, window_s)
         self.connects = RateMeter(reconnect_limit, window_s)
+        #: When streams refused for reconnecting too often were last logged (loop time).
+        self.warned_at = float("-inf")
         self.stream: Stream | None = None
         #: A stream that authenticated and has not said Hello yet.
         self.reserved: Stream | None = None

@@ -47,7 +47,7 @@ from test_e2e_matches import _cards_in, _visible_moments
 from test_servicer_fuzz import FakeContext
 
 from arena.protocol import card_from_pb
-from arena.referee import core
+from arena.referee import Referee, RefereeConfig, core, start_server
 from arena.referee.servicer import ArenaServicer
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
@@ -1300,3 +1300,138 @@ def test_the_end_of_a_match_reaches_a_bot_whose_stream_died_with_it(
     ends = [m.match_ended.match_id for m in played if m.HasField("match_ended")]
     assert set(ends) == {"lost", "next", "third"} and ends[-1] == "third"
     assert unsettled == ["third"]  # answered nothing after it yet: it would come again
+
+
+def test_a_replaced_stream_that_does_not_read_ends_and_no_longer_acts(tmp_path: Path) -> None:
+    """Defect (hostile audit round 4): a stream replaced by a newer one of its bot, whose
+    client had stopped reading, never ended (its writer blocked on flow control) and its
+    answers still counted as the bot's: every reconnect left one more such call. It now
+    stops reading at once and its queue is dropped."""
+    strays = pb.BotMessage()
+    for _ in range(256):
+        strays.decisions.decisions.add(request_id="r" * 64, match_id="z" * 64)
+    opts = [("grpc.http2.bdp_probe", 0), ("grpc.use_local_subchannel_pool", 1)]
+
+    async def main() -> tuple[int, str, str | None]:
+        async with arena(tmp_path, decision_ms=20_000, time_bank_ms=0) as a:
+            await a.bots(["ann", "bob"])
+            a.referee.add_bot("x", "tok-x")
+            ch_a = grpc.aio.insecure_channel(a.target, options=opts)
+            old = await _x_stream(ch_a)
+            match = asyncio.create_task(a.referee.run_match("m1", SHORT, 3, ["ann", "x", "bob"]))
+            st = None
+            while st is None or st.pending is None:
+                st = a.referee.session("x").seats.get("m1")
+                await asyncio.sleep(0.02)
+            rid = st.pending.request_id
+            await old.write(strays)  # refusals fill its window; it reads none of them
+            await old.write(strays)
+            await asyncio.sleep(0.5)
+            ch_b = grpc.aio.insecure_channel(a.target, options=opts)
+            new = await _x_stream(ch_b)
+            request = None
+            while request is None:
+                for m in _flat([await new.read()]):
+                    if m.HasField("decision_request"):
+                        request = m.decision_request
+            with suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
+                await old.write(pb.BotMessage(decision=pb.Decision(
+                    request_id=request.request_id, match_id="m1",
+                    action=request.view.legal_actions[0])))  # fmt: skip
+            await asyncio.sleep(0.3)
+            pending = None if st.pending is None else st.pending.request_id
+            for _ in range(100):  # the old call ends (within its writer's second)
+                if a.referee._attached == 3:
+                    break
+                await asyncio.sleep(0.05)
+            attached = a.referee._attached
+            match.cancel()
+            with suppress(asyncio.CancelledError):
+                await match
+            new.cancel()
+            old.cancel()
+            await ch_a.close()
+            await ch_b.close()
+            return attached, rid, pending
+
+    attached, rid, pending = asyncio.run(main())
+    assert pending == rid  # the answer on the replaced stream was not the bot's
+    assert attached == 3  # ann, bob and x's new stream: the old call ended
+
+
+@pytest.mark.parametrize("which", ["prehello", "watch"])
+def test_stopping_ends_calls_before_hello_and_health_watches_without_an_error(
+    which: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect (hostile audit round 4): at shutdown (end_streams, then the server's stop), a
+    Play call still before its Hello, or a health Watch (no token needed), was cancelled by
+    gRPC, which logged an ERROR with a traceback; the bot got "Cancelling all calls". Both
+    are now ended by end_streams: UNAVAILABLE "the arena is stopping", and the Watch ends."""
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    async def main() -> str:
+        ref = Referee(RefereeConfig())
+        ref.add_bot("x", "tok-x")
+        server, port = await start_server(ref)
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+            if which == "prehello":
+                call: Any = pb_grpc.ArenaStub(ch).Play(metadata=_md("tok-x"))
+                for _ in range(100):
+                    if ref.session("x").reserved is not None:
+                        break
+                    await asyncio.sleep(0.02)
+            else:
+                call = health_pb2_grpc.HealthStub(ch).Watch(health_pb2.HealthCheckRequest())
+                await call.read()
+            await ref.end_streams()
+            await server.stop(1.0)
+            try:
+                while await call.read() is not grpc.aio.EOF:
+                    pass
+                return "OK"
+            except grpc.aio.AioRpcError as e:
+                return f"{e.code().name}: {e.details()}"
+
+    with caplog.at_level(logging.ERROR):
+        status = asyncio.run(main())
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
+    if which == "prehello":
+        assert status == "UNAVAILABLE: the arena is stopping"
+
+
+def test_large_stray_messages_count_by_their_size_against_the_flood_limit() -> None:
+    """Defect (hostile audit round 4): strays were counted one each whatever their size; 1 MiB
+    messages (milliseconds each to parse) from three bots, under the count, slowed honest
+    matches next door 8-70 fold. A stray now weighs 1 + its KiB."""
+    from arena.referee.sessions import RateMeter
+
+    async def go() -> tuple[bool, bool]:
+        loop = asyncio.get_running_loop()
+        meter = RateMeter(1000, 10.0)
+        small = any(meter.over(loop) for _ in range(900))
+        return small, RateMeter(1000, 10.0).over(loop, 1 + (1 << 20) // 1024)
+
+    assert asyncio.run(go()) == (False, True)
+
+
+def test_refused_reconnects_are_logged_once_per_window(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect (hostile audit round 4): every stream refused for reconnecting too often
+    logged a WARNING: 4,600 lines a second from one token."""
+
+    async def main() -> None:
+        async with arena(tmp_path, reconnect_limit=2) as a:
+            a.referee.add_bot("x", "tok-x")
+            async with grpc.aio.insecure_channel(a.target) as ch:
+                for _ in range(30):
+                    call = pb_grpc.ArenaStub(ch).Play(metadata=_md("tok-x"))
+                    await call.write(HELLO)
+                    with suppress(grpc.aio.AioRpcError):
+                        await call.read()
+                    call.cancel()
+
+    with caplog.at_level(logging.WARNING, logger="arena.referee"):
+        asyncio.run(main())
+    lines = [r for r in caplog.records if "reconnects too often" in r.getMessage()]
+    assert len(lines) == 1, len(lines)
