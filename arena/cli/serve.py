@@ -125,7 +125,7 @@ def _check_pem(path: Path | None, what: str, param: str) -> None:
 @click.option(
     "--drain-s", type=Seconds(min=0), default=30.0, show_default=True,
     help="On SIGINT/SIGTERM: how long running matches may take to finish before they are "
-    "interrupted (and recorded as interrupted).",
+    "interrupted (and recorded as interrupted); a second signal interrupts them at once.",
 )  # fmt: skip
 @click.option("-v", "--verbose", is_flag=True, help="Log every connection and incident.")
 def serve(
