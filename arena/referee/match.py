@@ -197,29 +197,19 @@ class MatchRunner:
                 break
             except FileExistsError:
                 path, k = record_dir / f"{safe}.{k}.jsonl", k + 1
-        start = {
-            "type": "start",
-            "match_id": self.match_id,
-            "ruleset": self.ruleset.to_dict(),
-            "seed": self.seed,
-            "players": self.names,
-            "decision_ms": self.config.decision_ms,
-            "time_bank_ms": self.config.time_bank_ms,
-            "max_strikes": self.config.max_strikes,
-            "time": time.time(),
-        }
-        f = self._file
-        try:
-            f.write(json.dumps(start, ensure_ascii=False, separators=(",", ":")) + "\n")
-            f.flush()
-        except OSError as e:  # a full disk, say: the match does not start
-            self._file = None
-            with contextlib.suppress(OSError):
-                f.close()
-            with contextlib.suppress(OSError):
-                path.unlink()
-            raise OSError(e.errno, f"cannot write the record of match {self.match_id} to "
-                          f"{path}: {e.strerror or e}") from e  # fmt: skip
+        self._write(
+            {
+                "type": "start",
+                "match_id": self.match_id,
+                "ruleset": self.ruleset.to_dict(),
+                "seed": self.seed,
+                "players": self.names,
+                "decision_ms": self.config.decision_ms,
+                "time_bank_ms": self.config.time_bank_ms,
+                "max_strikes": self.config.max_strikes,
+                "time": time.time(),
+            }
+        )
 
     def _write(self, obj: dict[str, Any]) -> None:
         f = self._file
@@ -228,11 +218,17 @@ class MatchRunner:
                 f.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
                 f.flush()
             except OSError as e:
-                # A full disk, say: the match goes on (its bots still get their result, and
-                # whoever called run_match its record); only the file stops where it is.
+                # A full disk, say. Its first line: the match does not start. Later: the
+                # match goes on (its bots still get their result, and whoever called
+                # run_match its record); only the file stops where it is.
                 self._file = None
                 with contextlib.suppress(OSError):
                     f.close()
+                if obj.get("type") == "start":
+                    with contextlib.suppress(OSError):
+                        Path(f.name).unlink()
+                    raise OSError(e.errno, f"cannot write the record of match {self.match_id} "
+                                  f"to {f.name}: {e.strerror or e}") from e  # fmt: skip
                 log.error("match %s: cannot write its record to %s any more (%s): the match "
                           "goes on, its file is incomplete", self.match_id, f.name,
                           e.strerror or e)  # fmt: skip
@@ -549,25 +545,7 @@ class MatchRunner:
         """
         p = st.pending
         if p is None or p.request_id != decision.request_id or p.future.done():
-            now = "" if p is None else f"; the pending request is {p.request_id!r}"
-            why = (
-                # A late answer, whether or not the seat has been asked again since.
-                f"request {st.timed_out!r} timed out: the fallback was played{now}"
-                if decision.request_id == st.timed_out and not st.forfeited
-                # The deadline's timer resolved the wait; the match has not moved on yet.
-                else f"request {p.request_id!r} timed out: the fallback is played"
-                if p is not None and p.request_id == decision.request_id
-                else "the request is unknown, stale or not yours ("
-                + (
-                    "the seat has forfeited"
-                    if st.forfeited
-                    else "no decision of yours is pending"
-                    if p is None
-                    else f"the pending request is {p.request_id!r}"
-                )
-                + ")"
-            )
-            self.reject_wrong_request(st, decision, why)
+            self.reject_wrong_request(st, decision, _not_pending(st, p, decision.request_id))
             return False
         st.pending = None
         p.future.set_result(decision.action)
@@ -683,6 +661,24 @@ class MatchRunner:
             self._send_ended(interrupted, final_view=False)
         except Exception:  # never let recording hide the cancellation
             log.exception("match %s: could not record the interruption", self.match_id)
+
+
+def _not_pending(st: SeatState, p: Pending | None, rid: str) -> str:
+    """Why the answer to request ``rid`` of seat ``st`` is refused (``p``: what is pending)."""
+    if rid == st.timed_out and not st.forfeited:
+        # A late answer, whether or not the seat has been asked again since.
+        again = "" if p is None else f"; the pending request is {p.request_id!r}"
+        return f"request {rid!r} timed out: the fallback was played{again}"
+    if p is not None and p.request_id == rid:
+        # The deadline's timer resolved the wait; the match has not moved on yet.
+        return f"request {rid!r} timed out: the fallback is played"
+    if st.forfeited:
+        detail = "the seat has forfeited"
+    elif p is None:
+        detail = "no decision of yours is pending"
+    else:
+        detail = f"the pending request is {p.request_id!r}"
+    return f"the request is unknown, stale or not yours ({detail})"
 
 
 def _decision_text(action: pb.Action) -> str:

@@ -91,17 +91,8 @@ def _parsing_refused(
             return await uu(request, context)
 
         return handler._replace(request_deserializer=tolerant, unary_unary=unary_unary)
-    if handler.unary_stream is not None:
+    if handler.unary_stream is not None and not inspect.isasyncgenfunction(handler.unary_stream):
         us = handler.unary_stream
-        if inspect.isasyncgenfunction(us):
-
-            async def unary_stream_gen(request: Any, context: Any) -> AsyncIterator[Any]:
-                if isinstance(request, _Unparsed):
-                    await _refuse(context, request)
-                async for response in us(request, context):
-                    yield response
-
-            return handler._replace(request_deserializer=tolerant, unary_stream=unary_stream_gen)
 
         async def unary_stream(request: Any, context: Any) -> Any:  # writes with context.write
             if isinstance(request, _Unparsed):
