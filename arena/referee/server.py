@@ -58,12 +58,41 @@ async def _refuse(context: grpc.aio.ServicerContext[Any, Any], bad: _Unparsed) -
     raise AssertionError("abort returns only by raising")  # pragma: no cover
 
 
-def _parsing_refused(
-    handler: grpc.RpcMethodHandler, stopping: asyncio.Event
-) -> grpc.RpcMethodHandler:
+#: Streaming calls that need no token (health's Watch, reflection) open at once; the next
+#: is refused with RESOURCE_EXHAUSTED. Each holds some 20 KB until its client leaves, and
+#: nothing else bounds them (Play streams need a token and one per bot lives).
+MAX_OPEN_CALLS = 1000
+
+
+class _OpenCalls:
+    """The long-lived calls without a token that are open, and when to stop them."""
+
+    __slots__ = ("count", "stopping")
+
+    def __init__(self, stopping: asyncio.Event) -> None:
+        self.stopping = stopping
+        self.count = 0
+
+    @contextlib.asynccontextmanager
+    async def one(self, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[None]:
+        if self.count >= MAX_OPEN_CALLS:
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"{MAX_OPEN_CALLS} streaming calls without a token (health Watch, "
+                "reflection) are open already: retry later",
+            )
+        self.count += 1
+        try:
+            yield
+        finally:
+            self.count -= 1
+
+
+def _parsing_refused(handler: grpc.RpcMethodHandler, calls: _OpenCalls) -> grpc.RpcMethodHandler:
     """``handler`` with a request that does not parse answered INVALID_ARGUMENT, naming the
     message: gRPC itself logs a traceback and answers UNKNOWN, for any caller, token or
-    not (GetInfo, health checking and reflection need none), as often as it likes."""
+    not (GetInfo, health checking and reflection need none), as often as it likes. Its
+    streaming calls count toward :data:`MAX_OPEN_CALLS`."""
     parse = handler.request_deserializer
     if parse is None:
         return handler
@@ -100,16 +129,17 @@ def _parsing_refused(
             # Such a call (health's Watch) lasts until its client leaves: at shutdown it is
             # ended here (``stopping``, set by end_streams), not cancelled by gRPC, which
             # logs that as an unhandled exception.
-            inner = asyncio.ensure_future(us(request, context))
-            stop = asyncio.ensure_future(stopping.wait())
-            try:
-                await asyncio.wait((inner, stop), return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                stop.cancel()
-                if not inner.done():
-                    inner.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await inner
+            async with calls.one(context):
+                inner = asyncio.ensure_future(us(request, context))
+                stop = asyncio.ensure_future(calls.stopping.wait())
+                try:
+                    await asyncio.wait((inner, stop), return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    stop.cancel()
+                    if not inner.done():
+                        inner.cancel()
+                        with contextlib.suppress(asyncio.CancelledError):
+                            await inner
             return inner.result() if inner.done() and not inner.cancelled() else None
 
         return handler._replace(request_deserializer=tolerant, unary_stream=unary_stream)
@@ -117,8 +147,9 @@ def _parsing_refused(
         ss = handler.stream_stream
 
         async def stream_stream(requests: Any, context: Any) -> AsyncIterator[Any]:
-            async for response in ss(checked(requests, context), context):
-                yield response
+            async with calls.one(context):
+                async for response in ss(checked(requests, context), context):
+                    yield response
 
         return handler._replace(request_deserializer=tolerant, stream_stream=stream_stream)
     return handler  # (Play reads with context.read and names a bad message itself)
@@ -129,7 +160,7 @@ class _RefuseUnparsed(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     ``stopping``, once set, ends the calls that would otherwise stay open (health's Watch)."""
 
     def __init__(self, stopping: asyncio.Event) -> None:
-        self.stopping = stopping
+        self.calls = _OpenCalls(stopping)
 
     async def intercept_service(
         self,
@@ -137,7 +168,7 @@ class _RefuseUnparsed(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler:
         handler = await continuation(handler_call_details)
-        return handler if handler is None else _parsing_refused(handler, self.stopping)
+        return handler if handler is None else _parsing_refused(handler, self.calls)
 
 
 def host_port(host: str, port: int) -> str:

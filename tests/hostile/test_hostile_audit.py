@@ -1435,3 +1435,50 @@ def test_refused_reconnects_are_logged_once_per_window(
         asyncio.run(main())
     lines = [r for r in caplog.records if "reconnects too often" in r.getMessage()]
     assert len(lines) == 1, len(lines)
+
+
+def test_streaming_calls_without_a_token_are_capped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Known limit closed (session 9): health Watch calls need no token and each held ~20 KB
+    until its client left, without bound. Past ``MAX_OPEN_CALLS`` open at once the next is
+    refused with RESOURCE_EXHAUSTED; one that ends frees its place; Check still answers."""
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    from arena.referee import server as server_mod
+
+    monkeypatch.setattr(server_mod, "MAX_OPEN_CALLS", 3)
+
+    async def main() -> tuple[list[int], str, int, int]:
+        ref = Referee(RefereeConfig())
+        server, port = await start_server(ref)
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+                stub = health_pb2_grpc.HealthStub(ch)
+                calls = [stub.Watch(health_pb2.HealthCheckRequest()) for _ in range(3)]
+                first = [(await c.read()).status for c in calls]
+                extra = stub.Watch(health_pb2.HealthCheckRequest())
+                try:
+                    await extra.read()
+                    refused = "answered"
+                except grpc.aio.AioRpcError as e:
+                    refused = f"{e.code().name}: {e.details()}"
+                check = await stub.Check(health_pb2.HealthCheckRequest())
+                calls[0].cancel()
+                for _ in range(100):  # the server sees the cancellation a moment later
+                    again = stub.Watch(health_pb2.HealthCheckRequest())
+                    try:
+                        status = (await again.read()).status
+                        break
+                    except grpc.aio.AioRpcError:
+                        await asyncio.sleep(0.02)
+                for c in (*calls, again):
+                    c.cancel()
+                return first, refused, check.status, status
+        finally:
+            await ref.end_streams()
+            await server.stop(1.0)
+
+    first, refused, check, again = asyncio.run(main())
+    serving = health_pb2.HealthCheckResponse.SERVING
+    assert first == [serving] * 3
+    assert refused.startswith("RESOURCE_EXHAUSTED: 3 streaming calls without a token"), refused
+    assert check == serving and again == serving
