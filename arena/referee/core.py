@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import Awaitable, Callable, Iterable
 from importlib import metadata
 from typing import Any
@@ -252,7 +253,10 @@ class Referee:
             )
             return
         loop = asyncio.get_running_loop()
-        if session.connects.over(loop):
+        # Only streams let in count: a refused one costs little, and counting it would keep
+        # the door shut for as long as the bot keeps retrying.
+        wait_s = session.connects.full(loop)
+        if wait_s:
             c = self.config
             if loop.time() - session.warned_at > c.flood_window_s:  # once per window, not
                 session.warned_at = loop.time()  # a line per refused stream (thousands a s)
@@ -261,9 +265,11 @@ class Referee:
             await context.abort(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"more than {c.reconnect_limit} streams of bot {session.name!r} opened within "
-                f"{c.flood_window_s:g} s: wait before reconnecting",
+                f"{c.flood_window_s:g} s: wait {math.ceil(wait_s * 10) / 10:g} s before "
+                "reconnecting",
             )
             return
+        session.connects.add(loop)
         stream = Stream(context.peer(), max_queued=self.config.max_queued)
         session.reserved = stream  # so a racing second stream is refused
         writer: asyncio.Task[None] | None = None

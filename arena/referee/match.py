@@ -258,7 +258,7 @@ class MatchRunner:
                     self._send_started(st, resumed=False)
                 else:
                     self._incident("disconnect", st.seat, "not connected at the start")
-                    st.session.start_grace(self.config.reconnect_grace_s)
+                    st.session.start_grace(self.config.reconnect_grace_s, self.match_id)
             await self._play()
             rec = self._final_record()
             self._write({"type": "end", "record": rec})
@@ -511,6 +511,7 @@ class MatchRunner:
         left_ms = max(0, round((p.deadline - now) * 1000))
         # Asked again after a reconnect: what is left of the limit, and of the bank.
         limit = min(max(0, round((p.limit_at - now) * 1000)), left_ms)
+        resent = msg is None
         if msg is None:
             msg = pb.ServerMessage()
             msg.decision_request.view.CopyFrom(p.view)
@@ -522,7 +523,10 @@ class MatchRunner:
         req.time_bank_ms = left_ms - limit
         session = st.session
         if session.send(msg):
-            p.stream = session.stream
+            # A request sent again has an id known from an earlier stream: its answer
+            # proves nothing read on this one, so it settles no end of a match queued before
+            # it (BotSession.confirm); the bot's next request will.
+            p.stream = None if resent else session.stream
             p.position = p.stream.queued if p.stream is not None else 0
 
     def _send_ended(self, result: pb.MatchResult, final_view: bool = True) -> None:
@@ -564,11 +568,14 @@ class MatchRunner:
         if st.wrong_requests > self.config.max_wrong_recorded:
             return
         text = _decision_text(decision.action)
-        legal = self.game.legal_actions() if self.game.to_act == st.seat else ()
+        # Those of the pending request only: an answer handled just before this one (say,
+        # earlier in the same batch) leaves the seat to act until the match task runs again.
+        p = st.pending
+        legal = self.game.legal_actions() if p is not None and not p.future.done() else ()
         rid = clip(decision.request_id)  # a bot's id, up to a MiB: not echoed in full
         message = (
             f"decision {text} for request {rid!r} refused: {why}; legal now: "
-            f"{', '.join(str(a) for a in legal) or 'nothing (not your turn)'}"
+            f"{', '.join(str(a) for a in legal) or 'nothing (no request of yours pending)'}"
         )
         self._incident("wrong_request", st.seat, message)
         rej = pb.DecisionRejected(

@@ -76,13 +76,33 @@ class RateMeter:
     def over(self, loop: asyncio.AbstractEventLoop, weight: int = 1) -> bool:
         """Count an event of ``weight`` now; whether the window now holds more than the
         limit."""
+        self.add(loop, weight)
+        return self._total > self._limit
+
+    def add(self, loop: asyncio.AbstractEventLoop, weight: int = 1) -> None:
+        """Count an event of ``weight`` now."""
+        self._times.append((self._expire(loop), weight))
+        self._total += weight
+
+    def full(self, loop: asyncio.AbstractEventLoop) -> float:
+        """0.0 when one more event now would stay within the limit (it is not counted:
+        :meth:`over` counts); else the seconds until it would."""
+        now = self._expire(loop)
+        total = self._total
+        if total < self._limit:
+            return 0.0
+        for at, weight in self._times:  # oldest first: the order they leave the window
+            total -= weight
+            if total < self._limit:
+                return max(0.001, at + self._window - now)
+        return self._window  # (not reached: the limit is at least 1)
+
+    def _expire(self, loop: asyncio.AbstractEventLoop) -> float:
         now = loop.time()
         times = self._times
-        times.append((now, weight))
-        self._total += weight
         while times and times[0][0] < now - self._window:
             self._total -= times.popleft()[1]
-        return self._total > self._limit
+        return now
 
 
 #: The most messages one ``Batch`` carries: bounds a gRPC message (a view is 1–2 KB) and
@@ -210,8 +230,8 @@ class BotSession:
     """A registered bot: name, token, current stream, the match seats it holds."""
 
     __slots__ = (
-        "_grace", "connects", "ends", "events", "flood", "idle", "matches_left", "name",
-        "reserved", "seats", "stream", "token", "warned_at",
+        "_away", "_grace", "connects", "ends", "events", "flood", "idle", "matches_left",
+        "name", "reserved", "seats", "stream", "token", "warned_at",
     )  # fmt: skip
 
     def __init__(
@@ -247,6 +267,10 @@ class BotSession:
         #: How many more matches the bot will play (its Hello's ``matches``; ``None``: no
         #: limit); each seating counts one. The lobby seats no bot at 0.
         self.matches_left: int | None = None
+        #: While the bot is away: match_id -> when that seat's grace period ends (loop
+        #: time). A seat taken while away gets a whole period from its match's start.
+        self._away: dict[str, float] = {}
+        #: The timer of the earliest of those ends.
         self._grace: asyncio.TimerHandle | None = None
         #: Set whenever the bot is connected and sits in no match (the lobby waits on it).
         self.idle = asyncio.Event()
@@ -314,6 +338,7 @@ class BotSession:
         """A stream said Hello: make it the bot's, and resume every seat."""
         self.stream = stream
         self.events.clear()
+        self._away.clear()
         if self._grace is not None:
             self._grace.cancel()
             self._grace = None
@@ -338,16 +363,34 @@ class BotSession:
             seat.match.on_disconnect(seat, why)
         self.start_grace(grace_s)
 
-    def start_grace(self, grace_s: float) -> None:
-        """Forfeit every seat unless the bot is back within ``grace_s``."""
-        if self._grace is None:
-            loop = asyncio.get_running_loop()
-            self._grace = loop.call_later(grace_s, self._grace_over, grace_s)
+    def start_grace(self, grace_s: float, match_id: str | None = None) -> None:
+        """Forfeit the seat of ``match_id`` (``None``: every seat not yet counting down)
+        unless the bot is back within ``grace_s``."""
+        loop = asyncio.get_running_loop()
+        until = loop.time() + grace_s
+        for mid in self.seats if match_id is None else (match_id,):
+            self._away.setdefault(mid, until)
+        self._arm(loop, grace_s)
+
+    def _arm(self, loop: asyncio.AbstractEventLoop, grace_s: float) -> None:
+        if self._grace is not None:
+            self._grace.cancel()
+            self._grace = None
+        if self._away:
+            self._grace = loop.call_at(min(self._away.values()), self._grace_over, grace_s)
 
     def _grace_over(self, grace_s: float) -> None:
         self._grace = None
         if self.stream is not None:
             return
-        for seat in list(self.seats.values()):
-            with contextlib.suppress(Exception):
-                seat.match.forfeit(seat, f"disconnected for more than {grace_s:g} s")
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        for mid, until in list(self._away.items()):
+            seat = self.seats.get(mid)
+            if seat is None:  # the match has ended
+                del self._away[mid]
+            elif until <= now + 0.001:  # (the loop runs a timer up to its clock's resolution early)
+                del self._away[mid]
+                with contextlib.suppress(Exception):
+                    seat.match.forfeit(seat, f"disconnected for more than {grace_s:g} s")
+        self._arm(loop, grace_s)

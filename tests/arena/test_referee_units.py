@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 import pytest
@@ -158,3 +159,40 @@ def test_the_referees_ask_forced_is_the_rule_the_match_shows() -> None:
         return runner._ruleset_pb.ask_forced, bool(runner.game.record()["ruleset"]["ask_forced"])
 
     assert asyncio.run(go()) == (True, True)
+
+
+def test_a_seat_taken_while_away_gets_a_whole_grace_period() -> None:
+    """Defect (hostile audit round 5): a match that seated a bot while it was away shared the
+    grace timer of the bot's earlier disconnect: away at t=0 (grace 5 s), seated in m2 at
+    t=4.5, back at t=5.5: m2 was forfeited ("disconnected for more than 5 s") after 0.5 s.
+    Each seat now counts its own period: m1's ends at 1.0 here, m2's (seated at 0.5) at 1.5."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from arena.referee.sessions import BotSession
+
+    forfeited: list[str] = []
+
+    def seat(mid: str) -> SimpleNamespace:
+        match = SimpleNamespace(
+            forfeit=lambda _st, _why: forfeited.append(mid), on_disconnect=lambda _st, _why: None
+        )
+        return SimpleNamespace(match=match)
+
+    async def main() -> tuple[list[str], list[str]]:
+        session = BotSession("x", "tok-x")
+        stream: Any = SimpleNamespace()
+        session.stream = stream
+        session.seats["m1"] = seat("m1")  # type: ignore[assignment]
+        session.detach(stream, 1.0)
+        await asyncio.sleep(0.5)
+        session.seats["m2"] = seat("m2")  # type: ignore[assignment]
+        session.start_grace(1.0, "m2")  # as MatchRunner does for a bot away at the start
+        await asyncio.sleep(0.75)  # m1's period is over, m2's is not
+        at_1_25 = list(forfeited)
+        await asyncio.sleep(0.75)
+        return at_1_25, forfeited
+
+    at_1_25, at_2 = asyncio.run(main())
+    assert at_1_25 == ["m1"]
+    assert at_2 == ["m1", "m2"]

@@ -1482,3 +1482,121 @@ def test_streaming_calls_without_a_token_are_capped(monkeypatch: pytest.MonkeyPa
     assert first == [serving] * 3
     assert refused.startswith("RESOURCE_EXHAUSTED: 3 streaming calls without a token"), refused
     assert check == serving and again == serving
+
+
+def test_a_duplicate_answer_is_refused_without_the_answered_requests_legal_actions(
+    tmp_path: Path,
+) -> None:
+    """Defect (hostile audit round 5): the same Decision twice in one DecisionBatch: the
+    second was refused "no decision of yours is pending", yet its legal_actions (and text)
+    listed those of the request just answered, the action just played among them: the
+    seat still had the move until the match task ran again. The proto says: those of the
+    seat's pending request, none when it has none."""
+
+    async def main() -> pb.DecisionRejected:
+        async with _x_in_match(tmp_path, "dup") as (_ch, call, match):
+            asked = await _play_raw(call, [], stop_after_requests=0)
+            assert asked is not None
+            d = pb.Decision(request_id=asked.request_id, match_id=asked.match_id,
+                            action=asked.view.legal_actions[0])  # fmt: skip
+            await call.write(pb.BotMessage(decisions=pb.DecisionBatch(decisions=[d, d])))
+            while True:
+                for m in _flat([await call.read()]):
+                    if m.HasField("decision_rejected"):
+                        match.cancel()
+                        with suppress(asyncio.CancelledError):
+                            await match
+                        call.cancel()
+                        return m.decision_rejected
+
+    rejected = asyncio.run(main())
+    assert rejected.incident == pb.INCIDENT_WRONG_REQUEST
+    assert "no decision of yours is pending" in rejected.message
+    assert list(rejected.legal_actions) == []
+    assert rejected.message.endswith("legal now: nothing (no request of yours pending)")
+
+
+def test_an_answer_to_a_request_sent_again_settles_no_end_of_a_match(tmp_path: Path) -> None:
+    """Defect (hostile audit round 5): a bot back on a new stream that answered, from memory
+    and reading nothing, the request it had been asked on its old stream (sent again on the
+    new one) settled the MatchEnded queued before it there; that stream died, and the end
+    of the match was never sent again. An answer to a request sent again proves nothing
+    read: the end comes again on the next stream."""
+
+    async def main() -> list[str]:
+        async with arena(tmp_path, decision_ms=10_000, time_bank_ms=0,
+                         reconnect_grace_s=30) as a:  # fmt: skip
+            await a.bots(["ann", "bob"])
+            a.referee.add_bot("x", "tok-x")
+            x = a.referee.session("x")
+            async with grpc.aio.insecure_channel(a.target) as ch:
+                first = await _x_stream(ch)
+                m1 = await _x_seated(a, "m1", 6)
+                asked = await _play_raw(first, [], stop_after_requests=0)
+                assert asked is not None and asked.match_id == "m1"
+                m2 = asyncio.create_task(a.referee.run_match("m2", SHORT, 7, ["ann", "bob", "x"]))
+                while "m2" not in x.seats:
+                    await asyncio.sleep(0.01)
+                first.cancel()
+                while x.stream is not None:
+                    await asyncio.sleep(0.01)
+                m2.cancel()  # interrupted while x is away: its end waits for x
+                with suppress(asyncio.CancelledError):
+                    await m2
+                assert list(x.ends) == ["m2"]
+                second = pb_grpc.ArenaStub(ch).Play(metadata=_md("tok-x"))
+                await second.write(HELLO)
+                await second.write(pb.BotMessage(decision=pb.Decision(
+                    request_id=asked.request_id, match_id="m1",
+                    action=asked.view.legal_actions[0])))  # fmt: skip
+                seat = x.seats["m1"]
+                while seat.pending is not None and seat.pending.request_id == asked.request_id:
+                    await asyncio.sleep(0.01)  # until the answer is handled
+                second.cancel()
+                while x.stream is not None:
+                    await asyncio.sleep(0.01)
+                third = await _x_stream(ch)
+                ended: list[str] = []
+                while "m2" not in ended:
+                    msgs = _flat([await asyncio.wait_for(third.read(), 10)])
+                    ended += [m.match_ended.match_id for m in msgs if m.HasField("match_ended")]
+                m1.cancel()
+                with suppress(asyncio.CancelledError):
+                    await m1
+                third.cancel()
+                return ended
+
+    assert "m2" in asyncio.run(main())
+
+
+def test_refused_reconnects_do_not_keep_the_door_shut(tmp_path: Path) -> None:
+    """Defect (hostile audit round 5): every attempt counted toward ``reconnect_limit``,
+    refused ones too, so a bot retrying faster than the limit allows was refused for as
+    long as it kept trying (109 tries over 28 s, though it had not been let in for far
+    longer than the window). Only streams let in count now, and the refusal says how long
+    to wait."""
+
+    async def main() -> tuple[list[str], str, float]:
+        async with arena(tmp_path, reconnect_limit=3, flood_window_s=1.0) as a:
+            a.referee.add_bot("x", "tok-x")
+            loop = asyncio.get_running_loop()
+            async with grpc.aio.insecure_channel(a.target) as ch:
+                codes = []
+                for _ in range(3):
+                    codes.append((await _status(ch, _md("tok-x"), [HELLO], half_close=True))[0])
+                    await _free(a, "x")
+                start = loop.time()
+                refusal = ""
+                while True:  # retrying every 50 ms: let in once the window has moved on
+                    code, details, _ = await _status(ch, _md("tok-x"), [HELLO], half_close=True)
+                    await _free(a, "x")
+                    if code == "OK":
+                        return codes, refusal, loop.time() - start
+                    refusal = refusal or details
+                    assert loop.time() - start < 30, "never let in again"
+                    await asyncio.sleep(0.05)
+
+    codes, refusal, waited = asyncio.run(main())
+    assert codes == ["OK"] * 3
+    assert re.search(r"opened within 1 s: wait (0\.\d|1) s before reconnecting", refusal), refusal
+    assert waited > 0  # (let in about a window later; never before, while it kept trying)
