@@ -34,6 +34,7 @@ from engine.view import HiddenGive, PlayerView
 
 __all__ = [
     "PROTOCOL_VERSION",
+    "RETRY_AFTER_MS",
     "MalformedActionError",
     "MalformedMessageError",
     "action_event_to_pb",
@@ -60,6 +61,10 @@ __all__ = [
 
 #: The protocol version this module speaks (``Hello.protocol_version``).
 PROTOCOL_VERSION = 1
+
+#: Trailing metadata key of a stream refused for a while (``RESOURCE_EXHAUSTED``: its bot
+#: opened too many streams): the milliseconds to wait before the next one is let in.
+RETRY_AFTER_MS = "retry-after-ms"
 
 
 def token_problem(token: str) -> str | None:

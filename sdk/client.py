@@ -12,7 +12,9 @@ Connection handling: the first message is ``Hello``; the token travels in the ca
 metadata (``authorization: Bearer <token>``). A lost connection (``UNAVAILABLE``), or a
 stream of this token still saying Hello (``ALREADY_EXISTS``), is retried with exponential
 back-off and jitter; the referee resumes the bot's seats and asks again for a pending
-decision (a new stream takes over from an old one the arena still holds). ``UNAUTHENTICATED``
+decision (a new stream takes over from an old one the arena still holds). A stream refused
+for reconnecting too often (``RESOURCE_EXHAUSTED`` with ``retry-after-ms``) is tried again
+after the time the arena names. ``UNAUTHENTICATED``
 is final (:class:`ArenaAuthError`), and so is ``ABORTED``: another stream with the same
 token took this one's place. The runner
 stops cleanly when asked (SIGINT/SIGTERM under :func:`run`, or :meth:`BotRunner.stop`),
@@ -36,6 +38,7 @@ import grpc
 
 from arena.protocol import (
     PROTOCOL_VERSION,
+    RETRY_AFTER_MS,
     MalformedMessageError,
     action_to_pb,
     ruleset_from_pb,
@@ -138,6 +141,21 @@ class _Outbox:
 
 #: The most decisions in one ``DecisionBatch`` (the referee accepts up to 256).
 _MAX_DECISION_BATCH = 64
+
+
+def _retry_after_s(e: grpc.aio.AioRpcError) -> float | None:
+    """The seconds a refused stream's arena asks the bot to wait (``retry-after-ms`` in the
+    trailing metadata, sent with RESOURCE_EXHAUSTED to a bot reconnecting too often)."""
+    if e.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
+        return None
+    for key, value in e.trailing_metadata() or ():
+        if key == RETRY_AFTER_MS:
+            try:
+                ms = int(value)
+            except (TypeError, ValueError):
+                return None
+            return min(max(ms, 0), 600_000) / 1000  # (a bound on what a server can ask)
+    return None
 
 
 def _is_decision(msg: pb.BotMessage | None) -> bool:
@@ -256,6 +274,7 @@ class BotRunner:
                         "(check --token / ARENA_TOKEN)"
                     ) from None
                 welcomed = welcomed or self._welcomed
+                retry_after = _retry_after_s(e)
                 if code == grpc.StatusCode.INTERNAL and not welcomed and internal_left > 0:
                     # A stream the arena refused at once (a wrong token, say) can end in
                     # INTERNAL from our own gRPC core when its status overtakes our Hello:
@@ -267,7 +286,7 @@ class BotRunner:
                         f"connection with the same token ({details}): is a second copy of "
                         "the bot running with this token?"
                     ) from None
-                elif code not in _RETRY_CODES:
+                elif code not in _RETRY_CODES and retry_after is None:
                     raise ArenaError(
                         f"the arena at {self.arena} ended the stream: {code.name}: {details}"
                     ) from None
@@ -282,6 +301,8 @@ class BotRunner:
                     ) from None
                 delay = min(self.max_backoff, self.initial_backoff * 2**attempt)
                 delay *= self._rng.uniform(0.5, 1.0)
+                if retry_after is not None:  # the arena says when it lets the bot in again
+                    delay = retry_after * self._rng.uniform(1.0, 1.2)
                 attempt += 1
                 log.warning("%s (%s); reconnecting in %.1fs", code.name, details, delay)
                 with contextlib.suppress(TimeoutError):

@@ -18,7 +18,7 @@ from typing import Any
 import grpc
 from google.protobuf.message import DecodeError
 
-from arena.protocol import PROTOCOL_VERSION
+from arena.protocol import PROTOCOL_VERSION, RETRY_AFTER_MS
 from arena.referee.config import RefereeConfig
 from arena.referee.match import MatchRunner, clip
 from arena.referee.sessions import AuthError, BotSession, Stream, bearer_token
@@ -267,6 +267,7 @@ class Referee:
                 f"more than {c.reconnect_limit} streams of bot {session.name!r} opened within "
                 f"{c.flood_window_s:g} s: wait {math.ceil(wait_s * 10) / 10:g} s before "
                 "reconnecting",
+                trailing_metadata=((RETRY_AFTER_MS, str(math.ceil(wait_s * 1000))),),
             )
             return
         session.connects.add(loop)

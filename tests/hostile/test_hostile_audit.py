@@ -46,7 +46,7 @@ from raw_bot import choose
 from test_e2e_matches import _cards_in, _visible_moments
 from test_servicer_fuzz import FakeContext
 
-from arena.protocol import card_from_pb
+from arena.protocol import RETRY_AFTER_MS, card_from_pb
 from arena.referee import Referee, RefereeConfig, core, start_server
 from arena.referee.servicer import ArenaServicer
 from arena.v1 import arena_pb2 as pb
@@ -1576,8 +1576,11 @@ def test_refused_reconnects_do_not_keep_the_door_shut(tmp_path: Path) -> None:
     longer than the window). Only streams let in count now, and the refusal says how long
     to wait."""
 
+    retry_ms = ""
+
     async def main() -> tuple[list[str], str, float]:
-        async with arena(tmp_path, reconnect_limit=3, flood_window_s=1.0) as a:
+        nonlocal retry_ms
+        async with arena(tmp_path, reconnect_limit=3, flood_window_s=2.0) as a:
             a.referee.add_bot("x", "tok-x")
             loop = asyncio.get_running_loop()
             async with grpc.aio.insecure_channel(a.target) as ch:
@@ -1592,11 +1595,19 @@ def test_refused_reconnects_do_not_keep_the_door_shut(tmp_path: Path) -> None:
                     await _free(a, "x")
                     if code == "OK":
                         return codes, refusal, loop.time() - start
-                    refusal = refusal or details
+                    if not refusal:
+                        refusal = details
+                        call = ch.stream_stream(PLAY)(metadata=_md("tok-x"))
+                        with suppress(grpc.aio.AioRpcError):
+                            await call.write(_bytes(HELLO))
+                        assert await call.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+                        retry_ms = dict(await call.trailing_metadata() or ())[RETRY_AFTER_MS]
+                        await _free(a, "x")
                     assert loop.time() - start < 30, "never let in again"
                     await asyncio.sleep(0.05)
 
     codes, refusal, waited = asyncio.run(main())
     assert codes == ["OK"] * 3
-    assert re.search(r"opened within 1 s: wait (0\.\d|1) s before reconnecting", refusal), refusal
+    assert re.search(r"opened within 2 s: wait (0\.\d|1\.\d|2) s before reconnecting", refusal)
+    assert 0 < int(retry_ms) <= 2000  # the same in trailing metadata, for programs
     assert waited > 0  # (let in about a window later; never before, while it kept trying)

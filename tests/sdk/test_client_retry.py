@@ -81,3 +81,39 @@ def test_a_match_started_again_under_a_known_id_is_a_new_match() -> None:
         return names
 
     assert asyncio.run(main()) == ["classic", "classic", "1001"]
+
+
+def test_refused_for_reconnecting_too_often_waits_as_told_and_tries_again() -> None:
+    """A stream refused for reconnecting too often (RESOURCE_EXHAUSTED with retry-after-ms,
+    the referee's reconnect_limit) is tried again after the time named: the bot used to
+    stop, forfeiting every seat, over a flapping connection. Without the key
+    RESOURCE_EXHAUSTED (a flood, a queue a bot does not read) still stops it."""
+    from arena.protocol import RETRY_AFTER_MS
+
+    def refused(retry: bool) -> grpc.aio.AioRpcError:
+        trailing = grpc.aio.Metadata((RETRY_AFTER_MS, "30")) if retry else grpc.aio.Metadata()
+        return grpc.aio.AioRpcError(
+            grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.aio.Metadata(), trailing, "too often"
+        )
+
+    def runner_for(errors: list[grpc.aio.AioRpcError]) -> tuple[BotRunner, list[float]]:
+        runner = BotRunner(RandomBot, "127.0.0.1:1", "tok", initial_backoff=0.001)
+        tried: list[float] = []
+
+        async def session() -> bool:
+            tried.append(asyncio.get_running_loop().time())
+            raise errors[len(tried) - 1]
+
+        runner._session = session  # type: ignore[method-assign]
+        return runner, tried
+
+    unauth = _error(grpc.StatusCode.UNAUTHENTICATED, "no")
+    runner, tried = runner_for([refused(True), unauth])
+    with pytest.raises(ArenaAuthError):
+        asyncio.run(runner.run())
+    assert len(tried) == 2 and tried[1] - tried[0] >= 0.025  # it waited what it was told
+
+    runner, tried = runner_for([refused(False), unauth])
+    with pytest.raises(ArenaError, match="RESOURCE_EXHAUSTED: too often"):
+        asyncio.run(runner.run())
+    assert len(tried) == 1
