@@ -157,7 +157,8 @@ def _parsing_refused(handler: grpc.RpcMethodHandler, calls: _OpenCalls) -> grpc.
 
 class _RefuseUnparsed(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     """Every method of the server but Play (which does so itself): :func:`_parsing_refused`.
-    ``stopping``, once set, ends the calls that would otherwise stay open (health's Watch)."""
+    ``stopping``, once set, ends the calls that would otherwise stay open (health's Watch);
+    at most :data:`MAX_OPEN_CALLS` of those are open at once."""
 
     def __init__(self, stopping: asyncio.Event) -> None:
         self.calls = _OpenCalls(stopping)
