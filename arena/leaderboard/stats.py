@@ -14,10 +14,12 @@ from arena.storage import Storage, deal_summary
 
 __all__ = ["BotStats", "HeadToHead", "Leaderboard", "build_leaderboard"]
 
-#: Incident kinds grouped into the leaderboard's strike columns.
+#: Incident kinds grouped into the leaderboard's strike columns. ``wrong_request`` (an
+#: answer to no pending request: mostly a late one, already counted as its timeout) is no
+#: strike (docs/protocol.md) and is left out.
 STRIKE_GROUPS: dict[str, tuple[str, ...]] = {
     "timeouts": ("timeout",),
-    "illegal": ("illegal", "malformed", "wrong_request"),
+    "illegal": ("illegal", "malformed"),
     "disconnects": ("disconnect",),
     "forfeits": ("forfeit",),
 }

@@ -59,7 +59,9 @@ M1 = {  # seats z, x, y: z declares 100 and fails; y and x tie for first
                   (0, "give K♣ to 2", 7), (0, "contract 100", 7)], [-100, 40, 40]),
     ],
     "result": {"scores": [-100, 40, 40], "places": [3, 1, 1], "deals": 1},
-    "incidents": [{"kind": "disconnect", "seat": 0, "deal": 0, "detail": "gone"}],
+    # a late answer: refused as wrong_request, no strike (its timeout was the strike)
+    "incidents": [{"kind": "disconnect", "seat": 0, "deal": 0, "detail": "gone"},
+                  {"kind": "wrong_request", "seat": 0, "deal": 0, "detail": "late"}],
     "forfeits": [],
 }  # fmt: skip
 
@@ -98,7 +100,7 @@ def test_statistics_by_hand(db: Path) -> None:
     assert (y.bids_won, y.contracts, y.concessions) == (1, 0, 1)
     assert (z.bids_won, z.contracts, z.contracts_made) == (1, 1, 0)
     assert z.strikes == {"timeouts": 1, "illegal": 1, "disconnects": 1, "forfeits": 0,
-                         "other": 0}  # fmt: skip
+                         "other": 1}  # fmt: skip
     assert x.median_ms == statistics.median([30, 50, 60, 70, 5]) == 50
     assert z.median_ms == statistics.median([20, 5, 7, 7, 7, 7]) == 7
     # x won once and tied first once: first on the board; z last
