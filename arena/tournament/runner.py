@@ -70,6 +70,9 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+#: What an organiser sees at the default verbosity (the runner's own INFO lines need -v):
+#: progress without the live display, and a run that resumes.
+progress_log = logging.getLogger("arena.tournament.progress")
 
 _ROOT = Path(__file__).resolve().parents[2]
 
@@ -367,7 +370,7 @@ class _Display:
         if self.live is not None and book is not None:
             self.live.update(Group(self.progress, _standings(book)))
         elif played % max(1, self.total // 10) == 0 or self.done == self.total:
-            log.info("%s: %d/%d matches", self.cfg.name, self.done, self.total)
+            progress_log.info("%s: %d/%d matches", self.cfg.name, self.done, self.total)
 
 
 def _cpu_time(fn: Callable[..., object], /, *args: Any, **kwargs: Any) -> float:
@@ -427,8 +430,8 @@ async def run_tournament(
         pending = [m for m in schedule if m.index not in done]
         outcome = TournamentOutcome(tid, cfg.db, len(schedule), len(done), 0, len(done))
         if not created:
-            log.info("resuming %s: %d of %d matches already stored", tid, len(done),
-                     len(schedule))  # fmt: skip
+            progress_log.info("resuming %s: %d of %d matches already stored", tid, len(done),
+                              len(schedule))  # fmt: skip
         if pending:
             try:
                 await _play(cfg, opts, storage, schedule, pending, outcome,

@@ -76,6 +76,9 @@ def test_tournament_interrupted_resumed_and_exported(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["tournament", "--config", str(path), "--no-progress"])
     assert result.exit_code == 0, result.output
     assert "4 matches played" in result.output and "already stored (resumed)" in result.output
+    # without the live display, the default verbosity shows the resumption and the progress
+    words = " ".join(result.output.split())  # (rich wraps log lines at the terminal's width)
+    assert "2 of 6 matches already stored" in words and "e2e: 6/6 matches" in words
     assert _marker_processes(marker) == []
 
     with Storage(cfg.db) as st:
