@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import sys
 from pathlib import Path
 
@@ -81,7 +82,7 @@ def leaderboard(
         err.print(f"[red]error:[/] {escape(str(e))}")
         sys.exit(1)
 
-    if fmt == "table":
+    if fmt == "table" and out is None:
         screen = _screen()
         screen.print(to_rich_table(lb, screen.width))
         return
@@ -89,9 +90,17 @@ def leaderboard(
         click.echo(render(lb, fmt), nl=False)
         return
     target = out
-    assert target is not None  # (table, stdout and `all` without --out are handled above)
+    assert target is not None  # (stdout and `all` without --out are handled above)
     try:
-        if fmt == "all":
+        if fmt == "table":  # the screen's table as plain text
+            if target.is_dir():
+                target = target / "leaderboard.txt"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            buffer = io.StringIO()
+            Console(file=buffer, width=130, color_system=None).print(to_rich_table(lb, 130))
+            target.write_text(buffer.getvalue(), encoding="utf-8")
+            err.print(f"wrote {escape(str(target))}")
+        elif fmt == "all":
             paths = write_outputs(lb, target)
             err.print("wrote " + escape(", ".join(str(p) for p in paths.values())))
         elif target.is_dir():

@@ -162,6 +162,13 @@ def test_write_outputs_and_cli(db: Path, tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["leaderboard", "--db", str(db), "--format", "html",
                                   "--out", str(target)])  # fmt: skip
     assert r.exit_code == 0 and target.read_text().startswith("<!DOCTYPE html>")
+    # the screen's table into a file (--out was ignored: the table went to stdout)
+    text = tmp_path / "board.txt"
+    r = CliRunner().invoke(main, ["leaderboard", "--db", str(db), "--out", str(text)])
+    assert r.exit_code == 0 and "│ x " not in r.output
+    assert "│ x " in text.read_text() and "\x1b[" not in text.read_text()
+    r = CliRunner().invoke(main, ["leaderboard", "--db", str(db), "--out", str(tmp_path)])
+    assert r.exit_code == 0 and "│ x " in (tmp_path / "leaderboard.txt").read_text()
     r = CliRunner().invoke(main, ["leaderboard", "--db", str(db), "--tournament", "nope"])
     assert r.exit_code == 2 and "no tournament 'nope'" in r.output
     r = CliRunner().invoke(main, ["leaderboard", "--db", str(tmp_path / "none.sqlite")])
