@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib.util
 import json
 import math
 import os
 import re
 import shlex
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -110,6 +111,9 @@ class BotSpec:
     token: str | None = None
     env: tuple[tuple[str, str], ...] = ()
     cwd: Path | None = None
+    #: A digest of the bot's code as the config was loaded (:func:`code_digest`): editing
+    #: the bot makes another tournament, rather than mixing two versions' results.
+    code: str | None = None
 
     @property
     def is_local(self) -> bool:
@@ -126,7 +130,41 @@ class BotSpec:
         if self.env:
             blob = json.dumps(sorted(self.env), ensure_ascii=False).encode()
             out["env"] = hashlib.sha256(blob).hexdigest()[:16]
+        if self.code is not None:
+            out["code"] = self.code
         return out
+
+
+def code_digest(files: Iterable[Path]) -> str | None:
+    """A digest of the contents of ``files`` (those that exist), or None when none does."""
+    h = hashlib.sha256()
+    found = False
+    for f in files:
+        try:
+            data = f.read_bytes()
+        except OSError:  # not a file (an argument that only looks like one), unreadable
+            continue
+        found = True
+        # (the file's name, not its path: a clone elsewhere is the same bot)
+        h.update(f.name.encode() + b"\0" + hashlib.sha256(data).digest())
+    return h.hexdigest()[:16] if found else None
+
+
+def _code_files(spec: str | None, command: Sequence[str], cwd: Path | None) -> list[Path]:
+    """The files whose contents make a local bot's code, as far as the config shows them:
+    a bot file, the bundled ladder's modules, files named on a command line. (A module a
+    bot imports from elsewhere is not seen: ``--fresh`` after changing only that.)"""
+    if spec is not None:
+        path = spec.partition(":")[0]
+        if path.endswith(".py"):
+            return [Path(path)]
+        if spec in BUNDLED_BOTS:  # (located, not imported)
+            found = importlib.util.find_spec("bots")
+            where = found.submodule_search_locations if found is not None else None
+            return sorted(Path(next(iter(where))).glob("*.py")) if where else []
+        return []
+    base = cwd or Path.cwd()
+    return [base / a for a in command if "{" not in a and (base / a).is_file()]
 
 
 @dataclass(frozen=True, slots=True)
@@ -617,7 +655,8 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
                 f"unknown bundled bot {spec!r} (bundled: {', '.join(BUNDLED_BOTS)}; "
                 "or a module:Class, or a file.py[:Class])",
             )
-        return BotSpec(name=name, kind="sdk", bot=spec, env=env, cwd=cwd)
+        code = code_digest(_code_files(spec, (), cwd))
+        return BotSpec(name=name, kind="sdk", bot=spec, env=env, cwd=cwd, code=code)
     if kind == "command":
         raw = entry["command"]
         if isinstance(raw, str):
@@ -641,7 +680,9 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
                     + ", ".join("{" + p + "}" for p in _PLACEHOLDERS)
                     + ")",
                 ) from e
-        return BotSpec(name=name, kind="command", command=tuple(argv), env=env, cwd=cwd)
+        code = code_digest(_code_files(None, argv, cwd))
+        return BotSpec(name=name, kind="command", command=tuple(argv), env=env, cwd=cwd,
+                       code=code)  # fmt: skip
     # remote
     if entry["remote"] is not True:
         raise err(f"{key}.remote", f"expected true, got {entry['remote']!r}")

@@ -249,6 +249,35 @@ def test_a_bots_cwd_and_env_are_part_of_the_tournament_id(tmp_path: Path) -> Non
     assert plain in ids  # a bot without cwd or env keeps the id it had
 
 
+def test_editing_a_bots_code_makes_another_tournament(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect (user audit): the id hashed a bot file's path, not its code: after editing the
+    bot, `arena tournament` said "6 were already stored (resumed)" and showed the old
+    version's results (or mixed both after an interruption). A bot file's contents, and
+    those of files named on a command bot's line, are part of the id now."""
+    bot = tmp_path / "mine.py"
+    script = tmp_path / "run_me.py"
+    as_file = BASE.replace('a = "random"', 'a = "mine.py:Mine"')
+    as_command = BASE.replace(
+        'a = "random"', 'a = { command = ["{python}", "run_me.py", "--arena", "{arena}"] }'
+    )
+
+    def ids() -> tuple[str, str]:
+        return (load_config(_write(tmp_path, as_file)).tournament_id,
+                load_config(_write(tmp_path, as_command)).tournament_id)  # fmt: skip
+
+    monkeypatch.chdir(tmp_path)  # a command bot starts in the current directory
+    bot.write_text("from sdk import Bot\nclass Mine(Bot): pass\n")
+    script.write_text("print('v1')\n")
+    first = ids()
+    assert ids() == first  # unchanged code: the same tournament, resumed
+    bot.write_text("from sdk import Bot\nclass Mine(Bot):\n    quick = True\n")
+    assert ids()[0] != first[0] and ids()[1] == first[1]
+    script.write_text("print('v2')\n")
+    assert ids()[1] != first[1]
+
+
 def test_hosts_ipv6_in_brackets_and_empty(tmp_path: Path) -> None:
     assert load_config(_write(tmp_path, 'host = "[::1]"\n' + BASE)).host == "::1"
     assert _error(tmp_path, 'host = " "\n' + BASE).key == "host"
