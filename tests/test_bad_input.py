@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 import socket
 import sys
@@ -19,6 +20,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from arena.cli import main as arena
+from arena.storage import Storage
 from arena.tournament import RunOptions, TournamentError, load_config, run
 from arena.tournament.config import ConfigError, parse_config
 from arena.tournament.runner import _BotProcess, bot_command
@@ -564,3 +566,37 @@ def test_serve_refuses_bot_names_with_control_characters(tmp_path: Path) -> None
     tokens.write_text('[bots]\n"\\u001b[2Jevil" = "t1"\nb = "t2"\n', encoding="utf-8")
     r = _invoke(arena, ["serve", "--tokens", str(tokens), "--record-dir", str(tmp_path)])
     _fails(r, 2, "--tokens", "a bot name starts with a letter or a digit")
+
+
+def test_a_tournament_on_a_port_in_use_says_so_and_stores_nothing(tmp_path: Path) -> None:
+    """Defect (user audit): `arena tournament` on a busy port printed gRPC core's raw error
+    line and "Failed to bind ... set GRPC_VERBOSITY=debug", without the hint `arena serve`
+    gives, and left an empty tournament (0/6) in the database. The port is tried first."""
+    db = tmp_path / "busy.sqlite"
+    with socket.socket() as blocker:
+        blocker.bind(("127.0.0.1", 0))
+        blocker.listen()
+        port = blocker.getsockname()[1]
+        path = _toml(tmp_path, f'name = "busy"\nport = {port}\nmax_deals = 1\ndb = "{db}"\n'
+                               f'out = "{tmp_path / "o"}"\n{BOTS}')  # fmt: skip
+        r = _invoke(arena, ["tournament", "--config", str(path), "--no-progress"])
+    _fails(r, 1, f"cannot listen on 127.0.0.1:{port}", "is the port free?")
+    assert "GRPC_VERBOSITY" not in r.output
+    if db.exists():
+        with Storage(db) as st:
+            assert st.tournaments() == []
+
+
+def test_remote_bots_are_not_told_to_connect_to_a_wildcard_address(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect (user audit): with `host = "0.0.0.0"` (as in tournaments/remote.toml) the
+    arena told the organiser to connect remote bots to 0.0.0.0:PORT."""
+    path = _toml(tmp_path, f'name = "wild"\nhost = "0.0.0.0"\nbot_wait_s = 0.2\n'
+                           f'db = "{tmp_path / "w.sqlite"}"\nout = "{tmp_path / "o"}"\n'
+                           '[bots]\nfar = { remote = true, token = "0123456789abcdef" }\n'
+                           'a = "random"\nb = "random"\n')  # fmt: skip
+    with caplog.at_level(logging.WARNING), pytest.raises(TournamentError, match="never connected"):
+        run(load_config(path), RunOptions(progress=False))
+    waiting = next(r.getMessage() for r in caplog.records if "remote bots" in r.getMessage())
+    assert "0.0.0.0" not in waiting and "this machine's address, port " in waiting

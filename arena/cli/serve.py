@@ -23,7 +23,7 @@ from arena.cli.options import NonEmptyPath, Seconds
 from arena.protocol import token_problem
 from arena.referee import Lobby, Referee, RefereeConfig, TLSConfig, start_server
 from arena.referee.config import MAX_DEADLINE_MS, key_pair_problem, pem_problem
-from arena.referee.server import host_port
+from arena.referee.server import host_port, port_problem
 from arena.tournament.config import BOT_NAME_RE, BOT_NAME_RULE
 from engine import RulesetError, load_ruleset
 
@@ -207,6 +207,11 @@ async def _serve(
     from engine import Ruleset
 
     assert isinstance(ruleset, Ruleset)
+    problem = port_problem(host, port)
+    if problem is not None:
+        raise click.ClickException(
+            f"{problem} (is the port free, and --host an address of this machine?)"
+        )
     referee = Referee(config)
     for name, token in tokens.items():
         referee.add_bot(name, token)

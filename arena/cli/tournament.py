@@ -117,7 +117,7 @@ def tournament(
         err_console.print(
             f"[yellow]Interrupted ({signal.Signals(signum).name}).[/] {done} matches are "
             f"stored in {escape(str(cfg.db))}; run the same command again to resume (the "
-            "match in progress is replayed from its seed)."
+            "matches in progress, up to the concurrency, are played again from their seeds)."
         )
         _show(cfg, err_console)
         sys.exit(128 + signum)  # 130 for SIGINT, 143 for SIGTERM, as a shell reports them

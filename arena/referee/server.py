@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import inspect
 import logging
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, NoReturn
 
@@ -20,7 +21,7 @@ from arena.referee.servicer import ArenaServicer
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
-__all__ = ["SERVICE_NAME", "start_server"]
+__all__ = ["SERVICE_NAME", "port_problem", "start_server"]
 
 log = logging.getLogger("arena.referee")
 
@@ -179,6 +180,31 @@ def host_port(host: str, port: int) -> str:
     ('127.0.0.1:80', '[::1]:80', '[::1]:80')
     """
     return f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
+
+
+def port_problem(host: str, port: int) -> str | None:
+    """Why a server could not listen on ``host:port``, or None. The port is bound here once
+    as gRPC binds it (address reuse, no port sharing) and released: a busy port is named
+    plainly, before gRPC core logs its own error line. Like gRPC, one address of the host
+    that binds is enough."""
+    if port == 0:
+        return None
+    try:
+        infos = socket.getaddrinfo(
+            host.strip("[]"), port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except (OSError, UnicodeError) as e:
+        return f"cannot resolve {host!r}: {e}"
+    why = ""
+    for family, kind, proto, _, addr in infos:
+        with socket.socket(family, kind, proto) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind(addr)
+                return None
+            except OSError as e:
+                why = why or (e.strerror or str(e))
+    return f"cannot listen on {host_port(host, port)}: {why or 'no address'}"
 
 
 async def start_server(

@@ -411,6 +411,12 @@ async def run_tournament(
     tid = cfg.tournament_id
     schedule = build_schedule(cfg.bot_names, cfg.ruleset.players, cfg.matches_per_table,
                               cfg.seed)  # fmt: skip
+    if serve:  # before anything is stored: a busy port leaves no empty tournament behind
+        from arena.referee.server import port_problem
+
+        problem = port_problem(cfg.host, cfg.port)
+        if problem is not None:
+            raise TournamentError(f"{problem} (is the port free? set another, or 0 for any)")
     lock = _Lock(cfg.db)
     storage = Storage(cfg.db)
     try:
@@ -522,9 +528,12 @@ async def _play(
                     await p.start()
         remote = [b.name for b in cfg.bots if not b.is_local]
         if remote:
+            # 0.0.0.0 / :: is where the arena listens, not an address a bot can reach
+            where = (f"this machine's address, port {port}" if cfg.host in ("0.0.0.0", "::")
+                     else host_port(cfg.host, port))  # fmt: skip
             log.warning(
-                "waiting up to %gs for remote bots %s: connect them to %s:%d with their token%s",
-                cfg.bot_wait_s, ", ".join(remote), cfg.host, port,
+                "waiting up to %gs for remote bots %s: connect them to %s with their token%s",
+                cfg.bot_wait_s, ", ".join(remote), where,
                 "" if cfg.tls is None else f" over TLS (arena-bot run ... --ca {cfg.tls.cert})",
             )  # fmt: skip
         await _wait_for_bots(cfg, referee, procs)
