@@ -3,6 +3,11 @@
 Used by ``arena replay FILE.json`` and reusable for stored matches. The record is replayed
 through the engine so that trick winners, trumps and marriages are the engine's; if a
 record does not replay, what could be rendered is shown followed by the error.
+
+Deals are numbered from 1 here ("Deal 1"), as the web viewer and the human seat number
+them for people; the record's ``number``, ``arena replay --check`` and the engine's
+messages count from 0, so the one place that names a deal for both (a refused action)
+gives both numbers.
 """
 
 from __future__ import annotations
@@ -31,6 +36,12 @@ __all__ = ["render_record", "standings_table"]
 
 _RED = {Suit.HEARTS, Suit.DIAMONDS}
 
+#: Incident kinds that count as strikes (``max_strikes`` of them forfeit the match:
+#: docs/tournament.md). An answer to no pending request (``wrong_request``) and a
+#: disconnect are not strikes; a disconnect longer than the grace period forfeits at once.
+_STRIKES = ("timeout", "illegal", "malformed")
+_NOT_STRIKES = ("wrong_request", "disconnect")
+
 
 def _card(card: Card) -> Text:
     return Text(str(card), style="red" if card.suit in _RED else "bold")
@@ -49,9 +60,11 @@ def _name(players: Sequence[str], seat: int) -> str:
     return f"{players[seat]} ({seat})" if 0 <= seat < len(players) else f"seat {seat}"
 
 
-def standings_table(players: Sequence[str], result: Mapping[str, Any]) -> Table:
+def standings_table(
+    players: Sequence[str], result: Mapping[str, Any], title: str = "Final standings"
+) -> Table:
     """The final standings: place, player, score, shortfall."""
-    table = Table(title="Final standings")
+    table = Table(title=title)
     table.add_column("place", justify="right")
     table.add_column("player")
     table.add_column("score", justify="right")
@@ -72,7 +85,9 @@ def _render_deal(
     """Apply one deal's actions to ``game`` and describe it; returns (parts, error)."""
     parts: list[RenderableType] = []
     dealer = game.dealer
-    parts.append(Text(f"Deal {index} — dealer {_name(players, dealer)}", style="bold underline"))
+    parts.append(
+        Text(f"Deal {index + 1} — dealer {_name(players, dealer)}", style="bold underline")
+    )
     hands = Table.grid(padding=(0, 2))
     for seat, hand in enumerate(game.dealt_hands):
         if hand:
@@ -80,7 +95,7 @@ def _render_deal(
     hands.add_row("talon", _cards(game.talon))
     parts.append(hands)
 
-    bids: list[str] = []
+    bids = _opening_bid(game, players)  # before any action: the next deal has its own
     tricks = Table(show_header=True, header_style="dim")
     tricks.add_column("#", justify="right")
     tricks.add_column("cards")
@@ -100,18 +115,13 @@ def _render_deal(
             action = parse_action(str(text))
             game.apply(action, seat=seat)
         except (ValueError, IllegalActionError) as e:
-            error = f"deal {index}, action {j} (seat {seat}: {text}): {e}"
+            error = f"Deal {index + 1} (record deal {index}), action {j} (seat {seat}: {text}): {e}"
             break
         kind = type(action).__name__
         if kind in ("Bid", "Pass"):
             bids.append(f"{players[seat]}: {action}")
             if game.declarer is not None and not lines:
-                lines.append(
-                    Text(
-                        f"{_name(players, game.declarer)} takes the talon at {game.bid}",
-                        style="cyan",
-                    )
-                )
+                lines.append(Text(_talon_taken(game, players, bids), style="cyan"))
         elif isinstance(action, Play):
             trick.append((seat, action.card))
             if action.declare:
@@ -145,6 +155,31 @@ def _render_deal(
     if ntrick or trick:
         parts.append(tricks)
     return parts, error
+
+
+def _opening_bid(game: Game, players: Sequence[str]) -> list[str]:
+    """The auction's first entry when first hand is committed to the opening bid without
+    speaking (``first_hand_commits``, classic: 100): no action of the record holds it, and
+    without it "pass, pass / X takes the talon at 100" would not say where 100 came from."""
+    r = game.ruleset
+    if not r.first_hand_commits:
+        return []
+    return [f"{players[game.first_hand]}: {r.opening_bid} (obligatory)"]
+
+
+def _talon_taken(game: Game, players: Sequence[str], bids: Sequence[str]) -> str:
+    """Who takes the talon at what, and why when nobody bid it (``game``: the auction has
+    just ended; ``bids``: its entries so far, the obligatory one included)."""
+    assert game.declarer is not None
+    r = game.ruleset
+    line = f"{_name(players, game.declarer)} takes the talon at {game.bid}"
+    if game.last_hand_take:  # 1001 (all_pass = "last_hand"): may throw in
+        return line + " (everybody before him passed: the last hand plays the opening bid)"
+    if any(": bid " in b for b in bids):
+        return line
+    if r.first_hand_commits:
+        return line + " (his obligatory bid: the others passed)"
+    return line + " (everybody passed: first hand plays the opening bid)"
 
 
 def _trick_cells(players: Sequence[str], trick: Sequence[tuple[int, Any]]) -> Text:
@@ -207,14 +242,146 @@ def render_record(record: Mapping[str, Any]) -> RenderableType:
                 named = re.sub(r"\bseat (\d+)", lambda m: players[int(m[1])], ev)
                 parts.append(Text(named, style="magenta"))
         parts.append(Text(""))
+    parts.extend(_ending(record, game, players))
+    return Group(*parts)
+
+
+def _ending(record: Mapping[str, Any], game: Game, players: Sequence[str]) -> list[RenderableType]:
+    """The standings, then why they are what they are: forfeits, an interrupted or
+    abandoned match, and the referee's incidents (``game``: after the record's actions)."""
+    parts: list[RenderableType] = []
+    forfeits = _forfeits(record, len(players))
     # The standings as the rules make them (forfeiters placed last, as the referee does),
     # like every deal above: not the record's own figures, which may say otherwise.
     result = record.get("result")
+    rules_result: Mapping[str, Any] | None = None
     if game.is_over:
-        result = game.record()["result"]
-        forfeits = record.get("forfeits") or []
-        if forfeits:
-            result = forfeit_result(result, list(forfeits), game.ruleset.target)
+        rules_result = game.record()["result"]
+        result = (
+            forfeit_result(rules_result, forfeits, game.ruleset.target)
+            if forfeits
+            else rules_result
+        )
     if result:
-        parts.append(standings_table(players, result))
-    return Group(*parts)
+        title = "Final standings" if game.is_over else "Standings when the match stopped"
+        parts.append(standings_table(players, result, title))
+    if rules_result is not None and forfeits:
+        parts.append(_forfeits_applied(players, forfeits, rules_result, result or {}))
+    stopped = _stopped(record, game)
+    if stopped:
+        parts.append(Text(stopped, style="yellow"))
+    parts.extend(_incident_lines(record, players))
+    return parts
+
+
+def _forfeits(record: Mapping[str, Any], n: int) -> list[int]:
+    """The seats the record says forfeited (only seats of this table: the shape check does
+    not look inside ``forfeits``)."""
+    raw = record.get("forfeits") or []
+    if not isinstance(raw, list):
+        return []
+    return sorted({s for s in raw if type(s) is int and 0 <= s < n})
+
+
+def _forfeits_applied(
+    players: Sequence[str],
+    forfeits: Sequence[int],
+    rules_result: Mapping[str, Any],
+    result: Mapping[str, Any],
+) -> Text:
+    """Why the standings are not what ``arena replay --check`` prints (the rules' result),
+    or that they are the same."""
+    who = ", ".join(_name(players, s) for s in forfeits)
+    if list(rules_result["places"]) == list(result.get("places", ())):
+        return Text(
+            f"forfeits applied: {who} forfeited and placed last, where the rules alone "
+            "place them too",
+            style="yellow",
+        )
+    scores, places = rules_result["scores"], rules_result["places"]
+    order = sorted(range(len(scores)), key=lambda s: (places[s], s))
+    rules = ", ".join(f"{places[s]}. {_name(players, s)} {scores[s]}" for s in order)
+    return Text(
+        f"forfeits applied: {who} forfeited and placed last; the rules alone would give "
+        f"{rules} (as arena replay --check prints)",
+        style="yellow",
+    )
+
+
+def _stopped(record: Mapping[str, Any], game: Game) -> str | None:
+    """A line for a match that did not reach its end: abandoned (every seat forfeited),
+    interrupted (the referee was stopped), or a record that simply stops."""
+    if game.is_over:
+        return None
+    deal = len(record["deals"])  # the deal under way, numbered for people like above
+    if record.get("abandoned"):
+        return (
+            f"abandoned in deal {deal}: every seat forfeited, so the match stopped there; all "
+            "are placed last and the rules give no result"
+        )
+    if record.get("interrupted"):
+        return (
+            f"interrupted in deal {deal}: the referee was stopped (a shutdown) before the "
+            "match ended; it has no result"
+        )
+    if record.get("result") is None:
+        return f"not finished: the record stops in deal {deal}, with no result"
+    return None
+
+
+def _incident_lines(record: Mapping[str, Any], players: Sequence[str]) -> list[Text]:
+    """Per seat: its forfeit (why, in which deal) and how many incidents of each kind, the
+    strikes told apart. Nothing for a record no referee watched (no ``incidents`` key)."""
+    if "incidents" not in record:
+        return []
+    n = len(players)
+    counts: list[dict[str, int]] = [dict.fromkeys((*_STRIKES, *_NOT_STRIKES), 0) for _ in range(n)]
+    forfeited: dict[int, str] = {s: "forfeited" for s in _forfeits(record, n)}
+    for inc in record["incidents"]:
+        seat, kind = inc.get("seat"), str(inc.get("kind"))
+        if type(seat) is not int or not 0 <= seat < n:
+            continue
+        deal = inc.get("deal")
+        if kind == "forfeit":
+            when = f" in deal {deal + 1}" if type(deal) is int else ""  # numbered from 1
+            why = str(inc.get("detail") or "no reason given")[:120]  # the referee's are short
+            forfeited[seat] = f"forfeited{when} ({why})"
+        elif kind in counts[seat]:
+            counts[seat][kind] += 1
+    # Only the first 20 answers to no pending request and disconnects of a seat are
+    # recorded one by one: the per-seat totals count them all.
+    for kind, key in (("wrong_request", "wrong_requests"), ("disconnect", "disconnects")):
+        totals = record.get(key)
+        if isinstance(totals, list) and len(totals) == n:
+            for seat, total in enumerate(totals):
+                if type(total) is int:
+                    counts[seat][kind] = max(counts[seat][kind], total)
+    lines = []
+    for seat in range(n):
+        bits = [forfeited[seat]] if seat in forfeited else []
+        strikes = _counted(counts[seat], _STRIKES)
+        if strikes:
+            bits.append("strikes: " + strikes)
+        others = _counted(counts[seat], _NOT_STRIKES)
+        if others:
+            bits.append("not strikes: " + others)
+        if bits:
+            lines.append(Text(f"  {_name(players, seat)}: " + "; ".join(bits)))
+    if not lines:
+        return [Text("Incidents: none")]
+    head = (
+        "Incidents (strikes: timeouts, illegal and malformed answers; not strikes: "
+        "wrong_request, an answer to no pending request, and disconnects)"
+    )
+    return [Text(head, style="bold"), *lines]
+
+
+def _counted(counts: Mapping[str, int], kinds: Sequence[str]) -> str:
+    """``"2 timeouts, 1 illegal"``: the kinds of ``kinds`` that occurred, with their count."""
+    plural = {"timeout": "timeouts", "disconnect": "disconnects", "wrong_request": "wrong_requests"}
+    out = []
+    for kind in kinds:
+        k = counts[kind]
+        if k:
+            out.append(f"{k} {plural.get(kind, kind) if k > 1 else kind}")
+    return ", ".join(out)

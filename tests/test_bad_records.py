@@ -129,11 +129,11 @@ def test_render_record_shows_a_record_whose_ruleset_is_a_preset_name(tmp_path: P
     rec = _one_deal_record()
     rec["ruleset"] = "classic"  # docs/record-format.md: "on input also a preset name"
     text = _plain(render_record(rec))
-    assert "Match: classic" in text and "Deal 0" in text and "cannot render" not in text
+    assert "Match: classic" in text and "Deal 1 —" in text and "cannot render" not in text
     p = tmp_path / "preset.json"
     p.write_text(json.dumps(rec), encoding="utf-8")
     shown = _invoke(arena, ["replay", str(p)])
-    assert shown.exit_code == 0 and "Deal 0" in shown.output, shown.output
+    assert shown.exit_code == 0 and "Deal 1 —" in shown.output, shown.output
     checked = _invoke(arena, ["replay", "--check", str(p)])
     assert checked.exit_code == 0 and "OK: every action is legal" in checked.output
 

@@ -34,14 +34,18 @@ def replay(ctx: click.Context, record_ref: str, check: bool, db: Path | None) ->
     """Pretty-print a match deal by deal and trick by trick, or --check it against the rules."""
     from arena.storage import StorageError, newest_database, resolve_record
 
-    db = db or newest_database()
     if db is None and not Path(record_ref).is_file():
-        click.echo(
-            f"error: {record_ref}: no such record file, and no database to look the match id "
-            "up in (none in runs/; pass --db)",
-            err=True,
-        )
-        ctx.exit(2)
+        db = newest_database()
+        if db is None:
+            click.echo(
+                f"error: {record_ref}: no such record file, and no database to look the match "
+                "id up in (none in runs/; pass --db)",
+                err=True,
+            )
+            ctx.exit(2)
+        # Which of several databases a bare match id is looked up in is not obvious: say
+        # it, as `arena leaderboard` does (on stderr: stdout is the match).
+        click.echo(f"reading {db} (the newest runs/*.sqlite; --db to choose)", err=True)
     try:
         record = resolve_record(record_ref, db)
     except (LookupError, StorageError) as e:
@@ -75,9 +79,12 @@ def replay(ctx: click.Context, record_ref: str, check: bool, db: Path | None) ->
         try:
             replay_record(record)
         except ReplayError as e:
+            # The engine names deals from 0 (the record's numbers); the deals above are
+            # numbered from 1.
+            above = "" if e.deal is None else f" (Deal {e.deal + 1} above)"
             click.echo(
                 f"error: {record_ref}: the record's own figures differ from the replay shown "
-                f"above: {e} (arena replay --check {record_ref})",
+                f"above: {e}{above} (arena replay --check {record_ref})",
                 err=True,
             )
             ctx.exit(1)
@@ -122,6 +129,13 @@ def replay(ctx: click.Context, record_ref: str, check: bool, db: Path | None) ->
             )
     else:
         click.echo(f"match not finished; scores {list(game.scores)}")
+    forfeits = record.get("forfeits") if record.get("rules_result") is not None else None
+    forfeits = [s for s in forfeits or () if type(s) is int and 0 <= s < len(players)]
+    if forfeits:
+        # The rules' result is the one above; the record's own (the referee's, which
+        # `arena replay` and the leaderboard show) places the forfeiters last.
+        who = ", ".join(players[s] for s in forfeits)
+        click.echo(f"forfeited: {who} (the record's result, checked too, places them last)")
     click.echo("OK: every action is legal and every stored score matches")
     if own:
         # Not refused: a constructed record may deal its own cards; a referee's never does.

@@ -15,7 +15,7 @@ API (JSON)::
     GET /api/matches?tournament=T&bot=B        match list
     GET /api/matches/<id>                      the replay summary (players, deals, result)
     GET /api/matches/<id>/record               the stored record, as is
-    GET /api/matches/<id>/deals/<k>?seat=S     the steps of the k-th deal (seat absent: face up)
+    GET /api/matches/<id>/deals/<k>?seat=S     the steps of deal k, from 0 (seat absent: face up)
 
 The server never writes: the data source opens the database read-only.
 """
@@ -179,7 +179,7 @@ class _Handler(BaseHTTPRequestHandler):
                 match_id = src.match_id(ref)
                 replay = self.server.replays.get(match_id, lambda: src.record(match_id))
                 seat = _int(q, "seat")
-                return replay.deal(int(index), seat)
+                return replay.deal(_deal_index(index, len(replay.summary["deals"])), seat)
         raise _HTTPError(HTTPStatus.NOT_FOUND, "no such API endpoint: /api/" + "/".join(parts))
 
     # -- responses ------------------------------------------------------------------------
@@ -211,6 +211,26 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
+
+
+def _deal_index(text: str, count: int) -> int:
+    """The ``<k>`` of ``/deals/<k>``: the deal's position in the match, from 0 (as the
+    viewer's ``#deal=``), which the pages show as deal k+1. Anything else is the request's
+    fault: a 400 saying what is expected, not Python's "invalid literal for int()"."""
+    # Digits only: int() also reads a sign, spaces, "1_0" and any Unicode digit ("١"), and
+    # refuses a string of over 4300 digits with a message of its own.
+    digits = text.lstrip("0") or "0"
+    if text.isascii() and text.isdecimal() and len(digits) <= len(str(count)):
+        k = int(digits)
+        if k < count:
+            return k
+    if not count:
+        raise _HTTPError(HTTPStatus.BAD_REQUEST, f"no deal {text!r:.60}: the match has no deal")
+    raise _HTTPError(
+        HTTPStatus.BAD_REQUEST,
+        f"deal must be a whole number from 0 to {count - 1} (the deal's 0-based position "
+        f"in the match), got {text!r:.60}",
+    )
 
 
 def _int(q: dict[str, str], key: str) -> int | None:

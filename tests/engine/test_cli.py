@@ -55,7 +55,8 @@ def test_replay_pretty(tmp_path: Path) -> None:
     path = _record(tmp_path, finish=False)
     r = CliRunner().invoke(main, ["replay", str(path)])
     assert r.exit_code == 0, r.output
-    assert "Deal 0" in r.output and "Bidding" in r.output and "♠" in r.output + "♥♦♣"
+    assert "Deal 1 —" in r.output and "Deal 0" not in r.output  # numbered from 1 for people
+    assert "Bidding" in r.output and "♠" in r.output + "♥♦♣"
     r2 = CliRunner().invoke(main, ["replay", str(tmp_path / "missing.json")])
     assert r2.exit_code == 2
 

@@ -263,6 +263,21 @@ def test_errors_are_json(base: str) -> None:
     assert status_of(base, "/api/leaderboard?tournament=nope")[0] == 404
 
 
+def test_a_deal_that_is_no_number_is_a_400_naming_the_range(base: str) -> None:
+    """Defect: ``/deals/abc`` answered Python's "invalid literal for int() with base 10:
+    'abc'". The API counts deals from 0 (as ``#deal=``); the error says so."""
+    n = len(get(base, "/api/matches/demo-m0000")["deals"])
+    expected = f"deal must be a whole number from 0 to {n - 1}"
+    for bad in ("abc", "-1", "1.0", "%20" + "1", "1_0", "%D9%A1", "9" * 5000, str(n)):
+        code, body = status_of(base, f"/api/matches/demo-m0000/deals/{bad}")
+        assert code == 400 and body["error"].startswith(expected), (bad, body)
+        assert "invalid literal" not in body["error"] and len(body["error"]) < 200
+    assert get(base, "/api/matches/demo-m0000/deals/00")["index"] == 0
+    assert get(base, f"/api/matches/demo-m0000/deals/{n - 1}")["index"] == n - 1
+    # an unknown match is still a 404, whatever the deal
+    assert status_of(base, "/api/matches/nope/deals/abc")[0] == 404
+
+
 def test_a_damaged_stored_row_is_a_json_error_naming_the_match(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
