@@ -808,9 +808,9 @@ def _translate(e: sqlite3.Error, path: Path, what: str) -> StorageError:
     base = code & 0xFF if isinstance(code, int) else None
     if base in (5, 6) or "locked" in text or "busy" in text:
         return StorageLockedError(
-            f"{path} is locked by another process while {what} (is another tournament or "
-            "`arena leaderboard` writing to it?). Nothing stored was lost; try again when it "
-            "is done, or use another --db file"
+            f"{path} is locked by another process while {what} (another tournament, or a "
+            "program holding a write transaction on it: the arena's readers only read). "
+            "Nothing stored was lost; try again when it is done, or use another --db file"
         )
     if base == 13 or "full" in text:
         return StorageFullError(

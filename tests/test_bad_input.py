@@ -600,3 +600,41 @@ def test_remote_bots_are_not_told_to_connect_to_a_wildcard_address(
         run(load_config(path), RunOptions(progress=False))
     waiting = next(r.getMessage() for r in caplog.records if "remote bots" in r.getMessage())
     assert "0.0.0.0" not in waiting and "this machine's address, port " in waiting
+
+
+def test_paths_past_the_bmp_and_bad_toml_in_set_are_not_mangled(tmp_path: Path) -> None:
+    """Defect (tournament audit 3): `--db emoji😀.sqlite` reached the config as the literal
+    text "emoji\\ud83d\\ude00.sqlite" with its quotes (JSON's surrogate pairs are no TOML), so
+    results went to another file; `--set 'db="runs\\x.sqlite"'` (a bad escape) likewise
+    became a file named with quotes. The path is kept; a value that is meant as TOML and
+    does not parse is refused, naming the key."""
+    from arena.tournament.config import apply_overrides
+
+    path = _stored_tournament(tmp_path)
+    db = tmp_path / "emoji😀.sqlite"
+    r = _invoke(arena, ["tournament", "--config", str(path), "--db", str(db), "--out",
+                        str(tmp_path / "out😀"), "--no-progress", "--seed", "5",
+                        "--max-deals", "1"])  # fmt: skip
+    assert str(db) in " ".join(r.output.split()) or db.exists(), r.output
+    assert db.exists() and not list(tmp_path.glob('"*'))
+    with pytest.raises(ConfigError) as ei:
+        apply_overrides({}, ['db="runs\\x.sqlite"'], "t.toml")
+    assert ei.value.key == "db" and "not a TOML value" in str(ei.value)
+    assert apply_overrides({}, ["name=plain words"]) == {"name": "plain words"}
+
+
+def test_ctrl_c_before_the_tournament_starts_exits_130(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect (tournament audit 3): Ctrl-C while the config loaded or the schedule was
+    built (a second for a million matches) printed click's "Aborted!" and exited 1; the
+    docs promise 130 for an interrupted tournament."""
+    import arena.cli.tournament as cli
+
+    def interrupted(*_a: Any, **_k: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_announce", interrupted)
+    r = _invoke(arena, ["tournament", "--config", str(_stored_tournament(tmp_path))])
+    assert r.exit_code == 130, r.output
+    assert "before the tournament started" in r.output and "Aborted" not in r.output

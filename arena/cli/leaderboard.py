@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ from rich.text import Text
 from arena.cli.options import NonEmptyPath
 from arena.leaderboard import FORMATS, build_leaderboard, render, to_rich_table, write_outputs
 from arena.storage import Storage, StorageError, newest_database
-from arena.tournament.config import ConfigError, load_config
+from arena.tournament.config import ConfigError, load_config, stored_where
 
 __all__ = ["leaderboard"]
 
@@ -50,13 +51,19 @@ def leaderboard(
         raise click.UsageError(
             "--format all writes one file per format: name a directory with --out"
         )
+    # With --config: that config's tournament if it is stored, else the latest of its name
+    # (the config's bots, ruleset or deadlines changed since, or a bot's secret token is
+    # not in this shell: neither says where the results are).
+    latest_of: str | None = None
     if config_path is not None:
         try:
-            cfg = load_config(config_path)
+            cfg_db, latest_of = stored_where(config_path)
         except ConfigError as e:
             raise click.UsageError(str(e)) from e
-        db = db or cfg.db
-        tournament_id = tournament_id or cfg.tournament_id
+        db = db or cfg_db
+        if tournament_id is None:
+            with contextlib.suppress(ConfigError):
+                tournament_id = load_config(config_path).tournament_id
     if db is None:
         db = newest_database() or DEFAULT_DB
         if db.exists():
@@ -75,7 +82,15 @@ def leaderboard(
                               info.created_at, info.finished_at or "–")  # fmt: skip
                 _screen().print(t)
                 return
-            lb = build_leaderboard(st, st.resolve_tournament(tournament_id))
+            try:
+                tid = st.resolve_tournament(tournament_id or latest_of)
+            except LookupError:
+                if latest_of is None or tournament_id == latest_of:
+                    raise
+                tid = st.resolve_tournament(latest_of)
+                err.print(escape(f"{tournament_id} is not stored (the config changed since it "
+                                 f"ran): showing {tid}, the latest named {latest_of}"))  # fmt: skip
+            lb = build_leaderboard(st, tid)
     except LookupError as e:
         raise click.UsageError(str(e.args[0] if e.args else e)) from e
     except StorageError as e:

@@ -41,7 +41,9 @@ def setup_logging(verbose: int, console: Console) -> None:
 
 
 def _toml_str(value: str) -> str:
-    return json.dumps(value)  # a JSON string is a valid TOML basic string
+    # A JSON string is a valid TOML basic string, but for the surrogate pairs that JSON
+    # writes for characters past U+FFFF (an emoji in a path), which TOML refuses.
+    return json.dumps(value, ensure_ascii=False)
 
 
 @click.command("tournament")
@@ -99,10 +101,13 @@ def tournament(
     sets = [*overrides, *(f"{k}={v}" for k, v in options_set.items() if v is not None)]
     try:
         cfg = load_config(config_path, sets)
+        _announce(cfg, err_console)  # (builds the schedule: a while for a large one)
     except ConfigError as e:
         raise click.UsageError(str(e)) from e
-
-    _announce(cfg, err_console)
+    except KeyboardInterrupt:  # click would say "Aborted!" and exit 1
+        err_console.print("[yellow]Interrupted[/] before the tournament started: nothing "
+                          "was played or stored.")  # fmt: skip
+        sys.exit(130)
     t0 = time.monotonic()
     options = RunOptions(
         fresh=not resume,

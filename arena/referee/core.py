@@ -119,6 +119,10 @@ class Referee:
         """Registered bots with an open stream."""
         return [n for n, s in self._by_name.items() if s.connected]
 
+    def welcomed_bots(self) -> list[str]:
+        """Registered bots that have said Hello at least once (connected now or not)."""
+        return [n for n, s in self._by_name.items() if s.welcomes]
+
     def idle_bots(self) -> list[str]:
         """Connected bots seated in no running match."""
         return [

@@ -231,7 +231,7 @@ class BotSession:
 
     __slots__ = (
         "_away", "_grace", "connects", "ends", "events", "flood", "idle", "matches_left",
-        "name", "reserved", "seats", "stream", "token", "warned_at",
+        "name", "reserved", "seats", "stream", "token", "warned_at", "welcomes",
     )  # fmt: skip
 
     def __init__(
@@ -251,6 +251,8 @@ class BotSession:
         #: When streams refused for reconnecting too often were last logged (loop time).
         self.warned_at = float("-inf")
         self.stream: Stream | None = None
+        #: How many streams of the bot have said Hello (attached).
+        self.welcomes = 0
         #: A stream that authenticated and has not said Hello yet.
         self.reserved: Stream | None = None
         #: Events waiting for the next message to this bot (oldest first, any match).
@@ -337,6 +339,7 @@ class BotSession:
     def attach(self, stream: Stream) -> None:
         """A stream said Hello: make it the bot's, and resume every seat."""
         self.stream = stream
+        self.welcomes += 1
         self.events.clear()
         self._away.clear()
         if self._grace is not None:

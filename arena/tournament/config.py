@@ -44,6 +44,7 @@ __all__ = [
     "apply_overrides",
     "load_config",
     "parse_config",
+    "stored_where",
 ]
 
 #: The bots shipped in ``bots/`` (``bots.load(name)``).
@@ -265,11 +266,15 @@ _TLS_KEYS = {"cert", "key", "server_name"}
 
 def load_config(path: str | Path, overrides: Sequence[str] = ()) -> TournamentConfig:
     """Read, override (``key=value`` strings) and validate a tournament TOML file."""
-    p = Path(path)
+    data = apply_overrides(_read_toml(path), overrides, str(path))
+    return parse_config(data, source=str(path), base_dir=Path(path).resolve().parent)
+
+
+def _read_toml(path: str | Path) -> dict[str, Any]:
     source = str(path)
     try:
-        with p.open("rb") as fh:
-            data = tomllib.load(fh)
+        with Path(path).open("rb") as fh:
+            return tomllib.load(fh)
     except FileNotFoundError:
         raise ConfigError(source, "file", "no such file") from None
     except OSError as e:
@@ -278,8 +283,24 @@ def load_config(path: str | Path, overrides: Sequence[str] = ()) -> TournamentCo
         raise ConfigError(source, "file", f"not valid TOML: {e}") from e
     except UnicodeDecodeError as e:  # tomllib decodes the bytes itself
         raise ConfigError(source, "file", f"not valid TOML: not UTF-8 text ({e.reason})") from e
-    data = apply_overrides(data, overrides, source)
-    return parse_config(data, source=source, base_dir=p.resolve().parent)
+
+
+def stored_where(path: str | Path) -> tuple[Path, str]:
+    """Where a config's tournaments are stored, read without validating the rest: its
+    database and its ``id`` (else its ``name``, which names the latest of them). For readers
+    (``arena leaderboard --config``): a remote bot's secret, a bot file moved since, have no
+    say in where the results are."""
+    source = str(path)
+    data = _read_toml(path)
+
+    def text(key: str, default: str) -> str:
+        value = data.get(key, default)
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(source, key, f"expected a non-empty string, got {value!r}")
+        return value
+
+    name = text("name", "tournament")
+    return Path(text("db", f"runs/{name}.sqlite")).expanduser(), text("id", name)
 
 
 def apply_overrides(
@@ -300,7 +321,9 @@ def apply_overrides(
             raise ConfigError(source, "--set", f"expected key=value, got {item!r}")
         try:
             value: Any = tomllib.loads(f"v = {raw.strip()}")["v"]
-        except tomllib.TOMLDecodeError:
+        except tomllib.TOMLDecodeError as e:
+            if raw.strip()[:1] in ('"', "'", "[", "{"):  # meant as TOML, and it is not
+                raise ConfigError(source, key, f"not a TOML value: {raw.strip()!r}: {e}") from e
             value = raw.strip()  # a bare word: a string
         parts = key.split(".")
         node = out
@@ -678,7 +701,7 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
                     f"{key}.command",
                     f"bad placeholder in {a!r} (known: "
                     + ", ".join("{" + p + "}" for p in _PLACEHOLDERS)
-                    + ")",
+                    + "; a literal brace is written {{ or }})",
                 ) from e
         code = code_digest(_code_files(None, argv, cwd))
         return BotSpec(name=name, kind="command", command=tuple(argv), env=env, cwd=cwd,

@@ -81,6 +81,29 @@ _ROOT = Path(__file__).resolve().parents[2]
 _LIVE_GROUPS: set[int] = set()
 
 
+def _kill_session(sid: int, sig: int) -> None:
+    """Send ``sig`` to the session ``sid`` a bot leads (it was started in a session of its
+    own): its process group, and on Linux every other process of the session too (a child
+    that made a group of its own, as a shell with job control does, is still in it)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(sid, sig)
+    try:
+        entries = os.listdir("/proc")
+    except OSError:  # not Linux: the process group is what can be reached
+        return
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                # pid (comm) state ppid pgrp session ...: comm may hold spaces and ")"
+                fields = fh.read().rpartition(b")")[2].split()
+            if int(fields[3]) == sid and int(fields[2]) != sid:
+                os.kill(int(entry), sig)
+        except (OSError, ValueError, IndexError):  # gone meanwhile, not ours, unreadable
+            continue
+
+
 class TournamentError(RuntimeError):
     """The tournament cannot go on (bots missing, storage failing...): the message says why."""
 
@@ -240,6 +263,8 @@ class _BotProcess:
                 start_new_session=True,  # Ctrl-C reaches the arena only; it stops the bots
             )
         except OSError as e:
+            self._fh.close()
+            self._fh = None
             raise TournamentError(
                 f"cannot launch bot {self.spec.name!r} ({self.argv[0]}): {e.strerror or e}"
             ) from e
@@ -268,12 +293,10 @@ class _BotProcess:
             if proc.pid in _LIVE_GROUPS:  # (not once stopped: the id may be reused then)
                 # The bot itself is gone; what it started may not be (a crash leaves its
                 # children running). The session id stays theirs while any of them lives.
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(proc.pid, signal.SIGKILL)
+                _kill_session(proc.pid, signal.SIGKILL)
         elif proc is not None:
             for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(proc.pid, sig)  # the bot's whole session (its children too)
+                _kill_session(proc.pid, sig)  # the bot's whole session (its children too)
                 try:
                     await asyncio.wait_for(proc.wait(), wait)
                     break
@@ -536,7 +559,7 @@ async def _play(
                 cfg.bot_wait_s, ", ".join(remote), where,
                 "" if cfg.tls is None else f" over TLS (arena-bot run ... --ca {cfg.tls.cert})",
             )  # fmt: skip
-        await _wait_for_bots(cfg, referee, procs)
+        await _wait_for_bots(cfg, referee, procs, opts.max_restarts)
         monitor = asyncio.create_task(_monitor(procs, stopping, opts.max_restarts, left))
         t_play = time.monotonic()
         try:
@@ -564,14 +587,28 @@ async def _play(
 
 
 async def _wait_for_bots(
-    cfg: TournamentConfig, referee: RefereeLike, procs: dict[str, _BotProcess]
-) -> None:
+    cfg: TournamentConfig, referee: RefereeLike, procs: dict[str, _BotProcess],
+    max_restarts: int,
+) -> None:  # fmt: skip
     names = list(cfg.bot_names)
     wait = asyncio.create_task(referee.wait_for_bots(names, cfg.bot_wait_s))
     deadline = time.monotonic() + cfg.bot_wait_s + 5
-    # Watch the local processes meanwhile: one that dies is reported at once, with its log.
+    # Watch the local processes meanwhile: one that dies before connecting is reported at
+    # once, with its log; one that connected and died while others were still starting is
+    # restarted, as it would be a moment later.
+    welcomed = getattr(referee, "welcomed_bots", None)  # (a test's fake may not tell)
     while not wait.done():
-        dead = [p for p in procs.values() if p.exited]
+        seen = set(welcomed()) if welcomed is not None else set()
+        dead = [p for p in procs.values() if p.exited and not p.given_up]
+        for p in [p for p in dead if p.spec.name in seen]:
+            dead.remove(p)
+            code = p.proc.returncode if p.proc else None
+            if p.restarts < max_restarts:
+                await _restart(p, code, max_restarts)
+            else:
+                p.given_up = True
+                log.error("bot %s exited with code %s again, after %d restarts: not restarted",
+                          p.spec.name, code, max_restarts)  # fmt: skip
         if dead:
             wait.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -635,13 +672,25 @@ async def _monitor(
                               p.spec.name, code, max_restarts, p.tail(5))  # fmt: skip
                     await p.stop()  # what it started goes with it
                     continue
-                p.restarts += 1
-                log.warning("bot %s exited with code %s; restarting it (%d/%d). Log tail:\n%s",
-                            p.spec.name, code, p.restarts, max_restarts, p.tail(5))  # fmt: skip
-                await p.stop()
-                await p.start()
+                await _restart(p, code, max_restarts)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stopping.wait(), 0.5)
+
+
+async def _restart(p: _BotProcess, code: int | None, max_restarts: int) -> None:
+    """Start a bot that exited (``code``) again. One that cannot be started (its command is
+    gone, the disk is full) is given up like one that keeps dying, not let loose: the
+    supervision of every other bot goes on."""
+    p.restarts += 1
+    log.warning("bot %s exited with code %s; restarting it (%d/%d). Log tail:\n%s",
+                p.spec.name, code, p.restarts, max_restarts, p.tail(5))  # fmt: skip
+    await p.stop()
+    try:
+        await p.start()
+    except TournamentError as e:
+        p.given_up = True
+        log.error("%s: not restarted; the referee plays its seats to the end (strikes, then "
+                  "forfeits)", e)  # fmt: skip
 
 
 async def _run_matches(
@@ -817,6 +866,5 @@ def run(
         raise
     finally:
         for pgid in list(_LIVE_GROUPS):  # only if the clean stop was itself interrupted
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pgid, signal.SIGKILL)
+            _kill_session(pgid, signal.SIGKILL)
             _LIVE_GROUPS.discard(pgid)

@@ -222,3 +222,26 @@ def test_the_leaderboard_command_reads_the_newest_database_by_default(
     assert r.exit_code == 0, r.output
     assert r.stdout.startswith("rank,") and len(r.stdout.splitlines()) > 2
     assert "reading runs/mine.sqlite (the newest runs/*.sqlite" in r.output  # said, on stderr
+
+
+def test_leaderboard_by_config_needs_no_secret_and_survives_an_edited_config(
+    db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect (tournament audit 3): `arena leaderboard --config` validated the whole config,
+    so it needed every remote bot's secret token variable (and every bot file, cwd, TLS
+    file, still where they were). Only where the results are stored is read now; a config
+    whose tournament id changed since (an edited bot, another deadline) shows the latest
+    tournament of its name, saying so."""
+    monkeypatch.delenv("LB_SECRET_TOKEN", raising=False)
+    config = tmp_path / "lb.toml"
+    config.write_text(f'name = "lb"\ndb = "{db}"\n[bots]\nx = "random"\ny = "random"\n'
+                      'z = { remote = true, token_env = "LB_SECRET_TOKEN" }\n')  # fmt: skip
+    r = CliRunner().invoke(main, ["leaderboard", "--config", str(config), "--format", "csv"])
+    assert r.exit_code == 0, r.output
+    assert "\n1,x," in r.output
+    monkeypatch.setenv("LB_SECRET_TOKEN", "0123456789abcdef")  # the config loads: its id,
+    r = CliRunner().invoke(main, ["leaderboard", "--config", str(config), "--format", "csv"])
+    assert r.exit_code == 0, r.output  # lb-<fingerprint>, is not the stored one
+    assert "is not stored (the config changed since it ran): showing lb" in " ".join(
+        r.output.split()
+    )

@@ -310,3 +310,93 @@ def test_a_bot_that_exits_after_its_last_match_is_not_restarted(tmp_path: Path) 
     assert (tmp_path / "finished.log").read_text().count("starting finished") == 1
     assert busy.restarts == 1 and not busy.done
     assert (tmp_path / "busy.log").read_text().count("starting busy") == 2
+
+
+def test_a_restart_that_fails_gives_that_bot_up_and_the_others_are_still_watched(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect (tournament audit 3): a bot whose restart could not start (its launcher script
+    removed, a full disk) ended the supervision of every bot, silently: later crashes were
+    never restarted nor reported. The bot is given up, saying why, and the rest go on."""
+    import logging
+    import sys
+    from collections import Counter
+
+    from arena.tournament.config import BotSpec
+    from arena.tournament.runner import _monitor
+
+    async def scenario() -> tuple[_BotProcess, _BotProcess]:
+        argv = [sys.executable, "-c", "pass"]  # exits at once
+        gone = _BotProcess(BotSpec(name="gone", kind="command"), argv, "t", tmp_path / "g.log")
+        other = _BotProcess(BotSpec(name="other", kind="command"), argv, "t", tmp_path / "o.log")
+        await gone.start()
+        assert gone.proc is not None
+        await gone.proc.wait()
+        gone.argv = [str(tmp_path / "no-such-launcher")]  # the next start fails
+        stopping = asyncio.Event()
+        left = Counter({"gone": 1, "other": 1})
+        monitor = asyncio.create_task(_monitor({"gone": gone, "other": other}, stopping, 3, left))
+        for _ in range(600):  # (a guard, not a timing: the restart is tried at once)
+            if gone.given_up or monitor.done():
+                break
+            await asyncio.sleep(0.05)
+        assert gone.given_up and not monitor.done(), monitor
+        await other.start()  # a second bot dies after the failed restart
+        while not other.restarts:
+            assert not monitor.done(), monitor
+            await asyncio.sleep(0.05)
+        stopping.set()
+        await monitor
+        await asyncio.gather(gone.stop(), other.stop())
+        return gone, other
+
+    with caplog.at_level(logging.WARNING):
+        gone, other = asyncio.run(scenario())
+    assert gone.given_up and gone.restarts == 1 and gone._fh is None
+    assert other.restarts == 1
+    assert any("cannot launch bot 'gone'" in r.getMessage() and "not restarted" in r.getMessage()
+               for r in caplog.records)  # fmt: skip
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux's /proc")
+def test_a_bots_child_in_a_process_group_of_its_own_is_stopped_with_it(tmp_path: Path) -> None:
+    """Defect (tournament audit 3): a child the bot put in a process group of its own (as a
+    shell with job control, or Popen(process_group=0), does) outlived the tournament: only
+    the bot's group was signalled. Every process of the bot's session is now."""
+    import os
+    import signal
+    import sys
+
+    from arena.tournament.config import BotSpec
+
+    pid_file = tmp_path / "child.pid"
+    code = (
+        "import subprocess, sys, time\n"
+        "c = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'], "
+        "process_group=0)\n"
+        f"open({str(pid_file)!r}, 'w').write(str(c.pid))\n"
+        "time.sleep(300)\n"
+    )
+
+    async def scenario() -> int:
+        p = _BotProcess(BotSpec(name="b", kind="command"), [sys.executable, "-c", code], "t",
+                        tmp_path / "b.log")  # fmt: skip
+        await p.start()
+        for _ in range(600):  # (a guard: the child starts at once)
+            if pid_file.exists() and pid_file.read_text():
+                break
+            await asyncio.sleep(0.05)
+        child = int(pid_file.read_text())
+        await p.stop(grace=1.0)
+        for _ in range(100):  # dead a moment after it is killed (a zombie until reaped)
+            try:
+                state = Path(f"/proc/{child}/stat").read_bytes().rpartition(b")")[2].split()[0]
+            except (FileNotFoundError, ProcessLookupError):
+                return child
+            if state == b"Z":
+                return child
+            await asyncio.sleep(0.05)
+        os.kill(child, signal.SIGKILL)  # (the test cleans up what it started)
+        raise AssertionError(f"the bot's child {child} outlived it")
+
+    asyncio.run(scenario())

@@ -281,3 +281,46 @@ def test_a_tournament_on_an_ipv6_address(tmp_path: Path, host: str) -> None:
     out = run(cfg, RunOptions(progress=False))
     assert out.finished and out.played_now == 6 and not out.failed
     assert _marker_processes(marker) == []
+
+
+_QUITTER = """
+import asyncio, os, pathlib, sys
+from bots.random_bot import RandomBot
+from sdk.client import BotRunner
+arena, token, flag = sys.argv[1], sys.argv[2], pathlib.Path(sys.argv[3])
+first = not flag.exists()
+async def main():
+    runner = BotRunner(RandomBot, arena, token)
+    task = asyncio.create_task(runner.run())
+    while first and not runner._welcomed:
+        await asyncio.sleep(0.05)
+    if first:  # connected: now die, while the other bot is still starting
+        flag.write_text("x")
+        os._exit(4)
+    await task
+asyncio.run(main())
+"""
+
+
+def test_a_bot_that_dies_after_connecting_while_others_start_is_restarted(
+    tmp_path: Path,
+) -> None:
+    """Defect (tournament audit 3): a bot that connected and then died while another bot
+    was still starting stopped the tournament with "exited with code 4 before connecting"
+    (its log said it had connected); a moment later it would have been restarted."""
+    marker = f"e2e-early-{os.getpid()}"
+    flag = tmp_path / "quitter-died"
+    (tmp_path / "quitter.py").write_text(_QUITTER)
+    late = (f"import pathlib, sys, time\nwhile not pathlib.Path({str(flag)!r}).exists(): "
+            "time.sleep(0.05)\ntime.sleep(1)\nfrom sdk.cli import main\n"
+            "main(['run', 'random', '--arena', sys.argv[1], '--token', sys.argv[2]])")  # fmt: skip
+    (tmp_path / "late.py").write_text(late)
+    extra = (f'quitter = {{ command = ["{{python}}", "{tmp_path / "quitter.py"}", "{{arena}}", '
+             f'"{{token}}", "{flag}"] }}\n'
+             f'late = {{ command = ["{{python}}", "{tmp_path / "late.py"}", "{{arena}}", '
+             '"{token}"] }\n')  # fmt: skip
+    cfg = load_config(_config(tmp_path, marker, extra), ["max_deals=1"])
+    out = run(cfg, RunOptions(progress=False))
+    assert out.finished and not out.failed
+    assert (cfg.out / "logs" / "quitter.log").read_text().count("starting quitter") == 2
+    assert _marker_processes(marker) == []
