@@ -15,8 +15,17 @@ import logging
 import os
 import signal
 import sys
+import sysconfig
+import threading
+import traceback
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+# gRPC core writes its own INFO lines to stderr (one per failed TLS handshake) unless told
+# otherwise before it loads; the runner says what failed, and GRPC_VERBOSITY=INFO still
+# shows them.
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
 import click
 
@@ -24,9 +33,22 @@ from arena.cli.options import Seconds
 from arena.referee.config import pem_problem
 from sdk.loader import BotLoadError, load_bot
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from sdk.local import SeriesResult
+
 __all__ = ["main"]
 
 _LEVELS = ("debug", "info", "warning", "error")
+
+
+#: The loggers through which the SDK reports a bot's exceptions (sdk.local.decide and the
+#: hooks, locally and in an arena).
+_BOT_ERROR_LOGGERS = ("sdk.local", "sdk.client")
+#: Python's own library: a bot's ``random.choice([])`` fails there, but the bot's line
+#: is the place to name.
+_STDLIB = tuple({sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")})
 
 
 def _setup_logging(level: str) -> None:
@@ -35,24 +57,73 @@ def _setup_logging(level: str) -> None:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    once = _OncePerSite()
+    for name in _BOT_ERROR_LOGGERS:  # a fresh count per command (tests run several)
+        logger = logging.getLogger(name)
+        for old in [f for f in logger.filters if isinstance(f, _OncePerSite)]:
+            logger.removeFilter(old)
+        logger.addFilter(once)
+
+
+class _OncePerSite(logging.Filter):
+    """Lets a bot's traceback through the first time for each place it raises from (the
+    exception's type, file and line); later ones become one line with a count. A bot that
+    raised on every decision printed hundreds of identical tracebacks, burying the rest."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._counts: dict[tuple[str, str, int], int] = {}
+        self._lock = threading.Lock()  # an arena runner asks bots in worker threads
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc_type, _exc, tb = record.exc_info or (None, None, None)
+        if exc_type is None or tb is None:
+            return True
+        site = _raise_site(tb)
+        key = (exc_type.__name__, site.filename, site.lineno or 0)
+        with self._lock:
+            n = self._counts[key] = self._counts.get(key, 0) + 1
+        if n > 1:
+            message = record.getMessage()
+            record.msg = "%s: %s again in %s (%s:%s), %d times so far"
+            record.args = (message, exc_type.__name__, site.name, Path(site.filename).name,
+                           site.lineno, n)  # fmt: skip
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
+def _raise_site(tb: TracebackType) -> traceback.FrameSummary:
+    """The innermost frame of ``tb`` outside Python's own library (else the innermost)."""
+    frames = traceback.StackSummary.extract(traceback.walk_tb(tb), lookup_lines=False)
+    for frame in reversed(frames):
+        if not frame.filename.startswith(_STDLIB):
+            return frame
+    return frames[-1]
 
 
 def _load(spec: str, param_hint: str = "BOT") -> Any:
     """The bot class named by ``spec``, made once to check that it can be: a bot whose
     ``__init__`` fails is refused here rather than at its first match."""
+    return _load_named(spec, param_hint)[0]
+
+
+def _load_named(spec: str, param_hint: str = "BOT") -> tuple[Any, str]:
+    """:func:`_load`, and the name the bot gives itself (its ``name``, by default the
+    class name), which ``try`` shows for every bot rather than the spec's file name."""
     try:
         cls = load_bot(spec)
     except BotLoadError as e:
         raise click.BadParameter(str(e), param_hint=param_hint) from None
     try:
-        cls()
+        bot = cls()
     except Exception as e:
         raise click.BadParameter(
             f"{spec!r}: {cls.__name__}() raised {type(e).__name__}: {e} (a bot is made "
             "with no arguments for every match)",
             param_hint=param_hint,
         ) from None
-    return cls
+    name = getattr(bot, "name", "")
+    return cls, name if isinstance(name, str) and name else spec
 
 
 def _check_address(ctx: click.Context, param: click.Parameter, value: str) -> str:
@@ -70,6 +141,18 @@ def _check_address(ctx: click.Context, param: click.Parameter, value: str) -> st
         raise click.BadParameter(f"expected HOST:PORT (or [IPv6]:PORT), got {value!r}")
     if not port.isdigit() or not 1 <= int(port) <= 65535:
         raise click.BadParameter(f"the port must be a number from 1 to 65535, got {value!r}")
+    return value
+
+
+def _check_token(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
+    """Not ``required=True``: click's "Missing option '--token'" hid that ARENA_TOKEN
+    gives it as well (and is the safer way)."""
+    if not value:
+        raise click.UsageError(
+            "no token: give --token TOKEN or set ARENA_TOKEN (the arena's operator gives "
+            "each bot its token)",
+            ctx,
+        )
     return value
 
 
@@ -131,7 +214,10 @@ def _die_with_launcher() -> None:
     help="The referee's HOST:PORT (env ARENA_ADDRESS).",
 )
 @click.option(
-    "--token", envvar="ARENA_TOKEN", required=True, help="The bot's token (env ARENA_TOKEN)."
+    "--token",
+    envvar="ARENA_TOKEN",
+    callback=_check_token,
+    help="The bot's token (env ARENA_TOKEN; one of the two is required).",
 )
 @click.option("--tls", is_flag=True, help="Connect with TLS (system root certificates).")
 @click.option(
@@ -167,12 +253,13 @@ def run(
 
     Reconnects with back-off when the connection drops or the arena stops (for up to
     --retry-for seconds, then exit code 1); stops cleanly on Ctrl-C/SIGTERM, when the
-    arena ends the stream with an OK status, or after --once / --matches N.
+    arena ends the stream with an OK status, or after --once / --matches N. A refused
+    token or a failed TLS handshake is final: exit code 2.
     """
     _setup_logging(log_level)
     _die_with_launcher()
     cls = _load(bot)
-    from sdk.client import ArenaAuthError, ArenaError
+    from sdk.client import ArenaAuthError, ArenaError, ArenaTLSError
     from sdk.client import run as run_bot
 
     try:
@@ -186,7 +273,7 @@ def run(
             name=name,
             retry_for=retry_for,
         )
-    except ArenaAuthError as e:
+    except (ArenaAuthError, ArenaTLSError) as e:  # a mistake in the set-up: final
         click.echo(f"arena-bot: {e}", err=True)
         sys.exit(2)
     except ArenaError as e:
@@ -240,16 +327,16 @@ def try_(
     """Play BOT in-process against built-in bots (no server) and print the results.
 
     Seats rotate: match i puts BOT in seat i mod players and replays each seed from
-    every seat, so luck of the deal evens out.
+    every seat, so luck of the deal evens out. Ctrl-C prints the matches finished so far
+    (exit code 130).
     """
     from rich.console import Console
     from rich.markup import escape
     from rich.progress import Progress
-    from rich.table import Table
     from rich.text import Text
 
     from engine import RulesetError
-    from sdk.local import BotMakeError, play_series, resolve_ruleset
+    from sdk.local import BotMakeError, SeriesInterrupted, play_series, resolve_ruleset
 
     _setup_logging(log_level)
     cls = _load(bot)
@@ -266,11 +353,15 @@ def try_(
             f"most {seats - 1} (fewer are repeated)",
             param_hint="--vs",
         )
-    opponents = [(v, _load(v, "--vs")) for v in names]
+    opponents: list[tuple[str, Any]] = []
+    for spec in names:  # shown by the name each bot gives itself, as BOT is
+        opponent, label = _load_named(spec, "--vs")
+        opponents.append((label, opponent))
     interactive = bot == "human" or bool(getattr(cls, "interactive", False))
     if n is None:
         n = 1 if interactive else 20
     console = Console()
+    stopped = False
     try:
         if interactive:  # a person reads the terminal: no progress bar over the table
             result = play_series(cls, opponents, n, ruleset, seed, max_deals)
@@ -281,6 +372,8 @@ def try_(
                     cls, opponents, n, ruleset, seed, max_deals,
                     progress=lambda done: progress.update(task, completed=done),
                 )  # fmt: skip
+    except SeriesInterrupted as e:  # Ctrl-C: what was played still counts
+        result, stopped = e.result, True
     except RulesetError as e:
         raise click.BadParameter(str(e), param_hint="--ruleset") from None
     except BotMakeError as e:  # its __init__ passed the check above, and failed later
@@ -291,7 +384,30 @@ def try_(
             escape(f"{bot}: the bot stopped the series (SystemExit {e.code!r}); no results")
         )
         raise
-    table = Table(title=Text(f"{n} matches, ruleset {result.ruleset}, seed {seed}"))
+    what = f"interrupted after {result.matches} of {n} matches" if stopped else f"{n} matches"
+    if result.matches:
+        _print_results(console, result, f"{what}, ruleset {result.ruleset}, seed {seed}")
+        slowest = result.entries[0].slowest
+        if slowest > _ARENA_LIMIT_S and not interactive:
+            console.print(
+                f"[yellow]warning:[/yellow] {escape(result.entries[0].name)}'s slowest decision "
+                f"took {slowest * 1000:.0f} ms: an arena allows {_ARENA_LIMIT_S * 1000:.0f} ms "
+                "per decision by default (and a time bank of 10 s per match for the excess)"
+            )
+    else:
+        console.print(escape(f"{what}: no results"))
+    if stopped:
+        sys.exit(130)  # 128 + SIGINT, as a shell reports a command that Ctrl-C stopped
+
+
+def _print_results(console: Console, result: SeriesResult, title: str) -> None:
+    """The table of a series (``sdk.local.SeriesResult``), the tried bot first, and each
+    bot's slowest decision."""
+    from rich.markup import escape
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=Text(title))
     table.add_column("bot", no_wrap=True)
     for col in ("matches", "wins", "win %", "place", "score", "pts/deal", "incidents"):
         table.add_column(col, justify="right")
@@ -309,13 +425,6 @@ def try_(
     console.print(table)
     times = ", ".join(f"{e.name} {e.slowest * 1000:.1f} ms" for e in result.entries)
     console.print(escape(f"slowest decision: {times}"))
-    slowest = result.entries[0].slowest
-    if slowest > _ARENA_LIMIT_S and not interactive:
-        console.print(
-            f"[yellow]warning:[/yellow] {result.entries[0].name}'s slowest decision took "
-            f"{slowest * 1000:.0f} ms: an arena allows {_ARENA_LIMIT_S * 1000:.0f} ms per "
-            f"decision by default (and a time bank of 10 s per match for the excess)"
-        )
 
 
 def _human_command() -> click.Command:

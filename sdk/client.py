@@ -15,8 +15,9 @@ back-off and jitter; the referee resumes the bot's seats and asks again for a pe
 decision (a new stream takes over from an old one the arena still holds). A stream refused
 for reconnecting too often (``RESOURCE_EXHAUSTED`` with ``retry-after-ms``) is tried again
 after the time the arena names. ``UNAUTHENTICATED``
-is final (:class:`ArenaAuthError`), and so is ``ABORTED``: another stream with the same
-token took this one's place. The runner
+is final (:class:`ArenaAuthError`), and so are ``ABORTED`` (another stream with the same
+token took this one's place) and a failed TLS handshake (:class:`ArenaTLSError`: the
+certificate, or TLS itself, is wrong, which waiting does not mend). The runner
 stops cleanly when asked (SIGINT/SIGTERM under :func:`run`, or :meth:`BotRunner.stop`),
 after ``matches`` matches, or when the referee ends the stream.
 """
@@ -52,7 +53,15 @@ from engine import Action, GameResult, PlayerView, Ruleset
 from sdk.bot import Bot
 from sdk.local import BotFactory, decide, hook_view, make_bot
 
-__all__ = ["ArenaAuthError", "ArenaError", "BotRunner", "RunSummary", "run", "run_async"]
+__all__ = [
+    "ArenaAuthError",
+    "ArenaError",
+    "ArenaTLSError",
+    "BotRunner",
+    "RunSummary",
+    "run",
+    "run_async",
+]
 
 log = logging.getLogger("sdk.client")
 
@@ -170,6 +179,57 @@ class ArenaAuthError(ArenaError):
     """The arena does not know the token (``UNAUTHENTICATED``): retrying will not help."""
 
 
+class ArenaTLSError(ArenaError):
+    """The TLS handshake with the arena failed (an untrusted certificate, one for another
+    host name, an arena without TLS): a mistake in the set-up, not an outage."""
+
+
+#: Words of gRPC's status details (lower-cased) that only a failed TLS handshake gives:
+#: "Tls handshake failed (TSI_PROTOCOL_FAILURE): SSL_ERROR_SSL: ...", or "Custom
+#: verification check failed with error: UNAUTHENTICATED: Hostname Verification Check
+#: failed." (gRPC 1.6x-1.8x).
+_TLS_FAILURE_WORDS = ("handshake failed", "ssl_error", "certificate_verify_failed",
+                      "hostname verification")  # fmt: skip
+#: What a plaintext client sees of a TLS arena: the arena drops the connection when the
+#: first bytes are no TLS. An outage can look the same, so this only earns a hint.
+_CLOSED_WORDS = ("socket closed", "connection reset")
+_PLAINTEXT_HINT = " (if the arena uses TLS, pass --tls or --ca)"
+
+
+def _closed(details: str) -> bool:
+    low = details.lower()
+    return any(w in low for w in _CLOSED_WORDS)
+
+
+def _tls_failure(details: str) -> bool:
+    low = details.lower()
+    return any(w in low for w in _TLS_FAILURE_WORDS)
+
+
+def _tls_error(details: str, arena: str, ca: Path | None) -> ArenaTLSError:
+    """A failed handshake (gRPC's ``details``) as gRPC's reason and the likely mistake."""
+    reason = (details.partition("last error: ")[2] or details).removesuffix(": OK")
+    return ArenaTLSError(f"the TLS handshake with {arena} failed: {reason}; "
+                         f"{_tls_cause(details.lower(), arena, ca)}")  # fmt: skip
+
+
+def _tls_cause(low: str, arena: str, ca: Path | None) -> str:
+    """The likely mistake behind a failed handshake (``low``: gRPC's details, lower-cased),
+    in the user's terms."""
+    if "hostname verification" in low:
+        return (f"the arena's certificate is not for the host name in --arena ({arena}): "
+                "connect by a name the certificate lists")  # fmt: skip
+    if "wrong_version_number" in low:
+        return ("the arena does not answer in TLS: if it serves plaintext, leave out --tls "
+                "and --ca")  # fmt: skip
+    if "certificate_verify_failed" in low:
+        signer = f"the CA in --ca {ca}" if ca is not None else "a CA the system trusts"
+        return (f"the arena's certificate is not signed by {signer}: give the certificate "
+                "of the CA that signed it (or, if self-signed, the certificate itself) "
+                "with --ca FILE")  # fmt: skip
+    return "is the certificate signed by --ca / for this host name?"
+
+
 @dataclass
 class RunSummary:
     """What a run did: matches finished, decisions sent, reconnections, why it stopped."""
@@ -256,6 +316,8 @@ class BotRunner:
         attempt = 0
         failing_since: float | None = None
         internal_left = _INTERNAL_RETRIES
+        reached = False  # a Welcome ever came: the address and the transport are right
+        hinted = False  # the plaintext-against-TLS hint was given
         while not self._stopping.is_set():
             welcomed = False
             try:
@@ -273,7 +335,12 @@ class BotRunner:
                         f"the arena at {self.arena} refused the token: {details or code.name} "
                         "(check --token / ARENA_TOKEN)"
                     ) from None
+                if code == grpc.StatusCode.UNAVAILABLE and _tls_failure(details):
+                    # Retrying a certificate that does not verify only hid the mistake for
+                    # --retry-for seconds behind "reconnecting" lines.
+                    raise _tls_error(details, self.arena, self.ca) from None
                 welcomed = welcomed or self._welcomed
+                reached = reached or welcomed
                 retry_after = _retry_after_s(e)
                 if code == grpc.StatusCode.INTERNAL and not welcomed and internal_left > 0:
                     # A stream the arena refused at once (a wrong token, say) can end in
@@ -298,13 +365,17 @@ class BotRunner:
                     raise ArenaError(
                         f"the arena at {self.arena} has been unreachable for "
                         f"{self.retry_for:.0f}s: {code.name}: {details}"
+                        + (_PLAINTEXT_HINT if hinted and not reached else "")
                     ) from None
                 delay = min(self.max_backoff, self.initial_backoff * 2**attempt)
                 delay *= self._rng.uniform(0.5, 1.0)
                 if retry_after is not None:  # the arena says when it lets the bot in again
                     delay = retry_after * self._rng.uniform(1.0, 1.2)
                 attempt += 1
-                log.warning("%s (%s); reconnecting in %.1fs", code.name, details, delay)
+                hint = ""
+                if not (self.tls or reached or hinted) and _closed(details):
+                    hinted, hint = True, _PLAINTEXT_HINT
+                log.warning("%s (%s)%s; reconnecting in %.1fs", code.name, details, hint, delay)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stopping.wait(), delay)
         await self._drain()

@@ -42,6 +42,7 @@ __all__ = [
     "LocalIncident",
     "LocalMatch",
     "SeriesEntry",
+    "SeriesInterrupted",
     "SeriesResult",
     "decide",
     "hook_view",
@@ -312,6 +313,16 @@ class SeriesResult:
     entries: list[SeriesEntry] = field(default_factory=list)
 
 
+class SeriesInterrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`play_series`; ``result`` totals the matches finished before it
+    (``result.matches`` of them). A ``KeyboardInterrupt`` still, for callers that do not
+    care, but the matches already played need not be lost."""
+
+    def __init__(self, result: SeriesResult) -> None:
+        super().__init__()
+        self.result = result
+
+
 def play_series(
     bot: BotFactory,
     opponents: Sequence[tuple[str, BotFactory]],
@@ -327,7 +338,8 @@ def play_series(
 
     ``opponents`` (name, factory) fill the other seats, repeated in order if there are
     fewer than needed. Match ``i`` uses seed ``seed + i // players`` and puts the bot in
-    seat ``i % players``, so each deal sequence is played from every seat.
+    seat ``i % players``, so each deal sequence is played from every seat. Ctrl-C raises
+    :class:`SeriesInterrupted` with the totals of the matches finished so far.
     """
     rules = resolve_ruleset(ruleset, max_deals, len(opponents) + 1)
     p = rules.players
@@ -340,24 +352,34 @@ def play_series(
     for k, (oname, _) in enumerate(opps, 1):
         label = oname if [o[0] for o in opps].count(oname) == 1 else f"{oname}#{k}"
         entries.append(SeriesEntry(label))
-    for i in range(n):
-        r = i % p
-        order = [(j - r) % p for j in range(p)]  # seat -> line-up position
-        m = play_local(
-            [lineup[pos][1] for pos in order],
-            rules,
-            seed + i // p,
-            names=[entries[pos].name for pos in order],
-        )
-        for seat, pos in enumerate(order):
-            e = entries[pos]
-            e.matches += 1
-            e.wins += m.result.places[seat] == 1
-            e.places += m.result.places[seat]
-            e.score += m.result.scores[seat]
-            e.deals += m.result.deals
-            e.incidents += sum(1 for x in m.incidents if x.seat == seat)
-            e.slowest = max(e.slowest, m.slowest[seat])
-        if progress is not None:
-            progress(i + 1)
+    played = 0
+    try:
+        for i in range(n):
+            r = i % p
+            order = [(j - r) % p for j in range(p)]  # seat -> line-up position
+            m = play_local(
+                [lineup[pos][1] for pos in order],
+                rules,
+                seed + i // p,
+                names=[entries[pos].name for pos in order],
+            )
+            _add(entries, order, m)
+            played = i + 1
+            if progress is not None:
+                progress(played)
+    except KeyboardInterrupt as e:  # the match under way is dropped; the others stand
+        raise SeriesInterrupted(SeriesResult(rules.name, played, entries)) from e
     return SeriesResult(rules.name, n, entries)
+
+
+def _add(entries: list[SeriesEntry], order: list[int], m: LocalMatch) -> None:
+    """Count match ``m`` (``order``: seat -> line-up position) into the entries."""
+    for seat, pos in enumerate(order):
+        e = entries[pos]
+        e.matches += 1
+        e.wins += m.result.places[seat] == 1
+        e.places += m.result.places[seat]
+        e.score += m.result.scores[seat]
+        e.deals += m.result.deals
+        e.incidents += sum(1 for x in m.incidents if x.seat == seat)
+        e.slowest = max(e.slowest, m.slowest[seat])
