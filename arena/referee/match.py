@@ -262,7 +262,7 @@ class MatchRunner:
             await self._play()
             rec = self._final_record()
             self._write({"type": "end", "record": rec})
-            self._send_ended(match_result_to_pb(rec["result"], self.forfeits))
+            self._send_ended(match_result_to_pb(rec["result"], sorted(self.forfeits)))
             self.finished = True
             return rec
         except asyncio.CancelledError:

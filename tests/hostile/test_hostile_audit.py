@@ -1611,3 +1611,32 @@ def test_refused_reconnects_do_not_keep_the_door_shut(tmp_path: Path) -> None:
     assert re.search(r"opened within 2 s: wait (0\.\d|1\.\d|2) s before reconnecting", refusal)
     assert 0 < int(retry_ms) <= 2000  # the same in trailing metadata, for programs
     assert waited > 0  # (let in about a window later; never before, while it kept trying)
+
+
+def test_the_forfeits_told_at_the_end_are_the_records(tmp_path: Path) -> None:
+    """Defect (hostile audit round 6): MatchEnded.result.forfeits listed the seats in the
+    order they forfeited ([0, 2, 1]) while the record's result sorts them ([0, 1, 2])."""
+
+    async def main() -> tuple[list[int], list[int]]:
+        async with arena(tmp_path, decision_ms=100, time_bank_ms=0, max_strikes=1) as a:
+            names = ["p", "q", "r"]
+            async with grpc.aio.insecure_channel(a.target) as ch:
+                calls = []
+                for n in names:
+                    a.referee.add_bot(n, f"tok-{n}")
+                    call = pb_grpc.ArenaStub(ch).Play(metadata=_md(f"tok-{n}"))
+                    await call.write(HELLO)
+                    calls.append(call)
+                assert not await a.referee.wait_for_bots(names, 10)
+                rec = await a.referee.run_match("silent", SHORT, 2, names)
+                told: list[int] = []
+                while not told:  # the first seat never answers: read its end
+                    for m in _flat([await asyncio.wait_for(calls[0].read(), 10)]):
+                        if m.HasField("match_ended"):
+                            told = list(m.match_ended.result.forfeits)
+                for call in calls:
+                    call.cancel()
+                return told, rec["result"]["forfeits"]
+
+    told, recorded = asyncio.run(main())
+    assert len(told) == 3 and told == recorded == sorted(told)
