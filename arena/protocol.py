@@ -160,7 +160,10 @@ def _fill_action(out: pb.Action, action: object) -> None:
     if isinstance(action, Play):
         p = out.play
         _set_card(p.card, action.card)
-        if action.declare:
+        declare = action.declare
+        if not isinstance(declare, bool):  # a truthy "no" must not go as a declaring play
+            raise TypeError(f"Play.declare must be a bool, got {declare!r}")
+        if declare:
             p.declare = True
     elif isinstance(action, Bid):
         out.bid.amount = action.amount
@@ -361,7 +364,9 @@ def deal_result_from_pb(msg: pb.DealResult) -> DealResult:
             "deal_result.outcome", f"expected one of {', '.join(_OUTCOMES)}, got {outcome!r}"
         )
     if not msg.HasField("declarer"):
-        raise MalformedMessageError("deal_result.declarer", "missing")
+        # Every deal has a declarer (when all pass, the ruleset's all_pass names one), and
+        # engine.DealResult.declarer is an int: a result without one describes no deal.
+        raise MalformedMessageError("deal_result.declarer", "missing (every deal has one)")
     return DealResult(
         number=msg.deal_number,
         dealer=msg.dealer,
@@ -513,8 +518,10 @@ def view_from_pb(
     referee sends every earlier result at every decision), and only new ones are decoded.
     """
     n = len(msg.players)
-    if n not in (3, 4):
-        raise MalformedMessageError("view.players", f"expected 3 or 4 players, got {n}")
+    if n != ruleset.players:
+        raise MalformedMessageError(
+            "view.players", f"expected {ruleset.players} players (the ruleset's), got {n}"
+        )
 
     def seat_ok(value: int, what: str) -> int:
         if not 0 <= value < n:
@@ -546,10 +553,18 @@ def view_from_pb(
             )
             if not cards:
                 raise MalformedMessageError("view.tricks", "a completed trick without cards")
-            trick = Trick(t.leader, cards, t.winner)
+            leader = seat_ok(t.leader, "view.tricks.leader")
+            trick = Trick(leader, cards, seat_ok(t.winner, "view.tricks.winner"))
             _store(_TRICK_BY_BYTES, key, trick)
         tricks.append(trick)
     legal = [_action_from_pb_cached(m) for m in msg.legal_actions]
+    hand = _cards_from_pb(msg.hand, "view.hand")
+    if len(set(hand)) != len(hand):
+        twice = next(c for i, c in enumerate(hand) if c in hand[:i])
+        raise MalformedMessageError("view.hand", f"{twice} twice")
+    active = tuple(seat_ok(s, "view.active_seats") for s in msg.active_seats)
+    if len(set(active)) != len(active):
+        raise MalformedMessageError("view.active_seats", f"a seat twice: {list(active)}")
     return PlayerView(
         seat=seat_ok(msg.seat, "view.seat"),
         players=tuple(msg.players),
@@ -558,11 +573,11 @@ def view_from_pb(
         dealer=seat_ok(msg.dealer, "view.dealer"),
         phase=phase_from_pb(msg.phase),
         to_act=seat_ok(msg.to_act, "view.to_act") if msg.HasField("to_act") else None,
-        hand=_cards_from_pb(msg.hand, "view.hand"),
-        active_seats=tuple(msg.active_seats),
+        hand=hand,
+        active_seats=active,
         talon=_cards_from_pb(msg.talon, "view.talon") if msg.talon_known else None,
         bids=tuple(bids),
-        declarer=msg.declarer if msg.HasField("declarer") else None,
+        declarer=seat_ok(msg.declarer, "view.declarer") if msg.HasField("declarer") else None,
         bid=msg.bid if msg.HasField("bid") else None,
         contract=msg.contract if msg.HasField("contract") else None,
         gives=tuple(gives),

@@ -20,7 +20,7 @@ import threading
 import traceback
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 # gRPC core writes its own INFO lines to stderr (one per failed TLS handshake) unless told
 # otherwise before it loads; the runner says what failed, and GRPC_VERBOSITY=INFO still
@@ -274,11 +274,9 @@ def run(
             retry_for=retry_for,
         )
     except (ArenaAuthError, ArenaTLSError) as e:  # a mistake in the set-up: final
-        click.echo(f"arena-bot: {e}", err=True)
-        sys.exit(2)
+        _leave(2, f"arena-bot: {e}")
     except ArenaError as e:
-        click.echo(f"arena-bot: {e}", err=True)
-        sys.exit(1)
+        _leave(1, f"arena-bot: {e}")
     logging.getLogger("sdk.client").info(
         "done (%s): %d match(es), %d decision(s), %d rejected, %d bot error(s)",
         summary.reason or "finished",
@@ -287,8 +285,32 @@ def run(
         summary.rejected,
         summary.errors,
     )
-    if summary.exit_code:  # the bot itself left (a person quitting the human seat)
-        sys.exit(summary.exit_code)
+    # The bot itself left (a person quitting the human seat): its code, and its text, as
+    # Python prints a SystemExit("text") (and `arena-bot try` does).
+    _leave(summary.exit_code, summary.exit_message)
+
+
+def _leave(code: int, message: str = "") -> NoReturn:
+    """End ``arena-bot run`` with exit code ``code``, printing ``message``. A bot call that
+    never returns (an ``act`` in an endless loop) would keep the process alive for ever:
+    Python joins the runner's worker threads at exit. The runner gave the calls a grace
+    (a few seconds, cut short by a second Ctrl-C); what still runs is named, and the
+    process exits without it."""
+    from sdk.client import bot_calls_running
+
+    if message:
+        click.echo(message, err=True)
+    running = bot_calls_running()
+    if running:
+        logging.getLogger("sdk.client").warning(
+            "a bot call is still running (%s): exiting without waiting for it",
+            ", ".join(running),
+        )
+        logging.shutdown()  # flushes the handlers, which os._exit would not
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
 
 
 #: The referee's default time per decision (``RefereeConfig.decision_ms``), for warnings.

@@ -5,8 +5,8 @@
 
 One gRPC stream carries all of the bot's matches; a fresh bot instance is made per match
 (from the class or factory given) and its calls are serialized per match, each ``act``
-running in a worker thread (``asyncio.to_thread``) so a slow bot never stalls the stream
-or the other matches (a bot that says it is ``quick`` is called on the event loop).
+running in one of the runner's worker threads so a slow bot never stalls the stream or the
+other matches (a bot that says it is ``quick`` is called on the event loop).
 
 Connection handling: the first message is ``Hello``; the token travels in the call
 metadata (``authorization: Bearer <token>``). A lost connection (``UNAVAILABLE``), or a
@@ -19,7 +19,9 @@ is final (:class:`ArenaAuthError`), and so are ``ABORTED`` (another stream with 
 token took this one's place) and a failed TLS handshake (:class:`ArenaTLSError`: the
 certificate, or TLS itself, is wrong, which waiting does not mend). The runner
 stops cleanly when asked (SIGINT/SIGTERM under :func:`run`, or :meth:`BotRunner.stop`),
-after ``matches`` matches, or when the referee ends the stream.
+after ``matches`` matches, or when the referee ends the stream; the bot's calls in flight
+get a few seconds to end (none after a second signal), and one that never returns is not
+waited for (:func:`bot_calls_running`).
 """
 
 from __future__ import annotations
@@ -32,10 +34,13 @@ import signal
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 import grpc
+from google.protobuf.message import DecodeError
 
 from arena.protocol import (
     PROTOCOL_VERSION,
@@ -48,7 +53,6 @@ from arena.protocol import (
 )
 from arena.protocol import deal_result_from_pb as _deal_result_from_pb
 from arena.v1 import arena_pb2 as pb
-from arena.v1 import arena_pb2_grpc as pb_grpc
 from engine import Action, GameResult, PlayerView, Ruleset
 from sdk.bot import Bot
 from sdk.local import BotFactory, decide, hook_view, make_bot
@@ -59,6 +63,7 @@ __all__ = [
     "ArenaTLSError",
     "BotRunner",
     "RunSummary",
+    "bot_calls_running",
     "run",
     "run_async",
 ]
@@ -74,6 +79,35 @@ _INTERNAL_RETRIES = 3
 #: hop; one such call over ``_SLOW_S`` proves it is not quick: it is then asked in the
 #: worker thread for the rest of the run (and a warning says so).
 _SLOW_S = 0.005
+
+#: The runner's worker threads, at most (made as needed). A match's calls run one at a
+#: time, so a match holds at most one thread, and a call that never returns holds its
+#: thread for good: asyncio's default executor (as few as 6 threads on a small machine)
+#: let a bot stuck in 6 matches starve all its others, even the making of their bots.
+_WORKERS = 128
+#: How long a stream may go without the arena's Welcome (the referee sends it at once,
+#: and gives a Hello 10 s) before it is dropped and opened again, like an outage.
+_WELCOME_TIMEOUT_S = 30.0
+#: The method of the stream; its messages are parsed here, not by gRPC, which logs a
+#: traceback and hands back ``None`` for bytes that do not parse.
+_PLAY = "/arena.v1.Arena/Play"
+
+_T = TypeVar("_T")
+
+#: The bot calls running in any runner's worker threads, and what each is ("act in match
+#: m1"); a call removes itself when it returns (from its thread: one dict operation).
+_RUNNING: dict[Future[Any], str] = {}
+
+
+def bot_calls_running() -> list[str]:
+    """What the bot calls that have not returned are (``"act in match m1"``): after a run,
+    the calls that never returned, which Python waits for when the process exits (its
+    worker threads are joined then); ``arena-bot run`` exits without waiting."""
+    return list(_RUNNING.values())
+
+
+def _forget(fut: Future[Any]) -> None:
+    _RUNNING.pop(fut, None)
 
 
 class _Outbox:
@@ -171,6 +205,63 @@ def _is_decision(msg: pb.BotMessage | None) -> bool:
     return msg is not None and msg.WhichOneof("kind") == "decision"
 
 
+async def _read_before_welcome(
+    call: grpc.aio.StreamStreamCall, start: float, deadline: float
+) -> Any:
+    """``call.read()`` until ``deadline`` (``time.monotonic()``): an arena that accepts the
+    stream and never says Welcome left the bot waiting for ever, out of reach of
+    --retry-for. Past it the stream is dropped and its end is an outage (UNAVAILABLE):
+    retried with back-off."""
+    try:
+        return await asyncio.wait_for(call.read(), max(0.0, deadline - time.monotonic()))
+    except TimeoutError:
+        call.cancel()
+        raise grpc.aio.AioRpcError(
+            grpc.StatusCode.UNAVAILABLE, grpc.aio.Metadata(), grpc.aio.Metadata(),
+            f"no Welcome from the arena within {deadline - start:.3g} s",
+        ) from None  # fmt: skip
+
+
+def _parse(data: object) -> pb.ServerMessage | None:
+    """The arena's message from the bytes read; ``None`` (logged) for bytes that do not
+    parse (corrupt, or nested deeper than protobuf reads): that message is lost, not the
+    run (gRPC's own deserializer crashed the runner with them)."""
+    if not isinstance(data, bytes):
+        log.error("a message from the arena could not be read (%r): ignored", data)
+        return None
+    try:
+        return pb.ServerMessage.FromString(data)
+    except DecodeError as e:
+        log.error("a message from the arena does not parse as arena.v1.ServerMessage (%d "
+                  "bytes: %s): ignored", len(data), e)  # fmt: skip
+        return None
+
+
+def _match_of(msg: pb.ServerMessage, kind: str | None) -> str:
+    """The match a message of ``kind`` is about ("" for a Welcome, say)."""
+    return str(getattr(getattr(msg, kind), "match_id", "")) if kind else ""
+
+
+def _ignored(what: str, match_id: str, e: Exception) -> None:
+    """Log that the ``what`` (a message's kind, or an event's) of ``match_id`` could not be
+    handled and is skipped."""
+    where = f" (match {match_id})" if match_id else ""
+    if isinstance(e, MalformedMessageError):  # the arena's fault: no traceback of ours
+        log.error("malformed %s from the arena%s, ignored: %s", what, where, e)
+    else:  # something the runner does not foresee: the traceback helps
+        log.error("could not handle a %s from the arena%s, ignored: %s: %s", what, where,
+                  type(e).__name__, e, exc_info=e)  # fmt: skip
+
+
+def _incident_name(value: int) -> str:
+    """A wire incident as a word ("timeout"). Protobuf enums are open: a newer arena's
+    incident, unknown here, is shown as its number (its name raised ValueError)."""
+    try:
+        return pb.Incident.Name(value).removeprefix("INCIDENT_").lower()  # type: ignore[arg-type]
+    except ValueError:
+        return f"incident {value}"
+
+
 class ArenaError(RuntimeError):
     """The arena refused the bot for good, or could not be reached in time."""
 
@@ -242,6 +333,8 @@ class RunSummary:
     reason: str = ""
     #: Non-zero when the bot itself left (raised ``SystemExit``): its exit code.
     exit_code: int = 0
+    #: The text the bot left with (``SystemExit("text")``, exit code 1), else "".
+    exit_message: str = ""
 
 
 @dataclass
@@ -253,6 +346,10 @@ class _Match:
     view: PlayerView
     tail: asyncio.Task[None] | None = None
     answers: dict[str, Action] = field(default_factory=dict)
+
+
+_UNMADE = "it could not be made"
+_REFUSED = "its start was refused above"
 
 
 class BotRunner:
@@ -271,6 +368,7 @@ class BotRunner:
         initial_backoff: float = 0.5,
         max_backoff: float = 30.0,
         retry_for: float | None = 600.0,
+        welcome_timeout: float = _WELCOME_TIMEOUT_S,
     ) -> None:
         self.factory = bot
         self.arena = arena
@@ -282,12 +380,17 @@ class BotRunner:
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff
         self.retry_for = retry_for
+        self.welcome_timeout = welcome_timeout
         self.summary = RunSummary()
         self._matches: dict[str, _Match] = {}
-        #: Matches whose bot could not be made (the factory raised): played without it.
-        self._unmade: set[str] = set()
+        #: Matches played without the bot, and why: its bot could not be made (the factory
+        #: raised), or its MatchStarted was refused (malformed).
+        self._unmade: dict[str, str] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopping = asyncio.Event()
+        #: Set by a second signal: stop without waiting for the bot's calls to end.
+        self._hurry = asyncio.Event()
+        self._pool: ThreadPoolExecutor | None = None
         self._out: _Outbox | None = None
         #: Whether quick bots may still be asked inline (see _SLOW_S).
         self._inline = True
@@ -307,12 +410,29 @@ class BotRunner:
                 # The referee closes its side once it sees ours close; if it does not, cut.
                 asyncio.get_running_loop().call_later(3.0, call.cancel)
 
+    def _signalled(self, name: str) -> None:
+        """SIGINT/SIGTERM: stop; a second one stops without waiting for the bot's calls."""
+        if self._stopping.is_set() and not self._hurry.is_set():
+            log.warning("signal %s again: not waiting for the bot's calls", name)
+            self._hurry.set()
+        self.stop(f"signal {name}")
+
     async def run(self) -> RunSummary:
         """Connect, play, reconnect as needed; return when stopped or done.
 
         Raises :class:`ArenaAuthError` on a refused token and :class:`ArenaError` when the
         arena refuses the stream otherwise, or stays unreachable for ``retry_for`` seconds.
+        A bot call still running at the end is not waited for (see
+        :func:`bot_calls_running`).
         """
+        try:
+            return await self._run()
+        finally:
+            pool, self._pool = self._pool, None
+            if pool is not None:  # calls not started are dropped; running ones go on
+                pool.shutdown(wait=False, cancel_futures=True)
+
+    async def _run(self) -> RunSummary:
         attempt = 0
         failing_since: float | None = None
         internal_left = _INTERNAL_RETRIES
@@ -321,6 +441,9 @@ class BotRunner:
         while not self._stopping.is_set():
             welcomed = False
             try:
+                # Failing already: a try waits for its Welcome no longer than --retry-for.
+                self._give_up = None if failing_since is None or self.retry_for is None else (
+                    failing_since + self.retry_for)  # fmt: skip
                 welcomed = await self._session()
                 if not self._stopping.is_set():
                     self.summary.reason = "the arena closed the stream"
@@ -369,8 +492,13 @@ class BotRunner:
                     ) from None
                 delay = min(self.max_backoff, self.initial_backoff * 2**attempt)
                 delay *= self._rng.uniform(0.5, 1.0)
-                if retry_after is not None:  # the arena says when it lets the bot in again
+                if retry_after is not None:  # the arena says when it lets the bot in again,
+                    # within reason: no sooner than the first step (an arena saying 0 made
+                    # a reconnect loop), no later than the longest back-off.
                     delay = retry_after * self._rng.uniform(1.0, 1.2)
+                    delay = min(max(delay, self.initial_backoff), self.max_backoff)
+                if self.retry_for is not None:  # no wait outlasts --retry-for
+                    delay = min(delay, max(0.0, failing_since + self.retry_for - now))
                 attempt += 1
                 hint = ""
                 if not (self.tls or reached or hinted) and _closed(details):
@@ -384,6 +512,9 @@ class BotRunner:
     # ------------------------------------------------------------------ one stream
     _welcomed = False
     _call: grpc.aio.StreamStreamCall | None = None
+    #: The ``time.monotonic()`` past which --retry-for gives up: no Welcome is waited for
+    #: beyond it (``None``: not failing, or no limit).
+    _give_up: float | None = None
 
     def _channel(self) -> grpc.aio.Channel:
         options = [
@@ -425,8 +556,10 @@ class BotRunner:
         writer: asyncio.Task[None] | None = None
         try:
             async with self._channel() as channel:
-                stub = pb_grpc.ArenaStub(channel)
-                call = stub.Play(metadata=(("authorization", f"Bearer {self.token}"),))
+                play = channel.stream_stream(
+                    _PLAY, request_serializer=pb.BotMessage.SerializeToString
+                )  # no response_deserializer: the bytes are parsed in _parse
+                call = play(metadata=(("authorization", f"Bearer {self.token}"),))
                 self._call = call
 
                 async def write_loop() -> None:
@@ -437,16 +570,24 @@ class BotRunner:
 
                 writer = asyncio.get_running_loop().create_task(write_loop())
                 self.summary.connections += 1
+                start = time.monotonic()
+                deadline = start + self.welcome_timeout
+                if self._give_up is not None:  # (but at least 1 s)
+                    deadline = min(deadline, max(self._give_up, start + 1.0))
                 try:
                     while True:
-                        msg = await call.read()
-                        if msg is grpc.aio.EOF:
+                        if self._welcomed:
+                            data = await call.read()
+                        else:
+                            data = await _read_before_welcome(call, start, deadline)
+                        if data is grpc.aio.EOF:
                             break
+                        msg = _parse(data)
+                        if msg is None or not self._in_order(msg):
+                            continue
                         out.held = True
                         try:
                             self._on_message(msg, out)
-                        except MalformedMessageError as e:
-                            log.error("malformed message from the arena, ignored: %s", e)
                         finally:
                             out.held = False
                         if out and not out.busy:  # else the one writing takes it too
@@ -465,31 +606,62 @@ class BotRunner:
 
     # ------------------------------------------------------------------ messages
     def _on_message(self, msg: pb.ServerMessage, out: _Outbox) -> None:
-        for ev in msg.events:
-            self._on_event(ev)
+        """Handle one message: its events one by one, then its kind. Nothing raises out
+        of here: what one event or message cannot be handled for is logged, naming it and
+        its match, and skipped, so it spoils neither the rest of the message (another
+        match's request, say) nor the runner."""
         kind = msg.WhichOneof("kind")
         if kind == "batch":
             for inner in msg.batch.messages:  # each on its own: one bad one spoils no other
-                try:
-                    if inner.WhichOneof("kind") == "batch":
-                        raise MalformedMessageError("batch", "a Batch inside a Batch")
+                if inner.WhichOneof("kind") == "batch":
+                    log.error("malformed message from the arena, ignored: batch: a Batch "
+                              "inside a Batch")  # fmt: skip
+                else:
                     self._on_message(inner, out)
-                except MalformedMessageError as e:
-                    log.error("malformed message from the arena, ignored: %s", e)
-        elif kind == "welcome":
-            self._welcomed = True
-            w = msg.welcome
-            out.batch = "batch" in w.features
-            log.info("connected to %s as %r (server %s)", self.arena, w.bot_name,
-                     w.server_version)  # fmt: skip
-        elif kind == "match_started":
+            return
+        if kind == "welcome":
+            self._on_welcome(msg.welcome, out)
+            return
+        for ev in msg.events:
+            try:
+                self._on_event(ev)
+            except Exception as e:
+                _ignored(f"{ev.WhichOneof('kind')} event", ev.match_id, e)
+        try:
+            self._on_kind(kind, msg, out)
+        except Exception as e:
+            _ignored(kind or "message", _match_of(msg, kind), e)
+
+    def _in_order(self, msg: pb.ServerMessage) -> bool:
+        """Whether a message read from the stream may be handled: the Welcome is its first
+        message, alone (never in a Batch). What comes before it breaks the protocol and is
+        not acted on (a decision was sent for a request before the Welcome)."""
+        kind = msg.WhichOneof("kind")
+        if self._welcomed or kind == "welcome":
+            return True
+        what, match_id = kind or "a message of no kind", _match_of(msg, kind) or "-"
+        log.warning("protocol violation: %s from the arena before its Welcome (match %s): "
+                    "ignored", what, match_id)  # fmt: skip
+        return False
+
+    def _on_welcome(self, w: pb.Welcome, out: _Outbox) -> None:
+        if self._welcomed:  # "connected" again would mislead: nothing was reconnected
+            log.warning("protocol violation: a second Welcome from the arena: ignored")
+            return
+        self._welcomed = True
+        out.batch = "batch" in w.features
+        log.info("connected to %s as %r (server %s)", self.arena, w.bot_name,
+                 w.server_version)  # fmt: skip
+
+    def _on_kind(self, kind: str | None, msg: pb.ServerMessage, out: _Outbox) -> None:
+        if kind == "match_started":
             self._on_match_started(msg.match_started)
         elif kind == "decision_request":
             self._on_request(msg.decision_request, out)
         elif kind == "decision_rejected":
             r = msg.decision_rejected
             self.summary.rejected += 1
-            incident = pb.Incident.Name(r.incident).removeprefix("INCIDENT_").lower()
+            incident = _incident_name(r.incident)
             # A wrong request (late, repeated, unknown) costs no strike: say so.
             strike = (
                 "no strike"
@@ -522,9 +694,23 @@ class BotRunner:
         return max(0, self.max_matches - begun)
 
     def _on_match_started(self, ms: pb.MatchStarted) -> None:
-        ruleset = ruleset_from_pb(ms.ruleset)
-        view = view_from_pb(ms.view, ruleset)
         m = self._matches.get(ms.match_id)
+        try:
+            ruleset = ruleset_from_pb(ms.ruleset)
+            view = view_from_pb(ms.view, ruleset)
+            if view.seat != ms.seat:
+                raise MalformedMessageError(
+                    "match_started.seat", f"seat {ms.seat}, but its view is seat {view.seat}"
+                )
+        except MalformedMessageError as e:
+            # Played without the bot, as one whose bot could not be made: its later
+            # messages say why they are not acted on, rather than "unknown match".
+            if m is None:
+                self._unmade[ms.match_id] = _REFUSED
+            log.error("match %s: malformed MatchStarted from the arena, refused (%s): the "
+                      "match goes on without the bot (the referee's deadline plays the seat)",
+                      ms.match_id, e)  # fmt: skip
+            return
         if m is None and self._stopping.is_set():
             # Seated as it leaves (a tournament's schedule; the lobby of ``arena serve``
             # knows the bot's count from its Hello and does not do this).
@@ -543,7 +729,7 @@ class BotRunner:
             # ids counting from the start again, while this one was never told the end).
             log.warning("match %s started again: the earlier match of that id is dropped",
                         ms.match_id)  # fmt: skip
-        self._unmade.discard(ms.match_id)
+        self._unmade.pop(ms.match_id, None)
         m = _Match(ms.match_id, ms.seat, ruleset, None, view)
         self._matches[ms.match_id] = m
         log.info("match %s started: seat %d, %s, players %s", ms.match_id, ms.seat,
@@ -554,7 +740,8 @@ class BotRunner:
 
     async def _make(self, m: _Match, start: PlayerView) -> None:
         try:
-            bot = await asyncio.to_thread(make_bot, self.factory)
+            bot = await self._in_thread(f"{self.name}() for match {m.match_id}",
+                                        lambda: make_bot(self.factory))  # fmt: skip
         except SystemExit as e:
             self._bot_left(e)
             return
@@ -563,7 +750,7 @@ class BotRunner:
             # other matches). That match goes on without the bot: its requests are left
             # unanswered, so the referee plays the seat on its deadline (strikes, forfeit).
             if self._matches.pop(m.match_id, None) is not None:
-                self._unmade.add(m.match_id)
+                self._unmade[m.match_id] = _UNMADE
             self.summary.errors += 1
             log.error(
                 "match %s: cannot make the bot %s (%s: %s); the match goes on without it: its "
@@ -578,14 +765,25 @@ class BotRunner:
     def _on_request(self, req: pb.DecisionRequest, out: _Outbox) -> None:
         m = self._matches.get(req.match_id)
         if m is None:
-            if req.match_id in self._unmade:
-                log.debug("match %s: no bot to ask (it could not be made)", req.match_id)
+            why = self._unmade.get(req.match_id)
+            if why == _UNMADE:
+                log.debug("match %s: no bot to ask (%s)", req.match_id, why)
+            elif why is not None:
+                log.warning("decision request for match %s (%s): ignored", req.match_id, why)
             else:
                 log.error("decision request for unknown match %s: ignored", req.match_id)
             return
         view = view_from_pb(req.view, m.ruleset, m.view)
-        m.view = view
+        if view.seat != m.seat:
+            raise MalformedMessageError("view.seat", f"seat {view.seat}, the match's {m.seat}")
         rid = req.request_id
+        if not view.legal_actions:
+            # Nothing to choose from: the bot (and the fallback) would fail. Unanswered, the
+            # referee times the request out and plays its own fallback.
+            log.error("match %s: decision request %s lists no legal actions: not answered",
+                      m.match_id, rid)  # fmt: skip
+            return
+        m.view = view
         tail = m.tail
         bot = m.bot  # None while it is being made (then tail is that job)
         inline = self._inline and bot is not None and bot.quick
@@ -611,7 +809,9 @@ class BotRunner:
                 elif self._inline and bot.quick:
                     action = self._decide_inline(bot, view)
                 else:
-                    action, kind = await asyncio.to_thread(decide, bot, view, log)
+                    action, kind = await self._in_thread(
+                        f"act in match {m.match_id}", lambda: decide(bot, view, log)
+                    )
                     self._count(kind)
             except SystemExit as e:
                 self._bot_left(e)
@@ -629,7 +829,11 @@ class BotRunner:
         the event loop with a traceback."""
         code = e.code
         self.summary.exit_code = 0 if code is None else code if isinstance(code, int) else 1
-        self.stop(f"the bot left (exit code {self.summary.exit_code})")
+        left = "the bot left"
+        if code is not None and not isinstance(code, int):  # SystemExit("text"): keep it
+            self.summary.exit_message = str(code)
+            left += f": {code}"
+        self.stop(f"{left} (exit code {self.summary.exit_code})")
 
     def _decide_inline(self, bot: Bot, view: PlayerView) -> Action:
         t0 = time.perf_counter()
@@ -672,24 +876,32 @@ class BotRunner:
         if me.result.reason == "interrupted":
             # Stopped before its end: no result, no hook; not one of the bot's matches
             # played (a tournament plays it again later, as a new match for the bot).
-            self._unmade.discard(me.match_id)
+            self._unmade.pop(me.match_id, None)
             log.warning("match %s was interrupted by the arena (not finished, no result)",
                         me.match_id)  # fmt: skip
             return
         if m is None:
-            if me.match_id in self._unmade:  # played without the bot: it counts all the same
-                self._unmade.discard(me.match_id)
-                log.info("match %s ended (without the bot, which could not be made)",
-                         me.match_id)  # fmt: skip
+            why = self._unmade.pop(me.match_id, None)
+            if why is not None:  # played without the bot: it counts all the same
+                log.info("match %s ended (without the bot: %s)", me.match_id, why)
                 self._count_match()
             return
         result = _game_result(me.result)
         if m.seat in me.result.forfeits:
             log.warning("match %s: this bot's seat %d forfeited (it was played by the "
                         "referee to the end and placed last)", me.match_id, m.seat)  # fmt: skip
-        view = view_from_pb(me.view, m.ruleset) if me.HasField("view") else m.view
+        view = m.view
+        if me.HasField("view"):
+            try:
+                view = view_from_pb(me.view, m.ruleset)
+            except MalformedMessageError as e:
+                # The match has ended all the same (it was already dropped): raising here
+                # lost its end (no hook, not counted: --once never exited).
+                log.error("match %s: malformed final view from the arena (%s): the match "
+                          "ends with the last view the bot was given", me.match_id, e)  # fmt: skip
         log.info("match %s ended: scores %s, places %s", me.match_id, list(result.scores),
                  list(result.places))  # fmt: skip
+        view = hook_view(view)  # a last view of requests had legal actions: not for a hook
         if m.bot is None or _overrides(m.bot, "on_match_end"):
             self._schedule(m, "on_match_end", lambda bot: bot.on_match_end(view, result))
 
@@ -717,21 +929,37 @@ class BotRunner:
 
     async def _hook(self, m: _Match, what: str, call: Callable[[], None]) -> None:
         try:
-            await asyncio.to_thread(call)
+            await self._in_thread(f"{what} in match {m.match_id}", call)
         except SystemExit as e:  # the bot leaves from a hook as from act(): cleanly
             self._bot_left(e)
         except Exception:
             self.summary.errors += 1
             log.exception("%s raised in %s (match %s)", self.name, what, m.match_id)
 
+    async def _in_thread(self, what: str, fn: Callable[[], _T]) -> _T:
+        """``fn()`` (a call of the bot's, ``what``) in the runner's worker threads, not
+        asyncio's default executor: that one has few threads (see _WORKERS), and asyncio.run
+        waits for its calls at the end, so a call that never returned hung the bot's exit."""
+        pool = self._pool
+        if pool is None:
+            pool = self._pool = ThreadPoolExecutor(_WORKERS, thread_name_prefix="sdk-bot")
+        fut = pool.submit(fn)
+        _RUNNING[fut] = what
+        fut.add_done_callback(_forget)
+        return await asyncio.wrap_future(fut)
+
     def _chain(self, m: _Match, job: Awaitable[None]) -> None:
         prev = m.tail
 
         async def step() -> None:
-            if prev is not None:
-                with contextlib.suppress(Exception, asyncio.CancelledError):
-                    await prev
-            await job
+            if prev is not None and not prev.done():
+                # Not ``await prev``: suppressing its CancelledError also swallowed this
+                # step's own cancellation (at a stop), which then went on to call the bot.
+                await asyncio.wait((prev,))
+            try:
+                await job
+            except Exception:  # a bug of the runner's: said at once, never left unretrieved
+                log.exception("match %s: a step of the match failed", m.match_id)
 
         task = asyncio.get_running_loop().create_task(step())
         m.tail = task
@@ -739,9 +967,20 @@ class BotRunner:
         task.add_done_callback(self._tasks.discard)
 
     async def _drain(self, timeout: float = 5.0) -> None:
-        if self._tasks:
-            _done, pending = await asyncio.wait(set(self._tasks), timeout=timeout)
-            for t in pending:
+        """Let the matches' calls in flight end (an answer, an on_match_end), for up to
+        ``timeout`` seconds, or until a second signal; then cancel what is left (a bot call
+        that does not return goes on in its thread: it is not waited for)."""
+        tasks = set(self._tasks)
+        if not tasks:
+            return
+        everything = asyncio.ensure_future(asyncio.wait(tasks))
+        hurry = asyncio.ensure_future(self._hurry.wait())
+        await asyncio.wait({everything, hurry}, timeout=timeout,
+                           return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
+        everything.cancel()
+        hurry.cancel()
+        for t in tasks:
+            if not t.done():
                 t.cancel()
 
 
@@ -812,7 +1051,7 @@ def run(
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, runner.stop, f"signal {sig.name}")
+                loop.add_signal_handler(sig, runner._signalled, sig.name)
         try:
             return await runner.run()
         finally:

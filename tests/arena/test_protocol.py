@@ -277,3 +277,87 @@ def test_the_match_result_says_why_the_match_ended_as_locally() -> None:
     forfeited = match_result_to_pb({"scores": [0, 0, 0], "places": [1, 1, 3], "deals": 1,
                                     "reason": "target"}, forfeits=[2])  # fmt: skip
     assert _game_result(forfeited).reason == "forfeit"
+
+
+# ----------------------------------------------------------------------------- found by an audit
+
+
+def test_a_declare_that_is_no_bool_is_not_put_on_the_wire() -> None:
+    """Defect: ``Play(card, declare="no")`` went out as a declaring play (a truthy string);
+    like any field of the wrong type it is refused (the SDK sends a malformed action)."""
+    assert action_to_pb(Play(Card.HK, declare=False)).play.declare is False
+    for declare in ("no", 1, None):
+        with pytest.raises(TypeError, match=r"Play\.declare must be a bool"):
+            action_to_pb(Play(Card.HK, declare=declare))  # type: ignore[arg-type]
+
+
+def _playing_view(preset: str = "classic"):
+    """A view of the seat to act, in a deal with a completed trick; the game's ruleset."""
+    rs = PRESETS[preset]
+    g = Game.new(rs, 3, [f"p{i}" for i in range(rs.players)])
+    rng = random.Random(3)
+    while not observe(g, 0).tricks or g.to_act is None:
+        g.apply_trusted(rng.choice(g.legal_actions()))
+    return observe(g, g.to_act), rs
+
+
+def _mutate(view, what: str) -> None:
+    if what == "players":
+        view.players.append("intruder")
+    elif what == "active_seats":
+        view.active_seats[0] = 7
+    elif what == "active_seats twice":
+        view.active_seats[1] = view.active_seats[0]
+    elif what == "hand":
+        view.hand.append(view.hand[0])
+    elif what == "declarer":
+        view.declarer = 99
+    elif what == "tricks.leader":
+        view.tricks[0].leader = 5
+    elif what == "tricks.winner":
+        view.tricks[0].winner = 3
+
+
+@pytest.mark.parametrize(
+    ("mutation", "field"),
+    [
+        ("players", "view.players"),
+        ("active_seats", "view.active_seats"),
+        ("active_seats twice", "view.active_seats"),
+        ("hand", "view.hand"),
+        ("declarer", "view.declarer"),
+        ("tricks.leader", "view.tricks.leader"),
+        ("tricks.winner", "view.tricks.winner"),
+    ],
+)
+def test_inconsistent_views_are_refused_naming_the_field(mutation: str, field: str) -> None:
+    """Defect: views the referee never sends reached the bot unchecked (more players than
+    the ruleset seats, seats out of range, a card twice in the hand) while other bad fields
+    were refused by name."""
+    v, rs = _playing_view()
+    msg = view_to_pb(v)
+    assert view_from_pb(_wire(msg), rs) == v
+    _mutate(msg, mutation)
+    with pytest.raises(MalformedMessageError) as e:
+        view_from_pb(_wire(msg), rs)
+    assert e.value.what == field
+
+
+def test_a_four_player_view_is_refused_for_a_three_player_ruleset() -> None:
+    v, rs = _playing_view("1001-4p")
+    assert view_from_pb(view_to_pb(v), rs) == v
+    with pytest.raises(MalformedMessageError, match=r"expected 3 players \(the ruleset's\), got 4"):
+        view_from_pb(view_to_pb(v), PRESETS["classic"])
+
+
+def test_a_deal_result_without_declarer_is_refused() -> None:
+    """Every deal has a declarer (engine.DealResult.declarer is an int): a result without
+    one describes no deal (the SDK skips that event, see tests/sdk/test_hostile_arena.py)."""
+    g = Game.new("classic", 1, ["a", "b", "c"])
+    while not g.deal_results:
+        g.apply_trusted(g.legal_actions()[-1])
+    msg = deal_result_to_pb(g.deal_results[0])
+    msg.ClearField("declarer")
+    with pytest.raises(MalformedMessageError, match="every deal has one") as e:
+        deal_result_from_pb(msg)
+    assert e.value.what == "deal_result.declarer"
