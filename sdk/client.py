@@ -686,12 +686,13 @@ class BotRunner:
         self._schedule(m, "on_deal_end", lambda bot: bot.on_deal_end(view, result))
 
     def _matches_to_start(self) -> int | None:
-        """How many more matches the bot will begin (``None``: no limit): played and running
-        ones count (the Hello of a reconnection says what is left)."""
+        """``Hello.matches``: how many more matches the bot will play (``None``: no limit),
+        counting those it resumes on this stream, as the proto says: the referee takes its
+        running seats off (taking them off here too left a bot that reconnected mid-match
+        with one match fewer than it would play: never seated again)."""
         if self.max_matches is None:
             return None
-        begun = self.summary.matches + len(self._matches) + len(self._unmade)
-        return max(0, self.max_matches - begun)
+        return max(0, self.max_matches - self.summary.matches)
 
     def _on_match_started(self, ms: pb.MatchStarted) -> None:
         m = self._matches.get(ms.match_id)

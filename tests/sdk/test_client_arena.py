@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from harness import arena
 from test_sdk_local import Viewer
 
+from bots.random_bot import RandomBot
 from engine import PRESETS, Action, PlayerView
 from sdk import Bot
 from sdk.client import BotRunner, RunSummary
@@ -350,3 +351,46 @@ def test_system_exit_in_a_hook_stops_the_runner_cleanly(tmp_path: Path) -> None:
 
     summary = asyncio.run(main())
     assert summary.exit_code == 4 and "the bot left" in summary.reason
+
+
+def test_a_bot_with_matches_n_that_reconnects_mid_match_is_seated_again(tmp_path: Path) -> None:
+    """Defect (hostile audit round 6): `--matches 2` and one dropped connection during the
+    first match: the SDK's Hello said 1 more match (2 minus the running one) and the
+    referee took the resumed seat off again (the proto counts resumed matches in), so the
+    bot was never seated again and a 3-bot arena stalled. The SDK now says 2 - finished."""
+    import grpc
+
+    async def main() -> tuple[int | None, int | None]:
+        async with arena(tmp_path, decision_ms=20_000, reconnect_grace_s=30) as a:
+            names = ["v0", "v1", "v2"]
+            for n in names:
+                a.referee.add_bot(n, f"tok-{n}")
+            runners = [BotRunner(RandomBot, a.target, f"tok-{n}", matches=2, retry_for=30,
+                                 initial_backoff=0.05) for n in names]  # fmt: skip
+            tasks = [asyncio.create_task(r.run()) for r in runners]
+            assert not await a.referee.wait_for_bots(names, 20)
+            session = a.referee.session("v0")
+            before = session.matches_left
+            long = dataclasses.replace(RULES, max_deals=200)
+            match = asyncio.create_task(a.referee.run_match("m1", long, 1, names))
+            while "m1" not in runners[0]._matches:
+                await asyncio.sleep(0.01)
+            first = session.stream
+            assert first is not None
+            first.end(grpc.StatusCode.UNAVAILABLE, "a dropped connection")
+            for _ in range(2000):  # (a guard) until v0 is back on a new stream
+                if session.stream is not None and session.stream is not first:
+                    break
+                await asyncio.sleep(0.01)
+            after = session.matches_left
+            match.cancel()
+            with suppress(asyncio.CancelledError):
+                await match
+            for r in runners:
+                r.stop()
+            await asyncio.wait_for(asyncio.gather(*tasks), 30)
+            return before, after
+
+    before, after = asyncio.run(main())
+    assert before == 2
+    assert after == 1  # one more match besides the resumed one (it was 0: never seated)
