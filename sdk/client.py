@@ -465,10 +465,11 @@ class BotRunner:
                 welcomed = welcomed or self._welcomed
                 reached = reached or welcomed
                 retry_after = _retry_after_s(e)
-                if code == grpc.StatusCode.INTERNAL and not welcomed and internal_left > 0:
-                    # A stream the arena refused at once (a wrong token, say) can end in
-                    # INTERNAL from our own gRPC core when its status overtakes our Hello:
-                    # asking again gets the real status.
+                if code == grpc.StatusCode.INTERNAL and internal_left > 0:
+                    # Our own gRPC core's INTERNAL: a stream the arena refused at once (a
+                    # wrong token, say) whose status overtook our Hello (asking again gets
+                    # the real status), or a connection reset mid-match (a flaky network):
+                    # retried, a few times in a row at most (a Welcome resets the count).
                     internal_left -= 1
                 elif code == grpc.StatusCode.ABORTED:
                     raise ArenaError(

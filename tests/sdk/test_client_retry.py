@@ -117,3 +117,24 @@ def test_refused_for_reconnecting_too_often_waits_as_told_and_tries_again() -> N
     with pytest.raises(ArenaError, match="RESOURCE_EXHAUSTED: too often"):
         asyncio.run(runner.run())
     assert len(tried) == 1
+
+
+def test_internal_after_the_welcome_is_retried_like_a_dropped_connection() -> None:
+    """Defect (verification of the day's audits): a connection reset mid-match can end the
+    bot's call with INTERNAL ("Internal error from Core", from its own gRPC core) rather
+    than UNAVAILABLE; the runner retried INTERNAL only before a Welcome, so the bot exited
+    and forfeited every seat. Each welcomed stream now starts a fresh count of retries."""
+    runner = BotRunner(RandomBot, "127.0.0.1:1", "tok", initial_backoff=0.001)
+    codes = [grpc.StatusCode.INTERNAL] * 6 + [grpc.StatusCode.UNAUTHENTICATED]
+    tried: list[grpc.StatusCode] = []
+
+    async def session() -> bool:
+        code = codes[len(tried)]
+        tried.append(code)
+        runner._welcomed = True  # each stream was welcomed, then reset
+        raise _error(code, "Internal error from Core" if code.name == "INTERNAL" else "no")
+
+    runner._session = session  # type: ignore[method-assign]
+    with pytest.raises(ArenaAuthError):
+        asyncio.run(runner.run())
+    assert tried == codes  # six resets in a row, each after a Welcome: all retried
