@@ -36,6 +36,9 @@ _OPTIONS = [
     ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
     ("grpc.keepalive_permit_without_calls", 1),
     ("grpc.max_receive_message_length", 1 << 20),
+    # A connection without a call (no token needed to open one: ~14 KB each) is closed
+    # after a minute; a bot's is never idle (its Play stream), and clients reconnect.
+    ("grpc.max_connection_idle_ms", 60_000),
     # gRPC shares a port by default (SO_REUSEPORT): a second referee on the same port
     # would start without a word and take a share of the bots. It is refused instead.
     ("grpc.so_reuseport", 0),

@@ -1640,3 +1640,33 @@ def test_the_forfeits_told_at_the_end_are_the_records(tmp_path: Path) -> None:
 
     told, recorded = asyncio.run(main())
     assert len(told) == 3 and told == recorded == sorted(told)
+
+
+def test_a_connection_without_a_call_is_closed_when_idle(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Connections need no token, and each idle one held ~14 KB (verification of the day's
+    audits: 3,000 of them, 41 MB): the server closes one without a call after
+    ``grpc.max_connection_idle_ms`` (a minute; here 300 ms)."""
+    from arena.referee import server as server_mod
+
+    options = [(k, 300 if k == "grpc.max_connection_idle_ms" else v)
+               for k, v in server_mod._OPTIONS]  # fmt: skip
+    monkeypatch.setattr(server_mod, "_OPTIONS", options)
+
+    async def main() -> grpc.ChannelConnectivity:
+        ref = Referee(RefereeConfig())
+        server, port = await start_server(ref)
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+                await asyncio.wait_for(ch.channel_ready(), 10)
+                state = ch.get_state()
+                for _ in range(200):  # (a guard: the server closes it after 300 ms)
+                    if state is not grpc.ChannelConnectivity.READY:
+                        break
+                    await asyncio.wait_for(ch.wait_for_state_change(state), 10)
+                    state = ch.get_state()
+                return state
+        finally:
+            await ref.end_streams()
+            await server.stop(1.0)
+
+    assert asyncio.run(main()) is not grpc.ChannelConnectivity.READY
