@@ -323,7 +323,7 @@ def apply_overrides(
             value: Any = tomllib.loads(f"v = {raw.strip()}")["v"]
         except tomllib.TOMLDecodeError as e:
             if raw.strip()[:1] in ('"', "'", "[", "{"):  # meant as TOML, and it is not
-                raise ConfigError(source, key, f"not a TOML value: {raw.strip()!r}: {e}") from e
+                raise ConfigError(source, key, f"not a TOML value: {raw.strip()} ({e})") from e
             value = raw.strip()  # a bare word: a string
         parts = key.split(".")
         node = out
