@@ -6,6 +6,7 @@ The page holds the leaderboard table, the rating history of every bot (μ as a l
 
 from __future__ import annotations
 
+import math
 from html import escape
 
 from arena.leaderboard.render import _cells, _columns, _title, h2h_cell
@@ -13,9 +14,11 @@ from arena.leaderboard.stats import Leaderboard
 
 __all__ = ["rating_svg", "to_html"]
 
+#: The first ten series colours; ``arena web`` draws its rating plot with the same scheme
+#: (``colorOf`` in ``arena/web/static/common.js``), so a bot has one colour in both.
 PALETTE = (
-    "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b",
-    "#e377c2", "#7f7f7f", "#bcbd22",
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
+    "#17becf", "#7f7f7f", "#bcbd22",
 )  # fmt: skip
 
 _CSS = """
@@ -37,15 +40,37 @@ vertical-align:-1px}
 
 
 def _color(i: int) -> str:
-    return PALETTE[i % len(PALETTE)]
+    """The colour of the ``i``-th series: ``PALETTE``, then hues a golden angle apart in
+    three lightnesses (no two of the first 500 alike; the palette repeated after ten)."""
+    if i < len(PALETTE):
+        return PALETTE[i]
+    k = i - len(PALETTE)
+    return _hsl_hex((k * 137.508 + 20) % 360, 0.65, (0.42, 0.3, 0.55)[k % 3])
 
 
-def _nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
+def _hsl_hex(h: float, s: float, lightness: float) -> str:
+    """CSS ``hsl()`` as ``#rrggbb``, computed as ``common.js`` computes it (same digits)."""
+    a = s * min(lightness, 1 - lightness)
+
+    def channel(n: int) -> str:
+        k = (n + h / 30) % 12
+        v = lightness - a * max(-1, min(k - 3, 9 - k, 1))
+        return f"{math.floor(v * 255 + 0.5):02x}"
+
+    return "#" + "".join(channel(n) for n in (0, 8, 4))
+
+
+def _nice_ticks(lo: float, hi: float, n: int = 5, *, integer: bool = False) -> list[float]:
+    """Round tick values from ``lo`` to ``hi``; ``integer``: whole numbers only (an axis of
+    matches: 2 matches had the ticks 0, 0.2, ..., 1, printed "0 0 0 0 0 1")."""
     if hi <= lo:
         return [lo]
     raw = (hi - lo) / n
     mag = 10 ** int(f"{raw:e}".split("e")[1])
-    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    steps = (1, 2, 5, 10) if integer else (1, 2, 2.5, 5, 10)
+    step = next(m * mag for m in steps if m * mag >= raw)
+    if integer:
+        step = max(1, round(step))
     start = step * int(lo // step)
     ticks = []
     t = start
@@ -60,7 +85,7 @@ def rating_svg(lb: Leaderboard, width: int = 900, height: int = 360) -> str:
     """Rating history: per bot, μ after each of its matches with a ±σ band."""
     series = [(b, lb.history.get(b, [])) for b in lb.h2h.bots]
     pts = [p for _, s in series for p in s]
-    if not pts:
+    if not any(p[0] >= 0 for p in pts):  # only the prior (index -1) of every bot
         return "<p class='note'>No rated matches yet.</p>"
     left, right, top, bottom = 48, 16, 12, 36
     w, h = width - left - right, height - top - bottom
@@ -87,7 +112,7 @@ def rating_svg(lb: Leaderboard, width: int = 900, height: int = 360) -> str:
             f'<line x1="{left}" x2="{left + w}" y1="{y:.1f}" y2="{y:.1f}" stroke="#e6e6e6"/>'
         )
         out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{t:g}</text>')
-    for t in _nice_ticks(max(0, x_lo), x_hi):
+    for t in _nice_ticks(max(0, x_lo), x_hi, integer=True):
         x = X(t)
         out.append(f'<text x="{x:.1f}" y="{top + h + 16}" text-anchor="middle">{int(t)}</text>')
     out.append(

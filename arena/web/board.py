@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from arena.leaderboard import Leaderboard, build_leaderboard
+from arena.leaderboard.stats import STRIKE_GROUPS
 from arena.storage import MatchResult, Storage, TournamentInfo
 
 __all__ = ["compute"]
@@ -33,7 +34,12 @@ def compute(st: Storage, info: TournamentInfo, results: Sequence[MatchResult]) -
             "bidding_wins": r.bids_won,
             "contracts": r.contracts,
             "contracts_made": r.contracts_made,
-            "strikes": sum(r.strikes.values()),
+            # the strike columns of `arena leaderboard` (timeouts, illegal or malformed,
+            # disconnects, forfeits); its "other" group (an answer to no pending request)
+            # is no strike, counted apart
+            "strikes": sum(r.strikes.get(g, 0) for g in STRIKE_GROUPS),
+            "strike_groups": {g: r.strikes.get(g, 0) for g in STRIKE_GROUPS},
+            "other_incidents": r.strikes.get("other", 0),
             "median_ms": r.median_ms,
         }
         for r in lb.rows

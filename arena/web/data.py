@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from arena.leaderboard.stats import STRIKE_GROUPS
 from arena.storage import MatchResult, Storage, TournamentInfo, database_in_use
 from arena.web import board
 
@@ -28,6 +29,10 @@ JSON = dict[str, Any]
 
 #: How many of the latest matches the leaderboard page lists.
 RECENT = 25
+
+#: The incident kinds that are strikes (the leaderboard's strike columns); any other kind
+#: (``wrong_request``: an answer to no pending request) is listed apart, as no strike.
+STRIKE_KINDS = frozenset(k for kinds in STRIKE_GROUPS.values() for k in kinds)
 
 #: While a tournament runs, a document that cost at least ``SLOW_S`` to compute is kept for
 #: ``THROTTLE`` times its cost before new results make it computed again: the leaderboard
@@ -143,9 +148,11 @@ class DataSource:
 
             def compute() -> JSON:
                 results = [m for m in st.match_results(info.id) if name in m.seats]
+                incidents = [i for i in st.incidents(info.id) if i.get("bot") == name]
                 return {
                     "matches": [_match_json(m) for m in reversed(results)],
-                    "strikes": [i for i in st.incidents(info.id) if i.get("bot") == name],
+                    "strikes": [i for i in incidents if i.get("kind") in STRIKE_KINDS],
+                    "other_incidents": [i for i in incidents if i.get("kind") not in STRIKE_KINDS],
                     "deal_scores": _deltas_of(st, info.id, name),
                 }
 
@@ -216,6 +223,7 @@ def _tournaments_json(st: Storage, db: Path) -> list[JSON]:
 
 
 def _tournament_json(t: TournamentInfo, in_use: bool) -> JSON:
+    running = t.finished_at is None and in_use
     return {
         "id": t.id,
         "name": t.name,
@@ -226,7 +234,10 @@ def _tournament_json(t: TournamentInfo, in_use: bool) -> JSON:
         "finished_at": t.finished_at,
         # Unfinished and a runner at work on the database: a tournament stopped before its
         # end (a remote bot never came) is not "live" for ever.
-        "running": t.finished_at is None and in_use,
+        "running": running,
+        # what the pages say of it: "running", "finished", or "stopped" (unfinished, and no
+        # runner at work: stopped at `completed` of `total_matches`; it may be resumed)
+        "state": "running" if running else "finished" if t.finished_at else "stopped",
         "ruleset": _ruleset_name(t.config.get("ruleset") if isinstance(t.config, dict) else None),
     }
 

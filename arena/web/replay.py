@@ -356,7 +356,10 @@ class MatchReplay:
             "number": rec.get("number", index),
             "seat": seat,
             "players": self.players,
-            "summary": self.summary["deals"][index],
+            # The deal's outcome, face up only: a seat learns it at the deal's last step
+            # (its view's ``result``), and every step of a seat view holds only what that
+            # seat knew after that step's action.
+            "summary": self.summary["deals"][index] if seat is None else None,
             "steps": steps,
         }
 
@@ -441,10 +444,16 @@ class MatchReplay:
         scored: DealResult | None,
     ) -> None:
         """The table after the action that ended the deal (the engine has moved on): its
-        result, with the scores and barrel counters after it and what happened on the
-        barrel (``events``)."""
-        result: JSON = {"deltas": rec.get("deltas"), "scores": rec.get("scores"), "events": []}
+        result, with the scores and barrel counters after it, how it ended (``outcome``:
+        made, failed, conceded, thrown_in) and what happened on the barrel (``events``)."""
+        result: JSON = {
+            "deltas": rec.get("deltas"),
+            "scores": rec.get("scores"),
+            "events": [],
+            "outcome": deal_summary(rec, self.n)["outcome"],
+        }
         if scored is not None:
+            result["outcome"] = scored.outcome
             result["deltas"], result["scores"] = list(scored.deltas), list(scored.scores)
             result["events"] = list(scored.events)
             if scored.barrel is not None:

@@ -45,6 +45,10 @@ STATIC_DIR = Path(__file__).with_name("static")
 
 _PAGES = {"": "index.html", "bot": "bot.html", "replay": "replay.html"}
 
+#: The largest whole number an integer query parameter (``limit``, ``seat``) takes: a
+#: larger one is the request's fault (a 400), not an integer SQLite cannot hold (a 500).
+MAX_QUERY_INT = 1_000_000
+
 
 class WebServer(ThreadingHTTPServer):
     """A threading HTTP server that carries the data source and the replay cache."""
@@ -170,13 +174,13 @@ class _Handler(BaseHTTPRequestHandler):
             case ["matches"]:
                 return src.matches(tournament, bot=q.get("bot") or None, limit=_int(q, "limit"))
             case ["matches", ref]:
-                match_id = src.match_id(ref)
+                match_id = src.match_id(_match_ref(ref))
                 replay = self.server.replays.get(match_id, lambda: src.record(match_id))
                 return {**replay.summary, **src.match_info(match_id)}
             case ["matches", ref, "record"]:
-                return src.record(ref)
+                return src.record(_match_ref(ref))
             case ["matches", ref, "deals", index]:
-                match_id = src.match_id(ref)
+                match_id = src.match_id(_match_ref(ref))
                 replay = self.server.replays.get(match_id, lambda: src.record(match_id))
                 seat = _int(q, "seat")
                 return replay.deal(_deal_index(index, len(replay.summary["deals"])), seat)
@@ -233,11 +237,31 @@ def _deal_index(text: str, count: int) -> int:
     )
 
 
+def _match_ref(ref: str) -> str:
+    """A match id (or a suffix of one) from the path. A control character is refused: the
+    lookup by suffix is a LIKE, and SQLite ends a LIKE pattern at a NUL (``/api/matches/%00``
+    named every match)."""
+    if any(ord(c) < 32 or ord(c) == 127 for c in ref):
+        raise _HTTPError(
+            HTTPStatus.BAD_REQUEST, f"a match id has no control characters, got {ref!r:.60}"
+        )
+    return ref
+
+
 def _int(q: dict[str, str], key: str) -> int | None:
+    """An integer query parameter: a whole number from 0 to ``MAX_QUERY_INT`` (absent,
+    empty, ``all`` or ``none``: None). Anything else is a 400 saying what is expected."""
     v = q.get(key)
     if v is None or v in ("", "all", "none"):
         return None
-    try:
-        return int(v)
-    except ValueError as e:
-        raise _HTTPError(HTTPStatus.BAD_REQUEST, f"{key} must be an integer, got {v!r}") from e
+    # Digits only, as _deal_index: int() also reads signs, spaces, "1_0", Unicode digits
+    # and numbers SQLite cannot hold (limit=9223372036854775808 was an OverflowError).
+    digits = v.lstrip("0") or "0"
+    if v.isascii() and v.isdecimal() and len(digits) <= len(str(MAX_QUERY_INT)):
+        n = int(digits)
+        if n <= MAX_QUERY_INT:
+            return n
+    raise _HTTPError(
+        HTTPStatus.BAD_REQUEST,
+        f"{key} must be a whole number from 0 to {MAX_QUERY_INT}, got {v!r:.60}",
+    )

@@ -245,3 +245,70 @@ def test_leaderboard_by_config_needs_no_secret_and_survives_an_edited_config(
     assert "is not stored (the config changed since it ran): showing lb" in " ".join(
         r.output.split()
     )
+
+
+def _x_ticks(html: str) -> list[str]:
+    svg = html.split("<h2>Rating history</h2>")[1].split("</svg>")[0]
+    return re.findall(r'<text x="[\d.]+" y="\d+" text-anchor="middle">(-?[\d.]+)</text>', svg)
+
+
+def test_html_rating_plot_ticks_whole_matches_and_says_when_there_is_none(
+    db: Path, tmp_path: Path
+) -> None:
+    """Defects: with 2 or 3 matches the x axis had fractional ticks printed as integers
+    ("0 0 0 0 0 1"); with no match at all an empty frame was drawn (every bot's history
+    holds the prior, index -1, so the "no point" test never held)."""
+    assert _x_ticks(to_html(_lb(db))) == ["0", "1"]  # 2 matches: indices 0 and 1
+    from arena.web.demo import demo_record
+
+    path = tmp_path / "ticks.sqlite"
+    with Storage(path) as st:
+        for tid, n in (("none", 0), ("three", 3), ("many", 40)):
+            st.ensure_tournament(tid, name=tid, fingerprint=tid, total_matches=max(n, 6),
+                                 config={"ruleset": "classic"},
+                                 bots=[("x", "r"), ("y", "r"), ("z", "r")])  # fmt: skip
+            for i in range(n):
+                st.save_match(tid, match_id=f"{tid}-m{i:05d}", index=i, table=0, set_no=0,
+                              seed=i, seats=("x", "y", "z"), record=demo_record(
+                              i, ("x", "y", "z"), max_deals=1), started_at=0.0,
+                              finished_at=1.0)  # fmt: skip
+        empty, three, many = (build_leaderboard(st, t) for t in ("none", "three", "many"))
+    assert _x_ticks(to_html(three)) == ["0", "1", "2"]
+    ticks = [int(t) for t in _x_ticks(to_html(many))]
+    assert ticks == sorted(set(ticks)) and ticks[0] == 0 and ticks[-1] <= 39
+    html = to_html(empty)
+    assert "No rated matches yet." in html and 'aria-label="rating history"' not in html
+
+
+def test_html_plot_colours_are_distinct_beyond_ten_bots_and_the_web_uses_them_too(
+    tmp_path: Path,
+) -> None:
+    """Defect: the rating plots had ten colours: an eleventh bot got the first one's (the
+    web page's palette had the same ten in another order). The colours are generated past
+    the palette, the same way in both (the browser test compares every one)."""
+    from arena.leaderboard.html import PALETTE, _color
+    from arena.web import STATIC_DIR
+    from arena.web.demo import demo_record
+
+    colours = [_color(i) for i in range(500)]
+    assert len(set(colours)) == 500 and colours[:10] == list(PALETTE)
+    assert all(re.fullmatch(r"#[0-9a-f]{6}", c) for c in colours)
+    js = (STATIC_DIR / "common.js").read_text(encoding="utf-8")
+    web = re.search(r"const PALETTE = \[(.*?)\];", js)
+    assert web and re.findall(r'"(#[0-9a-f]{6})"', web.group(1)) == list(PALETTE)
+    bots = [f"bot{i:02d}" for i in range(12)]
+    path = tmp_path / "many.sqlite"
+    with Storage(path) as st:
+        st.ensure_tournament("many", name="many", fingerprint="m", total_matches=4,
+                             config={"ruleset": "classic"},
+                             bots=[(b, "r") for b in bots])  # fmt: skip
+        for i in range(4):
+            seats = tuple(bots[3 * i : 3 * i + 3])
+            st.save_match("many", match_id=f"many-m{i:05d}", index=i, table=0, set_no=0,
+                          seed=i, seats=seats, record=demo_record(i, seats, max_deals=1),
+                          started_at=0.0, finished_at=1.0)  # fmt: skip
+        html = to_html(build_leaderboard(st, "many"))
+    legend = re.findall(r'<i class="sw" style="background:(#[0-9a-f]{6})"></i>', html)
+    assert len(legend) == 12 and len(set(legend)) == 12
+    lines = re.findall(r'<polyline points="[^"]*" fill="none" stroke="(#[0-9a-f]{6})"', html)
+    assert len(lines) == 12 and len(set(lines)) == 12

@@ -103,6 +103,38 @@ def test_strikes_come_from_the_incidents(base: str, db: Path) -> None:
     assert incidents, "the demo tournament records a timeout"
     for r in lb["rows"]:
         assert r["strikes"] == sum(1 for i in incidents if i["bot"] == r["bot"])
+        assert r["strikes"] == sum(r["strike_groups"].values()) and r["other_incidents"] == 0
+
+
+def test_an_answer_to_no_pending_request_is_no_strike(tmp_path: Path) -> None:
+    """Defect: the web counted every incident as a strike, ``wrong_request`` too (an answer
+    to no pending request, a late one say: no strike), and the bot page listed them under
+    "Strikes"; ``arena leaderboard`` and its files count them apart ("other"). The web now
+    counts the strike columns only, and lists the other incidents apart."""
+    from arena.leaderboard import build_leaderboard
+
+    path = tmp_path / "late.sqlite"
+    make_demo_db(path, matches=2, max_deals=2)
+    late = {"kind": "wrong_request", "seat": 0, "deal": 0, "detail": "request '5' timed out"}
+    with Storage(path) as st:
+        rec = demo_record(5, DEMO_BOTS, max_deals=2)  # seed 5: a timeout of randy (seat 2)
+        rec["incidents"] += [late, late, {**late, "kind": "illegal", "detail": "play 9♠"}]
+        st.save_match("demo", match_id="demo-m0002", index=2, table=0, set_no=0, seed=5,
+                      seats=DEMO_BOTS, record=rec, started_at=0.0, finished_at=1.0)  # fmt: skip
+        lb = build_leaderboard(st, "demo")
+    source = DataSource(path)
+    rows = {r["bot"]: r for r in source.leaderboard(None)["rows"]}
+    for r in lb.rows:  # as `arena leaderboard` counts them: its strike columns, no "other"
+        groups = {g: n for g, n in r.strikes.items() if g != "other"}
+        assert rows[r.bot]["strikes"] == sum(groups.values()), r.bot
+        assert rows[r.bot]["strike_groups"] == groups
+        assert rows[r.bot]["other_incidents"] == r.strikes["other"]
+    assert rows["bold"]["strikes"] == 1 and rows["bold"]["other_incidents"] == 2
+    page = source.bot("bold", None)
+    assert [i["kind"] for i in page["strikes"]] == ["illegal"]
+    assert [i["kind"] for i in page["other_incidents"]] == ["wrong_request"] * 2
+    assert page["row"]["strikes"] == 1
+    assert [i["kind"] for i in source.bot("randy", None)["strikes"]] == ["timeout"] * 2
 
 
 def test_bot_page(base: str, db: Path) -> None:
@@ -201,6 +233,26 @@ def test_seat_view_is_exactly_what_observe_gives(base: str, db: Path) -> None:
             assert got == expected, f"seat {seat} step {st['i']}"
 
 
+def test_a_seat_view_carries_no_outcome_before_the_deal_ends(base: str, db: Path) -> None:
+    """Defect: every ``?seat=S`` response carried the whole deal's outcome (its summary:
+    declarer, contract, takes, deltas) from step 0 on, and the page listed the rest of the
+    deal in its action log. A seat response has no deal summary; the outcome comes with the
+    last step's result, as the seat learns it (the page draws steps up to the current one
+    only: tests/web/test_web_browser.py)."""
+    summary = get(base, "/api/matches/demo-m0001")
+    for k, deal in enumerate(summary["deals"]):
+        face_up = get(base, f"/api/matches/demo-m0001/deals/{k}")
+        assert face_up["summary"] == deal
+        assert face_up["steps"][-1]["view"]["result"]["outcome"] == deal["outcome"]
+        for seat in range(3):
+            d = get(base, f"/api/matches/demo-m0001/deals/{k}?seat={seat}")
+            assert d["summary"] is None
+            assert len(d["steps"]) == len(face_up["steps"])  # the viewer steps through them
+            last = d["steps"][-1]["view"]["result"]
+            assert last["outcome"] == deal["outcome"] and last["deltas"] == deal["deltas"]
+            assert all("result" not in st["view"] for st in d["steps"][:-1])
+
+
 def test_seat_view_hides_the_other_hands(base: str, db: Path) -> None:
     rec = record_of(db, "demo-m0003")
     for k, deal in enumerate(rec["deals"]):
@@ -261,6 +313,32 @@ def test_errors_are_json(base: str) -> None:
     assert status_of(base, "/api/matches/demo-m0000/deals/0?seat=7")[0] == 400
     assert status_of(base, "/api/nothing")[0] == 404
     assert status_of(base, "/api/leaderboard?tournament=nope")[0] == 404
+
+
+def test_integer_parameters_are_bounded_and_match_ids_have_no_control_characters(
+    base: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defects: ``/api/matches?limit=9223372036854775808`` was a 500 naming OverflowError
+    (SQLite holds no such integer) with a traceback in the log; ``/api/matches/%00`` named
+    every match (the lookup by suffix is a LIKE, which SQLite ends at a NUL)."""
+    import logging
+
+    caplog.set_level(logging.DEBUG, logger="arena.web")
+    for bad in ("9223372036854775808", "99999999999999999999", "1000001", "-1", "1.5", "x",
+                "%20" + "1", "%D9%A1", "9" * 5000):  # fmt: skip
+        code, body = status_of(base, f"/api/matches?limit={bad}")
+        assert code == 400, (bad, body)
+        assert body["error"].startswith("limit must be a whole number from 0 to 1000000"), body
+        assert len(body["error"]) < 200
+    code, body = status_of(base, "/api/matches/demo-m0000/deals/0?seat=99999999999999999999")
+    assert code == 400 and body["error"].startswith("seat must be a whole number"), body
+    assert len(get(base, "/api/matches?limit=1000000")["matches"]) == MATCHES
+    assert get(base, "/api/matches?limit=0")["matches"] == []
+    assert len(get(base, "/api/matches?limit=01")["matches"]) == 1
+    for path in ("%00", "demo-m0000%00", "%00/record", "demo-m0000%00/deals/0", "%1F", "%7F"):
+        code, body = status_of(base, f"/api/matches/{path}")
+        assert code == 400 and "control characters" in body["error"], (path, body)
+    assert "Traceback" not in caplog.text and "OverflowError" not in caplog.text
 
 
 def test_a_deal_that_is_no_number_is_a_400_naming_the_range(base: str) -> None:
@@ -504,11 +582,18 @@ def test_a_tournament_is_running_only_while_a_runner_holds_its_database(tmp_path
     make_demo_db(path, matches=1, max_deals=2, total=6, finished=False)
     source = DataSource(path)
     assert source.tournaments()[0]["running"] is False  # stopped: nobody holds the lock
+    # ... and not finished either (the pages said "finished"): stopped at 1 of 6 matches
+    assert source.tournaments()[0]["state"] == "stopped"
     with lock_path(path).open("a") as lock:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)  # as `arena tournament` does
         assert source.tournaments()[0]["running"] is True
         assert source.leaderboard(None)["tournament"]["running"] is True
+        assert source.leaderboard(None)["tournament"]["state"] == "running"
     assert source.tournaments()[0]["running"] is False
+    assert source.bot("bold", None)["tournament"]["state"] == "stopped"
+    with Storage(path) as st:
+        st.finish_tournament("demo")
+    assert source.tournaments()[0]["state"] == "finished"
 
 
 def test_the_end_of_a_deal_shows_the_barrel_after_it_and_its_events() -> None:

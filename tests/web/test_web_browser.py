@@ -371,10 +371,204 @@ def test_seat_view_hides_the_other_hands_and_links_are_shareable(driver: Any, ba
     assert cards_in(driver, "#hand-1") == face_up["hands"][1]
 
 
+def test_a_seat_view_draws_only_what_the_seat_has_seen(driver: Any, base: str) -> None:
+    """Defect: a seat view listed the rest of the deal in the action log (every card the
+    other seats would play, greyed as "future"), the deal selector told every deal's
+    outcome and the header the match's result. A seat view now draws nothing the seat had
+    not seen at the current step; face up is unchanged."""
+    match_id = "demo-m0000"
+    summary = api(base, f"/api/matches/{match_id}")
+    n_deals = len(summary["deals"])
+    load(driver, f"{base}replay/{match_id}#deal=1&step=2&seat=1")
+    assert _label(driver) == (1, 2)
+    log = driver.find_elements("css selector", "#action-log li")
+    assert [li.get_attribute("data-step") for li in log] == ["1", "2"]
+    assert not driver.find_elements("css selector", "#action-log li.future")
+    labels = [o.text for o in driver.find_elements("css selector", "#deal-select option")]
+    assert labels[0].startswith("deal 1: ") and summary["deals"][0]["outcome"] in labels[0]
+    assert labels[1:] == [f"deal {k + 1}" for k in range(1, n_deals)]
+    players = driver.find_element("css selector", "#match-players").text
+    assert players == " · ".join(summary["players"]), "no score, no place"
+    assert "ended:" not in driver.find_element("id", "match-meta").text
+    # face up at the same position: the whole deal, every outcome, the result
+    from selenium.webdriver.support.select import Select
+
+    Select(driver.find_element("css selector", "#seat-select")).select_by_value("")
+    wait_for(driver, '#table[data-seat="all"]')
+    steps = summary["deals"][1]["steps"]
+    assert len(driver.find_elements("css selector", "#action-log li")) == steps - 1
+    assert driver.find_elements("css selector", "#action-log li.future")
+    labels = [o.text for o in driver.find_elements("css selector", "#deal-select option")]
+    assert all(": " in label for label in labels)
+    assert "#1" in driver.find_element("css selector", "#match-players").text
+    # the seat again, at the match's last step: everything is over, everything is told
+    last = summary["deals"][-1]["steps"] - 1
+    load(driver, f"{base}replay/{match_id}#deal={n_deals - 1}&step={last}&seat=1")
+    assert "#1" in driver.find_element("css selector", "#match-players").text
+    assert len(driver.find_elements("css selector", "#action-log li")) == last
+    labels = [o.text for o in driver.find_elements("css selector", "#deal-select option")]
+    assert all(": " in label for label in labels)
+    outcome = driver.find_element("css selector", "#deal-outcome").text
+    assert outcome == summary["deals"][-1]["outcome"].replace("_", " ")
+
+
+def test_rating_plot_ticks_whole_matches_and_its_colours_are_the_files(
+    driver: Any, base: str
+) -> None:
+    """Defects: the page's rating plot had ticks at half matches (0.5, 1.5) and ten
+    colours, repeated past ten bots; leaderboard.html had the same ten in another order."""
+    from arena.leaderboard.html import _color
+
+    load(driver, base)
+    ticks = [t.text for t in driver.find_elements("css selector", "#rating-plot text.xtick")]
+    assert len(ticks) >= 2 and all(re.fullmatch(r"\d+", t) for t in ticks), ticks
+    assert [int(t) for t in ticks] == sorted({int(t) for t in ticks})
+    web = driver.execute_script("return [...Array(500).keys()].map(colorOf)")
+    assert web == [_color(i) for i in range(500)]
+
+
 def test_screenshots(driver: Any, base: str, tmp_path: Path) -> None:
     shots = take_screenshots(driver, base, "demo-m0001", tmp_path)
     for p in shots:
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 10_000
+
+
+# --- a database of odd cases ------------------------------------------------------------
+
+#: The longest bot name a tournament config accepts (64 characters).
+LONG = "L" + "o" * 62 + "g"
+MANY = (LONG, *(f"bot{i:02d}" for i in range(1, 12)))  # 12 bots: past the ten fixed colours
+
+
+def make_odd_db(path: Path) -> None:
+    """Tournaments ``many`` (12 bots, one of them with a 64-character name; a forfeit and a
+    late answer in its first match), ``four`` (1001 with four seats), and two named ``x``:
+    ``x-aaaa`` finished, ``x-bbbb`` stopped at 1 of 6 matches (the latest)."""
+    from engine import PRESETS
+    from engine.record import forfeit_result
+
+    def add(tid: str, name: str, bots: tuple[str, ...], tables: list[tuple[str, ...]],
+            total: int, preset: str = "classic") -> None:  # fmt: skip
+        with Storage(path) as st:
+            st.ensure_tournament(tid, name=name, fingerprint=tid, total_matches=total,
+                                 config={"name": name, "ruleset": preset},
+                                 bots=[(b, "demo") for b in bots])  # fmt: skip
+            for i, seats in enumerate(tables):
+                rec = demo_record(i, seats, preset=preset, max_deals=3)
+                if tid == "many" and i == 0:  # seat 1 forfeits in deal 2 (number 1)
+                    rec["rules_result"] = rec["result"]
+                    rec["result"] = forfeit_result(rec["result"], [1], PRESETS[preset].target)
+                    rec["forfeits"] = [1]
+                    rec["incidents"] += [
+                        {"kind": "wrong_request", "seat": 1, "deal": 0, "detail": "late"},
+                        {"kind": "forfeit", "seat": 1, "deal": 1, "detail": "3 strikes"},
+                    ]
+                st.save_match(tid, match_id=f"{tid}-m{i:05d}", index=i, table=0, set_no=0,
+                              seed=i, seats=seats, record=rec, started_at=1.7e9 + i,
+                              finished_at=1.7e9 + i + 1)  # fmt: skip
+            if len(tables) == total:
+                st.finish_tournament(tid)
+
+    add("many", "many", MANY, [MANY[3 * i : 3 * i + 3] for i in range(4)], 4)
+    add("four", "four", ("a", "b", "c", "d"), [("a", "b", "c", "d")], 1, "1001-4p")
+    add("x-aaaa", "x", DEMO_BOTS, [DEMO_BOTS], 1)
+    add("x-bbbb", "x", DEMO_BOTS, [DEMO_BOTS], 6)
+
+
+@pytest.fixture(scope="module")
+def odd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    path = tmp_path_factory.mktemp("odd") / "odd.sqlite"
+    make_odd_db(path)
+    with arena_web(path) as url:
+        yield url
+
+
+def test_a_stopped_tournament_is_not_called_finished(driver: Any, odd: str) -> None:
+    """Defect: a tournament stopped before its end (no runner, not finished) was labelled
+    "finished" by the leaderboard and the bot pages."""
+    load(driver, odd)
+    assert "stopped" in driver.find_element("id", "progress").text
+    status = driver.find_element("id", "status").text
+    assert status == "stopped at 1 of 6 matches", status
+    load(driver, f"{odd}bot/bold")
+    assert driver.find_element("id", "status").text == "tournament stopped at 1 of 6 matches"
+    load(driver, f"{odd}?tournament=x-aaaa")
+    assert "finished" in driver.find_element("id", "status").text
+
+
+def test_the_tournament_selector_tells_tournaments_of_one_name_apart(driver: Any, odd: str) -> None:
+    """Defect: two tournaments of one name were listed alike ("x (1/1)" twice)."""
+    load(driver, odd)
+    options = {
+        o.get_attribute("value"): o.text
+        for o in driver.find_elements("css selector", "#tournament-select option")
+    }
+    assert set(options) == {"many", "four", "x-aaaa", "x-bbbb"}
+    assert len(set(options.values())) == 4
+    assert "x-aaaa" in options["x-aaaa"] and "x-bbbb" in options["x-bbbb"]
+    assert options["many"] == "many (4/4)"  # a name of its own needs no id
+
+
+def test_twelve_bots_have_twelve_colours(driver: Any, odd: str) -> None:
+    load(driver, f"{odd}?tournament=many")
+    lines = driver.find_elements("css selector", "#rating-plot svg polyline.mu")
+    assert len(lines) == 12 and len({e.get_attribute("stroke") for e in lines}) == 12
+
+
+def test_the_longest_bot_name_keeps_the_replay_layout(driver: Any, odd: str) -> None:
+    """Defect: a 64-character bot name widened the table's columns: the seat boxes ran over
+    the side panel (and the page scrolled sideways)."""
+    load(driver, f"{odd}replay/many-m00000?tournament=many#deal=0&step=30")
+    box = driver.execute_script(
+        """const b = (e) => { const r = e.getBoundingClientRect(); return [r.left, r.right]; };
+        return {felt: b(document.getElementById("table")),
+                side: b(document.getElementById("side-wrap")),
+                parts: [...document.querySelectorAll("#table > *")].map(b),
+                page: document.documentElement.scrollWidth, width: window.innerWidth};"""
+    )
+    assert box["felt"][1] <= box["side"][0], box
+    for left, right in box["parts"]:
+        assert box["felt"][0] <= left and right <= box["felt"][1] + 0.5, box
+    assert box["page"] <= box["width"], box
+    name = driver.find_element("css selector", "#seat-0 .who .name")
+    assert name.get_attribute("title") == f"0: {LONG}"
+
+
+def test_bot_page_numbers_deals_from_one_and_lists_other_incidents_apart(
+    driver: Any, odd: str
+) -> None:
+    """Defects: the strikes table printed an incident's deal 0-based (the replay page and
+    `arena replay` count from 1) and listed answers to no pending request as strikes."""
+    load(driver, f"{odd}bot/bot01?tournament=many")
+    rows = driver.find_elements("css selector", "#strikes tbody tr")
+    assert [[td.text for td in r.find_elements("css selector", "td")][1:3] for r in rows] == [
+        ["2", "forfeit"]
+    ]
+    link = rows[0].find_element("css selector", "a").get_attribute("href")
+    assert link.endswith("#deal=1&step=0")  # the link keeps the 0-based position
+    other = driver.find_elements("css selector", "#other-incidents tbody tr")
+    assert len(other) == 1 and "wrong_request" in other[0].text
+    row = driver.find_element("css selector", "#bot-row tbody tr").text
+    assert api(odd, "/api/bots/bot01?tournament=many")["row"]["strikes"] == 1 and " 1 " in row
+
+
+def test_the_replay_says_who_forfeited_and_who_sits_out(driver: Any, odd: str) -> None:
+    """Defects: the replay page did not say which seat forfeited; the 1001 four-seat
+    dealer, sitting out, showed "take 0"."""
+    load(driver, f"{odd}replay/many-m00000#deal=0&step=0")
+    meta = driver.find_element("id", "match-meta").text
+    assert "forfeited: bot01 (seat 1, in deal 2)" in meta
+    assert not driver.find_elements("css selector", "#seat-1 .badges .forfeit")
+    end = api(odd, "/api/matches/many-m00000")["deals"][1]["steps"] - 1
+    load(driver, f"{odd}replay/many-m00000#deal=1&step={end}")
+    assert driver.find_element("css selector", "#seat-1 .badges .forfeit").text == "forfeited"
+    load(driver, f"{odd}replay/four-m00000#deal=0&step=3")
+    dealer = api(odd, "/api/matches/four-m00000")["deals"][0]["dealer"]
+    take = driver.find_element("css selector", f'#seat-{dealer} .take[data-seat="{dealer}"]')
+    assert take.text == "sits out"
+    others = [s for s in range(4) if s != dealer]
+    for s in others:
+        assert driver.find_element("css selector", f"#seat-{s} .take").text.startswith("take ")
 
 
 # --- screenshots for docs/web.md ---------------------------------------------------------

@@ -38,6 +38,17 @@ function histogram(values) {
   return wrap;
 }
 
+// Incidents with a link to the deal of the replay where each happened. Deals are numbered
+// from 1, as the replay page and `arena replay` number them (#deal= is the 0-based index).
+function incidentTable(id, incidents) {
+  const known = (x) => x !== null && x !== undefined;
+  return el("table", { class: "data", id },
+    el("thead", {}, el("tr", {}, el("th", { class: "name" }, "match"), el("th", {}, "deal"), el("th", { class: "name" }, "kind"), el("th", { class: "name" }, "detail"))),
+    el("tbody", {}, incidents.map((s) => el("tr", {},
+      el("td", { class: "name" }, replayLink(s.match_id, s.match_id, known(s.deal) ? `#deal=${s.deal}&step=0` : "")),
+      el("td", { class: "deal" }, known(s.deal) ? String(s.deal + 1) : "–"), el("td", { class: "name" }, s.kind), el("td", { class: "name" }, s.detail)))));
+}
+
 function render(d) {
   const main = document.getElementById("main");
   const r = d.row || {};
@@ -49,13 +60,15 @@ function render(d) {
       el("td", {}, r.mean_per_deal === null || r.mean_per_deal === undefined ? "–" : `${fmt(r.mean_per_deal)} ± ${fmt(r.ci95)}`),
       el("td", {}, fmt(r.bidding_wins, 0)), el("td", {}, r.contracts ? `${r.contracts_made}/${r.contracts}` : fmt(r.contracts_made, 0)),
       el("td", {}, fmt(r.strikes, 0)), el("td", {}, r.median_ms === null || r.median_ms === undefined ? "–" : `${fmt(r.median_ms)} ms`))));
-  const strikes = d.strikes.length
-    ? el("table", { class: "data", id: "strikes" },
-        el("thead", {}, el("tr", {}, el("th", { class: "name" }, "match"), el("th", {}, "deal"), el("th", { class: "name" }, "kind"), el("th", { class: "name" }, "detail"))),
-        el("tbody", {}, d.strikes.map((s) => el("tr", {},
-          el("td", { class: "name" }, replayLink(s.match_id, s.match_id, s.deal !== null && s.deal !== undefined ? `#deal=${s.deal}&step=0` : "")),
-          el("td", {}, fmt(s.deal, 0)), el("td", { class: "name" }, s.kind), el("td", { class: "name" }, s.detail)))))
-    : el("p", { class: "muted", id: "strikes" }, "No strikes.");
+  const strikes = d.strikes.length ? incidentTable("strikes", d.strikes) : el("p", { class: "muted", id: "strikes" }, "No strikes.");
+  // incidents that are no strike (an answer to no pending request): apart, if any
+  const others = d.other_incidents || [];
+  const otherPart = others.length ? [
+    el("h2", {}, "Other incidents (not strikes)"),
+    el("section", { class: "panel" },
+      el("p", { class: "small muted" }, "Answers to no pending request (a late answer, say, whose request had already timed out): no strike, not counted."),
+      incidentTable("other-incidents", others)),
+  ] : [];
   main.replaceChildren(
     el("h1", {}, `${d.bot} `, el("span", { class: "muted small" }, `in ${d.tournament.name}`)),
     el("section", { class: "panel" }, facts),
@@ -63,6 +76,7 @@ function render(d) {
     el("section", { class: "panel" }, histogram(d.deal_scores)),
     el("h2", {}, "Strikes"),
     el("section", { class: "panel" }, strikes),
+    ...otherPart,
     el("h2", {}, `Matches (${d.matches.length})`),
     el("section", { class: "panel", id: "bot-matches" }, matchesTable(d.matches, d.bot)));
 }
@@ -73,7 +87,7 @@ async function main() {
     const d = await api(withTournament(`/api/bots/${encodeURIComponent(botName)}`));
     document.title = `${d.bot} · Thousand Arena`;
     render(d);
-    setStatus(d.tournament.running ? "tournament running" : "tournament finished", d.tournament.running);
+    setStatus(`tournament ${tournamentState(d.tournament)}`, d.tournament.running);
     document.body.dataset.ready = "1";
   } catch (err) {
     showError("main", err);

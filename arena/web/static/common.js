@@ -94,8 +94,32 @@ function showError(where, err) {
   box.replaceChildren(el("p", { class: "error", id: "error" }, String(err.message || err)));
 }
 
+// Series colours, the scheme of leaderboard.html (arena/leaderboard/html.py, _color): ten
+// fixed colours, then hues a golden angle apart in three lightnesses, so no two bots of a
+// plot share a colour (it repeated after ten).
 const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"];
-function colorOf(i) { return PALETTE[i % PALETTE.length]; }
+function colorOf(i) {
+  if (i < PALETTE.length) return PALETTE[i];
+  const k = i - PALETTE.length;
+  return hslHex((k * 137.508 + 20) % 360, 0.65, [0.42, 0.3, 0.55][k % 3]);
+}
+function hslHex(h, s, l) {
+  const a = s * Math.min(l, 1 - l);
+  const channel = (n) => {
+    const k = (n + h / 30) % 12;
+    const v = l - a * Math.max(-1, Math.min(k - 3, 9 - k, 1));
+    return Math.floor(v * 255 + 0.5).toString(16).padStart(2, "0");
+  };
+  return "#" + [0, 8, 4].map(channel).join("");
+}
+
+// What a tournament is doing, in words: "running", "finished", or, unfinished with no
+// runner at work, "stopped at 2 of 6 matches" (it is not finished: it may be resumed).
+function tournamentState(t) {
+  const state = t.state || (t.running ? "running" : t.finished_at ? "finished" : "stopped");
+  if (state === "stopped") return `stopped at ${t.completed} of ${t.total_matches} matches`;
+  return state;
+}
 
 function botLink(name) {
   return el("a", { href: withTournament("/bot/" + encodeURIComponent(name)), class: "bot-link" }, name);

@@ -16,9 +16,17 @@ const COLUMNS = [
   ["mean_per_deal", "score per deal ± 95% CI", (r) => r.mean_per_deal === null || r.mean_per_deal === undefined ? "–" : `${fmt(r.mean_per_deal, 1)} ± ${fmt(r.ci95, 1)}`],
   ["bidding_wins", "bidding wins", (r) => fmt(r.bidding_wins, 0)],
   ["contracts_made", "contracts made", (r) => r.contracts ? `${r.contracts_made}/${r.contracts} (${Math.round(100 * r.contracts_made / r.contracts)}%)` : fmt(r.contracts_made, 0)],
-  ["strikes", "strikes", (r) => fmt(r.strikes, 0)],
+  ["strikes", "strikes", strikesCell],
   ["median_ms", "median decision", (r) => r.median_ms === null || r.median_ms === undefined ? "–" : `${fmt(r.median_ms, r.median_ms < 10 ? 1 : 0)} ms`],
 ];
+
+// Strikes as `arena leaderboard` counts them; the cell's tooltip splits them and names the
+// incidents that are no strike (an answer to no pending request).
+function strikesCell(r) {
+  const g = r.strike_groups || {};
+  const other = r.other_incidents ? ` · ${r.other_incidents} other incident(s), no strike` : "";
+  return el("span", { title: `timeouts ${g.timeouts || 0} · illegal or malformed ${g.illegal || 0} · disconnects ${g.disconnects || 0} · forfeits ${g.forfeits || 0}${other}` }, fmt(r.strikes, 0));
+}
 
 function boardTable(data) {
   const places = (data.seats || 3) === 4 ? "1st/2nd/3rd/4th" : "1st/2nd/3rd";
@@ -51,8 +59,8 @@ function ratingPlot(data) {
     s.append(svg("line", { class: "grid", x1: L, x2: W - R, y1: Y(y), y2: Y(y) }));
     s.append(svg("text", { x: L - 6, y: Y(y) + 4, "text-anchor": "end", text: String(Math.round(y * 10) / 10) }));
   }
-  const xstep = niceStep(xmax / 8);
-  for (let x = 0; x <= xmax; x += xstep) s.append(svg("text", { x: X(x), y: H - B + 16, "text-anchor": "middle", text: String(x) }));
+  const xstep = Math.max(1, niceStep(xmax / 8));  // whole matches (it showed 0.5, 1.5)
+  for (let x = 0; x <= xmax; x += xstep) s.append(svg("text", { class: "xtick", x: X(x), y: H - B + 16, "text-anchor": "middle", text: String(x) }));
   s.append(svg("text", { x: (L + W - R) / 2, y: H - 4, "text-anchor": "middle", text: "matches played (schedule order)" }));
   s.append(svg("line", { class: "axis", x1: L, x2: L, y1: T, y2: H - B }));
   s.append(svg("line", { class: "axis", x1: L, x2: W - R, y1: H - B, y2: H - B }));
@@ -107,15 +115,19 @@ function render(data) {
   const main = document.getElementById("main");
   const title = el("h1", {}, `Leaderboard · ${t.name}`);
   const sub = el("p", { class: "muted", id: "progress" },
-    `${t.completed} of ${t.total_matches} matches` + (t.ruleset ? ` · ruleset ${typeof t.ruleset === "object" ? t.ruleset.name : t.ruleset}` : "") + (t.running ? " · running" : " · finished"));
+    `${t.completed} of ${t.total_matches} matches` + (t.ruleset ? ` · ruleset ${typeof t.ruleset === "object" ? t.ruleset.name : t.ruleset}` : "") + ` · ${t.state === "stopped" ? "stopped before its end (not finished)" : tournamentState(t)}`);
   let picker = null;
   if (data.tournaments.length > 1) {
+    // two tournaments of one name (another seed, a bot changed) are told apart by id and date
+    const seen = {};
+    for (const x of data.tournaments) seen[x.name] = (seen[x.name] || 0) + 1;
+    const label = (x) => (seen[x.name] > 1 ? `${x.name} [${x.id}, ${String(x.created_at || "").slice(0, 16).replace("T", " ")}]` : x.name) + ` (${x.completed}/${x.total_matches})`;
     picker = el("select", { id: "tournament-select", onchange: (e) => { location.search = "?tournament=" + encodeURIComponent(e.target.value); } },
-      data.tournaments.map((x) => el("option", { value: x.id, selected: x.id === t.id }, `${x.name} (${x.completed}/${x.total_matches})`)));
+      data.tournaments.map((x) => el("option", { value: x.id, selected: x.id === t.id }, label(x))));
   }
   main.replaceChildren(title, sub, picker || "",
     el("section", { class: "panel" }, boardTable(data),
-      el("p", { class: "small muted" }, "Ranked by μ−3σ (TrueSkill, each match a free-for-all by final place). Score per deal: the mean of the bot's score changes over all its deals, ± 1.96·sd/√n. Strikes: incidents (timeouts, illegal or malformed answers, disconnects, forfeits).")),
+      el("p", { class: "small muted" }, "Ranked by μ−3σ (TrueSkill, each match a free-for-all by final place). Score per deal: the mean of the bot's score changes over all its deals, ± 1.96·sd/√n. Strikes: timeouts, illegal or malformed answers, disconnects, forfeits (an answer to no pending request, a late one say, is no strike).")),
     el("h2", {}, "Rating history"),
     el("section", { class: "panel" }, ratingPlot(data)),
     el("h2", {}, "Head to head"),
@@ -128,7 +140,7 @@ async function poll() {
   try {
     const data = await api(withTournament("/api/leaderboard"));
     const t = data.tournament;
-    setStatus(t.running ? `live · ${t.completed}/${t.total_matches} · updated ${new Date().toLocaleTimeString()}` : `finished · ${t.completed} matches`, t.running);
+    setStatus(t.running ? `live · ${t.completed}/${t.total_matches} · updated ${new Date().toLocaleTimeString()}` : tournamentState(t) === "finished" ? `finished · ${t.completed} matches` : tournamentState(t), t.running);
     if (data.version !== lastVersion) {
       lastVersion = data.version;
       render(data);
@@ -136,7 +148,7 @@ async function poll() {
     }
     document.body.dataset.ready = "1";
     if (t.running) setTimeout(poll, POLL_MS);
-    else setTimeout(poll, POLL_MS * 5);  // a finished tournament may be followed by another
+    else setTimeout(poll, POLL_MS * 5);  // a finished tournament may be followed by another, a stopped one resumed
   } catch (err) {
     if (lastVersion === null) showError("main", err);
     setStatus("cannot reach the server: " + err.message, false);

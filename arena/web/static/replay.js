@@ -1,6 +1,10 @@
 // The replay viewer: /replay/<match_id>#deal=3&step=17&seat=1
 // Everything drawn comes from /api/matches/<id>/deals/<k>[?seat=s]: face up, or exactly what
 // engine.observe() gave that seat (the server never sends the other hands in a seat view).
+// A seat view draws nothing that seat had not seen at the current step: the action log stops
+// there, the deal selector names the outcome of finished deals only, and the match's result
+// shows at its last step. (The response holds every step of the deal, to step through it: a
+// display filter for a reader of a finished match, not a secret; see docs/web.md.)
 "use strict";
 
 const matchId = decodeURIComponent(location.pathname.split("/").filter(Boolean)[1] || "");
@@ -94,15 +98,18 @@ function seatBox(v, s, step) {
   if (v.declarer === s) badges.append(el("span", { class: "decl", title: "declarer" }, "declarer"));
   if (v.barrel && v.barrel[s] > 0) badges.append(el("span", { title: "deals left on the barrel" }, `barrel ${v.barrel[s]}`));
   if (state.seat === s) badges.append(el("span", {}, "viewing"));
-  box.append(el("div", { class: "who" }, el("span", { class: "name" }, `${s}: ${seatName(s)}`), badges));
+  if (forfeitKnown(s)) badges.append(el("span", { class: "forfeit", title: "forfeited the match" }, "forfeited"));
+  box.append(el("div", { class: "who" }, el("span", { class: "name", title: `${s}: ${seatName(s)}` }, `${s}: ${seatName(s)}`), badges));
   const handEl = el("div", { class: "hand", id: `hand-${s}` });
-  if (!active && n === 4) handEl.append(el("span", { class: "small" }, "sits out this deal (scores the talon)"));
+  const sitsOut = !active && n === 4;
+  if (sitsOut) handEl.append(el("span", { class: "small" }, "sits out this deal (scores the talon)"));
   else if (hand) for (const c of hand) handEl.append(cardEl(c));
   else for (let i = 0; i < (v.hand_sizes ? v.hand_sizes[s] : 0); i++) handEl.append(cardEl(null, { small: true }));
   box.append(handEl);
   const res = v.result;
   box.append(el("div", { class: "nums" },
-    el("span", { class: "take", dataset: { seat: String(s) } }, `take ${v.takes[s]}`), " · ",
+    // the sitter takes no trick: its score change at the deal's end is the talon's score
+    el("span", { class: "take", dataset: { seat: String(s) } }, sitsOut ? "sits out" : `take ${v.takes[s]}`), " · ",
     el("span", { class: "score", id: `score-${s}`, dataset: { seat: String(s) } }, `score ${v.scores[s]}`),
     res && res.deltas ? el("span", { class: "delta" }, ` (${res.deltas[s] >= 0 ? "+" : ""}${res.deltas[s]})`) : null));
   return box;
@@ -126,7 +133,7 @@ function centerBox(v) {
     const t = v.tricks[v.tricks.length - 1];
     shown = t.cards; caption = `trick ${v.tricks.length} won by ${seatName(t.winner)}`;
   }
-  for (const p of shown) trickEl.append(el("div", { class: "played-by" }, cardEl(p.card), seatName(p.seat)));
+  for (const p of shown) trickEl.append(el("div", { class: "played-by", title: seatName(p.seat) }, cardEl(p.card), el("span", { class: "by" }, seatName(p.seat))));
   c.append(trickEl);
   if (caption) c.append(el("div", { class: "small", id: "trick-caption" }, caption));
   // talon
@@ -139,8 +146,8 @@ function centerBox(v) {
   if (v.result) {
     const r = el("div", { class: "result", id: "deal-result" }, el("b", {}, "deal result: "));
     state.summary.players.forEach((p, s) => r.append(`${p} ${v.result.deltas[s] >= 0 ? "+" : ""}${v.result.deltas[s]}  `));
-    const sum = state.data.summary;
-    if (sum && sum.outcome) r.append(el("div", { class: "small" }, sum.outcome.replace("_", " ")));
+    const outcome = v.result.outcome || (state.data.summary && state.data.summary.outcome);
+    if (outcome) r.append(el("div", { class: "small", id: "deal-outcome" }, outcome.replace("_", " ")));
     // what happened on the barrel (the engine names seats: show the bots' names)
     for (const e of v.result.events || [])
       r.append(el("div", { class: "small barrel-event" }, e.replace(/\bseat (\d+)/g, (_, k) => seatName(Number(k)))));
@@ -156,6 +163,7 @@ function sidePanel(v) {
   const log = el("ol", { class: "log", id: "action-log" });
   state.data.steps.forEach((st, i) => {
     if (!st.action) return;
+    if (state.seat !== null && i > state.step) return;  // a seat has not seen what comes next
     const who = seatName(st.action.seat);
     const li = el("li", {
       class: i === state.step ? "current" : i > state.step ? "future" : "",
@@ -189,7 +197,10 @@ function render() {
   document.getElementById("step-label").textContent =
     `deal ${state.deal + 1}/${state.summary.deals.length} · step ${state.step}/${state.data.steps.length - 1}` +
     (st.action ? ` · ${seatName(st.action.seat)}: ${st.action.text}` : " · dealt");
-  document.getElementById("deal-select").value = String(state.deal);
+  const dealSel = document.getElementById("deal-select");
+  for (const o of dealSel.options) o.textContent = dealLabel(+o.value);
+  dealSel.value = String(state.deal);
+  document.getElementById("match-head").replaceChildren(...matchHead());
   document.getElementById("seat-select").value = state.seat === null ? "" : String(state.seat);
   const slider = document.getElementById("step-slider");
   slider.max = String(state.data.steps.length - 1);
@@ -203,22 +214,65 @@ function render() {
   document.getElementById("next-action").disabled = state.deal === state.summary.deals.length - 1 && state.step === state.data.steps.length - 1;
 }
 
+// --- what the position lets the page tell (a seat view: only what the seat had seen) -----
+
+function atDealEnd() { return state.data !== null && state.step === state.data.steps.length - 1; }
+function atMatchEnd() { return state.deal === state.summary.deals.length - 1 && atDealEnd(); }
+
+// Deal k's line in the selector: who declared what and how it ended, in a seat view only for
+// the deals over at the current position.
+function dealLabel(k) {
+  const s = state.summary, d = s.deals[k];
+  const over = state.seat === null || k < state.deal || (k === state.deal && atDealEnd());
+  if (!over) return `deal ${k + 1}`;
+  const who = d.declarer !== null && d.declarer !== undefined ? `${s.players[d.declarer]} ${d.contract !== null && d.contract !== undefined ? d.contract : d.bid || ""} ${d.outcome || ""}` : "";
+  return `deal ${k + 1}: ${who}`;
+}
+
+// The forfeits of the match: [{seat, deal (the deal's number, or null)}].
+function forfeits() {
+  const s = state.summary, out = [];
+  for (const seat of s.forfeits || []) {
+    const inc = (s.incidents || []).find((i) => i.kind === "forfeit" && i.seat === seat);
+    out.push({ seat, deal: inc && Number.isInteger(inc.deal) ? inc.deal : null });
+  }
+  return out;
+}
+
+// Has the current position seen seat s forfeit? From the end of the deal it forfeited in
+// (the record says in which deal, not at which action); a forfeit of unknown deal, at the end.
+function forfeitKnown(s) {
+  const f = forfeits().find((x) => x.seat === s);
+  if (!f || !state.data) return false;
+  if (f.deal === null) return atMatchEnd();
+  return f.deal < state.data.number || (f.deal === state.data.number && atDealEnd());
+}
+
+// The players with the result, how the match ended and who forfeited. A seat view tells the
+// result at the match's last step only (and a forfeit once it happened).
+function matchHead() {
+  const s = state.summary, r = s.result || {};
+  const told = state.seat === null || atMatchEnd();
+  const players = el("div", { id: "match-players" });
+  s.players.forEach((p, i) => players.append(i ? " · " : "", botLink(p),
+    told && r.scores ? ` ${r.scores[i]}` : "", told && r.places ? ` (#${r.places[i]})` : ""));
+  const gone = forfeits().filter((f) => state.seat === null || forfeitKnown(f.seat))
+    .map((f) => `${s.players[f.seat]} (seat ${f.seat}${f.deal !== null ? `, in deal ${f.deal + 1}` : ""})`);
+  const meta = el("p", { class: "muted small", id: "match-meta" },
+    `${s.ruleset && s.ruleset.name ? s.ruleset.name : ""} · seed ${s.seed} · ${s.deals.length} deals` +
+    (told && r.reason ? ` · ended: ${r.reason}` : "") + (s.incidents && s.incidents.length ? ` · ${s.incidents.length} incident(s)` : ""),
+    gone.length ? el("span", { id: "match-forfeits" }, ` · forfeited: ${gone.join(", ")}`) : null,
+    told ? null : el("span", {}, " · the result shows at the match's end in a seat view"));
+  return [players, meta];
+}
+
 function buildPage() {
   const s = state.summary;
   const main = document.getElementById("main");
-  const r = s.result || {};
   const title = el("h1", {}, `Match ${s.match_id}`);
-  const players = el("div", { id: "match-players" });
-  s.players.forEach((p, i) => players.append(i ? " · " : "", botLink(p),
-    r.scores ? ` ${r.scores[i]}` : "", r.places ? ` (#${r.places[i]})` : ""));
-  const meta = el("p", { class: "muted small" },
-    `${s.ruleset && s.ruleset.name ? s.ruleset.name : ""} · seed ${s.seed} · ${s.deals.length} deals` +
-    (r.reason ? ` · ended: ${r.reason}` : "") + (s.incidents && s.incidents.length ? ` · ${s.incidents.length} incident(s)` : ""));
+  const head = el("div", { id: "match-head" });
   const dealSel = el("select", { id: "deal-select", title: "jump to deal", onchange: (e) => go(+e.target.value, 0) });
-  s.deals.forEach((d, k) => {
-    const who = d.declarer !== null && d.declarer !== undefined ? `${s.players[d.declarer]} ${d.contract !== null && d.contract !== undefined ? d.contract : d.bid || ""} ${d.outcome || ""}` : "";
-    dealSel.append(el("option", { value: String(k) }, `deal ${k + 1}: ${who}`));
-  });
+  s.deals.forEach((d, k) => dealSel.append(el("option", { value: String(k) }, `deal ${k + 1}`)));
   const seatSel = el("select", { id: "seat-select", title: "whose view", onchange: (e) => go(state.deal, state.step, e.target.value === "" ? null : +e.target.value) },
     el("option", { value: "" }, "face up (all hands)"),
     s.players.map((p, i) => el("option", { value: String(i) }, `as seat ${i} (${p}) saw it`)));
@@ -238,7 +292,7 @@ function buildPage() {
   const share = el("p", { class: "small muted" }, "Link to this position: ", el("a", { id: "share-link", href: "#" }), " · keys: ",
     el("span", { class: "kbd" }, "←"), " ", el("span", { class: "kbd" }, "→"), " action, ",
     el("span", { class: "kbd" }, "Shift"), "+arrows trick, ", el("span", { class: "kbd" }, "PgUp"), " ", el("span", { class: "kbd" }, "PgDn"), " deal");
-  main.replaceChildren(title, players, meta, controls, slider, layout, share);
+  main.replaceChildren(title, head, controls, slider, layout, share);
   document.addEventListener("keydown", (e) => {
     if (e.target.tagName === "SELECT" || e.target.tagName === "INPUT") return;
     if (e.key === "ArrowRight") { e.preventDefault(); (e.shiftKey ? nextTrick : nextAction)(); }
