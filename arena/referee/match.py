@@ -333,17 +333,20 @@ class MatchRunner:
             answer = await fut
         finally:
             timer.cancel()
+        # A strike is recorded before its fallback is played: the fallback may end the deal,
+        # and the incident belongs to the deal it happened in.
         if isinstance(answer, _TimedOut):
             st.pending = None
             st.timed_out = rid
             st.bank_ms = 0
             fallback = fallback_action(legal)
+            if not st.forfeited:  # (the seat may have forfeited in the same instant: no strike)
+                self._strike(
+                    st, "timeout", rid, None, legal,
+                    f"no decision within {budget_ms} ms ({self.config.decision_ms} ms "
+                    f"+ {budget_ms - self.config.decision_ms} ms of time bank)",
+                )  # fmt: skip
             game.apply_trusted(fallback)
-            self._strike(
-                st, "timeout", rid, None, legal,
-                f"no decision within {budget_ms} ms ({self.config.decision_ms} ms "
-                f"+ {budget_ms - self.config.decision_ms} ms of time bank)",
-            )  # fmt: skip
             return fallback, "fallback", budget_ms
         st.pending = None
         ms = round((loop.time() - start) * 1000)
@@ -358,8 +361,8 @@ class MatchRunner:
             action = action_from_pb(answer)
         except MalformedActionError as e:
             fallback = fallback_action(legal)
-            game.apply_trusted(fallback)
             self._strike(st, "malformed", rid, answer, legal, f"malformed action: {e}")
+            game.apply_trusted(fallback)
             return fallback, "fallback", ms
         if action in legal:
             game.apply_trusted(action)
@@ -368,8 +371,8 @@ class MatchRunner:
             game.apply(action, seat=st.seat)  # raises, naming the rule broken
         except IllegalActionError as e:
             fallback = fallback_action(legal)
-            game.apply_trusted(fallback)
             self._strike(st, "illegal", rid, answer, legal, str(e))
+            game.apply_trusted(fallback)
             return fallback, "fallback", ms
         # Not in the legal list yet accepted by the validated door: trust the engine.
         return action, "bot", ms

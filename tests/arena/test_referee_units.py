@@ -196,3 +196,99 @@ def test_a_seat_taken_while_away_gets_a_whole_grace_period() -> None:
     at_1_25, at_2 = asyncio.run(main())
     assert at_1_25 == ["m1"]
     assert at_2 == ["m1", "m2"]
+
+
+class _Hooked:
+    """In-process streams for bots a, b, x of a referee: each request goes to ``answer``
+    (bot name, request) on the next turn of the loop, as a read would bring it."""
+
+    @staticmethod
+    def attach(ref: Referee, answer: Any) -> dict[str, Any]:
+        import asyncio
+
+        from arena.referee.sessions import Stream
+
+        class Hooked(Stream):
+            __slots__ = ("bot",)
+
+            def put(self, msg: pb.ServerMessage) -> None:
+                super().put(msg)
+                if msg.HasField("decision_request"):
+                    asyncio.get_running_loop().call_soon(answer, self.bot, msg.decision_request)
+
+        streams = {}
+        for n in ("a", "b", "x"):
+            ref.add_bot(n, f"tok-{n}")
+            stream = Hooked(f"fake-{n}")
+            stream.bot = n
+            ref.session(n).attach(stream)
+            streams[n] = stream
+        return streams
+
+
+def test_a_strike_on_the_last_move_of_a_deal_names_that_deal() -> None:
+    """Defect (hostile audit round 7): a strike's fallback was played before its incident
+    was recorded, so a strike on the move that ended a deal (ask_forced: the last card is
+    asked) named the next deal, one that may not exist (deal 6 of a 6-deal match)."""
+    import asyncio
+    import dataclasses
+
+    from engine import PRESETS
+
+    async def main() -> dict[str, Any]:
+        ref = Referee(RefereeConfig(decision_ms=60_000, time_bank_ms=0, max_strikes=1000))
+
+        def answer(bot: str, r: pb.DecisionRequest) -> None:
+            action = r.view.legal_actions[0]
+            last = r.view.phase == pb.PHASE_PLAYING and len(r.view.hand) == 1
+            if bot == "x" and last and len(r.view.trick) == 2:
+                held = r.view.hand[0]  # the deal's last card: answered with one not held
+                action = pb.Action(play=pb.PlayCard(card=pb.Card(suit=held.suit % 4 + 1,
+                                                                 rank=held.rank)))  # fmt: skip
+            decision = pb.Decision(request_id=r.request_id, match_id=r.match_id, action=action)
+            ref.on_decision(ref.session(bot), decision)
+
+        _Hooked.attach(ref, answer)
+        rules = dataclasses.replace(PRESETS["classic"], max_deals=2, ask_forced=True)
+        return await ref.run_match("m1", rules, 7, ["a", "b", "x"])
+
+    rec = asyncio.run(main())
+    illegal = [i for i in rec["incidents"] if i["kind"] == "illegal"]
+    assert illegal  # x was asked the last card of some deal
+    assert all(i["deal"] < len(rec["deals"]) for i in rec["incidents"]), rec["incidents"]
+    for i in illegal:  # the deal named holds x's fallback at its last card
+        assert rec["deals"][i["deal"]]["actions"][-1]["by"] == "fallback"
+
+
+def test_a_seat_that_forfeits_as_its_deadline_passes_gets_no_strike_after() -> None:
+    """Defect (hostile audit round 7): the bot's stream dropped as its request was sent,
+    with a grace period equal to the decision time: both timers fired in one pass of the
+    loop, the seat forfeited, and then its timeout was recorded as a strike as well (and a
+    DecisionRejected queued for a bot that was gone)."""
+    import asyncio
+    import dataclasses
+
+    from engine import PRESETS
+
+    async def main() -> dict[str, Any]:
+        ref = Referee(RefereeConfig(decision_ms=300, time_bank_ms=0, reconnect_grace_s=0.3))
+        streams: dict[str, Any] = {}
+
+        def answer(bot: str, r: pb.DecisionRequest) -> None:
+            session = ref.session(bot)
+            if bot == "x":
+                if session.stream is streams["x"]:
+                    session.detach(streams["x"], 0.3, "dropped")  # as the request is sent
+                return
+            decision = pb.Decision(request_id=r.request_id, match_id=r.match_id,
+                                   action=r.view.legal_actions[0])  # fmt: skip
+            ref.on_decision(session, decision)
+
+        streams.update(_Hooked.attach(ref, answer))
+        rules = dataclasses.replace(PRESETS["classic"], max_deals=1)
+        return await ref.run_match("m1", rules, 3, ["a", "b", "x"])
+
+    rec = asyncio.run(main())
+    kinds = [i["kind"] for i in rec["incidents"] if i["seat"] == 2]
+    assert "forfeit" in kinds
+    assert "timeout" not in kinds[kinds.index("forfeit") :], kinds
