@@ -547,6 +547,7 @@ class BotRunner:
                     client=CLIENT,
                     features=["batch"],
                     matches=self._matches_to_start(),
+                    running=[*self._matches, *self._unmade],
                 )
             )
         )
@@ -688,9 +689,9 @@ class BotRunner:
 
     def _matches_to_start(self) -> int | None:
         """``Hello.matches``: how many more matches the bot will play (``None``: no limit),
-        counting those it resumes on this stream, as the proto says: the referee takes its
-        running seats off (taking them off here too left a bot that reconnected mid-match
-        with one match fewer than it would play: never seated again)."""
+        counting those still under way, which ``Hello.running`` names: the referee takes
+        off those it resumes or whose end it sends again (taking them off here too left a
+        bot that reconnected mid-match one match short: never seated again)."""
         if self.max_matches is None:
             return None
         return max(0, self.max_matches - self.summary.matches)

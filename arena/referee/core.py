@@ -326,11 +326,15 @@ class Referee:
                 )
             stream.batch = "batch" in first.hello.features
             hello = first.hello
-            # The matches it will play count the ones it is about to resume (a bot restarted
-            # with --matches N finishes its seats first): only the rest may be new ones.
-            session.matches_left = (
-                max(0, hello.matches - len(session.seats)) if hello.HasField("matches") else None
-            )
+            # The matches it will play count those it finishes on this stream: the seats it is
+            # about to resume (a bot restarted with --matches N finishes them first), and
+            # the matches it holds as running whose end comes again (they ended while it
+            # was away). Only the rest may be new ones.
+            if hello.HasField("matches"):
+                finishing = set(session.seats) | (set(hello.running) & set(session.ends))
+                session.matches_left = max(0, hello.matches - len(finishing))
+            else:
+                session.matches_left = None
             writer = asyncio.create_task(stream.write_loop(context.write))
             stream.put(
                 pb.ServerMessage(

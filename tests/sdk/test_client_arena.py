@@ -394,3 +394,47 @@ def test_a_bot_with_matches_n_that_reconnects_mid_match_is_seated_again(tmp_path
     before, after = asyncio.run(main())
     assert before == 2
     assert after == 1  # one more match besides the resumed one (it was 0: never seated)
+
+
+def test_a_bot_back_after_its_match_ended_is_not_seated_past_its_matches(
+    tmp_path: Path,
+) -> None:
+    """Defect (code review): a `--matches 1` bot away while its match ended (its seat
+    forfeited after the grace period, the match played to its end) came back saying 1 more
+    match: the referee held no seat of it to take off, so the lobby could seat it in a
+    match it walked out of as soon as the resent end arrived. Hello.running names the
+    matches the bot holds as under way; one whose end comes again counts too."""
+    import grpc
+
+    async def main() -> int | None:
+        async with arena(tmp_path, decision_ms=100, time_bank_ms=0, reconnect_grace_s=0.3) as a:
+            names = ["v0", "v1", "v2"]
+            for n in names:
+                a.referee.add_bot(n, f"tok-{n}")
+            away = BotRunner(RandomBot, a.target, "tok-v0", matches=1, initial_backoff=2.0,
+                             max_backoff=2.0)  # fmt: skip
+            others = [BotRunner(RandomBot, a.target, f"tok-{n}") for n in names[1:]]
+            tasks = [asyncio.create_task(r.run()) for r in (away, *others)]
+            assert not await a.referee.wait_for_bots(names, 20)
+            session = a.referee.session("v0")
+            match = asyncio.create_task(
+                a.referee.run_match("m1", dataclasses.replace(RULES, max_deals=12), 1, names)
+            )
+            while "m1" not in away._matches:
+                await asyncio.sleep(0.01)
+            assert session.stream is not None
+            session.stream.end(grpc.StatusCode.UNAVAILABLE, "a network blip", now=True)
+            rec = await match  # v0 forfeits after 0.3 s; the match goes on without it
+            assert rec["forfeits"] == [0], rec["incidents"]
+            for _ in range(2000):  # (a guard) until v0 is back
+                if session.welcomes > 1:
+                    break
+                await asyncio.sleep(0.01)
+            left = session.matches_left
+            await asyncio.wait_for(tasks[0], 20)  # it stops once the resent end arrives
+            for r in others:
+                r.stop()
+            await asyncio.wait_for(asyncio.gather(*tasks[1:]), 30)
+            return left
+
+    assert asyncio.run(main()) == 0  # (it was 1: seatable in a match it would walk out of)
