@@ -600,23 +600,25 @@ async def _wait_for_bots(
     while not wait.done():
         seen = set(welcomed()) if welcomed is not None else set()
         dead = [p for p in procs.values() if p.exited and not p.given_up]
+        why = "before connecting"
         for p in [p for p in dead if p.spec.name in seen]:
-            dead.remove(p)
-            code = p.proc.returncode if p.proc else None
             if p.restarts < max_restarts:
-                await _restart(p, code, max_restarts)
-            else:
-                p.given_up = True
-                log.error("bot %s exited with code %s again, after %d restarts: not restarted",
-                          p.spec.name, code, max_restarts)  # fmt: skip
+                dead.remove(p)
+                await _restart(p, p.proc.returncode if p.proc else None, max_restarts)
+            else:  # out of restarts before the tournament began: it cannot go on
+                why = f"again, after {max_restarts} restarts, before the tournament began"
+                dead = [p]
+                break
         if dead:
             wait.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await wait
             p = dead[0]
+            tail = p.tail()
+            await p.stop()  # (what it started goes with it)
             raise TournamentError(
                 f"bot {p.spec.name!r} exited with code {p.proc.returncode if p.proc else '?'} "
-                f"before connecting (log {p.log_path}):\n{p.tail()}"
+                f"{why} (log {p.log_path}):\n{tail}"
             )
         if time.monotonic() > deadline:
             wait.cancel()

@@ -400,3 +400,38 @@ def test_a_bots_child_in_a_process_group_of_its_own_is_stopped_with_it(tmp_path:
         raise AssertionError(f"the bot's child {child} outlived it")
 
     asyncio.run(scenario())
+
+
+def test_a_bot_out_of_restarts_before_the_start_stops_the_start_at_once() -> None:
+    """Defect (code review): a bot that had connected, then died with no restart left while
+    others were still starting, was only marked given up: the start waited the whole
+    bot_wait_s for it, then called it "still starting or stuck", its log left open."""
+    import types
+
+    from arena.tournament.runner import TournamentError, _wait_for_bots
+
+    class Dead:  # a _BotProcess that connected once and exited (code 1)
+        spec = types.SimpleNamespace(name="crashy")
+        proc = types.SimpleNamespace(returncode=1)
+        restarts, given_up, stopped, exited = 0, False, False, True
+        log_path = Path("crashy.log")
+
+        def tail(self, lines: int = 8) -> str:
+            return "RuntimeError: boom"
+
+        async def stop(self) -> None:
+            self.stopped = True
+
+    class Referee:
+        async def wait_for_bots(self, names: list[str], timeout: float) -> list[str]:
+            await asyncio.sleep(timeout)
+            return names
+
+        def welcomed_bots(self) -> list[str]:
+            return ["crashy"]
+
+    cfg: Any = types.SimpleNamespace(bot_names=["crashy"], bot_wait_s=3.0, bots=[])
+    dead = Dead()
+    with pytest.raises(TournamentError, match=r"(?s)code 1 again, after 0 restarts.*boom"):
+        asyncio.run(_wait_for_bots(cfg, Referee(), {"crashy": dead}, 0))  # type: ignore[dict-item]
+    assert dead.stopped
