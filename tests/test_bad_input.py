@@ -621,6 +621,13 @@ def test_paths_past_the_bmp_and_bad_toml_in_set_are_not_mangled(tmp_path: Path) 
         apply_overrides({}, ['db="runs\\x.sqlite"'], "t.toml")
     assert ei.value.key == "db" and "not a TOML value" in str(ei.value)
     assert apply_overrides({}, ["name=plain words"]) == {"name": "plain words"}
+    # a command with a placeholder starts with a brace, and is no inline table (code review)
+    command = "{python} mybot.py --arena {arena} --opt=1"
+    assert apply_overrides({}, [f"bots.m.command={command}"]) == {
+        "bots": {"m": {"command": command}}
+    }
+    with pytest.raises(ConfigError, match="not a TOML value"):
+        apply_overrides({}, ["bots.m={ bot = }"])
 
 
 def test_ctrl_c_before_the_tournament_starts_exits_130(

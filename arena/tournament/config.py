@@ -136,25 +136,37 @@ class BotSpec:
         return out
 
 
+#: Files up to this size are digested by their contents; a larger one (a model's weights)
+#: by its size and modification time, which is enough to see it change.
+_DIGEST_MAX_BYTES = 4 << 20
+
+
 def code_digest(files: Iterable[Path]) -> str | None:
     """A digest of the contents of ``files`` (those that exist), or None when none does."""
     h = hashlib.sha256()
     found = False
     for f in files:
         try:
-            data = f.read_bytes()
+            stat = f.stat()
+            if stat.st_size > _DIGEST_MAX_BYTES:
+                part = f"{stat.st_size}:{stat.st_mtime_ns}".encode()
+            else:
+                with f.open("rb") as fh:
+                    part = hashlib.file_digest(fh, "sha256").digest()
         except OSError:  # not a file (an argument that only looks like one), unreadable
             continue
         found = True
         # (the file's name, not its path: a clone elsewhere is the same bot)
-        h.update(f.name.encode() + b"\0" + hashlib.sha256(data).digest())
+        h.update(f.name.encode() + b"\0" + part)
     return h.hexdigest()[:16] if found else None
 
 
 def _code_files(spec: str | None, command: Sequence[str], cwd: Path | None) -> list[Path]:
     """The files whose contents make a local bot's code, as far as the config shows them:
-    a bot file, the bundled ladder's modules, files named on a command line. (A module a
-    bot imports from elsewhere is not seen: ``--fresh`` after changing only that.)"""
+    a bot file, the bundled ladder's modules, files named on a command line but for the
+    program itself when given by an absolute path (an interpreter: upgrading it is not a
+    new bot, and ``{python}`` is not seen either). (A module a bot imports from elsewhere is
+    not seen: ``--fresh`` after changing only that.)"""
     if spec is not None:
         path = spec.partition(":")[0]
         if path.endswith(".py"):
@@ -165,7 +177,8 @@ def _code_files(spec: str | None, command: Sequence[str], cwd: Path | None) -> l
             return sorted(Path(next(iter(where))).glob("*.py")) if where else []
         return []
     base = cwd or Path.cwd()
-    return [base / a for a in command if "{" not in a and (base / a).is_file()]
+    args = command[1:] if command and Path(command[0]).is_absolute() else command
+    return [base / a for a in args if "{" not in a and (base / a).is_file()]
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,6 +316,9 @@ def stored_where(path: str | Path) -> tuple[Path, str]:
     return Path(text("db", f"runs/{name}.sqlite")).expanduser(), text("id", name)
 
 
+_INLINE_TABLE_RE = re.compile(r"""\{\s*(\}|[\w"'.-]+\s*=)""")
+
+
 def apply_overrides(
     data: Mapping[str, Any], overrides: Sequence[str], source: str = "<config>"
 ) -> dict[str, Any]:
@@ -322,7 +338,10 @@ def apply_overrides(
         try:
             value: Any = tomllib.loads(f"v = {raw.strip()}")["v"]
         except tomllib.TOMLDecodeError as e:
-            if raw.strip()[:1] in ('"', "'", "[", "{"):  # meant as TOML, and it is not
+            text = raw.strip()
+            # Meant as TOML (a string, an array, an inline table), and it is not. A command
+            # with a placeholder ("{python} bot.py") starts with a brace too: a bare word.
+            if text[:1] in ('"', "'", "[") or _INLINE_TABLE_RE.match(text):
                 raise ConfigError(source, key, f"not a TOML value: {raw.strip()} ({e})") from e
             value = raw.strip()  # a bare word: a string
         parts = key.split(".")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -276,6 +277,21 @@ def test_editing_a_bots_code_makes_another_tournament(
     assert ids()[0] != first[0] and ids()[1] == first[1]
     script.write_text("print('v2')\n")
     assert ids()[1] != first[1]
+
+    # The program named by an absolute path (an interpreter) is not the bot's code; a large
+    # file (a model's weights) counts by its size and time, not read whole (code review).
+    program, weights = tmp_path / "interp", tmp_path / "weights.bin"
+    program.write_text("v1")
+    with weights.open("wb") as fh:
+        fh.truncate(8 << 20)  # (sparse: 8 MiB)
+    as_command = BASE.replace(
+        'a = "random"', f'a = {{ command = ["{program}", "run_me.py", "weights.bin"] }}'
+    )
+    before = ids()[1]
+    program.write_text("v2 (upgraded)")
+    assert ids()[1] == before
+    os.utime(weights, (1, 1))
+    assert ids()[1] != before
 
 
 def test_hosts_ipv6_in_brackets_and_empty(tmp_path: Path) -> None:
