@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
 import random
 import signal
@@ -968,6 +969,15 @@ class BotRunner:
         m.tail = task
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        if inspect.iscoroutine(job):
+            # A step cancelled before it awaited its job (at a stop) never will: closed, or
+            # Python warns "coroutine ... was never awaited" (a no-op once it has run).
+            coro = job
+
+            def close(_: asyncio.Task[None]) -> None:
+                coro.close()
+
+            task.add_done_callback(close)
 
     async def _drain(self, timeout: float = 5.0) -> None:
         """Let the matches' calls in flight end (an answer, an on_match_end), for up to

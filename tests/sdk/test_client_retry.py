@@ -138,3 +138,35 @@ def test_internal_after_the_welcome_is_retried_like_a_dropped_connection() -> No
     with pytest.raises(ArenaAuthError):
         asyncio.run(runner.run())
     assert tried == codes  # six resets in a row, each after a Welcome: all retried
+
+
+def test_steps_dropped_at_a_stop_leave_no_coroutine_unawaited() -> None:
+    """Defect (code review): a match's queued step (a decision, an on_match_end) cancelled
+    at a stop before it ran left its coroutine never awaited: Python warned about each."""
+    import gc
+    import warnings
+
+    from sdk.client import _Match
+
+    async def main() -> None:
+        runner = BotRunner(RandomBot, "127.0.0.1:1", "tok")
+        m = _Match("m1", 0, None, None, None)  # type: ignore[arg-type]
+
+        async def slow() -> None:
+            await asyncio.sleep(10)
+
+        async def queued() -> None:
+            raise AssertionError("a step dropped at the stop ran")
+
+        runner._chain(m, slow())
+        runner._chain(m, queued())  # behind the slow one
+        await asyncio.sleep(0.05)
+        runner._hurry.set()  # a second signal: what is left is cancelled
+        await runner._drain(timeout=0.1)
+        await asyncio.sleep(0.05)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        asyncio.run(main())
+        gc.collect()
+    assert not [w for w in caught if "never awaited" in str(w.message)], caught
