@@ -645,3 +645,29 @@ def test_ctrl_c_before_the_tournament_starts_exits_130(
     r = _invoke(arena, ["tournament", "--config", str(_stored_tournament(tmp_path))])
     assert r.exit_code == 130, r.output
     assert "before the tournament started" in r.output and "Aborted" not in r.output
+
+
+def test_no_output_is_written_over_the_database(tmp_path: Path) -> None:
+    """Defect (CLI sweep): `arena tournament --db out/leaderboard.json --out out` played every
+    match, then wrote the leaderboard over the database (rc 0: every result lost), and
+    `arena leaderboard --out` could name the database it read. Both are refused first."""
+    path = _stored_tournament(tmp_path)
+    db = load_config(path).db
+    r = _invoke(arena, ["tournament", "--config", str(path), "--no-progress",
+                        "--db", str(tmp_path / "w" / "leaderboard.json"),
+                        "--out", str(tmp_path / "w")])  # fmt: skip
+    _fails(r, 2, "db", "is a file the tournament writes")
+    assert not (tmp_path / "w" / "leaderboard.json").exists()
+    before = db.read_bytes()
+    for fmt, out in (("json", db), ("csv", db.parent), ("table", db)):
+        if out == db.parent:  # a directory whose leaderboard.csv is the database
+            db2 = db.parent / "leaderboard.csv"
+            db2.write_bytes(before)
+            r = _invoke(arena, ["leaderboard", "--db", str(db2), "--format", fmt, "--out",
+                                str(out)])  # fmt: skip
+            assert db2.read_bytes() == before
+        else:
+            r = _invoke(arena, ["leaderboard", "--db", str(db), "--format", fmt, "--out",
+                                str(out)])  # fmt: skip
+        _fails(r, 2, "would write over the database")
+    assert db.read_bytes() == before

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import sys
 from pathlib import Path
 
@@ -106,6 +107,10 @@ def leaderboard(
         return
     target = out
     assert target is not None  # (stdout and `all` without --out are handled above)
+    for name, path in (("the database", db), ("the config", config_path)):
+        files = [target / f"leaderboard.{f}" for f in (*FORMATS, "txt")] + [target]
+        if path is not None and any(os.path.realpath(f) == os.path.realpath(path) for f in files):
+            raise click.UsageError(f"--out {target} would write over {name} ({path})")
     try:
         if fmt == "table":  # the screen's table as plain text
             if target.is_dir():

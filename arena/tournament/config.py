@@ -479,6 +479,14 @@ def parse_config(
             f"ruleset {ruleset.name!r} seats {ruleset.players} players: at least "
             f"{ruleset.players} bots are needed, got {len(bots)}",
         )
+    # The database must not be a file the run writes over at its end (every result lost).
+    from arena.leaderboard.render import FORMATS
+
+    written = [out / f"leaderboard.{fmt}" for fmt in FORMATS]
+    written += [out / "logs" / f"{b.name}.log" for b in bots]
+    if any(_same_path(db, w) for w in written):
+        raise err("db", f"{db} is a file the tournament writes (its leaderboard, a bot's log "
+                  "in out): give the database another path")  # fmt: skip
     # Every table of `players` bots in every seating, per deal-seed set.
     total = math.perm(len(bots), ruleset.players) * matches_per_table
     if total > MAX_MATCHES:
@@ -509,6 +517,11 @@ def parse_config(
         explicit_id=explicit_id,
         source=source,
     )
+
+
+def _same_path(a: Path, b: Path) -> bool:
+    """Whether ``a`` and ``b`` name one file (neither need exist)."""
+    return os.path.realpath(a) == os.path.realpath(b)
 
 
 def _tls(data: object, base: Path, err: _Err) -> TLSSpec | None:
