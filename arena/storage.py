@@ -742,7 +742,11 @@ def resolve_record(arg: str, db: Path | None) -> dict[str, Any]:
     A unique suffix of a match id (``m00012``) is enough. Raises ``LookupError`` with a
     message naming what was tried.
     """
+    if not arg.strip():
+        raise LookupError("an empty match id or file name: name a match (m00003) or a record")
     path = Path(arg)
+    if path.is_dir():
+        raise LookupError(f"{arg}: a directory, not a record file or a match id")
     if path.is_file():
         try:
             text = path.read_text(encoding="utf-8")

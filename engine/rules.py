@@ -239,6 +239,8 @@ def load_ruleset(name_or_path: str | Path, players: int | None = None) -> Rulese
     text = str(name_or_path)
     if isinstance(name_or_path, str) and text in PRESETS:
         return preset(text, players)
+    if not text.strip():  # (Path("") is the current directory: "cannot read: Is a directory")
+        raise RulesetError("preset", f"empty: name a preset ({', '.join(PRESETS)}) or a .toml file")
     path = Path(name_or_path)
     if not path.suffix and not path.exists():
         raise RulesetError(

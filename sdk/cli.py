@@ -128,8 +128,15 @@ def _load_named(spec: str, param_hint: str = "BOT") -> tuple[Any, str]:
 
 def _check_address(ctx: click.Context, param: click.Parameter, value: str) -> str:
     """``--arena`` is HOST:PORT (``[::1]:PORT`` for IPv6); a gRPC target URI
-    (``dns:///host:port``) is passed on as it is."""
+    (``dns:///host:port``, ``ipv4:``, ``unix:``...) is passed on as it is, when it names a
+    target after its scheme. What no address can be is refused here, not retried for
+    --retry-for seconds as an unreachable arena."""
+    if any(c.isspace() or not c.isprintable() for c in value):
+        raise click.BadParameter(f"an address has no spaces or control characters, got {value!r}")
     if "://" in value:
+        scheme, _, target = value.partition("://")
+        if not scheme.isidentifier() or not target.strip("/"):
+            raise click.BadParameter(f"expected HOST:PORT or a gRPC target URI, got {value!r}")
         return value
     if value.startswith("["):
         host, close, rest = value[1:].partition("]")
@@ -139,7 +146,7 @@ def _check_address(ctx: click.Context, param: click.Parameter, value: str) -> st
         ok = bool(sep) and ":" not in host
     if not ok or not host:
         raise click.BadParameter(f"expected HOST:PORT (or [IPv6]:PORT), got {value!r}")
-    if not port.isdigit() or not 1 <= int(port) <= 65535:
+    if not (port.isascii() and port.isdigit()) or not 1 <= int(port) <= 65535:
         raise click.BadParameter(f"the port must be a number from 1 to 65535, got {value!r}")
     return value
 
@@ -341,7 +348,9 @@ _ARENA_LIMIT_S = 1.0
     help="A preset (classic, 1001, 1001-4p) or a ruleset TOML file.",
 )
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--max-deals", type=click.IntRange(min=1), help="Cap each match at N deals.")
+@click.option(
+    "--max-deals", type=click.IntRange(min=1, max=1_000_000), help="Cap each match at N deals."
+)
 @click.option("--log-level", type=click.Choice(_LEVELS), default="warning", show_default=True)
 def try_(
     bot: str, vs: str, n: int | None, ruleset: str, seed: int, max_deals: int | None, log_level: str
@@ -403,7 +412,7 @@ def try_(
         sys.exit(1)
     except SystemExit as e:  # the bot left (a person typing "quit", say): no table
         console.print(
-            escape(f"{bot}: the bot stopped the series (SystemExit {e.code!r}); no results")
+            escape(f"the series stopped: a seat left it (SystemExit {e.code!r}); no results")
         )
         raise
     what = f"interrupted after {result.matches} of {n} matches" if stopped else f"{n} matches"
@@ -471,7 +480,9 @@ def _human_command() -> click.Command:
 @click.option("-n", "--matches", "n", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--ruleset", default="classic", show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--max-deals", type=click.IntRange(min=1), help="Cap each match at N deals.")
+@click.option(
+    "--max-deals", type=click.IntRange(min=1, max=1_000_000), help="Cap each match at N deals."
+)
 @click.pass_context
 def _human_play(
     ctx: click.Context, vs: str, n: int, ruleset: str, seed: int, max_deals: int | None

@@ -671,3 +671,34 @@ def test_no_output_is_written_over_the_database(tmp_path: Path) -> None:
                                 str(out)])  # fmt: skip
         _fails(r, 2, "would write over the database")
     assert db.read_bytes() == before
+
+
+def test_more_bad_command_line_values_are_named(tmp_path: Path) -> None:
+    """Defects (CLI sweep): `arena web --host ''` served on every address without a word;
+    `serve --host 'a b'` printed gRPC core's raw error and exited 1; a tournament's
+    `host = "a b"` likewise; `arena-bot run --arena` with a space, a control character, a
+    full-width port or a URI with no target was retried as an outage for --retry-for
+    seconds; `try --max-deals 99999999999` blamed --ruleset; `--ruleset ''` said "Is a
+    directory"; `arena replay ''` and a directory were looked up as match ids;
+    `leaderboard --tournament ''` showed the latest."""
+    path = _stored_tournament(tmp_path)
+    db = str(load_config(path).db)
+    tokens = _toml(tmp_path, '[bots]\na = "t1111111"\nb = "t2222222"\nc = "t3333333"\n', "tk.toml")
+    _fails(_invoke(arena, ["web", "--db", db, "--port", "0", "--host", ""]), 2, "--host",
+           "must not be empty")  # fmt: skip
+    _fails(_invoke(arena, ["serve", "--tokens", str(tokens), "--port", "0", "--host", "a b"]), 2,
+           "--host", "no spaces")  # fmt: skip
+    with pytest.raises(ConfigError) as ei:
+        load_config(_toml(tmp_path, 'host = "a b"\n' + BOTS))
+    assert ei.value.key == "host"
+    for bad in ("a b:5005", "local\x01host:5", "localhost:５００５", "foo://", " localhost:5"):
+        r = _invoke(arena_bot, ["run", "random", "--token", "tok", "--arena", bad])
+        _fails(r, 2, "--arena")
+    r = _invoke(arena_bot, ["try", "random", "--max-deals", "99999999999"])
+    _fails(r, 2, "--max-deals")
+    r = _invoke(arena_bot, ["try", "random", "--ruleset", ""])
+    text = _fails(r, 2, "--ruleset", "empty")
+    assert "directory" not in text
+    _fails(_invoke(arena, ["replay", "", "--db", db]), 2, "empty")
+    _fails(_invoke(arena, ["replay", str(tmp_path), "--db", db]), 2, "a directory")
+    _fails(_invoke(arena, ["leaderboard", "--db", db, "--tournament", ""]), 2, "--tournament")

@@ -48,6 +48,8 @@ def leaderboard(
 ) -> None:
     """Print or export the leaderboard of a stored tournament."""
     err = Console(stderr=True)
+    if tournament_id is not None and not tournament_id.strip():
+        raise click.BadParameter("empty: name a tournament's id or name", param_hint="--tournament")
     if fmt == "all" and out is None:
         raise click.UsageError(
             "--format all writes one file per format: name a directory with --out"

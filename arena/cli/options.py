@@ -7,7 +7,21 @@ from typing import Any
 
 import click
 
-__all__ = ["NonEmptyPath", "Seconds"]
+from arena.referee.server import host_problem
+
+__all__ = ["Host", "NonEmptyPath", "Seconds"]
+
+
+class Host(click.ParamType[str]):
+    """An address to listen on: see :func:`host_problem`."""
+
+    name = "host"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        problem = host_problem(str(value))
+        if problem is not None:
+            self.fail(problem, param, ctx)
+        return value
 
 
 class Seconds(click.FloatRange):

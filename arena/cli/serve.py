@@ -19,7 +19,7 @@ import click
 # client or port scan) unless told otherwise before it loads; GRPC_VERBOSITY=INFO shows them.
 os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
-from arena.cli.options import NonEmptyPath, Seconds
+from arena.cli.options import Host, NonEmptyPath, Seconds
 from arena.protocol import token_problem
 from arena.referee import Lobby, Referee, RefereeConfig, TLSConfig, start_server
 from arena.referee.config import MAX_DEADLINE_MS, key_pair_problem, pem_problem
@@ -80,7 +80,8 @@ def _check_pem(path: Path | None, what: str, param: str) -> None:
 
 
 @click.command()
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--host", type=Host(), default="127.0.0.1", show_default=True,
+              help="Address to listen on.")  # fmt: skip
 @click.option("--port", type=click.IntRange(0, 65535), default=50051, show_default=True,
               help="Port; 0 picks a free one.")  # fmt: skip
 @click.option(

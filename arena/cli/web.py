@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from arena.cli.options import NonEmptyPath
+from arena.cli.options import Host, NonEmptyPath
 
 __all__ = ["web"]
 
@@ -19,7 +19,8 @@ __all__ = ["web"]
     default=None,
     help="The tournament database (default: the newest runs/*.sqlite).",
 )
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option("--host", type=Host(), default="127.0.0.1", show_default=True,
+              help="Address to bind.")  # fmt: skip
 @click.option(
     "--port",
     type=click.IntRange(0, 65535),

@@ -21,7 +21,7 @@ from arena.referee.servicer import ArenaServicer
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
-__all__ = ["SERVICE_NAME", "port_problem", "start_server"]
+__all__ = ["SERVICE_NAME", "host_problem", "port_problem", "start_server"]
 
 log = logging.getLogger("arena.referee")
 
@@ -183,6 +183,16 @@ def host_port(host: str, port: int) -> str:
     ('127.0.0.1:80', '[::1]:80', '[::1]:80')
     """
     return f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
+
+
+def host_problem(host: str) -> str | None:
+    """What makes ``host`` no address to listen on, or None (an IPv6 address may come in
+    brackets). An empty one would listen on every address, without a word."""
+    if not host.strip("[] "):
+        return "must not be empty (0.0.0.0 or :: listen on every address)"
+    if any(c.isspace() or not c.isprintable() for c in host):
+        return f"an address has no spaces or control characters, got {host!r}"
+    return None
 
 
 def port_problem(host: str, port: int) -> str | None:

@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 from arena.protocol import token_problem
 from arena.referee.config import MAX_DEADLINE_MS, key_pair_problem, pem_problem
+from arena.referee.server import host_problem
 from engine.rules import PRESETS, Ruleset, RulesetError, load_ruleset
 
 __all__ = [
@@ -405,8 +406,9 @@ def parse_config(
     host = _get(data, "host", str, "127.0.0.1", err).strip()
     if host.startswith("[") and host.endswith("]"):  # an IPv6 address as in a URL: [::1]
         host = host[1:-1]
-    if not host:
-        raise err("host", "must not be empty (0.0.0.0 or :: listen on every address)")
+    problem = host_problem(host)
+    if problem is not None:
+        raise err("host", problem)
     port = _get(data, "port", int, 0, err)
     if not 0 <= port <= 65535:
         raise err("port", f"must be between 0 (any free port) and 65535, got {port}")

@@ -116,7 +116,7 @@ def test_try_says_why_it_stops_when_the_bot_exits(tmp_path: Path) -> None:
     f.write_text(QUIT_FILE)
     r = CliRunner().invoke(main, ["try", f"{f}:Quitter", "-n", "1", "--max-deals", "1"])
     assert r.exit_code == 7
-    assert "the bot stopped the series (SystemExit 7)" in r.output
+    assert "the series stopped: a seat left it (SystemExit 7)" in r.output
 
 
 def test_try_other_ruleset() -> None:
