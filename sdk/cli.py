@@ -263,6 +263,8 @@ def run(
     arena ends the stream with an OK status, or after --once / --matches N. A refused
     token or a failed TLS handshake is final: exit code 2.
     """
+    if once and matches is not None and matches != 1:
+        raise click.UsageError(f"--once is --matches 1: not with --matches {matches}")
     _setup_logging(log_level)
     _die_with_launcher()
     cls = _load(bot)
@@ -371,7 +373,10 @@ def try_(
 
     _setup_logging(log_level)
     cls = _load(bot)
-    names = [v.strip() for v in vs.split(",") if v.strip()]
+    names = [v.strip() for v in vs.split(",")]
+    if any(not n for n in names) and any(names):  # "random,,heuristic": a name left out?
+        raise click.BadParameter(f"an empty name in {vs!r}", param_hint="--vs")
+    names = [n for n in names if n]
     if not names:
         raise click.BadParameter("name at least one opponent", param_hint="--vs")
     try:

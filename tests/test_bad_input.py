@@ -702,3 +702,10 @@ def test_more_bad_command_line_values_are_named(tmp_path: Path) -> None:
     _fails(_invoke(arena, ["replay", "", "--db", db]), 2, "empty")
     _fails(_invoke(arena, ["replay", str(tmp_path), "--db", db]), 2, "a directory")
     _fails(_invoke(arena, ["leaderboard", "--db", db, "--tournament", ""]), 2, "--tournament")
+    # options that were dropped without a word, and a missing database's exit code
+    r = _invoke(arena, ["leaderboard", "--db", db, "--list", "--format", "csv"])
+    _fails(r, 2, "--list")
+    _fails(_invoke(arena_bot, ["try", "random", "--vs", "random,,heuristic"]), 2, "--vs", "empty")
+    r = _invoke(arena_bot, ["run", "random", "--token", "tok", "--once", "--matches", "5"])
+    _fails(r, 2, "--once")
+    _fails(_invoke(arena, ["web", "--db", str(tmp_path / "none.sqlite")]), 2, "--db", "no database")

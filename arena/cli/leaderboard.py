@@ -50,6 +50,9 @@ def leaderboard(
     err = Console(stderr=True)
     if tournament_id is not None and not tournament_id.strip():
         raise click.BadParameter("empty: name a tournament's id or name", param_hint="--tournament")
+    if list_only and (out is not None or fmt != "table" or tournament_id is not None):
+        raise click.UsageError("--list prints the stored tournaments on screen: not with "
+                               "--format, --out or --tournament")  # fmt: skip
     if fmt == "all" and out is None:
         raise click.UsageError(
             "--format all writes one file per format: name a directory with --out"

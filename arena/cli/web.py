@@ -48,6 +48,8 @@ def web(db: Path | None, host: str, port: int, tournament: str | None, verbose: 
         db = newest_database()
         if db is None:
             raise click.UsageError("no database found in runs/: pass --db PATH")
+    if not db.exists():
+        raise click.BadParameter(f"no database at {db}", param_hint="--db")
     try:
         with Storage.open_readonly(db) as st:
             st.tournaments()  # a file that is no database fails here
