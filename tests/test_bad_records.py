@@ -269,7 +269,7 @@ def test_read_only_commands_do_not_create_a_missing_database(tmp_path: Path) -> 
     _fails(_invoke(arena, ["leaderboard", "--db", str(missing)]), 2, f"no database at {missing}")
     _fails(_invoke(arena, ["replay", "m00001", "--db", str(missing)]), 2,
            f"no database at {missing}")  # fmt: skip
-    _fails(_invoke(arena, ["web", "--db", str(missing), "--port", "0"]), 1,
+    _fails(_invoke(arena, ["web", "--db", str(missing), "--port", "0"]), 2,
            f"no database at {missing}")  # fmt: skip
     assert not missing.exists() and not missing.parent.exists()
 
