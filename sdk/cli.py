@@ -127,9 +127,9 @@ def _load_named(spec: str, param_hint: str = "BOT") -> tuple[Any, str]:
 
 
 def _check_address(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    """``--arena`` is HOST:PORT (``[::1]:PORT`` for IPv6); a gRPC target URI
-    (``dns:///host:port``, ``ipv4:``, ``unix:``...) is passed on as it is, when it names a
-    target after its scheme. What no address can be is refused here, not retried for
+    """``--arena`` is HOST:PORT (``[::1]:PORT`` for IPv6); a gRPC target URI written
+    ``scheme://...`` (``dns:///host:port``) is passed on as it is, when it names a target
+    after its scheme. What no address can be is refused here, not retried for
     --retry-for seconds as an unreachable arena."""
     if any(c.isspace() or not c.isprintable() for c in value):
         raise click.BadParameter(f"an address has no spaces or control characters, got {value!r}")
