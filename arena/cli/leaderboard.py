@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from arena.cli.options import NonEmptyPath
+from arena.cli.options import NonEmptyPath, reading_newest
 from arena.leaderboard import FORMATS, build_leaderboard, render, to_rich_table, write_outputs
 from arena.storage import Storage, StorageError, newest_database
 from arena.tournament.config import ConfigError, load_config, stored_where
@@ -73,7 +73,7 @@ def leaderboard(
     if db is None:
         db = newest_database() or DEFAULT_DB
         if db.exists():
-            err.print(escape(f"reading {db} (the newest runs/*.sqlite; --db to choose)"))
+            err.print(escape(reading_newest(db)))
     if not db.exists():
         raise click.UsageError(f"no database at {db} (run `arena tournament` first, or --db)")
     try:

@@ -9,7 +9,13 @@ import click
 
 from arena.referee.server import host_problem
 
-__all__ = ["Host", "NonEmptyPath", "Seconds"]
+__all__ = ["Host", "NonEmptyPath", "Seconds", "reading_newest"]
+
+
+def reading_newest(db: object) -> str:
+    """What a reader says when it picked the newest ``runs/*.sqlite`` itself: which of
+    several databases it reads is not obvious (said on stderr; stdout is the output)."""
+    return f"reading {db} (the newest runs/*.sqlite; --db to choose)"
 
 
 class Host(click.ParamType[str]):

@@ -12,7 +12,7 @@ from typing import Any
 import click
 from rich.console import Console
 
-from arena.cli.options import NonEmptyPath
+from arena.cli.options import NonEmptyPath, reading_newest
 from engine import ReplayError
 from engine import replay as replay_record
 from engine.record import check_record_shape, seed_mismatches
@@ -43,9 +43,7 @@ def replay(ctx: click.Context, record_ref: str, check: bool, db: Path | None) ->
                 err=True,
             )
             ctx.exit(2)
-        # Which of several databases a bare match id is looked up in is not obvious: say
-        # it, as `arena leaderboard` does (on stderr: stdout is the match).
-        click.echo(f"reading {db} (the newest runs/*.sqlite; --db to choose)", err=True)
+        click.echo(reading_newest(db), err=True)  # as `arena leaderboard` does
     try:
         record = resolve_record(record_ref, db)
     except (LookupError, StorageError) as e:

@@ -221,13 +221,9 @@ def _deal_index(text: str, count: int) -> int:
     """The ``<k>`` of ``/deals/<k>``: the deal's position in the match, from 0 (as the
     viewer's ``#deal=``), which the pages show as deal k+1. Anything else is the request's
     fault: a 400 saying what is expected, not Python's "invalid literal for int()"."""
-    # Digits only: int() also reads a sign, spaces, "1_0" and any Unicode digit ("١"), and
-    # refuses a string of over 4300 digits with a message of its own.
-    digits = text.lstrip("0") or "0"
-    if text.isascii() and text.isdecimal() and len(digits) <= len(str(count)):
-        k = int(digits)
-        if k < count:
-            return k
+    k = _whole(text, count - 1)
+    if k is not None:
+        return k
     if not count:
         raise _HTTPError(HTTPStatus.BAD_REQUEST, f"no deal {text!r:.60}: the match has no deal")
     raise _HTTPError(
@@ -235,6 +231,18 @@ def _deal_index(text: str, count: int) -> int:
         f"deal must be a whole number from 0 to {count - 1} (the deal's 0-based position "
         f"in the match), got {text!r:.60}",
     )
+
+
+def _whole(text: str, most: int) -> int | None:
+    """``text`` as a whole number from 0 to ``most``, else None. Digits only: int() also
+    reads a sign, spaces, "1_0" and any Unicode digit ("١"), refuses over 4300 digits with
+    a message of its own, and makes numbers SQLite cannot hold (an OverflowError)."""
+    digits = text.lstrip("0") or "0"
+    if text.isascii() and text.isdecimal() and len(digits) <= len(str(most)):
+        n = int(digits)
+        if n <= most:
+            return n
+    return None
 
 
 def _match_ref(ref: str) -> str:
@@ -254,13 +262,9 @@ def _int(q: dict[str, str], key: str) -> int | None:
     v = q.get(key)
     if v is None or v in ("", "all", "none"):
         return None
-    # Digits only, as _deal_index: int() also reads signs, spaces, "1_0", Unicode digits
-    # and numbers SQLite cannot hold (limit=9223372036854775808 was an OverflowError).
-    digits = v.lstrip("0") or "0"
-    if v.isascii() and v.isdecimal() and len(digits) <= len(str(MAX_QUERY_INT)):
-        n = int(digits)
-        if n <= MAX_QUERY_INT:
-            return n
+    n = _whole(v, MAX_QUERY_INT)
+    if n is not None:
+        return n
     raise _HTTPError(
         HTTPStatus.BAD_REQUEST,
         f"{key} must be a whole number from 0 to {MAX_QUERY_INT}, got {v!r:.60}",
