@@ -42,6 +42,10 @@ _RED = {Suit.HEARTS, Suit.DIAMONDS}
 _STRIKES = ("timeout", "illegal", "malformed")
 _NOT_STRIKES = ("wrong_request", "disconnect")
 
+#: The mark of a card the referee played for a seat (``"by": "fallback"``) in a trick
+#: cell; a legend under the deal's tricks says whose and why.
+FALLBACK_MARK = "*"
+
 
 def _card(card: Card) -> Text:
     return Text(str(card), style="red" if card.suit in _RED else "bold")
@@ -80,9 +84,18 @@ def standings_table(
 
 
 def _render_deal(
-    game: Game, players: Sequence[str], deal: Mapping[str, Any], index: int
+    game: Game,
+    players: Sequence[str],
+    deal: Mapping[str, Any],
+    index: int,
+    fallbacks: Mapping[int, str] | None = None,
 ) -> tuple[list[RenderableType], str | None]:
-    """Apply one deal's actions to ``game`` and describe it; returns (parts, error)."""
+    """Apply one deal's actions to ``game`` and describe it; returns (parts, error).
+
+    ``fallbacks``: the indices of the deal's actions the referee played for their seat
+    (``"by": "fallback"``), with the reason (``"timeout"``, ..., ``""`` when unknown):
+    marked where they are shown (:func:`_fallback_reasons`)."""
+    fallbacks = fallbacks or {}
     parts: list[RenderableType] = []
     dealer = game.dealer
     parts.append(
@@ -95,14 +108,15 @@ def _render_deal(
     hands.add_row("talon", _cards(game.talon))
     parts.append(hands)
 
-    bids = _opening_bid(game, players)  # before any action: the next deal has its own
+    bids = [Text(b) for b in _opening_bid(game, players)]  # before any action
     tricks = Table(show_header=True, header_style="dim")
     tricks.add_column("#", justify="right")
     tricks.add_column("cards")
     tricks.add_column("trump")
     tricks.add_column("winner")
-    trick: list[tuple[int, Card]] = []
+    trick: list[tuple[int, Card, bool]] = []  # (seat, card, played by the referee)
     marks: list[str] = []
+    referee: list[tuple[int, int, str]] = []  # (seat, trick number, reason): the legend
     lines: list[Text] = []
     error: str | None = None
     ntrick = 0
@@ -118,18 +132,24 @@ def _render_deal(
             error = f"Deal {index + 1} (record deal {index}), action {j} (seat {seat}: {text}): {e}"
             break
         kind = type(action).__name__
+        fallback = _fallback_note(fallbacks[j]) if j in fallbacks else None
         if kind in ("Bid", "Pass"):
-            bids.append(f"{players[seat]}: {action}")
+            bid = Text(f"{players[seat]}: {action}")
+            if fallback:
+                bid.append(f" {fallback}", style="yellow")
+            bids.append(bid)
             if game.declarer is not None and not lines:
                 lines.append(Text(_talon_taken(game, players, bids), style="cyan"))
         elif isinstance(action, Play):
-            trick.append((seat, action.card))
+            trick.append((seat, action.card, fallback is not None))
+            if fallback is not None:
+                referee.append((seat, ntrick + 1, fallbacks[j]))
             if action.declare:
                 what = "ace marriage" if action.card.rank == 5 else f"{action.card.suit} marriage"
                 marks.append(f"{players[seat]} declares the {what}")
             if len(trick) == 3:
                 ntrick += 1
-                w = trick[trick_winner([c for _, c in trick], trump)][0]
+                w = trick[trick_winner([c for _, c, _ in trick], trump)][0]
                 cells = _trick_cells(players, trick)
                 if marks:
                     cells.append(f"  ({'; '.join(marks)})", style="magenta")
@@ -145,15 +165,21 @@ def _render_deal(
                 line.append(f" to {_name(players, action.to)}")  # type: ignore[union-attr]
             else:
                 line.append(str(action))
+            if fallback:
+                line.append(f" {fallback}", style="yellow")
             lines.append(line)
     if trick:  # a trick under way when the record ends (an interrupted match)
         trump = game.trump
         tricks.add_row(str(ntrick + 1), _trick_cells(players, trick),
                        "-" if trump is None else str(trump), "(unfinished)")  # fmt: skip
-    parts.append(Text("Bidding: " + (", ".join(bids) or "-")))
+    bidding = Text("Bidding: ")
+    bidding.append_text(Text(", ").join(bids) if bids else Text("-"))
+    parts.append(bidding)
     parts.extend(lines)
     if ntrick or trick:
         parts.append(tricks)
+    if referee:
+        parts.append(_fallback_legend(players, referee))
     return parts, error
 
 
@@ -167,7 +193,7 @@ def _opening_bid(game: Game, players: Sequence[str]) -> list[str]:
     return [f"{players[game.first_hand]}: {r.opening_bid} (obligatory)"]
 
 
-def _talon_taken(game: Game, players: Sequence[str], bids: Sequence[str]) -> str:
+def _talon_taken(game: Game, players: Sequence[str], bids: Sequence[Text]) -> str:
     """Who takes the talon at what, and why when nobody bid it (``game``: the auction has
     just ended; ``bids``: its entries so far, the obligatory one included)."""
     assert game.declarer is not None
@@ -175,22 +201,117 @@ def _talon_taken(game: Game, players: Sequence[str], bids: Sequence[str]) -> str
     line = f"{_name(players, game.declarer)} takes the talon at {game.bid}"
     if game.last_hand_take:  # 1001 (all_pass = "last_hand"): may throw in
         return line + " (everybody before him passed: the last hand plays the opening bid)"
-    if any(": bid " in b for b in bids):
+    if any(": bid " in b.plain for b in bids):
         return line
     if r.first_hand_commits:
         return line + " (his obligatory bid: the others passed)"
     return line + " (everybody passed: first hand plays the opening bid)"
 
 
-def _trick_cells(players: Sequence[str], trick: Sequence[tuple[int, Any]]) -> Text:
-    """A trick's cards in play order, each after its player's name."""
+def _trick_cells(players: Sequence[str], trick: Sequence[tuple[int, Card, bool]]) -> Text:
+    """A trick's cards in play order, each after its player's name; a card the referee
+    played for its seat is followed by :data:`FALLBACK_MARK`."""
     cells = Text()
-    for k, (seat, card) in enumerate(trick):
+    for k, (seat, card, by_referee) in enumerate(trick):
         if k:
             cells.append("  ")
         cells.append(f"{players[seat]} ")
         cells.append_text(_card(card))
+        if by_referee:
+            cells.append(FALLBACK_MARK, style="bold yellow")
     return cells
+
+
+#: How a fallback's reason reads: the incident kind that caused it, or the forfeit.
+_FALLBACK_WHY = {
+    "timeout": "timeout",
+    "malformed": "malformed answer",
+    "illegal": "illegal answer",
+    "forfeited": "forfeited",
+}
+
+
+def _fallback_note(reason: str) -> str:
+    """``"(fallback: timeout)"``, after a bid, pass, give or contract the referee made."""
+    why = _FALLBACK_WHY.get(reason, reason)
+    return f"(fallback: {why})" if why else "(fallback)"
+
+
+def _fallback_legend(players: Sequence[str], referee: Sequence[tuple[int, int, str]]) -> Text:
+    """The line under a deal's tricks that explains its :data:`FALLBACK_MARK` cards:
+    ``* played by the referee (fallback): mine (1) in trick 4 (timeout) and in tricks 5-8
+    (forfeited); cid (2) in trick 2 (illegal answer)``, from ``(seat, trick number,
+    reason)`` in play order."""
+    by_seat: dict[int, dict[str, list[int]]] = {}
+    for seat, number, reason in referee:
+        by_seat.setdefault(seat, {}).setdefault(reason, []).append(number)
+    bits = []
+    for seat, reasons in by_seat.items():
+        said = []
+        for reason, numbers in reasons.items():
+            which = f"trick {numbers[0]}" if len(numbers) == 1 else f"tricks {_runs(numbers)}"
+            why = _FALLBACK_WHY.get(reason, reason)
+            said.append(f"in {which}" + (f" ({why})" if why else ""))
+        bits.append(f"{_name(players, seat)} " + " and ".join(said))
+    return Text(
+        f"{FALLBACK_MARK} played by the referee (fallback): " + "; ".join(bits),
+        style="yellow",
+    )
+
+
+def _runs(numbers: Sequence[int]) -> str:
+    """``"1-3, 5, 7-8"``: ascending ``numbers`` with their runs shortened."""
+    out: list[str] = []
+    start = prev = numbers[0]
+    for n in [*numbers[1:], None]:
+        if n is not None and n == prev + 1:
+            prev = n
+            continue
+        out.append(str(start) if start == prev else f"{start}-{prev}")
+        if n is not None:
+            start = prev = n
+    return ", ".join(out)
+
+
+def _fallback_reasons(record: Mapping[str, Any]) -> list[dict[int, str]]:
+    """Per deal, the index of each action the referee played for its seat (``"by":
+    "fallback"``) and why: the kind of the strike that caused it (``"timeout"``,
+    ``"malformed"``, ``"illegal"``), ``"forfeited"`` once the seat has forfeited, or ``""``
+    when the incidents do not say (a record without them).
+
+    The referee records a strike's incident (its seat and deal) just before it plays the
+    fallback, and no strike once the seat has forfeited: a seat's strikes in a deal match
+    its fallbacks in that deal in order; a fallback with no strike left is the forfeit's."""
+    incidents = record.get("incidents")
+    strikes: dict[tuple[int, int], list[str]] = {}
+    forfeited_in: dict[int, int] = {}  # seat -> the deal of its forfeit
+    for inc in incidents if isinstance(incidents, list) else ():
+        if not isinstance(inc, Mapping):
+            continue
+        seat, deal, kind = inc.get("seat"), inc.get("deal"), inc.get("kind")
+        if type(seat) is not int or type(deal) is not int:
+            continue
+        if kind in _STRIKES:
+            strikes.setdefault((seat, deal), []).append(str(kind))
+        elif kind == "forfeit":
+            forfeited_in.setdefault(seat, deal)
+    out: list[dict[int, str]] = []
+    for number, deal in enumerate(record.get("deals") or ()):
+        marked: dict[int, str] = {}
+        actions = deal.get("actions") if isinstance(deal, Mapping) else None
+        for j, entry in enumerate(actions if isinstance(actions, list) else ()):
+            if not isinstance(entry, Mapping) or entry.get("by") != "fallback":
+                continue
+            seat = entry.get("seat")
+            queue = strikes.get((seat, number), []) if type(seat) is int else []
+            if queue:
+                marked[j] = queue.pop(0)
+            elif type(seat) is int and forfeited_in.get(seat, number + 1) <= number:
+                marked[j] = "forfeited"
+            else:
+                marked[j] = ""
+        out.append(marked)
+    return out
 
 
 def render_record(record: Mapping[str, Any]) -> RenderableType:
@@ -217,10 +338,11 @@ def render_record(record: Mapping[str, Any]) -> RenderableType:
         )
     )
     deals = record["deals"]
+    fallbacks = _fallback_reasons(record)
     for i, d in enumerate(deals):
         if game.is_over:
             break
-        deal_parts, error = _render_deal(game, players, d, i)
+        deal_parts, error = _render_deal(game, players, d, i, fallbacks[i])
         parts.extend(deal_parts)
         if error:
             parts.append(Text(f"refused: {error}", style="bold red"))
@@ -359,10 +481,10 @@ def _incident_lines(record: Mapping[str, Any], players: Sequence[str]) -> list[T
     lines = []
     for seat in range(n):
         bits = [forfeited[seat]] if seat in forfeited else []
-        strikes = _counted(counts[seat], _STRIKES)
+        strikes = counted(counts[seat], _STRIKES)
         if strikes:
             bits.append("strikes: " + strikes)
-        others = _counted(counts[seat], _NOT_STRIKES)
+        others = counted(counts[seat], _NOT_STRIKES)
         if others:
             bits.append("not strikes: " + others)
         if bits:
@@ -376,7 +498,13 @@ def _incident_lines(record: Mapping[str, Any], players: Sequence[str]) -> list[T
     return [Text(head, style="bold"), *lines]
 
 
-def _counted(counts: Mapping[str, int], kinds: Sequence[str]) -> str:
+def ordinal(place: int) -> str:
+    """``1st``, ``2nd``, ``3rd``, ``4th`` ... (``11th``, ``21st``)."""
+    suffix = "th" if 10 <= place % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(place % 10, "th")
+    return f"{place}{suffix}"
+
+
+def counted(counts: Mapping[str, int], kinds: Sequence[str]) -> str:
     """``"2 timeouts, 1 illegal"``: the kinds of ``kinds`` that occurred, with their count."""
     plural = {"timeout": "timeouts", "disconnect": "disconnects", "wrong_request": "wrong_requests"}
     out = []

@@ -1,4 +1,5 @@
-"""``arena replay [--check] RECORD``: show or verify a match, from a record file or a database.
+"""``arena replay [--check] RECORD``: show or verify a match, from a record file or a database;
+``arena replay --list``: the stored matches of a tournament, one line each.
 
 ``RECORD`` is a record JSON file, or a stored match id (a unique suffix such as ``m00012``
 is enough) looked up in ``--db`` (default: the newest ``runs/*.sqlite``).
@@ -21,7 +22,7 @@ __all__ = ["replay"]
 
 
 @click.command("replay")
-@click.argument("record_ref", metavar="RECORD")
+@click.argument("record_ref", metavar="[RECORD]", required=False)
 @click.option("--check", is_flag=True, help="Replay through the rules and verify every score.")
 @click.option(
     "--db",
@@ -29,10 +30,54 @@ __all__ = ["replay"]
     default=None,
     help="Tournament database to look match ids up in (default: the newest runs/*.sqlite).",
 )
+@click.option(
+    "--list", "list_only", is_flag=True,
+    help="List the stored matches of a tournament (no RECORD): one line per match.",
+)  # fmt: skip
+@click.option(
+    "--tournament", "tournament_ref", metavar="REF",
+    help="With --list: the tournament's id or name (default: the latest).",
+)  # fmt: skip
+@click.option("--bot", metavar="NAME", help="With --list: only the matches this bot played.")
 @click.pass_context
-def replay(ctx: click.Context, record_ref: str, check: bool, db: Path | None) -> None:
-    """Pretty-print a match deal by deal and trick by trick, or --check it against the rules."""
+def replay(
+    ctx: click.Context,
+    record_ref: str | None,
+    check: bool,
+    db: Path | None,
+    list_only: bool,
+    tournament_ref: str | None,
+    bot: str | None,
+) -> None:
+    """Pretty-print a match deal by deal and trick by trick, or --check it against the rules;
+    --list the match ids of a stored tournament."""
     from arena.storage import StorageError, newest_database, resolve_record
+
+    for name, value in (("--tournament", tournament_ref), ("--bot", bot)):
+        if value is not None and not list_only:
+            raise click.UsageError(
+                f"{name} goes with --list (it chooses the matches listed); RECORD names one "
+                "match already"
+            )
+        if value is not None and not value.strip():
+            raise click.BadParameter("empty: name one", param_hint=name)
+    if list_only:
+        if record_ref is not None:
+            raise click.UsageError(
+                f"--list lists a tournament's matches: not with RECORD ({record_ref!r}); "
+                "`arena replay RECORD` shows that match"
+            )
+        if check:
+            raise click.UsageError(
+                "--check verifies one match: not with --list (list the ids, then "
+                "`arena replay --check MATCH_ID`)"
+            )
+        _list_matches(ctx, db, tournament_ref, bot)
+        return
+    if record_ref is None:
+        raise click.UsageError(
+            "Missing argument 'RECORD': a record file or a stored match id (--list lists them)"
+        )
 
     if db is None and not Path(record_ref).is_file():
         db = newest_database()
@@ -155,3 +200,91 @@ def _changed_cards(record: dict[str, Any], own: list[int]) -> str | None:
         f"{record['seed']!r} deals, and the arena deals every match it records from its "
         "seed: the record was changed"
     )
+
+
+def _list_matches(ctx: click.Context, db: Path | None, ref: str | None, bot: str | None) -> None:
+    """``arena replay --list``: one line per stored match of the tournament, in schedule
+    order, on stdout (what the tournament and the filter are goes to stderr, so that
+    ``| cut -d' ' -f1`` gives the ids): ``ID  N deals  ann 37 (2nd)  bob ...  [! ...]``."""
+    from arena.render import ordinal
+    from arena.storage import Storage, StorageError, newest_database
+
+    if db is None:
+        db = newest_database()
+        if db is None:
+            click.echo("error: no database to list matches from (none in runs/; pass --db)",
+                       err=True)  # fmt: skip
+            ctx.exit(2)
+        click.echo(reading_newest(db), err=True)  # as `arena leaderboard` does
+    if not db.exists():
+        click.echo(f"error: no database at {db} (run `arena tournament` first, or --db)", err=True)
+        ctx.exit(2)
+    try:
+        with Storage.open_readonly(db) as st:
+            try:
+                tid = st.resolve_tournament(ref)
+            except LookupError as e:
+                click.echo(f"error: --tournament: {e.args[0] if e.args else e}", err=True)
+                ctx.exit(2)
+            info = st.tournament(tid)
+            results = st.match_results(tid)
+            incidents = st.incidents(tid)
+    except StorageError as e:
+        click.echo(f"error: {e}", err=True)
+        ctx.exit(2)  # as for a match id (a damaged or foreign file)
+    bots = list(info.bots) if info is not None else []
+    for r in results:  # (a stored match may seat a bot the tournament no longer lists)
+        bots.extend(b for b in r.seats if b not in bots)
+    if bot is not None and bot not in bots:
+        known = ", ".join(bots) or "none"
+        click.echo(f"error: --bot: no bot {bot!r} in tournament {tid} (its bots: {known})",
+                   err=True)  # fmt: skip
+        ctx.exit(2)
+    shown = [r for r in results if bot is None or bot in r.seats]
+    total = info.total_matches if info is not None else len(results)
+    whose = "" if bot is None else f" played by {bot}"
+    if not shown:
+        click.echo(f"no stored match{whose} in tournament {tid} in {db} ({len(results)} of "
+                   f"{total} stored)", err=True)  # fmt: skip
+        return
+    click.echo(f"tournament {tid} in {db}: {len(shown)} match(es){whose} ({len(results)} of "
+               f"{total} stored); per seat: bot score (place); ! forfeits and incidents",
+               err=True)  # fmt: skip
+    per_match: dict[str, list[dict[str, Any]]] = {}
+    for inc in incidents:
+        per_match.setdefault(str(inc["match_id"]), []).append(inc)
+    rows = []
+    for r in shown:
+        seats = zip(r.seats, r.scores, r.places, strict=False)
+        cells = [f"{name} {score} ({ordinal(place)})" for name, score, place in seats]
+        trouble = _trouble(r.seats, r.forfeits, per_match.get(r.match_id, []))
+        rows.append((r.match_id, f"{r.deals} deals", cells, trouble))
+    widths = [max(len(row[0]) for row in rows), max(len(row[1]) for row in rows)]
+    most = max(len(row[2]) for row in rows)
+    cell_widths = [max((len(row[2][k]) for row in rows if k < len(row[2])), default=0)
+                   for k in range(most)]  # fmt: skip
+    for match_id, deals, cells, trouble in rows:
+        line = f"{match_id:<{widths[0]}}  {deals:>{widths[1]}}  " + "  ".join(
+            f"{c:<{w}}" for c, w in zip(cells, cell_widths, strict=False)
+        )
+        click.echo((line + (f"  ! {trouble}" if trouble else "")).rstrip())
+
+
+def _trouble(
+    seats: tuple[str, ...], forfeits: tuple[int, ...], incidents: list[dict[str, Any]]
+) -> str:
+    """``"mine forfeited; mine: 2 timeouts, 1 malformed; cid: 1 disconnect"``, or ``""``."""
+    from arena.render import counted
+
+    bits = [f"{seats[s]} forfeited" for s in forfeits if 0 <= s < len(seats)]
+    counts: dict[str, dict[str, int]] = {}
+    for inc in incidents:
+        kind = str(inc.get("kind"))
+        if kind == "forfeit":
+            continue  # said above
+        who = inc.get("bot") or f"seat {inc.get('seat')}"
+        counts.setdefault(str(who), {}).setdefault(kind, 0)
+        counts[str(who)][kind] += 1
+    for who, kinds in counts.items():
+        bits.append(f"{who}: {counted(kinds, list(kinds))}")
+    return "; ".join(bits)

@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.leaderboard.stats import BotStats, Leaderboard
+from arena.render import ordinal
 
 __all__ = [
     "FORMATS",
@@ -23,10 +24,6 @@ __all__ = [
 ]
 
 FORMATS = ("json", "csv", "md", "html")
-
-
-def _ordinal(k: int) -> str:
-    return {1: "1st", 2: "2nd", 3: "3rd"}.get(k, f"{k}th")
 
 
 def _f(x: float | None, digits: int = 1) -> str:
@@ -55,7 +52,7 @@ def _strikes(r: BotStats) -> str:
 def _columns(lb: Leaderboard) -> list[str]:
     return [
         "rank", "bot", "μ−3σ", "μ", "σ", "matches",
-        *(_ordinal(k) for k in range(1, lb.players + 1)),
+        *(ordinal(k) for k in range(1, lb.players + 1)),
         "score/deal (95% CI)", "bids won", "contracts made",
         "strikes T/I/D", "forfeits", "median ms",
     ]  # fmt: skip
@@ -90,7 +87,7 @@ def to_rich_table(lb: Leaderboard, width: int | None = None) -> Table:
         caption=f"tournament {lb.tournament_id} · sorted by μ−3σ · strikes: timeouts/"
         "illegal/disconnects/forfeits",
     )
-    places = "/".join(_ordinal(k) for k in range(1, lb.players + 1))
+    places = "/".join(ordinal(k) for k in range(1, lb.players + 1))
     cols = ["#", "bot", "μ−3σ", "μ", "σ", "matches", places, "pts/deal ±95%", "bids won",
             "made", "strikes", "ms"]  # fmt: skip
     if narrow:

@@ -127,3 +127,121 @@ def test_1001_has_no_obligatory_bid_and_says_who_takes_the_talon_after_an_all_pa
 def _order(g: Game) -> tuple[int, ...]:
     """The seats of the current deal in bidding order, first hand first."""
     return g.active_seats
+
+
+def _fallback_record() -> tuple[dict, int, dict[str, list]]:
+    """A referee-like record of two deals: seat ``v`` (first hand of deal 1, who takes the
+    talon at its obligatory 100 as the others pass) has its first give answered illegally,
+    its contract timed out, its second card malformed (the third strike: it forfeits), and
+    every move after that is the referee's. Moves with a single legal action are
+    ``"forced"``. Returns (record, v, what the referee played for v, by phase)."""
+    from engine import Pass, Play, fallback_action
+
+    g = Game.new("classic", 4, ["ann", "bob", "cid"])
+    rng = random.Random(4)
+    v = g.first_hand
+    bys: list[str] = []
+    incidents: list[dict] = []
+    played: dict[str, list] = {"give": [], "contract": [], "play": [], "bid": []}
+    forfeited = False
+    gives = plays = 0
+    cards = [0, 0]  # cards played in each deal
+    while g.deal_number < 2:
+        seat, legal, deal = g.to_act, g.legal_actions(), g.deal_number
+        assert seat is not None
+        by, action = "bot", rng.choice(legal)
+        passes = [a for a in legal if isinstance(a, Pass)]
+        if passes and seat != v:
+            action = passes[0]  # the others pass: v takes the talon
+        strike = None
+        if seat == v and forfeited:
+            by, action = "fallback", fallback_action(legal)
+        elif len(legal) == 1:
+            by, action = "forced", legal[0]
+        elif seat == v and g.phase is Phase.PASSING:
+            gives += 1
+            strike = "illegal" if gives == 1 else None
+        elif seat == v and g.phase is Phase.CONTRACT:
+            strike = "timeout"
+        elif seat == v and g.phase is Phase.PLAYING:
+            plays += 1
+            strike = "malformed" if plays == 2 else None
+        if strike is not None:
+            by, action = "fallback", fallback_action(legal)
+            incidents.append({"kind": strike, "seat": v, "deal": deal, "detail": "..."})
+            if strike == "malformed":
+                incidents.append({"kind": "forfeit", "seat": v, "deal": deal,
+                                  "detail": "3 strikes"})  # fmt: skip
+                forfeited = True
+        if by == "fallback":
+            kind = type(action).__name__.lower()
+            ntrick = cards[deal] // 3 + 1
+            played["play" if kind == "play" else kind if kind != "pass" else "bid"].append(
+                (deal, action, ntrick)
+            )
+        cards[deal] += isinstance(action, Play)
+        g.apply_trusted(action)
+        bys.append(by)
+    rec = g.record()
+    entries = [a for d in rec["deals"] for a in d["actions"]]
+    assert len(entries) == len(bys)
+    for entry, by in zip(entries, bys, strict=True):
+        entry.update(by=by, ms=0)
+    rec.update(match_id="t-m1", incidents=incidents, forfeits=[v])
+    return rec, v, played
+
+
+def test_the_referees_fallback_moves_are_marked_with_their_reason() -> None:
+    """Defect (a bot author's report): a pass, a give, a contract or a card the referee
+    played for a seat (``"by": "fallback"``, after a timeout, a malformed or illegal answer,
+    or once the seat forfeited) was shown like the bot's own move."""
+    rec, v, played = _fallback_record()
+    name = rec["players"][v]
+    text = _text(rec)
+    deal1 = text[: text.index("Deal 2 —")]
+    lines = deal1.splitlines()
+    ((_, give, _),) = played["give"]  # the first; the second is the bot's own
+    to = f"{rec['players'][give.to]} ({give.to})"
+    assert f"{name} ({v}): gives {give.card} to {to} (fallback: illegal answer)\n" in deal1
+    gives = [ln for ln in lines if ln.startswith(f"{name} ({v}): gives")]
+    assert len(gives) == 2 and "fallback" not in gives[1], gives
+    ((_, contract, _),) = played["contract"]
+    assert f"{name} ({v}): {contract} (fallback: timeout)\n" in deal1, deal1
+    # the cards: marked in their cells, explained under the tricks
+    cards = [p for p in played["play"] if p[0] == 0]
+    for _, action, _ in cards:
+        assert f"{name} {action.card}*" in deal1, action
+    rows = [ln for ln in lines if ln.startswith("│")]
+    assert sum(row.count("*") for row in rows) == len(cards)  # forced moves: no mark
+    first, rest = cards[0][2], [n for _, _, n in cards[1:]]
+    assert rest == list(range(rest[0], 9))
+    legend = (
+        f"* played by the referee (fallback): {name} ({v}) in trick {first} (malformed "
+        f"answer) and in tricks {rest[0]}-8 (forfeited)"
+    )
+    assert legend in deal1, deal1
+    # deal 2: every move of the forfeited seat is the referee's
+    deal2 = text[text.index("Deal 2 —") :]
+    bids = [p for p in played["bid"] if p[0] == 1]
+    assert bids and f"{name}: pass (fallback: forfeited)" in deal2, deal2
+    legend = f"* played by the referee (fallback): {name} ({v}) in tricks 1-8 (forfeited)"
+    assert legend in deal2, deal2
+    assert any(a.get("by") == "forced" for d in rec["deals"] for a in d["actions"])
+
+
+def test_fallbacks_without_incidents_are_marked_without_a_reason() -> None:
+    """A record whose incidents do not say why (none kept) still marks the referee's moves."""
+    rec, v, played = _fallback_record()
+    del rec["incidents"]
+    text = _text(rec)
+    name = rec["players"][v]
+    ((_, contract, _),) = played["contract"]
+    assert f"{name} ({v}): {contract} (fallback)\n" in text, text
+    assert f"* played by the referee (fallback): {name} ({v}) in trick" in text
+    assert "(timeout)" not in text and "forfeited)" not in text
+    # an engine's record (no "by"): nothing is marked
+    for d in rec["deals"]:
+        for a in d["actions"]:
+            del a["by"]
+    text = _text(rec)
+    assert "fallback" not in text and "*" not in text

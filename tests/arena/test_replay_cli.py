@@ -1,13 +1,15 @@
-"""``arena replay`` of what the referee adds to a record (forfeits, incidents, an interrupted
-or abandoned match) and of a match id looked up in the newest database (arena/cli/replay.py,
-arena/render.py)."""
+"""``arena replay`` of what the referee adds to a record (forfeits, incidents, the moves it
+played for a seat, an interrupted or abandoned match), of a match id looked up in the newest
+database, and ``arena replay --list`` (arena/cli/replay.py, arena/render.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import os
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,10 @@ import pytest
 from click.testing import CliRunner, Result
 
 from arena.cli import main
+from arena.referee import Referee, RefereeConfig
+from arena.referee.sessions import Stream
+from arena.storage import Storage
+from arena.v1 import arena_pb2 as pb
 from arena.web.demo import make_demo_db
 from engine import PRESETS, Game
 from engine.record import forfeit_result
@@ -185,3 +191,217 @@ def test_a_match_id_names_the_database_it_is_read_from(
     path = tmp_path / "rec.json"
     path.write_text(json.dumps(_finished().record()), encoding="utf-8")
     assert "reading" not in _run(str(path)).stderr
+
+
+def _referee_record(seed: int = 1) -> dict[str, Any]:
+    """A real referee's record (in-process bots, no network) of a 3-deal match in which
+    "mine" (seat 1) answers its first auction request with no action (malformed), lets its
+    second card's deadline pass (a timeout) and answers its first give malformed (the third
+    strike: it forfeits, and the referee plays for it to the end). The others pass when they
+    may, else play their first legal action."""
+
+    async def run() -> dict[str, Any]:
+        ref = Referee(RefereeConfig(decision_ms=50, time_bank_ms=0, max_strikes=3))
+        asked: dict[int, int] = {}
+
+        def answer(bot: str, r: pb.DecisionRequest) -> None:
+            legal = list(r.view.legal_actions)
+            action = next((a for a in legal if a.HasField("pass")), legal[0])
+            reply = pb.Decision(request_id=r.request_id, match_id=r.match_id, action=action)
+            if bot == "mine":
+                phase = r.view.phase
+                asked[phase] = asked.get(phase, 0) + 1
+                if asked[phase] == 1 and phase in (pb.PHASE_BIDDING, pb.PHASE_PASSING):
+                    reply = pb.Decision(request_id=r.request_id, match_id=r.match_id)
+                elif asked[phase] == 2 and phase == pb.PHASE_PLAYING:
+                    return  # no answer: the deadline passes
+            ref.on_decision(ref.session(bot), reply)
+
+        class Hooked(Stream):
+            __slots__ = ("bot",)
+
+            def put(self, msg: pb.ServerMessage) -> None:
+                super().put(msg)
+                if msg.HasField("decision_request"):
+                    asyncio.get_running_loop().call_soon(answer, self.bot, msg.decision_request)
+
+        for name in ("ann", "mine", "cid"):
+            ref.add_bot(name, f"tok-{name}")
+            stream = Hooked(f"fake-{name}")
+            stream.bot = name
+            ref.session(name).attach(stream)
+        rules = dataclasses.replace(PRESETS["classic"], max_deals=3)
+        return await ref.run_match("t-m00007", rules, seed, ["ann", "mine", "cid"])
+
+    rec = asyncio.run(run())
+    kinds = [i["kind"] for i in rec["incidents"]]
+    assert kinds == ["malformed", "timeout", "malformed", "forfeit"], rec["incidents"]
+    return rec
+
+
+def test_the_referees_moves_are_marked_where_they_are_shown(tmp_path: Path) -> None:
+    """Defect (a bot author's report): ``mine: pass`` and ``mine 9♣`` in a trick were the
+    referee's fallbacks (after a malformed answer, after a timeout) yet were shown like the
+    bot's moves; only the end said "strikes: 1 timeout, 2 malformed"."""
+    rec = _referee_record()
+    path = tmp_path / "rec.json"
+    path.write_text(json.dumps(rec, ensure_ascii=False), encoding="utf-8")
+    shown = _run(str(path))
+    assert shown.exit_code == 0, shown.output
+    text = shown.stdout
+    deals = [text[text.index(f"Deal {k} —") :] for k in (1, 2, 3)]
+    deals = [d[: d.index("Deal", 5)] if "Deal" in d[5:] else d for d in deals]
+    joined = [" ".join(d.split()) for d in deals]  # rich wraps long lines
+    fallbacks = [
+        (d["number"], a["action"])
+        for d in rec["deals"]
+        for a in d["actions"]
+        if a["by"] == "fallback"
+    ]
+    incidents = {(i["kind"], i["deal"]) for i in rec["incidents"]}
+    first_strike_deal = next(n for n, a in fallbacks if a == "pass")
+    assert ("malformed", first_strike_deal) in incidents
+    assert "mine: pass (fallback: malformed answer)" in joined[first_strike_deal], joined
+    (timeout,) = [n for kind, n in incidents if kind == "timeout"]
+    card = next(a.removeprefix("play ") for n, a in fallbacks if n == timeout and "play" in a)
+    assert f"mine {card}*" in deals[timeout]
+    assert re.search(r"\* played by the referee \(fallback\): mine \(1\) in trick \d+ "
+                     r"\(timeout\)", joined[timeout]), joined[timeout]  # fmt: skip
+    (forfeit,) = [n for kind, n in incidents if kind == "forfeit"]
+    give = next(a for n, a in fallbacks if n == forfeit and a.startswith("give"))
+    _, given, _, to = give.split()  # "give 9♠ to 0"
+    to_name = rec["players"][int(to)]
+    said = f"mine (1): gives {given} to {to_name} ({to}) (fallback: malformed answer)"
+    assert said in joined[forfeit], joined[forfeit]
+    assert "(fallback: forfeited)" in joined[forfeit]  # the second give and the contract
+    assert "mine (1) in tricks 1-8 (forfeited)" in joined[forfeit]
+    # every card the referee played is marked, no other (forced moves are not)
+    rows = "".join(ln for ln in text.splitlines() if ln.startswith("│"))
+    plays = sum(1 for _, a in fallbacks if a.startswith("play"))
+    assert rows.count("*") == plays and plays > 8
+
+
+def _list_db(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
+    """``runs/t.sqlite`` with three tournaments, created in this order: "empty" (nothing
+    stored), "demo" (3 demo matches of bold, careful, randy; demo-m0001 with a timeout) and
+    "cup", the latest: two demo matches (bold, careful, randy) and the referee's match of
+    ann, mine and cid where mine forfeits (:func:`_referee_record`); "idle" played none."""
+    from arena.web.demo import demo_record
+
+    db = tmp_path / "runs" / "t.sqlite"
+    db.parent.mkdir()
+    rec = _referee_record()
+    rec["match_id"] = "cup-m0002"
+    with Storage(db) as st:
+        st.ensure_tournament("empty", name="empty", fingerprint="e", config={},
+                             total_matches=3, bots=[("bold", ""), ("careful", "")])  # fmt: skip
+    make_demo_db(db, matches=3, max_deals=2)
+    bots = ("bold", "careful", "randy", "ann", "mine", "cid", "idle")
+    with Storage(db) as st:
+        st.ensure_tournament("cup", name="cup", fingerprint="c", config={},
+                             total_matches=9, bots=[(b, "") for b in bots])  # fmt: skip
+        for i, (seats, record) in enumerate(
+            [(("bold", "careful", "randy"), demo_record(k, ("bold", "careful", "randy"),
+                                                        max_deals=2)) for k in (0, 2)]
+            + [(("ann", "mine", "cid"), rec)]
+        ):  # fmt: skip
+            st.save_match("cup", match_id=f"cup-m{i:04d}", index=i, table=0, set_no=0,
+                          seed=record["seed"], seats=seats, record=record,
+                          started_at=1.0, finished_at=2.0)  # fmt: skip
+    return db, rec
+
+
+def _listed(result: Result) -> list[str]:
+    assert result.exit_code == 0, result.output
+    return result.stdout.splitlines()
+
+
+def test_list_prints_one_line_per_match_of_the_latest_tournament(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: no command listed the match ids of a stored tournament (users found them
+    only in their bots' logs)."""
+    monkeypatch.chdir(tmp_path)
+    _, rec = _list_db(tmp_path)
+    shown = _run("--list")
+    lines = _listed(shown)
+    assert "reading runs/t.sqlite (the newest runs/*.sqlite; --db to choose)" in shown.stderr
+    assert "tournament cup in runs/t.sqlite: 3 match(es) (3 of 9 stored)" in shown.stderr
+    assert [ln.split()[0] for ln in lines] == ["cup-m0000", "cup-m0001", "cup-m0002"]
+    # seats in order, deals played, score and place per seat, then the trouble
+    result = rec["result"]
+    ordinal = {1: "1st", 2: "2nd", 3: "3rd"}
+    cells = [f"{name} {result['scores'][s]} ({ordinal[result['places'][s]]})"
+             for s, name in enumerate(rec["players"])]  # fmt: skip
+    assert re.fullmatch(
+        r"cup-m0002  3 deals  " + r"\s+".join(map(re.escape, cells))
+        + r"\s+! mine forfeited; mine: 2 malformed, 1 timeout",
+        lines[2],
+    ), lines[2]  # fmt: skip
+    assert "!" not in lines[0] and lines[0].split()[1:3] == ["2", "deals"], lines[0]
+    assert re.match(r"cup-m0000  2 deals  bold -?\d+ \(\d(st|nd|rd)\)\s+careful ", lines[0])
+    # the columns line up (the seats' cells are padded)
+    assert lines[0].index("careful") == lines[1].index("careful") == lines[2].index("mine")
+    # what is listed can be shown
+    assert _run(lines[2].split()[0]).exit_code == 0
+
+
+def test_list_takes_a_tournament_and_a_bot(tmp_path: Path) -> None:
+    db, _ = _list_db(tmp_path)
+    named = _listed(_run("--list", "--db", str(db), "--tournament", "demo"))
+    assert [ln.split()[0] for ln in named] == ["demo-m0000", "demo-m0001", "demo-m0002"]
+    assert named[1].endswith("! randy: 1 timeout"), named
+    mine = _run("--list", "--db", str(db), "--bot", "mine")
+    assert [ln.split()[0] for ln in _listed(mine)] == ["cup-m0002"]
+    assert "1 match(es) played by mine (3 of 9 stored)" in mine.stderr
+    bold = _listed(_run("--list", "--db", str(db), "--bot", "bold"))
+    assert [ln.split()[0] for ln in bold] == ["cup-m0000", "cup-m0001"]
+    both = _listed(_run("--list", "--db", str(db), "--tournament", "demo", "--bot", "randy"))
+    assert len(both) == 3
+
+
+def test_list_of_nothing_says_so(tmp_path: Path) -> None:
+    db, _ = _list_db(tmp_path)
+    empty = _run("--list", "--db", str(db), "--tournament", "empty")
+    assert empty.exit_code == 0 and empty.stdout == "", empty.output
+    assert "no stored match in tournament empty in" in empty.stderr and "(0 of 3 stored)" in (
+        empty.stderr
+    )
+    idle = _run("--list", "--db", str(db), "--bot", "idle")
+    assert idle.exit_code == 0 and idle.stdout == "", idle.output
+    assert "no stored match played by idle in tournament cup" in idle.stderr
+
+
+def test_list_refuses_an_unknown_tournament_or_bot(tmp_path: Path) -> None:
+    db, _ = _list_db(tmp_path)
+    bad = _run("--list", "--db", str(db), "--tournament", "nope")
+    assert bad.exit_code == 2 and bad.stdout == "", bad.output
+    assert "--tournament: no tournament 'nope'" in bad.stderr
+    assert "stored: empty (empty), demo (demo), cup (cup)" in bad.stderr
+    bad = _run("--list", "--db", str(db), "--bot", "nobody")
+    assert bad.exit_code == 2 and bad.stdout == "", bad.output
+    assert ("--bot: no bot 'nobody' in tournament cup (its bots: bold, careful, randy, ann, "
+            "mine, cid, idle)") in bad.stderr  # fmt: skip
+    bad = _run("--list", "--db", str(db), "--tournament", "demo", "--bot", "mine")
+    assert bad.exit_code == 2 and "its bots: bold, careful, randy)" in bad.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--list", "cup-m0000"], "Error: --list lists a tournament's matches: not with RECORD"),
+        (["--list", "--check"], "Error: --check verifies one match: not with --list"),
+        (["cup-m0000", "--tournament", "cup"], "Error: --tournament goes with --list"),
+        (["cup-m0000", "--bot", "mine"], "Error: --bot goes with --list"),
+        (["--check", "--bot", "mine"], "Error: --bot goes with --list"),
+        (["--list", "--bot", " "], "Error: Invalid value for --bot: empty"),
+        (["--list", "--tournament", ""], "Error: Invalid value for --tournament: empty"),
+        ([], "Error: Missing argument 'RECORD': a record file or a stored match id (--list"),
+    ],
+)
+def test_replay_refuses_what_makes_no_sense(tmp_path: Path, args: list[str], said: str) -> None:
+    """Each combination that makes no sense is refused naming the option (exit 2)."""
+    db, _ = _list_db(tmp_path)
+    bad = _run(*args, "--db", str(db))
+    assert bad.exit_code == 2 and bad.stdout == "", bad.output
+    assert said in bad.stderr, bad.stderr
