@@ -40,7 +40,7 @@ from engine import (
     parse_cards,
 )
 from sdk import hand
-from sdk.bot import Bot
+from sdk.bot import Bot, Deadline
 from sdk.local import LocalMatch, play_local
 
 if TYPE_CHECKING:
@@ -54,6 +54,7 @@ __all__ = [
     "Card",
     "Concede",
     "Contract",
+    "Deadline",
     "DealResult",
     "GameResult",
     "Give",
@@ -85,3 +86,9 @@ def __getattr__(name: str) -> Any:
 
         return run
     raise AttributeError(f"module 'sdk' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    # ``run`` is made on first use (above): listed all the same, so that ``help(sdk)`` and
+    # editors show it with the rest of the API.
+    return sorted(set(globals()) | {"run"})

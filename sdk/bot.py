@@ -28,13 +28,49 @@ What happens when a bot misbehaves (the same locally and against an arena):
 - a hook (``on_match_start``, ``on_deal_end``, ``on_match_end``) **raises**: logged with
   the traceback and counted (an ``error`` incident locally, the run's ``errors`` in an
   arena); the match goes on. Hooks get views without legal actions.
+
+What the runner tells the bot besides the views: ``self.match_id`` (set before
+``on_match_start``: the arena's match id, which ``arena replay`` takes, or
+``"local-<seed>"``) and ``self.deadline`` (set before every decision: a :class:`Deadline`
+in an arena, ``None`` in local play, which has no deadline).
 """
 
 from __future__ import annotations
 
+import time
+from dataclasses import dataclass
+
 from engine import Action, Bid, Concede, Contract, DealResult, GameResult, Pass, Phase, PlayerView
 
-__all__ = ["Bot"]
+__all__ = ["Bot", "Deadline"]
+
+
+@dataclass(frozen=True, slots=True)
+class Deadline:
+    """How long the arena waits for the decision being asked (``Bot.deadline``).
+
+    The referee plays its fallback (and counts a strike) when ``limit_s + bank_s`` have
+    passed since it sent the request; time used over ``limit_s`` comes off the match's
+    time bank. Counted here from when the request reached the bot's process, so the
+    network's delay comes off it: keep a margin.
+
+    >>> d = Deadline(limit_s=1.0, bank_s=10.0, received=time.monotonic())
+    >>> 10.9 < d.left() <= 11.0 and 0.9 < d.left(bank=False) <= 1.0
+    True
+    """
+
+    #: Seconds for this decision before the time bank is used.
+    limit_s: float
+    #: Seconds left in this seat's time bank for the match.
+    bank_s: float
+    #: ``time.monotonic()`` when the request arrived.
+    received: float
+
+    def left(self, *, bank: bool = True) -> float:
+        """Seconds until the referee stops waiting (never negative); ``bank=False``: until
+        the decision starts using the time bank."""
+        end = self.received + self.limit_s + (self.bank_s if bank else 0.0)
+        return max(0.0, end - time.monotonic())
 
 
 class Bot:
@@ -48,6 +84,13 @@ class Bot:
     #: match of the bot waits, so a quick bot that turns out slow (a call over 5 ms) is
     #: sent to the worker thread for the rest of the run, with a warning.
     quick: bool = False
+    #: The match being played: the arena's match id (what ``arena replay`` and the logs
+    #: name) or ``"local-<seed>"``; set by the runner before ``on_match_start``.
+    match_id: str = ""
+    #: The current decision's :class:`Deadline`, set by the runner before every decision;
+    #: ``None`` in local play (``play_local``, ``arena-bot try``), which waits for ever,
+    #: and for a request that states no time (0 and 0; the referee always states it).
+    deadline: Deadline | None = None
 
     def __init__(self) -> None:
         if not self.name:

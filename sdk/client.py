@@ -55,7 +55,7 @@ from arena.protocol import (
 from arena.protocol import deal_result_from_pb as _deal_result_from_pb
 from arena.v1 import arena_pb2 as pb
 from engine import Action, GameResult, PlayerView, Ruleset
-from sdk.bot import Bot
+from sdk.bot import Bot, Deadline
 from sdk.local import BotFactory, decide, hook_view, make_bot
 
 __all__ = [
@@ -762,6 +762,7 @@ class BotRunner:
                 m.match_id, self.name, type(e).__name__, e, exc_info=True,
             )  # fmt: skip
             return
+        bot.match_id = m.match_id
         m.bot = bot
         if _overrides(bot, "on_match_start"):
             await self._hook(m, "on_match_start", lambda: bot.on_match_start(start))
@@ -788,14 +789,20 @@ class BotRunner:
                       m.match_id, rid)  # fmt: skip
             return
         m.view = view
+        deadline = (  # 0 and 0: the request states none (the referee always does)
+            Deadline(req.time_limit_ms / 1000, req.time_bank_ms / 1000, time.monotonic())
+            if req.time_limit_ms or req.time_bank_ms
+            else None
+        )
         tail = m.tail
+        busy = tail is not None and not tail.done()
         bot = m.bot  # None while it is being made (then tail is that job)
         inline = self._inline and bot is not None and bot.quick
-        if inline and (tail is None or tail.done()) and rid not in m.answers:
+        if inline and not busy and rid not in m.answers:
             # A quick bot and nothing of this match in flight: answer here, no task.
             assert bot is not None
             try:
-                action = self._decide_inline(bot, view)
+                action = self._decide_inline(bot, view, deadline)
             except SystemExit as e:
                 self._bot_left(e)
                 return
@@ -807,14 +814,24 @@ class BotRunner:
             bot = m.bot
             if bot is None:
                 return  # it could not be made: the referee plays the seat on its deadline
+            if cached is None and busy and deadline is not None and deadline.left() == 0.0:
+                # It waited behind an earlier call of the bot's (one at a time per match)
+                # past its deadline: the referee has played its fallback already, and an
+                # answer now would be refused as late.
+                log.warning("match %s: request %s (deal %d, %s) expired while the bot was "
+                            "still busy with an earlier call: not asked (the referee played "
+                            "its fallback)", m.match_id, rid, view.deal_number + 1,
+                            view.phase)  # fmt: skip
+                return
             try:
                 if cached is not None:
                     action = cached
                 elif self._inline and bot.quick:
-                    action = self._decide_inline(bot, view)
+                    action = self._decide_inline(bot, view, deadline)
                 else:
                     action, kind = await self._in_thread(
-                        f"act in match {m.match_id}", lambda: decide(bot, view, log)
+                        f"act in match {m.match_id}",
+                        lambda: decide(bot, view, log, deadline=deadline),
                     )
                     self._count(kind)
             except SystemExit as e:
@@ -839,9 +856,9 @@ class BotRunner:
             left += f": {code}"
         self.stop(f"{left} (exit code {self.summary.exit_code})")
 
-    def _decide_inline(self, bot: Bot, view: PlayerView) -> Action:
+    def _decide_inline(self, bot: Bot, view: PlayerView, deadline: Deadline | None) -> Action:
         t0 = time.perf_counter()
-        action, kind = decide(bot, view, log)
+        action, kind = decide(bot, view, log, deadline=deadline)
         took = time.perf_counter() - t0
         if took > _SLOW_S:  # not quick after all: the worker thread from now on
             self._inline = False
@@ -861,8 +878,8 @@ class BotRunner:
         try:
             wire = action_to_pb(action)
         except (TypeError, ValueError, AttributeError, KeyError) as e:
-            # An action with a field of the wrong type (``Bid("105")``, ``Play("10♣")``)
-            # cannot be put on the wire: sent as an action of no kind, which the referee
+            # Well typed, but no wire value holds it (``Bid(-5)``; a wrong type is caught
+            # earlier, by ``decide``): sent as an action of no kind, which the referee
             # refuses as malformed (a strike, and its fallback), as it would refuse it.
             self.summary.errors += 1
             log.error("match %s: %s returned %r, which is no action (%s: %s): sent as a "
@@ -908,11 +925,10 @@ class BotRunner:
         view = hook_view(view)  # a last view of requests had legal actions: not for a hook
         if m.bot is None or _overrides(m.bot, "on_match_end"):
             self._schedule(m, "on_match_end", lambda bot: bot.on_match_end(view, result))
-
-        async def count() -> None:
-            self._count_match()
-
-        self._chain(m, count())
+        # Counted now, not after the hook: a bot call that never returns would otherwise
+        # hold the count at 0 for ever. Stopping at the last match still lets the hook run
+        # (the runner waits for the matches' calls in flight before it returns).
+        self._count_match()
 
     def _count_match(self) -> None:
         self.summary.matches += 1

@@ -25,16 +25,18 @@ from typing import Any
 
 from engine import (
     Action,
+    Card,
     Game,
     GameResult,
     IllegalActionError,
+    Phase,
     PlayerView,
     Ruleset,
     fallback_action,
     load_ruleset,
     observe,
 )
-from sdk.bot import Bot
+from sdk.bot import Bot, Deadline
 
 __all__ = [
     "BotFactory",
@@ -116,16 +118,26 @@ def make_bot(factory: BotFactory | Bot) -> Bot:
 
 
 def decide(
-    bot: Bot, view: PlayerView, logger: logging.Logger = log, *, reraise: bool = False
+    bot: Bot,
+    view: PlayerView,
+    logger: logging.Logger = log,
+    *,
+    reraise: bool = False,
+    deadline: Deadline | None = None,
 ) -> tuple[Action, str]:
     """Ask ``bot`` for its action; returns ``(action, kind)``.
 
     ``kind`` is ``"bot"`` when the bot answered with an Action (legal or not: the caller
-    judges), ``"error"`` when it raised and ``"malformed"`` when it returned no Action; in
-    both of those cases the action is the referee's fallback (``engine.fallback_action``: a
-    pass where legal, else the first legal action), and the traceback is logged.
-    ``reraise``: what the bot raised goes on instead (for ``strict`` callers; not logged).
+    judges), ``"error"`` when it raised and ``"malformed"`` when it returned no Action (or
+    one with a field of the wrong type, such as ``Play("10♣")``); in both of those cases
+    the action is the referee's fallback (``engine.fallback_action``: a pass where legal,
+    else the first legal action), and what went wrong is logged, naming the match, the
+    deal (counted from 1, as ``arena replay`` does) and the bot's method.
+    ``reraise``: what the bot raised goes on instead, and a malformed answer raises
+    ``TypeError`` (for ``strict`` callers; not logged). ``deadline`` becomes
+    ``bot.deadline`` for the call.
     """
+    bot.deadline = deadline
     try:
         action = bot.act(view)
     except Exception:
@@ -133,18 +145,71 @@ def decide(
             raise
         fallback = fallback_action(view.legal_actions)
         logger.exception(
-            "%s raised in deal %d (%s); playing %s instead",
-            bot.name, view.deal_number, view.phase, fallback,
+            "%s%s raised in deal %d (%s); playing %s instead",
+            _match_prefix(bot), bot.name, view.deal_number + 1, view.phase, fallback,
         )  # fmt: skip
         return fallback, "error"
-    if not isinstance(action, Action):
+    problem = _not_an_action(action)
+    if problem is not None:
+        what = f"{bot.name}.{_method(bot, view)} returned {problem}"
+        if reraise:
+            raise TypeError(what)
         fallback = fallback_action(view.legal_actions)
         logger.error(
-            "%s returned %r, which is not an Action; playing %s instead",
-            bot.name, action, fallback,
+            "%s%s (deal %d, %s); playing %s instead",
+            _match_prefix(bot), what, view.deal_number + 1, view.phase, fallback,
         )  # fmt: skip
         return fallback, "malformed"
     return action, "bot"
+
+
+#: The type each field of an action must have (``bool`` is no amount or seat).
+_FIELD_TYPES: dict[str, type] = {"amount": int, "to": int, "card": Card, "declare": bool}
+
+
+def _not_an_action(action: object) -> str | None:
+    """What is wrong with a bot's answer as an action, or ``None`` if it is one."""
+    if not isinstance(action, Action):
+        return f"{action!r}, which is not an Action"
+    kind = type(action)
+    fields = _FIELDS_OF.get(kind)
+    if fields is None:  # once per class: this runs at every decision
+        fields = _FIELDS_OF[kind] = tuple(
+            (f.name, _FIELD_TYPES[f.name]) for f in dataclasses.fields(action)
+        )
+    for name, want in fields:
+        value = getattr(action, name)
+        if not isinstance(value, want) or (want is int and isinstance(value, bool)):
+            return (
+                f"{action!r}, which is no action: its {name} must be a {want.__name__}, "
+                f"not {type(value).__name__}"
+            )
+    return None
+
+
+_FIELDS_OF: dict[type, tuple[tuple[str, type], ...]] = {}
+
+
+def _match_prefix(bot: Bot) -> str:
+    return f"match {bot.match_id}: " if bot.match_id else ""
+
+
+_PHASE_METHODS = {
+    Phase.BIDDING: "bid",
+    Phase.PASSING: "give",
+    Phase.CONTRACT: "contract",
+    Phase.PLAYING: "play",
+}
+
+
+def _method(bot: Bot, view: PlayerView) -> str:
+    """The method of ``bot`` that answered ``view``, with where it is defined: ``act()`` if
+    the bot overrides it, else the phase method ``Bot.act`` dispatches to."""
+    name = "act" if type(bot).act is not Bot.act else _PHASE_METHODS.get(view.phase, "act")
+    code = getattr(getattr(type(bot), name, None), "__code__", None)
+    if code is None:
+        return f"{name}()"
+    return f"{name}() ({Path(code.co_filename).name}:{code.co_firstlineno})"
 
 
 def hook_view(view: PlayerView) -> PlayerView:
@@ -207,6 +272,8 @@ def play_local(
                 f"making the bot {what} for a match (seed {seed}) raised {type(e).__name__}: {e}"
             ) from e
     seat_names = _names(players, names)
+    for bot in players:
+        bot.match_id = f"local-{seed}"
     game = Game.new(rules, seed, seat_names)
     incidents: list[LocalIncident] = []
 
@@ -214,7 +281,9 @@ def play_local(
         e = _hook(players[seat], fn, what)
         if e is not None:
             if strict:
-                raise RuntimeError(f"{players[seat].name} (seat {seat}) raised in {what}") from e
+                raise RuntimeError(
+                    f"{players[seat].name} (seat {seat}) raised in {what}: {type(e).__name__}: {e}"
+                ) from e
             detail = f"raised in {what}: {type(e).__name__}: {e}"
             incidents.append(LocalIncident(seat, game.deal_number, "error", detail))
 
@@ -240,12 +309,13 @@ def play_local(
             t0 = time.perf_counter()
             try:
                 action, kind = decide(bot, view, reraise=strict)
-            except Exception as e:  # only with strict
-                raise RuntimeError(f"{bot.name} (seat {seat}) failed: error") from e
+            except Exception as e:  # only with strict: it raised, or answered no action
+                what = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+                raise RuntimeError(
+                    f"{bot.name} (seat {seat}) failed in deal {game.deal_number + 1}: {what}"
+                ) from e
             slowest[seat] = max(slowest[seat], time.perf_counter() - t0)
             if kind != "bot":
-                if strict:
-                    raise RuntimeError(f"{bot.name} (seat {seat}) failed: {kind}")
                 incidents.append(LocalIncident(seat, game.deal_number, kind, str(action)))
             try:
                 game.apply(action, seat=seat)

@@ -314,15 +314,21 @@ class _ExitsInAHook(Bot):
 
 
 @pytest.mark.parametrize("factory", [_WrongTypes, _QuickWrongTypes], ids=["thread", "quick"])
-def test_an_action_with_fields_of_the_wrong_type_is_refused_not_lost(
-    tmp_path: Path, factory: type[Bot]
+def test_an_action_with_fields_of_the_wrong_type_is_replaced_not_lost(
+    tmp_path: Path, factory: type[Bot], caplog: pytest.LogCaptureFixture
 ) -> None:
     """Defect: an action that cannot be put on the wire (``Bid("105")``) raised in the
     runner: answered nothing (the referee waited out limit and bank, three timeouts, a
-    forfeit), or, for a quick bot, crashed ``arena-bot run`` with a traceback. It is sent
-    as a malformed action now: the referee refuses it and plays its fallback at once."""
-    [s, _, _] = _play(tmp_path, [factory, Bot, Bot], matches=1, deals=1)
-    assert s.errors >= 1 and s.rejected >= 1
+    forfeit), or, for a quick bot, crashed ``arena-bot run`` with a traceback. Then it was
+    sent as an action of no kind, and the referee's refusal ("no kind set") hid what was
+    wrong. Now the SDK treats it like an answer that is no Action (``None``): logged,
+    naming the field, and the fallback is played."""
+    with caplog.at_level(logging.ERROR, logger="sdk.client"):
+        [s, _, _] = _play(tmp_path, [factory, Bot, Bot], matches=1, deals=1)
+    assert s.errors >= 1 and s.rejected == 0 and s.matches == 1
+    said = [r.getMessage() for r in caplog.records if "which is no action" in r.getMessage()]
+    assert said and all(m.startswith("match h") for m in said)
+    assert any("its card must be a Card, not str" in m for m in said)
 
 
 def test_system_exit_in_a_hook_stops_the_runner_cleanly(tmp_path: Path) -> None:

@@ -1,0 +1,220 @@
+"""What the runners tell a bot besides its views (``Bot.match_id``, ``Bot.deadline``), and
+what a bot author is told when the bot answers wrongly: the match, the deal, the method."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import pydoc
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
+
+from harness import arena
+
+import sdk
+from engine import PRESETS, Action, Card, Phase, Play, PlayerView
+from sdk import Bot, Deadline, play_local
+from sdk.client import BotRunner, RunSummary
+
+RULES = PRESETS["classic"]
+
+
+class Watcher(Bot):
+    """Plays the first legal action; notes its match id and every deadline it is given."""
+
+    seen: list[tuple[str, Deadline | None, float | None]]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen = []
+        self.started_as = ""
+
+    def on_match_start(self, view: PlayerView) -> None:
+        self.started_as = self.match_id
+
+    def act(self, view: PlayerView) -> Action:
+        d = self.deadline
+        self.seen.append((self.match_id, d, None if d is None else d.left()))
+        return view.legal_actions[0]
+
+
+async def _seat(tmp: Path, factories: list, rules: object, **config: object) -> list[RunSummary]:
+    """One match ``h1`` of ``rules`` for the runners of ``factories`` (bots v0, v1, ...),
+    each asked for one match; their summaries."""
+    async with arena(tmp, **config) as a:
+        names = [f"v{i}" for i in range(len(factories))]
+        runners = []
+        for n, f in zip(names, factories, strict=True):
+            a.referee.add_bot(n, f"tok-{n}")
+            runners.append(BotRunner(f, a.target, f"tok-{n}", matches=1, name=n, retry_for=10))
+        tasks = [asyncio.create_task(r.run()) for r in runners]
+        assert not await a.referee.wait_for_bots(names, 20)
+        await a.referee.run_match("h1", rules, 1, names)
+        return list(await asyncio.wait_for(asyncio.gather(*tasks), 60))
+
+
+def test_an_arena_tells_the_bot_its_match_id_and_each_decisions_deadline(
+    tmp_path: Path,
+) -> None:
+    """Defect: a bot could learn neither its match id (its log lines of three matches at
+    once could not be told apart, nor tied to ``arena replay``) nor its deadline (the
+    request's ``time_limit_ms`` / ``time_bank_ms`` were read by nobody)."""
+    made: list[Watcher] = []
+
+    def factory() -> Watcher:
+        made.append(Watcher())
+        return made[-1]
+
+    rules = dataclasses.replace(RULES, max_deals=1)
+    asyncio.run(_seat(tmp_path, [factory, Bot, Bot], rules, decision_ms=1500, time_bank_ms=4000))
+    [w] = made
+    assert w.started_as == "h1" and w.seen
+    for match_id, d, left in w.seen:
+        assert match_id == "h1"
+        assert d is not None and left is not None
+        assert d.limit_s == 1.5 and 0 < d.bank_s <= 4.0
+        assert 0 < left <= d.limit_s + d.bank_s
+        assert d.left(bank=False) <= d.limit_s
+
+
+def test_local_play_names_the_match_and_has_no_deadline() -> None:
+    m = play_local([Watcher, Bot, Bot], seed=7, max_deals=1)
+    assert m.result.deals == 1
+    w = Watcher()
+    play_local([w, Bot, Bot], seed=7, max_deals=1)
+    assert w.started_as == "local-7" and w.seen
+    assert {(mid, d) for mid, d, _ in w.seen} == {("local-7", None)}
+
+
+class SlowOnce(Bot):
+    """Its first decision takes far longer than the arena waits; then it plays at once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def act(self, view: PlayerView) -> Action:
+        self.calls += 1
+        if self.calls == 1:
+            time.sleep(2.0)
+        return view.legal_actions[0]
+
+
+def test_a_request_that_expired_behind_a_slow_call_is_not_asked(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect: the next request of a match waited behind the bot's slow call, and when the
+    bot was free it was asked anyway, long after the referee had played its fallback: its
+    answer was refused as late, and nothing said why the request had timed out."""
+    rules = dataclasses.replace(RULES, max_deals=1)
+    with caplog.at_level(logging.WARNING, logger="sdk.client"):
+        asyncio.run(
+            _seat(tmp_path, [SlowOnce, Bot, Bot], rules, decision_ms=200, time_bank_ms=200)
+        )
+    said = [r.getMessage() for r in caplog.records if "expired while the bot" in r.getMessage()]
+    assert said and said[0].startswith("match h1: request ")
+    assert "still busy with an earlier call: not asked" in said[0]
+
+
+def test_the_match_count_does_not_wait_for_a_call_that_never_returns(tmp_path: Path) -> None:
+    """Defect: a match was counted after its ``on_match_end`` hook, in the match's order of
+    calls; behind a bot call that never returned it never was: ``arena-bot run --once``
+    printed "0 match(es)" for the match the arena had just ended."""
+    release = threading.Event()
+
+    class Hangs(Bot):
+        def play(self, view: PlayerView) -> Action:
+            release.wait(60)
+            return view.legal_actions[0]
+
+    rules = dataclasses.replace(RULES, max_deals=1)
+    try:
+        summaries = asyncio.run(
+            _seat(tmp_path, [Hangs, Bot, Bot], rules, decision_ms=100, time_bank_ms=0)
+        )
+    finally:
+        release.set()
+    assert [s.matches for s in summaries] == [1, 1, 1]
+
+
+class ReturnsNone(Bot):
+    def play(self, view: PlayerView) -> Action:
+        return None  # type: ignore[return-value]
+
+
+class WrongTypes(Bot):
+    def play(self, view: PlayerView) -> Action:
+        return Play("10♣")  # type: ignore[arg-type]
+
+
+def test_an_answer_that_is_no_action_names_the_method_and_where_it_is(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect: "returnsnone returned None, which is not an Action" named no method nor
+    file; ``Play("10♣")`` (a string for a card) was judged as an illegal move and shown as
+    "illegal action 'play 10♣' ... legal: play 10♣", as if it were legal."""
+    with caplog.at_level(logging.ERROR, logger="sdk.local"):
+        m = play_local([ReturnsNone, WrongTypes, Bot], seed=3, max_deals=1)
+    assert {(i.seat, i.kind) for i in m.incidents} == {(0, "malformed"), (1, "malformed")}
+    said = [r.getMessage() for r in caplog.records]
+    here = Path(__file__).name
+    assert any(
+        s.startswith("match local-3: ReturnsNone.play() (" + here)
+        and "returned None, which is not an Action (deal 1, playing)" in s
+        for s in said
+    ), said
+    assert any(
+        "WrongTypes.play() (" + here in s
+        and "returned Play(card='10♣', declare=False), which is no action: its card must be "
+        "a Card, not str" in s
+        for s in said
+    ), said
+
+
+def test_strict_local_play_says_what_the_bot_did() -> None:
+    """Defect: ``strict=True`` raised "returnsnone (seat 0) failed: malformed" (what was
+    wrong only in the log) and "... failed: error" for a raising bot."""
+    with pytest.raises(RuntimeError, match=r"failed in deal 1: TypeError: .*returned None"):
+        play_local([ReturnsNone, Bot, Bot], seed=3, max_deals=1, strict=True)
+
+    class Raises(Bot):
+        def play(self, view: PlayerView) -> Action:
+            raise ValueError("no idea")
+
+    with pytest.raises(RuntimeError, match=r"failed in deal 1: ValueError: no idea") as info:
+        play_local([Raises, Bot, Bot], seed=3, max_deals=1, strict=True)
+    assert isinstance(info.value.__cause__, ValueError)
+
+
+def test_a_well_typed_action_is_still_judged_by_the_rules() -> None:
+    """The type check is only a type check: a real card the bot does not hold is judged
+    (an ``illegal`` incident), as the referee would."""
+
+    class NotMine(Bot):
+        def play(self, view: PlayerView) -> Action:
+            held = set(view.hand)
+            return Play(next(c for c in Card if c not in held))
+
+    m = play_local([NotMine, Bot, Bot], seed=3, max_deals=1)
+    assert m.incidents and {i.kind for i in m.incidents} == {"illegal"}
+    assert all(i.seat == 0 for i in m.incidents)
+
+
+def test_help_lists_run_with_the_rest_of_the_api() -> None:
+    """Defect: ``help(sdk)`` left out ``sdk.run``, made on first use."""
+    assert "run" in dir(sdk) and "Deadline" in sdk.__all__
+    text = pydoc.render_doc(sdk, renderer=pydoc.plaintext)
+    assert "    run(bot" in text[text.index("FUNCTIONS") :]
+
+
+def test_phase_methods_cover_every_phase_a_bot_is_asked_in() -> None:
+    from sdk.local import _PHASE_METHODS
+
+    assert set(_PHASE_METHODS) == set(Phase) - {Phase.GAME_OVER}
