@@ -173,7 +173,8 @@ def deal_summary(deal: Mapping[str, Any]) -> DealSummary:
     """Derive the auction of one record deal from its actions and deltas.
 
     The declarer is the seat that gives cards, names the contract, concedes or throws in;
-    ``made`` is whether the contract scored (its delta is not negative). Explicit keys
+    ``made`` is the deal's ``outcome`` (``"made"`` or ``"failed"``), or, in a record
+    without outcomes, whether the declarer's delta is not negative. Explicit keys
     ``declarer``/``contract``/``made`` in the deal, when an engine writes them, win.
 
     >>> deal_summary({"actions": [{"seat": 1, "action": "bid 110"},
@@ -213,9 +214,14 @@ def deal_summary(deal: Mapping[str, Any]) -> DealSummary:
     if isinstance(deal.get("contract"), int):
         contract = deal["contract"]
     made: bool | None = None
+    outcome = deal.get("outcome")
     if isinstance(deal.get("made"), bool):
         made = deal["made"]
+    elif outcome in ("made", "failed"):
+        made = outcome == "made"
     elif declarer is not None and contract is not None and not conceded:
+        # A record without outcomes (written before they were): a made contract on the
+        # barrel's last deal (-120) reads as failed here.
         deltas = deal.get("deltas") or []
         if declarer < len(deltas):
             made = int(deltas[declarer]) >= 0

@@ -189,6 +189,10 @@ class Trick(NamedTuple):
     winner: int
 
 
+#: Every ``DealResult.outcome``, as records write it.
+OUTCOMES = ("made", "failed", "conceded", "thrown_in")
+
+
 @dataclass(frozen=True, slots=True)
 class DealResult:
     """How one deal ended and what it scored (public information only).

@@ -5,7 +5,7 @@ the players and, per deal, the dealt hands and talon, every action as ``(seat, n
 and the score deltas and scores; :func:`replay` rebuilds the :class:`~engine.game.Game` and
 checks every stored figure.
 
->>> from engine.game import Game
+>>> from engine.game import OUTCOMES, Game
 >>> g = Game.new("1001", seed=3, players=["a", "b", "c"])
 >>> while g.deal_number < 2:
 ...     g.apply_trusted(g.legal_actions()[0])
@@ -22,7 +22,7 @@ from typing import Any
 from engine.actions import Action, ActionParseError, parse_action
 from engine.cards import CardParseError
 from engine.errors import IllegalActionError
-from engine.game import Game
+from engine.game import OUTCOMES, Game
 from engine.rules import Ruleset, RulesetError, preset
 from engine.tables import cards_of
 
@@ -69,7 +69,7 @@ def _cards(mask: int) -> list[str]:
 def record(game: Game) -> dict[str, Any]:
     """The JSON-safe record of ``game`` so far (finished deals plus the one in progress)."""
     deals: list[dict[str, Any]] = []
-    for log in game._logs:
+    for log, res in zip(game._logs, game.deal_results, strict=True):
         deals.append(
             {
                 "number": log.number,
@@ -77,6 +77,9 @@ def record(game: Game) -> dict[str, Any]:
                 "hands": [_cards(m) for m in log.hands],
                 "talon": _cards(log.talon),
                 "actions": [{"seat": s, "action": str(a)} for s, a in log.actions],
+                # Derived, like the scores: what a reader cannot tell from the deltas (a
+                # made contract on the barrel's last deal scores -120) without the rules.
+                "outcome": res.outcome,
                 "deltas": list(log.deltas),
                 "scores": list(log.scores),
             }
@@ -197,6 +200,9 @@ def check_record_shape(rec: Any, required: Sequence[str] = REPLAY_KEYS) -> None:
         for key in ("deltas", "scores"):
             if key in d and not _ints(d[key]):
                 raise bad(f"deal {i}: {key!r} must be a list of integers, got {d[key]!r:.60}", i)
+        if "outcome" in d and d["outcome"] not in OUTCOMES:
+            raise bad(f"deal {i}: 'outcome' must be one of {', '.join(OUTCOMES)}, got "
+                      f"{d['outcome']!r:.60}", i)  # fmt: skip
         for j, a in enumerate(actions):
             seat = a.get("seat")
             if type(seat) is not int and not _is_int(seat):  # (the common case first)
@@ -280,7 +286,7 @@ def replay(rec: Mapping[str, Any]) -> Game:
                     index=j,
                     cause=e,
                 ) from e
-        if "deltas" in d or "scores" in d:
+        if "deltas" in d or "scores" in d or "outcome" in d:
             results = game.deal_results
             if len(results) <= i:
                 raise ReplayError(
@@ -294,6 +300,11 @@ def replay(rec: Mapping[str, Any]) -> Game:
                         f"{where}: {key} are {list(mine)}, the record says {list(d[key])}",
                         deal=i,
                     )
+            if "outcome" in d and d["outcome"] != res.outcome:
+                raise ReplayError(
+                    f"{where}: the outcome is {res.outcome!r}, the record says {d['outcome']!r}",
+                    deal=i,
+                )
     if "rules_result" not in rec:
         _check_result(rec, "result", game)
     elif rec["rules_result"] is None:

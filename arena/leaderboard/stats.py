@@ -218,11 +218,22 @@ def build_leaderboard(storage: Storage, tournament_id: str) -> Leaderboard:
                     and a.get("by", "bot") == "bot"
                 ):
                     times[seats[seat]].append(float(ms))
+        recorded: Counter[tuple[int, str]] = Counter()
         for inc in rec.get("incidents") or ():
             seat = inc.get("seat")
             if isinstance(seat, int) and 0 <= seat < len(seats):
-                group = kind_group.get(str(inc.get("kind")), "other")
-                strikes[seats[seat]][group] += 1
+                kind = str(inc.get("kind"))
+                strikes[seats[seat]][kind_group.get(kind, "other")] += 1
+                recorded[seat, kind] += 1
+        # The referee records only the first few disconnects and late answers of a seat
+        # one by one (the record's size stays bounded) and counts them all: the totals win.
+        for key, kind in (("disconnects", "disconnect"), ("wrong_requests", "wrong_request")):
+            totals = rec.get(key)
+            if isinstance(totals, list):
+                for s, total in enumerate(totals[: len(seats)]):
+                    if type(total) is int and total > recorded[s, kind]:
+                        group = kind_group.get(kind, "other")
+                        strikes[seats[s]][group] += total - recorded[s, kind]
 
     rows: list[BotStats] = []
     for rank, r in enumerate(book.leaderboard(), 1):

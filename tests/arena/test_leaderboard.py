@@ -312,3 +312,44 @@ def test_html_plot_colours_are_distinct_beyond_ten_bots_and_the_web_uses_them_to
     assert len(legend) == 12 and len(set(legend)) == 12
     lines = re.findall(r'<polyline points="[^"]*" fill="none" stroke="(#[0-9a-f]{6})"', html)
     assert len(lines) == 12 and len(set(lines)) == 12
+
+
+def test_made_comes_from_the_deals_outcome_and_disconnects_from_the_records_totals(
+    tmp_path: Path,
+) -> None:
+    """Defects (data audit): a contract made on a sitter's last barrel deal (delta -120:
+    the barrel's penalty) counted as failed in "contracts made", which read the sign of the
+    declarer's delta; and the disconnects column counted the incidents, of which the
+    referee records only the first 20 (``max_disconnects_recorded``), not the record's
+    total. Now the deal's ``outcome`` (records write it) and the ``disconnects`` /
+    ``wrong_requests`` totals decide."""
+    barrel_made = _deal(0, [(1, "pass", 5), (2, "pass", 5), (0, "give 9♠ to 1", 5),
+                            (0, "give 9♣ to 2", 5), (0, "contract 100", 5)],
+                        [-120, 0, 0])  # fmt: skip
+    barrel_made["outcome"] = "made"
+    rec = {
+        "players": ["x", "y", "z"],
+        "deals": [barrel_made],
+        "result": {"scores": [760, 300, 300], "places": [1, 2, 2], "deals": 1},
+        "incidents": [{"kind": "disconnect", "seat": 1, "deal": 0, "detail": "gone"}] * 20
+        + [{"kind": "wrong_request", "seat": 2, "deal": 0, "detail": "late"}] * 2,
+        "disconnects": [0, 25, 0],
+        "wrong_requests": [0, 0, 7],
+        "forfeits": [],
+    }
+    path = tmp_path / "lb.sqlite"
+    with Storage(path) as st:
+        st.ensure_tournament("t", name="t", fingerprint="f", total_matches=1,
+                             config={"ruleset": {"name": "classic", "players": 3}},
+                             bots=[("x", "r"), ("y", "r"), ("z", "r")])  # fmt: skip
+        st.save_match("t", match_id="t-m00000", index=0, table=0, set_no=0, seed=1,
+                      seats=rec["players"], record=rec, started_at=0.0,
+                      finished_at=1.0)  # fmt: skip
+    with Storage(path) as st:
+        lb = build_leaderboard(st, "t")
+        made = [tuple(r) for r in st.conn.execute("SELECT made FROM deals")]  # stored too
+    rows = {r.bot: r for r in lb.rows}
+    assert (rows["x"].contracts, rows["x"].contracts_made) == (1, 1)
+    assert made == [(1,)]
+    assert rows["y"].strikes["disconnects"] == 25
+    assert rows["z"].strikes["other"] == 7

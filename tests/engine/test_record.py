@@ -32,7 +32,8 @@ def test_record_shape_and_json_round_trip() -> None:
     assert rec["format"] == RECORD_FORMAT and rec["seed"] == 2 and rec["players"] == NAMES
     assert rec["ruleset"]["name"] == "1001"
     d0 = rec["deals"][0]
-    assert set(d0) == {"number", "dealer", "hands", "talon", "actions", "deltas", "scores"}
+    assert set(d0) == {"number", "dealer", "hands", "talon", "actions", "outcome", "deltas",
+                       "scores"}  # fmt: skip
     assert sum(len(h) for h in d0["hands"]) == 21 and len(d0["talon"]) == 3
     assert {"seat", "action"} == set(d0["actions"][0])
     assert rec["result"]["places"] and rec["result"]["deals"] == len(rec["deals"])

@@ -30,7 +30,7 @@ from engine.errors import (
     ThrowInError,
     WrongPhaseError,
 )
-from engine.record import replay
+from engine.record import ReplayError, replay
 
 from .conftest import (
     Table,
@@ -877,3 +877,24 @@ def test_a_bad_ruleset_file_names_the_key(tmp_path: Path, text: str, key: str) -
         load_ruleset(f)
     assert info.value.key == key
     assert str(info.value).startswith(f"{key}: ")
+
+
+def test_the_record_says_a_made_contract_on_the_barrels_last_deal_was_made() -> None:
+    """Defect (data audit): records had no outcome, and the leaderboard read a made
+    contract of a sitter's last barrel deal (his delta: -120, the barrel's penalty) as a
+    failed one. The record writes each deal's ``outcome``; a replay checks it."""
+    t, d0 = _strong_made(100, {"F": 880, "S": 300, "L": 300}, {"F": 1})
+    rec = t.game.record()
+    deal = rec["deals"][0]
+    assert by_role(t, tuple(deal["deltas"]), d0)["F"] == -120
+    assert deal["outcome"] == "made"
+    from arena.storage import deal_summary
+
+    assert deal_summary(deal).made is True
+    replay(rec)  # the outcome agrees with the rules
+    deal["outcome"] = "failed"
+    with pytest.raises(ReplayError, match="the outcome is 'made', the record says 'failed'"):
+        replay(rec)
+    deal["outcome"] = "won"
+    with pytest.raises(ReplayError, match="'outcome' must be one of made, failed"):
+        replay(rec)
