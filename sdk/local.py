@@ -419,9 +419,12 @@ def play_series(
     first = make_bot(bot)
     lineup: list[tuple[str, BotFactory]] = [(name or first.name, bot), *opps]
     entries = [SeriesEntry(lineup[0][0])]
-    for k, (oname, _) in enumerate(opps, 1):
-        label = oname if [o[0] for o in opps].count(oname) == 1 else f"{oname}#{k}"
-        entries.append(SeriesEntry(label))
+    names = [o[0] for o in opps]
+    for k, oname in enumerate(names):
+        # A repeated opponent, or one named as the bot tried, is numbered by its
+        # occurrences: heuristic#1, random, heuristic#2.
+        unique = names.count(oname) == 1 and oname != entries[0].name
+        entries.append(SeriesEntry(oname if unique else f"{oname}#{names[: k + 1].count(oname)}"))
     played = 0
     try:
         for i in range(n):

@@ -115,9 +115,7 @@ def test_a_request_that_expired_behind_a_slow_call_is_not_asked(
     answer was refused as late, and nothing said why the request had timed out."""
     rules = dataclasses.replace(RULES, max_deals=1)
     with caplog.at_level(logging.WARNING, logger="sdk.client"):
-        asyncio.run(
-            _seat(tmp_path, [SlowOnce, Bot, Bot], rules, decision_ms=200, time_bank_ms=200)
-        )
+        asyncio.run(_seat(tmp_path, [SlowOnce, Bot, Bot], rules, decision_ms=200, time_bank_ms=200))
     said = [r.getMessage() for r in caplog.records if "expired while the bot" in r.getMessage()]
     assert said and said[0].startswith("match h1: request ")
     assert "still busy with an earlier call: not asked" in said[0]
@@ -173,7 +171,8 @@ def test_an_answer_that_is_no_action_names_the_method_and_where_it_is(
     assert any(
         "WrongTypes.play() (" + here in s
         and "returned Play(card='10♣', declare=False), which is no action: its card must be "
-        "a Card, not str" in s
+        "a Card, not str"
+        in s
         for s in said
     ), said
 

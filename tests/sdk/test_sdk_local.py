@@ -259,3 +259,12 @@ def test_a_failed_decision_gets_the_referees_fallback_a_pass_where_legal() -> No
     assert spoke >= 1
     contract = next(i for i in m.incidents if i.kind == "error")
     assert contract.detail == "contract 100"  # no pass there: the first legal action
+
+
+def test_repeated_opponents_are_numbered_by_their_occurrences() -> None:
+    """Defects: ``--vs heuristic,random`` at four seats showed "heuristic#1, random,
+    heuristic#3" (numbered by position), and an opponent named as the bot tried shared its
+    name in the table."""
+    r = play_series(load("random"), [("heuristic", load("heuristic")), ("random", load("random"))],
+                    n=1, ruleset="1001-4p", max_deals=1)  # fmt: skip
+    assert [e.name for e in r.entries] == ["random", "heuristic#1", "random#1", "heuristic#2"]
