@@ -32,7 +32,7 @@ from engine import (
 )
 from engine.record import check_record_shape, forfeit_result, start_game
 
-__all__ = ["render_record", "standings_table"]
+__all__ = ["fallback_reasons", "fallback_why", "render_record", "standings_table"]
 
 _RED = {Suit.HEARTS, Suit.DIAMONDS}
 
@@ -94,7 +94,7 @@ def _render_deal(
 
     ``fallbacks``: the indices of the deal's actions the referee played for their seat
     (``"by": "fallback"``), with the reason (``"timeout"``, ..., ``""`` when unknown):
-    marked where they are shown (:func:`_fallback_reasons`)."""
+    marked where they are shown (:func:`fallback_reasons`)."""
     fallbacks = fallbacks or {}
     parts: list[RenderableType] = []
     dealer = game.dealer
@@ -231,9 +231,15 @@ _FALLBACK_WHY = {
 }
 
 
+def fallback_why(reason: str) -> str:
+    """A reason of :func:`fallback_reasons` in words: ``"malformed"`` → ``"malformed
+    answer"`` (``""``: the record does not say)."""
+    return _FALLBACK_WHY.get(reason, reason)
+
+
 def _fallback_note(reason: str) -> str:
     """``"(fallback: timeout)"``, after a bid, pass, give or contract the referee made."""
-    why = _FALLBACK_WHY.get(reason, reason)
+    why = fallback_why(reason)
     return f"(fallback: {why})" if why else "(fallback)"
 
 
@@ -250,7 +256,7 @@ def _fallback_legend(players: Sequence[str], referee: Sequence[tuple[int, int, s
         said = []
         for reason, numbers in reasons.items():
             which = f"trick {numbers[0]}" if len(numbers) == 1 else f"tricks {_runs(numbers)}"
-            why = _FALLBACK_WHY.get(reason, reason)
+            why = fallback_why(reason)
             said.append(f"in {which}" + (f" ({why})" if why else ""))
         bits.append(f"{_name(players, seat)} " + " and ".join(said))
     return Text(
@@ -273,7 +279,7 @@ def _runs(numbers: Sequence[int]) -> str:
     return ", ".join(out)
 
 
-def _fallback_reasons(record: Mapping[str, Any]) -> list[dict[int, str]]:
+def fallback_reasons(record: Mapping[str, Any]) -> list[dict[int, str]]:
     """Per deal, the index of each action the referee played for its seat (``"by":
     "fallback"``) and why: the kind of the strike that caused it (``"timeout"``,
     ``"malformed"``, ``"illegal"``), ``"forfeited"`` once the seat has forfeited, or ``""``
@@ -338,7 +344,7 @@ def render_record(record: Mapping[str, Any]) -> RenderableType:
         )
     )
     deals = record["deals"]
-    fallbacks = _fallback_reasons(record)
+    fallbacks = fallback_reasons(record)
     for i, d in enumerate(deals):
         if game.is_over:
             break

@@ -10,6 +10,13 @@ twice over:
 * face up — every seat's own hand (from its own view), the dealt talon and the passed
   cards from the record, and the public part of the table.
 
+Each step but the first also carries its action (as that seat learnt it, in a seat view)
+with ``by`` from the record and, for a move the referee played for its seat (``"by":
+"fallback"``), ``fallback``: why, from the record's incidents as ``arena replay`` tells it
+(:func:`arena.render.fallback_reasons`). A seat's strikes and forfeit are public (the match
+summary serves the incidents to every view), so the reason goes to seat views too; it names
+no card.
+
 Step 0 of a deal is the table as dealt; step ``i`` is the table after the deal's ``i``-th
 action. The engine scores a deal and deals the next one inside the call that ends it, so
 the last step of a deal is built from the step before it plus that last action (the
@@ -25,6 +32,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from arena.render import fallback_reasons, fallback_why
 from engine import DealResult, Game, ReplayError, observe, public_action, trick_winner
 from engine import replay as engine_replay
 from engine.actions import Action, Concede, Contract, Give, Play, ThrowIn, parse_action
@@ -315,6 +323,7 @@ class MatchReplay:
         self._deals: dict[int, _Deal] = {}
         self._lock = threading.Lock()
         self._check()
+        self._fallbacks = fallback_reasons(record)
         self.summary = match_summary(match_id, record)
         for k, res in enumerate(self._results):
             if res is not None:
@@ -345,7 +354,9 @@ class MatchReplay:
             steps.append(
                 {
                     "i": i,
-                    "action": self._action_json(d.actions[i - 1], seat) if i else None,
+                    "action": self._action_json(index, i - 1, d.actions[i - 1], seat)
+                    if i
+                    else None,
                     "tricks_done": len(view["tricks"]),
                     "view": view,
                 }
@@ -363,12 +374,24 @@ class MatchReplay:
             "steps": steps,
         }
 
-    def _action_json(self, a: JSON, seat: int | None) -> JSON:
+    def _action_json(self, index: int, j: int, a: JSON, seat: int | None) -> JSON:
+        """Action ``j`` of deal ``index``; ``fallback``: why the referee played it for its
+        seat (``"timeout"``, ``"malformed"``, ``"illegal"``, ``"forfeited"``, ``""`` when
+        the incidents do not say), None for the bot's own move and a forced one;
+        ``fallback_why``: the same in words, as ``arena replay`` says it."""
+        reason = self._fallbacks[index].get(j)
         text = str(a["action"])
         if seat is not None:
             # what this seat learnt of the action: a third seat sees a pass, not its card
             text = str(public_action(parse_action(text), int(a["seat"]), seat))
-        return {"seat": a["seat"], "text": text, "ms": a.get("ms"), "by": a.get("by")}
+        return {
+            "seat": a["seat"],
+            "text": text,
+            "ms": a.get("ms"),
+            "by": a.get("by"),
+            "fallback": reason,
+            "fallback_why": None if reason is None else fallback_why(reason),
+        }
 
     # -- replaying ----------------------------------------------------------------------
 

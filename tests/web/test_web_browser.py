@@ -604,3 +604,82 @@ def regenerate_screenshots(out: Path = ROOT / "docs" / "img") -> list[Path]:
 if __name__ == "__main__":
     for p in regenerate_screenshots():
         print(p)
+
+
+# --- the referee's moves ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def refereed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, Any]]]:
+    """A server with one match whose seat 0 has its moves played by the referee after an
+    illegal give, a timed-out contract and a malformed card (it forfeits), as
+    tests/arena/test_render.py builds it; yields (url, record)."""
+    from engine import parse_action
+    from engine.record import forfeit_result, start_game
+    from tests.arena.test_render import _fallback_record
+
+    rec, v, _ = _fallback_record()
+    # a match of its two deals (the third is dealt, not played), with the referee's result
+    rec["ruleset"]["max_deals"] = 2
+    rec["deals"] = rec["deals"][:2]
+    game = start_game({**rec, "result": None})
+    for d in rec["deals"]:
+        for a in d["actions"]:
+            game.apply(parse_action(a["action"]), seat=a["seat"])
+    rec["rules_result"] = game.record()["result"]
+    rec["result"] = forfeit_result(rec["rules_result"], [v], game.ruleset.target)
+    path = tmp_path_factory.mktemp("refereed") / "r.sqlite"
+    with Storage(path) as st:
+        st.ensure_tournament("ref", name="ref", fingerprint="ref", total_matches=1,
+                             config={"name": "ref", "ruleset": "classic"},
+                             bots=[(b, "demo") for b in rec["players"]])  # fmt: skip
+        st.save_match("ref", match_id="ref-m00000", index=0, table=0, set_no=0,
+                      seed=rec["seed"], seats=tuple(rec["players"]), record=rec,
+                      started_at=1.7e9, finished_at=1.7e9 + 1)  # fmt: skip
+        st.finish_tournament("ref")
+    with arena_web(path) as url:
+        yield url, rec
+
+
+def test_the_replay_marks_the_moves_the_referee_played(
+    driver: Any, refereed: tuple[str, dict[str, Any]]
+) -> None:
+    """Defect: the page showed who made a move (the bot, the referee's fallback, forced)
+    only in a tooltip of the action log. A fallback now has a badge with its reason in the
+    log, and its card in the trick an outline and a mark (the reason in their titles), face
+    up and in a seat view; forced moves are not marked."""
+    url, rec = refereed
+    why = {"illegal": "illegal answer", "timeout": "timeout", "malformed": "malformed answer",
+           "forfeited": "forfeited"}  # fmt: skip
+    data = api(url, "/api/matches/ref-m00000/deals/0")
+    last = len(data["steps"]) - 1
+    marked = {st["i"]: st["action"] for st in data["steps"][1:] if st["action"]["fallback"]}
+    played = [i for i, a in marked.items() if a["text"].startswith("play")]
+    step = played[0]  # the malformed card, the strike that forfeits
+    card = marked[step]["text"].split()[1]
+    for seat in ("", "&seat=1"):  # face up, and as another seat saw it
+        load(driver, f"{url}replay/ref-m00000#deal=0&step={step}{seat}")
+        log = driver.find_elements("css selector", "#action-log li")
+        badges = {
+            int(li.get_attribute("data-step")): b[0].text
+            for li in log
+            if (b := li.find_elements("css selector", ".referee-badge"))
+        }
+        shown = {i: a for i, a in marked.items() if seat == "" or i <= step}
+        assert badges == {i: f"referee: {why[a['fallback']]}" for i, a in shown.items()}, badges
+        forced = [st["i"] for st in data["steps"][1:] if st["action"]["by"] == "forced"]
+        assert forced and not set(forced) & set(badges)
+        cards = driver.find_elements("css selector", "#trick .card.referee")
+        assert [c.get_attribute("data-card") for c in cards] == [card]
+        assert "malformed answer" in cards[0].get_attribute("title")
+        mark = driver.find_element("css selector", "#trick .played-by.referee .referee-mark")
+        assert mark.text == "referee" and "malformed answer" in mark.get_attribute("title")
+        assert "(referee: malformed answer)" in driver.find_element("id", "step-label").text
+    # at the deal's end: every referee's card is outlined in the list of tricks
+    load(driver, f"{url}replay/ref-m00000#deal=0&step={last}")
+    outlined = driver.find_elements("css selector", "#tricks .card.referee")
+    assert [c.get_attribute("data-card") for c in outlined] == [
+        marked[i]["text"].split()[1] for i in played
+    ]
+    title = outlined[-1].get_attribute("title")
+    assert f"played by the referee for {rec['players'][0]} (fallback: forfeited)" in title

@@ -86,6 +86,42 @@ function prevDeal() { if (state.step > 0) return go(state.deal, 0); if (state.de
 
 function seatName(s) { return state.summary.players[s]; }
 
+// The moves the referee played for a seat (the record's "by": "fallback"): the server sends
+// why in each step's action.fallback (arena.render.fallback_reasons: the strike that caused
+// it, or the seat's forfeit; "" when the record does not say) and in words in
+// action.fallback_why; both null for the bot's own move and for a forced one (a single
+// legal action), which is not marked.
+function isReferee(a) { return !!a && a.fallback !== null && a.fallback !== undefined; }
+function refereeWhy(a) { return (a && a.fallback_why) || ""; }
+function refereeLabel(a) { const why = refereeWhy(a); return why ? `referee: ${why}` : "referee"; }
+function refereeTitle(a) {
+  const why = refereeWhy(a);
+  return `played by the referee for ${seatName(a.seat)} (fallback${why ? ": " + why : ""})`;
+}
+function refereeBadge(a) {
+  return el("span", { class: "referee-badge", title: refereeTitle(a) }, refereeLabel(a));
+}
+
+// The cards the referee played for a seat up to the current step: card -> its action.
+function refereeCards() {
+  const out = new Map();
+  state.data.steps.forEach((st, i) => {
+    const a = st.action;
+    if (i > state.step || !isReferee(a)) return;
+    const m = /^play (\S+)/.exec(a.text);
+    if (m) out.set(m[1], a);
+  });
+  return out;
+}
+
+// A card of a trick: a card the referee played is outlined, its reason in the title.
+function trickCard(card, referee, opts = {}) {
+  const a = referee.get(card);
+  const c = cardEl(card, a ? { ...opts, cls: "referee" } : opts);
+  if (a) c.title = `${card}: ${refereeTitle(a)}`;
+  return c;
+}
+
 function seatBox(v, s, step) {
   const n = state.summary.seats;
   const active = v.active_seats.includes(s);
@@ -133,7 +169,14 @@ function centerBox(v) {
     const t = v.tricks[v.tricks.length - 1];
     shown = t.cards; caption = `trick ${v.tricks.length} won by ${seatName(t.winner)}`;
   }
-  for (const p of shown) trickEl.append(el("div", { class: "played-by", title: seatName(p.seat) }, cardEl(p.card), el("span", { class: "by" }, seatName(p.seat))));
+  const referee = refereeCards();
+  for (const p of shown) {
+    const a = referee.get(p.card);
+    // the mark under a card the referee played: short, its reason in the title
+    trickEl.append(el("div", { class: "played-by" + (a ? " referee" : ""), title: seatName(p.seat) },
+      trickCard(p.card, referee), el("span", { class: "by" }, seatName(p.seat)),
+      a ? el("span", { class: "referee-mark", title: refereeTitle(a) }, "referee") : null));
+  }
   c.append(trickEl);
   if (caption) c.append(el("div", { class: "small", id: "trick-caption" }, caption));
   // talon
@@ -166,10 +209,10 @@ function sidePanel(v) {
     if (state.seat !== null && i > state.step) return;  // a seat has not seen what comes next
     const who = seatName(st.action.seat);
     const li = el("li", {
-      class: i === state.step ? "current" : i > state.step ? "future" : "",
+      class: (i === state.step ? "current" : i > state.step ? "future" : "") + (isReferee(st.action) ? " referee" : ""),
       dataset: { step: String(i) }, onclick: () => go(state.deal, i),
       title: st.action.ms !== null && st.action.ms !== undefined ? `${st.action.ms} ms${st.action.by ? " · " + st.action.by : ""}` : "",
-    }, `${who}: `, actionEl(st.action.text));
+    }, `${who}: `, actionEl(st.action.text), isReferee(st.action) ? [" ", refereeBadge(st.action)] : null);
     log.append(li);
   });
   side.append(log);
@@ -185,7 +228,8 @@ function sidePanel(v) {
     el("div", {}, `${seatName(m.seat)}: ${m.suit ? m.suit + " marriage" : "ace marriage"} +${m.value}`)) : el("span", { class: "muted" }, "none")));
   side.append(el("h3", {}, "Tricks"));
   const tl = el("ol", { class: "log", id: "tricks" });
-  v.tricks.forEach((t) => tl.append(el("li", {}, t.cards.map((p) => el("span", {}, cardEl(p.card, { small: true }))), ` → ${seatName(t.winner)}`)));
+  const referee = refereeCards();
+  v.tricks.forEach((t) => tl.append(el("li", {}, t.cards.map((p) => el("span", {}, trickCard(p.card, referee, { small: true }))), ` → ${seatName(t.winner)}`)));
   side.append(tl);
   return side;
 }
@@ -196,7 +240,7 @@ function render() {
   const n = state.summary.seats;
   document.getElementById("step-label").textContent =
     `deal ${state.deal + 1}/${state.summary.deals.length} · step ${state.step}/${state.data.steps.length - 1}` +
-    (st.action ? ` · ${seatName(st.action.seat)}: ${st.action.text}` : " · dealt");
+    (st.action ? ` · ${seatName(st.action.seat)}: ${st.action.text}` + (isReferee(st.action) ? ` (${refereeLabel(st.action)})` : "") : " · dealt");
   const dealSel = document.getElementById("deal-select");
   for (const o of dealSel.options) o.textContent = dealLabel(+o.value);
   dealSel.value = String(state.deal);
