@@ -86,6 +86,9 @@ _SLOW_S = 0.005
 #: thread for good: asyncio's default executor (as few as 6 threads on a small machine)
 #: let a bot stuck in 6 matches starve all its others, even the making of their bots.
 _WORKERS = 128
+#: At its last match (``--once``, ``matches=N``) the runner stops once the bot's calls for
+#: that match are done (its ``on_match_end``), waiting at most this long for them.
+_LAST_STEPS_S = 30.0
 #: How long a stream may go without the arena's Welcome (the referee sends it at once,
 #: and gives a Hello 10 s) before it is dropped and opened again, like an outage.
 _WELCOME_TIMEOUT_S = 30.0
@@ -802,7 +805,7 @@ class BotRunner:
             # A quick bot and nothing of this match in flight: answer here, no task.
             assert bot is not None
             try:
-                action = self._decide_inline(bot, view, deadline)
+                action = self._decide_inline(m, bot, view, deadline)
             except SystemExit as e:
                 self._bot_left(e)
                 return
@@ -827,11 +830,11 @@ class BotRunner:
                 if cached is not None:
                     action = cached
                 elif self._inline and bot.quick:
-                    action = self._decide_inline(bot, view, deadline)
+                    action = self._decide_inline(m, bot, view, deadline)
                 else:
                     action, kind = await self._in_thread(
                         f"act in match {m.match_id}",
-                        lambda: decide(bot, view, log, deadline=deadline),
+                        lambda: decide(bot, view, log, deadline=deadline, match_id=m.match_id),
                     )
                     self._count(kind)
             except SystemExit as e:
@@ -856,9 +859,11 @@ class BotRunner:
             left += f": {code}"
         self.stop(f"{left} (exit code {self.summary.exit_code})")
 
-    def _decide_inline(self, bot: Bot, view: PlayerView, deadline: Deadline | None) -> Action:
+    def _decide_inline(
+        self, m: _Match, bot: Bot, view: PlayerView, deadline: Deadline | None
+    ) -> Action:
         t0 = time.perf_counter()
-        action, kind = decide(bot, view, log, deadline=deadline)
+        action, kind = decide(bot, view, log, deadline=deadline, match_id=m.match_id)
         took = time.perf_counter() - t0
         if took > _SLOW_S:  # not quick after all: the worker thread from now on
             self._inline = False
@@ -925,15 +930,34 @@ class BotRunner:
         view = hook_view(view)  # a last view of requests had legal actions: not for a hook
         if m.bot is None or _overrides(m.bot, "on_match_end"):
             self._schedule(m, "on_match_end", lambda bot: bot.on_match_end(view, result))
-        # Counted now, not after the hook: a bot call that never returns would otherwise
-        # hold the count at 0 for ever. Stopping at the last match still lets the hook run
-        # (the runner waits for the matches' calls in flight before it returns).
-        self._count_match()
+        # Counted now, not after the hook (a bot call that never returns held the count at
+        # 0 for ever); but a last match stops the runner only after its hook has run, in
+        # the match's order: stopping at once cut a slow hook off, or cancelled it unrun.
+        self._count_match(m)
 
-    def _count_match(self) -> None:
+    def _count_match(self, m: _Match | None = None) -> None:
+        """One more match played; at ``max_matches`` the runner stops, after the steps
+        already queued for match ``m`` (its ``on_match_end``)."""
         self.summary.matches += 1
-        if self.max_matches is not None and self.summary.matches >= self.max_matches:
-            self.stop(f"played {self.summary.matches} match(es)")
+        if self.max_matches is None or self.summary.matches < self.max_matches:
+            return
+        reason = f"played {self.summary.matches} match(es)"
+        if m is None:
+            self.stop(reason)
+            return
+
+        async def stop() -> None:
+            self.stop(reason)
+
+        self._chain(m, stop())
+
+        def backstop() -> None:  # a call of the bot's that never returns holds the chain
+            if not self._stopping.is_set():
+                log.warning("match %s: the bot's calls for it are still running after "
+                            "%g s: stopping without them", m.match_id, _LAST_STEPS_S)  # fmt: skip
+                self.stop(reason)
+
+        asyncio.get_running_loop().call_later(_LAST_STEPS_S, backstop)
 
     # ------------------------------------------------------------------ per-match order
     def _schedule(self, m: _Match, what: str, fn: Callable[[Bot], None]) -> None:

@@ -124,6 +124,7 @@ def decide(
     *,
     reraise: bool = False,
     deadline: Deadline | None = None,
+    match_id: str | None = None,
 ) -> tuple[Action, str]:
     """Ask ``bot`` for its action; returns ``(action, kind)``.
 
@@ -135,8 +136,10 @@ def decide(
     deal (counted from 1, as ``arena replay`` does) and the bot's method.
     ``reraise``: what the bot raised goes on instead, and a malformed answer raises
     ``TypeError`` (for ``strict`` callers; not logged). ``deadline`` becomes
-    ``bot.deadline`` for the call.
+    ``bot.deadline`` for the call; ``match_id`` names the match in the log (default:
+    ``bot.match_id``, which an instance shared by several matches cannot tell).
     """
+    where = f"match {match_id or bot.match_id}: " if match_id or bot.match_id else ""
     bot.deadline = deadline
     try:
         action = bot.act(view)
@@ -146,7 +149,7 @@ def decide(
         fallback = fallback_action(view.legal_actions)
         logger.exception(
             "%s%s raised in deal %d (%s); playing %s instead",
-            _match_prefix(bot), bot.name, view.deal_number + 1, view.phase, fallback,
+            where, bot.name, view.deal_number + 1, view.phase, fallback,
         )  # fmt: skip
         return fallback, "error"
     problem = _not_an_action(action)
@@ -157,7 +160,7 @@ def decide(
         fallback = fallback_action(view.legal_actions)
         logger.error(
             "%s%s (deal %d, %s); playing %s instead",
-            _match_prefix(bot), what, view.deal_number + 1, view.phase, fallback,
+            where, what, view.deal_number + 1, view.phase, fallback,
         )  # fmt: skip
         return fallback, "malformed"
     return action, "bot"
@@ -188,10 +191,6 @@ def _not_an_action(action: object) -> str | None:
 
 
 _FIELDS_OF: dict[type, tuple[tuple[str, type], ...]] = {}
-
-
-def _match_prefix(bot: Bot) -> str:
-    return f"match {bot.match_id}: " if bot.match_id else ""
 
 
 _PHASE_METHODS = {

@@ -595,9 +595,12 @@ class MatchRunner:
     def on_disconnect(self, st: SeatState, why: str = "stream closed") -> None:
         """The seat's stream ended (``why``). Only the first ``max_disconnects_recorded``
         are recorded one by one (all are counted: ``disconnects`` in the record), so a bot
-        that reconnects in a loop cannot grow the record without bound."""
+        that reconnects in a loop cannot grow the record without bound. A seat that has
+        forfeited may leave: not counted (the leaderboard counts the totals)."""
+        if st.forfeited:
+            return
         st.disconnects += 1
-        if not st.forfeited and st.disconnects <= self.config.max_disconnects_recorded:
+        if st.disconnects <= self.config.max_disconnects_recorded:
             self._incident(
                 "disconnect", st.seat,
                 f"{why}; {self.config.reconnect_grace_s:g} s to reconnect",

@@ -33,6 +33,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from arena.render import fallback_reasons, fallback_why
+from arena.storage import deal_summary as auction_summary
 from engine import DealResult, Game, ReplayError, observe, public_action, trick_winner
 from engine import replay as engine_replay
 from engine.actions import Action, Concede, Contract, Give, Play, ThrowIn, parse_action
@@ -264,9 +265,9 @@ def deal_summary(deal: JSON, n: int) -> JSON:
         elif hasattr(act, "amount") and str(act).startswith("bid"):
             bid = int(act.amount)
     deltas = deal.get("deltas")
-    made: bool | None = None
-    if contract is not None and declarer is not None and deltas is not None:
-        made = int(deltas[declarer]) > 0 or (int(deltas[declarer]) == 0 and contract == 0)
+    # As the leaderboard reads it: the deal's recorded outcome (a sitter's made contract
+    # scores 0, or -120 on his last barrel deal: the sign of the delta does not say).
+    made = auction_summary(deal).made if contract is not None and deltas is not None else None
     return {
         "number": deal.get("number"),
         "dealer": deal.get("dealer"),

@@ -292,3 +292,27 @@ def test_a_seat_that_forfeits_as_its_deadline_passes_gets_no_strike_after() -> N
     kinds = [i["kind"] for i in rec["incidents"] if i["seat"] == 2]
     assert "forfeit" in kinds
     assert "timeout" not in kinds[kinds.index("forfeit") :], kinds
+
+
+def test_a_forfeited_seat_leaving_is_no_disconnect() -> None:
+    """Defect (review): a seat that had forfeited and then left was counted in the
+    record's ``disconnects`` (though not recorded as an incident), and the leaderboard, which
+    reads the totals, showed a disconnect the referee meant to leave out."""
+    import asyncio
+
+    from arena.referee.match import MatchRunner
+    from arena.referee.sessions import BotSession
+    from engine import PRESETS
+
+    async def go() -> tuple[list[int], list[str]]:
+        sessions = [BotSession(n, f"tok-{n}") for n in ("a", "b", "c")]
+        runner = MatchRunner("m", PRESETS["classic"], 1, sessions, RefereeConfig())
+        a, b = runner.seats[0], runner.seats[1]
+        runner.on_disconnect(a)  # playing: counted and recorded
+        runner.forfeit(b, "three strikes")
+        runner.on_disconnect(b)  # forfeited: it may leave
+        return [st.disconnects for st in runner.seats], [i["kind"] for i in runner.incidents]
+
+    totals, kinds = asyncio.run(go())
+    assert totals == [1, 0, 0]
+    assert kinds == ["disconnect", "forfeit"]

@@ -121,10 +121,17 @@ def test_a_request_that_expired_behind_a_slow_call_is_not_asked(
     assert "still busy with an earlier call: not asked" in said[0]
 
 
-def test_the_match_count_does_not_wait_for_a_call_that_never_returns(tmp_path: Path) -> None:
+def test_the_match_count_does_not_wait_for_a_call_that_never_returns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     """Defect: a match was counted after its ``on_match_end`` hook, in the match's order of
     calls; behind a bot call that never returned it never was: ``arena-bot run --once``
-    printed "0 match(es)" for the match the arena had just ended."""
+    printed "0 match(es)" for the match the arena had just ended. It is counted at once,
+    and the runner stops after the last match's calls, or after a grace (shortened here)
+    when one of them never returns."""
+    import sdk.client
+
+    monkeypatch.setattr(sdk.client, "_LAST_STEPS_S", 0.5)
     release = threading.Event()
 
     class Hangs(Bot):
@@ -134,12 +141,14 @@ def test_the_match_count_does_not_wait_for_a_call_that_never_returns(tmp_path: P
 
     rules = dataclasses.replace(RULES, max_deals=1)
     try:
-        summaries = asyncio.run(
-            _seat(tmp_path, [Hangs, Bot, Bot], rules, decision_ms=100, time_bank_ms=0)
-        )
+        with caplog.at_level(logging.WARNING, logger="sdk.client"):
+            summaries = asyncio.run(
+                _seat(tmp_path, [Hangs, Bot, Bot], rules, decision_ms=100, time_bank_ms=0)
+            )
     finally:
         release.set()
     assert [s.matches for s in summaries] == [1, 1, 1]
+    assert "match h1: the bot's calls for it are still running after 0.5 s" in caplog.text
 
 
 class ReturnsNone(Bot):
@@ -217,3 +226,25 @@ def test_phase_methods_cover_every_phase_a_bot_is_asked_in() -> None:
     from sdk.local import _PHASE_METHODS
 
     assert set(_PHASE_METHODS) == set(Phase) - {Phase.GAME_OVER}
+
+
+def test_the_last_matchs_hook_runs_before_the_runner_stops(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect (review): counting a match when its end arrived also stopped the runner at
+    once at its last match (``--once``): the hook still queued got only the runner's grace
+    for the calls in flight, and a slow ``on_match_end`` (saving a model) was cut off. The
+    runner stops after the hook now. (The grace is shortened here, so that the test need
+    not outwait the real one.)"""
+    monkeypatch.setattr(BotRunner._drain, "__defaults__", (0.2,))
+    done: list[str] = []
+
+    class SlowEnd(Bot):
+        def on_match_end(self, view: PlayerView, result: object) -> None:
+            time.sleep(1.0)
+            done.append(self.match_id)
+
+    rules = dataclasses.replace(RULES, max_deals=1)
+    summaries = asyncio.run(_seat(tmp_path, [SlowEnd, Bot, Bot], rules))
+    assert summaries[0].matches == 1 and summaries[0].reason == "played 1 match(es)"
+    assert done == ["h1"]

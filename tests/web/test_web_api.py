@@ -635,3 +635,18 @@ def test_the_end_of_a_deal_shows_the_barrel_after_it_and_its_events() -> None:
     rec = {**named.record(), "ruleset": "1001"}
     steps = MatchReplay("named", rec).deal(1)["steps"]
     assert steps[-1]["view"]["scores"] == list(named.deal_results[1].scores)
+
+
+def test_a_deal_made_on_the_barrel_reads_made() -> None:
+    """Defect (review): the replay viewer's deal summary read "made" from the sign of the
+    declarer's delta: a sitter's made contract below 120 (delta 0, or -120 on his last
+    barrel deal) showed as failed, unlike the leaderboard. It reads the recorded outcome."""
+    from arena.web.replay import deal_summary
+
+    actions = [{"seat": 1, "action": "pass"}, {"seat": 2, "action": "pass"},
+               {"seat": 0, "action": "give 9♠ to 1"}, {"seat": 0, "action": "give 9♣ to 2"},
+               {"seat": 0, "action": "contract 100"}]  # fmt: skip
+    last = {"number": 0, "actions": actions, "outcome": "made", "deltas": [-120, 0, 0]}
+    sitting = {"number": 1, "actions": actions, "deltas": [0, 10, 20]}  # an older record
+    failed = {"number": 2, "actions": actions, "outcome": "failed", "deltas": [-100, 0, 0]}
+    assert [deal_summary(d, 3)["made"] for d in (last, sitting, failed)] == [True, True, False]
