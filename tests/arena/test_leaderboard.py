@@ -353,3 +353,24 @@ def test_made_comes_from_the_deals_outcome_and_disconnects_from_the_records_tota
     assert made == [(1,)]
     assert rows["y"].strikes["disconnects"] == 25
     assert rows["z"].strikes["other"] == 7
+
+
+def test_deal_summary_of_a_throw_in_and_of_an_old_record_made_on_the_barrel() -> None:
+    """Mutation audit: no test had a 1001 throw-in (a concession for the leaderboard), nor
+    an older record (no ``outcome``) whose contract was made on the barrel (delta 0)."""
+    from arena.storage import deal_summary
+
+    thrown = deal_summary({"actions": [{"seat": 0, "action": "pass"},
+                                       {"seat": 1, "action": "pass"},
+                                       {"seat": 2, "action": "give 9♠ to 0"},
+                                       {"seat": 2, "action": "give 9♣ to 1"},
+                                       {"seat": 2, "action": "throw-in"}],
+                           "deltas": [50, 50, 0]})  # fmt: skip
+    assert (thrown.declarer, thrown.conceded, thrown.made) == (2, True, None)
+    sitting = deal_summary({"actions": [{"seat": 1, "action": "pass"},
+                                        {"seat": 2, "action": "pass"},
+                                        {"seat": 0, "action": "give 9♠ to 1"},
+                                        {"seat": 0, "action": "give 9♣ to 2"},
+                                        {"seat": 0, "action": "contract 100"}],
+                            "deltas": [0, 10, 20]})  # fmt: skip
+    assert (sitting.contract, sitting.made) == (100, True)

@@ -316,3 +316,43 @@ def test_a_forfeited_seat_leaving_is_no_disconnect() -> None:
     totals, kinds = asyncio.run(go())
     assert totals == [1, 0, 0]
     assert kinds == ["disconnect", "forfeit"]
+
+
+def test_a_second_disconnect_gets_a_whole_grace_period_again() -> None:
+    """Mutation audit: nothing checked that a reconnect clears the bot's grace deadlines;
+    kept, a bot that dropped, came back and dropped again later than one grace period after
+    its first drop forfeited at once. Here: away at 0 (grace 1 s), back at 0.1, away again
+    at 1.3: its seat forfeits a whole second later, not at once."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from arena.referee.sessions import BotSession
+
+    forfeited: list[float] = []
+
+    async def main() -> tuple[list[float], float]:
+        loop = asyncio.get_running_loop()
+        match = SimpleNamespace(
+            forfeit=lambda _st, _why: forfeited.append(loop.time()),
+            on_disconnect=lambda _st, _why: None,
+            on_reconnect=lambda _st: None,
+        )
+        session = BotSession("x", "tok-x")
+        first: Any = SimpleNamespace()
+        session.stream = first
+        session.seats["m1"] = SimpleNamespace(match=match)  # type: ignore[assignment]
+        session.detach(first, 1.0)
+        await asyncio.sleep(0.1)
+        second: Any = SimpleNamespace()
+        session.attach(second)
+        await asyncio.sleep(1.2)
+        away = loop.time()
+        session.detach(second, 1.0)
+        await asyncio.sleep(0.1)
+        early = list(forfeited)
+        await asyncio.sleep(1.1)
+        return early, away
+
+    early, away = asyncio.run(main())
+    assert early == []
+    assert len(forfeited) == 1 and forfeited[0] - away >= 0.95

@@ -68,8 +68,13 @@ def test_an_arena_tells_the_bot_its_match_id_and_each_decisions_deadline(
     request's ``time_limit_ms`` / ``time_bank_ms`` were read by nobody)."""
     made: list[Watcher] = []
 
+    class Thinks(Watcher):  # a few ms a decision, well inside the limit
+        def act(self, view: PlayerView) -> Action:
+            time.sleep(0.005)
+            return super().act(view)
+
     def factory() -> Watcher:
-        made.append(Watcher())
+        made.append(Thinks())
         return made[-1]
 
     rules = dataclasses.replace(RULES, max_deals=1)
@@ -79,7 +84,9 @@ def test_an_arena_tells_the_bot_its_match_id_and_each_decisions_deadline(
     for match_id, d, left in w.seen:
         assert match_id == "h1"
         assert d is not None and left is not None
-        assert d.limit_s == 1.5 and 0 < d.bank_s <= 4.0
+        # Answers inside the limit leave the bank whole (mutation audit: charging the whole
+        # decision time to the bank, or handing the limit as the bank, went unseen).
+        assert d.limit_s == 1.5 and d.bank_s == 4.0
         assert 0 < left <= d.limit_s + d.bank_s
         assert d.left(bank=False) <= d.limit_s
 
@@ -248,3 +255,14 @@ def test_the_last_matchs_hook_runs_before_the_runner_stops(
     summaries = asyncio.run(_seat(tmp_path, [SlowEnd, Bot, Bot], rules))
     assert summaries[0].matches == 1 and summaries[0].reason == "played 1 match(es)"
     assert done == ["h1"]
+
+
+def test_a_bool_is_no_amount_nor_seat() -> None:
+    """Mutation audit: ``Bid(True)`` or ``Give(card, to=True)`` (``bool`` is an ``int`` in
+    Python) passed the type check untested: it went to the arena as bid 1 or seat 1."""
+    from engine import Bid, Give
+    from sdk.local import _not_an_action
+
+    assert "its amount must be a int, not bool" in str(_not_an_action(Bid(True)))
+    assert "its to must be a int, not bool" in str(_not_an_action(Give(Card.HK, True)))
+    assert _not_an_action(Bid(105)) is None and _not_an_action(Give(Card.HK, 1)) is None
