@@ -1,0 +1,186 @@
+"""The referee's limits at their edges, without a network: the flood counter, the config's
+bounds, the size of a DecisionBatch, the wait a refused reconnect names."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, cast
+
+import grpc
+import pytest
+
+from arena.protocol import RETRY_AFTER_MS
+from arena.referee import Referee, RefereeConfig
+from arena.referee.core import MAX_DECISION_BATCH, _Refusal
+from arena.referee.sessions import RateMeter, Stream
+from arena.v1 import arena_pb2 as pb
+
+
+class _Clock:
+    """Stands in for the event loop where only its ``time()`` is read."""
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+
+    def time(self) -> float:
+        return self.now
+
+
+def _loop(clock: _Clock) -> asyncio.AbstractEventLoop:
+    return cast(asyncio.AbstractEventLoop, clock)
+
+
+# ----------------------------------------------------------------------------- RateMeter
+
+
+def test_the_flood_limit_itself_is_tolerated_and_one_more_is_over() -> None:
+    """Mutation audit: ``RateMeter.over`` compared ``total >= limit``: the ``flood_limit``-th
+    stray message closed the stream, though the limit is what a bot may send (the docs:
+    "more than this many")."""
+    loop = _loop(_Clock())
+    meter = RateMeter(5, 10.0)
+    assert [meter.over(loop) for _ in range(6)] == [False] * 5 + [True]
+    # Weighed: an event of the limit's whole weight is still within it, one more is not.
+    assert RateMeter(5, 10.0).over(loop, 5) is False
+    assert RateMeter(5, 10.0).over(loop, 6) is True
+
+
+def test_the_flood_window_forgets_what_left_it() -> None:
+    """What left the window no longer counts: at the limit, a later event is within it
+    again once the earlier ones are older than the window."""
+    clock = _Clock()
+    loop = _loop(clock)
+    meter = RateMeter(3, 10.0)
+    assert not any(meter.over(loop) for _ in range(3))
+    assert meter.full(loop) == pytest.approx(10.0)
+    clock.now += 10.5
+    assert meter.full(loop) == 0.0
+    assert meter.over(loop) is False
+
+
+# ----------------------------------------------------------------------------- config
+
+
+@pytest.mark.parametrize("key", ["max_queued", "flood_limit", "reconnect_limit"])
+def test_limits_of_zero_are_refused_naming_the_key(key: str) -> None:
+    """Mutation audit: ``reconnect_limit`` was dropped from the keys checked to be at least
+    1: ``RefereeConfig(reconnect_limit=0)`` was taken (every stream then refused). Each of
+    the three limits must be at least 1, and the error names it."""
+
+    def config(value: int) -> RefereeConfig:
+        kwargs: dict[str, Any] = {key: value}
+        return RefereeConfig(**kwargs)
+
+    with pytest.raises(ValueError, match=rf"^{key} must be at least 1, got 0$"):
+        config(0)
+    with pytest.raises(ValueError, match=key):
+        config(-1)
+    assert getattr(config(1), key) == 1
+
+
+# ----------------------------------------------------------------------------- DecisionBatch
+
+
+class _Reader:
+    """A call's reading side: ``messages``, then EOF."""
+
+    def __init__(self, *messages: pb.BotMessage) -> None:
+        self.messages = list(messages)
+
+    async def read(self) -> Any:
+        return self.messages.pop(0) if self.messages else grpc.aio.EOF
+
+
+def _read_batch(n: int) -> tuple[_Refusal | None, int]:
+    """A welcomed stream of a fresh referee reads a DecisionBatch of ``n`` decisions for no
+    match: the refusal that ends the stream (``None``: it read on to EOF), and how many
+    answers (rejections) were queued for the bot."""
+
+    async def main() -> tuple[_Refusal | None, int]:
+        ref = Referee(RefereeConfig(flood_limit=10_000))
+        ref.add_bot("b", "tok")
+        session = ref.session("b")
+        stream = Stream("peer")
+        session.attach(stream)
+        ds = [pb.Decision(request_id=str(i), match_id="nowhere") for i in range(n)]
+        context = _Reader(pb.BotMessage(decisions=pb.DecisionBatch(decisions=ds)))
+        try:
+            await ref._read_loop(session, stream, context)
+        except _Refusal as e:
+            return e, stream.queued
+        return None, stream.queued
+
+    return asyncio.run(main())
+
+
+def test_a_decision_batch_of_exactly_the_limit_is_read() -> None:
+    """Mutation audit: the referee refused a DecisionBatch of ``n >= MAX_DECISION_BATCH``
+    decisions: a batch of exactly the limit (256) ended the stream with INVALID_ARGUMENT.
+    It is read decision by decision; only one more is refused whole."""
+    refusal, answered = _read_batch(MAX_DECISION_BATCH)
+    assert refusal is None, refusal
+    assert answered == MAX_DECISION_BATCH  # each decision handled (rejected: no such seat)
+
+    refusal, answered = _read_batch(MAX_DECISION_BATCH + 1)
+    assert refusal is not None and refusal.code is grpc.StatusCode.INVALID_ARGUMENT
+    assert refusal.message == (
+        f"a DecisionBatch holds at most {MAX_DECISION_BATCH} decisions, "
+        f"not {MAX_DECISION_BATCH + 1}"
+    )
+    assert answered == 0
+
+
+# ----------------------------------------------------------------------------- reconnects
+
+
+class _RefusedContext:
+    """A ``Play`` call's context as far as a refusal before the Hello reads it."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+        self.aborts: list[tuple[grpc.StatusCode, str, tuple[tuple[str, str], ...]]] = []
+
+    def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
+        return (("authorization", f"Bearer {self.token}"),)
+
+    def peer(self) -> str:
+        return "ipv4:127.0.0.1:1"
+
+    async def abort(
+        self, code: grpc.StatusCode, details: str = "",
+        trailing_metadata: tuple[tuple[str, str], ...] = (),
+    ) -> None:  # fmt: skip
+        self.aborts.append((code, details, trailing_metadata))
+
+
+def test_a_refused_reconnect_names_its_wait_in_milliseconds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Mutation audit: the ``retry-after-ms`` trailing metadata of a stream refused for
+    reconnecting too often was computed as ``wait_s * 100``: the SDK, which waits what it
+    is told, came back ten times too early and was refused again. With the loop's clock
+    held still the wait is exact: streams let in at t=1000, window 10 s, asked at t=1004.5:
+    5.5 s, that is 5500 ms, as the details say in seconds."""
+
+    async def main() -> list[tuple[grpc.StatusCode, str, tuple[tuple[str, str], ...]]]:
+        loop = asyncio.get_running_loop()
+        clock = _Clock(1000.0)
+        ref = Referee(RefereeConfig(reconnect_limit=2, flood_window_s=10.0))
+        ref.add_bot("x", "tok-x")
+        session = ref.session("x")
+        for _ in range(2):  # two streams let in: the limit is reached
+            session.connects.add(_loop(clock))
+        clock.now = 1004.5
+        context = _RefusedContext("tok-x")
+        with monkeypatch.context() as mp:
+            mp.setattr(loop, "time", clock.time)
+            await ref.serve_stream(context)
+        assert session.reserved is None and session.stream is None
+        return context.aborts
+
+    aborts = asyncio.run(main())
+    assert len(aborts) == 1, aborts
+    code, details, trailing = aborts[0]
+    assert code is grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "more than 2 streams of bot 'x' opened within 10 s: wait 5.5 s" in details
+    assert trailing == ((RETRY_AFTER_MS, "5500"),)

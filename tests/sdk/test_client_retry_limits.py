@@ -1,0 +1,196 @@
+"""The runner's reconnect arithmetic and what it tells the arena, without a server: the
+``retry-after-ms`` it reads, the back-off after a welcomed session, the Hello's
+``running``, and the split of many answers into DecisionBatches."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from typing import Any, cast
+
+import grpc
+import pytest
+
+from arena.protocol import RETRY_AFTER_MS
+from arena.v1 import arena_pb2 as pb
+from bots.random_bot import RandomBot
+from sdk.client import _MAX_DECISION_BATCH, BotRunner, _Outbox, _retry_after_s
+
+
+def _error(
+    code: grpc.StatusCode, details: str = "no", trailing: grpc.aio.Metadata | None = None
+) -> grpc.aio.AioRpcError:
+    return grpc.aio.AioRpcError(code, grpc.aio.Metadata(), trailing or grpc.aio.Metadata(), details)
+
+
+# ----------------------------------------------------------------------------- retry-after
+
+
+def test_retry_after_is_read_as_milliseconds() -> None:
+    """Mutation audit: ``_retry_after_s`` divided the ``retry-after-ms`` value by 100: a bot
+    told to wait 2.5 s waited 25 s (the existing test only checked it waited at least what
+    it was told). The value is milliseconds, capped at 600 s; only RESOURCE_EXHAUSTED
+    carries it."""
+    exhausted = grpc.StatusCode.RESOURCE_EXHAUSTED
+
+    def told(value: str, code: grpc.StatusCode = exhausted) -> float | None:
+        return _retry_after_s(_error(code, "too often", grpc.aio.Metadata((RETRY_AFTER_MS, value))))
+
+    assert told("2500") == pytest.approx(2.5)
+    assert told("1") == pytest.approx(0.001)
+    assert told("0") == 0.0
+    assert told("9999999") == pytest.approx(600.0)  # a bound on what a server can ask
+    assert told("-5") == 0.0
+    assert told("soon") is None
+    assert told("2500", grpc.StatusCode.UNAVAILABLE) is None
+    assert _retry_after_s(_error(exhausted, "flood")) is None  # no key: not a wait
+
+
+# ----------------------------------------------------------------------------- back-off
+
+
+class _NoJitter(random.Random):
+    """Jitter that always picks 1.0 (within its range): the back-off steps exactly."""
+
+    def uniform(self, a: float, b: float) -> float:
+        return min(max(1.0, a), b)
+
+
+def test_a_welcomed_session_resets_the_back_off(caplog: pytest.LogCaptureFixture) -> None:
+    """Mutation audit: after a session that was welcomed and then dropped, the runner kept
+    the back-off grown by the failures before it: a bot whose connection flapped a few
+    times waited longer and longer between sessions that each worked. A Welcome starts the
+    back-off again from ``initial_backoff``."""
+    unavailable = grpc.StatusCode.UNAVAILABLE
+    # Each session: whether it is welcomed before it drops.
+    script = [False, False, False, True, False, False]
+    runner = BotRunner(RandomBot, "127.0.0.1:1", "tok", initial_backoff=0.001, max_backoff=10)
+    runner._rng = _NoJitter()
+    tried: list[bool] = []
+
+    async def session() -> bool:
+        if len(tried) == len(script):
+            runner.stop("script done")
+            return False
+        welcomed = script[len(tried)]
+        tried.append(welcomed)
+        runner._welcomed = welcomed
+        raise _error(unavailable, "dropped")
+
+    runner._session = session  # type: ignore[method-assign]
+    with caplog.at_level(logging.WARNING, logger="sdk.client"):
+        asyncio.run(runner.run())
+    assert tried == script
+    delays = [
+        cast(tuple[Any, ...], r.args)[-1]
+        for r in caplog.records
+        if "reconnecting in" in r.getMessage()
+    ]
+    ms = [round(d * 1000, 6) for d in delays]
+    # 1, 2, 4 ms while failing; the welcomed session starts it again at 1 ms.
+    assert ms == [1, 2, 4, 1, 2, 4], ms
+
+
+# ----------------------------------------------------------------------------- Hello.running
+
+
+class _Call:
+    """A ``Play`` call that records what is written and ends (EOF) once the first message
+    (the Hello) is written."""
+
+    def __init__(self) -> None:
+        self.written: list[pb.BotMessage] = []
+        self._first = asyncio.Event()
+
+    async def write(self, msg: pb.BotMessage) -> None:
+        self.written.append(msg)
+        self._first.set()
+
+    async def done_writing(self) -> None:
+        pass
+
+    async def read(self) -> Any:
+        await self._first.wait()
+        return grpc.aio.EOF
+
+    def cancel(self) -> bool:
+        return True
+
+
+class _Channel:
+    def __init__(self, call: _Call) -> None:
+        self.call = call
+
+    async def __aenter__(self) -> _Channel:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        pass
+
+    def stream_stream(self, method: str, **kwargs: Any) -> Any:
+        return lambda **kw: self.call
+
+
+def test_the_hello_names_matches_whose_bot_could_not_be_made_as_running() -> None:
+    """Mutation audit: ``Hello.running`` listed only the matches with a bot, not those
+    played without one (the factory raised, or the MatchStarted was refused): reconnected,
+    the bot was not counted as finishing them, and the arena's lobby could seat it in more
+    matches than ``--matches`` allows."""
+
+    async def main() -> list[pb.BotMessage]:
+        runner = BotRunner(RandomBot, "127.0.0.1:1", "tok")
+        runner._matches["m-played"] = cast(Any, None)  # (only the ids go in the Hello)
+        runner._unmade["m-unmade"] = "it could not be made"
+        runner._unmade["m-refused"] = "its start was refused above"
+        call = _Call()
+        runner._channel = lambda: cast(grpc.aio.Channel, _Channel(call))  # type: ignore[method-assign]
+        assert await asyncio.wait_for(runner._session(), 5) is False  # EOF before a Welcome
+        return call.written
+
+    written = asyncio.run(main())
+    assert written and written[0].WhichOneof("kind") == "hello", written
+    assert sorted(written[0].hello.running) == ["m-played", "m-refused", "m-unmade"]
+
+
+# ----------------------------------------------------------------------------- DecisionBatch
+
+
+class _Writes:
+    """A call's writing side: every message written, in order."""
+
+    def __init__(self) -> None:
+        self.written: list[pb.BotMessage] = []
+
+    async def write(self, msg: pb.BotMessage) -> None:
+        self.written.append(msg)
+
+    async def done_writing(self) -> None:
+        pass
+
+
+def test_many_queued_answers_go_out_in_several_decision_batches() -> None:
+    """Mutation audit: ``_Outbox.flush`` put every decision queued in one DecisionBatch,
+    without the ``_MAX_DECISION_BATCH`` cap: over 256 queued answers made a batch the
+    referee refuses whole (INVALID_ARGUMENT, the stream closed). They go out in order, in
+    batches of at most ``_MAX_DECISION_BATCH`` (within the referee's 256)."""
+    n = 2 * 256 + 3
+
+    async def main() -> list[pb.BotMessage]:
+        out = _Outbox()
+        out.batch = True
+        out.held = True  # no writer task: the flush below writes all
+        for i in range(n):
+            out.put_nowait(pb.BotMessage(decision=pb.Decision(request_id=str(i), match_id="m")))
+        call = _Writes()
+        await out.flush(cast(grpc.aio.StreamStreamCall, call))
+        assert not out
+        return call.written
+
+    written = asyncio.run(main())
+    assert all(m.WhichOneof("kind") == "decisions" for m in written), written
+    sizes = [len(m.decisions.decisions) for m in written]
+    assert len(sizes) > 1 and max(sizes) <= min(_MAX_DECISION_BATCH, 256), sizes
+    assert sizes[:-1] == [_MAX_DECISION_BATCH] * (len(sizes) - 1)  # full ones, then the rest
+    ids = [d.request_id for m in written for d in m.decisions.decisions]
+    assert ids == [str(i) for i in range(n)]
