@@ -118,3 +118,29 @@ def test_bot_run_arena_port_zero_is_refused_port_one_accepted(
     assert _run("--arena", "localhost:1").exit_code == 0
     assert _run("--arena", "[::1]:65535").exit_code == 0
     assert [c["arena"] for c in run_calls] == ["localhost:1", "[::1]:65535"]
+
+
+def test_serve_caps_deals_and_says_when_classic_has_no_cap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect (walkthrough): `arena serve` had no deal cap to give; three simple bots that
+    never bid 120 played one classic match for ever (2,400 deals in two minutes: nobody
+    can win from the barrel without a contract of 120). ``--max-deals N`` caps the
+    matches; without it, a classic arena says so at the start."""
+    import arena.cli.serve as serve_module
+
+    rulesets: list[Any] = []
+
+    async def no_server(*args: Any) -> None:
+        rulesets.append(args[2])
+
+    monkeypatch.setattr(serve_module, "_serve", no_server)
+    r = _serve(tmp_path, "--max-deals", "40")
+    assert r.exit_code == 0, r.output
+    assert rulesets[-1].max_deals == 40 and "no deal cap" not in r.output
+    r = _serve(tmp_path)
+    assert r.exit_code == 0 and not rulesets[-1].max_deals  # 0: none
+    assert "matches of classic have no deal cap" in " ".join(r.output.split())
+    r = _serve(tmp_path, "--ruleset", "1001")
+    assert r.exit_code == 0 and "no deal cap" not in r.output  # no barrel: it ends
+    _refused(_serve(tmp_path, "--max-deals", "0"), "--max-deals")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import difflib
 import logging
 import os
@@ -93,6 +94,11 @@ def _check_pem(path: Path | None, what: str, param: str) -> None:
 )
 @click.option("--ruleset", default="classic", show_default=True, help="Preset or TOML file.")
 @click.option(
+    "--max-deals", type=click.IntRange(min=1, max=1_000_000), default=None,
+    help="Cap each match at N deals (default: the ruleset's; the presets have none, and in "
+    "classic bots that never bid 120 can play for ever: the barrel).",
+)  # fmt: skip
+@click.option(
     "--record-dir",
     type=NonEmptyPath(file_okay=False, path_type=Path),
     default=Path("records"),
@@ -134,6 +140,7 @@ def serve(
     port: int,
     tokens_file: Path,
     ruleset: str,
+    max_deals: int | None,
     record_dir: Path,
     decision_ms: int,
     time_bank_ms: int,
@@ -156,6 +163,16 @@ def serve(
         rs = load_ruleset(ruleset)
     except RulesetError as e:
         raise click.BadParameter(str(e), param_hint="--ruleset") from e
+    if max_deals is not None:
+        rs = dataclasses.replace(rs, max_deals=max_deals)
+    elif not rs.max_deals and rs.barrel:  # 0: no cap
+        # Said at once: an organiser whose first bots never bid high enough would otherwise
+        # watch a match run for ever (no bot can win from the barrel without a 120).
+        click.echo(
+            f"note: matches of {rs.name} have no deal cap: bots that never make a contract "
+            "of 120 can play for ever on the barrel (--max-deals N caps them)",
+            err=True,
+        )
     if (tls_cert is None) != (tls_key is None):
         raise click.UsageError("--tls-cert and --tls-key go together")
     _check_pem(tls_cert, "certificate", "--tls-cert")
