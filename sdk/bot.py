@@ -31,8 +31,9 @@ What happens when a bot misbehaves (the same locally and against an arena):
 
 What the runner tells the bot besides the views: ``self.match_id`` (set before
 ``on_match_start``: the arena's match id, which ``arena replay`` takes, or
-``"local-<seed>"``) and ``self.deadline`` (set before every decision: a :class:`Deadline`
-in an arena, ``None`` in local play, which has no deadline).
+``"local-<seed>"``; ``"local-<seed>-<rotation>"`` in ``arena-bot try``) and
+``self.deadline`` (set before every decision: a :class:`Deadline` in an arena, ``None``
+in local play, which has no deadline).
 """
 
 from __future__ import annotations
@@ -85,7 +86,8 @@ class Bot:
     #: sent to the worker thread for the rest of the run, with a warning.
     quick: bool = False
     #: The match being played: the arena's match id (what ``arena replay`` and the logs
-    #: name) or ``"local-<seed>"``; set by the runner before ``on_match_start``.
+    #: name) or ``"local-<seed>"`` (``"local-<seed>-<rotation>"`` in ``arena-bot try``); set
+    #: by the runner before ``on_match_start``.
     match_id: str = ""
     #: The current decision's :class:`Deadline`, set by the runner before every decision;
     #: ``None`` in local play (``play_local``, ``arena-bot try``), which waits for ever,

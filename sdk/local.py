@@ -154,7 +154,7 @@ def decide(
         return fallback, "error"
     problem = _not_an_action(action)
     if problem is not None:
-        what = f"{bot.name}.{_method(bot, view)} returned {problem}"
+        what = f"{type(bot).__name__}.{_method(bot, view)} returned {problem}"
         if reraise:
             raise TypeError(what)
         fallback = fallback_action(view.legal_actions)
@@ -184,13 +184,14 @@ def _not_an_action(action: object) -> str | None:
         value = getattr(action, name)
         if not isinstance(value, want) or (want is int and isinstance(value, bool)):
             return (
-                f"{action!r}, which is no action: its {name} must be a {want.__name__}, "
+                f"{action!r}, which is no action: its {name} must be {_A[want]}, "
                 f"not {type(value).__name__}"
             )
     return None
 
 
 _FIELDS_OF: dict[type, tuple[tuple[str, type], ...]] = {}
+_A = {int: "an int", bool: "a bool", Card: "a Card"}
 
 
 _PHASE_METHODS = {
@@ -247,6 +248,7 @@ def play_local(
     *,
     names: Sequence[str] | None = None,
     strict: bool = False,
+    match_id: str | None = None,
 ) -> LocalMatch:
     """Play one match in-process, one bot per seat; returns the record and result.
 
@@ -256,7 +258,9 @@ def play_local(
     the referee's fallback (a pass where legal, else the first legal action); with
     ``strict=True`` it raises the engine's :class:`~engine.IllegalActionError` instead (for
     tests), and a bot that raises (in ``act`` or a hook) or answers no Action is a
-    ``RuntimeError`` whose ``__cause__`` is the bot's exception.
+    ``RuntimeError`` whose ``__cause__`` is the bot's exception. ``match_id`` becomes the
+    bots' ``match_id`` (default ``"local-<seed>"``; :func:`play_series` names each of its
+    matches ``"local-<seed>-<rotation>"``).
     """
     rules = resolve_ruleset(ruleset, max_deals, len(bots))
     if len(bots) != rules.players:
@@ -272,7 +276,7 @@ def play_local(
             ) from e
     seat_names = _names(players, names)
     for bot in players:
-        bot.match_id = f"local-{seed}"
+        bot.match_id = match_id or f"local-{seed}"
     game = Game.new(rules, seed, seat_names)
     incidents: list[LocalIncident] = []
 
@@ -434,6 +438,7 @@ def play_series(
                 rules,
                 seed + i // p,
                 names=[entries[pos].name for pos in order],
+                match_id=f"local-{seed + i // p}-{r}",  # one per match of the series
             )
             _add(entries, order, m)
             played = i + 1

@@ -19,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 from harness import arena
 
 import sdk
+from bots.random_bot import RandomBot
 from engine import PRESETS, Action, Card, Phase, Play, PlayerView
 from sdk import Bot, Deadline, play_local
 from sdk.client import BotRunner, RunSummary
@@ -263,6 +264,31 @@ def test_a_bool_is_no_amount_nor_seat() -> None:
     from engine import Bid, Give
     from sdk.local import _not_an_action
 
-    assert "its amount must be a int, not bool" in str(_not_an_action(Bid(True)))
-    assert "its to must be a int, not bool" in str(_not_an_action(Give(Card.HK, True)))
+    assert "its amount must be an int, not bool" in str(_not_an_action(Bid(True)))
+    assert "its to must be an int, not bool" in str(_not_an_action(Give(Card.HK, True)))
     assert _not_an_action(Bid(105)) is None and _not_an_action(Give(Card.HK, 1)) is None
+
+
+def test_each_match_of_a_series_has_its_own_id_and_messages_name_the_class(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defects (walkthrough 3): every match of ``arena-bot try`` was "local-<seed>" (the
+    seats rotate over one seed), so ids could not tell them apart; and "bad.act()" named
+    the method after the bot's ``name`` rather than its class."""
+    from sdk.local import play_series
+
+    seen: list[str] = []
+
+    class Named(Bot):
+        name = "bad"
+
+        def on_match_start(self, view: PlayerView) -> None:
+            seen.append(self.match_id)
+
+        def play(self, view: PlayerView) -> Action:
+            return None  # type: ignore[return-value]
+
+    with caplog.at_level(logging.ERROR, logger="sdk.local"):
+        play_series(Named, [("random", RandomBot)], 6, seed=5, max_deals=1)
+    assert seen == ["local-5-0", "local-5-1", "local-5-2", "local-6-0", "local-6-1", "local-6-2"]
+    assert "Named.play() (" in caplog.text and "bad.play()" not in caplog.text
