@@ -147,8 +147,9 @@ class SeatState:
     #: per match: a match-wide count would let a seat tell, from the gaps between its own
     #: ids, which of the others' moves were forced (and so what they hold).
     requests: int = 0
-    #: The id of this seat's last request that timed out: a late answer to it is told so.
-    timed_out: str | None = None
+    #: The ids of this seat's last requests that timed out (a few: two in a row happen to a
+    #: bot still busy with the first): a late answer to one of them is told so.
+    timed_out: tuple[str, ...] = ()
 
 
 class MatchRunner:
@@ -337,7 +338,7 @@ class MatchRunner:
         # and the incident belongs to the deal it happened in.
         if isinstance(answer, _TimedOut):
             st.pending = None
-            st.timed_out = rid
+            st.timed_out = (*st.timed_out[-(_TIMED_OUT_KEPT - 1) :], rid)
             st.bank_ms = 0
             fallback = fallback_action(legal)
             if not st.forfeited:  # (the seat may have forfeited in the same instant: no strike)
@@ -676,9 +677,13 @@ class MatchRunner:
             log.exception("match %s: could not record the interruption", self.match_id)
 
 
+#: How many of a seat's timed-out request ids are kept, to tell late answers so.
+_TIMED_OUT_KEPT = 8
+
+
 def _not_pending(st: SeatState, p: Pending | None, rid: str) -> str:
     """Why the answer to request ``rid`` of seat ``st`` is refused (``p``: what is pending)."""
-    if rid == st.timed_out and not st.forfeited:
+    if rid in st.timed_out and not st.forfeited:
         # A late answer, whether or not the seat has been asked again since.
         again = "" if p is None else f"; the pending request is {p.request_id!r}"
         return f"request {rid!r} timed out: the fallback was played{again}"

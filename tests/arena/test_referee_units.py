@@ -356,3 +356,17 @@ def test_a_second_disconnect_gets_a_whole_grace_period_again() -> None:
     early, away = asyncio.run(main())
     assert early == []
     assert len(forfeited) == 1 and forfeited[0] - away >= 0.95
+
+
+def test_a_late_answer_to_an_earlier_timed_out_request_is_told_so() -> None:
+    """Defect (walkthrough 3): only the last timed-out request was remembered: a bot still
+    busy when its requests 15 and 16 both timed out, answering 15 at last, was told "the
+    request is unknown, stale or not yours". A seat keeps its last few timed-out ids."""
+    from arena.referee.match import _TIMED_OUT_KEPT, SeatState, _not_pending
+
+    st = SeatState.__new__(SeatState)  # the fields _not_pending reads
+    st.forfeited = False
+    st.timed_out = ("15", "16")
+    assert _not_pending(st, None, "15") == "request '15' timed out: the fallback was played"
+    assert "unknown, stale or not yours" in _not_pending(st, None, "14")
+    assert _TIMED_OUT_KEPT >= 2
