@@ -9,63 +9,32 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
+
+from scripted_deal import DECLARER, play, scripted_game
 
 from arena.protocol import view_from_pb, view_to_pb
 from arena.v1 import arena_pb2 as pb
 from engine import (
     PRESETS,
-    Card,
-    Contract,
     Game,
-    Give,
-    Pass,
     Phase,
     Play,
     PlayerView,
     Ruleset,
     Suit,
     observe,
-    parse_cards,
 )
 
 
 def _wire(msg: pb.PlayerView) -> pb.PlayerView:
     return pb.PlayerView.FromString(msg.SerializeToString())
-
-
-# A classic deal (seed 7: dealer 1, first hand 2, second hand 0, last hand 1). Seat 2 holds
-# the ♥ marriage and becomes the declarer at 100 when both others pass; the talon is A♦ 10♦
-# 9♦; he gives A♦ to seat 0 and 9♦ to seat 1.
-_SEED = 7
-_HANDS = {
-    0: "10♠ 9♠ 10♥ 9♥ K♦ Q♦ J♦",
-    1: "K♠ Q♠ J♠ J♥ Q♣ J♣ 9♣",
-    2: "A♠ A♥ K♥ Q♥ A♣ 10♣ K♣",
-}
-_TALON = "A♦ 10♦ 9♦"
-_DECLARER = 2
-
-
-def _scripted_game() -> Game:
-    hands = [parse_cards(_HANDS[s]) for s in range(3)]
-    deals = {0: (hands, parse_cards(_TALON))}
-    g = Game.new(PRESETS["classic"], _SEED, ["ann", "bob", "cid"], deals=deals)
-    assert g.dealer == 1 and g.to_act == 0
-    g.apply(Pass(), seat=0)
-    g.apply(Pass(), seat=1)
-    assert g.phase is Phase.PASSING and g.declarer == _DECLARER
-    g.apply(Give(Card.DA, 0), seat=2)
-    g.apply(Give(Card.D9, 1), seat=2)
-    g.apply(Contract(100), seat=2)
-    return g
-
-
-def _play(g: Game, seat: int, text: str, *, declare: bool = False) -> None:
-    (card,) = parse_cards(text)
-    g.apply(Play(card, declare=declare), seat=seat)
 
 
 # ------------------------------------------------------------------ P5: deal results + previous
@@ -123,12 +92,12 @@ def test_marriage_trick_on_the_wire_is_the_trick_it_was_declared_on() -> None:
 
     Seat 2 wins trick 0, then declares ♥ leading K♥ on trick 1 (0-based): every seat's view
     says trick 1, while the trick is in progress and after it and later tricks are done."""
-    g = _scripted_game()
-    _play(g, 2, "A♠")
-    _play(g, 0, "9♠")
-    _play(g, 1, "J♠")
+    g = scripted_game()
+    play(g, 2, "A♠")
+    play(g, 0, "9♠")
+    play(g, 1, "J♠")
     assert len(g.tricks) == 1
-    _play(g, 2, "K♥", declare=True)
+    play(g, 2, "K♥", declare=True)
     assert g.marriages == ((2, Suit.HEARTS),) and g.trump is Suit.HEARTS
 
     def check() -> None:
@@ -141,12 +110,12 @@ def test_marriage_trick_on_the_wire_is_the_trick_it_was_declared_on() -> None:
             assert m.marriages[0].value == 100
 
     check()  # declared on the trick in progress
-    _play(g, 0, "9♥")
-    _play(g, 1, "J♥")
+    play(g, 0, "9♥")
+    play(g, 1, "J♥")
     check()  # the declaring trick is complete
-    _play(g, 2, "A♣")
-    _play(g, 0, "10♥")
-    _play(g, 1, "9♣")
+    play(g, 2, "A♣")
+    play(g, 0, "10♥")
+    play(g, 1, "9♣")
     assert len(g.tricks) == 3
     check()
 
@@ -190,11 +159,11 @@ def test_gives_on_the_wire_name_the_declarer_as_giver_in_every_view() -> None:
 
     The declarer is seat 2; the views of seats 0 and 1 (receivers, not the declarer) must say
     that seat 2 gave, like the declarer's own view."""
-    g = _scripted_game()
+    g = scripted_game()
     for seat in range(3):
         m = _wire(view_to_pb(observe(g, seat)))
-        assert m.declarer == _DECLARER
-        assert [sa.seat for sa in m.gives] == [_DECLARER, _DECLARER], f"seat {seat}"
+        assert m.declarer == DECLARER
+        assert [sa.seat for sa in m.gives] == [DECLARER, DECLARER], f"seat {seat}"
         assert [sa.action.give.to_seat for sa in m.gives] == [0, 1]
         # The card only for giver and receiver.
         shown = [sa.action.give.HasField("card") for sa in m.gives]

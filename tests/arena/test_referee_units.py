@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
 import click
 import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
+
+from harness import attach_in_process
 
 from arena.cli.serve import load_tokens
 from arena.referee import INCIDENT_KINDS, Referee, RefereeConfig
@@ -198,34 +203,6 @@ def test_a_seat_taken_while_away_gets_a_whole_grace_period() -> None:
     assert at_2 == ["m1", "m2"]
 
 
-class _Hooked:
-    """In-process streams for bots a, b, x of a referee: each request goes to ``answer``
-    (bot name, request) on the next turn of the loop, as a read would bring it."""
-
-    @staticmethod
-    def attach(ref: Referee, answer: Any) -> dict[str, Any]:
-        import asyncio
-
-        from arena.referee.sessions import Stream
-
-        class Hooked(Stream):
-            __slots__ = ("bot",)
-
-            def put(self, msg: pb.ServerMessage) -> None:
-                super().put(msg)
-                if msg.HasField("decision_request"):
-                    asyncio.get_running_loop().call_soon(answer, self.bot, msg.decision_request)
-
-        streams = {}
-        for n in ("a", "b", "x"):
-            ref.add_bot(n, f"tok-{n}")
-            stream = Hooked(f"fake-{n}")
-            stream.bot = n
-            ref.session(n).attach(stream)
-            streams[n] = stream
-        return streams
-
-
 def test_a_strike_on_the_last_move_of_a_deal_names_that_deal() -> None:
     """Defect (hostile audit round 7): a strike's fallback was played before its incident
     was recorded, so a strike on the move that ended a deal (ask_forced: the last card is
@@ -248,7 +225,7 @@ def test_a_strike_on_the_last_move_of_a_deal_names_that_deal() -> None:
             decision = pb.Decision(request_id=r.request_id, match_id=r.match_id, action=action)
             ref.on_decision(ref.session(bot), decision)
 
-        _Hooked.attach(ref, answer)
+        attach_in_process(ref, ("a", "b", "x"), answer)
         rules = dataclasses.replace(PRESETS["classic"], max_deals=2, ask_forced=True)
         return await ref.run_match("m1", rules, 7, ["a", "b", "x"])
 
@@ -284,7 +261,7 @@ def test_a_seat_that_forfeits_as_its_deadline_passes_gets_no_strike_after() -> N
                                    action=r.view.legal_actions[0])  # fmt: skip
             ref.on_decision(session, decision)
 
-        streams.update(_Hooked.attach(ref, answer))
+        streams.update(attach_in_process(ref, ("a", "b", "x"), answer))
         rules = dataclasses.replace(PRESETS["classic"], max_deals=1)
         return await ref.run_match("m1", rules, 3, ["a", "b", "x"])
 

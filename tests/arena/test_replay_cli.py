@@ -10,15 +10,19 @@ import json
 import os
 import random
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
 
+sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
+
+from harness import attach_in_process
+
 from arena.cli import main
 from arena.referee import Referee, RefereeConfig
-from arena.referee.sessions import Stream
 from arena.storage import Storage
 from arena.v1 import arena_pb2 as pb
 from arena.web.demo import make_demo_db
@@ -217,19 +221,7 @@ def _referee_record(seed: int = 1) -> dict[str, Any]:
                     return  # no answer: the deadline passes
             ref.on_decision(ref.session(bot), reply)
 
-        class Hooked(Stream):
-            __slots__ = ("bot",)
-
-            def put(self, msg: pb.ServerMessage) -> None:
-                super().put(msg)
-                if msg.HasField("decision_request"):
-                    asyncio.get_running_loop().call_soon(answer, self.bot, msg.decision_request)
-
-        for name in ("ann", "mine", "cid"):
-            ref.add_bot(name, f"tok-{name}")
-            stream = Hooked(f"fake-{name}")
-            stream.bot = name
-            ref.session(name).attach(stream)
+        attach_in_process(ref, ("ann", "mine", "cid"), answer)
         rules = dataclasses.replace(PRESETS["classic"], max_deals=3)
         return await ref.run_match("t-m00007", rules, seed, ["ann", "mine", "cid"])
 

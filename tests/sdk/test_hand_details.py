@@ -7,52 +7,24 @@ Each test names the mutant of the mutation audit it guards against. The views ar
 from __future__ import annotations
 
 import dataclasses
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
+
+from scripted_deal import play, scripted_game
 
 from engine import (
     PRESETS,
     Bid,
     Card,
-    Contract,
     Game,
-    Give,
-    Pass,
-    Phase,
-    Play,
     Ruleset,
     Suit,
     observe,
     parse_cards,
 )
 from sdk.hand import bid_cap, masters, outstanding_cards, unseen_cards, voids
-
-# A classic deal (seed 7: dealer 1, first hand 2, second hand 0, last hand 1). Seat 2 holds
-# the ♥ marriage and becomes the declarer at 100 when both others pass; the talon is A♦ 10♦
-# 9♦; he gives A♦ to seat 0 and 9♦ to seat 1, keeping 10♦.
-_HANDS = {
-    0: "10♠ 9♠ 10♥ 9♥ K♦ Q♦ J♦",
-    1: "K♠ Q♠ J♠ J♥ Q♣ J♣ 9♣",
-    2: "A♠ A♥ K♥ Q♥ A♣ 10♣ K♣",
-}
-_TALON = "A♦ 10♦ 9♦"
-
-
-def _scripted_game() -> Game:
-    hands = [parse_cards(_HANDS[s]) for s in range(3)]
-    deals = {0: (hands, parse_cards(_TALON))}
-    g = Game.new(PRESETS["classic"], 7, ["ann", "bob", "cid"], deals=deals)
-    assert g.dealer == 1 and g.to_act == 0
-    g.apply(Pass(), seat=0)
-    g.apply(Pass(), seat=1)
-    assert g.phase is Phase.PASSING and g.declarer == 2
-    g.apply(Give(Card.DA, 0), seat=2)
-    g.apply(Give(Card.D9, 1), seat=2)
-    g.apply(Contract(100), seat=2)
-    return g
-
-
-def _play(g: Game, seat: int, text: str, *, declare: bool = False) -> None:
-    (card,) = parse_cards(text)
-    g.apply(Play(card, declare=declare), seat=seat)
 
 
 def test_declarer_masters_count_the_cards_he_gave_away_as_out() -> None:
@@ -62,7 +34,7 @@ def test_declarer_masters_count_the_cards_he_gave_away_as_out() -> None:
     ``masters`` counts every unplayed card held by another seat; a card the declarer gave away
     is one (he knows where it is, so it is not *unseen*, but it is still out). He gave A♦ and
     kept 10♦: 10♦ is outranked by A♦ in seat 0's hand, so it is not a master."""
-    g = _scripted_game()
+    g = scripted_game()
     v = observe(g, 2)
     assert v.gives == ((0, Card.DA), (1, Card.D9))
     assert Card.D10 in v.hand and Card.DA not in v.hand
@@ -74,12 +46,12 @@ def test_declarer_masters_count_the_cards_he_gave_away_as_out() -> None:
     # A♠, A♥, A♣ are top; 10♣ and K♣ are outranked only by his own clubs; K♥ by 10♥ (out).
     assert ms == {Card.SA, Card.HA, Card.CA, Card.C10, Card.CK}
     # After seat 0 plays A♦, 10♦ is a master.
-    _play(g, 2, "A♠")
-    _play(g, 0, "9♠")
-    _play(g, 1, "J♠")
-    _play(g, 2, "10♦")
-    _play(g, 0, "A♦")
-    _play(g, 1, "9♦")
+    play(g, 2, "A♠")
+    play(g, 0, "9♠")
+    play(g, 1, "J♠")
+    play(g, 2, "10♦")
+    play(g, 0, "A♦")
+    play(g, 1, "9♦")
     v0 = observe(g, 0)
     assert masters(v0, [Card.DK]) == {Card.DK}
 
@@ -90,25 +62,25 @@ def test_a_seat_that_trumps_is_void_in_the_led_suit_not_in_trumps() -> None:
 
     ♥ is trump from trick 1 (seat 2 declares leading K♥); on trick 2 seat 0, without clubs,
     trumps A♣ with 10♥: it is void in ♣ only. Every seat's view agrees."""
-    g = _scripted_game()
-    _play(g, 2, "A♠")
-    _play(g, 0, "9♠")
-    _play(g, 1, "J♠")
-    _play(g, 2, "K♥", declare=True)
-    _play(g, 0, "9♥")
-    _play(g, 1, "J♥")
+    g = scripted_game()
+    play(g, 2, "A♠")
+    play(g, 0, "9♠")
+    play(g, 1, "J♠")
+    play(g, 2, "K♥", declare=True)
+    play(g, 0, "9♥")
+    play(g, 1, "J♥")
     assert g.trump is Suit.HEARTS
-    _play(g, 2, "A♣")
-    _play(g, 0, "10♥")  # forced: no clubs, and a trump in hand
-    _play(g, 1, "9♣")
+    play(g, 2, "A♣")
+    play(g, 0, "10♥")  # forced: no clubs, and a trump in hand
+    play(g, 1, "9♣")
     assert len(g.tricks) == 3 and g.tricks[2].winner == 0
     for seat in range(3):
         assert voids(observe(g, seat)) == {0: {Suit.CLUBS}, 1: set(), 2: set()}, seat
     # The trick in progress counts too: seat 0 leads ♠, seat 1 follows, and seat 2, without
     # spades but with trumps, must trump: void in ♠, not in ♥.
-    _play(g, 0, "10♠")
-    _play(g, 1, "K♠")
-    _play(g, 2, "A♥")
+    play(g, 0, "10♠")
+    play(g, 1, "K♠")
+    play(g, 2, "A♥")
     for seat in range(3):
         assert voids(observe(g, seat)) == {0: {Suit.CLUBS}, 1: set(), 2: {Suit.SPADES}}, seat
 

@@ -141,3 +141,27 @@ async def welcomed_call(channel: Any, token: str, name: str = "raw") -> Any:
     welcome = await call.read()
     assert welcome.WhichOneof("kind") == "welcome", welcome
     return call
+
+
+def attach_in_process(ref: Referee, names: tuple[str, ...], answer: Any) -> dict[str, Any]:
+    """Bots ``names`` of ``ref`` on in-process streams, no network: each decision request
+    goes to ``answer(bot name, request)`` on the next turn of the loop, as a read would
+    bring it. The streams by bot name."""
+    from arena.referee.sessions import Stream
+
+    class Hooked(Stream):
+        __slots__ = ("bot",)
+
+        def put(self, msg: pb.ServerMessage) -> None:
+            super().put(msg)
+            if msg.HasField("decision_request"):
+                asyncio.get_running_loop().call_soon(answer, self.bot, msg.decision_request)
+
+    streams = {}
+    for n in names:
+        ref.add_bot(n, f"tok-{n}")
+        stream = Hooked(f"fake-{n}")
+        stream.bot = n
+        ref.session(n).attach(stream)
+        streams[n] = stream
+    return streams
