@@ -166,8 +166,14 @@ def decide(
     return action, "bot"
 
 
-#: The type each field of an action must have (``bool`` is no amount or seat).
-_FIELD_TYPES: dict[str, type] = {"amount": int, "to": int, "card": Card, "declare": bool}
+#: The type each field of an action must have, and its name in a message (``bool`` is no
+#: amount or seat).
+_FIELD_TYPES: dict[str, tuple[type, str]] = {
+    "amount": (int, "an int"),
+    "to": (int, "an int"),
+    "card": (Card, "a Card"),
+    "declare": (bool, "a bool"),
+}
 
 
 def _not_an_action(action: object) -> str | None:
@@ -178,20 +184,19 @@ def _not_an_action(action: object) -> str | None:
     fields = _FIELDS_OF.get(kind)
     if fields is None:  # once per class: this runs at every decision
         fields = _FIELDS_OF[kind] = tuple(
-            (f.name, _FIELD_TYPES[f.name]) for f in dataclasses.fields(action)
+            (f.name, *_FIELD_TYPES[f.name]) for f in dataclasses.fields(action)
         )
-    for name, want in fields:
+    for name, want, words in fields:
         value = getattr(action, name)
         if not isinstance(value, want) or (want is int and isinstance(value, bool)):
             return (
-                f"{action!r}, which is no action: its {name} must be {_A[want]}, "
+                f"{action!r}, which is no action: its {name} must be {words}, "
                 f"not {type(value).__name__}"
             )
     return None
 
 
-_FIELDS_OF: dict[type, tuple[tuple[str, type], ...]] = {}
-_A = {int: "an int", bool: "a bool", Card: "a Card"}
+_FIELDS_OF: dict[type, tuple[tuple[str, type, str], ...]] = {}
 
 
 _PHASE_METHODS = {
