@@ -11,6 +11,7 @@ import os
 import secrets
 import signal
 import tempfile
+import time
 import tomllib
 from pathlib import Path
 
@@ -23,7 +24,7 @@ os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 from arena.cli.options import Host, NonEmptyPath, Seconds
 from arena.protocol import token_problem
 from arena.referee import Lobby, Referee, RefereeConfig, TLSConfig, start_server
-from arena.referee.config import MAX_DEADLINE_MS, key_pair_problem, pem_problem
+from arena.referee.config import MAX_DEADLINE_MS, MAX_STRIKES, key_pair_problem, pem_problem
 from arena.referee.server import host_port, port_problem
 from arena.tournament.config import BOT_NAME_RE, BOT_NAME_RULE
 from engine import RulesetError, load_ruleset
@@ -110,8 +111,8 @@ def _check_pem(path: Path | None, what: str, param: str) -> None:
               show_default=True, help="Time per decision.")  # fmt: skip
 @click.option("--time-bank-ms", type=click.IntRange(0, MAX_DEADLINE_MS), default=10000,
               show_default=True, help="Time bank per match.")  # fmt: skip
-@click.option("--max-strikes", type=click.IntRange(min=1), default=3, show_default=True,
-              help="Strikes before a forfeit.")  # fmt: skip
+@click.option("--max-strikes", type=click.IntRange(1, MAX_STRIKES), default=3,
+              show_default=True, help="Strikes before a forfeit.")  # fmt: skip
 @click.option("--grace-s", type=Seconds(min=0), default=5.0, show_default=True,
               help="Reconnect grace period.")  # fmt: skip
 @click.option("--matches", "max_matches", type=click.IntRange(min=1), default=None,
@@ -243,7 +244,11 @@ async def _serve(
     click.echo(f"arena referee listening on {host_port(host, bound)}", err=False)
     click.echo(f"port {bound}")
     click.echo(f"seed {seed} (--seed {seed} deals the same matches again)")
-    lobby = Lobby(referee, ruleset, seed=seed, max_matches=max_matches)
+    # Match ids start with this run's start time: a bot that stays connected across a
+    # restart (or keeps results by match id) must never see one id name two matches.
+    prefix = time.strftime("%Y%m%d-%H%M%S-m", time.gmtime())
+    click.echo(f"match ids {prefix}00000, {prefix}00001, ...")
+    lobby = Lobby(referee, ruleset, seed=seed, max_matches=max_matches, prefix=prefix)
     stop, now = asyncio.Event(), asyncio.Event()  # a first signal, and a second one
 
     def on_signal() -> None:
