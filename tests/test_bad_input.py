@@ -313,6 +313,9 @@ def test_replay_of_a_match_id_without_any_database(
         (["--time-bank-ms", "90000000"], "'--time-bank-ms'"),
         (["--drain-s", "nan"], "'--drain-s'"),
         (["--grace-s", "inf"], "'--grace-s'"),
+        # Hostile round 9: past uint32 the first strike's DecisionRejected crashed the match.
+        (["--max-strikes", "4294967296"], "'--max-strikes'"),
+        (["--max-strikes", "1000001"], "'--max-strikes'"),
     ],
 )
 def test_serve_bad_numbers_name_the_option(tmp_path: Path, args: list[str], option: str) -> None:
@@ -327,6 +330,9 @@ def test_serve_bad_numbers_name_the_option(tmp_path: Path, args: list[str], opti
         (b'[bots]\na = "t1"\nb = "t1"\n', "bots.b: the same token as bots.a"),
         (b'[bost]\na = "t1"\n', "bost: unknown key (did you mean 'bots'?)"),
         (b'a = "t1"\n', "a: unknown key"),
+        # Hostile round 9: "$" matched before a final newline, so "h1\n" was a name beside
+        # "h1" (split log lines, two players that look the same in a record).
+        (b'[bots]\nh1 = "t1"\n"h1\\n" = "t2"\n', "bots.'h1\\n'"),
     ],
 )
 def test_serve_bad_tokens_file(tmp_path: Path, content: bytes, words: str) -> None:

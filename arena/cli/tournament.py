@@ -151,9 +151,7 @@ def tournament(
 
 
 def _announce(cfg: TournamentConfig, console: Console) -> None:
-    from arena.tournament.schedule import build_schedule
-
-    n = len(build_schedule(cfg.bot_names, cfg.ruleset.players, cfg.matches_per_table, cfg.seed))
+    n = len(cfg.schedule())
     console.print(
         f"[bold]{escape(cfg.name)}[/]: "
         + escape(
@@ -162,6 +160,17 @@ def _announce(cfg: TournamentConfig, console: Console) -> None:
             f"{cfg.concurrency}, seed {cfg.seed}"
         )
     )
+    remote = [b.name for b in cfg.bots if not b.is_local]
+    if remote and cfg.deals == "duplicate":
+        # Duplicate deals show every bot the same hands in every seating: one that remembers
+        # them knows its opponents' cards later on. Fine among bots one trusts, not others.
+        console.print(
+            escape(
+                f"note: duplicate deals with remote bots ({', '.join(remote)}): a bot that "
+                "remembers the hands it was dealt knows, in its later seatings, the hand of "
+                'whoever sits where it sat; deals = "independent" gives every match its own'
+            )
+        )
 
 
 def _stored(cfg: TournamentConfig) -> int:

@@ -12,6 +12,9 @@ __all__ = ["RefereeConfig", "TLSConfig", "pem_problem"]
 #: The longest decision time or time bank (ms): a day. The protocol carries them as uint32
 #: (at most 49 days), and their sum must fit too.
 MAX_DEADLINE_MS = 86_400_000
+#: The most strikes a seat may be allowed: every `DecisionRejected` carries the number as a
+#: uint32, and a larger one crashed the match at its first strike.
+MAX_STRIKES = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,8 +75,10 @@ class RefereeConfig:
                 f"time_bank_ms must be between 0 and {MAX_DEADLINE_MS} (a day), "
                 f"got {self.time_bank_ms}"
             )
-        if self.max_strikes < 1:
-            raise ValueError(f"max_strikes must be at least 1, got {self.max_strikes}")
+        if not 1 <= self.max_strikes <= MAX_STRIKES:
+            raise ValueError(
+                f"max_strikes must be between 1 and {MAX_STRIKES:,}, got {self.max_strikes}"
+            )
         for key in ("max_queued", "flood_limit", "reconnect_limit"):
             if getattr(self, key) < 1:
                 raise ValueError(f"{key} must be at least 1, got {getattr(self, key)}")

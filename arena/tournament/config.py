@@ -31,8 +31,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from arena.protocol import token_problem
-from arena.referee.config import MAX_DEADLINE_MS, key_pair_problem, pem_problem
+from arena.referee.config import MAX_DEADLINE_MS, MAX_STRIKES, key_pair_problem, pem_problem
 from arena.referee.server import host_problem
+from arena.tournament.schedule import ScheduledMatch, build_schedule
 from engine.rules import PRESETS, Ruleset, RulesetError, load_ruleset
 
 __all__ = [
@@ -52,13 +53,15 @@ __all__ = [
 BUNDLED_BOTS: tuple[str, ...] = ("random", "heuristic", "counting", "pimc")
 
 #: A tournament's, or a bot's, name.
-BOT_NAME_RE = _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
+# \A…\Z, not ^…$: "$" also matches before a final newline, and a name "h1\n" beside "h1"
+# split log lines and made two bots that look the same.
+BOT_NAME_RE = _NAME_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}\Z")
 #: What ``BOT_NAME_RE`` asks, in words (for error messages).
 BOT_NAME_RULE = (
     "a bot name starts with a letter or a digit, then letters, digits, '.', '_' or '-' (at "
     "most 64 characters)"
 )
-_MODULE_CLASS_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+_MODULE_CLASS_RE = re.compile(r"\A[A-Za-z_][\w.]*:[A-Za-z_]\w*\Z")
 _PLACEHOLDERS = ("python", "arena", "host", "port", "token", "name", "ca")
 #: The engine's bound on a ruleset's numbers (max_deals among them).
 MAX_INT = 1_000_000
@@ -208,10 +211,18 @@ class TournamentConfig:
     referee: tuple[tuple[str, Any], ...] = ()
     explicit_id: str | None = None
     source: str = "<config>"
+    #: "duplicate": every seating of every table on the same deals (per deal-seed set);
+    #: "independent": every match its own (see ``arena.tournament.schedule``).
+    deals: Literal["duplicate", "independent"] = "duplicate"
 
     @property
     def bot_names(self) -> tuple[str, ...]:
         return tuple(b.name for b in self.bots)
+
+    def schedule(self) -> list[ScheduledMatch]:
+        """Every match of this tournament, in play order (a pure function of the config)."""
+        return build_schedule(self.bot_names, self.ruleset.players, self.matches_per_table,
+                              self.seed, duplicate=self.deals == "duplicate")  # fmt: skip
 
     def identity(self) -> dict[str, Any]:
         """Everything that decides the schedule and the results (not where they are kept)."""
@@ -224,6 +235,8 @@ class TournamentConfig:
             "deadlines": dataclasses.asdict(self.deadlines),
             "draw_probability": self.draw_probability,
             "referee": dict(self.referee),
+            # Only when set: the ids of tournaments stored before the key existed stay valid.
+            **({"deals": self.deals} if self.deals != "duplicate" else {}),
         }
 
     @property
@@ -269,7 +282,7 @@ class TournamentConfig:
 _TOP_KEYS = {
     "id", "name", "ruleset", "bots", "matches_per_table", "max_deals", "seed",
     "concurrency", "db", "out", "host", "port", "bot_wait_s", "match_timeout_s",
-    "deadlines", "ratings", "referee", "tls",
+    "deadlines", "ratings", "referee", "tls", "deals",
 }  # fmt: skip
 _BOT_KEYS = {"bot", "command", "remote", "token", "token_env", "env", "cwd"}
 _DEADLINE_KEYS = {"decision_ms", "time_bank_ms"}
@@ -397,6 +410,9 @@ def parse_config(
         raise err(
             "matches_per_table", f"must be between 1 and {MAX_MATCHES}, got {matches_per_table}"
         )
+    deals = _get(data, "deals", str, "duplicate", err)
+    if deals not in ("duplicate", "independent"):
+        raise err("deals", f'expected "duplicate" or "independent", got {deals!r}')
     seed = _get(data, "seed", int, 1, err)
     if not 0 <= seed < 2**63:
         raise err("seed", f"must be between 0 and 2**63-1, got {seed}")
@@ -464,8 +480,10 @@ def parse_config(
     referee: list[tuple[str, Any]] = []
     if "max_strikes" in referee_data:
         strikes = _get(referee_data, "max_strikes", int, 3, err, "referee.")
-        if strikes < 1:
-            raise err("referee.max_strikes", f"must be at least 1, got {strikes}")
+        if not 1 <= strikes <= MAX_STRIKES:
+            raise err(
+                "referee.max_strikes", f"must be between 1 and {MAX_STRIKES:,}, got {strikes}"
+            )
         referee.append(("max_strikes", strikes))
     if "reconnect_grace_s" in referee_data:
         grace = float(_get(referee_data, "reconnect_grace_s", (int, float), 5.0, err, "referee."))
@@ -518,6 +536,7 @@ def parse_config(
         referee=tuple(referee),
         explicit_id=explicit_id,
         source=source,
+        deals="independent" if deals == "independent" else "duplicate",
     )
 
 
@@ -655,7 +674,7 @@ def _bots(value: Any, base: Path, err: _Err) -> tuple[BotSpec, ...]:
     for name, entry in value.items():
         key = f"bots.{name}"
         if not _NAME_RE.match(name):
-            raise err(key, BOT_NAME_RULE)
+            raise err(f"bots.{name!r}", BOT_NAME_RULE)  # quoted: it may hold anything
         spec = _bot(name, entry, key, base, err)
         if spec.token is not None:
             if spec.token in token_of:

@@ -54,7 +54,7 @@ from rich.text import Text
 from arena.ratings import RatingBook, rate_results
 from arena.storage import Storage, StorageError, StorageLockedError, lock_path
 from arena.tournament.config import BotSpec, TLSSpec, TournamentConfig
-from arena.tournament.schedule import ScheduledMatch, build_schedule, match_id
+from arena.tournament.schedule import ScheduledMatch, match_id
 from engine.rules import Ruleset
 
 __all__ = [
@@ -432,8 +432,7 @@ async def run_tournament(
     opts = options or RunOptions()
     t0 = time.monotonic()
     tid = cfg.tournament_id
-    schedule = build_schedule(cfg.bot_names, cfg.ruleset.players, cfg.matches_per_table,
-                              cfg.seed)  # fmt: skip
+    schedule = cfg.schedule()
     if serve:  # before anything is stored: a busy port leaves no empty tournament behind
         from arena.referee.server import port_problem
 

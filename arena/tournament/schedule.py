@@ -2,15 +2,21 @@
 
 A *table* is one combination of ``players`` bots out of the field; each table is played in
 every seating permutation with the same match seed (duplicate format: every bot is dealt
-every hand from every seat). ``matches_per_table`` deal-seed sets repeat that. The whole
-schedule is a pure function of (bots, players, matches_per_table, seed), so a resumed
-tournament plays exactly the matches an uninterrupted one would.
+every hand from every seat). ``matches_per_table`` deal-seed sets repeat that. With
+``duplicate=False`` every match has a seed of its own instead: a bot that remembers the
+hands it was dealt then learns nothing of another match's (in duplicate it knows, in every
+later seating, the hand of whoever sits where it sat). The whole schedule is a pure
+function of its arguments, so a resumed tournament plays exactly the matches an
+uninterrupted one would.
 
 >>> s = build_schedule(["a", "b", "c", "d"], players=3, matches_per_table=2, seed=1)
 >>> len(s), len({m.seats for m in s})
 (48, 24)
 >>> len({m.seed for m in s})  # one seed per set, shared by all 24 seatings
 2
+>>> s = build_schedule(["a", "b", "c", "d"], 3, 2, seed=1, duplicate=False)
+>>> len({m.seed for m in s})  # a seed per match
+48
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["ScheduledMatch", "build_schedule", "deal_seed", "match_id"]
+__all__ = ["ScheduledMatch", "build_schedule", "deal_seed", "independent_seed", "match_id"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,13 +52,25 @@ def match_id(tournament_id: str, index: int) -> str:
     return f"{tournament_id}-m{index:05d}"
 
 
+def independent_seed(tournament_seed: int, set_no: int, seats: Sequence[str]) -> int:
+    """The match seed of one seating of set ``set_no`` when deals are not duplicated."""
+    key = f"thousand-arena/{tournament_seed}/{set_no}/" + "\x00".join(seats)
+    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "big") & 0x7FFFFFFF
+
+
 def build_schedule(
-    bots: Sequence[str], players: int, matches_per_table: int, seed: int
+    bots: Sequence[str],
+    players: int,
+    matches_per_table: int,
+    seed: int,
+    *,
+    duplicate: bool = True,
 ) -> list[ScheduledMatch]:
     """Every ``players``-combination of ``bots`` × every seating × each deal-seed set.
 
     Within a set, the order of the matches is shuffled from ``seed`` so that the partial
-    standings of an interrupted run are not biased towards the first tables.
+    standings of an interrupted run are not biased towards the first tables. ``duplicate``:
+    one match seed per set (see the module's docstring), else one per match.
     """
     if len(set(bots)) != len(bots):
         raise ValueError("bot names must be unique")
@@ -70,5 +88,6 @@ def build_schedule(
         ]
         rng.shuffle(entries)
         for t, perm in entries:
-            out.append(ScheduledMatch(len(out), t, set_no, tuple(perm), s))
+            ms = s if duplicate else independent_seed(seed, set_no, perm)
+            out.append(ScheduledMatch(len(out), t, set_no, tuple(perm), ms))
     return out

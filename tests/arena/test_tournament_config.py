@@ -110,7 +110,7 @@ def test_bundled_default_configs_are_valid(monkeypatch: pytest.MonkeyPatch) -> N
         ),
         (BASE + 'd = { bot = "random", colour = 1 }\n', "bots.d.colour", "unknown key"),
         (BASE + 'd = { bot = "random", cwd = "nope" }\n', "bots.d.cwd", "no such directory"),
-        (BASE + '"bad name!" = "random"\n', "bots.bad name!", "letters, digits"),
+        (BASE + '"bad name!" = "random"\n', "bots.'bad name!'", "letters, digits"),
         (BASE + "[deadlines]\ndecision_ms = 0\n", "deadlines.decision_ms", "between 1 and"),
         (BASE + "[deadlines]\ndecison_ms = 5\n", "deadlines.decison_ms", "did you mean"),
         ("deadlines = 5\n" + BASE, "deadlines", "expected a table"),
@@ -119,12 +119,20 @@ def test_bundled_default_configs_are_valid(monkeypatch: pytest.MonkeyPatch) -> N
             "ratings.draw_probability",
             "above 0 and at most 0.99",
         ),
-        (BASE + "[referee]\nmax_strikes = 0\n", "referee.max_strikes", "at least 1"),
+        (BASE + "[referee]\nmax_strikes = 0\n", "referee.max_strikes", "between 1 and"),
         ("tls = true\n" + BASE, "tls", "expected a table"),
         (BASE + '[tls]\ncert = "c.pem"\n', "tls.key", "needs both cert and key"),
         (BASE + '[tls]\ncert = "nope.pem"\nkey = "k.pem"\n', "tls.cert", "no such file"),
         (BASE + '[tls]\ncrt = "c.pem"\n', "tls.crt", "did you mean 'cert'"),
         ('name = "x"\n', "bots", "missing"),
+        ('deals = "shuffled"\n' + BASE, "deals", 'expected "duplicate" or "independent"'),
+        # Hostile round 9: names and ids ending in a newline were accepted ("$" matches
+        # before it); max_strikes past uint32 crashed a match at its first strike.
+        ('name = "t1\\n"\n' + BASE[len('name = "mine"') + 1 :], "name", "start with a letter"),
+        ('id = "t1\\n"\n' + BASE, "id", "expected a name"),
+        (BASE + '"d\\n" = "random"\n', "bots.'d\\n'", "a bot name starts with"),
+        (BASE + "[referee]\nmax_strikes = 4294967296\n", "referee.max_strikes", "between 1"),
+        ("deals = 1\n" + BASE, "deals", "expected a string"),
         ("name = [\n", "file", "not valid TOML"),
     ],
 )
@@ -331,3 +339,43 @@ def test_a_bundled_bot_gets_its_token_only_in_its_environment() -> None:
     argv = bot_command(BotSpec(name="b", kind="sdk", bot="random"), host="h", port=5,
                        token="s3cret")  # fmt: skip
     assert "s3cret" not in " ".join(argv) and "--token" not in argv
+
+
+def test_deals_independent_is_a_new_tournament_and_duplicate_the_old_one(
+    tmp_path: Path,
+) -> None:
+    """``deals`` defaults to duplicate, which leaves the ids of tournaments stored before
+    the key existed as they were; independent deals are another tournament."""
+    dup = load_config(_write(tmp_path, BASE))
+    assert dup.deals == "duplicate" and "deals" not in dup.identity()
+    assert load_config(_write(tmp_path, 'deals = "duplicate"\n' + BASE)).tournament_id == (
+        dup.tournament_id
+    )
+    ind = load_config(_write(tmp_path, 'deals = "independent"\n' + BASE))
+    assert ind.deals == "independent" and ind.tournament_id != dup.tournament_id
+    assert len({m.seed for m in ind.schedule()}) == len(ind.schedule()) == 6
+    assert len({m.seed for m in dup.schedule()}) == 1
+
+
+def test_remote_bots_with_duplicate_deals_get_a_note(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The start of ``arena tournament`` says what duplicate deals let a remote bot learn."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from arena.cli.tournament import _announce
+
+    monkeypatch.setenv("FRIEND_TOKEN", "0123456789abcdef")
+    remote = BASE + 'friend = { remote = true, token_env = "FRIEND_TOKEN" }\n'
+
+    def said(text: str) -> str:
+        out = StringIO()
+        _announce(load_config(_write(tmp_path, text)), Console(file=out, width=300))
+        return out.getvalue()
+
+    assert "note: duplicate deals with remote bots (friend)" in said(remote)
+    assert 'deals = "independent"' in said(remote)
+    assert "note" not in said('deals = "independent"\n' + remote)
+    assert "note" not in said(BASE)  # local bots only

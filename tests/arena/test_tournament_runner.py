@@ -53,6 +53,20 @@ def test_full_run_stores_every_match_once(tmp_path: Path) -> None:
     assert 0 < out.finalize_s < out.record_s <= out.elapsed_s
 
 
+def test_independent_deals_reach_the_referee_and_the_store(tmp_path: Path) -> None:
+    """``deals = "independent"``: every match is played (and stored) with a seed of its
+    own; the default plays every seating of the set on one seed."""
+    import sqlite3
+
+    for deals, seeds in (("independent", 24), ("duplicate", 1)):
+        cfg = make_config(tmp_path / deals, deals=deals)
+        fake = FakeReferee()
+        assert _run(cfg, fake).finished
+        with sqlite3.connect(cfg.db) as db:
+            stored = {s for (s,) in db.execute("SELECT seed FROM matches")}
+        assert len(stored) == seeds and stored == {m.seed for m in cfg.schedule()}
+
+
 def test_live_display_shows_standings_and_ratings_stay_the_same(tmp_path: Path) -> None:
     """With the live display the standings are rated as matches end; without it they are
     not computed at all (nothing reads them). The stored ratings are the same either way."""

@@ -50,3 +50,18 @@ def test_bad_input() -> None:
 
 def test_match_id() -> None:
     assert match_id("t-1", 7) == "t-1-m00007"
+
+
+def test_independent_deals_give_every_match_its_own_seed() -> None:
+    """Defect (hostile round 9): with duplicate deals a bot that remembers its hands knows,
+    in its later seatings, the hand of whoever sits where it sat. ``duplicate=False`` deals
+    every match from a seed of its own; the schedule is otherwise the same."""
+    dup = build_schedule(BOTS, 3, 2, seed=5)
+    ind = build_schedule(BOTS, 3, 2, seed=5, duplicate=False)
+    assert [(m.index, m.table, m.set_no, m.seats) for m in ind] == [
+        (m.index, m.table, m.set_no, m.seats) for m in dup
+    ]
+    assert len({m.seed for m in ind}) == len(ind)  # no two matches share their deals
+    assert not {m.seed for m in ind} & {m.seed for m in dup}
+    assert ind == build_schedule(BOTS, 3, 2, seed=5, duplicate=False)  # resumable
+    assert ind != build_schedule(BOTS, 3, 2, seed=6, duplicate=False)
