@@ -151,24 +151,38 @@ def tournament(
 
 
 def _announce(cfg: TournamentConfig, console: Console) -> None:
-    n = len(cfg.schedule())
+    seed = "a secret seed" if cfg.seed is None else f"seed {cfg.seed}"
     console.print(
         f"[bold]{escape(cfg.name)}[/]: "
         + escape(
             f"{len(cfg.bots)} bots ({', '.join(cfg.bot_names)}), ruleset {cfg.ruleset.name}, "
-            f"{n} matches (max {cfg.max_deals or 'unlimited'} deals each), concurrency "
-            f"{cfg.concurrency}, seed {cfg.seed}"
+            f"{cfg.total_matches} matches (max {cfg.max_deals or 'unlimited'} deals each), "
+            f"concurrency {cfg.concurrency}, {seed}"
         )
     )
     remote = [b.name for b in cfg.bots if not b.is_local]
-    if remote and cfg.deals == "duplicate":
-        # Duplicate deals show every bot the same hands in every seating: one that remembers
-        # them knows its opponents' cards later on. Fine among bots one trusts, not others.
+    if not remote:
+        return
+    # What a remote bot (one we do not run, so cannot trust) could learn, said before it
+    # plays: among one's own bots neither matters.
+    who = f"remote bots ({', '.join(remote)})"
+    if cfg.seed is not None:
         console.print(
             escape(
-                f"note: duplicate deals with remote bots ({', '.join(remote)}): a bot that "
-                "remembers the hands it was dealt knows, in its later seatings, the hand of "
-                'whoever sits where it sat; deals = "independent" gives every match its own'
+                f"note: {who} and seed {cfg.seed} from the config or the command line: every "
+                "deal of every match follows from it, so a bot that knows or guesses it "
+                "knows every hand; leave `seed` out to have a secret one drawn (kept in the "
+                "database for resuming)"
+            )
+        )
+    if cfg.deals == "duplicate":
+        # Duplicate deals show every bot the same hands in every seating: one that remembers
+        # them knows its opponents' cards later on.
+        console.print(
+            escape(
+                f"note: duplicate deals with {who}: a bot that remembers the hands it was "
+                "dealt knows, in its later seatings, the hand of whoever sits where it sat; "
+                'deals = "independent" gives every match its own'
             )
         )
 

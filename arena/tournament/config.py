@@ -33,7 +33,7 @@ from typing import Any, Literal
 from arena.protocol import token_problem
 from arena.referee.config import MAX_DEADLINE_MS, MAX_STRIKES, key_pair_problem, pem_problem
 from arena.referee.server import host_problem
-from arena.tournament.schedule import ScheduledMatch, build_schedule
+from arena.tournament.schedule import SCHEDULE_VERSION, ScheduledMatch, build_schedule
 from engine.rules import PRESETS, Ruleset, RulesetError, load_ruleset
 
 __all__ = [
@@ -195,7 +195,9 @@ class TournamentConfig:
     ruleset_source: str = "classic"
     matches_per_table: int = 1
     max_deals: int = 20
-    seed: int = 1
+    #: The tournament seed; ``None`` until drawn (a config without ``seed``): the runner
+    #: draws a secret one at the first run and keeps it in the database (``seed_drawn``).
+    seed: int | None = None
     concurrency: int = 2
     db: Path = Path("runs/tournament.sqlite")
     out: Path = Path("out/tournament")
@@ -214,13 +216,24 @@ class TournamentConfig:
     #: "duplicate": every seating of every table on the same deals (per deal-seed set);
     #: "independent": every match its own (see ``arena.tournament.schedule``).
     deals: Literal["duplicate", "independent"] = "duplicate"
+    #: ``seed`` was drawn at random, not given: it is no part of the identity (the same
+    #: config resumes the same tournament), and it is stored as ``drawn_seed``.
+    seed_drawn: bool = False
 
     @property
     def bot_names(self) -> tuple[str, ...]:
         return tuple(b.name for b in self.bots)
 
+    @property
+    def total_matches(self) -> int:
+        """Every table of ``players`` bots in every seating, per deal-seed set."""
+        return math.perm(len(self.bots), self.ruleset.players) * self.matches_per_table
+
     def schedule(self) -> list[ScheduledMatch]:
-        """Every match of this tournament, in play order (a pure function of the config)."""
+        """Every match of this tournament, in play order (a pure function of the config and
+        its seed, which must be known: see ``seed``)."""
+        if self.seed is None:
+            raise ValueError("the tournament seed is not drawn yet")
         return build_schedule(self.bot_names, self.ruleset.players, self.matches_per_table,
                               self.seed, duplicate=self.deals == "duplicate")  # fmt: skip
 
@@ -231,7 +244,8 @@ class TournamentConfig:
             "ruleset": self.ruleset.to_dict(),
             "bots": [b.identity() for b in self.bots],
             "matches_per_table": self.matches_per_table,
-            "seed": self.seed,
+            "seed": None if self.seed_drawn else self.seed,
+            "schedule": SCHEDULE_VERSION,
             "deadlines": dataclasses.asdict(self.deadlines),
             "draw_probability": self.draw_probability,
             "referee": dict(self.referee),
@@ -274,6 +288,8 @@ class TournamentConfig:
                 "source": self.source,
             }
         )
+        if self.seed_drawn:
+            d["drawn_seed"] = self.seed
         return d
 
 
@@ -413,8 +429,8 @@ def parse_config(
     deals = _get(data, "deals", str, "duplicate", err)
     if deals not in ("duplicate", "independent"):
         raise err("deals", f'expected "duplicate" or "independent", got {deals!r}')
-    seed = _get(data, "seed", int, 1, err)
-    if not 0 <= seed < 2**63:
+    seed = _get(data, "seed", int, None, err)
+    if seed is not None and not 0 <= seed < 2**63:
         raise err("seed", f"must be between 0 and 2**63-1, got {seed}")
     concurrency = _get(data, "concurrency", int, 2, err)
     if concurrency < 1:
@@ -507,7 +523,7 @@ def parse_config(
     if any(_same_path(db, w) for w in written):
         raise err("db", f"{db} is a file the tournament writes (its leaderboard, a bot's log "
                   "in out): give the database another path")  # fmt: skip
-    # Every table of `players` bots in every seating, per deal-seed set.
+    # Every table of `players` bots in every seating, per deal-seed set (total_matches).
     total = math.perm(len(bots), ruleset.players) * matches_per_table
     if total > MAX_MATCHES:
         raise err(

@@ -432,7 +432,6 @@ async def run_tournament(
     opts = options or RunOptions()
     t0 = time.monotonic()
     tid = cfg.tournament_id
-    schedule = cfg.schedule()
     if serve:  # before anything is stored: a busy port leaves no empty tournament behind
         from arena.referee.server import port_problem
 
@@ -446,6 +445,8 @@ async def run_tournament(
         if opts.fresh and storage.tournament(tid) is not None:
             log.info("--fresh: forgetting the stored matches of %s", tid)
             storage.delete_tournament(tid)
+        cfg = with_seed(cfg, storage)
+        schedule = cfg.schedule()
         created = storage.ensure_tournament(
             tid,
             name=cfg.name,
@@ -483,6 +484,24 @@ async def run_tournament(
     finally:
         lock.release()
         storage.close()
+
+
+def with_seed(cfg: TournamentConfig, storage: Storage) -> TournamentConfig:
+    """``cfg`` with its tournament seed: the config's, else the one drawn at the first run of
+    this tournament (stored), else a new secret one. A seed written in a config is known to
+    whoever reads the config, and from it every deal of every match follows."""
+    if cfg.seed is not None:
+        return cfg
+    info = storage.tournament(cfg.tournament_id)
+    drawn = info.config.get("drawn_seed") if info is not None else None
+    if not isinstance(drawn, int) or isinstance(drawn, bool) or not 0 <= drawn < 2**63:
+        if info is not None:  # stored by hand or damaged: its matches cannot be resumed
+            raise TournamentError(
+                f"tournament {cfg.tournament_id} in {cfg.db} has no drawn seed stored "
+                f"(found {drawn!r}): run with --fresh to start it again"
+            )
+        drawn = secrets.randbelow(2**63)
+    return dataclasses.replace(cfg, seed=drawn, seed_drawn=True)
 
 
 def finalize(storage: Storage, cfg: TournamentConfig) -> RatingBook:

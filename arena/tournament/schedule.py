@@ -27,7 +27,14 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["ScheduledMatch", "build_schedule", "deal_seed", "independent_seed", "match_id"]
+__all__ = [
+    "SCHEDULE_VERSION",
+    "ScheduledMatch",
+    "build_schedule",
+    "deal_seed",
+    "independent_seed",
+    "match_id",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,10 +48,21 @@ class ScheduledMatch:
     seed: int
 
 
+#: Bumped when the match seeds of a schedule change, so that a tournament stored before
+#: resumes under another id instead of mixing two kinds of seeds (2: 63-bit match seeds).
+SCHEDULE_VERSION = 2
+
+
+def _seed_of(key: str) -> int:
+    # 63 bits, the most a SQLite INTEGER holds: a match seed is as hard to guess as the
+    # tournament seed. (They were 31 bits: a bot could try them all against its first hand
+    # in half an hour of one core, and then knew every hand and talon of its match.)
+    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big") >> 1
+
+
 def deal_seed(tournament_seed: int, set_no: int) -> int:
     """The match seed of deal-seed set ``set_no``: shared by every table and seating."""
-    digest = hashlib.sha256(f"thousand-arena/{tournament_seed}/{set_no}".encode()).digest()
-    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+    return _seed_of(f"thousand-arena/{tournament_seed}/{set_no}")
 
 
 def match_id(tournament_id: str, index: int) -> str:
@@ -54,8 +72,7 @@ def match_id(tournament_id: str, index: int) -> str:
 
 def independent_seed(tournament_seed: int, set_no: int, seats: Sequence[str]) -> int:
     """The match seed of one seating of set ``set_no`` when deals are not duplicated."""
-    key = f"thousand-arena/{tournament_seed}/{set_no}/" + "\x00".join(seats)
-    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "big") & 0x7FFFFFFF
+    return _seed_of(f"thousand-arena/{tournament_seed}/{set_no}/" + "\x00".join(seats))
 
 
 def build_schedule(

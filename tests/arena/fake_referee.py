@@ -123,4 +123,5 @@ def make_config(tmp: Any, bots: int = 4, **kw: Any) -> Any:
         "bots": {name: "random" for name in ["ann", "bob", "cid", "dan", "eve"][:bots]},
     }
     data.update(kw)
+    data = {k: v for k, v in data.items() if v is not None}  # seed=None: no seed key
     return parse_config(data, source="test.toml", base_dir=tmp)

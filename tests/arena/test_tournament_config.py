@@ -346,12 +346,11 @@ def test_deals_independent_is_a_new_tournament_and_duplicate_the_old_one(
 ) -> None:
     """``deals`` defaults to duplicate, which leaves the ids of tournaments stored before
     the key existed as they were; independent deals are another tournament."""
-    dup = load_config(_write(tmp_path, BASE))
+    dup = load_config(_write(tmp_path, "seed = 5\n" + BASE))
     assert dup.deals == "duplicate" and "deals" not in dup.identity()
-    assert load_config(_write(tmp_path, 'deals = "duplicate"\n' + BASE)).tournament_id == (
-        dup.tournament_id
-    )
-    ind = load_config(_write(tmp_path, 'deals = "independent"\n' + BASE))
+    again = load_config(_write(tmp_path, 'deals = "duplicate"\nseed = 5\n' + BASE))
+    assert again.tournament_id == dup.tournament_id
+    ind = load_config(_write(tmp_path, 'deals = "independent"\nseed = 5\n' + BASE))
     assert ind.deals == "independent" and ind.tournament_id != dup.tournament_id
     assert len({m.seed for m in ind.schedule()}) == len(ind.schedule()) == 6
     assert len({m.seed for m in dup.schedule()}) == 1
@@ -379,3 +378,17 @@ def test_remote_bots_with_duplicate_deals_get_a_note(
     assert 'deals = "independent"' in said(remote)
     assert "note" not in said('deals = "independent"\n' + remote)
     assert "note" not in said(BASE)  # local bots only
+    # a seed written in the config: every deal follows from it
+    seeded = said('deals = "independent"\nseed = 7\n' + remote)
+    assert "note: remote bots (friend) and seed 7 from the config" in seeded
+    assert "leave `seed` out" in seeded
+    assert "a secret seed" in said(remote) and "seed 7" in said("seed = 7\n" + BASE)
+
+
+def test_a_config_without_seed_has_none_until_the_run_draws_one(tmp_path: Path) -> None:
+    cfg = load_config(_write(tmp_path, BASE))
+    assert cfg.seed is None and cfg.identity()["seed"] is None and cfg.total_matches == 6
+    with pytest.raises(ValueError, match="not drawn yet"):
+        cfg.schedule()
+    assert load_config(_write(tmp_path, BASE)).tournament_id == cfg.tournament_id
+    assert load_config(_write(tmp_path, "seed = 1\n" + BASE)).tournament_id != cfg.tournament_id

@@ -67,6 +67,46 @@ def test_independent_deals_reach_the_referee_and_the_store(tmp_path: Path) -> No
         assert len(stored) == seeds and stored == {m.seed for m in cfg.schedule()}
 
 
+def test_a_config_without_seed_plays_a_secret_one_and_resumes_with_it(tmp_path: Path) -> None:
+    """Defect (leak audit): the shipped configs' seeds (1, 7, 2024) let a bot find the
+    tournament seed from its first hand in milliseconds, and with it every deal. Without
+    ``seed`` a secret one is drawn at the first run, stored (``drawn_seed``) and used again
+    when the tournament resumes; ``--fresh`` draws another."""
+    import sqlite3
+
+    cfg = make_config(tmp_path, seed=None)
+    assert cfg.seed is None
+    first = _run(cfg, FakeReferee(), max_new_matches=7)
+    with Storage(cfg.db) as st:
+        info = st.tournament(cfg.tournament_id)
+        assert info is not None
+        drawn = info.config["drawn_seed"]
+    assert first.tournament_id == cfg.tournament_id and 0 <= drawn < 2**63
+    assert info.config["seed"] is None  # the identity: the same config resumes
+    assert _run(cfg, FakeReferee()).finished
+    with sqlite3.connect(cfg.db) as db:
+        stored = [s for (s,) in db.execute("SELECT seed FROM matches ORDER BY idx")]
+    from dataclasses import replace
+
+    want = [m.seed for m in replace(cfg, seed=drawn, seed_drawn=True).schedule()]
+    assert stored == want and len(stored) == 24  # all 24 from the one drawn seed
+    _run(cfg, FakeReferee(), fresh=True)
+    with Storage(cfg.db) as st:
+        info = st.tournament(cfg.tournament_id)
+        assert info is not None and info.config["drawn_seed"] != drawn
+
+
+def test_a_stored_tournament_without_its_drawn_seed_is_refused(tmp_path: Path) -> None:
+    cfg = make_config(tmp_path, seed=None)
+    _run(cfg, FakeReferee(), max_new_matches=2)
+    with Storage(cfg.db) as st:  # as if the row had been edited by hand
+        st.conn.execute("UPDATE tournaments SET config_json = json_remove(config_json, "
+                        "'$.drawn_seed')")  # fmt: skip
+        st.conn.commit()
+    with pytest.raises(TournamentError, match=r"no drawn seed stored.*--fresh"):
+        _run(cfg, FakeReferee())
+
+
 def test_live_display_shows_standings_and_ratings_stay_the_same(tmp_path: Path) -> None:
     """With the live display the standings are rated as matches end; without it they are
     not computed at all (nothing reads them). The stored ratings are the same either way."""

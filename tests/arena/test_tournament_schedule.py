@@ -38,7 +38,18 @@ def test_four_players() -> None:
 def test_deterministic_from_seed() -> None:
     assert build_schedule(BOTS, 3, 1, 9) == build_schedule(BOTS, 3, 1, 9)
     assert build_schedule(BOTS, 3, 1, 9) != build_schedule(BOTS, 3, 1, 10)
-    assert deal_seed(1, 0) != deal_seed(1, 1) and 0 <= deal_seed(1, 0) < 2**31
+    assert deal_seed(1, 0) != deal_seed(1, 1) and 0 <= deal_seed(1, 0) < 2**63
+
+
+def test_match_seeds_are_63_bits() -> None:
+    """Defect (leak audit): match seeds were cut to 31 bits, so a bot could try every one
+    against its first hand (about 30 core-minutes) and then knew every hand and talon of
+    its match. They carry 63 bits now (a SQLite INTEGER), as hard to guess as a tournament
+    seed drawn at random."""
+    seeds = [deal_seed(s, n) for s in range(50) for n in range(4)]
+    seeds += [m.seed for m in build_schedule(BOTS, 3, 2, seed=3, duplicate=False)]
+    assert all(0 <= s < 2**63 for s in seeds) and len(set(seeds)) == len(seeds)
+    assert max(seeds).bit_length() == 63 and sum(s >= 2**32 for s in seeds) > 0.99 * len(seeds)
 
 
 def test_bad_input() -> None:
