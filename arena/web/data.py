@@ -23,7 +23,7 @@ from arena.leaderboard.stats import STRIKE_GROUPS
 from arena.storage import MatchResult, Storage, TournamentInfo, database_in_use
 from arena.web import board
 
-__all__ = ["DataSource", "NotFound"]
+__all__ = ["DataSource", "HeldBack", "NotFound"]
 
 JSON = dict[str, Any]
 
@@ -47,6 +47,14 @@ class NotFound(LookupError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else "not found"
+
+
+class HeldBack(LookupError):
+    """A match whose deals are not shown yet (the server answers 403); see
+    :meth:`DataSource.check_shown`."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 class DataSource:
@@ -194,6 +202,37 @@ class DataSource:
             shown = ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else "")
             raise NotFound(f"match {ref!r} is ambiguous in {self.db}: {shown}")
         raise NotFound(f"no match {ref!r} in {self.db}")
+
+    def check_shown(self, match_id: str) -> None:
+        """Raise :class:`HeldBack` while the deals of ``match_id`` must not be shown: its
+        tournament is unfinished and deals other matches still to play the same cards (the
+        duplicate format: every match of a deal-seed set). Whoever plays in one of those and
+        read this record would know his opponents' hands there."""
+        with self._open() as st:
+            row = st.conn.execute(
+                "SELECT tournament_id, set_no FROM matches WHERE id = ?", (match_id,)
+            ).fetchone()
+            info = None if row is None else st.tournament(row["tournament_id"])
+            if row is None or info is None or info.finished_at is not None:
+                return
+            cfg = info.config if isinstance(info.config, dict) else {}
+            if cfg.get("deals") == "independent":  # no other match has these cards
+                return
+            per_set = cfg.get("matches_per_table")
+            if isinstance(per_set, int) and not isinstance(per_set, bool) and per_set >= 1:
+                same_cards = info.total_matches // per_set
+            else:  # a config that does not say: every match may share them
+                same_cards = info.total_matches
+            played = st.conn.execute(
+                "SELECT COUNT(*) FROM matches WHERE tournament_id = ? AND set_no = ?",
+                (row["tournament_id"], row["set_no"]),
+            ).fetchone()[0]
+        if played < same_cards:
+            raise HeldBack(
+                f"match {match_id} is dealt the same cards as {same_cards - played} matches of "
+                f"tournament {info.id} still to be played (duplicate deals): its deals are "
+                "shown once they are played or the tournament has ended"
+            )
 
     def record(self, match_id: str) -> JSON:
         with self._open() as st:

@@ -101,7 +101,8 @@ def make_demo_db(
             tournament_id,
             name=tournament_id,
             fingerprint="demo",
-            config={"name": tournament_id, "ruleset": "classic"},
+            # every demo match has its own seed: nothing to hold back while it "runs"
+            config={"name": tournament_id, "ruleset": "classic", "deals": "independent"},
             total_matches=total if total is not None else matches,
             bots=[(b, "demo") for b in bots],
         )

@@ -34,7 +34,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from arena.storage import StorageError
-from arena.web.data import DataSource, NotFound
+from arena.web.data import DataSource, HeldBack, NotFound
 from arena.web.replay import ReplayCache, ReplayFailed
 
 __all__ = ["STATIC_DIR", "WebServer", "make_server"]
@@ -123,6 +123,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(e.status, str(e))
         except NotFound as e:
             self._error(HTTPStatus.NOT_FOUND, str(e))
+        except HeldBack as e:
+            self._error(HTTPStatus.FORBIDDEN, str(e))
         except (ReplayFailed, StorageError) as e:
             # The stored data is at fault, not the request: a damaged row, or a record
             # that does not replay. The message names it; no traceback.
@@ -175,12 +177,16 @@ class _Handler(BaseHTTPRequestHandler):
                 return src.matches(tournament, bot=q.get("bot") or None, limit=_int(q, "limit"))
             case ["matches", ref]:
                 match_id = src.match_id(_match_ref(ref))
+                src.check_shown(match_id)
                 replay = self.server.replays.get(match_id, lambda: src.record(match_id))
                 return {**replay.summary, **src.match_info(match_id)}
             case ["matches", ref, "record"]:
-                return src.record(_match_ref(ref))
+                match_id = src.match_id(_match_ref(ref))
+                src.check_shown(match_id)
+                return src.record(match_id)
             case ["matches", ref, "deals", index]:
                 match_id = src.match_id(_match_ref(ref))
+                src.check_shown(match_id)
                 replay = self.server.replays.get(match_id, lambda: src.record(match_id))
                 seat = _int(q, "seat")
                 return replay.deal(_deal_index(index, len(replay.summary["deals"])), seat)

@@ -650,3 +650,40 @@ def test_a_deal_made_on_the_barrel_reads_made() -> None:
     sitting = {"number": 1, "actions": actions, "deltas": [0, 10, 20]}  # an older record
     failed = {"number": 2, "actions": actions, "outcome": "failed", "deltas": [-100, 0, 0]}
     assert [deal_summary(d, 3)["made"] for d in (last, sitting, failed)] == [True, True, False]
+
+
+def test_deals_shared_with_matches_still_to_play_are_held_back(tmp_path: Path) -> None:
+    """Defect (leak audit): while a duplicate tournament ran, a finished match's record —
+    seed, hands and talons — was served, and the other seatings of its deal-seed set, still
+    to be played, are dealt exactly those cards. Its replay is refused (403, saying why)
+    until they are played or the tournament ends; independent deals are served at once."""
+    from arena.tournament import RunOptions, run
+    from tests.arena.fake_referee import FakeReferee, make_config
+
+    def play(cfg: Any, **opts: Any) -> None:
+        run(cfg, RunOptions(progress=False, **opts), referee_factory=lambda _c: FakeReferee(),
+            serve=False, launch_bots=False)  # fmt: skip
+
+    for deals in ("duplicate", "independent"):
+        cfg = make_config(tmp_path / deals, deals=deals)
+        play(cfg, max_new_matches=7)
+        with Storage.open_readonly(cfg.db) as st:
+            stored = st.conn.execute("SELECT id FROM matches ORDER BY idx").fetchall()
+        assert len(stored) == 7
+        server = make_server(DataSource(cfg.db), "127.0.0.1", 0)
+        server.start_background()
+        try:
+            mid = stored[0][0]
+            for path in (f"/api/matches/{mid}", f"/api/matches/{mid}/record",
+                         f"/api/matches/{mid}/deals/0", f"/api/matches/{mid}/deals/0?seat=1"):  # fmt: skip
+                code, body = status_of(server.url, path)
+                if deals == "duplicate":
+                    assert code == 403, (path, body)
+                    assert "17 matches" in body["error"] and "duplicate deals" in body["error"]
+                else:
+                    assert code == 200, (path, body)
+            assert status_of(server.url, f"/api/matches?tournament={cfg.tournament_id}")[0] == 200
+            play(cfg)  # the rest: every match of the set is played, the tournament ends
+            assert status_of(server.url, f"/api/matches/{mid}/record")[0] == 200
+        finally:
+            server.stop()
