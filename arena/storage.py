@@ -674,12 +674,15 @@ class Storage:
 
     def find_match_ids(self, pattern: str) -> list[str]:
         """Match ids equal to ``pattern`` or ending with it (``m00012``)."""
+        # LIKE narrows the search (it ignores ASCII case, and the escape character must be
+        # escaped too: "m0000\\3" matched m00003); the exact test is Python's.
+        like = "%" + pattern.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         with self._guard("looking up matches"):
             rows = self.conn.execute(
                 "SELECT id FROM matches WHERE id = ? OR id LIKE ? ESCAPE '\\' ORDER BY id",
-                (pattern, "%" + pattern.replace("%", "\\%").replace("_", "\\_")),
+                (pattern, like),
             ).fetchall()
-        return [str(r[0]) for r in rows]
+        return [str(r[0]) for r in rows if str(r[0]).endswith(pattern)]
 
     def incidents(self, tournament_id: str) -> list[dict[str, Any]]:
         with self._guard("reading incidents"):

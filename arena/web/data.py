@@ -117,14 +117,16 @@ class DataSource:
         """``compute()`` for the tournament as it is now, or the document made for it as it
         was, if nothing was stored since, or if it is still running and that document is
         fresh for its cost (``SLOW_S``, ``THROTTLE``)."""
-        key = (info.completed, info.finished_at)
+        # what tells a tournament stored again under the same id (--fresh, or a database
+        # replaced under the server) from the old one; ``running`` below reads key[-1]
+        key = (info.created_at, info.fingerprint, info.bots, info.completed, info.finished_at)
         with self._lock:
             hit = self._docs.get(what)
         if hit is not None:
             made_for, doc, made_at, cost = hit
             if made_for == key:
                 return doc
-            running = made_for[1] is None and key[1] is None
+            running = made_for[-1] is None and key[-1] is None
             if running and cost >= SLOW_S and time.monotonic() - made_at < THROTTLE * cost:
                 return doc
         start = time.monotonic()
@@ -233,6 +235,16 @@ class DataSource:
                 f"tournament {info.id} still to be played (duplicate deals): its deals are "
                 "shown once they are played or the tournament has ended"
             )
+
+    def stored_version(self, match_id: str) -> tuple[Any, ...]:
+        """What tells one stored version of ``match_id`` from another (a tournament played
+        again with ``--fresh``, a database replaced under the server): for caching."""
+        with self._open() as st:
+            row = st.conn.execute(
+                "SELECT started_at, finished_at, seed, seats_json FROM matches WHERE id = ?",
+                (match_id,),
+            ).fetchone()
+        return () if row is None else tuple(row)
 
     def record(self, match_id: str) -> JSON:
         with self._open() as st:

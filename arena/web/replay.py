@@ -29,7 +29,7 @@ import dataclasses
 import enum
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
 
 from arena.render import fallback_reasons, fallback_why
@@ -535,19 +535,21 @@ class ReplayCache:
 
     def __init__(self, size: int = 8) -> None:
         self._size = size
-        self._items: OrderedDict[str, MatchReplay] = OrderedDict()
+        self._items: OrderedDict[tuple[str, Hashable], MatchReplay] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, match_id: str, load: Any) -> MatchReplay:
-        """The replay of ``match_id``; ``load()`` returns its record when not cached."""
+    def get(self, match_id: str, load: Any, version: Hashable = None) -> MatchReplay:
+        """The replay of ``match_id`` as stored in ``version`` (see
+        ``DataSource.stored_version``); ``load()`` returns its record when not cached."""
+        key = (match_id, version)
         with self._lock:
-            hit = self._items.get(match_id)
+            hit = self._items.get(key)
             if hit is not None:
-                self._items.move_to_end(match_id)
+                self._items.move_to_end(key)
                 return hit
         replay = MatchReplay(match_id, load())
         with self._lock:
-            self._items[match_id] = replay
+            self._items[key] = replay
             while len(self._items) > self._size:
                 self._items.popitem(last=False)
         return replay

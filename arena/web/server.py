@@ -26,6 +26,7 @@ import contextlib
 import json
 import logging
 import mimetypes
+import socket
 import threading
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -35,7 +36,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from arena.storage import StorageError
 from arena.web.data import DataSource, HeldBack, NotFound
-from arena.web.replay import ReplayCache, ReplayFailed
+from arena.web.replay import MatchReplay, ReplayCache, ReplayFailed
 
 __all__ = ["STATIC_DIR", "WebServer", "make_server"]
 
@@ -57,6 +58,8 @@ class WebServer(ThreadingHTTPServer):
     allow_reuse_address = True
 
     def __init__(self, address: tuple[str, int], source: DataSource) -> None:
+        if ":" in address[0]:  # an IPv6 address (`--host ::` listens on every address)
+            self.address_family = socket.AF_INET6
         super().__init__(address, _Handler)
         self.source = source
         self.replays = ReplayCache()
@@ -69,7 +72,7 @@ class WebServer(ThreadingHTTPServer):
     @property
     def url(self) -> str:
         host = str(self.server_address[0])
-        return f"http://{host}:{self.port}/"
+        return f"http://[{host}]:{self.port}/" if ":" in host else f"http://{host}:{self.port}/"
 
     def start_background(self) -> None:
         """Serve from a daemon thread (tests); :meth:`shutdown` stops it."""
@@ -97,6 +100,14 @@ class _HTTPError(Exception):
 class _Handler(BaseHTTPRequestHandler):
     server: WebServer
     server_version = "arena-web/1"
+    #: What a request line that does not parse is taken for: http.server's HTTP/0.9 made
+    #: the error reply a bare body, with no status line or headers.
+    default_request_version = "HTTP/1.0"
+    #: An idle connection is closed after this long (each one holds a thread).
+    timeout = 60
+
+    def version_string(self) -> str:  # the Server header: no Python version
+        return self.server_version
 
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("%s " + format, self.address_string(), *args)
@@ -178,7 +189,7 @@ class _Handler(BaseHTTPRequestHandler):
             case ["matches", ref]:
                 match_id = src.match_id(_match_ref(ref))
                 src.check_shown(match_id)
-                replay = self.server.replays.get(match_id, lambda: src.record(match_id))
+                replay = self._replay(match_id)
                 return {**replay.summary, **src.match_info(match_id)}
             case ["matches", ref, "record"]:
                 match_id = src.match_id(_match_ref(ref))
@@ -187,10 +198,15 @@ class _Handler(BaseHTTPRequestHandler):
             case ["matches", ref, "deals", index]:
                 match_id = src.match_id(_match_ref(ref))
                 src.check_shown(match_id)
-                replay = self.server.replays.get(match_id, lambda: src.record(match_id))
+                replay = self._replay(match_id)
                 seat = _int(q, "seat")
                 return replay.deal(_deal_index(index, len(replay.summary["deals"])), seat)
         raise _HTTPError(HTTPStatus.NOT_FOUND, "no such API endpoint: /api/" + "/".join(parts))
+
+    def _replay(self, match_id: str) -> MatchReplay:
+        src = self.server.source
+        version = src.stored_version(match_id)
+        return self.server.replays.get(match_id, lambda: src.record(match_id), version)
 
     # -- responses ------------------------------------------------------------------------
 

@@ -674,8 +674,8 @@ def test_deals_shared_with_matches_still_to_play_are_held_back(tmp_path: Path) -
         server.start_background()
         try:
             mid = stored[0][0]
-            for path in (f"/api/matches/{mid}", f"/api/matches/{mid}/record",
-                         f"/api/matches/{mid}/deals/0", f"/api/matches/{mid}/deals/0?seat=1"):  # fmt: skip
+            for end in ("", "/record", "/deals/0", "/deals/0?seat=1"):
+                path = f"/api/matches/{mid}{end}"
                 code, body = status_of(server.url, path)
                 if deals == "duplicate":
                     assert code == 403, (path, body)
@@ -687,3 +687,66 @@ def test_deals_shared_with_matches_still_to_play_are_held_back(tmp_path: Path) -
             assert status_of(server.url, f"/api/matches/{mid}/record")[0] == 200
         finally:
             server.stop()
+
+
+def test_found_by_the_web_audit_ids_caches_request_lines_and_ipv6(tmp_path: Path) -> None:
+    """Defects (web audit): a match id in another case, or with a backslash (LIKE's escape
+    character), fetched a match it does not name; the replay cache (keyed by match id)
+    and the leaderboard kept serving a tournament stored again under the same ids; a
+    request line that does not parse got a bare JSON body without a status line; the
+    Server header named the Python version; `--host ::1` could not listen."""
+    import shutil
+    import socket
+
+    db = tmp_path / "t.sqlite"
+    make_demo_db(db, matches=3, max_deals=2)
+    server = make_server(DataSource(db), "127.0.0.1", 0)
+    server.start_background()
+    try:
+        url = server.url
+        assert status_of(url, "/api/matches/m0001")[0] == 200
+        for ref in ("M0001", "DEMO-M0001", "m000%5C1", "%5Cm%5C0%5C0%5C0%5C1"):
+            code, body = status_of(url, f"/api/matches/{ref}/record")
+            assert code == 404 and "no match" in body["error"], (ref, body)
+        before = get(url, "/api/matches/demo-m0001")
+        get(url, "/api/matches/demo-m0001/deals/1")  # cached
+        board = get(url, "/api/leaderboard")
+        # the same ids, other bots: a tournament stored again while the server runs
+        other = tmp_path / "other.sqlite"
+        make_demo_db(other, matches=3, max_deals=2, bots=("xa", "xb", "xc"))
+        shutil.copyfile(other, db)
+        after = get(url, "/api/matches/demo-m0001")
+        assert after["players"] != before["players"] and set(after["players"]) == {"xa", "xb", "xc"}
+        fresh = make_server(DataSource(db), "127.0.0.1", 0)  # no cache: the reference
+        fresh.start_background()
+        try:
+            for path in ("/api/matches/demo-m0001", "/api/matches/demo-m0001/deals/1"):
+                assert get(url, path) == get(fresh.url, path), path
+        finally:
+            fresh.stop()
+        new_board = get(url, "/api/leaderboard")
+        assert (
+            {r["bot"] for r in new_board["rows"]}
+            == {"xa", "xb", "xc"}
+            != {r["bot"] for r in board["rows"]}
+        )
+        for line in (b"GET / HTTP/9.9", b"PRI * HTTP/2.0", b"GET / HTTP/1.1 extra", b"\x00\x01"):
+            with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+                s.sendall(line + b"\r\n\r\n")
+                reply = b""
+                while chunk := s.recv(65536):
+                    reply += chunk
+            head, _, body = reply.partition(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.0 "), (line, reply[:80])
+            assert b"Content-Type: application/json" in head and json.loads(body)["error"]
+        with urllib.request.urlopen(url, timeout=10) as r:
+            assert r.headers["Server"] == "arena-web/1"
+    finally:
+        server.stop()
+    v6 = make_server(DataSource(db), "::1", 0)
+    v6.start_background()
+    try:
+        assert v6.url.startswith("http://[::1]:")
+        assert get(v6.url, "/api/tournaments")[0]["id"] == "demo"
+    finally:
+        v6.stop()
