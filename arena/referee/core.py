@@ -107,7 +107,8 @@ class Referee:
             self._by_token[token] = old
             return
         c = self.config
-        s = BotSession(name, token, c.flood_limit, c.flood_window_s, c.reconnect_limit)
+        s = BotSession(name, token, c.flood_limit, c.flood_window_s, c.reconnect_limit,
+                       c.max_wrong_recorded)  # fmt: skip
         self._by_token[token] = s
         self._by_name[name] = s
 
@@ -452,6 +453,11 @@ class Referee:
         """One ``Decision`` of a bot; whether it answered a pending request."""
         seat = session.seats.get(d.match_id)
         if seat is None:
+            # At most max_wrong_recorded of them are answered per flood window: a reply
+            # carries the events waiting for the bot, so answering each one let a bot poll
+            # for the other seats' moves as they came (and time their thinking).
+            if session.unseated.over(asyncio.get_running_loop()):
+                return False
             # Say the same whether or not the match exists: a bot learns nothing about
             # matches it does not sit in.
             # Ids are echoed cut (a bot may send a MiB of id, and not read its stream).

@@ -231,7 +231,7 @@ class BotSession:
 
     __slots__ = (
         "_away", "_grace", "connects", "ends", "events", "flood", "idle", "matches_left",
-        "name", "reserved", "seats", "stream", "token", "warned_at", "welcomes",
+        "name", "reserved", "seats", "stream", "token", "unseated", "warned_at", "welcomes",
     )  # fmt: skip
 
     def __init__(
@@ -241,6 +241,7 @@ class BotSession:
         flood_limit: int = 1000,
         window_s: float = 10.0,
         reconnect_limit: int = 30,
+        unseated_answered: int = 20,
     ) -> None:
         self.name = name
         self.token = token
@@ -248,6 +249,8 @@ class BotSession:
         #: reconnecting resets neither (RefereeConfig's flood_limit and reconnect_limit).
         self.flood = RateMeter(flood_limit, window_s)
         self.connects = RateMeter(reconnect_limit, window_s)
+        #: Decisions for matches the bot has no seat in that were answered, per window.
+        self.unseated = RateMeter(unseated_answered, window_s)
         #: When streams refused for reconnecting too often were last logged (loop time).
         self.warned_at = float("-inf")
         self.stream: Stream | None = None

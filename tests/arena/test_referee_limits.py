@@ -91,13 +91,14 @@ class _Reader:
         return self.messages.pop(0) if self.messages else grpc.aio.EOF
 
 
-def _read_batch(n: int) -> tuple[_Refusal | None, int]:
+def _read_batch(n: int, **config: Any) -> tuple[_Refusal | None, int]:
     """A welcomed stream of a fresh referee reads a DecisionBatch of ``n`` decisions for no
     match: the refusal that ends the stream (``None``: it read on to EOF), and how many
     answers (rejections) were queued for the bot."""
 
     async def main() -> tuple[_Refusal | None, int]:
-        ref = Referee(RefereeConfig(flood_limit=10_000))
+        settings = {"flood_limit": 10_000, "max_wrong_recorded": 10_000, **config}
+        ref = Referee(RefereeConfig(**settings))
         ref.add_bot("b", "tok")
         session = ref.session("b")
         stream = Stream("peer")
@@ -128,6 +129,16 @@ def test_a_decision_batch_of_exactly_the_limit_is_read() -> None:
         f"not {MAX_DECISION_BATCH + 1}"
     )
     assert answered == 0
+
+
+def test_answers_for_no_seat_are_answered_twenty_times_a_window() -> None:
+    """Defect (leak audit): every Decision for a match the bot has no seat in was answered,
+    and each answer carries the events waiting for the bot: sent every 20 ms, they let a
+    bot see the other seats' moves as they came and time their thinking. Only
+    ``max_wrong_recorded`` (20) are answered per flood window now; the rest are read and
+    counted against the flood limit."""
+    refusal, answered = _read_batch(200, max_wrong_recorded=20)
+    assert refusal is None and answered == 20
 
 
 # ----------------------------------------------------------------------------- reconnects

@@ -726,8 +726,9 @@ def test_a_bot_that_does_not_read_is_cut_off(tmp_path: Path) -> None:
     bound = 50
 
     async def main() -> tuple[dict[str, Any], dict[str, Any], str, str, int]:
+        # (every refusal answered: only max_wrong_recorded per window are, by default)
         async with arena(tmp_path, decision_ms=500, time_bank_ms=0, reconnect_grace_s=0.5,
-                         max_queued=bound) as a:  # fmt: skip
+                         max_queued=bound, max_wrong_recorded=1000) as a:  # fmt: skip
             await a.bots(["ann", "bob", "cid", "dan", "eve"])
             a.referee.add_bot("x", "tok-x")
             deepest = 0
@@ -1376,10 +1377,11 @@ def test_stopping_ends_calls_before_hello_and_health_watches_without_an_error(
         async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
             if which == "prehello":
                 call: Any = pb_grpc.ArenaStub(ch).Play(metadata=_md("tok-x"))
-                for _ in range(100):
-                    if ref.session("x").reserved is not None:
+                for _ in range(500):  # the call reaches the referee (10 s at most: a
+                    if ref.session("x").reserved is not None:  # loaded machine took 2)
                         break
                     await asyncio.sleep(0.02)
+                assert ref.session("x").reserved is not None, "the call never arrived"
             else:
                 call = health_pb2_grpc.HealthStub(ch).Watch(health_pb2.HealthCheckRequest())
                 await call.read()
