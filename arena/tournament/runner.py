@@ -442,29 +442,40 @@ async def run_tournament(
     storage = Storage(cfg.db)
     try:
         lock.acquire()
-        if opts.fresh and storage.tournament(tid) is not None:
-            log.info("--fresh: forgetting the stored matches of %s", tid)
-            storage.delete_tournament(tid)
-        cfg = with_seed(cfg, storage)
+        stored = storage.tournament(tid) is not None
+        cfg = with_seed(cfg, storage, fresh=opts.fresh)
         schedule = cfg.schedule()
-        created = storage.ensure_tournament(
-            tid,
-            name=cfg.name,
-            fingerprint=cfg.fingerprint,
-            config=cfg.to_json(),
-            total_matches=len(schedule),
-            bots=[(b.name, b.bot or " ".join(b.command) or b.kind) for b in cfg.bots],
-        )
-        done = storage.completed_indices(tid)
+
+        def store() -> None:
+            """Forget the stored matches (``--fresh``) and store the tournament: only once
+            every bot is connected, so that a run that cannot start (a bot that does not
+            come, an address that cannot be served) loses nothing and leaves no empty row."""
+            if stored and opts.fresh:
+                log.info("--fresh: forgetting the stored matches of %s", tid)
+                storage.delete_tournament(tid)
+            storage.ensure_tournament(
+                tid,
+                name=cfg.name,
+                fingerprint=cfg.fingerprint,
+                config=cfg.to_json(),
+                total_matches=len(schedule),
+                bots=[(b.name, b.bot or " ".join(b.command) or b.kind) for b in cfg.bots],
+            )
+
+        resuming = stored and not opts.fresh
+        if resuming:
+            store()  # (checks that the stored one is this config's)
+        done = storage.completed_indices(tid) if resuming else set()
         pending = [m for m in schedule if m.index not in done]
         outcome = TournamentOutcome(tid, cfg.db, len(schedule), len(done), 0, len(done))
-        if not created:
+        if resuming:
             progress_log.info("resuming %s: %d of %d matches already stored", tid, len(done),
                               len(schedule))  # fmt: skip
         if pending:
             try:
                 await _play(cfg, opts, storage, schedule, pending, outcome,
-                            referee_factory or _real_referee, serve, launch_bots)  # fmt: skip
+                            referee_factory or _real_referee, serve, launch_bots,
+                            None if resuming else store)  # fmt: skip
             except (KeyboardInterrupt, asyncio.CancelledError):
                 outcome.interrupted = True
                 raise
@@ -473,10 +484,13 @@ async def run_tournament(
                 outcome.elapsed_s = time.monotonic() - t0
                 t_rec = time.perf_counter()
                 with contextlib.suppress(StorageError):
-                    finalize(storage, cfg)
+                    if storage.tournament(tid) is not None:  # (stored, or kept: not started)
+                        finalize(storage, cfg)
                 outcome.finalize_s = time.perf_counter() - t_rec
                 outcome.record_s += outcome.finalize_s
         else:
+            if not resuming:  # (a tournament of no match cannot be scheduled: see config)
+                store()
             finalize(storage, cfg)
         outcome.completed = len(storage.completed_indices(tid))
         outcome.elapsed_s = time.monotonic() - t0
@@ -486,13 +500,14 @@ async def run_tournament(
         storage.close()
 
 
-def with_seed(cfg: TournamentConfig, storage: Storage) -> TournamentConfig:
+def with_seed(cfg: TournamentConfig, storage: Storage, *, fresh: bool = False) -> TournamentConfig:
     """``cfg`` with its tournament seed: the config's, else the one drawn at the first run of
-    this tournament (stored), else a new secret one. A seed written in a config is known to
-    whoever reads the config, and from it every deal of every match follows."""
+    this tournament (stored; not with ``fresh``), else a new secret one. A seed written in a
+    config is known to whoever reads the config, and from it every deal of every match
+    follows."""
     if cfg.seed is not None:
         return cfg
-    info = storage.tournament(cfg.tournament_id)
+    info = None if fresh else storage.tournament(cfg.tournament_id)
     drawn = info.config.get("drawn_seed") if info is not None else None
     if not isinstance(drawn, int) or isinstance(drawn, bool) or not 0 <= drawn < 2**63:
         if info is not None:  # stored by hand or damaged: its matches cannot be resumed
@@ -526,7 +541,10 @@ async def _play(
     referee_factory: RefereeFactory,
     serve: bool,
     launch_bots: bool,
+    store: Callable[[], None] | None,
 ) -> None:
+    """Serve, launch the bots, and once every bot is connected, ``store()`` the tournament
+    (when it is not stored yet, or ``--fresh``) and play the ``pending`` matches."""
     from arena.referee.server import host_port
 
     tid = cfg.tournament_id
@@ -578,6 +596,8 @@ async def _play(
                 "" if cfg.tls is None else f" over TLS (arena-bot run ... --ca {cfg.tls.cert})",
             )  # fmt: skip
         await _wait_for_bots(cfg, referee, procs, opts.max_restarts)
+        if store is not None:
+            store()
         monitor = asyncio.create_task(_monitor(procs, stopping, opts.max_restarts, left))
         t_play = time.monotonic()
         try:

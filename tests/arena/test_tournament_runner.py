@@ -214,6 +214,27 @@ def test_missing_bots_are_named(tmp_path: Path) -> None:
         _run(cfg, FakeReferee(absent={"cid"}))
 
 
+def test_a_fresh_run_that_cannot_start_loses_nothing(tmp_path: Path) -> None:
+    """Defect (CLI audit): ``--fresh`` forgot the stored matches before the run had a
+    chance to start: a bot that did not connect (or an --out that cannot be written, a
+    host that cannot be served) left the database with nothing. They are forgotten once
+    every bot is connected now; a first run that cannot start stores no empty tournament."""
+    cfg = make_config(tmp_path, bots=3, bot_wait_s=0.1)
+    assert _run(cfg, FakeReferee()).finished
+    before = _board(cfg.db, cfg.tournament_id)
+    with pytest.raises(TournamentError, match="did not connect"):
+        _run(cfg, FakeReferee(absent={"cid"}), fresh=True)
+    with Storage(cfg.db) as st:
+        assert len(st.completed_indices(cfg.tournament_id)) == 6
+    assert _board(cfg.db, cfg.tournament_id) == before
+    other = make_config(tmp_path, bots=3, bot_wait_s=0.1, seed=99)  # another tournament
+    with pytest.raises(TournamentError, match="did not connect"):
+        _run(other, FakeReferee(absent={"cid"}))
+    with Storage(cfg.db) as st:
+        assert st.tournament(other.tournament_id) is None  # no empty row left behind
+        assert [t.id for t in st.tournaments()] == [cfg.tournament_id]
+
+
 def test_fresh_forgets_stored_matches(tmp_path: Path) -> None:
     cfg = make_config(tmp_path, bots=3)
     _run(cfg, FakeReferee())
