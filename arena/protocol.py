@@ -67,6 +67,10 @@ PROTOCOL_VERSION = 1
 RETRY_AFTER_MS = "retry-after-ms"
 
 
+#: The longest token: it travels in the call's metadata, which gRPC caps at 8 KiB.
+MAX_TOKEN = 4096
+
+
 def token_problem(token: str) -> str | None:
     """What makes ``token`` unusable, or ``None``. A token travels in an HTTP/2 header
     (``authorization: Bearer <token>``): printable ASCII only, and no spaces, which the
@@ -79,7 +83,10 @@ def token_problem(token: str) -> str | None:
         return "the token is empty"
     if not all("!" <= c <= "~" for c in token):
         return f"a token is printable ASCII without spaces, got {token[:40]!r}"
+    if len(token) > MAX_TOKEN:  # gRPC refuses larger metadata (8 KiB by default)
+        return f"a token is at most {MAX_TOKEN} characters, got {len(token)}"
     return None
+
 
 
 class MalformedMessageError(ValueError):

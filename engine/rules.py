@@ -20,13 +20,16 @@ engine.rules.RulesetError: concede: must be one of 'free', 'penalty', 'off', got
 from __future__ import annotations
 
 import dataclasses
+import os
+import stat
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PRESETS", "Ruleset", "RulesetError", "load_ruleset", "preset"]
+__all__ = ["PRESETS", "Ruleset", "RulesetError", "TomlFileError", "load_ruleset", "preset",
+           "read_toml_file"]
 
 
 class RulesetError(ValueError):
@@ -36,6 +39,39 @@ class RulesetError(ValueError):
         super().__init__(f"{key}: {message}")
         self.key = key
 
+
+class TomlFileError(ValueError):
+    """A TOML file that cannot be read: why, without the path (the caller names it)."""
+
+
+def read_toml_file(path: str | Path) -> dict[str, Any]:
+    """The TOML data of the file at ``path``. Raises :class:`TomlFileError` saying why not:
+    "no such file", "cannot read: <the system's reason>", "not a regular file" (a FIFO
+    would block the reader for ever, a device never end), "not valid TOML: ...". Names too
+    long for the system and NUL bytes are reasons too, not exceptions of another kind."""
+    try:
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode):
+            what = "a directory" if stat.S_ISDIR(mode) else "a FIFO, device or socket"
+            raise TomlFileError(f"not a regular file ({what})")
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise TomlFileError("no such file") from None
+    except OSError as e:
+        raise TomlFileError(f"cannot read: {e.strerror or e}") from e
+    except ValueError as e:
+        if isinstance(e, TomlFileError):
+            raise
+        if isinstance(e, tomllib.TOMLDecodeError):
+            raise TomlFileError(f"not valid TOML: {e}") from e
+        if isinstance(e, UnicodeDecodeError):  # tomllib decodes the bytes itself
+            raise TomlFileError(f"not valid TOML: not UTF-8 text ({e.reason})") from e
+        raise TomlFileError("cannot read: the path holds a NUL byte") from e  # os.stat's
+
+
+#: The longest ruleset name.
+_NAME_MAX = 100
 
 # Allowed values of the string options (the first is not necessarily the default).
 _CHOICES: dict[str, tuple[str, ...]] = {
@@ -190,8 +226,16 @@ def _validate(r: Ruleset) -> None:
         raise RulesetError(
             "barrel_at", f"must be between 0 and target {r.target}, got {r.barrel_at}"
         )
-    if not r.name:
+    if not r.name.strip():
         raise RulesetError("name", "must not be empty")
+    # The name reaches terminals, logs and page titles: an escape sequence or a newline
+    # would recolour or split them (a file's name is the default: set `name` in the file).
+    if not r.name.isprintable() or len(r.name) > _NAME_MAX:
+        raise RulesetError(
+            "name",
+            f"at most {_NAME_MAX} printable characters (no control characters), got "
+            f"{r.name[:_NAME_MAX]!r}" + ("..." if len(r.name) > _NAME_MAX else ""),
+        )
 
 
 _CLASSIC = Ruleset()
@@ -242,20 +286,14 @@ def load_ruleset(name_or_path: str | Path, players: int | None = None) -> Rulese
     if not text.strip():  # (Path("") is the current directory: "cannot read: Is a directory")
         raise RulesetError("preset", f"empty: name a preset ({', '.join(PRESETS)}) or a .toml file")
     path = Path(name_or_path)
-    if not path.suffix and not path.exists():
-        raise RulesetError(
-            "preset", f"unknown preset {text!r} (known: {', '.join(PRESETS)}; or a .toml file)"
-        )
     try:
-        with path.open("rb") as fh:
-            data = tomllib.load(fh)
-    except OSError as e:
-        raise RulesetError("file", f"cannot read {text}: {e.strerror or e}") from e
-    except tomllib.TOMLDecodeError as e:
-        raise RulesetError("file", f"{text} is not valid TOML: {e}") from e
-    except UnicodeDecodeError as e:
-        # tomllib decodes the bytes itself: a file that is not UTF-8 is not TOML either.
-        raise RulesetError("file", f"{text} is not valid TOML: not UTF-8 text ({e.reason})") from e
+        data = read_toml_file(path)
+    except TomlFileError as e:
+        if not path.suffix and str(e) == "no such file":
+            raise RulesetError(
+                "preset", f"unknown preset {text!r} (known: {', '.join(PRESETS)}; or a .toml file)"
+            ) from None
+        raise RulesetError("file", f"{text!r}: {e}") from None
     if "name" not in data:
         data["name"] = path.stem
     return Ruleset.from_dict(data, players)

@@ -29,7 +29,7 @@ os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
 import click
 
-from arena.cli.options import Seconds
+from arena.cli.options import FileErrorsGroup, Seconds
 from arena.referee.config import pem_problem
 from sdk.loader import BotLoadError, load_bot
 
@@ -172,7 +172,7 @@ def _check_ca(ctx: click.Context, param: click.Parameter, value: str | None) -> 
     return value
 
 
-class _Group(click.Group):
+class _Group(FileErrorsGroup):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name == "human":
             return _human_command()
@@ -235,7 +235,7 @@ def _die_with_launcher() -> None:
 )
 @click.option("--name", help="The name sent in Hello (informative; the token decides).")
 @click.option("--once", is_flag=True, help="Exit after one match.")
-@click.option("--matches", type=click.IntRange(min=1), help="Exit after N matches.")
+@click.option("--matches", type=click.IntRange(1, 2**32 - 1), help="Exit after N matches.")
 @click.option(
     "--retry-for",
     type=Seconds(min=0),

@@ -379,6 +379,8 @@ class BotRunner:
         self.token = token
         self.tls = tls or ca is not None
         self.ca = Path(ca) if ca is not None else None
+        if matches is not None and not 1 <= matches < 2**32:  # (the Hello says it: a uint32)
+            raise ValueError(f"matches must be from 1 to {2**32 - 1}, got {matches}")
         self.max_matches = matches
         self.name = name or _factory_name(bot)
         self.initial_backoff = initial_backoff

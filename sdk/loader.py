@@ -62,8 +62,8 @@ def load_bot(spec: str) -> type[Bot]:
                     f"no module {target!r} and no bundled bot of that name: {_HELP}"
                 ) from e
             raise BotLoadError(f"importing {target!r} failed: {e}") from e
-        except Exception as e:  # the module itself is broken: say how, without a traceback
-            raise BotLoadError(f"importing {target!r} failed: {type(e).__name__}: {e}") from e
+        except (Exception, SystemExit) as e:  # the module is broken: say how, no traceback
+            raise BotLoadError(f"importing {target!r} failed: {_why(e)}") from e
     return _pick(module, cls_name, spec, target)
 
 
@@ -82,10 +82,17 @@ def _import_file(path: Path) -> ModuleType:
     sys.path.insert(0, str(path.resolve().parent))
     try:
         loc.loader.exec_module(module)
-    except Exception as e:
+    except (Exception, SystemExit) as e:
         del sys.modules[name]
-        raise BotLoadError(f"importing {str(path)!r} failed: {type(e).__name__}: {e}") from e
+        raise BotLoadError(f"importing {str(path)!r} failed: {_why(e)}") from e
     return module
+
+
+def _why(e: BaseException) -> str:
+    if isinstance(e, SystemExit):  # `arena-bot` exited with it, silently, code 0 and all
+        return (f"it called sys.exit({e.code!r}) when imported (a script's own run belongs "
+                "under `if __name__ == \"__main__\":`)")  # fmt: skip
+    return f"{type(e).__name__}: {e}"
 
 
 def _pick(module: ModuleType, cls_name: str, spec: str, target: str) -> type[Bot]:

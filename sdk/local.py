@@ -14,10 +14,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
+import signal
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -445,13 +448,38 @@ def play_series(
                 names=[entries[pos].name for pos in order],
                 match_id=f"local-{seed + i // p}-{r}",  # one per match of the series
             )
-            _add(entries, order, m)
-            played = i + 1
+            with _counting():
+                _add(entries, order, m)
+                played = i + 1
             if progress is not None:
                 progress(played)
     except KeyboardInterrupt as e:  # the match under way is dropped; the others stand
         raise SeriesInterrupted(SeriesResult(rules.name, played, entries)) from e
     return SeriesResult(rules.name, n, entries)
+
+
+@contextlib.contextmanager
+def _counting() -> Iterator[None]:
+    """Ctrl-C held back while a finished match is counted (delivered right after): caught
+    half-way, the totals said 2 matches in one place and 3 in another. (In the main thread,
+    where Python raises KeyboardInterrupt; elsewhere nothing to hold.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    old = signal.getsignal(signal.SIGINT)
+    if old is None:  # a handler set outside Python: leave it alone
+        yield
+        return
+    signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+    if caught and callable(old):
+        old(signal.SIGINT, None)  # Python's default raises KeyboardInterrupt
+    elif caught and old == signal.SIG_DFL:
+        raise KeyboardInterrupt
 
 
 def _add(entries: list[SeriesEntry], order: list[int], m: LocalMatch) -> None:

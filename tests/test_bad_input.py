@@ -715,3 +715,115 @@ def test_more_bad_command_line_values_are_named(tmp_path: Path) -> None:
     r = _invoke(arena_bot, ["run", "random", "--token", "tok", "--once", "--matches", "5"])
     _fails(r, 2, "--once")
     _fails(_invoke(arena, ["web", "--db", str(tmp_path / "none.sqlite")]), 2, "--db", "no database")
+
+
+# ----------------------------------------------------------------- CLI audit (2026-12-01)
+
+LONG = "x" * 300  # a file name longer than the file system takes (255 bytes)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["rules", LONG],
+        ["replay", LONG],
+        ["leaderboard", "--db", LONG],
+        ["replay", "--db", LONG, "m1"],
+        ["replay", "--list", "--db", LONG],
+        ["web", "--db", LONG],
+    ],
+)
+def test_a_file_name_too_long_is_named_not_a_traceback(args: list[str]) -> None:
+    """Defect: ``Path.exists()`` raises for a name too long for the file system: a
+    traceback from every command that looked a path up. Now one line naming the file."""
+    r = _invoke(arena, args)
+    text = _fails(r, r.exit_code, "File name too long")
+    assert r.exit_code in (1, 2) and LONG[:40] in text
+
+
+def test_fifos_and_devices_are_refused_not_read_for_ever(tmp_path: Path) -> None:
+    """Defect: a FIFO (or /dev/zero) named as a config, ruleset, tokens file or CA blocked
+    the command for ever (or filled the memory). Only regular files are read."""
+    import os
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for cmd, args in [
+        (arena, ["rules", str(fifo)]),
+        (arena, ["rules", "/dev/zero"]),
+        (arena, ["tournament", "--config", str(fifo)]),
+        (arena, ["serve", "--tokens", str(fifo)]),
+        (arena_bot, ["try", "random", "--ruleset", str(fifo)]),
+        (arena_bot, ["run", "random", "--token", "t" * 8, "--ca", str(fifo)]),
+    ]:
+        _fails(_invoke(cmd, args), 2, "not a regular file")
+
+
+def test_a_toml_date_in_a_config_is_a_usage_error(tmp_path: Path) -> None:
+    """Defect: copying the config for --set overrides went through JSON, which has no
+    dates: any TOML date (even under an unknown key) was a traceback."""
+    for line, key in (("created = 2024-01-01", "created: unknown key"),
+                      ("seed = 1979-05-27", "seed: expected an integer, got date")):  # fmt: skip
+        p = _toml(tmp_path, f'{line}\nname = "d"\ndb = "{tmp_path / "d.sqlite"}"\n'
+                            f'out = "{tmp_path / "out"}"\n{BOTS}')  # fmt: skip
+        _fails(_invoke(arena, ["tournament", "--config", str(p), "--no-progress"]), 2, key)
+        _fails(_invoke(arena, ["tournament", "--config", str(p), "--set", "max_deals=2"]), 2, key)
+    assert not (tmp_path / "d.sqlite").exists()
+
+
+def test_a_ruleset_name_with_control_characters_is_refused(tmp_path: Path) -> None:
+    """Defect: a ruleset's name (the file's name by default) reached titles, replays and
+    logs raw: an escape sequence recoloured the terminal, a newline split the title."""
+    for name in ("a\\u001b[31mred", "a\\nb", " ", "x" * 101):
+        p = _toml(tmp_path, f'preset = "classic"\nname = "{name}"\n', "house.toml")
+        _fails(_invoke(arena, ["rules", str(p)]), 2, "name:")
+    p = _toml(tmp_path, 'preset = "classic"\nname = "my house rules (v2)"\n', "house.toml")
+    assert _invoke(arena, ["rules", str(p)]).exit_code == 0
+
+
+def test_arena_bot_matches_fit_the_hello() -> None:
+    """Defect: ``--matches 4294967296`` passed the option and failed in the Hello (uint32)."""
+    _fails(_invoke(arena_bot, ["run", "random", "--token", "t" * 8, "--matches", "4294967296"]),
+           2, "'--matches'")  # fmt: skip
+
+
+def test_an_unknown_tournament_next_to_a_config_is_an_error(tmp_path: Path) -> None:
+    """Defect: ``leaderboard --config C --tournament zzz`` showed the config's latest
+    tournament instead, blaming the config for a value typed on the command line."""
+    path = _stored_tournament(tmp_path)
+    r = _invoke(arena, ["leaderboard", "--config", str(path), "--tournament", "zzz"])
+    _fails(r, 2, "no tournament 'zzz'")
+
+
+def test_a_host_that_does_not_resolve_is_named_before_anything_is_stored(
+    tmp_path: Path,
+) -> None:
+    """Defect: ``host = "nosuchhost.invalid"`` with port 0 reached gRPC core, which printed
+    its own error lines, and left an empty tournament in the database."""
+    cfg = load_config(_toml(tmp_path, f'host = "nosuchhost.invalid"\nname = "h"\n'
+                                      f'db = "{tmp_path / "h.sqlite"}"\n{BOTS}'))  # fmt: skip
+    with pytest.raises(TournamentError, match=r"cannot resolve 'nosuchhost\.invalid'"):
+        asyncio.run(run_tournament_quietly(cfg))
+    with Storage(cfg.db) as st:
+        assert st.tournaments() == []
+
+
+async def run_tournament_quietly(cfg: Any) -> Any:
+    from arena.tournament import run_tournament
+
+    return await run_tournament(cfg, RunOptions(progress=False), launch_bots=False)
+
+
+def test_minor_findings_of_the_cli_audit(tmp_path: Path) -> None:
+    """A bot file that calls sys.exit at import made `arena-bot try` exit 0 in silence; a
+    token over gRPC's metadata limit was accepted though no bot can present it; `--seed`
+    past 2**63-1 was blamed on the config file."""
+    exits = tmp_path / "exits.py"
+    exits.write_text("import sys\nsys.exit(0)\n")
+    r = _invoke(arena_bot, ["try", str(exits), "-n", "1"])
+    _fails(r, 2, "called sys.exit(0) when imported")
+    tokens = _toml(tmp_path, f'[bots]\na = "{"t" * 5000}"\nb = "t2"\nc = "t3"\n', "tokens.toml")
+    _fails(_invoke(arena, ["serve", "--tokens", str(tokens)]), 2, "at most 4096 characters")
+    path = _stored_tournament(tmp_path)
+    _fails(_invoke(arena, ["tournament", "--config", str(path), "--seed", str(2**63)]), 2,
+           "'--seed'")  # fmt: skip

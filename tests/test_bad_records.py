@@ -32,6 +32,7 @@ from sdk import Bot
 from sdk.client import BotRunner, _Outbox
 from tests.arena.test_storage import _record as _stored_record
 from tests.arena.test_storage import _save, _setup
+from tests.support.harness import errors_logged
 from tests.test_bad_input import _fails, _invoke
 from tests.test_bad_input import _record as _one_deal_record
 
@@ -352,7 +353,7 @@ def test_a_bot_whose_constructor_raises_at_a_later_match_does_not_stop_the_runne
     with caplog.at_level(logging.INFO, logger="sdk.client"):
         runner, answered = asyncio.run(play())
     assert sorted(answered) == ["m1", "m3"]  # m2 is left to the referee's deadline
-    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    errors = errors_logged(caplog.records)
     assert len(errors) == 1 and errors[0].exc_info is not None
     text = errors[0].getMessage()
     assert "match m2" in text and "flaky" in text and "RuntimeError: out of memory" in text
@@ -394,7 +395,7 @@ def test_a_bot_that_exits_stops_the_runner_cleanly_with_its_exit_code(
     assert runner.summary.exit_code == 1
     assert runner.summary.reason == "the bot left (exit code 1)"
     assert not [m for m in out._buf if m is not None and m.WhichOneof("kind") == "decision"]
-    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert not errors_logged(caplog.records)
 
 
 def test_arena_bot_run_exits_with_the_code_of_a_bot_that_left(

@@ -10,6 +10,8 @@ import importlib.util
 
 import click
 
+from arena.cli.options import FileErrorsGroup
+
 __all__ = ["main"]
 
 # name -> (module, attribute, one-line help)
@@ -24,7 +26,7 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
-class _LazyGroup(click.Group):
+class _LazyGroup(FileErrorsGroup):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(n for n in _COMMANDS if importlib.util.find_spec(_COMMANDS[n][0]))
 

@@ -60,14 +60,17 @@ def leaderboard(
     # With --config: that config's tournament if it is stored, else the latest of its name
     # (the config's bots, ruleset or deadlines changed since, or a bot's secret token is
     # not in this shell: neither says where the results are).
+    # A --tournament given on the command line is taken as it is (an unknown one is an
+    # error), not replaced by the config's latest.
     latest_of: str | None = None
     if config_path is not None:
         try:
-            cfg_db, latest_of = stored_where(config_path)
+            cfg_db, of_config = stored_where(config_path)
         except ConfigError as e:
             raise click.UsageError(str(e)) from e
         db = db or cfg_db
         if tournament_id is None:
+            latest_of = of_config
             with contextlib.suppress(ConfigError):
                 tournament_id = load_config(config_path).tournament_id
     if db is None:

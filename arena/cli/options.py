@@ -9,13 +9,27 @@ import click
 
 from arena.referee.server import host_problem
 
-__all__ = ["Host", "NonEmptyPath", "Seconds", "reading_newest"]
+__all__ = ["FileErrorsGroup", "Host", "NonEmptyPath", "Seconds", "reading_newest"]
 
 
 def reading_newest(db: object) -> str:
     """What a reader says when it picked the newest ``runs/*.sqlite`` itself: which of
     several databases it reads is not obvious (said on stderr; stdout is the output)."""
     return f"reading {db} (the newest runs/*.sqlite; --db to choose)"
+
+
+class FileErrorsGroup(click.Group):
+    """A command group whose commands end in a one-line error, not a traceback, when the
+    system refuses a file the user named in a way no check foresaw (a name too long for
+    the file system, a symlink loop, a permission): ``Error: <file>: <reason>``, exit 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except OSError as e:
+            if e.filename is None:  # not about a file: a bug, shown as one
+                raise
+            raise click.ClickException(f"{e.filename}: {e.strerror or e}") from e
 
 
 class Host(click.ParamType[str]):

@@ -12,7 +12,6 @@ import secrets
 import signal
 import tempfile
 import time
-import tomllib
 from pathlib import Path
 
 import click
@@ -28,6 +27,7 @@ from arena.referee.config import MAX_DEADLINE_MS, MAX_STRIKES, key_pair_problem,
 from arena.referee.server import host_port, port_problem
 from arena.tournament.config import BOT_NAME_RE, BOT_NAME_RULE
 from engine import RulesetError, load_ruleset
+from engine.rules import TomlFileError, read_toml_file
 
 __all__ = ["load_tokens", "serve"]
 
@@ -41,13 +41,9 @@ def load_tokens(path: Path) -> dict[str, str]:
         return click.BadParameter(message, param_hint="--tokens")
 
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise bad(f"cannot read {path}: {e.strerror or e}") from e
-    except UnicodeDecodeError as e:
-        raise bad(f"{path} is not valid TOML: not UTF-8 text ({e.reason})") from e
-    except tomllib.TOMLDecodeError as e:
-        raise bad(f"{path} is not valid TOML: {e}") from e
+        data = read_toml_file(path)
+    except TomlFileError as e:
+        raise bad(f"{path}: {e}") from None
     for key in data:
         if key != "bots":
             hint = " (did you mean 'bots'?)" if difflib.get_close_matches(key, ["bots"]) else ""

@@ -56,7 +56,8 @@ def _toml_str(value: str) -> str:
 @click.option("--out", type=NonEmptyPath(file_okay=False, path_type=Path),
               help="Directory of the leaderboard files and bot logs.")  # fmt: skip
 @click.option("--db", type=NonEmptyPath(dir_okay=False, path_type=Path), help="SQLite database.")
-@click.option("--seed", type=click.IntRange(min=0), help="Tournament seed (a new tournament).")
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1),
+              help="Tournament seed (a new tournament).")  # fmt: skip
 @click.option("--matches-per-table", type=click.IntRange(min=1), help="Deal-seed sets.")
 @click.option("--max-deals", type=click.IntRange(min=0), help="Deal cap per match (0: none).")
 @click.option(

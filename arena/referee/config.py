@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import ssl
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,7 +35,9 @@ class RefereeConfig:
       as it is played, always to a new file (``.2.jsonl`` and so on if that one exists;
       see docs/referee.md).
     - ``max_wrong_recorded``: per seat and match, answers to requests that are not pending
-      beyond this many are only counted (not recorded one by one, not answered).
+      beyond this many are only counted (not recorded one by one, not answered); and per
+      bot and ``flood_window_s``, answers for matches it has no seat in beyond this many
+      are not answered.
     - ``flood_limit``: a bot that sends more than this many messages that answer no
       pending request within ``flood_window_s`` has its stream closed with
       RESOURCE_EXHAUSTED (counted per bot: reconnecting does not reset it).
@@ -127,9 +131,13 @@ def pem_problem(path: Path, what: str = "file", marker: bytes | None = None) -> 
     """
     marker = marker or PEM_MARKERS.get(what, b"-----BEGIN ")
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the reader
+            return f"{path} is not a regular file (a PEM {what} is one)"
         data = path.read_bytes()
     except OSError as e:
         return f"cannot read {path}: {e.strerror or e}"
+    except ValueError:  # a NUL byte in the path
+        return f"cannot read {path!r}: the path holds a NUL byte"
     if marker in data:
         return None
     swapped = {"certificate": b"PRIVATE KEY-----", "private key": b"-----BEGIN CERTIFICATE-----"}

@@ -199,9 +199,8 @@ def port_problem(host: str, port: int) -> str | None:
     """Why a server could not listen on ``host:port``, or None. The port is bound here once
     as gRPC binds it (address reuse, no port sharing) and released: a busy port is named
     plainly, before gRPC core logs its own error line. Like gRPC, one address of the host
-    that binds is enough."""
-    if port == 0:
-        return None
+    that binds is enough. Port 0 is checked too (a free port is bound): a host that does
+    not resolve, or is no address of this machine, is named the same way."""
     try:
         infos = socket.getaddrinfo(
             host.strip("[]"), port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE

@@ -16,6 +16,7 @@ The full reference of the keys is ``docs/tournament.md``. A minimal file::
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
 import importlib.util
@@ -34,7 +35,14 @@ from arena.protocol import token_problem
 from arena.referee.config import MAX_DEADLINE_MS, MAX_STRIKES, key_pair_problem, pem_problem
 from arena.referee.server import host_problem
 from arena.tournament.schedule import SCHEDULE_VERSION, ScheduledMatch, build_schedule
-from engine.rules import PRESETS, Ruleset, RulesetError, load_ruleset
+from engine.rules import (
+    PRESETS,
+    Ruleset,
+    RulesetError,
+    TomlFileError,
+    load_ruleset,
+    read_toml_file,
+)
 
 __all__ = [
     "BUNDLED_BOTS",
@@ -314,18 +322,10 @@ def load_config(path: str | Path, overrides: Sequence[str] = ()) -> TournamentCo
 
 
 def _read_toml(path: str | Path) -> dict[str, Any]:
-    source = str(path)
     try:
-        with Path(path).open("rb") as fh:
-            return tomllib.load(fh)
-    except FileNotFoundError:
-        raise ConfigError(source, "file", "no such file") from None
-    except OSError as e:
-        raise ConfigError(source, "file", f"cannot read: {e.strerror or e}") from e
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(source, "file", f"not valid TOML: {e}") from e
-    except UnicodeDecodeError as e:  # tomllib decodes the bytes itself
-        raise ConfigError(source, "file", f"not valid TOML: not UTF-8 text ({e.reason})") from e
+        return read_toml_file(path)
+    except TomlFileError as e:
+        raise ConfigError(str(path), "file", str(e)) from None
 
 
 def stored_where(path: str | Path) -> tuple[Path, str]:
@@ -359,7 +359,8 @@ def apply_overrides(
     >>> apply_overrides({}, ["ruleset=classic", "name=my-cup"])
     {'ruleset': 'classic', 'name': 'my-cup'}
     """
-    out: dict[str, Any] = json.loads(json.dumps(data))  # deep copy of plain TOML data
+    # (not a JSON round trip: TOML has dates and times, which JSON cannot hold)
+    out: dict[str, Any] = copy.deepcopy(dict(data))
     for item in overrides:
         key, sep, raw = item.partition("=")
         key = key.strip()
@@ -455,8 +456,17 @@ def parse_config(
         text = _get(data, key, str, default, err)
         if not text.strip():  # Path("") is the current directory
             raise err(key, "must not be empty")
-        paths[key] = Path(text).expanduser()
+        paths[key] = _path(text, key, err)
     db, out = paths["db"], paths["out"]
+    for key, path in paths.items():
+        try:
+            is_dir, exists = path.is_dir(), path.exists()
+        except OSError as e:  # a name too long for the file system, say
+            raise err(key, f"{path}: {e.strerror or e}") from None
+        if key == "db" and (is_dir or not path.name):
+            raise err("db", f"{path} is a directory: name the database file")
+        if key == "out" and exists and not is_dir:
+            raise err("out", f"{path} is not a directory")
 
     deadlines_data = data.get("deadlines", {})
     if not isinstance(deadlines_data, Mapping):
@@ -540,8 +550,8 @@ def parse_config(
         max_deals=max_deals,
         seed=seed,
         concurrency=concurrency,
-        db=db.resolve(),
-        out=out.resolve(),
+        db=db,
+        out=out,
         host=host,
         port=port,
         bot_wait_s=bot_wait_s,
@@ -577,7 +587,8 @@ def _tls(data: object, base: Path, err: _Err) -> TLSSpec | None:
         path = Path(_get(data, key, str, "", err, "tls.")).expanduser()
         path = path if path.is_absolute() else base / path
         if not path.is_file():
-            raise err(f"tls.{key}", f"no such file: {path}")
+            why = "not a regular file" if path.exists() else "no such file"
+            raise err(f"tls.{key}", f"{why}: {path}")
         problem = pem_problem(path, what)
         if problem is not None:
             raise err(f"tls.{key}", problem)
@@ -588,12 +599,35 @@ def _tls(data: object, base: Path, err: _Err) -> TLSSpec | None:
     server_name = _get(data, "server_name", str, "localhost", err, "tls.")
     if not server_name.strip():
         raise err("tls.server_name", "must not be empty")
+    if not all(c.isprintable() and not c.isspace() for c in server_name.strip()):
+        raise err("tls.server_name", f"a host name, without spaces, got {server_name!r}")
     return TLSSpec(files[0], files[1], server_name.strip())
 
 
 # ------------------------------------------------------------------------- helpers
 
 _Err = Any  # Callable[[str, str], ConfigError]; kept loose for brevity
+
+
+def _path(text: str, key: str, err: _Err, base: Path | None = None) -> Path:
+    """``text`` as an absolute path (``~`` expanded; relative to ``base``, else to the
+    current directory), or a ConfigError naming ``key`` and why there is none."""
+    if "\x00" in text:
+        raise err(key, f"a path with a NUL byte: {text!r}")
+    try:
+        path = Path(text).expanduser()
+        return (base / path if base is not None else path).resolve()
+    except RuntimeError as e:  # "~nobody", a symlink loop
+        raise err(key, f"no path in {text!r}: {e}") from None
+    except OSError as e:
+        raise err(key, f"no path: {e.strerror or e}") from None
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:  # a name too long for the system, say: no directory of ours
+        return False
 
 
 def _tname(value: object) -> str:
@@ -720,10 +754,15 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
         isinstance(k, str) and isinstance(v, str) for k, v in env_data.items()
     ):
         raise err(f"{key}.env", "expected a table of strings")
+    for var, value in env_data.items():  # what the system would refuse at the launch
+        if not var or "=" in var or "\x00" in var:
+            raise err(f"{key}.env", f"{var!r} is no environment variable name (no '=', no NUL)")
+        if "\x00" in value:
+            raise err(f"{key}.env.{var}", "a value with a NUL byte")
     env = tuple(sorted(env_data.items()))
     cwd_raw = _get(entry, "cwd", str, None, err, f"{key}.")
-    cwd = (base / cwd_raw).resolve() if cwd_raw is not None else None
-    if cwd is not None and not cwd.is_dir():
+    cwd = _path(cwd_raw, f"{key}.cwd", err, base) if cwd_raw is not None else None
+    if cwd is not None and not _is_dir(cwd):
         raise err(f"{key}.cwd", f"no such directory: {cwd}")
     kind = kinds[0]
     if kind != "remote":
@@ -762,6 +801,8 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
             raise err(f"{key}.command", f"expected a string or an array of strings, got {raw!r}")
         if not argv:
             raise err(f"{key}.command", "must not be empty")
+        if any("\x00" in a for a in argv):
+            raise err(f"{key}.command", "a word with a NUL byte")
         for a in argv:
             try:
                 a.format(**{p: "" for p in _PLACEHOLDERS})

@@ -437,7 +437,11 @@ async def run_tournament(
 
         problem = port_problem(cfg.host, cfg.port)
         if problem is not None:
-            raise TournamentError(f"{problem} (is the port free? set another, or 0 for any)")
+            hint = (
+                "is the port free? set another, or 0 for any; is host an address of this "
+                "machine?" if problem.startswith("cannot listen") else "check the config's host"
+            )
+            raise TournamentError(f"{problem} ({hint})")
     lock = _Lock(cfg.db)
     storage = Storage(cfg.db)
     try:

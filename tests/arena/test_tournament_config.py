@@ -132,6 +132,14 @@ def test_bundled_default_configs_are_valid(monkeypatch: pytest.MonkeyPatch) -> N
         ('id = "t1\\n"\n' + BASE, "id", "expected a name"),
         (BASE + '"d\\n" = "random"\n', "bots.'d\\n'", "a bot name starts with"),
         (BASE + "[referee]\nmax_strikes = 4294967296\n", "referee.max_strikes", "between 1"),
+        # CLI audit: values the system refused only at the launch, with a traceback
+        ('db = "a\\u0000b"\n' + BASE, "db", "a path with a NUL byte"),
+        ('out = "~nosuchuser/x"\n' + BASE, "out", "no path in '~nosuchuser/x'"),
+        ('db = "/"\n' + BASE, "db", "/ is a directory"),
+        (BASE + 'd = { bot = "random", env = { "A=B" = "x" } }\n', "bots.d.env", "'A=B'"),
+        (BASE + 'd = { bot = "random", env = { A = "x\\u0000" } }\n', "bots.d.env.A", "NUL"),
+        (BASE + 'd = { command = ["x\\u0000y"] }\n', "bots.d.command", "NUL"),
+
         ("deals = 1\n" + BASE, "deals", "expected a string"),
         ("name = [\n", "file", "not valid TOML"),
     ],
@@ -155,6 +163,9 @@ def test_tls_files_are_relative_to_the_config(tmp_path: Path) -> None:
     assert cfg.tournament_id == load_config(_write(tmp_path, BASE)).tournament_id
     named = load_config(_write(tmp_path, text + 'server_name = "arena.example.org"\n'))
     assert named.tls is not None and named.tls.server_name == "arena.example.org"
+    # CLI audit: a name with spaces inside failed only as the bots' own '--arena' error
+    e = _error(tmp_path, text + 'server_name = " x y "\n')
+    assert e.key == "tls.server_name" and "without spaces" in str(e)
 
 
 def test_bot_commands_trust_the_arena_certificate(tmp_path: Path) -> None:

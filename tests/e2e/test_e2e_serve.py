@@ -18,7 +18,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 
-from harness import RAW_BOT, ROOT, welcomed_call
+from harness import RAW_BOT, ROOT, errors_logged, welcomed_call
 
 from tests.support.certs import make_cert
 
@@ -254,7 +254,7 @@ def test_stopping_ends_open_streams_with_a_status(
 
     caplog.set_level(logging.WARNING)
     asyncio.run(main())
-    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    errors = [r.getMessage() for r in errors_logged(caplog.records)]
     assert not errors, errors
 
 

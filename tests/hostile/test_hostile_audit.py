@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 sys.path.insert(0, str(Path(__file__).parents[1] / "e2e"))
 sys.path.insert(0, str(Path(__file__).parents[1] / "fuzz"))
 
-from harness import Arena, arena
+from harness import Arena, arena, errors_logged
 from raw_bot import choose
 from test_e2e_matches import _cards_in, _visible_moments
 from test_servicer_fuzz import FakeContext
@@ -65,7 +65,7 @@ def _no_error_logged(caplog: pytest.LogCaptureFixture) -> Any:
     """No test here may make the referee (or gRPC under it) log an error or a traceback."""
     caplog.set_level(logging.WARNING)
     yield
-    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    errors = errors_logged(caplog.records)
     assert not errors, [r.getMessage() for r in errors]
 
 
@@ -405,7 +405,7 @@ def test_health_and_reflection_refuse_bytes_that_do_not_parse(
     for method, code, details in answers:
         assert code is grpc.StatusCode.INVALID_ARGUMENT, (method, code, details)
         assert "could not parse the message as grpc." in details, details
-    assert not [r for r in caplog.records if r.levelname == "ERROR"], caplog.text
+    assert not errors_logged(caplog.records), caplog.text
 
 
 # ----------------------------------------------------------------------------- in a match
@@ -1396,7 +1396,7 @@ def test_stopping_ends_calls_before_hello_and_health_watches_without_an_error(
 
     with caplog.at_level(logging.ERROR):
         status = asyncio.run(main())
-    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
+    assert not errors_logged(caplog.records), caplog.text
     if which == "prehello":
         assert status == "UNAVAILABLE: the arena is stopping"
 
