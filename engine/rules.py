@@ -58,6 +58,8 @@ def read_toml_file(path: str | Path) -> dict[str, Any]:
             return tomllib.load(fh)
     except FileNotFoundError:
         raise TomlFileError("no such file") from None
+    except RecursionError:  # arrays nested thousands deep: tomllib recurses
+        raise TomlFileError("not valid TOML here: nested too deeply") from None
     except OSError as e:
         raise TomlFileError(f"cannot read: {e.strerror or e}") from e
     except ValueError as e:

@@ -479,7 +479,7 @@ def _counting() -> Iterator[None]:
     if caught and callable(old):
         old(signal.SIGINT, None)  # Python's default raises KeyboardInterrupt
     elif caught and old == signal.SIG_DFL:
-        raise KeyboardInterrupt
+        signal.raise_signal(signal.SIGINT)  # the process ends by the signal, as it would
 
 
 def _add(entries: list[SeriesEntry], order: list[int], m: LocalMatch) -> None:

@@ -240,9 +240,10 @@ async def _serve(
     click.echo(f"arena referee listening on {host_port(host, bound)}", err=False)
     click.echo(f"port {bound}")
     click.echo(f"seed {seed} (--seed {seed} deals the same matches again)")
-    # Match ids start with this run's start time: a bot that stays connected across a
-    # restart (or keeps results by match id) must never see one id name two matches.
-    prefix = time.strftime("%Y%m%d-%H%M%S-m", time.gmtime())
+    # Match ids start with this run's start time (and 16 random bits, for two runs started
+    # in one second): a bot that stays connected across a restart (or keeps results by
+    # match id) must never see one id name two matches.
+    prefix = time.strftime("%Y%m%d-%H%M%S-", time.gmtime()) + f"{secrets.randbits(16):04x}-m"
     click.echo(f"match ids {prefix}00000, {prefix}00001, ...")
     lobby = Lobby(referee, ruleset, seed=seed, max_matches=max_matches, prefix=prefix)
     stop, now = asyncio.Event(), asyncio.Event()  # a first signal, and a second one

@@ -28,6 +28,7 @@ import shlex
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -257,7 +258,7 @@ class TournamentConfig:
             "deadlines": dataclasses.asdict(self.deadlines),
             "draw_probability": self.draw_probability,
             "referee": dict(self.referee),
-            # Only when set: the ids of tournaments stored before the key existed stay valid.
+            # Only when not the default, as before the key existed.
             **({"deals": self.deals} if self.deals != "duplicate" else {}),
         }
 
@@ -343,7 +344,8 @@ def stored_where(path: str | Path) -> tuple[Path, str]:
         return value
 
     name = text("name", "tournament")
-    return Path(text("db", f"runs/{name}.sqlite")).expanduser(), text("id", name)
+    db = _path(text("db", f"runs/{name}.sqlite"), "db", partial(ConfigError, source))
+    return db, text("id", name)
 
 
 _INLINE_TABLE_RE = re.compile(r"""\{\s*(\}|[\w"'.-]+\s*=)""")
@@ -584,8 +586,7 @@ def _tls(data: object, base: Path, err: _Err) -> TLSSpec | None:
             raise err(f"tls.{key}", "missing: [tls] needs both cert and key (PEM files)")
     files: list[Path] = []
     for key, what in (("cert", "certificate"), ("key", "private key")):
-        path = Path(_get(data, key, str, "", err, "tls.")).expanduser()
-        path = path if path.is_absolute() else base / path
+        path = _path(_get(data, key, str, "", err, "tls."), f"tls.{key}", err, base)
         if not path.is_file():
             why = "not a regular file" if path.exists() else "no such file"
             raise err(f"tls.{key}", f"{why}: {path}")
@@ -684,9 +685,9 @@ def _ruleset(value: Any, base: Path, err: _Err) -> tuple[Ruleset, str]:
         if isinstance(value, str):
             if value in PRESETS:
                 return PRESETS[value], value
-            path = Path(value).expanduser()
-            if not path.is_absolute() and (base / path).exists():
-                path = base / path
+            path = _path(value, "ruleset", err)  # (relative: to the current directory ...)
+            if not Path(value).expanduser().is_absolute() and (base / value).exists():
+                path = _path(value, "ruleset", err, base)  # ... unless the config's has it
             if path.suffix != ".toml" and not path.exists():
                 raise err(
                     "ruleset",

@@ -54,7 +54,7 @@ from rich.text import Text
 from arena.ratings import RatingBook, rate_results
 from arena.storage import Storage, StorageError, StorageLockedError, lock_path
 from arena.tournament.config import BotSpec, TLSSpec, TournamentConfig
-from arena.tournament.schedule import ScheduledMatch, match_id
+from arena.tournament.schedule import SCHEDULE_VERSION, ScheduledMatch, match_id
 from engine.rules import Ruleset
 
 __all__ = [
@@ -437,23 +437,38 @@ async def run_tournament(
 
         problem = port_problem(cfg.host, cfg.port)
         if problem is not None:
-            hint = (
-                "is the port free? set another, or 0 for any; is host an address of this "
-                "machine?" if problem.startswith("cannot listen") else "check the config's host"
-            )
+            if not problem.startswith("cannot listen"):
+                hint = "check the config's host"
+            elif cfg.port == 0:
+                hint = "is host an address of this machine?"
+            else:
+                hint = "is the port free? set another, or 0 for any; is host an address of " \
+                    "this machine?"
             raise TournamentError(f"{problem} ({hint})")
     lock = _Lock(cfg.db)
     storage = Storage(cfg.db)
     try:
         lock.acquire()
-        stored = storage.tournament(tid) is not None
+        info = storage.tournament(tid)
+        stored = info is not None
+        if info is not None and not opts.fresh and info.config.get("schedule") != SCHEDULE_VERSION:
+            # (only with a fixed `id`: otherwise the schedule's version is in the id)
+            raise TournamentError(
+                f"tournament {tid} in {cfg.db} was stored by an older version of the arena, "
+                "whose match seeds differ: it cannot be resumed (--fresh starts it again, or "
+                "give another id)"
+            )
         cfg = with_seed(cfg, storage, fresh=opts.fresh)
         schedule = cfg.schedule()
+
+        stored_now = False  # by this run: the tournament in the database is this config's
 
         def store() -> None:
             """Forget the stored matches (``--fresh``) and store the tournament: only once
             every bot is connected, so that a run that cannot start (a bot that does not
             come, an address that cannot be served) loses nothing and leaves no empty row."""
+            nonlocal stored_now
+            stored_now = True
             if stored and opts.fresh:
                 log.info("--fresh: forgetting the stored matches of %s", tid)
                 storage.delete_tournament(tid)
@@ -488,7 +503,7 @@ async def run_tournament(
                 outcome.elapsed_s = time.monotonic() - t0
                 t_rec = time.perf_counter()
                 with contextlib.suppress(StorageError):
-                    if storage.tournament(tid) is not None:  # (stored, or kept: not started)
+                    if resuming or stored_now:  # (not one this run never took over)
                         finalize(storage, cfg)
                 outcome.finalize_s = time.perf_counter() - t_rec
                 outcome.record_s += outcome.finalize_s

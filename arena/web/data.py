@@ -21,6 +21,7 @@ from typing import Any
 
 from arena.leaderboard.stats import STRIKE_GROUPS
 from arena.storage import MatchResult, Storage, TournamentInfo, database_in_use
+from arena.tournament.schedule import SCHEDULE_VERSION
 from arena.web import board
 
 __all__ = ["DataSource", "HeldBack", "NotFound"]
@@ -219,6 +220,10 @@ class DataSource:
                 return
             cfg = info.config if isinstance(info.config, dict) else {}
             if cfg.get("deals") == "independent":  # no other match has these cards
+                return
+            if cfg.get("schedule") != SCHEDULE_VERSION:
+                # stored by an older version: it can no longer be resumed, nothing of it is
+                # still to be played (and its 31-bit seeds are no secret anyway)
                 return
             per_set = cfg.get("matches_per_table")
             if isinstance(per_set, int) and not isinstance(per_set, bool) and per_set >= 1:

@@ -58,6 +58,7 @@ class WebServer(ThreadingHTTPServer):
     allow_reuse_address = True
 
     def __init__(self, address: tuple[str, int], source: DataSource) -> None:
+        address = (address[0].strip("[]"), address[1])  # `--host [::1]`, as in a URL
         if ":" in address[0]:  # an IPv6 address (`--host ::` listens on every address)
             self.address_family = socket.AF_INET6
         super().__init__(address, _Handler)

@@ -136,6 +136,10 @@ def test_bundled_default_configs_are_valid(monkeypatch: pytest.MonkeyPatch) -> N
         ('db = "a\\u0000b"\n' + BASE, "db", "a path with a NUL byte"),
         ('out = "~nosuchuser/x"\n' + BASE, "out", "no path in '~nosuchuser/x'"),
         ('db = "/"\n' + BASE, "db", "/ is a directory"),
+        ('ruleset = "~nosuchuser/r.toml"\n' + BASE[len('name = "mine"') + 1 :].replace(
+            'ruleset = "classic"\n', ""), "ruleset", "no path in '~nosuchuser/r.toml'"),
+        (BASE + '[tls]\ncert = "~nosuchuser/c.pem"\nkey = "k.pem"\n', "tls.cert", "no path"),
+        ("a = " + "[" * 3000 + "]" * 3000 + "\n" + BASE, "file", "nested too deeply"),
         (BASE + 'd = { bot = "random", env = { "A=B" = "x" } }\n', "bots.d.env", "'A=B'"),
         (BASE + 'd = { bot = "random", env = { A = "x\\u0000" } }\n', "bots.d.env.A", "NUL"),
         (BASE + 'd = { command = ["x\\u0000y"] }\n', "bots.d.command", "NUL"),
@@ -355,8 +359,8 @@ def test_a_bundled_bot_gets_its_token_only_in_its_environment() -> None:
 def test_deals_independent_is_a_new_tournament_and_duplicate_the_old_one(
     tmp_path: Path,
 ) -> None:
-    """``deals`` defaults to duplicate, which leaves the ids of tournaments stored before
-    the key existed as they were; independent deals are another tournament."""
+    """``deals`` defaults to duplicate, which adds nothing to the identity (a config that
+    says it has the id of one that does not); independent deals are another tournament."""
     dup = load_config(_write(tmp_path, "seed = 5\n" + BASE))
     assert dup.deals == "duplicate" and "deals" not in dup.identity()
     again = load_config(_write(tmp_path, 'deals = "duplicate"\nseed = 5\n' + BASE))

@@ -510,3 +510,28 @@ def test_a_bot_out_of_restarts_before_the_start_stops_the_start_at_once() -> Non
     with pytest.raises(TournamentError, match=r"(?s)code 1 again, after 0 restarts.*boom"):
         asyncio.run(_wait_for_bots(cfg, Referee(), {"crashy": dead}, 0))  # type: ignore[dict-item]
     assert dead.stopped
+
+
+def test_review_findings_of_the_deferred_store(tmp_path: Path) -> None:
+    """A --fresh run of a fixed id that cannot start left the stored tournament as it was,
+    but recomputed its ratings with the new config (another draw probability); and a
+    tournament stored before the schedule's version (31-bit seeds) with a fixed id was
+    refused as "a config that differs" (or one with no drawn seed as damaged). It is named
+    as stored by an older version now, and --fresh starts it again."""
+    cfg = make_config(tmp_path, bots=3, id="cup", bot_wait_s=0.1)
+    assert _run(cfg, FakeReferee()).finished
+    with Storage(cfg.db) as st:
+        ratings = st.rating_history("cup")
+    other = make_config(tmp_path, bots=3, id="cup", bot_wait_s=0.1,
+                        ratings={"draw_probability": 0.5})  # fmt: skip
+    with pytest.raises(TournamentError, match="did not connect"):
+        _run(other, FakeReferee(absent={"cid"}), fresh=True)
+    with Storage(cfg.db) as st:
+        assert st.rating_history("cup") == ratings
+        # as if stored by the version before the schedule's version existed
+        st.conn.execute("UPDATE tournaments SET config_json = json_remove(config_json, "
+                        "'$.schedule')")  # fmt: skip
+        st.conn.commit()
+    with pytest.raises(TournamentError, match=r"stored by an older version.*--fresh"):
+        _run(cfg, FakeReferee())
+    assert _run(cfg, FakeReferee(), fresh=True).finished

@@ -124,7 +124,7 @@ def test_serve_plays_k_matches_and_records_them(tmp_path: Path) -> None:
     # Defect (protocol audit): every run numbered its matches m00000, m00001, ... again, so a
     # bot connected across a restart saw one id name two matches. The ids start with the
     # run's start time (UTC) now.
-    assert re.fullmatch(r"\d{8}-\d{6}-m", prefix), prefix
+    assert re.fullmatch(r"\d{8}-\d{6}-[0-9a-f]{4}-m", prefix), prefix
     assert [f.name for f in files] == [f"{prefix}00000.jsonl", f"{prefix}00001.jsonl"]
     for f in files:
         last = json.loads(f.read_text().splitlines()[-1])

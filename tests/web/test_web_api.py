@@ -750,3 +750,29 @@ def test_found_by_the_web_audit_ids_caches_request_lines_and_ipv6(tmp_path: Path
         assert get(v6.url, "/api/tournaments")[0]["id"] == "demo"
     finally:
         v6.stop()
+
+
+def test_review_findings_hosts_in_brackets_and_tournaments_of_an_older_version(
+    tmp_path: Path,
+) -> None:
+    """`--host [::1]` (brackets, as the option takes it) could not listen; a tournament
+    stored by the version before 63-bit seeds can never be resumed, so nothing of it is
+    still to be played: its records are shown, unfinished or not."""
+    from arena.tournament import RunOptions, run
+    from tests.arena.fake_referee import FakeReferee, make_config
+
+    cfg = make_config(tmp_path)
+    run(cfg, RunOptions(progress=False, max_new_matches=5),
+        referee_factory=lambda _c: FakeReferee(), serve=False, launch_bots=False)  # fmt: skip
+    server = make_server(DataSource(cfg.db), "[::1]", 0)
+    server.start_background()
+    try:
+        mid = get(server.url, "/api/matches")["matches"][0]["match_id"]
+        assert status_of(server.url, f"/api/matches/{mid}/record")[0] == 403
+        with Storage(cfg.db) as st:
+            st.conn.execute("UPDATE tournaments SET config_json = json_remove(config_json, "
+                            "'$.schedule')")  # fmt: skip
+            st.conn.commit()
+        assert status_of(server.url, f"/api/matches/{mid}/record")[0] == 200
+    finally:
+        server.stop()
