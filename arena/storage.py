@@ -165,6 +165,11 @@ class DealSummary:
     conceded: bool
 
 
+def _delete_tournament(c: sqlite3.Connection, tournament_id: str) -> None:
+    c.execute("DELETE FROM incidents WHERE tournament_id = ?", (tournament_id,))
+    c.execute("DELETE FROM tournaments WHERE id = ?", (tournament_id,))  # cascades
+
+
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
@@ -410,17 +415,20 @@ class Storage:
         config: Mapping[str, Any],
         total_matches: int,
         bots: Sequence[tuple[str, str]],
+        replace: bool = False,
     ) -> bool:
         """Create the tournament (True), or check that the stored one is the same (False).
 
         ``bots`` is ``[(name, spec), ...]`` in config order. A stored tournament with this
         id but another fingerprint is refused: its matches would not be comparable.
+        ``replace``: forget the stored one first (``--fresh``), in the same transaction:
+        never a moment with neither.
         """
         with self._guard(f"registering tournament {tournament_id}"):
             row = self.conn.execute(
                 "SELECT fingerprint FROM tournaments WHERE id = ?", (tournament_id,)
             ).fetchone()
-            if row is not None:
+            if row is not None and not replace:
                 if row["fingerprint"] != fingerprint:
                     raise StorageError(
                         f"tournament {tournament_id!r} in {self.path} was started with another "
@@ -429,6 +437,8 @@ class Storage:
                     )
                 return False
             with self._tx() as c:
+                if replace:
+                    _delete_tournament(c, tournament_id)
                 for bot, spec in bots:
                     c.execute(
                         "INSERT OR IGNORE INTO bots(name, spec, first_seen) VALUES (?, ?, ?)",
@@ -449,8 +459,7 @@ class Storage:
     def delete_tournament(self, tournament_id: str) -> None:
         """Forget a tournament and everything stored for it (``--fresh``)."""
         with self._guard(f"deleting tournament {tournament_id}"), self._tx() as c:
-            c.execute("DELETE FROM incidents WHERE tournament_id = ?", (tournament_id,))
-            c.execute("DELETE FROM tournaments WHERE id = ?", (tournament_id,))
+            _delete_tournament(c, tournament_id)
 
     def finish_tournament(self, tournament_id: str) -> None:
         with self._guard("marking the tournament finished"), self._tx() as c:
@@ -458,7 +467,11 @@ class Storage:
                 "UPDATE tournaments SET finished_at = ? WHERE id = ?", (_now(), tournament_id)
             )
 
-    def tournament(self, tournament_id: str) -> TournamentInfo | None:
+    def tournament(self, tournament_id: str, *, listing: bool = False) -> TournamentInfo | None:
+        """The stored tournament ``tournament_id``, or None. A damaged config is a
+        StorageError, but with ``listing`` (what lists and looks tournaments up needs, not
+        their config) it reads as ``{"damaged": "<why>"}``: one damaged row must not hide
+        every other tournament of the database."""
         with self._guard("reading tournaments"):
             row = self.conn.execute(
                 "SELECT t.*, (SELECT COUNT(*) FROM matches m WHERE m.tournament_id = t.id)"
@@ -474,11 +487,17 @@ class Storage:
                     (tournament_id,),
                 )
             )
+        try:
+            config = self._json(row["config_json"], f"config of tournament {tournament_id}")
+        except StorageError as e:
+            if not listing:
+                raise
+            config = {"damaged": str(e)}
         return TournamentInfo(
             id=row["id"],
             name=row["name"],
             fingerprint=row["fingerprint"],
-            config=self._json(row["config_json"], f"config of tournament {tournament_id}"),
+            config=config,
             total_matches=row["total_matches"],
             created_at=row["created_at"],
             finished_at=row["finished_at"],
@@ -493,7 +512,7 @@ class Storage:
                 r[0]
                 for r in self.conn.execute("SELECT id FROM tournaments ORDER BY created_at, rowid")
             ]
-        return [t for i in ids if (t := self.tournament(i)) is not None]
+        return [t for i in ids if (t := self.tournament(i, listing=True)) is not None]
 
     def resolve_tournament(self, ref: str | None) -> str:
         """The id of tournament ``ref``: its id, or its name (the config's ``name``; ids add
@@ -522,6 +541,20 @@ class Storage:
         return None if row is None else str(row[0])
 
     # ----------------------------------------------------------------- matches
+
+    def stored_seatings(self, tournament_id: str) -> dict[int, tuple[str, int, tuple[str, ...]]]:
+        """Schedule index -> (match id, seed, seats) of every stored match of the tournament:
+        what a resumed run checks against the schedule it rebuilds."""
+        with self._guard("reading completed matches"):
+            rows = self.conn.execute(
+                "SELECT id, idx, seed, seats_json FROM matches WHERE tournament_id = ?",
+                (tournament_id,),
+            ).fetchall()
+        out: dict[int, tuple[str, int, tuple[str, ...]]] = {}
+        for r in rows:
+            seats = self._json(r["seats_json"], f"seats of match {r['id']}")
+            out[int(r["idx"])] = (str(r["id"]), int(r["seed"]), tuple(map(str, seats)))
+        return out
 
     def completed_indices(self, tournament_id: str) -> set[int]:
         with self._guard("reading completed matches"):
@@ -559,6 +592,15 @@ class Storage:
         except (TypeError, ValueError) as e:
             raise StorageError(f"match {match_id}: the record is not JSON: {e}") from e
         with self._guard(f"storing match {match_id}"), self._tx() as c:
+            # Rows of a match row deleted by hand without foreign keys (the sqlite3 shell's
+            # default) would refuse these (UNIQUE) for ever: only such orphans can be here,
+            # for if the match itself is stored the INSERT below fails and this rolls back.
+            if c.execute(
+                "SELECT 1 FROM match_players WHERE match_id = ? UNION ALL "
+                "SELECT 1 FROM deals WHERE match_id = ? LIMIT 1", (match_id, match_id)
+            ).fetchone():  # (two index lookups: the rest only when there are orphans)
+                for orphans in ("match_players", "deals", "incidents"):
+                    c.execute(f"DELETE FROM {orphans} WHERE match_id = ?", (match_id,))
             c.execute(
                 "INSERT INTO matches(id, tournament_id, idx, table_no, set_no, seed, seats_json,"
                 " started_at, finished_at, duration_s, deals, record_json)"

@@ -320,6 +320,29 @@ class _Lock:
         self._fh: IO[str] | None = None
 
     def acquire(self) -> None:
+        # The file locked must still be the one at the path: a runner that ends removes the
+        # file, and one that opened it just before would hold a lock on a file no one else
+        # can see any more (two runs on one database). Then try again, with the new file.
+        for _ in range(10):
+            self._lock_file()
+            assert self._fh is not None
+            try:
+                same = os.stat(self.path).st_ino == os.fstat(self._fh.fileno()).st_ino
+            except OSError:  # removed since
+                same = False
+            if same:
+                break
+            self._fh.close()
+            self._fh = None
+        else:
+            raise StorageLockedError(f"the lock file {self.path} keeps changing: is another "
+                                     "`arena tournament` starting and stopping on it?")  # fmt: skip
+        self._fh.seek(0)
+        self._fh.truncate()
+        self._fh.write(str(os.getpid()))
+        self._fh.flush()
+
+    def _lock_file(self) -> None:
         try:
             self._fh = self.path.open("a+")
         except OSError as e:  # a directory of that name, a read-only or foreign file, ...
@@ -340,18 +363,14 @@ class _Lock:
                 + (f" (pid {owner})" if owner else "")
                 + ": wait for it, or use another --db"
             ) from None
-        self._fh.seek(0)
-        self._fh.truncate()
-        self._fh.write(str(os.getpid()))
-        self._fh.flush()
 
     def release(self) -> None:
         if self._fh is not None:
+            with contextlib.suppress(OSError):  # removed while still locked: see acquire
+                self.path.unlink()
             fcntl.flock(self._fh.fileno(), fcntl.LOCK_UN)
             self._fh.close()
             self._fh = None
-            with contextlib.suppress(OSError):
-                self.path.unlink()
 
 
 class _Display:
@@ -449,9 +468,11 @@ async def run_tournament(
     storage = Storage(cfg.db)
     try:
         lock.acquire()
-        info = storage.tournament(tid)
+        # (--fresh replaces a stored one even if its config is damaged)
+        info = storage.tournament(tid, listing=opts.fresh)
         stored = info is not None
-        if info is not None and not opts.fresh and info.config.get("schedule") != SCHEDULE_VERSION:
+        stored_cfg = info.config if info is not None and isinstance(info.config, dict) else {}
+        if info is not None and not opts.fresh and stored_cfg.get("schedule") != SCHEDULE_VERSION:
             # (only with a fixed `id`: otherwise the schedule's version is in the id)
             raise TournamentError(
                 f"tournament {tid} in {cfg.db} was stored by an older version of the arena, "
@@ -471,9 +492,9 @@ async def run_tournament(
             stored_now = True
             if stored and opts.fresh:
                 log.info("--fresh: forgetting the stored matches of %s", tid)
-                storage.delete_tournament(tid)
             storage.ensure_tournament(
                 tid,
+                replace=opts.fresh,
                 name=cfg.name,
                 fingerprint=cfg.fingerprint,
                 config=cfg.to_json(),
@@ -484,7 +505,19 @@ async def run_tournament(
         resuming = stored and not opts.fresh
         if resuming:
             store()  # (checks that the stored one is this config's)
-        done = storage.completed_indices(tid) if resuming else set()
+        done: set[int] = set()
+        if resuming:
+            for idx, (mid, seed, seats) in storage.stored_seatings(tid).items():
+                # The stored matches must be this schedule's: a seed or a database changed
+                # by hand would have the run play seatings twice and others never.
+                m = schedule[idx] if 0 <= idx < len(schedule) else None
+                if m is None or (m.seed, m.seats) != (seed, seats):
+                    raise TournamentError(
+                        f"stored match {mid} of tournament {tid} in {cfg.db} is not this "
+                        "tournament's (another seed or seating than its schedule's: the "
+                        "database was changed outside the arena); --fresh starts it again"
+                    )
+                done.add(idx)
         pending = [m for m in schedule if m.index not in done]
         outcome = TournamentOutcome(tid, cfg.db, len(schedule), len(done), 0, len(done))
         if resuming:
@@ -527,7 +560,8 @@ def with_seed(cfg: TournamentConfig, storage: Storage, *, fresh: bool = False) -
     if cfg.seed is not None:
         return cfg
     info = None if fresh else storage.tournament(cfg.tournament_id)
-    drawn = info.config.get("drawn_seed") if info is not None else None
+    drawn = info.config.get("drawn_seed") if info is not None and isinstance(info.config, dict) \
+        else None
     if not isinstance(drawn, int) or isinstance(drawn, bool) or not 0 <= drawn < 2**63:
         if info is not None:  # stored by hand or damaged: its matches cannot be resumed
             raise TournamentError(

@@ -178,3 +178,46 @@ def test_arena_replay_shows_and_checks_a_stored_match(tmp_path: Path) -> None:
     assert "OK: every action is legal" in checked.output
     missing = runner.invoke(main, ["replay", "m99999", "--db", str(db)])
     assert missing.exit_code == 2 and "no stored match" in missing.output
+
+
+def test_found_by_the_fault_audit_storage(tmp_path: Path) -> None:
+    """Defects (fault audit): ``--fresh`` deleted the old tournament and stored the new one
+    in two transactions (killed between: neither); a match row deleted by hand without
+    foreign keys (the sqlite3 shell's default) left rows that refused the match for ever
+    (UNIQUE); one damaged config hid every tournament of the database from lists."""
+    import sqlite3
+
+    db = tmp_path / "x.sqlite"
+    with _setup(db) as st:
+        _save(st, 0, _record(1))
+        _save(st, 1, _record(2))
+        # a replacement that fails half-way leaves the old one whole
+        new: dict[str, Any] = {"name": "t", "fingerprint": "fp2", "total_matches": 10,
+                               "bots": [("a", "random")], "replace": True}  # fmt: skip
+        with pytest.raises(TypeError):
+            st.ensure_tournament("t1", config={"x": object()}, **new)
+        info = st.tournament("t1")
+        assert info is not None and info.fingerprint == "fp" and info.completed == 2
+        assert st.ensure_tournament("t1", config={"x": 2}, **new)
+        info = st.tournament("t1")
+        assert info is not None and info.fingerprint == "fp2" and info.completed == 0
+    with _setup(tmp_path / "y.sqlite") as st:
+        _save(st, 3, _record(1))
+    raw = sqlite3.connect(tmp_path / "y.sqlite")  # foreign keys off, as in the shell
+    raw.execute("DELETE FROM matches WHERE idx = 3")
+    raw.commit()
+    assert raw.execute("SELECT COUNT(*) FROM match_players").fetchone()[0] == 3  # orphans
+    raw.close()
+    with Storage(tmp_path / "y.sqlite") as st:
+        _save(st, 3, _record(1))  # refused with UNIQUE before
+        assert st.completed_indices("t1") == {3}
+        assert st.conn.execute("SELECT COUNT(*) FROM match_players").fetchone()[0] == 3
+        st.ensure_tournament("t2", name="u", fingerprint="fp", config={"x": 1},
+                             total_matches=1, bots=[("a", "random")])  # fmt: skip
+        st.conn.execute("UPDATE tournaments SET config_json = '{\"x\": ' WHERE id = 't1'")
+        st.conn.commit()
+        listed = {t.id: t for t in st.tournaments()}
+        assert set(listed) == {"t1", "t2"} and "damaged" in listed["t1"].config
+        assert st.resolve_tournament("u") == "t2"
+        with pytest.raises(StorageError, match="damaged"):
+            st.tournament("t1")

@@ -535,3 +535,63 @@ def test_review_findings_of_the_deferred_store(tmp_path: Path) -> None:
     with pytest.raises(TournamentError, match=r"stored by an older version.*--fresh"):
         _run(cfg, FakeReferee())
     assert _run(cfg, FakeReferee(), fresh=True).finished
+
+
+def test_two_runners_never_hold_the_lock_at_once(tmp_path: Path) -> None:
+    """Defect (fault audit): a runner ending unlocked its lock file, then removed it; one
+    that opened the file in between locked a file nobody else could see, and the next
+    runner made a new one: two runs on one database. The file is removed while still
+    locked now, and a lock taken on a file no longer at the path is taken again."""
+    import fcntl
+
+    from arena.storage import StorageLockedError
+
+    db = tmp_path / "t.sqlite"
+    a, b = _Lock(db), _Lock(db)
+    a.acquire()
+    real = b._lock_file
+    calls = 0
+
+    def racing() -> None:  # b opens a's file, a ends, b locks the file a removed
+        nonlocal calls
+        calls += 1
+        if calls > 1:
+            return real()
+        fh = b.path.open("a+")
+        a.release()
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        b._fh = fh
+
+    b._lock_file = racing  # type: ignore[method-assign]
+    b.acquire()
+    assert calls == 2  # the removed file was let go, the one at the path locked
+    with pytest.raises(StorageLockedError):
+        _Lock(db).acquire()
+    b.release()
+    c = _Lock(db)
+    c.acquire()
+    c.release()
+    assert not c.path.exists()
+
+
+def test_a_database_changed_by_hand_is_named_not_resumed_wrongly(tmp_path: Path) -> None:
+    """Defects (fault audit): a drawn seed edited to another number resumed silently,
+    playing some seatings twice and others never; a damaged stored config could not be
+    replaced even with --fresh."""
+    cfg = make_config(tmp_path, bots=3, seed=None)
+    _run(cfg, FakeReferee(), max_new_matches=3)
+    with Storage(cfg.db) as st:
+        st.conn.execute("UPDATE tournaments SET config_json = json_set(config_json, "
+                        "'$.drawn_seed', 12345)")  # fmt: skip
+        st.conn.commit()
+    with pytest.raises(TournamentError, match=r"is not this tournament's.*--fresh"):
+        _run(cfg, FakeReferee())
+    with Storage(cfg.db) as st:
+        st.conn.execute("UPDATE tournaments SET config_json = '{\"broken'")
+        st.conn.commit()
+    with pytest.raises(StorageError, match="damaged"):
+        _run(cfg, FakeReferee())
+    assert _run(cfg, FakeReferee(), fresh=True).finished
+    with Storage(cfg.db) as st:
+        info = st.tournament(cfg.tournament_id)
+        assert info is not None and info.completed == 6 and "drawn_seed" in info.config
