@@ -209,22 +209,26 @@ def test_leaderboard_lists_every_bot_and_plots_ratings(driver: Any, base: str) -
 def test_leaderboard_updates_itself_while_the_tournament_runs(
     driver: Any, base: str, db: Path
 ) -> None:
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
+    # The page redraws its tables at each poll: an element found may be replaced before it
+    # is read (StaleElementReferenceException, a flake under load); wait until it reads so.
+    def shows(check: Any) -> None:
+        WebDriverWait(driver, WAIT_S, ignored_exceptions=(StaleElementReferenceException,)
+                      ).until(check)  # fmt: skip
+
     load(driver, base)
-    assert "3 of 6" in driver.find_element("css selector", "#progress").text
+    shows(lambda d: "3 of 6" in d.find_element("css selector", "#progress").text)
     with Storage(db) as st:
         st.save_match("demo", match_id="demo-m0003", index=3, table=0, set_no=1, seed=3,
                       seats=DEMO_BOTS, record=demo_record(3, DEMO_BOTS, max_deals=3),
                       started_at=time.time() - 1, finished_at=time.time())  # fmt: skip
-    WebDriverWait(driver, WAIT_S).until(
-        lambda d: "4 of 6" in d.find_element("css selector", "#progress").text
-    )
-    cells = driver.find_elements("css selector", '#leaderboard td[data-col="matches"]')
-    assert [c.text for c in cells] == ["4"] * len(DEMO_BOTS)
-    assert driver.find_element("css selector", "#recent tbody tr").get_attribute("data-match") == (
-        "demo-m0003"
-    )
+    shows(lambda d: "4 of 6" in d.find_element("css selector", "#progress").text)
+    cells = '#leaderboard td[data-col="matches"]'
+    shows(lambda d: [c.text for c in d.find_elements("css selector", cells)] == ["4"] * 3)
+    shows(lambda d: d.find_element("css selector", "#recent tbody tr").get_attribute(
+        "data-match") == "demo-m0003")  # fmt: skip
 
 
 def test_bot_page(driver: Any, base: str) -> None:
