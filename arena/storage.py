@@ -516,7 +516,7 @@ class Storage:
 
     def resolve_tournament(self, ref: str | None) -> str:
         """The id of tournament ``ref``: its id, or its name (the config's ``name``; ids add
-        the config's fingerprint, ``default-9f8927fb220b``), the latest created of that name;
+        the config's fingerprint, ``default-bd07867d053f``), the latest created of that name;
         ``None``: the latest created. :class:`LookupError` naming the stored ones otherwise.
         """
         infos = self.tournaments()

@@ -291,7 +291,8 @@ def match_summary(match_id: str, record: JSON) -> JSON:
         "format": record.get("format"),
         "players": list(record["players"]),
         "seats": n,
-        "seed": record.get("seed"),
+        # as text: a 63-bit seed is past what a JavaScript number holds exactly (2**53)
+        "seed": None if record.get("seed") is None else str(record.get("seed")),
         "ruleset": record.get("ruleset"),
         "result": record.get("result"),
         "incidents": record.get("incidents", []),

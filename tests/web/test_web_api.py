@@ -172,6 +172,8 @@ def test_match_summary(base: str, db: Path) -> None:
         assert d["deltas"] == r["deltas"]
     assert s["stored"]["tournament_id"] == "demo"
     assert get(base, "/api/matches/demo-m0001/record") == rec
+    # as text: a tournament's 63-bit seeds are past a JavaScript number's 2**53
+    assert s["seed"] == str(rec["seed"])
 
 
 def test_face_up_steps_follow_the_record(base: str, db: Path) -> None:
