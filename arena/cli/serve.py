@@ -162,14 +162,6 @@ def serve(
         raise click.BadParameter(str(e), param_hint="--ruleset") from e
     if max_deals is not None:
         rs = dataclasses.replace(rs, max_deals=max_deals)
-    elif not rs.max_deals and rs.barrel:  # 0: no cap
-        # Said at once: an organiser whose first bots never bid high enough would otherwise
-        # watch a match run for ever (no bot can win from the barrel without a 120).
-        click.echo(
-            f"note: matches of {rs.name} have no deal cap: bots that never make a contract "
-            "of 120 can play for ever on the barrel (--max-deals N caps them)",
-            err=True,
-        )
     if (tls_cert is None) != (tls_key is None):
         raise click.UsageError("--tls-cert and --tls-key go together")
     _check_pem(tls_cert, "certificate", "--tls-cert")
@@ -193,6 +185,14 @@ def serve(
         raise click.BadParameter(
             f"cannot write records into {record_dir}: {e.strerror or e}", param_hint="--record-dir"
         ) from e
+    if not rs.max_deals and rs.barrel:  # 0: no cap (said once the options are all good)
+        # Said at once: an organiser whose first bots never bid high enough would otherwise
+        # watch a match run for ever (no bot can win from the barrel without a 120).
+        click.echo(
+            f"note: matches of {rs.name} have no deal cap: bots that never make a contract "
+            "of 120 can play for ever on the barrel (--max-deals N caps them)",
+            err=True,
+        )
     try:
         config = RefereeConfig(
             decision_ms=decision_ms,

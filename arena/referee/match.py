@@ -665,7 +665,9 @@ class MatchRunner:
             rec["forfeits"] = sorted(self.forfeits)
             rec["interrupted"] = True
             self._write({"type": "interrupted", "record": rec})
-            log.warning("match %s interrupted at deal %d", self.match_id, self.game.deal_number)
+            # deals numbered from 1, as `arena replay` and the SDK's logs say them
+            log.warning("match %s interrupted in deal %d", self.match_id,
+                        self.game.deal_number + 1)  # fmt: skip
             # The bots must learn it too: a bot keeps a match (and its instance of the bot)
             # until it hears that it ended.
             interrupted = pb.MatchResult(
