@@ -15,7 +15,7 @@ from typing import Any
 
 from engine import Game, Ruleset
 
-__all__ = ["FakeReferee"]
+__all__ = ["FakeReferee", "make_config", "run_fake"]
 
 
 class FakeReferee:
@@ -125,3 +125,13 @@ def make_config(tmp: Any, bots: int = 4, **kw: Any) -> Any:
     data.update(kw)
     data = {k: v for k, v in data.items() if v is not None}  # seed=None: no seed key
     return parse_config(data, source="test.toml", base_dir=tmp)
+
+
+def run_fake(cfg: Any, fake: FakeReferee | None = None, **opts: Any) -> Any:
+    """Run tournament ``cfg`` against ``fake`` (a new FakeReferee by default), without a
+    server, bot processes or a live display; ``opts`` are ``RunOptions``."""
+    from arena.tournament import RunOptions, run
+
+    referee = fake or FakeReferee()
+    return run(cfg, RunOptions(progress=False, **opts), referee_factory=lambda _cfg: referee,
+               serve=False, launch_bots=False)  # fmt: skip

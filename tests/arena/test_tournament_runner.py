@@ -13,18 +13,9 @@ from arena.storage import Storage, StorageError, StorageLockedError
 from arena.tournament import RunOptions, TournamentError, run, run_tournament
 from arena.tournament.runner import _BotProcess, _Lock
 from tests.arena.fake_referee import FakeReferee, make_config
+from tests.arena.fake_referee import run_fake as _run
 
 QUIET = RunOptions(progress=False)
-
-
-def _run(cfg: Any, fake: FakeReferee, **opts: Any) -> Any:
-    return run(
-        cfg,
-        RunOptions(progress=False, **opts),
-        referee_factory=lambda _cfg: fake,
-        serve=False,
-        launch_bots=False,
-    )
 
 
 def _board(db: Path, tid: str) -> dict[str, Any]:

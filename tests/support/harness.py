@@ -11,7 +11,7 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -183,3 +183,17 @@ def errors_logged(records: list[Any]) -> list[Any]:
         )
 
     return [r for r in records if r.levelno >= logging.ERROR and not grpc_teardown(r)]
+
+
+@contextlib.contextmanager
+def web_server(db: Path, host: str = "127.0.0.1") -> Iterator[Any]:
+    """``arena web`` on database ``db`` in this process, on a free port of ``host``;
+    yields the server (``.url``, ``.port``) and stops it."""
+    from arena.web import DataSource, make_server
+
+    server = make_server(DataSource(db), host, 0)
+    server.start_background()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -16,9 +16,10 @@ import pytest
 from click.testing import CliRunner
 
 from arena.storage import Storage
-from arena.web import STATIC_DIR, DataSource, MatchReplay, make_server, view_json
+from arena.web import STATIC_DIR, DataSource, MatchReplay, view_json
 from arena.web.demo import DEMO_BOTS, demo_record, make_demo_db
 from engine import PRESETS, Game, Phase, observe, parse_action, replay
+from tests.support.harness import web_server
 
 MATCHES = 4
 
@@ -32,12 +33,8 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def base(db: Path) -> Iterator[str]:
-    server = make_server(DataSource(db), "127.0.0.1", 0)
-    server.start_background()
-    try:
+    with web_server(db) as server:
         yield server.url
-    finally:
-        server.stop()
 
 
 def get(base: str, path: str) -> Any:
@@ -368,16 +365,12 @@ def test_a_damaged_stored_row_is_a_json_error_naming_the_match(
         (mid,) = c.execute("SELECT id FROM matches WHERE idx = 1").fetchone()
         (other,) = c.execute("SELECT id FROM matches WHERE idx = 0").fetchone()
     c.close()
-    server = make_server(DataSource(path), "127.0.0.1", 0)
-    server.start_background()
-    try:
+    with web_server(path) as server:
         for api in (f"/api/matches/{mid}", f"/api/matches/{mid}/record", "/api/leaderboard"):
             code, body = status_of(server.url, api)
             assert code == 500, (api, body)
             assert f"record of match {mid} is damaged" in body["error"], body
         assert get(server.url, f"/api/matches/{other}/record")["deals"]  # still served
-    finally:
-        server.stop()
     assert "Traceback" not in caplog.text
 
 
@@ -422,13 +415,9 @@ def test_found_by_an_audit_names_short_ids_other_methods_and_bad_stored_records(
         rec["deals"][0]["actions"][0]["action"] = "bid 995"
         c.execute("UPDATE matches SET record_json = ? WHERE id = ?", (json.dumps(rec), mid))
     c.close()
-    server = make_server(DataSource(path), "127.0.0.1", 0)
-    server.start_background()
-    try:
+    with web_server(path) as server:
         code, body = status_of(server.url, f"/api/matches/{mid}/deals/0")
         assert code == 500 and "does not replay" in body["error"], body
-    finally:
-        server.stop()
 
 
 # --- pages, read-only, live --------------------------------------------------------------
@@ -471,9 +460,7 @@ def test_the_server_never_writes(db: Path, base: str) -> None:
 def test_leaderboard_follows_a_running_tournament(tmp_path: Path) -> None:
     path = tmp_path / "live.sqlite"
     make_demo_db(path, matches=2, max_deals=2)
-    server = make_server(DataSource(path), "127.0.0.1", 0)
-    server.start_background()
-    try:
+    with web_server(path) as server:
         first = get(server.url, "/api/leaderboard")
         with Storage(path) as st:  # a tournament writing while the viewer reads
             rec = demo_record(11, DEMO_BOTS, max_deals=2)
@@ -484,8 +471,6 @@ def test_leaderboard_follows_a_running_tournament(tmp_path: Path) -> None:
         assert second["tournament"]["completed"] == 3
         assert all(r["matches"] == 3 for r in second["rows"])
         assert second["recent"][0]["match_id"] == "demo-m0099"
-    finally:
-        server.stop()
 
 
 def test_a_slow_leaderboard_of_a_running_tournament_is_not_recomputed_at_every_poll(
@@ -659,22 +644,15 @@ def test_deals_shared_with_matches_still_to_play_are_held_back(tmp_path: Path) -
     seed, hands and talons — was served, and the other seatings of its deal-seed set, still
     to be played, are dealt exactly those cards. Its replay is refused (403, saying why)
     until they are played or the tournament ends; independent deals are served at once."""
-    from arena.tournament import RunOptions, run
-    from tests.arena.fake_referee import FakeReferee, make_config
-
-    def play(cfg: Any, **opts: Any) -> None:
-        run(cfg, RunOptions(progress=False, **opts), referee_factory=lambda _c: FakeReferee(),
-            serve=False, launch_bots=False)  # fmt: skip
+    from tests.arena.fake_referee import make_config, run_fake
 
     for deals in ("duplicate", "independent"):
         cfg = make_config(tmp_path / deals, deals=deals)
-        play(cfg, max_new_matches=7)
+        run_fake(cfg, max_new_matches=7)
         with Storage.open_readonly(cfg.db) as st:
             stored = st.conn.execute("SELECT id FROM matches ORDER BY idx").fetchall()
         assert len(stored) == 7
-        server = make_server(DataSource(cfg.db), "127.0.0.1", 0)
-        server.start_background()
-        try:
+        with web_server(cfg.db) as server:
             mid = stored[0][0]
             for end in ("", "/record", "/deals/0", "/deals/0?seat=1"):
                 path = f"/api/matches/{mid}{end}"
@@ -685,10 +663,8 @@ def test_deals_shared_with_matches_still_to_play_are_held_back(tmp_path: Path) -
                 else:
                     assert code == 200, (path, body)
             assert status_of(server.url, f"/api/matches?tournament={cfg.tournament_id}")[0] == 200
-            play(cfg)  # the rest: every match of the set is played, the tournament ends
+            run_fake(cfg)  # the rest: every match of the set is played, the tournament ends
             assert status_of(server.url, f"/api/matches/{mid}/record")[0] == 200
-        finally:
-            server.stop()
 
 
 def test_found_by_the_web_audit_ids_caches_request_lines_and_ipv6(tmp_path: Path) -> None:
@@ -702,9 +678,7 @@ def test_found_by_the_web_audit_ids_caches_request_lines_and_ipv6(tmp_path: Path
 
     db = tmp_path / "t.sqlite"
     make_demo_db(db, matches=3, max_deals=2)
-    server = make_server(DataSource(db), "127.0.0.1", 0)
-    server.start_background()
-    try:
+    with web_server(db) as server:
         url = server.url
         assert status_of(url, "/api/matches/m0001")[0] == 200
         for ref in ("M0001", "DEMO-M0001", "m000%5C1", "%5Cm%5C0%5C0%5C0%5C1"):
@@ -719,13 +693,9 @@ def test_found_by_the_web_audit_ids_caches_request_lines_and_ipv6(tmp_path: Path
         shutil.copyfile(other, db)
         after = get(url, "/api/matches/demo-m0001")
         assert after["players"] != before["players"] and set(after["players"]) == {"xa", "xb", "xc"}
-        fresh = make_server(DataSource(db), "127.0.0.1", 0)  # no cache: the reference
-        fresh.start_background()
-        try:
+        with web_server(db) as fresh:  # no cache: the reference
             for path in ("/api/matches/demo-m0001", "/api/matches/demo-m0001/deals/1"):
                 assert get(url, path) == get(fresh.url, path), path
-        finally:
-            fresh.stop()
         new_board = get(url, "/api/leaderboard")
         assert (
             {r["bot"] for r in new_board["rows"]}
@@ -743,15 +713,9 @@ def test_found_by_the_web_audit_ids_caches_request_lines_and_ipv6(tmp_path: Path
             assert b"Content-Type: application/json" in head and json.loads(body)["error"]
         with urllib.request.urlopen(url, timeout=10) as r:
             assert r.headers["Server"] == "arena-web/1"
-    finally:
-        server.stop()
-    v6 = make_server(DataSource(db), "::1", 0)
-    v6.start_background()
-    try:
+    with web_server(db, "::1") as v6:
         assert v6.url.startswith("http://[::1]:")
         assert get(v6.url, "/api/tournaments")[0]["id"] == "demo"
-    finally:
-        v6.stop()
 
 
 def test_review_findings_hosts_in_brackets_and_tournaments_of_an_older_version(
@@ -760,15 +724,11 @@ def test_review_findings_hosts_in_brackets_and_tournaments_of_an_older_version(
     """`--host [::1]` (brackets, as the option takes it) could not listen; a tournament
     stored by the version before 63-bit seeds can never be resumed, so nothing of it is
     still to be played: its records are shown, unfinished or not."""
-    from arena.tournament import RunOptions, run
-    from tests.arena.fake_referee import FakeReferee, make_config
+    from tests.arena.fake_referee import make_config, run_fake
 
     cfg = make_config(tmp_path)
-    run(cfg, RunOptions(progress=False, max_new_matches=5),
-        referee_factory=lambda _c: FakeReferee(), serve=False, launch_bots=False)  # fmt: skip
-    server = make_server(DataSource(cfg.db), "[::1]", 0)
-    server.start_background()
-    try:
+    run_fake(cfg, max_new_matches=5)
+    with web_server(cfg.db, "[::1]") as server:
         mid = get(server.url, "/api/matches")["matches"][0]["match_id"]
         assert status_of(server.url, f"/api/matches/{mid}/record")[0] == 403
         with Storage(cfg.db) as st:
@@ -776,5 +736,3 @@ def test_review_findings_hosts_in_brackets_and_tournaments_of_an_older_version(
                             "'$.schedule')")  # fmt: skip
             st.conn.commit()
         assert status_of(server.url, f"/api/matches/{mid}/record")[0] == 200
-    finally:
-        server.stop()

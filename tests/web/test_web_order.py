@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from arena.storage import Storage
-from arena.web import DataSource, make_server
+from arena.web import DataSource
 from arena.web.demo import demo_record
+from tests.support.harness import web_server
 
 BOTS = ("a", "b", "c", "d")
 MATCHES = 8
@@ -40,12 +41,8 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def base(db: Path) -> Iterator[str]:
-    server = make_server(DataSource(db), "127.0.0.1", 0)
-    server.start_background()
-    try:
+    with web_server(db) as server:
         yield server.url
-    finally:
-        server.stop()
 
 
 def _get(base: str, path: str) -> Any:
