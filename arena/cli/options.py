@@ -9,7 +9,7 @@ import click
 
 from arena.referee.server import host_problem
 
-__all__ = ["FileErrorsGroup", "Host", "NonEmptyPath", "Seconds", "reading_newest"]
+__all__ = ["FileErrorsGroup", "Host", "HostName", "NonEmptyPath", "Seconds", "reading_newest"]
 
 
 def reading_newest(db: object) -> str:
@@ -42,6 +42,26 @@ class Host(click.ParamType[str]):
         if problem is not None:
             self.fail(problem, param, ctx)
         return value
+
+
+class HostName(click.ParamType[str]):
+    """A host name as a browser sends it in ``Host`` (letters, digits, ``-``, ``.``), or
+    ``*``; lower-cased."""
+
+    name = "host name"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        text = str(value).strip().lower().rstrip(".")
+        if text == "*" or (
+            0 < len(text) <= 253
+            and all(
+                0 < len(label) <= 63 and label.isascii() and label.replace("-", "").isalnum()
+                for label in text.split(".")
+            )
+        ):
+            return text
+        self.fail(f"{value!r:.80} is not a host name (letters, digits, '-' and '.') or '*'",
+                  param, ctx)  # fmt: skip
 
 
 class Seconds(click.FloatRange):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from arena.cli.options import Host, NonEmptyPath
+from arena.cli.options import Host, HostName, NonEmptyPath
 
 __all__ = ["web"]
 
@@ -33,8 +33,24 @@ __all__ = ["web"]
     default=None,
     help="Tournament id or name to show first (default: the latest).",
 )
+@click.option(
+    "--allow-host",
+    "allowed_hosts",
+    multiple=True,
+    type=HostName(),
+    metavar="NAME",
+    help="A host name the pages may be reached by (repeatable; '*': any). IP addresses "
+    "and localhost always work; other names are refused, against DNS rebinding.",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Log every request.")
-def web(db: Path | None, host: str, port: int, tournament: str | None, verbose: bool) -> None:
+def web(
+    db: Path | None,
+    host: str,
+    port: int,
+    tournament: str | None,
+    allowed_hosts: tuple[str, ...],
+    verbose: bool,
+) -> None:
     """Serve the leaderboard, bot pages and replay viewer of a tournament database.
 
     The database is opened read-only, so this can run beside a running tournament: the
@@ -60,7 +76,7 @@ def web(db: Path | None, host: str, port: int, tournament: str | None, verbose: 
     except LookupError as e:
         raise click.BadParameter(str(e.args[0]), param_hint="--tournament") from e
     try:
-        server = make_server(source, host, port)
+        server = make_server(source, host, port, allowed_hosts)
     except OSError as e:
         raise click.ClickException(f"cannot listen on {host}:{port}: {e}") from e
     click.echo(f"arena web: serving {db} at {server.url} (Ctrl+C to stop)")

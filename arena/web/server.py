@@ -23,11 +23,13 @@ The server never writes: the data source opens the database read-only.
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import json
 import logging
 import mimetypes
 import socket
 import threading
+from collections.abc import Sequence
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -38,7 +40,7 @@ from arena.storage import StorageError
 from arena.web.data import DataSource, HeldBack, NotFound
 from arena.web.replay import MatchReplay, ReplayCache, ReplayFailed
 
-__all__ = ["STATIC_DIR", "WebServer", "make_server"]
+__all__ = ["STATIC_DIR", "WebServer", "host_allowed", "make_server"]
 
 log = logging.getLogger("arena.web")
 
@@ -57,12 +59,16 @@ class WebServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, address: tuple[str, int], source: DataSource) -> None:
+    def __init__(
+        self, address: tuple[str, int], source: DataSource, allowed_hosts: Sequence[str] = ()
+    ) -> None:
         address = (address[0].strip("[]"), address[1])  # `--host [::1]`, as in a URL
         if ":" in address[0]:  # an IPv6 address (`--host ::` listens on every address)
             self.address_family = socket.AF_INET6
         super().__init__(address, _Handler)
         self.source = source
+        #: Host names served besides IP addresses and localhost (see :func:`host_allowed`).
+        self.allowed_hosts = tuple(h.lower().rstrip(".") for h in allowed_hosts)
         self.replays = ReplayCache()
         self._thread: threading.Thread | None = None
 
@@ -87,9 +93,50 @@ class WebServer(ThreadingHTTPServer):
             self._thread.join(5)
 
 
-def make_server(source: DataSource, host: str = "127.0.0.1", port: int = 0) -> WebServer:
-    """Bind ``host:port`` (0 = a free port; read it back from ``server.port``)."""
-    return WebServer((host, port), source)
+def make_server(
+    source: DataSource, host: str = "127.0.0.1", port: int = 0, allowed_hosts: Sequence[str] = ()
+) -> WebServer:
+    """Bind ``host:port`` (0 = a free port; read it back from ``server.port``).
+    ``allowed_hosts``: host names the pages may be reached by, besides IP addresses and
+    localhost (``"*"``: any); see :func:`host_allowed`."""
+    return WebServer((host, port), source, allowed_hosts)
+
+
+def host_allowed(header: str | None, allowed: Sequence[str] = ()) -> bool:
+    """Whether a request's ``Host`` header may be served.
+
+    A web page the browser loaded from another site can reach this server through DNS
+    rebinding: its own host name is made to resolve to 127.0.0.1, so the browser's
+    same-origin rule lets its scripts read the answers. Such a request carries that
+    name in ``Host``. So a name is served only if it is ``localhost`` (or under
+    ``.localhost``) or one of ``allowed`` (lower case; ``"*"`` allows every name); an IP
+    address, which no rebinding can use, always is. A request without ``Host`` (HTTP/1.0;
+    no browser sends one) is served.
+
+    >>> host_allowed("127.0.0.1:8000"), host_allowed("[::1]:8000"), host_allowed("localhost")
+    (True, True, True)
+    >>> host_allowed("attacker.example:8000"), host_allowed("board.lan", ["board.lan"])
+    (False, True)
+    """
+    if header is None:
+        return True
+    name = header.strip().lower()
+    if name.startswith("["):  # [IPv6] or [IPv6]:port
+        return _is_ip(name[1:].partition("]")[0])
+    if name.count(":") == 1:  # name:port (more colons: a bare IPv6 address)
+        name = name.partition(":")[0]
+    name = name.rstrip(".")
+    if _is_ip(name) or name == "localhost" or name.endswith(".localhost"):
+        return True
+    return "*" in allowed or name in allowed
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
 
 
 class _HTTPError(Exception):
@@ -121,6 +168,14 @@ class _Handler(BaseHTTPRequestHandler):
         parts = [unquote(p) for p in url.path.split("/") if p]
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
         try:
+            host = self.headers.get("Host")
+            if not host_allowed(host, self.server.allowed_hosts):
+                raise _HTTPError(
+                    HTTPStatus.FORBIDDEN,
+                    f"this server does not answer to the host name {host!r:.80} (a guard "
+                    "against DNS rebinding): reach it by IP address or localhost, or start "
+                    "it with --allow-host NAME",
+                )
             if parts and parts[0] == "api":
                 self._json(HTTPStatus.OK, self._api(parts[1:], query))
             elif parts and parts[0] == "static" and len(parts) == 2:

@@ -186,12 +186,14 @@ def errors_logged(records: list[Any]) -> list[Any]:
 
 
 @contextlib.contextmanager
-def web_server(db: Path, host: str = "127.0.0.1") -> Iterator[Any]:
+def web_server(
+    db: Path, host: str = "127.0.0.1", allowed_hosts: tuple[str, ...] = ()
+) -> Iterator[Any]:
     """``arena web`` on database ``db`` in this process, on a free port of ``host``;
     yields the server (``.url``, ``.port``) and stops it."""
     from arena.web import DataSource, make_server
 
-    server = make_server(DataSource(db), host, 0)
+    server = make_server(DataSource(db), host, 0, allowed_hosts)
     server.start_background()
     try:
         yield server

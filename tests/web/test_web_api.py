@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import http.client
 import json
 import re
 import sqlite3
@@ -531,6 +532,52 @@ def test_cli_web_command(db: Path, tmp_path: Path) -> None:
     res = runner.invoke(main, ["web", "--db", str(tmp_path / "missing.sqlite")])
     assert res.exit_code != 0
     assert "no database" in res.output
+
+
+def _status_with_host(port: int, host: str | None) -> tuple[int, dict[str, Any]]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.putrequest("GET", "/api/leaderboard", skip_host=True)
+        if host is not None:
+            conn.putheader("Host", host)
+        conn.endheaders()
+        r = conn.getresponse()
+        return r.status, json.loads(r.read().decode())
+    finally:
+        conn.close()
+
+
+def test_names_other_than_localhost_are_refused_against_dns_rebinding(db: Path) -> None:
+    """Defect (known limit until 2026-12-01): any `Host` was served, so a page from another
+    site whose name was made to resolve to 127.0.0.1 could read the API (DNS rebinding).
+    IP addresses and localhost are served; another name only with ``--allow-host``."""
+    with web_server(db) as server:
+        port = server.port
+        for host in ("127.0.0.1", f"127.0.0.1:{port}", f"localhost:{port}", "LOCALHOST.",
+                     "app.localhost", f"[::1]:{port}", "10.1.2.3", None):  # fmt: skip
+            status, body = _status_with_host(server.port, host)
+            assert status == 200, (host, body)
+        for host in (f"attacker.example:{server.port}", "localhost.attacker.example", "[]:80",
+                     "127.0.0.1.nip.io", "board.lan"):  # fmt: skip
+            status, body = _status_with_host(server.port, host)
+            assert status == 403, (host, body)
+            assert "--allow-host" in body["error"] and "DNS rebinding" in body["error"]
+    with web_server(db, allowed_hosts=("board.lan",)) as server:
+        assert _status_with_host(server.port, "Board.LAN:8000")[0] == 200
+        assert _status_with_host(server.port, "other.lan")[0] == 403
+    with web_server(db, allowed_hosts=("*",)) as server:
+        assert _status_with_host(server.port, "anything.example")[0] == 200
+
+
+def test_allow_host_option_takes_host_names_only(db: Path) -> None:
+    from arena.cli import main
+
+    runner = CliRunner()
+    assert "--allow-host" in runner.invoke(main, ["web", "--help"]).output
+    for bad in ("", "a b", "evil/x", "a..b", "x" * 64 + ".lan"):
+        res = runner.invoke(main, ["web", "--db", str(db), "--port", "0", "--allow-host", bad])
+        assert res.exit_code == 2, (bad, res.output)
+        assert "--allow-host" in res.output and "not a host name" in res.output
 
 
 def test_phase_names_match_the_engine() -> None:
