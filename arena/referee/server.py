@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import inspect
 import logging
+import math
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, NoReturn
@@ -15,13 +16,23 @@ from google.protobuf.message import DecodeError
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from arena.protocol import RETRY_AFTER_MS
 from arena.referee.config import TLSConfig
 from arena.referee.core import Referee
 from arena.referee.servicer import ArenaServicer
+from arena.referee.sessions import RateMeter
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
-__all__ = ["SERVICE_NAME", "host_problem", "port_problem", "start_server"]
+__all__ = [
+    "MAX_OPEN_CALLS",
+    "SERVICE_NAME",
+    "TOKENLESS_LIMIT",
+    "TOKENLESS_WINDOW_S",
+    "host_problem",
+    "port_problem",
+    "start_server",
+]
 
 log = logging.getLogger("arena.referee")
 
@@ -68,14 +79,49 @@ async def _refuse(context: grpc.aio.ServicerContext[Any, Any], bad: _Unparsed) -
 MAX_OPEN_CALLS = 1000
 
 
-class _OpenCalls:
-    """The long-lived calls without a token that are open, and when to stop them."""
+#: Requests that need no token (GetInfo, health checking, reflection: each message of a
+#: reflection call counts) answered per client address within ``TOKENLESS_WINDOW_S``; more
+#: are refused with RESOURCE_EXHAUSTED and ``retry-after-ms``. A client asking as fast as
+#: it could took CPU from every match; bots' Play streams are not counted.
+TOKENLESS_LIMIT = 200
+TOKENLESS_WINDOW_S = 2.0
+#: Addresses whose counts are kept; past this, those within their limit are forgotten.
+_MAX_ADDRESSES = 4096
 
-    __slots__ = ("count", "stopping")
+
+class _OpenCalls:
+    """The calls that need no token: how many long-lived ones are open, when to stop
+    them, and how many requests each client address made lately."""
+
+    __slots__ = ("count", "recent", "stopping")
 
     def __init__(self, stopping: asyncio.Event) -> None:
         self.stopping = stopping
         self.count = 0
+        self.recent: dict[str, RateMeter] = {}
+
+    async def request(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        """Count one request of the caller's address; refuse it over the limit."""
+        loop = asyncio.get_running_loop()
+        peer = context.peer() or "?"
+        address = peer.rpartition(":")[0] if peer.count(":") > 1 else peer  # without port
+        meter = self.recent.get(address)
+        if meter is None:
+            if len(self.recent) >= _MAX_ADDRESSES:
+                self.recent = {a: m for a, m in self.recent.items() if m.full(loop)}
+                if len(self.recent) >= _MAX_ADDRESSES:  # that many at their limit
+                    self.recent.clear()
+            meter = self.recent[address] = RateMeter(TOKENLESS_LIMIT, TOKENLESS_WINDOW_S)
+        wait_s = meter.full(loop)
+        if wait_s:
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"more than {TOKENLESS_LIMIT} requests without a token (GetInfo, health, "
+                f"reflection) from {address} within {TOKENLESS_WINDOW_S:g} s: wait "
+                f"{math.ceil(wait_s * 10) / 10:g} s",
+                trailing_metadata=((RETRY_AFTER_MS, str(math.ceil(wait_s * 1000))),),
+            )
+        meter.add(loop)
 
     @contextlib.asynccontextmanager
     async def one(self, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[None]:
@@ -96,7 +142,8 @@ def _parsing_refused(handler: grpc.RpcMethodHandler, calls: _OpenCalls) -> grpc.
     """``handler`` with a request that does not parse answered INVALID_ARGUMENT, naming the
     message: gRPC itself logs a traceback and answers UNKNOWN, for any caller, token or
     not (GetInfo, health checking and reflection need none), as often as it likes. Its
-    streaming calls count toward :data:`MAX_OPEN_CALLS`."""
+    streaming calls count toward :data:`MAX_OPEN_CALLS`, its requests toward
+    :data:`TOKENLESS_LIMIT`."""
     parse = handler.request_deserializer
     if parse is None:
         return handler
@@ -111,6 +158,7 @@ def _parsing_refused(handler: grpc.RpcMethodHandler, calls: _OpenCalls) -> grpc.
 
     async def checked(requests: AsyncIterator[Any], context: Any) -> AsyncIterator[Any]:
         async for request in requests:
+            await calls.request(context)
             if isinstance(request, _Unparsed):
                 await _refuse(context, request)
             yield request
@@ -119,6 +167,7 @@ def _parsing_refused(handler: grpc.RpcMethodHandler, calls: _OpenCalls) -> grpc.
         uu = handler.unary_unary
 
         async def unary_unary(request: Any, context: Any) -> Any:
+            await calls.request(context)
             if isinstance(request, _Unparsed):
                 await _refuse(context, request)
             return await uu(request, context)
@@ -128,6 +177,7 @@ def _parsing_refused(handler: grpc.RpcMethodHandler, calls: _OpenCalls) -> grpc.
         us = handler.unary_stream
 
         async def unary_stream(request: Any, context: Any) -> Any:  # writes with context.write
+            await calls.request(context)
             if isinstance(request, _Unparsed):
                 await _refuse(context, request)
             # Such a call (health's Watch) lasts until its client leaves: at shutdown it is

@@ -1486,6 +1486,61 @@ def test_streaming_calls_without_a_token_are_capped(monkeypatch: pytest.MonkeyPa
     assert check == serving and again == serving
 
 
+def test_requests_without_a_token_are_limited_per_address(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Known limit closed (2026-12-01): GetInfo, health checking and reflection need no
+    token, and a client asking as fast as it could cut the matches' throughput by a third
+    (one reflection call) to four fifths (eight). Past ``TOKENLESS_LIMIT`` requests from one
+    address within ``TOKENLESS_WINDOW_S`` the next is refused with RESOURCE_EXHAUSTED and
+    ``retry-after-ms``; every message of a reflection call counts; a bot's Play stream from
+    the same address is not counted and is welcomed."""
+    from grpc_reflection.v1alpha import reflection_pb2
+
+    from arena.referee import server as server_mod
+
+    monkeypatch.setattr(server_mod, "TOKENLESS_LIMIT", 20)
+    monkeypatch.setattr(server_mod, "TOKENLESS_WINDOW_S", 60.0)
+
+    async def main() -> tuple[int, str, dict[str, str], int, str]:
+        async with arena(tmp_path) as a, grpc.aio.insecure_channel(a.target) as ch:
+            a.referee.add_bot("x", "tok-x")
+            stub = pb_grpc.ArenaStub(ch)
+            answered, refused, trailers = 0, "", {}
+            for _ in range(25):
+                try:
+                    await stub.GetInfo(pb.GetInfoRequest(), timeout=10)
+                    answered += 1
+                except grpc.aio.AioRpcError as e:
+                    refused = f"{e.code().name}: {e.details()}"
+                    trailers = {k: str(v) for k, v in e.trailing_metadata() or ()}
+                    break
+            call = await _x_stream(ch)  # a bot from the same address: welcomed
+            call.cancel()
+        # A fresh arena: one reflection call with more requests than the limit.
+        async with arena(tmp_path / "r") as a, grpc.aio.insecure_channel(a.target) as ch:
+            ask = reflection_pb2.ServerReflectionRequest(list_services="")
+            info = ch.stream_stream(
+                "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+                request_serializer=reflection_pb2.ServerReflectionRequest.SerializeToString,
+                response_deserializer=reflection_pb2.ServerReflectionResponse.FromString,
+            )
+            reflected, why = 0, ""
+            try:
+                async for _ in info(iter([ask] * 30), timeout=10):
+                    reflected += 1
+            except grpc.aio.AioRpcError as e:
+                why = f"{e.code().name}: {e.details()}"
+        return answered, refused, trailers, reflected, why
+
+    answered, refused, trailers, reflected, why = asyncio.run(main())
+    assert answered == 20
+    assert refused.startswith("RESOURCE_EXHAUSTED: more than 20 requests without a token"), refused
+    assert "from ipv4:127.0.0.1 within 60 s" in refused, refused
+    assert 0 < int(trailers["retry-after-ms"]) <= 60_000
+    assert reflected == 20 and why.startswith("RESOURCE_EXHAUSTED: more than 20"), why
+
+
 def test_a_duplicate_answer_is_refused_without_the_answered_requests_legal_actions(
     tmp_path: Path,
 ) -> None:
