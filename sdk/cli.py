@@ -324,6 +324,8 @@ def _leave(code: int, message: str = "") -> NoReturn:
 
 #: The referee's default time per decision (``RefereeConfig.decision_ms``), for warnings.
 _ARENA_LIMIT_S = 1.0
+#: The deal cap of ``arena-bot try`` when none is given (not for a person at the table).
+TRY_MAX_DEALS = 1000
 
 
 @main.command("try")
@@ -351,7 +353,9 @@ _ARENA_LIMIT_S = 1.0
 )
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option(
-    "--max-deals", type=click.IntRange(min=1, max=1_000_000), help="Cap each match at N deals."
+    "--max-deals",
+    type=click.IntRange(min=1, max=1_000_000),
+    help=f"Cap each match at N deals [default: {TRY_MAX_DEALS}; none for human].",
 )
 @click.option("--log-level", type=click.Choice(_LEVELS), default="warning", show_default=True)
 def try_(
@@ -396,6 +400,10 @@ def try_(
     interactive = bot == "human" or bool(getattr(cls, "interactive", False))
     if n is None:
         n = 1 if interactive else 20
+    if max_deals is None and not interactive:
+        # A bot that never bids can keep a match going for ever (no one climbs off the
+        # barrel): the series looked hung. A real match lasts tens of deals.
+        max_deals = TRY_MAX_DEALS
     console = Console()
     stopped = False
     try:
@@ -432,6 +440,12 @@ def try_(
             )
     else:
         console.print(escape(f"{what}: no results"))
+    if result.capped:
+        console.print(
+            f"[yellow]note:[/yellow] {result.capped} of {result.matches} matches reached the "
+            f"cap of {max_deals} deals before anyone won (does the bot ever bid? a player "
+            "on the barrel needs contracts to finish); --max-deals N sets the cap"
+        )
     if stopped:
         sys.exit(130)  # 128 + SIGINT, as a shell reports a command that Ctrl-C stopped
 

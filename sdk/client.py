@@ -54,7 +54,7 @@ from arena.protocol import (
 )
 from arena.protocol import deal_result_from_pb as _deal_result_from_pb
 from arena.v1 import arena_pb2 as pb
-from engine import Action, GameResult, PlayerView, Ruleset
+from engine import Action, Bid, Contract, GameResult, Give, PlayerView, Ruleset
 from sdk.bot import Bot, Deadline
 from sdk.local import BotFactory, decide, hook_view, make_bot
 
@@ -882,12 +882,20 @@ class BotRunner:
             self.summary.errors += 1
 
     def _send_answer(self, m: _Match, rid: str, action: Action, out: _Outbox) -> None:
-        try:
-            wire = action_to_pb(action)
-        except (TypeError, ValueError, AttributeError, KeyError) as e:
+        sent = _on_the_wire(action)
+        if sent != action:
             # Well typed, but no wire value holds it (``Bid(-5)``; a wrong type is caught
-            # earlier, by ``decide``): sent as an action of no kind, which the referee
-            # refuses as malformed (a strike, and its fallback), as it would refuse it.
+            # earlier, by ``decide``): sent with the number clamped to one that is just as
+            # illegal, so that the referee refuses it as illegal (a strike and its
+            # fallback), as a local match does, naming the rule.
+            log.error("match %s: %s returned %r, whose number no wire field holds: sent as "
+                      "%r, which the referee refuses as illegal", m.match_id, self.name,
+                      action, sent)  # fmt: skip
+        try:
+            wire = action_to_pb(sent)
+        except (TypeError, ValueError, AttributeError, KeyError) as e:
+            # Still no action (none foreseen): sent as an action of no kind, which the
+            # referee refuses as malformed (a strike, and its fallback).
             self.summary.errors += 1
             log.error("match %s: %s returned %r, which is no action (%s: %s): sent as a "
                       "malformed action; the referee plays its fallback", m.match_id,
@@ -1037,6 +1045,33 @@ class BotRunner:
         for t in tasks:
             if not t.done():
                 t.cancel()
+
+
+_UINT32_MAX = 2**32 - 1
+
+
+def _on_the_wire(action: Action) -> Action:
+    """``action`` with a number outside the wire's unsigned 32 bits replaced by one that is
+    illegal for the same reason: an amount below 0 by 0 (every bid and contract is at least
+    100), above by 2^32 - 1 (above every cap), a seat by 2^32 - 1 (no such seat; 0 could be
+    a legal one).
+
+    >>> from engine import parse_card
+    >>> _on_the_wire(Bid(-5)), _on_the_wire(Give(parse_card("9S"), -1))
+    (Bid(amount=0), Give(card=<Card.S9: 0>, to=4294967295))
+    """
+    if isinstance(action, Bid | Contract) and isinstance(action.amount, int):
+        amount = action.amount
+        return (
+            action if 0 <= amount <= _UINT32_MAX else type(action)(min(max(amount, 0), _UINT32_MAX))
+        )
+    if (
+        isinstance(action, Give)
+        and isinstance(action.to, int)
+        and not 0 <= action.to <= _UINT32_MAX
+    ):
+        return Give(action.card, _UINT32_MAX)
+    return action
 
 
 def _game_result(msg: pb.MatchResult) -> GameResult:

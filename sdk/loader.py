@@ -7,7 +7,9 @@
 'RandomBot'
 
 Without ``:Class`` a module or file must define exactly one :class:`~sdk.Bot` subclass of
-its own (imported ones do not count).
+its own (imported ones do not count). A module is looked up from the current directory
+first, as ``python -m`` does; a file inside a package (its folder has ``__init__.py``) is
+imported as a module of that package, so its relative imports work.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
+import os
 import sys
+import traceback
 from pathlib import Path
 from types import ModuleType
 
@@ -54,6 +58,10 @@ def load_bot(spec: str) -> type[Bot]:
     if target.endswith(".py") or "/" in target or "\\" in target:
         module = _import_file(Path(target))
     else:
+        # The console scripts (`arena-bot`) do not put the current directory on the path,
+        # as `python -m` does: `arena-bot run mypkg.mybot:MyBot` found no mypkg beside it.
+        if "" not in sys.path and os.getcwd() not in sys.path:
+            sys.path.insert(0, os.getcwd())
         try:
             module = importlib.import_module(target)
         except ModuleNotFoundError as e:
@@ -72,6 +80,15 @@ def _import_file(path: Path) -> ModuleType:
         raise BotLoadError(f"{str(path)!r} is a directory, not a Python file: {_HELP}")
     if not path.is_file():
         raise BotLoadError(f"no file {str(path)!r}: {_HELP}")
+    dotted = _module_of_package(path.resolve())
+    if dotted is not None:  # relative imports need the module's package
+        root, module_name = dotted
+        if str(root) not in sys.path:
+            sys.path.insert(0, str(root))
+        try:
+            return importlib.import_module(module_name)
+        except (Exception, SystemExit) as e:
+            raise BotLoadError(f"importing {str(path)!r} failed: {_why(e)}") from e
     name = f"_arena_bot_{path.stem}_{abs(hash(str(path.resolve()))):x}"
     loc = importlib.util.spec_from_file_location(name, path)
     if loc is None or loc.loader is None:
@@ -88,11 +105,31 @@ def _import_file(path: Path) -> ModuleType:
     return module
 
 
+def _module_of_package(path: Path) -> tuple[Path, str] | None:
+    """For a file in a package (folders with ``__init__.py`` up to some root): the folder
+    above the outermost package, and the file's dotted module name; else None."""
+    parts = [path.stem]
+    folder = path.parent
+    while (folder / "__init__.py").is_file() and folder.name.isidentifier():
+        parts.append(folder.name)
+        folder = folder.parent
+    if len(parts) == 1 or not path.stem.isidentifier():
+        return None
+    return folder, ".".join(reversed(parts))
+
+
 def _why(e: BaseException) -> str:
+    """What went wrong importing a bot, and where: the innermost line of the bot's own
+    code (a traceback of importlib's frames would bury it)."""
     if isinstance(e, SystemExit):  # `arena-bot` exited with it, silently, code 0 and all
         return (f"it called sys.exit({e.code!r}) when imported (a script's own run belongs "
                 "under `if __name__ == \"__main__\":`)")  # fmt: skip
-    return f"{type(e).__name__}: {e}"
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if "importlib" not in f.filename]
+    where = ""
+    if frames and not isinstance(e, SyntaxError):  # (a SyntaxError names its line itself)
+        f = frames[-1]
+        where = f" (at {f.filename}, line {f.lineno}, in {f.name}: {(f.line or '').strip()})"
+    return f"{type(e).__name__}: {e}{where}"
 
 
 def _pick(module: ModuleType, cls_name: str, spec: str, target: str) -> type[Bot]:

@@ -392,6 +392,8 @@ class SeriesResult:
     ruleset: str
     matches: int
     entries: list[SeriesEntry] = field(default_factory=list)
+    #: Matches that ended at the ruleset's ``max_deals`` before anyone won.
+    capped: int = 0
 
 
 class SeriesInterrupted(KeyboardInterrupt):
@@ -436,7 +438,7 @@ def play_series(
         # occurrences: heuristic#1, random, heuristic#2.
         unique = names.count(oname) == 1 and oname != entries[0].name
         entries.append(SeriesEntry(oname if unique else f"{oname}#{names[: k + 1].count(oname)}"))
-    played = 0
+    played = capped = 0
     try:
         for i in range(n):
             r = i % p
@@ -450,12 +452,13 @@ def play_series(
             )
             with _counting():
                 _add(entries, order, m)
+                capped += m.result.reason == "max_deals"
                 played = i + 1
             if progress is not None:
                 progress(played)
     except KeyboardInterrupt as e:  # the match under way is dropped; the others stand
-        raise SeriesInterrupted(SeriesResult(rules.name, played, entries)) from e
-    return SeriesResult(rules.name, n, entries)
+        raise SeriesInterrupted(SeriesResult(rules.name, played, entries, capped)) from e
+    return SeriesResult(rules.name, n, entries, capped)
 
 
 @contextlib.contextmanager

@@ -331,6 +331,33 @@ def test_an_action_with_fields_of_the_wrong_type_is_replaced_not_lost(
     assert any("its card must be a Card, not str" in m for m in said)
 
 
+class _OutOfRange(Bot):
+    """Bids -5: well typed, but no wire field holds it."""
+
+    def act(self, view: PlayerView) -> Action:
+        from engine import Bid
+
+        biddable = any(isinstance(a, Bid) for a in view.legal_actions)
+        return Bid(-5) if biddable else view.legal_actions[0]
+
+
+def test_a_number_no_wire_field_holds_is_refused_as_illegal_as_locally(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect (bot-author audit): ``Bid(-5)`` was an "illegal" incident naming the rule in a
+    local match, but in an arena the SDK sent an action of no kind, and the referee's
+    strike said "malformed action: no kind set". The SDK now sends the number clamped to
+    one just as illegal (0), and the referee refuses it as illegal, naming the rule."""
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        [s, _, _] = _play(tmp_path, [_OutOfRange, Bot, Bot], matches=1, deals=3)
+    assert s.rejected >= 1 and s.matches == 1
+    said = [r.getMessage() for r in caplog.records]
+    assert any("returned Bid(amount=-5), whose number no wire field holds: sent as "
+               "Bid(amount=0)" in m for m in said), said  # fmt: skip
+    rejected = [m for m in said if "decision rejected" in m]
+    assert rejected and all("(illegal, strike" in m and "a bid must raise" in m for m in rejected)
+
+
 def test_system_exit_in_a_hook_stops_the_runner_cleanly(tmp_path: Path) -> None:
     """Defect: ``SystemExit`` raised in a hook escaped the runner's task: `arena-bot run`
     ended without its "the bot left" line and summary, and ``sdk.run`` raised rather than

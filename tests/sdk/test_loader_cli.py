@@ -41,6 +41,41 @@ def test_load_by_module_and_file(tmp_path: Path) -> None:
     assert load_bot(str(f)).__name__ == "First"
 
 
+def test_a_package_beside_the_command_loads_by_module_and_by_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defects (bot-author audit): `arena-bot run mypkg.mybot:MyBot`, as docs/tournament.md
+    tells a remote player, said "no module 'mypkg.mybot'" from the folder holding mypkg
+    (the console script has no current directory on its path; `python -m` has); and
+    `mypkg/mybot.py` with a relative import failed ("no known parent package")."""
+    pkg = tmp_path / "authorpkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "helper.py").write_text("def first(view):\n    return view.legal_actions[0]\n")
+    (pkg / "mybot.py").write_text(
+        "from sdk import Bot\nfrom .helper import first\n\n"
+        "class MyBot(Bot):\n    name = 'mine'\n    def act(self, view):\n"
+        "        return first(view)\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.path", [p for p in __import__("sys").path if p not in ("", ".")])
+    assert load_bot("authorpkg.mybot:MyBot").__name__ == "MyBot"
+    assert load_bot("authorpkg/mybot.py").__name__ == "MyBot"
+    assert load_bot(str(pkg / "mybot.py") + ":MyBot").__module__ == "authorpkg.mybot"
+
+
+def test_an_import_error_names_the_line_that_raised(tmp_path: Path) -> None:
+    """Defect (bot-author audit): a bot file whose import failed in a helper module said
+    only "KeyError: 'missing'", with no file or line (even at --log-level debug)."""
+    (tmp_path / "authorutil.py").write_text("def f():\n    return {}['missing']\n")
+    bot = tmp_path / "usesutil.py"
+    bot.write_text("import authorutil\nfrom sdk import Bot\nX = authorutil.f()\n")
+    with pytest.raises(BotLoadError) as e:
+        load_bot(str(bot))
+    assert "KeyError: 'missing' (at " in str(e.value)
+    assert "authorutil.py, line 2, in f: return {}['missing']" in str(e.value)
+
+
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
@@ -117,6 +152,28 @@ def test_try_says_why_it_stops_when_the_bot_exits(tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["try", f"{f}:Quitter", "-n", "1", "--max-deals", "1"])
     assert r.exit_code == 7
     assert "the series stopped: a seat left it (SystemExit 7)" in r.output
+
+
+def test_try_caps_a_match_nobody_can_win_and_says_so(tmp_path: Path) -> None:
+    """Defect (bot-author audit): the README's smallest bot (it never bids) against
+    `random` never finished a match (nobody gets off the barrel without contracts), and
+    `arena-bot try` ran for ever, silently. It caps matches at TRY_MAX_DEALS deals unless
+    told otherwise, and says when matches reached the cap."""
+    from sdk.cli import TRY_MAX_DEALS
+
+    f = tmp_path / "passer.py"
+    f.write_text(
+        "from sdk import Bot\n\nclass Passer(Bot):\n    name = 'passer'\n"
+        "    def play(self, view):\n        return view.legal_actions[0]\n"
+    )
+    res = CliRunner().invoke(main, ["try", str(f), "--vs", "random", "-n", "1"])
+    assert res.exit_code == 0, res.output
+    note = " ".join(res.output.split())
+    assert f"1 of 1 matches reached the cap of {TRY_MAX_DEALS} deals before anyone won" in note
+    res = CliRunner().invoke(main, ["try", str(f), "--vs", "random", "-n", "2", "--max-deals", "7"])
+    assert "2 of 2 matches reached the cap of 7 deals" in " ".join(res.output.split())
+    res = CliRunner().invoke(main, ["try", str(f), "--vs", "heuristic", "-n", "1"])
+    assert "reached the cap" not in res.output, res.output
 
 
 def test_try_other_ruleset() -> None:
