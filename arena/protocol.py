@@ -231,6 +231,11 @@ def action_from_pb(msg: pb.Action) -> Action:
         return Concede()
     if kind == "throw_in":
         return ThrowIn()
+    if msg.ByteSize():  # fields, but none this protocol knows (a newer one's kind?)
+        raise MalformedActionError(
+            "action", "a kind this referee does not know (protocol version 1: bid, pass, "
+            "give, contract, concede, throw_in, play)"
+        )
     raise MalformedActionError("action", "no kind set (bid, pass, give, contract, ...)")
 
 

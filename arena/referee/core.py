@@ -171,11 +171,20 @@ class Referee:
 
     # ------------------------------------------------------------------ matches
     async def run_match(
-        self, match_id: str, ruleset: Ruleset | str, seed: int | str, seats: list[str]
+        self,
+        match_id: str,
+        ruleset: Ruleset | str,
+        seed: int | str,
+        seats: list[str],
+        time_limit_s: float | None = None,
     ) -> dict[str, Any]:
         """Play one match between registered bots (by name, one per seat) and return its
         record: the engine's record plus per action ``ms`` and ``by``, ``incidents``,
         ``forfeits``, ``match_id``; forfeiters are placed last in ``result``.
+
+        ``time_limit_s``: once the match has run that long, it ends after the deal in
+        progress, placed by score as at a ``max_deals`` cap (the record says
+        ``time_limit_s``, and its ruleset's ``max_deals`` is the deal it ended after).
 
         Cancelling the call interrupts the match; it is recorded as interrupted.
         """
@@ -187,7 +196,8 @@ class Referee:
             raise KeyError(f"unknown bots: {', '.join(unknown)}")
         if len(set(seats)) != len(seats):
             raise ValueError(f"a bot may take only one seat in a match: {seats}")
-        runner = MatchRunner(match_id, rs, seed, [self._by_name[n] for n in seats], self.config)
+        sessions = [self._by_name[n] for n in seats]
+        runner = MatchRunner(match_id, rs, seed, sessions, self.config, time_limit_s)
         self._matches[match_id] = runner
         log.info("match %s starts: %s, %s", match_id, rs.name, ", ".join(seats))
         try:

@@ -162,6 +162,7 @@ class MatchRunner:
         seed: int | str,
         sessions: list[BotSession],
         config: RefereeConfig,
+        time_limit_s: float | None = None,
     ) -> None:
         self.match_id = match_id
         if config.ask_forced is not None and config.ask_forced != ruleset.ask_forced:
@@ -184,6 +185,11 @@ class MatchRunner:
         self._loop = asyncio.get_running_loop()
         self.finished = False
         self.abandoned = False
+        #: When the match stops dealing (``time_limit_s`` after its start), and whether it
+        #: reached that point.
+        self.time_limit_s = time_limit_s
+        self._end_at = None if not time_limit_s else self._loop.time() + time_limit_s
+        self.time_limited = False
 
     # ------------------------------------------------------------------ recording
     def _open_record(self, record_dir: Path) -> None:
@@ -258,7 +264,7 @@ class MatchRunner:
                 if st.session.connected:
                     self._send_started(st, resumed=False)
                 else:
-                    self._incident("disconnect", st.seat, "not connected at the start")
+                    self.on_disconnect(st, "not connected at the start")
                     st.session.start_grace(self.config.reconnect_grace_s, self.match_id)
             await self._play()
             rec = self._final_record()
@@ -291,6 +297,8 @@ class MatchRunner:
         seats = self.seats
         ask_forced = self.ask_forced
         while not game.is_over:
+            if self._end_at is not None and self._loop.time() >= self._end_at:
+                self._end_after_this_deal()
             if len(self.forfeits) == len(seats):
                 # Nobody left to play for: stop rather than let the fallback play forever.
                 self.abandoned = True
@@ -630,6 +638,21 @@ class MatchRunner:
             for entry, m in zip(d["actions"], meta, strict=False):
                 entry.update(m)
 
+    def _end_after_this_deal(self) -> None:
+        """The time limit is reached: the match ends after the deal in progress, placed by
+        score as at a ``max_deals`` cap. A seat that is behind cannot stop its result
+        from being stored by playing slowly (a match over a wall-clock limit that failed
+        instead was played again, from the same seed, until it went the slow seat's way).
+        The record's ruleset names the cap it ended at, so it replays to its result."""
+        self._end_at = None
+        game = self.game
+        cap = game.deal_number + 1  # (deal numbers count from 0 until a deal is scored)
+        if not game.ruleset.max_deals or game.ruleset.max_deals > cap:
+            game.ruleset = dataclasses.replace(game.ruleset, max_deals=cap)
+            self.time_limited = True
+            log.info("match %s reached its time limit of %g s: it ends after deal %d",
+                     self.match_id, self.time_limit_s, cap)  # fmt: skip
+
     def _final_record(self) -> dict[str, Any]:
         rec = engine_record(self.game)
         self._merge_meta(rec)
@@ -638,6 +661,8 @@ class MatchRunner:
         rec["forfeits"] = sorted(self.forfeits)
         rec["wrong_requests"] = [st.wrong_requests for st in self.seats]
         rec["disconnects"] = [st.disconnects for st in self.seats]
+        if self.time_limited:
+            rec["time_limit_s"] = self.time_limit_s
         if self.abandoned:
             # Every seat forfeited: the match stops where it is; all are placed last (place
             # n: nobody is credited a first place), and the rules have no result of it.

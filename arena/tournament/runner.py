@@ -14,7 +14,8 @@
 6. recomputes the ratings from the stored results in schedule order.
 
 A match that was running when the tournament stopped is not stored; the next run plays it
-again from its seed.
+again (from its seed; with independent deals, every match of a resumed run from a fresh
+seed, so that no bot is dealt cards it has seen).
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ from rich.text import Text
 from arena.ratings import RatingBook, rate_results
 from arena.storage import Storage, StorageError, StorageLockedError, lock_path
 from arena.tournament.config import BotSpec, TLSSpec, TournamentConfig
-from arena.tournament.schedule import SCHEDULE_VERSION, ScheduledMatch, match_id
+from arena.tournament.schedule import SCHEDULE_VERSION, ScheduledMatch, match_id, replay_seed
 from engine.rules import Ruleset
 
 __all__ = [
@@ -116,7 +117,12 @@ class RefereeLike(Protocol):
     async def wait_for_bots(self, names: list[str], timeout: float) -> list[str]: ...
 
     async def run_match(
-        self, match_id: str, ruleset: Ruleset, seed: int, seats: list[str]
+        self,
+        match_id: str,
+        ruleset: Ruleset,
+        seed: int,
+        seats: list[str],
+        time_limit_s: float | None = None,
     ) -> dict[str, Any]: ...
 
 
@@ -461,8 +467,10 @@ async def run_tournament(
             elif cfg.port == 0:
                 hint = "is host an address of this machine?"
             else:
-                hint = "is the port free? set another, or 0 for any; is host an address of " \
+                hint = (
+                    "is the port free? set another, or 0 for any; is host an address of "
                     "this machine?"
+                )
             raise TournamentError(f"{problem} ({hint})")
     lock = _Lock(cfg.db)
     storage = Storage(cfg.db)
@@ -511,7 +519,9 @@ async def run_tournament(
                 # The stored matches must be this schedule's: a seed or a database changed
                 # by hand would have the run play seatings twice and others never.
                 m = schedule[idx] if 0 <= idx < len(schedule) else None
-                if m is None or (m.seed, m.seats) != (seed, seats):
+                # (With independent deals a resumed run deals from seeds of its own: below.)
+                seed_ok = m is not None and (m.seed == seed or cfg.deals == "independent")
+                if m is None or not seed_ok or m.seats != seats:
                     raise TournamentError(
                         f"stored match {mid} of tournament {tid} in {cfg.db} is not this "
                         "tournament's (another seed or seating than its schedule's: the "
@@ -519,6 +529,12 @@ async def run_tournament(
                     )
                 done.add(idx)
         pending = [m for m in schedule if m.index not in done]
+        if resuming and cfg.deals == "independent":
+            # The matches that were under way when the last run stopped are played again:
+            # from their schedule's seeds a bot would hold the same cards and know what
+            # it saw of the others' hands. Every match of this run gets a fresh seed.
+            nonce = secrets.randbits(63)
+            pending = [dataclasses.replace(m, seed=replay_seed(m.seed, nonce)) for m in pending]
         outcome = TournamentOutcome(tid, cfg.db, len(schedule), len(done), 0, len(done))
         if resuming:
             progress_log.info("resuming %s: %d of %d matches already stored", tid, len(done),
@@ -560,8 +576,11 @@ def with_seed(cfg: TournamentConfig, storage: Storage, *, fresh: bool = False) -
     if cfg.seed is not None:
         return cfg
     info = None if fresh else storage.tournament(cfg.tournament_id)
-    drawn = info.config.get("drawn_seed") if info is not None and isinstance(info.config, dict) \
+    drawn = (
+        info.config.get("drawn_seed")
+        if info is not None and isinstance(info.config, dict)
         else None
+    )
     if not isinstance(drawn, int) or isinstance(drawn, bool) or not 0 <= drawn < 2**63:
         if info is not None:  # stored by hand or damaged: its matches cannot be resumed
             raise TournamentError(
@@ -717,6 +736,7 @@ async def _wait_for_bots(
         await asyncio.wait({wait}, timeout=0.2)
     missing = list(wait.result()) if wait.done() and not wait.cancelled() else names
     if missing:
+        seen = set(welcomed()) if welcomed is not None else set()
         parts = []
         for name in missing:
             bp = procs.get(name)
@@ -725,7 +745,12 @@ async def _wait_for_bots(
                 parts.append(f"  {name}: local bot, still starting or stuck (log {bp.log_path})"
                              + (f"\n    {tail}" if tail else ""))  # fmt: skip
             elif any(b.name == name and not b.is_local for b in cfg.bots):
-                parts.append(f"  {name}: remote bot, never connected with its token")
+                parts.append(
+                    f"  {name}: remote bot, connected with its token, then left before the "
+                    "others were ready (it is not connected now)"
+                    if name in seen
+                    else f"  {name}: remote bot, never connected with its token"
+                )
             else:
                 parts.append(f"  {name}: not launched (launch_bots is off)")
         raise TournamentError(
@@ -828,21 +853,14 @@ async def _run_matches(
             mid = match_id(tid, m.index)
             t_start = time.time()
             try:
-                coro = referee.run_match(mid, cfg.ruleset, m.seed, list(m.seats))
-                if cfg.match_timeout_s > 0:
-                    record = await asyncio.wait_for(coro, cfg.match_timeout_s)
-                else:
-                    record = await coro
+                record = await referee.run_match(
+                    mid, cfg.ruleset, m.seed, list(m.seats), cfg.match_timeout_s or None
+                )
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # one broken match never stops the tournament
                 left.subtract(m.seats)
-                why = (
-                    f"it ran longer than match_timeout_s = {cfg.match_timeout_s:g} s and was "
-                    "stopped"
-                    if isinstance(e, TimeoutError) and cfg.match_timeout_s > 0
-                    else f"{type(e).__name__}: {e}"
-                )
+                why = f"{type(e).__name__}: {e}"
                 log.error("match %s (%s) failed: %s", mid, " vs ".join(m.seats), why)
                 outcome.failed.append((m.index, why))
                 continue

@@ -34,6 +34,7 @@ __all__ = [
     "deal_seed",
     "independent_seed",
     "match_id",
+    "replay_seed",
 ]
 
 
@@ -73,6 +74,13 @@ def match_id(tournament_id: str, index: int) -> str:
 def independent_seed(tournament_seed: int, set_no: int, seats: Sequence[str]) -> int:
     """The match seed of one seating of set ``set_no`` when deals are not duplicated."""
     return _seed_of(f"thousand-arena/{tournament_seed}/{set_no}/" + "\x00".join(seats))
+
+
+def replay_seed(match_seed: int, nonce: int) -> int:
+    """The seed of a match of independent deals played by a resumed run (``nonce``: drawn
+    by that run): not its schedule's, whose cards a bot may have seen in a match that was
+    interrupted and is now played again."""
+    return _seed_of(f"thousand-arena/replay/{match_seed}/{nonce}")
 
 
 def build_schedule(

@@ -54,7 +54,12 @@ class FakeReferee:
         return missing
 
     async def run_match(
-        self, match_id: str, ruleset: Ruleset, seed: int, seats: list[str]
+        self,
+        match_id: str,
+        ruleset: Ruleset,
+        seed: int,
+        seats: list[str],
+        time_limit_s: float | None = None,
     ) -> dict[str, Any]:
         self.calls[match_id] += 1
         self.running += 1

@@ -186,3 +186,15 @@ def test_gives_name_the_declarer_in_played_matches(preset: str) -> None:
                 assert [sa.seat for sa in m.gives] == [g.declarer] * len(v.gives)
                 other_seats += seat != g.declarer
     assert other_seats > 20
+
+
+def test_an_action_of_a_kind_from_a_newer_protocol_is_named_as_such() -> None:
+    """Defect (hostile audit round 10): an Action whose only field is one this protocol
+    does not know (a newer version's kind, field 8) was refused "no kind set": a bot author
+    chasing a version mismatch was told they had sent nothing."""
+    from arena.protocol import MalformedActionError, action_from_pb
+
+    with pytest.raises(MalformedActionError, match="a kind this referee does not know"):
+        action_from_pb(pb.Action.FromString(bytes([0x42, 0x00])))
+    with pytest.raises(MalformedActionError, match="no kind set"):
+        action_from_pb(pb.Action())

@@ -50,7 +50,9 @@ class _FakeReferee:
             await asyncio.wait_for(self._changed.wait(), timeout)
         self._changed.clear()
 
-    async def run_match(self, match_id: str, ruleset: Any, seed: int, seats: list[str]) -> Any:
+    async def run_match(
+        self, match_id: str, ruleset: Any, seed: int, seats: list[str], time_limit_s: Any = None
+    ) -> Any:
         self.tables.append(frozenset(seats))
         self.busy.update(seats)
         try:

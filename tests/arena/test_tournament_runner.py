@@ -11,6 +11,7 @@ import pytest
 from arena.leaderboard import build_leaderboard
 from arena.storage import Storage, StorageError, StorageLockedError
 from arena.tournament import RunOptions, TournamentError, run, run_tournament
+from arena.tournament.config import parse_config
 from arena.tournament.runner import _BotProcess, _Lock
 from tests.arena.fake_referee import FakeReferee, make_config
 from tests.arena.fake_referee import run_fake as _run
@@ -56,6 +57,29 @@ def test_independent_deals_reach_the_referee_and_the_store(tmp_path: Path) -> No
         with sqlite3.connect(cfg.db) as db:
             stored = {s for (s,) in db.execute("SELECT seed FROM matches")}
         assert len(stored) == seeds and stored == {m.seed for m in cfg.schedule()}
+
+
+def test_a_resumed_run_of_independent_deals_deals_from_fresh_seeds(tmp_path: Path) -> None:
+    """Defect (hostile audit round 10): with ``deals = "independent"``, the matches under
+    way when a run stopped were played again by the next run from their schedule's seeds:
+    a bot held the same cards again and knew the others' hands and the talon from what it
+    saw. A resumed run deals its matches from fresh seeds (stored with each match; a
+    later resume accepts them); the first run, and duplicate deals, keep the schedule's."""
+    import sqlite3
+
+    cfg = make_config(tmp_path, deals="independent")
+    schedule = {m.index: m.seed for m in cfg.schedule()}
+    fake = FakeReferee()
+    _run(cfg, fake, max_new_matches=7)
+    second = FakeReferee()
+    _run(cfg, second, max_new_matches=7)
+    assert _run(cfg, FakeReferee()).finished  # a third run accepts the second's seeds
+    with sqlite3.connect(cfg.db) as db:
+        stored = dict(db.execute("SELECT idx, seed FROM matches"))
+    assert len(stored) == 24
+    same = [i for i, seed in stored.items() if seed == schedule[i]]
+    assert len(same) == 7  # the first run's, and only those
+    assert len(set(stored.values())) == 24
 
 
 def test_a_config_without_seed_plays_a_secret_one_and_resumes_with_it(tmp_path: Path) -> None:
@@ -203,6 +227,26 @@ def test_missing_bots_are_named(tmp_path: Path) -> None:
     cfg = make_config(tmp_path, bot_wait_s=0.1)
     with pytest.raises(TournamentError, match=r"1 of 4 bots did not connect.*\n  cid"):
         _run(cfg, FakeReferee(absent={"cid"}))
+
+
+def test_a_remote_bot_that_came_and_left_is_not_said_to_have_never_connected(
+    tmp_path: Path,
+) -> None:
+    """Defect (hostile audit round 10): a remote bot that was welcomed and disconnected
+    before the others were ready was reported "never connected with its token", which sent
+    the organiser looking for a wrong token."""
+    remote = {"remote": True, "token": "tok-cid-0123456789"}
+    bots = {"ann": "random", "bob": "random", "cid": remote, "dan": "random"}
+    for came, said in ((True, "connected with its token, then left"),
+                       (False, "never connected with its token")):  # fmt: skip
+        base = tmp_path / str(came)
+        cfg = parse_config({"name": "t", "seed": 7, "bot_wait_s": 0.1, "bots": bots,
+                            "db": str(base / "t.sqlite"), "out": str(base / "out")},
+                           source="test.toml", base_dir=tmp_path)  # fmt: skip
+        fake = FakeReferee(absent={"cid"})
+        fake.welcomed_bots = lambda came=came: ["cid"] if came else []  # type: ignore[attr-defined]
+        with pytest.raises(TournamentError, match=rf"did not connect.*\n  cid: remote bot, {said}"):
+            _run(cfg, fake)
 
 
 def test_a_fresh_run_that_cannot_start_loses_nothing(tmp_path: Path) -> None:

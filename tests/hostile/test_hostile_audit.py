@@ -1727,3 +1727,22 @@ def test_a_connection_without_a_call_is_closed_when_idle(monkeypatch: pytest.Mon
             await server.stop(1.0)
 
     assert asyncio.run(main()) is not grpc.ChannelConnectivity.READY
+
+
+def test_a_seat_not_connected_at_the_start_counts_its_disconnect(tmp_path: Path) -> None:
+    """Defect (outputs audit): the disconnect of a bot not connected when its match began
+    was recorded as an incident but not counted in the record's ``disconnects``, which
+    every total (leaderboard, replay, web) is said to come from; past the 20 recorded, it
+    dropped out of every count."""
+
+    async def main() -> dict[str, Any]:
+        async with arena(tmp_path, reconnect_grace_s=0.2) as a:
+            await a.bots(["ann", "bob"])
+            a.referee.add_bot("x", "tok-x")  # never comes
+            return await a.referee.run_match("late", SHORT, 3, ["ann", "bob", "x"])
+
+    rec = asyncio.run(main())
+    listed = [i for i in rec["incidents"] if i["kind"] == "disconnect"]
+    assert [i["seat"] for i in listed] == [2]
+    assert listed[0]["detail"].startswith("not connected at the start")
+    assert rec["disconnects"] == [0, 0, 1]

@@ -358,6 +358,48 @@ def test_a_number_no_wire_field_holds_is_refused_as_illegal_as_locally(
     assert rejected and all("(illegal, strike" in m and "a bid must raise" in m for m in rejected)
 
 
+class _Slow(Bot):
+    """Legal moves, each after 20 ms: well within any deadline."""
+
+    def act(self, view: PlayerView) -> Action:
+        time.sleep(0.02)
+        return view.legal_actions[0]
+
+
+def test_a_match_over_its_time_limit_ends_after_the_deal_with_a_result(tmp_path: Path) -> None:
+    """Defect (hostile audit round 10): a tournament's ``match_timeout_s`` cancelled a match
+    that ran over it: no result was stored and the next run played it again from the same
+    seed, so a bot that stayed within its deadlines but played slowly whenever it was
+    behind could discard its losses (and replay them knowing the cards). Now the match
+    ends after the deal in progress, placed by score as at a ``max_deals`` cap; the
+    record says so and replays to its result."""
+    from engine import replay
+
+    async def main() -> dict[str, object]:
+        async with arena(tmp_path) as a:
+            names = ["v0", "v1", "v2"]
+            runners = []
+            for n, f in zip(names, [_Slow, RandomBot, RandomBot], strict=True):
+                a.referee.add_bot(n, f"tok-{n}")
+                runners.append(BotRunner(f, a.target, f"tok-{n}", matches=1, name=n,
+                                         retry_for=10))  # fmt: skip
+            tasks = [asyncio.create_task(r.run()) for r in runners]
+            assert not await a.referee.wait_for_bots(names, 20)
+            rec = await a.referee.run_match("slow", RULES, 3, names, time_limit_s=0.05)
+            await asyncio.wait_for(asyncio.gather(*tasks), 60)
+            return rec
+
+    rec = asyncio.run(main())
+    result = rec["result"]
+    assert isinstance(result, dict)
+    assert rec["time_limit_s"] == 0.05
+    assert result["reason"] == "max_deals" and result["deals"] == 1
+    assert rec["ruleset"]["max_deals"] == 1  # type: ignore[index]
+    assert replay(rec).result.to_dict() == {  # type: ignore[arg-type]
+        k: v for k, v in result.items() if k != "forfeits"
+    }
+
+
 def test_system_exit_in_a_hook_stops_the_runner_cleanly(tmp_path: Path) -> None:
     """Defect: ``SystemExit`` raised in a hook escaped the runner's task: `arena-bot run`
     ended without its "the bot left" line and summary, and ``sdk.run`` raised rather than
