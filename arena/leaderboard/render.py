@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 
 from rich.cells import cell_len
@@ -206,8 +207,10 @@ def to_csv(lb: Leaderboard) -> str:
 
 
 def _md_escape(s: str) -> str:
-    # A name is the user's text: no table cell break, and no HTML (Markdown renders it).
-    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
+    # A name is the user's text: no table cell break, no HTML (Markdown renders it), and no
+    # emphasis, code or link (`x._y_` is a bot name, not "x." and an emphasised "y").
+    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return re.sub(r"([\\`*_\[\]~|])", r"\\\1", s)
 
 
 def h2h_cell(lb: Leaderboard, a: str, b: str) -> str:

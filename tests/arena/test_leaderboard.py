@@ -144,12 +144,9 @@ def test_markdown_and_screen(db: Path) -> None:
 LONG = "h0stile.bot_with-a-very-long-name-exactly-sixty-four-charactersx"  # 64: allowed
 
 
-def test_screen_table_never_cuts_a_number(tmp_path: Path) -> None:
-    """A 64-character name, 4 bots, terminals from 40 to 200 columns (130: piped or --out):
-    every μ−3σ, μ and σ is shown whole; the name is cut (…) or columns left out instead."""
-    bots = [LONG, "x", "y", "z"]
-    path = tmp_path / "long.sqlite"
-    with Storage(path) as st:
+def _four_bots(tmp_path: Path, bots: list[str]) -> Any:
+    """The leaderboard of 4 bots, each sitting out one of 4 matches (M0's deals)."""
+    with Storage(tmp_path / "four.sqlite") as st:
         st.ensure_tournament("lb", name="lb", fingerprint="f", total_matches=4,
                              config={"ruleset": {"name": "classic", "players": 3},
                                      "draw_probability": 0.02},
@@ -159,7 +156,29 @@ def test_screen_table_never_cuts_a_number(tmp_path: Path) -> None:
             st.save_match("lb", match_id=f"lb-m{i:05d}", index=i, table=0, set_no=0, seed=1,
                           seats=seats, record={**M0, "players": seats}, started_at=0.0,
                           finished_at=1.0)  # fmt: skip
-        lb = build_leaderboard(st, "lb")
+        return build_leaderboard(st, "lb")
+
+
+def test_markdown_names_are_not_emphasis(tmp_path: Path) -> None:
+    """Names the config accepts (`_`) and ones only an edited database holds (`*`, `` ` ``,
+    `[`, `\\`) render as written, not as emphasis, code or links."""
+    from markdown_it import MarkdownIt
+
+    bots = ["x._y_", "a.__b__", "c*d*e", "l[i]n`k\\"]
+    html = MarkdownIt("commonmark").enable("table").render(to_markdown(_four_bots(tmp_path, bots)))
+    assert "<em>" not in html and "<a " not in html
+    assert html.count("<code>") == 1  # the tournament id
+    assert html.count("<strong>") == 4  # the head-to-head row headings only
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", html)
+    for b in bots:
+        escaped = b.replace("&", "&amp;")
+        assert escaped in cells and f"<strong>{escaped}</strong>" in html, b
+
+
+def test_screen_table_never_cuts_a_number(tmp_path: Path) -> None:
+    """A 64-character name, 4 bots, terminals from 40 to 200 columns (130: piped or --out):
+    every μ−3σ, μ and σ is shown whole; the name is cut (…) or columns left out instead."""
+    lb = _four_bots(tmp_path, [LONG, "x", "y", "z"])
     for width in (40, 60, 80, 100, 110, 112, 118, 125, 130, 200):
         console = Console(width=width, record=True, file=io.StringIO())
         console.print(to_rich_table(lb, width))
