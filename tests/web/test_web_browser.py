@@ -16,6 +16,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -242,6 +243,21 @@ def test_bot_page(driver: Any, base: str) -> None:
     counts = [int(re.search(r": (\d+) deals", b.find_element("css selector", "title")
                             .get_attribute("textContent")).group(1)) for b in bars]  # type: ignore[union-attr]  # fmt: skip
     assert sum(counts) == len(page["deal_scores"])
+
+
+def test_bot_page_median_of_an_even_number_of_deals(driver: Any, tmp_path: Path) -> None:
+    """Defect (outputs audit): the histogram's "median" was the upper middle value of an
+    even number of deals (sorted[n/2]), not the mean of the two middle ones."""
+    path = tmp_path / "even.sqlite"
+    make_demo_db(path, matches=2, max_deals=2)  # 4 deals each, medians -21.5, 7, 18.5
+    with arena_web(path) as url:
+        for bot in DEMO_BOTS:
+            scores = api(url, f"/api/bots/{bot}")["deal_scores"]
+            assert len(scores) == 4
+            load(driver, f"{url}bot/{bot}")
+            line = wait_for(driver, "#score-hist p")[0].text
+            m = re.search(r"median (-?\d+(?:\.\d+)?) ", line)
+            assert m and float(m.group(1)) == statistics.median(scores), (line, sorted(scores))
 
 
 # --- replay ------------------------------------------------------------------------------
