@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.leaderboard.stats import BotStats, Leaderboard
-from arena.render import ordinal
+from engine.record import ordinal
 
 __all__ = [
     "FORMATS",
