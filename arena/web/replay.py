@@ -29,7 +29,7 @@ import dataclasses
 import enum
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 from arena.render import fallback_reasons, fallback_why
@@ -258,7 +258,8 @@ def deal_summary(deal: JSON, n: int, opening_bid: int | None = None) -> JSON:
     declarer = _declarer_of(actions)
     bid = auction_summary(deal, opening_bid).bid
     contract: int | None = None
-    outcome = "played"
+    # the deal a record stops in (an abandoned or interrupted match) has no result
+    outcome = "played" if "deltas" in deal else "unfinished"
     for a in actions:
         act = parse_action(str(a["action"]))
         if isinstance(act, Contract):
@@ -290,6 +291,11 @@ def match_summary(match_id: str, record: JSON) -> JSON:
     """What the replay page needs before any deal is drawn."""
     n = len(record["players"])
     opening = opening_bid_of(record)
+    deals = [deal_summary(d, n, opening) for d in record.get("deals", ())]
+    result = record.get("result")
+    played = result.get("deals") if isinstance(result, Mapping) else None
+    if not isinstance(played, int) or isinstance(played, bool):
+        played = sum(d["outcome"] != "unfinished" for d in deals)
     return {
         "match_id": match_id,
         "format": record.get("format"),
@@ -301,7 +307,10 @@ def match_summary(match_id: str, record: JSON) -> JSON:
         "result": record.get("result"),
         "incidents": record.get("incidents", []),
         "forfeits": record.get("forfeits", []),
-        "deals": [deal_summary(d, n, opening) for d in record.get("deals", ())],
+        "deals": deals,
+        # as `arena replay --list` counts them: the record's result.deals, which leaves out
+        # the unfinished deal an abandoned match stopped in
+        "deals_played": played,
     }
 
 

@@ -708,6 +708,37 @@ def test_an_unfinished_deal_has_the_bid_the_talon_was_taken_at() -> None:
     assert raised["bid"] == 110
 
 
+def abandoned_record() -> dict[str, Any]:
+    """A match every seat forfeited in its first deal, 5 actions in (as the referee
+    records it: 0 deals played, the unfinished deal kept)."""
+    game = Game.new(PRESETS["classic"], 3, ["ann", "bob", "cid"])
+    for _ in range(5):
+        game.apply(game.legal_actions()[0])
+    rec = game.record()
+    scores = list(game.scores)
+    rec.update(abandoned=True, rules_result=None, forfeits=[0, 1, 2], match_id="m",
+               result={"scores": scores, "places": [3, 3, 3], "winner": None, "deals": 0,
+                       "shortfalls": [1000 - x for x in scores], "reason": "forfeits",
+                       "forfeits": [0, 1, 2]},
+               incidents=[{"kind": "forfeit", "seat": s, "deal": 0, "detail": "gone"}
+                          for s in range(3)])  # fmt: skip
+    return rec
+
+
+def test_an_abandoned_match_counts_the_deals_played_as_the_cli_does() -> None:
+    """Defect (outputs audit): the replay page said "1 deals" for a match `arena replay
+    --list` (and the record's result.deals) says 0 deals of: it counted the deal the match
+    stopped in. The summary says how many were played, and which deal is unfinished."""
+    rec = abandoned_record()
+    summary = MatchReplay("m", rec).summary
+    assert summary["deals_played"] == rec["result"]["deals"] == 0
+    assert [d["outcome"] for d in summary["deals"]] == ["unfinished"]
+    done = demo_record(0, DEMO_BOTS, max_deals=2)
+    summary = MatchReplay("d", done).summary
+    assert summary["deals_played"] == len(done["deals"]) == done["result"]["deals"]
+    assert "unfinished" not in [d["outcome"] for d in summary["deals"]]
+
+
 def test_deals_shared_with_matches_still_to_play_are_held_back(tmp_path: Path) -> None:
     """Defect (leak audit): while a duplicate tournament ran, a finished match's record —
     seed, hands and talons — was served, and the other seatings of its deal-seed set, still
