@@ -504,12 +504,6 @@ def _incident_lines(record: Mapping[str, Any], players: Sequence[str]) -> list[T
     return [Text(head, style="bold"), *lines]
 
 
-def ordinal(place: int) -> str:
-    """``1st``, ``2nd``, ``3rd``, ``4th`` ... (``11th``, ``21st``)."""
-    suffix = "th" if 10 <= place % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(place % 10, "th")
-    return f"{place}{suffix}"
-
-
 def counted(counts: Mapping[str, int], kinds: Sequence[str]) -> str:
     """``"2 timeouts, 1 illegal"``: the kinds of ``kinds`` that occurred, with their count."""
     plural = {"timeout": "timeouts", "disconnect": "disconnects", "wrong_request": "wrong_requests"}

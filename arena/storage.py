@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from engine import ReplayError
-from engine.record import check_record_shape
+from engine.record import check_record_shape, load_ruleset_value
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -53,6 +53,7 @@ __all__ = [
     "deal_summary",
     "lock_path",
     "newest_database",
+    "opening_bid_of",
     "resolve_record",
 ]
 
@@ -174,10 +175,13 @@ def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
 
-def deal_summary(deal: Mapping[str, Any]) -> DealSummary:
+def deal_summary(deal: Mapping[str, Any], opening_bid: int | None = None) -> DealSummary:
     """Derive the auction of one record deal from its actions and deltas.
 
     The declarer is the seat that gives cards, names the contract, concedes or throws in;
+    ``bid`` is what the declarer took the talon at: his last bid, or, when he never spoke
+    (classic's obligatory first hand, 1001's last hand after all passed), the ruleset's
+    ``opening_bid`` (:func:`opening_bid_of` the record; None when not given);
     ``made`` is the deal's ``outcome`` (``"made"`` or ``"failed"``), or, in a record
     without outcomes, whether the declarer's delta is not negative. Explicit keys
     ``declarer``/``contract``/``made`` in the deal, when an engine writes them, win.
@@ -211,9 +215,8 @@ def deal_summary(deal: Mapping[str, Any]) -> DealSummary:
             elif word in ("concede", "throw-in"):
                 conceded = True
     if declarer is not None:
-        # A committed first hand who never spoke plays the opening bid: the contract
-        # floor is then the best estimate of his bid.
-        bid = last_bid.get(declarer, contract)
+        # Who took the talon without a word of his own took it at the opening bid.
+        bid = last_bid.get(declarer, opening_bid)
     if isinstance(deal.get("declarer"), int):
         declarer = deal["declarer"]
     if isinstance(deal.get("contract"), int):
@@ -231,6 +234,20 @@ def deal_summary(deal: Mapping[str, Any]) -> DealSummary:
         if declarer < len(deltas):
             made = int(deltas[declarer]) >= 0
     return DealSummary(declarer, bid, contract, made, conceded)
+
+
+def opening_bid_of(record: Mapping[str, Any]) -> int | None:
+    """The opening bid of a record's ruleset; None when the ruleset does not load.
+
+    >>> opening_bid_of({"ruleset": "1001", "players": ["a", "b", "c"]})
+    40
+    """
+    players = record.get("players")
+    try:
+        size = len(players) if isinstance(players, list) else None
+        return load_ruleset_value(record.get("ruleset"), size).opening_bid
+    except (ValueError, TypeError):
+        return None
 
 
 class Storage:
@@ -597,7 +614,8 @@ class Storage:
             # for if the match itself is stored the INSERT below fails and this rolls back.
             if c.execute(
                 "SELECT 1 FROM match_players WHERE match_id = ? UNION ALL "
-                "SELECT 1 FROM deals WHERE match_id = ? LIMIT 1", (match_id, match_id)
+                "SELECT 1 FROM deals WHERE match_id = ? LIMIT 1",
+                (match_id, match_id),
             ).fetchone():  # (two index lookups: the rest only when there are orphans)
                 for orphans in ("match_players", "deals", "incidents"):
                     c.execute(f"DELETE FROM {orphans} WHERE match_id = ?", (match_id,))
@@ -617,8 +635,9 @@ class Storage:
                  for s in range(n)],
             )  # fmt: skip
             rows: list[tuple[Any, ...]] = []
+            opening_bid = opening_bid_of(record)
             for d in deals:
-                summ = deal_summary(d)
+                summ = deal_summary(d, opening_bid)
                 rows.append(
                     (match_id, int(d.get("number", len(rows))), int(d.get("dealer", -1)),
                      summ.declarer, summ.bid, summ.contract,

@@ -32,6 +32,7 @@ __all__ = [
     "check_record_shape",
     "forfeit_result",
     "load_ruleset_value",
+    "ordinal",
     "record",
     "replay",
     "seed_mismatches",
@@ -60,6 +61,12 @@ class ReplayError(ValueError):
         self.deal = deal
         self.index = index
         self.cause = cause
+
+
+def ordinal(place: int) -> str:
+    """``1st``, ``2nd``, ``3rd``, ``4th`` ... (``11th``, ``21st``)."""
+    suffix = "th" if 10 <= place % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(place % 10, "th")
+    return f"{place}{suffix}"
 
 
 def _cards(mask: int) -> list[str]:
@@ -321,7 +328,7 @@ def replay(rec: Mapping[str, Any]) -> Game:
             or list(final.get("scores", ())) != list(game.scores)
         ):
             raise ReplayError(
-                f"result: an abandoned match places every seat {n}th with the scores "
+                f"result: an abandoned match places every seat {ordinal(n)} with the scores "
                 f"{list(game.scores)}, the record says {final!r:.120}"
             )
     else:

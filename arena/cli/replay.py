@@ -206,8 +206,8 @@ def _list_matches(ctx: click.Context, db: Path | None, ref: str | None, bot: str
     """``arena replay --list``: one line per stored match of the tournament, in schedule
     order, on stdout (what the tournament and the filter are goes to stderr, so that
     ``| cut -d' ' -f1`` gives the ids): ``ID  N deals  ann 37 (2nd)  bob ...  [! ...]``."""
-    from arena.render import ordinal
     from arena.storage import Storage, StorageError, newest_database
+    from engine.record import ordinal
 
     if db is None:
         db = newest_database()

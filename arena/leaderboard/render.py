@@ -5,13 +5,15 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 
+from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
 
 from arena.leaderboard.stats import BotStats, Leaderboard
-from arena.render import ordinal
+from engine.record import ordinal
 
 __all__ = [
     "FORMATS",
@@ -24,6 +26,8 @@ __all__ = [
 ]
 
 FORMATS = ("json", "csv", "md", "html")
+# A screen table cuts the bot names to this many cells before it leaves out a column.
+_NAME_MIN = 20
 
 
 def _f(x: float | None, digits: int = 1) -> str:
@@ -78,32 +82,22 @@ def _title(lb: Leaderboard) -> str:
 def to_rich_table(lb: Leaderboard, width: int | None = None) -> Table:
     """The leaderboard for the screen (the files have every column).
 
-    Below 110 columns of ``width`` a narrower table leaves out σ, contracts and decision
-    times, so that the bot names always fit.
+    With a ``width``, the table fits in it without cutting a number: the bot names are cut
+    (with …) to what is left, and when that leaves a name too short, columns go, least
+    important first (median ms, contracts made, then the shorter headers of the narrow
+    table, then bids, points per deal, strikes, matches and places); μ−3σ, μ and σ stay.
     """
-    narrow = width is not None and width < 110
     t = Table(
         title=Text(_title(lb)),  # names are the user's: not rich markup
         caption=f"tournament {lb.tournament_id} · sorted by μ−3σ · strikes: timeouts/"
         "illegal/disconnects/forfeits",
     )
     places = "/".join(ordinal(k) for k in range(1, lb.players + 1))
-    cols = ["#", "bot", "μ−3σ", "μ", "σ", "matches", places, "pts/deal ±95%", "bids won",
-            "made", "strikes", "ms"]  # fmt: skip
-    if narrow:
-        cols = ["#", "bot", "μ−3σ", "μ", "matches", "places", "pts/deal", "bids", "strikes"]
-    name_width = min(24, max([3, *(len(r.bot) for r in lb.rows)]))
-    for c in cols:
-        t.add_column(
-            c,
-            justify="left" if c == "bot" else "right",
-            no_wrap=True,
-            min_width=name_width if c == "bot" else None,
-        )
+    rows: list[dict[str, str]] = []
     for r in lb.rows:
         s = r.strikes
-        cells: dict[str, str | Text] = {
-            "#": str(r.rank), "bot": Text(r.bot), "μ−3σ": f"{r.conservative:.2f}",
+        rows.append({
+            "#": str(r.rank), "bot": r.bot, "μ−3σ": f"{r.conservative:.2f}",
             "μ": f"{r.mu:.2f}", "σ": f"{r.sigma:.2f}", "matches": str(r.matches),
             places: "/".join(str(n) for n in r.places),
             "places": "/".join(str(n) for n in r.places),
@@ -112,8 +106,41 @@ def to_rich_table(lb: Leaderboard, width: int | None = None) -> Table:
             "strikes": f"{s.get('timeouts', 0)}/{s.get('illegal', 0)}/"
             f"{s.get('disconnects', 0)}/{s.get('forfeits', 0)}",
             "ms": _f(r.median_ms, 0),
-        }  # fmt: skip
-        t.add_row(*(cells[c] for c in cols), style="bold" if r.rank == 1 else None)
+        })  # fmt: skip
+    full = ["#", "bot", "μ−3σ", "μ", "σ", "matches", places, "pts/deal ±95%", "bids won",
+            "made", "strikes", "ms"]  # fmt: skip
+    narrow = ["#", "bot", "μ−3σ", "μ", "σ", "matches", "places", "pts/deal", "bids", "strikes"]
+    layouts = [full, full[:-1], full[:-3] + full[-2:-1], narrow, narrow[:-2] + narrow[-1:],
+               narrow[:-3] + narrow[-1:], narrow[:-3], narrow[:5]]  # fmt: skip
+
+    def cell_width(c: str) -> int:
+        return max([cell_len(c), *(cell_len(row[c]) for row in rows)])
+
+    longest = cell_width("bot")
+    cols, name_width = full, longest
+    if width is not None:
+        shortest = min(longest, _NAME_MIN)
+        for cols in layouts:
+            # each column has one space of padding either side and one border line
+            others = sum(cell_width(c) + 3 for c in cols if c != "bot")
+            name_width = min(longest, width - others - 4)
+            if name_width >= shortest:
+                break
+        name_width = max(name_width, 1)
+    for c in cols:
+        t.add_column(
+            c,
+            justify="left" if c == "bot" else "right",
+            no_wrap=True,
+            overflow="ellipsis",
+            min_width=cell_width(c) if c != "bot" else None,
+            max_width=name_width if c == "bot" else None,
+        )
+    for r, row in zip(lb.rows, rows, strict=True):
+        t.add_row(
+            *(Text(row[c], overflow="ellipsis") if c == "bot" else row[c] for c in cols),
+            style="bold" if r.rank == 1 else None,
+        )
     return t
 
 
@@ -180,8 +207,10 @@ def to_csv(lb: Leaderboard) -> str:
 
 
 def _md_escape(s: str) -> str:
-    # A name is the user's text: no table cell break, and no HTML (Markdown renders it).
-    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
+    # A name is the user's text: no table cell break, no HTML (Markdown renders it), and no
+    # emphasis, code or link (`x._y_` is a bot name, not "x." and an emphasised "y").
+    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return re.sub(r"([\\`*_\[\]~|])", r"\\\1", s)
 
 
 def h2h_cell(lb: Leaderboard, a: str, b: str) -> str:

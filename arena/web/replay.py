@@ -29,11 +29,12 @@ import dataclasses
 import enum
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 from arena.render import fallback_reasons, fallback_why
 from arena.storage import deal_summary as auction_summary
+from arena.storage import opening_bid_of
 from engine import DealResult, Game, ReplayError, observe, public_action, trick_winner
 from engine import replay as engine_replay
 from engine.actions import Action, Concede, Contract, Give, Play, ThrowIn, parse_action
@@ -247,13 +248,18 @@ def _declarer_of(actions: Sequence[JSON]) -> int | None:
     return None
 
 
-def deal_summary(deal: JSON, n: int) -> JSON:
-    """Who declared what in a recorded deal, and how it ended (from the record alone)."""
+def deal_summary(deal: JSON, n: int, opening_bid: int | None = None) -> JSON:
+    """Who declared what in a recorded deal, and how it ended (from the record alone).
+
+    ``bid`` is what the talon was taken at (None before it was), as ``deals.bid`` of the
+    database: for an unfinished deal too (the engine's figure replaces it for a finished one).
+    """
     actions = list(deal.get("actions", ()))
     declarer = _declarer_of(actions)
-    bid: int | None = None
+    bid = auction_summary(deal, opening_bid).bid
     contract: int | None = None
-    outcome = "played"
+    # the deal a record stops in (an abandoned or interrupted match) has no result
+    outcome = "played" if "deltas" in deal else "unfinished"
     for a in actions:
         act = parse_action(str(a["action"]))
         if isinstance(act, Contract):
@@ -262,8 +268,6 @@ def deal_summary(deal: JSON, n: int) -> JSON:
             outcome = "conceded"
         elif isinstance(act, ThrowIn):
             outcome = "thrown in"
-        elif hasattr(act, "amount") and str(act).startswith("bid"):
-            bid = int(act.amount)
     deltas = deal.get("deltas")
     # As the leaderboard reads it: the deal's recorded outcome (a sitter's made contract
     # scores 0, or -120 on his last barrel deal: the sign of the delta does not say).
@@ -286,6 +290,12 @@ def deal_summary(deal: JSON, n: int) -> JSON:
 def match_summary(match_id: str, record: JSON) -> JSON:
     """What the replay page needs before any deal is drawn."""
     n = len(record["players"])
+    opening = opening_bid_of(record)
+    deals = [deal_summary(d, n, opening) for d in record.get("deals", ())]
+    result = record.get("result")
+    played = result.get("deals") if isinstance(result, Mapping) else None
+    if not isinstance(played, int) or isinstance(played, bool):
+        played = sum(d["outcome"] != "unfinished" for d in deals)
     return {
         "match_id": match_id,
         "format": record.get("format"),
@@ -297,7 +307,10 @@ def match_summary(match_id: str, record: JSON) -> JSON:
         "result": record.get("result"),
         "incidents": record.get("incidents", []),
         "forfeits": record.get("forfeits", []),
-        "deals": [deal_summary(d, n) for d in record.get("deals", ())],
+        "deals": deals,
+        # as `arena replay --list` counts them: the record's result.deals, which leaves out
+        # the unfinished deal an abandoned match stopped in
+        "deals_played": played,
     }
 
 

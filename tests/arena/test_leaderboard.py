@@ -141,6 +141,67 @@ def test_markdown_and_screen(db: Path) -> None:
     assert "x" in text and "1st/2nd/3rd" in text and "2/0/0" in text
 
 
+LONG = "h0stile.bot_with-a-very-long-name-exactly-sixty-four-charactersx"  # 64: allowed
+
+
+def _four_bots(tmp_path: Path, bots: list[str]) -> Any:
+    """The leaderboard of 4 bots, each sitting out one of 4 matches (M0's deals)."""
+    with Storage(tmp_path / "four.sqlite") as st:
+        st.ensure_tournament("lb", name="lb", fingerprint="f", total_matches=4,
+                             config={"ruleset": {"name": "classic", "players": 3},
+                                     "draw_probability": 0.02},
+                             bots=[(b, "r") for b in bots])  # fmt: skip
+        for i in range(4):
+            seats = [b for j, b in enumerate(bots) if j != i]
+            st.save_match("lb", match_id=f"lb-m{i:05d}", index=i, table=0, set_no=0, seed=1,
+                          seats=seats, record={**M0, "players": seats}, started_at=0.0,
+                          finished_at=1.0)  # fmt: skip
+        return build_leaderboard(st, "lb")
+
+
+def test_markdown_names_are_not_emphasis(tmp_path: Path) -> None:
+    """Names the config accepts (`_`) and ones only an edited database holds (`*`, `` ` ``,
+    `[`, `\\`) render as written, not as emphasis, code or links."""
+    from markdown_it import MarkdownIt
+
+    bots = ["x._y_", "a.__b__", "c*d*e", "l[i]n`k\\"]
+    html = MarkdownIt("commonmark").enable("table").render(to_markdown(_four_bots(tmp_path, bots)))
+    assert "<em>" not in html and "<a " not in html
+    assert html.count("<code>") == 1  # the tournament id
+    assert html.count("<strong>") == 4  # the head-to-head row headings only
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", html)
+    for b in bots:
+        escaped = b.replace("&", "&amp;")
+        assert escaped in cells and f"<strong>{escaped}</strong>" in html, b
+
+
+def test_screen_table_never_cuts_a_number(tmp_path: Path) -> None:
+    """A 64-character name, 4 bots, terminals from 40 to 200 columns (130: piped or --out):
+    every μ−3σ, μ and σ is shown whole; the name is cut (…) or columns left out instead."""
+    lb = _four_bots(tmp_path, [LONG, "x", "y", "z"])
+    for width in (40, 60, 80, 100, 110, 112, 118, 125, 130, 200):
+        console = Console(width=width, record=True, file=io.StringIO())
+        console.print(to_rich_table(lb, width))
+        text = console.export_text()
+        rows = [line for line in text.splitlines() if line.startswith("│")]
+        assert len(rows) == 4 and all(len(line) <= width for line in text.splitlines())
+        for r in lb.rows:
+            cells = next(
+                [c.strip() for c in line.strip("│").split("│")]
+                for line in rows
+                if line.startswith(f"│ {r.rank} │")
+            )
+            numbers = [f"{r.conservative:.2f}", f"{r.mu:.2f}", f"{r.sigma:.2f}"]
+            assert cells[2:5] == numbers, (width, cells)
+            assert not any("…" in c for c in cells[2:]), (width, cells)
+            name = cells[1]
+            assert name == r.bot or (name.endswith("…") and r.bot.startswith(name[:-1]))
+        if width >= 130:  # wide enough for every count with a readable name
+            assert "1st/2nd/3rd" in text and "strikes" in text
+        if width >= 200:
+            assert LONG in text
+
+
 def test_html_is_self_contained(db: Path) -> None:
     html = to_html(_lb(db))
     assert html.startswith("<!DOCTYPE html>") and html.rstrip().endswith("</html>")

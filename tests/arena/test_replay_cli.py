@@ -170,6 +170,13 @@ def test_an_abandoned_match_says_so(tmp_path: Path) -> None:
     assert "Standings when the match stopped" in text
     assert "abandoned in deal 2: every seat forfeited" in text
     assert "ann (0): forfeited in deal 2 (disconnected for more than 5 s)" in text
+    assert _run("--check", str(path)).exit_code == 0
+    # a wrong result is refused in English (it said "places every seat 3th")
+    rec["result"]["places"] = [1, 2, 3]
+    path.write_text(json.dumps(rec), encoding="utf-8")
+    checked = _run("--check", str(path))
+    assert checked.exit_code != 0
+    assert "an abandoned match places every seat 3rd" in " ".join(checked.output.split())
 
 
 def test_a_match_id_names_the_database_it_is_read_from(

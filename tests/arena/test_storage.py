@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -15,9 +16,10 @@ from arena.storage import (
     StorageFullError,
     StorageLockedError,
     deal_summary,
+    opening_bid_of,
     resolve_record,
 )
-from engine import PRESETS, replay
+from engine import PRESETS, Game, Pass, replay
 from tests.arena.fake_referee import FakeReferee
 
 RULES = PRESETS["classic"].__class__.from_dict({"preset": "classic", "max_deals": 3})
@@ -159,6 +161,44 @@ def test_deal_summary_variants() -> None:
                            "deltas": [40, 30, -120]})  # fmt: skip
     assert (failed.declarer, failed.bid, failed.contract, failed.made) == (2, 120, 120, False)
     assert deal_summary({"actions": []}).declarer is None
+
+
+def _all_pass_record(ruleset: Any, seed: int) -> dict[str, Any]:
+    """A match where nobody ever bids (the talon goes at the opening bid), then random."""
+    game = Game.new(ruleset, seed, ["a", "b", "c"])
+    rng = random.Random(seed)
+    while not game.is_over:
+        legal = game.legal_actions()
+        passes = [a for a in legal if isinstance(a, Pass)]
+        game.apply(passes[0] if passes else rng.choice(legal))
+    return game.record()
+
+
+@pytest.mark.parametrize("preset", ["classic", "1001"])
+def test_deals_bid_is_what_the_talon_was_taken_at(tmp_path: Path, preset: str) -> None:
+    """Defect (outputs audit): `deals.bid` held the contract (NULL after a concession) when
+    the declarer never spoke: classic's obligatory first hand, 1001's last hand after all
+    passed. It is the bid the talon was taken at, as the engine (and `arena replay`) say."""
+    rules = PRESETS[preset].__class__.from_dict({"preset": preset, "max_deals": 6})
+    with _setup(tmp_path / "x.sqlite") as st:
+        for seed in (1, 2, 3):
+            rec = _all_pass_record(rules, seed)
+            _save(st, seed, rec)
+            stored = st.conn.execute(
+                "SELECT bid, contract FROM deals WHERE match_id = ? ORDER BY number",
+                (f"t1-m{seed:05d}",),
+            ).fetchall()
+            results = replay(rec).deal_results
+            assert (
+                [b for b, _ in stored]
+                == [r.bid for r in results]
+                == [rules.opening_bid] * len(results)
+            )
+            assert [c for _, c in stored] == [r.contract for r in results]
+    assert opening_bid_of({"ruleset": "1001", "players": ["a", "b", "c"]}) == 40
+    assert opening_bid_of({"ruleset": {"preset": "1001", "opening_bid": 60}}) == 60
+    assert opening_bid_of({"players": ["a", "b", "c"]}) is None  # no ruleset: not guessed
+    assert opening_bid_of({"ruleset": "nope"}) is None
 
 
 def test_arena_replay_shows_and_checks_a_stored_match(tmp_path: Path) -> None:

@@ -686,6 +686,59 @@ def test_a_deal_made_on_the_barrel_reads_made() -> None:
     assert [deal_summary(d, 3)["made"] for d in (last, sitting, failed)] == [True, True, False]
 
 
+def test_an_unfinished_deal_has_the_bid_the_talon_was_taken_at() -> None:
+    """Defect (outputs audit): the summary of a deal the record stops in (an abandoned
+    match) gave the last bid anyone spoke, or null when the declarer took the talon without
+    a word (classic's obligatory 100, 1001's last hand at 40). It is the bid the talon was
+    taken at, as for a finished deal and the database's `deals.bid`; null before it was."""
+    from engine import Bid, Pass
+
+    def stopped(preset: str, actions: list[Any]) -> Any:
+        game = Game.new(PRESETS[preset], 3, ["a", "b", "c"])
+        for a in actions:
+            game.apply(a if a is not None else game.legal_actions()[0])
+        return MatchReplay("m", game.record()).summary["deals"][-1]
+
+    assert stopped("classic", [Bid(110)])["bid"] is None  # still bidding
+    taken = stopped("classic", [Pass(), Pass(), None])  # first hand's obligatory 100
+    assert (taken["declarer"], taken["bid"], taken["deltas"]) == (2, 100, None)
+    last_hand = stopped("1001", [Pass(), Pass(), None])
+    assert last_hand["declarer"] is not None and last_hand["bid"] == 40
+    raised = stopped("classic", [Bid(110), Pass(), Pass(), None])
+    assert raised["bid"] == 110
+
+
+def abandoned_record() -> dict[str, Any]:
+    """A match every seat forfeited in its first deal, 5 actions in (as the referee
+    records it: 0 deals played, the unfinished deal kept)."""
+    game = Game.new(PRESETS["classic"], 3, ["ann", "bob", "cid"])
+    for _ in range(5):
+        game.apply(game.legal_actions()[0])
+    rec = game.record()
+    scores = list(game.scores)
+    rec.update(abandoned=True, rules_result=None, forfeits=[0, 1, 2], match_id="m",
+               result={"scores": scores, "places": [3, 3, 3], "winner": None, "deals": 0,
+                       "shortfalls": [1000 - x for x in scores], "reason": "forfeits",
+                       "forfeits": [0, 1, 2]},
+               incidents=[{"kind": "forfeit", "seat": s, "deal": 0, "detail": "gone"}
+                          for s in range(3)])  # fmt: skip
+    return rec
+
+
+def test_an_abandoned_match_counts_the_deals_played_as_the_cli_does() -> None:
+    """Defect (outputs audit): the replay page said "1 deals" for a match `arena replay
+    --list` (and the record's result.deals) says 0 deals of: it counted the deal the match
+    stopped in. The summary says how many were played, and which deal is unfinished."""
+    rec = abandoned_record()
+    summary = MatchReplay("m", rec).summary
+    assert summary["deals_played"] == rec["result"]["deals"] == 0
+    assert [d["outcome"] for d in summary["deals"]] == ["unfinished"]
+    done = demo_record(0, DEMO_BOTS, max_deals=2)
+    summary = MatchReplay("d", done).summary
+    assert summary["deals_played"] == len(done["deals"]) == done["result"]["deals"]
+    assert "unfinished" not in [d["outcome"] for d in summary["deals"]]
+
+
 def test_deals_shared_with_matches_still_to_play_are_held_back(tmp_path: Path) -> None:
     """Defect (leak audit): while a duplicate tournament ran, a finished match's record —
     seed, hands and talons — was served, and the other seatings of its deal-seed set, still

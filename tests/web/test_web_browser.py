@@ -16,6 +16,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -242,6 +243,21 @@ def test_bot_page(driver: Any, base: str) -> None:
     counts = [int(re.search(r": (\d+) deals", b.find_element("css selector", "title")
                             .get_attribute("textContent")).group(1)) for b in bars]  # type: ignore[union-attr]  # fmt: skip
     assert sum(counts) == len(page["deal_scores"])
+
+
+def test_bot_page_median_of_an_even_number_of_deals(driver: Any, tmp_path: Path) -> None:
+    """Defect (outputs audit): the histogram's "median" was the upper middle value of an
+    even number of deals (sorted[n/2]), not the mean of the two middle ones."""
+    path = tmp_path / "even.sqlite"
+    make_demo_db(path, matches=2, max_deals=2)  # 4 deals each, medians -21.5, 7, 18.5
+    with arena_web(path) as url:
+        for bot in DEMO_BOTS:
+            scores = api(url, f"/api/bots/{bot}")["deal_scores"]
+            assert len(scores) == 4
+            load(driver, f"{url}bot/{bot}")
+            line = wait_for(driver, "#score-hist p")[0].text
+            m = re.search(r"median (-?\d+(?:\.\d+)?) ", line)
+            assert m and float(m.group(1)) == statistics.median(scores), (line, sorted(scores))
 
 
 # --- replay ------------------------------------------------------------------------------
@@ -573,6 +589,38 @@ def test_the_replay_says_who_forfeited_and_who_sits_out(driver: Any, odd: str) -
     others = [s for s in range(4) if s != dealer]
     for s in others:
         assert driver.find_element("css selector", f"#seat-{s} .take").text.startswith("take ")
+
+
+def test_an_abandoned_match_counts_its_deals_as_the_cli_does(driver: Any, tmp_path: Path) -> None:
+    """Defect (outputs audit): the replay page said "1 deals" of a match every seat forfeited
+    in its first deal, which `arena replay --list` and the record's result.deals count as 0
+    deals: it counted the unfinished deal. It says "0 deals + 1 unfinished" and the deal
+    selector names the unfinished deal."""
+    from tests.web.test_web_api import abandoned_record
+
+    rec = abandoned_record()
+    path = tmp_path / "abandoned.sqlite"
+    with Storage(path) as st:
+        st.ensure_tournament("ab", name="ab", fingerprint="ab", total_matches=1,
+                             config={"name": "ab", "ruleset": "classic"},
+                             bots=[(b, "demo") for b in rec["players"]])  # fmt: skip
+        st.save_match("ab", match_id="ab-m00000", index=0, table=0, set_no=0,
+                      seed=rec["seed"], seats=tuple(rec["players"]), record=rec,
+                      started_at=1.7e9, finished_at=1.7e9 + 1)  # fmt: skip
+        st.finish_tournament("ab")
+    listed = subprocess.run(
+        [sys.executable, "-c", "from arena.cli import main; main()",
+         "replay", "--list", "--db", str(path)],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert " 0 deals " in listed, listed
+    with arena_web(path) as url:
+        for view in ("", "&seat=1"):
+            load(driver, f"{url}replay/ab-m00000#deal=0&step=0{view}")
+            meta = driver.find_element("id", "match-meta").text
+            assert " · 0 deals + 1 unfinished" in meta, meta
+            option = driver.find_element("css selector", "#deal-select option").text
+            assert option.startswith("deal 1") and "unfinished" in option, option
 
 
 # --- screenshots for docs/web.md ---------------------------------------------------------

@@ -4,6 +4,12 @@
 
 const botName = decodeURIComponent(location.pathname.split("/").filter(Boolean)[1] || "");
 
+// The middle value; of an even number of values, the mean of the two middle ones.
+function median(values) {
+  const sorted = values.slice().sort((a, b) => a - b), mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
 function histogram(values) {
   const wrap = el("div", { id: "score-hist" });
   if (!values.length) { wrap.append(el("p", { class: "muted" }, "No deals yet.")); return wrap; }
@@ -33,8 +39,7 @@ function histogram(values) {
   }
   wrap.append(s);
   const mean = values.reduce((a, b) => a + b, 0) / values.length;
-  const sorted = values.slice().sort((a, b) => a - b);
-  wrap.append(el("p", { class: "small muted" }, `${values.length} deals · mean ${mean.toFixed(1)} · median ${sorted[Math.floor(sorted.length / 2)]} · min ${lo} · max ${hi}`));
+  wrap.append(el("p", { class: "small muted" }, `${values.length} deals · mean ${mean.toFixed(1)} · median ${median(values)} · min ${lo} · max ${hi}`));
   return wrap;
 }
 

@@ -264,10 +264,12 @@ function atDealEnd() { return state.data !== null && state.step === state.data.s
 function atMatchEnd() { return state.deal === state.summary.deals.length - 1 && atDealEnd(); }
 
 // Deal k's line in the selector: who declared what and how it ended, in a seat view only for
-// the deals over at the current position.
+// the deals over at the current position. The deal an abandoned match stopped in is marked
+// "(unfinished)" in every view (the match's header says so too).
 function dealLabel(k) {
   const s = state.summary, d = s.deals[k];
   const over = state.seat === null || k < state.deal || (k === state.deal && atDealEnd());
+  if (d.outcome === "unfinished") return `deal ${k + 1} (unfinished)`;
   if (!over) return `deal ${k + 1}`;
   const who = d.declarer !== null && d.declarer !== undefined ? `${s.players[d.declarer]} ${d.contract !== null && d.contract !== undefined ? d.contract : d.bid || ""} ${d.outcome || ""}` : "";
   return `deal ${k + 1}: ${who}`;
@@ -292,6 +294,14 @@ function forfeitKnown(s) {
   return f.deal < state.data.number || (f.deal === state.data.number && atDealEnd());
 }
 
+// "12 deals", as `arena replay --list` counts them (the record's result.deals), and the deal
+// an abandoned match stopped in apart: "0 deals + 1 unfinished".
+function dealCount() {
+  const s = state.summary, played = Number.isInteger(s.deals_played) ? s.deals_played : s.deals.length;
+  const unfinished = s.deals.filter((d) => d.outcome === "unfinished").length;
+  return `${played} deal${played === 1 ? "" : "s"}` + (unfinished ? ` + ${unfinished} unfinished` : "");
+}
+
 // The players with the result, how the match ended and who forfeited. A seat view tells the
 // result at the match's last step only (and a forfeit once it happened).
 function matchHead() {
@@ -303,7 +313,7 @@ function matchHead() {
   const gone = forfeits().filter((f) => state.seat === null || forfeitKnown(f.seat))
     .map((f) => `${s.players[f.seat]} (seat ${f.seat}${f.deal !== null ? `, in deal ${f.deal + 1}` : ""})`);
   const meta = el("p", { class: "muted small", id: "match-meta" },
-    `${s.ruleset && s.ruleset.name ? s.ruleset.name : ""} · seed ${s.seed} · ${s.deals.length} deals` +
+    `${s.ruleset && s.ruleset.name ? s.ruleset.name : ""} · seed ${s.seed} · ${dealCount()}` +
     (told && r.reason ? ` · ended: ${r.reason}` : "") + (s.incidents && s.incidents.length ? ` · ${s.incidents.length} incident(s)` : ""),
     gone.length ? el("span", { id: "match-forfeits" }, ` · forfeited: ${gone.join(", ")}`) : null,
     told ? null : el("span", {}, " · the result shows at the match's end in a seat view"));
