@@ -426,8 +426,9 @@ class BotRunner:
     async def run(self) -> RunSummary:
         """Connect, play, reconnect as needed; return when stopped or done.
 
-        Raises :class:`ArenaAuthError` on a refused token and :class:`ArenaError` when the
-        arena refuses the stream otherwise, or stays unreachable for ``retry_for`` seconds.
+        Raises :class:`ArenaAuthError` on a refused token, :class:`ArenaTLSError` when the
+        TLS handshake fails, and :class:`ArenaError` when the arena refuses the stream
+        otherwise, or stays unreachable for ``retry_for`` seconds.
         A bot call still running at the end is not waited for (see
         :func:`bot_calls_running`).
         """
@@ -1131,7 +1132,9 @@ def run(
     """Play ``bot`` (a class or factory) in the arena at ``arena`` until stopped.
 
     Blocks; SIGINT/SIGTERM stop it cleanly. ``matches``: return after that many matches.
-    Raises :class:`ArenaAuthError` / :class:`ArenaError` (see :meth:`BotRunner.run`).
+    Raises :class:`ArenaAuthError` (the token is refused), :class:`ArenaTLSError` (the TLS
+    handshake failed) or :class:`ArenaError`, the base of both (see :meth:`BotRunner.run`);
+    all three are in ``sdk`` too.
     """
     if not token:
         raise ArenaAuthError("no token: pass token=... (arena-bot: --token or ARENA_TOKEN)")

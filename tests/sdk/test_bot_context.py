@@ -230,6 +230,9 @@ def test_help_lists_run_with_the_rest_of_the_api() -> None:
     assert "run" in dir(sdk) and "Deadline" in sdk.__all__
     text = pydoc.render_doc(sdk, renderer=pydoc.plaintext)
     assert "    run(bot" in text[text.index("FUNCTIONS") :]
+    # Defect (bot-author audit): ``help(sdk.run)`` named ArenaAuthError and ArenaError only.
+    run_doc = pydoc.render_doc(sdk.run, renderer=pydoc.plaintext)
+    assert "ArenaTLSError" in run_doc and "ArenaAuthError" in run_doc
 
 
 def test_phase_methods_cover_every_phase_a_bot_is_asked_in() -> None:

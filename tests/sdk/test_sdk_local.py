@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -288,3 +292,27 @@ def test_ctrl_c_while_a_finished_match_is_counted_comes_right_after() -> None:
     assert done == list(range(1000))
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
+
+ROOT = Path(__file__).parents[2]
+
+
+def test_the_arena_errors_and_sdk_sampling_come_with_import_sdk() -> None:
+    """Defects (bot-author audit): ``from sdk import ArenaError`` failed (only
+    ``sdk.client`` had the errors ``sdk.run`` raises), and docs/bots.md's
+    ``sdk.sampling.Sampler`` was an AttributeError after ``import sdk`` alone. Both work
+    now; gRPC is still imported only when the runner or its errors are asked for."""
+    code = (
+        "import sys, sdk\n"
+        "assert sdk.sampling.Sampler and sdk.hand.bid_cap\n"
+        "assert 'grpc' not in sys.modules\n"
+        "from sdk import ArenaAuthError, ArenaError, ArenaTLSError\n"
+        "import sdk.client\n"
+        "assert ArenaError is sdk.client.ArenaError and ArenaTLSError is sdk.client.ArenaTLSError\n"
+        "assert issubclass(ArenaAuthError, ArenaError) and issubclass(ArenaTLSError, ArenaError)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
+                       text=True, timeout=60)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    for name in ("ArenaError", "ArenaAuthError", "ArenaTLSError", "sampling"):
+        assert name in sdk.__all__ and name in dir(sdk)
