@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -316,3 +317,27 @@ def test_the_arena_errors_and_sdk_sampling_come_with_import_sdk() -> None:
     assert r.returncode == 0, r.stderr
     for name in ("ArenaError", "ArenaAuthError", "ArenaTLSError", "sampling"):
         assert name in sdk.__all__ and name in dir(sdk)
+
+
+def test_the_typed_lowest_bot_of_the_docs_passes_mypy_and_plays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect (bot-author audit): the smallest bot, typed, failed ``mypy --strict``
+    (``a.card`` on any Action: union-attr). docs/writing-a-bot.md shows the typed form;
+    this checks that it type-checks and plays."""
+    api = pytest.importorskip("mypy.api")  # a dev dependency, as for `make check`
+
+    docs = (ROOT / "docs" / "writing-a-bot.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", docs, re.S)
+    typed = next(b for b in blocks if "isinstance(a, Play)" in b and "-> Action" in b)
+    f = tmp_path / "typed_lowest.py"
+    f.write_text(typed)
+    monkeypatch.chdir(ROOT)  # where mypy finds this checkout's sdk
+    out, err, status = api.run(["--strict", "--cache-dir", os.devnull, str(f)])
+    assert status == 0, out + err
+    space: dict[str, object] = {}
+    exec(compile(typed, str(f), "exec"), space)
+    lowest = space["Lowest"]
+    assert isinstance(lowest, type) and issubclass(lowest, Bot)
+    m = play_local([lowest, Bot, Bot], seed=1, max_deals=2, strict=True)
+    assert m.result.deals == 2
