@@ -39,16 +39,19 @@ from engine import (
     parse_card,
     parse_cards,
 )
-from sdk import hand
+from sdk import hand, sampling
 from sdk.bot import Bot, Deadline
 from sdk.local import LocalMatch, play_local
 
 if TYPE_CHECKING:
-    from sdk.client import run
+    from sdk.client import ArenaAuthError, ArenaError, ArenaTLSError, run
 
 __all__ = [
     "DECK",
     "Action",
+    "ArenaAuthError",
+    "ArenaError",
+    "ArenaTLSError",
     "Bid",
     "Bot",
     "Card",
@@ -74,21 +77,25 @@ __all__ = [
     "parse_cards",
     "play_local",
     "run",
+    "sampling",
 ]
 
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str) -> Any:
-    # The remote runner pulls in gRPC: import it only when asked for.
-    if name == "run":
-        from sdk.client import run
+#: What comes from the remote runner, which pulls in gRPC: imported only when asked for.
+_LAZY = ("run", "ArenaError", "ArenaAuthError", "ArenaTLSError")
 
-        return run
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from sdk import client
+
+        return getattr(client, name)
     raise AttributeError(f"module 'sdk' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    # ``run`` is made on first use (above): listed all the same, so that ``help(sdk)`` and
-    # editors show it with the rest of the API.
-    return sorted(set(globals()) | {"run"})
+    # ``run`` and the errors are made on first use (above): listed all the same, so that
+    # ``help(sdk)`` and editors show them with the rest of the API.
+    return sorted(set(globals()) | set(_LAZY))

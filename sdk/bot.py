@@ -77,7 +77,10 @@ class Deadline:
 class Bot:
     """Base class of every bot. Subclasses override :meth:`act` or the phase methods."""
 
-    #: The name shown in logs and leaderboards; defaults to the class name.
+    #: The bot's own name, in log lines, ``arena-bot try``'s table, ``play_local``'s
+    #: records and the Hello it sends an arena (which only labels the arena's log);
+    #: defaults to the class name. Leaderboards and an arena's records show the name the
+    #: tournament config or the tokens file gives the bot instead (see writing-a-bot.md).
     name: str = ""
     #: ``True`` for a bot whose every decision takes well under a millisecond: the arena
     #: runner then calls it directly on its event loop instead of in a worker thread,

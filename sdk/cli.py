@@ -68,21 +68,30 @@ def _setup_logging(level: str) -> None:
 class _OncePerSite(logging.Filter):
     """Lets a bot's traceback through the first time for each place it raises from (the
     exception's type, file and line); later ones become one line with a count. A bot that
-    raised on every decision printed hundreds of identical tracebacks, burying the rest."""
+    raised on every decision printed hundreds of identical tracebacks, burying the rest.
+    So with a bot's answer that is no Action, which ``sdk.local.decide`` logs with
+    ``sdk_again`` (what makes it the same mistake: the method and the answer's type; and
+    the shorter line's start and end): the first is explained, later ones are "...
+    Mine.play() (mine.py:12) returned None again, 7 times so far (deal 2, ...)"."""
 
     def __init__(self) -> None:
         super().__init__()
-        self._counts: dict[tuple[str, str, int], int] = {}
+        self._counts: dict[tuple[object, ...], int] = {}
         self._lock = threading.Lock()  # an arena runner asks bots in worker threads
 
     def filter(self, record: logging.LogRecord) -> bool:
+        again: tuple[tuple[str, ...], str, str] | None = getattr(record, "sdk_again", None)
+        if again is not None:
+            key, start, end = again
+            n = self._count(("answer", *key))
+            if n > 1:
+                record.msg, record.args = "%s again, %d times so far%s", (start, n, end)
+            return True
         exc_type, _exc, tb = record.exc_info or (None, None, None)
         if exc_type is None or tb is None:
             return True
         site = _raise_site(tb)
-        key = (exc_type.__name__, site.filename, site.lineno or 0)
-        with self._lock:
-            n = self._counts[key] = self._counts.get(key, 0) + 1
+        n = self._count((exc_type.__name__, site.filename, site.lineno or 0))
         if n > 1:
             message = record.getMessage()
             record.msg = "%s: %s again in %s (%s:%s), %d times so far"
@@ -90,6 +99,12 @@ class _OncePerSite(logging.Filter):
                            site.lineno, n)  # fmt: skip
             record.exc_info, record.exc_text = None, None
         return True
+
+    def _count(self, key: tuple[object, ...]) -> int:
+        """How many times ``key`` has come, this one included."""
+        with self._lock:
+            n = self._counts[key] = self._counts.get(key, 0) + 1
+        return n
 
 
 def _raise_site(tb: TracebackType) -> traceback.FrameSummary:

@@ -56,7 +56,7 @@ from arena.protocol import deal_result_from_pb as _deal_result_from_pb
 from arena.v1 import arena_pb2 as pb
 from engine import Action, Bid, Contract, GameResult, Give, PlayerView, Ruleset
 from sdk.bot import Bot, Deadline
-from sdk.local import BotFactory, decide, hook_view, make_bot
+from sdk.local import BotFactory, decide, hook_result, hook_view, make_bot
 
 __all__ = [
     "ArenaAuthError",
@@ -426,8 +426,9 @@ class BotRunner:
     async def run(self) -> RunSummary:
         """Connect, play, reconnect as needed; return when stopped or done.
 
-        Raises :class:`ArenaAuthError` on a refused token and :class:`ArenaError` when the
-        arena refuses the stream otherwise, or stays unreachable for ``retry_for`` seconds.
+        Raises :class:`ArenaAuthError` on a refused token, :class:`ArenaTLSError` when the
+        TLS handshake fails, and :class:`ArenaError` when the arena refuses the stream
+        otherwise, or stays unreachable for ``retry_for`` seconds.
         A bot call still running at the end is not waited for (see
         :func:`bot_calls_running`).
         """
@@ -770,7 +771,7 @@ class BotRunner:
         bot.match_id = m.match_id
         m.bot = bot
         if _overrides(bot, "on_match_start"):
-            await self._hook(m, "on_match_start", lambda: bot.on_match_start(start))
+            await self._hook(m, bot, "on_match_start", lambda b: b.on_match_start(start))
 
     def _on_request(self, req: pb.DecisionRequest, out: _Outbox) -> None:
         m = self._matches.get(req.match_id)
@@ -970,25 +971,30 @@ class BotRunner:
         asyncio.get_running_loop().call_later(_LAST_STEPS_S, backstop)
 
     # ------------------------------------------------------------------ per-match order
-    def _schedule(self, m: _Match, what: str, fn: Callable[[Bot], None]) -> None:
+    def _schedule(self, m: _Match, what: str, fn: Callable[[Bot], object]) -> None:
         """Run hook ``what`` (``fn(bot)``) in the match's order, if the bot was made and
         overrides it."""
 
         async def job() -> None:
             bot = m.bot
             if bot is not None and _overrides(bot, what):
-                await self._hook(m, what, lambda: fn(bot))
+                await self._hook(m, bot, what, fn)
 
         self._chain(m, job())
 
-    async def _hook(self, m: _Match, what: str, call: Callable[[], None]) -> None:
+    async def _hook(self, m: _Match, bot: Bot, what: str, fn: Callable[[Bot], object]) -> None:
+        where = f"match {m.match_id}: "
         try:
-            await self._in_thread(f"{what} in match {m.match_id}", call)
+            problem = await self._in_thread(
+                f"{what} in match {m.match_id}", lambda: hook_result(bot, what, fn(bot), log, where)
+            )
         except SystemExit as e:  # the bot leaves from a hook as from act(): cleanly
             self._bot_left(e)
         except Exception:
             self.summary.errors += 1
             log.exception("%s raised in %s (match %s)", self.name, what, m.match_id)
+        else:
+            self.summary.errors += problem is not None  # an ``async def`` hook (logged)
 
     async def _in_thread(self, what: str, fn: Callable[[], _T]) -> _T:
         """``fn()`` (a call of the bot's, ``what``) in the runner's worker threads, not
@@ -1126,7 +1132,9 @@ def run(
     """Play ``bot`` (a class or factory) in the arena at ``arena`` until stopped.
 
     Blocks; SIGINT/SIGTERM stop it cleanly. ``matches``: return after that many matches.
-    Raises :class:`ArenaAuthError` / :class:`ArenaError` (see :meth:`BotRunner.run`).
+    Raises :class:`ArenaAuthError` (the token is refused), :class:`ArenaTLSError` (the TLS
+    handshake failed) or :class:`ArenaError`, the base of both (see :meth:`BotRunner.run`);
+    all three are in ``sdk`` too.
     """
     if not token:
         raise ArenaAuthError("no token: pass token=... (arena-bot: --token or ARENA_TOKEN)")

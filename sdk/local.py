@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import inspect
 import logging
 import signal
 import threading
@@ -50,6 +51,7 @@ __all__ = [
     "SeriesInterrupted",
     "SeriesResult",
     "decide",
+    "hook_result",
     "hook_view",
     "make_bot",
     "play_local",
@@ -65,7 +67,12 @@ BotFactory = type[Bot] | Callable[[], Bot]
 
 @dataclass(frozen=True, slots=True)
 class LocalIncident:
-    """A bot misbehaved: ``kind`` is ``"error"`` (raised), ``"illegal"`` or ``"malformed"``."""
+    """A bot misbehaved: ``kind`` is ``"error"`` (raised), ``"illegal"`` or ``"malformed"``
+    (answered no Action). ``detail`` says what the bot did and, for a decision, the
+    fallback played instead: "Mine.play() (mine.py:12) raised ValueError: boom; played
+    play 9♠ instead", "... returned None, which is not an Action; played ...", "illegal
+    action 'play 9♠' by seat 0: 9♠ is not in your hand; ...; played play 10♣ instead",
+    "raised in on_deal_end: KeyError: 'x'"."""
 
     seat: int
     deal: int
@@ -133,20 +140,38 @@ def decide(
 
     ``kind`` is ``"bot"`` when the bot answered with an Action (legal or not: the caller
     judges), ``"error"`` when it raised and ``"malformed"`` when it returned no Action (or
-    one with a field of the wrong type, such as ``Play("10♣")``); in both of those cases
-    the action is the referee's fallback (``engine.fallback_action``: a pass where legal,
-    else the first legal action), and what went wrong is logged, naming the match, the
-    deal (counted from 1, as ``arena replay`` does) and the bot's method.
+    one with a field of the wrong type, such as ``Play("10♣")``, or a coroutine: the
+    method is ``async def``); in both of those cases the action is the referee's fallback
+    (``engine.fallback_action``: a pass where legal, else the first legal action), and
+    what went wrong is logged, naming the match, the deal (counted from 1, as ``arena
+    replay`` does) and the bot's method (``arena-bot`` logs a repeat of the same mistake
+    as one shorter line with a count, see ``sdk.cli``).
     ``reraise``: what the bot raised goes on instead, and a malformed answer raises
     ``TypeError`` (for ``strict`` callers; not logged). ``deadline`` becomes
     ``bot.deadline`` for the call; ``match_id`` names the match in the log (default:
     ``bot.match_id``, which an instance shared by several matches cannot tell).
     """
+    action, kind, _ = _decide(bot, view, logger, reraise=reraise, deadline=deadline,
+                              match_id=match_id)  # fmt: skip
+    return action, kind
+
+
+def _decide(
+    bot: Bot,
+    view: PlayerView,
+    logger: logging.Logger = log,
+    *,
+    reraise: bool = False,
+    deadline: Deadline | None = None,
+    match_id: str | None = None,
+) -> tuple[Action, str, str]:
+    """:func:`decide`, and what the bot did when its answer was replaced (the detail of
+    a :class:`LocalIncident`: its exception or the value it returned, and the fallback)."""
     where = f"match {match_id or bot.match_id}: " if match_id or bot.match_id else ""
     bot.deadline = deadline
     try:
         action = bot.act(view)
-    except Exception:
+    except Exception as e:
         if reraise:
             raise
         fallback = fallback_action(view.legal_actions)
@@ -154,19 +179,41 @@ def decide(
             "%s%s raised in deal %d (%s); playing %s instead",
             where, bot.name, view.deal_number + 1, view.phase, fallback,
         )  # fmt: skip
-        return fallback, "error"
+        head = f"{type(bot).__name__}.{_method(bot, view)}"
+        return fallback, "error", f"{head} raised {_exception(e)}; played {fallback} instead"
     problem = _not_an_action(action)
-    if problem is not None:
-        what = f"{type(bot).__name__}.{_method(bot, view)} returned {problem}"
-        if reraise:
-            raise TypeError(what)
-        fallback = fallback_action(view.legal_actions)
-        logger.error(
-            "%s%s (deal %d, %s); playing %s instead",
-            where, what, view.deal_number + 1, view.phase, fallback,
-        )  # fmt: skip
-        return fallback, "malformed"
-    return action, "bot"
+    if problem is None:
+        return action, "bot", ""
+    head = f"{type(bot).__name__}.{_method(bot, view)}"
+    if reraise:
+        raise TypeError(f"{head} {problem}")
+    fallback = fallback_action(view.legal_actions)
+    # A bot that answers wrong does so at every decision: under arena-bot (sdk.cli's
+    # filter) the same mistake again (the method, the type of the answer) is this shorter
+    # line with a count, as a repeated exception is.
+    did = "is `async def`" if problem == _ASYNC_DEF else f"returned {_short_repr(action)}"
+    when = f" (deal {view.deal_number + 1}, {view.phase}); playing {fallback} instead"
+    logger.error(
+        "%s%s %s%s", where, head, problem, when,
+        extra={"sdk_again": ((head, type(action).__qualname__), f"{where}{head} {did}", when)},
+    )  # fmt: skip
+    return fallback, "malformed", f"{head} {problem}; played {fallback} instead"
+
+
+#: What a bot method that is ``async def`` is told (its coroutine is closed, unrun).
+_ASYNC_DEF = "is `async def`: bot methods must be plain functions (see docs/writing-a-bot.md)"
+
+
+def _exception(e: BaseException) -> str:
+    """``e`` as a log or incident shows it: ``ValueError: boom`` (the type alone when the
+    exception has no message)."""
+    return f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+
+
+def _short_repr(value: object, limit: int = 100) -> str:
+    """``repr(value)``, cut to ``limit`` characters (a bot's answer can be a huge list)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 #: The type each field of an action must have, and its name in a message (``bool`` is no
@@ -180,9 +227,14 @@ _FIELD_TYPES: dict[str, tuple[type, str]] = {
 
 
 def _not_an_action(action: object) -> str | None:
-    """What is wrong with a bot's answer as an action, or ``None`` if it is one."""
+    """What is wrong with a bot's answer as an action ("returned None, which is not an
+    Action"), or ``None`` if it is one. A coroutine (the method is ``async def``) is
+    closed: it will never run, and Python would warn that it was never awaited."""
     if not isinstance(action, Action):
-        return f"{action!r}, which is not an Action"
+        if inspect.iscoroutine(action):
+            action.close()
+            return _ASYNC_DEF
+        return f"returned {_short_repr(action)}, which is not an Action"
     kind = type(action)
     fields = _FIELDS_OF.get(kind)
     if fields is None:  # once per class: this runs at every decision
@@ -193,7 +245,7 @@ def _not_an_action(action: object) -> str | None:
         value = getattr(action, name)
         if not isinstance(value, want) or (want is int and isinstance(value, bool)):
             return (
-                f"{action!r}, which is no action: its {name} must be {words}, "
+                f"returned {_short_repr(action)}, which is no action: its {name} must be {words}, "
                 f"not {type(value).__name__}"
             )
     return None
@@ -225,14 +277,30 @@ def hook_view(view: PlayerView) -> PlayerView:
     return dataclasses.replace(view, legal_actions=()) if view.legal_actions else view
 
 
-def _hook(bot: Bot, fn: Callable[[], None], what: str) -> Exception | None:
-    """Run a hook; what it raised (logged with the traceback), if anything."""
+def _hook(bot: Bot, fn: Callable[[], object], what: str) -> tuple[str, Exception] | None:
+    """Run a hook; if it failed, what happened and the exception (what it raised, logged
+    with the traceback, or a ``TypeError`` when the hook is ``async def``)."""
     try:
-        fn()
+        problem = hook_result(bot, what, fn(), log)
     except Exception as e:
         log.exception("%s raised in %s", bot.name, what)
-        return e
-    return None
+        return f"raised in {what}: {_exception(e)}", e
+    return None if problem is None else (problem, TypeError(problem))
+
+
+def hook_result(
+    bot: Bot, what: str, result: object, logger: logging.Logger, where: str = ""
+) -> str | None:
+    """What is wrong with ``result``, returned by hook ``what`` of ``bot`` (logged), or
+    ``None``. Only a coroutine is: the hook is ``async def`` and never ran (the coroutine
+    is closed, so that Python does not warn that it was never awaited)."""
+    if not inspect.iscoroutine(result):
+        return None
+    result.close()
+    head = f"{type(bot).__name__}.{what}()"
+    again = ((head, "coroutine"), f"{where}{head} is `async def`", "")
+    logger.error("%s%s %s", where, head, _ASYNC_DEF, extra={"sdk_again": again})
+    return f"{head} {_ASYNC_DEF}"
 
 
 def _names(bots: Sequence[Bot], names: Sequence[str] | None) -> tuple[str, ...]:
@@ -288,14 +356,12 @@ def play_local(
     game = Game.new(rules, seed, seat_names)
     incidents: list[LocalIncident] = []
 
-    def hook(seat: int, fn: Callable[[], None], what: str) -> None:
-        e = _hook(players[seat], fn, what)
-        if e is not None:
+    def hook(seat: int, fn: Callable[[], object], what: str) -> None:
+        failed = _hook(players[seat], fn, what)
+        if failed is not None:
+            detail, e = failed
             if strict:
-                raise RuntimeError(
-                    f"{players[seat].name} (seat {seat}) raised in {what}: {type(e).__name__}: {e}"
-                ) from e
-            detail = f"raised in {what}: {type(e).__name__}: {e}"
+                raise RuntimeError(f"{players[seat].name} (seat {seat}) {detail}") from e
             incidents.append(LocalIncident(seat, game.deal_number, "error", detail))
 
     # The last view each seat was given: on_deal_end gets it, as in an arena (where the
@@ -319,15 +385,15 @@ def play_local(
             last[seat] = view
             t0 = time.perf_counter()
             try:
-                action, kind = decide(bot, view, reraise=strict)
+                action, kind, detail = _decide(bot, view, reraise=strict)
             except Exception as e:  # only with strict: it raised, or answered no action
-                what = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
                 raise RuntimeError(
-                    f"{bot.name} (seat {seat}) failed in deal {game.deal_number + 1}: {what}"
+                    f"{bot.name} (seat {seat}) failed in deal {game.deal_number + 1}: "
+                    f"{_exception(e)}"
                 ) from e
             slowest[seat] = max(slowest[seat], time.perf_counter() - t0)
             if kind != "bot":
-                incidents.append(LocalIncident(seat, game.deal_number, kind, str(action)))
+                incidents.append(LocalIncident(seat, game.deal_number, kind, detail))
             try:
                 game.apply(action, seat=seat)
             except IllegalActionError as e:
@@ -335,7 +401,8 @@ def play_local(
                     raise
                 fallback = fallback_action(legal)  # what the referee plays
                 log.warning("%s: %s; playing %s instead", bot.name, e, fallback)
-                incidents.append(LocalIncident(seat, game.deal_number, "illegal", str(e)))
+                detail = f"{e}; played {fallback} instead"
+                incidents.append(LocalIncident(seat, game.deal_number, "illegal", detail))
                 game.apply(fallback, seat=seat)
         results = game.deal_results
         if len(results) > scored:

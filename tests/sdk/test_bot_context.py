@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import gc
 import logging
 import pydoc
 import sys
@@ -22,6 +23,7 @@ import sdk
 from bots.random_bot import RandomBot
 from engine import PRESETS, Action, Card, Phase, Play, PlayerView
 from sdk import Bot, Deadline, play_local
+from sdk.cli import _OncePerSite
 from sdk.client import BotRunner, RunSummary
 
 RULES = PRESETS["classic"]
@@ -228,6 +230,9 @@ def test_help_lists_run_with_the_rest_of_the_api() -> None:
     assert "run" in dir(sdk) and "Deadline" in sdk.__all__
     text = pydoc.render_doc(sdk, renderer=pydoc.plaintext)
     assert "    run(bot" in text[text.index("FUNCTIONS") :]
+    # Defect (bot-author audit): ``help(sdk.run)`` named ArenaAuthError and ArenaError only.
+    run_doc = pydoc.render_doc(sdk.run, renderer=pydoc.plaintext)
+    assert "ArenaTLSError" in run_doc and "ArenaAuthError" in run_doc
 
 
 def test_phase_methods_cover_every_phase_a_bot_is_asked_in() -> None:
@@ -292,3 +297,102 @@ def test_each_match_of_a_series_has_its_own_id_and_messages_name_the_class(
         play_series(Named, [("random", RandomBot)], 6, seed=5, max_deals=1)
     assert seen == ["local-5-0", "local-5-1", "local-5-2", "local-6-0", "local-6-1", "local-6-2"]
     assert "Named.play() (" in caplog.text and "bad.play()" not in caplog.text
+
+
+class Chatty(Bot):
+    """Answers every card with a long list: no action, and a repr too long for a line."""
+
+    def play(self, view: PlayerView) -> Action:
+        return list(range(1000))  # type: ignore[return-value]
+
+
+def test_an_incident_says_what_the_bot_did_and_the_fallback_played() -> None:
+    """Defect (bot-author audit): the detail of an ``error`` or ``malformed`` incident was
+    only the fallback move ("play 9♠"), while an ``illegal`` one or a raising hook's said
+    what went wrong. Now every detail says what the bot did (its exception, or the value
+    it returned, cut to about 100 characters) and the fallback played."""
+
+    class Raises(Bot):
+        def play(self, view: PlayerView) -> Action:
+            raise ValueError("no idea")
+
+    class NotMine(Bot):
+        def play(self, view: PlayerView) -> Action:
+            return Play(next(c for c in Card if c not in view.hand))
+
+    here = Path(__file__).name
+    m = play_local([Raises, ReturnsNone, Chatty], seed=3, max_deals=1)
+    first = {i.seat: i.detail for i in reversed(m.incidents)}
+    assert first[0].startswith(f"Raises.play() ({here}:")
+    assert ") raised ValueError: no idea; played play " in first[0]
+    assert first[1].startswith(f"ReturnsNone.play() ({here}:")
+    assert ") returned None, which is not an Action; played play " in first[1]
+    assert "returned [0, 1, 2, 3, " in first[2] and "…, which is not an Action" in first[2]
+    assert len(first[2]) < 250 and first[2].endswith(" instead")
+    illegal = play_local([NotMine, Bot, Bot], seed=3, max_deals=1).incidents[0].detail
+    assert illegal.startswith("illegal action 'play ") and " instead" in illegal
+    assert "; played play " in illegal
+
+
+class Async(Bot):
+    """``async def`` methods: a coroutine comes back, never run."""
+
+    async def play(self, view: PlayerView) -> Action:  # type: ignore[override]
+        return view.legal_actions[0]
+
+    async def on_deal_end(self, view: PlayerView, result: object) -> None:  # type: ignore[override]
+        pass
+
+
+def test_an_async_def_method_is_named_as_such_and_its_coroutine_closed(
+    caplog: pytest.LogCaptureFixture, recwarn: pytest.WarningsRecorder
+) -> None:
+    """Defect (bot-author audit): an ``async def play`` was told "returned <coroutine
+    object Async.play at 0x...>, which is not an Action", and Python warned that the
+    coroutine was never awaited. Now it is told plainly, and the coroutine is closed."""
+    with caplog.at_level(logging.ERROR, logger="sdk.local"):
+        m = play_local([Async, Bot, Bot], seed=3, max_deals=1)
+    gc.collect()
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+    said = "is `async def`: bot methods must be plain functions (see docs/writing-a-bot.md)"
+    kinds = {i.kind for i in m.incidents}
+    assert kinds == {"malformed", "error"}  # play, and the on_deal_end hook
+    for i in m.incidents:
+        assert said in i.detail and "coroutine" not in i.detail
+    assert f"Async.play() ({Path(__file__).name}:" in caplog.text
+    assert "Async.on_deal_end() " + said in caplog.text
+    with pytest.raises(RuntimeError, match=r"failed in deal 1: TypeError: .*is `async def`"):
+        play_local([Async, Bot, Bot], seed=3, max_deals=1, strict=True)
+    gc.collect()
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_the_arena_runner_condenses_a_repeated_non_action_and_names_async_def(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, recwarn: pytest.WarningsRecorder
+) -> None:
+    """Defects (bot-author audit): a bot answering ``None`` at every decision logged the
+    full line each time (74 lines in three short matches), while a repeated exception
+    was one line with a count under ``arena-bot``; and an ``async def`` bot got a
+    RuntimeWarning. In an arena (``arena-bot run``'s filter on the runner's logger) the
+    first answer of a kind is explained, the later ones say "again, N times so far"."""
+    once = _OncePerSite()
+    runner_log = logging.getLogger("sdk.client")
+    runner_log.addFilter(once)
+    try:
+        with caplog.at_level(logging.ERROR, logger="sdk.client"):
+            rules = dataclasses.replace(RULES, max_deals=2)
+            summaries = asyncio.run(_seat(tmp_path, [ReturnsNone, Async, Bot], rules))
+    finally:
+        runner_log.removeFilter(once)
+    gc.collect()
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+    assert summaries[0].errors >= 3 and summaries[1].errors >= 3
+    said = [r.getMessage() for r in caplog.records if r.name == "sdk.client"]
+    nones = [s for s in said if "ReturnsNone.play() (" in s]
+    assert len(nones) == summaries[0].errors
+    assert "returned None, which is not an Action (deal 1, playing)" in nones[0]
+    for n, s in enumerate(nones[1:], 2):
+        assert f"returned None again, {n} times so far (deal " in s and "which is" not in s
+        assert s.startswith("match h1: ReturnsNone.play() (") and " instead" in s
+    assert any("Async.play() (" in s and "is `async def`: bot methods" in s for s in said)
+    assert any("Async.on_deal_end() is `async def`" in s for s in said)

@@ -289,6 +289,37 @@ def test_a_raising_bot_prints_each_traceback_once(
     assert all("again in" in m and "times so far" in m for m in again)
 
 
+NONE = """
+from sdk import Bot
+
+
+class Nothing(Bot):
+    def play(self, view):
+        return None
+"""
+
+
+def test_a_bot_answering_none_at_every_decision_is_explained_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect (bot-author audit): a bot returning ``None`` (or a string) logged the whole
+    explanation at every decision (74 lines in three 5-deal matches), where a repeated
+    exception is one line with a count. Now the first is explained and the later ones say
+    "returned None again, N times so far", as for exceptions."""
+    f = tmp_path / "nothing.py"
+    f.write_text(NONE)
+    with caplog.at_level(logging.ERROR, logger="sdk.local"):
+        r = CliRunner().invoke(main, ["try", str(f), "--vs", "random", "-n", "2",
+                                      "--max-deals", "2"])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    mine = [rec.getMessage() for rec in caplog.records if "Nothing.play() (" in rec.getMessage()]
+    assert len(mine) >= 5
+    assert "returned None, which is not an Action (deal 1, playing); playing " in mine[0]
+    for n, m in enumerate(mine[1:], 2):
+        assert f"Nothing.play() (nothing.py:6) returned None again, {n} times so far (deal " in m
+        assert "which is not" not in m and m.endswith(" instead")
+
+
 def test_try_shows_vs_bots_by_their_names(tmp_path: Path) -> None:
     """Defect: `--vs raiser.py` was shown as "raiser.py", the tried bot by its ``name``."""
     (tmp_path / "raiser.py").write_text(RAISER)

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -258,7 +263,8 @@ def test_a_failed_decision_gets_the_referees_fallback_a_pass_where_legal() -> No
         spoke += 1
     assert spoke >= 1
     contract = next(i for i in m.incidents if i.kind == "error")
-    assert contract.detail == "contract 100"  # no pass there: the first legal action
+    # No pass there: the first legal action.
+    assert contract.detail.endswith("raised RuntimeError: no idea; played contract 100 instead")
 
 
 def test_repeated_opponents_are_numbered_by_their_occurrences() -> None:
@@ -286,3 +292,52 @@ def test_ctrl_c_while_a_finished_match_is_counted_comes_right_after() -> None:
             done.append(k)
     assert done == list(range(1000))
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+ROOT = Path(__file__).parents[2]
+
+
+def test_the_arena_errors_and_sdk_sampling_come_with_import_sdk() -> None:
+    """Defects (bot-author audit): ``from sdk import ArenaError`` failed (only
+    ``sdk.client`` had the errors ``sdk.run`` raises), and docs/bots.md's
+    ``sdk.sampling.Sampler`` was an AttributeError after ``import sdk`` alone. Both work
+    now; gRPC is still imported only when the runner or its errors are asked for."""
+    code = (
+        "import sys, sdk\n"
+        "assert sdk.sampling.Sampler and sdk.hand.bid_cap\n"
+        "assert 'grpc' not in sys.modules\n"
+        "from sdk import ArenaAuthError, ArenaError, ArenaTLSError\n"
+        "import sdk.client\n"
+        "assert ArenaError is sdk.client.ArenaError and ArenaTLSError is sdk.client.ArenaTLSError\n"
+        "assert issubclass(ArenaAuthError, ArenaError) and issubclass(ArenaTLSError, ArenaError)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
+                       text=True, timeout=60)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    for name in ("ArenaError", "ArenaAuthError", "ArenaTLSError", "sampling"):
+        assert name in sdk.__all__ and name in dir(sdk)
+
+
+def test_the_typed_lowest_bot_of_the_docs_passes_mypy_and_plays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect (bot-author audit): the smallest bot, typed, failed ``mypy --strict``
+    (``a.card`` on any Action: union-attr). docs/writing-a-bot.md shows the typed form;
+    this checks that it type-checks and plays."""
+    api = pytest.importorskip("mypy.api")  # a dev dependency, as for `make check`
+
+    docs = (ROOT / "docs" / "writing-a-bot.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", docs, re.S)
+    typed = next(b for b in blocks if "isinstance(a, Play)" in b and "-> Action" in b)
+    f = tmp_path / "typed_lowest.py"
+    f.write_text(typed)
+    monkeypatch.chdir(ROOT)  # where mypy finds this checkout's sdk
+    out, err, status = api.run(["--strict", "--cache-dir", os.devnull, str(f)])
+    assert status == 0, out + err
+    space: dict[str, object] = {}
+    exec(compile(typed, str(f), "exec"), space)
+    lowest = space["Lowest"]
+    assert isinstance(lowest, type) and issubclass(lowest, Bot)
+    m = play_local([lowest, Bot, Bot], seed=1, max_deals=2, strict=True)
+    assert m.result.deals == 2
