@@ -23,12 +23,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import errno
 import fcntl
 import functools
 import logging
 import os
 import secrets
 import signal
+import stat
 import sys
 import threading
 import time
@@ -53,7 +55,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.ratings import RatingBook, rate_results
-from arena.storage import Storage, StorageError, StorageLockedError, lock_path
+from arena.storage import Storage, StorageError, StorageFullError, StorageLockedError, lock_path
 from arena.tournament.config import BotSpec, TLSSpec, TournamentConfig
 from arena.tournament.schedule import SCHEDULE_VERSION, ScheduledMatch, match_id, replay_seed
 from engine.rules import Ruleset
@@ -225,10 +227,20 @@ _TAIL_BYTES = 64 * 1024
 class _BotProcess:
     """One local bot process; its output goes to a log file."""
 
-    def __init__(self, spec: BotSpec, argv: list[str], token: str, log_path: Path) -> None:
+    def __init__(
+        self,
+        spec: BotSpec,
+        argv: list[str],
+        token: str,
+        log_path: Path,
+        hidden: frozenset[str] = frozenset(),
+    ) -> None:
         self.spec = spec
         self.argv = argv
         self.token = token
+        #: Every bot's token: no variable of the organiser's environment holding one is
+        #: passed on (a remote bot's ``token_env`` let a local bot take its seats).
+        self.hidden = hidden
         self.log_path = log_path
         self.proc: asyncio.subprocess.Process | None = None
         self.restarts = 0
@@ -243,8 +255,8 @@ class _BotProcess:
     async def start(self) -> None:
         try:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            self._fh = self.log_path.open("ab")
-            self._log_start = self._fh.tell()
+            self._fh = _open_regular(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, "ab")
+            self._log_start = self._fh.seek(0, os.SEEK_END)
             self._fh.write(f"--- {time.strftime('%H:%M:%S')} starting {self.spec.name}\n".encode())
             self._fh.flush()
         except OSError as e:
@@ -252,7 +264,7 @@ class _BotProcess:
                 f"cannot write the log of bot {self.spec.name!r} to {self.log_path}: "
                 f"{e.strerror or e} (check the `out` directory, --out)"
             ) from e
-        env = dict(os.environ)
+        env = {k: v for k, v in os.environ.items() if v not in self.hidden}
         env.update(dict(self.spec.env))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_ROOT), env.get("PYTHONPATH", "")) if p)
         env["ARENA_TOKEN"] = self.token
@@ -285,12 +297,15 @@ class _BotProcess:
         """The last ``lines`` lines this start of the bot wrote (not an earlier run's), from
         the log's last ``_TAIL_BYTES`` at most: a bot may have written gigabytes."""
         try:
-            with self.log_path.open("rb") as fh:
+            with _open_regular(self.log_path, os.O_RDONLY, "rb") as fh:
                 end = fh.seek(0, os.SEEK_END)
                 fh.seek(max(self._log_start, end - _TAIL_BYTES))
                 text = fh.read(_TAIL_BYTES).decode("utf-8", errors="replace")
         except OSError:
             return ""
+        # Shown on the organiser's terminal: a bot's escape sequences (a reset, a window
+        # title, the clipboard) are shown as text, not obeyed.
+        text = "".join(c if c.isprintable() or c in "\n\t" else f"\\x{ord(c):02x}" for c in text)
         return "\n".join(text.rstrip().splitlines()[-lines:])
 
     async def stop(self, grace: float = 3.0) -> None:
@@ -308,11 +323,51 @@ class _BotProcess:
                     break
                 except TimeoutError:
                     continue
+            # The bot left at the SIGTERM; a child of its may not have (one forked by the
+            # SDK inherits asyncio's handler, which ignores it): the rest of the session
+            # gets the SIGKILL.
+            _kill_session(proc.pid, signal.SIGKILL)
         if proc is not None:
             _LIVE_GROUPS.discard(proc.pid)
         if self._fh is not None:
             self._fh.close()
             self._fh = None
+
+
+def _open_regular(path: Path, flags: int, mode: str) -> IO[bytes]:
+    """``path`` opened (``flags``, as ``mode``) if it is a regular file. Without a
+    non-blocking open, a FIFO a bot put in place of its log would stop the event loop, and
+    with it every match, until something opened the other end."""
+    not_regular = OSError(errno.EINVAL, f"{path} is not a regular file")
+    with contextlib.suppress(FileNotFoundError):
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise not_regular  # (a FIFO opened to write without a reader: ENXIO, unclear)
+    fd = os.open(path, flags | os.O_NONBLOCK, 0o644)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise not_regular
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, mode)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _largest_logs(folder: Path, over: int = 10 << 20) -> str:
+    """The bots' logs in ``folder`` larger than ``over`` bytes, largest first, as a clause
+    for a disk-full error ("" if none): a bot writing without end fills the disk, and the
+    error otherwise names only the database."""
+    sizes = []
+    with contextlib.suppress(OSError):
+        for f in folder.iterdir():
+            with contextlib.suppress(OSError):
+                if f.suffix == ".log" and f.is_file() and f.stat().st_size > over:
+                    sizes.append((f.stat().st_size, f))
+    if not sizes:
+        return ""
+    sizes.sort(reverse=True)
+    listed = ", ".join(f"{f} ({n / 1e6:.0f} MB)" for n, f in sizes[:3])
+    return f" (bots' logs that large: {listed})"
 
 
 # ------------------------------------------------------------------------- the run
@@ -654,7 +709,8 @@ async def _play(
             for b in cfg.bots:
                 if b.is_local:
                     argv = bot_command(b, host=connect_host, port=port, token=tokens[b.name], ca=ca)
-                    p = _BotProcess(b, argv, tokens[b.name], cfg.out / "logs" / f"{b.name}.log")
+                    p = _BotProcess(b, argv, tokens[b.name], cfg.out / "logs" / f"{b.name}.log",
+                                    hidden=frozenset(tokens.values()))  # fmt: skip
                     procs[b.name] = p
                     await p.start()
         remote = [b.name for b in cfg.bots if not b.is_local]
@@ -896,9 +952,10 @@ async def _run_matches(
     if limit is not None and not queue.empty():
         outcome.interrupted = True
     if fatal:
-        raise TournamentError(f"stopping: results can no longer be stored: {fatal[0]}") from fatal[
-            0
-        ]
+        why = str(fatal[0])
+        if isinstance(fatal[0], StorageFullError):  # a bot's log may be what filled it
+            why += _largest_logs(cfg.out / "logs")
+        raise TournamentError(f"stopping: results can no longer be stored: {why}") from fatal[0]
     if outcome.failed:
         log.error("%d matches failed and were not stored; run the same command again to retry "
                   "them", len(outcome.failed))  # fmt: skip

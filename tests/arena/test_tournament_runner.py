@@ -339,13 +339,24 @@ def test_storage_failure_stops_cleanly_and_keeps_stored(
         real(self, *a, **kw)
 
     monkeypatch.setattr(Storage, "save_match", flaky)
-    with pytest.raises(TournamentError, match="can no longer be stored: disk full"):
+    with pytest.raises(TournamentError, match="can no longer be stored: disk full") as e:
+        _run(cfg, FakeReferee())
+    assert "logs" not in str(e.value)
+    # Defect (bot-process audit): a bot writing without end filled the disk, and the error
+    # named only the database: the bots' logs over 10 MB are named too.
+    big = cfg.out / "logs" / "spammer.log"
+    big.parent.mkdir(parents=True, exist_ok=True)
+    with big.open("wb") as fh:
+        fh.truncate(42_000_000)  # (sparse: no disk used)
+    (cfg.out / "logs" / "quiet.log").write_text("fine\n")
+    calls["n"] = 0
+    with pytest.raises(TournamentError, match=r"bots' logs that large: .*spammer\.log \(42 MB\)"):
         _run(cfg, FakeReferee())
     monkeypatch.setattr(Storage, "save_match", real)
     with Storage(cfg.db) as st:
-        assert len(st.completed_indices(cfg.tournament_id)) == 5
+        assert len(st.completed_indices(cfg.tournament_id)) == 10  # 5 in each run
     out = _run(cfg, FakeReferee())
-    assert out.finished and out.skipped == 5
+    assert out.finished and out.skipped == 10
 
 
 def test_the_tail_of_a_huge_bot_log_reads_only_its_end(tmp_path: Path) -> None:
@@ -630,3 +641,121 @@ def test_a_database_changed_by_hand_is_named_not_resumed_wrongly(tmp_path: Path)
     with Storage(cfg.db) as st:
         info = st.tournament(cfg.tournament_id)
         assert info is not None and info.completed == 6 and "drawn_seed" in info.config
+
+
+# ----------------------------------------------------------- misbehaving bot processes
+# (audit of local bot processes, 2026-12-01)
+
+
+def _alive(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat", "rb") as fh:  # a zombie is gone for our purpose
+        return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+
+
+def test_a_child_that_ignores_sigterm_is_killed_with_its_bot(tmp_path: Path) -> None:
+    """Defect: stopping a bot sent SIGTERM to its session and waited for the bot alone; the
+    bot left, so the SIGKILL never came, and a child that ignores SIGTERM (any child the SDK
+    forks inherits asyncio's handler) outlived the tournament."""
+    import sys
+
+    from arena.tournament.config import BotSpec
+
+    pid_file = tmp_path / "child.pid"
+    code = (
+        "import os, signal, sys, time\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        f"    open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+        "    time.sleep(60)\n"
+        "    os._exit(0)\n"
+        "time.sleep(60)\n"
+    )
+
+    async def scenario() -> int:
+        p = _BotProcess(BotSpec(name="b", kind="command"), [sys.executable, "-c", code], "t",
+                        tmp_path / "b.log")  # fmt: skip
+        await p.start()
+        for _ in range(600):  # (a guard, not a timing)
+            if pid_file.exists() and pid_file.read_text():
+                break
+            await asyncio.sleep(0.02)
+        child = int(pid_file.read_text())
+        await p.stop(grace=0.5)
+        return child
+
+    child = asyncio.run(scenario())
+    for _ in range(100):
+        if not _alive(child):
+            break
+        import time
+
+        time.sleep(0.05)
+    assert not _alive(child)
+
+
+def test_no_bot_is_given_an_environment_variable_holding_a_token(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: local bots got the organiser's whole environment, so a remote bot's
+    ``token_env`` (FRIEND_TOKEN) let a local bot connect as that bot and play its matches.
+    No variable whose value is a bot's token is passed on; the bot's own is ARENA_TOKEN."""
+    import sys
+
+    from arena.tournament.config import BotSpec
+
+    monkeypatch.setenv("FRIEND_TOKEN", "friend-secret-token-0123456789")
+    monkeypatch.setenv("HARMLESS", "kept")
+    out = tmp_path / "env.txt"
+    code = f"import os; open({str(out)!r}, 'w').write(repr(sorted(os.environ.items())))"
+
+    async def scenario() -> None:
+        hidden = frozenset({"own-token", "friend-secret-token-0123456789"})
+        p = _BotProcess(BotSpec(name="b", kind="command"), [sys.executable, "-c", code],
+                        "own-token", tmp_path / "b.log", hidden=hidden)  # fmt: skip
+        await p.start()
+        assert p.proc is not None
+        await p.proc.wait()
+        await p.stop()
+
+    asyncio.run(scenario())
+    env = dict(eval(out.read_text()))  # (our own child's repr of a list of str pairs)
+    assert "FRIEND_TOKEN" not in env
+    assert env["HARMLESS"] == "kept" and env["ARENA_TOKEN"] == "own-token"
+
+
+def test_a_bots_log_tail_shows_escape_sequences_as_text(tmp_path: Path) -> None:
+    """Defect: the tail of a bot's log, printed in the runner's errors and warnings, passed
+    a bot's terminal escape sequences (a reset, a window title) to the organiser's
+    terminal."""
+    from arena.tournament.config import BotSpec
+
+    log = tmp_path / "b.log"
+    log.write_bytes(b"fine\n\x1bc\x1b]0;owned\x07 Tournament finished OK\n")
+    p = _BotProcess(BotSpec(name="b", kind="command"), [], "t", log)
+    tail = p.tail()
+    assert "\x1b" not in tail and "\x07" not in tail
+    assert tail == "fine\n\\x1bc\\x1b]0;owned\\x07 Tournament finished OK"
+
+
+def test_a_log_replaced_by_a_fifo_is_refused_not_waited_on(tmp_path: Path) -> None:
+    """Defect: a bot that put a FIFO in place of its log and exited froze the arena (the
+    restart opened the log on the event loop, blocking until someone opened the other
+    end; Ctrl-C did nothing). The log is opened only if it is a regular file."""
+    import os
+    import sys
+
+    from arena.tournament.config import BotSpec
+
+    log = tmp_path / "b.log"
+    os.mkfifo(log)
+    p = _BotProcess(BotSpec(name="b", kind="command"), [sys.executable, "-c", "pass"], "t", log)
+    assert p.tail() == ""
+    with pytest.raises(TournamentError, match=r"cannot write the log of bot 'b'.*not a regular"):
+        asyncio.run(p.start())
