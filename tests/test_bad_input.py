@@ -608,6 +608,24 @@ def test_remote_bots_are_not_told_to_connect_to_a_wildcard_address(
     assert "0.0.0.0" not in waiting and "this machine's address, port " in waiting
 
 
+def test_remote_bots_over_tls_are_told_the_certificates_name(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect (organiser audit): with ``[tls]`` the arena told remote bots to connect to
+    127.0.0.1:PORT, which then failed the certificate's hostname check; it names the
+    certificate's host (``server_name``, localhost here)."""
+    make_cert(tmp_path, "a.pem", "a.key")
+    path = _toml(tmp_path, f'name = "tls"\nbot_wait_s = 0.2\n'
+                           f'db = "{tmp_path / "w.sqlite"}"\nout = "{tmp_path / "o"}"\n'
+                           '[tls]\ncert = "a.pem"\nkey = "a.key"\n'
+                           '[bots]\nfar = { remote = true, token = "0123456789abcdef" }\n'
+                           'a = "random"\nb = "random"\n')  # fmt: skip
+    with caplog.at_level(logging.WARNING), pytest.raises(TournamentError, match="never connected"):
+        run(load_config(path), RunOptions(progress=False))
+    waiting = next(r.getMessage() for r in caplog.records if "remote bots" in r.getMessage())
+    assert "connect them to localhost:" in waiting and "127.0.0.1" not in waiting, waiting
+
+
 def test_paths_past_the_bmp_and_bad_toml_in_set_are_not_mangled(tmp_path: Path) -> None:
     """Defect (tournament audit 3): `--db emoji😀.sqlite` reached the config as the literal
     text "emoji\\ud83d\\ude00.sqlite" with its quotes (JSON's surrogate pairs are no TOML), so

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import io
 import os
 import sys
@@ -32,8 +31,9 @@ DEFAULT_DB = Path("runs/default.sqlite")
               help="Take the database and tournament id from this tournament config.")  # fmt: skip
 @click.option("--tournament", "tournament_id", help="Tournament id or name (default: the latest).")
 @click.option(
-    "--format", "fmt", type=click.Choice(["table", *FORMATS, "all"]), default="table",
-    show_default=True, help="table: on screen; all: every file format into --out.",
+    "--format", "fmt", type=click.Choice(["table", *FORMATS, "all"]), default=None,
+    help="table: on screen; all: every file format into --out. [default: the extension of "
+         "an --out file (.json, .csv, .md, .html), else table]",
 )  # fmt: skip
 @click.option("--out", type=NonEmptyPath(path_type=Path),
               help="Output file (or directory for --format all). Default: stdout.")  # fmt: skip
@@ -42,12 +42,15 @@ def leaderboard(
     db: Path | None,
     config_path: Path | None,
     tournament_id: str | None,
-    fmt: str,
+    fmt: str | None,
     out: Path | None,
     list_only: bool,
 ) -> None:
     """Print or export the leaderboard of a stored tournament."""
     err = Console(stderr=True)
+    if fmt is None:  # `--out standings.html` wrote the text table into the .html file
+        ext = out.suffix.lower().lstrip(".") if out is not None and not out.is_dir() else ""
+        fmt = ext if ext in FORMATS else "table"
     if tournament_id is not None and not tournament_id.strip():
         raise click.BadParameter("empty: name a tournament's id or name", param_hint="--tournament")
     if list_only and (out is not None or fmt != "table" or tournament_id is not None):
@@ -63,6 +66,7 @@ def leaderboard(
     # A --tournament given on the command line is taken as it is (an unknown one is an
     # error), not replaced by the config's latest.
     latest_of: str | None = None
+    unloadable = ""  # why the config does not load now, if it does not
     if config_path is not None:
         try:
             cfg_db, of_config = stored_where(config_path)
@@ -71,8 +75,10 @@ def leaderboard(
         db = db or cfg_db
         if tournament_id is None:
             latest_of = of_config
-            with contextlib.suppress(ConfigError):
+            try:
                 tournament_id = load_config(config_path).tournament_id
+            except ConfigError as e:  # (its tournament is not known: its latest is shown)
+                unloadable = str(e)
     if db is None:
         db = newest_database() or DEFAULT_DB
         if db.exists():
@@ -99,6 +105,9 @@ def leaderboard(
                 tid = st.resolve_tournament(latest_of)
                 err.print(escape(f"{tournament_id} is not stored (the config changed since it "
                                  f"ran): showing {tid}, the latest named {latest_of}"))  # fmt: skip
+            if unloadable:  # said, not silently replaced by the latest of its name
+                err.print(escape(f"the config does not load now ({unloadable}): showing {tid}, "
+                                 f"the latest tournament named {latest_of}"))  # fmt: skip
             lb = build_leaderboard(st, tid)
     except LookupError as e:
         raise click.UsageError(str(e.args[0] if e.args else e)) from e

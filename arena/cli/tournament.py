@@ -123,7 +123,8 @@ def tournament(
         err_console.print(
             f"[yellow]Interrupted ({signal.Signals(signum).name}).[/] {done} matches are "
             f"stored in {escape(str(cfg.db))}; run the same command again to resume (the "
-            "matches in progress, up to the concurrency, are played again from their seeds)."
+            "matches in progress, up to the concurrency, are played again, "
+            + ("from fresh seeds)." if cfg.deals == "independent" else "from their seeds).")
         )
         _show(cfg, err_console)
         sys.exit(128 + signum)  # 130 for SIGINT, 143 for SIGTERM, as a shell reports them

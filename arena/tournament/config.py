@@ -419,7 +419,9 @@ def parse_config(
         )
 
     ruleset, ruleset_source = _ruleset(data.get("ruleset", "classic"), base, err)
-    max_deals = _get(data, "max_deals", int, 20, err)
+    # A cap written in the ruleset file holds unless the config sets one (it was replaced
+    # by the default, without a word).
+    max_deals = _get(data, "max_deals", int, ruleset.max_deals or 20, err)
     if not 0 <= max_deals <= MAX_INT:
         raise err("max_deals", f"must be 0 (no cap) or up to {MAX_INT}, got {max_deals}")
     ruleset = dataclasses.replace(ruleset, max_deals=max_deals)

@@ -715,9 +715,14 @@ async def _play(
                     await p.start()
         remote = [b.name for b in cfg.bots if not b.is_local]
         if remote:
-            # 0.0.0.0 / :: is where the arena listens, not an address a bot can reach
-            where = (f"this machine's address, port {port}" if cfg.host in ("0.0.0.0", "::")
-                     else host_port(cfg.host, port))  # fmt: skip
+            # 0.0.0.0 / :: is where the arena listens, not an address a bot can reach; over
+            # TLS a bot must name the host its certificate is for (an address fails the check)
+            if cfg.tls is not None:
+                where = f"{host_port(cfg.tls.server_name, port)} (the certificate's name)"
+            elif cfg.host in ("0.0.0.0", "::"):
+                where = f"this machine's address, port {port}"
+            else:
+                where = host_port(cfg.host, port)
             log.warning(
                 "waiting up to %gs for remote bots %s: connect them to %s with their token%s",
                 cfg.bot_wait_s, ", ".join(remote), where,

@@ -300,6 +300,11 @@ def test_leaderboard_by_config_needs_no_secret_and_survives_an_edited_config(
     r = CliRunner().invoke(main, ["leaderboard", "--config", str(config), "--format", "csv"])
     assert r.exit_code == 0, r.output
     assert "\n1,x," in r.output
+    # Defect (organiser audit): which tournament was shown, when the config did not load,
+    # was not said (with a bot file moved away, another run's of the same name).
+    said = " ".join(r.output.split())
+    assert "the config does not load now (" in said and "LB_SECRET_TOKEN" in said
+    assert "the latest tournament named lb" in said
     monkeypatch.setenv("LB_SECRET_TOKEN", "0123456789abcdef")  # the config loads: its id,
     r = CliRunner().invoke(main, ["leaderboard", "--config", str(config), "--format", "csv"])
     assert r.exit_code == 0, r.output  # lb-<fingerprint>, is not the stored one
@@ -435,3 +440,21 @@ def test_deal_summary_of_a_throw_in_and_of_an_old_record_made_on_the_barrel() ->
                                         {"seat": 0, "action": "contract 100"}],
                             "deltas": [0, 10, 20]})  # fmt: skip
     assert (sitting.contract, sitting.made) == (100, True)
+
+
+def test_an_out_file_without_format_is_written_in_its_extensions_format(
+    db: Path, tmp_path: Path
+) -> None:
+    """Friction (organiser audit): `arena leaderboard --out standings.html` without
+    `--format` wrote the plain-text table into the .html file. The extension decides now;
+    any other name still gets the table as text."""
+    import json as json_
+
+    base = ["leaderboard", "--db", str(db)]
+    for name, check in (("s.html", lambda t: "<html" in t.lower()),
+                        ("s.json", lambda t: isinstance(json_.loads(t), dict)),
+                        ("s.csv", lambda t: t.startswith("rank,")),
+                        ("s.txt", lambda t: "μ" in t and "<" not in t)):  # fmt: skip
+        r = CliRunner().invoke(main, [*base, "--out", str(tmp_path / name)])
+        assert r.exit_code == 0, r.output
+        assert check((tmp_path / name).read_text(encoding="utf-8")), name

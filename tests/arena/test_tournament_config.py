@@ -45,6 +45,21 @@ def test_minimal_config_and_defaults(tmp_path: Path) -> None:
     assert load_config(_write(tmp_path, BASE)).tournament_id == cfg.tournament_id
 
 
+def test_a_ruleset_files_own_cap_holds_unless_the_config_sets_one(tmp_path: Path) -> None:
+    """Defect (organiser audit): a ruleset file's ``max_deals`` (rulesets/classic-capped.toml:
+    40) was replaced by the config's default of 20 when the config set none: `arena rules`
+    showed 40 and the tournament played 20."""
+    rules = tmp_path / "capped.toml"
+    rules.write_text('preset = "classic"\nname = "capped"\nmax_deals = 40\n')
+    line = f'ruleset = "{rules.name}"'
+    plain = BASE.replace('ruleset = "classic"', line)
+    assert plain != BASE
+    assert load_config(_write(tmp_path, plain)).ruleset.max_deals == 40
+    for cap in (7, 0):
+        text = plain.replace(line, f"{line}\nmax_deals = {cap}")
+        assert load_config(_write(tmp_path, text)).ruleset.max_deals == cap
+
+
 def test_bundled_default_configs_are_valid(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FRIEND_TOKEN", "0123456789abcdef")
     root = Path(__file__).resolve().parents[2]

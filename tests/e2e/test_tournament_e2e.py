@@ -208,6 +208,7 @@ def test_a_signal_stops_cleanly_and_keeps_the_results(
     text = " ".join(err.split())  # rich wraps long lines
     assert f"Interrupted ({signals[0]})." in text, err
     assert "run the same command again to resume" in text, err
+    assert "played again, from their seeds" in text, err  # (duplicate deals)
     for bad in ("Traceback", "Exception ignored", "never awaited"):
         assert bad not in err, err
     assert _marker_processes(marker) == []
