@@ -19,7 +19,7 @@ from arena.cli.options import NonEmptyPath
 from arena.leaderboard import build_leaderboard, to_rich_table, write_outputs
 from arena.storage import Storage, StorageError
 from arena.tournament.config import ConfigError, TournamentConfig, load_config
-from arena.tournament.runner import RunOptions, TournamentError, run
+from arena.tournament.runner import RunOptions, TournamentError, orphans_stopped, run
 
 __all__ = ["setup_logging", "tournament"]
 
@@ -116,7 +116,8 @@ def tournament(
         console=err_console,
     )
     try:
-        outcome = run(cfg, options)
+        with orphans_stopped():  # no bot's process outlives the run
+            outcome = run(cfg, options)
     except KeyboardInterrupt as e:  # (Interrupted: SIGINT or SIGTERM)
         signum = getattr(e, "signum", signal.SIGINT)
         done = _stored(cfg)

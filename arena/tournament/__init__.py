@@ -6,6 +6,7 @@ from arena.tournament.runner import (
     TournamentError,
     TournamentOutcome,
     finalize,
+    orphans_stopped,
     run,
     run_tournament,
 )
@@ -24,6 +25,7 @@ __all__ = [
     "finalize",
     "load_config",
     "match_id",
+    "orphans_stopped",
     "run",
     "run_tournament",
 ]

@@ -35,7 +35,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +68,7 @@ __all__ = [
     "TournamentOutcome",
     "bot_command",
     "finalize",
+    "orphans_stopped",
     "run",
     "run_tournament",
 ]
@@ -84,15 +85,11 @@ _ROOT = Path(__file__).resolve().parents[2]
 _LIVE_GROUPS: set[int] = set()
 
 
-def _kill_session(sid: int, sig: int) -> None:
-    """Send ``sig`` to the session ``sid`` a bot leads (it was started in a session of its
-    own): its process group, and on Linux every other process of the session too (a child
-    that made a group of its own, as a shell with job control does, is still in it)."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(sid, sig)
+def _processes() -> Iterator[tuple[int, int, int]]:
+    """(pid, parent pid, session id) of every process (Linux's /proc; none elsewhere)."""
     try:
         entries = os.listdir("/proc")
-    except OSError:  # not Linux: the process group is what can be reached
+    except OSError:
         return
     for entry in entries:
         if not entry.isdigit():
@@ -101,10 +98,55 @@ def _kill_session(sid: int, sig: int) -> None:
             with open(f"/proc/{entry}/stat", "rb") as fh:
                 # pid (comm) state ppid pgrp session ...: comm may hold spaces and ")"
                 fields = fh.read().rpartition(b")")[2].split()
-            if int(fields[3]) == sid and int(fields[2]) != sid:
-                os.kill(int(entry), sig)
-        except (OSError, ValueError, IndexError):  # gone meanwhile, not ours, unreadable
+            yield int(entry), int(fields[1]), int(fields[3])
+        except (OSError, ValueError, IndexError):  # gone meanwhile, unreadable
             continue
+
+
+def _kill_session(sid: int, sig: int) -> None:
+    """Send ``sig`` to the session ``sid`` a bot leads (it was started in a session of its
+    own): its process group, and on Linux every other process of the session too (a child
+    that made a group of its own, as a shell with job control does, is still in it)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(sid, sig)
+    for pid, _, session in _processes():
+        if session == sid and pid != sid:
+            with contextlib.suppress(OSError):  # gone meanwhile, not ours
+                os.kill(pid, sig)
+
+
+#: prctl's option that makes a process adopt the orphans of its descendants (Linux).
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+@contextlib.contextmanager
+def orphans_stopped() -> Iterator[None]:
+    """While the block runs, this process adopts its descendants' orphans (Linux's child
+    subreaper); at its end, those still alive are killed and reaped. A bot's process in a
+    session of its own (``setsid``, a daemon) is out of reach of stopping the bot's session
+    and outlived the tournament. For a process whose children are all its bots (``arena
+    tournament``): a child it had before the block is left alone."""
+    import ctypes
+
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):  # not Linux
+        yield
+        return
+    me = os.getpid()
+    before = {pid for pid, parent, _ in _processes() if parent == me}
+    adopting = prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    try:
+        yield
+    finally:
+        if adopting:
+            prctl(_PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+            for pid, parent, _ in list(_processes()):
+                if parent == me and pid not in before:
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, signal.SIGKILL)
+                    with contextlib.suppress(ChildProcessError, OSError):
+                        os.waitpid(pid, 0)
 
 
 class TournamentError(RuntimeError):

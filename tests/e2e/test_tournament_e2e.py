@@ -325,3 +325,33 @@ def test_a_bot_that_dies_after_connecting_while_others_start_is_restarted(
     assert out.finished and not out.failed
     assert (cfg.out / "logs" / "quitter.log").read_text().count("starting quitter") == 2
     assert _marker_processes(marker) == []
+
+
+def test_a_process_a_bot_starts_in_a_session_of_its_own_does_not_outlive_the_run(
+    tmp_path: Path,
+) -> None:
+    """Defect (bot-process audit): stopping a bot reaches its session; a process it started
+    in a session of its own (``setsid``, a daemon) outlived the tournament. `arena
+    tournament` adopts its bots' orphans and stops those left at its end."""
+    import subprocess
+    import sys
+
+    marker = f"e2e-daemon-{os.getpid()}"
+    code = ("import os, subprocess, sys; "
+            f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)', '{marker}'], "
+            "start_new_session=True); "
+            "os.execv(sys.executable, [sys.executable, '-m', 'sdk.cli', 'run', 'random', "
+            "'--arena', sys.argv[1]])")  # fmt: skip
+    extra = f'd = {{ command = ["{{python}}", "-c", "{code}", "{{arena}}"] }}\n'
+    path = _config(tmp_path, f"{marker}-bot", extra)
+    proc = subprocess.run(
+        [sys.executable, "-c", "from arena.cli import main; main()", "tournament",
+         "--config", str(path), "--no-progress", "--max-deals", "1"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    try:
+        assert proc.returncode == 0, proc.stderr
+        assert _marker_processes(marker) == []
+    finally:
+        for pid in _marker_processes(marker):
+            os.kill(pid, 9)
