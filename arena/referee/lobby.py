@@ -9,15 +9,24 @@ starts a match. It stops starting matches after ``max_matches`` (``None``: never
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import random
 
 from arena.referee.core import Referee
 from engine import Ruleset
 
-__all__ = ["Lobby"]
+__all__ = ["Lobby", "lobby_seed"]
 
 log = logging.getLogger("arena.referee")
+
+
+def lobby_seed(seed: int, k: int) -> int:
+    """The deal seed of a lobby's match ``k``: a hash of the lobby's seed. They came from one
+    Mersenne Twister, whose later outputs follow from some hundreds of earlier ones: records
+    of finished matches (their seeds) would have told every later match's cards."""
+    digest = hashlib.sha256(f"thousand-arena/lobby/{seed}/{k}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 2  # 62 bits, as before
 
 
 class Lobby:
@@ -107,7 +116,7 @@ class Lobby:
         k = self.started
         self.started += 1
         match_id = f"{self.prefix}{k:05d}"
-        seed = self._rng.randrange(2**62)
+        seed = lobby_seed(self.seed, k)
         self._seated.update(seats)
         task = asyncio.create_task(self._play(match_id, seed, seats), name=match_id)
         self._tasks.add(task)

@@ -262,3 +262,33 @@ def test_swapped_certificate_and_key_are_named(tmp_path: Path) -> None:
     assert "are the two files swapped" in (pem_problem(key, "certificate") or "")
     assert "are the two files swapped" in (pem_problem(cert, "private key") or "")
     assert pem_problem(cert, "certificate") is None and pem_problem(key, "private key") is None
+
+
+def test_lobby_match_seeds_do_not_follow_from_each_other() -> None:
+    """Defect (found reviewing the serve lobby, 2026-12-01): match seeds were successive
+    outputs of one Mersenne Twister, whose state (and so every later seed: every later
+    match's cards) follows from some hundreds of outputs, which records of finished matches
+    hold. Each seed is now a hash of the lobby's seed and the match's number; the same
+    --seed still deals the same matches."""
+    import hashlib
+
+    from arena.referee.lobby import lobby_seed
+
+    async def go(seed: int) -> list[int]:
+        ref = _FakeReferee(["a", "b", "c"], lambda _k: asyncio.sleep(0))
+        seeds: list[int] = []
+        real = ref.run_match
+
+        async def spy(match_id: str, ruleset: Any, s: int, seats: list[str], *a: Any) -> Any:
+            seeds.append(s)
+            return await real(match_id, ruleset, s, seats)
+
+        ref.run_match = spy  # type: ignore[method-assign]
+        lobby = Lobby(ref, PRESETS["classic"], seed=seed, max_matches=5)  # type: ignore[arg-type]
+        await asyncio.wait_for(lobby.run(), 30)
+        return seeds
+
+    first = asyncio.run(go(7))
+    assert first == asyncio.run(go(7)) == [lobby_seed(7, k) for k in range(5)]
+    digest = hashlib.sha256(b"thousand-arena/lobby/7/0").digest()
+    assert first[0] == int.from_bytes(digest[:8], "big") >> 2
