@@ -478,10 +478,14 @@ class Storage:
         with self._guard(f"deleting tournament {tournament_id}"), self._tx() as c:
             _delete_tournament(c, tournament_id)
 
-    def finish_tournament(self, tournament_id: str) -> None:
+    def finish_tournament(self, tournament_id: str, *, total: int | None = None) -> None:
+        """Mark the tournament finished (``total``: its number of matches, now known: an
+        `arena serve --db` plays as many as its bots do)."""
         with self._guard("marking the tournament finished"), self._tx() as c:
             c.execute(
-                "UPDATE tournaments SET finished_at = ? WHERE id = ?", (_now(), tournament_id)
+                "UPDATE tournaments SET finished_at = ?, total_matches = COALESCE(?, "
+                "total_matches) WHERE id = ?",
+                (_now(), total, tournament_id),
             )
 
     def tournament(self, tournament_id: str, *, listing: bool = False) -> TournamentInfo | None:

@@ -6,13 +6,16 @@ import asyncio
 import contextlib
 import dataclasses
 import difflib
+import functools
 import logging
 import os
 import secrets
 import signal
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -24,12 +27,95 @@ from arena.cli.options import Host, NonEmptyPath, Seconds
 from arena.protocol import token_problem
 from arena.referee import Lobby, Referee, RefereeConfig, TLSConfig, start_server
 from arena.referee.config import MAX_DEADLINE_MS, MAX_STRIKES, key_pair_problem, pem_problem
+from arena.referee.lobby import FinishedMatch
 from arena.referee.server import host_port, port_problem
 from arena.tournament.config import BOT_NAME_RE, BOT_NAME_RULE
 from engine import RulesetError, load_ruleset
 from engine.rules import TomlFileError, read_toml_file
 
 __all__ = ["load_tokens", "serve"]
+
+
+class _Results:
+    """``--db``: every finished match of the lobby stored as a match of one tournament
+    (``serve-<start>``; independent deals, so nothing is held back from `arena web`), on one
+    storage thread as the tournament runner does; the database is locked as a runner locks
+    it. A match that cannot be stored is said and skipped: its record stays in the record
+    directory."""
+
+    def __init__(self, db: Path, storage: Any, lock: Any, config: dict[str, Any],
+                 bots: list[tuple[str, str]]) -> None:  # fmt: skip
+        self.db = db
+        self.tid = ""
+        self._storage = storage
+        self._lock = lock
+        self._config = config
+        self._bots = bots
+        self._io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arena-storage")
+        self._pending: set[asyncio.Future[None]] = set()
+
+    @classmethod
+    def open(cls, db: Path, rs: Any, tokens: dict[str, str], max_matches: int | None) -> _Results:
+        from arena.storage import Storage, StorageError
+        from arena.tournament.runner import DatabaseLock
+
+        lock = DatabaseLock(db)
+        try:
+            db.parent.mkdir(parents=True, exist_ok=True)
+            lock.acquire()
+            storage = Storage(db)
+        except (OSError, StorageError) as e:
+            lock.release()
+            raise click.BadParameter(str(e), param_hint="--db") from e
+        config = {"kind": "serve", "ruleset": rs.to_dict(), "deals": "independent",
+                  "max_matches": max_matches}  # fmt: skip
+        return cls(db, storage, lock, config, [(name, "serve") for name in tokens])
+
+    def start(self, stamp: str) -> str:
+        """Register the tournament ``serve-<stamp>``; its id."""
+        from arena.storage import StorageError
+
+        self.tid = f"serve-{stamp}"
+        try:
+            self._storage.ensure_tournament(
+                self.tid, name="serve", fingerprint=self.tid, config=self._config,
+                total_matches=self._config["max_matches"] or 0, bots=self._bots,
+            )  # fmt: skip
+        except StorageError as e:
+            raise click.ClickException(f"--db {self.db}: {e}") from e
+        return self.tid
+
+    async def store(self, m: FinishedMatch) -> None:
+        from arena.storage import StorageError
+
+        save = functools.partial(
+            self._storage.save_match, self.tid, match_id=m.match_id, index=m.k, table=0,
+            set_no=m.k, seed=m.seed, seats=m.seats, record=m.record,
+            started_at=m.started_at, finished_at=m.finished_at,
+        )  # fmt: skip
+        fut = asyncio.get_running_loop().run_in_executor(self._io, save)
+        self._pending.add(fut)
+        try:
+            await asyncio.shield(fut)  # (a stop does not cut a save in the middle)
+        except StorageError as e:
+            log.error("match %s is not stored in %s: %s (its record is in the record "
+                      "directory)", m.match_id, self.db, e)  # fmt: skip
+        finally:
+            self._pending.discard(fut)
+
+    def finish(self) -> None:
+        """The lobby is done: the tournament is finished, with the matches stored."""
+        self._io.shutdown(wait=True)
+        with contextlib.suppress(Exception):
+            info = self._storage.tournament(self.tid)
+            if info is not None:
+                self._storage.finish_tournament(self.tid, total=info.completed)
+
+    def close(self) -> None:
+        self._io.shutdown(wait=True)
+        self._storage.close()
+        self._lock.release()
+
 
 log = logging.getLogger("arena.referee")
 
@@ -131,6 +217,11 @@ def _check_pem(path: Path | None, what: str, param: str) -> None:
     help="On SIGINT/SIGTERM: how long running matches may take to finish before they are "
     "interrupted (and recorded as interrupted); a second signal interrupts them at once.",
 )  # fmt: skip
+@click.option(
+    "--db", type=NonEmptyPath(dir_okay=False, path_type=Path), default=None,
+    help="Also store every finished match in this SQLite database, as a tournament named "
+    "serve-<start time>, for `arena leaderboard`, `arena web` and `arena replay`.",
+)  # fmt: skip
 @click.option("-v", "--verbose", is_flag=True, help="Log every connection and incident.")
 def serve(
     host: str,
@@ -148,6 +239,7 @@ def serve(
     tls_cert: Path | None,
     tls_key: Path | None,
     drain_s: float,
+    db: Path | None,
     verbose: bool,
 ) -> None:
     """Run the referee: bots connect with their tokens and are seated into matches (3 or 4
@@ -205,7 +297,13 @@ def serve(
         raise click.UsageError(str(e)) from e
     if seed is None:
         seed = secrets.randbelow(2**62)
-    asyncio.run(_serve(config, tokens, rs, host, port, tls, max_matches, seed, drain_s))
+    results = None if db is None else _Results.open(db, rs, tokens, max_matches)
+    try:
+        asyncio.run(_serve(config, tokens, rs, host, port, tls, max_matches, seed, drain_s,
+                           results))  # fmt: skip
+    finally:
+        if results is not None:
+            results.close()
 
 
 async def _serve(
@@ -218,6 +316,7 @@ async def _serve(
     max_matches: int | None,
     seed: int,
     drain_s: float,
+    results: _Results | None = None,
 ) -> None:
     from engine import Ruleset
 
@@ -245,7 +344,13 @@ async def _serve(
     # match id) must never see one id name two matches.
     prefix = time.strftime("%Y%m%d-%H%M%S-", time.gmtime()) + f"{secrets.randbits(16):04x}-m"
     click.echo(f"match ids {prefix}00000, {prefix}00001, ...")
-    lobby = Lobby(referee, ruleset, seed=seed, max_matches=max_matches, prefix=prefix)
+    on_finished = None
+    if results is not None:
+        tid = results.start(prefix[: -len("-m")])  # (the start time and its 4 hex digits)
+        click.echo(f"storing results in {results.db} as tournament {tid}")
+        on_finished = results.store
+    lobby = Lobby(referee, ruleset, seed=seed, max_matches=max_matches, prefix=prefix,
+                  on_finished=on_finished)  # fmt: skip
     stop, now = asyncio.Event(), asyncio.Event()  # a first signal, and a second one
 
     def on_signal() -> None:
@@ -277,3 +382,6 @@ async def _serve(
     await server.stop(1.0)
     done = lobby.finished
     click.echo(f"{done} match(es) played; records in {config.record_dir}")
+    if results is not None:
+        results.finish()
+        click.echo(f"standings: arena leaderboard --db {results.db} --tournament {results.tid}")

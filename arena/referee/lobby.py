@@ -12,13 +12,30 @@ import asyncio
 import hashlib
 import logging
 import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
 
 from arena.referee.core import Referee
 from engine import Ruleset
 
-__all__ = ["Lobby", "lobby_seed"]
+__all__ = ["FinishedMatch", "Lobby", "lobby_seed"]
 
 log = logging.getLogger("arena.referee")
+
+
+@dataclass(frozen=True, slots=True)
+class FinishedMatch:
+    """A lobby's match played to its end: its number ``k`` in the lobby, and its record."""
+
+    match_id: str
+    k: int
+    seed: int
+    seats: tuple[str, ...]
+    record: dict[str, Any]
+    started_at: float
+    finished_at: float
 
 
 def lobby_seed(seed: int, k: int) -> int:
@@ -40,8 +57,11 @@ class Lobby:
         seed: int = 0,
         max_matches: int | None = None,
         prefix: str = "m",
+        on_finished: Callable[[FinishedMatch], Awaitable[None]] | None = None,
     ) -> None:
         self.referee = referee
+        #: Called with every match played to its end (``arena serve --db`` stores it).
+        self.on_finished = on_finished
         self.ruleset = ruleset
         self.seed = seed
         self.max_matches = max_matches
@@ -118,15 +138,15 @@ class Lobby:
         match_id = f"{self.prefix}{k:05d}"
         seed = lobby_seed(self.seed, k)
         self._seated.update(seats)
-        task = asyncio.create_task(self._play(match_id, seed, seats), name=match_id)
+        task = asyncio.create_task(self._play(match_id, k, seed, seats), name=match_id)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _play(self, match_id: str, seed: int, seats: list[str]) -> None:
+    async def _play(self, match_id: str, k: int, seed: int, seats: list[str]) -> None:
         loop = asyncio.get_running_loop()
-        start = loop.time()
+        start, started_at = loop.time(), time.time()
         try:
-            await self.referee.run_match(match_id, self.ruleset, seed, seats)
+            record = await self.referee.run_match(match_id, self.ruleset, seed, seats)
         except asyncio.CancelledError:
             raise
         except Exception as e:
@@ -147,6 +167,9 @@ class Lobby:
         for bot in seats:
             self._last[bot] = (table, loop.time() - start)
         self.finished += 1
+        if self.on_finished is not None:
+            done = FinishedMatch(match_id, k, seed, tuple(seats), record, started_at, time.time())
+            await self.on_finished(done)
 
     async def cancel_running(self) -> None:
         """Interrupt the running matches (each is recorded as interrupted)."""

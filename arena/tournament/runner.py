@@ -61,6 +61,7 @@ from arena.tournament.schedule import SCHEDULE_VERSION, ScheduledMatch, match_id
 from engine.rules import Ruleset
 
 __all__ = [
+    "DatabaseLock",
     "Interrupted",
     "RefereeLike",
     "RunOptions",
@@ -415,8 +416,10 @@ def _largest_logs(folder: Path, over: int = 10 << 20) -> str:
 # ------------------------------------------------------------------------- the run
 
 
-class _Lock:
-    """An exclusive lock next to the database: one runner per database at a time."""
+class DatabaseLock:
+    """An exclusive lock next to the database (`<db>.lock`): one writer (`arena tournament`,
+    `arena serve --db`) per database at a time; `arena web` shows a tournament as running
+    while it is held."""
 
     def __init__(self, db: Path) -> None:
         self.path = lock_path(db)
@@ -462,7 +465,8 @@ class _Lock:
             self._fh.close()
             self._fh = None
             raise StorageLockedError(
-                f"another `arena tournament` is running on {self.path.with_suffix('')}"
+                f"another `arena tournament` (or `arena serve --db`) is running on "
+                f"{self.path.with_suffix('')}"
                 + (f" (pid {owner})" if owner else "")
                 + ": wait for it, or use another --db"
             ) from None
@@ -569,7 +573,7 @@ async def run_tournament(
                     "this machine?"
                 )
             raise TournamentError(f"{problem} ({hint})")
-    lock = _Lock(cfg.db)
+    lock = DatabaseLock(cfg.db)
     storage = Storage(cfg.db)
     try:
         lock.acquire()

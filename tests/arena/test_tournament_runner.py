@@ -12,7 +12,7 @@ from arena.leaderboard import build_leaderboard
 from arena.storage import Storage, StorageError, StorageLockedError
 from arena.tournament import RunOptions, TournamentError, run, run_tournament
 from arena.tournament.config import parse_config
-from arena.tournament.runner import _BotProcess, _Lock
+from arena.tournament.runner import DatabaseLock, _BotProcess
 from tests.arena.fake_referee import FakeReferee, make_config
 from tests.arena.fake_referee import run_fake as _run
 
@@ -289,7 +289,7 @@ def test_same_id_other_config_is_refused(tmp_path: Path) -> None:
 
 def test_second_runner_on_same_db_is_refused(tmp_path: Path) -> None:
     cfg = make_config(tmp_path, bots=3)
-    lock = _Lock(cfg.db)
+    lock = DatabaseLock(cfg.db)
     cfg.db.parent.mkdir(parents=True, exist_ok=True)
     lock.acquire()
     try:
@@ -593,7 +593,7 @@ def test_two_runners_never_hold_the_lock_at_once(tmp_path: Path) -> None:
     from arena.storage import StorageLockedError
 
     db = tmp_path / "t.sqlite"
-    a, b = _Lock(db), _Lock(db)
+    a, b = DatabaseLock(db), DatabaseLock(db)
     a.acquire()
     real = b._lock_file
     calls = 0
@@ -612,9 +612,9 @@ def test_two_runners_never_hold_the_lock_at_once(tmp_path: Path) -> None:
     b.acquire()
     assert calls == 2  # the removed file was let go, the one at the path locked
     with pytest.raises(StorageLockedError):
-        _Lock(db).acquire()
+        DatabaseLock(db).acquire()
     b.release()
-    c = _Lock(db)
+    c = DatabaseLock(db)
     c.acquire()
     c.release()
     assert not c.path.exists()

@@ -38,9 +38,7 @@ async def _start(tmp: Path, *extra: str) -> tuple[asyncio.subprocess.Process, in
     return proc, port
 
 
-async def _start_with_prefix(
-    tmp: Path, *extra: str
-) -> tuple[asyncio.subprocess.Process, int, str]:
+async def _start_with_prefix(tmp: Path, *extra: str) -> tuple[asyncio.subprocess.Process, int, str]:
     """The server, its port and the prefix of its match ids (both printed at start)."""
     tokens, rules = _setup(tmp)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -130,6 +128,55 @@ def test_serve_plays_k_matches_and_records_them(tmp_path: Path) -> None:
         last = json.loads(f.read_text().splitlines()[-1])
         assert last["type"] == "end" and last["record"]["result"]["deals"] == 2
         assert last["record"]["match_id"] == f.name.removesuffix(".jsonl")
+
+
+def test_serve_with_db_stores_its_matches_for_the_leaderboard_web_and_replay(
+    tmp_path: Path,
+) -> None:
+    """Friction (organiser audit): an open arena gave no standings: its records were
+    `.jsonl` files that `arena leaderboard` and `arena web` cannot read. With `--db` every
+    finished match is also stored as a match of the tournament serve-<start>, finished
+    when serve ends; a second writer on the database is refused while serve runs."""
+    from click.testing import CliRunner
+
+    from arena.cli import main as arena_main
+    from arena.leaderboard import build_leaderboard
+    from arena.storage import Storage
+    from engine import replay
+
+    db = tmp_path / "open.sqlite"
+
+    async def main() -> tuple[str, str]:
+        server, port, prefix = await _start_with_prefix(tmp_path, "--matches", "2", "--db",
+                                                        str(db))  # fmt: skip
+        bots: list[asyncio.subprocess.Process] = []
+        try:
+            second = CliRunner().invoke(arena_main, [
+                "serve", "--port", "0", "--tokens", str(tmp_path / "tokens.toml"),
+                "--record-dir", str(tmp_path / "rec2"), "--db", str(db)])  # fmt: skip
+            bots = await _bots(port, 2)
+            assert await asyncio.wait_for(server.wait(), 60) == 0
+            assert server.stdout is not None
+            out = (await server.stdout.read()).decode()
+        finally:
+            await _kill(server, *bots)
+        assert second.exit_code == 2 and "--db" in second.output, second.output
+        assert "is running on" in " ".join(second.output.split()), second.output
+        return prefix, out
+
+    prefix, out = asyncio.run(main())
+    tid = "serve-" + prefix.removesuffix("-m")
+    assert f"standings: arena leaderboard --db {db} --tournament {tid}" in out
+    with Storage.open_readonly(db) as st:
+        info = st.tournament(tid)
+        assert info is not None and info.completed == info.total_matches == 2
+        assert info.finished_at is not None
+        lb = build_leaderboard(st, tid)
+        assert sorted(r.bot for r in lb.rows) == NAMES and sum(r.matches for r in lb.rows) == 6
+        for k in range(2):
+            rec = st.load_record(f"{prefix}{k:05d}")
+            assert rec["result"]["deals"] == 2 and replay(rec).is_over
+    assert not (tmp_path / "open.sqlite.lock").exists()
 
 
 def test_sigterm_records_running_matches_as_interrupted(tmp_path: Path) -> None:
