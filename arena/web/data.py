@@ -160,6 +160,16 @@ class DataSource:
             def compute() -> JSON:
                 results = [m for m in st.match_results(info.id) if name in m.seats]
                 incidents = [i for i in st.incidents(info.id) if i.get("bot") == name]
+                # An incident's detail names cards (the legal actions: on lead, the hand):
+                # not shown while its match is held back (see check_shown).
+                held = _sets_held_back(st, info)
+                if held:
+                    sets = dict(st.conn.execute(
+                        "SELECT id, set_no FROM matches WHERE tournament_id = ?", (info.id,)
+                    ).fetchall())  # fmt: skip
+                    for i in incidents:
+                        if sets.get(i.get("match_id"), -1) in held:
+                            i["detail"] = HELD_BACK_DETAIL
                 return {
                     "matches": [_match_json(m) for m in reversed(results)],
                     "strikes": [i for i in incidents if i.get("kind") in STRIKE_KINDS],
@@ -216,27 +226,12 @@ class DataSource:
                 "SELECT tournament_id, set_no FROM matches WHERE id = ?", (match_id,)
             ).fetchone()
             info = None if row is None else st.tournament(row["tournament_id"])
-            if row is None or info is None or info.finished_at is not None:
+            if row is None or info is None:
                 return
-            cfg = info.config if isinstance(info.config, dict) else {}
-            if cfg.get("deals") == "independent":  # no other match has these cards
-                return
-            if cfg.get("schedule") != SCHEDULE_VERSION:
-                # stored by an older version: it can no longer be resumed, nothing of it is
-                # still to be played (and its 31-bit seeds are no secret anyway)
-                return
-            per_set = cfg.get("matches_per_table")
-            if isinstance(per_set, int) and not isinstance(per_set, bool) and per_set >= 1:
-                same_cards = info.total_matches // per_set
-            else:  # a config that does not say: every match may share them
-                same_cards = info.total_matches
-            played = st.conn.execute(
-                "SELECT COUNT(*) FROM matches WHERE tournament_id = ? AND set_no = ?",
-                (row["tournament_id"], row["set_no"]),
-            ).fetchone()[0]
-        if played < same_cards:
+            waiting = _sets_held_back(st, info).get(row["set_no"])
+        if waiting:
             raise HeldBack(
-                f"match {match_id} is dealt the same cards as {same_cards - played} matches of "
+                f"match {match_id} is dealt the same cards as {waiting} matches of "
                 f"tournament {info.id} still to be played (duplicate deals): its deals are "
                 "shown once they are played or the tournament has ended"
             )
@@ -305,6 +300,36 @@ def _ruleset_name(ruleset: Any) -> str | None:
         name = ruleset.get("name")
         return name if isinstance(name, str) else None
     return ruleset if isinstance(ruleset, str) else None
+
+
+#: An incident's detail while its match's deals are held back (its cards are those of
+#: matches still to be played).
+HELD_BACK_DETAIL = "(held back until the matches dealt the same cards are played)"
+
+
+def _sets_held_back(st: Storage, info: TournamentInfo) -> dict[int, int]:
+    """Deal-seed sets of tournament ``info`` whose deals must not be shown yet, each with
+    the number of its matches still to be played: all of them while the tournament is
+    unfinished and deals duplicated, except the sets played out."""
+    if info.finished_at is not None:
+        return {}
+    cfg = info.config if isinstance(info.config, dict) else {}
+    if cfg.get("deals") == "independent":  # no other match has these cards
+        return {}
+    if cfg.get("schedule") != SCHEDULE_VERSION:
+        # stored by an older version: it can no longer be resumed, nothing of it is still
+        # to be played (and its 31-bit seeds are no secret anyway)
+        return {}
+    per_set = cfg.get("matches_per_table")
+    if isinstance(per_set, int) and not isinstance(per_set, bool) and per_set >= 1:
+        same_cards = info.total_matches // per_set
+    else:  # a config that does not say: every match may share them
+        same_cards = info.total_matches
+    played = st.conn.execute(
+        "SELECT set_no, COUNT(*) FROM matches WHERE tournament_id = ? GROUP BY set_no",
+        (info.id,),
+    ).fetchall()
+    return {s: same_cards - n for s, n in played if n < same_cards}
 
 
 def _match_json(m: MatchResult) -> JSON:

@@ -763,8 +763,22 @@ def test_deals_shared_with_matches_still_to_play_are_held_back(tmp_path: Path) -
                 else:
                     assert code == 200, (path, body)
             assert status_of(server.url, f"/api/matches?tournament={cfg.tournament_id}")[0] == 200
+            # Defect (hostile round 11): the bot page listed that match's incidents, whose
+            # details name the legal actions (on lead, the hand): the same cards.
+            seats = json.loads(sqlite3.connect(cfg.db).execute(
+                "SELECT seats_json FROM matches WHERE id = ?", (mid,)).fetchone()[0])  # fmt: skip
+            with sqlite3.connect(cfg.db) as c:
+                c.execute("INSERT INTO incidents(match_id, tournament_id, seat, bot, kind, deal, "
+                          "detail) VALUES (?, ?, 0, ?, 'timeout', 0, 'legal: play A♠, play K♠')",
+                          (mid, cfg.tournament_id, seats[0]))  # fmt: skip
+            page = get(server.url, f"/api/bots/{seats[0]}?tournament={cfg.tournament_id}")
+            [shown] = [i["detail"] for i in page["strikes"] if i["match_id"] == mid]
+            assert ("A♠" not in shown) == (deals == "duplicate"), shown
             run_fake(cfg)  # the rest: every match of the set is played, the tournament ends
             assert status_of(server.url, f"/api/matches/{mid}/record")[0] == 200
+            page = get(server.url, f"/api/bots/{seats[0]}?tournament={cfg.tournament_id}")
+            [shown] = [i["detail"] for i in page["strikes"] if i["match_id"] == mid]
+            assert "A♠" in shown
 
 
 def test_found_by_the_web_audit_ids_caches_request_lines_and_ipv6(tmp_path: Path) -> None:
