@@ -261,6 +261,11 @@ class Storage:
         except OSError as e:
             raise StorageError(f"cannot create the directory of {self.path}: {e}") from e
         with self._guard("opening"):
+            # A new database is readable by its owner only (SQLite gives its -wal and -shm
+            # files the same mode): it holds the seeds of matches still to be played (a
+            # drawn tournament seed among them), and every hand they deal follows from them.
+            with contextlib.suppress(OSError):  # there already; or SQLite says why not
+                os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
             # Usable from another thread (the tournament stores results on a worker thread),
             # one thread at a time: callers keep its use serial.
             self.conn = sqlite3.connect(

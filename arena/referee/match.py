@@ -20,6 +20,7 @@ import contextlib
 import dataclasses
 import json
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -200,7 +201,10 @@ class MatchRunner:
         path, k = record_dir / f"{safe}.jsonl", 2
         while True:
             try:
-                self._file = path.open("x", encoding="utf-8")
+                # Its owner's only: the first line holds the seed, from which every hand of
+                # the match follows while it is played.
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                self._file = os.fdopen(fd, "w", encoding="utf-8")
                 break
             except FileExistsError:
                 path, k = record_dir / f"{safe}.{k}.jsonl", k + 1

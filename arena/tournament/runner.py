@@ -385,7 +385,7 @@ def _open_regular(path: Path, flags: int, mode: str) -> IO[bytes]:
     with contextlib.suppress(FileNotFoundError):
         if not stat.S_ISREG(os.stat(path).st_mode):
             raise not_regular  # (a FIFO opened to write without a reader: ENXIO, unclear)
-    fd = os.open(path, flags | os.O_NONBLOCK, 0o644)
+    fd = os.open(path, flags | os.O_NONBLOCK, 0o600)  # (a bot may log its hand)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise not_regular

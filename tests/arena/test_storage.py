@@ -261,3 +261,37 @@ def test_found_by_the_fault_audit_storage(tmp_path: Path) -> None:
         assert st.resolve_tournament("u") == "t2"
         with pytest.raises(StorageError, match="damaged"):
             st.tournament("t1")
+
+
+def test_a_new_database_and_a_record_file_are_their_owners_only(tmp_path: Path) -> None:
+    """Defect (hostile round 11): the database (with a drawn tournament seed and the seeds
+    of matches still to play) and `arena serve`'s record of a match in progress (its seed on
+    the first line) were created readable by every user of the machine, who could then
+    compute every hand. Both are created 0600 now (SQLite gives -wal and -shm that mode)."""
+    import asyncio
+    import stat
+
+    from arena.referee import Referee, RefereeConfig
+    from arena.referee.match import MatchRunner
+    from engine import PRESETS
+
+    db = tmp_path / "new.sqlite"
+    with Storage(db) as st:
+        st.ensure_tournament("t", name="t", fingerprint="t", config={}, total_matches=1,
+                             bots=[("a", "x")])  # fmt: skip
+        for f in (db, db.with_name("new.sqlite-wal"), db.with_name("new.sqlite-shm")):
+            assert stat.S_IMODE(f.stat().st_mode) == 0o600, f
+
+    async def record_file() -> Path:
+        ref = Referee(RefereeConfig())
+        for n in ("a", "b", "c"):
+            ref.add_bot(n, f"tok-{n}")
+        sessions = [ref.session(n) for n in ("a", "b", "c")]
+        runner = MatchRunner("m1", PRESETS["classic"], 1, sessions, RefereeConfig())
+        runner._open_record(tmp_path / "rec")
+        assert runner._file is not None
+        runner._file.close()
+        return next((tmp_path / "rec").glob("m1*.jsonl"))
+
+    path = asyncio.run(record_file())
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
