@@ -8,6 +8,7 @@ import inspect
 import logging
 import math
 import socket
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, NoReturn
 
@@ -26,6 +27,7 @@ from arena.v1 import arena_pb2_grpc as pb_grpc
 
 __all__ = [
     "MAX_OPEN_CALLS",
+    "MAX_OPEN_CALLS_PER_ADDRESS",
     "SERVICE_NAME",
     "TOKENLESS_LIMIT",
     "TOKENLESS_WINDOW_S",
@@ -79,10 +81,14 @@ async def _refuse(context: grpc.aio.ServicerContext[Any, Any], bad: _Unparsed) -
 MAX_OPEN_CALLS = 1000
 
 
+#: Of those, at most this many from one client address.
+MAX_OPEN_CALLS_PER_ADDRESS = 100
+
 #: Requests that need no token (GetInfo, health checking, reflection: each message of a
 #: reflection call counts) answered per client address within ``TOKENLESS_WINDOW_S``; more
-#: are refused with RESOURCE_EXHAUSTED and ``retry-after-ms``. A client asking as fast as
-#: it could took CPU from every match; bots' Play streams are not counted.
+#: are refused with RESOURCE_EXHAUSTED and ``retry-after-ms``; bots' Play streams are not
+#: counted. This bounds the answers' work, not gRPC's for each request: a client asking as
+#: fast as it can still slows every match (a proxy in front must bound that).
 TOKENLESS_LIMIT = 200
 TOKENLESS_WINDOW_S = 2.0
 #: Addresses whose counts are kept; past this, those within their limit are forgotten.
@@ -93,18 +99,18 @@ class _OpenCalls:
     """The calls that need no token: how many long-lived ones are open, when to stop
     them, and how many requests each client address made lately."""
 
-    __slots__ = ("count", "recent", "stopping")
+    __slots__ = ("by_address", "count", "recent", "stopping")
 
     def __init__(self, stopping: asyncio.Event) -> None:
         self.stopping = stopping
         self.count = 0
+        self.by_address: Counter[str] = Counter()
         self.recent: dict[str, RateMeter] = {}
 
     async def request(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
         """Count one request of the caller's address; refuse it over the limit."""
         loop = asyncio.get_running_loop()
-        peer = context.peer() or "?"
-        address = peer.rpartition(":")[0] if peer.count(":") > 1 else peer  # without port
+        address = _address(context)
         meter = self.recent.get(address)
         if meter is None:
             if len(self.recent) >= _MAX_ADDRESSES:
@@ -125,17 +131,35 @@ class _OpenCalls:
 
     @contextlib.asynccontextmanager
     async def one(self, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[None]:
+        address = _address(context)
         if self.count >= MAX_OPEN_CALLS:
             await context.abort(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"{MAX_OPEN_CALLS} streaming calls without a token (health Watch, "
                 "reflection) are open already: retry later",
             )
+        if self.by_address[address] >= MAX_OPEN_CALLS_PER_ADDRESS:
+            # One client holding every place refused every other client's health Watch.
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"{MAX_OPEN_CALLS_PER_ADDRESS} streaming calls without a token (health Watch, "
+                f"reflection) are open from {address} already: retry later",
+            )
         self.count += 1
+        self.by_address[address] += 1
         try:
             yield
         finally:
             self.count -= 1
+            self.by_address[address] -= 1
+            if not self.by_address[address]:
+                del self.by_address[address]
+
+
+def _address(context: grpc.aio.ServicerContext[Any, Any]) -> str:
+    """The caller's address without its port (``ipv4:127.0.0.1``, ``ipv6:[::1]``)."""
+    peer = context.peer() or "?"
+    return peer.rpartition(":")[0] if peer.count(":") > 1 else peer
 
 
 def _parsing_refused(handler: grpc.RpcMethodHandler, calls: _OpenCalls) -> grpc.RpcMethodHandler:
