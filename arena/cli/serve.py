@@ -375,6 +375,16 @@ async def _serve(
             await lobby.cancel_running()
             await lobby_task
     stop_task.cancel()
+    if referee.away_with_results() and not now.is_set():
+        # A bot that lost its connection in a last deal gets its grace period to come back
+        # for its result (a second signal stops at once).
+        log.warning("waiting up to %g s for %s to come back for their results",
+                    config.reconnect_grace_s, ", ".join(referee.away_with_results()))  # fmt: skip
+        now_task = asyncio.create_task(now.wait())
+        back = asyncio.create_task(referee.wait_for_away_results(config.reconnect_grace_s))
+        await asyncio.wait({back, now_task}, return_when=asyncio.FIRST_COMPLETED)
+        now_task.cancel()
+        back.cancel()
     if stop.is_set() or max_matches is None:  # by a signal: it may come back; bots wait
         await referee.end_streams()
     else:  # --matches played: done for good; bots stop

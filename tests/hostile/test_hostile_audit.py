@@ -1785,3 +1785,35 @@ def test_a_seat_not_connected_at_the_start_counts_its_disconnect(tmp_path: Path)
     assert [i["seat"] for i in listed] == [2]
     assert listed[0]["detail"].startswith("not connected at the start")
     assert rec["disconnects"] == [0, 0, 1]
+
+
+def test_a_stopping_arena_waits_for_a_bot_away_with_a_result(tmp_path: Path) -> None:
+    """Defect (hostile round 11): `arena serve --matches K` exited as soon as its last match
+    ended, while a bot that had lost its connection in the last deal was within its grace
+    period: the result kept for it was never sent, and `arena-bot run` exited 1 instead
+    of 0. The arena waits (up to the grace) for such bots; one that comes back gets it."""
+
+    async def main() -> tuple[list[str], list[str], list[str], str, list[str]]:
+        async with arena(tmp_path) as a:
+            for n in ("x", "y"):
+                a.referee.add_bot(n, f"tok-{n}")
+                end = pb.ServerMessage(match_ended=pb.MatchEnded(match_id=f"m-{n}"))
+                a.referee.session(n).send_end(f"m-{n}", end)  # while away: kept
+            before = a.referee.away_with_results()
+            gone = await a.referee.wait_for_away_results(0.2)  # nobody comes back
+            waiting = asyncio.create_task(a.referee.wait_for_away_results(60))
+            async with grpc.aio.insecure_channel(a.target) as ch:
+                call = await _x_stream(ch)  # x is back: welcomed, then its result
+                got = (await call.read()).match_ended.match_id
+                still = a.referee.away_with_results()
+                y = pb_grpc.ArenaStub(ch).Play(metadata=_md("tok-y"))
+                await y.write(HELLO)
+                assert (await y.read()).WhichOneof("kind") == "welcome"
+                left = await asyncio.wait_for(waiting, 60)  # everyone is back: at once
+                call.cancel()
+                y.cancel()
+            return before, gone, still, got, left
+
+    before, gone, still, got, left = asyncio.run(main())
+    assert before == ["x", "y"] and gone == ["x", "y"]
+    assert got == "m-x" and still == ["y"] and left == []
