@@ -183,6 +183,7 @@ class MatchRunner:
         self._seq = 0
         self._ruleset_pb = ruleset_to_pb(ruleset)
         self._file: IO[str] | None = None
+        self._record_path = Path()
         self._loop = asyncio.get_running_loop()
         self.finished = False
         self.abandoned = False
@@ -205,6 +206,7 @@ class MatchRunner:
                 # the match follows while it is played.
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
                 self._file = os.fdopen(fd, "w", encoding="utf-8")
+                self._record_path = path  # (the file's name is its descriptor's number)
                 break
             except FileExistsError:
                 path, k = record_dir / f"{safe}.{k}.jsonl", k + 1
@@ -237,11 +239,11 @@ class MatchRunner:
                     f.close()
                 if obj.get("type") == "start":
                     with contextlib.suppress(OSError):
-                        Path(f.name).unlink()
+                        self._record_path.unlink()
                     raise OSError(e.errno, f"cannot write the record of match {self.match_id} "
-                                  f"to {f.name}: {e.strerror or e}") from e  # fmt: skip
+                                  f"to {self._record_path}: {e.strerror or e}") from e  # fmt: skip
                 log.error("match %s: cannot write its record to %s any more (%s): the match "
-                          "goes on, its file is incomplete", self.match_id, f.name,
+                          "goes on, its file is incomplete", self.match_id, self._record_path,
                           e.strerror or e)  # fmt: skip
 
     def _incident(self, kind: str, seat: int, detail: str) -> dict[str, Any]:

@@ -8,6 +8,7 @@ import contextlib
 import dataclasses
 import errno
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -154,20 +155,20 @@ def test_a_record_that_cannot_even_be_started_seats_nobody(tmp_path: Path) -> No
     async def go() -> tuple[str, list[int]]:
         async with arena(tmp_path, record_dir=tmp_path / "rec") as a:
             await a.bots(["ann", "bob", "cid"])
-            orig_write = Path.open
+            orig_fdopen = os.fdopen
 
-            def no_space(path: Path, *args: Any, **kw: Any) -> Any:
-                f = orig_write(path, *args, **kw)
-                if path.suffix == ".jsonl":
+            def no_space(fd: int, *args: Any, **kw: Any) -> Any:
+                f = orig_fdopen(fd, *args, **kw)
+                if os.readlink(f"/proc/self/fd/{fd}").endswith(".jsonl"):  # the record
 
                     def write(_: str) -> int:
                         raise OSError(errno.ENOSPC, "No space left on device")
 
-                    f.write = write  # type: ignore[method-assign]
+                    f.write = write
                 return f
 
             with pytest.MonkeyPatch.context() as mp:
-                mp.setattr(Path, "open", no_space)
+                mp.setattr(os, "fdopen", no_space)
                 with pytest.raises(OSError) as e:
                     await a.referee.run_match("full", SHORT, 3, ["ann", "bob", "cid"])
             seated = [len(a.referee.session(n).seats) for n in ("ann", "bob", "cid")]
