@@ -399,9 +399,10 @@ def try_(
     if not names:
         raise click.BadParameter("name at least one opponent", param_hint="--vs")
     try:
-        seats = resolve_ruleset(ruleset, players=len(names) + 1).players
+        resolved = resolve_ruleset(ruleset, players=len(names) + 1)
     except RulesetError as e:
         raise click.BadParameter(str(e), param_hint="--ruleset") from None
+    seats = resolved.players
     if len(names) > seats - 1:
         raise click.BadParameter(
             f"{len(names)} opponents named, but the ruleset seats {seats} players: name at "
@@ -415,9 +416,11 @@ def try_(
     interactive = bot == "human" or bool(getattr(cls, "interactive", False))
     if n is None:
         n = 1 if interactive else 20
-    if max_deals is None and not interactive:
+    default_cap = max_deals is None and not resolved.max_deals and not interactive
+    if default_cap:
         # A bot that never bids can keep a match going for ever (no one climbs off the
-        # barrel): the series looked hung. A real match lasts tens of deals.
+        # barrel): the series looked hung. A real match lasts tens of deals. (A ruleset
+        # file's own cap, or --max-deals, holds.)
         max_deals = TRY_MAX_DEALS
     console = Console()
     stopped = False
@@ -456,10 +459,12 @@ def try_(
     else:
         console.print(escape(f"{what}: no results"))
     if result.capped:
+        cap = max_deals or resolved.max_deals
+        why = (" (does the bot ever bid? a player on the barrel needs contracts to finish); "
+               "--max-deals N sets the cap") if default_cap else ""  # fmt: skip
         console.print(
             f"[yellow]note:[/yellow] {result.capped} of {result.matches} matches reached the "
-            f"cap of {max_deals} deals before anyone won (does the bot ever bid? a player "
-            "on the barrel needs contracts to finish); --max-deals N sets the cap"
+            f"cap of {cap} deals before anyone won{why}"
         )
     if stopped:
         sys.exit(130)  # 128 + SIGINT, as a shell reports a command that Ctrl-C stopped

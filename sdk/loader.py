@@ -82,11 +82,11 @@ def _import_file(path: Path) -> ModuleType:
         raise BotLoadError(f"no file {str(path)!r}: {_HELP}")
     dotted = _module_of_package(path.resolve())
     if dotted is not None:  # relative imports need the module's package
-        root, module_name = dotted
-        if str(root) not in sys.path:
-            sys.path.insert(0, str(root))
+        root, inner = dotted
         try:
-            return importlib.import_module(module_name)
+            return importlib.import_module(f"{_package(root)}.{inner}")
+        except BotLoadError:
+            raise
         except (Exception, SystemExit) as e:
             raise BotLoadError(f"importing {str(path)!r} failed: {_why(e)}") from e
     name = f"_arena_bot_{path.stem}_{abs(hash(str(path.resolve()))):x}"
@@ -106,8 +106,8 @@ def _import_file(path: Path) -> ModuleType:
 
 
 def _module_of_package(path: Path) -> tuple[Path, str] | None:
-    """For a file in a package (folders with ``__init__.py`` up to some root): the folder
-    above the outermost package, and the file's dotted module name; else None."""
+    """For a file in a package (folders with ``__init__.py`` up to some root): the
+    outermost package's folder, and the file's dotted name inside it; else None."""
     parts = [path.stem]
     folder = path.parent
     while (folder / "__init__.py").is_file() and folder.name.isidentifier():
@@ -115,7 +115,28 @@ def _module_of_package(path: Path) -> tuple[Path, str] | None:
         folder = folder.parent
     if len(parts) == 1 or not path.stem.isidentifier():
         return None
-    return folder, ".".join(reversed(parts))
+    return path.parents[len(parts) - 2], ".".join(reversed(parts[:-1]))
+
+
+def _package(root: Path) -> str:
+    """The outermost package folder ``root`` imported under a name of its own (from its
+    path): under its folder's name it could be another package already imported (a user's
+    ``bots/`` is not the bundled ``bots``), or another folder of that name."""
+    name = f"_arena_bot_{root.name}_{abs(hash(str(root))):x}"
+    if name not in sys.modules:
+        loc = importlib.util.spec_from_file_location(
+            name, root / "__init__.py", submodule_search_locations=[str(root)]
+        )
+        if loc is None or loc.loader is None:
+            raise BotLoadError(f"cannot import the package {str(root)!r} as Python")
+        package = importlib.util.module_from_spec(loc)
+        sys.modules[name] = package
+        try:
+            loc.loader.exec_module(package)
+        except (Exception, SystemExit) as e:
+            del sys.modules[name]
+            raise BotLoadError(f"importing the package {str(root)!r} failed: {_why(e)}") from e
+    return name
 
 
 def _why(e: BaseException) -> str:
@@ -124,7 +145,11 @@ def _why(e: BaseException) -> str:
     if isinstance(e, SystemExit):  # `arena-bot` exited with it, silently, code 0 and all
         return (f"it called sys.exit({e.code!r}) when imported (a script's own run belongs "
                 "under `if __name__ == \"__main__\":`)")  # fmt: skip
-    frames = [f for f in traceback.extract_tb(e.__traceback__) if "importlib" not in f.filename]
+    frames = [
+        f
+        for f in traceback.extract_tb(e.__traceback__)
+        if "importlib" not in f.filename and f.filename != __file__
+    ]
     where = ""
     if frames and not isinstance(e, SyntaxError):  # (a SyntaxError names its line itself)
         f = frames[-1]
