@@ -21,7 +21,6 @@ from arena.protocol import RETRY_AFTER_MS
 from arena.referee.config import TLSConfig
 from arena.referee.core import Referee
 from arena.referee.servicer import ArenaServicer
-from arena.referee.sessions import RateMeter
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
@@ -105,21 +104,26 @@ class _OpenCalls:
         self.stopping = stopping
         self.count = 0
         self.by_address: Counter[str] = Counter()
-        self.recent: dict[str, RateMeter] = {}
+        #: address -> [the start of its current window, requests in it]: a fixed window,
+        #: a few bytes per address (a sliding one kept a time per request: 76 MB at most).
+        self.recent: dict[str, list[float]] = {}
 
     async def request(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
         """Count one request of the caller's address; refuse it over the limit."""
         loop = asyncio.get_running_loop()
         address = _address(context)
-        meter = self.recent.get(address)
-        if meter is None:
-            if len(self.recent) >= _MAX_ADDRESSES:
-                self.recent = {a: m for a, m in self.recent.items() if m.full(loop)}
-                if len(self.recent) >= _MAX_ADDRESSES:  # that many at their limit
+        now = loop.time()
+        window = self.recent.get(address)
+        if window is None or now - window[0] >= TOKENLESS_WINDOW_S:
+            if window is None and len(self.recent) >= _MAX_ADDRESSES:
+                self.recent = {
+                    a: w for a, w in self.recent.items() if now - w[0] < TOKENLESS_WINDOW_S
+                }
+                if len(self.recent) >= _MAX_ADDRESSES:  # that many busy at once
                     self.recent.clear()
-            meter = self.recent[address] = RateMeter(TOKENLESS_LIMIT, TOKENLESS_WINDOW_S)
-        wait_s = meter.full(loop)
-        if wait_s:
+            window = self.recent[address] = [now, 0.0]
+        if window[1] >= TOKENLESS_LIMIT:
+            wait_s = max(0.001, window[0] + TOKENLESS_WINDOW_S - now)
             await context.abort(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"more than {TOKENLESS_LIMIT} requests without a token (GetInfo, health, "
@@ -127,7 +131,7 @@ class _OpenCalls:
                 f"{math.ceil(wait_s * 10) / 10:g} s",
                 trailing_metadata=((RETRY_AFTER_MS, str(math.ceil(wait_s * 1000))),),
             )
-        meter.add(loop)
+        window[1] += 1
 
     @contextlib.asynccontextmanager
     async def one(self, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[None]:
