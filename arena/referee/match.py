@@ -645,11 +645,13 @@ class MatchRunner:
                 entry.update(m)
 
     def _end_after_this_deal(self) -> None:
-        """The time limit is reached: the match ends after the deal in progress, placed by
-        score as at a ``max_deals`` cap. A seat that is behind cannot stop its result
-        from being stored by playing slowly (a match over a wall-clock limit that failed
-        instead was played again, from the same seed, until it went the slow seat's way).
-        The record's ruleset names the cap it ended at, so it replays to its result."""
+        """The time limit is reached (checked before each action): the match ends after the
+        deal in progress, placed by score as at a ``max_deals`` cap. (A limit passed while
+        a deal's last action was awaited is seen in the next deal: that one is played.) A
+        seat that is behind cannot stop its result from being stored by playing slowly (a
+        match over a wall-clock limit that failed instead was played again, from the same
+        seed, until it went the slow seat's way). The record's ruleset names the cap it
+        ended at, so it replays to its result."""
         self._end_at = None
         game = self.game
         cap = game.deal_number + 1  # (deal numbers count from 0 until a deal is scored)
@@ -694,6 +696,8 @@ class MatchRunner:
             rec["match_id"] = self.match_id
             rec["incidents"] = self.incidents
             rec["forfeits"] = sorted(self.forfeits)
+            if self.time_limited:  # (its ruleset's max_deals is the limit's)
+                rec["time_limit_s"] = self.time_limit_s
             rec["interrupted"] = True
             self._write({"type": "interrupted", "record": rec})
             # deals numbered from 1, as `arena replay` and the SDK's logs say them

@@ -104,12 +104,14 @@ def _processes() -> Iterator[tuple[int, int, int]]:
             continue
 
 
-def _kill_session(sid: int, sig: int) -> None:
+def _kill_session(sid: int, sig: int, *, group: bool = True) -> None:
     """Send ``sig`` to the session ``sid`` a bot leads (it was started in a session of its
-    own): its process group, and on Linux every other process of the session too (a child
-    that made a group of its own, as a shell with job control does, is still in it)."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(sid, sig)
+    own): its process group (``group``), and on Linux every other process of the session
+    too (a child that made a group of its own, as a shell with job control does, is still
+    in it)."""
+    if group:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(sid, sig)
     for pid, _, session in _processes():
         if session == sid and pid != sid:
             with contextlib.suppress(OSError):  # gone meanwhile, not ours
@@ -368,8 +370,9 @@ class _BotProcess:
                     continue
             # The bot left at the SIGTERM; a child of its may not have (one forked by the
             # SDK inherits asyncio's handler, which ignores it): the rest of the session
-            # gets the SIGKILL.
-            _kill_session(proc.pid, signal.SIGKILL)
+            # gets the SIGKILL. Not its process group: the bot is reaped, and its id (the
+            # group's) may be another process's by now.
+            _kill_session(proc.pid, signal.SIGKILL, group=False)
         if proc is not None:
             _LIVE_GROUPS.discard(proc.pid)
         if self._fh is not None:
