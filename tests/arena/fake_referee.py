@@ -42,6 +42,8 @@ class FakeReferee:
         self.delay = delay
         self.running = 0
         self.max_running = 0
+        #: The time limit each match was given (the config's match_timeout_s).
+        self.time_limits: list[float | None] = []
 
     def add_bot(self, name: str, token: str) -> None:
         self.tokens[name] = token
@@ -62,6 +64,7 @@ class FakeReferee:
         time_limit_s: float | None = None,
     ) -> dict[str, Any]:
         self.calls[match_id] += 1
+        self.time_limits.append(time_limit_s)
         self.running += 1
         self.max_running = max(self.max_running, self.running)
         try:

@@ -59,6 +59,15 @@ def test_independent_deals_reach_the_referee_and_the_store(tmp_path: Path) -> No
         assert len(stored) == seeds and stored == {m.seed for m in cfg.schedule()}
 
 
+def test_match_timeout_s_is_each_matchs_time_limit(tmp_path: Path) -> None:
+    """(review) The config's ``match_timeout_s`` reaches every match as its time limit (the
+    referee then ends it after the deal in progress); 0 gives none."""
+    for timeout, want in ((7.5, 7.5), (0, None)):
+        fake = FakeReferee()
+        assert _run(make_config(tmp_path / str(timeout), match_timeout_s=timeout), fake).finished
+        assert fake.time_limits == [want] * 24
+
+
 def test_a_resumed_run_of_independent_deals_deals_from_fresh_seeds(tmp_path: Path) -> None:
     """Defect (hostile audit round 10): with ``deals = "independent"``, the matches under
     way when a run stopped were played again by the next run from their schedule's seeds:
@@ -80,6 +89,22 @@ def test_a_resumed_run_of_independent_deals_deals_from_fresh_seeds(tmp_path: Pat
     same = [i for i, seed in stored.items() if seed == schedule[i]]
     assert len(same) == 7  # the first run's, and only those
     assert len(set(stored.values())) == 24
+    # (review) each resumed run draws its own: the same stored state resumed twice does
+    # not deal the same seeds
+
+    from dataclasses import replace
+
+    twins = [replace(cfg, db=tmp_path / f"twin{i}.sqlite") for i in range(2)]
+    for t in twins:
+        with sqlite3.connect(cfg.db) as src, sqlite3.connect(t.db) as dst:
+            src.backup(dst)  # (the WAL's pages too)
+            dst.execute("PRAGMA foreign_keys = ON")
+            kept = ",".join(str(stored[i]) for i in same)
+            dst.execute(f"DELETE FROM matches WHERE seed NOT IN ({kept})")
+        _run(t, FakeReferee())
+    seeds = [set(dict(sqlite3.connect(t.db).execute("SELECT idx, seed FROM matches")).values())
+             for t in twins]  # fmt: skip
+    assert len(seeds[0] & seeds[1]) == 7  # only the 7 stored before
 
 
 def test_a_config_without_seed_plays_a_secret_one_and_resumes_with_it(tmp_path: Path) -> None:
@@ -759,3 +784,26 @@ def test_a_log_replaced_by_a_fifo_is_refused_not_waited_on(tmp_path: Path) -> No
     assert p.tail() == ""
     with pytest.raises(TournamentError, match=r"cannot write the log of bot 'b'.*not a regular"):
         asyncio.run(p.start())
+
+
+def test_every_bot_process_hides_every_bots_token(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(review) Each launched bot is given every bot's token to keep out of its
+    environment (a remote bot's among them), not its own only."""
+    from arena.tournament import load_config
+
+    seen: list[frozenset[str]] = []
+
+    async def started(self: _BotProcess) -> None:
+        seen.append(self.hidden)
+        raise TournamentError("stop here")
+
+    monkeypatch.setattr(_BotProcess, "start", started)
+    conf = tmp_path / "t.toml"
+    conf.write_text(f'name = "t"\nseed = 1\ndb = "{tmp_path / "t.sqlite"}"\n'
+                    f'out = "{tmp_path / "out"}"\n[bots]\na = "random"\nb = "random"\n'
+                    'far = { remote = true, token = "far-token-0123456789" }\n')  # fmt: skip
+    with pytest.raises(TournamentError, match="stop here"):
+        run(load_config(conf), QUIET)
+    assert len(seen) == 1 and "far-token-0123456789" in seen[0] and len(seen[0]) == 3

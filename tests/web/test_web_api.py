@@ -569,9 +569,21 @@ def test_names_other_than_localhost_are_refused_against_dns_rebinding(db: Path) 
         assert _status_with_host(server.port, "anything.example")[0] == 200
 
 
-def test_allow_host_option_takes_host_names_only(db: Path) -> None:
+def test_allow_host_option_takes_host_names_only(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from arena.cli import main
+    from arena.web.server import WebServer
 
+    seen: list[tuple[str, ...]] = []
+
+    def serve_once(self: WebServer) -> None:  # what `arena web` serves with, then Ctrl-C
+        seen.append(self.allowed_hosts)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(WebServer, "serve_forever", serve_once)
+    res = CliRunner().invoke(main, ["web", "--db", str(db), "--port", "0", "--allow-host",
+                                    "Board.LAN.", "--allow-host", "*"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert seen == [("board.lan", "*")]
     runner = CliRunner()
     assert "--allow-host" in runner.invoke(main, ["web", "--help"]).output
     for bad in ("", "a b", "evil/x", "a..b", "x" * 64 + ".lan"):
