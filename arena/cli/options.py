@@ -45,8 +45,8 @@ class Host(click.ParamType[str]):
 
 
 class HostName(click.ParamType[str]):
-    """A host name as a browser sends it in ``Host`` (letters, digits, ``-``, ``.``), or
-    ``*``; lower-cased."""
+    """A host name as a browser sends it in ``Host`` (letters, digits, ``-``, ``_``, ``.``;
+    Docker's names have ``_``), or ``*``; lower-cased."""
 
     name = "host name"
 
@@ -55,7 +55,9 @@ class HostName(click.ParamType[str]):
         if text == "*" or (
             0 < len(text) <= 253
             and all(
-                0 < len(label) <= 63 and label.isascii() and label.replace("-", "").isalnum()
+                0 < len(label) <= 63
+                and label.isascii()
+                and label.replace("-", "").replace("_", "").isalnum()
                 for label in text.split(".")
             )
         ):

@@ -350,7 +350,14 @@ class _BotProcess:
             return ""
         # Shown on the organiser's terminal: a bot's escape sequences (a reset, a window
         # title, the clipboard) are shown as text, not obeyed.
-        text = "".join(c if c.isprintable() or c in "\n\t" else f"\\x{ord(c):02x}" for c in text)
+        text = "".join(
+            c
+            if c.isprintable() or c in "\n\t"
+            else f"\\x{ord(c):02x}"
+            if ord(c) < 256
+            else f"\\u{ord(c):04x}"
+            for c in text.replace("\r\n", "\n")
+        )
         return "\n".join(text.rstrip().splitlines()[-lines:])
 
     async def stop(self, grace: float = 3.0) -> None:

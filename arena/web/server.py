@@ -121,8 +121,11 @@ def host_allowed(header: str | None, allowed: Sequence[str] = ()) -> bool:
     if header is None:
         return True
     name = header.strip().lower()
+    if "%" in name:  # an IPv6 zone (fe80::1%eth0) may name anything
+        return "*" in allowed
     if name.startswith("["):  # [IPv6] or [IPv6]:port
-        return _is_ip(name[1:].partition("]")[0])
+        address, _, port = name[1:].partition("]")
+        return _is_ip(address) and (not port or (port[0] == ":" and port[1:].isdigit()))
     if name.count(":") == 1:  # name:port (more colons: a bare IPv6 address)
         name = name.partition(":")[0]
     name = name.rstrip(".")

@@ -762,11 +762,11 @@ def test_a_bots_log_tail_shows_escape_sequences_as_text(tmp_path: Path) -> None:
     from arena.tournament.config import BotSpec
 
     log = tmp_path / "b.log"
-    log.write_bytes(b"fine\n\x1bc\x1b]0;owned\x07 Tournament finished OK\n")
+    log.write_bytes("fine\r\n\x1bc\x1b]0;owned\x07 Tournament \u202efinished OK\n".encode())
     p = _BotProcess(BotSpec(name="b", kind="command"), [], "t", log)
     tail = p.tail()
-    assert "\x1b" not in tail and "\x07" not in tail
-    assert tail == "fine\n\\x1bc\\x1b]0;owned\\x07 Tournament finished OK"
+    assert "\x1b" not in tail and "\x07" not in tail and "\u202e" not in tail
+    assert tail == "fine\n\\x1bc\\x1b]0;owned\\x07 Tournament \\u202efinished OK"
 
 
 def test_a_log_replaced_by_a_fifo_is_refused_not_waited_on(tmp_path: Path) -> None:

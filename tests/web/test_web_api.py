@@ -558,7 +558,8 @@ def test_names_other_than_localhost_are_refused_against_dns_rebinding(db: Path) 
             status, body = _status_with_host(server.port, host)
             assert status == 200, (host, body)
         for host in (f"attacker.example:{server.port}", "localhost.attacker.example", "[]:80",
-                     "127.0.0.1.nip.io", "board.lan"):  # fmt: skip
+                     "127.0.0.1.nip.io", "board.lan", "[::1]evil.example",
+                     "fe80::1%evil.example"):  # fmt: skip
             status, body = _status_with_host(server.port, host)
             assert status == 403, (host, body)
             assert "--allow-host" in body["error"] and "DNS rebinding" in body["error"]
