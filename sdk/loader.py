@@ -90,18 +90,25 @@ def _import_file(path: Path) -> ModuleType:
         except (Exception, SystemExit) as e:
             raise BotLoadError(f"importing {str(path)!r} failed: {_why(e)}") from e
     name = f"_arena_bot_{path.stem}_{abs(hash(str(path.resolve()))):x}"
-    loc = importlib.util.spec_from_file_location(name, path)
-    if loc is None or loc.loader is None:
-        raise BotLoadError(f"cannot import {str(path)!r} as Python")
-    module = importlib.util.module_from_spec(loc)
-    sys.modules[name] = module
     # Let the bot import its sibling modules.
     sys.path.insert(0, str(path.resolve().parent))
+    return _exec_module(name, path, repr(str(path)))
+
+
+def _exec_module(name: str, file: Path, what: str, package: Path | None = None) -> ModuleType:
+    """Import ``file`` as module ``name`` (a package of folder ``package``), or raise
+    :class:`BotLoadError` saying why (``what``: how to name it)."""
+    where = {} if package is None else {"submodule_search_locations": [str(package)]}
+    loc = importlib.util.spec_from_file_location(name, file, **where)  # type: ignore[arg-type]
+    if loc is None or loc.loader is None:
+        raise BotLoadError(f"cannot import {what} as Python")
+    module = importlib.util.module_from_spec(loc)
+    sys.modules[name] = module
     try:
         loc.loader.exec_module(module)
     except (Exception, SystemExit) as e:
         del sys.modules[name]
-        raise BotLoadError(f"importing {str(path)!r} failed: {_why(e)}") from e
+        raise BotLoadError(f"importing {what} failed: {_why(e)}") from e
     return module
 
 
@@ -124,18 +131,7 @@ def _package(root: Path) -> str:
     ``bots/`` is not the bundled ``bots``), or another folder of that name."""
     name = f"_arena_bot_{root.name}_{abs(hash(str(root))):x}"
     if name not in sys.modules:
-        loc = importlib.util.spec_from_file_location(
-            name, root / "__init__.py", submodule_search_locations=[str(root)]
-        )
-        if loc is None or loc.loader is None:
-            raise BotLoadError(f"cannot import the package {str(root)!r} as Python")
-        package = importlib.util.module_from_spec(loc)
-        sys.modules[name] = package
-        try:
-            loc.loader.exec_module(package)
-        except (Exception, SystemExit) as e:
-            del sys.modules[name]
-            raise BotLoadError(f"importing the package {str(root)!r} failed: {_why(e)}") from e
+        _exec_module(name, root / "__init__.py", f"the package {str(root)!r}", package=root)
     return name
 
 
