@@ -62,7 +62,7 @@ class HostName(click.ParamType[str]):
             )
         ):
             return text
-        self.fail(f"{value!r:.80} is not a host name (letters, digits, '-' and '.') or '*'",
+        self.fail(f"{value!r:.80} is not a host name (letters, digits, '-', '_' and '.') or '*'",
                   param, ctx)  # fmt: skip
 
 

@@ -254,8 +254,11 @@ def bot_command(
         # No --token: the command line of a process is readable by every user of the
         # machine (/proc/PID/cmdline), and another bot holding the token could take this
         # bot's seats; its environment (ARENA_TOKEN, set by _BotProcess) is not.
+        # -P: the current directory is not put first on the path, where a folder of the
+        # organiser's named `bots` hid the bundled bots (the loader still looks there for a
+        # `module:Class` bot, after the bundled ones are found).
         tls = [] if ca is None else ["--ca", str(ca)]
-        return [sys.executable, "-m", "sdk.cli", "run", spec.bot, "--arena", arena,
+        return [sys.executable, "-P", "-m", "sdk.cli", "run", spec.bot, "--arena", arena,
                 "--retry-for", "60", *tls]  # fmt: skip
     values = {"python": sys.executable, "arena": arena, "host": host, "port": str(port),
               "token": token, "name": spec.name, "ca": "" if ca is None else str(ca)}  # fmt: skip

@@ -355,3 +355,28 @@ def test_a_process_a_bot_starts_in_a_session_of_its_own_does_not_outlive_the_run
     finally:
         for pid in _marker_processes(marker):
             os.kill(pid, 9)
+
+
+def test_a_bots_folder_in_the_current_directory_does_not_hide_the_bundled_bots(
+    tmp_path: Path,
+) -> None:
+    """Defect (docs audit): run beside a folder of the organiser's named `bots` (with an
+    `__init__.py`), every bundled bot of a tournament died before connecting ("module
+    'bots' has no attribute 'BUNDLED'"): `python -m` put the current directory first on
+    the path. Bots are launched with `python -P` now."""
+    import subprocess
+    import sys
+
+    (tmp_path / "bots").mkdir()
+    (tmp_path / "bots" / "__init__.py").write_text("")
+    conf = tmp_path / "t.toml"
+    conf.write_text('name = "t"\nseed = 1\nmax_deals = 1\nbots = ["random", "heuristic", '
+                    '"counting"]\n')  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    proc = subprocess.run(
+        [sys.executable, "-P", "-c", "from arena.cli import main; main()", "tournament",
+         "--config", str(conf), "--no-progress"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "6/6 stored" in " ".join(proc.stderr.split()), proc.stderr[-2000:]
