@@ -11,6 +11,7 @@ import logging
 import os
 import secrets
 import signal
+import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -53,6 +54,8 @@ class _Results:
         self._bots = bots
         self._io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arena-storage")
         self._pending: set[asyncio.Future[None]] = set()
+        #: Finished matches that could not be stored (their records are in the directory).
+        self.lost = 0
 
     @classmethod
     def open(cls, db: Path, rs: Any, tokens: dict[str, str], max_matches: int | None) -> _Results:
@@ -65,8 +68,10 @@ class _Results:
             lock.acquire()
             storage = Storage(db)
         except (OSError, StorageError) as e:
-            lock.release()
-            raise click.BadParameter(str(e), param_hint="--db") from e
+            with contextlib.suppress(OSError):  # (a full disk refuses the unlock's write too)
+                lock.release()
+            why = e if isinstance(e, StorageError) else f"{e.filename or db}: {e.strerror or e}"
+            raise click.BadParameter(str(why), param_hint="--db") from e
         config = {"kind": "serve", "ruleset": rs.to_dict(), "deals": "independent",
                   "max_matches": max_matches}  # fmt: skip
         return cls(db, storage, lock, config, [(name, "serve") for name in tokens])
@@ -98,23 +103,40 @@ class _Results:
         try:
             await asyncio.shield(fut)  # (a stop does not cut a save in the middle)
         except StorageError as e:
-            log.error("match %s is not stored in %s: %s (its record is in the record "
-                      "directory)", m.match_id, self.db, e)  # fmt: skip
+            self.lost += 1
+            # (Not the storage's advice to run the command again: a new `arena serve` is a
+            # new tournament.)
+            log.error("match %s is not stored in %s (%s); its record is in the record "
+                      "directory", m.match_id, self.db, str(e).split(". ")[0])  # fmt: skip
         finally:
             self._pending.discard(fut)
 
-    def finish(self) -> None:
-        """The lobby is done: the tournament is finished, with the matches stored."""
+    def finish(self) -> bool:
+        """The lobby is done: mark the tournament finished, with the matches stored;
+        whether it could be (else said, and ``lost`` counts one more)."""
+        from arena.storage import StorageError
+
         self._io.shutdown(wait=True)
-        with contextlib.suppress(Exception):
+        try:
             info = self._storage.tournament(self.tid)
             if info is not None:
                 self._storage.finish_tournament(self.tid, total=info.completed)
+        except StorageError as e:
+            self.lost += 1
+            log.error("tournament %s could not be marked finished in %s (%s)", self.tid,
+                      self.db, str(e).split(". ")[0])  # fmt: skip
+            return False
+        if self.lost:
+            log.error("%d finished match(es) are not in %s: their records are in the record "
+                      "directory", self.lost, self.db)  # fmt: skip
+        return True
 
     def close(self) -> None:
         self._io.shutdown(wait=True)
-        self._storage.close()
-        self._lock.release()
+        with contextlib.suppress(Exception):
+            self._storage.close()
+        with contextlib.suppress(OSError):
+            self._lock.release()
 
 
 log = logging.getLogger("arena.referee")
@@ -303,7 +325,13 @@ def serve(
                            results))  # fmt: skip
     finally:
         if results is not None:
+            # The loop's signal handlers are gone: a late second signal must not cut the
+            # closing of the database and its lock (it gave exit 0 or 143 at random).
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(sig, signal.SIG_IGN)
             results.close()
+    if results is not None and results.lost:
+        sys.exit(1)  # said above: matches played that the database does not hold
 
 
 async def _serve(
@@ -329,6 +357,12 @@ async def _serve(
     referee = Referee(config)
     for name, token in tokens.items():
         referee.add_bot(name, token)
+    # Match ids start with this run's start time (and 16 random bits, for two runs started
+    # in one second): a bot that stays connected across a restart (or keeps results by
+    # match id) must never see one id name two matches.
+    prefix = time.strftime("%Y%m%d-%H%M%S-", time.gmtime()) + f"{secrets.randbits(16):04x}-m"
+    if results is not None:  # before listening: a database that refuses stops us first
+        results.start(prefix[: -len("-m")])  # (the start time and its 4 hex digits)
     try:
         server, bound = await start_server(referee, host, port, tls)
     except (RuntimeError, OSError, ValueError) as e:
@@ -339,15 +373,10 @@ async def _serve(
     click.echo(f"arena referee listening on {host_port(host, bound)}", err=False)
     click.echo(f"port {bound}")
     click.echo(f"seed {seed} (--seed {seed} deals the same matches again)")
-    # Match ids start with this run's start time (and 16 random bits, for two runs started
-    # in one second): a bot that stays connected across a restart (or keeps results by
-    # match id) must never see one id name two matches.
-    prefix = time.strftime("%Y%m%d-%H%M%S-", time.gmtime()) + f"{secrets.randbits(16):04x}-m"
     click.echo(f"match ids {prefix}00000, {prefix}00001, ...")
     on_finished = None
     if results is not None:
-        tid = results.start(prefix[: -len("-m")])  # (the start time and its 4 hex digits)
-        click.echo(f"storing results in {results.db} as tournament {tid}")
+        click.echo(f"storing results in {results.db} as tournament {results.tid}")
         on_finished = results.store
     lobby = Lobby(referee, ruleset, seed=seed, max_matches=max_matches, prefix=prefix,
                   on_finished=on_finished)  # fmt: skip
@@ -378,12 +407,13 @@ async def _serve(
     if referee.away_with_results() and not now.is_set():
         # A bot that lost its connection in a last deal gets its grace period to come back
         # for its result (a second signal stops at once).
-        log.warning("waiting up to %g s for %s to come back for their results",
+        log.warning("waiting up to %g s for %s to come back for their results (a signal "
+                    "stops the wait)",
                     config.reconnect_grace_s, ", ".join(referee.away_with_results()))  # fmt: skip
-        now_task = asyncio.create_task(now.wait())
+        signalled = asyncio.create_task((now if stop.is_set() else stop).wait())
         back = asyncio.create_task(referee.wait_for_away_results(config.reconnect_grace_s))
-        await asyncio.wait({back, now_task}, return_when=asyncio.FIRST_COMPLETED)
-        now_task.cancel()
+        await asyncio.wait({back, signalled}, return_when=asyncio.FIRST_COMPLETED)
+        signalled.cancel()
         back.cancel()
     if stop.is_set() or max_matches is None:  # by a signal: it may come back; bots wait
         await referee.end_streams()
@@ -392,6 +422,5 @@ async def _serve(
     await server.stop(1.0)
     done = lobby.finished
     click.echo(f"{done} match(es) played; records in {config.record_dir}")
-    if results is not None:
-        results.finish()
+    if results is not None and results.finish():
         click.echo(f"standings: arena leaderboard --db {results.db} --tournament {results.tid}")

@@ -179,6 +179,35 @@ def test_serve_with_db_stores_its_matches_for_the_leaderboard_web_and_replay(
     assert not (tmp_path / "open.sqlite.lock").exists()
 
 
+def test_serve_with_a_db_that_refuses_stops_before_listening(tmp_path: Path) -> None:
+    """Defect (hostile pass on --db): a database that could not take the tournament (held by
+    a program's write transaction, read-only) was found out after the server listened and
+    bots could connect, and the exit printed gRPC's "Event loop is closed" traceback. It is
+    registered before listening now: a one-line error, nothing served."""
+    import sqlite3
+
+    from click.testing import CliRunner
+
+    from arena.cli import main as arena_main
+    from arena.storage import Storage
+
+    tokens, _ = _setup(tmp_path)
+    db = tmp_path / "busy.sqlite"
+    Storage(db).close()
+    holder = sqlite3.connect(db)
+    holder.execute("BEGIN IMMEDIATE")  # a write transaction held by another program
+    try:
+        res = CliRunner().invoke(arena_main, [
+            "serve", "--port", "0", "--tokens", str(tokens), "--record-dir",
+            str(tmp_path / "rec"), "--db", str(db)])  # fmt: skip
+    finally:
+        holder.rollback()
+        holder.close()
+    assert res.exit_code == 1, res.output
+    assert "locked" in res.output and "listening" not in res.output, res.output
+    assert "Traceback" not in res.output and not (tmp_path / "busy.sqlite.lock").exists()
+
+
 def test_sigterm_records_running_matches_as_interrupted(tmp_path: Path) -> None:
     async def main() -> None:
         server, port = await _start(tmp_path, "--drain-s", "0", "--decision-ms", "5000")
