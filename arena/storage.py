@@ -49,8 +49,8 @@ __all__ = [
     "StorageFullError",
     "StorageLockedError",
     "TournamentInfo",
-    "database_in_use",
     "deal_summary",
+    "lock_owner",
     "lock_path",
     "newest_database",
     "opening_bid_of",
@@ -795,18 +795,19 @@ def lock_path(db: Path) -> Path:
     return db.with_name(db.name + ".lock")
 
 
-def database_in_use(db: Path) -> bool:
-    """Whether a tournament runner is running on ``db`` now (it holds its lock file)."""
+def lock_owner(db: Path) -> str | None:
+    """The tournament whose runner (`arena tournament`, `arena serve --db`) holds ``db``'s
+    lock now ("" when its lock file does not say), or None when none does."""
     try:
         with lock_path(Path(db)).open("rb") as fh:
             try:
                 fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
             except BlockingIOError:
-                return True
+                return fh.read(1000).decode(errors="replace").strip().partition(" ")[2]
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
     except OSError:  # no lock file (nobody runs), or one we cannot read
-        return False
-    return False
+        return None
+    return None
 
 
 def newest_database(folder: Path = Path("runs")) -> Path | None:

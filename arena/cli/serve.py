@@ -81,6 +81,8 @@ class _Results:
         from arena.storage import StorageError
 
         self.tid = f"serve-{stamp}"
+        with contextlib.suppress(OSError):
+            self._lock.name(self.tid)
         try:
             self._storage.ensure_tournament(
                 self.tid, name="serve", fingerprint=self.tid, config=self._config,

@@ -438,7 +438,9 @@ class DatabaseLock:
         self.path = lock_path(db)
         self._fh: IO[str] | None = None
 
-    def acquire(self) -> None:
+    def acquire(self, owner: str = "") -> None:
+        """Take the lock for tournament ``owner`` (written in the file beside the pid, so
+        that `arena web` shows that one as running, not every unfinished one)."""
         # The file locked must still be the one at the path: a runner that ends removes the
         # file, and one that opened it just before would hold a lock on a file no one else
         # can see any more (two runs on one database). Then try again, with the new file.
@@ -456,9 +458,14 @@ class DatabaseLock:
         else:
             raise StorageLockedError(f"the lock file {self.path} keeps changing: is another "
                                      "`arena tournament` starting and stopping on it?")  # fmt: skip
+        self.name(owner)
+
+    def name(self, owner: str) -> None:
+        """Say which tournament holds the lock (see :func:`arena.storage.lock_owner`)."""
+        assert self._fh is not None
         self._fh.seek(0)
         self._fh.truncate()
-        self._fh.write(str(os.getpid()))
+        self._fh.write(f"{os.getpid()} {owner}".rstrip())
         self._fh.flush()
 
     def _lock_file(self) -> None:
@@ -474,7 +481,7 @@ class DatabaseLock:
             fcntl.flock(self._fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             self._fh.seek(0)
-            owner = self._fh.read().strip()
+            owner = self._fh.read().strip().partition(" ")[0]  # the pid
             self._fh.close()
             self._fh = None
             raise StorageLockedError(
@@ -589,7 +596,7 @@ async def run_tournament(
     lock = DatabaseLock(cfg.db)
     storage = Storage(cfg.db)
     try:
-        lock.acquire()
+        lock.acquire(cfg.tournament_id)
         # (--fresh replaces a stored one even if its config is damaged)
         info = storage.tournament(tid, listing=opts.fresh)
         stored = info is not None

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.leaderboard.stats import STRIKE_GROUPS
-from arena.storage import MatchResult, Storage, TournamentInfo, database_in_use
+from arena.storage import MatchResult, Storage, TournamentInfo, lock_owner
 from arena.tournament.schedule import SCHEDULE_VERSION
 from arena.web import board
 
@@ -107,7 +107,7 @@ class DataSource:
             info = self._tournament(st, tournament)
             doc = self._board(st, info)
             return {
-                "tournament": _tournament_json(info, database_in_use(self.db)),
+                "tournament": _tournament_json(info, lock_owner(self.db)),
                 "tournaments": _tournaments_json(st, self.db),
                 **doc,
             }
@@ -178,7 +178,7 @@ class DataSource:
                 }
 
             return {
-                "tournament": _tournament_json(info, database_in_use(self.db)),
+                "tournament": _tournament_json(info, lock_owner(self.db)),
                 "bot": name,
                 "row": row,
                 "history": doc["history"].get(name, []),
@@ -196,7 +196,7 @@ class DataSource:
             if limit is not None:
                 results = results[: max(0, limit)]
             return {
-                "tournament": _tournament_json(info, database_in_use(self.db)),
+                "tournament": _tournament_json(info, lock_owner(self.db)),
                 "matches": [_match_json(m) for m in results],
             }
 
@@ -269,12 +269,14 @@ class DataSource:
 
 
 def _tournaments_json(st: Storage, db: Path) -> list[JSON]:
-    in_use = database_in_use(db)
-    return [_tournament_json(t, in_use) for t in st.tournaments()]
+    owner = lock_owner(db)
+    return [_tournament_json(t, owner) for t in st.tournaments()]
 
 
-def _tournament_json(t: TournamentInfo, in_use: bool) -> JSON:
-    running = t.finished_at is None and in_use
+def _tournament_json(t: TournamentInfo, owner: str | None) -> JSON:
+    """``owner``: the tournament whose runner holds the database's lock ("" when its lock
+    file does not say; None when none does): only that one is running."""
+    running = t.finished_at is None and owner in ("", t.id)
     return {
         "id": t.id,
         "name": t.name,

@@ -863,3 +863,24 @@ def test_review_findings_hosts_in_brackets_and_tournaments_of_an_older_version(
                             "'$.schedule')")  # fmt: skip
             st.conn.commit()
         assert status_of(server.url, f"/api/matches/{mid}/record")[0] == 200
+
+
+def test_only_the_tournament_whose_runner_holds_the_lock_is_running(tmp_path: Path) -> None:
+    """Defect (hostile pass on serve --db): every unfinished tournament of a database was
+    shown "running" while any runner held its lock (an `arena serve --db` on a database
+    with an interrupted tournament, say). The lock file names its tournament now."""
+    from arena.tournament.runner import DatabaseLock
+
+    db = tmp_path / "two.sqlite"
+    with Storage(db) as st:
+        for tid in ("old", "live"):
+            st.ensure_tournament(tid, name=tid, fingerprint=tid, config={}, total_matches=3,
+                                 bots=[("a", "x"), ("b", "x"), ("c", "x")])  # fmt: skip
+    lock = DatabaseLock(db)
+    lock.acquire("live")
+    try:
+        with web_server(db) as server:
+            states = {t["id"]: t["state"] for t in get(server.url, "/api/tournaments")}
+    finally:
+        lock.release()
+    assert states == {"old": "stopped", "live": "running"}
