@@ -53,7 +53,6 @@ class _Results:
         self._config = config
         self._bots = bots
         self._io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arena-storage")
-        self._pending: set[asyncio.Future[None]] = set()
         #: Finished matches that could not be stored (their records are in the directory).
         self.lost = 0
 
@@ -101,7 +100,6 @@ class _Results:
             started_at=m.started_at, finished_at=m.finished_at,
         )  # fmt: skip
         fut = asyncio.get_running_loop().run_in_executor(self._io, save)
-        self._pending.add(fut)
         try:
             await asyncio.shield(fut)  # (a stop does not cut a save in the middle)
         except StorageError as e:
@@ -110,8 +108,6 @@ class _Results:
             # new tournament.)
             log.error("match %s is not stored in %s (%s); its record is in the record "
                       "directory", m.match_id, self.db, str(e).split(". ")[0])  # fmt: skip
-        finally:
-            self._pending.discard(fut)
 
     def finish(self) -> bool:
         """The lobby is done: mark the tournament finished, with the matches stored;
