@@ -271,6 +271,12 @@ def bot_command(
 #: How much of the end of a bot's log :meth:`_BotProcess.tail` reads.
 _TAIL_BYTES = 64 * 1024
 
+#: A bot's log past this size is cut (:meth:`_BotProcess.trim_log`): a bot writing without
+#: end would otherwise fill the disk, and the disk holds the results.
+LOG_LIMIT_BYTES = 64 << 20
+#: What a cut keeps of the log's beginning and of its end (start-up lines; the latest ones).
+LOG_KEEP_BYTES = 1 << 20
+
 
 class _BotProcess:
     """One local bot process; its output goes to a log file."""
@@ -336,6 +342,35 @@ class _BotProcess:
             ) from e
         _LIVE_GROUPS.add(self.proc.pid)
         log.info("bot %s started (pid %d, log %s)", self.spec.name, self.proc.pid, self.log_path)
+
+    def trim_log(self) -> None:
+        """Cut the log to its first and last :data:`LOG_KEEP_BYTES` once it is larger than
+        :data:`LOG_LIMIT_BYTES`, with a line saying how much was dropped. The bot writes on
+        (it appends); what it writes during the cut itself may be lost."""
+        fh = self._fh
+        if fh is None:
+            return
+        try:
+            size = os.fstat(fh.fileno()).st_size
+            if size <= LOG_LIMIT_BYTES:
+                return
+            with _open_regular(self.log_path, os.O_RDONLY, "rb") as r:
+                r.seek(size - LOG_KEEP_BYTES)
+                end = r.read(LOG_KEEP_BYTES)
+            end = end[end.find(b"\n") + 1 :]  # from a line's start
+            os.ftruncate(fh.fileno(), LOG_KEEP_BYTES)
+            dropped = size - LOG_KEEP_BYTES - len(end)
+            fh.write(
+                f"\n--- {time.strftime('%H:%M:%S')} log over {LOG_LIMIT_BYTES >> 20} MiB: "
+                f"{dropped} bytes dropped here ---\n".encode()
+                + end
+            )
+            fh.flush()
+        except OSError as e:  # (the disk is full, say: the storage's error will say so)
+            log.warning("could not cut the log of bot %s (%s): %s", self.spec.name,
+                        self.log_path, e.strerror or e)  # fmt: skip
+            return
+        self._log_start = min(self._log_start, LOG_KEEP_BYTES)
 
     @property
     def exited(self) -> bool:
@@ -899,6 +934,7 @@ async def _monitor(
     """
     while not stopping.is_set():
         for p in procs.values():
+            p.trim_log()
             if p.exited and not stopping.is_set():
                 code = p.proc.returncode if p.proc else None
                 if p.given_up or p.done:

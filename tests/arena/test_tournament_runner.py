@@ -458,6 +458,60 @@ def test_a_bot_that_exits_after_its_last_match_is_not_restarted(tmp_path: Path) 
     assert (tmp_path / "busy.log").read_text().count("starting busy") == 2
 
 
+def test_a_bot_writing_without_end_has_its_log_cut_and_plays_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect (known limit until 2026-12-02): a bot's log had no size limit, so a bot printing
+    in a loop filled the disk that holds the results. The supervisor cuts a log past
+    ``LOG_LIMIT_BYTES`` to its first and last ``LOG_KEEP_BYTES``, saying how much it
+    dropped; the bot is not stopped and its later lines still land in the log."""
+    import sys
+    from collections import Counter
+
+    from arena.tournament import runner
+    from arena.tournament.config import BotSpec
+    from arena.tournament.runner import _monitor
+
+    monkeypatch.setattr(runner, "LOG_LIMIT_BYTES", 256 << 10)
+    monkeypatch.setattr(runner, "LOG_KEEP_BYTES", 16 << 10)
+    log = tmp_path / "chatty.log"
+    code = (
+        "import sys, time\n"
+        "print('hello from the start', flush=True)\n"
+        "for i in range(20000): print(f'line {i:06d} ' + 'x' * 60)\n"
+        "print('the last line', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+
+    async def scenario() -> tuple[int, str, bool]:
+        bot = _BotProcess(BotSpec(name="chatty", kind="command"), [sys.executable, "-c", code],
+                          "t", log)  # fmt: skip
+        await bot.start()
+        stopping = asyncio.Event()
+        monitor = asyncio.create_task(_monitor({"chatty": bot}, stopping, 0, Counter(chatty=1)))
+        for _ in range(1200):  # (a guard, not a timing: waits for the cut)
+            if b"the last line" in log.read_bytes() and b"dropped here" in log.read_bytes():
+                break
+            await asyncio.sleep(0.05)
+        alive = not bot.exited
+        stopping.set()
+        await monitor
+        tail = bot.tail(1)
+        await bot.stop()
+        return log.stat().st_size, tail, alive
+
+    size, tail, alive = asyncio.run(scenario())
+    text = log.read_text()
+    assert alive  # cut, not stopped
+    assert size < 256 << 10, size
+    assert "hello from the start" in text  # the beginning is kept
+    assert "bytes dropped here ---" in text
+    assert tail == "the last line"
+    assert "line 019999 " in text  # and the end
+    numbers = [int(w[5:11]) for w in text.splitlines() if w.startswith("line ")]
+    assert numbers[-1] == 19999 and len(numbers) < 20000
+
+
 def test_a_restart_that_fails_gives_that_bot_up_and_the_others_are_still_watched(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
