@@ -1205,3 +1205,89 @@ def test_docs_rule_case_recipe_runs() -> None:
     r = game.deal_results[-1]
     assert r.deltas == (80, 0, -120) and game.barrel == (3, 0, 0)
     assert set(r.events) == {"seat 0 gets on the barrel", "seat 2 is knocked off the barrel: -120"}
+
+
+# =========================================================================== rulesets as data
+def test_house_rules_from_a_toml_file(tmp_path: pytest.TempPathFactory) -> None:
+    # RULES: "every point marked option must be a setting of a ruleset, and a ruleset is data
+    # (a named preset, or a TOML file)"
+    from pathlib import Path
+
+    path = Path(str(tmp_path)) / "house.toml"
+    path.write_text(
+        'preset = "classic"\nconcede = "penalty"\nbarrel_mode = "one"\nmust_beat = true\n'
+        "bid_step = 10\nbarrel_at = 900\n",
+        encoding="utf-8",
+    )
+    r = load_ruleset(str(path))
+    assert (r.concede, r.barrel_mode, r.must_beat, r.bid_step, r.barrel_at) == (
+        "penalty", "one", True, 10, 900,
+    )  # fmt: skip
+    assert r.name == "house" and r.target == 1000 and Ruleset.from_dict(r.to_dict()) == r
+    g = new_game(r, *SOLID)
+    assert bids(g)[:2] == [110, 120]
+
+
+@pytest.mark.parametrize(
+    ("options", "key"),
+    [
+        ({"concede": "maybe"}, "concede"),
+        ({"opening_bid": 125}, "opening_bid"),  # a committed bid over the 120 cap
+        ({"bid_step": 7}, "bid_step"),  # "a multiple of 5"
+        ({"barrel_at": 1000}, "barrel_at"),
+        ({"bolts": True}, "bolts"),  # no such option in RULES.md
+    ],
+)
+def test_bad_ruleset_names_the_option(options: dict[str, object], key: str) -> None:
+    from engine import RulesetError
+
+    with pytest.raises(RulesetError) as e:
+        Ruleset.from_dict({"preset": "classic", **options})
+    assert e.value.key == key
+
+
+def test_4_players_with_the_barrel_dealer_sitter_talon_not_scored() -> None:
+    # docs Interpretations: "The 4-player dealer's talon score is treated like a defender's
+    # take (not scored while he sits on a barrel, if a ruleset combines 4 players with the
+    # barrel)"
+    r = Ruleset.from_dict({"preset": "1001", "players": 4, "barrel": True, "target": 1000})
+    g = new_game(r, *SOLID, scores=(0, 0, 0, 880), barrel=(0, 0, 0, 2))
+    acts(g, (F, "bid 40"), (S, "pass"), (L, "pass"), *SOLID_GIVES, (F, "concede"))
+    assert last(g).deltas == (-40, 0, 0, 0) and g.barrel == (0, 0, 0, 1)
+
+
+def test_refusals_leave_the_whole_state_unchanged() -> None:
+    # RULES "Bad input": "the state is unchanged after a refused action" (the record holds the
+    # deal in progress: hands, actions, scores)
+    g = tr_game()
+    play_tricks(g, "AS KS JC", "KH* 9H")
+    bad = [
+        (L, Play(parse_card("KC"))),  # must follow hearts
+        (L, Play(parse_card("AH"))),  # not in hand
+        (F, Play(parse_card("QH"))),  # not his turn
+        (L, Bid(150)),  # wrong phase
+        (L, Play(parse_card("10H"), declare=True)),  # declare a ten
+    ]
+    for seat, action in bad:
+        before = g.record()
+        view = observe(g, L)
+        with pytest.raises(IllegalActionError):
+            g.apply(action, seat=seat)
+        assert g.record() == before and observe(g, L) == view
+
+
+def test_views_legal_actions_only_for_the_seat_to_act_4p_dealer_sees_nothing_to_do() -> None:
+    # docs Views: "legal_actions only for the seat to act"; RULES 1001 4p: the dealer sits out
+    g = new_game(load_ruleset("1001-4p"), *SOLID)
+    v = observe(g, 3)
+    assert v.hand == () and v.legal_actions == () and v.to_act == F
+    assert observe(g, F).legal_actions == g.legal_actions()
+    assert observe(g, S).legal_actions == ()
+
+
+def test_4p_no_card_is_passed_to_the_dealer() -> None:
+    # RULES 1001: "after passing the two cards"; the dealer "sits out the deal"
+    g = new_game(load_ruleset("1001-4p"), *SOLID)
+    acts(g, (F, "bid 40"), (S, "pass"), (L, "pass"))
+    assert all(a.to in (S, L) for a in g.legal_actions())  # type: ignore[union-attr]
+    refused(g, F, parse_action("give 9C to 3"), GiveError)
