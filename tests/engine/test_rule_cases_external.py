@@ -1291,3 +1291,47 @@ def test_4p_no_card_is_passed_to_the_dealer() -> None:
     acts(g, (F, "bid 40"), (S, "pass"), (L, "pass"))
     assert all(a.to in (S, L) for a in g.legal_actions())  # type: ignore[union-attr]
     refused(g, F, parse_action("give 9C to 3"), GiveError)
+
+
+@pytest.mark.parametrize(
+    ("s_hand", "cap"),
+    [
+        ("KS QS 9S JS 9C JC 9D", 160),  # ♠ 40
+        ("KC QC 9S JS 9C JC 9D", 180),  # ♣ 60
+        ("KD QD 9S JS 9C JC 9D", 200),  # ♦ 80
+        ("KH QH 9S JS 9C JC 9D", 220),  # ♥ 100
+        ("KH QH KD QD KC QC 9D", 360),  # three marriages
+        ("AS AC AD AH KH QH 9D", 420),  # the ace marriage and ♥
+    ],
+)
+def test_marriage_values_in_the_bidding_cap(s_hand: str, cap: int) -> None:
+    # Cards: "Marriage (K+Q of one suit): ♥ 100, ♦ 80, ♣ 60, ♠ 40. Ace marriage (all four aces):
+    # 200"; RULES §2: "Nobody may bid above 120 + the marriages in his own hand"
+    rest = [c for c in parse_cards(
+        "9S JS QS KS 10S AS 9C JC QC KC 10C AC 9D JD QD KD 10D AD 9H JH QH KH 10H AH"
+    ) if c not in parse_cards(s_hand)]  # fmt: skip
+    f_hand = " ".join(str(c) for c in rest[:7])
+    l_hand = " ".join(str(c) for c in rest[7:14])
+    talon = " ".join(str(c) for c in rest[14:])
+    g = new_game(ruleset(), {F: f_hand, S: s_hand, L: l_hand}, talon)
+    assert max(bids(g)) == cap
+
+
+def test_game_result_fields_as_documented() -> None:
+    # docs/rules-engine.md said DealResults were "in GameResult's history": GameResult has no
+    # history; the documented fields are these
+    from engine import GameResult
+
+    names = {f.name for f in dataclasses.fields(GameResult)}
+    assert names == {"scores", "places", "shortfalls", "winner", "deals", "reason"}
+    g = new_game(ruleset(max_deals=1), *SOLID)
+    solid_made(g, 100)
+    assert g.result is not None and g.result.deals == 1 and len(g.deal_results) == 1
+
+
+def test_players_only_sizes_the_1001_preset() -> None:
+    # docs: "load_ruleset("1001", players=4)" is 1001-4p; classic is 3 players only
+    assert load_ruleset("1001", players=4).name == "1001-4p"
+    assert load_ruleset("classic", players=4).players == 3
+    with pytest.raises(ValueError, match="3 players"):
+        Game.new(load_ruleset("classic", players=4), 1, NAMES4)
