@@ -1335,3 +1335,25 @@ def test_players_only_sizes_the_1001_preset() -> None:
     assert load_ruleset("classic", players=4).players == 3
     with pytest.raises(ValueError, match="3 players"):
         Game.new(load_ruleset("classic", players=4), 1, NAMES4)
+
+
+def test_tie_for_first_at_the_deal_cap() -> None:
+    # RULES: "at the cap, the standings decide the places"; "equal scores share a place,
+    # numbered 1, 1, 3"; docs: tied first place: winner None, nobody's shortfall is 0
+    g = new_game(ruleset(max_deals=1), *SOLID)
+    acts(g, (S, "pass"), (L, "pass"), *SOLID_GIVES, (F, "concede"))
+    res = g.result
+    assert res is not None and res.scores == (0, 50, 50) and res.places == (3, 1, 1)
+    assert res.winner is None and res.shortfalls == (1000, 950, 950)
+
+
+def test_only_the_declarer_concedes_and_only_in_the_contract_phase() -> None:
+    # RULES §6: "Instead of naming a contract, the declarer may concede"
+    g = new_game(ruleset(), *SOLID)
+    refused(g, S, Concede(), WrongPhaseError)  # during the auction
+    acts(g, (S, "pass"), (L, "pass"), (F, "give 9C to 1"))
+    refused(g, F, Concede(), WrongPhaseError)  # while passing cards
+    act(g, F, "give 9D to 2")
+    refused(g, S, Concede(), NotYourTurnError)  # an opponent
+    act(g, F, "concede")
+    assert last(g).outcome == "conceded"
