@@ -407,8 +407,9 @@ class Game:
         """A new match, its first deal dealt.
 
         ``ruleset`` is a :class:`Ruleset` or a preset name; ``players`` one name per seat.
-        ``deals`` maps a deal number to explicit ``(hands, talon)`` (one hand per seat, the
-        4-player dealer's empty) used instead of the shuffle; they must partition the deck.
+        ``deals`` maps a deal number (the first deal is 0) to explicit ``(hands, talon)`` (one
+        hand per seat, the 4-player dealer's empty; a hand is a sequence of cards, e.g.
+        ``parse_cards("A♠ 10♠ K♠")``) used instead of the shuffle; they must partition the deck.
         The first dealer is drawn from ``random.Random(f"{seed}:dealer")``; deal ``k`` is
         dealt from :func:`shuffled_deck` ``(seed, k)``.
         ``scores`` and ``barrel`` (deals left on the barrel per seat, 0 = not on it) start
@@ -449,6 +450,11 @@ class Game:
         g.is_over = False
         g._explicit = {}
         for number, (hands, talon) in (deals or {}).items():
+            # -1, True (== 1) or 0.0 (== 0) would be kept and silently ignored or used.
+            if isinstance(number, bool) or not isinstance(number, int) or number < 0:
+                raise ValueError(
+                    f"deals: {number!r} is not a deal number (an int; the first deal is 0)"
+                )
             g._explicit[number] = _check_deal(number, hands, talon, n, g._dealer_of(number))
         g._deal()
         return g
@@ -1302,6 +1308,17 @@ def _check_deal(
 ) -> tuple[tuple[int, ...], int]:
     """Validate explicit cards for deal ``number``; return hand masks and the talon mask."""
     where = f"deal {number}"
+    if (
+        isinstance(hands, str)
+        or any(isinstance(h, str) and len(h) > 3 for h in hands)
+        or (isinstance(talon, str) and len(talon) > 3)
+    ):
+        # "cards as Card, int or text" means each card: a whole hand as one text would be
+        # read letter by letter ("seat 0 must be dealt 7 cards, got 20").
+        raise ValueError(
+            f"{where}: a hand or the talon is a sequence of cards, not one text: "
+            "use parse_cards('A♠ 10♠ ...')"
+        )
     if len(hands) != n:
         raise ValueError(f"{where}: expected {n} hands, got {len(hands)}")
     masks = []
