@@ -278,6 +278,11 @@ def _to_card(x: Card | int | str) -> int:
     return int(x)
 
 
+def drawn_dealer(seed: int | str, players: int) -> int:
+    """The first dealer a match of ``seed`` draws when none is given (see ``Game.new``)."""
+    return random.Random(f"{seed}:dealer").randrange(players)
+
+
 class Game:
     """One match: deals, bidding, talon, passing, contract, play, scoring, the end."""
 
@@ -403,6 +408,7 @@ class Game:
         | None = None,
         scores: Sequence[int] | None = None,
         barrel: Sequence[int] | None = None,
+        dealer: int | None = None,
     ) -> Game:
         """A new match, its first deal dealt.
 
@@ -410,11 +416,13 @@ class Game:
         ``deals`` maps a deal number (the first deal is 0) to explicit ``(hands, talon)`` (one
         hand per seat, the 4-player dealer's empty; a hand is a sequence of cards, e.g.
         ``parse_cards("A♠ 10♠ K♠")``) used instead of the shuffle; they must partition the deck.
-        The first dealer is drawn from ``random.Random(f"{seed}:dealer")``; deal ``k`` is
-        dealt from :func:`shuffled_deck` ``(seed, k)``.
+        The first dealer is ``dealer`` if given (a seat number: a rule case's set-up), else
+        drawn from ``random.Random(f"{seed}:dealer")``; deal ``k`` is dealt from
+        :func:`shuffled_deck` ``(seed, k)``.
         ``scores`` and ``barrel`` (deals left on the barrel per seat, 0 = not on it) start
         the match from a position other than 0:0:0, e.g. to replay a game from a bug
-        report or to let a search bot simulate the rest of a match; the record keeps them.
+        report or to let a search bot simulate the rest of a match; the record keeps them
+        (and a given ``dealer``).
         """
         names = tuple(players)
         if isinstance(ruleset, str):
@@ -435,7 +443,12 @@ class Game:
         g.deal_number = 0
         g._seed_key = f"{seed}:".encode()
         g._must_beat = ruleset.must_beat
-        g._first_dealer = random.Random(f"{seed}:dealer").randrange(n)
+        if dealer is None:
+            g._first_dealer = drawn_dealer(seed, n)
+        elif isinstance(dealer, bool) or not isinstance(dealer, int) or not 0 <= dealer < n:
+            raise ValueError(f"dealer must be a seat number (0..{n - 1}), got {dealer!r}")
+        else:
+            g._first_dealer = dealer
         g._scores = _start_values("scores", scores, n)
         g._barrel = _start_values("barrel", barrel, n)
         if any(b < 0 or b > ruleset.barrel_deals for b in g._barrel) or (
@@ -458,6 +471,11 @@ class Game:
             g._explicit[number] = _check_deal(number, hands, talon, n, g._dealer_of(number))
         g._deal()
         return g
+
+    @property
+    def first_dealer(self) -> int:
+        """The dealer of the first deal (the seed's draw unless ``Game.new`` was given one)."""
+        return self._first_dealer
 
     @property
     def start(self) -> tuple[tuple[int, ...], tuple[int, ...]]:

@@ -22,7 +22,7 @@ from typing import Any
 from engine.actions import Action, ActionParseError, parse_action
 from engine.cards import CardParseError
 from engine.errors import IllegalActionError
-from engine.game import OUTCOMES, Game
+from engine.game import OUTCOMES, Game, drawn_dealer
 from engine.rules import Ruleset, RulesetError, preset
 from engine.tables import cards_of
 
@@ -110,6 +110,8 @@ def record(game: Game) -> dict[str, Any]:
     scores, barrel = game.start
     if any(scores) or any(barrel):
         rec["start"] = {"scores": list(scores), "barrel": list(barrel)}
+    if game.first_dealer != drawn_dealer(game.seed, game.n):  # given to Game.new
+        rec.setdefault("start", {})["dealer"] = game.first_dealer
     rec["deals"] = deals
     rec["result"] = game.result.to_dict() if game.result is not None else None
     return rec
@@ -162,6 +164,8 @@ def check_record_shape(rec: Any, required: Sequence[str] = REPLAY_KEYS) -> None:
     start = rec.get("start")
     if start is not None and not isinstance(start, Mapping):
         raise bad(f"'start' must be an object with 'scores' and 'barrel', got {start!r:.60}")
+    if start is not None and "dealer" in start and not _is_int(start["dealer"]):
+        raise bad(f"'start.dealer' must be a seat number, got {start['dealer']!r:.60}")
     for key in ("result", "rules_result"):
         res = rec.get(key)
         if res is None:
@@ -246,6 +250,7 @@ def start_game(rec: Mapping[str, Any]) -> Game:
             deals=explicit,
             scores=start.get("scores"),
             barrel=start.get("barrel"),
+            dealer=start.get("dealer"),
         )
     except (ValueError, TypeError, CardParseError) as e:
         raise ReplayError(f"cannot start the match: {e}") from e

@@ -4,7 +4,8 @@ a quoted clause of RULES.md (``/work/shared/RULES.md``, the product's rule book)
 
 Seating used throughout: 3 players with dealer 2, so first hand F = 0, second hand
 S = 1, last hand L = 2 (the dealer). 4 players with dealer 3 (who sits out): F = 0,
-S = 1, L = 2. The dealer is chosen by picking a seed (docs: "The first dealer is
+S = 1, L = 2. The dealer is given to ``Game.new`` (``dealer=``); one case checks the
+seed's draw as the docs state it ("The first dealer is
 ``random.Random(f"{seed}:dealer").randrange(players)``").
 """
 
@@ -71,11 +72,12 @@ def new_game(
     hs = [parse_cards(hands.get(s, "")) for s in range(n)]
     g = Game.new(
         rules,
-        seed_for_dealer(n, dealer),
+        1,
         NAMES3 if n == 3 else NAMES4,
         deals={0: (hs, parse_cards(talon))},
         scores=scores,
         barrel=barrel,
+        dealer=dealer,
     )
     assert g.dealer == dealer and g.first_hand == 0
     return g
@@ -1071,7 +1073,7 @@ def test_deal_passes_clockwise_3_players() -> None:
 
 def test_start_positions_a_match_cannot_reach_are_refused() -> None:
     # docs Game.new: "Only positions a match can reach are accepted"
-    seed = seed_for_dealer(3, 2)
+    seed = 1
     with pytest.raises(ValueError):
         Game.new("classic", seed, NAMES3, scores=(1000, 0, 0))
     with pytest.raises(ValueError):
@@ -1149,11 +1151,37 @@ def test_4p_dealer_reaches_1001_with_the_talon() -> None:
 
 
 # =========================================================================== API findings
+def test_the_dealer_is_the_seeds_draw_or_the_one_given_and_a_record_keeps_it() -> None:
+    # docs "Deals": the first dealer is random.Random(f"{seed}:dealer").randrange(players),
+    # then clockwise; Game.new(dealer=) sets it for a rule case, and the record keeps it.
+    from engine import record, replay
+
+    for n, names in ((3, NAMES3), (4, NAMES4)):
+        for dealer in range(n):
+            seed = seed_for_dealer(n, dealer)
+            assert Game.new("1001" if n == 4 else "classic", seed, names).dealer == dealer
+    g = Game.new("classic", seed_for_dealer(3, 0), NAMES3, dealer=2)
+    assert g.dealer == 2 and g.first_dealer == 2 and g.first_hand == 0
+    while g.deal_number == 0:
+        g.apply(g.legal_actions()[0])
+    assert g.dealer == 0  # clockwise from the given one
+    rec = record(g)
+    assert rec["start"] == {"dealer": 2} and rec["deals"][0]["dealer"] == 2
+    again = replay(rec)
+    assert again.first_dealer == 2 and record(again) == rec
+    # the seed's own draw is not written (records stay as they were)
+    plain = record(Game.new("classic", seed_for_dealer(3, 1), NAMES3, dealer=1))
+    assert "start" not in plain
+    for bad in (3, -1, True, "1", 1.0):
+        with pytest.raises(ValueError, match="dealer must be a seat number"):
+            Game.new("classic", 1, NAMES3, dealer=bad)  # type: ignore[arg-type]
+
+
 def test_explicit_deals_are_numbered_from_0() -> None:
     # docs: "deals maps a deal number to explicit (hands, talon)"; deal numbers count from 0
     # (game.deal_number of the first deal): {0: ...} is the first deal.
     hs = [parse_cards(SOLID[0][s]) for s in range(3)]
-    g = Game.new("classic", seed_for_dealer(3, 2), NAMES3, deals={0: (hs, parse_cards(SOLID[1]))})
+    g = Game.new("classic", 1, NAMES3, deals={0: (hs, parse_cards(SOLID[1]))}, dealer=2)
     assert g.deal_number == 0 and set(g.hand(F)) == set(hs[F])
 
 
@@ -1179,7 +1207,6 @@ def test_docs_rule_case_recipe_runs() -> None:
     # docs/rules-engine.md "Setting up a rule case", as written there
     rules = dataclasses.replace(load_ruleset("classic"), barrel_mode="one")
     players = ["ann", "bob", "cid"]
-    seed = next(s for s in range(100) if Game.new(rules, s, players).dealer == 2)
     hands = [
         parse_cards("A♠ 10♠ K♠ Q♠ J♠ 9♠ A♥"),
         parse_cards("A♣ 10♣ K♣ Q♣ J♣ 10♦ K♦"),
@@ -1187,11 +1214,12 @@ def test_docs_rule_case_recipe_runs() -> None:
     ]
     game = Game.new(
         rules,
-        seed,
+        1,
         players,
         deals={0: (hands, parse_cards("A♦ 9♣ 9♦"))},
         scores=(800, 0, 880),
         barrel=(0, 0, 3),
+        dealer=2,
     )
     for seat, text in [
         (1, "pass"),
