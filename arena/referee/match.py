@@ -348,6 +348,11 @@ class MatchRunner:
             answer = await fut
         finally:
             timer.cancel()
+        if self._end_at is not None and loop.time() >= self._end_at:
+            # Before the answer is applied: it may be the deal's last action (a concession,
+            # a throw-in, a card under ``ask_forced``), and the next check would come only
+            # after the next deal had been dealt.
+            self._end_after_this_deal()
         # A strike is recorded before its fallback is played: the fallback may end the deal,
         # and the incident belongs to the deal it happened in.
         if isinstance(answer, _TimedOut):
@@ -646,8 +651,8 @@ class MatchRunner:
 
     def _end_after_this_deal(self) -> None:
         """The time limit is reached (checked before each action): the match ends after the
-        deal in progress, placed by score as at a ``max_deals`` cap. (A limit passed while
-        a deal's last action was awaited is seen in the next deal: that one is played.) A
+        deal in progress, placed by score as at a ``max_deals`` cap (checked before each
+        action and again when a bot's answer comes, before it is applied). A
         seat that is behind cannot stop its result from being stored by playing slowly (a
         match over a wall-clock limit that failed instead was played again, from the same
         seed, until it went the slow seat's way). The record's ruleset names the cap it

@@ -400,6 +400,55 @@ def test_a_match_over_its_time_limit_ends_after_the_deal_with_a_result(tmp_path:
     }
 
 
+class _SlowLastCard(Bot):
+    """Plays at once, except the deal's last card: that one after 2 s."""
+
+    def act(self, view: PlayerView) -> Action:
+        if str(view.phase) == "playing" and len(view.hand) == 1 and len(view.trick) == 2:
+            time.sleep(2.0)
+        return view.legal_actions[0]
+
+
+def test_a_time_limit_passed_during_a_deals_last_decision_ends_the_match_after_that_deal(
+    tmp_path: Path,
+) -> None:
+    """Defect (known limit until 2026-12-02): the time limit was checked before each action
+    only, so one passed while the deal's last action was awaited (a concession, a card
+    under ``ask_forced``) was seen after the next deal had been dealt, and that whole deal
+    was played too. The limit is checked again when the answer comes, before it applies."""
+    import dataclasses
+
+    from engine import replay
+
+    rules = dataclasses.replace(RULES, ask_forced=True)
+
+    async def main() -> dict[str, object]:
+        async with arena(tmp_path) as a:
+            names = ["v0", "v1", "v2"]
+            runners = []
+            for n in names:
+                a.referee.add_bot(n, f"tok-{n}")
+                runners.append(BotRunner(_SlowLastCard, a.target, f"tok-{n}", matches=1, name=n,
+                                         retry_for=10))  # fmt: skip
+            tasks = [asyncio.create_task(r.run()) for r in runners]
+            assert not await a.referee.wait_for_bots(names, 20)
+            rec = await a.referee.run_match("slow", rules, 3, names, time_limit_s=1.0)
+            await asyncio.wait_for(asyncio.gather(*tasks), 60)
+            return rec
+
+    rec = asyncio.run(main())
+    result = rec["result"]
+    assert isinstance(result, dict)
+    deals = rec["deals"]
+    assert isinstance(deals, list)
+    # (a deal that took the whole second before its last card would end there as well)
+    assert result["reason"] == "max_deals" and result["deals"] == 1, (result, len(deals))
+    assert rec["time_limit_s"] == 1.0 and len(deals) == 1
+    assert replay(rec).result.to_dict() == {  # type: ignore[arg-type]
+        k: v for k, v in result.items() if k != "forfeits"
+    }
+
+
 def test_system_exit_in_a_hook_stops_the_runner_cleanly(tmp_path: Path) -> None:
     """Defect: ``SystemExit`` raised in a hook escaped the runner's task: `arena-bot run`
     ended without its "the bot left" line and summary, and ``sdk.run`` raised rather than
