@@ -36,6 +36,12 @@ except metadata.PackageNotFoundError:  # pragma: no cover - running from a bare 
 
 #: How long a new stream may take to say Hello.
 HELLO_TIMEOUT_S = 10.0
+#: How long a stream still waiting for its Hello may go on waiting once another stream of
+#: its bot has come (and was refused with ALREADY_EXISTS): a client sends its Hello right
+#: after opening the call, so one still silent is most likely dead (its connection dropped
+#: after the call's headers), and it must not lock its bot out for HELLO_TIMEOUT_S while
+#: the bot's seats run out of their grace period.
+HELLO_AFTER_RIVAL_S = 1.0
 
 #: The details of the ABORTED status that ends a stream when a newer one of the same bot
 #: (token) is welcomed. The SDK stops on it rather than reconnect: two processes sharing a
@@ -285,6 +291,7 @@ class Referee:
             return
         if session.reserved is not None:
             log.info("second stream for bot %s refused: the first is saying Hello", session.name)
+            session.reserved.rival.set()  # (it has HELLO_AFTER_RIVAL_S left to say it)
             await context.abort(
                 grpc.StatusCode.ALREADY_EXISTS,
                 f"another stream of bot {session.name!r} is saying Hello; retry after it",
@@ -318,21 +325,35 @@ class Referee:
         try:
             hello_task = asyncio.ensure_future(_read(context))
             ended_task = asyncio.ensure_future(stream.ended.wait())
+            rival_task = asyncio.ensure_future(stream.rival.wait())
+            waits: set[asyncio.Future[Any]] = {hello_task, ended_task, rival_task}
+            deadline = loop.time() + HELLO_TIMEOUT_S
+            why = f"none came within {HELLO_TIMEOUT_S:g} s"
             try:
-                await asyncio.wait(
-                    (hello_task, ended_task), timeout=HELLO_TIMEOUT_S,
-                    return_when=asyncio.FIRST_COMPLETED,
-                )  # fmt: skip
+                while not (hello_task.done() or ended_task.done()):
+                    left = deadline - loop.time()
+                    if left <= 0:
+                        break
+                    await asyncio.wait(waits, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+                    if rival_task in waits and rival_task.done():
+                        waits.discard(rival_task)
+                        if deadline > loop.time() + HELLO_AFTER_RIVAL_S:
+                            deadline = loop.time() + HELLO_AFTER_RIVAL_S
+                            why = (
+                                f"none came, and another stream of bot {session.name!r} "
+                                f"came {HELLO_AFTER_RIVAL_S:g} s ago (this one is taken "
+                                "for dead)"
+                            )
             finally:
                 ended_task.cancel()
+                rival_task.cancel()
                 if not hello_task.done():
                     hello_task.cancel()
             if stream.ending is not None:  # the arena is stopping
                 raise _Refusal(*stream.ending)
             if not hello_task.done() or hello_task.cancelled():
                 raise _Refusal(
-                    grpc.StatusCode.INVALID_ARGUMENT,
-                    f"the first message must be Hello: none came within {HELLO_TIMEOUT_S:g} s",
+                    grpc.StatusCode.INVALID_ARGUMENT, f"the first message must be Hello: {why}"
                 )
             first = hello_task.result()
             kind = first.WhichOneof("kind") if isinstance(first, pb.BotMessage) else None

@@ -8,15 +8,20 @@ import asyncio
 import dataclasses
 import sys
 import time
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
+import grpc
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 
-from harness import attach_in_process
+from harness import arena, attach_in_process, welcomed_call
 
-from arena.referee import Referee, RefereeConfig
+from arena.referee import Referee, RefereeConfig, core
 from arena.v1 import arena_pb2 as pb
+from arena.v1 import arena_pb2_grpc as pb_grpc
 from engine import PRESETS
 
 
@@ -53,3 +58,76 @@ def test_a_busy_referee_loop_does_not_cost_the_bot_its_time_bank() -> None:
     x_ms = [a["ms"] for d in rec["deals"] for a in d["actions"] if a["by"] == "bot"]
     assert max(x_ms) < 300, x_ms
     assert not rec["incidents"]
+
+
+def test_a_stream_silent_after_its_headers_does_not_lock_its_bot_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: a stream of a bot that authenticated but never said Hello (its connection
+    dropped right after the call's headers, or a proxy kept the call open) held the bot's
+    place for the whole Hello timeout (10 s): every reconnect of the bot got ALREADY_EXISTS,
+    and its seats forfeited after their grace period (5 s by default), though the bot was
+    back at once. Now the silent stream has HELLO_AFTER_RIVAL_S left once another stream of
+    its bot comes, and is refused saying so; the bot's next try is welcomed and resumes its
+    seat. (The Hello timeout is raised here so that the old code fails for certain.)"""
+    monkeypatch.setattr(core, "HELLO_TIMEOUT_S", 120.0)
+    hello = pb.BotMessage(hello=pb.Hello(bot_name="x", protocol_version=1))
+    md = (("authorization", "Bearer tok-x"),)
+
+    async def main() -> tuple[list[str], str, str, dict[str, Any]]:
+        async with arena(tmp_path, decision_ms=60_000, time_bank_ms=0,
+                         reconnect_grace_s=60) as a:  # fmt: skip
+            await a.bots(["ann", "bob"])
+            a.referee.add_bot("x", "tok-x")
+            async with grpc.aio.insecure_channel(a.target) as ch:
+                first = await welcomed_call(ch, "tok-x", "x")
+                rules = dataclasses.replace(PRESETS["1001"], max_deals=1)
+                match = asyncio.create_task(a.referee.run_match("m", rules, 4, ["ann", "x", "bob"]))
+                while (await first.read()).WhichOneof("kind") != "match_started":
+                    pass
+                first.cancel()  # the connection drops ...
+                silent = pb_grpc.ArenaStub(ch).Play(metadata=md)  # ... and so does its next
+                while a.referee.session("x").reserved is None:
+                    await asyncio.sleep(0.01)
+                codes: list[str] = []
+                for _ in range(40):  # the bot retries, as the SDK does (ALREADY_EXISTS)
+                    call = pb_grpc.ArenaStub(ch).Play(metadata=md)
+                    await call.write(hello)
+                    try:
+                        codes.append((await call.read()).WhichOneof("kind"))
+                        break
+                    except grpc.aio.AioRpcError as e:
+                        codes.append(e.code().name)
+                        await asyncio.sleep(0.5)
+                with suppress(grpc.aio.AioRpcError):
+                    await silent.read()
+                status = (await silent.code()).name, await silent.details()
+                rec = await _play_to_the_end(call, match)
+                return codes, *status, rec
+
+    codes, code, details, rec = asyncio.run(main())
+    assert codes[-1] == "welcome" and set(codes[:-1]) <= {"ALREADY_EXISTS"}, codes
+    assert code == "INVALID_ARGUMENT" and "taken for dead" in details, details
+    assert rec["forfeits"] == [] and rec["result"] is not None
+
+
+async def _play_to_the_end(call: Any, match: asyncio.Task[dict[str, Any]]) -> dict[str, Any]:
+    """Answer every request on ``call`` with its first legal action until ``match`` ends."""
+    while not match.done():
+        try:
+            m = await asyncio.wait_for(call.read(), 0.5)
+        except TimeoutError:
+            continue
+        if m is grpc.aio.EOF:
+            break
+        if m.HasField("decision_request"):
+            r = m.decision_request
+            await call.write(
+                pb.BotMessage(
+                    decision=pb.Decision(
+                        request_id=r.request_id, match_id=r.match_id, action=r.view.legal_actions[0]
+                    )
+                )
+            )
+    call.cancel()
+    return await match
