@@ -21,7 +21,7 @@ from google.protobuf.message import DecodeError
 from arena.protocol import PROTOCOL_VERSION, RETRY_AFTER_MS
 from arena.referee.config import RefereeConfig
 from arena.referee.match import MatchRunner, clip
-from arena.referee.sessions import AuthError, BotSession, Stream, bearer_token
+from arena.referee.sessions import AuthError, BotSession, RateMeter, Stream, bearer_token
 from arena.v1 import arena_pb2 as pb
 from engine import PRESETS, Ruleset, load_ruleset
 
@@ -47,6 +47,10 @@ HELLO_AFTER_RIVAL_S = 1.0
 #: (token) is welcomed. The SDK stops on it rather than reconnect: two processes sharing a
 #: token would otherwise take the seat from each other for ever.
 REPLACED = "replaced by a newer stream of this bot (same token)"
+
+#: At most this many refused stream openings are logged per flood window (see
+#: ``Referee._log_refusal``).
+REFUSALS_LOGGED = 20
 
 #: The protocol features this referee supports (see ``Hello.features`` in the proto).
 FEATURES = ("batch",)
@@ -96,6 +100,11 @@ class Referee:
         #: Awaited by :meth:`end_streams`: what else holds calls open (``start_server`` adds
         #: the health service's shutdown, which ends its Watch calls).
         self.on_stop: list[Callable[[], Awaitable[None]]] = []
+        #: Refused stream openings logged per flood window (the rest counted, then said):
+        #: a client needs no token to be refused, and with ``-v`` every refusal was a line
+        #: of the log (2.5 MB in 10 s from one client).
+        self._refusals_logged = RateMeter(REFUSALS_LOGGED, self.config.flood_window_s)
+        self._refusals_unlogged = 0
 
     # ------------------------------------------------------------------ bots
     def add_bot(self, name: str, token: str) -> None:
@@ -286,11 +295,12 @@ class Referee:
         try:
             session = self.authenticate(context.invocation_metadata())
         except AuthError as e:
-            log.info("stream from %s refused: %s", context.peer(), e.message)
+            self._log_refusal("stream from %s refused: %s", context.peer(), e.message)
             await context.abort(e.code, e.message)
             return
         if session.reserved is not None:
-            log.info("second stream for bot %s refused: the first is saying Hello", session.name)
+            self._log_refusal("second stream for bot %s refused: the first is saying Hello",
+                              session.name)  # fmt: skip
             session.reserved.rival.set()  # (it has HELLO_AFTER_RIVAL_S left to say it)
             await context.abort(
                 grpc.StatusCode.ALREADY_EXISTS,
@@ -465,6 +475,21 @@ class Referee:
             if attached:
                 self._attached -= 1
                 self._notify()
+
+    def _log_refusal(self, text: str, *args: object) -> None:
+        """Log a refused stream opening, unless ``REFUSALS_LOGGED`` were logged within the
+        flood window: those are counted, and the next line logged says how many."""
+        if not log.isEnabledFor(logging.INFO):
+            return
+        loop = asyncio.get_running_loop()
+        if self._refusals_logged.full(loop):  # (only those logged count: 20 every window)
+            self._refusals_unlogged += 1
+            return
+        self._refusals_logged.add(loop)
+        if self._refusals_unlogged:
+            text += f" ({self._refusals_unlogged} more refused streams not logged)"
+            self._refusals_unlogged = 0
+        log.info(text, *args)
 
     async def _read_loop(self, session: BotSession, stream: Stream, context: Any) -> None:
         """Handle a welcomed bot's messages until EOF; a refusal raises :class:`_Refusal`."""

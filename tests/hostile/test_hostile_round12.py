@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import sys
 import time
 from contextlib import suppress
@@ -131,3 +132,31 @@ async def _play_to_the_end(call: Any, match: asyncio.Task[dict[str, Any]]) -> di
             )
     call.cancel()
     return await match
+
+
+def test_refused_stream_openings_do_not_grow_the_log_without_bound(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect: every stream refused for its token (no token needed for that) was a line of
+    the referee's log at INFO (`arena serve -v`): one client wrote 2.5 MB of log in 10 s.
+    Now the first REFUSALS_LOGGED per flood window are logged and the rest counted."""
+    caplog.set_level(logging.INFO, logger="arena.referee")
+
+    async def main() -> list[str]:
+        async with (
+            arena(tmp_path, flood_window_s=600) as a,
+            grpc.aio.insecure_channel(a.target) as ch,
+        ):
+            codes = []
+            for i in range(3 * core.REFUSALS_LOGGED):
+                md = (("authorization", f"Bearer n{i}"),)
+                call = pb_grpc.ArenaStub(ch).Play(metadata=md)
+                with suppress(grpc.aio.AioRpcError):
+                    await call.read()
+                codes.append((await call.code()).name)
+            return codes
+
+    codes = asyncio.run(main())
+    assert set(codes) == {"UNAUTHENTICATED"}
+    lines = [r.getMessage() for r in caplog.records if "refused: unknown token" in r.getMessage()]
+    assert len(lines) == core.REFUSALS_LOGGED, len(lines)
