@@ -160,3 +160,71 @@ def test_refused_stream_openings_do_not_grow_the_log_without_bound(
     assert set(codes) == {"UNAUTHENTICATED"}
     lines = [r.getMessage() for r in caplog.records if "refused: unknown token" in r.getMessage()]
     assert len(lines) == core.REFUSALS_LOGGED, len(lines)
+
+
+def test_serve_does_not_print_the_seed_it_draws(tmp_path: Path) -> None:
+    """Defect: `arena serve` printed the seed it drew ("seed N (--seed N deals the same
+    matches again)"): every match's seed, and so every hand, follows from it, and its
+    output is often a log file other users of the machine can read (the records, which
+    hold one match's seed each, are 0600 for that reason). It is kept in a 0600 file of
+    the record directory now, and the output names the file."""
+    import os
+    import stat
+
+    from arena.referee.lobby import lobby_seed
+
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text('[bots]\nb1 = "t1"\nb2 = "t2"\nb3 = "t3"\n')
+    rec = tmp_path / "rec"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
+
+    async def main() -> str:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "arena.cli", "serve", "--tokens", str(tokens),
+            "--port", "0", "--record-dir", str(rec), "--matches", "1", "--max-deals", "1",
+            "--ruleset", "1001", stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL, env=env,
+        )  # fmt: skip
+        assert proc.stdout is not None
+        try:
+            out = ""
+            while not out.endswith("\n") or not out.splitlines()[-1].startswith("port "):
+                line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode()
+                assert line, out
+                out += line
+            target = f"127.0.0.1:{out.splitlines()[-1].split()[1]}"
+            async with grpc.aio.insecure_channel(target) as ch:
+                calls = [await welcomed_call(ch, t) for t in ("t1", "t2", "t3")]
+                await asyncio.gather(*(_play_until_ended(c) for c in calls))
+            rest, _ = await asyncio.wait_for(proc.communicate(), 60)
+            return out + rest.decode()
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+
+    out = asyncio.run(main())
+    (seed_file,) = rec.glob("serve-*.seed")
+    assert stat.S_IMODE(seed_file.stat().st_mode) == 0o600
+    seed = int(seed_file.read_text())
+    assert str(seed) not in out and f"kept in {seed_file}" in out, out
+    (record,) = rec.glob("*.jsonl")
+    first = record.read_text().splitlines()[0]
+    assert f'"seed":{lobby_seed(seed, 0)},' in first  # the seed that dealt the match
+
+
+async def _play_until_ended(call: Any) -> None:
+    """Answer every request on ``call`` with its first legal action until its match ends."""
+    while True:
+        m = await call.read()
+        assert m is not grpc.aio.EOF
+        msgs = list(m.batch.messages) if m.HasField("batch") else [m]
+        for x in msgs:
+            if x.HasField("match_ended"):
+                call.cancel()
+                return
+            if x.HasField("decision_request"):
+                r = x.decision_request
+                d = pb.Decision(request_id=r.request_id, match_id=r.match_id,
+                                action=r.view.legal_actions[0])  # fmt: skip
+                await call.write(pb.BotMessage(decision=d))
