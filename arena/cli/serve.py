@@ -176,6 +176,19 @@ def load_tokens(path: Path) -> dict[str, str]:
     return out
 
 
+def _keep_seed(path: Path, seed: int) -> Path:
+    """Write the drawn ``seed`` to ``path``, readable by its owner only; ``path``."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="ascii") as f:
+            f.write(f"{seed}\n")
+    except OSError as e:
+        raise click.ClickException(
+            f"cannot keep the drawn seed in {path}: {e.strerror or e}"
+        ) from e
+    return path
+
+
 def _check_pem(path: Path | None, what: str, param: str) -> None:
     """Refuse at once a TLS file that is no PEM (gRPC would only fail to bind, unexplained)."""
     problem = None if path is None else pem_problem(path, what)
@@ -221,8 +234,9 @@ def _check_pem(path: Path | None, what: str, param: str) -> None:
               help="Stop after K matches.")  # fmt: skip
 @click.option(
     "--seed", type=int, default=None,
-    help="Seeds the seating and the deals (default: a new one each run, printed at the start; "
-    "the same seed deals the same matches again, which bots that saw them could exploit).",
+    help="Seeds the seating and the deals (default: a new one each run, kept in "
+    "<record-dir>/serve-<start>.seed, readable by you only; the same seed deals the same "
+    "matches again, which bots that saw them could exploit).",
 )  # fmt: skip
 @click.option(
     "--tls-cert", type=NonEmptyPath(exists=True, dir_okay=False, path_type=Path), default=None,
@@ -315,12 +329,13 @@ def serve(
         )
     except ValueError as e:
         raise click.UsageError(str(e)) from e
+    drawn = seed is None
     if seed is None:
         seed = secrets.randbelow(2**62)
     results = None if db is None else _Results.open(db, rs, tokens, max_matches)
     try:
         asyncio.run(_serve(config, tokens, rs, host, port, tls, max_matches, seed, drain_s,
-                           results))  # fmt: skip
+                           results, drawn))  # fmt: skip
     finally:
         if results is not None:
             # The loop's signal handlers are gone: a late second signal must not cut the
@@ -343,6 +358,7 @@ async def _serve(
     seed: int,
     drain_s: float,
     results: _Results | None = None,
+    drawn: bool = False,
 ) -> None:
     from engine import Ruleset
 
@@ -359,8 +375,13 @@ async def _serve(
     # in one second): a bot that stays connected across a restart (or keeps results by
     # match id) must never see one id name two matches.
     prefix = time.strftime("%Y%m%d-%H%M%S-", time.gmtime()) + f"{secrets.randbits(16):04x}-m"
-    if results is not None:  # before listening: a database that refuses stops us first
-        results.start(prefix[: -len("-m")])  # (the start time and its 4 hex digits)
+    stamp = prefix[: -len("-m")]  # (the start time and its 4 hex digits)
+    seed_file = None
+    if drawn:  # before listening: a file that cannot be written stops us first
+        assert config.record_dir is not None
+        seed_file = _keep_seed(Path(config.record_dir) / f"serve-{stamp}.seed", seed)
+    if results is not None:  # (and a database that refuses)
+        results.start(stamp)
     try:
         server, bound = await start_server(referee, host, port, tls)
     except (RuntimeError, OSError, ValueError) as e:
@@ -370,7 +391,13 @@ async def _serve(
         ) from e
     click.echo(f"arena referee listening on {host_port(host, bound)}", err=False)
     click.echo(f"port {bound}")
-    click.echo(f"seed {seed} (--seed {seed} deals the same matches again)")
+    if seed_file is not None:
+        # Not printed: whoever reads this output (a log file others may read) would know
+        # every hand of every match; kept as the records are, for its owner only.
+        click.echo(f"seed drawn, kept in {seed_file} (readable by you only: it tells every "
+                   "hand; --seed with it deals the same matches again)")  # fmt: skip
+    else:
+        click.echo(f"seed {seed} (--seed {seed} deals the same matches again)")
     click.echo(f"match ids {prefix}00000, {prefix}00001, ...")
     on_finished = None
     if results is not None:

@@ -21,7 +21,7 @@ from google.protobuf.message import DecodeError
 from arena.protocol import PROTOCOL_VERSION, RETRY_AFTER_MS
 from arena.referee.config import RefereeConfig
 from arena.referee.match import MatchRunner, clip
-from arena.referee.sessions import AuthError, BotSession, Stream, bearer_token
+from arena.referee.sessions import AuthError, BotSession, RateMeter, Stream, bearer_token
 from arena.v1 import arena_pb2 as pb
 from engine import PRESETS, Ruleset, load_ruleset
 
@@ -36,11 +36,21 @@ except metadata.PackageNotFoundError:  # pragma: no cover - running from a bare 
 
 #: How long a new stream may take to say Hello.
 HELLO_TIMEOUT_S = 10.0
+#: How long a stream still waiting for its Hello may go on waiting once another stream of
+#: its bot has come (and was refused with ALREADY_EXISTS): a client sends its Hello right
+#: after opening the call, so one still silent is most likely dead (its connection dropped
+#: after the call's headers), and it must not lock its bot out for HELLO_TIMEOUT_S while
+#: the bot's seats run out of their grace period.
+HELLO_AFTER_RIVAL_S = 1.0
 
 #: The details of the ABORTED status that ends a stream when a newer one of the same bot
 #: (token) is welcomed. The SDK stops on it rather than reconnect: two processes sharing a
 #: token would otherwise take the seat from each other for ever.
 REPLACED = "replaced by a newer stream of this bot (same token)"
+
+#: At most this many refused stream openings are logged per flood window (see
+#: ``Referee._log_refusal``).
+REFUSALS_LOGGED = 20
 
 #: The protocol features this referee supports (see ``Hello.features`` in the proto).
 FEATURES = ("batch",)
@@ -90,6 +100,11 @@ class Referee:
         #: Awaited by :meth:`end_streams`: what else holds calls open (``start_server`` adds
         #: the health service's shutdown, which ends its Watch calls).
         self.on_stop: list[Callable[[], Awaitable[None]]] = []
+        #: Refused stream openings logged per flood window (the rest counted, then said):
+        #: a client needs no token to be refused, and with ``-v`` every refusal was a line
+        #: of the log (2.5 MB in 10 s from one client).
+        self._refusals_logged = RateMeter(REFUSALS_LOGGED, self.config.flood_window_s)
+        self._refusals_unlogged = 0
 
     # ------------------------------------------------------------------ bots
     def add_bot(self, name: str, token: str) -> None:
@@ -280,11 +295,13 @@ class Referee:
         try:
             session = self.authenticate(context.invocation_metadata())
         except AuthError as e:
-            log.info("stream from %s refused: %s", context.peer(), e.message)
+            self._log_refusal("stream from %s refused: %s", context.peer(), e.message)
             await context.abort(e.code, e.message)
             return
         if session.reserved is not None:
-            log.info("second stream for bot %s refused: the first is saying Hello", session.name)
+            self._log_refusal("second stream for bot %s refused: the first is saying Hello",
+                              session.name)  # fmt: skip
+            session.reserved.rival.set()  # (it has HELLO_AFTER_RIVAL_S left to say it)
             await context.abort(
                 grpc.StatusCode.ALREADY_EXISTS,
                 f"another stream of bot {session.name!r} is saying Hello; retry after it",
@@ -318,21 +335,35 @@ class Referee:
         try:
             hello_task = asyncio.ensure_future(_read(context))
             ended_task = asyncio.ensure_future(stream.ended.wait())
+            rival_task = asyncio.ensure_future(stream.rival.wait())
+            waits: set[asyncio.Future[Any]] = {hello_task, ended_task, rival_task}
+            deadline = loop.time() + HELLO_TIMEOUT_S
+            why = f"none came within {HELLO_TIMEOUT_S:g} s"
             try:
-                await asyncio.wait(
-                    (hello_task, ended_task), timeout=HELLO_TIMEOUT_S,
-                    return_when=asyncio.FIRST_COMPLETED,
-                )  # fmt: skip
+                while not (hello_task.done() or ended_task.done()):
+                    left = deadline - loop.time()
+                    if left <= 0:
+                        break
+                    await asyncio.wait(waits, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+                    if rival_task in waits and rival_task.done():
+                        waits.discard(rival_task)
+                        if deadline > loop.time() + HELLO_AFTER_RIVAL_S:
+                            deadline = loop.time() + HELLO_AFTER_RIVAL_S
+                            why = (
+                                f"none came, and another stream of bot {session.name!r} "
+                                f"came {HELLO_AFTER_RIVAL_S:g} s ago (this one is taken "
+                                "for dead)"
+                            )
             finally:
                 ended_task.cancel()
+                rival_task.cancel()
                 if not hello_task.done():
                     hello_task.cancel()
             if stream.ending is not None:  # the arena is stopping
                 raise _Refusal(*stream.ending)
             if not hello_task.done() or hello_task.cancelled():
                 raise _Refusal(
-                    grpc.StatusCode.INVALID_ARGUMENT,
-                    f"the first message must be Hello: none came within {HELLO_TIMEOUT_S:g} s",
+                    grpc.StatusCode.INVALID_ARGUMENT, f"the first message must be Hello: {why}"
                 )
             first = hello_task.result()
             kind = first.WhichOneof("kind") if isinstance(first, pb.BotMessage) else None
@@ -444,6 +475,21 @@ class Referee:
             if attached:
                 self._attached -= 1
                 self._notify()
+
+    def _log_refusal(self, text: str, *args: object) -> None:
+        """Log a refused stream opening, unless ``REFUSALS_LOGGED`` were logged within the
+        flood window: those are counted, and the next line logged says how many."""
+        if not log.isEnabledFor(logging.INFO):
+            return
+        loop = asyncio.get_running_loop()
+        if self._refusals_logged.full(loop):  # (only those logged count: 20 every window)
+            self._refusals_unlogged += 1
+            return
+        self._refusals_logged.add(loop)
+        if self._refusals_unlogged:
+            text += f" ({self._refusals_unlogged} more refused streams not logged)"
+            self._refusals_unlogged = 0
+        log.info(text, *args)
 
     async def _read_loop(self, session: BotSession, stream: Stream, context: Any) -> None:
         """Handle a welcomed bot's messages until EOF; a refusal raises :class:`_Refusal`."""

@@ -128,6 +128,9 @@ class Pending:
     #: that the bot read that stream up to there (``BotSession.confirm``).
     stream: Stream | None = None
     position: int = 0
+    #: When the answer was read (loop time): the bot's time ends there, not when the match
+    #: task next runs (a loop busy with other matches' work must not cost it its bank).
+    answered_at: float | None = None
 
 
 @dataclass(slots=True, eq=False)
@@ -338,7 +341,7 @@ class MatchRunner:
         deadline = start + budget_ms / 1000
         fut: asyncio.Future[pb.Action | _Forfeited | _TimedOut] = loop.create_future()
         limit_at = start + self.config.decision_ms / 1000
-        st.pending = Pending(rid, fut, view, game.deal_number, deadline, limit_at)
+        pending = st.pending = Pending(rid, fut, view, game.deal_number, deadline, limit_at)
         self._send_request(st, msg)
         # One timer handle rather than asyncio.timeout_at: no context manager, and no task
         # cancellation (and uncancel) to turn into TimeoutError when the deadline passes.
@@ -369,7 +372,8 @@ class MatchRunner:
             game.apply_trusted(fallback)
             return fallback, "fallback", budget_ms
         st.pending = None
-        ms = round((loop.time() - start) * 1000)
+        answered_at = pending.answered_at if pending.answered_at is not None else loop.time()
+        ms = round((answered_at - start) * 1000)
         over = ms - self.config.decision_ms
         if over > 0:
             st.bank_ms = max(0, st.bank_ms - over)
@@ -575,6 +579,7 @@ class MatchRunner:
             self.reject_wrong_request(st, decision, _not_pending(st, p, decision.request_id))
             return False
         st.pending = None
+        p.answered_at = self._loop.time()
         p.future.set_result(decision.action)
         if p.stream is not None:
             st.session.confirm(p.stream, p.position)

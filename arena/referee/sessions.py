@@ -136,7 +136,7 @@ class Stream:
 
     __slots__ = (
         "_queue", "batch", "closed", "ended", "ending", "max_queued", "overflowed", "peer",
-        "queued", "stop",
+        "queued", "rival", "stop",
     )  # fmt: skip
 
     def __init__(self, peer: str, batch: bool = False, max_queued: int = 0) -> None:
@@ -150,6 +150,9 @@ class Stream:
         self.stop: Callable[[], object] | None = None
         #: Set by :meth:`end`: a handler still waiting for the Hello stops waiting.
         self.ended = asyncio.Event()
+        #: Set when another stream of the bot comes while this one still waits for its Hello
+        #: (it then has ``core.HELLO_AFTER_RIVAL_S`` left to say it).
+        self.rival = asyncio.Event()
         #: (status code, details) the call is to end with, once :meth:`end` was called.
         self.ending: tuple[grpc.StatusCode, str] | None = None
         #: Messages taken so far: the position of the last one in the stream's order.

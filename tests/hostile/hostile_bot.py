@@ -342,8 +342,11 @@ class Bot:
                 if e.code() is grpc.StatusCode.INTERNAL and attempt < 3:
                     await asyncio.sleep(0.1 * (attempt + 1))
                     continue
+                # (INVALID_ARGUMENT: a stream of the valid token that never says Hello,
+                # refused a second after another stream of the token came.)
                 if e.code() not in (grpc.StatusCode.ALREADY_EXISTS,
-                                    grpc.StatusCode.UNAUTHENTICATED):  # fmt: skip
+                                    grpc.StatusCode.UNAUTHENTICATED,
+                                    grpc.StatusCode.INVALID_ARGUMENT):  # fmt: skip
                     emit("odd-status", what="many-streams", code=e.code().name,
                          details=e.details())  # fmt: skip
                 return e.code().name

@@ -133,7 +133,10 @@ def test_stream_attacks_in_a_tournament(tmp_path: Path, baseline: Run) -> None:
     assert attacks["token-twice"]["code"] == "ALREADY_EXISTS"
     codes = dict(kv.split(":") for kv in attacks["many-streams"]["code"].split(","))
     assert "OK" not in codes and "NO-ANSWER" not in codes, codes  # every one refused, at once
-    clear = int(codes.get("ALREADY_EXISTS", 0)) + int(codes.get("UNAUTHENTICATED", 0))
+    # (INVALID_ARGUMENT: a stream of the valid token still without its Hello a second after
+    # another one of the token came, taken for dead.)
+    clear = sum(int(codes.get(c, 0)) for c in ("ALREADY_EXISTS", "UNAUTHENTICATED",
+                                                "INVALID_ARGUMENT"))  # fmt: skip
     # A few streams of the burst get INTERNAL "Internal error from Core" (reported): allowed,
     # but the bulk must carry the referee's own clear status.
     assert clear >= 290, (codes, [e for e in ev if e["event"] == "odd-status"][:3])
