@@ -30,12 +30,14 @@ import asyncio
 import contextlib
 import inspect
 import logging
+import queue
 import random
 import signal
+import threading
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -105,13 +107,58 @@ _RUNNING: dict[Future[Any], str] = {}
 
 def bot_calls_running() -> list[str]:
     """What the bot calls that have not returned are (``"act in match m1"``): after a run,
-    the calls that never returned, which Python waits for when the process exits (its
-    worker threads are joined then); ``arena-bot run`` exits without waiting."""
+    the calls that never returned. Python does not wait for them when the process exits
+    (they run in daemon threads)."""
     return list(_RUNNING.values())
 
 
 def _forget(fut: Future[Any]) -> None:
     _RUNNING.pop(fut, None)
+
+
+class _Workers:
+    """Daemon threads for the bot's calls, made as needed up to ``most``, reused when idle.
+
+    Not ``ThreadPoolExecutor``: Python joins its threads when the process exits, so a bot
+    call that never returned kept a program that had called ``sdk.run()`` from ending."""
+
+    def __init__(self, most: int) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]] | None] = (
+            queue.SimpleQueue()
+        )
+        self._idle = threading.Semaphore(0)
+        self._threads = 0
+        self._most = most
+
+    def submit(self, fn: Callable[[], _T]) -> Future[_T]:
+        fut: Future[_T] = Future()
+        self._jobs.put((fut, fn))
+        if not self._idle.acquire(blocking=False) and self._threads < self._most:
+            self._threads += 1
+            name = f"sdk-bot_{self._threads}"
+            threading.Thread(target=self._work, name=name, daemon=True).start()
+        return fut
+
+    def _work(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            fut, fn = job
+            if fut.set_running_or_notify_cancel():
+                try:
+                    fut.set_result(fn())
+                except BaseException as e:  # (as ThreadPoolExecutor: the caller sees it)
+                    fut.set_exception(e)
+            del job, fut, fn  # (not kept alive while idle)
+            self._idle.release()
+
+    def shutdown(self) -> None:
+        """Calls not started are dropped (cancelled); idle threads end; running calls go on."""
+        with contextlib.suppress(queue.Empty):
+            while True:
+                job = self._jobs.get_nowait()
+                if job is not None:
+                    job[0].cancel()
+        for _ in range(self._threads):
+            self._jobs.put(None)
 
 
 class _Outbox:
@@ -396,7 +443,7 @@ class BotRunner:
         self._stopping = asyncio.Event()
         #: Set by a second signal: stop without waiting for the bot's calls to end.
         self._hurry = asyncio.Event()
-        self._pool: ThreadPoolExecutor | None = None
+        self._pool: _Workers | None = None
         self._out: _Outbox | None = None
         #: Whether quick bots may still be asked inline (see _SLOW_S).
         self._inline = True
@@ -437,7 +484,7 @@ class BotRunner:
         finally:
             pool, self._pool = self._pool, None
             if pool is not None:  # calls not started are dropped; running ones go on
-                pool.shutdown(wait=False, cancel_futures=True)
+                pool.shutdown()
 
     async def _run(self) -> RunSummary:
         attempt = 0
@@ -1002,7 +1049,7 @@ class BotRunner:
         waits for its calls at the end, so a call that never returned hung the bot's exit."""
         pool = self._pool
         if pool is None:
-            pool = self._pool = ThreadPoolExecutor(_WORKERS, thread_name_prefix="sdk-bot")
+            pool = self._pool = _Workers(_WORKERS)
         fut = pool.submit(fn)
         _RUNNING[fut] = what
         fut.add_done_callback(_forget)

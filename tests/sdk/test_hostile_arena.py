@@ -630,6 +630,37 @@ def test_a_run_stopped_twice_does_not_wait_for_a_call_that_never_returns() -> No
     assert "act in match m1" in running
 
 
+def test_a_program_that_ran_the_sdk_exits_with_a_bot_call_that_never_returned() -> None:
+    """Defect (known limit until 2026-12-02): the runner's worker threads were a
+    ``ThreadPoolExecutor``'s, which Python joins at exit: a program that called
+    ``sdk.run()`` and got its summary back never ended while an ``act`` of its bot was stuck
+    (only ``arena-bot``, which leaves by ``os._exit``, did). The threads are daemons now."""
+    import subprocess
+
+    code = (
+        "import asyncio, threading\n"
+        "from sdk import Bot\n"
+        "from sdk.client import BotRunner, bot_calls_running\n"
+        "runner = BotRunner(Bot, '127.0.0.1:1', 'tok')\n"
+        "async def main():\n"
+        "    done = asyncio.ensure_future(runner._in_thread('act in match m1', lambda: 7))\n"
+        "    assert await done == 7\n"
+        "    stuck = asyncio.ensure_future(\n"
+        "        runner._in_thread('act in match m2', threading.Event().wait))\n"
+        "    while not bot_calls_running():\n"
+        "        await asyncio.sleep(0.01)\n"
+        "    print(bot_calls_running(), flush=True)\n"
+        "asyncio.run(main())\n"
+        "print('leaving', flush=True)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=GUARD * 3, env=env
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["['act in match m2']", "leaving"]
+
+
 def _bot_file(tmp: Path, body: str) -> str:
     (tmp / "hostile_bot.py").write_text(
         "import sys, threading\nfrom sdk import Bot\n\n\nclass B(Bot):\n"
