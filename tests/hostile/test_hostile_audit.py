@@ -1843,3 +1843,56 @@ def test_answers_padded_past_a_decisions_size_count_against_the_flood_limit(
     assert code is grpc.StatusCode.RESOURCE_EXHAUSTED, (code, details)
     assert "more than 100 messages answering no pending request" in details, details
     assert by[:5] == ["bot"] * 5  # each answer was taken, the last one too
+
+
+def test_requests_without_a_token_are_refused_past_4_kib(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect (hostile round 12): an open health Watch keeps its request (some four times
+    over) until its client leaves: 100 Watch calls from one address naming a service of a
+    MiB took the referee from 45 to 490 MB, and ten addresses may hold 1,000 of them. A
+    request that needs no token takes at most 4 KiB now (real ones take tens of bytes);
+    a larger one is refused unparsed with INVALID_ARGUMENT, the call ended."""
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+    from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+    big = "s" * 5000
+
+    async def main() -> list[str]:
+        ref = Referee(RefereeConfig())
+        server, port = await start_server(ref)
+        said: list[str] = []
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+                health = health_pb2_grpc.HealthStub(ch)
+                near = health.Watch(health_pb2.HealthCheckRequest(service="s" * 4000))
+                said.append(health_pb2.HealthCheckResponse.ServingStatus.Name(
+                    (await near.read()).status))  # fmt: skip
+                near.cancel()
+                watch = health.Watch(health_pb2.HealthCheckRequest(service=big))
+                refl = reflection_pb2_grpc.ServerReflectionStub(ch).ServerReflectionInfo()
+                await refl.write(reflection_pb2.ServerReflectionRequest(file_by_filename=big))
+                for call in (
+                    watch,
+                    health.Check(health_pb2.HealthCheckRequest(service=big)),
+                    refl,
+                ):
+                    try:
+                        await (call.read() if hasattr(call, "read") else call)
+                        said.append("answered")
+                    except grpc.aio.AioRpcError as e:
+                        said.append(f"{e.code().name}: {e.details()}")
+                info = await pb_grpc.ArenaStub(ch).GetInfo(pb.GetInfoRequest())
+                said.append(info.server_version and "info")
+        finally:
+            await ref.end_streams()
+            await server.stop(1.0)
+        return said
+
+    near, *refused, info = asyncio.run(main())
+    assert near == "SERVICE_UNKNOWN" and info == "info"
+    assert len(refused) == 3
+    for text in refused:
+        assert text.startswith("INVALID_ARGUMENT: a request of 5,0"), text
+        assert "requests without a token (GetInfo, health, reflection) take at most 4,096" in text
+    assert not errors_logged(caplog.records), caplog.text
