@@ -40,7 +40,9 @@ class RefereeConfig:
       are not answered.
     - ``flood_limit``: a bot that sends more than this many messages that answer no
       pending request within ``flood_window_s`` has its stream closed with
-      RESOURCE_EXHAUSTED (counted per bot: reconnecting does not reset it).
+      RESOURCE_EXHAUSTED (counted per bot: reconnecting does not reset it). Such a message
+      weighs 1 + its KiB; one that answers requests, its KiB past ``ANSWER_BYTES`` a
+      decision (``arena.referee.core``).
     - ``reconnect_limit``: a bot that opens more than this many streams within
       ``flood_window_s`` has the next refused with RESOURCE_EXHAUSTED (every reconnect
       resends each of its seats' state).

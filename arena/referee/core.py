@@ -25,7 +25,14 @@ from arena.referee.sessions import AuthError, BotSession, RateMeter, Stream, bea
 from arena.v1 import arena_pb2 as pb
 from engine import PRESETS, Ruleset, load_ruleset
 
-__all__ = ["FEATURES", "MAX_DECISION_BATCH", "REPLACED", "SERVER_VERSION", "Referee"]
+__all__ = [
+    "ANSWER_BYTES",
+    "FEATURES",
+    "MAX_DECISION_BATCH",
+    "REPLACED",
+    "SERVER_VERSION",
+    "Referee",
+]
 
 log = logging.getLogger("arena.referee")
 
@@ -56,6 +63,10 @@ REFUSALS_LOGGED = 20
 FEATURES = ("batch",)
 #: The most decisions one ``DecisionBatch`` may carry.
 MAX_DECISION_BATCH = 256
+#: The bytes a decision that answers a request may take before the rest of its message
+#: counts toward the flood limit (1 per KiB): a decision needs about 100 (two ids of the
+#: referee's, an action).
+ANSWER_BYTES = 1024
 
 
 class _Refusal(Exception):
@@ -508,13 +519,23 @@ class Referee:
                     )
             unsolicited = self.on_message(session, msg)
             # Weighed by size: a stray MiB costs the referee milliseconds to parse, and the
-            # count alone let a few bots slow every match next door ten-fold.
-            if unsolicited and flood.over(loop, unsolicited + msg.ByteSize() // 1024):
+            # count alone let a few bots slow every match next door ten-fold. An answer
+            # weighs what it carries beyond ANSWER_BYTES a decision (it needs ~100 bytes):
+            # answers padded to a MiB (unknown fields), uncounted, halved the honest
+            # matches next door as the strays did.
+            size = msg.ByteSize()
+            if unsolicited:
+                weight = unsolicited + size // 1024
+            else:
+                n = len(msg.decisions.decisions) if msg.HasField("decisions") else 1
+                weight = max(0, size - n * ANSWER_BYTES) // 1024
+            if weight and flood.over(loop, weight):
                 log.warning("bot %s flooded its stream: closed", session.name)
                 raise _Refusal(
                     grpc.StatusCode.RESOURCE_EXHAUSTED,
                     f"more than {self.config.flood_limit} messages answering no pending "
-                    f"request within {self.config.flood_window_s:g} s",
+                    f"request within {self.config.flood_window_s:g} s (each weighs 1 + its "
+                    f"KiB; an answer, its KiB past {ANSWER_BYTES} bytes a decision)",
                 )
 
     def on_message(self, session: BotSession, msg: pb.BotMessage) -> int:

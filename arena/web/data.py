@@ -15,7 +15,7 @@ import contextlib
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -163,6 +163,7 @@ class DataSource:
                 # An incident's detail names cards (the legal actions: on lead, the hand):
                 # not shown while its match is held back (see check_shown).
                 held = _sets_held_back(st, info)
+                scores, hidden = _deltas_of(st, info.id, name, held)
                 if held:
                     sets = dict(st.conn.execute(
                         "SELECT id, set_no FROM matches WHERE tournament_id = ?", (info.id,)
@@ -174,7 +175,9 @@ class DataSource:
                     "matches": [_match_json(m) for m in reversed(results)],
                     "strikes": [i for i in incidents if i.get("kind") in STRIKE_KINDS],
                     "other_incidents": [i for i in incidents if i.get("kind") not in STRIKE_KINDS],
-                    "deal_scores": _deltas_of(st, info.id, name),
+                    "deal_scores": scores,
+                    # deals of matches held back: their deltas are not shown (see _deltas_of)
+                    "deal_scores_held_back": hidden,
                 }
 
             return {
@@ -348,18 +351,28 @@ def _match_json(m: MatchResult) -> JSON:
     }
 
 
-def _deltas_of(st: Storage, tid: str, bot: str) -> list[int]:
-    """Every deal delta the bot scored in the tournament (the score-per-deal distribution)."""
+def _deltas_of(
+    st: Storage, tid: str, bot: str, held: Collection[int] = ()
+) -> tuple[list[int], int]:
+    """Every deal delta the bot scored in the tournament (the score-per-deal distribution),
+    but those of matches in the deal-seed sets ``held`` (see :func:`_sets_held_back`), and
+    how many those were. A delta tells who bid and made or failed what in that deal, and
+    the matches left of its set deal the same cards: in order, beside the match list (the
+    deals of each match), the deltas of a match's three bots gave every deal's result."""
     rows = st.conn.execute(
-        "SELECT d.deltas_json, p.seat FROM deals d"
+        "SELECT d.deltas_json, p.seat, m.set_no FROM deals d"
         " JOIN match_players p ON p.match_id = d.match_id"
         " JOIN matches m ON m.id = d.match_id"
         " WHERE m.tournament_id = ? AND p.bot = ? ORDER BY m.idx, d.number",
         (tid, bot),
     ).fetchall()
     out: list[int] = []
+    hidden = 0
     for r in rows:
+        if r[2] in held:
+            hidden += 1
+            continue
         deltas = json.loads(r[0])
         if isinstance(deltas, list) and r[1] < len(deltas):
             out.append(int(deltas[r[1]]))
-    return out
+    return out, hidden

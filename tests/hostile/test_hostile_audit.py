@@ -1788,3 +1788,111 @@ def test_a_stopping_arena_waits_for_a_bot_away_with_a_result(tmp_path: Path) -> 
     before, gone, still, got, left = asyncio.run(main())
     assert before == ["x", "y"] and gone == ["x", "y"]
     assert got == "m-x" and still == ["y"] and left == []
+
+
+def _padded(decision: pb.Decision, pad: int) -> pb.BotMessage:
+    """``decision`` in a message carrying ``pad`` more bytes, in a field no version knows."""
+    field = b"\xfa\x06"  # field 111, length-delimited
+    body = bytes(pad - len(field) - len(_varint(pad)))
+    raw = pb.BotMessage(decision=decision).SerializeToString()
+    return pb.BotMessage.FromString(raw + field + _varint(len(body)) + body)
+
+
+def _varint(n: int) -> bytes:
+    out = b""
+    while True:
+        out += bytes([(n & 0x7F) | (0x80 if n > 0x7F else 0)])
+        n >>= 7
+        if not n:
+            return out
+
+
+def test_answers_padded_past_a_decisions_size_count_against_the_flood_limit(
+    tmp_path: Path,
+) -> None:
+    """Defect (hostile round 12): strays weigh 1 + their KiB, but a message that answered
+    its request was not weighed at all: a bot answering every request at once with the
+    decision padded to a MiB (unknown fields) halved the honest matches next door (42,000
+    actions in 15 s to 22,000), as the strays had. An answer now weighs its KiB past
+    ANSWER_BYTES a decision: a real one (~100 bytes) nothing."""
+
+    async def main() -> tuple[int, grpc.StatusCode, str, list[str]]:
+        async with _x_in_match(tmp_path, "padded", flood_limit=100) as (_, call, match):
+            answered, ended = 0, False
+            with suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
+                while not ended and (msg := await call.read()) is not grpc.aio.EOF:
+                    ended = any(m.HasField("match_ended") for m in _flat([msg]))
+                    requests = [m for m in _flat([msg]) if m.HasField("decision_request")]
+                    for m in requests:
+                        r = m.decision_request
+                        d = pb.Decision(request_id=r.request_id, match_id=r.match_id,
+                                        action=r.view.legal_actions[0])  # fmt: skip
+                        # four answers of 900 bytes (allowed), then one of 200 KiB
+                        pad = 900 - d.ByteSize() if answered < 4 else 200 << 10
+                        await call.write(_padded(d, pad))
+                        answered += 1
+            if ended:  # (the stream was not closed: the match ended with x still on it)
+                call.cancel()
+            rec = await match
+            by = [a["by"] for d in rec["deals"] for a in d["actions"]
+                  if a["seat"] == 1 and a["by"] != "forced"]  # fmt: skip
+            return answered, await call.code(), await call.details(), by
+
+    answered, code, details, by = asyncio.run(main())
+    assert answered == 5, answered  # the 200 KiB answer closed the stream; none came after
+    assert code is grpc.StatusCode.RESOURCE_EXHAUSTED, (code, details)
+    assert "more than 100 messages answering no pending request" in details, details
+    assert by[:5] == ["bot"] * 5  # each answer was taken, the last one too
+
+
+def test_requests_without_a_token_are_refused_past_4_kib(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect (hostile round 12): an open health Watch keeps its request (some four times
+    over) until its client leaves: 100 Watch calls from one address naming a service of a
+    MiB took the referee from 45 to 490 MB, and ten addresses may hold 1,000 of them. A
+    request that needs no token takes at most 4 KiB now (real ones take tens of bytes);
+    a larger one is refused unparsed with INVALID_ARGUMENT, the call ended."""
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+    from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+    big = "s" * 5000
+
+    async def main() -> list[str]:
+        ref = Referee(RefereeConfig())
+        server, port = await start_server(ref)
+        said: list[str] = []
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+                health = health_pb2_grpc.HealthStub(ch)
+                near = health.Watch(health_pb2.HealthCheckRequest(service="s" * 4000))
+                said.append(health_pb2.HealthCheckResponse.ServingStatus.Name(
+                    (await near.read()).status))  # fmt: skip
+                near.cancel()
+                watch = health.Watch(health_pb2.HealthCheckRequest(service=big))
+                refl = reflection_pb2_grpc.ServerReflectionStub(ch).ServerReflectionInfo()
+                await refl.write(reflection_pb2.ServerReflectionRequest(file_by_filename=big))
+                for call in (
+                    watch,
+                    health.Check(health_pb2.HealthCheckRequest(service=big)),
+                    refl,
+                ):
+                    try:
+                        await (call.read() if hasattr(call, "read") else call)
+                        said.append("answered")
+                    except grpc.aio.AioRpcError as e:
+                        said.append(f"{e.code().name}: {e.details()}")
+                info = await pb_grpc.ArenaStub(ch).GetInfo(pb.GetInfoRequest())
+                said.append(info.server_version and "info")
+        finally:
+            await ref.end_streams()
+            await server.stop(1.0)
+        return said
+
+    near, *refused, info = asyncio.run(main())
+    assert near == "SERVICE_UNKNOWN" and info == "info"
+    assert len(refused) == 3
+    for text in refused:
+        assert text.startswith("INVALID_ARGUMENT: a request of 5,0"), text
+        assert "requests without a token (GetInfo, health, reflection) take at most 4,096" in text
+    assert not errors_logged(caplog.records), caplog.text

@@ -787,11 +787,21 @@ def test_deals_shared_with_matches_still_to_play_are_held_back(tmp_path: Path) -
             page = get(server.url, f"/api/bots/{seats[0]}?tournament={cfg.tournament_id}")
             [shown] = [i["detail"] for i in page["strikes"] if i["match_id"] == mid]
             assert ("A♠" not in shown) == (deals == "duplicate"), shown
+            # Defect (hostile round 12): the bot page's score per deal listed the deltas of
+            # those matches, in order: beside the match list, who bid and made or failed
+            # what in every deal of the cards still to be played.
+            dealt = sqlite3.connect(cfg.db).execute(
+                "SELECT COUNT(*) FROM deals d JOIN match_players p ON p.match_id = d.match_id"
+                " WHERE p.bot = ?", (seats[0],)).fetchone()[0]  # fmt: skip
+            assert dealt  # (every match stored is of the one set still held back)
+            assert len(page["deal_scores"]) == (0 if deals == "duplicate" else dealt)
+            assert page.get("deal_scores_held_back") == (dealt if deals == "duplicate" else 0)
             run_fake(cfg)  # the rest: every match of the set is played, the tournament ends
             assert status_of(server.url, f"/api/matches/{mid}/record")[0] == 200
             page = get(server.url, f"/api/bots/{seats[0]}?tournament={cfg.tournament_id}")
             [shown] = [i["detail"] for i in page["strikes"] if i["match_id"] == mid]
             assert "A♠" in shown
+            assert page["deal_scores_held_back"] == 0 and page["deal_scores"]
 
 
 def test_found_by_the_web_audit_ids_caches_request_lines_and_ipv6(tmp_path: Path) -> None:

@@ -735,3 +735,21 @@ def test_the_replay_marks_the_moves_the_referee_played(
     ]
     title = outlined[-1].get_attribute("title")
     assert f"played by the referee for {rec['players'][0]} (fallback: forfeited)" in title
+
+
+def test_bot_page_says_how_many_deals_are_held_back(driver: Any, tmp_path: Path) -> None:
+    """Defect (hostile round 12): the score per deal of a bot counted the deals of matches
+    held back (duplicate deals still to be played); they are left out now, and the page
+    says how many."""
+    from tests.arena.fake_referee import make_config, run_fake
+
+    cfg = make_config(tmp_path, deals="duplicate")
+    run_fake(cfg, max_new_matches=4)
+    with arena_web(cfg.db) as url:
+        bot = api(url, "/api/matches")["matches"][0]["players"][0]
+        page = api(url, f"/api/bots/{bot}")
+        assert page["deal_scores"] == [] and page["deal_scores_held_back"] > 0
+        load(driver, f"{url}bot/{bot}")
+        [note] = wait_for(driver, "#held-back-deals")
+        assert note.text.startswith(f"{page['deal_scores_held_back']} deals of matches dealt")
+        assert "No deals yet." in driver.find_element("css selector", "#score-hist").text
