@@ -52,6 +52,16 @@ _PAGES = {"": "index.html", "bot": "bot.html", "replay": "replay.html"}
 #: larger one is the request's fault (a 400), not an integer SQLite cannot hold (a 500).
 MAX_QUERY_INT = 1_000_000
 
+#: Connections served at once (each holds a thread), in all and from one address. One
+#: more is answered 503 at once: held open with half a request line, 300 connections
+#: took 300 threads (57 MB) and there was no end to it.
+MAX_CONNECTIONS = 128
+MAX_CONNECTIONS_PER_ADDRESS = 32
+_BUSY = (
+    b"HTTP/1.0 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: text/plain\r\n"
+    b"Content-Length: 45\r\nConnection: close\r\n\r\ntoo many connections at once: try again soon\n"
+)
+
 
 class WebServer(ThreadingHTTPServer):
     """A threading HTTP server that carries the data source and the replay cache."""
@@ -71,6 +81,40 @@ class WebServer(ThreadingHTTPServer):
         self.allowed_hosts = tuple(h.lower().rstrip(".") for h in allowed_hosts)
         self.replays = ReplayCache()
         self._thread: threading.Thread | None = None
+        self._open: dict[str, int] = {}  # connections being served, by address
+        self._open_lock = threading.Lock()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        address = str(client_address[0])
+        with self._open_lock:
+            served = self._open.get(address, 0)
+            busy = served >= MAX_CONNECTIONS_PER_ADDRESS or (
+                sum(self._open.values()) >= MAX_CONNECTIONS
+            )
+            if not busy:
+                self._open[address] = served + 1
+        if busy:  # (a fresh connection's send buffer takes these bytes without blocking)
+            with contextlib.suppress(OSError):
+                request.sendall(_BUSY)
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:  # (no thread started: its slot is not released there)
+            self._release(address)
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._release(str(client_address[0]))
+
+    def _release(self, address: str) -> None:
+        with self._open_lock:
+            left = self._open.pop(address, 1) - 1
+            if left:
+                self._open[address] = left
 
     @property
     def port(self) -> int:

@@ -7,6 +7,7 @@ import http.client
 import json
 import re
 import sqlite3
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -894,3 +895,60 @@ def test_only_the_tournament_whose_runner_holds_the_lock_is_running(tmp_path: Pa
     finally:
         lock.release()
     assert states == {"old": "stopped", "live": "running"}
+
+
+def test_connections_held_open_are_bounded_per_address_and_in_all(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect (hostile round 12): every connection got a thread of its own, without a bound:
+    300 held open with half a request line took 301 threads and 57 MB, and nothing stopped
+    3,000. One over ``MAX_CONNECTIONS_PER_ADDRESS`` (or ``MAX_CONNECTIONS`` in all) is
+    answered 503 at once; another address, and the same one once a holder leaves, are
+    served."""
+    import socket
+
+    from arena.web import server as web
+
+    monkeypatch.setattr(web, "MAX_CONNECTIONS_PER_ADDRESS", 3)
+    monkeypatch.setattr(web, "MAX_CONNECTIONS", 4)
+
+    def held(source: str, port: int) -> socket.socket:
+        s = socket.create_connection(("127.0.0.1", port), timeout=10, source_address=(source, 0))
+        s.sendall(b"GET / HT")  # half a request line: its thread waits for the rest
+        return s
+
+    def answer(source: str, port: int) -> bytes:
+        with socket.create_connection(("127.0.0.1", port), 10, (source, 0)) as s:
+            s.sendall(b"GET /api/tournaments HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+            return b"".join(iter(lambda: s.recv(65536), b""))
+
+    def served(srv: web.WebServer) -> int:
+        with srv._open_lock:
+            return sum(srv._open.values())
+
+    with web_server(db) as srv:
+        port = srv.port
+        holders = [held("127.0.0.1", port) for _ in range(3)]
+        try:
+            busy = answer("127.0.0.1", port)
+            assert busy.startswith(b"HTTP/1.0 503 "), busy[:80]
+            assert b"too many connections at once" in busy
+            # another address (connecting from 127.0.0.2) is served, a fourth slot in all ...
+            assert answer("127.0.0.2", port).startswith(b"HTTP/1.0 200 ")
+            other = held("127.0.0.2", port)
+            holders.append(other)
+            for _ in range(500):  # (a guard: the server counts the connection on accept)
+                if served(srv) == 4:
+                    break
+                time.sleep(0.01)
+            # ... until the total is reached
+            assert answer("127.0.0.2", port).startswith(b"HTTP/1.0 503 ")
+        finally:
+            for h in holders:
+                h.close()
+        for _ in range(500):
+            if served(srv) == 0:
+                break
+            time.sleep(0.01)
+        assert served(srv) == 0
+        assert answer("127.0.0.1", port).startswith(b"HTTP/1.0 200 ")
