@@ -35,7 +35,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -755,6 +755,7 @@ async def _play(
     # (a `--matches N` bot, say) is not restarted.
     left = Counter(name for m in pending for name in m.seats)
     over = False  # every match played: remote bots are told the tournament is over
+    failing = False  # an exception (an error, a signal) is on its way out
     try:
         port = cfg.port
         if serve:
@@ -805,22 +806,58 @@ async def _play(
         finally:
             outcome.play_s = time.monotonic() - t_play
         log.info("%s: %d matches played in this run", tid, outcome.played_now)
+    except BaseException:
+        failing = True
+        raise
     finally:
         stopping.set()
-        if monitor is not None:
-            monitor.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await monitor
-        await asyncio.gather(*(p.stop() for p in procs.values()), return_exceptions=True)
-        if server is not None:
-            with contextlib.suppress(Exception):
-                end_streams = getattr(referee, "end_streams", None)  # (not on test fakes)
-                if end_streams is not None:  # remote bots still connected
-                    if over:  # done for good: they stop
-                        await end_streams("the tournament is over", final=True)
-                    else:  # interrupted, or matches to retry: they wait for the next run
-                        await end_streams()
-                await server.stop(1.0)
+
+        async def stop_everything() -> None:
+            if monitor is not None:
+                monitor.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await monitor
+            await asyncio.gather(*(p.stop() for p in procs.values()), return_exceptions=True)
+            if server is not None:
+                with contextlib.suppress(Exception):
+                    end_streams = getattr(referee, "end_streams", None)  # (not on test fakes)
+                    if end_streams is not None:  # remote bots still connected
+                        if over:  # done for good: they stop
+                            await end_streams("the tournament is over", final=True)
+                        else:  # interrupted, or matches to retry: they wait for the next run
+                            await end_streams()
+                    await server.stop(1.0)
+
+        # A signal while stopping (the first one, after the last match) cancelled this stop
+        # halfway: the server was never stopped (tracebacks as the loop closed), remote bots
+        # were not told, and a finished tournament ended "interrupted". The stop runs to its
+        # end; the signal then stops the run as it would have a moment earlier, unless every
+        # match is played (the run was ending anyway: it ends as it would have).
+        if await _uncut(stop_everything()) and not failing:
+            if not over:
+                raise asyncio.CancelledError
+            log.warning(
+                "a signal came while the tournament was stopping after its last "
+                "match: every match is played and stored; the stop is finished"
+            )
+
+
+async def _uncut(aw: Coroutine[Any, Any, None]) -> bool:
+    """Run ``aw`` to its end even if the calling task is cancelled meanwhile; True if it was
+    (the cancellation is then withheld: the caller decides)."""
+    task = asyncio.ensure_future(aw)
+    cut = False
+    while True:
+        try:
+            await asyncio.shield(task)
+            return cut
+        except asyncio.CancelledError:
+            if task.cancelled():  # (the stop itself was cancelled: the loop is closing)
+                raise
+            cut = True
+            me = asyncio.current_task()
+            if me is not None:
+                me.uncancel()
 
 
 async def _wait_for_bots(

@@ -807,3 +807,83 @@ def test_every_bot_process_hides_every_bots_token(
     with pytest.raises(TournamentError, match="stop here"):
         run(load_config(conf), QUIET)
     assert len(seen) == 1 and "far-token-0123456789" in seen[0] and len(seen[0]) == 3
+
+
+def _sleeper_bots(tmp: Path) -> Any:
+    """A config whose bots are processes that only sleep (the fake referee plays them)."""
+    import sys
+
+    sleeper = {"command": [sys.executable, "-c", "import time; time.sleep(120)"]}
+    return parse_config(
+        {"name": "t", "ruleset": "classic", "max_deals": 2, "seed": 7, "concurrency": 2,
+         "db": str(tmp / "t.sqlite"), "out": str(tmp / "out"),
+         "bots": {n: sleeper for n in ("ann", "bob", "cid")}},
+        source="test.toml", base_dir=tmp,
+    )  # fmt: skip
+
+
+def _signal_while_stopping(monkeypatch: pytest.MonkeyPatch, sig: int) -> list[_BotProcess]:
+    """Send ``sig`` to this process as the runner starts stopping its bots; the bots whose
+    stop ran to its end."""
+    import os
+
+    stopped: list[_BotProcess] = []
+    sent: list[int] = []
+    original = _BotProcess.stop
+
+    async def stop(self: _BotProcess, grace: float = 3.0) -> None:
+        if not sent:
+            sent.append(sig)
+            os.kill(os.getpid(), sig)
+            await asyncio.sleep(0)  # (the loop runs the handler: the run is cancelled now)
+        await original(self, grace)
+        stopped.append(self)
+
+    monkeypatch.setattr(_BotProcess, "stop", stop)
+    return stopped
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_signal_while_stopping_after_the_last_match_does_not_cut_the_stop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sig: str
+) -> None:
+    """Defect: a Ctrl-C (or SIGTERM) that came while the runner was stopping its bots after
+    the last match cancelled that stop halfway: the bots were not waited for, the gRPC
+    server was never stopped (tracebacks as the event loop closed: "Exception ignored in
+    Server.__del__", "Event loop is closed"), remote bots were not told the tournament was
+    over, and a tournament with every match stored ended "Interrupted", exit 130. The stop
+    now runs to its end, and a complete tournament ends as one."""
+    import signal
+
+    cfg = _sleeper_bots(tmp_path)
+    from arena.tournament.runner import Interrupted
+
+    stopped = _signal_while_stopping(monkeypatch, getattr(signal, sig))
+    try:
+        outcome = run(cfg, QUIET, referee_factory=lambda c: FakeReferee(), serve=False)
+    except Interrupted:  # (a KeyboardInterrupt: pytest would stop the whole session)
+        pytest.fail("a complete tournament ended Interrupted: the stop was cut")
+    assert outcome.finished and outcome.played_now == 6 and not outcome.interrupted
+    assert len(stopped) == 3
+    assert all(p.proc is not None and p.proc.returncode is not None for p in stopped)
+
+
+def test_a_signal_while_stopping_an_unfinished_run_interrupts_it_after_the_stop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same signal while an unfinished run stops (here: after 2 matches of 6) still
+    interrupts it, but once every bot is stopped."""
+    import signal
+
+    from arena.tournament.runner import Interrupted
+
+    cfg = _sleeper_bots(tmp_path)
+    stopped = _signal_while_stopping(monkeypatch, signal.SIGTERM)
+    with pytest.raises(Interrupted) as e:
+        run(cfg, RunOptions(progress=False, max_new_matches=2),
+            referee_factory=lambda c: FakeReferee(), serve=False)  # fmt: skip
+    assert e.value.signum == signal.SIGTERM
+    assert len(stopped) == 3
+    assert all(p.proc is not None and p.proc.returncode is not None for p in stopped)
+    with Storage(cfg.db) as st:
+        assert len(st.completed_indices(cfg.tournament_id)) == 2
