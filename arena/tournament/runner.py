@@ -435,12 +435,28 @@ class DatabaseLock:
     while it is held."""
 
     def __init__(self, db: Path) -> None:
+        self.db = Path(db)
         self.path = lock_path(db)
         self._fh: IO[str] | None = None
 
     def acquire(self, owner: str = "") -> None:
         """Take the lock for tournament ``owner`` (written in the file beside the pid, so
         that `arena web` shows that one as running, not every unfinished one)."""
+        # A database with a second name (a hard link) has a lock file and a write-ahead log
+        # (`-wal`) per name: two runs through two names both ran, each on its own log, and
+        # the results of one were lost; a run killed through one name left results in a
+        # log the other name never reads. Only a database of one name is written.
+        try:
+            links = os.stat(self.db).st_nlink
+        except OSError:  # not there yet (created after the lock), or SQLite says why not
+            links = 1
+        if links > 1:
+            raise StorageError(
+                f"{self.db} has {links} names (hard links): SQLite keeps a database's "
+                "journal (-wal) and this lock beside the name it is opened by, so runs through "
+                "two names would each write their own and lose results. Remove the other "
+                "names (`find / -samefile DB`), or write a copy (`cp`), then run again"
+            )
         # The file locked must still be the one at the path: a runner that ends removes the
         # file, and one that opened it just before would hold a lock on a file no one else
         # can see any more (two runs on one database). Then try again, with the new file.

@@ -324,6 +324,27 @@ def test_second_runner_on_same_db_is_refused(tmp_path: Path) -> None:
         lock.release()
 
 
+def test_a_database_with_two_names_is_refused(tmp_path: Path) -> None:
+    """Defect: the lock file is named after the database's path, and SQLite keeps its
+    write-ahead log beside the name it opens: two runs through two hard links of one
+    database both ran, each on a log of its own, and each said it had stored every match;
+    the database held one run's results (the other's were lost). A database with more than
+    one name is refused (through either name) until it has one again."""
+    import os
+
+    cfg = make_config(tmp_path, bots=3)
+    _run(cfg, FakeReferee(), max_new_matches=2)
+    other = tmp_path / "other.sqlite"
+    os.link(cfg.db, other)
+    for db in (cfg.db, other):
+        with pytest.raises(StorageError, match="has 2 names \\(hard links\\)"):
+            _run(make_config(tmp_path, bots=3, db=str(db)), FakeReferee())
+    with Storage(cfg.db) as st:
+        assert len(st.completed_indices(cfg.tournament_id)) == 2  # nothing was changed
+    other.unlink()
+    assert _run(cfg, FakeReferee()).finished
+
+
 def test_four_player_ruleset_schedules_four_seats(tmp_path: Path) -> None:
     cfg = make_config(tmp_path, bots=4, ruleset="1001-4p", max_deals=3)
     fake = FakeReferee()
