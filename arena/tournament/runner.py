@@ -56,7 +56,7 @@ from rich.text import Text
 
 from arena.ratings import RatingBook, rate_results
 from arena.storage import Storage, StorageError, StorageFullError, StorageLockedError, lock_path
-from arena.tournament.config import BotSpec, TLSSpec, TournamentConfig
+from arena.tournament.config import BotSpec, TLSSpec, TournamentConfig, identity_changes
 from arena.tournament.schedule import SCHEDULE_VERSION, ScheduledMatch, match_id, replay_seed
 from engine.rules import Ruleset
 
@@ -624,6 +624,17 @@ async def run_tournament(
                 "whose match seeds differ: it cannot be resumed (--fresh starts it again, or "
                 "give another id)"
             )
+        if info is not None and not opts.fresh and info.fingerprint != cfg.fingerprint:
+            # (a fixed `id`: otherwise the fingerprint is in the id)
+            changes = identity_changes(stored_cfg, cfg.identity()) or ["its settings"]
+            raise StorageError(
+                f"tournament {tid} in {cfg.db} was started with another config: "
+                f"{'; '.join(changes)}. Run it with the config it was started with to resume "
+                "it; --fresh forgets its matches and starts it again, or give this config "
+                "another id"
+            )
+        if info is None:
+            _say_unfinished_namesakes(cfg, storage)
         cfg = with_seed(cfg, storage, fresh=opts.fresh)
         schedule = cfg.schedule()
 
@@ -703,6 +714,32 @@ async def run_tournament(
     finally:
         lock.release()
         storage.close()
+
+
+def _say_unfinished_namesakes(cfg: TournamentConfig, storage: Storage) -> None:
+    """Warn when this run starts a new tournament beside an unfinished one of the same name:
+    the config changed since that one was interrupted (a ruleset, `max_deals`, a bot, its
+    code), so "the same command" does not resume it. Said before the run starts, with what
+    changed, so that an organiser who meant to resume can stop and restore the config."""
+    try:
+        others = [
+            t for t in storage.tournaments()
+            if t.name == cfg.name and t.id != cfg.tournament_id and t.finished_at is None
+            and "damaged" not in t.config and t.config.get("kind") != "serve"
+        ]  # fmt: skip
+    except StorageError:  # (the run itself says what is wrong with the database)
+        return
+    if not others:
+        return
+    old = others[-1]
+    changes = identity_changes(old.config, cfg.identity()) or ["its settings"]
+    log.warning(
+        "tournament %s in %s is unfinished (%d of %d matches stored), and this config is not "
+        "its own (%s): this run starts a new tournament, %s, and leaves that one as it is. "
+        "To finish %s instead, stop now and run it with the config it was started with.",
+        old.id, cfg.db, old.completed, old.total_matches, "; ".join(changes),
+        cfg.tournament_id, old.id,
+    )  # fmt: skip
 
 
 def with_seed(cfg: TournamentConfig, storage: Storage, *, fresh: bool = False) -> TournamentConfig:

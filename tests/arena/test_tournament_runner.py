@@ -312,6 +312,43 @@ def test_same_id_other_config_is_refused(tmp_path: Path) -> None:
         _run(make_config(tmp_path, bots=3, id="fixed", seed=99), FakeReferee())
 
 
+def test_same_id_other_config_names_what_changed(tmp_path: Path) -> None:
+    """The refusal said "bots, ruleset, seed or deadlines differ", not which."""
+    _run(make_config(tmp_path, bots=3, id="fixed"), FakeReferee(), max_new_matches=2)
+    changed = make_config(tmp_path, bots=4, id="fixed", max_deals=5,
+                          deadlines={"decision_ms": 500})  # fmt: skip
+    with pytest.raises(StorageError) as e:
+        _run(changed, FakeReferee())
+    text = str(e.value)
+    assert "bots added: dan" in text and "max_deals 4 → 5" in text, text
+    assert "deadlines.decision_ms 2000 → 500" in text, text
+
+
+def test_a_changed_config_beside_an_unfinished_namesake_is_said_at_the_start(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect: "the same command" after an interruption, with the config edited meanwhile
+    (a bot added, `max_deals`, a ruleset option), silently started a new tournament (its id
+    is the config's fingerprint) and left the interrupted one unfinished for ever, without
+    a word: the organiser thought it resumed. The start now names the unfinished one and
+    what changed."""
+    first = make_config(tmp_path, bots=3)
+    _run(first, FakeReferee(), max_new_matches=2)
+    edited = make_config(tmp_path, bots=4, max_deals=5)
+    with caplog.at_level("WARNING", logger="arena.tournament.runner"):
+        out = _run(edited, FakeReferee())
+    assert out.finished and out.tournament_id != first.tournament_id
+    said = [r.getMessage() for r in caplog.records if first.tournament_id in r.getMessage()]
+    assert len(said) == 1, caplog.text
+    assert "is unfinished (2 of 6 matches stored)" in said[0]
+    assert "bots added: dan; max_deals 4 → 5" in said[0] and edited.tournament_id in said[0]
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="arena.tournament.runner"):
+        _run(first, FakeReferee())  # resumed: the other is finished, and nothing is said
+        _run(make_config(tmp_path, bots=3, seed=8), FakeReferee())
+    assert "unfinished" not in caplog.text
+
+
 def test_second_runner_on_same_db_is_refused(tmp_path: Path) -> None:
     cfg = make_config(tmp_path, bots=3)
     lock = DatabaseLock(cfg.db)
