@@ -724,7 +724,7 @@ def _say_unfinished_namesakes(cfg: TournamentConfig, storage: Storage) -> None:
     try:
         others = [
             t for t in storage.tournaments()
-            if t.name == cfg.name and t.id != cfg.tournament_id and t.finished_at is None
+            if t.name == cfg.name and t.id != cfg.tournament_id and t.completed < t.total_matches
             and "damaged" not in t.config and t.config.get("kind") != "serve"
         ]  # fmt: skip
     except StorageError:  # (the run itself says what is wrong with the database)
