@@ -131,12 +131,19 @@ def tournament(
         signum = getattr(e, "signum", signal.SIGINT)
         with _signals_stop_the_leaderboard(cfg, err_console, signum):
             done = _stored(cfg)
-            err_console.print(
-                f"[yellow]Interrupted ({signal.Signals(signum).name}).[/] {done} matches are "
-                f"stored in {escape(str(cfg.db))}; run the same command again to resume (the "
-                "matches in progress, up to the concurrency, are played again, "
-                + ("from fresh seeds)." if cfg.deals == "independent" else "from their seeds).")
-            )
+            name = signal.Signals(signum).name
+            if done >= cfg.total_matches:  # (the signal came as the last match was stored)
+                err_console.print(
+                    f"[yellow]Interrupted ({name}) as the tournament ended.[/] Every match "
+                    f"({done}) is stored in {escape(str(cfg.db))}: there is nothing to resume."
+                )
+            else:
+                err_console.print(
+                    f"[yellow]Interrupted ({name}).[/] {done} matches are stored in "
+                    f"{escape(str(cfg.db))}; run the same command again to resume (the "
+                    "matches in progress, up to the concurrency, are played again, "
+                    + ("from fresh seeds)." if cfg.deals == "independent" else "from their seeds).")
+                )
             _show(cfg, err_console)
         sys.exit(128 + signum)  # 130 for SIGINT, 143 for SIGTERM, as a shell reports them
     except (TournamentError, StorageError) as e:
