@@ -272,6 +272,8 @@ class Storage:
                 str(self.path), timeout=timeout, isolation_level=None, check_same_thread=False
             )
             self.conn.row_factory = sqlite3.Row
+        #: The file opened (device, inode): see :meth:`_still_at_its_path`.
+        self._file = _file_id(self.path)
         try:
             with self._guard("opening"):
                 self.conn.execute("PRAGMA foreign_keys = ON")
@@ -305,6 +307,7 @@ class Storage:
         st = cls.__new__(cls)
         st.path = p
         st._timeout = timeout
+        st._file = None  # (it writes nothing: nothing to lose)
         with st._guard("opening read-only"):
             st.conn = sqlite3.connect(uri, uri=True, timeout=timeout, check_same_thread=False)
             st.conn.row_factory = sqlite3.Row
@@ -354,6 +357,42 @@ class Storage:
                 with contextlib.suppress(sqlite3.Error):
                     self.conn.execute("ROLLBACK")
                 raise
+
+    def _still_at_its_path(self) -> None:
+        """After a write: the file written is still the one at the database's path. One
+        deleted (or replaced) while a tournament ran took every result stored after that
+        with it: SQLite writes on in the file it has open, which no path names any more,
+        and the run ended "stored" with an empty database in its place. What the file holds
+        is written back (SQLite's ``VACUUM INTO``) to the path, or beside it when another
+        file is there now, and a StorageError says where: the run stops, and resumes from
+        it."""
+        if self._file is None or _file_id(self.path) == self._file:
+            return
+        self._file = None  # (said once; every later write goes to the same lost file)
+        taken = not self.path.exists()
+        target = self.path if taken else self.path.with_name(
+            f"{self.path.name}.recovered-{time.strftime('%Y%m%d-%H%M%S')}"
+        )  # fmt: skip
+        stored: Any = "?"
+        try:
+            with contextlib.suppress(sqlite3.Error):
+                stored = self.conn.execute("SELECT COUNT(*) FROM matches").fetchone()[0]
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # (an empty file of the owner's mode first: it holds the seeds; VACUUM INTO
+            # accepts an empty file)
+            os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            self.conn.execute("VACUUM INTO ?", (str(target),))
+            saved = f"everything it held ({stored} matches) is written to {target}" + (
+                "" if taken else f" (another file is at {self.path} now: put it in its place)"
+            )
+        except (sqlite3.Error, OSError) as e:
+            saved = f"writing what it held back to {target} failed too ({e})"
+        message = (
+            f"{self.path} was deleted or replaced while this run was writing to it: {saved}; "
+            "run the same command again to resume"
+        )
+        log.error("%s", message)
+        raise StorageError(message)
 
     def _check_identity(self) -> str | None:
         """The arena schema version of the file, or None for an empty database (the schema
@@ -476,12 +515,14 @@ class Storage:
                     "INSERT INTO tournament_bots(tournament_id, position, bot) VALUES (?, ?, ?)",
                     [(tournament_id, i, bot) for i, (bot, _) in enumerate(bots)],
                 )
-            return True
+        self._still_at_its_path()
+        return True
 
     def delete_tournament(self, tournament_id: str) -> None:
         """Forget a tournament and everything stored for it (``--fresh``)."""
         with self._guard(f"deleting tournament {tournament_id}"), self._tx() as c:
             _delete_tournament(c, tournament_id)
+        self._still_at_its_path()
 
     def finish_tournament(self, tournament_id: str, *, total: int | None = None) -> None:
         """Mark the tournament finished (``total``: its number of matches, now known: an
@@ -492,6 +533,7 @@ class Storage:
                 "total_matches) WHERE id = ?",
                 (_now(), total, tournament_id),
             )
+        self._still_at_its_path()
 
     def tournament(self, tournament_id: str, *, listing: bool = False) -> TournamentInfo | None:
         """The stored tournament ``tournament_id``, or None. A damaged config is a
@@ -671,6 +713,7 @@ class Storage:
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
                 inc_rows,
             )
+        self._still_at_its_path()
 
     def match_results(self, tournament_id: str, last: int | None = None) -> list[MatchResult]:
         """Every stored match of the tournament, in schedule order; with ``last``, only the
@@ -777,6 +820,7 @@ class Storage:
                 " VALUES (?, ?, ?, ?, ?, ?)",
                 [(tournament_id, p.index, p.match_id, p.bot, p.mu, p.sigma) for p in history],
             )
+        self._still_at_its_path()
 
     def rating_history(self, tournament_id: str) -> list[RatingPoint]:
         with self._guard("reading ratings"):
@@ -874,6 +918,14 @@ def _jsonl_record(text: str) -> Any:
     if found is None:
         raise ValueError("no 'end' or 'interrupted' line: the match was not over when written")
     return found
+
+
+def _file_id(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def _iso(t: float) -> str:

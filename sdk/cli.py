@@ -218,10 +218,18 @@ def _die_with_launcher() -> None:
     except (OSError, AttributeError):
         return
     try:  # the launcher may have died before the signal was armed
-        os.kill(int(parent), 0)
+        pid = int(parent)
+        if os.getppid() == pid:
+            return  # it is alive (and our parent: the signal is armed for its death)
+        os.kill(pid, 0)
+        # A launcher that died but is not reaped yet (its own parent has not waited for it)
+        # is a zombie, which os.kill finds: the bot then outlived it for `--retry-for`.
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            if fh.read().rpartition(b")")[2].split()[:1] == [b"Z"]:
+                sys.exit(0)
     except ProcessLookupError:
         sys.exit(0)
-    except (ValueError, PermissionError):
+    except (ValueError, OSError):
         pass
 
 

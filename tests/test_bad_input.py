@@ -671,6 +671,25 @@ def test_ctrl_c_before_the_tournament_starts_exits_130(
     assert "before the tournament started" in r.output and "Aborted" not in r.output
 
 
+def test_ctrl_c_while_a_command_is_loaded_exits_130(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Defect (resume audit): Ctrl-C in the first moments of `arena tournament`, while its
+    module (rich, the runner, the leaderboard) was imported, printed click's "Aborted!" and
+    exited 1."""
+    import importlib
+
+    load = importlib.import_module
+
+    def interrupted(name: str, package: str | None = None) -> Any:
+        if name == "arena.cli.tournament":
+            raise KeyboardInterrupt
+        return load(name, package)
+
+    monkeypatch.setattr(importlib, "import_module", interrupted)
+    r = _invoke(arena, ["tournament", "--config", "nowhere.toml"])
+    assert r.exit_code == 130, r.output
+    assert "nothing was done" in r.output and "Aborted" not in r.output
+
+
 def test_no_output_is_written_over_the_database(tmp_path: Path) -> None:
     """Defect (CLI sweep): `arena tournament --db out/leaderboard.json --out out` played every
     match, then wrote the leaderboard over the database (rc 0: every result lost), and

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
 
 import click
 
@@ -40,6 +41,10 @@ class _LazyGroup(FileErrorsGroup):
             if e.name == module:
                 return None
             raise
+        except KeyboardInterrupt:  # click would say "Aborted!" and exit 1
+            click.echo(f"Interrupted while `arena {cmd_name}` started: nothing was done.",
+                       err=True)  # fmt: skip
+            sys.exit(130)
         cmd = getattr(mod, attr)
         assert isinstance(cmd, click.Command)
         return cmd

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import signal
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -19,7 +22,13 @@ from arena.cli.options import NonEmptyPath
 from arena.leaderboard import build_leaderboard, to_rich_table, write_outputs
 from arena.storage import Storage, StorageError
 from arena.tournament.config import ConfigError, TournamentConfig, load_config
-from arena.tournament.runner import RunOptions, TournamentError, orphans_stopped, run
+from arena.tournament.runner import (
+    Interrupted,
+    RunOptions,
+    TournamentError,
+    orphans_stopped,
+    run,
+)
 
 __all__ = ["setup_logging", "tournament"]
 
@@ -120,19 +129,28 @@ def tournament(
             outcome = run(cfg, options)
     except KeyboardInterrupt as e:  # (Interrupted: SIGINT or SIGTERM)
         signum = getattr(e, "signum", signal.SIGINT)
-        done = _stored(cfg)
-        err_console.print(
-            f"[yellow]Interrupted ({signal.Signals(signum).name}).[/] {done} matches are "
-            f"stored in {escape(str(cfg.db))}; run the same command again to resume (the "
-            "matches in progress, up to the concurrency, are played again, "
-            + ("from fresh seeds)." if cfg.deals == "independent" else "from their seeds).")
-        )
-        _show(cfg, err_console)
+        with _signals_stop_the_leaderboard(cfg, err_console, signum):
+            done = _stored(cfg)
+            name = signal.Signals(signum).name
+            if done >= cfg.total_matches:  # (the signal came as the last match was stored)
+                err_console.print(
+                    f"[yellow]Interrupted ({name}) as the tournament ended.[/] Every match "
+                    f"({done}) is stored in {escape(str(cfg.db))}: there is nothing to resume."
+                )
+            else:
+                err_console.print(
+                    f"[yellow]Interrupted ({name}).[/] {done} matches are stored in "
+                    f"{escape(str(cfg.db))}; run the same command again to resume (the "
+                    "matches in progress, up to the concurrency, are played again, "
+                    + ("from fresh seeds)." if cfg.deals == "independent" else "from their seeds).")
+                )
+            _show(cfg, err_console)
         sys.exit(128 + signum)  # 130 for SIGINT, 143 for SIGTERM, as a shell reports them
     except (TournamentError, StorageError) as e:
         err_console.print(f"[red]error:[/] {escape(str(e))}")
         sys.exit(1)
-    shown = _show(cfg, err_console)
+    with _signals_stop_the_leaderboard(cfg, err_console):
+        shown = _show(cfg, err_console)
     took = time.monotonic() - t0
     msg = (
         f"{outcome.played_now} matches played in {took:.1f}s; {outcome.completed}/"
@@ -188,6 +206,41 @@ def _announce(cfg: TournamentConfig, console: Console) -> None:
                 'deals = "independent" gives every match its own'
             )
         )
+
+
+@contextlib.contextmanager
+def _signals_stop_the_leaderboard(
+    cfg: TournamentConfig, console: Console, first: int | None = None
+) -> Iterator[None]:
+    """SIGINT and SIGTERM while the leaderboard is written, once the run is over (its event
+    loop no longer handles them: a Ctrl-C there ended in click's "Aborted!", exit 1, and a
+    SIGTERM in a silent death): the writing stops with a message that every finished match
+    is stored and how to write the files, exit 128 + the signal (``first``: the one that
+    interrupted the run, if one did)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # (signals reach the main thread only)
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise Interrupted(signum)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    except Interrupted as e:
+        console.print(
+            f"[yellow]Interrupted ({signal.Signals(e.signum).name}) while writing the "
+            "leaderboard.[/] "
+            + escape(
+                f"Every finished match is stored in {cfg.db}; `arena leaderboard --db "
+                f"{cfg.db} --tournament {cfg.tournament_id} --format all --out {cfg.out}` "
+                "writes the leaderboard files"
+            )
+        )
+        sys.exit(128 + (first or e.signum))
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _stored(cfg: TournamentConfig) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -273,14 +274,24 @@ def write_outputs(
 ) -> dict[str, Path]:
     """Write ``leaderboard.<ext>`` for each format into ``out_dir``; returns the paths.
 
-    Each file is written to a temporary name and renamed: a reader never sees half a file.
+    Every file is written to a temporary name first, and only once all are written are they
+    renamed: a reader never sees half a file, and a write that fails (a full disk) or is
+    interrupted leaves the earlier files as they were, all of one run, and no temporary
+    file behind.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
-    paths: dict[str, Path] = {}
-    for fmt in formats:
-        path = out_dir / f"leaderboard.{fmt}"
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(render(lb, fmt), encoding="utf-8")
+    paths = {fmt: out_dir / f"leaderboard.{fmt}" for fmt in formats}
+    written: list[tuple[Path, Path]] = []
+    try:
+        for fmt, path in paths.items():
+            tmp = path.with_name(path.name + ".tmp")
+            written.append((tmp, path))
+            tmp.write_text(render(lb, fmt), encoding="utf-8")
+    except BaseException:
+        for tmp, _ in written:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+        raise
+    for tmp, path in written:
         tmp.replace(path)
-        paths[fmt] = path
     return paths

@@ -53,6 +53,7 @@ __all__ = [
     "TLSSpec",
     "TournamentConfig",
     "apply_overrides",
+    "identity_changes",
     "load_config",
     "parse_config",
     "stored_where",
@@ -300,6 +301,71 @@ class TournamentConfig:
         if self.seed_drawn:
             d["drawn_seed"] = self.seed
         return d
+
+
+def identity_changes(stored: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """What differs between two tournaments' identities (stored configs, or
+    :meth:`TournamentConfig.identity`), in words: ``["bots added: r3", "max_deals 3 → 4"]``.
+    A drawn seed is never shown (it is a secret), nor a bot's launch command (it may hold a
+    token: it is said to differ).
+
+    >>> identity_changes({"matches_per_table": 1, "bots": [{"name": "a"}]},
+    ...                  {"matches_per_table": 2, "bots": [{"name": "a"}, {"name": "b"}]})
+    ['bots added: b', 'matches_per_table 1 → 2']
+    """
+
+    def short(value: Any) -> str:
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+        return text if len(text) <= 40 else text[:39] + "…"
+
+    out: list[str] = []
+    old_bots = {b.get("name"): b for b in stored.get("bots") or () if isinstance(b, Mapping)}
+    new_bots = {b.get("name"): b for b in new.get("bots") or () if isinstance(b, Mapping)}
+    added = [str(n) for n in new_bots if n not in old_bots]
+    removed = [str(n) for n in old_bots if n not in new_bots]
+    if added:
+        out.append("bots added: " + ", ".join(added))
+    if removed:
+        out.append("bots removed: " + ", ".join(removed))
+    for name, bot in new_bots.items():
+        was = old_bots.get(name)
+        if was is not None and was != bot:
+            what = "code" if {**was, "code": None} == {**bot, "code": None} else "launch"
+            out.append(f"bot {name}'s {what}")
+    if added == removed == [] and list(old_bots) != list(new_bots):
+        out.append("the order of the bots")
+    old_rules, new_rules = stored.get("ruleset"), new.get("ruleset")
+    if isinstance(old_rules, Mapping) and isinstance(new_rules, Mapping):
+        keys = [k for k in sorted(set(old_rules) | set(new_rules)) if k != "name"]
+        rules = [k for k in keys if old_rules.get(k) != new_rules.get(k)]
+        if old_rules.get("name") != new_rules.get("name"):
+            name_was, name_now = short(old_rules.get("name")), short(new_rules.get("name"))
+            out.append(f"ruleset {name_was} → {name_now}")
+            if len(rules) > 3:  # another preset: every rule of its own is not news
+                rules = ["max_deals"] if "max_deals" in rules else []
+        for key in rules:
+            name = "max_deals" if key == "max_deals" else f"ruleset.{key}"
+            out.append(f"{name} {short(old_rules.get(key))} → {short(new_rules.get(key))}")
+    elif old_rules != new_rules:
+        out.append("ruleset")
+    for key in ("matches_per_table", "deals", "deadlines", "draw_probability", "referee"):
+        a, b = stored.get(key), new.get(key)
+        if key == "deals":
+            a, b = a or "duplicate", b or "duplicate"
+        if isinstance(a, Mapping) and isinstance(b, Mapping):
+            for k in sorted(set(a) | set(b)):
+                if a.get(k) != b.get(k):
+                    out.append(f"{key}.{k} {short(a.get(k))} → {short(b.get(k))}")
+        elif a != b:
+            out.append(f"{key} {short(a)} → {short(b)}")
+    if stored.get("seed") != new.get("seed") and "seed" in stored and "seed" in new:
+        seed_was, seed_now = (
+            "drawn" if v is None else short(v) for v in (stored["seed"], new["seed"])
+        )
+        out.append(f"seed {seed_was} → {seed_now}")
+    if stored.get("schedule") != new.get("schedule"):
+        out.append("the arena's schedule version")
+    return out
 
 
 # ------------------------------------------------------------------------- loading

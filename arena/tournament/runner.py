@@ -35,7 +35,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,7 +56,7 @@ from rich.text import Text
 
 from arena.ratings import RatingBook, rate_results
 from arena.storage import Storage, StorageError, StorageFullError, StorageLockedError, lock_path
-from arena.tournament.config import BotSpec, TLSSpec, TournamentConfig
+from arena.tournament.config import BotSpec, TLSSpec, TournamentConfig, identity_changes
 from arena.tournament.schedule import SCHEDULE_VERSION, ScheduledMatch, match_id, replay_seed
 from engine.rules import Ruleset
 
@@ -470,12 +470,28 @@ class DatabaseLock:
     while it is held."""
 
     def __init__(self, db: Path) -> None:
+        self.db = Path(db)
         self.path = lock_path(db)
         self._fh: IO[str] | None = None
 
     def acquire(self, owner: str = "") -> None:
         """Take the lock for tournament ``owner`` (written in the file beside the pid, so
         that `arena web` shows that one as running, not every unfinished one)."""
+        # A database with a second name (a hard link) has a lock file and a write-ahead log
+        # (`-wal`) per name: two runs through two names both ran, each on its own log, and
+        # the results of one were lost; a run killed through one name left results in a
+        # log the other name never reads. Only a database of one name is written.
+        try:
+            links = os.stat(self.db).st_nlink
+        except OSError:  # not there yet (created after the lock), or SQLite says why not
+            links = 1
+        if links > 1:
+            raise StorageError(
+                f"{self.db} has {links} names (hard links): SQLite keeps a database's "
+                "journal (-wal) and this lock beside the name it is opened by, so runs through "
+                "two names would each write their own and lose results. Remove the other "
+                "names (`find / -samefile DB`), or write a copy (`cp`), then run again"
+            )
         # The file locked must still be the one at the path: a runner that ends removes the
         # file, and one that opened it just before would hold a lock on a file no one else
         # can see any more (two runs on one database). Then try again, with the new file.
@@ -643,6 +659,17 @@ async def run_tournament(
                 "whose match seeds differ: it cannot be resumed (--fresh starts it again, or "
                 "give another id)"
             )
+        if info is not None and not opts.fresh and info.fingerprint != cfg.fingerprint:
+            # (a fixed `id`: otherwise the fingerprint is in the id)
+            changes = identity_changes(stored_cfg, cfg.identity()) or ["its settings"]
+            raise StorageError(
+                f"tournament {tid} in {cfg.db} was started with another config: "
+                f"{'; '.join(changes)}. Run it with the config it was started with to resume "
+                "it; --fresh forgets its matches and starts it again, or give this config "
+                "another id"
+            )
+        if info is None:
+            _say_unfinished_namesakes(cfg, storage)
         cfg = with_seed(cfg, storage, fresh=opts.fresh)
         schedule = cfg.schedule()
 
@@ -724,6 +751,32 @@ async def run_tournament(
         storage.close()
 
 
+def _say_unfinished_namesakes(cfg: TournamentConfig, storage: Storage) -> None:
+    """Warn when this run starts a new tournament beside an unfinished one of the same name:
+    the config changed since that one was interrupted (a ruleset, `max_deals`, a bot, its
+    code), so "the same command" does not resume it. Said before the run starts, with what
+    changed, so that an organiser who meant to resume can stop and restore the config."""
+    try:
+        others = [
+            t for t in storage.tournaments()
+            if t.name == cfg.name and t.id != cfg.tournament_id and t.completed < t.total_matches
+            and "damaged" not in t.config and t.config.get("kind") != "serve"
+        ]  # fmt: skip
+    except StorageError:  # (the run itself says what is wrong with the database)
+        return
+    if not others:
+        return
+    old = others[-1]
+    changes = identity_changes(old.config, cfg.identity()) or ["its settings"]
+    log.warning(
+        "tournament %s in %s is unfinished (%d of %d matches stored), and this config is not "
+        "its own (%s): this run starts a new tournament, %s, and leaves that one as it is. "
+        "To finish %s instead, stop now and run it with the config it was started with.",
+        old.id, cfg.db, old.completed, old.total_matches, "; ".join(changes),
+        cfg.tournament_id, old.id,
+    )  # fmt: skip
+
+
 def with_seed(cfg: TournamentConfig, storage: Storage, *, fresh: bool = False) -> TournamentConfig:
     """``cfg`` with its tournament seed: the config's, else the one drawn at the first run of
     this tournament (stored; not with ``fresh``), else a new secret one. A seed written in a
@@ -790,6 +843,7 @@ async def _play(
     # (a `--matches N` bot, say) is not restarted.
     left = Counter(name for m in pending for name in m.seats)
     over = False  # every match played: remote bots are told the tournament is over
+    failing = False  # an exception (an error, a signal) is on its way out
     try:
         port = cfg.port
         if serve:
@@ -840,22 +894,58 @@ async def _play(
         finally:
             outcome.play_s = time.monotonic() - t_play
         log.info("%s: %d matches played in this run", tid, outcome.played_now)
+    except BaseException:
+        failing = True
+        raise
     finally:
         stopping.set()
-        if monitor is not None:
-            monitor.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await monitor
-        await asyncio.gather(*(p.stop() for p in procs.values()), return_exceptions=True)
-        if server is not None:
-            with contextlib.suppress(Exception):
-                end_streams = getattr(referee, "end_streams", None)  # (not on test fakes)
-                if end_streams is not None:  # remote bots still connected
-                    if over:  # done for good: they stop
-                        await end_streams("the tournament is over", final=True)
-                    else:  # interrupted, or matches to retry: they wait for the next run
-                        await end_streams()
-                await server.stop(1.0)
+
+        async def stop_everything() -> None:
+            if monitor is not None:
+                monitor.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await monitor
+            await asyncio.gather(*(p.stop() for p in procs.values()), return_exceptions=True)
+            if server is not None:
+                with contextlib.suppress(Exception):
+                    end_streams = getattr(referee, "end_streams", None)  # (not on test fakes)
+                    if end_streams is not None:  # remote bots still connected
+                        if over:  # done for good: they stop
+                            await end_streams("the tournament is over", final=True)
+                        else:  # interrupted, or matches to retry: they wait for the next run
+                            await end_streams()
+                    await server.stop(1.0)
+
+        # A signal while stopping (the first one, after the last match) cancelled this stop
+        # halfway: the server was never stopped (tracebacks as the loop closed), remote bots
+        # were not told, and a finished tournament ended "interrupted". The stop runs to its
+        # end; the signal then stops the run as it would have a moment earlier, unless every
+        # match is played (the run was ending anyway: it ends as it would have).
+        if await _uncut(stop_everything()) and not failing:
+            if not over:
+                raise asyncio.CancelledError
+            log.warning(
+                "a signal came while the tournament was stopping after its last "
+                "match: every match is played and stored; the stop is finished"
+            )
+
+
+async def _uncut(aw: Coroutine[Any, Any, None]) -> bool:
+    """Run ``aw`` to its end even if the calling task is cancelled meanwhile; True if it was
+    (the cancellation is then withheld: the caller decides)."""
+    task = asyncio.ensure_future(aw)
+    cut = False
+    while True:
+        try:
+            await asyncio.shield(task)
+            return cut
+        except asyncio.CancelledError:
+            if task.cancelled():  # (the stop itself was cancelled: the loop is closing)
+                raise
+            cut = True
+            me = asyncio.current_task()
+            if me is not None:
+                me.uncancel()
 
 
 async def _wait_for_bots(

@@ -211,6 +211,30 @@ def test_html_is_self_contained(db: Path) -> None:
     assert "Head to head" in html and "1–0 (1=)" in html
 
 
+@pytest.mark.parametrize("failure", [OSError(28, "No space left on device"), KeyboardInterrupt()])
+def test_a_write_of_the_files_that_fails_leaves_the_earlier_ones_and_no_temporary_file(
+    db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: BaseException
+) -> None:
+    """Defect: a full disk (or a Ctrl-C) while the leaderboard files were written left a
+    partial `leaderboard.<ext>.tmp` behind (taking the space that was short), beside files
+    of which some were this run's and the rest an earlier run's."""
+    out = tmp_path / "o"
+    write_outputs(_lb(db), out)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    write_text = Path.write_text
+
+    def failing(self: Path, text: str, *args: Any, **kwargs: Any) -> int:
+        if self.name == "leaderboard.html.tmp":
+            write_text(self, text[: len(text) // 2], *args, **kwargs)  # what fitted
+            raise failure
+        return write_text(self, "changed " + text, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", failing)
+    with pytest.raises(type(failure)):
+        write_outputs(_lb(db), out)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
 def test_write_outputs_and_cli(db: Path, tmp_path: Path) -> None:
     out = tmp_path / "o"
     paths = write_outputs(_lb(db), out)

@@ -295,3 +295,36 @@ def test_a_new_database_and_a_record_file_are_their_owners_only(tmp_path: Path) 
 
     path = asyncio.run(record_file())
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize("then", ["deleted", "replaced"])
+def test_a_database_deleted_or_replaced_while_written_is_written_back(
+    tmp_path: Path, then: str
+) -> None:
+    """Defect: a database file deleted (`rm -rf runs/`, a clean-up script) while a tournament
+    ran took every result with it: SQLite wrote on in the file it had open, which no path
+    named any more, and the run ended with exit 0, "24/24 stored in runs/t.sqlite", and an
+    empty database at that path. The first write after the loss says so, and what the file
+    held, the match just stored included, is written back to the path (or beside another
+    file put there)."""
+    import os
+
+    db = tmp_path / "runs" / "x.sqlite"
+    st = _setup(db)
+    try:
+        _save(st, 0, _record(seed=1))
+        for f in tmp_path.joinpath("runs").iterdir():
+            f.unlink()
+        if then == "replaced":
+            db.write_bytes(b"")  # another file at the path
+        with pytest.raises(StorageError, match=f"{db} was deleted or replaced"):
+            _save(st, 1, _record(seed=2))
+    finally:
+        st.close()
+    restored = db if then == "deleted" else next(tmp_path.joinpath("runs").glob("*.recovered-*"))
+    assert os.stat(restored).st_mode & 0o777 == 0o600
+    with Storage(restored) as back:
+        assert back.completed_indices("t1") == {0, 1}
+        assert back.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    if then == "replaced":
+        assert db.read_bytes() == b""  # the other file is left alone

@@ -312,6 +312,43 @@ def test_same_id_other_config_is_refused(tmp_path: Path) -> None:
         _run(make_config(tmp_path, bots=3, id="fixed", seed=99), FakeReferee())
 
 
+def test_same_id_other_config_names_what_changed(tmp_path: Path) -> None:
+    """The refusal said "bots, ruleset, seed or deadlines differ", not which."""
+    _run(make_config(tmp_path, bots=3, id="fixed"), FakeReferee(), max_new_matches=2)
+    changed = make_config(tmp_path, bots=4, id="fixed", max_deals=5,
+                          deadlines={"decision_ms": 500})  # fmt: skip
+    with pytest.raises(StorageError) as e:
+        _run(changed, FakeReferee())
+    text = str(e.value)
+    assert "bots added: dan" in text and "max_deals 4 → 5" in text, text
+    assert "deadlines.decision_ms 2000 → 500" in text, text
+
+
+def test_a_changed_config_beside_an_unfinished_namesake_is_said_at_the_start(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect: "the same command" after an interruption, with the config edited meanwhile
+    (a bot added, `max_deals`, a ruleset option), silently started a new tournament (its id
+    is the config's fingerprint) and left the interrupted one unfinished for ever, without
+    a word: the organiser thought it resumed. The start now names the unfinished one and
+    what changed."""
+    first = make_config(tmp_path, bots=3)
+    _run(first, FakeReferee(), max_new_matches=2)
+    edited = make_config(tmp_path, bots=4, max_deals=5)
+    with caplog.at_level("WARNING", logger="arena.tournament.runner"):
+        out = _run(edited, FakeReferee())
+    assert out.finished and out.tournament_id != first.tournament_id
+    said = [r.getMessage() for r in caplog.records if first.tournament_id in r.getMessage()]
+    assert len(said) == 1, caplog.text
+    assert "is unfinished (2 of 6 matches stored)" in said[0]
+    assert "bots added: dan; max_deals 4 → 5" in said[0] and edited.tournament_id in said[0]
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="arena.tournament.runner"):
+        _run(first, FakeReferee())  # resumed: the other is finished, and nothing is said
+        _run(make_config(tmp_path, bots=3, seed=8), FakeReferee())
+    assert "unfinished" not in caplog.text
+
+
 def test_second_runner_on_same_db_is_refused(tmp_path: Path) -> None:
     cfg = make_config(tmp_path, bots=3)
     lock = DatabaseLock(cfg.db)
@@ -322,6 +359,27 @@ def test_second_runner_on_same_db_is_refused(tmp_path: Path) -> None:
             _run(cfg, FakeReferee())
     finally:
         lock.release()
+
+
+def test_a_database_with_two_names_is_refused(tmp_path: Path) -> None:
+    """Defect: the lock file is named after the database's path, and SQLite keeps its
+    write-ahead log beside the name it opens: two runs through two hard links of one
+    database both ran, each on a log of its own, and each said it had stored every match;
+    the database held one run's results (the other's were lost). A database with more than
+    one name is refused (through either name) until it has one again."""
+    import os
+
+    cfg = make_config(tmp_path, bots=3)
+    _run(cfg, FakeReferee(), max_new_matches=2)
+    other = tmp_path / "other.sqlite"
+    os.link(cfg.db, other)
+    for db in (cfg.db, other):
+        with pytest.raises(StorageError, match="has 2 names \\(hard links\\)"):
+            _run(make_config(tmp_path, bots=3, db=str(db)), FakeReferee())
+    with Storage(cfg.db) as st:
+        assert len(st.completed_indices(cfg.tournament_id)) == 2  # nothing was changed
+    other.unlink()
+    assert _run(cfg, FakeReferee()).finished
 
 
 def test_four_player_ruleset_schedules_four_seats(tmp_path: Path) -> None:
@@ -861,3 +919,83 @@ def test_every_bot_process_hides_every_bots_token(
     with pytest.raises(TournamentError, match="stop here"):
         run(load_config(conf), QUIET)
     assert len(seen) == 1 and "far-token-0123456789" in seen[0] and len(seen[0]) == 3
+
+
+def _sleeper_bots(tmp: Path) -> Any:
+    """A config whose bots are processes that only sleep (the fake referee plays them)."""
+    import sys
+
+    sleeper = {"command": [sys.executable, "-c", "import time; time.sleep(120)"]}
+    return parse_config(
+        {"name": "t", "ruleset": "classic", "max_deals": 2, "seed": 7, "concurrency": 2,
+         "db": str(tmp / "t.sqlite"), "out": str(tmp / "out"),
+         "bots": {n: sleeper for n in ("ann", "bob", "cid")}},
+        source="test.toml", base_dir=tmp,
+    )  # fmt: skip
+
+
+def _signal_while_stopping(monkeypatch: pytest.MonkeyPatch, sig: int) -> list[_BotProcess]:
+    """Send ``sig`` to this process as the runner starts stopping its bots; the bots whose
+    stop ran to its end."""
+    import os
+
+    stopped: list[_BotProcess] = []
+    sent: list[int] = []
+    original = _BotProcess.stop
+
+    async def stop(self: _BotProcess, grace: float = 3.0) -> None:
+        if not sent:
+            sent.append(sig)
+            os.kill(os.getpid(), sig)
+            await asyncio.sleep(0)  # (the loop runs the handler: the run is cancelled now)
+        await original(self, grace)
+        stopped.append(self)
+
+    monkeypatch.setattr(_BotProcess, "stop", stop)
+    return stopped
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_signal_while_stopping_after_the_last_match_does_not_cut_the_stop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sig: str
+) -> None:
+    """Defect: a Ctrl-C (or SIGTERM) that came while the runner was stopping its bots after
+    the last match cancelled that stop halfway: the bots were not waited for, the gRPC
+    server was never stopped (tracebacks as the event loop closed: "Exception ignored in
+    Server.__del__", "Event loop is closed"), remote bots were not told the tournament was
+    over, and a tournament with every match stored ended "Interrupted", exit 130. The stop
+    now runs to its end, and a complete tournament ends as one."""
+    import signal
+
+    cfg = _sleeper_bots(tmp_path)
+    from arena.tournament.runner import Interrupted
+
+    stopped = _signal_while_stopping(monkeypatch, getattr(signal, sig))
+    try:
+        outcome = run(cfg, QUIET, referee_factory=lambda c: FakeReferee(), serve=False)
+    except Interrupted:  # (a KeyboardInterrupt: pytest would stop the whole session)
+        pytest.fail("a complete tournament ended Interrupted: the stop was cut")
+    assert outcome.finished and outcome.played_now == 6 and not outcome.interrupted
+    assert len(stopped) == 3
+    assert all(p.proc is not None and p.proc.returncode is not None for p in stopped)
+
+
+def test_a_signal_while_stopping_an_unfinished_run_interrupts_it_after_the_stop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same signal while an unfinished run stops (here: after 2 matches of 6) still
+    interrupts it, but once every bot is stopped."""
+    import signal
+
+    from arena.tournament.runner import Interrupted
+
+    cfg = _sleeper_bots(tmp_path)
+    stopped = _signal_while_stopping(monkeypatch, signal.SIGTERM)
+    with pytest.raises(Interrupted) as e:
+        run(cfg, RunOptions(progress=False, max_new_matches=2),
+            referee_factory=lambda c: FakeReferee(), serve=False)  # fmt: skip
+    assert e.value.signum == signal.SIGTERM
+    assert len(stopped) == 3
+    assert all(p.proc is not None and p.proc.returncode is not None for p in stopped)
+    with Storage(cfg.db) as st:
+        assert len(st.completed_indices(cfg.tournament_id)) == 2

@@ -216,6 +216,98 @@ def test_a_signal_stops_cleanly_and_keeps_the_results(
     assert not (tmp_path / "e2e.sqlite.lock").exists()
 
 
+_SIGNAL_WHILE_WRITING = """\
+import os, signal, sys
+import arena.cli.tournament as ct
+from arena.cli import main
+
+sig, config = getattr(signal, sys.argv[1]), sys.argv[2]
+build = ct.build_leaderboard
+
+def build_leaderboard(*args, **kwargs):  # the run is over: the leaderboard is being built
+    os.kill(os.getpid(), sig)
+    return build(*args, **kwargs)
+
+ct.build_leaderboard = build_leaderboard
+sys.argv = ["arena", "tournament", "--config", config, "--no-progress"]
+main()
+"""
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_signal_while_the_leaderboard_is_written_says_what_is_stored(
+    tmp_path: Path, sig: str
+) -> None:
+    """Defect: once the run was over, its event loop no longer handled the signals: a Ctrl-C
+    while the leaderboard was built or written ended in click's "Aborted!" with exit 1, a
+    SIGTERM in a silent death, neither saying that every result was stored. Now: exit 128 +
+    the signal, and how to write the leaderboard files."""
+    import signal
+    import subprocess
+    import sys
+
+    marker = f"e2e-lb-{sig}-{os.getpid()}"
+    path = _config(tmp_path, marker)
+    script = tmp_path / "signal_while_writing.py"
+    script.write_text(_SIGNAL_WHILE_WRITING)
+    proc = subprocess.run([sys.executable, str(script), sig, str(path)],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    text = " ".join(proc.stderr.split())  # rich wraps long lines
+    assert proc.returncode == 128 + getattr(signal, sig), proc.stderr
+    assert f"Interrupted ({sig}) while writing the leaderboard" in text, proc.stderr
+    assert "Every finished match is stored" in text and "--format all --out" in text
+    for bad in ("Aborted", "Traceback"):
+        assert bad not in proc.stderr, proc.stderr
+    with Storage(tmp_path / "e2e.sqlite") as st:
+        assert len(st.completed_indices(st.resolve_tournament(None))) == 6
+    assert _marker_processes(marker) == []
+
+
+_SIGNAL_AFTER_THE_LAST_SAVE = """\
+import os, signal, sys
+from arena.storage import Storage
+from arena.cli import main
+
+config = sys.argv[1]
+save, saved = Storage.save_match, []
+
+def save_match(self, *args, **kwargs):  # (on the storage thread: the signal reaches the loop)
+    save(self, *args, **kwargs)
+    saved.append(1)
+    if len(saved) == 6:  # the last match of the tournament is stored
+        os.kill(os.getpid(), signal.SIGINT)
+
+Storage.save_match = save_match
+sys.argv = ["arena", "tournament", "--config", config, "--no-progress"]
+main()
+"""
+
+
+def test_a_signal_as_the_last_match_is_stored_says_there_is_nothing_to_resume(
+    tmp_path: Path,
+) -> None:
+    """Defect: a Ctrl-C that came as the last match was being stored interrupted the run
+    with every match stored, and it said "run the same command again to resume"."""
+    import subprocess
+    import sys
+
+    marker = f"e2e-last-{os.getpid()}"
+    path = _config(tmp_path, marker)
+    script = tmp_path / "signal_after_the_last_save.py"
+    script.write_text(_SIGNAL_AFTER_THE_LAST_SAVE)
+    proc = subprocess.run([sys.executable, str(script), str(path)], capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    text = " ".join(proc.stderr.split())
+    assert proc.returncode in (0, 130), proc.stderr  # (the signal may come once it is over)
+    if proc.returncode == 130:
+        assert "Every match (6) is stored" in text and "nothing to resume" in text, text
+        assert "run the same command again" not in text, text
+    assert "Traceback" not in proc.stderr, proc.stderr
+    with Storage(tmp_path / "e2e.sqlite") as st:
+        assert len(st.completed_indices(st.resolve_tournament(None))) == 6
+    assert _marker_processes(marker) == []
+
+
 _SPAWNER = """\
 import subprocess, sys
 from sdk.cli import main

@@ -14,6 +14,9 @@ result is written.
 - Disk full: the database lives on a real 1 MiB tmpfs mounted for the test (root only;
   skipped otherwise) that fills up while results are written; ``StorageFullError`` with a
   clear message, nothing stored is lost, and after space is freed the run resumes.
+- A signal (SIGINT, SIGTERM) at chosen points of a run (registered, the first and the last
+  match stored, stopping the bots, storing the ratings), or its database deleted mid-run:
+  the resumed run equals an uninterrupted one.
 """
 
 from __future__ import annotations
@@ -332,3 +335,99 @@ def test_soak_short(tmp_path: Path) -> None:
     assert rep.started == rep.completed == 20 and rep.lost == 0
     assert rep.peak_running == 10
     assert rep.strikes.get("illegal", 0) > 0 and rep.latency_samples > 0
+
+
+# ------------------------------------------------------------- a signal at chosen points
+
+
+_POINTS = [
+    *((point, sig) for point in ("registered", "stored:1", "stored:6", "stopping", "rating")
+      for sig in ("SIGINT", "SIGTERM")),
+    ("deleted:3", ""),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("point", "sig"), _POINTS)
+def test_a_signal_or_a_lost_file_at_a_chosen_point_then_resume_equals_uninterrupted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, point: str, sig: str
+) -> None:
+    """The runner (fake referee, real bot processes that only sleep) gets ``sig`` at a
+    chosen point: once the tournament is registered, once the first or the last match is
+    stored (the signal comes from the storage thread), once it stops its bots after the
+    last match, while it stores the ratings; or its database is deleted after 3 matches
+    (`rm -rf runs/`). Then the same run again: every stored match kept, none played twice,
+    every result and the ratings equal to an uninterrupted run's."""
+    from arena.tournament import run
+    from arena.tournament.runner import Interrupted, _BotProcess
+
+    def config(db: Path) -> TournamentConfig:
+        sleeper = {"command": [sys.executable, "-c", "import time; time.sleep(120)"]}
+        data = {"id": "chosen", "name": "t", "ruleset": "classic", "max_deals": 3, "seed": 5,
+                "concurrency": 2, "db": str(db), "out": str(tmp_path / "out"),
+                "bots": {n: sleeper for n in ("ann", "bob", "cid")}}  # fmt: skip
+        return parse_config(data, source="faults", base_dir=tmp_path)
+
+    def play(cfg: TournamentConfig) -> Any:
+        return run(cfg, RunOptions(progress=False), referee_factory=lambda c: FakeReferee(),
+                   serve=False)  # fmt: skip
+
+    ref = tmp_path / "ref.sqlite"
+    assert play(config(ref)).finished
+    db = tmp_path / "runs" / "t.sqlite"
+    what, _, n = point.partition(":")
+    calls: list[int] = []
+
+    def fire() -> None:
+        calls.append(1)
+        if len(calls) == int(n or 1):
+            if what == "deleted":
+                for f in db.parent.iterdir():
+                    f.unlink()
+            else:
+                os.kill(os.getpid(), getattr(signal, sig))
+
+    def after(method: Any) -> Any:
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            out = method(*args, **kwargs)
+            fire()
+            return out
+
+        return wrapped
+
+    def before(method: Any) -> Any:
+        async def wrapped(*args: Any, **kwargs: Any) -> Any:
+            fire()
+            await asyncio.sleep(0)
+            return await method(*args, **kwargs)
+
+        return wrapped
+
+    if what == "registered":
+        monkeypatch.setattr(Storage, "ensure_tournament", after(Storage.ensure_tournament))
+    elif what in ("stored", "deleted"):
+        monkeypatch.setattr(Storage, "save_match", after(Storage.save_match))
+    elif what == "stopping":
+        monkeypatch.setattr(_BotProcess, "stop", before(_BotProcess.stop))
+    else:
+        monkeypatch.setattr(Storage, "save_ratings", after(Storage.save_ratings))
+    try:
+        first = play(config(db))
+        assert what in ("stopping", "rating", "stored"), f"{point}: not interrupted"
+        assert first.finished  # (the signal came as the run ended: it ended as a whole)
+    except Interrupted as e:
+        assert e.signum == getattr(signal, sig)
+        assert what != "stopping", "a signal while stopping after the last match cut the stop"
+    except TournamentError as e:
+        assert what == "deleted" and "was deleted or replaced" in str(e), e
+    assert calls, "the chosen point was reached"
+    monkeypatch.undo()
+    before_resume = _rows(db)
+    again = play(config(db))
+    assert again.completed == again.total == 6
+    assert again.played_now == 6 - len(before_resume), "no stored match played again"
+    after_resume, reference = _rows(db), _rows(ref)
+    assert all(after_resume[i] == row for i, row in before_resume.items())
+    assert {i: (r[1], json.loads(r[4])["result"]) for i, r in after_resume.items()} == {
+        i: (r[1], json.loads(r[4])["result"]) for i, r in reference.items()
+    }
+    assert _leaderboard(db, "chosen") == _leaderboard(ref, "chosen")

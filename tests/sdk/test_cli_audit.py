@@ -360,3 +360,46 @@ def test_the_rehearsal_on_a_free_port_and_a_raising_bot_in_an_arena(tmp_path: Pa
     assert err.count("Traceback (most recent call last)") == 1, err
     assert "ValueError again in play (raiser.py:12), 2 times so far" in err
     assert "1 match(es)" in err
+
+
+_LAUNCHER_GONE = """\
+import os, sys
+import sdk.cli
+
+which = sys.argv[1]
+if which == "zombie":  # a launcher that died and that nobody has reaped yet
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)  # it has exited; still not reaped
+elif which == "parent":
+    pid = os.getppid()
+else:  # alive, but not the bot's parent (a bot launched through a wrapper)
+    pid = int(which)
+os.environ["ARENA_PARENT_PID"] = str(pid)
+sdk.cli._die_with_launcher()
+print("still running")
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux's parent-death signal")
+def test_a_bot_whose_launcher_died_unreaped_stops_at_once(tmp_path: Path) -> None:
+    """Defect: a bot checks, once its parent-death signal is armed, that the tournament
+    that launched it is still there (it may have died while the bot started), with
+    `os.kill(pid, 0)`, which also finds a zombie: a tournament SIGKILLed while its bots
+    started, and not yet reaped by whatever ran it, left every bot running (and
+    reconnecting) for `--retry-for` seconds."""
+    import subprocess
+
+    script = tmp_path / "launcher_gone.py"
+    script.write_text(_LAUNCHER_GONE)
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        for which, alive in (("zombie", False), ("parent", True), (str(sleeper.pid), True)):
+            proc = subprocess.run([sys.executable, str(script), which], capture_output=True,
+                                  text=True, timeout=60)  # fmt: skip
+            assert proc.returncode == 0, proc.stderr
+            assert ("still running" in proc.stdout) == alive, (which, proc.stdout)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
