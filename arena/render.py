@@ -32,7 +32,7 @@ from engine import (
 )
 from engine.record import check_record_shape, forfeit_result, start_game
 
-__all__ = ["fallback_reasons", "fallback_why", "render_record", "standings_table"]
+__all__ = ["fallback_reasons", "fallback_why", "printable", "render_record", "standings_table"]
 
 _RED = {Suit.HEARTS, Suit.DIAMONDS}
 
@@ -45,6 +45,29 @@ _NOT_STRIKES = ("wrong_request", "disconnect")
 #: The mark of a card the referee played for a seat (``"by": "fallback"``) in a trick
 #: cell; a legend under the deal's tricks says whose and why.
 FALLBACK_MARK = "*"
+
+
+def printable(text: str, keep: str = "") -> str:
+    """``text`` with every character a terminal would obey rather than show (escape
+    sequences: a window title, a cleared screen, the clipboard) written out as ``\\x1b``,
+    ``\\u200f`` and the like; ``keep``: characters left as they are (``"\\n\\t"``).
+
+    For text from outside shown on a terminal: a record file's names, an arena's, a bot's
+    log.
+
+    >>> printable("ann\\x1b]0;title\\x07"), printable("a\\nb", keep="\\n")
+    ('ann\\\\x1b]0;title\\\\x07', 'a\\nb')
+    """
+    if text.isprintable():
+        return text
+    return "".join(
+        c
+        if c.isprintable() or c in keep
+        else f"\\x{ord(c):02x}"
+        if ord(c) < 256
+        else f"\\u{ord(c):04x}"
+        for c in text
+    )
 
 
 def _card(card: Card) -> Text:

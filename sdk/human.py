@@ -25,6 +25,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
+from arena.render import printable
 from engine import (
     Action,
     Bid,
@@ -121,14 +122,15 @@ class HumanBot(Bot):
     # -- hooks ----------------------------------------------------------------------------
 
     def on_match_start(self, view: PlayerView) -> None:
-        others = ", ".join(f"{p} (seat {s})" for s, p in enumerate(view.players) if s != view.seat)
+        names = _names(view)
+        others = ", ".join(f"{p} (seat {s})" for s, p in enumerate(names) if s != view.seat)
         self._print(
-            f"Match of {view.ruleset.name} to {view.ruleset.target}: you are "
-            f"{view.players[view.seat]} (seat {view.seat}), against {others}."
+            f"Match of {printable(view.ruleset.name)} to {view.ruleset.target}: you are "
+            f"{names[view.seat]} (seat {view.seat}), against {others}."
         )
 
     def on_deal_end(self, view: PlayerView, result: DealResult) -> None:
-        names = view.players
+        names = _names(view)
         outcome = result.outcome.replace("_", " ")
         who = "you" if result.declarer == view.seat else names[result.declarer]
         contract = (
@@ -139,11 +141,11 @@ class HumanBot(Bot):
         lines.append("  scored: " + _per_seat(names, [f"{d:+d}" for d in result.deltas], view.seat))
         lines.append("  scores: " + _per_seat(names, result.scores, view.seat))
         for e in result.events:
-            lines.append(f"  {e}")
+            lines.append(f"  {printable(e)}")
         self._print("\n".join(lines) + "\n")
 
     def on_match_end(self, view: PlayerView, result: GameResult) -> None:
-        names = view.players
+        names = _names(view)
         order = sorted(range(len(names)), key=lambda s: (result.places[s], s))
         lines = ["Match over:"]
         for s in order:
@@ -254,6 +256,13 @@ def _isatty(stream: TextIO) -> bool:
         return False
 
 
+def _names(view: PlayerView) -> list[str]:
+    """The players' names as the terminal may show them: an arena chooses them, and one
+    that sent escape sequences (a window title, a cleared screen, the clipboard) in a name
+    would have had them obeyed."""
+    return [printable(p) for p in view.players]
+
+
 def _per_seat(names: Sequence[str], values: Sequence[object], me: int) -> str:
     return "  ".join(f"{'you' if s == me else names[s]} {v}" for s, v in enumerate(values))
 
@@ -290,7 +299,7 @@ def _card(c: Card | None, color: bool) -> str:
 
 def render_view(view: PlayerView, *, color: bool = False) -> str:
     """The table as this seat sees it, as text (what :class:`HumanBot` prints)."""
-    names = list(view.players)
+    names = _names(view)
     me = view.seat
 
     def who(s: int | None) -> str:

@@ -139,6 +139,24 @@ def test_render_record_shows_a_record_whose_ruleset_is_a_preset_name(tmp_path: P
     assert checked.exit_code == 0 and "OK: every action is legal" in checked.output
 
 
+@pytest.mark.parametrize("check", [False, True])
+def test_a_records_escape_sequences_are_shown_not_obeyed(tmp_path: Path, check: bool) -> None:
+    """Defect (web and human-seat audit): `arena replay FILE` printed a record's names (and
+    its other texts) to the terminal as they were: a record file from anyone could set the
+    window title, clear the screen or write the clipboard (OSC 52) of whoever replayed it.
+    Every string but the seed is shown with its control characters written out."""
+    rec = _one_deal_record()
+    rec["players"] = ["ann\x1b]52;c;cHduZWQ=\x07", "bob\x1b[2J", "cid"]
+    rec["incidents"] = [{"kind": "timeout", "seat": 1, "deal": 0, "detail": "x\x1b]0;t\x07"}]
+    p = tmp_path / "evil.json"
+    p.write_text(json.dumps(rec), encoding="utf-8")
+    r = _invoke(arena, ["replay", *(["--check"] if check else []), str(p)])
+    assert "\x1b" not in r.output and "\x07" not in r.output, r.output
+    assert r.exit_code == 0, r.output
+    if not check:
+        assert "ann\\x1b]52;c;cHduZWQ=\\x07" in r.output and "bob\\x1b[2J" in r.output
+
+
 @pytest.mark.parametrize(
     "case",
     [c for c in MALFORMED if c[0][-1] in ("seat", "action", "result", "talon", "ruleset")],

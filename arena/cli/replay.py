@@ -14,6 +14,7 @@ import click
 from rich.console import Console
 
 from arena.cli.options import NonEmptyPath, reading_newest
+from arena.render import printable
 from engine import ReplayError
 from engine import replay as replay_record
 from engine.record import check_record_shape, seed_mismatches
@@ -94,6 +95,9 @@ def replay(
     except (LookupError, StorageError) as e:
         click.echo(f"error: {e}", err=True)
         ctx.exit(2)
+    # Everything below ends on the terminal, and a record file may come from anyone: its
+    # names, actions and incidents are shown with escape sequences written out, not obeyed.
+    record = _for_terminal(record)
     try:
         check_record_shape(record)  # "not a match record: ..." (docs/record-format.md)
     except ReplayError as e:
@@ -187,6 +191,18 @@ def replay(
             f"record's own, not the ones seed {record['seed']!r} deals",
             err=True,
         )
+
+
+def _for_terminal(value: Any) -> Any:
+    """``value`` (a record, parsed JSON) with every string but the seed :func:`printable`
+    (the seed deals the cards; it is only ever shown by its ``repr``)."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, list):
+        return [_for_terminal(v) for v in value]
+    if isinstance(value, dict):
+        return {printable(str(k)): v if k == "seed" else _for_terminal(v) for k, v in value.items()}
+    return value
 
 
 def _changed_cards(record: dict[str, Any], own: list[int]) -> str | None:

@@ -55,6 +55,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.ratings import RatingBook, rate_results
+from arena.render import printable
 from arena.storage import Storage, StorageError, StorageFullError, StorageLockedError, lock_path
 from arena.tournament.config import BotSpec, TLSSpec, TournamentConfig, identity_changes
 from arena.tournament.schedule import SCHEDULE_VERSION, ScheduledMatch, match_id, replay_seed
@@ -388,14 +389,7 @@ class _BotProcess:
             return ""
         # Shown on the organiser's terminal: a bot's escape sequences (a reset, a window
         # title, the clipboard) are shown as text, not obeyed.
-        text = "".join(
-            c
-            if c.isprintable() or c in "\n\t"
-            else f"\\x{ord(c):02x}"
-            if ord(c) < 256
-            else f"\\u{ord(c):04x}"
-            for c in text.replace("\r\n", "\n")
-        )
+        text = printable(text.replace("\r\n", "\n"), keep="\n\t")
         return "\n".join(text.rstrip().splitlines()[-lines:])
 
     async def stop(self, grace: float = 3.0) -> None:

@@ -239,3 +239,26 @@ def test_arena_bot_try_human_through_a_pty() -> None:
             raise
     finally:
         term.close()
+
+
+def test_an_arenas_escape_sequences_are_shown_not_obeyed() -> None:
+    """Defect (web and human-seat audit): the human seat printed the names, the ruleset's
+    name and the deal events an arena sent as they were: an arena could set the window
+    title, clear the screen or write the clipboard of the person playing. Shown with the
+    control characters written out."""
+    import dataclasses
+
+    g = Game.new("classic", 3, ["me", "evil\x1b]52;c;cHduZWQ=\x07", "bob\x1b[2J"])
+    out = io.StringIO()
+    human = HumanBot(stdin=io.StringIO(), stdout=out, color=True)
+    view = observe(g, 0)
+    human.on_match_start(view)
+    text = render_view(view, color=True)
+    while g.deal_number == 0:
+        g.apply(g.legal_actions()[0])
+    result = g.deal_results[0]
+    human.on_deal_end(observe(g, 0), dataclasses.replace(result, events=("x\x1b]0;t\x07",)))
+    shown = out.getvalue() + text
+    assert "\x1b]" not in shown and "\x1b[2J" not in shown and "\x07" not in shown
+    assert "evil\\x1b]52;c;cHduZWQ=\\x07" in shown and "x\\x1b]0;t\\x07" in shown
+    assert "\x1b[" in shown  # (the seat's own colours are still painted)
