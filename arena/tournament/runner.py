@@ -458,6 +458,11 @@ def _largest_logs(folder: Path, over: int = 10 << 20) -> str:
 # ------------------------------------------------------------------------- the run
 
 
+#: How often, and how far apart, taking a database's lock is tried (see DatabaseLock).
+_LOCK_TRIES = 25
+_LOCK_RETRY_S = 0.02
+
+
 class DatabaseLock:
     """An exclusive lock next to the database (`<db>.lock`): one writer (`arena tournament`,
     `arena serve --db`) per database at a time; `arena web` shows a tournament as running
@@ -523,7 +528,17 @@ class DatabaseLock:
                 f"use another --db"
             ) from None
         try:
-            fcntl.flock(self._fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            # `arena web` and `arena leaderboard` take the lock shared for an instant to see
+            # whether a run holds it: a reader polling at that moment is waited out (a few
+            # tries), not taken for another run.
+            for tries_left in range(_LOCK_TRIES - 1, -1, -1):
+                try:
+                    fcntl.flock(self._fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if not tries_left:
+                        raise
+                    time.sleep(_LOCK_RETRY_S)
         except OSError:
             self._fh.seek(0)
             owner = self._fh.read().strip().partition(" ")[0]  # the pid

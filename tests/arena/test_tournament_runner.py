@@ -758,6 +758,39 @@ def test_two_runners_never_hold_the_lock_at_once(tmp_path: Path) -> None:
     assert not c.path.exists()
 
 
+def test_a_reader_looking_at_the_lock_is_waited_out_not_taken_for_a_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect (web audit): `arena web` and `arena leaderboard` take the lock shared for an
+    instant to see whether a run holds it; a runner starting at that instant tried once,
+    and refused to run ("another `arena tournament` ... is running", naming a dead run's
+    pid): 37 of 2,000 starts failed beside a busy `arena web`. It tries again a few times;
+    a real run holding the lock is still refused."""
+    import fcntl
+
+    from arena.storage import StorageLockedError, lock_owner
+    from arena.tournament import runner
+
+    db = tmp_path / "t.sqlite"
+    reader = DatabaseLock(db).path.open("a+")
+    fcntl.flock(reader.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)  # as lock_owner does
+    waits: list[float] = []
+
+    def reader_done(seconds: float) -> None:  # the reader lets go while the runner waits
+        waits.append(seconds)
+        fcntl.flock(reader.fileno(), fcntl.LOCK_UN)
+
+    monkeypatch.setattr(runner.time, "sleep", reader_done)
+    lock = DatabaseLock(db)
+    lock.acquire("t-1")
+    assert waits and lock_owner(db) == "t-1"
+    monkeypatch.undo()
+    with pytest.raises(StorageLockedError, match="another `arena tournament`"):
+        DatabaseLock(db).acquire()  # a run holds it: tried again, then refused
+    lock.release()
+    reader.close()
+
+
 def test_a_database_changed_by_hand_is_named_not_resumed_wrongly(tmp_path: Path) -> None:
     """Defects (fault audit): a drawn seed edited to another number resumed silently,
     playing some seatings twice and others never; a damaged stored config could not be
