@@ -128,6 +128,10 @@ def _render_deal(
     for seat, hand in enumerate(game.dealt_hands):
         if hand:
             hands.add_row(Text(_name(players, seat)), _cards(hand))  # a name is no markup
+        elif seat not in game.active_seats:  # the 4-player dealer, dealt no cards
+            hands.add_row(
+                Text(_name(players, seat)), Text("sits out (scores the talon)", style="dim")
+            )
     hands.add_row("talon", _cards(game.talon))
     parts.append(hands)
 

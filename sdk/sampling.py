@@ -338,9 +338,16 @@ class Sampler:
         k = self.constraints
         owners = []
         slots = []
+        placed = 0
         for s, m in fixed.items():
             if m & k.excluded.get(s, 0):
                 return None  # e.g. a talon card passed to a player who has shown a void in it
+            if m & placed or m.bit_count() > k.counts.get(s, 0):
+                # A card pinned in two places (a talon card the case leaves with the
+                # declarer, though a marriage pins it to the defender it was passed to),
+                # or more cards than the seat holds (a seat with none is not in counts).
+                return None
+            placed |= m
         for s, cnt in sorted(k.counts.items()):
             free = cnt - fixed.get(s, 0).bit_count()
             if free < 0:

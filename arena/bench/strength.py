@@ -1,7 +1,8 @@
 """Strength benchmark of the bundled bots, with duplicate deals.
 
 For each bot of the ladder against the one below it (``random < heuristic < counting <
-pimc``), one copy of the stronger bot plays two copies of the weaker one; every match seed
+pimc``), one copy of the stronger bot plays two copies of the weaker one (three with four
+players); every match seed
 is played once with the stronger bot in each seat, so every seat's cards (the deals depend
 only on the seed and the deal number) are played by both bots — luck of the cards cancels
 out. The seats of one seed form one observation. Printed per pair: the stronger bot's points
@@ -122,8 +123,8 @@ def bench_strength(
     elapsed = time.perf_counter() - start
 
     report: dict[str, Any] = {
-        "ruleset": rules.name, "matches": matches, "seed": seed, "max_deals": max_deals,
-        "seconds": round(elapsed, 1), "pairs": [],
+        "ruleset": rules.name, "players": n, "matches": matches, "seed": seed,
+        "max_deals": max_deals, "seconds": round(elapsed, 1), "pairs": [],
     }  # fmt: skip
     for strong, weak in pairs:
         per_seed: dict[int, list[float]] = {}
@@ -170,8 +171,9 @@ def _print(report: dict[str, Any], out: Any) -> None:
         f"seed={report['seed']} max_deals={report['max_deals']} ({report['seconds']} s)",
         file=out,
     )
+    copies = f"vs {report.get('players', 3) - 1}x"  # the weaker bot's copies
     print(
-        f"{'bot':>10} {'vs 2x':>10} {'games':>6} {'Δpts/deal':>10} {'95% CI':>18} "
+        f"{'bot':>10} {copies:>10} {'games':>6} {'Δpts/deal':>10} {'95% CI':>18} "
         f"{'own/deal':>9} {'opp/deal':>9} {'win rate':>9} {'ms/dec':>7}",
         file=out,
     )
@@ -189,7 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m arena.bench.strength",
         description="Duplicate-deal strength benchmark of the bundled bots (each against "
-        "two copies of the one below it in the ladder).",
+        "two copies of the one below it in the ladder; three with four players).",
     )
     ap.add_argument(
         "--bots",

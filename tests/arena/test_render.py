@@ -245,3 +245,16 @@ def test_fallbacks_without_incidents_are_marked_without_a_reason() -> None:
             del a["by"]
     text = _text(rec)
     assert "fallback" not in text and "*" not in text
+
+
+def test_the_4_player_dealer_is_shown_sitting_out() -> None:
+    """Defect: with four players the dealer's row was left out of the hands without a
+    word, and his score change (the talon's points) came with no reason."""
+    g = Game.new("1001-4p", 5, ["ann", "bob", "cid", "dan"])
+    while g.deal_number < 2:
+        g.apply_trusted(g.legal_actions()[0])
+    text = _text(g.record())
+    first, second = text.split("Deal 2")[:2]
+    second = second.split("Deal 3")[0]
+    for part, out in ((first, "ann (0)"), (second, "bob (1)")):
+        assert re.findall(r"^(\w+ \(\d\))\s+sits out \(scores the talon\)", part, re.M) == [out]

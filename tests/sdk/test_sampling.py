@@ -8,7 +8,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import PRESETS, Game, Phase, Play, Ruleset, observe
+from engine import PRESETS, Game, Phase, Play, Ruleset, observe, parse_action
 from sdk.sampling import Sampler, sample_deal
 
 _PRESETS = [
@@ -130,3 +130,47 @@ def test_sample_deal_is_seeded() -> None:
     b = sample_deal(view, random.Random(42))
     assert a == b
     assert sum(1 for h in a.hands if not h) == 1  # the 4-player dealer sits out
+
+
+# A talon card passed face down to a defender who then declared its marriage, seen at the
+# last trick after the declarer played his last card: the case "the hidden pass was not
+# that talon card" gave the card to the declarer, who has no cards left, as well as to
+# the marriage's declarer (a duplicated card, a hand of the wrong size).
+_LAST_TRICK_MARRIAGE = [
+    (
+        "1001-4p",
+        2718,
+        "bid 105, bid 110, bid 120, bid 210, pass, pass, give Q♠ to 0, give Q♦ to 3,"
+        " contract 225, play K♣, play J♣, play A♣, play K♠ declare, play 10♠, play 9♠,"
+        " play 10♣, play Q♦, play 9♣, play Q♥ declare, play J♥, play A♥, play J♠, play A♠,"
+        " play 10♥, play 9♦, play 10♦, play 9♥, play Q♣, play A♦, play J♦, play K♥",
+    ),
+    (
+        "classic",
+        3664,
+        "bid 110, bid 120, pass, pass, give 9♠ to 1, give Q♣ to 0, contract 175, play 9♦,"
+        " play J♦, play 9♣, play K♣ declare, play 10♣, play J♣, play K♥, play 9♥, play J♥,"
+        " play K♠, play Q♠, play A♠, play A♦, play 9♠, play 10♦, play Q♥, play 10♥, play A♣,"
+        " play Q♦ declare, play J♠, play A♥, play K♦",
+    ),
+]
+
+
+def test_talon_marriage_card_of_a_defender_at_the_last_trick() -> None:
+    for preset, seed, actions in _LAST_TRICK_MARRIAGE:
+        g = Game.new(preset, seed, [f"p{i}" for i in range(PRESETS[preset].players)])
+        for text in actions.split(", "):
+            g.apply(parse_action(text))
+        assert g.phase is Phase.PLAYING and len(g.tricks) == 7 and g.deal_number == 0
+        declarer = g.declarer
+        assert declarer is not None and not g.hand(declarer)
+        played = {int(c) for t in g.tricks for _, c in t.cards} | {int(c) for _, c in g.trick}
+        for seat in range(g.n):
+            sampler = Sampler(observe(g, seat))
+            rng = random.Random(seed)
+            for _ in range(20):
+                deal = sampler.sample(rng)
+                assert [len(h) for h in deal.hands] == [len(g.hand(s)) for s in range(g.n)]
+                cards = [int(c) for h in deal.hands for c in h]
+                assert len(set(cards)) == len(cards), (preset, seat, deal.hands)
+                assert len(cards) + len(played) == 24
