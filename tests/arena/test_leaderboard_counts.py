@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 import statistics
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from arena.storage import Storage
 from arena.web.demo import DEMO_BOTS, demo_record, make_demo_db
 
 
-def _median(values: list[float]) -> float | None:
+def _median(values: Sequence[float]) -> float | None:
     return median_of_counts(Counter(float(v) for v in values))
 
 

@@ -24,7 +24,7 @@ import pytest
 
 import arena.web.data as data
 from arena.storage import Storage, TournamentInfo
-from arena.web import DataSource
+from arena.web import DataSource, board
 from arena.web.demo import make_demo_db
 from tests.support.harness import web_server
 
@@ -172,14 +172,14 @@ def test_concurrent_leaderboard_requests_build_the_leaderboard_once(
     db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Through the server: N concurrent GET /api/leaderboard of a cold document."""
-    real = data.board.compute
+    real = board.compute
     stub = Stub()
 
     def compute(*args: Any) -> dict[str, Any]:
         stub()
         return real(*args)
 
-    monkeypatch.setattr(data.board, "compute", compute)
+    monkeypatch.setattr(board, "compute", compute)  # data.py calls board.compute
 
     def get(url: str) -> Any:
         with urllib.request.urlopen(url + "api/leaderboard", timeout=DEADLINE_S) as r:
