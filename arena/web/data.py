@@ -58,6 +58,19 @@ class HeldBack(LookupError):
         return str(self.args[0])
 
 
+class _Flight:
+    """One computation of a document under way, which other requests wait for."""
+
+    __slots__ = ("doc", "done", "error", "made_for", "waiters")
+
+    def __init__(self, made_for: tuple[Any, ...]) -> None:
+        self.made_for = made_for  # the tournament's state it is computed for
+        self.done = threading.Event()
+        self.doc: JSON | None = None
+        self.error: BaseException | None = None
+        self.waiters = 0  # requests that waited for it (the tests read it)
+
+
 class DataSource:
     """The JSON documents of the API, for one database (and a default tournament)."""
 
@@ -67,6 +80,8 @@ class DataSource:
         self._lock = threading.Lock()
         # what -> (the tournament's state it was made for, the document, when, its cost)
         self._docs: dict[tuple[str, ...], tuple[tuple[Any, ...], JSON, float, float]] = {}
+        # what -> the computation of it under way (see _cached)
+        self._flights: dict[tuple[str, ...], _Flight] = {}
         with self._open():  # fail early on a path that is no database
             pass
 
@@ -117,24 +132,51 @@ class DataSource:
     ) -> JSON:
         """``compute()`` for the tournament as it is now, or the document made for it as it
         was, if nothing was stored since, or if it is still running and that document is
-        fresh for its cost (``SLOW_S``, ``THROTTLE``)."""
+        fresh for its cost (``SLOW_S``, ``THROTTLE``).
+
+        One computation of ``what`` at a time (single flight): a request that finds it
+        being computed waits for it and shares its document (or its exception; the next
+        request computes again). Eight requests of a cold leaderboard at 10,000 matches
+        each computed it, side by side: 230-261 s each instead of 16, 5.1 GB."""
         # what tells a tournament stored again under the same id (--fresh, or a database
         # replaced under the server) from the old one; ``running`` below reads key[-1]
         key = (info.created_at, info.fingerprint, info.bots, info.completed, info.finished_at)
-        with self._lock:
-            hit = self._docs.get(what)
-        if hit is not None:
-            made_for, doc, made_at, cost = hit
-            if made_for == key:
-                return doc
-            running = made_for[-1] is None and key[-1] is None
-            if running and cost >= SLOW_S and time.monotonic() - made_at < THROTTLE * cost:
-                return doc
-        start = time.monotonic()
-        doc = compute()
-        now = time.monotonic()
-        with self._lock:
-            self._docs[what] = (key, doc, now, now - start)
+        while True:
+            with self._lock:
+                hit = self._docs.get(what)
+                if hit is not None:
+                    made_for, doc, made_at, cost = hit
+                    if made_for == key:
+                        return doc
+                    running = made_for[-1] is None and key[-1] is None
+                    if running and cost >= SLOW_S and time.monotonic() - made_at < THROTTLE * cost:
+                        return doc
+                flight = self._flights.get(what)
+                if flight is None:  # this request computes it
+                    flight = self._flights[what] = _Flight(key)
+                    break
+                flight.waiters += 1
+            flight.done.wait()
+            if flight.error is not None:
+                raise flight.error
+            if flight.made_for == key and flight.doc is not None:
+                return flight.doc
+            # made for another state of the tournament (one more match stored since it
+            # began): the cache above decides whether that one will do
+        try:
+            start = time.monotonic()
+            doc = compute()
+            now = time.monotonic()
+            flight.doc = doc
+            with self._lock:
+                self._docs[what] = (key, doc, now, now - start)
+        except BaseException as e:
+            flight.error = e
+            raise
+        finally:
+            with self._lock:
+                del self._flights[what]
+            flight.done.set()
         return doc
 
     def _board(self, st: Storage, info: TournamentInfo) -> JSON:

@@ -10,17 +10,25 @@ function median(values) {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
+// The least and the greatest of the values, by a loop: Math.min(...values) passes every
+// value as an argument, past ~120,000 of them "Maximum call stack size exceeded".
+function extent(values) {
+  let lo = Infinity, hi = -Infinity;
+  for (const v of values) { if (v < lo) lo = v; if (v > hi) hi = v; }
+  return [lo, hi];
+}
+
 function histogram(values) {
   const wrap = el("div", { id: "score-hist" });
   if (!values.length) { wrap.append(el("p", { class: "muted" }, "No deals yet.")); return wrap; }
   const W = 900, H = 260, L = 44, R = 10, T = 10, B = 40;
-  const lo = Math.min(...values), hi = Math.max(...values);
+  const [lo, hi] = extent(values);
   const width = Math.max(10, Math.ceil((hi - lo + 1) / 30 / 10) * 10);
   const start = Math.floor(lo / width) * width;
   const nb = Math.max(1, Math.floor((hi - start) / width) + 1);
   const counts = new Array(nb).fill(0);
   for (const v of values) counts[Math.floor((v - start) / width)]++;
-  const cmax = Math.max(...counts);
+  const cmax = extent(counts)[1];
   const X = (i) => L + ((W - L - R) * i) / nb, Y = (c) => T + (H - T - B) * (1 - c / cmax);
   const s = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "plot hist" });
   counts.forEach((c, i) => {

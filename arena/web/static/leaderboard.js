@@ -45,12 +45,17 @@ function ratingPlot(data) {
   const W = 900, H = 320, L = 48, R = 12, T = 12, B = 34;
   const bots = data.rows.map((r) => r.bot);
   const series = bots.map((b) => data.history[b] || []);
-  const pts = series.flat();
   const wrap = el("div", { id: "rating-plot" });
-  if (!pts.length) { wrap.append(el("p", { class: "muted" }, "No rated matches yet.")); return wrap; }
-  const xmax = Math.max(1, ...pts.map((p) => p.index + 1));
-  let ymin = Math.min(...pts.map((p) => p.mu - p.sigma)), ymax = Math.max(...pts.map((p) => p.mu + p.sigma));
-  ymin = Math.min(ymin, 25 - 25 / 3); ymax = Math.max(ymax, 25 + 25 / 3);
+  if (!series.some((ser) => ser.length)) { wrap.append(el("p", { class: "muted" }, "No rated matches yet.")); return wrap; }
+  // by a loop, not Math.max(...points): one argument per point overflowed the call stack
+  // past ~120,000 points (three bots, 40,000 matches)
+  let xmax = 1, ymin = 25 - 25 / 3, ymax = 25 + 25 / 3;
+  for (const ser of series) {
+    for (const p of ser) {
+      xmax = Math.max(xmax, p.index + 1);
+      ymin = Math.min(ymin, p.mu - p.sigma); ymax = Math.max(ymax, p.mu + p.sigma);
+    }
+  }
   const pad = (ymax - ymin) * 0.05; ymin -= pad; ymax += pad;
   const X = (i) => L + (W - L - R) * (i / xmax), Y = (y) => T + (H - T - B) * (1 - (y - ymin) / (ymax - ymin));
   const s = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "plot", role: "img", "aria-label": "rating history" });
@@ -137,21 +142,32 @@ function render(data) {
 }
 
 async function poll() {
+  let data;
   try {
-    const data = await api(withTournament("/api/leaderboard"));
+    data = await api(withTournament("/api/leaderboard"));
+  } catch (err) {
+    if (lastVersion === null) { showError("main", err); document.body.dataset.ready = "error"; }
+    setStatus("cannot reach the server: " + err.message, false);
+    setTimeout(poll, POLL_MS * 2);
+    return;
+  }
+  try {
     const t = data.tournament;
-    setStatus(t.running ? `live · ${t.completed}/${t.total_matches} · updated ${new Date().toLocaleTimeString()}` : tournamentState(t) === "finished" ? `finished · ${t.completed} matches` : tournamentState(t), t.running);
     if (data.version !== lastVersion) {
-      lastVersion = data.version;
       render(data);
+      // only once drawn: a version that failed to draw shows its error and is drawn again
+      // at the next poll (it was marked drawn first, and the page stayed on "Loading…")
+      lastVersion = data.version;
       document.body.dataset.version = data.version;
     }
+    setStatus(t.running ? `live · ${t.completed}/${t.total_matches} · updated ${new Date().toLocaleTimeString()}` : tournamentState(t) === "finished" ? `finished · ${t.completed} matches` : tournamentState(t), t.running);
     document.body.dataset.ready = "1";
     if (t.running) setTimeout(poll, POLL_MS);
     else setTimeout(poll, POLL_MS * 5);  // a finished tournament may be followed by another, a stopped one resumed
   } catch (err) {
-    if (lastVersion === null) showError("main", err);
-    setStatus("cannot reach the server: " + err.message, false);
+    showError("main", err);
+    setStatus("cannot draw the page: " + err.message, false);
+    document.body.dataset.ready = "error";
     setTimeout(poll, POLL_MS * 2);
   }
 }
