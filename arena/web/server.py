@@ -66,9 +66,26 @@ MAX_CONNECTIONS_PER_ADDRESS = 32
 #: other client at 503 for as long as their sender liked.
 REQUEST_DEADLINE = 10.0
 
+#: Headers of every answer. The pages load their scripts and styles from /static/ only;
+#: their scripts set ``style`` attributes (a legend's swatch colour, the trump's size), so
+#: inline style attributes are allowed, not inline ``<style>`` or scripts.
+SECURITY_HEADERS = (
+    ("X-Content-Type-Options", "nosniff"),
+    ("X-Frame-Options", "DENY"),
+    ("Referrer-Policy", "no-referrer"),
+    (
+        "Content-Security-Policy",
+        "default-src 'self'; script-src 'self'; style-src 'self'; "
+        "style-src-attr 'unsafe-inline'; img-src 'self'; object-src 'none'; "
+        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    ),
+)
+
 _BUSY = (
     b"HTTP/1.0 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: text/plain\r\n"
-    b"Content-Length: 45\r\nConnection: close\r\n\r\ntoo many connections at once: try again soon\n"
+    + b"".join(f"{k}: {v}\r\n".encode() for k, v in SECURITY_HEADERS)
+    + b"Content-Length: 45\r\nConnection: close\r\n\r\n"
+    + b"too many connections at once: try again soon\n"
 )
 
 
@@ -470,6 +487,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")
+        for name, value in SECURITY_HEADERS:
+            self.send_header(name, value)
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)

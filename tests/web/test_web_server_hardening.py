@@ -7,11 +7,14 @@ for what it expects, with a generous guard (``GUARD_S``), and fails at the guard
 
 from __future__ import annotations
 
+import contextlib
 import socket
+import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -188,6 +191,117 @@ def test_ipv6_clients_are_counted_by_their_64(db: Path, monkeypatch: pytest.Monk
     assert key("::1") == key("127.9.9.9") == key("::ffff:127.0.0.1") == "loopback"
     # an IPv4 client of a dual-stack server (--host ::) is its IPv4 address, not a /64
     assert key("::ffff:192.0.2.1") == "192.0.2.1" != key("::ffff:192.0.2.2")
+
+
+# --- 2. security headers ------------------------------------------------------------------
+
+
+SECURITY = {
+    "x-content-type-options": "nosniff",
+    "x-frame-options": "DENY",
+    "referrer-policy": "no-referrer",
+}
+
+
+def head_of(raw: bytes) -> tuple[str, dict[str, str]]:
+    head = raw.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
+    return head[0], {
+        k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in head[1:])
+    }
+
+
+def raw_answer(port: int, request: bytes) -> bytes:
+    with connect(port) as s:
+        s.sendall(request)
+        return b"".join(iter(lambda: s.recv(65536), b""))
+
+
+def test_every_answer_carries_the_security_headers(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: no answer said ``nosniff``, forbade framing (clickjacking the replay's
+    controls), set a Content-Security-Policy or a Referrer-Policy."""
+    host = b"Host: 127.0.0.1\r\n"
+    requests = {
+        "page": b"GET / HTTP/1.0\r\n" + host + b"\r\n",
+        "replay page": b"GET /replay/demo-m0000 HTTP/1.0\r\n" + host + b"\r\n",
+        "script": b"GET /static/replay.js HTTP/1.0\r\n" + host + b"\r\n",
+        "style": b"GET /static/style.css HTTP/1.0\r\n" + host + b"\r\n",
+        "api": b"GET /api/leaderboard HTTP/1.0\r\n" + host + b"\r\n",
+        "head": b"HEAD /api/tournaments HTTP/1.0\r\n" + host + b"\r\n",
+        "favicon": b"GET /favicon.ico HTTP/1.0\r\n" + host + b"\r\n",
+        "404": b"GET /nothing HTTP/1.0\r\n" + host + b"\r\n",
+        "403 host": b"GET / HTTP/1.0\r\nHost: rebound.example\r\n\r\n",
+        "405": b"POST /api/leaderboard HTTP/1.0\r\n" + host + b"Content-Length: 0\r\n\r\n",
+        "400 request line": b"GET / HTTP/9z\r\n\r\n",
+    }
+    monkeypatch.setattr(web, "MAX_CONNECTIONS_PER_ADDRESS", 1)
+    with web_server(db) as srv:
+        for what, request in requests.items():
+            status, headers = head_of(raw_answer(srv.port, request))
+            assert status.startswith("HTTP/1."), (what, status)
+            for k, v in SECURITY.items():
+                assert headers.get(k) == v, (what, status, k, headers)
+            csp = [d.strip() for d in headers["content-security-policy"].split(";")]
+            assert "default-src 'self'" in csp and "frame-ancestors 'none'" in csp, csp
+            scripts = [d for d in csp if d.startswith(("script-src", "default-src"))]
+            assert not any("unsafe" in d for d in scripts), csp
+        # the 503 of a connection over the cap too
+        with connect(srv.port) as holder:
+            holder.sendall(b"GET / HT")
+            wait_until(lambda: served(srv) == 1, "the holder is counted")
+            status, headers = head_of(raw_answer(srv.port, requests["api"]))
+        assert status.startswith("HTTP/1.0 503 ")
+        for k, v in SECURITY.items():
+            assert headers.get(k) == v, ("503", k, headers)
+        assert "frame-ancestors 'none'" in headers["content-security-policy"]
+
+
+@contextlib.contextmanager
+def chromium() -> Iterator[Any]:
+    from tests.web.test_web_browser import browser_paths, start_driver
+
+    profile = tempfile.mkdtemp(prefix="arena-chromium-")
+    driver = start_driver(*browser_paths(), profile)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        import shutil
+
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.mark.browser
+def test_the_pages_work_under_their_content_security_policy(db: Path) -> None:
+    """The policy must not break the pages: they load their scripts and styles from
+    /static/ and set style attributes from their scripts (the legend's swatches, the
+    trump's size). Every violation the browser reports is collected."""
+    from tests.web.test_web_browser import load, wait_for
+
+    with chromium() as driver, web_server(db) as srv:
+        driver.execute_cdp_cmd(
+            "Page.addScriptToEvaluateOnNewDocument",
+            {"source": "window.__csp = []; document.addEventListener("
+             "'securitypolicyviolation', e => window.__csp.push("
+             "e.violatedDirective + ' ' + e.blockedURI + ' ' + e.sourceFile));"},
+        )  # fmt: skip
+        for path in ("", "bot/careful", "replay/demo-m0001#deal=0&step=30"):
+            load(driver, srv.url + path)
+            policy = driver.execute_script(
+                "const r = await fetch(location.href);"
+                " return r.headers.get('content-security-policy');"
+            )
+            assert policy and "default-src 'self'" in policy, policy
+            if path == "":
+                swatch = wait_for(driver, ".swatch")[0]
+                assert swatch.value_of_css_property("background-color") not in (
+                    "rgba(0, 0, 0, 0)", "transparent"
+                )  # fmt: skip
+            if path.startswith("replay"):
+                driver.find_element("css selector", "#next-action").click()
+            time.sleep(0.3)  # (violations are reported as events, after the fact)
+            assert driver.execute_script("return window.__csp") == [], path
 
 
 def test_the_deadline_thread_is_one_and_stops_with_the_server(
