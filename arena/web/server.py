@@ -239,6 +239,15 @@ class WebServer(ThreadingHTTPServer):
             if left:
                 self._open[address] = left
 
+    def without_path(self, message: str) -> str:
+        """``message`` with the database's path shortened to its file name: an answer does
+        not tell where the server's files are (the log, for the operator, does)."""
+        db = self.source.db
+        paths = {str(db), str(db.absolute()), str(db.resolve())} - {db.name}
+        for path in sorted(paths, key=len, reverse=True):
+            message = message.replace(path, db.name)
+        return message
+
     @property
     def port(self) -> int:
         return int(self.server_address[1])
@@ -394,11 +403,11 @@ class _Handler(BaseHTTPRequestHandler):
             # that does not replay. The message names it; no traceback.
             log.error("%s: %s", self.path, e)
             self._error(HTTPStatus.INTERNAL_SERVER_ERROR, str(e))
-        except (ValueError, IndexError, KeyError) as e:  # a deal or seat out of range, ...
-            self._error(HTTPStatus.BAD_REQUEST, str(e.args[0]) if e.args else str(e))
         except (BrokenPipeError, ConnectionResetError):
             pass
         except Exception as e:  # one bad request must not stop the server
+            # What the request may be at fault for is an _HTTPError (400) above: anything
+            # else (a ValueError of a stored row, say) was a 400, blaming the request.
             log.exception("error serving %s", self.path)
             self._error(HTTPStatus.INTERNAL_SERVER_ERROR, f"{type(e).__name__}: {e}")
 
@@ -452,8 +461,14 @@ class _Handler(BaseHTTPRequestHandler):
                 match_id = src.match_id(_match_ref(ref))
                 src.check_shown(match_id)
                 replay = self._replay(match_id)
+                k = _deal_index(index, len(replay.summary["deals"]))
                 seat = _int(q, "seat")
-                return replay.deal(_deal_index(index, len(replay.summary["deals"])), seat)
+                if seat is not None and seat >= replay.n:
+                    raise _HTTPError(
+                        HTTPStatus.BAD_REQUEST,
+                        f"no seat {seat} in match {match_id}: its seats are 0 to {replay.n - 1}",
+                    )
+                return replay.deal(k, seat)
         raise _HTTPError(HTTPStatus.NOT_FOUND, "no such API endpoint: /api/" + "/".join(parts))
 
     def _replay(self, match_id: str) -> MatchReplay:
@@ -477,6 +492,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(status, body, "application/json; charset=utf-8", allow)
 
     def _error(self, status: HTTPStatus, message: str, allow: str | None = None) -> None:
+        message = self.server.without_path(message)
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             self._json(status, {"error": message, "status": int(status)}, allow)
 

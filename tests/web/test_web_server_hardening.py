@@ -8,10 +8,14 @@ for what it expects, with a generous guard (``GUARD_S``), and fails at the guard
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
+import sqlite3
 import tempfile
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -302,6 +306,97 @@ def test_the_pages_work_under_their_content_security_policy(db: Path) -> None:
                 driver.find_element("css selector", "#next-action").click()
             time.sleep(0.3)  # (violations are reported as events, after the fact)
             assert driver.execute_script("return window.__csp") == [], path
+
+
+# --- 3. damaged stored rows: a 500 naming what is damaged --------------------------------
+
+
+DAMAGE = {
+    "draw_probability": (
+        "UPDATE tournaments SET config_json = json_set(config_json, '$.draw_probability', 'lots')",
+        ["/api/leaderboard", "/api/bots/bold"],
+        ["tournament demo", "draw_probability 'lots'"],
+    ),
+    "ruleset.players": (
+        "UPDATE tournaments SET config_json = json_set(config_json, '$.ruleset',"
+        ' json(\'{"name": "classic", "players": "three"}\'))',
+        ["/api/leaderboard", "/api/bots/bold"],
+        ["tournament demo", "ruleset.players 'three'"],
+    ),
+    "deltas_json": (
+        "UPDATE deals SET deltas_json = '[1, 2' WHERE match_id = 'demo-m0001'",
+        ["/api/bots/bold"],
+        ["deltas of deal 0 of match demo-m0001"],
+    ),
+    "config_json a list": (
+        "UPDATE tournaments SET config_json = '[1, 2]'",
+        ["/api/leaderboard", "/api/bots/bold", "/api/matches"],
+        ["config of tournament demo", "JSON list, not an object"],
+    ),
+    "idx text": (
+        "UPDATE matches SET idx = 'one' WHERE id = 'demo-m0001'",
+        ["/api/leaderboard", "/api/bots/bold", "/api/matches"],
+        ["index of match demo-m0001", "text 'one'"],
+    ),
+    "incident detail a BLOB": (
+        "UPDATE incidents SET detail = X'00ff41'",
+        ["/api/bots/randy"],
+        ["incident detail of match demo-m0001", "a BLOB"],
+    ),
+    "match started_at a BLOB": (
+        "UPDATE matches SET started_at = X'00ff41' WHERE id = 'demo-m0001'",
+        ["/api/matches/demo-m0001"],
+        ["started_at of match demo-m0001", "a BLOB"],
+    ),
+}
+
+
+def status_of(url: str) -> tuple[int, Any]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as r:
+            return r.status, json.loads(r.read().decode())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read().decode())
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_a_damaged_row_is_a_500_naming_it_without_the_databases_path(
+    damage: str, db: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defects: some damaged rows were a 400, as if the request were at fault (a bad
+    ``draw_probability`` or ``ruleset.players``, unparsable ``deltas_json``), others a bare
+    500 with only a Python exception (a ``config_json`` list: AttributeError; a text
+    ``idx``: TypeError; a BLOB incident detail: bytes not JSON serializable). Each is a 500
+    whose error names the tournament or match and what is damaged, and not where the
+    database is (its file name only)."""
+    sql, apis, expected = DAMAGE[damage]
+    path = tmp_path / "damaged.sqlite"
+    path.write_bytes(db.read_bytes())
+    with sqlite3.connect(path) as c:
+        c.execute(sql)
+    c.close()
+    with web_server(path) as srv:
+        for api in apis:
+            code, body = status_of(srv.url + api.lstrip("/"))
+            assert code == 500, (api, body)
+            for text in expected:
+                assert text in body["error"], (api, body)
+            assert "damaged" in body["error"] and str(tmp_path) not in body["error"], body
+            assert body["error"].startswith("damaged.sqlite: "), body
+        # what the damage does not touch is still served
+        assert status_of(srv.url + "api/tournaments")[0] == 200
+        if damage != "config_json a list":  # (whether a match is held back is its config's)
+            assert status_of(srv.url + "api/matches/demo-m0000/record")[0] == 200
+    assert "Traceback" not in caplog.text
+
+
+def test_no_answer_names_the_databases_directory(db: Path) -> None:
+    """A 404 says ``no match 'x' in t.sqlite``, not the database's absolute path."""
+    with web_server(db) as srv:
+        for api in ("api/matches/nope", "api/leaderboard?tournament=nope"):
+            code, body = status_of(srv.url + api)
+            assert code == 404 and "t.sqlite" in body["error"], body
+            assert str(db.parent) not in body["error"], body
 
 
 def test_the_deadline_thread_is_one_and_stops_with_the_server(
