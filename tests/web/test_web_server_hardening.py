@@ -239,7 +239,6 @@ def test_every_answer_carries_the_security_headers(
         "405": b"POST /api/leaderboard HTTP/1.0\r\n" + host + b"Content-Length: 0\r\n\r\n",
         "400 request line": b"GET / HTTP/9z\r\n\r\n",
     }
-    monkeypatch.setattr(web, "MAX_CONNECTIONS_PER_ADDRESS", 1)
     with web_server(db) as srv:
         for what, request in requests.items():
             status, headers = head_of(raw_answer(srv.port, request))
@@ -251,6 +250,8 @@ def test_every_answer_carries_the_security_headers(
             scripts = [d for d in csp if d.startswith(("script-src", "default-src"))]
             assert not any("unsafe" in d for d in scripts), csp
         # the 503 of a connection over the cap too
+        wait_until(lambda: served(srv) == 0, "the answered connections are let go")
+        monkeypatch.setattr(web, "MAX_CONNECTIONS_PER_ADDRESS", 1)
         with connect(srv.port) as holder:
             holder.sendall(b"GET / HT")
             wait_until(lambda: served(srv) == 1, "the holder is counted")
