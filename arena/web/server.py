@@ -228,10 +228,16 @@ class WebServer(ThreadingHTTPServer):
             raise
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
+        # ThreadingMixIn's, but the slot is released before the connection is closed: a
+        # client that saw its answer end and connected again found its old slot still
+        # held now and then (a 503, or a count one too high).
         try:
-            super().process_request_thread(request, client_address)
+            self.finish_request(request, client_address)
+        except Exception:
+            self.handle_error(request, client_address)
         finally:
             self._release(address_key(str(client_address[0])))
+            self.shutdown_request(request)
 
     def _release(self, address: str) -> None:
         with self._open_lock:
