@@ -107,6 +107,24 @@ CREATE TABLE IF NOT EXISTS ratings (
 """
 
 
+#: The Python types of an incident's columns as :meth:`Storage.incidents` reads them.
+_INCIDENT_TYPES: dict[str, type | tuple[type, ...]] = {
+    "match_id": str, "seat": (int, type(None)), "bot": (str, type(None)),
+    "kind": str, "deal": (int, type(None)), "detail": str,
+}  # fmt: skip
+
+
+def _sql_type(value: Any) -> str:
+    """What SQLite holds, in its words (a value, or the Python types of a column)."""
+    names = {bytes: "a BLOB", str: "text", int: "an integer", float: "a real number",
+             type(None): "NULL"}  # fmt: skip
+    if isinstance(value, type):
+        return names.get(value, value.__name__)
+    if isinstance(value, tuple):
+        return " or ".join(names.get(t, t.__name__) for t in value)
+    return names.get(type(value), type(value).__name__)
+
+
 class StorageError(RuntimeError):
     """The database cannot be used: the message says why and what to do."""
 
@@ -557,6 +575,12 @@ class Storage:
             )
         try:
             config = self._json(row["config_json"], f"config of tournament {tournament_id}")
+            if not isinstance(config, dict):  # (what reads it calls config.get)
+                raise StorageError(
+                    f"{self.path}: the stored config of tournament {tournament_id} is damaged "
+                    f"(JSON {type(config).__name__}, not an object); it was changed outside "
+                    "the arena"
+                )
         except StorageError as e:
             if not listing:
                 raise
@@ -739,7 +763,7 @@ class Storage:
             out.append(
                 MatchResult(
                     match_id=m["id"],
-                    index=m["idx"],
+                    index=self._index(m["idx"], m["id"]),
                     seats=tuple(self._json(m["seats_json"], f"seats of match {m['id']}")),
                     scores=tuple(p["score"] for p in ps),
                     places=tuple(p["place"] for p in ps),
@@ -761,7 +785,7 @@ class Storage:
             ).fetchall()
         for r in rows:
             seats = self._json(r["seats_json"], f"seats of match {r['id']}")
-            yield r["idx"], seats, self._record(r["record_json"], r["id"])
+            yield self._index(r["idx"], r["id"]), seats, self._record(r["record_json"], r["id"])
 
     def load_record(self, match_id: str) -> dict[str, Any]:
         """The full record of a stored match (for ``arena replay MATCH_ID``)."""
@@ -799,7 +823,7 @@ class Storage:
 
     def incidents(self, tournament_id: str) -> list[dict[str, Any]]:
         with self._guard("reading incidents"):
-            return [
+            rows = [
                 dict(r)
                 for r in self.conn.execute(
                     "SELECT i.match_id, m.idx, i.seat, i.bot, i.kind, i.deal, i.detail"
@@ -808,6 +832,26 @@ class Storage:
                     (tournament_id,),
                 )
             ]
+        for r in rows:  # a column of another type (a BLOB detail) was written by hand
+            self._index(r["idx"], r["match_id"])
+            for key, types in _INCIDENT_TYPES.items():
+                if not isinstance(r[key], types) or isinstance(r[key], bool):
+                    raise StorageError(
+                        f"{self.path}: the stored incident {key} of match {r['match_id']} is "
+                        f"damaged ({_sql_type(r[key])}, not {_sql_type(types)}); it was changed "
+                        "outside the arena"
+                    )
+        return rows
+
+    def _index(self, idx: Any, match_id: str) -> int:
+        """A match's schedule index (its order in the tournament) as read back."""
+        if type(idx) is not int:
+            raise StorageError(
+                f"{self.path}: the stored index of match {match_id} is damaged "
+                f"({_sql_type(idx)} {idx!r:.40}, not a whole number); it was changed outside "
+                "the arena"
+            )
+        return idx
 
     # ----------------------------------------------------------------- ratings
 

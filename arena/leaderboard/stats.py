@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from arena.ratings import DEFAULT_DRAW_PROBABILITY, MU, SIGMA, rate_results
-from arena.storage import Storage, deal_summary
+from arena.storage import Storage, StorageError, deal_summary
 
 __all__ = ["BotStats", "HeadToHead", "Leaderboard", "build_leaderboard"]
 
@@ -169,6 +169,13 @@ def _ci95(values: list[int]) -> float | None:
     return 1.96 * statistics.stdev(values) / math.sqrt(len(values))
 
 
+def _damaged(storage: Storage, tournament_id: str, what: str) -> StorageError:
+    return StorageError(
+        f"{storage.path}: the stored config of tournament {tournament_id} is damaged ({what}); "
+        "it was changed outside the arena"
+    )
+
+
 def build_leaderboard(storage: Storage, tournament_id: str) -> Leaderboard:
     """Everything the outputs show, from the stored records of ``tournament_id``."""
     info = storage.tournament(tournament_id)
@@ -176,13 +183,20 @@ def build_leaderboard(storage: Storage, tournament_id: str) -> Leaderboard:
         known = ", ".join(t.id for t in storage.tournaments()) or "none"
         raise LookupError(f"no tournament {tournament_id!r} in {storage.path} (stored: {known})")
     cfg = info.config
-    draw = float(cfg.get("draw_probability", DEFAULT_DRAW_PROBABILITY))
+    draw = cfg.get("draw_probability", DEFAULT_DRAW_PROBABILITY)
+    # (what a config may give: arena.tournament.config.MAX_DRAW_PROBABILITY at most)
+    if type(draw) not in (int, float) or not 0 < draw <= 0.99:
+        raise _damaged(storage, tournament_id, f"draw_probability {draw!r:.40} is not a "
+                       "number above 0 and at most 0.99")  # fmt: skip
     bots = list(info.bots)
     ruleset = cfg.get("ruleset") or {}
     if not isinstance(ruleset, dict):  # a preset named by a hand-made config (the web demo)
         ruleset = {"name": str(ruleset)}
     results = storage.match_results(tournament_id)
-    players = int(ruleset.get("players") or max((len(m.seats) for m in results), default=3))
+    stored = ruleset.get("players")
+    if stored and (type(stored) is not int or stored not in (3, 4)):  # (as a ruleset allows)
+        raise _damaged(storage, tournament_id, f"ruleset.players {stored!r:.40} is not 3 or 4")
+    players = int(stored or max((len(m.seats) for m in results), default=3))
     book, history_pts = rate_results(results, bots, draw_probability=draw)
 
     places: dict[str, list[int]] = {b: [0] * players for b in bots}

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.leaderboard.stats import STRIKE_GROUPS
-from arena.storage import MatchResult, Storage, TournamentInfo, lock_owner
+from arena.storage import MatchResult, Storage, StorageError, TournamentInfo, lock_owner
 from arena.tournament.schedule import SCHEDULE_VERSION
 from arena.web import board
 
@@ -307,7 +307,15 @@ class DataSource:
                 " FROM matches WHERE id = ?",
                 (match_id,),
             ).fetchone()
-        return {} if row is None else {"stored": dict(row)}
+        if row is None:
+            return {}
+        for key in row.keys():  # noqa: SIM118 (a Row iterates its values; a BLOB is no JSON)
+            if isinstance(row[key], bytes):
+                raise StorageError(
+                    f"{self.db}: the stored {key} of match {match_id} is damaged (a BLOB); it "
+                    "was changed outside the arena"
+                )
+        return {"stored": dict(row)}
 
 
 # ---------------------------------------------------------------------------------------
@@ -402,7 +410,7 @@ def _deltas_of(
     the matches left of its set deal the same cards: in order, beside the match list (the
     deals of each match), the deltas of a match's three bots gave every deal's result."""
     rows = st.conn.execute(
-        "SELECT d.deltas_json, p.seat, m.set_no FROM deals d"
+        "SELECT d.deltas_json, p.seat, m.set_no, d.match_id, d.number FROM deals d"
         " JOIN match_players p ON p.match_id = d.match_id"
         " JOIN matches m ON m.id = d.match_id"
         " WHERE m.tournament_id = ? AND p.bot = ? ORDER BY m.idx, d.number",
@@ -414,7 +422,15 @@ def _deltas_of(
         if r[2] in held:
             hidden += 1
             continue
-        deltas = json.loads(r[0])
-        if isinstance(deltas, list) and r[1] < len(deltas):
-            out.append(int(deltas[r[1]]))
+        try:  # a row changed outside the arena: the data's fault (a 500), not the request's
+            deltas = json.loads(r[0])
+            if not isinstance(deltas, list) or not all(type(d) is int for d in deltas):
+                raise ValueError("not a list of whole numbers")
+        except (TypeError, ValueError) as e:
+            raise StorageError(
+                f"{st.path}: the stored deltas of deal {r[4]} of match {r[3]} are damaged "
+                f"({e}); they were changed outside the arena"
+            ) from e
+        if isinstance(r[1], int) and 0 <= r[1] < len(deltas):
+            out.append(deltas[r[1]])
     return out, hidden

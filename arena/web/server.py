@@ -29,6 +29,7 @@ import logging
 import mimetypes
 import socket
 import threading
+import time
 from collections.abc import Sequence
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -40,7 +41,7 @@ from arena.storage import StorageError
 from arena.web.data import DataSource, HeldBack, NotFound
 from arena.web.replay import MatchReplay, ReplayCache, ReplayFailed
 
-__all__ = ["STATIC_DIR", "WebServer", "host_allowed", "make_server"]
+__all__ = ["STATIC_DIR", "WebServer", "address_key", "host_allowed", "make_server"]
 
 log = logging.getLogger("arena.web")
 
@@ -57,10 +58,131 @@ MAX_QUERY_INT = 1_000_000
 #: took 300 threads (57 MB) and there was no end to it.
 MAX_CONNECTIONS = 128
 MAX_CONNECTIONS_PER_ADDRESS = 32
+
+#: Seconds a request has to arrive whole (request line and headers), from the moment the
+#: connection is ready for it (accepted, or the previous answer on it sent): a connection
+#: whose request is not read by then is shut down. The handler's ``timeout`` is per
+#: ``recv``: a request fed a byte every 25 s was never cut off, and 128 of them kept every
+#: other client at 503 for as long as their sender liked.
+REQUEST_DEADLINE = 10.0
+
+#: Headers of every answer. The pages load their scripts and styles from /static/ only;
+#: their scripts set ``style`` attributes (a legend's swatch colour, the trump's size), so
+#: inline style attributes are allowed, not inline ``<style>`` or scripts.
+SECURITY_HEADERS = (
+    ("X-Content-Type-Options", "nosniff"),
+    ("X-Frame-Options", "DENY"),
+    ("Referrer-Policy", "no-referrer"),
+    (
+        "Content-Security-Policy",
+        "default-src 'self'; script-src 'self'; style-src 'self'; "
+        "style-src-attr 'unsafe-inline'; img-src 'self'; object-src 'none'; "
+        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    ),
+)
+
 _BUSY = (
     b"HTTP/1.0 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: text/plain\r\n"
-    b"Content-Length: 45\r\nConnection: close\r\n\r\ntoo many connections at once: try again soon\n"
+    + b"".join(f"{k}: {v}\r\n".encode() for k, v in SECURITY_HEADERS)
+    + b"Content-Length: 45\r\nConnection: close\r\n\r\n"
+    + b"too many connections at once: try again soon\n"
 )
+
+
+def address_key(host: str) -> str:
+    """What the per-address cap counts a client by: its IP address, but every loopback
+    address as one (127.0.0.2 is as local as 127.0.0.1: 4 x 32 connections from
+    127.0.0.1..4 filled every slot) and an IPv6 address by its /64 (a host is given a
+    whole /64 and picks addresses in it at will).
+
+    >>> address_key("127.0.0.3") == address_key("::1") == address_key("::ffff:127.0.0.1")
+    True
+    >>> address_key("2001:db8::1"), address_key("::ffff:192.0.2.7"), address_key("192.0.2.7")
+    ('2001:db8::/64', '192.0.2.7', '192.0.2.7')
+    """
+    try:
+        ip: ipaddress.IPv4Address | ipaddress.IPv6Address = ipaddress.ip_address(
+            host.partition("%")[0]
+        )
+    except ValueError:
+        return host
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped  # an IPv4 client of a dual-stack server (--host ::)
+    if ip.is_loopback:
+        return "loopback"
+    if isinstance(ip, ipaddress.IPv6Address):
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)
+
+
+class _Deadlines:
+    """One thread for all connections: it shuts down the socket of a connection whose
+    request has not arrived whole by its deadline (see ``REQUEST_DEADLINE``). The handler
+    arms a connection's deadline before reading a request and disarms it once the request
+    is read; :meth:`disarm` says whether it was in time."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._due: dict[socket.socket, float] = {}
+        self._cut: set[socket.socket] = set()
+        self._closed = False
+        self._thread: threading.Thread | None = None
+
+    def arm(self, sock: socket.socket, seconds: float) -> None:
+        with self._cond:
+            if self._closed:
+                return
+            self._cut.discard(sock)
+            self._due[sock] = time.monotonic() + seconds
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="arena-web-deadlines", daemon=True
+                )
+                self._thread.start()
+            self._cond.notify()
+
+    def was_cut(self, sock: socket.socket) -> bool:
+        with self._cond:
+            return sock in self._cut
+
+    def disarm(self, sock: socket.socket) -> bool:
+        """Forget ``sock``'s deadline: False if it had passed (the socket is shut down)."""
+        with self._cond:
+            if self._due.pop(sock, None) is not None:
+                return True
+            if sock in self._cut:
+                self._cut.discard(sock)
+                return False
+            return True
+
+    def pending(self) -> int:
+        """Connections waiting for their request (tests)."""
+        with self._cond:
+            return len(self._due)
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._due.clear()
+            self._cut.clear()
+            self._cond.notify()
+            thread = self._thread
+        if thread is not None:
+            thread.join(5)
+
+    def _run(self) -> None:
+        with self._cond:
+            while not self._closed:
+                now = time.monotonic()
+                for sock in [s for s, due in self._due.items() if due <= now]:
+                    del self._due[sock]
+                    self._cut.add(sock)
+                    # (shutdown does not block; the handler's recv returns at once, and
+                    # the handler, seeing the deadline passed, answers nothing)
+                    with contextlib.suppress(OSError):
+                        sock.shutdown(socket.SHUT_RDWR)
+                soonest = min(self._due.values(), default=None)
+                self._cond.wait(None if soonest is None else max(0.0, soonest - now))
 
 
 class WebServer(ThreadingHTTPServer):
@@ -81,11 +203,12 @@ class WebServer(ThreadingHTTPServer):
         self.allowed_hosts = tuple(h.lower().rstrip(".") for h in allowed_hosts)
         self.replays = ReplayCache()
         self._thread: threading.Thread | None = None
-        self._open: dict[str, int] = {}  # connections being served, by address
+        self._open: dict[str, int] = {}  # connections being served, by address_key
         self._open_lock = threading.Lock()
+        self.deadlines = _Deadlines()
 
     def process_request(self, request: Any, client_address: Any) -> None:
-        address = str(client_address[0])
+        address = address_key(str(client_address[0]))
         with self._open_lock:
             served = self._open.get(address, 0)
             busy = served >= MAX_CONNECTIONS_PER_ADDRESS or (
@@ -105,16 +228,31 @@ class WebServer(ThreadingHTTPServer):
             raise
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
+        # ThreadingMixIn's, but the slot is released before the connection is closed: a
+        # client that saw its answer end and connected again found its old slot still
+        # held now and then (a 503, or a count one too high).
         try:
-            super().process_request_thread(request, client_address)
+            self.finish_request(request, client_address)
+        except Exception:
+            self.handle_error(request, client_address)
         finally:
-            self._release(str(client_address[0]))
+            self._release(address_key(str(client_address[0])))
+            self.shutdown_request(request)
 
     def _release(self, address: str) -> None:
         with self._open_lock:
             left = self._open.pop(address, 1) - 1
             if left:
                 self._open[address] = left
+
+    def without_path(self, message: str) -> str:
+        """``message`` with the database's path shortened to its file name: an answer does
+        not tell where the server's files are (the log, for the operator, does)."""
+        db = self.source.db
+        paths = {str(db), str(db.absolute()), str(db.resolve())} - {db.name}
+        for path in sorted(paths, key=len, reverse=True):
+            message = message.replace(path, db.name)
+        return message
 
     @property
     def port(self) -> int:
@@ -129,6 +267,10 @@ class WebServer(ThreadingHTTPServer):
         """Serve from a daemon thread (tests); :meth:`shutdown` stops it."""
         self._thread = threading.Thread(target=self.serve_forever, name="arena-web", daemon=True)
         self._thread.start()
+
+    def server_close(self) -> None:
+        super().server_close()
+        self.deadlines.close()
 
     def stop(self) -> None:
         self.shutdown()
@@ -198,7 +340,9 @@ class _Handler(BaseHTTPRequestHandler):
     #: What a request line that does not parse is taken for: http.server's HTTP/0.9 made
     #: the error reply a bare body, with no status line or headers.
     default_request_version = "HTTP/1.0"
-    #: An idle connection is closed after this long (each one holds a thread).
+    #: A socket operation (a recv, an answer's sendall) gives up after this long. A request
+    #: must also arrive whole within ``REQUEST_DEADLINE`` (checked by the server's
+    #: ``_Deadlines``): this bound is per recv.
     timeout = 60
 
     def version_string(self) -> str:  # the Server header: no Python version
@@ -206,6 +350,27 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("%s " + format, self.address_string(), *args)
+
+    def handle_one_request(self) -> None:
+        # The request (line and headers) must be read whole by the deadline; an idle
+        # keep-alive connection is closed then too.
+        self.server.deadlines.arm(self.connection, REQUEST_DEADLINE)
+        try:
+            super().handle_one_request()
+        finally:
+            self.server.deadlines.disarm(self.connection)
+
+    def parse_request(self) -> bool:
+        # A connection cut at its deadline has half a request at most: nothing is answered
+        # (its socket is shut down) and nothing of it is served.
+        if self.server.deadlines.was_cut(self.connection):
+            self.close_connection = True
+            return False
+        parsed = super().parse_request()
+        if not self.server.deadlines.disarm(self.connection):
+            self.close_connection = True
+            return False
+        return parsed
 
     def do_HEAD(self) -> None:
         self.do_GET()
@@ -244,11 +409,11 @@ class _Handler(BaseHTTPRequestHandler):
             # that does not replay. The message names it; no traceback.
             log.error("%s: %s", self.path, e)
             self._error(HTTPStatus.INTERNAL_SERVER_ERROR, str(e))
-        except (ValueError, IndexError, KeyError) as e:  # a deal or seat out of range, ...
-            self._error(HTTPStatus.BAD_REQUEST, str(e.args[0]) if e.args else str(e))
         except (BrokenPipeError, ConnectionResetError):
             pass
         except Exception as e:  # one bad request must not stop the server
+            # What the request may be at fault for is an _HTTPError (400) above: anything
+            # else (a ValueError of a stored row, say) was a 400, blaming the request.
             log.exception("error serving %s", self.path)
             self._error(HTTPStatus.INTERNAL_SERVER_ERROR, f"{type(e).__name__}: {e}")
 
@@ -302,8 +467,14 @@ class _Handler(BaseHTTPRequestHandler):
                 match_id = src.match_id(_match_ref(ref))
                 src.check_shown(match_id)
                 replay = self._replay(match_id)
+                k = _deal_index(index, len(replay.summary["deals"]))
                 seat = _int(q, "seat")
-                return replay.deal(_deal_index(index, len(replay.summary["deals"])), seat)
+                if seat is not None and seat >= replay.n:
+                    raise _HTTPError(
+                        HTTPStatus.BAD_REQUEST,
+                        f"no seat {seat} in match {match_id}: its seats are 0 to {replay.n - 1}",
+                    )
+                return replay.deal(k, seat)
         raise _HTTPError(HTTPStatus.NOT_FOUND, "no such API endpoint: /api/" + "/".join(parts))
 
     def _replay(self, match_id: str) -> MatchReplay:
@@ -327,6 +498,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(status, body, "application/json; charset=utf-8", allow)
 
     def _error(self, status: HTTPStatus, message: str, allow: str | None = None) -> None:
+        message = self.server.without_path(message)
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             self._json(status, {"error": message, "status": int(status)}, allow)
 
@@ -337,6 +509,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")
+        for name, value in SECURITY_HEADERS:
+            self.send_header(name, value)
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
