@@ -11,7 +11,7 @@ PROTO_OUT := arena/v1/arena_pb2.py
 help:
 	@echo "make tournament  run the default tournament of the bundled bots"
 	@echo "make test        run the test suite (creates .venv, generates protobuf code)"
-	@echo "make check       ruff + mypy"
+	@echo "make check       ruff (lint, format) + mypy"
 	@echo "make bench       print the benchmark figures"
 	@echo "make soak        long load test (loopback only, bounded in time)"
 	@echo "make fuzz        long fuzzing run"
@@ -40,6 +40,7 @@ test-all: $(PROTO_OUT)
 
 check: $(PROTO_OUT)
 	$(BIN)/ruff check engine arena sdk bots tests
+	$(BIN)/ruff format --check engine arena sdk bots tests
 	$(BIN)/mypy engine arena sdk bots
 
 bench: $(PROTO_OUT)

@@ -88,7 +88,6 @@ def token_problem(token: str) -> str | None:
     return None
 
 
-
 class MalformedMessageError(ValueError):
     """A protobuf message that does not describe an engine value; ``what`` names the part."""
 
@@ -233,8 +232,9 @@ def action_from_pb(msg: pb.Action) -> Action:
         return ThrowIn()
     if msg.ByteSize():  # fields, but none this protocol knows (a newer one's kind?)
         raise MalformedActionError(
-            "action", "a kind this referee does not know (protocol version 1: bid, pass, "
-            "give, contract, concede, throw_in, play)"
+            "action",
+            "a kind this referee does not know (protocol version 1: bid, pass, "
+            "give, contract, concede, throw_in, play)",
         )
     raise MalformedActionError("action", "no kind set (bid, pass, give, contract, ...)")
 

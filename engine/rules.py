@@ -28,8 +28,15 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PRESETS", "Ruleset", "RulesetError", "TomlFileError", "load_ruleset", "preset",
-           "read_toml_file"]
+__all__ = [
+    "PRESETS",
+    "Ruleset",
+    "RulesetError",
+    "TomlFileError",
+    "load_ruleset",
+    "preset",
+    "read_toml_file",
+]
 
 
 class RulesetError(ValueError):

@@ -151,14 +151,17 @@ def test_bundled_default_configs_are_valid(monkeypatch: pytest.MonkeyPatch) -> N
         ('db = "a\\u0000b"\n' + BASE, "db", "a path with a NUL byte"),
         ('out = "~nosuchuser/x"\n' + BASE, "out", "no path in '~nosuchuser/x'"),
         ('db = "/"\n' + BASE, "db", "/ is a directory"),
-        ('ruleset = "~nosuchuser/r.toml"\n' + BASE[len('name = "mine"') + 1 :].replace(
-            'ruleset = "classic"\n', ""), "ruleset", "no path in '~nosuchuser/r.toml'"),
+        (
+            'ruleset = "~nosuchuser/r.toml"\n'
+            + BASE[len('name = "mine"') + 1 :].replace('ruleset = "classic"\n', ""),
+            "ruleset",
+            "no path in '~nosuchuser/r.toml'",
+        ),
         (BASE + '[tls]\ncert = "~nosuchuser/c.pem"\nkey = "k.pem"\n', "tls.cert", "no path"),
         ("a = " + "[" * 3000 + "]" * 3000 + "\n" + BASE, "file", "nested too deeply"),
         (BASE + 'd = { bot = "random", env = { "A=B" = "x" } }\n', "bots.d.env", "'A=B'"),
         (BASE + 'd = { bot = "random", env = { A = "x\\u0000" } }\n', "bots.d.env.A", "NUL"),
         (BASE + 'd = { command = ["x\\u0000y"] }\n', "bots.d.command", "NUL"),
-
         ("deals = 1\n" + BASE, "deals", "expected a string"),
         ("name = [\n", "file", "not valid TOML"),
     ],
