@@ -870,6 +870,8 @@ async def _wait_for_bots(
     # restarted, as it would be a moment later.
     welcomed = getattr(referee, "welcomed_bots", None)  # (a test's fake may not tell)
     while not wait.done():
+        for p in procs.values():  # (a bot printing in a loop meanwhile: as _monitor does)
+            p.trim_log()
         seen = set(welcomed()) if welcomed is not None else set()
         dead = [p for p in procs.values() if p.exited and not p.given_up]
         why = "before connecting"

@@ -619,6 +619,9 @@ def test_a_bot_out_of_restarts_before_the_start_stops_the_start_at_once() -> Non
         def tail(self, lines: int = 8) -> str:
             return "RuntimeError: boom"
 
+        def trim_log(self) -> None:
+            pass
+
         async def stop(self) -> None:
             self.stopped = True
 
@@ -861,3 +864,47 @@ def test_every_bot_process_hides_every_bots_token(
     with pytest.raises(TournamentError, match="stop here"):
         run(load_config(conf), QUIET)
     assert len(seen) == 1 and "far-token-0123456789" in seen[0] and len(seen[0]) == 3
+
+
+def test_a_bot_writing_without_end_while_the_others_connect_has_its_log_cut(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect (review of the log cut): logs were cut only by the supervisor, which starts
+    once every bot has connected: a bot printing in a loop and never connecting wrote
+    without bound for the whole of ``bot_wait_s`` (30 s by default; at 100 MB/s, 3 GB).
+    The wait for the bots cuts them too."""
+    import sys
+    import types
+
+    from arena.tournament import runner
+    from arena.tournament.config import BotSpec
+    from arena.tournament.runner import _wait_for_bots
+
+    monkeypatch.setattr(runner, "LOG_LIMIT_BYTES", 256 << 10)
+    monkeypatch.setattr(runner, "LOG_KEEP_BYTES", 16 << 10)
+    log = tmp_path / "chatty.log"
+    code = "import time\nfor i in range(20000): print(f'line {i:06d} ' + 'x' * 60)\ntime.sleep(60)\n"
+
+    class Referee:  # the bot never connects; the wait ends once its log was cut
+        async def wait_for_bots(self, names: list[str], timeout: float) -> list[str]:
+            for _ in range(600):  # (a guard, not a timing)
+                if b"dropped here" in log.read_bytes():
+                    return []
+                await asyncio.sleep(0.05)
+            return names
+
+        def welcomed_bots(self) -> list[str]:
+            return []
+
+    async def scenario() -> None:
+        bot = _BotProcess(BotSpec(name="chatty", kind="command"), [sys.executable, "-c", code],
+                          "t", log)  # fmt: skip
+        await bot.start()
+        try:
+            cfg: Any = types.SimpleNamespace(bot_names=["chatty"], bot_wait_s=60.0, bots=[])
+            await _wait_for_bots(cfg, Referee(), {"chatty": bot}, 0)
+        finally:
+            await bot.stop()
+
+    asyncio.run(scenario())
+    assert b"bytes dropped here ---" in log.read_bytes()
