@@ -908,3 +908,41 @@ def test_a_bot_writing_without_end_while_the_others_connect_has_its_log_cut(
 
     asyncio.run(scenario())
     assert b"bytes dropped here ---" in log.read_bytes()
+
+
+def test_a_cut_log_keeps_whole_lines_says_what_it_dropped_and_tails_this_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Mutation audit: what the cut keeps of the end starts at a line's start, the count it
+    says it dropped is what went, and the tail still finds this start's lines when they
+    began past what was kept (a restarted bot whose earlier runs filled the log): none of
+    it was tested (keeping half a line, miscounting, or a tail of "" all passed)."""
+    import re
+
+    from arena.tournament import runner
+    from arena.tournament.config import BotSpec
+
+    monkeypatch.setattr(runner, "LOG_LIMIT_BYTES", 64 << 10)
+    monkeypatch.setattr(runner, "LOG_KEEP_BYTES", 8 << 10)
+    log = tmp_path / "b.log"
+    earlier = b"".join(b"earlier run %06d\n" % i for i in range(4000))  # 68 KiB
+    this = b"--- starting b\n" + b"".join(b"line %06d %s\n" % (i, b"y" * i) for i in range(400))
+    log.write_bytes(earlier)
+    bot = _BotProcess(BotSpec(name="b", kind="command"), ["true"], "t", log)
+    bot._fh = open(log, "ab")  # as start() leaves it, the lines of this start after
+    try:
+        bot._log_start = len(earlier)
+        bot._fh.write(this)
+        bot._fh.flush()
+        bot.trim_log()
+        text = log.read_bytes()
+        head, marker, end = text[: 8 << 10], *text[8 << 10 :].split(b"---\n", 1)
+        assert head == (earlier + this)[: 8 << 10]
+        dropped = int(re.fullmatch(rb"\n--- \S+ log over 0 MiB: (\d+) bytes dropped here ", marker)[1])  # type: ignore[index]
+        assert end.startswith(b"line ") and (earlier + this).endswith(end), end[:40]
+        assert (8 << 10) + dropped + len(end) == len(earlier + this)
+        assert bot.tail(1) == f"line 000399 {'y' * 399}"
+        bot.trim_log()  # under the limit now: nothing more is cut
+        assert log.read_bytes() == text
+    finally:
+        bot._fh.close()
