@@ -883,7 +883,9 @@ def test_a_bot_writing_without_end_while_the_others_connect_has_its_log_cut(
     monkeypatch.setattr(runner, "LOG_LIMIT_BYTES", 256 << 10)
     monkeypatch.setattr(runner, "LOG_KEEP_BYTES", 16 << 10)
     log = tmp_path / "chatty.log"
-    code = "import time\nfor i in range(20000): print(f'line {i:06d} ' + 'x' * 60)\ntime.sleep(60)\n"
+    code = (
+        "import time\nfor i in range(20000): print(f'line {i:06d} ' + 'x' * 60)\ntime.sleep(60)\n"
+    )
 
     class Referee:  # the bot never connects; the wait ends once its log was cut
         async def wait_for_bots(self, names: list[str], timeout: float) -> list[str]:
@@ -929,8 +931,8 @@ def test_a_cut_log_keeps_whole_lines_says_what_it_dropped_and_tails_this_start(
     this = b"--- starting b\n" + b"".join(b"line %06d %s\n" % (i, b"y" * i) for i in range(400))
     log.write_bytes(earlier)
     bot = _BotProcess(BotSpec(name="b", kind="command"), ["true"], "t", log)
-    bot._fh = open(log, "ab")  # as start() leaves it, the lines of this start after
-    try:
+    with open(log, "ab") as fh:  # as start() leaves it, the lines of this start after
+        bot._fh = fh
         bot._log_start = len(earlier)
         bot._fh.write(this)
         bot._fh.flush()
@@ -938,11 +940,11 @@ def test_a_cut_log_keeps_whole_lines_says_what_it_dropped_and_tails_this_start(
         text = log.read_bytes()
         head, marker, end = text[: 8 << 10], *text[8 << 10 :].split(b"---\n", 1)
         assert head == (earlier + this)[: 8 << 10]
-        dropped = int(re.fullmatch(rb"\n--- \S+ log over 0 MiB: (\d+) bytes dropped here ", marker)[1])  # type: ignore[index]
+        said = re.fullmatch(rb"\n--- \S+ log over 0 MiB: (\d+) bytes dropped here ", marker)
+        assert said is not None, marker
+        dropped = int(said[1])
         assert end.startswith(b"line ") and (earlier + this).endswith(end), end[:40]
         assert (8 << 10) + dropped + len(end) == len(earlier + this)
         assert bot.tail(1) == f"line 000399 {'y' * 399}"
         bot.trim_log()  # under the limit now: nothing more is cut
         assert log.read_bytes() == text
-    finally:
-        bot._fh.close()
