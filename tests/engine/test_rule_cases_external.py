@@ -1201,6 +1201,13 @@ def test_explicit_hand_given_as_one_text_is_explained() -> None:
         Game.new("classic", 1, NAMES3, deals={0: (list(SOLID[0].values()), SOLID[1])})  # type: ignore[dict-item]
     hs = [[str(c) for c in parse_cards(SOLID[0][s])] for s in range(3)]  # one text per card: fine
     Game.new("classic", 1, NAMES3, deals={0: (hs, SOLID[1].split())})
+    # Mutation audit: the hands as one text, or the talon alone as one text, are explained
+    # too (dropping either check went unnoticed: "expected 3 hands, got 62", "not a card").
+    with pytest.raises(ValueError, match="parse_cards"):
+        whole = " ".join(SOLID[0].values())
+        Game.new("classic", 1, NAMES3, deals={0: (whole, parse_cards(SOLID[1]))})  # type: ignore[dict-item]
+    with pytest.raises(ValueError, match="parse_cards"):
+        Game.new("classic", 1, NAMES3, deals={0: (hs, SOLID[1])})  # type: ignore[dict-item]
 
 
 def test_docs_rule_case_recipe_runs() -> None:
