@@ -228,3 +228,46 @@ async def _play_until_ended(call: Any) -> None:
                 d = pb.Decision(request_id=r.request_id, match_id=r.match_id,
                                 action=r.view.legal_actions[0])  # fmt: skip
                 await call.write(pb.BotMessage(decision=d))
+
+
+def test_a_silent_stream_waits_out_its_last_second_without_spinning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Mutation audit: once its rival had come, the silent stream's wait for its Hello kept
+    the finished rival in the set it waits on: ``asyncio.wait`` returned at once, over and
+    over, for the whole second left (a loop spinning on the referee's only thread), and no
+    test noticed. It waits a handful of times."""
+    waits = 0
+    real_wait = asyncio.wait
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal waits
+        if sys._getframe(1).f_code.co_name == "serve_stream":
+            waits += 1
+        return await real_wait(*args, **kwargs)
+
+    monkeypatch.setattr(asyncio, "wait", counted)
+    md = (("authorization", "Bearer tok-x"),)
+
+    async def main() -> tuple[str, str]:
+        async with arena(tmp_path) as a:
+            a.referee.add_bot("x", "tok-x")
+            async with grpc.aio.insecure_channel(a.target) as ch:
+                silent = pb_grpc.ArenaStub(ch).Play(metadata=md)
+                while a.referee.session("x").reserved is None:
+                    await asyncio.sleep(0.01)
+                rival = pb_grpc.ArenaStub(ch).Play(metadata=md)
+                with suppress(grpc.aio.AioRpcError):
+                    await rival.read()
+                assert (await rival.code()) is grpc.StatusCode.ALREADY_EXISTS
+                with suppress(grpc.aio.AioRpcError):
+                    await silent.read()
+                return (await silent.code()).name, await silent.details()
+
+    code, details = asyncio.run(main())
+    assert code == "INVALID_ARGUMENT", code
+    assert details == (
+        "the first message must be Hello: none came, and another stream of bot 'x' came 1 s "
+        "ago (this one is taken for dead)"
+    )
+    assert waits <= 5, waits
