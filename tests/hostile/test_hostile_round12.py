@@ -271,3 +271,39 @@ def test_a_silent_stream_waits_out_its_last_second_without_spinning(
         "ago (this one is taken for dead)"
     )
     assert waits <= 5, waits
+
+
+def _serve_output(tmp_path: Path, *args: str) -> tuple[int | None, str]:
+    """Run `arena serve` with ``args`` until it has said its match ids (then stop it with
+    SIGTERM) or has exited: its exit code and all it wrote."""
+    import os
+    import signal
+    import subprocess
+
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text('[bots]\nb1 = "t1"\nb2 = "t2"\nb3 = "t3"\n')
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
+    argv = [sys.executable, "-m", "arena.cli", "serve", "--tokens", str(tokens),
+            "--record-dir", str(tmp_path / "rec"), *args]  # fmt: skip
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          env=env) as proc:  # fmt: skip
+        assert proc.stdout is not None
+        out = ""
+        try:
+            for line in proc.stdout:
+                out += line
+                if line.startswith("match ids "):
+                    proc.send_signal(signal.SIGTERM)
+            return proc.wait(60), out
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+
+
+def test_serve_prints_a_seed_it_is_given_and_keeps_no_file_of_it(tmp_path: Path) -> None:
+    """Mutation audit: only the drawn seed was tested; a seed given with --seed (known to
+    whoever gave it) is printed as before, and no seed file is written."""
+    code, out = _serve_output(tmp_path, "--port", "0", "--seed", "5")
+    assert code == 0, out
+    assert "seed 5 (--seed 5 deals the same matches again)" in out, out
+    assert not list((tmp_path / "rec").glob("*.seed"))
