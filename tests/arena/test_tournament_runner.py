@@ -948,3 +948,29 @@ def test_a_cut_log_keeps_whole_lines_says_what_it_dropped_and_tails_this_start(
         assert bot.tail(1) == f"line 000399 {'y' * 399}"
         bot.trim_log()  # under the limit now: nothing more is cut
         assert log.read_bytes() == text
+
+
+def test_a_log_of_the_limit_is_kept_whole_and_one_byte_more_is_cut(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Mutation audit: the limit itself was not tested (a cut only past twice the limit
+    passed): a log of LOG_LIMIT_BYTES is left as it is; one byte more is cut."""
+    from arena.tournament import runner
+    from arena.tournament.config import BotSpec
+
+    monkeypatch.setattr(runner, "LOG_LIMIT_BYTES", 64 << 10)
+    monkeypatch.setattr(runner, "LOG_KEEP_BYTES", 8 << 10)
+    log = tmp_path / "b.log"
+    whole = b"".join(b"line %010d\n" % i for i in range(4096))  # 64 KiB
+    assert len(whole) == 64 << 10
+    log.write_bytes(whole)
+    bot = _BotProcess(BotSpec(name="b", kind="command"), ["true"], "t", log)
+    with open(log, "ab") as fh:
+        bot._fh = fh
+        bot.trim_log()
+        assert log.read_bytes() == whole
+        fh.write(b"!")
+        fh.flush()
+        bot.trim_log()
+        assert b"bytes dropped here" in log.read_bytes()
+        assert log.stat().st_size < 20 << 10
