@@ -99,3 +99,31 @@ def test_shutdown_drops_the_calls_not_started_and_ends_the_threads() -> None:
         t.join(GUARD)
         assert not t.is_alive(), t
     assert len(threads) == 2
+
+
+def test_a_thread_that_cannot_start_leaves_no_call_behind(monkeypatch: Any) -> None:
+    """Defect (review of the daemon workers): ``submit`` queued the call, then started a
+    thread for it; when the thread could not start (no memory, a process limit) the
+    caller got the RuntimeError, yet the call stayed queued and ran later on the next
+    thread (a bot's ``act`` made after the runner had given up on it), and the count of
+    threads kept the one that never was."""
+    w = _Workers(2)
+    ran: list[str] = []
+    real = threading.Thread.start
+
+    def cannot(self: threading.Thread) -> None:
+        raise RuntimeError("can't start new thread")
+
+    try:
+        monkeypatch.setattr(threading.Thread, "start", cannot)
+        try:
+            w.submit(lambda: ran.append("refused"))
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("submit did not raise")
+        monkeypatch.setattr(threading.Thread, "start", real)
+        assert w.submit(lambda: ran.append("next")).result(GUARD) is None
+        assert ran == ["next"] and w._threads == 1
+    finally:
+        w.shutdown()
