@@ -1169,6 +1169,14 @@ def test_the_dealer_is_the_seeds_draw_or_the_one_given_and_a_record_keeps_it() -
     assert rec["start"] == {"dealer": 2} and rec["deals"][0]["dealer"] == 2
     again = replay(rec)
     assert again.first_dealer == 2 and record(again) == rec
+    # with a start position: kept beside it (mutation audit: a dealer written over the
+    # scores and barrel went unnoticed), and replayed from both
+    g = Game.new("classic", seed_for_dealer(3, 0), NAMES3, scores=(800, 0, 880),
+                 barrel=(0, 0, 3), dealer=2)  # fmt: skip
+    rec = record(g)
+    assert rec["start"] == {"scores": [800, 0, 880], "barrel": [0, 0, 3], "dealer": 2}
+    again = replay(rec)
+    assert again.start == ((800, 0, 880), (0, 0, 3)) and again.first_dealer == 2
     # the seed's own draw is not written (records stay as they were)
     plain = record(Game.new("classic", seed_for_dealer(3, 1), NAMES3, dealer=1))
     assert "start" not in plain
