@@ -307,3 +307,34 @@ def test_serve_prints_a_seed_it_is_given_and_keeps_no_file_of_it(tmp_path: Path)
     assert code == 0, out
     assert "seed 5 (--seed 5 deals the same matches again)" in out, out
     assert not list((tmp_path / "rec").glob("*.seed"))
+
+
+def test_refused_second_streams_of_a_bot_are_logged_within_the_same_bound(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Mutation audit: the bound on refusals logged was tested with unknown tokens only;
+    streams of a known token refused because another is saying Hello (ALREADY_EXISTS)
+    are logged within the same REFUSALS_LOGGED per flood window."""
+    caplog.set_level(logging.INFO, logger="arena.referee")
+    md = (("authorization", "Bearer tok-x"),)
+
+    async def main() -> list[str]:
+        async with arena(tmp_path, flood_window_s=600, reconnect_limit=1000) as a:
+            a.referee.add_bot("x", "tok-x")
+            async with grpc.aio.insecure_channel(a.target) as ch:
+                silent = pb_grpc.ArenaStub(ch).Play(metadata=md)
+                while a.referee.session("x").reserved is None:
+                    await asyncio.sleep(0.01)
+                codes = []
+                for _ in range(2 * core.REFUSALS_LOGGED):
+                    call = pb_grpc.ArenaStub(ch).Play(metadata=md)
+                    with suppress(grpc.aio.AioRpcError):
+                        await call.read()
+                    codes.append((await call.code()).name)
+                silent.cancel()
+                return codes
+
+    codes = asyncio.run(main())
+    assert codes.count("ALREADY_EXISTS") > core.REFUSALS_LOGGED, codes
+    lines = [r for r in caplog.records if "second stream for bot x refused" in r.getMessage()]
+    assert len(lines) == core.REFUSALS_LOGGED, len(lines)
