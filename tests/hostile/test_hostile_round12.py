@@ -273,11 +273,10 @@ def test_a_silent_stream_waits_out_its_last_second_without_spinning(
     assert waits <= 5, waits
 
 
-def _serve_output(tmp_path: Path, *args: str) -> tuple[int | None, str]:
-    """Run `arena serve` with ``args`` until it has said its match ids (then stop it with
-    SIGTERM) or has exited: its exit code and all it wrote."""
+def _serve_output(tmp_path: Path, *args: str) -> str:
+    """Run `arena serve` with ``args`` until it has said its match ids (then kill it) or
+    has exited: all it wrote."""
     import os
-    import signal
     import subprocess
 
     tokens = tmp_path / "tokens.toml"
@@ -293,18 +292,16 @@ def _serve_output(tmp_path: Path, *args: str) -> tuple[int | None, str]:
             for line in proc.stdout:
                 out += line
                 if line.startswith("match ids "):
-                    proc.send_signal(signal.SIGTERM)
-            return proc.wait(60), out
+                    break
         finally:
-            if proc.poll() is None:
-                proc.kill()
+            proc.kill()  # (not a signal it handles: it may not have its handlers yet)
+        return out
 
 
 def test_serve_prints_a_seed_it_is_given_and_keeps_no_file_of_it(tmp_path: Path) -> None:
     """Mutation audit: only the drawn seed was tested; a seed given with --seed (known to
     whoever gave it) is printed as before, and no seed file is written."""
-    code, out = _serve_output(tmp_path, "--port", "0", "--seed", "5")
-    assert code == 0, out
+    out = _serve_output(tmp_path, "--port", "0", "--seed", "5")
     assert "seed 5 (--seed 5 deals the same matches again)" in out, out
     assert not list((tmp_path / "rec").glob("*.seed"))
 
