@@ -931,7 +931,7 @@ def test_a_cut_log_keeps_whole_lines_says_what_it_dropped_and_tails_this_start(
     this = b"--- starting b\n" + b"".join(b"line %06d %s\n" % (i, b"y" * i) for i in range(400))
     log.write_bytes(earlier)
     bot = _BotProcess(BotSpec(name="b", kind="command"), ["true"], "t", log)
-    with open(log, "ab") as fh:  # as start() leaves it, the lines of this start after
+    with open(log, "ab+") as fh:  # as start() leaves it, the lines of this start after
         bot._fh = fh
         bot._log_start = len(earlier)
         bot._fh.write(this)
@@ -965,7 +965,7 @@ def test_a_log_of_the_limit_is_kept_whole_and_one_byte_more_is_cut(
     assert len(whole) == 64 << 10
     log.write_bytes(whole)
     bot = _BotProcess(BotSpec(name="b", kind="command"), ["true"], "t", log)
-    with open(log, "ab") as fh:
+    with open(log, "ab+") as fh:  # as start() leaves it
         bot._fh = fh
         bot.trim_log()
         assert log.read_bytes() == whole
@@ -974,3 +974,53 @@ def test_a_log_of_the_limit_is_kept_whole_and_one_byte_more_is_cut(
         bot.trim_log()
         assert b"bytes dropped here" in log.read_bytes()
         assert log.stat().st_size < 20 << 10
+
+
+def test_a_bot_that_removes_its_log_still_has_it_cut(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect (review of the log cut): the cut read the log's end through its path; a bot
+    that removed its log (or put something else there) went on writing to the file without
+    a name, which was never cut (the disk filled all the same), and the supervisor logged a
+    warning about it twice a second without end. The end is read from the file itself."""
+    import sys
+    from collections import Counter
+
+    from arena.tournament import runner
+    from arena.tournament.config import BotSpec
+    from arena.tournament.runner import _monitor
+
+    monkeypatch.setattr(runner, "LOG_LIMIT_BYTES", 256 << 10)
+    monkeypatch.setattr(runner, "LOG_KEEP_BYTES", 16 << 10)
+    log = tmp_path / "sly.log"
+    code = (
+        f"import os, time\nos.unlink({str(log)!r})\n"
+        "for i in range(20000): print(f'line {i:06d} ' + 'x' * 60)\n"
+        "print('the last line', flush=True)\ntime.sleep(60)\n"
+    )
+
+    async def scenario() -> bytes:
+        bot = _BotProcess(BotSpec(name="sly", kind="command"), [sys.executable, "-c", code],
+                          "t", log)  # fmt: skip
+        await bot.start()
+        assert bot._fh is not None
+        stopping = asyncio.Event()
+        monitor = asyncio.create_task(_monitor({"sly": bot}, stopping, 0, Counter(sly=1)))
+        text = b""
+        try:
+            for _ in range(600):  # (a guard, not a timing: waits for the cut)
+                with open(f"/proc/self/fd/{bot._fh.fileno()}", "rb") as f:
+                    text = f.read()
+                if b"the last line" in text and b"dropped here" in text:
+                    break
+                await asyncio.sleep(0.05)
+        finally:
+            stopping.set()
+            await monitor
+            await bot.stop()
+        return text
+
+    text = asyncio.run(scenario())
+    assert b"bytes dropped here ---" in text and text.endswith(b"the last line\n")
+    assert len(text) < 256 << 10
+    assert not [r for r in caplog.records if "could not cut the log" in r.getMessage()]
