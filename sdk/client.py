@@ -132,11 +132,15 @@ class _Workers:
 
     def submit(self, fn: Callable[[], _T]) -> Future[_T]:
         fut: Future[_T] = Future()
-        self._jobs.put((fut, fn))
         if not self._idle.acquire(blocking=False) and self._threads < self._most:
-            self._threads += 1
-            name = f"sdk-bot_{self._threads}"
+            # Started before the call is queued: a thread that cannot be started raises
+            # here with nothing queued (queued first, the call ran later all the same,
+            # though its caller had been told it failed, and the count kept a thread that
+            # never was).
+            name = f"sdk-bot_{self._threads + 1}"
             threading.Thread(target=self._work, name=name, daemon=True).start()
+            self._threads += 1
+        self._jobs.put((fut, fn))
         return fut
 
     def _work(self) -> None:

@@ -62,6 +62,9 @@ MALFORMED: list[tuple[tuple[Any, ...], Any, str]] = [
     (("ruleset",), 5, "'ruleset' must be an object or a preset name, got int"),
     (("ruleset",), None, "'ruleset' must be an object or a preset name"),
     (("start",), 5, "'start' must be an object"),
+    # mutation audit: a given first dealer (Game.new(dealer=)) is checked with the shape
+    (("start",), {"dealer": "2"}, "'start.dealer' must be a seat number, got '2'"),
+    (("start",), {"dealer": True}, "'start.dealer' must be a seat number, got True"),
     (("format",), [], "'format' must be 'thousand-arena/record/1'"),
     (("incidents",), {"kind": "timeout"}, "'incidents' must be a list of objects"),
     # found by an audit ("deals is 2, the record says 2" before)

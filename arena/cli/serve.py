@@ -382,6 +382,17 @@ async def _serve(
         seed_file = _keep_seed(Path(config.record_dir) / f"serve-{stamp}.seed", seed)
     if results is not None:  # (and a database that refuses)
         results.start(stamp)
+    # Before listening: a signal once the port is open (a supervisor stopping it at once)
+    # stops it as any other, not by Python's default action (killed, nothing closed).
+    stop, now = asyncio.Event(), asyncio.Event()  # a first signal, and a second one
+
+    def on_signal() -> None:
+        (now if stop.is_set() else stop).set()
+
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, on_signal)
     try:
         server, bound = await start_server(referee, host, port, tls)
     except (RuntimeError, OSError, ValueError) as e:
@@ -405,15 +416,6 @@ async def _serve(
         on_finished = results.store
     lobby = Lobby(referee, ruleset, seed=seed, max_matches=max_matches, prefix=prefix,
                   on_finished=on_finished)  # fmt: skip
-    stop, now = asyncio.Event(), asyncio.Event()  # a first signal, and a second one
-
-    def on_signal() -> None:
-        (now if stop.is_set() else stop).set()
-
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, on_signal)
     lobby_task = asyncio.create_task(lobby.run())
     stop_task = asyncio.create_task(stop.wait())
     await asyncio.wait({lobby_task, stop_task}, return_when=asyncio.FIRST_COMPLETED)

@@ -310,7 +310,9 @@ class _BotProcess:
     async def start(self) -> None:
         try:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            self._fh = _open_regular(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, "ab")
+            # Readable too: trim_log reads the log's end from this file, whatever its path
+            # names by then (a bot may remove or replace its log).
+            self._fh = _open_regular(self.log_path, os.O_RDWR | os.O_APPEND | os.O_CREAT, "ab+")
             self._log_start = self._fh.seek(0, os.SEEK_END)
             self._fh.write(f"--- {time.strftime('%H:%M:%S')} starting {self.spec.name}\n".encode())
             self._fh.flush()
@@ -355,9 +357,10 @@ class _BotProcess:
             size = os.fstat(fh.fileno()).st_size
             if size <= LOG_LIMIT_BYTES:
                 return
-            with _open_regular(self.log_path, os.O_RDONLY, "rb") as r:
-                r.seek(size - LOG_KEEP_BYTES)
-                end = r.read(LOG_KEEP_BYTES)
+            # (From the file the bot writes to, not its path: a bot that removed its log
+            # went on writing to the file without a name, and the cut failed on the path
+            # every half second, a warning each time.)
+            end = os.pread(fh.fileno(), LOG_KEEP_BYTES, size - LOG_KEEP_BYTES)
             end = end[end.find(b"\n") + 1 :]  # from a line's start
             os.ftruncate(fh.fileno(), LOG_KEEP_BYTES)
             dropped = size - LOG_KEEP_BYTES - len(end)
@@ -969,6 +972,8 @@ async def _wait_for_bots(
     # restarted, as it would be a moment later.
     welcomed = getattr(referee, "welcomed_bots", None)  # (a test's fake may not tell)
     while not wait.done():
+        for p in procs.values():  # (a bot printing in a loop meanwhile: as _monitor does)
+            p.trim_log()
         seen = set(welcomed()) if welcomed is not None else set()
         dead = [p for p in procs.values() if p.exited and not p.given_up]
         why = "before connecting"

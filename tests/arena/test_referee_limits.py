@@ -195,3 +195,106 @@ def test_a_refused_reconnect_names_its_wait_in_milliseconds(
     assert code is grpc.StatusCode.RESOURCE_EXHAUSTED
     assert "more than 2 streams of bot 'x' opened within 10 s: wait 5.5 s" in details
     assert trailing == ((RETRY_AFTER_MS, "5500"),)
+
+
+# ----------------------------------------------------------------------------- weights
+
+
+def _weighed(*messages: pb.BotMessage, flood_limit: int) -> _Refusal | None:
+    """A welcomed stream of a fresh referee reads ``messages``, each decision with match id
+    ``"ok"`` taken as answering a pending request, every other one as a stray: the refusal
+    that ends the stream (``None``: it read on to EOF)."""
+
+    async def main() -> _Refusal | None:
+        ref = Referee(RefereeConfig(flood_limit=flood_limit))
+        ref.add_bot("b", "tok")
+        session = ref.session("b")
+        stream = Stream("peer")
+        session.attach(stream)
+
+        def on_message(_: Any, msg: pb.BotMessage) -> int:
+            ds = msg.decisions.decisions if msg.HasField("decisions") else [msg.decision]
+            return sum(d.match_id != "ok" for d in ds)
+
+        ref.on_message = on_message  # type: ignore[method-assign]
+        try:
+            await ref._read_loop(session, stream, _Reader(*messages))
+        except _Refusal as e:
+            return e
+        return None
+
+    return asyncio.run(main())
+
+
+def _answer(size: int) -> pb.Decision:
+    """A decision answering a pending request, padded (in its request id) to ``size`` bytes."""
+    d = pb.Decision(match_id="ok", request_id="")
+    d.request_id = "r" * (size - d.ByteSize() - 3)  # (the length takes 1 or 2 bytes)
+    d.request_id += "r" * (size - d.ByteSize())
+    assert d.ByteSize() == size, d.ByteSize()
+    return d
+
+
+def test_an_answer_weighs_its_kib_past_answer_bytes_a_decision() -> None:
+    """Mutation audit: the weight of a message that answers requests was not tested by
+    itself (only a 200 KiB answer was): ANSWER_BYTES taken once per batch rather than per
+    decision, or twice per decision, and answers weighing less than nothing (crediting
+    strays) all passed the tests."""
+    from arena.referee.core import ANSWER_BYTES
+
+    def alone(d: pb.Decision) -> pb.BotMessage:
+        return pb.BotMessage(decision=d)
+
+    def batch(*ds: pb.Decision) -> pb.BotMessage:
+        return pb.BotMessage(decisions=pb.DecisionBatch(decisions=ds))
+
+    # An answer up to ANSWER_BYTES + 1023 bytes in all weighs nothing; 1 KiB more, 1.
+    assert _weighed(*[alone(_answer(ANSWER_BYTES + 1000))] * 50, flood_limit=1) is None
+    refusal = _weighed(alone(_answer(ANSWER_BYTES + 3000)), flood_limit=1)  # weighs 2
+    assert refusal is not None and refusal.code is grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert f"an answer, its KiB past {ANSWER_BYTES} bytes a decision" in refusal.message
+    assert _weighed(alone(_answer(ANSWER_BYTES + 3000)), flood_limit=2) is None
+    # A batch has ANSWER_BYTES for each decision it holds.
+    four = batch(*[_answer(ANSWER_BYTES - 30)] * 4)
+    assert four.ByteSize() < 4 * ANSWER_BYTES
+    assert _weighed(*[four] * 20, flood_limit=1) is None
+    # A stray weighs 1 + its KiB.
+    big_stray = alone(pb.Decision(match_id="nowhere", request_id="r" * 6000))  # 6 KiB: weighs 1 + 5
+    assert _weighed(big_stray, flood_limit=5).code is grpc.StatusCode.RESOURCE_EXHAUSTED  # type: ignore[union-attr]
+    assert _weighed(big_stray, flood_limit=5 + 1) is None
+    # Small answers weigh nothing, not less: they leave the strays' limit as it was.
+    small = [alone(_answer(100))] * 10
+    stray = alone(pb.Decision(match_id="nowhere"))
+    assert _weighed(*small, *[stray] * 3, flood_limit=3) is None
+    refusal = _weighed(*small, *[stray] * 4, flood_limit=3)
+    assert refusal is not None and refusal.code is grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+def test_refusals_past_the_logged_ones_are_counted_in_the_next_line(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Mutation audit: of the refused stream openings over REFUSALS_LOGGED a window, the
+    next line logged is to say how many were not; dropping that count (or never resetting
+    it) went unnoticed."""
+    import logging
+    import time
+
+    from arena.referee.core import REFUSALS_LOGGED
+
+    caplog.set_level(logging.INFO, logger="arena.referee")
+    window = 0.05
+
+    async def main() -> None:
+        ref = Referee(RefereeConfig(flood_window_s=window))
+        for i in range(REFUSALS_LOGGED + 5):
+            ref._log_refusal("refused %d", i)
+        time.sleep(2 * window)  # (the window passes: not a timing, an order)
+        ref._log_refusal("refused %d", 100)
+        ref._log_refusal("refused %d", 101)
+
+    asyncio.run(main())
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("refused")]
+    assert lines == [f"refused {i}" for i in range(REFUSALS_LOGGED)] + [
+        "refused 100 (5 more refused streams not logged)",
+        "refused 101",
+    ]

@@ -1169,6 +1169,14 @@ def test_the_dealer_is_the_seeds_draw_or_the_one_given_and_a_record_keeps_it() -
     assert rec["start"] == {"dealer": 2} and rec["deals"][0]["dealer"] == 2
     again = replay(rec)
     assert again.first_dealer == 2 and record(again) == rec
+    # with a start position: kept beside it (mutation audit: a dealer written over the
+    # scores and barrel went unnoticed), and replayed from both
+    g = Game.new("classic", seed_for_dealer(3, 0), NAMES3, scores=(800, 0, 880),
+                 barrel=(0, 0, 3), dealer=2)  # fmt: skip
+    rec = record(g)
+    assert rec["start"] == {"scores": [800, 0, 880], "barrel": [0, 0, 3], "dealer": 2}
+    again = replay(rec)
+    assert again.start == ((800, 0, 880), (0, 0, 3)) and again.first_dealer == 2
     # the seed's own draw is not written (records stay as they were)
     plain = record(Game.new("classic", seed_for_dealer(3, 1), NAMES3, dealer=1))
     assert "start" not in plain
@@ -1201,6 +1209,13 @@ def test_explicit_hand_given_as_one_text_is_explained() -> None:
         Game.new("classic", 1, NAMES3, deals={0: (list(SOLID[0].values()), SOLID[1])})  # type: ignore[dict-item]
     hs = [[str(c) for c in parse_cards(SOLID[0][s])] for s in range(3)]  # one text per card: fine
     Game.new("classic", 1, NAMES3, deals={0: (hs, SOLID[1].split())})
+    # Mutation audit: the hands as one text, or the talon alone as one text, are explained
+    # too (dropping either check went unnoticed: "expected 3 hands, got 62", "not a card").
+    with pytest.raises(ValueError, match="parse_cards"):
+        whole = " ".join(SOLID[0].values())
+        Game.new("classic", 1, NAMES3, deals={0: (whole, parse_cards(SOLID[1]))})  # type: ignore[dict-item]
+    with pytest.raises(ValueError, match="parse_cards"):
+        Game.new("classic", 1, NAMES3, deals={0: (hs, SOLID[1])})  # type: ignore[dict-item]
 
 
 def test_docs_rule_case_recipe_runs() -> None:

@@ -1896,3 +1896,36 @@ def test_requests_without_a_token_are_refused_past_4_kib(
         assert text.startswith("INVALID_ARGUMENT: a request of 5,0"), text
         assert "requests without a token (GetInfo, health, reflection) take at most 4,096" in text
     assert not errors_logged(caplog.records), caplog.text
+
+
+def test_a_request_without_a_token_of_exactly_4_kib_is_answered() -> None:
+    """Mutation audit: only 4,000 and 5,000 bytes were tried; a request of exactly
+    TOKENLESS_MAX_BYTES is still taken (the limit is what may be sent), one byte more not."""
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    from arena.referee.server import TOKENLESS_MAX_BYTES
+
+    def request(size: int) -> health_pb2.HealthCheckRequest:
+        r = health_pb2.HealthCheckRequest(service="s" * (size - 3))  # (tag, 2-byte length)
+        assert r.ByteSize() == size
+        return r
+
+    async def main() -> list[str]:
+        ref = Referee(RefereeConfig())
+        server, port = await start_server(ref)
+        said: list[str] = []
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+                health = health_pb2_grpc.HealthStub(ch)
+                for size in (TOKENLESS_MAX_BYTES, TOKENLESS_MAX_BYTES + 1):
+                    try:
+                        await health.Check(request(size))
+                        said.append("answered")
+                    except grpc.aio.AioRpcError as e:
+                        said.append(e.code().name)
+        finally:
+            await ref.end_streams()
+            await server.stop(1.0)
+        return said
+
+    assert asyncio.run(main()) == ["NOT_FOUND", "INVALID_ARGUMENT"]  # (an unknown service)

@@ -93,8 +93,10 @@ def test_a_stream_silent_after_its_headers_does_not_lock_its_bot_out(
                 codes: list[str] = []
                 for _ in range(40):  # the bot retries, as the SDK does (ALREADY_EXISTS)
                     call = pb_grpc.ArenaStub(ch).Play(metadata=md)
-                    await call.write(hello)
                     try:
+                        # (a refusal may come before the write is done: it raises then)
+                        with suppress(asyncio.InvalidStateError):
+                            await call.write(hello)
                         codes.append((await call.read()).WhichOneof("kind"))
                         break
                     except grpc.aio.AioRpcError as e:
@@ -228,3 +230,122 @@ async def _play_until_ended(call: Any) -> None:
                 d = pb.Decision(request_id=r.request_id, match_id=r.match_id,
                                 action=r.view.legal_actions[0])  # fmt: skip
                 await call.write(pb.BotMessage(decision=d))
+
+
+def test_a_silent_stream_waits_out_its_last_second_without_spinning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Mutation audit: once its rival had come, the silent stream's wait for its Hello kept
+    the finished rival in the set it waits on: ``asyncio.wait`` returned at once, over and
+    over, for the whole second left (a loop spinning on the referee's only thread), and no
+    test noticed. It waits a handful of times."""
+    waits = 0
+    real_wait = asyncio.wait
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal waits
+        if sys._getframe(1).f_code.co_name == "serve_stream":
+            waits += 1
+        return await real_wait(*args, **kwargs)
+
+    monkeypatch.setattr(asyncio, "wait", counted)
+    md = (("authorization", "Bearer tok-x"),)
+
+    async def main() -> tuple[str, str, int]:
+        async with arena(tmp_path) as a:
+            a.referee.add_bot("x", "tok-x")
+            async with grpc.aio.insecure_channel(a.target) as ch:
+                silent = pb_grpc.ArenaStub(ch).Play(metadata=md)
+                while a.referee.session("x").reserved is None:
+                    await asyncio.sleep(0.01)
+                rival = pb_grpc.ArenaStub(ch).Play(metadata=md)
+                with suppress(grpc.aio.AioRpcError):
+                    await rival.read()
+                assert (await rival.code()) is grpc.StatusCode.ALREADY_EXISTS
+                with suppress(grpc.aio.AioRpcError):
+                    await silent.read()
+                silent_waits = waits
+                welcomed = await welcomed_call(ch, "tok-x", "x")
+                welcomed.cancel()
+                # Nothing is left waiting for a rival of a stream that ended (a task per
+                # welcomed stream left pending for ever went unnoticed too).
+                for _ in range(500):  # (a guard: the handler's end runs after the status)
+                    left = [t for t in asyncio.all_tasks()
+                            if t.get_coro().__qualname__ == "Event.wait"]  # type: ignore[union-attr]  # fmt: skip
+                    if not left:
+                        break
+                    await asyncio.sleep(0.01)
+                assert not left, left
+                return (await silent.code()).name, await silent.details(), silent_waits
+
+    code, details, silent_waits = asyncio.run(main())
+    assert code == "INVALID_ARGUMENT", code
+    assert details == (
+        "the first message must be Hello: none came, and another stream of bot 'x' came 1 s "
+        "ago (this one is taken for dead)"
+    )
+    assert silent_waits <= 5, silent_waits
+
+
+def _serve_output(tmp_path: Path, *args: str) -> str:
+    """Run `arena serve` with ``args`` until it has said its match ids (then kill it) or
+    has exited: all it wrote."""
+    import os
+    import subprocess
+
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text('[bots]\nb1 = "t1"\nb2 = "t2"\nb3 = "t3"\n')
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
+    argv = [sys.executable, "-m", "arena.cli", "serve", "--tokens", str(tokens),
+            "--record-dir", str(tmp_path / "rec"), *args]  # fmt: skip
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          env=env) as proc:  # fmt: skip
+        assert proc.stdout is not None
+        out = ""
+        try:
+            for line in proc.stdout:
+                out += line
+                if line.startswith("match ids "):
+                    break
+        finally:
+            proc.kill()  # (not a signal it handles: it may not have its handlers yet)
+        return out
+
+
+def test_serve_prints_a_seed_it_is_given_and_keeps_no_file_of_it(tmp_path: Path) -> None:
+    """Mutation audit: only the drawn seed was tested; a seed given with --seed (known to
+    whoever gave it) is printed as before, and no seed file is written."""
+    out = _serve_output(tmp_path, "--port", "0", "--seed", "5")
+    assert "seed 5 (--seed 5 deals the same matches again)" in out, out
+    assert not list((tmp_path / "rec").glob("*.seed"))
+
+
+def test_refused_second_streams_of_a_bot_are_logged_within_the_same_bound(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Mutation audit: the bound on refusals logged was tested with unknown tokens only;
+    streams of a known token refused because another is saying Hello (ALREADY_EXISTS)
+    are logged within the same REFUSALS_LOGGED per flood window."""
+    caplog.set_level(logging.INFO, logger="arena.referee")
+    md = (("authorization", "Bearer tok-x"),)
+
+    async def main() -> list[str]:
+        async with arena(tmp_path, flood_window_s=600, reconnect_limit=1000) as a:
+            a.referee.add_bot("x", "tok-x")
+            async with grpc.aio.insecure_channel(a.target) as ch:
+                silent = pb_grpc.ArenaStub(ch).Play(metadata=md)
+                while a.referee.session("x").reserved is None:
+                    await asyncio.sleep(0.01)
+                codes = []
+                for _ in range(2 * core.REFUSALS_LOGGED):
+                    call = pb_grpc.ArenaStub(ch).Play(metadata=md)
+                    with suppress(grpc.aio.AioRpcError):
+                        await call.read()
+                    codes.append((await call.code()).name)
+                silent.cancel()
+                return codes
+
+    codes = asyncio.run(main())
+    assert codes.count("ALREADY_EXISTS") > core.REFUSALS_LOGGED, codes
+    lines = [r for r in caplog.records if "second stream for bot x refused" in r.getMessage()]
+    assert len(lines) == core.REFUSALS_LOGGED, len(lines)

@@ -954,3 +954,44 @@ def test_connections_held_open_are_bounded_per_address_and_in_all(
             time.sleep(0.01)
         assert served(srv) == 0
         assert answer("127.0.0.1", port).startswith(b"HTTP/1.0 200 ")
+
+
+def test_a_connection_slot_is_given_back_when_no_thread_could_serve_it(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Mutation audit: a connection whose thread could not be started (``can't start new
+    thread``) must give its slot back, and an address whose connections all ended is not
+    kept (a count of 0 per address ever seen, without bound); neither was tested."""
+    import socket
+    import socketserver
+
+    from arena.web import server as web
+
+    real = socketserver.ThreadingMixIn.process_request
+    failed: list[bool] = []
+
+    def once(self: Any, request: Any, client_address: Any) -> None:
+        if not failed:
+            failed.append(True)
+            raise RuntimeError("can't start new thread")
+        real(self, request, client_address)
+
+    monkeypatch.setattr(socketserver.ThreadingMixIn, "process_request", once)
+
+    def answer(port: int) -> bytes:
+        with socket.create_connection(("127.0.0.1", port), 10) as s:
+            s.sendall(b"GET /api/tournaments HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+            return b"".join(iter(lambda: s.recv(65536), b""))
+
+    with web_server(db) as srv:
+        assert isinstance(srv, web.WebServer)
+        assert answer(srv.port) == b""  # (the server closed it: no thread to serve it)
+        assert failed
+        assert answer(srv.port).startswith(b"HTTP/1.0 200 ")
+        for _ in range(500):  # (a guard: the thread gives its slot back as it ends)
+            with srv._open_lock:
+                if not srv._open:
+                    break
+            time.sleep(0.01)
+        with srv._open_lock:
+            assert srv._open == {}
