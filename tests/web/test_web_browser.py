@@ -115,11 +115,6 @@ def api(base: str, path: str) -> Any:
 
 
 @pytest.fixture(scope="module")
-def paths() -> tuple[str, str]:
-    return browser_paths()
-
-
-@pytest.fixture(scope="module")
 def db(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     path = tmp_path_factory.mktemp("webui") / "t.sqlite"
     # still running (3 of 6 matches, and a runner holding the database's lock, as `arena
@@ -134,17 +129,6 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 def base(db: Path) -> Iterator[str]:
     with arena_web(db) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def driver(paths: tuple[str, str]) -> Iterator[Any]:
-    profile = tempfile.mkdtemp(prefix="arena-chromium-")
-    d = start_driver(*paths, profile)
-    try:
-        yield d
-    finally:
-        d.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 def load(driver: Any, url: str) -> None:

@@ -16,10 +16,8 @@ import contextlib
 import json
 import random
 import re
-import shutil
 import sqlite3
 import statistics
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,24 +25,12 @@ from typing import Any
 import pytest
 
 from arena.web.demo import DEMO_BOTS, make_demo_db
-from tests.web.test_web_browser import WAIT_S, api, arena_web, browser_paths, start_driver
+from tests.web.test_web_browser import WAIT_S, api, arena_web
 
 pytestmark = pytest.mark.browser
 
 MANY_DEALS = 200_000
 HISTORY_POINTS = 70_000  # per bot: 210,000 points in the plot
-
-
-@pytest.fixture(scope="module")
-def driver() -> Iterator[Any]:
-    paths = browser_paths()
-    profile = tempfile.mkdtemp(prefix="arena-chromium-")
-    d = start_driver(*paths, profile)
-    try:
-        yield d
-    finally:
-        d.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 def wait_ready(driver: Any, url: str) -> str:
