@@ -262,3 +262,18 @@ def test_an_arenas_escape_sequences_are_shown_not_obeyed() -> None:
     assert "\x1b]" not in shown and "\x1b[2J" not in shown and "\x07" not in shown
     assert "evil\\x1b]52;c;cHduZWQ=\\x07" in shown and "x\\x1b]0;t\\x07" in shown
     assert "\x1b[" in shown  # (the seat's own colours are still painted)
+
+
+def test_the_prompt_shows_the_seats_own_name_written_out() -> None:
+    """Defect (docs check of web.md, "names ... come from the arena: their control
+    characters are shown written out"): the prompt printed the seat's own name as the
+    arena sent it (``Your move, <name>``), escape sequences and all."""
+    g = Game.new("classic", 3, ["me\x1b]0;title\x07", "bob", "cid"])
+    while g.to_act != 0:
+        g.apply(g.legal_actions()[0])
+    out = io.StringIO()
+    human = HumanBot(stdin=io.StringIO("1\n"), stdout=out, color=False)
+    human.act(observe(g, 0))
+    shown = out.getvalue()
+    assert "\x1b" not in shown and "\x07" not in shown
+    assert "Your move, me\\x1b]0;title\\x07" in shown
