@@ -31,6 +31,7 @@ import click
 
 from arena.cli.options import FileErrorsGroup, Seconds
 from arena.referee.config import pem_problem
+from arena.render import printable
 from sdk.loader import BotLoadError, load_bot
 
 if TYPE_CHECKING:
@@ -52,17 +53,24 @@ _STDLIB = tuple({sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")}
 
 
 def _setup_logging(level: str) -> None:
-    logging.basicConfig(
-        level=getattr(logging, level.upper()),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_PrintableFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=getattr(logging, level.upper()), handlers=[handler])
     once = _OncePerSite()
     for name in _BOT_ERROR_LOGGERS:  # a fresh count per command (tests run several)
         logger = logging.getLogger(name)
         for old in [f for f in logger.filters if isinstance(f, _OncePerSite)]:
             logger.removeFilter(old)
         logger.addFilter(once)
+
+
+class _PrintableFormatter(logging.Formatter):
+    """Log lines with their control characters written out (``\\x1b``), new lines and tabs
+    kept: they carry what an arena sent (match ids, players' and rulesets' names, reasons),
+    and go to the terminal of the person who runs the bot (the human seat's too)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return printable(super().format(record), keep="\n\t")
 
 
 class _OncePerSite(logging.Filter):

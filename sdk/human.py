@@ -101,7 +101,7 @@ class HumanBot(Bot):
         self._print(render_view(view, color=self.color))
         self._print(self._menu(legal))
         while True:
-            text = self._ask(f"Your move, {view.players[view.seat]} (1-{len(legal)}, or 'help'): ")
+            text = self._ask(f"Your move, {_names(view)[view.seat]} (1-{len(legal)}, or 'help'): ")
             word = text.strip().lower()
             if word in ("help", "?", "h"):
                 self._print(HELP)

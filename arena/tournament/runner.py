@@ -418,6 +418,9 @@ class _BotProcess:
         if proc is not None:
             _LIVE_GROUPS.discard(proc.pid)
         if self._fh is not None:
+            # What it wrote since the last check (twice a second) is cut too: a bot printing
+            # fast writes gigabytes in half a second, and its log stays on the disk.
+            self.trim_log()
             self._fh.close()
             self._fh = None
 

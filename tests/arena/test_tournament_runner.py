@@ -1196,3 +1196,42 @@ def test_a_bot_that_removes_its_log_still_has_it_cut(
     assert b"bytes dropped here ---" in text and text.endswith(b"the last line\n")
     assert len(text) < 256 << 10
     assert not [r for r in caplog.records if "could not cut the log" in r.getMessage()]
+
+
+def test_a_bot_log_is_cut_once_more_when_the_bot_is_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect (docs check of the log cut): the log was cut only by the twice-a-second
+    check while the tournament ran; what a bot wrote after the last check (a bot printing
+    fast writes gigabytes in half a second) stayed in its log once it was stopped: a
+    1.2 GB log was left at the end of a tournament of 4 s. Stopping the bot cuts it too."""
+    import sys
+
+    from arena.tournament import runner
+    from arena.tournament.config import BotSpec
+
+    monkeypatch.setattr(runner, "LOG_LIMIT_BYTES", 64 << 10)
+    monkeypatch.setattr(runner, "LOG_KEEP_BYTES", 8 << 10)
+    log = tmp_path / "fast.log"
+    code = (
+        "import time\nfor i in range(5000): print(f'line {i:06d} ' + 'x' * 60)\n"
+        "print('the last line', flush=True)\ntime.sleep(60)\n"
+    )
+
+    async def scenario() -> None:
+        bot = _BotProcess(BotSpec(name="fast", kind="command"), [sys.executable, "-c", code],
+                          "t", log)  # fmt: skip
+        await bot.start()
+        try:
+            for _ in range(600):  # (a guard, not a timing) until it has written everything
+                if b"the last line" in log.read_bytes():
+                    break
+                await asyncio.sleep(0.05)
+        finally:
+            await bot.stop()
+
+    asyncio.run(scenario())
+    text = log.read_bytes()
+    assert b"bytes dropped here ---" in text
+    assert len(text) < 20 << 10
+    assert text.rstrip().endswith(b"the last line")
