@@ -28,6 +28,7 @@ import json
 import logging
 import mimetypes
 import socket
+import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -238,6 +239,18 @@ class WebServer(ThreadingHTTPServer):
         finally:
             self._release(address_key(str(client_address[0])))
             self.shutdown_request(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A connection that failed while its request was read: a client that reset it (or
+        a deadline's cut) is no error of the server, and says one line at debug level;
+        anything else is logged with its traceback. (socketserver printed a 20-line
+        traceback to stderr for each: a client sending half a request and a reset wrote
+        them as fast as it could connect.)"""
+        error = sys.exc_info()[1]
+        if isinstance(error, ConnectionError | TimeoutError):
+            log.debug("%s: connection ended: %s", client_address[0], error)
+        else:
+            log.exception("error serving a request from %s", client_address[0])
 
     def _release(self, address: str) -> None:
         with self._open_lock:
