@@ -66,6 +66,8 @@ def printable(text: str, keep: str = "") -> str:
         else f"\\x{ord(c):02x}"
         if ord(c) < 256
         else f"\\u{ord(c):04x}"
+        if ord(c) < 0x10000
+        else f"\\U{ord(c):08x}"  # (as \\u and 5 digits, U+E0001 read as U+E000 and "1")
         for c in text
     )
 

@@ -52,6 +52,16 @@ _BOT_ERROR_LOGGERS = ("sdk.local", "sdk.client")
 _STDLIB = tuple({sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")})
 
 
+class _PrintableFormatter(logging.Formatter):
+    """Log lines with their control characters written out (``\\x1b``): they name what the
+    arena sent (its server version, match ids, the reasons it gives), and an arena that put
+    escape sequences there had them obeyed by the terminal (a window title, a cleared
+    screen, the clipboard), the human seat's too. Line breaks and tabs (tracebacks) stay."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return printable(super().format(record), keep="\n\t")
+
+
 def _setup_logging(level: str) -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_PrintableFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
@@ -62,15 +72,6 @@ def _setup_logging(level: str) -> None:
         for old in [f for f in logger.filters if isinstance(f, _OncePerSite)]:
             logger.removeFilter(old)
         logger.addFilter(once)
-
-
-class _PrintableFormatter(logging.Formatter):
-    """Log lines with their control characters written out (``\\x1b``), new lines and tabs
-    kept: they carry what an arena sent (match ids, players' and rulesets' names, reasons),
-    and go to the terminal of the person who runs the bot (the human seat's too)."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        return printable(super().format(record), keep="\n\t")
 
 
 class _OncePerSite(logging.Filter):

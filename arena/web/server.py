@@ -23,11 +23,13 @@ The server never writes: the data source opens the database read-only.
 from __future__ import annotations
 
 import contextlib
+import http.client
 import ipaddress
 import json
 import logging
 import mimetypes
 import socket
+import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -65,6 +67,12 @@ MAX_CONNECTIONS_PER_ADDRESS = 32
 #: ``recv``: a request fed a byte every 25 s was never cut off, and 128 of them kept every
 #: other client at 503 for as long as their sender liked.
 REQUEST_DEADLINE = 10.0
+
+#: The most bytes a request's headers take, all lines together (a browser sends a few
+#: KiB): one more and the request is answered 431. http.server bounds each line (64 KiB)
+#: and their number (100) only: 32 connections from one address holding 99 lines of 64 KB
+#: took the server from 47 to 330 MB, and four addresses fill all 128 slots.
+MAX_HEADER_BYTES = 65536
 
 #: Headers of every answer. The pages load their scripts and styles from /static/ only;
 #: their scripts set ``style`` attributes (a legend's swatch colour, the trump's size), so
@@ -113,6 +121,31 @@ def address_key(host: str) -> str:
     if isinstance(ip, ipaddress.IPv6Address):
         return str(ipaddress.IPv6Network((ip, 64), strict=False))
     return str(ip)
+
+
+class _HeadReader:
+    """A handler's ``rfile`` whose ``readline`` raises ``LineTooLong`` (which http.server
+    answers 431) once the lines read since :meth:`limit` pass ``limit``'s bytes."""
+
+    def __init__(self, raw: Any) -> None:
+        self._raw = raw
+        self._left: int | None = None
+
+    def limit(self, most: int | None) -> None:
+        self._left = most
+
+    def readline(self, size: int = -1) -> bytes:
+        if self._left is None:
+            return bytes(self._raw.readline(size))
+        most = self._left + 1 if size < 0 else min(size, self._left + 1)
+        line = bytes(self._raw.readline(most))
+        self._left -= len(line)
+        if self._left < 0:
+            raise http.client.LineTooLong(f"headers over {MAX_HEADER_BYTES:,} bytes")
+        return line
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._raw, name)
 
 
 class _Deadlines:
@@ -239,6 +272,18 @@ class WebServer(ThreadingHTTPServer):
             self._release(address_key(str(client_address[0])))
             self.shutdown_request(request)
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A connection that failed while its request was read: a client that reset it (or
+        a deadline's cut) is no error of the server, and says one line at debug level;
+        anything else is logged with its traceback. (socketserver printed a 20-line
+        traceback to stderr for each: a client sending half a request and a reset wrote
+        them as fast as it could connect.)"""
+        error = sys.exc_info()[1]
+        if isinstance(error, ConnectionError | TimeoutError):
+            log.debug("%s: connection ended: %s", client_address[0], error)
+        else:
+            log.exception("error serving a request from %s", client_address[0])
+
     def _release(self, address: str) -> None:
         with self._open_lock:
             left = self._open.pop(address, 1) - 1
@@ -360,13 +405,24 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             self.server.deadlines.disarm(self.connection)
 
+    def setup(self) -> None:
+        super().setup()
+        self.rfile = _HeadReader(self.rfile)  # type: ignore[assignment]
+
     def parse_request(self) -> bool:
         # A connection cut at its deadline has half a request at most: nothing is answered
         # (its socket is shut down) and nothing of it is served.
         if self.server.deadlines.was_cut(self.connection):
             self.close_connection = True
             return False
-        parsed = super().parse_request()
+        reader = self.rfile
+        if isinstance(reader, _HeadReader):  # the headers, read by super(), are bounded
+            reader.limit(MAX_HEADER_BYTES)
+        try:
+            parsed = super().parse_request()
+        finally:
+            if isinstance(reader, _HeadReader):
+                reader.limit(None)
         if not self.server.deadlines.disarm(self.connection):
             self.close_connection = True
             return False

@@ -7,7 +7,7 @@ import re
 
 from rich.console import Console
 
-from arena.render import render_record
+from arena.render import printable, render_record
 from engine import PRESETS, Game, Phase, Ruleset, Suit, parse_action
 
 
@@ -258,3 +258,14 @@ def test_the_4_player_dealer_is_shown_sitting_out() -> None:
     second = second.split("Deal 3")[0]
     for part, out in ((first, "ann (0)"), (second, "bob (1)")):
         assert re.findall(r"^(\w+ \(\d\))\s+sits out \(scores the talon\)", part, re.M) == [out]
+
+
+def test_printable_writes_a_character_past_u_ffff_unambiguously() -> None:
+    """Defect: a character past U+FFFF was written as ``\\u`` and five hex digits, so
+    U+E0001 (a tag, which no terminal shows) read as U+E000 followed by "1", exactly as
+    that text was written. It is ``\\U`` and eight digits, as Python writes it."""
+    assert printable("\U000e0001") == "\\U000e0001"
+    assert printable("\ue000" + "1") == "\\ue0001"
+    assert printable("\U000e0001") != printable("\ue000" + "1")
+    assert printable("a\u202eb\x9b\x1b") == "a\\u202eb\\x9b\\x1b"
+    assert printable("\U0001f0a1 ♠") == "\U0001f0a1 ♠"  # printable: as it is
