@@ -277,4 +277,3 @@ def test_the_prompt_shows_the_seats_own_name_written_out() -> None:
     shown = out.getvalue()
     assert "\x1b" not in shown and "\x07" not in shown
     assert "Your move, me\\x1b]0;title\\x07" in shown
-
