@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from arena.web import DataSource
 from arena.web import server as web
 from arena.web.demo import make_demo_db
 from tests.support.harness import web_server
@@ -209,7 +210,7 @@ def test_ipv6_clients_are_counted_by_their_64(db: Path, monkeypatch: pytest.Monk
     pick addresses from. (Connections are handed to the server as a socket pair with the
     client address an IPv6 one: no test machine has a /64 of its own.)"""
     monkeypatch.setattr(web, "REQUEST_DEADLINE", 60.0, raising=False)
-    srv = web.make_server(web.DataSource(db))
+    srv = web.make_server(DataSource(db))
     clients: list[socket.socket] = []
 
     def hand_over(address: str) -> socket.socket:
