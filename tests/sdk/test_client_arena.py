@@ -21,7 +21,7 @@ from harness import arena
 from test_sdk_local import Viewer
 
 from bots.random_bot import RandomBot
-from engine import PRESETS, Action, PlayerView
+from engine import PRESETS, Action, PlayerView, Ruleset
 from sdk import Bot
 from sdk.client import BotRunner, RunSummary
 
@@ -358,6 +358,28 @@ def test_a_number_no_wire_field_holds_is_refused_as_illegal_as_locally(
     assert rejected and all("(illegal, strike" in m and "a bid must raise" in m for m in rejected)
 
 
+def _match_with_time_limit(
+    tmp_path: Path, factories: list[type[Bot]], rules: Ruleset, limit_s: float
+) -> dict[str, object]:
+    """One match of ``factories`` (SDK runners over gRPC) with a time limit: its record."""
+
+    async def main() -> dict[str, object]:
+        async with arena(tmp_path) as a:
+            names = [f"v{i}" for i in range(len(factories))]
+            runners = []
+            for n, f in zip(names, factories, strict=True):
+                a.referee.add_bot(n, f"tok-{n}")
+                runners.append(BotRunner(f, a.target, f"tok-{n}", matches=1, name=n,
+                                         retry_for=10))  # fmt: skip
+            tasks = [asyncio.create_task(r.run()) for r in runners]
+            assert not await a.referee.wait_for_bots(names, 20)
+            rec = await a.referee.run_match("slow", rules, 3, names, time_limit_s=limit_s)
+            await asyncio.wait_for(asyncio.gather(*tasks), 60)
+            return rec
+
+    return asyncio.run(main())
+
+
 class _Slow(Bot):
     """Legal moves, each after 20 ms: well within any deadline."""
 
@@ -375,21 +397,7 @@ def test_a_match_over_its_time_limit_ends_after_the_deal_with_a_result(tmp_path:
     record says so and replays to its result."""
     from engine import replay
 
-    async def main() -> dict[str, object]:
-        async with arena(tmp_path) as a:
-            names = ["v0", "v1", "v2"]
-            runners = []
-            for n, f in zip(names, [_Slow, RandomBot, RandomBot], strict=True):
-                a.referee.add_bot(n, f"tok-{n}")
-                runners.append(BotRunner(f, a.target, f"tok-{n}", matches=1, name=n,
-                                         retry_for=10))  # fmt: skip
-            tasks = [asyncio.create_task(r.run()) for r in runners]
-            assert not await a.referee.wait_for_bots(names, 20)
-            rec = await a.referee.run_match("slow", RULES, 3, names, time_limit_s=0.05)
-            await asyncio.wait_for(asyncio.gather(*tasks), 60)
-            return rec
-
-    rec = asyncio.run(main())
+    rec = _match_with_time_limit(tmp_path, [_Slow, RandomBot, RandomBot], RULES, 0.05)
     result = rec["result"]
     assert isinstance(result, dict)
     assert rec["time_limit_s"] == 0.05
@@ -422,21 +430,7 @@ def test_a_time_limit_passed_during_a_deals_last_decision_ends_the_match_after_t
 
     rules = dataclasses.replace(RULES, ask_forced=True)
 
-    async def main() -> dict[str, object]:
-        async with arena(tmp_path) as a:
-            names = ["v0", "v1", "v2"]
-            runners = []
-            for n in names:
-                a.referee.add_bot(n, f"tok-{n}")
-                runners.append(BotRunner(_SlowLastCard, a.target, f"tok-{n}", matches=1, name=n,
-                                         retry_for=10))  # fmt: skip
-            tasks = [asyncio.create_task(r.run()) for r in runners]
-            assert not await a.referee.wait_for_bots(names, 20)
-            rec = await a.referee.run_match("slow", rules, 3, names, time_limit_s=1.0)
-            await asyncio.wait_for(asyncio.gather(*tasks), 60)
-            return rec
-
-    rec = asyncio.run(main())
+    rec = _match_with_time_limit(tmp_path, [_SlowLastCard] * 3, rules, 1.0)
     result = rec["result"]
     assert isinstance(result, dict)
     deals = rec["deals"]
