@@ -59,6 +59,24 @@ def _target_rows(results: dict[str, dict[str, Any]]) -> list[tuple[str, str, str
     return rows
 
 
+def _figures_table(results: dict[str, dict[str, Any]]) -> Table:
+    """Every figure, a row each. The metric names are never cut (in 80 columns they were
+    elided to "referee_cpu_us_pe…", and several read alike): the other columns wrap."""
+    rows = [
+        (name, what, metric, value)
+        for name, figures in results.items()
+        for what, metric, value in _rows("", figures)
+    ]
+    table = Table(title="Thousand Arena benchmarks")
+    table.add_column("section")
+    table.add_column("what")
+    table.add_column("metric", no_wrap=True, min_width=max((len(r[2]) for r in rows), default=6))
+    table.add_column("value", justify="right", overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
 @click.command("bench")
 @click.argument("sections", nargs=-1)
 @click.option("--only", "only", multiple=True, help="Run only this section (repeatable).")
@@ -79,16 +97,8 @@ def bench(sections: tuple[str, ...], only: tuple[str, ...], as_json: bool, secon
     if as_json:
         click.echo(jsonlib.dumps(results, indent=2))
         return
-    table = Table(title="Thousand Arena benchmarks")
-    table.add_column("section")
-    table.add_column("what")
-    table.add_column("metric")
-    table.add_column("value", justify="right")
-    for name, figures in results.items():
-        for what, metric, value in _rows("", figures):
-            table.add_row(name, what, metric, value)
     console = Console()
-    console.print(table)
+    console.print(_figures_table(results))
     target_rows = _target_rows(results)
     if target_rows:
         targets = Table(title="Targets (ratios measured in this run)")

@@ -5,6 +5,7 @@ No timing is asserted (the machine may be busy); each run only has to produce it
 
 from __future__ import annotations
 
+import io
 import json
 from typing import Any
 
@@ -100,6 +101,33 @@ def test_target_rows() -> None:
         ("referee", "decisions_tables_1", "0.50x", ">= 1x", "NO"),
         ("memory", "peak_rss_mb_tables_100", "80.0", "< 200", "yes"),
     ]
+
+
+def test_the_figures_table_never_cuts_a_metric_name() -> None:
+    """Defect: in an 80-column terminal ``make bench`` printed "referee_cpu_us_pe…" and
+    "bots_cpu_us_per_d…": which figure a row held could not be read."""
+    from rich.console import Console
+
+    from arena.cli.bench import _figures_table
+
+    results: dict[str, dict[str, Any]] = {
+        "referee": {
+            "event_engine_off": {
+                "tables_10": {
+                    "referee_cpu_us_per_decision": 277.7,
+                    "bots_cpu_us_per_decision": 344.0,
+                }
+            },
+            "setup": "referee + 3 SDK random bots, classic max_deals 12, loopback; tables_<n>: "
+            "GRPC_EXPERIMENTS setting 'inherited'",
+        }
+    }
+    console = Console(width=80, record=True, file=io.StringIO())
+    console.print(_figures_table(results))
+    text = console.export_text()
+    for name in ("referee_cpu_us_per_decision", "bots_cpu_us_per_decision"):
+        assert name in text
+    assert "…" not in text
 
 
 def test_tournament_smoke() -> None:
