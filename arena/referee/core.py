@@ -116,6 +116,9 @@ class Referee:
         #: of the log (2.5 MB in 10 s from one client).
         self._refusals_logged = RateMeter(REFUSALS_LOGGED, self.config.flood_window_s)
         self._refusals_unlogged = 0
+        #: (status, details) of :meth:`end_streams`, once called: a stream opened after it
+        #: ends the same way, before any Welcome.
+        self._ending: tuple[grpc.StatusCode, str] | None = None
 
     # ------------------------------------------------------------------ bots
     def add_bot(self, name: str, token: str) -> None:
@@ -272,6 +275,11 @@ class Referee:
         gRPC, and grpc.aio logs that cancellation as an unhandled exception.
         """
         code = grpc.StatusCode.OK if final else grpc.StatusCode.UNAVAILABLE
+        # Streams opened from now on are refused the same way: one welcomed while the server
+        # was still up (a bot reconnecting at once, or while a slow stream kept this waiting)
+        # resumed its seats, was then cut by the server's stop with UNAVAILABLE "Cancelling
+        # all calls", and after a final end was so told to reconnect, not to stop.
+        self._ending = (code, message)
         for s in self._by_name.values():
             for stream in (s.stream, s.reserved):  # (reserved: still saying Hello)
                 if stream is not None:
@@ -308,6 +316,11 @@ class Referee:
         except AuthError as e:
             self._log_refusal("stream from %s refused: %s", context.peer(), e.message)
             await context.abort(e.code, e.message)
+            return
+        if self._ending is not None:  # the arena is stopping: no stream starts now
+            self._log_refusal("stream of bot %s refused: %s", session.name, self._ending[1])
+            context.set_code(self._ending[0])
+            context.set_details(self._ending[1])
             return
         if session.reserved is not None:
             self._log_refusal("second stream for bot %s refused: the first is saying Hello",
