@@ -198,24 +198,30 @@ class Referee:
                 return missing
             await self.wait_changed(min(left, 0.5))
 
-    def away_with_results(self) -> list[str]:
-        """Bots away whose result of a match that ended while they were away is kept for
-        them (it is sent when they are back)."""
+    def away_with_results(self, names: Iterable[str] | None = None) -> list[str]:
+        """Bots away (of ``names``, or any) whose result of a match that ended while they
+        were away is kept for them (it is sent when they are back)."""
+        of = None if names is None else set(names)
         return [
             n
             for n, s in self._by_name.items()
-            if not s.connected and any(on is None for on, _, _ in s.ends.values())
+            if (of is None or n in of)
+            and not s.connected
+            and any(on is None for on, _, _ in s.ends.values())
         ]
 
-    async def wait_for_away_results(self, timeout: float) -> list[str]:
-        """Wait up to ``timeout`` seconds for the bots of :meth:`away_with_results` to
-        come back (and get their results); the names still away. An arena that stops
-        should not leave a bot that lost its connection in a match's last deal, within
-        its grace period, without its result."""
+    async def wait_for_away_results(
+        self, timeout: float, names: Iterable[str] | None = None
+    ) -> list[str]:
+        """Wait up to ``timeout`` seconds for the bots of :meth:`away_with_results` (of
+        ``names``, or any) to come back (and get their results); the names still away. An
+        arena that stops should not leave a bot that lost its connection in a match's last
+        deal, within its grace period, without its result."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
+        of = None if names is None else list(names)
         while True:
-            away = self.away_with_results()
+            away = self.away_with_results(of)
             left = deadline - loop.time()
             if not away or left <= 0:
                 return away

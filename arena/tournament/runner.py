@@ -858,6 +858,7 @@ async def _play(
     # (a `--matches N` bot, say) is not restarted.
     left = Counter(name for m in pending for name in m.seats)
     over = False  # every match played: remote bots are told the tournament is over
+    remote: list[str] = []  # the remote bots' names
     failing = False  # an exception (an error, a signal) is on its way out
     try:
         port = cfg.port
@@ -924,6 +925,8 @@ async def _play(
             if server is not None:
                 with contextlib.suppress(Exception):
                     end_streams = getattr(referee, "end_streams", None)  # (not on test fakes)
+                    if over and remote:
+                        await _wait_for_remote_results(referee, remote)
                     if end_streams is not None:  # remote bots still connected
                         if over:  # done for good: they stop
                             await end_streams("the tournament is over", final=True)
@@ -943,6 +946,20 @@ async def _play(
                 "a signal came while the tournament was stopping after its last "
                 "match: every match is played and stored; the stop is finished"
             )
+
+
+async def _wait_for_remote_results(referee: RefereeLike, remote: list[str]) -> None:
+    """A remote bot that lost its connection in its last match, which ended while it was
+    away, gets its grace period to come back for the result (as with `arena serve`): the
+    server stopped at once, and the bot never learned it (local bots are stopped first)."""
+    wait = getattr(referee, "wait_for_away_results", None)  # (not on test fakes)
+    away = getattr(referee, "away_with_results", None)
+    if wait is None or away is None or not away(remote):
+        return
+    grace = float(getattr(getattr(referee, "config", None), "reconnect_grace_s", 5.0))
+    log.warning("waiting up to %g s for remote bot(s) %s to come back for their results",
+                grace, ", ".join(away(remote)))  # fmt: skip
+    await wait(grace, remote)
 
 
 async def _uncut(aw: Coroutine[Any, Any, None]) -> bool:

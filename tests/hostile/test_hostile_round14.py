@@ -110,3 +110,88 @@ def test_seats_that_all_forfeit_as_the_match_ends_are_placed_last_not_first() ->
     assert rec["result"]["winner"] is None
     assert list(told[0].places) == [3, 3, 3] and list(told[0].forfeits) == [0, 1, 2]
     replay(rec)
+
+
+def test_a_remote_bot_away_when_the_last_match_ends_gets_its_result_before_the_stop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: a tournament stopped its server as soon as its last match was stored. A
+    remote bot whose connection dropped in that match, which then ended while it was away
+    within its grace period, came back to a closed port: it never learned the result, and
+    the SDK retried for ``--retry-for`` and exited with an error. `arena serve` waited for
+    such a bot (round 11); the runner now does too, up to the grace period, then tells it
+    the tournament is over."""
+    from arena.tournament import RunOptions, run_tournament
+    from arena.tournament import runner as runner_mod
+    from arena.tournament.config import parse_config
+
+    tokens = {n: f"tok-{n}-0123456789abcdef" for n in ("ann", "bob", "cid")}
+    cfg = parse_config(
+        {
+            "id": "away", "name": "away", "ruleset": "classic", "max_deals": 1, "seed": 5,
+            "concurrency": 1, "db": str(tmp_path / "t.sqlite"), "out": str(tmp_path / "out"),
+            "bot_wait_s": 30, "deadlines": {"decision_ms": 100, "time_bank_ms": 0},
+            "referee": {"max_strikes": 1000, "reconnect_grace_s": 30},
+            "bots": {n: {"remote": True, "token": t} for n, t in tokens.items()},
+        },
+        source="round14", base_dir=tmp_path,
+    )  # fmt: skip
+    total = cfg.total_matches
+    ports: list[int] = []
+    refs: list[Any] = []
+    real_server = runner_mod._real_server
+
+    async def server(referee: Any, *args: Any) -> tuple[Any, int]:
+        srv, port = await real_server(referee, *args)
+        ports.append(port)
+        refs.append(referee)
+        return srv, port
+
+    monkeypatch.setattr(runner_mod, "_real_server", server)
+
+    async def play(name: str) -> tuple[list[str], str]:
+        """Answer every request; ``cid`` leaves at its first request of the last match and
+        comes back once that match has ended without it: what it got then, and its status."""
+        while not ports:
+            await asyncio.sleep(0.01)
+        md = (("authorization", f"Bearer {tokens[name]}"),)
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{ports[0]}") as ch:
+            call: Any = pb_grpc.ArenaStub(ch).Play(metadata=md)
+            await call.write(HELLO)
+            started = 0
+            while (msg := await call.read()) is not grpc.aio.EOF:
+                started += msg.HasField("match_started")
+                if msg.HasField("decision_request"):
+                    r = msg.decision_request
+                    if name == "cid" and started == total:
+                        call.cancel()  # the connection drops in the last match
+                        break
+                    d = pb.Decision(request_id=r.request_id, match_id=r.match_id,
+                                    action=r.view.legal_actions[0])  # fmt: skip
+                    await call.write(pb.BotMessage(decision=d))
+            else:
+                return [], (await call.code()).name
+            ref = refs[0]
+            while ref.running_matches() or "cid" not in ref.away_with_results():
+                await asyncio.sleep(0.01)  # (the match goes on without it, and ends)
+            await asyncio.sleep(1.0)  # back a second later: well within its grace of 30 s
+            call = pb_grpc.ArenaStub(ch).Play(metadata=md)
+            kinds: list[str] = []
+            try:
+                await call.write(HELLO)
+                while (msg := await call.read()) is not grpc.aio.EOF:
+                    kinds.append(msg.WhichOneof("kind"))
+            except (grpc.aio.AioRpcError, asyncio.InvalidStateError):
+                pass
+            return kinds, (await call.code()).name
+
+    async def main() -> tuple[Any, list[tuple[list[str], str]]]:
+        bots = [asyncio.create_task(play(n)) for n in ("ann", "bob", "cid")]
+        outcome = await run_tournament(cfg, RunOptions(progress=False))
+        return outcome, [await asyncio.wait_for(b, 60) for b in bots]
+
+    outcome, got = asyncio.run(main())
+    assert outcome.completed == total and not outcome.failed
+    assert got[0] == ([], "OK") and got[1] == ([], "OK")
+    kinds, code = got[2]
+    assert kinds[:2] == ["welcome", "match_ended"] and code == "OK", got[2]  # (was UNAVAILABLE)
