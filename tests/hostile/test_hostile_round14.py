@@ -195,3 +195,41 @@ def test_a_remote_bot_away_when_the_last_match_ends_gets_its_result_before_the_s
     assert got[0] == ([], "OK") and got[1] == ([], "OK")
     kinds, code = got[2]
     assert kinds[:2] == ["welcome", "match_ended"] and code == "OK", got[2]  # (was UNAVAILABLE)
+
+
+def test_a_signal_ends_the_wait_for_a_remote_bot_that_does_not_come_back() -> None:
+    """The wait above lasts up to the grace period, which a config may set to hours: a
+    signal while the runner stops (withheld until the stop is done) ends the wait, as a
+    second signal does for `arena serve`."""
+    from arena.tournament.runner import _uncut, _wait_for_remote_results
+
+    class Away:
+        async def wait_for_away_results(self, timeout: float, names: Any) -> list[str]:
+            await asyncio.sleep(3600)
+            return ["cid"]
+
+        def away_with_results(self, names: Any) -> list[str]:
+            return ["cid"]
+
+    async def main() -> tuple[bool, bool]:
+        signalled = asyncio.Event()
+        stopped = asyncio.Event()
+
+        async def stop() -> None:
+            await _wait_for_remote_results(Away(), ["cid"], signalled)  # type: ignore[arg-type]
+            stopped.set()
+
+        entered = asyncio.Event()
+
+        async def runner() -> bool:
+            entered.set()
+            return await _uncut(stop(), signalled)
+
+        task = asyncio.create_task(runner())
+        await entered.wait()
+        await asyncio.sleep(0.05)  # (the stop is waiting for the bot)
+        task.cancel()  # the signal
+        cut = await asyncio.wait_for(task, 30)
+        return cut, stopped.is_set()
+
+    assert asyncio.run(main()) == (True, True)
