@@ -923,10 +923,11 @@ async def _play(
                     await monitor
             await asyncio.gather(*(p.stop() for p in procs.values()), return_exceptions=True)
             if server is not None:
+                if over and remote:
+                    with contextlib.suppress(Exception):  # (the server stops whatever happens)
+                        await _wait_for_remote_results(referee, remote, signalled)
                 with contextlib.suppress(Exception):
                     end_streams = getattr(referee, "end_streams", None)  # (not on test fakes)
-                    if over and remote:
-                        await _wait_for_remote_results(referee, remote, signalled)
                     if end_streams is not None:  # remote bots still connected
                         if over:  # done for good: they stop
                             await end_streams("the tournament is over", final=True)
