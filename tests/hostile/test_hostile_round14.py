@@ -1,5 +1,7 @@
-"""Hostile round 14: what the earlier rounds left around the arena's stop, batches,
-reconnects and the time bank. Each test fails on the code before its fix."""
+"""Hostile round 14: what the earlier rounds left around the arena's stop (streams opened
+while it stops, a remote bot away at a tournament's end) and the result of a match every
+seat forfeited by its end. Each test fails on the code before its fix, but the last, which
+guards the runner's new wait (a signal ends it)."""
 
 from __future__ import annotations
 
