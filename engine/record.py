@@ -383,7 +383,9 @@ def _check_result(rec: Mapping[str, Any], key: str, game: Game) -> None:
 def forfeit_result(result: Mapping[str, Any], forfeits: list[int], target: int) -> dict[str, Any]:
     """A result with the ``forfeits`` seats placed last (sharing the last place) and the
     others ranked by score; ``winner`` and ``shortfalls`` follow. The referee's result of a
-    match in which seats forfeited (the rules know nothing of forfeits)."""
+    match in which seats forfeited (the rules know nothing of forfeits). When every seat
+    forfeited, each is placed n-th, as in an abandoned match: nobody is credited a first
+    place (the last seat may forfeit on the match's last action, which ends it)."""
     scores: list[int] = list(result["scores"])
     out = dict(result)
     n = len(scores)
@@ -393,7 +395,7 @@ def forfeit_result(result: Mapping[str, Any], forfeits: list[int], target: int) 
     for s in stay:
         places[s] = 1 + sum(1 for o in stay if scores[o] > scores[s])
     for s in fset:
-        places[s] = len(stay) + 1
+        places[s] = len(stay) + 1 if stay else n
     firsts = [s for s in range(n) if places[s] == 1]
     winner = firsts[0] if len(firsts) == 1 else None
     out["places"] = places

@@ -116,6 +116,9 @@ class Referee:
         #: of the log (2.5 MB in 10 s from one client).
         self._refusals_logged = RateMeter(REFUSALS_LOGGED, self.config.flood_window_s)
         self._refusals_unlogged = 0
+        #: (status, details) of :meth:`end_streams`, once called: a stream opened after it
+        #: ends the same way, before any Welcome.
+        self._ending: tuple[grpc.StatusCode, str] | None = None
 
     # ------------------------------------------------------------------ bots
     def add_bot(self, name: str, token: str) -> None:
@@ -195,24 +198,30 @@ class Referee:
                 return missing
             await self.wait_changed(min(left, 0.5))
 
-    def away_with_results(self) -> list[str]:
-        """Bots away whose result of a match that ended while they were away is kept for
-        them (it is sent when they are back)."""
+    def away_with_results(self, names: Iterable[str] | None = None) -> list[str]:
+        """Bots away (of ``names``, or any) whose result of a match that ended while they
+        were away is kept for them (it is sent when they are back)."""
+        of = None if names is None else set(names)
         return [
             n
             for n, s in self._by_name.items()
-            if not s.connected and any(on is None for on, _, _ in s.ends.values())
+            if (of is None or n in of)
+            and not s.connected
+            and any(on is None for on, _, _ in s.ends.values())
         ]
 
-    async def wait_for_away_results(self, timeout: float) -> list[str]:
-        """Wait up to ``timeout`` seconds for the bots of :meth:`away_with_results` to
-        come back (and get their results); the names still away. An arena that stops
-        should not leave a bot that lost its connection in a match's last deal, within
-        its grace period, without its result."""
+    async def wait_for_away_results(
+        self, timeout: float, names: Iterable[str] | None = None
+    ) -> list[str]:
+        """Wait up to ``timeout`` seconds for the bots of :meth:`away_with_results` (of
+        ``names``, or any) to come back (and get their results); the names still away. An
+        arena that stops should not leave a bot that lost its connection in a match's last
+        deal, within its grace period, without its result."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
+        of = None if names is None else list(names)
         while True:
-            away = self.away_with_results()
+            away = self.away_with_results(of)
             left = deadline - loop.time()
             if not away or left <= 0:
                 return away
@@ -272,6 +281,11 @@ class Referee:
         gRPC, and grpc.aio logs that cancellation as an unhandled exception.
         """
         code = grpc.StatusCode.OK if final else grpc.StatusCode.UNAVAILABLE
+        # Streams opened from now on are refused the same way: one welcomed while the server
+        # was still up (a bot reconnecting at once, or while a slow stream kept this waiting)
+        # resumed its seats, was then cut by the server's stop with UNAVAILABLE "Cancelling
+        # all calls", and after a final end was so told to reconnect, not to stop.
+        self._ending = (code, message)
         for s in self._by_name.values():
             for stream in (s.stream, s.reserved):  # (reserved: still saying Hello)
                 if stream is not None:
@@ -308,6 +322,11 @@ class Referee:
         except AuthError as e:
             self._log_refusal("stream from %s refused: %s", context.peer(), e.message)
             await context.abort(e.code, e.message)
+            return
+        if self._ending is not None:  # the arena is stopping: no stream starts now
+            self._log_refusal("stream of bot %s refused: %s", session.name, self._ending[1])
+            context.set_code(self._ending[0])
+            context.set_details(self._ending[1])
             return
         if session.reserved is not None:
             self._log_refusal("second stream for bot %s refused: the first is saying Hello",

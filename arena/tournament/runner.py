@@ -858,6 +858,7 @@ async def _play(
     # (a `--matches N` bot, say) is not restarted.
     left = Counter(name for m in pending for name in m.seats)
     over = False  # every match played: remote bots are told the tournament is over
+    remote: list[str] = []  # the remote bots' names
     failing = False  # an exception (an error, a signal) is on its way out
     try:
         port = cfg.port
@@ -922,6 +923,9 @@ async def _play(
                     await monitor
             await asyncio.gather(*(p.stop() for p in procs.values()), return_exceptions=True)
             if server is not None:
+                if over and remote:
+                    with contextlib.suppress(Exception):  # (the server stops whatever happens)
+                        await _wait_for_remote_results(referee, remote, signalled)
                 with contextlib.suppress(Exception):
                     end_streams = getattr(referee, "end_streams", None)  # (not on test fakes)
                     if end_streams is not None:  # remote bots still connected
@@ -936,7 +940,8 @@ async def _play(
         # were not told, and a finished tournament ended "interrupted". The stop runs to its
         # end; the signal then stops the run as it would have a moment earlier, unless every
         # match is played (the run was ending anyway: it ends as it would have).
-        if await _uncut(stop_everything()) and not failing:
+        signalled = asyncio.Event()  # (a signal while stopping: the wait above ends)
+        if await _uncut(stop_everything(), signalled) and not failing:
             if not over:
                 raise asyncio.CancelledError
             log.warning(
@@ -945,9 +950,32 @@ async def _play(
             )
 
 
-async def _uncut(aw: Coroutine[Any, Any, None]) -> bool:
+async def _wait_for_remote_results(
+    referee: RefereeLike, remote: list[str], signalled: asyncio.Event
+) -> None:
+    """A remote bot that lost its connection in its last match, which ended while it was
+    away, gets its grace period to come back for the result (as with `arena serve`): the
+    server stopped at once, and the bot never learned it (local bots are stopped first).
+    A signal (``signalled``) ends the wait."""
+    wait = getattr(referee, "wait_for_away_results", None)  # (not on test fakes)
+    away = getattr(referee, "away_with_results", None)
+    if wait is None or away is None or not away(remote) or signalled.is_set():
+        return
+    grace = float(getattr(getattr(referee, "config", None), "reconnect_grace_s", 5.0))
+    log.warning("waiting up to %g s for remote bot(s) %s to come back for their results "
+                "(a signal stops the wait)", grace, ", ".join(away(remote)))  # fmt: skip
+    back = asyncio.ensure_future(wait(grace, remote))
+    cut = asyncio.ensure_future(signalled.wait())
+    try:
+        await asyncio.wait({back, cut}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        back.cancel()
+        cut.cancel()
+
+
+async def _uncut(aw: Coroutine[Any, Any, None], cut_event: asyncio.Event | None = None) -> bool:
     """Run ``aw`` to its end even if the calling task is cancelled meanwhile; True if it was
-    (the cancellation is then withheld: the caller decides)."""
+    (the cancellation is then withheld: the caller decides; ``cut_event`` is set)."""
     task = asyncio.ensure_future(aw)
     cut = False
     while True:
@@ -958,6 +986,8 @@ async def _uncut(aw: Coroutine[Any, Any, None]) -> bool:
             if task.cancelled():  # (the stop itself was cancelled: the loop is closing)
                 raise
             cut = True
+            if cut_event is not None:
+                cut_event.set()
             me = asyncio.current_task()
             if me is not None:
                 me.uncancel()
