@@ -921,6 +921,11 @@ def newest_database(folder: Path = Path("runs")) -> Path | None:
     return found[-1] if found else None
 
 
+#: The largest record file ``arena replay`` reads (it is read whole, then parsed; a record
+#: takes a few KiB a deal).
+MAX_RECORD_FILE_BYTES = 1 << 30
+
+
 def resolve_record(arg: str, db: Path | None) -> dict[str, Any]:
     """The record named by ``arg``: a record JSON file, or a match id stored in ``db``.
 
@@ -933,11 +938,17 @@ def resolve_record(arg: str, db: Path | None) -> dict[str, Any]:
     if path.is_dir():
         raise LookupError(f"{arg}: a directory, not a record file or a match id")
     if path.is_file():
+        size = _size(path)
+        too_large = f"{arg}: not a readable match record: too large to read into memory"
+        if size is not None and size > MAX_RECORD_FILE_BYTES:  # (a disk image, say)
+            raise LookupError(f"{too_large} ({size:,} bytes; at most {MAX_RECORD_FILE_BYTES:,})")
         try:
             text = path.read_text(encoding="utf-8")
             data = _jsonl_record(text) if path.suffix == ".jsonl" else json.loads(text)
         except (OSError, ValueError, RecursionError) as e:
             raise LookupError(f"{arg}: not a readable match record: {e}") from e
+        except MemoryError:  # read whole: a MemoryError traceback
+            raise LookupError(too_large + (f" ({size:,} bytes)" if size else "")) from None
         if not isinstance(data, dict):
             raise LookupError(f"{arg}: a match record is a JSON object")
         return data
@@ -954,6 +965,13 @@ def resolve_record(arg: str, db: Path | None) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------- helpers
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return None
 
 
 def _jsonl_record(text: str) -> Any:

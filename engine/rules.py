@@ -51,18 +51,37 @@ class TomlFileError(ValueError):
     """A TOML file that cannot be read: why, without the path (the caller names it)."""
 
 
+#: The largest TOML file read (a config, a ruleset, a tokens file): real ones take a few KiB;
+#: a larger file is a mistake (a log or a disk image named by accident), and tomllib reads
+#: the whole file into memory first (a sparse 64 GB file was a MemoryError traceback).
+MAX_TOML_BYTES = 16 << 20
+
+
 def read_toml_file(path: str | Path) -> dict[str, Any]:
     """The TOML data of the file at ``path``. Raises :class:`TomlFileError` saying why not:
     "no such file", "cannot read: <the system's reason>", "not a regular file" (a FIFO
-    would block the reader for ever, a device never end), "not valid TOML: ...". Names too
+    would block the reader for ever, a device never end), "too large" (past
+    :data:`MAX_TOML_BYTES`), "not valid TOML: ..." (a byte order mark too). Names too
     long for the system and NUL bytes are reasons too, not exceptions of another kind."""
     try:
-        mode = os.stat(path).st_mode
-        if not stat.S_ISREG(mode):
-            what = "a directory" if stat.S_ISDIR(mode) else "a FIFO, device or socket"
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            what = "a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO, device or socket"
             raise TomlFileError(f"not a regular file ({what})")
+        if st.st_size > MAX_TOML_BYTES:  # tomllib reads it whole: a MemoryError, or GBs
+            raise TomlFileError(
+                f"too large for a TOML file here: {st.st_size:,} bytes (at most {MAX_TOML_BYTES:,})"
+            )
         with open(path, "rb") as fh:
-            return tomllib.load(fh)
+            data = fh.read(MAX_TOML_BYTES + 1)
+        if data.startswith(b"\xef\xbb\xbf"):  # tomllib: "Invalid statement (line 1, column 1)"
+            raise TomlFileError(
+                "not valid TOML: the file starts with a byte order mark (BOM, as some Windows "
+                "editors write): save it as UTF-8 without a BOM"
+            )
+        if len(data) > MAX_TOML_BYTES:  # (grew since the stat)
+            raise TomlFileError(f"too large for a TOML file here: over {MAX_TOML_BYTES:,} bytes")
+        return tomllib.loads(data.decode("utf-8"))
     except FileNotFoundError:
         raise TomlFileError("no such file") from None
     except RecursionError:  # arrays nested thousands deep: tomllib recurses

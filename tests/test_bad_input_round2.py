@@ -1,0 +1,99 @@
+"""Bad input, round 2: files and command-line values the first audit (tests/test_bad_input.py)
+did not try. Each test names the defect it was written for; in-process through click's
+CliRunner, no server and no bot process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner, Result
+
+from arena.cli import main as arena
+from sdk.cli import main as arena_bot
+
+BOTS = '[bots]\na = "random"\nb = "heuristic"\nc = "counting"\n'
+BOM = b"\xef\xbb\xbf"
+
+
+def _invoke(cmd: Any, args: list[str]) -> Result:
+    return CliRunner().invoke(cmd, args)
+
+
+def _fails(r: Result, code: int, *words: str) -> str:
+    """``r`` exited with ``code``, without a traceback, and its output holds ``words``."""
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    text = " ".join(r.output.split())  # rich and click wrap long lines
+    assert r.exit_code == code, text
+    assert "Traceback" not in text
+    for w in words:
+        assert w in text, text
+    return text
+
+
+def _config(tmp: Path, extra: str = "", name: str = "t.toml") -> Path:
+    p = tmp / name
+    p.write_text(f'name = "r2"\nmax_deals = 2\ndb = "{tmp / "t.sqlite"}"\n'
+                 f'out = "{tmp / "out"}"\n{extra}{BOTS}', encoding="utf-8")  # fmt: skip
+    return p
+
+
+def _sparse(path: Path, size: int = 64 << 30) -> Path:
+    """A file of ``size`` bytes that takes no disk (read whole, it is a MemoryError)."""
+    with path.open("wb") as f:
+        f.truncate(size)
+    return path
+
+
+def test_a_toml_file_with_a_byte_order_mark_is_named_as_such(tmp_path: Path) -> None:
+    """Defect: a config, ruleset or tokens file saved with a UTF-8 BOM (Windows Notepad) was
+    refused with tomllib's "Invalid statement (at line 1, column 1)": nothing the user could
+    see in the file was wrong. The error now says the file starts with a BOM."""
+    config = tmp_path / "bom.toml"
+    config.write_bytes(BOM + _config(tmp_path).read_bytes())
+    _fails(_invoke(arena, ["tournament", "--config", str(config)]), 2,
+           "bom.toml", "byte order mark")  # fmt: skip
+    rules = tmp_path / "house.toml"
+    rules.write_bytes(BOM + b'preset = "classic"\n')
+    _fails(_invoke(arena, ["rules", str(rules)]), 2, "house.toml", "byte order mark")
+    _fails(_invoke(arena_bot, ["try", "random", "--ruleset", str(rules), "-n", "1"]), 2,
+           "--ruleset", "byte order mark")  # fmt: skip
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_bytes(BOM + b'[bots]\na = "token-a1"\nb = "token-b1"\nc = "token-c1"\n')
+    _fails(_invoke(arena, ["serve", "--tokens", str(tokens), "--port", "0"]), 2,
+           "tokens.toml", "byte order mark")  # fmt: skip
+
+
+def test_a_huge_toml_file_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    """Defect: a config, ruleset or tokens file of 64 GB (sparse: a disk image or a log
+    named by mistake) was read whole by tomllib and ended in a ``MemoryError`` traceback
+    (exit 1); a few GB were read into memory. Files past 16 MiB are refused, with the size."""
+    huge = _sparse(tmp_path / "huge.toml")
+    _fails(_invoke(arena, ["tournament", "--config", str(huge)]), 2, "huge.toml", "too large")
+    _fails(_invoke(arena, ["rules", str(huge)]), 2, "huge.toml", "too large")
+    _fails(_invoke(arena_bot, ["try", "random", "--ruleset", str(huge), "-n", "1"]), 2,
+           "--ruleset", "too large")  # fmt: skip
+    _fails(_invoke(arena, ["serve", "--tokens", str(huge), "--port", "0"]), 2,
+           "huge.toml", "too large")  # fmt: skip
+    _fails(_invoke(arena, ["tournament", "--config", str(_config(tmp_path)),
+                           "--set", f"ruleset={str(huge)!r}"]), 2, "too large")  # fmt: skip
+
+
+def test_a_huge_record_or_pem_file_is_an_error_not_a_traceback(tmp_path: Path) -> None:
+    """Defect: `arena replay` of a 64 GB (sparse) `.json` or `.jsonl` file, and a 64 GB
+    `--ca` / `--tls-cert` / `[tls] cert`, ended in a ``MemoryError`` traceback: the file
+    was read whole. The record is named as too large to read; a PEM file past 16 MiB is
+    refused before it is read."""
+    for name in ("huge.json", "huge.jsonl"):
+        record = _sparse(tmp_path / name)
+        _fails(_invoke(arena, ["replay", str(record)]), 2, name, "too large")
+    pem = _sparse(tmp_path / "huge.pem")
+    _fails(_invoke(arena_bot, ["run", "random", "--ca", str(pem), "--token", "token-abc",
+                               "--retry-for", "0"]), 2, "--ca", "too large")  # fmt: skip
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text('[bots]\na = "token-a1"\nb = "token-b1"\nc = "token-c1"\n')
+    _fails(_invoke(arena, ["serve", "--tokens", str(tokens), "--port", "0", "--tls-cert",
+                           str(pem), "--tls-key", str(pem)]), 2,
+           "--tls-cert", "too large")  # fmt: skip
+    config = _config(tmp_path, f'[tls]\ncert = "{pem}"\nkey = "{pem}"\n')
+    _fails(_invoke(arena, ["tournament", "--config", str(config)]), 2, "tls.cert", "too large")
