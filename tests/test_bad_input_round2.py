@@ -4,13 +4,18 @@ CliRunner, no server and no bot process."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner, Result
 
 from arena.cli import main as arena
+from arena.storage import Storage
+from arena.tournament import RunOptions, load_config, run
 from sdk.cli import main as arena_bot
+from tests.arena.fake_referee import FakeReferee
 
 BOTS = '[bots]\na = "random"\nb = "heuristic"\nc = "counting"\n'
 BOM = b"\xef\xbb\xbf"
@@ -97,3 +102,60 @@ def test_a_huge_record_or_pem_file_is_an_error_not_a_traceback(tmp_path: Path) -
            "--tls-cert", "too large")  # fmt: skip
     config = _config(tmp_path, f'[tls]\ncert = "{pem}"\nkey = "{pem}"\n')
     _fails(_invoke(arena, ["tournament", "--config", str(config)]), 2, "tls.cert", "too large")
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--max-deals", "2000000"], ["max_deals:", "got 2000000 (from --max-deals 2000000,"]),
+        (["--matches-per-table", "2000000"], ["matches_per_table:", "--matches-per-table"]),
+        (["--set", "max_deals=-3"], ["max_deals:", "got -3 (from --set max_deals=-3,"]),
+        (["--set", "ruleset={players=5}"], ["ruleset.players:", "(from --set ruleset={pla"]),
+        (["--set", "deadlines.decision_ms=0"], ["(from --set deadlines.decision_ms=0,"]),
+    ],
+)
+def test_a_bad_value_from_the_command_line_is_blamed_on_the_option(
+    tmp_path: Path, args: list[str], words: list[str]
+) -> None:
+    """Defect: `arena tournament --max-deals 2000000` (or `--set max_deals=-3`) said
+    "t.toml: max_deals: must be 0 (no cap) or up to 1000000, got 2000000", naming the
+    config file, which holds `max_deals = 2`: the user looked for the bad value in the wrong
+    place. The option that set it is named now."""
+    config = _config(tmp_path)
+    text = _fails(_invoke(arena, ["tournament", "--config", str(config), *args]), 2, *words)
+    assert "not from the file" in text, text
+    # a bad value in the file is still the file's
+    bad = _config(tmp_path, "matches_per_table = 0\n", name="bad.toml")
+    _fails(_invoke(arena, ["tournament", "--config", str(bad), "--max-deals", "3"]), 2,
+           "bad.toml: matches_per_table")  # fmt: skip
+
+
+def test_a_bad_option_in_a_ruleset_file_names_that_file(tmp_path: Path) -> None:
+    """Defect: a tournament config with `ruleset = "house.toml"` whose file had a bad option
+    said "t.toml: ruleset.barrel_at: must be between 0 and target 500, got 880": the config
+    has no barrel_at, and the ruleset file was not named. It is named now, with its key."""
+    house = tmp_path / "house.toml"
+    house.write_text('preset = "classic"\ntarget = 500\n', encoding="utf-8")
+    config = _config(tmp_path, 'ruleset = "house.toml"\n')
+    _fails(_invoke(arena, ["tournament", "--config", str(config)]), 2,
+           "t.toml: ruleset:", f"{house}: barrel_at: must be between 0 and target 500")  # fmt: skip
+
+
+def test_stored_results_survive_every_refused_config(tmp_path: Path) -> None:
+    """Checked without a defect: a tournament stored, then run again with each of this
+    round's bad inputs, keeps every stored match (nothing is opened for writing before the
+    config is valid)."""
+    config = _config(tmp_path)
+    cfg = load_config(config)
+    fake = FakeReferee()
+    outcome = run(cfg, RunOptions(progress=False), referee_factory=lambda _c: fake, serve=False,
+                  launch_bots=False)  # fmt: skip
+    assert outcome.finished
+    before = os.stat(tmp_path / "t.sqlite").st_mtime_ns
+    (tmp_path / "house.toml").write_bytes(BOM + b'preset = "classic"\n')
+    for args in (["--max-deals", "2000000"], ["--fresh", "--set", "ruleset='house.toml'"],
+                 ["--fresh", "--set", "max_deals=-1"]):  # fmt: skip
+        _fails(_invoke(arena, ["tournament", "--config", str(config), *args]), 2)
+    assert os.stat(tmp_path / "t.sqlite").st_mtime_ns == before
+    with Storage(tmp_path / "t.sqlite") as st:
+        assert len(st.completed_indices(cfg.tournament_id)) == cfg.total_matches

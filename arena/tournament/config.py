@@ -382,10 +382,36 @@ _REFEREE_KEYS = {"max_strikes", "reconnect_grace_s"}
 _TLS_KEYS = {"cert", "key", "server_name"}
 
 
-def load_config(path: str | Path, overrides: Sequence[str] = ()) -> TournamentConfig:
-    """Read, override (``key=value`` strings) and validate a tournament TOML file."""
+def load_config(
+    path: str | Path, overrides: Sequence[str] = (), given_as: Mapping[str, str] | None = None
+) -> TournamentConfig:
+    """Read, override (``key=value`` strings) and validate a tournament TOML file.
+
+    A bad value that an override set is said to come from it, not from the file (which may
+    hold another value, or none): ``t.toml: max_deals: ..., got -3 (from --set max_deals=-3,
+    not from the file)``; ``given_as`` maps an override to how the user wrote it
+    (``"max_deals=-3"`` -> ``"--max-deals -3"``)."""
     data = apply_overrides(_read_toml(path), overrides, str(path))
-    return parse_config(data, source=str(path), base_dir=Path(path).resolve().parent)
+    try:
+        return parse_config(data, source=str(path), base_dir=Path(path).resolve().parent)
+    except ConfigError as e:
+        item = _override_of(e.key, overrides)
+        if item is None:
+            raise
+        where = (given_as or {}).get(item) or f"--set {item}"
+        raise ConfigError(
+            e.source, e.key, f"{e.message} (from {where}, not from the file)"
+        ) from None
+
+
+def _override_of(key: str, overrides: Sequence[str]) -> str | None:
+    """The last override that set ``key``, or a table holding it (``ruleset={...}`` for
+    ``ruleset.players``); None when the value came from the file."""
+    for item in reversed(overrides):
+        set_key = item.partition("=")[0].strip()
+        if set_key and (key == set_key or key.startswith((set_key + ".", set_key + "["))):
+            return item
+    return None
 
 
 def _read_toml(path: str | Path) -> dict[str, Any]:
@@ -764,7 +790,11 @@ def _ruleset(value: Any, base: Path, err: _Err) -> tuple[Ruleset, str]:
                 )
             if not path.exists():
                 raise err("ruleset", f"ruleset file {value!r} not found (looked in {base})")
-            return load_ruleset(path), str(path)
+            try:
+                return load_ruleset(path), str(path)
+            except RulesetError as e:  # the key is the ruleset file's, not the config's
+                why = str(e).split(": ", 1)[-1]
+                raise err("ruleset", why if e.key == "file" else f"{path}: {e}") from e
         if isinstance(value, Mapping):
             return Ruleset.from_dict(value), "inline"
     except RulesetError as e:
