@@ -159,3 +159,43 @@ def test_stored_results_survive_every_refused_config(tmp_path: Path) -> None:
     assert os.stat(tmp_path / "t.sqlite").st_mtime_ns == before
     with Storage(tmp_path / "t.sqlite") as st:
         assert len(st.completed_indices(cfg.tournament_id)) == cfg.total_matches
+
+
+def test_serve_matches_past_what_the_database_stores_is_refused(tmp_path: Path) -> None:
+    """Defect: `arena serve --db runs/x.sqlite --matches 100000000000000000000` started,
+    then ended in an ``OverflowError: Python int too large to convert to SQLite INTEGER``
+    traceback as it registered the tournament. `--matches` is at most 2**63-1 now."""
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text('[bots]\na = "token-a1"\nb = "token-b1"\nc = "token-c1"\n')
+    r = _invoke(arena, ["serve", "--tokens", str(tokens), "--port", "0", "--record-dir",
+                        str(tmp_path / "rec"), "--db", str(tmp_path / "s.sqlite"),
+                        "--matches", str(10**20)])  # fmt: skip
+    _fails(r, 2, "--matches", "100000000000000000000")
+
+
+@pytest.mark.parametrize(
+    ("extra", "key"),
+    [
+        ('ruleset = ""\n', "ruleset"),
+        ('[tls]\ncert = ""\nkey = "k.pem"\n', "tls.cert"),
+    ],
+)
+def test_empty_ruleset_and_tls_paths_are_refused(tmp_path: Path, extra: str, key: str) -> None:
+    """Defect: `ruleset = ""` was refused as "'/the/current/dir': not a regular file (a
+    directory)" and `[tls] cert = ""` as "not a regular file: /the/config/dir", naming a
+    directory the user never wrote. Each is "must not be empty" now."""
+    config = _config(tmp_path, extra)
+    text = _fails(_invoke(arena, ["tournament", "--config", str(config)]), 2,
+                  f"{key}: must not be empty")  # fmt: skip
+    assert "directory" not in text, text
+
+
+def test_an_empty_bot_cwd_is_refused_not_the_config_directory(tmp_path: Path) -> None:
+    """Defect: a bot's `cwd = ""` was taken silently as the config file's directory (the
+    bot ran there), as `out = ""` once was the current directory."""
+    config = tmp_path / "t.toml"
+    bots = '[bots]\na = { bot = "random", cwd = "" }\nb = "heuristic"\nc = "counting"\n'
+    config.write_text(f'db = "{tmp_path / "t.sqlite"}"\n{bots}')
+    _fails(_invoke(arena, ["tournament", "--config", str(config)]), 2,
+           "bots.a.cwd: must not be empty")  # fmt: skip
+    assert not (tmp_path / "t.sqlite").exists()

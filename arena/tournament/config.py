@@ -707,6 +707,8 @@ _Err = Any  # Callable[[str, str], ConfigError]; kept loose for brevity
 def _path(text: str, key: str, err: _Err, base: Path | None = None) -> Path:
     """``text`` as an absolute path (``~`` expanded; relative to ``base``, else to the
     current directory), or a ConfigError naming ``key`` and why there is none."""
+    if not text.strip():  # Path("") is the directory: the config's or the current one
+        raise err(key, "must not be empty: name a path")
     if "\x00" in text:
         raise err(key, f"a path with a NUL byte: {text!r}")
     try:
@@ -779,6 +781,9 @@ def _ruleset(value: Any, base: Path, err: _Err) -> tuple[Ruleset, str]:
         if isinstance(value, str):
             if value in PRESETS:
                 return PRESETS[value], value
+            if not value.strip():
+                raise err("ruleset", f"must not be empty: name a preset ({', '.join(PRESETS)}) "
+                          "or a ruleset .toml file")  # fmt: skip
             path = _path(value, "ruleset", err)  # (relative: to the current directory ...)
             if not Path(value).expanduser().is_absolute() and (base / value).exists():
                 path = _path(value, "ruleset", err, base)  # ... unless the config's has it
