@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import stat
+import sys
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -36,6 +37,7 @@ __all__ = [
     "load_ruleset",
     "preset",
     "read_toml_file",
+    "toml_value_problem",
 ]
 
 
@@ -64,7 +66,10 @@ def read_toml_file(path: str | Path) -> dict[str, Any]:
     :data:`MAX_TOML_BYTES`), "not valid TOML: ..." (a byte order mark too). Names too
     long for the system and NUL bytes are reasons too, not exceptions of another kind."""
     try:
-        st = os.stat(path)
+        try:
+            st = os.stat(path)
+        except ValueError:  # os.stat's: a NUL byte in the path
+            raise TomlFileError("cannot read: the path holds a NUL byte") from None
         if not stat.S_ISREG(st.st_mode):
             what = "a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO, device or socket"
             raise TomlFileError(f"not a regular file ({what})")
@@ -93,9 +98,19 @@ def read_toml_file(path: str | Path) -> dict[str, Any]:
             raise
         if isinstance(e, tomllib.TOMLDecodeError):
             raise TomlFileError(f"not valid TOML: {e}") from e
-        if isinstance(e, UnicodeDecodeError):  # tomllib decodes the bytes itself
+        if isinstance(e, UnicodeDecodeError):
             raise TomlFileError(f"not valid TOML: not UTF-8 text ({e.reason})") from e
-        raise TomlFileError("cannot read: the path holds a NUL byte") from e  # os.stat's
+        # tomllib's int() of a number past Python's 4300 digits (it was said to be "a NUL
+        # byte in the path")
+        raise TomlFileError(f"not valid TOML here: {toml_value_problem(e)}") from e
+
+
+def toml_value_problem(e: ValueError) -> str:
+    """What a ``ValueError`` of tomllib other than ``TOMLDecodeError`` means, in words: an
+    integer longer than Python converts (``int()``'s 4300 digits)."""
+    if "digits" in str(e):
+        return f"an integer of more than {sys.get_int_max_str_digits() or 4300} digits"
+    return str(e)
 
 
 #: The longest ruleset name.

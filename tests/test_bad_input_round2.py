@@ -199,3 +199,24 @@ def test_an_empty_bot_cwd_is_refused_not_the_config_directory(tmp_path: Path) ->
     _fails(_invoke(arena, ["tournament", "--config", str(config)]), 2,
            "bots.a.cwd: must not be empty")  # fmt: skip
     assert not (tmp_path / "t.sqlite").exists()
+
+
+def test_an_integer_of_thousands_of_digits_is_named_not_a_nul_byte(tmp_path: Path) -> None:
+    """Defect: a TOML integer longer than Python's 4300 digits (`seed = 999...9`) made every
+    TOML file (config, ruleset, tokens) "cannot read: the path holds a NUL byte", and
+    `--set seed=999...9` ended in a ``ValueError`` traceback. Both name the number now."""
+    big = "9" * 5000
+    config = _config(tmp_path, f"seed = {big}\n")
+    _fails(_invoke(arena, ["tournament", "--config", str(config)]), 2,
+           "t.toml: file:", "an integer of more than")  # fmt: skip
+    rules = tmp_path / "big.toml"
+    rules.write_text(f"target = {big}\n")
+    text = _fails(_invoke(arena, ["rules", str(rules)]), 2, "big.toml", "an integer of more than")
+    assert "NUL" not in text
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text(f"[bots]\na = {big}\n")
+    _fails(_invoke(arena, ["serve", "--tokens", str(tokens), "--port", "0"]), 2,
+           "tokens.toml", "an integer of more than")  # fmt: skip
+    _fails(_invoke(arena, ["tournament", "--config", str(_config(tmp_path)),
+                           "--set", f"seed={big}"]), 2,
+           "seed: not a TOML value: an integer of more than")  # fmt: skip

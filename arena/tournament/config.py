@@ -43,6 +43,7 @@ from engine.rules import (
     TomlFileError,
     load_ruleset,
     read_toml_file,
+    toml_value_problem,
 )
 
 __all__ = [
@@ -462,7 +463,11 @@ def apply_overrides(
             raise ConfigError(source, "--set", f"expected key=value, got {item!r}")
         try:
             value: Any = tomllib.loads(f"v = {raw.strip()}")["v"]
-        except tomllib.TOMLDecodeError as e:
+        except ValueError as e:
+            if not isinstance(e, tomllib.TOMLDecodeError):  # (a traceback)
+                raise ConfigError(
+                    source, key, f"not a TOML value: {toml_value_problem(e)}"
+                ) from None
             text = raw.strip()
             # Meant as TOML (a string, an array, an inline table), and it is not. A command
             # with a placeholder ("{python} bot.py") starts with a brace too: a bare word.
