@@ -337,6 +337,16 @@ def load_ruleset(name_or_path: str | Path, players: int | None = None) -> Rulese
                 "preset", f"unknown preset {text!r} (known: {', '.join(PRESETS)}; or a .toml file)"
             ) from None
         raise RulesetError("file", f"{text!r}: {e}") from None
-    if "name" not in data:
-        data["name"] = path.stem
-    return Ruleset.from_dict(data, players)
+    if "name" in data:
+        return Ruleset.from_dict(data, players)
+    try:
+        return Ruleset.from_dict({**data, "name": path.stem}, players)
+    except RulesetError as e:  # (it said "name: ..." of a file that has no name)
+        if e.key != "name":
+            raise
+        why = str(e).split(": ", 1)[-1]
+        raise RulesetError(
+            "name",
+            f"the file sets no name, and its file name cannot be the ruleset's name ({why}): "
+            'write name = "..." in the file',
+        ) from None

@@ -220,3 +220,17 @@ def test_an_integer_of_thousands_of_digits_is_named_not_a_nul_byte(tmp_path: Pat
     _fails(_invoke(arena, ["tournament", "--config", str(_config(tmp_path)),
                            "--set", f"seed={big}"]), 2,
            "seed: not a TOML value: an integer of more than")  # fmt: skip
+
+
+def test_a_ruleset_file_without_a_name_whose_file_name_is_no_name(tmp_path: Path) -> None:
+    """Defect: a ruleset file without `name` takes its file name as its name; a file named
+    with 120 characters, or ' .toml', was refused with "name: at most 100 printable
+    characters" / "name: must not be empty", a key the file does not have. The error says
+    the file name was taken, and to write `name = "..."` in the file."""
+    for stem in ("house-rules-" * 10, " "):
+        path = tmp_path / f"{stem}.toml"
+        path.write_text('preset = "classic"\nconcede = "penalty"\n', encoding="utf-8")
+        _fails(_invoke(arena, ["rules", str(path)]), 2,
+               "the file sets no name", 'write name = "..." in the file')  # fmt: skip
+        path.write_text('preset = "classic"\nname = "house"\n', encoding="utf-8")
+        assert _invoke(arena, ["rules", str(path)]).exit_code == 0
