@@ -234,3 +234,22 @@ def test_a_ruleset_file_without_a_name_whose_file_name_is_no_name(tmp_path: Path
                "the file sets no name", 'write name = "..." in the file')  # fmt: skip
         path.write_text('preset = "classic"\nname = "house"\n', encoding="utf-8")
         assert _invoke(arena, ["rules", str(path)]).exit_code == 0
+
+
+def test_arena_web_on_a_port_in_use_says_so(tmp_path: Path) -> None:
+    """Defect: `arena web --port N` with N in use (or `--host` an address of another
+    machine, or a name that does not resolve) ended in ``AttributeError: 'WebServer' object
+    has no attribute 'deadlines'``: the failed bind closed the server before it had one.
+    It is "cannot listen on HOST:PORT: <the reason>", exit 1."""
+    import socket
+
+    config = _config(tmp_path)
+    cfg = load_config(config)
+    run(cfg, RunOptions(progress=False), referee_factory=lambda _c: FakeReferee(), serve=False,
+        launch_bots=False)  # fmt: skip
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        r = _invoke(arena, ["web", "--db", str(cfg.db), "--port", str(port)])
+        _fails(r, 1, f"cannot listen on 127.0.0.1:{port}", "in use")
