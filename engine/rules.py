@@ -84,6 +84,11 @@ def read_toml_file(path: str | Path) -> dict[str, Any]:
                 "not valid TOML: the file starts with a byte order mark (BOM, as some Windows "
                 "editors write): save it as UTF-8 without a BOM"
             )
+        if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # Windows' "Unicode"
+            raise TomlFileError(
+                "not valid TOML: not UTF-8 text but UTF-16 (it starts with a UTF-16 byte "
+                "order mark): save it as UTF-8"
+            )
         if len(data) > MAX_TOML_BYTES:  # (grew since the stat)
             raise TomlFileError(f"too large for a TOML file here: over {MAX_TOML_BYTES:,} bytes")
         return tomllib.loads(data.decode("utf-8"))

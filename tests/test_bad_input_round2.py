@@ -67,6 +67,10 @@ def test_a_toml_file_with_a_byte_order_mark_is_named_as_such(tmp_path: Path) -> 
     tokens.write_bytes(BOM + b'[bots]\na = "token-a1"\nb = "token-b1"\nc = "token-c1"\n')
     _fails(_invoke(arena, ["serve", "--tokens", str(tokens), "--port", "0"]), 2,
            "tokens.toml", "byte order mark")  # fmt: skip
+    # Windows' "Unicode" (UTF-16) was "not UTF-8 text (invalid start byte)"
+    config.write_bytes(b"\xff\xfe" + _config(tmp_path).read_text().encode("utf-16-le"))
+    _fails(_invoke(arena, ["tournament", "--config", str(config)]), 2,
+           "bom.toml", "not UTF-8 text but UTF-16")  # fmt: skip
 
 
 def test_a_huge_toml_file_is_refused_before_it_is_read(tmp_path: Path) -> None:
