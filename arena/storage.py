@@ -30,6 +30,7 @@ import json
 import logging
 import os
 import sqlite3
+import stat
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -916,9 +917,18 @@ def lock_owner(db: Path) -> str | None:
 
 
 def newest_database(folder: Path = Path("runs")) -> Path | None:
-    """The most recently written ``*.sqlite`` in ``folder`` (where tournaments store by default)."""
-    found = sorted(folder.glob("*.sqlite"), key=lambda p: p.stat().st_mtime)
-    return found[-1] if found else None
+    """The most recently written ``*.sqlite`` in ``folder`` (where tournaments store by default):
+    regular files only (a directory or a dangling link of that name was picked, and every
+    reader then failed on it, beside a good database)."""
+    found: list[tuple[float, Path]] = []
+    for path in folder.glob("*.sqlite"):
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            found.append((st.st_mtime, path))
+    return max(found)[1] if found else None
 
 
 #: The largest record file ``arena replay`` reads (it is read whole, then parsed; a record

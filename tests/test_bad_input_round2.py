@@ -257,3 +257,25 @@ def test_arena_web_on_a_port_in_use_says_so(tmp_path: Path) -> None:
         port = busy.getsockname()[1]
         r = _invoke(arena, ["web", "--db", str(cfg.db), "--port", str(port)])
         _fails(r, 1, f"cannot listen on 127.0.0.1:{port}", "in use")
+
+
+def test_the_newest_database_is_a_file_not_a_directory_or_a_dangling_link(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: without `--db`, `arena replay`, `arena leaderboard` and `arena web` read the
+    newest `runs/*.sqlite`; a directory of that name was picked ("no database at
+    runs/zzz.sqlite" beside a good database), and a dangling link made each of them fail
+    with "runs/dang.sqlite: No such file or directory". Only regular files are picked."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runs").mkdir()
+    config = tmp_path / "c.toml"
+    config.write_text(f'name = "r2"\nmax_deals = 2\ndb = "runs/good.sqlite"\n{BOTS}')
+    cfg = load_config(config)
+    run(cfg, RunOptions(progress=False), referee_factory=lambda _c: FakeReferee(), serve=False,
+        launch_bots=False)  # fmt: skip
+    (tmp_path / "runs" / "zzz.sqlite").mkdir()
+    (tmp_path / "runs" / "dang.sqlite").symlink_to(tmp_path / "nowhere")
+    for args in (["replay", "--list"], ["leaderboard"]):
+        r = _invoke(arena, args)
+        assert r.exit_code == 0, r.output
+        assert "good.sqlite" in r.output and "zzz" not in r.output and "dang" not in r.output
