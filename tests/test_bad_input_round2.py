@@ -279,3 +279,18 @@ def test_the_newest_database_is_a_file_not_a_directory_or_a_dangling_link(
         r = _invoke(arena, args)
         assert r.exit_code == 0, r.output
         assert "good.sqlite" in r.output and "zzz" not in r.output and "dang" not in r.output
+
+
+def test_a_bot_file_in_the_list_without_a_class_is_told_how_to_write_it(tmp_path: Path) -> None:
+    """Defect: `bots = ["random", "heuristic", "sub/mine.py"]` (a bot file, as `arena-bot`
+    takes it) was refused with "bots.'sub/mine.py': a bot name starts with a letter...":
+    the user wrote a bot, not a name. The error names the list entry and says to write
+    `sub/mine.py:Class` or to name it in a [bots] table."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "mine.py").write_text("from sdk import Bot\nclass Mine(Bot):\n    pass\n")
+    config = tmp_path / "t.toml"
+    config.write_text('bots = ["random", "heuristic", "sub/mine.py"]\n')
+    _fails(_invoke(arena, ["tournament", "--config", str(config)]), 2,
+           "bots[2]: 'sub/mine.py' makes no bot name", "'path/file.py:Class'")  # fmt: skip
+    config.write_text('bots = ["random", "heuristic", "sub/mine.py:Mine"]\n')
+    assert [b.name for b in load_config(config).bots] == ["random", "heuristic", "Mine"]

@@ -822,6 +822,13 @@ def _bots(value: Any, base: Path, err: _Err) -> tuple[BotSpec, ...]:
             if not isinstance(item, str):
                 raise err(f"bots[{i}]", f"expected a bot name, got {_tname(item)}")
             short = item.rsplit(":", 1)[-1] if ":" in item else item
+            if not _NAME_RE.match(short):  # ("bots.'sub/mine.py': a bot name starts ...")
+                raise err(
+                    f"bots[{i}]",
+                    f"{item!r} makes no bot name (a bot of the list is named after its class, "
+                    f"else as written; {BOT_NAME_RULE}): write it as 'path/file.py:Class', or "
+                    "name it in a [bots] table",
+                )
             if short in entries:
                 raise err(f"bots[{i}]", f"duplicate bot name {short!r}")
             entries[short] = item
