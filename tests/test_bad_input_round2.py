@@ -294,3 +294,25 @@ def test_a_bot_file_in_the_list_without_a_class_is_told_how_to_write_it(tmp_path
            "bots[2]: 'sub/mine.py' makes no bot name", "'path/file.py:Class'")  # fmt: skip
     config.write_text('bots = ["random", "heuristic", "sub/mine.py:Mine"]\n')
     assert [b.name for b in load_config(config).bots] == ["random", "heuristic", "Mine"]
+
+
+def test_a_path_that_is_not_utf8_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    """Defect: `arena tournament --db runs/<byte 0xff>.sqlite` (or `--out`, or a config file
+    whose name or folder has such a byte) launched the bots, then ended in a
+    ``UnicodeEncodeError: ... surrogates not allowed`` traceback as the new tournament was
+    registered (its paths are stored as UTF-8 text), leaving an empty database behind. Such
+    a path is refused now, naming the key or option, before anything is created."""
+    config = _config(tmp_path)
+    bad = os.fsdecode(bytes(tmp_path) + b"/runs/\xff.sqlite")
+    text = _fails(_invoke(arena, ["tournament", "--config", str(config), "--db", bad]), 2,
+                  "db:", "not UTF-8", "(from --db")  # fmt: skip
+    assert "\\xff" in text
+    bad_out = os.fsdecode(bytes(tmp_path) + b"/out\xff")
+    _fails(_invoke(arena, ["tournament", "--config", str(config), "--out", bad_out]), 2,
+           "out:", "not UTF-8")  # fmt: skip
+    folder = Path(os.fsdecode(bytes(tmp_path) + b"/d\xff"))
+    folder.mkdir()
+    moved = folder / "c.toml"
+    moved.write_text(config.read_text())
+    _fails(_invoke(arena, ["tournament", "--config", str(moved)]), 2, "file:", "not UTF-8")
+    assert not (tmp_path / "t.sqlite").exists() and not list(tmp_path.glob("runs*"))

@@ -393,6 +393,7 @@ def load_config(
     not from the file)``; ``given_as`` maps an override to how the user wrote it
     (``"max_deals=-3"`` -> ``"--max-deals -3"``)."""
     data = apply_overrides(_read_toml(path), overrides, str(path))
+    _check_utf8(Path(path).resolve(), "file", partial(ConfigError, str(path)))  # (its base)
     try:
         return parse_config(data, source=str(path), base_dir=Path(path).resolve().parent)
     except ConfigError as e:
@@ -718,11 +719,25 @@ def _path(text: str, key: str, err: _Err, base: Path | None = None) -> Path:
         raise err(key, f"a path with a NUL byte: {text!r}")
     try:
         path = Path(text).expanduser()
-        return (base / path if base is not None else path).resolve()
+        path = (base / path if base is not None else path).resolve()
     except RuntimeError as e:  # "~nobody", a symlink loop
         raise err(key, f"no path in {text!r}: {e}") from None
     except OSError as e:
         raise err(key, f"no path: {e.strerror or e}") from None
+    _check_utf8(path, key, err)
+    return path
+
+
+def _check_utf8(path: Path, key: str, err: _Err) -> None:
+    """Refuse a path whose name is not UTF-8 (bytes of another encoding, as the command
+    line and the file system may give them): it is stored and digested as text, and a new
+    tournament ended in a ``UnicodeEncodeError`` traceback as it was registered."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        shown = os.fsencode(path).decode("utf-8", "backslashreplace")
+        raise err(key, f"{shown}: a path that is not UTF-8 text (a byte of another "
+                  "encoding in a name): rename it, or choose another path") from None  # fmt: skip
 
 
 def _is_dir(path: Path) -> bool:
@@ -895,6 +910,7 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
             where = next((p for p in (base / path, Path.cwd() / path) if p.is_file()), None)
             if where is None:
                 raise err(f"{key}.bot", f"no such bot file: {path} (relative to {base})")
+            _check_utf8(where.resolve(), f"{key}.bot", err)
             spec = f"{where.resolve()}{colon}{cls}"
         elif spec not in BUNDLED_BOTS and not _MODULE_CLASS_RE.match(spec):
             raise err(
