@@ -30,6 +30,7 @@ import json
 import logging
 import os
 import sqlite3
+import stat
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -916,9 +917,23 @@ def lock_owner(db: Path) -> str | None:
 
 
 def newest_database(folder: Path = Path("runs")) -> Path | None:
-    """The most recently written ``*.sqlite`` in ``folder`` (where tournaments store by default)."""
-    found = sorted(folder.glob("*.sqlite"), key=lambda p: p.stat().st_mtime)
-    return found[-1] if found else None
+    """The most recently written ``*.sqlite`` in ``folder`` (where tournaments store by default):
+    regular files only (a directory or a dangling link of that name was picked, and every
+    reader then failed on it, beside a good database)."""
+    found: list[tuple[float, Path]] = []
+    for path in folder.glob("*.sqlite"):
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            found.append((st.st_mtime, path))
+    return max(found)[1] if found else None
+
+
+#: The largest record file ``arena replay`` reads (it is read whole, then parsed; a record
+#: takes a few KiB a deal).
+MAX_RECORD_FILE_BYTES = 1 << 30
 
 
 def resolve_record(arg: str, db: Path | None) -> dict[str, Any]:
@@ -933,11 +948,17 @@ def resolve_record(arg: str, db: Path | None) -> dict[str, Any]:
     if path.is_dir():
         raise LookupError(f"{arg}: a directory, not a record file or a match id")
     if path.is_file():
+        size = _size(path)
+        too_large = f"{arg}: not a readable match record: too large to read into memory"
+        if size is not None and size > MAX_RECORD_FILE_BYTES:  # (a disk image, say)
+            raise LookupError(f"{too_large} ({size:,} bytes; at most {MAX_RECORD_FILE_BYTES:,})")
         try:
             text = path.read_text(encoding="utf-8")
             data = _jsonl_record(text) if path.suffix == ".jsonl" else json.loads(text)
         except (OSError, ValueError, RecursionError) as e:
             raise LookupError(f"{arg}: not a readable match record: {e}") from e
+        except MemoryError:  # read whole: a MemoryError traceback
+            raise LookupError(too_large + (f" ({size:,} bytes)" if size else "")) from None
         if not isinstance(data, dict):
             raise LookupError(f"{arg}: a match record is a JSON object")
         return data
@@ -954,6 +975,13 @@ def resolve_record(arg: str, db: Path | None) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------- helpers
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return None
 
 
 def _jsonl_record(text: str) -> Any:

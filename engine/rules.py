@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import stat
+import sys
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -36,6 +37,7 @@ __all__ = [
     "load_ruleset",
     "preset",
     "read_toml_file",
+    "toml_value_problem",
 ]
 
 
@@ -51,18 +53,45 @@ class TomlFileError(ValueError):
     """A TOML file that cannot be read: why, without the path (the caller names it)."""
 
 
+#: The largest TOML file read (a config, a ruleset, a tokens file): real ones take a few KiB;
+#: a larger file is a mistake (a log or a disk image named by accident), and tomllib reads
+#: the whole file into memory first (a sparse 64 GB file was a MemoryError traceback).
+MAX_TOML_BYTES = 16 << 20
+
+
 def read_toml_file(path: str | Path) -> dict[str, Any]:
     """The TOML data of the file at ``path``. Raises :class:`TomlFileError` saying why not:
     "no such file", "cannot read: <the system's reason>", "not a regular file" (a FIFO
-    would block the reader for ever, a device never end), "not valid TOML: ...". Names too
+    would block the reader for ever, a device never end), "too large" (past
+    :data:`MAX_TOML_BYTES`), "not valid TOML: ..." (a byte order mark too). Names too
     long for the system and NUL bytes are reasons too, not exceptions of another kind."""
     try:
-        mode = os.stat(path).st_mode
-        if not stat.S_ISREG(mode):
-            what = "a directory" if stat.S_ISDIR(mode) else "a FIFO, device or socket"
+        try:
+            st = os.stat(path)
+        except ValueError:  # os.stat's: a NUL byte in the path
+            raise TomlFileError("cannot read: the path holds a NUL byte") from None
+        if not stat.S_ISREG(st.st_mode):
+            what = "a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO, device or socket"
             raise TomlFileError(f"not a regular file ({what})")
+        if st.st_size > MAX_TOML_BYTES:  # tomllib reads it whole: a MemoryError, or GBs
+            raise TomlFileError(
+                f"too large for a TOML file here: {st.st_size:,} bytes (at most {MAX_TOML_BYTES:,})"
+            )
         with open(path, "rb") as fh:
-            return tomllib.load(fh)
+            data = fh.read(MAX_TOML_BYTES + 1)
+        if data.startswith(b"\xef\xbb\xbf"):  # tomllib: "Invalid statement (line 1, column 1)"
+            raise TomlFileError(
+                "not valid TOML: the file starts with a byte order mark (BOM, as some Windows "
+                "editors write): save it as UTF-8 without a BOM"
+            )
+        if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # Windows' "Unicode"
+            raise TomlFileError(
+                "not valid TOML: not UTF-8 text but UTF-16 (it starts with a UTF-16 byte "
+                "order mark): save it as UTF-8"
+            )
+        if len(data) > MAX_TOML_BYTES:  # (grew since the stat)
+            raise TomlFileError(f"too large for a TOML file here: over {MAX_TOML_BYTES:,} bytes")
+        return tomllib.loads(data.decode("utf-8"))
     except FileNotFoundError:
         raise TomlFileError("no such file") from None
     except RecursionError:  # arrays nested thousands deep: tomllib recurses
@@ -74,9 +103,19 @@ def read_toml_file(path: str | Path) -> dict[str, Any]:
             raise
         if isinstance(e, tomllib.TOMLDecodeError):
             raise TomlFileError(f"not valid TOML: {e}") from e
-        if isinstance(e, UnicodeDecodeError):  # tomllib decodes the bytes itself
+        if isinstance(e, UnicodeDecodeError):
             raise TomlFileError(f"not valid TOML: not UTF-8 text ({e.reason})") from e
-        raise TomlFileError("cannot read: the path holds a NUL byte") from e  # os.stat's
+        # tomllib's int() of a number past Python's 4300 digits (it was said to be "a NUL
+        # byte in the path")
+        raise TomlFileError(f"not valid TOML here: {toml_value_problem(e)}") from e
+
+
+def toml_value_problem(e: ValueError) -> str:
+    """What a ``ValueError`` of tomllib other than ``TOMLDecodeError`` means, in words: an
+    integer longer than Python converts (``int()``'s 4300 digits)."""
+    if "digits" in str(e):
+        return f"an integer of more than {sys.get_int_max_str_digits() or 4300} digits"
+    return str(e)
 
 
 #: The longest ruleset name.
@@ -303,6 +342,16 @@ def load_ruleset(name_or_path: str | Path, players: int | None = None) -> Rulese
                 "preset", f"unknown preset {text!r} (known: {', '.join(PRESETS)}; or a .toml file)"
             ) from None
         raise RulesetError("file", f"{text!r}: {e}") from None
-    if "name" not in data:
-        data["name"] = path.stem
-    return Ruleset.from_dict(data, players)
+    if "name" in data:
+        return Ruleset.from_dict(data, players)
+    try:
+        return Ruleset.from_dict({**data, "name": path.stem}, players)
+    except RulesetError as e:  # (it said "name: ..." of a file that has no name)
+        if e.key != "name":
+            raise
+        why = str(e).split(": ", 1)[-1]
+        raise RulesetError(
+            "name",
+            f"the file sets no name, and its file name cannot be the ruleset's name ({why}): "
+            'write name = "..." in the file',
+        ) from None

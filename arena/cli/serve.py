@@ -230,7 +230,8 @@ def _check_pem(path: Path | None, what: str, param: str) -> None:
               show_default=True, help="Strikes before a forfeit.")  # fmt: skip
 @click.option("--grace-s", type=Seconds(min=0), default=5.0, show_default=True,
               help="Reconnect grace period.")  # fmt: skip
-@click.option("--matches", "max_matches", type=click.IntRange(min=1), default=None,
+# (at most what SQLite stores: with --db, a larger K was an OverflowError traceback at start)
+@click.option("--matches", "max_matches", type=click.IntRange(1, 2**63 - 1), default=None,
               help="Stop after K matches.")  # fmt: skip
 @click.option(
     "--seed", type=int, default=None,

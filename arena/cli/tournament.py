@@ -100,17 +100,16 @@ def tournament(
     """
     err_console = Console(stderr=True)
     setup_logging(verbose, err_console)
+    raw = {"concurrency": concurrency, "out": out, "db": db, "seed": seed,
+           "matches_per_table": matches_per_table, "max_deals": max_deals}  # fmt: skip
     options_set = {
-        "concurrency": concurrency,
-        "out": None if out is None else _toml_str(str(out)),
-        "db": None if db is None else _toml_str(str(db)),
-        "seed": seed,
-        "matches_per_table": matches_per_table,
-        "max_deals": max_deals,
+        k: _toml_str(str(v)) if isinstance(v, Path) else v for k, v in raw.items() if v is not None
     }
-    sets = [*overrides, *(f"{k}={v}" for k, v in options_set.items() if v is not None)]
+    # A bad value of an option is blamed on the option, not on the file: "--max-deals 2000000".
+    given_as = {f"{k}={v}": f"--{k.replace('_', '-')} {raw[k]}" for k, v in options_set.items()}
+    sets = [*overrides, *given_as]
     try:
-        cfg = load_config(config_path, sets)
+        cfg = load_config(config_path, sets, given_as)
         _announce(cfg, err_console)  # (builds the schedule: a while for a large one)
     except ConfigError as e:
         raise click.UsageError(str(e)) from e

@@ -121,6 +121,9 @@ def key_pair_problem(cert: Path, key: Path) -> str | None:
     return None
 
 
+#: The largest PEM file read: a CA bundle of every public root takes about 200 KiB.
+MAX_PEM_BYTES = 16 << 20
+
 #: What a PEM file of each kind must hold (``pem_problem``).
 PEM_MARKERS = {"certificate": b"-----BEGIN CERTIFICATE-----", "private key": b"PRIVATE KEY-----"}
 
@@ -133,8 +136,12 @@ def pem_problem(path: Path, what: str = "file", marker: bytes | None = None) -> 
     """
     marker = marker or PEM_MARKERS.get(what, b"-----BEGIN ")
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the reader
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):  # a FIFO would block the reader
             return f"{path} is not a regular file (a PEM {what} is one)"
+        if st.st_size > MAX_PEM_BYTES:  # read whole: a MemoryError traceback, or GBs read
+            return (f"{path} is too large for a PEM {what}: {st.st_size:,} bytes (at most "
+                    f"{MAX_PEM_BYTES:,})")  # fmt: skip
         data = path.read_bytes()
     except OSError as e:
         return f"cannot read {path}: {e.strerror or e}"

@@ -43,6 +43,7 @@ from engine.rules import (
     TomlFileError,
     load_ruleset,
     read_toml_file,
+    toml_value_problem,
 )
 
 __all__ = [
@@ -382,10 +383,37 @@ _REFEREE_KEYS = {"max_strikes", "reconnect_grace_s"}
 _TLS_KEYS = {"cert", "key", "server_name"}
 
 
-def load_config(path: str | Path, overrides: Sequence[str] = ()) -> TournamentConfig:
-    """Read, override (``key=value`` strings) and validate a tournament TOML file."""
+def load_config(
+    path: str | Path, overrides: Sequence[str] = (), given_as: Mapping[str, str] | None = None
+) -> TournamentConfig:
+    """Read, override (``key=value`` strings) and validate a tournament TOML file.
+
+    A bad value that an override set is said to come from it, not from the file (which may
+    hold another value, or none): ``t.toml: max_deals: ..., got -3 (from --set max_deals=-3,
+    not from the file)``; ``given_as`` maps an override to how the user wrote it
+    (``"max_deals=-3"`` -> ``"--max-deals -3"``)."""
     data = apply_overrides(_read_toml(path), overrides, str(path))
-    return parse_config(data, source=str(path), base_dir=Path(path).resolve().parent)
+    _check_utf8(Path(path).resolve(), "file", partial(ConfigError, str(path)))  # (its base)
+    try:
+        return parse_config(data, source=str(path), base_dir=Path(path).resolve().parent)
+    except ConfigError as e:
+        item = _override_of(e.key, overrides)
+        if item is None:
+            raise
+        where = (given_as or {}).get(item) or f"--set {item}"
+        raise ConfigError(
+            e.source, e.key, f"{e.message} (from {where}, not from the file)"
+        ) from None
+
+
+def _override_of(key: str, overrides: Sequence[str]) -> str | None:
+    """The last override that set ``key``, or a table holding it (``ruleset={...}`` for
+    ``ruleset.players``); None when the value came from the file."""
+    for item in reversed(overrides):
+        set_key = item.partition("=")[0].strip()
+        if set_key and (key == set_key or key.startswith((set_key + ".", set_key + "["))):
+            return item
+    return None
 
 
 def _read_toml(path: str | Path) -> dict[str, Any]:
@@ -436,7 +464,11 @@ def apply_overrides(
             raise ConfigError(source, "--set", f"expected key=value, got {item!r}")
         try:
             value: Any = tomllib.loads(f"v = {raw.strip()}")["v"]
-        except tomllib.TOMLDecodeError as e:
+        except ValueError as e:
+            if not isinstance(e, tomllib.TOMLDecodeError):  # (a traceback)
+                raise ConfigError(
+                    source, key, f"not a TOML value: {toml_value_problem(e)}"
+                ) from None
             text = raw.strip()
             # Meant as TOML (a string, an array, an inline table), and it is not. A command
             # with a placeholder ("{python} bot.py") starts with a brace too: a bare word.
@@ -681,15 +713,31 @@ _Err = Any  # Callable[[str, str], ConfigError]; kept loose for brevity
 def _path(text: str, key: str, err: _Err, base: Path | None = None) -> Path:
     """``text`` as an absolute path (``~`` expanded; relative to ``base``, else to the
     current directory), or a ConfigError naming ``key`` and why there is none."""
+    if not text.strip():  # Path("") is the directory: the config's or the current one
+        raise err(key, "must not be empty: name a path")
     if "\x00" in text:
         raise err(key, f"a path with a NUL byte: {text!r}")
     try:
         path = Path(text).expanduser()
-        return (base / path if base is not None else path).resolve()
+        path = (base / path if base is not None else path).resolve()
     except RuntimeError as e:  # "~nobody", a symlink loop
         raise err(key, f"no path in {text!r}: {e}") from None
     except OSError as e:
         raise err(key, f"no path: {e.strerror or e}") from None
+    _check_utf8(path, key, err)
+    return path
+
+
+def _check_utf8(path: Path, key: str, err: _Err) -> None:
+    """Refuse a path whose name is not UTF-8 (bytes of another encoding, as the command
+    line and the file system may give them): it is stored and digested as text, and a new
+    tournament ended in a ``UnicodeEncodeError`` traceback as it was registered."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        shown = os.fsencode(path).decode("utf-8", "backslashreplace")
+        raise err(key, f"{shown}: a path that is not UTF-8 text (a byte of another "
+                  "encoding in a name): rename it, or choose another path") from None  # fmt: skip
 
 
 def _is_dir(path: Path) -> bool:
@@ -753,6 +801,9 @@ def _ruleset(value: Any, base: Path, err: _Err) -> tuple[Ruleset, str]:
         if isinstance(value, str):
             if value in PRESETS:
                 return PRESETS[value], value
+            if not value.strip():
+                raise err("ruleset", f"must not be empty: name a preset ({', '.join(PRESETS)}) "
+                          "or a ruleset .toml file")  # fmt: skip
             path = _path(value, "ruleset", err)  # (relative: to the current directory ...)
             if not Path(value).expanduser().is_absolute() and (base / value).exists():
                 path = _path(value, "ruleset", err, base)  # ... unless the config's has it
@@ -764,7 +815,11 @@ def _ruleset(value: Any, base: Path, err: _Err) -> tuple[Ruleset, str]:
                 )
             if not path.exists():
                 raise err("ruleset", f"ruleset file {value!r} not found (looked in {base})")
-            return load_ruleset(path), str(path)
+            try:
+                return load_ruleset(path), str(path)
+            except RulesetError as e:  # the key is the ruleset file's, not the config's
+                why = str(e).split(": ", 1)[-1]
+                raise err("ruleset", why if e.key == "file" else f"{path}: {e}") from e
         if isinstance(value, Mapping):
             return Ruleset.from_dict(value), "inline"
     except RulesetError as e:
@@ -782,6 +837,13 @@ def _bots(value: Any, base: Path, err: _Err) -> tuple[BotSpec, ...]:
             if not isinstance(item, str):
                 raise err(f"bots[{i}]", f"expected a bot name, got {_tname(item)}")
             short = item.rsplit(":", 1)[-1] if ":" in item else item
+            if not _NAME_RE.match(short):  # ("bots.'sub/mine.py': a bot name starts ...")
+                raise err(
+                    f"bots[{i}]",
+                    f"{item!r} makes no bot name (a bot of the list is named after its class, "
+                    f"else as written; {BOT_NAME_RULE}): write it as 'path/file.py:Class', or "
+                    "name it in a [bots] table",
+                )
             if short in entries:
                 raise err(f"bots[{i}]", f"duplicate bot name {short!r}")
             entries[short] = item
@@ -848,6 +910,7 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
             where = next((p for p in (base / path, Path.cwd() / path) if p.is_file()), None)
             if where is None:
                 raise err(f"{key}.bot", f"no such bot file: {path} (relative to {base})")
+            _check_utf8(where.resolve(), f"{key}.bot", err)
             spec = f"{where.resolve()}{colon}{cls}"
         elif spec not in BUNDLED_BOTS and not _MODULE_CLASS_RE.match(spec):
             raise err(

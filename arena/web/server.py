@@ -230,6 +230,9 @@ class WebServer(ThreadingHTTPServer):
         address = (address[0].strip("[]"), address[1])  # `--host [::1]`, as in a URL
         if ":" in address[0]:  # an IPv6 address (`--host ::` listens on every address)
             self.address_family = socket.AF_INET6
+        # Before binding: a bind that fails (a port in use) calls server_close, which closes
+        # it (an AttributeError traceback hid the OSError).
+        self.deadlines = _Deadlines()
         super().__init__(address, _Handler)
         self.source = source
         #: Host names served besides IP addresses and localhost (see :func:`host_allowed`).
@@ -238,7 +241,6 @@ class WebServer(ThreadingHTTPServer):
         self._thread: threading.Thread | None = None
         self._open: dict[str, int] = {}  # connections being served, by address_key
         self._open_lock = threading.Lock()
-        self.deadlines = _Deadlines()
 
     def process_request(self, request: Any, client_address: Any) -> None:
         address = address_key(str(client_address[0]))
