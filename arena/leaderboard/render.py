@@ -72,11 +72,14 @@ def _cells(lb: Leaderboard, r: BotStats) -> list[str]:
 
 
 def _title(lb: Leaderboard) -> str:
-    status = (
-        "finished"
-        if lb.completed == lb.total_matches
-        else f"{lb.completed}/{lb.total_matches} matches played"
-    )
+    if lb.total_matches <= 0:
+        # `arena serve --db` without --matches: no number is set until it ends (it said
+        # "5/0 matches played")
+        status = "finished" if lb.finished_at else "not finished, no set number of matches"
+    elif lb.completed == lb.total_matches:
+        status = "finished"
+    else:
+        status = f"{lb.completed}/{lb.total_matches} matches played"
     return f"{lb.name} — {lb.ruleset}, {lb.players} players, {lb.completed} matches ({status})"
 
 
