@@ -7,6 +7,7 @@ matches, ties, match time limits, disconnects, SIGINT then resume, an interrupte
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import shutil
 import statistics
@@ -21,7 +22,7 @@ from click.testing import CliRunner
 
 from arena.cli import main as cli_main
 from arena.leaderboard import build_leaderboard
-from arena.leaderboard.render import to_markdown
+from arena.leaderboard.render import to_markdown, to_rich_table
 from arena.storage import Storage
 from tests.arena.fake_referee import FakeReferee, make_config, run_fake
 
@@ -168,6 +169,27 @@ def test_an_open_arena_is_not_said_to_have_played_n_of_0_matches(tmp_path: Path)
     with Storage(db) as st:  # the arena ended: finish_tournament(total=completed)
         st.finish_tournament("t1", total=1)
         assert "(finished)" in to_markdown(build_leaderboard(st, "t1")).splitlines()[0]
+
+
+def test_figures_halfway_between_two_are_rounded_as_the_web_pages_round_them(
+    tmp_path: Path,
+) -> None:
+    """Defect: the files and the screen rounded a figure exactly halfway to even (Python's
+    format), the pages of `arena web` away from zero (JavaScript's toFixed, Math.round):
+    1 contract made of 8 was "12%" in `arena leaderboard` and "13%" on the web, a median
+    of 12.5 ms "12" on the screen and "13 ms" on the web, a mean of +2.25 points "+2.2"
+    and "2.3"."""
+    db = _one_match_db(tmp_path / "t.sqlite", total=1)
+    with Storage.open_readonly(db) as st:
+        lb = build_leaderboard(st, "t1")
+    lb.rows[0] = dataclasses.replace(lb.rows[0], contracts=8, contracts_made=1,
+                                     median_ms=12.5, mean_per_deal=2.25, ci95=0.25)  # fmt: skip
+    md_row = next(line for line in to_markdown(lb).splitlines() if line.startswith("| 1 |"))
+    assert "| 1/8 (13%) |" in md_row and "| +2.3 ± 0.3 |" in md_row
+    assert md_row.endswith("| 12.5 |")
+    table = to_rich_table(lb)
+    cells = {c.header: list(c.cells) for c in table.columns}
+    assert cells["ms"][0] == "13" and cells["made"][0] == "1/8 (13%)"
 
 
 def test_the_pages_show_what_the_api_says(tmp_path: Path) -> None:
