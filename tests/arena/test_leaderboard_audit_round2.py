@@ -24,6 +24,7 @@ from arena.cli import main as cli_main
 from arena.leaderboard import build_leaderboard
 from arena.leaderboard.render import to_markdown, to_rich_table
 from arena.storage import Storage
+from arena.web import DataSource
 from tests.arena.fake_referee import FakeReferee, make_config, run_fake
 
 # --- the independent check ----------------------------------------------------------------
@@ -192,13 +193,34 @@ def test_figures_halfway_between_two_are_rounded_as_the_web_pages_round_them(
     assert cells["ms"][0] == "13" and cells["made"][0] == "1/8 (13%)"
 
 
+def test_the_bot_page_says_how_many_incidents_it_does_not_list(tmp_path: Path) -> None:
+    """Defect: a match's record lists a seat's first 20 disconnects and answers to no
+    pending request and counts them all; the leaderboard row counts them all, the bot page
+    (`/api/bots/<name>`) listed the 20 and said nothing of the rest (in a real tournament,
+    a bot's row counted 404 other incidents, its page listed 136)."""
+    listed = [{"kind": k, "seat": 0, "deal": 0, "detail": "x"}
+              for k in ("disconnect", "wrong_request") for _ in range(20)]  # fmt: skip
+    db = _one_match_db(tmp_path / "t.sqlite", total=1, incidents=listed,
+                       disconnects=[23, 0, 0], wrong_requests=[25, 0, 0])  # fmt: skip
+    doc = DataSource(db).bot("p", None)
+    assert doc["row"]["strike_groups"]["disconnects"] == 23
+    assert doc["row"]["other_incidents"] == 25
+    assert (len(doc["strikes"]), len(doc["other_incidents"])) == (20, 20)
+    assert doc["strikes_not_listed"] == 3
+    assert doc["other_incidents_not_listed"] == 5
+    assert DataSource(db).bot("q", None)["strikes_not_listed"] == 0
+
+
 def test_the_pages_show_what_the_api_says(tmp_path: Path) -> None:
-    """The web defect above in a browser (headless Chromium; skipped without it): the
-    leaderboard page of an open arena says "1 matches", not "1 of 0"."""
+    """The two web defects above in a browser (headless Chromium; skipped without it): the
+    leaderboard page of an open arena says "1 matches", not "1 of 0", and the bot page
+    names the incidents it does not list."""
     from tests.support.harness import web_server
     from tests.web.test_web_browser import browser_paths, load, start_driver
 
-    db = _one_match_db(tmp_path / "open.sqlite", total=0)
+    listed = [{"kind": "disconnect", "seat": 0, "deal": 0, "detail": "x"} for _ in range(20)]
+    db = _one_match_db(tmp_path / "open.sqlite", total=0, incidents=listed,
+                       disconnects=[23, 0, 0])  # fmt: skip
     paths = browser_paths()
     profile = tempfile.mkdtemp(prefix="arena-chromium-")
     driver = start_driver(*paths, profile)
@@ -207,6 +229,9 @@ def test_the_pages_show_what_the_api_says(tmp_path: Path) -> None:
             load(driver, server.url)
             progress = driver.find_element("css selector", "#progress").text
             assert progress.startswith("1 matches") and " of 0" not in progress, progress
+            load(driver, server.url + "bot/p")
+            note = driver.find_element("css selector", "#strikes-not-listed").text
+            assert note.startswith("and 3 more disconnects"), note
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
