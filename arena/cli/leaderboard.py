@@ -93,7 +93,8 @@ def leaderboard(
                     t.add_column(c)
                 for info in st.tournaments():
                     t.add_row(Text(info.id), Text(info.name),
-                              f"{info.completed}/{info.total_matches}",
+                              f"{info.completed}/{info.total_matches}" if info.total_matches > 0
+                              else f"{info.completed}/–",
                               info.created_at, info.finished_at or "–")  # fmt: skip
                 _screen().print(t)
                 return

@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import re
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 from rich.cells import cell_len
@@ -31,21 +32,34 @@ FORMATS = ("json", "csv", "md", "html")
 _NAME_MIN = 20
 
 
+def _fixed(x: float, digits: int, sign: str = "") -> str:
+    """``x`` with ``digits`` decimals as the pages of ``arena web`` write it (JavaScript's
+    ``toFixed`` and ``Math.round``): a value exactly halfway rounds away from zero. Python's
+    format rounds it to even: 1 contract made of 8 showed as 12% here and 13% there, a
+    median of 12.5 ms as 12 and 13.
+
+    >>> _fixed(12.5, 0), _fixed(2.25, 1, "+"), _fixed(-2.25, 1, "+"), _fixed(0.125, 2)
+    ('13', '+2.3', '-2.3', '0.13')
+    """
+    q = Decimal(x).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
+    return f"{q:{sign}.{digits}f}"
+
+
 def _f(x: float | None, digits: int = 1) -> str:
-    return "–" if x is None else f"{x:.{digits}f}"
+    return "–" if x is None else _fixed(x, digits)
 
 
 def _mean_ci(r: BotStats) -> str:
     if r.mean_per_deal is None:
         return "–"
     if r.ci95 is None:
-        return f"{r.mean_per_deal:+.1f}"
-    return f"{r.mean_per_deal:+.1f} ± {r.ci95:.1f}"
+        return _fixed(r.mean_per_deal, 1, "+")
+    return f"{_fixed(r.mean_per_deal, 1, '+')} ± {_fixed(r.ci95, 1)}"
 
 
 def _made(r: BotStats) -> str:
     return f"{r.contracts_made}/{r.contracts}" + (
-        f" ({r.made_pct:.0f}%)" if r.made_pct is not None else ""
+        f" ({_fixed(r.made_pct, 0)}%)" if r.made_pct is not None else ""
     )
 
 
@@ -65,18 +79,21 @@ def _columns(lb: Leaderboard) -> list[str]:
 
 def _cells(lb: Leaderboard, r: BotStats) -> list[str]:
     return [
-        str(r.rank), r.bot, f"{r.conservative:.2f}", f"{r.mu:.2f}", f"{r.sigma:.2f}",
+        str(r.rank), r.bot, _f(r.conservative, 2), _f(r.mu, 2), _f(r.sigma, 2),
         str(r.matches), *(str(n) for n in r.places), _mean_ci(r), str(r.bids_won), _made(r),
         _strikes(r), str(r.strikes.get("forfeits", 0)), _f(r.median_ms),
     ]  # fmt: skip
 
 
 def _title(lb: Leaderboard) -> str:
-    status = (
-        "finished"
-        if lb.completed == lb.total_matches
-        else f"{lb.completed}/{lb.total_matches} matches played"
-    )
+    if lb.total_matches <= 0:
+        # `arena serve --db` without --matches: no number is set until it ends (it said
+        # "5/0 matches played")
+        status = "finished" if lb.finished_at else "not finished, no set number of matches"
+    elif lb.completed == lb.total_matches:
+        status = "finished"
+    else:
+        status = f"{lb.completed}/{lb.total_matches} matches played"
     return f"{lb.name} — {lb.ruleset}, {lb.players} players, {lb.completed} matches ({status})"
 
 
@@ -98,8 +115,8 @@ def to_rich_table(lb: Leaderboard, width: int | None = None) -> Table:
     for r in lb.rows:
         s = r.strikes
         rows.append({
-            "#": str(r.rank), "bot": r.bot, "μ−3σ": f"{r.conservative:.2f}",
-            "μ": f"{r.mu:.2f}", "σ": f"{r.sigma:.2f}", "matches": str(r.matches),
+            "#": str(r.rank), "bot": r.bot, "μ−3σ": _f(r.conservative, 2),
+            "μ": _f(r.mu, 2), "σ": _f(r.sigma, 2), "matches": str(r.matches),
             places: "/".join(str(n) for n in r.places),
             "places": "/".join(str(n) for n in r.places),
             "pts/deal ±95%": _mean_ci(r), "pts/deal": _mean_ci(r).replace(" ", ""),

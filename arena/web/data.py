@@ -222,12 +222,20 @@ class DataSource:
                     "deal_scores_held_back": hidden,
                 }
 
+            listed = self._cached(("bot", info.id, name), info, compute)
             return {
                 "tournament": _tournament_json(info, lock_owner(self.db)),
                 "bot": name,
                 "row": row,
                 "history": doc["history"].get(name, []),
-                **self._cached(("bot", info.id, name), info, compute),
+                **listed,
+                # A match's record lists a seat's first 20 disconnects and answers to no
+                # pending request one by one, and counts them all: the row counts them all
+                # (the page listed 136 other incidents under a row of 404, and said nothing)
+                "strikes_not_listed": _not_listed(row, "strikes", listed["strikes"]),
+                "other_incidents_not_listed": _not_listed(
+                    row, "other_incidents", listed["other_incidents"]
+                ),
             }
 
     def matches(self, tournament: str | None, *, bot: str | None, limit: int | None) -> JSON:
@@ -385,6 +393,12 @@ def _sets_held_back(st: Storage, info: TournamentInfo) -> dict[int, int]:
         (info.id,),
     ).fetchall()
     return {s: same_cards - n for s, n in played if n < same_cards}
+
+
+def _not_listed(row: JSON | None, key: str, listed: list[JSON]) -> int:
+    """How many of the incidents the bot's row counts under ``key`` are not in ``listed``."""
+    counted = row.get(key) if row else None
+    return max(0, counted - len(listed)) if isinstance(counted, int) else 0
 
 
 def _match_json(m: MatchResult) -> JSON:

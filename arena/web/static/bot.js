@@ -73,14 +73,18 @@ function render(d) {
       el("td", {}, r.mean_per_deal === null || r.mean_per_deal === undefined ? "–" : `${fmt(r.mean_per_deal)} ± ${fmt(r.ci95)}`),
       el("td", {}, fmt(r.bidding_wins, 0)), el("td", {}, r.contracts ? `${r.contracts_made}/${r.contracts}` : fmt(r.contracts_made, 0)),
       el("td", {}, fmt(r.strikes, 0)), el("td", {}, r.median_ms === null || r.median_ms === undefined ? "–" : `${fmt(r.median_ms)} ms`))));
-  const strikes = d.strikes.length ? incidentTable("strikes", d.strikes) : el("p", { class: "muted", id: "strikes" }, "No strikes.");
+  // A match's record lists a seat's first 20 disconnects (and answers to no pending
+  // request) one by one and counts them all: the row counts them all.
+  const unlisted = (n, what) => n ? el("p", { class: "small muted", id: `${what}-not-listed` },
+    `and ${n} more ${what === "strikes" ? "disconnects" : "answers to no pending request"}, counted in the leaderboard but not listed: a match's record lists the first 20 of a seat one by one.`) : [];
+  const strikes = [d.strikes.length ? incidentTable("strikes", d.strikes) : el("p", { class: "muted", id: "strikes" }, "No strikes."), unlisted(d.strikes_not_listed, "strikes")];
   // incidents that are no strike (an answer to no pending request): apart, if any
   const others = d.other_incidents || [];
-  const otherPart = others.length ? [
+  const otherPart = others.length || d.other_incidents_not_listed ? [
     el("h2", {}, "Other incidents (not strikes)"),
     el("section", { class: "panel" },
       el("p", { class: "small muted" }, "Answers to no pending request (a late answer, say, whose request had already timed out): no strike, not counted."),
-      incidentTable("other-incidents", others)),
+      incidentTable("other-incidents", others), unlisted(d.other_incidents_not_listed, "other")),
   ] : [];
   main.replaceChildren(
     el("h1", {}, `${d.bot} `, el("span", { class: "muted small" }, `in ${d.tournament.name}`)),
@@ -90,7 +94,7 @@ function render(d) {
       d.deal_scores_held_back ? el("p", { class: "small muted", id: "held-back-deals" },
         `${d.deal_scores_held_back} deals of matches dealt the same cards as matches still to be played are not counted yet.`) : []),
     el("h2", {}, "Strikes"),
-    el("section", { class: "panel" }, strikes),
+    el("section", { class: "panel" }, ...strikes),
     ...otherPart,
     el("h2", {}, `Matches (${d.matches.length})`),
     el("section", { class: "panel", id: "bot-matches" }, matchesTable(d.matches, d.bot)));

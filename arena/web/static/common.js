@@ -113,11 +113,17 @@ function hslHex(h, s, l) {
   return "#" + [0, 8, 4].map(channel).join("");
 }
 
+// Matches played of those scheduled ("3 of 10"); an `arena serve --db` without --matches
+// has no set number (0) until it ends: then the number played alone (it said "6 of 0").
+function playedOf(t, sep = " of ") {
+  return t.total_matches ? `${t.completed}${sep}${t.total_matches}` : String(t.completed);
+}
+
 // What a tournament is doing, in words: "running", "finished", or, unfinished with no
 // runner at work, "stopped at 2 of 6 matches" (it is not finished: it may be resumed).
 function tournamentState(t) {
   const state = t.state || (t.running ? "running" : t.finished_at ? "finished" : "stopped");
-  if (state === "stopped") return `stopped at ${t.completed} of ${t.total_matches} matches`;
+  if (state === "stopped") return `stopped at ${playedOf(t)} matches`;
   return state;
 }
 

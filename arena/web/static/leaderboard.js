@@ -120,13 +120,13 @@ function render(data) {
   const main = document.getElementById("main");
   const title = el("h1", {}, `Leaderboard · ${t.name}`);
   const sub = el("p", { class: "muted", id: "progress" },
-    `${t.completed} of ${t.total_matches} matches` + (t.ruleset ? ` · ruleset ${typeof t.ruleset === "object" ? t.ruleset.name : t.ruleset}` : "") + ` · ${t.state === "stopped" ? "stopped before its end (not finished)" : tournamentState(t)}`);
+    `${playedOf(t)} matches` + (t.ruleset ? ` · ruleset ${typeof t.ruleset === "object" ? t.ruleset.name : t.ruleset}` : "") + ` · ${t.state === "stopped" ? "stopped before its end (not finished)" : tournamentState(t)}`);
   let picker = null;
   if (data.tournaments.length > 1) {
     // two tournaments of one name (another seed, a bot changed) are told apart by id and date
     const seen = {};
     for (const x of data.tournaments) seen[x.name] = (seen[x.name] || 0) + 1;
-    const label = (x) => (seen[x.name] > 1 ? `${x.name} [${x.id}, ${String(x.created_at || "").slice(0, 16).replace("T", " ")}]` : x.name) + ` (${x.completed}/${x.total_matches})`;
+    const label = (x) => (seen[x.name] > 1 ? `${x.name} [${x.id}, ${String(x.created_at || "").slice(0, 16).replace("T", " ")}]` : x.name) + ` (${playedOf(x, "/")})`;
     picker = el("select", { id: "tournament-select", onchange: (e) => { location.search = "?tournament=" + encodeURIComponent(e.target.value); } },
       data.tournaments.map((x) => el("option", { value: x.id, selected: x.id === t.id }, label(x))));
   }
@@ -160,7 +160,7 @@ async function poll() {
       lastVersion = data.version;
       document.body.dataset.version = data.version;
     }
-    setStatus(t.running ? `live · ${t.completed}/${t.total_matches} · updated ${new Date().toLocaleTimeString()}` : tournamentState(t) === "finished" ? `finished · ${t.completed} matches` : tournamentState(t), t.running);
+    setStatus(t.running ? `live · ${playedOf(t, "/")} · updated ${new Date().toLocaleTimeString()}` : tournamentState(t) === "finished" ? `finished · ${t.completed} matches` : tournamentState(t), t.running);
     document.body.dataset.ready = "1";
     if (t.running) setTimeout(poll, POLL_MS);
     else setTimeout(poll, POLL_MS * 5);  // a finished tournament may be followed by another, a stopped one resumed
