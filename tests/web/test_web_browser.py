@@ -320,6 +320,18 @@ def _click_and_read(driver: Any, css: str, deal: int, step: int) -> dict[str, An
     return got
 
 
+def test_replay_follows_a_link_edited_in_place(driver: Any, base: str) -> None:
+    """A position typed into the address bar of an open replay (only the hash changes: no
+    page load) is shown, as a shared link is (``load`` itself always loads a page)."""
+    match_id = "demo-m0002"
+    load(driver, f"{base}replay/{match_id}")
+    assert _label(driver) == (0, 0)
+    driver.execute_script("location.hash = '#deal=1&step=2'")
+    _wait_step(driver, 1, 2)
+    driver.execute_script("location.hash = '#deal=0&step=end'")  # not a number: step 0
+    _wait_step(driver, 0, 0)
+
+
 def test_replay_steps_by_trick_and_deal_and_back(driver: Any, base: str) -> None:
     match_id = "demo-m0002"
     load(driver, f"{base}replay/{match_id}")
