@@ -199,7 +199,10 @@ def _render_deal(
             lines.append(line)
     if trick:  # a trick under way when the record ends (an interrupted match)
         trump = game.trump
-        tricks.add_row(str(ntrick + 1), _trick_cells(players, trick),
+        cells = _trick_cells(players, trick)
+        if marks:  # its lead declared a marriage: as in a finished trick's row
+            cells.append(f"  ({'; '.join(marks)})", style="magenta")
+        tricks.add_row(str(ntrick + 1), cells,
                        "-" if trump is None else str(trump), "(unfinished)")  # fmt: skip
     bidding = Text("Bidding: ")
     bidding.append_text(Text(", ").join(bids) if bids else Text("-"))
