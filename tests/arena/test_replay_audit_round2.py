@@ -8,14 +8,24 @@ random matches per preset in the terminal output and the web API's JSON.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import random
 import re
+import urllib.request
+from pathlib import Path
 from typing import Any
 
+import pytest
+from click.testing import CliRunner
 from rich.console import Console
 
+from arena.cli import main
 from arena.render import render_record
-from engine import Game, Phase, Play
+from arena.storage import Storage
+from engine import Concede, Contract, DealResult, Game, Pass, Phase, Play, ThrowIn, replay
+from engine.record import load_ruleset_value
+from tests.support.harness import web_server
 
 
 def _text(rec: dict[str, Any]) -> str:
@@ -64,3 +74,128 @@ def _marriages_of(rec: dict[str, Any]) -> list[list[str]]:
     """The declaring plays of each deal of a record."""
     return [[a["action"] for a in d["actions"] if a["action"].endswith("declare")]
             for d in rec["deals"]]  # fmt: skip
+
+
+# --- the cross-check: the terminal and the web API against the engine ------------------
+
+#: (preset or ruleset, seeds): every preset, and the barrel (from a start near it).
+_CASES: list[tuple[str, Any, dict[str, Any]]] = [
+    ("classic", "classic", {}),
+    ("1001", "1001", {}),
+    ("1001-4p", "1001-4p", {}),
+    ("barrel-one", {"preset": "classic", "barrel_mode": "one"}, {"scores": [860, 840, 700]}),
+]
+
+
+def _random_match(rules: Any, seed: int, start: dict[str, Any]) -> dict[str, Any]:
+    """A referee-like record of a short random match that declares its marriages and
+    concedes or throws in now and then."""
+    ruleset = load_ruleset_value(rules, 4 if rules == "1001-4p" else 3)
+    ruleset = dataclasses.replace(ruleset, max_deals=4)
+    names = ["ann", "bob", "cid", "dan"][: ruleset.players]
+    g = Game.new(ruleset, seed, names, **start)
+    rng = random.Random(seed)
+    while not g.is_over:
+        legal = g.legal_actions()
+        pick = [a for a in legal if isinstance(a, Play) and a.declare]
+        pick = pick or [a for a in legal if isinstance(a, Concede | ThrowIn) and rng.random() < 0.2]
+        pick = pick or sorted((a for a in legal if isinstance(a, Contract)), key=lambda a: a.amount)
+        pick = pick or [a for a in legal if isinstance(a, Pass) and rng.random() < 0.7]
+        g.apply_trusted(pick[0] if pick else rng.choice(legal))
+    rec = g.record()
+    for d in rec["deals"]:
+        for a in d["actions"]:
+            a.update(by="bot", ms=1)
+    rec.update(match_id=f"audit-m{seed:05d}", incidents=[], forfeits=[])
+    return rec
+
+
+def _engine_truth(
+    rec: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> list[tuple[list[Any], DealResult]]:
+    """Per deal, its tricks ``(leader, ((seat, card), ...), winner)`` and its result, as the
+    engine has them when it scores the deal (its own replay of the record's actions)."""
+    seen: list[Any] = []
+    score = Game._score
+
+    def spy(self: Game, outcome: str) -> None:
+        seen.append(self.tricks)
+        score(self, outcome)
+
+    monkeypatch.setattr(Game, "_score", spy)
+    game = replay(rec)
+    monkeypatch.undo()
+    return list(zip(seen, game.deal_results, strict=True))
+
+
+def test_the_terminal_and_the_web_api_show_the_engines_tricks_and_scores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every trick's cards in play order and its winner, and every deal's deltas and
+    scores, in ``arena replay``'s output and in the web API's JSON, are the engine's own
+    (and ``arena replay --check`` accepts the record)."""
+    db = tmp_path / "t.sqlite"
+    records = []
+    with Storage(db) as st:
+        st.ensure_tournament("audit", name="audit", fingerprint="a", config={},
+                             total_matches=99, bots=[])  # fmt: skip
+        k = 0
+        for _, rules, start in _CASES:
+            for seed in range(3):
+                rec = _random_match(rules, seed, start)
+                rec["match_id"] = f"audit-m{k:05d}"
+                st.save_match("audit", match_id=rec["match_id"], index=k, table=0, set_no=0,
+                              seed=seed, seats=rec["players"], record=rec,
+                              started_at=1.0, finished_at=2.0)  # fmt: skip
+                records.append(rec)
+                k += 1
+    seen: set[str] = set()
+    with web_server(db) as server:
+        for rec in records:
+            truth = _engine_truth(rec, monkeypatch)
+            players = rec["players"]
+            path = tmp_path / "r.json"
+            path.write_text(json.dumps(rec, ensure_ascii=False), encoding="utf-8")
+            checked = CliRunner().invoke(main, ["replay", "--check", str(path)])
+            assert checked.exit_code == 0, checked.output
+            shown = CliRunner().invoke(main, ["replay", str(path)], env={"COLUMNS": "250"})
+            assert shown.exit_code == 0, shown.output
+            blocks = re.split(r"^(?=Deal \d+ — )", shown.stdout, flags=re.M)[1:]
+            summary = _get(server.url, f"/api/matches/{rec['match_id']}")
+            assert len(blocks) == len(truth) == len(summary["deals"])
+            for i, (tricks, res) in enumerate(truth):
+                # the terminal: a row per trick, then the deal's result line
+                rows = re.findall(r"^│\s*(\d+) │ (.*?) │ \S+\s*│ (\S+)\s*│$", blocks[i], re.M)
+                assert len(rows) == len(tricks), blocks[i]
+                for (num, cells, winner), t in zip(rows, tricks, strict=True):
+                    cards = " ".join(f"{players[s]} {c}" for s, c in t.cards)
+                    assert " ".join(cells.split("  (")[0].split()) == cards, (num, cells)
+                    assert winner == players[t.winner], (num, cells)
+                deltas = ", ".join(f"{players[s]} {res.deltas[s]:+d}" for s in range(len(players)))
+                scores = ", ".join(map(str, res.scores))
+                scores = re.escape(scores)
+                line = rf"^{res.outcome}\b.*  deltas {re.escape(deltas)}  scores {scores}\s*$"
+                assert re.search(line, blocks[i], re.M), blocks[i]
+                # the web API: the deal's summary and its last step
+                ds = summary["deals"][i]
+                assert (ds["outcome"], ds["deltas"], ds["scores"]) == (
+                    res.outcome, list(res.deltas), list(res.scores))  # fmt: skip
+                deal = _get(server.url, f"/api/matches/{rec['match_id']}/deals/{i}")
+                last = deal["steps"][-1]["view"]
+                assert [(t["leader"], [(c["seat"], c["card"]) for c in t["cards"]], t["winner"])
+                        for t in last["tricks"]] == [
+                    (t.leader, [(s, str(c)) for s, c in t.cards], t.winner) for t in tricks
+                ]  # fmt: skip
+                assert last["result"]["deltas"] == list(res.deltas)
+                assert last["result"]["scores"] == last["scores"] == list(res.scores)
+                assert last["result"]["outcome"] == res.outcome
+                assert last["result"]["events"] == list(res.events)
+                seen.update([res.outcome, *(["barrel event"] if res.events else [])])
+                seen.update(["marriage"] if any("declares the" in r[1] for r in rows) else [])
+    # what the records held (a cross-check of nothing would pass too)
+    assert {"made", "failed", "conceded", "barrel event", "marriage"} <= seen, seen
+
+
+def _get(base: str, path: str) -> Any:
+    with urllib.request.urlopen(base + path.lstrip("/"), timeout=10) as r:
+        return json.loads(r.read().decode())
