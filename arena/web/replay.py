@@ -39,7 +39,7 @@ from engine import DealResult, Game, ReplayError, observe, public_action, trick_
 from engine import replay as engine_replay
 from engine.actions import Action, Concede, Contract, Give, Play, ThrowIn, parse_action
 from engine.cards import Card, Suit, parse_card
-from engine.record import start_game
+from engine.record import seed_mismatches, start_game
 
 __all__ = [
     "MatchReplay",
@@ -414,8 +414,19 @@ class MatchReplay:
         """Replay the record once (validated), keeping the game at each deal's start."""
         try:
             engine_replay(self.record)
+            changed = seed_mismatches(self.record) if "match_id" in self.record else []
         except ReplayError as e:
             raise ReplayFailed(f"match {self.match_id} does not replay: {e}") from e
+        if changed:
+            # As `arena replay` refuses it: the referee deals every match it records from
+            # its seed, so other cards were put in the record afterwards (they replay: a
+            # record carries its cards), and drawing them would show a match never played.
+            raise ReplayFailed(
+                f"match {self.match_id}: the hands and talon of deal(s) "
+                f"{', '.join(map(str, changed))} are not the ones seed "
+                f"{self.record.get('seed')!r} deals, and the arena deals every match it "
+                "records from its seed: the record was changed"
+            )
         game = start_game(self.record)
         for index, rec in enumerate(self.record.get("deals", ())):
             number = int(rec.get("number", index))

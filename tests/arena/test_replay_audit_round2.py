@@ -8,10 +8,12 @@ random matches per preset in the terminal output and the web API's JSON.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import random
 import re
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -23,9 +25,23 @@ from rich.console import Console
 from arena.cli import main
 from arena.render import render_record
 from arena.storage import Storage
-from engine import Concede, Contract, DealResult, Game, Pass, Phase, Play, ThrowIn, replay
+from engine import (
+    PRESETS,
+    Concede,
+    Contract,
+    DealResult,
+    Game,
+    Pass,
+    Phase,
+    Play,
+    ReplayError,
+    ThrowIn,
+    replay,
+)
 from engine.record import load_ruleset_value
 from tests.support.harness import web_server
+
+NAMES = ["ann", "bob", "cid"]
 
 
 def _text(rec: dict[str, Any]) -> str:
@@ -74,6 +90,67 @@ def _marriages_of(rec: dict[str, Any]) -> list[list[str]]:
     """The declaring plays of each deal of a record."""
     return [[a["action"] for a in d["actions"] if a["action"].endswith("declare")]
             for d in rec["deals"]]  # fmt: skip
+
+
+def _conceded_deal_with_changed_cards() -> tuple[dict[str, Any], dict[str, Any]]:
+    """A referee's record (it has a ``match_id``) of a deal conceded before any card was
+    played, and the same record with a card swapped between the two defenders' dealt
+    hands: the actions still replay (nobody played a card), the cards are not the seed's."""
+    for seed in range(100):
+        g = Game.new(dataclasses.replace(PRESETS["classic"], max_deals=1), seed, NAMES)
+        while not g.is_over:
+            legal = g.legal_actions()
+            g.apply_trusted(next((a for a in legal if isinstance(a, Concede | Pass)), legal[0]))
+        rec = g.record()
+        rec.update(match_id="t-m00001", incidents=[], forfeits=[])
+        declarer = next(a["seat"] for a in rec["deals"][0]["actions"] if a["action"] == "concede")
+        one, two = (s for s in range(3) if s != declarer)
+        changed = copy.deepcopy(rec)
+        hands = changed["deals"][0]["hands"]
+        hands[one][0], hands[two][0] = hands[two][0], hands[one][0]
+        try:
+            replay(changed)
+        except ReplayError:
+            continue  # (a bid over the marriages the changed hand holds)
+        return rec, changed
+    raise AssertionError("no seed")
+
+
+def test_the_web_replay_refuses_a_record_whose_cards_were_changed(tmp_path: Path) -> None:
+    """Defect: a stored referee's record whose dealt cards are not the ones its seed deals
+    (the referee deals every match it records from its seed: the record was changed) was
+    refused by ``arena replay`` (exit 1: "the record was changed") and drawn by the web
+    viewer, whose API served the changed hands as the match's (200). It is now a 500
+    naming the deal, as a stored record that does not replay is."""
+    honest, changed = _conceded_deal_with_changed_cards()
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(changed, ensure_ascii=False), encoding="utf-8")
+    shown = CliRunner().invoke(main, ["replay", str(path)])
+    assert shown.exit_code == 1 and "the record was changed" in shown.output
+    db = tmp_path / "t.sqlite"
+    with Storage(db) as st:
+        st.ensure_tournament("t", name="t", fingerprint="t", config={}, total_matches=2,
+                             bots=[(n, "") for n in NAMES])  # fmt: skip
+        for k, rec in enumerate((honest, changed)):
+            mid = f"t-m0000{k + 1}"
+            st.save_match("t", match_id=mid, index=k, table=0, set_no=0, seed=rec["seed"],
+                          seats=NAMES, record={**rec, "match_id": mid},
+                          started_at=1.0, finished_at=2.0)  # fmt: skip
+    with web_server(db) as server:
+        assert (
+            _get(server.url, "/api/matches/t-m00001/deals/0")["steps"][0]["view"]["hands"]
+            == (honest["deals"][0]["hands"])
+        )
+        for path in ("/api/matches/t-m00002", "/api/matches/t-m00002/deals/0"):
+            try:
+                urllib.request.urlopen(server.url + path.lstrip("/"), timeout=10)
+            except urllib.error.HTTPError as e:
+                body = json.loads(e.read().decode())
+                assert e.code == 500, body
+                assert "deal(s) 0 are not the ones seed" in body["error"], body
+                assert "the record was changed" in body["error"], body
+            else:
+                raise AssertionError(f"{path}: the changed record was served")
 
 
 # --- the cross-check: the terminal and the web API against the engine ------------------
