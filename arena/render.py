@@ -375,6 +375,9 @@ def render_record(record: Mapping[str, Any]) -> RenderableType:
             style="bold",
         )
     )
+    start = _start_line(game, players)
+    if start is not None:
+        parts.append(start)
     deals = record["deals"]
     fallbacks = fallback_reasons(record)
     for i, d in enumerate(deals):
@@ -404,6 +407,21 @@ def render_record(record: Mapping[str, Any]) -> RenderableType:
         parts.append(Text(""))
     parts.extend(_ending(record, game, players))
     return Group(*parts)
+
+
+def _start_line(game: Game, players: Sequence[str]) -> Text | None:
+    """``Started from ann (0) 860, bob (1) 840, cid (2) 700; on the barrel: ann (0), 2 deals
+    left``: the position a record's ``start`` gives (``game``: before any action), which
+    no deal's line says; None for a match from zero."""
+    scores, barrel = game.start
+    if not any(scores) and not any(barrel):
+        return None
+    line = "Started from " + ", ".join(f"{_name(players, s)} {x}" for s, x in enumerate(scores))
+    sitters = [f"{_name(players, s)}, {k} deal{'s' if k > 1 else ''} left"
+               for s, k in enumerate(barrel) if k]  # fmt: skip
+    if sitters:
+        line += "; on the barrel: " + "; ".join(sitters)
+    return Text(line, style="bold")
 
 
 def _ending(record: Mapping[str, Any], game: Game, players: Sequence[str]) -> list[RenderableType]:

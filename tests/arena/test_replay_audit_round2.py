@@ -25,6 +25,7 @@ from rich.console import Console
 from arena.cli import main
 from arena.render import render_record
 from arena.storage import Storage
+from arena.web import MatchReplay
 from engine import (
     PRESETS,
     Concede,
@@ -151,6 +152,31 @@ def test_the_web_replay_refuses_a_record_whose_cards_were_changed(tmp_path: Path
                 assert "the record was changed" in body["error"], body
             else:
                 raise AssertionError(f"{path}: the changed record was served")
+
+
+def test_the_position_a_match_started_from_is_shown() -> None:
+    """Defect: a record's ``start`` (a match begun from scores and barrel counters other
+    than zero, ``Game.new(..., scores=, barrel=)``) was shown by the web replay (the scores
+    and "barrel 2" at deal 1, step 0) and nowhere by ``arena replay``: its first deal's
+    "scores 880, ..." after deltas of +20 read as a sum that did not add up, and a seat
+    on the barrel from the start was not said to be on it."""
+    rules = dataclasses.replace(PRESETS["classic"], barrel_mode="one", max_deals=1)
+    g = Game.new(rules, 4, NAMES, scores=[860, 880, 780], barrel=[0, 2, 0])
+    rng = random.Random(4)
+    while not g.is_over:
+        g.apply_trusted(rng.choice(g.legal_actions()))
+    rec = g.record()
+    assert rec["start"] == {"scores": [860, 880, 780], "barrel": [0, 2, 0]}
+    text = _text(rec)
+    line = (
+        "Started from ann (0) 860, bob (1) 880, cid (2) 780; on the barrel: bob (1), 2 deals left"
+    )
+    assert line in text, text
+    assert text.index(line) < text.index("Deal 1 —")
+    view = MatchReplay("t-m1", rec).deal(0)["steps"][0]["view"]
+    assert (view["scores"], view["barrel"]) == ([860, 880, 780], [0, 2, 0])
+    # a match from zero has no such line
+    assert "Started from" not in _text(Game.new("classic", 4, NAMES).record())
 
 
 # --- the cross-check: the terminal and the web API against the engine ------------------
