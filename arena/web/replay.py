@@ -335,12 +335,20 @@ class MatchReplay:
         self.n = len(self.players)
         self._starts: list[Game] = []
         self._results: list[DealResult | None] = []
+        self._end: Game | None = None  # the game after the record's last action, if unfinished
         self._deals: dict[int, _Deal] = {}
         self._lock = threading.Lock()
         self._check()
         self._fallbacks = fallback_reasons(record)
         self.summary = match_summary(match_id, record)
         for k, res in enumerate(self._results):
+            if res is None and self._end is not None and self._end.declarer is not None:
+                # The deal the record stops in: who took the talon at what, as the engine
+                # has it (the record alone names the declarer only from his first give on).
+                end = self._end
+                self.summary["deals"][k].update(
+                    declarer=end.declarer, bid=end.bid, contract=end.contract
+                )
             if res is not None:
                 self.summary["deals"][k].update(
                     declarer=res.declarer,
@@ -440,6 +448,7 @@ class MatchReplay:
                     raise ReplayFailed(f"deal {number}, action {k + 1}: {e}") from e
             done = game.deal_results
             self._results.append(done[-1] if done and done[-1].number == number else None)
+        self._end = None if game.is_over else game
 
     def _capture_deal(self, index: int) -> _Deal:
         game = self._starts[index].clone()

@@ -179,6 +179,34 @@ def test_the_position_a_match_started_from_is_shown() -> None:
     assert "Started from" not in _text(Game.new("classic", 4, NAMES).record())
 
 
+def test_the_web_summary_of_the_deal_a_record_stops_in_names_who_took_the_talon() -> None:
+    """Defect: the API's summary of the deal an interrupted (or abandoned) record stops in
+    gave ``declarer`` and ``bid`` null when the record stopped after the auction and before
+    the declarer's first give, while its own last step (the engine's view) had the talon
+    taken: ``declarer`` 1, ``bid`` 40; docs/web.md: ``bid`` is "what the talon was taken
+    at, null before". The summary read the declarer from the record's gives alone."""
+    for preset in ("classic", "1001", "1001-4p"):
+        names = ["ann", "bob", "cid", "dan"][: 4 if preset == "1001-4p" else 3]
+        g = Game.new(preset, 3, names)
+        while g.phase is Phase.BIDDING:
+            legal = g.legal_actions()
+            g.apply_trusted(next((a for a in legal if isinstance(a, Pass)), legal[0]))
+        assert g.declarer is not None and g.bid is not None
+        rec = g.record()
+        rec["interrupted"] = True
+        replay_ = MatchReplay("t-m1", rec)
+        summary = replay_.summary["deals"][0]
+        last = replay_.deal(0)["steps"][-1]["view"]
+        assert (last["declarer"], last["bid"]) == (g.declarer, g.bid)
+        assert summary["outcome"] == "unfinished"
+        assert (summary["declarer"], summary["bid"], summary["contract"]) == (
+            g.declarer, g.bid, None), (preset, summary)  # fmt: skip
+        # in the auction still: nobody has taken the talon
+        rec["deals"][0]["actions"] = rec["deals"][0]["actions"][:1]
+        summary = MatchReplay("t-m1", rec).summary["deals"][0]
+        assert (summary["declarer"], summary["bid"]) == (None, None), (preset, summary)
+
+
 # --- the cross-check: the terminal and the web API against the engine ------------------
 
 #: (preset or ruleset, seeds): every preset, and the barrel (from a start near it).
