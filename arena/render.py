@@ -199,7 +199,10 @@ def _render_deal(
             lines.append(line)
     if trick:  # a trick under way when the record ends (an interrupted match)
         trump = game.trump
-        tricks.add_row(str(ntrick + 1), _trick_cells(players, trick),
+        cells = _trick_cells(players, trick)
+        if marks:  # its lead declared a marriage: as in a finished trick's row
+            cells.append(f"  ({'; '.join(marks)})", style="magenta")
+        tricks.add_row(str(ntrick + 1), cells,
                        "-" if trump is None else str(trump), "(unfinished)")  # fmt: skip
     bidding = Text("Bidding: ")
     bidding.append_text(Text(", ").join(bids) if bids else Text("-"))
@@ -372,6 +375,9 @@ def render_record(record: Mapping[str, Any]) -> RenderableType:
             style="bold",
         )
     )
+    start = _start_line(game, players)
+    if start is not None:
+        parts.append(start)
     deals = record["deals"]
     fallbacks = fallback_reasons(record)
     for i, d in enumerate(deals):
@@ -401,6 +407,21 @@ def render_record(record: Mapping[str, Any]) -> RenderableType:
         parts.append(Text(""))
     parts.extend(_ending(record, game, players))
     return Group(*parts)
+
+
+def _start_line(game: Game, players: Sequence[str]) -> Text | None:
+    """``Started from ann (0) 860, bob (1) 840, cid (2) 700; on the barrel: ann (0), 2 deals
+    left``: the position a record's ``start`` gives (``game``: before any action), which
+    no deal's line says; None for a match from zero."""
+    scores, barrel = game.start
+    if not any(scores) and not any(barrel):
+        return None
+    line = "Started from " + ", ".join(f"{_name(players, s)} {x}" for s, x in enumerate(scores))
+    sitters = [f"{_name(players, s)}, {k} deal{'s' if k > 1 else ''} left"
+               for s, k in enumerate(barrel) if k]  # fmt: skip
+    if sitters:
+        line += "; on the barrel: " + "; ".join(sitters)
+    return Text(line, style="bold")
 
 
 def _ending(record: Mapping[str, Any], game: Game, players: Sequence[str]) -> list[RenderableType]:

@@ -39,7 +39,7 @@ from engine import DealResult, Game, ReplayError, observe, public_action, trick_
 from engine import replay as engine_replay
 from engine.actions import Action, Concede, Contract, Give, Play, ThrowIn, parse_action
 from engine.cards import Card, Suit, parse_card
-from engine.record import start_game
+from engine.record import seed_mismatches, start_game
 
 __all__ = [
     "MatchReplay",
@@ -335,12 +335,20 @@ class MatchReplay:
         self.n = len(self.players)
         self._starts: list[Game] = []
         self._results: list[DealResult | None] = []
+        self._end: Game | None = None  # the game after the record's last action, if unfinished
         self._deals: dict[int, _Deal] = {}
         self._lock = threading.Lock()
         self._check()
         self._fallbacks = fallback_reasons(record)
         self.summary = match_summary(match_id, record)
         for k, res in enumerate(self._results):
+            if res is None and self._end is not None and self._end.declarer is not None:
+                # The deal the record stops in: who took the talon at what, as the engine
+                # has it (the record alone names the declarer only from his first give on).
+                end = self._end
+                self.summary["deals"][k].update(
+                    declarer=end.declarer, bid=end.bid, contract=end.contract
+                )
             if res is not None:
                 self.summary["deals"][k].update(
                     declarer=res.declarer,
@@ -414,8 +422,19 @@ class MatchReplay:
         """Replay the record once (validated), keeping the game at each deal's start."""
         try:
             engine_replay(self.record)
+            changed = seed_mismatches(self.record) if "match_id" in self.record else []
         except ReplayError as e:
             raise ReplayFailed(f"match {self.match_id} does not replay: {e}") from e
+        if changed:
+            # As `arena replay` refuses it: the referee deals every match it records from
+            # its seed, so other cards were put in the record afterwards (they replay: a
+            # record carries its cards), and drawing them would show a match never played.
+            raise ReplayFailed(
+                f"match {self.match_id}: the hands and talon of deal(s) "
+                f"{', '.join(map(str, changed))} are not the ones seed "
+                f"{self.record.get('seed')!r} deals, and the arena deals every match it "
+                "records from its seed: the record was changed"
+            )
         game = start_game(self.record)
         for index, rec in enumerate(self.record.get("deals", ())):
             number = int(rec.get("number", index))
@@ -429,6 +448,7 @@ class MatchReplay:
                     raise ReplayFailed(f"deal {number}, action {k + 1}: {e}") from e
             done = game.deal_results
             self._results.append(done[-1] if done and done[-1].number == number else None)
+        self._end = None if game.is_over else game
 
     def _capture_deal(self, index: int) -> _Deal:
         game = self._starts[index].clone()
