@@ -574,6 +574,7 @@ def view_from_pb(
     if len(set(hand)) != len(hand):
         twice = next(c for i, c in enumerate(hand) if c in hand[:i])
         raise MalformedMessageError("view.hand", f"{twice} twice")
+    hand = tuple(sorted(hand))  # (a view's hand is ascending: an arena's order is not trusted)
     active = tuple(seat_ok(s, "view.active_seats") for s in msg.active_seats)
     if len(set(active)) != len(active):
         raise MalformedMessageError("view.active_seats", f"a seat twice: {list(active)}")
