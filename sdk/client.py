@@ -49,6 +49,7 @@ from arena.protocol import (
     PROTOCOL_VERSION,
     RETRY_AFTER_MS,
     MalformedMessageError,
+    _check_per_seat,
     action_to_pb,
     ruleset_from_pb,
     token_problem,
@@ -756,7 +757,7 @@ class BotRunner:
             return
         if m.bot is not None and not _overrides(m.bot, "on_deal_end"):
             return  # not overridden: nothing to run
-        result = _deal_result_from_pb(ev.deal_ended)
+        result = _deal_result_from_pb(ev.deal_ended, m.ruleset.players)
         # The view as it is now, when the deal's end comes: the last one the bot was given
         # (the next request, in this very message, will replace m.view before the hook runs).
         view = hook_view(m.view)
@@ -1021,6 +1022,15 @@ class BotRunner:
             if why is not None:  # played without the bot: it counts all the same
                 log.info("match %s ended (without the bot: %s)", me.match_id, why)
                 self._count_match()
+            return
+        try:
+            _check_per_seat(me.result, "match_result", m.ruleset.players, ("scores", "places"))
+        except MalformedMessageError as e:
+            # Its end counts all the same (--once must exit), but a hook given a result
+            # without a score per seat failed in the bot's own code.
+            log.error("match %s: malformed result from the arena (%s): the match ends "
+                      "without on_match_end", me.match_id, e)  # fmt: skip
+            self._count_match(m)
             return
         result = _game_result(me.result)
         if m.seat in me.result.forfeits:

@@ -273,3 +273,93 @@ def test_a_refusal_with_escape_sequences_is_printed_written_out(
     last = err.rstrip("\n").splitlines()[-1]
     assert last.startswith("arena-bot: the arena at 127.0.0.1:"), err
     assert "no\\x1b]0;pwned\\x07\\x1b[2J\\x9b31m\\u202epe" in last
+
+
+def _short(msg: pb.ServerMessage, how: str) -> pb.ServerMessage:
+    """A copy of MatchStarted ``msg`` whose view holds fewer values than seats (``how``)."""
+    out = pb.ServerMessage()
+    out.CopyFrom(msg)
+    v = out.match_started.view
+    if how == "scores":
+        del v.scores[1:]
+    elif how == "active_seats":
+        del v.active_seats[:]
+    elif how == "barrel":
+        v.barrel.append(-1)
+    elif how == "deal_results":
+        r = deal_ended("m1").deal_ended
+        del r.takes[2:]
+        v.deal_results.append(r)
+    return out
+
+
+@pytest.mark.parametrize(("how", "field"), [
+    ("scores", "view.scores"), ("active_seats", "view.active_seats"), ("barrel", "view.barrel"),
+    ("deal_results", "deal_result.takes"),
+])  # fmt: skip
+def test_a_view_without_a_value_per_seat_is_refused_naming_it(
+    how: str, field: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect: a view whose per-seat values did not match the seats (one score at a
+    3-seat table, no active seats, a barrel of one seat, a deal result with 2 takes)
+    reached the bot: ``view.scores[view.seat]`` or ``view.first_hand`` raised IndexError in
+    the bot's own code. Now the view is refused as malformed, naming the field."""
+    g = _game()
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield _short(started("m1", g), how)
+        yield started("m2", g)
+        yield request("m2", g, "1")
+        await s.decision()
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        _, arena = play(Recorder, script)
+    assert arena.streams[0].decided() == [("m2", "1")]
+    assert f"match m1: malformed MatchStarted from the arena, refused ({field}:" in caplog.text
+
+
+class Results(Bot):
+    """Records the results its hooks get."""
+
+    got: ClassVar[list[object]] = []
+
+    def act(self, view: PlayerView) -> Action:
+        return view.legal_actions[0]
+
+    def on_deal_end(self, view: PlayerView, result: DealResult) -> None:
+        Results.got.append(result)
+
+    def on_match_end(self, view: PlayerView, result: Any) -> None:
+        Results.got.append(result)
+
+
+def test_results_without_a_value_per_seat_are_refused(caplog: pytest.LogCaptureFixture) -> None:
+    """Defect: a ``deal_ended`` event with 2 deltas at a 3-seat table, and a MatchEnded
+    whose result had no scores or places, reached the bot's hooks as they were (its
+    ``result.scores[self.seat]`` raised). Now the deal result is refused, naming the field,
+    and the match's end is still counted, without ``on_match_end`` (it has no result to
+    give), saying so."""
+    g = _game()
+    Results.got = []
+    bad_deal = deal_ended("m1")
+    del bad_deal.deal_ended.deltas[2:]
+    bad_end = pb.ServerMessage(match_ended=pb.MatchEnded(
+        match_id="m1", result=pb.MatchResult(deals=3, reason="target")))  # fmt: skip
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield pb.ServerMessage(events=[bad_deal, deal_ended("m1")])
+        yield bad_end
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        summary, _ = play(Results, script, matches=1)
+    assert summary.matches == 1
+    assert len(Results.got) == 1 and isinstance(Results.got[0], DealResult)
+    text = caplog.text
+    assert (
+        "malformed deal_ended event from the arena (match m1), ignored: deal_result.deltas" in text
+    )
+    assert ("match m1: malformed result from the arena (match_result.scores: 0 values for 3 "
+            "seats): the match ends without on_match_end") in text  # fmt: skip
