@@ -405,6 +405,8 @@ class _Match:
     #: The request that waits in the match's chain, not yet taken by its step: a newer
     #: request replaces it there (the arena asks one decision of a seat at a time).
     waiting: _Ask | None = None
+    #: The number of the last deal whose end the bot was told of (-1: none).
+    last_deal: int = -1
 
 
 @dataclass
@@ -755,9 +757,19 @@ class BotRunner:
         m = self._matches.get(ev.match_id)
         if m is None or ev.WhichOneof("kind") != "deal_ended":
             return
+        number = ev.deal_ended.deal_number
+        if number <= m.last_deal:
+            # A deal ends once, and in order: a repeated event queued a hook call (and a
+            # view) each, without bound.
+            log.warning("match %s: deal_ended event for deal %d, whose end (or a later "
+                        "deal's) the bot was told of already: ignored", m.match_id,
+                        number + 1)  # fmt: skip
+            return
         if m.bot is not None and not _overrides(m.bot, "on_deal_end"):
+            m.last_deal = number
             return  # not overridden: nothing to run
         result = _deal_result_from_pb(ev.deal_ended, m.ruleset.players)
+        m.last_deal = number  # (a malformed one is not the deal's end)
         # The view as it is now, when the deal's end comes: the last one the bot was given
         # (the next request, in this very message, will replace m.view before the hook runs).
         view = hook_view(m.view)

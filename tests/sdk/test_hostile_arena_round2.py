@@ -32,6 +32,7 @@ from tests.sdk.test_hostile_arena import (
     _game,
     _no_bot_call_left,  # noqa: F401 (the fixture: every bot call has returned)
     deal_ended,
+    ended,
     play,
     request,
     started,
@@ -363,3 +364,33 @@ def test_results_without_a_value_per_seat_are_refused(caplog: pytest.LogCaptureF
     )
     assert ("match m1: malformed result from the arena (match_result.scores: 0 values for 3 "
             "seats): the match ends without on_match_end") in text  # fmt: skip
+
+
+def test_a_deal_end_sent_again_and_again_is_hooked_once(caplog: pytest.LogCaptureFixture) -> None:
+    """Defect: every ``deal_ended`` event queued an ``on_deal_end`` call, holding a view and
+    a result, even for a deal whose end the bot had been told already: an arena repeating
+    one event (a deal ends once) grew the queue of a bot with a slow hook without bound and
+    had the hook called for the same deal again and again. Now a deal's end, or an
+    earlier deal's, after the bot was told of it is ignored, with a warning."""
+    g = _game()
+    Results.got = []
+
+    def deal(number: int) -> pb.Event:
+        ev = deal_ended("m1")
+        ev.deal_ended.deal_number = number
+        return ev
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield pb.ServerMessage(events=[deal(1)] * 200 + [deal(0)])
+        yield pb.ServerMessage(events=[deal(2), deal(2)])
+        yield ended("m1")
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        summary, _ = play(Results, script, matches=1)
+    assert summary.matches == 1
+    assert [r.number for r in Results.got if isinstance(r, DealResult)] == [1, 2]
+    assert len(Results.got) == 3
+    assert ("match m1: deal_ended event for deal 2, whose end (or a later deal's) the bot "
+            "was told of already: ignored") in caplog.text  # fmt: skip
