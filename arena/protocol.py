@@ -368,8 +368,9 @@ def deal_result_to_pb(result: DealResult) -> pb.DealResult:
     )
 
 
-def deal_result_from_pb(msg: pb.DealResult) -> DealResult:
-    """A ``DealResult`` message as an engine ``DealResult``."""
+def deal_result_from_pb(msg: pb.DealResult, players: int | None = None) -> DealResult:
+    """A ``DealResult`` message as an engine ``DealResult``; with ``players``, one that
+    does not hold a value per seat (or names no seat of the table) raises."""
     outcome = msg.outcome
     if outcome not in _OUTCOMES:
         raise MalformedMessageError(
@@ -379,6 +380,14 @@ def deal_result_from_pb(msg: pb.DealResult) -> DealResult:
         # Every deal has a declarer (when all pass, the ruleset's all_pass names one), and
         # engine.DealResult.declarer is an int: a result without one describes no deal.
         raise MalformedMessageError("deal_result.declarer", "missing (every deal has one)")
+    if players is not None:
+        _check_per_seat(msg, "deal_result", players, _DEAL_PER_SEAT)
+        for name in ("declarer", "dealer"):
+            if getattr(msg, name) >= players:
+                raise MalformedMessageError(
+                    f"deal_result.{name}",
+                    f"no seat {getattr(msg, name)} at a {players}-player table",
+                )
     return DealResult(
         number=msg.deal_number,
         dealer=msg.dealer,
@@ -394,6 +403,19 @@ def deal_result_from_pb(msg: pb.DealResult) -> DealResult:
         barrel=_barrel_from_pb(msg.barrel),
         events=tuple(msg.events),
     )
+
+
+#: The fields of a ``DealResult`` that hold a value per seat (``barrel``: or none).
+_DEAL_PER_SEAT = ("card_points", "marriage_points", "takes", "deltas", "scores", "barrel")
+
+
+def _check_per_seat(msg: Any, what: str, players: int, names: Sequence[str]) -> None:
+    """Raise :class:`MalformedMessageError` unless each repeated field of ``names`` holds
+    ``players`` values (``barrel`` may be empty: no barrel played)."""
+    for name in names:
+        k = len(getattr(msg, name))
+        if k != players and not (name == "barrel" and k == 0):
+            raise MalformedMessageError(f"{what}.{name}", f"{k} values for {players} seats")
 
 
 def match_result_to_pb(result: Mapping[str, Any], forfeits: Sequence[int] = ()) -> pb.MatchResult:
@@ -574,9 +596,13 @@ def view_from_pb(
     if len(set(hand)) != len(hand):
         twice = next(c for i, c in enumerate(hand) if c in hand[:i])
         raise MalformedMessageError("view.hand", f"{twice} twice")
+    hand = tuple(sorted(hand))  # (a view's hand is ascending: an arena's order is not trusted)
     active = tuple(seat_ok(s, "view.active_seats") for s in msg.active_seats)
     if len(set(active)) != len(active):
         raise MalformedMessageError("view.active_seats", f"a seat twice: {list(active)}")
+    if not active:  # (``first_hand`` is the first of them)
+        raise MalformedMessageError("view.active_seats", "none")
+    _check_per_seat(msg, "view", n, ("scores", "barrel"))
     return PlayerView(
         seat=seat_ok(msg.seat, "view.seat"),
         players=tuple(msg.players),
@@ -605,7 +631,7 @@ def view_from_pb(
         scores=tuple(msg.scores),
         barrel=_barrel_from_pb(msg.barrel),
         legal_actions=tuple(legal),
-        deal_results=_deal_results_from_pb(msg.deal_results, previous),
+        deal_results=_deal_results_from_pb(msg.deal_results, previous, n),
     )
 
 
@@ -629,20 +655,20 @@ def _action_from_pb_cached(msg: pb.Action) -> Action:
 
 
 def _deal_results_from_pb(
-    msgs: Sequence[pb.DealResult], previous: PlayerView | None
+    msgs: Sequence[pb.DealResult], previous: PlayerView | None, players: int
 ) -> tuple[DealResult, ...]:
     known: tuple[DealResult, ...] = () if previous is None else previous.deal_results
     n = len(msgs)
     if not known or len(known) > n:
-        return tuple(deal_result_from_pb(r) for r in msgs)
+        return tuple(deal_result_from_pb(r, players) for r in msgs)
     k = len(known)
     for i in range(k):
         r, m = known[i], msgs[i]
         if r.number != m.deal_number or r.outcome != m.outcome or r.scores != tuple(m.scores):
-            return tuple(deal_result_from_pb(r) for r in msgs)
+            return tuple(deal_result_from_pb(r, players) for r in msgs)
     if k == n:
         return known
-    return known + tuple(deal_result_from_pb(msgs[i]) for i in range(k, n))
+    return known + tuple(deal_result_from_pb(msgs[i], players) for i in range(k, n))
 
 
 _ACE_MARRIAGE_VALUE = 200

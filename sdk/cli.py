@@ -339,8 +339,8 @@ def _leave(code: int, message: str = "") -> NoReturn:
     process exits without it."""
     from sdk.client import bot_calls_running
 
-    if message:
-        click.echo(message, err=True)
+    if message:  # (an arena's refusal, written out as the log lines are: see printable)
+        click.echo(printable(message, keep="\n\t"), err=True)
     running = bot_calls_running()
     if running:
         logging.getLogger("sdk.client").warning(

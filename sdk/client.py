@@ -49,6 +49,7 @@ from arena.protocol import (
     PROTOCOL_VERSION,
     RETRY_AFTER_MS,
     MalformedMessageError,
+    _check_per_seat,
     action_to_pb,
     ruleset_from_pb,
     token_problem,
@@ -56,7 +57,7 @@ from arena.protocol import (
 )
 from arena.protocol import deal_result_from_pb as _deal_result_from_pb
 from arena.v1 import arena_pb2 as pb
-from engine import Action, Bid, Contract, GameResult, Give, PlayerView, Ruleset
+from engine import Action, Bid, Contract, GameResult, Give, Play, PlayerView, Ruleset
 from sdk.bot import Bot, Deadline
 from sdk.local import BotFactory, decide, hook_result, hook_view, make_bot
 
@@ -401,6 +402,25 @@ class _Match:
     view: PlayerView
     tail: asyncio.Task[None] | None = None
     answers: dict[str, Action] = field(default_factory=dict)
+    #: The request that waits in the match's chain, not yet taken by its step: a newer
+    #: request replaces it there (the arena asks one decision of a seat at a time).
+    waiting: _Ask | None = None
+    #: The number of the last deal whose end the bot was told of (-1: none).
+    last_deal: int = -1
+
+
+@dataclass
+class _Ask:
+    """A decision request as its step in the match's chain takes it."""
+
+    rid: str
+    view: PlayerView
+    deadline: Deadline | None
+    #: Whether the match had a call in flight when the request came (it may have expired).
+    busy: bool
+    out: _Outbox
+    #: The step that answers it.
+    step: asyncio.Task[None] | None = None
 
 
 _UNMADE = "it could not be made"
@@ -737,9 +757,19 @@ class BotRunner:
         m = self._matches.get(ev.match_id)
         if m is None or ev.WhichOneof("kind") != "deal_ended":
             return
+        number = ev.deal_ended.deal_number
+        if number <= m.last_deal:
+            # A deal ends once, and in order: a repeated event queued a hook call (and a
+            # view) each, without bound.
+            log.warning("match %s: deal_ended event for deal %d, whose end (or a later "
+                        "deal's) the bot was told of already: ignored", m.match_id,
+                        number + 1)  # fmt: skip
+            return
         if m.bot is not None and not _overrides(m.bot, "on_deal_end"):
+            m.last_deal = number
             return  # not overridden: nothing to run
-        result = _deal_result_from_pb(ev.deal_ended)
+        result = _deal_result_from_pb(ev.deal_ended, m.ruleset.players)
+        m.last_deal = number  # (a malformed one is not the deal's end)
         # The view as it is now, when the deal's end comes: the last one the bot was given
         # (the next request, in this very message, will replace m.view before the hook runs).
         view = hook_view(m.view)
@@ -782,6 +812,16 @@ class BotRunner:
             log.warning("match %s: seat %d has forfeited (away too long, or struck out): "
                         "the referee plays it to the end", ms.match_id, ms.seat)  # fmt: skip
         if m is not None and ms.resumed:  # a resumed match after a reconnection: same bot
+            if ms.seat != m.seat or ruleset != m.ruleset:
+                # A match under way does not change seat or rules: taken as is, the bot's
+                # next hook got another seat's view, and every later request was refused.
+                what = (f"as seat {ms.seat}, but the bot sits in seat {m.seat}"
+                        if ms.seat != m.seat else
+                        f"under ruleset {ruleset.name!r} (other options), not the match's "
+                        f"{m.ruleset.name!r}")  # fmt: skip
+                log.error("match %s: MatchStarted resumes the match %s: refused (the match "
+                          "keeps its seat, rules and view)", ms.match_id, what)  # fmt: skip
+                return
             m.view = view
             log.info("match %s resumed (seat %d)", ms.match_id, ms.seat)
             return
@@ -845,6 +885,7 @@ class BotRunner:
             log.error("match %s: decision request %s lists no legal actions: not answered",
                       m.match_id, rid)  # fmt: skip
             return
+        _check_request_view(view)
         m.view = view
         deadline = (  # 0 and 0: the request states none (the referee always does)
             Deadline(req.time_limit_ms / 1000, req.time_bank_ms / 1000, time.monotonic())
@@ -866,7 +907,25 @@ class BotRunner:
             self._send_answer(m, rid, action, out)
             return
 
+        w = m.waiting
+        if w is not None and w.step is m.tail and w.step is not None and not w.step.done():
+            # A request of this match still waits for the bot, its step the last in the
+            # chain: the arena has stopped waiting for it (its deadline, a newer request
+            # for the seat). Replaced, not queued behind it: a flood of requests (or of
+            # one request again) queued a step and a view each, and the bot answered them
+            # all, one by one.
+            if w.rid != rid:
+                log.warning("match %s: request %s was superseded by request %s before the "
+                            "bot was asked: not asked (the arena asks one decision of a seat "
+                            "at a time)", m.match_id, w.rid, rid)  # fmt: skip
+            w.rid, w.view, w.deadline, w.out = rid, view, deadline, out
+            return
+        ask = _Ask(rid, view, deadline, busy, out)
+
         async def answer() -> None:
+            if m.waiting is ask:
+                m.waiting = None
+            rid, view, deadline, busy, out = ask.rid, ask.view, ask.deadline, ask.busy, ask.out
             cached = m.answers.get(rid)
             bot = m.bot
             if bot is None:
@@ -900,6 +959,8 @@ class BotRunner:
             self._send_answer(m, rid, action, out)
 
         self._chain(m, answer())
+        ask.step = m.tail
+        m.waiting = ask
 
     def _bot_left(self, e: SystemExit) -> None:
         """The bot itself left (raised ``SystemExit``: a person typing "quit" in the human
@@ -973,6 +1034,15 @@ class BotRunner:
             if why is not None:  # played without the bot: it counts all the same
                 log.info("match %s ended (without the bot: %s)", me.match_id, why)
                 self._count_match()
+            return
+        try:
+            _check_per_seat(me.result, "match_result", m.ruleset.players, ("scores", "places"))
+        except MalformedMessageError as e:
+            # Its end counts all the same (--once must exit), but a hook given a result
+            # without a score per seat failed in the bot's own code.
+            log.error("match %s: malformed result from the arena (%s): the match ends "
+                      "without on_match_end", me.match_id, e)  # fmt: skip
+            self._count_match(m)
             return
         result = _game_result(me.result)
         if m.seat in me.result.forfeits:
@@ -1102,6 +1172,21 @@ class BotRunner:
         for t in tasks:
             if not t.done():
                 t.cancel()
+
+
+def _check_request_view(view: PlayerView) -> None:
+    """Raise :class:`MalformedMessageError` if a request's ``view`` (its seat and legal
+    actions checked already) breaks what ``PlayerView`` promises a bot: ``legal_actions``
+    only when ``to_act`` is the seat, and a play or give only of a card in the hand."""
+    if view.to_act != view.seat:
+        raise MalformedMessageError(
+            "view.to_act", f"{view.to_act} to act, yet seat {view.seat} is asked to decide"
+        )
+    for a in view.legal_actions:
+        if isinstance(a, Play | Give) and a.card not in view.hand:
+            raise MalformedMessageError(
+                "view.legal_actions", f"{a} is of a card that the hand does not hold"
+            )
 
 
 _UINT32_MAX = 2**32 - 1
