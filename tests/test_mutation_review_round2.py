@@ -331,3 +331,42 @@ def test_a_match_result_with_scores_but_no_places_is_refused(
     assert summary.matches == 1 and Results.got == []
     assert ("match m1: malformed result from the arena (match_result.places: 2 values for 3 "
             "seats): the match ends without on_match_end") in caplog.text  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("override", "said"),
+    [
+        ("db=' '", "db: must not be empty"),
+        ("ruleset=' '", "ruleset: must not be empty: name a preset"),
+        ("tls={cert=' ', key=' '}", "tls.cert: must not be empty: name a path"),
+        (
+            "bots={a={command='python x.py', cwd=' '}, b='random', c='greedy'}",
+            "bots.a.cwd: must not be empty: name a path",
+        ),
+    ],
+)
+def test_a_path_of_blanks_is_refused_as_empty(tmp_path: Path, override: str, said: str) -> None:
+    """A blank path (``cwd = " "``) named the config's folder, or a file of blanks in it (and
+    ``ruleset = " "`` was looked for as one): a mistake, said to be empty."""
+    from arena.tournament.config import ConfigError, load_config
+
+    with pytest.raises(ConfigError) as e:
+        load_config(_config(tmp_path), [override])
+    assert said in str(e.value), str(e.value)
+
+
+def test_a_bot_file_whose_path_is_not_utf8_is_refused(tmp_path: Path) -> None:
+    import os
+
+    from arena.tournament.config import ConfigError, parse_config
+
+    folder = tmp_path / os.fsdecode(b"bots-\xff")
+    folder.mkdir()
+    (folder / "mine.py").write_text("class Mine: ...\n", encoding="utf-8")
+    data = {
+        "name": "m2", "max_deals": 2, "db": str(tmp_path / "t.sqlite"),
+        "out": str(tmp_path / "out"), "ruleset": "classic",
+        "bots": {"mine": {"bot": "mine.py:Mine"}, "b": "random", "c": "greedy"},
+    }  # fmt: skip
+    with pytest.raises(ConfigError, match=r"mine\.bot: .*bots-\\xff.*not UTF-8 text"):
+        parse_config(data, source="t.toml", base_dir=folder)
