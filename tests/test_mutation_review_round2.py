@@ -4,14 +4,18 @@ left passing. Each asserts behaviour the code promises."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
 import engine.rules as rules
 from arena.referee import Referee, RefereeConfig
 from arena.v1 import arena_pb2 as pb
+from engine import Action, DealResult, PlayerView
 from engine.rules import TomlFileError, read_toml_file
+from sdk import Bot
 
 
 def test_the_wait_for_away_results_is_for_the_bots_named_only() -> None:
@@ -370,3 +374,71 @@ def test_a_bot_file_whose_path_is_not_utf8_is_refused(tmp_path: Path) -> None:
     }  # fmt: skip
     with pytest.raises(ConfigError, match=r"mine\.bot: .*bots-\\xff.*not UTF-8 text"):
         parse_config(data, source="t.toml", base_dir=folder)
+
+
+class _BlockedHooked(Bot):
+    """Its first call waits until released; records its calls in order."""
+
+    entered = threading.Event()
+    release = threading.Event()
+    calls: ClassVar[list[str]] = []
+
+    def act(self, view: PlayerView) -> Action:
+        if not _BlockedHooked.entered.is_set():
+            _BlockedHooked.entered.set()
+            _BlockedHooked.release.wait(30)
+        _BlockedHooked.calls.append(f"act {view.legal_actions[0]}")
+        return view.legal_actions[0]
+
+    def on_deal_end(self, view: PlayerView, result: DealResult) -> None:
+        _BlockedHooked.calls.append("on_deal_end")
+
+
+def test_a_request_waiting_before_a_queued_hook_is_not_replaced(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A newer request replaces a waiting one only when nothing is queued after it: with a
+    deal's end queued between them, both are asked in the order they came (the hook is not
+    overtaken by a request that came after it)."""
+    import logging
+    from collections.abc import AsyncIterator
+
+    from tests.sdk.test_hostile_arena import (
+        WELCOME,
+        Out,
+        Stream,
+        _game,
+        deal_ended,
+        play,
+        request,
+        started,
+    )
+
+    g = _game()
+    _BlockedHooked.entered.clear()
+    _BlockedHooked.release.clear()
+    _BlockedHooked.calls = []
+    got: list[str] = []
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield request("m1", g, "0")
+        await asyncio.to_thread(_BlockedHooked.entered.wait, 30)
+        yield request("m1", g, "1")
+        yield pb.ServerMessage(events=[deal_ended("m1")])
+        yield request("m1", g, "2")
+        await asyncio.sleep(0.2)  # (all read)
+        _BlockedHooked.release.set()
+        while (d := await s.decision()) is not None:
+            got.append(d.request_id)
+            if d.request_id == "2":
+                break
+
+    try:
+        with caplog.at_level(logging.INFO, logger="sdk.client"):
+            play(_BlockedHooked, script)
+    finally:
+        _BlockedHooked.release.set()
+    assert got == ["0", "1", "2"]
+    assert [c.split()[0] for c in _BlockedHooked.calls] == ["act", "act", "on_deal_end", "act"]
