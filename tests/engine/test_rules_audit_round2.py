@@ -8,9 +8,6 @@ with dealer 3, who sits the deal out (F = 0, S = 1, L = 2).
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Mapping, Sequence
-
 import pytest
 
 from engine import (
@@ -20,57 +17,13 @@ from engine import (
     Game,
     MarriageError,
     Play,
-    Ruleset,
     Suit,
     ThrowIn,
-    load_ruleset,
-    parse_action,
     parse_card,
-    parse_cards,
 )
 
-F, S, L = 0, 1, 2
-NAMES3 = ["ann", "bob", "cid"]
-NAMES4 = ["ann", "bob", "cid", "dan"]
-
-
-def ruleset(name: str = "classic", **options: object) -> Ruleset:
-    return dataclasses.replace(load_ruleset(name), **options)
-
-
-def new_game(
-    rules: Ruleset,
-    hands: Mapping[int, str],
-    talon: str,
-    *,
-    scores: Sequence[int] | None = None,
-    barrel: Sequence[int] | None = None,
-) -> Game:
-    n = rules.players
-    hs = [parse_cards(hands.get(s, "")) for s in range(n)]
-    g = Game.new(
-        rules,
-        1,
-        NAMES3 if n == 3 else NAMES4,
-        deals={0: (hs, parse_cards(talon))},
-        scores=scores,
-        barrel=barrel,
-        dealer=n - 1,
-    )
-    assert g.first_hand == F
-    return g
-
-
-def acts(g: Game, *steps: tuple[int, str]) -> None:
-    for seat, text in steps:
-        g.apply(parse_action(text), seat=seat)
-
-
-def play_tricks(g: Game, *tricks: str) -> None:
-    """Each string is one trick in play order; ``*`` after a card declares with it."""
-    for t in tricks:
-        for c in t.split():
-            g.apply(Play(parse_card(c.rstrip("*")), declare=c.endswith("*")), seat=g.to_act)
+# The seating and helpers of the external rule cases (same dealer, same public API).
+from tests.engine.test_rule_cases_external import F, L, S, acts, new_game, play_tricks, ruleset
 
 
 def declares(g: Game) -> set[str]:
