@@ -260,21 +260,16 @@ def test_a_superseding_request_is_asked_with_its_own_view(caplog: pytest.LogCapt
     from collections.abc import AsyncIterator
 
     from tests.sdk.test_hostile_arena import (
-        GUARD,
-        WELCOME,
         Out,
         Stream,
         _game,
         play,
         request,
-        started,
     )
-    from tests.sdk.test_hostile_arena_round2 import Blocked
+    from tests.sdk.test_hostile_arena_round2 import Blocked, busy_in_m1
 
     g = _game()
-    Blocked.entered.clear()
-    Blocked.release.clear()
-    Blocked.asked = []
+    Blocked.reset()
     newest = request("m1", g, "2")
     v = newest.decision_request.view
     assert len(v.legal_actions) > 1 and v.legal_actions[0] != v.legal_actions[-1]
@@ -285,11 +280,8 @@ def test_a_superseding_request_is_asked_with_its_own_view(caplog: pytest.LogCapt
     got: list[pb.Decision] = []
 
     async def script(s: Stream) -> AsyncIterator[Out]:
-        yield WELCOME
-        yield started("m1", g)
-        yield started("m2", g)
-        yield request("m1", g, "0")
-        await asyncio.to_thread(Blocked.entered.wait, GUARD)
+        async for m in busy_in_m1(g):
+            yield m
         yield pb.ServerMessage(batch=pb.Batch(messages=[request("m1", g, "1"), newest]))
         yield request("m2", g, "1")  # answered: the batch before it has been read
         d = await s.decision()

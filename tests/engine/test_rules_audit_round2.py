@@ -23,7 +23,17 @@ from engine import (
 )
 
 # The seating and helpers of the external rule cases (same dealer, same public API).
-from tests.engine.test_rule_cases_external import F, L, S, acts, new_game, play_tricks, ruleset
+from tests.engine.test_rule_cases_external import (
+    TR,
+    TR_PLAY,
+    F,
+    L,
+    S,
+    acts,
+    new_game,
+    play_tricks,
+    ruleset,
+)
 
 
 def declares(g: Game) -> set[str]:
@@ -117,21 +127,7 @@ def test_halves_of_a_sitters_free_concession_seat_a_newcomer(
 
 
 # TR: F (declarer at 100) takes 23 card points + ♥ 100 = 123, S 60, L 37 + ♣ 60 = 97.
-TR = (
-    {F: "KH QH AS 10S AC 9C 9D", S: "AH 9H JS QS KS AD 10D", L: "10H JH 10C KC QC JC KD"},
-    "JD QD 9S",
-)
 TR_DEAL = ((S, "pass"), (L, "pass"), (F, "give JD to 1"), (F, "give QD to 2"), (F, "contract 100"))
-TR_PLAY = (
-    "AS KS JC",
-    "KH* 9H JH",
-    "AC AH 10C",
-    "AD QD 9D",
-    "QS 10H 10S",
-    "KC* 9C JS",
-    "QC QH JD",
-    "KD 9S 10D",
-)
 
 
 @pytest.mark.parametrize(

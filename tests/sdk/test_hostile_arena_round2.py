@@ -20,7 +20,7 @@ import pytest
 
 from arena.protocol import view_to_pb
 from arena.v1 import arena_pb2 as pb
-from engine import Action, DealResult, Play, PlayerView, observe
+from engine import Action, DealResult, Game, Play, PlayerView, observe
 from sdk import Bot
 from tests.sdk.test_hostile_arena import (
     ARENA_BOT,
@@ -173,6 +173,22 @@ class Blocked(Bot):
             Blocked.release.wait(GUARD)
         return view.legal_actions[0]
 
+    @staticmethod
+    def reset() -> None:
+        Blocked.entered.clear()
+        Blocked.release.clear()
+        Blocked.asked = []
+
+
+async def busy_in_m1(g: Game) -> AsyncIterator[Out]:
+    """The arena's opening: matches m1 and m2 start, and m1's first request holds the
+    bot (a ``Blocked``) until released."""
+    yield WELCOME
+    yield started("m1", g)
+    yield started("m2", g)
+    yield request("m1", g, "0")
+    await asyncio.to_thread(Blocked.entered.wait, GUARD)
+
 
 def test_a_flood_of_requests_for_a_busy_match_queues_only_the_newest(
     caplog: pytest.LogCaptureFixture,
@@ -185,17 +201,12 @@ def test_a_flood_of_requests_for_a_busy_match_queues_only_the_newest(
     replaces one still waiting for the bot, with a warning; only the newest is asked."""
     g = _game()
     n = 300
-    Blocked.entered.clear()
-    Blocked.release.clear()
-    Blocked.asked = []
+    Blocked.reset()
     got: list[tuple[str, str]] = []
 
     async def script(s: Stream) -> AsyncIterator[Out]:
-        yield WELCOME
-        yield started("m1", g)
-        yield started("m2", g)
-        yield request("m1", g, "0")
-        await asyncio.to_thread(Blocked.entered.wait, GUARD)
+        async for m in busy_in_m1(g):
+            yield m
         flood = [request("m1", g, str(i)) for i in range(1, n + 1)]
         flood += [request("m1", g, str(n))] * n  # the newest, again and again
         yield pb.ServerMessage(batch=pb.Batch(messages=flood))
