@@ -24,6 +24,8 @@ from engine import (
 
 # The seating and helpers of the external rule cases (same dealer, same public API).
 from tests.engine.test_rule_cases_external import (
+    SOLID,
+    SPLIT,
     TR,
     TR_PLAY,
     F,
@@ -33,6 +35,9 @@ from tests.engine.test_rule_cases_external import (
     new_game,
     play_tricks,
     ruleset,
+)
+from tests.engine.test_rule_cases_external import (
+    SPLIT2_PLAY as SPLIT_PLAY,
 )
 
 
@@ -44,33 +49,15 @@ def bids(g: Game) -> list[int]:
     return [a.amount for a in g.legal_actions() if isinstance(a, Bid)]
 
 
-# SOLID (3 players): F holds all spades + A♥ (K♠Q♠: cap 160), S K♣Q♣ (180), L K♥Q♥ (220).
-SOLID = (
-    {F: "AS 10S KS QS JS 9S AH", S: "AC 10C KC QC JC 10D KD", L: "QD JD 9H JH QH KH 10H"},
-    "AD 9C 9D",
-)
-
-# SPLIT: F (declarer at 100) takes 51 card points + ♠ 40 = 91, S 0, L 69 + ♥ 100 = 169.
-SPLIT = (
-    {F: "AS 10S KS QS AC 9H JH", S: "10C KC QC JC AD 10D KD", L: "QD JD 9D AH 10H KH QH"},
-    "9S JS 9C",
-)
+# SOLID (imported): F holds all spades + A♥ (K♠Q♠: cap 160), S K♣Q♣ (180), L K♥Q♥ (220).
+# SPLIT with SPLIT2's play (imported): F (declarer at 100) takes 51 + ♠ 40 = 91, S 0,
+# L 69 + ♥ 100 = 169.
 SPLIT_DEAL = (
     (S, "pass"),
     (L, "pass"),
     (F, "give 9C to 1"),
     (F, "give 9H to 2"),
     (F, "contract 100"),
-)
-SPLIT_PLAY = (
-    "AS KC 9D",
-    "KS* 9C 9H",
-    "QS QC JD",
-    "AC 10C QD",
-    "JH JC AH",
-    "KH* 9S KD",
-    "QH JS 10D",
-    "10H 10S AD",
 )
 
 
