@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import hashlib
 import random
+import reprlib
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from operator import add, sub
@@ -424,6 +425,9 @@ class Game:
         report or to let a search bot simulate the rest of a match; the record keeps them
         (and a given ``dealer``).
         """
+        if isinstance(players, str):
+            # tuple("abc") would seat three players named "a", "b" and "c".
+            raise ValueError(f"players must be a sequence of names, one per seat, got {players!r}")
         names = tuple(players)
         if isinstance(ruleset, str):
             ruleset = preset(ruleset, len(names))  # "1001" with 4 names: "1001-4p"
@@ -462,12 +466,22 @@ class Game:
         g.result = None
         g.is_over = False
         g._explicit = {}
-        for number, (hands, talon) in (deals or {}).items():
+        if deals is not None and not isinstance(deals, Mapping):
+            raise ValueError(
+                "deals must map a deal number to (hands, talon), e.g. {0: (hands, talon)}, "
+                f"got {type(deals).__name__}"
+            )
+        for number, cards in (deals or {}).items():
             # -1, True (== 1) or 0.0 (== 0) would be kept and silently ignored or used.
             if isinstance(number, bool) or not isinstance(number, int) or number < 0:
                 raise ValueError(
                     f"deals: {number!r} is not a deal number (an int; the first deal is 0)"
                 )
+            if isinstance(cards, str) or not isinstance(cards, Sequence) or len(cards) != 2:
+                raise ValueError(
+                    f"deals: deal {number} must be a pair (hands, talon), got {reprlib.repr(cards)}"
+                )
+            hands, talon = cards
             g._explicit[number] = _check_deal(number, hands, talon, n, g._dealer_of(number))
         g._deal()
         return g
@@ -1110,8 +1124,15 @@ class Game:
             raise GameOverError(action, seat, "the match is over", ())
         legal = self.legal_actions()
         actor = self.to_act
-        # A bool is an int in Python: ``seat=True`` must not pass for seat 1.
-        if seat is not None and (seat != actor or type(seat) is bool):
+        # A bool is an int in Python: ``seat=True`` must not pass for seat 1, nor 1.0.
+        if seat is not None and (isinstance(seat, bool) or not isinstance(seat, int)):
+            raise NotYourTurnError(
+                action,
+                None,
+                f"seat must be a seat number (an int), got {seat!r} (it is seat {actor}'s turn)",
+                legal,
+            )
+        if seat is not None and seat != actor:
             if (
                 self.phase is _BIDDING
                 and isinstance(seat, int)
@@ -1326,6 +1347,23 @@ def _check_deal(
 ) -> tuple[tuple[int, ...], int]:
     """Validate explicit cards for deal ``number``; return hand masks and the talon mask."""
     where = f"deal {number}"
+    if isinstance(hands, Mapping) or not isinstance(hands, Sequence | str):
+        # A dict {seat: hand} would be read as its keys (ints with no len()).
+        raise ValueError(
+            f"{where}: hands must be a list of one hand per seat (seat 0 first; the 4-player "
+            f"dealer's empty), got {type(hands).__name__}"
+        )
+    for what, cards in [
+        *((f"seat {s}'s hand", h) for s, h in enumerate(hands)),
+        ("the talon", talon),
+    ]:
+        if not isinstance(cards, str) and (
+            isinstance(cards, Mapping) or not isinstance(cards, Collection)
+        ):
+            raise ValueError(
+                f"{where}: {what} must be a sequence of cards, e.g. parse_cards('A♠ 10♠ K♠'), "
+                f"got {cards!r}"
+            )
     if (
         isinstance(hands, str)
         or any(isinstance(h, str) and len(h) > 3 for h in hands)
@@ -1404,6 +1442,9 @@ def _check_start(r: Ruleset, scores: list[int], barrel: list[int]) -> None:
 def _start_values(what: str, values: Sequence[int] | None, n: int) -> list[int]:
     if values is None:
         return [0] * n
+    # A dict {seat: score} would be read as its keys; a str as its letters.
+    if isinstance(values, Mapping | str) or not isinstance(values, Iterable):
+        raise ValueError(f"{what} must be {n} integers, one per seat, got {values!r}")
     out = list(values)
     if len(out) != n or not all(isinstance(v, int) and not isinstance(v, bool) for v in out):
         raise ValueError(f"{what} must be {n} integers, one per seat, got {values!r}")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,7 @@ from engine import (
     Concede,
     Game,
     MarriageError,
+    NotYourTurnError,
     Phase,
     Play,
     Ruleset,
@@ -242,3 +244,61 @@ def test_arena_rules_names_every_option_with_its_value(name: str) -> None:
     for key, value in want.items():
         shown = json.dumps(value) if not isinstance(value, str) else f'"{value}"'
         assert f"{key} = {shown}" in text.output, key
+
+
+# =========================================================================== setting up a case
+# docs/rules-engine.md "Setting up a rule case": one hand per seat, one integer per seat.
+# Defects (audit round 3): the natural mistakes of a case writer were read silently as
+# something else, or failed with a bare TypeError/AttributeError naming nothing.
+def _solid_hands() -> list[tuple]:
+    return [parse_cards(SOLID[0][s]) for s in (F, S, L)]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        # a dict {seat: score} was read as its keys: scores 0, 1, 2
+        ({"scores": {0: 800, 1: 0, 2: 0}}, "scores must be 3 integers, one per seat"),
+        ({"barrel": {0: 0, 1: 0, 2: 0}}, "barrel must be 3 integers, one per seat"),
+        ({"scores": 5}, "scores must be 3 integers"),
+        # a str was read as one player per letter
+        ({"players": "abc"}, "players must be a sequence of names"),
+    ],
+)
+def test_start_values_of_the_wrong_shape_are_refused(kwargs: dict, words: str) -> None:
+    args = {"players": NAMES3, **kwargs}
+    with pytest.raises(ValueError, match=words):
+        Game.new("classic", 1, **args)
+
+
+@pytest.mark.parametrize(
+    ("deals", "words"),
+    [
+        ("seats", "deals must map a deal number to (hands, talon)"),
+        ([0], "deals must map a deal number to (hands, talon)"),
+        ({0: "x"}, "deal 0 must be a pair (hands, talon)"),
+        ({0: (1,)}, "deal 0 must be a pair (hands, talon)"),
+        ({0: ({F: "AS"}, ())}, "deal 0: hands must be a list of one hand per seat"),
+        ({0: (None, ())}, "deal 0: hands must be a list of one hand per seat"),
+        ({0: ([(), None, ()], ())}, "deal 0: seat 1's hand must be a sequence of cards"),
+        ({0: ([(), (), ()], None)}, "deal 0: the talon must be a sequence of cards"),
+    ],
+)
+def test_explicit_deals_of_the_wrong_shape_name_what_is_wrong(deals: object, words: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(words)):
+        Game.new("classic", 1, NAMES3, deals=deals, dealer=2)  # type: ignore[arg-type]
+    # the same cards in the documented shapes are a deal
+    g = Game.new("classic", 1, NAMES3, deals={0: (_solid_hands(), parse_cards(SOLID[1]))})
+    assert g.hand(F) == tuple(sorted(parse_cards(SOLID[0][F])))
+
+
+@pytest.mark.parametrize("seat", ["1", 1.0, True])
+def test_a_seat_that_is_not_a_seat_number_is_refused(seat: object) -> None:
+    # docs: "`seat=True` is not seat 1"; nor is "1" (it read "it is seat 1's turn, not seat
+    # 1's") or 1.0 (it was accepted).
+    g = new_game(ruleset(), *SOLID)
+    assert g.to_act == S
+    refused(g, seat, g.legal_actions()[-1], NotYourTurnError)  # type: ignore[arg-type]
+    with pytest.raises(NotYourTurnError, match=r"seat must be a seat number \(an int\)"):
+        g.apply(g.legal_actions()[-1], seat=seat)  # type: ignore[arg-type]
+    g.apply(g.legal_actions()[-1], seat=S)
