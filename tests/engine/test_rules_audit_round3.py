@@ -52,6 +52,7 @@ from tests.engine.test_rule_cases_external import (
     L,
     S,
     acts,
+    bids,
     cards,
     contracts,
     last,
@@ -111,6 +112,17 @@ def test_each_marriage_scores_its_value_and_sets_its_trump(king: str, suit: Suit
     acts(g, (F, "contract 100"))
     play_tricks(g, king + "*")
     assert g.marriage_points(F) == value and g.trump is suit and g.marriages == ((F, suit),)
+
+
+def test_the_bidding_cap_counts_the_dealt_cards_the_contract_cap_the_eight_held() -> None:
+    # RULES §2: "Nobody may bid above 120 + the marriages in his own hand" (the 7 dealt: F
+    # holds K♥ without Q♥, which is in the talon): 120 + 40 + 60 + 80. §5: the contract
+    # counts "the marriages in his 8 cards now": Q♥ from the talon adds ♥ 100.
+    g = new_game(ruleset(), *ALL4)
+    acts(g, (S, "bid 105"), (L, "pass"))
+    assert g.to_act == F and max(bids(g)) == 300
+    acts(g, (F, "bid 300"), (S, "pass"), (F, "give 9S to 1"), (F, "give 9C to 2"))
+    assert min(contracts(g)) == 300 and max(contracts(g)) == 400
 
 
 # ACE_T: F holds the four aces and K♥ Q♥ 10♥. Trick 1: 10♥ wins (not an ace); trick 2:
