@@ -145,7 +145,19 @@ def trick_winner(cards: Sequence[int], trump: int | None) -> int:
     >>> trick_winner([Card.HK, Card.HA, Card.S9], trump=Suit.SPADES)
     2
     """
-    beats = _BEATS[-1 if trump is None else trump]
+    # A public helper (rule cases, bots): a bool, -2 or a text would index the tables as
+    # another card or suit, or fail with a bare TypeError.
+    if not 0 < len(cards) <= 3:
+        raise ValueError(f"trick_winner: a trick holds 1 to 3 cards, got {len(cards)}")
+    if trump is None:
+        beats = _BEATS[-1]
+    elif isinstance(trump, bool) or not isinstance(trump, int) or not 0 <= trump < 4:
+        raise ValueError(f"trick_winner: trump must be a Suit or None, got {trump!r}")
+    else:
+        beats = _BEATS[trump]
+    for c in cards:
+        if isinstance(c, bool) or not isinstance(c, int) or not 0 <= c < 24:
+            raise ValueError(f"trick_winner: not a card: {c!r} (a Card, or an int 0..23)")
     best = 0
     for i in range(1, len(cards)):
         if beats[cards[best]][cards[i]]:

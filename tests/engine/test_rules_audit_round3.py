@@ -314,3 +314,24 @@ def test_a_seat_that_is_not_a_seat_number_is_refused(seat: object) -> None:
     with pytest.raises(NotYourTurnError, match=r"seat must be a seat number \(an int\)"):
         g.apply(g.legal_actions()[-1], seat=seat)  # type: ignore[arg-type]
     g.apply(g.legal_actions()[-1], seat=S)
+
+
+@pytest.mark.parametrize(
+    ("cards", "trump", "words"),
+    [
+        ([], None, "a trick holds 1 to 3 cards, got 0"),  # was 0: "the first card"
+        (["KH", "AH"], None, "not a card: 'KH'"),  # was a bare TypeError
+        ([True, 0], None, "not a card: True"),  # was J♠
+        ([-1, 0], None, "not a card: -1"),  # was A♥
+        ([21, 23], "H", "trump must be a Suit or None, got 'H'"),  # was a bare TypeError
+        ([21, 23], -2, "trump must be a Suit or None, got -2"),  # was ♥
+        ([21, 23], True, "trump must be a Suit or None, got True"),  # was ♣
+        ([0, 1, 2, 3], None, "a trick holds 1 to 3 cards, got 4"),
+    ],
+)
+def test_trick_winner_refuses_what_is_not_a_trick(cards: list, trump: object, words: str) -> None:
+    # docs/rules-engine.md: "trick_winner(cards, trump): the position in cards (a trick in
+    # play order, possibly unfinished) ...; trump a Suit or None" — a case writer's helper.
+    with pytest.raises(ValueError, match=re.escape(words)):
+        trick_winner(cards, trump)  # type: ignore[arg-type]
+    assert trick_winner(parse_cards("KH AH 9S"), Suit.SPADES) == 2
