@@ -178,16 +178,6 @@ class Solver:
         p = self.to_move()
         return _bits(self._candidates(self.hands[p], self.trick, self.trump))
 
-    def can_declare(self, card: int) -> bool:
-        """Would leading ``card`` now declare a marriage (K/Q with its partner in hand)?"""
-        p = self.leader
-        return (
-            not self.trick
-            and card % 6 in (2, 3)
-            and (self.hands[p] & _KQ[card // 6]) == _KQ[card // 6]
-            and (not self.needs_trick or bool(self.won >> p & 1))
-        )
-
     def value(self) -> int:
         """The exact future declarer take of the current position."""
         return self._node(self.trick, self.trump, self.won, -_INF, _INF)
