@@ -22,7 +22,7 @@ import json
 import logging
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -144,7 +144,6 @@ class SeatState:
     strikes: int = 0
     forfeited: bool = False
     pending: Pending | None = None
-    connected_once: bool = field(default=False)
     wrong_requests: int = 0
     disconnects: int = 0
     #: Requests sent to this seat: its request ids count them. One counter per seat, not
