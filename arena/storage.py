@@ -185,6 +185,7 @@ class DealSummary:
     bid: int | None
     contract: int | None
     made: bool | None
+    #: The declarer conceded or (1001's last hand) threw in: no contract was played.
     conceded: bool
 
 

@@ -52,7 +52,6 @@ __all__ = [
 POINTS: tuple[int, ...] = tuple((0, 2, 3, 4, 10, 11)[c % 6] for c in range(24))
 MARRIAGE_VALUE: tuple[int, ...] = (40, 60, 80, 100)
 _SUIT_MASK: tuple[int, ...] = tuple(0x3F << (6 * s) for s in range(4))
-_ALL = (1 << 24) - 1
 # Cards of the same suit strictly above card c (to find "can beat").
 _ABOVE: tuple[int, ...] = tuple(_SUIT_MASK[c // 6] & ~((1 << (c + 1)) - 1) for c in range(24))
 _ACES = (1 << 5) | (1 << 11) | (1 << 17) | (1 << 23)
@@ -177,16 +176,6 @@ class Solver:
         """The cards the player to move may play (ascending)."""
         p = self.to_move()
         return _bits(self._candidates(self.hands[p], self.trick, self.trump))
-
-    def can_declare(self, card: int) -> bool:
-        """Would leading ``card`` now declare a marriage (K/Q with its partner in hand)?"""
-        p = self.leader
-        return (
-            not self.trick
-            and card % 6 in (2, 3)
-            and (self.hands[p] & _KQ[card // 6]) == _KQ[card // 6]
-            and (not self.needs_trick or bool(self.won >> p & 1))
-        )
 
     def value(self) -> int:
         """The exact future declarer take of the current position."""

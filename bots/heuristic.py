@@ -110,10 +110,6 @@ def estimate_take(
     return total
 
 
-def _step_down(value: float, step: int) -> int:
-    return int(value // step) * step
-
-
 class HeuristicBot(Bot):
     """Rules of thumb for every phase; no memory of earlier tricks."""
 

@@ -173,8 +173,6 @@ class PimcBot(Bot):
         self.stats = _Stats()
         self._counting = CountingBot()
         self._plan: dict[tuple[int, int], list[Give]] = {}
-        #: The levels and success rates of the last contract decision (for diagnostics).
-        self.last_rates: tuple[list[int], list[float]] = ([], [])
 
     # ------------------------------------------------------------------ entry point
 
@@ -491,7 +489,6 @@ class PimcBot(Bot):
             return (n * _OPTIMISM * dd + prior * p_h) / (n + prior)
 
         rates = [p_make(i) for i in range(len(levels))]
-        self.last_rates = (levels, rates)
         best_i = max(range(len(levels)), key=lambda i: ((2 * rates[i] - 1) * levels[i], -i))
         choice = contracts[best_i]
         p = p_make(0, 0)

@@ -29,6 +29,7 @@ __all__ = [
     "Play",
     "ThrowIn",
     "action_sort_key",
+    "fallback_action",
     "parse_action",
 ]
 

@@ -259,9 +259,6 @@ class GameResult:
         }
 
 
-DealCards = tuple[Sequence[Card | int | str], ...] | Sequence[Sequence[Card | int | str]]
-
-
 class DealLog(NamedTuple):
     """What :meth:`Game.record` writes for a finished deal."""
 

@@ -148,7 +148,7 @@ def rating_svg(lb: Leaderboard, width: int = 900, height: int = 360) -> str:
     return "\n".join(out) + f'\n<div class="legend">{legend}</div>'
 
 
-def _places_svg(lb: Leaderboard, places: list[int]) -> str:
+def _places_svg(places: list[int]) -> str:
     """A small stacked bar of a bot's finishing places (1st darkest)."""
     total = sum(places) or 1
     w, h = 90, 12
@@ -189,12 +189,12 @@ def to_html(lb: Leaderboard) -> str:
     )
     body = []
     for r in lb.rows:
-        cells = _cells(lb, r)
+        cells = _cells(r)
         tds = "".join(
             f'<td class="bot">{escape(v)}</td>' if c == "bot" else f"<td>{escape(v)}</td>"
             for c, v in zip(cols, cells, strict=True)
         )
-        body.append(f"<tr>{tds}<td>{_places_svg(lb, r.places)}</td></tr>")
+        body.append(f"<tr>{tds}<td>{_places_svg(r.places)}</td></tr>")
     bots = lb.h2h.bots
     h2h_head = "".join(f"<th>{escape(b)}</th>" for b in bots)
     h2h_rows = []

@@ -77,7 +77,7 @@ def _columns(lb: Leaderboard) -> list[str]:
     ]  # fmt: skip
 
 
-def _cells(lb: Leaderboard, r: BotStats) -> list[str]:
+def _cells(r: BotStats) -> list[str]:
     return [
         str(r.rank), r.bot, _f(r.conservative, 2), _f(r.mu, 2), _f(r.sigma, 2),
         str(r.matches), *(str(n) for n in r.places), _mean_ci(r), str(r.bids_won), _made(r),
@@ -250,7 +250,7 @@ def to_markdown(lb: Leaderboard) -> str:
              "", "| " + " | ".join(cols) + " |",
              "|" + "|".join("---:" if c != "bot" else ":---" for c in cols) + "|"]  # fmt: skip
     for r in lb.rows:
-        lines.append("| " + " | ".join(_md_escape(c) for c in _cells(lb, r)) + " |")
+        lines.append("| " + " | ".join(_md_escape(c) for c in _cells(r)) + " |")
     lines += [
         "",
         "Score/deal: the mean score change per deal with its 95% interval. Strikes T/I/D: "

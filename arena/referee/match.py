@@ -22,7 +22,7 @@ import json
 import logging
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -144,7 +144,6 @@ class SeatState:
     strikes: int = 0
     forfeited: bool = False
     pending: Pending | None = None
-    connected_once: bool = field(default=False)
     wrong_requests: int = 0
     disconnects: int = 0
     #: Requests sent to this seat: its request ids count them. One counter per seat, not
@@ -365,7 +364,7 @@ class MatchRunner:
             fallback = fallback_action(legal)
             if not st.forfeited:  # (the seat may have forfeited in the same instant: no strike)
                 self._strike(
-                    st, "timeout", rid, None, legal,
+                    st, "timeout", rid, legal,
                     f"no decision within {budget_ms} ms ({self.config.decision_ms} ms "
                     f"+ {budget_ms - self.config.decision_ms} ms of time bank)",
                 )  # fmt: skip
@@ -385,7 +384,7 @@ class MatchRunner:
             action = action_from_pb(answer)
         except MalformedActionError as e:
             fallback = fallback_action(legal)
-            self._strike(st, "malformed", rid, answer, legal, f"malformed action: {e}")
+            self._strike(st, "malformed", rid, legal, f"malformed action: {e}")
             game.apply_trusted(fallback)
             return fallback, "fallback", ms
         if action in legal:
@@ -395,7 +394,7 @@ class MatchRunner:
             game.apply(action, seat=st.seat)  # raises, naming the rule broken
         except IllegalActionError as e:
             fallback = fallback_action(legal)
-            self._strike(st, "illegal", rid, answer, legal, str(e))
+            self._strike(st, "illegal", rid, legal, str(e))
             game.apply_trusted(fallback)
             return fallback, "fallback", ms
         # Not in the legal list yet accepted by the validated door: trust the engine.
@@ -406,7 +405,6 @@ class MatchRunner:
         st: SeatState,
         kind: str,
         rid: str,
-        answer: pb.Action | None,
         legal: tuple[Action, ...],
         message: str,
     ) -> None:
@@ -447,9 +445,9 @@ class MatchRunner:
         # The actor's own event says who chose the action (its bot, the referee's fallback,
         # or forced); the other seats are not told: "forced" would say that the actor had
         # nothing else to play (no other card of the suit, no marriage to bid on), and a
-        # fallback, which is the first legal action, that he had nothing ordered before
-        # it. A third seat sees a give without its card (public_action); the other views
-        # are made once each.
+        # fallback, which outside the auction is the first legal action, that he had
+        # nothing ordered before it. A third seat sees a give without its card
+        # (public_action); the other views are made once each.
         public: pb.Event | None = None
         censored: dict[object, pb.Event] = {}
         for st in self.seats:
@@ -655,13 +653,13 @@ class MatchRunner:
                 entry.update(m)
 
     def _end_after_this_deal(self) -> None:
-        """The time limit is reached (checked before each action): the match ends after the
-        deal in progress, placed by score as at a ``max_deals`` cap (checked before each
-        action and again when a bot's answer comes, before it is applied). A
-        seat that is behind cannot stop its result from being stored by playing slowly (a
-        match over a wall-clock limit that failed instead was played again, from the same
-        seed, until it went the slow seat's way). The record's ruleset names the cap it
-        ended at, so it replays to its result."""
+        """The time limit is reached (checked before each action, and again when a bot's
+        answer comes, before it is applied): the match ends after the deal in progress,
+        placed by score as at a ``max_deals`` cap. A seat that is behind cannot stop its
+        result from being stored by playing slowly (a match over a wall-clock limit that
+        failed instead was played again, from the same seed, until it went the slow seat's
+        way). The record's ruleset names the cap it ended at, so it replays to its result.
+        """
         self._end_at = None
         game = self.game
         cap = game.deal_number + 1  # (deal numbers count from 0 until a deal is scored)

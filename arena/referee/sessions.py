@@ -5,7 +5,8 @@ as one ``Play`` call. Everything sent to a bot goes through :meth:`BotSession.se
 piggy-backs the events buffered for the bot onto the message (``ServerMessage.events``).
 While the bot has no stream, messages and events for it are dropped: on reconnect each
 match re-sends ``MatchStarted`` (with ``resumed``) carrying the current view, and the
-pending decision request again.
+pending decision request again; the ``MatchEnded`` of a match is kept (``BotSession.ends``)
+and sent again on each new stream until the bot is known to have read it.
 """
 
 from __future__ import annotations

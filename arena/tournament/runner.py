@@ -2,12 +2,13 @@
 
 :func:`run_tournament` (async) / :func:`run` (sync, Ctrl-C safe):
 
-1. opens the database, registers the tournament (id from the config) and works out which
-   scheduled matches are still to play (completed ones are skipped: resume);
+1. opens and locks the database, looks up the tournament (id from the config) and works
+   out which scheduled matches are still to play (completed ones are skipped: resume);
 2. starts the referee's gRPC server (free port, or the configured host/port), registers one
    fresh token per local bot and the configured token of each remote bot;
 3. launches each local bot as its own process (logs in ``<out>/logs/<bot>.log``), waits for
-   every bot to connect and names the missing ones;
+   every bot to connect and names the missing ones; only then is a new (or ``--fresh``)
+   tournament stored, so that a run that cannot start leaves no empty tournament behind;
 4. plays the pending matches ``concurrency`` at a time, storing each as it completes, with
    a progress bar (ETA) and live standings;
 5. stops everything it started — bots, server — on success, on errors and on Ctrl-C;
@@ -249,8 +250,8 @@ def bot_command(
     arena = host_port(host, port)  # IPv6: [::1]:PORT
     if spec.kind == "sdk":
         assert spec.bot is not None
-        # Equivalent to `python -m sdk.cli run BOT ...` (= `arena-bot run`), without relying
-        # on a __main__ guard in sdk/cli.py.
+        # `arena-bot run BOT ...`, run as `python -m sdk.cli` (sdk/cli.py's __main__ guard)
+        # by this same interpreter.
         # --retry-for: should the arena die without stopping it, the bot gives up soon.
         # No --token: the command line of a process is readable by every user of the
         # machine (/proc/PID/cmdline), and another bot holding the token could take this

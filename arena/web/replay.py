@@ -143,7 +143,7 @@ def _trick(items: Iterable[Any] | None) -> list[JSON]:
     return [{"seat": s, "card": _card(c)} for s, c in _pairs(items)]
 
 
-def _completed_tricks(items: Iterable[Any] | None, n: int) -> list[JSON]:
+def _completed_tricks(items: Iterable[Any] | None) -> list[JSON]:
     out: list[JSON] = []
     for it in items or ():
         f = _fields(it)
@@ -187,7 +187,7 @@ def view_json(view: Any) -> JSON:
     """One seat's :class:`engine.PlayerView` as JSON, nothing added (cards as ``"K♥"``)."""
     n = len(view.players) if getattr(view, "players", None) is not None else 3
     declarer = getattr(view, "declarer", None)
-    tricks = _completed_tricks(getattr(view, "tricks", ()), n)
+    tricks = _completed_tricks(getattr(view, "tricks", ()))
     _fill_trick_seats(tricks, list(getattr(view, "active_seats", range(n))))
     marriages = _marriages(getattr(view, "marriages", ()))
     hands: list[list[str | None] | None] = [None] * n
@@ -248,7 +248,7 @@ def _declarer_of(actions: Sequence[JSON]) -> int | None:
     return None
 
 
-def deal_summary(deal: JSON, n: int, opening_bid: int | None = None) -> JSON:
+def deal_summary(deal: JSON, opening_bid: int | None = None) -> JSON:
     """Who declared what in a recorded deal, and how it ended (from the record alone).
 
     ``bid`` is what the talon was taken at (None before it was), as ``deals.bid`` of the
@@ -291,7 +291,7 @@ def match_summary(match_id: str, record: JSON) -> JSON:
     """What the replay page needs before any deal is drawn."""
     n = len(record["players"])
     opening = opening_bid_of(record)
-    deals = [deal_summary(d, n, opening) for d in record.get("deals", ())]
+    deals = [deal_summary(d, opening) for d in record.get("deals", ())]
     result = record.get("result")
     played = result.get("deals") if isinstance(result, Mapping) else None
     if not isinstance(played, int) or isinstance(played, bool):
@@ -508,7 +508,7 @@ class MatchReplay:
             "deltas": rec.get("deltas"),
             "scores": rec.get("scores"),
             "events": [],
-            "outcome": deal_summary(rec, self.n)["outcome"],
+            "outcome": deal_summary(rec)["outcome"],
         }
         if scored is not None:
             result["outcome"] = scored.outcome

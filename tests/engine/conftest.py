@@ -16,7 +16,6 @@ turn) and may name seats by role in braces (``"give K♥ to {S}"``).
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -25,7 +24,7 @@ import pytest
 
 from engine import PRESETS, Game, IllegalActionError, Phase, observe
 from engine.actions import Action, Play, parse_action
-from engine.cards import DECK, Card, Rank, Suit, card_points, parse_cards
+from engine.cards import DECK, Card, Suit, parse_cards
 
 PLAYERS3 = ["ann", "bob", "cid"]
 PLAYERS4 = ["ann", "bob", "cid", "dan"]
@@ -285,21 +284,7 @@ def oracle_legal_cards(
     return obliged
 
 
-def total_points(cards: Iterable[Card]) -> int:
-    return card_points(cards)
-
-
-KQ = {Rank.KING: Rank.QUEEN, Rank.QUEEN: Rank.KING}
-
-
 def round_half_up(x: float, unit: int) -> int:
     import math
 
     return math.floor(x / unit + 0.5) * unit
-
-
-def supports_kwarg(func: Any, name: str) -> bool:
-    try:
-        return name in inspect.signature(func).parameters
-    except (TypeError, ValueError):
-        return False

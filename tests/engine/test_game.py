@@ -216,12 +216,6 @@ def test_1001_4p_dealer_scores_talon_and_nines() -> None:
     assert g2.deal_results[0].deltas[g2.deal_results[0].dealer] == 100
 
 
-def _play_out(g: Game, rng: random.Random) -> None:
-    number = g.deal_number
-    while g.deal_number == number and not g.is_over:
-        g.apply_trusted(rng.choice(g.legal_actions()))
-
-
 def test_barrel_sitter_defender_takes_not_scored_and_penalty_after_three() -> None:
     sitter = Game.new("classic", 3, NAMES).active_seats[2]  # the dealer of deal 0
     scores, barrel = [0, 0, 0], [0, 0, 0]

@@ -29,7 +29,6 @@ from engine.cards import DECK, Card, Rank, Suit
 
 from .conftest import oracle_legal_cards, oracle_winner, players_for, snapshot
 
-PRESET_NAMES = ("classic", "1001", "1001-4p")
 VARIANTS = (
     PRESETS["classic"],
     PRESETS["1001"],

@@ -697,7 +697,7 @@ def test_a_deal_made_on_the_barrel_reads_made() -> None:
     last = {"number": 0, "actions": actions, "outcome": "made", "deltas": [-120, 0, 0]}
     sitting = {"number": 1, "actions": actions, "deltas": [0, 10, 20]}  # an older record
     failed = {"number": 2, "actions": actions, "outcome": "failed", "deltas": [-100, 0, 0]}
-    assert [deal_summary(d, 3)["made"] for d in (last, sitting, failed)] == [True, True, False]
+    assert [deal_summary(d)["made"] for d in (last, sitting, failed)] == [True, True, False]
 
 
 def test_an_unfinished_deal_has_the_bid_the_talon_was_taken_at() -> None:
