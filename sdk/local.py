@@ -400,7 +400,16 @@ def play_local(
                 if strict:
                     raise
                 fallback = fallback_action(legal)  # what the referee plays
-                log.warning("%s: %s; playing %s instead", bot.name, e, fallback)
+                # Named as a raise or a non-Action is (the match, the method, the deal):
+                # "bot.name: ..." alone did not say which of a series' matches, nor where.
+                # Under arena-bot the same rule broken again by the method is one short line.
+                head = f"{type(bot).__name__}.{_method(bot, view)}"
+                where = f"match {bot.match_id}: {head}"
+                rule = type(e).__name__
+                when = f" (deal {view.deal_number + 1}, {view.phase}); playing {fallback} instead"
+                again = ((head, rule), f"{where} answered {action}, illegal ({rule})", when)
+                log.warning("%s answered illegally: %s%s", where, e, when,
+                            extra={"sdk_again": again})  # fmt: skip
                 detail = f"{e}; played {fallback} instead"
                 incidents.append(LocalIncident(seat, game.deal_number, "illegal", detail))
                 game.apply(fallback, seat=seat)
