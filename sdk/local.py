@@ -283,7 +283,8 @@ def _hook(bot: Bot, fn: Callable[[], object], what: str) -> tuple[str, Exception
     try:
         problem = hook_result(bot, what, fn(), log)
     except Exception as e:
-        log.exception("%s raised in %s", bot.name, what)
+        # The match, as an arena runner's line says: a series plays many.
+        log.exception("%s raised in %s (match %s)", bot.name, what, bot.match_id)
         return f"raised in {what}: {_exception(e)}", e
     return None if problem is None else (problem, TypeError(problem))
 
