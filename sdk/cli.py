@@ -81,7 +81,9 @@ class _OncePerSite(logging.Filter):
     So with a bot's answer that is no Action, which ``sdk.local.decide`` logs with
     ``sdk_again`` (what makes it the same mistake: the method and the answer's type; and
     the shorter line's start and end): the first is explained, later ones are "...
-    Mine.play() (mine.py:12) returned None again, 7 times so far (deal 2, ...)"."""
+    Mine.play() (mine.py:12) returned None again, 7 times so far (deal 2, ...)". And with
+    an illegal answer in a local match (``sdk.local.play_local``: the method and the rule
+    broken make it the same mistake)."""
 
     def __init__(self) -> None:
         super().__init__()
