@@ -423,9 +423,18 @@ def try_(
         raise click.BadParameter(str(e), param_hint="--ruleset") from None
     seats = resolved.players
     if len(names) > seats - 1:
+        # Resolved for too many players, "1001" is its 3-player table: name the largest one
+        # ("seats 3 players: name at most 2" hid that three opponents make it 1001-4p).
+        largest = resolve_ruleset(ruleset, players=4)
+        seats_words = f"{seats} players"
+        if largest.players > seats:
+            seats = largest.players
+            seats_words = f"at most {seats} players"
+            if largest.name != resolved.name:
+                seats_words += f" (as {largest.name})"
         raise click.BadParameter(
-            f"{len(names)} opponents named, but the ruleset seats {seats} players: name at "
-            f"most {seats - 1} (fewer are repeated)",
+            f"{len(names)} opponents named, but the ruleset seats {seats_words}: "
+            f"name at most {seats - 1} (fewer are repeated)",
             param_hint="--vs",
         )
     opponents: list[tuple[str, Any]] = []
