@@ -78,6 +78,23 @@ def test_a_package_beside_the_command_loads_by_module_and_by_file(
     assert load_bot(str(tmp_path / "b" / "mine" / "random_bot.py")).__name__ == "MineB"
 
 
+def test_a_module_of_a_folder_named_like_an_arena_package_says_to_name_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect (new-author audit): with the author's bots in ./bots, `arena-bot try
+    bots.mybot:Lowest` said only "no module 'bots.mybot'", though bots/mybot.py was right
+    there: ``bots`` is the bundled package. The message now says so, and what to write."""
+    (tmp_path / "bots").mkdir()
+    (tmp_path / "bots" / "mybot.py").write_text(BOT_FILE)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(BotLoadError) as info:
+        load_bot("bots.mybot:First")
+    assert "bots is the arena's own package, not ./bots: name the file, bots/mybot.py:Class" in (
+        str(info.value)
+    )
+    assert load_bot("bots/mybot.py:First").__name__ == "First"  # as it says
+
+
 def test_an_import_error_names_the_line_that_raised(tmp_path: Path) -> None:
     """Defect (bot-author audit): a bot file whose import failed in a helper module said
     only "KeyError: 'missing'", with no file or line (even at --log-level debug)."""
