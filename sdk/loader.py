@@ -78,15 +78,16 @@ def load_bot(spec: str) -> type[Bot]:
 
 def _hidden(target: str) -> str:
     """Why a module of a folder in the current directory was not found, when that folder
-    has the name of a package the arena has imported already (``bots/`` beside the bot:
-    ``bots.mybot`` is looked up in the bundled ``bots``), and what to write instead."""
+    has the name of a module imported already (``bots/`` beside the bot: ``bots.mybot`` is
+    looked up in the bundled ``bots``), and what to write instead."""
     top = target.partition(".")[0]
     module, folder = sys.modules.get(top), Path.cwd() / top
     origin = getattr(module, "__file__", None)
     if origin is None or not folder.is_dir() or Path(origin).parent == folder.resolve():
         return ""
     file = Path(*target.split(".")).with_suffix(".py")
-    return f" ({top} is the arena's own package, not ./{top}: name the file, {file}:Class)"
+    where = Path(origin).parent
+    return f" ({top} is imported already, from {where}, not ./{top}: name the file, {file}:Class)"
 
 
 def _import_file(path: Path) -> ModuleType:

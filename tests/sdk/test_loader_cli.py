@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+import bots
 from bots import BUNDLED, load
 from bots.heuristic import HeuristicBot
 from sdk.bot import Bot
@@ -89,9 +90,9 @@ def test_a_module_of_a_folder_named_like_an_arena_package_says_to_name_the_file(
     monkeypatch.chdir(tmp_path)
     with pytest.raises(BotLoadError) as info:
         load_bot("bots.mybot:First")
-    assert "bots is the arena's own package, not ./bots: name the file, bots/mybot.py:Class" in (
-        str(info.value)
-    )
+    said = str(info.value)
+    assert f"bots is imported already, from {Path(bots.__file__).parent}, not ./bots: " in said
+    assert "name the file, bots/mybot.py:Class" in said
     assert load_bot("bots/mybot.py:First").__name__ == "First"  # as it says
 
 
