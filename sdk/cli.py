@@ -477,12 +477,14 @@ def try_(
     what = f"interrupted after {result.matches} of {n} matches" if stopped else f"{n} matches"
     if result.matches:
         _print_results(console, result, f"{what}, ruleset {result.ruleset}, seed {seed}")
-        slowest = result.entries[0].slowest
+        slowest, at = result.entries[0].slowest, result.entries[0].slowest_at
         if slowest > _ARENA_LIMIT_S and not interactive:
+            # Where it was (the match, the deal, the method): the seed replays it.
             console.print(
                 f"[yellow]warning:[/yellow] {escape(result.entries[0].name)}'s slowest decision "
-                f"took {slowest * 1000:.0f} ms: an arena allows {_ARENA_LIMIT_S * 1000:.0f} ms "
-                "per decision by default (and a time bank of 10 s per match for the excess)"
+                f"took {slowest * 1000:.0f} ms ({escape(at)}): an arena allows "
+                f"{_ARENA_LIMIT_S * 1000:.0f} ms per decision by default (and a time bank of "
+                "10 s per match for the excess)"
             )
     else:
         console.print(escape(f"{what}: no results"))

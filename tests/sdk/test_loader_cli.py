@@ -170,7 +170,11 @@ def test_try_shows_the_slowest_decision_and_warns_over_the_arenas_limit(
     )
     assert r.exit_code == 0, r.output
     assert "slowest decision: Slow 10" in r.output  # 1050 ms or a little more
-    assert "an arena allows 1000 ms per" in " ".join(r.output.split())
+    said = " ".join(r.output.split())
+    assert "an arena allows 1000 ms per" in said
+    # Defect (new-author audit): the warning did not say which decision it was; now it
+    # names the match, the deal and the method, so that the seed replays it.
+    assert " (match local-0-0, deal 1, " in said and ": Slow.act() (slow.py:" in said
     fast = CliRunner().invoke(
         main, ["try", "random", "--vs", "random", "-n", "1", "--max-deals", "1"]
     )
