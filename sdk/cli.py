@@ -81,7 +81,9 @@ class _OncePerSite(logging.Filter):
     So with a bot's answer that is no Action, which ``sdk.local.decide`` logs with
     ``sdk_again`` (what makes it the same mistake: the method and the answer's type; and
     the shorter line's start and end): the first is explained, later ones are "...
-    Mine.play() (mine.py:12) returned None again, 7 times so far (deal 2, ...)"."""
+    Mine.play() (mine.py:12) returned None again, 7 times so far (deal 2, ...)". And with
+    an illegal answer in a local match (``sdk.local.play_local``: the method and the rule
+    broken make it the same mistake)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -421,9 +423,18 @@ def try_(
         raise click.BadParameter(str(e), param_hint="--ruleset") from None
     seats = resolved.players
     if len(names) > seats - 1:
+        # Resolved for too many players, "1001" is its 3-player table: name the largest one
+        # ("seats 3 players: name at most 2" hid that three opponents make it 1001-4p).
+        largest = resolve_ruleset(ruleset, players=4)
+        seats_words = f"{seats} players"
+        if largest.players > seats:
+            seats = largest.players
+            seats_words = f"at most {seats} players"
+            if largest.name != resolved.name:
+                seats_words += f" (as {largest.name})"
         raise click.BadParameter(
-            f"{len(names)} opponents named, but the ruleset seats {seats} players: name at "
-            f"most {seats - 1} (fewer are repeated)",
+            f"{len(names)} opponents named, but the ruleset seats {seats_words}: "
+            f"name at most {seats - 1} (fewer are repeated)",
             param_hint="--vs",
         )
     opponents: list[tuple[str, Any]] = []
@@ -466,12 +477,14 @@ def try_(
     what = f"interrupted after {result.matches} of {n} matches" if stopped else f"{n} matches"
     if result.matches:
         _print_results(console, result, f"{what}, ruleset {result.ruleset}, seed {seed}")
-        slowest = result.entries[0].slowest
+        slowest, at = result.entries[0].slowest, result.entries[0].slowest_at
         if slowest > _ARENA_LIMIT_S and not interactive:
+            # Where it was (the match, the deal, the method): the seed replays it.
             console.print(
                 f"[yellow]warning:[/yellow] {escape(result.entries[0].name)}'s slowest decision "
-                f"took {slowest * 1000:.0f} ms: an arena allows {_ARENA_LIMIT_S * 1000:.0f} ms "
-                "per decision by default (and a time bank of 10 s per match for the excess)"
+                f"took {slowest * 1000:.0f} ms ({escape(at)}): an arena allows "
+                f"{_ARENA_LIMIT_S * 1000:.0f} ms per decision by default (and a time bank of "
+                "10 s per match for the excess)"
             )
     else:
         console.print(escape(f"{what}: no results"))

@@ -50,6 +50,7 @@ from arena.protocol import (
     RETRY_AFTER_MS,
     MalformedMessageError,
     _check_per_seat,
+    action_from_pb,
     action_to_pb,
     ruleset_from_pb,
     token_problem,
@@ -59,7 +60,7 @@ from arena.protocol import deal_result_from_pb as _deal_result_from_pb
 from arena.v1 import arena_pb2 as pb
 from engine import Action, Bid, Contract, GameResult, Give, Play, PlayerView, Ruleset
 from sdk.bot import Bot, Deadline
-from sdk.local import BotFactory, decide, hook_result, hook_view, make_bot
+from sdk.local import BotFactory, _method, decide, hook_result, hook_view, make_bot
 
 __all__ = [
     "ArenaAuthError",
@@ -407,6 +408,8 @@ class _Match:
     waiting: _Ask | None = None
     #: The number of the last deal whose end the bot was told of (-1: none).
     last_deal: int = -1
+    #: The request ``view`` came with: a refusal of it can name the deal and the method.
+    view_rid: str = ""
 
 
 @dataclass
@@ -748,10 +751,28 @@ class BotRunner:
                 if r.incident == pb.INCIDENT_WRONG_REQUEST
                 else f"strike {r.strikes} of {r.strikes_allowed}"
             )
-            log.warning("match %s: decision rejected (%s, %s): %s", r.match_id, incident,
-                        strike, r.message)  # fmt: skip
+            log.warning("match %s: decision rejected (%s, %s): %s%s", r.match_id, incident,
+                        strike, r.message, self._rejected_context(r))  # fmt: skip
         elif kind == "match_ended":
             self._on_match_ended(msg.match_ended)
+
+    def _rejected_context(self, r: pb.DecisionRejected) -> str:
+        """What a refusal's words (the referee's) leave out for the bot's author: which
+        decision it was (the method, the deal) and the move the referee played instead, as
+        the SDK's own lines say of a raise or a ``None`` ("" for what is not known)."""
+        m = self._matches.get(r.match_id)
+        where = ""
+        if m is not None and m.view_rid == r.request_id:
+            v = m.view
+            method = "" if m.bot is None else f"{type(m.bot).__name__}.{_method(m.bot, v)}, "
+            where = f" ({method}deal {v.deal_number + 1}, {v.phase})"
+        if r.HasField("fallback"):
+            try:
+                fallback = action_from_pb(r.fallback)
+            except MalformedMessageError:  # the refusal is still worth its line
+                return where
+            return f"{where}; the referee played {fallback} instead"
+        return where
 
     def _on_event(self, ev: pb.Event) -> None:
         m = self._matches.get(ev.match_id)
@@ -886,7 +907,7 @@ class BotRunner:
                       m.match_id, rid)  # fmt: skip
             return
         _check_request_view(view)
-        m.view = view
+        m.view, m.view_rid = view, rid
         deadline = (  # 0 and 0: the request states none (the referee always does)
             Deadline(req.time_limit_ms / 1000, req.time_bank_ms / 1000, time.monotonic())
             if req.time_limit_ms or req.time_bank_ms

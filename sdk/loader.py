@@ -67,12 +67,27 @@ def load_bot(spec: str) -> type[Bot]:
         except ModuleNotFoundError as e:
             if e.name and target.startswith(e.name):
                 raise BotLoadError(
-                    f"no module {target!r} and no bundled bot of that name: {_HELP}"
+                    f"no module {target!r} and no bundled bot of that name{_hidden(target)}: "
+                    f"{_HELP}"
                 ) from e
             raise BotLoadError(f"importing {target!r} failed: {e}") from e
         except (Exception, SystemExit) as e:  # the module is broken: say how, no traceback
             raise BotLoadError(f"importing {target!r} failed: {_why(e)}") from e
     return _pick(module, cls_name, spec, target)
+
+
+def _hidden(target: str) -> str:
+    """Why a module of a folder in the current directory was not found, when that folder
+    has the name of a module imported already (``bots/`` beside the bot: ``bots.mybot`` is
+    looked up in the bundled ``bots``), and what to write instead."""
+    top = target.partition(".")[0]
+    module, folder = sys.modules.get(top), Path.cwd() / top
+    origin = getattr(module, "__file__", None)
+    if origin is None or not folder.is_dir() or Path(origin).parent == folder.resolve():
+        return ""
+    file = Path(*target.split(".")).with_suffix(".py")
+    where = Path(origin).parent
+    return f" ({top} is imported already, from {where}, not ./{top}: name the file, {file}:Class)"
 
 
 def _import_file(path: Path) -> ModuleType:

@@ -91,6 +91,9 @@ class LocalMatch:
     #: Per seat, the longest its bot took over one decision, in seconds (an arena cuts a
     #: decision off at its limit: 1 s by default, plus the match's time bank).
     slowest: tuple[float, ...] = ()
+    #: Per seat, which decision that was: "match local-0-1, deal 2, playing: Mine.play()
+    #: (mine.py:12)" ("" for a seat never asked), so that a slow one can be found again.
+    slowest_at: tuple[str, ...] = ()
 
     @property
     def scores(self) -> tuple[int, ...]:
@@ -283,7 +286,8 @@ def _hook(bot: Bot, fn: Callable[[], object], what: str) -> tuple[str, Exception
     try:
         problem = hook_result(bot, what, fn(), log)
     except Exception as e:
-        log.exception("%s raised in %s", bot.name, what)
+        # The match, as an arena runner's line says: a series plays many.
+        log.exception("%s raised in %s (match %s)", bot.name, what, bot.match_id)
         return f"raised in {what}: {_exception(e)}", e
     return None if problem is None else (problem, TypeError(problem))
 
@@ -371,6 +375,7 @@ def play_local(
         hook(seat, partial(bot.on_match_start, last[seat]), "on_match_start")
     scored = 0
     slowest = [0.0] * len(players)
+    slowest_at = [""] * len(players)
     ask_forced = rules.ask_forced
     while not game.is_over:
         to_act = game.to_act
@@ -391,7 +396,13 @@ def play_local(
                     f"{bot.name} (seat {seat}) failed in deal {game.deal_number + 1}: "
                     f"{_exception(e)}"
                 ) from e
-            slowest[seat] = max(slowest[seat], time.perf_counter() - t0)
+            took = time.perf_counter() - t0
+            if took > slowest[seat]:
+                slowest[seat] = took
+                slowest_at[seat] = (
+                    f"match {bot.match_id}, deal {view.deal_number + 1}, {view.phase}: "
+                    f"{type(bot).__name__}.{_method(bot, view)}"
+                )
             if kind != "bot":
                 incidents.append(LocalIncident(seat, game.deal_number, kind, detail))
             try:
@@ -400,7 +411,16 @@ def play_local(
                 if strict:
                     raise
                 fallback = fallback_action(legal)  # what the referee plays
-                log.warning("%s: %s; playing %s instead", bot.name, e, fallback)
+                # Named as a raise or a non-Action is (the match, the method, the deal):
+                # "bot.name: ..." alone did not say which of a series' matches, nor where.
+                # Under arena-bot the same rule broken again by the method is one short line.
+                head = f"{type(bot).__name__}.{_method(bot, view)}"
+                where = f"match {bot.match_id}: {head}"
+                rule = type(e).__name__
+                when = f" (deal {view.deal_number + 1}, {view.phase}); playing {fallback} instead"
+                again = ((head, rule), f"{where} answered {action}, illegal ({rule})", when)
+                log.warning("%s answered illegally: %s%s", where, e, when,
+                            extra={"sdk_again": again})  # fmt: skip
                 detail = f"{e}; played {fallback} instead"
                 incidents.append(LocalIncident(seat, game.deal_number, "illegal", detail))
                 game.apply(fallback, seat=seat)
@@ -415,7 +435,8 @@ def play_local(
     for seat, bot in enumerate(players):
         view = observe(game, seat)
         hook(seat, partial(bot.on_match_end, view, final), "on_match_end")
-    return LocalMatch(seat_names, game.record(), final, tuple(incidents), tuple(slowest))
+    return LocalMatch(seat_names, game.record(), final, tuple(incidents), tuple(slowest),
+                      tuple(slowest_at))  # fmt: skip
 
 
 # ---------------------------------------------------------------------- series
@@ -432,8 +453,9 @@ class SeriesEntry:
     score: int = 0
     deals: int = 0
     incidents: int = 0
-    #: The longest one decision took, in seconds.
+    #: The longest one decision took, in seconds, and which it was (see LocalMatch).
     slowest: float = 0.0
+    slowest_at: str = ""
 
     @property
     def win_rate(self) -> float:
@@ -562,4 +584,5 @@ def _add(entries: list[SeriesEntry], order: list[int], m: LocalMatch) -> None:
         e.score += m.result.scores[seat]
         e.deals += m.result.deals
         e.incidents += sum(1 for x in m.incidents if x.seat == seat)
-        e.slowest = max(e.slowest, m.slowest[seat])
+        if m.slowest[seat] > e.slowest:
+            e.slowest, e.slowest_at = m.slowest[seat], m.slowest_at[seat]

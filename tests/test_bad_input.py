@@ -485,6 +485,14 @@ def test_try_more_opponents_than_seats() -> None:
     _fails(r, 2, "--vs", "3 opponents named", "at most 2")
 
 
+def test_try_more_opponents_than_a_1001_table_names_the_4_player_one() -> None:
+    """Defect (new-author audit): four opponents with ``--ruleset 1001`` were refused as
+    "the ruleset seats 3 players: name at most 2", though three make it 1001-4p."""
+    vs = "random,heuristic,counting,random"
+    r = _invoke(arena_bot, ["try", "random", "--vs", vs, "--ruleset", "1001", "-n", "1"])
+    _fails(r, 2, "--vs", "4 opponents named", "seats at most 4 players (as 1001-4p)", "at most 3")
+
+
 def test_serve_record_dir_that_cannot_be_written(tmp_path: Path) -> None:
     tokens = _toml(tmp_path, '[bots]\na = "t1"\nb = "t2"\nc = "t3"\n', "tokens.toml")
     bad = tmp_path / "tokens.toml" / "records"  # under a file

@@ -320,6 +320,40 @@ def test_a_bot_answering_none_at_every_decision_is_explained_once(
         assert "which is not" not in m and m.endswith(" instead")
 
 
+CHEAT = """\
+from sdk import Bot, Card, Play
+
+
+class Cheat(Bot):
+    def play(self, view):
+        return Play(next(c for c in Card if c not in view.hand))
+"""
+
+
+def test_an_illegal_answer_in_try_names_the_match_method_and_deal_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect (new-author audit): an illegal answer in ``arena-bot try`` was logged as
+    "cheat: illegal action 'play 9♠' by seat 0: ...", naming neither the match of the
+    series, the method nor the deal (a raise or a ``None`` names all three), once per
+    decision. Now it names them, and the same rule broken again is one line with a count."""
+    f = tmp_path / "cheat.py"
+    f.write_text(CHEAT)
+    with caplog.at_level(logging.WARNING, logger="sdk.local"):
+        r = CliRunner().invoke(main, ["try", str(f), "--vs", "random", "-n", "2",
+                                      "--max-deals", "2"])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    mine = [rec.getMessage() for rec in caplog.records if "Cheat.play() (" in rec.getMessage()]
+    assert len(mine) >= 5
+    first = mine[0]
+    assert first.startswith("match local-0-0: Cheat.play() (cheat.py:5) answered illegally: ")
+    assert "is not in your hand; legal: " in first and " (deal 1, playing); playing " in first
+    for n, m in enumerate(mine[1:], 2):
+        assert m.startswith("match local-0-")
+        assert f", illegal (CardNotHeldError) again, {n} times so far (deal " in m
+        assert "legal: " not in m and m.endswith(" instead")
+
+
 def test_try_shows_vs_bots_by_their_names(tmp_path: Path) -> None:
     """Defect: `--vs raiser.py` was shown as "raiser.py", the tried bot by its ``name``."""
     (tmp_path / "raiser.py").write_text(RAISER)

@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 sys.path.insert(0, str(Path(__file__).parent))
 
 from harness import arena
-from test_sdk_local import Viewer
+from test_sdk_local import Cheater, Viewer
 
 from bots.random_bot import RandomBot
 from engine import PRESETS, Action, PlayerView, Ruleset
@@ -356,6 +356,25 @@ def test_a_number_no_wire_field_holds_is_refused_as_illegal_as_locally(
                "Bid(amount=0)" in m for m in said), said  # fmt: skip
     rejected = [m for m in said if "decision rejected" in m]
     assert rejected and all("(illegal, strike" in m and "a bid must raise" in m for m in rejected)
+
+
+def test_a_refused_decision_names_the_deal_the_method_and_the_fallback(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect (new-author audit): the SDK's line for a refused decision gave only the
+    referee's words ("decision rejected (illegal, strike 1 of 3): illegal action 'play 9♠'
+    by seat 1: ...; legal: ..."), not the deal, the bot's method nor the move the referee
+    played for it, which its lines for a raise or a ``None`` give. Now it gives them."""
+    with caplog.at_level(logging.WARNING, logger="sdk.client"):
+        [s, _, _] = _play(tmp_path, [Cheater, Bot, Bot], matches=1, deals=2)
+    assert s.rejected >= 1 and s.matches == 1
+    said = [r.getMessage() for r in caplog.records if "decision rejected" in r.getMessage()]
+    assert said
+    for m in said:
+        assert m.startswith("match h1: decision rejected (illegal, strike ")
+        assert "is not in your hand; legal: " in m
+        assert " (Cheater.act() (test_sdk_local.py:" in m and ", playing); the referee " in m
+        assert m.endswith(" instead") and "deal 1, playing" in said[0]
 
 
 def _match_with_time_limit(

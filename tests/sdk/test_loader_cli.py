@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+import bots
 from bots import BUNDLED, load
 from bots.heuristic import HeuristicBot
 from sdk.bot import Bot
@@ -76,6 +77,23 @@ def test_a_package_beside_the_command_loads_by_module_and_by_file(
     assert load_bot(str(tmp_path / "a" / "bots" / "random_bot.py")).__name__ == "MineA"
     assert load_bot(str(tmp_path / "a" / "mine" / "random_bot.py")).__name__ == "MineA"
     assert load_bot(str(tmp_path / "b" / "mine" / "random_bot.py")).__name__ == "MineB"
+
+
+def test_a_module_of_a_folder_named_like_an_arena_package_says_to_name_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect (new-author audit): with the author's bots in ./bots, `arena-bot try
+    bots.mybot:Lowest` said only "no module 'bots.mybot'", though bots/mybot.py was right
+    there: ``bots`` is the bundled package. The message now says so, and what to write."""
+    (tmp_path / "bots").mkdir()
+    (tmp_path / "bots" / "mybot.py").write_text(BOT_FILE)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(BotLoadError) as info:
+        load_bot("bots.mybot:First")
+    said = str(info.value)
+    assert f"bots is imported already, from {Path(bots.__file__).parent}, not ./bots: " in said
+    assert "name the file, bots/mybot.py:Class" in said
+    assert load_bot("bots/mybot.py:First").__name__ == "First"  # as it says
 
 
 def test_an_import_error_names_the_line_that_raised(tmp_path: Path) -> None:
@@ -152,7 +170,11 @@ def test_try_shows_the_slowest_decision_and_warns_over_the_arenas_limit(
     )
     assert r.exit_code == 0, r.output
     assert "slowest decision: Slow 10" in r.output  # 1050 ms or a little more
-    assert "an arena allows 1000 ms per" in " ".join(r.output.split())
+    said = " ".join(r.output.split())
+    assert "an arena allows 1000 ms per" in said
+    # Defect (new-author audit): the warning did not say which decision it was; now it
+    # names the match, the deal and the method, so that the seed replays it.
+    assert " (match local-0-0, deal 1, " in said and ": Slow.act() (slow.py:" in said
     fast = CliRunner().invoke(
         main, ["try", "random", "--vs", "random", "-n", "1", "--max-deals", "1"]
     )

@@ -143,6 +143,16 @@ def test_a_raising_hook_is_counted_as_an_incident(caplog: pytest.LogCaptureFixtu
     assert isinstance(info.value.__cause__, ValueError)
 
 
+def test_a_raising_hook_is_logged_naming_its_match(caplog: pytest.LogCaptureFixture) -> None:
+    """Defect (new-author audit): locally a raising hook was logged as "x raised in
+    on_deal_end", not saying which of ``arena-bot try``'s matches; in an arena the line
+    names the match. Now the local one does too."""
+    with caplog.at_level(logging.ERROR, logger="sdk.local"):
+        play_local([HookRaiser, Bot, Bot], seed=1, max_deals=2, match_id="local-1-2")
+    said = [r.getMessage() for r in caplog.records if "raised in on_deal_end" in r.getMessage()]
+    assert len(said) == 2 and all(m.endswith("(match local-1-2)") for m in said), said
+
+
 class Viewer(Bot):
     """Keeps every view it is given, and the ones its hooks get."""
 
