@@ -18,6 +18,7 @@ import sys
 import sysconfig
 import threading
 import traceback
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -30,7 +31,7 @@ os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 import click
 
 from arena.cli.options import FileErrorsGroup, Seconds
-from arena.referee.config import pem_problem
+from arena.referee.config import MAX_DEADLINE_MS, pem_problem
 from arena.render import printable
 from sdk.loader import BotLoadError, load_bot
 
@@ -391,15 +392,41 @@ TRY_MAX_DEALS = 1000
     type=click.IntRange(min=1, max=1_000_000),
     help=f"Cap each match at N deals [default: {TRY_MAX_DEALS}; none for human].",
 )
+@click.option(
+    "--decision-ms",
+    type=click.IntRange(1, MAX_DEADLINE_MS),
+    help="Time BOT's decisions as an arena does (its --decision-ms, a tournament's "
+    "deadlines.decision_ms): each gets a Deadline, and one past this plus the time bank is "
+    "a timeout (fallback played). Default: no deadline.",
+)
+@click.option(
+    "--time-bank-ms",
+    type=click.IntRange(0, MAX_DEADLINE_MS),
+    help="With --decision-ms: BOT's time bank per match [default: 10000, as arena serve].",
+)
 @click.option("--log-level", type=click.Choice(_LEVELS), default="warning", show_default=True)
 def try_(
-    bot: str, vs: str, n: int | None, ruleset: str, seed: int, max_deals: int | None, log_level: str
+    bot: str,
+    vs: str,
+    n: int | None,
+    ruleset: str,
+    seed: int,
+    max_deals: int | None,
+    decision_ms: int | None,
+    time_bank_ms: int | None,
+    log_level: str,
 ) -> None:
     """Play BOT in-process against built-in bots (no server) and print the results.
 
     Seats rotate: match i puts BOT in seat i mod players and replays each seed from
     every seat, so luck of the deal evens out. Ctrl-C prints the matches finished so far
     (exit code 130).
+
+    With --decision-ms, BOT's decisions are timed as the referee times them (the
+    opponents' are not): time over the limit comes off the match's time bank, and a
+    decision past the limit plus the bank is a timeout: its answer is not used, the
+    fallback is played, and it counts in the table's timeouts. A call cannot be cut off
+    locally: the match waits for it, then drops its answer.
     """
     from rich.console import Console
     from rich.markup import escape
@@ -407,8 +434,19 @@ def try_(
     from rich.text import Text
 
     from engine import RulesetError
-    from sdk.local import BotMakeError, SeriesInterrupted, play_series, resolve_ruleset
+    from sdk.local import (
+        DEFAULT_TIME_BANK_MS,
+        BotMakeError,
+        SeriesInterrupted,
+        play_series,
+        resolve_ruleset,
+    )
 
+    if time_bank_ms is not None and decision_ms is None:
+        raise click.BadParameter(
+            "needs --decision-ms (the time of one decision, before the bank is used)",
+            param_hint="--time-bank-ms",
+        )
     _setup_logging(log_level)
     cls = _load(bot)
     names = [v.strip() for v in vs.split(",")]
@@ -453,12 +491,13 @@ def try_(
     console = Console()
     stopped = False
     try:
+        series = partial(play_series, decision_ms=decision_ms, time_bank_ms=time_bank_ms)
         if interactive:  # a person reads the terminal: no progress bar over the table
-            result = play_series(cls, opponents, n, ruleset, seed, max_deals)
+            result = series(cls, opponents, n, ruleset, seed, max_deals)
         else:
             with Progress(console=console, transient=True) as progress:
                 task = progress.add_task("playing", total=n)
-                result = play_series(
+                result = series(
                     cls, opponents, n, ruleset, seed, max_deals,
                     progress=lambda done: progress.update(task, completed=done),
                 )  # fmt: skip
@@ -478,13 +517,25 @@ def try_(
     if result.matches:
         _print_results(console, result, f"{what}, ruleset {result.ruleset}, seed {seed}")
         slowest, at = result.entries[0].slowest, result.entries[0].slowest_at
-        if slowest > _ARENA_LIMIT_S and not interactive:
+        if decision_ms is not None:
+            timeouts, tried = result.entries[0].timeouts, escape(result.entries[0].name)
+            bank = DEFAULT_TIME_BANK_MS if time_bank_ms is None else time_bank_ms
+            at = f"at {decision_ms} ms per decision + {bank} ms of time bank per match"
+            if timeouts:  # each is in the log (--log-level warning), naming where it was
+                console.print(
+                    f"[yellow]warning:[/yellow] {tried} timed out {timeouts} times ({at}; "
+                    "counted in its incidents): an arena plays the fallback for each and "
+                    "counts a strike (3 strikes forfeit a match by default)"
+                )
+            else:
+                console.print(f"{tried} never timed out ({at})")
+        elif slowest > _ARENA_LIMIT_S and not interactive:
             # Where it was (the match, the deal, the method): the seed replays it.
             console.print(
                 f"[yellow]warning:[/yellow] {escape(result.entries[0].name)}'s slowest decision "
                 f"took {slowest * 1000:.0f} ms ({escape(at)}): an arena allows "
                 f"{_ARENA_LIMIT_S * 1000:.0f} ms per decision by default (and a time bank of "
-                "10 s per match for the excess)"
+                "10 s per match for the excess; --decision-ms rehearses it)"
             )
     else:
         console.print(escape(f"{what}: no results"))

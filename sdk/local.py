@@ -21,7 +21,7 @@ import logging
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -67,12 +67,14 @@ BotFactory = type[Bot] | Callable[[], Bot]
 
 @dataclass(frozen=True, slots=True)
 class LocalIncident:
-    """A bot misbehaved: ``kind`` is ``"error"`` (raised), ``"illegal"`` or ``"malformed"``
-    (answered no Action). ``detail`` says what the bot did and, for a decision, the
-    fallback played instead: "Mine.play() (mine.py:12) raised ValueError: boom; played
-    play 9♠ instead", "... returned None, which is not an Action; played ...", "illegal
-    action 'play 9♠' by seat 0: 9♠ is not in your hand; ...; played play 10♣ instead",
-    "raised in on_deal_end: KeyError: 'x'"."""
+    """A bot misbehaved: ``kind`` is ``"error"`` (raised), ``"illegal"``, ``"malformed"``
+    (answered no Action) or ``"timeout"`` (answered past its deadline, in a match timed
+    by ``decision_ms``: "no decision within 1100 ms (1000 ms + 100 ms of time bank):
+    Mine.play() (mine.py:12) took 1234 ms; played pass instead"). ``detail`` says what the
+    bot did and, for a decision, the fallback played instead: "Mine.play() (mine.py:12)
+    raised ValueError: boom; played play 9♠ instead", "... returned None, which is not an
+    Action; played ...", "illegal action 'play 9♠' by seat 0: 9♠ is not in your hand; ...;
+    played play 10♣ instead", "raised in on_deal_end: KeyError: 'x'"."""
 
     seat: int
     deal: int
@@ -307,6 +309,60 @@ def hook_result(
     return f"{head} {_ASYNC_DEF}"
 
 
+#: An arena's longest deadline, as ``arena serve`` and a tournament config allow
+#: (``arena.referee.config.MAX_DEADLINE_MS``: a day).
+_MAX_DEADLINE_MS = 86_400_000
+#: ``time_bank_ms`` when only ``decision_ms`` is given: ``arena serve``'s default.
+DEFAULT_TIME_BANK_MS = 10_000
+
+
+def _limits(decision_ms: int | None, time_bank_ms: int | None) -> tuple[int, int] | None:
+    """``(decision_ms, time_bank_ms)`` for a timed local match, ``None`` for an untimed
+    one; a value the arena would refuse raises ``ValueError``, naming it."""
+    if decision_ms is None:
+        if time_bank_ms is not None:
+            raise ValueError("time_bank_ms needs decision_ms (the time of one decision)")
+        return None
+    bank = DEFAULT_TIME_BANK_MS if time_bank_ms is None else time_bank_ms
+    for what, value, low in (("decision_ms", decision_ms, 1), ("time_bank_ms", bank, 0)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{what} must be a whole number of ms, not {value!r}")
+        if not low <= value <= _MAX_DEADLINE_MS:
+            raise ValueError(
+                f"{what} must be between {low} and {_MAX_DEADLINE_MS} (a day), got {value}"
+            )
+    return decision_ms, bank
+
+
+def _timed_out(
+    bot: Bot, view: PlayerView, used: float, limit_ms: int, bank_ms: int, strict: bool, seat: int
+) -> str:
+    """A decision answered past its deadline: logged (or, ``strict``, raised); the
+    incident's detail. Words as the referee's (its timeout incident), with the time taken."""
+    fallback = fallback_action(view.legal_actions)
+    head = f"{type(bot).__name__}.{_method(bot, view)}"
+    took = f"{head} took {used * 1000:.0f} ms"
+    within = (
+        f"no decision within {limit_ms + bank_ms} ms ({limit_ms} ms + {bank_ms} ms of time bank)"
+    )
+    if strict:
+        raise RuntimeError(
+            f"{bot.name} (seat {seat}) timed out in deal {view.deal_number + 1}: {within}: {took}"
+        )
+    where = f"match {bot.match_id}: "
+    when = f" (deal {view.deal_number + 1}, {view.phase}); playing {fallback} instead"
+    # A bot too slow is so at every decision (its bank is empty after the first timeout):
+    # under arena-bot the same method timing out again is one short line with a count.
+    again = ((head, "timeout"), f"{where}{head} timed out ({used * 1000:.0f} ms)", when)
+    log.warning(
+        "%s%s, past its deadline of %d ms (%d ms + %d ms of time bank): its answer is not "
+        "used, as an arena would not have waited for it (locally the call cannot be cut "
+        "off)%s",
+        where, took, limit_ms + bank_ms, limit_ms, bank_ms, when, extra={"sdk_again": again},
+    )  # fmt: skip
+    return f"{within}: {took}; played {fallback} instead"
+
+
 def _names(bots: Sequence[Bot], names: Sequence[str] | None) -> tuple[str, ...]:
     if names is not None:
         return tuple(names)
@@ -329,6 +385,9 @@ def play_local(
     names: Sequence[str] | None = None,
     strict: bool = False,
     match_id: str | None = None,
+    decision_ms: int | None = None,
+    time_bank_ms: int | None = None,
+    timed_seats: Collection[int] | None = None,
 ) -> LocalMatch:
     """Play one match in-process, one bot per seat; returns the record and result.
 
@@ -341,7 +400,21 @@ def play_local(
     ``RuntimeError`` whose ``__cause__`` is the bot's exception. ``match_id`` becomes the
     bots' ``match_id`` (default ``"local-<seed>"``; :func:`play_series` names each of its
     matches ``"local-<seed>-<rotation>"``).
+
+    ``decision_ms`` (with ``time_bank_ms``, default 10000 as in ``arena serve``; the names
+    of the arena's and a tournament's settings) times the decisions as the referee does:
+    each gets ``bot.deadline``, a :class:`~sdk.Deadline` with the limit and what is left
+    of the seat's bank; time over the limit comes off the bank (whole milliseconds), and a
+    decision that takes ``decision_ms`` + the bank or longer is a timeout: its answer is
+    not used, the fallback is played, the bank is emptied, a ``"timeout"`` incident is
+    recorded and logged (with ``strict=True``: a ``RuntimeError``). The call cannot be
+    cut off: the match waits for it. Only the decision call is timed (in an arena a hook
+    still running when the next request comes delays that answer too). ``timed_seats``:
+    the seats timed (default: all). Without ``decision_ms``, no deadline (``bot.deadline``
+    is ``None``) and no timeouts.
     """
+    limits = _limits(decision_ms, time_bank_ms)
+    limit_ms = limits[0] if limits is not None else 0
     rules = resolve_ruleset(ruleset, max_deals, len(bots))
     if len(bots) != rules.players:
         raise ValueError(f"ruleset {rules.name!r} needs {rules.players} bots, got {len(bots)}")
@@ -359,6 +432,14 @@ def play_local(
         bot.match_id = match_id or f"local-{seed}"
     game = Game.new(rules, seed, seat_names)
     incidents: list[LocalIncident] = []
+    # Per seat: what is left of its time bank (ms), None for a seat not timed.
+    bank: list[int | None] = [None] * len(players)
+    if limits is not None:
+        timed = range(len(players)) if timed_seats is None else timed_seats
+        for s in timed:
+            if not 0 <= s < len(players):
+                raise ValueError(f"timed_seats: no seat {s} in a match of {len(players)}")
+            bank[s] = limits[1]
 
     def hook(seat: int, fn: Callable[[], object], what: str) -> None:
         failed = _hook(players[seat], fn, what)
@@ -388,21 +469,34 @@ def play_local(
             bot = players[seat]
             view = observe(game, seat)
             last[seat] = view
-            t0 = time.perf_counter()
+            left_ms = bank[seat]
+            t0 = time.monotonic()
+            deadline = None
+            if left_ms is not None:
+                deadline = Deadline(limit_ms / 1000, left_ms / 1000, t0)
             try:
-                action, kind, detail = _decide(bot, view, reraise=strict)
+                action, kind, detail = _decide(bot, view, reraise=strict, deadline=deadline)
             except Exception as e:  # only with strict: it raised, or answered no action
                 raise RuntimeError(
                     f"{bot.name} (seat {seat}) failed in deal {game.deal_number + 1}: "
                     f"{_exception(e)}"
                 ) from e
-            took = time.perf_counter() - t0
+            done = time.monotonic()
+            took = done - t0
             if took > slowest[seat]:
                 slowest[seat] = took
                 slowest_at[seat] = (
                     f"match {bot.match_id}, deal {view.deal_number + 1}, {view.phase}: "
                     f"{type(bot).__name__}.{_method(bot, view)}"
                 )
+            if deadline is not None and left_ms is not None:
+                used = done - deadline.received
+                if used < (limit_ms + left_ms) / 1000:  # as the referee (arena/referee/match.py)
+                    bank[seat] = max(0, left_ms - max(0, round(used * 1000) - limit_ms))
+                else:  # the arena had stopped waiting: the answer is not used
+                    bank[seat] = 0
+                    detail = _timed_out(bot, view, used, limit_ms, left_ms, strict, seat)
+                    action, kind = fallback_action(legal), "timeout"
             if kind != "bot":
                 incidents.append(LocalIncident(seat, game.deal_number, kind, detail))
             try:
@@ -453,6 +547,9 @@ class SeriesEntry:
     score: int = 0
     deals: int = 0
     incidents: int = 0
+    #: Of the incidents, the decisions that timed out (only the tried bot is timed, with
+    #: ``decision_ms``).
+    timeouts: int = 0
     #: The longest one decision took, in seconds, and which it was (see LocalMatch).
     slowest: float = 0.0
     slowest_at: str = ""
@@ -505,6 +602,8 @@ def play_series(
     *,
     name: str | None = None,
     progress: Callable[[int], None] | None = None,
+    decision_ms: int | None = None,
+    time_bank_ms: int | None = None,
 ) -> SeriesResult:
     """Play ``n`` matches of ``bot`` against ``opponents`` with rotating seats.
 
@@ -512,7 +611,10 @@ def play_series(
     fewer than needed. Match ``i`` uses seed ``seed + i // players`` and puts the bot in
     seat ``i % players``, so each deal sequence is played from every seat. Ctrl-C raises
     :class:`SeriesInterrupted` with the totals of the matches finished so far.
+    ``decision_ms`` / ``time_bank_ms`` time the decisions of ``bot`` (not the opponents',
+    which are the yardstick) as :func:`play_local` does, a fresh bank each match.
     """
+    _limits(decision_ms, time_bank_ms)  # bad values are refused before anything is played
     rules = resolve_ruleset(ruleset, max_deals, len(opponents) + 1)
     p = rules.players
     if not opponents:
@@ -538,6 +640,9 @@ def play_series(
                 seed + i // p,
                 names=[entries[pos].name for pos in order],
                 match_id=f"local-{seed + i // p}-{r}",  # one per match of the series
+                decision_ms=decision_ms,
+                time_bank_ms=time_bank_ms,
+                timed_seats=(order.index(0),),
             )
             with _counting():
                 _add(entries, order, m)
@@ -584,5 +689,6 @@ def _add(entries: list[SeriesEntry], order: list[int], m: LocalMatch) -> None:
         e.score += m.result.scores[seat]
         e.deals += m.result.deals
         e.incidents += sum(1 for x in m.incidents if x.seat == seat)
+        e.timeouts += sum(1 for x in m.incidents if x.seat == seat and x.kind == "timeout")
         if m.slowest[seat] > e.slowest:
             e.slowest, e.slowest_at = m.slowest[seat], m.slowest_at[seat]

@@ -1,0 +1,233 @@
+"""Local play with the arena's deadlines (``play_local(decision_ms=..., time_bank_ms=...)``,
+``arena-bot try --decision-ms N --time-bank-ms M``): the bot gets a real ``Deadline``, the
+bank is charged as the referee charges it, and a decision past the limit plus the bank is
+a timeout (its answer dropped, the fallback played, counted and logged).
+
+Sleeps are short and only ever *longer* than the limits they pass (a sleep never ends
+early), so the outcomes do not depend on the machine's speed; no time is asserted from
+above."""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from arena.referee.config import MAX_DEADLINE_MS
+from bots.random_bot import RandomBot
+from engine import Action, PlayerView, fallback_action
+from sdk import Bot, Deadline, play_local
+from sdk.cli import main
+from sdk.local import _MAX_DEADLINE_MS, play_series
+
+
+class Sleeper(Bot):
+    """Sleeps ``naps[i]`` seconds at its i-th decision (0 after them), notes the deadline it
+    was given and answers the last legal action, which is not the fallback (a pass where
+    legal, else the first) whenever there is a choice."""
+
+    naps: tuple[float, ...] = ()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[Deadline | None] = []
+        self.answers: list[tuple[Action, Action]] = []  # (what it answered, the fallback)
+
+    def act(self, view: PlayerView) -> Action:
+        self.seen.append(self.deadline)
+        i = len(self.seen) - 1
+        if i < len(self.naps):
+            time.sleep(self.naps[i])
+        answer = view.legal_actions[-1]
+        self.answers.append((answer, fallback_action(view.legal_actions)))
+        return answer
+
+
+def _actions(record: dict) -> list[tuple[int, str]]:
+    """Every action of a match record, in order: (seat, action)."""
+    return [(a["seat"], a["action"]) for deal in record["deals"] for a in deal["actions"]]
+
+
+def _first_difference(timed: dict, plain: dict) -> tuple[tuple[int, str], tuple[int, str]]:
+    """The first action where two records of one seed differ: (timed's, plain's)."""
+    for a, b in zip(_actions(timed), _actions(plain), strict=False):
+        if a != b:
+            return a, b
+    raise AssertionError("the records do not differ")
+
+
+def test_a_decision_past_the_limit_and_the_bank_is_a_timeout_and_its_answer_is_dropped(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect: local play had no deadline at all (``self.deadline`` was None), so a bot
+    that overran the arena's limit plus its bank was only found out in an arena, by its
+    strikes. Now its answer is not used: the fallback is played and a ``timeout``
+    incident says so, as the referee would."""
+
+    class Late(Sleeper):
+        naps = (0.03,)  # 30 ms against 1 ms + 2 ms of bank
+
+    bot = Late()
+    with caplog.at_level(logging.WARNING, logger="sdk.local"):
+        m = play_local([bot, Bot, Bot], seed=1, max_deals=1, decision_ms=1, time_bank_ms=2)
+    first = m.incidents[0]
+    assert first.seat == 0 and first.kind == "timeout"
+    assert first.detail.startswith("no decision within 3 ms (1 ms + 2 ms of time bank): ")
+    assert "Late.act() (test_local_deadline.py:" in first.detail
+    answered, fallback = bot.answers[0]
+    assert answered != fallback and f"; played {fallback} instead" in first.detail
+    # The answer was not used: the same match untimed played it where this one did not.
+    plain = play_local([Late, Bot, Bot], seed=1, max_deals=1)
+    assert _first_difference(m.record, plain.record) == ((0, str(fallback)), (0, str(answered)))
+    # The log line names the match, the method, the deal and how long it took.
+    [line, *_] = [r.getMessage() for r in caplog.records if "past its deadline" in r.getMessage()]
+    assert line.startswith("match local-1: Late.act() (test_local_deadline.py:")
+    assert " took " in line and " ms, past its deadline of 3 ms (1 ms + 2 ms of time bank)" in line
+    assert "(deal 1, passing); playing give " in line  # its first decision: seed 1
+    # After a timeout the bank is empty, as at the referee: the next decision has the limit.
+    d = bot.seen[1]
+    assert d is not None and d.limit_s == 0.001 and d.bank_s == 0.0
+
+
+def test_using_the_bank_within_it_is_no_timeout_and_the_bank_goes_down() -> None:
+    """The bot sees the limit and what is left of its bank; a decision over the limit
+    but within the bank is used, and its excess comes off the bank."""
+
+    class Thinks(Sleeper):
+        naps = (0.03, 0.03)  # 30 ms against 5 ms: 25 ms or more off the bank each time
+
+    bot = Thinks()
+    m = play_local([bot, Bot, Bot], seed=1, max_deals=1, decision_ms=5, time_bank_ms=600_000)
+    assert m.incidents == ()
+    # Every answer was used: the same match untimed is the same match.
+    assert m.record == play_local([Thinks, Bot, Bot], seed=1, max_deals=1).record
+    banks = []  # in ms, as the referee counts
+    for d in bot.seen:
+        assert d is not None and d.limit_s == 0.005
+        banks.append(round(d.bank_s * 1000))
+    assert banks[0] == 600_000  # the whole bank at the first decision
+    assert banks[1] <= banks[0] - 25 and banks[2] <= banks[1] - 25
+    assert all(b > 0 for b in banks) and banks == sorted(banks, reverse=True)
+    # The bank is the match's: a new match starts with the whole of it.
+    again = Thinks()
+    play_local([again, Bot, Bot], seed=1, max_deals=1, decision_ms=5, time_bank_ms=600_000)
+    assert again.seen[0] is not None and again.seen[0].bank_s == 600.0
+
+
+def test_a_quick_bot_keeps_its_bank_and_left_counts_down_from_the_request() -> None:
+    bot = Sleeper()
+    m = play_local([bot, Bot, Bot], seed=2, max_deals=1, decision_ms=60_000)
+    assert m.incidents == ()
+    assert bot.seen
+    for d in bot.seen:
+        # time_bank_ms defaults to arena serve's 10 s; answers in time leave it whole
+        assert d is not None and (d.limit_s, d.bank_s) == (60.0, 10.0)
+        assert 0 < d.left(bank=False) <= 60.0 and 60.0 < d.left() <= 70.0
+
+
+def test_only_the_seats_asked_for_are_timed() -> None:
+    a, b = Sleeper(), Sleeper()
+    play_local([a, b, Bot], seed=1, max_deals=1, decision_ms=1000, timed_seats=[1])
+    assert a.seen and set(a.seen) == {None}
+    assert b.seen and all(d is not None for d in b.seen)
+
+
+def test_without_decision_ms_nothing_is_timed() -> None:
+    class Late(Sleeper):
+        naps = (0.02,)
+
+    bot = Late()
+    m = play_local([bot, Bot, Bot], seed=1, max_deals=1)
+    assert m.incidents == () and set(bot.seen) == {None}
+
+
+def test_strict_raises_at_a_timeout() -> None:
+    class Late(Sleeper):
+        naps = (0.02,)
+
+    with pytest.raises(RuntimeError, match=r"Late \(seat 0\) timed out in deal 1: no decision"):
+        play_local([Late, Bot, Bot], seed=1, max_deals=1, decision_ms=1, time_bank_ms=0,
+                   strict=True)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"time_bank_ms": 100}, "time_bank_ms needs decision_ms"),
+        ({"decision_ms": 0}, "decision_ms must be between 1 and 86400000 (a day), got 0"),
+        ({"decision_ms": 10, "time_bank_ms": -1}, "time_bank_ms must be between 0 and"),
+        ({"decision_ms": 1.5}, "decision_ms must be a whole number of ms, not 1.5"),
+        ({"decision_ms": True}, "decision_ms must be a whole number of ms, not True"),
+        ({"decision_ms": 10, "timed_seats": [3]}, "timed_seats: no seat 3 in a match of 3"),
+    ],
+)
+def test_bad_timing_arguments_are_refused_naming_them(kwargs: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        play_local([Bot, Bot, Bot], seed=1, max_deals=1, **kwargs)
+    assert _MAX_DEADLINE_MS == MAX_DEADLINE_MS  # the arena's limit, kept in step
+
+
+def test_a_series_times_the_tried_bot_only_and_counts_its_timeouts() -> None:
+    class Late(Sleeper):
+        naps = (0.02,) * 1000
+
+    class SlowOpponent(RandomBot):
+        def act(self, view: PlayerView) -> Action:
+            time.sleep(0.005)  # over the limit, but opponents are not timed
+            return super().act(view)
+
+    r = play_series(Late, [("slow", SlowOpponent)], 3, max_deals=1, decision_ms=1,
+                    time_bank_ms=0)  # fmt: skip
+    tried, *others = r.entries
+    assert tried.timeouts > 0 and tried.incidents >= tried.timeouts
+    assert all(e.timeouts == 0 and e.incidents == 0 for e in others)
+    with pytest.raises(ValueError, match="time_bank_ms needs decision_ms"):
+        play_series(Late, [("slow", SlowOpponent)], 1, time_bank_ms=5)
+
+
+LATE_FILE = """
+import time
+from sdk import Bot
+
+class Late(Bot):
+    def act(self, view):
+        time.sleep(0.02)  # past 1 ms and no bank, every time
+        return view.legal_actions[-1]
+"""
+
+
+def test_try_times_the_bot_with_decision_ms_and_reports_its_timeouts(tmp_path: Path) -> None:
+    f = tmp_path / "late.py"
+    f.write_text(LATE_FILE)
+    args = ["try", f"{f}:Late", "--vs", "random", "-n", "2", "--max-deals", "1"]
+    r = CliRunner().invoke(main, [*args, "--decision-ms", "1", "--time-bank-ms", "0"])
+    assert r.exit_code == 0, r.output
+    said = " ".join(r.output.split())
+    assert "warning: Late timed out " in said
+    assert "(at 1 ms per decision + 0 ms of time bank per match; counted in its incidents)" in said
+    plain = CliRunner().invoke(main, args)  # no option: no deadline, no timeouts
+    assert plain.exit_code == 0 and "timed out" not in plain.output
+    quick = CliRunner().invoke(
+        main, ["try", "random", "--vs", "random", "-n", "1", "--max-deals", "1",
+               "--decision-ms", "60000"],
+    )  # fmt: skip
+    assert quick.exit_code == 0, quick.output
+    assert "random never timed out (at 60000 ms per decision + 10000 ms of time bank" in " ".join(
+        quick.output.split()
+    )
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--time-bank-ms", "5"], "Invalid value for --time-bank-ms: needs --decision-ms"),
+        (["--decision-ms", "0"], "Invalid value for '--decision-ms'"),
+        (["--decision-ms", "5", "--time-bank-ms", "-1"], "Invalid value for '--time-bank-ms'"),
+    ],
+)
+def test_try_refuses_bad_timing_options(extra: list[str], message: str) -> None:
+    r = CliRunner().invoke(main, ["try", "random", "-n", "1", "--max-deals", "1", *extra])
+    assert r.exit_code == 2 and message in " ".join(r.output.split()), r.output
