@@ -410,6 +410,8 @@ class _Match:
     last_deal: int = -1
     #: The request ``view`` came with: a refusal of it can name the deal and the method.
     view_rid: str = ""
+    #: Whether the bot was told that a decision of this match used the time bank (once).
+    bank_told: bool = False
 
 
 @dataclass
@@ -424,6 +426,28 @@ class _Ask:
     out: _Outbox
     #: The step that answers it.
     step: asyncio.Task[None] | None = None
+
+
+def _tell_bank(m: _Match, bot: Bot, view: PlayerView, deadline: Deadline) -> None:
+    """Warn, once per match, when a decision just answered went over its limit, so used the
+    match's time bank: the arena says nothing of it until the bank is gone and a timeout
+    is a strike. (Per decision only a float comparison when within the limit.)"""
+    used = time.monotonic() - deadline.received
+    if used <= deadline.limit_s:
+        return
+    m.bank_told = True
+    over = used - deadline.limit_s
+    left = max(0.0, deadline.bank_s - over)
+    log.warning(
+        "match %s: a decision took %.0f ms (deal %d, %s: %s), over the limit of %.0f ms: "
+        "the time bank paid %.0f ms, %.0f ms of it left for the match (by this process's "
+        "clock; the network's delay comes off it too). Past the limit and the bank the "
+        "referee plays its fallback and counts a strike (arena-bot try --decision-ms N "
+        "--time-bank-ms M rehearses it; said once per match)",
+        m.match_id, used * 1000, view.deal_number + 1, view.phase,
+        f"{type(bot).__name__}.{_method(bot, view)}", deadline.limit_s * 1000,
+        min(over, deadline.bank_s) * 1000, left * 1000,
+    )  # fmt: skip
 
 
 _UNMADE = "it could not be made"
@@ -971,6 +995,8 @@ class BotRunner:
                         lambda: decide(bot, view, log, deadline=deadline, match_id=m.match_id),
                     )
                     self._count(kind)
+                    if deadline is not None and not m.bank_told:
+                        _tell_bank(m, bot, view, deadline)
             except SystemExit as e:
                 self._bot_left(e)
                 return
@@ -1000,6 +1026,8 @@ class BotRunner:
     ) -> Action:
         t0 = time.perf_counter()
         action, kind = decide(bot, view, log, deadline=deadline, match_id=m.match_id)
+        if deadline is not None and not m.bank_told:
+            _tell_bank(m, bot, view, deadline)
         took = time.perf_counter() - t0
         if took > _SLOW_S:  # not quick after all: the worker thread from now on
             self._inline = False

@@ -131,6 +131,72 @@ def test_a_request_that_expired_behind_a_slow_call_is_not_asked(
     assert "still busy with an earlier call: not asked" in said[0]
 
 
+class UsesTheBank(Bot):
+    """Its first two decisions of every match take 30 ms, well over a 5 ms limit: 25 ms or
+    more of the time bank each; its others none."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def act(self, view: PlayerView) -> Action:
+        self.calls += 1
+        if self.calls <= 2:
+            time.sleep(0.03)
+        return view.legal_actions[0]
+
+
+def test_a_decision_that_used_the_time_bank_is_said_once_per_match(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect: a bot whose decisions went a little over the limit ate its match's time
+    bank in silence: the author heard of it only at the first timeout strike. The first
+    decision of a match that uses the bank is now a warning (how long it took, the limit,
+    the bank left); the next ones of that match are not."""
+
+    async def two_matches() -> None:
+        async with arena(tmp_path, decision_ms=5, time_bank_ms=600_000) as a:
+            names = ["v0", "v1", "v2"]
+            runners = []
+            for n, f in zip(names, [UsesTheBank, Bot, Bot], strict=True):
+                a.referee.add_bot(n, f"tok-{n}")
+                runners.append(BotRunner(f, a.target, f"tok-{n}", matches=2, name=n, retry_for=10))
+            tasks = [asyncio.create_task(r.run()) for r in runners]
+            assert not await a.referee.wait_for_bots(names, 20)
+            rules = dataclasses.replace(RULES, max_deals=1)
+            for match_id in ("h1", "h2"):
+                record = await a.referee.run_match(match_id, rules, 1, names)
+                assert not record["incidents"]  # the bank paid: no timeout
+            await asyncio.wait_for(asyncio.gather(*tasks), 60)
+
+    with caplog.at_level(logging.WARNING, logger="sdk.client"):
+        asyncio.run(two_matches())
+    # (Only UsesTheBank's: the quick bots beside it may use a little bank on a busy machine.)
+    said = [r.getMessage() for r in caplog.records if "UsesTheBank.act()" in r.getMessage()]
+    assert [s.split(":")[0] for s in said] == ["match h1", "match h2"], said
+    for s in said:
+        assert ": a decision took " in s and "(deal 1, " in s
+        assert "over the limit of 5 ms: the time bank paid " in s
+        assert " ms of it left for the match" in s and "said once per match)" in s
+
+
+def test_a_decision_within_its_limit_is_not_said(caplog: pytest.LogCaptureFixture) -> None:
+    """The check itself: inside the limit nothing; over it, once (the match remembers)."""
+    from engine import Game, observe
+    from sdk.client import _Match, _tell_bank
+
+    game = Game.new(RULES, 1, ("a", "b", "c"))
+    view = observe(game, 0)
+    m = _Match("h1", 0, RULES, None, view)
+    with caplog.at_level(logging.WARNING, logger="sdk.client"):
+        _tell_bank(m, Bot(), view, Deadline(60.0, 1.0, time.monotonic()))
+        assert not m.bank_told and not caplog.records
+        _tell_bank(m, Bot(), view, Deadline(0.001, 1.0, time.monotonic() - 0.5))
+    assert m.bank_told and len(caplog.records) == 1
+    # 500 ms or more against a 1 ms limit: the bank paid 499 ms or more, ~500 ms are left.
+    assert "over the limit of 1 ms" in caplog.records[0].getMessage()
+
+
 def test_the_match_count_does_not_wait_for_a_call_that_never_returns(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
