@@ -32,8 +32,9 @@ What happens when a bot misbehaves (the same locally and against an arena):
 What the runner tells the bot besides the views: ``self.match_id`` (set before
 ``on_match_start``: the arena's match id, which ``arena replay`` takes, or
 ``"local-<seed>"``; ``"local-<seed>-<rotation>"`` in ``arena-bot try``) and
-``self.deadline`` (set before every decision: a :class:`Deadline` in an arena, ``None``
-in local play, which has no deadline).
+``self.deadline`` (set before every decision: a :class:`Deadline` in an arena; ``None``
+in local play unless it is timed: ``play_local(..., decision_ms=...)``, ``arena-bot try
+--decision-ms``).
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ class Deadline:
     The referee plays its fallback (and counts a strike) when ``limit_s + bank_s`` have
     passed since it sent the request; time used over ``limit_s`` comes off the match's
     time bank. Counted here from when the request reached the bot's process, so the
-    network's delay comes off it: keep a margin.
+    network's delay comes off it: keep a margin. (In a local match timed with
+    ``decision_ms``: from when the bot is asked, with the bank charged as the referee does.)
 
     >>> d = Deadline(limit_s=1.0, bank_s=10.0, received=time.monotonic())
     >>> 10.9 < d.left() <= 11.0 and 0.9 < d.left(bank=False) <= 1.0
@@ -93,8 +95,9 @@ class Bot:
     #: by the runner before ``on_match_start``.
     match_id: str = ""
     #: The current decision's :class:`Deadline`, set by the runner before every decision;
-    #: ``None`` in local play (``play_local``, ``arena-bot try``), which waits for ever,
-    #: and for a request that states no time (0 and 0; the referee always states it).
+    #: ``None`` in local play (``play_local``, ``arena-bot try``), which waits for ever
+    #: unless given ``decision_ms`` (``--decision-ms``), and for a request that states no
+    #: time (0 and 0; the referee always states it).
     deadline: Deadline | None = None
 
     def __init__(self) -> None:

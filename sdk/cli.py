@@ -425,8 +425,10 @@ def try_(
     With --decision-ms, BOT's decisions are timed as the referee times them (the
     opponents' are not): time over the limit comes off the match's time bank, and a
     decision past the limit plus the bank is a timeout: its answer is not used, the
-    fallback is played, and it counts in the table's timeouts. A call cannot be cut off
-    locally: the match waits for it, then drops its answer.
+    fallback is played, and it counts in the table's incidents and in the line under the
+    table (no strikes locally). A call cannot be cut off locally: the match waits for it,
+    then drops its answer. Without --decision-ms nothing is timed (see
+    docs/writing-a-bot.md, Deadlines).
     """
     from rich.console import Console
     from rich.markup import escape
