@@ -437,8 +437,8 @@ def play_local(
     if limits is not None:
         timed = range(len(players)) if timed_seats is None else timed_seats
         for s in timed:
-            if not 0 <= s < len(players):
-                raise ValueError(f"timed_seats: no seat {s} in a match of {len(players)}")
+            if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < len(players):
+                raise ValueError(f"timed_seats: no seat {s!r} in a match of {len(players)}")
             bank[s] = limits[1]
 
     def hook(seat: int, fn: Callable[[], object], what: str) -> None:
