@@ -84,7 +84,7 @@ class _OncePerSite(logging.Filter):
     the shorter line's start and end): the first is explained, later ones are "...
     Mine.play() (mine.py:12) returned None again, 7 times so far (deal 2, ...)". And with
     an illegal answer in a local match (``sdk.local.play_local``: the method and the rule
-    broken make it the same mistake)."""
+    broken make it the same mistake), and with a timed-out decision there (the method)."""
 
     def __init__(self) -> None:
         super().__init__()
