@@ -359,6 +359,8 @@ def _leave(code: int, message: str = "") -> NoReturn:
 
 #: The referee's default time per decision (``RefereeConfig.decision_ms``), for warnings.
 _ARENA_LIMIT_S = 1.0
+#: Both commands play match i from seed SEED + i // players (sdk.local.play_series).
+_SEED_HELP = "Match i deals from seed SEED + i // players: the same seed, the same deals."
 #: The deal cap of ``arena-bot try`` when none is given (not for a person at the table).
 TRY_MAX_DEALS = 1000
 
@@ -386,7 +388,7 @@ TRY_MAX_DEALS = 1000
     show_default=True,
     help="A preset (classic, 1001, 1001-4p) or a ruleset TOML file.",
 )
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help=_SEED_HELP)
 @click.option(
     "--max-deals",
     type=click.IntRange(min=1, max=1_000_000),
@@ -515,7 +517,11 @@ def try_(
             escape(f"the series stopped: a seat left it (SystemExit {e.code!r}); no results")
         )
         raise
-    what = f"interrupted after {result.matches} of {n} matches" if stopped else f"{n} matches"
+    what = (
+        f"interrupted after {result.matches} of {_plural(n, 'match')}"
+        if stopped
+        else _plural(n, "match")
+    )
     if result.matches:
         _print_results(console, result, f"{what}, ruleset {result.ruleset}, seed {seed}")
         slowest, at = result.entries[0].slowest, result.entries[0].slowest_at
@@ -546,11 +552,16 @@ def try_(
         why = (" (does the bot ever bid? a player on the barrel needs contracts to finish); "
                "--max-deals N sets the cap") if default_cap else ""  # fmt: skip
         console.print(
-            f"[yellow]note:[/yellow] {result.capped} of {result.matches} matches reached the "
-            f"cap of {cap} deals before anyone won{why}"
+            f"[yellow]note:[/yellow] {result.capped} of {_plural(result.matches, 'match')} "
+            f"reached the cap of {_plural(cap, 'deal')} before anyone won{why}"
         )
     if stopped:
         sys.exit(130)  # 128 + SIGINT, as a shell reports a command that Ctrl-C stopped
+
+
+def _plural(n: int, word: str) -> str:
+    """``1 match``, ``2 matches``, ``1 deal``, ``40 deals``."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}{'es' if word.endswith('ch') else 's'}"
 
 
 def _print_results(console: Console, result: SeriesResult, title: str) -> None:
@@ -601,7 +612,7 @@ def _human_command() -> click.Command:
               help="Comma-separated opponents.")  # fmt: skip
 @click.option("-n", "--matches", "n", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--ruleset", default="classic", show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help=_SEED_HELP)
 @click.option(
     "--max-deals", type=click.IntRange(min=1, max=1_000_000), help="Cap each match at N deals."
 )

@@ -34,7 +34,9 @@ def to_toml(options: dict[str, object]) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print the ruleset as JSON.")
 @click.pass_context
 def rules(ctx: click.Context, preset_or_file: str, as_json: bool) -> None:
-    """Print the ruleset PRESET_OR_FILE (classic, 1001, 1001-4p, or a TOML file) resolved."""
+    """Print the ruleset PRESET_OR_FILE (classic, 1001, 1001-4p, or a house-rule TOML file
+    such as the shipped rulesets/house-penalty.toml, rulesets/tournament-1001.toml and
+    rulesets/classic-capped.toml) resolved, every option with its value."""
     try:
         ruleset = load_ruleset(preset_or_file)
     except RulesetError as e:
