@@ -218,7 +218,14 @@ def test_leaderboard_out_that_cannot_be_written(tmp_path: Path, fmt: str) -> Non
     (tmp_path / "file").write_text("")
     bad = tmp_path / "file" / ("x.json" if fmt == "json" else "dir")
     r = _invoke(arena, ["leaderboard", "--config", str(path), "--format", fmt, "--out", str(bad)])
-    _fails(r, 1, f"--out {bad}: cannot write")
+    # Defect (organiser audit): the reason was mkdir's "File exists", of the file in the way
+    _fails(r, 1, f"--out {bad}: cannot write {tmp_path / 'file'}: a file, not a directory")
+    if fmt == "all":  # the --out directory itself a file
+        bad = tmp_path / "file"
+        r = _invoke(arena, ["leaderboard", "--config", str(path), "--format", fmt,
+                            "--out", str(bad)])  # fmt: skip
+        _fails(r, 1, f"--out {bad}: cannot write {bad}: a file, not a directory")
+    assert (tmp_path / "file").read_text() == ""
 
 
 def test_leaderboard_format_all_needs_a_directory(tmp_path: Path, monkeypatch: Any) -> None:

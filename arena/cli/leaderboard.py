@@ -15,7 +15,7 @@ from rich.text import Text
 
 from arena.cli.options import NonEmptyPath, reading_newest
 from arena.leaderboard import FORMATS, build_leaderboard, render, to_rich_table, write_outputs
-from arena.storage import Storage, StorageError, newest_database
+from arena.storage import Storage, StorageError, file_in_the_way, newest_database
 from arena.tournament.config import ConfigError, load_config, stored_where
 
 __all__ = ["leaderboard"]
@@ -150,7 +150,12 @@ def leaderboard(
             err.print(f"wrote {escape(str(target))}")
     except OSError as e:
         where = e.filename if e.filename is not None else target
-        why = escape(f"--out {target}: cannot write {where}: {e.strerror or e}")
+        reason = e.strerror or str(e)
+        blocker = file_in_the_way(Path(where))
+        if isinstance(e, (FileExistsError, NotADirectoryError)) and blocker is not None:
+            # (mkdir says "File exists" of a file where a directory is wanted)
+            where, reason = blocker, "a file, not a directory"
+        why = escape(f"--out {target}: cannot write {where}: {reason}")
         err.print(f"[red]error:[/] {why}")
         sys.exit(1)
 
