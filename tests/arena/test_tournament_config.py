@@ -435,3 +435,15 @@ def test_a_config_without_seed_has_none_until_the_run_draws_one(tmp_path: Path) 
         cfg.schedule()
     assert load_config(_write(tmp_path, BASE)).tournament_id == cfg.tournament_id
     assert load_config(_write(tmp_path, "seed = 1\n" + BASE)).tournament_id != cfg.tournament_id
+
+
+def test_a_bot_named_twice_is_named_with_its_line(tmp_path: Path) -> None:
+    """Defect (organiser audit): two bots of one name in [bots] said only tomllib's "Cannot
+    overwrite a value (at line 9, column 14)" (or "at end of document"), naming no key."""
+    e = _error(tmp_path, BASE + 'a = "pimc"\n')
+    assert e.key == "file"
+    assert 'line 8 (a = "pimc") sets a key that the file already set (two bots' in str(e)
+    e = _error(tmp_path, BASE + 'a = "pimc"')  # the last line, no newline: "end of document"
+    assert 'line 8 (a = "pimc") sets a key' in str(e)
+    e = _error(tmp_path, BASE + "[bots]\nd = 'pimc'\n")
+    assert "line 8 ([bots]) declares a table that the file already declared" in str(e)
