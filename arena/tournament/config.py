@@ -769,6 +769,26 @@ def _check_utf8(path: Path, key: str, err: _Err) -> None:
                   "encoding in a name): rename it, or choose another path") from None  # fmt: skip
 
 
+def _syntax_problem(path: Path) -> str | None:
+    """Why the bot file at ``path`` is no Python this interpreter (the bots' own) can
+    compile, if it is not: compiled, never run, so that a typo is named before the referee
+    and the other bots start. A file past the digest's size is left to the bot's launch."""
+    try:
+        if path.stat().st_size > _DIGEST_MAX_BYTES:
+            return None
+        source = path.read_bytes()
+    except OSError:  # (the launch says why it cannot be read)
+        return None
+    try:
+        compile(source, str(path), "exec", dont_inherit=True)
+    except SyntaxError as e:  # IndentationError and TabError among them
+        where = f", line {e.lineno}" if e.lineno else ""
+        return f"{path}{where}: {type(e).__name__}: {e.msg}"
+    except ValueError as e:  # a NUL byte in the source
+        return f"{path}: not Python source: {e}"
+    return None
+
+
 def _is_dir(path: Path) -> bool:
     try:
         return path.is_dir()
@@ -940,6 +960,9 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
             if where is None:
                 raise err(f"{key}.bot", f"no such bot file: {path} (relative to {base})")
             _check_utf8(where.resolve(), f"{key}.bot", err)
+            problem = _syntax_problem(where)
+            if problem is not None:  # said before anything starts, not as the bot's exit
+                raise err(f"{key}.bot", problem)
             spec = f"{where.resolve()}{colon}{cls}"
         elif spec not in BUNDLED_BOTS and not _MODULE_CLASS_RE.match(spec):
             raise err(

@@ -447,3 +447,18 @@ def test_a_bot_named_twice_is_named_with_its_line(tmp_path: Path) -> None:
     assert 'line 8 (a = "pimc") sets a key' in str(e)
     e = _error(tmp_path, BASE + "[bots]\nd = 'pimc'\n")
     assert "line 8 ([bots]) declares a table that the file already declared" in str(e)
+
+
+def test_a_bot_file_that_does_not_compile_is_refused_with_the_config(tmp_path: Path) -> None:
+    """Defect (organiser audit): a bot file with a syntax error was found only once the
+    referee and every other bot had started, as that bot's exit before connecting; it is
+    compiled (never run) as the config loads, and named with its key."""
+    (tmp_path / "typo.py").write_text("from sdk import Bot\nclass Mine(Bot)\n    pass\n")
+    (tmp_path / "indent.py").write_text("def f():\nreturn 1\n")
+    for name, words in (("typo", "line 2: SyntaxError"), ("indent", "line 2: IndentationError")):
+        e = _error(tmp_path, BASE + f'd = "{name}.py:Mine"\n')
+        assert e.key == "bots.d.bot"
+        assert f"{tmp_path.resolve() / name}.py, {words}" in str(e)
+    # a file that compiles loads, whatever it would do when run
+    (tmp_path / "runs.py").write_text("raise ImportError('at import')\n")
+    assert load_config(_write(tmp_path, BASE + 'd = "runs.py:Mine"\n')).bots[3].kind == "sdk"
