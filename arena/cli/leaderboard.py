@@ -107,8 +107,12 @@ def leaderboard(
                 err.print(escape(f"{tournament_id} is not stored (the config changed since it "
                                  f"ran): showing {tid}, the latest named {latest_of}"))  # fmt: skip
             if unloadable:  # said, not silently replaced by the latest of its name
+                # (a config's fixed `id` names its tournament, whose name is another)
+                shown = st.tournament(tid)
+                by_id = shown is not None and shown.name != latest_of
+                which = "its id" if by_id else f"the latest tournament named {latest_of}"
                 err.print(escape(f"the config does not load now ({unloadable}): showing {tid}, "
-                                 f"the latest tournament named {latest_of}"))  # fmt: skip
+                                 f"{which}"))  # fmt: skip
             lb = build_leaderboard(st, tid)
     except LookupError as e:
         raise click.UsageError(str(e.args[0] if e.args else e)) from e
