@@ -131,7 +131,12 @@ def tournament(
         with _signals_stop_the_leaderboard(cfg, err_console, signum):
             done = _stored(cfg)
             name = signal.Signals(signum).name
-            if done >= cfg.total_matches:  # (the signal came as the last match was stored)
+            if done is None:  # (before every bot had come: the tournament was not stored)
+                err_console.print(
+                    f"[yellow]Interrupted ({name}) before the first match.[/] Nothing was "
+                    "played or stored: run the same command again to start the tournament."
+                )
+            elif done >= cfg.total_matches:  # (the signal came as the last match was stored)
                 err_console.print(
                     f"[yellow]Interrupted ({name}) as the tournament ended.[/] Every match "
                     f"({done}) is stored in {escape(str(cfg.db))}: there is nothing to resume."
@@ -242,9 +247,13 @@ def _signals_stop_the_leaderboard(
             signal.signal(sig, handler)
 
 
-def _stored(cfg: TournamentConfig) -> int:
+def _stored(cfg: TournamentConfig) -> int | None:
+    """How many of the tournament's matches are stored; None when the tournament is not (a
+    first run stores it once every bot has connected)."""
     try:
         with Storage(cfg.db) as st:
+            if st.tournament(cfg.tournament_id) is None:
+                return None
             return len(st.completed_indices(cfg.tournament_id))
     except StorageError:
         return 0
