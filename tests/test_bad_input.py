@@ -159,15 +159,25 @@ def test_config_refuses_tls_files_that_are_not_pem(tmp_path: Path) -> None:
 # ----------------------------------------------------------------------------- tournaments
 
 
-def test_an_out_directory_that_cannot_be_written_stops_before_any_match(tmp_path: Path) -> None:
+@pytest.mark.parametrize("remote", [False, True], ids=["local bots", "remote bots"])
+def test_an_out_directory_that_cannot_be_written_stops_before_any_match(
+    tmp_path: Path, remote: bool
+) -> None:
+    """Defect (organiser audit 2): with remote bots only, no bot's log is opened, and an
+    `out` that cannot be written was found once every match had been played, as the
+    leaderboard files were written. It is tried before the bots start."""
     (tmp_path / "file").write_text("")
+    bots: Any = ["random", "heuristic", "counting"]
+    if remote:
+        bots = {n: {"remote": True, "token": f"{n}-token-123"} for n in ("x", "y", "z")}
     cfg = parse_config({"name": "t", "db": str(tmp_path / "t.sqlite"),
-                        "out": str(tmp_path / "file" / "out"), "bots": ["random", "heuristic",
-                        "counting"]}, base_dir=tmp_path)  # fmt: skip
+                        "out": str(tmp_path / "file" / "out"), "bots": bots},
+                       base_dir=tmp_path)  # fmt: skip
     fake = FakeReferee()
-    with pytest.raises(TournamentError, match=r"cannot write the log of bot 'random' to .*file"):
+    with pytest.raises(TournamentError, match=r"cannot write the leaderboard files to .*file"):
         run(cfg, RunOptions(progress=False), referee_factory=lambda _c: fake, serve=False)
     assert not fake.calls  # no match was started
+    assert (tmp_path / "file").read_text() == ""
 
 
 def test_leaderboard_files_that_cannot_be_written_exit_1_and_keep_results(

@@ -32,6 +32,7 @@ import secrets
 import signal
 import stat
 import sys
+import tempfile
 import threading
 import time
 from collections import Counter
@@ -56,7 +57,14 @@ from rich.text import Text
 
 from arena.ratings import RatingBook, rate_results
 from arena.render import printable
-from arena.storage import Storage, StorageError, StorageFullError, StorageLockedError, lock_path
+from arena.storage import (
+    Storage,
+    StorageError,
+    StorageFullError,
+    StorageLockedError,
+    file_in_the_way,
+    lock_path,
+)
 from arena.tournament.config import BotSpec, TLSSpec, TournamentConfig, identity_changes
 from arena.tournament.schedule import SCHEDULE_VERSION, ScheduledMatch, match_id, replay_seed
 from engine.rules import Ruleset
@@ -861,6 +869,7 @@ async def _play(
     remote: list[str] = []  # the remote bots' names
     failing = False  # an exception (an error, a signal) is on its way out
     try:
+        _check_out(cfg.out)
         port = cfg.port
         if serve:
             try:
@@ -948,6 +957,23 @@ async def _play(
                 "a signal came while the tournament was stopping after its last "
                 "match: every match is played and stored; the stop is finished"
             )
+
+
+def _check_out(out: Path) -> None:
+    """``out`` must take the leaderboard files the run writes at its end: one that cannot be
+    written (a read-only mount, another user's directory) is said before the first match.
+    The bots' logs, opened as the bots start, found it only when a bot is local: with
+    remote bots only, every match was played before it was found."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=out, prefix=".arena-write-check-"):
+            pass  # (created and removed, as the leaderboard's .tmp files are)
+    except OSError as e:
+        blocker = file_in_the_way(out)
+        why = f"{blocker} is a file" if blocker is not None else e.strerror or str(e)
+        raise TournamentError(
+            f"cannot write the leaderboard files to {out}: {why} (check the `out` directory, --out)"
+        ) from e
 
 
 async def _wait_for_remote_results(
