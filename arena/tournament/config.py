@@ -193,7 +193,10 @@ def _code_files(spec: str | None, command: Sequence[str], cwd: Path | None) -> l
         return []
     base = cwd or Path.cwd()
     args = command[1:] if command and Path(command[0]).is_absolute() else command
-    return [base / a for a in args if "{" not in a and (base / a).is_file()]
+    # A bot file named as `arena-bot run` takes it, `mybot.py:Lowest`, is a file named too
+    # (its edits went unseen: the edited bot resumed the old version's tournament).
+    files = [a.rpartition(":")[0] if a.rpartition(":")[0].endswith(".py") else a for a in args]
+    return [base / f for f in files if "{" not in f and (base / f).is_file()]
 
 
 @dataclass(frozen=True, slots=True)

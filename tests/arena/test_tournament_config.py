@@ -345,6 +345,26 @@ def test_editing_a_bots_code_makes_another_tournament(
     assert ids()[1] != before
 
 
+def test_a_command_bots_file_named_with_its_class_is_its_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect (organiser audit 2): a command bot naming its file as `arena-bot run` takes
+    it, `mine.py:Mine`, had no code in its identity (the word is no file name): after an
+    edit of mine.py the same command resumed the old version's tournament."""
+    monkeypatch.chdir(tmp_path)  # a command bot starts in the current directory
+    bot = tmp_path / "mine.py"
+    text = BASE.replace(
+        'a = "random"',
+        'a = { command = "{python} -m sdk.cli run mine.py:Mine --arena {arena}" }',
+    )
+    bot.write_text("from sdk import Bot\nclass Mine(Bot): pass\n")
+    first = load_config(_write(tmp_path, text))
+    assert first.bots[0].code is not None
+    assert load_config(_write(tmp_path, text)).tournament_id == first.tournament_id
+    bot.write_text("from sdk import Bot\nclass Mine(Bot):\n    quick = True\n")
+    assert load_config(_write(tmp_path, text)).tournament_id != first.tournament_id
+
+
 def test_hosts_ipv6_in_brackets_and_empty(tmp_path: Path) -> None:
     assert load_config(_write(tmp_path, 'host = "[::1]"\n' + BASE)).host == "::1"
     assert _error(tmp_path, 'host = " "\n' + BASE).key == "host"
