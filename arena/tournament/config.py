@@ -35,6 +35,7 @@ from typing import Any, Literal
 from arena.protocol import token_problem
 from arena.referee.config import MAX_DEADLINE_MS, MAX_STRIKES, key_pair_problem, pem_problem
 from arena.referee.server import host_problem
+from arena.render import printable
 from arena.tournament.schedule import SCHEDULE_VERSION, ScheduledMatch, build_schedule
 from engine.rules import (
     PRESETS,
@@ -447,8 +448,6 @@ def _set_twice(path: str | Path, message: str) -> str:
         number -= 1  # (the end of the document: the last line written)
     if not 1 <= number <= len(lines):
         return ""
-    from arena.render import printable
-
     text = printable(lines[number - 1].strip())[:100]
     if "declare" in message:
         return f": line {number} ({text}) declares a table that the file already declared"
@@ -789,6 +788,8 @@ def _syntax_problem(path: Path) -> str | None:
         return f"{path}{where}: {type(e).__name__}: {e.msg}"
     except ValueError as e:  # a NUL byte in the source
         return f"{path}: not Python source: {e}"
+    except (RecursionError, MemoryError):  # nested past the compiler's limits: as it runs,
+        return None  # the bot says so itself
     return None
 
 

@@ -479,6 +479,12 @@ def test_a_bot_file_that_does_not_compile_is_refused_with_the_config(tmp_path: P
         e = _error(tmp_path, BASE + f'd = "{name}.py:Mine"\n')
         assert e.key == "bots.d.bot"
         assert f"{tmp_path.resolve() / name}.py, {words}" in str(e)
+    # nested past the compiler's limits (MemoryError, RecursionError): no traceback, left to
+    # the bot's launch to say
+    (tmp_path / "deep.py").write_text("x = " + "-" * 200_000 + "1\nclass Mine: pass\n")
+    (tmp_path / "long.py").write_text("x = 1" + "+1" * 1_000_000 + "\nclass Mine: pass\n")
+    for name in ("deep", "long"):
+        assert load_config(_write(tmp_path, BASE + f'd = "{name}.py:Mine"\n')).bots[3].bot
     # a file that compiles loads, whatever it would do when run
     (tmp_path / "runs.py").write_text("raise ImportError('at import')\n")
     assert load_config(_write(tmp_path, BASE + 'd = "runs.py:Mine"\n')).bots[3].kind == "sdk"
