@@ -508,10 +508,26 @@ def apply_overrides(
             value = raw.strip()  # a bare word: a string
         parts = key.split(".")
         node = out
-        for part in parts[:-1]:
+        for i, part in enumerate(parts[:-1]):
             child = node.setdefault(part, {})
             if not isinstance(child, dict):
-                raise ConfigError(source, key, f"cannot set inside {part!r}: it is not a table")
+                # (said with what it is, and how to set the table whole: a house rule on a
+                # preset, `--set ruleset.must_beat=true` over `ruleset = "classic"`, is the
+                # usual case)
+                whole = ".".join(parts[: i + 1])
+                shown = json.dumps(value, ensure_ascii=False) if isinstance(value, str) else raw
+                inner = f"{'.'.join(parts[i + 1 :])} = {shown.strip()}"
+                hint = ""
+                if whole == "ruleset" and isinstance(child, str) and child in PRESETS:
+                    inner = f"preset = {json.dumps(child)}, {inner}"
+                    hint = f"; set it whole: --set '{whole}={{{inner}}}'"
+                elif parts[0] == "bots" and i == 1 and isinstance(child, str):
+                    inner = f"bot = {json.dumps(child, ensure_ascii=False)}, {inner}"
+                    hint = f"; set it whole: --set '{whole}={{{inner}}}'"
+                what = f"{_tname(child)} ({child!r:.40})"
+                raise ConfigError(
+                    source, key, f"cannot set inside {part!r}: it is {what}, not a table{hint}"
+                )
             node = child
         node[parts[-1]] = value
     return out

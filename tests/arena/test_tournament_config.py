@@ -235,6 +235,25 @@ def test_overrides(tmp_path: Path) -> None:
     assert apply_overrides({"a": {"b": 1}}, ["a.c=true"]) == {"a": {"b": 1, "c": True}}
 
 
+def test_a_house_rule_set_on_a_preset_says_how_to_set_it(tmp_path: Path) -> None:
+    """Defect (organiser audit 2): `--set ruleset.must_beat=true` over `ruleset = "classic"`
+    (and `--set bots.a.env.X=1` over `a = "random"`) said only "cannot set inside 'ruleset':
+    it is not a table". The error shows the value there and the override that works."""
+    p = _write(tmp_path, BASE)
+    e = _error(tmp_path, BASE, ("ruleset.must_beat=true",))
+    assert e.key == "ruleset.must_beat"
+    assert "it is a string ('classic'), not a table" in str(e)
+    said = str(e).split("--set '", 1)[1].rsplit("'", 1)[0]
+    assert said == 'ruleset={preset = "classic", must_beat = true}'
+    assert load_config(p, [said]).ruleset.must_beat  # (what it says works)
+    e = _error(tmp_path, BASE, ("bots.a.env.X=1x",))
+    said = str(e).split("--set '", 1)[1].rsplit("'", 1)[0]
+    assert said == 'bots.a={bot = "random", env.X = "1x"}'
+    assert load_config(p, [said]).bots[0].env == (("X", "1x"),)
+    e = _error(tmp_path, "seed = 3\n" + BASE, ("seed.x=1",))
+    assert str(e).endswith("cannot set inside 'seed': it is an integer (3), not a table")
+
+
 def test_bot_forms(tmp_path: Path) -> None:
     (tmp_path / "x").mkdir()
     cfg = parse_config(
