@@ -324,6 +324,9 @@ def identity_changes(stored: Mapping[str, Any], new: Mapping[str, Any]) -> list[
         return text if len(text) <= 40 else text[:39] + "…"
 
     out: list[str] = []
+    if "name" in stored and "name" in new and stored["name"] != new["name"]:
+        # (a fixed `id` with another name: the refusal said only "its settings")
+        out.append(f"name {short(stored['name'])} → {short(new['name'])}")
     old_bots = {b.get("name"): b for b in stored.get("bots") or () if isinstance(b, Mapping)}
     new_bots = {b.get("name"): b for b in new.get("bots") or () if isinstance(b, Mapping)}
     added = [str(n) for n in new_bots if n not in old_bots]
