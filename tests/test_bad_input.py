@@ -862,6 +862,27 @@ def test_a_host_that_does_not_resolve_is_named_before_anything_is_stored(
         assert st.tournaments() == []
 
 
+def test_a_tls_server_name_that_does_not_resolve_is_named_before_anything_starts(
+    tmp_path: Path,
+) -> None:
+    """Defect (organiser audit 2): with `[tls] server_name` a name that does not resolve,
+    every bundled bot retried it ("Domain name not found") for all of bot_wait_s, and the
+    run then named them as not connected. It is named at once, before anything starts."""
+    make_cert(tmp_path)
+    text = (
+        f'name = "s"\ndb = "{tmp_path / "s.sqlite"}"\nout = "{tmp_path / "out"}"\n{BOTS}'
+        '[tls]\ncert = "arena.pem"\nkey = "arena.key"\nserver_name = "nosuchhost.invalid"\n'
+    )
+    cfg = load_config(_toml(tmp_path, text))
+    with pytest.raises(
+        TournamentError,
+        match=r"cannot resolve tls\.server_name "
+        r"'nosuchhost\.invalid', the name the local bots connect to",
+    ):
+        asyncio.run(run_tournament_quietly(cfg))
+    assert not (tmp_path / "s.sqlite").exists() and not (tmp_path / "out").exists()
+
+
 async def run_tournament_quietly(cfg: Any) -> Any:
     from arena.tournament import run_tournament
 

@@ -30,6 +30,7 @@ import logging
 import os
 import secrets
 import signal
+import socket
 import stat
 import sys
 import tempfile
@@ -667,6 +668,7 @@ async def run_tournament(
                     "this machine?"
                 )
             raise TournamentError(f"{problem} ({hint})")
+        _check_server_name(cfg)
     lock = DatabaseLock(cfg.db)
     storage = Storage(cfg.db)
     try:
@@ -957,6 +959,22 @@ async def _play(
                 "a signal came while the tournament was stopping after its last "
                 "match: every match is played and stored; the stop is finished"
             )
+
+
+def _check_server_name(cfg: TournamentConfig) -> None:
+    """With ``[tls]``, the bundled and ``module:Class`` bots connect to ``server_name``: one
+    that does not resolve kept every such bot retrying for ``bot_wait_s`` before the run
+    gave up (its log saying "Domain name not found"). Named before anything starts."""
+    if cfg.tls is None or not any(b.kind == "sdk" for b in cfg.bots):
+        return
+    name = cfg.tls.server_name
+    try:
+        socket.getaddrinfo(name, None, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as e:
+        raise TournamentError(
+            f"cannot resolve tls.server_name {name!r}, the name the local bots connect to: "
+            f"{e} (a name the certificate lists and this machine answers to)"
+        ) from e
 
 
 def _check_out(out: Path) -> None:
