@@ -181,8 +181,9 @@ def _announce(cfg: TournamentConfig, console: Console) -> None:
         f"[bold]{escape(cfg.name)}[/]: "
         + escape(
             f"{len(cfg.bots)} bots ({', '.join(cfg.bot_names)}), ruleset {cfg.ruleset.name}, "
-            f"{cfg.total_matches} matches (max {cfg.max_deals or 'unlimited'} deals each), "
-            f"concurrency {cfg.concurrency}, {seed}"
+            f"{cfg.total_matches} matches ("
+            + (f"max {cfg.max_deals} deals each" if cfg.max_deals else "no deal cap")
+            + f"), concurrency {cfg.concurrency}, {seed}"
         )
     )
     remote = [b.name for b in cfg.bots if not b.is_local]

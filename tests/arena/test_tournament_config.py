@@ -465,6 +465,9 @@ def test_remote_bots_with_duplicate_deals_get_a_note(
     assert "note: remote bots (friend) and seed 7 from the config" in seeded
     assert "leave `seed` out" in seeded
     assert "a secret seed" in said(remote) and "seed 7" in said("seed = 7\n" + BASE)
+    # Defect (organiser audit 2): `max_deals = 0` was announced as "max unlimited deals each"
+    assert "6 matches (max 20 deals each), concurrency 2" in said(BASE)
+    assert "6 matches (no deal cap), concurrency 2" in said("max_deals = 0\n" + BASE)
 
 
 def test_a_config_without_seed_has_none_until_the_run_draws_one(tmp_path: Path) -> None:
