@@ -51,6 +51,7 @@ __all__ = [
     "StorageLockedError",
     "TournamentInfo",
     "deal_summary",
+    "file_in_the_way",
     "lock_owner",
     "lock_path",
     "newest_database",
@@ -194,6 +195,19 @@ def _delete_tournament(c: sqlite3.Connection, tournament_id: str) -> None:
     c.execute("DELETE FROM tournaments WHERE id = ?", (tournament_id,))  # cascades
 
 
+def file_in_the_way(path: Path) -> Path | None:
+    """The file (not a directory) that is ``path`` or one of its parents, if one is: why a
+    directory cannot be made there. ``mkdir`` says only "File exists" (or "Not a
+    directory"), naming no file or the one it was asked for."""
+    for p in (path, *path.parents):
+        try:
+            if p.exists() or p.is_symlink():
+                return None if p.is_dir() else p
+        except OSError:  # a name too long, say: that is not about a file in the way
+            return None
+    return None
+
+
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
@@ -282,7 +296,9 @@ class Storage:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
-            raise StorageError(f"cannot create the directory of {self.path}: {e}") from e
+            blocker = file_in_the_way(self.path.parent)
+            why = f"{blocker} is a file, not a directory" if blocker is not None else e
+            raise StorageError(f"cannot create the directory of {self.path}: {why}") from e
         with self._guard("opening"):
             # A new database is readable by its owner only (SQLite gives its -wal and -shm
             # files the same mode): it holds the seeds of matches still to be played (a

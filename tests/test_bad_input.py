@@ -159,15 +159,25 @@ def test_config_refuses_tls_files_that_are_not_pem(tmp_path: Path) -> None:
 # ----------------------------------------------------------------------------- tournaments
 
 
-def test_an_out_directory_that_cannot_be_written_stops_before_any_match(tmp_path: Path) -> None:
+@pytest.mark.parametrize("remote", [False, True], ids=["local bots", "remote bots"])
+def test_an_out_directory_that_cannot_be_written_stops_before_any_match(
+    tmp_path: Path, remote: bool
+) -> None:
+    """Defect (organiser audit 2): with remote bots only, no bot's log is opened, and an
+    `out` that cannot be written was found once every match had been played, as the
+    leaderboard files were written. It is tried before the bots start."""
     (tmp_path / "file").write_text("")
+    bots: Any = ["random", "heuristic", "counting"]
+    if remote:
+        bots = {n: {"remote": True, "token": f"{n}-token-123"} for n in ("x", "y", "z")}
     cfg = parse_config({"name": "t", "db": str(tmp_path / "t.sqlite"),
-                        "out": str(tmp_path / "file" / "out"), "bots": ["random", "heuristic",
-                        "counting"]}, base_dir=tmp_path)  # fmt: skip
+                        "out": str(tmp_path / "file" / "out"), "bots": bots},
+                       base_dir=tmp_path)  # fmt: skip
     fake = FakeReferee()
-    with pytest.raises(TournamentError, match=r"cannot write the log of bot 'random' to .*file"):
+    with pytest.raises(TournamentError, match=r"cannot write the leaderboard files to .*file"):
         run(cfg, RunOptions(progress=False), referee_factory=lambda _c: fake, serve=False)
     assert not fake.calls  # no match was started
+    assert (tmp_path / "file").read_text() == ""
 
 
 def test_leaderboard_files_that_cannot_be_written_exit_1_and_keep_results(
@@ -218,7 +228,14 @@ def test_leaderboard_out_that_cannot_be_written(tmp_path: Path, fmt: str) -> Non
     (tmp_path / "file").write_text("")
     bad = tmp_path / "file" / ("x.json" if fmt == "json" else "dir")
     r = _invoke(arena, ["leaderboard", "--config", str(path), "--format", fmt, "--out", str(bad)])
-    _fails(r, 1, f"--out {bad}: cannot write")
+    # Defect (organiser audit): the reason was mkdir's "File exists", of the file in the way
+    _fails(r, 1, f"--out {bad}: cannot write {tmp_path / 'file'}: a file, not a directory")
+    if fmt == "all":  # the --out directory itself a file
+        bad = tmp_path / "file"
+        r = _invoke(arena, ["leaderboard", "--config", str(path), "--format", fmt,
+                            "--out", str(bad)])  # fmt: skip
+        _fails(r, 1, f"--out {bad}: cannot write {bad}: a file, not a directory")
+    assert (tmp_path / "file").read_text() == ""
 
 
 def test_leaderboard_format_all_needs_a_directory(tmp_path: Path, monkeypatch: Any) -> None:
@@ -851,6 +868,27 @@ def test_a_host_that_does_not_resolve_is_named_before_anything_is_stored(
         asyncio.run(run_tournament_quietly(cfg))
     with Storage(cfg.db) as st:
         assert st.tournaments() == []
+
+
+def test_a_tls_server_name_that_does_not_resolve_is_named_before_anything_starts(
+    tmp_path: Path,
+) -> None:
+    """Defect (organiser audit 2): with `[tls] server_name` a name that does not resolve,
+    every bundled bot retried it ("Domain name not found") for all of bot_wait_s, and the
+    run then named them as not connected. It is named at once, before anything starts."""
+    make_cert(tmp_path)
+    text = (
+        f'name = "s"\ndb = "{tmp_path / "s.sqlite"}"\nout = "{tmp_path / "out"}"\n{BOTS}'
+        '[tls]\ncert = "arena.pem"\nkey = "arena.key"\nserver_name = "nosuchhost.invalid"\n'
+    )
+    cfg = load_config(_toml(tmp_path, text))
+    with pytest.raises(
+        TournamentError,
+        match=r"cannot resolve tls\.server_name "
+        r"'nosuchhost\.invalid', the name the local bots connect to",
+    ):
+        asyncio.run(run_tournament_quietly(cfg))
+    assert not (tmp_path / "s.sqlite").exists() and not (tmp_path / "out").exists()
 
 
 async def run_tournament_quietly(cfg: Any) -> Any:

@@ -15,7 +15,7 @@ from rich.text import Text
 
 from arena.cli.options import NonEmptyPath, reading_newest
 from arena.leaderboard import FORMATS, build_leaderboard, render, to_rich_table, write_outputs
-from arena.storage import Storage, StorageError, newest_database
+from arena.storage import Storage, StorageError, file_in_the_way, newest_database
 from arena.tournament.config import ConfigError, load_config, stored_where
 
 __all__ = ["leaderboard"]
@@ -107,8 +107,12 @@ def leaderboard(
                 err.print(escape(f"{tournament_id} is not stored (the config changed since it "
                                  f"ran): showing {tid}, the latest named {latest_of}"))  # fmt: skip
             if unloadable:  # said, not silently replaced by the latest of its name
+                # (a config's fixed `id` names its tournament, whose name is another)
+                shown = st.tournament(tid)
+                by_id = shown is not None and shown.name != latest_of
+                which = "its id" if by_id else f"the latest tournament named {latest_of}"
                 err.print(escape(f"the config does not load now ({unloadable}): showing {tid}, "
-                                 f"the latest tournament named {latest_of}"))  # fmt: skip
+                                 f"{which}"))  # fmt: skip
             lb = build_leaderboard(st, tid)
     except LookupError as e:
         raise click.UsageError(str(e.args[0] if e.args else e)) from e
@@ -150,7 +154,12 @@ def leaderboard(
             err.print(f"wrote {escape(str(target))}")
     except OSError as e:
         where = e.filename if e.filename is not None else target
-        why = escape(f"--out {target}: cannot write {where}: {e.strerror or e}")
+        reason = e.strerror or str(e)
+        blocker = file_in_the_way(Path(where))
+        if isinstance(e, (FileExistsError, NotADirectoryError)) and blocker is not None:
+            # (mkdir says "File exists" of a file where a directory is wanted)
+            where, reason = blocker, "a file, not a directory"
+        why = escape(f"--out {target}: cannot write {where}: {reason}")
         err.print(f"[red]error:[/] {why}")
         sys.exit(1)
 

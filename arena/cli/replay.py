@@ -240,7 +240,9 @@ def _list_matches(ctx: click.Context, db: Path | None, ref: str | None, bot: str
             try:
                 tid = st.resolve_tournament(ref)
             except LookupError as e:
-                click.echo(f"error: --tournament: {e.args[0] if e.args else e}", err=True)
+                # (the option is blamed only when given: an empty database is no option's)
+                which = "--tournament: " if ref is not None else ""
+                click.echo(f"error: {which}{e.args[0] if e.args else e}", err=True)
                 ctx.exit(2)
             info = st.tournament(tid)
             results = st.match_results(tid)

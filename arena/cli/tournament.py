@@ -131,7 +131,12 @@ def tournament(
         with _signals_stop_the_leaderboard(cfg, err_console, signum):
             done = _stored(cfg)
             name = signal.Signals(signum).name
-            if done >= cfg.total_matches:  # (the signal came as the last match was stored)
+            if done is None:  # (before every bot had come: the tournament was not stored)
+                err_console.print(
+                    f"[yellow]Interrupted ({name}) before the first match.[/] Nothing was "
+                    "played or stored: run the same command again to start the tournament."
+                )
+            elif done >= cfg.total_matches:  # (the signal came as the last match was stored)
                 err_console.print(
                     f"[yellow]Interrupted ({name}) as the tournament ended.[/] Every match "
                     f"({done}) is stored in {escape(str(cfg.db))}: there is nothing to resume."
@@ -176,8 +181,9 @@ def _announce(cfg: TournamentConfig, console: Console) -> None:
         f"[bold]{escape(cfg.name)}[/]: "
         + escape(
             f"{len(cfg.bots)} bots ({', '.join(cfg.bot_names)}), ruleset {cfg.ruleset.name}, "
-            f"{cfg.total_matches} matches (max {cfg.max_deals or 'unlimited'} deals each), "
-            f"concurrency {cfg.concurrency}, {seed}"
+            f"{cfg.total_matches} matches ("
+            + (f"max {cfg.max_deals} deals each" if cfg.max_deals else "no deal cap")
+            + f"), concurrency {cfg.concurrency}, {seed}"
         )
     )
     remote = [b.name for b in cfg.bots if not b.is_local]
@@ -242,9 +248,13 @@ def _signals_stop_the_leaderboard(
             signal.signal(sig, handler)
 
 
-def _stored(cfg: TournamentConfig) -> int:
+def _stored(cfg: TournamentConfig) -> int | None:
+    """How many of the tournament's matches are stored; None when the tournament is not (a
+    first run stores it once every bot has connected)."""
     try:
         with Storage(cfg.db) as st:
+            if st.tournament(cfg.tournament_id) is None:
+                return None
             return len(st.completed_indices(cfg.tournament_id))
     except StorageError:
         return 0

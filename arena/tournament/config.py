@@ -35,6 +35,7 @@ from typing import Any, Literal
 from arena.protocol import token_problem
 from arena.referee.config import MAX_DEADLINE_MS, MAX_STRIKES, key_pair_problem, pem_problem
 from arena.referee.server import host_problem
+from arena.render import printable
 from arena.tournament.schedule import SCHEDULE_VERSION, ScheduledMatch, build_schedule
 from engine.rules import (
     PRESETS,
@@ -193,7 +194,10 @@ def _code_files(spec: str | None, command: Sequence[str], cwd: Path | None) -> l
         return []
     base = cwd or Path.cwd()
     args = command[1:] if command and Path(command[0]).is_absolute() else command
-    return [base / a for a in args if "{" not in a and (base / a).is_file()]
+    # A bot file named as `arena-bot run` takes it, `mybot.py:Lowest`, is a file named too
+    # (its edits went unseen: the edited bot resumed the old version's tournament).
+    files = [a.rpartition(":")[0] if a.rpartition(":")[0].endswith(".py") else a for a in args]
+    return [base / f for f in files if "{" not in f and (base / f).is_file()]
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,6 +324,9 @@ def identity_changes(stored: Mapping[str, Any], new: Mapping[str, Any]) -> list[
         return text if len(text) <= 40 else text[:39] + "…"
 
     out: list[str] = []
+    if "name" in stored and "name" in new and stored["name"] != new["name"]:
+        # (a fixed `id` with another name: the refusal said only "its settings")
+        out.append(f"name {short(stored['name'])} → {short(new['name'])}")
     old_bots = {b.get("name"): b for b in stored.get("bots") or () if isinstance(b, Mapping)}
     new_bots = {b.get("name"): b for b in new.get("bots") or () if isinstance(b, Mapping)}
     added = [str(n) for n in new_bots if n not in old_bots]
@@ -420,7 +427,34 @@ def _read_toml(path: str | Path) -> dict[str, Any]:
     try:
         return read_toml_file(path)
     except TomlFileError as e:
-        raise ConfigError(str(path), "file", str(e)) from None
+        raise ConfigError(str(path), "file", str(e) + _set_twice(path, str(e))) from None
+
+
+#: tomllib's words for a key (or table) given a second time: two bots of one name, say.
+_SET_TWICE_RE = re.compile(r"Cannot (overwrite a value|declare .* twice|mutate immutable)")
+_AT_LINE_RE = re.compile(r"\(at line (\d+), column \d+\)")
+
+
+def _set_twice(path: str | Path, message: str) -> str:
+    """What tomllib's "Cannot overwrite a value (at line 9, column 14)" means, with the line
+    it points at ("at end of document": the last one): it names no key, and a second bot of
+    one name in ``[bots]`` is the usual cause."""
+    if not _SET_TWICE_RE.search(message):
+        return ""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, ValueError):
+        return ""
+    at = _AT_LINE_RE.search(message)
+    number = int(at.group(1)) if at else len(lines)
+    while not at and number > 1 and not lines[number - 1].strip():
+        number -= 1  # (the end of the document: the last line written)
+    if not 1 <= number <= len(lines):
+        return ""
+    text = printable(lines[number - 1].strip())[:100]
+    if "declare" in message:
+        return f": line {number} ({text}) declares a table that the file already declared"
+    return f": line {number} ({text}) sets a key that the file already set (two bots of one name?)"
 
 
 def stored_where(path: str | Path) -> tuple[Path, str]:
@@ -477,10 +511,26 @@ def apply_overrides(
             value = raw.strip()  # a bare word: a string
         parts = key.split(".")
         node = out
-        for part in parts[:-1]:
+        for i, part in enumerate(parts[:-1]):
             child = node.setdefault(part, {})
             if not isinstance(child, dict):
-                raise ConfigError(source, key, f"cannot set inside {part!r}: it is not a table")
+                # (said with what it is, and how to set the table whole: a house rule on a
+                # preset, `--set ruleset.must_beat=true` over `ruleset = "classic"`, is the
+                # usual case)
+                whole = ".".join(parts[: i + 1])
+                shown = json.dumps(value, ensure_ascii=False) if isinstance(value, str) else raw
+                inner = f"{'.'.join(parts[i + 1 :])} = {shown.strip()}"
+                hint = ""
+                if whole == "ruleset" and isinstance(child, str) and child in PRESETS:
+                    inner = f"preset = {json.dumps(child)}, {inner}"
+                    hint = f"; set it whole: --set '{whole}={{{inner}}}'"
+                elif parts[0] == "bots" and i == 1 and isinstance(child, str):
+                    inner = f"bot = {json.dumps(child, ensure_ascii=False)}, {inner}"
+                    hint = f"; set it whole: --set '{whole}={{{inner}}}'"
+                what = f"{_tname(child)} ({child!r:.40})"
+                raise ConfigError(
+                    source, key, f"cannot set inside {part!r}: it is {what}, not a table{hint}"
+                )
             node = child
         node[parts[-1]] = value
     return out
@@ -740,6 +790,28 @@ def _check_utf8(path: Path, key: str, err: _Err) -> None:
                   "encoding in a name): rename it, or choose another path") from None  # fmt: skip
 
 
+def _syntax_problem(path: Path) -> str | None:
+    """Why the bot file at ``path`` is no Python this interpreter (the bots' own) can
+    compile, if it is not: compiled, never run, so that a typo is named before the referee
+    and the other bots start. A file past the digest's size is left to the bot's launch."""
+    try:
+        if path.stat().st_size > _DIGEST_MAX_BYTES:
+            return None
+        source = path.read_bytes()
+    except OSError:  # (the launch says why it cannot be read)
+        return None
+    try:
+        compile(source, str(path), "exec", dont_inherit=True)
+    except SyntaxError as e:  # IndentationError and TabError among them
+        where = f", line {e.lineno}" if e.lineno else ""
+        return f"{path}{where}: {type(e).__name__}: {e.msg}"
+    except ValueError as e:  # a NUL byte in the source
+        return f"{path}: not Python source: {e}"
+    except (RecursionError, MemoryError):  # nested past the compiler's limits: as it runs,
+        return None  # the bot says so itself
+    return None
+
+
 def _is_dir(path: Path) -> bool:
     try:
         return path.is_dir()
@@ -911,6 +983,9 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
             if where is None:
                 raise err(f"{key}.bot", f"no such bot file: {path} (relative to {base})")
             _check_utf8(where.resolve(), f"{key}.bot", err)
+            problem = _syntax_problem(where)
+            if problem is not None:  # said before anything starts, not as the bot's exit
+                raise err(f"{key}.bot", problem)
             spec = f"{where.resolve()}{colon}{cls}"
         elif spec not in BUNDLED_BOTS and not _MODULE_CLASS_RE.match(spec):
             raise err(

@@ -31,8 +31,10 @@ import logging
 import os
 import secrets
 import signal
+import socket
 import stat
 import sys
+import tempfile
 import threading
 import time
 from collections import Counter
@@ -57,7 +59,14 @@ from rich.text import Text
 
 from arena.ratings import RatingBook, rate_results
 from arena.render import printable
-from arena.storage import Storage, StorageError, StorageFullError, StorageLockedError, lock_path
+from arena.storage import (
+    Storage,
+    StorageError,
+    StorageFullError,
+    StorageLockedError,
+    file_in_the_way,
+    lock_path,
+)
 from arena.tournament.config import BotSpec, TLSSpec, TournamentConfig, identity_changes
 from arena.tournament.schedule import SCHEDULE_VERSION, ScheduledMatch, match_id, replay_seed
 from engine.rules import Ruleset
@@ -660,6 +669,7 @@ async def run_tournament(
                     "this machine?"
                 )
             raise TournamentError(f"{problem} ({hint})")
+        _check_server_name(cfg)
     lock = DatabaseLock(cfg.db)
     storage = Storage(cfg.db)
     try:
@@ -862,6 +872,7 @@ async def _play(
     remote: list[str] = []  # the remote bots' names
     failing = False  # an exception (an error, a signal) is on its way out
     try:
+        _check_out(cfg.out)
         port = cfg.port
         if serve:
             try:
@@ -949,6 +960,39 @@ async def _play(
                 "a signal came while the tournament was stopping after its last "
                 "match: every match is played and stored; the stop is finished"
             )
+
+
+def _check_server_name(cfg: TournamentConfig) -> None:
+    """With ``[tls]``, the bundled and ``module:Class`` bots connect to ``server_name``: one
+    that does not resolve kept every such bot retrying for ``bot_wait_s`` before the run
+    gave up (its log saying "Domain name not found"). Named before anything starts."""
+    if cfg.tls is None or not any(b.kind == "sdk" for b in cfg.bots):
+        return
+    name = cfg.tls.server_name
+    try:
+        socket.getaddrinfo(name, None, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as e:
+        raise TournamentError(
+            f"cannot resolve tls.server_name {name!r}, the name the local bots connect to: "
+            f"{e} (a name the certificate lists and this machine answers to)"
+        ) from e
+
+
+def _check_out(out: Path) -> None:
+    """``out`` must take the leaderboard files the run writes at its end: one that cannot be
+    written (a read-only mount, another user's directory) is said before the first match.
+    The bots' logs, opened as the bots start, found it only when a bot is local: with
+    remote bots only, every match was played before it was found."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=out, prefix=".arena-write-check-"):
+            pass  # (created and removed, as the leaderboard's .tmp files are)
+    except OSError as e:
+        blocker = file_in_the_way(out)
+        why = f"{blocker} is a file" if blocker is not None else e.strerror or str(e)
+        raise TournamentError(
+            f"cannot write the leaderboard files to {out}: {why} (check the `out` directory, --out)"
+        ) from e
 
 
 async def _wait_for_remote_results(

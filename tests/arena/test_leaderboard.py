@@ -335,6 +335,23 @@ def test_leaderboard_by_config_needs_no_secret_and_survives_an_edited_config(
     assert "is not stored (the config changed since it ran): showing lb" in " ".join(
         r.output.split()
     )
+    # Defect (organiser audit 2): with a fixed `id`, the tournament of that id was said to
+    # be "the latest tournament named <id>" (no tournament has that name)
+    monkeypatch.delenv("LB_SECRET_TOKEN")
+    tid = "lb-cup-2026"
+    with Storage(db) as st:
+        st.ensure_tournament(tid, name="lb", fingerprint="g", total_matches=3,
+                             config={"ruleset": {"name": "classic", "players": 3},
+                                     "draw_probability": 0.02},
+                             bots=[("x", "r"), ("y", "r"), ("z", "r")])  # fmt: skip
+        st.save_match(tid, match_id=f"{tid}-m00000", index=0, table=0, set_no=0, seed=1,
+                      seats=M0["players"], record=M0, started_at=0.0, finished_at=1.0)  # fmt: skip
+    config.write_text(config.read_text().replace('name = "lb"', f'name = "lb"\nid = "{tid}"'))
+    r = CliRunner().invoke(main, ["leaderboard", "--config", str(config), "--format", "csv"])
+    said = " ".join(r.output.split())
+    assert r.exit_code == 0 and "\n1,x," in r.output, r.output
+    assert "the config does not load now (" in said and f"showing {tid}, its id" in said
+    assert "the latest tournament named" not in said
 
 
 def _x_ticks(html: str) -> list[str]:

@@ -383,6 +383,11 @@ def test_list_refuses_an_unknown_tournament_or_bot(tmp_path: Path) -> None:
             "mine, cid, idle)") in bad.stderr  # fmt: skip
     bad = _run("--list", "--db", str(db), "--tournament", "demo", "--bot", "mine")
     assert bad.exit_code == 2 and "its bots: bold, careful, randy)" in bad.stderr
+    # Defect (organiser audit 2): a database of no tournament blamed --tournament, not given
+    empty = tmp_path / "empty.sqlite"
+    Storage(empty).close()
+    bad = _run("--list", "--db", str(empty))
+    assert bad.exit_code == 2 and bad.stderr == f"error: {empty} holds no tournament\n"
 
 
 @pytest.mark.parametrize(

@@ -135,6 +135,17 @@ def test_not_a_database(tmp_path: Path) -> None:
         Storage(bad)
 
 
+def test_a_file_where_the_databases_directory_goes_is_named(tmp_path: Path) -> None:
+    """Defect (organiser audit): `db = "results/t.sqlite"` with a file named `results`
+    said only "cannot create the directory of ...: [Errno 17] File exists"."""
+    (tmp_path / "results").write_text("notes")
+    for db in (tmp_path / "results" / "t.sqlite", tmp_path / "results" / "sub" / "t.sqlite"):
+        with pytest.raises(StorageError) as ei:
+            Storage(db)
+        assert f"{tmp_path / 'results'} is a file, not a directory" in str(ei.value)
+    assert (tmp_path / "results").read_text() == "notes"
+
+
 def test_resolve_record(tmp_path: Path) -> None:
     db = tmp_path / "x.sqlite"
     rec = _record()

@@ -235,6 +235,25 @@ def test_overrides(tmp_path: Path) -> None:
     assert apply_overrides({"a": {"b": 1}}, ["a.c=true"]) == {"a": {"b": 1, "c": True}}
 
 
+def test_a_house_rule_set_on_a_preset_says_how_to_set_it(tmp_path: Path) -> None:
+    """Defect (organiser audit 2): `--set ruleset.must_beat=true` over `ruleset = "classic"`
+    (and `--set bots.a.env.X=1` over `a = "random"`) said only "cannot set inside 'ruleset':
+    it is not a table". The error shows the value there and the override that works."""
+    p = _write(tmp_path, BASE)
+    e = _error(tmp_path, BASE, ("ruleset.must_beat=true",))
+    assert e.key == "ruleset.must_beat"
+    assert "it is a string ('classic'), not a table" in str(e)
+    said = str(e).split("--set '", 1)[1].rsplit("'", 1)[0]
+    assert said == 'ruleset={preset = "classic", must_beat = true}'
+    assert load_config(p, [said]).ruleset.must_beat  # (what it says works)
+    e = _error(tmp_path, BASE, ("bots.a.env.X=1x",))
+    said = str(e).split("--set '", 1)[1].rsplit("'", 1)[0]
+    assert said == 'bots.a={bot = "random", env.X = "1x"}'
+    assert load_config(p, [said]).bots[0].env == (("X", "1x"),)
+    e = _error(tmp_path, "seed = 3\n" + BASE, ("seed.x=1",))
+    assert str(e).endswith("cannot set inside 'seed': it is an integer (3), not a table")
+
+
 def test_bot_forms(tmp_path: Path) -> None:
     (tmp_path / "x").mkdir()
     cfg = parse_config(
@@ -345,6 +364,26 @@ def test_editing_a_bots_code_makes_another_tournament(
     assert ids()[1] != before
 
 
+def test_a_command_bots_file_named_with_its_class_is_its_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect (organiser audit 2): a command bot naming its file as `arena-bot run` takes
+    it, `mine.py:Mine`, had no code in its identity (the word is no file name): after an
+    edit of mine.py the same command resumed the old version's tournament."""
+    monkeypatch.chdir(tmp_path)  # a command bot starts in the current directory
+    bot = tmp_path / "mine.py"
+    text = BASE.replace(
+        'a = "random"',
+        'a = { command = "{python} -m sdk.cli run mine.py:Mine --arena {arena}" }',
+    )
+    bot.write_text("from sdk import Bot\nclass Mine(Bot): pass\n")
+    first = load_config(_write(tmp_path, text))
+    assert first.bots[0].code is not None
+    assert load_config(_write(tmp_path, text)).tournament_id == first.tournament_id
+    bot.write_text("from sdk import Bot\nclass Mine(Bot):\n    quick = True\n")
+    assert load_config(_write(tmp_path, text)).tournament_id != first.tournament_id
+
+
 def test_hosts_ipv6_in_brackets_and_empty(tmp_path: Path) -> None:
     assert load_config(_write(tmp_path, 'host = "[::1]"\n' + BASE)).host == "::1"
     assert _error(tmp_path, 'host = " "\n' + BASE).key == "host"
@@ -426,6 +465,9 @@ def test_remote_bots_with_duplicate_deals_get_a_note(
     assert "note: remote bots (friend) and seed 7 from the config" in seeded
     assert "leave `seed` out" in seeded
     assert "a secret seed" in said(remote) and "seed 7" in said("seed = 7\n" + BASE)
+    # Defect (organiser audit 2): `max_deals = 0` was announced as "max unlimited deals each"
+    assert "6 matches (max 20 deals each), concurrency 2" in said(BASE)
+    assert "6 matches (no deal cap), concurrency 2" in said("max_deals = 0\n" + BASE)
 
 
 def test_a_config_without_seed_has_none_until_the_run_draws_one(tmp_path: Path) -> None:
@@ -435,3 +477,36 @@ def test_a_config_without_seed_has_none_until_the_run_draws_one(tmp_path: Path) 
         cfg.schedule()
     assert load_config(_write(tmp_path, BASE)).tournament_id == cfg.tournament_id
     assert load_config(_write(tmp_path, "seed = 1\n" + BASE)).tournament_id != cfg.tournament_id
+
+
+def test_a_bot_named_twice_is_named_with_its_line(tmp_path: Path) -> None:
+    """Defect (organiser audit): two bots of one name in [bots] said only tomllib's "Cannot
+    overwrite a value (at line 9, column 14)" (or "at end of document"), naming no key."""
+    e = _error(tmp_path, BASE + 'a = "pimc"\n')
+    assert e.key == "file"
+    assert 'line 8 (a = "pimc") sets a key that the file already set (two bots' in str(e)
+    e = _error(tmp_path, BASE + 'a = "pimc"')  # the last line, no newline: "end of document"
+    assert 'line 8 (a = "pimc") sets a key' in str(e)
+    e = _error(tmp_path, BASE + "[bots]\nd = 'pimc'\n")
+    assert "line 8 ([bots]) declares a table that the file already declared" in str(e)
+
+
+def test_a_bot_file_that_does_not_compile_is_refused_with_the_config(tmp_path: Path) -> None:
+    """Defect (organiser audit): a bot file with a syntax error was found only once the
+    referee and every other bot had started, as that bot's exit before connecting; it is
+    compiled (never run) as the config loads, and named with its key."""
+    (tmp_path / "typo.py").write_text("from sdk import Bot\nclass Mine(Bot)\n    pass\n")
+    (tmp_path / "indent.py").write_text("def f():\nreturn 1\n")
+    for name, words in (("typo", "line 2: SyntaxError"), ("indent", "line 2: IndentationError")):
+        e = _error(tmp_path, BASE + f'd = "{name}.py:Mine"\n')
+        assert e.key == "bots.d.bot"
+        assert f"{tmp_path.resolve() / name}.py, {words}" in str(e)
+    # nested past the compiler's limits (MemoryError, RecursionError): no traceback, left to
+    # the bot's launch to say
+    (tmp_path / "deep.py").write_text("x = " + "-" * 200_000 + "1\nclass Mine: pass\n")
+    (tmp_path / "long.py").write_text("x = 1" + "+1" * 1_000_000 + "\nclass Mine: pass\n")
+    for name in ("deep", "long"):
+        assert load_config(_write(tmp_path, BASE + f'd = "{name}.py:Mine"\n')).bots[3].bot
+    # a file that compiles loads, whatever it would do when run
+    (tmp_path / "runs.py").write_text("raise ImportError('at import')\n")
+    assert load_config(_write(tmp_path, BASE + 'd = "runs.py:Mine"\n')).bots[3].kind == "sdk"

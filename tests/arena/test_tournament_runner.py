@@ -322,6 +322,10 @@ def test_same_id_other_config_names_what_changed(tmp_path: Path) -> None:
     text = str(e.value)
     assert "bots added: dan" in text and "max_deals 4 → 5" in text, text
     assert "deadlines.decision_ms 2000 → 500" in text, text
+    # Defect (organiser audit 2): another `name` with the fixed id was "its settings"
+    with pytest.raises(StorageError) as e:
+        _run(make_config(tmp_path, bots=3, id="fixed", name="cup"), FakeReferee())
+    assert 'another config: name "t" → "cup". Run it' in str(e.value)
 
 
 def test_a_changed_config_beside_an_unfinished_namesake_is_said_at_the_start(

@@ -308,6 +308,46 @@ def test_a_signal_as_the_last_match_is_stored_says_there_is_nothing_to_resume(
     assert _marker_processes(marker) == []
 
 
+_SIGNAL_WHILE_THE_BOTS_CONNECT = """\
+import os, signal, sys
+import arena.tournament.runner as runner
+from arena.cli import main
+
+config = sys.argv[1]
+wait = runner._wait_for_bots
+
+async def _wait_for_bots(*args, **kwargs):  # the bots are started, none has played
+    os.kill(os.getpid(), signal.SIGTERM)
+    await wait(*args, **kwargs)
+
+runner._wait_for_bots = _wait_for_bots
+sys.argv = ["arena", "tournament", "--config", config, "--no-progress"]
+main()
+"""
+
+
+def test_a_signal_before_the_first_match_says_nothing_was_stored(tmp_path: Path) -> None:
+    """Defect (organiser audit 2): a first run stopped while its bots connected said "0
+    matches are stored ...; run the same command again to resume (the matches in progress
+    ... are played again)": there was nothing to resume, and no match in progress."""
+    import subprocess
+    import sys
+
+    marker = f"e2e-early-{os.getpid()}"
+    path = _config(tmp_path, marker)
+    script = tmp_path / "signal_while_the_bots_connect.py"
+    script.write_text(_SIGNAL_WHILE_THE_BOTS_CONNECT)
+    proc = subprocess.run([sys.executable, str(script), str(path)], capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    text = " ".join(proc.stderr.split())
+    assert proc.returncode == 143, proc.stderr
+    assert "Interrupted (SIGTERM) before the first match. Nothing was played or stored" in text
+    assert "resume" not in text and "Traceback" not in text, proc.stderr
+    with Storage(tmp_path / "e2e.sqlite") as st:
+        assert st.tournaments() == []
+    assert _marker_processes(marker) == []
+
+
 _SPAWNER = """\
 import subprocess, sys
 from sdk.cli import main
