@@ -144,7 +144,9 @@ def tournament(
             else:
                 err_console.print(
                     f"[yellow]Interrupted ({name}).[/] {done} matches are stored in "
-                    f"{escape(str(cfg.db))}; run the same command again to resume (the "
+                    f"{escape(str(cfg.db))}; run the same command again"
+                    + (" without --fresh" if not resume else "")
+                    + " to resume (the "
                     "matches in progress, up to the concurrency, are played again, "
                     + ("from fresh seeds)." if cfg.deals == "independent" else "from their seeds).")
                 )

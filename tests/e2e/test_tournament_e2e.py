@@ -167,17 +167,20 @@ def test_tournament_over_tls(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("signals", "code"), [(("SIGINT", "SIGINT"), 130), (("SIGTERM",), 143)], ids=["ctrl-c", "term"]
+    ("signals", "code", "flags"),
+    [(("SIGINT", "SIGINT"), 130, ()), (("SIGTERM",), 143, ()), (("SIGINT",), 130, ("--fresh",))],
+    ids=["ctrl-c", "term", "fresh"],
 )
 def test_a_signal_stops_cleanly_and_keeps_the_results(
-    tmp_path: Path, signals: tuple[str, ...], code: int
+    tmp_path: Path, signals: tuple[str, ...], code: int, flags: tuple[str, ...]
 ) -> None:
     """Defects: a second Ctrl-C while the tournament was stopping raised KeyboardInterrupt in
     the middle of the clean stop ("Exception ignored in Server.__del__ ... Event loop is
     closed" and "coroutine ... was never awaited" on stderr); SIGTERM (`kill`, `timeout`,
     `docker stop`) killed the arena outright: bots left running, the lock file left behind,
     no ratings or leaderboard. Both now stop cleanly: exit 128 + the signal, no bot left
-    running, the leaderboard written, the lock gone."""
+    running, the leaderboard written, the lock gone. A run started with --fresh said to run
+    "the same command" to resume, which would have started over."""
     import signal
     import subprocess
     import sys
@@ -188,7 +191,7 @@ def test_a_signal_stops_cleanly_and_keeps_the_results(
     path.write_text(path.read_text().replace("max_deals = 3", "max_deals = 400"))
     proc = subprocess.Popen(
         [sys.executable, "-c", "from arena.cli import main; main()", "tournament",
-         "--config", str(path), "--no-progress"],
+         "--config", str(path), "--no-progress", *flags],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
@@ -207,7 +210,13 @@ def test_a_signal_stops_cleanly_and_keeps_the_results(
     assert proc.returncode == code, err
     text = " ".join(err.split())  # rich wraps long lines
     assert f"Interrupted ({signals[0]})." in text, err
-    assert "run the same command again to resume" in text, err
+    # (a run with --fresh: the same command again would start over and lose the matches)
+    again = (
+        "run the same command again without --fresh to resume"
+        if flags
+        else ("run the same command again to resume")
+    )
+    assert again in text, err
     assert "played again, from their seeds" in text, err  # (duplicate deals)
     for bad in ("Traceback", "Exception ignored", "never awaited"):
         assert bad not in err, err
