@@ -20,10 +20,6 @@ from typing import Any
 
 import click
 
-# gRPC core writes its own INFO lines to stderr (a failed TLS handshake for every plaintext
-# client or port scan) unless told otherwise before it loads; GRPC_VERBOSITY=INFO shows them.
-os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
-
 from arena.cli.options import Host, NonEmptyPath, Seconds
 from arena.protocol import token_problem
 from arena.referee import Lobby, Referee, RefereeConfig, TLSConfig, start_server
