@@ -272,3 +272,44 @@ def test_arena_serve_keeps_gRPC_cores_info_lines_out_of_its_log(
     version, log = asyncio.run(main())
     assert version
     assert "goaway" not in log.lower(), log[-2000:]
+
+
+def test_arena_serve_takes_its_hard_limit_of_open_files(tmp_path: Path) -> None:
+    """Defect: connections need no token and gRPC counts none per client address; at the
+    soft limit of open files the server inherited (1,024 on most systems), that many
+    connections that never finish their HTTP/2 preface kept every bot out until gRPC closed
+    them, about 60 s later (with the limit at 600, 700 did it). `arena serve` raises its
+    soft limit to the hard one: started with 256, it answers a GetInfo beside 400 such
+    connections."""
+    import resource
+    import socket
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "e2e"))
+    from test_e2e_serve import _kill, _start
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1024:
+        pytest.skip(f"the hard limit of open files here is {hard}")
+
+    async def main() -> tuple[str, str]:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))  # (the server inherits it)
+        try:
+            proc, port = await _start(tmp_path)
+        finally:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        idle: list[socket.socket] = []
+        try:
+            limits = Path(f"/proc/{proc.pid}/limits").read_text()
+            for _ in range(400):
+                idle.append(socket.create_connection(("127.0.0.1", port)))
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+                got = await _status(pb_grpc.ArenaStub(ch).GetInfo(pb.GetInfoRequest(), timeout=20))
+        finally:
+            for s in idle:
+                s.close()
+            await _kill(proc)
+        return got, next(ln for ln in limits.splitlines() if ln.startswith("Max open files"))
+
+    got, limit = asyncio.run(main())
+    assert got == "OK", got
+    assert limit.split()[3] != "256", limit
