@@ -14,13 +14,15 @@ from typing import Any, NoReturn
 
 import grpc
 from google.protobuf.message import DecodeError
+from grpc._cython import cygrpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from arena.protocol import RETRY_AFTER_MS
 from arena.referee.config import TLSConfig
-from arena.referee.core import Referee
+from arena.referee.core import REFUSALS_LOGGED, Referee
 from arena.referee.servicer import ArenaServicer
+from arena.referee.sessions import RateMeter
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
@@ -30,6 +32,7 @@ __all__ = [
     "SERVICE_NAME",
     "TOKENLESS_LIMIT",
     "TOKENLESS_MAX_BYTES",
+    "TOKENLESS_REQUEST_S",
     "TOKENLESS_WINDOW_S",
     "host_problem",
     "port_problem",
@@ -68,7 +71,13 @@ class _Unparsed:
 
 
 async def _refuse(context: grpc.aio.ServicerContext[Any, Any], bad: _Unparsed) -> NoReturn:
-    await context.abort(grpc.StatusCode.INVALID_ARGUMENT, bad.why)
+    try:
+        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, bad.why)
+    except cygrpc.ExecuteBatchError:
+        # The call has its status already: gRPC core ended it (a message it could not
+        # decompress, say: the read then says EOF). grpc.aio logs the failed send with a
+        # traceback unless the handler ends as cancelled.
+        raise asyncio.CancelledError from None
     raise AssertionError("abort returns only by raising")  # pragma: no cover
 
 
@@ -94,6 +103,9 @@ _MAX_ADDRESSES = 4096
 #: name a service, a symbol or a file (tens of bytes). A larger one is refused unparsed
 #: with INVALID_ARGUMENT.
 TOKENLESS_MAX_BYTES = 4096
+#: How long a call that needs no token (GetInfo, health) may take to send its request
+#: after its headers: one that never does is refused with INVALID_ARGUMENT, not kept open.
+TOKENLESS_REQUEST_S = 10.0
 
 
 class _OpenCalls:
@@ -162,6 +174,44 @@ class _OpenCalls:
                 del self.by_address[address]
 
 
+class _BadMetadataLogged(logging.Filter):
+    """grpc.aio logs a metadata value that is not UTF-8 (any caller, no token needed) as an
+    ERROR with a traceback, one per value: a client sending such calls as fast as it could
+    wrote 1.8 MB of tracebacks in 3 s (transport round). It becomes a warning of one line,
+    at most ``REFUSALS_LOGGED`` per 10 s, the next one counting those left out."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.logged = RateMeter(REFUSALS_LOGGED, 10.0)
+        self.unlogged = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not str(record.msg).startswith("Invalid encoding on"):
+            return True
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # (not on an event loop: keep it, without its traceback)
+            loop = None
+        if loop is not None:
+            if self.logged.full(loop):
+                self.unlogged += 1
+                return False
+            self.logged.add(loop)
+        value = record.args[0] if isinstance(record.args, tuple) and record.args else b""
+        record.msg = "a call's metadata holds a value that is not UTF-8 (read as Latin-1): %s%s"
+        record.args = (
+            repr(value)[:100],
+            f" ({self.unlogged} more not logged)" if self.unlogged else "",
+        )
+        self.unlogged = 0
+        record.levelno, record.levelname = logging.WARNING, "WARNING"
+        record.exc_info = record.exc_text = None
+        return True
+
+
+_BAD_METADATA_LOGGED = _BadMetadataLogged()
+
+
 def _address(context: grpc.aio.ServicerContext[Any, Any]) -> str:
     """The caller's address without its port (``ipv4:127.0.0.1``, ``ipv6:[::1]``)."""
     peer = context.peer() or "?"
@@ -201,27 +251,45 @@ def _parsing_refused(handler: grpc.RpcMethodHandler, calls: _OpenCalls) -> grpc.
                 await _refuse(context, request)
             yield request
 
+    async def one_request(context: Any) -> Any:
+        """The call's request, read here rather than by grpc.aio: for a call that ended
+        without one, grpc.aio returned without a status and gRPC core kept the stream for
+        as long as its connection lived (40,000 such GetInfo calls took the referee from 50
+        to 724 MB, transport round); one whose request never came waited as long. The call
+        counts toward TOKENLESS_LIMIT before its request comes, so that one address has at
+        most that many waiting within TOKENLESS_REQUEST_S."""
+        await calls.request(context)
+        try:
+            request = await asyncio.wait_for(context.read(), TOKENLESS_REQUEST_S)
+        except TimeoutError:
+            request = _Unparsed(f"no request message came within {TOKENLESS_REQUEST_S:g} s")
+        if request is grpc.aio.EOF:
+            request = _Unparsed("the call ended without its request message")
+        if isinstance(request, _Unparsed):
+            await _refuse(context, request)
+        return request
+
+    # The unary-request methods are served as request-streaming ones (the same bytes on
+    # the wire) so that one_request reads the request.
     if handler.unary_unary is not None:
         uu = handler.unary_unary
 
-        async def unary_unary(request: Any, context: Any) -> Any:
-            await calls.request(context)
-            if isinstance(request, _Unparsed):
-                await _refuse(context, request)
-            return await uu(request, context)
+        async def unary_unary(_requests: Any, context: Any) -> Any:
+            return await uu(await one_request(context), context)
 
-        return handler._replace(request_deserializer=tolerant, unary_unary=unary_unary)
+        return handler._replace(
+            request_streaming=True, request_deserializer=tolerant, unary_unary=None,
+            stream_unary=unary_unary,
+        )  # fmt: skip
     if handler.unary_stream is not None and not inspect.isasyncgenfunction(handler.unary_stream):
         us = handler.unary_stream
 
-        async def unary_stream(request: Any, context: Any) -> Any:  # writes with context.write
-            await calls.request(context)
-            if isinstance(request, _Unparsed):
-                await _refuse(context, request)
-            # Such a call (health's Watch) lasts until its client leaves: at shutdown it is
-            # ended here (``stopping``, set by end_streams), not cancelled by gRPC, which
-            # logs that as an unhandled exception.
+        async def unary_stream(_requests: Any, context: Any) -> None:  # writes: context.write
             async with calls.one(context):
+                request = await one_request(context)
+                # Such a call (health's Watch) lasts until its client leaves: at shutdown it
+                # is ended here (``stopping``, set by end_streams), not cancelled by gRPC,
+                # which logs that as an unhandled exception.
                 inner = asyncio.ensure_future(us(request, context))
                 stop = asyncio.ensure_future(calls.stopping.wait())
                 try:
@@ -232,9 +300,15 @@ def _parsing_refused(handler: grpc.RpcMethodHandler, calls: _OpenCalls) -> grpc.
                         inner.cancel()
                         with contextlib.suppress(asyncio.CancelledError):
                             await inner
-            return inner.result() if inner.done() and not inner.cancelled() else None
+                    elif not inner.cancelled():
+                        inner.exception()  # (retrieved even if this call is cancelled)
+            if not inner.cancelled():
+                inner.result()  # (its exception, if any, is gRPC's to report)
 
-        return handler._replace(request_deserializer=tolerant, unary_stream=unary_stream)
+        return handler._replace(
+            request_streaming=True, request_deserializer=tolerant, unary_stream=None,
+            stream_stream=unary_stream,
+        )  # fmt: skip
     if handler.stream_stream is not None and inspect.isasyncgenfunction(handler.stream_stream):
         ss = handler.stream_stream
 
@@ -320,6 +394,7 @@ async def start_server(
     reflection. Stop it with ``await server.stop(grace)``.
     """
     stopping = asyncio.Event()
+    logging.getLogger("grpc._cython.cygrpc").addFilter(_BAD_METADATA_LOGGED)  # (once)
     server = grpc.aio.server(options=_OPTIONS, interceptors=[_RefuseUnparsed(stopping)])
     pb_grpc.add_ArenaServicer_to_server(ArenaServicer(referee), server)
     health_servicer = health.aio.HealthServicer()
