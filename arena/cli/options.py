@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
+import resource
 from typing import Any
 
 import click
 
 from arena.referee.server import host_problem
 
-__all__ = ["FileErrorsGroup", "Host", "HostName", "NonEmptyPath", "Seconds", "reading_newest"]
+__all__ = [
+    "FileErrorsGroup",
+    "Host",
+    "HostName",
+    "NonEmptyPath",
+    "Seconds",
+    "raise_open_files_limit",
+    "reading_newest",
+]
 
 
 def reading_newest(db: object) -> str:
@@ -88,3 +98,18 @@ class NonEmptyPath(click.Path):
         if isinstance(value, str) and not value.strip():
             self.fail("an empty path: name a file or directory", param, ctx)
         return super().convert(value, param, ctx)
+
+
+def raise_open_files_limit() -> None:
+    """Raise this process's soft limit of open files to its hard limit. Connections need no
+    token and gRPC counts none per client address: at the usual soft limit of 1,024, about
+    1,000 connections that never finish their HTTP/2 preface kept every bot out until gRPC
+    closed them (after about 60 s), and the client could open them again (hostile round
+    16; with the limit at 600, 700 did it). ``arena serve`` and ``arena tournament`` (whose
+    referee may serve remote bots, and which runs a process per local bot) both call it."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    # (an unlimited hard limit cannot be the soft one: Linux caps both at fs.nr_open)
+    want = 1 << 20 if hard == resource.RLIM_INFINITY else hard
+    if soft != resource.RLIM_INFINITY and soft < want:
+        with contextlib.suppress(ValueError, OSError):  # as before: the soft limit stays
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))

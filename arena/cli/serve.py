@@ -9,7 +9,6 @@ import difflib
 import functools
 import logging
 import os
-import resource
 import secrets
 import signal
 import sys
@@ -21,7 +20,7 @@ from typing import Any
 
 import click
 
-from arena.cli.options import Host, NonEmptyPath, Seconds
+from arena.cli.options import Host, NonEmptyPath, Seconds, raise_open_files_limit
 from arena.protocol import token_problem
 from arena.referee import Lobby, Referee, RefereeConfig, TLSConfig, start_server
 from arena.referee.config import MAX_DEADLINE_MS, MAX_STRIKES, key_pair_problem, pem_problem
@@ -193,20 +192,6 @@ def _check_pem(path: Path | None, what: str, param: str) -> None:
         raise click.BadParameter(problem, param_hint=param)
 
 
-def _raise_open_files_limit() -> None:
-    """Raise this process's soft limit of open files to its hard limit. Connections need no
-    token and gRPC counts none per client address: at the usual soft limit of 1,024, about
-    1,000 connections that never finish their HTTP/2 preface kept every bot out until gRPC
-    closed them (after about 60 s), and the client could open them again (hostile round
-    16; with the limit at 600, 700 did it)."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    # (an unlimited hard limit cannot be the soft one: Linux caps both at fs.nr_open)
-    want = 1 << 20 if hard == resource.RLIM_INFINITY else hard
-    if soft != resource.RLIM_INFINITY and soft < want:
-        with contextlib.suppress(ValueError, OSError):  # as before: the soft limit stays
-            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
-
-
 @click.command()
 @click.option("--host", type=Host(), default="127.0.0.1", show_default=True,
               help="Address to listen on.")  # fmt: skip
@@ -345,7 +330,7 @@ def serve(
     if seed is None:
         seed = secrets.randbelow(2**62)
     results = None if db is None else _Results.open(db, rs, tokens, max_matches)
-    _raise_open_files_limit()
+    raise_open_files_limit()
     try:
         asyncio.run(_serve(config, tokens, rs, host, port, tls, max_matches, seed, drain_s,
                            results, drawn))  # fmt: skip
