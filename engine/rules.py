@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import stat
 import sys
 import tomllib
@@ -50,7 +51,24 @@ class RulesetError(ValueError):
 
 
 class TomlFileError(ValueError):
-    """A TOML file that cannot be read: why, without the path (the caller names it)."""
+    """A TOML file that cannot be read: why, without the path (the caller names it).
+    ``key_set_twice``: a key given a second time (the message quotes its line)."""
+
+    def __init__(self, message: str, key_set_twice: bool = False) -> None:
+        super().__init__(message)
+        self.key_set_twice = key_set_twice
+
+
+#: The longest line a message quotes.
+_SHOWN_MAX = 100
+
+
+def _plain(text: str) -> str:
+    """``text`` as it is when it is printable and short, else escaped (a newline in a key
+    split the one-line message; an escape sequence recoloured the terminal) and cut."""
+    if not text.isprintable():
+        text = repr(text)[1:-1]
+    return text if len(text) <= _SHOWN_MAX else text[:_SHOWN_MAX] + "..."
 
 
 #: The largest TOML file read (a config, a ruleset, a tokens file): real ones take a few KiB;
@@ -91,7 +109,16 @@ def read_toml_file(path: str | Path) -> dict[str, Any]:
             )
         if len(data) > MAX_TOML_BYTES:  # (grew since the stat)
             raise TomlFileError(f"too large for a TOML file here: over {MAX_TOML_BYTES:,} bytes")
-        return tomllib.loads(data.decode("utf-8"))
+        text = data.decode("utf-8")
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            twice = _set_twice(text, str(e))
+            if not twice:
+                raise
+            raise TomlFileError(
+                f"not valid TOML: {e}{twice}", key_set_twice="declare" not in str(e)
+            ) from e
     except FileNotFoundError:
         raise TomlFileError("no such file") from None
     except RecursionError:  # arrays nested thousands deep: tomllib recurses
@@ -108,6 +135,30 @@ def read_toml_file(path: str | Path) -> dict[str, Any]:
         # tomllib's int() of a number past Python's 4300 digits (it was said to be "a NUL
         # byte in the path")
         raise TomlFileError(f"not valid TOML here: {toml_value_problem(e)}") from e
+
+
+#: tomllib's words for a key (or table) given a second time: they name no key.
+_SET_TWICE_RE = re.compile(r"Cannot (overwrite a value|declare .* twice|mutate immutable)")
+_AT_LINE_RE = re.compile(r"\(at line (\d+), column \d+\)")
+
+
+def _set_twice(text: str, message: str) -> str:
+    """What tomllib's "Cannot overwrite a value (at line 9, column 14)" means, quoting the
+    line it points at ("at end of document": the last one written), or ``""`` for another
+    error: it names no key, and the first value is kept nowhere."""
+    if not _SET_TWICE_RE.search(message):
+        return ""
+    lines = text.splitlines()
+    at = _AT_LINE_RE.search(message)
+    number = int(at.group(1)) if at else len(lines)
+    while not at and number > 1 and not lines[number - 1].strip():
+        number -= 1  # (the end of the document: the last line written)
+    if not 1 <= number <= len(lines):
+        return ""
+    line = _plain(lines[number - 1].strip())
+    if "declare" in message:
+        return f": line {number} ({line}) declares a table that the file already declared"
+    return f": line {number} ({line}) sets a key that the file already set"
 
 
 def toml_value_problem(e: ValueError) -> str:

@@ -35,7 +35,6 @@ from typing import Any, Literal
 from arena.protocol import token_problem
 from arena.referee.config import MAX_DEADLINE_MS, MAX_STRIKES, key_pair_problem, pem_problem
 from arena.referee.server import host_problem
-from arena.render import printable
 from arena.tournament.schedule import SCHEDULE_VERSION, ScheduledMatch, build_schedule
 from engine.rules import (
     PRESETS,
@@ -426,35 +425,9 @@ def _override_of(key: str, overrides: Sequence[str]) -> str | None:
 def _read_toml(path: str | Path) -> dict[str, Any]:
     try:
         return read_toml_file(path)
-    except TomlFileError as e:
-        raise ConfigError(str(path), "file", str(e) + _set_twice(path, str(e))) from None
-
-
-#: tomllib's words for a key (or table) given a second time: two bots of one name, say.
-_SET_TWICE_RE = re.compile(r"Cannot (overwrite a value|declare .* twice|mutate immutable)")
-_AT_LINE_RE = re.compile(r"\(at line (\d+), column \d+\)")
-
-
-def _set_twice(path: str | Path, message: str) -> str:
-    """What tomllib's "Cannot overwrite a value (at line 9, column 14)" means, with the line
-    it points at ("at end of document": the last one): it names no key, and a second bot of
-    one name in ``[bots]`` is the usual cause."""
-    if not _SET_TWICE_RE.search(message):
-        return ""
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except (OSError, ValueError):
-        return ""
-    at = _AT_LINE_RE.search(message)
-    number = int(at.group(1)) if at else len(lines)
-    while not at and number > 1 and not lines[number - 1].strip():
-        number -= 1  # (the end of the document: the last line written)
-    if not 1 <= number <= len(lines):
-        return ""
-    text = printable(lines[number - 1].strip())[:100]
-    if "declare" in message:
-        return f": line {number} ({text}) declares a table that the file already declared"
-    return f": line {number} ({text}) sets a key that the file already set (two bots of one name?)"
+    except TomlFileError as e:  # (a key set twice: its line is quoted, and here ...)
+        guess = " (two bots of one name?)" if e.key_set_twice else ""  # ... the usual cause
+        raise ConfigError(str(path), "file", f"{e}{guess}") from None
 
 
 def stored_where(path: str | Path) -> tuple[Path, str]:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from engine import PRESETS, Game, Ruleset, RulesetError, load_ruleset
+from engine.rules import TomlFileError, read_toml_file
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -128,3 +129,36 @@ def test_a_ruleset_file_based_on_1001_is_sized_for_four_players(tmp_path: Path) 
     assert load_ruleset(shipped, 4).players == 4
     assert Ruleset.from_dict({"preset": "1001"}, 4).players == 4
     assert Ruleset.from_dict({"preset": "classic"}, 4).players == 3  # no 4-player classic
+
+
+def test_a_key_set_twice_in_a_toml_file_quotes_its_line(tmp_path: Path) -> None:
+    """Defect (organiser audit): a key set twice in a ruleset file (or any TOML file the
+    product reads: a tokens file too) said only tomllib's "Cannot overwrite a value (at
+    line 3, column 16)", naming no key; the tournament config alone quoted the line."""
+    f = tmp_path / "house.toml"
+    f.write_text('preset = "classic"\nconcede = "penalty"\nconcede = "off"\n')
+    with pytest.raises(TomlFileError) as info:
+        read_toml_file(f)
+    assert info.value.key_set_twice
+    assert str(info.value).endswith(
+        ': line 3 (concede = "off") sets a key that the file already set'
+    )
+    with pytest.raises(RulesetError) as info2:
+        load_ruleset(f)
+    assert info2.value.key == "file"
+    assert 'line 3 (concede = "off") sets a key' in str(info2.value)
+    f.write_text('preset = "classic"\nmust_beat = true\nmust_beat = false')  # "end of document"
+    with pytest.raises(TomlFileError, match=r"line 3 \(must_beat = false\) sets a key"):
+        read_toml_file(f)
+    f.write_text("[a]\nx = 1\n[a]\n")
+    with pytest.raises(TomlFileError) as info:
+        read_toml_file(f)
+    assert not info.value.key_set_twice
+    assert str(info.value).endswith("line 3 ([a]) declares a table that the file already declared")
+    f.write_text('"x\\u001b[2J" = 1\n"x\\u001b[2J" = 2 \n')  # the quoted line is escaped
+    with pytest.raises(TomlFileError, match=r'line 2 \("x\\u001b\[2J" = 2\) sets'):
+        read_toml_file(f)
+    f.write_text("a = [1,\n")  # another error: as tomllib says it
+    with pytest.raises(TomlFileError) as info:
+        read_toml_file(f)
+    assert "line" not in str(info.value).split(")", 1)[-1]
