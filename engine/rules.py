@@ -20,12 +20,13 @@ engine.rules.RulesetError: concede: must be one of 'free', 'penalty', 'off', got
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import os
 import re
 import stat
 import sys
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ __all__ = [
     "Ruleset",
     "RulesetError",
     "TomlFileError",
+    "did_you_mean",
     "load_ruleset",
     "preset",
     "read_toml_file",
@@ -43,11 +45,22 @@ __all__ = [
 
 
 class RulesetError(ValueError):
-    """A bad ruleset: unknown preset or key, wrong type or value. ``key`` names the option."""
+    """A bad ruleset: unknown preset or key, wrong type or value. ``key`` names the option,
+    ``message`` what is wrong with it; ``source`` the ruleset file, when it came from one.
 
-    def __init__(self, key: str, message: str) -> None:
-        super().__init__(f"{key}: {message}")
+    The text is ``key: message``, or ``source: key: message`` for a file (``source:
+    message`` when the file itself is at fault, ``key`` ``"file"``), as a tournament
+    config's errors are: each command prints it as it is, so all say the same words.
+    """
+
+    def __init__(self, key: str, message: str, source: str | None = None) -> None:
+        text = f"{key}: {message}"
+        if source is not None:
+            text = f"{source}: {message}" if key == "file" else f"{source}: {text}"
+        super().__init__(text)
         self.key = key
+        self.message = message
+        self.source = source
 
 
 class TomlFileError(ValueError):
@@ -59,8 +72,25 @@ class TomlFileError(ValueError):
         self.key_set_twice = key_set_twice
 
 
-#: The longest line a message quotes.
+def did_you_mean(word: object, known: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)``, ``x`` being the name in ``known`` nearest to the misspelt
+    ``word``; ``""`` when none is near (or ``word`` is no string). For "unknown key"
+    messages: every file the product reads says it the same way."""
+    if not isinstance(word, str):
+        return ""
+    found = difflib.get_close_matches(word, sorted(known), n=1)
+    return f" (did you mean {found[0]!r}?)" if found else ""
+
+
+#: The longest value, key or line a message quotes: a whole file's worth in one string
+#: is no clear line.
 _SHOWN_MAX = 100
+
+
+def _shown(value: object) -> str:
+    """``value``'s repr for a message (control characters escaped), cut short."""
+    text = repr(value)
+    return text if len(text) <= _SHOWN_MAX else text[:_SHOWN_MAX] + "..."
 
 
 def _plain(text: str) -> str:
@@ -233,8 +263,12 @@ class Ruleset:
         preset = data.pop("preset", None)
         if preset is None:
             base = PRESETS["classic"]
-        elif not isinstance(preset, str) or preset not in PRESETS:
-            raise RulesetError("preset", f"unknown preset {preset!r} (known: {', '.join(PRESETS)})")
+        elif not isinstance(preset, str):  # `preset = 1001` was "unknown preset 1001"
+            raise RulesetError(
+                "preset", f'expected a string, got {_shown(preset)} (quote it: preset = "1001")'
+            )
+        elif preset not in PRESETS:
+            raise RulesetError("preset", _unknown_preset(preset))
         else:
             sized = _SIZED.get((preset, players or 0), preset)
             base = PRESETS[preset if "players" in data else sized]
@@ -242,16 +276,12 @@ class Ruleset:
         changes: dict[str, Any] = {}
         for key, value in data.items():
             if key not in types:
-                raise RulesetError(key, f"unknown option (known: {', '.join(types)})")
-            want = types[key]
-            # bool is an int in Python: keep the two apart so `players = true` is refused.
-            if want is int and (isinstance(value, bool) or not isinstance(value, int)):
-                raise RulesetError(key, f"expected an integer, got {value!r}")
-            if want is bool and not isinstance(value, bool):
-                raise RulesetError(key, f"expected true or false, got {value!r}")
-            if want is str and not isinstance(value, str):
-                raise RulesetError(key, f"expected a string, got {value!r}")
+                raise RulesetError(
+                    _plain(key),
+                    f"unknown option{did_you_mean(key, types)}; known options: {', '.join(types)}",
+                )
             changes[key] = value
+        _check_types(changes)
         if preset is not None and "name" not in changes and changes:
             # An edited preset is no longer the preset: say so in its name.
             changes["name"] = f"{base.name}+custom"
@@ -274,20 +304,29 @@ _BASE_CAP = 120
 _MAX_INT = 1_000_000
 
 
-def _validate(r: Ruleset) -> None:
-    for key, want in _FIELD_TYPES.items():
-        value = getattr(r, key)
+def _check_types(options: Mapping[str, Any]) -> None:
+    """Refuse an option of the wrong type (values quoted short: a long string or array
+    was quoted whole)."""
+    for key, value in options.items():
+        want = _FIELD_TYPES[key]
+        # bool is an int in Python: keep the two apart so `players = true` is refused.
         if want is int and (isinstance(value, bool) or not isinstance(value, int)):
-            raise RulesetError(key, f"expected an integer, got {value!r}")
+            raise RulesetError(key, f"expected an integer, got {_shown(value)}")
         if want is bool and not isinstance(value, bool):
-            raise RulesetError(key, f"expected true or false, got {value!r}")
+            raise RulesetError(key, f"expected true or false, got {_shown(value)}")
         if want is str and not isinstance(value, str):
-            raise RulesetError(key, f"expected a string, got {value!r}")
+            raise RulesetError(key, f"expected a string, got {_shown(value)}")
+
+
+def _validate(r: Ruleset) -> None:
+    _check_types({key: getattr(r, key) for key in _FIELD_TYPES})
     for key, choices in _CHOICES.items():
         value = getattr(r, key)
         if value not in choices:
             raise RulesetError(
-                key, f"must be one of {', '.join(repr(c) for c in choices)}, got {value!r}"
+                key,
+                f"must be one of {', '.join(repr(c) for c in choices)}, got {_shown(value)}"
+                + did_you_mean(value, choices),
             )
     for key, want in _FIELD_TYPES.items():
         # The protocol carries every number as a uint32; no sensible option comes near this.
@@ -367,8 +406,14 @@ def preset(name: str, players: int | None = None) -> Ruleset:
     ('1001-4p', 3, 3)
     """
     if name not in PRESETS:
-        raise RulesetError("preset", f"unknown preset {name!r} (known: {', '.join(PRESETS)})")
+        raise RulesetError("preset", _unknown_preset(name))
     return PRESETS[_SIZED.get((name, players or 0), name)]
+
+
+def _unknown_preset(name: str, more: str = "") -> str:
+    """The words for an unknown preset ``name``; ``more``: what else would have done."""
+    hint = did_you_mean(name, PRESETS)
+    return f"unknown preset {_shown(name)}{hint}; known: {', '.join(PRESETS)}{more}"
 
 
 def load_ruleset(name_or_path: str | Path, players: int | None = None) -> Ruleset:
@@ -377,7 +422,7 @@ def load_ruleset(name_or_path: str | Path, players: int | None = None) -> Rulese
     ``players``).
 
     Raises :class:`RulesetError` naming the key at fault (``"file"`` when the file cannot be
-    read or parsed, ``"preset"`` for an unknown name).
+    read or parsed, ``"preset"`` for an unknown name) and, for a file, the file.
     """
     text = str(name_or_path)
     if isinstance(name_or_path, str) and text in PRESETS:
@@ -385,24 +430,25 @@ def load_ruleset(name_or_path: str | Path, players: int | None = None) -> Rulese
     if not text.strip():  # (Path("") is the current directory: "cannot read: Is a directory")
         raise RulesetError("preset", f"empty: name a preset ({', '.join(PRESETS)}) or a .toml file")
     path = Path(name_or_path)
+    source = _plain(text)  # (every error of a file names it: the commands print it as it is)
     try:
         data = read_toml_file(path)
     except TomlFileError as e:
         if not path.suffix and str(e) == "no such file":
-            raise RulesetError(
-                "preset", f"unknown preset {text!r} (known: {', '.join(PRESETS)}; or a .toml file)"
-            ) from None
-        raise RulesetError("file", f"{text!r}: {e}") from None
-    if "name" in data:
-        return Ruleset.from_dict(data, players)
+            raise RulesetError("preset", _unknown_preset(text, "; or a .toml file")) from None
+        raise RulesetError("file", str(e), source) from None
     try:
-        return Ruleset.from_dict({**data, "name": path.stem}, players)
-    except RulesetError as e:  # (it said "name: ..." of a file that has no name)
-        if e.key != "name":
-            raise
-        why = str(e).split(": ", 1)[-1]
-        raise RulesetError(
-            "name",
-            f"the file sets no name, and its file name cannot be the ruleset's name ({why}): "
-            'write name = "..." in the file',
-        ) from None
+        if "name" in data:
+            return Ruleset.from_dict(data, players)
+        try:
+            return Ruleset.from_dict({**data, "name": path.stem}, players)
+        except RulesetError as e:  # (it said "name: ..." of a file that has no name)
+            if e.key != "name":
+                raise
+            raise RulesetError(
+                "name",
+                f"the file sets no name, and its file name cannot be the ruleset's name "
+                f'({e.message}): write name = "..." in the file',
+            ) from None
+    except RulesetError as e:
+        raise RulesetError(e.key, e.message, source) from None

@@ -40,7 +40,9 @@ def rules(ctx: click.Context, preset_or_file: str, as_json: bool) -> None:
     try:
         ruleset = load_ruleset(preset_or_file)
     except RulesetError as e:
-        click.echo(f"error: bad ruleset {preset_or_file!r}: {e}", err=True)
+        # A file's error names the file itself (as every command prints it): not twice.
+        what = str(e) if e.source is not None else f"{preset_or_file!r}: {e}"
+        click.echo(f"error: bad ruleset {what}", err=True)
         ctx.exit(2)
     options = ruleset.to_dict()
     if as_json:

@@ -35,12 +35,14 @@ from typing import Any, Literal
 from arena.protocol import token_problem
 from arena.referee.config import MAX_DEADLINE_MS, MAX_STRIKES, key_pair_problem, pem_problem
 from arena.referee.server import host_problem
+from arena.render import printable
 from arena.tournament.schedule import SCHEDULE_VERSION, ScheduledMatch, build_schedule
 from engine.rules import (
     PRESETS,
     Ruleset,
     RulesetError,
     TomlFileError,
+    did_you_mean,
     load_ruleset,
     read_toml_file,
     toml_value_problem,
@@ -802,20 +804,10 @@ def _tname(value: object) -> str:
 def _check_keys(data: Mapping[str, Any], known: set[str], prefix: str, err: _Err) -> None:
     for key in data:
         if key not in known:
-            hint = _closest(key, known)
-            raise err(
-                f"{prefix}{key}",
-                "unknown key"
-                + (f" (did you mean {hint!r}?)" if hint else "")
-                + f"; known keys: {', '.join(sorted(known))}",
+            raise err(  # (a newline or an escape sequence in the key: written out)
+                f"{prefix}{printable(key)}",
+                f"unknown key{did_you_mean(key, known)}; known keys: {', '.join(sorted(known))}",
             )
-
-
-def _closest(key: str, known: set[str]) -> str | None:
-    import difflib
-
-    found = difflib.get_close_matches(key, sorted(known), n=1)
-    return found[0] if found else None
 
 
 def _get(
@@ -853,18 +845,17 @@ def _ruleset(value: Any, base: Path, err: _Err) -> tuple[Ruleset, str]:
             if not Path(value).expanduser().is_absolute() and (base / value).exists():
                 path = _path(value, "ruleset", err, base)  # ... unless the config's has it
             if path.suffix != ".toml" and not path.exists():
-                raise err(
+                raise err(  # (the words of load_ruleset: `arena-bot try --ruleset clasic`)
                     "ruleset",
-                    f"unknown preset {value!r} (presets: {', '.join(PRESETS)}; "
-                    "or the path of a ruleset .toml file)",
+                    f"unknown preset {value!r}{did_you_mean(value, PRESETS)}; known: "
+                    f"{', '.join(PRESETS)}; or a .toml file",
                 )
             if not path.exists():
                 raise err("ruleset", f"ruleset file {value!r} not found (looked in {base})")
             try:
                 return load_ruleset(path), str(path)
-            except RulesetError as e:  # the key is the ruleset file's, not the config's
-                why = str(e).split(": ", 1)[-1]
-                raise err("ruleset", why if e.key == "file" else f"{path}: {e}") from e
+            except RulesetError as e:  # the key is the ruleset file's (named), not the config's
+                raise err("ruleset", str(e)) from e
         if isinstance(value, Mapping):
             return Ruleset.from_dict(value), "inline"
     except RulesetError as e:

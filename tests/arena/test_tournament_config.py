@@ -510,3 +510,42 @@ def test_a_bot_file_that_does_not_compile_is_refused_with_the_config(tmp_path: P
     # a file that compiles loads, whatever it would do when run
     (tmp_path / "runs.py").write_text("raise ImportError('at import')\n")
     assert load_config(_write(tmp_path, BASE + 'd = "runs.py:Mine"\n')).bots[3].kind == "sdk"
+
+
+def test_a_misspelt_ruleset_option_or_preset_gets_a_did_you_mean(tmp_path: Path) -> None:
+    """Defect (organiser audit): the config's own keys got "did you mean", its ruleset's
+    options not: `ruleset = { must_bet = true }` (or a ruleset file's) said only "unknown
+    option (known: ...)", `ruleset = "clasic"` only "unknown preset". One helper says it.
+    (An unknown key with a newline in it split the message in two lines.)"""
+    e = _error(tmp_path, BASE.replace('ruleset = "classic"', "ruleset = { must_bet = true }"))
+    assert e.key == "ruleset.must_bet"
+    assert e.message.startswith("unknown option (did you mean 'must_beat'?); known options:")
+    inline = BASE.replace('ruleset = "classic"', "ruleset = { concede = 'off' }")
+    e = _error(tmp_path, inline, ("ruleset.must_bet=true",))  # (--set: the same words)
+    assert "ruleset.must_bet: unknown option (did you mean 'must_beat'?)" in str(e)
+    house = tmp_path / "house.toml"
+    house.write_text('preset = "classic"\nmust_bet = true\n')
+    e = _error(tmp_path, BASE.replace('"classic"', '"house.toml"'))
+    assert e.key == "ruleset"
+    assert e.message.startswith(f"{house}: must_bet: unknown option (did you mean 'must_beat'?)")
+    e = _error(tmp_path, BASE.replace('"classic"', '"clasic"'))
+    assert (
+        e.message == "unknown preset 'clasic' (did you mean 'classic'?); known: classic, "
+        "1001, 1001-4p; or a .toml file"
+    )  # (as load_ruleset says it)
+    e = _error(tmp_path, '"a\\nb\\u001b[31m" = 1\n' + BASE)  # one line, no escape obeyed
+    assert e.key == "a\\x0ab\\x1b[31m" and str(e).isprintable()
+    e = _error(tmp_path, BASE.replace('name = "mine"', 'nmae = "mine"'))  # (as before)
+    assert e.message.startswith("unknown key (did you mean 'name'?); known keys: ")
+
+
+def test_a_key_set_twice_in_a_ruleset_file_is_named_with_its_line(tmp_path: Path) -> None:
+    """Defect (organiser audit): the config quoted the line of a key set twice in itself,
+    not in the ruleset file it names: that said only "Cannot overwrite a value (at line 3,
+    column 16)". The guess of two bots of one name is the config's own."""
+    house = tmp_path / "house.toml"
+    house.write_text('preset = "classic"\nconcede = "penalty"\nconcede = "off"\n')
+    e = _error(tmp_path, BASE.replace('"classic"', '"house.toml"'))
+    assert e.key == "ruleset" and e.message.startswith(f"{house}: not valid TOML: Cannot")
+    assert e.message.endswith('line 3 (concede = "off") sets a key that the file already set')
+    assert "two bots" not in e.message

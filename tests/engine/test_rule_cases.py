@@ -876,7 +876,7 @@ def test_a_bad_ruleset_file_names_the_key(tmp_path: Path, text: str, key: str) -
     with pytest.raises(RulesetError) as info:
         load_ruleset(f)
     assert info.value.key == key
-    assert str(info.value).startswith(f"{key}: ")
+    assert str(info.value).startswith(f"{f}: {key}: ")  # (the file too: see test_rulesets)
 
 
 def test_the_record_says_a_made_contract_on_the_barrels_last_deal_was_made() -> None:

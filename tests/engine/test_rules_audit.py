@@ -164,7 +164,7 @@ def test_bad_ruleset_files_name_the_key_and_the_problem(tmp_path: Path, text, ke
     with pytest.raises(RulesetError) as info:
         load_ruleset(f)
     assert info.value.key == key
-    assert str(info.value).startswith(f"{key}: ")
+    assert str(info.value).startswith(f"{f}: {key}: ")
     assert words in str(info.value)
 
 

@@ -90,7 +90,10 @@ def test_errors_name_the_key(tmp_path: Path, text: str, key: str) -> None:
     f.write_text(text)
     with pytest.raises(RulesetError) as info:
         load_ruleset(f)
-    assert info.value.key == key and str(info.value).startswith(f"{key}:")
+    assert info.value.key == key and info.value.source == str(f)
+    # The file is named, whichever command prints it (`arena-bot try` and `arena serve`
+    # named only the key); a file that is no TOML at all is the file's own fault.
+    assert str(info.value).startswith(f"{f}: " if key == "file" else f"{f}: {key}: ")
 
 
 def test_missing_file_and_unknown_preset() -> None:
@@ -131,6 +134,35 @@ def test_a_ruleset_file_based_on_1001_is_sized_for_four_players(tmp_path: Path) 
     assert Ruleset.from_dict({"preset": "classic"}, 4).players == 3  # no 4-player classic
 
 
+def test_a_misspelt_option_preset_or_choice_gets_a_did_you_mean(tmp_path: Path) -> None:
+    """Defect (organiser audit): `must_bet = true` in a ruleset file or a tournament's inline
+    ruleset said only "unknown option (known: ...)", though a tournament config's own keys
+    get "did you mean"; a misspelt preset or choice neither. All three get one now."""
+    with pytest.raises(RulesetError) as info:
+        Ruleset.from_dict({"preset": "classic", "must_bet": True})
+    assert info.value.key == "must_bet"
+    assert str(info.value).startswith("must_bet: unknown option (did you mean 'must_beat'?); ")
+    assert "known options: name, players," in str(info.value)
+    f = tmp_path / "house.toml"
+    for text, words in [
+        ('preset = "classic"\nmust_bet = true\n',
+         "must_bet: unknown option (did you mean 'must_beat'?)"),
+        ('preset = "clasic"\n', "preset: unknown preset 'clasic' (did you mean 'classic'?)"),
+        ('concede = "penalt"\n',
+         "concede: must be one of 'free', 'penalty', 'off', got 'penalt' "
+         "(did you mean 'penalty'?)"),
+    ]:  # fmt: skip
+        f.write_text(text)
+        with pytest.raises(RulesetError, match="did you mean") as info:
+            load_ruleset(f)
+        assert str(info.value).startswith(f"{f}: {words}")
+    with pytest.raises(RulesetError, match=r"unknown preset 'clasic' \(did you mean 'classic'\?\)"):
+        load_ruleset("clasic")
+    with pytest.raises(RulesetError) as info:  # nothing near: no guess
+        Ruleset.from_dict({"colour": 3})
+    assert "did you mean" not in str(info.value)
+
+
 def test_a_key_set_twice_in_a_toml_file_quotes_its_line(tmp_path: Path) -> None:
     """Defect (organiser audit): a key set twice in a ruleset file (or any TOML file the
     product reads: a tokens file too) said only tomllib's "Cannot overwrite a value (at
@@ -146,6 +178,7 @@ def test_a_key_set_twice_in_a_toml_file_quotes_its_line(tmp_path: Path) -> None:
     with pytest.raises(RulesetError) as info2:
         load_ruleset(f)
     assert info2.value.key == "file"
+    assert str(info2.value).startswith(f"{f}: not valid TOML: Cannot overwrite a value")
     assert 'line 3 (concede = "off") sets a key' in str(info2.value)
     f.write_text('preset = "classic"\nmust_beat = true\nmust_beat = false')  # "end of document"
     with pytest.raises(TomlFileError, match=r"line 3 \(must_beat = false\) sets a key"):
@@ -162,3 +195,35 @@ def test_a_key_set_twice_in_a_toml_file_quotes_its_line(tmp_path: Path) -> None:
     with pytest.raises(TomlFileError) as info:
         read_toml_file(f)
     assert "line" not in str(info.value).split(")", 1)[-1]
+
+
+def test_a_bad_ruleset_file_says_so_in_one_short_line(tmp_path: Path) -> None:
+    """Defect: a ruleset error quoted a bad value whole (a 100 KB string was a 100 KB
+    message), wrote a key's newline or escape sequence as it was (the one line split, the
+    terminal obeyed), and `preset = 1001` was "unknown preset 1001 (known: ..., 1001, ...)"."""
+    f = tmp_path / "house.toml"
+    f.write_text(f'concede = "{"x" * 100_000}"\n')
+    with pytest.raises(RulesetError) as info:
+        load_ruleset(f)
+    assert info.value.key == "concede" and len(str(info.value)) < 300
+    assert str(info.value).endswith("xxx...")
+    f.write_text(f"target = [{'1,' * 10_000}]\n")
+    with pytest.raises(RulesetError, match=r"target: expected an integer, got \[1, 1, ") as info:
+        load_ruleset(f)
+    assert len(str(info.value)) < 300
+    f.write_text('"a\\nb\\u001b[31m" = 1\n')
+    with pytest.raises(RulesetError) as info:
+        load_ruleset(f)
+    assert info.value.key == "a\\nb\\x1b[31m"
+    assert str(info.value).startswith(f"{f}: a\\nb\\x1b[31m: unknown option; known options: ")
+    assert str(info.value).isprintable()
+    f.write_text("preset = 1001\n")
+    with pytest.raises(RulesetError) as info:
+        load_ruleset(f)
+    assert (
+        str(info.value) == f'{f}: preset: expected a string, got 1001 (quote it: preset = "1001")'
+    )
+    assert load_ruleset("classic") is PRESETS["classic"]  # (a preset has no file to name:)
+    with pytest.raises(RulesetError) as info:
+        load_ruleset("nope")
+    assert info.value.source is None and str(info.value).startswith("preset: unknown preset")
