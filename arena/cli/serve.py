@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import difflib
 import functools
 import logging
 import os
@@ -28,7 +27,7 @@ from arena.referee.lobby import FinishedMatch
 from arena.referee.server import host_port, port_problem
 from arena.tournament.config import BOT_NAME_RE, BOT_NAME_RULE
 from engine import RulesetError, load_ruleset
-from engine.rules import TomlFileError, read_toml_file
+from engine.rules import TomlFileError, did_you_mean, read_toml_file
 
 __all__ = ["load_tokens", "serve"]
 
@@ -148,8 +147,8 @@ def load_tokens(path: Path) -> dict[str, str]:
         raise bad(f"{path}: {e}") from None
     for key in data:
         if key != "bots":
-            hint = " (did you mean 'bots'?)" if difflib.get_close_matches(key, ["bots"]) else ""
-            raise bad(f"{path}: {key}: unknown key{hint}; the file holds one [bots] table")
+            raise bad(f"{path}: {key}: unknown key{did_you_mean(key, ['bots'])}; the file "
+                      "holds one [bots] table")  # fmt: skip
     bots = data.get("bots")
     if not isinstance(bots, dict) or not bots:
         raise bad(f'{path}: expected a [bots] table of name = "token"')
