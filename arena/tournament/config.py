@@ -26,6 +26,7 @@ import os
 import re
 import shlex
 import tomllib
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -442,7 +443,9 @@ def _set_twice(path: str | Path, message: str) -> str:
     if not _SET_TWICE_RE.search(message):
         return ""
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        # Lines as TOML counts them, at "\n" only: splitlines() also breaks at U+2028,
+        # U+0085 and others a comment or string may hold, and quoted another line.
+        lines = Path(path).read_text(encoding="utf-8").split("\n")
     except (OSError, ValueError):
         return ""
     at = _AT_LINE_RE.search(message)
@@ -801,7 +804,12 @@ def _syntax_problem(path: Path) -> str | None:
     except OSError:  # (the launch says why it cannot be read)
         return None
     try:
-        compile(source, str(path), "exec", dont_inherit=True)
+        # Its warnings (an invalid escape "\d", `is` with a literal) are the bot's to show
+        # when it runs: printed here they came from the arena, and with warnings as errors
+        # (-W error) a bot that runs was refused as a SyntaxError.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(source, str(path), "exec", dont_inherit=True)
     except SyntaxError as e:  # IndentationError and TabError among them
         where = f", line {e.lineno}" if e.lineno else ""
         return f"{path}{where}: {type(e).__name__}: {e.msg}"
