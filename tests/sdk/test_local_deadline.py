@@ -163,6 +163,10 @@ def test_strict_raises_at_a_timeout() -> None:
         ({"decision_ms": True}, "decision_ms must be a whole number of ms, not True"),
         ({"decision_ms": 10, "timed_seats": [3]}, "timed_seats: no seat 3 in a match of 3"),
         ({"decision_ms": 10, "timed_seats": ["0"]}, "timed_seats: no seat '0' in a match of 3"),
+        # (defects: ignored without decision_ms; a bare seat number was a TypeError)
+        ({"timed_seats": [0]}, "timed_seats needs decision_ms"),
+        ({"decision_ms": 10, "timed_seats": 0}, "timed_seats must be a collection of seat"),
+        ({"decision_ms": 10, "timed_seats": "01"}, "timed_seats must be a collection of seat"),
     ],
 )
 def test_bad_timing_arguments_are_refused_naming_them(kwargs: dict, message: str) -> None:
