@@ -178,7 +178,9 @@ def _set_twice(text: str, message: str) -> str:
     error: it names no key, and the first value is kept nowhere."""
     if not _SET_TWICE_RE.search(message):
         return ""
-    lines = text.splitlines()
+    # Lines as TOML counts them, at "\n" only: splitlines() also breaks at U+2028, U+0085
+    # and others a comment or string may hold, and quoted another line.
+    lines = text.split("\n")
     at = _AT_LINE_RE.search(message)
     number = int(at.group(1)) if at else len(lines)
     while not at and number > 1 and not lines[number - 1].strip():

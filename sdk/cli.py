@@ -530,8 +530,9 @@ def try_(
             bank = DEFAULT_TIME_BANK_MS if time_bank_ms is None else time_bank_ms
             at = f"at {decision_ms} ms per decision + {bank} ms of time bank per match"
             if timeouts:  # each is in the log (--log-level warning), naming where it was
+                times = _plural(timeouts, "time")
                 console.print(
-                    f"[yellow]warning:[/yellow] {tried} timed out {timeouts} times ({at}; "
+                    f"[yellow]warning:[/yellow] {tried} timed out {times} ({at}; "
                     "counted in its incidents): an arena plays the fallback for each and "
                     "counts a strike (3 strikes forfeit a match by default)"
                 )

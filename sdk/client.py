@@ -437,16 +437,28 @@ def _tell_bank(m: _Match, bot: Bot, view: PlayerView, deadline: Deadline) -> Non
         return
     m.bank_told = True
     over = used - deadline.limit_s
-    left = max(0.0, deadline.bank_s - over)
+    method = f"{type(bot).__name__}.{_method(bot, view)}"
+    if over >= deadline.bank_s:
+        # Past the bank too (by this clock, which starts after the referee's): a timeout,
+        # not bank spent ("the time bank paid 0 ms" of a limit with no bank, say).
+        log.warning(
+            "match %s: a decision took %.0f ms (deal %d, %s: %s), past the limit of %.0f ms "
+            "and the %.0f ms left of the time bank: a timeout (the referee played its "
+            "fallback, emptied the bank and counted a strike; arena-bot try --decision-ms "
+            "N --time-bank-ms M rehearses it; said once per match)",
+            m.match_id, used * 1000, view.deal_number + 1, view.phase, method,
+            deadline.limit_s * 1000, deadline.bank_s * 1000,
+        )  # fmt: skip
+        return
+    left = deadline.bank_s - over
     log.warning(
         "match %s: a decision took %.0f ms (deal %d, %s: %s), over the limit of %.0f ms: "
         "the time bank paid %.0f ms, %.0f ms of it left for the match (by this process's "
         "clock; the network's delay comes off it too). Past the limit and the bank the "
         "referee plays its fallback and counts a strike (arena-bot try --decision-ms N "
         "--time-bank-ms M rehearses it; said once per match)",
-        m.match_id, used * 1000, view.deal_number + 1, view.phase,
-        f"{type(bot).__name__}.{_method(bot, view)}", deadline.limit_s * 1000,
-        min(over, deadline.bank_s) * 1000, left * 1000,
+        m.match_id, used * 1000, view.deal_number + 1, view.phase, method,
+        deadline.limit_s * 1000, over * 1000, left * 1000,
     )  # fmt: skip
 
 

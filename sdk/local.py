@@ -410,11 +410,20 @@ def play_local(
     recorded and logged (with ``strict=True``: a ``RuntimeError``). The call cannot be
     cut off: the match waits for it. Only the decision call is timed (in an arena a hook
     still running when the next request comes delays that answer too). ``timed_seats``:
-    the seats timed (default: all). Without ``decision_ms``, no deadline (``bot.deadline``
-    is ``None``) and no timeouts.
+    the seats timed (default: all; it needs ``decision_ms``). Without ``decision_ms``, no
+    deadline (``bot.deadline`` is ``None``) and no timeouts.
     """
     limits = _limits(decision_ms, time_bank_ms)
     limit_ms = limits[0] if limits is not None else 0
+    if timed_seats is not None:
+        # (as time_bank_ms alone: ignored, it looked like a timed match; a bare seat
+        # number raised "'int' object is not iterable")
+        if limits is None:
+            raise ValueError("timed_seats needs decision_ms (the time of one decision)")
+        if isinstance(timed_seats, str) or not isinstance(timed_seats, Collection):
+            raise ValueError(
+                f"timed_seats must be a collection of seat numbers, got {timed_seats!r}"
+            )
     rules = resolve_ruleset(ruleset, max_deals, len(bots))
     if len(bots) != rules.players:
         raise ValueError(f"ruleset {rules.name!r} needs {rules.players} bots, got {len(bots)}")
@@ -642,7 +651,7 @@ def play_series(
                 match_id=f"local-{seed + i // p}-{r}",  # one per match of the series
                 decision_ms=decision_ms,
                 time_bank_ms=time_bank_ms,
-                timed_seats=(order.index(0),),
+                timed_seats=None if decision_ms is None else (order.index(0),),
             )
             with _counting():
                 _add(entries, order, m)

@@ -26,6 +26,7 @@ import os
 import re
 import shlex
 import tomllib
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -776,7 +777,12 @@ def _syntax_problem(path: Path) -> str | None:
     except OSError:  # (the launch says why it cannot be read)
         return None
     try:
-        compile(source, str(path), "exec", dont_inherit=True)
+        # Its warnings (an invalid escape "\d", `is` with a literal) are the bot's to show
+        # when it runs: printed here they came from the arena, and with warnings as errors
+        # (-W error) a bot that runs was refused as a SyntaxError.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(source, str(path), "exec", dont_inherit=True)
     except SyntaxError as e:  # IndentationError and TabError among them
         where = f", line {e.lineno}" if e.lineno else ""
         return f"{path}{where}: {type(e).__name__}: {e.msg}"

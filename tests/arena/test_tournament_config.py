@@ -491,6 +491,16 @@ def test_a_bot_named_twice_is_named_with_its_line(tmp_path: Path) -> None:
     assert "line 8 ([bots]) declares a table that the file already declared" in str(e)
 
 
+def test_a_bot_named_twice_is_quoted_from_tomls_own_line(tmp_path: Path) -> None:
+    """Defect: the line quoted was found with str.splitlines(), which also breaks at
+    U+2028, U+0085 and the like (a comment may hold them, TOML counts only "\\n"): one
+    such character above the second bot quoted the line before it."""
+    e = _error(tmp_path, "# caf\u2028\u0085 notes\n" + BASE + 'a = "pimc"\n')
+    assert 'line 9 (a = "pimc") sets a key that the file already set' in str(e), str(e)
+    e = _error(tmp_path, "# caf\u2028\n" + BASE.replace("\n", "\r\n") + 'a = "pimc"')
+    assert 'line 9 (a = "pimc") sets a key' in str(e), str(e)  # CRLF, end of document
+
+
 def test_a_bot_file_that_does_not_compile_is_refused_with_the_config(tmp_path: Path) -> None:
     """Defect (organiser audit): a bot file with a syntax error was found only once the
     referee and every other bot had started, as that bot's exit before connecting; it is
@@ -549,3 +559,18 @@ def test_a_key_set_twice_in_a_ruleset_file_is_named_with_its_line(tmp_path: Path
     assert e.key == "ruleset" and e.message.startswith(f"{house}: not valid TOML: Cannot")
     assert e.message.endswith('line 3 (concede = "off") sets a key that the file already set')
     assert "two bots" not in e.message
+
+
+def test_a_bot_files_compile_warnings_are_neither_shown_nor_fatal(tmp_path: Path) -> None:
+    """Defect: the compile check showed the bot file's own warnings (an invalid escape
+    "\\d", `is` with a literal) as the arena's, each time the config loaded, and with
+    warnings as errors (-W error) refused a bot that runs, as a SyntaxError."""
+    import warnings
+
+    (tmp_path / "warns.py").write_text(
+        'import re\nPAT = re.compile("\\d+")\nSMALL = len(PAT.pattern) is 3\nclass Mine: pass\n'
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (a warning the check let out raises here)
+        cfg = load_config(_write(tmp_path, BASE + 'd = "warns.py:Mine"\n'))
+    assert cfg.bots[3].bot == f"{(tmp_path / 'warns.py').resolve()}:Mine"

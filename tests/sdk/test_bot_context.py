@@ -197,6 +197,25 @@ def test_a_decision_within_its_limit_is_not_said(caplog: pytest.LogCaptureFixtur
     assert "over the limit of 1 ms" in caplog.records[0].getMessage()
 
 
+def test_a_decision_past_the_limit_and_the_bank_is_said_to_be_a_timeout(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect: a first decision over the limit that was past the bank too (a timeout at
+    the referee) was said to have been paid by the bank ("the time bank paid 0 ms, 0 ms
+    of it left" with no bank): it is said as the timeout it was."""
+    from engine import Game, observe
+    from sdk.client import _Match, _tell_bank
+
+    game = Game.new(RULES, 1, ("a", "b", "c"))
+    view = observe(game, 0)
+    m = _Match("h1", 0, RULES, None, view)
+    with caplog.at_level(logging.WARNING, logger="sdk.client"):
+        _tell_bank(m, Bot(), view, Deadline(0.001, 0.0, time.monotonic() - 0.5))
+    [said] = [r.getMessage() for r in caplog.records]
+    assert "past the limit of 1 ms and the 0 ms left of the time bank: a timeout" in said, said
+    assert "time bank paid" not in said and m.bank_told
+
+
 def test_the_match_count_does_not_wait_for_a_call_that_never_returns(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

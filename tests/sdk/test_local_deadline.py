@@ -163,6 +163,10 @@ def test_strict_raises_at_a_timeout() -> None:
         ({"decision_ms": True}, "decision_ms must be a whole number of ms, not True"),
         ({"decision_ms": 10, "timed_seats": [3]}, "timed_seats: no seat 3 in a match of 3"),
         ({"decision_ms": 10, "timed_seats": ["0"]}, "timed_seats: no seat '0' in a match of 3"),
+        # (defects: ignored without decision_ms; a bare seat number was a TypeError)
+        ({"timed_seats": [0]}, "timed_seats needs decision_ms"),
+        ({"decision_ms": 10, "timed_seats": 0}, "timed_seats must be a collection of seat"),
+        ({"decision_ms": 10, "timed_seats": "01"}, "timed_seats must be a collection of seat"),
     ],
 )
 def test_bad_timing_arguments_are_refused_naming_them(kwargs: dict, message: str) -> None:
@@ -219,6 +223,34 @@ def test_try_times_the_bot_with_decision_ms_and_reports_its_timeouts(tmp_path: P
     assert "random never timed out (at 60000 ms per decision + 10000 ms of time bank" in " ".join(
         quick.output.split()
     )
+
+
+ONCE_LATE_FILE = """
+import time
+from sdk import Bot
+
+class OnceLate(Bot):
+    calls = 0
+
+    def act(self, view):
+        self.calls += 1
+        if self.calls == 1:
+            time.sleep(0.3)  # past 200 ms and no bank, at its first decision only
+        return view.legal_actions[-1]
+"""
+
+
+def test_try_says_one_timeout_in_the_singular(tmp_path: Path) -> None:
+    """Defect: one timeout was said "timed out 1 times". (Seed 2: the bot has a choice
+    to make; at seed 0 its one decision of the deal is a forced pass, never asked.)"""
+    f = tmp_path / "once.py"
+    f.write_text(ONCE_LATE_FILE)
+    r = CliRunner().invoke(main, ["try", f"{f}:OnceLate", "--vs", "random", "-n", "1",
+                                  "--max-deals", "1", "--seed", "2", "--decision-ms", "200",
+                                  "--time-bank-ms", "0"])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    said = " ".join(r.output.split())
+    assert "warning: OnceLate timed out 1 time (at 200 ms per decision" in said, said
 
 
 @pytest.mark.parametrize(
