@@ -105,8 +105,9 @@ def raise_open_files_limit() -> None:
     token and gRPC counts none per client address: at the usual soft limit of 1,024, about
     1,000 connections that never finish their HTTP/2 preface kept every bot out until gRPC
     closed them (after about 60 s), and the client could open them again (hostile round
-    16; with the limit at 600, 700 did it). ``arena serve`` and ``arena tournament`` (whose
-    referee may serve remote bots, and which runs a process per local bot) both call it."""
+    16; with the limit at 600, 700 did it). ``arena serve`` calls it; ``arena tournament``
+    does not, as every bot process it starts would inherit the raised limit (some programs
+    size tables by it or close every descriptor up to it)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     # (an unlimited hard limit cannot be the soft one: Linux caps both at fs.nr_open)
     want = 1 << 20 if hard == resource.RLIM_INFINITY else hard

@@ -18,7 +18,7 @@ from rich.logging import RichHandler
 from rich.markup import escape
 
 from arena.cli.leaderboard import _screen
-from arena.cli.options import NonEmptyPath, raise_open_files_limit
+from arena.cli.options import NonEmptyPath
 from arena.leaderboard import build_leaderboard, to_rich_table, write_outputs
 from arena.storage import Storage, StorageError
 from arena.tournament.config import ConfigError, TournamentConfig, load_config
@@ -117,7 +117,6 @@ def tournament(
         err_console.print("[yellow]Interrupted[/] before the tournament started: nothing "
                           "was played or stored.")  # fmt: skip
         sys.exit(130)
-    raise_open_files_limit()  # (see there: remote bots' connections, local bots' pipes)
     t0 = time.monotonic()
     options = RunOptions(
         fresh=not resume,

@@ -521,35 +521,3 @@ def test_a_bots_folder_in_the_current_directory_does_not_hide_the_bundled_bots(
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "6/6 stored" in " ".join(proc.stderr.split()), proc.stderr[-2000:]
-
-
-def test_arena_tournament_takes_its_hard_limit_of_open_files(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Defect (transport round 16): `arena serve` raised its soft limit of open files to the
-    hard one (idle connections need no token: at the inherited limit a few hundred kept
-    every bot out), but `arena tournament`, whose referee serves remote bots too and which
-    runs a process per local bot, kept the inherited one. It is raised before the run."""
-    import resource
-
-    import arena.cli.tournament as cli
-
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard != resource.RLIM_INFINITY and hard <= 256:
-        pytest.skip(f"the hard limit of open files here is {hard}")
-    seen: list[int] = []
-
-    def fake_run(cfg: object, options: object) -> None:
-        seen.append(resource.getrlimit(resource.RLIMIT_NOFILE)[0])
-        raise TournamentError("stopped by the test")
-
-    monkeypatch.setattr(cli, "run", fake_run)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))
-    try:
-        result = CliRunner().invoke(
-            main, ["tournament", "--config", str(_config(tmp_path, "nofile")), "--no-progress"]
-        )
-    finally:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
-    assert "stopped by the test" in " ".join(result.output.split()), result.output
-    assert seen and seen[0] > 256, seen
