@@ -23,7 +23,7 @@ import struct
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from operator import add, sub
+from operator import add, index, sub
 from typing import Any, NamedTuple
 
 from engine.actions import Action, Bid, Concede, Contract, Give, Pass, Play, ThrowIn
@@ -1133,14 +1133,8 @@ class Game:
             raise GameOverError(action, seat, "the match is over", ())
         legal = self.legal_actions()
         actor = self.to_act
-        # A bool is an int in Python: ``seat=True`` must not pass for seat 1, nor 1.0.
-        if seat is not None and (isinstance(seat, bool) or not isinstance(seat, int)):
-            raise NotYourTurnError(
-                action,
-                None,
-                f"seat must be a seat number (an int), got {seat!r} (it is seat {actor}'s turn)",
-                legal,
-            )
+        if seat is not None:
+            seat = _seat_number(seat, actor, action, legal)
         if seat is not None and seat != actor:
             if (
                 self.phase is _BIDDING
@@ -1345,6 +1339,22 @@ def _malformed(action: Action) -> str:
             if not isinstance(declare, bool):
                 return f"declare must be a bool: {declare!r}"
     return ""
+
+
+def _seat_number(seat: object, actor: int | None, action: object, legal: Sequence[Action]) -> int:
+    """``seat`` as an int: any integer type (``numpy.int64`` too), not a bool (an int in
+    Python: ``seat=True`` must not pass for seat 1), a float (1.0) or a text ("1")."""
+    try:
+        if not isinstance(seat, bool):
+            return index(seat)  # type: ignore[arg-type]  # (a TypeError when it has none)
+    except TypeError:
+        pass
+    raise NotYourTurnError(
+        action,
+        None,
+        f"seat must be a seat number (an int), got {seat!r} (it is seat {actor}'s turn)",
+        legal,
+    )
 
 
 def _check_deal(

@@ -316,6 +316,26 @@ def test_a_seat_that_is_not_a_seat_number_is_refused(seat: object) -> None:
     g.apply(g.legal_actions()[-1], seat=S)
 
 
+def test_a_seat_of_any_integer_type_is_a_seat_number() -> None:
+    """Defect (review of the check above): it refused every seat that is not an ``int``,
+    ``numpy.int64(1)`` too (an integer type: ``__index__``), which an author's search code
+    may well hold."""
+
+    class Int64:  # (numpy's integers are not ints, but have __index__)
+        def __init__(self, v: int) -> None:
+            self.v = v
+
+        def __index__(self) -> int:
+            return self.v
+
+    g = new_game(ruleset(), *SOLID)
+    other = (S + 1) % 3
+    with pytest.raises(NotYourTurnError, match=rf"it is seat {S}'s turn, not seat {other}'s"):
+        g.apply(g.legal_actions()[-1], seat=Int64(other))  # type: ignore[arg-type]
+    g.apply(g.legal_actions()[-1], seat=Int64(S))  # type: ignore[arg-type]
+    assert g.to_act != S
+
+
 @pytest.mark.parametrize(
     ("cards", "trump", "words"),
     [
