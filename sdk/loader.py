@@ -171,11 +171,12 @@ def _why(e: BaseException) -> str:
 def _pick(module: ModuleType, cls_name: str, spec: str, target: str) -> type[Bot]:
     """The Bot subclass ``cls_name`` of ``module`` (``target``: the module or file as the
     user wrote it), or its only own one."""
-    own = [
-        obj
+    # Each class once: an alias (``Default = Mine``) is not a second bot.
+    own = list({
+        id(obj): obj
         for _, obj in inspect.getmembers(module, inspect.isclass)
         if issubclass(obj, Bot) and obj is not Bot and obj.__module__ == module.__name__
-    ]
+    }.values())  # fmt: skip
     names = ", ".join(sorted(c.__name__ for c in own))
     if cls_name:
         found = getattr(module, cls_name, None)

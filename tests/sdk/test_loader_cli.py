@@ -42,6 +42,17 @@ def test_load_by_module_and_file(tmp_path: Path) -> None:
     assert load_bot(str(f)).__name__ == "First"
 
 
+def test_an_alias_of_the_one_bot_is_not_a_second_bot(tmp_path: Path) -> None:
+    """Defect (review): a file with ``Default = Slow`` beside its one bot class "defines
+    several bots (Slow, Slow)" and asked for a class name."""
+    f = tmp_path / "aliased.py"
+    f.write_text("from sdk import Bot\n\nclass Slow(Bot):\n    pass\n\nDefault = Slow\n")
+    assert load_bot(str(f)).__name__ == "Slow"
+    f.write_text(f.read_text() + "\nclass Fast(Bot):\n    pass\n")
+    with pytest.raises(BotLoadError, match=r"defines several bots \(Fast, Slow\)"):
+        load_bot(str(f))
+
+
 def test_a_package_beside_the_command_loads_by_module_and_by_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
