@@ -16,6 +16,8 @@ the action's notation (``play K♥``, ``bid 110``, ``give 9♠ to 2``; ASCII ``p
 works too), with a bare card (``KH`` plays it; ``KH declare`` declares the marriage) or
 with a bare amount (``110``). Anything else is explained and asked again. ``help`` lists
 this; ``table`` prints the table again; ``quit`` (or end of input) leaves the match.
+A timed decision (``Bot.deadline``) shows the time left in the prompt; an answer past it
+is not used, and the seat says what is played instead.
 """
 
 from __future__ import annotations
@@ -38,12 +40,13 @@ from engine import (
     Play,
     PlayerView,
     Suit,
+    fallback_action,
     parse_action,
     parse_card,
 )
 from engine.actions import ActionParseError
 from engine.cards import CardParseError
-from sdk.bot import Bot
+from sdk.bot import Bot, Deadline
 
 __all__ = ["HumanBot", "choose", "format_hand", "render_view"]
 
@@ -101,7 +104,14 @@ class HumanBot(Bot):
         self._print(render_view(view, color=self.color))
         self._print(self._menu(legal))
         while True:
-            text = self._ask(f"Your move, {_names(view)[view.seat]} (1-{len(legal)}, or 'help'): ")
+            # A timed decision (an arena, or `arena-bot try --decision-ms`): the person sees
+            # at every prompt how long is left, as a bot reads self.deadline.
+            clock = ""
+            if self.deadline is not None:
+                clock = f"; {_time_left(self.deadline, fallback_action(legal))}"
+            text = self._ask(
+                f"Your move, {_names(view)[view.seat]} (1-{len(legal)}, or 'help'{clock}): "
+            )
             word = text.strip().lower()
             if word in ("help", "?", "h"):
                 self._print(HELP)
@@ -115,7 +125,15 @@ class HumanBot(Bot):
                 raise SystemExit(1)
             action, problem = choose(text, legal)
             if action is not None:
-                self._print(f"  → {action}")
+                if self.deadline is not None and self.deadline.left() <= 0:
+                    # Past the limit and the bank the arena (or the timed local match) does
+                    # not use the answer: saying "→ bid 110" would be a lie.
+                    self._print(
+                        f"  Time ran out: your {action} came too late and is not used; "
+                        f"{fallback_action(legal)} is played for you instead."
+                    )
+                else:
+                    self._print(f"  → {action}")
                 return action
             self._print(f"  {problem}")
 
@@ -240,6 +258,18 @@ def choose(text: str, legal: Sequence[Action]) -> tuple[Action | None, str]:
         if action.declare:
             return None, f"No marriage to declare with {action.card}. " + _legal_text(legal)
     return None, f"'{action}' is not legal now. " + _legal_text(legal)
+
+
+def _time_left(deadline: Deadline, fallback: Action) -> str:
+    """What the prompt says of a timed decision: ``9.2 s left (+10.0 s bank)``, then the
+    bank, then that the time is up (the answer will not be used)."""
+    own, total = deadline.left(bank=False), deadline.left()
+    if total <= 0:
+        return f"time is up: {fallback} is played for you"
+    if own > 0:
+        bank = f" (+{deadline.bank_s:.1f} s bank)" if deadline.bank_s else ""
+        return f"{own:.1f} s left{bank}"
+    return f"{total:.1f} s of time bank left"
 
 
 def _legal_text(legal: Sequence[Action]) -> str:

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from engine import Bid, Contract, Game, Give, Pass, Play, observe, parse_cards
+from engine import Bid, Contract, Game, Give, Pass, Play, PlayerView, observe, parse_cards
+from sdk import Deadline
 from sdk.human import HumanBot, choose, format_hand, render_view
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -277,3 +278,41 @@ def test_the_prompt_shows_the_seats_own_name_written_out() -> None:
     shown = out.getvalue()
     assert "\x1b" not in shown and "\x07" not in shown
     assert "Your move, me\\x1b]0;title\\x07" in shown
+
+
+def _my_turn_in_bidding() -> PlayerView:
+    g = Game.new("classic", 3, ["me", "bob", "cid"])
+    while g.to_act != 0:
+        g.apply(g.legal_actions()[0])
+    return observe(g, 0)
+
+
+def test_a_timed_decision_shows_the_time_left_at_the_prompt() -> None:
+    """Defect (review of ``arena-bot try human --decision-ms``): the prompt never said how
+    long the person had; a bot reads ``self.deadline``, the person saw nothing."""
+    out = io.StringIO()
+    human = HumanBot(stdin=io.StringIO("nonsense\n1\n"), stdout=out, color=False)
+    human.deadline = Deadline(limit_s=600.0, bank_s=10.0, received=time.monotonic())
+    human.act(_my_turn_in_bidding())
+    prompts = re.findall(r"Your move, me \(1-\d+, or 'help'; (.*?)\): ", out.getvalue())
+    assert len(prompts) == 2, out.getvalue()  # asked again after "nonsense": shown again
+    for clock in prompts:
+        assert re.fullmatch(r"\d+\.\d s left \(\+10\.0 s bank\)", clock), clock
+    untimed = io.StringIO()
+    HumanBot(stdin=io.StringIO("1\n"), stdout=untimed).act(_my_turn_in_bidding())
+    assert "s left" not in untimed.getvalue()
+
+
+def test_an_answer_past_the_deadline_says_what_was_played_instead() -> None:
+    """Defect (same review): past the limit and the bank the answer is not used and the
+    fallback is played, but the seat printed "→ bid 105" as if it had been."""
+    view = _my_turn_in_bidding()
+    out = io.StringIO()
+    human = HumanBot(stdin=io.StringIO("1\n"), stdout=out, color=False)
+    human.deadline = Deadline(limit_s=0.001, bank_s=0.0, received=time.monotonic() - 60)
+    assert human.act(view) == view.legal_actions[0]
+    text = out.getvalue()
+    assert f"→ {view.legal_actions[0]}" not in text
+    assert "time is up: pass is played for you" in text  # the prompt, already too late
+    assert f"Time ran out: your {view.legal_actions[0]} came too late and is not used; " \
+        "pass is played for you instead." in text  # fmt: skip
