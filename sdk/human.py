@@ -14,7 +14,8 @@ marriages, the trick in progress and the last trick, each seat's take so far), t
 sorted by suit, and the legal actions numbered. The person answers with a number, with
 the action's notation (``play K♥``, ``bid 110``, ``give 9♠ to 2``; ASCII ``play KH``
 works too), with a bare card (``KH`` plays it; ``KH declare`` declares the marriage) or
-with a bare amount (``110``). Anything else is explained and asked again. ``help`` lists
+with a bare amount (``110``), a give by name (``give KH to bob``), in Russian (``Кч``
+is K♥, ``пас``). Anything else is explained and asked again. ``help`` lists
 this; ``table`` prints the table again; ``quit`` (or end of input) leaves the match.
 A timed decision (``Bot.deadline``) shows the time left in the prompt; an answer past it
 is not used, and the seat says what is played instead.
@@ -23,6 +24,7 @@ is not used, and the seat says what is played instead.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -69,6 +71,9 @@ Answer with:
                                     (ASCII suits work: play KH, give 9s to 2)
   a card alone to play it           e.g. KH   (KH declare: declare the marriage)
   an amount alone                   e.g. 110  (a bid or the contract)
+  a card to give and to whom        e.g. give KH to bob, KH 2 (alone: to the one left)
+  cards in Russian, rank then suit  e.g. Кч (K♥), Тт (A♣), 10б (10♦); пас, сдаюсь
+                                    (ranks Т К Д В 10 9, suits п т/к б ч)
   table                             print the table again
   quit                              leave the match
 """
@@ -102,7 +107,7 @@ class HumanBot(Bot):
     def act(self, view: PlayerView) -> Action:
         legal = view.legal_actions
         self._print(render_view(view, color=self.color))
-        self._print(self._menu(legal))
+        self._print(self._menu(legal, _names(view)))
         while True:
             # A timed decision (an arena, or `arena-bot try --decision-ms`): the person sees
             # at every prompt how long is left, as a bot reads self.deadline.
@@ -118,12 +123,12 @@ class HumanBot(Bot):
                 continue
             if word in ("table", "t"):
                 self._print(render_view(view, color=self.color))
-                self._print(self._menu(legal))
+                self._print(self._menu(legal, _names(view)))
                 continue
             if word in ("quit", "exit", "q"):
                 self._print("Leaving the match.")
                 raise SystemExit(1)
-            action, problem = choose(text, legal)
+            action, problem = choose(text, legal, _names(view))
             if action is not None:
                 if self.deadline is not None and self.deadline.left() <= 0:
                     # Past the limit and the bank the arena (or the timed local match) does
@@ -173,17 +178,22 @@ class HumanBot(Bot):
 
     # -- I/O ------------------------------------------------------------------------------
 
-    def _menu(self, legal: Sequence[Action]) -> str:
-        items = [f"{i + 1:>3}) {self._paint(str(a))}" for i, a in enumerate(legal)]
-        width = max((len(str(a)) for a in legal), default=0) + 7
+    def _menu(self, legal: Sequence[Action], names: Sequence[str] = ()) -> str:
+        # A give names its receiver ("give 9♠ to 2 (bob)"): the table shows names only.
+        labels = [
+            f"{a} ({names[a.to]})" if isinstance(a, Give) and a.to < len(names) else str(a)
+            for a in legal
+        ]
+        items = [f"{i + 1:>3}) {self._paint(label)}" for i, label in enumerate(labels)]
+        width = max((len(label) for label in labels), default=0) + 7
         per_row = max(1, 78 // max(width, 1))
         rows = []
         for k in range(0, len(items), per_row):
             chunk = items[k : k + per_row]
-            acts = legal[k : k + per_row]
+            texts = labels[k : k + per_row]
             rows.append(
                 "".join(
-                    it + " " * (width - len(str(a)) - 5) for it, a in zip(chunk, acts, strict=True)
+                    it + " " * (width - len(t) - 5) for it, t in zip(chunk, texts, strict=True)
                 ).rstrip()
             )
         return "Legal actions:\n" + "\n".join(rows)
@@ -207,18 +217,25 @@ class HumanBot(Bot):
         return line.rstrip("\r\n")
 
 
-def choose(text: str, legal: Sequence[Action]) -> tuple[Action | None, str]:
-    """The legal action the person meant by ``text``, or ``None`` and why not.
+def choose(
+    text: str, legal: Sequence[Action], names: Sequence[str] = ()
+) -> tuple[Action | None, str]:
+    """The legal action the person meant by ``text``, or ``None`` and why not. ``names``
+    (the players', by seat) lets a give name its receiver (``give KH to bob``).
 
     >>> from engine import Pass, Bid
     >>> choose("2", (Bid(105), Pass()))
     (Pass(), '')
     >>> choose("bid 107", (Bid(105), Pass()))[1]
     "'bid 107' is not legal now. Legal: bid 105, pass"
+    >>> str(choose("Кч", (Play(parse_card("KH")),))[0])
+    'play K♥'
     """
-    t = text.strip()
+    t = _latin(text)
     if not t:
         return None, "Type a number from the list (or 'help')."
+    if re.fullmatch(r"\d{1,6}[.)]", t):  # "3." or "3)", as the menu writes it
+        t = t[:-1]
     if t.isdigit() and not (t.isascii() and len(t) <= 6):
         # "²", "①" or a 5000-digit number: str.isdigit() says yes, int() refuses.
         return None, f"Not a number from the list: {t[:20]!r}. Type one (or 'help')."
@@ -229,7 +246,17 @@ def choose(text: str, legal: Sequence[Action]) -> tuple[Action | None, str]:
         amounts = [a for a in legal if isinstance(a, Bid | Contract) and a.amount == k]
         if amounts:
             return amounts[0], ""
+        if any(isinstance(a, Bid | Contract) for a in legal) and k > len(legal):
+            # "130" where contracts go to 125: an amount, not a menu number
+            return None, (
+                f"No action number {k}: choose 1-{len(legal)}; nor is {k} an amount you may "
+                "name now. " + _legal_text(legal)
+            )
         return None, f"No action number {k}: choose 1-{len(legal)} (or 'help')."
+    if any(isinstance(a, Give) for a in legal):
+        given = _give(t, legal, names)
+        if given is not None:
+            return given
     action: Action | None = None
     try:
         action = parse_action(t)
@@ -270,6 +297,69 @@ def _time_left(deadline: Deadline, fallback: Action) -> str:
         bank = f" (+{deadline.bank_s:.1f} s bank)" if deadline.bank_s else ""
         return f"{own:.1f} s left{bank}"
     return f"{total:.1f} s of time bank left"
+
+
+#: Russian card notation: ranks Т(уз) К(ороль) Д(ама) В(алет) 10 9, suits п(ики)
+#: т(рефы)/к(рести) б(убны) ч(ерви): "Кч" is K♥, "Тт" A♣, "10б" 10♦.
+_RU_RANK = {"т": "A", "к": "K", "д": "Q", "в": "J", "10": "10", "9": "9"}
+_RU_SUIT = {"п": "S", "т": "C", "к": "C", "б": "D", "ч": "H"}
+_RU_WORD = {"пас": "pass", "пасс": "pass", "сдаюсь": "concede", "марьяж": "declare"}
+
+
+def _latin(text: str) -> str:
+    """``text`` stripped, with Russian cards and words in the notation ``choose`` reads,
+    and emoji suits' variation selector (``♥️``, as phone keyboards type it) dropped."""
+    words = []
+    for w in text.replace("\ufe0f", "").split():
+        low = w.lower()
+        m = re.fullmatch(r"(10|9|[ткдвakqjt])([птбкч♠♣♦♥shdc])", low)
+        if low in _RU_WORD:
+            w = _RU_WORD[low]
+        elif m and re.search("[а-я]", low):
+            rank = _RU_RANK.get(m[1], m[1])
+            w = rank + _RU_SUIT.get(m[2], m[2])
+        words.append(w)
+    return " ".join(words)
+
+
+def _give(
+    t: str, legal: Sequence[Action], names: Sequence[str]
+) -> tuple[Action | None, str] | None:
+    """A give as a person may type it: ``KH`` (to the one opponent left), ``give KH``,
+    ``KH 2``, ``give KH to bob``; ``None`` for text that names no card to give."""
+    words = t.split()
+    if words[0].lower() == "give":
+        words = words[1:]
+    if len(words) >= 2 and words[-1].startswith("(") and words[-1].endswith(")"):
+        del words[-1]  # "give 9♠ to 2 (bob)", as the menu writes it
+    if len(words) >= 2 and words[-2].lower() == "to":
+        del words[-2]
+    if not 1 <= len(words) <= 2:
+        return None
+    try:
+        card = parse_card(words[0])
+    except CardParseError:
+        return None
+    gives = [a for a in legal if isinstance(a, Give)]
+    mine = [a for a in gives if a.card == card]
+    if not mine:
+        return None, f"You do not hold {card}. " + _legal_text(legal)
+    if len(words) == 1:
+        if len(mine) == 1:
+            return mine[0], ""
+        options = " or ".join(f"'give {card} to {_to_whom(a.to, names)}'" for a in mine)
+        return None, f"To whom? Type {options}."
+    to = words[1]
+    for a in mine:
+        if to == str(a.to) or (a.to < len(names) and to.lower() == names[a.to].lower()):
+            return a, ""
+    whom = ", ".join(_to_whom(a.to, names) for a in mine)
+    return None, f"You cannot give to {to!r} now: give {card} to {whom}."
+
+
+def _to_whom(seat: int, names: Sequence[str]) -> str:
+    """``2 (bob)``: a give's receiver by seat number and name."""
+    return f"{seat} ({names[seat]})" if seat < len(names) else str(seat)
 
 
 def _legal_text(legal: Sequence[Action]) -> str:

@@ -316,3 +316,68 @@ def test_an_answer_past_the_deadline_says_what_was_played_instead() -> None:
     assert "time is up: pass is played for you" in text  # the prompt, already too late
     assert f"Time ran out: your {view.legal_actions[0]} came too late and is not used; " \
         "pass is played for you instead." in text  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "meant"),
+    [
+        ("Кч", "play K♥"),  # Russian: К(ороль) ч(ерви)
+        ("кч", "play K♥"),
+        ("К♥", "play K♥"),
+        ("Тк", "play A♣"),  # Т(уз) к(рести)
+        ("Тт", "play A♣"),  # Т(уз) т(рефы)
+        ("10б", "play 10♦"),
+        ("Дч", "play Q♥"),
+        ("9п", "play 9♠"),
+        ("кч марьяж", "play K♥ declare"),
+        ("Q♥\ufe0f", "play Q♥"),  # an emoji keyboard's heart
+        ("2.", "play Q♥"),  # the menu's number as written: "2)"
+        ("2)", "play Q♥"),
+    ],
+)
+def test_cards_typed_in_russian_or_as_the_menu_writes_them(text: str, meant: str) -> None:
+    """Defect (playing the seat as a person): the game is Russian and so are its players,
+    yet 'Кч' (K♥), 'пас', a heart from an emoji keyboard or '2.' were "not an action"."""
+    legal = (*(Play(c) for c in parse_cards("K♥ Q♥ 9♠ 10♦ A♣")), Play(parse_cards("K♥")[0], True))
+    action, problem = choose(text, legal)
+    assert str(action) == meant, problem
+    assert choose("пас", (Bid(105), Pass())) == (Pass(), "")
+    assert choose("Пасс", (Bid(105), Pass())) == (Pass(), "")
+
+
+def test_a_give_by_card_and_name() -> None:
+    """Defect (same): 'give K♥ to bob' answered "invalid literal for int() with base 10:
+    'bob'", a card alone said "No card is played now" and the menu's 'to 2' named no one
+    the table shows (it shows names)."""
+    k, nine = parse_cards("K♥ 9♠")
+    names = ["me", "bob", "cid"]
+    both = (Give(k, 1), Give(k, 2), Give(nine, 1), Give(nine, 2))
+    assert choose("give kh to bob", both, names) == (Give(k, 1), "")
+    assert choose("Кч Cid", both, names) == (Give(k, 2), "")
+    assert choose("kh 2", both, names) == (Give(k, 2), "")
+    assert choose("give K♥ to 2 (cid)", both, names) == (Give(k, 2), "")  # as the menu says
+    action, problem = choose("kh", both, names)
+    assert (
+        action is None and problem == "To whom? Type 'give K♥ to 1 (bob)' or 'give K♥ to 2 (cid)'."
+    )
+    action, problem = choose("give kh to zed", both, names)
+    assert action is None and "You cannot give to 'zed' now: give K♥ to 1 (bob), 2 (cid)" in problem
+    assert "int()" not in problem
+    assert "You do not hold A♠" in choose("give as to bob", both, names)[1]
+    last = (Give(k, 2), Give(nine, 2))  # the second give: one receiver left
+    assert choose("kh", last, names) == (Give(k, 2), "")
+    g = Game.new("classic", 3, names)
+    while g.phase.name != "PASSING":
+        g.apply(g.legal_actions()[0])
+    out = io.StringIO()
+    seat = g.to_act
+    assert seat is not None
+    HumanBot(stdin=io.StringIO("1\n"), stdout=out, color=False).act(observe(g, seat))
+    assert re.search(r"1\) give \S+ to \d \((bob|cid|me)\)", out.getvalue()), out.getvalue()
+
+
+def test_an_amount_out_of_reach_is_not_called_a_menu_number() -> None:
+    action, problem = choose("130", (Contract(120), Contract(125)))
+    assert action is None
+    assert problem.startswith("No action number 130: choose 1-2; nor is 130 an amount")
+    assert "Legal: contract 120, contract 125" in problem
