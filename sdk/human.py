@@ -92,6 +92,8 @@ class HumanBot(Bot):
         color: bool | None = None,
     ) -> None:
         super().__init__()
+        #: (deal number, tricks completed) at the last table printed
+        self._seen = (-1, 0)
         self.stdin = stdin if stdin is not None else sys.stdin
         self.stdout = stdout if stdout is not None else sys.stdout
         if color is None:
@@ -106,7 +108,11 @@ class HumanBot(Bot):
 
     def act(self, view: PlayerView) -> Action:
         legal = view.legal_actions
-        self._print(render_view(view, color=self.color))
+        # The tricks completed since this seat last saw the table: a seat whose only legal
+        # card is played for it (a forced move: it is not asked) would not see those tricks.
+        since = self._seen[1] if self._seen[0] == view.deal_number else 0
+        self._seen = (view.deal_number, len(view.tricks))
+        self._print(render_view(view, color=self.color, since=since))
         self._print(self._menu(legal, _names(view)))
         while True:
             # A timed decision (an arena, or `arena-bot try --decision-ms`): the person sees
@@ -122,7 +128,7 @@ class HumanBot(Bot):
                 self._print(HELP)
                 continue
             if word in ("table", "t"):
-                self._print(render_view(view, color=self.color))
+                self._print(render_view(view, color=self.color, since=since))
                 self._print(self._menu(legal, _names(view)))
                 continue
             if word in ("quit", "exit", "q"):
@@ -417,8 +423,9 @@ def _card(c: Card | None, color: bool) -> str:
     return s
 
 
-def render_view(view: PlayerView, *, color: bool = False) -> str:
-    """The table as this seat sees it, as text (what :class:`HumanBot` prints)."""
+def render_view(view: PlayerView, *, color: bool = False, since: int | None = None) -> str:
+    """The table as this seat sees it, as text (what :class:`HumanBot` prints): the last
+    trick, or with ``since`` every trick from that index on when there are several."""
     names = _names(view)
     me = view.seat
 
@@ -482,10 +489,14 @@ def render_view(view: PlayerView, *, color: bool = False) -> str:
             f"Tricks:   {len(view.tricks)} played; takes so far: "
             + "  ".join(f"{who(s)} {takes[s]}" for s in view.active_seats)
         )
-        if view.tricks:
-            last = view.tricks[-1]
+        first = len(view.tricks) - 1  # the last trick; every new one if several are new
+        if since is not None and len(view.tricks) - since >= 2:
+            first = since
+        for k in range(max(first, 0), len(view.tricks)):
+            last = view.tricks[k]
+            head = "Last trick: " if k == first == len(view.tricks) - 1 else f"Trick {k + 1}: "
             lines.append(
-                "Last trick: "
+                head
                 + ", ".join(f"{who(s)} {_card(c, color)}" for s, c in last.cards)
                 + f"  → {who(last.winner)}"
             )

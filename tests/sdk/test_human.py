@@ -381,3 +381,33 @@ def test_an_amount_out_of_reach_is_not_called_a_menu_number() -> None:
     assert action is None
     assert problem.startswith("No action number 130: choose 1-2; nor is 130 an amount")
     assert "Legal: contract 120, contract 125" in problem
+
+
+def test_tricks_played_for_the_seat_while_it_was_not_asked_are_shown() -> None:
+    """Defect (1001-4p through a pty): a seat left one legal card is not asked (the move
+    is forced), so the next table showed only the last trick: the tricks between were
+    never shown to the person. Now every trick completed since its last table is."""
+    g = Game.new("classic", 3, ["me", "bob", "cid"])
+    while g.phase.name != "PLAYING":
+        g.apply(g.legal_actions()[0])
+    human = HumanBot(stdin=io.StringIO(), stdout=io.StringIO(), color=False)
+    first = observe(g, 0)
+    human._seen = (first.deal_number, len(first.tricks))
+    while len(g.tricks) < 3:  # three tricks the seat is not asked about
+        g.apply(g.legal_actions()[0])
+    while g.to_act != 0:
+        g.apply(g.legal_actions()[0])
+    out = io.StringIO()
+    human.stdin, human.stdout = io.StringIO("1\n"), out
+    human.act(observe(g, 0))
+    text = out.getvalue()
+    for k in (1, 2, 3):
+        assert re.search(rf"^Trick {k}: .* → ", text, re.M), text
+    assert "Last trick:" not in text
+    out2 = io.StringIO()  # asked again in the same trick: only the last one, as before
+    human.stdin, human.stdout = io.StringIO("1\n"), out2
+    g.apply(g.legal_actions()[0])
+    while g.to_act != 0:
+        g.apply(g.legal_actions()[0])
+    human.act(observe(g, 0))
+    assert "Trick 1:" not in out2.getvalue() and "Last trick:" in out2.getvalue()
