@@ -170,13 +170,20 @@ class HumanBot(Bot):
         lines.append("  scored: " + _per_seat(names, [f"{d:+d}" for d in result.deltas], view.seat))
         lines.append("  scores: " + _per_seat(names, result.scores, view.seat))
         for e in result.events:
-            lines.append(f"  {printable(e)}")
+            # The engine's events name seats by number ("seat 1 gets on the barrel"); the
+            # table names players.
+            lines.append(f"  {_name_seats(printable(e), names, view.seat)}")
         self._print("\n".join(lines) + "\n")
 
     def on_match_end(self, view: PlayerView, result: GameResult) -> None:
         names = _names(view)
         order = sorted(range(len(names)), key=lambda s: (result.places[s], s))
-        lines = ["Match over:"]
+        deals = _plural(result.deals, "deal")
+        if result.reason == "max_deals":  # say so: no one reached the target
+            why = f"the cap of {deals} was reached before anyone had {view.ruleset.target}"
+        else:
+            why = f"{deals} played"
+        lines = [f"Match over: {why}."]
         for s in order:
             me = "  ← you" if s == view.seat else ""
             lines.append(f"  {result.places[s]}. {names[s]:<12} {result.scores[s]:>6}{me}")
@@ -387,6 +394,23 @@ def _names(view: PlayerView) -> list[str]:
     that sent escape sequences (a window title, a cleared screen, the clipboard) in a name
     would have had them obeyed."""
     return [printable(p) for p in view.players]
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _name_seats(text: str, names: Sequence[str], me: int) -> str:
+    """``seat 1 gets on the barrel`` as ``bob gets on the barrel`` (``me (you)`` for the
+    seat's own)."""
+
+    def name(m: re.Match[str]) -> str:
+        s = int(m[1])
+        if s >= len(names):
+            return m[0]
+        return f"{names[s]} (you)" if s == me else names[s]
+
+    return re.sub(r"\bseat (\d+)\b", name, text)
 
 
 def _per_seat(names: Sequence[str], values: Sequence[object], me: int) -> str:

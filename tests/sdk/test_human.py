@@ -411,3 +411,30 @@ def test_tricks_played_for_the_seat_while_it_was_not_asked_are_shown() -> None:
         g.apply(g.legal_actions()[0])
     human.act(observe(g, 0))
     assert "Trick 1:" not in out2.getvalue() and "Last trick:" in out2.getvalue()
+
+
+def test_deal_events_name_players_and_the_match_end_says_why() -> None:
+    """Defect (a long classic match through a pty): the barrel's events read "seat 1 gets
+    on the barrel" under a table that names players only, and "Match over:" did not say
+    that the deal cap, not a player's 1000, ended it."""
+    import dataclasses
+
+    g = Game.new("classic", 3, ["me", "bob", "cid"])
+    while g.deal_number == 0:
+        g.apply(g.legal_actions()[0])
+    result = dataclasses.replace(
+        g.deal_results[0],
+        events=("seat 1 gets on the barrel", "seat 0 sat 3 deals on the barrel: -120"),
+    )
+    out = io.StringIO()
+    human = HumanBot(stdin=io.StringIO(), stdout=out, color=False)
+    human.on_deal_end(observe(g, 0), result)
+    assert "  bob gets on the barrel\n" in out.getvalue()
+    assert "  me (you) sat 3 deals on the barrel: -120\n" in out.getvalue()
+    from sdk import play_local
+
+    out = io.StringIO()
+    seats = [HumanBot(io.StringIO("1\n" * 300), o) for o in (out, io.StringIO(), io.StringIO())]
+    m = play_local(seats, seed=2, max_deals=1)
+    assert m.result.reason == "max_deals"
+    assert "Match over: the cap of 1 deal was reached before anyone had 1000." in out.getvalue()
