@@ -487,7 +487,11 @@ def render_view(view: PlayerView, *, color: bool = False, since: int | None = No
             deal += f", contract {view.contract}"
         lines.append(deal)
     elif view.bid is not None and view.phase is Phase.BIDDING:
-        lines.append(f"Standing bid: {view.bid}")
+        # Whose it is: the last bidder's, or first hand's (committed to the opening bid
+        # without speaking, so "Bids: none yet" did not say who would play it).
+        bidders = [s for s, a in view.bids if isinstance(a, Bid)]
+        holder = f"{who(bidders[-1])}" if bidders else f"{who(view.first_hand)}, first hand"
+        lines.append(f"Standing bid: {view.bid} ({holder})")
     if view.talon is not None:
         lines.append("Talon:    " + " ".join(_card(c, color) for c in view.talon))
     if view.gives:

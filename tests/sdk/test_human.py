@@ -438,3 +438,18 @@ def test_deal_events_name_players_and_the_match_end_says_why() -> None:
     m = play_local(seats, seed=2, max_deals=1)
     assert m.result.reason == "max_deals"
     assert "Match over: the cap of 1 deal was reached before anyone had 1000." in out.getvalue()
+
+
+def test_the_standing_bid_says_whose_it_is() -> None:
+    """Defect (classic through a pty): first hand is committed to 100 without speaking, so
+    the table said "Bids: none yet" and "Standing bid: 100", and not who would play it."""
+    names = ["me", "bob", "cid"]
+    g = Game.new("classic", 1, names)
+    view = observe(g, g.to_act or 0)
+    who = "you" if view.first_hand == view.seat else names[view.first_hand]
+    assert f"Standing bid: 100 ({who}, first hand)" in render_view(view)
+    bidder = g.to_act or 0
+    g.apply(Bid(105))
+    view = observe(g, g.to_act or 0)
+    assert view.seat != bidder
+    assert f"Standing bid: 105 ({names[bidder]})" in render_view(view)
