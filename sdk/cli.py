@@ -617,14 +617,32 @@ def _human_command() -> click.Command:
 @click.option(
     "--max-deals", type=click.IntRange(min=1, max=1_000_000), help="Cap each match at N deals."
 )
+# try's own options (it said "No such option '--decision-ms'": not the same as try human)
+@click.option(
+    "--decision-ms",
+    type=click.IntRange(1, MAX_DEADLINE_MS),
+    help="Time your decisions as an arena does (the prompt shows the time left).",
+)
+@click.option(
+    "--time-bank-ms",
+    type=click.IntRange(0, MAX_DEADLINE_MS),
+    help="With --decision-ms: your time bank per match [default: 10000].",
+)
 @click.pass_context
 def _human_play(
-    ctx: click.Context, vs: str, n: int, ruleset: str, seed: int, max_deals: int | None
+    ctx: click.Context,
+    vs: str,
+    n: int,
+    ruleset: str,
+    seed: int,
+    max_deals: int | None,
+    decision_ms: int | None,
+    time_bank_ms: int | None,
 ) -> None:
     """Play against bots yourself in the terminal (same as `arena-bot try human`)."""
     ctx.invoke(
         try_, bot="human", vs=vs, n=n, ruleset=ruleset, seed=seed, max_deals=max_deals,
-        log_level="warning",
+        decision_ms=decision_ms, time_bank_ms=time_bank_ms, log_level="warning",
     )  # fmt: skip
 
 

@@ -453,3 +453,17 @@ def test_the_standing_bid_says_whose_it_is() -> None:
     view = observe(g, g.to_act or 0)
     assert view.seat != bidder
     assert f"Standing bid: 105 ({names[bidder]})" in render_view(view)
+
+
+def test_arena_bot_human_times_decisions_as_try_human_does() -> None:
+    """Defect: `arena-bot human` is "the same as `arena-bot try human`", but refused
+    --decision-ms ("No such option"), the option that times a person's decisions."""
+    argv = ["human", "--vs", "heuristic,heuristic", "--max-deals", "5"]
+    term = Terminal([sys.executable, "-m", "sdk.cli", *argv, "--decision-ms", "600000",
+                     "--time-bank-ms", "0"])  # fmt: skip
+    try:
+        term.expect(r"Your move, human \(1-\d+, or 'help'; \d+\.\d s left\): ", timeout=30)
+        term.send("quit")
+        term.expect("Leaving the match")
+    finally:
+        term.close()
