@@ -166,6 +166,9 @@ class HumanBot(Bot):
             f"contract {result.contract}" if result.contract is not None else f"bid {result.bid}"
         )
         lines = [f"Deal {result.number + 1} over: {who} {contract}, {outcome}."]
+        if len(names) == 4 and result.dealer == view.seat:
+            # the seat was not asked once in the deal: say why nothing was shown
+            lines.append("  (you dealt and sat out this deal: you score the talon)")
         lines.append("  takes:  " + _per_seat(names, result.takes, view.seat))
         lines.append("  scored: " + _per_seat(names, [f"{d:+d}" for d in result.deltas], view.seat))
         lines.append("  scores: " + _per_seat(names, result.scores, view.seat))

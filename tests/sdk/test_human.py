@@ -467,3 +467,16 @@ def test_arena_bot_human_times_decisions_as_try_human_does() -> None:
         term.expect("Leaving the match")
     finally:
         term.close()
+
+
+def test_a_deal_sat_out_says_so() -> None:
+    """Defect (1001-4p through a pty): the dealer of four sits the deal out and is never
+    asked, so the person saw "Deal 1 over: ..." out of nowhere, with a score for it."""
+    from sdk import play_local
+
+    outs = [io.StringIO() for _ in range(4)]
+    seats = [HumanBot(io.StringIO("1\n" * 300), o, color=False) for o in outs]
+    m = play_local(seats, ruleset="1001-4p", seed=3, max_deals=1)
+    dealer = Game.new("1001-4p", 3, list(m.names)).dealer
+    said = [("you dealt and sat out this deal" in o.getvalue()) for o in outs]
+    assert said == [s == dealer for s in range(4)], said
