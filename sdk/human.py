@@ -124,7 +124,7 @@ class HumanBot(Bot):
                 f"Your move, {_names(view)[view.seat]} (1-{len(legal)}, or 'help'{clock}): "
             )
             word = text.strip().lower()
-            if word in ("help", "?", "h"):
+            if word in ("help", "?", "h", "помощь"):
                 self._print(HELP)
                 continue
             if word in ("table", "t"):
@@ -269,6 +269,10 @@ def choose(
                 "name now. " + _legal_text(legal)
             )
         return None, f"No action number {k}: choose 1-{len(legal)} (or 'help')."
+    amount = re.fullmatch(r"(bid|contract) +(\S+)", t, re.IGNORECASE)
+    if amount and not (amount[2].isascii() and amount[2].lstrip("-").isdigit()):
+        # parse_action would say "invalid literal for int() with base 10: 'abc'"
+        return None, f"Not an amount: {amount[2]!r}. " + _legal_text(legal)
     if any(isinstance(a, Give) for a in legal):
         given = _give(t, legal, names)
         if given is not None:

@@ -58,6 +58,9 @@ def test_choose_by_number_notation_card_and_amount() -> None:
         ("²", "Not a number from the list"),
         ("①", "Not a number from the list"),
         ("9" * 5000, "Not a number from the list"),
+        # parse_action's own words were "invalid literal for int() with base 10: 'abc'"
+        ("bid abc", "Not an amount: 'abc'. Legal: bid 105, bid 110, pass"),
+        ("Bid 1e3", "Not an amount: '1e3'. Legal: bid 105"),
     ],
 )
 def test_bad_input_is_explained(text: str, says: str) -> None:
