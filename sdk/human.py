@@ -17,15 +17,19 @@ works too), with a bare card (``KH`` plays it; ``KH declare`` declares the marri
 with a bare amount (``110``), a give by name (``give KH to bob``), in Russian (``Кч``
 is K♥, ``пас``). Anything else is explained and asked again. ``help`` lists
 this; ``table`` prints the table again; ``quit`` (or end of input) leaves the match.
-A timed decision (``Bot.deadline``) shows the time left in the prompt; an answer past it
-is not used, and the seat says what is played instead.
+A timed decision (``Bot.deadline``) shows the time left in the prompt; at a terminal the
+seat stops waiting when it has passed and says what is played instead (an answer past it,
+from a pipe, is said not to be used).
 """
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
+import select
 import sys
+import time
 from collections.abc import Sequence
 from typing import TextIO
 
@@ -94,8 +98,12 @@ class HumanBot(Bot):
         super().__init__()
         #: (deal number, tricks completed) at the last table printed
         self._seen = (-1, 0)
+        #: Typed and not yet read, from a terminal (``_read_line``).
+        self._pending = ""
         self.stdin = stdin if stdin is not None else sys.stdin
         self.stdout = stdout if stdout is not None else sys.stdout
+        encoding = getattr(self.stdin, "encoding", None) or "utf-8"
+        self._decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
         if color is None:
             color = (
                 "NO_COLOR" not in os.environ
@@ -120,9 +128,15 @@ class HumanBot(Bot):
             clock = ""
             if self.deadline is not None:
                 clock = f"; {_time_left(self.deadline, fallback_action(legal))}"
-            text = self._ask(
-                f"Your move, {_names(view)[view.seat]} (1-{len(legal)}, or 'help'{clock}): "
+            got = self._ask(
+                f"Your move, {_names(view)[view.seat]} (1-{len(legal)}, or 'help'{clock}): ",
+                None if self.deadline is None else self.deadline.left(),
             )
+            if got is None:  # nothing typed in time: say so now, not at the next Enter
+                fallback = fallback_action(legal)
+                self._print(f"\n  Time ran out: {fallback} is played for you.")
+                return fallback
+            text = got
             word = text.strip().lower()
             if word in ("help", "?", "h", "помощь"):
                 self._print(HELP)
@@ -223,14 +237,57 @@ class HumanBot(Bot):
         self.stdout.write(text + "\n")
         self.stdout.flush()
 
-    def _ask(self, prompt: str) -> str:
+    def _ask(self, prompt: str, wait_s: float | None = None) -> str | None:
+        """The line typed, or ``None`` when ``wait_s`` seconds passed first (a terminal on
+        POSIX only: other input is read as it comes)."""
         self.stdout.write(prompt)
         self.stdout.flush()
-        line = self.stdin.readline()
+        fd = self._terminal()
+        if fd is None:
+            line = self.stdin.readline()
+        else:
+            got = self._read_line(fd, wait_s)
+            if got is None:
+                return None
+            line = got
         if not line:
             self._print("\nEnd of input: leaving the match.")
             raise SystemExit(1)
         return line.rstrip("\r\n")
+
+    def _terminal(self) -> int | None:
+        """stdin's descriptor when it is a terminal that ``select`` can wait on."""
+        if os.name != "posix":
+            return None
+        try:
+            fd = self.stdin.fileno()
+        except (AttributeError, ValueError, OSError):
+            return None
+        return fd if os.isatty(fd) else None
+
+    def _read_line(self, fd: int, wait_s: float | None) -> str | None:
+        """A line from the terminal (``""`` at its end), or ``None`` after ``wait_s``.
+        Read from the descriptor with a buffer of our own: a line pasted with the one
+        before would sit in ``self.stdin``'s buffer, where ``select`` does not see it."""
+        end = None if wait_s is None else time.monotonic() + wait_s
+        while "\n" not in self._pending:
+            if end is not None:
+                left = max(0.0, end - time.monotonic())
+                if not select.select([fd], [], [], left)[0]:
+                    # A line half typed when the time ran out is dropped: it would
+                    # otherwise begin the answer to the next question.
+                    import termios  # POSIX only, as _terminal()
+
+                    termios.tcflush(fd, termios.TCIFLUSH)
+                    self._pending = ""
+                    return None
+            data = os.read(fd, 4096)
+            if not data:  # end of input: what was typed before it, then ""
+                line, self._pending = self._pending, ""
+                return line
+            self._pending += self._decoder.decode(data)
+        line, _, self._pending = self._pending.partition("\n")
+        return line + "\n"
 
 
 def choose(

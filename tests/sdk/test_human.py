@@ -483,3 +483,28 @@ def test_a_deal_sat_out_says_so() -> None:
     dealer = Game.new("1001-4p", 3, list(m.names)).dealer
     said = [("you dealt and sat out this deal" in o.getvalue()) for o in outs]
     assert said == [s == dealer for s in range(4)], said
+
+
+_TIMED = """
+from bots import load
+from sdk import play_local
+from sdk.human import HumanBot
+m = play_local([HumanBot(), load("heuristic"), load("heuristic")], seed=0, max_deals=1,
+               decision_ms=200, time_bank_ms=0)
+print("RESULT", [i.kind for i in m.incidents], flush=True)
+"""
+
+
+def test_a_person_who_does_not_answer_is_told_when_the_time_runs_out() -> None:
+    """Defect (review of --decision-ms): a timed decision waited for the person's Enter
+    for ever, and only then said the time had run out; the match stood still meanwhile.
+    At a terminal the seat now stops waiting at the deadline, says what is played, and
+    the match goes on."""
+    term = Terminal([sys.executable, "-c", _TIMED])
+    try:
+        term.expect(r"Your move, human \(1-\d+, or 'help'; 0\.\d s left\): ")
+        term.expect(r"Time ran out: (pass|\S+ \S+) is played for you\.")
+        m = term.expect(r"RESULT \[(.*)\]", timeout=60)
+        assert "'timeout'" in m.group(1)
+    finally:
+        term.close()
