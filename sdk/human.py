@@ -195,7 +195,7 @@ class HumanBot(Bot):
     def on_match_end(self, view: PlayerView, result: GameResult) -> None:
         names = _names(view)
         order = sorted(range(len(names)), key=lambda s: (result.places[s], s))
-        deals = _plural(result.deals, "deal")
+        deals = f"{result.deals} deal{'' if result.deals == 1 else 's'}"
         if result.reason == "max_deals":  # say so: no one reached the target
             why = f"the cap of {deals} was reached before anyone had {view.ruleset.target}"
         else:
@@ -458,10 +458,6 @@ def _names(view: PlayerView) -> list[str]:
     that sent escape sequences (a window title, a cleared screen, the clipboard) in a name
     would have had them obeyed."""
     return [printable(p) for p in view.players]
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _name_seats(text: str, names: Sequence[str], me: int) -> str:
