@@ -165,6 +165,7 @@ class HumanBot(Bot):
     # -- hooks ----------------------------------------------------------------------------
 
     def on_match_start(self, view: PlayerView) -> None:
+        self._seen = (-1, 0)  # deal numbers start again: the last match's count is no use
         names = _names(view)
         others = ", ".join(f"{p} (seat {s})" for s, p in enumerate(names) if s != view.seat)
         self._print(

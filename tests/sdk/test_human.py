@@ -407,6 +407,12 @@ def test_tricks_played_for_the_seat_while_it_was_not_asked_are_shown() -> None:
     for k in (1, 2, 3):
         assert re.search(rf"^Trick {k}: .* → ", text, re.M), text
     assert "Last trick:" not in text
+    # A new match starts the count again (deal 1 of the last match is not this deal 1).
+    out3 = io.StringIO()
+    human.stdin, human.stdout = io.StringIO("1\n"), out3
+    human.on_match_start(observe(g, 0))
+    human.act(observe(g, 0))
+    assert re.search(r"^Trick 1: ", out3.getvalue(), re.M)
     out2 = io.StringIO()  # asked again in the same trick: only the last one, as before
     human.stdin, human.stdout = io.StringIO("1\n"), out2
     g.apply(g.legal_actions()[0])
