@@ -134,6 +134,14 @@ def fallback_action(legal: Sequence[Action]) -> Action:
     return legal[0]
 
 
+def _whole(word: str, what: str) -> int:
+    """``word`` as a whole number; else a ``ValueError`` that says what was expected (not
+    int()'s "invalid literal for int() with base 10")."""
+    if not word.isascii() or not word.lstrip("+-").isdigit():
+        raise ValueError(f"{what} is a whole number, got {word!r}")
+    return int(word)
+
+
 def parse_action(text: str) -> Action:
     """Read an action from its notation (case-insensitive; cards as in ``parse_card``)."""
     words = text.strip().split()
@@ -142,17 +150,19 @@ def parse_action(text: str) -> Action:
     verb, args = words[0].lower(), words[1:]
     try:
         if verb == "bid" and len(args) == 1:
-            return Bid(int(args[0]))
+            return Bid(_whole(args[0], "an amount"))
         if verb == "contract" and len(args) == 1:
-            return Contract(int(args[0]))
+            return Contract(_whole(args[0], "an amount"))
         if verb == "pass" and not args:
             return Pass()
         if verb == "concede" and not args:
             return Concede()
-        if verb in ("throw-in", "throwin") and not args:
+        if (verb in ("throw-in", "throwin") and not args) or (
+            verb == "throw" and [a.lower() for a in args] == ["in"]
+        ):
             return ThrowIn()
         if verb == "give" and len(args) == 3 and args[1].lower() == "to":
-            return Give(parse_card(args[0]), int(args[2]))
+            return Give(parse_card(args[0]), _whole(args[2], "a seat number"))
         if verb == "play" and len(args) == 1:
             return Play(parse_card(args[0]))
         if verb == "play" and len(args) == 2 and args[1].lower() == "declare":

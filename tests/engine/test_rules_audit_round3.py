@@ -355,3 +355,27 @@ def test_trick_winner_refuses_what_is_not_a_trick(cards: list, trump: object, wo
     with pytest.raises(ValueError, match=re.escape(words)):
         trick_winner(cards, trump)  # type: ignore[arg-type]
     assert trick_winner(parse_cards("KH AH 9S"), Suit.SPADES) == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("bid abc", "an amount is a whole number, got 'abc'"),
+        ("contract 1e3", "an amount is a whole number, got '1e3'"),
+        ("give K♥ to bob", "a seat number is a whole number, got 'bob'"),
+    ],
+)
+def test_parse_action_says_what_a_number_should_be(text: str, words: str) -> None:
+    """Defect (human seat walkthrough): a word where a number goes was refused with int()'s
+    "invalid literal for int() with base 10: 'abc'"."""
+    from engine import ActionParseError, parse_action
+
+    with pytest.raises(ActionParseError, match=re.escape(words)):
+        parse_action(text)
+
+
+def test_parse_action_reads_throw_in_as_two_words() -> None:
+    """`throw in` as a person types it (rules audit round 3: it was refused)."""
+    from engine import ThrowIn, parse_action
+
+    assert parse_action("throw in") == parse_action("Throw-In") == ThrowIn()
