@@ -184,7 +184,11 @@ def _announce(cfg: TournamentConfig, console: Console) -> None:
         + escape(
             f"{len(cfg.bots)} bots ({', '.join(cfg.bot_names)}), ruleset {cfg.ruleset.name}, "
             f"{cfg.total_matches} matches ("
-            + (f"max {cfg.max_deals} deals each" if cfg.max_deals else "no deal cap")
+            + (
+                f"max {cfg.max_deals} deal{'' if cfg.max_deals == 1 else 's'} each"
+                if cfg.max_deals
+                else "no deal cap"
+            )
             + f"), concurrency {cfg.concurrency}, {seed}"
         )
     )
