@@ -434,8 +434,9 @@ class Game:
         report or to let a search bot simulate the rest of a match; the record keeps them
         (and a given ``dealer``).
         """
-        if isinstance(players, str):
-            # tuple("abc") would seat three players named "a", "b" and "c".
+        if isinstance(players, str) or not isinstance(players, Iterable):
+            # tuple("abc") would seat three players named "a", "b" and "c"; tuple(3) is a bare
+            # TypeError naming no argument (players=3 for "3 players").
             raise ValueError(f"players must be a sequence of names, one per seat, got {players!r}")
         names = tuple(players)
         if isinstance(ruleset, str):

@@ -82,6 +82,21 @@ def test_a_bad_value_set_twice_is_blamed_on_the_last_override(tmp_path: Path) ->
     assert "(from --set max_deals=-3, not from the file)" in str(e.value), str(e.value)
 
 
+def test_an_unknown_table_made_by_an_override_is_blamed_on_it(tmp_path: Path) -> None:
+    """Defect: `--set dedlines.decision_ms=5` said "t.toml: dedlines: unknown key ..." with
+    nothing of the --set, as if the file held a `dedlines` table."""
+    from arena.tournament.config import ConfigError, load_config
+
+    with pytest.raises(ConfigError) as e:
+        load_config(_config(tmp_path), ["dedlines.decision_ms=5"])
+    assert "dedlines: unknown key (did you mean 'deadlines'?)" in str(e.value), str(e.value)
+    assert "(from --set dedlines.decision_ms=5, not from the file)" in str(e.value)
+    # the file's own unknown table stays the file's, whatever is set inside it
+    with pytest.raises(ConfigError) as e:
+        load_config(_config(tmp_path, "dedlines = {x = 1}\n"), ["dedlines.decision_ms=5"])
+    assert "not from the file" not in str(e.value), str(e.value)
+
+
 def test_an_unreadable_ruleset_file_is_named_once_without_its_key(tmp_path: Path) -> None:
     """A ruleset file that is no TOML: the config's key and the file's path, and the reason
     once (not "<path>: file: '<path>': ...")."""

@@ -231,8 +231,8 @@ def _check_pem(path: Path | None, what: str, param: str) -> None:
 @click.option(
     "--seed", type=int, default=None,
     help="Seeds the seating and the deals (default: a new one each run, kept in "
-    "<record-dir>/serve-<start>.seed, readable by you only; the same seed deals the same "
-    "matches again, which bots that saw them could exploit).",
+    "<record-dir>/serve-<start time>-<hex>.seed, readable by you only; the same seed deals "
+    "the same matches again, which bots that saw them could exploit).",
 )  # fmt: skip
 @click.option(
     "--tls-cert", type=NonEmptyPath(exists=True, dir_okay=False, path_type=Path), default=None,
@@ -250,7 +250,7 @@ def _check_pem(path: Path | None, what: str, param: str) -> None:
 @click.option(
     "--db", type=NonEmptyPath(dir_okay=False, path_type=Path), default=None,
     help="Also store every finished match in this SQLite database, as a tournament named "
-    "serve-<start time>, for `arena leaderboard`, `arena web` and `arena replay`.",
+    "serve-<start time>-<hex>, for `arena leaderboard`, `arena web` and `arena replay`.",
 )  # fmt: skip
 @click.option("-v", "--verbose", is_flag=True, help="Log every connection and incident.")
 def serve(

@@ -92,11 +92,12 @@ def tournament(
     no_progress: bool,
     verbose: int,
 ) -> None:
-    """Run a round-robin tournament: every table of bots in every seating on the same deals.
+    """Run a round-robin tournament: every table of bots in every seating on the same deals
+    (unless the config says deals = "independent").
 
-    Results are stored as they complete; running the same command again resumes an
-    interrupted tournament. The leaderboard is printed and written to the out directory
-    (leaderboard.json, .csv, .md, .html).
+    Results are stored as they complete; running the same command again (without --fresh,
+    which would start over) resumes an interrupted tournament. The leaderboard is printed
+    and written to the out directory (leaderboard.json, .csv, .md, .html).
     """
     err_console = Console(stderr=True)
     setup_logging(verbose, err_console)
@@ -184,7 +185,11 @@ def _announce(cfg: TournamentConfig, console: Console) -> None:
         + escape(
             f"{len(cfg.bots)} bots ({', '.join(cfg.bot_names)}), ruleset {cfg.ruleset.name}, "
             f"{cfg.total_matches} matches ("
-            + (f"max {cfg.max_deals} deals each" if cfg.max_deals else "no deal cap")
+            + (
+                f"max {cfg.max_deals} deal{'' if cfg.max_deals == 1 else 's'} each"
+                if cfg.max_deals
+                else "no deal cap"
+            )
             + f"), concurrency {cfg.concurrency}, {seed}"
         )
     )

@@ -401,12 +401,13 @@ def load_config(
     hold another value, or none): ``t.toml: max_deals: ..., got -3 (from --set max_deals=-3,
     not from the file)``; ``given_as`` maps an override to how the user wrote it
     (``"max_deals=-3"`` -> ``"--max-deals -3"``)."""
-    data = apply_overrides(_read_toml(path), overrides, str(path))
+    in_file = _read_toml(path)
+    data = apply_overrides(in_file, overrides, str(path))
     _check_utf8(Path(path).resolve(), "file", partial(ConfigError, str(path)))  # (its base)
     try:
         return parse_config(data, source=str(path), base_dir=Path(path).resolve().parent)
     except ConfigError as e:
-        item = _override_of(e.key, overrides)
+        item = _override_of(e.key, overrides, in_file)
         if item is None:
             raise
         where = (given_as or {}).get(item) or f"--set {item}"
@@ -415,12 +416,23 @@ def load_config(
         ) from None
 
 
-def _override_of(key: str, overrides: Sequence[str]) -> str | None:
+def _override_of(key: str, overrides: Sequence[str], in_file: Mapping[str, Any]) -> str | None:
     """The last override that set ``key``, or a table holding it (``ruleset={...}`` for
-    ``ruleset.players``); None when the value came from the file."""
+    ``ruleset.players``), or made the table ``key`` the file does not have (an unknown key
+    ``dedlines`` from ``dedlines.decision_ms=5``); None when the value came from the file."""
     for item in reversed(overrides):
         set_key = item.partition("=")[0].strip()
         if set_key and (key == set_key or key.startswith((set_key + ".", set_key + "["))):
+            return item
+    node: Any = in_file
+    for part in key.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            break
+        node = node[part]
+    else:
+        return None  # the file has it
+    for item in reversed(overrides):
+        if item.partition("=")[0].strip().startswith(key + "."):
             return item
     return None
 

@@ -468,6 +468,8 @@ def test_remote_bots_with_duplicate_deals_get_a_note(
     # Defect (organiser audit 2): `max_deals = 0` was announced as "max unlimited deals each"
     assert "6 matches (max 20 deals each), concurrency 2" in said(BASE)
     assert "6 matches (no deal cap), concurrency 2" in said("max_deals = 0\n" + BASE)
+    # ... and `max_deals = 1` as "max 1 deals each"
+    assert "6 matches (max 1 deal each), concurrency 2" in said("max_deals = 1\n" + BASE)
 
 
 def test_a_config_without_seed_has_none_until_the_run_draws_one(tmp_path: Path) -> None:

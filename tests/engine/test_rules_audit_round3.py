@@ -275,6 +275,9 @@ def _solid_hands() -> list[tuple]:
         ({"scores": 5}, "scores must be 3 integers"),
         # a str was read as one player per letter
         ({"players": "abc"}, "players must be a sequence of names"),
+        # a count of players (or None) was a bare TypeError: 'int' object is not iterable
+        ({"players": 3}, "players must be a sequence of names, one per seat, got 3"),
+        ({"players": None}, "players must be a sequence of names"),
     ],
 )
 def test_start_values_of_the_wrong_shape_are_refused(kwargs: dict, words: str) -> None:
