@@ -187,7 +187,13 @@ def _set_twice(text: str, message: str) -> str:
         number -= 1  # (the end of the document: the last line written)
     if not 1 <= number <= len(lines):
         return ""
-    line = _plain(lines[number - 1].strip())
+    line = lines[number - 1].strip()
+    key, eq, _ = line.partition("=")
+    if eq and not line.startswith("["):
+        # The key, not its value: the value may be a secret (a token in `arena serve
+        # --tokens`, a remote bot's `token`, an `env` value) and says nothing of the key.
+        line = f"{key.strip()} = ..."
+    line = _plain(line)
     if "declare" in message:
         return f": line {number} ({line}) declares a table that the file already declared"
     return f": line {number} ({line}) sets a key that the file already set"

@@ -486,9 +486,9 @@ def test_a_bot_named_twice_is_named_with_its_line(tmp_path: Path) -> None:
     overwrite a value (at line 9, column 14)" (or "at end of document"), naming no key."""
     e = _error(tmp_path, BASE + 'a = "pimc"\n')
     assert e.key == "file"
-    assert 'line 8 (a = "pimc") sets a key that the file already set (two bots' in str(e)
+    assert "line 8 (a = ...) sets a key that the file already set (two bots" in str(e)
     e = _error(tmp_path, BASE + 'a = "pimc"')  # the last line, no newline: "end of document"
-    assert 'line 8 (a = "pimc") sets a key' in str(e)
+    assert "line 8 (a = ...) sets a key" in str(e)
     e = _error(tmp_path, BASE + "[bots]\nd = 'pimc'\n")
     assert "line 8 ([bots]) declares a table that the file already declared" in str(e)
 
@@ -498,9 +498,9 @@ def test_a_bot_named_twice_is_quoted_from_tomls_own_line(tmp_path: Path) -> None
     U+2028, U+0085 and the like (a comment may hold them, TOML counts only "\\n"): one
     such character above the second bot quoted the line before it."""
     e = _error(tmp_path, "# caf\u2028\u0085 notes\n" + BASE + 'a = "pimc"\n')
-    assert 'line 9 (a = "pimc") sets a key that the file already set' in str(e), str(e)
+    assert "line 9 (a = ...) sets a key that the file already set" in str(e), str(e)
     e = _error(tmp_path, "# caf\u2028\n" + BASE.replace("\n", "\r\n") + 'a = "pimc"')
-    assert 'line 9 (a = "pimc") sets a key' in str(e), str(e)  # CRLF, end of document
+    assert "line 9 (a = ...) sets a key" in str(e), str(e)  # CRLF, end of document
 
 
 def test_a_bot_file_that_does_not_compile_is_refused_with_the_config(tmp_path: Path) -> None:
@@ -559,7 +559,7 @@ def test_a_key_set_twice_in_a_ruleset_file_is_named_with_its_line(tmp_path: Path
     house.write_text('preset = "classic"\nconcede = "penalty"\nconcede = "off"\n')
     e = _error(tmp_path, BASE.replace('"classic"', '"house.toml"'))
     assert e.key == "ruleset" and e.message.startswith(f"{house}: not valid TOML: Cannot")
-    assert e.message.endswith('line 3 (concede = "off") sets a key that the file already set')
+    assert e.message.endswith("line 3 (concede = ...) sets a key that the file already set")
     assert "two bots" not in e.message
 
 

@@ -172,16 +172,14 @@ def test_a_key_set_twice_in_a_toml_file_quotes_its_line(tmp_path: Path) -> None:
     with pytest.raises(TomlFileError) as info:
         read_toml_file(f)
     assert info.value.key_set_twice
-    assert str(info.value).endswith(
-        ': line 3 (concede = "off") sets a key that the file already set'
-    )
+    assert str(info.value).endswith(": line 3 (concede = ...) sets a key that the file already set")
     with pytest.raises(RulesetError) as info2:
         load_ruleset(f)
     assert info2.value.key == "file"
     assert str(info2.value).startswith(f"{f}: not valid TOML: Cannot overwrite a value")
-    assert 'line 3 (concede = "off") sets a key' in str(info2.value)
+    assert "line 3 (concede = ...) sets a key" in str(info2.value)
     f.write_text('preset = "classic"\nmust_beat = true\nmust_beat = false')  # "end of document"
-    with pytest.raises(TomlFileError, match=r"line 3 \(must_beat = false\) sets a key"):
+    with pytest.raises(TomlFileError, match=r"line 3 \(must_beat = \.\.\.\) sets a key"):
         read_toml_file(f)
     f.write_text("[a]\nx = 1\n[a]\n")
     with pytest.raises(TomlFileError) as info:
