@@ -187,7 +187,7 @@ def test_a_key_set_twice_in_a_toml_file_quotes_its_line(tmp_path: Path) -> None:
     assert not info.value.key_set_twice
     assert str(info.value).endswith("line 3 ([a]) declares a table that the file already declared")
     f.write_text('"x\\u001b[2J" = 1\n"x\\u001b[2J" = 2 \n')  # the quoted line is escaped
-    with pytest.raises(TomlFileError, match=r'line 2 \("x\\u001b\[2J" = 2\) sets'):
+    with pytest.raises(TomlFileError, match=r'line 2 \("x\\u001b\[2J" = \.\.\.\) sets'):
         read_toml_file(f)
     f.write_text("a = [1,\n")  # another error: as tomllib says it
     with pytest.raises(TomlFileError) as info:
