@@ -409,3 +409,17 @@ def test_replay_refuses_what_makes_no_sense(tmp_path: Path, args: list[str], sai
     bad = _run(*args, "--db", str(db))
     assert bad.exit_code == 2 and bad.stdout == "", bad.output
     assert said in bad.stderr, bad.stderr
+
+
+def test_list_and_replay_say_one_deal_in_the_singular(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect (docs check): a match of one deal was listed as "1 deals"."""
+    monkeypatch.chdir(tmp_path)
+    db = tmp_path / "runs" / "t.sqlite"
+    db.parent.mkdir()
+    make_demo_db(db, matches=1, max_deals=1)
+    lines = _listed(_run("--list"))
+    assert len(lines) == 1 and lines[0].split()[1:3] == ["1", "deal"], lines
+    checked = _run("--check", lines[0].split()[0])
+    assert checked.exit_code == 0 and "(max_deals, 1 deal):" in checked.output, checked.output
