@@ -1,0 +1,222 @@
+"""Mutation review, round 3: tests for today's code (engine input checks, SDK local
+deadlines and bank warning, try's messages, tournament config and runner checks, the
+referee's token-less calls) that a plausible bug in it (a mutation) left passing. Each
+asserts behaviour the code promises."""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+import pytest
+
+import engine.actions
+import sdk.local
+from arena.referee.config import MAX_DEADLINE_MS
+from engine import Action, Card, Game, Phase, PlayerView, parse_cards, trick_winner
+from sdk import Bot, play_local
+from sdk.cli import _OncePerSite
+from sdk.local import play_series
+from tests.engine.test_rule_cases_external import NAMES3, SOLID, F, L, S
+from tests.sdk.test_local_deadline import Sleeper
+
+
+@pytest.mark.parametrize(
+    ("cards", "trump", "words"),
+    [
+        # _BEATS has a fifth row, the no-trump one, which both 4 and -1 index
+        ([21, 23], 4, "trump must be a Suit or None, got 4"),
+        ([21, 23], -1, "trump must be a Suit or None, got -1"),
+        ([0, 24], None, "not a card: 24"),  # past the table: a bare IndexError
+        ([24], None, "not a card: 24"),  # alone: position 0, as if a card
+    ],
+)
+def test_trick_winner_refuses_the_values_just_past_the_tables(
+    cards: list[int], trump: int | None, words: str
+) -> None:
+    with pytest.raises(ValueError, match=re.escape(words)):
+        trick_winner(cards, trump)  # type: ignore[arg-type]
+    assert trick_winner([21, 23], 3) == 1 and trick_winner([0, 23], None) == 0
+
+
+def _hands() -> list[tuple[Card, ...]]:
+    return [parse_cards(SOLID[0][s]) for s in (F, S, L)]
+
+
+@pytest.mark.parametrize(
+    ("deal", "words"),
+    [
+        # a text of two letters is no (hands, talon) pair
+        ("ab", "deal 0 must be a pair (hands, talon)"),
+        # a mapping of two keys would unpack as its keys
+        ({"hands": 1, "talon": 2}, "deal 0 must be a pair (hands, talon)"),
+    ],
+)
+def test_a_deal_that_only_has_two_items_is_not_a_pair(deal: object, words: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(words)):
+        Game.new("classic", 1, NAMES3, deals={0: deal})  # type: ignore[dict-item]
+
+
+def test_a_hand_given_as_a_dict_is_refused_not_read_as_its_keys() -> None:
+    hands: list[object] = list(_hands())
+    hands[S] = dict.fromkeys(_hands()[S])  # the right cards, as a dict's keys
+    with pytest.raises(ValueError, match=re.escape(f"seat {S}'s hand must be a sequence")):
+        Game.new("classic", 1, NAMES3, deals={0: (hands, parse_cards(SOLID[1]))})  # type: ignore[dict-item]
+    talon = dict.fromkeys(parse_cards(SOLID[1]))
+    with pytest.raises(ValueError, match="the talon must be a sequence of cards"):
+        Game.new("classic", 1, NAMES3, deals={0: (_hands(), talon)})  # type: ignore[dict-item]
+
+
+def test_fallback_action_is_exported_by_engine_actions_star() -> None:
+    """engine exports it and the docs present it: ``from engine.actions import *`` too."""
+    space: dict[str, object] = {}
+    exec("from engine.actions import *", space)
+    assert space["fallback_action"] is engine.actions.fallback_action
+
+
+def test_a_day_is_the_longest_local_deadline_and_is_allowed() -> None:
+    """The arena allows a deadline of a day (MAX_DEADLINE_MS) and a bank as long: so does
+    local play, and refuses a millisecond more."""
+    day = MAX_DEADLINE_MS
+    bot = Sleeper()
+    m = play_local([bot, Bot, Bot], seed=1, max_deals=1, decision_ms=day, time_bank_ms=day)
+    assert m.incidents == () and bot.seen[0] is not None
+    assert (bot.seen[0].limit_s, bot.seen[0].bank_s) == (86_400.0, 86_400.0)
+    too_long: list[dict[str, Any]] = [
+        {"decision_ms": day + 1},
+        {"decision_ms": 1, "time_bank_ms": day + 1},
+    ]
+    for kwargs in too_long:
+        with pytest.raises(ValueError, match=f"must be between . and {day} \\(a day\\)"):
+            play_local([Bot, Bot, Bot], seed=1, max_deals=1, **kwargs)
+
+
+def test_a_timeout_again_is_one_short_line_under_arena_bot(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """arena-bot's filter (_OncePerSite) explains a local timeout once; the same method
+    timing out again is one line with a count (a slow bot times out at every decision)."""
+
+    class Late(Sleeper):
+        naps = (0.02,) * 100  # past 1 ms and no bank, every time
+
+    once = _OncePerSite()
+    logger = logging.getLogger("sdk.local")
+    logger.addFilter(once)
+    try:
+        with caplog.at_level(logging.WARNING, logger="sdk.local"):
+            play_local([Late, Bot, Bot], seed=1, max_deals=1, decision_ms=1, time_bank_ms=0)
+    finally:
+        logger.removeFilter(once)
+    said = [r.getMessage() for r in caplog.records if "Late." in r.getMessage()]
+    assert len(said) >= 2 and "past its deadline of 1 ms" in said[0]
+    assert re.search(
+        r"Late\.act\(\) \(.*\) timed out \(\d+ ms\) again, 2 times so far \(deal 1, ", said[1]
+    )
+
+
+class _Clock:
+    """sdk.local's ``time`` for a match: ``monotonic()`` is read twice per decision (asked,
+    answered); the answer comes ``step`` seconds after the ask (binary fractions: exact),
+    or ``next_step`` once when a bot sets it."""
+
+    def __init__(self, step: float) -> None:
+        self.now, self.calls, self.step = 1000.0, 0, step
+        self.next_step: float | None = None
+
+    def monotonic(self) -> float:
+        self.calls += 1
+        if self.calls % 2 == 0:  # the answer
+            self.now += self.step if self.next_step is None else self.next_step
+            self.next_step = None
+        return self.now
+
+
+def test_a_decision_that_takes_exactly_the_limit_and_the_bank_is_a_timeout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The referee's timer fires at start + budget: an answer at that instant is late."""
+    monkeypatch.setattr(sdk.local, "time", _Clock(0.5))
+    m = play_local([Sleeper, Bot, Bot], seed=1, max_deals=1, decision_ms=500, time_bank_ms=0,
+                   timed_seats=[0])  # fmt: skip
+    assert m.incidents and m.incidents[0].seat == 0 and m.incidents[0].kind == "timeout"
+
+
+def test_the_bank_is_charged_in_rounded_ms_and_what_is_left_of_it_is_the_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each decision takes 15.625 ms against 1 ms and a bank of 30: the referee charges
+    round(15.625) - 1 = 15 ms, twice; the third decision, with the bank empty, times out."""
+    monkeypatch.setattr(sdk.local, "time", _Clock(2**-6))
+    bot = Sleeper()
+    m = play_local([bot, Bot, Bot], seed=1, max_deals=1, decision_ms=1, time_bank_ms=30,
+                   timed_seats=[0])  # fmt: skip
+    banks = [round(d.bank_s * 1000) for d in bot.seen[:3] if d is not None]
+    assert banks == [30, 15, 0]
+    timeouts = [x for x in m.incidents if x.kind == "timeout"]
+    assert timeouts and timeouts[0].detail.startswith("no decision within 1 ms (1 ms + 0 ms")
+
+
+class _SlowOnce(Bot):
+    """Answers the last legal action; its first decision of deal 2 in the play takes 250 ms
+    by ``clock`` (every other one 1 ms)."""
+
+    clock: _Clock
+    slow_done = False
+
+    def act(self, view: PlayerView) -> Action:
+        if view.deal_number == 1 and view.phase is Phase.PLAYING and not self.slow_done:
+            self.slow_done = True
+            self.clock.next_step = 0.25
+        return view.legal_actions[-1]
+
+
+def test_the_slowest_decision_is_named_by_match_deal_phase_and_method(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = _Clock(2**-10)
+    monkeypatch.setattr(sdk.local, "time", clock)
+    _SlowOnce.clock = clock
+    m = play_local([_SlowOnce, Bot, Bot], seed=1, max_deals=2)
+    assert m.slowest[0] == 0.25
+    assert re.fullmatch(
+        r"match local-1, deal 2, playing: _SlowOnce\.act\(\) \(.*\)", m.slowest_at[0]
+    )
+    r = play_series(_SlowOnce, [("bot", Bot)], 2, max_deals=2)
+    tried = r.entries[0]
+    assert tried.slowest == 0.25 and re.match(
+        r"match local-\d-\d, deal 2, playing", tried.slowest_at
+    )
+
+
+def test_a_series_refuses_bad_timing_before_making_any_bot() -> None:
+    made = []
+
+    class Counted(Bot):
+        def __init__(self) -> None:
+            super().__init__()
+            made.append(self)
+
+    for n in (0, 2):  # (no match to play: refused all the same)
+        with pytest.raises(ValueError, match="decision_ms must be between 1 and"):
+            play_series(Counted, [("bot", Bot)], n, decision_ms=0)
+    assert made == []
+
+
+@pytest.mark.parametrize("seat", [True, -1])
+def test_timed_seats_takes_seat_numbers_only(seat: object) -> None:
+    """True would time seat 1 and -1 the last seat, each unasked for."""
+    with pytest.raises(
+        ValueError, match=re.escape(f"timed_seats: no seat {seat!r} in a match of 3")
+    ):
+        play_local([Bot, Bot, Bot], seed=1, max_deals=1, decision_ms=10, timed_seats=[seat])  # type: ignore[list-item]
+
+
+def test_a_series_counts_as_timeouts_only_the_timeouts() -> None:
+    class Raises(Bot):
+        def act(self, view: PlayerView) -> Action:
+            raise ValueError("boom")
+
+    r = play_series(Raises, [("bot", Bot)], 2, max_deals=1, decision_ms=60_000)
+    assert r.entries[0].incidents > 0 and r.entries[0].timeouts == 0
