@@ -7,19 +7,25 @@ from __future__ import annotations
 
 import logging
 import re
+from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 import engine.actions
 import sdk.local
 from arena.referee.config import MAX_DEADLINE_MS
-from engine import Action, Card, Game, Phase, PlayerView, parse_cards, trick_winner
-from sdk import Bot, play_local
+from engine import Action, Card, Game, Phase, PlayerView, observe, parse_cards, trick_winner
+from sdk import Bot, Deadline, play_local
 from sdk.cli import _OncePerSite
+from sdk.cli import main as sdk_main
 from sdk.local import play_series
 from tests.engine.test_rule_cases_external import NAMES3, SOLID, F, L, S
 from tests.sdk.test_local_deadline import Sleeper
+
+ROOT = Path(__file__).parents[1]
 
 
 @pytest.mark.parametrize(
@@ -36,7 +42,7 @@ def test_trick_winner_refuses_the_values_just_past_the_tables(
     cards: list[int], trump: int | None, words: str
 ) -> None:
     with pytest.raises(ValueError, match=re.escape(words)):
-        trick_winner(cards, trump)  # type: ignore[arg-type]
+        trick_winner(cards, trump)
     assert trick_winner([21, 23], 3) == 1 and trick_winner([0, 23], None) == 0
 
 
@@ -220,3 +226,71 @@ def test_a_series_counts_as_timeouts_only_the_timeouts() -> None:
 
     r = play_series(Raises, [("bot", Bot)], 2, max_deals=1, decision_ms=60_000)
     assert r.entries[0].incidents > 0 and r.entries[0].timeouts == 0
+
+
+@pytest.mark.parametrize(
+    ("vs", "ruleset", "words"),
+    [
+        # classic seats 3 at any count: said as such, not "at most 3 players"
+        ("random,random,random", "classic", "the ruleset seats 3 players: name at most 2 ("),
+        # a house-rule file on 1001 keeps its name at 4 players: no "(as ...)" of itself
+        (
+            "random,random,random,random",
+            str(ROOT / "rulesets" / "tournament-1001.toml"),
+            "the ruleset seats at most 4 players: name at most 3 (",
+        ),
+    ],
+)
+def test_try_too_many_opponents_names_the_seats_without_a_redundant_name(
+    vs: str, ruleset: str, words: str
+) -> None:
+    r = CliRunner().invoke(sdk_main, ["try", "random", "--vs", vs, "--ruleset", ruleset, "-n", "1"])
+    said = " ".join(r.output.split())
+    assert r.exit_code == 2 and words in said, said
+
+
+STOPS_FILE = """
+from sdk import Bot
+
+class Stop(Bot):
+    def act(self, view):
+        raise KeyboardInterrupt  # as Ctrl-C in the first decision
+"""
+
+
+def test_try_interrupted_in_its_only_match_says_1_match(tmp_path: Path) -> None:
+    (tmp_path / "stop.py").write_text(STOPS_FILE)
+    bot = f"{tmp_path / 'stop.py'}:Stop"
+    r = CliRunner().invoke(sdk_main, ["try", bot, "--vs", "random", "-n", "1"])
+    assert r.exit_code == 130
+    assert "interrupted after 0 of 1 match: no results" in r.output, r.output
+
+
+@pytest.mark.parametrize("command", ["try", "human"])
+def test_seed_help_says_how_the_matches_deal_from_it(command: str) -> None:
+    r = CliRunner().invoke(sdk_main, [command, "--help"])
+    assert r.exit_code == 0 and "SEED + i // players" in " ".join(r.output.split())
+
+
+def test_the_bank_warning_says_what_the_bank_paid_and_what_is_left(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """By a fixed clock (100.75 s): 750 ms taken. At exactly the limit nothing is said (the
+    bank paid nothing); over it, the bank pays the excess up to what it holds."""
+    import sdk.client
+    from sdk.client import _Match, _tell_bank
+
+    monkeypatch.setattr(sdk.client, "time", SimpleNamespace(monotonic=lambda: 100.75))
+    game = Game.new("classic", 1, NAMES3)
+    view = observe(game, game.to_act)
+    said = []
+    for limit, bank in ((0.75, 1.0), (0.25, 1.0), (0.25, 0.125)):
+        m = _Match("h1", 0, game.ruleset, None, view)
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="sdk.client"):
+            _tell_bank(m, Bot(), view, Deadline(limit, bank, 100.0))
+        said.append(" ".join(r.getMessage() for r in caplog.records))
+        assert m.bank_told == bool(said[-1])
+    assert said[0] == ""
+    assert "took 750 ms" in said[1] and "the time bank paid 500 ms, 500 ms of it left" in said[1]
+    assert "the time bank paid 125 ms, 0 ms of it left" in said[2]
