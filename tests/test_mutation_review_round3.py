@@ -5,8 +5,12 @@ asserts behaviour the code promises."""
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import logging
 import re
+import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -17,7 +21,18 @@ from click.testing import CliRunner
 import engine.actions
 import sdk.local
 from arena.referee.config import MAX_DEADLINE_MS
-from engine import Action, Card, Game, Phase, PlayerView, observe, parse_cards, trick_winner
+from engine import (
+    PRESETS,
+    Action,
+    Card,
+    Game,
+    Phase,
+    PlayerView,
+    fallback_action,
+    observe,
+    parse_cards,
+    trick_winner,
+)
 from sdk import Bot, Deadline, play_local
 from sdk.cli import _OncePerSite
 from sdk.cli import main as sdk_main
@@ -26,6 +41,8 @@ from tests.engine.test_rule_cases_external import NAMES3, SOLID, F, L, S
 from tests.sdk.test_local_deadline import Sleeper
 
 ROOT = Path(__file__).parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "support"))
+from harness import arena  # noqa: E402
 
 
 @pytest.mark.parametrize(
@@ -294,3 +311,97 @@ def test_the_bank_warning_says_what_the_bank_paid_and_what_is_left(
     assert said[0] == ""
     assert "took 750 ms" in said[1] and "the time bank paid 500 ms, 500 ms of it left" in said[1]
     assert "the time bank paid 125 ms, 0 ms of it left" in said[2]
+
+
+def test_a_refusal_names_the_decision_only_when_it_is_the_one_the_bot_was_last_asked() -> None:
+    """The match's last view is request r2's: a refusal of r1 (a late answer, a timeout
+    met as r2 came) is not said to be r2's decision; a fallback no action can be read
+    from still leaves the decision named."""
+    from arena.protocol import action_to_pb
+    from arena.v1 import arena_pb2 as pb
+    from sdk.client import BotRunner, _Match
+
+    game = Game.new("classic", 1, NAMES3)
+    view = observe(game, game.to_act)
+    runner = BotRunner(Bot, "127.0.0.1:1", "tok")
+    runner._matches["m1"] = _Match("m1", view.seat, game.ruleset, Bot(), view, view_rid="r2")
+    played = action_to_pb(fallback_action(view.legal_actions))
+
+    def context(rid: str, fallback: pb.Action | None) -> str:
+        r = pb.DecisionRejected(match_id="m1", request_id=rid)
+        if fallback is not None:
+            r.fallback.CopyFrom(fallback)
+        return runner._rejected_context(r)
+
+    which = context("r2", None)
+    assert re.fullmatch(r" \(Bot\.\w+\(\) \(bot\.py:\d+\), deal 1, bidding\)", which), which
+    assert context("r2", played) == f"{which}; the referee played pass instead"
+    assert context("r1", played) == "; the referee played pass instead"
+    assert context("r2", pb.Action()) == which  # (an action of no kind)
+
+
+def test_the_hidden_folder_hint_for_a_nested_module_and_not_for_the_arena_s_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """./bots/sub/mybot.py named as bots.sub.mybot is hidden by the bundled ``bots`` too
+    (its first part is what is imported already); run from the arena's own folder, where
+    ./bots *is* the bundled package, or from one with no ./bots, "no module" is all there
+    is to say."""
+    import bots
+    from sdk.loader import BotLoadError, load_bot
+
+    (tmp_path / "bots" / "sub").mkdir(parents=True)
+    (tmp_path / "bots" / "sub" / "mybot.py").write_text("from sdk import Bot\nclass B(Bot): ...\n")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(BotLoadError) as info:
+        load_bot("bots.sub.mybot:B")
+    assert f"bots is imported already, from {Path(bots.__file__).parent}" in str(info.value)
+    assert "name the file, bots/sub/mybot.py:Class" in str(info.value)
+    (tmp_path / "empty").mkdir()  # (no ./bots at all: nothing is hidden)
+    for cwd in (Path(bots.__file__).parents[1], tmp_path / "empty"):
+        monkeypatch.chdir(cwd)
+        with pytest.raises(BotLoadError) as info:
+            load_bot("bots.no_such_bot_xyz:B")
+        assert "imported already" not in str(info.value) and "no module" in str(info.value)
+
+
+class _QuickButSlowOnce(Bot):
+    """Says it is quick (asked on the event loop); its first decision takes 30 ms."""
+
+    quick = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def act(self, view: PlayerView) -> Action:
+        self.calls += 1
+        if self.calls == 1:
+            time.sleep(0.03)
+        return view.legal_actions[0]
+
+
+def test_a_quick_bot_that_used_the_time_bank_is_told_too(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A ``quick`` bot's decision is made on the event loop, not in the worker thread: the
+    bank warning is said there too (its first decision is its only slow one)."""
+    from sdk.client import BotRunner
+
+    async def one_match() -> None:
+        async with arena(tmp_path, decision_ms=5, time_bank_ms=600_000) as a:
+            names = ["q0", "q1", "q2"]
+            runners = []
+            for n, f in zip(names, [_QuickButSlowOnce, Bot, Bot], strict=True):
+                a.referee.add_bot(n, f"tok-{n}")
+                runners.append(BotRunner(f, a.target, f"tok-{n}", matches=1, name=n, retry_for=10))
+            tasks = [asyncio.create_task(r.run()) for r in runners]
+            assert not await a.referee.wait_for_bots(names, 20)
+            rules = dataclasses.replace(PRESETS["classic"], max_deals=1)
+            await a.referee.run_match("q1", rules, 1, names)
+            await asyncio.wait_for(asyncio.gather(*tasks), 60)
+
+    with caplog.at_level(logging.WARNING, logger="sdk.client"):
+        asyncio.run(one_match())
+    said = [r.getMessage() for r in caplog.records if "the time bank paid" in r.getMessage()]
+    assert any("_QuickButSlowOnce.act()" in s and "over the limit of 5 ms" in s for s in said)
