@@ -9,6 +9,7 @@ import asyncio
 import dataclasses
 import logging
 import re
+import resource
 import sys
 import time
 from pathlib import Path
@@ -405,3 +406,86 @@ def test_a_quick_bot_that_used_the_time_bank_is_told_too(
         asyncio.run(one_match())
     said = [r.getMessage() for r in caplog.records if "the time bank paid" in r.getMessage()]
     assert any("_QuickButSlowOnce.act()" in s and "over the limit of 5 ms" in s for s in said)
+
+
+def test_leaderboard_out_a_file_that_cannot_be_written_says_why_not_that_it_is_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ "a file, not a directory" is for mkdir's "File exists": a file that is there to be
+    written but cannot be (read-only for this user; root may write any) says its reason."""
+    from arena.cli import main as arena_main
+    from tests.test_bad_input import _stored_tournament
+
+    path = _stored_tournament(tmp_path)
+    target = tmp_path / "lb.json"
+    target.write_text("old")
+    write_text = Path.write_text
+
+    def refused(self: Path, *args: Any, **kwargs: Any) -> int:
+        if self == target:
+            raise PermissionError(13, "Permission denied", str(self))
+        return write_text(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", refused)
+    args = ["leaderboard", "--config", str(path), "--format", "json", "--out", str(target)]
+    r = CliRunner().invoke(arena_main, args)
+    said = " ".join(r.output.split())
+    assert r.exit_code == 1, said
+    assert f"--out {target}: cannot write {target}: Permission denied" in said
+    assert target.read_text() == "old"
+
+
+@pytest.mark.parametrize(
+    ("limits", "set_to"),
+    [
+        ((1024, 4096), (4096, 4096)),
+        # an unlimited hard limit cannot be the soft one (Linux caps both at fs.nr_open)
+        ((1024, resource.RLIM_INFINITY), (1 << 20, resource.RLIM_INFINITY)),
+        ((resource.RLIM_INFINITY, resource.RLIM_INFINITY), None),  # never lowered
+        ((4096, 4096), None),
+        ((1 << 20, resource.RLIM_INFINITY), None),
+    ],
+)
+def test_raise_open_files_limit_raises_the_soft_limit_only(
+    monkeypatch: pytest.MonkeyPatch, limits: tuple[int, int], set_to: tuple[int, int] | None
+) -> None:
+    import arena.cli.options as options
+
+    calls: list[tuple[int, int]] = []
+    fake = SimpleNamespace(
+        RLIMIT_NOFILE=resource.RLIMIT_NOFILE,
+        RLIM_INFINITY=resource.RLIM_INFINITY,
+        getrlimit=lambda _which: limits,
+        setrlimit=lambda _which, new: calls.append(new),
+    )
+    monkeypatch.setattr(options, "resource", fake)
+    options.raise_open_files_limit()
+    assert calls == ([] if set_to is None else [set_to])
+
+
+def test_raise_open_files_limit_keeps_the_soft_limit_when_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import arena.cli.options as options
+
+    def refuse(_which: int, _new: tuple[int, int]) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    fake = SimpleNamespace(RLIMIT_NOFILE=resource.RLIMIT_NOFILE, RLIM_INFINITY=-1,
+                           getrlimit=lambda _which: (1024, 4096), setrlimit=refuse)  # fmt: skip
+    monkeypatch.setattr(options, "resource", fake)
+    options.raise_open_files_limit()  # (said nothing, raised nothing: as before)
+
+
+def test_file_in_the_way_finds_a_dangling_link_and_passes_over_a_name_too_long(
+    tmp_path: Path,
+) -> None:
+    from arena.storage import file_in_the_way
+
+    (tmp_path / "file").write_text("")
+    assert file_in_the_way(tmp_path / "file" / "a" / "b") == tmp_path / "file"
+    assert file_in_the_way(tmp_path / "a" / "b") is None  # nothing there yet: no file
+    (tmp_path / "link").symlink_to(tmp_path / "nowhere")  # mkdir says "File exists" too
+    assert file_in_the_way(tmp_path / "link" / "db.sqlite") == tmp_path / "link"
+    # (os.stat says "File name too long": that is no file in the way)
+    assert file_in_the_way(tmp_path / ("x" * 300) / "db.sqlite") is None
