@@ -489,3 +489,82 @@ def test_file_in_the_way_finds_a_dangling_link_and_passes_over_a_name_too_long(
     assert file_in_the_way(tmp_path / "link" / "db.sqlite") == tmp_path / "link"
     # (os.stat says "File name too long": that is no file in the way)
     assert file_in_the_way(tmp_path / ("x" * 300) / "db.sqlite") is None
+
+
+def _bad_metadata_record(value: bytes) -> logging.LogRecord:
+    """A record as grpc.aio logs a metadata value that is not UTF-8: an ERROR with a
+    traceback."""
+    try:
+        value.decode("utf-8")
+    except UnicodeDecodeError:
+        exc_info = sys.exc_info()
+    return logging.LogRecord(
+        "grpc._cython.cygrpc", logging.ERROR, "cygrpc", 1, "Invalid encoding on %s", (value,),
+        exc_info,
+    )  # fmt: skip
+
+
+def test_the_bad_metadata_filter_counts_what_it_left_out_and_leaves_other_lines_be() -> None:
+    """The filter's own arithmetic (the transport test sees only "at most 20 in 10 s"):
+    past the limit a line is dropped and counted; the next one logged says how many, once;
+    a value is shown cut to 100 characters; other lines of gRPC's pass untouched."""
+    from arena.referee.server import _BadMetadataLogged
+    from arena.referee.sessions import RateMeter
+
+    async def main() -> list[str | None]:
+        f = _BadMetadataLogged()
+        f.logged = RateMeter(2, 0.2)  # (20 in 10 s, shortened)
+        said: list[str | None] = []
+        for i in range(5):
+            if i == 3:
+                await asyncio.sleep(0.25)  # the window has passed
+            r = _bad_metadata_record(b"\xff" * (60 if i == 0 else 1))
+            if f.filter(r):
+                assert r.levelno == logging.WARNING and r.exc_info is None
+                said.append(r.getMessage())
+            else:
+                said.append(None)
+        other = logging.LogRecord("grpc._cython.cygrpc", logging.ERROR, "x", 1, "other", (), None)
+        assert f.filter(other) and other.getMessage() == "other"
+        assert other.levelno == logging.ERROR
+        return said
+
+    said = asyncio.run(main())
+    head = "a call's metadata holds a value that is not UTF-8 (read as Latin-1): "
+    assert said[0] == head + repr(b"\xff" * 60)[:100]
+    assert said[1] == head + "b'\\xff'" and said[2] is None
+    assert said[3] == head + "b'\\xff' (1 more not logged)"
+    assert said[4] == head + "b'\\xff'"  # (counted once)
+    # Off an event loop (no window to count in) the line is kept, as one line all the same.
+    f = _BadMetadataLogged()
+    r = _bad_metadata_record(b"\xfe")
+    assert f.filter(r) and r.levelno == logging.WARNING and r.exc_info is None
+
+
+def test_the_tokenless_request_wait_is_the_one_the_referee_doc_states() -> None:
+    from arena.referee.server import TOKENLESS_REQUEST_S
+
+    doc = " ".join((ROOT / "docs" / "referee.md").read_text(encoding="utf-8").split())
+    assert f"within {TOKENLESS_REQUEST_S:g} s (`TOKENLESS_REQUEST_S`)" in doc
+
+
+def test_the_bad_metadata_filter_logs_20_lines_per_10_s() -> None:
+    """As docs/referee.md states, by the event loop's clock (set by hand here): the 21st
+    line within 10 s is left out, and so is one at 9.9 s; one at 10.1 s is logged."""
+    from arena.referee.core import REFUSALS_LOGGED
+    from arena.referee.server import _BadMetadataLogged
+
+    async def main() -> list[bool]:
+        now = [0.0]
+        loop = asyncio.get_running_loop()
+        loop.time = lambda: now[0]  # type: ignore[method-assign]
+        f = _BadMetadataLogged()
+        kept = [f.filter(_bad_metadata_record(b"\xff")) for _ in range(REFUSALS_LOGGED + 1)]
+        now[0] = 9.9
+        kept.append(f.filter(_bad_metadata_record(b"\xff")))
+        now[0] = 10.1
+        kept.append(f.filter(_bad_metadata_record(b"\xff")))
+        return kept
+
+    assert REFUSALS_LOGGED == 20
+    assert asyncio.run(main()) == [True] * 20 + [False, False, True]
