@@ -38,6 +38,7 @@ from sdk import Bot, Deadline, play_local
 from sdk.cli import _OncePerSite
 from sdk.cli import main as sdk_main
 from sdk.local import play_series
+from tests.arena.test_tournament_config import BASE
 from tests.engine.test_rule_cases_external import NAMES3, SOLID, F, L, S
 from tests.sdk.test_local_deadline import Sleeper
 
@@ -568,3 +569,96 @@ def test_the_bad_metadata_filter_logs_20_lines_per_10_s() -> None:
 
     assert REFUSALS_LOGGED == 20
     assert asyncio.run(main()) == [True] * 20 + [False, False, True]
+
+
+def test_a_command_bot_s_files_are_its_py_files_named_with_or_without_a_class(
+    tmp_path: Path,
+) -> None:
+    """`mybot.py:Lowest` names mybot.py (the last colon parts the class off, so a file
+    name with a colon in it is one too); `data:x` names no file "data": only a .py file
+    is taken from before a colon."""
+    from arena.tournament.config import _code_files
+
+    for name in ("mybot.py", "a:b.py", "data"):
+        (tmp_path / name).write_text("")
+    command = ["arena-bot", "run", "mybot.py:Lowest", "a:b.py:Cls", "data:x", "--seed", "1"]
+    assert _code_files(None, command, tmp_path) == [tmp_path / "mybot.py", tmp_path / "a:b.py"]
+
+
+def test_a_key_set_inside_an_inline_table_already_written_is_named_with_its_line(
+    tmp_path: Path,
+) -> None:
+    """tomllib's third words for a key given twice, "Cannot mutate immutable namespace":
+    ``bots.a = {bot = "random"}`` then ``bots.a.env.X = "1"``, one line too many; and a
+    line with a bidi control in it is shown escaped."""
+    from tests.arena.test_tournament_config import _error
+
+    text = BASE.replace('a = "random"', 'a = {bot = "random"}') + 'a.env.X = "1"  # \u202e\n'
+    e = _error(tmp_path, text)
+    assert e.key == "file"
+    assert "Cannot mutate immutable namespace" in str(e)
+    assert 'line 8 (a.env.X = "1"  # \\u202e) sets a key that the file already set' in str(e)
+
+
+def test_identity_changes_names_a_name_only_when_both_have_one() -> None:
+    from arena.tournament.config import identity_changes
+
+    assert identity_changes({"name": "t"}, {"name": "cup"}) == ['name "t" → "cup"']
+    assert identity_changes({"seed": 1}, {"name": "cup", "seed": 1}) == []
+    assert identity_changes({"name": "t", "seed": 1}, {"seed": 1}) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "override", "words"),
+    [
+        # a ruleset file is no preset: no `preset = "rules.toml"` is suggested
+        (
+            BASE.replace('ruleset = "classic"', 'ruleset = "rules.toml"'),
+            "ruleset.must_beat=true",
+            "cannot set inside 'ruleset': it is a string ('rules.toml'), not a table",
+        ),
+        # a string deeper than the bot's own entry is no bot: no `bot = "x"` is suggested
+        (
+            BASE.replace('a = "random"', 'a = {bot = "random", env = "x"}'),
+            "bots.a.env.X=1",
+            "cannot set inside 'env': it is a string ('x'), not a table",
+        ),
+    ],
+)
+def test_the_set_it_whole_hint_is_only_for_a_preset_or_a_bot_s_entry(
+    tmp_path: Path, text: str, override: str, words: str
+) -> None:
+    from tests.arena.test_tournament_config import _error
+
+    e = _error(tmp_path, text, (override,))
+    assert str(e).endswith(words), str(e)
+
+
+def test_a_bot_file_past_the_digest_s_size_is_not_compiled_with_the_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The compile check reads the file whole: one past _DIGEST_MAX_BYTES (4 MiB) is left to
+    the bot's launch, as its docs say (shortened to 64 bytes here)."""
+    import arena.tournament.config as config
+    from tests.arena.test_tournament_config import _write
+
+    (tmp_path / "big.py").write_text("def broken(:\n" + "#" * 100 + "\n")
+    text = BASE.replace('a = "random"', 'a = "big.py"')
+    with pytest.raises(config.ConfigError, match=r"big\.py, line 1: SyntaxError"):
+        config.load_config(_write(tmp_path, text))
+    monkeypatch.setattr(config, "_DIGEST_MAX_BYTES", 64)
+    assert config.load_config(_write(tmp_path, text)).bots[0].name == "a"
+
+
+def test_a_bot_file_with_a_nul_byte_is_refused_naming_no_line(tmp_path: Path) -> None:
+    """compile() names no line for a NUL byte (SyntaxError.lineno None): the refusal says
+    no "line None"."""
+    from arena.tournament.config import ConfigError, load_config
+    from tests.arena.test_tournament_config import _write
+
+    (tmp_path / "nul.py").write_bytes(b"from sdk import Bot\nx = 1\0\n")
+    with pytest.raises(ConfigError) as e:
+        load_config(_write(tmp_path, BASE.replace('a = "random"', 'a = "nul.py"')))
+    said = str(e.value)  # (SyntaxError; a ValueError from older Pythons: "not Python source")
+    assert f"bots.a.bot: {tmp_path / 'nul.py'}: " in said, said
+    assert said.endswith("source code string cannot contain null bytes") and ", line " not in said
