@@ -662,3 +662,76 @@ def test_a_bot_file_with_a_nul_byte_is_refused_naming_no_line(tmp_path: Path) ->
     said = str(e.value)  # (SyntaxError; a ValueError from older Pythons: "not Python source")
     assert f"bots.a.bot: {tmp_path / 'nul.py'}: " in said, said
     assert said.endswith("source code string cannot contain null bytes") and ", line " not in said
+
+
+def test_a_bot_file_is_compiled_without_the_config_module_s_future_imports(
+    tmp_path: Path,
+) -> None:
+    """arena/tournament/config.py has ``from __future__ import annotations``; the bot file
+    does not, and is valid Python without it (a yield in an annotation is not, with it)."""
+    from arena.tournament.config import load_config
+    from tests.arena.test_tournament_config import _write
+
+    (tmp_path / "gen.py").write_text(
+        "from bots.random_bot import RandomBot as BOT\n\ndef f():\n    x: (yield) = 1\n"
+    )
+    cfg = load_config(_write(tmp_path, BASE.replace('a = "random"', 'a = "gen.py"')))
+    assert cfg.bots[0].name == "a"
+
+
+def _tls_cfg(server_name: str, kinds: tuple[str, ...]) -> Any:
+    """What _check_server_name reads of a config: its [tls] and its bots' kinds."""
+    return SimpleNamespace(
+        tls=SimpleNamespace(server_name=server_name),
+        bots=[SimpleNamespace(kind=k) for k in kinds],
+    )
+
+
+def test_the_tls_server_name_check_is_for_the_bots_that_connect_to_it() -> None:
+    """The bundled and module:Class bots (kind "sdk") connect to [tls] server_name, as the
+    runner's docs say: a name no resolver knows is refused with them, not with command or
+    remote bots alone; a label too long for IDNA is refused naming it, not a UnicodeError."""
+    from arena.tournament.runner import TournamentError, _check_server_name
+
+    unknown = "nosuchhost.invalid"
+    _check_server_name(_tls_cfg(unknown, ("command", "remote", "command")))
+    with pytest.raises(TournamentError, match=r"cannot resolve tls\.server_name 'nosuchhost"):
+        _check_server_name(_tls_cfg(unknown, ("command", "sdk", "remote")))
+    too_long = "x" * 64 + ".example"
+    with pytest.raises(TournamentError, match=r"cannot resolve tls\.server_name 'xxx.*label"):
+        _check_server_name(_tls_cfg(too_long, ("sdk",)))
+
+
+def test_an_out_directory_there_but_read_only_is_found_before_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """mkdir succeeds on a directory that is there: a read-only mount (or, for another
+    user, a directory not theirs) is found by writing a file in it, as the leaderboard's
+    .tmp files are written (made to fail here: root writes anywhere)."""
+    import arena.tournament.runner as runner
+
+    def read_only(**_kwargs: Any) -> Any:
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(runner, "tempfile", SimpleNamespace(NamedTemporaryFile=read_only))
+    out = tmp_path / "out"
+    out.mkdir()
+    with pytest.raises(runner.TournamentError) as e:
+        runner._check_out(out)
+    assert str(e.value) == (
+        f"cannot write the leaderboard files to {out}: Read-only file system "
+        "(check the `out` directory, --out)"
+    )
+
+
+def test_an_out_directory_under_a_file_names_the_file(tmp_path: Path) -> None:
+    import arena.tournament.runner as runner
+
+    (tmp_path / "file").write_text("")
+    out = tmp_path / "file" / "out"
+    with pytest.raises(runner.TournamentError) as e:
+        runner._check_out(out)
+    assert str(e.value) == (
+        f"cannot write the leaderboard files to {out}: {tmp_path / 'file'} is a file "
+        "(check the `out` directory, --out)"
+    )
