@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import gc
 import logging
 import re
 import resource
@@ -735,3 +736,66 @@ def test_an_out_directory_under_a_file_names_the_file(tmp_path: Path) -> None:
         f"cannot write the leaderboard files to {out}: {tmp_path / 'file'} is a file "
         "(check the `out` directory, --out)"
     )
+
+
+class _TokenlessContext:
+    """What a token-less call's handler reads of its grpc.aio context."""
+
+    def peer(self) -> str:
+        return "ipv4:127.0.0.1:5000"
+
+    async def read(self) -> Any:
+        from arena.v1 import arena_pb2 as pb
+
+        return pb.GetInfoRequest()
+
+    async def abort(self, *args: Any, **kwargs: Any) -> None:
+        raise AssertionError(f"refused: {args}")
+
+
+def _streaming(gate: asyncio.Event) -> Any:
+    """A unary-stream handler (as health's Watch) that raises once ``gate`` is set,
+    wrapped as the referee serves it."""
+    import grpc
+
+    from arena.referee.server import _OpenCalls, _parsing_refused
+    from arena.v1 import arena_pb2 as pb
+
+    async def failing(_request: Any, _context: Any) -> None:
+        await gate.wait()
+        raise ValueError("boom")
+
+    handler = grpc.unary_stream_rpc_method_handler(
+        failing, request_deserializer=pb.GetInfoRequest.FromString
+    )
+    return _parsing_refused(handler, _OpenCalls(asyncio.Event())).stream_stream
+
+
+def test_a_streaming_tokenless_handler_s_error_is_left_to_grpc_and_always_retrieved() -> None:
+    """Its error is raised from the wrapper (gRPC reports it, the call ends with a status);
+    when the call is cancelled just as it fails, the error is still retrieved: no "Task
+    exception was never retrieved" from asyncio."""
+    never_retrieved: list[str] = []
+
+    async def main() -> None:
+        asyncio.get_running_loop().set_exception_handler(
+            lambda _loop, ctx: never_retrieved.append(str(ctx.get("message")))
+        )
+        gate = asyncio.Event()
+        gate.set()
+        with pytest.raises(ValueError, match="boom"):
+            await _streaming(gate)(None, _TokenlessContext())
+        gate = asyncio.Event()
+        call = asyncio.ensure_future(_streaming(gate)(None, _TokenlessContext()))
+        for _ in range(5):  # (to its wait for the inner call)
+            await asyncio.sleep(0)
+        gate.set()  # the inner call fails first, then the call is cancelled
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        del call
+        gc.collect()
+
+    asyncio.run(main())
+    gc.collect()
+    assert never_retrieved == []
