@@ -302,6 +302,7 @@ def test_the_bank_warning_says_what_the_bank_paid_and_what_is_left(
 
     monkeypatch.setattr(sdk.client, "time", SimpleNamespace(monotonic=lambda: 100.75))
     game = Game.new("classic", 1, NAMES3)
+    assert game.to_act is not None
     view = observe(game, game.to_act)
     said = []
     for limit, bank in ((0.75, 1.0), (0.25, 1.0), (0.25, 0.125)):
@@ -325,6 +326,7 @@ def test_a_refusal_names_the_decision_only_when_it_is_the_one_the_bot_was_last_a
     from sdk.client import BotRunner, _Match
 
     game = Game.new("classic", 1, NAMES3)
+    assert game.to_act is not None
     view = observe(game, game.to_act)
     runner = BotRunner(Bot, "127.0.0.1:1", "tok")
     runner._matches["m1"] = _Match("m1", view.seat, game.ruleset, Bot(), view, view_rid="r2")
