@@ -295,13 +295,19 @@ def test_ctrl_c_while_a_finished_match_is_counted_comes_right_after() -> None:
 
     from sdk.local import _counting
 
-    done = []
-    with pytest.raises(KeyboardInterrupt), _counting():
-        os.kill(os.getpid(), signal.SIGINT)
-        for k in range(1000):  # time for the signal to arrive: no interrupt in here
-            done.append(k)
-    assert done == list(range(1000))
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    # Python's own handler, as at a terminal: a pytest started in the background of a
+    # non-interactive shell inherits SIGINT ignored, and the signal would never come.
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        done = []
+        with pytest.raises(KeyboardInterrupt), _counting():
+            os.kill(os.getpid(), signal.SIGINT)
+            for k in range(1000):  # time for the signal to arrive: no interrupt in here
+                done.append(k)
+        assert done == list(range(1000))
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 ROOT = Path(__file__).parents[2]
