@@ -13,6 +13,7 @@ or, with an ace, the ace marriage.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -137,8 +138,13 @@ def fallback_action(legal: Sequence[Action]) -> Action:
 def _whole(word: str, what: str) -> int:
     """``word`` as a whole number; else a ``ValueError`` that says what was expected (not
     int()'s "invalid literal for int() with base 10")."""
-    if not word.isascii() or not word.lstrip("+-").isdigit():
-        raise ValueError(f"{what} is a whole number, got {word!r}")
+    # One sign at most ("+-5" passed a lstrip("+-") and reached int()); 18 digits at most
+    # (5000 reached int()'s digit limit, and its words quoted all of them).
+    if not re.fullmatch(r"[+-]?[0-9]+", word):
+        shown = word if len(word) <= 40 else word[:40] + "..."
+        raise ValueError(f"{what} is a whole number, got {shown!r}")
+    if len(word.lstrip("+-")) > 18:
+        raise ValueError(f"{what} is too large: {len(word.lstrip('+-'))} digits")
     return int(word)
 
 
@@ -148,6 +154,8 @@ def parse_action(text: str) -> Action:
     if not words:
         raise ActionParseError("empty action")
     verb, args = words[0].lower(), words[1:]
+    # The text quoted short: a line pasted by mistake is no clear message.
+    quoted = repr(text) if len(text) <= 100 else repr(text[:100]) + "..."
     try:
         if verb == "bid" and len(args) == 1:
             return Bid(_whole(args[0], "an amount"))
@@ -168,8 +176,8 @@ def parse_action(text: str) -> Action:
         if verb == "play" and len(args) == 2 and args[1].lower() == "declare":
             return Play(parse_card(args[0]), declare=True)
     except (ValueError, CardParseError) as e:
-        raise ActionParseError(f"not an action: {text!r} ({e})") from e
+        raise ActionParseError(f"not an action: {quoted} ({e})") from e
     raise ActionParseError(
-        f"not an action: {text!r} (expected e.g. 'bid 105', 'pass', 'give K♥ to 2', "
+        f"not an action: {quoted} (expected e.g. 'bid 105', 'pass', 'give K♥ to 2', "
         "'contract 120', 'concede', 'throw-in', 'play K♥', 'play K♥ declare')"
     )

@@ -382,3 +382,27 @@ def test_parse_action_reads_throw_in_as_two_words() -> None:
     from engine import ThrowIn, parse_action
 
     assert parse_action("throw in") == parse_action("Throw-In") == ThrowIn()
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("bid +-5", "an amount is a whole number, got '+-5'"),
+        ("bid --5", "an amount is a whole number, got '--5'"),
+        ("give K♥ to +-1", "a seat number is a whole number, got '+-1'"),
+        ("bid " + "9" * 5000, "an amount is too large: 5000 digits"),
+        ("give K♥ to " + "1" * 5000, "a seat number is too large: 5000 digits"),
+    ],
+)
+def test_parse_action_says_what_a_number_should_be_with_signs_and_many_digits(
+    text: str, words: str
+) -> None:
+    """Defect (review): two signs passed the check and reached int() ("invalid literal for
+    int() with base 10: '+-5'"), and 5000 digits its digit limit ("Exceeds the limit (4300
+    digits) ..."), a message of 5000 characters quoting the whole text twice."""
+    from engine import ActionParseError, parse_action
+
+    with pytest.raises(ActionParseError, match=re.escape(words)) as got:
+        parse_action(text)
+    assert "int()" not in str(got.value) and len(str(got.value)) < 300
+    assert parse_action("bid +105") == parse_action("bid 105")
