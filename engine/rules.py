@@ -187,16 +187,47 @@ def _set_twice(text: str, message: str) -> str:
         number -= 1  # (the end of the document: the last line written)
     if not 1 <= number <= len(lines):
         return ""
+    # tomllib points past the value: at a value of several lines (a multi-line string or
+    # array) its last line, which is no key and may be the secret itself ('abc"""'). The
+    # line the statement starts on is the first that parses with those after it.
+    for start in range(number, max(0, number - 200), -1):
+        try:
+            tomllib.loads("\n".join(x.removesuffix("\r") for x in lines[start - 1 : number]))
+        except tomllib.TOMLDecodeError:
+            continue
+        number = start
+        break
+    else:
+        return f": line {number} sets a key or table that the file already set"
     line = lines[number - 1].strip()
-    key, eq, _ = line.partition("=")
-    if eq and not line.startswith("["):
+    if not line.startswith("["):
         # The key, not its value: the value may be a secret (a token in `arena serve
         # --tokens`, a remote bot's `token`, an `env` value) and says nothing of the key.
-        line = f"{key.strip()} = ..."
+        line = f"{_key_text(line)} = ..."
     line = _plain(line)
     if "declare" in message:
         return f": line {number} ({line}) declares a table that the file already declared"
     return f": line {number} ({line}) sets a key that the file already set"
+
+
+def _key_text(line: str) -> str:
+    """The key of a TOML ``key = value`` line as written: up to the first ``=`` outside
+    quotes (``"a=b" = 1`` is the key ``"a=b"``)."""
+    quote = ""
+    i = 0
+    while i < len(line):
+        ch = line[i]
+        if quote:
+            if ch == "\\" and quote == '"':
+                i += 1  # (an escaped character, a quote too)
+            elif ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch == "=":
+            return line[:i].strip()
+        i += 1
+    return line.strip()
 
 
 def toml_value_problem(e: ValueError) -> str:

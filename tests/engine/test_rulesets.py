@@ -195,6 +195,30 @@ def test_a_key_set_twice_in_a_toml_file_quotes_its_line(tmp_path: Path) -> None:
     assert "line" not in str(info.value).split(")", 1)[-1]
 
 
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ('tok = "a"\ntok = """\nsecret-xyz"""\n', "line 2 (tok = ...) sets a key"),
+        ("tok = 'a'\ntok = [\n  'first',\n  'secret-xyz' ]\n", "line 2 (tok = ...) sets a key"),
+        ('a = 1\r\nb = 2\r\na = """\r\nsecret-xyz"""\r\n', "line 3 (a = ...) sets a key"),
+        ('"a=b" = 1\n"a=b" = "secret-xyz"\n', 'line 2 ("a=b" = ...) sets a key'),
+        ("'a=b' = 1\n'a=b' = 'secret-xyz'\n", "line 2 ('a=b' = ...) sets a key"),
+        ('"a\\"=" = 1\n"a\\"=" = "secret-xyz"\n', 'line 2 ("a\\"=" = ...) sets a key'),
+    ],
+)
+def test_a_key_set_twice_is_quoted_by_its_key_line_only(
+    tmp_path: Path, text: str, words: str
+) -> None:
+    """Defect (review): tomllib points past the value, so a value of several lines was
+    quoted by its last line (``secret-xyz\"\"\"``: a token in a tokens file printed), and a
+    quoted key holding ``=`` was cut there (``"a = ...``)."""
+    f = tmp_path / "tokens.toml"
+    f.write_bytes(text.encode())
+    with pytest.raises(TomlFileError) as info:
+        read_toml_file(f)
+    assert words in str(info.value) and "secret" not in str(info.value)
+
+
 def test_a_bad_ruleset_file_says_so_in_one_short_line(tmp_path: Path) -> None:
     """Defect: a ruleset error quoted a bad value whole (a 100 KB string was a 100 KB
     message), wrote a key's newline or escape sequence as it was (the one line split, the
