@@ -16,7 +16,8 @@ the action's notation (``play K♥``, ``bid 110``, ``give 9♠ to 2``; ASCII ``p
 works too), with a bare card (``KH`` plays it; ``KH declare`` declares the marriage) or
 with a bare amount (``110``), a give by name (``give KH to bob``), in Russian (``Кч``
 is K♥, ``пас``). Anything else is explained and asked again. ``help`` lists
-this; ``table`` prints the table again; ``quit`` (or end of input) leaves the match.
+this; ``table`` prints the table again; ``quit`` (or end of input, or an output that
+cannot be written: the terminal closed) leaves the match.
 A timed decision (``Bot.deadline``) shows the time left in the prompt; at a terminal the
 seat stops waiting when it has passed and says what is played instead (an answer past it,
 from a pipe, is said not to be used).
@@ -25,6 +26,7 @@ from a pipe, is said not to be used).
 from __future__ import annotations
 
 import codecs
+import errno
 import os
 import re
 import select
@@ -235,14 +237,22 @@ class HumanBot(Bot):
         return "".join(f"{_RED}{ch}{_RESET}" if ch in "♥♦" else ch for ch in text)
 
     def _print(self, text: str) -> None:
-        self.stdout.write(text + "\n")
-        self.stdout.flush()
+        self._write(text + "\n")
+
+    def _write(self, text: str) -> None:
+        try:
+            self.stdout.write(text)
+            self.stdout.flush()
+        except OSError as e:
+            # The terminal closed (EIO, with SIGHUP ignored: nohup) or the output's reader
+            # left (EPIPE): no one sees the table. Raised as any other bot error, it made the
+            # match play on with fallbacks, a traceback a decision, as if the person were there.
+            raise SystemExit(f"human: the output is gone ({e.strerror}): leaving the match") from e
 
     def _ask(self, prompt: str, wait_s: float | None = None) -> str | None:
         """The line typed, or ``None`` when ``wait_s`` seconds passed first (a terminal on
         POSIX only: other input is read as it comes)."""
-        self.stdout.write(prompt)
-        self.stdout.flush()
+        self._write(prompt)
         fd = self._terminal()
         if fd is None:
             line = self.stdin.readline()
@@ -282,7 +292,12 @@ class HumanBot(Bot):
                     termios.tcflush(fd, termios.TCIFLUSH)
                     self._pending = ""
                     return None
-            data = os.read(fd, 4096)
+            try:
+                data = os.read(fd, 4096)
+            except OSError as e:  # a terminal closed with SIGHUP ignored reads EIO
+                if e.errno != errno.EIO:
+                    raise
+                data = b""
             if not data:  # end of input: what was typed before it, then ""
                 line, self._pending = self._pending, ""
                 return line

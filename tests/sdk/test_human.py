@@ -514,3 +514,51 @@ def test_a_person_who_does_not_answer_is_told_when_the_time_runs_out() -> None:
         assert "'timeout'" in m.group(1)
     finally:
         term.close()
+
+
+_GONE = """
+import sys
+from bots import load
+from sdk import play_local
+from sdk.human import HumanBot
+try:
+    m = play_local([HumanBot(), load("random"), load("random")], seed=5, max_deals=1)
+    outcome = "played on: " + repr([i.kind for i in m.incidents])
+except SystemExit as e:
+    outcome = "left: " + str(e.code)
+with open(sys.argv[1], "w") as f:
+    f.write(outcome)
+"""
+
+
+def test_a_terminal_closed_mid_prompt_leaves_the_match(tmp_path: Path) -> None:
+    """Defect (review): the terminal closed under a seat that is not hung up by it (SIGHUP
+    ignored, nohup, or not its controlling terminal) read and wrote EIO, which the match
+    took for a bot error a decision: it played on with fallbacks to the end, a traceback
+    each, as if the person were there. It leaves the match, as at the end of input."""
+    out = tmp_path / "outcome"
+    term = Terminal([sys.executable, "-c", _GONE, str(out)])
+    try:
+        term.expect(PROMPT)
+        os.close(term.master)  # the window closed while the seat waits for an answer
+        term.proc.wait(60)
+        assert out.read_text() == "left: human: the output is gone (Input/output error): " \
+            "leaving the match"  # fmt: skip
+    finally:
+        term.master = os.open(os.devnull, os.O_RDONLY)  # (closed above: close() closes it)
+        term.close()
+
+
+class _Gone(io.StringIO):
+    def write(self, s: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+def test_an_output_whose_reader_left_leaves_the_match() -> None:
+    """Defect (review): ``arena-bot try human ... | head``: once head had its lines, every
+    decision raised BrokenPipeError, taken for a bot error: the series played on with
+    fallbacks. The seat leaves, saying why."""
+    view = observe(Game.new("classic", seed=1, players=["human", "b", "c"]), 0)
+    human = HumanBot(stdin=io.StringIO("1\n"), stdout=_Gone())
+    with pytest.raises(SystemExit, match=r"the output is gone \(Broken pipe\)"):
+        human.act(view)
