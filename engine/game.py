@@ -439,6 +439,10 @@ class Game:
             # TypeError naming no argument (players=3 for "3 players").
             raise ValueError(f"players must be a sequence of names, one per seat, got {players!r}")
         names = tuple(players)
+        bad = [n for n in names if not isinstance(n, str)]
+        if bad:  # b"abc" seated players named 97, 98 and 99; a None a player named None
+            shown = repr(bad[0]) if len(repr(bad[0])) <= 100 else repr(bad[0])[:100] + "..."
+            raise ValueError(f"players must be names (texts), one per seat, got {shown}")
         if isinstance(ruleset, str):
             ruleset = preset(ruleset, len(names))  # "1001" with 4 names: "1001-4p"
         if not isinstance(ruleset, Ruleset):

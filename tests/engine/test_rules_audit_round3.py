@@ -278,6 +278,12 @@ def _solid_hands() -> list[tuple]:
         # a count of players (or None) was a bare TypeError: 'int' object is not iterable
         ({"players": 3}, "players must be a sequence of names, one per seat, got 3"),
         ({"players": None}, "players must be a sequence of names"),
+        # (review) bytes were read as one player per byte: players 97, 98 and 99
+        ({"players": b"abc"}, "players must be names \\(texts\\), one per seat, got 97"),
+        (
+            {"players": ["a", None, "c"]},
+            "players must be names \\(texts\\), one per seat, got None",
+        ),
     ],
 )
 def test_start_values_of_the_wrong_shape_are_refused(kwargs: dict, words: str) -> None:
