@@ -26,7 +26,6 @@ from a pipe, is said not to be used).
 from __future__ import annotations
 
 import codecs
-import errno
 import os
 import re
 import select
@@ -292,12 +291,7 @@ class HumanBot(Bot):
                     termios.tcflush(fd, termios.TCIFLUSH)
                     self._pending = ""
                     return None
-            try:
-                data = os.read(fd, 4096)
-            except OSError as e:  # a terminal closed with SIGHUP ignored reads EIO
-                if e.errno != errno.EIO:
-                    raise
-                data = b""
+            data = os.read(fd, 4096)
             if not data:  # end of input: what was typed before it, then ""
                 line, self._pending = self._pending, ""
                 return line
