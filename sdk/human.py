@@ -480,7 +480,9 @@ def _name_seats(text: str, names: Sequence[str], me: int) -> str:
             return m[0]
         return f"{names[s]} (you)" if s == me else names[s]
 
-    return re.sub(r"\bseat (\d+)\b", name, text)
+    # ASCII digits, a few: an arena's event text with 5000 digits made int() raise, and
+    # the whole deal's summary was lost.
+    return re.sub(r"\bseat ([0-9]{1,6})\b", name, text)
 
 
 def _per_seat(names: Sequence[str], values: Sequence[object], me: int) -> str:

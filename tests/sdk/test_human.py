@@ -449,6 +449,22 @@ def test_deal_events_name_players_and_the_match_end_says_why() -> None:
     assert "Match over: the cap of 1 deal was reached before anyone had 1000." in out.getvalue()
 
 
+def test_a_deal_event_with_an_odd_seat_number_is_shown_as_it_is() -> None:
+    """Defect (review): an event text (an arena's, over the wire) naming "seat" and 5000
+    digits made int() raise in on_deal_end: the whole deal summary was lost."""
+    import dataclasses
+
+    g = Game.new("classic", 3, ["me", "bob", "cid"])
+    while g.deal_number == 0:
+        g.apply(g.legal_actions()[0])
+    huge = "seat " + "9" * 5000 + " gets on the barrel"
+    result = dataclasses.replace(g.deal_results[0], events=(huge, "seat ٣ gets on the barrel"))
+    out = io.StringIO()
+    HumanBot(stdin=io.StringIO(), stdout=out, color=False).on_deal_end(observe(g, 0), result)
+    assert f"  {huge}\n" in out.getvalue() and "  seat ٣ gets on the barrel\n" in out.getvalue()
+    assert "  scores: you " in out.getvalue()
+
+
 def test_the_standing_bid_says_whose_it_is() -> None:
     """Defect (classic through a pty): first hand is committed to 100 without speaking, so
     the table said "Bids: none yet" and "Standing bid: 100", and not who would play it."""
