@@ -290,6 +290,9 @@ class HumanBot(Bot):
 
                     termios.tcflush(fd, termios.TCIFLUSH)
                     self._pending = ""
+                    # and the half of a character read of it (a terminal not in line
+                    # mode gives bytes as typed): it would spoil the next answer's start
+                    self._decoder.reset()
                     return None
             data = os.read(fd, 4096)
             if not data:  # end of input: what was typed before it, then ""

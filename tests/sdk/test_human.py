@@ -578,3 +578,36 @@ def test_an_output_whose_reader_left_leaves_the_match() -> None:
     human = HumanBot(stdin=io.StringIO("1\n"), stdout=_Gone())
     with pytest.raises(SystemExit, match=r"the output is gone \(Broken pipe\)"):
         human.act(view)
+
+
+def test_a_character_half_typed_when_the_time_ran_out_does_not_spoil_the_next_answer() -> None:
+    """Defect (review): at a terminal not in line mode (``stty -icanon``: bytes come as
+    typed) the time ran out after the first byte of "К"; the line was dropped, but the
+    decoder kept that byte, and the next answer "1" read as "\\ufffd1": not a number."""
+    import termios
+
+    from engine import fallback_action
+
+    master, slave = pty.openpty()
+    attrs = termios.tcgetattr(slave)
+    attrs[3] &= ~termios.ICANON
+    termios.tcsetattr(slave, termios.TCSANOW, attrs)
+    stdin = open(slave, encoding="utf-8", closefd=True)  # noqa: SIM115 (closed below)
+    try:
+        g = Game.new("classic", seed=1, players=["human", "b", "c"])
+        view = observe(g, g.to_act)
+        out = io.StringIO()
+        human = HumanBot(stdin=stdin, stdout=out)
+        os.write(master, "К".encode()[:1])
+        human.deadline = Deadline(limit_s=0.0, bank_s=0.0, received=time.monotonic())
+        # the byte is read (select sees it), then no more comes: the time runs out
+        assert human.act(view) == fallback_action(view.legal_actions)
+        assert "Time ran out" in out.getvalue()
+        os.write(master, b"1\n")
+        # (timed too: the old code asked again, and would wait for ever)
+        human.deadline = Deadline(limit_s=30.0, bank_s=0.0, received=time.monotonic())
+        assert human.act(view) == view.legal_actions[0] == Bid(105)
+        assert "Not a number" not in out.getvalue() and "not an action" not in out.getvalue()
+    finally:
+        stdin.close()
+        os.close(master)
