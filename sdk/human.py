@@ -340,7 +340,7 @@ def choose(
             )
         return None, f"No action number {k}: choose 1-{len(legal)} (or 'help')."
     amount = re.fullmatch(r"(bid|contract) +(\S+)", t, re.IGNORECASE)
-    if amount and not (amount[2].isascii() and amount[2].lstrip("-").isdigit()):
+    if amount and not re.fullmatch(r"[+-]?[0-9]+", amount[2]):
         # (said with the legal actions, which parse_action cannot know)
         return None, f"Not an amount: {amount[2]!r}. " + _legal_text(legal)
     if any(isinstance(a, Give) for a in legal):

@@ -61,6 +61,7 @@ def test_choose_by_number_notation_card_and_amount() -> None:
         # parse_action's own words were "invalid literal for int() with base 10: 'abc'"
         ("bid abc", "Not an amount: 'abc'. Legal: bid 105, bid 110, pass"),
         ("Bid 1e3", "Not an amount: '1e3'. Legal: bid 105"),
+        ("bid +107", "'bid 107' is not legal now"),  # (an amount with its sign, as parse_action)
     ],
 )
 def test_bad_input_is_explained(text: str, says: str) -> None:
