@@ -12,7 +12,6 @@ import logging
 import re
 import resource
 import sys
-import time
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -41,6 +40,7 @@ from sdk.cli import main as sdk_main
 from sdk.local import play_series
 from tests.arena.test_tournament_config import BASE
 from tests.engine.test_rule_cases_external import NAMES3, SOLID, F, L, S
+from tests.sdk.test_bot_context import SlowOnce
 from tests.sdk.test_local_deadline import Sleeper
 
 ROOT = Path(__file__).parents[1]
@@ -371,20 +371,11 @@ def test_the_hidden_folder_hint_for_a_nested_module_and_not_for_the_arena_s_own(
         assert "imported already" not in str(info.value) and "no module" in str(info.value)
 
 
-class _QuickButSlowOnce(Bot):
+class _QuickButSlowOnce(SlowOnce):
     """Says it is quick (asked on the event loop); its first decision takes 30 ms."""
 
     quick = True
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls = 0
-
-    def act(self, view: PlayerView) -> Action:
-        self.calls += 1
-        if self.calls == 1:
-            time.sleep(0.03)
-        return view.legal_actions[0]
+    first_s = 0.03
 
 
 def test_a_quick_bot_that_used_the_time_bank_is_told_too(

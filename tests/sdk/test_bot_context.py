@@ -106,6 +106,9 @@ def test_local_play_names_the_match_and_has_no_deadline() -> None:
 class SlowOnce(Bot):
     """Its first decision takes far longer than the arena waits; then it plays at once."""
 
+    #: How long the first decision takes.
+    first_s = 2.0
+
     def __init__(self) -> None:
         super().__init__()
         self.calls = 0
@@ -113,7 +116,7 @@ class SlowOnce(Bot):
     def act(self, view: PlayerView) -> Action:
         self.calls += 1
         if self.calls == 1:
-            time.sleep(2.0)
+            time.sleep(self.first_s)
         return view.legal_actions[0]
 
 
