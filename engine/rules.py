@@ -40,6 +40,7 @@ __all__ = [
     "load_ruleset",
     "preset",
     "read_toml_file",
+    "split_toml_key",
     "toml_value_problem",
 ]
 
@@ -203,16 +204,20 @@ def _set_twice(text: str, message: str) -> str:
     if not line.startswith("["):
         # The key, not its value: the value may be a secret (a token in `arena serve
         # --tokens`, a remote bot's `token`, an `env` value) and says nothing of the key.
-        line = f"{_key_text(line)} = ..."
+        line = f"{split_toml_key(line)[0]} = ..."
     line = _plain(line)
     if "declare" in message:
         return f": line {number} ({line}) declares a table that the file already declared"
     return f": line {number} ({line}) sets a key that the file already set"
 
 
-def _key_text(line: str) -> str:
-    """The key of a TOML ``key = value`` line as written: up to the first ``=`` outside
-    quotes (``"a=b" = 1`` is the key ``"a=b"``)."""
+def split_toml_key(line: str) -> tuple[str, str | None]:
+    """A TOML ``key = value`` line split at its first ``=`` outside quotes: the key as
+    written (stripped) and the rest (``None`` without an ``=``).
+
+    >>> split_toml_key('bots."a=b".x = 1')
+    ('bots."a=b".x', ' 1')
+    """
     quote = ""
     i = 0
     while i < len(line):
@@ -225,9 +230,9 @@ def _key_text(line: str) -> str:
         elif ch in "\"'":
             quote = ch
         elif ch == "=":
-            return line[:i].strip()
+            return line[:i].strip(), line[i + 1 :]
         i += 1
-    return line.strip()
+    return line.strip(), None
 
 
 def toml_value_problem(e: ValueError) -> str:

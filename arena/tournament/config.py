@@ -46,6 +46,7 @@ from engine.rules import (
     did_you_mean,
     load_ruleset,
     read_toml_file,
+    split_toml_key,
     toml_value_problem,
 )
 
@@ -421,7 +422,7 @@ def _override_of(key: str, overrides: Sequence[str], in_file: Mapping[str, Any])
     ``ruleset.players``), or made the table ``key`` the file does not have (an unknown key
     ``dedlines`` from ``dedlines.decision_ms=5``); None when the value came from the file."""
     for item in reversed(overrides):
-        set_key = item.partition("=")[0].strip()
+        set_key = ".".join(_split_override(item)[0])
         if set_key and (key == set_key or key.startswith((set_key + ".", set_key + "["))):
             return item
     node: Any = in_file
@@ -432,7 +433,7 @@ def _override_of(key: str, overrides: Sequence[str], in_file: Mapping[str, Any])
     else:
         return None  # the file has it
     for item in reversed(overrides):
-        if item.partition("=")[0].strip().startswith(key + "."):
+        if ".".join(_split_override(item)[0]).startswith(key + "."):
             return item
     return None
 
@@ -480,9 +481,9 @@ def apply_overrides(
     # (not a JSON round trip: TOML has dates and times, which JSON cannot hold)
     out: dict[str, Any] = copy.deepcopy(dict(data))
     for item in overrides:
-        key, sep, raw = item.partition("=")
-        key = key.strip()
-        if not sep or not key:
+        parts, raw = _split_override(item)
+        key = ".".join(parts)
+        if not parts or not all(parts):
             raise ConfigError(source, "--set", f"expected key=value, got {item!r}")
         try:
             value: Any = tomllib.loads(f"v = {raw.strip()}")["v"]
@@ -497,7 +498,6 @@ def apply_overrides(
             if text[:1] in ('"', "'", "[") or _INLINE_TABLE_RE.match(text):
                 raise ConfigError(source, key, f"not a TOML value: {raw.strip()} ({e})") from e
             value = raw.strip()  # a bare word: a string
-        parts = key.split(".")
         node = out
         for i, part in enumerate(parts[:-1]):
             child = node.setdefault(part, {})
@@ -505,16 +505,19 @@ def apply_overrides(
                 # (said with what it is, and how to set the table whole: a house rule on a
                 # preset, `--set ruleset.must_beat=true` over `ruleset = "classic"`, is the
                 # usual case)
-                whole = ".".join(parts[: i + 1])
+                whole = _toml_key(parts[: i + 1])  # (to paste: "v1.2" quoted)
                 shown = json.dumps(value, ensure_ascii=False) if isinstance(value, str) else raw
-                inner = f"{'.'.join(parts[i + 1 :])} = {shown.strip()}"
+                inner = f"{_toml_key(parts[i + 1 :])} = {shown.strip()}"
                 hint = ""
                 if whole == "ruleset" and isinstance(child, str) and child in PRESETS:
                     inner = f"preset = {json.dumps(child)}, {inner}"
                     hint = f"; set it whole: --set '{whole}={{{inner}}}'"
                 elif parts[0] == "bots" and i == 1 and isinstance(child, str):
-                    inner = f"bot = {json.dumps(child, ensure_ascii=False)}, {inner}"
-                    hint = f"; set it whole: --set '{whole}={{{inner}}}'"
+                    if parts[2:] == ["bot"]:  # (the bundled bot is what the string names)
+                        hint = f"; set it whole: --set '{whole}={shown.strip()}'"
+                    else:
+                        inner = f"bot = {json.dumps(child, ensure_ascii=False)}, {inner}"
+                        hint = f"; set it whole: --set '{whole}={{{inner}}}'"
                 what = f"{_tname(child)} ({child!r:.40})"
                 raise ConfigError(
                     source, key, f"cannot set inside {part!r}: it is {what}, not a table{hint}"
@@ -522,6 +525,29 @@ def apply_overrides(
             node = child
         node[parts[-1]] = value
     return out
+
+
+def _split_override(item: str) -> tuple[list[str], str]:
+    """``a."b.c".d=1`` -> (["a", "b.c", "d"], "1"): the key's parts, each bare or quoted as
+    in TOML (a bot named "v1.2" is ``bots."v1.2".command``), and the raw value. A key that is
+    not TOML (``bots.my bot.x``) is split at its dots; no ``=``: no parts."""
+    key, raw = split_toml_key(item)
+    if raw is None or not key:
+        return [], raw or ""
+    try:
+        node: Any = tomllib.loads(f"{key} = 0")
+    except tomllib.TOMLDecodeError:
+        return [p.strip() for p in key.split(".")], raw
+    parts = []
+    while isinstance(node, dict):  # (one key at each level: it was one dotted key)
+        ((part, node),) = node.items()
+        parts.append(part)
+    return parts, raw
+
+
+def _toml_key(parts: Sequence[str]) -> str:
+    """Dotted key parts as TOML writes them: ``["bots", "v1.2"]`` -> ``bots."v1.2"``."""
+    return ".".join(p if re.fullmatch(r"[A-Za-z0-9_-]+", p) else json.dumps(p) for p in parts)
 
 
 def parse_config(

@@ -576,3 +576,29 @@ def test_a_bot_files_compile_warnings_are_neither_shown_nor_fatal(tmp_path: Path
         warnings.simplefilter("error")  # (a warning the check let out raises here)
         cfg = load_config(_write(tmp_path, BASE + 'd = "warns.py:Mine"\n'))
     assert cfg.bots[3].bot == f"{(tmp_path / 'warns.py').resolve()}:Mine"
+
+
+def test_set_reads_its_key_as_toml_so_a_dotted_bot_name_can_be_set(tmp_path: Path) -> None:
+    """Defect: `--set` split its key at every dot and at the first `=`, so a bot named "v1.2"
+    (a valid name) could not be set at all: `bots."v1.2".env.X=1` became the keys `bots`,
+    `"v1`, `2"`, ... The key is read as TOML now (quoted parts keep their dots and `=`), and
+    the hint of a key set inside a string quotes such a name so that it can be pasted."""
+    text = BASE.replace('a = "random"', '"v1.2" = { bot = "random" }')
+    cfg = load_config(_write(tmp_path, text), ['bots."v1.2".env.X="1"', "bots.'b'={bot='pimc'}"])
+    assert cfg.bot_names == ("v1.2", "b", "c")
+    assert cfg.bots[0].env == (("X", "1"),) and cfg.bots[1].bot == "pimc"
+    assert apply_overrides({}, ["x.'a=b'.c = 1"]) == {"x": {"a=b": {"c": 1}}}
+    assert apply_overrides({}, ["bots.m.command={python} b.py"]) == {
+        "bots": {"m": {"command": "{python} b.py"}}
+    }
+    # an error that the override caused still names it as the user wrote it
+    e = _error(tmp_path, text, ('bots."v1.2".decision_ms=5',))
+    assert e.key == "bots.v1.2.decision_ms"
+    assert e.message.endswith("""(from --set bots."v1.2".decision_ms=5, not from the file)""")
+    e = _error(tmp_path, BASE.replace("a =", '"v1.2" ='), ('bots."v1.2".env.X=1',))
+    assert e.message.endswith("""set it whole: --set 'bots."v1.2"={bot = "random", env.X = 1}'""")
+    # setting `bot` inside the string that names it: the string is the whole table
+    e = _error(tmp_path, BASE, ('bots.a.bot="pimc"',))
+    assert e.message.endswith("""set it whole: --set 'bots.a="pimc"'""")
+    e = _error(tmp_path, BASE, ("bots.a.=1",))  # (an empty part, as before)
+    assert e.key == "--set"
