@@ -94,7 +94,8 @@ def _title(lb: Leaderboard) -> str:
         status = "finished"
     else:
         status = f"{lb.completed}/{lb.total_matches} matches played"
-    return f"{lb.name} — {lb.ruleset}, {lb.players} players, {lb.completed} matches ({status})"
+    played = f"{lb.completed} match{'' if lb.completed == 1 else 'es'}"
+    return f"{lb.name} — {lb.ruleset}, {lb.players} players, {played} ({status})"
 
 
 def to_rich_table(lb: Leaderboard, width: int | None = None) -> Table:

@@ -164,6 +164,7 @@ def test_an_open_arena_is_not_said_to_have_played_n_of_0_matches(tmp_path: Path)
         lb = build_leaderboard(st, "t1")
     title = to_markdown(lb).splitlines()[0]
     assert "/0" not in title and "not finished, no set number of matches" in title
+    assert ", 1 match (" in title  # (it said "1 matches")
     listing = CliRunner().invoke(cli_main, ["leaderboard", "--db", str(db), "--list"])
     assert listing.exit_code == 0, listing.output
     assert "1/0" not in listing.output and "1/–" in listing.output
@@ -213,8 +214,8 @@ def test_the_bot_page_says_how_many_incidents_it_does_not_list(tmp_path: Path) -
 
 def test_the_pages_show_what_the_api_says(tmp_path: Path) -> None:
     """The two web defects above in a browser (headless Chromium; skipped without it): the
-    leaderboard page of an open arena says "1 matches", not "1 of 0", and the bot page
-    names the incidents it does not list."""
+    leaderboard page of an open arena says "1 match", not "1 of 0" (nor "1 matches"), and the
+    bot page names the incidents it does not list."""
     from tests.support.harness import web_server
     from tests.web.test_web_browser import browser_paths, load, start_driver
 
@@ -228,7 +229,7 @@ def test_the_pages_show_what_the_api_says(tmp_path: Path) -> None:
         with web_server(db) as server:
             load(driver, server.url)
             progress = driver.find_element("css selector", "#progress").text
-            assert progress.startswith("1 matches") and " of 0" not in progress, progress
+            assert progress.startswith("1 match ·") and " of 0" not in progress, progress
             load(driver, server.url + "bot/p")
             note = driver.find_element("css selector", "#strikes-not-listed").text
             assert note.startswith("and 3 more disconnects"), note

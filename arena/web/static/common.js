@@ -119,11 +119,16 @@ function playedOf(t, sep = " of ") {
   return t.total_matches ? `${t.completed}${sep}${t.total_matches}` : String(t.completed);
 }
 
+// "3 of 10 matches", "1 match" (an open arena's, with no set number; it said "1 matches").
+function playedMatches(t) {
+  return `${playedOf(t)} match${t.total_matches || t.completed !== 1 ? "es" : ""}`;
+}
+
 // What a tournament is doing, in words: "running", "finished", or, unfinished with no
 // runner at work, "stopped at 2 of 6 matches" (it is not finished: it may be resumed).
 function tournamentState(t) {
   const state = t.state || (t.running ? "running" : t.finished_at ? "finished" : "stopped");
-  if (state === "stopped") return `stopped at ${playedOf(t)} matches`;
+  if (state === "stopped") return `stopped at ${playedMatches(t)}`;
   return state;
 }
 

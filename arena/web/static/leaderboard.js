@@ -120,7 +120,7 @@ function render(data) {
   const main = document.getElementById("main");
   const title = el("h1", {}, `Leaderboard · ${t.name}`);
   const sub = el("p", { class: "muted", id: "progress" },
-    `${playedOf(t)} matches` + (t.ruleset ? ` · ruleset ${typeof t.ruleset === "object" ? t.ruleset.name : t.ruleset}` : "") + ` · ${t.state === "stopped" ? "stopped before its end (not finished)" : tournamentState(t)}`);
+    playedMatches(t) + (t.ruleset ? ` · ruleset ${typeof t.ruleset === "object" ? t.ruleset.name : t.ruleset}` : "") + ` · ${t.state === "stopped" ? "stopped before its end (not finished)" : tournamentState(t)}`);
   let picker = null;
   if (data.tournaments.length > 1) {
     // two tournaments of one name (another seed, a bot changed) are told apart by id and date
