@@ -131,8 +131,14 @@ def _render_deal(
         if hand:
             hands.add_row(Text(_name(players, seat)), _cards(hand))  # a name is no markup
         elif seat not in game.active_seats:  # the 4-player dealer, dealt no cards
+            # What the talon is worth to him: three nines score 100 and no card points,
+            # which the talon's row alone would not explain.
+            worth = str(game.talon_score)
+            if not any(c.points for c in game.talon):  # (only a nine has no points)
+                worth += ", three nines"
             hands.add_row(
-                Text(_name(players, seat)), Text("sits out (scores the talon)", style="dim")
+                Text(_name(players, seat)),
+                Text(f"sits out (scores the talon: {worth})", style="dim"),
             )
     hands.add_row("talon", _cards(game.talon))
     parts.append(hands)

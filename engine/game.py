@@ -692,6 +692,15 @@ class Game:
         return cards_of(self._talon)
 
     @property
+    def talon_score(self) -> int:
+        """What the talon of this deal scores the dealer who sits it out (4 players):
+        ``nines_talon_value`` for three nines, else its card points (RULES.md)."""
+        talon = self._talon
+        if talon & NINES == talon:
+            return self.ruleset.nines_talon_value
+        return mask_points(talon)
+
+    @property
     def dealt_hands(self) -> tuple[tuple[Card, ...], ...]:
         """The hands as dealt (before the talon and the passing)."""
         return tuple(cards_of(m) for m in self._dealt)
@@ -1001,10 +1010,7 @@ class Game:
                 for s in opps:
                     raw[s] = half
         if n == 4:
-            talon = self._talon
-            raw[self.dealer] = (
-                r.nines_talon_value if talon & NINES == talon else (mask_points(talon))
-            )
+            raw[self.dealer] = self.talon_score
         old = self._scores
         new = list(map(add, old, raw))
         events: tuple[str, ...] = ()

@@ -30,6 +30,7 @@ import os
 import re
 import select
 import sys
+import textwrap
 import time
 from collections.abc import Sequence
 from typing import TextIO
@@ -39,6 +40,7 @@ from engine import (
     Action,
     Bid,
     Card,
+    Concede,
     Contract,
     DealResult,
     GameResult,
@@ -47,12 +49,14 @@ from engine import (
     Play,
     PlayerView,
     Suit,
+    ThrowIn,
     fallback_action,
     parse_action,
     parse_card,
 )
 from engine.actions import ActionParseError
 from engine.cards import CardParseError
+from engine.tables import round_half_up
 from sdk.bot import Bot, Deadline
 
 __all__ = ["HumanBot", "choose", "format_hand", "render_view"]
@@ -122,7 +126,7 @@ class HumanBot(Bot):
         since = self._seen[1] if self._seen[0] == view.deal_number else 0
         self._seen = (view.deal_number, len(view.tricks))
         self._print(render_view(view, color=self.color, since=since))
-        self._print(self._menu(legal, _names(view)))
+        self._print(self._menu(legal, _names(view)) + _giving_up(view))
         while True:
             # A timed decision (an arena, or `arena-bot try --decision-ms`): the person sees
             # at every prompt how long is left, as a bot reads self.deadline.
@@ -144,7 +148,7 @@ class HumanBot(Bot):
                 continue
             if word in ("table", "t"):
                 self._print(render_view(view, color=self.color, since=since))
-                self._print(self._menu(legal, _names(view)))
+                self._print(self._menu(legal, _names(view)) + _giving_up(view))
                 continue
             if word in ("quit", "exit", "q"):
                 self._print("Leaving the match.")
@@ -182,10 +186,20 @@ class HumanBot(Bot):
             f"contract {result.contract}" if result.contract is not None else f"bid {result.bid}"
         )
         lines = [f"Deal {result.number + 1} over: {who} {contract}, {outcome}."]
-        if len(names) == 4 and result.dealer == view.seat:
-            # the seat was not asked once in the deal: say why nothing was shown
-            lines.append("  (you dealt and sat out this deal: you score the talon)")
-        lines.append("  takes:  " + _per_seat(names, result.takes, view.seat))
+        takes: list[object] = list(result.takes)
+        if len(names) == 4:
+            # The dealer was dealt nothing: no take (a 0 would read as tricks lost); his score
+            # is the talon's, which nobody's lines said (not even his: he was never asked).
+            takes[result.dealer] = "-"
+            me = result.dealer == view.seat
+            said = f"  ({'you' if me else names[result.dealer]} dealt and sat out this deal: "
+            if view.ruleset.barrel:  # (then the delta may hold a barrel penalty too)
+                said += f"{'you score' if me else 'he scores'} the talon)"
+            else:
+                said += f"the talon scores {'you' if me else 'him'} "
+                said += f"{result.deltas[result.dealer]:+d})"
+            lines.append(said)
+        lines.append("  takes:  " + _per_seat(names, takes, view.seat))
         lines.append("  scored: " + _per_seat(names, [f"{d:+d}" for d in result.deltas], view.seat))
         lines.append("  scores: " + _per_seat(names, result.scores, view.seat))
         for e in result.events:
@@ -374,6 +388,18 @@ def choose(
             return None, f"{action.card} cannot be played now. " + _legal_text(legal)
         if action.declare:
             return None, f"No marriage to declare with {action.card}. " + _legal_text(legal)
+    # The two ways to give a deal up are easily taken for each other ("сдаюсь" reads as
+    # concede): say which one this deal has.
+    if isinstance(action, Concede) and ThrowIn() in legal:
+        return None, (
+            "'concede' is not legal now: after everybody passed, the last hand gives the deal "
+            "up with 'throw-in'. " + _legal_text(legal)
+        )
+    if isinstance(action, ThrowIn) and Concede() in legal:
+        return None, (
+            "'throw-in' is only for the last hand after everybody passed: a declarer who "
+            "won the bidding gives the deal up with 'concede'. " + _legal_text(legal)
+        )
     return None, f"'{action}' is not legal now. " + _legal_text(legal)
 
 
@@ -450,6 +476,37 @@ def _give(
 def _to_whom(seat: int, names: Sequence[str]) -> str:
     """``2 (bob)``: a give's receiver by seat number and name."""
     return f"{seat} ({names[seat]})" if seat < len(names) else str(seat)
+
+
+def _giving_up(view: PlayerView) -> str:
+    """What a throw-in or a concession among the legal actions would score (``""`` when
+    neither is): the menu's one word did not say, nor that an all-pass had put the talon
+    in this seat's hands at the opening bid."""
+    legal = view.legal_actions
+    r = view.ruleset
+    names = _names(view)
+    seats = [s for s in view.active_seats if s != view.seat]
+    each = " and ".join(names[s] for s in seats)
+    bid = view.bid
+    sat_out = ""
+    if view.dealer not in view.active_seats:
+        sat_out = f" ({names[view.dealer]}, who dealt, scores the talon either way)"
+    lines = []
+    if ThrowIn() in legal:
+        lines.append(
+            f"throw-in: everybody before you passed, so you took the talon at the opening bid "
+            f"of {bid}; name a contract of {bid} or more and play it, or throw in: you score 0 "
+            f"and {each} score +{r.throw_in_bonus} each{sat_out}."
+        )
+    if Concede() in legal and bid is not None:
+        mine = f"you score -{bid}" if r.concede == "penalty" else "you score 0"
+        theirs = "the others score nothing"
+        if r.concede_pays == "half":
+            theirs = f"{each} score +{round_half_up(bid, 2, r.rounding)} each"
+            if view.barrel is not None and any(view.barrel[s] for s in seats):
+                theirs += " (not scored on the barrel)"
+        lines.append(f"concede (in place of a contract): {mine} and {theirs}{sat_out}.")
+    return "".join("\n" + textwrap.fill(line, 78, subsequent_indent="  ") for line in lines)
 
 
 def _legal_text(legal: Sequence[Action]) -> str:
@@ -558,6 +615,19 @@ def render_view(view: PlayerView, *, color: bool = False, since: int | None = No
         lines.append("Bids:     none yet")
     if view.declarer is not None:
         deal = f"Declarer: {who(view.declarer)}, bid {view.bid}"
+        if view.contract is None and not any(isinstance(a, Bid) for _, a in view.bids):
+            # Nobody bid: say where the bid came from (as `arena replay` does), until the
+            # contract is named.
+            r = view.ruleset
+            if r.first_hand_commits:
+                deal += " (the obligatory bid: the others passed)"
+            elif r.all_pass == "last_hand":
+                deal += (
+                    f" (everybody before {who(view.declarer)} passed: "
+                    "the last hand plays the opening bid)"
+                )
+            else:
+                deal += " (everybody passed: first hand plays the opening bid)"
         if view.contract is not None:
             deal += f", contract {view.contract}"
         lines.append(deal)

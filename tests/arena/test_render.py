@@ -257,7 +257,32 @@ def test_the_4_player_dealer_is_shown_sitting_out() -> None:
     first, second = text.split("Deal 2")[:2]
     second = second.split("Deal 3")[0]
     for part, out in ((first, "ann (0)"), (second, "bob (1)")):
-        assert re.findall(r"^(\w+ \(\d\))\s+sits out \(scores the talon\)", part, re.M) == [out]
+        assert re.findall(r"^(\w+ \(\d\))\s+sits out \(scores the talon: \d+\)", part, re.M) == [
+            out
+        ]
+
+
+def test_the_4_player_dealers_talon_is_valued_three_nines_named() -> None:
+    """Defect (organiser walk of 1001-4p): `arena replay` said the dealer "sits out (scores
+    the talon)" and then gave him +100 for a talon of 9♠ 9♣ 9♦, no card points: nothing
+    said why (RULES.md: 100 if it is three nines, else its card points)."""
+    from engine import parse_cards
+
+    hands = [parse_cards(h) for h in ("", "AS 10S KS QS JS AC 10C", "KC QC JC AD 10D KD QD",
+                                      "JD AH 10H KH QH JH 9H")]  # fmt: skip
+    g = Game.new("1001-4p", 5, ["ann", "bob", "cid", "dan"], dealer=0,
+                 deals={0: (hands, parse_cards("9S 9C 9D"))})  # fmt: skip
+    while g.deal_number < 1:
+        g.apply_trusted(g.legal_actions()[0])
+    assert g.deal_results[0].deltas[0] == 100
+    text = _text(g.record())
+    assert re.search(r"^ann \(0\)\s+sits out \(scores the talon: 100, three nines\)", text, re.M)
+    g = Game.new("1001-4p", 5, ["ann", "bob", "cid", "dan"], dealer=0)
+    worth = sum(c.points for c in g.talon)
+    while g.deal_number < 1:
+        g.apply_trusted(g.legal_actions()[0])
+    assert worth and g.deal_results[0].deltas[0] == worth
+    assert f"sits out (scores the talon: {worth})" in _text(g.record())
 
 
 def test_printable_writes_a_character_past_u_ffff_unambiguously() -> None:

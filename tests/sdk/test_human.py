@@ -612,3 +612,98 @@ def test_a_character_half_typed_when_the_time_ran_out_does_not_spoil_the_next_an
     finally:
         stdin.close()
         os.close(master)
+
+
+# --- giving a deal up: 1001's throw-in and the concession -----------------------------------
+
+
+def _at_the_contract(ruleset: str, *, all_pass: bool) -> PlayerView:
+    """The declarer's view at the contract: after everybody else passed (``all_pass``), or
+    after he won the bidding at the opening bid. ann bob cid (dan): the dealer is the last."""
+    n = 4 if ruleset.endswith("4p") else 3
+    game = Game.new(ruleset, seed=5, players=["ann", "bob", "cid", "dan"][:n], dealer=n - 1)
+    if not all_pass:
+        game.apply(game.legal_actions()[0])  # first hand bids the opening bid
+    game.apply(Pass())
+    game.apply(Pass())
+    for _ in range(2):
+        game.apply(game.legal_actions()[0])
+    assert game.phase.name == "CONTRACT"
+    assert game.to_act is not None
+    return observe(game, game.to_act)
+
+
+def _asked(view: PlayerView, answer: str) -> str:
+    out = io.StringIO()
+    HumanBot(io.StringIO(answer + "\n"), out, color=False).act(view)
+    return out.getvalue()
+
+
+def test_the_throw_in_is_offered_with_what_it_scores() -> None:
+    """Defect (1001-4p through a pty): after an all-pass the last hand was shown "Declarer:
+    you, bid 40" and a menu ending in "throw-in", with no word of why he held the talon nor
+    what a throw-in scores (0 for him, +50 to each other player dealt in)."""
+    view = _at_the_contract("1001-4p", all_pass=True)
+    assert view.seat == 2 and view.dealer == 3  # cid is the last hand, dan sits out
+    text = " ".join(_asked(view, "throw-in").split())
+    assert (
+        "Declarer: you, bid 40 (everybody before you passed: the last hand plays the opening bid)"
+        in text
+    )
+    assert (
+        "throw-in: everybody before you passed, so you took the talon at the opening bid of 40; "
+        "name a contract of 40 or more and play it, or throw in: you score 0 and ann and bob "
+        "score +50 each (dan, who dealt, scores the talon either way)."
+    ) in text
+    assert "concede (" not in text
+
+
+def test_the_concession_says_what_it_scores() -> None:
+    """Defect (1001 through a pty): "concede" was one word of the menu; in 1001 it costs
+    the bid and pays the others nothing, in classic it is free and pays each half the bid."""
+    text = " ".join(_asked(_at_the_contract("1001", all_pass=False), "concede").split())
+    assert "concede (in place of a contract): you score -40 and the others score nothing." in text
+    assert "throw-in:" not in text and "(everybody" not in text
+    classic = " ".join(_asked(_at_the_contract("classic", all_pass=True), "concede").split())
+    assert "Declarer: you, bid 100 (the obligatory bid: the others passed)" in classic
+    assert (
+        "concede (in place of a contract): you score 0 and bob and cid score +50 each." in classic
+    )
+
+
+def test_a_concession_typed_where_a_throw_in_is_meant_says_which_is_which() -> None:
+    """Defect (1001 through a pty): "сдаюсь" (concede) after an all-pass was answered
+    "'concede' is not legal now", leaving the person to guess that a throw-in is how the
+    last hand gives up; and "throw-in" after a won bidding the other way round."""
+    from engine import Concede, ThrowIn
+
+    _, why = choose("сдаюсь", (Contract(40), Contract(45), ThrowIn()))
+    assert why.startswith("'concede' is not legal now: after everybody passed, the last hand")
+    assert "'throw-in'" in why
+    _, why = choose("throw-in", (Contract(40), Concede()))
+    assert why.startswith("'throw-in' is only for the last hand after everybody passed")
+    assert "'concede'" in why
+
+
+def test_every_seat_is_told_what_the_sitting_out_dealer_scored() -> None:
+    """Defect (1001-4p through a pty): at a deal's end the dealer, dealt nothing, showed a
+    take of 0 and a score of +N that no line explained (the talon), and the other seats
+    were not told he had sat out at all."""
+    from sdk import play_local
+
+    outs = [io.StringIO() for _ in range(4)]
+    seats = [HumanBot(io.StringIO("1\n" * 300), o, color=False) for o in outs]
+    m = play_local(seats, ruleset="1001-4p", seed=3, max_deals=1)
+    deal = m.record["deals"][0]
+    dealer, talon = deal["dealer"], deal["deltas"][deal["dealer"]]
+    for seat, out in enumerate(outs):
+        text = out.getvalue()
+        if seat == dealer:
+            assert f"(you dealt and sat out this deal: the talon scores you {talon:+d})" in text
+        else:
+            name = m.names[dealer]
+            assert f"({name} dealt and sat out this deal: the talon scores him {talon:+d})" in text
+        takes = re.search(r"takes: (.*)", text)
+        assert takes is not None
+        shown = "you" if seat == dealer else m.names[dealer]
+        assert f"{shown} -" in takes.group(1), takes.group(1)

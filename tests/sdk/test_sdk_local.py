@@ -357,3 +357,38 @@ def test_the_typed_lowest_bot_of_the_docs_passes_mypy_and_plays(
     assert isinstance(lowest, type) and issubclass(lowest, Bot)
     m = play_local([lowest, Bot, Bot], seed=1, max_deals=2, strict=True)
     assert m.result.deals == 2
+
+
+def test_the_1001_bot_of_the_docs_passes_mypy_and_throws_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect (bot-author walk of 1001): docs/writing-a-bot.md said nothing of what 1001
+    changes for a bot (no committed first hand, the last hand's take after an all-pass and
+    its throw-in, the dealer who sits out at four); its example of those type-checks and
+    plays, throwing in at 3 and 4 players, and the dealer's talon is what it logs."""
+    api = pytest.importorskip("mypy.api")
+    docs = (ROOT / "docs" / "writing-a-bot.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", docs, re.S)
+    example = next(b for b in blocks if "class Careful1001" in b)
+    f = tmp_path / "careful1001.py"
+    f.write_text(example)
+    monkeypatch.chdir(ROOT)
+    out, err, status = api.run(["--strict", "--cache-dir", os.devnull, str(f)])
+    assert status == 0, out + err
+    space: dict[str, object] = {}
+    exec(compile(example, str(f), "exec"), space)
+    careful = space["Careful1001"]
+    assert isinstance(careful, type) and issubclass(careful, Bot)
+    for players in (3, 4):
+        # Bot passes every auction: each deal is an all-pass, the last hand declares.
+        ours = []
+        for seed in range(8):
+            m = play_local([careful] + [Bot] * (players - 1), "1001", seed=seed, max_deals=12,
+                           strict=True)  # fmt: skip
+            assert not m.incidents
+            ours += [d for d in m.record["deals"] if any(
+                a["seat"] == 0 and a["action"] == "throw-in" for a in d["actions"])]  # fmt: skip
+        assert ours, f"{players} players: the example never threw in"
+        for d in ours:
+            others = [s for s in range(players) if s != 0 and (players == 3 or s != d["dealer"])]
+            assert [d["deltas"][s] for s in others] == [50, 50] and d["deltas"][0] == 0, d
