@@ -8,7 +8,7 @@ is enough) looked up in ``--db`` (default: the newest ``runs/*.sqlite``).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 from rich.console import Console
@@ -111,9 +111,8 @@ def replay(
 
         try:
             rendered = render_record(record)
-        except (AttributeError, TypeError, KeyError, ValueError, IndexError) as e:
-            click.echo(f"error: {record_ref}: malformed match record: {e!r}", err=True)
-            ctx.exit(2)
+        except _MALFORMED as e:
+            _malformed(ctx, record_ref, e)
         if isinstance(rendered, Text) and rendered.plain.startswith("cannot render"):
             click.echo(f"error: {record_ref}: {rendered.plain}", err=True)
             ctx.exit(2)
@@ -135,9 +134,8 @@ def replay(
                 err=True,
             )
             ctx.exit(1)
-        except (AttributeError, TypeError, KeyError, ValueError, IndexError) as e:
-            click.echo(f"error: {record_ref}: malformed match record: {e!r}", err=True)
-            ctx.exit(2)
+        except _MALFORMED as e:
+            _malformed(ctx, record_ref, e)
         changed = _changed_cards(record, seed_mismatches(record))
         if changed:
             click.echo(f"error: {record_ref}: {changed}", err=True)
@@ -150,9 +148,8 @@ def replay(
         if e.cause is not None:
             click.echo(f"rule broken: {e.cause.rule}", err=True)
         ctx.exit(1)
-    except (AttributeError, TypeError, KeyError, ValueError, IndexError) as e:
-        click.echo(f"error: {record_ref}: malformed match record: {e!r}", err=True)
-        ctx.exit(2)
+    except _MALFORMED as e:
+        _malformed(ctx, record_ref, e)
     own = seed_mismatches(record)
     changed = _changed_cards(record, own)
     if changed:
@@ -191,6 +188,15 @@ def replay(
             f"record's own, not the ones seed {record['seed']!r} deals",
             err=True,
         )
+
+
+#: What a record of the right shape with values the renderer or the rules cannot use raises.
+_MALFORMED = (AttributeError, TypeError, KeyError, ValueError, IndexError)
+
+
+def _malformed(ctx: click.Context, record_ref: str, e: Exception) -> NoReturn:
+    click.echo(f"error: {record_ref}: malformed match record: {e!r}", err=True)
+    ctx.exit(2)
 
 
 def _for_terminal(value: Any) -> Any:

@@ -669,12 +669,17 @@ class MatchRunner:
             log.info("match %s reached its time limit of %g s: it ends after deal %d",
                      self.match_id, self.time_limit_s, cap)  # fmt: skip
 
-    def _final_record(self) -> dict[str, Any]:
+    def _record_so_far(self) -> dict[str, Any]:
+        """The engine's record with the additions of every referee record, final or not."""
         rec = engine_record(self.game)
         self._merge_meta(rec)
         rec["match_id"] = self.match_id
         rec["incidents"] = self.incidents
         rec["forfeits"] = sorted(self.forfeits)
+        return rec
+
+    def _final_record(self) -> dict[str, Any]:
+        rec = self._record_so_far()
         rec["wrong_requests"] = [st.wrong_requests for st in self.seats]
         rec["disconnects"] = [st.disconnects for st in self.seats]
         if self.time_limited:
@@ -699,11 +704,7 @@ class MatchRunner:
     def _interrupted(self) -> None:
         """Cancelled (shutdown): record the match so far as interrupted and tell the bots."""
         try:
-            rec = engine_record(self.game)
-            self._merge_meta(rec)
-            rec["match_id"] = self.match_id
-            rec["incidents"] = self.incidents
-            rec["forfeits"] = sorted(self.forfeits)
+            rec = self._record_so_far()
             if self.time_limited:  # (its ruleset's max_deals is the limit's)
                 rec["time_limit_s"] = self.time_limit_s
             rec["interrupted"] = True
