@@ -32,7 +32,14 @@ from engine import (
 )
 from engine.record import check_record_shape, forfeit_result, start_game
 
-__all__ = ["fallback_reasons", "fallback_why", "printable", "render_record", "standings_table"]
+__all__ = [
+    "fallback_reasons",
+    "fallback_why",
+    "plural",
+    "printable",
+    "render_record",
+    "standings_table",
+]
 
 _RED = {Suit.HEARTS, Suit.DIAMONDS}
 
@@ -563,3 +570,8 @@ def counted(counts: Mapping[str, int], kinds: Sequence[str]) -> str:
         if k:
             out.append(f"{k} {plural.get(kind, kind) if k > 1 else kind}")
     return ", ".join(out)
+
+
+def plural(n: int, word: str) -> str:
+    """``1 match``, ``2 matches``, ``1 deal``, ``40 deals``."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}{'es' if word.endswith('ch') else 's'}"

@@ -34,7 +34,7 @@ import time
 from collections.abc import Sequence
 from typing import TextIO
 
-from arena.render import printable
+from arena.render import plural, printable
 from engine import (
     Action,
     Bid,
@@ -197,7 +197,7 @@ class HumanBot(Bot):
     def on_match_end(self, view: PlayerView, result: GameResult) -> None:
         names = _names(view)
         order = sorted(range(len(names)), key=lambda s: (result.places[s], s))
-        deals = f"{result.deals} deal{'' if result.deals == 1 else 's'}"
+        deals = plural(result.deals, "deal")
         if result.reason == "max_deals":  # say so: no one reached the target
             why = f"the cap of {deals} was reached before anyone had {view.ruleset.target}"
         else:

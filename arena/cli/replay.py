@@ -14,7 +14,7 @@ import click
 from rich.console import Console
 
 from arena.cli.options import NonEmptyPath, reading_newest
-from arena.render import printable
+from arena.render import plural, printable
 from engine import ReplayError
 from engine import replay as replay_record
 from engine.record import check_record_shape, seed_mismatches
@@ -165,7 +165,7 @@ def replay(
         )
     if game.result is not None:
         r = game.result
-        click.echo(f"final ({r.reason}, {r.deals} deal{'' if r.deals == 1 else 's'}):")
+        click.echo(f"final ({r.reason}, {plural(r.deals, 'deal')}):")
         for seat in sorted(range(len(players)), key=lambda s: (r.places[s], s)):
             click.echo(
                 f"  {r.places[seat]}. {players[seat]}: {r.scores[seat]} "
@@ -282,7 +282,7 @@ def _list_matches(ctx: click.Context, db: Path | None, ref: str | None, bot: str
         seats = zip(r.seats, r.scores, r.places, strict=False)
         cells = [f"{name} {score} ({ordinal(place)})" for name, score, place in seats]
         trouble = _trouble(r.seats, r.forfeits, per_match.get(r.match_id, []))
-        rows.append((r.match_id, f"{r.deals} deal{'' if r.deals == 1 else 's'}", cells, trouble))
+        rows.append((r.match_id, plural(r.deals, "deal"), cells, trouble))
     widths = [max(len(row[0]) for row in rows), max(len(row[1]) for row in rows)]
     most = max(len(row[2]) for row in rows)
     cell_widths = [max((len(row[2][k]) for row in rows if k < len(row[2])), default=0)
