@@ -33,7 +33,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from engine.cards import bit_indices as _bits
 
@@ -47,6 +47,7 @@ __all__ = [
     "Solver",
     "brute_force",
     "position_from_view",
+    "rule_options",
 ]
 
 POINTS: tuple[int, ...] = tuple((0, 2, 3, 4, 10, 11)[c % 6] for c in range(24))
@@ -668,3 +669,20 @@ def position_from_view(view: Any) -> PlayPosition:
         won_nonace=won_nonace,
         need=(view.contract or 0) - past,
     )
+
+
+class RuleOptions(TypedDict):
+    """The options of a ``Ruleset`` that the solver models: keywords of :class:`Solver`."""
+
+    marriage_needs_trick: bool
+    must_beat: bool
+    ace_marriage: bool
+
+
+def rule_options(rules: Any) -> RuleOptions:
+    """The solver's keywords for the ``Ruleset`` ``rules``: ``Solver(..., **rule_options(r))``."""
+    return {
+        "marriage_needs_trick": rules.marriage_needs_trick,
+        "must_beat": rules.must_beat,
+        "ace_marriage": rules.ace_marriage,
+    }

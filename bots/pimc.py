@@ -36,15 +36,24 @@ it, a conceded one half of it to each opponent).
 from __future__ import annotations
 
 import logging
-import math
 import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from bots._dds import MARRIAGE_VALUE, POINTS, Budget, SearchTimeout, Solver, position_from_view
+from bots._dds import (
+    _ACES,
+    _KQ,
+    MARRIAGE_VALUE,
+    POINTS,
+    Budget,
+    SearchTimeout,
+    Solver,
+    position_from_view,
+    rule_options,
+)
 from bots.counting import CountingBot
-from bots.heuristic import HeuristicBot, estimate_take
+from bots.heuristic import HeuristicBot, estimate_take, p_normal
 from engine import Action, Bid, Concede, Contract, Give, Pass, Phase, Play, PlayerView, ThrowIn
 from engine.cards import Card
 from engine.cards import bit_indices as _bits
@@ -56,12 +65,10 @@ __all__ = ["PimcBot"]
 
 log = logging.getLogger("bots.pimc")
 
-_KQ = tuple((1 << (6 * s + 2)) | (1 << (6 * s + 3)) for s in range(4))
 # Double-dummy success rates overstate the declarer's real chances by about this factor.
 _OPTIMISM = 0.97
 # In the auction the talon is unknown as well: a larger discount.
 _BID_OPTIMISM = 0.9
-_ACES = (1 << 5) | (1 << 11) | (1 << 17) | (1 << 23)
 
 
 def keep_value(card: int, hand: int) -> float:
@@ -253,9 +260,7 @@ class PimcBot(Bot):
             )
             solver = Solver(
                 hands, decl, leader, trick, trump, won,
-                marriage_needs_trick=rules.marriage_needs_trick,
-                must_beat=rules.must_beat, ace_marriage=rules.ace_marriage,
-                won_nonace=won_nonace, budget=budget,
+                won_nonace=won_nonace, budget=budget, **rule_options(rules),
             )  # fmt: skip
             undecided = 0 < need <= out_pts + 400
             try:
@@ -303,10 +308,7 @@ class PimcBot(Bot):
         while done < self.max_samples and not budget.over:
             deal = sampler.sample(self.rng)
             hands = self._after_talon_and_gives(deal, active, me, view)
-            solver = Solver(
-                hands, decl, decl, marriage_needs_trick=rules.marriage_needs_trick,
-                must_beat=rules.must_beat, ace_marriage=rules.ace_marriage, budget=budget,
-            )  # fmt: skip
+            solver = Solver(hands, decl, decl, budget=budget, **rule_options(rules))
             try:
                 hits += solver.probe(level)
             except SearchTimeout:
@@ -349,7 +351,8 @@ class PimcBot(Bot):
         rate, n = self._declarer_success(view, budget, target)
         pred = HeuristicBot().bid_estimate(view) + HeuristicBot.take_offset
         prior = 3.0
-        p = (n * _BID_OPTIMISM * rate + prior * _p_normal(pred, target)) / (n + prior)
+        p_h = p_normal(pred, target, HeuristicBot.take_sigma)
+        p = (n * _BID_OPTIMISM * rate + prior * p_h) / (n + prior)
         if p < self.threshold:
             return passing
         return bids[0] if target == bids[0].amount else next(b for b in bids if b.amount == target)
@@ -393,11 +396,8 @@ class PimcBot(Bot):
                     hands[others[0]] |= 1 << a
                     hands[others[1]] |= 1 << b
                     solver = Solver(
-                        [hands[s] for s in active], decl, decl,
-                        marriage_needs_trick=rules.marriage_needs_trick,
-                        must_beat=rules.must_beat, ace_marriage=rules.ace_marriage,
-                        budget=budget,
-                    )  # fmt: skip
+                        [hands[s] for s in active], decl, decl, budget=budget, **rule_options(rules)
+                    )
                     row.append(1.0 if solver.probe(need) else 0.0)
             except SearchTimeout:
                 break
@@ -448,9 +448,8 @@ class PimcBot(Bot):
                     break
                 deal = sampler.sample(self.rng)
                 solver = Solver(
-                    [deal.hand_masks[s] for s in active], decl, decl,
-                    marriage_needs_trick=rules.marriage_needs_trick, must_beat=rules.must_beat,
-                    ace_marriage=rules.ace_marriage, budget=budget,
+                    [deal.hand_masks[s] for s in active], decl, decl, budget=budget,
+                    **rule_options(rules),
                 )  # fmt: skip
                 if states:
                     mids = sorted((st.lo + st.hi) // 2 for st in states)
@@ -478,7 +477,7 @@ class PimcBot(Bot):
         # contracts were measured 40-80 points short of its takes with one).
         pred += 2 * HeuristicBot.take_offset
         prior = 1.0
-        p_heur = [_p_normal(pred, x) for x in levels]
+        p_heur = [p_normal(pred, x, HeuristicBot.take_sigma) for x in levels]
 
         def p_make(i: int, margin: int = 1) -> float:
             p_h = p_heur[i]
@@ -560,8 +559,3 @@ def _bid_accept(view: PlayerView) -> Callable[[SampledDeal], bool] | None:
         return True
 
     return accept
-
-
-def _p_normal(pred: float, amount: float, sigma: float = HeuristicBot.take_sigma) -> float:
-    """The heuristic's chance that a take predicted at ``pred`` reaches ``amount``."""
-    return 0.5 * (1.0 + math.erf((pred - amount) / (sigma * math.sqrt(2.0))))
