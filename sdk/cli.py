@@ -31,7 +31,8 @@ os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 import click
 
 from arena.cli.options import FileErrorsGroup, Seconds
-from arena.referee.config import MAX_DEADLINE_MS, pem_problem
+from arena.deadlines import MAX_DEADLINE_MS
+from arena.referee.config import pem_problem
 from arena.render import plural, printable
 from sdk.loader import BotLoadError, load_bot
 

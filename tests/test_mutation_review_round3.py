@@ -21,7 +21,7 @@ from click.testing import CliRunner
 
 import engine.actions
 import sdk.local
-from arena.referee.config import MAX_DEADLINE_MS
+from arena.deadlines import MAX_DEADLINE_MS
 from engine import (
     PRESETS,
     Action,

@@ -20,9 +20,10 @@ from typing import Any
 import click
 
 from arena.cli.options import Host, NonEmptyPath, Seconds, raise_open_files_limit
+from arena.deadlines import MAX_DEADLINE_MS
 from arena.protocol import token_problem
 from arena.referee import Lobby, Referee, RefereeConfig, TLSConfig, start_server
-from arena.referee.config import MAX_DEADLINE_MS, MAX_STRIKES, key_pair_problem, pem_problem
+from arena.referee.config import MAX_STRIKES, key_pair_problem, pem_problem
 from arena.referee.lobby import FinishedMatch
 from arena.referee.server import host_port, port_problem
 from arena.tournament.config import BOT_NAME_RE, BOT_NAME_RULE

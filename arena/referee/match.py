@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from arena.deadlines import bank_left, timeout_words
 from arena.protocol import (
     MalformedActionError,
     action_event_to_pb,
@@ -363,19 +364,14 @@ class MatchRunner:
             st.bank_ms = 0
             fallback = fallback_action(legal)
             if not st.forfeited:  # (the seat may have forfeited in the same instant: no strike)
-                self._strike(
-                    st, "timeout", rid, legal,
-                    f"no decision within {budget_ms} ms ({self.config.decision_ms} ms "
-                    f"+ {budget_ms - self.config.decision_ms} ms of time bank)",
-                )  # fmt: skip
+                words = timeout_words(self.config.decision_ms, budget_ms - self.config.decision_ms)
+                self._strike(st, "timeout", rid, legal, words)
             game.apply_trusted(fallback)
             return fallback, "fallback", budget_ms
         st.pending = None
         answered_at = pending.answered_at if pending.answered_at is not None else loop.time()
         ms = round((answered_at - start) * 1000)
-        over = ms - self.config.decision_ms
-        if over > 0:
-            st.bank_ms = max(0, st.bank_ms - over)
+        st.bank_ms = bank_left(st.bank_ms, self.config.decision_ms, ms)
         if isinstance(answer, _Forfeited):
             fallback = fallback_action(legal)
             game.apply_trusted(fallback)

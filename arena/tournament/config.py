@@ -33,8 +33,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
+from arena.deadlines import deadline_problem
 from arena.protocol import token_problem
-from arena.referee.config import MAX_DEADLINE_MS, MAX_STRIKES, key_pair_problem, pem_problem
+from arena.referee.config import MAX_STRIKES, key_pair_problem, pem_problem
 from arena.referee.server import host_problem
 from arena.render import printable
 from arena.tournament.schedule import SCHEDULE_VERSION, ScheduledMatch, build_schedule
@@ -614,16 +615,10 @@ def parse_config(
     _check_keys(deadlines_data, _DEADLINE_KEYS, "deadlines.", err)
     decision_ms = _get(deadlines_data, "decision_ms", int, 2000, err, "deadlines.")
     time_bank_ms = _get(deadlines_data, "time_bank_ms", int, 20000, err, "deadlines.")
-    if not 0 < decision_ms <= MAX_DEADLINE_MS:
-        raise err(
-            "deadlines.decision_ms",
-            f"must be between 1 and {MAX_DEADLINE_MS} (a day), got {decision_ms}",
-        )
-    if not 0 <= time_bank_ms <= MAX_DEADLINE_MS:
-        raise err(
-            "deadlines.time_bank_ms",
-            f"must be between 0 and {MAX_DEADLINE_MS} (a day), got {time_bank_ms}",
-        )
+    for key, value, low in (("decision_ms", decision_ms, 1), ("time_bank_ms", time_bank_ms, 0)):
+        problem = deadline_problem(value, low)
+        if problem is not None:
+            raise err(f"deadlines.{key}", problem)
 
     ratings_data = data.get("ratings", {})
     if not isinstance(ratings_data, Mapping):
