@@ -14,7 +14,7 @@ import click
 from rich.console import Console
 
 from arena.cli.options import NonEmptyPath, reading_newest
-from arena.render import plural, printable
+from arena.render import changed_cards, plural, printable
 from engine import ReplayError
 from engine import replay as replay_record
 from engine.record import check_record_shape, seed_mismatches
@@ -136,7 +136,7 @@ def replay(
             ctx.exit(1)
         except _MALFORMED as e:
             _malformed(ctx, record_ref, e)
-        changed = _changed_cards(record, seed_mismatches(record))
+        changed = changed_cards(record, seed_mismatches(record))
         if changed:
             click.echo(f"error: {record_ref}: {changed}", err=True)
             ctx.exit(1)
@@ -151,7 +151,7 @@ def replay(
     except _MALFORMED as e:
         _malformed(ctx, record_ref, e)
     own = seed_mismatches(record)
-    changed = _changed_cards(record, own)
+    changed = changed_cards(record, own)
     if changed:
         click.echo(f"REFUSED: {changed}", err=True)
         ctx.exit(1)
@@ -209,19 +209,6 @@ def _for_terminal(value: Any) -> Any:
     if isinstance(value, dict):
         return {printable(str(k)): v if k == "seed" else _for_terminal(v) for k, v in value.items()}
     return value
-
-
-def _changed_cards(record: dict[str, Any], own: list[int]) -> str | None:
-    """Why a record the arena wrote (it names its ``match_id``) was changed, when deals
-    ``own`` hold cards its seed does not deal: the referee deals every match from its seed.
-    A record without ``match_id`` may deal its own cards (a constructed rule case)."""
-    if not own or "match_id" not in record:
-        return None
-    return (
-        f"the hands and talon of deal(s) {', '.join(map(str, own))} are not the ones seed "
-        f"{record['seed']!r} deals, and the arena deals every match it records from its "
-        "seed: the record was changed"
-    )
 
 
 def _list_matches(ctx: click.Context, db: Path | None, ref: str | None, bot: str | None) -> None:
