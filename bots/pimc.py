@@ -59,6 +59,7 @@ from engine.cards import Card
 from engine.cards import bit_indices as _bits
 from engine.cards import mask_of as _mask
 from sdk.bot import Bot
+from sdk.hand import bid_cap
 from sdk.sampling import SampledDeal, Sampler
 
 __all__ = ["PimcBot"]
@@ -544,15 +545,10 @@ def _bid_accept(view: PlayerView) -> Callable[[SampledDeal], bool] | None:
             top[s] = max(top.get(s, 0), a.amount)
     if not top:
         return None
-    aces = rules.ace_marriage_counts_for_bid
 
     def accept(deal: SampledDeal) -> bool:
         for s, b in top.items():
-            mask = deal.hand_masks[s]
-            mar = sum(MARRIAGE_VALUE[x] for x in range(4) if mask & _KQ[x] == _KQ[x])
-            if aces and mask & _ACES == _ACES:
-                mar += 200
-            if b > 120 + mar:
+            if b > bid_cap(deal.hands[s], rules):
                 return False
             if estimate_take(deal.hands[s], rules) < b - 45:
                 return False

@@ -61,7 +61,16 @@ from engine.tables import (
     round_half_up,
 )
 
-__all__ = ["DealResult", "Game", "GameResult", "Phase", "Trick", "shuffled_deck", "trick_winner"]
+__all__ = [
+    "DealResult",
+    "Game",
+    "GameResult",
+    "Phase",
+    "Trick",
+    "cap_of",
+    "shuffled_deck",
+    "trick_winner",
+]
 
 # Seats dealt in (first hand first) and the next seat to play, per player count and dealer.
 _ACTIVE: dict[int, tuple[tuple[int, ...], ...]] = {
@@ -72,6 +81,12 @@ _NEXT: dict[int, tuple[tuple[int, ...], ...]] = {
     n: tuple(tuple(a[(a.index(s) + 1) % 3] if s in a else -1 for s in range(n)) for a in _ACTIVE[n])
     for n in (3, 4)
 }
+
+
+def cap_of(mask: int, ruleset: Ruleset) -> int:
+    """The highest bid or contract the hand ``mask`` allows (RULES.md §2): 120 plus its
+    marriages, and the ace marriage's 200 where it is played and counts for the bid."""
+    return 120 + marriages_value(mask, ruleset.ace_marriage and ruleset.ace_marriage_counts_for_bid)
 
 
 def shuffled_deck(seed: int | str, deal_number: int) -> list[int]:
@@ -541,10 +556,9 @@ class Game:
         self._seats = bytearray()
         self._acts = []
         r = self.ruleset
-        ace = r.ace_marriage and r.ace_marriage_counts_for_bid
         caps = [0] * n
         for s in active:
-            caps[s] = 120 + marriages_value(dealt[s], ace)
+            caps[s] = cap_of(dealt[s], r)
         self._caps = caps
         self._passed = self._npassed = self._bid = self._contract = self._given = 0
         self._declarer = self._trump = self._best = self._best_seat = self._leader = -1
@@ -829,10 +843,7 @@ class Game:
             )
         if phase is _CONTRACT:
             r = self.ruleset
-            d = self._declarer
-            cap = 120 + marriages_value(
-                self._hands[d], r.ace_marriage and r.ace_marriage_counts_for_bid
-            )
+            cap = cap_of(self._hands[self._declarer], r)
             bid = self._bid
             lth = self._last_hand_take
             return contract_actions(
@@ -1201,14 +1212,7 @@ class Game:
             else:
                 lo = self._bid
                 step = CONTRACT_STEP
-                cap = max(
-                    lo,
-                    120
-                    + marriages_value(
-                        self._hands[self._declarer],
-                        r.ace_marriage and r.ace_marriage_counts_for_bid,
-                    ),
-                )
+                cap = max(lo, cap_of(self._hands[self._declarer], r))
                 what = "contract"
                 cap_rule = (
                     f"the contract is at most the greater of the bid and 120 + the "
