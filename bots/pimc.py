@@ -42,8 +42,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from bots._dds import (
-    _ACES,
-    _KQ,
     MARRIAGE_VALUE,
     POINTS,
     Budget,
@@ -58,6 +56,8 @@ from engine import Action, Bid, Concede, Contract, Give, Pass, Phase, Play, Play
 from engine.cards import Card
 from engine.cards import bit_indices as _bits
 from engine.cards import mask_of as _mask
+from engine.tables import ACES as _ACES
+from engine.tables import MARRIAGE_MASK as _KQ
 from sdk.bot import Bot
 from sdk.hand import bid_cap
 from sdk.sampling import SampledDeal, Sampler

@@ -76,9 +76,9 @@ def test_contract_interval_gallops_then_bisects() -> None:
 
 def test_bids_above_120_constrain_the_samples() -> None:
     # A raise above 120 proves a marriage: every accepted sample gives the bidder one.
-    from bots._dds import _KQ
     from bots.pimc import _bid_accept
     from engine import Bid
+    from engine.tables import MARRIAGE_MASK as _KQ
     from sdk.sampling import Sampler
 
     for seed in range(40):
