@@ -27,7 +27,7 @@ from typing import Any
 
 from arena.v1 import arena_pb2 as pb
 from engine.actions import Action, Bid, Concede, Contract, Give, Pass, Play, ThrowIn
-from engine.cards import Card, Rank, Suit
+from engine.cards import ACE_MARRIAGE_VALUE, Card, Rank, Suit
 from engine.game import DealResult, Phase, Trick
 from engine.rules import Ruleset, RulesetError
 from engine.view import HiddenGive, PlayerView
@@ -671,8 +671,6 @@ def _deal_results_from_pb(
     return known + tuple(deal_result_from_pb(msgs[i], players) for i in range(k, n))
 
 
-_ACE_MARRIAGE_VALUE = 200
-
 # ----------------------------------------------------------------------------- view encoding
 #
 # ``view_to_pb`` writes the view as wire bytes and parses them into the message once
@@ -838,7 +836,7 @@ def _marriage_item(seat: int, suit: Suit | None, trick: int) -> bytes:
     m = pb.Marriage(
         seat=seat,
         suit=suit_to_pb(suit),
-        value=_ACE_MARRIAGE_VALUE if suit is None else suit.marriage_value,
+        value=ACE_MARRIAGE_VALUE if suit is None else suit.marriage_value,
         trick=trick,
     )
     item = pb.PlayerView(marriages=[m]).SerializeToString()

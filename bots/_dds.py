@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
+from engine.cards import MARRIAGE_VALUES as MARRIAGE_VALUE
 from engine.cards import bit_indices as _bits
 from engine.tables import ACES as _ACES
 from engine.tables import MARRIAGE_MASK as _KQ
@@ -54,7 +55,6 @@ __all__ = [
     "rule_options",
 ]
 
-MARRIAGE_VALUE: tuple[int, ...] = (40, 60, 80, 100)
 # Cards of the same suit strictly above card c (to find "can beat").
 _ABOVE: tuple[int, ...] = tuple(_SUIT_MASK[c // 6] & ~((1 << (c + 1)) - 1) for c in range(24))
 _INF = 10_000

@@ -27,7 +27,7 @@ from operator import add, index, sub
 from typing import Any, NamedTuple
 
 from engine.actions import Action, Bid, Concede, Contract, Give, Pass, Play, ThrowIn
-from engine.cards import Card, Suit, parse_card
+from engine.cards import ACE_MARRIAGE_VALUE, MARRIAGE_VALUES, Card, Suit, parse_card
 from engine.errors import (
     AlreadyPassedError,
     BidError,
@@ -136,8 +136,6 @@ _BARREL_WIN_CONTRACT = 120
 #: Contracts are multiples of 5 whatever the bid step (RULES.md, "Contract"): a declarer
 #: must be able to name 120 (the barrel's winning contract) or his cap under any step.
 CONTRACT_STEP = 5
-_MARRIAGE_VALUE = (40, 60, 80, 100)
-_ACE_MARRIAGE_VALUE = 200
 
 
 def _beats(trump: int, best: int, c: int) -> bool:
@@ -903,11 +901,11 @@ class Game:
 
     def _declare(self, seat: int, c: int) -> None:
         if c % 6 == 5:
-            self._marr[seat] += _ACE_MARRIAGE_VALUE
+            self._marr[seat] += ACE_MARRIAGE_VALUE
             self._marriages.append((seat, -1))
         else:
             s = c // 6
-            self._marr[seat] += _MARRIAGE_VALUE[s]
+            self._marr[seat] += MARRIAGE_VALUES[s]
             self._trump = s
             self._marriages.append((seat, s))
 

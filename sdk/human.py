@@ -52,7 +52,7 @@ from engine import (
     parse_card,
 )
 from engine.actions import ActionParseError
-from engine.cards import CardParseError
+from engine.cards import ACE_MARRIAGE_VALUE, CardParseError
 from sdk.bot import Bot, Deadline
 
 __all__ = ["HumanBot", "choose", "format_hand", "render_view"]
@@ -579,7 +579,7 @@ def render_view(view: PlayerView, *, color: bool = False, since: int | None = No
         trump = view.trump.symbol if view.trump is not None else "none"
         marr = ", ".join(
             f"{who(s)} {suit.symbol if suit is not None else 'aces'}"
-            f" {suit.marriage_value if suit is not None else 200}"
+            f" {suit.marriage_value if suit is not None else ACE_MARRIAGE_VALUE}"
             for s, suit in view.marriages
         )
         lines.append(f"Trump:    {trump}" + (f"   marriages: {marr}" if marr else ""))
@@ -587,7 +587,7 @@ def render_view(view: PlayerView, *, color: bool = False, since: int | None = No
         for t in view.tricks:
             takes[t.winner] += sum(Card(c).points for _, c in t.cards)
         for s, suit in view.marriages:
-            takes[s] += suit.marriage_value if suit is not None else 200
+            takes[s] += suit.marriage_value if suit is not None else ACE_MARRIAGE_VALUE
         lines.append(
             f"Tricks:   {len(view.tricks)} played; takes so far: "
             + "  ".join(f"{who(s)} {takes[s]}" for s in view.active_seats)

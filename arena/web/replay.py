@@ -38,7 +38,7 @@ from arena.storage import opening_bid_of
 from engine import DealResult, Game, ReplayError, observe, public_action, trick_winner
 from engine import replay as engine_replay
 from engine.actions import Action, Concede, Contract, Give, Play, ThrowIn, parse_action
-from engine.cards import Card, Suit, parse_card
+from engine.cards import ACE_MARRIAGE_VALUE, Card, Suit, parse_card
 from engine.record import seed_mismatches, start_game
 
 __all__ = [
@@ -51,8 +51,6 @@ __all__ = [
 ]
 
 JSON = dict[str, Any]
-
-ACE_MARRIAGE_VALUE = 200
 
 
 class ReplayFailed(ValueError):
