@@ -7,7 +7,13 @@ module of ``arena.referee`` does, through the package).
 
 from __future__ import annotations
 
-__all__ = ["MAX_DEADLINE_MS", "bank_left", "deadline_problem", "timeout_words"]
+__all__ = [
+    "DEFAULT_TIME_BANK_MS",
+    "MAX_DEADLINE_MS",
+    "bank_left",
+    "deadline_problem",
+    "timeout_words",
+]
 
 #: The longest decision time or time bank (ms): a day. The protocol carries them as uint32
 #: (at most 49 days), and their sum must fit too.
@@ -34,6 +40,11 @@ def bank_left(bank_ms: int, decision_ms: int, used_ms: int) -> int:
     (70, 100, 0)
     """
     return max(0, bank_ms - max(0, used_ms - decision_ms))
+
+
+#: A seat's time bank per match unless one is given: ``arena serve``'s and
+#: ``RefereeConfig``'s, and a local match's timed by ``decision_ms`` alone.
+DEFAULT_TIME_BANK_MS = 10_000
 
 
 def timeout_words(decision_ms: int, bank_ms: int) -> str:

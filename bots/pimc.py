@@ -57,6 +57,7 @@ from engine.cards import Card
 from engine.cards import bit_indices as _bits
 from engine.cards import mask_of as _mask
 from engine.tables import ACES as _ACES
+from engine.tables import CARDS as _CARDS
 from engine.tables import MARRIAGE_MASK as _KQ
 from sdk.bot import Bot
 from sdk.hand import bid_cap
@@ -518,9 +519,6 @@ class PimcBot(Bot):
             if -rules.throw_in_bonus > play_rel:
                 return throw
         return choice
-
-
-_CARDS = tuple(Card)
 
 
 def _card(c: int) -> Card:

@@ -31,7 +31,7 @@ os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 import click
 
 from arena.cli.options import FileErrorsGroup, Seconds
-from arena.deadlines import MAX_DEADLINE_MS
+from arena.deadlines import DEFAULT_TIME_BANK_MS, MAX_DEADLINE_MS
 from arena.referee.config import pem_problem
 from arena.render import plural, printable
 from sdk.loader import BotLoadError, load_bot
@@ -440,7 +440,6 @@ def try_(
 
     from engine import RulesetError
     from sdk.local import (
-        DEFAULT_TIME_BANK_MS,
         BotMakeError,
         SeriesInterrupted,
         play_series,

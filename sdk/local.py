@@ -27,7 +27,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from arena.deadlines import bank_left, deadline_problem, timeout_words
+from arena.deadlines import DEFAULT_TIME_BANK_MS, bank_left, deadline_problem, timeout_words
 from engine import (
     Action,
     Card,
@@ -308,10 +308,6 @@ def hook_result(
     again = ((head, "coroutine"), f"{where}{head} is `async def`", "")
     logger.error("%s%s %s", where, head, _ASYNC_DEF, extra={"sdk_again": again})
     return f"{head} {_ASYNC_DEF}"
-
-
-#: ``time_bank_ms`` when only ``decision_ms`` is given: ``arena serve``'s default.
-DEFAULT_TIME_BANK_MS = 10_000
 
 
 def _limits(decision_ms: int | None, time_bank_ms: int | None) -> tuple[int, int] | None:

@@ -44,6 +44,7 @@ from engine import Phase, PlayerView
 from engine.cards import Card
 from engine.cards import bit_indices as _bits
 from engine.cards import mask_of as _mask
+from engine.tables import CARDS as _CARDS
 from engine.tables import SUIT_MASK as _SUIT
 
 __all__ = [
@@ -392,9 +393,6 @@ class Sampler:
             hand_masks=tuple(masks),
             talon_mask=talon,
         )
-
-
-_CARDS = tuple(Card)
 
 
 def _cards(mask: int) -> tuple[Card, ...]:

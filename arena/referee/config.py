@@ -8,7 +8,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena.deadlines import deadline_problem
+from arena.deadlines import DEFAULT_TIME_BANK_MS, deadline_problem
 
 __all__ = ["RefereeConfig", "TLSConfig", "pem_problem"]
 
@@ -56,7 +56,7 @@ class RefereeConfig:
     """
 
     decision_ms: int = 1000
-    time_bank_ms: int = 10000
+    time_bank_ms: int = DEFAULT_TIME_BANK_MS
     join_timeout_s: float = 30.0
     max_strikes: int = 3
     reconnect_grace_s: float = 5.0

@@ -35,6 +35,7 @@ from typing import Any, Literal
 
 from arena.deadlines import deadline_problem
 from arena.protocol import token_problem
+from arena.ratings import DEFAULT_DRAW_PROBABILITY
 from arena.referee.config import MAX_STRIKES, key_pair_problem, pem_problem
 from arena.referee.server import host_problem
 from arena.render import printable
@@ -226,7 +227,7 @@ class TournamentConfig:
     deadlines: Deadlines = field(default_factory=Deadlines)
     #: Serve TLS (``[tls]``); None: plaintext.
     tls: TLSSpec | None = None
-    draw_probability: float = 0.02
+    draw_probability: float = DEFAULT_DRAW_PROBABILITY
     #: Extra ``arena.referee.RefereeConfig`` settings (``max_strikes``, ``reconnect_grace_s``).
     referee: tuple[tuple[str, Any], ...] = ()
     explicit_id: str | None = None
@@ -625,8 +626,9 @@ def parse_config(
         raise err("ratings", f"expected a table, got {_tname(ratings_data)}")
     _check_keys(ratings_data, _RATING_KEYS, "ratings.", err)
     draw_probability = float(
-        _get(ratings_data, "draw_probability", (int, float), 0.02, err, "ratings.")
-    )
+        _get(ratings_data, "draw_probability", (int, float), DEFAULT_DRAW_PROBABILITY, err,
+             "ratings.")
+    )  # fmt: skip
     if not 0 < draw_probability <= MAX_DRAW_PROBABILITY:
         # TrueSkill's draw margin overflows as the probability nears 1.
         raise err(
