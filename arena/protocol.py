@@ -27,8 +27,8 @@ from typing import Any
 
 from arena.v1 import arena_pb2 as pb
 from engine.actions import Action, Bid, Concede, Contract, Give, Pass, Play, ThrowIn
-from engine.cards import Card, Rank, Suit
-from engine.game import DealResult, Phase, Trick
+from engine.cards import ACE_MARRIAGE_VALUE, Card, Rank, Suit
+from engine.game import OUTCOMES, DealResult, Phase, Trick
 from engine.rules import Ruleset, RulesetError
 from engine.view import HiddenGive, PlayerView
 
@@ -334,8 +334,6 @@ def phase_from_pb(value: int) -> Phase:
 
 # ----------------------------------------------------------------------------- results
 
-_OUTCOMES = ("made", "failed", "conceded", "thrown_in")
-
 
 def _barrel_to_pb(barrel: Sequence[int] | None) -> list[int]:
     # engine: 0 = not on the barrel; wire: -1 = not on it (empty: no barrel played).
@@ -372,9 +370,9 @@ def deal_result_from_pb(msg: pb.DealResult, players: int | None = None) -> DealR
     """A ``DealResult`` message as an engine ``DealResult``; with ``players``, one that
     does not hold a value per seat (or names no seat of the table) raises."""
     outcome = msg.outcome
-    if outcome not in _OUTCOMES:
+    if outcome not in OUTCOMES:
         raise MalformedMessageError(
-            "deal_result.outcome", f"expected one of {', '.join(_OUTCOMES)}, got {outcome!r}"
+            "deal_result.outcome", f"expected one of {', '.join(OUTCOMES)}, got {outcome!r}"
         )
     if not msg.HasField("declarer"):
         # Every deal has a declarer (when all pass, the ruleset's all_pass names one), and
@@ -671,8 +669,6 @@ def _deal_results_from_pb(
     return known + tuple(deal_result_from_pb(msgs[i], players) for i in range(k, n))
 
 
-_ACE_MARRIAGE_VALUE = 200
-
 # ----------------------------------------------------------------------------- view encoding
 #
 # ``view_to_pb`` writes the view as wire bytes and parses them into the message once
@@ -838,7 +834,7 @@ def _marriage_item(seat: int, suit: Suit | None, trick: int) -> bytes:
     m = pb.Marriage(
         seat=seat,
         suit=suit_to_pb(suit),
-        value=_ACE_MARRIAGE_VALUE if suit is None else suit.marriage_value,
+        value=ACE_MARRIAGE_VALUE if suit is None else suit.marriage_value,
         trick=trick,
     )
     item = pb.PlayerView(marriages=[m]).SerializeToString()

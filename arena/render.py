@@ -32,7 +32,15 @@ from engine import (
 )
 from engine.record import check_record_shape, forfeit_result, start_game
 
-__all__ = ["fallback_reasons", "fallback_why", "printable", "render_record", "standings_table"]
+__all__ = [
+    "changed_cards",
+    "fallback_reasons",
+    "fallback_why",
+    "plural",
+    "printable",
+    "render_record",
+    "standings_table",
+]
 
 _RED = {Suit.HEARTS, Suit.DIAMONDS}
 
@@ -569,3 +577,22 @@ def counted(counts: Mapping[str, int], kinds: Sequence[str]) -> str:
         if k:
             out.append(f"{k} {plural.get(kind, kind) if k > 1 else kind}")
     return ", ".join(out)
+
+
+def plural(n: int, word: str) -> str:
+    """``1 match``, ``2 matches``, ``1 deal``, ``40 deals``."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}{'es' if word.endswith('ch') else 's'}"
+
+
+def changed_cards(record: Mapping[str, Any], own: Sequence[int]) -> str | None:
+    """Why a record the arena wrote (it names its ``match_id``) was changed, when deals
+    ``own`` hold cards its seed does not deal (``engine.record.seed_mismatches``): the
+    referee deals every match from its seed. A record without ``match_id`` may deal its own
+    cards (a constructed rule case). ``arena replay`` and the web viewer refuse it alike."""
+    if not own or "match_id" not in record:
+        return None
+    return (
+        f"the hands and talon of deal(s) {', '.join(map(str, own))} are not the ones seed "
+        f"{record.get('seed')!r} deals, and the arena deals every match it records from its "
+        "seed: the record was changed"
+    )

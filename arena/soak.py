@@ -41,6 +41,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from arena.bench.grpc_baseline import percentile
+
 __all__ = ["SoakReport", "main", "run_soak"]
 
 HOSTILE_MODES = ("illegal", "malformed", "silent")
@@ -80,13 +82,6 @@ class SoakReport:
             f"referee peak memory     {self.peak_rss_mb:.1f} MB (max RSS)",
             f"wall time               {self.seconds:.1f} s",
         ]
-
-
-def _percentile(values: list[float], q: float) -> float:
-    if not values:
-        return 0.0
-    v = sorted(values)
-    return v[min(len(v) - 1, int(q * len(v)))]
 
 
 # ----------------------------------------------------------------------------- clients
@@ -292,8 +287,8 @@ async def run_soak(
     return SoakReport(
         bots=bots, concurrent=bots // 3, started=started, completed=len(records),
         lost=started - interrupted - len(records), interrupted=interrupted,
-        strikes=dict(strikes), latency_p50_ms=_percentile(gaps, 0.5),
-        latency_p99_ms=_percentile(gaps, 0.99), latency_samples=len(gaps),
+        strikes=dict(strikes), latency_p50_ms=percentile(gaps, 0.5),
+        latency_p99_ms=percentile(gaps, 0.99), latency_samples=len(gaps),
         peak_rss_mb=peak_kb / 1024, seconds=time.monotonic() - t0, peak_running=peak_running,
     )  # fmt: skip
 

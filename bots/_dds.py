@@ -9,8 +9,8 @@ not take is a defender's.
 
 The solver works on 24-bit masks (bit ``c`` is card ``c`` of ``engine.cards``: suit
 ``c // 6``, rank ``c % 6`` low to high 9, J, Q, K, 10, A), positions ``0, 1, 2`` in play
-order (the caller maps the active seats onto them) and needs no engine import, so it can be
-tested on its own against brute force.
+order (the caller maps the active seats onto them) and needs nothing of the engine but its
+mask tables (``engine.tables``), so it can be tested on its own against brute force.
 
 Modelled: following suit, the duty to trump, the ``must_beat`` option, marriages (a player
 leading a K or Q while holding its partner declares it — always, see below — scoring its
@@ -33,9 +33,14 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
+from engine.cards import MARRIAGE_VALUES as MARRIAGE_VALUE
 from engine.cards import bit_indices as _bits
+from engine.tables import ACES as _ACES
+from engine.tables import MARRIAGE_MASK as _KQ
+from engine.tables import POINTS
+from engine.tables import SUIT_MASK as _SUIT_MASK
 
 __all__ = [
     "MARRIAGE_VALUE",
@@ -47,15 +52,11 @@ __all__ = [
     "Solver",
     "brute_force",
     "position_from_view",
+    "rule_options",
 ]
 
-POINTS: tuple[int, ...] = tuple((0, 2, 3, 4, 10, 11)[c % 6] for c in range(24))
-MARRIAGE_VALUE: tuple[int, ...] = (40, 60, 80, 100)
-_SUIT_MASK: tuple[int, ...] = tuple(0x3F << (6 * s) for s in range(4))
 # Cards of the same suit strictly above card c (to find "can beat").
 _ABOVE: tuple[int, ...] = tuple(_SUIT_MASK[c // 6] & ~((1 << (c + 1)) - 1) for c in range(24))
-_ACES = (1 << 5) | (1 << 11) | (1 << 17) | (1 << 23)
-_KQ: tuple[int, ...] = tuple((1 << (6 * s + 2)) | (1 << (6 * s + 3)) for s in range(4))
 _INF = 10_000
 # Card points of each 6-bit pattern of one suit.
 _PTS6: tuple[int, ...] = tuple(
@@ -668,3 +669,20 @@ def position_from_view(view: Any) -> PlayPosition:
         won_nonace=won_nonace,
         need=(view.contract or 0) - past,
     )
+
+
+class RuleOptions(TypedDict):
+    """The options of a ``Ruleset`` that the solver models: keywords of :class:`Solver`."""
+
+    marriage_needs_trick: bool
+    must_beat: bool
+    ace_marriage: bool
+
+
+def rule_options(rules: Any) -> RuleOptions:
+    """The solver's keywords for the ``Ruleset`` ``rules``: ``Solver(..., **rule_options(r))``."""
+    return {
+        "marriage_needs_trick": rules.marriage_needs_trick,
+        "must_beat": rules.must_beat,
+        "ace_marriage": rules.ace_marriage,
+    }

@@ -25,7 +25,7 @@ import random
 from collections.abc import Iterable, Sequence
 from itertools import combinations
 
-from bots._dds import Budget, SearchTimeout, Solver, position_from_view
+from bots._dds import Budget, SearchTimeout, Solver, position_from_view, rule_options
 from bots.heuristic import HeuristicBot, estimate_take
 from engine import DECK, Action, Bid, Card, Concede, Play, PlayerView, Rank, Suit
 from sdk.hand import has_ace_marriage, outstanding_cards, played_cards, voids
@@ -172,9 +172,7 @@ class CountingBot(HeuristicBot):
             hands = [deal.hand_masks[s] for s in active]
             solver = Solver(
                 hands, decl, leader, trick, trump, won,
-                marriage_needs_trick=rules.marriage_needs_trick,
-                must_beat=rules.must_beat, ace_marriage=rules.ace_marriage,
-                won_nonace=won_nonace, budget=budget,
+                won_nonace=won_nonace, budget=budget, **rule_options(rules),
             )  # fmt: skip
             try:
                 values = solver.root_values(moves)

@@ -40,12 +40,18 @@ from engine import (
 from sdk.bot import Bot
 from sdk.hand import beats, by_suit, has_ace_marriage, marriages, trick_winner
 
-__all__ = ["HeuristicBot", "estimate_take"]
+__all__ = ["HeuristicBot", "estimate_take", "p_normal"]
 
 _TOP_DOWN = (Rank.ACE, Rank.TEN, Rank.KING, Rank.QUEEN, Rank.JACK, Rank.NINE)
 # What the opponents add, on average, to the k-th sure winner cashed in one suit: they
 # follow with their low cards first, then run out and throw their cheapest cards.
 _OPP_ADD = (7.0, 5.0, 3.0, 2.0, 1.0, 1.0)
+
+
+def p_normal(predicted: float, amount: float, sigma: float) -> float:
+    """The chance that a take predicted at ``predicted`` (normal, spread ``sigma``) reaches
+    ``amount``: the heuristic's model, a prior of the searching bots too."""
+    return 0.5 * (1.0 + math.erf((predicted - amount) / sigma / math.sqrt(2.0)))
 
 
 def estimate_take(
@@ -185,8 +191,7 @@ class HeuristicBot(Bot):
 
     def p_make(self, predicted: float, amount: float, sigma: float | None = None) -> float:
         """The chance that a take predicted at ``predicted`` reaches ``amount``."""
-        z = (predicted - amount) / (sigma or self.take_sigma)
-        return 0.5 * (1.0 + math.erf(z / math.sqrt(2.0)))
+        return p_normal(predicted, amount, sigma or self.take_sigma)
 
     def bid_limit(self, view: PlayerView) -> float:
         """The highest bid this bot would make with this hand."""

@@ -36,32 +36,41 @@ it, a conceded one half of it to each opponent).
 from __future__ import annotations
 
 import logging
-import math
 import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from bots._dds import MARRIAGE_VALUE, POINTS, Budget, SearchTimeout, Solver, position_from_view
+from bots._dds import (
+    MARRIAGE_VALUE,
+    POINTS,
+    Budget,
+    SearchTimeout,
+    Solver,
+    position_from_view,
+    rule_options,
+)
 from bots.counting import CountingBot
-from bots.heuristic import HeuristicBot, estimate_take
+from bots.heuristic import HeuristicBot, estimate_take, p_normal
 from engine import Action, Bid, Concede, Contract, Give, Pass, Phase, Play, PlayerView, ThrowIn
 from engine.cards import Card
 from engine.cards import bit_indices as _bits
 from engine.cards import mask_of as _mask
+from engine.tables import ACES as _ACES
+from engine.tables import CARDS as _CARDS
+from engine.tables import MARRIAGE_MASK as _KQ
 from sdk.bot import Bot
+from sdk.hand import bid_cap
 from sdk.sampling import SampledDeal, Sampler
 
 __all__ = ["PimcBot"]
 
 log = logging.getLogger("bots.pimc")
 
-_KQ = tuple((1 << (6 * s + 2)) | (1 << (6 * s + 3)) for s in range(4))
 # Double-dummy success rates overstate the declarer's real chances by about this factor.
 _OPTIMISM = 0.97
 # In the auction the talon is unknown as well: a larger discount.
 _BID_OPTIMISM = 0.9
-_ACES = (1 << 5) | (1 << 11) | (1 << 17) | (1 << 23)
 
 
 def keep_value(card: int, hand: int) -> float:
@@ -253,9 +262,7 @@ class PimcBot(Bot):
             )
             solver = Solver(
                 hands, decl, leader, trick, trump, won,
-                marriage_needs_trick=rules.marriage_needs_trick,
-                must_beat=rules.must_beat, ace_marriage=rules.ace_marriage,
-                won_nonace=won_nonace, budget=budget,
+                won_nonace=won_nonace, budget=budget, **rule_options(rules),
             )  # fmt: skip
             undecided = 0 < need <= out_pts + 400
             try:
@@ -303,10 +310,7 @@ class PimcBot(Bot):
         while done < self.max_samples and not budget.over:
             deal = sampler.sample(self.rng)
             hands = self._after_talon_and_gives(deal, active, me, view)
-            solver = Solver(
-                hands, decl, decl, marriage_needs_trick=rules.marriage_needs_trick,
-                must_beat=rules.must_beat, ace_marriage=rules.ace_marriage, budget=budget,
-            )  # fmt: skip
+            solver = Solver(hands, decl, decl, budget=budget, **rule_options(rules))
             try:
                 hits += solver.probe(level)
             except SearchTimeout:
@@ -349,7 +353,8 @@ class PimcBot(Bot):
         rate, n = self._declarer_success(view, budget, target)
         pred = HeuristicBot().bid_estimate(view) + HeuristicBot.take_offset
         prior = 3.0
-        p = (n * _BID_OPTIMISM * rate + prior * _p_normal(pred, target)) / (n + prior)
+        p_h = p_normal(pred, target, HeuristicBot.take_sigma)
+        p = (n * _BID_OPTIMISM * rate + prior * p_h) / (n + prior)
         if p < self.threshold:
             return passing
         return bids[0] if target == bids[0].amount else next(b for b in bids if b.amount == target)
@@ -393,11 +398,8 @@ class PimcBot(Bot):
                     hands[others[0]] |= 1 << a
                     hands[others[1]] |= 1 << b
                     solver = Solver(
-                        [hands[s] for s in active], decl, decl,
-                        marriage_needs_trick=rules.marriage_needs_trick,
-                        must_beat=rules.must_beat, ace_marriage=rules.ace_marriage,
-                        budget=budget,
-                    )  # fmt: skip
+                        [hands[s] for s in active], decl, decl, budget=budget, **rule_options(rules)
+                    )
                     row.append(1.0 if solver.probe(need) else 0.0)
             except SearchTimeout:
                 break
@@ -448,9 +450,8 @@ class PimcBot(Bot):
                     break
                 deal = sampler.sample(self.rng)
                 solver = Solver(
-                    [deal.hand_masks[s] for s in active], decl, decl,
-                    marriage_needs_trick=rules.marriage_needs_trick, must_beat=rules.must_beat,
-                    ace_marriage=rules.ace_marriage, budget=budget,
+                    [deal.hand_masks[s] for s in active], decl, decl, budget=budget,
+                    **rule_options(rules),
                 )  # fmt: skip
                 if states:
                     mids = sorted((st.lo + st.hi) // 2 for st in states)
@@ -478,7 +479,7 @@ class PimcBot(Bot):
         # contracts were measured 40-80 points short of its takes with one).
         pred += 2 * HeuristicBot.take_offset
         prior = 1.0
-        p_heur = [_p_normal(pred, x) for x in levels]
+        p_heur = [p_normal(pred, x, HeuristicBot.take_sigma) for x in levels]
 
         def p_make(i: int, margin: int = 1) -> float:
             p_h = p_heur[i]
@@ -520,9 +521,6 @@ class PimcBot(Bot):
         return choice
 
 
-_CARDS = tuple(Card)
-
-
 def _card(c: int) -> Card:
     return _CARDS[c]
 
@@ -545,23 +543,13 @@ def _bid_accept(view: PlayerView) -> Callable[[SampledDeal], bool] | None:
             top[s] = max(top.get(s, 0), a.amount)
     if not top:
         return None
-    aces = rules.ace_marriage_counts_for_bid
 
     def accept(deal: SampledDeal) -> bool:
         for s, b in top.items():
-            mask = deal.hand_masks[s]
-            mar = sum(MARRIAGE_VALUE[x] for x in range(4) if mask & _KQ[x] == _KQ[x])
-            if aces and mask & _ACES == _ACES:
-                mar += 200
-            if b > 120 + mar:
+            if b > bid_cap(deal.hands[s], rules):
                 return False
             if estimate_take(deal.hands[s], rules) < b - 45:
                 return False
         return True
 
     return accept
-
-
-def _p_normal(pred: float, amount: float, sigma: float = HeuristicBot.take_sigma) -> float:
-    """The heuristic's chance that a take predicted at ``pred`` reaches ``amount``."""
-    return 0.5 * (1.0 + math.erf((pred - amount) / (sigma * math.sqrt(2.0))))

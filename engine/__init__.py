@@ -25,6 +25,7 @@ from engine.actions import (
     parse_action,
 )
 from engine.cards import (
+    ACE_MARRIAGE_VALUE,
     DECK,
     MARRIAGE_VALUES,
     Card,
@@ -60,6 +61,7 @@ from engine.rules import PRESETS, Ruleset, RulesetError, load_ruleset
 from engine.view import HiddenGive, PlayerView, observe, public_action
 
 __all__ = [
+    "ACE_MARRIAGE_VALUE",
     "DECK",
     "MARRIAGE_VALUES",
     "PRESETS",

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from enum import IntEnum
 
 __all__ = [
+    "ACE_MARRIAGE_VALUE",
     "DECK",
     "MARRIAGE_VALUES",
     "Card",
@@ -86,6 +87,8 @@ class Rank(IntEnum):
 _RANK_POINTS = (0, 2, 3, 4, 10, 11)
 _RANK_LABELS = ("9", "J", "Q", "K", "10", "A")
 MARRIAGE_VALUES: tuple[int, int, int, int] = (40, 60, 80, 100)
+#: What declaring the ace marriage (all four aces) scores.
+ACE_MARRIAGE_VALUE = 200
 
 
 class Card(IntEnum):

@@ -27,7 +27,7 @@ from operator import add, index, sub
 from typing import Any, NamedTuple
 
 from engine.actions import Action, Bid, Concede, Contract, Give, Pass, Play, ThrowIn
-from engine.cards import Card, Suit, parse_card
+from engine.cards import ACE_MARRIAGE_VALUE, MARRIAGE_VALUES, Card, Suit, parse_card
 from engine.errors import (
     AlreadyPassedError,
     BidError,
@@ -61,7 +61,16 @@ from engine.tables import (
     round_half_up,
 )
 
-__all__ = ["DealResult", "Game", "GameResult", "Phase", "Trick", "shuffled_deck", "trick_winner"]
+__all__ = [
+    "DealResult",
+    "Game",
+    "GameResult",
+    "Phase",
+    "Trick",
+    "cap_of",
+    "shuffled_deck",
+    "trick_winner",
+]
 
 # Seats dealt in (first hand first) and the next seat to play, per player count and dealer.
 _ACTIVE: dict[int, tuple[tuple[int, ...], ...]] = {
@@ -72,6 +81,12 @@ _NEXT: dict[int, tuple[tuple[int, ...], ...]] = {
     n: tuple(tuple(a[(a.index(s) + 1) % 3] if s in a else -1 for s in range(n)) for a in _ACTIVE[n])
     for n in (3, 4)
 }
+
+
+def cap_of(mask: int, ruleset: Ruleset) -> int:
+    """The highest bid or contract the hand ``mask`` allows (RULES.md §2): 120 plus its
+    marriages, and the ace marriage's 200 where it is played and counts for the bid."""
+    return 120 + marriages_value(mask, ruleset.ace_marriage and ruleset.ace_marriage_counts_for_bid)
 
 
 def shuffled_deck(seed: int | str, deal_number: int) -> list[int]:
@@ -121,8 +136,6 @@ _BARREL_WIN_CONTRACT = 120
 #: Contracts are multiples of 5 whatever the bid step (RULES.md, "Contract"): a declarer
 #: must be able to name 120 (the barrel's winning contract) or his cap under any step.
 CONTRACT_STEP = 5
-_MARRIAGE_VALUE = (40, 60, 80, 100)
-_ACE_MARRIAGE_VALUE = 200
 
 
 def _beats(trump: int, best: int, c: int) -> bool:
@@ -541,10 +554,9 @@ class Game:
         self._seats = bytearray()
         self._acts = []
         r = self.ruleset
-        ace = r.ace_marriage and r.ace_marriage_counts_for_bid
         caps = [0] * n
         for s in active:
-            caps[s] = 120 + marriages_value(dealt[s], ace)
+            caps[s] = cap_of(dealt[s], r)
         self._caps = caps
         self._passed = self._npassed = self._bid = self._contract = self._given = 0
         self._declarer = self._trump = self._best = self._best_seat = self._leader = -1
@@ -838,10 +850,7 @@ class Game:
             )
         if phase is _CONTRACT:
             r = self.ruleset
-            d = self._declarer
-            cap = 120 + marriages_value(
-                self._hands[d], r.ace_marriage and r.ace_marriage_counts_for_bid
-            )
+            cap = cap_of(self._hands[self._declarer], r)
             bid = self._bid
             lth = self._last_hand_take
             return contract_actions(
@@ -901,11 +910,11 @@ class Game:
 
     def _declare(self, seat: int, c: int) -> None:
         if c % 6 == 5:
-            self._marr[seat] += _ACE_MARRIAGE_VALUE
+            self._marr[seat] += ACE_MARRIAGE_VALUE
             self._marriages.append((seat, -1))
         else:
             s = c // 6
-            self._marr[seat] += _MARRIAGE_VALUE[s]
+            self._marr[seat] += MARRIAGE_VALUES[s]
             self._trump = s
             self._marriages.append((seat, s))
 
@@ -1207,14 +1216,7 @@ class Game:
             else:
                 lo = self._bid
                 step = CONTRACT_STEP
-                cap = max(
-                    lo,
-                    120
-                    + marriages_value(
-                        self._hands[self._declarer],
-                        r.ace_marriage and r.ace_marriage_counts_for_bid,
-                    ),
-                )
+                cap = max(lo, cap_of(self._hands[self._declarer], r))
                 what = "contract"
                 cap_rule = (
                     f"the contract is at most the greater of the bid and 120 + the "

@@ -8,7 +8,7 @@ tuples and never creates objects while a deal is played.
 from __future__ import annotations
 
 from engine.actions import Action, Bid, Concede, Contract, Give, Pass, Play, ThrowIn
-from engine.cards import MARRIAGE_VALUES, Card
+from engine.cards import ACE_MARRIAGE_VALUE, MARRIAGE_VALUES, Card
 
 __all__ = [
     "ACES",
@@ -159,7 +159,7 @@ def marriages_value(mask: int, ace_counts: bool) -> int:
     m = _MARRIAGES_IN
     v = m[0][mask & 63] + m[1][mask >> 6 & 63] + m[2][mask >> 12 & 63] + m[3][mask >> 18 & 63]
     if ace_counts and mask & ACES == ACES:
-        v += 200
+        v += ACE_MARRIAGE_VALUE
     return v
 
 

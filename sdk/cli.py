@@ -31,8 +31,9 @@ os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 import click
 
 from arena.cli.options import FileErrorsGroup, Seconds
-from arena.referee.config import MAX_DEADLINE_MS, pem_problem
-from arena.render import printable
+from arena.deadlines import DEFAULT_TIME_BANK_MS, MAX_DEADLINE_MS
+from arena.referee.config import pem_problem
+from arena.render import plural, printable
 from sdk.loader import BotLoadError, load_bot
 
 if TYPE_CHECKING:
@@ -439,7 +440,6 @@ def try_(
 
     from engine import RulesetError
     from sdk.local import (
-        DEFAULT_TIME_BANK_MS,
         BotMakeError,
         SeriesInterrupted,
         play_series,
@@ -518,9 +518,9 @@ def try_(
         )
         raise
     what = (
-        f"interrupted after {result.matches} of {_plural(n, 'match')}"
+        f"interrupted after {result.matches} of {plural(n, 'match')}"
         if stopped
-        else _plural(n, "match")
+        else plural(n, "match")
     )
     if result.matches:
         _print_results(console, result, f"{what}, ruleset {result.ruleset}, seed {seed}")
@@ -530,7 +530,7 @@ def try_(
             bank = DEFAULT_TIME_BANK_MS if time_bank_ms is None else time_bank_ms
             at = f"at {decision_ms} ms per decision + {bank} ms of time bank per match"
             if timeouts:  # each is in the log (--log-level warning), naming where it was
-                times = _plural(timeouts, "time")
+                times = plural(timeouts, "time")
                 console.print(
                     f"[yellow]warning:[/yellow] {tried} timed out {times} ({at}; "
                     "counted in its incidents): an arena plays the fallback for each and "
@@ -553,16 +553,11 @@ def try_(
         why = (" (does the bot ever bid? a player on the barrel needs contracts to finish); "
                "--max-deals N sets the cap") if default_cap else ""  # fmt: skip
         console.print(
-            f"[yellow]note:[/yellow] {result.capped} of {_plural(result.matches, 'match')} "
-            f"reached the cap of {_plural(cap, 'deal')} before anyone won{why}"
+            f"[yellow]note:[/yellow] {result.capped} of {plural(result.matches, 'match')} "
+            f"reached the cap of {plural(cap, 'deal')} before anyone won{why}"
         )
     if stopped:
         sys.exit(130)  # 128 + SIGINT, as a shell reports a command that Ctrl-C stopped
-
-
-def _plural(n: int, word: str) -> str:
-    """``1 match``, ``2 matches``, ``1 deal``, ``40 deals``."""
-    return f"{n} {word}" if n == 1 else f"{n} {word}{'es' if word.endswith('ch') else 's'}"
 
 
 def _print_results(console: Console, result: SeriesResult, title: str) -> None:

@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from engine.cards import DECK, Card, Rank, Suit
+from engine.cards import DECK, Card, Rank, Suit, mask_of
+from engine.game import cap_of
 from engine.game import trick_winner as _engine_trick_winner
 
 if TYPE_CHECKING:
@@ -65,12 +66,9 @@ def has_ace_marriage(cards: Iterable[Card]) -> bool:
 
 
 def bid_cap(cards: Iterable[Card], ruleset: Ruleset) -> int:
-    """The highest bid (or contract) these cards allow: 120 plus the marriages held."""
-    held = list(cards)
-    cap = 120 + sum(s.marriage_value for s in marriages(held))
-    if ruleset.ace_marriage and ruleset.ace_marriage_counts_for_bid and has_ace_marriage(held):
-        cap += 200
-    return cap
+    """The highest bid (or contract) these cards allow: 120 plus the marriages held (the
+    engine's rule, :func:`engine.game.cap_of`)."""
+    return cap_of(mask_of(cards), ruleset)
 
 
 def beats(card: Card, best: Card, trump: Suit | None) -> bool:

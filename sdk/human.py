@@ -35,7 +35,7 @@ import time
 from collections.abc import Sequence
 from typing import TextIO
 
-from arena.render import printable
+from arena.render import plural, printable
 from engine import (
     Action,
     Bid,
@@ -55,7 +55,7 @@ from engine import (
     parse_card,
 )
 from engine.actions import ActionParseError
-from engine.cards import CardParseError
+from engine.cards import ACE_MARRIAGE_VALUE, CardParseError
 from engine.tables import round_half_up
 from sdk.bot import Bot, Deadline
 
@@ -211,7 +211,7 @@ class HumanBot(Bot):
     def on_match_end(self, view: PlayerView, result: GameResult) -> None:
         names = _names(view)
         order = sorted(range(len(names)), key=lambda s: (result.places[s], s))
-        deals = f"{result.deals} deal{'' if result.deals == 1 else 's'}"
+        deals = plural(result.deals, "deal")
         if result.reason == "max_deals":  # say so: no one reached the target
             why = f"the cap of {deals} was reached before anyone had {view.ruleset.target}"
         else:
@@ -649,7 +649,7 @@ def render_view(view: PlayerView, *, color: bool = False, since: int | None = No
         trump = view.trump.symbol if view.trump is not None else "none"
         marr = ", ".join(
             f"{who(s)} {suit.symbol if suit is not None else 'aces'}"
-            f" {suit.marriage_value if suit is not None else 200}"
+            f" {suit.marriage_value if suit is not None else ACE_MARRIAGE_VALUE}"
             for s, suit in view.marriages
         )
         lines.append(f"Trump:    {trump}" + (f"   marriages: {marr}" if marr else ""))
@@ -657,7 +657,7 @@ def render_view(view: PlayerView, *, color: bool = False, since: int | None = No
         for t in view.tricks:
             takes[t.winner] += sum(Card(c).points for _, c in t.cards)
         for s, suit in view.marriages:
-            takes[s] += suit.marriage_value if suit is not None else 200
+            takes[s] += suit.marriage_value if suit is not None else ACE_MARRIAGE_VALUE
         lines.append(
             f"Tricks:   {len(view.tricks)} played; takes so far: "
             + "  ".join(f"{who(s)} {takes[s]}" for s in view.active_seats)

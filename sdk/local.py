@@ -27,6 +27,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from arena.deadlines import DEFAULT_TIME_BANK_MS, bank_left, deadline_problem, timeout_words
 from engine import (
     Action,
     Card,
@@ -309,13 +310,6 @@ def hook_result(
     return f"{head} {_ASYNC_DEF}"
 
 
-#: An arena's longest deadline, as ``arena serve`` and a tournament config allow
-#: (``arena.referee.config.MAX_DEADLINE_MS``: a day).
-_MAX_DEADLINE_MS = 86_400_000
-#: ``time_bank_ms`` when only ``decision_ms`` is given: ``arena serve``'s default.
-DEFAULT_TIME_BANK_MS = 10_000
-
-
 def _limits(decision_ms: int | None, time_bank_ms: int | None) -> tuple[int, int] | None:
     """``(decision_ms, time_bank_ms)`` for a timed local match, ``None`` for an untimed
     one; a value the arena would refuse raises ``ValueError``, naming it."""
@@ -327,10 +321,9 @@ def _limits(decision_ms: int | None, time_bank_ms: int | None) -> tuple[int, int
     for what, value, low in (("decision_ms", decision_ms, 1), ("time_bank_ms", bank, 0)):
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError(f"{what} must be a whole number of ms, not {value!r}")
-        if not low <= value <= _MAX_DEADLINE_MS:
-            raise ValueError(
-                f"{what} must be between {low} and {_MAX_DEADLINE_MS} (a day), got {value}"
-            )
+        problem = deadline_problem(value, low)
+        if problem is not None:
+            raise ValueError(f"{what} {problem}")
     return decision_ms, bank
 
 
@@ -342,9 +335,7 @@ def _timed_out(
     fallback = fallback_action(view.legal_actions)
     head = f"{type(bot).__name__}.{_method(bot, view)}"
     took = f"{head} took {used * 1000:.0f} ms"
-    within = (
-        f"no decision within {limit_ms + bank_ms} ms ({limit_ms} ms + {bank_ms} ms of time bank)"
-    )
+    within = timeout_words(limit_ms, bank_ms)
     if strict:
         raise RuntimeError(
             f"{bot.name} (seat {seat}) timed out in deal {view.deal_number + 1}: {within}: {took}"
@@ -501,7 +492,7 @@ def play_local(
             if deadline is not None and left_ms is not None:
                 used = done - deadline.received
                 if used < (limit_ms + left_ms) / 1000:  # as the referee (arena/referee/match.py)
-                    bank[seat] = max(0, left_ms - max(0, round(used * 1000) - limit_ms))
+                    bank[seat] = bank_left(left_ms, limit_ms, round(used * 1000))
                 else:  # the arena had stopped waiting: the answer is not used
                     bank[seat] = 0
                     detail = _timed_out(bot, view, used, limit_ms, left_ms, strict, seat)

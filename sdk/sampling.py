@@ -44,6 +44,8 @@ from engine import Phase, PlayerView
 from engine.cards import Card
 from engine.cards import bit_indices as _bits
 from engine.cards import mask_of as _mask
+from engine.tables import CARDS as _CARDS
+from engine.tables import SUIT_MASK as _SUIT
 
 __all__ = [
     "TALON",
@@ -56,7 +58,6 @@ __all__ = [
 
 #: The owner index used for the face-down talon in :class:`Constraints`.
 TALON = -1
-_SUIT = tuple(0x3F << (6 * s) for s in range(4))
 _DEALT = 7
 _T = TypeVar("_T")
 
@@ -392,9 +393,6 @@ class Sampler:
             hand_masks=tuple(masks),
             talon_mask=talon,
         )
-
-
-_CARDS = tuple(Card)
 
 
 def _cards(mask: int) -> tuple[Card, ...]:

@@ -21,7 +21,7 @@ from click.testing import CliRunner
 
 import engine.actions
 import sdk.local
-from arena.referee.config import MAX_DEADLINE_MS
+from arena.deadlines import MAX_DEADLINE_MS
 from engine import (
     PRESETS,
     Action,
@@ -383,17 +383,11 @@ def test_a_quick_bot_that_used_the_time_bank_is_told_too(
 ) -> None:
     """A ``quick`` bot's decision is made on the event loop, not in the worker thread: the
     bank warning is said there too (its first decision is its only slow one)."""
-    from sdk.client import BotRunner
 
     async def one_match() -> None:
         async with arena(tmp_path, decision_ms=5, time_bank_ms=600_000) as a:
             names = ["q0", "q1", "q2"]
-            runners = []
-            for n, f in zip(names, [_QuickButSlowOnce, Bot, Bot], strict=True):
-                a.referee.add_bot(n, f"tok-{n}")
-                runners.append(BotRunner(f, a.target, f"tok-{n}", matches=1, name=n, retry_for=10))
-            tasks = [asyncio.create_task(r.run()) for r in runners]
-            assert not await a.referee.wait_for_bots(names, 20)
+            tasks = await a.runners(names, [_QuickButSlowOnce, Bot, Bot], 1)
             rules = dataclasses.replace(PRESETS["classic"], max_deals=1)
             await a.referee.run_match("q1", rules, 1, names)
             await asyncio.wait_for(asyncio.gather(*tasks), 60)

@@ -8,13 +8,13 @@ is enough) looked up in ``--db`` (default: the newest ``runs/*.sqlite``).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 from rich.console import Console
 
 from arena.cli.options import NonEmptyPath, reading_newest
-from arena.render import printable
+from arena.render import changed_cards, plural, printable
 from engine import ReplayError
 from engine import replay as replay_record
 from engine.record import check_record_shape, seed_mismatches
@@ -111,9 +111,8 @@ def replay(
 
         try:
             rendered = render_record(record)
-        except (AttributeError, TypeError, KeyError, ValueError, IndexError) as e:
-            click.echo(f"error: {record_ref}: malformed match record: {e!r}", err=True)
-            ctx.exit(2)
+        except _MALFORMED as e:
+            _malformed(ctx, record_ref, e)
         if isinstance(rendered, Text) and rendered.plain.startswith("cannot render"):
             click.echo(f"error: {record_ref}: {rendered.plain}", err=True)
             ctx.exit(2)
@@ -135,10 +134,9 @@ def replay(
                 err=True,
             )
             ctx.exit(1)
-        except (AttributeError, TypeError, KeyError, ValueError, IndexError) as e:
-            click.echo(f"error: {record_ref}: malformed match record: {e!r}", err=True)
-            ctx.exit(2)
-        changed = _changed_cards(record, seed_mismatches(record))
+        except _MALFORMED as e:
+            _malformed(ctx, record_ref, e)
+        changed = changed_cards(record, seed_mismatches(record))
         if changed:
             click.echo(f"error: {record_ref}: {changed}", err=True)
             ctx.exit(1)
@@ -150,11 +148,10 @@ def replay(
         if e.cause is not None:
             click.echo(f"rule broken: {e.cause.rule}", err=True)
         ctx.exit(1)
-    except (AttributeError, TypeError, KeyError, ValueError, IndexError) as e:
-        click.echo(f"error: {record_ref}: malformed match record: {e!r}", err=True)
-        ctx.exit(2)
+    except _MALFORMED as e:
+        _malformed(ctx, record_ref, e)
     own = seed_mismatches(record)
-    changed = _changed_cards(record, own)
+    changed = changed_cards(record, own)
     if changed:
         click.echo(f"REFUSED: {changed}", err=True)
         ctx.exit(1)
@@ -168,7 +165,7 @@ def replay(
         )
     if game.result is not None:
         r = game.result
-        click.echo(f"final ({r.reason}, {r.deals} deal{'' if r.deals == 1 else 's'}):")
+        click.echo(f"final ({r.reason}, {plural(r.deals, 'deal')}):")
         for seat in sorted(range(len(players)), key=lambda s: (r.places[s], s)):
             click.echo(
                 f"  {r.places[seat]}. {players[seat]}: {r.scores[seat]} "
@@ -193,6 +190,15 @@ def replay(
         )
 
 
+#: What a record of the right shape with values the renderer or the rules cannot use raises.
+_MALFORMED = (AttributeError, TypeError, KeyError, ValueError, IndexError)
+
+
+def _malformed(ctx: click.Context, record_ref: str, e: Exception) -> NoReturn:
+    click.echo(f"error: {record_ref}: malformed match record: {e!r}", err=True)
+    ctx.exit(2)
+
+
 def _for_terminal(value: Any) -> Any:
     """``value`` (a record, parsed JSON) with every string but the seed :func:`printable`
     (the seed deals the cards; it is only ever shown by its ``repr``)."""
@@ -203,19 +209,6 @@ def _for_terminal(value: Any) -> Any:
     if isinstance(value, dict):
         return {printable(str(k)): v if k == "seed" else _for_terminal(v) for k, v in value.items()}
     return value
-
-
-def _changed_cards(record: dict[str, Any], own: list[int]) -> str | None:
-    """Why a record the arena wrote (it names its ``match_id``) was changed, when deals
-    ``own`` hold cards its seed does not deal: the referee deals every match from its seed.
-    A record without ``match_id`` may deal its own cards (a constructed rule case)."""
-    if not own or "match_id" not in record:
-        return None
-    return (
-        f"the hands and talon of deal(s) {', '.join(map(str, own))} are not the ones seed "
-        f"{record['seed']!r} deals, and the arena deals every match it records from its "
-        "seed: the record was changed"
-    )
 
 
 def _list_matches(ctx: click.Context, db: Path | None, ref: str | None, bot: str | None) -> None:
@@ -276,7 +269,7 @@ def _list_matches(ctx: click.Context, db: Path | None, ref: str | None, bot: str
         seats = zip(r.seats, r.scores, r.places, strict=False)
         cells = [f"{name} {score} ({ordinal(place)})" for name, score, place in seats]
         trouble = _trouble(r.seats, r.forfeits, per_match.get(r.match_id, []))
-        rows.append((r.match_id, f"{r.deals} deal{'' if r.deals == 1 else 's'}", cells, trouble))
+        rows.append((r.match_id, plural(r.deals, "deal"), cells, trouble))
     widths = [max(len(row[0]) for row in rows), max(len(row[1]) for row in rows)]
     most = max(len(row[2]) for row in rows)
     cell_widths = [max((len(row[2][k]) for row in rows if k < len(row[2])), default=0)

@@ -20,9 +20,10 @@ from typing import Any
 import click
 
 from arena.cli.options import Host, NonEmptyPath, Seconds, raise_open_files_limit
+from arena.deadlines import DEFAULT_TIME_BANK_MS, MAX_DEADLINE_MS
 from arena.protocol import token_problem
 from arena.referee import Lobby, Referee, RefereeConfig, TLSConfig, start_server
-from arena.referee.config import MAX_DEADLINE_MS, MAX_STRIKES, key_pair_problem, pem_problem
+from arena.referee.config import MAX_STRIKES, key_pair_problem, pem_problem
 from arena.referee.lobby import FinishedMatch
 from arena.referee.server import host_port, port_problem
 from arena.tournament.config import BOT_NAME_RE, BOT_NAME_RULE
@@ -219,8 +220,9 @@ def _check_pem(path: Path | None, what: str, param: str) -> None:
 )
 @click.option("--decision-ms", type=click.IntRange(1, MAX_DEADLINE_MS), default=1000,
               show_default=True, help="Time per decision.")  # fmt: skip
-@click.option("--time-bank-ms", type=click.IntRange(0, MAX_DEADLINE_MS), default=10000,
-              show_default=True, help="Time bank per match.")  # fmt: skip
+@click.option("--time-bank-ms", type=click.IntRange(0, MAX_DEADLINE_MS),
+              default=DEFAULT_TIME_BANK_MS, show_default=True,
+              help="Time bank per match.")  # fmt: skip
 @click.option("--max-strikes", type=click.IntRange(1, MAX_STRIKES), default=3,
               show_default=True, help="Strikes before a forfeit.")  # fmt: skip
 @click.option("--grace-s", type=Seconds(min=0), default=5.0, show_default=True,

@@ -20,6 +20,7 @@ from rich.markup import escape
 from arena.cli.leaderboard import _screen
 from arena.cli.options import NonEmptyPath
 from arena.leaderboard import build_leaderboard, to_rich_table, write_outputs
+from arena.render import plural
 from arena.storage import Storage, StorageError
 from arena.tournament.config import ConfigError, TournamentConfig, load_config
 from arena.tournament.runner import (
@@ -185,11 +186,7 @@ def _announce(cfg: TournamentConfig, console: Console) -> None:
         + escape(
             f"{len(cfg.bots)} bots ({', '.join(cfg.bot_names)}), ruleset {cfg.ruleset.name}, "
             f"{cfg.total_matches} matches ("
-            + (
-                f"max {cfg.max_deals} deal{'' if cfg.max_deals == 1 else 's'} each"
-                if cfg.max_deals
-                else "no deal cap"
-            )
+            + (f"max {plural(cfg.max_deals, 'deal')} each" if cfg.max_deals else "no deal cap")
             + f"), concurrency {cfg.concurrency}, {seed}"
         )
     )

@@ -8,12 +8,11 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena.deadlines import DEFAULT_TIME_BANK_MS, deadline_problem
+
 __all__ = ["RefereeConfig", "TLSConfig", "pem_problem"]
 
 
-#: The longest decision time or time bank (ms): a day. The protocol carries them as uint32
-#: (at most 49 days), and their sum must fit too.
-MAX_DEADLINE_MS = 86_400_000
 #: The most strikes a seat may be allowed: every `DecisionRejected` carries the number as a
 #: uint32, and a larger one crashed the match at its first strike.
 MAX_STRIKES = 1_000_000
@@ -57,7 +56,7 @@ class RefereeConfig:
     """
 
     decision_ms: int = 1000
-    time_bank_ms: int = 10000
+    time_bank_ms: int = DEFAULT_TIME_BANK_MS
     join_timeout_s: float = 30.0
     max_strikes: int = 3
     reconnect_grace_s: float = 5.0
@@ -71,16 +70,10 @@ class RefereeConfig:
     max_disconnects_recorded: int = 20
 
     def __post_init__(self) -> None:
-        if not 0 < self.decision_ms <= MAX_DEADLINE_MS:
-            raise ValueError(
-                f"decision_ms must be between 1 and {MAX_DEADLINE_MS} (a day), "
-                f"got {self.decision_ms}"
-            )
-        if not 0 <= self.time_bank_ms <= MAX_DEADLINE_MS:
-            raise ValueError(
-                f"time_bank_ms must be between 0 and {MAX_DEADLINE_MS} (a day), "
-                f"got {self.time_bank_ms}"
-            )
+        for key, low in (("decision_ms", 1), ("time_bank_ms", 0)):
+            problem = deadline_problem(getattr(self, key), low)
+            if problem is not None:
+                raise ValueError(f"{key} {problem}")
         if not 1 <= self.max_strikes <= MAX_STRIKES:
             raise ValueError(
                 f"max_strikes must be between 1 and {MAX_STRIKES:,}, got {self.max_strikes}"

@@ -188,15 +188,22 @@ class Referee:
         unknown = [n for n in wanted if n not in self._by_name]
         if unknown:
             raise KeyError(f"unknown bots: {', '.join(unknown)}")
-        loop = asyncio.get_running_loop()
         limit = self.config.join_timeout_s if timeout is None else timeout
-        deadline = loop.time() + limit
+        return await self._until_none(
+            lambda: [n for n in wanted if not self._by_name[n].connected], limit
+        )
+
+    async def _until_none(self, left: Callable[[], list[str]], timeout: float) -> list[str]:
+        """Ask ``left`` at every change of the bots (and twice a second) until it names
+        nobody or ``timeout`` seconds have passed; what it named last."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
         while True:
-            missing = [n for n in wanted if not self._by_name[n].connected]
-            left = deadline - loop.time()
-            if not missing or left <= 0:
-                return missing
-            await self.wait_changed(min(left, 0.5))
+            names = left()
+            wait = deadline - loop.time()
+            if not names or wait <= 0:
+                return names
+            await self.wait_changed(min(wait, 0.5))
 
     def away_with_results(self, names: Iterable[str] | None = None) -> list[str]:
         """Bots away (of ``names``, or any) whose result of a match that ended while they
@@ -217,15 +224,8 @@ class Referee:
         ``names``, or any) to come back (and get their results); the names still away. An
         arena that stops should not leave a bot that lost its connection in a match's last
         deal, within its grace period, without its result."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
         of = None if names is None else list(names)
-        while True:
-            away = self.away_with_results(of)
-            left = deadline - loop.time()
-            if not away or left <= 0:
-                return away
-            await self.wait_changed(min(left, 0.5))
+        return await self._until_none(lambda: self.away_with_results(of), timeout)
 
     # ------------------------------------------------------------------ matches
     async def run_match(

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from arena.deadlines import bank_left, timeout_words
 from arena.protocol import (
     MalformedActionError,
     action_event_to_pb,
@@ -363,19 +364,14 @@ class MatchRunner:
             st.bank_ms = 0
             fallback = fallback_action(legal)
             if not st.forfeited:  # (the seat may have forfeited in the same instant: no strike)
-                self._strike(
-                    st, "timeout", rid, legal,
-                    f"no decision within {budget_ms} ms ({self.config.decision_ms} ms "
-                    f"+ {budget_ms - self.config.decision_ms} ms of time bank)",
-                )  # fmt: skip
+                words = timeout_words(self.config.decision_ms, budget_ms - self.config.decision_ms)
+                self._strike(st, "timeout", rid, legal, words)
             game.apply_trusted(fallback)
             return fallback, "fallback", budget_ms
         st.pending = None
         answered_at = pending.answered_at if pending.answered_at is not None else loop.time()
         ms = round((answered_at - start) * 1000)
-        over = ms - self.config.decision_ms
-        if over > 0:
-            st.bank_ms = max(0, st.bank_ms - over)
+        st.bank_ms = bank_left(st.bank_ms, self.config.decision_ms, ms)
         if isinstance(answer, _Forfeited):
             fallback = fallback_action(legal)
             game.apply_trusted(fallback)
@@ -669,12 +665,17 @@ class MatchRunner:
             log.info("match %s reached its time limit of %g s: it ends after deal %d",
                      self.match_id, self.time_limit_s, cap)  # fmt: skip
 
-    def _final_record(self) -> dict[str, Any]:
+    def _record_so_far(self) -> dict[str, Any]:
+        """The engine's record with the additions of every referee record, final or not."""
         rec = engine_record(self.game)
         self._merge_meta(rec)
         rec["match_id"] = self.match_id
         rec["incidents"] = self.incidents
         rec["forfeits"] = sorted(self.forfeits)
+        return rec
+
+    def _final_record(self) -> dict[str, Any]:
+        rec = self._record_so_far()
         rec["wrong_requests"] = [st.wrong_requests for st in self.seats]
         rec["disconnects"] = [st.disconnects for st in self.seats]
         if self.time_limited:
@@ -699,11 +700,7 @@ class MatchRunner:
     def _interrupted(self) -> None:
         """Cancelled (shutdown): record the match so far as interrupted and tell the bots."""
         try:
-            rec = engine_record(self.game)
-            self._merge_meta(rec)
-            rec["match_id"] = self.match_id
-            rec["incidents"] = self.incidents
-            rec["forfeits"] = sorted(self.forfeits)
+            rec = self._record_so_far()
             if self.time_limited:  # (its ruleset's max_deals is the limit's)
                 rec["time_limit_s"] = self.time_limit_s
             rec["interrupted"] = True

@@ -33,8 +33,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
+from arena.deadlines import deadline_problem
 from arena.protocol import token_problem
-from arena.referee.config import MAX_DEADLINE_MS, MAX_STRIKES, key_pair_problem, pem_problem
+from arena.ratings import DEFAULT_DRAW_PROBABILITY
+from arena.referee.config import MAX_STRIKES, key_pair_problem, pem_problem
 from arena.referee.server import host_problem
 from arena.render import printable
 from arena.tournament.schedule import SCHEDULE_VERSION, ScheduledMatch, build_schedule
@@ -226,7 +228,7 @@ class TournamentConfig:
     deadlines: Deadlines = field(default_factory=Deadlines)
     #: Serve TLS (``[tls]``); None: plaintext.
     tls: TLSSpec | None = None
-    draw_probability: float = 0.02
+    draw_probability: float = DEFAULT_DRAW_PROBABILITY
     #: Extra ``arena.referee.RefereeConfig`` settings (``max_strikes``, ``reconnect_grace_s``).
     referee: tuple[tuple[str, Any], ...] = ()
     explicit_id: str | None = None
@@ -640,24 +642,19 @@ def parse_config(
     _check_keys(deadlines_data, _DEADLINE_KEYS, "deadlines.", err)
     decision_ms = _get(deadlines_data, "decision_ms", int, 2000, err, "deadlines.")
     time_bank_ms = _get(deadlines_data, "time_bank_ms", int, 20000, err, "deadlines.")
-    if not 0 < decision_ms <= MAX_DEADLINE_MS:
-        raise err(
-            "deadlines.decision_ms",
-            f"must be between 1 and {MAX_DEADLINE_MS} (a day), got {decision_ms}",
-        )
-    if not 0 <= time_bank_ms <= MAX_DEADLINE_MS:
-        raise err(
-            "deadlines.time_bank_ms",
-            f"must be between 0 and {MAX_DEADLINE_MS} (a day), got {time_bank_ms}",
-        )
+    for key, value, low in (("decision_ms", decision_ms, 1), ("time_bank_ms", time_bank_ms, 0)):
+        problem = deadline_problem(value, low)
+        if problem is not None:
+            raise err(f"deadlines.{key}", problem)
 
     ratings_data = data.get("ratings", {})
     if not isinstance(ratings_data, Mapping):
         raise err("ratings", f"expected a table, got {_tname(ratings_data)}")
     _check_keys(ratings_data, _RATING_KEYS, "ratings.", err)
     draw_probability = float(
-        _get(ratings_data, "draw_probability", (int, float), 0.02, err, "ratings.")
-    )
+        _get(ratings_data, "draw_probability", (int, float), DEFAULT_DRAW_PROBABILITY, err,
+             "ratings.")
+    )  # fmt: skip
     if not 0 < draw_probability <= MAX_DRAW_PROBABILITY:
         # TrueSkill's draw margin overflows as the probability nears 1.
         raise err(

@@ -32,13 +32,13 @@ from collections import OrderedDict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
-from arena.render import fallback_reasons, fallback_why
+from arena.render import changed_cards, fallback_reasons, fallback_why
 from arena.storage import deal_summary as auction_summary
 from arena.storage import opening_bid_of
 from engine import DealResult, Game, ReplayError, observe, public_action, trick_winner
 from engine import replay as engine_replay
 from engine.actions import Action, Concede, Contract, Give, Play, ThrowIn, parse_action
-from engine.cards import Card, Suit, parse_card
+from engine.cards import ACE_MARRIAGE_VALUE, Card, Suit, parse_card
 from engine.record import seed_mismatches, start_game
 
 __all__ = [
@@ -51,8 +51,6 @@ __all__ = [
 ]
 
 JSON = dict[str, Any]
-
-ACE_MARRIAGE_VALUE = 200
 
 
 class ReplayFailed(ValueError):
@@ -422,19 +420,14 @@ class MatchReplay:
         """Replay the record once (validated), keeping the game at each deal's start."""
         try:
             engine_replay(self.record)
-            changed = seed_mismatches(self.record) if "match_id" in self.record else []
+            own = seed_mismatches(self.record) if "match_id" in self.record else []
         except ReplayError as e:
             raise ReplayFailed(f"match {self.match_id} does not replay: {e}") from e
+        changed = changed_cards(self.record, own)
         if changed:
-            # As `arena replay` refuses it: the referee deals every match it records from
-            # its seed, so other cards were put in the record afterwards (they replay: a
-            # record carries its cards), and drawing them would show a match never played.
-            raise ReplayFailed(
-                f"match {self.match_id}: the hands and talon of deal(s) "
-                f"{', '.join(map(str, changed))} are not the ones seed "
-                f"{self.record.get('seed')!r} deals, and the arena deals every match it "
-                "records from its seed: the record was changed"
-            )
+            # Other cards were put in the record afterwards (they replay: a record carries
+            # its cards), and drawing them would show a match never played.
+            raise ReplayFailed(f"match {self.match_id}: {changed}")
         game = start_game(self.record)
         for index, rec in enumerate(self.record.get("deals", ())):
             number = int(rec.get("number", index))

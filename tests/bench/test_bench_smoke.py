@@ -34,6 +34,16 @@ def test_percentile() -> None:
     assert percentile([float(i) for i in range(101)], 0.99) == 99.0
 
 
+def test_the_soak_reports_latency_percentiles_as_the_benchmarks_do() -> None:
+    """Defect: arena/soak.py had a percentile of its own, ``v[int(q * n)]``, a rank too
+    high: its p99 of 100 latencies was the largest (a p100), its p50 of two the larger. It
+    uses the benchmarks' :func:`percentile` now (so does the hostile suite's check)."""
+    from arena import soak
+
+    assert soak.percentile([float(i) for i in range(1, 101)], 0.99) == 99.0
+    assert soak.percentile([2.0, 1.0], 0.5) == 1.0
+
+
 def test_sample_messages_are_real_sized() -> None:
     m = sample_messages(seeds=(1,))
     assert isinstance(m["request"], bytes) and isinstance(m["decision"], bytes)

@@ -41,6 +41,7 @@ from engine import (
 )
 from engine.actions import Action, Bid, Concede, Contract, Give, Pass, Play, ThrowIn
 from engine.cards import Card
+from tests.engine.conftest import snapshot
 
 NAMES = {3: ["ann", "bob", "cid"], 4: ["ann", "bob", "cid", "dan"]}
 
@@ -80,22 +81,6 @@ any_seats = st.one_of(st.none(), st.integers(min_value=-3, max_value=6))
 
 def _text(action: object) -> str:
     return repr(action) if isinstance(action, str) else str(action)
-
-
-def snapshot(game: Game) -> dict[str, Any]:
-    """Everything observable about a game, for "nothing changed" checks."""
-    n = len(game.players)
-    return {
-        "record": game.record(),
-        "views": [observe(game, s) for s in range(n)],
-        "legal": game.legal_actions(),
-        "to_act": game.to_act,
-        "phase": game.phase,
-        "scores": game.scores,
-        "deal": game.deal_number,
-        "over": game.is_over,
-        "results": list(game.deal_results),
-    }
 
 
 class EngineMachine(RuleBasedStateMachine):

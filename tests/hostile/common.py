@@ -134,10 +134,3 @@ def check_common(r: Run, hostile: set[str]) -> None:
             for s in forfeits:  # a forfeiter places last, below every honest seat
                 assert all(places[s] > places[o] for o in range(len(seats)) if o not in forfeits)
     assert honest_only == 6  # the honest table, in its six seatings
-
-
-def percentile(values: list[int], q: float) -> float:
-    if not values:
-        return 0.0
-    v = sorted(values)
-    return float(v[min(len(v) - 1, int(q * len(v)))])

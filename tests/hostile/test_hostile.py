@@ -31,11 +31,12 @@ from common import (
     bot_entry,
     check_common,
     make_config,
-    percentile,
     run,
     simulate,
 )
 from hostile_bot import KINDS, Bot
+
+from arena.bench.grpc_baseline import percentile
 
 STRIKE_KINDS = {"illegal-card": "illegal", "not-held": "illegal", "off-step": "illegal",
                 "malformed": "malformed", "silent": "timeout", "late": "timeout"}  # fmt: skip

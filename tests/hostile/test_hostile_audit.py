@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 sys.path.insert(0, str(Path(__file__).parents[1] / "e2e"))
 sys.path.insert(0, str(Path(__file__).parents[1] / "fuzz"))
 
-from harness import Arena, arena, errors_logged
+from harness import Arena, arena, errors_logged, no_error_logged  # noqa: F401 (a fixture)
 from raw_bot import choose
 from test_e2e_matches import _cards_in, _visible_moments
 from test_servicer_fuzz import FakeContext
@@ -60,13 +60,8 @@ FOUR_DEALS = dataclasses.replace(PRESETS["1001"], max_deals=4)
 HELLO = pb.BotMessage(hello=pb.Hello(bot_name="h", protocol_version=1))
 
 
-@pytest.fixture(autouse=True)
-def _no_error_logged(caplog: pytest.LogCaptureFixture) -> Any:
-    """No test here may make the referee (or gRPC under it) log an error or a traceback."""
-    caplog.set_level(logging.WARNING)
-    yield
-    errors = errors_logged(caplog.records)
-    assert not errors, [r.getMessage() for r in errors]
+# No test here may make the referee (or gRPC under it) log an error or a traceback.
+pytestmark = pytest.mark.usefixtures("no_error_logged")
 
 
 def _md(token: str) -> list[tuple[str, str]]:

@@ -21,7 +21,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 
-from harness import errors_logged
+from harness import no_error_logged  # noqa: F401 (a fixture, used by name)
 from raw_h2 import END_STREAM, GOAWAY, HEADERS, RawH2, frame, grpc_message
 
 from arena.referee import Referee, RefereeConfig, start_server
@@ -34,13 +34,8 @@ CHECK = "/grpc.health.v1.Health/Check"
 WATCH = "/grpc.health.v1.Health/Watch"
 
 
-@pytest.fixture(autouse=True)
-def _no_error_logged(caplog: pytest.LogCaptureFixture) -> Any:
-    """No test here may make the referee (or gRPC under it) log an error or a traceback."""
-    caplog.set_level(logging.WARNING)
-    yield
-    errors = errors_logged(caplog.records)
-    assert not errors, [r.getMessage() for r in errors]
+# No test here may make the referee (or gRPC under it) log an error or a traceback.
+pytestmark = pytest.mark.usefixtures("no_error_logged")
 
 
 def _serve(body: Callable[[int], Coroutine[Any, Any, Any]]) -> Any:

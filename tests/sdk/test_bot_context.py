@@ -53,12 +53,7 @@ async def _seat(tmp: Path, factories: list, rules: object, **config: object) -> 
     each asked for one match; their summaries."""
     async with arena(tmp, **config) as a:
         names = [f"v{i}" for i in range(len(factories))]
-        runners = []
-        for n, f in zip(names, factories, strict=True):
-            a.referee.add_bot(n, f"tok-{n}")
-            runners.append(BotRunner(f, a.target, f"tok-{n}", matches=1, name=n, retry_for=10))
-        tasks = [asyncio.create_task(r.run()) for r in runners]
-        assert not await a.referee.wait_for_bots(names, 20)
+        tasks = await a.runners(names, factories, 1)
         await a.referee.run_match("h1", rules, 1, names)
         return list(await asyncio.wait_for(asyncio.gather(*tasks), 60))
 
@@ -160,12 +155,7 @@ def test_a_decision_that_used_the_time_bank_is_said_once_per_match(
     async def two_matches() -> None:
         async with arena(tmp_path, decision_ms=5, time_bank_ms=600_000) as a:
             names = ["v0", "v1", "v2"]
-            runners = []
-            for n, f in zip(names, [UsesTheBank, Bot, Bot], strict=True):
-                a.referee.add_bot(n, f"tok-{n}")
-                runners.append(BotRunner(f, a.target, f"tok-{n}", matches=2, name=n, retry_for=10))
-            tasks = [asyncio.create_task(r.run()) for r in runners]
-            assert not await a.referee.wait_for_bots(names, 20)
+            tasks = await a.runners(names, [UsesTheBank, Bot, Bot], 2)
             rules = dataclasses.replace(RULES, max_deals=1)
             for match_id in ("h1", "h2"):
                 record = await a.referee.run_match(match_id, rules, 1, names)

@@ -36,14 +36,7 @@ def _play(tmp: Path, factories: list, *, matches: int, deals: int) -> list:
     async def main() -> list:
         async with arena(tmp) as a:
             names = [f"v{i}" for i in range(len(factories))]
-            runners = []
-            for n, f in zip(names, factories, strict=True):
-                a.referee.add_bot(n, f"tok-{n}")
-                runners.append(
-                    BotRunner(f, a.target, f"tok-{n}", matches=matches, name=n, retry_for=10)
-                )
-            tasks = [asyncio.create_task(r.run()) for r in runners]
-            assert not await a.referee.wait_for_bots(names, 20)
+            tasks = await a.runners(names, factories, matches)
             for seed in range(1, matches + 1):
                 await a.referee.run_match(f"h{seed}", rules, seed, names)
             summaries = await asyncio.wait_for(asyncio.gather(*tasks), 60)
@@ -385,13 +378,7 @@ def _match_with_time_limit(
     async def main() -> dict[str, object]:
         async with arena(tmp_path) as a:
             names = [f"v{i}" for i in range(len(factories))]
-            runners = []
-            for n, f in zip(names, factories, strict=True):
-                a.referee.add_bot(n, f"tok-{n}")
-                runners.append(BotRunner(f, a.target, f"tok-{n}", matches=1, name=n,
-                                         retry_for=10))  # fmt: skip
-            tasks = [asyncio.create_task(r.run()) for r in runners]
-            assert not await a.referee.wait_for_bots(names, 20)
+            tasks = await a.runners(names, factories, 1)
             rec = await a.referee.run_match("slow", rules, 3, names, time_limit_s=limit_s)
             await asyncio.wait_for(asyncio.gather(*tasks), 60)
             return rec

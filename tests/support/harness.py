@@ -9,12 +9,16 @@ import asyncio
 import base64
 import contextlib
 import json
+import logging
 import os
 import sys
+import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from arena.referee import Referee, RefereeConfig, start_server
 from arena.v1 import arena_pb2 as pb
@@ -106,6 +110,23 @@ class Arena:
         self.procs.append(bp)
         return bp
 
+    async def runners(
+        self, names: list[str], factories: list[Any], matches: int
+    ) -> list[asyncio.Task[Any]]:
+        """The SDK's runners (``sdk.client.BotRunner``) of ``factories`` as bots ``names``,
+        each asked for ``matches`` matches, started and connected: their tasks, each ending
+        in the runner's summary."""
+        from sdk.client import BotRunner
+
+        runners = []
+        for n, f in zip(names, factories, strict=True):
+            self.referee.add_bot(n, f"tok-{n}")
+            runners.append(BotRunner(f, self.target, f"tok-{n}", matches=matches, name=n,
+                                     retry_for=10))  # fmt: skip
+        tasks = [asyncio.create_task(r.run()) for r in runners]
+        assert not await self.referee.wait_for_bots(names, 20)
+        return tasks
+
     async def bots(self, names: list[str], mode: str = "random", **kw: Any) -> list[BotProc]:
         """Spawn bots and wait until they are all connected."""
         ps = [await self.spawn(n, mode, **kw) for n in names]
@@ -167,13 +188,22 @@ def attach_in_process(ref: Referee, names: tuple[str, ...], answer: Any) -> dict
     return streams
 
 
+@pytest.fixture
+def no_error_logged(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
+    """For ``pytestmark = pytest.mark.usefixtures("no_error_logged")``: no test of the module
+    may make the referee (or gRPC under it) log an error or a traceback."""
+    caplog.set_level(logging.WARNING)
+    yield
+    errors = errors_logged(caplog.records)
+    assert not errors, [r.getMessage() for r in errors]
+
+
 def errors_logged(records: list[Any]) -> list[Any]:
     """The log records at ERROR or above, but for one that is gRPC's, not ours: in a test
     process that runs ``asyncio.run`` many times, grpc.aio's completion queue stays bound to
     the loops it served, and after one of them has closed it can log "Exception in callback
     PollerCompletionQueue._handle_events" (RuntimeError: Event loop is closed, or
     BlockingIOError; grpc/grpc#25364, #34139). A product process runs one loop."""
-    import logging
 
     def grpc_teardown(r: Any) -> bool:
         exc = r.exc_info[1] if r.exc_info else None
@@ -199,3 +229,10 @@ def web_server(
         yield server
     finally:
         server.stop()
+
+
+def get_json(base: str, path: str) -> Any:
+    """The JSON answer of ``arena web`` at ``base`` (its URL) to a GET of ``path``."""
+    with urllib.request.urlopen(base + path.lstrip("/"), timeout=10) as r:
+        assert r.headers["Content-Type"].startswith("application/json")
+        return json.loads(r.read().decode())

@@ -6,10 +6,12 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support.harness import web_server
 from tests.web.test_web_browser import browser_paths, start_driver
 
 
@@ -27,3 +29,10 @@ def driver(paths: tuple[str, str]) -> Iterator[Any]:
     finally:
         d.quit()
         shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def base(db: Path) -> Iterator[str]:
+    """The URL of ``arena web`` run in this process on the module's ``db``."""
+    with web_server(db) as server:
+        yield server.url

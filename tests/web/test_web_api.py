@@ -10,7 +10,6 @@ import sqlite3
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ from arena.storage import Storage
 from arena.web import STATIC_DIR, DataSource, MatchReplay, view_json
 from arena.web.demo import DEMO_BOTS, demo_record, make_demo_db
 from engine import PRESETS, Game, Phase, observe, parse_action, replay
-from tests.support.harness import web_server
+from tests.support.harness import get_json, web_server
 
 MATCHES = 4
 
@@ -31,18 +30,6 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("web") / "t.sqlite"
     make_demo_db(path, matches=MATCHES, max_deals=4)
     return path
-
-
-@pytest.fixture(scope="module")
-def base(db: Path) -> Iterator[str]:
-    with web_server(db) as server:
-        yield server.url
-
-
-def get(base: str, path: str) -> Any:
-    with urllib.request.urlopen(base + path.lstrip("/"), timeout=10) as r:
-        assert r.headers["Content-Type"].startswith("application/json")
-        return json.loads(r.read().decode())
 
 
 def status_of(base: str, path: str) -> tuple[int, Any]:
@@ -62,7 +49,7 @@ def record_of(db: Path, match_id: str) -> dict[str, Any]:
 
 
 def test_leaderboard_lists_every_bot_with_all_columns(base: str) -> None:
-    lb = get(base, "/api/leaderboard")
+    lb = get_json(base, "/api/leaderboard")
     assert lb["tournament"]["completed"] == MATCHES
     assert {r["bot"] for r in lb["rows"]} == set(DEMO_BOTS)
     keys = {"rank", "bot", "mu", "sigma", "conservative", "matches", "places", "mean_per_deal",
@@ -78,7 +65,7 @@ def test_leaderboard_lists_every_bot_with_all_columns(base: str) -> None:
 
 
 def test_rating_history_has_a_point_per_match_and_head_to_head_adds_up(base: str) -> None:
-    lb = get(base, "/api/leaderboard")
+    lb = get_json(base, "/api/leaderboard")
     for bot in DEMO_BOTS:
         points = lb["history"][bot]
         assert [p["index"] for p in points] == list(range(MATCHES))
@@ -96,7 +83,7 @@ def test_rating_history_has_a_point_per_match_and_head_to_head_adds_up(base: str
 
 
 def test_strikes_come_from_the_incidents(base: str, db: Path) -> None:
-    lb = get(base, "/api/leaderboard")
+    lb = get_json(base, "/api/leaderboard")
     with Storage.open_readonly(db) as st:
         incidents = st.incidents("demo")
     assert incidents, "the demo tournament records a timeout"
@@ -137,7 +124,7 @@ def test_an_answer_to_no_pending_request_is_no_strike(tmp_path: Path) -> None:
 
 
 def test_bot_page(base: str, db: Path) -> None:
-    page = get(base, "/api/bots/careful")
+    page = get_json(base, "/api/bots/careful")
     assert page["bot"] == "careful" and page["row"]["bot"] == "careful"
     assert len(page["matches"]) == MATCHES
     deals = 0
@@ -152,16 +139,16 @@ def test_bot_page(base: str, db: Path) -> None:
 
 
 def test_matches_list_filters_by_bot(base: str) -> None:
-    assert len(get(base, "/api/matches")["matches"]) == MATCHES
-    assert len(get(base, "/api/matches?limit=2")["matches"]) == 2
-    assert all("bold" in m["players"] for m in get(base, "/api/matches?bot=bold")["matches"])
+    assert len(get_json(base, "/api/matches")["matches"]) == MATCHES
+    assert len(get_json(base, "/api/matches?limit=2")["matches"]) == 2
+    assert all("bold" in m["players"] for m in get_json(base, "/api/matches?bot=bold")["matches"])
 
 
 # --- replay ----------------------------------------------------------------------------
 
 
 def test_match_summary(base: str, db: Path) -> None:
-    s = get(base, "/api/matches/demo-m0001")
+    s = get_json(base, "/api/matches/demo-m0001")
     rec = record_of(db, "demo-m0001")
     assert s["players"] == rec["players"]
     assert len(s["deals"]) == len(rec["deals"])
@@ -170,7 +157,7 @@ def test_match_summary(base: str, db: Path) -> None:
         assert d["steps"] == len(r["actions"]) + 1
         assert d["deltas"] == r["deltas"]
     assert s["stored"]["tournament_id"] == "demo"
-    assert get(base, "/api/matches/demo-m0001/record") == rec
+    assert get_json(base, "/api/matches/demo-m0001/record") == rec
     # as text: a tournament's 63-bit seeds are past a JavaScript number's 2**53
     assert s["seed"] == str(rec["seed"])
 
@@ -178,7 +165,7 @@ def test_match_summary(base: str, db: Path) -> None:
 def test_face_up_steps_follow_the_record(base: str, db: Path) -> None:
     rec = record_of(db, "demo-m0002")
     for k, deal in enumerate(rec["deals"]):
-        d = get(base, f"/api/matches/demo-m0002/deals/{k}")
+        d = get_json(base, f"/api/matches/demo-m0002/deals/{k}")
         steps = d["steps"]
         assert len(steps) == len(deal["actions"]) + 1
         first = steps[0]["view"]
@@ -224,7 +211,7 @@ def test_seat_view_is_exactly_what_observe_gives(base: str, db: Path) -> None:
     rec = record_of(db, "demo-m0000")
     k = 1
     for seat in range(3):
-        d = get(base, f"/api/matches/demo-m0000/deals/{k}?seat={seat}")
+        d = get_json(base, f"/api/matches/demo-m0000/deals/{k}?seat={seat}")
         assert d["seat"] == seat
         for st in d["steps"][:-1]:  # the last step is drawn after the engine moved on
             game = _game_after(rec, k, st["i"])
@@ -240,13 +227,13 @@ def test_a_seat_view_carries_no_outcome_before_the_deal_ends(base: str, db: Path
     deal in its action log. A seat response has no deal summary; the outcome comes with the
     last step's result, as the seat learns it (the page draws steps up to the current one
     only: tests/web/test_web_browser.py)."""
-    summary = get(base, "/api/matches/demo-m0001")
+    summary = get_json(base, "/api/matches/demo-m0001")
     for k, deal in enumerate(summary["deals"]):
-        face_up = get(base, f"/api/matches/demo-m0001/deals/{k}")
+        face_up = get_json(base, f"/api/matches/demo-m0001/deals/{k}")
         assert face_up["summary"] == deal
         assert face_up["steps"][-1]["view"]["result"]["outcome"] == deal["outcome"]
         for seat in range(3):
-            d = get(base, f"/api/matches/demo-m0001/deals/{k}?seat={seat}")
+            d = get_json(base, f"/api/matches/demo-m0001/deals/{k}?seat={seat}")
             assert d["summary"] is None
             assert len(d["steps"]) == len(face_up["steps"])  # the viewer steps through them
             last = d["steps"][-1]["view"]["result"]
@@ -258,7 +245,7 @@ def test_seat_view_hides_the_other_hands(base: str, db: Path) -> None:
     rec = record_of(db, "demo-m0003")
     for k, deal in enumerate(rec["deals"]):
         for seat in range(3):
-            d = get(base, f"/api/matches/demo-m0003/deals/{k}?seat={seat}")
+            d = get_json(base, f"/api/matches/demo-m0003/deals/{k}?seat={seat}")
             dealt = deal["hands"]
             others = {c for s, h in enumerate(dealt) if s != seat for c in h}
             for st in d["steps"]:
@@ -333,9 +320,9 @@ def test_integer_parameters_are_bounded_and_match_ids_have_no_control_characters
         assert len(body["error"]) < 200
     code, body = status_of(base, "/api/matches/demo-m0000/deals/0?seat=99999999999999999999")
     assert code == 400 and body["error"].startswith("seat must be a whole number"), body
-    assert len(get(base, "/api/matches?limit=1000000")["matches"]) == MATCHES
-    assert get(base, "/api/matches?limit=0")["matches"] == []
-    assert len(get(base, "/api/matches?limit=01")["matches"]) == 1
+    assert len(get_json(base, "/api/matches?limit=1000000")["matches"]) == MATCHES
+    assert get_json(base, "/api/matches?limit=0")["matches"] == []
+    assert len(get_json(base, "/api/matches?limit=01")["matches"]) == 1
     for path in ("%00", "demo-m0000%00", "%00/record", "demo-m0000%00/deals/0", "%1F", "%7F"):
         code, body = status_of(base, f"/api/matches/{path}")
         assert code == 400 and "control characters" in body["error"], (path, body)
@@ -345,14 +332,14 @@ def test_integer_parameters_are_bounded_and_match_ids_have_no_control_characters
 def test_a_deal_that_is_no_number_is_a_400_naming_the_range(base: str) -> None:
     """Defect: ``/deals/abc`` answered Python's "invalid literal for int() with base 10:
     'abc'". The API counts deals from 0 (as ``#deal=``); the error says so."""
-    n = len(get(base, "/api/matches/demo-m0000")["deals"])
+    n = len(get_json(base, "/api/matches/demo-m0000")["deals"])
     expected = f"deal must be a whole number from 0 to {n - 1}"
     for bad in ("abc", "-1", "1.0", "%20" + "1", "1_0", "%D9%A1", "9" * 5000, str(n)):
         code, body = status_of(base, f"/api/matches/demo-m0000/deals/{bad}")
         assert code == 400 and body["error"].startswith(expected), (bad, body)
         assert "invalid literal" not in body["error"] and len(body["error"]) < 200
-    assert get(base, "/api/matches/demo-m0000/deals/00")["index"] == 0
-    assert get(base, f"/api/matches/demo-m0000/deals/{n - 1}")["index"] == n - 1
+    assert get_json(base, "/api/matches/demo-m0000/deals/00")["index"] == 0
+    assert get_json(base, f"/api/matches/demo-m0000/deals/{n - 1}")["index"] == n - 1
     # an unknown match is still a 404, whatever the deal
     assert status_of(base, "/api/matches/nope/deals/abc")[0] == 404
 
@@ -372,7 +359,7 @@ def test_a_damaged_stored_row_is_a_json_error_naming_the_match(
             code, body = status_of(server.url, api)
             assert code == 500, (api, body)
             assert f"record of match {mid} is damaged" in body["error"], body
-        assert get(server.url, f"/api/matches/{other}/record")["deals"]  # still served
+        assert get_json(server.url, f"/api/matches/{other}/record")["deals"]  # still served
     assert "Traceback" not in caplog.text
 
 
@@ -384,7 +371,7 @@ def test_found_by_an_audit_names_short_ids_other_methods_and_bad_stored_records(
     methods were answered with HTML 501; a stored record that does not replay was a 400
     (the request's fault) rather than a 500; error texts began with Python's exception
     names."""
-    tournaments = get(base, "/api/tournaments")
+    tournaments = get_json(base, "/api/tournaments")
     name, tid = tournaments[-1]["name"], tournaments[-1]["id"]
     # a tournament stores its whole ruleset; the API gives its name (the page showed
     # "ruleset [object Object]")
@@ -392,10 +379,10 @@ def test_found_by_an_audit_names_short_ids_other_methods_and_bad_stored_records(
 
     assert _ruleset_name(PRESETS["1001"].to_dict()) == "1001" == _ruleset_name("1001")
     assert isinstance(tournaments[-1]["ruleset"], str)
-    assert get(base, f"/api/leaderboard?tournament={name}")["tournament"]["id"] == tid
-    full = get(base, "/api/matches")["matches"][0]["match_id"]
+    assert get_json(base, f"/api/leaderboard?tournament={name}")["tournament"]["id"] == tid
+    full = get_json(base, "/api/matches")["matches"][0]["match_id"]
     short = full.rsplit("-", 1)[-1]
-    summary = get(base, f"/api/matches/{short}")
+    summary = get_json(base, f"/api/matches/{short}")
     assert summary["stored"]["tournament_id"] == tid
     req = urllib.request.Request(base + "api/leaderboard", data=b"x", method="POST")
     with pytest.raises(urllib.error.HTTPError) as info:
@@ -449,7 +436,7 @@ def test_static_files_fetch_nothing_from_outside() -> None:
 def test_the_server_never_writes(db: Path, base: str) -> None:
     before = hashlib.sha256(db.read_bytes()).hexdigest()
     for path in ("/api/leaderboard", "/api/bots/bold", "/api/matches/demo-m0001/deals/0?seat=1"):
-        get(base, path)
+        get_json(base, path)
     assert hashlib.sha256(db.read_bytes()).hexdigest() == before
     st = Storage.open_readonly(db)
     try:
@@ -463,12 +450,12 @@ def test_leaderboard_follows_a_running_tournament(tmp_path: Path) -> None:
     path = tmp_path / "live.sqlite"
     make_demo_db(path, matches=2, max_deals=2)
     with web_server(path) as server:
-        first = get(server.url, "/api/leaderboard")
+        first = get_json(server.url, "/api/leaderboard")
         with Storage(path) as st:  # a tournament writing while the viewer reads
             rec = demo_record(11, DEMO_BOTS, max_deals=2)
             st.save_match("demo", match_id="demo-m0099", index=2, table=0, set_no=0, seed=11,
                           seats=DEMO_BOTS, record=rec, started_at=0.0, finished_at=1.0)  # fmt: skip
-            second = get(server.url, "/api/leaderboard")
+            second = get_json(server.url, "/api/leaderboard")
         assert second["version"] != first["version"]
         assert second["tournament"]["completed"] == 3
         assert all(r["matches"] == 3 for r in second["rows"])
@@ -785,7 +772,7 @@ def test_deals_shared_with_matches_still_to_play_are_held_back(tmp_path: Path) -
                 c.execute("INSERT INTO incidents(match_id, tournament_id, seat, bot, kind, deal, "
                           "detail) VALUES (?, ?, 0, ?, 'timeout', 0, 'legal: play A♠, play K♠')",
                           (mid, cfg.tournament_id, seats[0]))  # fmt: skip
-            page = get(server.url, f"/api/bots/{seats[0]}?tournament={cfg.tournament_id}")
+            page = get_json(server.url, f"/api/bots/{seats[0]}?tournament={cfg.tournament_id}")
             [shown] = [i["detail"] for i in page["strikes"] if i["match_id"] == mid]
             assert ("A♠" not in shown) == (deals == "duplicate"), shown
             # Defect (hostile round 12): the bot page's score per deal listed the deltas of
@@ -799,7 +786,7 @@ def test_deals_shared_with_matches_still_to_play_are_held_back(tmp_path: Path) -
             assert page.get("deal_scores_held_back") == (dealt if deals == "duplicate" else 0)
             run_fake(cfg)  # the rest: every match of the set is played, the tournament ends
             assert status_of(server.url, f"/api/matches/{mid}/record")[0] == 200
-            page = get(server.url, f"/api/bots/{seats[0]}?tournament={cfg.tournament_id}")
+            page = get_json(server.url, f"/api/bots/{seats[0]}?tournament={cfg.tournament_id}")
             [shown] = [i["detail"] for i in page["strikes"] if i["match_id"] == mid]
             assert "A♠" in shown
             assert page["deal_scores_held_back"] == 0 and page["deal_scores"]
@@ -822,19 +809,19 @@ def test_found_by_the_web_audit_ids_caches_request_lines_and_ipv6(tmp_path: Path
         for ref in ("M0001", "DEMO-M0001", "m000%5C1", "%5Cm%5C0%5C0%5C0%5C1"):
             code, body = status_of(url, f"/api/matches/{ref}/record")
             assert code == 404 and "no match" in body["error"], (ref, body)
-        before = get(url, "/api/matches/demo-m0001")
-        get(url, "/api/matches/demo-m0001/deals/1")  # cached
-        board = get(url, "/api/leaderboard")
+        before = get_json(url, "/api/matches/demo-m0001")
+        get_json(url, "/api/matches/demo-m0001/deals/1")  # cached
+        board = get_json(url, "/api/leaderboard")
         # the same ids, other bots: a tournament stored again while the server runs
         other = tmp_path / "other.sqlite"
         make_demo_db(other, matches=3, max_deals=2, bots=("xa", "xb", "xc"))
         shutil.copyfile(other, db)
-        after = get(url, "/api/matches/demo-m0001")
+        after = get_json(url, "/api/matches/demo-m0001")
         assert after["players"] != before["players"] and set(after["players"]) == {"xa", "xb", "xc"}
         with web_server(db) as fresh:  # no cache: the reference
             for path in ("/api/matches/demo-m0001", "/api/matches/demo-m0001/deals/1"):
-                assert get(url, path) == get(fresh.url, path), path
-        new_board = get(url, "/api/leaderboard")
+                assert get_json(url, path) == get_json(fresh.url, path), path
+        new_board = get_json(url, "/api/leaderboard")
         assert (
             {r["bot"] for r in new_board["rows"]}
             == {"xa", "xb", "xc"}
@@ -853,7 +840,7 @@ def test_found_by_the_web_audit_ids_caches_request_lines_and_ipv6(tmp_path: Path
             assert r.headers["Server"] == "arena-web/1"
     with web_server(db, "::1") as v6:
         assert v6.url.startswith("http://[::1]:")
-        assert get(v6.url, "/api/tournaments")[0]["id"] == "demo"
+        assert get_json(v6.url, "/api/tournaments")[0]["id"] == "demo"
 
 
 def test_review_findings_hosts_in_brackets_and_tournaments_of_an_older_version(
@@ -867,7 +854,7 @@ def test_review_findings_hosts_in_brackets_and_tournaments_of_an_older_version(
     cfg = make_config(tmp_path)
     run_fake(cfg, max_new_matches=5)
     with web_server(cfg.db, "[::1]") as server:
-        mid = get(server.url, "/api/matches")["matches"][0]["match_id"]
+        mid = get_json(server.url, "/api/matches")["matches"][0]["match_id"]
         assert status_of(server.url, f"/api/matches/{mid}/record")[0] == 403
         with Storage(cfg.db) as st:
             st.conn.execute("UPDATE tournaments SET config_json = json_remove(config_json, "
@@ -891,7 +878,7 @@ def test_only_the_tournament_whose_runner_holds_the_lock_is_running(tmp_path: Pa
     lock.acquire("live")
     try:
         with web_server(db) as server:
-            states = {t["id"]: t["state"] for t in get(server.url, "/api/tournaments")}
+            states = {t["id"]: t["state"] for t in get_json(server.url, "/api/tournaments")}
     finally:
         lock.release()
     assert states == {"old": "stopped", "live": "running"}

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import re
 import shutil
@@ -21,7 +20,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,6 +28,7 @@ import pytest
 
 from arena.storage import Storage, lock_path
 from arena.web.demo import DEMO_BOTS, demo_record, make_demo_db
+from tests.support.harness import get_json
 
 pytestmark = pytest.mark.browser
 
@@ -106,11 +105,6 @@ def arena_web(db: Path) -> Iterator[str]:
             proc.wait(5)
 
 
-def api(base: str, path: str) -> Any:
-    with urllib.request.urlopen(base + path.lstrip("/"), timeout=10) as r:
-        return json.loads(r.read().decode())
-
-
 # --- fixtures ----------------------------------------------------------------------------
 
 
@@ -168,7 +162,7 @@ def test_leaderboard_lists_every_bot_and_plots_ratings(driver: Any, base: str) -
     load(driver, base)
     rows = driver.find_elements("css selector", "#leaderboard tbody tr")
     assert sorted(r.get_attribute("data-bot") for r in rows) == sorted(DEMO_BOTS)
-    board = api(base, "/api/leaderboard")
+    board = get_json(base, "/api/leaderboard")
     for r in board["rows"]:
         tr = driver.find_element("css selector", f'#leaderboard tr[data-bot="{r["bot"]}"]')
         cell = {
@@ -224,7 +218,7 @@ def test_bot_page(driver: Any, base: str) -> None:
     load(driver, base)
     driver.find_element("css selector", '#leaderboard tr[data-bot="careful"] a.bot-link').click()
     wait_for(driver, "#score-hist svg rect")
-    page = api(base, "/api/bots/careful")
+    page = get_json(base, "/api/bots/careful")
     rows = driver.find_elements("css selector", "#bot-matches tbody tr")
     assert len(rows) == len(page["matches"])
     bars = driver.find_elements("css selector", "#score-hist svg rect")
@@ -240,7 +234,7 @@ def test_bot_page_median_of_an_even_number_of_deals(driver: Any, tmp_path: Path)
     make_demo_db(path, matches=2, max_deals=2)  # 4 deals each, medians -21.5, 7, 18.5
     with arena_web(path) as url:
         for bot in DEMO_BOTS:
-            scores = api(url, f"/api/bots/{bot}")["deal_scores"]
+            scores = get_json(url, f"/api/bots/{bot}")["deal_scores"]
             assert len(scores) == 4
             load(driver, f"{url}bot/{bot}")
             line = wait_for(driver, "#score-hist p")[0].text
@@ -264,14 +258,14 @@ def _wait_step(driver: Any, deal: int, step: int) -> None:
 
 def test_replay_steps_through_a_whole_match(driver: Any, base: str) -> None:
     match_id = "demo-m0001"
-    rec = api(base, f"/api/matches/{match_id}/record")
+    rec = get_json(base, f"/api/matches/{match_id}/record")
     load(driver, f"{base}replay/{match_id}")
     assert _label(driver) == (0, 0)
     for s, hand in enumerate(rec["deals"][0]["hands"]):
         assert sorted(cards_in(driver, f"#hand-{s}")) == sorted(hand)  # type: ignore[type-var]
     nxt = driver.find_element("css selector", "#next-action")
     for k, deal in enumerate(rec["deals"]):
-        data = api(base, f"/api/matches/{match_id}/deals/{k}")
+        data = get_json(base, f"/api/matches/{match_id}/deals/{k}")
         for i, a in enumerate(deal["actions"], start=1):
             got = _click_and_read(driver, "#next-action", k, i)
             assert got["log"].endswith(a["action"]), (k, i, got["log"])
@@ -335,7 +329,7 @@ def test_replay_follows_a_link_edited_in_place(driver: Any, base: str) -> None:
 def test_replay_steps_by_trick_and_deal_and_back(driver: Any, base: str) -> None:
     match_id = "demo-m0002"
     load(driver, f"{base}replay/{match_id}")
-    data = api(base, f"/api/matches/{match_id}/deals/0")
+    data = get_json(base, f"/api/matches/{match_id}/deals/0")
     ends = [i for i in range(1, len(data["steps"]))
             if data["steps"][i]["tricks_done"] != data["steps"][i - 1]["tricks_done"]]  # fmt: skip
     driver.find_element("css selector", "#next-trick").click()
@@ -363,10 +357,10 @@ def test_seat_view_hides_the_other_hands_and_links_are_shareable(driver: Any, ba
     from selenium.webdriver.support.select import Select
 
     match_id = "demo-m0000"
-    rec = api(base, f"/api/matches/{match_id}/record")
+    rec = get_json(base, f"/api/matches/{match_id}/record")
     load(driver, f"{base}replay/{match_id}#deal=1&step=2")
     assert _label(driver) == (1, 2)
-    face_up = api(base, f"/api/matches/{match_id}/deals/1")["steps"][2]["view"]
+    face_up = get_json(base, f"/api/matches/{match_id}/deals/1")["steps"][2]["view"]
     Select(driver.find_element("css selector", "#seat-select")).select_by_value("1")
     wait_for(driver, '#table[data-seat="1"]')
     assert "seat=1" in driver.current_url and "deal=1&step=2" in driver.current_url
@@ -378,7 +372,7 @@ def test_seat_view_hides_the_other_hands_and_links_are_shareable(driver: Any, ba
     hidden = set(face_up["hands"][0]) | set(face_up["hands"][2])
     if face_up["phase"] == "BIDDING":
         hidden |= set(rec["deals"][1]["talon"])
-    seen = api(base, f"/api/matches/{match_id}/deals/1?seat=1")["steps"][2]["view"]
+    seen = get_json(base, f"/api/matches/{match_id}/deals/1?seat=1")["steps"][2]["view"]
     hidden -= set(seen["talon"] or ())  # a talon once turned up is public
     for card in hidden:
         assert f'data-card="{card}"' not in page
@@ -397,7 +391,7 @@ def test_a_seat_view_draws_only_what_the_seat_has_seen(driver: Any, base: str) -
     outcome and the header the match's result. A seat view now draws nothing the seat had
     not seen at the current step; face up is unchanged."""
     match_id = "demo-m0000"
-    summary = api(base, f"/api/matches/{match_id}")
+    summary = get_json(base, f"/api/matches/{match_id}")
     n_deals = len(summary["deals"])
     load(driver, f"{base}replay/{match_id}#deal=1&step=2&seat=1")
     assert _label(driver) == (1, 2)
@@ -569,7 +563,7 @@ def test_bot_page_numbers_deals_from_one_and_lists_other_incidents_apart(
     other = driver.find_elements("css selector", "#other-incidents tbody tr")
     assert len(other) == 1 and "wrong_request" in other[0].text
     row = driver.find_element("css selector", "#bot-row tbody tr").text
-    assert api(odd, "/api/bots/bot01?tournament=many")["row"]["strikes"] == 1 and " 1 " in row
+    assert get_json(odd, "/api/bots/bot01?tournament=many")["row"]["strikes"] == 1 and " 1 " in row
 
 
 def test_the_replay_says_who_forfeited_and_who_sits_out(driver: Any, odd: str) -> None:
@@ -579,11 +573,11 @@ def test_the_replay_says_who_forfeited_and_who_sits_out(driver: Any, odd: str) -
     meta = driver.find_element("id", "match-meta").text
     assert "forfeited: bot01 (seat 1, in deal 2)" in meta
     assert not driver.find_elements("css selector", "#seat-1 .badges .forfeit")
-    end = api(odd, "/api/matches/many-m00000")["deals"][1]["steps"] - 1
+    end = get_json(odd, "/api/matches/many-m00000")["deals"][1]["steps"] - 1
     load(driver, f"{odd}replay/many-m00000#deal=1&step={end}")
     assert driver.find_element("css selector", "#seat-1 .badges .forfeit").text == "forfeited"
     load(driver, f"{odd}replay/four-m00000#deal=0&step=3")
-    dealer = api(odd, "/api/matches/four-m00000")["deals"][0]["dealer"]
+    dealer = get_json(odd, "/api/matches/four-m00000")["deals"][0]["dealer"]
     take = driver.find_element("css selector", f'#seat-{dealer} .take[data-seat="{dealer}"]')
     assert take.text == "sits out"
     others = [s for s in range(4) if s != dealer]
@@ -703,7 +697,7 @@ def test_the_replay_marks_the_moves_the_referee_played(
     url, rec = refereed
     why = {"illegal": "illegal answer", "timeout": "timeout", "malformed": "malformed answer",
            "forfeited": "forfeited"}  # fmt: skip
-    data = api(url, "/api/matches/ref-m00000/deals/0")
+    data = get_json(url, "/api/matches/ref-m00000/deals/0")
     last = len(data["steps"]) - 1
     marked = {st["i"]: st["action"] for st in data["steps"][1:] if st["action"]["fallback"]}
     played = [i for i, a in marked.items() if a["text"].startswith("play")]
@@ -746,8 +740,8 @@ def test_bot_page_says_how_many_deals_are_held_back(driver: Any, tmp_path: Path)
     cfg = make_config(tmp_path, deals="duplicate")
     run_fake(cfg, max_new_matches=4)
     with arena_web(cfg.db) as url:
-        bot = api(url, "/api/matches")["matches"][0]["players"][0]
-        page = api(url, f"/api/bots/{bot}")
+        bot = get_json(url, "/api/matches")["matches"][0]["players"][0]
+        page = get_json(url, f"/api/bots/{bot}")
         assert page["deal_scores"] == [] and page["deal_scores_held_back"] > 0
         load(driver, f"{url}bot/{bot}")
         [note] = wait_for(driver, "#held-back-deals")

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import json
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +11,7 @@ import pytest
 from arena.storage import Storage
 from arena.web import DataSource
 from arena.web.demo import demo_record
-from tests.support.harness import web_server
+from tests.support.harness import get_json
 
 BOTS = ("a", "b", "c", "d")
 MATCHES = 8
@@ -39,17 +36,6 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
-def base(db: Path) -> Iterator[str]:
-    with web_server(db) as server:
-        yield server.url
-
-
-def _get(base: str, path: str) -> Any:
-    with urllib.request.urlopen(base + path.lstrip("/"), timeout=10) as r:
-        return json.loads(r.read().decode())
-
-
 def _indices(doc: Any) -> list[int]:
     return [m["index"] for m in doc["matches"]]
 
@@ -64,16 +50,16 @@ def test_api_matches_lists_the_newest_first(base: str) -> None:
     match first, and ``?limit=N`` then gave the oldest N (of the latest N read, with no
     ``bot``) or the first N (with a ``bot``). The newest (latest in the schedule, finished
     last) comes first in every form."""
-    assert _indices(_get(base, "/api/matches")) == _newest_first() == [7, 6, 5, 4, 3, 2, 1, 0]
-    assert _indices(_get(base, "/api/matches?limit=3")) == _newest_first(limit=3) == [7, 6, 5]
-    assert _indices(_get(base, "/api/matches?limit=1")) == [7]
-    assert _indices(_get(base, "/api/matches?limit=0")) == []
+    assert _indices(get_json(base, "/api/matches")) == _newest_first() == [7, 6, 5, 4, 3, 2, 1, 0]
+    assert _indices(get_json(base, "/api/matches?limit=3")) == _newest_first(limit=3) == [7, 6, 5]
+    assert _indices(get_json(base, "/api/matches?limit=1")) == [7]
+    assert _indices(get_json(base, "/api/matches?limit=0")) == []
     for bot in BOTS:
         want = _newest_first(bot)
         assert len(want) == 6 and want == sorted(want, reverse=True)
-        assert _indices(_get(base, f"/api/matches?bot={bot}")) == want, bot
-        assert _indices(_get(base, f"/api/matches?bot={bot}&limit=2")) == want[:2], bot
-    d = _get(base, "/api/matches?bot=d&limit=4")["matches"]
+        assert _indices(get_json(base, f"/api/matches?bot={bot}")) == want, bot
+        assert _indices(get_json(base, f"/api/matches?bot={bot}&limit=2")) == want[:2], bot
+    d = get_json(base, "/api/matches?bot=d&limit=4")["matches"]
     assert [m["match_id"] for m in d] == [f"ord-m{i:05d}" for i in _newest_first("d", 4)]
     assert all("d" in m["players"] for m in d)
 
