@@ -602,3 +602,12 @@ def test_set_reads_its_key_as_toml_so_a_dotted_bot_name_can_be_set(tmp_path: Pat
     assert e.message.endswith("""set it whole: --set 'bots.a="pimc"'""")
     e = _error(tmp_path, BASE, ("bots.a.=1",))  # (an empty part, as before)
     assert e.key == "--set"
+
+
+def test_the_configs_bundled_bots_are_the_bots_package_s() -> None:
+    """The config keeps its own list of bundled bot names (the arena does not import the
+    bots): a bot added to `bots` and not there would be refused as unknown."""
+    import bots
+    from arena.tournament.config import BUNDLED_BOTS
+
+    assert BUNDLED_BOTS == bots.BUNDLED
