@@ -257,6 +257,16 @@ def test_arena_web_on_a_port_in_use_says_so(tmp_path: Path) -> None:
         port = busy.getsockname()[1]
         r = _invoke(arena, ["web", "--db", str(cfg.db), "--port", str(port)])
         _fails(r, 1, f"cannot listen on 127.0.0.1:{port}", "in use")
+    if socket.has_ipv6:  # an IPv6 address in brackets, as serve says it (it said "::1:80")
+        with socket.socket(socket.AF_INET6) as busy:
+            try:
+                busy.bind(("::1", 0))
+            except OSError:
+                return  # (no IPv6 loopback here)
+            busy.listen()
+            port = busy.getsockname()[1]
+            r = _invoke(arena, ["web", "--db", str(cfg.db), "--host", "::1", "--port", str(port)])
+            _fails(r, 1, f"cannot listen on [::1]:{port}", "in use")
 
 
 def test_the_newest_database_is_a_file_not_a_directory_or_a_dangling_link(

@@ -78,7 +78,9 @@ def web(
     try:
         server = make_server(source, host, port, allowed_hosts)
     except OSError as e:
-        raise click.ClickException(f"cannot listen on {host}:{port}: {e}") from e
+        from arena.referee.server import host_port
+
+        raise click.ClickException(f"cannot listen on {host_port(host, port)}: {e}") from e
     click.echo(f"arena web: serving {db} at {server.url} (Ctrl+C to stop)")
     try:
         server.serve_forever()
