@@ -388,20 +388,30 @@ def _target(ratio: float, target: float) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> None:
     """``python -m arena.bench.referee [--seconds S] [--tables N]`` (and the server role)."""
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
-    p.add_argument("role", nargs="?", default="bench", choices=["bench", "server", "one"])
-    p.add_argument("--seconds", type=float, default=3.0)
-    p.add_argument("--warmup", type=float)
-    p.add_argument("--tables", type=int, default=1)
-    p.add_argument("--preset", default=BENCH_PRESET)
-    p.add_argument("--max-deals", type=int, default=BENCH_MAX_DEALS)
-    p.add_argument("--min-matches", type=int, default=0)
+    p.add_argument("role", nargs="?", default="bench", choices=["bench", "server", "one"],
+                   help="bench: the `arena bench referee` section (only --seconds applies); "
+                        "one: one measurement with the options below; server: the referee "
+                        "process of a measurement (internal)")  # fmt: skip
+    p.add_argument("--seconds", type=float, default=3.0, help="the measuring window")
+    p.add_argument("--warmup", type=float, help="seconds played before the window")
+    p.add_argument("--tables", type=int, default=1, help="matches played at once")
+    p.add_argument("--preset", default=BENCH_PRESET, help="the ruleset preset")
+    p.add_argument("--max-deals", type=int, default=BENCH_MAX_DEALS, help="deal cap per match")
+    p.add_argument(
+        "--min-matches",
+        type=int,
+        default=0,
+        help="after the window, play on (unmeasured) until this many matches ended",
+    )
     p.add_argument("--experiments", default=None, help="GRPC_EXPERIMENTS for role 'one'")
     a = p.parse_args(argv)
     if a.role == "server":
         warmup = warmup_for(a.seconds) if a.warmup is None else a.warmup
         asyncio.run(_referee(a.tables, warmup, a.seconds, a.preset, a.max_deals, a.min_matches))
     elif a.role == "one":
-        r = measure_referee(a.tables, a.experiments, a.seconds, a.warmup, max_deals=a.max_deals)
+        # Every option reaches the measurement (--preset and --min-matches were dropped here).
+        r = measure_referee(a.tables, a.experiments, a.seconds, a.warmup, preset=a.preset,
+                            max_deals=a.max_deals, min_matches=a.min_matches)  # fmt: skip
         print(json.dumps(r, indent=2))
     else:
         print(json.dumps(bench_referee(a.seconds), indent=2))

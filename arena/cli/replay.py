@@ -253,14 +253,16 @@ def _list_matches(ctx: click.Context, db: Path | None, ref: str | None, bot: str
         ctx.exit(2)
     shown = [r for r in results if bot is None or bot in r.seats]
     total = info.total_matches if info is not None else len(results)
+    # `arena serve --db` stores a tournament with no set number of matches (total 0): "3 of
+    # 0 stored" read as a count gone wrong; `arena leaderboard --list` shows it as "3/–".
+    stored = (f"{len(results)} of {total} stored" if total
+              else f"{len(results)} stored, no set number of matches")  # fmt: skip
     whose = "" if bot is None else f" played by {bot}"
     if not shown:
-        click.echo(f"no stored match{whose} in tournament {tid} in {db} ({len(results)} of "
-                   f"{total} stored)", err=True)  # fmt: skip
+        click.echo(f"no stored match{whose} in tournament {tid} in {db} ({stored})", err=True)
         return
-    click.echo(f"tournament {tid} in {db}: {len(shown)} match(es){whose} ({len(results)} of "
-               f"{total} stored); per seat: bot score (place); ! forfeits and incidents",
-               err=True)  # fmt: skip
+    click.echo(f"tournament {tid} in {db}: {len(shown)} match(es){whose} ({stored}); "
+               "per seat: bot score (place); ! forfeits and incidents", err=True)  # fmt: skip
     per_match: dict[str, list[dict[str, Any]]] = {}
     for inc in incidents:
         per_match.setdefault(str(inc["match_id"]), []).append(inc)

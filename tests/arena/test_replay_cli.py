@@ -423,3 +423,23 @@ def test_list_and_replay_say_one_deal_in_the_singular(
     assert len(lines) == 1 and lines[0].split()[1:3] == ["1", "deal"], lines
     checked = _run("--check", lines[0].split()[0])
     assert checked.exit_code == 0 and "(max_deals, 1 deal):" in checked.output, checked.output
+
+
+def test_list_of_a_tournament_with_no_set_number_of_matches(tmp_path: Path) -> None:
+    """Defect: `arena replay --list` of what `arena serve --db` stored (no set number of
+    matches: total 0) said "(1 of 0 stored)"."""
+    from arena.web.demo import demo_record
+
+    db = tmp_path / "open.sqlite"
+    seats = ("bold", "careful", "randy")
+    record = demo_record(0, seats, max_deals=2)
+    with Storage(db) as st:
+        st.ensure_tournament("serve-x", name="serve", fingerprint="s", config={},
+                             total_matches=0, bots=[(b, "") for b in seats])  # fmt: skip
+        st.save_match("serve-x", match_id="serve-x-m00000", index=0, table=0, set_no=0,
+                      seed=record["seed"], seats=seats, record=record,
+                      started_at=1.0, finished_at=2.0)  # fmt: skip
+    listed = _run("--list", "--db", str(db))
+    assert [ln.split()[0] for ln in _listed(listed)] == ["serve-x-m00000"]
+    assert "1 match(es) (1 stored, no set number of matches)" in listed.stderr, listed.stderr
+    assert "of 0" not in listed.stderr

@@ -158,3 +158,24 @@ def test_referee_logic_smoke() -> None:
 
     out = referee_logic(tables=2, matches=1, max_deals=2)
     assert out["decisions"] > 20 and out["cpu_us_per_decision"] > 0
+
+
+def test_referee_one_passes_every_option(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Defect: `python -m arena.bench.referee one --preset 1001 --min-matches 5` measured
+    classic and stopped at the window: role 'one' dropped both options."""
+    import arena.bench.referee as referee
+
+    seen: dict[str, Any] = {}
+
+    def fake(tables: int, experiments: str | None, seconds: float, warmup: float | None,
+             **kwargs: Any) -> dict[str, Any]:  # fmt: skip
+        seen.update(tables=tables, experiments=experiments, seconds=seconds, warmup=warmup)
+        seen.update(kwargs)
+        return {}
+
+    monkeypatch.setattr(referee, "measure_referee", fake)
+    referee.main(["one", "--tables", "2", "--seconds", "1.5", "--warmup", "0.5",
+                  "--preset", "1001", "--max-deals", "4", "--min-matches", "5",
+                  "--experiments", "x"])  # fmt: skip
+    assert seen == {"tables": 2, "experiments": "x", "seconds": 1.5, "warmup": 0.5,
+                    "preset": "1001", "max_deals": 4, "min_matches": 5}  # fmt: skip
