@@ -404,7 +404,9 @@ def render_record(record: Mapping[str, Any]) -> RenderableType:
             return Group(*parts)
         if len(game.deal_results) > i:
             res = game.deal_results[i]
-            summary = Text(f"{res.outcome}", style="green" if res.outcome == "made" else "yellow")
+            summary = Text(  # ("thrown in": the record's "thrown_in", as words)
+                res.outcome.replace("_", " "), style="green" if res.outcome == "made" else "yellow"
+            )
             if res.contract is not None:
                 summary.append(
                     f" (contract {res.contract}, declarer took {res.takes[res.declarer]})"

@@ -8,7 +8,7 @@ import re
 from rich.console import Console
 
 from arena.render import printable, render_record
-from engine import PRESETS, Game, Phase, Ruleset, Suit, parse_action
+from engine import PRESETS, Game, Phase, Ruleset, Suit, ThrowIn, parse_action
 
 
 def _text(rec: dict) -> str:
@@ -294,3 +294,15 @@ def test_printable_writes_a_character_past_u_ffff_unambiguously() -> None:
     assert printable("\U000e0001") != printable("\ue000" + "1")
     assert printable("a\u202eb\x9b\x1b") == "a\\u202eb\\x9b\\x1b"
     assert printable("\U0001f0a1 ♠") == "\U0001f0a1 ♠"  # printable: as it is
+
+
+def test_a_throw_in_reads_as_words_like_the_other_outcomes() -> None:
+    """Defect: `arena replay` wrote the outcome of 1001's throw-in as "thrown_in" (the
+    record's value), where "made", "failed" and "conceded" read as words."""
+    g = _auction("1001", ["pass", "pass"])
+    while g.deal_number < 1:
+        legal = g.legal_actions()
+        g.apply_trusted(next((a for a in legal if isinstance(a, ThrowIn)), legal[0]))
+    assert g.deal_results[0].outcome == "thrown_in"
+    text = _text(g.record())
+    assert re.search(r"^thrown in\b", text, re.M) and "thrown_in" not in text
