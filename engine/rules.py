@@ -296,9 +296,9 @@ class Ruleset:
         """Build a ruleset from a dict: an optional ``preset`` key, then overrides.
 
         Without ``preset`` the ``classic`` options are the base. ``players``: the size of
-        the table it is for, unless the dict sets ``players`` itself; a ``preset`` that has
-        a ruleset of that size starts from it (``"1001"`` with 4 players is ``"1001-4p"``,
-        see :func:`preset`). Unknown keys and values of the wrong type raise
+        the table it is for; a ``preset`` that has a ruleset of that size and a dict that
+        does not set ``players`` itself start from it (``"1001"`` with 4 players is
+        ``"1001-4p"``, see :func:`preset`). Unknown keys and values of the wrong type raise
         :class:`RulesetError` naming the key.
         """
         if not isinstance(data, Mapping):
@@ -314,10 +314,8 @@ class Ruleset:
         elif preset not in PRESETS:
             raise RulesetError("preset", _unknown_preset(preset))
         else:
-            # The table size the dict sets, else the one it is for: `{preset = "1001",
-            # players = 4}` is "1001-4p" itself, not "1001" edited.
-            size = data.get("players", players)
-            base = PRESETS[_SIZED.get((preset, size if type(size) is int else 0), preset)]
+            sized = _SIZED.get((preset, players or 0), preset)
+            base = PRESETS[preset if "players" in data else sized]
         types = _FIELD_TYPES
         changes: dict[str, Any] = {}
         for key, value in data.items():
@@ -328,10 +326,8 @@ class Ruleset:
                 )
             changes[key] = value
         _check_types(changes)
-        edited = any(getattr(base, key) != value for key, value in changes.items())
-        if preset is not None and "name" not in changes and edited:
-            # An edited preset is no longer the preset: say so in its name (an option set
-            # to the preset's own value edits nothing).
+        if preset is not None and "name" not in changes and changes:
+            # An edited preset is no longer the preset: say so in its name.
             changes["name"] = f"{base.name}+custom"
         return dataclasses.replace(base, **changes)
 

@@ -134,21 +134,6 @@ def test_a_ruleset_file_based_on_1001_is_sized_for_four_players(tmp_path: Path) 
     assert Ruleset.from_dict({"preset": "classic"}, 4).players == 3  # no 4-player classic
 
 
-def test_a_preset_sized_or_set_to_its_own_values_keeps_its_name() -> None:
-    """Defect (organiser walk of 1001 at 4 players): a tournament's `ruleset = {preset =
-    "1001", players = 4}` (RULES.md: 1001 is "3 or 4 players") was named "1001+custom" on
-    the leaderboard, records and replays, as if a house rule had changed; it is the preset
-    "1001-4p", as `ruleset = "1001-4p"` is. Likewise an option set to the preset's own
-    value edits nothing; a real change is still marked."""
-    assert Ruleset.from_dict({"preset": "1001", "players": 4}) == PRESETS["1001-4p"]
-    assert Ruleset.from_dict({"preset": "1001", "players": 3}, 4) == PRESETS["1001"]
-    assert Ruleset.from_dict({"preset": "classic", "must_beat": False}) == PRESETS["classic"]
-    assert Ruleset.from_dict({"preset": "1001", "players": 4, "max_deals": 9}).name == (
-        "1001-4p+custom"
-    )
-    assert Ruleset.from_dict({"preset": "classic", "must_beat": True}).name == "classic+custom"
-
-
 def test_a_misspelt_option_preset_or_choice_gets_a_did_you_mean(tmp_path: Path) -> None:
     """Defect (organiser audit): `must_bet = true` in a ruleset file or a tournament's inline
     ruleset said only "unknown option (known: ...)", though a tournament config's own keys
