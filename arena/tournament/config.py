@@ -424,7 +424,7 @@ def _override_of(key: str, overrides: Sequence[str], in_file: Mapping[str, Any])
     ``ruleset.players``), or made the table ``key`` the file does not have (an unknown key
     ``dedlines`` from ``dedlines.decision_ms=5``); None when the value came from the file."""
     for item in reversed(overrides):
-        set_key = ".".join(_split_override(item)[0])
+        set_key = _set_key(item)
         if set_key and (key == set_key or key.startswith((set_key + ".", set_key + "["))):
             return item
     node: Any = in_file
@@ -435,7 +435,7 @@ def _override_of(key: str, overrides: Sequence[str], in_file: Mapping[str, Any])
     else:
         return None  # the file has it
     for item in reversed(overrides):
-        if ".".join(_split_override(item)[0]).startswith(key + "."):
+        if _set_key(item).startswith(key + "."):
             return item
     return None
 
@@ -483,10 +483,11 @@ def apply_overrides(
     # (not a JSON round trip: TOML has dates and times, which JSON cannot hold)
     out: dict[str, Any] = copy.deepcopy(dict(data))
     for item in overrides:
-        parts, raw = _split_override(item)
+        try:
+            parts, raw = _split_override(item)
+        except ValueError as e:
+            raise ConfigError(source, "--set", str(e)) from None
         key = ".".join(parts)
-        if not parts or not all(parts):
-            raise ConfigError(source, "--set", f"expected key=value, got {item!r}")
         try:
             value: Any = tomllib.loads(f"v = {raw.strip()}")["v"]
         except ValueError as e:
@@ -532,19 +533,44 @@ def apply_overrides(
 def _split_override(item: str) -> tuple[list[str], str]:
     """``a."b.c".d=1`` -> (["a", "b.c", "d"], "1"): the key's parts, each bare or quoted as
     in TOML (a bot named "v1.2" is ``bots."v1.2".command``), and the raw value. A key that is
-    not TOML (``bots.my bot.x``) is split at its dots; no ``=``: no parts."""
+    not TOML but has no quote (``bots.my bot.x``) is split at its dots. What is no key at
+    all raises ``ValueError`` saying what is wrong with it."""
     key, raw = split_toml_key(item)
-    if raw is None or not key:
-        return [], raw or ""
+    if raw is None:
+        if "=" in item:  # (every `=` inside quotes: one was never closed)
+            raise ValueError(f"a quote in the key of {item!r} is not closed")
+        raise ValueError(f"expected key=value, got {item!r}")
+    if not key:
+        raise ValueError(f"expected key=value, got {item!r}")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in key):
+        # (a line break would make the key a TOML document: `[a]\nb` reads as a table)
+        raise ValueError(f"the key {key!r} holds a line break or a control character")
     try:
         node: Any = tomllib.loads(f"{key} = 0")
-    except tomllib.TOMLDecodeError:
-        return [p.strip() for p in key.split(".")], raw
-    parts = []
-    while isinstance(node, dict):  # (one key at each level: it was one dotted key)
-        ((part, node),) = node.items()
-        parts.append(part)
+    except tomllib.TOMLDecodeError as e:
+        if "'" in key or '"' in key:
+            raise ValueError(
+                f"the key {key!r} is not a TOML key ({e}): quote a part holding a dot as in "
+                """TOML, bots."v1.2".env.X=1"""
+            ) from None
+        parts = [p.strip() for p in key.split(".")]
+    else:
+        parts = []
+        while isinstance(node, dict):  # (one key at each level: it is one dotted key)
+            ((part, node),) = node.items()
+            parts.append(part)
+    if not all(parts):
+        raise ValueError(f"the key {key!r} has an empty part (two dots in a row, a dot at an "
+                         'end, or "")')  # fmt: skip
     return parts, raw
+
+
+def _set_key(item: str) -> str:
+    """The dotted key an override sets (``""`` for one that is no key=value)."""
+    try:
+        return ".".join(_split_override(item)[0])
+    except ValueError:
+        return ""
 
 
 def _toml_key(parts: Sequence[str]) -> str:

@@ -611,3 +611,46 @@ def test_the_configs_bundled_bots_are_the_bots_package_s() -> None:
     from arena.tournament.config import BUNDLED_BOTS
 
     assert BUNDLED_BOTS == bots.BUNDLED
+
+
+@pytest.mark.parametrize(
+    ("item", "says"),
+    [
+        ('bots."v1.2.env.X=1', "a quote in the key of 'bots.\"v1.2.env.X=1' is not closed"),
+        ("bots.'v1.2.env.X=1", "is not closed"),
+        ('bots."v1.2"".env.X=1', "is not closed"),
+        ('bots."v\\q".env.X=1', "is not a TOML key (Unescaped '\\'"),
+        ('bots."v1.2"x.env=1', "is not a TOML key"),
+        ("bots.'''x'''.y=1", "is not a TOML key"),
+        ('"".x=1', "the key '\"\".x' has an empty part"),
+        ('a."".b=1', "has an empty part"),
+        ("bots..x=1", "the key 'bots..x' has an empty part"),
+        ("x.=1", "has an empty part"),
+        ("[a]\n[b]\nc=1", "holds a line break or a control character"),
+        ("[deadlines]\ndecision_ms=5", "holds a line break"),
+        ("a\tb=1", "control character"),
+        ("bots.r1.env.X", "expected key=value, got 'bots.r1.env.X'"),
+        ("=1", "expected key=value"),
+    ],
+)
+def test_a_set_key_that_is_no_key_is_refused_saying_what_is_wrong(
+    tmp_path: Path, item: str, says: str
+) -> None:
+    """Defect (review of 302c5e9, --set read as TOML): a key with an unclosed quote
+    (`bots."v1.2.env.X=1`) said "expected key=value" of an item that has its `=`; a quoted
+    part that is no TOML (a bad escape, `"v1.2"x`) was split at its dots, quotes and all,
+    and blamed as a bot name `"v1`; an empty part said "expected key=value" too; and a key
+    holding line breaks was read as a TOML document: `[a]\\n[b]\\nc=1` crashed with a
+    traceback (too many values to unpack), `[deadlines]\\ndecision_ms=5` set a key. Each is
+    a ConfigError of --set that says what is wrong."""
+    e = _error(tmp_path, BASE, (item,))
+    assert e.key == "--set" and says in e.message, e.message
+
+
+def test_set_keys_that_worked_still_work(tmp_path: Path) -> None:
+    """The forms --set took before its key was read as TOML, and quoted ones."""
+    assert apply_overrides({}, ["deadlines.decision_ms=5", " a . b = 1", "bots.my bot.x=2",
+                                "bots.бот.x=3", 'bots."v1.2".y=4', "bots.'v1.3'.z=5"]) == {
+        "deadlines": {"decision_ms": 5}, "a": {"b": 1},
+        "bots": {"my bot": {"x": 2}, "бот": {"x": 3}, "v1.2": {"y": 4}, "v1.3": {"z": 5}},
+    }  # fmt: skip
