@@ -488,23 +488,26 @@ def _giving_up(view: PlayerView) -> str:
     seats = [s for s in view.active_seats if s != view.seat]
     each = " and ".join(names[s] for s in seats)
     bid = view.bid
+    # (a seat on the barrel scores neither what the others pay nor the talon: RULES.md)
+    barrel = view.barrel if view.barrel is not None else (0,) * len(names)
+    not_scored = " (not scored on the barrel)" if any(barrel[s] for s in seats) else ""
     sat_out = ""
     if view.dealer not in view.active_seats:
         sat_out = f" ({names[view.dealer]}, who dealt, scores the talon either way)"
+        if barrel[view.dealer]:
+            sat_out = f" ({names[view.dealer]}, who dealt, is on the barrel: no talon for him)"
     lines = []
     if ThrowIn() in legal:
         lines.append(
             f"throw-in: everybody before you passed, so you took the talon at the opening bid "
             f"of {bid}; name a contract of {bid} or more and play it, or throw in: you score 0 "
-            f"and {each} score +{r.throw_in_bonus} each{sat_out}."
+            f"and {each} score +{r.throw_in_bonus} each{not_scored}{sat_out}."
         )
     if Concede() in legal and bid is not None:
         mine = f"you score -{bid}" if r.concede == "penalty" else "you score 0"
         theirs = "the others score nothing"
         if r.concede_pays == "half":
-            theirs = f"{each} score +{round_half_up(bid, 2, r.rounding)} each"
-            if view.barrel is not None and any(view.barrel[s] for s in seats):
-                theirs += " (not scored on the barrel)"
+            theirs = f"{each} score +{round_half_up(bid, 2, r.rounding)} each{not_scored}"
         lines.append(f"concede (in place of a contract): {mine} and {theirs}{sat_out}.")
     return "".join("\n" + textwrap.fill(line, 78, subsequent_indent="  ") for line in lines)
 

@@ -707,3 +707,34 @@ def test_every_seat_is_told_what_the_sitting_out_dealer_scored() -> None:
         assert takes is not None
         shown = "you" if seat == dealer else m.names[dealer]
         assert f"{shown} -" in takes.group(1), takes.group(1)
+
+
+def test_giving_up_on_the_barrel_says_what_is_not_scored() -> None:
+    """Defect (review of b5f5fa6): with the barrel on (a house rule of 1001), the throw-in's
+    words promised the others +50 each though one on the barrel scores none of it (the
+    concession's words said so, the throw-in's did not), and the sitting-out dealer was
+    said to score the talon "either way" while on the barrel, where he does not."""
+    import dataclasses
+
+    from engine import PRESETS, ThrowIn
+
+    rules = dataclasses.replace(PRESETS["1001-4p"], barrel=True, name="1001-4p-barrel")
+    for on, says in (
+        ((880, 0, 0, 0), "ann and bob score +50 each (not scored on the barrel) (dan, who "
+                         "dealt, scores the talon either way)."),
+        ((0, 0, 0, 880), "ann and bob score +50 each (dan, who dealt, is on the barrel: no "
+                         "talon for him)."),
+    ):  # fmt: skip
+        game = Game.new(rules, seed=5, players=["ann", "bob", "cid", "dan"], dealer=3,
+                        scores=on, barrel=[2 if s else 0 for s in on])  # fmt: skip
+        game.apply(Pass())
+        game.apply(Pass())
+        for _ in range(2):
+            game.apply(game.legal_actions()[0])
+        assert game.to_act == 2
+        text = " ".join(_asked(observe(game, 2), "throw-in").split())
+        assert says in text, text
+        # what the engine scores: nothing to a sitter
+        sitter = on.index(880)
+        game.apply(ThrowIn())
+        assert game.scores[sitter] == 880  # (the engine, which the words describe)
