@@ -233,6 +233,12 @@ def test_the_pages_show_what_the_api_says(tmp_path: Path) -> None:
             load(driver, server.url + "bot/p")
             note = driver.find_element("css selector", "#strikes-not-listed").text
             assert note.startswith("and 3 more disconnects"), note
+            # (review of 749f682) ended: the status line said "finished · 1 matches"
+            with Storage(db) as st:
+                st.finish_tournament("t1", total=1)
+            load(driver, server.url)
+            status = driver.find_element("css selector", "#status").text
+            assert status.endswith("finished · 1 match"), status
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)

@@ -119,9 +119,14 @@ function playedOf(t, sep = " of ") {
   return t.total_matches ? `${t.completed}${sep}${t.total_matches}` : String(t.completed);
 }
 
+// "1 match", "2 matches".
+function matchCount(n) {
+  return `${n} match${n === 1 ? "" : "es"}`;
+}
+
 // "3 of 10 matches", "1 match" (an open arena's, with no set number; it said "1 matches").
 function playedMatches(t) {
-  return `${playedOf(t)} match${t.total_matches || t.completed !== 1 ? "es" : ""}`;
+  return t.total_matches ? `${playedOf(t)} matches` : matchCount(t.completed);
 }
 
 // What a tournament is doing, in words: "running", "finished", or, unfinished with no

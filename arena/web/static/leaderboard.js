@@ -160,7 +160,7 @@ async function poll() {
       lastVersion = data.version;
       document.body.dataset.version = data.version;
     }
-    setStatus(t.running ? `live · ${playedOf(t, "/")} · updated ${new Date().toLocaleTimeString()}` : tournamentState(t) === "finished" ? `finished · ${t.completed} matches` : tournamentState(t), t.running);
+    setStatus(t.running ? `live · ${playedOf(t, "/")} · updated ${new Date().toLocaleTimeString()}` : tournamentState(t) === "finished" ? `finished · ${matchCount(t.completed)}` : tournamentState(t), t.running);
     document.body.dataset.ready = "1";
     if (t.running) setTimeout(poll, POLL_MS);
     else setTimeout(poll, POLL_MS * 5);  // a finished tournament may be followed by another, a stopped one resumed
