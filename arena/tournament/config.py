@@ -537,7 +537,8 @@ def _split_override(item: str) -> tuple[list[str], str]:
     all raises ``ValueError`` saying what is wrong with it."""
     key, raw = split_toml_key(item)
     if raw is None:
-        if "=" in item:  # (every `=` inside quotes: one was never closed)
+        if "=" in item and ("'" in item or '"' in item) and not _is_toml_key(item):
+            # (every `=` inside quotes: one was never closed)
             raise ValueError(f"a quote in the key of {item!r} is not closed")
         raise ValueError(f"expected key=value, got {item!r}")
     if not key:
@@ -563,6 +564,14 @@ def _split_override(item: str) -> tuple[list[str], str]:
         raise ValueError(f"the key {key!r} has an empty part (two dots in a row, a dot at an "
                          'end, or "")')  # fmt: skip
     return parts, raw
+
+
+def _is_toml_key(text: str) -> bool:
+    try:
+        tomllib.loads(f"{text} = 0")
+    except tomllib.TOMLDecodeError:
+        return False
+    return True
 
 
 def _set_key(item: str) -> str:

@@ -631,6 +631,7 @@ def test_the_configs_bundled_bots_are_the_bots_package_s() -> None:
         ("a\tb=1", "control character"),
         ("bots.r1.env.X", "expected key=value, got 'bots.r1.env.X'"),
         ("=1", "expected key=value"),
+        ('bots."a=b"', "expected key=value, got 'bots.\"a=b\"'"),  # (its quote is closed)
     ],
 )
 def test_a_set_key_that_is_no_key_is_refused_saying_what_is_wrong(
