@@ -489,7 +489,11 @@ def apply_overrides(
             raise ConfigError(source, "--set", str(e)) from None
         key = ".".join(parts)
         try:
-            value: Any = tomllib.loads(f"v = {raw.strip()}")["v"]
+            doc = tomllib.loads(f"v = {raw.strip()}")
+            if len(doc) > 1:  # (`3\nseed = 5`: the second line was dropped without a word)
+                raise ConfigError(source, key, f"not one TOML value: {raw.strip()!r} holds "
+                                  "a line break and another key")  # fmt: skip
+            value: Any = doc["v"]
         except ValueError as e:
             if not isinstance(e, tomllib.TOMLDecodeError):  # (a traceback)
                 raise ConfigError(

@@ -655,3 +655,13 @@ def test_set_keys_that_worked_still_work(tmp_path: Path) -> None:
         "deadlines": {"decision_ms": 5}, "a": {"b": 1},
         "bots": {"my bot": {"x": 2}, "бот": {"x": 3}, "v1.2": {"y": 4}, "v1.3": {"z": 5}},
     }  # fmt: skip
+
+
+def test_a_set_value_that_holds_another_key_is_refused() -> None:
+    """Defect (hostile --set review): the value is read as the TOML document `v = <value>`,
+    so `max_deals=3\nseed=5` set max_deals and dropped `seed = 5` without a word (and
+    `name="x"\n[bots]\ny="random"` a whole table)."""
+    for item in ("max_deals=3\nseed=5", 'name="x"\n[bots]\ny="random"'):
+        with pytest.raises(ConfigError, match=r"not one TOML value: .* holds a line break"):
+            apply_overrides({}, [item])
+    assert apply_overrides({}, ['a="""x\ny"""', "b=[1,\n2]"]) == {"a": "x\ny", "b": [1, 2]}
