@@ -144,10 +144,10 @@ def _render_deal(
             worth = str(game.talon_score)
             if not any(c.points for c in game.talon):  # (only a nine has no points)
                 worth += ", three nines"
-            hands.add_row(
-                Text(_name(players, seat)),
-                Text(f"sits out (scores the talon: {worth})", style="dim"),
-            )
+            said = f"sits out (scores the talon: {worth})"
+            if game.barrel is not None and game.barrel[seat]:  # (a sitter scores none of it)
+                said = f"sits out (on the barrel: the talon's {worth} is not scored)"
+            hands.add_row(Text(_name(players, seat)), Text(said, style="dim"))
     hands.add_row("talon", _cards(game.talon))
     parts.append(hands)
 

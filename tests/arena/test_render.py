@@ -306,3 +306,21 @@ def test_a_throw_in_reads_as_words_like_the_other_outcomes() -> None:
     assert g.deal_results[0].outcome == "thrown_in"
     text = _text(g.record())
     assert re.search(r"^thrown in\b", text, re.M) and "thrown_in" not in text
+
+
+def test_a_dealer_on_the_barrel_is_not_said_to_score_the_talon() -> None:
+    """Defect (review of a883e8e): with the barrel on (a house rule of 1001-4p) a dealer
+    who sits on it scores nothing of the talon (RULES.md: a sitter's takes are not scored),
+    but `arena replay` said he "scores the talon: 14" beside a delta of 0."""
+    import dataclasses
+
+    rules = dataclasses.replace(PRESETS["1001-4p"], barrel=True, name="1001-4p-barrel")
+    g = Game.new(rules, 5, ["ann", "bob", "cid", "dan"], dealer=0, scores=[880, 0, 0, 0],
+                 barrel=[2, 0, 0, 0])  # fmt: skip
+    worth = g.talon_score
+    while g.deal_number < 1:
+        g.apply_trusted(g.legal_actions()[0])
+    assert worth and g.deal_results[0].deltas[0] == 0
+    first = _text(g.record()).split("Deal 2")[0]
+    assert re.search(rf"^ann \(0\)\s+sits out \(on the barrel: the talon's {worth}", first, re.M)
+    assert "scores the talon" not in first
