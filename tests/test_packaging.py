@@ -3,13 +3,45 @@ carries the generated protobuf code, and the SDK imports from it."""
 
 from __future__ import annotations
 
+import ast
+import importlib.metadata
+import re
 import shutil
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def _name(requirement: str) -> str:
+    """A distribution's name from a requirement, normalised (PEP 503)."""
+    match = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", requirement.strip())
+    assert match, requirement
+    return re.sub(r"[-_.]+", "-", match.group()).lower()
+
+
+def test_every_module_setup_py_imports_is_a_build_requirement() -> None:
+    """Defect (fixed in 9ee6961, without a test): setup.py imports grpc_tools to generate
+    the protobuf code, but build-system.requires named only setuptools: `pip install
+    ./thousand-arena` (build isolation, as docs/writing-a-bot.md says to run it) failed
+    with "No module named 'grpc_tools'". The wheel build below runs without isolation, in
+    this venv, where grpcio-tools is installed anyway: it could not see that."""
+    build = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]
+    required = {_name(r) for r in build["requires"]}
+    imported = set()
+    for node in ast.walk(ast.parse((ROOT / "setup.py").read_text())):
+        if isinstance(node, ast.Import):
+            imported |= {a.name.partition(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            imported.add(node.module.partition(".")[0])
+    third_party = sorted(imported - set(sys.stdlib_module_names) - {"__future__"})
+    assert "grpc_tools" in third_party  # (the check sees the import it is about)
+    dists = importlib.metadata.packages_distributions()
+    missing = {m: dists[m] for m in third_party if not {_name(d) for d in dists[m]} & required}
+    assert not missing, f"imported by setup.py, not in build-system.requires: {missing}"
 
 
 def test_a_wheel_built_by_pip_carries_the_generated_protobuf_code(tmp_path: Path) -> None:
