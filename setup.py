@@ -9,6 +9,7 @@ pyproject.toml.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from setuptools import setup
@@ -19,6 +20,11 @@ class BuildPyWithProtobuf(build_py):
     """``build_py`` that also writes ``arena/v1/arena_pb2{,_grpc}.py`` into the build."""
 
     def run(self) -> None:
+        if not self.editable_mode:
+            # pip builds in the source tree and setuptools keeps build/lib between builds:
+            # a module deleted from the copy since its last `pip install` stayed in the
+            # wheel. Each build starts from the sources alone.
+            shutil.rmtree(self.build_lib, ignore_errors=True)
         super().run()
         if self.editable_mode:
             return  # (an editable install imports the checkout: `make proto` writes there)

@@ -44,27 +44,41 @@ def test_every_module_setup_py_imports_is_a_build_requirement() -> None:
     assert not missing, f"imported by setup.py, not in build-system.requires: {missing}"
 
 
-def test_a_wheel_built_by_pip_carries_the_generated_protobuf_code(tmp_path: Path) -> None:
-    """Defect: `pip install` of the project (not `make venv`) installed an `arena.v1` without
-    `arena_pb2`: `import sdk.client` failed with "run `make proto` in the checkout", on a
-    machine that has no checkout. setup.py's build step generates the code into the wheel."""
-    src = tmp_path / "src"
+def _copy_sources(src: Path) -> None:
+    """What a clone holds that the build reads, without the generated code."""
     generated = shutil.ignore_patterns("__pycache__", "*_pb2*.py", "*_pb2*.pyi", "*.egg-info")
     for name in ("engine", "arena", "sdk", "bots", "proto"):
         shutil.copytree(ROOT / name, src / name, ignore=generated)
     for name in ("setup.py", "pyproject.toml", "MANIFEST.in", "README.md"):
         shutil.copy(ROOT / name, src / name)
     assert not list(src.glob("arena/v1/*_pb2*"))  # (the copy has no generated code)
-    out = tmp_path / "wheels"
+
+
+def _build_wheel(src: Path, out: Path) -> Path:
+    """Build the wheel of ``src`` into ``out`` as pip does (in the source tree)."""
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
          "--no-index", "-w", str(out), str(src)],
         check=True, capture_output=True, timeout=240,
     )  # fmt: skip
     (wheel,) = out.glob("thousand_arena-*.whl")
+    return wheel
+
+
+def _names(wheel: Path) -> set[str]:
     with zipfile.ZipFile(wheel) as z:
-        names = set(z.namelist())
-        assert {"arena/v1/arena_pb2.py", "arena/v1/arena_pb2_grpc.py"} <= names
+        return set(z.namelist())
+
+
+def test_a_wheel_built_by_pip_carries_the_generated_protobuf_code(tmp_path: Path) -> None:
+    """Defect: `pip install` of the project (not `make venv`) installed an `arena.v1` without
+    `arena_pb2`: `import sdk.client` failed with "run `make proto` in the checkout", on a
+    machine that has no checkout. setup.py's build step generates the code into the wheel."""
+    src = tmp_path / "src"
+    _copy_sources(src)
+    wheel = _build_wheel(src, tmp_path / "wheels")
+    assert {"arena/v1/arena_pb2.py", "arena/v1/arena_pb2_grpc.py"} <= _names(wheel)
+    with zipfile.ZipFile(wheel) as z:
         z.extractall(tmp_path / "site")
     # the installed package alone (not the checkout) imports the SDK's client and the stubs
     site = str(tmp_path / "site")
@@ -81,3 +95,17 @@ def test_a_wheel_built_by_pip_carries_the_generated_protobuf_code(tmp_path: Path
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "arena.v1"
+
+
+def test_a_wheel_built_again_from_an_updated_copy_has_only_its_modules(tmp_path: Path) -> None:
+    """Defect: pip builds in the source tree, and setuptools kept build/lib from the copy's
+    last build: a module deleted from the copy (a `git pull` that removed it) was still in
+    the wheel of the next `pip install ./thousand-arena`, and still imported."""
+    src = tmp_path / "src"
+    _copy_sources(src)
+    (src / "bots" / "gone.py").write_text("REMOVED_SINCE = 'the last build'\n")
+    assert "bots/gone.py" in _names(_build_wheel(src, tmp_path / "first"))
+    (src / "bots" / "gone.py").unlink()
+    names = _names(_build_wheel(src, tmp_path / "second"))
+    assert "bots/gone.py" not in names
+    assert {"bots/heuristic.py", "arena/v1/arena_pb2.py"} <= names
