@@ -77,7 +77,18 @@ def test_a_wheel_built_by_pip_carries_the_generated_protobuf_code(tmp_path: Path
     src = tmp_path / "src"
     _copy_sources(src)
     wheel = _build_wheel(src, tmp_path / "wheels")
-    assert {"arena/v1/arena_pb2.py", "arena/v1/arena_pb2_grpc.py"} <= _names(wheel)
+    names = _names(wheel)
+    assert {"arena/v1/arena_pb2.py", "arena/v1/arena_pb2_grpc.py"} <= names
+    # every file of the packages is there (arena web's pages, scripts and styles, py.typed),
+    # and nothing else is (tests, the Makefile, build leftovers)
+    tracked = subprocess.run(
+        ["git", "ls-files", "engine", "arena", "sdk", "bots"],
+        cwd=ROOT, check=True, capture_output=True, text=True, timeout=60,
+    ).stdout.split()  # fmt: skip
+    assert "arena/web/static/replay.js" in tracked
+    assert set(tracked) - names == set()
+    (meta,) = {n.split("/")[0] for n in names} - {"engine", "arena", "sdk", "bots"}
+    assert meta.startswith("thousand_arena-") and meta.endswith(".dist-info"), meta
     with zipfile.ZipFile(wheel) as z:
         z.extractall(tmp_path / "site")
     # the installed package alone (not the checkout) imports the SDK's client and the stubs
