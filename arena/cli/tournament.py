@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 from rich.console import Console
 from rich.logging import RichHandler
 from rich.markup import escape
@@ -60,7 +61,7 @@ def _toml_str(value: str) -> str:
 @click.option(
     "--config", "config_path", type=NonEmptyPath(dir_okay=False, path_type=Path),
     default=Path("tournaments/default.toml"), show_default=True,
-    help="Tournament TOML file (docs/tournament.md).",
+    help="Tournament TOML file (docs/tournament.md); the default is a checkout's.",
 )  # fmt: skip
 @click.option("--concurrency", type=click.IntRange(min=1), help="Matches played at once.")
 @click.option("--out", type=NonEmptyPath(file_okay=False, path_type=Path),
@@ -100,6 +101,19 @@ def tournament(
     which would start over) resumes an interrupted tournament. The leaderboard is printed
     and written to the out directory (leaderboard.json, .csv, .md, .html).
     """
+    ctx = click.get_current_context()
+    if ctx.get_parameter_source("config_path") is ParameterSource.DEFAULT and not (
+        config_path.exists()
+    ):
+        # The default is a file of the repository: where the package was installed by pip
+        # (an organiser's server) there is none, and "no such file" named no way out.
+        raise click.UsageError(
+            f"no tournament config here: the default, {config_path}, is a file of a "
+            "thousand-arena checkout (the installed package has none). Pass --config FILE: "
+            "a checkout's tournaments/*.toml, or a file of your own such as\n"
+            '  name = "mine"\n  max_deals = 12\n  bots = ["random", "heuristic", "counting"]\n'
+            "(every key: docs/tournament.md)"
+        )
     err_console = Console(stderr=True)
     setup_logging(verbose, err_console)
     raw = {"concurrency": concurrency, "out": out, "db": db, "seed": seed,

@@ -297,6 +297,29 @@ def test_cli_reports_config_errors(tmp_path: Path) -> None:
     assert r.exit_code == 2 and "seed: expected an integer, got a string 'x'" in r.output
 
 
+def test_without_config_outside_a_checkout_says_what_to_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: `arena tournament` where the package was installed by pip (no checkout, so no
+    tournaments/default.toml) said only "tournaments/default.toml: file: no such file". It
+    now says that file is a checkout's and what to pass, with a config that loads."""
+    from click.testing import CliRunner
+
+    from arena.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["tournament", "--no-progress"])
+    assert r.exit_code == 2
+    assert "the default, tournaments/default.toml, is a file of a thousand-arena checkout" in (
+        r.output
+    )
+    assert "Pass --config FILE" in r.output
+    example = [line.strip() for line in r.output.splitlines() if line.startswith("  ")]
+    assert example[0] == 'name = "mine"', r.output
+    cfg = load_config(_write(tmp_path, "\n".join(example)))  # (the example is a config)
+    assert [b.name for b in cfg.bots] == ["random", "heuristic", "counting"]
+
+
 def test_a_bots_cwd_and_env_are_part_of_the_tournament_id(tmp_path: Path) -> None:
     """Defect: the id left out a bot's `cwd` and `env`, so `mybot:Bot` moved to another
     directory (another bot) resumed the first one's stored matches. The env's values are
