@@ -120,3 +120,24 @@ def test_a_wheel_built_again_from_an_updated_copy_has_only_its_modules(tmp_path:
     names = _names(_build_wheel(src, tmp_path / "second"))
     assert "bots/gone.py" not in names
     assert {"bots/heuristic.py", "arena/v1/arena_pb2.py"} <= names
+
+
+def test_the_docs_tell_a_pip_user_where_the_repositorys_files_are_and_how_to_update() -> None:
+    """Defect: docs/writing-a-bot.md said how to install by pip and nothing more: README's
+    `arena rules rulesets/house-penalty.toml`, `--config tournaments/1001.toml` and `make
+    bench` failed where the package is installed (no such files, no Makefile), and `pip
+    install git+URL` run again after the repository changed kept the old code (the same
+    version number: pip installs nothing). The docs name the copy's paths (each must
+    exist) and the reinstall."""
+    docs = {p.name: p.read_text() for p in [ROOT / "README.md", *ROOT.glob("docs/*.md")]}
+    named = {
+        (name, m.group(1))
+        for name, text in docs.items()
+        for m in re.finditer(r"\./thousand-arena/([\w./-]+\w)", text)
+    }
+    assert {"rulesets/house-penalty.toml", "tournaments/default.toml"} <= {p for _, p in named}
+    assert [(n, p) for n, p in named if not (ROOT / p).is_file()] == []
+    install = " ".join(docs["writing-a-bot.md"].split("## 1.")[0].split())
+    assert "pip install git+URL` again does not" in install
+    assert "--force-reinstall --no-deps" in install
+    assert "run `arena bench` or `python -m arena.soak`" in install

@@ -35,7 +35,7 @@ def to_toml(options: dict[str, object]) -> str:
 @click.pass_context
 def rules(ctx: click.Context, preset_or_file: str, as_json: bool) -> None:
     """Print the ruleset PRESET_OR_FILE (classic, 1001, 1001-4p, or a house-rule TOML file
-    such as the shipped rulesets/house-penalty.toml, rulesets/tournament-1001.toml and
+    such as a checkout's rulesets/house-penalty.toml, rulesets/tournament-1001.toml and
     rulesets/classic-capped.toml) resolved, every option with its value."""
     try:
         ruleset = load_ruleset(preset_or_file)
