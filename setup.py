@@ -3,13 +3,16 @@
 A checkout gets it from `make proto` (the Makefile writes it next to the sources, with its
 type stubs). A wheel built by pip (`pip install git+URL`, `pip install ./thousand-arena`,
 `pip wheel .`) runs no Makefile: without this it installed an `arena.v1` with no
-`arena_pb2`, and `import sdk` failed on the bot author's machine. Everything else is in
+`arena_pb2`, and `import sdk` failed on the bot author's machine. The dependencies are
+here too (the generated code sets a floor under protobuf and grpcio); everything else is in
 pyproject.toml.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
+from importlib.metadata import requires
 from pathlib import Path
 
 from setuptools import setup
@@ -40,4 +43,34 @@ class BuildPyWithProtobuf(build_py):
             raise RuntimeError(f"protoc failed ({status}) on {', '.join(sources)}")
 
 
-setup(cmdclass={"build_py": BuildPyWithProtobuf})
+DEPENDENCIES = [
+    "grpcio>=1.60",
+    "grpcio-tools>=1.60",
+    "grpcio-health-checking>=1.60",
+    "grpcio-reflection>=1.60",
+    "protobuf>=5.26",
+    "trueskill>=0.4.5",
+    "click>=8.1",
+    "rich>=13",
+]
+
+
+def generated_code_requirements() -> list[str]:
+    """What the generated code needs at run time: what the grpcio-tools generating it
+    requires of protobuf and grpcio. Its code refuses an older protobuf runtime than the
+    protoc that wrote it ("gencode 7.35.1 runtime 5.29.6"), and its stubs an older grpcio;
+    pip's isolated build takes the newest grpcio-tools, whatever the bot author's venv holds
+    (a library pinning protobuf<6): without these the install succeeded and `import sdk`
+    failed."""
+    wanted = []
+    for req in requires("grpcio-tools") or ():
+        name = re.match(r"[A-Za-z0-9._-]+", req)
+        if name and name.group().lower() in ("protobuf", "grpcio") and ";" not in req:
+            wanted.append(req)
+    return wanted
+
+
+setup(
+    cmdclass={"build_py": BuildPyWithProtobuf},
+    install_requires=DEPENDENCIES + generated_code_requirements(),
+)

@@ -89,6 +89,31 @@ def test_a_wheel_built_by_pip_carries_the_generated_protobuf_code(tmp_path: Path
     assert set(tracked) - names == set()
     (meta,) = {n.split("/")[0] for n in names} - {"engine", "arena", "sdk", "bots"}
     assert meta.startswith("thousand_arena-") and meta.endswith(".dist-info"), meta
+    # Defect: the generated code refuses a protobuf runtime older than the protoc that wrote
+    # it, and the wheel let pip install one ("protobuf>=5.26": with protobuf<6 pinned beside
+    # it `import sdk` failed, "gencode 7.35.1 runtime 5.29.6"). The wheel requires what its
+    # generated code needs.
+    with zipfile.ZipFile(wheel) as z:
+        gencode = z.read("arena/v1/arena_pb2.py").decode()
+        grpc_stubs = z.read("arena/v1/arena_pb2_grpc.py").decode()
+        requires = [
+            line.removeprefix("Requires-Dist:").strip()
+            for line in z.read(f"{meta}/METADATA").decode().splitlines()
+            if line.startswith("Requires-Dist:")
+        ]
+    for dist, version in (
+        ("protobuf", re.search(r"Protobuf Python Version: ([\d.]+)", gencode)),
+        ("grpcio", re.search(r"GRPC_GENERATED_VERSION = '([\d.]+)'", grpc_stubs)),
+    ):
+        assert version, dist
+        floors = [
+            tuple(int(x) for x in m.group(1).split("."))
+            for r in requires
+            if _name(r) == dist
+            for m in re.finditer(r">=\s*([\d.]+)", r)
+        ]
+        needed = tuple(int(x) for x in version.group(1).split("."))
+        assert floors and max(floors) >= needed, (dist, version.group(1), requires)
     with zipfile.ZipFile(wheel) as z:
         z.extractall(tmp_path / "site")
     # the installed package alone (not the checkout) imports the SDK's client and the stubs
