@@ -166,3 +166,5 @@ def test_the_docs_tell_a_pip_user_where_the_repositorys_files_are_and_how_to_upd
     assert "pip install git+URL` again does not" in install
     assert "--force-reinstall --no-deps" in install
     assert "run `arena bench` or `python -m arena.soak`" in install
+    # (a venv pinning an older protobuf: the wheel now refuses it, the docs say what works)
+    assert "pip install --no-build-isolation ./thousand-arena" in install
