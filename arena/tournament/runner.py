@@ -31,6 +31,7 @@ import logging
 import os
 import secrets
 import signal
+import site
 import socket
 import stat
 import sys
@@ -91,6 +92,19 @@ log = logging.getLogger(__name__)
 progress_log = logging.getLogger("arena.tournament.progress")
 
 _ROOT = Path(__file__).resolve().parents[2]
+
+
+def _bot_pythonpath(inherited: str = "") -> str:
+    """A local bot's PYTHONPATH: a checkout's root first, so that a bot run from it (a
+    command bot's ``{python} mybot.py``) imports ``sdk`` from there. Not so the
+    site-packages the arena was installed into by pip: this interpreter finds it anyway,
+    and a bot running another one (its own venv, another Python version) took that
+    directory's grpc and protobuf, built for this interpreter, before its own ("cannot
+    import name 'cygrpc'")."""
+    sites = {Path(p).resolve() for p in (*site.getsitepackages(), site.getusersitepackages())}
+    first = () if _ROOT in sites else (str(_ROOT),)
+    return os.pathsep.join(p for p in (*first, inherited) if p)
+
 
 #: Process groups of the bots launched and not yet stopped: `run` kills what is left of
 #: them if the event loop is torn down before it could stop them (a second Ctrl-C).
@@ -333,7 +347,9 @@ class _BotProcess:
             ) from e
         env = {k: v for k, v in os.environ.items() if v not in self.hidden}
         env.update(dict(self.spec.env))
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_ROOT), env.get("PYTHONPATH", "")) if p)
+        env["PYTHONPATH"] = _bot_pythonpath(env.get("PYTHONPATH", ""))
+        if not env["PYTHONPATH"]:
+            del env["PYTHONPATH"]
         env["ARENA_TOKEN"] = self.token
         env["ARENA_PARENT_PID"] = str(os.getpid())  # bundled bots die with the arena
         env["PYTHONUNBUFFERED"] = "1"

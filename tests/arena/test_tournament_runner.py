@@ -1239,3 +1239,47 @@ def test_a_bot_log_is_cut_once_more_when_the_bot_is_stopped(
     assert b"bytes dropped here ---" in text
     assert len(text) < 20 << 10
     assert text.rstrip().endswith(b"the last line")
+
+
+def test_a_pip_installed_arena_puts_no_site_packages_on_a_bots_pythonpath(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: every local bot got the arena's package directory first on its PYTHONPATH.
+    From a checkout that is the repository (sdk for a `{python} mybot.py` command bot), but
+    installed by pip it is the venv's site-packages: a command bot running another Python
+    (its own venv, 3.12) imported this venv's grpc, built for 3.11, and failed ("cannot
+    import name 'cygrpc'"). The checkout's root is still put first."""
+    import os
+    import site
+    import sys
+
+    from arena.tournament import runner
+    from arena.tournament.config import BotSpec
+
+    argv = [sys.executable, "-c", "import os; print('path', os.environ.get('PYTHONPATH'))"]
+
+    def bot_path(root: Path, inherited: str | None) -> str:
+        monkeypatch.setattr(runner, "_ROOT", root)
+        if inherited is None:
+            monkeypatch.delenv("PYTHONPATH", raising=False)
+        else:
+            monkeypatch.setenv("PYTHONPATH", inherited)
+        log = tmp_path / f"{len(list(tmp_path.iterdir()))}.log"
+
+        async def scenario() -> None:
+            p = _BotProcess(BotSpec(name="b", kind="command"), argv, "t", log)
+            await p.start()
+            assert p.proc is not None
+            await p.proc.wait()
+            await p.stop()
+
+        asyncio.run(scenario())
+        (line,) = [s for s in log.read_text().splitlines() if s.startswith("path ")]
+        return line.removeprefix("path ")
+
+    installed = Path(site.getsitepackages()[0]).resolve()
+    assert bot_path(installed, "/theirs") == "/theirs"
+    assert bot_path(installed, None) == "None"  # (not set at all)
+    checkout = tmp_path / "checkout"
+    assert bot_path(checkout, "/theirs") == f"{checkout}{os.pathsep}/theirs"
+    assert bot_path(checkout, None) == str(checkout)
