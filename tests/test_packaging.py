@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tomllib
 import zipfile
 from pathlib import Path
@@ -168,3 +169,22 @@ def test_the_docs_tell_a_pip_user_where_the_repositorys_files_are_and_how_to_upd
     assert "run `arena bench` or `python -m arena.soak`" in install
     # (a venv pinning an older protobuf: the wheel now refuses it, the docs say what works)
     assert "pip install --no-build-isolation ./thousand-arena" in install
+
+
+def test_the_source_distribution_holds_no_tests(tmp_path: Path) -> None:
+    """Defect: the sdist (`python -m build`, the way to PyPI) held tests/test*.py, which
+    setuptools takes by default, without tests/support or the subfolders: nine files, five
+    of which could not even import. It holds the sources, the .proto and the build files."""
+    src = tmp_path / "src"
+    _copy_sources(src)
+    shutil.copytree(ROOT / "tests", src / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    hook = "import setuptools.build_meta as b, sys; print(b.build_sdist(sys.argv[1]))"
+    done = subprocess.run(
+        [sys.executable, "-c", hook, str(tmp_path / "dist")],
+        cwd=src, check=True, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    sdist = tmp_path / "dist" / done.stdout.split()[-1]
+    with tarfile.open(sdist) as tar:
+        names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
+    assert {"setup.py", "pyproject.toml", "proto/arena/v1/arena.proto", "sdk/bot.py"} <= names
+    assert sorted(n for n in names if n.startswith("tests")) == []
