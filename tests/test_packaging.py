@@ -188,3 +188,38 @@ def test_the_source_distribution_holds_no_tests(tmp_path: Path) -> None:
         names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
     assert {"setup.py", "pyproject.toml", "proto/arena/v1/arena.proto", "sdk/bot.py"} <= names
     assert sorted(n for n in names if n.startswith("tests")) == []
+
+
+def test_a_checkout_shadowing_the_installed_package_says_so(tmp_path: Path) -> None:
+    """Defect: `python -m arena.soak` run in the copy that `pip install ./thousand-arena`
+    installed from imports the copy's sources (the current directory comes first), which
+    have no generated code, and said only "run `make proto` in the checkout": the package
+    installed by pip, which has it, went unmentioned. It is now named, with the way out."""
+    checkout, site = tmp_path / "checkout", tmp_path / "site"
+    (checkout / "arena" / "v1").mkdir(parents=True)
+    for name in ("arena/__init__.py", "arena/v1/__init__.py"):
+        shutil.copy(ROOT / name, checkout / name)
+    (site / "arena" / "v1").mkdir(parents=True)
+    (site / "arena" / "v1" / "arena_pb2.py").write_text("")
+    (site / "thousand_arena-0.1.0.dist-info").mkdir()
+    (site / "thousand_arena-0.1.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: thousand-arena\nVersion: 0.1.0\n"
+    )
+
+    def error(*path: Path) -> str:
+        probe = f"import sys; sys.path[:0] = {[str(p) for p in path]!r}; import arena.v1;"
+        done = subprocess.run(
+            [sys.executable, "-I", "-c", probe + "arena.v1.arena_pb2"], cwd=checkout,
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        return done.stderr.splitlines()[-1]
+
+    plain = (
+        "ImportError: the protobuf code (arena.v1.arena_pb2) has not been generated: run "
+        "`make proto` (or `make venv`) in the checkout of thousand-arena"
+    )
+    assert error(checkout, site) == (
+        f"{plain}; or, to use the package installed by pip ({site.resolve()}), run outside "
+        f"the checkout {checkout.resolve()}: Python imported it first"
+    )
+    assert error(checkout) == plain  # (no package installed beside it)

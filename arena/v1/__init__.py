@@ -6,6 +6,8 @@ Nothing here is edited by hand; the Makefile regenerates it from the .proto file
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
+from pathlib import Path
 from types import ModuleType
 
 _GENERATED = ("arena_pb2", "arena_pb2_grpc")
@@ -22,7 +24,24 @@ def __getattr__(name: str) -> ModuleType:
     except ModuleNotFoundError as e:
         if e.name != f"{__name__}.{name}":
             raise
-        raise ImportError(
-            f"the protobuf code ({__name__}.{name}) has not been generated: run `make proto` "
-            "(or `make venv`) in the checkout of thousand-arena"
-        ) from None
+        raise ImportError(_not_generated(name)) from None
+
+
+def _not_generated(name: str) -> str:
+    message = (
+        f"the protobuf code ({__name__}.{name}) has not been generated: run `make proto` "
+        "(or `make venv`) in the checkout of thousand-arena"
+    )
+    here = Path(__file__).resolve().parent
+    for dist in importlib.metadata.distributions(name="thousand-arena"):
+        # (the checkout's own build metadata, thousand_arena.egg-info, is one of them)
+        installed = Path(str(dist.locate_file(f"arena/v1/{name}.py"))).resolve()
+        if installed.parent != here and installed.is_file():
+            # The package installed by pip has the code, but Python found this checkout
+            # first: the current directory (`python -m arena.soak` run in the copy).
+            return (
+                f"{message}; or, to use the package installed by pip "
+                f"({installed.parents[2]}), run outside the checkout {here.parents[1]}: "
+                "Python imported it first"
+            )
+    return message
