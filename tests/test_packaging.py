@@ -154,7 +154,8 @@ def test_the_docs_tell_a_pip_user_where_the_repositorys_files_are_and_how_to_upd
     bench` failed where the package is installed (no such files, no Makefile), and `pip
     install git+URL` run again after the repository changed kept the old code (the same
     version number: pip installs nothing). The docs name the copy's paths (each must
-    exist) and the reinstall."""
+    exist) and the reinstall (uninstall first: `--force-reinstall --no-deps` would keep a
+    protobuf older than the new build's code needs)."""
     docs = {p.name: p.read_text() for p in [ROOT / "README.md", *ROOT.glob("docs/*.md")]}
     named = {
         (name, m.group(1))
@@ -165,7 +166,7 @@ def test_the_docs_tell_a_pip_user_where_the_repositorys_files_are_and_how_to_upd
     assert [(n, p) for n, p in named if not (ROOT / p).is_file()] == []
     install = " ".join(docs["writing-a-bot.md"].split("## 1.")[0].split())
     assert "pip install git+URL` again does not" in install
-    assert "--force-reinstall --no-deps" in install
+    assert "run `venv/bin/pip uninstall -y thousand-arena` first" in install
     assert "run `arena bench` or `python -m arena.soak`" in install
     # (a venv pinning an older protobuf: the wheel now refuses it, the docs say what works)
     assert "pip install --no-build-isolation ./thousand-arena" in install
