@@ -355,3 +355,33 @@ def test_the_tournament_announces_a_cap_of_one_deal_in_the_singular() -> None:
     _announce(cfg, console)
     text = console.export_text()
     assert "(max 1 deal each)" in text, text
+
+
+def test_pimc_names_the_lowest_contract_on_a_hopeless_prior_when_it_has_no_samples() -> None:
+    """With no sample searched the PIMC bot's chance to make each contract is the
+    heuristic's prior alone: a hand predicted well short of the bid names the bid itself
+    (or concedes), never a higher contract."""
+    import random
+
+    from bots.heuristic import HeuristicBot, estimate_take, p_normal
+    from bots.pimc import PimcBot
+    from engine import Concede, Contract, Phase, observe
+
+    seen = 0
+    for seed in range(80):
+        rng = random.Random(seed)
+        g = Game.new("classic", seed, ["a", "b", "c"])
+        while g.phase is not Phase.CONTRACT:
+            g.apply_trusted(rng.choice(g.legal_actions()))
+        assert g.to_act is not None
+        view = observe(g, g.to_act)
+        levels = sorted(a.amount for a in view.legal_actions if isinstance(a, Contract))
+        pred = estimate_take(view.hand, view.ruleset) + 3 * HeuristicBot.take_offset
+        if len(levels) < 2 or p_normal(pred, levels[0], HeuristicBot.take_sigma) > 0.2:
+            continue
+        bot = PimcBot(samples=0)
+        bot.delegate = frozenset()  # (the contract is the counting bot's by default)
+        action = bot.act(view)
+        assert action in (Contract(levels[0]), Concede()), (seed, pred, levels, action)
+        seen += 1
+    assert seen >= 3
