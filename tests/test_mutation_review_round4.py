@@ -68,6 +68,14 @@ def test_a_4_player_dealer_off_the_barrel_scores_the_talon_while_another_seat_si
     first = _text(g.record()).split("Deal 2")[0]
     assert re.search(rf"^ann \(0\)\s+sits out \(scores the talon: {worth}", first, re.M), first
     assert "on the barrel: the talon" not in first
+    # and the one on the barrel, dealing (seat 2), is said to score none of it
+    g = Game.new(rules, 5, ["ann", "bob", "cid", "dan"], dealer=2, scores=[0, 0, 880, 0],
+                 barrel=[0, 0, 2, 0])  # fmt: skip
+    worth = g.talon_score
+    while g.deal_number < 1:
+        g.apply_trusted(g.legal_actions()[0])
+    first = _text(g.record()).split("Deal 2")[0]
+    assert re.search(rf"^cid \(2\)\s+sits out \(on the barrel: the talon's {worth}", first, re.M)
 
 
 def test_a_made_deal_is_green_and_a_failed_one_yellow_in_the_replay() -> None:
@@ -275,7 +283,7 @@ def test_waiting_for_bots_returns_the_missing_after_the_timeout_given_and_at_onc
         return missing, waited, none, loop.time() - t
 
     missing, waited, none, at_once = asyncio.run(main())
-    assert missing == ["x"] and 0.25 <= waited < 5
+    assert missing == ["x"] and 0.25 <= waited < 1.0, waited
     assert none == [] and at_once < 1
 
 
@@ -385,3 +393,51 @@ def test_pimc_names_the_lowest_contract_on_a_hopeless_prior_when_it_has_no_sampl
         assert action in (Contract(levels[0]), Concede()), (seed, pred, levels, action)
         seen += 1
     assert seen >= 3
+
+
+def test_a_time_bank_of_zero_is_a_valid_tournament_deadline() -> None:
+    """`[deadlines] time_bank_ms = 0` (no bank: every decision within decision_ms) is
+    allowed, as `arena serve --time-bank-ms 0` is."""
+    cfg = parse_config({"ruleset": "classic", "bots": dict.fromkeys("abc", "random"),
+                        "deadlines": {"decision_ms": 500, "time_bank_ms": 0}})  # fmt: skip
+    assert (cfg.deadlines.decision_ms, cfg.deadlines.time_bank_ms) == (500, 0)
+
+
+def test_a_bad_bot_in_a_list_set_by_set_is_said_to_come_from_it(tmp_path: Path) -> None:
+    """`--set 'bots=["random", 1, "pimc"]'`: the error names `bots[1]` and the --set that
+    put it there."""
+    e = _set_error(tmp_path, 'bots=["random", 1, "pimc"]')
+    assert e.key == "bots[1]", e.key
+    assert e.message.endswith("""(from --set bots=["random", 1, "pimc"], not from the file)"""), (
+        e.message
+    )
+
+
+def test_the_counting_bot_searches_under_the_tables_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The counting bot's endgame search is given the table's house rules (here `must_beat`
+    on, `marriage_needs_trick` off), not the solver's defaults."""
+    import bots.counting
+    from bots.counting import CountingBot
+    from engine import observe
+
+    seen: list[dict[str, Any]] = []
+    real = bots.counting.Solver
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(bots.counting, "Solver", spy)
+    rules = dataclasses.replace(PRESETS["classic"], must_beat=True, marriage_needs_trick=False,
+                                name="house")  # fmt: skip
+    bot = CountingBot()
+    for seed in range(20):
+        g = Game.new(rules, seed, ["a", "b", "c"])
+        while g.deal_number < 1 and not seen:
+            assert g.to_act is not None
+            g.apply(bot.act(observe(g, g.to_act)), seat=g.to_act)
+        if seen:
+            break
+    assert seen, "the counting bot never searched"
+    assert seen[0]["must_beat"] is True and seen[0]["marriage_needs_trick"] is False
+    assert seen[0]["ace_marriage"] == rules.ace_marriage
