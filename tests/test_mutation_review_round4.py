@@ -416,12 +416,13 @@ def test_a_bad_bot_in_a_list_set_by_set_is_said_to_come_from_it(tmp_path: Path) 
 def test_the_counting_bot_searches_under_the_tables_rules(monkeypatch: pytest.MonkeyPatch) -> None:
     """The counting bot's endgame search is given the table's house rules (here `must_beat`
     on, `marriage_needs_trick` off), not the solver's defaults."""
+    import bots._dds
     import bots.counting
     from bots.counting import CountingBot
     from engine import observe
 
     seen: list[dict[str, Any]] = []
-    real = bots.counting.Solver
+    real = bots._dds.Solver
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         seen.append(kwargs)
