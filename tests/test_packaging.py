@@ -224,3 +224,21 @@ def test_a_checkout_shadowing_the_installed_package_says_so(tmp_path: Path) -> N
         f"the checkout {checkout.resolve()}: Python imported it first"
     )
     assert error(checkout) == plain  # (no package installed beside it)
+
+
+def test_a_build_whose_protobuf_code_cannot_be_generated_fails(tmp_path: Path) -> None:
+    """A .proto that protoc refuses fails the build, saying so: not a wheel without
+    `arena_pb2`, which would fail only on the bot author's machine at `import sdk`."""
+    src = tmp_path / "src"
+    _copy_sources(src)
+    (proto,) = src.glob("proto/arena/v1/arena.proto")
+    proto.write_text(proto.read_text(encoding="utf-8") + "\nmessage {\n", encoding="utf-8")
+    out = tmp_path / "wheels"
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+         "--no-index", "-w", str(out), str(src)],
+        capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert "protoc failed" in done.stdout + done.stderr, done.stdout + done.stderr
+    assert not list(out.glob("*.whl"))

@@ -443,3 +443,29 @@ def test_list_of_a_tournament_with_no_set_number_of_matches(tmp_path: Path) -> N
     assert [ln.split()[0] for ln in _listed(listed)] == ["serve-x-m00000"]
     assert "1 match(es) (1 stored, no set number of matches)" in listed.stderr, listed.stderr
     assert "of 0" not in listed.stderr
+
+
+@pytest.mark.parametrize("check", [False, True], ids=["shown", "check"])
+@pytest.mark.parametrize("error", [IndexError, KeyError, ValueError])
+def test_a_record_the_rules_cannot_use_is_a_clean_error_with_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, check: bool, error: type[Exception]
+) -> None:
+    """A record of the right shape whose values the engine cannot use (an error other than
+    a refusal) is said to be a malformed record, exit status 2 as any unusable input: no
+    traceback, and not the 1 of a record the rules refuse."""
+    import arena.cli.replay as cli_replay
+    from engine import Game
+
+    g = Game.new("classic", 1, ["a", "b", "c"])
+    while g.deal_number < 1:
+        g.apply_trusted(g.legal_actions()[0])
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(g.record()), encoding="utf-8")
+
+    def broken(record: Any) -> Any:
+        raise error("deal 0 holds a value out of range")
+
+    monkeypatch.setattr(cli_replay, "replay_record", broken)
+    r = CliRunner().invoke(main, ["replay", str(path), *(["--check"] if check else [])])
+    assert r.exit_code == 2, r.output
+    assert f"error: {path}: malformed match record: {error.__name__}(" in r.output, r.output

@@ -202,6 +202,9 @@ def test_contract_cap_after_passing_away_a_marriage_card_is_the_bid() -> None:
     assert (t.game.declarer, t.game.bid) == (t.F, 150)
     t.act("give K♥ to {S}", "give 9♦ to {L}")
     assert legal(t) == ["contract 150", "concede"]
+    # and a contract above it is refused naming that cap, the bid, not the 120 of his cards
+    err = assert_refused(t.game, "contract 155", error=ContractError)
+    assert err.rule.endswith("120 + the marriages in hand (150)"), err.rule
 
 
 def test_bid_step_10_raises_by_10_and_contracts_stay_multiples_of_5() -> None:

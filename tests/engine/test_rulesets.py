@@ -204,6 +204,8 @@ def test_a_key_set_twice_in_a_toml_file_quotes_its_line(tmp_path: Path) -> None:
         ('"a=b" = 1\n"a=b" = "secret-xyz"\n', 'line 2 ("a=b" = ...) sets a key'),
         ("'a=b' = 1\n'a=b' = 'secret-xyz'\n", "line 2 ('a=b' = ...) sets a key"),
         ('"a\\"=" = 1\n"a\\"=" = "secret-xyz"\n', 'line 2 ("a\\"=" = ...) sets a key'),
+        # a backslash escapes nothing in a literal string: the key ends at its quote
+        ("'C:\\' = 1\n'C:\\' = 'secret-xyz'\n", "line 2 ('C:\\' = ...) sets a key"),
     ],
 )
 def test_a_key_set_twice_is_quoted_by_its_key_line_only(

@@ -738,3 +738,105 @@ def test_giving_up_on_the_barrel_says_what_is_not_scored() -> None:
         sitter = on.index(880)
         game.apply(ThrowIn())
         assert game.scores[sitter] == 880  # (the engine, which the words describe)
+
+
+def test_giving_up_words_are_only_said_where_the_other_way_is_legal() -> None:
+    """ "concede" where no throw-in is legal (the bidding) is just not legal now, and
+    "throw-in" where no concession is: neither points to a way of giving up that is not
+    there."""
+    _, why = choose("concede", (Bid(105), Pass()))
+    assert why == "'concede' is not legal now. Legal: bid 105, pass", why
+    _, why = choose("throw-in", (Bid(105), Pass()))
+    assert why == "'throw-in' is not legal now. Legal: bid 105, pass", why
+
+
+def test_a_three_player_dealer_plays_and_is_not_said_to_sit_out() -> None:
+    """Only the dealer of four sits a deal out: at three the dealer plays, his take is a
+    number, and no seat is told that anyone sat out."""
+    from sdk import play_local
+
+    outs = [io.StringIO() for _ in range(3)]
+    seats = [HumanBot(io.StringIO("1\n" * 300), o, color=False) for o in outs]
+    play_local(seats, ruleset="classic", seed=3, max_deals=1)
+    for out in outs:
+        text = out.getvalue()
+        assert "sat out" not in text
+        takes = re.search(r"takes: (.*)", text)
+        assert takes is not None
+        assert " -" not in takes.group(1), takes.group(1)
+
+
+def test_with_the_barrel_on_the_sitting_out_dealer_is_said_to_score_the_talon() -> None:
+    """With the barrel on the dealer's delta may hold a barrel penalty too, so the deal's
+    end says that he scores the talon, in each seat's own words."""
+    import dataclasses
+
+    from engine import PRESETS
+    from sdk import play_local
+
+    rules = dataclasses.replace(PRESETS["1001-4p"], barrel=True, name="1001-4p-barrel")
+    outs = [io.StringIO() for _ in range(4)]
+    seats = [HumanBot(io.StringIO("1\n" * 300), o, color=False) for o in outs]
+    m = play_local(seats, ruleset=rules, seed=3, max_deals=1)
+    dealer = m.record["deals"][0]["dealer"]
+    for seat, out in enumerate(outs):
+        text = out.getvalue()
+        if seat == dealer:
+            assert "(you dealt and sat out this deal: you score the talon)" in text
+        else:
+            name = m.names[dealer]
+            assert f"({name} dealt and sat out this deal: he scores the talon)" in text
+
+
+def test_the_concession_pays_each_half_the_bid_rounded_as_the_ruleset_rounds() -> None:
+    """Classic pays each opponent half the bid of a concession, rounded half up to its
+    rounding: half of 105 is 53, not 52."""
+    import dataclasses
+
+    view = dataclasses.replace(_at_the_contract("classic", all_pass=False), bid=105)
+    text = " ".join(_asked(view, "concede").split())
+    assert "you score 0 and ann and cid score +53 each." in text, text
+
+
+def test_the_giving_up_words_are_wrapped_to_the_terminal_and_shown_again_with_the_table() -> None:
+    """The lines that say what a throw-in scores are long: they are wrapped at 78 columns,
+    and `table` shows them again with the menu."""
+    view = _at_the_contract("1001-4p", all_pass=True)
+    text = _asked(view, "table\nthrow-in")
+    lines = text.splitlines()
+    at = [i for i, line in enumerate(lines) if line.startswith("throw-in: everybody before")]
+    assert len(at) == 2, text  # (asked, and again at `table`)
+    assert all(len(line) <= 78 for line in lines[at[0] : at[0] + 4]), text
+    assert lines[at[0] + 1].startswith("  ")  # (its next line indented under it)
+
+
+def test_the_opening_bid_explanation_goes_once_the_contract_is_named() -> None:
+    """ "(the obligatory bid: the others passed)" explains the bid until the contract is
+    named; then the contract says it."""
+    game = Game.new("classic", seed=5, players=["ann", "bob", "cid"], dealer=2)
+    game.apply(Pass())
+    game.apply(Pass())
+    for _ in range(2):
+        game.apply(game.legal_actions()[0])
+    assert "(the obligatory bid" in render_view(observe(game, game.to_act))  # type: ignore[arg-type]
+    declarer = game.to_act
+    game.apply(game.legal_actions()[0])  # the contract
+    assert declarer is not None
+    text = render_view(observe(game, declarer))
+    assert "contract 100" in text and "(the obligatory bid" not in text, text
+
+
+def test_the_ace_marriage_is_shown_worth_200_and_counted_in_the_takes() -> None:
+    """A declared ace marriage (all four aces) is shown at its value, 200, in the
+    marriages line and in the declarer's takes so far."""
+    import dataclasses
+
+    game = Game.new("1001", seed=5, players=["ann", "bob", "cid"], dealer=2)
+    while game.phase.name != "PLAYING":
+        game.apply(game.legal_actions()[0])
+    assert game.to_act is not None
+    view = observe(game, game.to_act)
+    view = dataclasses.replace(view, marriages=((view.seat, None),))
+    text = render_view(view)
+    assert "marriages: you aces 200" in text, text
+    assert re.search(r"takes so far: .*\byou 200\b", text), text

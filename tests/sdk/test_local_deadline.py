@@ -262,3 +262,13 @@ def test_try_says_one_timeout_in_the_singular(tmp_path: Path) -> None:
 def test_try_refuses_bad_timing_options(extra: list[str], message: str) -> None:
     r = CliRunner().invoke(main, ["try", "random", "-n", "1", "--max-deals", "1", *extra])
     assert r.exit_code == 2 and message in " ".join(r.output.split()), r.output
+
+
+def test_try_with_decision_ms_alone_reports_the_arenas_default_bank() -> None:
+    """`try --decision-ms` without --time-bank-ms times the bot with `arena serve`'s default
+    bank, and says so: 10000 ms per match."""
+    args = ["try", "random", "--vs", "random", "-n", "1", "--max-deals", "1"]
+    r = CliRunner().invoke(main, [*args, "--decision-ms", "1000"])
+    assert r.exit_code == 0, r.output
+    said = " ".join(r.output.split())
+    assert "never timed out (at 1000 ms per decision + 10000 ms of time bank per match)" in said
