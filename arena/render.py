@@ -25,9 +25,12 @@ from engine import (
     Game,
     IllegalActionError,
     Play,
+    Rank,
     ReplayError,
+    Ruleset,
     Suit,
     parse_action,
+    talon_score,
     trick_winner,
 )
 from engine.record import check_record_shape, forfeit_result, start_game
@@ -39,6 +42,7 @@ __all__ = [
     "plural",
     "printable",
     "render_record",
+    "sitter_talon",
     "standings_table",
 ]
 
@@ -139,14 +143,8 @@ def _render_deal(
         if hand:
             hands.add_row(Text(_name(players, seat)), _cards(hand))  # a name is no markup
         elif seat not in game.active_seats:  # the 4-player dealer, dealt no cards
-            # What the talon is worth to him: three nines score 100 and no card points,
-            # which the talon's row alone would not explain.
-            worth = str(game.talon_score)
-            if not any(c.points for c in game.talon):  # (only a nine has no points)
-                worth += ", three nines"
-            said = f"sits out (scores the talon: {worth})"
-            if game.barrel is not None and game.barrel[seat]:  # (a sitter scores none of it)
-                said = f"sits out (on the barrel: the talon's {worth} is not scored)"
+            on_barrel = game.barrel is not None and game.barrel[seat] > 0
+            said = f"sits out ({sitter_talon(game.talon, game.ruleset, on_barrel)})"
             hands.add_row(Text(_name(players, seat)), Text(said, style="dim"))
     hands.add_row("talon", _cards(game.talon))
     parts.append(hands)
@@ -237,6 +235,25 @@ def _opening_bid(game: Game, players: Sequence[str]) -> list[str]:
     if not r.first_hand_commits:
         return []
     return [f"{players[game.first_hand]}: {r.opening_bid} (obligatory)"]
+
+
+def sitter_talon(talon: Sequence[Card] | None, ruleset: Ruleset, on_barrel: bool) -> str:
+    """What the dealer of four, who sits the deal out, scores of the talon, in words
+    (``arena replay``, the replay page, the human seat): "scores the talon: 14", or
+    "100, three nines", which the cards alone would not explain (RULES.md, preset 1001).
+    ``talon``: ``None`` for a reader not allowed to see it (then its worth is not said);
+    ``on_barrel``: he sat on the barrel when the deal began, and a sitter scores none of it
+    (RULES.md, "The barrel")."""
+    worth = ""
+    if talon is not None:
+        worth = str(talon_score(talon, ruleset))
+        if all(c.rank is Rank.NINE for c in talon):
+            worth += ", three nines"
+    if not on_barrel:
+        return f"scores the talon: {worth}" if worth else "scores the talon"
+    if worth:
+        return f"on the barrel: the talon ({worth}) is not scored"
+    return "on the barrel: scores nothing of the talon"
 
 
 def _talon_taken(game: Game, players: Sequence[str], bids: Sequence[Text]) -> str:

@@ -55,7 +55,7 @@ from engine.errors import (
     ThrowInError,
     WrongPhaseError,
 )
-from engine.game import DealResult, Game, GameResult, Phase, Trick, trick_winner
+from engine.game import DealResult, Game, GameResult, Phase, Trick, talon_score, trick_winner
 from engine.record import RECORD_FORMAT, ReplayError, record, replay
 from engine.rules import PRESETS, Ruleset, RulesetError, load_ruleset
 from engine.view import HiddenGive, PlayerView, observe, public_action
@@ -117,5 +117,6 @@ __all__ = [
     "public_action",
     "record",
     "replay",
+    "talon_score",
     "trick_winner",
 ]

@@ -27,7 +27,7 @@ from operator import add, index, sub
 from typing import Any, NamedTuple
 
 from engine.actions import Action, Bid, Concede, Contract, Give, Pass, Play, ThrowIn
-from engine.cards import ACE_MARRIAGE_VALUE, MARRIAGE_VALUES, Card, Suit, parse_card
+from engine.cards import ACE_MARRIAGE_VALUE, MARRIAGE_VALUES, Card, Suit, mask_of, parse_card
 from engine.errors import (
     AlreadyPassedError,
     BidError,
@@ -69,6 +69,7 @@ __all__ = [
     "Trick",
     "cap_of",
     "shuffled_deck",
+    "talon_score",
     "trick_winner",
 ]
 
@@ -707,10 +708,7 @@ class Game:
     def talon_score(self) -> int:
         """What the talon of this deal scores the dealer who sits it out (4 players):
         ``nines_talon_value`` for three nines, else its card points (RULES.md)."""
-        talon = self._talon
-        if talon & NINES == talon:
-            return self.ruleset.nines_talon_value
-        return mask_points(talon)
+        return _talon_score(self._talon, self.ruleset)
 
     @property
     def dealt_hands(self) -> tuple[tuple[Card, ...], ...]:
@@ -1434,6 +1432,18 @@ def _check_deal(
     if seen | t != _FULL_DECK:
         raise ValueError(f"{where}: hands and talon must hold all 24 cards")
     return tuple(masks), t
+
+
+def talon_score(talon: Iterable[Card], ruleset: Ruleset) -> int:
+    """What ``talon`` scores the dealer who sits the deal out (4 players), as
+    :attr:`Game.talon_score`: for a reader who sees the talon but not the game."""
+    return _talon_score(mask_of(talon), ruleset)
+
+
+def _talon_score(talon: int, ruleset: Ruleset) -> int:
+    if talon & NINES == talon:
+        return ruleset.nines_talon_value
+    return mask_points(talon)
 
 
 def _check_start(r: Ruleset, scores: list[int], barrel: list[int]) -> None:

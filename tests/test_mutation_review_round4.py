@@ -75,7 +75,8 @@ def test_a_4_player_dealer_off_the_barrel_scores_the_talon_while_another_seat_si
     while g.deal_number < 1:
         g.apply_trusted(g.legal_actions()[0])
     first = _text(g.record()).split("Deal 2")[0]
-    assert re.search(rf"^cid \(2\)\s+sits out \(on the barrel: the talon's {worth}", first, re.M)
+    said = rf"^cid \(2\)\s+sits out \(on the barrel: the talon \({worth}\) is not scored\)"
+    assert re.search(said, first, re.M)
 
 
 def test_a_made_deal_is_green_and_a_failed_one_yellow_in_the_replay() -> None:

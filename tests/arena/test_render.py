@@ -322,5 +322,34 @@ def test_a_dealer_on_the_barrel_is_not_said_to_score_the_talon() -> None:
         g.apply_trusted(g.legal_actions()[0])
     assert worth and g.deal_results[0].deltas[0] == 0
     first = _text(g.record()).split("Deal 2")[0]
-    assert re.search(rf"^ann \(0\)\s+sits out \(on the barrel: the talon's {worth}", first, re.M)
+    said = rf"^ann \(0\)\s+sits out \(on the barrel: the talon \({worth}\) is not scored\)"
+    assert re.search(said, first, re.M)
     assert "scores the talon" not in first
+
+
+def test_the_sitting_out_dealers_talon_with_the_barrel_on_in_every_case() -> None:
+    """With the barrel on (a house rule of 1001-4p) the dealer's row says what the engine
+    scores him: three nines while he sits on the barrel are named and not scored (the
+    words of 1323a00 read "the talon's 100, three nines is not scored"); with another
+    seat on the barrel the dealer scores his talon as without it."""
+    import dataclasses
+
+    from engine import parse_cards
+
+    rules = dataclasses.replace(PRESETS["1001-4p"], barrel=True, name="1001-4p-barrel")
+    hands = [parse_cards(h) for h in ("", "AS 10S KS QS JS AC 10C", "KC QC JC AD 10D KD QD",
+                                      "JD AH 10H KH QH JH 9H")]  # fmt: skip
+    nines = {0: (hands, parse_cards("9S 9C 9D"))}
+    for on, dealer_scores in (([2, 0, 0, 0], 0), ([0, 2, 0, 0], 100)):
+        g = Game.new(rules, 5, ["ann", "bob", "cid", "dan"], dealer=0, deals=nines,
+                     scores=[880 if b else 0 for b in on], barrel=on)  # fmt: skip
+        while g.deal_number < 1:
+            g.apply_trusted(g.legal_actions()[0])
+        assert g.deal_results[0].deltas[0] == dealer_scores  # (the engine, described)
+        first = _text(g.record()).split("Deal 2")[0]
+        said = (
+            "on the barrel: the talon (100, three nines) is not scored"
+            if on[0]
+            else ("scores the talon: 100, three nines")
+        )
+        assert re.search(rf"^ann \((0|880)\)\s+sits out \({re.escape(said)}\)", first, re.M), first
