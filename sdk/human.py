@@ -35,7 +35,7 @@ import time
 from collections.abc import Sequence
 from typing import TextIO
 
-from arena.render import plural, printable
+from arena.render import plural, printable, sitter_talon
 from engine import (
     Action,
     Bid,
@@ -103,6 +103,9 @@ class HumanBot(Bot):
         super().__init__()
         #: (deal number, tricks completed) at the last table printed
         self._seen = (-1, 0)
+        #: (deal number, deals left on the barrel per seat when it began): the dealer of four
+        #: is not asked in the deal he sits out, so his last view is of an earlier deal.
+        self._barrel_at: tuple[int, tuple[int, ...] | None] = (-1, None)
         #: Typed and not yet read, from a terminal (``_read_line``).
         self._pending = ""
         self.stdin = stdin if stdin is not None else sys.stdin
@@ -171,6 +174,7 @@ class HumanBot(Bot):
 
     def on_match_start(self, view: PlayerView) -> None:
         self._seen = (-1, 0)  # deal numbers start again: the last match's count is no use
+        self._barrel_at = (view.deal_number, view.barrel)
         names = _names(view)
         others = ", ".join(f"{p} (seat {s})" for s, p in enumerate(names) if s != view.seat)
         self._print(
@@ -192,13 +196,25 @@ class HumanBot(Bot):
             # is the talon's, which nobody's lines said (not even his: he was never asked).
             takes[result.dealer] = "-"
             me = result.dealer == view.seat
-            said = f"  ({'you' if me else names[result.dealer]} dealt and sat out this deal: "
-            if view.ruleset.barrel:  # (then the delta may hold a barrel penalty too)
-                said += f"{'you score' if me else 'he scores'} the talon)"
+            d = result.dealer
+            said = f"  ({'you' if me else names[d]} dealt and sat out this deal: "
+            # With the barrel on, the delta is the talon's only for a dealer who did not sit
+            # on it (a sitter scores none of it) and whom no barrel event names (he got on
+            # it, his score set to 880, or fell off).
+            at_start = view.barrel if view.deal_number == result.number else None
+            if at_start is None and self._barrel_at[0] == result.number:
+                at_start = self._barrel_at[1]
+            named = any(re.search(rf"\bseat {d}\b", e) for e in result.events)
+            if not view.ruleset.barrel or (at_start is not None and not at_start[d] and not named):
+                said += f"the talon scores {'you' if me else 'him'} {result.deltas[d]:+d})"
+            elif at_start is None:  # (a deal's end missed: which deal began how is unknown)
+                said += f"{'you score' if me else 'he scores'} the talon unless on the barrel)"
+            elif at_start[d]:
+                said += f"on the barrel, {'you score' if me else 'he scores'} nothing of the talon)"
             else:
-                said += f"the talon scores {'you' if me else 'him'} "
-                said += f"{result.deltas[result.dealer]:+d})"
+                said += f"{'you score' if me else 'he scores'} the talon)"
             lines.append(said)
+        self._barrel_at = (result.number + 1, result.barrel)
         lines.append("  takes:  " + _per_seat(names, takes, view.seat))
         lines.append("  scored: " + _per_seat(names, [f"{d:+d}" for d in result.deltas], view.seat))
         lines.append("  scores: " + _per_seat(names, result.scores, view.seat))
@@ -611,7 +627,11 @@ def render_view(view: PlayerView, *, color: bool = False, since: int | None = No
     if n == 4:
         out = [s for s in range(n) if s not in view.active_seats]
         if out:
-            lines.append(f"Sitting out: {who(out[0])} (scores the talon)")
+            # (view.barrel is as the deal began: the engine moves it when scoring a deal)
+            on = view.barrel is not None and view.barrel[out[0]] > 0
+            lines.append(
+                f"Sitting out: {who(out[0])} ({sitter_talon(view.talon, view.ruleset, on)})"
+            )
     if view.bids:
         lines.append("Bids:     " + ", ".join(f"{who(s)} {a}" for s, a in view.bids))
     else:

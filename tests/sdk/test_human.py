@@ -10,6 +10,7 @@ import select
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -766,9 +767,10 @@ def test_a_three_player_dealer_plays_and_is_not_said_to_sit_out() -> None:
         assert " -" not in takes.group(1), takes.group(1)
 
 
-def test_with_the_barrel_on_the_sitting_out_dealer_is_said_to_score_the_talon() -> None:
-    """With the barrel on the dealer's delta may hold a barrel penalty too, so the deal's
-    end says that he scores the talon, in each seat's own words."""
+def test_with_the_barrel_on_the_sitting_out_dealer_is_told_what_the_talon_scored() -> None:
+    """With the barrel on and nobody on it, the deal's end says what the talon scored the
+    dealer, as without the barrel, in each seat's own words (it said "he scores the talon",
+    no value, for the barrel might have changed his delta: it did not, and the seats know)."""
     import dataclasses
 
     from engine import PRESETS
@@ -778,14 +780,16 @@ def test_with_the_barrel_on_the_sitting_out_dealer_is_said_to_score_the_talon() 
     outs = [io.StringIO() for _ in range(4)]
     seats = [HumanBot(io.StringIO("1\n" * 300), o, color=False) for o in outs]
     m = play_local(seats, ruleset=rules, seed=3, max_deals=1)
-    dealer = m.record["deals"][0]["dealer"]
+    deal = m.record["deals"][0]
+    dealer, talon = deal["dealer"], deal["deltas"][deal["dealer"]]
+    assert talon == Game.new(rules, 3, list(m.names)).talon_score
     for seat, out in enumerate(outs):
         text = out.getvalue()
         if seat == dealer:
-            assert "(you dealt and sat out this deal: you score the talon)" in text
+            assert f"(you dealt and sat out this deal: the talon scores you {talon:+d})" in text
         else:
             name = m.names[dealer]
-            assert f"({name} dealt and sat out this deal: he scores the talon)" in text
+            assert f"({name} dealt and sat out this deal: the talon scores him {talon:+d})" in text
 
 
 def test_the_concession_pays_each_half_the_bid_rounded_as_the_ruleset_rounds() -> None:
@@ -840,3 +844,103 @@ def test_the_ace_marriage_is_shown_worth_200_and_counted_in_the_takes() -> None:
     text = render_view(view)
     assert "marriages: you aces 200" in text, text
     assert re.search(r"takes so far: .*\byou 200\b", text), text
+
+
+def _barrel_game(on: Sequence[int], *, talon_visible: bool = True) -> Game:
+    """1001-4p with the barrel on, ann bob cid dan, dan dealing first; ``on``: the deals
+    left on the barrel per seat (a seat on it at 880)."""
+    import dataclasses
+
+    from engine import PRESETS
+
+    rules = dataclasses.replace(
+        PRESETS["1001-4p"], barrel=True, name="1001-4p-barrel", talon_visible=talon_visible
+    )
+    return Game.new(rules, seed=5, players=["ann", "bob", "cid", "dan"], dealer=3,
+                    scores=[880 if b else 0 for b in on], barrel=list(on))  # fmt: skip
+
+
+def test_the_table_says_what_the_sitting_out_dealer_scores_of_the_talon() -> None:
+    """Defect (review of the barrel in 1001-4p): the table said "Sitting out: dan (scores
+    the talon)" to every seat, of a dealer on the barrel too, who scores none of it; and
+    once the talon was shown its worth was not said. Its worth is said to a seat that sees
+    the talon, never to one that does not (``talon_visible = false``)."""
+    from engine import talon_score
+
+    for on, says in (
+        ((0, 0, 0, 0), "Sitting out: dan (scores the talon: {})"),
+        ((0, 2, 0, 0), "Sitting out: dan (scores the talon: {})"),
+        ((0, 0, 0, 2), "Sitting out: dan (on the barrel: the talon ({}) is not scored)"),
+    ):
+        game = _barrel_game(on)
+        worth = talon_score(game.talon, game.ruleset)
+        bidding = render_view(observe(game, 0))
+        hidden = says.split(" (")[0] + (" (on the barrel: scores nothing of the talon)"
+                                        if on[3] else " (scores the talon)")  # fmt: skip
+        assert hidden in bidding, bidding
+        game.apply(game.legal_actions()[0])  # ann bids, the others pass: ann takes the talon
+        while game.phase.name == "BIDDING":
+            game.apply(Pass())
+        assert game.declarer == 0
+        assert says.format(worth) in render_view(observe(game, 1))
+    game = _barrel_game((0, 0, 0, 2), talon_visible=False)
+    game.apply(game.legal_actions()[0])
+    while game.phase.name == "BIDDING":
+        game.apply(Pass())
+    shown = render_view(observe(game, 0)), render_view(observe(game, 1))
+    assert "Sitting out: dan (on the barrel: the talon (" in shown[0]  # the declarer sees it
+    assert "Sitting out: dan (on the barrel: scores nothing of the talon)" in shown[1], shown[1]
+
+
+def test_a_dealer_on_the_barrel_is_not_told_he_scores_the_talon() -> None:
+    """Defect (review of the barrel in 1001-4p): at the deal's end a dealer on the barrel,
+    who scores none of the talon, was told "you dealt and sat out this deal: you score the
+    talon", and so were the others of him. His barrel at the deal's start is known though
+    he was not asked in it (the view a hook gets is of his last decision, an earlier deal):
+    the match began so, or the last deal's end said so."""
+    from sdk.local import hook_view
+
+    def deal_end(game: Game, bots: Sequence[HumanBot], last: Sequence[PlayerView]) -> None:
+        number = game.deal_number
+        while game.deal_number == number:
+            game.apply_trusted(game.legal_actions()[0])
+        for bot, view in zip(bots, last, strict=True):
+            bot.on_deal_end(hook_view(view), game.deal_results[-1])
+
+    # dan deals first, on the barrel: told by the match's first view
+    game = _barrel_game((0, 0, 0, 2))
+    outs = [io.StringIO() for _ in range(4)]
+    bots = [HumanBot(io.StringIO(), o, color=False) for o in outs]
+    first = [observe(game, s) for s in range(4)]
+    for bot, view in zip(bots, first, strict=True):
+        bot.on_match_start(view)
+    talon = game.talon_score
+    deal_end(game, bots, first)
+    assert game.deal_results[0].deltas[3] != talon  # (the engine: none of it for a sitter)
+    assert "(you dealt and sat out this deal: on the barrel, you score nothing of the talon)" in (
+        outs[3].getvalue()
+    )
+    assert "(dan dealt and sat out this deal: on the barrel, he scores nothing of the talon)" in (
+        outs[0].getvalue()
+    )
+    # ann deals second, on the barrel: her last view is of the first deal; its end told
+    game = _barrel_game((2, 0, 0, 0))
+    outs = [io.StringIO() for _ in range(4)]
+    bots = [HumanBot(io.StringIO(), o, color=False) for o in outs]
+    first = [observe(game, s) for s in range(4)]
+    for bot, view in zip(bots, first, strict=True):
+        bot.on_match_start(view)
+    deal_end(game, bots, first)
+    assert game.dealer == 0 and game.barrel is not None and game.barrel[0] == 1
+    outs[0].truncate(0)
+    deal_end(game, bots, first)  # (the last view ann was given: of the first deal)
+    assert "(you dealt and sat out this deal: on the barrel, you score nothing of the talon)" in (
+        outs[0].getvalue()
+    )
+    # nobody on the barrel: what the talon scored him, as without the barrel
+    game = _barrel_game((0, 0, 0, 0))
+    bots = [HumanBot(io.StringIO(), out := io.StringIO(), color=False)]
+    bots[0].on_match_start(observe(game, 3))
+    talon = game.talon_score
+    deal_end(game, bots, [observe(game, 3)])
+    assert f"(you dealt and sat out this deal: the talon scores you {talon:+d})" in out.getvalue()
