@@ -5,8 +5,9 @@ that does not replay is reported, not drawn). After every action the table is ca
 twice over:
 
 * as each seat saw it — exactly :func:`engine.observe` for that seat, normalized to JSON
-  (:func:`view_json`); nothing else is added, so a seat's steps never carry a card that
-  seat was not allowed to see;
+  (:func:`view_json`); nothing else is added but ``talon_score``, what the talon it shows
+  scores the sitting-out dealer of four (null with no talon shown), so a seat's steps
+  never carry a card, or a talon's worth, that seat was not allowed to see;
 * face up — every seat's own hand (from its own view), the dealt talon and the passed
   cards from the record, and the public part of the table.
 
@@ -35,7 +36,15 @@ from typing import Any
 from arena.render import changed_cards, fallback_reasons, fallback_why
 from arena.storage import deal_summary as auction_summary
 from arena.storage import opening_bid_of
-from engine import DealResult, Game, ReplayError, observe, public_action, trick_winner
+from engine import (
+    DealResult,
+    Game,
+    ReplayError,
+    observe,
+    public_action,
+    talon_score,
+    trick_winner,
+)
 from engine import replay as engine_replay
 from engine.actions import Action, Concede, Contract, Give, Play, ThrowIn, parse_action
 from engine.cards import ACE_MARRIAGE_VALUE, Card, Suit, parse_card
@@ -182,7 +191,9 @@ def _takes(tricks: Sequence[JSON], marriages: Sequence[JSON], n: int) -> list[in
 
 
 def view_json(view: Any) -> JSON:
-    """One seat's :class:`engine.PlayerView` as JSON, nothing added (cards as ``"K♥"``)."""
+    """One seat's :class:`engine.PlayerView` as JSON (cards as ``"K♥"``); nothing added but
+    ``talon_score``, the worth of the talon the view shows to the dealer who sits the deal
+    out (4 players; :func:`engine.talon_score`), null when it shows none."""
     n = len(view.players) if getattr(view, "players", None) is not None else 3
     declarer = getattr(view, "declarer", None)
     tricks = _completed_tricks(getattr(view, "tricks", ()))
@@ -200,6 +211,7 @@ def view_json(view: Any) -> JSON:
         "active_seats": list(getattr(view, "active_seats", range(n))),
         "hands": hands,
         "talon": _cards(getattr(view, "talon", None)),
+        "talon_score": None if view.talon is None else talon_score(view.talon, view.ruleset),
         "bids": [{"seat": s, "action": str(a)} for s, a in _pairs(getattr(view, "bids", ()))],
         "declarer": declarer,
         "bid": _amount(getattr(view, "bid", None)),
@@ -474,6 +486,7 @@ class MatchReplay:
         full["seat"] = None
         full["hands"] = [views[s]["hands"][s] for s in range(self.n)]
         full["talon"] = talon if talon is not None else views[0]["talon"]
+        full["talon_score"] = game.talon_score  # (of the dealt talon, shown face up)
         full["gives"] = gives
         full["legal"] = views[game.to_act]["legal"] if game.to_act is not None else []
         sizes = [len(h or ()) for h in full["hands"]]

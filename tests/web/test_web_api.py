@@ -982,3 +982,29 @@ def test_a_connection_slot_is_given_back_when_no_thread_could_serve_it(
             time.sleep(0.01)
         with srv._open_lock:
             assert srv._open == {}
+
+
+def test_a_seat_view_carries_the_talons_worth_only_with_the_talon() -> None:
+    """The replay page says what the sitting-out dealer of four scores of the talon from
+    each view's ``talon_score``: face up always, in a seat view only where that view shows
+    the talon (``talon_visible = false``: the declarer's alone), never without it."""
+    import dataclasses
+
+    from engine import PRESETS, Game
+
+    for visible in (True, False):
+        rules = dataclasses.replace(PRESETS["1001-4p"], talon_visible=visible, max_deals=2)
+        g = Game.new(rules, 5, ["ann", "bob", "cid", "dan"])
+        worth = g.talon_score
+        while not g.is_over:
+            g.apply_trusted(g.legal_actions()[0])
+        m = MatchReplay("four", g.record())
+        assert {st["view"]["talon_score"] for st in m.deal(0)["steps"]} == {worth}
+        shown = set()
+        for seat in range(4):
+            for st in m.deal(0, seat)["steps"]:
+                v = st["view"]
+                assert v["talon_score"] == (None if v["talon"] is None else worth)
+                if v["talon"] is not None:
+                    shown.add(seat)
+        assert shown == ({0, 1, 2, 3} if visible else {g.deal_results[0].declarer})

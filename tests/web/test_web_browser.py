@@ -747,3 +747,81 @@ def test_bot_page_says_how_many_deals_are_held_back(driver: Any, tmp_path: Path)
         [note] = wait_for(driver, "#held-back-deals")
         assert note.text.startswith(f"{page['deal_scores_held_back']} deals of matches dealt")
         assert "No deals yet." in driver.find_element("css selector", "#score-hist").text
+
+
+# --- the sitting-out dealer's talon ------------------------------------------------------
+
+
+def _sitter_record(on: list[int], *, nines: bool = True, talon_visible: bool = True) -> Any:
+    """One deal of 1001-4p with the barrel on, ann dealing (she sits out); ``on``: the deals
+    left on the barrel per seat (a seat on it at 880); ``nines``: the talon 9♠ 9♣ 9♦."""
+    import dataclasses
+
+    from engine import PRESETS, Game, parse_cards
+
+    rules = dataclasses.replace(PRESETS["1001-4p"], barrel=True, name="1001-4p-barrel",
+                                talon_visible=talon_visible, max_deals=1)  # fmt: skip
+    hands = [parse_cards(h) for h in ("", "AS 10S KS QS JS AC 10C", "KC QC JC AD 10D KD QD",
+                                      "JD AH 10H KH QH JH 9H")]  # fmt: skip
+    deals = {0: (hands, parse_cards("9S 9C 9D"))} if nines else None
+    g = Game.new(rules, 5, ["ann", "bob", "cid", "dan"], dealer=0, deals=deals,
+                 scores=[880 if b else 0 for b in on], barrel=on)  # fmt: skip
+    while not g.is_over:
+        g.apply_trusted(g.legal_actions()[0])
+    return g
+
+
+def test_the_replay_says_what_the_sitting_out_dealer_scores_of_the_talon(
+    driver: Any, tmp_path: Path
+) -> None:
+    """Defect (review of the barrel in 1001-4p): the dealer's box said "sits out this deal
+    (scores the talon)" in every case: of a dealer on the barrel too, who scores none of it,
+    and with no worth (three nines score 100, no card points). Its worth is shown where the
+    view shows the talon, never to a seat that may not see it (``talon_visible = false``:
+    the dealer himself neither)."""
+    games = {
+        "sitter": _sitter_record([2, 0, 0, 0]),
+        "other": _sitter_record([0, 2, 0, 0]),
+        "hidden": _sitter_record([0, 0, 0, 0], nines=False, talon_visible=False),
+    }
+    assert games["sitter"].deal_results[0].deltas[0] == 0  # (the engine, described)
+    assert games["other"].deal_results[0].deltas[0] == 100
+    path = tmp_path / "talon.sqlite"
+    with Storage(path) as st:
+        st.ensure_tournament("t", name="t", fingerprint="t", total_matches=len(games),
+                             config={"name": "t", "ruleset": "1001-4p"},
+                             bots=[(b, "demo") for b in ("ann", "bob", "cid", "dan")])  # fmt: skip
+        for i, (mid, g) in enumerate(games.items()):
+            st.save_match("t", match_id=mid, index=i, table=0, set_no=0, seed=5,
+                          seats=("ann", "bob", "cid", "dan"), record=g.record(),
+                          started_at=1.7e9 + i, finished_at=1.7e9 + i + 1)  # fmt: skip
+        st.finish_tournament("t")
+
+    def said(url: str, mid: str, step: int | str, seat: int | None = None) -> str:
+        if step == "end":
+            step = get_json(url, f"/api/matches/{mid}")["deals"][0]["steps"] - 1
+        load(
+            driver,
+            f"{url}replay/{mid}#deal=0&step={step}" + ("" if seat is None else f"&seat={seat}"),
+        )
+        return str(driver.find_element("id", "hand-0").text)
+
+    with arena_web(path) as url:
+        barrel = "sits out this deal (on the barrel: the talon (100, three nines) is not scored)"
+        for step in (0, "end"):  # (at the end the barrel shown is the one after the deal)
+            assert said(url, "sitter", step) == barrel
+        assert (
+            said(url, "sitter", 0, seat=1)
+            == "sits out this deal (on the barrel: scores nothing of the talon)"
+        )
+        assert said(url, "sitter", "end", seat=1) == barrel
+        assert (
+            said(url, "other", "end") == "sits out this deal (scores the talon: 100, three nines)"
+        )
+        g = games["hidden"]
+        worth, declarer = g.deal_results[0].deltas[0], g.deal_results[0].declarer
+        shown = f"sits out this deal (scores the talon: {worth})"
+        assert said(url, "hidden", 0) == shown
+        assert said(url, "hidden", "end", seat=declarer) == shown
+        for seat in {0, 1, 2, 3} - {declarer}:
+            assert said(url, "hidden", "end", seat=seat) == "sits out this deal (scores the talon)"

@@ -122,6 +122,22 @@ function trickCard(card, referee, opts = {}) {
   return c;
 }
 
+// What the dealer of four, who sits the deal out, scores of the talon, in the words of
+// `arena replay` (arena.render.sitter_talon): its worth only where this view shows the
+// talon (the server sends talon_score with the talon it shows, never without it), "three
+// nines" named (100, no card points), and nothing of it while he sits on the barrel (as the
+// deal began: the last step's barrel is the one after it).
+function sitterTalon(v, s) {
+  let worth = "";
+  if (v.talon && v.talon_score !== null && v.talon_score !== undefined) {
+    worth = String(v.talon_score);
+    if (v.talon.every((c) => c && c.startsWith("9"))) worth += ", three nines";
+  }
+  const start = state.data.steps[0].view;
+  if (!(start.barrel && start.barrel[s] > 0)) return worth ? `scores the talon: ${worth}` : "scores the talon";
+  return worth ? `on the barrel: the talon (${worth}) is not scored` : "on the barrel: scores nothing of the talon";
+}
+
 function seatBox(v, s, step) {
   const n = state.summary.seats;
   const active = v.active_seats.includes(s);
@@ -138,7 +154,7 @@ function seatBox(v, s, step) {
   box.append(el("div", { class: "who" }, el("span", { class: "name", title: `${s}: ${seatName(s)}` }, `${s}: ${seatName(s)}`), badges));
   const handEl = el("div", { class: "hand", id: `hand-${s}` });
   const sitsOut = !active && n === 4;
-  if (sitsOut) handEl.append(el("span", { class: "small" }, "sits out this deal (scores the talon)"));
+  if (sitsOut) handEl.append(el("span", { class: "small sits-out" }, `sits out this deal (${sitterTalon(v, s)})`));
   else if (hand) for (const c of hand) handEl.append(cardEl(c));
   else for (let i = 0; i < (v.hand_sizes ? v.hand_sizes[s] : 0); i++) handEl.append(cardEl(null, { small: true }));
   box.append(handEl);
