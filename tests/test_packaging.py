@@ -226,6 +226,20 @@ def test_a_checkout_shadowing_the_installed_package_says_so(tmp_path: Path) -> N
     )
     assert error(checkout) == plain  # (no package installed beside it)
 
+    # Defect: a checkout put first by PYTHONPATH was met with "run outside the checkout",
+    # from wherever Python ran: the way out is taking it off PYTHONPATH.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    probe = f"import sys; sys.path.append({str(site)!r}); import arena.v1; arena.v1.arena_pb2"
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", probe], cwd=elsewhere, capture_output=True, text=True,
+        timeout=60, env={"PYTHONPATH": str(checkout)},
+    )  # fmt: skip
+    assert done.stderr.splitlines()[-1] == (
+        f"{plain}; or, to use the package installed by pip ({site.resolve()}), take the "
+        f"checkout {checkout.resolve()} off PYTHONPATH: Python imported it first"
+    )
+
 
 def test_a_build_whose_protobuf_code_cannot_be_generated_fails(tmp_path: Path) -> None:
     """A .proto that protoc refuses fails the build, saying so: not a wheel without
