@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import re
 import shutil
-from importlib.metadata import requires
+import sys
+from importlib.metadata import PackageNotFoundError, requires
 from pathlib import Path
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
+from setuptools.errors import OptionError
+
+ROOT = Path(__file__).resolve().parent
 
 
 class BuildPyWithProtobuf(build_py):
@@ -27,20 +31,39 @@ class BuildPyWithProtobuf(build_py):
             # pip builds in the source tree and setuptools keeps build/lib between builds:
             # a module deleted from the copy since its last `pip install` stayed in the
             # wheel. Each build starts from the sources alone.
-            shutil.rmtree(self.build_lib, ignore_errors=True)
+            self._empty_build_lib()
         super().run()
         if self.editable_mode:
             return  # (an editable install imports the checkout: `make proto` writes there)
         from grpc_tools import protoc  # (a build requirement, pyproject.toml)
 
-        root = Path(__file__).parent
-        sources = sorted(str(p) for p in (root / "proto").glob("**/*.proto"))
+        sources = sorted(str(p) for p in (ROOT / "proto").glob("**/*.proto"))
         out = Path(self.build_lib)
         include = Path(protoc.__file__).parent / "_proto"  # (protobuf's own .proto files)
-        args = ["grpc_tools.protoc", f"-I{root / 'proto'}", f"-I{include}"]
+        args = ["grpc_tools.protoc", f"-I{ROOT / 'proto'}", f"-I{include}"]
         status = protoc.main([*args, f"--python_out={out}", f"--grpc_python_out={out}", *sources])
         if status != 0:
             raise RuntimeError(f"protoc failed ({status}) on {', '.join(sources)}")
+
+    def _empty_build_lib(self) -> None:
+        """Remove the last build's files, and nothing else: a ``--build-lib`` (or a
+        setup.cfg's ``build_lib``) may name any directory, the source tree or a parent of
+        it (``--build-lib .`` deleted the checkout)."""
+        out = Path(self.build_lib).resolve()
+        if out.is_relative_to(ROOT / "build"):  # (setuptools' own; `make clean` removes it)
+            shutil.rmtree(out, ignore_errors=True)
+            return
+        if not out.is_dir():
+            return
+        ours = {p.partition(".")[0] for p in self.packages or ()}
+        others = sorted(e.name for e in out.iterdir() if e.name not in ours)
+        if others or ROOT.is_relative_to(out):
+            raise OptionError(
+                f"not emptying the build directory {out}: it holds "
+                f"{', '.join(others[:5]) or 'the sources'}, which no build of "
+                "thousand-arena writes; build into a new or empty directory"
+            )
+        shutil.rmtree(out)
 
 
 DEPENDENCIES = [
@@ -62,10 +85,21 @@ def generated_code_requirements() -> list[str]:
     pip's isolated build takes the newest grpcio-tools, whatever the bot author's venv holds
     (a library pinning protobuf<6): without these the install succeeded and `import sdk`
     failed."""
+    try:
+        tools = requires("grpcio-tools") or []
+    except PackageNotFoundError:
+        # (pip installs the build requirements itself, except with --no-build-isolation)
+        sys.exit(
+            "error: building thousand-arena needs grpcio-tools (it generates the protobuf "
+            "code): install it and setuptools first, `pip install grpcio-tools setuptools`, "
+            "or build without --no-build-isolation"
+        )
     wanted = []
-    for req in requires("grpcio-tools") or ():
+    for req in tools:
         name = re.match(r"[A-Za-z0-9._-]+", req)
-        if name and name.group().lower() in ("protobuf", "grpcio") and ";" not in req:
+        _, _, marker = req.partition(";")
+        # (kept with its marker, which pip evaluates; an extra's requirement is not needed)
+        if name and name.group().lower() in ("protobuf", "grpcio") and "extra" not in marker:
             wanted.append(req)
     return wanted
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import importlib.metadata
+import importlib.util
 import re
 import shutil
 import subprocess
@@ -225,6 +226,20 @@ def test_a_checkout_shadowing_the_installed_package_says_so(tmp_path: Path) -> N
     )
     assert error(checkout) == plain  # (no package installed beside it)
 
+    # Defect: a checkout put first by PYTHONPATH was met with "run outside the checkout",
+    # from wherever Python ran: the way out is taking it off PYTHONPATH.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    probe = f"import sys; sys.path.append({str(site)!r}); import arena.v1; arena.v1.arena_pb2"
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", probe], cwd=elsewhere, capture_output=True, text=True,
+        timeout=60, env={"PYTHONPATH": str(checkout)},
+    )  # fmt: skip
+    assert done.stderr.splitlines()[-1] == (
+        f"{plain}; or, to use the package installed by pip ({site.resolve()}), take the "
+        f"checkout {checkout.resolve()} off PYTHONPATH: Python imported it first"
+    )
+
 
 def test_a_build_whose_protobuf_code_cannot_be_generated_fails(tmp_path: Path) -> None:
     """A .proto that protoc refuses fails the build, saying so: not a wheel without
@@ -242,3 +257,114 @@ def test_a_build_whose_protobuf_code_cannot_be_generated_fails(tmp_path: Path) -
     assert done.returncode != 0
     assert "protoc failed" in done.stdout + done.stderr, done.stdout + done.stderr
     assert not list(out.glob("*.whl"))
+
+
+def _setup_py(src: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "setup.py", "-q", *args],
+        cwd=src, capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+
+
+def test_a_build_empties_no_directory_but_a_builds(tmp_path: Path) -> None:
+    """Defect: setup.py's build_py emptied its build directory, whatever it was: `python
+    setup.py build_py --build-lib .` (or a setup.cfg's build_lib) deleted the whole copy,
+    and `--build-lib ..` the folder holding it. It empties setuptools' build/ and a
+    directory holding only the packages a build writes, and refuses any other."""
+    src = tmp_path / "src"
+    _copy_sources(src)
+    (tmp_path / "notes.txt").write_text("the user's\n")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("the user's\n")
+    for build_lib in (".", "..", str(mine), "arena"):
+        done = _setup_py(src, "build_py", "--build-lib", build_lib)
+        assert done.returncode != 0, build_lib
+        assert "not emptying the build directory" in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr, done.stderr
+    assert (tmp_path / "notes.txt").is_file() and (mine / "notes.txt").is_file()
+    assert not subprocess.run(
+        ["diff", "-r", "-x", "__pycache__", "-x", "*_pb2*", "-x", "*.egg-info",
+         str(ROOT / "engine"), str(src / "engine")],
+        capture_output=True, timeout=60,
+    ).returncode  # fmt: skip
+    assert (src / "setup.py").is_file() and (src / "arena" / "cli").is_dir()
+    # a directory of its own, built into twice: the second build has only the copy's modules
+    out = tmp_path / "out"
+    (src / "bots" / "gone.py").write_text("")
+    assert _setup_py(src, "build_py", "--build-lib", str(out)).returncode == 0
+    assert (out / "bots" / "gone.py").is_file()
+    (src / "bots" / "gone.py").unlink()
+    done = _setup_py(src, "build_py", "--build-lib", str(out))
+    assert done.returncode == 0, done.stderr
+    assert not (out / "bots" / "gone.py").exists()
+    assert (out / "arena" / "v1" / "arena_pb2.py").is_file()
+
+
+def _backend_hook(src: Path, pythonpath: Path, hook: str) -> subprocess.CompletedProcess[str]:
+    """Run a build backend hook of ``src`` with only ``pythonpath`` (and the standard
+    library) to import from, as an isolated build would."""
+    (src / "meta").mkdir(exist_ok=True)
+    code = f"import setuptools.build_meta as b; print(b.{hook}({str(src / 'meta')!r}))"
+    return subprocess.run(
+        [sys.executable, "-S", "-c", code],
+        cwd=src, capture_output=True, text=True, timeout=240,
+        env={"PYTHONPATH": str(pythonpath), "PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+
+
+def _setuptools_alone(where: Path) -> Path:
+    """A directory to import setuptools from, and nothing else (no grpcio-tools)."""
+    where.mkdir()
+    for module in ("setuptools", "_distutils_hack"):
+        found = importlib.util.find_spec(module)
+        assert found is not None and found.origin is not None, module
+        (where / module).symlink_to(Path(found.origin).parent)
+    # (its metadata too: its commands, dist_info among them, are entry points)
+    dist = importlib.metadata.distribution("setuptools")
+    (meta,) = [f for f in dist.files or () if f.match("setuptools-*.dist-info/METADATA")]
+    info = Path(str(dist.locate_file(meta))).parent
+    (where / info.name).symlink_to(info)
+    return where
+
+
+def test_a_build_without_grpcio_tools_says_what_to_install(tmp_path: Path) -> None:
+    """Defect: a build in an environment without grpcio-tools (`pip install
+    --no-build-isolation` in a venv that has none) failed with a traceback ending in
+    "No package metadata was found for grpcio-tools", naming no way out."""
+    src = tmp_path / "src"
+    _copy_sources(src)
+    done = _backend_hook(src, _setuptools_alone(tmp_path / "path"), "build_wheel")
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        "error: building thousand-arena needs grpcio-tools (it generates the protobuf "
+        "code): install it and setuptools first, `pip install grpcio-tools setuptools`, "
+        "or build without --no-build-isolation"
+    )
+
+
+def test_the_generated_codes_requirements_keep_their_markers(tmp_path: Path) -> None:
+    """Defect: a requirement of grpcio-tools with an environment marker (`protobuf>=7;
+    python_version >= "3.10"`) was dropped, so the wheel set no floor under protobuf at
+    all; it is kept with its marker (pip evaluates it). An extra's requirement is not the
+    generated code's."""
+    src = tmp_path / "src"
+    _copy_sources(src)
+    path = _setuptools_alone(tmp_path / "path")
+    info = path / "grpcio_tools-9.1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: grpcio-tools\nVersion: 9.1.0\n"
+        'Requires-Dist: protobuf<10,>=9.1; python_version >= "3.10"\n'
+        "Requires-Dist: grpcio>=9.1.0\n"
+        "Requires-Dist: setuptools\n"
+        'Requires-Dist: grpcio>=99; extra == "docs"\n'
+    )
+    done = _backend_hook(src, path, "prepare_metadata_for_build_wheel")
+    assert done.returncode == 0, done.stderr
+    meta = (src / "meta" / done.stdout.split()[-1] / "METADATA").read_text()
+    requires = [n.removeprefix("Requires-Dist: ") for n in meta.splitlines() if "Dist:" in n]
+    assert 'protobuf<10,>=9.1; python_version >= "3.10"' in requires
+    assert "grpcio>=9.1.0" in requires
+    assert not [r for r in requires if "99" in r or r.startswith("setuptools")]

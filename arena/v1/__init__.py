@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import os
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -38,10 +40,23 @@ def _not_generated(name: str) -> str:
         installed = Path(str(dist.locate_file(f"arena/v1/{name}.py"))).resolve()
         if installed.parent != here and installed.is_file():
             # The package installed by pip has the code, but Python found this checkout
-            # first: the current directory (`python -m arena.soak` run in the copy).
+            # first: on PYTHONPATH, or the current directory (`python -m arena.soak` run
+            # in the copy), where running elsewhere is the way out.
+            checkout = here.parents[1]
+            way = (
+                f"take the checkout {checkout} off PYTHONPATH"
+                if _on_pythonpath(checkout)
+                else f"run outside the checkout {checkout}"
+            )
             return (
                 f"{message}; or, to use the package installed by pip "
-                f"({installed.parents[2]}), run outside the checkout {here.parents[1]}: "
-                "Python imported it first"
+                f"({installed.parents[2]}), {way}: Python imported it first"
             )
     return message
+
+
+def _on_pythonpath(folder: Path) -> bool:
+    if sys.flags.ignore_environment:  # (python -I, -E: PYTHONPATH is not read)
+        return False
+    entries = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    return any(e and Path(e).resolve() == folder for e in entries)
