@@ -18,7 +18,6 @@ from pathlib import Path
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
-from setuptools.errors import OptionError
 
 ROOT = Path(__file__).resolve().parent
 
@@ -46,24 +45,13 @@ class BuildPyWithProtobuf(build_py):
             raise RuntimeError(f"protoc failed ({status}) on {', '.join(sources)}")
 
     def _empty_build_lib(self) -> None:
-        """Remove the last build's files, and nothing else: a ``--build-lib`` (or a
+        """Remove the last build's files, and nothing else: only setuptools' own build/
+        here is emptied (`make clean` removes it too). A ``--build-lib`` elsewhere (or a
         setup.cfg's ``build_lib``) may name any directory, the source tree or a parent of
-        it (``--build-lib .`` deleted the checkout)."""
+        it (``--build-lib .`` deleted the checkout): it is left as it is."""
         out = Path(self.build_lib).resolve()
-        if out.is_relative_to(ROOT / "build"):  # (setuptools' own; `make clean` removes it)
+        if out.is_relative_to((ROOT / "build").resolve()):
             shutil.rmtree(out, ignore_errors=True)
-            return
-        if not out.is_dir():
-            return
-        ours = {p.partition(".")[0] for p in self.packages or ()}
-        others = sorted(e.name for e in out.iterdir() if e.name not in ours)
-        if others or ROOT.is_relative_to(out):
-            raise OptionError(
-                f"not emptying the build directory {out}: it holds "
-                f"{', '.join(others[:5]) or 'the sources'}, which no build of "
-                "thousand-arena writes; build into a new or empty directory"
-            )
-        shutil.rmtree(out)
 
 
 DEPENDENCIES = [
