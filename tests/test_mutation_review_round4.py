@@ -27,15 +27,7 @@ from arena.tournament.config import (
 )
 from bots._dds import rule_options
 from engine import PRESETS, Card, Game
-
-BASE = """
-name = "mine"
-ruleset = "classic"
-[bots]
-a = "random"
-b = "heuristic"
-c = "counting"
-"""
+from tests.arena.test_tournament_config import BASE
 
 
 def _text(rec: dict) -> str:  # type: ignore[type-arg]
