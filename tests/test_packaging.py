@@ -239,6 +239,17 @@ def test_a_checkout_shadowing_the_installed_package_says_so(tmp_path: Path) -> N
         f"{plain}; or, to use the package installed by pip ({site.resolve()}), take the "
         f"checkout {checkout.resolve()} off PYTHONPATH: Python imported it first"
     )
+    # Defect: run in the checkout with it on PYTHONPATH too, the message said only "take it
+    # off PYTHONPATH", and Python then found it in the current directory all the same.
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", probe], cwd=checkout, capture_output=True, text=True,
+        timeout=60, env={"PYTHONPATH": str(checkout)},
+    )  # fmt: skip
+    assert done.stderr.splitlines()[-1] == (
+        f"{plain}; or, to use the package installed by pip ({site.resolve()}), take the "
+        f"checkout {checkout.resolve()} off PYTHONPATH and run outside it: Python imported "
+        "it first"
+    )
 
 
 def test_a_build_whose_protobuf_code_cannot_be_generated_fails(tmp_path: Path) -> None:

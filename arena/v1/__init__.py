@@ -41,13 +41,14 @@ def _not_generated(name: str) -> str:
         if installed.parent != here and installed.is_file():
             # The package installed by pip has the code, but Python found this checkout
             # first: on PYTHONPATH, or the current directory (`python -m arena.soak` run
-            # in the copy), where running elsewhere is the way out.
+            # in the copy), where running elsewhere is the way out; or both, when taking
+            # it off PYTHONPATH alone left the current directory to find it.
             checkout = here.parents[1]
-            way = (
-                f"take the checkout {checkout} off PYTHONPATH"
-                if _on_pythonpath(checkout)
-                else f"run outside the checkout {checkout}"
-            )
+            way = f"run outside the checkout {checkout}"
+            if _on_pythonpath(checkout):
+                way = f"take the checkout {checkout} off PYTHONPATH"
+                if _in_current_directory(checkout):
+                    way += " and run outside it"
             return (
                 f"{message}; or, to use the package installed by pip "
                 f"({installed.parents[2]}), {way}: Python imported it first"
@@ -60,3 +61,12 @@ def _on_pythonpath(folder: Path) -> bool:
         return False
     entries = os.environ.get("PYTHONPATH", "").split(os.pathsep)
     return any(e and Path(e).resolve() == folder for e in entries)
+
+
+def _in_current_directory(folder: Path) -> bool:
+    # sys.path[0] is the current directory for `python -c` ("") and `python -m` (its path);
+    # a script's own folder or, with -P / -I, nothing of the current directory otherwise.
+    first = sys.path[0] if sys.path else None
+    if first is None or first not in ("", os.getcwd()):
+        return False
+    return Path.cwd().resolve() == folder
