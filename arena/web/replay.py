@@ -6,8 +6,8 @@ twice over:
 
 * as each seat saw it — exactly :func:`engine.observe` for that seat, normalized to JSON
   (:func:`view_json`); nothing else is added but ``talon_score``, what the talon it shows
-  scores the sitting-out dealer of four (null with no talon shown), so a seat's steps
-  never carry a card, or a talon's worth, that seat was not allowed to see;
+  scores the sitting-out dealer of four (null with no talon shown, or no sitter), so a
+  seat's steps never carry a card, or a talon's worth, that seat was not allowed to see;
 * face up — every seat's own hand (from its own view), the dealt talon and the passed
   cards from the record, and the public part of the table.
 
@@ -193,7 +193,8 @@ def _takes(tricks: Sequence[JSON], marriages: Sequence[JSON], n: int) -> list[in
 def view_json(view: Any) -> JSON:
     """One seat's :class:`engine.PlayerView` as JSON (cards as ``"K♥"``); nothing added but
     ``talon_score``, the worth of the talon the view shows to the dealer who sits the deal
-    out (4 players; :func:`engine.talon_score`), null when it shows none."""
+    out (4 players; :func:`engine.talon_score`), null when it shows none or nobody sits
+    out (3 players: no one scores the talon as such)."""
     n = len(view.players) if getattr(view, "players", None) is not None else 3
     declarer = getattr(view, "declarer", None)
     tricks = _completed_tricks(getattr(view, "tricks", ()))
@@ -211,7 +212,9 @@ def view_json(view: Any) -> JSON:
         "active_seats": list(getattr(view, "active_seats", range(n))),
         "hands": hands,
         "talon": _cards(getattr(view, "talon", None)),
-        "talon_score": None if view.talon is None else talon_score(view.talon, view.ruleset),
+        "talon_score": None
+        if view.talon is None or n != 4
+        else talon_score(view.talon, view.ruleset),
         "bids": [{"seat": s, "action": str(a)} for s, a in _pairs(getattr(view, "bids", ()))],
         "declarer": declarer,
         "bid": _amount(getattr(view, "bid", None)),
@@ -486,7 +489,8 @@ class MatchReplay:
         full["seat"] = None
         full["hands"] = [views[s]["hands"][s] for s in range(self.n)]
         full["talon"] = talon if talon is not None else views[0]["talon"]
-        full["talon_score"] = game.talon_score  # (of the dealt talon, shown face up)
+        # (of the dealt talon, shown face up; a game of three has no sitter to score it)
+        full["talon_score"] = game.talon_score if self.n == 4 else None
         full["gives"] = gives
         full["legal"] = views[game.to_act]["legal"] if game.to_act is not None else []
         sizes = [len(h or ()) for h in full["hands"]]

@@ -1008,3 +1008,22 @@ def test_a_seat_view_carries_the_talons_worth_only_with_the_talon() -> None:
                 if v["talon"] is not None:
                     shown.add(seat)
         assert shown == ({0, 1, 2, 3} if visible else {g.deal_results[0].declarer})
+
+
+def test_a_three_player_view_carries_no_talon_worth() -> None:
+    """Defect: ``talon_score``, what the talon scores the dealer of four who sits out, was
+    a number in a 3-player match too (100 for three nines), where nobody sits out and no
+    one scores the talon as such: null there, face up and in every seat's view."""
+    import dataclasses
+
+    from engine import PRESETS, Game
+
+    rules = dataclasses.replace(PRESETS["1001"], max_deals=1)
+    g = Game.new(rules, 5, ["ann", "bob", "cid"])
+    while not g.is_over:
+        g.apply_trusted(g.legal_actions()[0])
+    m = MatchReplay("three", g.record())
+    for seat in (None, 0, 1, 2):
+        steps = m.deal(0, seat)["steps"]
+        assert any(st["view"]["talon"] is not None for st in steps)
+        assert {st["view"]["talon_score"] for st in steps} == {None}
