@@ -45,12 +45,14 @@ class BuildPyWithProtobuf(build_py):
             raise RuntimeError(f"protoc failed ({status}) on {', '.join(sources)}")
 
     def _empty_build_lib(self) -> None:
-        """Remove the last build's files, and nothing else: only setuptools' own build/
-        here is emptied (`make clean` removes it too). A ``--build-lib`` elsewhere (or a
-        setup.cfg's ``build_lib``) may name any directory, the source tree or a parent of
-        it (``--build-lib .`` deleted the checkout): it is left as it is."""
+        """Remove the last build's files, and nothing else: only a directory below
+        setuptools' own build/ here is emptied (`make clean` removes it too). A
+        ``--build-lib`` elsewhere (or a setup.cfg's ``build_lib``) may name any directory,
+        the source tree or a parent of it (``--build-lib .`` deleted the checkout), and
+        build/ itself may be a link to a folder of the user's: they are left as they are."""
         out = Path(self.build_lib).resolve()
-        if out.is_relative_to((ROOT / "build").resolve()):
+        base = (ROOT / "build").resolve()
+        if out != base and out.is_relative_to(base):
             shutil.rmtree(out, ignore_errors=True)
 
 

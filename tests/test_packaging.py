@@ -302,6 +302,13 @@ def test_a_build_empties_no_directory_but_its_own_build(tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert _setup_py(src, "build_py", "--build-lib", str(out)).returncode == 0
     assert (out / "arena" / "v1" / "arena_pb2.py").is_file()
+    # Defect: build/ a link to a folder of the user's (builds kept on another disk) and
+    # `--build-lib build` deleted that folder, with whatever else it held, and the build
+    # then failed on the dangling link. What is emptied is below build/, never build/.
+    (src / "build").symlink_to(mine, target_is_directory=True)
+    done = _setup_py(src, "build_py", "--build-lib", "build")
+    assert done.returncode == 0, done.stderr
+    assert (mine / "notes.txt").is_file() and (mine / "arena" / "v1" / "arena_pb2.py").is_file()
 
 
 def _backend_hook(src: Path, pythonpath: Path, hook: str) -> subprocess.CompletedProcess[str]:
