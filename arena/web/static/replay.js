@@ -161,6 +161,7 @@ function seatBox(v, s, step) {
   const res = v.result;
   box.append(el("div", { class: "nums" },
     // the sitter takes no trick: its score change at the deal's end is the talon's score
+    // (none of it on the barrel, where a barrel event may change it too: sitterTalon)
     el("span", { class: "take", dataset: { seat: String(s) } }, sitsOut ? "sits out" : `take ${v.takes[s]}`), " · ",
     el("span", { class: "score", id: `score-${s}`, dataset: { seat: String(s) } }, `score ${v.scores[s]}`),
     res && res.deltas ? el("span", { class: "delta" }, ` (${res.deltas[s] >= 0 ? "+" : ""}${res.deltas[s]})`) : null));
