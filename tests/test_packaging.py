@@ -231,25 +231,20 @@ def test_a_checkout_shadowing_the_installed_package_says_so(tmp_path: Path) -> N
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     probe = f"import sys; sys.path.append({str(site)!r}); import arena.v1; arena.v1.arena_pb2"
-    done = subprocess.run(
-        [sys.executable, "-S", "-c", probe], cwd=elsewhere, capture_output=True, text=True,
-        timeout=60, env={"PYTHONPATH": str(checkout)},
-    )  # fmt: skip
-    assert done.stderr.splitlines()[-1] == (
-        f"{plain}; or, to use the package installed by pip ({site.resolve()}), take the "
-        f"checkout {checkout.resolve()} off PYTHONPATH: Python imported it first"
-    )
     # Defect: run in the checkout with it on PYTHONPATH too, the message said only "take it
     # off PYTHONPATH", and Python then found it in the current directory all the same.
-    done = subprocess.run(
-        [sys.executable, "-S", "-c", probe], cwd=checkout, capture_output=True, text=True,
-        timeout=60, env={"PYTHONPATH": str(checkout)},
-    )  # fmt: skip
-    assert done.stderr.splitlines()[-1] == (
-        f"{plain}; or, to use the package installed by pip ({site.resolve()}), take the "
-        f"checkout {checkout.resolve()} off PYTHONPATH and run outside it: Python imported "
-        "it first"
-    )
+    for cwd, way in (
+        (elsewhere, "off PYTHONPATH"),
+        (checkout, "off PYTHONPATH and run outside it"),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-S", "-c", probe], cwd=cwd, capture_output=True, text=True,
+            timeout=60, env={"PYTHONPATH": str(checkout)},
+        )  # fmt: skip
+        assert done.stderr.splitlines()[-1] == (
+            f"{plain}; or, to use the package installed by pip ({site.resolve()}), take the "
+            f"checkout {checkout.resolve()} {way}: Python imported it first"
+        )
 
 
 def test_a_build_whose_protobuf_code_cannot_be_generated_fails(tmp_path: Path) -> None:

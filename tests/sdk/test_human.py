@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -686,15 +687,15 @@ def test_a_concession_typed_where_a_throw_in_is_meant_says_which_is_which() -> N
     assert "'concede'" in why
 
 
-def test_every_seat_is_told_what_the_sitting_out_dealer_scored() -> None:
-    """Defect (1001-4p through a pty): at a deal's end the dealer, dealt nothing, showed a
-    take of 0 and a score of +N that no line explained (the talon), and the other seats
-    were not told he had sat out at all."""
+def _four_humans_one_deal(ruleset: Any) -> tuple[Any, list[io.StringIO], int, int]:
+    """Four terminal seats play one deal of ``ruleset`` (seed 3); each seat's deal-end text
+    says the sitting-out dealer's talon score in its own words. The match, the outputs, the
+    dealer and what the talon scored him."""
     from sdk import play_local
 
     outs = [io.StringIO() for _ in range(4)]
     seats = [HumanBot(io.StringIO("1\n" * 300), o, color=False) for o in outs]
-    m = play_local(seats, ruleset="1001-4p", seed=3, max_deals=1)
+    m = play_local(seats, ruleset=ruleset, seed=3, max_deals=1)
     deal = m.record["deals"][0]
     dealer, talon = deal["dealer"], deal["deltas"][deal["dealer"]]
     for seat, out in enumerate(outs):
@@ -704,6 +705,16 @@ def test_every_seat_is_told_what_the_sitting_out_dealer_scored() -> None:
         else:
             name = m.names[dealer]
             assert f"({name} dealt and sat out this deal: the talon scores him {talon:+d})" in text
+    return m, outs, dealer, talon
+
+
+def test_every_seat_is_told_what_the_sitting_out_dealer_scored() -> None:
+    """Defect (1001-4p through a pty): at a deal's end the dealer, dealt nothing, showed a
+    take of 0 and a score of +N that no line explained (the talon), and the other seats
+    were not told he had sat out at all."""
+    m, outs, dealer, _ = _four_humans_one_deal("1001-4p")
+    for seat, out in enumerate(outs):
+        text = out.getvalue()
         takes = re.search(r"takes: (.*)", text)
         assert takes is not None
         shown = "you" if seat == dealer else m.names[dealer]
@@ -774,22 +785,10 @@ def test_with_the_barrel_on_the_sitting_out_dealer_is_told_what_the_talon_scored
     import dataclasses
 
     from engine import PRESETS
-    from sdk import play_local
 
     rules = dataclasses.replace(PRESETS["1001-4p"], barrel=True, name="1001-4p-barrel")
-    outs = [io.StringIO() for _ in range(4)]
-    seats = [HumanBot(io.StringIO("1\n" * 300), o, color=False) for o in outs]
-    m = play_local(seats, ruleset=rules, seed=3, max_deals=1)
-    deal = m.record["deals"][0]
-    dealer, talon = deal["dealer"], deal["deltas"][deal["dealer"]]
+    m, _, _, talon = _four_humans_one_deal(rules)
     assert talon == Game.new(rules, 3, list(m.names)).talon_score
-    for seat, out in enumerate(outs):
-        text = out.getvalue()
-        if seat == dealer:
-            assert f"(you dealt and sat out this deal: the talon scores you {talon:+d})" in text
-        else:
-            name = m.names[dealer]
-            assert f"({name} dealt and sat out this deal: the talon scores him {talon:+d})" in text
 
 
 def test_the_concession_pays_each_half_the_bid_rounded_as_the_ruleset_rounds() -> None:
