@@ -46,9 +46,11 @@ from engine import (
     ThrowInError,
     WrongPhaseError,
     load_ruleset,
+    observe,
     parse_action,
     parse_card,
     parse_cards,
+    replay,
 )
 
 P3 = ["ann", "bob", "cid"]
@@ -738,6 +740,9 @@ ORACLE_RULESETS = [
     rules("1001", all_pass="first_hand"),
     rules("1001-4p", all_pass="first_hand", bid_step=20),
     rules(opening_bid=110, bid_step=10, talon_visible=False, rounding=10),
+    rules("1001", concede="off", ace_marriage=False, talon_visible=False),
+    rules("1001-4p", must_beat=True, marriage_needs_trick=False, talon_visible=False),
+    rules("1001-4p", barrel=True, barrel_mode="one", concede_pays="half", throw_in_bonus=35),
 ]
 
 
@@ -807,6 +812,7 @@ def test_engine_agrees_with_the_oracle(index: int) -> None:
                 assert game.to_act == o.to_act(), where
                 legal = {str(a) for a in game.legal_actions()}
                 assert legal == o.legal(), where
+                check_views(game, o)
                 action = pick(game, rng)
                 seat = game.to_act
                 o.apply(seat, str(action))
@@ -815,6 +821,11 @@ def test_engine_agrees_with_the_oracle(index: int) -> None:
             assert res.outcome == o.outcome
             want_scores, want_barrel = oracle_scores(r, o, before_scores, before_barrel)
             assert list(res.scores) == want_scores, (match, number, res)
+            assert [b + d for b, d in zip(before_scores, res.deltas, strict=True)] == want_scores
+            if o.outcome in ("made", "failed"):
+                card_points = [o.points.get(s, 0) for s in range(o.n)]
+                assert list(res.card_points) == card_points and sum(card_points) == 120
+                assert list(res.marriage_points) == [o.mpoints.get(s, 0) for s in range(o.n)]
             if r.barrel:
                 assert list(res.barrel or []) == want_barrel, (match, number, res)
             reached = [s for s in want_scores if s >= r.target]
@@ -825,6 +836,29 @@ def test_engine_agrees_with_the_oracle(index: int) -> None:
                 check_result(r, game)
             if len(game.deal_results) >= 6 and not game.is_over:
                 break
+        # Invariants: replaying the record reproduces every score.
+        again = replay(game.record())
+        assert (again.scores, again.barrel, again.deal_results) == (
+            game.scores,
+            game.barrel,
+            game.deal_results,
+        )
+
+
+def check_views(game: Game, o: Oracle) -> None:
+    """§3, §4, Invariants: a seat sees its own hand; the talon only once taken and only
+    if talon_visible or he is the declarer; a passed card only as giver or receiver;
+    legal actions only when it is his turn."""
+    for seat in range(o.n):
+        view = observe(game, seat)
+        assert sorted(map(str, view.hand)) == sorted(o.hands[seat])
+        shown = o.phase != "bidding" and (o.r.talon_visible or seat == o.declarer)
+        assert (view.talon is not None) == shown, (seat, o.phase)
+        if shown:
+            assert view.talon is not None and sorted(map(str, view.talon)) == sorted(o.talon)
+        for to, card in view.gives:
+            assert (card is not None) == (seat in (to, o.declarer)), (seat, to)
+        assert bool(view.legal_actions) == (seat == game.to_act)
 
 
 def check_result(r: Any, game: Game) -> None:
