@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import sys
 from pathlib import Path
@@ -76,3 +77,38 @@ def test_the_end_of_a_match_every_seat_forfeited_carries_a_finished_view(tmp_pat
         assert not (v.bids or v.gives or v.trick or v.tricks or v.marriages)
         assert list(v.scores) == rec["result"]["scores"]
         assert v.deal_number == me.result.deals == rec["result"]["deals"]
+
+
+def test_a_compressed_message_counts_by_what_it_inflates_to(tmp_path: Path) -> None:
+    """Holds (checked, no defect): a gzip-compressed message of some 100 KB on the wire
+    that inflates to 64 MiB is refused by gRPC against the 1 MiB limit, with
+    RESOURCE_EXHAUSTED "Decompressed message larger than max", before the referee parses
+    it; the bot is not locked out (its next stream is welcomed) and the referee answers."""
+
+    async def main() -> tuple[grpc.StatusCode, str, str]:
+        async with arena(tmp_path) as a:
+            a.referee.add_bot("x", "tok-x")
+            async with grpc.aio.insecure_channel(a.target, compression=grpc.Compression.Gzip) as ch:
+                call = pb_grpc.ArenaStub(ch).Play(metadata=_md("tok-x"))
+                await call.write(pb.BotMessage(hello=pb.Hello(protocol_version=1)))
+                assert (await call.read()).WhichOneof("kind") == "welcome"
+                bomb = pb.Decision(request_id="1" * (64 << 20), match_id="m")
+                with contextlib.suppress(grpc.aio.AioRpcError):
+                    await call.write(pb.BotMessage(decision=bomb))
+                with contextlib.suppress(grpc.aio.AioRpcError):
+                    while await call.read() is not grpc.aio.EOF:
+                        pass
+                code, details = await call.code(), await call.details()
+            async with grpc.aio.insecure_channel(a.target) as ch:
+                again = pb_grpc.ArenaStub(ch).Play(metadata=_md("tok-x"))
+                await again.write(pb.BotMessage(hello=pb.Hello(protocol_version=1)))
+                welcome = (await again.read()).WhichOneof("kind")
+                again.cancel()
+                info = await pb_grpc.ArenaStub(ch).GetInfo(pb.GetInfoRequest())
+                assert info.protocol_version == 1
+            return code, details, welcome
+
+    code, details, welcome = asyncio.run(main())
+    assert code is grpc.StatusCode.RESOURCE_EXHAUSTED, (code, details)
+    assert "Decompressed message larger than max" in details
+    assert welcome == "welcome"
