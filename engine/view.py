@@ -87,26 +87,29 @@ def _talon_visible(game: Game, seat: int) -> bool:
     return game.ruleset.talon_visible or seat == game.declarer
 
 
-def observe(game: Game, seat: int) -> PlayerView:
-    """The view of ``game`` that seat ``seat`` is allowed to have."""
+def observe(game: Game, seat: int, *, ended: bool = False) -> PlayerView:
+    """The view of ``game`` that seat ``seat`` is allowed to have. ``ended``: the match is
+    over even if the game is not (every seat forfeited, and it stopped mid-deal): the view
+    at the end of a match, as of a finished game, with no deal in progress and nobody to
+    act."""
     if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < game.n:
         raise ValueError(f"no seat {seat!r} in a {game.n}-player game")
     declarer = game.declarer
     gives: tuple[tuple[int, Card | None], ...] = tuple(
         (to, card if seat in (declarer, to) else None) for to, card in game.gives
     )
-    over = game.phase is Phase.GAME_OVER
+    over = ended or game.phase is Phase.GAME_OVER
     return PlayerView(
         seat=seat,
         players=game.players,
         ruleset=game.ruleset,
         deal_number=game.deal_number,
         dealer=game.dealer,
-        phase=game.phase,
-        to_act=game.to_act,
+        phase=Phase.GAME_OVER if over else game.phase,
+        to_act=None if over else game.to_act,
         hand=() if over else game.hand(seat),
         active_seats=game.active_seats,
-        talon=game.talon if _talon_visible(game, seat) else None,
+        talon=game.talon if not over and _talon_visible(game, seat) else None,
         bids=() if over else tuple((s, a) for s, a in game.actions if isinstance(a, Bid | Pass)),
         declarer=None if over else declarer,
         bid=None if over else game.bid,
@@ -118,7 +121,7 @@ def observe(game: Game, seat: int) -> PlayerView:
         tricks=() if over else game.tricks,
         scores=game.scores,
         barrel=game.barrel,
-        legal_actions=game.legal_actions() if game.to_act == seat else (),
+        legal_actions=game.legal_actions() if not over and game.to_act == seat else (),
         deal_results=game.deal_results,
     )
 

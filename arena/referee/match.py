@@ -558,8 +558,8 @@ class MatchRunner:
             me = msg.match_ended
             me.match_id = self.match_id
             me.result.CopyFrom(result)
-            if final_view:
-                me.view.CopyFrom(view_to_pb(observe(self.game, st.seat)))
+            if final_view:  # (ended: a match every seat forfeited stopped mid-deal)
+                me.view.CopyFrom(view_to_pb(observe(self.game, st.seat, ended=True)))
             st.session.send_end(self.match_id, msg)
 
     # ------------------------------------------------------------------ from sessions
