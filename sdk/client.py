@@ -462,6 +462,19 @@ def _tell_bank(m: _Match, bot: Bot, view: PlayerView, deadline: Deadline) -> Non
     )  # fmt: skip
 
 
+def _too_late(m: _Match, rid: str, deadline: Deadline | None) -> bool:
+    """Whether an answer just made came past its deadline, limit and bank, by this
+    process's clock: the referee's clock started earlier (when it sent the request), so
+    it has timed the request out for certain and played its fallback. Sent all the same,
+    the answer was refused as a wrong request: a second warning after the timeout's, and
+    a ``wrong_request`` incident in the match record that local play never shows."""
+    if deadline is None or deadline.left() > 0.0:
+        return False
+    log.debug("match %s: the answer to request %s came past its deadline: not sent (the "
+              "referee timed it out and played its fallback)", m.match_id, rid)  # fmt: skip
+    return True
+
+
 _UNMADE = "it could not be made"
 _REFUSED = "its start was refused above"
 
@@ -961,7 +974,8 @@ class BotRunner:
             except SystemExit as e:
                 self._bot_left(e)
                 return
-            self._send_answer(m, rid, action, out)
+            if not _too_late(m, rid, deadline):
+                self._send_answer(m, rid, action, out)
             return
 
         w = m.waiting
@@ -1015,6 +1029,8 @@ class BotRunner:
             if self._out is not out:
                 m.answers = {rid: action}
                 return  # that stream is gone; the referee asks again on the new one
+            if cached is None and _too_late(m, rid, deadline):
+                return
             self._send_answer(m, rid, action, out)
 
         self._chain(m, answer())

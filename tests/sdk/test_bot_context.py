@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -474,3 +475,45 @@ def test_the_arena_runner_condenses_a_repeated_non_action_and_names_async_def(
         assert s.startswith("match h1: ReturnsNone.play() (") and " instead" in s
     assert any("Async.play() (" in s and "is `async def`: bot methods" in s for s in said)
     assert any("Async.on_deal_end() is `async def`" in s for s in said)
+
+
+class LateOnce(Bot):
+    """Its first decision of the match takes 400 ms, past a 50 ms limit with no bank."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def act(self, view: PlayerView) -> Action:
+        self.calls += 1
+        if self.calls == 1:
+            time.sleep(0.4)
+        return view.legal_actions[0]
+
+
+def test_an_answer_past_its_deadline_is_not_sent_after_the_timeout(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect (outside-author audit): the runner sent the answer of a decision that had
+    taken longer than its limit plus its bank (by the runner's own clock, which starts
+    after the referee's: a timeout for certain). The referee, which had played its fallback
+    already, refused it as a wrong request: a second warning after the timeout's
+    ("decision rejected (wrong_request, no strike): ... request '1' timed out ...") and a
+    `wrong_request` incident in the bot's match record, which `arena-bot try` never shows
+    for the same bot. Such an answer is dropped now: the timeout alone is recorded."""
+
+    async def one_match() -> Any:
+        async with arena(tmp_path, decision_ms=50, time_bank_ms=0, max_strikes=10) as a:
+            names = ["v0", "v1", "v2"]
+            tasks = await a.runners(names, [LateOnce, Bot, Bot], 1)
+            rules = dataclasses.replace(RULES, max_deals=1)
+            record = await a.referee.run_match("h1", rules, 1, names)
+            await asyncio.wait_for(asyncio.gather(*tasks), 60)
+            return record
+
+    with caplog.at_level(logging.WARNING, logger="sdk.client"):
+        record = asyncio.run(one_match())
+    kinds = [(i["seat"], i["kind"]) for i in record["incidents"]]
+    assert (0, "timeout") in kinds, kinds
+    assert (0, "wrong_request") not in kinds, record["incidents"]
+    assert "wrong_request" not in caplog.text, caplog.text
