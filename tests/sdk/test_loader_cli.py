@@ -304,3 +304,30 @@ def test_try_a_bot_whose_init_fails_in_a_later_match(tmp_path: Path) -> None:
     text = " ".join(r.output.split())
     assert "making the bot Later for a match" in text and "RuntimeError: no more" in text
     assert "Traceback" not in r.output
+
+
+def test_a_factory_or_an_instance_named_as_the_bot_says_what_to_name(tmp_path: Path) -> None:
+    """Defect (outside-author audit): the docs offer a factory (``lambda: MyBot(depth=3)``)
+    to ``sdk.run`` and ``play_local``; named on the command line (``mybot.py:make``), it was
+    refused with only "'mybot.py:make' is not a subclass of sdk.Bot", and an instance
+    (``bot = MyBot(3)``) so too. Each now says what it is and what to name instead."""
+    f = tmp_path / "conf.py"
+    f.write_text(
+        "from sdk import Bot\n\n"
+        "class Deep(Bot):\n"
+        "    def __init__(self, depth: int) -> None:\n"
+        "        super().__init__()\n"
+        "        self.depth = depth\n\n"
+        "def make():\n    return Deep(3)\n\n"
+        "bot = Deep(3)\n"
+        "DEPTH = 3\n"
+    )
+    with pytest.raises(BotLoadError) as e:
+        load_bot(f"{f}:make")
+    said = str(e.value)
+    assert "is a function, not a subclass of sdk.Bot" in said and "sdk.run, play_local" in said
+    assert "give the class defaults for its arguments" in said and "(its bots: Deep)" in said
+    with pytest.raises(BotLoadError, match=r"is an instance of Deep, not a class: name the class"):
+        load_bot(f"{f}:bot")
+    with pytest.raises(BotLoadError, match=r"not a subclass of sdk.Bot \(a value of type int\)"):
+        load_bot(f"{f}:DEPTH")
