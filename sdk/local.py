@@ -40,6 +40,7 @@ from engine import (
     fallback_action,
     load_ruleset,
     observe,
+    parse_action,
 )
 from sdk.bot import Bot, Deadline
 
@@ -219,6 +220,9 @@ def _exception(e: BaseException) -> str:
 def _short_repr(value: object, limit: int = 100) -> str:
     """``repr(value)``, cut to ``limit`` characters (a bot's answer can be a huge list)."""
     text = repr(value)
+    if isinstance(value, (list, tuple)) and value and all(isinstance(a, Action) for a in value):
+        # In the notation the logs use ("play 9♠"), not the dataclasses' long reprs.
+        text = f"{text[0]}{', '.join(map(str, value))}{text[-1]}"
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -240,7 +244,7 @@ def _not_an_action(action: object) -> str | None:
         if inspect.iscoroutine(action):
             action.close()
             return _ASYNC_DEF
-        return f"returned {_short_repr(action)}, which is not an Action"
+        return f"returned {_short_repr(action)}, which is not an Action{_hint(action)}"
     kind = type(action)
     fields = _FIELDS_OF.get(kind)
     if fields is None:  # once per class: this runs at every decision
@@ -255,6 +259,21 @@ def _not_an_action(action: object) -> str | None:
                 f"not {type(value).__name__}"
             )
     return None
+
+
+def _hint(answer: object) -> str:
+    """What the bot likely meant by an answer that is no Action, when it is plain: several
+    actions (``view.legal_actions`` itself, a filtered list) or an action's notation."""
+    if isinstance(answer, (list, tuple, set, frozenset)) and answer:
+        if all(isinstance(a, Action) for a in answer):
+            return f": a {type(answer).__name__} of {len(answer)} actions; return one of them"
+    elif isinstance(answer, str):
+        try:
+            meant = parse_action(answer)
+        except ValueError:
+            return ""
+        return f": a str; sdk.parse_action({answer!r}) is the action {meant}"
+    return ""
 
 
 _FIELDS_OF: dict[type, tuple[tuple[str, type, str], ...]] = {}

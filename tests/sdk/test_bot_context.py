@@ -517,3 +517,34 @@ def test_an_answer_past_its_deadline_is_not_sent_after_the_timeout(
     assert (0, "timeout") in kinds, kinds
     assert (0, "wrong_request") not in kinds, record["incidents"]
     assert "wrong_request" not in caplog.text, caplog.text
+
+
+def test_a_list_of_actions_or_an_actions_notation_says_what_the_bot_meant() -> None:
+    """Defect (outside-author audit): a bot that returned ``view.legal_actions`` itself (or
+    a filtered list) was told "returned (Play(card=<Card.DJ: 13>, declare=False), Play(card=
+    <Card.DA: 17>, ...), which is not an Action", and one that returned "play 9h" only that
+    a str is no Action. The actions are now written as the logs write them, with what to do
+    ("a tuple of 2 actions; return one of them"), and a notation names the action that
+    ``sdk.parse_action`` reads from it."""
+
+    class AllOfThem(Bot):
+        def play(self, view: PlayerView) -> Action:
+            return view.legal_actions  # type: ignore[return-value]
+
+    class Words(Bot):
+        def play(self, view: PlayerView) -> Action:
+            return "play 9h"  # type: ignore[return-value]
+
+    class Nonsense(Bot):
+        def play(self, view: PlayerView) -> Action:
+            return "my best card"  # type: ignore[return-value]
+
+    m = play_local([AllOfThem, Words, Nonsense], seed=3, max_deals=1)
+    first = {i.seat: i.detail for i in reversed(m.incidents)}
+    assert ") returned (play " in first[0] and "Play(card=" not in first[0], first[0]
+    assert " actions; return one of them; played play " in first[0], first[0]
+    assert (
+        "returned 'play 9h', which is not an Action: a str; sdk.parse_action('play 9h') is"
+        " the action play 9♥; played play " in first[1]
+    ), first[1]
+    assert "returned 'my best card', which is not an Action; played play " in first[2], first[2]
