@@ -182,11 +182,13 @@ def _decide(
         if reraise:
             raise
         fallback = fallback_action(view.legal_actions)
+        # The method as the lines for a wrong answer name it: the bot's ``name`` alone
+        # ("raises raised in deal 1") told neither the class nor which method raised.
+        head = f"{type(bot).__name__}.{_method(bot, view)}"
         logger.exception(
             "%s%s raised in deal %d (%s); playing %s instead",
-            where, bot.name, view.deal_number + 1, view.phase, fallback,
+            where, head, view.deal_number + 1, view.phase, fallback,
         )  # fmt: skip
-        head = f"{type(bot).__name__}.{_method(bot, view)}"
         return fallback, "error", f"{head} raised {_exception(e)}; played {fallback} instead"
     problem = _not_an_action(action)
     if problem is None:

@@ -548,3 +548,25 @@ def test_a_list_of_actions_or_an_actions_notation_says_what_the_bot_meant() -> N
         " the action play 9♥; played play " in first[1]
     ), first[1]
     assert "returned 'my best card', which is not an Action; played play " in first[2], first[2]
+
+
+def test_a_raising_decision_is_logged_naming_the_class_and_the_method(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect (outside-author audit): a bot that raised was logged by its ``name`` only
+    ("match local-4-0: raises raised in deal 1 (playing); ..."), while every other mistake
+    names the class, the method and its line ("ReturnsNone.play() (bad.py:23) returned
+    None ..."): a subclass named like its base, or a bot with ``act`` and phase methods,
+    left the author to read the traceback for which method it was."""
+
+    class Raises(Bot):
+        name = "heuristic"
+
+        def play(self, view: PlayerView) -> Action:
+            raise ValueError("no idea")
+
+    with caplog.at_level(logging.ERROR, logger="sdk.local"):
+        play_local([Raises, Bot, Bot], seed=3, max_deals=1)
+    said = [r.getMessage() for r in caplog.records if " raised in deal " in r.getMessage()]
+    assert said and said[0].startswith(f"match local-3: Raises.play() ({Path(__file__).name}:")
+    assert ") raised in deal 1 (playing); playing play " in said[0], said[0]
