@@ -60,7 +60,15 @@ from arena.protocol import deal_result_from_pb as _deal_result_from_pb
 from arena.v1 import arena_pb2 as pb
 from engine import Action, Bid, Contract, GameResult, Give, Play, PlayerView, Ruleset
 from sdk.bot import Bot, Deadline
-from sdk.local import BotFactory, _method, decide, hook_result, hook_view, make_bot
+from sdk.local import (
+    BotFactory,
+    _method,
+    bot_exc_info,
+    decide,
+    hook_result,
+    hook_view,
+    make_bot,
+)
 
 __all__ = [
     "ArenaAuthError",
@@ -1188,9 +1196,10 @@ class BotRunner:
             )
         except SystemExit as e:  # the bot leaves from a hook as from act(): cleanly
             self._bot_left(e)
-        except Exception:
+        except Exception as e:
             self.summary.errors += 1
-            log.exception("%s raised in %s (match %s)", self.name, what, m.match_id)
+            log.error("%s raised in %s (match %s)", self.name, what, m.match_id,
+                      exc_info=bot_exc_info(e))  # fmt: skip
         else:
             self.summary.errors += problem is not None  # an ``async def`` hook (logged)
 

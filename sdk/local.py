@@ -18,6 +18,7 @@ import contextlib
 import dataclasses
 import inspect
 import logging
+import os
 import signal
 import threading
 import time
@@ -185,9 +186,9 @@ def _decide(
         # The method as the lines for a wrong answer name it: the bot's ``name`` alone
         # ("raises raised in deal 1") told neither the class nor which method raised.
         head = f"{type(bot).__name__}.{_method(bot, view)}"
-        logger.exception(
+        logger.error(
             "%s%s raised in deal %d (%s); playing %s instead",
-            where, head, view.deal_number + 1, view.phase, fallback,
+            where, head, view.deal_number + 1, view.phase, fallback, exc_info=bot_exc_info(e),
         )  # fmt: skip
         return fallback, "error", f"{head} raised {_exception(e)}; played {fallback} instead"
     problem = _not_an_action(action)
@@ -211,6 +212,20 @@ def _decide(
 
 #: What a bot method that is ``async def`` is told (its coroutine is closed, unrun).
 _ASYNC_DEF = "is `async def`: bot methods must be plain functions (see docs/writing-a-bot.md)"
+
+
+_SDK_DIR = str(Path(__file__).parent) + os.sep
+
+
+def bot_exc_info(e: BaseException) -> tuple[type[BaseException], BaseException, Any]:
+    """``exc_info`` for logging what a bot raised, its traceback starting at the bot's own
+    code: the SDK's frames before it (the runner, its worker thread, ``Bot.act``'s
+    dispatch; five of them for an arena's hook) only bury the line that raised. A
+    traceback wholly in the SDK (a bug of its own) is kept whole."""
+    tb = e.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename.startswith(_SDK_DIR):
+        tb = tb.tb_next
+    return type(e), e, (tb or e.__traceback__)
 
 
 def _exception(e: BaseException) -> str:
@@ -311,7 +326,8 @@ def _hook(bot: Bot, fn: Callable[[], object], what: str) -> tuple[str, Exception
         problem = hook_result(bot, what, fn(), log)
     except Exception as e:
         # The match, as an arena runner's line says: a series plays many.
-        log.exception("%s raised in %s (match %s)", bot.name, what, bot.match_id)
+        log.error("%s raised in %s (match %s)", bot.name, what, bot.match_id,
+                  exc_info=bot_exc_info(e))  # fmt: skip
         return f"raised in {what}: {_exception(e)}", e
     return None if problem is None else (problem, TypeError(problem))
 

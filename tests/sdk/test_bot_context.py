@@ -570,3 +570,42 @@ def test_a_raising_decision_is_logged_naming_the_class_and_the_method(
     said = [r.getMessage() for r in caplog.records if " raised in deal " in r.getMessage()]
     assert said and said[0].startswith(f"match local-3: Raises.play() ({Path(__file__).name}:")
     assert ") raised in deal 1 (playing); playing play " in said[0], said[0]
+
+
+class HookRaises(Bot):
+    def on_deal_end(self, view: PlayerView, result: object) -> None:
+        raise KeyError("hook")
+
+
+def test_a_bots_traceback_starts_at_its_own_code(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect (outside-author audit): the traceback logged for a bot that raised began in
+    the SDK: a raising hook in an arena showed five frames of sdk/client.py (the runner's
+    hook, its worker thread, two lambdas) before the bot's one line, a raising decision
+    two (sdk/local.py, sdk/bot.py). It starts at the bot's own code now, locally and in an
+    arena; the SDK's frames after it (``Bot.act`` dispatching to ``play``) stay."""
+    here = str(Path(__file__))
+
+    class Raises(Bot):
+        def play(self, view: PlayerView) -> Action:
+            raise ValueError("no idea")
+
+    def first_frames() -> list[str]:
+        import traceback
+
+        told = [r for r in caplog.records if r.exc_info and r.exc_info[2] is not None]
+        # Both kinds: a decision's ("raised in deal 1") and a hook's ("in on_deal_end").
+        assert {"deal", "on_deal_end"} <= {
+            r.getMessage().split(" raised in ")[1].split()[0] for r in told
+        }, [r.getMessage() for r in told]
+        return [traceback.extract_tb(r.exc_info[2])[0].filename for r in told]  # type: ignore[index]
+
+    with caplog.at_level(logging.ERROR):
+        play_local([Raises, HookRaises, Bot], seed=3, max_deals=1)
+    assert len(first_frames()) >= 2 and set(first_frames()) == {here}, first_frames()
+    caplog.clear()
+    rules = dataclasses.replace(RULES, max_deals=1)
+    with caplog.at_level(logging.ERROR):
+        asyncio.run(_seat(tmp_path, [HookRaises, Raises, Bot], rules))
+    assert len(first_frames()) >= 2 and set(first_frames()) == {here}, first_frames()
