@@ -462,7 +462,8 @@ def play_local(
         except Exception as e:
             what = getattr(b, "__name__", repr(b))
             raise BotMakeError(
-                f"making the bot {what} for a match (seed {seed}) raised {type(e).__name__}: {e}"
+                f"making the bot {what} for match {match_id or f'local-{seed}'} raised "
+                f"{_exception(e)}"
             ) from e
     seat_names = _names(players, names)
     for bot in players:
