@@ -934,7 +934,7 @@ class BotRunner:
             log.error(
                 "match %s: cannot make the bot %s (%s: %s); the match goes on without it: its "
                 "requests are not answered (the referee's deadline plays the seat)",
-                m.match_id, self.name, type(e).__name__, e, exc_info=True,
+                m.match_id, self.name, type(e).__name__, e, exc_info=bot_exc_info(e),
             )  # fmt: skip
             return
         bot.match_id = m.match_id

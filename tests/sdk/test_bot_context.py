@@ -609,3 +609,17 @@ def test_a_bots_traceback_starts_at_its_own_code(
     with caplog.at_level(logging.ERROR):
         asyncio.run(_seat(tmp_path, [HookRaises, Raises, Bot], rules))
     assert len(first_frames()) >= 2 and set(first_frames()) == {here}, first_frames()
+
+    class InitRaises(Bot):  # in an arena: five frames of the runner's, make_bot's, then it
+        def __init__(self) -> None:
+            raise RuntimeError("no model")
+
+    caplog.clear()
+    with caplog.at_level(logging.ERROR, logger="sdk.client"):
+        asyncio.run(_seat(tmp_path / "init", [InitRaises, Bot, Bot], rules, decision_ms=50,
+                          time_bank_ms=0))  # fmt: skip
+    import traceback
+
+    [told] = [r for r in caplog.records if "cannot make the bot" in r.getMessage()]
+    assert told.exc_info is not None
+    assert traceback.extract_tb(told.exc_info[2])[0].filename == here
