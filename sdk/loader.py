@@ -207,5 +207,18 @@ def _pick(module: ModuleType, cls_name: str, spec: str, target: str) -> type[Bot
     if len(own) == 1:
         return own[0]
     if not own:
-        raise BotLoadError(f"{spec!r} defines no subclass of sdk.Bot")
+        # A class that has the methods but forgot its base is the likely slip: name it.
+        others = sorted(
+            name
+            for name, obj in inspect.getmembers(module, inspect.isclass)
+            if obj.__module__ == module.__name__
+            and any(hasattr(obj, m) for m in ("act", "bid", "give", "contract", "play"))
+        )
+        hint = (
+            f" (its classes: {', '.join(others)}; a bot is written `class {others[0]}(Bot):`"
+            ", with `from sdk import Bot`)"
+            if others
+            else ""
+        )
+        raise BotLoadError(f"{spec!r} defines no subclass of sdk.Bot{hint}")
     raise BotLoadError(f"{spec!r} defines several bots ({names}): write {target}:ClassName")

@@ -337,3 +337,18 @@ def test_a_factory_or_an_instance_named_as_the_bot_says_what_to_name(tmp_path: P
         load_bot(f"{f}:bot")
     with pytest.raises(BotLoadError, match=r"not a subclass of sdk.Bot \(a value of type int\)"):
         load_bot(f"{f}:DEPTH")
+
+
+def test_a_file_whose_class_forgot_its_base_names_it(tmp_path: Path) -> None:
+    """Defect (outside-author audit): a bot file whose class has ``play`` but not the base
+    (``class Mine:``) was refused with only "'mine.py' defines no subclass of sdk.Bot",
+    with no word of the class it does define. It names the file's classes and the fix."""
+    f = tmp_path / "mine.py"
+    f.write_text("class Mine:\n    def play(self, view):\n        return view.legal_actions[0]\n")
+    with pytest.raises(BotLoadError) as e:
+        load_bot(str(f))
+    assert "defines no subclass of sdk.Bot (its classes: Mine; a bot is written " in str(e.value)
+    assert "`class Mine(Bot):`, with `from sdk import Bot`)" in str(e.value)
+    f.write_text("class Helper:\n    pass\n")  # not a bot without its base: not named
+    with pytest.raises(BotLoadError, match=r"defines no subclass of sdk.Bot$"):
+        load_bot(str(f))
