@@ -1190,10 +1190,13 @@ class BotRunner:
 
     async def _hook(self, m: _Match, bot: Bot, what: str, fn: Callable[[Bot], object]) -> None:
         where = f"match {m.match_id}: "
+
+        def call() -> str | None:
+            bot.deadline = None  # hooks are not timed: not the last decision's, spent, deadline
+            return hook_result(bot, what, fn(bot), log, where)
+
         try:
-            problem = await self._in_thread(
-                f"{what} in match {m.match_id}", lambda: hook_result(bot, what, fn(bot), log, where)
-            )
+            problem = await self._in_thread(f"{what} in match {m.match_id}", call)
         except SystemExit as e:  # the bot leaves from a hook as from act(): cleanly
             self._bot_left(e)
         except Exception as e:

@@ -322,6 +322,7 @@ def hook_view(view: PlayerView) -> PlayerView:
 def _hook(bot: Bot, fn: Callable[[], object], what: str) -> tuple[str, Exception] | None:
     """Run a hook; if it failed, what happened and the exception (what it raised, logged
     with the traceback, or a ``TypeError`` when the hook is ``async def``)."""
+    bot.deadline = None  # hooks are not timed: not the last decision's, spent, deadline
     try:
         problem = hook_result(bot, what, fn(), log)
     except Exception as e:

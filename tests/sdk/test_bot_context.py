@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -623,3 +623,31 @@ def test_a_bots_traceback_starts_at_its_own_code(
     [told] = [r for r in caplog.records if "cannot make the bot" in r.getMessage()]
     assert told.exc_info is not None
     assert traceback.extract_tb(told.exc_info[2])[0].filename == here
+
+
+class HookDeadlines(Bot):
+    """Notes ``self.deadline`` in every hook."""
+
+    seen: ClassVar[list[tuple[str, Deadline | None]]] = []
+
+    def on_match_start(self, view: PlayerView) -> None:
+        self.seen.append(("on_match_start", self.deadline))
+
+    def on_deal_end(self, view: PlayerView, result: object) -> None:
+        self.seen.append(("on_deal_end", self.deadline))
+
+    def on_match_end(self, view: PlayerView, result: object) -> None:
+        self.seen.append(("on_match_end", self.deadline))
+
+
+def test_hooks_see_no_deadline(tmp_path: Path) -> None:
+    """Defect (outside-author audit): ``self.deadline`` is set before every decision, and
+    a hook saw the last decision's, spent (``left()`` 0) or nearly, in an arena and in a
+    timed local match, while an untimed one showed ``None``. Hooks are not timed: they see
+    ``None`` everywhere now."""
+    rules = dataclasses.replace(RULES, max_deals=2)
+    play_local([HookDeadlines, Bot, Bot], rules, seed=3, decision_ms=1000)
+    asyncio.run(_seat(tmp_path, [HookDeadlines, Bot, Bot], rules))
+    hooks = [h for h, _ in HookDeadlines.seen]
+    assert hooks.count("on_deal_end") == 4 and hooks.count("on_match_end") == 2, hooks
+    assert [d for _, d in HookDeadlines.seen] == [None] * len(hooks), HookDeadlines.seen
