@@ -348,6 +348,21 @@ def hook_result(
     return f"{head} {_ASYNC_DEF}"
 
 
+def _tell_bank(
+    bot: Bot, view: PlayerView, used: float, limit_ms: int, paid_ms: int, left_ms: int
+) -> None:
+    """Warn that a decision went over its limit, so used the match's time bank (as
+    ``sdk.client`` warns in an arena, once per match)."""
+    log.warning(
+        "match %s: a decision took %.0f ms (deal %d, %s: %s.%s), over the limit of %d ms: "
+        "the time bank paid %d ms, %d ms of it left for the match. Past the limit and the "
+        "bank it is a timeout (an arena plays its fallback and counts a strike; said once "
+        "per match)",
+        bot.match_id, used * 1000, view.deal_number + 1, view.phase, type(bot).__name__,
+        _method(bot, view), limit_ms, paid_ms, left_ms,
+    )  # fmt: skip
+
+
 def _limits(decision_ms: int | None, time_bank_ms: int | None) -> tuple[int, int] | None:
     """``(decision_ms, time_bank_ms)`` for a timed local match, ``None`` for an untimed
     one; a value the arena would refuse raises ``ValueError``, naming it."""
@@ -496,6 +511,7 @@ def play_local(
     scored = 0
     slowest = [0.0] * len(players)
     slowest_at = [""] * len(players)
+    told: set[int] = set()  # the seats told that a decision used their time bank
     ask_forced = rules.ask_forced
     while not game.is_over:
         to_act = game.to_act
@@ -531,7 +547,12 @@ def play_local(
             if deadline is not None and left_ms is not None:
                 used = done - deadline.received
                 if used < (limit_ms + left_ms) / 1000:  # as the referee (arena/referee/match.py)
-                    bank[seat] = bank_left(left_ms, limit_ms, round(used * 1000))
+                    bank[seat] = now = bank_left(left_ms, limit_ms, round(used * 1000))
+                    if now < left_ms and seat not in told:
+                        # Said once per match and seat, as an arena's runner says it: the
+                        # rehearsal was silent while the bank ran down, until the timeouts.
+                        told.add(seat)
+                        _tell_bank(bot, view, used, limit_ms, left_ms - now, now)
                 else:  # the arena had stopped waiting: the answer is not used
                     bank[seat] = 0
                     detail = _timed_out(bot, view, used, limit_ms, left_ms, strict, seat)

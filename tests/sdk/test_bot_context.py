@@ -651,3 +651,24 @@ def test_hooks_see_no_deadline(tmp_path: Path) -> None:
     hooks = [h for h, _ in HookDeadlines.seen]
     assert hooks.count("on_deal_end") == 4 and hooks.count("on_match_end") == 2, hooks
     assert [d for _, d in HookDeadlines.seen] == [None] * len(hooks), HookDeadlines.seen
+
+
+def test_a_local_decision_that_used_the_time_bank_is_said_once_per_match(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect (outside-author audit): ``arena-bot try --decision-ms`` rehearses an arena's
+    deadlines "with the same names", but while an arena's runner warns at the first
+    decision of a match that used the time bank, the rehearsal said nothing until the bank
+    was gone and the timeouts began. It says it as the runner does, once per match."""
+    with caplog.at_level(logging.WARNING, logger="sdk.local"):
+        m = play_local([UsesTheBank, Bot, Bot], seed=1, max_deals=2, decision_ms=5,
+                       time_bank_ms=600_000, timed_seats=[0])  # fmt: skip
+    assert not m.incidents
+    said = [r.getMessage() for r in caplog.records if "time bank paid" in r.getMessage()]
+    assert len(said) == 1, said
+    assert said[0].startswith("match local-1: a decision took ")
+    assert (
+        ": UsesTheBank.act() (" in said[0]
+        and "over the limit of 5 ms: the time bank paid " in said[0]
+    )
+    assert " ms of it left for the match" in said[0] and "said once per match)" in said[0]
