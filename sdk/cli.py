@@ -120,6 +120,11 @@ class _OncePerSite(logging.Filter):
         return n
 
 
+def _where(site: traceback.FrameSummary) -> str:
+    """`` (mybot.py:12, in __init__)``: a raise site as a log line names it."""
+    return f" ({Path(site.filename).name}:{site.lineno}, in {site.name})"
+
+
 def _raise_site(tb: TracebackType) -> traceback.FrameSummary:
     """The innermost frame of ``tb`` outside Python's own library (else the innermost)."""
     frames = traceback.StackSummary.extract(traceback.walk_tb(tb), lookup_lines=False)
@@ -510,7 +515,11 @@ def try_(
     except RulesetError as e:
         raise click.BadParameter(str(e), param_hint="--ruleset") from None
     except BotMakeError as e:  # its __init__ passed the check above, and failed later
-        console.print(Text(f"error: {e}; no results", style="red"))
+        # Where it raised, as the one-line repeats of a raising decision say it (the full
+        # traceback is what this error replaced).
+        tb = e.__cause__.__traceback__ if e.__cause__ is not None else None
+        site = "" if tb is None else _where(_raise_site(tb))
+        console.print(Text(f"error: {e}{site}; no results", style="red"))
         sys.exit(1)
     except SystemExit as e:  # the bot left (a person typing "quit", say): no table
         console.print(

@@ -60,7 +60,15 @@ from arena.protocol import deal_result_from_pb as _deal_result_from_pb
 from arena.v1 import arena_pb2 as pb
 from engine import Action, Bid, Contract, GameResult, Give, Play, PlayerView, Ruleset
 from sdk.bot import Bot, Deadline
-from sdk.local import BotFactory, _method, decide, hook_result, hook_view, make_bot
+from sdk.local import (
+    BotFactory,
+    _method,
+    bot_exc_info,
+    decide,
+    hook_result,
+    hook_view,
+    make_bot,
+)
 
 __all__ = [
     "ArenaAuthError",
@@ -460,6 +468,19 @@ def _tell_bank(m: _Match, bot: Bot, view: PlayerView, deadline: Deadline) -> Non
         m.match_id, used * 1000, view.deal_number + 1, view.phase, method,
         deadline.limit_s * 1000, over * 1000, left * 1000,
     )  # fmt: skip
+
+
+def _too_late(m: _Match, rid: str, deadline: Deadline | None) -> bool:
+    """Whether an answer just made came past its deadline, limit and bank, by this
+    process's clock: the referee's clock started earlier (when it sent the request), so
+    it has timed the request out for certain and played its fallback. Sent all the same,
+    the answer was refused as a wrong request: a second warning after the timeout's, and
+    a ``wrong_request`` incident in the match record that local play never shows."""
+    if deadline is None or deadline.left() > 0.0:
+        return False
+    log.debug("match %s: the answer to request %s came past its deadline: not sent (the "
+              "referee timed it out and played its fallback)", m.match_id, rid)  # fmt: skip
+    return True
 
 
 _UNMADE = "it could not be made"
@@ -913,7 +934,7 @@ class BotRunner:
             log.error(
                 "match %s: cannot make the bot %s (%s: %s); the match goes on without it: its "
                 "requests are not answered (the referee's deadline plays the seat)",
-                m.match_id, self.name, type(e).__name__, e, exc_info=True,
+                m.match_id, self.name, type(e).__name__, e, exc_info=bot_exc_info(e),
             )  # fmt: skip
             return
         bot.match_id = m.match_id
@@ -961,7 +982,8 @@ class BotRunner:
             except SystemExit as e:
                 self._bot_left(e)
                 return
-            self._send_answer(m, rid, action, out)
+            if not _too_late(m, rid, deadline):
+                self._send_answer(m, rid, action, out)
             return
 
         w = m.waiting
@@ -1015,6 +1037,8 @@ class BotRunner:
             if self._out is not out:
                 m.answers = {rid: action}
                 return  # that stream is gone; the referee asks again on the new one
+            if cached is None and _too_late(m, rid, deadline):
+                return
             self._send_answer(m, rid, action, out)
 
         self._chain(m, answer())
@@ -1166,15 +1190,19 @@ class BotRunner:
 
     async def _hook(self, m: _Match, bot: Bot, what: str, fn: Callable[[Bot], object]) -> None:
         where = f"match {m.match_id}: "
+
+        def call() -> str | None:
+            bot.deadline = None  # hooks are not timed: not the last decision's, spent, deadline
+            return hook_result(bot, what, fn(bot), log, where)
+
         try:
-            problem = await self._in_thread(
-                f"{what} in match {m.match_id}", lambda: hook_result(bot, what, fn(bot), log, where)
-            )
+            problem = await self._in_thread(f"{what} in match {m.match_id}", call)
         except SystemExit as e:  # the bot leaves from a hook as from act(): cleanly
             self._bot_left(e)
-        except Exception:
+        except Exception as e:
             self.summary.errors += 1
-            log.exception("%s raised in %s (match %s)", self.name, what, m.match_id)
+            log.error("%s raised in %s (match %s)", self.name, what, m.match_id,
+                      exc_info=bot_exc_info(e))  # fmt: skip
         else:
             self.summary.errors += problem is not None  # an ``async def`` hook (logged)
 

@@ -168,6 +168,22 @@ def _why(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}{where}"
 
 
+def _not_a_bot_class(spec: str, target: str, found: object, names: str) -> str:
+    """Why ``found`` (what ``spec`` names) cannot be played, and what to name instead: a
+    factory, which ``sdk.run`` and ``play_local`` take, or an instance, is a likely slip."""
+    theirs = f" (its bots: {names})" if names else ""
+    if isinstance(found, Bot):
+        cls = type(found).__name__
+        return (f"{spec!r} is an instance of {cls}, not a class: name the class "
+                f"({target}:{cls}); a new bot is made for every match")  # fmt: skip
+    if callable(found):
+        return (f"{spec!r} is a {type(found).__name__}, not a subclass of sdk.Bot: arena-bot "
+                "makes the bot from its class, with no arguments; a factory is taken only "
+                "from Python (sdk.run, play_local): give the class defaults for its "
+                f"arguments (a subclass that sets them, say){theirs}")  # fmt: skip
+    return f"{spec!r} is not a subclass of sdk.Bot (a value of type {type(found).__name__}){theirs}"
+
+
 def _pick(module: ModuleType, cls_name: str, spec: str, target: str) -> type[Bot]:
     """The Bot subclass ``cls_name`` of ``module`` (``target``: the module or file as the
     user wrote it), or its only own one."""
@@ -186,10 +202,23 @@ def _pick(module: ModuleType, cls_name: str, spec: str, target: str) -> type[Bot
                 + (f" (its bots: {names})" if names else " (it defines no subclass of sdk.Bot)")
             )
         if not (isinstance(found, type) and issubclass(found, Bot)):
-            raise BotLoadError(f"{spec!r} is not a subclass of sdk.Bot")
+            raise BotLoadError(_not_a_bot_class(spec, target, found, names))
         return found
     if len(own) == 1:
         return own[0]
     if not own:
-        raise BotLoadError(f"{spec!r} defines no subclass of sdk.Bot")
+        # A class that has the methods but forgot its base is the likely slip: name it.
+        others = sorted(
+            name
+            for name, obj in inspect.getmembers(module, inspect.isclass)
+            if obj.__module__ == module.__name__
+            and any(hasattr(obj, m) for m in ("act", "bid", "give", "contract", "play"))
+        )
+        hint = (
+            f" (its classes: {', '.join(others)}; a bot is written `class {others[0]}(Bot):`"
+            ", with `from sdk import Bot`)"
+            if others
+            else ""
+        )
+        raise BotLoadError(f"{spec!r} defines no subclass of sdk.Bot{hint}")
     raise BotLoadError(f"{spec!r} defines several bots ({names}): write {target}:ClassName")

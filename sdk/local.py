@@ -18,6 +18,7 @@ import contextlib
 import dataclasses
 import inspect
 import logging
+import os
 import signal
 import threading
 import time
@@ -40,6 +41,7 @@ from engine import (
     fallback_action,
     load_ruleset,
     observe,
+    parse_action,
 )
 from sdk.bot import Bot, Deadline
 
@@ -181,11 +183,13 @@ def _decide(
         if reraise:
             raise
         fallback = fallback_action(view.legal_actions)
-        logger.exception(
-            "%s%s raised in deal %d (%s); playing %s instead",
-            where, bot.name, view.deal_number + 1, view.phase, fallback,
-        )  # fmt: skip
+        # The method as the lines for a wrong answer name it: the bot's ``name`` alone
+        # ("raises raised in deal 1") told neither the class nor which method raised.
         head = f"{type(bot).__name__}.{_method(bot, view)}"
+        logger.error(
+            "%s%s raised in deal %d (%s); playing %s instead",
+            where, head, view.deal_number + 1, view.phase, fallback, exc_info=bot_exc_info(e),
+        )  # fmt: skip
         return fallback, "error", f"{head} raised {_exception(e)}; played {fallback} instead"
     problem = _not_an_action(action)
     if problem is None:
@@ -210,6 +214,20 @@ def _decide(
 _ASYNC_DEF = "is `async def`: bot methods must be plain functions (see docs/writing-a-bot.md)"
 
 
+_SDK_DIR = str(Path(__file__).parent) + os.sep
+
+
+def bot_exc_info(e: BaseException) -> tuple[type[BaseException], BaseException, Any]:
+    """``exc_info`` for logging what a bot raised, its traceback starting at the bot's own
+    code: the SDK's frames before it (the runner, its worker thread, ``Bot.act``'s
+    dispatch; five of them for an arena's hook) only bury the line that raised. A
+    traceback wholly in the SDK (a bug of its own) is kept whole."""
+    tb = e.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename.startswith(_SDK_DIR):
+        tb = tb.tb_next
+    return type(e), e, (tb or e.__traceback__)
+
+
 def _exception(e: BaseException) -> str:
     """``e`` as a log or incident shows it: ``ValueError: boom`` (the type alone when the
     exception has no message)."""
@@ -219,6 +237,9 @@ def _exception(e: BaseException) -> str:
 def _short_repr(value: object, limit: int = 100) -> str:
     """``repr(value)``, cut to ``limit`` characters (a bot's answer can be a huge list)."""
     text = repr(value)
+    if isinstance(value, (list, tuple)) and value and all(isinstance(a, Action) for a in value):
+        # In the notation the logs use ("play 9♠"), not the dataclasses' long reprs.
+        text = f"{text[0]}{', '.join(map(str, value))}{text[-1]}"
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -240,7 +261,7 @@ def _not_an_action(action: object) -> str | None:
         if inspect.iscoroutine(action):
             action.close()
             return _ASYNC_DEF
-        return f"returned {_short_repr(action)}, which is not an Action"
+        return f"returned {_short_repr(action)}, which is not an Action{_hint(action)}"
     kind = type(action)
     fields = _FIELDS_OF.get(kind)
     if fields is None:  # once per class: this runs at every decision
@@ -255,6 +276,21 @@ def _not_an_action(action: object) -> str | None:
                 f"not {type(value).__name__}"
             )
     return None
+
+
+def _hint(answer: object) -> str:
+    """What the bot likely meant by an answer that is no Action, when it is plain: several
+    actions (``view.legal_actions`` itself, a filtered list) or an action's notation."""
+    if isinstance(answer, (list, tuple, set, frozenset)) and answer:
+        if all(isinstance(a, Action) for a in answer):
+            return f": a {type(answer).__name__} of {len(answer)} actions; return one of them"
+    elif isinstance(answer, str):
+        try:
+            meant = parse_action(answer)
+        except ValueError:
+            return ""
+        return f": a str; sdk.parse_action({answer!r}) is the action {meant}"
+    return ""
 
 
 _FIELDS_OF: dict[type, tuple[tuple[str, type, str], ...]] = {}
@@ -286,11 +322,13 @@ def hook_view(view: PlayerView) -> PlayerView:
 def _hook(bot: Bot, fn: Callable[[], object], what: str) -> tuple[str, Exception] | None:
     """Run a hook; if it failed, what happened and the exception (what it raised, logged
     with the traceback, or a ``TypeError`` when the hook is ``async def``)."""
+    bot.deadline = None  # hooks are not timed: not the last decision's, spent, deadline
     try:
         problem = hook_result(bot, what, fn(), log)
     except Exception as e:
         # The match, as an arena runner's line says: a series plays many.
-        log.exception("%s raised in %s (match %s)", bot.name, what, bot.match_id)
+        log.error("%s raised in %s (match %s)", bot.name, what, bot.match_id,
+                  exc_info=bot_exc_info(e))  # fmt: skip
         return f"raised in {what}: {_exception(e)}", e
     return None if problem is None else (problem, TypeError(problem))
 
@@ -308,6 +346,21 @@ def hook_result(
     again = ((head, "coroutine"), f"{where}{head} is `async def`", "")
     logger.error("%s%s %s", where, head, _ASYNC_DEF, extra={"sdk_again": again})
     return f"{head} {_ASYNC_DEF}"
+
+
+def _tell_bank(
+    bot: Bot, view: PlayerView, used: float, limit_ms: int, paid_ms: int, left_ms: int
+) -> None:
+    """Warn that a decision went over its limit, so used the match's time bank (as
+    ``sdk.client`` warns in an arena, once per match)."""
+    log.warning(
+        "match %s: a decision took %.0f ms (deal %d, %s: %s.%s), over the limit of %d ms: "
+        "the time bank paid %d ms, %d ms of it left for the match. Past the limit and the "
+        "bank it is a timeout (an arena plays its fallback and counts a strike; said once "
+        "per match)",
+        bot.match_id, used * 1000, view.deal_number + 1, view.phase, type(bot).__name__,
+        _method(bot, view), limit_ms, paid_ms, left_ms,
+    )  # fmt: skip
 
 
 def _limits(decision_ms: int | None, time_bank_ms: int | None) -> tuple[int, int] | None:
@@ -425,7 +478,8 @@ def play_local(
         except Exception as e:
             what = getattr(b, "__name__", repr(b))
             raise BotMakeError(
-                f"making the bot {what} for a match (seed {seed}) raised {type(e).__name__}: {e}"
+                f"making the bot {what} for match {match_id or f'local-{seed}'} raised "
+                f"{_exception(e)}"
             ) from e
     seat_names = _names(players, names)
     for bot in players:
@@ -457,6 +511,7 @@ def play_local(
     scored = 0
     slowest = [0.0] * len(players)
     slowest_at = [""] * len(players)
+    told: set[int] = set()  # the seats told that a decision used their time bank
     ask_forced = rules.ask_forced
     while not game.is_over:
         to_act = game.to_act
@@ -492,7 +547,12 @@ def play_local(
             if deadline is not None and left_ms is not None:
                 used = done - deadline.received
                 if used < (limit_ms + left_ms) / 1000:  # as the referee (arena/referee/match.py)
-                    bank[seat] = bank_left(left_ms, limit_ms, round(used * 1000))
+                    bank[seat] = now = bank_left(left_ms, limit_ms, round(used * 1000))
+                    if now < left_ms and seat not in told:
+                        # Said once per match and seat, as an arena's runner says it: the
+                        # rehearsal was silent while the bank ran down, until the timeouts.
+                        told.add(seat)
+                        _tell_bank(bot, view, used, limit_ms, left_ms - now, now)
                 else:  # the arena had stopped waiting: the answer is not used
                     bank[seat] = 0
                     detail = _timed_out(bot, view, used, limit_ms, left_ms, strict, seat)

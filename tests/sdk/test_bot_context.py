@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 
@@ -474,3 +475,200 @@ def test_the_arena_runner_condenses_a_repeated_non_action_and_names_async_def(
         assert s.startswith("match h1: ReturnsNone.play() (") and " instead" in s
     assert any("Async.play() (" in s and "is `async def`: bot methods" in s for s in said)
     assert any("Async.on_deal_end() is `async def`" in s for s in said)
+
+
+class LateOnce(Bot):
+    """Its first decision of the match takes 400 ms, past a 50 ms limit with no bank."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def act(self, view: PlayerView) -> Action:
+        self.calls += 1
+        if self.calls == 1:
+            time.sleep(0.4)
+        return view.legal_actions[0]
+
+
+def test_an_answer_past_its_deadline_is_not_sent_after_the_timeout(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect (outside-author audit): the runner sent the answer of a decision that had
+    taken longer than its limit plus its bank (by the runner's own clock, which starts
+    after the referee's: a timeout for certain). The referee, which had played its fallback
+    already, refused it as a wrong request: a second warning after the timeout's
+    ("decision rejected (wrong_request, no strike): ... request '1' timed out ...") and a
+    `wrong_request` incident in the bot's match record, which `arena-bot try` never shows
+    for the same bot. Such an answer is dropped now: the timeout alone is recorded."""
+
+    async def one_match() -> Any:
+        async with arena(tmp_path, decision_ms=50, time_bank_ms=0, max_strikes=10) as a:
+            names = ["v0", "v1", "v2"]
+            tasks = await a.runners(names, [LateOnce, Bot, Bot], 1)
+            rules = dataclasses.replace(RULES, max_deals=1)
+            record = await a.referee.run_match("h1", rules, 1, names)
+            await asyncio.wait_for(asyncio.gather(*tasks), 60)
+            return record
+
+    with caplog.at_level(logging.WARNING, logger="sdk.client"):
+        record = asyncio.run(one_match())
+    kinds = [(i["seat"], i["kind"]) for i in record["incidents"]]
+    assert (0, "timeout") in kinds, kinds
+    assert (0, "wrong_request") not in kinds, record["incidents"]
+    assert "wrong_request" not in caplog.text, caplog.text
+
+
+def test_a_list_of_actions_or_an_actions_notation_says_what_the_bot_meant() -> None:
+    """Defect (outside-author audit): a bot that returned ``view.legal_actions`` itself (or
+    a filtered list) was told "returned (Play(card=<Card.DJ: 13>, declare=False), Play(card=
+    <Card.DA: 17>, ...), which is not an Action", and one that returned "play 9h" only that
+    a str is no Action. The actions are now written as the logs write them, with what to do
+    ("a tuple of 2 actions; return one of them"), and a notation names the action that
+    ``sdk.parse_action`` reads from it."""
+
+    class AllOfThem(Bot):
+        def play(self, view: PlayerView) -> Action:
+            return view.legal_actions  # type: ignore[return-value]
+
+    class Words(Bot):
+        def play(self, view: PlayerView) -> Action:
+            return "play 9h"  # type: ignore[return-value]
+
+    class Nonsense(Bot):
+        def play(self, view: PlayerView) -> Action:
+            return "my best card"  # type: ignore[return-value]
+
+    m = play_local([AllOfThem, Words, Nonsense], seed=3, max_deals=1)
+    first = {i.seat: i.detail for i in reversed(m.incidents)}
+    assert ") returned (play " in first[0] and "Play(card=" not in first[0], first[0]
+    assert " actions; return one of them; played play " in first[0], first[0]
+    assert (
+        "returned 'play 9h', which is not an Action: a str; sdk.parse_action('play 9h') is"
+        " the action play 9♥; played play " in first[1]
+    ), first[1]
+    assert "returned 'my best card', which is not an Action; played play " in first[2], first[2]
+
+
+def test_a_raising_decision_is_logged_naming_the_class_and_the_method(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect (outside-author audit): a bot that raised was logged by its ``name`` only
+    ("match local-4-0: raises raised in deal 1 (playing); ..."), while every other mistake
+    names the class, the method and its line ("ReturnsNone.play() (bad.py:23) returned
+    None ..."): a subclass named like its base, or a bot with ``act`` and phase methods,
+    left the author to read the traceback for which method it was."""
+
+    class Raises(Bot):
+        name = "heuristic"
+
+        def play(self, view: PlayerView) -> Action:
+            raise ValueError("no idea")
+
+    with caplog.at_level(logging.ERROR, logger="sdk.local"):
+        play_local([Raises, Bot, Bot], seed=3, max_deals=1)
+    said = [r.getMessage() for r in caplog.records if " raised in deal " in r.getMessage()]
+    assert said and said[0].startswith(f"match local-3: Raises.play() ({Path(__file__).name}:")
+    assert ") raised in deal 1 (playing); playing play " in said[0], said[0]
+
+
+class HookRaises(Bot):
+    def on_deal_end(self, view: PlayerView, result: object) -> None:
+        raise KeyError("hook")
+
+
+def test_a_bots_traceback_starts_at_its_own_code(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect (outside-author audit): the traceback logged for a bot that raised began in
+    the SDK: a raising hook in an arena showed five frames of sdk/client.py (the runner's
+    hook, its worker thread, two lambdas) before the bot's one line, a raising decision
+    two (sdk/local.py, sdk/bot.py). It starts at the bot's own code now, locally and in an
+    arena; the SDK's frames after it (``Bot.act`` dispatching to ``play``) stay."""
+    here = str(Path(__file__))
+
+    class Raises(Bot):
+        def play(self, view: PlayerView) -> Action:
+            raise ValueError("no idea")
+
+    def first_frames() -> list[str]:
+        import traceback
+
+        told = [r for r in caplog.records if r.exc_info and r.exc_info[2] is not None]
+        # Both kinds: a decision's ("raised in deal 1") and a hook's ("in on_deal_end").
+        assert {"deal", "on_deal_end"} <= {
+            r.getMessage().split(" raised in ")[1].split()[0] for r in told
+        }, [r.getMessage() for r in told]
+        return [traceback.extract_tb(r.exc_info[2])[0].filename for r in told]  # type: ignore[index]
+
+    with caplog.at_level(logging.ERROR):
+        play_local([Raises, HookRaises, Bot], seed=3, max_deals=1)
+    assert len(first_frames()) >= 2 and set(first_frames()) == {here}, first_frames()
+    caplog.clear()
+    rules = dataclasses.replace(RULES, max_deals=1)
+    with caplog.at_level(logging.ERROR):
+        asyncio.run(_seat(tmp_path, [HookRaises, Raises, Bot], rules))
+    assert len(first_frames()) >= 2 and set(first_frames()) == {here}, first_frames()
+
+    class InitRaises(Bot):  # in an arena: five frames of the runner's, make_bot's, then it
+        def __init__(self) -> None:
+            raise RuntimeError("no model")
+
+    caplog.clear()
+    with caplog.at_level(logging.ERROR, logger="sdk.client"):
+        asyncio.run(_seat(tmp_path / "init", [InitRaises, Bot, Bot], rules, decision_ms=50,
+                          time_bank_ms=0))  # fmt: skip
+    import traceback
+
+    [told] = [r for r in caplog.records if "cannot make the bot" in r.getMessage()]
+    assert told.exc_info is not None
+    assert traceback.extract_tb(told.exc_info[2])[0].filename == here
+
+
+class HookDeadlines(Bot):
+    """Notes ``self.deadline`` in every hook."""
+
+    seen: ClassVar[list[tuple[str, Deadline | None]]] = []
+
+    def on_match_start(self, view: PlayerView) -> None:
+        self.seen.append(("on_match_start", self.deadline))
+
+    def on_deal_end(self, view: PlayerView, result: object) -> None:
+        self.seen.append(("on_deal_end", self.deadline))
+
+    def on_match_end(self, view: PlayerView, result: object) -> None:
+        self.seen.append(("on_match_end", self.deadline))
+
+
+def test_hooks_see_no_deadline(tmp_path: Path) -> None:
+    """Defect (outside-author audit): ``self.deadline`` is set before every decision, and
+    a hook saw the last decision's, spent (``left()`` 0) or nearly, in an arena and in a
+    timed local match, while an untimed one showed ``None``. Hooks are not timed: they see
+    ``None`` everywhere now."""
+    rules = dataclasses.replace(RULES, max_deals=2)
+    play_local([HookDeadlines, Bot, Bot], rules, seed=3, decision_ms=1000)
+    asyncio.run(_seat(tmp_path, [HookDeadlines, Bot, Bot], rules))
+    hooks = [h for h, _ in HookDeadlines.seen]
+    assert hooks.count("on_deal_end") == 4 and hooks.count("on_match_end") == 2, hooks
+    assert [d for _, d in HookDeadlines.seen] == [None] * len(hooks), HookDeadlines.seen
+
+
+def test_a_local_decision_that_used_the_time_bank_is_said_once_per_match(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect (outside-author audit): ``arena-bot try --decision-ms`` rehearses an arena's
+    deadlines "with the same names", but while an arena's runner warns at the first
+    decision of a match that used the time bank, the rehearsal said nothing until the bank
+    was gone and the timeouts began. It says it as the runner does, once per match."""
+    with caplog.at_level(logging.WARNING, logger="sdk.local"):
+        m = play_local([UsesTheBank, Bot, Bot], seed=1, max_deals=2, decision_ms=5,
+                       time_bank_ms=600_000, timed_seats=[0])  # fmt: skip
+    assert not m.incidents
+    said = [r.getMessage() for r in caplog.records if "time bank paid" in r.getMessage()]
+    assert len(said) == 1, said
+    assert said[0].startswith("match local-1: a decision took ")
+    assert (
+        ": UsesTheBank.act() (" in said[0]
+        and "over the limit of 5 ms: the time bank paid " in said[0]
+    )
+    assert " ms of it left for the match" in said[0] and "said once per match)" in said[0]

@@ -279,7 +279,7 @@ def test_a_raising_bot_prints_each_traceback_once(
         r = CliRunner().invoke(main, ["try", str(f), "--vs", "random", "-n", "2",
                                       "--max-deals", "2"])  # fmt: skip
     assert r.exit_code == 0, r.output
-    mine = [rec for rec in caplog.records if "raiser raised" in rec.getMessage()]
+    mine = [rec for rec in caplog.records if "Raiser." in rec.getMessage()]
     with_traceback = [rec for rec in mine if rec.exc_info]
     assert len(with_traceback) == 2  # one per site: bid's KeyError, play's ValueError
     again = [rec.getMessage() for rec in mine if not rec.exc_info]

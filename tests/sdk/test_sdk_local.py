@@ -392,3 +392,26 @@ def test_the_1001_bot_of_the_docs_passes_mypy_and_throws_in(
         for d in ours:
             others = [s for s in range(players) if s != 0 and (players == 3 or s != d["dealer"])]
             assert [d["deltas"][s] for s in others] == [50, 50] and d["deltas"][0] == 0, d
+
+
+def test_the_docs_say_view_bids_as_it_is_after_an_all_pass() -> None:
+    """Defect (outside-author audit): docs/writing-a-bot.md said that after a 1001
+    all-pass "every entry of `view.bids` [is] a `Pass`", and named ``bids`` only as "the
+    auction"; its entries are ``(seat, action)`` pairs, so the check an author writes from
+    that, ``all(isinstance(b, Pass) for b in view.bids)``, is never true."""
+    from engine import ThrowIn
+
+    seen: list[tuple[tuple[int, Action], ...]] = []
+
+    class LastHand(Bot):
+        def contract(self, view: PlayerView) -> Action:
+            if ThrowIn() in view.legal_actions:
+                seen.append(view.bids)
+            return super().contract(view)
+
+    play_local([LastHand, LastHand, LastHand], "1001", seed=1, max_deals=3, strict=True)
+    assert seen and all(len(b) == 2 for b in seen), seen
+    assert all(isinstance(seat, int) and a == Pass() for bids in seen for seat, a in bids)
+    docs = " ".join((ROOT / "docs" / "writing-a-bot.md").read_text().split())
+    assert "every entry of `view.bids` a `(seat, Pass())`" in docs
+    assert "`bids` (the auction: `(seat, Bid or Pass)` pairs)" in docs
