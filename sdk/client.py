@@ -1201,7 +1201,8 @@ class BotRunner:
             self._bot_left(e)
         except Exception as e:
             self.summary.errors += 1
-            log.error("%s raised in %s (match %s)", self.name, what, m.match_id,
+            # The class, as the lines for a decision name it (``name`` may be anyone's).
+            log.error("%s raised in %s (match %s)", type(bot).__name__, what, m.match_id,
                       exc_info=bot_exc_info(e))  # fmt: skip
         else:
             self.summary.errors += problem is not None  # an ``async def`` hook (logged)

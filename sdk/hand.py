@@ -3,7 +3,7 @@
 Everything here is a pure function of cards or of a :class:`~engine.PlayerView`; nothing
 looks at more than the view shows.
 
->>> from engine import parse_cards
+>>> from sdk import parse_cards
 >>> hand = parse_cards("A♠ 10♠ K♥ Q♥ 9♦")
 >>> [str(s) for s in marriages(hand)]
 ['♥']

@@ -18,6 +18,7 @@ import contextlib
 import dataclasses
 import inspect
 import logging
+import math
 import os
 import signal
 import threading
@@ -327,7 +328,8 @@ def _hook(bot: Bot, fn: Callable[[], object], what: str) -> tuple[str, Exception
         problem = hook_result(bot, what, fn(), log)
     except Exception as e:
         # The match, as an arena runner's line says: a series plays many.
-        log.error("%s raised in %s (match %s)", bot.name, what, bot.match_id,
+        # The class, as the lines for a decision name it (a bot's ``name`` may be anyone's).
+        log.error("%s raised in %s (match %s)", type(bot).__name__, what, bot.match_id,
                   exc_info=bot_exc_info(e))  # fmt: skip
         return f"raised in {what}: {_exception(e)}", e
     return None if problem is None else (problem, TypeError(problem))
@@ -387,7 +389,10 @@ def _timed_out(
     incident's detail. Words as the referee's (its timeout incident), with the time taken."""
     fallback = fallback_action(view.legal_actions)
     head = f"{type(bot).__name__}.{_method(bot, view)}"
-    took = f"{head} took {used * 1000:.0f} ms"
+    # Rounded up: a decision 0.4 ms past a 250 ms deadline "took 251 ms", not "250 ms,
+    # past its deadline of 250 ms" (a timeout is at or past the deadline, never before).
+    ms = math.ceil(used * 1000)
+    took = f"{head} took {ms} ms"
     within = timeout_words(limit_ms, bank_ms)
     if strict:
         raise RuntimeError(
@@ -397,7 +402,7 @@ def _timed_out(
     when = f" (deal {view.deal_number + 1}, {view.phase}); playing {fallback} instead"
     # A bot too slow is so at every decision (its bank is empty after the first timeout):
     # under arena-bot the same method timing out again is one short line with a count.
-    again = ((head, "timeout"), f"{where}{head} timed out ({used * 1000:.0f} ms)", when)
+    again = ((head, "timeout"), f"{where}{head} timed out ({ms} ms)", when)
     log.warning(
         "%s%s, past its deadline of %d ms (%d ms + %d ms of time bank): its answer is not "
         "used, as an arena would not have waited for it (locally the call cannot be cut "

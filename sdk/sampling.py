@@ -24,7 +24,7 @@ it leaves, so every consistent deal is equally likely. An optional ``accept`` pr
 constraints that do not fit that form (retried, then dropped rather than looping forever).
 
 >>> import random
->>> from engine import Game, observe
+>>> from engine import Game, observe  # a view, as the SDK gives a bot (a test makes its own)
 >>> g = Game.new("classic", seed=1, players=["a", "b", "c"])
 >>> view = observe(g, g.to_act)
 >>> deal = sample_deal(view, random.Random(0))

@@ -604,11 +604,15 @@ def test_a_bots_traceback_starts_at_its_own_code(
     with caplog.at_level(logging.ERROR):
         play_local([Raises, HookRaises, Bot], seed=3, max_deals=1)
     assert len(first_frames()) >= 2 and set(first_frames()) == {here}, first_frames()
+    hooks = [r.getMessage() for r in caplog.records if " in on_deal_end " in r.getMessage()]
+    assert hooks and all(m.startswith("HookRaises raised in") for m in hooks), hooks
     caplog.clear()
     rules = dataclasses.replace(RULES, max_deals=1)
     with caplog.at_level(logging.ERROR):
         asyncio.run(_seat(tmp_path, [HookRaises, Raises, Bot], rules))
     assert len(first_frames()) >= 2 and set(first_frames()) == {here}, first_frames()
+    hooks = [r.getMessage() for r in caplog.records if " in on_deal_end " in r.getMessage()]
+    assert hooks and all(m.startswith("HookRaises raised in") for m in hooks), hooks
 
     class InitRaises(Bot):  # in an arena: five frames of the runner's, make_bot's, then it
         def __init__(self) -> None:

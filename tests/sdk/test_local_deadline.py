@@ -272,3 +272,21 @@ def test_try_with_decision_ms_alone_reports_the_arenas_default_bank() -> None:
     assert r.exit_code == 0, r.output
     said = " ".join(r.output.split())
     assert "never timed out (at 1000 ms per decision + 10000 ms of time bank per match)" in said
+
+
+def test_a_timeout_never_says_it_took_no_longer_than_its_deadline(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect (outside bot author): the time taken was rounded to the nearest ms, so a
+    decision 0.4 ms past a 250 ms deadline read "took 250 ms, past its deadline of 250 ms".
+    It is rounded up now: a timeout is at or past its deadline, never before it."""
+    from engine import Game, load_ruleset, observe
+    from sdk.local import _timed_out
+
+    game = Game.new(load_ruleset("classic"), seed=1, players=["a", "b", "c"])
+    view = observe(game, game.to_act)
+    with caplog.at_level(logging.WARNING, logger="sdk.local"):
+        detail = _timed_out(Bot(), view, 0.2504, 200, 50, False, 0)
+    assert "took 251 ms; played " in detail, detail
+    [line] = [r.getMessage() for r in caplog.records if "past its deadline" in r.getMessage()]
+    assert " took 251 ms, past its deadline of 250 ms " in line, line

@@ -127,6 +127,8 @@ def test_a_raising_bot_is_logged_and_plays_the_fallback(
 
 
 class HookRaiser(Bot):
+    name = "hookraise"
+
     def on_deal_end(self, view: PlayerView, result: sdk.DealResult) -> None:
         raise ValueError("bad hook")
 
@@ -146,11 +148,13 @@ def test_a_raising_hook_is_counted_as_an_incident(caplog: pytest.LogCaptureFixtu
 def test_a_raising_hook_is_logged_naming_its_match(caplog: pytest.LogCaptureFixture) -> None:
     """Defect (new-author audit): locally a raising hook was logged as "x raised in
     on_deal_end", not saying which of ``arena-bot try``'s matches; in an arena the line
-    names the match. Now the local one does too."""
+    names the match. Now the local one does too. And both named the bot by its ``name``
+    ("hookraise raised in ..."), where a raising decision names its class: the class now."""
     with caplog.at_level(logging.ERROR, logger="sdk.local"):
         play_local([HookRaiser, Bot, Bot], seed=1, max_deals=2, match_id="local-1-2")
     said = [r.getMessage() for r in caplog.records if "raised in on_deal_end" in r.getMessage()]
     assert len(said) == 2 and all(m.endswith("(match local-1-2)") for m in said), said
+    assert all(m.startswith("HookRaiser raised in on_deal_end") for m in said), said
 
 
 class Viewer(Bot):
