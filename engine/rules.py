@@ -79,7 +79,11 @@ def did_you_mean(word: object, known: Iterable[str]) -> str:
     messages: every file the product reads says it the same way."""
     if not isinstance(word, str):
         return ""
-    found = difflib.get_close_matches(word, sorted(known), n=1)
+    # A name cut short ("matches" for matches_per_table) is nearer by meaning than by
+    # spelling, where difflib would offer "match_timeout_s": the one name it begins wins.
+    found = [k for k in known if word and k.startswith(word)]
+    if len(found) != 1:
+        found = difflib.get_close_matches(word, sorted(known), n=1)
     return f" (did you mean {found[0]!r}?)" if found else ""
 
 

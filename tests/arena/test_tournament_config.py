@@ -75,6 +75,8 @@ def test_bundled_default_configs_are_valid(monkeypatch: pytest.MonkeyPatch) -> N
     [
         ("colour = 1\n" + BASE, "colour", "unknown key"),
         (BASE.replace('name = "mine"', 'nmae = "mine"'), "nmae", "did you mean 'name'"),
+        # A name cut short: difflib alone offered "match_timeout_s" (outside author).
+        ("matches = 1\n" + BASE, "matches", "did you mean 'matches_per_table'"),
         ('seed = "x"\n' + BASE, "seed", "expected an integer, got a string"),
         ("concurrency = 0\n" + BASE, "concurrency", "at least 1"),
         ("max_deals = -1\n" + BASE, "max_deals", "0 (no cap) or up to 1000000"),
