@@ -1,0 +1,75 @@
+"""Bad input, round 17: what a generator of bad configs, records and databases found that
+the earlier rounds (tests/test_bad_input*.py) did not try. Each test names the defect it was
+written for; in-process through click's CliRunner, no server and no bot process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from arena.cli import main as arena
+from arena.tournament import load_config
+
+#: A name longer than any file system takes (255 bytes a name on Linux): Python 3.11's
+#: ``Path.exists`` and ``is_file`` raise ``OSError`` for it rather than answer.
+LONG = "a" * 300
+BOTS = 'bots = ["random", "heuristic", "counting"]\n'
+
+
+def _fails(r: Result, code: int, *words: str) -> str:
+    """``r`` exited with ``code``, without a traceback, and its output holds ``words``."""
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    text = " ".join(r.output.split())  # rich and click wrap long lines
+    assert r.exit_code == code, text
+    assert "Traceback" not in text
+    for w in words:
+        assert w in text, text
+    return text
+
+
+def _config(tmp: Path, body: str) -> Path:
+    p = tmp / "t.toml"
+    p.write_text(f'name = "r17"\ndb = "{tmp / "t.sqlite"}"\nout = "{tmp / "out"}"\n{body}')
+    return p
+
+
+@pytest.mark.parametrize(
+    ("body", "key"),
+    [
+        (f'ruleset = "{LONG}"\n{BOTS}', "ruleset"),
+        (f'ruleset = "{LONG}.toml"\n{BOTS}', "ruleset"),
+        (f'bots = ["random", "heuristic", "{LONG}.py:Mine"]\n', "bots.Mine.bot"),
+        (f'{BOTS}[tls]\ncert = "{LONG}.pem"\nkey = "k.pem"\n', "tls.cert"),
+    ],
+)
+def test_a_path_too_long_for_the_file_system_is_a_config_error_naming_the_key(
+    tmp_path: Path, body: str, key: str
+) -> None:
+    """Defect: a ruleset, bot file or certificate named in a config by a name too long for
+    the file system ended in ``Error: /abs/path/aaaa…: File name too long``, exit 1: not the
+    config's file, nor its key, and not the exit code of a bad config (2). Python 3.11's
+    ``Path.exists`` raises for such a name where the config asked whether the file exists."""
+    config = _config(tmp_path, body)
+    text = _fails(
+        CliRunner().invoke(arena, ["tournament", "--config", str(config), "--no-progress"]),
+        2,
+        f"t.toml: {key}:",
+        "File name too long",
+    )
+    assert not (tmp_path / "t.sqlite").exists(), text  # refused before anything started
+
+
+def test_a_command_word_too_long_for_a_file_name_is_no_config_error(tmp_path: Path) -> None:
+    """Defect: a command bot's words are looked up as files (their contents make the bot's
+    code, part of the tournament id); one longer than a file name may be (a long argument,
+    a JSON option) made the whole config fail with ``Error: …: File name too long``, exit 1.
+    It is an argument, not a file: the config loads."""
+    config = _config(
+        tmp_path,
+        '[bots]\nrandom = "random"\nheuristic = "heuristic"\n'
+        f"mine = {{ command = \"{{python}} -m sdk.cli run random --name '{LONG}'\" }}\n",
+    )
+    cfg = load_config(config)
+    assert cfg.bot_names == ("random", "heuristic", "mine")
