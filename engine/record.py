@@ -319,6 +319,15 @@ def replay(rec: Mapping[str, Any]) -> Game:
                 )
     if "rules_result" not in rec:
         _check_result(rec, "result", game)
+        forfeits = rec.get("forfeits")
+        if game.result is not None and _is_list(forfeits) and forfeits:
+            # The referee keeps the rules' result in rules_result whenever a seat forfeited a
+            # finished match: without it, "result" (the rules' order) un-forfeited the seats
+            # and passed the check (the leaderboard reads it).
+            raise ReplayError(
+                f"rules_result: missing, but the record lists forfeits {forfeits!r:.60}: its "
+                "result must place them last, and rules_result keep the rules' own"
+            )
     elif rec["rules_result"] is None:
         # Every seat forfeited (the referee's "abandoned"): the match stopped unfinished.
         if not rec.get("abandoned"):

@@ -4,13 +4,18 @@ written for; in-process through click's CliRunner, no server and no bot process.
 
 from __future__ import annotations
 
+import copy
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
 
 from arena.cli import main as arena
 from arena.tournament import load_config
+from engine import Game, ReplayError, Ruleset, replay
+from engine.record import forfeit_result
 
 #: A name longer than any file system takes (255 bytes a name on Linux): Python 3.11's
 #: ``Path.exists`` and ``is_file`` raise ``OSError`` for it rather than answer.
@@ -73,3 +78,48 @@ def test_a_command_word_too_long_for_a_file_name_is_no_config_error(tmp_path: Pa
     )
     cfg = load_config(config)
     assert cfg.bot_names == ("random", "heuristic", "mine")
+
+
+def _forfeited_record() -> dict[str, Any]:
+    """A finished match as the referee records it when seat 1 forfeited: ``rules_result``
+    keeps the rules' result, ``result`` places the forfeiter last."""
+    g = Game.new(Ruleset.from_dict({"preset": "classic", "max_deals": 2}), 7, ["ann", "bob", "cid"])
+    while not g.is_over:
+        g.apply(g.legal_actions()[-1])
+    rec = g.record()
+    rec["forfeits"] = [1]
+    rec["rules_result"] = dict(rec["result"])
+    rec["result"] = forfeit_result(rec["result"], [1], 1000)
+    return rec
+
+
+def test_a_record_whose_forfeits_lost_their_rules_result_is_refused(tmp_path: Path) -> None:
+    """Defect: deleting ``rules_result`` from the record of a match a seat forfeited, and
+    putting the rules' result back as ``result``, un-forfeited the seat (first place, as the
+    leaderboard reads it) and ``arena replay --check`` said OK: the referee always keeps
+    ``rules_result`` when a seat forfeited a finished match, so its absence is an edit."""
+    genuine = _forfeited_record()
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(genuine))
+    assert CliRunner().invoke(arena, ["replay", "--check", str(path)]).exit_code == 0
+    edited = copy.deepcopy(genuine)
+    edited["result"] = edited.pop("rules_result")
+    path.write_text(json.dumps(edited))
+    _fails(CliRunner().invoke(arena, ["replay", "--check", str(path)]), 1,
+           "rules_result: missing", "forfeits [1]")  # fmt: skip
+    with pytest.raises(ReplayError, match="rules_result: missing"):
+        replay(edited)
+
+
+def test_check_does_not_say_a_result_places_forfeiters_last_when_it_does_not(
+    tmp_path: Path,
+) -> None:
+    """Defect: a record whose ``result`` is its ``rules_result`` (accepted: the forfeit is
+    then not applied) made ``arena replay --check`` print "forfeited: bob (the record's
+    result, checked too, places them last)", which that result does not."""
+    rec = _forfeited_record()
+    rec["result"] = dict(rec["rules_result"])
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(rec))
+    text = _fails(CliRunner().invoke(arena, ["replay", "--check", str(path)]), 0, "forfeited: bob")
+    assert "places them last" not in text
