@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,8 @@ from arena.cli import main as arena
 from arena.tournament import load_config
 from engine import Game, ReplayError, Ruleset, replay
 from engine.record import forfeit_result
+from tests.arena.test_storage import _record as _stored_record
+from tests.arena.test_storage import _save, _setup
 
 #: A name longer than any file system takes (255 bytes a name on Linux): Python 3.11's
 #: ``Path.exists`` and ``is_file`` raise ``OSError`` for it rather than answer.
@@ -123,3 +127,55 @@ def test_check_does_not_say_a_result_places_forfeiters_last_when_it_does_not(
     path.write_text(json.dumps(rec))
     text = _fails(CliRunner().invoke(arena, ["replay", "--check", str(path)]), 0, "forfeited: bob")
     assert "places them last" not in text
+
+
+@pytest.fixture(scope="module")
+def _stored_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A database holding one tournament of two matches (the storage's own test helpers)."""
+    db = tmp_path_factory.mktemp("db") / "t.sqlite"
+    with _setup(db) as st:
+        for index, seed in ((0, 1), (1, 2)):
+            _save(st, index, _stored_record(seed=seed))
+    return db
+
+
+@pytest.mark.parametrize(
+    ("update", "words"),
+    [
+        ('UPDATE matches SET seats_json = \'["a", "b", NaN]\' WHERE idx = 1', "seats of match"),
+        ("UPDATE matches SET seats_json = '[0, [], \"c\"]' WHERE idx = 1", "seats of match"),
+        ("UPDATE match_players SET place = 'x' WHERE seat = 1", "player place of match"),
+        ("UPDATE match_players SET score = X'00ff' WHERE seat = 0", "player score of match"),
+        (
+            "UPDATE match_players SET match_id = 'gone' WHERE seat = 2 AND match_id = 't1-m00001'",
+            "players of match",
+        ),
+        ("UPDATE matches SET id = 7 WHERE idx = 0", "players of match 7"),
+        ("UPDATE tournaments SET total_matches = '{}'", "total_matches of tournament"),
+        ("UPDATE tournaments SET finished_at = X'00ff'", "finished_at of tournament"),
+        ("UPDATE tournament_bots SET bot = X'00ff' WHERE position = 0", "bot of tournament"),
+    ],
+)
+def test_a_column_changed_by_hand_is_named_not_a_traceback(
+    tmp_path: Path, _stored_db: Path, update: str, words: str
+) -> None:
+    """Defect: SQLite keeps any value in any column, and a row edited by hand (text in a
+    place, a NaN among the seats, a match's players moved to another id, a BLOB as a
+    date) ended ``arena leaderboard`` and ``arena replay --list`` in a traceback
+    (``ValueError: invalid literal for int()``, ``TypeError: object of type 'float' has no
+    len()``, ``need one place per seat``). docs/tournament.md: a damaged match stops the
+    leaderboard with an error naming it and the database (exit 1); nothing is changed."""
+    db = tmp_path / "t.sqlite"
+    shutil.copy(_stored_db, db)
+    with sqlite3.connect(db) as c:
+        c.execute(update)
+    c.close()
+    before = db.read_bytes()
+    for args, code in ((["leaderboard"], 1), (["leaderboard", "--list"], 1),
+                       (["replay", "--list"], 2)):  # fmt: skip
+        r = CliRunner().invoke(arena, [*args, "--db", str(db)])
+        if r.exit_code == 0:  # (a listing that does not read the damaged column)
+            assert "Traceback" not in r.output
+            continue
+        _fails(r, code, "damaged", words, str(db))
+    assert db.read_bytes() == before
