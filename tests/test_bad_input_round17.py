@@ -179,3 +179,30 @@ def test_a_column_changed_by_hand_is_named_not_a_traceback(
             continue
         _fails(r, code, "damaged", words, str(db))
     assert db.read_bytes() == before
+
+
+@pytest.mark.parametrize("host", ["[::1", "::1]", "[127.0.0.1]", "[localhost]", "[::1]]"])
+def test_a_host_with_misplaced_brackets_is_refused_as_the_option(tmp_path: Path, host: str) -> None:
+    """Defect: brackets anywhere but around a whole IPv6 address passed the host check,
+    and gRPC could not parse the address once the server was starting: its own log line
+    ("Unparsable name: [::1:0"), then ``cannot listen on [::1:0``, exit 1, not naming
+    ``--host``."""
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text('[bots]\na = "abcdefgh1"\nb = "abcdefgh2"\nc = "abcdefgh3"\n')
+    records = str(tmp_path / "records")
+    r = CliRunner().invoke(arena, ["serve", "--tokens", str(tokens), "--port", "0",
+                                   "--record-dir", records, "--host", host])  # fmt: skip
+    _fails(r, 2, "--host", "brackets go around a whole IPv6 address")
+
+
+@pytest.mark.parametrize("host", ["[::1", "::1]", "[::1]]"])
+def test_a_config_host_with_unbalanced_brackets_is_a_config_error(
+    tmp_path: Path, host: str
+) -> None:
+    """Defect: the same in a tournament config (which takes ``[::1]`` and ``[127.0.0.1]``
+    as the address inside): ``host = "[::1"`` started the bots, then ended in ``cannot start
+    the referee on [::1:0``, exit 1, not naming the config's ``host``."""
+    config = _config(tmp_path, f'host = "{host}"\n{BOTS}')
+    r = CliRunner().invoke(arena, ["tournament", "--config", str(config), "--no-progress"])
+    _fails(r, 2, "t.toml: host:", "brackets go around a whole IPv6 address")
+    assert load_config(_config(tmp_path, f'host = "[::1]"\n{BOTS}')).host == "::1"
