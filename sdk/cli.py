@@ -165,6 +165,14 @@ def _check_address(ctx: click.Context, param: click.Parameter, value: str) -> st
         scheme, _, target = value.partition("://")
         if not scheme.isidentifier() or not target.strip("/"):
             raise click.BadParameter(f"expected HOST:PORT or a gRPC target URI, got {value!r}")
+        if scheme.lower() in ("http", "https"):
+            # (no gRPC scheme: gRPC looked up the host "http://arena" and the bot retried
+            # for --retry-for seconds, ten minutes by default, as if the arena were down)
+            tls = " with --tls (or --ca FILE)" if scheme.lower() == "https" else ""
+            raise click.BadParameter(
+                f"{value!r} is a web address: give the arena as HOST:PORT, "
+                f"{target.strip('/')!r}{tls}"
+            )
         return value
     if value.startswith("["):
         host, close, rest = value[1:].partition("]")

@@ -18,6 +18,7 @@ from arena.cli import main as arena
 from arena.tournament import load_config
 from engine import Game, ReplayError, Ruleset, replay
 from engine.record import forfeit_result
+from sdk.cli import main as arena_bot
 from tests.arena.test_storage import _record as _stored_record
 from tests.arena.test_storage import _save, _setup
 
@@ -206,3 +207,21 @@ def test_a_config_host_with_unbalanced_brackets_is_a_config_error(
     r = CliRunner().invoke(arena, ["tournament", "--config", str(config), "--no-progress"])
     _fails(r, 2, "t.toml: host:", "brackets go around a whole IPv6 address")
     assert load_config(_config(tmp_path, f'host = "[::1]"\n{BOTS}')).host == "::1"
+
+
+@pytest.mark.parametrize(
+    ("address", "words"),
+    [
+        ("http://localhost:50051", "give the arena as HOST:PORT, 'localhost:50051'"),
+        ("https://arena.example:443/", "'arena.example:443' with --tls"),
+    ],
+)
+def test_a_web_address_as_the_arena_is_refused_not_retried(address: str, words: str) -> None:
+    """Defect: ``--arena http://host:50051`` (a URL pasted from a browser) passed as a gRPC
+    target URI; gRPC has no ``http`` scheme, looked the whole text up as a host name, and
+    the bot retried it for --retry-for seconds (ten minutes by default) as an arena that
+    was down. It is refused at once, saying the HOST:PORT to give."""
+    r = CliRunner().invoke(
+        arena_bot, ["run", "random", "--arena", address, "--token", "abcdefgh", "--retry-for", "0"]
+    )
+    _fails(r, 2, "--arena", "is a web address", words)
