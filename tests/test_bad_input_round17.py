@@ -225,3 +225,49 @@ def test_a_web_address_as_the_arena_is_refused_not_retried(address: str, words: 
         arena_bot, ["run", "random", "--arena", address, "--token", "abcdefgh", "--retry-for", "0"]
     )
     _fails(r, 2, "--arena", "is a web address", words)
+
+
+_BOT_NAMES = """\
+from sdk import Bot
+
+
+class NumberName(Bot):
+    name = 5
+
+
+class NoneNoSuper(Bot):
+    name = None
+
+    def __init__(self):  # Bot.__init__ skipped: name stays None
+        pass
+
+
+class Escapes(Bot):
+    name = "\\x1b]0;owned\\x07red"
+"""
+
+
+@pytest.mark.parametrize("cls", ["NumberName", "NoneNoSuper"])
+def test_a_bot_whose_name_is_no_text_plays_under_its_class_name(tmp_path: Path, cls: str) -> None:
+    """Defect: ``arena-bot try`` of a bot with ``name = 5`` (or ``None`` with an
+    ``__init__`` that skipped Bot's) ended in a traceback, ``ValueError: players must be
+    names (texts)``; ``arena-bot run`` names such a bot by its class, and so does ``try``."""
+    (tmp_path / "names.py").write_text(_BOT_NAMES)
+    r = CliRunner().invoke(
+        arena_bot, ["try", f"{tmp_path / 'names.py'}:{cls}", "-n", "1", "--max-deals", "1"]
+    )
+    _fails(r, 0, cls, "random", "heuristic")
+
+
+def test_a_bots_name_is_written_out_not_sent_to_the_terminal(tmp_path: Path) -> None:
+    """Defect: ``arena-bot try`` printed a bot's own name as it is in its table and its
+    "slowest decision" line: a bot file (anyone's: ``--vs their.py:Bot``) whose name holds
+    an escape sequence set the terminal's title (or worse). It is written out (``\\x1b``)."""
+    (tmp_path / "names.py").write_text(_BOT_NAMES)
+    r = CliRunner().invoke(
+        arena_bot,
+        ["try", f"{tmp_path / 'names.py'}:Escapes", "-n", "1", "--max-deals", "1",
+         "--decision-ms", "60000"],
+    )  # fmt: skip
+    text = _fails(r, 0, "\\x1b]0;owned\\x07red")
+    assert "\x1b" not in r.output and "\x07" not in r.output, text
