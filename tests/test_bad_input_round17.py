@@ -271,3 +271,16 @@ def test_a_bots_name_is_written_out_not_sent_to_the_terminal(tmp_path: Path) -> 
     )  # fmt: skip
     text = _fails(r, 0, "\\x1b]0;owned\\x07red")
     assert "\x1b" not in r.output and "\x07" not in r.output, text
+
+
+def test_a_leaderboard_out_too_long_for_the_file_system_is_named_as_out(
+    tmp_path: Path, _stored_db: Path
+) -> None:
+    """Defect: ``arena leaderboard --out NAME`` with a name too long for the file system
+    stopped before the write, where it asked whether NAME is a directory (Python 3.11's
+    ``is_dir`` raises): ``Error: NAME: File name too long``, without ``--out``, unlike every
+    other --out that cannot be written (``error: --out NAME: cannot write ...``)."""
+    r = CliRunner().invoke(
+        arena, ["leaderboard", "--db", str(_stored_db), "--out", str(tmp_path / LONG)]
+    )
+    _fails(r, 1, "--out", "cannot write", "File name too long")
