@@ -284,3 +284,25 @@ def test_a_leaderboard_out_too_long_for_the_file_system_is_named_as_out(
         arena, ["leaderboard", "--db", str(_stored_db), "--out", str(tmp_path / LONG)]
     )
     _fails(r, 1, "--out", "cannot write", "File name too long")
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        (f'"" = 1\n{BOTS}', 't.toml: "": unknown key'),
+        (f'{BOTS}[deadlines]\n"" = 1\n', 't.toml: deadlines."": unknown key'),
+        (
+            f'ruleset = {{ preset = "classic", "" = 1 }}\n{BOTS}',
+            't.toml: ruleset."": unknown option',
+        ),
+    ],
+)
+def test_an_empty_key_is_named_as_such(tmp_path: Path, body: str, words: str) -> None:
+    """Defect: an empty key (``"" = 1``, valid TOML) was named as nothing: ``t.toml: :
+    unknown key``, ``deadlines.: unknown key``, and ``bad ruleset r.toml: : unknown
+    option`` (found by tests/fuzz/test_config_fuzz.py)."""
+    r = CliRunner().invoke(arena, ["tournament", "--config", str(_config(tmp_path, body))])
+    _fails(r, 2, words)
+    (tmp_path / "r.toml").write_text('preset = "classic"\n"" = 1\n')
+    _fails(CliRunner().invoke(arena, ["rules", str(tmp_path / "r.toml")]), 2,
+           'r.toml: "": unknown option')  # fmt: skip

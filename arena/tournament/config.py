@@ -894,8 +894,9 @@ def _tname(value: object) -> str:
 def _check_keys(data: Mapping[str, Any], known: set[str], prefix: str, err: _Err) -> None:
     for key in data:
         if key not in known:
+            shown = printable(key) if key else '""'  # (an empty key, `"" = 1`, named so)
             raise err(  # (a newline or an escape sequence in the key: written out)
-                f"{prefix}{printable(key)}",
+                f"{prefix}{shown}",
                 f"unknown key{did_you_mean(key, known)}; known keys: {', '.join(sorted(known))}",
             )
 
