@@ -115,7 +115,9 @@ def _check(data: dict[str, Any], tmp: Path, tally: Counter[str]) -> None:
         assert e.key and not e.key.endswith("."), e
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=300, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(data=mutated())
 def test_a_mutated_config_loads_or_is_refused_naming_a_key(
     data: dict[str, Any], tmp_path_factory: pytest.TempPathFactory, tally: Counter[str]
