@@ -155,6 +155,10 @@ def check_record_shape(rec: Any, required: Sequence[str] = REPLAY_KEYS) -> None:
     for key in required:
         if key not in rec:
             raise bad(f"no {key!r} key")
+    if "seed" in rec and not (_is_int(rec["seed"]) or isinstance(rec["seed"], str)):
+        # (NaN, 1e400 as infinity, 1.5, true, a list: "cannot start the match", exit 1, as
+        # if the rules had refused an action of a record, not named as its wrong shape)
+        raise bad(f"'seed' must be an integer or a string, got {rec['seed']!r:.60}")
     if "ruleset" in rec and not isinstance(rec["ruleset"], str | Mapping):
         kind = type(rec["ruleset"]).__name__
         raise bad(f"'ruleset' must be an object or a preset name, got {kind}")

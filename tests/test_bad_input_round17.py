@@ -306,3 +306,16 @@ def test_an_empty_key_is_named_as_such(tmp_path: Path, body: str, words: str) ->
     (tmp_path / "r.toml").write_text('preset = "classic"\n"" = 1\n')
     _fails(CliRunner().invoke(arena, ["rules", str(tmp_path / "r.toml")]), 2,
            'r.toml: "": unknown option')  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", ["NaN", "Infinity", "1.5", "true", "[1]", "null"])
+def test_a_record_whose_seed_is_no_seed_is_not_a_match_record(tmp_path: Path, seed: str) -> None:
+    """Defect: a record whose ``seed`` is no integer nor string (``NaN``, ``1e400`` read as
+    infinity, ``true``) was refused by ``arena replay --check`` as if the rules had refused
+    it ("REFUSED: cannot start the match", exit 1), not as a record of the wrong shape
+    (exit 2, naming the key), as every other wrong type is (docs/record-format.md)."""
+    rec = _forfeited_record()
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(rec).replace('"seed": 7', f'"seed": {seed}', 1))
+    for args in (["replay", "--check", str(path)], ["replay", str(path)]):
+        _fails(CliRunner().invoke(arena, args), 2, "not a match record: 'seed' must be")
