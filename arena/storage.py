@@ -386,6 +386,14 @@ class Storage:
             yield
         except sqlite3.Error as e:
             raise _translate(e, self.path, what) from e
+        except UnicodeDecodeError as e:
+            # A byte changed in the file: sqlite3 raises this, not a DatabaseError, for text
+            # that is not UTF-8, in a row it reads or in its own message naming a damaged
+            # table ("malformed database schema (\xceatch_players)"): a traceback before.
+            raise StorageError(
+                f"{self.path} is not a Thousand Arena database or is damaged ({what}: text "
+                f"that is not UTF-8, {bytes(e.object[e.start : e.end + 12])!r})"
+            ) from e
 
     @contextlib.contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:

@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from arena.cli import main as arena
+from arena.storage import Storage, StorageError
 from arena.tournament import load_config
 from engine import Game, ReplayError, Ruleset, replay
 from engine.record import forfeit_result
@@ -319,3 +320,24 @@ def test_a_record_whose_seed_is_no_seed_is_not_a_match_record(tmp_path: Path, se
     path.write_text(json.dumps(rec).replace('"seed": 7', f'"seed": {seed}', 1))
     for args in (["replay", "--check", str(path)], ["replay", str(path)]):
         _fails(CliRunner().invoke(arena, args), 2, "not a match record: 'seed' must be")
+
+
+def test_a_database_with_a_byte_changed_in_its_schema_is_named_damaged(
+    tmp_path: Path, _stored_db: Path
+) -> None:
+    """Defect: one byte changed in the file (a disk error, a bad copy) where SQLite keeps
+    a table's name made sqlite3 raise ``UnicodeDecodeError`` building its own message
+    ("malformed database schema (\\xceatch_players)"), not a ``DatabaseError``: a traceback
+    in ``arena leaderboard``, ``arena replay`` and a resumed ``arena tournament``, where
+    every other damage is named."""
+    data = bytearray(_stored_db.read_bytes())
+    at = data.find(b"tablematch_players")  # (sqlite_master's row: type, name, ...)
+    assert at > 0
+    data[at + len("table")] = 0xCE  # (the table's name no longer UTF-8)
+    db = tmp_path / "t.sqlite"
+    db.write_bytes(bytes(data))
+    for args, code in ((["leaderboard"], 1), (["replay", "--list"], 2), (["replay", "m00001"], 2)):
+        r = CliRunner().invoke(arena, [*args, "--db", str(db)])
+        _fails(r, code, str(db), "is damaged")
+    with pytest.raises(StorageError, match="is damaged"):
+        Storage(db)
