@@ -112,11 +112,19 @@ CREATE TABLE IF NOT EXISTS ratings (
 #: Match records read from SQLite at a time by :meth:`Storage.iter_records`.
 _RECORDS_PER_READ = 32
 
-#: The Python types of an incident's columns as :meth:`Storage.incidents` reads them.
-_INCIDENT_TYPES: dict[str, type | tuple[type, ...]] = {
+#: The Python types of the columns the readers use, as SQLite gives them back (it stores
+#: any value in any column: a row changed by hand may hold text where a number was).
+_Types = dict[str, type | tuple[type, ...]]
+_INCIDENT_TYPES: _Types = {
     "match_id": str, "seat": (int, type(None)), "bot": (str, type(None)),
     "kind": str, "deal": (int, type(None)), "detail": str,
 }  # fmt: skip
+_TOURNAMENT_TYPES: _Types = {
+    "id": str, "name": str, "fingerprint": str, "total_matches": int, "created_at": str,
+    "finished_at": (str, type(None)),
+}  # fmt: skip
+_MATCH_TYPES: _Types = {"id": str, "deals": int, "duration_s": (int, float)}
+_PLAYER_TYPES: _Types = {"seat": int, "bot": str, "score": int, "place": int, "forfeit": int}
 
 
 def _sql_type(value: Any) -> str:
@@ -378,6 +386,14 @@ class Storage:
             yield
         except sqlite3.Error as e:
             raise _translate(e, self.path, what) from e
+        except UnicodeDecodeError as e:
+            # A byte changed in the file: sqlite3 raises this, not a DatabaseError, for text
+            # that is not UTF-8, in a row it reads or in its own message naming a damaged
+            # table ("malformed database schema (\xceatch_players)"): a traceback before.
+            raise StorageError(
+                f"{self.path} is not a Thousand Arena database or is damaged ({what}: text "
+                f"that is not UTF-8, {bytes(e.object[e.start : e.end + 12])!r})"
+            ) from e
 
     @contextlib.contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
@@ -485,6 +501,29 @@ class Storage:
                 f"{self.path}: the stored {what} is damaged (not valid JSON: {e}); it was "
                 "changed outside the arena. Nothing was changed, and nothing else is affected"
             ) from e
+
+    def _typed(
+        self, row: sqlite3.Row | Mapping[str, Any], types: _Types, what: str, kind: str = ""
+    ) -> None:
+        """Every column of ``types`` in ``row`` holds a value of its type; a StorageError
+        naming the column of ``what`` otherwise (a traceback in the leaderboard before)."""
+        for key, want in types.items():
+            value = row[key]
+            if not isinstance(value, want) or isinstance(value, bool):
+                raise StorageError(
+                    f"{self.path}: the stored {kind}{key} of {what} is damaged ({_sql_type(value)} "
+                    f"{value!r:.40}, not {_sql_type(want)}); it was changed outside the arena"
+                )
+
+    def _seats(self, text: Any, match_id: str) -> list[str]:
+        """A match's stored seats: one bot name per seat."""
+        seats = self._json(text, f"seats of match {match_id}")
+        if not isinstance(seats, list) or not seats or not all(isinstance(b, str) for b in seats):
+            raise StorageError(
+                f"{self.path}: the stored seats of match {match_id} are damaged ({seats!r:.60}, "
+                "not a list of bot names); they were changed outside the arena"
+            )
+        return seats
 
     def _record(self, text: Any, match_id: str) -> dict[str, Any]:
         record = self._json(text, f"record of match {match_id}")
@@ -594,6 +633,9 @@ class Storage:
                     (tournament_id,),
                 )
             )
+        self._typed(row, _TOURNAMENT_TYPES, f"tournament {tournament_id!r:.80}")
+        for bot in bots:
+            self._typed({"bot": bot}, {"bot": str}, f"tournament {tournament_id}")
         try:
             config = self._json(row["config_json"], f"config of tournament {tournament_id}")
             if not isinstance(config, dict):  # (what reads it calls config.get)
@@ -665,7 +707,7 @@ class Storage:
             ).fetchall()
         out: dict[int, tuple[str, int, tuple[str, ...]]] = {}
         for r in rows:
-            seats = self._json(r["seats_json"], f"seats of match {r['id']}")
+            seats = self._seats(r["seats_json"], r["id"])
             out[int(r["idx"])] = (str(r["id"]), int(r["seed"]), tuple(map(str, seats)))
         return out
 
@@ -780,12 +822,22 @@ class Storage:
                 players.setdefault(r["match_id"], []).append(r)
         out = []
         for m in matches:
+            self._typed(m, _MATCH_TYPES, f"match {m['id']!r:.80}")
+            seats = self._seats(m["seats_json"], m["id"])
             ps = players.get(m["id"], [])
+            for p in ps:
+                self._typed(p, _PLAYER_TYPES, f"match {m['id']}", "player ")
+            if [p["seat"] for p in ps] != list(range(len(seats))):
+                raise StorageError(
+                    f"{self.path}: the stored players of match {m['id']} are damaged (seats "
+                    f"{[p['seat'] for p in ps]!r:.60} for {len(seats)} bots); they were changed "
+                    "outside the arena"
+                )
             out.append(
                 MatchResult(
                     match_id=m["id"],
                     index=self._index(m["idx"], m["id"]),
-                    seats=tuple(self._json(m["seats_json"], f"seats of match {m['id']}")),
+                    seats=tuple(seats),
                     scores=tuple(p["score"] for p in ps),
                     places=tuple(p["place"] for p in ps),
                     forfeits=tuple(p["seat"] for p in ps if p["forfeit"]),
@@ -815,7 +867,7 @@ class Storage:
                 if not rows:
                     return
                 for r in rows:
-                    seats = self._json(r["seats_json"], f"seats of match {r['id']}")
+                    seats = self._seats(r["seats_json"], r["id"])
                     record = self._record(r["record_json"], r["id"])
                     yield self._index(r["idx"], r["id"]), seats, record
         finally:
@@ -834,7 +886,7 @@ class Storage:
         record = self._record(row[0], match_id)
         # The row keeps the seed and seats the match was scheduled with: a record that
         # disagrees was edited (its cards would still replay: records carry them).
-        seats = self._json(row[2], f"seats of match {match_id}")
+        seats = self._seats(row[2], match_id)
         for key, stored in (("seed", row[1]), ("players", seats)):
             if record.get(key) != stored:
                 raise StorageError(
@@ -869,13 +921,7 @@ class Storage:
             ]
         for r in rows:  # a column of another type (a BLOB detail) was written by hand
             self._index(r["idx"], r["match_id"])
-            for key, types in _INCIDENT_TYPES.items():
-                if not isinstance(r[key], types) or isinstance(r[key], bool):
-                    raise StorageError(
-                        f"{self.path}: the stored incident {key} of match {r['match_id']} is "
-                        f"damaged ({_sql_type(r[key])}, not {_sql_type(types)}); it was changed "
-                        "outside the arena"
-                    )
+            self._typed(r, _INCIDENT_TYPES, f"match {r['match_id']}", "incident ")
         return rows
 
     def _index(self, idx: Any, match_id: str) -> int:

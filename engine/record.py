@@ -155,6 +155,10 @@ def check_record_shape(rec: Any, required: Sequence[str] = REPLAY_KEYS) -> None:
     for key in required:
         if key not in rec:
             raise bad(f"no {key!r} key")
+    if "seed" in rec and not (_is_int(rec["seed"]) or isinstance(rec["seed"], str)):
+        # (NaN, 1e400 as infinity, 1.5, true, a list: "cannot start the match", exit 1, as
+        # if the rules had refused an action of a record, not named as its wrong shape)
+        raise bad(f"'seed' must be an integer or a string, got {rec['seed']!r:.60}")
     if "ruleset" in rec and not isinstance(rec["ruleset"], str | Mapping):
         kind = type(rec["ruleset"]).__name__
         raise bad(f"'ruleset' must be an object or a preset name, got {kind}")
@@ -319,6 +323,15 @@ def replay(rec: Mapping[str, Any]) -> Game:
                 )
     if "rules_result" not in rec:
         _check_result(rec, "result", game)
+        forfeits = rec.get("forfeits")
+        if game.result is not None and _is_list(forfeits) and forfeits:
+            # The referee keeps the rules' result in rules_result whenever a seat forfeited a
+            # finished match: without it, "result" (the rules' order) un-forfeited the seats
+            # and passed the check (the leaderboard reads it).
+            raise ReplayError(
+                f"rules_result: missing, but the record lists forfeits {forfeits!r:.60}: its "
+                "result must place them last, and rules_result keep the rules' own"
+            )
     elif rec["rules_result"] is None:
         # Every seat forfeited (the referee's "abandoned"): the match stopped unfinished.
         if not rec.get("abandoned"):

@@ -101,6 +101,8 @@ def _shown(value: object) -> str:
 def _plain(text: str) -> str:
     """``text`` as it is when it is printable and short, else escaped (a newline in a key
     split the one-line message; an escape sequence recoloured the terminal) and cut."""
+    if not text:  # (an empty key, `"" = 1`: "file: : unknown option" named nothing)
+        return '""'
     if not text.isprintable():
         text = repr(text)[1:-1]
     return text if len(text) <= _SHOWN_MAX else text[:_SHOWN_MAX] + "..."

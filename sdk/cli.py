@@ -170,6 +170,14 @@ def _check_address(ctx: click.Context, param: click.Parameter, value: str) -> st
         scheme, _, target = value.partition("://")
         if not scheme.isidentifier() or not target.strip("/"):
             raise click.BadParameter(f"expected HOST:PORT or a gRPC target URI, got {value!r}")
+        if scheme.lower() in ("http", "https"):
+            # (no gRPC scheme: gRPC looked up the host "http://arena" and the bot retried
+            # for --retry-for seconds, ten minutes by default, as if the arena were down)
+            tls = " with --tls (or --ca FILE)" if scheme.lower() == "https" else ""
+            raise click.BadParameter(
+                f"{value!r} is a web address: give the arena as HOST:PORT, "
+                f"{target.strip('/')!r}{tls}"
+            )
         return value
     if value.startswith("["):
         host, close, rest = value[1:].partition("]")
@@ -535,7 +543,7 @@ def try_(
         _print_results(console, result, f"{what}, ruleset {result.ruleset}, seed {seed}")
         slowest, at = result.entries[0].slowest, result.entries[0].slowest_at
         if decision_ms is not None:
-            timeouts, tried = result.entries[0].timeouts, escape(result.entries[0].name)
+            timeouts, tried = result.entries[0].timeouts, escape(printable(result.entries[0].name))
             bank = DEFAULT_TIME_BANK_MS if time_bank_ms is None else time_bank_ms
             at = f"at {decision_ms} ms per decision + {bank} ms of time bank per match"
             if timeouts:  # each is in the log (--log-level warning), naming where it was
@@ -550,7 +558,8 @@ def try_(
         elif slowest > _ARENA_LIMIT_S and not interactive:
             # Where it was (the match, the deal, the method): the seed replays it.
             console.print(
-                f"[yellow]warning:[/yellow] {escape(result.entries[0].name)}'s slowest decision "
+                f"[yellow]warning:[/yellow] {escape(printable(result.entries[0].name))}'s slowest "
+                "decision "
                 f"took {slowest * 1000:.0f} ms ({escape(at)}): an arena allows "
                 f"{_ARENA_LIMIT_S * 1000:.0f} ms per decision by default (and a time bank of "
                 "10 s per match for the excess; --decision-ms rehearses it)"
@@ -582,7 +591,8 @@ def _print_results(console: Console, result: SeriesResult, title: str) -> None:
         table.add_column(col, justify="right")
     for i, entry in enumerate(result.entries):
         table.add_row(
-            Text(entry.name, style="bold" if i == 0 else ""),
+            # (a bot's own name, from a file that may be anyone's: written out, never obeyed)
+            Text(printable(entry.name), style="bold" if i == 0 else ""),
             str(entry.matches),
             str(entry.wins),
             f"{100 * entry.win_rate:.0f}",
@@ -592,7 +602,7 @@ def _print_results(console: Console, result: SeriesResult, title: str) -> None:
             str(entry.incidents),
         )
     console.print(table)
-    times = ", ".join(f"{e.name} {e.slowest * 1000:.1f} ms" for e in result.entries)
+    times = ", ".join(f"{printable(e.name)} {e.slowest * 1000:.1f} ms" for e in result.entries)
     console.print(escape(f"slowest decision: {times}"))
 
 

@@ -412,12 +412,20 @@ def _timed_out(
     return f"{within}: {took}; played {fallback} instead"
 
 
+def _own_name(bot: Bot) -> str:
+    """The name a bot gives itself; its class's when that is no text (``name = 5``, or a
+    subclass whose ``__init__`` skipped Bot's): as ``arena-bot run`` names it. The match
+    refused such a name with a traceback (``players must be names``)."""
+    name = getattr(bot, "name", "")
+    return name if isinstance(name, str) and name else type(bot).__name__
+
+
 def _names(bots: Sequence[Bot], names: Sequence[str] | None) -> tuple[str, ...]:
     if names is not None:
         return tuple(names)
     out: list[str] = []
     for b in bots:
-        base = b.name or type(b).__name__
+        base = _own_name(b)
         name, k = base, 2
         while name in out:
             name, k = f"{base}#{k}", k + 1
@@ -686,7 +694,7 @@ def play_series(
         raise ValueError("no opponents")
     opps = [opponents[i % len(opponents)] for i in range(p - 1)]
     first = make_bot(bot)
-    lineup: list[tuple[str, BotFactory]] = [(name or first.name, bot), *opps]
+    lineup: list[tuple[str, BotFactory]] = [(name or _own_name(first), bot), *opps]
     entries = [SeriesEntry(lineup[0][0])]
     names = [o[0] for o in opps]
     for k, oname in enumerate(names):

@@ -49,7 +49,11 @@ def leaderboard(
     """Print or export the leaderboard of a stored tournament."""
     err = Console(stderr=True)
     if fmt is None:  # `--out standings.html` wrote the text table into the .html file
-        ext = out.suffix.lower().lstrip(".") if out is not None and not out.is_dir() else ""
+        try:
+            is_dir = out is not None and out.is_dir()
+        except OSError:  # (a name too long, say: the write below says so, as --out's)
+            is_dir = False
+        ext = out.suffix.lower().lstrip(".") if out is not None and not is_dir else ""
         fmt = ext if ext in FORMATS else "table"
     if tournament_id is not None and not tournament_id.strip():
         raise click.BadParameter("empty: name a tournament's id or name", param_hint="--tournament")

@@ -179,7 +179,10 @@ def replay(
         # The rules' result is the one above; the record's own (the referee's, which
         # `arena replay` and the leaderboard show) places the forfeiters last.
         who = ", ".join(players[s] for s in forfeits)
-        click.echo(f"forfeited: {who} (the record's result, checked too, places them last)")
+        if record.get("result") == record.get("rules_result"):  # (accepted: see replay())
+            click.echo(f"forfeited: {who} (the record's result is the rules' own, as shown)")
+        else:
+            click.echo(f"forfeited: {who} (the record's result, checked too, places them last)")
     click.echo("OK: every action is legal and every stored score matches")
     if own:
         # Not refused: a constructed record may deal its own cards; a referee's never does.

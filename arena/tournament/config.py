@@ -27,7 +27,7 @@ import re
 import shlex
 import tomllib
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -202,7 +202,7 @@ def _code_files(spec: str | None, command: Sequence[str], cwd: Path | None) -> l
     # A bot file named as `arena-bot run` takes it, `mybot.py:Lowest`, is a file named too
     # (its edits went unseen: the edited bot resumed the old version's tournament).
     files = [a.rpartition(":")[0] if a.rpartition(":")[0].endswith(".py") else a for a in args]
-    return [base / f for f in files if "{" not in f and (base / f).is_file()]
+    return [base / f for f in files if "{" not in f and _holds(base / f, Path.is_file)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -666,10 +666,7 @@ def parse_config(
         paths[key] = _path(text, key, err)
     db, out = paths["db"], paths["out"]
     for key, path in paths.items():
-        try:
-            is_dir, exists = path.is_dir(), path.exists()
-        except OSError as e:  # a name too long for the file system, say
-            raise err(key, f"{path}: {e.strerror or e}") from None
+        is_dir, exists = _probe(path, Path.is_dir, key, err), _probe(path, Path.exists, key, err)
         if key == "db" and (is_dir or not path.name):
             raise err("db", f"{path} is a directory: name the database file")
         if key == "out" and exists and not is_dir:
@@ -787,7 +784,7 @@ def _tls(data: object, base: Path, err: _Err) -> TLSSpec | None:
     files: list[Path] = []
     for key, what in (("cert", "certificate"), ("key", "private key")):
         path = _path(_get(data, key, str, "", err, "tls."), f"tls.{key}", err, base)
-        if not path.is_file():
+        if not _probe(path, Path.is_file, f"tls.{key}", err):
             why = "not a regular file" if path.exists() else "no such file"
             raise err(f"tls.{key}", f"{why}: {path}")
         problem = pem_problem(path, what)
@@ -867,11 +864,24 @@ def _syntax_problem(path: Path) -> str | None:
     return None
 
 
-def _is_dir(path: Path) -> bool:
+def _holds(path: Path, test: Callable[[Path], bool]) -> bool:
+    """``test(path)``, false where the system cannot say (a name too long for it: a
+    ``cwd`` that is no directory of ours, a command's word that is no file of the bot's)."""
     try:
-        return path.is_dir()
-    except OSError:  # a name too long for the system, say: no directory of ours
+        return test(path)
+    except OSError:
         return False
+
+
+def _probe(path: Path, test: Callable[[Path], bool], key: str, err: _Err) -> bool:
+    """``test(path)`` (``Path.exists``, ``is_file``, ``is_dir``), or a ConfigError naming
+    ``key`` when the system cannot say: Python 3.11's tests raise ``OSError`` for a name too
+    long for the file system (and the command line said ``Error: <path>: File name too
+    long``, exit 1, naming neither the config nor the key)."""
+    try:
+        return test(path)
+    except OSError as e:
+        raise err(key, f"{path}: {e.strerror or e}") from None
 
 
 def _tname(value: object) -> str:
@@ -884,8 +894,9 @@ def _tname(value: object) -> str:
 def _check_keys(data: Mapping[str, Any], known: set[str], prefix: str, err: _Err) -> None:
     for key in data:
         if key not in known:
+            shown = printable(key) if key else '""'  # (an empty key, `"" = 1`, named so)
             raise err(  # (a newline or an escape sequence in the key: written out)
-                f"{prefix}{printable(key)}",
+                f"{prefix}{shown}",
                 f"unknown key{did_you_mean(key, known)}; known keys: {', '.join(sorted(known))}",
             )
 
@@ -922,15 +933,16 @@ def _ruleset(value: Any, base: Path, err: _Err) -> tuple[Ruleset, str]:
                 raise err("ruleset", f"must not be empty: name a preset ({', '.join(PRESETS)}) "
                           "or a ruleset .toml file")  # fmt: skip
             path = _path(value, "ruleset", err)  # (relative: to the current directory ...)
-            if not Path(value).expanduser().is_absolute() and (base / value).exists():
+            relative = not Path(value).expanduser().is_absolute()
+            if relative and _probe(base / value, Path.exists, "ruleset", err):
                 path = _path(value, "ruleset", err, base)  # ... unless the config's has it
-            if path.suffix != ".toml" and not path.exists():
+            if path.suffix != ".toml" and not _probe(path, Path.exists, "ruleset", err):
                 raise err(  # (the words of load_ruleset: `arena-bot try --ruleset clasic`)
                     "ruleset",
                     f"unknown preset {value!r}{did_you_mean(value, PRESETS)}; known: "
                     f"{', '.join(PRESETS)}; or a .toml file",
                 )
-            if not path.exists():
+            if not _probe(path, Path.exists, "ruleset", err):
                 raise err("ruleset", f"ruleset file {value!r} not found (looked in {base})")
             try:
                 return load_ruleset(path), str(path)
@@ -1009,7 +1021,7 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
     env = tuple(sorted(env_data.items()))
     cwd_raw = _get(entry, "cwd", str, None, err, f"{key}.")
     cwd = _path(cwd_raw, f"{key}.cwd", err, base) if cwd_raw is not None else None
-    if cwd is not None and not _is_dir(cwd):
+    if cwd is not None and not _holds(cwd, Path.is_dir):
         raise err(f"{key}.cwd", f"no such directory: {cwd}")
     kind = kinds[0]
     if kind != "remote":
@@ -1023,7 +1035,14 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
         if path.endswith(".py"):
             # A bot file (``path/file.py[:Class]``, as `arena-bot` takes it): relative to the
             # config file, else to the current directory; made absolute for the bot process.
-            where = next((p for p in (base / path, Path.cwd() / path) if p.is_file()), None)
+            where = next(
+                (
+                    p
+                    for p in (base / path, Path.cwd() / path)
+                    if _probe(p, Path.is_file, f"{key}.bot", err)
+                ),
+                None,
+            )
             if where is None:
                 raise err(f"{key}.bot", f"no such bot file: {path} (relative to {base})")
             _check_utf8(where.resolve(), f"{key}.bot", err)
