@@ -16,7 +16,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from engine.actions import Action, ActionParseError, parse_action
@@ -121,6 +121,10 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def _is_str(value: Any) -> bool:
+    return isinstance(value, str)
+
+
 def _is_list(value: Any) -> bool:
     return isinstance(value, list | tuple)
 
@@ -161,6 +165,9 @@ def check_record_shape(rec: Any, required: Sequence[str] = REPLAY_KEYS) -> None:
     players = rec.get("players", ())
     if not _is_list(players) or not all(isinstance(p, str) for p in players):
         raise bad(f"'players' must be a list of names, got {players!r:.60}")
+    seed = rec.get("seed", 0)
+    if not (_is_int(seed) or isinstance(seed, str)):
+        raise bad(f"'seed' must be an integer or a string, got {seed!r:.60}")
     start = rec.get("start")
     if start is not None and not isinstance(start, Mapping):
         raise bad(f"'start' must be an object with 'scores' and 'barrel', got {start!r:.60}")
@@ -192,6 +199,7 @@ def check_record_shape(rec: Any, required: Sequence[str] = REPLAY_KEYS) -> None:
         _is_list(incidents) and all(isinstance(x, Mapping) for x in incidents)
     ):
         raise bad(f"'incidents' must be a list of objects, got {incidents!r:.60}")
+    _check_referee_shape(rec, players, bad)
     deals = rec.get("deals", ())
     if not _is_list(deals):
         raise bad(f"'deals' must be a list, got {type(deals).__name__}")
@@ -226,6 +234,49 @@ def check_record_shape(rec: Any, required: Sequence[str] = REPLAY_KEYS) -> None:
                     i,
                     j,
                 )
+            if "by" in a and a["by"] not in BY:
+                raise bad(f"deal {i}, action {j}: 'by' must be one of {', '.join(BY)}, got "
+                          f"{a['by']!r:.60}", i, j)  # fmt: skip
+            ms = a.get("ms", 0)
+            if not (isinstance(ms, int | float) and not isinstance(ms, bool) and 0 <= ms < _INF):
+                raise bad(f"deal {i}, action {j}: 'ms' must be a number of milliseconds, got "
+                          f"{ms!r:.60}", i, j)  # fmt: skip
+
+
+#: Who chose an action, in a referee's record (docs/record-format.md).
+BY = ("bot", "forced", "fallback")
+_INF = float("inf")
+
+
+def _check_referee_shape(
+    rec: Mapping[str, Any], players: Sequence[str], bad: Callable[[str], ReplayError]
+) -> None:
+    """The types of what the referee adds to a record (docs/record-format.md, "Additions by
+    the referee"): the renderers read them, and one of another type was left out of what
+    they showed (an incident whose seat is a string, a fallback's reason with it)."""
+    for key in ("match_id",):
+        if key in rec and not isinstance(rec[key], str):
+            raise bad(f"{key!r} must be a string, got {rec[key]!r:.60}")
+    for key in ("interrupted", "abandoned"):
+        if key in rec and not isinstance(rec[key], bool):
+            raise bad(f"{key!r} must be true or false, got {rec[key]!r:.60}")
+    for key in ("wrong_requests", "disconnects"):
+        if key in rec and not (
+            _ints(rec[key]) and ("players" not in rec or len(rec[key]) == len(players))
+        ):
+            raise bad(f"{key!r} must be a list of {len(players)} integers (one per seat), "
+                      f"got {rec[key]!r:.60}")  # fmt: skip
+    if "forfeits" in rec and not _ints(rec["forfeits"]):
+        raise bad(f"'forfeits' must be a list of seat numbers, got {rec['forfeits']!r:.60}")
+    for n, inc in enumerate(rec.get("incidents") or ()):
+        for key, ok, what in (
+            ("kind", _is_str, "a string"),
+            ("seat", _is_int, "a seat number"),
+            ("deal", _is_int, "a deal number"),
+            ("detail", _is_str, "a string"),
+        ):
+            if key in inc and not ok(inc[key]):
+                raise bad(f"incident {n}: {key!r} must be {what}, got {inc[key]!r:.60}")
 
 
 def start_game(rec: Mapping[str, Any]) -> Game:

@@ -1,0 +1,161 @@
+"""Round 17: match records read by an outsider with docs/record-format.md in hand.
+
+`outside_record_reader.read` rebuilds a record from the docs alone (the seed's dealer and
+shuffle, every deal's cards, tricks, marriages and figures, the referee's additions); the
+tests here check that it agrees with what the arena writes, and that `arena replay
+--check` refuses, naming where, a record whose documented fields have the wrong type.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from outside_record_reader import read
+
+from arena.cli import main
+from bots import load
+from engine import Game, fallback_action, load_ruleset
+from sdk import play_local
+
+
+def _local(ruleset: str = "classic", players: int = 3, seed: int = 3) -> dict[str, Any]:
+    bots = [load("random")] * (players - 1) + [load("heuristic")]
+    return play_local(bots, ruleset=ruleset, seed=seed, max_deals=3).record
+
+
+def _refereed(seed: int = 3) -> dict[str, Any]:
+    """A record shaped as the referee writes it: the seed deals every card, each action
+    says who chose it, and the match id, incidents and per-seat counts are there."""
+    rec = _local(seed=seed)
+    for d in rec["deals"]:
+        for a in d["actions"]:
+            a.update(ms=1, by="bot")
+    rec.update(
+        match_id="t-m00000",
+        incidents=[],
+        forfeits=[],
+        wrong_requests=[0, 0, 0],
+        disconnects=[0, 0, 0],
+    )
+    return rec
+
+
+@pytest.mark.parametrize(
+    ("ruleset", "players"),
+    [("classic", 3), ("1001", 3), ("1001", 4), ("rulesets/house-penalty.toml", 3)],
+)
+def test_the_outside_reader_agrees_with_the_engine(ruleset: str, players: int) -> None:
+    rec = _local(ruleset, players)
+    findings, deals = read(json.loads(json.dumps(rec)))
+    assert findings == []
+    assert len(deals) == rec["result"]["deals"]
+    assert all(len(d.tricks) in (0, 8) for d in deals)
+
+
+def test_the_outside_reader_reads_a_start_position_and_a_given_dealer() -> None:
+    rules = dataclasses.replace(load_ruleset("classic"), max_deals=2)
+    game = Game.new(
+        rules, 5, ["ann", "bob", "cid"], scores=(870, 880, 0), barrel=(0, 2, 0), dealer=2
+    )
+    while not game.is_over:
+        game.apply(fallback_action(game.legal_actions()), seat=game.to_act)
+    findings, _ = read(game.record())
+    assert findings == []
+
+
+def test_the_outside_reader_agrees_with_a_refereed_record() -> None:
+    assert read(_refereed())[0] == []
+
+
+def _check(rec: dict[str, Any], tmp_path: Path) -> tuple[int, str]:
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(rec, ensure_ascii=False), encoding="utf-8")
+    result = CliRunner().invoke(main, ["replay", "--check", str(path)])
+    return result.exit_code, result.output
+
+
+def _edit(rec: dict[str, Any], where: str, value: Any) -> dict[str, Any]:
+    rec = copy.deepcopy(rec)
+    *path, last = where.split(".")
+    node: Any = rec
+    for key in path:
+        node = node[int(key)] if isinstance(node, list) else node[key]
+    node[int(last) if isinstance(node, list) else last] = value
+    return rec
+
+
+# Each documented field of a wrong type: `--check` says "not a match record", naming it
+# (exit 2), as for the types it already checked (a deal's number, an action's seat ...).
+# Before round 17 these passed the check (exit 0) or were refused as a rules problem
+# (exit 1), and `arena replay` drew the record with the bad values left out.
+@pytest.mark.parametrize(
+    ("where", "value", "named"),
+    [
+        ("seed", 1.5, "'seed'"),
+        ("seed", None, "'seed'"),
+        ("deals.0.actions.0.by", 5, "deal 0, action 0: 'by'"),
+        ("deals.0.actions.0.by", "robot", "deal 0, action 0: 'by'"),
+        ("deals.0.actions.1.ms", "x", "deal 0, action 1: 'ms'"),
+        ("deals.0.actions.1.ms", -3, "deal 0, action 1: 'ms'"),
+        ("incidents", [{"kind": 5, "seat": 0, "deal": 0, "detail": ""}], "incident 0: 'kind'"),
+        (
+            "incidents",
+            [{"kind": "timeout", "seat": "x", "deal": 0, "detail": ""}],
+            "incident 0: 'seat'",
+        ),
+        (
+            "incidents",
+            [{"kind": "timeout", "seat": 0, "deal": "0", "detail": ""}],
+            "incident 0: 'deal'",
+        ),
+        (
+            "incidents",
+            [{"kind": "timeout", "seat": 0, "deal": 0, "detail": 7}],
+            "incident 0: 'detail'",
+        ),
+        ("wrong_requests", "x", "'wrong_requests'"),
+        ("disconnects", [0, 0], "'disconnects'"),
+        ("forfeits", "1", "'forfeits'"),
+        ("match_id", 5, "'match_id'"),
+        ("interrupted", "yes", "'interrupted'"),
+        ("abandoned", 1, "'abandoned'"),
+    ],
+)
+def test_check_refuses_a_referee_field_of_the_wrong_type(
+    tmp_path: Path, where: str, value: Any, named: str
+) -> None:
+    code, out = _check(_edit(_refereed(), where, value), tmp_path)
+    assert code == 2, out
+    assert "not a match record" in out and named in out, out
+
+
+def test_the_edits_that_check_catches_name_where(tmp_path: Path) -> None:
+    rec = _refereed()
+    assert _check(rec, tmp_path)[0] == 0
+    d1 = rec["deals"][1]
+    a, b = [s for s, h in enumerate(d1["hands"]) if h][:2]
+    swapped = copy.deepcopy(rec)
+    h = swapped["deals"][1]["hands"]
+    h[a][0], h[b][0] = h[b][0], h[a][0]
+    for edited, named in [
+        (swapped, "deal(s) 1 "),
+        (_edit(rec, "deals.1.scores.0", d1["scores"][0] + 5), "deal 1: scores"),
+        (_edit(rec, "deals.0.deltas.2", rec["deals"][0]["deltas"][2] + 5), "deal 0: deltas"),
+        (_edit(rec, "result.deals", 99), "result: deals"),
+    ]:
+        code, out = _check(edited, tmp_path)
+        assert code == 1 and named in out, out
+    dropped = copy.deepcopy(rec)
+    del dropped["deals"][1]
+    code, out = _check(dropped, tmp_path)
+    assert code == 1 and "deal 1" in out, out
