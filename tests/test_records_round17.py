@@ -159,3 +159,85 @@ def test_the_edits_that_check_catches_name_where(tmp_path: Path) -> None:
     del dropped["deals"][1]
     code, out = _check(dropped, tmp_path)
     assert code == 1 and "deal 1" in out, out
+
+
+def _forfeited() -> dict[str, Any]:
+    """A referee's record of a match where seat 1 timed out on its first three decisions
+    (the referee playing the fallback each time) and forfeited: every later move of its is
+    the referee's too."""
+    import random
+
+    from engine.record import forfeit_result
+
+    rules = dataclasses.replace(load_ruleset("classic"), max_deals=2)
+    game = Game.new(rules, 11, ["ann", "bob", "cid"])
+    rng = random.Random(11)
+    bys: list[str] = []
+    incidents: list[dict[str, Any]] = []
+    while not game.is_over:
+        seat, legal = game.to_act, game.legal_actions()
+        assert seat is not None
+        if len(legal) == 1:
+            action, by = legal[0], "forced"
+        elif seat == 1:
+            action, by = fallback_action(legal), "fallback"
+            if len(incidents) < 3:
+                strike = f"no decision; fallback {action}; strike {len(incidents) + 1} of 3"
+                incidents.append({"kind": "timeout", "seat": 1, "deal": game.deal_number,
+                                  "detail": strike})  # fmt: skip
+                if len(incidents) == 3:
+                    incidents.append({"kind": "forfeit", "seat": 1, "deal": game.deal_number,
+                                      "detail": "3 strikes"})  # fmt: skip
+        else:  # (never conceding: the deals are played out)
+            action, by = rng.choice([a for a in legal if str(a) != "concede"]), "bot"
+        game.apply(action, seat=seat)
+        bys.append(by)
+    rec = game.record()
+    moves = iter(bys)
+    for d in rec["deals"]:
+        for a in d["actions"]:
+            a.update(ms=0 if (by := next(moves)) != "bot" else 2, by=by)
+    rules_result = rec["result"]
+    rec.update(match_id="t-m00001", incidents=incidents, forfeits=[1], wrong_requests=[0] * 3,
+               disconnects=[0] * 3, rules_result=rules_result,
+               result=forfeit_result(rules_result, [1], rules.target))  # fmt: skip
+    return rec
+
+
+def _first(rec: dict[str, Any], by: str, seat: int | None = None) -> tuple[int, int]:
+    return next(
+        (i, j)
+        for i, d in enumerate(rec["deals"])
+        for j, a in enumerate(d["actions"])
+        if a["by"] == by and seat in (None, a["seat"])
+    )
+
+
+# What the referee adds must agree with the match: `arena replay` and the web mark the
+# referee's moves and explain them by the incidents (a seat's strikes in a deal, its
+# fallbacks there, in order). Before round 17 `--check` passed (exit 0) every edit below.
+def test_check_refuses_referee_additions_that_disagree_with_the_match(tmp_path: Path) -> None:
+    rec = _forfeited()
+    assert [x["kind"] for x in rec["incidents"]] == ["timeout"] * 3 + ["forfeit"]
+    code, out = _check(rec, tmp_path)
+    assert code == 0, out
+    bot = _first(rec, "bot")
+    seat0 = _first(rec, "bot", 0)
+    last = len(rec["deals"]) - 1
+    late = {"kind": "wrong_request", "seat": 0, "deal": 0, "detail": "late"}
+    for edited, named in [
+        (_edit(rec, f"deals.{bot[0]}.actions.{bot[1]}.by", "fallback"),
+         f"deal {bot[0]}, action {bot[1]}"),
+        (_edit(rec, f"deals.{seat0[0]}.actions.{seat0[1]}.by", "forced"), "marked forced"),
+        (_edit(rec, "forfeits", []), "forfeits: [], but the forfeit incidents name [1]"),
+        (_edit(rec, "incidents", rec["incidents"][:3]), "forfeits: [1], but"),
+        (_edit(rec, "incidents", [*rec["incidents"], late]), "wrong_requests: seat 0 counts 0"),
+        (_edit(rec, "incidents.0.kind", "bogus"), "incident 0: kind 'bogus'"),
+        (_edit(rec, "incidents.0.seat", 7), "incident 0 (timeout): seat 7"),
+        (_edit(rec, "incidents.0.deal", last + 5), f"incident 0 (timeout): deal {last + 5}"),
+        (_edit(rec, "incidents.0.seat", 0), "seat 0 has 1 strike(s) in deal"),
+        (_edit(rec, "interrupted", True), "interrupted"),
+        (_edit(rec, "abandoned", True), "abandoned"),
+    ]:  # fmt: skip
+        code, out = _check(edited, tmp_path)
+        assert code == 1 and named in out, (named, out)
