@@ -241,3 +241,12 @@ def test_check_refuses_referee_additions_that_disagree_with_the_match(tmp_path: 
     ]:  # fmt: skip
         code, out = _check(edited, tmp_path)
         assert code == 1 and named in out, (named, out)
+
+
+def test_rules_engine_md_says_how_a_deal_is_cut_from_the_seed() -> None:
+    """A replayer had only "7 cards to each active seat, first hand first" and
+    `shuffled_deck`'s name: not that it returns ints, nor whether the hands are cut 7 at a
+    time or dealt round by round. The docs' example now says it, and runs."""
+    text = (Path(__file__).parents[1] / "docs" / "rules-engine.md").read_text(encoding="utf-8")
+    block = text.split("A replayer who deals", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(block, "docs/rules-engine.md", "exec"), {})
