@@ -250,3 +250,28 @@ def test_rules_engine_md_says_how_a_deal_is_cut_from_the_seed() -> None:
     text = (Path(__file__).parents[1] / "docs" / "rules-engine.md").read_text(encoding="utf-8")
     block = text.split("A replayer who deals", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
     exec(compile(block, "docs/rules-engine.md", "exec"), {})
+
+
+def test_web_md_names_every_key_of_a_deals_json() -> None:
+    """docs/web.md said a step's `view` "is engine.observe's" (whose phase is a `Phase`
+    and whose fields have other names and shapes) and named none of the keys a reader of
+    `/api/matches/<id>/deals/<k>` gets (`phase` "DEAL_OVER", `gives` `{from, to, card}`,
+    `marriages` `{seat, suit, value}`, `hand_sizes`, `result`, ...)."""
+    from arena.web.replay import MatchReplay
+
+    text = (Path(__file__).parents[1] / "docs" / "web.md").read_text(encoding="utf-8")
+    doc = text.split("The JSON of `/api/matches/<id>/deals/<k>`", 1)[1].split("\n\n", 2)[1]
+    rec = _refereed()
+    replay = MatchReplay("t-m00000", rec)
+    keys: set[str] = set()
+    phases: set[str] = set()
+    for seat in (None, 0):
+        deal = replay.deal(0, seat)
+        keys |= set(deal) | set(deal["summary"] or {})
+        for step in deal["steps"]:
+            keys |= set(step) | set(step["view"]) | set(step["view"].get("result") or {})
+            keys |= {k for g in step["view"]["gives"] for k in g}
+            keys |= {k for m in step["view"]["marriages"] for k in m}
+            phases.add(step["view"]["phase"])
+    missing = sorted(k for k in keys | phases if f"`{k}`" not in doc)
+    assert missing == [], missing
