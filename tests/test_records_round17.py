@@ -275,3 +275,24 @@ def test_web_md_names_every_key_of_a_deals_json() -> None:
             phases.add(step["view"]["phase"])
     missing = sorted(k for k in keys | phases if f"`{k}`" not in doc)
     assert missing == [], missing
+
+
+def test_tournament_md_names_every_column_of_the_database(tmp_path: Path) -> None:
+    """A reader of the database had the table names and some of their columns in words
+    (`deals` (dealer, declarer, bid, contract, made, deltas)): not `record_json`, where the
+    record is, nor `seats_json`, `conceded` or `scores_json`."""
+    import sqlite3
+
+    from arena.storage import Storage
+
+    text = (Path(__file__).parents[1] / "docs" / "tournament.md").read_text(encoding="utf-8")
+    doc = text.split("## Storage", 1)[1].split("\n## ", 1)[0]
+    db = tmp_path / "x.sqlite"
+    Storage(db).close()
+    con = sqlite3.connect(db)
+    tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    for table in tables:
+        if table.startswith("sqlite_"):
+            continue
+        columns = [r[1] for r in con.execute(f"PRAGMA table_info({table})")]
+        assert f"{table}({', '.join(columns)})" in " ".join(doc.split()), table
