@@ -296,3 +296,20 @@ def test_tournament_md_names_every_column_of_the_database(tmp_path: Path) -> Non
             continue
         columns = [r[1] for r in con.execute(f"PRAGMA table_info({table})")]
         assert f"{table}({', '.join(columns)})" in " ".join(doc.split()), table
+
+
+def test_check_names_changed_cards_before_what_follows_from_them(tmp_path: Path) -> None:
+    """A card swapped between two hands of a referee's record changes what is legal, so
+    the replay refused a later action ("marked as the referee's fallback, which is play
+    9♠", "9♠ is not in your hand") and `--check` said that, not the change itself: the
+    cards are not the ones the seed deals. Both `--check` and the web now say it first."""
+    from arena.web.replay import MatchReplay, ReplayFailed
+
+    rec = _forfeited()
+    swapped = copy.deepcopy(rec)
+    hands = swapped["deals"][0]["hands"]
+    hands[1][0], hands[2][0] = hands[2][0], hands[1][0]
+    code, out = _check(swapped, tmp_path)
+    assert code == 1 and "deal(s) 0 are not the ones seed" in out, out
+    with pytest.raises(ReplayFailed, match=r"deal\(s\) 0 are not the ones seed"):
+        MatchReplay("t-m00001", swapped).deal(0)
