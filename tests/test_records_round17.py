@@ -313,3 +313,47 @@ def test_check_names_changed_cards_before_what_follows_from_them(tmp_path: Path)
     assert code == 1 and "deal(s) 0 are not the ones seed" in out, out
     with pytest.raises(ReplayFailed, match=r"deal\(s\) 0 are not the ones seed"):
         MatchReplay("t-m00001", swapped).deal(0)
+
+
+def test_the_unfinished_deal_of_an_abandoned_match_has_a_row_as_documented(
+    tmp_path: Path,
+) -> None:
+    """tournament.md now says what an outside query of `deals` finds for the deal an
+    abandoned match stopped in (a row with `[]` deltas, not counted in `matches.deals`);
+    the outside reader first took every row for a scored deal."""
+    import sqlite3
+
+    from arena.storage import Storage
+
+    game = Game.new(load_ruleset("classic"), 4, ["ann", "bob", "cid"])
+    for _ in range(3):
+        game.apply(fallback_action(game.legal_actions()), seat=game.to_act)
+    rec = game.record()
+    for a in rec["deals"][0]["actions"]:
+        a.update(ms=0, by="fallback")
+    everyone = [0, 1, 2]
+    rec.update(
+        match_id="t-m00000",
+        abandoned=True,
+        rules_result=None,
+        forfeits=everyone,
+        wrong_requests=[0] * 3,
+        disconnects=[0] * 3,
+        incidents=[{"kind": "forfeit", "seat": s, "deal": 0, "detail": "gone"} for s in everyone],
+        result={"scores": [0, 0, 0], "places": [3, 3, 3], "shortfalls": [1000] * 3,
+                "winner": None, "deals": 0, "reason": "forfeits", "forfeits": everyone},
+    )  # fmt: skip
+    assert read(rec)[0] == []
+    db = tmp_path / "x.sqlite"
+    with Storage(db) as st:
+        st.ensure_tournament("t", name="t", fingerprint="fp", config={}, total_matches=1,
+                             bots=[("ann", "random"), ("bob", "random"), ("cid", "random")])  # fmt: skip
+        st.save_match("t", match_id="t-m00000", index=0, table=0, set_no=0, seed=4,
+                      seats=("ann", "bob", "cid"), record=rec, started_at=1.0, finished_at=2.0)  # fmt: skip
+    text = (Path(__file__).parents[1] / "docs" / "tournament.md").read_text(encoding="utf-8")
+    assert "the deal an abandoned match stopped in has a row too" in " ".join(text.split())
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT deals FROM matches").fetchall() == [(0,)]
+    assert con.execute("SELECT number, deltas_json, scores_json FROM deals").fetchall() == [
+        (0, "[]", "[]")
+    ]
