@@ -346,10 +346,12 @@ def test_the_unfinished_deal_of_an_abandoned_match_has_a_row_as_documented(
     assert read(rec)[0] == []
     db = tmp_path / "x.sqlite"
     with Storage(db) as st:
+        bots = [(name, "random") for name in rec["players"]]
         st.ensure_tournament("t", name="t", fingerprint="fp", config={}, total_matches=1,
-                             bots=[("ann", "random"), ("bob", "random"), ("cid", "random")])  # fmt: skip
+                             bots=bots)  # fmt: skip
         st.save_match("t", match_id="t-m00000", index=0, table=0, set_no=0, seed=4,
-                      seats=("ann", "bob", "cid"), record=rec, started_at=1.0, finished_at=2.0)  # fmt: skip
+                      seats=tuple(rec["players"]), record=rec, started_at=1.0,
+                      finished_at=2.0)  # fmt: skip
     text = (Path(__file__).parents[1] / "docs" / "tournament.md").read_text(encoding="utf-8")
     assert "the deal an abandoned match stopped in has a row too" in " ".join(text.split())
     con = sqlite3.connect(db)
