@@ -356,6 +356,9 @@ def test_the_unfinished_deal_of_an_abandoned_match_has_a_row_as_documented(
     assert "the deal an abandoned match stopped in has a row too" in " ".join(text.split())
     con = sqlite3.connect(db)
     assert con.execute("SELECT deals FROM matches").fetchall() == [(0,)]
+    # storing a match writes no rating (docs: `arena serve --db` leaves `ratings` empty)
+    assert "storing a match writes none" in " ".join(text.split())
+    assert con.execute("SELECT COUNT(*) FROM ratings").fetchone() == (0,)
     assert con.execute("SELECT number, deltas_json, scores_json FROM deals").fetchall() == [
         (0, "[]", "[]")
     ]
