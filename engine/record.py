@@ -16,10 +16,10 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from engine.actions import Action, ActionParseError, parse_action
+from engine.actions import Action, ActionParseError, fallback_action, parse_action
 from engine.cards import CardParseError
 from engine.errors import IllegalActionError
 from engine.game import OUTCOMES, Game, drawn_dealer
@@ -121,6 +121,10 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def _is_str(value: Any) -> bool:
+    return isinstance(value, str)
+
+
 def _is_list(value: Any) -> bool:
     return isinstance(value, list | tuple)
 
@@ -196,6 +200,7 @@ def check_record_shape(rec: Any, required: Sequence[str] = REPLAY_KEYS) -> None:
         _is_list(incidents) and all(isinstance(x, Mapping) for x in incidents)
     ):
         raise bad(f"'incidents' must be a list of objects, got {incidents!r:.60}")
+    _check_referee_shape(rec, players, bad)
     deals = rec.get("deals", ())
     if not _is_list(deals):
         raise bad(f"'deals' must be a list, got {type(deals).__name__}")
@@ -230,6 +235,49 @@ def check_record_shape(rec: Any, required: Sequence[str] = REPLAY_KEYS) -> None:
                     i,
                     j,
                 )
+            if "by" in a and a["by"] not in BY:
+                raise bad(f"deal {i}, action {j}: 'by' must be one of {', '.join(BY)}, got "
+                          f"{a['by']!r:.60}", i, j)  # fmt: skip
+            ms = a.get("ms", 0)
+            if not (isinstance(ms, int | float) and not isinstance(ms, bool) and 0 <= ms < _INF):
+                raise bad(f"deal {i}, action {j}: 'ms' must be a number of milliseconds, got "
+                          f"{ms!r:.60}", i, j)  # fmt: skip
+
+
+#: Who chose an action, in a referee's record (docs/record-format.md).
+BY = ("bot", "forced", "fallback")
+_INF = float("inf")
+
+
+def _check_referee_shape(
+    rec: Mapping[str, Any], players: Sequence[str], bad: Callable[[str], ReplayError]
+) -> None:
+    """The types of what the referee adds to a record (docs/record-format.md, "Additions by
+    the referee"): the renderers read them, and one of another type was left out of what
+    they showed (an incident whose seat is a string, a fallback's reason with it)."""
+    for key in ("match_id",):
+        if key in rec and not isinstance(rec[key], str):
+            raise bad(f"{key!r} must be a string, got {rec[key]!r:.60}")
+    for key in ("interrupted", "abandoned"):
+        if key in rec and not isinstance(rec[key], bool):
+            raise bad(f"{key!r} must be true or false, got {rec[key]!r:.60}")
+    for key in ("wrong_requests", "disconnects"):
+        if key in rec and not (
+            _ints(rec[key]) and ("players" not in rec or len(rec[key]) == len(players))
+        ):
+            raise bad(f"{key!r} must be a list of {len(players)} integers (one per seat), "
+                      f"got {rec[key]!r:.60}")  # fmt: skip
+    if "forfeits" in rec and not _ints(rec["forfeits"]):
+        raise bad(f"'forfeits' must be a list of seat numbers, got {rec['forfeits']!r:.60}")
+    for n, inc in enumerate(rec.get("incidents") or ()):
+        for key, ok, what in (
+            ("kind", _is_str, "a string"),
+            ("seat", _is_int, "a seat number"),
+            ("deal", _is_int, "a deal number"),
+            ("detail", _is_str, "a string"),
+        ):
+            if key in inc and not ok(inc[key]):
+                raise bad(f"incident {n}: {key!r} must be {what}, got {inc[key]!r:.60}")
 
 
 def start_game(rec: Mapping[str, Any]) -> Game:
@@ -270,6 +318,7 @@ def replay(rec: Mapping[str, Any]) -> Game:
     check_record_shape(rec)
     game = start_game(rec)
     deals: Sequence[Mapping[str, Any]] = rec["deals"]
+    fallbacks: dict[tuple[int, int], int] = {}  # (seat, deal): the referee's moves
     for i, d in enumerate(deals):
         where = f"deal {i}"
         num = d.get("number", i)
@@ -293,6 +342,10 @@ def replay(rec: Mapping[str, Any]) -> Game:
                 action = parse_action(text) if isinstance(text, str) else text
             except ActionParseError as e:
                 raise ReplayError(f"{where}, action {j}: {e}", deal=i, index=j) from e
+            by = entry.get("by")
+            if by == "fallback" or by == "forced":
+                _check_by(game, action, entry, f"{where}, action {j} (seat {seat}: {text})", i, j)
+                fallbacks[seat, i] = fallbacks.get((seat, i), 0) + (by == "fallback")
             try:
                 game.apply(action, seat=seat)
             except IllegalActionError as e:
@@ -321,6 +374,7 @@ def replay(rec: Mapping[str, Any]) -> Game:
                     f"{where}: the outcome is {res.outcome!r}, the record says {d['outcome']!r}",
                     deal=i,
                 )
+    _check_referee(rec, game, len(deals), fallbacks)
     if "rules_result" not in rec:
         _check_result(rec, "result", game)
         forfeits = rec.get("forfeits")
@@ -381,6 +435,87 @@ def replay(rec: Mapping[str, Any]) -> Game:
 
 
 _RESULT_KEYS = ("scores", "places", "shortfalls", "winner", "deals", "reason")
+
+#: The kinds of a referee's incidents (docs/referee.md, "What is recorded").
+INCIDENT_KINDS = ("timeout", "illegal", "malformed", "wrong_request", "disconnect", "forfeit")
+_STRIKES = ("timeout", "illegal", "malformed")
+
+
+def _check_by(
+    game: Game, action: Action, entry: Mapping[str, Any], where: str, i: int, j: int
+) -> None:
+    """A move the record says the referee made (``"by": "fallback"``) is the one it plays
+    (``fallback_action``), and a ``"forced"`` one was the only legal action: `arena replay`
+    and the web mark the moves by these words, and the leaderboard's decision times leave
+    them out."""
+    legal = game.legal_actions()
+    if entry["by"] == "forced" and len(legal) != 1:
+        raise ReplayError(
+            f"{where}: marked forced (the only legal action), but {len(legal)} were legal",
+            deal=i,
+            index=j,
+        )
+    if entry["by"] == "fallback" and action != fallback_action(legal):
+        raise ReplayError(
+            f"{where}: marked as the referee's fallback, which is {fallback_action(legal)}",
+            deal=i,
+            index=j,
+        )
+
+
+def _check_referee(
+    rec: Mapping[str, Any], game: Game, deals: int, fallbacks: Mapping[tuple[int, int], int]
+) -> None:
+    """What the referee adds agrees with the match (docs/record-format.md): each incident
+    names a kind, a seat and a deal of it; every strike of a seat in a deal was answered by
+    a fallback there (`arena replay` and the web pair them, in order; in a record whose
+    actions say who chose them, ``by``); the forfeit
+    incidents are the ``forfeits``; the per-seat counts hold the incidents listed; an
+    abandoned match has no rules' result and an interrupted one no result."""
+    incidents = rec.get("incidents") or ()
+    strikes: dict[tuple[int, int], int] = {}
+    for n, inc in enumerate(incidents):
+        kind, seat, deal = inc.get("kind"), inc.get("seat"), inc.get("deal")
+        if kind not in INCIDENT_KINDS:
+            raise ReplayError(
+                f"incident {n}: kind {kind!r:.60} is none of {', '.join(INCIDENT_KINDS)}"
+            )
+        if not (_is_int(seat) and 0 <= seat < game.n):
+            raise ReplayError(f"incident {n} ({kind}): seat {seat!r:.60} is no seat of the match")
+        # (an answer that comes once the last deal is over is counted in the next one's
+        # number, as the engine numbers the state after a deal)
+        if deal is not None and not 0 <= deal <= deals:
+            raise ReplayError(
+                f"incident {n} ({kind}): deal {deal} is past the record's {deals} deal(s)"
+            )
+        if kind in _STRIKES:
+            strikes[seat, deal] = strikes.get((seat, deal), 0) + 1
+    says_by = any("by" in a for d in rec["deals"] for a in d["actions"])
+    for (seat, deal), count in sorted(strikes.items()) if says_by else ():
+        if fallbacks.get((seat, deal), 0) < count:
+            raise ReplayError(
+                f"incidents: seat {seat} has {count} strike(s) in deal {deal}, but the referee "
+                f"played {fallbacks.get((seat, deal), 0)} fallback(s) for it there",
+                deal=deal,
+            )
+    if "forfeits" in rec and "incidents" in rec:
+        by_incident = sorted({inc["seat"] for inc in incidents if inc.get("kind") == "forfeit"})
+        if by_incident != sorted(rec["forfeits"]):
+            raise ReplayError(
+                f"forfeits: {sorted(rec['forfeits'])}, but the forfeit incidents name {by_incident}"
+            )
+    for key, kind in (("wrong_requests", "wrong_request"), ("disconnects", "disconnect")):
+        counts = rec.get(key)
+        if counts is None:
+            continue
+        for seat, count in enumerate(counts):
+            listed = sum(1 for x in incidents if x.get("kind") == kind and x.get("seat") == seat)
+            if count < listed:
+                raise ReplayError(f"{key}: seat {seat} counts {count}, {listed} are listed")
+    if rec.get("abandoned") and rec.get("rules_result") is not None:
+        raise ReplayError("abandoned: an abandoned match has a null rules_result")
+    if rec.get("interrupted") and rec.get("result") is not None:
+        raise ReplayError("interrupted: an interrupted match has a null result")
 
 
 def _check_result(rec: Mapping[str, Any], key: str, game: Game) -> None:

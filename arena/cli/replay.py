@@ -141,6 +141,17 @@ def replay(
             click.echo(f"error: {record_ref}: {changed}", err=True)
             ctx.exit(1)
         return
+    # Cards the seed does not deal, in a record the arena wrote, are said first: they are
+    # the change, and whatever the replay then refuses (a card no longer held, a fallback
+    # that is no longer the fallback) follows from it.
+    try:
+        own = seed_mismatches(record)
+    except (ReplayError, *_MALFORMED):
+        own = []  # (the replay below names what is wrong)
+    changed = changed_cards(record, own)
+    if changed:
+        click.echo(f"REFUSED: {changed}", err=True)
+        ctx.exit(1)
     try:
         game = replay_record(record)
     except ReplayError as e:
@@ -150,11 +161,6 @@ def replay(
         ctx.exit(1)
     except _MALFORMED as e:
         _malformed(ctx, record_ref, e)
-    own = seed_mismatches(record)
-    changed = changed_cards(record, own)
-    if changed:
-        click.echo(f"REFUSED: {changed}", err=True)
-        ctx.exit(1)
     players = list(game.players)
     for res in game.deal_results:
         click.echo(

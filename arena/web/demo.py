@@ -18,7 +18,18 @@ from typing import Any
 
 from arena.ratings import rate_results
 from arena.storage import Storage, StorageError
-from engine import PRESETS, Action, Bid, Concede, Contract, Game, Pass, Play, ThrowIn
+from engine import (
+    PRESETS,
+    Action,
+    Bid,
+    Concede,
+    Contract,
+    Game,
+    Pass,
+    Play,
+    ThrowIn,
+    fallback_action,
+)
 from engine.cards import Card
 
 __all__ = ["DEMO_BOTS", "demo_record", "make_demo_db"]
@@ -58,25 +69,39 @@ def demo_record(
     game = Game.new(ruleset, seed, list(seats))
     rng = random.Random(seed)
     times: list[float] = []
+    bys: list[str] = []
+    late_deal = 0
+    # Every fourth match, randy (or seat 0) times out on its first decision: the referee
+    # plays the fallback for it there, as the record's incident says (`arena replay --check`
+    # pairs each strike with a fallback of that seat in that deal).
+    late = (seats.index("randy") if "randy" in seats else 0) if seed % 4 == 1 else None
     while not game.is_over:
         seat = game.to_act
         assert seat is not None
         style = seats[seat] if seats[seat] in DEMO_BOTS else "randy"
+        if seat == late:
+            late_deal = game.deal_number
+            game.apply(fallback_action(game.legal_actions()), seat=seat)
+            times.append(2000)
+            bys.append("fallback")
+            late = None
+            continue
         game.apply(_choose(style, game, rng), seat=seat)
         times.append(round(rng.uniform(0.2, 3.0) * (1 + DEMO_BOTS.index(style)), 2))
+        bys.append("bot")
     record = game.record()
     k = 0
     for deal in record["deals"]:
         for a in deal["actions"]:
             a["ms"] = times[k]
-            a["by"] = "bot"
+            a["by"] = bys[k]
             k += 1
     record["incidents"] = []
     record["forfeits"] = []
-    if seed % 4 == 1:
+    if "fallback" in bys:
         seat = seats.index("randy") if "randy" in seats else 0
         record["incidents"].append(
-            {"kind": "timeout", "seat": seat, "deal": 0, "detail": "no answer in 2000 ms"}
+            {"kind": "timeout", "seat": seat, "deal": late_deal, "detail": "no answer in 2000 ms"}
         )
     return record
 

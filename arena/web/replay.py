@@ -434,15 +434,19 @@ class MatchReplay:
     def _check(self) -> None:
         """Replay the record once (validated), keeping the game at each deal's start."""
         try:
-            engine_replay(self.record)
+            # (the changed cards first: what the replay would refuse then follows from them)
             own = seed_mismatches(self.record) if "match_id" in self.record else []
-        except ReplayError as e:
-            raise ReplayFailed(f"match {self.match_id} does not replay: {e}") from e
+        except ReplayError:
+            own = []  # the replay below says what is wrong
         changed = changed_cards(self.record, own)
         if changed:
             # Other cards were put in the record afterwards (they replay: a record carries
             # its cards), and drawing them would show a match never played.
             raise ReplayFailed(f"match {self.match_id}: {changed}")
+        try:
+            engine_replay(self.record)
+        except ReplayError as e:
+            raise ReplayFailed(f"match {self.match_id} does not replay: {e}") from e
         game = start_game(self.record)
         for index, rec in enumerate(self.record.get("deals", ())):
             number = int(rec.get("number", index))

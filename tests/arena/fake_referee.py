@@ -13,7 +13,7 @@ import random
 from collections import Counter
 from typing import Any
 
-from engine import Game, Ruleset
+from engine import Game, Ruleset, fallback_action
 
 __all__ = ["FakeReferee", "make_config", "run_fake"]
 
@@ -82,22 +82,34 @@ class FakeReferee:
     def play(self, ruleset: Ruleset, seed: int, seats: list[str]) -> dict[str, Any]:
         game = Game.new(ruleset, seed, seats)
         rngs = [random.Random(f"{seed}/{name}/{i}") for i, name in enumerate(seats)]
+        # A faulty seat times out on its first decision: the referee plays the fallback for
+        # it (the record's timeout incident and its fallback go together).
+        late = {s for s, name in enumerate(seats) if name in self.faulty}
+        fallbacks: dict[int, int] = {}  # seat: the deal of its fallback
+        moves: list[int] = []  # the seats of the fallback moves, in the order played
         while not game.is_over:
             seat = game.to_act
             assert seat is not None
             legal = game.legal_actions()
+            if seat in late:
+                late.discard(seat)
+                fallbacks[seat] = game.deal_number
+                moves.append(seat)
+                game.apply(fallback_action(legal), seat=seat)
+                continue
+            moves.append(-1)
             game.apply(rngs[seat].choice(legal), seat=seat)
         rec = game.record()
         # The referee's additions: decision times and who decided.
+        played = iter(moves)
         for d in rec["deals"]:
             for i, a in enumerate(d["actions"]):
                 slow = seats[a["seat"]] in self.faulty
                 a["ms"] = 900.0 if slow else float(1 + (i % 5))
-                a["by"] = "bot"
+                a["by"] = "fallback" if next(played) >= 0 else "bot"
         incidents = [
-            {"kind": "timeout", "seat": s, "deal": 0, "detail": "no decision within 1000 ms"}
-            for s, name in enumerate(seats)
-            if name in self.faulty
+            {"kind": "timeout", "seat": s, "deal": deal, "detail": "no decision within 1000 ms"}
+            for s, deal in sorted(fallbacks.items())
         ]
         forfeits = [s for s, name in enumerate(seats) if name in self.forfeit]
         if forfeits:
