@@ -1,6 +1,6 @@
 """Round 17: match records read by an outsider with docs/record-format.md in hand.
 
-`outside_record_reader.read` rebuilds a record from the docs alone (the seed's dealer and
+`support.record_reader.read` rebuilds a record from the docs alone (the seed's dealer and
 shuffle, every deal's cards, tricks, marriages and figures, the referee's additions); the
 tests here check that it agrees with what the arena writes, and that `arena replay
 --check` refuses, naming where, a record whose documented fields have the wrong type.
@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from outside_record_reader import read
+from support.record_reader import read
 
 from arena.cli import main
 from bots import load

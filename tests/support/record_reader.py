@@ -3,7 +3,7 @@ docs/rules-engine.md alone (round 17): it rebuilds every deal with the public en
 and checks every field the docs define. `read(record)` returns a list of findings (empty
 when the record says what the docs say it says) and the rebuilt deals, trick by trick.
 
-    python tests/outside_record_reader.py FILE.json|FILE.jsonl|DB.sqlite ...
+    python tests/support/record_reader.py FILE.json|FILE.jsonl|DB.sqlite ...
 """
 
 from __future__ import annotations
