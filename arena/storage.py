@@ -537,6 +537,8 @@ class Storage:
             # (valid JSON of the wrong shape would otherwise crash them, or be miscounted).
             check_record_shape(record, required=())
         except ReplayError as e:
+            if e.newer:  # stored by a newer version sharing this database: not damaged
+                raise StorageError(f"{self.path}: match {match_id}: {e}") from e
             raise StorageError(
                 f"{self.path}: the stored record of match {match_id} is damaged ({e}); it was "
                 "changed outside the arena"

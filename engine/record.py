@@ -46,7 +46,8 @@ class ReplayError(ValueError):
     """A record that does not replay: names the first deal/action/figure that differs.
 
     ``deal`` and ``index`` (the action's index within the deal) are set when known;
-    ``cause`` is the refused action's :class:`~engine.errors.IllegalActionError`, if any.
+    ``cause`` is the refused action's :class:`~engine.errors.IllegalActionError`, if any;
+    ``newer``: the record is of a later format, written by a newer version (not damaged).
     """
 
     def __init__(
@@ -56,11 +57,13 @@ class ReplayError(ValueError):
         deal: int | None = None,
         index: int | None = None,
         cause: IllegalActionError | None = None,
+        newer: bool = False,
     ) -> None:
         super().__init__(message)
         self.deal = deal
         self.index = index
         self.cause = cause
+        self.newer = newer
 
 
 def ordinal(place: int) -> str:
@@ -137,6 +140,15 @@ def _ints(value: Any) -> bool:
 REPLAY_KEYS = ("ruleset", "seed", "players", "deals")
 
 
+def _newer_format(fmt: object) -> bool:
+    """Whether ``fmt`` names a later version of this record format ("…/record/2")."""
+    head, _, version = RECORD_FORMAT.rpartition("/")
+    if not isinstance(fmt, str) or not fmt.startswith(head + "/"):
+        return False
+    later = fmt[len(head) + 1 :]
+    return later.isascii() and later.isdigit() and int(later) > int(version)
+
+
 def check_record_shape(rec: Any, required: Sequence[str] = REPLAY_KEYS) -> None:
     """Raise :class:`ReplayError` ("not a match record: ...", with ``deal``/``index`` when
     known) if ``rec`` does not have the shape of a match record: the ``required`` keys and
@@ -155,6 +167,12 @@ def check_record_shape(rec: Any, required: Sequence[str] = REPLAY_KEYS) -> None:
         raise bad(f"a record is a JSON object, got {type(rec).__name__}")
     fmt = rec.get("format", RECORD_FORMAT)
     if fmt != RECORD_FORMAT:
+        if _newer_format(fmt):  # not damaged: from a later version of the product
+            raise ReplayError(
+                f"a record of format {fmt!r}, written by a newer Thousand Arena: this one "
+                f"reads {RECORD_FORMAT!r} (upgrade to read it)",
+                newer=True,
+            )
         raise bad(f"'format' must be {RECORD_FORMAT!r}, got {fmt!r:.60}")
     for key in required:
         if key not in rec:

@@ -562,3 +562,30 @@ def test_a_stored_record_that_disagrees_with_its_row_is_damaged(
     with Storage(db) as st, pytest.raises(StorageError, match=f"its {key} is"):
         st.load_record("t1-m00001")
     _fails(_invoke(arena, ["replay", "--check", "m00001", "--db", str(db)]), 2, "damaged", key)
+
+
+def test_a_record_of_a_newer_format_is_named_as_such_not_as_damaged(tmp_path: Path) -> None:
+    """Defect (outside organiser): a record of a later format (written by a newer version,
+    in a file or in a database shared with it) was "damaged ('format' must be
+    'thousand-arena/record/1', got '.../2'); it was changed outside the arena". It says
+    which version wrote it now; a format that is no later version is still a wrong shape."""
+    newer = dict(_one_deal_record(), format="thousand-arena/record/2")
+    with pytest.raises(ReplayError, match="written by a newer Thousand Arena") as info:
+        replay(newer)
+    assert info.value.newer and "not a match record" not in str(info.value)
+    for other in ("thousand-arena/record/0", "thousand-arena/record/x", "other/record/9"):
+        with pytest.raises(ReplayError, match="not a match record: 'format' must be") as info:
+            replay(dict(_one_deal_record(), format=other))
+        assert not info.value.newer
+    p = tmp_path / "rec.json"
+    p.write_text(json.dumps(newer), encoding="utf-8")
+    _fails(_invoke(arena, ["replay", str(p)]), 2, "written by a newer Thousand Arena")
+    db = tmp_path / "x.sqlite"
+    with _setup(db) as st:
+        _save(st, 1, _stored_record(seed=1))
+        _save(st, 2, dict(_stored_record(seed=2), format="thousand-arena/record/2"))
+    with Storage(db) as st:
+        with pytest.raises(StorageError, match="match t1-m00002: a record of format") as e:
+            st.load_record("t1-m00002")
+        assert "damaged" not in str(e.value) and "outside the arena" not in str(e.value)
+    _fails(_invoke(arena, ["leaderboard", "--db", str(db)]), 1, "written by a newer")
