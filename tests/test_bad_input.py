@@ -443,6 +443,12 @@ def test_empty_paths_are_refused(args: list[str]) -> None:
     _fails(_invoke(arena, args), 2, f"'{args[-2]}'", "an empty path")
 
 
+def test_bench_names_where_an_unknown_section_was_given() -> None:
+    """Defect (outside organiser): ``--only nosuch`` was "Invalid value for SECTION"."""
+    _fails(_invoke(arena, ["bench", "--only", "nosuch"]), 2, "'--only'", "unknown section")
+    _fails(_invoke(arena, ["bench", "nosuch"]), 2, "SECTION", "unknown section 'nosuch'")
+
+
 def test_bench_seconds_must_be_positive() -> None:
     _fails(_invoke(arena, ["bench", "engine", "--seconds", "0"]), 2, "'--seconds'")
     # nan divided by zero; inf never ended

@@ -87,12 +87,13 @@ def bench(sections: tuple[str, ...], only: tuple[str, ...], as_json: bool, secon
     """Run the benchmarks (engine, and any other section available) and print the figures."""
     wanted = list(dict.fromkeys([*sections, *only]))
     for name in wanted:
+        hint = "SECTION" if name in sections else "'--only'"  # where the reader typed it
         if name not in SECTIONS:
             raise click.BadParameter(
-                f"unknown section {name!r} (known: {', '.join(SECTIONS)})", param_hint="SECTION"
+                f"unknown section {name!r} (known: {', '.join(SECTIONS)})", param_hint=hint
             )
         if name not in available_sections():
-            raise click.BadParameter(f"section {name!r} is not available yet", param_hint="SECTION")
+            raise click.BadParameter(f"section {name!r} is not available yet", param_hint=hint)
     results = run_sections(wanted or None, seconds=seconds)
     if as_json:
         click.echo(jsonlib.dumps(results, indent=2))
