@@ -434,7 +434,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.do_GET()
 
     def do_GET(self) -> None:
-        url = urlsplit(self.path)
+        # http.server reads the request line as Latin-1: raw UTF-8 bytes in it (a client
+        # that does not percent-encode) came out as "Ã©" for "é". Read back as UTF-8, as
+        # percent-encoded bytes are (what cannot be is replaced, and then not found).
+        path = self.path.encode("latin-1").decode("utf-8", "replace")
+        url = urlsplit(path)
         parts = [unquote(p) for p in url.path.split("/") if p]
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
         try:

@@ -303,6 +303,26 @@ def test_errors_are_json(base: str) -> None:
     assert status_of(base, "/api/leaderboard?tournament=nope")[0] == 404
 
 
+def test_raw_utf8_in_a_request_line_reads_as_utf8(base: str) -> None:
+    """Defect (outside organiser): a client that sent "é" unencoded in the path or the
+    query was answered about "Ã©" (http.server reads the request line as Latin-1)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    host = urlsplit(base)
+    for raw, said in ((b"/api/matches/m\xc3\xa9", "no match 'm\u00e9'"),
+                      (b"/api/leaderboard?tournament=\xc3\xa9x", "no tournament '\u00e9x'"),
+                      (b"/api/matches/m\xff", "no match 'm\ufffd'")):  # fmt: skip
+        with socket.create_connection((host.hostname, host.port), timeout=10) as s:
+            s.sendall(b"GET " + raw + b" HTTP/1.0\r\n\r\n")
+            data = b""
+            while chunk := s.recv(65536):
+                data += chunk
+        head, _, body = data.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.0 404"), head
+        assert json.loads(body)["error"].startswith(said), body
+
+
 def test_integer_parameters_are_bounded_and_match_ids_have_no_control_characters(
     base: str, caplog: pytest.LogCaptureFixture
 ) -> None:
