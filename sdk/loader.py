@@ -168,12 +168,19 @@ def _why(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}{where}"
 
 
-def _not_a_bot_class(spec: str, target: str, found: object, names: str) -> str:
+def _not_a_bot_class(spec: str, target: str, found: object, names: str, module: ModuleType) -> str:
     """Why ``found`` (what ``spec`` names) cannot be played, and what to name instead: a
     factory, which ``sdk.run`` and ``play_local`` take, or an instance, is a likely slip."""
     theirs = f" (its bots: {names})" if names else ""
+    if isinstance(found, type):  # before callable(): a class is callable, and no factory
+        return (f"{spec!r} is a class that does not derive from sdk.Bot: write "
+                f"`class {found.__name__}(Bot):`, with `from sdk import Bot`{theirs}")  # fmt: skip
     if isinstance(found, Bot):
         cls = type(found).__name__
+        if getattr(module, cls, None) is not type(found):  # made inside a function, say
+            return (f"{spec!r} is an instance of {cls}, not a class, and {target} has no "
+                    f"{cls!r} to name: a class defined inside a function cannot be named; "
+                    f"define it at the top of the file{theirs}")  # fmt: skip
         return (f"{spec!r} is an instance of {cls}, not a class: name the class "
                 f"({target}:{cls}); a new bot is made for every match")  # fmt: skip
     if callable(found):
@@ -192,6 +199,7 @@ def _pick(module: ModuleType, cls_name: str, spec: str, target: str) -> type[Bot
         id(obj): obj
         for _, obj in inspect.getmembers(module, inspect.isclass)
         if issubclass(obj, Bot) and obj is not Bot and obj.__module__ == module.__name__
+        and not inspect.isabstract(obj)  # a base of the bots, which cannot be made
     }.values())  # fmt: skip
     names = ", ".join(sorted(c.__name__ for c in own))
     if cls_name:
@@ -202,7 +210,11 @@ def _pick(module: ModuleType, cls_name: str, spec: str, target: str) -> type[Bot
                 + (f" (its bots: {names})" if names else " (it defines no subclass of sdk.Bot)")
             )
         if not (isinstance(found, type) and issubclass(found, Bot)):
-            raise BotLoadError(_not_a_bot_class(spec, target, found, names))
+            raise BotLoadError(_not_a_bot_class(spec, target, found, names, module))
+        if inspect.isabstract(found):  # else the first match fails to make it
+            missing = ", ".join(sorted(getattr(found, "__abstractmethods__", ())))
+            theirs = f" (its bots: {names})" if names else ""
+            raise BotLoadError(f"{spec!r} is abstract (it does not define {missing}){theirs}")
         return found
     if len(own) == 1:
         return own[0]
