@@ -191,6 +191,12 @@ def _not_a_bot_class(spec: str, target: str, found: object, names: str, module: 
     return f"{spec!r} is not a subclass of sdk.Bot (a value of type {type(found).__name__}){theirs}"
 
 
+def _abstract(cls: type) -> str:
+    """``Base is abstract (it does not define weigh)``: why the class cannot be made."""
+    missing = ", ".join(sorted(getattr(cls, "__abstractmethods__", ())))
+    return f"{cls.__name__} is abstract (it does not define {missing})"
+
+
 def _pick(module: ModuleType, cls_name: str, spec: str, target: str) -> type[Bot]:
     """The Bot subclass ``cls_name`` of ``module`` (``target``: the module or file as the
     user wrote it), or its only own one."""
@@ -212,13 +218,20 @@ def _pick(module: ModuleType, cls_name: str, spec: str, target: str) -> type[Bot
         if not (isinstance(found, type) and issubclass(found, Bot)):
             raise BotLoadError(_not_a_bot_class(spec, target, found, names, module))
         if inspect.isabstract(found):  # else the first match fails to make it
-            missing = ", ".join(sorted(getattr(found, "__abstractmethods__", ())))
             theirs = f" (its bots: {names})" if names else ""
-            raise BotLoadError(f"{spec!r} is abstract (it does not define {missing}){theirs}")
+            raise BotLoadError(f"{spec!r}: {_abstract(found)}{theirs}")
         return found
     if len(own) == 1:
         return own[0]
     if not own:
+        abstract = sorted(
+            (obj for _, obj in inspect.getmembers(module, inspect.isabstract)
+             if issubclass(obj, Bot) and obj.__module__ == module.__name__),
+            key=lambda c: c.__name__,
+        )  # fmt: skip
+        if abstract:  # (they have the methods: not the forgotten base of below)
+            first = abstract[0]
+            raise BotLoadError(f"{spec!r} defines no bot that can be made: {_abstract(first)}")
         # A class that has the methods but forgot its base is the likely slip: name it.
         others = sorted(
             name

@@ -421,11 +421,20 @@ def test_an_abstract_bot_class_is_no_bot_to_play(tmp_path: Path) -> None:
     """Defect (review of round 17): an abstract base of the file's bot (``class
     Base(Bot, abc.ABC)`` with an ``abstractmethod``) counted as a second bot ("defines
     several bots (Base, Concrete)"), and named alone it was loaded, to fail when the
-    first match made it ("Can't instantiate abstract class")."""
+    first match made it ("Can't instantiate abstract class"); a file of only such a class
+    was told "a bot is written `class Base(Bot):`", which it is."""
     f = tmp_path / "odd.py"
     f.write_text(ODD_FILE)
     assert load_bot(str(f)).__name__ == "Concrete"
     with pytest.raises(
-        BotLoadError, match=r"'[^']*:Base' is abstract \(it does not define weigh\)"
+        BotLoadError, match=r"odd.py:Base': Base is abstract \(it does not define weigh\)"
     ):
         load_bot(f"{f}:Base")
+    # A file of only an abstract bot was told to write the base it has: `class Base(Bot):`.
+    only = tmp_path / "base.py"
+    only.write_text(ODD_FILE.split("class Concrete")[0])
+    with pytest.raises(BotLoadError) as e:
+        load_bot(str(only))
+    said = str(e.value)
+    assert "defines no bot that can be made: Base is abstract (it does not define weigh)" in said
+    assert "class Base(Bot):" not in said, said
