@@ -777,3 +777,19 @@ def test_a_request_asked_again_is_not_dropped_inside_the_referees_deadline() -> 
     dropped, taken = got
     assert taken  # the referee takes it
     assert not dropped  # and so the runner sends it
+
+
+def test_a_long_notation_returned_as_the_action_is_quoted_short() -> None:
+    """Defect (review of round 17): the hint for a str that reads as an action quoted the
+    str whole, though the answer itself is cut to 100 characters: "play 9h" and a million
+    spaces (which ``parse_action`` reads) made every incident and log line of the match a
+    megabyte."""
+
+    class Padded(Bot):
+        def play(self, view: PlayerView) -> Action:
+            return "play 9h" + " " * 1_000_000  # type: ignore[return-value]
+
+    m = play_local([Padded, Bot, Bot], seed=3, max_deals=1)
+    details = [i.detail for i in m.incidents if i.seat == 0]
+    assert details and all(len(d) < 400 for d in details), [len(d) for d in details]
+    assert "is the action play 9♥; played play " in details[0], details[0]
