@@ -81,9 +81,10 @@ def did_you_mean(word: object, known: Iterable[str]) -> str:
         return ""
     # A name cut short ("matches" for matches_per_table) is nearer by meaning than by
     # spelling, where difflib would offer "match_timeout_s": the one name it begins wins.
-    found = [k for k in known if word and k.startswith(word)]
+    names = sorted(known)  # (read once: ``known`` may be an iterator)
+    found = [k for k in names if word and k.startswith(word)]
     if len(found) != 1:
-        found = difflib.get_close_matches(word, sorted(known), n=1)
+        found = difflib.get_close_matches(word, names, n=1)
     return f" (did you mean {found[0]!r}?)" if found else ""
 
 

@@ -472,11 +472,20 @@ def _tell_bank(m: _Match, bot: Bot, view: PlayerView, deadline: Deadline) -> Non
 
 def _too_late(m: _Match, rid: str, deadline: Deadline | None) -> bool:
     """Whether an answer just made came past its deadline, limit and bank, by this
-    process's clock: the referee's clock started earlier (when it sent the request), so
-    it has timed the request out for certain and played its fallback. Sent all the same,
-    the answer was refused as a wrong request: a second warning after the timeout's, and
-    a ``wrong_request`` incident in the match record that local play never shows."""
-    if deadline is None or deadline.left() > 0.0:
+    process's clock, by more than the request can be off: the referee's clock started
+    earlier (when it sent the request), so it has timed the request out for certain and
+    played its fallback. Sent all the same, the answer was refused as a wrong request: a
+    second warning after the timeout's, and a ``wrong_request`` incident in the match
+    record that local play never shows."""
+    if deadline is None:
+        return False
+    # A request asked again after a reconnect states the time left in whole ms, rounded
+    # (100.45 ms as 100), and another machine's clock may run faster by up to NTP's slew
+    # of 500 ppm: an answer dropped inside the referee's deadline costs a strike, one sent
+    # past it only the refusal's line, so the doubt goes to sending it.
+    budget = deadline.limit_s + deadline.bank_s
+    late = time.monotonic() - (deadline.received + budget)
+    if late <= 0.001 + budget / 1000:
         return False
     log.debug("match %s: the answer to request %s came past its deadline: not sent (the "
               "referee timed it out and played its fallback)", m.match_id, rid)  # fmt: skip

@@ -168,12 +168,19 @@ def _why(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}{where}"
 
 
-def _not_a_bot_class(spec: str, target: str, found: object, names: str) -> str:
+def _not_a_bot_class(spec: str, target: str, found: object, names: str, module: ModuleType) -> str:
     """Why ``found`` (what ``spec`` names) cannot be played, and what to name instead: a
     factory, which ``sdk.run`` and ``play_local`` take, or an instance, is a likely slip."""
     theirs = f" (its bots: {names})" if names else ""
+    if isinstance(found, type):  # before callable(): a class is callable, and no factory
+        return (f"{spec!r} is a class that does not derive from sdk.Bot: write "
+                f"`class {found.__name__}(Bot):`, with `from sdk import Bot`{theirs}")  # fmt: skip
     if isinstance(found, Bot):
         cls = type(found).__name__
+        if getattr(module, cls, None) is not type(found):  # made inside a function, say
+            return (f"{spec!r} is an instance of {cls}, not a class, and {target} has no "
+                    f"{cls!r} to name: a class defined inside a function cannot be named; "
+                    f"define it at the top of the file{theirs}")  # fmt: skip
         return (f"{spec!r} is an instance of {cls}, not a class: name the class "
                 f"({target}:{cls}); a new bot is made for every match")  # fmt: skip
     if callable(found):
@@ -184,6 +191,12 @@ def _not_a_bot_class(spec: str, target: str, found: object, names: str) -> str:
     return f"{spec!r} is not a subclass of sdk.Bot (a value of type {type(found).__name__}){theirs}"
 
 
+def _abstract(cls: type) -> str:
+    """``Base is abstract (it does not define weigh)``: why the class cannot be made."""
+    missing = ", ".join(sorted(getattr(cls, "__abstractmethods__", ())))
+    return f"{cls.__name__} is abstract (it does not define {missing})"
+
+
 def _pick(module: ModuleType, cls_name: str, spec: str, target: str) -> type[Bot]:
     """The Bot subclass ``cls_name`` of ``module`` (``target``: the module or file as the
     user wrote it), or its only own one."""
@@ -192,6 +205,7 @@ def _pick(module: ModuleType, cls_name: str, spec: str, target: str) -> type[Bot
         id(obj): obj
         for _, obj in inspect.getmembers(module, inspect.isclass)
         if issubclass(obj, Bot) and obj is not Bot and obj.__module__ == module.__name__
+        and not inspect.isabstract(obj)  # a base of the bots, which cannot be made
     }.values())  # fmt: skip
     names = ", ".join(sorted(c.__name__ for c in own))
     if cls_name:
@@ -202,11 +216,22 @@ def _pick(module: ModuleType, cls_name: str, spec: str, target: str) -> type[Bot
                 + (f" (its bots: {names})" if names else " (it defines no subclass of sdk.Bot)")
             )
         if not (isinstance(found, type) and issubclass(found, Bot)):
-            raise BotLoadError(_not_a_bot_class(spec, target, found, names))
+            raise BotLoadError(_not_a_bot_class(spec, target, found, names, module))
+        if inspect.isabstract(found):  # else the first match fails to make it
+            theirs = f" (its bots: {names})" if names else ""
+            raise BotLoadError(f"{spec!r}: {_abstract(found)}{theirs}")
         return found
     if len(own) == 1:
         return own[0]
     if not own:
+        abstract = sorted(
+            (obj for _, obj in inspect.getmembers(module, inspect.isabstract)
+             if issubclass(obj, Bot) and obj.__module__ == module.__name__),
+            key=lambda c: c.__name__,
+        )  # fmt: skip
+        if abstract:  # (they have the methods: not the forgotten base of below)
+            first = abstract[0]
+            raise BotLoadError(f"{spec!r} defines no bot that can be made: {_abstract(first)}")
         # A class that has the methods but forgot its base is the likely slip: name it.
         others = sorted(
             name

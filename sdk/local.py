@@ -290,7 +290,8 @@ def _hint(answer: object) -> str:
             meant = parse_action(answer)
         except ValueError:
             return ""
-        return f": a str; sdk.parse_action({answer!r}) is the action {meant}"
+        # (Cut as the answer is: parse_action reads "play 9h" and a million spaces.)
+        return f": a str; sdk.parse_action({_short_repr(answer)}) is the action {meant}"
     return ""
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from engine import PRESETS, Game, Ruleset, RulesetError, load_ruleset
-from engine.rules import TomlFileError, read_toml_file
+from engine.rules import TomlFileError, did_you_mean, read_toml_file
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -251,3 +251,13 @@ def test_a_bad_ruleset_file_says_so_in_one_short_line(tmp_path: Path) -> None:
     with pytest.raises(RulesetError) as info:
         load_ruleset("nope")
     assert info.value.source is None and str(info.value).startswith("preset: unknown preset")
+
+
+def test_did_you_mean_reads_an_iterator_of_names_once() -> None:
+    """Defect (review of round 17): ``did_you_mean(word, known)`` takes any iterable of
+    names, and read it twice since a name the word begins was looked for first: given an
+    iterator (a generator of keys), the spelling fallback saw none of them, and a misspelt
+    name got no hint at all."""
+    names = ("must_beat", "max_deals")
+    assert did_you_mean("must_bet", iter(names)) == " (did you mean 'must_beat'?)"
+    assert did_you_mean("max", (n for n in names)) == " (did you mean 'max_deals'?)"

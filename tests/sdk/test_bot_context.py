@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, ClassVar
 
 import pytest
@@ -676,3 +677,120 @@ def test_a_local_decision_that_used_the_time_bank_is_said_once_per_match(
         and "over the limit of 5 ms: the time bank paid " in said[0]
     )
     assert " ms of it left for the match" in said[0] and "said once per match)" in said[0]
+
+
+class AtTheEdge(Bot):
+    """Its first decision answers 20 ms before the referee's own deadline (read from the
+    referee in this process, whose loop clock is ``time.monotonic()``): past the limit,
+    near the end of the bank (20 ms: the answer's way to the referee on a busy machine)."""
+
+    referee: ClassVar[Any] = None
+    sdk_end: ClassVar[float] = 0.0
+    referee_end: ClassVar[float] = 0.0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def act(self, view: PlayerView) -> Action:
+        self.calls += 1
+        if self.calls == 1:
+            p = self.referee._matches[self.match_id].seats[view.seat].pending
+            d = self.deadline
+            assert p is not None and d is not None
+            cls = type(self)
+            cls.referee_end, cls.sdk_end = p.deadline, d.received + d.limit_s + d.bank_s
+            while time.monotonic() < p.deadline - 0.02:
+                time.sleep(0.0005)
+        return view.legal_actions[0]
+
+
+def test_an_answer_just_inside_the_referees_deadline_is_sent_and_taken(tmp_path: Path) -> None:
+    """Checked (review of round 17): the runner drops an answer past its deadline by its
+    own clock; an answer the referee would still take, 20 ms before the referee's deadline
+    (its limit spent, its bank nearly so), is sent and played, no timeout: the runner's
+    clock starts when the request arrives, after the referee's, so its deadline is the
+    later one."""
+
+    async def one_match() -> Any:
+        async with arena(tmp_path, decision_ms=100, time_bank_ms=100, max_strikes=10) as a:
+            AtTheEdge.referee = a.referee
+            names = ["v0", "v1", "v2"]
+            tasks = await a.runners(names, [AtTheEdge, Bot, Bot], 1)
+            rules = dataclasses.replace(RULES, max_deals=1, ask_forced=True)
+            record = await a.referee.run_match("h1", rules, 1, names)
+            await asyncio.wait_for(asyncio.gather(*tasks), 60)
+            return record
+
+    record = asyncio.run(one_match())
+    assert AtTheEdge.sdk_end >= AtTheEdge.referee_end  # the runner's deadline is the later
+    assert not [i for i in record["incidents"] if i["seat"] == 0], record["incidents"]
+
+
+def test_a_request_asked_again_is_not_dropped_inside_the_referees_deadline() -> None:
+    """Defect (review of round 17): a request asked again after a reconnect states what is
+    left of its time in whole ms, rounded: 100.45 ms left is sent as 100. The runner,
+    counting 100 ms from the arrival, dropped as too late an answer made 100.25 ms after,
+    which the referee (0.2 ms to go) took: a timeout and a strike the bot did not earn.
+    The runner drops only an answer late by more than the request's rounding (and the
+    clocks' rate error)."""
+    from arena.referee.config import RefereeConfig
+    from arena.referee.match import MatchRunner, Pending
+    from arena.v1 import arena_pb2 as pb
+    from sdk.client import _too_late
+
+    class Session:
+        def __init__(self, name: str) -> None:
+            self.name = name
+            self.sent: list[tuple[float, pb.ServerMessage]] = []
+
+        def send(self, msg: pb.ServerMessage) -> bool:
+            self.sent.append((time.monotonic(), msg))
+            return False  # (not on a stream: nothing to confirm)
+
+    async def once() -> tuple[bool, bool] | None:
+        sessions = [Session(n) for n in ("a", "b", "c")]
+        config = RefereeConfig(decision_ms=1000, time_bank_ms=0)
+        runner = MatchRunner("m1", RULES, 1, sessions, config)  # type: ignore[arg-type]
+        loop = asyncio.get_running_loop()
+        st = runner.seats[0]
+        now = loop.time()
+        p = Pending("1", loop.create_future(), pb.PlayerView(), 0, now + 0.10045, now + 0.10045)
+        st.pending = p
+        runner._send_request(st)  # as asked again on a new stream
+        received, msg = sessions[0].sent[-1]  # (no network: it arrives as it is sent)
+        req = msg.decision_request
+        assert req.time_limit_ms + req.time_bank_ms == 100
+        d = Deadline(req.time_limit_ms / 1000, req.time_bank_ms / 1000, received)
+        while time.monotonic() < received + 0.10025:
+            pass
+        dropped = _too_late(SimpleNamespace(match_id="m1"), "1", d)  # type: ignore[arg-type]
+        if loop.time() >= p.deadline:
+            return None  # (this process was paused past the referee's deadline: again)
+        answer = pb.Decision(request_id="1")
+        return dropped, runner.on_decision(st, answer)
+
+    for _ in range(5):
+        got = asyncio.run(once())
+        if got is not None:
+            break
+    assert got is not None
+    dropped, taken = got
+    assert taken  # the referee takes it
+    assert not dropped  # and so the runner sends it
+
+
+def test_a_long_notation_returned_as_the_action_is_quoted_short() -> None:
+    """Defect (review of round 17): the hint for a str that reads as an action quoted the
+    str whole, though the answer itself is cut to 100 characters: "play 9h" and a million
+    spaces (which ``parse_action`` reads) made every incident and log line of the match a
+    megabyte."""
+
+    class Padded(Bot):
+        def play(self, view: PlayerView) -> Action:
+            return "play 9h" + " " * 1_000_000  # type: ignore[return-value]
+
+    m = play_local([Padded, Bot, Bot], seed=3, max_deals=1)
+    details = [i.detail for i in m.incidents if i.seat == 0]
+    assert details and all(len(d) < 400 for d in details), [len(d) for d in details]
+    assert "is the action play 9♥; played play " in details[0], details[0]

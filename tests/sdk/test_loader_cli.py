@@ -352,3 +352,89 @@ def test_a_file_whose_class_forgot_its_base_names_it(tmp_path: Path) -> None:
     f.write_text("class Helper:\n    pass\n")  # not a bot without its base: not named
     with pytest.raises(BotLoadError, match=r"defines no subclass of sdk.Bot$"):
         load_bot(str(f))
+
+
+ODD_FILE = """
+import abc
+from sdk import Bot
+
+class Plain:
+    def play(self, view):
+        return view.legal_actions[0]
+
+class Meta(type):
+    pass
+
+class WithMeta(metaclass=Meta):
+    def act(self, view):
+        return view.legal_actions[0]
+
+def make():
+    class Local(Bot):
+        pass
+    return Local()
+
+local_bot = make()
+
+class Base(Bot, abc.ABC):
+    @abc.abstractmethod
+    def weigh(self, view): ...
+
+class Concrete(Base):
+    def weigh(self, view):
+        return 0
+"""
+
+
+def test_a_class_named_without_its_base_is_told_the_base_not_a_factory(tmp_path: Path) -> None:
+    """Defect (review of round 17): a class named on the command line that forgot its base
+    (``mybot.py:Plain`` of ``class Plain:``), or whose metaclass is not Bot's, was taken
+    for a factory: "'odd.py:Plain' is a type, not a subclass of sdk.Bot: ... a factory is
+    taken only from Python (sdk.run, play_local): give the class defaults for its
+    arguments" — about arguments it does not have, not the base it lacks."""
+    f = tmp_path / "odd.py"
+    f.write_text(ODD_FILE)
+    for cls in ("Plain", "WithMeta"):
+        with pytest.raises(BotLoadError) as e:
+            load_bot(f"{f}:{cls}")
+        said = str(e.value)
+        assert f"is a class that does not derive from sdk.Bot: write `class {cls}(Bot):`" in said
+        assert "factory" not in said and "is a type" not in said, said
+
+
+def test_an_instance_of_a_class_the_module_does_not_hold_names_no_class_to_write(
+    tmp_path: Path,
+) -> None:
+    """Defect (review of round 17): an instance of a class defined inside a function
+    (``local_bot = make()``) was told to "name the class (odd.py:Local)", which the file
+    has no name for: loading that failed in turn ("has no 'Local'")."""
+    f = tmp_path / "odd.py"
+    f.write_text(ODD_FILE)
+    with pytest.raises(BotLoadError) as e:
+        load_bot(f"{f}:local_bot")
+    said = str(e.value)
+    assert "odd.py:Local" not in said and "is an instance of Local, not a class" in said
+    assert "defined inside a function" in said, said
+
+
+def test_an_abstract_bot_class_is_no_bot_to_play(tmp_path: Path) -> None:
+    """Defect (review of round 17): an abstract base of the file's bot (``class
+    Base(Bot, abc.ABC)`` with an ``abstractmethod``) counted as a second bot ("defines
+    several bots (Base, Concrete)"), and named alone it was loaded, to fail when the
+    first match made it ("Can't instantiate abstract class"); a file of only such a class
+    was told "a bot is written `class Base(Bot):`", which it is."""
+    f = tmp_path / "odd.py"
+    f.write_text(ODD_FILE)
+    assert load_bot(str(f)).__name__ == "Concrete"
+    with pytest.raises(
+        BotLoadError, match=r"odd.py:Base': Base is abstract \(it does not define weigh\)"
+    ):
+        load_bot(f"{f}:Base")
+    # A file of only an abstract bot was told to write the base it has: `class Base(Bot):`.
+    only = tmp_path / "base.py"
+    only.write_text(ODD_FILE.split("class Concrete")[0])
+    with pytest.raises(BotLoadError) as e:
+        load_bot(str(only))
+    said = str(e.value)
+    assert "defines no bot that can be made: Base is abstract (it does not define weigh)" in said
+    assert "class Base(Bot):" not in said, said
