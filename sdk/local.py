@@ -240,7 +240,8 @@ def _short_repr(value: object, limit: int = 100) -> str:
     text = repr(value)
     if isinstance(value, (list, tuple)) and value and all(isinstance(a, Action) for a in value):
         # In the notation the logs use ("play 9♠"), not the dataclasses' long reprs.
-        text = f"{text[0]}{', '.join(map(str, value))}{text[-1]}"
+        brackets = "[]" if isinstance(value, list) else "()"  # (a subclass's repr has others)
+        text = f"{brackets[0]}{', '.join(map(str, value))}{brackets[1]}"
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -551,6 +551,22 @@ def test_a_list_of_actions_or_an_actions_notation_says_what_the_bot_meant() -> N
     assert "returned 'my best card', which is not an Action; played play " in first[2], first[2]
 
 
+def test_a_tuple_subclass_of_actions_is_written_with_plain_brackets() -> None:
+    """Defect (review): the brackets were the first and last characters of ``repr``: a
+    named tuple of actions was written "Pplay 9♠, ...)"."""
+    from typing import NamedTuple
+
+    from engine import Bid, Pass
+    from sdk.local import _short_repr
+
+    class Two(NamedTuple):
+        first: Action
+        second: Action
+
+    assert _short_repr(Two(Pass(), Bid(105))) == "(pass, bid 105)"
+    assert _short_repr([Pass(), Bid(105)]) == "[pass, bid 105]"
+
+
 def test_a_raising_decision_is_logged_naming_the_class_and_the_method(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
