@@ -106,31 +106,37 @@ class Lobby:
                 await self.referee.wait_changed(min(1.0, self._pause_until - now))
                 continue
             idle = sorted(b for b in self.referee.idle_bots() if b not in self._seated)
-            if len(idle) >= n and not self._hold(idle, now):
+            held = self._hold(idle, now) if len(idle) >= n else 0.0
+            if len(idle) >= n and not held:
                 seats = self._rng.sample(idle, n)
                 self._start(seats)
                 continue
-            await self.referee.wait_changed(1.0)
+            # (A held table is looked at again when its hold ends, not a second later.)
+            await self.referee.wait_changed(min(1.0, held) if held else 1.0)
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
 
-    def _hold(self, idle: list[str], now: float) -> bool:
-        """Wait rather than seat ``idle``: they are exactly the table of their last match and
-        other matches are still running. With as many bots as a whole number of tables, a
-        table that ends would otherwise always be seated again as it was (the others are
-        still playing), and the same few bots would only ever meet each other. The wait
-        lasts until another match ends (``idle`` changes), or as long as their last match
-        took at most."""
+    def _hold(self, idle: list[str], now: float) -> float:
+        """How long to wait still rather than seat ``idle`` (0: seat them): they are exactly
+        the table of their last match and other matches are still being played. With as
+        many bots as a whole number of tables, a table that ends would otherwise always be
+        seated again as it was (the others are still playing), and the same few bots would
+        only ever meet each other. The wait lasts until another match ends (``idle``
+        changes), or as long as their last match took at most."""
         last = self._last.get(idle[0])
-        if last is None or not self._tasks or last[0] != frozenset(idle):
+        # Others play while bots other than ``idle`` are seated: a task of ``self._tasks``
+        # may be a match already over whose result is still being stored (``--db``), and
+        # counting it held a lone table after every match.
+        if last is None or not self._seated or last[0] != frozenset(idle):
             self._held_since = None
-            return False
+            return 0.0
         if self._held_since is None:
             self._held_since = now
-        if now - self._held_since < last[1]:
-            return True
+        left = last[1] - (now - self._held_since)
+        if left > 0:
+            return left
         self._held_since = None
-        return False
+        return 0.0
 
     def _start(self, seats: list[str]) -> None:
         k = self.started

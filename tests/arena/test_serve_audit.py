@@ -107,6 +107,52 @@ def test_a_lobby_mixes_tables_when_bots_fill_them_exactly(bots: int) -> None:
     assert len(met) > 3 * (bots // 3)  # bots of different first tables have met
 
 
+def test_a_lone_table_whose_results_are_stored_is_seated_again_at_once() -> None:
+    """Defect: with `--db`, a match's own task, still storing its result, counted as
+    "another match still playing": its table, the only one, was held and the lobby looked
+    again only a second later, so `arena serve --db` with three bots played one match a
+    second (a match of random bots takes 0.05 s; without `--db` 180 in 8 s). A table waits
+    only while other matches are being played, and no longer than its own match took."""
+
+    async def play(_: int) -> None:
+        await asyncio.sleep(0.01)
+
+    async def store(_: Any) -> None:
+        await asyncio.sleep(0.01)  # the storage thread's save, as `_Results.store` awaits it
+
+    async def go() -> float:
+        ref = _FakeReferee(["a", "b", "c"], play)
+        lobby = Lobby(ref, PRESETS["classic"], seed=1, max_matches=5, on_finished=store)  # type: ignore[arg-type]
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        await asyncio.wait_for(lobby.run(), 30)
+        return loop.time() - start
+
+    assert asyncio.run(go()) < 1.0  # five matches of 20 ms; 4 s before the fix
+
+
+def test_a_held_table_waits_no_longer_than_its_match_took() -> None:
+    """Defect: a table held back while another played was looked at again only when a
+    match ended or a second later, however short its own match had been."""
+
+    async def play(k: int) -> None:
+        # The first table's matches are short; the second's one match is long.
+        await asyncio.sleep(1.2 if k == 2 else 0.02)
+
+    async def go() -> int:
+        ref = _FakeReferee([f"b{i}" for i in range(6)], play)
+        lobby = Lobby(ref, PRESETS["classic"], seed=1, max_matches=8)  # type: ignore[arg-type]
+        task = asyncio.create_task(lobby.run())
+        await asyncio.sleep(0.8)
+        started = lobby.started
+        await asyncio.wait_for(task, 30)
+        return started
+
+    # Within the long match's first 0.8 s the short table plays many matches (held 20 ms
+    # after each), not one a second.
+    assert asyncio.run(go()) >= 6
+
+
 def test_a_record_that_cannot_be_written_mid_match_does_not_stop_the_match(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -284,7 +330,7 @@ def test_lobby_match_seeds_do_not_follow_from_each_other() -> None:
             seeds.append(s)
             return await real(match_id, ruleset, s, seats)
 
-        ref.run_match = spy  # type: ignore[method-assign]
+        ref.run_match = spy  # type: ignore[method-assign,assignment]
         lobby = Lobby(ref, PRESETS["classic"], seed=seed, max_matches=5)  # type: ignore[arg-type]
         await asyncio.wait_for(lobby.run(), 30)
         return seeds
