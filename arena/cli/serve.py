@@ -136,6 +136,18 @@ class _Results:
 log = logging.getLogger("arena.referee")
 
 
+def _stop_signals() -> tuple[signal.Signals, ...]:
+    """The signals that stop `arena serve` cleanly (drain, records, database). A hang-up
+    too: the terminal of `arena serve ... > log &` closing (an ssh session ended) killed it
+    at once, its running matches unrecorded as interrupted and its tournament left
+    unfinished; unless the hang-up is ignored already (`nohup`), as it must stay."""
+    sigs = [signal.SIGINT, signal.SIGTERM]
+    hup: signal.Signals | None = getattr(signal, "SIGHUP", None)  # (not on Windows)
+    if hup is not None and signal.getsignal(hup) is not signal.SIG_IGN:
+        sigs.append(hup)
+    return tuple(sigs)
+
+
 def load_tokens(path: Path) -> dict[str, str]:
     """Bot name -> token from a TOML file's ``[bots]`` table (``name = "token"``)."""
 
@@ -246,7 +258,7 @@ def _check_pem(path: Path | None, what: str, param: str) -> None:
 )  # fmt: skip
 @click.option(
     "--drain-s", type=Seconds(min=0), default=30.0, show_default=True,
-    help="On SIGINT/SIGTERM: how long running matches may take to finish before they are "
+    help="On SIGINT/SIGTERM/SIGHUP: how long running matches may take to finish before they are "
     "interrupted (and recorded as interrupted); a second signal interrupts them at once.",
 )  # fmt: skip
 @click.option(
@@ -339,7 +351,7 @@ def serve(
         if results is not None:
             # The loop's signal handlers are gone: a late second signal must not cut the
             # closing of the database and its lock (it gave exit 0 or 143 at random).
-            for sig in (signal.SIGINT, signal.SIGTERM):
+            for sig in _stop_signals():  # (a hang-up ignored already stays so)
                 signal.signal(sig, signal.SIG_IGN)
             results.close()
     if results is not None and results.lost:
@@ -389,7 +401,7 @@ async def _serve(
         (now if stop.is_set() else stop).set()
 
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in _stop_signals():
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, on_signal)
     try:

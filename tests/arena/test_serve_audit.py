@@ -373,3 +373,71 @@ def test_serve_stopped_by_a_signal_right_after_it_listens_stops_cleanly(tmp_path
     )  # fmt: skip
     assert out.returncode == 0, (out.returncode, out.stdout, out.stderr)
     assert "0 match(es) played" in out.stdout, out.stdout
+
+
+def _serve_until_port(tmp_path: Path, ignore_hangup: bool) -> Any:
+    """`arena serve --db` as a process, once it has printed its port (a hang-up ignored
+    first, as `nohup` does, with ``ignore_hangup``)."""
+    import signal
+    import subprocess
+    import sys
+
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text('[bots]\nb1 = "t1"\nb2 = "t2"\nb3 = "t3"\n')
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "serve", "--tokens", str(tokens), "--record-dir",
+         str(tmp_path / "rec"), "--port", "0", "--seed", "1", "--db", str(tmp_path / "r.sqlite")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        preexec_fn=(lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN)) if ignore_hangup
+        else None,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith("storing results"):  # (the last line before the lobby runs)
+            return proc
+    proc.kill()
+    raise AssertionError(proc.communicate(timeout=30))
+
+
+def test_serve_hung_up_stops_as_on_sigterm(tmp_path: Path) -> None:
+    """Defect: `arena serve` stopped cleanly on SIGINT/SIGTERM only. Its terminal closing (an
+    ssh session ended under `arena serve ... > log &`) sent SIGHUP, whose default action
+    killed it at once: running matches without their "interrupted" line, and with --db the
+    tournament never marked finished and its lock file left. A hang-up now stops it as
+    SIGTERM does."""
+    import signal
+
+    from arena.storage import Storage
+
+    proc = _serve_until_port(tmp_path, ignore_hangup=False)
+    try:
+        proc.send_signal(signal.SIGHUP)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, (proc.returncode, out, err)
+    assert "standings: arena leaderboard" in out, out
+    assert not (tmp_path / "r.sqlite.lock").exists()
+    storage = Storage(tmp_path / "r.sqlite")
+    try:
+        assert all(t.finished_at for t in storage.tournaments())
+    finally:
+        storage.close()
+
+
+def test_serve_under_nohup_ignores_a_hang_up(tmp_path: Path) -> None:
+    """`nohup arena serve ...` ignores SIGHUP: the arena must not take it over and stop."""
+    import signal
+    import time
+
+    proc = _serve_until_port(tmp_path, ignore_hangup=True)
+    try:
+        proc.send_signal(signal.SIGHUP)
+        time.sleep(1.0)
+        assert proc.poll() is None, proc.communicate(timeout=30)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, (proc.returncode, out, err)
