@@ -48,6 +48,7 @@ __all__ = ["STATIC_DIR", "WebServer", "address_key", "host_allowed", "make_serve
 log = logging.getLogger("arena.web")
 
 STATIC_DIR = Path(__file__).with_name("static")
+_STATIC_FILES = frozenset(p.name for p in STATIC_DIR.iterdir() if p.is_file())
 
 _PAGES = {"": "index.html", "bot": "bot.html", "replay": "replay.html"}
 
@@ -547,9 +548,11 @@ class _Handler(BaseHTTPRequestHandler):
     # -- responses ------------------------------------------------------------------------
 
     def _static(self, name: str) -> None:
-        path = (STATIC_DIR / name).resolve()
-        if path.parent != STATIC_DIR.resolve() or not path.is_file():
+        # Only the files of static/, by name: no name from the request reaches the file
+        # system (one with a NUL byte made resolve() raise: a 500 and a traceback).
+        if name not in _STATIC_FILES:
             raise _HTTPError(HTTPStatus.NOT_FOUND, f"no file {name}")
+        path = STATIC_DIR / name
         ctype = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
         if ctype.startswith("text/") or ctype.endswith("javascript"):
             ctype += "; charset=utf-8"

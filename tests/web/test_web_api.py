@@ -349,6 +349,24 @@ def test_integer_parameters_are_bounded_and_match_ids_have_no_control_characters
     assert "Traceback" not in caplog.text and "OverflowError" not in caplog.text
 
 
+def test_a_static_file_name_with_a_nul_byte_is_not_found_not_a_500(
+    base: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect: ``/static/leaderboard.js%00.png`` was a 500 "ValueError: embedded null byte"
+    with a traceback in the log (the name went to the file system). Only the files of
+    ``static/`` are served, by name; anything else is a 404."""
+    import logging
+
+    caplog.set_level(logging.DEBUG, logger="arena.web")
+    for name in ("leaderboard.js%00.png", "%00", "..%00", "style.css%00", "%2e%2e%2fserver.py",
+                 "..", "%2fetc%2fpasswd", "."):  # fmt: skip
+        code, body = status_of(base, f"/static/{name}")
+        assert code == 404 and body["error"].startswith("no file"), (name, body)
+    assert "Traceback" not in caplog.text and "null byte" not in caplog.text
+    with urllib.request.urlopen(base + "static/leaderboard.js", timeout=10) as r:
+        assert r.status == 200
+
+
 def test_a_deal_that_is_no_number_is_a_400_naming_the_range(base: str) -> None:
     """Defect: ``/deals/abc`` answered Python's "invalid literal for int() with base 10:
     'abc'". The API counts deals from 0 (as ``#deal=``); the error says so."""
