@@ -321,6 +321,12 @@ class Storage:
             self.conn.row_factory = sqlite3.Row
         #: The file opened (device, inode): see :meth:`_still_at_its_path`.
         self._file = _file_id(self.path)
+        #: Set once the file written was found deleted or replaced (the error said then):
+        #: every later write goes to that lost file, so a caller that goes on (`arena
+        #: serve`) must write no more. ``written_back``: where what it held (the write that
+        #: found it included) was saved then, None if that failed too.
+        self.file_lost = False
+        self.written_back: Path | None = None
         try:
             with self._guard("opening"):
                 self.conn.execute("PRAGMA foreign_keys = ON")
@@ -424,6 +430,7 @@ class Storage:
         if self._file is None or _file_id(self.path) == self._file:
             return
         self._file = None  # (said once; every later write goes to the same lost file)
+        self.file_lost = True
         taken = not self.path.exists()
         target = self.path if taken else self.path.with_name(
             f"{self.path.name}.recovered-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -437,6 +444,7 @@ class Storage:
             # accepts an empty file)
             os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
             self.conn.execute("VACUUM INTO ?", (str(target),))
+            self.written_back = target
             saved = f"everything it held ({stored} matches) is written to {target}" + (
                 "" if taken else f" (another file is at {self.path} now: put it in its place)"
             )

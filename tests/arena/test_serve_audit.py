@@ -441,3 +441,46 @@ def test_serve_under_nohup_ignores_a_hang_up(tmp_path: Path) -> None:
     finally:
         proc.kill()
     assert proc.returncode == 0, (proc.returncode, out, err)
+
+
+def test_serve_stores_nothing_into_a_database_deleted_under_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect: the database of `arena serve --db` deleted while it ran (`rm -rf runs/`) was
+    noticed at the next store, whose match was said "not stored"; every later match went
+    on into the deleted file, unsaid, and the run ended "1 finished match(es) are not in
+    ..." with 70 of 131 lost. Once the file is lost no match is stored, each is counted,
+    and the tournament is not marked finished in a file no path names."""
+    from arena.cli.serve import _Results
+    from arena.referee.lobby import FinishedMatch
+    from arena.storage import Storage
+    from tests.arena.fake_referee import FakeReferee
+
+    db = tmp_path / "runs" / "open.sqlite"
+    results = _Results.open(db, PRESETS["classic"], {"a": "ta", "b": "tb", "c": "tc"}, None)
+
+    def finished(k: int) -> FinishedMatch:
+        record = FakeReferee().play(SHORT, k, ["a", "b", "c"])
+        return FinishedMatch(f"x-m{k:05d}", k, k, ("a", "b", "c"), record, 1000.0, 1001.0)
+
+    async def go() -> None:
+        await results.store(finished(0))
+        for f in db.parent.iterdir():  # (the lock file too, as `rm -rf runs/` does)
+            f.unlink()
+        for k in range(1, 4):
+            await results.store(finished(k))
+
+    try:
+        results.start("20261202-000000-abcd")
+        with caplog.at_level(logging.ERROR, logger="arena.referee"):
+            asyncio.run(go())
+            assert results.finish() is False
+    finally:
+        results.close()
+    # The store that found the file lost had written its match into it first: it is in
+    # what was written back; the two after it are not stored.
+    assert results.lost == 2, caplog.text
+    assert "no match after x-m00001 is stored" in caplog.text
+    with Storage(db) as back:
+        (t,) = back.tournaments()
+        assert t.completed == 2 and t.finished_at is None
