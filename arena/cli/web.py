@@ -31,7 +31,8 @@ __all__ = ["web"]
 @click.option(
     "--tournament",
     default=None,
-    help="Tournament id or name to show first (default: the latest).",
+    help="Tournament id or name to show first (a name: the latest of that name, at each "
+    "request; default: the latest).",
 )
 @click.option(
     "--allow-host",
@@ -69,8 +70,11 @@ def web(
     try:
         with Storage.open_readonly(db) as st:
             st.tournaments()  # a file that is no database fails here
-            tid = None if tournament is None else st.resolve_tournament(tournament)
-        source = DataSource(db, tid)
+            if tournament is not None:
+                st.resolve_tournament(tournament)  # (refused now if there is none)
+        # The reference as given, resolved at each request: a name is the latest of that
+        # name (a new run of `arena serve --db`), as ?tournament= takes it; an id stays.
+        source = DataSource(db, tournament)
     except StorageError as e:
         raise click.ClickException(str(e)) from e
     except LookupError as e:

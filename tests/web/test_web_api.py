@@ -619,6 +619,42 @@ def test_allow_host_option_takes_host_names_only(db: Path, monkeypatch: pytest.M
         assert "--allow-host" in res.output and "not a host name" in res.output
 
 
+def test_a_tournament_named_on_the_command_line_is_the_latest_of_that_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: `arena web --tournament serve` turned the name into the id of the latest
+    "serve" at start, and kept showing that one: `arena serve --db` started again (a new
+    tournament "serve") was not on the page, as `?tournament=serve` ("the latest of that
+    name") would show it. A name means the latest of that name at each request; an id
+    stays that tournament."""
+    from arena.cli import main
+    from arena.web.server import WebServer
+
+    db = tmp_path / "open.sqlite"
+
+    def add(tid: str, name: str) -> None:
+        with Storage(db) as st:
+            st.ensure_tournament(tid, name=name, fingerprint=tid, config={"x": 1},
+                                 total_matches=0, bots=[("a", "serve"), ("b", "x")])  # fmt: skip
+
+    add("serve-1", "serve")
+    add("other-1", "other")
+    seen: list[str] = []
+
+    def serve_once(self: WebServer) -> None:  # what `arena web` serves, then Ctrl-C
+        add("serve-2", "serve")  # the arena started again meanwhile
+        seen.append(self.source.leaderboard(None)["tournament"]["id"])
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(WebServer, "serve_forever", serve_once)
+    for ref in ("serve", "serve-1"):
+        res = CliRunner().invoke(main, ["web", "--db", str(db), "--port", "0", "--tournament", ref])
+        assert res.exit_code == 0, res.output
+        with Storage(db) as st:  # (the next round starts from the two of start)
+            st.delete_tournament("serve-2")
+    assert seen == ["serve-2", "serve-1"]
+
+
 def test_phase_names_match_the_engine() -> None:
     # the page names phases by the engine's enum names
     js = (STATIC_DIR / "replay.js").read_text(encoding="utf-8")
