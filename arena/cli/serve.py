@@ -475,7 +475,11 @@ async def _serve(
     else:  # --matches played: done for good; bots stop
         await referee.end_streams(f"the arena has played its {max_matches} match(es)", final=True)
     await server.stop(1.0)
-    done = lobby.finished
-    click.echo(f"{done} match(es) played; records in {config.record_dir}")
-    if results is not None and results.finish():
-        click.echo(f"standings: arena leaderboard --db {results.db} --tournament {results.tid}")
+    # Marked finished before anything is printed: after a hang-up the terminal is gone,
+    # and the first write (EIO) ended the run with the tournament left unfinished.
+    finished = results is not None and results.finish()
+    with contextlib.suppress(OSError):
+        click.echo(f"{lobby.finished} match(es) played; records in {config.record_dir}")
+        if finished:
+            assert results is not None
+            click.echo(f"standings: arena leaderboard --db {results.db} --tournament {results.tid}")

@@ -484,3 +484,42 @@ def test_serve_stores_nothing_into_a_database_deleted_under_it(
     with Storage(db) as back:
         (t,) = back.tournaments()
         assert t.completed == 2 and t.finished_at is None
+
+
+def test_serve_whose_terminal_is_gone_still_finishes_its_tournament(tmp_path: Path) -> None:
+    """Defect: on a hang-up the terminal is gone, and `arena serve` printed its match count
+    before marking the tournament finished: the write failed (EIO), the run ended with exit
+    code 1 and the tournament unfinished ("stopped" on the web page). It is marked finished
+    first, and a terminal nobody reads any more is not an error."""
+    import pty
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from arena.storage import Storage
+
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text('[bots]\nb1 = "t1"\nb2 = "t2"\nb3 = "t3"\n')
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "serve", "--tokens", str(tokens), "--record-dir",
+         str(tmp_path / "rec"), "--port", "0", "--seed", "1", "--db", str(tmp_path / "r.sqlite")],
+        stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True,
+    )  # fmt: skip
+    os.close(slave)
+    try:
+        seen = b""
+        deadline = time.monotonic() + 60
+        while b"storing results" not in seen and time.monotonic() < deadline:
+            seen += os.read(master, 4096)
+        assert b"storing results" in seen, seen
+        os.close(master)  # the terminal goes away, and the hang-up comes
+        proc.send_signal(signal.SIGHUP)
+        assert proc.wait(60) == 0
+    finally:
+        proc.kill()
+        proc.wait()
+    with Storage(tmp_path / "r.sqlite") as st:
+        assert all(t.finished_at for t in st.tournaments())
