@@ -32,7 +32,7 @@ import os
 import sqlite3
 import stat
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -400,6 +400,21 @@ class Storage:
                 f"{self.path} is not a Thousand Arena database or is damaged ({what}: text "
                 f"that is not UTF-8, {bytes(e.object[e.start : e.end + 12])!r})"
             ) from e
+
+    @contextlib.contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        """Reads that must agree with each other, in one read transaction: each statement
+        alone is its own, and a match stored between two of them is in one and not in
+        the other."""
+        if self.conn.in_transaction:
+            yield
+            return
+        self.conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            with contextlib.suppress(sqlite3.Error):
+                self.conn.execute("COMMIT")
 
     @contextlib.contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
@@ -821,7 +836,7 @@ class Storage:
             " WHERE tournament_id = ? ORDER BY idx DESC LIMIT ?"
         )
         args = (tournament_id, -1 if last is None else max(0, last))
-        with self._guard("reading match results"):
+        with self._guard("reading match results"), self._snapshot():
             matches = self.conn.execute(f"SELECT * FROM ({chosen}) ORDER BY idx", args).fetchall()
             players: dict[str, list[sqlite3.Row]] = {}
             for r in self.conn.execute(
@@ -857,7 +872,9 @@ class Storage:
             )
         return out
 
-    def iter_records(self, tournament_id: str) -> Iterator[tuple[int, list[str], dict[str, Any]]]:
+    def iter_records(
+        self, tournament_id: str
+    ) -> Generator[tuple[int, list[str], dict[str, Any]], None, None]:
         """``(index, seats, record)`` of every stored match of the tournament, in order.
 
         Rows are read a few at a time: a tournament's records together can be far larger

@@ -372,3 +372,47 @@ def test_records_are_read_a_few_at_a_time(tmp_path: Path) -> None:
         first.close()  # stopping early: the statement is closed, a write goes through
         _save(st, matches + 1, {**rec, "seed": matches + 1})
         assert len(list(st.iter_records("t1"))) == matches + 1
+
+
+def test_the_latest_matches_read_while_one_is_stored_are_one_snapshot(tmp_path: Path) -> None:
+    """Defect: `match_results(last=N)` read the latest N matches and their players in two
+    statements, each its own read: a match stored in between moved the window, and the
+    oldest match read had no players ("the stored players of match ... are damaged (seats
+    [] ...); they were changed outside the arena", a 500 of `arena web` beside a running
+    `arena serve --db`: 10 of 940 requests). Both are read from one snapshot."""
+    db = tmp_path / "x.sqlite"
+    writer = _setup(db)
+    reader = Storage.open_readonly(db)
+    try:
+        for i in range(3):
+            _save(writer, i, _record(seed=i + 1))
+        real = reader.conn
+
+        class StoreBetweenReads:
+            """The reader's connection; a match is stored after its first statement."""
+
+            def __init__(self) -> None:
+                self.selects = 0
+
+            def execute(self, *args: Any) -> Any:
+                out = real.execute(*args)
+                if str(args[0]).lstrip().upper().startswith("SELECT"):
+                    self.selects += 1
+                    if self.selects == 1:
+                        rows = out.fetchall()  # (read before the writer commits)
+                        _save(writer, 3, _record(seed=4))
+                        return type("Rows", (), {"fetchall": lambda _: rows})()
+                return out
+
+            def __getattr__(self, name: str) -> Any:
+                return getattr(real, name)
+
+        reader.conn = StoreBetweenReads()  # type: ignore[assignment]
+        got = reader.match_results("t1", last=2)
+        reader.conn = real
+        assert [m.index for m in got] in ([1, 2], [2, 3])
+        assert all(len(m.places) == 3 for m in got)
+        assert [m.index for m in reader.match_results("t1", last=2)] == [2, 3]
+    finally:
+        reader.close()
+        writer.close()
