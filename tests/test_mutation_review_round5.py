@@ -1,0 +1,216 @@
+"""Mutation review, round 5: the checks added in round 17 (the record checks of `arena replay
+--check`, engine/record.py), each mutated by hand; a test here for each mutant that the
+suite let live.
+
+The records are the referee's own (an in-process referee, bots answering on the next turn
+of the loop): a check that refuses one of them is wrong, whatever the edits below show.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import dataclasses
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from support.harness import attach_in_process
+
+from arena.referee import Referee, RefereeConfig
+from arena.v1 import arena_pb2 as pb
+from engine import PRESETS
+from engine.record import RECORD_FORMAT, ReplayError, check_record_shape, replay
+
+#: An answer no request takes: a bid of 7 (bids go in steps of 5; in play, no bid at all).
+_ILLEGAL = pb.Action(bid=pb.Bid(amount=7))
+
+# (bot, its n-th request counted from 1, the request) -> the action sent, or None: no answer
+Policy = Callable[[str, int, pb.DecisionRequest], pb.Action | None]
+
+
+def _referee_record(
+    tmp: Path, policy: Policy, *, cancel_at: int | None = None, max_deals: int = 2
+) -> dict[str, Any]:
+    """The record a referee writes of one classic match (string seed "r5") between bots
+    a, b and x answering by ``policy``: its last line (``end``, or ``interrupted`` when
+    the match is cancelled as bot a's request ``cancel_at`` comes)."""
+
+    async def main() -> None:
+        ref = Referee(RefereeConfig(decision_ms=60_000, time_bank_ms=0, max_strikes=3,
+                                    record_dir=tmp))  # fmt: skip
+        asked: dict[str, int] = {}
+        task: asyncio.Task[Any] | None = None
+
+        def answer(bot: str, r: pb.DecisionRequest) -> None:
+            asked[bot] = asked.get(bot, 0) + 1
+            if bot == "a" and asked[bot] == cancel_at and task is not None:
+                task.cancel()
+                return
+            action = policy(bot, asked[bot], r)
+            if action is not None:
+                decision = pb.Decision(request_id=r.request_id, match_id=r.match_id,
+                                       action=action)  # fmt: skip
+                ref.on_decision(ref.session(bot), decision)
+
+        attach_in_process(ref, ("a", "b", "x"), answer)
+        rules = dataclasses.replace(PRESETS["classic"], max_deals=max_deals)
+        task = asyncio.create_task(ref.run_match("r5-m", rules, "r5", ["a", "b", "x"]))
+        try:
+            await task
+        except asyncio.CancelledError:
+            assert cancel_at is not None
+
+    asyncio.run(main())
+    (path,) = tmp.glob("*.jsonl")
+    last = json.loads(path.read_text().splitlines()[-1])
+    assert last["type"] == ("end" if cancel_at is None else "interrupted"), last["type"]
+    record: dict[str, Any] = last["record"]
+    return record
+
+
+def _first_legal(bot: str, n: int, r: pb.DecisionRequest) -> pb.Action:
+    return r.view.legal_actions[0]
+
+
+def _strikes(bot: str, n: int, r: pb.DecisionRequest) -> pb.Action:
+    """x answers illegally at its first request and sends an empty action (malformed) at
+    its second; no more strikes than that."""
+    if bot == "x" and n == 1:
+        return _ILLEGAL
+    if bot == "x" and n == 2:
+        return pb.Action()
+    return r.view.legal_actions[0]
+
+
+@pytest.fixture(scope="module")
+def struck(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    rec = _referee_record(tmp_path_factory.mktemp("struck"), _strikes)
+    assert [(i["kind"], i["seat"]) for i in rec["incidents"]] == [("illegal", 2), ("malformed", 2)]
+    assert rec["forfeits"] == [] and rec["result"] is not None
+    return rec
+
+
+def _refused(rec: dict[str, Any], words: str) -> ReplayError:
+    with pytest.raises(ReplayError) as e:
+        replay(rec)
+    assert words in str(e.value), str(e.value)
+    return e.value
+
+
+def test_a_referee_record_with_a_string_seed_and_strikes_replays(struck: dict[str, Any]) -> None:
+    """Mutant: 'seed' refused unless an integer (the referee takes a string seed too)."""
+    assert struck["seed"] == "r5"
+    replay(struck)
+
+
+def test_an_interrupted_record_with_a_forfeit_replays(tmp_path: Path) -> None:
+    """Mutant: "rules_result: missing, but the record lists forfeits" also for a match that
+    has no result: an interrupted one keeps its forfeits, and neither result has a place."""
+
+    def illegal_x(bot: str, n: int, r: pb.DecisionRequest) -> pb.Action:
+        return _ILLEGAL if bot == "x" else r.view.legal_actions[0]
+
+    rec = _referee_record(tmp_path, illegal_x, cancel_at=12)
+    assert rec["interrupted"] is True and rec["result"] is None and rec["forfeits"] == [2]
+    assert "rules_result" not in rec
+    replay(rec)
+
+
+@pytest.mark.parametrize(
+    ("fmt", "newer"),
+    [
+        (RECORD_FORMAT.rpartition("/")[0] + "/2", True),
+        (RECORD_FORMAT.rpartition("/")[0] + "/01", False),  # the same version, misspelt
+        (RECORD_FORMAT.rpartition("/")[0] + "/²", False),  # a digit to isdigit(), not to int()
+        (RECORD_FORMAT.rpartition("/")[0] + "X2", False),  # another format's name
+    ],
+)
+def test_only_a_later_version_of_the_format_is_newer(
+    struck: dict[str, Any], fmt: str, newer: bool
+) -> None:
+    """Mutants: version 01 read as newer (``>=``), "²" crashing int() (no isascii), and a
+    name that only begins as ours ("…/recordX2") read as a later version of it."""
+    rec = dict(struck, format=fmt)
+    e = _refused(rec, "newer Thousand Arena" if newer else "'format' must be")
+    assert e.newer is newer
+
+
+@pytest.mark.parametrize("ms", [float("inf"), -0.5, True])
+def test_ms_is_a_finite_number_not_below_zero(struck: dict[str, Any], ms: Any) -> None:
+    """Mutants: ``0 <= ms`` (infinity passed), ``-1 < ms`` (-0.5 passed), and the bool
+    test dropped (true passed as 1)."""
+    rec = copy.deepcopy(struck)
+    rec["deals"][0]["actions"][0]["ms"] = ms
+    _refused(rec, "deal 0, action 0: 'ms' must be a number of milliseconds")
+
+
+def test_the_per_seat_counts_are_not_held_to_a_seat_count_a_record_does_not_give() -> None:
+    """Mutant: the counts' length compared with the players when there are none (storage
+    checks the shape of a stored record with no key required)."""
+    check_record_shape({"wrong_requests": [0, 1, 0], "disconnects": [2, 0, 0]}, required=())
+    with pytest.raises(ReplayError, match="'disconnects' must be a list of 3 integers"):
+        check_record_shape({"players": ["a", "b", "c"], "disconnects": [0, 0]}, required=())
+
+
+def _with_incident(rec: dict[str, Any], **inc: Any) -> dict[str, Any]:
+    rec = copy.deepcopy(rec)
+    rec["incidents"].append({"kind": "wrong_request", "seat": 0, "deal": 0, "detail": "", **inc})
+    if inc.get("kind", "wrong_request") == "wrong_request" and _is_seat(inc.get("seat", 0)):
+        rec["wrong_requests"][inc.get("seat", 0)] += 1  # (listed: counted too)
+    return rec
+
+
+def _is_seat(seat: object) -> bool:
+    return isinstance(seat, int) and 0 <= seat < 3
+
+
+@pytest.mark.parametrize("seat", [3, -1])
+def test_an_incident_names_a_seat_of_the_match(struck: dict[str, Any], seat: int) -> None:
+    """Mutants: ``seat <= n`` and ``-1 <= seat``."""
+    _refused(_with_incident(struck, seat=seat), f"seat {seat} is no seat of the match")
+
+
+def test_an_incident_names_a_deal_of_the_record_or_the_one_after(struck: dict[str, Any]) -> None:
+    """Mutants: ``deal <= deals + 1``, ``-1 <= deal``, and ``deal < deals``: an answer that
+    comes once the last deal is over is numbered as the next deal (the engine numbers the
+    state after a deal so), and older referees so numbered a strike on a deal's last move."""
+    deals = len(struck["deals"])
+    replay(_with_incident(struck, deal=deals))
+    for deal in (deals + 1, -1):
+        _refused(_with_incident(struck, deal=deal), f"deal {deal} is past the record's")
+
+
+@pytest.mark.parametrize("kind", ["timeout", "illegal", "malformed"])
+def test_every_kind_of_strike_needs_its_fallback(struck: dict[str, Any], kind: str) -> None:
+    """Mutants: one kind left out of the strikes. Seat 0 answered every request: a strike
+    of its has no fallback to answer it."""
+    assert not any(
+        a.get("by") == "fallback" and a["seat"] == 0 for a in struck["deals"][0]["actions"]
+    )
+    _refused(_with_incident(struck, kind=kind), "seat 0 has 1 strike(s) in deal 0")
+
+
+def test_strikes_are_paired_when_only_some_actions_say_who_chose_them(
+    struck: dict[str, Any],
+) -> None:
+    """Mutant: ``all`` for ``any`` (a record whose actions say who chose them, but for one,
+    skipped the pairing of strikes and fallbacks)."""
+    rec = _with_incident(struck, kind="timeout")
+    del rec["deals"][1]["actions"][0]["by"]
+    _refused(rec, "seat 0 has 1 strike(s) in deal 0")
+
+
+def test_the_disconnects_listed_are_counted(struck: dict[str, Any]) -> None:
+    """Mutant: the disconnects left out of the per-seat counts' check."""
+    rec = _with_incident(struck, kind="disconnect", seat=1)
+    assert rec["disconnects"] == [0, 0, 0]
+    _refused(rec, "disconnects: seat 1 counts 0, 1 are listed")
+    rec["disconnects"][1] = 1
+    replay(rec)
