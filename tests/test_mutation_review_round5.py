@@ -214,3 +214,22 @@ def test_the_disconnects_listed_are_counted(struck: dict[str, Any]) -> None:
     _refused(rec, "disconnects: seat 1 counts 0, 1 are listed")
     rec["disconnects"][1] = 1
     replay(rec)
+
+
+def test_a_prefix_of_several_names_is_no_guess_by_their_order() -> None:
+    """Mutant: ``if not found`` for ``if len(found) != 1``: "match" begins both
+    match_timeout_s and matches_per_table, and the first in sorted order was offered as
+    if it were meant; one name it begins is."""
+    from engine.rules import did_you_mean
+
+    known = ("match_timeout_s", "matches_per_table", "max_deals", "bots", "bot_wait_s")
+    assert did_you_mean("match", known) == ""
+    assert did_you_mean("matches", known) == " (did you mean 'matches_per_table'?)"
+
+
+def test_an_empty_word_is_no_prefix_of_every_name() -> None:
+    """Mutant: the ``word and`` dropped: "" begins every name, and with one name known it
+    was offered for an empty key (`"" = 1`)."""
+    from engine.rules import did_you_mean
+
+    assert did_you_mean("", ("seed",)) == ""
