@@ -233,3 +233,33 @@ def test_an_empty_word_is_no_prefix_of_every_name() -> None:
     from engine.rules import did_you_mean
 
     assert did_you_mean("", ("seed",)) == ""
+
+
+@pytest.mark.parametrize(
+    ("edit", "named"),
+    [
+        ({"ruleset": "nonesuch"}, "ruleset: preset: unknown preset 'nonesuch'"),
+        ({"start": {"scores": [1, 2], "barrel": [0, 0, 0]}}, "cannot start the match: scores"),
+    ],
+)
+def test_a_record_that_cannot_start_is_refused_by_name_by_check_and_the_web(
+    struck: dict[str, Any], tmp_path: Path, edit: dict[str, Any], named: str
+) -> None:
+    """Mutants: the seed's cards, now compared before the replay, re-raising when the match
+    cannot even start (a ruleset no longer known, a start of two scores): `--check` ended
+    in a traceback, and the web answered "ReplayError: ..." as a fault of its own, not
+    "does not replay", as it does for a record the rules refuse."""
+    from click.testing import CliRunner
+
+    from arena.cli import main
+    from arena.web.replay import MatchReplay, ReplayFailed
+
+    rec = {**copy.deepcopy(struck), **edit}
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(rec), encoding="utf-8")
+    result = CliRunner().invoke(main, ["replay", "--check", str(path)])
+    assert result.exit_code == 1, result.output
+    assert isinstance(result.exception, SystemExit), result.exception  # no traceback
+    assert f"REFUSED: {named}" in result.output, result.output
+    with pytest.raises(ReplayFailed, match=f"match r5-m does not replay: {named}"):
+        MatchReplay("r5-m", rec)
