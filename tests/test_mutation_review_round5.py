@@ -263,3 +263,20 @@ def test_a_record_that_cannot_start_is_refused_by_name_by_check_and_the_web(
     assert f"REFUSED: {named}" in result.output, result.output
     with pytest.raises(ReplayFailed, match=f"match r5-m does not replay: {named}"):
         MatchReplay("r5-m", rec)
+
+
+def test_an_answer_is_dropped_only_past_the_clock_doubt_of_its_budget() -> None:
+    """Mutant: the margin's 1 ms per second of budget (two clocks may run apart by NTP's
+    500 ppm slew, and a re-sent request's time left is rounded) dropped: an answer 10 ms
+    past a 20 s budget by this process's clock may still be inside the referee's deadline,
+    and dropping it costs a strike; 50 ms past is past it for certain."""
+    import time
+    from types import SimpleNamespace
+
+    from sdk.bot import Deadline
+    from sdk.client import _too_late
+
+    m = SimpleNamespace(match_id="m1")
+    for past, late in ((0.010, False), (0.050, True)):
+        d = Deadline(limit_s=10.0, bank_s=10.0, received=time.monotonic() - 20.0 - past)
+        assert _too_late(m, "1", d) is late, past  # type: ignore[arg-type]
