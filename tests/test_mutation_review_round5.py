@@ -12,7 +12,9 @@ import asyncio
 import copy
 import dataclasses
 import json
+import logging
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,8 +27,9 @@ from support.harness import attach_in_process
 
 from arena.referee import Referee, RefereeConfig
 from arena.v1 import arena_pb2 as pb
-from engine import PRESETS
+from engine import PRESETS, Action, PlayerView
 from engine.record import RECORD_FORMAT, ReplayError, check_record_shape, replay
+from sdk import Bot
 
 #: An answer no request takes: a bid of 7 (bids go in steps of 5; in play, no bid at all).
 _ILLEGAL = pb.Action(bid=pb.Bid(amount=7))
@@ -270,7 +273,6 @@ def test_an_answer_is_dropped_only_past_the_clock_doubt_of_its_budget() -> None:
     500 ppm slew, and a re-sent request's time left is rounded) dropped: an answer 10 ms
     past a 20 s budget by this process's clock may still be inside the referee's deadline,
     and dropping it costs a strike; 50 ms past is past it for certain."""
-    import time
     from types import SimpleNamespace
 
     from sdk.bot import Deadline
@@ -280,3 +282,105 @@ def test_an_answer_is_dropped_only_past_the_clock_doubt_of_its_budget() -> None:
     for past, late in ((0.010, False), (0.050, True)):
         d = Deadline(limit_s=10.0, bank_s=10.0, received=time.monotonic() - 20.0 - past)
         assert _too_late(m, "1", d) is late, past  # type: ignore[arg-type]
+
+
+class _QuickLateOnce(Bot):
+    """Says it is quick (asked on the event loop, no thread); its first decision of the
+    match takes 400 ms, past a 50 ms limit with no bank."""
+
+    quick = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def act(self, view: PlayerView) -> Action:
+        self.calls += 1
+        if self.calls == 1:
+            time.sleep(0.4)
+        return view.legal_actions[0]
+
+
+def test_a_quick_bots_answer_past_its_deadline_is_not_sent_either(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Mutant: the answer of a decision made inline (a quick bot's) sent whatever its
+    lateness: the referee, which had played its fallback, refused it as a wrong request (a
+    second warning, and a ``wrong_request`` incident), as for a bot asked in a thread
+    (tests/sdk/test_bot_context.py) before the runner dropped such answers."""
+    from support.harness import arena
+
+    async def one_match() -> Any:
+        async with arena(tmp_path, decision_ms=50, time_bank_ms=0, max_strikes=10) as a:
+            names = ["v0", "v1", "v2"]
+            tasks = await a.runners(names, [_QuickLateOnce, Bot, Bot], 1)
+            rules = dataclasses.replace(PRESETS["classic"], max_deals=1)
+            record = await a.referee.run_match("h1", rules, 1, names)
+            await asyncio.wait_for(asyncio.gather(*tasks), 60)
+            return record
+
+    with caplog.at_level(logging.WARNING, logger="sdk.client"):
+        record = asyncio.run(one_match())
+    kinds = [(i["seat"], i["kind"]) for i in record["incidents"]]
+    assert (0, "timeout") in kinds, kinds
+    assert (0, "wrong_request") not in kinds, record["incidents"]
+    assert "wrong_request" not in caplog.text, caplog.text
+
+
+def test_a_web_address_in_capitals_is_refused_too() -> None:
+    """Mutant: the scheme compared as typed (URI schemes are case-insensitive: HTTP://
+    passed as a gRPC target, and the bot retried a host named "HTTP://..." as an arena
+    that was down)."""
+    from click.testing import CliRunner
+
+    from sdk.cli import main as arena_bot
+
+    args = ["run", "random", "--arena", "HTTP://localhost:50051", "--token", "abcdefgh"]
+    r = CliRunner().invoke(arena_bot, [*args, "--retry-for", "0"])
+    assert r.exit_code == 2, r.output
+    assert "is a web address" in r.output and "'localhost:50051'" in r.output, r.output
+
+
+class _ReturnsStrings(Bot):
+    def play(self, view: PlayerView) -> Action:
+        return ["a", "b"]  # type: ignore[return-value]
+
+
+def test_a_list_of_what_is_no_action_is_shown_as_python_writes_it() -> None:
+    """Mutants: a list of anything written in the actions' notation (['a', 'b'] as
+    "[a, b]"), and the hint "a list of 2 actions; return one of them" for a list of no
+    actions at all."""
+    from sdk import play_local
+
+    m = play_local([_ReturnsStrings, Bot, Bot], seed=3, max_deals=1)
+    [detail, *_] = [i.detail for i in m.incidents if i.seat == 0]
+    assert "returned ['a', 'b'], which is not an Action" in detail, detail
+    assert "return one of them" not in detail, detail
+
+
+def test_a_rehearsal_within_its_limits_says_nothing_of_the_time_bank(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Mutant: ``now <= left_ms``: a decision inside its limit, which takes nothing from
+    the bank, was said to have used it ("the time bank paid 0 ms"), once per seat."""
+    from sdk import play_local
+
+    with caplog.at_level(logging.WARNING):
+        play_local([Bot, Bot, Bot], seed=3, max_deals=1, decision_ms=60_000, time_bank_ms=1000)
+    assert "time bank" not in caplog.text, caplog.text
+
+
+def test_a_traceback_wholly_in_the_sdk_is_kept_whole() -> None:
+    """Mutant: ``tb`` for ``tb or e.__traceback__``: an exception whose every frame is the
+    SDK's (a bug of its own) was logged with no traceback at all."""
+    from sdk.local import _limits, bot_exc_info
+
+    try:
+        _limits(-1, 0)
+    except ValueError as e:
+        caught = e
+    assert caught.__traceback__ is not None
+    sdk_only = caught.__traceback__.tb_next  # (this test's frame dropped)
+    assert sdk_only is not None
+    caught.__traceback__ = sdk_only
+    assert bot_exc_info(caught) == (ValueError, caught, sdk_only)
