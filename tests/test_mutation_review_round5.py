@@ -13,6 +13,7 @@ import copy
 import dataclasses
 import json
 import logging
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -442,3 +443,36 @@ def test_a_strike_with_no_deal_is_no_crash(struck: dict[str, Any]) -> None:
     del rec["incidents"][0]["deal"]  # seat 2's first strike; its second says deal 0
     replay(rec)
     MatchReplay("r5-m", rec)
+
+
+@pytest.mark.parametrize(
+    ("update", "words"),
+    [
+        ("UPDATE matches SET duration_s = 'x'", "the stored duration_s of match 'r5-m' is damaged"),
+        ("UPDATE matches SET deals = 2.5", "the stored deals of match 'r5-m' is damaged"),
+        ("UPDATE matches SET seats_json = '[]'", "the stored seats of match r5-m are damaged"),
+    ],
+)
+def test_a_match_row_changed_by_hand_is_named_damaged(
+    struck: dict[str, Any], tmp_path: Path, update: str, words: str
+) -> None:
+    """Mutants: the match row's types left unchecked (a text duration, a float count of
+    deals), and an empty list of seats read as seats."""
+    import sqlite3
+
+    from arena.storage import Storage, StorageError
+
+    db = tmp_path / "t.sqlite"
+    with Storage(db) as st:
+        st.ensure_tournament("r5", name="r5", fingerprint="f", config={"name": "r5"},
+                             total_matches=1, bots=[("a", "random"), ("b", "random"),
+                                                    ("x", "random")])  # fmt: skip
+        st.save_match("r5", match_id="r5-m", index=0, table=0, set_no=0, seed=5,
+                      seats=["a", "b", "x"], record=struck, started_at=0.0,
+                      finished_at=1.5)  # fmt: skip
+        assert [m.match_id for m in st.match_results("r5")] == ["r5-m"]
+    with sqlite3.connect(db) as c:
+        c.execute(update)
+    c.close()
+    with Storage(db) as st, pytest.raises(StorageError, match=re.escape(words)):
+        st.match_results("r5")
