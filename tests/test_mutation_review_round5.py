@@ -476,3 +476,26 @@ def test_a_match_row_changed_by_hand_is_named_damaged(
     c.close()
     with Storage(db) as st, pytest.raises(StorageError, match=re.escape(words)):
         st.match_results("r5")
+
+
+def test_a_fallback_a_strike_of_its_own_deal_answers_pairs_with_no_later_strike(
+    tmp_path: Path,
+) -> None:
+    """Mutant of the fix above: ``>=`` for ``>`` (a deal's last fallback, answered by a
+    strike of that deal, also answered one numbered with the next deal)."""
+    rec = _referee_record(tmp_path, _last_card_illegal, max_deals=3, ask_forced=True)
+    x = 2
+    mine = {(i["deal"], i["kind"]) for i in rec["incidents"] if i["seat"] == x}
+    ends = [
+        d
+        for d, deal in enumerate(rec["deals"][:-1])
+        if deal["actions"][-1]["seat"] == x
+        and deal["actions"][-1]["by"] == "fallback"
+        and not any(
+            a["seat"] == x and a["by"] == "fallback" for a in rec["deals"][d + 1]["actions"]
+        )
+    ]
+    assert ends and all((d, "illegal") in mine for d in ends), (ends, mine)
+    extra = copy.deepcopy(rec)
+    extra["incidents"].append({"kind": "timeout", "seat": x, "deal": ends[0] + 1, "detail": ""})
+    _refused(extra, f"seat 2 has 1 strike(s) in deal {ends[0] + 1}")
