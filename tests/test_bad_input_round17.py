@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 
 from arena.cli import main as arena
 from arena.storage import Storage, StorageError
@@ -22,22 +22,12 @@ from engine.record import forfeit_result
 from sdk.cli import main as arena_bot
 from tests.arena.test_storage import _record as _stored_record
 from tests.arena.test_storage import _save, _setup
+from tests.test_bad_input import _fails
 
 #: A name longer than any file system takes (255 bytes a name on Linux): Python 3.11's
 #: ``Path.exists`` and ``is_file`` raise ``OSError`` for it rather than answer.
 LONG = "a" * 300
 BOTS = 'bots = ["random", "heuristic", "counting"]\n'
-
-
-def _fails(r: Result, code: int, *words: str) -> str:
-    """``r`` exited with ``code``, without a traceback, and its output holds ``words``."""
-    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
-    text = " ".join(r.output.split())  # rich and click wrap long lines
-    assert r.exit_code == code, text
-    assert "Traceback" not in text
-    for w in words:
-        assert w in text, text
-    return text
 
 
 def _config(tmp: Path, body: str) -> Path:

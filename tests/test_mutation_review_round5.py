@@ -31,6 +31,7 @@ from arena.v1 import arena_pb2 as pb
 from engine import PRESETS, Action, PlayerView
 from engine.record import RECORD_FORMAT, ReplayError, check_record_shape, replay
 from sdk import Bot
+from tests.sdk.test_bot_context import LateOnce
 
 #: An answer no request takes: a bid of 7 (bids go in steps of 5; in play, no bid at all).
 _ILLEGAL = pb.Action(bid=pb.Bid(amount=7))
@@ -290,21 +291,11 @@ def test_an_answer_is_dropped_only_past_the_clock_doubt_of_its_budget() -> None:
         assert _too_late(m, "1", d) is late, past  # type: ignore[arg-type]
 
 
-class _QuickLateOnce(Bot):
+class _QuickLateOnce(LateOnce):
     """Says it is quick (asked on the event loop, no thread); its first decision of the
     match takes 400 ms, past a 50 ms limit with no bank."""
 
     quick = True
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls = 0
-
-    def act(self, view: PlayerView) -> Action:
-        self.calls += 1
-        if self.calls == 1:
-            time.sleep(0.4)
-        return view.legal_actions[0]
 
 
 def test_a_quick_bots_answer_past_its_deadline_is_not_sent_either(

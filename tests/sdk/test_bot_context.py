@@ -478,18 +478,10 @@ def test_the_arena_runner_condenses_a_repeated_non_action_and_names_async_def(
     assert any("Async.on_deal_end() is `async def`" in s for s in said)
 
 
-class LateOnce(Bot):
+class LateOnce(SlowOnce):
     """Its first decision of the match takes 400 ms, past a 50 ms limit with no bank."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls = 0
-
-    def act(self, view: PlayerView) -> Action:
-        self.calls += 1
-        if self.calls == 1:
-            time.sleep(0.4)
-        return view.legal_actions[0]
+    first_s = 0.4
 
 
 def test_an_answer_past_its_deadline_is_not_sent_after_the_timeout(
