@@ -31,7 +31,7 @@ from arena.v1 import arena_pb2 as pb
 from engine import PRESETS, Action, PlayerView
 from engine.record import RECORD_FORMAT, ReplayError, check_record_shape, replay
 from sdk import Bot
-from tests.sdk.test_bot_context import LateOnce
+from tests.sdk.test_bot_context import LateOnce, only_the_timeout_is_recorded
 
 #: An answer no request takes: a bid of 7 (bids go in steps of 5; in play, no bid at all).
 _ILLEGAL = pb.Action(bid=pb.Bid(amount=7))
@@ -305,23 +305,7 @@ def test_a_quick_bots_answer_past_its_deadline_is_not_sent_either(
     lateness: the referee, which had played its fallback, refused it as a wrong request (a
     second warning, and a ``wrong_request`` incident), as for a bot asked in a thread
     (tests/sdk/test_bot_context.py) before the runner dropped such answers."""
-    from support.harness import arena
-
-    async def one_match() -> Any:
-        async with arena(tmp_path, decision_ms=50, time_bank_ms=0, max_strikes=10) as a:
-            names = ["v0", "v1", "v2"]
-            tasks = await a.runners(names, [_QuickLateOnce, Bot, Bot], 1)
-            rules = dataclasses.replace(PRESETS["classic"], max_deals=1)
-            record = await a.referee.run_match("h1", rules, 1, names)
-            await asyncio.wait_for(asyncio.gather(*tasks), 60)
-            return record
-
-    with caplog.at_level(logging.WARNING, logger="sdk.client"):
-        record = asyncio.run(one_match())
-    kinds = [(i["seat"], i["kind"]) for i in record["incidents"]]
-    assert (0, "timeout") in kinds, kinds
-    assert (0, "wrong_request") not in kinds, record["incidents"]
-    assert "wrong_request" not in caplog.text, caplog.text
+    only_the_timeout_is_recorded(tmp_path, caplog, _QuickLateOnce)
 
 
 def test_a_web_address_in_capitals_is_refused_too() -> None:

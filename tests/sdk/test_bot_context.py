@@ -494,11 +494,19 @@ def test_an_answer_past_its_deadline_is_not_sent_after_the_timeout(
     ("decision rejected (wrong_request, no strike): ... request '1' timed out ...") and a
     `wrong_request` incident in the bot's match record, which `arena-bot try` never shows
     for the same bot. Such an answer is dropped now: the timeout alone is recorded."""
+    only_the_timeout_is_recorded(tmp_path, caplog, LateOnce)
+
+
+def only_the_timeout_is_recorded(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, late: type[Bot]
+) -> None:
+    """A match in an arena where seat 0 plays ``late`` (a first decision past a 50 ms
+    limit with no bank): its timeout is recorded, and no refused late answer after it."""
 
     async def one_match() -> Any:
         async with arena(tmp_path, decision_ms=50, time_bank_ms=0, max_strikes=10) as a:
             names = ["v0", "v1", "v2"]
-            tasks = await a.runners(names, [LateOnce, Bot, Bot], 1)
+            tasks = await a.runners(names, [late, Bot, Bot], 1)
             rules = dataclasses.replace(RULES, max_deals=1)
             record = await a.referee.run_match("h1", rules, 1, names)
             await asyncio.wait_for(asyncio.gather(*tasks), 60)
