@@ -658,9 +658,14 @@ class Storage:
                     (tournament_id,),
                 )
             )
-        self._typed(row, _TOURNAMENT_TYPES, f"tournament {tournament_id!r:.80}")
-        for bot in bots:
-            self._typed({"bot": bot}, {"bot": str}, f"tournament {tournament_id}")
+        try:
+            self._typed(row, _TOURNAMENT_TYPES, f"tournament {tournament_id!r:.80}")
+            for bot in bots:
+                self._typed({"bot": bot}, {"bot": str}, f"tournament {tournament_id}")
+        except StorageError as e:
+            if not listing:
+                raise
+            return self._damaged_tournament(row, str(e))
         try:
             config = self._json(row["config_json"], f"config of tournament {tournament_id}")
             if not isinstance(config, dict):  # (what reads it calls config.get)
@@ -684,6 +689,25 @@ class Storage:
             bots=bots,
             completed=row["completed"],
         )
+
+    @staticmethod
+    def _damaged_tournament(row: sqlite3.Row, why: str) -> TournamentInfo:
+        """A listing's entry for a tournament row whose columns were changed outside the
+        arena: listed as damaged (its text columns as they read), not hiding the others."""
+
+        def text(key: str) -> str:
+            return row[key] if isinstance(row[key], str) else f"(damaged: {row[key]!r:.40})"
+
+        total = row["total_matches"]
+        finished = row["finished_at"]
+        return TournamentInfo(
+            id=text("id"), name=text("name"), fingerprint=text("fingerprint"),
+            config={"damaged": why},
+            total_matches=total if isinstance(total, int) and not isinstance(total, bool) else 0,
+            created_at=text("created_at"),
+            finished_at=finished if finished is None else text("finished_at"),
+            bots=(), completed=row["completed"],
+        )  # fmt: skip
 
     def tournaments(self) -> list[TournamentInfo]:
         """Every stored tournament, the most recently created last."""

@@ -274,6 +274,37 @@ def test_found_by_the_fault_audit_storage(tmp_path: Path) -> None:
             st.tournament("t1")
 
 
+def test_a_tournament_row_of_damaged_types_is_listed_as_damaged_not_hiding_the_rest(
+    tmp_path: Path,
+) -> None:
+    """Defect (session 17's note): a tournament row whose name or count was changed to
+    the wrong type by hand stopped `arena leaderboard --list` (and every list of the web
+    page) with that row's error: the other tournaments of the database were hidden. Such a
+    row is listed now with its damage named; reading it for a leaderboard still refuses."""
+    from click.testing import CliRunner
+
+    from arena.cli import main
+
+    db = tmp_path / "x.sqlite"
+    with _setup(db) as st:
+        _save(st, 0, _record(1))
+        st.ensure_tournament("t2", name="u", fingerprint="fp", config={"x": 1},
+                             total_matches=1, bots=[("a", "random")])  # fmt: skip
+        st.conn.execute("UPDATE tournaments SET name = x'ff', total_matches = 'x' "
+                        "WHERE id = 't1'")  # fmt: skip
+        st.conn.commit()
+        listed = {t.id: t for t in st.tournaments()}
+        assert set(listed) == {"t1", "t2"}
+        assert "of tournament 't1' is damaged" in listed["t1"].config["damaged"]
+        assert listed["t1"].name == "(damaged: b'\\xff')" and listed["t1"].total_matches == 0
+        assert st.resolve_tournament("u") == "t2"
+        with pytest.raises(StorageError, match="damaged"):
+            st.tournament("t1")
+    shown = CliRunner().invoke(main, ["leaderboard", "--list", "--db", str(db)])
+    assert shown.exit_code == 0, shown.output
+    assert "t1" in shown.output and "t2" in shown.output and "damaged" in shown.output
+
+
 def test_a_new_database_and_a_record_file_are_their_owners_only(tmp_path: Path) -> None:
     """Defect (hostile round 11): the database (with a drawn tournament seed and the seeds
     of matches still to play) and `arena serve`'s record of a match in progress (its seed on
