@@ -68,6 +68,7 @@ from sdk.local import (
     hook_result,
     hook_view,
     make_bot,
+    stops_the_bot,
 )
 
 __all__ = [
@@ -933,7 +934,9 @@ class BotRunner:
         except SystemExit as e:
             self._bot_left(e)
             return
-        except Exception as e:
+        except BaseException as e:
+            if stops_the_bot(e):
+                raise
             # The bot's own bug, like a raising act(): it must not stop the runner (and its
             # other matches). That match goes on without the bot: its requests are left
             # unanswered, so the referee plays the seat on its deadline (strikes, forfeit).
@@ -1208,7 +1211,9 @@ class BotRunner:
             problem = await self._in_thread(f"{what} in match {m.match_id}", call)
         except SystemExit as e:  # the bot leaves from a hook as from act(): cleanly
             self._bot_left(e)
-        except Exception as e:
+        except BaseException as e:
+            if stops_the_bot(e):
+                raise
             self.summary.errors += 1
             # The class, as the lines for a decision name it (``name`` may be anyone's).
             log.error("%s raised in %s (match %s)", type(bot).__name__, what, m.match_id,

@@ -165,6 +165,15 @@ def decide(
     return action, kind
 
 
+def stops_the_bot(e: BaseException) -> bool:
+    """Whether what a bot's code raised stops it rather than counting as its bug:
+    ``SystemExit`` (the bot leaves) and ``KeyboardInterrupt`` (a person stops it). Every
+    other ``BaseException`` — a ``GeneratorExit``, a library's own subclass — is a bug like
+    any exception (it stopped ``arena-bot try`` with a traceback, and in an arena left the
+    match's later requests unanswered until the seat forfeited)."""
+    return isinstance(e, (SystemExit, KeyboardInterrupt))
+
+
 def _decide(
     bot: Bot,
     view: PlayerView,
@@ -180,8 +189,8 @@ def _decide(
     bot.deadline = deadline
     try:
         action = bot.act(view)
-    except Exception as e:
-        if reraise:
+    except BaseException as e:
+        if reraise or stops_the_bot(e):
             raise
         fallback = fallback_action(view.legal_actions)
         # The method as the lines for a wrong answer name it: the bot's ``name`` alone
@@ -322,13 +331,15 @@ def hook_view(view: PlayerView) -> PlayerView:
     return dataclasses.replace(view, legal_actions=()) if view.legal_actions else view
 
 
-def _hook(bot: Bot, fn: Callable[[], object], what: str) -> tuple[str, Exception] | None:
+def _hook(bot: Bot, fn: Callable[[], object], what: str) -> tuple[str, BaseException] | None:
     """Run a hook; if it failed, what happened and the exception (what it raised, logged
     with the traceback, or a ``TypeError`` when the hook is ``async def``)."""
     bot.deadline = None  # hooks are not timed: not the last decision's, spent, deadline
     try:
         problem = hook_result(bot, what, fn(), log)
-    except Exception as e:
+    except BaseException as e:
+        if stops_the_bot(e):
+            raise
         # The match, as an arena runner's line says: a series plays many.
         # The class, as the lines for a decision name it (a bot's ``name`` may be anyone's).
         log.error("%s raised in %s (match %s)", type(bot).__name__, what, bot.match_id,
@@ -490,7 +501,9 @@ def play_local(
     for b in bots:
         try:
             players.append(make_bot(b))
-        except Exception as e:
+        except BaseException as e:
+            if stops_the_bot(e):
+                raise
             what = getattr(b, "__name__", repr(b))
             raise BotMakeError(
                 f"making the bot {what} for match {match_id or f'local-{seed}'} raised "

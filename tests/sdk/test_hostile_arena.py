@@ -740,3 +740,72 @@ def test_arena_bot_run_prints_the_text_a_bot_exits_with(tmp_path: Path) -> None:
     assert code == 1, err
     assert err.rstrip().splitlines()[-1] == "goodbye, cruel arena"
     assert "the bot left: goodbye, cruel arena (exit code 1)" in err
+
+
+class _NotAnException(BaseException):
+    """What some libraries raise (a ``BaseException`` that is no ``Exception``)."""
+
+
+@pytest.mark.parametrize("where", ["act", "on_match_start", "__init__"])
+def test_a_bot_raising_a_base_exception_is_a_bot_error_not_a_stopped_runner(
+    where: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect: a bot raising a ``BaseException`` that is no ``Exception`` (a
+    ``GeneratorExit``, a library's own) escaped every handler: in an arena the match's
+    step failed silently, its later requests went unanswered until the seat forfeited on
+    strikes ("0 bot errors", then "Task exception was never retrieved"); `arena-bot try`
+    stopped with a traceback. Now it counts as the bot's bug, as any exception does: the
+    fallback is answered and the error logged with its line."""
+    g = _game()
+
+    class Raises(Bot):
+        def __init__(self) -> None:
+            if where == "__init__":
+                raise _NotAnException("in init")
+
+        def on_match_start(self, view: PlayerView) -> None:
+            if where == "on_match_start":
+                raise _NotAnException("in a hook")
+
+        def act(self, view: PlayerView) -> Action:
+            if where == "act":
+                raise _NotAnException("in act")
+            return view.legal_actions[0]
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield request("m1", g, "0")
+        if where != "__init__":  # (a bot that cannot be made answers nothing: documented)
+            await s.decision()
+        yield ended("m1")
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        summary, arena = play(Raises, script)
+    assert summary.errors == 1
+    assert "_NotAnException" in caplog.text
+    assert "never retrieved" not in caplog.text
+    if where != "__init__":
+        assert arena.streams[0].decided() == [("m1", "0")]
+
+
+def test_a_bot_raising_a_base_exception_plays_on_locally() -> None:
+    """The same defect in `arena-bot try` (``sdk.local``): the series stopped with a
+    traceback. Now the seat's move is the fallback and an incident names what it raised;
+    ``SystemExit`` still means the bot leaves."""
+    from sdk.local import play_local
+
+    class Raises(Bot):
+        def act(self, view: PlayerView) -> Action:
+            raise _NotAnException("in act")
+
+    m = play_local([Raises, RandomBot, RandomBot], seed=1, max_deals=1)
+    assert m.incidents and all(i.kind == "error" for i in m.incidents if i.seat == 0)
+    assert "_NotAnException: in act" in m.incidents[0].detail
+
+    class Leaves(Bot):
+        def act(self, view: PlayerView) -> Action:
+            raise SystemExit(3)
+
+    with pytest.raises(SystemExit):
+        play_local([Leaves, RandomBot, RandomBot], seed=1, max_deals=3)  # (asked in deal 2)
