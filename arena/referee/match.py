@@ -20,6 +20,7 @@ import contextlib
 import dataclasses
 import json
 import logging
+import math
 import os
 import time
 from dataclasses import dataclass
@@ -113,6 +114,12 @@ def _time_out(fut: asyncio.Future[pb.Action | _Forfeited | _TimedOut]) -> None:
     """The deadline timer: cut off the wait unless the answer (or a forfeit) came first."""
     if not fut.done():
         fut.set_result(_TIMED_OUT)
+
+
+def _ms_up(seconds: float) -> int:
+    """``seconds`` in whole ms rounded up, less a nanosecond of float noise (a limit of
+    exactly 1 s stated at once is 1000 ms, not 1001)."""
+    return math.ceil(seconds * 1000 - 1e-6)
 
 
 @dataclass(slots=True)
@@ -529,10 +536,16 @@ class MatchRunner:
         p = st.pending
         assert p is not None
         now = self._loop.time()
-        left_ms = max(0, round((p.deadline - now) * 1000))
-        # Asked again after a reconnect: what is left of the limit, and of the bank.
-        limit = min(max(0, round((p.limit_at - now) * 1000)), left_ms)
         resent = msg is None
+        if resent and p.deadline <= now:
+            # Past its deadline, its timer not run yet: asked again, "0 ms and 0 ms of bank"
+            # would read as a request stating no deadline (the wire's default), and the
+            # timer plays the fallback at once anyway.
+            return
+        # Asked again after a reconnect: what is left of the limit, and of the bank, in
+        # whole ms rounded up: a time left under half a ms must not be stated as none.
+        left_ms = max(1, _ms_up(p.deadline - now))
+        limit = min(max(0, _ms_up(p.limit_at - now)), left_ms)
         if msg is None:
             msg = pb.ServerMessage()
             msg.decision_request.view.CopyFrom(p.view)

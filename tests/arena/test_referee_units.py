@@ -347,3 +347,38 @@ def test_a_late_answer_to_an_earlier_timed_out_request_is_told_so() -> None:
     assert _not_pending(st, None, "15") == "request '15' timed out: the fallback was played"
     assert "unknown, stale or not yours" in _not_pending(st, None, "14")
     assert _TIMED_OUT_KEPT >= 2
+
+
+def test_a_request_asked_again_states_its_time_left_never_as_none() -> None:
+    """Defect (session 17's note): a request asked again after a reconnect stated what was
+    left in whole ms rounded to nearest: with under half a ms left it said "0 ms and 0 ms
+    of bank", which the wire reads as a request stating no deadline (an SDK bot then
+    thinks without limit); past the deadline, before its timer ran, it was sent the same.
+    Now the time left is rounded up, and a request past its deadline is not asked again
+    (its timer plays the fallback)."""
+    from types import SimpleNamespace
+
+    from arena.referee.match import MatchRunner, Pending
+
+    sent: list[pb.ServerMessage] = []
+    now = 100.0
+    runner: Any = SimpleNamespace(_loop=SimpleNamespace(time=lambda: now), match_id="m1")
+    session = SimpleNamespace(send=lambda msg: sent.append(msg) or False)
+
+    def ask_again(deadline: float, limit_at: float) -> pb.DecisionRequest | None:
+        sent.clear()
+        pending = Pending("7", None, pb.PlayerView(seat=1), 0, deadline, limit_at)  # type: ignore[arg-type]
+        MatchRunner._send_request(runner, SimpleNamespace(pending=pending, session=session))  # type: ignore[arg-type]
+        return sent[0].decision_request if sent else None
+
+    req = ask_again(now + 0.0003, now - 0.5)
+    assert req is not None and (req.time_limit_ms, req.time_bank_ms) == (0, 1)
+    req = ask_again(now + 2.0004, now + 0.0002)
+    assert req is not None and (req.time_limit_ms, req.time_bank_ms) == (1, 2000)
+    assert req.request_id == "7" and req.view.seat == 1
+    assert ask_again(now, now - 1) is None
+    assert ask_again(now - 0.001, now - 1) is None
+    msg = pb.ServerMessage()  # the first send states the limits exactly (not 1001 ms)
+    pending = Pending("8", None, msg.decision_request.view, 0, now + 11.0, now + 1.0)  # type: ignore[arg-type]
+    MatchRunner._send_request(runner, SimpleNamespace(pending=pending, session=session), msg)  # type: ignore[arg-type]
+    assert (msg.decision_request.time_limit_ms, msg.decision_request.time_bank_ms) == (1000, 10000)
