@@ -6,6 +6,8 @@ through the public API of ``docs/rules-engine.md`` only.
 - the ace marriage declared by a defender (§9, §10), and refused after his only trick was
   won with an ace;
 - a marriage card *led* away (§8: "a card that a player has led ... is gone");
+- a player void in the led suit whose only trumps cannot beat the trick: he still trumps
+  (§7, with and without ``must_beat``);
 - the concession at 4 players with ``concede_pays = "half"`` (§6, 1001 4 players);
 - "rounded half up to the ruleset's rounding unit" with units where the half falls
   exactly between two multiples (2 and 3), for halves (§6) and for takes (§10);
@@ -37,6 +39,7 @@ from engine import (
     MarriageError,
     Phase,
     Play,
+    PlayError,
     Ruleset,
     load_ruleset,
     parse_card,
@@ -53,9 +56,11 @@ from tests.engine.test_rule_cases_external import (
     S,
     acts,
     bids,
+    cards,
     last,
     new_game,
     play_tricks,
+    plays,
     refused,
     ruleset,
 )
@@ -145,6 +150,34 @@ def test_a_marriage_card_led_away_leaves_no_marriage_to_declare() -> None:
     assert Play(parse_card("KH"), declare=True) not in g.legal_actions()
     refused(g, F, Play(parse_card("KH"), declare=True), MarriageError)
     assert Play(parse_card("KH")) in g.legal_actions()
+
+
+# =========================================================================== §7 must trump
+# F declares ♥ on the second trick; S takes it with A♥ and leads A♦: L, void in ♦, trumps
+# with 10♥; F, void in ♦ too, holds only Q♥ of the trumps (lower than 10♥) and clubs.
+TRUMP_LOW = (
+    {F: "AC KH QH 10C KC QC JC", S: "AH AD 10D KD QD JD 9D", L: "10H JH 9H AS 10S KS QS"},
+    "JS 9S 9C",
+)
+
+
+@pytest.mark.parametrize("must_beat", [False, True])
+def test_a_void_player_whose_trumps_cannot_beat_still_must_trump(must_beat: bool) -> None:
+    # §7: "without it he must play a trump if a trump is set and he has one ... (option
+    # must_beat ...: among the cards he is obliged to play he must choose one that beats the
+    # trick if he can": the obliged cards are his trumps; none beats 10♥, so any of them,
+    # never a discard.
+    g = new_game(ruleset(must_beat=must_beat), *TRUMP_LOW)
+    acts(g, (S, "pass"), (L, "pass"), (F, "give JS to 1"), (F, "give 9S to 2"))
+    acts(g, (F, "contract 100"))
+    play_tricks(g, "AC 9D QS", "KH* AH 9H", "AD")
+    assert g.trump is not None and g.to_act == L
+    assert plays(g) == cards("10H JH")  # both trumps beat a diamond
+    play_tricks(g, "10H")
+    assert plays(g) == cards("QH")
+    refused(g, F, Play(parse_card("JC")), PlayError)
+    play_tricks(g, "QH")
+    assert g.tricks[-1].winner == L
 
 
 # =========================================================================== §6 concession
