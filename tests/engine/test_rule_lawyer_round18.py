@@ -13,7 +13,8 @@ through the public API of ``docs/rules-engine.md`` only.
   exactly between two multiples (2 and 3), for halves (§6) and for takes (§10);
 - the barrel: climbing back on after falling off (a fresh count), a sitter who wins in
   the deal a newcomer arrives (``barrel_mode = "one"``: the winner is not knocked off),
-  and a sitter's bidding (no limit but the cap);
+  a sitter's bidding (no limit but the cap), and with ``barrel_penalty = 0`` a player
+  left at 880 off the barrel (the next deal that leaves him there seats him again);
 - every option and every value of it set through a TOML file and read back resolved by
   ``arena rules FILE --json``, and a bad value of every option refused, naming the key.
 
@@ -72,6 +73,14 @@ def follow(g: Game, lead: str, *, declare: bool = False) -> None:
     g.apply(Play(parse_card(lead), declare=declare), seat=g.to_act)
     for _ in range(2):
         g.apply(next(a for a in g.legal_actions() if isinstance(a, Play)), seat=g.to_act)
+
+
+def concede(g: Game) -> None:
+    """The declarer gives his first two legal cards and concedes."""
+    d = g.declarer
+    for _ in range(2):
+        g.apply(next(a for a in g.legal_actions() if isinstance(a, Give)), seat=d)
+    g.apply(Concede(), seat=d)
 
 
 def finish(g: Game) -> None:
@@ -189,7 +198,7 @@ FOUR = (
 
 
 @pytest.mark.parametrize(
-    ("concede", "rounding", "deltas"),
+    ("mode", "rounding", "deltas"),
     [
         # 65 / 2 = 32.5: to a multiple of 5 it is 6.5 fives, half up 7: 35; unrounded 33.
         ("free", 5, (0, 35, 35, 6)),
@@ -198,14 +207,14 @@ FOUR = (
     ],
 )
 def test_4p_concession_pays_halves_to_the_two_dealt_in_and_the_dealer_his_talon(
-    concede: str, rounding: int, deltas: tuple[int, ...]
+    mode: str, rounding: int, deltas: tuple[int, ...]
 ) -> None:
     # §6: "the declarer may concede at the winning bid (option concede: free — he scores 0;
     # penalty — he scores −bid; off). Each opponent then scores half the bid, rounded half up
     # to the ruleset's rounding unit (option concede_pays: half ...)". 1001, 4 players: "the
     # dealer is dealt no cards and sits out the deal. Every deal, whatever happens at the
     # table, he scores the talon: ... its card points (not rounded)".
-    rules = ruleset("1001-4p", concede=concede, concede_pays="half", rounding=rounding)
+    rules = ruleset("1001-4p", concede=mode, concede_pays="half", rounding=rounding)
     g = new_game(rules, *FOUR)
     acts(g, (F, "bid 65"), (S, "pass"), (L, "pass"), (F, "give KS to 1"), (F, "give JC to 2"))
     acts(g, (F, "concede"))
@@ -223,9 +232,7 @@ def test_concession_halves_round_half_up_to_any_unit(unit: int, half: int) -> No
     g = Game.new(ruleset(rounding=unit), 1, NAMES3, dealer=2)
     acts(g, (S, "bid 105"), (L, "pass"), (F, "pass"))
     assert g.declarer == S and g.bid == 105
-    for _ in range(2):
-        g.apply(next(a for a in g.legal_actions() if isinstance(a, Give)), seat=S)
-    g.apply(Concede(), seat=S)
+    concede(g)
     assert last(g).deltas == (half, 0, half)
 
 
@@ -267,9 +274,7 @@ def test_a_player_who_fell_off_the_barrel_climbs_back_on_for_a_fresh_three_deals
     )  # fmt: skip
     # Deal 0: seat 0, first hand on his last barrel deal, concedes the committed 100 (free).
     acts(g, (1, "pass"), (2, "pass"))
-    for _ in range(2):
-        g.apply(next(a for a in g.legal_actions() if isinstance(a, Give)), seat=0)
-    g.apply(Concede(), seat=0)
+    concede(g)
     r = last(g)
     assert r.deltas == (-120, 50, 50) and r.barrel == (0, 0, 0)
     assert r.events == ("seat 0 sat 3 deals on the barrel: -120",)
@@ -288,9 +293,7 @@ def test_a_player_who_fell_off_the_barrel_climbs_back_on_for_a_fresh_three_deals
     assert r.events == ("seat 0 gets on the barrel",)
     # Deal 2 counts the first of the fresh three.
     acts(g, (0, "pass"), (1, "pass"))
-    for _ in range(2):
-        g.apply(next(a for a in g.legal_actions() if isinstance(a, Give)), seat=2)
-    g.apply(Concede(), seat=2)
+    concede(g)
     assert g.barrel == (2, 0, 0) and g.scores[0] == 880
 
 
@@ -362,6 +365,58 @@ def test_a_sitter_bids_like_anyone_else(on_barrel: bool) -> None:
     assert g.to_act == S and bids(g) == list(range(105, 185, 5))  # S holds K♣ Q♣: 180
     acts(g, (S, "bid 105"), (L, "pass"), (F, "pass"))
     assert g.declarer == S and g.bid == 105 and g.phase is Phase.PASSING
+
+
+@pytest.mark.parametrize(
+    ("second_deal", "score", "barrel", "events"),
+    [
+        # Seat 1 concedes: seat 0 scores nothing and stays at 880: on again.
+        (True, 880, (3, 0, 0), ("seat 0 gets on the barrel",)),
+        # Seat 0 bids 105 and concedes (penalty): his score falls below 880: he stays off.
+        (False, 775, (0, 0, 0), ()),
+    ],
+)
+def test_with_no_barrel_penalty_a_player_left_at_880_gets_on_again_after_his_next_deal(
+    second_deal: bool,
+    score: int,
+    barrel: tuple[int, ...],
+    events: tuple[str, ...],
+) -> None:
+    # Barrel: "Three deals on the barrel without a win: −120 (option barrel_penalty) and
+    # off"; "A player whose score would reach 880 or more ... is set to exactly 880 and is
+    # on the barrel". With barrel_penalty = 0 the sitter falls off at 880; the 1000 source
+    # reads "после очередного розыгрыша достигает 880 или более" (after a deal he has 880
+    # or more): a deal that leaves him at 880 seats him again, one that lowers him does not.
+    rules = ruleset(barrel_penalty=0, concede="penalty", concede_pays="none")
+    g = Game.new(rules, 1, NAMES3, dealer=2, scores=(880, 0, 0), barrel=(1, 0, 0))
+    # Deal 0, seat 0's last on the barrel: seat 1 wins the bidding at 105 and concedes.
+    acts(g, (1, "bid 105"), (2, "pass"), (0, "pass"))
+    concede(g)
+    first = last(g)
+    assert first.scores == (880, -105, 0) and first.barrel == (0, 0, 0)
+    assert first.events == ("seat 0 sat 3 deals on the barrel: -0",)
+    # Deal 1: dealer 0, first hand seat 1 (committed), then seat 2, then seat 0.
+    acts(g, (2, "pass"))
+    if second_deal:
+        acts(g, (0, "pass"))  # seat 1 plays the committed 100 and concedes
+    else:
+        acts(g, (0, "bid 105"), (1, "pass"))  # seat 0 concedes 105
+    concede(g)
+    r = last(g)
+    assert (r.scores[0], r.barrel, r.events) == (score, barrel, events)
+
+
+def test_with_no_barrel_penalty_a_player_left_at_880_knocks_the_sitter_off_under_one() -> None:
+    # As above, under barrel_mode "one": "a newcomer knocks the sitter off". Seat 0 starts
+    # at 880 off the barrel (a start position only barrel_penalty = 0 makes reachable),
+    # concedes freely and scores nothing: he is at 880 after the deal, a newcomer.
+    rules = ruleset(barrel_penalty=0, barrel_mode="one", concede_pays="none")
+    g = Game.new(rules, 1, NAMES3, dealer=2, scores=(880, 880, 0), barrel=(0, 3, 0))
+    acts(g, (1, "pass"), (2, "pass"))
+    concede(g)
+    r = last(g)
+    assert r.scores == (880, 880, 0) and r.barrel == (3, 0, 0)
+    assert r.events == ("seat 1 is knocked off the barrel: -0", "seat 0 gets on the barrel")
 
 
 # =========================================================================== options in TOML
