@@ -120,6 +120,7 @@ def test_a_defender_declares_the_ace_marriage_after_a_trick_won_with_a_ten(round
         assert Play(parse_card(ace), declare=True) in g.legal_actions()
     play_tricks(g, "AS*")
     assert g.marriages == ((S, None),) and g.trump is None and g.marriage_points(S) == 200
+    assert g.scores == (0, 0, 0)  # "scores its value at once": in his take, not yet the match's
     finish(g)
     r = last(g)
     assert r.marriage_points == (0, 200, 0)
