@@ -16,7 +16,8 @@ through the public API of ``docs/rules-engine.md`` only.
   a sitter's bidding (no limit but the cap), and with ``barrel_penalty = 0`` a player
   left at 880 off the barrel (the next deal that leaves him there seats him again);
 - every option and every value of it set through a TOML file and read back resolved by
-  ``arena rules FILE --json``, and a bad value of every option refused, naming the key.
+  ``arena rules FILE --json``, and a bad value of every option refused, naming the key;
+  the option table of ``docs/rules-engine.md`` states each preset's value.
 
 Seating as in ``test_rule_cases_external.py``: 3 players, dealer 2, so first hand F = 0,
 second hand S = 1, last hand L = 2; with 4 players the dealer is seat 3 (dealt no cards).
@@ -34,6 +35,7 @@ from click.testing import CliRunner
 
 from arena.cli import main
 from engine import (
+    PRESETS,
     Concede,
     Game,
     Give,
@@ -551,3 +553,18 @@ def test_a_bad_value_of_every_option_is_refused_naming_the_key(
     out = CliRunner().invoke(main, ["rules", str(path)])
     assert out.exit_code == 2, out.output
     assert f"{path}: {key}: " in out.output, out.output
+
+
+def test_the_docs_option_table_states_every_option_with_each_presets_value() -> None:
+    # docs/rules-engine.md "Rulesets": the table a case writer reads the presets from.
+    text = (Path(__file__).parents[2] / "docs" / "rules-engine.md").read_text(encoding="utf-8")
+    table: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        if line.startswith("| `"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            table[cells[0].strip("`")] = cells[1:4]
+    assert set(table) == set(Ruleset().to_dict())
+    for column, name in enumerate(("classic", "1001", "1001-4p")):
+        for key, value in PRESETS[name].to_dict().items():
+            shown = str(value).lower() if isinstance(value, bool) else str(value)
+            assert table[key][column] == shown, (name, key)
