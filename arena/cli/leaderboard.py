@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from arena.cli.options import NonEmptyPath, reading_newest
+from arena.cli.options import NonEmptyPath, hang_up_safe, reading_newest
 from arena.leaderboard import FORMATS, build_leaderboard, render, to_rich_table, write_outputs
 from arena.storage import Storage, StorageError, file_in_the_way, newest_database
 from arena.tournament.config import ConfigError, load_config, stored_where
@@ -170,5 +170,5 @@ def leaderboard(
 
 def _screen() -> Console:
     """stdout; wide enough for the table even when piped (rich assumes 80 columns then)."""
-    c = Console()
-    return c if c.is_terminal else Console(width=max(c.width, 130))
+    c = Console(file=hang_up_safe(sys.stdout))
+    return c if c.is_terminal else Console(file=c.file, width=max(c.width, 130))

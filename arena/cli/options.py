@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import math
+import os
 import resource
-from typing import Any
+from typing import IO, Any, cast
 
 import click
 
@@ -17,6 +19,7 @@ __all__ = [
     "HostName",
     "NonEmptyPath",
     "Seconds",
+    "hang_up_safe",
     "raise_open_files_limit",
     "reading_newest",
 ]
@@ -26,6 +29,52 @@ def reading_newest(db: object) -> str:
     """What a reader says when it picked the newest ``runs/*.sqlite`` itself: which of
     several databases it reads is not obvious (said on stderr; stdout is the output)."""
     return f"reading {db} (the newest runs/*.sqlite; --db to choose)"
+
+
+class _HangUpSafe:
+    """See :func:`hang_up_safe`."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError as e:
+            if e.errno != errno.EIO:
+                raise
+            self._to_null()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as e:
+            if e.errno != errno.EIO:
+                raise
+            self._to_null()
+
+    def _to_null(self) -> None:
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, self._stream.fileno())
+        finally:
+            os.close(null)
+        with contextlib.suppress(OSError):  # what the failed write left in the buffer
+            self._stream.flush()
+
+    def __getattr__(self, name: str) -> Any:  # isatty, fileno, encoding...: the stream's
+        return getattr(self._stream, name)
+
+
+def hang_up_safe(stream: IO[str]) -> IO[str]:
+    """``stream`` (stdout, stderr) as a run that outlives its terminal writes it. After a
+    hang-up (the terminal's window closed, its ssh session ended) `arena tournament` stops
+    cleanly, but every write to the terminal then fails (EIO): the progress display's last
+    refresh ended the stop half-way, exit 1 and a traceback nobody saw. At the first EIO
+    the stream's descriptor is pointed at /dev/null, so that this write and every later one
+    (Python's last flush at exit too) go nowhere, as under ``nohup``."""
+    return cast(IO[str], _HangUpSafe(stream))
 
 
 class FileErrorsGroup(click.Group):

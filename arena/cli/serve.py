@@ -27,6 +27,7 @@ from arena.referee.config import MAX_STRIKES, key_pair_problem, pem_problem
 from arena.referee.lobby import FinishedMatch
 from arena.referee.server import host_port, port_problem
 from arena.tournament.config import BOT_NAME_RE, BOT_NAME_RULE
+from arena.tournament.runner import stop_signals
 from engine import RulesetError, load_ruleset
 from engine.rules import TomlFileError, did_you_mean, read_toml_file
 
@@ -151,18 +152,6 @@ class _Results:
 
 
 log = logging.getLogger("arena.referee")
-
-
-def _stop_signals() -> tuple[signal.Signals, ...]:
-    """The signals that stop `arena serve` cleanly (drain, records, database). A hang-up
-    too: the terminal of `arena serve ... > log &` closing (an ssh session ended) killed it
-    at once, its running matches unrecorded as interrupted and its tournament left
-    unfinished; unless the hang-up is ignored already (`nohup`), as it must stay."""
-    sigs = [signal.SIGINT, signal.SIGTERM]
-    hup: signal.Signals | None = getattr(signal, "SIGHUP", None)  # (not on Windows)
-    if hup is not None and signal.getsignal(hup) is not signal.SIG_IGN:
-        sigs.append(hup)
-    return tuple(sigs)
 
 
 def load_tokens(path: Path) -> dict[str, str]:
@@ -368,7 +357,7 @@ def serve(
         if results is not None:
             # The loop's signal handlers are gone: a late second signal must not cut the
             # closing of the database and its lock (it gave exit 0 or 143 at random).
-            for sig in _stop_signals():  # (a hang-up ignored already stays so)
+            for sig in stop_signals():  # (a hang-up ignored already stays so)
                 signal.signal(sig, signal.SIG_IGN)
             results.close()
     if results is not None and results.lost:
@@ -418,7 +407,7 @@ async def _serve(
         (now if stop.is_set() else stop).set()
 
     loop = asyncio.get_running_loop()
-    for sig in _stop_signals():
+    for sig in stop_signals():
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, on_signal)
     try:

@@ -19,7 +19,7 @@ from rich.logging import RichHandler
 from rich.markup import escape
 
 from arena.cli.leaderboard import _screen
-from arena.cli.options import NonEmptyPath
+from arena.cli.options import NonEmptyPath, hang_up_safe
 from arena.leaderboard import build_leaderboard, to_rich_table, write_outputs
 from arena.render import plural
 from arena.storage import Storage, StorageError
@@ -30,6 +30,7 @@ from arena.tournament.runner import (
     TournamentError,
     orphans_stopped,
     run,
+    stop_signals,
 )
 
 __all__ = ["setup_logging", "tournament"]
@@ -114,7 +115,7 @@ def tournament(
             '  name = "mine"\n  max_deals = 12\n  bots = ["random", "heuristic", "counting"]\n'
             "(every key: docs/tournament.md)"
         )
-    err_console = Console(stderr=True)
+    err_console = Console(file=hang_up_safe(sys.stderr))
     setup_logging(verbose, err_console)
     raw = {"concurrency": concurrency, "out": out, "db": db, "seed": seed,
            "matches_per_table": matches_per_table, "max_deals": max_deals}  # fmt: skip
@@ -142,7 +143,7 @@ def tournament(
     try:
         with orphans_stopped():  # no bot's process outlives the run
             outcome = run(cfg, options)
-    except KeyboardInterrupt as e:  # (Interrupted: SIGINT or SIGTERM)
+    except KeyboardInterrupt as e:  # (Interrupted: SIGINT, SIGTERM or SIGHUP)
         signum = getattr(e, "signum", signal.SIGINT)
         with _signals_stop_the_leaderboard(cfg, err_console, signum):
             done = _stored(cfg)
@@ -167,7 +168,7 @@ def tournament(
                     + ("from fresh seeds)." if cfg.deals == "independent" else "from their seeds).")
                 )
             _show(cfg, err_console)
-        sys.exit(128 + signum)  # 130 for SIGINT, 143 for SIGTERM, as a shell reports them
+        sys.exit(128 + signum)  # 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP, as a shell
     except (TournamentError, StorageError) as e:
         err_console.print(f"[red]error:[/] {escape(str(e))}")
         sys.exit(1)
@@ -235,7 +236,7 @@ def _announce(cfg: TournamentConfig, console: Console) -> None:
 def _signals_stop_the_leaderboard(
     cfg: TournamentConfig, console: Console, first: int | None = None
 ) -> Iterator[None]:
-    """SIGINT and SIGTERM while the leaderboard is written, once the run is over (its event
+    """SIGINT, SIGTERM and SIGHUP while the leaderboard is written, once the run is over (its event
     loop no longer handles them: a Ctrl-C there ended in click's "Aborted!", exit 1, and a
     SIGTERM in a silent death): the writing stops with a message that every finished match
     is stored and how to write the files, exit 128 + the signal (``first``: the one that
@@ -247,7 +248,7 @@ def _signals_stop_the_leaderboard(
     def stop(signum: int, frame: object) -> None:
         raise Interrupted(signum)
 
-    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous = {sig: signal.signal(sig, stop) for sig in stop_signals()}
     try:
         yield
     except Interrupted as e:

@@ -84,6 +84,7 @@ __all__ = [
     "orphans_stopped",
     "run",
     "run_tournament",
+    "stop_signals",
 ]
 
 log = logging.getLogger(__name__)
@@ -1267,7 +1268,7 @@ async def _run_matches(
 
 
 class Interrupted(KeyboardInterrupt):
-    """:func:`run` was stopped by a signal (``signum``: SIGINT or SIGTERM) and stopped
+    """:func:`run` was stopped by a signal (``signum``: SIGINT, SIGTERM or SIGHUP) and stopped
     cleanly: bots stopped, every finished match stored."""
 
     def __init__(self, signum: int) -> None:
@@ -1275,33 +1276,46 @@ class Interrupted(KeyboardInterrupt):
         self.signum = signum
 
 
-class _Signals:
-    """SIGINT and SIGTERM for :func:`run`: the first cancels the tournament (it stops
-    cleanly: bots stopped, every result kept), later ones only say to wait. With asyncio's
-    own handler a second Ctrl-C raised KeyboardInterrupt in the middle of that stop, and
-    gRPC's server then complained with tracebacks that its event loop was gone; SIGTERM
-    (``kill``, ``timeout``, ``docker stop``, systemd) killed the arena outright, leaving its
-    bots running, its lock file behind and no leaderboard. The stop is bounded."""
+def stop_signals() -> tuple[signal.Signals, ...]:
+    """The signals that stop `arena tournament` and `arena serve` cleanly (every finished
+    match kept): SIGINT, SIGTERM, and a hang-up — the terminal of a run started from an
+    ssh session closing killed it at once — unless the hang-up is ignored already
+    (`nohup`), as it must stay."""
+    sigs = [signal.SIGINT, signal.SIGTERM]
+    hup: signal.Signals | None = getattr(signal, "SIGHUP", None)  # (not on Windows)
+    if hup is not None and signal.getsignal(hup) is not signal.SIG_IGN:
+        sigs.append(hup)
+    return tuple(sigs)
 
-    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+class _Signals:
+    """SIGINT, SIGTERM and SIGHUP (:func:`stop_signals`) for :func:`run`: the first cancels
+    the tournament (it stops cleanly: bots stopped, every result kept), later ones only say
+    to wait. With asyncio's own handler a second Ctrl-C raised KeyboardInterrupt in the
+    middle of that stop, and gRPC's server then complained with tracebacks that its event
+    loop was gone; SIGTERM (``kill``, ``timeout``, ``docker stop``, systemd) and a hang-up
+    killed the arena outright, leaving its bots running, its lock file behind and no
+    leaderboard. The stop is bounded."""
 
     def __init__(self) -> None:
         self.count = 0
         self.first: int | None = None
         self._task: asyncio.Task[Any] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._signals: tuple[signal.Signals, ...] = ()
 
     def install(self) -> None:
         if threading.current_thread() is not threading.main_thread():
             return  # signals reach the main thread only
         self._task = asyncio.current_task()
         self._loop = asyncio.get_running_loop()
-        for sig in self.SIGNALS:
+        self._signals = stop_signals()
+        for sig in self._signals:
             self._loop.add_signal_handler(sig, self._on_signal, sig)
 
     def uninstall(self) -> None:
         if self._loop is not None:
-            for sig in self.SIGNALS:
+            for sig in self._signals:
                 self._loop.remove_signal_handler(sig)
             self._loop = None
 
@@ -1320,8 +1334,8 @@ def run(
     options: RunOptions | None = None,
     **kwargs: Any,
 ) -> TournamentOutcome:
-    """Synchronous :func:`run_tournament`. SIGINT (Ctrl-C) or SIGTERM stops it cleanly and
-    raises :class:`Interrupted`."""
+    """Synchronous :func:`run_tournament`. SIGINT (Ctrl-C), SIGTERM or a hang-up stops it
+    cleanly and raises :class:`Interrupted`."""
     signals = _Signals()
 
     async def main() -> TournamentOutcome:

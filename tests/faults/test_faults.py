@@ -343,6 +343,7 @@ def test_soak_short(tmp_path: Path) -> None:
 _POINTS = [
     *((point, sig) for point in ("registered", "stored:1", "stored:6", "stopping", "rating")
       for sig in ("SIGINT", "SIGTERM")),
+    ("stored:1", "SIGHUP"),  # a hang-up: the terminal closed
     ("deleted:3", ""),
 ]  # fmt: skip
 
@@ -431,3 +432,61 @@ def test_a_signal_or_a_lost_file_at_a_chosen_point_then_resume_equals_uninterrup
         i: (r[1], json.loads(r[4])["result"]) for i, r in reference.items()
     }
     assert _leaderboard(db, "chosen") == _leaderboard(ref, "chosen")
+
+
+@pytest.mark.parametrize("terminal", ["kept", "gone"])
+def test_a_hang_up_stops_the_tournament_cleanly_then_it_resumes(
+    tmp_path: Path, terminal: str
+) -> None:
+    """Defect: a hang-up (SIGHUP: the terminal of `arena tournament` closed, an ssh session
+    ended) killed the run outright, its matches in progress unrecorded and the lock file
+    left behind. It now stops as on Ctrl-C (exit 129) — with its terminal kept, saying
+    so; with it gone, the progress display and the messages that can no longer be
+    written do not cut the stop — and the same command resumes. Run in a pseudo-terminal,
+    as from a shell (the live progress display on)."""
+    import pty
+    import select
+
+    db = tmp_path / "hup.sqlite"
+    cfg_path = _toml(tmp_path, "hup", db, tmp_path / "out")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="100", NO_COLOR="1")
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "tournament", "--config", str(cfg_path)],
+        stdin=slave, stdout=slave, stderr=slave, cwd=str(tmp_path), env=env,
+        start_new_session=True,
+    )  # fmt: skip
+    os.close(slave)
+    seen = b""
+    try:
+        deadline = time.monotonic() + 180
+        while _stored(db) < 3 and proc.poll() is None and time.monotonic() < deadline:
+            if select.select([master], [], [], 0.05)[0]:
+                with contextlib.suppress(OSError):
+                    seen += os.read(master, 65536)
+        assert _stored(db) >= 3, seen.decode(errors="replace")[-2000:]
+        if terminal == "gone":
+            os.close(master)  # the terminal goes away, and the hang-up comes
+        proc.send_signal(signal.SIGHUP)
+        if terminal == "kept":
+            while proc.poll() is None and time.monotonic() < deadline:
+                if select.select([master], [], [], 0.05)[0]:
+                    with contextlib.suppress(OSError):
+                        seen += os.read(master, 65536)
+        assert proc.wait(60) == 128 + signal.SIGHUP, seen.decode(errors="replace")[-2000:]
+    finally:
+        proc.kill()
+        proc.wait()
+        if terminal == "kept":
+            os.close(master)
+    text = " ".join(re.sub(r"\x1b\[[0-9;]*m", "", seen.decode(errors="replace")).split())
+    if terminal == "kept":
+        assert "Interrupted (SIGHUP)" in text and "to resume" in text, text[-2000:]
+    assert (tmp_path / "out" / "leaderboard.json").exists(), "the files of what is stored"
+    before = _rows(db)
+    assert 3 <= len(before) < 24
+    p = _start(cfg_path, tmp_path / "resume.log")
+    out, _ = p.communicate(timeout=240)
+    outcome = json.loads(out.decode().splitlines()[-1])
+    assert outcome["completed"] == outcome["total"] == 24
+    assert outcome["skipped"] == len(before), "every match stored before the hang-up kept"
