@@ -20,6 +20,7 @@ from click.testing import CliRunner
 
 from arena.cli import main as arena_main
 from arena.tournament import config as tconfig
+from arena.tournament.config import ConfigError, load_config
 from engine import load_ruleset
 from sdk.cli import main as bot_main
 
@@ -207,3 +208,22 @@ def test_every_ruleset_option_is_in_the_table_with_its_preset_values() -> None:
     for key, values in rows.items():
         shown = [str(d[key]).lower() if isinstance(d[key], bool) else str(d[key]) for d in presets]
         assert values == shown, key
+
+
+NAME_ROW = re.compile(r"^\| `name` \| string \|[^\n]*$", re.M)
+
+
+@pytest.mark.parametrize("name", ["-x", "_x", "a" * 65])
+def test_the_name_rule_says_what_a_config_refuses(name: str) -> None:
+    """tournament.md said a `name` was "letters, digits, `.`, `_`, `-`": `-x`, `_x` and a
+    name of 65 characters are all that, and each was refused (it must start with a letter or
+    a digit and have at most 64 characters), as are bot names in `[bots]`."""
+    for override in (f'name="{name}"', f'bots."{name}"="random"'):
+        with pytest.raises(ConfigError):
+            load_config(ROOT / "tournaments" / "default.toml", [override])
+    doc = _text(ROOT / "docs" / "tournament.md")
+    row = NAME_ROW.search(doc)
+    assert row is not None
+    assert "a letter or a digit" in row.group(0) and "at most 64" in row.group(0)
+    bots = doc[doc.index("### `[bots]`") :]
+    assert "a letter or a digit" in bots.split("\n\n")[1]
