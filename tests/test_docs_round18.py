@@ -227,3 +227,26 @@ def test_the_name_rule_says_what_a_config_refuses(name: str) -> None:
     assert "a letter or a digit" in row.group(0) and "at most 64" in row.group(0)
     bots = doc[doc.index("### `[bots]`") :]
     assert "a letter or a digit" in bots.split("\n\n")[1]
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ('[bots]\na = "token-aa"\nb = "token-aa"\nc = "token-cc"\n', "two bots one token"),
+        (
+            '[bots]\na = "token-aa"\nb = "token-bb"\nc = "token-cc"\n[x]\n',
+            "anything besides its `[bots]` table",
+        ),
+    ],
+)
+def test_the_tokens_file_rules_say_what_serve_refuses(tmp_path: Path, text: str, said: str) -> None:
+    """referee.md listed the rules of a tokens file (names, tokens, enough bots) but not
+    that two bots may not share a token, nor that the file holds nothing but `[bots]`:
+    `arena serve` refuses both at start."""
+    from arena.cli.serve import load_tokens
+
+    path = tmp_path / "bots.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(click.BadParameter):
+        load_tokens(path)
+    assert said in " ".join(_text(ROOT / "docs" / "referee.md").split())
