@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -250,3 +252,38 @@ def test_the_tokens_file_rules_say_what_serve_refuses(tmp_path: Path, text: str,
     with pytest.raises(click.BadParameter):
         load_tokens(path)
     assert said in " ".join(_text(ROOT / "docs" / "referee.md").split())
+
+
+def test_the_fuzz_figures_are_what_the_short_fuzz_run_prints() -> None:
+    """reliability.md quotes the tallies `pytest -q tests/fuzz -m "not slow"` prints (the
+    runs are derandomized: the same figures every time). Its servicer row said 812
+    messages, 301 wrong-request refusals, 510 ignored, 1 legal answer applied; the run
+    printed 784, 303, 479 and 2 illegal answers struck."""
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/fuzz",
+         "-m", "not slow"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout[-2000:]
+    tally = {k: int(v) for k, v in re.findall(r"^([a-z][^\n]*): (\d+)$", run.stdout, re.M)}
+    doc = " ".join(_text(ROOT / "docs" / "reliability.md").split())
+    said = {
+        f"{tally['engine: actions tried']} actions in {tally['engine: matches started']} "
+        f"hypothesis-driven matches ({tally['engine: actions refused (state unchanged)']} "
+        "illegal/non-actions refused",
+        f"{tally['servicer: messages tried']} random protobuf messages in "
+        f"{tally['servicer: matches played under fuzz']} fuzzed matches "
+        f"({tally['servicer: refused as wrong request (state unchanged)']} wrong-request "
+        f"refusals with state unchanged, "
+        f"{tally['servicer: non-decisions ignored (state unchanged)']} ignored non-decisions",
+        f"{tally['servicer: stream openings tried']} fuzzed stream openings "
+        f"({tally['servicer: openings refused']} refused)",
+        f"{tally['config mutations tried']} mutations of the four",
+        f"{tally['config mutations refused']} refused with a `ConfigError`",
+    }
+    assert not [s for s in sorted(said) if s not in doc]
+    struck = tally.get("servicer: illegal answers struck (fallback played)", 0)
+    applied = tally.get("servicer: legal answers applied", 0)
+    row = doc[doc.index("| Bad inputs: servicer") :].split(" | ")[1]
+    assert (f"{struck} illegal answer" in row) == (struck > 0)
+    assert (f"{applied} legal answer" in row) == (applied > 0)
