@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -287,3 +290,59 @@ def test_the_fuzz_figures_are_what_the_short_fuzz_run_prints() -> None:
     row = doc[doc.index("| Bad inputs: servicer") :].split(" | ")[1]
     assert (f"{struck} illegal answer" in row) == (struck > 0)
     assert (f"{applied} legal answer" in row) == (applied > 0)
+
+
+LAUNCHER = """
+import os, subprocess, sys, time
+env = dict(os.environ, ARENA_PARENT_PID=str(os.getpid()), ARENA_TOKEN="t" * 8)
+cmds = ([sys.executable, "-P", "-m", "sdk.cli", "run", "random", "--arena", "127.0.0.1:9",
+         "--retry-for", "60", "--log-level", "error"], ["sleep", "60"])
+for cmd in cmds:  # as the runner launches a bundled bot and a command bot
+    print(subprocess.Popen(cmd, env=env, start_new_session=True).pid, flush=True)
+time.sleep(60)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rpartition(b")")[2].split()[:1] != [b"Z"]
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal")
+def test_what_a_killed_tournament_leaves_running_is_what_the_docs_say() -> None:
+    """tournament.md said a hang-up left the run's bot processes "to find out on their own
+    that their arena is gone", and reliability.md's known gaps that bot processes outlive
+    a SIGKILL of the tournament: a bot that runs as `arena-bot` (every bundled, module or
+    file bot) is stopped at once by the parent-death signal; only a `command` bot of
+    another kind is left running."""
+    launcher = subprocess.Popen(
+        [sys.executable, "-c", LAUNCHER], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
+    assert launcher.stdout is not None
+    bot, other = (int(launcher.stdout.readline()) for _ in range(2))
+    try:
+        time.sleep(1.0)  # the bot arms the signal at its start
+        assert _alive(bot) and _alive(other)
+        launcher.kill()
+        launcher.wait(10)
+        gone_by = time.monotonic() + 15
+        while _alive(bot) and time.monotonic() < gone_by:
+            time.sleep(0.1)
+        assert not _alive(bot), "the arena-bot process outlived its launcher"
+        assert _alive(other)
+    finally:
+        for pid in (bot, other):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        launcher.kill()
+        launcher.wait(10)
+    hangup = " ".join(_text(ROOT / "docs" / "tournament.md").split())
+    assert "stopped with it by Linux's parent-death signal" in hangup
+    assert "a `command` bot of another kind is left to find out on its own" in hangup
+    gaps = " ".join(_text(ROOT / "docs" / "reliability.md").split())
+    gaps = gaps[gaps.index("## Known gaps") : gaps.index("## Fixed after the first")]
+    assert "Bot processes outlive a SIGKILL" not in gaps
+    assert "A `command` bot that does not run as `arena-bot` outlives a SIGKILL" in gaps
