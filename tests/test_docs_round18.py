@@ -346,3 +346,16 @@ def test_what_a_killed_tournament_leaves_running_is_what_the_docs_say() -> None:
     gaps = gaps[gaps.index("## Known gaps") : gaps.index("## Fixed after the first")]
     assert "Bot processes outlive a SIGKILL" not in gaps
     assert "A `command` bot that does not run as `arena-bot` outlives a SIGKILL" in gaps
+
+
+def test_every_make_target_is_documented() -> None:
+    """README.md named `make test` as "run the test suite", but it leaves out the tests
+    marked `slow`; `make test-all` (every test), `make help` and `make clean` were named
+    nowhere."""
+    phony = re.search(r"^\.PHONY:(.*)$", _text(ROOT / "Makefile"), re.M)
+    assert phony is not None
+    targets = phony.group(1).split()
+    assert {"test", "test-all", "clean"} <= set(targets)
+    docs = _all_docs()
+    assert not [t for t in targets if not re.search(rf"make {re.escape(t)}(?![\w-])", docs)]
+    assert "`make test` leaves out those marked `slow`" in docs
