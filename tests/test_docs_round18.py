@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import click
 import pytest
@@ -359,3 +360,36 @@ def test_every_make_target_is_documented() -> None:
     docs = _all_docs()
     assert not [t for t in targets if not re.search(rf"make {re.escape(t)}(?![\w-])", docs)]
     assert "`make test` leaves out those marked `slow`" in docs
+
+
+def test_the_api_table_names_every_endpoint_that_takes_a_tournament(tmp_path: Path) -> None:
+    """web.md's JSON API table gave `?tournament=T` to `/api/leaderboard` only; `/api/bots/
+    <name>` and `/api/matches` take it too (default: the latest tournament), and a script
+    reading an older tournament of the database needs it."""
+    import json
+    import urllib.request
+
+    from arena.web.demo import make_demo_db
+    from tests.support.harness import web_server
+
+    db = tmp_path / "two.sqlite"
+    first = make_demo_db(db, matches=2, max_deals=2, tournament_id="first")
+    make_demo_db(db, matches=1, max_deals=2, tournament_id="second")
+    with web_server(db) as server:
+
+        def get(path: str) -> Any:
+            with urllib.request.urlopen(server.url + path, timeout=10) as r:
+                return json.loads(r.read().decode())
+
+        listed = get("api/matches?tournament=first")["matches"]
+        assert sorted(m["match_id"] for m in listed) == sorted(first)
+        assert len(get("api/matches")["matches"]) == 1  # the latest: second
+        bot = listed[0]["players"][0]
+        assert len(get(f"api/bots/{bot}?tournament=first")["matches"]) == 2
+        assert len(get(f"api/bots/{bot}")["matches"]) == 1
+    rows = {
+        m.group(1).split("?")[0]: m.group(1)
+        for m in re.finditer(r"^\| `(/api/[^`]+)` \|", _text(ROOT / "docs" / "web.md"), re.M)
+    }
+    for endpoint in ("/api/leaderboard", "/api/bots/<name>", "/api/matches"):
+        assert "tournament=T" in rows[endpoint], endpoint
