@@ -393,3 +393,31 @@ def test_the_api_table_names_every_endpoint_that_takes_a_tournament(tmp_path: Pa
     }
     for endpoint in ("/api/leaderboard", "/api/bots/<name>", "/api/matches"):
         assert "tournament=T" in rows[endpoint], endpoint
+
+
+def _imports_from_arena(package: str) -> set[tuple[str, str]]:
+    import ast
+
+    out = set()
+    for path in (ROOT / package).rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("arena"):
+                out |= {(node.module or "", a.name) for a in node.names}
+            elif isinstance(node, ast.Import):
+                out |= {(a.name, "") for a in node.names if a.name.startswith("arena")}
+    return out
+
+
+def test_architecture_names_everything_sdk_and_bots_import_from_arena() -> None:
+    """The dependency paragraph of architecture.md lists what `sdk` takes from `arena`
+    (module by module; `arena.render` name by name); `sdk.human` imported
+    `arena.render.sitter_talon`, which it did not name. `bots` imports nothing of it."""
+    doc = " ".join(_text(ROOT / "docs" / "architecture.md").split())
+    paragraph = doc[doc.index("Dependency direction:") : doc.index("## Seats, deals")]
+    assert not _imports_from_arena("bots")
+    imported = _imports_from_arena("sdk")
+    assert imported
+    modules = {m for m, _ in imported}
+    assert not [m for m in sorted(modules) if f"`{m}" not in paragraph]
+    render = sorted(n for m, n in imported if m == "arena.render")
+    assert not [n for n in render if f"`{n}`" not in paragraph and f".{n}`" not in paragraph]
