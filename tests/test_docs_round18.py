@@ -421,3 +421,27 @@ def test_architecture_names_everything_sdk_and_bots_import_from_arena() -> None:
     assert not [m for m in sorted(modules) if f"`{m}" not in paragraph]
     render = sorted(n for m, n in imported if m == "arena.render")
     assert not [n for n in render if f"`{n}`" not in paragraph and f".{n}`" not in paragraph]
+
+
+def test_the_screenshot_command_of_web_md_imports_as_written() -> None:
+    """web.md regenerated its screenshots with `.venv/bin/python tests/web/test_web_browser.py`:
+    run as a file, its folder (not the checkout) is the import path's first entry, and the
+    module's `from tests.support.harness import ...` stopped it with ModuleNotFoundError.
+    The command is imported here as Python would run it, without its `__main__` part (which
+    needs a browser) and without the PYTHONPATH of the test run."""
+    line = next(s for s in _text(ROOT / "docs" / "web.md").splitlines() if "docs/img/" in s)
+    argv = line.split("#")[0].split()
+    assert argv[0] == ".venv/bin/python"
+    if argv[1] == "-m":  # sys.path[0] is the current directory, as for -c
+        code = f"import runpy; runpy.run_module({argv[2]!r}, run_name='docs_check')"
+    else:
+        code = (
+            f"import os, runpy, sys; sys.path[0] = os.path.dirname(os.path.abspath({argv[1]!r}));"
+            f" runpy.run_path({argv[1]!r}, run_name='docs_check')"
+        )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    run = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-1500:]
