@@ -445,3 +445,67 @@ def test_the_screenshot_command_of_web_md_imports_as_written() -> None:
         timeout=120,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr[-1500:]
+
+
+def _default_column(doc: str, heading: str) -> dict[str, str]:
+    """key -> its default, as a table under ``heading`` in tournament.md writes it."""
+    section = doc[doc.index(heading) :]
+    table = section[: section.index("\n\n", section.index("|"))]
+    out = {}
+    for row in table.splitlines():
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        if cells[0].startswith("`") and len(cells) >= 3:
+            out[cells[0].strip("`")] = cells[-2]
+    return out
+
+
+def test_the_documented_config_defaults_are_the_loaded_ones(tmp_path: Path) -> None:
+    cfg = tmp_path / "t.toml"
+    cfg.write_text('bots = ["random", "heuristic", "counting"]\n', encoding="utf-8")
+    c = load_config(cfg)
+    doc = _text(ROOT / "docs" / "tournament.md")
+    top = _default_column(doc, "### Top-level keys")
+    assert top["name"] == f'`"{c.name}"`'
+    assert top["id"] == "`<name>-<fingerprint>`"
+    assert top["ruleset"] == f'`"{c.ruleset.name}"`'
+    assert top["matches_per_table"] == str(c.matches_per_table)
+    assert top["max_deals"] == f"the ruleset's, else {c.max_deals}"
+    assert top["seed"] == "drawn at random" and c.seed is None
+    assert top["deals"] == f'`"{c.deals}"`'
+    assert top["concurrency"] == str(c.concurrency)
+    assert top["db"] == "`runs/<name>.sqlite`" and c.db.name == f"{c.name}.sqlite"
+    assert top["out"] == "`out/<name>`" and c.out.name == c.name
+    assert top["host"] == f'`"{c.host}"`'
+    assert top["port"] == str(c.port)
+    assert float(top["bot_wait_s"]) == c.bot_wait_s
+    assert float(top["match_timeout_s"]) == c.match_timeout_s
+    deadlines = _default_column(doc, "### `[deadlines]`")
+    assert int(deadlines["decision_ms"]) == c.deadlines.decision_ms
+    assert int(deadlines["time_bank_ms"]) == c.deadlines.time_bank_ms
+    ratings = _default_column(doc, "### `[ratings]`")
+    assert float(ratings["draw_probability"]) == c.draw_probability
+    referee = _default_column(doc, "### `[referee]`")
+    from arena.referee import RefereeConfig
+
+    assert c.referee == ()  # unset: the referee's own defaults
+    assert int(referee["max_strikes"]) == RefereeConfig().max_strikes
+    assert float(referee["reconnect_grace_s"]) == RefereeConfig().reconnect_grace_s
+
+
+def test_the_serve_synopsis_shows_the_defaults() -> None:
+    """referee.md's synopsis of `arena serve` writes each optional option with its default
+    (`[--port 50051]`); placeholders (`N`, `K`, a file) are no defaults."""
+    doc = _text(ROOT / "docs" / "referee.md")
+    start = doc.index("arena serve --tokens bots.toml [")
+    synopsis = doc[start : doc.index("```", start)]
+    shown = dict(re.findall(r"\[(--[a-z-]+) ([a-z0-9.]+)\]", synopsis))
+    serve = arena_main.get_command(click.Context(arena_main), "serve")
+    assert serve is not None
+    defaults = {o: p.default for p in serve.params for o in p.opts}
+    assert len(shown) >= 8
+    for opt, value in shown.items():
+        default = defaults[opt]
+        if default is None and re.search(r"\.[a-z]+$", value):
+            continue  # a file named as an example (`--db results.sqlite`)
+        same = str(default) == value or (isinstance(default, float) and default == float(value))
+        assert same, opt
