@@ -509,3 +509,41 @@ def test_the_serve_synopsis_shows_the_defaults() -> None:
             continue  # a file named as an example (`--db results.sqlite`)
         same = str(default) == value or (isinstance(default, float) and default == float(value))
         assert same, opt
+
+
+def test_every_test_file_and_module_the_docs_name_exists() -> None:
+    """Paths in backticks (`tests/...`, `arena/...`), the tests named (`test_...`) and the
+    dotted names of the product's modules (`arena.referee.server.MAX_OPEN_CALLS`)."""
+    import importlib
+
+    docs = _all_docs()
+    top = "tests|arena|sdk|bots|engine|docs|tournaments|rulesets"
+    paths = set(re.findall(rf"`((?:{top})/[\w./-]*)`", docs))
+    assert len(paths) > 20
+    assert not [p for p in sorted(paths) if not (ROOT / p.split(":")[0]).exists()]
+    sources = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "tests").rglob("*.py"))
+    tests = set(re.findall(r"`(test_\w+)`", docs))
+    assert tests
+    assert not [t for t in sorted(tests) if f"def {t}(" not in sources]
+    proto = _text(ROOT / "proto" / "arena" / "v1" / "arena.proto")
+    unresolved = []
+    names = set(re.findall(r"`((?:arena|sdk|bots|engine)(?:\.\w+)+)`", docs))
+    assert len(names) > 40
+    for name in sorted(names):
+        parts = name.split(".")
+        if parts[-1] in ("toml", "py", "json", "jsonl", "md", "sqlite", "pem"):
+            continue  # a file
+        if name.startswith("arena.v1.") and parts[2][0].isupper():  # the proto's full names
+            assert re.search(rf"(service|message) {parts[2]} ", proto), name
+            continue
+        for i in range(len(parts), 0, -1):  # the longest importable prefix, then attributes
+            try:
+                obj: Any = importlib.import_module(".".join(parts[:i]))
+            except ImportError:
+                continue
+            for attr in parts[i:]:
+                obj = getattr(obj, attr, None)
+            if obj is None:
+                unresolved.append(name)
+            break
+    assert not unresolved
