@@ -547,3 +547,22 @@ def test_every_test_file_and_module_the_docs_name_exists() -> None:
                 unresolved.append(name)
             break
     assert not unresolved
+
+
+def test_every_docs_reference_in_the_code_and_configs_resolves() -> None:
+    """Help texts, messages and config comments send readers to `docs/X.md` (and
+    `#anchor`s: remote.toml's `docs/tournament.md#tls-optional`)."""
+    refs = []
+    for top in ("arena", "sdk", "bots", "engine", "tournaments", "rulesets", "proto"):
+        for path in (ROOT / top).rglob("*"):
+            if path.suffix in (".py", ".toml", ".proto", ".js", ".html"):
+                text = path.read_text(encoding="utf-8")
+                refs += [(path, m) for m in re.findall(r"docs/([\w-]+\.md(?:#[\w-]+)?)", text)]
+    assert len(refs) > 20
+    broken = []
+    for path, ref in refs:
+        name, _, anchor = ref.partition("#")
+        doc = ROOT / "docs" / name
+        if not doc.exists() or (anchor and anchor not in _anchors(doc)):
+            broken.append(f"{path.relative_to(ROOT)}: docs/{ref}")
+    assert not broken
