@@ -5,7 +5,9 @@ Without them the tests are skipped, except under ``CI=true`` where they fail.
 
 The screenshots of ``docs/web.md`` are made by :func:`regenerate_screenshots`::
 
-    .venv/bin/python tests/web/test_web_browser.py          # writes docs/img/*.png
+    .venv/bin/python -m tests.web.test_web_browser          # writes docs/img/*.png
+
+(as a module, from the checkout's root: run as a file, it cannot import ``tests.support``).
 """
 
 from __future__ import annotations
