@@ -330,6 +330,9 @@ class _BotProcess:
         self._fh: IO[bytes] | None = None
         #: Where this start's lines begin in the log (it keeps the earlier runs' lines).
         self._log_start = 0
+        #: The log was cut in this run: the bot floods it, and the last cut, when it stops,
+        #: leaves it at its first and last MiB whatever it wrote since the cut before.
+        self._log_cut = False
 
     async def start(self) -> None:
         try:
@@ -372,16 +375,20 @@ class _BotProcess:
         _LIVE_GROUPS.add(self.proc.pid)
         log.info("bot %s started (pid %d, log %s)", self.spec.name, self.proc.pid, self.log_path)
 
-    def trim_log(self) -> None:
+    def trim_log(self, last: bool = False) -> None:
         """Cut the log to its first and last :data:`LOG_KEEP_BYTES` once it is larger than
         :data:`LOG_LIMIT_BYTES`, with a line saying how much was dropped. The bot writes on
-        (it appends); what it writes during the cut itself may be lost."""
+        (it appends); what it writes during the cut itself may be lost. ``last`` (the bot
+        is stopped): a log cut before is cut again once it holds more than it keeps."""
         fh = self._fh
         if fh is None:
             return
         try:
             size = os.fstat(fh.fileno()).st_size
-            if size <= LOG_LIMIT_BYTES:
+            # (A bot printing in a loop writes tens of MiB after a cut before the next
+            # check: without the last cut its log stayed up to 64 MiB, not the 2 it keeps.)
+            limit = 2 * LOG_KEEP_BYTES + 4096 if last and self._log_cut else LOG_LIMIT_BYTES
+            if size <= limit:
                 return
             # (From the file the bot writes to, not its path: a bot that removed its log
             # went on writing to the file without a name, and the cut failed on the path
@@ -396,6 +403,7 @@ class _BotProcess:
                 + end
             )
             fh.flush()
+            self._log_cut = True
         except OSError as e:  # (the disk is full, say: the storage's error will say so)
             log.warning("could not cut the log of bot %s (%s): %s", self.spec.name,
                         self.log_path, e.strerror or e)  # fmt: skip
@@ -446,7 +454,7 @@ class _BotProcess:
         if self._fh is not None:
             # What it wrote since the last check (twice a second) is cut too: a bot printing
             # fast writes gigabytes in half a second, and its log stays on the disk.
-            self.trim_log()
+            self.trim_log(last=True)
             self._fh.close()
             self._fh = None
 

@@ -51,3 +51,62 @@ def test_two_remote_bots_with_one_token_from_the_environment(
     message = _error(tmp_path, BOTS + 'pal = { remote = true, token_env = "R18_FRIEND_TOKEN" }\n')
     assert "bots.pal.token_env: the same token as bots.friend" in message
     assert "s3cret-token-1" not in message
+
+
+def test_a_flooding_bots_log_is_left_at_its_first_and_last_mib_when_it_stops(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/tournament.md: a bot's log past 64 MiB is cut to its first and last MiB, and
+    "the log left at the end is at most about 2 MiB". What a flooding bot wrote after the
+    last cut stayed whole when it stopped (up to 64 MiB: 33 MB left by a bot that printed
+    100 MB at its start), since the last check cut only a log over the limit again."""
+    import asyncio
+    import sys
+
+    from arena.tournament import runner
+    from arena.tournament.config import BotSpec
+    from arena.tournament.runner import _BotProcess
+
+    limit, keep = 256 << 10, 16 << 10
+    monkeypatch.setattr(runner, "LOG_LIMIT_BYTES", limit)
+    monkeypatch.setattr(runner, "LOG_KEEP_BYTES", keep)
+    log, first, go, done = (tmp_path / n for n in ("loud.log", "first", "go", "done"))
+    code = (
+        "import os, sys, time\n"
+        "def say(n, tag):\n"
+        "    for i in range(n): sys.stdout.write(f'{tag} {i:06d} ' + 'x' * 60 + '\\n')\n"
+        "    sys.stdout.flush()\n"
+        "say(5000, 'first')\n"  # ~350 KiB: over the limit
+        f"open({str(first)!r}, 'w').close()\n"
+        f"while not os.path.exists({str(go)!r}): time.sleep(0.01)\n"
+        "say(2500, 'then')\n"  # ~180 KiB after the cut: under the limit
+        f"open({str(done)!r}, 'w').close()\n"
+        "time.sleep(60)\n"
+    )
+
+    async def scenario() -> None:
+        bot = _BotProcess(BotSpec(name="loud", kind="command"), [sys.executable, "-c", code],
+                          "t", log)  # fmt: skip
+        await bot.start()
+        try:
+            for _ in range(1000):  # (a guard, not a timing)
+                if first.exists():
+                    break
+                await asyncio.sleep(0.01)
+            bot.trim_log()  # as the runner does twice a second
+            assert b"dropped here" in log.read_bytes()
+            go.touch()
+            for _ in range(1000):
+                if done.exists():
+                    break
+                await asyncio.sleep(0.01)
+            assert done.exists()
+        finally:
+            await bot.stop()
+
+    asyncio.run(scenario())
+    text = log.read_bytes()
+    assert len(text) <= 2 * keep + 4096, len(text)
+    assert text.startswith(b"--- ") and b"first 000000 " in text[:keep]
+    assert text.endswith(b"then 002499 " + b"x" * 60 + b"\n")
+    assert b"bytes dropped here ---" in text
