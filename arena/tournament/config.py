@@ -1014,6 +1014,11 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
             'command = "<launch command>", remote = true'
             + (f" (got {', '.join(kinds)})" if kinds else ""),
         )
+    if kinds == ["remote"]:
+        for k in ("env", "cwd"):
+            if k in entry:  # (accepted and ignored before: the organiser's intent lost)
+                raise err(f"{key}.{k}", f"a remote bot is not launched by the arena: {k} "
+                          "is for a local bot (a remote one runs with its own)")  # fmt: skip
     env_data = entry.get("env", {})
     if not isinstance(env_data, Mapping) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in env_data.items()
@@ -1116,4 +1121,4 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
         if token_env is not None and repr(token[:40]) in problem:
             problem = problem.split(", got ")[0]
         raise err(where, _token_fault(token_env, problem))
-    return BotSpec(name=name, kind="remote", token=token, env=env, cwd=cwd)
+    return BotSpec(name=name, kind="remote", token=token)

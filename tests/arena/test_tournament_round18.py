@@ -110,3 +110,18 @@ def test_a_flooding_bots_log_is_left_at_its_first_and_last_mib_when_it_stops(
     assert text.startswith(b"--- ") and b"first 000000 " in text[:keep]
     assert text.endswith(b"then 002499 " + b"x" * 60 + b"\n")
     assert b"bytes dropped here ---" in text
+
+
+@pytest.mark.parametrize("extra", ['env = { X = "1" }', 'cwd = "."'])
+def test_env_or_cwd_on_a_remote_bot_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extra: str
+) -> None:
+    """`env` and `cwd` are "for a local bot" (docs/tournament.md, `[bots]`): on a remote
+    bot, which the arena does not launch, they were accepted and ignored (and still
+    changed the tournament id), so an organiser's mistake went unsaid."""
+    monkeypatch.setenv("R18_FRIEND_TOKEN", "s3cret-token-1")
+    text = BOTS.replace(
+        'token_env = "R18_FRIEND_TOKEN" }', f'token_env = "R18_FRIEND_TOKEN", {extra} }}'
+    )
+    key = extra.split()[0]
+    assert f"bots.friend.{key}: a remote bot is not launched by the arena" in _error(tmp_path, text)
