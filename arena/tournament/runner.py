@@ -375,6 +375,15 @@ class _BotProcess:
         _LIVE_GROUPS.add(self.proc.pid)
         log.info("bot %s started (pid %d, log %s)", self.spec.name, self.proc.pid, self.log_path)
 
+    def note(self, text: str) -> None:
+        """A line of the runner's in the bot's log (like the one each start begins with), so
+        that the log read alone tells why the bot stopped and what came of it."""
+        if self._fh is None:
+            return
+        with contextlib.suppress(OSError):  # (a full disk: the storage's error says so)
+            self._fh.write(f"--- {time.strftime('%H:%M:%S')} {text}\n".encode())
+            self._fh.flush()
+
     def trim_log(self, last: bool = False) -> None:
         """Cut the log to its first and last :data:`LOG_KEEP_BYTES` once it is larger than
         :data:`LOG_LIMIT_BYTES`, with a line saying how much was dropped. The bot writes on
@@ -1147,6 +1156,7 @@ async def _monitor(
                     continue
                 if left[p.spec.name] <= 0:
                     p.done = True
+                    p.note(f"exited with code {code} after its last match: not restarted")
                     log.info("bot %s exited with code %s after its last match: not restarted",
                              p.spec.name, code)  # fmt: skip
                     await p.stop()  # what it started goes with it
@@ -1157,6 +1167,8 @@ async def _monitor(
                               "restarted; the referee plays its seats to the end (strikes, "
                               "then forfeits). Log tail:\n%s",
                               p.spec.name, code, max_restarts, p.tail(5))  # fmt: skip
+                    p.note(f"exited with code {code} again, after {max_restarts} restarts: not "
+                           "restarted; the referee plays its seats to the end")  # fmt: skip
                     await p.stop()  # what it started goes with it
                     continue
                 await _restart(p, code, max_restarts)
@@ -1171,6 +1183,7 @@ async def _restart(p: _BotProcess, code: int | None, max_restarts: int) -> None:
     p.restarts += 1
     log.warning("bot %s exited with code %s; restarting it (%d/%d). Log tail:\n%s",
                 p.spec.name, code, p.restarts, max_restarts, p.tail(5))  # fmt: skip
+    p.note(f"exited with code {code}; restarting it ({p.restarts}/{max_restarts})")
     await p.stop()
     try:
         await p.start()

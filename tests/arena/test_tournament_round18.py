@@ -125,3 +125,48 @@ def test_env_or_cwd_on_a_remote_bot_is_refused(
     )
     key = extra.split()[0]
     assert f"bots.friend.{key}: a remote bot is not launched by the arena" in _error(tmp_path, text)
+
+
+def test_a_dying_bots_own_log_says_it_was_restarted_and_then_given_up(tmp_path: Path) -> None:
+    """docs/tournament.md: a local bot that dies is restarted up to 3 times, and "after its
+    last restart the log says it is not restarted again". The bot's log (`<out>/logs/`)
+    said nothing of it: only a "starting" line per start; the exits, the restarts and the
+    giving up were on the arena's stderr alone."""
+    import asyncio
+    import sys
+    from collections import Counter
+
+    from arena.tournament.config import BotSpec
+    from arena.tournament.runner import _BotProcess, _monitor
+
+    log = tmp_path / "dies.log"
+
+    async def scenario() -> _BotProcess:
+        argv = [sys.executable, "-c", "raise SystemExit(7)"]
+        bot = _BotProcess(BotSpec(name="dies", kind="command"), argv, "t", log)
+        await bot.start()
+        stopping = asyncio.Event()
+        monitor = asyncio.create_task(_monitor({"dies": bot}, stopping, 2, Counter(dies=1)))
+        for _ in range(600):  # (a guard, not a timing)
+            if bot.given_up or monitor.done():
+                break
+            await asyncio.sleep(0.05)
+        stopping.set()
+        await monitor
+        await bot.stop()
+        return bot
+
+    bot = asyncio.run(scenario())
+    assert bot.given_up and bot.restarts == 2
+    lines = [
+        line.split(" ", 2)[2] for line in log.read_text().splitlines() if line.startswith("--- ")
+    ]
+    assert lines == [
+        "starting dies",
+        "exited with code 7; restarting it (1/2)",
+        "starting dies",
+        "exited with code 7; restarting it (2/2)",
+        "starting dies",
+        "exited with code 7 again, after 2 restarts: not restarted; the referee plays its "
+        "seats to the end",
+    ]
