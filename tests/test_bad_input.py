@@ -119,7 +119,7 @@ def test_config_refuses_two_remote_bots_with_one_token(
                    'near = { remote = true, token_env = "SAME_TOKEN_X" }\n')  # fmt: skip
     with pytest.raises(ConfigError) as ei:
         load_config(_toml(tmp_path, text))
-    assert ei.value.key == "bots.near.token" and "bots.far" in str(ei.value)
+    assert ei.value.key == "bots.near.token_env" and "bots.far" in str(ei.value)
     assert "0123456789abcdef" not in str(ei.value)  # a token is never printed
 
 

@@ -987,11 +987,17 @@ def _bots(value: Any, base: Path, err: _Err) -> tuple[BotSpec, ...]:
         spec = _bot(name, entry, key, base, err)
         if spec.token is not None:
             if spec.token in token_of:
-                raise err(f"{key}.token", f"the same token as bots.{token_of[spec.token]}: "
+                field = "token_env" if "token_env" in entry else "token"  # a remote's table
+                raise err(f"{key}.{field}", f"the same token as bots.{token_of[spec.token]}: "
                           "each remote bot needs a token of its own")  # fmt: skip
             token_of[spec.token] = name
         specs.append(spec)
     return tuple(specs)
+
+
+def _token_fault(token_env: str | None, problem: str) -> str:
+    """``problem`` of a remote bot's token, said of the variable it came from, if any."""
+    return problem if token_env is None else f"the value of {token_env}: {problem}"
 
 
 def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
@@ -1008,6 +1014,11 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
             'command = "<launch command>", remote = true'
             + (f" (got {', '.join(kinds)})" if kinds else ""),
         )
+    if kinds == ["remote"]:
+        for k in ("env", "cwd"):
+            if k in entry:  # (accepted and ignored before: the organiser's intent lost)
+                raise err(f"{key}.{k}", f"a remote bot is not launched by the arena: {k} "
+                          "is for a local bot (a remote one runs with its own)")  # fmt: skip
     env_data = entry.get("env", {})
     if not isinstance(env_data, Mapping) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in env_data.items()
@@ -1093,14 +1104,21 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
     token_env = _get(entry, "token_env", str, None, err, f"{key}.")
     if (token is None) == (token_env is None):
         raise err(key, 'a remote bot needs exactly one of token = "..." or token_env = "VAR"')
+    where = f"{key}.token"
     if token_env is not None:
         token = os.environ.get(token_env)
         if not token:
             raise err(f"{key}.token_env", f"environment variable {token_env} is not set")
+        # The fault is in the variable, not in a `token` key the file does not have; and
+        # its value is kept out of the message (a CI log, a shared screen): that is why
+        # it is not in the file.
+        where = f"{key}.token_env"
     assert token is not None
     if len(token) < 8:
-        raise err(f"{key}.token", "must be at least 8 characters")
+        raise err(where, _token_fault(token_env, "must be at least 8 characters"))
     problem = token_problem(token)
     if problem is not None:
-        raise err(f"{key}.token", problem)
-    return BotSpec(name=name, kind="remote", token=token, env=env, cwd=cwd)
+        if token_env is not None and repr(token[:40]) in problem:
+            problem = problem.split(", got ")[0]
+        raise err(where, _token_fault(token_env, problem))
+    return BotSpec(name=name, kind="remote", token=token)

@@ -331,6 +331,9 @@ class _BotProcess:
         self._fh: IO[bytes] | None = None
         #: Where this start's lines begin in the log (it keeps the earlier runs' lines).
         self._log_start = 0
+        #: The log was cut in this run: the bot floods it, and the last cut, when it stops,
+        #: leaves it at its first and last MiB whatever it wrote since the cut before.
+        self._log_cut = False
 
     async def start(self) -> None:
         try:
@@ -373,16 +376,29 @@ class _BotProcess:
         _LIVE_GROUPS.add(self.proc.pid)
         log.info("bot %s started (pid %d, log %s)", self.spec.name, self.proc.pid, self.log_path)
 
-    def trim_log(self) -> None:
+    def note(self, text: str) -> None:
+        """A line of the runner's in the bot's log (like the one each start begins with), so
+        that the log read alone tells why the bot stopped and what came of it."""
+        if self._fh is None:
+            return
+        with contextlib.suppress(OSError):  # (a full disk: the storage's error says so)
+            self._fh.write(f"--- {time.strftime('%H:%M:%S')} {text}\n".encode())
+            self._fh.flush()
+
+    def trim_log(self, last: bool = False) -> None:
         """Cut the log to its first and last :data:`LOG_KEEP_BYTES` once it is larger than
         :data:`LOG_LIMIT_BYTES`, with a line saying how much was dropped. The bot writes on
-        (it appends); what it writes during the cut itself may be lost."""
+        (it appends); what it writes during the cut itself may be lost. ``last`` (the bot
+        is stopped): a log cut before is cut again once it holds more than it keeps."""
         fh = self._fh
         if fh is None:
             return
         try:
             size = os.fstat(fh.fileno()).st_size
-            if size <= LOG_LIMIT_BYTES:
+            # (A bot printing in a loop writes tens of MiB after a cut before the next
+            # check: without the last cut its log stayed up to 64 MiB, not the 2 it keeps.)
+            limit = 2 * LOG_KEEP_BYTES + 4096 if last and self._log_cut else LOG_LIMIT_BYTES
+            if size <= limit:
                 return
             # (From the file the bot writes to, not its path: a bot that removed its log
             # went on writing to the file without a name, and the cut failed on the path
@@ -397,6 +413,7 @@ class _BotProcess:
                 + end
             )
             fh.flush()
+            self._log_cut = True
         except OSError as e:  # (the disk is full, say: the storage's error will say so)
             log.warning("could not cut the log of bot %s (%s): %s", self.spec.name,
                         self.log_path, e.strerror or e)  # fmt: skip
@@ -447,7 +464,7 @@ class _BotProcess:
         if self._fh is not None:
             # What it wrote since the last check (twice a second) is cut too: a bot printing
             # fast writes gigabytes in half a second, and its log stays on the disk.
-            self.trim_log()
+            self.trim_log(last=True)
             self._fh.close()
             self._fh = None
 
@@ -1140,6 +1157,7 @@ async def _monitor(
                     continue
                 if left[p.spec.name] <= 0:
                     p.done = True
+                    p.note(f"exited with code {code} after its last match: not restarted")
                     log.info("bot %s exited with code %s after its last match: not restarted",
                              p.spec.name, code)  # fmt: skip
                     await p.stop()  # what it started goes with it
@@ -1150,6 +1168,8 @@ async def _monitor(
                               "restarted; the referee plays its seats to the end (strikes, "
                               "then forfeits). Log tail:\n%s",
                               p.spec.name, code, max_restarts, p.tail(5))  # fmt: skip
+                    p.note(f"exited with code {code} again, after {max_restarts} restarts: not "
+                           "restarted; the referee plays its seats to the end")  # fmt: skip
                     await p.stop()  # what it started goes with it
                     continue
                 await _restart(p, code, max_restarts)
@@ -1164,6 +1184,7 @@ async def _restart(p: _BotProcess, code: int | None, max_restarts: int) -> None:
     p.restarts += 1
     log.warning("bot %s exited with code %s; restarting it (%d/%d). Log tail:\n%s",
                 p.spec.name, code, p.restarts, max_restarts, p.tail(5))  # fmt: skip
+    p.note(f"exited with code {code}; restarting it ({p.restarts}/{max_restarts})")
     await p.stop()
     try:
         await p.start()

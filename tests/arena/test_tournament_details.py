@@ -71,6 +71,9 @@ class _ExitedBot:
     def trim_log(self) -> None:
         pass
 
+    def note(self, text: str) -> None:
+        pass
+
 
 def test_a_failed_match_counts_as_played_for_the_bots_left_matches(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -1,0 +1,172 @@
+"""An organiser's audit of docs/tournament.md (round 18): what it found wrong."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from arena.tournament.config import ConfigError, load_config
+
+BOTS = """
+[bots]
+a = "random"
+b = "heuristic"
+friend = { remote = true, token_env = "R18_FRIEND_TOKEN" }
+"""
+
+
+def _error(tmp_path: Path, text: str) -> str:
+    p = tmp_path / "t.toml"
+    p.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as ei:
+        load_config(p)
+    return str(ei.value)
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ("short", "bots.friend.token_env: the value of R18_FRIEND_TOKEN: must be at least 8"),
+        ("a secret with spaces", "bots.friend.token_env: the value of R18_FRIEND_TOKEN: a token "
+                                 "is printable ASCII without spaces"),
+    ],
+)  # fmt: skip
+def test_a_bad_token_from_the_environment_names_its_variable_and_hides_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str, says: str
+) -> None:
+    """A token read from `token_env` that is unusable was blamed on `bots.friend.token`,
+    a key the file does not have, and one with a space was quoted whole in the message,
+    though `token_env` is there to keep it out of files and logs."""
+    monkeypatch.setenv("R18_FRIEND_TOKEN", value)
+    message = _error(tmp_path, BOTS)
+    assert says in message
+    assert value not in message
+
+
+def test_two_remote_bots_with_one_token_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("R18_FRIEND_TOKEN", "s3cret-token-1")
+    message = _error(tmp_path, BOTS + 'pal = { remote = true, token_env = "R18_FRIEND_TOKEN" }\n')
+    assert "bots.pal.token_env: the same token as bots.friend" in message
+    assert "s3cret-token-1" not in message
+
+
+def test_a_flooding_bots_log_is_left_at_its_first_and_last_mib_when_it_stops(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/tournament.md: a bot's log past 64 MiB is cut to its first and last MiB, and
+    "the log left at the end is at most about 2 MiB". What a flooding bot wrote after the
+    last cut stayed whole when it stopped (up to 64 MiB: 33 MB left by a bot that printed
+    100 MB at its start), since the last check cut only a log over the limit again."""
+    import asyncio
+    import sys
+
+    from arena.tournament import runner
+    from arena.tournament.config import BotSpec
+    from arena.tournament.runner import _BotProcess
+
+    limit, keep = 256 << 10, 16 << 10
+    monkeypatch.setattr(runner, "LOG_LIMIT_BYTES", limit)
+    monkeypatch.setattr(runner, "LOG_KEEP_BYTES", keep)
+    log, first, go, done = (tmp_path / n for n in ("loud.log", "first", "go", "done"))
+    code = (
+        "import os, sys, time\n"
+        "def say(n, tag):\n"
+        "    for i in range(n): sys.stdout.write(f'{tag} {i:06d} ' + 'x' * 60 + '\\n')\n"
+        "    sys.stdout.flush()\n"
+        "say(5000, 'first')\n"  # ~350 KiB: over the limit
+        f"open({str(first)!r}, 'w').close()\n"
+        f"while not os.path.exists({str(go)!r}): time.sleep(0.01)\n"
+        "say(2500, 'then')\n"  # ~180 KiB after the cut: under the limit
+        f"open({str(done)!r}, 'w').close()\n"
+        "time.sleep(60)\n"
+    )
+
+    async def scenario() -> None:
+        bot = _BotProcess(BotSpec(name="loud", kind="command"), [sys.executable, "-c", code],
+                          "t", log)  # fmt: skip
+        await bot.start()
+        try:
+            for _ in range(1000):  # (a guard, not a timing)
+                if first.exists():
+                    break
+                await asyncio.sleep(0.01)
+            bot.trim_log()  # as the runner does twice a second
+            assert b"dropped here" in log.read_bytes()
+            go.touch()
+            for _ in range(1000):
+                if done.exists():
+                    break
+                await asyncio.sleep(0.01)
+            assert done.exists()
+        finally:
+            await bot.stop()
+
+    asyncio.run(scenario())
+    text = log.read_bytes()
+    assert len(text) <= 2 * keep + 4096, len(text)
+    assert text.startswith(b"--- ") and b"first 000000 " in text[:keep]
+    assert text.endswith(b"then 002499 " + b"x" * 60 + b"\n")
+    assert b"bytes dropped here ---" in text
+
+
+@pytest.mark.parametrize("extra", ['env = { X = "1" }', 'cwd = "."'])
+def test_env_or_cwd_on_a_remote_bot_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extra: str
+) -> None:
+    """`env` and `cwd` are "for a local bot" (docs/tournament.md, `[bots]`): on a remote
+    bot, which the arena does not launch, they were accepted and ignored (and still
+    changed the tournament id), so an organiser's mistake went unsaid."""
+    monkeypatch.setenv("R18_FRIEND_TOKEN", "s3cret-token-1")
+    text = BOTS.replace(
+        'token_env = "R18_FRIEND_TOKEN" }', f'token_env = "R18_FRIEND_TOKEN", {extra} }}'
+    )
+    key = extra.split()[0]
+    assert f"bots.friend.{key}: a remote bot is not launched by the arena" in _error(tmp_path, text)
+
+
+def test_a_dying_bots_own_log_says_it_was_restarted_and_then_given_up(tmp_path: Path) -> None:
+    """docs/tournament.md: a local bot that dies is restarted up to 3 times, and "after its
+    last restart the log says it is not restarted again". The bot's log (`<out>/logs/`)
+    said nothing of it: only a "starting" line per start; the exits, the restarts and the
+    giving up were on the arena's stderr alone."""
+    import asyncio
+    import sys
+    from collections import Counter
+
+    from arena.tournament.config import BotSpec
+    from arena.tournament.runner import _BotProcess, _monitor
+
+    log = tmp_path / "dies.log"
+
+    async def scenario() -> _BotProcess:
+        argv = [sys.executable, "-c", "raise SystemExit(7)"]
+        bot = _BotProcess(BotSpec(name="dies", kind="command"), argv, "t", log)
+        await bot.start()
+        stopping = asyncio.Event()
+        monitor = asyncio.create_task(_monitor({"dies": bot}, stopping, 2, Counter(dies=1)))
+        for _ in range(600):  # (a guard, not a timing)
+            if bot.given_up or monitor.done():
+                break
+            await asyncio.sleep(0.05)
+        stopping.set()
+        await monitor
+        await bot.stop()
+        return bot
+
+    bot = asyncio.run(scenario())
+    assert bot.given_up and bot.restarts == 2
+    lines = [
+        line.split(" ", 2)[2] for line in log.read_text().splitlines() if line.startswith("--- ")
+    ]
+    assert lines == [
+        "starting dies",
+        "exited with code 7; restarting it (1/2)",
+        "starting dies",
+        "exited with code 7; restarting it (2/2)",
+        "starting dies",
+        "exited with code 7 again, after 2 restarts: not restarted; the referee plays its "
+        "seats to the end",
+    ]
