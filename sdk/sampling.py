@@ -127,6 +127,7 @@ def constraints_of(view: PlayerView) -> Constraints:
 
     # Play history: cards seen, voids and must_beat limits, trump per trick.
     seen = 0
+    played_by = {s: 0 for s in range(n)}
     excluded = {s: 0 for s in range(n)}
     fixed = {s: 0 for s in range(n)}
     fixed[TALON] = 0
@@ -145,6 +146,7 @@ def constraints_of(view: PlayerView) -> Constraints:
         best = lead
         for s, c in plays:
             seen |= 1 << c
+            played_by[s] |= 1 << c
             counts[s] -= 1
         for s, c in plays[1:]:
             suit = c // 6
@@ -169,7 +171,9 @@ def constraints_of(view: PlayerView) -> Constraints:
         else:
             partners = (1 << (6 * int(x) + 2)) | (1 << (6 * int(x) + 3))
         fixed[int(s)] |= partners & ~seen
-    hidden_gives = [to for to, card in gives if card is None]
+    # A receiver who has played a shown talon card got that card in his pass: the declarer
+    # gives each opponent one card, so his pass is settled and holds no other talon card.
+    hidden_gives = [to for to, card in gives if card is None and not played_by[to] & talon_shown]
     passed_known = _mask(card for _, card in gives if card is not None)
     talon_left = talon_shown & ~seen & ~hand & ~passed_known
     cases: list[tuple[int, dict[int, int]]] = []

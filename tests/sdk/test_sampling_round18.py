@@ -1,0 +1,384 @@
+"""sdk.sampling and sdk.hand checked from the outside, over real games of every preset and
+option that changes what a view reveals.
+
+At every decision of a game (random and heuristic players), for every seat:
+
+- the true deal satisfies every constraint the sampler infers (``constraints_of``: a case
+  whose pinned cards, exclusions and hand sizes the truth meets), so the sampler can draw it;
+- every drawn deal agrees with the view, by an independent reading of the history taken
+  from the true state as the game was played (trump and best card at each play);
+- ``sdk.hand``'s helpers agree with a brute-force reading of the history.
+
+On small late-deal positions the draws are compared with a brute-force enumeration of every
+consistent deal (chi-square, fixed seeds).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections.abc import Callable
+
+import pytest
+
+from bots.heuristic import HeuristicBot
+from engine import (
+    PRESETS,
+    Action,
+    Game,
+    Phase,
+    Play,
+    PlayerView,
+    Ruleset,
+    observe,
+    parse_action,
+    parse_cards,
+)
+from engine.cards import Card, Suit
+from sdk import hand as sdk_hand
+from sdk.sampling import TALON, Sampler, constraints_of
+
+_FULL = (1 << 24) - 1
+_ACES = (1 << 5) | (1 << 11) | (1 << 17) | (1 << 23)
+
+
+def _suit(s: int) -> int:
+    return 63 << (6 * s)
+
+
+def _mask(cards: object) -> int:
+    m = 0
+    for c in cards:  # type: ignore[attr-defined]
+        m |= 1 << int(c)
+    return m
+
+
+def _variant(preset: str, **options: object) -> Ruleset:
+    name = preset + "".join(f"+{k}={v}" for k, v in options.items())
+    return dataclasses.replace(PRESETS[preset], name=name, **options)  # type: ignore[arg-type]
+
+
+RULESETS = [
+    PRESETS["classic"],
+    PRESETS["1001"],
+    PRESETS["1001-4p"],
+    _variant("classic", talon_visible=False),
+    _variant("1001-4p", talon_visible=False),
+    _variant("classic", must_beat=True),
+    _variant("1001-4p", must_beat=True, talon_visible=False),
+    _variant("classic", marriage_needs_trick=False),
+    _variant("1001", ace_marriage=False, must_beat=True),
+]
+
+
+# ---------------------------------------------------------------- truth taken while playing
+
+
+@dataclasses.dataclass
+class Follow:
+    """One card played after the lead, with the true state at that moment."""
+
+    seat: int
+    card: int
+    led: int
+    trump: int  # -1: none
+    best: int  # the card taking the trick before this one
+
+
+def _best(trick: list[int], trump: int) -> int:
+    best = trick[0]
+    for c in trick[1:]:
+        if (c // 6 == best // 6 and c > best) or (c // 6 == trump and best // 6 != trump):
+            best = c
+    return best
+
+
+def _rich_deal(
+    rng: random.Random, rules: Ruleset, dealer: int
+) -> tuple[list[list[int]], list[int]]:
+    """A deal that often holds marriages or all four aces in one hand (random deals seldom
+    do), so that declarations and the ace marriage are played."""
+    deck = list(range(24))
+    rng.shuffle(deck)
+    n = rules.players
+    active = [s for s in range(n) if n == 3 or s != dealer]
+    hands: list[list[int]] = [[] for _ in range(n)]
+    kind = rng.random()
+    if kind < 0.3:
+        # All four aces to one seat.
+        who = rng.choice(active)
+        hands[who] = [5, 11, 17, 23]
+        deck = [c for c in deck if c % 6 != 5]
+    elif kind < 0.7:
+        # One or two marriages to random seats.
+        for suit in rng.sample(range(4), rng.choice((1, 2))):
+            who = rng.choice(active)
+            if len(hands[who]) <= 5:
+                hands[who] += [6 * suit + 2, 6 * suit + 3]
+                deck = [c for c in deck if c not in (6 * suit + 2, 6 * suit + 3)]
+    for s in active:
+        while len(hands[s]) < 7:
+            hands[s].append(deck.pop())
+    return hands, deck[:3]
+
+
+class Recorder:
+    """Plays a deal, keeping the true facts each play reveals."""
+
+    def __init__(self, game: Game) -> None:
+        self.game = game
+        self.follows: list[Follow] = []
+        self.trumps: list[int] = []  # true trump at each trick of the deal (current last)
+
+    def apply(self, action: Action) -> None:
+        g = self.game
+        seat = g.to_act
+        assert seat is not None
+        if g.phase is Phase.PLAYING:
+            assert isinstance(action, Play)
+            trump_before = -1 if g.trump is None else int(g.trump)
+            if g.trick:
+                trick = [int(c) for _, c in g.trick]
+                self.follows.append(
+                    Follow(
+                        seat,
+                        int(action.card),
+                        trick[0] // 6,
+                        trump_before,
+                        _best(trick, trump_before),
+                    )
+                )
+        g.apply(action, seat=seat)
+        if g.phase is Phase.PLAYING and len(g.trick) == 1:
+            self.trumps.append(-1 if g.trump is None else int(g.trump))
+
+
+# ---------------------------------------------------------------- independent consistency
+
+
+def violations(view: PlayerView, follows: list[Follow], hands: list[int], talon: int) -> list[str]:
+    """What is wrong with ``hands`` (every seat's current cards) and ``talon`` (the face-down
+    talon in the auction) as a deal behind ``view``, read from the history and the true
+    per-play facts ``follows`` (not from the sampler's reading)."""
+    out: list[str] = []
+    n = len(view.scores)
+    played_by = [0] * n
+    for t in view.tricks:
+        for s, c in t.cards:
+            played_by[s] |= 1 << int(c)
+    for s, c in view.trick:
+        played_by[s] |= 1 << int(c)
+    played = 0
+    for m in played_by:
+        played |= m
+    if hands[view.seat] != _mask(view.hand):
+        out.append("my hand differs")
+    bidding = view.phase is Phase.BIDDING
+    seen = played
+    for s in range(n):
+        if hands[s] & seen:
+            out.append(f"seat {s} holds a card twice or a played card")
+        seen |= hands[s]
+    if bidding:
+        if talon.bit_count() != 3 or talon & seen:
+            out.append("bad face-down talon")
+        seen |= talon
+    if seen != _FULL:
+        out.append("the cards do not make the deck")
+    decl = view.declarer
+    for s in range(n):
+        size = 7 if s in view.active_seats else 0
+        if not bidding and s == decl:
+            size += 3
+        for to, _ in view.gives:
+            size += (to == s) - (decl == s)
+        size -= played_by[s].bit_count()
+        if hands[s].bit_count() != size:
+            out.append(f"seat {s} holds {hands[s].bit_count()} cards, not {size}")
+    must_beat = view.ruleset.must_beat
+    for f in follows:
+        h = hands[f.seat]
+        suit = f.card // 6
+        if suit != f.led:
+            if h & _suit(f.led):
+                out.append(f"seat {f.seat} did not follow {f.led} but holds it")
+            if f.trump >= 0 and suit != f.trump and h & _suit(f.trump):
+                out.append(f"seat {f.seat} did not trump but holds a trump")
+        obliged = f.led if suit == f.led else f.trump if suit == f.trump else -1
+        if must_beat and obliged >= 0 and f.best // 6 == obliged and f.card < f.best:
+            above = _suit(obliged) & ~((2 << f.best) - 1)
+            if h & above:
+                out.append(f"seat {f.seat} played under {f.best} but holds a higher card")
+    for who, msuit in view.marriages:
+        partners = _ACES if msuit is None else 3 << (6 * int(msuit) + 2)
+        if partners & ~played & ~hands[who]:
+            out.append(f"seat {who}'s declared marriage lost its partner card")
+    pass_time = [hands[s] | played_by[s] for s in range(n)]
+    for to, card in view.gives:
+        if card is not None and not pass_time[to] >> int(card) & 1:
+            out.append(f"{card} was passed to {to}, who neither holds nor played it")
+    if view.talon is not None and not bidding and decl is not None:
+        shown = _mask(view.talon)
+        receivers = 0
+        for to, card in view.gives:
+            receivers |= 1 << to
+            got = pass_time[to] & shown
+            # A known pass holds exactly its card's talon share; a hidden one at most one.
+            most = shown & (1 << int(card)) if card is not None else got & -got
+            if got != most:
+                out.append(f"seat {to} received talon cards {got:#x} in one pass")
+            shown &= ~got
+        if shown & ~pass_time[decl]:
+            out.append("a talon card left the declarer other than by a pass")
+    return out
+
+
+def truth_meets_constraints(view: PlayerView, hands: list[int], talon: int) -> list[str]:
+    """Whether the true deal is one the sampler can draw: some case of ``constraints_of``
+    whose pinned cards, exclusions and sizes it meets."""
+    k = constraints_of(view)
+
+    def held(s: int) -> int:
+        return talon if s == TALON else hands[s] if 0 <= s < len(hands) else 0
+
+    problems: list[str] = []
+    for s, cnt in k.counts.items():
+        if held(s).bit_count() != cnt:
+            problems.append(f"count of {s}: {cnt}, truth {held(s).bit_count()}")
+    for s, m in k.excluded.items():
+        if m & held(s):
+            problems.append(f"seat {s} excluded from {m & held(s):#x}, which it holds")
+    reasons = []
+    for _, extra in k.cases or [(1, {})]:
+        bad = [
+            s for s in set(k.fixed) | set(extra) if (k.fixed.get(s, 0) | extra.get(s, 0)) & ~held(s)
+        ]
+        if not bad:
+            break
+        reasons.append(bad)
+    else:
+        problems.append(f"no case pins only true cards: {reasons}")
+    return problems
+
+
+# ---------------------------------------------------------------- sdk.hand, brute force
+
+
+def check_hand_helpers(view: PlayerView, rec: Recorder, hands: list[int]) -> None:
+    tricks = [list(t.cards) for t in view.tricks] + ([list(view.trick)] if view.trick else [])
+    played = {c for t in tricks for _, c in t}
+    assert sdk_hand.played_cards(view) == played
+    mine = set(view.hand)
+    assert sdk_hand.outstanding_cards(view) == {Card(c) for c in range(24)} - mine - played
+    # The trump in force at each trick, as the game had it.
+    if view.phase is Phase.PLAYING:
+        got = [-1 if t is None else int(t) for t in sdk_hand.trumps_by_trick(view)]
+        want = rec.trumps[: len(view.tricks) + (1 if view.trick else 0)]
+        assert got[: len(want)] == want, (got, want)
+    # Voids: a suit not followed, or a trump not played when one was set.
+    want_voids: dict[int, set[Suit]] = {s: set() for s in range(len(view.scores))}
+    for f in rec.follows:
+        if f.card // 6 != f.led:
+            want_voids[f.seat].add(Suit(f.led))
+            if f.trump >= 0 and f.card // 6 != f.trump:
+                want_voids[f.seat].add(Suit(f.trump))
+    voids = sdk_hand.voids(view)
+    assert voids == want_voids
+    for s, suits in voids.items():
+        for suit in suits:
+            assert not hands[s] & _suit(int(suit)), (s, suit)
+    # Masters: no card of the suit outside my hand and the played cards ranks above.
+    out_cards = set(range(24)) - {int(c) for c in mine} - {int(c) for c in played}
+    want_masters = {c for c in mine if not any(o // 6 == c.suit and o > int(c) for o in out_cards)}
+    assert sdk_hand.masters(view) == want_masters
+
+
+# ---------------------------------------------------------------- driving games
+
+
+def _player(rng: random.Random, smart: bool) -> Callable[[PlayerView], Action]:
+    bot = HeuristicBot()
+
+    def choose(view: PlayerView) -> Action:
+        if smart and rng.random() < 0.8:
+            return bot.act(view)
+        return rng.choice(view.legal_actions)
+
+    return choose
+
+
+def play_and_check(rules: Ruleset, seed: int, draws: int = 2, deals: int = 1) -> int:
+    """Play ``deals`` deals of a game of ``rules`` and check every view at every decision;
+    returns how many views were checked."""
+    rng = random.Random(seed)
+    n = rules.players
+    dealer = rng.randrange(n)
+    deal_map = {d: _rich_deal(rng, rules, (dealer + d) % n) for d in range(deals)}
+    kwargs: dict[str, object] = {}
+    if rules.barrel and rng.random() < 0.5:
+        # Someone on the barrel: the heuristic bids towards 120 only.
+        kwargs = {"scores": tuple([880] + [0] * (n - 1)), "barrel": tuple([2] + [0] * (n - 1))}
+    g = Game.new(rules, seed, [f"p{i}" for i in range(n)], deals=deal_map, dealer=dealer, **kwargs)  # type: ignore[arg-type]
+    smart = rng.random() < 0.6
+    players = [_player(rng, smart) for _ in range(n)]
+    checked = 0
+    for deal in range(deals):
+        rec = Recorder(g)
+        while not g.is_over and g.deal_number == deal:
+            hands = [_mask(g.hand(s)) for s in range(n)]
+            talon = _mask(g.talon) if g.phase is Phase.BIDDING else 0
+            for seat in range(n):
+                view = observe(g, seat)
+                bad = violations(view, rec.follows, hands, talon)
+                assert not bad, ("the truth fails the reference check", seat, bad)
+                bad = truth_meets_constraints(view, hands, talon)
+                assert not bad, (rules.name, seed, seat, [str(a) for a in g.actions], bad)
+                check_hand_helpers(view, rec, hands)
+                sampler = Sampler(view)
+                for _ in range(draws):
+                    d = sampler.sample(rng)
+                    bad = violations(view, rec.follows, list(d.hand_masks), d.talon_mask)
+                    assert not bad, (rules.name, seed, seat, [str(a) for a in g.actions], bad)
+                checked += 1
+            actor = g.to_act
+            assert actor is not None
+            rec.apply(players[actor](observe(g, actor)))
+    return checked
+
+
+@pytest.mark.parametrize("rules", RULESETS, ids=lambda r: r.name)
+def test_every_view_of_real_games(rules: Ruleset) -> None:
+    # (A conceded deal ends after a dozen decisions: the views are counted over the seeds.)
+    assert sum(play_and_check(rules, seed) for seed in range(3)) > 60
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rules", RULESETS, ids=lambda r: r.name)
+def test_every_view_of_real_games_long(rules: Ruleset) -> None:
+    for seed in range(100, 140):
+        play_and_check(rules, seed, draws=4, deals=2)
+
+
+def test_a_receiver_who_played_a_talon_card_holds_no_other() -> None:
+    # Seat 2 took the talon 10♣ Q♥ 10♠ and passed 10♣ to seat 0 (hidden from seat 1);
+    # seat 0 has played 10♣. Seat 1 then knows seat 0's pass was 10♣, so 10♠ stayed with
+    # the declarer. The sampler kept "seat 0's pass may have been 10♠" open and drew
+    # seat 0 holding 10♠ (two talon cards from one pass of one card).
+    hands = ["9♥ Q♠ Q♣ K♠ K♦ Q♦ J♥", "9♦ 9♣ J♠ J♣ 9♠ K♣ 10♦", "A♠ A♣ A♦ A♥ J♦ 10♥ K♥"]
+    g = Game.new(
+        "classic", 1, ["a", "b", "c"], dealer=0,
+        deals={0: ([parse_cards(h) for h in hands], parse_cards("10♣ Q♥ 10♠"))},
+    )  # fmt: skip
+    script = (
+        "bid 280, pass, pass, give 10♣ to 0, give A♠ to 1, contract 280, play 10♥, play J♥,"
+        " play J♠, play K♥ declare, play 9♥, play 9♦, play J♦, play K♦, play 10♦, play K♣,"
+        " play A♣, play 10♣"
+    )
+    for text in script.split(", "):
+        g.apply(parse_action(text))
+    view = observe(g, 1)
+    sampler = Sampler(view)
+    rng = random.Random(7)
+    s10 = int(parse_cards("10♠")[0])
+    for _ in range(200):
+        assert sampler.sample(rng).hand_masks[2] >> s10 & 1
