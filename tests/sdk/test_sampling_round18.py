@@ -16,7 +16,13 @@ consistent deal (chi-square, fixed seeds).
 from __future__ import annotations
 
 import dataclasses
+import itertools
+import math
+import os
 import random
+import subprocess
+import sys
+from collections import Counter
 from collections.abc import Callable
 
 import pytest
@@ -382,3 +388,179 @@ def test_a_receiver_who_played_a_talon_card_holds_no_other() -> None:
     s10 = int(parse_cards("10♠")[0])
     for _ in range(200):
         assert sampler.sample(rng).hand_masks[2] >> s10 & 1
+
+
+# ---------------------------------------------------------------- uniformity
+
+
+def history_weight(view: PlayerView, hands: list[int]) -> int:
+    """How many histories (a deal and the declarer's hidden passes) lead to ``hands``, as
+    seen from ``view``: a hidden pass to a receiver whose cards at the pass hold no shown
+    talon card could have been any of his 8 cards; one holding a talon card was that card.
+    (A hidden talon makes every deal equally many histories.)"""
+    if view.talon is None or view.phase is Phase.BIDDING:
+        return 1
+    played_by = [0] * len(hands)
+    for t in [*view.tricks, None]:
+        for s, c in t.cards if t is not None else view.trick:
+            played_by[s] |= 1 << int(c)
+    shown = _mask(view.talon)
+    w = 1
+    for to, card in view.gives:
+        if card is None and not (hands[to] | played_by[to]) & shown:
+            w *= 8
+    return w
+
+
+def enumerate_deals(view: PlayerView, follows: list[Follow]) -> Counter[tuple[int, ...]]:
+    """Every deal consistent with ``view`` (by :func:`violations`), with its weight."""
+    n = len(view.scores)
+    played = _mask(sdk_hand.played_cards(view))
+    mine = _mask(view.hand)
+    others = [s for s in view.active_seats if s != view.seat]
+    # The sizes, from the truth's reading: what the check accepts decides.
+    sizes = {s: 0 for s in others}
+    decl = view.declarer
+    for s in others:
+        size = 7 + (3 if s == decl else 0)
+        for to, _ in view.gives:
+            size += (to == s) - (decl == s)
+        size -= sum(1 for t in view.tricks for p, _ in t.cards if p == s)
+        size -= sum(1 for p, _ in view.trick if p == s)
+        sizes[s] = size
+    free = [c for c in range(24) if not (played | mine) >> c & 1]
+    out: Counter[tuple[int, ...]] = Counter()
+
+    def place(i: int, hands: list[int]) -> None:
+        if i == len(others):
+            full = list(hands)
+            if not violations(view, follows, full, 0):
+                out[tuple(full)] = history_weight(view, full)
+            return
+        s = others[i]
+        taken = 0
+        for m in hands:
+            taken |= m
+        rest = [c for c in free if not taken >> c & 1]
+        for combo in itertools.combinations(rest, sizes[s]):
+            hands[s] = _mask(combo)
+            place(i + 1, hands)
+        hands[s] = 0
+
+    start = [0] * n
+    start[view.seat] = mine
+    place(0, start)
+    return out
+
+
+def chi_square_p(observed: list[int], expected: list[float]) -> float:
+    """The p-value of Pearson's statistic (Wilson–Hilferty's normal approximation)."""
+    x = sum((o - e) ** 2 / e for o, e in zip(observed, expected, strict=True))
+    df = len(observed) - 1
+    if df == 0:
+        return 1.0
+    z = ((x / df) ** (1 / 3) - (1 - 2 / (9 * df))) / math.sqrt(2 / (9 * df))
+    return 0.5 * math.erfc(z / math.sqrt(2))
+
+
+def late_positions(rules: Ruleset, seed: int, cards_left: int) -> tuple[Game, Recorder] | None:
+    """Play a deal (heuristic and random players) until a hand holds ``cards_left`` cards
+    in the play; ``None`` if the deal ended before (a concession)."""
+    rng = random.Random(seed)
+    n = rules.players
+    dealer = rng.randrange(n)
+    g = Game.new(
+        rules,
+        seed,
+        [f"p{i}" for i in range(n)],
+        deals={0: _rich_deal(rng, rules, dealer)},
+        dealer=dealer,
+    )
+    rec = Recorder(g)
+    players = [_player(rng, True) for _ in range(n)]
+    while g.deal_number == 0:
+        if g.phase is Phase.PLAYING and len(g.hand(g.to_act)) <= cards_left:  # type: ignore[arg-type]
+            return g, rec
+        actor = g.to_act
+        assert actor is not None
+        rec.apply(players[actor](observe(g, actor)))
+    return None
+
+
+def check_uniform(rules: Ruleset, seed: int, cards_left: int) -> int:
+    """Compare every seat's draws with the enumeration; returns how many views were tested."""
+    pos = late_positions(rules, seed, cards_left)
+    if pos is None:
+        return 0
+    g, rec = pos
+    tested = 0
+    for seat in range(g.n):
+        view = observe(g, seat)
+        deals = enumerate_deals(view, rec.follows)
+        truth = tuple(_mask(g.hand(s)) for s in range(g.n))
+        assert deals[truth] > 0, "the enumeration misses the truth"
+        if len(deals) < 2:
+            continue
+        total = sum(deals.values())
+        draws = max(600, 8 * total // min(deals.values()))
+        sampler = Sampler(view)
+        rng = random.Random(seed * 31 + seat)
+        got: Counter[tuple[int, ...]] = Counter(
+            tuple(sampler.sample(rng).hand_masks) for _ in range(draws)
+        )
+        assert set(got) <= set(deals), (rules.name, seed, seat, "drew an inconsistent deal")
+        keys = sorted(deals)
+        p = chi_square_p([got[k] for k in keys], [draws * deals[k] / total for k in keys])
+        assert p > 1e-4, (rules.name, seed, seat, len(deals), p)
+        tested += 1
+    return tested
+
+
+@pytest.mark.parametrize("rules", RULESETS, ids=lambda r: r.name)
+def test_draws_are_uniform_late_in_the_deal(rules: Ruleset) -> None:
+    assert sum(check_uniform(rules, seed, 3) for seed in range(4)) > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rules", RULESETS, ids=lambda r: r.name)
+def test_draws_are_uniform_late_in_the_deal_long(rules: Ruleset) -> None:
+    for seed in range(100, 130):
+        check_uniform(rules, seed, 3 if rules.players == 4 else 4)
+
+
+# ---------------------------------------------------------------- determinism
+
+_DRAWS_SCRIPT = """
+import random, sys
+sys.path.insert(0, {tests!r})
+from test_sampling_round18 import late_positions, RULESETS
+from engine import observe
+from sdk.sampling import Sampler
+for rules in RULESETS[:3]:
+    g, _ = late_positions(rules, 1, 5)
+    for seat in range(g.n):
+        s = Sampler(observe(g, seat))
+        rng = random.Random(seat)
+        print([s.sample(rng).hand_masks for _ in range(5)])
+"""
+
+
+def test_the_same_seed_gives_the_same_draws() -> None:
+    # Two samplers of one view, and two processes with different hash seeds (sets and
+    # dicts of other keys would order differently), draw the same deals from one seed.
+    script = _DRAWS_SCRIPT.format(tests=os.path.dirname(__file__))
+    outs = []
+    for hash_seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        outs.append(
+            subprocess.run(
+                [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+            ).stdout
+        )
+    assert outs[0] == outs[1] and outs[0].count("\n") >= 9
+    pos = late_positions(RULESETS[2], 1, 5)
+    assert pos is not None
+    view = observe(pos[0], 0)
+    a, b = Sampler(view), Sampler(view)
+    ra, rb = random.Random(3), random.Random(3)
+    assert [a.sample(ra) for _ in range(20)] == [b.sample(rb) for _ in range(20)]
