@@ -14,13 +14,22 @@ solves each filled-in deal. Every sample respects all the view reveals:
 - under ``must_beat``: a player who followed (or trumped) below the trick's best card of
   that suit has no card of that suit above it;
 - marriages: the declarer of a marriage held both of its cards at the lead, so a partner
-  card not played since is still in his hand (the ace marriage: all four aces).
+  card not played since is still in his hand (the ace marriage: all four aces);
+- the contract: one above the winning bid and above 120 is capped by the marriages in the
+  declarer's 8 cards (RULES.md §5), so he held marriages worth at least the excess then
+  (one of the smallest sets of marriages that are worth it: a union of alternatives).
+
+The auction is not read (a bid above 120 proves marriages in the 7 cards dealt, before
+the talon and the passes): ``accept`` can add it.
 
 Sampling is exact and rejection-free: every unknown card has a set of allowed owners (the
 other hands, and the talon while it is face down), cards with the same set form a class, and
 a dynamic programme over the classes counts the completions for each split of a class among
 its owners; a sample walks the classes drawing each split in proportion to the completions
-it leaves, so every consistent deal is equally likely. An optional ``accept`` predicate adds
+it leaves, so every consistent deal is equally likely. (The contract's alternatives are
+drawn as a union: one alternative in proportion to its deals, a deal of it, kept with
+probability 1 / the number of alternatives it meets — uniform over the union, retried
+fewer times on average than there are alternatives.) An optional ``accept`` predicate adds
 constraints that do not fit that form (retried, then dropped rather than looping forever).
 
 >>> import random
@@ -37,14 +46,18 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import combinations
 from math import comb
 from typing import TypeVar
 
-from engine import Phase, PlayerView
+from engine import Phase, PlayerView, Ruleset
+from engine.cards import MARRIAGE_VALUES as _MARRIAGE_VALUES
 from engine.cards import Card
 from engine.cards import bit_indices as _bits
 from engine.cards import mask_of as _mask
+from engine.tables import ACES as _ACES
 from engine.tables import CARDS as _CARDS
+from engine.tables import MARRIAGE_MASK as _KQ
 from engine.tables import SUIT_MASK as _SUIT
 
 __all__ = [
@@ -85,6 +98,8 @@ class Constraints:
     ``s`` cannot hold; ``unknown``: the cards whose place is unknown. ``cases`` lists
     alternatives (weight, extra fixed cards per seat) for facts known only as a choice (the
     hidden pass of a possibly-talon card); an empty list means one case with nothing extra.
+    ``any_of``: a fact known as "at least one of these" (extra fixed cards per seat; the
+    marriages a contract proves), drawn uniformly over their union; empty: no such fact.
     """
 
     n: int
@@ -93,6 +108,7 @@ class Constraints:
     excluded: dict[int, int]
     unknown: int
     cases: list[tuple[int, dict[int, int]]] = field(default_factory=list)
+    any_of: list[dict[int, int]] = field(default_factory=list)
 
 
 def _gives_of(view: PlayerView) -> list[tuple[int, int | None]]:
@@ -190,7 +206,37 @@ def constraints_of(view: PlayerView) -> Constraints:
     # Cards pinned by one case only stay "unknown" here; each case removes its own.
     unknown = ((1 << 24) - 1) & ~seen & ~_union(fixed)
     counts = {s: c for s, c in counts.items() if c > 0 or s == TALON}
-    return Constraints(n, fixed, counts, excluded, unknown, cases)
+    any_of: list[dict[int, int]] = []
+    contract, bid = view.contract, view.bid
+    if (
+        contract is not None
+        and bid is not None
+        and declarer is not None
+        and declarer != me
+        and contract > max(bid, 120)
+    ):
+        # His 8 cards at the contract: those he holds now and those he has played.
+        for m in _marriage_sets(contract - 120, view.ruleset):
+            if not m & seen & ~played_by[declarer]:  # else someone else played a card of it
+                any_of.append({declarer: m & ~seen})
+    return Constraints(n, fixed, counts, excluded, unknown, cases, any_of)
+
+
+def _marriage_sets(need: int, ruleset: Ruleset) -> list[int]:
+    """The smallest sets of marriage cards (K+Q of a suit, the four aces where they count for
+    the cap: ``engine.game.cap_of``) worth at least ``need``, as masks."""
+    units = [(_KQ[s], _MARRIAGE_VALUES[s]) for s in range(4)]
+    if ruleset.ace_marriage and ruleset.ace_marriage_counts_for_bid:
+        units.append((_ACES, 200))
+    sets: list[int] = []
+    for k in range(1, len(units) + 1):
+        for combo in combinations(units, k):
+            m = 0
+            for u, _ in combo:
+                m |= u
+            if sum(v for _, v in combo) >= need and not any(x & m == x for x in sets):
+                sets.append(m)
+    return sets
 
 
 def _union(fixed: dict[int, int]) -> int:
@@ -328,14 +374,16 @@ class Sampler:
         self._problems: list[tuple[int, dict[int, int], _Problem]] = []
         k = self.constraints
         for weight, extra in k.cases or [(1, {})]:
-            fixed = dict(k.fixed)
-            for s, m in extra.items():
-                fixed[s] = fixed.get(s, 0) | m
-            prob = self._problem(fixed)
-            if prob is not None:
-                total = weight * prob.count()
-                if total:
-                    self._problems.append((total, fixed, prob))
+            for alternative in k.any_of or [{}]:
+                fixed = dict(k.fixed)
+                for more in (extra, alternative):
+                    for s, m in more.items():
+                        fixed[s] = fixed.get(s, 0) | m
+                prob = self._problem(fixed)
+                if prob is not None:
+                    total = weight * prob.count()
+                    if total:
+                        self._problems.append((total, fixed, prob))
         if not self._problems:
             raise ValueError("no deal is consistent with this view")
 
@@ -386,10 +434,15 @@ class Sampler:
         return deal
 
     def _draw(self, rng: random.Random) -> SampledDeal:
-        fixed, prob = _pick([(t, (f, p)) for t, f, p in self._problems], rng)
-        got = prob.draw(rng)
-        n = self.constraints.n
-        masks = [fixed.get(s, 0) | got.get(s, 0) for s in range(n)]
+        k = self.constraints
+        while True:
+            fixed, prob = _pick([(t, (f, p)) for t, f, p in self._problems], rng)
+            got = prob.draw(rng)
+            masks = [fixed.get(s, 0) | got.get(s, 0) for s in range(k.n)]
+            # A deal meeting several alternatives was drawable from each: keep it from one.
+            met = sum(all(masks[s] & m == m for s, m in alt.items()) for alt in k.any_of)
+            if met <= 1 or rng.randrange(met) == 0:
+                break
         talon = fixed.get(TALON, 0) | got.get(TALON, 0)
         return SampledDeal(
             hands=tuple(_cards(m) for m in masks),

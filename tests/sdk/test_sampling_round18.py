@@ -41,6 +41,7 @@ from engine import (
     parse_cards,
 )
 from engine.cards import Card, Suit
+from engine.game import cap_of
 from sdk import hand as sdk_hand
 from sdk.sampling import TALON, Sampler, constraints_of
 
@@ -223,6 +224,15 @@ def violations(view: PlayerView, follows: list[Follow], hands: list[int], talon:
     for to, card in view.gives:
         if card is not None and not pass_time[to] >> int(card) & 1:
             out.append(f"{card} was passed to {to}, who neither holds nor played it")
+    contract, bid = view.contract, view.bid
+    # RULES.md §5: at most the greater of the bid and 120 + the marriages in his 8 cards.
+    if (
+        contract is not None
+        and bid is not None
+        and decl is not None
+        and contract > max(bid, cap_of(pass_time[decl], view.ruleset))
+    ):
+        out.append(f"seat {decl}'s 8 cards do not allow the contract {contract}")
     if view.talon is not None and not bidding and decl is not None:
         shown = _mask(view.talon)
         receivers = 0
@@ -564,3 +574,15 @@ def test_the_same_seed_gives_the_same_draws() -> None:
     a, b = Sampler(view), Sampler(view)
     ra, rb = random.Random(3), random.Random(3)
     assert [a.sample(ra) for _ in range(20)] == [b.sample(rb) for _ in range(20)]
+
+
+@pytest.mark.parametrize(
+    ("preset", "seed"),
+    [("classic", 0), ("1001", 9), ("1001-4p", 1), ("classic", 6), ("1001", 24), ("1001-4p", 17)],
+)
+def test_a_contract_over_120_proves_marriages(preset: str, seed: int) -> None:
+    # A contract above the bid and 120 needs marriages worth the excess in the declarer's
+    # 8 cards (RULES.md §5). The sampler ignored it and drew declarers who could not have
+    # named their contract (the first three positions); where several sets of marriages
+    # would do, a deal holding two of them must not be drawn twice as often (the last three).
+    assert check_uniform(PRESETS[preset], seed, 3) > 0
