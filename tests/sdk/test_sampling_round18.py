@@ -500,9 +500,10 @@ def late_positions(rules: Ruleset, seed: int, cards_left: int) -> tuple[Game, Re
 def check_uniform(rules: Ruleset, seed: int, cards_left: int) -> int:
     """Compare every seat's draws with the enumeration; returns how many views were tested."""
     pos = late_positions(rules, seed, cards_left)
-    if pos is None:
-        return 0
-    g, rec = pos
+    return 0 if pos is None else check_uniform_at(*pos, seed=seed)
+
+
+def check_uniform_at(g: Game, rec: Recorder, seed: int) -> int:
     tested = 0
     for seat in range(g.n):
         view = observe(g, seat)
@@ -518,10 +519,11 @@ def check_uniform(rules: Ruleset, seed: int, cards_left: int) -> int:
         got: Counter[tuple[int, ...]] = Counter(
             tuple(sampler.sample(rng).hand_masks) for _ in range(draws)
         )
-        assert set(got) <= set(deals), (rules.name, seed, seat, "drew an inconsistent deal")
+        name = g.ruleset.name
+        assert set(got) <= set(deals), (name, seed, seat, "drew an inconsistent deal")
         keys = sorted(deals)
         p = chi_square_p([got[k] for k in keys], [draws * deals[k] / total for k in keys])
-        assert p > 1e-4, (rules.name, seed, seat, len(deals), p)
+        assert p > 1e-4, (name, seed, seat, len(deals), p)
         tested += 1
     return tested
 
@@ -536,6 +538,64 @@ def test_draws_are_uniform_late_in_the_deal(rules: Ruleset) -> None:
 def test_draws_are_uniform_late_in_the_deal_long(rules: Ruleset) -> None:
     for seed in range(100, 130):
         check_uniform(rules, seed, 3 if rules.players == 4 else 4)
+
+
+def scripted(
+    preset: str, dealer: int, hands: list[str], talon: str, actions: str
+) -> tuple[Game, Recorder]:
+    n = PRESETS[preset].players
+    deal = ([parse_cards(h) for h in hands], parse_cards(talon))
+    g = Game.new(preset, 1, [f"p{i}" for i in range(n)], deals={0: deal}, dealer=dealer)
+    rec = Recorder(g)
+    for text in actions.split(", "):
+        rec.apply(parse_action(text))
+    return g, rec
+
+
+# Positions of real games (heuristic and random players) with 3 cards left, after a
+# contract above the bid and 120.
+_CONTRACTS = {
+    # Seat 0 named 240 holding ♣ and ♦ (140); the sampler ignored the contract and drew
+    # him hands without the K♦ he still holds.
+    "240 from ♣+♦": (
+        "classic", 1,
+        ["J♠ Q♣ K♣ 9♦ J♦ K♦ 10♦", "Q♠ K♠ 10♠ A♣ A♦ J♥ K♥", "A♠ 9♣ J♣ 10♣ 9♥ Q♥ 10♥"],
+        "9♠ Q♦ A♥",
+        "bid 155, pass, pass, give 9♠ to 1, give J♠ to 2, contract 240, play A♥, play K♥,"
+        " play 9♥, play Q♣, play A♣, play 10♣, play 9♠, play A♠, play J♦, play 9♣, play K♣,"
+        " play K♠, play Q♦, play A♦, play 10♥",
+    ),
+    # Four players: 340 from the aces and ♥ (300) or other sets; the two sets overlap.
+    "340 with four players": (
+        "1001-4p", 1,
+        ["Q♠ K♠ Q♣ Q♦ K♦ 9♥ J♥", "", "9♠ J♠ 9♣ J♣ K♣ 9♦ 10♦", "A♠ A♣ J♦ A♦ K♥ 10♥ A♥"],
+        "10♠ 10♣ Q♥",
+        "pass, bid 160, pass, give 10♠ to 0, give J♦ to 2, contract 340, play A♦, play Q♦,"
+        " play 9♦, play Q♥ declare, play 9♥, play 9♠, play A♥, play J♥, play 9♣, play A♣,"
+        " play Q♣, play J♣, play 10♥, play K♦, play K♣",
+    ),
+    # 130 (10 over 120): any one marriage does, so a deal holding two is in two sets.
+    "130, three sets": (
+        "classic", 2,
+        ["9♠ J♠ Q♠ 10♠ Q♣ K♦ 10♥", "K♠ J♣ 10♣ A♣ 9♦ 9♥ J♥", "A♠ 9♣ Q♦ 10♦ Q♥ K♥ A♥"],
+        "K♣ J♦ A♦",
+        "pass, bid 105, bid 120, bid 125, pass, give 9♣ to 0, give J♦ to 1, contract 130,"
+        " play 10♦, play K♦, play 9♦, play A♦, play 9♣, play J♦, play Q♥ declare, play 10♥,"
+        " play 9♥, play 9♠, play K♠, play A♠, play A♥, play J♠, play J♥",
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(_CONTRACTS))
+def test_a_contract_over_120_proves_marriages(name: str) -> None:
+    # A contract above the bid and 120 needs marriages worth the excess in the declarer's
+    # 8 cards (RULES.md §5). The sampler ignored it and drew declarers who could not have
+    # named their contract; where several sets of marriages would do, a deal holding two of
+    # them must not be drawn twice as often.
+    g, rec = scripted(*_CONTRACTS[name])
+    assert len(g.tricks) == 5 and g.contract is not None and g.bid is not None
+    assert g.contract > max(g.bid, 120)
+    assert check_uniform_at(g, rec, seed=1) >= 2
 
 
 # ---------------------------------------------------------------- determinism
@@ -574,15 +634,3 @@ def test_the_same_seed_gives_the_same_draws() -> None:
     a, b = Sampler(view), Sampler(view)
     ra, rb = random.Random(3), random.Random(3)
     assert [a.sample(ra) for _ in range(20)] == [b.sample(rb) for _ in range(20)]
-
-
-@pytest.mark.parametrize(
-    ("preset", "seed"),
-    [("classic", 0), ("1001", 9), ("1001-4p", 1), ("classic", 6), ("1001", 24), ("1001-4p", 17)],
-)
-def test_a_contract_over_120_proves_marriages(preset: str, seed: int) -> None:
-    # A contract above the bid and 120 needs marriages worth the excess in the declarer's
-    # 8 cards (RULES.md §5). The sampler ignored it and drew declarers who could not have
-    # named their contract (the first three positions); where several sets of marriages
-    # would do, a deal holding two of them must not be drawn twice as often (the last three).
-    assert check_uniform(PRESETS[preset], seed, 3) > 0
