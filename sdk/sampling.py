@@ -80,7 +80,8 @@ class SampledDeal:
     """One completion of the hidden cards: every seat's current hand, and the talon.
 
     ``hands[s]`` is empty for a seat dealt no cards (the 4-player dealer). ``talon`` is the
-    face-down talon while the auction runs (sampled), else the shown talon or ``()``.
+    face-down talon while the auction runs (sampled), else ``()``: once taken, the talon
+    cards are in the declarer's hand (or passed, or played) like his other cards.
     """
 
     hands: tuple[tuple[Card, ...], ...]
@@ -193,14 +194,11 @@ def constraints_of(view: PlayerView) -> Constraints:
     passed_known = _mask(card for _, card in gives if card is not None)
     talon_left = talon_shown & ~seen & ~hand & ~passed_known
     cases: list[tuple[int, dict[int, int]]] = []
-    if talon_shown and not talon_taken:
-        fixed[TALON] |= talon_shown
-    elif talon_left and declarer is not None and declarer != me:
-        # The shown talon went to the declarer, but each hidden pass may have been one of
-        # its cards. A talon card seen in another hand settles it; otherwise enumerate.
+    if talon_left and declarer is not None:
+        # (Never the declarer's view: he holds, played or passed every talon card.) The
+        # shown talon went to the declarer, but each hidden pass may have been one of its
+        # cards. A talon card seen in another hand settles it; otherwise enumerate.
         cases = _give_cases(hidden_gives, talon_left, declarer)
-    elif talon_left and declarer is not None:
-        fixed[declarer] |= talon_left
     for s in list(fixed):
         fixed[s] &= ~seen
     # Cards pinned by one case only stay "unknown" here; each case removes its own.

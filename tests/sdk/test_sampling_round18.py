@@ -190,6 +190,8 @@ def violations(view: PlayerView, follows: list[Follow], hands: list[int], talon:
         if talon.bit_count() != 3 or talon & seen:
             out.append("bad face-down talon")
         seen |= talon
+    elif talon:
+        out.append("a talon after the auction (its cards are in the hands)")
     if seen != _FULL:
         out.append("the cards do not make the deck")
     decl = view.declarer
