@@ -325,6 +325,11 @@ def test_real_positions(rules: Ruleset) -> None:
             view = observe(g, seat)
             if g.phase is Phase.PLAYING:
                 pos = position_from_view(view)
+                decl = g.declarer
+                assert decl is not None and g.contract is not None
+                taken = g.card_points(decl) + g.marriage_points(decl)
+                assert pos.need == g.contract - taken
+                assert pos.active[pos.declarer] == decl
                 hands = tuple(_mask(g.hand(s)) for s in pos.active)
                 o = Rules(rules.must_beat, rules.marriage_needs_trick, rules.ace_marriage)
                 me = pos.me
