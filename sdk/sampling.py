@@ -213,10 +213,18 @@ def constraints_of(view: PlayerView) -> Constraints:
         and declarer != me
         and contract > max(bid, 120)
     ):
-        # His 8 cards at the contract: those he holds now and those he has played.
-        for m in _marriage_sets(contract - 120, view.ruleset):
-            if not m & seen & ~played_by[declarer]:  # else someone else played a card of it
-                any_of.append({declarer: m & ~seen})
+        # His 8 cards at the contract: those he holds now and those he has played. Each set
+        # becomes the cards still to pin on him (a set of which someone else played a card
+        # is out); a set needing more than another is implied by it, and one needing
+        # nothing makes the contract say nothing new: fewer alternatives, same union.
+        pins = {
+            m & ~seen & ~fixed[declarer]
+            for m in _marriage_sets(contract - 120, view.ruleset)
+            if not m & seen & ~played_by[declarer]
+        }
+        if 0 not in pins:
+            least = [p for p in sorted(pins) if not any(q != p and q & p == q for q in pins)]
+            any_of = [{declarer: p} for p in least]
     return Constraints(n, fixed, counts, excluded, unknown, cases, any_of)
 
 

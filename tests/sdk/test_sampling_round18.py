@@ -288,6 +288,15 @@ def check_hand_helpers(view: PlayerView, rec: Recorder, hands: list[int]) -> Non
     assert sdk_hand.played_cards(view) == played
     mine = set(view.hand)
     assert sdk_hand.outstanding_cards(view) == {Card(c) for c in range(24)} - mine - played
+    if len(view.active_seats) == 3 and len(view.gives) == 2 and view.seat in view.active_seats:
+        # After the pass: the opponents' cards, less (for the declarer) those he gave them.
+        theirs = 0
+        for s in view.active_seats:
+            if s != view.seat:
+                theirs |= hands[s]
+        if view.seat == view.declarer:
+            theirs &= ~_mask(c for _, c in view.gives if c is not None)
+        assert _mask(sdk_hand.unseen_cards(view)) == theirs
     # The trump in force at each trick, as the game had it.
     if view.phase is Phase.PLAYING:
         got = [-1 if t is None else int(t) for t in sdk_hand.trumps_by_trick(view)]
@@ -554,8 +563,8 @@ def scripted(
     return g, rec
 
 
-# Positions of real games (heuristic and random players) with 3 cards left, after a
-# contract above the bid and 120.
+# Positions with 3 cards left after a contract above the bid and 120 (the first two from
+# games of heuristic and random players).
 _CONTRACTS = {
     # Seat 0 named 240 holding ♣ and ♦ (140); the sampler ignored the contract and drew
     # him hands without the K♦ he still holds.
@@ -576,14 +585,15 @@ _CONTRACTS = {
         " play 9♦, play Q♥ declare, play 9♥, play 9♠, play A♥, play J♥, play 9♣, play A♣,"
         " play Q♣, play J♣, play 10♥, play K♦, play K♣",
     ),
-    # 130 (10 over 120): any one marriage does, so a deal holding two is in two sets.
-    "130, three sets": (
+    # 130 (10 over 120): any marriage does. The declarer has played K♣ and Q♦, so Q♣ or K♦
+    # in his hand proves it; a deal where he holds both is in two sets, to be kept from one.
+    "130, two sets": (
         "classic", 2,
-        ["9♠ J♠ Q♠ 10♠ Q♣ K♦ 10♥", "K♠ J♣ 10♣ A♣ 9♦ 9♥ J♥", "A♠ 9♣ Q♦ 10♦ Q♥ K♥ A♥"],
-        "K♣ J♦ A♦",
-        "pass, bid 105, bid 120, bid 125, pass, give 9♣ to 0, give J♦ to 1, contract 130,"
-        " play 10♦, play K♦, play 9♦, play A♦, play 9♣, play J♦, play Q♥ declare, play 10♥,"
-        " play 9♥, play 9♠, play K♠, play A♠, play A♥, play J♠, play J♥",
+        ["K♠ Q♠ K♣ Q♣ 9♠ J♠ 9♣", "A♠ 10♠ A♣ 10♣ J♣ 9♦ J♦", "K♦ Q♥ A♦ 10♦ 9♥ J♥ K♥"],
+        "Q♦ A♥ 10♥",
+        "pass, pass, give K♠ to 2, give A♥ to 1, contract 130, play K♣, play A♣, play K♥,"
+        " play J♦, play A♦, play Q♦, play J♥, play 10♥, play A♥, play J♣, play Q♥, play 9♣,"
+        " play A♠, play K♠, play Q♠",
     ),
 }  # fmt: skip
 
