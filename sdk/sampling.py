@@ -15,12 +15,13 @@ solves each filled-in deal. Every sample respects all the view reveals:
   that suit has no card of that suit above it;
 - marriages: the declarer of a marriage held both of its cards at the lead, so a partner
   card not played since is still in his hand (the ace marriage: all four aces);
-- the contract: one above the winning bid and above 120 is capped by the marriages in the
-  declarer's 8 cards (RULES.md §5), so he held marriages worth at least the excess then
-  (one of the smallest sets of marriages that are worth it: a union of alternatives).
-
-The auction is not read (a bid above 120 proves marriages in the 7 cards dealt, before
-the talon and the passes): ``accept`` can add it.
+- the caps: a contract above the winning bid and above 120 proves marriages worth the
+  excess in the declarer's 8 cards (RULES.md §5), a bid above 120 in the bidder's 7 cards
+  dealt (§2) — one of the smallest sets of marriages worth it, a union of alternatives.
+  A bid is read where those 7 cards are known to be one seat's: its hand in the auction,
+  and, in the declarer's view, a defender's cards but the one passed to him. Not in the
+  defenders' views after the auction: which card the declarer passed the other defender
+  (and so which cards were dealt to whom) is hidden there.
 
 Sampling is exact and rejection-free: every unknown card has a set of allowed owners (the
 other hands, and the talon while it is face down), cards with the same set form a class, and
@@ -46,11 +47,11 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import combinations
+from itertools import combinations, product
 from math import comb
 from typing import TypeVar
 
-from engine import Phase, PlayerView, Ruleset
+from engine import Bid, Phase, PlayerView, Ruleset
 from engine.cards import MARRIAGE_VALUES as _MARRIAGE_VALUES
 from engine.cards import Card
 from engine.cards import bit_indices as _bits
@@ -99,8 +100,9 @@ class Constraints:
     ``s`` cannot hold; ``unknown``: the cards whose place is unknown. ``cases`` lists
     alternatives (weight, extra fixed cards per seat) for facts known only as a choice (the
     hidden pass of a possibly-talon card); an empty list means one case with nothing extra.
-    ``any_of``: a fact known as "at least one of these" (extra fixed cards per seat; the
-    marriages a contract proves), drawn uniformly over their union; empty: no such fact.
+    ``any_of``: facts known as "at least one of these" (each a list of alternatives: extra
+    fixed cards per seat; the marriages a bid or a contract proves), drawn uniformly over
+    the deals meeting every fact; empty: no such fact.
     """
 
     n: int
@@ -109,7 +111,7 @@ class Constraints:
     excluded: dict[int, int]
     unknown: int
     cases: list[tuple[int, dict[int, int]]] = field(default_factory=list)
-    any_of: list[dict[int, int]] = field(default_factory=list)
+    any_of: list[list[dict[int, int]]] = field(default_factory=list)
 
 
 def _gives_of(view: PlayerView) -> list[tuple[int, int | None]]:
@@ -204,7 +206,39 @@ def constraints_of(view: PlayerView) -> Constraints:
     # Cards pinned by one case only stay "unknown" here; each case removes its own.
     unknown = ((1 << 24) - 1) & ~seen & ~_union(fixed)
     counts = {s: c for s, c in counts.items() if c > 0 or s == TALON}
-    any_of: list[dict[int, int]] = []
+    # Caps (RULES.md §2, §5): a bid above 120 proves marriages worth the excess in the
+    # bidder's 7 cards dealt, a contract above the bid and 120 in the declarer's 8 cards.
+    # Each is a set of alternatives (the smallest sets of marriages worth it), read only
+    # where the cards meant are known to be one seat's: its hand in the auction; a
+    # defender's 8 cards but the one the declarer (the viewer) passed him; the declarer's 8
+    # cards at the contract (those he holds and those he has played).
+    any_of: list[list[dict[int, int]]] = []
+    ruleset = view.ruleset
+
+    def prove(seat: int, need: int, played: int, gone: int = 0) -> None:
+        # ``played``: cards of that holding played since; ``gone``: cards not in it.
+        pins = {
+            m & ~seen & ~fixed[seat]
+            for m in _marriage_sets(need, ruleset)
+            if not m & ((seen & ~played) | gone)
+        }
+        if 0 not in pins:  # else the fact is already known: nothing new
+            # A set needing more than another is implied by it: fewer, same union.
+            least = [p for p in sorted(pins) if not any(q != p and q & p == q for q in pins)]
+            any_of.append([{seat: p} for p in least])
+
+    top: dict[int, int] = {}
+    for s, action in view.bids:
+        if isinstance(action, Bid):
+            top[s] = max(top.get(s, 0), action.amount)
+    for s, b in sorted(top.items()):
+        if b <= 120 or s == me:
+            continue
+        if not talon_taken:
+            prove(s, b - 120, 0)
+        elif me == declarer:
+            received = _mask(card for to, card in gives if to == s and card is not None)
+            prove(s, b - 120, played_by[s], received)
     contract, bid = view.contract, view.bid
     if (
         contract is not None
@@ -213,18 +247,7 @@ def constraints_of(view: PlayerView) -> Constraints:
         and declarer != me
         and contract > max(bid, 120)
     ):
-        # His 8 cards at the contract: those he holds now and those he has played. Each set
-        # becomes the cards still to pin on him (a set of which someone else played a card
-        # is out); a set needing more than another is implied by it, and one needing
-        # nothing makes the contract say nothing new: fewer alternatives, same union.
-        pins = {
-            m & ~seen & ~fixed[declarer]
-            for m in _marriage_sets(contract - 120, view.ruleset)
-            if not m & seen & ~played_by[declarer]
-        }
-        if 0 not in pins:
-            least = [p for p in sorted(pins) if not any(q != p and q & p == q for q in pins)]
-            any_of = [{declarer: p} for p in least]
+        prove(declarer, contract - 120, played_by[declarer])
     return Constraints(n, fixed, counts, excluded, unknown, cases, any_of)
 
 
@@ -380,9 +403,9 @@ class Sampler:
         self._problems: list[tuple[int, dict[int, int], _Problem]] = []
         k = self.constraints
         for weight, extra in k.cases or [(1, {})]:
-            for alternative in k.any_of or [{}]:
+            for alternatives in product(*k.any_of):
                 fixed = dict(k.fixed)
-                for more in (extra, alternative):
+                for more in (extra, *alternatives):
                     for s, m in more.items():
                         fixed[s] = fixed.get(s, 0) | m
                 prob = self._problem(fixed)
@@ -445,8 +468,11 @@ class Sampler:
             fixed, prob = _pick([(t, (f, p)) for t, f, p in self._problems], rng)
             got = prob.draw(rng)
             masks = [fixed.get(s, 0) | got.get(s, 0) for s in range(k.n)]
-            # A deal meeting several alternatives was drawable from each: keep it from one.
-            met = sum(all(masks[s] & m == m for s, m in alt.items()) for alt in k.any_of)
+            # A deal meeting several alternatives (one of each fact) was drawable from each
+            # combination of them: keep it from one.
+            met = 1
+            for fact in k.any_of:
+                met *= sum(all(masks[s] & m == m for s, m in alt.items()) for alt in fact)
             if met <= 1 or rng.randrange(met) == 0:
                 break
         talon = fixed.get(TALON, 0) | got.get(TALON, 0)

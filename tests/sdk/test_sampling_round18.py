@@ -31,6 +31,7 @@ from bots.heuristic import HeuristicBot
 from engine import (
     PRESETS,
     Action,
+    Bid,
     Game,
     Phase,
     Play,
@@ -227,6 +228,22 @@ def violations(view: PlayerView, follows: list[Follow], hands: list[int], talon:
         if card is not None and not pass_time[to] >> int(card) & 1:
             out.append(f"{card} was passed to {to}, who neither holds nor played it")
     contract, bid = view.contract, view.bid
+    # RULES.md §2: no bid above 120 + the marriages in the 7 cards dealt; read by the
+    # sampler where that holding is known to be one seat's: a bidder's hand in the auction,
+    # a defender's 8 cards less the one received in the declarer's view.
+    top: dict[int, int] = {}
+    for s, action in view.bids:
+        if isinstance(action, Bid):
+            top[s] = max(top.get(s, 0), action.amount)
+    for s, b in top.items():
+        if bidding:
+            dealt = hands[s]
+        elif view.seat == decl and s != decl:
+            dealt = pass_time[s] & ~_mask(c for to, c in view.gives if to == s and c is not None)
+        else:
+            continue
+        if b > cap_of(dealt, view.ruleset):
+            out.append(f"seat {s} could not have bid {b}")
     # RULES.md §5: at most the greater of the bid and 120 + the marriages in his 8 cards.
     if (
         contract is not None
@@ -646,3 +663,64 @@ def test_the_same_seed_gives_the_same_draws() -> None:
     a, b = Sampler(view), Sampler(view)
     ra, rb = random.Random(3), random.Random(3)
     assert [a.sample(ra) for _ in range(20)] == [b.sample(rb) for _ in range(20)]
+
+
+def two_sample_p(a: Counter[object], b: Counter[object]) -> float:
+    """Pearson's test that two samples come from one distribution (cells with fewer than
+    10 draws in all are pooled)."""
+    na, nb = sum(a.values()), sum(b.values())
+    cells: list[tuple[int, int]] = []
+    rest = [0, 0]
+    for k in set(a) | set(b):
+        if a[k] + b[k] < 10:
+            rest[0] += a[k]
+            rest[1] += b[k]
+        else:
+            cells.append((a[k], b[k]))
+    if sum(rest):
+        cells.append((rest[0], rest[1]))
+    x = sum((x * math.sqrt(nb / na) - y * math.sqrt(na / nb)) ** 2 / (x + y) for x, y in cells)
+    df = len(cells) - 1
+    if df == 0:
+        return 1.0
+    z = ((x / df) ** (1 / 3) - (1 - 2 / (9 * df))) / math.sqrt(2 / (9 * df))
+    return 0.5 * math.erfc(z / math.sqrt(2))
+
+
+def _marriages_held(mask: int) -> tuple[bool, ...]:
+    return (*(mask >> (6 * s + 2) & 3 == 3 for s in range(4)), mask & _ACES == _ACES)
+
+
+def test_bids_over_120_in_the_auction() -> None:
+    # Seat 1 bid 125 and seat 2 bid 130: each holds a marriage (any, or the four aces) in
+    # the 7 cards dealt, which are his hand during the auction. Seat 0's draws must be
+    # uniform among such deals: the same distribution of who holds which marriages as
+    # uniform deals kept only when they meet both caps (rejection from the sampler without
+    # these facts).
+    hands = ["9♠ J♠ 9♣ J♣ 9♦ A♠ 10♠", "K♠ Q♠ A♣ 10♣ J♦ 9♥ J♥", "K♦ Q♦ Q♣ 10♦ A♥ 10♥ K♥"]
+    g = Game.new(
+        "classic", 1, ["a", "b", "c"], dealer=2,
+        deals={0: ([parse_cards(h) for h in hands], parse_cards("K♣ A♦ Q♥"))},
+    )  # fmt: skip
+    for text in ("bid 125", "bid 130"):  # seat 1, then seat 2 (seat 0 holds 100)
+        g.apply(parse_action(text))
+    view = observe(g, 0)
+    k = constraints_of(view)
+    assert len(k.any_of) == 2
+    free = Sampler(dataclasses.replace(k, any_of=[]))
+    rng = random.Random(5)
+    ref: Counter[object] = Counter()
+    while sum(ref.values()) < 3000:
+        d = free.sample(rng)
+        if (
+            cap_of(d.hand_masks[1], view.ruleset) >= 125
+            and cap_of(d.hand_masks[2], view.ruleset) >= 130
+        ):
+            ref[(_marriages_held(d.hand_masks[1]), _marriages_held(d.hand_masks[2]))] += 1
+    sampler = Sampler(view)
+    got: Counter[object] = Counter()
+    for _ in range(3000):
+        d = sampler.sample(rng)
+        assert not violations(view, [], list(d.hand_masks), d.talon_mask)
+        got[(_marriages_held(d.hand_masks[1]), _marriages_held(d.hand_masks[2]))] += 1
+    assert two_sample_p(got, ref) > 1e-4
