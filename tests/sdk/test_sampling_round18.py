@@ -293,6 +293,9 @@ def truth_meets_constraints(view: PlayerView, hands: list[int], talon: int) -> l
         reasons.append(bad)
     else:
         problems.append(f"no case pins only true cards: {reasons}")
+    for fact in k.any_of:
+        if not any(all(held(s) & m == m for s, m in alt.items()) for alt in fact):
+            problems.append(f"the truth meets no alternative of {fact}")
     return problems
 
 
