@@ -23,15 +23,16 @@ solves each filled-in deal. Every sample respects all the view reveals:
   defenders' views after the auction: which card the declarer passed the other defender
   (and so which cards were dealt to whom) is hidden there.
 
-Sampling is exact and rejection-free: every unknown card has a set of allowed owners (the
-other hands, and the talon while it is face down), cards with the same set form a class, and
-a dynamic programme over the classes counts the completions for each split of a class among
-its owners; a sample walks the classes drawing each split in proportion to the completions
-it leaves, so every consistent deal is equally likely. (The contract's alternatives are
-drawn as a union: one alternative in proportion to its deals, a deal of it, kept with
-probability 1 / the number of alternatives it meets — uniform over the union, retried
-fewer times on average than there are alternatives.) An optional ``accept`` predicate adds
-constraints that do not fit that form (retried, then dropped rather than looping forever).
+Sampling is exact: every unknown card has a set of allowed owners (the other hands, and
+the talon while it is face down), cards with the same set form a class, and a dynamic
+programme over the classes counts the completions for each split of a class among its
+owners; a sample walks the classes drawing each split in proportion to the completions it
+leaves, so every consistent deal is equally likely, without rejection. The caps'
+alternatives are drawn as a union: one alternative of each cap in proportion to the deals
+they allow, a deal of those, kept with probability 1 / the number of such choices it meets
+(uniform over the union; fewer retries on average than there are choices). An optional
+``accept`` predicate adds constraints that do not fit that form (retried, then dropped
+rather than looping forever).
 
 >>> import random
 >>> from engine import Game, observe  # a view, as the SDK gives a bot (a test makes its own)
