@@ -6,7 +6,7 @@ solves each filled-in deal. Every sample respects all the view reveals:
 - the own hand, the cards played so far, the talon when it is shown;
 - the cards passed to or by this seat (the declarer's hidden pass to the other opponent
   may or may not be one of the shown talon cards: both cases are weighted by how many deals
-  each allows);
+  each allows; one of them played settles it);
 - hand sizes (7 dealt, +3 for the declarer's talon, ±1 per pass, −1 per card played);
 - voids revealed by play: a player who did not follow suit has none of the led suit, and
   one who then did not trump, when a trump was set, has no trumps (the trump *at that
@@ -18,10 +18,11 @@ solves each filled-in deal. Every sample respects all the view reveals:
 - the caps: a contract above the winning bid and above 120 proves marriages worth the
   excess in the declarer's 8 cards (RULES.md §5), a bid above 120 in the bidder's 7 cards
   dealt (§2) — one of the smallest sets of marriages worth it, a union of alternatives.
-  A bid is read where those 7 cards are known to be one seat's: its hand in the auction,
-  and, in the declarer's view, a defender's cards but the one passed to him. Not in the
-  defenders' views after the auction: which card the declarer passed the other defender
-  (and so which cards were dealt to whom) is hidden there.
+  The 7 cards of a bid: the bidder's hand in the auction; after it, a defender's cards
+  (held or played) but the one passed to him, the declarer's with those he passed but
+  the talon. A pass the viewer does not see (the other defender's) is read card by card:
+  one case per card it may have been. Not read: bids in the 4-player dealer's view while
+  both passes are hidden to him, and the declarer's bid when the talon is not shown.
 
 Sampling is exact: every unknown card has a set of allowed owners (the other hands, and
 the talon while it is face down), cards with the same set form a class, and a dynamic
@@ -103,7 +104,8 @@ class Constraints:
     hidden pass of a possibly-talon card); an empty list means one case with nothing extra.
     ``any_of``: facts known as "at least one of these" (each a list of alternatives: extra
     fixed cards per seat; the marriages a bid or a contract proves), drawn uniformly over
-    the deals meeting every fact; empty: no such fact.
+    the deals meeting every fact; empty: no such fact. ``case_any_of[i]``: more such facts
+    that hold in ``cases[i]`` only (empty: none for any case).
     """
 
     n: int
@@ -113,6 +115,7 @@ class Constraints:
     unknown: int
     cases: list[tuple[int, dict[int, int]]] = field(default_factory=list)
     any_of: list[list[dict[int, int]]] = field(default_factory=list)
+    case_any_of: list[list[list[dict[int, int]]]] = field(default_factory=list)
 
 
 def _gives_of(view: PlayerView) -> list[tuple[int, int | None]]:
@@ -209,37 +212,74 @@ def constraints_of(view: PlayerView) -> Constraints:
     counts = {s: c for s, c in counts.items() if c > 0 or s == TALON}
     # Caps (RULES.md §2, §5): a bid above 120 proves marriages worth the excess in the
     # bidder's 7 cards dealt, a contract above the bid and 120 in the declarer's 8 cards.
-    # Each is a set of alternatives (the smallest sets of marriages worth it), read only
-    # where the cards meant are known to be one seat's: its hand in the auction; a
-    # defender's 8 cards but the one the declarer (the viewer) passed him; the declarer's 8
-    # cards at the contract (those he holds and those he has played).
+    # Each is a fact "one of these sets of marriages" (the smallest sets worth it), read
+    # where the cards meant are known: a bidder's hand in the auction; after it, a
+    # defender's cards (held or played) but the one passed to him, the declarer's but the
+    # talon and with the cards he passed — when those passes are known. One hidden pass
+    # (another defender's, in a defender's view) is read card by card: a case per card it
+    # may have been, each one history.
     any_of: list[list[dict[int, int]]] = []
+    case_any_of: list[list[list[dict[int, int]]]] = []
     ruleset = view.ruleset
 
-    def prove(seat: int, need: int, played: int, gone: int = 0) -> None:
-        # ``played``: cards of that holding played since; ``gone``: cards not in it.
+    def fact(seat: int, need: int, held: int, gone: int) -> list[dict[int, int]] | None:
+        """``held``: cards of that holding not in the seat's hand now (played, passed on);
+        ``gone``: cards not in it. ``None``: nothing new (a set already known held)."""
         pins = {
-            m & ~seen & ~fixed[seat]
+            m & ~held & ~fixed[seat]
             for m in _marriage_sets(need, ruleset)
-            if not m & ((seen & ~played) | gone)
+            if not m & (gone | (seen & ~held))
         }
-        if 0 not in pins:  # else the fact is already known: nothing new
-            # A set needing more than another is implied by it: fewer, same union.
-            least = [p for p in sorted(pins) if not any(q != p and q & p == q for q in pins)]
-            any_of.append([{seat: p} for p in least])
+        if 0 in pins:
+            return None
+        # A set needing more than another is implied by it: fewer, same union.
+        return [{seat: p} for p in sorted(pins) if not any(q != p and q & p == q for q in pins)]
 
     top: dict[int, int] = {}
     for s, action in view.bids:
-        if isinstance(action, Bid):
+        if isinstance(action, Bid) and action.amount > 120 and s != me:
             top[s] = max(top.get(s, 0), action.amount)
-    for s, b in sorted(top.items()):
-        if b <= 120 or s == me:
-            continue
-        if not talon_taken:
-            prove(s, b - 120, 0)
-        elif me == declarer:
-            received = _mask(card for to, card in gives if to == s and card is not None)
-            prove(s, b - 120, played_by[s], received)
+    facts: list[list[dict[int, int]] | None] = []
+    if not talon_taken:
+        facts = [fact(s, b - 120, 0, 0) for s, b in sorted(top.items())]
+    elif declarer is not None:
+        # What each defender was passed: 0 before his pass, else the card if known (to the
+        # declarer and the receiver; a shown talon card he played), else None.
+        passed: dict[int, int | None] = {s: 0 for s in active if s != declarer}
+        for to, card in gives:
+            settled = played_by[to] & talon_shown
+            passed[to] = 1 << card if card is not None else settled or None
+        unknown_pass = [s for s, g in passed.items() if g is None]
+        known = 0
+        for g in passed.values():
+            known |= g or 0
+        d_need = top.get(declarer, 0) - 120 if talon_shown else 0
+
+        def bid_facts(o: int | None, c: int) -> list[list[dict[int, int]] | None]:
+            # The bids readable when receiver ``o``'s pass was ``c`` (a card bit).
+            out = [
+                fact(s, b - 120, played_by[s], c if s == o else passed[s] or 0)
+                for s, b in sorted(top.items())
+                if s != declarer and (s == o or passed[s] is not None)
+            ]
+            if d_need > 0 and (o is not None or not unknown_pass):
+                out.append(fact(declarer, d_need, played_by[declarer] | known | c, talon_shown))
+            return out
+
+        o = unknown_pass[0] if len(unknown_pass) == 1 else None
+        if o is not None and (o in top or d_need > 0):
+            # Instead of "a talon card or any of his 8" (_give_cases): each card he may
+            # have been passed, one history each, with the bids it makes readable.
+            cases = []
+            elsewhere = _union({s: m for s, m in fixed.items() if s != o})
+            for c in _bits(played_by[o] | (((1 << 24) - 1) & ~seen & ~elsewhere)):
+                extra = {} if seen >> c & 1 else {o: 1 << c}
+                if talon_left:
+                    extra[declarer] = talon_left & ~(1 << c)
+                cases.append((1, extra))
+                case_any_of.append([f for f in bid_facts(o, 1 << c) if f is not None])
+        else:
+            facts = bid_facts(None, 0)
     contract, bid = view.contract, view.bid
     if (
         contract is not None
@@ -248,8 +288,9 @@ def constraints_of(view: PlayerView) -> Constraints:
         and declarer != me
         and contract > max(bid, 120)
     ):
-        prove(declarer, contract - 120, played_by[declarer])
-    return Constraints(n, fixed, counts, excluded, unknown, cases, any_of)
+        facts.append(fact(declarer, contract - 120, played_by[declarer], 0))
+    any_of = [f for f in facts if f is not None]
+    return Constraints(n, fixed, counts, excluded, unknown, cases, any_of, case_any_of)
 
 
 def _marriage_sets(need: int, ruleset: Ruleset) -> list[int]:
@@ -401,10 +442,11 @@ class Sampler:
         self.constraints = view if isinstance(view, Constraints) else constraints_of(view)
         self.accept = accept
         self.max_tries = max_tries
-        self._problems: list[tuple[int, dict[int, int], _Problem]] = []
+        self._problems: list[tuple[int, dict[int, int], _Problem, list[list[dict[int, int]]]]] = []
         k = self.constraints
-        for weight, extra in k.cases or [(1, {})]:
-            for alternatives in product(*k.any_of):
+        for i, (weight, extra) in enumerate(k.cases or [(1, {})]):
+            facts = k.any_of + (k.case_any_of[i] if k.case_any_of else [])
+            for alternatives in product(*facts):
                 fixed = dict(k.fixed)
                 for more in (extra, *alternatives):
                     for s, m in more.items():
@@ -413,7 +455,7 @@ class Sampler:
                 if prob is not None:
                     total = weight * prob.count()
                     if total:
-                        self._problems.append((total, fixed, prob))
+                        self._problems.append((total, fixed, prob, facts))
         if not self._problems:
             raise ValueError("no deal is consistent with this view")
 
@@ -466,13 +508,13 @@ class Sampler:
     def _draw(self, rng: random.Random) -> SampledDeal:
         k = self.constraints
         while True:
-            fixed, prob = _pick([(t, (f, p)) for t, f, p in self._problems], rng)
+            fixed, prob, facts = _pick([(t, (f, p, a)) for t, f, p, a in self._problems], rng)
             got = prob.draw(rng)
             masks = [fixed.get(s, 0) | got.get(s, 0) for s in range(k.n)]
             # A deal meeting several alternatives (one of each fact) was drawable from each
             # combination of them: keep it from one.
             met = 1
-            for fact in k.any_of:
+            for fact in facts:
                 met *= sum(all(masks[s] & m == m for s, m in alt.items()) for alt in fact)
             if met <= 1 or rng.randrange(met) == 0:
                 break

@@ -228,22 +228,9 @@ def violations(view: PlayerView, follows: list[Follow], hands: list[int], talon:
         if card is not None and not pass_time[to] >> int(card) & 1:
             out.append(f"{card} was passed to {to}, who neither holds nor played it")
     contract, bid = view.contract, view.bid
-    # RULES.md §2: no bid above 120 + the marriages in the 7 cards dealt; read by the
-    # sampler where that holding is known to be one seat's: a bidder's hand in the auction,
-    # a defender's 8 cards less the one received in the declarer's view.
-    top: dict[int, int] = {}
-    for s, action in view.bids:
-        if isinstance(action, Bid):
-            top[s] = max(top.get(s, 0), action.amount)
-    for s, b in top.items():
-        if bidding:
-            dealt = hands[s]
-        elif view.seat == decl and s != decl:
-            dealt = pass_time[s] & ~_mask(c for to, c in view.gives if to == s and c is not None)
-        else:
-            continue
-        if b > cap_of(dealt, view.ruleset):
-            out.append(f"seat {s} could not have bid {b}")
+    # RULES.md §2: no bid above 120 + the marriages in the 7 cards dealt.
+    if not histories(view, hands):
+        out.append("no history of passes lets every bidder make his bids")
     # RULES.md §5: at most the greater of the bid and 120 + the marriages in his 8 cards.
     if (
         contract is not None
@@ -434,21 +421,62 @@ def test_a_receiver_who_played_a_talon_card_holds_no_other() -> None:
 # ---------------------------------------------------------------- uniformity
 
 
-def history_weight(view: PlayerView, hands: list[int]) -> int:
-    """How many histories (a deal and the declarer's hidden passes) lead to ``hands``, as
-    seen from ``view``: a hidden pass to a receiver whose cards at the pass hold no shown
-    talon card could have been any of his 8 cards; one holding a talon card was that card.
-    (A hidden talon makes every deal equally many histories.)"""
-    if view.talon is None or view.phase is Phase.BIDDING:
-        return 1
+def histories(view: PlayerView, hands: list[int]) -> int:
+    """How many histories (the declarer's passes the view does not show) lead to ``hands``
+    and let every bid above 120 that the sampler reads be made: a bid needs marriages worth
+    the excess in the bidder's 7 cards dealt (RULES.md §2), read in the auction (his hand),
+    and after it where the passes that decide those 7 cards are known but for at most one,
+    taken card by card. A pass holds at most one shown talon card, the one it was if any.
+    Deals with equally many histories are equally likely."""
+    rules = view.ruleset
+    top: dict[int, int] = {}
+    for s, action in view.bids:
+        if isinstance(action, Bid) and action.amount > 120 and s != view.seat:
+            top[s] = max(top.get(s, 0), action.amount)
+    if view.phase is Phase.BIDDING:
+        return int(all(cap_of(hands[s], rules) >= b for s, b in top.items()))
+    decl = view.declarer
+    assert decl is not None
     played_by = [0] * len(hands)
-    for t in [*view.tricks, None]:
-        for s, c in t.cards if t is not None else view.trick:
+    for t in view.tricks:
+        for s, c in t.cards:
             played_by[s] |= 1 << int(c)
-    shown = _mask(view.talon)
-    w = 1
+    for s, c in view.trick:
+        played_by[s] |= 1 << int(c)
+    shown = _mask(view.talon) if view.talon is not None else 0
+    passed: dict[int, int | None] = {s: 0 for s in view.active_seats if s != decl}
     for to, card in view.gives:
-        if card is None and not (hands[to] | played_by[to]) & shown:
+        passed[to] = 1 << int(card) if card is not None else (played_by[to] & shown) or None
+
+    def bids_made(passes: dict[int, int | None]) -> bool:
+        for s, b in top.items():
+            if s == decl:
+                if not shown or None in passes.values():
+                    continue
+                given = 0
+                for g in passes.values():
+                    given |= g or 0
+                dealt = (hands[s] | played_by[s] | given) & ~shown
+            elif passes[s] is None:
+                continue
+            else:
+                dealt = (hands[s] | played_by[s]) & ~(passes[s] or 0)
+            if cap_of(dealt, rules) < b:
+                return False
+        return True
+
+    unknown = [s for s, g in passed.items() if g is None]
+    if len(unknown) == 1:
+        (o,) = unknown
+        at_pass = hands[o] | played_by[o]
+        count = 0
+        for x in range(24):
+            if at_pass >> x & 1 and at_pass & shown & ~(1 << x) == 0:
+                count += bids_made({**passed, o: 1 << x})
+        return count
+    w = int(bids_made(passed))
+    for o in unknown:  # (the 4-player dealer's view: both passes hidden, bids not read)
+        if shown and not (hands[o] | played_by[o]) & shown:
             w *= 8
     return w
 
@@ -476,7 +504,7 @@ def enumerate_deals(view: PlayerView, follows: list[Follow]) -> Counter[tuple[in
         if i == len(others):
             full = list(hands)
             if not violations(view, follows, full, 0):
-                out[tuple(full)] = history_weight(view, full)
+                out[tuple(full)] = histories(view, full)
             return
         s = others[i]
         taken = 0
@@ -628,6 +656,24 @@ def test_a_contract_over_120_proves_marriages(name: str) -> None:
     assert len(g.tricks) == 5 and g.contract is not None and g.bid is not None
     assert g.contract > max(g.bid, 120)
     assert check_uniform_at(g, rec, seed=1) >= 2
+
+
+def test_the_declarers_bid_proves_marriages_to_the_defenders() -> None:
+    # 1001: seat 1 bid 175 (a marriage worth 55 or more in his 7 cards dealt) and played
+    # it at 175; he led K♥ without declaring. The defenders do not see which card he
+    # passed the other one, so the sampler read no bid after the auction and drew him
+    # without Q♥ (or another set worth it); it now reads the bid for each card the hidden
+    # pass may have been.
+    g, rec = scripted(
+        "1001", 0,
+        ["Q♠ A♠ 9♣ Q♣ K♣ A♣ A♥", "J♠ 10♣ Q♦ A♦ 9♥ Q♥ K♥", "9♠ 10♠ J♣ 9♦ J♦ K♦ 10♥"],
+        "K♠ 10♦ J♥",
+        "bid 175, pass, pass, give J♠ to 0, give 10♣ to 2, contract 175, play A♦, play 9♦,"
+        " play A♠, play K♥, play 10♥, play A♥, play K♣, play 9♥, play J♣, play Q♣, play J♥,"
+        " play 10♣, play J♦, play 9♣, play Q♦",
+    )  # fmt: skip
+    assert g.contract == g.bid == 175 and len(g.tricks) == 5
+    assert check_uniform_at(g, rec, seed=2) >= 2
 
 
 # ---------------------------------------------------------------- determinism
