@@ -60,7 +60,6 @@ from engine.tables import ACES as _ACES
 from engine.tables import CARDS as _CARDS
 from engine.tables import MARRIAGE_MASK as _KQ
 from sdk.bot import Bot
-from sdk.hand import bid_cap
 from sdk.sampling import SampledDeal, Sampler
 
 __all__ = ["PimcBot"]
@@ -531,9 +530,9 @@ def _give_pair(hand: int) -> list[int]:
 
 
 def _bid_accept(view: PlayerView) -> Callable[[SampledDeal], bool] | None:
-    """What the other bidders' raises reveal about their dealt hands: a bid above 120 needs
-    marriages worth the excess (the bidding cap), and a voluntary raise suggests a hand
-    whose estimated take is not far below it. ``None`` when nobody else has raised."""
+    """What the other bidders' raises suggest about their dealt hands: a voluntary raise, a
+    hand whose estimated take is not far below it (that a bid above 120 needs marriages
+    worth the excess, the sampler knows itself). ``None`` when nobody else has raised."""
     rules = view.ruleset
     if view.phase is not Phase.BIDDING:
         return None
@@ -545,11 +544,6 @@ def _bid_accept(view: PlayerView) -> Callable[[SampledDeal], bool] | None:
         return None
 
     def accept(deal: SampledDeal) -> bool:
-        for s, b in top.items():
-            if b > bid_cap(deal.hands[s], rules):
-                return False
-            if estimate_take(deal.hands[s], rules) < b - 45:
-                return False
-        return True
+        return all(estimate_take(deal.hands[s], rules) >= b - 45 for s, b in top.items())
 
     return accept

@@ -6,7 +6,7 @@ solves each filled-in deal. Every sample respects all the view reveals:
 - the own hand, the cards played so far, the talon when it is shown;
 - the cards passed to or by this seat (the declarer's hidden pass to the other opponent
   may or may not be one of the shown talon cards: both cases are weighted by how many deals
-  each allows);
+  each allows; one of them played settles it);
 - hand sizes (7 dealt, +3 for the declarer's talon, ±1 per pass, −1 per card played);
 - voids revealed by play: a player who did not follow suit has none of the led suit, and
   one who then did not trump, when a trump was set, has no trumps (the trump *at that
@@ -14,14 +14,26 @@ solves each filled-in deal. Every sample respects all the view reveals:
 - under ``must_beat``: a player who followed (or trumped) below the trick's best card of
   that suit has no card of that suit above it;
 - marriages: the declarer of a marriage held both of its cards at the lead, so a partner
-  card not played since is still in his hand (the ace marriage: all four aces).
+  card not played since is still in his hand (the ace marriage: all four aces);
+- the caps: a contract above the winning bid and above 120 proves marriages worth the
+  excess in the declarer's 8 cards (RULES.md §5), a bid above 120 in the bidder's 7 cards
+  dealt (§2) — one of the smallest sets of marriages worth it, a union of alternatives.
+  The 7 cards of a bid: the bidder's hand in the auction; after it, a defender's cards
+  (held or played) but the one passed to him, the declarer's with those he passed but
+  the talon. A pass the viewer does not see (the other defender's) is read card by card:
+  one case per card it may have been. Not read: bids in the 4-player dealer's view while
+  both passes are hidden to him, and the declarer's bid when the talon is not shown.
 
-Sampling is exact and rejection-free: every unknown card has a set of allowed owners (the
-other hands, and the talon while it is face down), cards with the same set form a class, and
-a dynamic programme over the classes counts the completions for each split of a class among
-its owners; a sample walks the classes drawing each split in proportion to the completions
-it leaves, so every consistent deal is equally likely. An optional ``accept`` predicate adds
-constraints that do not fit that form (retried, then dropped rather than looping forever).
+Sampling is exact: every unknown card has a set of allowed owners (the other hands, and
+the talon while it is face down), cards with the same set form a class, and a dynamic
+programme over the classes counts the completions for each split of a class among its
+owners; a sample walks the classes drawing each split in proportion to the completions it
+leaves, so every consistent deal is equally likely, without rejection. The caps'
+alternatives are drawn as a union: one alternative of each cap in proportion to the deals
+they allow, a deal of those, kept with probability 1 / the number of such choices it meets
+(uniform over the union; fewer retries on average than there are choices). An optional
+``accept`` predicate adds constraints that do not fit that form (retried, then dropped
+rather than looping forever).
 
 >>> import random
 >>> from engine import Game, observe  # a view, as the SDK gives a bot (a test makes its own)
@@ -37,14 +49,18 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import combinations, product
 from math import comb
 from typing import TypeVar
 
-from engine import Phase, PlayerView
+from engine import Bid, Phase, PlayerView, Ruleset
+from engine.cards import MARRIAGE_VALUES as _MARRIAGE_VALUES
 from engine.cards import Card
 from engine.cards import bit_indices as _bits
 from engine.cards import mask_of as _mask
+from engine.tables import ACES as _ACES
 from engine.tables import CARDS as _CARDS
+from engine.tables import MARRIAGE_MASK as _KQ
 from engine.tables import SUIT_MASK as _SUIT
 
 __all__ = [
@@ -67,7 +83,8 @@ class SampledDeal:
     """One completion of the hidden cards: every seat's current hand, and the talon.
 
     ``hands[s]`` is empty for a seat dealt no cards (the 4-player dealer). ``talon`` is the
-    face-down talon while the auction runs (sampled), else the shown talon or ``()``.
+    face-down talon while the auction runs (sampled), else ``()``: once taken, the talon
+    cards are in the declarer's hand (or passed, or played) like his other cards.
     """
 
     hands: tuple[tuple[Card, ...], ...]
@@ -85,6 +102,10 @@ class Constraints:
     ``s`` cannot hold; ``unknown``: the cards whose place is unknown. ``cases`` lists
     alternatives (weight, extra fixed cards per seat) for facts known only as a choice (the
     hidden pass of a possibly-talon card); an empty list means one case with nothing extra.
+    ``any_of``: facts known as "at least one of these" (each a list of alternatives: extra
+    fixed cards per seat; the marriages a bid or a contract proves), drawn uniformly over
+    the deals meeting every fact; empty: no such fact. ``case_any_of[i]``: more such facts
+    that hold in ``cases[i]`` only (empty: none for any case).
     """
 
     n: int
@@ -93,6 +114,8 @@ class Constraints:
     excluded: dict[int, int]
     unknown: int
     cases: list[tuple[int, dict[int, int]]] = field(default_factory=list)
+    any_of: list[list[dict[int, int]]] = field(default_factory=list)
+    case_any_of: list[list[list[dict[int, int]]]] = field(default_factory=list)
 
 
 def _gives_of(view: PlayerView) -> list[tuple[int, int | None]]:
@@ -127,6 +150,7 @@ def constraints_of(view: PlayerView) -> Constraints:
 
     # Play history: cards seen, voids and must_beat limits, trump per trick.
     seen = 0
+    played_by = {s: 0 for s in range(n)}
     excluded = {s: 0 for s in range(n)}
     fixed = {s: 0 for s in range(n)}
     fixed[TALON] = 0
@@ -145,6 +169,7 @@ def constraints_of(view: PlayerView) -> Constraints:
         best = lead
         for s, c in plays:
             seen |= 1 << c
+            played_by[s] |= 1 << c
             counts[s] -= 1
         for s, c in plays[1:]:
             suit = c // 6
@@ -169,24 +194,120 @@ def constraints_of(view: PlayerView) -> Constraints:
         else:
             partners = (1 << (6 * int(x) + 2)) | (1 << (6 * int(x) + 3))
         fixed[int(s)] |= partners & ~seen
-    hidden_gives = [to for to, card in gives if card is None]
+    # A receiver who has played a shown talon card got that card in his pass: the declarer
+    # gives each opponent one card, so his pass is settled and holds no other talon card.
+    hidden_gives = [to for to, card in gives if card is None and not played_by[to] & talon_shown]
     passed_known = _mask(card for _, card in gives if card is not None)
     talon_left = talon_shown & ~seen & ~hand & ~passed_known
     cases: list[tuple[int, dict[int, int]]] = []
-    if talon_shown and not talon_taken:
-        fixed[TALON] |= talon_shown
-    elif talon_left and declarer is not None and declarer != me:
-        # The shown talon went to the declarer, but each hidden pass may have been one of
-        # its cards. A talon card seen in another hand settles it; otherwise enumerate.
+    if talon_left and declarer is not None:
+        # (Never the declarer's view: he holds, played or passed every talon card.) The
+        # shown talon went to the declarer, but each hidden pass may have been one of its
+        # cards. A talon card seen in another hand settles it; otherwise enumerate.
         cases = _give_cases(hidden_gives, talon_left, declarer)
-    elif talon_left and declarer is not None:
-        fixed[declarer] |= talon_left
     for s in list(fixed):
         fixed[s] &= ~seen
     # Cards pinned by one case only stay "unknown" here; each case removes its own.
     unknown = ((1 << 24) - 1) & ~seen & ~_union(fixed)
     counts = {s: c for s, c in counts.items() if c > 0 or s == TALON}
-    return Constraints(n, fixed, counts, excluded, unknown, cases)
+    # Caps (RULES.md §2, §5): a bid above 120 proves marriages worth the excess in the
+    # bidder's 7 cards dealt, a contract above the bid and 120 in the declarer's 8 cards.
+    # Each is a fact "one of these sets of marriages" (the smallest sets worth it), read
+    # where the cards meant are known: a bidder's hand in the auction; after it, a
+    # defender's cards (held or played) but the one passed to him, the declarer's but the
+    # talon and with the cards he passed — when those passes are known. One hidden pass
+    # (another defender's, in a defender's view) is read card by card: a case per card it
+    # may have been, each one history.
+    any_of: list[list[dict[int, int]]] = []
+    case_any_of: list[list[list[dict[int, int]]]] = []
+    ruleset = view.ruleset
+
+    def fact(seat: int, need: int, held: int, gone: int) -> list[dict[int, int]] | None:
+        """``held``: cards of that holding not in the seat's hand now (played, passed on);
+        ``gone``: cards not in it. ``None``: nothing new (a set already known held)."""
+        pins = {
+            m & ~held & ~fixed[seat]
+            for m in _marriage_sets(need, ruleset)
+            if not m & (gone | (seen & ~held))
+        }
+        if 0 in pins:
+            return None
+        # A set needing more than another is implied by it: fewer, same union.
+        return [{seat: p} for p in sorted(pins) if not any(q != p and q & p == q for q in pins)]
+
+    top: dict[int, int] = {}
+    for s, action in view.bids:
+        if isinstance(action, Bid) and action.amount > 120 and s != me:
+            top[s] = max(top.get(s, 0), action.amount)
+    facts: list[list[dict[int, int]] | None] = []
+    if not talon_taken:
+        facts = [fact(s, b - 120, 0, 0) for s, b in sorted(top.items())]
+    elif declarer is not None:
+        # What each defender was passed: 0 before his pass, else the card if known (to the
+        # declarer and the receiver; a shown talon card he played), else None.
+        passed: dict[int, int | None] = {s: 0 for s in active if s != declarer}
+        for to, card in gives:
+            settled = played_by[to] & talon_shown
+            passed[to] = 1 << card if card is not None else settled or None
+        unknown_pass = [s for s, g in passed.items() if g is None]
+        known = 0
+        for g in passed.values():
+            known |= g or 0
+        d_need = top.get(declarer, 0) - 120 if talon_shown else 0
+
+        def bid_facts(o: int | None, c: int) -> list[list[dict[int, int]] | None]:
+            # The bids readable when receiver ``o``'s pass was ``c`` (a card bit).
+            out = [
+                fact(s, b - 120, played_by[s], c if s == o else passed[s] or 0)
+                for s, b in sorted(top.items())
+                if s != declarer and (s == o or passed[s] is not None)
+            ]
+            if d_need > 0 and (o is not None or not unknown_pass):
+                out.append(fact(declarer, d_need, played_by[declarer] | known | c, talon_shown))
+            return out
+
+        o = unknown_pass[0] if len(unknown_pass) == 1 else None
+        if o is not None and (o in top or d_need > 0):
+            # Instead of "a talon card or any of his 8" (_give_cases): each card he may
+            # have been passed, one history each, with the bids it makes readable.
+            cases = []
+            elsewhere = _union({s: m for s, m in fixed.items() if s != o})
+            for c in _bits(played_by[o] | (((1 << 24) - 1) & ~seen & ~elsewhere)):
+                extra = {} if seen >> c & 1 else {o: 1 << c}
+                if talon_left:
+                    extra[declarer] = talon_left & ~(1 << c)
+                cases.append((1, extra))
+                case_any_of.append([f for f in bid_facts(o, 1 << c) if f is not None])
+        else:
+            facts = bid_facts(None, 0)
+    contract, bid = view.contract, view.bid
+    if (
+        contract is not None
+        and bid is not None
+        and declarer is not None
+        and declarer != me
+        and contract > max(bid, 120)
+    ):
+        facts.append(fact(declarer, contract - 120, played_by[declarer], 0))
+    any_of = [f for f in facts if f is not None]
+    return Constraints(n, fixed, counts, excluded, unknown, cases, any_of, case_any_of)
+
+
+def _marriage_sets(need: int, ruleset: Ruleset) -> list[int]:
+    """The smallest sets of marriage cards (K+Q of a suit, the four aces where they count for
+    the cap: ``engine.game.cap_of``) worth at least ``need``, as masks."""
+    units = [(_KQ[s], _MARRIAGE_VALUES[s]) for s in range(4)]
+    if ruleset.ace_marriage and ruleset.ace_marriage_counts_for_bid:
+        units.append((_ACES, 200))
+    sets: list[int] = []
+    for k in range(1, len(units) + 1):
+        for combo in combinations(units, k):
+            m = 0
+            for u, _ in combo:
+                m |= u
+            if sum(v for _, v in combo) >= need and not any(x & m == x for x in sets):
+                sets.append(m)
+    return sets
 
 
 def _union(fixed: dict[int, int]) -> int:
@@ -321,17 +442,20 @@ class Sampler:
         self.constraints = view if isinstance(view, Constraints) else constraints_of(view)
         self.accept = accept
         self.max_tries = max_tries
-        self._problems: list[tuple[int, dict[int, int], _Problem]] = []
+        self._problems: list[tuple[int, dict[int, int], _Problem, list[list[dict[int, int]]]]] = []
         k = self.constraints
-        for weight, extra in k.cases or [(1, {})]:
-            fixed = dict(k.fixed)
-            for s, m in extra.items():
-                fixed[s] = fixed.get(s, 0) | m
-            prob = self._problem(fixed)
-            if prob is not None:
-                total = weight * prob.count()
-                if total:
-                    self._problems.append((total, fixed, prob))
+        for i, (weight, extra) in enumerate(k.cases or [(1, {})]):
+            facts = k.any_of + (k.case_any_of[i] if k.case_any_of else [])
+            for alternatives in product(*facts):
+                fixed = dict(k.fixed)
+                for more in (extra, *alternatives):
+                    for s, m in more.items():
+                        fixed[s] = fixed.get(s, 0) | m
+                prob = self._problem(fixed)
+                if prob is not None:
+                    total = weight * prob.count()
+                    if total:
+                        self._problems.append((total, fixed, prob, facts))
         if not self._problems:
             raise ValueError("no deal is consistent with this view")
 
@@ -382,10 +506,18 @@ class Sampler:
         return deal
 
     def _draw(self, rng: random.Random) -> SampledDeal:
-        fixed, prob = _pick([(t, (f, p)) for t, f, p in self._problems], rng)
-        got = prob.draw(rng)
-        n = self.constraints.n
-        masks = [fixed.get(s, 0) | got.get(s, 0) for s in range(n)]
+        k = self.constraints
+        while True:
+            fixed, prob, facts = _pick([(t, (f, p, a)) for t, f, p, a in self._problems], rng)
+            got = prob.draw(rng)
+            masks = [fixed.get(s, 0) | got.get(s, 0) for s in range(k.n)]
+            # A deal meeting several alternatives (one of each fact) was drawable from each
+            # combination of them: keep it from one.
+            met = 1
+            for fact in facts:
+                met *= sum(all(masks[s] & m == m for s, m in alt.items()) for alt in fact)
+            if met <= 1 or rng.randrange(met) == 0:
+                break
         talon = fixed.get(TALON, 0) | got.get(TALON, 0)
         return SampledDeal(
             hands=tuple(_cards(m) for m in masks),

@@ -192,32 +192,31 @@ def test_four_aces_explain_no_raise_where_the_ace_marriage_is_off() -> None:
     """Defect: pimc's auction samples counted four aces towards a bidder's cap whenever
     ``ace_marriage_counts_for_bid`` was set, even with ``ace_marriage`` off, where the engine
     (and ``sdk.hand.bid_cap``) counts them only when the ace marriage is played: a raise to
-    125 'explained' by four aces and no marriage was kept as a sample. It uses bid_cap now."""
+    125 'explained' by four aces and no marriage was kept as a sample. The cap is the
+    sampler's fact now (``sdk.sampling``): the raise is explained by one marriage, never by
+    the aces; with the ace marriage played, the aces explain it too."""
     import dataclasses
 
-    from bots.pimc import _bid_accept
-    from engine import Bid, parse_cards
-    from engine.cards import mask_of
-    from sdk.sampling import SampledDeal
+    from engine import Bid
+    from engine.tables import ACES, MARRIAGE_MASK
+    from sdk.sampling import constraints_of
 
-    rules = dataclasses.replace(PRESETS["classic"], ace_marriage=False)
-    for seed in range(40):
-        g = Game.new(rules, seed, ["a", "b", "c"])
-        seat = g.to_act
-        assert seat is not None
-        if Bid(125) not in g.legal_actions():
-            continue
-        g.apply(Bid(125), seat=seat)
-        if g.to_act is None or g.phase is not Phase.BIDDING:
-            continue
-        accept = _bid_accept(observe(g, g.to_act))
-        assert accept is not None
-        hands: list[tuple] = [(), (), ()]
-        hands[seat] = parse_cards("A♠ A♣ A♦ A♥ 10♠ 10♣ 10♦")  # no marriage
-        masks = tuple(mask_of(h) for h in hands)
-        assert not accept(SampledDeal(tuple(hands), (), masks, 0))
-        hands[seat] = parse_cards("A♠ A♣ A♦ K♥ Q♥ 10♣ 10♦")  # the marriage it needs
-        masks = tuple(mask_of(h) for h in hands)
-        assert accept(SampledDeal(tuple(hands), (), masks, 0))
+    for ace_marriage in (False, True):
+        rules = dataclasses.replace(PRESETS["classic"], ace_marriage=ace_marriage)
+        tested = 0
+        for seed in range(40):
+            g = Game.new(rules, seed, ["a", "b", "c"])
+            seat = g.to_act
+            assert seat is not None
+            if Bid(125) not in g.legal_actions():
+                continue
+            g.apply(Bid(125), seat=seat)
+            if g.to_act is None or g.phase is not Phase.BIDDING:
+                continue
+            (fact,) = constraints_of(observe(g, g.to_act)).any_of
+            explanations = {alt[seat] for alt in fact}
+            assert explanations == set(MARRIAGE_MASK) | ({ACES} if ace_marriage else set())
+            tested += 1
+        assert tested
         return
     pytest.fail("no deal with a legal 125 opening found (the seeds are fixed)")
