@@ -935,7 +935,7 @@ class BotRunner:
             self._bot_left(e)
             return
         except BaseException as e:
-            if stops_the_bot(e):
+            if stops_the_bot(e) or _cancelled():
                 raise
             # The bot's own bug, like a raising act(): it must not stop the runner (and its
             # other matches). That match goes on without the bot: its requests are left
@@ -1212,7 +1212,7 @@ class BotRunner:
         except SystemExit as e:  # the bot leaves from a hook as from act(): cleanly
             self._bot_left(e)
         except BaseException as e:
-            if stops_the_bot(e):
+            if stops_the_bot(e) or _cancelled():
                 raise
             self.summary.errors += 1
             # The class, as the lines for a decision name it (``name`` may be anyone's).
@@ -1276,6 +1276,14 @@ class BotRunner:
         for t in tasks:
             if not t.done():
                 t.cancel()
+
+
+def _cancelled() -> bool:
+    """Whether this task is being cancelled (a stop cuts a match's step short): its
+    ``CancelledError`` is the runner's, not one the bot's call raised in its thread, which
+    the same ``await`` gives back the same way."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 def _check_request_view(view: PlayerView) -> None:

@@ -809,3 +809,65 @@ def test_a_bot_raising_a_base_exception_plays_on_locally() -> None:
 
     with pytest.raises(SystemExit):
         play_local([Leaves, RandomBot, RandomBot], seed=1, max_deals=3)  # (asked in deal 2)
+
+
+@pytest.mark.parametrize("where", ["on_match_end", "__init__"])
+def test_a_hook_cancelled_at_a_stop_is_no_bot_error(
+    where: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect (review of the above): catching every ``BaseException`` around the wait for a
+    hook or the making of the bot caught the runner's own cancellation of that step too (a
+    second Ctrl-C, or the grace at a stop run out, while a slow ``on_match_end`` or
+    ``__init__`` ran): the stop was logged as the bot's error with a traceback and counted
+    ("1 bot error"). A ``CancelledError`` the bot raises itself is still its error."""
+    release = threading.Event()
+
+    class Slow(Bot):
+        def __init__(self) -> None:
+            if where == "__init__":
+                release.wait(5)
+
+        def on_match_end(self, view: PlayerView, result: object) -> None:
+            release.wait(5)
+
+    view = observe(_game(), 0)
+
+    async def main() -> BotRunner:
+        runner = BotRunner(Slow, "127.0.0.1:1", "tok")
+        m = _Match("m1", 0, view.ruleset, None, view)
+        if where == "__init__":
+            runner._chain(m, runner._make(m, view))
+        else:
+            m.bot = Slow()
+            runner._schedule(m, "on_match_end", lambda b: b.on_match_end(view, None))  # type: ignore[arg-type]
+        await asyncio.sleep(0.1)
+        runner._hurry.set()  # a second signal: what is left is cancelled
+        await runner._drain(timeout=0.1)
+        await asyncio.sleep(0.05)
+        release.set()
+        return runner
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        runner = asyncio.run(main())
+    assert runner.summary.errors == 0, caplog.text
+    assert "CancelledError" not in caplog.text
+
+    class CancelsItself(Bot):
+        def act(self, view: PlayerView) -> Action:
+            raise asyncio.CancelledError
+
+        def on_match_start(self, view: PlayerView) -> None:
+            raise asyncio.CancelledError
+
+    g = _game()
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield request("m1", g, "0")
+        await s.decision()
+        yield ended("m1")
+
+    summary, arena = play(CancelsItself, script)
+    assert summary.errors == 2
+    assert arena.streams[0].decided() == [("m1", "0")]
