@@ -68,7 +68,6 @@ from sdk.local import (
     hook_result,
     hook_view,
     make_bot,
-    stops_the_bot,
 )
 
 __all__ = [
@@ -931,11 +930,11 @@ class BotRunner:
         try:
             bot = await self._in_thread(f"{self.name}() for match {m.match_id}",
                                         lambda: make_bot(self.factory))  # fmt: skip
-        except SystemExit as e:
+        except (SystemExit, KeyboardInterrupt) as e:
             self._bot_left(e)
             return
         except BaseException as e:
-            if stops_the_bot(e) or _cancelled():
+            if _cancelled():  # (the bot's SystemExit, KeyboardInterrupt: above)
                 raise
             # The bot's own bug, like a raising act(): it must not stop the runner (and its
             # other matches). That match goes on without the bot: its requests are left
@@ -991,7 +990,7 @@ class BotRunner:
             assert bot is not None
             try:
                 action = self._decide_inline(m, bot, view, deadline)
-            except SystemExit as e:
+            except (SystemExit, KeyboardInterrupt) as e:
                 self._bot_left(e)
                 return
             if not _too_late(m, rid, deadline):
@@ -1043,7 +1042,7 @@ class BotRunner:
                     self._count(kind)
                     if deadline is not None and not m.bank_told:
                         _tell_bank(m, bot, view, deadline)
-            except SystemExit as e:
+            except (SystemExit, KeyboardInterrupt) as e:
                 self._bot_left(e)
                 return
             if self._out is not out:
@@ -1057,10 +1056,15 @@ class BotRunner:
         ask.step = m.tail
         m.waiting = ask
 
-    def _bot_left(self, e: SystemExit) -> None:
+    def _bot_left(self, e: SystemExit | KeyboardInterrupt) -> None:
         """The bot itself left (raised ``SystemExit``: a person typing "quit" in the human
         seat, say): stop cleanly, keeping its exit code, rather than let the exception end
-        the event loop with a traceback."""
+        the event loop with a traceback. A ``KeyboardInterrupt`` is the bot's own here (a
+        Ctrl-C is the loop's signal handler's): it leaves with a Ctrl-C's exit code."""
+        if isinstance(e, KeyboardInterrupt):
+            self.summary.exit_code = 130
+            self.stop("the bot left: KeyboardInterrupt (exit code 130)")
+            return
         code = e.code
         self.summary.exit_code = 0 if code is None else code if isinstance(code, int) else 1
         left = "the bot left"
@@ -1209,10 +1213,10 @@ class BotRunner:
 
         try:
             problem = await self._in_thread(f"{what} in match {m.match_id}", call)
-        except SystemExit as e:  # the bot leaves from a hook as from act(): cleanly
+        except (SystemExit, KeyboardInterrupt) as e:  # it leaves from a hook as from act()
             self._bot_left(e)
         except BaseException as e:
-            if stops_the_bot(e) or _cancelled():
+            if _cancelled():  # (the bot's SystemExit, KeyboardInterrupt: above)
                 raise
             self.summary.errors += 1
             # The class, as the lines for a decision name it (``name`` may be anyone's).

@@ -871,3 +871,45 @@ def test_a_hook_cancelled_at_a_stop_is_no_bot_error(
     summary, arena = play(CancelsItself, script)
     assert summary.errors == 2
     assert arena.streams[0].decided() == [("m1", "0")]
+
+
+@pytest.mark.parametrize("where", ["act", "quick act", "on_match_start", "__init__"])
+def test_a_bot_raising_keyboard_interrupt_in_an_arena_leaves_cleanly(
+    where: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect (review of the BaseException change, which kept it "a person stops it"): in
+    `arena-bot run` a Ctrl-C is the event loop's signal handler's, never a
+    ``KeyboardInterrupt`` in the bot's code; one the bot's own code raised (in a worker
+    thread, or a quick bot's act on the read loop) ended the event loop with a traceback,
+    its stream cut and its other matches left to forfeit. It leaves now as with
+    ``SystemExit``: a clean stop, exit code 130 (as a Ctrl-C's)."""
+    g = _game()
+
+    class Interrupts(Bot):
+        quick = where == "quick act"
+
+        def __init__(self) -> None:
+            if where == "__init__":
+                raise KeyboardInterrupt
+
+        def on_match_start(self, view: PlayerView) -> None:
+            if where == "on_match_start":
+                raise KeyboardInterrupt
+
+        def act(self, view: PlayerView) -> Action:
+            raise KeyboardInterrupt
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield request("m1", g, "0")
+        await asyncio.sleep(GUARD)
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        try:
+            summary, arena = play(Interrupts, script)
+        except KeyboardInterrupt:
+            pytest.fail("the bot's KeyboardInterrupt ended the event loop")
+    assert summary.exit_code == 130 and summary.errors == 0
+    assert "the bot left: KeyboardInterrupt (exit code 130)" in summary.reason
+    assert arena.streams[0].decided() == []
