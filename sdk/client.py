@@ -479,10 +479,11 @@ def _too_late(m: _Match, rid: str, deadline: Deadline | None) -> bool:
     record that local play never shows."""
     if deadline is None:
         return False
-    # A request asked again after a reconnect states the time left in whole ms, rounded
-    # (100.45 ms as 100), and another machine's clock may run faster by up to NTP's slew
-    # of 500 ppm: an answer dropped inside the referee's deadline costs a strike, one sent
-    # past it only the refusal's line, so the doubt goes to sending it.
+    # A request asked again after a reconnect states the time left in whole ms: rounded
+    # up (100.45 ms as 101), but to nearest by an arena of an earlier version (as 100);
+    # and another machine's clock may run faster by up to NTP's slew of 500 ppm: an
+    # answer dropped inside the referee's deadline costs a strike, one sent past it only
+    # the refusal's line, so the doubt goes to sending it.
     budget = deadline.limit_s + deadline.bank_s
     late = time.monotonic() - (deadline.received + budget)
     if late <= 0.001 + budget / 1000:
