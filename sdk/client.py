@@ -1233,10 +1233,23 @@ class BotRunner:
         pool = self._pool
         if pool is None:
             pool = self._pool = _Workers(_WORKERS)
-        fut = pool.submit(fn)
+
+        def call() -> tuple[_T, None] | tuple[None, BaseException]:
+            try:
+                return fn(), None
+            except BaseException as e:  # (raised below, in this coroutine)
+                return None, e
+
+        fut = pool.submit(call)
         _RUNNING[fut] = what
         fut.add_done_callback(_forget)
-        return await asyncio.wrap_future(fut)
+        result, raised = await asyncio.wrap_future(fut)
+        if raised is not None:
+            # Raised here, not thrown into the waiting coroutines by asyncio: a GeneratorExit
+            # thrown so closes them (PEP 380), and the caller's handler got an empty one of
+            # Python's while the bot's escaped the match's step ("never retrieved").
+            raise raised
+        return result  # type: ignore[return-value]
 
     def _chain(self, m: _Match, job: Awaitable[None]) -> None:
         prev = m.tail

@@ -913,3 +913,45 @@ def test_a_bot_raising_keyboard_interrupt_in_an_arena_leaves_cleanly(
     assert summary.exit_code == 130 and summary.errors == 0
     assert "the bot left: KeyboardInterrupt (exit code 130)" in summary.reason
     assert arena.streams[0].decided() == []
+
+
+@pytest.mark.parametrize("where", ["on_match_start", "__init__"])
+def test_a_generator_exit_raised_by_a_hook_in_an_arena_is_the_bots_error(
+    where: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect (review of the BaseException change, whose test raised a BaseException of
+    its own, never the GeneratorExit it named): a hook or ``__init__`` runs in a worker
+    thread, and what it raised was thrown into the waiting coroutines by asyncio; a
+    ``GeneratorExit`` thrown so closes them (PEP 380) instead: the runner's handler got an
+    empty GeneratorExit of Python's (the bot's message and line lost: "cannot make the
+    bot (GeneratorExit: )") and the bot's own escaped the match's step, "Task exception
+    was never retrieved". It reaches the handler as raised now."""
+    g = _game()
+
+    class Raises(Bot):
+        def __init__(self) -> None:
+            if where == "__init__":
+                time.sleep(0.1)  # (raised while the runner waits: thrown into it)
+                raise GeneratorExit("raised by the bot")
+
+        def on_match_start(self, view: PlayerView) -> None:
+            time.sleep(0.1)
+            raise GeneratorExit("raised by the bot")
+
+        def act(self, view: PlayerView) -> Action:
+            return view.legal_actions[0]
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield request("m1", g, "0")
+        if where != "__init__":
+            await s.decision()
+        yield ended("m1")
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        summary, _ = play(Raises, script, matches=1)
+    assert summary.errors == 1
+    [said] = [r for r in caplog.records if r.name == "sdk.client" and r.levelname == "ERROR"]
+    assert said.exc_info is not None and str(said.exc_info[1]) == "raised by the bot"
+    assert "never retrieved" not in caplog.text
