@@ -935,7 +935,7 @@ class BotRunner:
             self._bot_left(e)
             return
         except BaseException as e:
-            if _cancelled():  # (the bot's SystemExit, KeyboardInterrupt: above)
+            if _cancelled(e):  # (the bot's SystemExit, KeyboardInterrupt: above)
                 raise
             # The bot's own bug, like a raising act(): it must not stop the runner (and its
             # other matches). That match goes on without the bot: its requests are left
@@ -1217,7 +1217,7 @@ class BotRunner:
         except (SystemExit, KeyboardInterrupt) as e:  # it leaves from a hook as from act()
             self._bot_left(e)
         except BaseException as e:
-            if _cancelled():  # (the bot's SystemExit, KeyboardInterrupt: above)
+            if _cancelled(e):  # (the bot's SystemExit, KeyboardInterrupt: above)
                 raise
             self.summary.errors += 1
             # The class, as the lines for a decision name it (``name`` may be anyone's).
@@ -1296,12 +1296,12 @@ class BotRunner:
                 t.cancel()
 
 
-def _cancelled() -> bool:
-    """Whether this task is being cancelled (a stop cuts a match's step short): its
-    ``CancelledError`` is the runner's, not one the bot's call raised in its thread, which
-    the same ``await`` gives back the same way."""
+def _cancelled(e: BaseException) -> bool:
+    """Whether ``e`` is this task's cancellation (a stop cuts a match's step short): the
+    runner's ``CancelledError``, not one the bot's call raised in its thread, which the
+    same ``await`` gives back the same way."""
     task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0
+    return isinstance(e, asyncio.CancelledError) and task is not None and task.cancelling() > 0
 
 
 def _check_request_view(view: PlayerView) -> None:
