@@ -955,3 +955,41 @@ def test_a_generator_exit_raised_by_a_hook_in_an_arena_is_the_bots_error(
     [said] = [r for r in caplog.records if r.name == "sdk.client" and r.levelname == "ERROR"]
     assert said.exc_info is not None and str(said.exc_info[1]) == "raised by the bot"
     assert "never retrieved" not in caplog.text
+
+
+@pytest.mark.parametrize("where", ["on_match_start", "__init__"])
+def test_a_stop_iteration_raised_by_a_hook_in_an_arena_does_not_hang_the_match(
+    where: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect (review, found with the GeneratorExit above; fixed by the same change): a
+    ``StopIteration`` raised by a hook or ``__init__`` in its worker thread cannot be set
+    on an asyncio future ("StopIteration interacts badly with generators"): the runner
+    waited for that call for ever, and every later request of the match went unanswered
+    until the seat forfeited. It is the bot's error now, as any other."""
+    g = _game()
+
+    class Raises(Bot):
+        def __init__(self) -> None:
+            if where == "__init__":
+                raise StopIteration("raised by the bot")
+
+        def on_match_start(self, view: PlayerView) -> None:
+            raise StopIteration("raised by the bot")
+
+        def act(self, view: PlayerView) -> Action:
+            return view.legal_actions[0]
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield request("m1", g, "0")
+        if where != "__init__":
+            await s.decision()
+        yield ended("m1")
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        summary, arena = play(Raises, script, matches=1)
+    assert summary.errors == 1 and summary.matches == 1
+    assert "StopIteration: raised by the bot" in caplog.text
+    if where != "__init__":
+        assert arena.streams[0].decided() == [("m1", "0")]
