@@ -721,27 +721,29 @@ class Storage:
     def resolve_tournament(self, ref: str | None) -> str:
         """The id of tournament ``ref``: its id, or its name (the config's ``name``; ids add
         the config's fingerprint, ``default-bd07867d053f``), the latest created of that name;
-        ``None``: the latest created. :class:`LookupError` naming the stored ones otherwise.
-        """
+        ``None``: the latest created. :class:`LookupError` naming the stored ones otherwise;
+        a StorageError naming the damage when that one is damaged (a stand-in id of a row
+        whose id was damaged finds nothing: it was "no tournament", though listed)."""
         infos = self.tournaments()
         if not infos:
             raise LookupError(f"{self.path} holds no tournament")
-        if ref is None:
-            return infos[-1].id
-        for t in infos:
-            if t.id == ref:
-                return t.id
-        named = [t.id for t in infos if t.name == ref]
-        if named:
-            return named[-1]
-        stored = ", ".join(f"{t.id} ({t.name})" for t in infos)
-        raise LookupError(f"no tournament {ref!r} in {self.path} (stored: {stored})")
+        found = infos
+        if ref is not None:
+            found = [t for t in infos if t.id == ref] or [t for t in infos if t.name == ref]
+        if not found:
+            stored = ", ".join(f"{t.id} ({t.name})" for t in infos)
+            raise LookupError(f"no tournament {ref!r} in {self.path} (stored: {stored})")
+        if "damaged" in found[-1].config:
+            raise StorageError(found[-1].config["damaged"])
+        return found[-1].id
 
     def latest_tournament(self) -> str | None:
         with self._guard("reading tournaments"):
             row = self.conn.execute(
                 "SELECT id FROM tournaments ORDER BY created_at DESC, rowid DESC LIMIT 1"
             ).fetchone()
+        if row is not None:  # (a BLOB's repr was looked up: "no tournament \"b'..'\"")
+            self._typed(row, {"id": str}, "the latest tournament")
         return None if row is None else str(row[0])
 
     # ----------------------------------------------------------------- matches

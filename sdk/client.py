@@ -68,7 +68,6 @@ from sdk.local import (
     hook_result,
     hook_view,
     make_bot,
-    stops_the_bot,
 )
 
 __all__ = [
@@ -480,10 +479,11 @@ def _too_late(m: _Match, rid: str, deadline: Deadline | None) -> bool:
     record that local play never shows."""
     if deadline is None:
         return False
-    # A request asked again after a reconnect states the time left in whole ms, rounded
-    # (100.45 ms as 100), and another machine's clock may run faster by up to NTP's slew
-    # of 500 ppm: an answer dropped inside the referee's deadline costs a strike, one sent
-    # past it only the refusal's line, so the doubt goes to sending it.
+    # A request asked again after a reconnect states the time left in whole ms: rounded
+    # up (100.45 ms as 101), but to nearest by an arena of an earlier version (as 100);
+    # and another machine's clock may run faster by up to NTP's slew of 500 ppm: an
+    # answer dropped inside the referee's deadline costs a strike, one sent past it only
+    # the refusal's line, so the doubt goes to sending it.
     budget = deadline.limit_s + deadline.bank_s
     late = time.monotonic() - (deadline.received + budget)
     if late <= 0.001 + budget / 1000:
@@ -931,11 +931,11 @@ class BotRunner:
         try:
             bot = await self._in_thread(f"{self.name}() for match {m.match_id}",
                                         lambda: make_bot(self.factory))  # fmt: skip
-        except SystemExit as e:
+        except (SystemExit, KeyboardInterrupt) as e:
             self._bot_left(e)
             return
         except BaseException as e:
-            if stops_the_bot(e):
+            if _cancelled(e):  # (the bot's SystemExit, KeyboardInterrupt: above)
                 raise
             # The bot's own bug, like a raising act(): it must not stop the runner (and its
             # other matches). That match goes on without the bot: its requests are left
@@ -991,7 +991,7 @@ class BotRunner:
             assert bot is not None
             try:
                 action = self._decide_inline(m, bot, view, deadline)
-            except SystemExit as e:
+            except (SystemExit, KeyboardInterrupt) as e:
                 self._bot_left(e)
                 return
             if not _too_late(m, rid, deadline):
@@ -1043,7 +1043,7 @@ class BotRunner:
                     self._count(kind)
                     if deadline is not None and not m.bank_told:
                         _tell_bank(m, bot, view, deadline)
-            except SystemExit as e:
+            except (SystemExit, KeyboardInterrupt) as e:
                 self._bot_left(e)
                 return
             if self._out is not out:
@@ -1057,10 +1057,15 @@ class BotRunner:
         ask.step = m.tail
         m.waiting = ask
 
-    def _bot_left(self, e: SystemExit) -> None:
+    def _bot_left(self, e: SystemExit | KeyboardInterrupt) -> None:
         """The bot itself left (raised ``SystemExit``: a person typing "quit" in the human
         seat, say): stop cleanly, keeping its exit code, rather than let the exception end
-        the event loop with a traceback."""
+        the event loop with a traceback. A ``KeyboardInterrupt`` is the bot's own here (a
+        Ctrl-C is the loop's signal handler's): it leaves with a Ctrl-C's exit code."""
+        if isinstance(e, KeyboardInterrupt):
+            self.summary.exit_code = 130
+            self.stop("the bot left: KeyboardInterrupt (exit code 130)")
+            return
         code = e.code
         self.summary.exit_code = 0 if code is None else code if isinstance(code, int) else 1
         left = "the bot left"
@@ -1209,10 +1214,10 @@ class BotRunner:
 
         try:
             problem = await self._in_thread(f"{what} in match {m.match_id}", call)
-        except SystemExit as e:  # the bot leaves from a hook as from act(): cleanly
+        except (SystemExit, KeyboardInterrupt) as e:  # it leaves from a hook as from act()
             self._bot_left(e)
         except BaseException as e:
-            if stops_the_bot(e):
+            if _cancelled(e):  # (the bot's SystemExit, KeyboardInterrupt: above)
                 raise
             self.summary.errors += 1
             # The class, as the lines for a decision name it (``name`` may be anyone's).
@@ -1228,10 +1233,23 @@ class BotRunner:
         pool = self._pool
         if pool is None:
             pool = self._pool = _Workers(_WORKERS)
-        fut = pool.submit(fn)
+
+        def call() -> tuple[_T, None] | tuple[None, BaseException]:
+            try:
+                return fn(), None
+            except BaseException as e:  # (raised below, in this coroutine)
+                return None, e
+
+        fut = pool.submit(call)
         _RUNNING[fut] = what
         fut.add_done_callback(_forget)
-        return await asyncio.wrap_future(fut)
+        result, raised = await asyncio.wrap_future(fut)
+        if raised is not None:
+            # Raised here, not thrown into the waiting coroutines by asyncio: a GeneratorExit
+            # thrown so closes them (PEP 380), and the caller's handler got an empty one of
+            # Python's while the bot's escaped the match's step ("never retrieved").
+            raise raised
+        return result  # type: ignore[return-value]
 
     def _chain(self, m: _Match, job: Awaitable[None]) -> None:
         prev = m.tail
@@ -1276,6 +1294,14 @@ class BotRunner:
         for t in tasks:
             if not t.done():
                 t.cancel()
+
+
+def _cancelled(e: BaseException) -> bool:
+    """Whether ``e`` is this task's cancellation (a stop cuts a match's step short): the
+    runner's ``CancelledError``, not one the bot's call raised in its thread, which the
+    same ``await`` gives back the same way."""
+    task = asyncio.current_task()
+    return isinstance(e, asyncio.CancelledError) and task is not None and task.cancelling() > 0
 
 
 def _check_request_view(view: PlayerView) -> None:

@@ -99,7 +99,7 @@ def leaderboard(
                     t.add_row(Text(info.id), Text(info.name),
                               f"{info.completed}/{info.total_matches}" if info.total_matches > 0
                               else f"{info.completed}/–",
-                              info.created_at, info.finished_at or "–")  # fmt: skip
+                              Text(info.created_at), Text(info.finished_at or "–"))  # fmt: skip
                 _screen().print(t)
                 return
             try:

@@ -67,13 +67,15 @@ class _HangUpSafe:
         return getattr(self._stream, name)
 
 
-def hang_up_safe(stream: IO[str]) -> IO[str]:
+def hang_up_safe(stream: IO[str] | None) -> IO[str]:
     """``stream`` (stdout, stderr) as a run that outlives its terminal writes it. After a
     hang-up (the terminal's window closed, its ssh session ended) `arena tournament` stops
     cleanly, but every write to the terminal then fails (EIO): the progress display's last
     refresh ended the stop half-way, exit 1 and a traceback nobody saw. At the first EIO
     the stream's descriptor is pointed at /dev/null, so that this write and every later one
     (Python's last flush at exit too) go nowhere, as under ``nohup``."""
+    if stream is None:  # started with it closed (`>&-`: Python has none): written nowhere,
+        return open(os.devnull, "w", encoding="utf-8")  # as rich did (its null file)
     return cast(IO[str], _HangUpSafe(stream))
 
 

@@ -447,3 +447,46 @@ def test_the_latest_matches_read_while_one_is_stored_are_one_snapshot(tmp_path: 
     finally:
         reader.close()
         writer.close()
+
+
+def test_a_tournament_row_whose_id_is_damaged_is_refused_as_damaged_not_missing(
+    tmp_path: Path,
+) -> None:
+    """Defect (review of the above): a row whose id itself was changed to a BLOB by hand
+    is listed under a stand-in id ("(damaged: b'...')") that no lookup finds: `arena
+    leaderboard` (that row the latest) and the web page's link to it said "no tournament"
+    while listing it as stored, the web's default tournament "no tournament \"b'\\\\xff'\""
+    (the id's repr); a date column holding ``[/x]`` stopped `--list` with rich's
+    MarkupError. Such a row is refused now with its damage named, and listed as it reads."""
+    from click.testing import CliRunner
+
+    from arena.cli import main
+    from arena.web.data import DataSource
+
+    db = tmp_path / "x.sqlite"
+    with _setup(db) as st:
+        _save(st, 0, _record(1))
+        st.ensure_tournament("t2", name="u", fingerprint="fp", config={"x": 1},
+                             total_matches=1, bots=[("a", "random")])  # fmt: skip
+        st.conn.execute("PRAGMA foreign_keys = OFF")
+        st.conn.execute("UPDATE tournaments SET id = x'ff', created_at = '9999' WHERE id = 't1'")
+        st.conn.execute("UPDATE tournaments SET finished_at = x'5b2f785d' WHERE id = 't2'")
+        st.conn.commit()
+        [t2, damaged] = st.tournaments()
+        assert (
+            t2.id == "t2"
+            and "stored id of tournament b'\\xff' is damaged" in damaged.config["damaged"]
+        )
+        for ref in (None, damaged.id, "t"):
+            with pytest.raises(StorageError, match=r"stored id of tournament b'.xff' is damaged"):
+                st.resolve_tournament(ref)
+        with pytest.raises(StorageError, match="stored id of the latest tournament is damaged"):
+            st.latest_tournament()
+    shown = CliRunner().invoke(main, ["leaderboard", "--db", str(db)])
+    assert shown.exit_code == 1 and "is damaged" in shown.output, shown.output
+    shown = CliRunner().invoke(main, ["leaderboard", "--list", "--db", str(db)])
+    assert shown.exit_code == 0, shown.output
+    assert "(damaged: b'[/x]')" in shown.output and "(damaged: b'\\xff')" in shown.output
+    for ref in (None, damaged.id):
+        with pytest.raises(StorageError, match="is damaged"):
+            DataSource(db).leaderboard(ref)

@@ -490,3 +490,32 @@ def test_a_hang_up_stops_the_tournament_cleanly_then_it_resumes(
     outcome = json.loads(out.decode().splitlines()[-1])
     assert outcome["completed"] == outcome["total"] == 24
     assert outcome["skipped"] == len(before), "every match stored before the hang-up kept"
+
+
+def test_a_closed_stdout_or_stderr_is_written_nowhere_as_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect (review of the hang-up change): a command started with its stdout or stderr
+    closed (``>&-``: Python's ``sys.stdout`` is None) wrote nowhere through rich before;
+    wrapped for the hang-up, the first write was an AttributeError ('NoneType' object has
+    no attribute 'write'): `arena leaderboard` exit 1 with a traceback, and `arena
+    tournament` stopped at its first line."""
+    from rich.console import Console
+
+    from arena.cli.leaderboard import _screen
+    from arena.cli.options import hang_up_safe
+
+    db = tmp_path / "x.sqlite"
+    with Storage(db) as st:
+        st.ensure_tournament("t1", name="t", fingerprint="fp", config={}, total_matches=1,
+                             bots=[("a", "random")])  # fmt: skip
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    p = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "leaderboard", "--list", "--db", str(db)],
+        stderr=subprocess.PIPE, env=env, timeout=60, preexec_fn=lambda: os.close(1),
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr.decode()
+    monkeypatch.setattr(sys, "stdout", None)
+    monkeypatch.setattr(sys, "stderr", None)
+    _screen().print("the leaderboard")
+    Console(file=hang_up_safe(sys.stderr)).print("the tournament's log")

@@ -809,3 +809,187 @@ def test_a_bot_raising_a_base_exception_plays_on_locally() -> None:
 
     with pytest.raises(SystemExit):
         play_local([Leaves, RandomBot, RandomBot], seed=1, max_deals=3)  # (asked in deal 2)
+
+
+@pytest.mark.parametrize("where", ["on_match_end", "__init__"])
+def test_a_hook_cancelled_at_a_stop_is_no_bot_error(
+    where: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect (review of the above): catching every ``BaseException`` around the wait for a
+    hook or the making of the bot caught the runner's own cancellation of that step too (a
+    second Ctrl-C, or the grace at a stop run out, while a slow ``on_match_end`` or
+    ``__init__`` ran): the stop was logged as the bot's error with a traceback and counted
+    ("1 bot error"). A ``CancelledError`` the bot raises itself is still its error."""
+    release = threading.Event()
+
+    class Slow(Bot):
+        def __init__(self) -> None:
+            if where == "__init__":
+                release.wait(5)
+
+        def on_match_end(self, view: PlayerView, result: object) -> None:
+            release.wait(5)
+
+    view = observe(_game(), 0)
+
+    async def main() -> BotRunner:
+        runner = BotRunner(Slow, "127.0.0.1:1", "tok")
+        m = _Match("m1", 0, view.ruleset, None, view)
+        if where == "__init__":
+            runner._chain(m, runner._make(m, view))
+        else:
+            m.bot = Slow()
+            runner._schedule(m, "on_match_end", lambda b: b.on_match_end(view, None))  # type: ignore[arg-type]
+        await asyncio.sleep(0.1)
+        runner._hurry.set()  # a second signal: what is left is cancelled
+        await runner._drain(timeout=0.1)
+        await asyncio.sleep(0.05)
+        release.set()
+        return runner
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        runner = asyncio.run(main())
+    assert runner.summary.errors == 0, caplog.text
+    assert "CancelledError" not in caplog.text
+
+    class CancelsItself(Bot):
+        def act(self, view: PlayerView) -> Action:
+            raise asyncio.CancelledError
+
+        def on_match_start(self, view: PlayerView) -> None:
+            raise asyncio.CancelledError
+
+    g = _game()
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield request("m1", g, "0")
+        await s.decision()
+        yield ended("m1")
+
+    summary, arena = play(CancelsItself, script)
+    assert summary.errors == 2
+    assert arena.streams[0].decided() == [("m1", "0")]
+
+
+@pytest.mark.parametrize("where", ["act", "quick act", "on_match_start", "__init__"])
+def test_a_bot_raising_keyboard_interrupt_in_an_arena_leaves_cleanly(
+    where: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect (review of the BaseException change, which kept it "a person stops it"): in
+    `arena-bot run` a Ctrl-C is the event loop's signal handler's, never a
+    ``KeyboardInterrupt`` in the bot's code; one the bot's own code raised (in a worker
+    thread, or a quick bot's act on the read loop) ended the event loop with a traceback,
+    its stream cut and its other matches left to forfeit. It leaves now as with
+    ``SystemExit``: a clean stop, exit code 130 (as a Ctrl-C's)."""
+    g = _game()
+
+    class Interrupts(Bot):
+        quick = where == "quick act"
+
+        def __init__(self) -> None:
+            if where == "__init__":
+                raise KeyboardInterrupt
+
+        def on_match_start(self, view: PlayerView) -> None:
+            if where == "on_match_start":
+                raise KeyboardInterrupt
+
+        def act(self, view: PlayerView) -> Action:
+            raise KeyboardInterrupt
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield request("m1", g, "0")
+        await asyncio.sleep(GUARD)
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        try:
+            summary, arena = play(Interrupts, script)
+        except KeyboardInterrupt:
+            pytest.fail("the bot's KeyboardInterrupt ended the event loop")
+    assert summary.exit_code == 130 and summary.errors == 0
+    assert "the bot left: KeyboardInterrupt (exit code 130)" in summary.reason
+    assert arena.streams[0].decided() == []
+
+
+@pytest.mark.parametrize("where", ["on_match_start", "__init__"])
+def test_a_generator_exit_raised_by_a_hook_in_an_arena_is_the_bots_error(
+    where: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect (review of the BaseException change, whose test raised a BaseException of
+    its own, never the GeneratorExit it named): a hook or ``__init__`` runs in a worker
+    thread, and what it raised was thrown into the waiting coroutines by asyncio; a
+    ``GeneratorExit`` thrown so closes them (PEP 380) instead: the runner's handler got an
+    empty GeneratorExit of Python's (the bot's message and line lost: "cannot make the
+    bot (GeneratorExit: )") and the bot's own escaped the match's step, "Task exception
+    was never retrieved". It reaches the handler as raised now."""
+    g = _game()
+
+    class Raises(Bot):
+        def __init__(self) -> None:
+            if where == "__init__":
+                time.sleep(0.1)  # (raised while the runner waits: thrown into it)
+                raise GeneratorExit("raised by the bot")
+
+        def on_match_start(self, view: PlayerView) -> None:
+            time.sleep(0.1)
+            raise GeneratorExit("raised by the bot")
+
+        def act(self, view: PlayerView) -> Action:
+            return view.legal_actions[0]
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield request("m1", g, "0")
+        if where != "__init__":
+            await s.decision()
+        yield ended("m1")
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        summary, _ = play(Raises, script, matches=1)
+    assert summary.errors == 1
+    [said] = [r for r in caplog.records if r.name == "sdk.client" and r.levelname == "ERROR"]
+    assert said.exc_info is not None and str(said.exc_info[1]) == "raised by the bot"
+    assert "never retrieved" not in caplog.text
+
+
+@pytest.mark.parametrize("where", ["on_match_start", "__init__"])
+def test_a_stop_iteration_raised_by_a_hook_in_an_arena_does_not_hang_the_match(
+    where: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect (review, found with the GeneratorExit above; fixed by the same change): a
+    ``StopIteration`` raised by a hook or ``__init__`` in its worker thread cannot be set
+    on an asyncio future ("StopIteration interacts badly with generators"): the runner
+    waited for that call for ever, and every later request of the match went unanswered
+    until the seat forfeited. It is the bot's error now, as any other."""
+    g = _game()
+
+    class Raises(Bot):
+        def __init__(self) -> None:
+            if where == "__init__":
+                raise StopIteration("raised by the bot")
+
+        def on_match_start(self, view: PlayerView) -> None:
+            raise StopIteration("raised by the bot")
+
+        def act(self, view: PlayerView) -> Action:
+            return view.legal_actions[0]
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield request("m1", g, "0")
+        if where != "__init__":
+            await s.decision()
+        yield ended("m1")
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        summary, arena = play(Raises, script, matches=1)
+    assert summary.errors == 1 and summary.matches == 1
+    assert "StopIteration: raised by the bot" in caplog.text
+    if where != "__init__":
+        assert arena.streams[0].decided() == [("m1", "0")]
