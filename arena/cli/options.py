@@ -7,6 +7,7 @@ import errno
 import math
 import os
 import resource
+import stat
 from typing import IO, Any, cast
 
 import click
@@ -36,12 +37,19 @@ class _HangUpSafe:
 
     def __init__(self, stream: IO[str]) -> None:
         self._stream = stream
+        # Only a terminal hangs up: an EIO from a file (a failing disk under a log) is
+        # an error to see, not output to drop. (A character device, not ``isatty()``: a
+        # terminal already hung up is no tty any more, and still fails every write.)
+        try:
+            self._terminal = stat.S_ISCHR(os.fstat(stream.fileno()).st_mode)
+        except (ValueError, OSError):  # (closed, or no descriptor: a test's buffer)
+            self._terminal = False
 
     def write(self, text: str) -> int:
         try:
             return self._stream.write(text)
         except OSError as e:
-            if e.errno != errno.EIO:
+            if e.errno != errno.EIO or not self._terminal:
                 raise
             self._to_null()
             return len(text)
@@ -50,7 +58,7 @@ class _HangUpSafe:
         try:
             self._stream.flush()
         except OSError as e:
-            if e.errno != errno.EIO:
+            if e.errno != errno.EIO or not self._terminal:
                 raise
             self._to_null()
 

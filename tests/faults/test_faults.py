@@ -519,3 +519,32 @@ def test_a_closed_stdout_or_stderr_is_written_nowhere_as_before(
     monkeypatch.setattr(sys, "stderr", None)
     _screen().print("the leaderboard")
     Console(file=hang_up_safe(sys.stderr)).print("the tournament's log")
+
+
+def test_an_eio_is_dropped_only_from_a_terminal(tmp_path: Path) -> None:
+    """Review: the hang-up wrapper dropped every EIO, also one from a log file on a failing
+    disk (an error to see). Only a character device (a terminal, hung up or not) gets its
+    output dropped; a file's EIO is raised as before."""
+    import errno
+    import io
+
+    from arena.cli.options import hang_up_safe
+
+    class Failing(io.StringIO):
+        def __init__(self, fd: int) -> None:
+            super().__init__()
+            self.fd = fd
+
+        def fileno(self) -> int:
+            return self.fd
+
+        def write(self, text: str) -> int:
+            raise OSError(errno.EIO, "Input/output error")
+
+    with (tmp_path / "log").open("w") as log, pytest.raises(OSError, match="Input/output"):
+        hang_up_safe(Failing(log.fileno())).write("x")
+    fd = os.open(os.devnull, os.O_WRONLY)  # a character device, as a terminal is
+    try:
+        assert hang_up_safe(Failing(fd)).write("dropped") == len("dropped")
+    finally:
+        os.close(fd)
