@@ -170,5 +170,5 @@ def leaderboard(
 
 def _screen() -> Console:
     """stdout; wide enough for the table even when piped (rich assumes 80 columns then)."""
-    c = Console(file=hang_up_safe(sys.stdout))
+    c = Console(file=hang_up_safe(lambda: sys.stdout))
     return c if c.is_terminal else Console(file=c.file, width=max(c.width, 130))

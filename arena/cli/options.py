@@ -8,6 +8,7 @@ import math
 import os
 import resource
 import stat
+from collections.abc import Callable
 from typing import IO, Any, cast
 
 import click
@@ -35,56 +36,75 @@ def reading_newest(db: object) -> str:
 class _HangUpSafe:
     """See :func:`hang_up_safe`."""
 
-    def __init__(self, stream: IO[str]) -> None:
-        self._stream = stream
-        # Only a terminal hangs up: an EIO from a file (a failing disk under a log) is
-        # an error to see, not output to drop. (A character device, not ``isatty()``: a
-        # terminal already hung up is no tty any more, and still fails every write.)
-        try:
-            self._terminal = stat.S_ISCHR(os.fstat(stream.fileno()).st_mode)
-        except (ValueError, OSError):  # (closed, or no descriptor: a test's buffer)
-            self._terminal = False
+    def __init__(self, get: Callable[[], IO[str] | None]) -> None:
+        self._get = get
+        self._null: IO[str] | None = None
+
+    @property
+    def _stream(self) -> IO[str]:
+        # Looked up at every write, as rich's own stderr console does: the log handler made
+        # for one command outlives it (a test's CliRunner swaps sys.stderr per command).
+        stream = self._get()
+        if stream is None:  # started with it closed (`>&-`: Python has none): written
+            if self._null is None:  # nowhere, as rich did (its null file)
+                self._null = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
+            return self._null
+        return stream
 
     def write(self, text: str) -> int:
+        stream = self._stream
         try:
-            return self._stream.write(text)
+            return stream.write(text)
         except OSError as e:
-            if e.errno != errno.EIO or not self._terminal:
+            if not _hung_up(stream, e):
                 raise
-            self._to_null()
+            _to_null(stream)
             return len(text)
 
     def flush(self) -> None:
+        stream = self._stream
         try:
-            self._stream.flush()
+            stream.flush()
         except OSError as e:
-            if e.errno != errno.EIO or not self._terminal:
+            if not _hung_up(stream, e):
                 raise
-            self._to_null()
-
-    def _to_null(self) -> None:
-        null = os.open(os.devnull, os.O_WRONLY)
-        try:
-            os.dup2(null, self._stream.fileno())
-        finally:
-            os.close(null)
-        with contextlib.suppress(OSError):  # what the failed write left in the buffer
-            self._stream.flush()
+            _to_null(stream)
 
     def __getattr__(self, name: str) -> Any:  # isatty, fileno, encoding...: the stream's
         return getattr(self._stream, name)
 
 
-def hang_up_safe(stream: IO[str] | None) -> IO[str]:
-    """``stream`` (stdout, stderr) as a run that outlives its terminal writes it. After a
-    hang-up (the terminal's window closed, its ssh session ended) `arena tournament` stops
-    cleanly, but every write to the terminal then fails (EIO): the progress display's last
-    refresh ended the stop half-way, exit 1 and a traceback nobody saw. At the first EIO
-    the stream's descriptor is pointed at /dev/null, so that this write and every later one
-    (Python's last flush at exit too) go nowhere, as under ``nohup``."""
-    if stream is None:  # started with it closed (`>&-`: Python has none): written nowhere,
-        return open(os.devnull, "w", encoding="utf-8")  # as rich did (its null file)
-    return cast(IO[str], _HangUpSafe(stream))
+def _hung_up(stream: IO[str], e: OSError) -> bool:
+    """Whether ``e`` is a terminal's hang-up: an EIO from a character device. Only a
+    terminal hangs up; an EIO from a file (a failing disk under a log) is an error to see.
+    (Not ``isatty()``: a terminal hung up is no tty any more, and fails every write.)"""
+    if e.errno != errno.EIO:
+        return False
+    try:
+        return stat.S_ISCHR(os.fstat(stream.fileno()).st_mode)
+    except (ValueError, OSError):  # (closed, or no descriptor: a test's buffer)
+        return False
+
+
+def _to_null(stream: IO[str]) -> None:
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, stream.fileno())
+    finally:
+        os.close(null)
+    with contextlib.suppress(OSError):  # what the failed write left in the buffer
+        stream.flush()
+
+
+def hang_up_safe(get: Callable[[], IO[str] | None]) -> IO[str]:
+    """The stream ``get`` returns at each write (``lambda: sys.stderr``) as a run that
+    outlives its terminal writes it. After a hang-up (the terminal's window closed, its ssh
+    session ended) `arena tournament` stops cleanly, but every write to the terminal then
+    fails (EIO): the progress display's last refresh ended the stop half-way, exit 1 and a
+    traceback nobody saw. At the first EIO the stream's descriptor is pointed at /dev/null,
+    so that this write and every later one (Python's last flush at exit too) go nowhere, as
+    under ``nohup``. A stream closed at the start (None) is written nowhere."""
+    return cast(IO[str], _HangUpSafe(get))
 
 
 class FileErrorsGroup(click.Group):

@@ -115,7 +115,7 @@ def tournament(
             '  name = "mine"\n  max_deals = 12\n  bots = ["random", "heuristic", "counting"]\n'
             "(every key: docs/tournament.md)"
         )
-    err_console = Console(file=hang_up_safe(sys.stderr))
+    err_console = Console(file=hang_up_safe(lambda: sys.stderr))
     setup_logging(verbose, err_console)
     raw = {"concurrency": concurrency, "out": out, "db": db, "seed": seed,
            "matches_per_table": matches_per_table, "max_deals": max_deals}  # fmt: skip

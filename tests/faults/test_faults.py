@@ -518,7 +518,7 @@ def test_a_closed_stdout_or_stderr_is_written_nowhere_as_before(
     monkeypatch.setattr(sys, "stdout", None)
     monkeypatch.setattr(sys, "stderr", None)
     _screen().print("the leaderboard")
-    Console(file=hang_up_safe(sys.stderr)).print("the tournament's log")
+    Console(file=hang_up_safe(lambda: sys.stderr)).print("the tournament's log")
 
 
 def test_an_eio_is_dropped_only_from_a_terminal(tmp_path: Path) -> None:
@@ -542,9 +542,9 @@ def test_an_eio_is_dropped_only_from_a_terminal(tmp_path: Path) -> None:
             raise OSError(errno.EIO, "Input/output error")
 
     with (tmp_path / "log").open("w") as log, pytest.raises(OSError, match="Input/output"):
-        hang_up_safe(Failing(log.fileno())).write("x")
+        hang_up_safe(lambda: Failing(log.fileno())).write("x")
     fd = os.open(os.devnull, os.O_WRONLY)  # a character device, as a terminal is
     try:
-        assert hang_up_safe(Failing(fd)).write("dropped") == len("dropped")
+        assert hang_up_safe(lambda: Failing(fd)).write("dropped") == len("dropped")
     finally:
         os.close(fd)
