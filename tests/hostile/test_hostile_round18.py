@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 
 from harness import arena, attach_in_process, no_error_logged  # noqa: F401 (a fixture)
 
+from arena.referee import Referee, RefereeConfig
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 from engine import PRESETS
@@ -92,3 +94,37 @@ def test_an_end_lost_with_its_stream_is_waited_for_when_the_arena_stops(tmp_path
     away, left, got = asyncio.run(main())
     assert away == ["x"], away  # (was [])
     assert got == "m" and left == [], (got, left)
+
+
+def test_an_answer_read_past_the_deadline_is_a_timeout() -> None:
+    """Defect: an answer read after its deadline (limit + bank) was applied as the bot's,
+    its time in the record past the deadline (here 200 ms of a 50 ms budget), whenever
+    the read came before the deadline's timer ran: a referee loop held up by other work
+    runs the two in the order they became ready, and the answer's read, queued first, won.
+    The referee "never waits longer" than limit + bank, and times an answer when it reads
+    it: one read later is a timeout (the fallback played, a strike), as when the timer
+    runs first, and the late answer is refused as ``WRONG_REQUEST`` naming it."""
+    ref = Referee(RefereeConfig(decision_ms=50, time_bank_ms=0, max_strikes=1000))
+    answered: list[bool] = []
+
+    def answer(bot: str, r: pb.DecisionRequest) -> None:
+        if bot == "x" and not answered:
+            time.sleep(0.2)  # the loop is held up: the deadline passes before the read
+        d = pb.Decision(request_id=r.request_id, match_id=r.match_id,
+                        action=r.view.legal_actions[0])  # fmt: skip
+        ok = ref.on_decision(ref.session(bot), d)
+        if bot == "x":
+            answered.append(ok)
+
+    async def main() -> dict[str, Any]:
+        attach_in_process(ref, ("x", "y", "z"), answer)
+        rec: dict[str, Any] = await ref.run_match("m", ONE_DEAL, 5, ["x", "y", "z"])
+        return rec
+
+    rec = asyncio.run(main())
+    late = [a for d in rec["deals"] for a in d["actions"] if a["by"] == "bot" and a["ms"] > 50]
+    assert not late, late  # (was the first answer of x, 200 ms)
+    timeouts = [i for i in rec["incidents"] if i["kind"] == "timeout"]
+    assert [i["seat"] for i in timeouts] == [0] and answered[0] is False, (timeouts, answered)
+    refused = [i for i in rec["incidents"] if i["kind"] == "wrong_request"]
+    assert [i["seat"] for i in refused] == [0] and "timed out" in refused[0]["detail"], refused
