@@ -477,6 +477,15 @@ class Referee:
             refusal = e
             log.info("stream of bot %s closed: %s: %s", session.name, e.code.name, e.message)
         finally:
+            # The bot left (it half-closed: the SDK does once it has read its last end), or
+            # the stream was lost with what it carried (reset, dropped, refused, replaced).
+            left = (
+                refusal is None
+                and reader is not None
+                and reader.done()
+                and not reader.cancelled()
+                and reader.exception() is None
+            )
             if reader is not None:
                 if reader.done():
                     if not reader.cancelled():
@@ -489,6 +498,8 @@ class Referee:
                     f"stream closed by the referee: {refusal.code.name}: {refusal.message}"
                 )  # fmt: skip
                 session.detach(stream, self.config.reconnect_grace_s, clip(why, 300))
+                if not left:
+                    session.lost(stream)
                 log.info("bot %s disconnected", session.name)
                 self._notify()
             if session.reserved is stream:
@@ -498,6 +509,8 @@ class Referee:
                     await asyncio.wait_for(writer, 1.0)
                 except (TimeoutError, asyncio.CancelledError, Exception):
                     writer.cancel()
+                    if attached:  # (what it still had to write is lost)
+                        session.lost(stream)
             if refusal is not None:
                 # The status goes out when this returns, after the writer has stopped.
                 context.set_code(refusal.code)

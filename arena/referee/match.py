@@ -582,11 +582,16 @@ class MatchRunner:
         Returns whether it answered the pending request (the stream counts the others).
         """
         p = st.pending
+        now = self._loop.time()
+        if p is not None and now >= p.deadline:
+            # Read past the deadline, before its timer ran (a loop held up runs the two in
+            # the order they became ready): a timeout, as if the timer had come first.
+            _time_out(p.future)
         if p is None or p.request_id != decision.request_id or p.future.done():
             self.reject_wrong_request(st, decision, _not_pending(st, p, decision.request_id))
             return False
         st.pending = None
-        p.answered_at = self._loop.time()
+        p.answered_at = now
         p.future.set_result(decision.action)
         if p.stream is not None:
             st.session.confirm(p.stream, p.position)

@@ -325,6 +325,15 @@ class BotSession:
                 return
             del ends[mid]
 
+    def lost(self, stream: Stream) -> None:
+        """``stream`` ended without the bot leaving it (reset, dropped, refused): the ends
+        of matches queued or written on it may never have arrived, as if they had ended
+        while the bot was away (an arena that stops waits for such a bot, within its
+        grace, to come back for them)."""
+        for mid, (on, _, msg) in list(self.ends.items()):
+            if on is stream:
+                self.ends[mid] = (None, 0, msg)
+
     def add_event(self, event: pb.Event) -> None:
         """Buffer an event for the next message (dropped while disconnected)."""
         if self.stream is not None:
