@@ -915,66 +915,32 @@ def test_a_bot_raising_keyboard_interrupt_in_an_arena_leaves_cleanly(
     assert arena.streams[0].decided() == []
 
 
+@pytest.mark.parametrize("raised", [GeneratorExit, StopIteration])
 @pytest.mark.parametrize("where", ["on_match_start", "__init__"])
-def test_a_generator_exit_raised_by_a_hook_in_an_arena_is_the_bots_error(
-    where: str, caplog: pytest.LogCaptureFixture
+def test_a_generator_exit_or_stop_iteration_raised_in_an_arena_is_the_bots_error(
+    where: str, raised: type[BaseException], caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Defect (review of the BaseException change, whose test raised a BaseException of
+    """Defects (review of the BaseException change, whose test raised a BaseException of
     its own, never the GeneratorExit it named): a hook or ``__init__`` runs in a worker
     thread, and what it raised was thrown into the waiting coroutines by asyncio; a
     ``GeneratorExit`` thrown so closes them (PEP 380) instead: the runner's handler got an
     empty GeneratorExit of Python's (the bot's message and line lost: "cannot make the
     bot (GeneratorExit: )") and the bot's own escaped the match's step, "Task exception
-    was never retrieved". It reaches the handler as raised now."""
+    was never retrieved". A ``StopIteration`` cannot be set on an asyncio future at all
+    ("StopIteration interacts badly with generators"): the runner waited for that call
+    for ever, and every later request of the match went unanswered until the seat
+    forfeited. Both reach the handler as raised now: the bot's error, as any other."""
     g = _game()
 
     class Raises(Bot):
         def __init__(self) -> None:
             if where == "__init__":
                 time.sleep(0.1)  # (raised while the runner waits: thrown into it)
-                raise GeneratorExit("raised by the bot")
+                raise raised("raised by the bot")
 
         def on_match_start(self, view: PlayerView) -> None:
             time.sleep(0.1)
-            raise GeneratorExit("raised by the bot")
-
-        def act(self, view: PlayerView) -> Action:
-            return view.legal_actions[0]
-
-    async def script(s: Stream) -> AsyncIterator[Out]:
-        yield WELCOME
-        yield started("m1", g)
-        yield request("m1", g, "0")
-        if where != "__init__":
-            await s.decision()
-        yield ended("m1")
-
-    with caplog.at_level(logging.INFO, logger="sdk.client"):
-        summary, _ = play(Raises, script, matches=1)
-    assert summary.errors == 1
-    [said] = [r for r in caplog.records if r.name == "sdk.client" and r.levelname == "ERROR"]
-    assert said.exc_info is not None and str(said.exc_info[1]) == "raised by the bot"
-    assert "never retrieved" not in caplog.text
-
-
-@pytest.mark.parametrize("where", ["on_match_start", "__init__"])
-def test_a_stop_iteration_raised_by_a_hook_in_an_arena_does_not_hang_the_match(
-    where: str, caplog: pytest.LogCaptureFixture
-) -> None:
-    """Defect (review, found with the GeneratorExit above; fixed by the same change): a
-    ``StopIteration`` raised by a hook or ``__init__`` in its worker thread cannot be set
-    on an asyncio future ("StopIteration interacts badly with generators"): the runner
-    waited for that call for ever, and every later request of the match went unanswered
-    until the seat forfeited. It is the bot's error now, as any other."""
-    g = _game()
-
-    class Raises(Bot):
-        def __init__(self) -> None:
-            if where == "__init__":
-                raise StopIteration("raised by the bot")
-
-        def on_match_start(self, view: PlayerView) -> None:
-            raise StopIteration("raised by the bot")
+            raise raised("raised by the bot")
 
         def act(self, view: PlayerView) -> Action:
             return view.legal_actions[0]
@@ -990,6 +956,12 @@ def test_a_stop_iteration_raised_by_a_hook_in_an_arena_does_not_hang_the_match(
     with caplog.at_level(logging.INFO, logger="sdk.client"):
         summary, arena = play(Raises, script, matches=1)
     assert summary.errors == 1 and summary.matches == 1
-    assert "StopIteration: raised by the bot" in caplog.text
+    [said] = [r for r in caplog.records if r.name == "sdk.client" and r.levelname == "ERROR"]
+    assert said.exc_info is not None
+    if raised is GeneratorExit:
+        assert str(said.exc_info[1]) == "raised by the bot"
+    else:  # (raised again in a coroutine it is a RuntimeError, PEP 479: the bot's is its cause)
+        assert "StopIteration: raised by the bot" in caplog.text
+    assert "never retrieved" not in caplog.text
     if where != "__init__":
         assert arena.streams[0].decided() == [("m1", "0")]
