@@ -465,7 +465,11 @@ class _BotProcess:
             # What it wrote since the last check (twice a second) is cut too: a bot printing
             # fast writes gigabytes in half a second, and its log stays on the disk.
             self.trim_log(last=True)
-            self._fh.close()
+            # On a full disk a line of note() stays in the file's buffer, and closing writes
+            # it again: the error (said once by the storage) must not end the supervision
+            # of every bot. The file is closed all the same.
+            with contextlib.suppress(OSError):
+                self._fh.close()
             self._fh = None
 
 

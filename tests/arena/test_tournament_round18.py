@@ -170,3 +170,41 @@ def test_a_dying_bots_own_log_says_it_was_restarted_and_then_given_up(tmp_path: 
         "exited with code 7 again, after 2 restarts: not restarted; the referee plays its "
         "seats to the end",
     ]
+
+
+def test_a_full_disk_under_a_dying_bots_log_does_not_end_the_supervision(tmp_path: Path) -> None:
+    """The line the runner writes in a dying bot's log (69d99a9) failed on a full disk, as
+    meant, but stayed in the file's buffer: closing the log in ``stop()`` wrote it again and
+    raised, which ended ``_monitor`` (no bot restarted again, no flooding log cut again for
+    the rest of the tournament) and left the bot neither restarted nor given up. The disk
+    is full for the old log only (``/dev/full``): the restart opens the log again."""
+    import asyncio
+    import sys
+    from collections import Counter
+
+    from arena.tournament.config import BotSpec
+    from arena.tournament.runner import _BotProcess, _monitor
+
+    log = tmp_path / "dies.log"
+
+    async def scenario() -> _BotProcess:
+        argv = [sys.executable, "-c", "raise SystemExit(7)"]
+        bot = _BotProcess(BotSpec(name="dies", kind="command"), argv, "t", log)
+        await bot.start()
+        assert bot._fh is not None
+        bot._fh.close()
+        bot._fh = open("/dev/full", "ab+")  # noqa: SIM115 (closed by stop())
+        stopping = asyncio.Event()
+        monitor = asyncio.create_task(_monitor({"dies": bot}, stopping, 1, Counter(dies=1)))
+        for _ in range(600):  # (a guard, not a timing)
+            if bot.given_up or monitor.done():
+                break
+            await asyncio.sleep(0.05)
+        stopping.set()
+        await monitor  # (raised OSError: No space left on device)
+        await bot.stop()
+        return bot
+
+    bot = asyncio.run(scenario())
+    assert bot.given_up and bot.restarts == 1
+    assert "exited with code 7 again, after 1 restarts: not restarted" in log.read_text()
