@@ -208,3 +208,66 @@ def test_a_full_disk_under_a_dying_bots_log_does_not_end_the_supervision(tmp_pat
     bot = asyncio.run(scenario())
     assert bot.given_up and bot.restarts == 1
     assert "exited with code 7 again, after 1 restarts: not restarted" in log.read_text()
+
+
+def test_a_log_cut_twice_says_every_byte_dropped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each cut drops the line the cut before wrote (it follows the first MiB), and its own
+    line counted only what it dropped itself: after the last cut at the stop (ab5795e), a
+    log that had lost 380 KB said "80000 bytes dropped here". The line now counts every
+    byte the bot wrote that is not in the log."""
+    import asyncio
+    import re
+    import sys
+
+    from arena.tournament import runner
+    from arena.tournament.config import BotSpec
+    from arena.tournament.runner import _BotProcess
+
+    monkeypatch.setattr(runner, "LOG_LIMIT_BYTES", 256 << 10)
+    monkeypatch.setattr(runner, "LOG_KEEP_BYTES", 16 << 10)
+    log, first, go, done = (tmp_path / n for n in ("loud.log", "first", "go", "done"))
+
+    def lines(n: int, tag: str) -> str:
+        return "".join(f"{tag} {i:06d} " + "x" * 60 + "\n" for i in range(n))
+
+    code = (
+        "import os, sys, time\n"
+        "def say(n, tag):\n"
+        "    for i in range(n): sys.stdout.write(f'{tag} {i:06d} ' + 'x' * 60 + '\\n')\n"
+        "    sys.stdout.flush()\n"
+        "say(5000, 'first')\n"
+        f"open({str(first)!r}, 'w').close()\n"
+        f"while not os.path.exists({str(go)!r}): time.sleep(0.01)\n"
+        "say(1000, 'then')\n"
+        f"open({str(done)!r}, 'w').close()\n"
+        "time.sleep(60)\n"
+    )
+
+    async def scenario() -> None:
+        bot = _BotProcess(BotSpec(name="loud", kind="command"), [sys.executable, "-c", code],
+                          "t", log)  # fmt: skip
+        await bot.start()
+        try:
+            for _ in range(1000):  # (a guard, not a timing)
+                if first.exists():
+                    break
+                await asyncio.sleep(0.01)
+            bot.trim_log()
+            go.touch()
+            for _ in range(1000):
+                if done.exists():
+                    break
+                await asyncio.sleep(0.01)
+            assert done.exists()
+        finally:
+            await bot.stop()
+
+    asyncio.run(scenario())
+    text = log.read_text()
+    (marker,) = re.findall(r"\n--- \S+ log over \d+ MiB: \d+ bytes dropped here ---\n", text)
+    said = int(re.search(r"(\d+) bytes dropped", marker).group(1))  # type: ignore[union-attr]
+    start = text.split("\n", 1)[0] + "\n"  # the runner's "--- starting" line
+    written = len(start) + len(lines(5000, "first")) + len(lines(1000, "then"))
+    assert said == written - (len(text) - len(marker))
