@@ -1106,9 +1106,12 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
         raise err(key, 'a remote bot needs exactly one of token = "..." or token_env = "VAR"')
     where = f"{key}.token"
     if token_env is not None:
+        if not token_env:
+            raise err(f"{key}.token_env", "must name an environment variable, not be empty")
         token = os.environ.get(token_env)
-        if not token:
-            raise err(f"{key}.token_env", f"environment variable {token_env} is not set")
+        if not token:  # (set to "" by an `export VAR=` whose value was lost: say which)
+            state = "is not set" if token is None else "is set, but empty"
+            raise err(f"{key}.token_env", f"environment variable {token_env} {state}")
         # The fault is in the variable, not in a `token` key the file does not have; and
         # its value is kept out of the message (a CI log, a shared screen): that is why
         # it is not in the file.

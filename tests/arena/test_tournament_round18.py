@@ -271,3 +271,24 @@ def test_a_log_cut_twice_says_every_byte_dropped(
     start = text.split("\n", 1)[0] + "\n"  # the runner's "--- starting" line
     written = len(start) + len(lines(5000, "first")) + len(lines(1000, "then"))
     assert said == written - (len(text) - len(marker))
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "says"),
+    [
+        ("R18_FRIEND_TOKEN", None, "environment variable R18_FRIEND_TOKEN is not set"),
+        ("R18_FRIEND_TOKEN", "", "environment variable R18_FRIEND_TOKEN is set, but empty"),
+        ("", None, "must name an environment variable, not be empty"),
+    ],
+)
+def test_token_env_unset_empty_or_naming_nothing_is_said_as_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, value: str | None, says: str
+) -> None:
+    """A variable set to "" was said to be "not set" (the organiser checks `env` and finds
+    it there), and `token_env = ""` said "environment variable  is not set"."""
+    if value is None:
+        monkeypatch.delenv(name, raising=False)
+    else:
+        monkeypatch.setenv(name, value)
+    text = BOTS.replace('token_env = "R18_FRIEND_TOKEN"', f'token_env = "{name}"')
+    assert f"bots.friend.token_env: {says}" in _error(tmp_path, text)
