@@ -344,6 +344,16 @@ def identity_changes(stored: Mapping[str, Any], new: Mapping[str, Any]) -> list[
         was = old_bots.get(name)
         if was is not None and was != bot:
             what = "code" if {**was, "code": None} == {**bot, "code": None} else "launch"
+            if (
+                bot.get("kind") == "remote"
+                and {k: v for k, v in was.items() if k not in ("env", "cwd")} == bot
+            ):
+                # (Ignored by an arena before 9c88df0, yet in its id; refused now: "run it
+                # with the config it was started with" cannot be done.)
+                what = (
+                    "env or cwd, which a remote bot may no longer have (they were ignored): "
+                    "this arena cannot resume that tournament"
+                )
             out.append(f"bot {name}'s {what}")
     if added == removed == [] and list(old_bots) != list(new_bots):
         out.append("the order of the bots")

@@ -292,3 +292,28 @@ def test_token_env_unset_empty_or_naming_nothing_is_said_as_it_is(
         monkeypatch.setenv(name, value)
     text = BOTS.replace('token_env = "R18_FRIEND_TOKEN"', f'token_env = "{name}"')
     assert f"bots.friend.token_env: {says}" in _error(tmp_path, text)
+
+
+@pytest.mark.parametrize("old", [{"env": (("X", "1"),)}, {"cwd": Path("/tmp")}])
+def test_a_tournament_stored_with_env_on_a_remote_bot_is_said_not_to_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old: dict[str, object]
+) -> None:
+    """9c88df0 refuses env and cwd on a remote bot; an arena before it accepted them and
+    counted them in the tournament id. The config without them is another tournament, and
+    the runner told the organiser only "bot friend's launch" differs, then "run it with the
+    config it was started with to resume it", which this arena now refuses."""
+    import dataclasses
+
+    from arena.tournament.config import BotSpec, identity_changes
+
+    monkeypatch.setenv("R18_FRIEND_TOKEN", "s3cret-token-1")
+    p = tmp_path / "t.toml"
+    p.write_text(BOTS, encoding="utf-8")
+    cfg = load_config(p)
+    (friend,) = [b for b in cfg.bots if b.name == "friend"]
+    was: BotSpec = dataclasses.replace(friend, **old)  # type: ignore[arg-type]
+    stored = {**cfg.identity(), "bots": [was.identity() if b is friend else b.identity()
+                                         for b in cfg.bots]}  # fmt: skip
+    (change,) = identity_changes(stored, cfg.identity())
+    assert change.startswith("bot friend's env or cwd, which a remote bot may no longer have")
+    assert "cannot resume that tournament" in change
