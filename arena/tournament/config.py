@@ -344,6 +344,16 @@ def identity_changes(stored: Mapping[str, Any], new: Mapping[str, Any]) -> list[
         was = old_bots.get(name)
         if was is not None and was != bot:
             what = "code" if {**was, "code": None} == {**bot, "code": None} else "launch"
+            if (
+                bot.get("kind") == "remote"
+                and {k: v for k, v in was.items() if k not in ("env", "cwd")} == bot
+            ):
+                # (Ignored by an arena before 9c88df0, yet in its id; refused now: "run it
+                # with the config it was started with" cannot be done.)
+                what = (
+                    "env or cwd, which a remote bot may no longer have (they were ignored): "
+                    "this arena cannot resume that tournament"
+                )
             out.append(f"bot {name}'s {what}")
     if added == removed == [] and list(old_bots) != list(new_bots):
         out.append("the order of the bots")
@@ -1106,9 +1116,12 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
         raise err(key, 'a remote bot needs exactly one of token = "..." or token_env = "VAR"')
     where = f"{key}.token"
     if token_env is not None:
+        if not token_env:
+            raise err(f"{key}.token_env", "must name an environment variable, not be empty")
         token = os.environ.get(token_env)
-        if not token:
-            raise err(f"{key}.token_env", f"environment variable {token_env} is not set")
+        if not token:  # (set to "" by an `export VAR=` whose value was lost: say which)
+            state = "is not set" if token is None else "is set, but empty"
+            raise err(f"{key}.token_env", f"environment variable {token_env} {state}")
         # The fault is in the variable, not in a `token` key the file does not have; and
         # its value is kept out of the message (a CI log, a shared screen): that is why
         # it is not in the file.

@@ -334,6 +334,11 @@ class _BotProcess:
         #: The log was cut in this run: the bot floods it, and the last cut, when it stops,
         #: leaves it at its first and last MiB whatever it wrote since the cut before.
         self._log_cut = False
+        #: What the cuts dropped so far, and the length of the line the last one wrote: a
+        #: cut drops the line of the one before (it follows the first MiB), and its own line
+        #: counts every byte dropped, not only its own.
+        self._log_dropped = 0
+        self._log_marker = 0
 
     async def start(self) -> None:
         try:
@@ -406,12 +411,13 @@ class _BotProcess:
             end = os.pread(fh.fileno(), LOG_KEEP_BYTES, size - LOG_KEEP_BYTES)
             end = end[end.find(b"\n") + 1 :]  # from a line's start
             os.ftruncate(fh.fileno(), LOG_KEEP_BYTES)
-            dropped = size - LOG_KEEP_BYTES - len(end)
-            fh.write(
+            dropped = self._log_dropped + size - LOG_KEEP_BYTES - len(end) - self._log_marker
+            marker = (
                 f"\n--- {time.strftime('%H:%M:%S')} log over {LOG_LIMIT_BYTES >> 20} MiB: "
                 f"{dropped} bytes dropped here ---\n".encode()
-                + end
             )
+            self._log_dropped, self._log_marker = dropped, len(marker)
+            fh.write(marker + end)
             fh.flush()
             self._log_cut = True
         except OSError as e:  # (the disk is full, say: the storage's error will say so)
@@ -465,7 +471,11 @@ class _BotProcess:
             # What it wrote since the last check (twice a second) is cut too: a bot printing
             # fast writes gigabytes in half a second, and its log stays on the disk.
             self.trim_log(last=True)
-            self._fh.close()
+            # On a full disk a line of note() stays in the file's buffer, and closing writes
+            # it again: the error (said once by the storage) must not end the supervision
+            # of every bot. The file is closed all the same.
+            with contextlib.suppress(OSError):
+                self._fh.close()
             self._fh = None
 
 
