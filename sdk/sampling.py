@@ -101,7 +101,8 @@ class Constraints:
     seat ``s`` holds now (``TALON`` for the face-down talon); ``excluded[s]``: cards seat
     ``s`` cannot hold; ``unknown``: the cards whose place is unknown. ``cases`` lists
     alternatives (weight, extra fixed cards per seat) for facts known only as a choice (the
-    hidden pass of a possibly-talon card); an empty list means one case with nothing extra.
+    hidden pass of a possibly-talon card; or, where a bid is read through it, each card that
+    pass may have been); an empty list means one case with nothing extra.
     ``any_of``: facts known as "at least one of these" (each a list of alternatives: extra
     fixed cards per seat; the marriages a bid or a contract proves), drawn uniformly over
     the deals meeting every fact; empty: no such fact. ``case_any_of[i]``: more such facts
