@@ -141,6 +141,7 @@ class _Stats:
     samples: int = 0
     fallbacks: int = 0
     clock_stops: int = 0
+    sampler_errors: int = 0  # decisions played legal[0]: the sampler found no deal
 
 
 class PimcBot(Bot):
@@ -205,8 +206,13 @@ class PimcBot(Bot):
             else:
                 action = self._contract(view, budget)
         except ValueError:
-            # The sampler found the view inconsistent (it should not): stay legal.
+            # The sampler found the view inconsistent (it should not): stay legal, and say
+            # so once (silent, a wrong fact of the sampler would only weaken the bot).
             action = legal[0]
+            self.stats.sampler_errors += 1
+            if self.stats.sampler_errors == 1:
+                log.warning("pimc: no deal consistent with the view (deal %d, %s); playing %s",
+                            view.deal_number + 1, view.phase, action, exc_info=True)  # fmt: skip
         if action not in legal:
             action = legal[0]
         if budget.clocked:

@@ -220,3 +220,36 @@ def test_four_aces_explain_no_raise_where_the_ace_marriage_is_off() -> None:
         assert tested
         return
     pytest.fail("no deal with a legal 125 opening found (the seeds are fixed)")
+
+
+def test_a_view_the_sampler_refuses_is_played_legally_and_said(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Review: when the sampler found a view inconsistent, pimc played its first legal
+    action without a word or a count, so a wrong fact of the sampler would only have
+    weakened the bot unseen. It is counted (``stats.sampler_errors``) and said once."""
+    import logging
+
+    import bots.pimc
+
+    def refuses(*args: object, **kwargs: object) -> None:
+        raise ValueError("no deal is consistent with the view")
+
+    monkeypatch.setattr(bots.pimc, "Sampler", refuses)
+    bot = PimcBot(budget=0.02, seed=0)
+    g = Game.new("classic", 4, ["a", "b", "c"])
+    asked = 0
+    with caplog.at_level(logging.WARNING, logger="bots.pimc"):
+        while not g.is_over and g.deal_number < 1:
+            seat = g.to_act
+            assert seat is not None
+            view = observe(g, seat)
+            if seat == 0 and view.phase is Phase.PLAYING and len(view.legal_actions) > 1:
+                assert bot.act(view) == view.legal_actions[0]
+                asked += 1
+                g.apply(view.legal_actions[0], seat=seat)
+            else:
+                g.apply(view.legal_actions[0], seat=seat)
+    assert asked >= 2 and bot.stats.sampler_errors == asked
+    said = [r for r in caplog.records if "no deal consistent with the view" in r.getMessage()]
+    assert len(said) == 1 and said[0].exc_info is not None
