@@ -171,11 +171,15 @@ class Seconds(click.FloatRange):
 
 class NonEmptyPath(click.Path):
     """A path that is not the empty string: click's own ``Path`` takes ``--out ''`` as the
-    current directory (it wrote a tournament's leaderboard and logs there)."""
+    current directory (it wrote a tournament's leaderboard and logs there). Nor one with a
+    NUL, which no file name has: click's ``exists`` check ended in a traceback (ValueError:
+    embedded null byte) when one came in-process (a shell's argv cannot carry it)."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, str) and not value.strip():
             self.fail("an empty path: name a file or directory", param, ctx)
+        if isinstance(value, str) and "\0" in value:
+            self.fail(f"{value!r}: a path has no NUL character", param, ctx)
         return super().convert(value, param, ctx)
 
 

@@ -1,0 +1,42 @@
+"""What the command-line fuzzer (tests/fuzz/test_cli_fuzz.py) found, each as its minimal
+case: the command line, in-process (click's CliRunner), and what it must say."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner, Result
+
+from arena.cli import main as arena
+from sdk.cli import main as arena_bot
+
+
+def _refused(r: Result, *named: str) -> str:
+    """The error, one line per line, once it is checked to be a clean refusal (exit 2)."""
+    assert r.exit_code == 2, r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    assert "Traceback" not in r.output
+    for text in named:
+        assert text in r.output, r.output
+    return r.output
+
+
+@pytest.mark.parametrize(
+    ("prog", "args", "option"),
+    [
+        (arena, ["leaderboard", "--db", "a\x00b.sqlite"], "--db"),
+        (arena, ["tournament", "--config", "a\x00b.toml"], "--config"),
+        (arena, ["serve", "--tokens", "a\x00b.toml"], "--tokens"),
+        (arena_bot, ["run", "random", "--token", "t", "--ca", "a\x00b.pem"], "--ca"),
+    ],
+)
+def test_a_path_with_a_nul_is_refused_naming_the_option(
+    prog: click.Group, args: list[str], option: str, tmp_path: Path
+) -> None:
+    """Fuzzer: a path option given a NUL ended in a traceback (ValueError: embedded null
+    byte, from click's ``exists`` check) rather than a refusal naming the option. (A shell's
+    argv cannot carry a NUL; a program calling the command line in-process can.)"""
+    r = CliRunner().invoke(prog, args)
+    _refused(r, f"'{option}'", "NUL")
