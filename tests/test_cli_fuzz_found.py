@@ -40,3 +40,27 @@ def test_a_path_with_a_nul_is_refused_naming_the_option(
     argv cannot carry a NUL; a program calling the command line in-process can.)"""
     r = CliRunner().invoke(prog, args)
     _refused(r, f"'{option}'", "NUL")
+
+
+ESC = "\x1b]0;owned\x07"  # sets a terminal's window title
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["tournament", "--config", f"{ESC}x.toml"],
+        ["leaderboard", "--db", f"{ESC}x.sqlite"],
+        ["replay", f"{ESC}x.json", "--db", f"{ESC}x.sqlite"],
+        ["replay", "--list", "--db", f"{ESC}x.sqlite"],
+    ],
+)
+def test_an_error_writes_out_the_escapes_of_what_it_quotes(
+    args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fuzzer: an error quoted the file name it refused as it was given, escape sequences
+    and all (a file name from a glob, from someone else's directory): the terminal obeyed
+    them (a window title set, the text recoloured, the line turned right to left)."""
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(arena, args, color=True)
+    out = _refused(r, "\\x1b]0;owned\\x07x.")
+    assert "\x1b" not in out and "\x07" not in out
