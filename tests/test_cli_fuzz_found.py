@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from arena.cli import main as arena
+from arena.web.demo import make_demo_db
 from sdk.cli import main as arena_bot
 
 
@@ -64,3 +65,15 @@ def test_an_error_writes_out_the_escapes_of_what_it_quotes(
     r = CliRunner().invoke(arena, args, color=True)
     out = _refused(r, "\\x1b]0;owned\\x07x.")
     assert "\x1b" not in out and "\x07" not in out
+
+
+def test_a_config_whose_tournament_is_not_stored_is_named(tmp_path: Path) -> None:
+    """Fuzzer: `arena leaderboard --db DB --config EMPTY.toml` said only "no tournament
+    'tournament' in DB": neither the --config that chose that name nor that the config does
+    not load (it has no bots: the name is the default one)."""
+    db = tmp_path / "t.sqlite"
+    make_demo_db(db, matches=1, max_deals=1)
+    config = tmp_path / "empty.toml"
+    config.write_text("", encoding="utf-8")
+    r = CliRunner().invoke(arena, ["leaderboard", "--db", str(db), "--config", str(config)])
+    _refused(r, f"--config {config}: no tournament 'tournament'", "does not load now", "bots")

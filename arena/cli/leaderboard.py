@@ -119,7 +119,12 @@ def leaderboard(
                                  f"{which}"))  # fmt: skip
             lb = build_leaderboard(st, tid)
     except LookupError as e:
-        raise click.UsageError(str(e.args[0] if e.args else e)) from e
+        why = str(e.args[0] if e.args else e)
+        if latest_of is not None:  # the config chose the tournament: it is the one at fault
+            why = f"--config {config_path}: {why}"
+            if unloadable:  # (the usual reason: a config that is not the tournament's)
+                why += f"; the config does not load now: {unloadable}"
+        raise click.UsageError(why) from e
     except StorageError as e:
         err.print(f"[red]error:[/] {escape(str(e))}")
         sys.exit(1)
