@@ -3,6 +3,7 @@ case: the command line, in-process (click's CliRunner), and what it must say."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -77,3 +78,15 @@ def test_a_config_whose_tournament_is_not_stored_is_named(tmp_path: Path) -> Non
     config.write_text("", encoding="utf-8")
     r = CliRunner().invoke(arena, ["leaderboard", "--db", str(db), "--config", str(config)])
     _refused(r, f"--config {config}: no tournament 'tournament'", "does not load now", "bots")
+
+
+@pytest.mark.parametrize("command", [["leaderboard"], ["replay", "--list"], ["web", "--port", "0"]])
+def test_a_fifo_given_as_the_database_is_said_to_be_one(tmp_path: Path, command: list[str]) -> None:
+    """Fuzzer: `arena leaderboard --db FIFO` (and replay --list, web) said "no database at
+    FIFO (run a tournament first)": there is a file, and it is no regular file."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    r = CliRunner().invoke(arena, [*command, "--db", str(fifo)])
+    assert r.exit_code in (1, 2), r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    assert f"{fifo}: not a regular file" in " ".join(r.output.split()), r.output
