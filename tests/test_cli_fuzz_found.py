@@ -90,3 +90,18 @@ def test_a_fifo_given_as_the_database_is_said_to_be_one(tmp_path: Path, command:
     assert r.exit_code in (1, 2), r.output
     assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
     assert f"{fifo}: not a regular file" in " ".join(r.output.split()), r.output
+
+
+@pytest.mark.parametrize("kind", ["directory", "fifo", "device"])
+def test_a_record_that_is_no_regular_file_is_said_to_be_one(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fuzzer: `arena replay DIR` (a FIFO, /dev/null) said "DIR: no such record file": it
+    is there, and no regular file."""
+    monkeypatch.chdir(tmp_path)  # (no runs/ here: no database to look a match id up in)
+    path = {"directory": str(tmp_path), "fifo": str(tmp_path / "fifo"), "device": "/dev/null"}
+    if kind == "fifo":
+        os.mkfifo(path[kind])
+    r = CliRunner().invoke(arena, ["replay", path[kind]])
+    out = _refused(r, f"{path[kind]}: not a regular file")
+    assert "no such record file" not in out

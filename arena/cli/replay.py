@@ -83,9 +83,13 @@ def replay(
     if db is None and not Path(record_ref).is_file():
         db = newest_database()
         if db is None:
+            # (a directory, a FIFO, /dev/null: "no such record file" said nothing was there)
+            what = "no such record file"
+            if Path(record_ref).exists():
+                what = "not a regular file (a directory, FIFO, device or socket)"
             _error(
-                f"{record_ref}: no such record file, and no database to look the match "
-                "id up in (none in runs/; pass --db)",
+                f"{record_ref}: {what}, and no database to look the match id up in (none "
+                "in runs/; pass --db)"
             )
             ctx.exit(2)
         click.echo(reading_newest(db), err=True)  # as `arena leaderboard` does
