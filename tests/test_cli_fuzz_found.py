@@ -105,3 +105,16 @@ def test_a_record_that_is_no_regular_file_is_said_to_be_one(
     r = CliRunner().invoke(arena, ["replay", path[kind]])
     out = _refused(r, f"{path[kind]}: not a regular file")
     assert "no such record file" not in out
+
+
+def test_the_file_written_is_named_with_its_escapes_written_out(tmp_path: Path) -> None:
+    """Fuzzer: `arena leaderboard --out NAME` said "wrote NAME" with NAME's escape
+    sequences as they were: the terminal obeyed them."""
+    db = tmp_path / "t.sqlite"
+    make_demo_db(db, matches=1, max_deals=1)
+    out = tmp_path / f"{ESC}x.md"
+    r = CliRunner().invoke(arena, ["leaderboard", "--db", str(db), "--out", str(out)], color=True)
+    assert r.exit_code == 0, r.output
+    assert out.is_file()
+    assert "\\x1b]0;owned\\x07x.md" in "".join(r.output.split()), r.output  # (rich wraps)
+    assert "\x1b" not in r.output, r.output
