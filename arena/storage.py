@@ -353,6 +353,9 @@ class Storage:
         """
         p = Path(path)
         if not p.is_file():
+            if p.exists():  # (a FIFO, a device: "no database at" said that nothing was there)
+                raise StorageError(f"{p}: not a regular file (a directory, FIFO, device or "
+                                   "socket): no database")  # fmt: skip
             raise StorageError(f"no database at {p} (run a tournament first, or pass --db)")
         uri = f"{p.resolve().as_uri()}?mode=ro"
         if not os.access(p.resolve().parent, os.W_OK):

@@ -30,7 +30,7 @@ os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
 import click
 
-from arena.cli.options import FileErrorsGroup, Seconds
+from arena.cli.options import FileErrorsGroup, NonEmptyPath, Seconds
 from arena.deadlines import DEFAULT_TIME_BANK_MS, MAX_DEADLINE_MS
 from arena.referee.config import pem_problem
 from arena.render import plural, printable
@@ -278,7 +278,7 @@ def _die_with_launcher() -> None:
 @click.option("--tls", is_flag=True, help="Connect with TLS (system root certificates).")
 @click.option(
     "--ca",
-    type=click.Path(exists=True, dir_okay=False),
+    type=NonEmptyPath(exists=True, dir_okay=False),
     callback=_check_ca,
     help="TLS with this CA certificate (PEM); implies --tls.",
 )

@@ -284,6 +284,8 @@ def test_the_fuzz_figures_are_what_the_short_fuzz_run_prints() -> None:
         f"({tally['servicer: openings refused']} refused)",
         f"{tally['config mutations tried']} mutations of the four",
         f"{tally['config mutations refused']} refused with a `ConfigError`",
+        f"{tally['cli command lines tried']} command lines of every",
+        f"{tally['cli command lines refused']} of them with one fault refused",
     }
     assert not [s for s in sorted(said) if s not in doc]
     struck = tally.get("servicer: illegal answers struck (fallback played)", 0)

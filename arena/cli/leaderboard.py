@@ -15,12 +15,20 @@ from rich.text import Text
 
 from arena.cli.options import NonEmptyPath, hang_up_safe, reading_newest
 from arena.leaderboard import FORMATS, build_leaderboard, render, to_rich_table, write_outputs
+from arena.render import printable
 from arena.storage import Storage, StorageError, file_in_the_way, newest_database
 from arena.tournament.config import ConfigError, load_config, stored_where
 
 __all__ = ["leaderboard"]
 
 DEFAULT_DB = Path("runs/default.sqlite")
+
+
+def _shown(text: str) -> str:
+    """``text`` (a path the user named) for ``err.print``: rich markup and the escape
+    sequences a terminal would obey written out (an --out named '\\x1b]0;...' set the
+    window's title as "wrote" quoted it)."""
+    return escape(printable(text))
 
 
 @click.command("leaderboard")
@@ -119,9 +127,14 @@ def leaderboard(
                                  f"{which}"))  # fmt: skip
             lb = build_leaderboard(st, tid)
     except LookupError as e:
-        raise click.UsageError(str(e.args[0] if e.args else e)) from e
+        why = str(e.args[0] if e.args else e)
+        if latest_of is not None:  # the config chose the tournament: it is the one at fault
+            why = f"--config {config_path}: {why}"
+            if unloadable:  # (the usual reason: a config that is not the tournament's)
+                why += f"; the config does not load now: {unloadable}"
+        raise click.UsageError(why) from e
     except StorageError as e:
-        err.print(f"[red]error:[/] {escape(str(e))}")
+        err.print(f"[red]error:[/] {_shown(str(e))}")
         sys.exit(1)
 
     if fmt == "table" and out is None:
@@ -145,17 +158,17 @@ def leaderboard(
             buffer = io.StringIO()
             Console(file=buffer, width=130, color_system=None).print(to_rich_table(lb, 130))
             target.write_text(buffer.getvalue(), encoding="utf-8")
-            err.print(f"wrote {escape(str(target))}")
+            err.print(f"wrote {_shown(str(target))}")
         elif fmt == "all":
             paths = write_outputs(lb, target)
-            err.print("wrote " + escape(", ".join(str(p) for p in paths.values())))
+            err.print("wrote " + _shown(", ".join(str(p) for p in paths.values())))
         elif target.is_dir():
             paths = write_outputs(lb, target, (fmt,))
-            err.print(f"wrote {escape(str(paths[fmt]))}")
+            err.print(f"wrote {_shown(str(paths[fmt]))}")
         else:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(render(lb, fmt), encoding="utf-8")
-            err.print(f"wrote {escape(str(target))}")
+            err.print(f"wrote {_shown(str(target))}")
     except OSError as e:
         where = e.filename if e.filename is not None else target
         reason = e.strerror or str(e)
@@ -163,7 +176,7 @@ def leaderboard(
         if isinstance(e, (FileExistsError, NotADirectoryError)) and blocker is not None:
             # (mkdir says "File exists" of a file where a directory is wanted)
             where, reason = blocker, "a file, not a directory"
-        why = escape(f"--out {target}: cannot write {where}: {reason}")
+        why = _shown(f"--out {target}: cannot write {where}: {reason}")
         err.print(f"[red]error:[/] {why}")
         sys.exit(1)
 

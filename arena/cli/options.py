@@ -14,6 +14,7 @@ from typing import IO, Any, cast
 import click
 
 from arena.referee.server import host_problem
+from arena.render import printable
 
 __all__ = [
     "FileErrorsGroup",
@@ -110,7 +111,12 @@ def hang_up_safe(get: Callable[[], IO[str] | None]) -> IO[str]:
 class FileErrorsGroup(click.Group):
     """A command group whose commands end in a one-line error, not a traceback, when the
     system refuses a file the user named in a way no check foresaw (a name too long for
-    the file system, a symlink loop, a permission): ``Error: <file>: <reason>``, exit 1."""
+    the file system, a symlink loop, a permission): ``Error: <file>: <reason>``, exit 1.
+
+    Every error message is shown :func:`printable`: it quotes what it refuses (a file name
+    from a glob, a value pasted from elsewhere), and an escape sequence in that was obeyed
+    by the terminal (``arena tournament --config`` of a missing file named ``\x1b]0;...``
+    set the window's title; a right-to-left mark turned the line around)."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -118,7 +124,11 @@ class FileErrorsGroup(click.Group):
         except OSError as e:
             if e.filename is None:  # not about a file: a bug, shown as one
                 raise
-            raise click.ClickException(f"{e.filename}: {e.strerror or e}") from e
+            raise click.ClickException(printable(f"{e.filename}: {e.strerror or e}")) from e
+        except click.ClickException as e:
+            # (click types it Final; the same exception is shown, with its param hint)
+            vars(e)["message"] = printable(e.message, keep="\n\t")
+            raise
 
 
 class Host(click.ParamType[str]):
@@ -171,11 +181,15 @@ class Seconds(click.FloatRange):
 
 class NonEmptyPath(click.Path):
     """A path that is not the empty string: click's own ``Path`` takes ``--out ''`` as the
-    current directory (it wrote a tournament's leaderboard and logs there)."""
+    current directory (it wrote a tournament's leaderboard and logs there). Nor one with a
+    NUL, which no file name has: click's ``exists`` check ended in a traceback (ValueError:
+    embedded null byte) when one came in-process (a shell's argv cannot carry it)."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, str) and not value.strip():
             self.fail("an empty path: name a file or directory", param, ctx)
+        if isinstance(value, str) and "\0" in value:
+            self.fail(f"{value!r}: a path has no NUL character", param, ctx)
         return super().convert(value, param, ctx)
 
 

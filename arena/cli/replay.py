@@ -83,17 +83,20 @@ def replay(
     if db is None and not Path(record_ref).is_file():
         db = newest_database()
         if db is None:
-            click.echo(
-                f"error: {record_ref}: no such record file, and no database to look the match "
-                "id up in (none in runs/; pass --db)",
-                err=True,
+            # (a directory, a FIFO, /dev/null: "no such record file" said nothing was there)
+            what = "no such record file"
+            if Path(record_ref).exists():
+                what = "not a regular file (a directory, FIFO, device or socket)"
+            _error(
+                f"{record_ref}: {what}, and no database to look the match id up in (none "
+                "in runs/; pass --db)"
             )
             ctx.exit(2)
         click.echo(reading_newest(db), err=True)  # as `arena leaderboard` does
     try:
         record = resolve_record(record_ref, db)
     except (LookupError, StorageError) as e:
-        click.echo(f"error: {e}", err=True)
+        _error(str(e))
         ctx.exit(2)
     # Everything below ends on the terminal, and a record file may come from anyone: its
     # names, actions and incidents are shown with escape sequences written out, not obeyed.
@@ -101,7 +104,7 @@ def replay(
     try:
         check_record_shape(record)  # "not a match record: ..." (docs/record-format.md)
     except ReplayError as e:
-        click.echo(f"error: {record_ref}: {e}", err=True)
+        _error(f"{record_ref}: {e}")
         ctx.exit(2)
     console = Console()
     if not check:
@@ -114,7 +117,7 @@ def replay(
         except _MALFORMED as e:
             _malformed(ctx, record_ref, e)
         if isinstance(rendered, Text) and rendered.plain.startswith("cannot render"):
-            click.echo(f"error: {record_ref}: {rendered.plain}", err=True)
+            _error(f"{record_ref}: {rendered.plain}")
             ctx.exit(2)
         console.print(rendered)
         parts = getattr(rendered, "renderables", ())
@@ -128,17 +131,16 @@ def replay(
             # The engine names deals from 0 (the record's numbers); the deals above are
             # numbered from 1.
             above = "" if e.deal is None else f" (Deal {e.deal + 1} above)"
-            click.echo(
-                f"error: {record_ref}: the record's own figures differ from the replay shown "
+            _error(
+                f"{record_ref}: the record's own figures differ from the replay shown "
                 f"above: {e}{above} (arena replay --check {record_ref})",
-                err=True,
             )
             ctx.exit(1)
         except _MALFORMED as e:
             _malformed(ctx, record_ref, e)
         changed = changed_cards(record, seed_mismatches(record))
         if changed:
-            click.echo(f"error: {record_ref}: {changed}", err=True)
+            _error(f"{record_ref}: {changed}")
             ctx.exit(1)
         return
     # Cards the seed does not deal, in a record the arena wrote, are said first: they are
@@ -204,8 +206,14 @@ _MALFORMED = (AttributeError, TypeError, KeyError, ValueError, IndexError)
 
 
 def _malformed(ctx: click.Context, record_ref: str, e: Exception) -> NoReturn:
-    click.echo(f"error: {record_ref}: malformed match record: {e!r}", err=True)
+    _error(f"{record_ref}: malformed match record: {e!r}")
     ctx.exit(2)
+
+
+def _error(text: str) -> None:
+    """``error: text`` on stderr, with what it quotes (a record's file name, a match id, a
+    --bot name) :func:`printable`: an escape sequence there was obeyed by the terminal."""
+    click.echo(printable(f"error: {text}", keep="\n"), err=True)
 
 
 def _for_terminal(value: Any) -> Any:
@@ -230,12 +238,11 @@ def _list_matches(ctx: click.Context, db: Path | None, ref: str | None, bot: str
     if db is None:
         db = newest_database()
         if db is None:
-            click.echo("error: no database to list matches from (none in runs/; pass --db)",
-                       err=True)  # fmt: skip
+            _error("no database to list matches from (none in runs/; pass --db)")
             ctx.exit(2)
         click.echo(reading_newest(db), err=True)  # as `arena leaderboard` does
     if not db.exists():
-        click.echo(f"error: no database at {db} (run `arena tournament` first, or --db)", err=True)
+        _error(f"no database at {db} (run `arena tournament` first, or --db)")
         ctx.exit(2)
     try:
         with Storage.open_readonly(db) as st:
@@ -244,21 +251,20 @@ def _list_matches(ctx: click.Context, db: Path | None, ref: str | None, bot: str
             except LookupError as e:
                 # (the option is blamed only when given: an empty database is no option's)
                 which = "--tournament: " if ref is not None else ""
-                click.echo(f"error: {which}{e.args[0] if e.args else e}", err=True)
+                _error(f"{which}{e.args[0] if e.args else e}")
                 ctx.exit(2)
             info = st.tournament(tid)
             results = st.match_results(tid)
             incidents = st.incidents(tid)
     except StorageError as e:
-        click.echo(f"error: {e}", err=True)
+        _error(str(e))
         ctx.exit(2)  # as for a match id (a damaged or foreign file)
     bots = list(info.bots) if info is not None else []
     for r in results:  # (a stored match may seat a bot the tournament no longer lists)
         bots.extend(b for b in r.seats if b not in bots)
     if bot is not None and bot not in bots:
         known = ", ".join(bots) or "none"
-        click.echo(f"error: --bot: no bot {bot!r} in tournament {tid} (its bots: {known})",
-                   err=True)  # fmt: skip
+        _error(f"--bot: no bot {bot!r} in tournament {tid} (its bots: {known})")
         ctx.exit(2)
     shown = [r for r in results if bot is None or bot in r.seats]
     total = info.total_matches if info is not None else len(results)
