@@ -12,7 +12,6 @@ their cap, name the highest contract (or an odd one) and pass marriage cards awa
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import math
 import random
@@ -38,20 +37,14 @@ from engine import (
 from engine.game import cap_of
 from sdk import hand as sdk_hand
 from sdk.sampling import TALON, Constraints, Sampler, constraints_of
-from tests.sdk.test_sampling_round18 import Recorder, _rich_deal, chi_square_p, violations
-
-
-def _mask(cards: object) -> int:
-    m = 0
-    for c in cards:  # type: ignore[attr-defined]
-        m |= 1 << int(c)
-    return m
-
-
-def _variant(preset: str, **options: object) -> Ruleset:
-    name = preset + "".join(f"+{k}={v}" for k, v in options.items())
-    return dataclasses.replace(PRESETS[preset], name=name, **options)  # type: ignore[arg-type]
-
+from tests.sdk.test_sampling_round18 import (
+    Recorder,
+    _mask,
+    _rich_deal,
+    _variant,
+    chi_square_p,
+    violations,
+)
 
 RULESETS = [
     PRESETS["classic"],
