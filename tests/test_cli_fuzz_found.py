@@ -3,6 +3,7 @@ case: the command line, in-process (click's CliRunner), and what it must say."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -118,3 +119,30 @@ def test_the_file_written_is_named_with_its_escapes_written_out(tmp_path: Path) 
     assert out.is_file()
     assert "\\x1b]0;owned\\x07x.md" in "".join(r.output.split()), r.output  # (rich wraps)
     assert "\x1b" not in r.output, r.output
+
+
+def test_paths_a_run_prints_after_it_starts_are_written_out(tmp_path: Path) -> None:
+    """Defect (the command-line fuzzer's report: past the point its stubs stop a command):
+    `arena tournament` printed its database's and out directory's names raw at the end
+    ("stored in ...", "leaderboard: ..."), as `arena serve` and `arena web` printed theirs
+    ("storing results in", "records in", "serving"): an escape sequence in a path named by
+    a config from elsewhere acted on the organiser's terminal. Written out now, as the
+    errors are."""
+    from click.testing import CliRunner
+
+    from arena.cli import main
+
+    odd = tmp_path / "a\x1b]0;owned\x07"
+    odd.mkdir()
+    cfg = tmp_path / "t.toml"
+    cfg.write_text(
+        f'name = "odd"\nseed = 1\nmax_deals = 1\nconcurrency = 3\n'
+        f"db = {json.dumps(str(odd / 'r.sqlite'))}\n"
+        f'out = {json.dumps(str(odd / "out"))}\n[bots]\na = "random"\nb = "random"\nc = "random"\n',
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(main, ["tournament", "--config", str(cfg), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.output and "\x07" not in result.output
+    assert "stored in" in " ".join(result.output.split())
+    assert "\\x1b]0;owned\\x07" in "".join(result.output.splitlines())  # (rich wraps lines)

@@ -26,6 +26,7 @@ from arena.referee import Lobby, Referee, RefereeConfig, TLSConfig, start_server
 from arena.referee.config import MAX_STRIKES, key_pair_problem, pem_problem
 from arena.referee.lobby import FinishedMatch
 from arena.referee.server import host_port, port_problem
+from arena.render import printable
 from arena.tournament.config import BOT_NAME_RE, BOT_NAME_RULE
 from arena.tournament.runner import stop_signals
 from engine import RulesetError, load_ruleset
@@ -422,14 +423,16 @@ async def _serve(
     if seed_file is not None:
         # Not printed: whoever reads this output (a log file others may read) would know
         # every hand of every match; kept as the records are, for its owner only.
-        click.echo(f"seed drawn, kept in {seed_file} (readable by you only: it tells every "
-                   "hand; --seed with it deals the same matches again)")  # fmt: skip
+        click.echo(
+            printable(f"seed drawn, kept in {seed_file} (readable by you only: it tells every "
+                      "hand; --seed with it deals the same matches again)")
+        )  # fmt: skip
     else:
         click.echo(f"seed {seed} (--seed {seed} deals the same matches again)")
     click.echo(f"match ids {prefix}00000, {prefix}00001, ...")
     on_finished = None
     if results is not None:
-        click.echo(f"storing results in {results.db} as tournament {results.tid}")
+        click.echo(printable(f"storing results in {results.db} as tournament {results.tid}"))
         on_finished = results.store
     lobby = Lobby(referee, ruleset, seed=seed, max_matches=max_matches, prefix=prefix,
                   on_finished=on_finished)  # fmt: skip
@@ -468,7 +471,8 @@ async def _serve(
     # and the first write (EIO) ended the run with the tournament left unfinished.
     finished = results is not None and results.finish()
     with contextlib.suppress(OSError):
-        click.echo(f"{lobby.finished} match(es) played; records in {config.record_dir}")
+        click.echo(printable(f"{lobby.finished} match(es) played; records in {config.record_dir}"))
         if finished:
             assert results is not None
-            click.echo(f"standings: arena leaderboard --db {results.db} --tournament {results.tid}")
+            where = f"--db {results.db} --tournament {results.tid}"
+            click.echo(printable(f"standings: arena leaderboard {where}"))

@@ -16,12 +16,12 @@ import click
 from click.core import ParameterSource
 from rich.console import Console
 from rich.logging import RichHandler
-from rich.markup import escape
+from rich.markup import escape as _markup_escape
 
 from arena.cli.leaderboard import _screen
 from arena.cli.options import NonEmptyPath, hang_up_safe
 from arena.leaderboard import build_leaderboard, to_rich_table, write_outputs
-from arena.render import plural
+from arena.render import plural, printable
 from arena.storage import Storage, StorageError
 from arena.tournament.config import ConfigError, TournamentConfig, load_config
 from arena.tournament.runner import (
@@ -36,6 +36,12 @@ from arena.tournament.runner import (
 __all__ = ["setup_logging", "tournament"]
 
 log = logging.getLogger("arena.tournament")
+
+
+def escape(text: str) -> str:
+    """``text`` for the console: rich's markup escaped, and what a terminal would obey rather
+    than show (escape sequences in a path or a name from the config) written out."""
+    return _markup_escape(printable(text, keep="\n"))
 
 
 def setup_logging(verbose: int, console: Console) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from arena.cli.options import Host, HostName, NonEmptyPath
+from arena.render import printable
 
 __all__ = ["web"]
 
@@ -85,7 +86,7 @@ def web(
         from arena.referee.server import host_port
 
         raise click.ClickException(f"cannot listen on {host_port(host, port)}: {e}") from e
-    click.echo(f"arena web: serving {db} at {server.url} (Ctrl+C to stop)")
+    click.echo(printable(f"arena web: serving {db} at {server.url} (Ctrl+C to stop)"))
     try:
         server.serve_forever()
     except KeyboardInterrupt:
