@@ -53,13 +53,9 @@ def test_two_remote_bots_with_one_token_from_the_environment(
     assert "s3cret-token-1" not in message
 
 
-def test_a_flooding_bots_log_is_left_at_its_first_and_last_mib_when_it_stops(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """docs/tournament.md: a bot's log past 64 MiB is cut to its first and last MiB, and
-    "the log left at the end is at most about 2 MiB". What a flooding bot wrote after the
-    last cut stayed whole when it stopped (up to 64 MiB: 33 MB left by a bot that printed
-    100 MB at its start), since the last check cut only a log over the limit again."""
+def _flood(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, then: int) -> Path:
+    """The log of a bot that prints 5,000 lines (~350 KiB, over a limit of 256 KiB), is cut
+    once as the runner does twice a second, prints ``then`` more lines and is stopped."""
     import asyncio
     import sys
 
@@ -67,19 +63,18 @@ def test_a_flooding_bots_log_is_left_at_its_first_and_last_mib_when_it_stops(
     from arena.tournament.config import BotSpec
     from arena.tournament.runner import _BotProcess
 
-    limit, keep = 256 << 10, 16 << 10
-    monkeypatch.setattr(runner, "LOG_LIMIT_BYTES", limit)
-    monkeypatch.setattr(runner, "LOG_KEEP_BYTES", keep)
+    monkeypatch.setattr(runner, "LOG_LIMIT_BYTES", _LIMIT)
+    monkeypatch.setattr(runner, "LOG_KEEP_BYTES", _KEEP)
     log, first, go, done = (tmp_path / n for n in ("loud.log", "first", "go", "done"))
     code = (
         "import os, sys, time\n"
         "def say(n, tag):\n"
         "    for i in range(n): sys.stdout.write(f'{tag} {i:06d} ' + 'x' * 60 + '\\n')\n"
         "    sys.stdout.flush()\n"
-        "say(5000, 'first')\n"  # ~350 KiB: over the limit
+        "say(5000, 'first')\n"
         f"open({str(first)!r}, 'w').close()\n"
         f"while not os.path.exists({str(go)!r}): time.sleep(0.01)\n"
-        "say(2500, 'then')\n"  # ~180 KiB after the cut: under the limit
+        f"say({then}, 'then')\n"
         f"open({str(done)!r}, 'w').close()\n"
         "time.sleep(60)\n"
     )
@@ -105,9 +100,22 @@ def test_a_flooding_bots_log_is_left_at_its_first_and_last_mib_when_it_stops(
             await bot.stop()
 
     asyncio.run(scenario())
-    text = log.read_bytes()
-    assert len(text) <= 2 * keep + 4096, len(text)
-    assert text.startswith(b"--- ") and b"first 000000 " in text[:keep]
+    return log
+
+
+_LIMIT, _KEEP = 256 << 10, 16 << 10
+
+
+def test_a_flooding_bots_log_is_left_at_its_first_and_last_mib_when_it_stops(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/tournament.md: a bot's log past 64 MiB is cut to its first and last MiB, and
+    "the log left at the end is at most about 2 MiB". What a flooding bot wrote after the
+    last cut stayed whole when it stopped (up to 64 MiB: 33 MB left by a bot that printed
+    100 MB at its start), since the last check cut only a log over the limit again."""
+    text = _flood(tmp_path, monkeypatch, then=2500).read_bytes()  # ~180 KiB after the cut
+    assert len(text) <= 2 * _KEEP + 4096, len(text)
+    assert text.startswith(b"--- ") and b"first 000000 " in text[:_KEEP]
     assert text.endswith(b"then 002499 " + b"x" * 60 + b"\n")
     assert b"bytes dropped here ---" in text
 
@@ -217,55 +225,12 @@ def test_a_log_cut_twice_says_every_byte_dropped(
     line counted only what it dropped itself: after the last cut at the stop (ab5795e), a
     log that had lost 380 KB said "80000 bytes dropped here". The line now counts every
     byte the bot wrote that is not in the log."""
-    import asyncio
     import re
-    import sys
-
-    from arena.tournament import runner
-    from arena.tournament.config import BotSpec
-    from arena.tournament.runner import _BotProcess
-
-    monkeypatch.setattr(runner, "LOG_LIMIT_BYTES", 256 << 10)
-    monkeypatch.setattr(runner, "LOG_KEEP_BYTES", 16 << 10)
-    log, first, go, done = (tmp_path / n for n in ("loud.log", "first", "go", "done"))
 
     def lines(n: int, tag: str) -> str:
         return "".join(f"{tag} {i:06d} " + "x" * 60 + "\n" for i in range(n))
 
-    code = (
-        "import os, sys, time\n"
-        "def say(n, tag):\n"
-        "    for i in range(n): sys.stdout.write(f'{tag} {i:06d} ' + 'x' * 60 + '\\n')\n"
-        "    sys.stdout.flush()\n"
-        "say(5000, 'first')\n"
-        f"open({str(first)!r}, 'w').close()\n"
-        f"while not os.path.exists({str(go)!r}): time.sleep(0.01)\n"
-        "say(1000, 'then')\n"
-        f"open({str(done)!r}, 'w').close()\n"
-        "time.sleep(60)\n"
-    )
-
-    async def scenario() -> None:
-        bot = _BotProcess(BotSpec(name="loud", kind="command"), [sys.executable, "-c", code],
-                          "t", log)  # fmt: skip
-        await bot.start()
-        try:
-            for _ in range(1000):  # (a guard, not a timing)
-                if first.exists():
-                    break
-                await asyncio.sleep(0.01)
-            bot.trim_log()
-            go.touch()
-            for _ in range(1000):
-                if done.exists():
-                    break
-                await asyncio.sleep(0.01)
-            assert done.exists()
-        finally:
-            await bot.stop()
-
-    asyncio.run(scenario())
-    text = log.read_text()
+    text = _flood(tmp_path, monkeypatch, then=1000).read_text()
     (marker,) = re.findall(r"\n--- \S+ log over \d+ MiB: \d+ bytes dropped here ---\n", text)
     said = int(re.search(r"(\d+) bytes dropped", marker).group(1))  # type: ignore[union-attr]
     start = text.split("\n", 1)[0] + "\n"  # the runner's "--- starting" line
