@@ -418,7 +418,7 @@ async def _serve(
             f"cannot listen on {host_port(host, port)}: {e} (is the port free, and --host an "
             "address of this machine?)"
         ) from e
-    click.echo(f"arena referee listening on {host_port(host, bound)}", err=False)
+    click.echo(f"arena referee listening on {host_port(host, bound)}{' (TLS)' if tls else ''}")
     click.echo(f"port {bound}")
     if seed_file is not None:
         # Not printed: whoever reads this output (a log file others may read) would know

@@ -39,7 +39,6 @@ __all__ = [
     "start_server",
 ]
 
-log = logging.getLogger("arena.referee")
 
 SERVICE_NAME: str = pb.DESCRIPTOR.services_by_name["Arena"].full_name
 
@@ -427,5 +426,6 @@ async def start_server(
     await server.start()
     for name in ("", SERVICE_NAME):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    log.info("referee listening on %s%s", host_port(host, bound), " (TLS)" if tls else "")
+    # Not logged here: its callers announce it (arena serve on stdout, the tournament in its
+    # log), and both showed it twice with their logging turned up.
     return server, bound

@@ -273,6 +273,19 @@ def test_a_second_signal_ends_the_drain_at_once(tmp_path: Path) -> None:
     assert "interrupted" in kinds
 
 
+def test_serve_says_where_it_listens_once(tmp_path: Path) -> None:
+    """On stdout (read by ``_start``), and not again in ``-v``'s log on stderr."""
+
+    async def main() -> str:
+        server, _ = await _start(tmp_path, "-v")
+        server.send_signal(signal.SIGTERM)
+        _, err = await asyncio.wait_for(server.communicate(), 60)
+        return err.decode()
+
+    err = asyncio.run(main())
+    assert "stopping" in err and "listening" not in err, err
+
+
 def test_tls_server(tmp_path: Path) -> None:
 
     from arena.referee import Referee, TLSConfig, start_server

@@ -158,10 +158,16 @@ def test_tournament_over_tls(tmp_path: Path) -> None:
     path.write_text(path.read_text().replace(old, old + ', "--ca", "{ca}"'))
     cfg = load_config(path)
     assert cfg.tls is not None and cfg.tls.server_name == "localhost"
-    outcome = run(cfg, RunOptions(progress=False))
-    assert outcome.finished and outcome.played_now == 6 and not outcome.failed
+    result = CliRunner().invoke(main, ["tournament", "--config", str(path), "--no-progress", "-vv"])
+    assert result.exit_code == 0, result.output
+    assert "6 matches played" in result.output and "failed" not in result.output
+    # Said once, with its TLS: the referee's own log line (shown by -vv) said it again.
+    words = " ".join(result.output.split())
+    assert words.count("referee listening on") == 1 and "(TLS)" in words, words
     with Storage(cfg.db) as st:
-        for r in st.match_results(cfg.tournament_id):
+        results = st.match_results(cfg.tournament_id)
+        assert len(results) == 6
+        for r in results:
             assert st.load_record(r.match_id)["incidents"] == []
     assert _marker_processes(marker) == []
 
