@@ -146,3 +146,14 @@ def test_paths_a_run_prints_after_it_starts_are_written_out(tmp_path: Path) -> N
     assert "\x1b" not in result.output and "\x07" not in result.output
     assert "stored in" in " ".join(result.output.split())
     assert "\\x1b]0;owned\\x07" in "".join(result.output.splitlines())  # (rich wraps lines)
+
+
+@pytest.mark.parametrize(
+    ("prog", "args"), [(arena, ["rules", "classic", ""]), (arena_bot, ["try", "random", ""])]
+)
+def test_an_empty_extra_argument_is_named_as_one(prog: click.Group, args: list[str]) -> None:
+    """Click said "Got unexpected extra argument ()": the parentheses read as its syntax."""
+    out = _refused(CliRunner().invoke(prog, args))
+    assert "unexpected extra argument: '' (an empty one)" in out
+    out = _refused(CliRunner().invoke(prog, [*args[:-1], "x"]))
+    assert "unexpected extra argument (x)" in out

@@ -127,7 +127,10 @@ class FileErrorsGroup(click.Group):
             raise click.ClickException(printable(f"{e.filename}: {e.strerror or e}")) from e
         except click.ClickException as e:
             # (click types it Final; the same exception is shown, with its param hint)
-            vars(e)["message"] = printable(e.message, keep="\n\t")
+            message = printable(e.message, keep="\n\t")
+            if message.endswith(" argument ()"):  # click's words for an empty argument
+                message = message.removesuffix(" ()") + ": '' (an empty one)"
+            vars(e)["message"] = message
             raise
 
 
