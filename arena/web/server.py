@@ -224,6 +224,10 @@ class WebServer(ThreadingHTTPServer):
 
     daemon_threads = True
     allow_reuse_address = True
+    # socketserver's backlog is 5: a burst of connections (a page's parallel requests, a
+    # few viewers polling) overflowed it, and each connection past it waited for TCP to
+    # resend its SYN (1 s, then 3 s, 7 s...). The per-address and total caps still apply.
+    request_queue_size = 128
 
     def __init__(
         self, address: tuple[str, int], source: DataSource, allowed_hosts: Sequence[str] = ()
