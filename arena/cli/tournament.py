@@ -54,8 +54,10 @@ def setup_logging(verbose: int, console: Console) -> None:
     root.setLevel(logging.DEBUG if verbose >= 2 else logging.INFO)
     for noisy in ("arena.referee", "grpc", "asyncio"):
         logging.getLogger(noisy).setLevel(logging.DEBUG if verbose >= 2 else logging.WARNING)
-    if verbose == 0:
-        logging.getLogger("arena.tournament.runner").setLevel(logging.WARNING)
+    # (set every time: a second run in one process, as in tests, kept the first one's level)
+    logging.getLogger("arena.tournament.runner").setLevel(
+        logging.WARNING if verbose == 0 else logging.NOTSET
+    )
 
 
 def _toml_str(value: str) -> str:

@@ -110,8 +110,10 @@ def test_missing_and_crashing_bots_are_reported(tmp_path: Path) -> None:
     marker = f"e2e-missing-{os.getpid()}"
     path = _config(tmp_path, marker, 'far = { remote = true, token = "0123456789abcdef" }')
     cfg = load_config(path, ["bot_wait_s=1.5"])
-    with pytest.raises(TournamentError, match=r"did not connect within 1.5s:\n  far: remote"):
+    with pytest.raises(TournamentError, match=r"did not connect within 1.5s:\n") as info:
         run(cfg, RunOptions(progress=False))
+    # (a local bot slower than 1.5 s to start, on a loaded machine, is listed too)
+    assert "\n  far: remote bot, never connected with its token" in str(info.value)
     assert _marker_processes(marker) == []
 
     crash = _config(tmp_path, marker, 'boom = { command = ["{python}", "-c", '
@@ -204,7 +206,12 @@ def test_a_signal_stops_cleanly_and_keeps_the_results(
         deadline = time.monotonic() + 60
         while not _marker_processes(marker) and time.monotonic() < deadline:
             time.sleep(0.2)
-        time.sleep(1.5)  # the bots connect; matches are under way
+        # The bots connect and matches are under way (none ends: 400 deals).
+        logs = [tmp_path / "out" / "logs" / f"{b}.log" for b in ("heuristic", "r1", "r2")]
+        while time.monotonic() < deadline and not all(
+            f.exists() and " started: seat " in f.read_text() for f in logs
+        ):
+            time.sleep(0.1)
         for name in signals:
             proc.send_signal(getattr(signal, name))
             time.sleep(0.05)
