@@ -455,7 +455,7 @@ def test_system_exit_in_a_hook_stops_the_runner_cleanly(tmp_path: Path) -> None:
     return. It stops the runner like ``SystemExit`` in ``act``, keeping the code."""
 
     async def main() -> RunSummary:
-        async with arena(tmp_path) as a:
+        async with arena(tmp_path, reconnect_grace_s=0.2) as a:
             names = ["v0", "v1", "v2"]
             for n in names:
                 a.referee.add_bot(n, f"tok-{n}")
