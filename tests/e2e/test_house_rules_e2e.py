@@ -15,6 +15,9 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from engine import Game, load_ruleset, parse_action
 
@@ -70,3 +73,63 @@ def test_replay_says_one_deal_on_the_barrel_in_the_singular(tmp_path: Path) -> N
     _play(game, [(2, "pass"), (0, "pass")])
     _play_out(game)
     assert game.deal_results[0].events == ("seat 0 sat 3 deals on the barrel: -120",)
+
+
+# ----------------------------------------------------------------------------- arena web
+
+
+def _store(db: Path, records: list[dict[str, Any]], ruleset: Any) -> list[str]:
+    """``records`` stored as one finished tournament's matches, as the runner stores
+    them (independent deals: nothing is held back); their match ids."""
+    from arena.storage import Storage
+
+    ids = []
+    with Storage(db) as st:
+        st.ensure_tournament(
+            "house", name="house", fingerprint="house",
+            config={"name": "house", "ruleset": ruleset, "deals": "independent"},
+            total_matches=len(records), bots=[(b, "house") for b in records[0]["players"]],
+        )  # fmt: skip
+        for i, record in enumerate(records):
+            match_id = f"house-m{i:05d}"
+            st.save_match(
+                "house", match_id=match_id, index=i, table=0, set_no=i, seed=record["seed"],
+                seats=tuple(record["players"]), record={**record, "match_id": match_id},
+                started_at=1_700_000_000.0 + i, finished_at=1_700_000_010.0 + i,
+            )  # fmt: skip
+            ids.append(match_id)
+        st.finish_tournament("house")
+    return ids
+
+
+def _throw_in_record() -> dict[str, Any]:
+    """A match of 1001 (``all_pass = "last_hand"``) whose only deal is thrown in."""
+    rules = dataclasses.replace(load_ruleset("1001"), name="thrown", max_deals=1)
+    game = Game.new(rules, 3, ["ann", "bob", "cid"], dealer=2)  # cid is the last hand
+    _play(game, [(0, "pass"), (1, "pass")])
+    hand = game.hand(2)
+    _play(game, [(2, f"give {hand[0]} to 0"), (2, f"give {hand[1]} to 1"), (2, "throw-in")])
+    assert game.deal_results[0].outcome == "thrown_in" and game.is_over
+    return game.record()
+
+
+@pytest.mark.browser
+def test_web_deal_selector_words_a_throw_in(tmp_path: Path) -> None:
+    """Defect: the replay page's deal selector named a thrown-in deal "deal 1: cid 40
+    thrown_in" (the record's key), where the deal's result on the same page, ``arena
+    replay`` and the human seat say "thrown in"."""
+    from tests.support.harness import web_server
+    from tests.web.test_web_browser import browser_paths, load, start_driver
+
+    chromium, chromedriver = browser_paths()
+    (match_id,) = _store(tmp_path / "t.sqlite", [_throw_in_record()], "1001")
+    driver = start_driver(chromium, chromedriver, str(tmp_path / "profile"))
+    try:
+        with web_server(tmp_path / "t.sqlite") as server:
+            load(driver, f"{server.url}replay/{match_id}#deal=0&step=5")
+            labels = [o.text for o in driver.find_elements("css selector", "#deal-select option")]
+            outcome = driver.find_element("id", "deal-outcome").text
+    finally:
+        driver.quit()
+    assert outcome == "thrown in"
+    assert labels == ["deal 1: cid 40 thrown in"]
