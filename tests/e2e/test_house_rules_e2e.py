@@ -133,3 +133,120 @@ def test_web_deal_selector_words_a_throw_in(tmp_path: Path) -> None:
         driver.quit()
     assert outcome == "thrown in"
     assert labels == ["deal 1: cid 40 thrown in"]
+
+
+# ----------------------------------------------------------------------------- the matrix
+
+#: One house ruleset per group of interacting options; together every option value is
+#: played at least once (besides the presets' own).
+MATRIX: dict[str, dict[str, Any]] = {
+    # the talon hidden, passing, must_beat with trumps, a penalty concession paying
+    # nothing, halves rounded to 5
+    "hidden-penalty": {"preset": "classic", "talon_visible": False, "must_beat": True,
+                       "concede": "penalty", "concede_pays": "none", "rounding": 5},
+    # free concession with halves rounded to 5, no ace marriage, marriages from the first
+    # trick, the aces not counted for the bid, an unusual opening bid and step
+    "halves": {"preset": "classic", "rounding": 5, "concede_pays": "half",
+               "ace_marriage": False, "marriage_needs_trick": False,
+               "ace_marriage_counts_for_bid": False, "opening_bid": 60, "bid_step": 10},
+    # a small barrel: one sitter, no penalty, no concession, a target that is reached
+    "barrel-one": {"preset": "classic", "barrel_mode": "one", "barrel_at": 150,
+                   "target": 300, "barrel_deals": 2, "barrel_penalty": 0,
+                   "concede": "off", "rounding": 10},
+    # the barrel for one deal with a penalty concession
+    "barrel-penalty": {"preset": "classic", "barrel_at": 120, "target": 250,
+                       "barrel_deals": 1, "concede": "penalty", "concede_pays": "none",
+                       "must_beat": True},
+    # 1001 for three, the talon hidden, its throw-in
+    "1001-hidden": {"preset": "1001", "talon_visible": False, "must_beat": True,
+                    "ace_marriage": False, "marriage_needs_trick": False, "target": 400},
+    # 1001 for four: the dealer's talon hidden from him, a free concession paying halves
+    "1001-4p-hidden": {"preset": "1001", "players": 4, "talon_visible": False,
+                       "concede": "free", "concede_pays": "half", "opening_bid": 50,
+                       "bid_step": 10, "nines_talon_value": 77, "throw_in_bonus": 30},
+    # four players on a barrel of one sitter, every move asked
+    "4p-barrel": {"preset": "1001", "players": 4, "barrel": True, "barrel_at": 150,
+                  "target": 300, "barrel_mode": "one", "ask_forced": True},
+    # classic's last hand after an all-pass, at an opening bid of 120
+    "last-hand": {"preset": "classic", "first_hand_commits": False, "all_pass": "last_hand",
+                  "opening_bid": 120, "bid_step": 10, "throw_in_bonus": 35,
+                  "talon_visible": False, "rounding": 2},
+}  # fmt: skip
+
+#: pimc with a budget small enough for a test (the config has no option for it).
+FAST_PIMC = """\
+from bots.pimc import PimcBot
+
+
+class FastPimc(PimcBot):
+    def __init__(self) -> None:
+        super().__init__(budget=0.02, samples=6)
+"""
+
+
+def _toml(value: Any) -> str:
+    return json.dumps(value) if not isinstance(value, bool) else str(value).lower()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(MATRIX))
+def test_house_ruleset_through_the_whole_product(tmp_path: Path, name: str) -> None:
+    """Every match of a tournament of the bundled bots under the ruleset completes
+    without an incident, its leaderboard names the ruleset, every stored record replays
+    and renders, and ``arena replay --check`` and ``arena web`` agree with the engine."""
+    from arena.render import render_record
+    from arena.storage import Storage
+    from engine import replay
+    from tests.support.harness import get_json, web_server
+
+    options = {"name": name, "max_deals": 4, **MATRIX[name]}
+    (tmp_path / "rules.toml").write_text(
+        "".join(f"{k} = {_toml(v)}\n" for k, v in options.items()), encoding="utf-8"
+    )
+    (tmp_path / "fastpimc.py").write_text(FAST_PIMC, encoding="utf-8")
+    (tmp_path / "t.toml").write_text(
+        f'name = "t"\nruleset = "rules.toml"\nseed = 19\nconcurrency = 2\n'
+        f'db = "{tmp_path}/t.sqlite"\nout = "{tmp_path}/out"\n'
+        '[bots]\nrandom = "random"\nheuristic = "heuristic"\ncounting = "counting"\n'
+        'pimc = "fastpimc.py:FastPimc"\n',
+        encoding="utf-8",
+    )
+    run = _arena("tournament", "--config", str(tmp_path / "t.toml"), "--no-progress",
+                 timeout=300)  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    board = json.loads((tmp_path / "out" / "leaderboard.json").read_text(encoding="utf-8"))
+    assert board["tournament"]["ruleset"] == name
+    assert board["tournament"]["completed"] == board["tournament"]["total_matches"] > 0
+    assert all(sum(r["strikes"].values()) == 0 for r in board["rows"]), board["rows"]
+    with Storage(tmp_path / "t.sqlite") as st:
+        tid = st.latest_tournament()
+        assert tid is not None
+        records = [rec for _, _, rec in st.iter_records(tid)]
+    rules = load_ruleset(str(tmp_path / "rules.toml"))
+    for rec in records:
+        assert rec["incidents"] == [] and not rec.get("forfeits"), rec["incidents"]
+        assert rec["ruleset"] == {**rules.to_dict(), "max_deals": 4}
+        game = replay(rec)
+        assert game.is_over
+        for deal, res in zip(rec["deals"], game.deal_results, strict=True):
+            assert deal["outcome"] == res.outcome and deal["deltas"] == list(res.deltas)
+        assert "refused" not in str(render_record(rec))
+    first = records[0]["match_id"]
+    check = _arena("replay", "--check", "--db", str(tmp_path / "t.sqlite"), first)
+    assert check.returncode == 0 and "OK:" in check.stdout, check.stdout + check.stderr
+    with web_server(tmp_path / "t.sqlite") as server:
+        summary = get_json(server.url, f"/api/matches/{first}")
+        assert summary["ruleset"]["name"] == name
+        for k, deal in enumerate(records[0]["deals"]):
+            face_up = get_json(server.url, f"/api/matches/{first}/deals/{k}")
+            assert face_up["summary"]["deltas"] == deal["deltas"]
+            for seat in range(rules.players):
+                steps = get_json(server.url, f"/api/matches/{first}/deals/{k}?seat={seat}")
+                for step in steps["steps"]:
+                    view = step["view"]
+                    shown = view["phase"] != "BIDDING" and (
+                        rules.talon_visible or view["declarer"] == seat
+                    )
+                    assert (view["talon"] is not None) == shown, (k, seat, step["i"])
+                    for give in view["gives"]:
+                        assert (give["card"] is not None) == (seat in (give["from"], give["to"]))
