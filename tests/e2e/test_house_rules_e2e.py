@@ -250,3 +250,50 @@ def test_house_ruleset_through_the_whole_product(tmp_path: Path, name: str) -> N
                     assert (view["talon"] is not None) == shown, (k, seat, step["i"])
                     for give in view["gives"]:
                         assert (give["card"] is not None) == (seat in (give["from"], give["to"]))
+
+
+# ----------------------------------------------------------------------------- the human seat
+
+
+def _leading_with_marriages(**options: Any) -> Any:
+    """Seat 0's view as it leads the first trick of a classic deal (with ``options``),
+    holding the ♥ marriage and all four aces."""
+    from engine import observe, parse_cards
+
+    rules = dataclasses.replace(load_ruleset("classic"), name="house", **options)
+    hands = [parse_cards("K♥ Q♥ A♠ A♣ A♦ A♥ 9♠"), parse_cards("10♠ K♠ Q♠ J♠ 10♣ K♣ Q♣"),
+             parse_cards("J♣ 9♣ 10♦ K♦ Q♦ J♦ 9♦")]  # fmt: skip
+    game = Game.new(rules, 1, ["me", "bob", "cid"], deals={0: (hands, parse_cards("10♥ J♥ 9♥"))},
+                    dealer=2)  # fmt: skip
+    _play(game, [(1, "pass"), (2, "pass"), (0, "give 9♥ to 1"), (0, "give J♥ to 2"),
+                 (0, "contract 100")])  # fmt: skip
+    return observe(game, 0)
+
+
+def _human_says(view: Any, answer: str) -> str:
+    """What the human seat prints when the person types ``answer``, then ``1``."""
+    import io
+
+    from sdk.human import HumanBot
+
+    out = io.StringIO()
+    HumanBot(stdin=io.StringIO(f"{answer}\n1\n"), stdout=out, color=False).act(view)
+    return " ".join(out.getvalue().split())
+
+
+def test_human_seat_says_which_rule_refuses_a_marriage() -> None:
+    """Defect: a person holding the ♥ marriage who led K♥ declaring it before winning a
+    trick (``marriage_needs_trick``, classic's default) was told "No marriage to declare
+    with K♥", and the same of an ace led with all four aces before a trick won with
+    another card: as if he held none. The seat now names the rule; a ruleset without it
+    takes the declaration, and one without the ace marriage still says there is none."""
+    view = _leading_with_marriages()
+    said = _human_says(view, "KH declare")
+    assert "The ♥ marriage may be declared only after you have won a trick" in said, said
+    said = _human_says(view, "AS declare")
+    assert "The ace marriage may be declared only once you have won a trick" in said, said
+    assert "No marriage to declare with 9♠" in _human_says(view, "9S declare")
+    said = _human_says(_leading_with_marriages(marriage_needs_trick=False), "KH declare")
+    assert "→ play K♥ declare" in said, said
+    said = _human_says(_leading_with_marriages(ace_marriage=False), "AS declare")
+    assert "No marriage to declare with A♠" in said, said
