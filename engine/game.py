@@ -1102,7 +1102,10 @@ class Game:
             barrel[s] -= 1
             if barrel[s] == 0:
                 new[s] -= r.barrel_penalty
-                ev.append(f"seat {s} sat {r.barrel_deals} deals on the barrel: -{r.barrel_penalty}")
+                deals = "deal" if r.barrel_deals == 1 else "deals"  # (barrel_deals = 1)
+                ev.append(
+                    f"seat {s} sat {r.barrel_deals} {deals} on the barrel: -{r.barrel_penalty}"
+                )
         newcomers = [s for s in range(self.n) if not sitting_at_start[s] and new[s] >= r.barrel_at]
         if not newcomers:
             return

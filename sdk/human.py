@@ -48,6 +48,7 @@ from engine import (
     Phase,
     Play,
     PlayerView,
+    Rank,
     Suit,
     ThrowIn,
     fallback_action,
@@ -156,7 +157,7 @@ class HumanBot(Bot):
             if word in ("quit", "exit", "q"):
                 self._print("Leaving the match.")
                 raise SystemExit(1)
-            action, problem = choose(text, legal, _names(view))
+            action, problem = choose(text, legal, _names(view), view)
             if action is not None:
                 if self.deadline is not None and self.deadline.left() <= 0:
                     # Past the limit and the bank the arena (or the timed local match) does
@@ -334,10 +335,14 @@ class HumanBot(Bot):
 
 
 def choose(
-    text: str, legal: Sequence[Action], names: Sequence[str] = ()
+    text: str,
+    legal: Sequence[Action],
+    names: Sequence[str] = (),
+    view: PlayerView | None = None,
 ) -> tuple[Action | None, str]:
     """The legal action the person meant by ``text``, or ``None`` and why not. ``names``
-    (the players', by seat) lets a give name its receiver (``give KH to bob``).
+    (the players', by seat) lets a give name its receiver (``give KH to bob``); ``view``
+    (the seat's) lets a marriage refused say which rule refuses it.
 
     >>> from engine import Pass, Bid
     >>> choose("2", (Bid(105), Pass()))
@@ -403,7 +408,7 @@ def choose(
         if not any(a.card == action.card for a in plays):
             return None, f"{action.card} cannot be played now. " + _legal_text(legal)
         if action.declare:
-            return None, f"No marriage to declare with {action.card}. " + _legal_text(legal)
+            return None, _no_marriage(action.card, view) + _legal_text(legal)
     # The two ways to give a deal up are easily taken for each other ("сдаюсь" reads as
     # concede): say which one this deal has.
     if isinstance(action, Concede) and ThrowIn() in legal:
@@ -526,6 +531,33 @@ def _giving_up(view: PlayerView) -> str:
             theirs = f"{each} score +{round_half_up(bid, 2, r.rounding)} each{not_scored}"
         lines.append(f"concede (in place of a contract): {mine} and {theirs}{sat_out}.")
     return "".join("\n" + textwrap.fill(line, 78, subsequent_indent="  ") for line in lines)
+
+
+def _no_marriage(card: Card, view: PlayerView | None) -> str:
+    """Why leading ``card`` (a legal play) declares no marriage, as the rules say it
+    (RULES.md §8, §9): "No marriage to declare with K♥" did not say that a marriage held
+    must wait for a won trick (``marriage_needs_trick``), nor what the ace marriage needs."""
+    plain = f"No marriage to declare with {card}. "
+    if view is None or view.trick or card.rank not in (Rank.KING, Rank.QUEEN, Rank.ACE):
+        return plain
+    r, me = view.ruleset, view.seat
+    won = [t for t in view.tricks if t.winner == me]
+    if card.rank is Rank.ACE:
+        if not r.ace_marriage or not all(Card.of(Rank.ACE, s) in view.hand for s in Suit):
+            return plain
+        if not any(c.rank is not Rank.ACE for t in won for s, c in t.cards if s == me):
+            return (
+                "The ace marriage may be declared only once you have won a trick in this "
+                "deal with a card other than an ace. "
+            )
+        return plain
+    partner = Card.of(Rank.QUEEN if card.rank is Rank.KING else Rank.KING, card.suit)
+    if partner in view.hand and r.marriage_needs_trick and not won:
+        return (
+            f"The {card.suit} marriage may be declared only after you have won a trick in "
+            f"this deal (this ruleset's marriage_needs_trick). "
+        )
+    return plain
 
 
 def _legal_text(legal: Sequence[Action]) -> str:

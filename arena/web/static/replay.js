@@ -288,7 +288,9 @@ function dealLabel(k) {
   const over = state.seat === null || k < state.deal || (k === state.deal && atDealEnd());
   if (d.outcome === "unfinished") return `deal ${k + 1} (unfinished)`;
   if (!over) return `deal ${k + 1}`;
-  const who = d.declarer !== null && d.declarer !== undefined ? `${s.players[d.declarer]} ${d.contract !== null && d.contract !== undefined ? d.contract : d.bid || ""} ${d.outcome || ""}` : "";
+  // the outcome in words, as the deal's result says it ("thrown_in" is the record's key)
+  const outcome = (d.outcome || "").replace("_", " ");
+  const who = d.declarer !== null && d.declarer !== undefined ? `${s.players[d.declarer]} ${d.contract !== null && d.contract !== undefined ? d.contract : d.bid || ""} ${outcome}` : "";
   return `deal ${k + 1}: ${who}`;
 }
 
