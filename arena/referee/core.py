@@ -97,6 +97,69 @@ async def _read(context: Any) -> Any:
         ) from None
 
 
+async def _await_hello(context: Any, name: str, stream: Stream) -> pb.Hello:
+    """The ``Hello`` a new stream must open with; :class:`_Refusal` for anything else, for
+    none within ``HELLO_TIMEOUT_S`` (``HELLO_AFTER_RIVAL_S`` once a rival stream of the same
+    bot came), or when the arena stops meanwhile."""
+    loop = asyncio.get_running_loop()
+    hello_task = asyncio.ensure_future(_read(context))
+    ended_task = asyncio.ensure_future(stream.ended.wait())
+    rival_task = asyncio.ensure_future(stream.rival.wait())
+    waits: set[asyncio.Future[Any]] = {hello_task, ended_task, rival_task}
+    deadline = loop.time() + HELLO_TIMEOUT_S
+    why = f"none came within {HELLO_TIMEOUT_S:g} s"
+    try:
+        while not (hello_task.done() or ended_task.done()):
+            left = deadline - loop.time()
+            if left <= 0:
+                break
+            await asyncio.wait(waits, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+            if rival_task in waits and rival_task.done():
+                waits.discard(rival_task)
+                if deadline > loop.time() + HELLO_AFTER_RIVAL_S:
+                    deadline = loop.time() + HELLO_AFTER_RIVAL_S
+                    why = (
+                        f"none came, and another stream of bot {name!r} "
+                        f"came {HELLO_AFTER_RIVAL_S:g} s ago (this one is taken "
+                        "for dead)"
+                    )
+    finally:
+        ended_task.cancel()
+        rival_task.cancel()
+        if not hello_task.done():
+            hello_task.cancel()
+    if stream.ending is not None:  # the arena is stopping
+        raise _Refusal(*stream.ending)
+    if not hello_task.done() or hello_task.cancelled():
+        raise _Refusal(grpc.StatusCode.INVALID_ARGUMENT, f"the first message must be Hello: {why}")
+    first = hello_task.result()
+    kind = first.WhichOneof("kind") if isinstance(first, pb.BotMessage) else None
+    if kind != "hello":
+        got = (
+            "the end of the stream"
+            if first is grpc.aio.EOF
+            else kind
+            or (
+                # Only fields this protocol version does not know (a newer one's).
+                "a message of a kind this referee does not know"
+                if first.ByteSize()
+                else "an empty message"
+            )
+        )
+        raise _Refusal(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            f"the first message must be Hello, not {got}",
+        )
+    hello: pb.Hello = first.hello
+    if hello.protocol_version not in (0, PROTOCOL_VERSION):
+        raise _Refusal(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            f"protocol version {hello.protocol_version} is not supported "
+            f"(this referee speaks {PROTOCOL_VERSION})",
+        )
+    return hello
+
+
 class Referee:
     """Holds every bot session and runs matches; the gRPC servicer only forwards to it."""
 
@@ -363,64 +426,8 @@ class Referee:
         attached = False
         refusal: _Refusal | None = None
         try:
-            hello_task = asyncio.ensure_future(_read(context))
-            ended_task = asyncio.ensure_future(stream.ended.wait())
-            rival_task = asyncio.ensure_future(stream.rival.wait())
-            waits: set[asyncio.Future[Any]] = {hello_task, ended_task, rival_task}
-            deadline = loop.time() + HELLO_TIMEOUT_S
-            why = f"none came within {HELLO_TIMEOUT_S:g} s"
-            try:
-                while not (hello_task.done() or ended_task.done()):
-                    left = deadline - loop.time()
-                    if left <= 0:
-                        break
-                    await asyncio.wait(waits, timeout=left, return_when=asyncio.FIRST_COMPLETED)
-                    if rival_task in waits and rival_task.done():
-                        waits.discard(rival_task)
-                        if deadline > loop.time() + HELLO_AFTER_RIVAL_S:
-                            deadline = loop.time() + HELLO_AFTER_RIVAL_S
-                            why = (
-                                f"none came, and another stream of bot {session.name!r} "
-                                f"came {HELLO_AFTER_RIVAL_S:g} s ago (this one is taken "
-                                "for dead)"
-                            )
-            finally:
-                ended_task.cancel()
-                rival_task.cancel()
-                if not hello_task.done():
-                    hello_task.cancel()
-            if stream.ending is not None:  # the arena is stopping
-                raise _Refusal(*stream.ending)
-            if not hello_task.done() or hello_task.cancelled():
-                raise _Refusal(
-                    grpc.StatusCode.INVALID_ARGUMENT, f"the first message must be Hello: {why}"
-                )
-            first = hello_task.result()
-            kind = first.WhichOneof("kind") if isinstance(first, pb.BotMessage) else None
-            if kind != "hello":
-                got = (
-                    "the end of the stream"
-                    if first is grpc.aio.EOF
-                    else kind
-                    or (
-                        # Only fields this protocol version does not know (a newer one's).
-                        "a message of a kind this referee does not know"
-                        if first.ByteSize()
-                        else "an empty message"
-                    )
-                )
-                raise _Refusal(
-                    grpc.StatusCode.INVALID_ARGUMENT,
-                    f"the first message must be Hello, not {got}",
-                )
-            if first.hello.protocol_version not in (0, PROTOCOL_VERSION):
-                raise _Refusal(
-                    grpc.StatusCode.INVALID_ARGUMENT,
-                    f"protocol version {first.hello.protocol_version} is not supported "
-                    f"(this referee speaks {PROTOCOL_VERSION})",
-                )
-            stream.batch = "batch" in first.hello.features
-            hello = first.hello
+            hello = await _await_hello(context, session.name, stream)
+            stream.batch = "batch" in hello.features
             # The matches it will play count those it finishes on this stream: the seats it is
             # about to resume (a bot restarted with --matches N finishes them first), and
             # the matches it holds as running whose end comes again (they ended while it
@@ -442,7 +449,7 @@ class Referee:
                 )
             )
             log.info("bot %s connected from %s (%r)", session.name, stream.peer,
-                     clip(first.hello.client or "unknown client"))  # fmt: skip
+                     clip(hello.client or "unknown client"))  # fmt: skip
             session.reserved = None
             old = session.stream
             if old is not None:
