@@ -439,12 +439,12 @@ class Storage:
 
     def _still_at_its_path(self) -> None:
         """After a write: the file written is still the one at the database's path. One
-        deleted (or replaced) while a tournament ran took every result stored after that
-        with it: SQLite writes on in the file it has open, which no path names any more,
-        and the run ended "stored" with an empty database in its place. What the file holds
-        is written back (SQLite's ``VACUUM INTO``) to the path, or beside it when another
-        file is there now, and a StorageError says where: the run stops, and resumes from
-        it."""
+        deleted (or replaced) while a tournament runs would take every result stored after
+        that with it: SQLite writes on in the file it has open, which no path names any
+        more, and the run would end "stored" with an empty database in its place. What the
+        file holds is written back (SQLite's ``VACUUM INTO``) to the path, or beside it when
+        another file is there now, and a StorageError says where: the run stops, and resumes
+        from it."""
         if self._file is None or _file_id(self.path) == self._file:
             return
         self._file = None  # (said once; every later write goes to the same lost file)
@@ -1037,8 +1037,8 @@ def lock_owner(db: Path) -> str | None:
 
 def newest_database(folder: Path = Path("runs")) -> Path | None:
     """The most recently written ``*.sqlite`` in ``folder`` (where tournaments store by default):
-    regular files only (a directory or a dangling link of that name was picked, and every
-    reader then failed on it, beside a good database)."""
+    regular files only (a directory or a dangling link of that name would be picked, and
+    every reader would fail on it, beside a good database)."""
     found: list[tuple[float, Path]] = []
     for path in folder.glob("*.sqlite"):
         try:

@@ -290,7 +290,7 @@ async def _read_before_welcome(
 def _parse(data: object) -> pb.ServerMessage | None:
     """The arena's message from the bytes read; ``None`` (logged) for bytes that do not
     parse (corrupt, or nested deeper than protobuf reads): that message is lost, not the
-    run (gRPC's own deserializer crashed the runner with them)."""
+    run (gRPC's own deserializer would crash the runner on them)."""
     if not isinstance(data, bytes):
         log.error("a message from the arena could not be read (%r): ignored", data)
         return None
@@ -320,7 +320,7 @@ def _ignored(what: str, match_id: str, e: Exception) -> None:
 
 def _incident_name(value: int) -> str:
     """A wire incident as a word ("timeout"). Protobuf enums are open: a newer arena's
-    incident, unknown here, is shown as its number (its name raised ValueError)."""
+    incident, unknown here, is shown as its number (``Name`` raises ValueError for it)."""
     try:
         return pb.Incident.Name(value).removeprefix("INCIDENT_").lower()  # type: ignore[arg-type]
     except ValueError:
@@ -902,7 +902,8 @@ class BotRunner:
         if m is not None and ms.resumed:  # a resumed match after a reconnection: same bot
             if ms.seat != m.seat or ruleset != m.ruleset:
                 # A match under way does not change seat or rules: taken as is, the bot's
-                # next hook got another seat's view, and every later request was refused.
+                # next hook would get another seat's view, and every later request would
+                # be refused.
                 what = (f"as seat {ms.seat}, but the bot sits in seat {m.seat}"
                         if ms.seat != m.seat else
                         f"under ruleset {ruleset.name!r} (other options), not the match's "
@@ -1141,7 +1142,7 @@ class BotRunner:
             _check_per_seat(me.result, "match_result", m.ruleset.players, ("scores", "places"))
         except MalformedMessageError as e:
             # Its end counts all the same (--once must exit), but a hook given a result
-            # without a score per seat failed in the bot's own code.
+            # without a score per seat would fail in the bot's own code.
             log.error("match %s: malformed result from the arena (%s): the match ends "
                       "without on_match_end", me.match_id, e)  # fmt: skip
             self._count_match(m)
@@ -1156,7 +1157,7 @@ class BotRunner:
                 view = view_from_pb(me.view, m.ruleset)
             except MalformedMessageError as e:
                 # The match has ended all the same (it was already dropped): raising here
-                # lost its end (no hook, not counted: --once never exited).
+                # would lose its end (no hook, not counted: --once would never exit).
                 log.error("match %s: malformed final view from the arena (%s): the match "
                           "ends with the last view the bot was given", me.match_id, e)  # fmt: skip
         log.info("match %s ended: scores %s, places %s", me.match_id, list(result.scores),
@@ -1229,7 +1230,8 @@ class BotRunner:
     async def _in_thread(self, what: str, fn: Callable[[], _T]) -> _T:
         """``fn()`` (a call of the bot's, ``what``) in the runner's worker threads, not
         asyncio's default executor: that one has few threads (see _WORKERS), and asyncio.run
-        waits for its calls at the end, so a call that never returned hung the bot's exit."""
+        waits for its calls at the end, so a call that never returns would hang the bot's
+        exit."""
         pool = self._pool
         if pool is None:
             pool = self._pool = _Workers(_WORKERS)
@@ -1246,8 +1248,8 @@ class BotRunner:
         result, raised = await asyncio.wrap_future(fut)
         if raised is not None:
             # Raised here, not thrown into the waiting coroutines by asyncio: a GeneratorExit
-            # thrown so closes them (PEP 380), and the caller's handler got an empty one of
-            # Python's while the bot's escaped the match's step ("never retrieved").
+            # thrown so closes them (PEP 380): the caller's handler would get an empty one of
+            # Python's, and the bot's own would escape the match's step ("never retrieved").
             raise raised
         return result  # type: ignore[return-value]
 
@@ -1256,8 +1258,8 @@ class BotRunner:
 
         async def step() -> None:
             if prev is not None and not prev.done():
-                # Not ``await prev``: suppressing its CancelledError also swallowed this
-                # step's own cancellation (at a stop), which then went on to call the bot.
+                # Not ``await prev``: suppressing its CancelledError would also swallow this
+                # step's own cancellation (at a stop), which would then go on to call the bot.
                 await asyncio.wait((prev,))
             try:
                 await job

@@ -486,8 +486,8 @@ def play_local(
     limits = _limits(decision_ms, time_bank_ms)
     limit_ms = limits[0] if limits is not None else 0
     if timed_seats is not None:
-        # (as time_bank_ms alone: ignored, it looked like a timed match; a bare seat
-        # number raised "'int' object is not iterable")
+        # (Refused, as time_bank_ms alone is: ignored, it would look like a timed match; a
+        # bare seat number would fail on "'int' object is not iterable")
         if limits is None:
             raise ValueError("timed_seats needs decision_ms (the time of one decision)")
         if isinstance(timed_seats, str) or not isinstance(timed_seats, Collection):
@@ -746,7 +746,7 @@ def play_series(
 @contextlib.contextmanager
 def _counting() -> Iterator[None]:
     """Ctrl-C held back while a finished match is counted (delivered right after): caught
-    half-way, the totals said 2 matches in one place and 3 in another. (In the main thread,
+    half-way, the totals could say 2 matches in one place and 3 in another. (In the main thread,
     where Python raises KeyboardInterrupt; elsewhere nothing to hold.)"""
     if threading.current_thread() is not threading.main_thread():
         yield

@@ -200,7 +200,8 @@ def _code_files(spec: str | None, command: Sequence[str], cwd: Path | None) -> l
     base = cwd or Path.cwd()
     args = command[1:] if command and Path(command[0]).is_absolute() else command
     # A bot file named as `arena-bot run` takes it, `mybot.py:Lowest`, is a file named too
-    # (its edits went unseen: the edited bot resumed the old version's tournament).
+    # (else its edits would go unseen: the edited bot would resume the old version's
+    # tournament).
     files = [a.rpartition(":")[0] if a.rpartition(":")[0].endswith(".py") else a for a in args]
     return [base / f for f in files if "{" not in f and _holds(base / f, Path.is_file)]
 
@@ -859,8 +860,8 @@ def _syntax_problem(path: Path) -> str | None:
         return None
     try:
         # Its warnings (an invalid escape "\d", `is` with a literal) are the bot's to show
-        # when it runs: printed here they came from the arena, and with warnings as errors
-        # (-W error) a bot that runs was refused as a SyntaxError.
+        # when it runs: printed here they would seem to come from the arena, and with
+        # warnings as errors (-W error) a bot that runs would be refused as a SyntaxError.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             compile(source, str(path), "exec", dont_inherit=True)
@@ -886,8 +887,8 @@ def _holds(path: Path, test: Callable[[Path], bool]) -> bool:
 def _probe(path: Path, test: Callable[[Path], bool], key: str, err: _Err) -> bool:
     """``test(path)`` (``Path.exists``, ``is_file``, ``is_dir``), or a ConfigError naming
     ``key`` when the system cannot say: Python 3.11's tests raise ``OSError`` for a name too
-    long for the file system (and the command line said ``Error: <path>: File name too
-    long``, exit 1, naming neither the config nor the key)."""
+    long for the file system (which the command line would show as ``Error: <path>: File
+    name too long``, exit 1, naming neither the config nor the key)."""
     try:
         return test(path)
     except OSError as e:

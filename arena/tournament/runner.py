@@ -99,7 +99,7 @@ def _bot_pythonpath(inherited: str = "") -> str:
     """A local bot's PYTHONPATH: a checkout's root first, so that a bot run from it (a
     command bot's ``{python} mybot.py``) imports ``sdk`` from there. Not so the
     site-packages the arena was installed into by pip: this interpreter finds it anyway,
-    and a bot running another one (its own venv, another Python version) took that
+    and a bot running another one (its own venv, another Python version) would take that
     directory's grpc and protobuf, built for this interpreter, before its own ("cannot
     import name 'cygrpc'")."""
     sites = {Path(p).resolve() for p in (*site.getsitepackages(), site.getusersitepackages())}
@@ -401,12 +401,12 @@ class _BotProcess:
         try:
             size = os.fstat(fh.fileno()).st_size
             # (A bot printing in a loop writes tens of MiB after a cut before the next
-            # check: without the last cut its log stayed up to 64 MiB, not the 2 it keeps.)
+            # check: without the last cut its log would stay up to 64 MiB, not the 2 kept.)
             limit = 2 * LOG_KEEP_BYTES + 4096 if last and self._log_cut else LOG_LIMIT_BYTES
             if size <= limit:
                 return
-            # (From the file the bot writes to, not its path: a bot that removed its log
-            # went on writing to the file without a name, and the cut failed on the path
+            # (From the file the bot writes to, not its path: a bot that removes its log
+            # goes on writing to the file without a name, and a cut by path would fail
             # every half second, a warning each time.)
             end = os.pread(fh.fileno(), LOG_KEEP_BYTES, size - LOG_KEEP_BYTES)
             end = end[end.find(b"\n") + 1 :]  # from a line's start
@@ -1322,11 +1322,11 @@ def stop_signals() -> tuple[signal.Signals, ...]:
 class _Signals:
     """SIGINT, SIGTERM and SIGHUP (:func:`stop_signals`) for :func:`run`: the first cancels
     the tournament (it stops cleanly: bots stopped, every result kept), later ones only say
-    to wait. With asyncio's own handler a second Ctrl-C raised KeyboardInterrupt in the
-    middle of that stop, and gRPC's server then complained with tracebacks that its event
-    loop was gone; SIGTERM (``kill``, ``timeout``, ``docker stop``, systemd) and a hang-up
-    killed the arena outright, leaving its bots running, its lock file behind and no
-    leaderboard. The stop is bounded."""
+    to wait. With asyncio's own handler a second Ctrl-C would raise KeyboardInterrupt in
+    the middle of that stop, and gRPC's server would then complain with tracebacks that its
+    event loop was gone; SIGTERM (``kill``, ``timeout``, ``docker stop``, systemd) and a
+    hang-up would kill the arena outright, leaving its bots running, its lock file behind
+    and no leaderboard. The stop is bounded."""
 
     def __init__(self) -> None:
         self.count = 0
