@@ -512,9 +512,9 @@ def _check_referee(
     for (seat, deal), count in sorted(strikes.items()) if says_by else ():
         played = fallbacks.get((seat, deal), 0)
         if played < count and _ends_in_unpaired_fallback(rec, strikes, fallbacks, seat, deal - 1):
-            # A referee before round 7 recorded a strike after playing its fallback: one on
-            # a deal's last move is numbered with the next deal (past the last one, at the
-            # match's last move: let through above as well).
+            # Records of older referees (still read) note a strike after its fallback is
+            # played: one on a deal's last move carries the next deal's number (past the
+            # last one, at the match's last move: let through above as well).
             played += 1
         if played < count:
             raise ReplayError(

@@ -233,8 +233,8 @@ def _parsing_refused(handler: grpc.RpcMethodHandler, calls: _OpenCalls) -> grpc.
     def tolerant(data: bytes) -> Any:
         if len(data) > TOKENLESS_MAX_BYTES:
             # An open health Watch keeps its request, some four times over: 100 Watch calls
-            # naming a service of a MiB took the referee from 45 to 490 MB, and 10
-            # addresses could hold 1,000 of them (hostile round 12).
+            # naming a service of a MiB would take the referee from 45 to 490 MB, and 10
+            # addresses could hold 1,000 of them.
             return _Unparsed(
                 f"a request of {len(data):,} bytes: requests without a token (GetInfo, "
                 f"health, reflection) take at most {TOKENLESS_MAX_BYTES:,}"
