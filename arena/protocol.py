@@ -105,8 +105,7 @@ class MalformedActionError(MalformedMessageError):
 
 # engine Suit/Rank are 0-based; the wire enums reserve 0 for UNSPECIFIED.
 _CARD_PB: tuple[pb.Card, ...] = tuple(
-    pb.Card(suit=c.suit + 1, rank=c.rank + 1)  # type: ignore[arg-type]
-    for c in Card
+    pb.Card(suit=pb.Suit.ValueType(c.suit + 1), rank=pb.Rank.ValueType(c.rank + 1)) for c in Card
 )
 
 

@@ -322,7 +322,7 @@ def _incident_name(value: int) -> str:
     """A wire incident as a word ("timeout"). Protobuf enums are open: a newer arena's
     incident, unknown here, is shown as its number (``Name`` raises ValueError for it)."""
     try:
-        return pb.Incident.Name(value).removeprefix("INCIDENT_").lower()  # type: ignore[arg-type]
+        return pb.Incident.Name(pb.Incident.ValueType(value)).removeprefix("INCIDENT_").lower()
     except ValueError:
         return f"incident {value}"
 
