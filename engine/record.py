@@ -27,6 +27,7 @@ from engine.rules import Ruleset, RulesetError, preset
 from engine.tables import cards_of
 
 __all__ = [
+    "INCIDENT_KINDS",
     "RECORD_FORMAT",
     "ReplayError",
     "check_record_shape",

@@ -57,13 +57,9 @@ from engine import (
 from engine import record as engine_record
 from engine.record import forfeit_result
 
-__all__ = ["INCIDENT_KINDS", "MatchRunner", "SeatState", "clip"]
+__all__ = ["MatchRunner", "SeatState", "clip"]
 
 log = logging.getLogger("arena.referee")
-
-#: The closed set of incident kinds, as records name them.
-INCIDENT_KINDS = ("timeout", "illegal", "malformed", "wrong_request", "disconnect", "forfeit")
-
 
 #: The longest id (request or match id sent by a bot) echoed back or written to a record.
 MAX_ID_CHARS = 64
