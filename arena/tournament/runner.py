@@ -43,7 +43,7 @@ from collections.abc import Callable, Coroutine, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from rich.console import Console, Group
 from rich.live import Live
@@ -71,6 +71,9 @@ from arena.storage import (
 from arena.tournament.config import BotSpec, TLSSpec, TournamentConfig, identity_changes
 from arena.tournament.schedule import SCHEDULE_VERSION, ScheduledMatch, match_id, replay_seed
 from engine.rules import Ruleset
+
+if TYPE_CHECKING:
+    import grpc
 
 __all__ = [
     "DatabaseLock",
@@ -256,7 +259,7 @@ def _real_referee(cfg: TournamentConfig) -> RefereeLike:
 
 async def _real_server(
     referee: RefereeLike, host: str, port: int, tls: TLSSpec | None = None
-) -> tuple[Any, int]:
+) -> tuple[grpc.aio.Server, int]:
     from arena.referee import TLSConfig, start_server
 
     creds = None if tls is None else TLSConfig(tls.cert, tls.key)
@@ -905,7 +908,7 @@ async def _play(
         tokens[b.name] = b.token if b.token is not None else secrets.token_urlsafe(24)
         referee.add_bot(b.name, tokens[b.name])
 
-    server: Any = None
+    server: grpc.aio.Server | None = None
     procs: dict[str, _BotProcess] = {}
     stopping = asyncio.Event()
     monitor: asyncio.Task[None] | None = None
@@ -991,11 +994,11 @@ async def _play(
                             await end_streams()
                     await server.stop(1.0)
 
-        # A signal while stopping (the first one, after the last match) cancelled this stop
-        # halfway: the server was never stopped (tracebacks as the loop closed), remote bots
-        # were not told, and a finished tournament ended "interrupted". The stop runs to its
-        # end; the signal then stops the run as it would have a moment earlier, unless every
-        # match is played (the run was ending anyway: it ends as it would have).
+        # A signal while stopping (the first one, after the last match) would cancel this
+        # stop halfway: the server would never be stopped (tracebacks as the loop closed),
+        # remote bots not told, and a finished tournament would end "interrupted". The stop
+        # runs to its end; the signal then stops the run as it would have a moment earlier,
+        # unless every match is played (the run was ending anyway: it ends as it would have).
         signalled = asyncio.Event()  # (a signal while stopping: the wait above ends)
         if await _uncut(stop_everything(), signalled) and not failing:
             if not over:
