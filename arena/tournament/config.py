@@ -815,7 +815,8 @@ def _tls(data: object, base: Path, err: _Err) -> TLSSpec | None:
 
 # ------------------------------------------------------------------------- helpers
 
-_Err = Any  # Callable[[str, str], ConfigError]; kept loose for brevity
+#: Makes the ConfigError for a key and its problem (``parse_config``'s ``err``).
+_Err = Callable[[str, str], ConfigError]
 
 
 def _path(text: str, key: str, err: _Err, base: Path | None = None) -> Path:
