@@ -577,8 +577,9 @@ def play_local(
                 if used < (limit_ms + left_ms) / 1000:  # as the referee (arena/referee/match.py)
                     bank[seat] = now = bank_left(left_ms, limit_ms, round(used * 1000))
                     if now < left_ms and seat not in told:
-                        # Said once per match and seat, as an arena's runner says it: the
-                        # rehearsal was silent while the bank ran down, until the timeouts.
+                        # Said once per match and seat, as an arena's runner says it: else
+                        # the rehearsal would be silent while the bank ran down, until the
+                        # timeouts.
                         told.add(seat)
                         _tell_bank(bot, view, used, limit_ms, left_ms - now, now)
                 else:  # the arena had stopped waiting: the answer is not used
@@ -594,7 +595,7 @@ def play_local(
                     raise
                 fallback = fallback_action(legal)  # what the referee plays
                 # Named as a raise or a non-Action is (the match, the method, the deal):
-                # "bot.name: ..." alone did not say which of a series' matches, nor where.
+                # "bot.name: ..." alone would not say which of a series' matches, nor where.
                 # Under arena-bot the same rule broken again by the method is one short line.
                 head = f"{type(bot).__name__}.{_method(bot, view)}"
                 where = f"match {bot.match_id}: {head}"
