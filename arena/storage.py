@@ -353,7 +353,7 @@ class Storage:
         """
         p = Path(path)
         if not p.is_file():
-            if p.exists():  # (a FIFO, a device: "no database at" said that nothing was there)
+            if p.exists():  # (a FIFO, a device: "no database at" would say nothing is there)
                 raise StorageError(f"{p}: not a regular file (a directory, FIFO, device or "
                                    "socket): no database")  # fmt: skip
             raise StorageError(f"no database at {p} (run a tournament first, or pass --db)")
@@ -745,7 +745,7 @@ class Storage:
             row = self.conn.execute(
                 "SELECT id FROM tournaments ORDER BY created_at DESC, rowid DESC LIMIT 1"
             ).fetchone()
-        if row is not None:  # (a BLOB's repr was looked up: "no tournament \"b'..'\"")
+        if row is not None:  # (else a BLOB's repr is looked up: "no tournament \"b'..'\"")
             self._typed(row, {"id": str}, "the latest tournament")
         return None if row is None else str(row[0])
 

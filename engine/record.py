@@ -427,7 +427,7 @@ def replay(rec: Mapping[str, Any]) -> Game:
         # "rules_result"; "result" must be that result with the forfeiters placed last.
         _check_result(rec, "rules_result", game)
         if rec.get("result") == rec["rules_result"]:
-            return game  # "result" replaced by "rules_result" (as the docs once said to do)
+            return game  # "result" replaced by "rules_result" (an edited record): accepted
         forfeits = rec.get("forfeits")
         if (
             not _is_list(forfeits)

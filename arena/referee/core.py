@@ -175,8 +175,8 @@ class Referee:
         #: the health service's shutdown, which ends its Watch calls).
         self.on_stop: list[Callable[[], Awaitable[None]]] = []
         #: Refused stream openings logged per flood window (the rest counted, then said):
-        #: a client needs no token to be refused, and with ``-v`` every refusal was a line
-        #: of the log (2.5 MB in 10 s from one client).
+        #: a client needs no token to be refused, and with ``-v`` every refusal would be a
+        #: line of the log (2.5 MB in 10 s from one client).
         self._refusals_logged = RateMeter(REFUSALS_LOGGED, self.config.flood_window_s)
         self._refusals_unlogged = 0
         #: (status, details) of :meth:`end_streams`, once called: a stream opened after it

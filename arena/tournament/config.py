@@ -331,7 +331,7 @@ def identity_changes(stored: Mapping[str, Any], new: Mapping[str, Any]) -> list[
 
     out: list[str] = []
     if "name" in stored and "name" in new and stored["name"] != new["name"]:
-        # (a fixed `id` with another name: the refusal said only "its settings")
+        # (a fixed `id` with another name: else the refusal says only "its settings")
         out.append(f"name {short(stored['name'])} → {short(new['name'])}")
     old_bots = {b.get("name"): b for b in stored.get("bots") or () if isinstance(b, Mapping)}
     new_bots = {b.get("name"): b for b in new.get("bots") or () if isinstance(b, Mapping)}
@@ -501,7 +501,7 @@ def apply_overrides(
         key = ".".join(parts)
         try:
             doc = tomllib.loads(f"v = {raw.strip()}")
-            if len(doc) > 1:  # (`3\nseed = 5`: the second line was dropped without a word)
+            if len(doc) > 1:  # (`3\nseed = 5`: its second line would be dropped silently)
                 raise ConfigError(source, key, f"not one TOML value: {raw.strip()!r} holds "
                                   "a line break and another key")  # fmt: skip
             value: Any = doc["v"]
@@ -633,8 +633,8 @@ def parse_config(
         )
 
     ruleset, ruleset_source = _ruleset(data.get("ruleset", "classic"), base, err)
-    # A cap written in the ruleset file holds unless the config sets one (it was replaced
-    # by the default, without a word).
+    # A cap written in the ruleset file holds unless the config sets one (not the
+    # default's 20).
     max_deals = _get(data, "max_deals", int, ruleset.max_deals or 20, err)
     if not 0 <= max_deals <= MAX_INT:
         raise err("max_deals", f"must be 0 (no cap) or up to {MAX_INT}, got {max_deals}")
@@ -1028,7 +1028,7 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
         )
     if kinds == ["remote"]:
         for k in ("env", "cwd"):
-            if k in entry:  # (accepted and ignored before: the organiser's intent lost)
+            if k in entry:  # (refused, not ignored: the organiser meant something by it)
                 raise err(f"{key}.{k}", f"a remote bot is not launched by the arena: {k} "
                           "is for a local bot (a remote one runs with its own)")  # fmt: skip
     env_data = entry.get("env", {})

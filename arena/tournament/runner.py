@@ -540,9 +540,9 @@ class DatabaseLock:
         """Take the lock for tournament ``owner`` (written in the file beside the pid, so
         that `arena web` shows that one as running, not every unfinished one)."""
         # A database with a second name (a hard link) has a lock file and a write-ahead log
-        # (`-wal`) per name: two runs through two names both ran, each on its own log, and
-        # the results of one were lost; a run killed through one name left results in a
-        # log the other name never reads. Only a database of one name is written.
+        # (`-wal`) per name: two runs through two names would both run, each on its own
+        # log, and the results of one be lost; a run killed through one name would leave
+        # results in a log the other name never reads. Only a database of one name is written.
         try:
             links = os.stat(self.db).st_nlink
         except OSError:  # not there yet (created after the lock), or SQLite says why not
