@@ -625,7 +625,9 @@ class Storage:
         return True
 
     def delete_tournament(self, tournament_id: str) -> None:
-        """Forget a tournament and everything stored for it (``--fresh``)."""
+        """Forget a tournament and everything stored for it. (``--fresh`` does not come
+        here: :meth:`ensure_tournament` with ``replace`` deletes in the transaction that
+        stores the new one.)"""
         with self._guard(f"deleting tournament {tournament_id}"), self._tx() as c:
             _delete_tournament(c, tournament_id)
         self._still_at_its_path()
