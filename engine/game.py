@@ -763,7 +763,7 @@ class Game:
         return self._points[seat]
 
     def marriage_points(self, seat: int) -> int:
-        """Marriages ``seat`` has declared this deal."""
+        """What the marriages ``seat`` has declared this deal score, added up."""
         return self._marr[seat]
 
     def record(self) -> dict[str, Any]:
