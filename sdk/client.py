@@ -49,16 +49,16 @@ from arena.protocol import (
     PROTOCOL_VERSION,
     RETRY_AFTER_MS,
     MalformedMessageError,
-    _check_per_seat,
     action_from_pb,
     action_to_pb,
+    deal_result_from_pb,
+    match_result_from_pb,
     ruleset_from_pb,
     token_problem,
     view_from_pb,
 )
-from arena.protocol import deal_result_from_pb as _deal_result_from_pb
 from arena.v1 import arena_pb2 as pb
-from engine import Action, Bid, Contract, GameResult, Give, Play, PlayerView, Ruleset
+from engine import Action, Bid, Contract, Give, Play, PlayerView, Ruleset
 from sdk.bot import Bot, Deadline
 from sdk.local import (
     BotFactory,
@@ -856,7 +856,7 @@ class BotRunner:
         if m.bot is not None and not _overrides(m.bot, "on_deal_end"):
             m.last_deal = number
             return  # not overridden: nothing to run
-        result = _deal_result_from_pb(ev.deal_ended, m.ruleset.players)
+        result = deal_result_from_pb(ev.deal_ended, m.ruleset.players)
         m.last_deal = number  # (a malformed one is not the deal's end)
         # The view as it is now, when the deal's end comes: the last one the bot was given
         # (the next request, in this very message, will replace m.view before the hook runs).
@@ -1139,7 +1139,7 @@ class BotRunner:
                 self._count_match()
             return
         try:
-            _check_per_seat(me.result, "match_result", m.ruleset.players, ("scores", "places"))
+            result = match_result_from_pb(me.result, m.ruleset.players)
         except MalformedMessageError as e:
             # Its end counts all the same (--once must exit), but a hook given a result
             # without a score per seat would fail in the bot's own code.
@@ -1147,7 +1147,6 @@ class BotRunner:
                       "without on_match_end", me.match_id, e)  # fmt: skip
             self._count_match(m)
             return
-        result = _game_result(me.result)
         if m.seat in me.result.forfeits:
             log.warning("match %s: this bot's seat %d forfeited (it was played by the "
                         "referee to the end and placed last)", me.match_id, m.seat)  # fmt: skip
@@ -1346,20 +1345,6 @@ def _on_the_wire(action: Action) -> Action:
     ):
         return Give(action.card, _UINT32_MAX)
     return action
-
-
-def _game_result(msg: pb.MatchResult) -> GameResult:
-    # arena.protocol has no match_result_from_pb yet: the fields map one to one.
-    places = tuple(msg.places)
-    firsts = [s for s, p in enumerate(places) if p == 1]
-    return GameResult(
-        scores=tuple(msg.scores),
-        places=places,
-        shortfalls=tuple(msg.shortfalls),
-        winner=firsts[0] if len(firsts) == 1 else None,
-        deals=msg.deals,
-        reason="forfeit" if msg.forfeits else msg.reason,
-    )
 
 
 def _overrides(bot: object, hook: str) -> bool:
