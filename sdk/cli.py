@@ -631,7 +631,7 @@ def _human_command() -> click.Command:
 @click.option(
     "--max-deals", type=click.IntRange(min=1, max=1_000_000), help="Cap each match at N deals."
 )
-# try's own options (it said "No such option '--decision-ms'": not the same as try human)
+# try's own options, so that `arena-bot human` takes what `arena-bot try human` does
 @click.option(
     "--decision-ms",
     type=click.IntRange(1, MAX_DEADLINE_MS),

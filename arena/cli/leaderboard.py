@@ -56,7 +56,7 @@ def leaderboard(
 ) -> None:
     """Print or export the leaderboard of a stored tournament."""
     err = Console(stderr=True)
-    if fmt is None:  # `--out standings.html` wrote the text table into the .html file
+    if fmt is None:  # (else `--out standings.html` would get the text table)
         try:
             is_dir = out is not None and out.is_dir()
         except OSError:  # (a name too long, say: the write below says so, as --out's)

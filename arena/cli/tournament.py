@@ -113,7 +113,7 @@ def tournament(
         config_path.exists()
     ):
         # The default is a file of the repository: where the package was installed by pip
-        # (an organiser's server) there is none, and "no such file" named no way out.
+        # (an organiser's server) there is none, and "no such file" would name no way out.
         raise click.UsageError(
             f"no tournament config here: the default, {config_path}, is a file of a "
             "thousand-arena checkout (the installed package has none). Pass --config FILE: "

@@ -87,7 +87,7 @@ def _cells(r: BotStats) -> list[str]:
 
 def _title(lb: Leaderboard) -> str:
     if lb.total_matches <= 0:
-        # `arena serve --db` without --matches: no number is set until it ends (it said
+        # `arena serve --db` without --matches: no number is set until it ends (not
         # "5/0 matches played")
         status = "finished" if lb.finished_at else "not finished, no set number of matches"
     elif lb.completed == lb.total_matches:
