@@ -228,7 +228,8 @@ class Referee:
         """The session of bot ``name`` (``KeyError`` if unknown)."""
         return self._by_name[name]
 
-    def _notify(self) -> None:
+    def notify_changed(self) -> None:
+        """Wake :meth:`wait_changed` (the lobby calls it too, when its state changes)."""
         if self._changed is not None:
             self._changed.set()
 
@@ -325,7 +326,7 @@ class Referee:
             rec = await runner.run()
         finally:
             del self._matches[match_id]
-            self._notify()
+            self.notify_changed()
         log.info(
             "match %s ends: scores %s places %s forfeits %s",
             match_id, rec["result"]["scores"], rec["result"]["places"], rec["forfeits"],
@@ -462,7 +463,7 @@ class Referee:
             session.attach(stream)
             attached = True
             self._attached += 1
-            self._notify()
+            self.notify_changed()
             # Reading runs in a task of its own so that the call also ends when the writer
             # does (the bot is gone) or the stream overflows (the bot does not read): then
             # there may be nothing to read for ever.
@@ -508,7 +509,7 @@ class Referee:
                 if not left:
                     session.lost(stream)
                 log.info("bot %s disconnected", session.name)
-                self._notify()
+                self.notify_changed()
             if session.reserved is stream:
                 session.reserved = None
             if writer is not None:
@@ -524,7 +525,7 @@ class Referee:
                 context.set_details(refusal.message)
             if attached:
                 self._attached -= 1
-                self._notify()
+                self.notify_changed()
 
     def _log_refusal(self, text: str, *args: object) -> None:
         """Log a refused stream opening, unless ``REFUSALS_LOGGED`` were logged within the
