@@ -683,49 +683,9 @@ def parse_config(
         if key == "out" and exists and not is_dir:
             raise err("out", f"{path} is not a directory")
 
-    deadlines_data = data.get("deadlines", {})
-    if not isinstance(deadlines_data, Mapping):
-        raise err("deadlines", f"expected a table, got {_tname(deadlines_data)}")
-    _check_keys(deadlines_data, _DEADLINE_KEYS, "deadlines.", err)
-    decision_ms = _get(deadlines_data, "decision_ms", int, 2000, err, "deadlines.")
-    time_bank_ms = _get(deadlines_data, "time_bank_ms", int, 20000, err, "deadlines.")
-    for key, value, low in (("decision_ms", decision_ms, 1), ("time_bank_ms", time_bank_ms, 0)):
-        problem = deadline_problem(value, low)
-        if problem is not None:
-            raise err(f"deadlines.{key}", problem)
-
-    ratings_data = data.get("ratings", {})
-    if not isinstance(ratings_data, Mapping):
-        raise err("ratings", f"expected a table, got {_tname(ratings_data)}")
-    _check_keys(ratings_data, _RATING_KEYS, "ratings.", err)
-    draw_probability = float(
-        _get(ratings_data, "draw_probability", (int, float), DEFAULT_DRAW_PROBABILITY, err,
-             "ratings.")
-    )  # fmt: skip
-    if not 0 < draw_probability <= MAX_DRAW_PROBABILITY:
-        # TrueSkill's draw margin overflows as the probability nears 1.
-        raise err(
-            "ratings.draw_probability",
-            f"must be above 0 and at most {MAX_DRAW_PROBABILITY}, got {draw_probability}",
-        )
-
-    referee_data = data.get("referee", {})
-    if not isinstance(referee_data, Mapping):
-        raise err("referee", f"expected a table, got {_tname(referee_data)}")
-    _check_keys(referee_data, _REFEREE_KEYS, "referee.", err)
-    referee: list[tuple[str, Any]] = []
-    if "max_strikes" in referee_data:
-        strikes = _get(referee_data, "max_strikes", int, 3, err, "referee.")
-        if not 1 <= strikes <= MAX_STRIKES:
-            raise err(
-                "referee.max_strikes", f"must be between 1 and {MAX_STRIKES:,}, got {strikes}"
-            )
-        referee.append(("max_strikes", strikes))
-    if "reconnect_grace_s" in referee_data:
-        grace = float(_get(referee_data, "reconnect_grace_s", (int, float), 5.0, err, "referee."))
-        if grace < 0:
-            raise err("referee.reconnect_grace_s", f"must not be negative, got {grace}")
-        referee.append(("reconnect_grace_s", grace))
+    deadlines = _deadlines(_subtable(data, "deadlines", _DEADLINE_KEYS, err), err)
+    draw_probability = _draw_probability(_subtable(data, "ratings", _RATING_KEYS, err), err)
+    referee = _referee(_subtable(data, "referee", _REFEREE_KEYS, err), err)
 
     tls = _tls(data.get("tls"), base, err)
     bots = _bots(data.get("bots"), base, err)
@@ -766,14 +726,67 @@ def parse_config(
         port=port,
         bot_wait_s=bot_wait_s,
         match_timeout_s=match_timeout_s,
-        deadlines=Deadlines(decision_ms=decision_ms, time_bank_ms=time_bank_ms),
+        deadlines=deadlines,
         tls=tls,
         draw_probability=draw_probability,
-        referee=tuple(referee),
+        referee=referee,
         explicit_id=explicit_id,
         source=source,
         deals="independent" if deals == "independent" else "duplicate",
     )
+
+
+def _subtable(data: Mapping[str, Any], key: str, known: set[str], err: _Err) -> Mapping[str, Any]:
+    """The config's ``[key]`` table (empty when absent), its keys checked against ``known``."""
+    table = data.get(key, {})
+    if not isinstance(table, Mapping):
+        raise err(key, f"expected a table, got {_tname(table)}")
+    _check_keys(table, known, f"{key}.", err)
+    return table
+
+
+def _deadlines(data: Mapping[str, Any], err: _Err) -> Deadlines:
+    """``[deadlines]``: ``decision_ms`` and ``time_bank_ms``, within the referee's bounds."""
+    decision_ms = _get(data, "decision_ms", int, 2000, err, "deadlines.")
+    time_bank_ms = _get(data, "time_bank_ms", int, 20000, err, "deadlines.")
+    for key, value, low in (("decision_ms", decision_ms, 1), ("time_bank_ms", time_bank_ms, 0)):
+        problem = deadline_problem(value, low)
+        if problem is not None:
+            raise err(f"deadlines.{key}", problem)
+    return Deadlines(decision_ms=decision_ms, time_bank_ms=time_bank_ms)
+
+
+def _draw_probability(data: Mapping[str, Any], err: _Err) -> float:
+    """``[ratings]``: ``draw_probability``."""
+    draw_probability = float(
+        _get(data, "draw_probability", (int, float), DEFAULT_DRAW_PROBABILITY, err, "ratings.")
+    )
+    if not 0 < draw_probability <= MAX_DRAW_PROBABILITY:
+        # TrueSkill's draw margin overflows as the probability nears 1.
+        raise err(
+            "ratings.draw_probability",
+            f"must be above 0 and at most {MAX_DRAW_PROBABILITY}, got {draw_probability}",
+        )
+    return draw_probability
+
+
+def _referee(data: Mapping[str, Any], err: _Err) -> tuple[tuple[str, Any], ...]:
+    """``[referee]``: the options it sets (``max_strikes``, ``reconnect_grace_s``), as
+    ``(name, value)`` pairs; the referee's defaults hold for the others."""
+    referee: list[tuple[str, Any]] = []
+    if "max_strikes" in data:
+        strikes = _get(data, "max_strikes", int, 3, err, "referee.")
+        if not 1 <= strikes <= MAX_STRIKES:
+            raise err(
+                "referee.max_strikes", f"must be between 1 and {MAX_STRIKES:,}, got {strikes}"
+            )
+        referee.append(("max_strikes", strikes))
+    if "reconnect_grace_s" in data:
+        grace = float(_get(data, "reconnect_grace_s", (int, float), 5.0, err, "referee."))
+        if grace < 0:
+            raise err("referee.reconnect_grace_s", f"must not be negative, got {grace}")
+        referee.append(("reconnect_grace_s", grace))
+    return tuple(referee)
 
 
 def _same_path(a: Path, b: Path) -> bool:
