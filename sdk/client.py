@@ -1244,13 +1244,13 @@ class BotRunner:
         fut = pool.submit(call)
         _RUNNING[fut] = what
         fut.add_done_callback(_forget)
-        result, raised = await asyncio.wrap_future(fut)
-        if raised is not None:
+        outcome = await asyncio.wrap_future(fut)
+        if outcome[1] is not None:  # (indexed, not unpacked: so mypy pairs the two)
             # Raised here, not thrown into the waiting coroutines by asyncio: a GeneratorExit
             # thrown so closes them (PEP 380): the caller's handler would get an empty one of
             # Python's, and the bot's own would escape the match's step ("never retrieved").
-            raise raised
-        return result  # type: ignore[return-value]
+            raise outcome[1]
+        return outcome[0]
 
     def _chain(self, m: _Match, job: Awaitable[None]) -> None:
         prev = m.tail
