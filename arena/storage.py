@@ -300,7 +300,6 @@ class Storage:
 
     def __init__(self, path: str | Path, *, timeout: float = 5.0) -> None:
         self.path = Path(path)
-        self._timeout = timeout
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
@@ -362,7 +361,6 @@ class Storage:
             uri += "&immutable=1"
         st = cls.__new__(cls)
         st.path = p
-        st._timeout = timeout
         st._file = None  # (it writes nothing: nothing to lose)
         with st._guard("opening read-only"):
             st.conn = sqlite3.connect(uri, uri=True, timeout=timeout, check_same_thread=False)
