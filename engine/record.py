@@ -179,8 +179,8 @@ def check_record_shape(rec: Any, required: Sequence[str] = REPLAY_KEYS) -> None:
         if key not in rec:
             raise bad(f"no {key!r} key")
     if "seed" in rec and not (_is_int(rec["seed"]) or isinstance(rec["seed"], str)):
-        # (NaN, 1e400 as infinity, 1.5, true, a list: "cannot start the match", exit 1, as
-        # if the rules had refused an action of a record, not named as its wrong shape)
+        # (NaN, 1e400 as infinity, 1.5, true, a list: else "cannot start the match", exit 1,
+        # as if the rules had refused an action of a record, not named as its wrong shape)
         raise bad(f"'seed' must be an integer or a string, got {rec['seed']!r:.60}")
     if "ruleset" in rec and not isinstance(rec["ruleset"], str | Mapping):
         kind = type(rec["ruleset"]).__name__

@@ -479,7 +479,7 @@ def try_(
     seats = resolved.players
     if len(names) > seats - 1:
         # Resolved for too many players, "1001" is its 3-player table: name the largest one
-        # ("seats 3 players: name at most 2" hid that three opponents make it 1001-4p).
+        # ("seats 3 players: name at most 2" would hide that three opponents make it 1001-4p).
         largest = resolve_ruleset(ruleset, players=4)
         seats_words = f"{seats} players"
         if largest.players > seats:
@@ -502,7 +502,7 @@ def try_(
     default_cap = max_deals is None and not resolved.max_deals and not interactive
     if default_cap:
         # A bot that never bids can keep a match going for ever (no one climbs off the
-        # barrel): the series looked hung. A real match lasts tens of deals. (A ruleset
+        # barrel): the series would look hung. A real match lasts tens of deals. (A ruleset
         # file's own cap, or --max-deals, holds.)
         max_deals = TRY_MAX_DEALS
     console = Console()

@@ -144,9 +144,9 @@ class _Workers:
         fut: Future[_T] = Future()
         if not self._idle.acquire(blocking=False) and self._threads < self._most:
             # Started before the call is queued: a thread that cannot be started raises
-            # here with nothing queued (queued first, the call ran later all the same,
-            # though its caller had been told it failed, and the count kept a thread that
-            # never was).
+            # here with nothing queued (queued first, the call would run later all the same,
+            # though its caller had been told it failed, and the count would keep a thread
+            # that never was).
             name = f"sdk-bot_{self._threads + 1}"
             threading.Thread(target=self._work, name=name, daemon=True).start()
             self._threads += 1

@@ -346,9 +346,9 @@ class Referee:
         """
         code = grpc.StatusCode.OK if final else grpc.StatusCode.UNAVAILABLE
         # Streams opened from now on are refused the same way: one welcomed while the server
-        # was still up (a bot reconnecting at once, or while a slow stream kept this waiting)
-        # resumed its seats, was then cut by the server's stop with UNAVAILABLE "Cancelling
-        # all calls", and after a final end was so told to reconnect, not to stop.
+        # is still up (a bot reconnecting at once, or while a slow stream keeps this waiting)
+        # would resume its seats, be cut by the server's stop with UNAVAILABLE "Cancelling
+        # all calls", and after a final end be so told to reconnect, not to stop.
         self._ending = (code, message)
         for s in self._by_name.values():
             for stream in (s.stream, s.reserved):  # (reserved: still saying Hello)

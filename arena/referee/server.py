@@ -357,7 +357,7 @@ def host_problem(host: str) -> str | None:
     inner = host[1:-1] if host.startswith("[") and host.endswith("]") else host
     if "[" in inner or "]" in inner or (inner != host and ":" not in inner):
         # (gRPC cannot parse "[::1" nor "[127.0.0.1]": its own log line "Unparsable name"
-        # came after the run had started, and the error named neither option nor key)
+        # would come after the run started, naming neither option nor key)
         return f"brackets go around a whole IPv6 address only ([::1]), got {host!r}"
     return None
 
