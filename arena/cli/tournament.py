@@ -243,8 +243,8 @@ def _signals_stop_the_leaderboard(
     cfg: TournamentConfig, console: Console, first: int | None = None
 ) -> Iterator[None]:
     """SIGINT, SIGTERM and SIGHUP while the leaderboard is written, once the run is over (its event
-    loop no longer handles them: a Ctrl-C there ended in click's "Aborted!", exit 1, and a
-    SIGTERM in a silent death): the writing stops with a message that every finished match
+    loop no longer handles them: a Ctrl-C there would end in click's "Aborted!", exit 1, and
+    a SIGTERM in a silent death): the writing stops with a message that every finished match
     is stored and how to write the files, exit 128 + the signal (``first``: the one that
     interrupted the run, if one did)."""
     if threading.current_thread() is not threading.main_thread():
