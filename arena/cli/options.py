@@ -101,8 +101,8 @@ def hang_up_safe(get: Callable[[], IO[str] | None]) -> IO[str]:
     """The stream ``get`` returns at each write (``lambda: sys.stderr``) as a run that
     outlives its terminal writes it. After a hang-up (the terminal's window closed, its ssh
     session ended) `arena tournament` stops cleanly, but every write to the terminal then
-    fails (EIO): the progress display's last refresh ended the stop half-way, exit 1 and a
-    traceback nobody saw. At the first EIO the stream's descriptor is pointed at /dev/null,
+    fails (EIO): the progress display's last refresh would end the stop half-way, exit 1 and
+    a traceback nobody sees. At the first EIO the stream's descriptor is pointed at /dev/null,
     so that this write and every later one (Python's last flush at exit too) go nowhere, as
     under ``nohup``. A stream closed at the start (None) is written nowhere."""
     return cast(IO[str], _HangUpSafe(get))

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.logging import RichHandler
 from rich.markup import escape as _markup_escape
 
-from arena.cli.leaderboard import _screen
+from arena.cli.leaderboard import stdout_console
 from arena.cli.options import NonEmptyPath, hang_up_safe
 from arena.leaderboard import build_leaderboard, to_rich_table, write_outputs
 from arena.render import plural, printable
@@ -296,7 +296,7 @@ def _show(cfg: TournamentConfig, err_console: Console) -> bool:
     except (StorageError, LookupError) as e:
         err_console.print(f"[red]cannot build the leaderboard:[/] {escape(str(e))}")
         return False
-    screen = _screen()
+    screen = stdout_console()
     screen.print(to_rich_table(lb, screen.width))
     try:
         paths = write_outputs(lb, cfg.out)
