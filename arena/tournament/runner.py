@@ -1217,6 +1217,10 @@ async def _run_matches(
     referee: RefereeLike,
     left: Counter[str],
 ) -> None:
+    """Play ``pending`` on ``referee``, ``cfg.concurrency`` at a time (no more than
+    ``opts.max_new_matches`` of them), storing each as it ends and counting it off
+    ``left`` (per bot, the matches still to play). A match that fails is logged and left
+    for the next run; a result that cannot be stored stops the run (TournamentError)."""
     tid = cfg.tournament_id
     # Live standings (only with the live display: nothing else reads them; the stored
     # ratings come from finalize) start from what is stored (resume) and follow completions.
@@ -1230,7 +1234,7 @@ async def _run_matches(
     # Results are stored on one worker thread: SQLite's work and the commit's fsync then do
     # not stall the event loop that serves every table. One thread keeps the connection's
     # use serial, and nothing else touches storage until it has finished (below).
-    io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arena-storage")
+    storage_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arena-storage")
     loop = asyncio.get_running_loop()
     limit = opts.max_new_matches
     started = 0
@@ -1267,7 +1271,7 @@ async def _run_matches(
                 started_at=t_start, finished_at=time.time(),
             )  # fmt: skip
             try:
-                save_cpu = await loop.run_in_executor(io, save)
+                save_cpu = await loop.run_in_executor(storage_thread, save)
             except StorageError as e:
                 fatal.append(e)
                 return
@@ -1288,7 +1292,7 @@ async def _run_matches(
             for w in workers:
                 w.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
-            io.shutdown(wait=True)  # a save under way is finished, never cut
+            storage_thread.shutdown(wait=True)  # a save under way is finished, never cut
     if limit is not None and not queue.empty():
         outcome.interrupted = True
     if fatal:
