@@ -272,8 +272,8 @@ def _check_referee_shape(
     rec: Mapping[str, Any], players: Sequence[str], bad: Callable[[str], ReplayError]
 ) -> None:
     """The types of what the referee adds to a record (docs/record-format.md, "Additions by
-    the referee"): the renderers read them, and one of another type was left out of what
-    they showed (an incident whose seat is a string, a fallback's reason with it)."""
+    the referee"): the renderers read them, and one of another type would be left out of
+    what they show (an incident whose seat is a string, a fallback's reason with it)."""
     for key in ("match_id",):
         if key in rec and not isinstance(rec[key], str):
             raise bad(f"{key!r} must be a string, got {rec[key]!r:.60}")

@@ -474,8 +474,8 @@ def _too_late(m: _Match, rid: str, deadline: Deadline | None) -> bool:
     """Whether an answer just made came past its deadline, limit and bank, by this
     process's clock, by more than the request can be off: the referee's clock started
     earlier (when it sent the request), so it has timed the request out for certain and
-    played its fallback. Sent all the same, the answer was refused as a wrong request: a
-    second warning after the timeout's, and a ``wrong_request`` incident in the match
+    played its fallback. Sent all the same, the answer would be refused as a wrong request:
+    a second warning after the timeout's, and a ``wrong_request`` incident in the match
     record that local play never shows."""
     if deadline is None:
         return False

@@ -559,8 +559,8 @@ def _name_seats(text: str, names: Sequence[str], me: int) -> str:
             return m[0]
         return f"{names[s]} (you)" if s == me else names[s]
 
-    # ASCII digits, a few: an arena's event text with 5000 digits made int() raise, and
-    # the whole deal's summary was lost.
+    # ASCII digits, a few: an arena's event text with 5000 digits would make int() raise,
+    # and the whole deal's summary be lost.
     return re.sub(r"\bseat ([0-9]{1,6})\b", name, text)
 
 

@@ -246,7 +246,7 @@ def _check_pem(path: Path | None, what: str, param: str) -> None:
               show_default=True, help="Strikes before a forfeit.")  # fmt: skip
 @click.option("--grace-s", type=Seconds(min=0), default=5.0, show_default=True,
               help="Reconnect grace period.")  # fmt: skip
-# (at most what SQLite stores: with --db, a larger K was an OverflowError traceback at start)
+# (at most what SQLite stores: with --db, a larger K would be an OverflowError at start)
 @click.option("--matches", "max_matches", type=click.IntRange(1, 2**63 - 1), default=None,
               help="Stop after K matches.")  # fmt: skip
 @click.option(
