@@ -57,8 +57,8 @@ _STDLIB = tuple({sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")}
 class _PrintableFormatter(logging.Formatter):
     """Log lines with their control characters written out (``\\x1b``): they name what the
     arena sent (its server version, match ids, the reasons it gives), and an arena that put
-    escape sequences there had them obeyed by the terminal (a window title, a cleared
-    screen, the clipboard), the human seat's too. Line breaks and tabs (tracebacks) stay."""
+    escape sequences there would have them obeyed by the terminal (a window title, a
+    cleared screen, the clipboard), the human seat's too. Line breaks and tabs (tracebacks) stay."""
 
     def format(self, record: logging.LogRecord) -> str:
         return printable(super().format(record), keep="\n\t")

@@ -96,7 +96,7 @@ _SLOW_S = 0.005
 #: The runner's worker threads, at most (made as needed). A match's calls run one at a
 #: time, so a match holds at most one thread, and a call that never returns holds its
 #: thread for good: asyncio's default executor (as few as 6 threads on a small machine)
-#: let a bot stuck in 6 matches starve all its others, even the making of their bots.
+#: would let a bot stuck in 6 matches starve all its others, even the making of their bots.
 _WORKERS = 128
 #: At its last match (``--once``, ``matches=N``) the runner stops once the bot's calls for
 #: that match are done (its ``on_match_end``), waiting at most this long for them.

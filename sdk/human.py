@@ -274,8 +274,9 @@ class HumanBot(Bot):
             self.stdout.flush()
         except OSError as e:
             # The terminal closed (EIO, with SIGHUP ignored: nohup) or the output's reader
-            # left (EPIPE): no one sees the table. Raised as any other bot error, it made the
-            # match play on with fallbacks, a traceback a decision, as if the person were there.
+            # left (EPIPE): no one sees the table. Raised as any other bot error, it would make
+            # the match play on with fallbacks, a traceback a decision, as if the person were
+            # there.
             raise SystemExit(f"human: the output is gone ({e.strerror}): leaving the match") from e
 
     def _ask(self, prompt: str, wait_s: float | None = None) -> str | None:

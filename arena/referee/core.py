@@ -559,10 +559,10 @@ class Referee:
                     )
             unsolicited = self.on_message(session, msg)
             # Weighed by size: a stray MiB costs the referee milliseconds to parse, and the
-            # count alone let a few bots slow every match next door ten-fold. An answer
-            # weighs what it carries beyond ANSWER_BYTES a decision (it needs ~100 bytes):
-            # answers padded to a MiB (unknown fields), uncounted, halved the honest
-            # matches next door as the strays did.
+            # count alone would let a few bots slow every match next door ten-fold. An
+            # answer weighs what it carries beyond ANSWER_BYTES a decision (it needs ~100
+            # bytes): answers padded to a MiB (unknown fields), uncounted, would halve the
+            # honest matches next door as the strays do.
             size = msg.ByteSize()
             if unsolicited:
                 weight = unsolicited + size // 1024
@@ -594,8 +594,8 @@ class Referee:
         seat = session.seats.get(d.match_id)
         if seat is None:
             # At most max_wrong_recorded of them are answered per flood window: a reply
-            # carries the events waiting for the bot, so answering each one let a bot poll
-            # for the other seats' moves as they came (and time their thinking).
+            # carries the events waiting for the bot, so answering each one would let a bot
+            # poll for the other seats' moves as they come (and time their thinking).
             if session.unseated.over(asyncio.get_running_loop()):
                 return False
             # Say the same whether or not the match exists: a bot learns nothing about

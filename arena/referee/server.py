@@ -119,7 +119,7 @@ class _OpenCalls:
         self.count = 0
         self.by_address: Counter[str] = Counter()
         #: address -> [the start of its current window, requests in it]: a fixed window,
-        #: a few bytes per address (a sliding one kept a time per request: 76 MB at most).
+        #: a few bytes per address (a sliding one keeps a time per request: 76 MB at most).
         self.recent: dict[str, list[float]] = {}
 
     async def request(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
@@ -253,9 +253,9 @@ def _parsing_refused(handler: grpc.RpcMethodHandler, calls: _OpenCalls) -> grpc.
 
     async def one_request(context: Any) -> Any:
         """The call's request, read here rather than by grpc.aio: for a call that ended
-        without one, grpc.aio returned without a status and gRPC core kept the stream for
-        as long as its connection lived (40,000 such GetInfo calls took the referee from 50
-        to 724 MB, transport round); one whose request never came waited as long. The call
+        without one, grpc.aio would return without a status and gRPC core keep the stream
+        for as long as its connection lived (40,000 such GetInfo calls took the referee
+        from 50 to 724 MB); one whose request never came would wait as long. The call
         counts toward TOKENLESS_LIMIT before its request comes, so that one address has at
         most that many waiting within TOKENLESS_REQUEST_S."""
         await calls.request(context)

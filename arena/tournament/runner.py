@@ -322,7 +322,7 @@ class _BotProcess:
         self.argv = argv
         self.token = token
         #: Every bot's token: no variable of the organiser's environment holding one is
-        #: passed on (a remote bot's ``token_env`` let a local bot take its seats).
+        #: passed on (a remote bot's ``token_env`` would let a local bot take its seats).
         self.hidden = hidden
         self.log_path = log_path
         self.proc: asyncio.subprocess.Process | None = None
@@ -1011,8 +1011,8 @@ async def _play(
 
 def _check_server_name(cfg: TournamentConfig) -> None:
     """With ``[tls]``, the bundled and ``module:Class`` bots connect to ``server_name``: one
-    that does not resolve kept every such bot retrying for ``bot_wait_s`` before the run
-    gave up (its log saying "Domain name not found"). Named before anything starts."""
+    that does not resolve would keep every such bot retrying for ``bot_wait_s`` before the
+    run gives up (its log saying "Domain name not found"). Named before anything starts."""
     if cfg.tls is None or not any(b.kind == "sdk" for b in cfg.bots):
         return
     name = cfg.tls.server_name

@@ -278,9 +278,9 @@ class WebServer(ThreadingHTTPServer):
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A connection that failed while its request was read: a client that reset it (or
         a deadline's cut) is no error of the server, and says one line at debug level;
-        anything else is logged with its traceback. (socketserver printed a 20-line
-        traceback to stderr for each: a client sending half a request and a reset wrote
-        them as fast as it could connect.)"""
+        anything else is logged with its traceback. (socketserver would print a 20-line
+        traceback to stderr for each: a client sending half a request and a reset would
+        write them as fast as it could connect.)"""
         error = sys.exc_info()[1]
         if isinstance(error, ConnectionError | TimeoutError):
             log.debug("%s: connection ended: %s", client_address[0], error)
