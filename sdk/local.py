@@ -27,6 +27,7 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 from arena.deadlines import DEFAULT_TIME_BANK_MS, bank_left, deadline_problem, timeout_words
@@ -227,7 +228,9 @@ _ASYNC_DEF = "is `async def`: bot methods must be plain functions (see docs/writ
 _SDK_DIR = str(Path(__file__).parent) + os.sep
 
 
-def bot_exc_info(e: BaseException) -> tuple[type[BaseException], BaseException, Any]:
+def bot_exc_info(
+    e: BaseException,
+) -> tuple[type[BaseException], BaseException, TracebackType | None]:
     """``exc_info`` for logging what a bot raised, its traceback starting at the bot's own
     code: the SDK's frames before it (the runner, its worker thread, ``Bot.act``'s
     dispatch; five of them for an arena's hook) only bury the line that raised. A
