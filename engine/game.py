@@ -696,6 +696,10 @@ class Game:
         """The cards seat ``seat`` holds now (the full state, not a player's view)."""
         return cards_of(self._hands[seat])
 
+    def hand_mask(self, seat: int) -> int:
+        """The bitmask of ``hand(seat)``."""
+        return self._hands[seat]
+
     @property
     def talon(self) -> tuple[Card, ...]:
         """The three talon cards of this deal (the full state)."""
