@@ -12,6 +12,7 @@ from engine.cards import ACE_MARRIAGE_VALUE, MARRIAGE_VALUES, Card
 
 __all__ = [
     "ACES",
+    "BIT",
     "CARDS",
     "CONCEDE",
     "GIVE",
@@ -34,6 +35,7 @@ __all__ = [
 ]
 
 CARDS: tuple[Card, ...] = tuple(Card)
+BIT: tuple[int, ...] = tuple(1 << c for c in range(24))
 POINTS: tuple[int, ...] = tuple((0, 2, 3, 4, 10, 11)[c % 6] for c in range(24))
 SUIT_MASK: tuple[int, ...] = tuple(0x3F << (6 * s) for s in range(4))
 # K and Q bits of each suit (rank 3 and 2).
