@@ -670,8 +670,11 @@ class BotRunner:
             # A connection that died silently (a partition, a lost FIN) is noticed within
             # about 15 s, and the bot reconnects: the arena lets the newest stream of a
             # token take over from the dead one.
+            # (gRPC core gives up on an unanswered ping after ping_timeout_ms, 60 s by
+            # default, whatever keepalive_timeout_ms says: both are set.)
             ("grpc.keepalive_time_ms", 10_000),
             ("grpc.keepalive_timeout_ms", 5_000),
+            ("grpc.http2.ping_timeout_ms", 5_000),
             ("grpc.http2.max_pings_without_data", 0),
             ("grpc.enable_retries", 0),
             # Views carry every earlier deal's result: a very long match outgrows 4 MiB.
