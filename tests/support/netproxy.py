@@ -8,6 +8,7 @@ faults are those of real networks:
   unacknowledged data would). A connection that one side closed meanwhile is reset on the
   other side when the link comes back (its peer's TCP answers the retransmission with an
   RST). New connections are accepted but not forwarded until the link is back.
+  ``silence_after``: silent once so many bytes have gone one way.
 - ``latency``: seconds added to every chunk, each way (order kept); ``rate``: bytes per
   second each way (a slow link).
 - ``cut_after``: ``(direction, n)``: the next connection is cut after ``n`` bytes have
@@ -67,6 +68,10 @@ class FaultProxy:
         self.cut_after: tuple[str, int] | None = None
         #: When set, every new connection is cut where it says (``cut_after`` first).
         self.cut_each: Callable[[], tuple[str, int] | None] | None = None
+        #: Bytes delivered so far, each way (every connection).
+        self.moved = {"up": 0, "down": 0}
+        #: ``(direction, n)``: the link goes silent once ``n`` bytes have gone that way.
+        self.silence_after: tuple[str, int] | None = None
         self.connections = 0  # accepted so far
         self.cuts = 0  # connections cut by cut_after
         self._up = asyncio.Event()
@@ -179,6 +184,11 @@ class FaultProxy:
                     except (OSError, RuntimeError):
                         conn.close(rst=True)
                         return
+                    self.moved[direction] += len(data)
+                    at = self.silence_after
+                    if at is not None and at[0] == direction and self.moved[direction] >= at[1]:
+                        self.silence_after = None
+                        self.silence()
                     if self.rate:
                         await asyncio.sleep(len(data) / self.rate)
                 finally:
