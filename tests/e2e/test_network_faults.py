@@ -437,3 +437,232 @@ def test_connections_reset_in_their_handshake_again_and_again_are_retried(
     summary, cuts = asyncio.run(main())
     assert cuts == 6
     assert summary.matches == 1, summary
+
+
+async def _one_side_reset(tmp: Path, monkeypatch: pytest.MonkeyPatch, side: str) -> Outcome:
+    """Mid-trick, the proxy resets ``side`` of bot ``a``'s connection and keeps the other
+    side open and silent for ever."""
+    config = {"reconnect_grace_s": 90, "decision_ms": 40_000, "time_bank_ms": 0}
+    async with _table(tmp, **config) as (a, px):
+        proc = await _sdk_bot(px.address, "tok-a", "--once")
+        try:
+            assert not await a.referee.wait_for_bots(["a"], PATIENCE)
+            with _on_message_to(monkeypatch, "a", _mid_trick, lambda: px.reset_side(side)):
+                rec = await asyncio.wait_for(
+                    a.referee.run_match("m1", SHORT, 11, ["a", "b", "c"]), PATIENCE
+                )
+            rc, out = await _exit(proc)
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+        return Outcome(rec, rc, out, px.connections, 0)
+
+
+@pytest.mark.parametrize("side", ["client", pytest.param("server", marks=pytest.mark.slow)])
+def test_a_connection_reset_on_one_side_and_silent_on_the_other_is_resumed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, side: str
+) -> None:
+    """The bot's side reset (the arena's silent): the bot reconnects at once and its new
+    stream takes over from the one the arena still holds. The arena's side reset (the
+    bot's silent): the arena counts a disconnect at once, the bot learns of it through its
+    keepalive (about 15 s: longer than the default grace of 5 s, hence 90 s here) and comes
+    back. Either way the match is resumed, with no strike."""
+    o = asyncio.run(_one_side_reset(tmp_path, monkeypatch, side))
+    assert o.rc == 0, o.output
+    assert "match m1 resumed" in o.output and "match m1 ended" in o.output, o.output
+    assert o.connections >= 2
+    assert o.record["forfeits"] == [] and not o.incidents("timeout"), o.record["incidents"]
+    if side == "server":
+        assert o.record["disconnects"][o.seat] >= 1, o.record["incidents"]
+
+
+@pytest.mark.slow
+def test_a_link_that_flaps_every_second_delays_the_match_and_breaks_nothing(
+    tmp_path: Path,
+) -> None:
+    """Silent one second, back the next, for the whole match (100 ms each way besides,
+    so that it lasts): keepalive may or may not call it a disconnect (a ping unanswered 5 s
+    does); every decision waits for the link, within its time, or is asked again."""
+
+    async def flap(px: FaultProxy) -> None:
+        px.latency = 0.1
+        while True:
+            px.silence()
+            await asyncio.sleep(1.0)
+            px.restore()
+            await asyncio.sleep(1.0)
+
+    flapper: list[asyncio.Task[None]] = []
+
+    def start(px: FaultProxy) -> None:
+        flapper.append(asyncio.ensure_future(flap(px)))
+
+    async def main() -> Outcome:
+        try:
+            o, _ = await _through(tmp_path, start, decision_ms=5000)
+            return o
+        finally:
+            flapper[0].cancel()
+
+    o = asyncio.run(main())
+    assert o.rc == 0, o.output
+    assert o.record["forfeits"] == [] and not o.incidents("timeout"), o.record["incidents"]
+    assert "match m1 ended" in o.output, o.output
+
+
+async def _sdk_bots_on(address: str, names: tuple[str, ...], *extra: str) -> list[Any]:
+    return [await _sdk_bot(address, f"tok-{n}", "--once", *extra) for n in names]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tls", [False, True])
+def test_serve_keeps_the_seat_of_a_bot_behind_a_silent_link_until_it_is_back(
+    tmp_path: Path, tls: bool
+) -> None:
+    """`arena serve` (with TLS too): bot ``a``'s link goes silent mid-match (after 3 KB
+    to the bot, 7 KB with TLS) and comes back once the bot has tried a new connection; the match is
+    played out with ``a`` back in its seat, stored once, and serve ends (--matches 1)."""
+    extra: tuple[str, ...] = ()
+    host = "127.0.0.1"
+    if tls:
+        from tests.support.certs import make_cert
+
+        cert, key = make_cert(tmp_path / "tls")
+        extra, host = ("--tls-cert", str(cert), "--tls-key", str(key)), "localhost"
+    bot_extra = ("--ca", str(tmp_path / "tls" / "arena.pem")) if tls else ()
+
+    async def main() -> tuple[int | None, str, int]:
+        server, port = await _serve(tmp_path, "--matches", "1", "--grace-s", "90", *extra)
+        procs: list[Any] = []
+        try:
+            async with FaultProxy(port) as px:
+                # (TLS's handshake takes about 2.5 KB of them: past the Welcome.)
+                px.silence_after = ("down", 7000 if tls else 3000)
+                procs = await _sdk_bots_on(f"{host}:{px.port}", ("a",), *bot_extra)
+                procs += await _sdk_bots_on(f"{host}:{port}", ("b", "c"), *bot_extra)
+                await _until(lambda: px.silent, "the link goes silent")
+                await _until(lambda: px.connections >= 2, "the bot tries a new connection")
+                px.restore()
+                rc, out = await _exit(procs[0])
+                assert await asyncio.wait_for(server.wait(), PATIENCE) == 0
+                return rc, out, px.connections
+        finally:
+            for p in [server, *procs]:
+                if p.returncode is None:
+                    p.kill()
+                    await p.wait()
+
+    rc, out, connections = asyncio.run(main())
+    assert rc == 0 and "match" in out and "resumed" in out, out
+    _check_stored(tmp_path, 1)
+    from arena.storage import Storage
+
+    with Storage.open_readonly(tmp_path / "arena.sqlite") as st:
+        (info,) = st.tournaments()
+        (result,) = st.match_results(info.id)
+        rec = st.load_record(result.match_id)
+    assert rec["forfeits"] == [], rec["incidents"]
+    assert rec["disconnects"][result.seats.index("a")] >= 1, rec["incidents"]
+    assert connections >= 2
+
+
+@pytest.mark.slow
+def test_a_link_that_never_comes_back_hangs_nothing(tmp_path: Path) -> None:
+    """Bot ``a``'s link goes silent mid-match for good: `arena serve` counts the
+    disconnect, forfeits the seat after its grace, finishes and stores the match, and ends
+    (--matches 1); the bot, whose new connections are accepted and never answered, gives
+    up after --retry-for (exit 1) rather than wait for ever."""
+
+    async def main() -> tuple[int | None, str]:
+        server, port = await _serve(tmp_path, "--matches", "1", "--grace-s", "2")
+        procs: list[Any] = []
+        try:
+            async with FaultProxy(port) as px:
+                px.silence_after = ("down", 3000)
+                procs = await _sdk_bots_on(px.address, ("a",), "--retry-for", "5")
+                procs += await _sdk_bots_on(f"127.0.0.1:{port}", ("b", "c"))
+                assert await asyncio.wait_for(server.wait(), PATIENCE) == 0
+                return await _exit(procs[0])
+        finally:
+            for p in [server, *procs]:
+                if p.returncode is None:
+                    p.kill()
+                    await p.wait()
+
+    rc, out = asyncio.run(main())
+    assert rc == 1 and "unreachable" in out, out
+    _check_stored(tmp_path, 1)
+    from arena.storage import Storage
+
+    with Storage.open_readonly(tmp_path / "arena.sqlite") as st:
+        (info,) = st.tournaments()
+        (result,) = st.match_results(info.id)
+    assert result.forfeits == (result.seats.index("a"),), result
+
+
+@pytest.mark.slow
+def test_a_tournament_keeps_a_remote_seat_behind_a_silent_link_until_it_is_back(
+    tmp_path: Path,
+) -> None:
+    """`arena tournament` with a remote token seat (docs/tournament.md) whose link goes
+    silent mid-tournament and comes back once the bot has tried a new connection: every
+    match is played and stored once, none forfeited, and the remote bot is told the
+    tournament is over (exit 0)."""
+    import re
+
+    from arena.storage import Storage
+
+    cfg = tmp_path / "net.toml"
+    cfg.write_text(
+        'name = "net"\nruleset = "classic"\nseed = 5\nmatches_per_table = 1\n'
+        f"max_deals = {DEALS}\nconcurrency = 1\nport = 0\nbot_wait_s = 60\n"
+        f'db = "{tmp_path / "t.sqlite"}"\nout = "{tmp_path / "out"}"\n'
+        "[referee]\nreconnect_grace_s = 90\n"
+        '[bots]\nr1 = "random"\nr2 = "random"\n'
+        'friend = { remote = true, token = "friend-token-19" }\n'
+    )
+
+    async def main() -> tuple[int | None, str, int]:
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "300"}
+        tour = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", "from arena.cli import main; main()", "tournament",
+            "--config", str(cfg), stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT, cwd=str(tmp_path), env=env,
+        )  # fmt: skip
+        assert tour.stdout is not None
+        friend = None
+        try:
+            seen = ""
+            while (m := re.search(r"connect\s+them\s+to\s+[\d.]+:(\d+)", seen)) is None:
+                line = (await asyncio.wait_for(tour.stdout.readline(), PATIENCE)).decode()
+                assert line, seen
+                seen += line
+            async with FaultProxy(int(m[1])) as px:
+                px.silence_after = ("down", 6000)
+                friend = await _sdk_bot(px.address, "friend-token-19")
+                await _until(lambda: px.silent, "the link goes silent")
+                await _until(lambda: px.connections >= 2, "the bot tries a new connection")
+                px.restore()
+                rc, out = await _exit(friend)
+                await asyncio.wait_for(tour.communicate(), PATIENCE)
+                assert tour.returncode == 0
+                return rc, out, px.connections
+        finally:
+            for p in (tour, friend):
+                if p is not None and p.returncode is None:
+                    p.kill()
+                    await p.wait()
+
+    rc, out, connections = asyncio.run(main())
+    assert rc == 0 and "resumed" in out, out
+    assert connections >= 2
+    with Storage.open_readonly(tmp_path / "t.sqlite") as st:
+        (info,) = st.tournaments()
+        results = st.match_results(info.id)
+        assert info.completed == info.total_matches == len(results) > 0
+        assert all(r.forfeits == () for r in results), results
+        disconnects = sum(
+            st.load_record(r.match_id)["disconnects"][r.seats.index("friend")] for r in results
+        )
+    assert disconnects >= 1
