@@ -78,13 +78,12 @@ MOMENTS: dict[str, Predicate | None] = {
 }
 
 
-@contextlib.contextmanager
 def _on_message_to(
     monkeypatch: pytest.MonkeyPatch, bot: str, when: Predicate, fault: Callable[[], None]
-) -> Any:
+) -> asyncio.Event:
     """Run ``fault()`` once, when the referee first queues for ``bot`` a message for which
-    ``when`` holds (before it is written: the fault takes that message too). Yields an
-    event set once it has run."""
+    ``when`` holds (before it is written: the fault takes that message too, and the hook
+    goes with the test's ``monkeypatch``). The event that says it has run."""
     fired = asyncio.Event()
     send = BotSession.send
 
@@ -95,7 +94,7 @@ def _on_message_to(
         return send(self, msg)
 
     monkeypatch.setattr(BotSession, "send", hooked)
-    yield fired
+    return fired
 
 
 async def _sdk_bot(address: str, token: str, *extra: str) -> asyncio.subprocess.Process:
@@ -179,7 +178,7 @@ async def _silent_link(
             fired = asyncio.Event()
             fired.set()
         else:
-            fired = _on_message_to(monkeypatch, "a", when, px.silence).__enter__()
+            fired = _on_message_to(monkeypatch, "a", when, px.silence)
         match = asyncio.ensure_future(a.referee.run_match("m1", SHORT, 11, ["a", "b", "c"]))
         try:
             await _until(fired.is_set, f"the moment {moment}")
@@ -447,10 +446,10 @@ async def _one_side_reset(tmp: Path, monkeypatch: pytest.MonkeyPatch, side: str)
         proc = await _sdk_bot(px.address, "tok-a", "--once")
         try:
             assert not await a.referee.wait_for_bots(["a"], PATIENCE)
-            with _on_message_to(monkeypatch, "a", _mid_trick, lambda: px.reset_side(side)):
-                rec = await asyncio.wait_for(
-                    a.referee.run_match("m1", SHORT, 11, ["a", "b", "c"]), PATIENCE
-                )
+            _on_message_to(monkeypatch, "a", _mid_trick, lambda: px.reset_side(side))
+            rec = await asyncio.wait_for(
+                a.referee.run_match("m1", SHORT, 11, ["a", "b", "c"]), PATIENCE
+            )
             rc, out = await _exit(proc)
         finally:
             if proc.returncode is None:

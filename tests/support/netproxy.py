@@ -185,8 +185,9 @@ class FaultProxy:
                         conn.close(rst=True)
                         return
                     self.moved[direction] += len(data)
-                    at = self.silence_after
-                    if at is not None and at[0] == direction and self.moved[direction] >= at[1]:
+                    quiet = self.silence_after
+                    if quiet is not None and quiet[0] == direction and (
+                        self.moved[direction] >= quiet[1]):  # fmt: skip
                         self.silence_after = None
                         self.silence()
                     if self.rate:
