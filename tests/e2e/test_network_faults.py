@@ -665,3 +665,33 @@ def test_a_tournament_keeps_a_remote_seat_behind_a_silent_link_until_it_is_back(
             st.load_record(r.match_id)["disconnects"][r.seats.index("friend")] for r in results
         )
     assert disconnects >= 1
+
+
+@pytest.mark.slow
+def test_away_at_a_request_the_clock_runs_and_strikes_the_seat_out_within_its_grace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As docs/protocol.md says: the grace does not stop the decision clock. With the
+    default limit, bank and strikes, a seat whose link goes silent at a request (and stays
+    so) times out there, then at each later request, and forfeits by strikes, within a
+    grace of 60 s."""
+
+    async def main() -> dict[str, Any]:
+        async with _table(tmp_path, reconnect_grace_s=60) as (a, px):
+            proc = await _sdk_bot(px.address, "tok-a", "--once")
+            try:
+                assert not await a.referee.wait_for_bots(["a"], PATIENCE)
+                _on_message_to(monkeypatch, "a", _mid_trick, px.silence)
+                return await asyncio.wait_for(
+                    a.referee.run_match("m1", SHORT, 11, ["a", "b", "c"]), PATIENCE
+                )
+            finally:
+                proc.kill()
+                await proc.wait()
+
+    rec = asyncio.run(main())
+    assert rec["forfeits"] == [0], rec["incidents"]
+    kinds = [i["kind"] for i in rec["incidents"] if i["seat"] == 0]
+    # (whether keepalive noticed the silence before the third strike, 5 to 15 s, varies)
+    assert kinds.count("timeout") == 3, rec["incidents"]
+    assert [i["detail"] for i in rec["incidents"] if i["kind"] == "forfeit"] == ["3 strikes"]
