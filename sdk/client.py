@@ -9,8 +9,9 @@ running in one of the runner's worker threads so a slow bot never stalls the str
 other matches (a bot that says it is ``quick`` is called on the event loop).
 
 Connection handling: the first message is ``Hello``; the token travels in the call
-metadata (``authorization: Bearer <token>``). A lost connection (``UNAVAILABLE``), or a
-stream of this token still saying Hello (``ALREADY_EXISTS``), is retried with exponential
+metadata (``authorization: Bearer <token>``). A lost connection (``UNAVAILABLE``, or
+``INTERNAL`` from our own gRPC core), or a stream of this token still saying Hello
+(``ALREADY_EXISTS``), is retried with exponential
 back-off and jitter; the referee resumes the bot's seats and asks again for a pending
 decision (a new stream takes over from an old one the arena still holds). A stream refused
 for reconnecting too often (``RESOURCE_EXHAUSTED`` with ``retry-after-ms``) is tried again
@@ -84,9 +85,14 @@ __all__ = [
 log = logging.getLogger("sdk.client")
 
 CLIENT = "thousand-arena-sdk/0.1.0"
-_RETRY_CODES = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.ALREADY_EXISTS)
-#: How often a stream that ends in INTERNAL before the Welcome is tried again in a row.
-_INTERNAL_RETRIES = 3
+#: INTERNAL is our own gRPC core's, never the referee's: a write that raced the referee's
+#: status (asking again gets it), or a connection reset on the way (one reset before the
+#: server's HTTP/2 settings came, mostly): retried as a dropped connection is.
+_RETRY_CODES = (
+    grpc.StatusCode.UNAVAILABLE,
+    grpc.StatusCode.ALREADY_EXISTS,
+    grpc.StatusCode.INTERNAL,
+)
 
 #: A ``quick`` bot (see :class:`sdk.Bot`) is asked on the event loop, without a thread
 #: hop; one such call over ``_SLOW_S`` proves it is not quick: it is then asked in the
@@ -583,7 +589,6 @@ class BotRunner:
     async def _run(self) -> RunSummary:
         attempt = 0
         failing_since: float | None = None
-        internal_left = _INTERNAL_RETRIES
         reached = False  # a Welcome ever came: the address and the transport are right
         hinted = False  # the plaintext-against-TLS hint was given
         while not self._stopping.is_set():
@@ -613,13 +618,7 @@ class BotRunner:
                 welcomed = welcomed or self._welcomed
                 reached = reached or welcomed
                 retry_after = _retry_after_s(e)
-                if code == grpc.StatusCode.INTERNAL and internal_left > 0:
-                    # Our own gRPC core's INTERNAL: a stream the arena refused at once (a
-                    # wrong token, say) whose status overtook our Hello (asking again gets
-                    # the real status), or a connection reset mid-match (a flaky network):
-                    # retried, a few times in a row at most (a Welcome resets the count).
-                    internal_left -= 1
-                elif code == grpc.StatusCode.ABORTED:
+                if code == grpc.StatusCode.ABORTED:
                     raise ArenaError(
                         f"the arena at {self.arena} took this bot's seats over to another "
                         f"connection with the same token ({details}): is a second copy of "
@@ -630,7 +629,7 @@ class BotRunner:
                         f"the arena at {self.arena} ended the stream: {code.name}: {details}"
                     ) from None
                 if welcomed:
-                    attempt, failing_since, internal_left = 0, None, _INTERNAL_RETRIES
+                    attempt, failing_since = 0, None
                 now = time.monotonic()
                 failing_since = failing_since or now
                 if self.retry_for is not None and now - failing_since > self.retry_for:
@@ -670,8 +669,11 @@ class BotRunner:
             # A connection that died silently (a partition, a lost FIN) is noticed within
             # about 15 s, and the bot reconnects: the arena lets the newest stream of a
             # token take over from the dead one.
+            # (gRPC core gives up on an unanswered ping after ping_timeout_ms, 60 s by
+            # default, whatever keepalive_timeout_ms says: both are set.)
             ("grpc.keepalive_time_ms", 10_000),
             ("grpc.keepalive_timeout_ms", 5_000),
+            ("grpc.http2.ping_timeout_ms", 5_000),
             ("grpc.http2.max_pings_without_data", 0),
             ("grpc.enable_retries", 0),
             # Views carry every earlier deal's result: a very long match outgrows 4 MiB.

@@ -45,9 +45,12 @@ SERVICE_NAME: str = pb.DESCRIPTOR.services_by_name["Arena"].full_name
 # Bots answer within a second; keep idle streams alive through NATs and notice dead peers.
 _OPTIONS = [
     # A bot whose connection died silently is noticed within about 15 s (a disconnect:
-    # its grace period starts).
+    # its grace period starts). gRPC core (1.85) does not enforce keepalive_timeout_ms: an
+    # unanswered ping is given up on after ping_timeout_ms, 60 s by default, which made it
+    # 60-70 s; both are set.
     ("grpc.keepalive_time_ms", 10_000),
     ("grpc.keepalive_timeout_ms", 5_000),
+    ("grpc.http2.ping_timeout_ms", 5_000),
     ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
     ("grpc.keepalive_permit_without_calls", 1),
     ("grpc.max_receive_message_length", 1 << 20),

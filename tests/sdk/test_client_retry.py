@@ -39,11 +39,16 @@ def test_internal_before_the_welcome_is_asked_again_to_get_the_real_status() -> 
 
 
 def test_internal_again_and_again_is_an_error_that_names_it() -> None:
+    """INTERNAL in a row is retried as UNAVAILABLE is, until --retry-for runs out (it gave
+    up at the 4th: a flaky network resetting connections in their handshake, which gRPC
+    core reports as INTERNAL, made the bot exit within seconds, see
+    tests/e2e/test_network_faults.py)."""
     i = grpc.StatusCode.INTERNAL
-    runner, tried = _runner(i, i, i, i, i)
-    with pytest.raises(ArenaError, match="ended the stream: INTERNAL: Internal error"):
+    runner, tried = _runner(*[i] * 10_000)
+    runner.retry_for = 0.2
+    with pytest.raises(ArenaError, match="unreachable for 0s: INTERNAL: Internal error"):
         asyncio.run(runner.run())
-    assert len(tried) == 4  # the first try and three more
+    assert len(tried) > 4
 
 
 def test_a_stream_replaced_by_another_of_the_token_stops_the_bot() -> None:
