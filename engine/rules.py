@@ -530,7 +530,8 @@ def describe_ruleset(
 
     ``ruleset`` may be a stored ruleset dict (a tournament's config, a record's
     ``ruleset``): only the options it holds are compared (an older row may lack some),
-    and nothing is validated. A string is a name alone (``None`` is ``"?"``).
+    and nothing is validated. A string is a name alone (``None``, or a stored value of
+    another type, is ``"?"``).
     ``players=False`` leaves the table size out (a line that says it already);
     ``deal_cap=False`` leaves ``max_deals`` out: a tournament sets it on every ruleset
     (20 unless told) and says it apart, and a time-limited match's record holds the deal
@@ -547,10 +548,10 @@ def describe_ruleset(
     >>> describe_ruleset({"name": "house", "players": 3, "must_beat": True, "max_deals": 40})
     'house (classic + must_beat on)'
     """
-    if ruleset is None:
-        return "?"
     if isinstance(ruleset, str):
         return _plain(ruleset)
+    if not isinstance(ruleset, Ruleset | Mapping):  # (None; a damaged stored value)
+        return "?"
     options = ruleset.to_dict() if isinstance(ruleset, Ruleset) else dict(ruleset)
     name = options.get("name")
     name = _plain(name) if isinstance(name, str) else "?"
