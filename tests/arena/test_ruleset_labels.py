@@ -11,6 +11,7 @@ everywhere; an inline table showed as "1001+custom" without saying what is custo
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import random
@@ -218,22 +219,49 @@ def test_the_web_api_tells_two_runs_apart(two_runs: Path) -> None:
     }
 
 
-def test_the_pages_show_the_description() -> None:
-    # the scripts draw what the API gives: the tournament's line, the picker of two
-    # tournaments of one name, the replay header
-    static = ROOT / "arena" / "web" / "static"
-    board = (static / "leaderboard.js").read_text(encoding="utf-8")
-    assert "t.ruleset_description" in board and "rulesetText(x)" in board
-    assert "s.ruleset_description" in (static / "replay.js").read_text(encoding="utf-8")
+def test_the_pages_show_the_description(tmp_path: Path, two_runs: Path) -> None:
+    """The leaderboard page's line under its title, its picker of two tournaments of one
+    name, and a replay's header, in a real browser."""
+    from tests.web.test_web_browser import arena_web, browser_paths, load, start_driver
+
+    with Storage(two_runs) as st:  # a whole match to replay, of the edited house rules
+        rec = _played(dataclasses.replace(AFTER, max_deals=2), whole=True)
+        st.ensure_tournament("r", name="r", fingerprint="r", total_matches=1,
+                             config={"ruleset": rec["ruleset"]},
+                             bots=[(n, "r") for n in rec["players"]])  # fmt: skip
+        st.save_match("r", match_id="r-m00000", index=0, table=0, set_no=0, seed=3,
+                      seats=rec["players"], record=rec, started_at=0.0,
+                      finished_at=1.0)  # fmt: skip
+    profile = tmp_path / "profile"
+    driver = start_driver(*browser_paths(), str(profile))
+    try:
+        with arena_web(two_runs) as url:
+            load(driver, f"{url}?tournament=cup-2")
+            line = driver.find_element("css selector", "#progress").text
+            assert "ruleset house (classic + must_beat on, barrel_mode one) · " in line
+            labels = [
+                o.text for o in driver.find_elements("css selector", "#tournament-select option")
+            ]
+            assert any(x.startswith("cup [house (classic + must_beat on), cup-1, ") for x in labels)
+            assert any(
+                x.startswith("cup [house (classic + must_beat on, barrel_mode one), cup-2, ")
+                for x in labels
+            ), labels
+            assert "r (1/1)" in labels  # (one of its name: as before)
+            load(driver, f"{url}replay/r-m00000")
+            meta = driver.find_element("css selector", "#match-meta").text
+            assert meta.startswith("house (classic + must_beat on, barrel_mode one) · seed 3"), meta
+    finally:
+        driver.quit()
 
 
 # ------------------------------------------------------------------------------ a replay
 
 
-def _played(ruleset: Ruleset) -> dict[str, Any]:
+def _played(ruleset: Ruleset, whole: bool = False) -> dict[str, Any]:
     g = Game.new(ruleset, 3, ["ann", "bob", "cid"])
     rng = random.Random(0)
-    while not g.is_over and g.deal_number < 1:
+    while not g.is_over and (whole or g.deal_number < 1):
         g.apply(rng.choice(g.legal_actions()))
     return g.record()
 
