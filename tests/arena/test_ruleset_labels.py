@@ -32,7 +32,7 @@ from arena.storage import Storage
 from arena.tournament.config import load_config
 from arena.web.data import DataSource
 from arena.web.replay import match_summary
-from engine import Game
+from engine import Game, observe
 from engine.rules import PRESETS, Ruleset, describe_ruleset, load_ruleset
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -348,3 +348,16 @@ def test_arena_serve_says_which_rules_its_matches_run(tmp_path: Path) -> None:
         proc.kill()
         proc.communicate(timeout=30)
     assert "ruleset house (1001 + must_beat on, max_deals 5)\n" in lines
+
+
+def test_the_human_seat_is_told_the_house_rules() -> None:
+    from sdk.human import HumanBot
+
+    for rules, said in ((AFTER, "house (classic + must_beat on, barrel_mode one)"),
+                        (CLASSIC, "classic")):  # fmt: skip
+        out = io.StringIO()
+        human = HumanBot(stdin=io.StringIO(""), stdout=out, color=False)
+        human.on_match_start(observe(Game.new(rules, 1, ["a", "b", "c"]), 0))
+        assert out.getvalue().startswith(f"Match of {said} to 1000: you are a (seat 0), "), (
+            out.getvalue()
+        )
