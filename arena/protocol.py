@@ -28,7 +28,7 @@ from typing import Any
 from arena.v1 import arena_pb2 as pb
 from engine.actions import Action, Bid, Concede, Contract, Give, Pass, Play, ThrowIn
 from engine.cards import ACE_MARRIAGE_VALUE, Card, Rank, Suit
-from engine.game import OUTCOMES, DealResult, Phase, Trick
+from engine.game import OUTCOMES, DealResult, GameResult, Phase, Trick
 from engine.rules import Ruleset, RulesetError
 from engine.view import HiddenGive, PlayerView
 
@@ -44,6 +44,7 @@ __all__ = [
     "card_to_pb",
     "deal_result_from_pb",
     "deal_result_to_pb",
+    "match_result_from_pb",
     "match_result_to_pb",
     "phase_from_pb",
     "phase_to_pb",
@@ -105,8 +106,7 @@ class MalformedActionError(MalformedMessageError):
 
 # engine Suit/Rank are 0-based; the wire enums reserve 0 for UNSPECIFIED.
 _CARD_PB: tuple[pb.Card, ...] = tuple(
-    pb.Card(suit=c.suit + 1, rank=c.rank + 1)  # type: ignore[arg-type]
-    for c in Card
+    pb.Card(suit=pb.Suit.ValueType(c.suit + 1), rank=pb.Rank.ValueType(c.rank + 1)) for c in Card
 )
 
 
@@ -414,6 +414,23 @@ def _check_per_seat(msg: Any, what: str, players: int, names: Sequence[str]) -> 
         k = len(getattr(msg, name))
         if k != players and not (name == "barrel" and k == 0):
             raise MalformedMessageError(f"{what}.{name}", f"{k} values for {players} seats")
+
+
+def match_result_from_pb(msg: pb.MatchResult, players: int) -> GameResult:
+    """A ``MatchResult`` as the :class:`~engine.GameResult` a bot's ``on_match_end`` gets
+    (``reason`` ``"forfeit"`` when a seat forfeited); :class:`MalformedMessageError`
+    unless ``scores`` and ``places`` hold a value per seat."""
+    _check_per_seat(msg, "match_result", players, ("scores", "places"))
+    places = tuple(msg.places)
+    firsts = [s for s, p in enumerate(places) if p == 1]
+    return GameResult(
+        scores=tuple(msg.scores),
+        places=places,
+        shortfalls=tuple(msg.shortfalls),
+        winner=firsts[0] if len(firsts) == 1 else None,
+        deals=msg.deals,
+        reason="forfeit" if msg.forfeits else msg.reason,
+    )
 
 
 def match_result_to_pb(result: Mapping[str, Any], forfeits: Sequence[int] = ()) -> pb.MatchResult:

@@ -21,9 +21,12 @@ from rich.table import Table
 from rich.text import Text
 
 from engine import (
+    Bid,
     Card,
     Game,
+    Give,
     IllegalActionError,
+    Pass,
     Play,
     Rank,
     ReplayError,
@@ -173,9 +176,8 @@ def _render_deal(
         except (ValueError, IllegalActionError) as e:
             error = f"Deal {index + 1} (record deal {index}), action {j} (seat {seat}: {text}): {e}"
             break
-        kind = type(action).__name__
         fallback = _fallback_note(fallbacks[j]) if j in fallbacks else None
-        if kind in ("Bid", "Pass"):
+        if isinstance(action, Bid | Pass):
             bid = Text(f"{players[seat]}: {action}")
             if fallback:
                 bid.append(f" {fallback}", style="yellow")
@@ -195,16 +197,16 @@ def _render_deal(
                 cells = _trick_cells(players, trick)
                 if marks:
                     cells.append(f"  ({'; '.join(marks)})", style="magenta")
-                # (Suit.SPADES is 0: "trump or '-'" showed a spade trump as none.)
+                # (Suit.SPADES is 0: "trump or '-'" would show a spade trump as none.)
                 tricks.add_row(str(ntrick), cells, "-" if trump is None else str(trump),
                                Text(players[w]))  # fmt: skip
                 trick, marks = [], []
         else:
             line = Text(f"{_name(players, seat)}: ")
-            if kind == "Give":
+            if isinstance(action, Give):
                 line.append("gives ")
-                line.append_text(_card(action.card))  # type: ignore[union-attr]
-                line.append(f" to {_name(players, action.to)}")  # type: ignore[union-attr]
+                line.append_text(_card(action.card))
+                line.append(f" to {_name(players, action.to)}")
             else:
                 line.append(str(action))
             if fallback:

@@ -265,8 +265,9 @@ async def run_soak(
             t.cancel()
         await asyncio.gather(*tables, return_exceptions=True)
         for t in done:
-            if t.exception() is not None:
-                raise t.exception()  # type: ignore[misc]
+            failed = t.exception()
+            if failed is not None:
+                raise failed
         records = [rec for _, _, rec in storage.iter_records(tid)]
     finally:
         await server.stop(1.0)

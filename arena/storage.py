@@ -300,7 +300,6 @@ class Storage:
 
     def __init__(self, path: str | Path, *, timeout: float = 5.0) -> None:
         self.path = Path(path)
-        self._timeout = timeout
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
@@ -353,7 +352,7 @@ class Storage:
         """
         p = Path(path)
         if not p.is_file():
-            if p.exists():  # (a FIFO, a device: "no database at" said that nothing was there)
+            if p.exists():  # (a FIFO, a device: "no database at" would say nothing is there)
                 raise StorageError(f"{p}: not a regular file (a directory, FIFO, device or "
                                    "socket): no database")  # fmt: skip
             raise StorageError(f"no database at {p} (run a tournament first, or pass --db)")
@@ -362,7 +361,6 @@ class Storage:
             uri += "&immutable=1"
         st = cls.__new__(cls)
         st.path = p
-        st._timeout = timeout
         st._file = None  # (it writes nothing: nothing to lose)
         with st._guard("opening read-only"):
             st.conn = sqlite3.connect(uri, uri=True, timeout=timeout, check_same_thread=False)
@@ -439,12 +437,12 @@ class Storage:
 
     def _still_at_its_path(self) -> None:
         """After a write: the file written is still the one at the database's path. One
-        deleted (or replaced) while a tournament ran took every result stored after that
-        with it: SQLite writes on in the file it has open, which no path names any more,
-        and the run ended "stored" with an empty database in its place. What the file holds
-        is written back (SQLite's ``VACUUM INTO``) to the path, or beside it when another
-        file is there now, and a StorageError says where: the run stops, and resumes from
-        it."""
+        deleted (or replaced) while a tournament runs would take every result stored after
+        that with it: SQLite writes on in the file it has open, which no path names any
+        more, and the run would end "stored" with an empty database in its place. What the
+        file holds is written back (SQLite's ``VACUUM INTO``) to the path, or beside it when
+        another file is there now, and a StorageError says where: the run stops, and resumes
+        from it."""
         if self._file is None or _file_id(self.path) == self._file:
             return
         self._file = None  # (said once; every later write goes to the same lost file)
@@ -625,7 +623,9 @@ class Storage:
         return True
 
     def delete_tournament(self, tournament_id: str) -> None:
-        """Forget a tournament and everything stored for it (``--fresh``)."""
+        """Forget a tournament and everything stored for it. (``--fresh`` does not come
+        here: :meth:`ensure_tournament` with ``replace`` deletes in the transaction that
+        stores the new one.)"""
         with self._guard(f"deleting tournament {tournament_id}"), self._tx() as c:
             _delete_tournament(c, tournament_id)
         self._still_at_its_path()
@@ -745,7 +745,7 @@ class Storage:
             row = self.conn.execute(
                 "SELECT id FROM tournaments ORDER BY created_at DESC, rowid DESC LIMIT 1"
             ).fetchone()
-        if row is not None:  # (a BLOB's repr was looked up: "no tournament \"b'..'\"")
+        if row is not None:  # (else a BLOB's repr is looked up: "no tournament \"b'..'\"")
             self._typed(row, {"id": str}, "the latest tournament")
         return None if row is None else str(row[0])
 
@@ -1037,8 +1037,8 @@ def lock_owner(db: Path) -> str | None:
 
 def newest_database(folder: Path = Path("runs")) -> Path | None:
     """The most recently written ``*.sqlite`` in ``folder`` (where tournaments store by default):
-    regular files only (a directory or a dangling link of that name was picked, and every
-    reader then failed on it, beside a good database)."""
+    regular files only (a directory or a dangling link of that name would be picked, and
+    every reader would fail on it, beside a good database)."""
     found: list[tuple[float, Path]] = []
     for path in folder.glob("*.sqlite"):
         try:

@@ -382,42 +382,43 @@ class Game:
     # then its fields wait as a plain tuple, much cheaper to make than a frozen dataclass.
     _results: list[DealResult | tuple[Any, ...]]
     _logs: list[DealLog]
-    _explicit: dict[int, tuple[tuple[int, ...], int]]
-    _dealt: tuple[int, ...]
+    _explicit: dict[int, tuple[tuple[int, ...], int]]  # Game.new's deals: number -> masks
+    _dealt: tuple[int, ...]  # hand masks as dealt, per seat
     _talon: int
-    _hands: list[int]
+    _hands: list[int]  # hand masks now, per seat
     _active: tuple[int, ...]
-    _next: tuple[int, ...]
+    _next: tuple[int, ...]  # per seat, the next active seat (-1 for the sitting dealer)
     # The deal's actions and who took them, in two lists (two appends are cheaper than a
     # (seat, action) pair per decision, and there is no pair object to keep alive).
     _seats: bytearray
     _acts: list[Action]
-    _standing: int
-    _high: int
-    _passed: int
+    # The seat, suit and card fields below hold -1 for none.
+    _standing: int  # the standing bid (0: none yet)
+    _high: int  # who holds it
+    _passed: int  # bitmask of the seats that passed
     _npassed: int
-    _caps: list[int]
+    _caps: list[int]  # per seat, the highest bid its dealt hand allows (cap_of)
     _declarer: int
     _bid: int
     _contract: int
-    _gives: list[tuple[int, int]]
-    _given: int
+    _gives: list[tuple[int, int]]  # (to, card) per card the declarer passed
+    _given: int  # bitmask of the seats given a card
     _last_hand_take: bool
     _trump: int
     # The trick in progress: its cards and who led it (the seats follow from _next).
     _trick: list[int]
     _leader: int
-    _best: int
-    _best_seat: int
+    _best: int  # the card taking the trick in progress so far
+    _best_seat: int  # and who played it
     # Completed tricks, flat: leader, 3 cards, winner per trick (no tuples kept alive).
     _tricks: list[int]
-    _points: list[int]
-    _marr: list[int]
+    _points: list[int]  # card points won this deal, per seat
+    _marr: list[int]  # marriage points declared this deal, per seat
     _marriages: list[tuple[int, int]]
-    _won: int
-    _won_nonace: int
+    _won: int  # bitmask of the seats that have taken a trick this deal
+    _won_nonace: int  # ... with a card other than an ace (the ace marriage needs one)
     _ntricks: int
-    _seed_key: bytes
+    _seed_key: bytes  # what the deals' shuffles are drawn from (see _shuffled_masks)
     _must_beat: bool
 
     # ------------------------------------------------------------------ creation
@@ -767,7 +768,7 @@ class Game:
         return self._points[seat]
 
     def marriage_points(self, seat: int) -> int:
-        """Marriages ``seat`` has declared this deal."""
+        """What the marriages ``seat`` has declared this deal score, added up."""
         return self._marr[seat]
 
     def record(self) -> dict[str, Any]:

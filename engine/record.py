@@ -27,6 +27,7 @@ from engine.rules import Ruleset, RulesetError, preset
 from engine.tables import cards_of
 
 __all__ = [
+    "INCIDENT_KINDS",
     "RECORD_FORMAT",
     "ReplayError",
     "check_record_shape",
@@ -178,8 +179,8 @@ def check_record_shape(rec: Any, required: Sequence[str] = REPLAY_KEYS) -> None:
         if key not in rec:
             raise bad(f"no {key!r} key")
     if "seed" in rec and not (_is_int(rec["seed"]) or isinstance(rec["seed"], str)):
-        # (NaN, 1e400 as infinity, 1.5, true, a list: "cannot start the match", exit 1, as
-        # if the rules had refused an action of a record, not named as its wrong shape)
+        # (NaN, 1e400 as infinity, 1.5, true, a list: else "cannot start the match", exit 1,
+        # as if the rules had refused an action of a record, not named as its wrong shape)
         raise bad(f"'seed' must be an integer or a string, got {rec['seed']!r:.60}")
     if "ruleset" in rec and not isinstance(rec["ruleset"], str | Mapping):
         kind = type(rec["ruleset"]).__name__
@@ -271,8 +272,8 @@ def _check_referee_shape(
     rec: Mapping[str, Any], players: Sequence[str], bad: Callable[[str], ReplayError]
 ) -> None:
     """The types of what the referee adds to a record (docs/record-format.md, "Additions by
-    the referee"): the renderers read them, and one of another type was left out of what
-    they showed (an incident whose seat is a string, a fallback's reason with it)."""
+    the referee"): the renderers read them, and one of another type would be left out of
+    what they show (an incident whose seat is a string, a fallback's reason with it)."""
     for key in ("match_id",):
         if key in rec and not isinstance(rec[key], str):
             raise bad(f"{key!r} must be a string, got {rec[key]!r:.60}")
@@ -426,7 +427,7 @@ def replay(rec: Mapping[str, Any]) -> Game:
         # "rules_result"; "result" must be that result with the forfeiters placed last.
         _check_result(rec, "rules_result", game)
         if rec.get("result") == rec["rules_result"]:
-            return game  # "result" replaced by "rules_result" (as the docs once said to do)
+            return game  # "result" replaced by "rules_result" (an edited record): accepted
         forfeits = rec.get("forfeits")
         if (
             not _is_list(forfeits)
@@ -512,9 +513,9 @@ def _check_referee(
     for (seat, deal), count in sorted(strikes.items()) if says_by else ():
         played = fallbacks.get((seat, deal), 0)
         if played < count and _ends_in_unpaired_fallback(rec, strikes, fallbacks, seat, deal - 1):
-            # A referee before round 7 recorded a strike after playing its fallback: one on
-            # a deal's last move is numbered with the next deal (past the last one, at the
-            # match's last move: let through above as well).
+            # Records of older referees (still read) note a strike after its fallback is
+            # played: one on a deal's last move carries the next deal's number (past the
+            # last one, at the match's last move: let through above as well).
             played += 1
         if played < count:
             raise ReplayError(

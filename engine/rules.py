@@ -114,7 +114,7 @@ def _plain(text: str) -> str:
 
 #: The largest TOML file read (a config, a ruleset, a tokens file): real ones take a few KiB;
 #: a larger file is a mistake (a log or a disk image named by accident), and tomllib reads
-#: the whole file into memory first (a sparse 64 GB file was a MemoryError traceback).
+#: the whole file into memory first (a sparse 64 GB file would be a MemoryError traceback).
 MAX_TOML_BYTES = 16 << 20
 
 
@@ -173,8 +173,8 @@ def read_toml_file(path: str | Path) -> dict[str, Any]:
             raise TomlFileError(f"not valid TOML: {e}") from e
         if isinstance(e, UnicodeDecodeError):
             raise TomlFileError(f"not valid TOML: not UTF-8 text ({e.reason})") from e
-        # tomllib's int() of a number past Python's 4300 digits (it was said to be "a NUL
-        # byte in the path")
+        # tomllib's int() of a number past Python's 4300 digits (a ValueError that would
+        # otherwise read as "a NUL byte in the path")
         raise TomlFileError(f"not valid TOML here: {toml_value_problem(e)}") from e
 
 
@@ -317,7 +317,7 @@ class Ruleset:
         preset = data.pop("preset", None)
         if preset is None:
             base = PRESETS["classic"]
-        elif not isinstance(preset, str):  # `preset = 1001` was "unknown preset 1001"
+        elif not isinstance(preset, str):  # `preset = 1001`: not "unknown preset 1001"
             raise RulesetError(
                 "preset", f'expected a string, got {_shown(preset)} (quote it: preset = "1001")'
             )
@@ -496,7 +496,7 @@ def load_ruleset(name_or_path: str | Path, players: int | None = None) -> Rulese
             return Ruleset.from_dict(data, players)
         try:
             return Ruleset.from_dict({**data, "name": path.stem}, players)
-        except RulesetError as e:  # (it said "name: ..." of a file that has no name)
+        except RulesetError as e:  # (the name came from the file's: say so, not "name: ...")
             if e.key != "name":
                 raise
             raise RulesetError(

@@ -57,8 +57,8 @@ _STDLIB = tuple({sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")}
 class _PrintableFormatter(logging.Formatter):
     """Log lines with their control characters written out (``\\x1b``): they name what the
     arena sent (its server version, match ids, the reasons it gives), and an arena that put
-    escape sequences there had them obeyed by the terminal (a window title, a cleared
-    screen, the clipboard), the human seat's too. Line breaks and tabs (tracebacks) stay."""
+    escape sequences there would have them obeyed by the terminal (a window title, a
+    cleared screen, the clipboard), the human seat's too. Line breaks and tabs (tracebacks) stay."""
 
     def format(self, record: logging.LogRecord) -> str:
         return printable(super().format(record), keep="\n\t")
@@ -479,7 +479,7 @@ def try_(
     seats = resolved.players
     if len(names) > seats - 1:
         # Resolved for too many players, "1001" is its 3-player table: name the largest one
-        # ("seats 3 players: name at most 2" hid that three opponents make it 1001-4p).
+        # ("seats 3 players: name at most 2" would hide that three opponents make it 1001-4p).
         largest = resolve_ruleset(ruleset, players=4)
         seats_words = f"{seats} players"
         if largest.players > seats:
@@ -502,7 +502,7 @@ def try_(
     default_cap = max_deals is None and not resolved.max_deals and not interactive
     if default_cap:
         # A bot that never bids can keep a match going for ever (no one climbs off the
-        # barrel): the series looked hung. A real match lasts tens of deals. (A ruleset
+        # barrel): the series would look hung. A real match lasts tens of deals. (A ruleset
         # file's own cap, or --max-deals, holds.)
         max_deals = TRY_MAX_DEALS
     console = Console()
@@ -631,7 +631,7 @@ def _human_command() -> click.Command:
 @click.option(
     "--max-deals", type=click.IntRange(min=1, max=1_000_000), help="Cap each match at N deals."
 )
-# try's own options (it said "No such option '--decision-ms'": not the same as try human)
+# try's own options, so that `arena-bot human` takes what `arena-bot try human` does
 @click.option(
     "--decision-ms",
     type=click.IntRange(1, MAX_DEADLINE_MS),

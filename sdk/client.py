@@ -49,16 +49,16 @@ from arena.protocol import (
     PROTOCOL_VERSION,
     RETRY_AFTER_MS,
     MalformedMessageError,
-    _check_per_seat,
     action_from_pb,
     action_to_pb,
+    deal_result_from_pb,
+    match_result_from_pb,
     ruleset_from_pb,
     token_problem,
     view_from_pb,
 )
-from arena.protocol import deal_result_from_pb as _deal_result_from_pb
 from arena.v1 import arena_pb2 as pb
-from engine import Action, Bid, Contract, GameResult, Give, Play, PlayerView, Ruleset
+from engine import Action, Bid, Contract, Give, Play, PlayerView, Ruleset
 from engine.rules import describe_ruleset
 from sdk.bot import Bot, Deadline
 from sdk.local import (
@@ -97,7 +97,7 @@ _SLOW_S = 0.005
 #: The runner's worker threads, at most (made as needed). A match's calls run one at a
 #: time, so a match holds at most one thread, and a call that never returns holds its
 #: thread for good: asyncio's default executor (as few as 6 threads on a small machine)
-#: let a bot stuck in 6 matches starve all its others, even the making of their bots.
+#: would let a bot stuck in 6 matches starve all its others, even the making of their bots.
 _WORKERS = 128
 #: At its last match (``--once``, ``matches=N``) the runner stops once the bot's calls for
 #: that match are done (its ``on_match_end``), waiting at most this long for them.
@@ -145,9 +145,9 @@ class _Workers:
         fut: Future[_T] = Future()
         if not self._idle.acquire(blocking=False) and self._threads < self._most:
             # Started before the call is queued: a thread that cannot be started raises
-            # here with nothing queued (queued first, the call ran later all the same,
-            # though its caller had been told it failed, and the count kept a thread that
-            # never was).
+            # here with nothing queued (queued first, the call would run later all the same,
+            # though its caller had been told it failed, and the count would keep a thread
+            # that never was).
             name = f"sdk-bot_{self._threads + 1}"
             threading.Thread(target=self._work, name=name, daemon=True).start()
             self._threads += 1
@@ -291,7 +291,7 @@ async def _read_before_welcome(
 def _parse(data: object) -> pb.ServerMessage | None:
     """The arena's message from the bytes read; ``None`` (logged) for bytes that do not
     parse (corrupt, or nested deeper than protobuf reads): that message is lost, not the
-    run (gRPC's own deserializer crashed the runner with them)."""
+    run (gRPC's own deserializer would crash the runner on them)."""
     if not isinstance(data, bytes):
         log.error("a message from the arena could not be read (%r): ignored", data)
         return None
@@ -321,9 +321,9 @@ def _ignored(what: str, match_id: str, e: Exception) -> None:
 
 def _incident_name(value: int) -> str:
     """A wire incident as a word ("timeout"). Protobuf enums are open: a newer arena's
-    incident, unknown here, is shown as its number (its name raised ValueError)."""
+    incident, unknown here, is shown as its number (``Name`` raises ValueError for it)."""
     try:
-        return pb.Incident.Name(value).removeprefix("INCIDENT_").lower()  # type: ignore[arg-type]
+        return pb.Incident.Name(pb.Incident.ValueType(value)).removeprefix("INCIDENT_").lower()
     except ValueError:
         return f"incident {value}"
 
@@ -475,8 +475,8 @@ def _too_late(m: _Match, rid: str, deadline: Deadline | None) -> bool:
     """Whether an answer just made came past its deadline, limit and bank, by this
     process's clock, by more than the request can be off: the referee's clock started
     earlier (when it sent the request), so it has timed the request out for certain and
-    played its fallback. Sent all the same, the answer was refused as a wrong request: a
-    second warning after the timeout's, and a ``wrong_request`` incident in the match
+    played its fallback. Sent all the same, the answer would be refused as a wrong request:
+    a second warning after the timeout's, and a ``wrong_request`` incident in the match
     record that local play never shows."""
     if deadline is None:
         return False
@@ -857,7 +857,7 @@ class BotRunner:
         if m.bot is not None and not _overrides(m.bot, "on_deal_end"):
             m.last_deal = number
             return  # not overridden: nothing to run
-        result = _deal_result_from_pb(ev.deal_ended, m.ruleset.players)
+        result = deal_result_from_pb(ev.deal_ended, m.ruleset.players)
         m.last_deal = number  # (a malformed one is not the deal's end)
         # The view as it is now, when the deal's end comes: the last one the bot was given
         # (the next request, in this very message, will replace m.view before the hook runs).
@@ -903,7 +903,8 @@ class BotRunner:
         if m is not None and ms.resumed:  # a resumed match after a reconnection: same bot
             if ms.seat != m.seat or ruleset != m.ruleset:
                 # A match under way does not change seat or rules: taken as is, the bot's
-                # next hook got another seat's view, and every later request was refused.
+                # next hook would get another seat's view, and every later request would
+                # be refused.
                 what = (f"as seat {ms.seat}, but the bot sits in seat {m.seat}"
                         if ms.seat != m.seat else
                         f"under ruleset {ruleset.name!r} (other options), not the match's "
@@ -1139,15 +1140,14 @@ class BotRunner:
                 self._count_match()
             return
         try:
-            _check_per_seat(me.result, "match_result", m.ruleset.players, ("scores", "places"))
+            result = match_result_from_pb(me.result, m.ruleset.players)
         except MalformedMessageError as e:
             # Its end counts all the same (--once must exit), but a hook given a result
-            # without a score per seat failed in the bot's own code.
+            # without a score per seat would fail in the bot's own code.
             log.error("match %s: malformed result from the arena (%s): the match ends "
                       "without on_match_end", me.match_id, e)  # fmt: skip
             self._count_match(m)
             return
-        result = _game_result(me.result)
         if m.seat in me.result.forfeits:
             log.warning("match %s: this bot's seat %d forfeited (it was played by the "
                         "referee to the end and placed last)", me.match_id, m.seat)  # fmt: skip
@@ -1157,7 +1157,7 @@ class BotRunner:
                 view = view_from_pb(me.view, m.ruleset)
             except MalformedMessageError as e:
                 # The match has ended all the same (it was already dropped): raising here
-                # lost its end (no hook, not counted: --once never exited).
+                # would lose its end (no hook, not counted: --once would never exit).
                 log.error("match %s: malformed final view from the arena (%s): the match "
                           "ends with the last view the bot was given", me.match_id, e)  # fmt: skip
         log.info("match %s ended: scores %s, places %s", me.match_id, list(result.scores),
@@ -1230,7 +1230,8 @@ class BotRunner:
     async def _in_thread(self, what: str, fn: Callable[[], _T]) -> _T:
         """``fn()`` (a call of the bot's, ``what``) in the runner's worker threads, not
         asyncio's default executor: that one has few threads (see _WORKERS), and asyncio.run
-        waits for its calls at the end, so a call that never returned hung the bot's exit."""
+        waits for its calls at the end, so a call that never returns would hang the bot's
+        exit."""
         pool = self._pool
         if pool is None:
             pool = self._pool = _Workers(_WORKERS)
@@ -1244,21 +1245,21 @@ class BotRunner:
         fut = pool.submit(call)
         _RUNNING[fut] = what
         fut.add_done_callback(_forget)
-        result, raised = await asyncio.wrap_future(fut)
-        if raised is not None:
+        outcome = await asyncio.wrap_future(fut)
+        if outcome[1] is not None:  # (indexed, not unpacked: so mypy pairs the two)
             # Raised here, not thrown into the waiting coroutines by asyncio: a GeneratorExit
-            # thrown so closes them (PEP 380), and the caller's handler got an empty one of
-            # Python's while the bot's escaped the match's step ("never retrieved").
-            raise raised
-        return result  # type: ignore[return-value]
+            # thrown so closes them (PEP 380): the caller's handler would get an empty one of
+            # Python's, and the bot's own would escape the match's step ("never retrieved").
+            raise outcome[1]
+        return outcome[0]
 
     def _chain(self, m: _Match, job: Awaitable[None]) -> None:
         prev = m.tail
 
         async def step() -> None:
             if prev is not None and not prev.done():
-                # Not ``await prev``: suppressing its CancelledError also swallowed this
-                # step's own cancellation (at a stop), which then went on to call the bot.
+                # Not ``await prev``: suppressing its CancelledError would also swallow this
+                # step's own cancellation (at a stop), which would then go on to call the bot.
                 await asyncio.wait((prev,))
             try:
                 await job
@@ -1345,20 +1346,6 @@ def _on_the_wire(action: Action) -> Action:
     ):
         return Give(action.card, _UINT32_MAX)
     return action
-
-
-def _game_result(msg: pb.MatchResult) -> GameResult:
-    # arena.protocol has no match_result_from_pb yet: the fields map one to one.
-    places = tuple(msg.places)
-    firsts = [s for s, p in enumerate(places) if p == 1]
-    return GameResult(
-        scores=tuple(msg.scores),
-        places=places,
-        shortfalls=tuple(msg.shortfalls),
-        winner=firsts[0] if len(firsts) == 1 else None,
-        deals=msg.deals,
-        reason="forfeit" if msg.forfeits else msg.reason,
-    )
 
 
 def _overrides(bot: object, hook: str) -> bool:

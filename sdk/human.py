@@ -279,8 +279,9 @@ class HumanBot(Bot):
             self.stdout.flush()
         except OSError as e:
             # The terminal closed (EIO, with SIGHUP ignored: nohup) or the output's reader
-            # left (EPIPE): no one sees the table. Raised as any other bot error, it made the
-            # match play on with fallbacks, a traceback a decision, as if the person were there.
+            # left (EPIPE): no one sees the table. Raised as any other bot error, it would make
+            # the match play on with fallbacks, a traceback a decision, as if the person were
+            # there.
             raise SystemExit(f"human: the output is gone ({e.strerror}): leaving the match") from e
 
     def _ask(self, prompt: str, wait_s: float | None = None) -> str | None:
@@ -595,8 +596,8 @@ def _name_seats(text: str, names: Sequence[str], me: int) -> str:
             return m[0]
         return f"{names[s]} (you)" if s == me else names[s]
 
-    # ASCII digits, a few: an arena's event text with 5000 digits made int() raise, and
-    # the whole deal's summary was lost.
+    # ASCII digits, a few: an arena's event text with 5000 digits would make int() raise,
+    # and the whole deal's summary be lost.
     return re.sub(r"\bseat ([0-9]{1,6})\b", name, text)
 
 

@@ -27,6 +27,7 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 from arena.deadlines import DEFAULT_TIME_BANK_MS, bank_left, deadline_problem, timeout_words
@@ -227,7 +228,9 @@ _ASYNC_DEF = "is `async def`: bot methods must be plain functions (see docs/writ
 _SDK_DIR = str(Path(__file__).parent) + os.sep
 
 
-def bot_exc_info(e: BaseException) -> tuple[type[BaseException], BaseException, Any]:
+def bot_exc_info(
+    e: BaseException,
+) -> tuple[type[BaseException], BaseException, TracebackType | None]:
     """``exc_info`` for logging what a bot raised, its traceback starting at the bot's own
     code: the SDK's frames before it (the runner, its worker thread, ``Bot.act``'s
     dispatch; five of them for an arena's hook) only bury the line that raised. A
@@ -486,8 +489,8 @@ def play_local(
     limits = _limits(decision_ms, time_bank_ms)
     limit_ms = limits[0] if limits is not None else 0
     if timed_seats is not None:
-        # (as time_bank_ms alone: ignored, it looked like a timed match; a bare seat
-        # number raised "'int' object is not iterable")
+        # (Refused, as time_bank_ms alone is: ignored, it would look like a timed match; a
+        # bare seat number would fail on "'int' object is not iterable")
         if limits is None:
             raise ValueError("timed_seats needs decision_ms (the time of one decision)")
         if isinstance(timed_seats, str) or not isinstance(timed_seats, Collection):
@@ -577,8 +580,9 @@ def play_local(
                 if used < (limit_ms + left_ms) / 1000:  # as the referee (arena/referee/match.py)
                     bank[seat] = now = bank_left(left_ms, limit_ms, round(used * 1000))
                     if now < left_ms and seat not in told:
-                        # Said once per match and seat, as an arena's runner says it: the
-                        # rehearsal was silent while the bank ran down, until the timeouts.
+                        # Said once per match and seat, as an arena's runner says it: else
+                        # the rehearsal would be silent while the bank ran down, until the
+                        # timeouts.
                         told.add(seat)
                         _tell_bank(bot, view, used, limit_ms, left_ms - now, now)
                 else:  # the arena had stopped waiting: the answer is not used
@@ -594,7 +598,7 @@ def play_local(
                     raise
                 fallback = fallback_action(legal)  # what the referee plays
                 # Named as a raise or a non-Action is (the match, the method, the deal):
-                # "bot.name: ..." alone did not say which of a series' matches, nor where.
+                # "bot.name: ..." alone would not say which of a series' matches, nor where.
                 # Under arena-bot the same rule broken again by the method is one short line.
                 head = f"{type(bot).__name__}.{_method(bot, view)}"
                 where = f"match {bot.match_id}: {head}"
@@ -746,7 +750,7 @@ def play_series(
 @contextlib.contextmanager
 def _counting() -> Iterator[None]:
     """Ctrl-C held back while a finished match is counted (delivered right after): caught
-    half-way, the totals said 2 matches in one place and 3 in another. (In the main thread,
+    half-way, the totals could say 2 matches in one place and 3 in another. (In the main thread,
     where Python raises KeyboardInterrupt; elsewhere nothing to hold.)"""
     if threading.current_thread() is not threading.main_thread():
         yield

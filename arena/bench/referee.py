@@ -409,7 +409,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         warmup = warmup_for(a.seconds) if a.warmup is None else a.warmup
         asyncio.run(_referee(a.tables, warmup, a.seconds, a.preset, a.max_deals, a.min_matches))
     elif a.role == "one":
-        # Every option reaches the measurement (--preset and --min-matches were dropped here).
+        # Every option reaches the measurement (--preset and --min-matches too).
         r = measure_referee(a.tables, a.experiments, a.seconds, a.warmup, preset=a.preset,
                             max_deals=a.max_deals, min_matches=a.min_matches)  # fmt: skip
         print(json.dumps(r, indent=2))

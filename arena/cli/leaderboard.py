@@ -56,7 +56,7 @@ def leaderboard(
 ) -> None:
     """Print or export the leaderboard of a stored tournament."""
     err = Console(stderr=True)
-    if fmt is None:  # `--out standings.html` wrote the text table into the .html file
+    if fmt is None:  # (else `--out standings.html` would get the text table)
         try:
             is_dir = out is not None and out.is_dir()
         except OSError:  # (a name too long, say: the write below says so, as --out's)
@@ -108,7 +108,7 @@ def leaderboard(
                               f"{info.completed}/{info.total_matches}" if info.total_matches > 0
                               else f"{info.completed}/–",
                               Text(info.created_at), Text(info.finished_at or "–"))  # fmt: skip
-                _screen().print(t)
+                stdout_console().print(t)
                 return
             try:
                 tid = st.resolve_tournament(tournament_id or latest_of)
@@ -138,7 +138,7 @@ def leaderboard(
         sys.exit(1)
 
     if fmt == "table" and out is None:
-        screen = _screen()
+        screen = stdout_console()
         screen.print(to_rich_table(lb, screen.width))
         return
     if out is None and fmt != "all":
@@ -181,7 +181,7 @@ def leaderboard(
         sys.exit(1)
 
 
-def _screen() -> Console:
+def stdout_console() -> Console:
     """stdout; wide enough for the table even when piped (rich assumes 80 columns then)."""
     c = Console(file=hang_up_safe(lambda: sys.stdout))
     return c if c.is_terminal else Console(file=c.file, width=max(c.width, 130))

@@ -101,8 +101,8 @@ def hang_up_safe(get: Callable[[], IO[str] | None]) -> IO[str]:
     """The stream ``get`` returns at each write (``lambda: sys.stderr``) as a run that
     outlives its terminal writes it. After a hang-up (the terminal's window closed, its ssh
     session ended) `arena tournament` stops cleanly, but every write to the terminal then
-    fails (EIO): the progress display's last refresh ended the stop half-way, exit 1 and a
-    traceback nobody saw. At the first EIO the stream's descriptor is pointed at /dev/null,
+    fails (EIO): the progress display's last refresh would end the stop half-way, exit 1 and
+    a traceback nobody sees. At the first EIO the stream's descriptor is pointed at /dev/null,
     so that this write and every later one (Python's last flush at exit too) go nowhere, as
     under ``nohup``. A stream closed at the start (None) is written nowhere."""
     return cast(IO[str], _HangUpSafe(get))
@@ -184,9 +184,10 @@ class Seconds(click.FloatRange):
 
 class NonEmptyPath(click.Path):
     """A path that is not the empty string: click's own ``Path`` takes ``--out ''`` as the
-    current directory (it wrote a tournament's leaderboard and logs there). Nor one with a
-    NUL, which no file name has: click's ``exists`` check ended in a traceback (ValueError:
-    embedded null byte) when one came in-process (a shell's argv cannot carry it)."""
+    current directory (it would write a tournament's leaderboard and logs there). Nor one
+    with a NUL, which no file name has: click's ``exists`` check ends in a traceback
+    (ValueError: embedded null byte) when one comes in-process (a shell's argv cannot carry
+    it)."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, str) and not value.strip():
@@ -199,9 +200,9 @@ class NonEmptyPath(click.Path):
 def raise_open_files_limit() -> None:
     """Raise this process's soft limit of open files to its hard limit. Connections need no
     token and gRPC counts none per client address: at the usual soft limit of 1,024, about
-    1,000 connections that never finish their HTTP/2 preface kept every bot out until gRPC
-    closed them (after about 60 s), and the client could open them again (hostile round
-    16; with the limit at 600, 700 did it). ``arena serve`` calls it; ``arena tournament``
+    1,000 connections that never finish their HTTP/2 preface keep every bot out until gRPC
+    closes them (after about 60 s), and the client can open them again (with the limit at
+    600, 700 do it). ``arena serve`` calls it; ``arena tournament``
     does not, as every bot process it starts would inherit the raised limit (some programs
     size tables by it or close every descriptor up to it)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)

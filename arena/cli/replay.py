@@ -83,7 +83,7 @@ def replay(
     if db is None and not Path(record_ref).is_file():
         db = newest_database()
         if db is None:
-            # (a directory, a FIFO, /dev/null: "no such record file" said nothing was there)
+            # (a directory, a FIFO, /dev/null: "no such record file" would say nothing is there)
             what = "no such record file"
             if Path(record_ref).exists():
                 what = "not a regular file (a directory, FIFO, device or socket)"
@@ -106,43 +106,54 @@ def replay(
     except ReplayError as e:
         _error(f"{record_ref}: {e}")
         ctx.exit(2)
+    if check:
+        _check(ctx, record_ref, record)
+    else:
+        _show(ctx, record_ref, record)
+
+
+def _show(ctx: click.Context, record_ref: str, record: dict[str, Any]) -> None:
+    """Print the match deal by deal; exit 1 when the rules refuse an action or the
+    record's own figures or cards differ from what the rules make of it."""
+    from rich.text import Text
+
+    from arena.render import render_record
+
     console = Console()
-    if not check:
-        from rich.text import Text
+    try:
+        rendered = render_record(record)
+    except _MALFORMED as e:
+        _malformed(ctx, record_ref, e)
+    if isinstance(rendered, Text) and rendered.plain.startswith("cannot render"):
+        _error(f"{record_ref}: {rendered.plain}")
+        ctx.exit(2)
+    console.print(rendered)
+    parts = getattr(rendered, "renderables", ())
+    if parts and isinstance(parts[-1], Text) and parts[-1].plain.startswith("refused:"):
+        ctx.exit(1)  # shown up to the action the rules refuse, as --check would say
+    # What is shown is what the rules make of the actions; a record whose own figures
+    # (deltas, scores, result) say otherwise is not passed over in silence.
+    try:
+        replay_record(record)
+    except ReplayError as e:
+        # The engine names deals from 0 (the record's numbers); the deals above are
+        # numbered from 1.
+        above = "" if e.deal is None else f" (Deal {e.deal + 1} above)"
+        _error(
+            f"{record_ref}: the record's own figures differ from the replay shown "
+            f"above: {e}{above} (arena replay --check {record_ref})",
+        )
+        ctx.exit(1)
+    except _MALFORMED as e:
+        _malformed(ctx, record_ref, e)
+    changed = changed_cards(record, seed_mismatches(record))
+    if changed:
+        _error(f"{record_ref}: {changed}")
+        ctx.exit(1)
 
-        from arena.render import render_record
 
-        try:
-            rendered = render_record(record)
-        except _MALFORMED as e:
-            _malformed(ctx, record_ref, e)
-        if isinstance(rendered, Text) and rendered.plain.startswith("cannot render"):
-            _error(f"{record_ref}: {rendered.plain}")
-            ctx.exit(2)
-        console.print(rendered)
-        parts = getattr(rendered, "renderables", ())
-        if parts and isinstance(parts[-1], Text) and parts[-1].plain.startswith("refused:"):
-            ctx.exit(1)  # shown up to the action the rules refuse, as --check would say
-        # What is shown is what the rules make of the actions; a record whose own figures
-        # (deltas, scores, result) say otherwise is not passed over in silence.
-        try:
-            replay_record(record)
-        except ReplayError as e:
-            # The engine names deals from 0 (the record's numbers); the deals above are
-            # numbered from 1.
-            above = "" if e.deal is None else f" (Deal {e.deal + 1} above)"
-            _error(
-                f"{record_ref}: the record's own figures differ from the replay shown "
-                f"above: {e}{above} (arena replay --check {record_ref})",
-            )
-            ctx.exit(1)
-        except _MALFORMED as e:
-            _malformed(ctx, record_ref, e)
-        changed = changed_cards(record, seed_mismatches(record))
-        if changed:
-            _error(f"{record_ref}: {changed}")
-            ctx.exit(1)
-        return
+def _check(ctx: click.Context, record_ref: str, record: dict[str, Any]) -> None:
+    """``--check``: replay the match under the rules and say OK or REFUSED (exit 1)."""
     # Cards the seed does not deal, in a record the arena wrote, are said first: they are
     # the change, and whatever the replay then refuses (a card no longer held, a fallback
     # that is no longer the fallback) follows from it.

@@ -107,7 +107,7 @@ class _Results:
             if self._storage.file_lost:
                 # This match is in what was written back (said, with where), if that worked.
                 # SQLite would write every later one into the deleted file, and the run end
-                # "stored": 70 matches of 131 were lost with one counted.
+                # "stored" (70 matches of 131 lost, one counted, in a test run).
                 if self._storage.written_back is None:
                     self.lost += 1
                 log.error("no match after %s is stored in %s: the arena plays on, and each "
@@ -246,7 +246,7 @@ def _check_pem(path: Path | None, what: str, param: str) -> None:
               show_default=True, help="Strikes before a forfeit.")  # fmt: skip
 @click.option("--grace-s", type=Seconds(min=0), default=5.0, show_default=True,
               help="Reconnect grace period.")  # fmt: skip
-# (at most what SQLite stores: with --db, a larger K was an OverflowError traceback at start)
+# (at most what SQLite stores: with --db, a larger K would be an OverflowError at start)
 @click.option("--matches", "max_matches", type=click.IntRange(1, 2**63 - 1), default=None,
               help="Stop after K matches.")  # fmt: skip
 @click.option(
@@ -471,7 +471,7 @@ async def _serve(
         await referee.end_streams(f"the arena has played its {max_matches} match(es)", final=True)
     await server.stop(1.0)
     # Marked finished before anything is printed: after a hang-up the terminal is gone,
-    # and the first write (EIO) ended the run with the tournament left unfinished.
+    # and the first write (EIO) would end the run with the tournament left unfinished.
     finished = results is not None and results.finish()
     with contextlib.suppress(OSError):
         click.echo(printable(f"{lobby.finished} match(es) played; records in {config.record_dir}"))

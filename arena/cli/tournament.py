@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.logging import RichHandler
 from rich.markup import escape as _markup_escape
 
-from arena.cli.leaderboard import _screen
+from arena.cli.leaderboard import stdout_console
 from arena.cli.options import NonEmptyPath, hang_up_safe
 from arena.leaderboard import build_leaderboard, to_rich_table, write_outputs
 from arena.render import plural, printable
@@ -116,7 +116,7 @@ def tournament(
         config_path.exists()
     ):
         # The default is a file of the repository: where the package was installed by pip
-        # (an organiser's server) there is none, and "no such file" named no way out.
+        # (an organiser's server) there is none, and "no such file" would name no way out.
         raise click.UsageError(
             f"no tournament config here: the default, {config_path}, is a file of a "
             "thousand-arena checkout (the installed package has none). Pass --config FILE: "
@@ -247,8 +247,8 @@ def _signals_stop_the_leaderboard(
     cfg: TournamentConfig, console: Console, first: int | None = None
 ) -> Iterator[None]:
     """SIGINT, SIGTERM and SIGHUP while the leaderboard is written, once the run is over (its event
-    loop no longer handles them: a Ctrl-C there ended in click's "Aborted!", exit 1, and a
-    SIGTERM in a silent death): the writing stops with a message that every finished match
+    loop no longer handles them: a Ctrl-C there would end in click's "Aborted!", exit 1, and
+    a SIGTERM in a silent death): the writing stops with a message that every finished match
     is stored and how to write the files, exit 128 + the signal (``first``: the one that
     interrupted the run, if one did)."""
     if threading.current_thread() is not threading.main_thread():
@@ -300,7 +300,7 @@ def _show(cfg: TournamentConfig, err_console: Console) -> bool:
     except (StorageError, LookupError) as e:
         err_console.print(f"[red]cannot build the leaderboard:[/] {escape(str(e))}")
         return False
-    screen = _screen()
+    screen = stdout_console()
     screen.print(to_rich_table(lb, screen.width))
     try:
         paths = write_outputs(lb, cfg.out)

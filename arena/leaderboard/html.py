@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from html import escape
 
-from arena.leaderboard.render import _cells, _columns, _title, h2h_cell
+from arena.leaderboard.render import board_title, column_names, h2h_cell, row_cells
 from arena.leaderboard.stats import Leaderboard
 
 __all__ = ["rating_svg", "to_html"]
@@ -182,14 +182,14 @@ def _h2h_color(share: float | None) -> str:
 
 def to_html(lb: Leaderboard) -> str:
     """The whole page as one string (no external resources)."""
-    cols = _columns(lb)
+    cols = column_names(lb)
     head = "".join(
         f'<th class="bot">{escape(c)}</th>' if c == "bot" else f"<th>{escape(c)}</th>"
         for c in [*cols, "places"]
     )
     body = []
     for r in lb.rows:
-        cells = _cells(r)
+        cells = row_cells(r)
         tds = "".join(
             f'<td class="bot">{escape(v)}</td>' if c == "bot" else f"<td>{escape(v)}</td>"
             for c, v in zip(cols, cells, strict=True)
@@ -211,7 +211,7 @@ def to_html(lb: Leaderboard) -> str:
 <title>{escape(lb.name)} — Thousand Arena leaderboard</title>
 <style>{_CSS}</style></head>
 <body>
-<h1>{escape(_title(lb))}</h1>
+<h1>{escape(board_title(lb))}</h1>
 <p class="note">Tournament <code>{escape(lb.tournament_id)}</code> · generated
 {escape(lb.generated_at)} · TrueSkill, every match a free-for-all by final place; sorted by
 the conservative rating μ−3σ.</p>

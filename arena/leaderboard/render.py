@@ -68,7 +68,8 @@ def _strikes(r: BotStats) -> str:
     return f"{s.get('timeouts', 0)}/{s.get('illegal', 0)}/{s.get('disconnects', 0)}"
 
 
-def _columns(lb: Leaderboard) -> list[str]:
+def column_names(lb: Leaderboard) -> list[str]:
+    """The standings' column headers, as every format (text, Markdown, HTML) shows them."""
     return [
         "rank", "bot", "μ−3σ", "μ", "σ", "matches",
         *(ordinal(k) for k in range(1, lb.players + 1)),
@@ -77,7 +78,8 @@ def _columns(lb: Leaderboard) -> list[str]:
     ]  # fmt: skip
 
 
-def _cells(r: BotStats) -> list[str]:
+def row_cells(r: BotStats) -> list[str]:
+    """One bot's row of the standings, under :func:`column_names`."""
     return [
         str(r.rank), r.bot, _f(r.conservative, 2), _f(r.mu, 2), _f(r.sigma, 2),
         str(r.matches), *(str(n) for n in r.places), _mean_ci(r), str(r.bids_won), _made(r),
@@ -85,9 +87,10 @@ def _cells(r: BotStats) -> list[str]:
     ]  # fmt: skip
 
 
-def _title(lb: Leaderboard) -> str:
+def board_title(lb: Leaderboard) -> str:
+    """The leaderboard's heading: the tournament and how far it has got."""
     if lb.total_matches <= 0:
-        # `arena serve --db` without --matches: no number is set until it ends (it said
+        # `arena serve --db` without --matches: no number is set until it ends (not
         # "5/0 matches played")
         status = "finished" if lb.finished_at else "not finished, no set number of matches"
     elif lb.completed == lb.total_matches:
@@ -108,7 +111,7 @@ def to_rich_table(lb: Leaderboard, width: int | None = None) -> Table:
     table, then bids, points per deal, strikes, matches and places); μ−3σ, μ and σ stay.
     """
     t = Table(
-        title=Text(_title(lb)),  # names are the user's: not rich markup
+        title=Text(board_title(lb)),  # names are the user's: not rich markup
         caption=f"tournament {lb.tournament_id} · sorted by μ−3σ · strikes: timeouts/"
         "illegal/disconnects/forfeits",
     )
@@ -250,14 +253,14 @@ def h2h_cell(lb: Leaderboard, a: str, b: str) -> str:
 
 
 def to_markdown(lb: Leaderboard) -> str:
-    cols = _columns(lb)
-    lines = [f"# {_md_escape(_title(lb))}", "",
+    cols = column_names(lb)
+    lines = [f"# {_md_escape(board_title(lb))}", "",
              f"Tournament `{lb.tournament_id}`, generated {lb.generated_at}. Sorted by the "
              "conservative rating μ−3σ (TrueSkill, each match a free-for-all by final place).",
              "", "| " + " | ".join(cols) + " |",
              "|" + "|".join("---:" if c != "bot" else ":---" for c in cols) + "|"]  # fmt: skip
     for r in lb.rows:
-        lines.append("| " + " | ".join(_md_escape(c) for c in _cells(r)) + " |")
+        lines.append("| " + " | ".join(_md_escape(c) for c in row_cells(r)) + " |")
     lines += [
         "",
         "Score/deal: the mean score change per deal with its 95% interval. Strikes T/I/D: "

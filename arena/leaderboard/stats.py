@@ -217,8 +217,8 @@ def build_leaderboard(storage: Storage, tournament_id: str) -> Leaderboard:
     made: Counter[str] = Counter()
     concessions: Counter[str] = Counter()
     strikes: dict[str, Counter[str]] = defaultdict(Counter)
-    # bot -> decision time (ms) -> how many decisions took it (a list of every time was
-    # most of the memory: see median_of_counts)
+    # bot -> decision time (ms) -> how many decisions took it (a list of every time would
+    # be most of the memory: see median_of_counts)
     times: dict[str, Counter[float]] = defaultdict(Counter)
     ahead: dict[str, dict[str, int]] = {a: dict.fromkeys(bots, 0) for a in bots}
     together: dict[str, dict[str, int]] = {a: dict.fromkeys(bots, 0) for a in bots}

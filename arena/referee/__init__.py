@@ -14,15 +14,15 @@ import os
 # gRPC core writes INFO lines of its own to stderr unless told otherwise before it loads: one
 # for every client connection that sends a GOAWAY with an error code (any client, no token:
 # 44,524 connections wrote 7.5 MB in 5 s) or fails its TLS handshake (a plaintext client, a
-# port scan). `arena serve` set this itself, but only after `arena.cli.options` had loaded
-# gRPC through this package, so it had no effect. GRPC_VERBOSITY=INFO shows them.
+# port scan). Set here, not in `arena serve`: `arena.cli.options` loads gRPC through this
+# package before any command runs. GRPC_VERBOSITY=INFO shows them.
 os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
 from arena.referee.config import RefereeConfig, TLSConfig
 from arena.referee.core import SERVER_VERSION, Referee
 from arena.referee.lobby import Lobby
-from arena.referee.match import INCIDENT_KINDS
 from arena.referee.server import SERVICE_NAME, start_server
+from engine.record import INCIDENT_KINDS
 
 __all__ = [
     "INCIDENT_KINDS",

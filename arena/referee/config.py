@@ -14,7 +14,7 @@ __all__ = ["RefereeConfig", "TLSConfig", "pem_problem"]
 
 
 #: The most strikes a seat may be allowed: every `DecisionRejected` carries the number as a
-#: uint32, and a larger one crashed the match at its first strike.
+#: uint32, and a larger one would crash the match at its first strike.
 MAX_STRIKES = 1_000_000
 
 

@@ -97,6 +97,69 @@ async def _read(context: Any) -> Any:
         ) from None
 
 
+async def _await_hello(context: Any, name: str, stream: Stream) -> pb.Hello:
+    """The ``Hello`` a new stream must open with; :class:`_Refusal` for anything else, for
+    none within ``HELLO_TIMEOUT_S`` (``HELLO_AFTER_RIVAL_S`` once a rival stream of the same
+    bot came), or when the arena stops meanwhile."""
+    loop = asyncio.get_running_loop()
+    hello_task = asyncio.ensure_future(_read(context))
+    ended_task = asyncio.ensure_future(stream.ended.wait())
+    rival_task = asyncio.ensure_future(stream.rival.wait())
+    waits: set[asyncio.Future[Any]] = {hello_task, ended_task, rival_task}
+    deadline = loop.time() + HELLO_TIMEOUT_S
+    why = f"none came within {HELLO_TIMEOUT_S:g} s"
+    try:
+        while not (hello_task.done() or ended_task.done()):
+            left = deadline - loop.time()
+            if left <= 0:
+                break
+            await asyncio.wait(waits, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+            if rival_task in waits and rival_task.done():
+                waits.discard(rival_task)
+                if deadline > loop.time() + HELLO_AFTER_RIVAL_S:
+                    deadline = loop.time() + HELLO_AFTER_RIVAL_S
+                    why = (
+                        f"none came, and another stream of bot {name!r} "
+                        f"came {HELLO_AFTER_RIVAL_S:g} s ago (this one is taken "
+                        "for dead)"
+                    )
+    finally:
+        ended_task.cancel()
+        rival_task.cancel()
+        if not hello_task.done():
+            hello_task.cancel()
+    if stream.ending is not None:  # the arena is stopping
+        raise _Refusal(*stream.ending)
+    if not hello_task.done() or hello_task.cancelled():
+        raise _Refusal(grpc.StatusCode.INVALID_ARGUMENT, f"the first message must be Hello: {why}")
+    first = hello_task.result()
+    kind = first.WhichOneof("kind") if isinstance(first, pb.BotMessage) else None
+    if kind != "hello":
+        got = (
+            "the end of the stream"
+            if first is grpc.aio.EOF
+            else kind
+            or (
+                # Only fields this protocol version does not know (a newer one's).
+                "a message of a kind this referee does not know"
+                if first.ByteSize()
+                else "an empty message"
+            )
+        )
+        raise _Refusal(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            f"the first message must be Hello, not {got}",
+        )
+    hello: pb.Hello = first.hello
+    if hello.protocol_version not in (0, PROTOCOL_VERSION):
+        raise _Refusal(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            f"protocol version {hello.protocol_version} is not supported "
+            f"(this referee speaks {PROTOCOL_VERSION})",
+        )
+    return hello
+
+
 class Referee:
     """Holds every bot session and runs matches; the gRPC servicer only forwards to it."""
 
@@ -112,8 +175,8 @@ class Referee:
         #: the health service's shutdown, which ends its Watch calls).
         self.on_stop: list[Callable[[], Awaitable[None]]] = []
         #: Refused stream openings logged per flood window (the rest counted, then said):
-        #: a client needs no token to be refused, and with ``-v`` every refusal was a line
-        #: of the log (2.5 MB in 10 s from one client).
+        #: a client needs no token to be refused, and with ``-v`` every refusal would be a
+        #: line of the log (2.5 MB in 10 s from one client).
         self._refusals_logged = RateMeter(REFUSALS_LOGGED, self.config.flood_window_s)
         self._refusals_unlogged = 0
         #: (status, details) of :meth:`end_streams`, once called: a stream opened after it
@@ -165,7 +228,8 @@ class Referee:
         """The session of bot ``name`` (``KeyError`` if unknown)."""
         return self._by_name[name]
 
-    def _notify(self) -> None:
+    def notify_changed(self) -> None:
+        """Wake :meth:`wait_changed` (the lobby calls it too, when its state changes)."""
         if self._changed is not None:
             self._changed.set()
 
@@ -262,7 +326,7 @@ class Referee:
             rec = await runner.run()
         finally:
             del self._matches[match_id]
-            self._notify()
+            self.notify_changed()
         log.info(
             "match %s ends: scores %s places %s forfeits %s",
             match_id, rec["result"]["scores"], rec["result"]["places"], rec["forfeits"],
@@ -282,9 +346,9 @@ class Referee:
         """
         code = grpc.StatusCode.OK if final else grpc.StatusCode.UNAVAILABLE
         # Streams opened from now on are refused the same way: one welcomed while the server
-        # was still up (a bot reconnecting at once, or while a slow stream kept this waiting)
-        # resumed its seats, was then cut by the server's stop with UNAVAILABLE "Cancelling
-        # all calls", and after a final end was so told to reconnect, not to stop.
+        # is still up (a bot reconnecting at once, or while a slow stream keeps this waiting)
+        # would resume its seats, be cut by the server's stop with UNAVAILABLE "Cancelling
+        # all calls", and after a final end be so told to reconnect, not to stop.
         self._ending = (code, message)
         for s in self._by_name.values():
             for stream in (s.stream, s.reserved):  # (reserved: still saying Hello)
@@ -363,64 +427,8 @@ class Referee:
         attached = False
         refusal: _Refusal | None = None
         try:
-            hello_task = asyncio.ensure_future(_read(context))
-            ended_task = asyncio.ensure_future(stream.ended.wait())
-            rival_task = asyncio.ensure_future(stream.rival.wait())
-            waits: set[asyncio.Future[Any]] = {hello_task, ended_task, rival_task}
-            deadline = loop.time() + HELLO_TIMEOUT_S
-            why = f"none came within {HELLO_TIMEOUT_S:g} s"
-            try:
-                while not (hello_task.done() or ended_task.done()):
-                    left = deadline - loop.time()
-                    if left <= 0:
-                        break
-                    await asyncio.wait(waits, timeout=left, return_when=asyncio.FIRST_COMPLETED)
-                    if rival_task in waits and rival_task.done():
-                        waits.discard(rival_task)
-                        if deadline > loop.time() + HELLO_AFTER_RIVAL_S:
-                            deadline = loop.time() + HELLO_AFTER_RIVAL_S
-                            why = (
-                                f"none came, and another stream of bot {session.name!r} "
-                                f"came {HELLO_AFTER_RIVAL_S:g} s ago (this one is taken "
-                                "for dead)"
-                            )
-            finally:
-                ended_task.cancel()
-                rival_task.cancel()
-                if not hello_task.done():
-                    hello_task.cancel()
-            if stream.ending is not None:  # the arena is stopping
-                raise _Refusal(*stream.ending)
-            if not hello_task.done() or hello_task.cancelled():
-                raise _Refusal(
-                    grpc.StatusCode.INVALID_ARGUMENT, f"the first message must be Hello: {why}"
-                )
-            first = hello_task.result()
-            kind = first.WhichOneof("kind") if isinstance(first, pb.BotMessage) else None
-            if kind != "hello":
-                got = (
-                    "the end of the stream"
-                    if first is grpc.aio.EOF
-                    else kind
-                    or (
-                        # Only fields this protocol version does not know (a newer one's).
-                        "a message of a kind this referee does not know"
-                        if first.ByteSize()
-                        else "an empty message"
-                    )
-                )
-                raise _Refusal(
-                    grpc.StatusCode.INVALID_ARGUMENT,
-                    f"the first message must be Hello, not {got}",
-                )
-            if first.hello.protocol_version not in (0, PROTOCOL_VERSION):
-                raise _Refusal(
-                    grpc.StatusCode.INVALID_ARGUMENT,
-                    f"protocol version {first.hello.protocol_version} is not supported "
-                    f"(this referee speaks {PROTOCOL_VERSION})",
-                )
-            stream.batch = "batch" in first.hello.features
-            hello = first.hello
+            hello = await _await_hello(context, session.name, stream)
+            stream.batch = "batch" in hello.features
             # The matches it will play count those it finishes on this stream: the seats it is
             # about to resume (a bot restarted with --matches N finishes them first), and
             # the matches it holds as running whose end comes again (they ended while it
@@ -442,7 +450,7 @@ class Referee:
                 )
             )
             log.info("bot %s connected from %s (%r)", session.name, stream.peer,
-                     clip(first.hello.client or "unknown client"))  # fmt: skip
+                     clip(hello.client or "unknown client"))  # fmt: skip
             session.reserved = None
             old = session.stream
             if old is not None:
@@ -455,7 +463,7 @@ class Referee:
             session.attach(stream)
             attached = True
             self._attached += 1
-            self._notify()
+            self.notify_changed()
             # Reading runs in a task of its own so that the call also ends when the writer
             # does (the bot is gone) or the stream overflows (the bot does not read): then
             # there may be nothing to read for ever.
@@ -501,7 +509,7 @@ class Referee:
                 if not left:
                     session.lost(stream)
                 log.info("bot %s disconnected", session.name)
-                self._notify()
+                self.notify_changed()
             if session.reserved is stream:
                 session.reserved = None
             if writer is not None:
@@ -517,7 +525,7 @@ class Referee:
                 context.set_details(refusal.message)
             if attached:
                 self._attached -= 1
-                self._notify()
+                self.notify_changed()
 
     def _log_refusal(self, text: str, *args: object) -> None:
         """Log a refused stream opening, unless ``REFUSALS_LOGGED`` were logged within the
@@ -551,10 +559,10 @@ class Referee:
                     )
             unsolicited = self.on_message(session, msg)
             # Weighed by size: a stray MiB costs the referee milliseconds to parse, and the
-            # count alone let a few bots slow every match next door ten-fold. An answer
-            # weighs what it carries beyond ANSWER_BYTES a decision (it needs ~100 bytes):
-            # answers padded to a MiB (unknown fields), uncounted, halved the honest
-            # matches next door as the strays did.
+            # count alone would let a few bots slow every match next door ten-fold. An
+            # answer weighs what it carries beyond ANSWER_BYTES a decision (it needs ~100
+            # bytes): answers padded to a MiB (unknown fields), uncounted, would halve the
+            # honest matches next door as the strays do.
             size = msg.ByteSize()
             if unsolicited:
                 weight = unsolicited + size // 1024
@@ -586,8 +594,8 @@ class Referee:
         seat = session.seats.get(d.match_id)
         if seat is None:
             # At most max_wrong_recorded of them are answered per flood window: a reply
-            # carries the events waiting for the bot, so answering each one let a bot poll
-            # for the other seats' moves as they came (and time their thinking).
+            # carries the events waiting for the bot, so answering each one would let a bot
+            # poll for the other seats' moves as they come (and time their thinking).
             if session.unseated.over(asyncio.get_running_loop()):
                 return False
             # Say the same whether or not the match exists: a bot learns nothing about

@@ -88,7 +88,7 @@ class Lobby:
     def stop(self) -> None:
         """Start no more matches (running ones go on)."""
         self._stopping.set()
-        self.referee._notify()
+        self.referee.notify_changed()
 
     @property
     def running(self) -> int:
@@ -167,7 +167,7 @@ class Lobby:
             return
         finally:
             self._seated.difference_update(seats)
-            self.referee._notify()
+            self.referee.notify_changed()
         self._pause_s = 0.0
         table = frozenset(seats)
         for bot in seats:

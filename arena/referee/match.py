@@ -57,13 +57,9 @@ from engine import (
 from engine import record as engine_record
 from engine.record import forfeit_result
 
-__all__ = ["INCIDENT_KINDS", "MatchRunner", "SeatState", "clip"]
+__all__ = ["MatchRunner", "SeatState", "clip"]
 
 log = logging.getLogger("arena.referee")
-
-#: The closed set of incident kinds, as records name them.
-INCIDENT_KINDS = ("timeout", "illegal", "malformed", "wrong_request", "disconnect", "forfeit")
-
 
 #: The longest id (request or match id sent by a bot) echoed back or written to a record.
 MAX_ID_CHARS = 64
@@ -671,8 +667,8 @@ class MatchRunner:
         answer comes, before it is applied): the match ends after the deal in progress,
         placed by score as at a ``max_deals`` cap. A seat that is behind cannot stop its
         result from being stored by playing slowly (a match over a wall-clock limit that
-        failed instead was played again, from the same seed, until it went the slow seat's
-        way). The record's ruleset names the cap it ended at, so it replays to its result.
+        failed instead would be played again, from the same seed, until it went the slow
+        seat's way). The record's ruleset names the cap it ended at, so it replays to its result.
         """
         self._end_at = None
         game = self.game

@@ -118,7 +118,7 @@ class _OpenCalls:
         self.count = 0
         self.by_address: Counter[str] = Counter()
         #: address -> [the start of its current window, requests in it]: a fixed window,
-        #: a few bytes per address (a sliding one kept a time per request: 76 MB at most).
+        #: a few bytes per address (a sliding one keeps a time per request: 76 MB at most).
         self.recent: dict[str, list[float]] = {}
 
     async def request(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
@@ -232,8 +232,8 @@ def _parsing_refused(handler: grpc.RpcMethodHandler, calls: _OpenCalls) -> grpc.
     def tolerant(data: bytes) -> Any:
         if len(data) > TOKENLESS_MAX_BYTES:
             # An open health Watch keeps its request, some four times over: 100 Watch calls
-            # naming a service of a MiB took the referee from 45 to 490 MB, and 10
-            # addresses could hold 1,000 of them (hostile round 12).
+            # naming a service of a MiB would take the referee from 45 to 490 MB, and 10
+            # addresses could hold 1,000 of them.
             return _Unparsed(
                 f"a request of {len(data):,} bytes: requests without a token (GetInfo, "
                 f"health, reflection) take at most {TOKENLESS_MAX_BYTES:,}"
@@ -252,9 +252,9 @@ def _parsing_refused(handler: grpc.RpcMethodHandler, calls: _OpenCalls) -> grpc.
 
     async def one_request(context: Any) -> Any:
         """The call's request, read here rather than by grpc.aio: for a call that ended
-        without one, grpc.aio returned without a status and gRPC core kept the stream for
-        as long as its connection lived (40,000 such GetInfo calls took the referee from 50
-        to 724 MB, transport round); one whose request never came waited as long. The call
+        without one, grpc.aio would return without a status and gRPC core keep the stream
+        for as long as its connection lived (40,000 such GetInfo calls took the referee
+        from 50 to 724 MB); one whose request never came would wait as long. The call
         counts toward TOKENLESS_LIMIT before its request comes, so that one address has at
         most that many waiting within TOKENLESS_REQUEST_S."""
         await calls.request(context)
@@ -356,7 +356,7 @@ def host_problem(host: str) -> str | None:
     inner = host[1:-1] if host.startswith("[") and host.endswith("]") else host
     if "[" in inner or "]" in inner or (inner != host and ":" not in inner):
         # (gRPC cannot parse "[::1" nor "[127.0.0.1]": its own log line "Unparsable name"
-        # came after the run had started, and the error named neither option nor key)
+        # would come after the run started, naming neither option nor key)
         return f"brackets go around a whole IPv6 address only ([::1]), got {host!r}"
     return None
 

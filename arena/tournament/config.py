@@ -200,7 +200,8 @@ def _code_files(spec: str | None, command: Sequence[str], cwd: Path | None) -> l
     base = cwd or Path.cwd()
     args = command[1:] if command and Path(command[0]).is_absolute() else command
     # A bot file named as `arena-bot run` takes it, `mybot.py:Lowest`, is a file named too
-    # (its edits went unseen: the edited bot resumed the old version's tournament).
+    # (else its edits would go unseen: the edited bot would resume the old version's
+    # tournament).
     files = [a.rpartition(":")[0] if a.rpartition(":")[0].endswith(".py") else a for a in args]
     return [base / f for f in files if "{" not in f and _holds(base / f, Path.is_file)]
 
@@ -330,7 +331,7 @@ def identity_changes(stored: Mapping[str, Any], new: Mapping[str, Any]) -> list[
 
     out: list[str] = []
     if "name" in stored and "name" in new and stored["name"] != new["name"]:
-        # (a fixed `id` with another name: the refusal said only "its settings")
+        # (a fixed `id` with another name: else the refusal says only "its settings")
         out.append(f"name {short(stored['name'])} → {short(new['name'])}")
     old_bots = {b.get("name"): b for b in stored.get("bots") or () if isinstance(b, Mapping)}
     new_bots = {b.get("name"): b for b in new.get("bots") or () if isinstance(b, Mapping)}
@@ -500,7 +501,7 @@ def apply_overrides(
         key = ".".join(parts)
         try:
             doc = tomllib.loads(f"v = {raw.strip()}")
-            if len(doc) > 1:  # (`3\nseed = 5`: the second line was dropped without a word)
+            if len(doc) > 1:  # (`3\nseed = 5`: its second line would be dropped silently)
                 raise ConfigError(source, key, f"not one TOML value: {raw.strip()!r} holds "
                                   "a line break and another key")  # fmt: skip
             value: Any = doc["v"]
@@ -632,8 +633,8 @@ def parse_config(
         )
 
     ruleset, ruleset_source = _ruleset(data.get("ruleset", "classic"), base, err)
-    # A cap written in the ruleset file holds unless the config sets one (it was replaced
-    # by the default, without a word).
+    # A cap written in the ruleset file holds unless the config sets one (not the
+    # default's 20).
     max_deals = _get(data, "max_deals", int, ruleset.max_deals or 20, err)
     if not 0 <= max_deals <= MAX_INT:
         raise err("max_deals", f"must be 0 (no cap) or up to {MAX_INT}, got {max_deals}")
@@ -682,49 +683,9 @@ def parse_config(
         if key == "out" and exists and not is_dir:
             raise err("out", f"{path} is not a directory")
 
-    deadlines_data = data.get("deadlines", {})
-    if not isinstance(deadlines_data, Mapping):
-        raise err("deadlines", f"expected a table, got {_tname(deadlines_data)}")
-    _check_keys(deadlines_data, _DEADLINE_KEYS, "deadlines.", err)
-    decision_ms = _get(deadlines_data, "decision_ms", int, 2000, err, "deadlines.")
-    time_bank_ms = _get(deadlines_data, "time_bank_ms", int, 20000, err, "deadlines.")
-    for key, value, low in (("decision_ms", decision_ms, 1), ("time_bank_ms", time_bank_ms, 0)):
-        problem = deadline_problem(value, low)
-        if problem is not None:
-            raise err(f"deadlines.{key}", problem)
-
-    ratings_data = data.get("ratings", {})
-    if not isinstance(ratings_data, Mapping):
-        raise err("ratings", f"expected a table, got {_tname(ratings_data)}")
-    _check_keys(ratings_data, _RATING_KEYS, "ratings.", err)
-    draw_probability = float(
-        _get(ratings_data, "draw_probability", (int, float), DEFAULT_DRAW_PROBABILITY, err,
-             "ratings.")
-    )  # fmt: skip
-    if not 0 < draw_probability <= MAX_DRAW_PROBABILITY:
-        # TrueSkill's draw margin overflows as the probability nears 1.
-        raise err(
-            "ratings.draw_probability",
-            f"must be above 0 and at most {MAX_DRAW_PROBABILITY}, got {draw_probability}",
-        )
-
-    referee_data = data.get("referee", {})
-    if not isinstance(referee_data, Mapping):
-        raise err("referee", f"expected a table, got {_tname(referee_data)}")
-    _check_keys(referee_data, _REFEREE_KEYS, "referee.", err)
-    referee: list[tuple[str, Any]] = []
-    if "max_strikes" in referee_data:
-        strikes = _get(referee_data, "max_strikes", int, 3, err, "referee.")
-        if not 1 <= strikes <= MAX_STRIKES:
-            raise err(
-                "referee.max_strikes", f"must be between 1 and {MAX_STRIKES:,}, got {strikes}"
-            )
-        referee.append(("max_strikes", strikes))
-    if "reconnect_grace_s" in referee_data:
-        grace = float(_get(referee_data, "reconnect_grace_s", (int, float), 5.0, err, "referee."))
-        if grace < 0:
-            raise err("referee.reconnect_grace_s", f"must not be negative, got {grace}")
-        referee.append(("reconnect_grace_s", grace))
+    deadlines = _deadlines(_subtable(data, "deadlines", _DEADLINE_KEYS, err), err)
+    draw_probability = _draw_probability(_subtable(data, "ratings", _RATING_KEYS, err), err)
+    referee = _referee(_subtable(data, "referee", _REFEREE_KEYS, err), err)
 
     tls = _tls(data.get("tls"), base, err)
     bots = _bots(data.get("bots"), base, err)
@@ -765,14 +726,67 @@ def parse_config(
         port=port,
         bot_wait_s=bot_wait_s,
         match_timeout_s=match_timeout_s,
-        deadlines=Deadlines(decision_ms=decision_ms, time_bank_ms=time_bank_ms),
+        deadlines=deadlines,
         tls=tls,
         draw_probability=draw_probability,
-        referee=tuple(referee),
+        referee=referee,
         explicit_id=explicit_id,
         source=source,
         deals="independent" if deals == "independent" else "duplicate",
     )
+
+
+def _subtable(data: Mapping[str, Any], key: str, known: set[str], err: _Err) -> Mapping[str, Any]:
+    """The config's ``[key]`` table (empty when absent), its keys checked against ``known``."""
+    table = data.get(key, {})
+    if not isinstance(table, Mapping):
+        raise err(key, f"expected a table, got {_tname(table)}")
+    _check_keys(table, known, f"{key}.", err)
+    return table
+
+
+def _deadlines(data: Mapping[str, Any], err: _Err) -> Deadlines:
+    """``[deadlines]``: ``decision_ms`` and ``time_bank_ms``, within the referee's bounds."""
+    decision_ms = _get(data, "decision_ms", int, 2000, err, "deadlines.")
+    time_bank_ms = _get(data, "time_bank_ms", int, 20000, err, "deadlines.")
+    for key, value, low in (("decision_ms", decision_ms, 1), ("time_bank_ms", time_bank_ms, 0)):
+        problem = deadline_problem(value, low)
+        if problem is not None:
+            raise err(f"deadlines.{key}", problem)
+    return Deadlines(decision_ms=decision_ms, time_bank_ms=time_bank_ms)
+
+
+def _draw_probability(data: Mapping[str, Any], err: _Err) -> float:
+    """``[ratings]``: ``draw_probability``."""
+    draw_probability = float(
+        _get(data, "draw_probability", (int, float), DEFAULT_DRAW_PROBABILITY, err, "ratings.")
+    )
+    if not 0 < draw_probability <= MAX_DRAW_PROBABILITY:
+        # TrueSkill's draw margin overflows as the probability nears 1.
+        raise err(
+            "ratings.draw_probability",
+            f"must be above 0 and at most {MAX_DRAW_PROBABILITY}, got {draw_probability}",
+        )
+    return draw_probability
+
+
+def _referee(data: Mapping[str, Any], err: _Err) -> tuple[tuple[str, Any], ...]:
+    """``[referee]``: the options it sets (``max_strikes``, ``reconnect_grace_s``), as
+    ``(name, value)`` pairs; the referee's defaults hold for the others."""
+    referee: list[tuple[str, Any]] = []
+    if "max_strikes" in data:
+        strikes = _get(data, "max_strikes", int, 3, err, "referee.")
+        if not 1 <= strikes <= MAX_STRIKES:
+            raise err(
+                "referee.max_strikes", f"must be between 1 and {MAX_STRIKES:,}, got {strikes}"
+            )
+        referee.append(("max_strikes", strikes))
+    if "reconnect_grace_s" in data:
+        grace = float(_get(data, "reconnect_grace_s", (int, float), 5.0, err, "referee."))
+        if grace < 0:
+            raise err("referee.reconnect_grace_s", f"must not be negative, got {grace}")
+        referee.append(("reconnect_grace_s", grace))
+    return tuple(referee)
 
 
 def _same_path(a: Path, b: Path) -> bool:
@@ -814,7 +828,8 @@ def _tls(data: object, base: Path, err: _Err) -> TLSSpec | None:
 
 # ------------------------------------------------------------------------- helpers
 
-_Err = Any  # Callable[[str, str], ConfigError]; kept loose for brevity
+#: Makes the ConfigError for a key and its problem (``parse_config``'s ``err``).
+_Err = Callable[[str, str], ConfigError]
 
 
 def _path(text: str, key: str, err: _Err, base: Path | None = None) -> Path:
@@ -859,8 +874,8 @@ def _syntax_problem(path: Path) -> str | None:
         return None
     try:
         # Its warnings (an invalid escape "\d", `is` with a literal) are the bot's to show
-        # when it runs: printed here they came from the arena, and with warnings as errors
-        # (-W error) a bot that runs was refused as a SyntaxError.
+        # when it runs: printed here they would seem to come from the arena, and with
+        # warnings as errors (-W error) a bot that runs would be refused as a SyntaxError.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             compile(source, str(path), "exec", dont_inherit=True)
@@ -886,8 +901,8 @@ def _holds(path: Path, test: Callable[[Path], bool]) -> bool:
 def _probe(path: Path, test: Callable[[Path], bool], key: str, err: _Err) -> bool:
     """``test(path)`` (``Path.exists``, ``is_file``, ``is_dir``), or a ConfigError naming
     ``key`` when the system cannot say: Python 3.11's tests raise ``OSError`` for a name too
-    long for the file system (and the command line said ``Error: <path>: File name too
-    long``, exit 1, naming neither the config nor the key)."""
+    long for the file system (which the command line would show as ``Error: <path>: File
+    name too long``, exit 1, naming neither the config nor the key)."""
     try:
         return test(path)
     except OSError as e:
@@ -1026,7 +1041,7 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
         )
     if kinds == ["remote"]:
         for k in ("env", "cwd"):
-            if k in entry:  # (accepted and ignored before: the organiser's intent lost)
+            if k in entry:  # (refused, not ignored: the organiser meant something by it)
                 raise err(f"{key}.{k}", f"a remote bot is not launched by the arena: {k} "
                           "is for a local bot (a remote one runs with its own)")  # fmt: skip
     env_data = entry.get("env", {})

@@ -43,7 +43,7 @@ from collections.abc import Callable, Coroutine, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from rich.console import Console, Group
 from rich.live import Live
@@ -72,6 +72,9 @@ from arena.tournament.config import BotSpec, TLSSpec, TournamentConfig, identity
 from arena.tournament.schedule import SCHEDULE_VERSION, ScheduledMatch, match_id, replay_seed
 from engine.rules import Ruleset
 
+if TYPE_CHECKING:
+    import grpc
+
 __all__ = [
     "DatabaseLock",
     "Interrupted",
@@ -99,7 +102,7 @@ def _bot_pythonpath(inherited: str = "") -> str:
     """A local bot's PYTHONPATH: a checkout's root first, so that a bot run from it (a
     command bot's ``{python} mybot.py``) imports ``sdk`` from there. Not so the
     site-packages the arena was installed into by pip: this interpreter finds it anyway,
-    and a bot running another one (its own venv, another Python version) took that
+    and a bot running another one (its own venv, another Python version) would take that
     directory's grpc and protobuf, built for this interpreter, before its own ("cannot
     import name 'cygrpc'")."""
     sites = {Path(p).resolve() for p in (*site.getsitepackages(), site.getusersitepackages())}
@@ -256,7 +259,7 @@ def _real_referee(cfg: TournamentConfig) -> RefereeLike:
 
 async def _real_server(
     referee: RefereeLike, host: str, port: int, tls: TLSSpec | None = None
-) -> tuple[Any, int]:
+) -> tuple[grpc.aio.Server, int]:
     from arena.referee import TLSConfig, start_server
 
     creds = None if tls is None else TLSConfig(tls.cert, tls.key)
@@ -319,7 +322,7 @@ class _BotProcess:
         self.argv = argv
         self.token = token
         #: Every bot's token: no variable of the organiser's environment holding one is
-        #: passed on (a remote bot's ``token_env`` let a local bot take its seats).
+        #: passed on (a remote bot's ``token_env`` would let a local bot take its seats).
         self.hidden = hidden
         self.log_path = log_path
         self.proc: asyncio.subprocess.Process | None = None
@@ -401,12 +404,12 @@ class _BotProcess:
         try:
             size = os.fstat(fh.fileno()).st_size
             # (A bot printing in a loop writes tens of MiB after a cut before the next
-            # check: without the last cut its log stayed up to 64 MiB, not the 2 it keeps.)
+            # check: without the last cut its log would stay up to 64 MiB, not the 2 kept.)
             limit = 2 * LOG_KEEP_BYTES + 4096 if last and self._log_cut else LOG_LIMIT_BYTES
             if size <= limit:
                 return
-            # (From the file the bot writes to, not its path: a bot that removed its log
-            # went on writing to the file without a name, and the cut failed on the path
+            # (From the file the bot writes to, not its path: a bot that removes its log
+            # goes on writing to the file without a name, and a cut by path would fail
             # every half second, a warning each time.)
             end = os.pread(fh.fileno(), LOG_KEEP_BYTES, size - LOG_KEEP_BYTES)
             end = end[end.find(b"\n") + 1 :]  # from a line's start
@@ -537,9 +540,9 @@ class DatabaseLock:
         """Take the lock for tournament ``owner`` (written in the file beside the pid, so
         that `arena web` shows that one as running, not every unfinished one)."""
         # A database with a second name (a hard link) has a lock file and a write-ahead log
-        # (`-wal`) per name: two runs through two names both ran, each on its own log, and
-        # the results of one were lost; a run killed through one name left results in a
-        # log the other name never reads. Only a database of one name is written.
+        # (`-wal`) per name: two runs through two names would both run, each on its own
+        # log, and the results of one be lost; a run killed through one name would leave
+        # results in a log the other name never reads. Only a database of one name is written.
         try:
             links = os.stat(self.db).st_nlink
         except OSError:  # not there yet (created after the lock), or SQLite says why not
@@ -905,7 +908,7 @@ async def _play(
         tokens[b.name] = b.token if b.token is not None else secrets.token_urlsafe(24)
         referee.add_bot(b.name, tokens[b.name])
 
-    server: Any = None
+    server: grpc.aio.Server | None = None
     procs: dict[str, _BotProcess] = {}
     stopping = asyncio.Event()
     monitor: asyncio.Task[None] | None = None
@@ -991,11 +994,11 @@ async def _play(
                             await end_streams()
                     await server.stop(1.0)
 
-        # A signal while stopping (the first one, after the last match) cancelled this stop
-        # halfway: the server was never stopped (tracebacks as the loop closed), remote bots
-        # were not told, and a finished tournament ended "interrupted". The stop runs to its
-        # end; the signal then stops the run as it would have a moment earlier, unless every
-        # match is played (the run was ending anyway: it ends as it would have).
+        # A signal while stopping (the first one, after the last match) would cancel this
+        # stop halfway: the server would never be stopped (tracebacks as the loop closed),
+        # remote bots not told, and a finished tournament would end "interrupted". The stop
+        # runs to its end; the signal then stops the run as it would have a moment earlier,
+        # unless every match is played (the run was ending anyway: it ends as it would have).
         signalled = asyncio.Event()  # (a signal while stopping: the wait above ends)
         if await _uncut(stop_everything(), signalled) and not failing:
             if not over:
@@ -1008,8 +1011,8 @@ async def _play(
 
 def _check_server_name(cfg: TournamentConfig) -> None:
     """With ``[tls]``, the bundled and ``module:Class`` bots connect to ``server_name``: one
-    that does not resolve kept every such bot retrying for ``bot_wait_s`` before the run
-    gave up (its log saying "Domain name not found"). Named before anything starts."""
+    that does not resolve would keep every such bot retrying for ``bot_wait_s`` before the
+    run gives up (its log saying "Domain name not found"). Named before anything starts."""
     if cfg.tls is None or not any(b.kind == "sdk" for b in cfg.bots):
         return
     name = cfg.tls.server_name
@@ -1214,6 +1217,10 @@ async def _run_matches(
     referee: RefereeLike,
     left: Counter[str],
 ) -> None:
+    """Play ``pending`` on ``referee``, ``cfg.concurrency`` at a time (no more than
+    ``opts.max_new_matches`` of them), storing each as it ends and counting it off
+    ``left`` (per bot, the matches still to play). A match that fails is logged and left
+    for the next run; a result that cannot be stored stops the run (TournamentError)."""
     tid = cfg.tournament_id
     # Live standings (only with the live display: nothing else reads them; the stored
     # ratings come from finalize) start from what is stored (resume) and follow completions.
@@ -1227,7 +1234,7 @@ async def _run_matches(
     # Results are stored on one worker thread: SQLite's work and the commit's fsync then do
     # not stall the event loop that serves every table. One thread keeps the connection's
     # use serial, and nothing else touches storage until it has finished (below).
-    io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arena-storage")
+    storage_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arena-storage")
     loop = asyncio.get_running_loop()
     limit = opts.max_new_matches
     started = 0
@@ -1264,7 +1271,7 @@ async def _run_matches(
                 started_at=t_start, finished_at=time.time(),
             )  # fmt: skip
             try:
-                save_cpu = await loop.run_in_executor(io, save)
+                save_cpu = await loop.run_in_executor(storage_thread, save)
             except StorageError as e:
                 fatal.append(e)
                 return
@@ -1285,7 +1292,7 @@ async def _run_matches(
             for w in workers:
                 w.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
-            io.shutdown(wait=True)  # a save under way is finished, never cut
+            storage_thread.shutdown(wait=True)  # a save under way is finished, never cut
     if limit is not None and not queue.empty():
         outcome.interrupted = True
     if fatal:
@@ -1322,11 +1329,11 @@ def stop_signals() -> tuple[signal.Signals, ...]:
 class _Signals:
     """SIGINT, SIGTERM and SIGHUP (:func:`stop_signals`) for :func:`run`: the first cancels
     the tournament (it stops cleanly: bots stopped, every result kept), later ones only say
-    to wait. With asyncio's own handler a second Ctrl-C raised KeyboardInterrupt in the
-    middle of that stop, and gRPC's server then complained with tracebacks that its event
-    loop was gone; SIGTERM (``kill``, ``timeout``, ``docker stop``, systemd) and a hang-up
-    killed the arena outright, leaving its bots running, its lock file behind and no
-    leaderboard. The stop is bounded."""
+    to wait. With asyncio's own handler a second Ctrl-C would raise KeyboardInterrupt in
+    the middle of that stop, and gRPC's server would then complain with tracebacks that its
+    event loop was gone; SIGTERM (``kill``, ``timeout``, ``docker stop``, systemd) and a
+    hang-up would kill the arena outright, leaving its bots running, its lock file behind
+    and no leaderboard. The stop is bounded."""
 
     def __init__(self) -> None:
         self.count = 0

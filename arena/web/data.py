@@ -232,7 +232,7 @@ class DataSource:
                 **listed,
                 # A match's record lists a seat's first 20 disconnects and answers to no
                 # pending request one by one, and counts them all: the row counts them all
-                # (the page listed 136 other incidents under a row of 404, and said nothing)
+                # (else the page lists 136 other incidents under a row of 404, silently)
                 "strikes_not_listed": _not_listed(row, "strikes", listed["strikes"]),
                 "other_incidents_not_listed": _not_listed(
                     row, "other_incidents", listed["other_incidents"]

@@ -561,8 +561,9 @@ def _finish(before: JSON, actor: int, action: Action, result: JSON, n: int) -> J
     if isinstance(action, Play):
         card = str(action.card)
         hands = [list(h) if h is not None else None for h in before["hands"]]
-        if hands[actor] is not None:
-            hands[actor] = [c for c in hands[actor] if c != card]  # type: ignore[union-attr]
+        held = hands[actor]
+        if held is not None:
+            hands[actor] = [c for c in held if c != card]
         v["hands"] = hands
         sizes = list(before.get("hand_sizes", [0] * n))
         sizes[actor] = max(0, sizes[actor] - 1)

@@ -58,21 +58,21 @@ MAX_QUERY_INT = 1_000_000
 
 #: Connections served at once (each holds a thread), in all and from one address. One
 #: more is answered 503 at once: held open with half a request line, 300 connections
-#: took 300 threads (57 MB) and there was no end to it.
+#: would take 300 threads (57 MB), with no end to it.
 MAX_CONNECTIONS = 128
 MAX_CONNECTIONS_PER_ADDRESS = 32
 
 #: Seconds a request has to arrive whole (request line and headers), from the moment the
 #: connection is ready for it (accepted, or the previous answer on it sent): a connection
 #: whose request is not read by then is shut down. The handler's ``timeout`` is per
-#: ``recv``: a request fed a byte every 25 s was never cut off, and 128 of them kept every
-#: other client at 503 for as long as their sender liked.
+#: ``recv``: a request fed a byte every 25 s would never be cut off, and 128 of them would
+#: keep every other client at 503 for as long as their sender liked.
 REQUEST_DEADLINE = 10.0
 
 #: The most bytes a request's headers take, all lines together (a browser sends a few
 #: KiB): one more and the request is answered 431. http.server bounds each line (64 KiB)
 #: and their number (100) only: 32 connections from one address holding 99 lines of 64 KB
-#: took the server from 47 to 330 MB, and four addresses fill all 128 slots.
+#: would take the server from 47 to 330 MB, and four addresses fill all 128 slots.
 MAX_HEADER_BYTES = 65536
 
 #: Headers of every answer. The pages load their scripts and styles from /static/ only;
@@ -282,9 +282,9 @@ class WebServer(ThreadingHTTPServer):
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A connection that failed while its request was read: a client that reset it (or
         a deadline's cut) is no error of the server, and says one line at debug level;
-        anything else is logged with its traceback. (socketserver printed a 20-line
-        traceback to stderr for each: a client sending half a request and a reset wrote
-        them as fast as it could connect.)"""
+        anything else is logged with its traceback. (socketserver would print a 20-line
+        traceback to stderr for each: a client sending half a request and a reset would
+        write them as fast as it could connect.)"""
         error = sys.exc_info()[1]
         if isinstance(error, ConnectionError | TimeoutError):
             log.debug("%s: connection ended: %s", client_address[0], error)
@@ -480,7 +480,7 @@ class _Handler(BaseHTTPRequestHandler):
             pass
         except Exception as e:  # one bad request must not stop the server
             # What the request may be at fault for is an _HTTPError (400) above: anything
-            # else (a ValueError of a stored row, say) was a 400, blaming the request.
+            # else (a ValueError of a stored row, say) is the server's: a 500, not a 400.
             log.exception("error serving %s", self.path)
             self._error(HTTPStatus.INTERNAL_SERVER_ERROR, f"{type(e).__name__}: {e}")
 

@@ -16,6 +16,7 @@ from arena.protocol import (
     card_to_pb,
     deal_result_from_pb,
     deal_result_to_pb,
+    match_result_from_pb,
     match_result_to_pb,
     phase_from_pb,
     public_action_from_pb,
@@ -264,7 +265,6 @@ def test_the_match_result_says_why_the_match_ended_as_locally() -> None:
     match ("target", "max_deals"); it used to be "" unless a seat forfeited."""
     from bots import load
     from sdk import play_local
-    from sdk.client import _game_result
 
     local = play_local([load("random")] * 3, seed=4, max_deals=2).result
     assert local.reason == "max_deals"
@@ -273,10 +273,12 @@ def test_the_match_result_says_why_the_match_ended_as_locally() -> None:
          "shortfalls": list(local.shortfalls), "deals": local.deals, "reason": local.reason}
     )  # fmt: skip
     assert msg.reason == "max_deals"
-    assert _game_result(msg) == local
+    assert match_result_from_pb(msg, 3) == local
     forfeited = match_result_to_pb({"scores": [0, 0, 0], "places": [1, 1, 3], "deals": 1,
                                     "reason": "target"}, forfeits=[2])  # fmt: skip
-    assert _game_result(forfeited).reason == "forfeit"
+    assert match_result_from_pb(forfeited, 3).reason == "forfeit"
+    with pytest.raises(MalformedMessageError, match=r"match_result\.scores: 3 values for 4"):
+        match_result_from_pb(forfeited, 4)
 
 
 # ----------------------------------------------------------------------------- found by an audit

@@ -43,7 +43,7 @@ class _FakeReferee:
     def idle_bots(self) -> list[str]:
         return [n for n in self.names if n not in self.busy]
 
-    def _notify(self) -> None:
+    def notify_changed(self) -> None:
         self._changed.set()
 
     async def wait_changed(self, timeout: float | None = None) -> None:
@@ -60,7 +60,7 @@ class _FakeReferee:
             return await self.play(len(self.tables))
         finally:
             self.busy.difference_update(seats)
-            self._notify()
+            self.notify_changed()
 
 
 def test_a_lobby_whose_matches_fail_pauses_instead_of_spinning() -> None:

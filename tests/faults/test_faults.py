@@ -525,7 +525,7 @@ def test_a_closed_stdout_or_stderr_is_written_nowhere_as_before(
     tournament` stopped at its first line."""
     from rich.console import Console
 
-    from arena.cli.leaderboard import _screen
+    from arena.cli.leaderboard import stdout_console
     from arena.cli.options import hang_up_safe
 
     db = tmp_path / "x.sqlite"
@@ -540,7 +540,7 @@ def test_a_closed_stdout_or_stderr_is_written_nowhere_as_before(
     assert p.returncode == 0, p.stderr.decode()
     monkeypatch.setattr(sys, "stdout", None)
     monkeypatch.setattr(sys, "stderr", None)
-    _screen().print("the leaderboard")
+    stdout_console().print("the leaderboard")
     Console(file=hang_up_safe(lambda: sys.stderr)).print("the tournament's log")
 
 

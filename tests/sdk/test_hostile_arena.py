@@ -263,10 +263,10 @@ def test_a_newer_enum_value_and_a_failing_handler_do_not_end_the_run(
     and an exception in a handler is logged naming the message's kind and match."""
     import sdk.client
 
-    def broken(msg: pb.MatchResult) -> GameResult:
+    def broken(msg: pb.MatchResult, players: int) -> GameResult:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(sdk.client, "_game_result", broken)
+    monkeypatch.setattr(sdk.client, "match_result_from_pb", broken)
     g = _game()
 
     async def script(s: Stream) -> AsyncIterator[Out]:
