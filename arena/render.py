@@ -37,6 +37,7 @@ from engine import (
     trick_winner,
 )
 from engine.record import check_record_shape, forfeit_result, start_game
+from engine.rules import describe_ruleset
 
 __all__ = [
     "changed_cards",
@@ -239,6 +240,14 @@ def _opening_bid(game: Game, players: Sequence[str]) -> list[str]:
     return [f"{players[game.first_hand]}: {r.opening_bid} (obligatory)"]
 
 
+def _rules(record: Mapping[str, Any], game: Game) -> str:
+    """Which rules the match ran, in one line (:func:`engine.rules.describe_ruleset`): the
+    record's own ruleset, so that an older record lacking an option says what it holds; the
+    players are named beside it."""
+    stored = record.get("ruleset")
+    return describe_ruleset(stored if isinstance(stored, Mapping) else game.ruleset, players=False)
+
+
 def sitter_talon(talon: Sequence[Card] | None, ruleset: Ruleset, on_barrel: bool) -> str:
     """What the dealer of four, who sits the deal out, scores of the talon, in words
     (``arena replay``, the replay page, the human seat): "scores the talon: 14", or
@@ -403,7 +412,7 @@ def render_record(record: Mapping[str, Any]) -> RenderableType:
         return Text(f"cannot render: {e}", style="red")
     parts.append(
         Text(
-            f"Match: {game.ruleset.name}, seed {record.get('seed')!r}, players "
+            f"Match: {_rules(record, game)}, seed {record.get('seed')!r}, players "
             f"{', '.join(players)}",
             style="bold",
         )

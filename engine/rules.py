@@ -11,6 +11,8 @@ names a preset and overrides some options::
 (1001, 100)
 >>> Ruleset.from_dict({"preset": "classic", "must_beat": True}).must_beat
 True
+>>> describe_ruleset(Ruleset.from_dict({"preset": "classic", "must_beat": True}))
+'classic (must_beat on)'
 >>> Ruleset.from_dict({"preset": "classic", "concede": "maybe"})
 Traceback (most recent call last):
 ...
@@ -36,6 +38,7 @@ __all__ = [
     "Ruleset",
     "RulesetError",
     "TomlFileError",
+    "describe_ruleset",
     "did_you_mean",
     "load_ruleset",
     "preset",
@@ -503,3 +506,103 @@ def load_ruleset(name_or_path: str | Path, players: int | None = None) -> Rulese
             ) from None
     except RulesetError as e:
         raise RulesetError(e.key, e.message, source) from None
+
+
+#: The most options a description lists (an inline table may set every one): the rest are
+#: counted ("+3 more").
+_DESCRIBED_MAX = 6
+
+
+def describe_ruleset(
+    ruleset: Ruleset | Mapping[str, Any] | str | None,
+    *,
+    players: bool = True,
+    deal_cap: bool = False,
+) -> str:
+    """A ruleset in one short line, for people: its name, then the options where it
+    differs from its preset, values as a TOML file writes them (``on``/``off`` for
+    true/false).
+
+    The preset is the one the name says (``classic``, or ``1001+custom`` as
+    :meth:`Ruleset.from_dict` names an edited preset: then the options say what is
+    custom, and ``+custom`` goes); for another name, the preset nearest by players and
+    options, named in the brackets. A preset itself is just its name.
+
+    ``ruleset`` may be a stored ruleset dict (a tournament's config, a record's
+    ``ruleset``): only the options it holds are compared (an older row may lack some),
+    and nothing is validated. A string is a name alone (``None``, or a stored value of
+    another type, is ``"?"``).
+    ``players=False`` leaves the table size out (a line that says it already);
+    ``deal_cap=False`` leaves ``max_deals`` out: a tournament sets it on every ruleset
+    (20 unless told) and says it apart, and a time-limited match's record holds the deal
+    it stopped at, so it would tell nothing of the house rules.
+
+    >>> describe_ruleset(PRESETS["1001-4p"])
+    '1001-4p'
+    >>> describe_ruleset(dataclasses.replace(_CLASSIC, must_beat=True, barrel_mode="one"))
+    'classic (must_beat on, barrel_mode one)'
+    >>> describe_ruleset(dataclasses.replace(PRESETS["1001"], players=4))
+    '1001, 4 players'
+    >>> describe_ruleset(Ruleset.from_dict({"preset": "1001", "talon_visible": False}))
+    '1001 (talon_visible off)'
+    >>> describe_ruleset({"name": "house", "players": 3, "must_beat": True, "max_deals": 40})
+    'house (classic + must_beat on)'
+    """
+    if isinstance(ruleset, str):
+        return _plain(ruleset)
+    if not isinstance(ruleset, Ruleset | Mapping):  # (None; a damaged stored value)
+        return "?"
+    options = ruleset.to_dict() if isinstance(ruleset, Ruleset) else dict(ruleset)
+    name = options.get("name")
+    name = _plain(name) if isinstance(name, str) else "?"
+    size = options.get("players")
+    left_out = {"name"} | (set() if deal_cap else {"max_deals"})
+
+    def differences(base: Ruleset) -> list[str]:
+        return [
+            key
+            for key, value in options.items()
+            if key in _FIELD_TYPES and key not in left_out
+            and (value != getattr(base, key) or type(value) is not type(getattr(base, key)))
+        ]  # fmt: skip
+
+    if not options.keys() & (_FIELD_TYPES.keys() - {"name"}):
+        return name  # (a name alone: nothing to compare)
+    named = name.removesuffix("+custom")
+    if named in PRESETS:
+        family = PRESETS[named]
+        sized = PRESETS[_SIZED.get((named, size), named)] if isinstance(size, int) else family
+        changed = [key for key in differences(sized) if key != "players"]
+        head = named
+        if players and size is not None and size != family.players:
+            head += f", {_option_value(size)} players"
+        return head + (f" ({_option_list(options, changed)})" if changed else "")
+    # Nearest: the fewest options apart, the same table size first, then PRESETS' order.
+    order = list(PRESETS)
+    base = min(
+        PRESETS.values(),
+        key=lambda p: (len(differences(p)), size != p.players, order.index(p.name)),
+    )
+    changed = differences(base)
+    shown = _option_list(options, [k for k in changed if k != "players"])
+    if players and "players" in changed:
+        shown = ", ".join(x for x in (f"{_option_value(size)} players", shown) if x)
+    return f"{name} ({base.name}{' + ' + shown if shown else ''})"
+
+
+def _option_list(options: Mapping[str, Any], keys: list[str]) -> str:
+    """``key value, ...`` for ``keys`` of ``options``, at most :data:`_DESCRIBED_MAX`."""
+    said = [f"{key} {_option_value(options[key])}" for key in keys[:_DESCRIBED_MAX]]
+    if len(keys) > _DESCRIBED_MAX:
+        said.append(f"+{len(keys) - _DESCRIBED_MAX} more")
+    return ", ".join(said)
+
+
+def _option_value(value: object) -> str:
+    """An option's value as a TOML file writes it, true/false said ``on``/``off``; a
+    stored value of another kind shown short and printable."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, int | str):
+        return _plain(str(value))
+    return _shown(value)

@@ -60,6 +60,7 @@ from arena.protocol import (
 )
 from arena.v1 import arena_pb2 as pb
 from engine import Action, Bid, Contract, Give, Play, PlayerView, Ruleset
+from engine.rules import describe_ruleset
 from sdk.bot import Bot, Deadline
 from sdk.local import (
     BotFactory,
@@ -925,7 +926,7 @@ class BotRunner:
         m = _Match(ms.match_id, ms.seat, ruleset, None, view)
         self._matches[ms.match_id] = m
         log.info("match %s started: seat %d, %s, players %s", ms.match_id, ms.seat,
-                 ruleset.name, ", ".join(ms.players))  # fmt: skip
+                 describe_ruleset(ruleset, players=False), ", ".join(ms.players))  # fmt: skip
         # The bot is made in the worker thread, first in the match's chain of calls: a slow
         # __init__ holds up this match only (its clock runs), not the bot's other matches.
         self._chain(m, self._make(m, hook_view(view)))

@@ -57,6 +57,7 @@ from engine import (
 )
 from engine.actions import ActionParseError
 from engine.cards import ACE_MARRIAGE_VALUE, CardParseError
+from engine.rules import describe_ruleset
 from engine.tables import round_half_up
 from sdk.bot import Bot, Deadline
 
@@ -179,7 +180,10 @@ class HumanBot(Bot):
         names = _names(view)
         others = ", ".join(f"{p} (seat {s})" for s, p in enumerate(names) if s != view.seat)
         self._print(
-            f"Match of {printable(view.ruleset.name)} to {view.ruleset.target}: you are "
+            # (the house rules said, not the name alone: a house file may call itself
+            # "classic" and differ; the players are named below)
+            f"Match of {printable(describe_ruleset(view.ruleset, players=False))} to "
+            f"{view.ruleset.target}: you are "
             f"{names[view.seat]} (seat {view.seat}), against {others}."
         )
 

@@ -1,6 +1,7 @@
 """``arena rules PRESET_OR_FILE [--json]``: print a resolved ruleset.
 
-The text form is TOML (it loads back with ``load_ruleset``); a bad file or option prints
+The text form is TOML (it loads back with ``load_ruleset``), after a comment that says how
+a ruleset other than a preset differs from its preset; a bad file or option prints
 the key at fault and exits with code 2.
 """
 
@@ -11,6 +12,7 @@ import json as jsonlib
 import click
 
 from engine import RulesetError, load_ruleset
+from engine.rules import describe_ruleset
 
 __all__ = ["rules", "to_toml"]
 
@@ -48,4 +50,9 @@ def rules(ctx: click.Context, preset_or_file: str, as_json: bool) -> None:
     if as_json:
         click.echo(jsonlib.dumps(options, indent=2, ensure_ascii=False))
     else:
+        # A house file, or one that reuses a preset's name, says first how it differs from
+        # its preset (a TOML comment: the text still loads back); a preset is its name.
+        said = describe_ruleset(ruleset, deal_cap=True)
+        if said != ruleset.name:
+            click.echo(f"# {said}")
         click.echo(to_toml(options))

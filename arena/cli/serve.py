@@ -30,7 +30,7 @@ from arena.render import printable
 from arena.tournament.config import BOT_NAME_RE, BOT_NAME_RULE
 from arena.tournament.runner import stop_signals
 from engine import RulesetError, load_ruleset
-from engine.rules import TomlFileError, did_you_mean, read_toml_file
+from engine.rules import TomlFileError, describe_ruleset, did_you_mean, read_toml_file
 
 __all__ = ["load_tokens", "serve"]
 
@@ -429,6 +429,9 @@ async def _serve(
         )  # fmt: skip
     else:
         click.echo(f"seed {seed} (--seed {seed} deals the same matches again)")
+    # Which rules the matches run (the name alone told two house files of one name apart
+    # nowhere); the cap too: here it is the ruleset's or --max-deals, said nowhere else.
+    click.echo(f"ruleset {describe_ruleset(ruleset, deal_cap=True)}")
     click.echo(f"match ids {prefix}00000, {prefix}00001, ...")
     on_finished = None
     if results is not None:

@@ -32,6 +32,7 @@ from arena.tournament.runner import (
     run,
     stop_signals,
 )
+from engine.rules import describe_ruleset
 
 __all__ = ["setup_logging", "tournament"]
 
@@ -207,7 +208,8 @@ def _announce(cfg: TournamentConfig, console: Console) -> None:
     console.print(
         f"[bold]{escape(cfg.name)}[/]: "
         + escape(
-            f"{len(cfg.bots)} bots ({', '.join(cfg.bot_names)}), ruleset {cfg.ruleset.name}, "
+            f"{len(cfg.bots)} bots ({', '.join(cfg.bot_names)}), "
+            f"ruleset {describe_ruleset(cfg.ruleset)}, "
             f"{cfg.total_matches} matches ("
             + (f"max {plural(cfg.max_deals, 'deal')} each" if cfg.max_deals else "no deal cap")
             + f"), concurrency {cfg.concurrency}, {seed}"

@@ -98,7 +98,8 @@ def board_title(lb: Leaderboard) -> str:
     else:
         status = f"{lb.completed}/{lb.total_matches} matches played"
     played = f"{lb.completed} match{'' if lb.completed == 1 else 'es'}"
-    return f"{lb.name} — {lb.ruleset}, {lb.players} players, {played} ({status})"
+    rules = lb.ruleset_description or lb.ruleset
+    return f"{lb.name} — {rules}, {lb.players} players, {played} ({status})"
 
 
 def to_rich_table(lb: Leaderboard, width: int | None = None) -> Table:
@@ -171,7 +172,8 @@ def to_json(lb: Leaderboard) -> str:
 
 
 def to_csv(lb: Leaderboard) -> str:
-    """One row per bot, plain numbers (machine-friendly columns)."""
+    """One row per bot, plain numbers (machine-friendly columns), and last the ruleset as
+    :func:`engine.rules.describe_ruleset` says it."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(
@@ -192,6 +194,9 @@ def to_csv(lb: Leaderboard) -> str:
             "decisions",
             "median_ms",
             "mean_final_score",
+            # (last: a reader by position finds the old columns where they were) which
+            # rules ran: two files of one tournament name may come from other house rules
+            "ruleset",
         ]
     )
 
@@ -223,6 +228,7 @@ def to_csv(lb: Leaderboard) -> str:
                 r.decisions,
                 num(r.median_ms, 2),
                 num(r.mean_score, 2),
+                lb.ruleset_description or lb.ruleset,
             ]
         )
     return buf.getvalue()

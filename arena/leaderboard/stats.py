@@ -11,6 +11,7 @@ from typing import Any
 
 from arena.ratings import DEFAULT_DRAW_PROBABILITY, MU, SIGMA, rate_results
 from arena.storage import Storage, StorageError, deal_summary
+from engine.rules import describe_ruleset
 
 __all__ = ["BotStats", "HeadToHead", "Leaderboard", "build_leaderboard"]
 
@@ -89,6 +90,12 @@ class Leaderboard:
     #: bot -> [(schedule index, mu, sigma)], starting with (-1, MU, SIGMA).
     history: dict[str, list[tuple[int, float, float]]] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)
+    #: The ruleset for people (:func:`engine.rules.describe_ruleset`, the table size left
+    #: out: the title says it): ``ruleset`` is its name alone, the same for two tournaments
+    #: whose house rules differ.
+    ruleset_description: str = ""
+    #: The stored ruleset's options as they are (an older row may lack some).
+    ruleset_options: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (``leaderboard.json``)."""
@@ -103,6 +110,8 @@ class Leaderboard:
                 "id": self.tournament_id,
                 "name": self.name,
                 "ruleset": self.ruleset,
+                "ruleset_description": self.ruleset_description or self.ruleset,
+                "ruleset_options": self.ruleset_options,
                 "players": self.players,
                 "total_matches": self.total_matches,
                 "completed": self.completed,
@@ -328,4 +337,6 @@ def build_leaderboard(storage: Storage, tournament_id: str) -> Leaderboard:
         h2h=HeadToHead(bots=[r.bot for r in rows], ahead=ahead, together=together),
         history=history,
         config=cfg,
+        ruleset_description=describe_ruleset(ruleset, players=False),
+        ruleset_options=dict(ruleset) if isinstance(cfg.get("ruleset"), dict) else {},
     )

@@ -23,6 +23,7 @@ from arena.leaderboard.stats import STRIKE_GROUPS
 from arena.storage import MatchResult, Storage, StorageError, TournamentInfo, lock_owner
 from arena.tournament.schedule import SCHEDULE_VERSION
 from arena.web import board
+from engine.rules import describe_ruleset
 
 __all__ = ["DataSource", "HeldBack", "NotFound"]
 
@@ -338,6 +339,7 @@ def _tournament_json(t: TournamentInfo, owner: str | None) -> JSON:
     """``owner``: the tournament whose runner holds the database's lock ("" when its lock
     file does not say; None when none does): only that one is running."""
     running = t.finished_at is None and owner in ("", t.id)
+    rules = t.config.get("ruleset") if isinstance(t.config, dict) else None
     return {
         "id": t.id,
         "name": t.name,
@@ -352,7 +354,10 @@ def _tournament_json(t: TournamentInfo, owner: str | None) -> JSON:
         # what the pages say of it: "running", "finished", or "stopped" (unfinished, and no
         # runner at work: stopped at `completed` of `total_matches`; it may be resumed)
         "state": "running" if running else "finished" if t.finished_at else "stopped",
-        "ruleset": _ruleset_name(t.config.get("ruleset") if isinstance(t.config, dict) else None),
+        "ruleset": _ruleset_name(rules),
+        # which rules ran, for people: two tournaments of one name and ruleset name whose
+        # options differ are told apart by it
+        "ruleset_description": None if rules is None else describe_ruleset(rules),
     }
 
 

@@ -49,6 +49,7 @@ from engine import replay as engine_replay
 from engine.actions import Action, Concede, Contract, Give, Play, ThrowIn, parse_action
 from engine.cards import ACE_MARRIAGE_VALUE, Card, Suit, parse_card
 from engine.record import seed_mismatches, start_game
+from engine.rules import describe_ruleset
 
 __all__ = [
     "MatchReplay",
@@ -317,6 +318,9 @@ def match_summary(match_id: str, record: JSON) -> JSON:
         # as text: a 63-bit seed is past what a JavaScript number holds exactly (2**53)
         "seed": None if record.get("seed") is None else str(record.get("seed")),
         "ruleset": record.get("ruleset"),
+        # which rules ran, for people (the page showed the name alone): the players are
+        # named beside it
+        "ruleset_description": describe_ruleset(record.get("ruleset"), players=False),
         "result": record.get("result"),
         "incidents": record.get("incidents", []),
         "forfeits": record.get("forfeits", []),

@@ -115,18 +115,29 @@ function headToHead(data) {
   return t;
 }
 
+// which rules ran: the description (name and options that differ from its preset) where the
+// server gives one, else the name alone
+function rulesetText(t) {
+  if (t.ruleset_description) return t.ruleset_description;
+  return typeof t.ruleset === "object" && t.ruleset ? t.ruleset.name : t.ruleset || "";
+}
+
 function render(data) {
   const t = data.tournament;
   const main = document.getElementById("main");
   const title = el("h1", {}, `Leaderboard · ${t.name}`);
   const sub = el("p", { class: "muted", id: "progress" },
-    playedMatches(t) + (t.ruleset ? ` · ruleset ${typeof t.ruleset === "object" ? t.ruleset.name : t.ruleset}` : "") + ` · ${t.state === "stopped" ? "stopped before its end (not finished)" : tournamentState(t)}`);
+    playedMatches(t) + (t.ruleset ? ` · ruleset ${rulesetText(t)}` : "") + ` · ${t.state === "stopped" ? "stopped before its end (not finished)" : tournamentState(t)}`);
   let picker = null;
   if (data.tournaments.length > 1) {
-    // two tournaments of one name (another seed, a bot changed) are told apart by id and date
-    const seen = {};
-    for (const x of data.tournaments) seen[x.name] = (seen[x.name] || 0) + 1;
-    const label = (x) => (seen[x.name] > 1 ? `${x.name} [${x.id}, ${String(x.created_at || "").slice(0, 16).replace("T", " ")}]` : x.name) + ` (${playedOf(x, "/")})`;
+    // two tournaments of one name (another seed, a bot changed) are told apart by id and
+    // date, and by their rules when those differ (one option edited between two runs)
+    const seen = {}, rules = {};
+    for (const x of data.tournaments) {
+      seen[x.name] = (seen[x.name] || 0) + 1;
+      (rules[x.name] = rules[x.name] || new Set()).add(rulesetText(x));
+    }
+    const label = (x) => (seen[x.name] > 1 ? `${x.name} [${rules[x.name].size > 1 ? rulesetText(x) + ", " : ""}${x.id}, ${String(x.created_at || "").slice(0, 16).replace("T", " ")}]` : x.name) + ` (${playedOf(x, "/")})`;
     picker = el("select", { id: "tournament-select", onchange: (e) => { location.search = "?tournament=" + encodeURIComponent(e.target.value); } },
       data.tournaments.map((x) => el("option", { value: x.id, selected: x.id === t.id }, label(x))));
   }
