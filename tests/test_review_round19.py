@@ -34,3 +34,23 @@ def test_empty_or_blank_extra_arguments_are_quoted(
     r = CliRunner().invoke(prog, [*args, *extra])
     assert r.exit_code == 2 and "Traceback" not in r.output, r.output
     assert said in r.output, r.output
+
+
+def test_one_deal_left_on_the_barrel_is_said_in_the_singular() -> None:
+    """c604680 made the barrel event say "sat 1 deal"; the human seat's table still read
+    "bob (1 deals left)" on a sitter's last deal (every barrel reaches it), and the
+    engine's refusal of such a start "(1 deals left)"."""
+    from engine import Game
+    from engine.rules import preset
+    from engine.view import observe
+    from sdk.human import render_view
+
+    r = preset("classic")
+    assert r.barrel
+    names = ["ann", "bob", "cid"]
+    g = Game.new(r, seed=1, players=names, scores=[0, r.barrel_at, 0], barrel=[0, 1, 0])
+    assert "barrel: bob (1 deal left)" in render_view(observe(g, 0))
+    g = Game.new(r, seed=1, players=names, scores=[0, r.barrel_at, 0], barrel=[0, 2, 0])
+    assert "barrel: bob (2 deals left)" in render_view(observe(g, 0))
+    with pytest.raises(ValueError, match=r"seat 1 is on the barrel \(1 deal left\) at 0"):
+        Game.new(r, seed=1, players=names, scores=[0, 0, 0], barrel=[0, 1, 0])
