@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 import pytest
 from click.testing import CliRunner
@@ -54,3 +56,41 @@ def test_one_deal_left_on_the_barrel_is_said_in_the_singular() -> None:
     assert "barrel: bob (2 deals left)" in render_view(observe(g, 0))
     with pytest.raises(ValueError, match=r"seat 1 is on the barrel \(1 deal left\) at 0"):
         Game.new(r, seed=1, players=names, scores=[0, 0, 0], barrel=[0, 1, 0])
+
+
+def test_a_run_that_plays_one_match_says_so_in_the_singular(tmp_path: Path) -> None:
+    """Of the barrel's "1 deals" kind: a resumed run with one match left ended on
+    "1 matches played in 0.6s; 6/6 stored ...; 5 were already stored", and a run resumed
+    after all but one was stored said "1 were already stored"."""
+    import sqlite3
+
+    config = tmp_path / "one.toml"
+    config.write_text(
+        f'name = "one"\nmax_deals = 1\ndeals = "independent"\ndb = "{tmp_path}/one.sqlite"\n'
+        f'out = "{tmp_path}/out"\n[bots]\na = "random"\nb = "random"\nc = "random"\n'
+    )
+    args = ["tournament", "--config", str(config), "--no-progress"]
+    first = CliRunner().invoke(arena, args)
+    assert first.exit_code == 0 and "6 matches played" in first.output, first.output
+    with sqlite3.connect(tmp_path / "one.sqlite") as db:  # forget all matches but one
+        kept = db.execute("SELECT id FROM matches ORDER BY idx LIMIT 1").fetchone()[0]
+        for table, key in (("deals", "match_id"), ("incidents", "match_id"),
+                           ("match_players", "match_id"), ("ratings", "match_id"),
+                           ("matches", "id")):  # fmt: skip
+            db.execute(f"DELETE FROM {table} WHERE {key} != ?", (kept,))
+    db.close()
+    second = CliRunner().invoke(arena, args)
+    said = " ".join(second.output.split())
+    assert second.exit_code == 0, second.output
+    assert "5 matches played" in said and "1 was already stored (resumed)" in said, said
+    with sqlite3.connect(tmp_path / "one.sqlite") as db:
+        last = db.execute("SELECT id FROM matches ORDER BY idx DESC LIMIT 1").fetchone()[0]
+        for table, key in (("deals", "match_id"), ("incidents", "match_id"),
+                           ("match_players", "match_id"), ("ratings", "match_id"),
+                           ("matches", "id")):  # fmt: skip
+            db.execute(f"DELETE FROM {table} WHERE {key} = ?", (last,))
+    db.close()
+    third = CliRunner().invoke(arena, args)
+    said = " ".join(third.output.split())
+    assert third.exit_code == 0, third.output
+    assert "1 match played in" in said and "5 were already stored" in said, said
