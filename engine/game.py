@@ -1469,7 +1469,8 @@ def _check_start(r: Ruleset, scores: list[int], barrel: list[int]) -> None:
             )
         if left and score != r.barrel_at:
             raise ValueError(
-                f"barrel: seat {seat} is on the barrel ({left} deals left) at {score}: a "
+                f"barrel: seat {seat} is on the barrel ({left} deal{'s' if left != 1 else ''} "
+                f"left) at {score}: a "
                 f"player on the barrel has exactly {r.barrel_at}"
             )
         if r.barrel and r.barrel_penalty > 0 and score == r.barrel_at and not left:

@@ -658,7 +658,7 @@ def render_view(view: PlayerView, *, color: bool = False, since: int | None = No
     scores = "  ".join(f"{who(s)} {view.scores[s]}" for s in range(n))
     if view.barrel is not None and any(view.barrel):
         scores += "   barrel: " + ", ".join(
-            f"{who(s)} ({view.barrel[s]} deals left)" for s in range(n) if view.barrel[s]
+            f"{who(s)} ({plural(view.barrel[s], 'deal')} left)" for s in range(n) if view.barrel[s]
         )
     lines.append(f"Scores:   {scores}")
     if n == 4:

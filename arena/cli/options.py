@@ -6,7 +6,9 @@ import contextlib
 import errno
 import math
 import os
+import re
 import resource
+import shlex
 import stat
 from collections.abc import Callable
 from typing import IO, Any, cast
@@ -118,6 +120,13 @@ class FileErrorsGroup(click.Group):
     by the terminal (``arena tournament --config`` of a missing file named ``\x1b]0;...``
     set the window's title; a right-to-left mark turned the line around)."""
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name, cmd, rest = super().resolve_command(ctx, args)
+        ctx.meta[_COMMAND_ARGS] = list(rest)  # what an extra argument is one of
+        return name, cmd, rest
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -127,11 +136,31 @@ class FileErrorsGroup(click.Group):
             raise click.ClickException(printable(f"{e.filename}: {e.strerror or e}")) from e
         except click.ClickException as e:
             # (click types it Final; the same exception is shown, with its param hint)
-            message = printable(e.message, keep="\n\t")
-            if message.endswith(" argument ()"):  # click's words for an empty argument
-                message = message.removesuffix(" ()") + ": '' (an empty one)"
-            vars(e)["message"] = message
+            message = _extra_arguments(e.message, ctx.meta.get(_COMMAND_ARGS, []))
+            vars(e)["message"] = printable(message, keep="\n\t")
             raise
+
+
+_COMMAND_ARGS = "arena.cli.options.command_args"
+_EXTRA = re.compile(r"(Got unexpected extra arguments?) \((.*)\)", re.DOTALL)
+
+
+def _extra_arguments(message: str, args: list[str]) -> str:
+    """Click's "Got unexpected extra arguments (a b)" with the arguments quoted when one is
+    empty or blank: click joins them with spaces, and "()" or "( )" read as its syntax.
+    ``args``: the command's arguments, of which the extra ones are the last."""
+    m = _EXTRA.fullmatch(message)
+    if m is None:
+        return message
+    # (an option after them, "'' --json", leaves them short of the end: one empty is still
+    # known by its "()")
+    tails = (args[-k:] for k in range(1, len(args) + 1) if " ".join(args[-k:]) == m[2])
+    extra = next(tails, [""] if m[2] == "" else [])
+    if not extra or all(a and a.strip() == a for a in extra):
+        return message
+    return f"{m[1]}: {' '.join(shlex.quote(a) for a in extra)}" + (
+        " (an empty one)" if extra == [""] else ""
+    )
 
 
 class Host(click.ParamType[str]):

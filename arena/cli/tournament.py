@@ -169,7 +169,8 @@ def tournament(
                 )
             else:
                 err_console.print(
-                    f"[yellow]Interrupted ({name}).[/] {done} matches are stored in "
+                    f"[yellow]Interrupted ({name}).[/] {plural(done, 'match')} "
+                    f"{'is' if done == 1 else 'are'} stored in "
                     f"{escape(str(cfg.db))}; run the same command again"
                     + (" without --fresh" if not resume else "")
                     + " to resume (the "
@@ -185,16 +186,17 @@ def tournament(
         shown = _show(cfg, err_console)
     took = time.monotonic() - t0
     msg = (
-        f"{outcome.played_now} matches played in {took:.1f}s; {outcome.completed}/"
+        f"{plural(outcome.played_now, 'match')} played in {took:.1f}s; {outcome.completed}/"
         f"{outcome.total} stored in {cfg.db} (tournament {outcome.tournament_id})"
     )
     if outcome.skipped:
-        msg += f"; {outcome.skipped} were already stored (resumed)"
+        were = "was" if outcome.skipped == 1 else "were"
+        msg += f"; {outcome.skipped} {were} already stored (resumed)"
     err_console.print(escape(msg))
     if outcome.failed:
         err_console.print(
-            f"[red]{len(outcome.failed)} matches failed[/] (see the log above); run the same "
-            "command again to retry them."
+            f"[red]{plural(len(outcome.failed), 'match')} failed[/] (see the log above); run "
+            "the same command again to retry them."
         )
         sys.exit(1)
     if outcome.interrupted:

@@ -69,7 +69,8 @@ def _strikes(r: BotStats) -> str:
 
 
 def column_names(lb: Leaderboard) -> list[str]:
-    """The standings' column headers, as every format (text, Markdown, HTML) shows them."""
+    """The standings' column headers of the Markdown and HTML pages (the screen's table
+    and the CSV file name theirs otherwise)."""
     return [
         "rank", "bot", "μ−3σ", "μ", "σ", "matches",
         *(ordinal(k) for k in range(1, lb.players + 1)),

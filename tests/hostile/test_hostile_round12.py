@@ -244,7 +244,8 @@ def test_a_silent_stream_waits_out_its_last_second_without_spinning(
 
     async def counted(*args: Any, **kwargs: Any) -> Any:
         nonlocal waits
-        if sys._getframe(1).f_code.co_name == "serve_stream":
+        # (the wait for the Hello: a name that no longer matches would count nothing)
+        if sys._getframe(1).f_code.co_name == core._await_hello.__name__:
             waits += 1
         return await real_wait(*args, **kwargs)
 
@@ -284,7 +285,7 @@ def test_a_silent_stream_waits_out_its_last_second_without_spinning(
         "the first message must be Hello: none came, and another stream of bot 'x' came 1 s "
         "ago (this one is taken for dead)"
     )
-    assert silent_waits <= 5, silent_waits
+    assert 1 <= silent_waits <= 5, silent_waits
 
 
 def _serve_output(tmp_path: Path, *args: str) -> str:
