@@ -86,14 +86,13 @@ __all__ = [
 log = logging.getLogger("sdk.client")
 
 CLIENT = "thousand-arena-sdk/0.1.0"
-#: INTERNAL is our own gRPC core's, never the referee's: a write that raced the referee's
-#: status (asking again gets it), or a connection reset on the way (one reset before the
-#: server's HTTP/2 settings came, mostly): retried as a dropped connection is.
-_RETRY_CODES = (
-    grpc.StatusCode.UNAVAILABLE,
-    grpc.StatusCode.ALREADY_EXISTS,
-    grpc.StatusCode.INTERNAL,
-)
+#: INTERNAL with these details is our own gRPC core's, never the referee's: a write that
+#: raced the referee's status (asking again gets it), or a connection reset on the way (one
+#: reset before the server's HTTP/2 settings came, mostly): retried as a dropped connection
+#: is. An INTERNAL with other details is a status the server sent (the referee sends none:
+#: another service, a proxy): asked again for --retry-for, it would answer the same.
+_CORE_INTERNAL = "Internal error from Core"
+_RETRY_CODES = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.ALREADY_EXISTS)
 
 #: A ``quick`` bot (see :class:`sdk.Bot`) is asked on the event loop, without a thread
 #: hop; one such call over ``_SLOW_S`` proves it is not quick: it is then asked in the
@@ -625,7 +624,11 @@ class BotRunner:
                         f"connection with the same token ({details}): is a second copy of "
                         "the bot running with this token?"
                     ) from None
-                elif code not in _RETRY_CODES and retry_after is None:
+                elif (
+                    code not in _RETRY_CODES
+                    and retry_after is None
+                    and (code != grpc.StatusCode.INTERNAL or not details.startswith(_CORE_INTERNAL))
+                ):
                     raise ArenaError(
                         f"the arena at {self.arena} ended the stream: {code.name}: {details}"
                     ) from None
