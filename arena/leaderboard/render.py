@@ -229,10 +229,17 @@ def to_csv(lb: Leaderboard) -> str:
                 r.decisions,
                 num(r.median_ms, 2),
                 num(r.mean_score, 2),
-                lb.ruleset_description or lb.ruleset,
+                _csv_text(lb.ruleset_description or lb.ruleset),
             ]
         )
     return buf.getvalue()
+
+
+def _csv_text(text: str) -> str:
+    """A text cell a spreadsheet shows as text: a ruleset may be named ``=HYPERLINK(...)``,
+    which Excel or LibreOffice opening the file would run as a formula (bot names cannot
+    start so). The OWASP advice: such a cell starts with a quote."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
 def _md_escape(s: str) -> str:

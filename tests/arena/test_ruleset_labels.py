@@ -361,3 +361,18 @@ def test_the_human_seat_is_told_the_house_rules() -> None:
         assert out.getvalue().startswith(f"Match of {said} to 1000: you are a (seat 0), "), (
             out.getvalue()
         )
+
+
+@pytest.mark.parametrize(("name", "shown"), [("=HYPERLINK(1)", "'=HYPERLINK(1)"), ("@x", "'@x")])
+def test_a_ruleset_named_like_a_formula_is_text_in_the_csv(
+    tmp_path: Path, name: str, shown: str
+) -> None:
+    """A ruleset may be named ``=HYPERLINK(...)`` (bot names cannot start so): its csv cell
+    starts with a quote, so that a spreadsheet shows it instead of running it."""
+    import csv
+    import io
+
+    db = tmp_path / "t.sqlite"
+    _store(db, "cup-1", name)
+    rows = list(csv.reader(io.StringIO(_outputs(db, "cup-1")["csv"])))
+    assert rows[0][-1] == "ruleset" and {r[-1] for r in rows[1:]} == {shown}
