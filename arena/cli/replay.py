@@ -18,6 +18,7 @@ from arena.render import changed_cards, plural, printable
 from engine import ReplayError
 from engine import replay as replay_record
 from engine.record import check_record_shape, seed_mismatches
+from engine.rules import describe_ruleset
 
 __all__ = ["replay"]
 
@@ -287,8 +288,12 @@ def _list_matches(ctx: click.Context, db: Path | None, ref: str | None, bot: str
     if not shown:
         click.echo(f"no stored match{whose} in tournament {tid} in {db} ({stored})", err=True)
         return
-    click.echo(f"tournament {tid} in {db}: {len(shown)} match(es){whose} ({stored}); "
-               "per seat: bot score (place); ! forfeits and incidents", err=True)  # fmt: skip
+    # which rules ran: two tournaments of one name may differ in their house rules
+    config = info.config if info is not None and isinstance(info.config, dict) else {}
+    rules = f" ({printable(describe_ruleset(config['ruleset']))})" if "ruleset" in config else ""
+    click.echo(f"tournament {tid}{rules} in {db}: {len(shown)} match(es){whose} "
+               f"({stored}); per seat: bot score (place); ! forfeits and incidents",
+               err=True)  # fmt: skip
     per_match: dict[str, list[dict[str, Any]]] = {}
     for inc in incidents:
         per_match.setdefault(str(inc["match_id"]), []).append(inc)

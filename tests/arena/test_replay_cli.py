@@ -297,7 +297,8 @@ def _list_db(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
     make_demo_db(db, matches=3, max_deals=2)
     bots = ("bold", "careful", "randy", "ann", "mine", "cid", "idle")
     with Storage(db) as st:
-        st.ensure_tournament("cup", name="cup", fingerprint="c", config={},
+        st.ensure_tournament("cup", name="cup", fingerprint="c",
+                             config={"ruleset": {"name": "classic", "must_beat": True}},
                              total_matches=9, bots=[(b, "") for b in bots])  # fmt: skip
         for i, (seats, record) in enumerate(
             [(("bold", "careful", "randy"), demo_record(k, ("bold", "careful", "randy"),
@@ -325,7 +326,11 @@ def test_list_prints_one_line_per_match_of_the_latest_tournament(
     shown = _run("--list")
     lines = _listed(shown)
     assert "reading runs/t.sqlite (the newest runs/*.sqlite; --db to choose)" in shown.stderr
-    assert "tournament cup in runs/t.sqlite: 3 match(es) (3 of 9 stored)" in shown.stderr
+    # (with the rules that ran: two tournaments of one name may differ in them)
+    assert (
+        "tournament cup (classic (must_beat on)) in runs/t.sqlite: 3 match(es) (3 of 9 stored)"
+        in shown.stderr
+    )
     assert [ln.split()[0] for ln in lines] == ["cup-m0000", "cup-m0001", "cup-m0002"]
     # seats in order, deals played, score and place per seat, then the trouble
     result = rec["result"]
