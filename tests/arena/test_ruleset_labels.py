@@ -369,10 +369,32 @@ def test_a_ruleset_named_like_a_formula_is_text_in_the_csv(
 ) -> None:
     """A ruleset may be named ``=HYPERLINK(...)`` (bot names cannot start so): its csv cell
     starts with a quote, so that a spreadsheet shows it instead of running it."""
-    import csv
-    import io
-
     db = tmp_path / "t.sqlite"
     _store(db, "cup-1", name)
     rows = list(csv.reader(io.StringIO(_outputs(db, "cup-1")["csv"])))
     assert rows[0][-1] == "ruleset" and {r[-1] for r in rows[1:]} == {shown}
+
+
+def test_a_bots_match_started_log_line_names_the_house_rules(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The SDK's "match ... started" line (a bot's log, read to tie its matches to the rules
+    they ran) says the house rules, not the ruleset's name alone."""
+    import asyncio
+    import logging
+
+    from sdk import Bot
+    from tests.support.harness import arena
+
+    async def main() -> None:
+        async with arena(tmp_path) as a:
+            names = ["v0", "v1", "v2"]
+            tasks = await a.runners(names, [Bot] * 3, 1)
+            await a.referee.run_match("h1", dataclasses.replace(AFTER, max_deals=1), 1, names)
+            await asyncio.wait_for(asyncio.gather(*tasks), 60)
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        asyncio.run(main())
+    started = [r.getMessage() for r in caplog.records if " started: seat " in r.getMessage()]
+    assert len(started) == 3, caplog.text
+    assert all("house (classic + must_beat on, barrel_mode one)" in m for m in started), started
