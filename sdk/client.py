@@ -92,6 +92,8 @@ CLIENT = "thousand-arena-sdk/0.1.0"
 #: is. An INTERNAL with other details is a status the server sent (the referee sends none:
 #: another service, a proxy): asked again for --retry-for, it would answer the same.
 _CORE_INTERNAL = "Internal error from Core"
+#: How many other INTERNALs in a row are asked again before the bot gives up.
+_OTHER_INTERNAL = 3
 _RETRY_CODES = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.ALREADY_EXISTS)
 
 #: A ``quick`` bot (see :class:`sdk.Bot`) is asked on the event loop, without a thread
@@ -591,6 +593,7 @@ class BotRunner:
         failing_since: float | None = None
         reached = False  # a Welcome ever came: the address and the transport are right
         hinted = False  # the plaintext-against-TLS hint was given
+        other_internal = 0  # INTERNALs in a row whose details are not the core's
         while not self._stopping.is_set():
             welcomed = False
             try:
@@ -618,6 +621,11 @@ class BotRunner:
                 welcomed = welcomed or self._welcomed
                 reached = reached or welcomed
                 retry_after = _retry_after_s(e)
+                if code == grpc.StatusCode.INTERNAL and not details.startswith(_CORE_INTERNAL):
+                    # A status the server sent: it would answer the same for --retry-for. (Or
+                    # a gRPC release words the core's own otherwise: asked again a few times in
+                    # a row, as every INTERNAL was before the core's were retried for good.)
+                    other_internal += 1
                 if code == grpc.StatusCode.ABORTED:
                     raise ArenaError(
                         f"the arena at {self.arena} took this bot's seats over to another "
@@ -627,13 +635,13 @@ class BotRunner:
                 elif (
                     code not in _RETRY_CODES
                     and retry_after is None
-                    and (code != grpc.StatusCode.INTERNAL or not details.startswith(_CORE_INTERNAL))
+                    and (code != grpc.StatusCode.INTERNAL or other_internal > _OTHER_INTERNAL)
                 ):
                     raise ArenaError(
                         f"the arena at {self.arena} ended the stream: {code.name}: {details}"
                     ) from None
                 if welcomed:
-                    attempt, failing_since = 0, None
+                    attempt, failing_since, other_internal = 0, None, 0
                 now = time.monotonic()
                 failing_since = failing_since or now
                 if self.retry_for is not None and now - failing_since > self.retry_for:

@@ -37,13 +37,15 @@ def test_an_internal_status_the_server_sent_ends_the_bot_at_once() -> None:
     'Internal error from Core', a reset in the handshake), so a server that answers every
     stream with an INTERNAL status of its own (another service, a proxy: the referee sends
     none) kept the bot reconnecting for 10 minutes, where it said 'ended the stream:
-    INTERNAL: ...' after 4 tries. The server's own INTERNAL ends the bot at its first."""
+    INTERNAL: ...' after 4 tries. The server's own INTERNAL ends the bot at the 4th in a
+    row again (a few, not one: should a gRPC release word the core's INTERNAL otherwise, a
+    reset in the handshake is still asked again)."""
 
     async def main() -> tuple[float, int]:
         server, port, asked = await _internal_server("the service's database is down")
         try:
             runner = BotRunner(RandomBot, f"127.0.0.1:{port}", "tok-aaaaaaaaaaaaaaaa1",
-                               initial_backoff=0.5, retry_for=600.0)  # fmt: skip
+                               initial_backoff=0.1, retry_for=600.0)  # fmt: skip
             t0 = time.monotonic()
             with pytest.raises(ArenaError, match="ended the stream: INTERNAL: the service's"):
                 await asyncio.wait_for(runner.run(), 30)
@@ -51,6 +53,5 @@ def test_an_internal_status_the_server_sent_ends_the_bot_at_once() -> None:
         finally:
             await server.stop(None)
 
-    took, asked = asyncio.run(main())
-    assert asked == 1
-    assert took < 5
+    _, asked = asyncio.run(main())
+    assert asked == 4  # the first try and three more
