@@ -112,6 +112,9 @@ _LAST_STEPS_S = 30.0
 #: How long a stream may go without the arena's Welcome (the referee sends it at once,
 #: and gives a Hello 10 s) before it is dropped and opened again, like an outage.
 _WELCOME_TIMEOUT_S = 30.0
+#: A stream open this long worked, even if it carried nothing but the Welcome (a bot idle
+#: in a lobby): after it drops, the back-off starts again from its first step.
+_WORKED_S = 30.0
 #: The method of the stream; its messages are parsed here, not by gRPC, which logs a
 #: traceback and hands back ``None`` for bytes that do not parse.
 _PLAY = "/arena.v1.Arena/Play"
@@ -596,6 +599,7 @@ class BotRunner:
         other_internal = 0  # INTERNALs in a row whose details are not the core's
         while not self._stopping.is_set():
             welcomed = False
+            opened = time.monotonic()
             try:
                 # Failing already: a try waits for its Welcome no longer than --retry-for.
                 self._give_up = None if failing_since is None or self.retry_for is None else (
@@ -640,8 +644,15 @@ class BotRunner:
                     raise ArenaError(
                         f"the arena at {self.arena} ended the stream: {code.name}: {details}"
                     ) from None
-                if welcomed:
-                    attempt, failing_since, other_internal = 0, None, 0
+                if welcomed:  # the arena is reachable: not failing (--retry-for), ...
+                    failing_since, other_internal = None, 0
+                    # ... but the back-off starts again only after a stream that worked: a
+                    # Welcome alone is no proof, and an arena that welcomes and then resets
+                    # every stream was asked again every 0.25-0.5 s for ever. A stream that
+                    # dropped mid-match (events, answers) or after a long idle wait is
+                    # opened again at the first step.
+                    if self._progress or time.monotonic() - opened >= _WORKED_S:
+                        attempt = 0
                 now = time.monotonic()
                 failing_since = failing_since or now
                 if self.retry_for is not None and now - failing_since > self.retry_for:
@@ -671,6 +682,10 @@ class BotRunner:
 
     # ------------------------------------------------------------------ one stream
     _welcomed = False
+    #: Whether the stream did more than welcome the bot: an event, a new match, a match's
+    #: end or a decision sent (a resumed match and a pending request are re-sent at every
+    #: reconnect: no progress). Only then does a dropped stream start the back-off again.
+    _progress = False
     _call: grpc.aio.StreamStreamCall | None = None
     #: The ``time.monotonic()`` past which --retry-for gives up: no Welcome is waited for
     #: beyond it (``None``: not failing, or no limit).
@@ -699,7 +714,7 @@ class BotRunner:
 
     async def _session(self) -> bool:
         """One stream, until it ends normally (returns) or fails (raises AioRpcError)."""
-        self._welcomed = False
+        self._welcomed = self._progress = False
         out = _Outbox()
         out.put_nowait(
             pb.BotMessage(
@@ -786,6 +801,12 @@ class BotRunner:
         if kind == "welcome":
             self._on_welcome(msg.welcome, out)
             return
+        if (
+            msg.events
+            or kind == "match_ended"
+            or (kind == "match_started" and not msg.match_started.resumed)
+        ):
+            self._progress = True
         for ev in msg.events:
             try:
                 self._on_event(ev)
@@ -1133,6 +1154,7 @@ class BotRunner:
             wire = pb.Action()
         m.answers = {rid: action}
         self.summary.decisions += 1
+        self._progress = self._progress or out is self._out
         out.put_nowait(
             pb.BotMessage(decision=pb.Decision(request_id=rid, match_id=m.match_id, action=wire))
         )
