@@ -52,9 +52,11 @@ from arena.protocol import (
     MalformedMessageError,
     action_from_pb,
     action_to_pb,
+    card_from_pb,
     deal_result_from_pb,
     match_result_from_pb,
     ruleset_from_pb,
+    seat_action_from_pb,
     token_problem,
     view_from_pb,
 )
@@ -70,6 +72,7 @@ from sdk.local import (
     hook_result,
     hook_view,
     make_bot,
+    overrides,
 )
 
 __all__ = [
@@ -878,7 +881,21 @@ class BotRunner:
 
     def _on_event(self, ev: pb.Event) -> None:
         m = self._matches.get(ev.match_id)
-        if m is None or ev.WhichOneof("kind") != "deal_ended":
+        if m is None:
+            return
+        kind = ev.WhichOneof("kind")
+        if kind == "action":
+            if m.bot is None or overrides(m.bot, "on_action"):
+                seat, action = seat_action_from_pb(ev.action)
+                self._check_seat(m, seat, "action.seat")
+                view = hook_view(m.view)
+                self._schedule(m, "on_action", lambda bot: bot.on_action(view, seat, action))
+            return
+        if kind == "talon_taken":
+            if m.bot is None or overrides(m.bot, "on_talon_taken"):
+                self._on_talon_taken(m, ev.talon_taken)
+            return
+        if kind != "deal_ended":
             return
         number = ev.deal_ended.deal_number
         if number <= m.last_deal:
@@ -888,7 +905,7 @@ class BotRunner:
                         "deal's) the bot was told of already: ignored", m.match_id,
                         number + 1)  # fmt: skip
             return
-        if m.bot is not None and not _overrides(m.bot, "on_deal_end"):
+        if m.bot is not None and not overrides(m.bot, "on_deal_end"):
             m.last_deal = number
             return  # not overridden: nothing to run
         result = deal_result_from_pb(ev.deal_ended, m.ruleset.players)
@@ -897,6 +914,23 @@ class BotRunner:
         # (the next request, in this very message, will replace m.view before the hook runs).
         view = hook_view(m.view)
         self._schedule(m, "on_deal_end", lambda bot: bot.on_deal_end(view, result))
+
+    def _on_talon_taken(self, m: _Match, t: pb.TalonTaken) -> None:
+        declarer = t.seat
+        self._check_seat(m, declarer, "talon_taken.seat")
+        cards = tuple(card_from_pb(c, "talon_taken.cards") for c in t.cards)
+        if len(cards) not in (0, 3) or len(set(cards)) != len(cards):
+            raise MalformedMessageError("talon_taken.cards", f"not a talon: {len(cards)} cards")
+        talon = cards or None
+        view = hook_view(m.view)
+        self._schedule(m, "on_talon_taken", lambda bot: bot.on_talon_taken(view, declarer, talon))
+
+    @staticmethod
+    def _check_seat(m: _Match, seat: int, what: str) -> None:
+        if not 0 <= seat < m.ruleset.players:
+            raise MalformedMessageError(
+                what, f"no seat {seat} at a {m.ruleset.players}-player table"
+            )
 
     def _matches_to_start(self) -> int | None:
         """``Hello.matches``: how many more matches the bot will play (``None``: no limit),
@@ -987,7 +1021,7 @@ class BotRunner:
             return
         bot.match_id = m.match_id
         m.bot = bot
-        if _overrides(bot, "on_match_start"):
+        if overrides(bot, "on_match_start"):
             await self._hook(m, bot, "on_match_start", lambda b: b.on_match_start(start))
 
     def _on_request(self, req: pb.DecisionRequest, out: _Outbox) -> None:
@@ -1198,7 +1232,7 @@ class BotRunner:
         log.info("match %s ended: scores %s, places %s", me.match_id, list(result.scores),
                  list(result.places))  # fmt: skip
         view = hook_view(view)  # a last view of requests had legal actions: not for a hook
-        if m.bot is None or _overrides(m.bot, "on_match_end"):
+        if m.bot is None or overrides(m.bot, "on_match_end"):
             self._schedule(m, "on_match_end", lambda bot: bot.on_match_end(view, result))
         # Counted now, not after the hook (a bot call that never returns held the count at
         # 0 for ever); but a last match stops the runner only after its hook has run, in
@@ -1236,7 +1270,7 @@ class BotRunner:
 
         async def job() -> None:
             bot = m.bot
-            if bot is not None and _overrides(bot, what):
+            if bot is not None and overrides(bot, what):
                 await self._hook(m, bot, what, fn)
 
         self._chain(m, job())
@@ -1381,12 +1415,6 @@ def _on_the_wire(action: Action) -> Action:
     ):
         return Give(action.card, _UINT32_MAX)
     return action
-
-
-def _overrides(bot: object, hook: str) -> bool:
-    """Whether ``bot`` has its own ``hook`` (the base class's do nothing: skip them)."""
-    own = getattr(bot, "__dict__", ())
-    return getattr(type(bot), hook, None) is not getattr(Bot, hook) or hook in own
 
 
 def _factory_name(bot: BotFactory) -> str:
