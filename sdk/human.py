@@ -40,6 +40,7 @@ from typing import TextIO
 
 from arena.render import plural, printable, sitter_talon
 from engine import (
+    DECK,
     Action,
     Bid,
     Card,
@@ -272,11 +273,17 @@ class HumanBot(Bot):
         trick = list(shown.trick) if shown is not None else []
         trump = shown.trump if shown is not None else None
         done = len(shown.tricks) if shown is not None else 0
+        per_trick = len(view.active_seats)
+        if len(trick) + len(plays) != (len(DECK) // per_trick - done) * per_trick:
+            # Not the rest of a deal played out: given up (no plays), or plays missed (the
+            # seat was away: a reconnect does not send events again). Tricks put together
+            # from them would be wrong.
+            return lines
         for seat, play in plays:
             if play.declare and play.card.rank is not Rank.ACE:
                 trump = play.card.suit  # a marriage declared: trump from this trick on
             trick.append((seat, play.card))
-            if len(trick) == len(view.active_seats):
+            if len(trick) == per_trick:
                 winner = trick_winner(trick, trump)[0]
                 done += 1
                 lines.append(_trick_line(f"Trick {done}: ", trick, winner, names, me, self.color))

@@ -1022,3 +1022,37 @@ def test_the_dealer_who_sat_out_is_shown_the_talon_and_every_trick() -> None:
     for seat, out in enumerate(outs):
         if seat != dealer:
             assert "(taken by" not in out.getvalue()
+
+
+def test_plays_missed_while_away_print_no_tricks_at_the_deals_end() -> None:
+    """Review of the deal's-end tricks: a seat away for a while (a reconnect does not send
+    the events missed again) is told only some of the plays; tricks put together from them
+    would be wrong (other cards, other winners). Then none are printed; all of them print
+    the rest of the deal."""
+    from engine.game import DealResult
+
+    g = Game.new("classic", 4, ["me", "bob", "cid"])
+    while g.phase.name != "PLAYING":
+        g.apply(g.legal_actions()[0])
+    while g.to_act != 0:
+        g.apply(g.legal_actions()[0])
+    table = observe(g, 0)  # the seat's last table
+    plays = []
+    while g.deal_number == 0:
+        seat = g.to_act
+        action = g.legal_actions()[0]
+        g.apply(action)
+        plays.append((seat, action))
+    result: DealResult = g.deal_results[0]
+
+    def told(some: list[Any]) -> str:
+        out = io.StringIO()
+        human = HumanBot(io.StringIO(), out, color=False)
+        human._shown = table
+        for seat, action in some:
+            human.on_action(table, seat, action)
+        human.on_deal_end(table, result)
+        return out.getvalue()
+
+    assert re.search(r"^Trick 8: ", told(plays), re.M)
+    assert "Trick" not in told(plays[:2] + plays[5:])
