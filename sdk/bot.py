@@ -27,9 +27,9 @@ What happens when a bot misbehaves (the same locally and against an arena):
 - ``act`` returns something that is **not an Action** at all (``None``, a string): logged
   as an error, and the fallback is played.
 - a hook (``on_match_start``, ``on_action``, ``on_talon_taken``, ``on_deal_end``,
-  ``on_match_end``) **raises**: logged with
-  the traceback and counted (an ``error`` incident locally, the run's ``errors`` in an
-  arena); the match goes on. Hooks get views without legal actions.
+  ``on_match_end``) **raises**: logged with the traceback and counted (an ``error``
+  incident locally, the run's ``errors`` in an arena); the match goes on. Hooks get views
+  without legal actions.
 
 What the runner tells the bot besides the views: ``self.match_id`` (set before
 ``on_match_start``: the arena's match id, which ``arena replay`` takes, or
