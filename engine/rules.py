@@ -39,6 +39,7 @@ __all__ = [
     "RulesetError",
     "TomlFileError",
     "describe_ruleset",
+    "describe_run",
     "did_you_mean",
     "load_ruleset",
     "preset",
@@ -588,6 +589,30 @@ def describe_ruleset(
     if players and "players" in changed:
         shown = ", ".join(x for x in (f"{_option_value(size)} players", shown) if x)
     return f"{name} ({base.name}{' + ' + shown if shown else ''})"
+
+
+def describe_run(ruleset: Ruleset | Mapping[str, Any] | str | None, *, players: bool = True) -> str:
+    """A tournament's rules in one line: :func:`describe_ruleset`, then its deal cap (which
+    a tournament sets on every ruleset, 20 unless told), so that two runs apart only in
+    it are told apart where tournaments are listed (the leaderboard, the web's picker).
+    A stored ruleset that holds no cap (an older row, a name alone) is described without.
+
+    >>> describe_run({**PRESETS["classic"].to_dict(), "must_beat": True, "max_deals": 20})
+    'classic (must_beat on), 20 deals max'
+    >>> describe_run(dataclasses.replace(PRESETS["1001"], max_deals=1))
+    '1001, 1 deal max'
+    >>> describe_run(PRESETS["1001-4p"]), describe_run("classic")
+    ('1001-4p, no deal cap', 'classic')
+    """
+    line = describe_ruleset(ruleset, players=players)
+    cap = ruleset.max_deals if isinstance(ruleset, Ruleset) else None
+    if isinstance(ruleset, Mapping):
+        cap = ruleset.get("max_deals")
+    if isinstance(cap, bool) or not isinstance(cap, int) or cap < 0:
+        return line  # (none stored, or a damaged value: nothing said of it)
+    if not cap:
+        return f"{line}, no deal cap"
+    return f"{line}, {cap} {'deal' if cap == 1 else 'deals'} max"
 
 
 def _option_list(options: Mapping[str, Any], keys: list[str]) -> str:

@@ -12,8 +12,9 @@ see, with ``view.legal_actions``) and returns one of those actions.
 The runners (:func:`sdk.run`, :func:`sdk.play_local`, ``arena-bot``) create a **new
 instance for every match** (they take the class, or any factory returning a bot), so
 per-match state can simply live in ``self``. Within one match the calls come one at a
-time, in game order: ``on_match_start``, then ``act`` (or the phase methods) and
-``on_deal_end`` as the match goes, then ``on_match_end``.
+time, in game order: ``on_match_start``, then ``act`` (or the phase methods),
+``on_action``, ``on_talon_taken`` and ``on_deal_end`` as the match goes, then
+``on_match_end``.
 
 What happens when a bot misbehaves (the same locally and against an arena):
 
@@ -25,9 +26,10 @@ What happens when a bot misbehaves (the same locally and against an arena):
   :func:`sdk.play_local` does the same as the referee, or raises with ``strict=True``.
 - ``act`` returns something that is **not an Action** at all (``None``, a string): logged
   as an error, and the fallback is played.
-- a hook (``on_match_start``, ``on_deal_end``, ``on_match_end``) **raises**: logged with
-  the traceback and counted (an ``error`` incident locally, the run's ``errors`` in an
-  arena); the match goes on. Hooks get views without legal actions.
+- a hook (``on_match_start``, ``on_action``, ``on_talon_taken``, ``on_deal_end``,
+  ``on_match_end``) **raises**: logged with the traceback and counted (an ``error``
+  incident locally, the run's ``errors`` in an arena); the match goes on. Hooks get views
+  without legal actions.
 
 What the runner tells the bot besides the views: ``self.match_id`` (set before
 ``on_match_start``: the arena's match id, which ``arena replay`` takes, or
@@ -42,7 +44,19 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from engine import Action, Bid, Concede, Contract, DealResult, GameResult, Pass, Phase, PlayerView
+from engine import (
+    Action,
+    Bid,
+    Card,
+    Concede,
+    Contract,
+    DealResult,
+    GameResult,
+    HiddenGive,
+    Pass,
+    Phase,
+    PlayerView,
+)
 
 __all__ = ["Bot", "Deadline"]
 
@@ -133,6 +147,28 @@ class Bot:
     # Hooks: override any of them; the defaults do nothing.
     def on_match_start(self, view: PlayerView) -> None:
         """A match begins; ``view`` is this seat's first view of it."""
+
+    def on_action(self, view: PlayerView, seat: int, action: Action | HiddenGive) -> None:
+        """Seat ``seat`` acted (this seat's own actions too, forced ones included), as this
+        seat may see it: another seat's give to a third is a ``HiddenGive`` (no card).
+
+        ``view``: the last view the seat was given, as ``on_deal_end`` gets it. Only a seat
+        asked again in the deal sees the action in its next view: the others (the
+        4-player dealer, who sits the deal out; every seat after its last decision, as
+        the last trick's cards) learn of it here.
+        """
+
+    def on_talon_taken(
+        self, view: PlayerView, declarer: int, talon: tuple[Card, ...] | None
+    ) -> None:
+        """The auction ended: ``declarer`` took the talon, whose three cards are ``talon``
+        when this seat may see them (the ruleset's ``talon_visible``, or it is the
+        declarer), else ``None``.
+
+        ``view``: the last view the seat was given, as ``on_deal_end`` gets it. A seat
+        asked again in the deal finds the talon in its next view too (``view.talon``); the
+        4-player dealer, or a defender after a concession, learns it only here.
+        """
 
     def on_deal_end(self, view: PlayerView, result: DealResult) -> None:
         """A deal was scored; ``result`` is its ``DealResult``.

@@ -52,9 +52,11 @@ from arena.protocol import (
     MalformedMessageError,
     action_from_pb,
     action_to_pb,
+    card_from_pb,
     deal_result_from_pb,
     match_result_from_pb,
     ruleset_from_pb,
+    seat_action_from_pb,
     token_problem,
     view_from_pb,
 )
@@ -70,6 +72,7 @@ from sdk.local import (
     hook_result,
     hook_view,
     make_bot,
+    overrides,
 )
 
 __all__ = [
@@ -112,6 +115,9 @@ _LAST_STEPS_S = 30.0
 #: How long a stream may go without the arena's Welcome (the referee sends it at once,
 #: and gives a Hello 10 s) before it is dropped and opened again, like an outage.
 _WELCOME_TIMEOUT_S = 30.0
+#: A stream open this long worked, even if it carried nothing but the Welcome (a bot idle
+#: in a lobby): after it drops, the back-off starts again from its first step.
+_WORKED_S = 30.0
 #: The method of the stream; its messages are parsed here, not by gRPC, which logs a
 #: traceback and hands back ``None`` for bytes that do not parse.
 _PLAY = "/arena.v1.Arena/Play"
@@ -596,6 +602,7 @@ class BotRunner:
         other_internal = 0  # INTERNALs in a row whose details are not the core's
         while not self._stopping.is_set():
             welcomed = False
+            opened = time.monotonic()
             try:
                 # Failing already: a try waits for its Welcome no longer than --retry-for.
                 self._give_up = None if failing_since is None or self.retry_for is None else (
@@ -640,8 +647,15 @@ class BotRunner:
                     raise ArenaError(
                         f"the arena at {self.arena} ended the stream: {code.name}: {details}"
                     ) from None
-                if welcomed:
-                    attempt, failing_since, other_internal = 0, None, 0
+                if welcomed:  # the arena is reachable: not failing (--retry-for), ...
+                    failing_since, other_internal = None, 0
+                    # ... but the back-off starts again only after a stream that worked: a
+                    # Welcome alone is no proof, and an arena that welcomes and then resets
+                    # every stream was asked again every 0.25-0.5 s for ever. A stream that
+                    # dropped mid-match (events, answers) or after a long idle wait is
+                    # opened again at the first step.
+                    if self._progress or time.monotonic() - opened >= _WORKED_S:
+                        attempt = 0
                 now = time.monotonic()
                 failing_since = failing_since or now
                 if self.retry_for is not None and now - failing_since > self.retry_for:
@@ -671,6 +685,10 @@ class BotRunner:
 
     # ------------------------------------------------------------------ one stream
     _welcomed = False
+    #: Whether the stream did more than welcome the bot: an event, a new match, a match's
+    #: end or a decision sent (a resumed match and a pending request are re-sent at every
+    #: reconnect: no progress). Only then does a dropped stream start the back-off again.
+    _progress = False
     _call: grpc.aio.StreamStreamCall | None = None
     #: The ``time.monotonic()`` past which --retry-for gives up: no Welcome is waited for
     #: beyond it (``None``: not failing, or no limit).
@@ -699,7 +717,7 @@ class BotRunner:
 
     async def _session(self) -> bool:
         """One stream, until it ends normally (returns) or fails (raises AioRpcError)."""
-        self._welcomed = False
+        self._welcomed = self._progress = False
         out = _Outbox()
         out.put_nowait(
             pb.BotMessage(
@@ -786,6 +804,12 @@ class BotRunner:
         if kind == "welcome":
             self._on_welcome(msg.welcome, out)
             return
+        if (
+            msg.events
+            or kind == "match_ended"
+            or (kind == "match_started" and not msg.match_started.resumed)
+        ):
+            self._progress = True
         for ev in msg.events:
             try:
                 self._on_event(ev)
@@ -857,7 +881,21 @@ class BotRunner:
 
     def _on_event(self, ev: pb.Event) -> None:
         m = self._matches.get(ev.match_id)
-        if m is None or ev.WhichOneof("kind") != "deal_ended":
+        if m is None:
+            return
+        kind = ev.WhichOneof("kind")
+        if kind == "action":
+            if m.bot is None or overrides(m.bot, "on_action"):
+                seat, action = seat_action_from_pb(ev.action)
+                self._check_seat(m, seat, "action.seat")
+                view = hook_view(m.view)
+                self._schedule(m, "on_action", lambda bot: bot.on_action(view, seat, action))
+            return
+        if kind == "talon_taken":
+            if m.bot is None or overrides(m.bot, "on_talon_taken"):
+                self._on_talon_taken(m, ev.talon_taken)
+            return
+        if kind != "deal_ended":
             return
         number = ev.deal_ended.deal_number
         if number <= m.last_deal:
@@ -867,7 +905,7 @@ class BotRunner:
                         "deal's) the bot was told of already: ignored", m.match_id,
                         number + 1)  # fmt: skip
             return
-        if m.bot is not None and not _overrides(m.bot, "on_deal_end"):
+        if m.bot is not None and not overrides(m.bot, "on_deal_end"):
             m.last_deal = number
             return  # not overridden: nothing to run
         result = deal_result_from_pb(ev.deal_ended, m.ruleset.players)
@@ -876,6 +914,23 @@ class BotRunner:
         # (the next request, in this very message, will replace m.view before the hook runs).
         view = hook_view(m.view)
         self._schedule(m, "on_deal_end", lambda bot: bot.on_deal_end(view, result))
+
+    def _on_talon_taken(self, m: _Match, t: pb.TalonTaken) -> None:
+        declarer = t.seat
+        self._check_seat(m, declarer, "talon_taken.seat")
+        cards = tuple(card_from_pb(c, "talon_taken.cards") for c in t.cards)
+        if len(cards) not in (0, 3) or len(set(cards)) != len(cards):
+            raise MalformedMessageError("talon_taken.cards", f"not a talon: {len(cards)} cards")
+        talon = cards or None
+        view = hook_view(m.view)
+        self._schedule(m, "on_talon_taken", lambda bot: bot.on_talon_taken(view, declarer, talon))
+
+    @staticmethod
+    def _check_seat(m: _Match, seat: int, what: str) -> None:
+        if not 0 <= seat < m.ruleset.players:
+            raise MalformedMessageError(
+                what, f"no seat {seat} at a {m.ruleset.players}-player table"
+            )
 
     def _matches_to_start(self) -> int | None:
         """``Hello.matches``: how many more matches the bot will play (``None``: no limit),
@@ -966,7 +1021,7 @@ class BotRunner:
             return
         bot.match_id = m.match_id
         m.bot = bot
-        if _overrides(bot, "on_match_start"):
+        if overrides(bot, "on_match_start"):
             await self._hook(m, bot, "on_match_start", lambda b: b.on_match_start(start))
 
     def _on_request(self, req: pb.DecisionRequest, out: _Outbox) -> None:
@@ -1133,6 +1188,7 @@ class BotRunner:
             wire = pb.Action()
         m.answers = {rid: action}
         self.summary.decisions += 1
+        self._progress = self._progress or out is self._out
         out.put_nowait(
             pb.BotMessage(decision=pb.Decision(request_id=rid, match_id=m.match_id, action=wire))
         )
@@ -1176,7 +1232,7 @@ class BotRunner:
         log.info("match %s ended: scores %s, places %s", me.match_id, list(result.scores),
                  list(result.places))  # fmt: skip
         view = hook_view(view)  # a last view of requests had legal actions: not for a hook
-        if m.bot is None or _overrides(m.bot, "on_match_end"):
+        if m.bot is None or overrides(m.bot, "on_match_end"):
             self._schedule(m, "on_match_end", lambda bot: bot.on_match_end(view, result))
         # Counted now, not after the hook (a bot call that never returns held the count at
         # 0 for ever); but a last match stops the runner only after its hook has run, in
@@ -1214,7 +1270,7 @@ class BotRunner:
 
         async def job() -> None:
             bot = m.bot
-            if bot is not None and _overrides(bot, what):
+            if bot is not None and overrides(bot, what):
                 await self._hook(m, bot, what, fn)
 
         self._chain(m, job())
@@ -1359,12 +1415,6 @@ def _on_the_wire(action: Action) -> Action:
     ):
         return Give(action.card, _UINT32_MAX)
     return action
-
-
-def _overrides(bot: object, hook: str) -> bool:
-    """Whether ``bot`` has its own ``hook`` (the base class's do nothing: skip them)."""
-    own = getattr(bot, "__dict__", ())
-    return getattr(type(bot), hook, None) is not getattr(Bot, hook) or hook in own
 
 
 def _factory_name(bot: BotFactory) -> str:

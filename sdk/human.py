@@ -11,7 +11,10 @@
 
 At each decision the bot prints the table (scores, auction, talon, passed cards, trump and
 marriages, the trick in progress and the last trick, each seat's take so far), the hand
-sorted by suit, and the legal actions numbered. The person answers with a number, with
+sorted by suit, and the legal actions numbered. At a deal's end it prints the tricks
+completed after the last table (told by ``on_action``: the last trick, or the whole deal
+for the dealer of four who sits it out), the talon if no table showed it, and the deal's
+result. The person answers with a number, with
 the action's notation (``play K♥``, ``bid 110``, ``give 9♠ to 2``; ASCII ``play KH``
 works too), with a bare card (``KH`` plays it; ``KH declare`` declares the marriage) or
 with a bare amount (``110``), a give by name (``give KH to bob``), in Russian (``Кч``
@@ -37,6 +40,7 @@ from typing import TextIO
 
 from arena.render import plural, printable, sitter_talon
 from engine import (
+    DECK,
     Action,
     Bid,
     Card,
@@ -45,6 +49,7 @@ from engine import (
     DealResult,
     GameResult,
     Give,
+    HiddenGive,
     Phase,
     Play,
     PlayerView,
@@ -60,6 +65,7 @@ from engine.cards import ACE_MARRIAGE_VALUE, CardParseError
 from engine.rules import describe_ruleset
 from engine.tables import round_half_up
 from sdk.bot import Bot, Deadline
+from sdk.hand import trick_winner
 
 __all__ = ["HumanBot", "choose", "format_hand", "render_view"]
 
@@ -108,6 +114,14 @@ class HumanBot(Bot):
         #: (deal number, deals left on the barrel per seat when it began): the dealer of four
         #: is not asked in the deal he sits out, so his last view is of an earlier deal.
         self._barrel_at: tuple[int, tuple[int, ...] | None] = (-1, None)
+        #: The view of the last table printed (``None``: none in this deal's play yet), and
+        #: the cards played since, as ``on_action`` tells them: the tricks completed after
+        #: the seat's last decision (the last trick, or the whole deal for the dealer of
+        #: four who sits it out) are printed from them when the deal ends.
+        self._shown: PlayerView | None = None
+        self._plays: list[tuple[int, Play]] = []
+        #: The talon taken in the deal under way, when shown to this seat (``None``: not).
+        self._talon: tuple[int, tuple[Card, ...]] | None = None
         #: Typed and not yet read, from a terminal (``_read_line``).
         self._pending = ""
         self.stdin = stdin if stdin is not None else sys.stdin
@@ -130,6 +144,7 @@ class HumanBot(Bot):
         # card is played for it (a forced move: it is not asked) would not see those tricks.
         since = self._seen[1] if self._seen[0] == view.deal_number else 0
         self._seen = (view.deal_number, len(view.tricks))
+        self._shown, self._plays = view, []
         self._print(render_view(view, color=self.color, since=since))
         self._print(self._menu(legal, _names(view)) + _giving_up(view))
         while True:
@@ -176,6 +191,7 @@ class HumanBot(Bot):
 
     def on_match_start(self, view: PlayerView) -> None:
         self._seen = (-1, 0)  # deal numbers start again: the last match's count is no use
+        self._shown, self._plays, self._talon = None, [], None
         self._barrel_at = (view.deal_number, view.barrel)
         names = _names(view)
         others = ", ".join(f"{p} (seat {s})" for s, p in enumerate(names) if s != view.seat)
@@ -187,6 +203,18 @@ class HumanBot(Bot):
             f"{names[view.seat]} (seat {view.seat}), against {others}."
         )
 
+    def on_action(self, view: PlayerView, seat: int, action: Action | HiddenGive) -> None:
+        if isinstance(action, Play):
+            self._plays.append((seat, action))
+
+    def on_talon_taken(
+        self, view: PlayerView, declarer: int, talon: tuple[Card, ...] | None
+    ) -> None:
+        # The auction is over: the deal's play starts from no trick (a table printed
+        # before it, or in an earlier deal, says nothing of the tricks to come).
+        self._shown, self._plays = None, []
+        self._talon = None if talon is None else (declarer, talon)
+
     def on_deal_end(self, view: PlayerView, result: DealResult) -> None:
         names = _names(view)
         outcome = result.outcome.replace("_", " ")
@@ -194,7 +222,8 @@ class HumanBot(Bot):
         contract = (
             f"contract {result.contract}" if result.contract is not None else f"bid {result.bid}"
         )
-        lines = [f"Deal {result.number + 1} over: {who} {contract}, {outcome}."]
+        lines = self._unseen(view, result.number)
+        lines.append(f"Deal {result.number + 1} over: {who} {contract}, {outcome}.")
         takes: list[object] = list(result.takes)
         if len(names) == 4:
             # The dealer was dealt nothing: no take (a 0 would read as tricks lost); his score
@@ -228,6 +257,38 @@ class HumanBot(Bot):
             # table names players.
             lines.append(f"  {_name_seats(printable(e), names, view.seat)}")
         self._print("\n".join(lines) + "\n")
+
+    def _unseen(self, view: PlayerView, deal: int) -> list[str]:
+        """What of deal ``deal`` the person was not shown at a table: the talon (a seat not
+        asked after the auction) and every trick completed after the last table."""
+        names, me = _names(view), view.seat
+        shown = self._shown if self._shown is not None and self._shown.deal_number == deal else None
+        plays, talon = self._plays, self._talon
+        self._shown, self._plays, self._talon = None, [], None
+        lines = []
+        if talon is not None and (shown is None or shown.talon is None):
+            took = "you" if talon[0] == me else names[talon[0]]
+            cards = " ".join(_card(c, self.color) for c in talon[1])
+            lines.append(f"Talon:    {cards} (taken by {took})")
+        trick = list(shown.trick) if shown is not None else []
+        trump = shown.trump if shown is not None else None
+        done = len(shown.tricks) if shown is not None else 0
+        per_trick = len(view.active_seats)
+        if len(trick) + len(plays) != (len(DECK) // per_trick - done) * per_trick:
+            # Not the rest of a deal played out: given up (no plays), or plays missed (the
+            # seat was away: a reconnect does not send events again). Tricks put together
+            # from them would be wrong.
+            return lines
+        for seat, play in plays:
+            if play.declare and play.card.rank is not Rank.ACE:
+                trump = play.card.suit  # a marriage declared: trump from this trick on
+            trick.append((seat, play.card))
+            if len(trick) == per_trick:
+                winner = trick_winner(trick, trump)[0]
+                done += 1
+                lines.append(_trick_line(f"Trick {done}: ", trick, winner, names, me, self.color))
+                trick = []
+        return lines
 
     def on_match_end(self, view: PlayerView, result: GameResult) -> None:
         names = _names(view)
@@ -635,6 +696,23 @@ def _card(c: Card | None, color: bool) -> str:
     return s
 
 
+def _trick_line(
+    head: str,
+    cards: Sequence[tuple[int, Card]],
+    winner: int,
+    names: Sequence[str],
+    me: int,
+    color: bool,
+) -> str:
+    """``Trick 3: you K♥, bob A♥, cid 9♥  → bob``."""
+
+    def who(s: int) -> str:
+        return "you" if s == me else names[s]
+
+    played = ", ".join(f"{who(s)} {_card(c, color)}" for s, c in cards)
+    return f"{head}{played}  → {who(winner)}"
+
+
 def render_view(view: PlayerView, *, color: bool = False, since: int | None = None) -> str:
     """The table as this seat sees it, as text (what :class:`HumanBot` prints): the last
     trick, or with ``since`` every trick from that index on when there are several."""
@@ -728,11 +806,7 @@ def render_view(view: PlayerView, *, color: bool = False, since: int | None = No
         for k in range(max(first, 0), len(view.tricks)):
             last = view.tricks[k]
             head = "Last trick: " if k == first == len(view.tricks) - 1 else f"Trick {k + 1}: "
-            lines.append(
-                head
-                + ", ".join(f"{who(s)} {_card(c, color)}" for s, c in last.cards)
-                + f"  → {who(last.winner)}"
-            )
+            lines.append(_trick_line(head, last.cards, last.winner, names, me, color))
         if view.trick:
             lines.append(
                 "On the table: " + ", ".join(f"{who(s)} {_card(c, color)}" for s, c in view.trick)

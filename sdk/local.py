@@ -33,10 +33,12 @@ from typing import Any
 from arena.deadlines import DEFAULT_TIME_BANK_MS, bank_left, deadline_problem, timeout_words
 from engine import (
     Action,
+    Bid,
     Card,
     Game,
     GameResult,
     IllegalActionError,
+    Pass,
     Phase,
     PlayerView,
     Ruleset,
@@ -44,6 +46,7 @@ from engine import (
     load_ruleset,
     observe,
     parse_action,
+    public_action,
 )
 from sdk.bot import Bot, Deadline
 
@@ -59,6 +62,7 @@ __all__ = [
     "hook_result",
     "hook_view",
     "make_bot",
+    "overrides",
     "play_local",
     "play_series",
     "resolve_ruleset",
@@ -329,6 +333,12 @@ def _method(bot: Bot, view: PlayerView) -> str:
     return f"{name}() ({Path(code.co_filename).name}:{code.co_firstlineno})"
 
 
+def overrides(bot: object, hook: str) -> bool:
+    """Whether ``bot`` has its own ``hook`` (the base class's do nothing: skip them)."""
+    own = getattr(bot, "__dict__", ())
+    return getattr(type(bot), hook, None) is not getattr(Bot, hook) or hook in own
+
+
 def hook_view(view: PlayerView) -> PlayerView:
     """``view`` as a hook gets it: without legal actions (a hook answers nothing)."""
     return dataclasses.replace(view, legal_actions=()) if view.legal_actions else view
@@ -544,13 +554,19 @@ def play_local(
     slowest_at = [""] * len(players)
     told: set[int] = set()  # the seats told that a decision used their time bank
     ask_forced = rules.ask_forced
+    # The seats whose bot has its own on_action / on_talon_taken (the others are not called:
+    # a view made per action and seat would slow every series down).
+    on_action = [s for s, b in enumerate(players) if overrides(b, "on_action")]
+    on_talon = [s for s, b in enumerate(players) if overrides(b, "on_talon_taken")]
     while not game.is_over:
         to_act = game.to_act
         assert to_act is not None
         seat = to_act
+        deal = game.deal_number
         legal = game.legal_actions()
         if len(legal) == 1 and not ask_forced:
-            game.apply_trusted(legal[0])
+            action = legal[0]
+            game.apply_trusted(action)
         else:
             bot = players[seat]
             view = observe(game, seat)
@@ -610,6 +626,24 @@ def play_local(
                 detail = f"{e}; played {fallback} instead"
                 incidents.append(LocalIncident(seat, game.deal_number, "illegal", detail))
                 game.apply(fallback, seat=seat)
+                action = fallback
+        # Told as an arena's runner tells them (its events, in this order), with the last
+        # view each seat was given.
+        for s in on_action:
+            seen = public_action(action, seat, s)
+            hook(s, partial(players[s].on_action, hook_view(last[s]), seat, seen), "on_action")
+        if (
+            game.deal_number == deal
+            and not game.is_over
+            and game.phase is not Phase.BIDDING
+            and isinstance(action, Bid | Pass)
+        ):
+            declarer = game.declarer
+            assert declarer is not None
+            for s in on_talon:
+                talon = observe(game, s).talon
+                fn = partial(players[s].on_talon_taken, hook_view(last[s]), declarer, talon)
+                hook(s, fn, "on_talon_taken")
         results = game.deal_results
         if len(results) > scored:
             for result in results[scored:]:

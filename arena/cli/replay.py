@@ -18,7 +18,7 @@ from arena.render import changed_cards, plural, printable
 from engine import ReplayError
 from engine import replay as replay_record
 from engine.record import check_record_shape, seed_mismatches
-from engine.rules import describe_ruleset
+from engine.rules import describe_run
 
 __all__ = ["replay"]
 
@@ -290,7 +290,7 @@ def _list_matches(ctx: click.Context, db: Path | None, ref: str | None, bot: str
         return
     # which rules ran: two tournaments of one name may differ in their house rules
     config = info.config if info is not None and isinstance(info.config, dict) else {}
-    rules = f" ({printable(describe_ruleset(config['ruleset']))})" if "ruleset" in config else ""
+    rules = f" ({printable(describe_run(config['ruleset']))})" if "ruleset" in config else ""
     click.echo(f"tournament {tid}{rules} in {db}: {len(shown)} match(es){whose} "
                f"({stored}); per seat: bot score (place); ! forfeits and incidents",
                err=True)  # fmt: skip

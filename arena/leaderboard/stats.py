@@ -11,7 +11,7 @@ from typing import Any
 
 from arena.ratings import DEFAULT_DRAW_PROBABILITY, MU, SIGMA, rate_results
 from arena.storage import Storage, StorageError, deal_summary
-from engine.rules import describe_ruleset
+from engine.rules import describe_run
 
 __all__ = ["BotStats", "HeadToHead", "Leaderboard", "build_leaderboard"]
 
@@ -90,9 +90,9 @@ class Leaderboard:
     #: bot -> [(schedule index, mu, sigma)], starting with (-1, MU, SIGMA).
     history: dict[str, list[tuple[int, float, float]]] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)
-    #: The ruleset for people (:func:`engine.rules.describe_ruleset`, the table size left
-    #: out: the title says it): ``ruleset`` is its name alone, the same for two tournaments
-    #: whose house rules differ.
+    #: The ruleset for people, with the deal cap (:func:`engine.rules.describe_run`, the
+    #: table size left out: the title says it): ``ruleset`` is its name alone, the same
+    #: for two tournaments whose house rules or deal caps differ.
     ruleset_description: str = ""
     #: The stored ruleset's options as they are (an older row may lack some).
     ruleset_options: dict[str, Any] = field(default_factory=dict)
@@ -337,6 +337,6 @@ def build_leaderboard(storage: Storage, tournament_id: str) -> Leaderboard:
         h2h=HeadToHead(bots=[r.bot for r in rows], ahead=ahead, together=together),
         history=history,
         config=cfg,
-        ruleset_description=describe_ruleset(ruleset, players=False),
+        ruleset_description=describe_run(ruleset, players=False),
         ruleset_options=dict(ruleset) if isinstance(cfg.get("ruleset"), dict) else {},
     )

@@ -23,7 +23,7 @@ from arena.leaderboard.stats import STRIKE_GROUPS
 from arena.storage import MatchResult, Storage, StorageError, TournamentInfo, lock_owner
 from arena.tournament.schedule import SCHEDULE_VERSION
 from arena.web import board
-from engine.rules import describe_ruleset
+from engine.rules import describe_run
 
 __all__ = ["DataSource", "HeldBack", "NotFound"]
 
@@ -357,7 +357,7 @@ def _tournament_json(t: TournamentInfo, owner: str | None) -> JSON:
         "ruleset": _ruleset_name(rules),
         # which rules ran, for people: two tournaments of one name and ruleset name whose
         # options differ are told apart by it
-        "ruleset_description": None if rules is None else describe_ruleset(rules),
+        "ruleset_description": None if rules is None else describe_run(rules),
     }
 
 

@@ -133,8 +133,10 @@ class RawBot:
                     out.put(None)  # half-close: seated nowhere, so no disconnect counts
 
     def session(self) -> tuple[grpc.StatusCode | None, bool, float]:
-        """One stream: its status (None: dropped on purpose), whether it was welcomed, and
-        the wait the arena asked for (`retry-after-ms`, in seconds; 0: none)."""
+        """One stream: its status (None: dropped on purpose), whether it worked (it was
+        welcomed and carried an event: a Welcome alone proves little, an arena may welcome
+        and reset every stream), and the wait the arena asked for (`retry-after-ms`, in
+        seconds; 0: none)."""
         out: Sink = queue.Queue()
         hello = pb.Hello(bot_name="raw", protocol_version=1, client="raw_bot.py")
         if self.args.batch:
@@ -151,35 +153,36 @@ class RawBot:
         channel = grpc.insecure_channel(self.args.arena)
         auth = [("authorization", f"Bearer {self.args.token}")]
         call = pb_grpc.ArenaStub(channel).Play(requests(), metadata=auth)
-        welcomed = False
+        welcomed = worked = False
         try:
             for msg in call:
                 if not welcomed:  # always first, alone
                     welcomed = msg.HasField("welcome")
                     continue
+                worked = worked or bool(msg.events)
                 self.handle(msg, out)
-            return call.code(), welcomed, 0.0
+            return call.code(), worked, 0.0
         except ConnectionResetError as e:
             say(e)
-            return None, welcomed, 0.0
+            return None, worked, 0.0
         except grpc.RpcError as e:
             say("stream ended:", e.code(), e.details())
             wait = dict(e.trailing_metadata() or ()).get("retry-after-ms")
-            return e.code(), welcomed, int(wait) / 1000 if wait else 0.0
+            return e.code(), worked, int(wait) / 1000 if wait else 0.0
         finally:
             out.put(None)
             channel.close()
 
     def run(self) -> int:
-        backoff = 0.5  # doubling to 30 s, from 0.5 s again after each Welcome
+        backoff = 0.5  # doubling to 30 s, from 0.5 s again after a stream that worked
         while True:
-            code, welcomed, asked = self.session()
+            code, worked, asked = self.session()
             if code == grpc.StatusCode.OK or (self.left == 0 and not self.seq):
                 break  # done for good
             if code is not None and code not in RETRY and not asked:
                 say("giving up:", code)  # ABORTED: another process uses the token
                 return 2
-            backoff = 0.5 if welcomed else backoff
+            backoff = 0.5 if worked else backoff
             if code is not None:
                 time.sleep(max(asked, backoff * random.uniform(0.5, 1.0)))
                 backoff = min(backoff * 2, 30.0)

@@ -57,25 +57,27 @@ class _NoJitter(random.Random):
         return min(max(1.0, a), b)
 
 
-def test_a_welcomed_session_resets_the_back_off(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_session_that_worked_resets_the_back_off(caplog: pytest.LogCaptureFixture) -> None:
     """Mutation audit: after a session that was welcomed and then dropped, the runner kept
     the back-off grown by the failures before it: a bot whose connection flapped a few
-    times waited longer and longer between sessions that each worked. A Welcome starts the
-    back-off again from ``initial_backoff``."""
+    times waited longer and longer between sessions that each worked. A session that
+    worked after its Welcome (an event, an answer: ``_progress``) starts the back-off
+    again from ``initial_backoff``; a Welcome alone does not (an arena that welcomes and
+    resets every stream was asked again every 0.25-0.5 s for ever)."""
     unavailable = grpc.StatusCode.UNAVAILABLE
-    # Each session: whether it is welcomed before it drops.
-    script = [False, False, False, True, False, False]
+    # Each session: (welcomed, then worked) before it drops.
+    script = [(False, False)] * 3 + [(True, True)] + [(True, False)] * 3
     runner = BotRunner(RandomBot, "127.0.0.1:1", "tok", initial_backoff=0.001, max_backoff=10)
     runner._rng = _NoJitter()
-    tried: list[bool] = []
+    tried: list[tuple[bool, bool]] = []
 
     async def session() -> bool:
         if len(tried) == len(script):
             runner.stop("script done")
             return False
-        welcomed = script[len(tried)]
-        tried.append(welcomed)
-        runner._welcomed = welcomed
+        welcomed, worked = script[len(tried)]
+        tried.append((welcomed, worked))
+        runner._welcomed, runner._progress = welcomed, worked
         raise _error(unavailable, "dropped")
 
     runner._session = session  # type: ignore[method-assign]
@@ -88,8 +90,9 @@ def test_a_welcomed_session_resets_the_back_off(caplog: pytest.LogCaptureFixture
         if "reconnecting in" in r.getMessage()
     ]
     ms = [round(d * 1000, 6) for d in delays]
-    # 1, 2, 4 ms while failing; the welcomed session starts it again at 1 ms.
-    assert ms == [1, 2, 4, 1, 2, 4], ms
+    # 1, 2, 4 ms while failing; the session that worked starts it again at 1 ms; sessions
+    # only welcomed go on doubling.
+    assert ms == [1, 2, 4, 1, 2, 4, 8], ms
 
 
 # ----------------------------------------------------------------------------- Hello.running

@@ -16,7 +16,18 @@ from typing import Any
 
 import pytest
 
-from engine import Bid, Contract, Game, Give, Pass, Play, PlayerView, observe, parse_cards
+from engine import (
+    Bid,
+    Contract,
+    Game,
+    Give,
+    Pass,
+    Play,
+    PlayerView,
+    observe,
+    parse_action,
+    parse_cards,
+)
 from sdk import Deadline
 from sdk.human import HumanBot, choose, format_hand, render_view
 
@@ -943,3 +954,105 @@ def test_a_dealer_on_the_barrel_is_not_told_he_scores_the_talon() -> None:
     talon = game.talon_score
     deal_end(game, bots, [observe(game, 3)])
     assert f"(you dealt and sat out this deal: the talon scores you {talon:+d})" in out.getvalue()
+
+
+def _tricks(m: Any, ruleset: str, seed: int) -> list[tuple[tuple[tuple[int, Any], ...], int]]:
+    """The first deal's eight tricks of local match ``m``, replayed from its record:
+    (cards as (seat, card), winner) each."""
+    from sdk.hand import trick_winner
+
+    actions = m.record["deals"][0]["actions"]
+    g = Game.new(ruleset, seed, list(m.names))
+    for a in actions[:-1]:
+        g.apply(parse_action(a["action"]), seat=a["seat"])
+    last = actions[-1]
+    final = (*g.trick, (last["seat"], parse_action(last["action"]).card))
+    done = [(t.cards, t.winner) for t in g.tricks]
+    return [*done, (final, trick_winner(final, g.trump)[0])]
+
+
+def _line(
+    k: int, cards: Sequence[tuple[int, Any]], winner: int, names: Sequence[str], me: int
+) -> str:
+    def who(s: int) -> str:
+        return "you" if s == me else names[s]
+
+    return f"Trick {k}: " + ", ".join(f"{who(s)} {c}" for s, c in cards) + f"  → {who(winner)}"
+
+
+def test_the_tricks_played_after_the_seats_last_decision_are_shown_at_the_deals_end() -> None:
+    """Defect: the human seat printed the table only when asked, so the cards played after
+    its last decision (the last trick's, forced for everyone in it; more when the last
+    cards were forced) were never shown: "Deal 1 over" came with the trick unseen. Now the
+    tricks completed after the last table are printed before the deal's summary."""
+    from sdk import play_local
+
+    outs = [io.StringIO() for _ in range(3)]
+    seats = [HumanBot(io.StringIO("1\n" * 300), o, color=False) for o in outs]
+    m = play_local(seats, ruleset="classic", seed=5, max_deals=1)
+    tricks = _tricks(m, "classic", 5)
+    assert len(tricks) == 8
+    for me, out in enumerate(outs):
+        text = out.getvalue()
+        before_end = text[: text.index("Deal 1 over:")]
+        last = _line(8, *tricks[7], m.names, me)
+        assert last in before_end.splitlines(), (last, before_end[-600:])
+        # every trick is shown, at a table or at the end
+        for k, (cards, winner) in enumerate(tricks, 1):
+            line = _line(k, cards, winner, m.names, me)
+            last_of = "Last trick: " + line.split(": ", 1)[1]
+            assert line in before_end or last_of in before_end, (k, before_end[-600:])
+
+
+def test_the_dealer_who_sat_out_is_shown_the_talon_and_every_trick() -> None:
+    """Defect: the dealer of four, never asked in the deal he sits out, saw nothing of it
+    but its score. Now the talon (1001 shows it to all) and the eight tricks are printed
+    before the deal's summary; the seats at the table are shown the talon at their
+    tables, not again."""
+    m, outs, dealer, _ = _four_humans_one_deal("1001-4p")
+    deal = m.record["deals"][0]
+    tricks = _tricks(m, "1001-4p", 3)
+    text = outs[dealer].getvalue()
+    declarer = next(a["seat"] for a in deal["actions"] if a["action"].startswith("give"))
+    talon = " ".join(deal["talon"])
+    assert f"Talon:    {talon} (taken by {m.names[declarer]})" in text
+    for k, (cards, winner) in enumerate(tricks, 1):
+        assert _line(k, cards, winner, m.names, dealer) in text.splitlines()
+    assert text.index("Trick 8: ") < text.index("Deal 1 over:")
+    for seat, out in enumerate(outs):
+        if seat != dealer:
+            assert "(taken by" not in out.getvalue()
+
+
+def test_plays_missed_while_away_print_no_tricks_at_the_deals_end() -> None:
+    """Review of the deal's-end tricks: a seat away for a while (a reconnect does not send
+    the events missed again) is told only some of the plays; tricks put together from them
+    would be wrong (other cards, other winners). Then none are printed; all of them print
+    the rest of the deal."""
+    from engine.game import DealResult
+
+    g = Game.new("classic", 4, ["me", "bob", "cid"])
+    while g.phase.name != "PLAYING":
+        g.apply(g.legal_actions()[0])
+    while g.to_act != 0:
+        g.apply(g.legal_actions()[0])
+    table = observe(g, 0)  # the seat's last table
+    plays = []
+    while g.deal_number == 0:
+        seat = g.to_act
+        action = g.legal_actions()[0]
+        g.apply(action)
+        plays.append((seat, action))
+    result: DealResult = g.deal_results[0]
+
+    def told(some: list[Any]) -> str:
+        out = io.StringIO()
+        human = HumanBot(io.StringIO(), out, color=False)
+        human._shown = table
+        for seat, action in some:
+            human.on_action(table, seat, action)
+        human.on_deal_end(table, result)
+        return out.getvalue()
+
+    assert re.search(r"^Trick 8: ", told(plays), re.M)
+    assert "Trick" not in told(plays[:2] + plays[5:])

@@ -115,8 +115,8 @@ function headToHead(data) {
   return t;
 }
 
-// which rules ran: the description (name and options that differ from its preset) where the
-// server gives one, else the name alone
+// which rules ran: the description (name, options that differ from its preset, deal cap)
+// where the server gives one, else the name alone
 function rulesetText(t) {
   if (t.ruleset_description) return t.ruleset_description;
   return typeof t.ruleset === "object" && t.ruleset ? t.ruleset.name : t.ruleset || "";
@@ -131,7 +131,8 @@ function render(data) {
   let picker = null;
   if (data.tournaments.length > 1) {
     // two tournaments of one name (another seed, a bot changed) are told apart by id and
-    // date, and by their rules when those differ (one option edited between two runs)
+    // date, and by their rules when those differ (one option edited between two runs, or
+    // another deal cap: the description ends with it)
     const seen = {}, rules = {};
     for (const x of data.tournaments) {
       seen[x.name] = (seen[x.name] || 0) + 1;

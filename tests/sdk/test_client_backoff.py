@@ -1,0 +1,98 @@
+"""The runner's back-off against an arena (grpc.aio on port 0) that welcomes the bot and
+then resets the stream: a Welcome alone no longer starts the back-off again."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from typing import Any, cast
+
+import grpc
+import pytest
+
+from arena.protocol import ruleset_to_pb, view_to_pb
+from arena.v1 import arena_pb2 as pb
+from bots.random_bot import RandomBot
+from engine import PRESETS, Game, observe
+from sdk.client import BotRunner
+
+WELCOME = pb.ServerMessage(
+    welcome=pb.Welcome(bot_name="b", server_version="fake", protocol_version=1)
+)
+
+
+class _NoJitter(random.Random):
+    """Jitter that always picks 1.0 (within its range): the back-off steps exactly."""
+
+    def uniform(self, a: float, b: float) -> float:
+        return min(max(1.0, a), b)
+
+
+def _started() -> pb.ServerMessage:
+    g = Game.new(PRESETS["classic"], 1, ("a", "b", "c"))
+    seat = g.to_act
+    assert seat is not None
+    return pb.ServerMessage(match_started=pb.MatchStarted(
+        match_id="m1", seat=seat, players=list(g.players), ruleset=ruleset_to_pb(g.ruleset),
+        view=view_to_pb(observe(g, seat))))  # fmt: skip
+
+
+def _reconnect_waits(plan: list[str], caplog: pytest.LogCaptureFixture) -> list[float]:
+    """Streams that each welcome the bot, then (``"match"``) seat it in a new match or
+    (``"reset"``) not, and end with UNAVAILABLE; after the plan, one that ends the run.
+    The waits (ms) the runner logged before each reconnect."""
+
+    async def play(request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        await request_iterator.__anext__()  # the Hello
+        n = len(opened)
+        opened.append(n)
+        yield WELCOME.SerializeToString()
+        if n == len(plan):
+            return  # the end of the run: the arena closes the stream
+        if plan[n] == "match":
+            yield _started().SerializeToString()
+        await asyncio.sleep(0.05)  # (the bot reads what was sent before the reset)
+        await context.abort(grpc.StatusCode.UNAVAILABLE, "reset")
+
+    opened: list[int] = []
+
+    async def main() -> None:
+        server = grpc.aio.server()
+        handler = grpc.method_handlers_generic_handler("arena.v1.Arena", {
+            "Play": grpc.stream_stream_rpc_method_handler(
+                play, request_deserializer=pb.BotMessage.FromString,
+                response_serializer=lambda b: b,
+            )})  # fmt: skip
+        server.add_generic_rpc_handlers((handler,))
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        try:
+            runner = BotRunner(RandomBot, f"127.0.0.1:{port}", "tok", initial_backoff=0.01,
+                               max_backoff=0.08, retry_for=20)  # fmt: skip
+            runner._rng = _NoJitter()
+            summary = await asyncio.wait_for(runner.run(), 30)
+            assert summary.reason == "the arena closed the stream"
+        finally:
+            await server.stop(0)
+
+    with caplog.at_level(logging.WARNING, logger="sdk.client"):
+        asyncio.run(main())
+    assert len(opened) == len(plan) + 1
+    return [
+        round(cast(tuple[Any, ...], r.args)[-1] * 1000, 6)
+        for r in caplog.records
+        if "reconnecting in" in r.getMessage()
+    ]
+
+
+def test_an_arena_that_welcomes_then_resets_every_stream_is_asked_again_ever_more_slowly(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect: each Welcome started the back-off again, so an arena that welcomed the bot and
+    then reset every stream was reconnected to every 0.25-0.5 s for ever. Now only a stream
+    that worked (an event, a new match, a match's end, an answer sent) starts it again:
+    the waits double up to ``max_backoff``, and after a stream dropped mid-match the bot is
+    back at the first step."""
+    plan = ["reset"] * 5 + ["match", "reset"]
+    assert _reconnect_waits(plan, caplog) == [10, 20, 40, 80, 80, 10, 20]
