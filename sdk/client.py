@@ -685,8 +685,9 @@ class BotRunner:
 
     # ------------------------------------------------------------------ one stream
     _welcomed = False
-    #: Whether the stream did more than welcome the bot: an event, a new match, a match's
-    #: end or a decision sent (a resumed match and a pending request are re-sent at every
+    #: Whether the stream did more than welcome the bot: an event, a new match, the end of
+    #: a match under way or a first answer to a request (a resumed match, a pending
+    #: request and its answer, the end of a match already told are sent again at every
     #: reconnect: no progress). Only then does a dropped stream start the back-off again.
     _progress = False
     _call: grpc.aio.StreamStreamCall | None = None
@@ -804,12 +805,8 @@ class BotRunner:
         if kind == "welcome":
             self._on_welcome(msg.welcome, out)
             return
-        if (
-            msg.events
-            or kind == "match_ended"
-            or (kind == "match_started" and not msg.match_started.resumed)
-        ):
-            self._progress = True
+        if msg.events or (kind == "match_started" and not msg.match_started.resumed):
+            self._progress = True  # (a match's end: counted in _on_match_ended, if new)
         for ev in msg.events:
             try:
                 self._on_event(ev)
@@ -1186,15 +1183,23 @@ class BotRunner:
                       "malformed action; the referee plays its fallback", m.match_id,
                       self.name, action, type(e).__name__, e)  # fmt: skip
             wire = pb.Action()
+        # A first answer is progress; one sent again from the cache (the request asked
+        # again on a new stream) is not: an arena that resets every stream once answered
+        # would be asked again at the first step for ever.
+        if rid not in m.answers and out is self._out:
+            self._progress = True
         m.answers = {rid: action}
         self.summary.decisions += 1
-        self._progress = self._progress or out is self._out
         out.put_nowait(
             pb.BotMessage(decision=pb.Decision(request_id=rid, match_id=m.match_id, action=wire))
         )
 
     def _on_match_ended(self, me: pb.MatchEnded) -> None:
         m = self._matches.pop(me.match_id, None)
+        # The end of a match under way is progress; one the bot was told of already is
+        # not: the referee sends it again on every stream until the bot's next answer.
+        if m is not None or me.match_id in self._unmade:
+            self._progress = True
         if me.result.reason == "interrupted":
             # Stopped before its end: no result, no hook; not one of the bot's matches
             # played (a tournament plays it again later, as a new match for the bot).
