@@ -434,6 +434,11 @@ class _Match:
     view_rid: str = ""
     #: Whether the bot was told that a decision of this match used the time bank (once).
     bank_told: bool = False
+    #: Whether the bot has its own ``on_action`` / ``on_talon_taken`` (until it is made:
+    #: maybe). Asked once per match: an action event for a bot without it costs one
+    #: attribute read, not an ``overrides`` (several per decision).
+    on_action: bool = True
+    on_talon_taken: bool = True
 
 
 @dataclass
@@ -882,14 +887,14 @@ class BotRunner:
             return
         kind = ev.WhichOneof("kind")
         if kind == "action":
-            if m.bot is None or overrides(m.bot, "on_action"):
+            if m.on_action:
                 seat, action = seat_action_from_pb(ev.action)
                 self._check_seat(m, seat, "action.seat")
                 view = hook_view(m.view)
                 self._schedule(m, "on_action", lambda bot: bot.on_action(view, seat, action))
             return
         if kind == "talon_taken":
-            if m.bot is None or overrides(m.bot, "on_talon_taken"):
+            if m.on_talon_taken:
                 self._on_talon_taken(m, ev.talon_taken)
             return
         if kind != "deal_ended":
@@ -1018,6 +1023,8 @@ class BotRunner:
             return
         bot.match_id = m.match_id
         m.bot = bot
+        m.on_action = overrides(bot, "on_action")
+        m.on_talon_taken = overrides(bot, "on_talon_taken")
         if overrides(bot, "on_match_start"):
             await self._hook(m, bot, "on_match_start", lambda b: b.on_match_start(start))
 
