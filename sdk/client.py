@@ -61,7 +61,7 @@ from arena.protocol import (
     view_from_pb,
 )
 from arena.v1 import arena_pb2 as pb
-from engine import Action, Bid, Contract, Give, Play, PlayerView, Ruleset
+from engine import Action, Bid, Contract, Give, HiddenGive, Play, PlayerView, Ruleset
 from engine.rules import describe_ruleset
 from sdk.bot import Bot, Deadline
 from sdk.local import (
@@ -890,6 +890,12 @@ class BotRunner:
             if m.on_action:
                 seat, action = seat_action_from_pb(ev.action)
                 self._check_seat(m, seat, "action.seat")
+                if isinstance(action, Give | HiddenGive):
+                    self._check_seat(m, action.to, "action.give.to")
+                    if action.to == seat:
+                        raise MalformedMessageError(
+                            "action.give.to", f"seat {seat} gives to itself"
+                        )
                 view = hook_view(m.view)
                 self._schedule(m, "on_action", lambda bot: bot.on_action(view, seat, action))
             return
@@ -921,8 +927,10 @@ class BotRunner:
         declarer = t.seat
         self._check_seat(m, declarer, "talon_taken.seat")
         cards = tuple(card_from_pb(c, "talon_taken.cards") for c in t.cards)
-        if len(cards) not in (0, 3) or len(set(cards)) != len(cards):
+        if len(cards) not in (0, 3):
             raise MalformedMessageError("talon_taken.cards", f"not a talon: {len(cards)} cards")
+        if len(set(cards)) != len(cards):
+            raise MalformedMessageError("talon_taken.cards", "not a talon: a card twice")
         talon = cards or None
         view = hook_view(m.view)
         self._schedule(m, "on_talon_taken", lambda bot: bot.on_talon_taken(view, declarer, talon))
