@@ -439,6 +439,10 @@ class _Match:
     #: attribute read, not an ``overrides`` (several per decision).
     on_action: bool = True
     on_talon_taken: bool = True
+    #: The ``seq`` of the last action or talon_taken event told to the bot (or of the
+    #: match's start): the referee numbers a match's events by one, so one not above it
+    #: is a repeat.
+    seq: int = 0
 
 
 @dataclass
@@ -887,7 +891,7 @@ class BotRunner:
             return
         kind = ev.WhichOneof("kind")
         if kind == "action":
-            if m.on_action:
+            if m.on_action and not self._repeated(m, ev, kind):
                 seat, action = seat_action_from_pb(ev.action)
                 self._check_seat(m, seat, "action.seat")
                 if isinstance(action, Give | HiddenGive):
@@ -900,7 +904,7 @@ class BotRunner:
                 self._schedule(m, "on_action", lambda bot: bot.on_action(view, seat, action))
             return
         if kind == "talon_taken":
-            if m.on_talon_taken:
+            if m.on_talon_taken and not self._repeated(m, ev, kind):
                 self._on_talon_taken(m, ev.talon_taken)
             return
         if kind != "deal_ended":
@@ -934,6 +938,18 @@ class BotRunner:
         talon = cards or None
         view = hook_view(m.view)
         self._schedule(m, "on_talon_taken", lambda bot: bot.on_talon_taken(view, declarer, talon))
+
+    @staticmethod
+    def _repeated(m: _Match, ev: pb.Event, kind: str) -> bool:
+        """Whether ``ev`` was told already (its ``seq`` not above the last one's): a hook
+        told an action twice would count its card twice. (An arena that numbers no event,
+        all 0, is not checked.)"""
+        if ev.seq and ev.seq <= m.seq:
+            log.warning("match %s: %s event %d repeats an earlier one (the last was %d): "
+                        "ignored", m.match_id, kind, ev.seq, m.seq)  # fmt: skip
+            return True
+        m.seq = ev.seq or m.seq
+        return False
 
     @staticmethod
     def _check_seat(m: _Match, seat: int, what: str) -> None:
@@ -991,6 +1007,7 @@ class BotRunner:
                           "keeps its seat, rules and view)", ms.match_id, what)  # fmt: skip
                 return
             m.view = view
+            m.seq = max(m.seq, ms.seq)  # (the events up to it are not sent again)
             log.info("match %s resumed (seat %d)", ms.match_id, ms.seat)
             return
         if m is not None:
@@ -999,7 +1016,7 @@ class BotRunner:
             log.warning("match %s started again: the earlier match of that id is dropped",
                         ms.match_id)  # fmt: skip
         self._unmade.pop(ms.match_id, None)
-        m = _Match(ms.match_id, ms.seat, ruleset, None, view)
+        m = _Match(ms.match_id, ms.seat, ruleset, None, view, seq=ms.seq)
         self._matches[ms.match_id] = m
         log.info("match %s started: seat %d, %s, players %s", ms.match_id, ms.seat,
                  describe_ruleset(ruleset, players=False), ", ".join(ms.players))  # fmt: skip

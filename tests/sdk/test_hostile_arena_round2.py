@@ -22,11 +22,13 @@ from arena.protocol import action_event_to_pb, card_to_pb, view_to_pb
 from arena.v1 import arena_pb2 as pb
 from engine import (
     Action,
+    Bid,
     Card,
     DealResult,
     Game,
     Give,
     HiddenGive,
+    Pass,
     Play,
     PlayerView,
     observe,
@@ -442,18 +444,19 @@ def test_a_give_to_no_seat_or_to_its_giver_and_a_talon_with_a_card_twice_are_ref
     g = _game()
     Listener.told = []
 
-    def give(to: int, hidden: bool) -> pb.Event:
+    def give(to: int, hidden: bool, seq: int) -> pb.Event:
         action = HiddenGive(to) if hidden else Give(parse_card("9H"), to)
-        return action_event_to_pb("m1", 1, pb.ACTION_SOURCE_UNSPECIFIED, 1, action)
+        return action_event_to_pb("m1", seq, pb.ACTION_SOURCE_UNSPECIFIED, 1, action)
 
-    talon = pb.Event(match_id="m1", seq=2)
+    talon = pb.Event(match_id="m1", seq=4)
     talon.talon_taken.seat = 1
     talon.talon_taken.cards.extend(card_to_pb(parse_card(c)) for c in ("9H", "9H", "TH"))
 
     async def script(s: Stream) -> AsyncIterator[Out]:
         yield WELCOME
         yield started("m1", g)
-        yield pb.ServerMessage(events=[give(5, False), give(1, True), give(2, False), talon])
+        gives = [give(5, False, 1), give(1, True, 2), give(2, False, 3)]
+        yield pb.ServerMessage(events=[*gives, talon])
         yield ended("m1")
 
     with caplog.at_level(logging.INFO, logger="sdk.client"):
@@ -464,3 +467,35 @@ def test_a_give_to_no_seat_or_to_its_giver_and_a_talon_with_a_card_twice_are_ref
                   "action.give.to: seat 1 gives to itself",
                   "talon_taken.cards: not a talon: a card twice"):  # fmt: skip
         assert words in caplog.text
+
+
+def test_an_action_or_talon_event_sent_again_is_told_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect: an action or talon_taken event repeated by the arena (its ``seq`` not above
+    the last one's: the referee numbers a match's events by one) was told to the hook
+    again, each time: a bot following the cards counted the card twice. Now a repeat is
+    ignored with a warning; an arena that leaves every ``seq`` at 0 is not checked."""
+    g = _game()
+    Listener.told = []
+    bid = action_event_to_pb("m1", 1, pb.ACTION_SOURCE_UNSPECIFIED, 1, Bid(110))
+    passed = action_event_to_pb("m1", 2, pb.ACTION_SOURCE_UNSPECIFIED, 2, Pass())
+    talon = pb.Event(match_id="m1", seq=3)
+    talon.talon_taken.seat = 1
+    unnumbered = action_event_to_pb("m1", 0, pb.ACTION_SOURCE_UNSPECIFIED, 2, Pass())
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield pb.ServerMessage(events=[bid, bid, passed, bid, talon, passed, talon])
+        yield pb.ServerMessage(events=[unnumbered, unnumbered])
+        yield ended("m1")
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        summary, _ = play(Listener, script, matches=1)
+    assert summary.matches == 1
+    assert Listener.told == [(1, Bid(110)), (2, Pass()), (1, None), (2, Pass()), (2, Pass())]
+    assert "match m1: action event 1 repeats an earlier one (the last was 1): ignored" in (
+        caplog.text
+    )
+    assert "match m1: talon_taken event 3 repeats an earlier one (the last was 3)" in caplog.text
