@@ -155,7 +155,9 @@ class Bot:
         ``view``: the last view the seat was given, as ``on_deal_end`` gets it. Only a seat
         asked again in the deal sees the action in its next view: the others (the
         4-player dealer, who sits the deal out; every seat after its last decision, as
-        the last trick's cards) learn of it here.
+        the last trick's cards) learn of it here. In an arena, the actions of a time the
+        bot was not connected are not told (events are not sent again): the next view
+        holds them.
         """
 
     def on_talon_taken(

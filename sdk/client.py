@@ -61,7 +61,7 @@ from arena.protocol import (
     view_from_pb,
 )
 from arena.v1 import arena_pb2 as pb
-from engine import Action, Bid, Contract, Give, Play, PlayerView, Ruleset
+from engine import Action, Bid, Contract, Give, HiddenGive, Play, PlayerView, Ruleset
 from engine.rules import describe_ruleset
 from sdk.bot import Bot, Deadline
 from sdk.local import (
@@ -434,6 +434,15 @@ class _Match:
     view_rid: str = ""
     #: Whether the bot was told that a decision of this match used the time bank (once).
     bank_told: bool = False
+    #: Whether the bot has its own ``on_action`` / ``on_talon_taken`` (until it is made:
+    #: maybe). Asked once per match: an action event for a bot without it costs one
+    #: attribute read, not an ``overrides`` (several per decision).
+    on_action: bool = True
+    on_talon_taken: bool = True
+    #: The ``seq`` of the last action or talon_taken event told to the bot (or of the
+    #: match's start): the referee numbers a match's events by one, so one not above it
+    #: is a repeat.
+    seq: int = 0
 
 
 @dataclass
@@ -685,8 +694,9 @@ class BotRunner:
 
     # ------------------------------------------------------------------ one stream
     _welcomed = False
-    #: Whether the stream did more than welcome the bot: an event, a new match, a match's
-    #: end or a decision sent (a resumed match and a pending request are re-sent at every
+    #: Whether the stream did more than welcome the bot: an event, a new match, the end of
+    #: a match under way or a first answer to a request (a resumed match, a pending
+    #: request and its answer, the end of a match already told are sent again at every
     #: reconnect: no progress). Only then does a dropped stream start the back-off again.
     _progress = False
     _call: grpc.aio.StreamStreamCall | None = None
@@ -804,12 +814,8 @@ class BotRunner:
         if kind == "welcome":
             self._on_welcome(msg.welcome, out)
             return
-        if (
-            msg.events
-            or kind == "match_ended"
-            or (kind == "match_started" and not msg.match_started.resumed)
-        ):
-            self._progress = True
+        if msg.events or (kind == "match_started" and not msg.match_started.resumed):
+            self._progress = True  # (a match's end: counted in _on_match_ended, if new)
         for ev in msg.events:
             try:
                 self._on_event(ev)
@@ -885,14 +891,20 @@ class BotRunner:
             return
         kind = ev.WhichOneof("kind")
         if kind == "action":
-            if m.bot is None or overrides(m.bot, "on_action"):
+            if m.on_action and not self._repeated(m, ev, kind):
                 seat, action = seat_action_from_pb(ev.action)
                 self._check_seat(m, seat, "action.seat")
+                if isinstance(action, Give | HiddenGive):
+                    self._check_seat(m, action.to, "action.give.to")
+                    if action.to == seat:
+                        raise MalformedMessageError(
+                            "action.give.to", f"seat {seat} gives to itself"
+                        )
                 view = hook_view(m.view)
                 self._schedule(m, "on_action", lambda bot: bot.on_action(view, seat, action))
             return
         if kind == "talon_taken":
-            if m.bot is None or overrides(m.bot, "on_talon_taken"):
+            if m.on_talon_taken and not self._repeated(m, ev, kind):
                 self._on_talon_taken(m, ev.talon_taken)
             return
         if kind != "deal_ended":
@@ -919,11 +931,25 @@ class BotRunner:
         declarer = t.seat
         self._check_seat(m, declarer, "talon_taken.seat")
         cards = tuple(card_from_pb(c, "talon_taken.cards") for c in t.cards)
-        if len(cards) not in (0, 3) or len(set(cards)) != len(cards):
+        if len(cards) not in (0, 3):
             raise MalformedMessageError("talon_taken.cards", f"not a talon: {len(cards)} cards")
+        if len(set(cards)) != len(cards):
+            raise MalformedMessageError("talon_taken.cards", "not a talon: a card twice")
         talon = cards or None
         view = hook_view(m.view)
         self._schedule(m, "on_talon_taken", lambda bot: bot.on_talon_taken(view, declarer, talon))
+
+    @staticmethod
+    def _repeated(m: _Match, ev: pb.Event, kind: str) -> bool:
+        """Whether ``ev`` was told already (its ``seq`` not above the last one's): a hook
+        told an action twice would count its card twice. (An arena that numbers no event,
+        all 0, is not checked.)"""
+        if ev.seq and ev.seq <= m.seq:
+            log.warning("match %s: %s event %d repeats an earlier one (the last was %d): "
+                        "ignored", m.match_id, kind, ev.seq, m.seq)  # fmt: skip
+            return True
+        m.seq = ev.seq or m.seq
+        return False
 
     @staticmethod
     def _check_seat(m: _Match, seat: int, what: str) -> None:
@@ -981,6 +1007,7 @@ class BotRunner:
                           "keeps its seat, rules and view)", ms.match_id, what)  # fmt: skip
                 return
             m.view = view
+            m.seq = max(m.seq, ms.seq)  # (the events up to it are not sent again)
             log.info("match %s resumed (seat %d)", ms.match_id, ms.seat)
             return
         if m is not None:
@@ -989,7 +1016,7 @@ class BotRunner:
             log.warning("match %s started again: the earlier match of that id is dropped",
                         ms.match_id)  # fmt: skip
         self._unmade.pop(ms.match_id, None)
-        m = _Match(ms.match_id, ms.seat, ruleset, None, view)
+        m = _Match(ms.match_id, ms.seat, ruleset, None, view, seq=ms.seq)
         self._matches[ms.match_id] = m
         log.info("match %s started: seat %d, %s, players %s", ms.match_id, ms.seat,
                  describe_ruleset(ruleset, players=False), ", ".join(ms.players))  # fmt: skip
@@ -1021,6 +1048,8 @@ class BotRunner:
             return
         bot.match_id = m.match_id
         m.bot = bot
+        m.on_action = overrides(bot, "on_action")
+        m.on_talon_taken = overrides(bot, "on_talon_taken")
         if overrides(bot, "on_match_start"):
             await self._hook(m, bot, "on_match_start", lambda b: b.on_match_start(start))
 
@@ -1186,15 +1215,23 @@ class BotRunner:
                       "malformed action; the referee plays its fallback", m.match_id,
                       self.name, action, type(e).__name__, e)  # fmt: skip
             wire = pb.Action()
+        # A first answer is progress; one sent again from the cache (the request asked
+        # again on a new stream) is not: an arena that resets every stream once answered
+        # would be asked again at the first step for ever.
+        if rid not in m.answers and out is self._out:
+            self._progress = True
         m.answers = {rid: action}
         self.summary.decisions += 1
-        self._progress = self._progress or out is self._out
         out.put_nowait(
             pb.BotMessage(decision=pb.Decision(request_id=rid, match_id=m.match_id, action=wire))
         )
 
     def _on_match_ended(self, me: pb.MatchEnded) -> None:
         m = self._matches.pop(me.match_id, None)
+        # The end of a match under way is progress; one the bot was told of already is
+        # not: the referee sends it again on every stream until the bot's next answer.
+        if m is not None or me.match_id in self._unmade:
+            self._progress = True
         if me.result.reason == "interrupted":
             # Stopped before its end: no result, no hook; not one of the bot's matches
             # played (a tournament plays it again later, as a new match for the bot).

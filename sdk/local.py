@@ -633,7 +633,8 @@ def play_local(
             seen = public_action(action, seat, s)
             hook(s, partial(players[s].on_action, hook_view(last[s]), seat, seen), "on_action")
         if (
-            game.deal_number == deal
+            on_talon
+            and game.deal_number == deal
             and not game.is_over
             and game.phase is not Phase.BIDDING
             and isinstance(action, Bid | Pass)

@@ -29,18 +29,37 @@ class _NoJitter(random.Random):
         return min(max(1.0, a), b)
 
 
-def _started() -> pb.ServerMessage:
+def _started(*, resumed: bool = False) -> pb.ServerMessage:
     g = Game.new(PRESETS["classic"], 1, ("a", "b", "c"))
     seat = g.to_act
     assert seat is not None
     return pb.ServerMessage(match_started=pb.MatchStarted(
         match_id="m1", seat=seat, players=list(g.players), ruleset=ruleset_to_pb(g.ruleset),
-        view=view_to_pb(observe(g, seat))))  # fmt: skip
+        view=view_to_pb(observe(g, seat)), resumed=resumed))  # fmt: skip
+
+
+def _request() -> pb.ServerMessage:
+    """The request "r1" of match m1 (its first decision), as a reconnect asks it again."""
+    g = Game.new(PRESETS["classic"], 1, ("a", "b", "c"))
+    seat = g.to_act
+    assert seat is not None
+    return pb.ServerMessage(decision_request=pb.DecisionRequest(
+        request_id="r1", match_id="m1", view=view_to_pb(observe(g, seat)),
+        time_limit_ms=5000, time_bank_ms=0))  # fmt: skip
+
+
+def _ended() -> pb.ServerMessage:
+    """The end of a match m0 the bot knows nothing of (as the referee sends an end again on
+    every new stream until the bot's next answer shows it arrived)."""
+    return pb.ServerMessage(match_ended=pb.MatchEnded(
+        match_id="m0", result=pb.MatchResult(scores=[1, 2, 3], places=[3, 2, 1])))  # fmt: skip
 
 
 def _reconnect_waits(plan: list[str], caplog: pytest.LogCaptureFixture) -> list[float]:
-    """Streams that each welcome the bot, then (``"match"``) seat it in a new match or
-    (``"reset"``) not, and end with UNAVAILABLE; after the plan, one that ends the run.
+    """Streams that each welcome the bot, then (``"match"``) seat it in a new match and ask
+    it "r1", (``"again"``) resume that match and ask "r1" again, (``"ended"``) send the end
+    of a match again, or (``"reset"``) nothing, and end with UNAVAILABLE (after the bot's
+    answer, if asked); after the plan, one that ends the run.
     The waits (ms) the runner logged before each reconnect."""
 
     async def play(request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
@@ -50,8 +69,12 @@ def _reconnect_waits(plan: list[str], caplog: pytest.LogCaptureFixture) -> list[
         yield WELCOME.SerializeToString()
         if n == len(plan):
             return  # the end of the run: the arena closes the stream
-        if plan[n] == "match":
-            yield _started().SerializeToString()
+        if plan[n] in ("match", "again"):
+            yield _started(resumed=plan[n] == "again").SerializeToString()
+            yield _request().SerializeToString()
+            await request_iterator.__anext__()  # the answer
+        if plan[n] == "ended":
+            yield _ended().SerializeToString()
         await asyncio.sleep(0.05)  # (the bot reads what was sent before the reset)
         await context.abort(grpc.StatusCode.UNAVAILABLE, "reset")
 
@@ -96,3 +119,17 @@ def test_an_arena_that_welcomes_then_resets_every_stream_is_asked_again_ever_mor
     back at the first step."""
     plan = ["reset"] * 5 + ["match", "reset"]
     assert _reconnect_waits(plan, caplog) == [10, 20, 40, 80, 80, 10, 20]
+
+
+def test_what_an_arena_sends_again_at_every_reconnect_does_not_restart_the_back_off(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect: the end of a match (which the referee sends again on every stream until the
+    bot's next answer shows it arrived: a bot idle in the lobby after a match) and the
+    answer to a request asked again (sent from the runner's cache, nothing decided) counted
+    as a stream that worked, so an arena that welcomed the bot, sent them again and reset
+    the stream was asked again at the first step for ever. Only a first answer to a
+    request starts the back-off again now."""
+    assert _reconnect_waits(["ended"] * 4, caplog) == [10, 20, 40, 80]
+    caplog.clear()
+    assert _reconnect_waits(["match"] + ["again"] * 4, caplog) == [10, 20, 40, 80, 80]

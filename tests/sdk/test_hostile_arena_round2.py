@@ -18,9 +18,22 @@ from typing import Any, ClassVar
 import grpc
 import pytest
 
-from arena.protocol import view_to_pb
+from arena.protocol import action_event_to_pb, card_to_pb, view_to_pb
 from arena.v1 import arena_pb2 as pb
-from engine import Action, DealResult, Game, Play, PlayerView, observe
+from engine import (
+    Action,
+    Bid,
+    Card,
+    DealResult,
+    Game,
+    Give,
+    HiddenGive,
+    Pass,
+    Play,
+    PlayerView,
+    observe,
+    parse_card,
+)
 from sdk import Bot
 from tests.sdk.test_hostile_arena import (
     ARENA_BOT,
@@ -405,3 +418,84 @@ def test_a_deal_end_sent_again_and_again_is_hooked_once(caplog: pytest.LogCaptur
     assert len(Results.got) == 3
     assert ("match m1: deal_ended event for deal 2, whose end (or a later deal's) the bot "
             "was told of already: ignored") in caplog.text  # fmt: skip
+
+
+class Listener(Bot):
+    """Notes the actions and talons it is told (a class attribute: one list)."""
+
+    told: ClassVar[list[object]] = []
+
+    def on_action(self, view: PlayerView, seat: int, action: Action | HiddenGive) -> None:
+        self.told.append((seat, action))
+
+    def on_talon_taken(
+        self, view: PlayerView, declarer: int, talon: tuple[Card, ...] | None
+    ) -> None:
+        self.told.append((declarer, talon))
+
+
+def test_a_give_to_no_seat_or_to_its_giver_and_a_talon_with_a_card_twice_are_refused(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect: an action event's give was handed to ``on_action`` whatever seat it named
+    (seat 5 at a table of three, the giver itself): only the actor's seat was checked.
+    Now such an event is refused as malformed, naming it, as a bad actor seat is; a talon
+    with a card twice says so (it read "not a talon: 3 cards")."""
+    g = _game()
+    Listener.told = []
+
+    def give(to: int, hidden: bool, seq: int) -> pb.Event:
+        action = HiddenGive(to) if hidden else Give(parse_card("9H"), to)
+        return action_event_to_pb("m1", seq, pb.ACTION_SOURCE_UNSPECIFIED, 1, action)
+
+    talon = pb.Event(match_id="m1", seq=4)
+    talon.talon_taken.seat = 1
+    talon.talon_taken.cards.extend(card_to_pb(parse_card(c)) for c in ("9H", "9H", "TH"))
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        gives = [give(5, False, 1), give(1, True, 2), give(2, False, 3)]
+        yield pb.ServerMessage(events=[*gives, talon])
+        yield ended("m1")
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        summary, _ = play(Listener, script, matches=1)
+    assert summary.matches == 1
+    assert Listener.told == [(1, Give(parse_card("9H"), 2))]
+    for words in ("action.give.to: no seat 5 at a 3-player table",
+                  "action.give.to: seat 1 gives to itself",
+                  "talon_taken.cards: not a talon: a card twice"):  # fmt: skip
+        assert words in caplog.text
+
+
+def test_an_action_or_talon_event_sent_again_is_told_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect: an action or talon_taken event repeated by the arena (its ``seq`` not above
+    the last one's: the referee numbers a match's events by one) was told to the hook
+    again, each time: a bot following the cards counted the card twice. Now a repeat is
+    ignored with a warning; an arena that leaves every ``seq`` at 0 is not checked."""
+    g = _game()
+    Listener.told = []
+    bid = action_event_to_pb("m1", 1, pb.ACTION_SOURCE_UNSPECIFIED, 1, Bid(110))
+    passed = action_event_to_pb("m1", 2, pb.ACTION_SOURCE_UNSPECIFIED, 2, Pass())
+    talon = pb.Event(match_id="m1", seq=3)
+    talon.talon_taken.seat = 1
+    unnumbered = action_event_to_pb("m1", 0, pb.ACTION_SOURCE_UNSPECIFIED, 2, Pass())
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield pb.ServerMessage(events=[bid, bid, passed, bid, talon, passed, talon])
+        yield pb.ServerMessage(events=[unnumbered, unnumbered])
+        yield ended("m1")
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        summary, _ = play(Listener, script, matches=1)
+    assert summary.matches == 1
+    assert Listener.told == [(1, Bid(110)), (2, Pass()), (1, None), (2, Pass()), (2, Pass())]
+    assert "match m1: action event 1 repeats an earlier one (the last was 1): ignored" in (
+        caplog.text
+    )
+    assert "match m1: talon_taken event 3 repeats an earlier one (the last was 3)" in caplog.text

@@ -9,11 +9,29 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 
 from harness import arena
 
-from engine import PRESETS, Action, Card, DealResult, HiddenGive, PlayerView, parse_action
+import sdk.client
+import sdk.local
+from arena.protocol import action_event_to_pb, ruleset_to_pb, view_to_pb
+from arena.v1 import arena_pb2 as pb
+from bots.random_bot import RandomBot
+from engine import (
+    PRESETS,
+    Action,
+    Card,
+    DealResult,
+    Game,
+    HiddenGive,
+    Pass,
+    PlayerView,
+    observe,
+    parse_action,
+)
 from engine import parse_card as card
 from sdk import Bot, play_local
 
@@ -108,3 +126,45 @@ def test_the_four_player_dealer_is_told_the_talon_and_every_action_through_the_r
         assert ("talon", declarers[n], tuple(map(card, d["talon"]))) in told[start:end]
         plays = [t for t in told[start:end] if t[0] == "action" and str(t[2]).startswith("play")]
         assert len(plays) == 24
+
+
+def test_a_bot_without_the_hooks_pays_no_lookup_per_action_event(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Defect: every action and talon_taken event asked ``overrides`` (a few hundred ns,
+    several events per decision) whether the bot had its own hook, even for a bot that
+    has none (nearly all). Now it is asked once per match, when the bot is made."""
+    asked: list[str] = []
+    real = sdk.local.overrides
+
+    def counted(bot: object, hook: str) -> bool:
+        asked.append(hook)
+        return real(bot, hook)
+
+    monkeypatch.setattr(sdk.client, "overrides", counted)
+    g = Game.new(PRESETS["classic"], 1, ("a", "b", "c"))
+    started = pb.MatchStarted(
+        match_id="m1",
+        seat=0,
+        players=list(g.players),
+        ruleset=ruleset_to_pb(g.ruleset),
+        view=view_to_pb(observe(g, 0)),
+    )
+    talon = pb.Event(match_id="m1", seq=2)
+    talon.talon_taken.seat = 1
+
+    async def main() -> None:
+        runner = sdk.client.BotRunner(RandomBot, "127.0.0.1:1", "t")
+        runner._on_match_started(started)
+        tail = runner._matches["m1"].tail
+        assert tail is not None
+        await tail  # the bot is made
+        asked.clear()
+        for _ in range(100):
+            runner._on_event(action_event_to_pb("m1", 1, pb.ACTION_SOURCE_UNSPECIFIED, 1, Pass()))
+            runner._on_event(talon)
+        if runner._pool is not None:
+            runner._pool.shutdown()
+
+    asyncio.run(main())
+    assert asked == []
