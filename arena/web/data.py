@@ -4,8 +4,9 @@ The database is opened read-only (``file:...?mode=ro``), one connection per requ
 ``arena web`` runs beside a tournament that is writing the same file. The queries are the
 storage's own (:class:`arena.storage.Storage` methods bound to a read-only connection);
 the statistics and ratings are the leaderboard's (:mod:`arena.leaderboard`). What the
-leaderboard computes is cached per tournament until the next match is stored; while a
-tournament runs, a document that takes long to compute (it reads every stored match) is
+leaderboard computes is cached per tournament until the next match is stored, then brought
+up to date from the matches stored since (:class:`LeaderboardBuilder`); while a tournament
+runs, a document that takes long to compute (a bot page reads every match of its bot) is
 recomputed at most every few times its cost.
 """
 
@@ -15,11 +16,12 @@ import contextlib
 import json
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import Any
 
-from arena.leaderboard.stats import STRIKE_GROUPS
+from arena.leaderboard.stats import STRIKE_GROUPS, LeaderboardBuilder
 from arena.storage import MatchResult, Storage, StorageError, TournamentInfo, lock_owner
 from arena.tournament.schedule import SCHEDULE_VERSION
 from arena.web import board
@@ -35,6 +37,10 @@ RECENT = 25
 #: The incident kinds that are strikes (the leaderboard's strike columns); any other kind
 #: (``wrong_request``: an answer to no pending request) is listed apart, as no strike.
 STRIKE_KINDS = frozenset(k for kinds in STRIKE_GROUPS.values() for k in kinds)
+
+#: The leaderboard builders kept (one per tournament shown lately): each holds what its
+#: tournament's leaderboard counts so far (a few MB per 10,000 matches).
+BUILDERS_KEPT = 4
 
 #: While a tournament runs, a document that cost at least ``SLOW_S`` to compute is kept for
 #: ``THROTTLE`` times its cost before new results make it computed again: the leaderboard
@@ -83,6 +89,8 @@ class DataSource:
         self._docs: dict[tuple[str, ...], tuple[tuple[Any, ...], JSON, float, float]] = {}
         # what -> the computation of it under way (see _cached)
         self._flights: dict[tuple[str, ...], _Flight] = {}
+        # tournament id -> its leaderboard so far (see _builder), the latest used last
+        self._builders: OrderedDict[str, LeaderboardBuilder] = OrderedDict()
         with self._open():  # fail early on a path that is no database
             pass
 
@@ -182,13 +190,30 @@ class DataSource:
 
     def _board(self, st: Storage, info: TournamentInfo) -> JSON:
         def compute() -> JSON:
-            results = st.match_results(info.id)
-            doc = board.compute(st, info, results)
-            doc["recent"] = [_match_json(m) for m in results[-RECENT:][::-1]]
+            builder = self._builder(st, info)
+            doc = board.compute(builder.build(info), builder.ratings.results)
+            recent = st.match_results(info.id, last=RECENT)
+            doc["recent"] = [_match_json(m) for m in reversed(recent)]
             doc["version"] = f"{info.id}:{info.completed}:{info.finished_at}"
             return doc
 
         return self._cached(("board", info.id), info, compute)
+
+    def _builder(self, st: Storage, info: TournamentInfo) -> LeaderboardBuilder:
+        """The tournament's leaderboard builder, brought up to date: only the matches stored
+        since its last update are read (called by one request at a time per tournament:
+        the board's single flight)."""
+        made_for = (info.created_at, info.fingerprint, info.bots)
+        with self._lock:  # (taken out: one that fails half-way is not kept)
+            builder = self._builders.pop(info.id, None)
+        if builder is None or builder.made_for != made_for or not builder.update(st):
+            builder = LeaderboardBuilder(st, info)  # (new, or matches were deleted)
+            builder.update(st)
+        with self._lock:
+            self._builders[info.id] = builder
+            while len(self._builders) > BUILDERS_KEPT:
+                self._builders.popitem(last=False)
+        return builder
 
     # -- one bot --------------------------------------------------------------------------
 
