@@ -873,17 +873,30 @@ class Storage:
         return int(row[0]), int(row[1] or 0)
 
     def match_results(
-        self, tournament_id: str, last: int | None = None, *, stored_after: int = 0
+        self,
+        tournament_id: str,
+        last: int | None = None,
+        *,
+        stored_after: int = 0,
+        bot: str | None = None,
     ) -> list[MatchResult]:
         """Every stored match of the tournament, in schedule order; with ``last``, only the
         ``last`` latest in that order (read as such: a viewer shows 25 of 20,000); with
-        ``stored_after`` (a position of :meth:`stored_state`), only those stored since."""
+        ``stored_after`` (a position of :meth:`stored_state`), only those stored since; with
+        ``bot``, only those it played (looked up by bot, not filtered from every match)."""
         # Without ``last``: every match (LIMIT -1 is SQLite's "no limit").
         chosen = (
             "SELECT id, idx, seats_json, deals, duration_s FROM matches"
-            " WHERE tournament_id = ? AND rowid > ? ORDER BY idx DESC LIMIT ?"
+            " WHERE tournament_id = ? AND rowid > ?"
+            + (
+                ""
+                if bot is None
+                else " AND id IN (SELECT match_id FROM match_players WHERE bot = ?)"
+            )
+            + " ORDER BY idx DESC LIMIT ?"
         )
-        args = (tournament_id, stored_after, -1 if last is None else max(0, last))
+        limit = -1 if last is None else max(0, last)
+        args = (tournament_id, stored_after, *(() if bot is None else (bot,)), limit)
         with self._guard("reading match results"), self._snapshot():
             matches = self.conn.execute(f"SELECT * FROM ({chosen}) ORDER BY idx", args).fetchall()
             players: dict[str, list[sqlite3.Row]] = {}
@@ -984,15 +997,18 @@ class Storage:
             ).fetchall()
         return [str(r[0]) for r in rows if str(r[0]).endswith(pattern)]
 
-    def incidents(self, tournament_id: str) -> list[dict[str, Any]]:
+    def incidents(self, tournament_id: str, bot: str | None = None) -> list[dict[str, Any]]:
+        """The incidents of the tournament's stored matches (``bot``: of its seats only)."""
         with self._guard("reading incidents"):
             rows = [
                 dict(r)
                 for r in self.conn.execute(
                     "SELECT i.match_id, m.idx, i.seat, i.bot, i.kind, i.deal, i.detail"
                     " FROM incidents i JOIN matches m ON m.id = i.match_id"
-                    " WHERE i.tournament_id = ? ORDER BY m.idx, i.id",
-                    (tournament_id,),
+                    " WHERE i.tournament_id = ?"
+                    + ("" if bot is None else " AND i.bot = ?")
+                    + " ORDER BY m.idx, i.id",
+                    (tournament_id,) if bot is None else (tournament_id, bot),
                 )
             ]
         for r in rows:  # a column of another type (a BLOB detail) was written by hand

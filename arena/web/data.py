@@ -226,8 +226,8 @@ class DataSource:
                 raise NotFound(f"no bot {name!r} in tournament {info.id!r}")
 
             def compute() -> JSON:
-                results = [m for m in st.match_results(info.id) if name in m.seats]
-                incidents = [i for i in st.incidents(info.id) if i.get("bot") == name]
+                results = st.match_results(info.id, bot=name)
+                incidents = st.incidents(info.id, bot=name)
                 # An incident's detail names cards (the legal actions: on lead, the hand):
                 # not shown while its match is held back (see check_shown).
                 held = _sets_held_back(st, info)
@@ -267,13 +267,9 @@ class DataSource:
     def matches(self, tournament: str | None, *, bot: str | None, limit: int | None) -> JSON:
         with self._open() as st:
             info = self._tournament(st, tournament)
-            if bot is None:  # the latest `limit` only are read
-                results = st.match_results(info.id, last=limit)
-            else:
-                results = [m for m in st.match_results(info.id) if bot in m.seats]
+            # (the latest `limit` only are read)
+            results = st.match_results(info.id, last=limit, bot=bot)
             results.reverse()
-            if limit is not None:
-                results = results[: max(0, limit)]
             return {
                 "tournament": _tournament_json(info, lock_owner(self.db)),
                 "matches": [_match_json(m) for m in results],
