@@ -137,11 +137,17 @@ class DataSource:
             }
 
     def _cached(
-        self, what: tuple[str, ...], info: TournamentInfo, compute: Callable[[], JSON]
+        self,
+        what: tuple[str, ...],
+        info: TournamentInfo,
+        compute: Callable[[], JSON],
+        once: Callable[[], float] | None = None,
     ) -> JSON:
         """``compute()`` for the tournament as it is now, or the document made for it as it
         was, if nothing was stored since, or if it is still running and that document is
-        fresh for its cost (``SLOW_S``, ``THROTTLE``).
+        fresh for its cost (``SLOW_S``, ``THROTTLE``). ``once()``: the seconds of the
+        computation just made that the next one will not spend again (not counted in its
+        cost).
 
         One computation of ``what`` at a time (single flight): a request that finds it
         being computed waits for it and shares its document (or its exception; the next
@@ -177,8 +183,9 @@ class DataSource:
             doc = compute()
             now = time.monotonic()
             flight.doc = doc
+            cost = now - start - (once() if once is not None else 0.0)
             with self._lock:
-                self._docs[what] = (key, doc, now, now - start)
+                self._docs[what] = (key, doc, now, cost)
         except BaseException as e:
             flight.error = e
             raise
@@ -189,31 +196,41 @@ class DataSource:
         return doc
 
     def _board(self, st: Storage, info: TournamentInfo) -> JSON:
+        # A new builder reads every stored match (12 s at 10,000): kept for 4x that, the page
+        # of a running tournament stood still for a minute after it was first asked for.
+        caught_up = 0.0
+
         def compute() -> JSON:
-            builder = self._builder(st, info)
+            nonlocal caught_up
+            start = time.monotonic()
+            builder, new = self._builder(st, info)
+            if new:
+                caught_up = time.monotonic() - start
             doc = board.compute(builder.build(info), builder.ratings.results)
             recent = st.match_results(info.id, last=RECENT)
             doc["recent"] = [_match_json(m) for m in reversed(recent)]
             doc["version"] = f"{info.id}:{info.completed}:{info.finished_at}"
             return doc
 
-        return self._cached(("board", info.id), info, compute)
+        return self._cached(("board", info.id), info, compute, lambda: caught_up)
 
-    def _builder(self, st: Storage, info: TournamentInfo) -> LeaderboardBuilder:
+    def _builder(self, st: Storage, info: TournamentInfo) -> tuple[LeaderboardBuilder, bool]:
         """The tournament's leaderboard builder, brought up to date: only the matches stored
         since its last update are read (called by one request at a time per tournament:
-        the board's single flight)."""
+        the board's single flight); whether it is a new one (that read every match)."""
         made_for = (info.created_at, info.fingerprint, info.bots)
         with self._lock:  # (taken out: one that fails half-way is not kept)
             builder = self._builders.pop(info.id, None)
-        if builder is None or builder.made_for != made_for or not builder.update(st):
-            builder = LeaderboardBuilder(st, info)  # (new, or matches were deleted)
+        new = builder is None or builder.made_for != made_for or not builder.update(st)
+        if new:  # (or matches were deleted)
+            builder = LeaderboardBuilder(st, info)
             builder.update(st)
+        assert builder is not None
         with self._lock:
             self._builders[info.id] = builder
             while len(self._builders) > BUILDERS_KEPT:
                 self._builders.popitem(last=False)
-        return builder
+        return builder, new
 
     # -- one bot --------------------------------------------------------------------------
 

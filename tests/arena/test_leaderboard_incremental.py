@@ -126,3 +126,30 @@ def test_a_web_refresh_of_a_running_tournament_reads_only_the_matches_stored_sin
     fresh = DataSource(path).leaderboard(None)
     for key in ("rows", "history", "head_to_head", "recent", "version"):
         assert doc[key] == fresh[key], key
+
+
+def test_reading_every_match_once_does_not_hold_the_next_refresh_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: the first leaderboard of a running tournament reads every stored match (12 s
+    at 10,000), and a document is kept for 4x its cost: the page then stood still for a
+    minute, though the next refresh reads only what was stored since."""
+    import time
+
+    import arena.web.data as data
+
+    path = running_demo(tmp_path, 6)
+    monkeypatch.setattr(data, "SLOW_S", 0.2)
+    monkeypatch.setattr(data, "THROTTLE", 1e9)  # a slow document is kept for ever
+    update = LeaderboardBuilder.update
+
+    def slow_first(self: LeaderboardBuilder, storage: Storage) -> bool:
+        if not self.read:
+            time.sleep(0.3)  # (every match read, at 10,000 matches)
+        return update(self, storage)
+
+    monkeypatch.setattr(LeaderboardBuilder, "update", slow_first)
+    source = DataSource(path)
+    assert source.leaderboard(None)["version"].endswith(":6:None")
+    store(path, 6)
+    assert source.leaderboard(None)["version"].endswith(":7:None")
