@@ -38,6 +38,12 @@ RECENT = 25
 #: (``wrong_request``: an answer to no pending request) is listed apart, as no strike.
 STRIKE_KINDS = frozenset(k for kinds in STRIKE_GROUPS.values() for k in kinds)
 
+#: The documents kept (leaderboards and bot pages, the latest used): each was kept for
+#: ever, and a server left running beside a database that gains a tournament a day (each
+#: `arena serve --db` run is one) held every page it had shown (a tournament of 12,000
+#: matches and 6 bots: 57 MB).
+DOCS_KEPT = 32
+
 #: The leaderboard builders kept (one per tournament shown lately): each holds what its
 #: tournament's leaderboard counts so far (13 MB at 10,000 matches of 3 bots).
 BUILDERS_KEPT = 4
@@ -86,7 +92,10 @@ class DataSource:
         self.default_tournament = tournament
         self._lock = threading.Lock()
         # what -> (the tournament's state it was made for, the document, when, its cost)
-        self._docs: dict[tuple[str, ...], tuple[tuple[Any, ...], JSON, float, float]] = {}
+        # (the latest used last; at most DOCS_KEPT)
+        self._docs: OrderedDict[tuple[str, ...], tuple[tuple[Any, ...], JSON, float, float]] = (
+            OrderedDict()
+        )
         # what -> the computation of it under way (see _cached)
         self._flights: dict[tuple[str, ...], _Flight] = {}
         # tournament id -> its leaderboard so far (see _builder), the latest used last
@@ -160,6 +169,7 @@ class DataSource:
             with self._lock:
                 hit = self._docs.get(what)
                 if hit is not None:
+                    self._docs.move_to_end(what)
                     made_for, doc, made_at, cost = hit
                     if made_for == key:
                         return doc
@@ -186,6 +196,9 @@ class DataSource:
             cost = now - start - (once() if once is not None else 0.0)
             with self._lock:
                 self._docs[what] = (key, doc, now, cost)
+                self._docs.move_to_end(what)
+                while len(self._docs) > DOCS_KEPT:
+                    self._docs.popitem(last=False)
         except BaseException as e:
             flight.error = e
             raise

@@ -153,3 +153,29 @@ def test_reading_every_match_once_does_not_hold_the_next_refresh_back(
     assert source.leaderboard(None)["version"].endswith(":6:None")
     store(path, 6)
     assert source.leaderboard(None)["version"].endswith(":7:None")
+
+
+def test_the_web_keeps_the_pages_of_the_latest_tournaments_shown_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: every leaderboard and bot page computed was kept for as long as the server
+    ran: beside a database that gains a tournament a day (each `arena serve --db` run is
+    one) its memory grew with every tournament shown (57 MB for one of 12,000 matches)."""
+    import arena.web.data as data
+
+    path = tmp_path / "many.sqlite"
+    for t in ("t1", "t2", "t3"):
+        make_demo_db(path, matches=2, max_deals=1, tournament_id=t)
+    monkeypatch.setattr(data, "DOCS_KEPT", 4)
+    monkeypatch.setattr(data, "BUILDERS_KEPT", 2)
+    source = DataSource(path)
+    for t in ("t1", "t2", "t3"):
+        source.bot("bold", t)  # its page and its leaderboard
+    assert list(source._docs) == [("board", "t2"), ("bot", "t2", "bold"),
+                                  ("board", "t3"), ("bot", "t3", "bold")]  # fmt: skip
+    assert list(source._builders) == ["t2", "t3"]
+    source.leaderboard("t2")  # (shown again: the latest used)
+    source.leaderboard("t1")
+    assert list(source._docs) == [("board", "t3"), ("bot", "t3", "bold"),
+                                  ("board", "t2"), ("board", "t1")]  # fmt: skip
+    assert source.leaderboard("t1")["tournament"]["id"] == "t1"
