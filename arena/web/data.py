@@ -49,9 +49,10 @@ DOCS_KEPT = 32
 BUILDERS_KEPT = 4
 
 #: While a tournament runs, a document that cost at least ``SLOW_S`` to compute is kept for
-#: ``THROTTLE`` times its cost before new results make it computed again: the leaderboard
-#: rates every stored match (6–7 s at 15,000 matches, longer than the page's 3 s poll, and
-#: recomputed at every poll, as each poll found a new match).
+#: ``THROTTLE`` times its cost before new results make it computed again: a bot's page
+#: reads every match of its bot (and the leaderboard did every stored match: 6–7 s at
+#: 15,000 matches, longer than the page's 3 s poll, and computed at every poll, as each
+#: poll found a new match).
 SLOW_S = 0.1
 THROTTLE = 4.0
 
