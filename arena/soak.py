@@ -19,9 +19,14 @@ and forfeits happen under load. Printed at the end:
   match, the time from the bot sending its answer to the next bot receiving its request
   (the referee's work plus two loopback hops; bots answer at once; one system-wide
   monotonic clock across processes);
-- the referee's peak memory (this process's maximum resident set size).
+- the referee's peak memory (this process's maximum resident set size), and its memory
+  once a tenth of ``--matches`` were stored and at the end (resident set size, Linux): a
+  referee that keeps something per match grows between the two;
+- what the referee still holds after the run: running matches, seats of bots, asyncio
+  tasks (must all be 0).
 
-The exit status is non-zero if any result was lost or nothing completed.
+The exit status is non-zero if any result was lost, nothing completed, or the referee
+still held a match, a seat or a task after the run.
 """
 
 from __future__ import annotations
@@ -65,6 +70,11 @@ class SoakReport:
     peak_rss_mb: float
     seconds: float
     peak_running: int
+    #: (matches stored, resident MB then) once a tenth of them were stored, and at the end.
+    rss_early: tuple[int, float] | None = None
+    rss_end: tuple[int, float] | None = None
+    #: What the referee still held after the run: running matches, bots' seats, tasks.
+    left: tuple[int, int, int] = (0, 0, 0)
 
     def lines(self) -> list[str]:
         strikes = ", ".join(f"{k} {v}" for k, v in sorted(self.strikes.items())) or "none"
@@ -80,6 +90,16 @@ class SoakReport:
             f"referee latency p99     {self.latency_p99_ms:.2f} ms "
             f"({self.latency_samples} decisions)",
             f"referee peak memory     {self.peak_rss_mb:.1f} MB (max RSS)",
+            *(
+                [
+                    f"referee memory growth   {self.rss_early[1]:.1f} MB after "
+                    f"{self.rss_early[0]} matches, {self.rss_end[1]:.1f} MB after "
+                    f"{self.rss_end[0]} (RSS)"
+                ]
+                if self.rss_early is not None and self.rss_end is not None
+                else []
+            ),
+            "left after the run      {} matches, {} seats, {} tasks".format(*self.left),
             f"wall time               {self.seconds:.1f} s",
         ]
 
@@ -204,7 +224,10 @@ async def run_soak(
     interrupted = 0
     running = 0
     peak_running = 0
-    records: list[dict[str, Any]] = []
+    completed = 0
+    strikes: Counter[str] = Counter()
+    rss_early: tuple[int, float] | None = None
+    rss_end: tuple[int, float] | None = None
     try:
         env = dict(os.environ)
         root = str(Path(__file__).resolve().parents[1])
@@ -236,7 +259,7 @@ async def run_soak(
         counter = iter(range(matches))
 
         async def table(k: int) -> None:
-            nonlocal started, stored, running, peak_running, interrupted
+            nonlocal started, stored, running, peak_running, interrupted, rss_early
             seats = names[3 * k : 3 * k + 3]
             while time.monotonic() < stop_starting:
                 i = next(counter, None)
@@ -258,6 +281,8 @@ async def run_soak(
                                    seed=1000 + i, seats=seats, record=rec,
                                    started_at=t_start, finished_at=time.time())  # fmt: skip
                 stored += 1
+                if rss_early is None and stored >= max(1, matches // 10):
+                    rss_early = _rss_mb(stored)
 
         tables = [asyncio.create_task(table(k)) for k in range(bots // 3)]
         done, pending = await asyncio.wait(tables, timeout=seconds * 2)
@@ -268,7 +293,13 @@ async def run_soak(
             failed = t.exception()
             if failed is not None:
                 raise failed
-        records = [rec for _, _, rec in storage.iter_records(tid)]
+        rss_end = _rss_mb(stored)
+        # Read back one at a time: holding every record at once (a list of them) was most
+        # of the "referee peak memory" printed (1000 matches: 123 MB, 84 MB without).
+        for _, _, rec in storage.iter_records(tid):
+            completed += 1
+            for inc in rec.get("incidents", ()):
+                strikes[str(inc["kind"])] += 1
     finally:
         await server.stop(1.0)
         for c in children:
@@ -279,19 +310,30 @@ async def run_soak(
                     c.kill()
                 await c.wait()
         storage.close()
-    strikes: Counter[str] = Counter()
-    for rec in records:
-        for inc in rec.get("incidents", ()):
-            strikes[str(inc["kind"])] += 1
+    left = (
+        len(referee.running_matches()),
+        sum(len(referee.session(n).seats) for n in names),
+        len(asyncio.all_tasks()) - 1,  # (but this one)
+    )
     gaps = _latencies(outs)
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return SoakReport(
-        bots=bots, concurrent=bots // 3, started=started, completed=len(records),
-        lost=started - interrupted - len(records), interrupted=interrupted,
+        bots=bots, concurrent=bots // 3, started=started, completed=completed,
+        lost=started - interrupted - completed, interrupted=interrupted,
         strikes=dict(strikes), latency_p50_ms=percentile(gaps, 0.5),
         latency_p99_ms=percentile(gaps, 0.99), latency_samples=len(gaps),
         peak_rss_mb=peak_kb / 1024, seconds=time.monotonic() - t0, peak_running=peak_running,
+        rss_early=rss_early, rss_end=rss_end, left=left,
     )  # fmt: skip
+
+
+def _rss_mb(stored: int) -> tuple[int, float] | None:
+    """(``stored``, this process's resident set size in MB now), where Linux tells it."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return stored, pages * os.sysconf("SC_PAGE_SIZE") / (1 << 20)
 
 
 def _latencies(outs: list[Path]) -> list[float]:
@@ -335,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
                                       procs=a.procs, deals=a.deals, hostile=a.hostile,
                                       decision_ms=a.decision_ms, workdir=Path(tmp)))  # fmt: skip
     print("\n".join(report.lines()))
-    return 0 if report.lost == 0 and report.completed > 0 else 1
+    return 0 if report.lost == 0 and report.completed > 0 and not any(report.left) else 1
 
 
 if __name__ == "__main__":

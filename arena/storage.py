@@ -856,15 +856,47 @@ class Storage:
             )
         self._still_at_its_path()
 
-    def match_results(self, tournament_id: str, last: int | None = None) -> list[MatchResult]:
+    def reading(self) -> contextlib.AbstractContextManager[None]:
+        """Reads that must agree with each other (one read transaction): a match stored
+        meanwhile is in all of them or in none."""
+        return self._snapshot()
+
+    def stored_state(self, tournament_id: str) -> tuple[int, int]:
+        """How many matches of the tournament are stored, and where the latest of them is
+        in the order matches were stored (SQLite's rowid; 0: none): with ``stored_after``
+        below, what was stored since."""
+        with self._guard("reading match results"):
+            row = self.conn.execute(
+                "SELECT COUNT(*), MAX(rowid) FROM matches WHERE tournament_id = ?",
+                (tournament_id,),
+            ).fetchone()
+        return int(row[0]), int(row[1] or 0)
+
+    def match_results(
+        self,
+        tournament_id: str,
+        last: int | None = None,
+        *,
+        stored_after: int = 0,
+        bot: str | None = None,
+    ) -> list[MatchResult]:
         """Every stored match of the tournament, in schedule order; with ``last``, only the
-        ``last`` latest in that order (read as such: a viewer shows 25 of 20,000)."""
+        ``last`` latest in that order (read as such: a viewer shows 25 of 20,000); with
+        ``stored_after`` (a position of :meth:`stored_state`), only those stored since; with
+        ``bot``, only those it played (looked up by bot, not filtered from every match)."""
         # Without ``last``: every match (LIMIT -1 is SQLite's "no limit").
         chosen = (
             "SELECT id, idx, seats_json, deals, duration_s FROM matches"
-            " WHERE tournament_id = ? ORDER BY idx DESC LIMIT ?"
+            " WHERE tournament_id = ? AND rowid > ?"
+            + (
+                ""
+                if bot is None
+                else " AND id IN (SELECT match_id FROM match_players WHERE bot = ?)"
+            )
+            + " ORDER BY idx DESC LIMIT ?"
         )
-        args = (tournament_id, -1 if last is None else max(0, last))
+        limit = -1 if last is None else max(0, last)
+        args = (tournament_id, stored_after, *(() if bot is None else (bot,)), limit)
         with self._guard("reading match results"), self._snapshot():
             matches = self.conn.execute(f"SELECT * FROM ({chosen}) ORDER BY idx", args).fetchall()
             players: dict[str, list[sqlite3.Row]] = {}
@@ -902,9 +934,10 @@ class Storage:
         return out
 
     def iter_records(
-        self, tournament_id: str
+        self, tournament_id: str, *, stored_after: int = 0
     ) -> Generator[tuple[int, list[str], dict[str, Any]], None, None]:
-        """``(index, seats, record)`` of every stored match of the tournament, in order.
+        """``(index, seats, record)`` of every stored match of the tournament (with
+        ``stored_after``, a position of :meth:`stored_state`: those stored since), in order.
 
         Rows are read a few at a time: a tournament's records together can be far larger
         than the statistics made from them (10,000 matches held about 400 MB at once).
@@ -912,9 +945,9 @@ class Storage:
         with self._guard("reading match records"):
             cursor = self.conn.execute(
                 "SELECT id, idx, seats_json, CAST(record_json AS BLOB) AS record_json"
-                " FROM matches WHERE tournament_id = ?"
+                " FROM matches WHERE tournament_id = ? AND rowid > ?"
                 " ORDER BY idx",
-                (tournament_id,),
+                (tournament_id, stored_after),
             )
         try:
             while True:
@@ -964,15 +997,18 @@ class Storage:
             ).fetchall()
         return [str(r[0]) for r in rows if str(r[0]).endswith(pattern)]
 
-    def incidents(self, tournament_id: str) -> list[dict[str, Any]]:
+    def incidents(self, tournament_id: str, bot: str | None = None) -> list[dict[str, Any]]:
+        """The incidents of the tournament's stored matches (``bot``: of its seats only)."""
         with self._guard("reading incidents"):
             rows = [
                 dict(r)
                 for r in self.conn.execute(
                     "SELECT i.match_id, m.idx, i.seat, i.bot, i.kind, i.deal, i.detail"
                     " FROM incidents i JOIN matches m ON m.id = i.match_id"
-                    " WHERE i.tournament_id = ? ORDER BY m.idx, i.id",
-                    (tournament_id,),
+                    " WHERE i.tournament_id = ?"
+                    + ("" if bot is None else " AND i.bot = ?")
+                    + " ORDER BY m.idx, i.id",
+                    (tournament_id,) if bot is None else (tournament_id, bot),
                 )
             ]
         for r in rows:  # a column of another type (a BLOB detail) was written by hand

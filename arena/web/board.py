@@ -1,23 +1,23 @@
-"""The leaderboard document of the web page: :func:`arena.leaderboard.build_leaderboard`
-(the statistics of ``arena leaderboard`` and the tournament's files) in the page's JSON."""
+"""The leaderboard document of the web page: a :class:`arena.leaderboard.Leaderboard` (the
+statistics of ``arena leaderboard`` and the tournament's files) in the page's JSON."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 from typing import Any
 
-from arena.leaderboard import Leaderboard, build_leaderboard
+from arena.leaderboard import Leaderboard
 from arena.leaderboard.stats import STRIKE_GROUPS
-from arena.storage import MatchResult, Storage, TournamentInfo
+from arena.storage import MatchResult
 
 __all__ = ["compute"]
 
 JSON = dict[str, Any]
 
 
-def compute(st: Storage, info: TournamentInfo, results: Sequence[MatchResult]) -> JSON:
-    """Rows, rating history per bot and head-to-head, as the pages expect them."""
-    lb = build_leaderboard(st, info.id)
+def compute(lb: Leaderboard, results: Iterable[MatchResult]) -> JSON:
+    """Rows, rating history per bot and head-to-head, as the pages expect them (``results``:
+    the matches ``lb`` was made of, for their ids)."""
     match_ids = {m.index: m.match_id for m in results}
     rows = [
         {

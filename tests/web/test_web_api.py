@@ -547,6 +547,47 @@ def test_match_results_can_read_only_the_latest(tmp_path: Path) -> None:
         assert st.match_results("demo", last=99) == every
 
 
+def test_a_bots_match_list_reads_only_its_latest_matches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: ``/api/matches?bot=B&limit=25`` read every stored match of the tournament and
+    kept B's (12,000 matches: 270 ms a request, 10 ms now); a bot page read every match and
+    every incident for its bot's."""
+    import arena.storage
+
+    path = tmp_path / "t.sqlite"
+    tables = [("a", "b", "c"), ("d", "a", "b"), ("c", "d", "a"), ("b", "c", "d")]
+    with Storage(path) as st:
+        st.ensure_tournament("t", name="t", fingerprint="t", config={"ruleset": "classic"},
+                             total_matches=9, bots=[(b, "x") for b in "abcd"])  # fmt: skip
+        for i in range(9):
+            seats = tables[i % 4]
+            st.save_match("t", match_id=f"t-m{i}", index=i, table=0, set_no=i, seed=i,
+                          seats=seats, record=demo_record(i, seats, max_deals=1),
+                          started_at=0.0, finished_at=1.0)  # fmt: skip
+        every = st.match_results("t")
+        incidents = st.incidents("t")
+        for bot in "abcd":
+            played = [m for m in every if bot in m.seats]
+            assert 0 < len(played) < len(every)
+            assert st.match_results("t", bot=bot) == played
+            assert st.match_results("t", last=2, bot=bot) == played[-2:]
+            assert st.incidents("t", bot=bot) == [i for i in incidents if i["bot"] == bot]
+        assert st.incidents("t", bot="d") and not st.incidents("t", bot="c")
+        assert st.match_results("t", bot="nobody") == []
+    made: list[str] = []
+    real = arena.storage.MatchResult
+
+    def counted(**kw: Any) -> Any:
+        made.append(kw["match_id"])
+        return real(**kw)
+
+    monkeypatch.setattr(arena.storage, "MatchResult", counted)
+    listed = DataSource(path).matches(None, bot="d", limit=2)["matches"]
+    assert [m["match_id"] for m in listed] == ["t-m7", "t-m6"]
+    assert len(made) == 2
+
+
 def test_cli_web_command(db: Path, tmp_path: Path) -> None:
     from arena.cli import main
 
