@@ -39,15 +39,16 @@ const { Arena } = grpc.loadPackageDefinition(def).arena.v1;
 const creds = opt.ca || opt.tls
   ? grpc.credentials.createSsl(opt.ca ? fs.readFileSync(opt.ca) : null)
   : grpc.credentials.createInsecure();
-const client = new Arena(opt.arena, creds, {
+const newClient = () => new Arena(opt.arena, creds, {
   // A ping every 10 s notices a dead link within 15 s (more often than every 5 s: GOAWAY).
   'grpc.keepalive_time_ms': 10000,
   'grpc.keepalive_timeout_ms': 5000,
   // Views carry every earlier deal's result: a very long match outgrows the default 4 MiB.
   'grpc.max_receive_message_length': 64 * 1024 * 1024,
 });
+let client = newClient();
 
-const running = new Map(); // match id -> our seat, for the matches under way
+const running = new Set(); // the ids of the matches under way
 const finished = new Set(); // match ids whose end we have seen (a MatchEnded may come twice)
 let matchesLeft = opt.matches === undefined ? undefined : Number(opt.matches);
 let backoffMs = 500;
@@ -92,7 +93,7 @@ function onMessage(call, msg) {
       break;
     case 'match_started': {
       const m = msg.match_started;
-      running.set(m.match_id, m.seat);
+      running.add(m.match_id); // resumed: maybe the first we hear of it (its start was lost)
       log(`${m.match_id}: ${m.resumed ? 'resumed' : 'started'} in seat ${m.seat}`,
         `of ${m.players.join(', ')} (${m.ruleset.name})${m.forfeited ? ', forfeited' : ''}`);
       break;
@@ -149,7 +150,7 @@ function onStatus(status) {
     retry = true;
     waitMs = Math.min(Math.max(retryAfter, 500), 30_000);
   }
-  if (status.code === INTERNAL) { // our gRPC's own (a write raced the referee's status): retry
+  if (status.code === INTERNAL) { // gRPC core's own words are retried; others: 3 more tries
     retry = status.details.includes('Internal error from Core') || ++internalErrors <= 3;
   }
   if (!retry || Date.now() + waitMs > givenUpAt) {
@@ -167,9 +168,27 @@ function connect() {
   const metadata = new grpc.Metadata();
   metadata.set('authorization', `Bearer ${opt.token}`);
   const call = client.Play(metadata);
-  call.on('data', (msg) => onMessage(call, msg));
+  // No Welcome within 30 s (a connection stuck in its handshake): drop the stream and the
+  // connection (grpc-js would wait on the same one), try again.
+  let welcomed = false;
+  const timer = setTimeout(() => {
+    call.cancel();
+    client.close();
+    client = newClient();
+  }, 30_000);
+  call.on('data', (msg) => {
+    if (msg.kind === 'welcome') {
+      welcomed = true;
+      clearTimeout(timer);
+    }
+    onMessage(call, msg);
+  });
   call.on('error', () => {}); // every end, error or not, comes to 'status'
-  call.on('status', onStatus);
+  call.on('status', (status) => {
+    clearTimeout(timer);
+    const silent = { code: grpc.status.UNAVAILABLE, details: 'no Welcome within 30 s' };
+    onStatus(status.code === grpc.status.CANCELLED && !welcomed ? silent : status);
+  });
   call.write({
     hello: {
       bot_name: opt.name,
@@ -177,7 +196,7 @@ function connect() {
       client: 'thousand-arena-node-example/0.1.0',
       features: ['batch'],
       matches: matchesLeft, // undefined: not sent, no limit
-      running: [...running.keys()], // after a reconnect: so that an end we missed counts
+      running: [...running], // after a reconnect: so that an end we missed counts
     },
   });
 }
