@@ -1,13 +1,15 @@
 """docs/examples/node-bot, a bot in JavaScript written from the proto and docs/protocol.md
 alone, installed from the npm registry (`npm ci`) in a copy of the example and played
 against two Python random bots through a real `arena serve`: the match ends with every
-seat's result, no incident, every process exits 0, and `arena replay --check` passes.
+seat's result, no incident, every process exits 0, and `arena replay --check` passes; its
+connection reset mid-match, it resumes its seat (one disconnect, no strike).
 
 Without node, npm or the registry this test fails (it is the proof that the example works):
 it is marked slow, so `make test` leaves it out; `make test-all` runs it."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -15,8 +17,13 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
+
+from netproxy import FaultProxy
 
 ROOT = Path(__file__).parents[2]
 EXAMPLE = ROOT / "docs" / "examples" / "node-bot"
@@ -39,9 +46,14 @@ def procs() -> Iterator[list[subprocess.Popen[str]]]:
                 pipe.close()
 
 
-def _install(tmp: Path) -> tuple[str, Path]:
+@pytest.fixture(scope="module")
+def node_bot(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
     """``node`` and a copy of the example with its pinned packages installed; fails saying
     what is missing."""
+    return _install(tmp_path_factory.mktemp("node"))
+
+
+def _install(tmp: Path) -> tuple[str, Path]:
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
         pytest.fail("node and npm are needed to test the Node.js example (Node.js 20 or later)")
@@ -59,15 +71,12 @@ def _install(tmp: Path) -> tuple[str, Path]:
 
 @pytest.mark.slow
 def test_node_bot_plays_a_match_against_python_bots(
-    tmp_path: Path, procs: list[subprocess.Popen[str]]
+    node_bot: tuple[str, Path], tmp_path: Path, procs: list[subprocess.Popen[str]]
 ) -> None:
-    node_exe, bot_dir = _install(tmp_path)
+    node_exe, bot_dir = node_bot
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    tokens = tmp_path / "tokens.toml"
-    tokens.write_text("[bots]\n" + "".join(f'{n} = "{t}"\n' for n, t in TOKENS.items()))
     db, rec = tmp_path / "serve.sqlite", tmp_path / "rec"
-    serve = [*ARENA, "serve", "--port", "0", "--tokens", str(tokens), "--matches", "1",
-             "--max-deals", "3", "--record-dir", str(rec), "--db", str(db)]  # fmt: skip
+    serve = _serve_cmd(tmp_path, "--max-deals", "3")
     server = subprocess.Popen(serve, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               cwd=ROOT, env=env)  # fmt: skip
     procs.append(server)
@@ -106,7 +115,77 @@ def test_node_bot_plays_a_match_against_python_bots(
     assert sorted(result["places"])[0] == 1 and len(result["scores"]) == 3
     assert record["incidents"] == [] and record["forfeits"] == []
 
-    replay = [*ARENA, "replay", record["match_id"], "--check", "--db", str(db)]
+    _check(record["match_id"], db)
+
+
+def _serve_cmd(tmp: Path, *extra: str) -> list[str]:
+    """`arena serve` on a free port for one match of the three bots, stored in tmp."""
+    tokens = tmp / "tokens.toml"
+    tokens.write_text("[bots]\n" + "".join(f'{n} = "{t}"\n' for n, t in TOKENS.items()))
+    store = ["--record-dir", str(tmp / "rec"), "--db", str(tmp / "serve.sqlite")]
+    return [*ARENA, "serve", "--port", "0", "--tokens", str(tokens), "--matches", "1",
+            *store, *extra]  # fmt: skip
+
+
+def _check(match_id: str, db: Path) -> None:
+    replay = [*ARENA, "replay", match_id, "--check", "--db", str(db)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     check = subprocess.run(replay, capture_output=True, text=True, cwd=ROOT, env=env, timeout=60)
     assert check.returncode == 0, check.stdout + check.stderr
     assert "OK: every action is legal" in check.stdout
+
+
+@pytest.mark.slow
+def test_node_bot_resumes_its_seat_after_its_connection_is_reset(
+    node_bot: tuple[str, Path], tmp_path: Path
+) -> None:
+    node_exe, bot_dir = node_bot
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # A long grace: the reconnect must not race it on a loaded machine.
+    serve = _serve_cmd(tmp_path, "--max-deals", "4", "--grace-s", "120")
+
+    async def main() -> dict[str, str]:
+        pipe = asyncio.subprocess.PIPE
+        server = await asyncio.create_subprocess_exec(*serve, stdout=pipe, stderr=pipe,
+                                                      cwd=ROOT, env=env)  # fmt: skip
+        procs: dict[str, Any] = {"arena serve": server}
+        try:
+            assert server.stdout is not None and server.stderr is not None
+            while not (line := (await server.stdout.readline()).decode()).startswith("port "):
+                assert line, f"arena serve printed no port: {await server.stderr.read()!r}"
+            port = int(line.split()[1])
+            async with FaultProxy(port) as px:
+                # Reset (RST) mid-match: some 8 requests in, of about 30.
+                px.cut_after = ("down", 8000)
+                node_env = {**env, "ARENA_TOKEN": TOKENS["node"], "ARENA_PROTO": str(PROTO)}
+                procs["node"] = await asyncio.create_subprocess_exec(
+                    node_exe, "bot.js", "--arena", px.address, stdout=pipe, stderr=pipe,
+                    cwd=bot_dir, env=node_env)  # fmt: skip
+                for name in ("rand1", "rand2"):
+                    procs[name] = await asyncio.create_subprocess_exec(
+                        *ARENA_BOT, "run", "random", "--arena", f"127.0.0.1:{port}",
+                        stdout=pipe, stderr=pipe, cwd=ROOT,
+                        env={**env, "ARENA_TOKEN": TOKENS[name]})  # fmt: skip
+                outputs = {}
+                for name in ("node", "rand1", "rand2", "arena serve"):
+                    out, err = await asyncio.wait_for(procs[name].communicate(), 120)
+                    text = out.decode() + err.decode()
+                    assert procs[name].returncode == 0, f"{name}: {text[-3000:]}"
+                    outputs[name] = text
+                assert px.cuts == 1 and px.connections == 2, (px.cuts, px.connections)
+                return outputs
+        finally:
+            for p in procs.values():
+                if p.returncode is None:
+                    p.kill()
+                    await p.wait()
+
+    outputs = asyncio.run(main())
+    assert "stream ended (UNAVAILABLE" in outputs["node"] and ": resumed in seat" in outputs["node"]
+    (record_file,) = (tmp_path / "rec").glob("*.jsonl")
+    record = json.loads(record_file.read_text().splitlines()[-1])["record"]
+    seat = record["players"].index("node")
+    incidents = [(i["kind"], i["seat"]) for i in record["incidents"]]
+    assert incidents == [("disconnect", seat)] and record["forfeits"] == []
+    assert record["result"]["reason"] == "max_deals"
+    _check(record["match_id"], tmp_path / "serve.sqlite")
