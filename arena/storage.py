@@ -872,6 +872,17 @@ class Storage:
             ).fetchone()
         return int(row[0]), int(row[1] or 0)
 
+    def stored_at(self, position: int) -> tuple[str, str] | None:
+        """The match stored at ``position`` (of :meth:`stored_state`): its id and when it
+        finished, or None. SQLite gives a new row the highest rowid + 1: a match deleted
+        by hand and stored again (a resume replays it) before anything else takes the very
+        position it had, so only this tells the replay from the match read before."""
+        with self._guard("reading match results"):
+            row = self.conn.execute(
+                "SELECT id, finished_at FROM matches WHERE rowid = ?", (position,)
+            ).fetchone()
+        return None if row is None else (str(row[0]), str(row[1]))
+
     def match_results(
         self,
         tournament_id: str,

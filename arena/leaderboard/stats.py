@@ -270,6 +270,7 @@ class LeaderboardBuilder:
         #: The matches read so far, and where the last of them is in the order of storing.
         self.read = 0
         self.mark = 0
+        self._at_mark: tuple[str, str] | None = None  # (the match stored there, see update)
         bots = self.bots = list(info.bots)
         self.place_counts: dict[str, Counter[int]] = {b: Counter() for b in bots}
         self.matches: Counter[str] = Counter()
@@ -295,6 +296,10 @@ class LeaderboardBuilder:
         tid = self.tournament_id
         with storage.reading():
             count, top = storage.stored_state(tid)
+            # The latest match read was deleted (and its position taken again: the count
+            # cannot tell a replay stored there from the match read before).
+            if storage.stored_at(self.mark) != self._at_mark:
+                return False
             if top <= self.mark:
                 return count == self.read
             results = storage.match_results(tid, stored_after=self.mark)
@@ -302,10 +307,11 @@ class LeaderboardBuilder:
                 return False
             for _idx, seats, rec in storage.iter_records(tid, stored_after=self.mark):
                 self._add(seats, rec)
+            at_top = storage.stored_at(top)
         self._seen_players = max(self._seen_players, *(len(m.seats) for m in results), 0)
         self.ratings.add(results)
         self.read = count
-        self.mark = top
+        self.mark, self._at_mark = top, at_top
         return True
 
     def _add(self, seats: list[str], rec: dict[str, Any]) -> None:

@@ -198,3 +198,31 @@ def test_the_interval_from_exact_sums_is_statistics_stdevs_to_the_bit() -> None:
             _count(sums, x)
         assert _ci95(sums) == 1.96 * statistics.stdev(values) / math.sqrt(len(values))
         assert _mean(sums) == statistics.fmean(values)
+
+
+def test_a_builder_finds_its_latest_match_deleted_and_stored_again_in_its_place(
+    tmp_path: Path,
+) -> None:
+    # SQLite gives a new row the highest rowid + 1: the latest match deleted by hand and
+    # replayed (a resume) takes the position it had; with one more stored after it, the
+    # count and the positions looked as if that one alone was new, and the builder kept the
+    # deleted match's figures and never read its replay.
+    path = running_demo(tmp_path, 5)
+    with Storage.open_readonly(path) as st:
+        builder = LeaderboardBuilder(st, st.tournament("demo"))  # type: ignore[arg-type]
+        assert builder.update(st)
+    with Storage(path) as st:
+        st.conn.execute("DELETE FROM matches WHERE id = 'demo-m0004'")
+    replay = demo_record(99, DEMO_BOTS, max_deals=3)  # (another result: other bots' choices)
+    with Storage(path) as st:
+        st.save_match("demo", match_id="demo-m0004", index=4, table=0, set_no=4, seed=4,
+                      seats=DEMO_BOTS, record=replay, started_at=0.0,
+                      finished_at=2.0)  # fmt: skip
+    store(path, 5)
+    with Storage.open_readonly(path) as st:
+        assert not builder.update(st)
+        info = st.tournament("demo")
+        assert info is not None
+        fresh = LeaderboardBuilder(st, info)
+        assert fresh.update(st)
+        assert board(fresh.build(info)) == board(build_leaderboard(st, "demo"))
