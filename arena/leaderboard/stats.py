@@ -261,8 +261,9 @@ class LeaderboardBuilder:
         if stored and (type(stored) is not int or stored not in (3, 4)):  # (as a ruleset allows)
             raise _damaged(storage, tournament_id, f"ruleset.players {stored!r:.40} is not 3 or 4")
         self.tournament_id = tournament_id
-        #: What tells this tournament from another stored later under its id (--fresh).
-        self.made_for = (info.created_at, info.fingerprint, info.bots)
+        #: What tells this tournament from another stored later under its id (--fresh), and
+        #: its config from one changed since (by hand: the draw and ruleset are read here).
+        self.made_for = (info.created_at, info.fingerprint, info.bots, info.config)
         self.ruleset = ruleset
         self._stored_players = int(stored or 0)
         self._seen_players = 0  # the most seats of a match read (when the ruleset says none)

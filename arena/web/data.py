@@ -232,7 +232,7 @@ class DataSource:
         """The tournament's leaderboard builder, brought up to date: only the matches stored
         since its last update are read (called by one request at a time per tournament:
         the board's single flight); whether it is a new one (that read every match)."""
-        made_for = (info.created_at, info.fingerprint, info.bots)
+        made_for = (info.created_at, info.fingerprint, info.bots, info.config)
         with self._lock:  # (taken out: one that fails half-way is not kept)
             builder = self._builders.pop(info.id, None)
         new = builder is None or builder.made_for != made_for or not builder.update(st)

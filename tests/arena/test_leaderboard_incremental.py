@@ -226,3 +226,32 @@ def test_a_builder_finds_its_latest_match_deleted_and_stored_again_in_its_place(
         fresh = LeaderboardBuilder(st, info)
         assert fresh.update(st)
         assert board(fresh.build(info)) == board(build_leaderboard(st, "demo"))
+
+
+def test_the_web_follows_a_tournaments_config_changed_by_hand(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: the web's builder kept the draw probability and ruleset of the config it was
+    made with: a config edited in the database (by hand: the arena stores it once) showed
+    the new config beside ratings and a ruleset description of the old one, where the old
+    code read the config again at each refresh."""
+    import json
+
+    import arena.web.data as data
+
+    path = running_demo(tmp_path, 6)
+    monkeypatch.setattr(data, "SLOW_S", 1e9)  # nothing is kept for its cost: every refresh
+    source = DataSource(path)
+    source.leaderboard(None)
+    with Storage(path) as st:
+        info = st.tournament("demo")
+        assert info is not None
+        config = {**info.config, "draw_probability": 0.3, "ruleset": {"name": "1001"}}
+        st.conn.execute(
+            "UPDATE tournaments SET config_json = ? WHERE id = 'demo'", (json.dumps(config),)
+        )
+    store(path, 6)
+    doc = source.leaderboard(None)
+    fresh = DataSource(path).leaderboard(None)
+    assert doc["rows"] == fresh["rows"]
+    assert doc["tournament"] == fresh["tournament"]
