@@ -255,3 +255,27 @@ def test_the_web_follows_a_tournaments_config_changed_by_hand(
     fresh = DataSource(path).leaderboard(None)
     assert doc["rows"] == fresh["rows"]
     assert doc["tournament"] == fresh["tournament"]
+
+
+def test_the_web_does_not_keep_a_page_of_matches_deleted_since(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: a page was kept until the count of stored matches changed: the latest match
+    deleted by hand while the tournament ran and the next one stored (seen: `arena web`
+    beside a resumed 4-player tournament) left the count as it was, and the bot's page
+    listed the deleted match, not the new one, until the next was stored."""
+    import arena.web.data as data
+
+    path = running_demo(tmp_path, 6)
+    monkeypatch.setattr(data, "SLOW_S", 1e9)  # nothing is kept for its cost: every refresh
+    source = DataSource(path)
+    before = source.bot("bold", None)
+    assert "demo-m0005" in [m["match_id"] for m in before["matches"]]
+    with Storage(path) as st:
+        st.conn.execute("DELETE FROM matches WHERE id = 'demo-m0005'")
+    store(path, 6)
+    page = source.bot("bold", None)
+    assert page["tournament"]["completed"] == before["tournament"]["completed"]
+    fresh = DataSource(path).bot("bold", None)
+    assert [m["match_id"] for m in page["matches"]] == [m["match_id"] for m in fresh["matches"]]
+    assert "demo-m0006" in [m["match_id"] for m in page["matches"]]
