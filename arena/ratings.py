@@ -171,8 +171,15 @@ class RatingLedger:
             self._indices.append(m.index)
 
     def history(self) -> dict[str, list[tuple[int, float, float]]]:
-        """bot -> [(schedule index, mu, sigma)] after each of its matches, in order."""
+        """bot -> [(schedule index, mu, sigma)] after each of its matches, in order; the bots
+        in the order :func:`rate_results` first rates them (schedule order, then seat), not
+        the order their matches came in."""
+
+        def first(bot: str) -> tuple[int, int]:
+            index = self._after[bot][0][0]
+            return index, self.results[bisect.bisect_left(self._indices, index)].seats.index(bot)
+
         return {
-            bot: [(i, float(r.mu), float(r.sigma)) for i, r in after]
-            for bot, after in self._after.items()
+            bot: [(i, float(r.mu), float(r.sigma)) for i, r in self._after[bot]]
+            for bot in sorted(self._after, key=first)
         }

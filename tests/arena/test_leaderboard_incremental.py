@@ -59,6 +59,7 @@ def test_the_rating_ledger_rates_as_rate_results_whatever_order_results_come_in(
         for p in points:
             expected.setdefault(p.bot, []).append((p.index, p.mu, p.sigma))
         assert ledger.history() == expected
+        assert list(ledger.history()) == list(expected)
         assert [m.index for m in ledger.results] == sorted(m.index for m in added)
     assert not order
 
@@ -279,3 +280,35 @@ def test_the_web_does_not_keep_a_page_of_matches_deleted_since(
     fresh = DataSource(path).bot("bold", None)
     assert [m["match_id"] for m in page["matches"]] == [m["match_id"] for m in fresh["matches"]]
     assert "demo-m0006" in [m["match_id"] for m in page["matches"]]
+
+
+def test_the_web_lists_bots_not_in_the_config_in_the_order_of_a_fresh_leaderboard(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: the rating history of a leaderboard brought up to date named the bots a
+    tournament's config does not list (a match stored by hand) in the order their matches
+    were stored, not in schedule order as one computed from every match: the same figures,
+    another document (its JSON)."""
+    import json
+
+    import arena.web.data as data
+
+    path = running_demo(tmp_path, 4)
+    monkeypatch.setattr(data, "SLOW_S", 1e9)  # nothing is kept for its cost: every refresh
+
+    def put(index: int, seats: tuple[str, ...]) -> None:
+        with Storage(path) as st:
+            st.save_match("demo", match_id=f"demo-m{index:04d}", index=index, table=0,
+                          set_no=index, seed=index, seats=seats,
+                          record=demo_record(index, seats, max_deals=2), started_at=0.0,
+                          finished_at=1.0)  # fmt: skip
+
+    source = DataSource(path)
+    source.leaderboard(None)
+    put(9, ("bold", "careful", "zz"))
+    source.leaderboard(None)
+    put(8, ("bold", "yy", "randy"))  # (played before, stored after)
+    doc = source.leaderboard(None)
+    fresh = DataSource(path).leaderboard(None)
+    assert list(doc["history"]) == list(fresh["history"])
+    assert json.dumps(doc["history"]) == json.dumps(fresh["history"])
