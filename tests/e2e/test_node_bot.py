@@ -15,7 +15,6 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,19 +30,6 @@ PROTO = ROOT / "proto" / "arena" / "v1" / "arena.proto"
 ARENA = [sys.executable, "-c", "from arena.cli import main; main()"]
 ARENA_BOT = [sys.executable, "-c", "from sdk.cli import main; main()"]
 TOKENS = {"node": "tok-node-1", "rand1": "tok-rand-1", "rand2": "tok-rand-2"}
-
-
-@pytest.fixture
-def procs() -> Iterator[list[subprocess.Popen[str]]]:
-    started: list[subprocess.Popen[str]] = []
-    yield started
-    for p in started:  # every process ends with the test, whatever happened
-        if p.poll() is None:
-            p.kill()
-        p.wait()
-        for pipe in (p.stdout, p.stderr):
-            if pipe is not None:
-                pipe.close()
 
 
 @pytest.fixture(scope="module")

@@ -8,29 +8,13 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 ROOT = Path(__file__).parents[2]
 RAW_BOT = ROOT / "docs" / "examples" / "raw_bot.py"
 NAMES = ["ann", "bob", "cid"]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
-
-
-@pytest.fixture
-def procs() -> Iterator[list[subprocess.Popen[str]]]:
-    started: list[subprocess.Popen[str]] = []
-    yield started
-    for p in started:  # every process ends with the test, whatever happened
-        if p.poll() is None:
-            p.kill()
-        p.wait()
-        for pipe in (p.stdout, p.stderr):
-            if pipe is not None:
-                pipe.close()
 
 
 def _serve(tmp: Path, procs: list[subprocess.Popen[str]], *extra: str) -> int:
