@@ -21,8 +21,11 @@ solves each filled-in deal. Every sample respects all the view reveals:
   The 7 cards of a bid: the bidder's hand in the auction; after it, a defender's cards
   (held or played) but the one passed to him, the declarer's with those he passed but
   the talon. A pass the viewer does not see (the other defender's) is read card by card:
-  one case per card it may have been. Not read: bids in the 4-player dealer's view while
-  both passes are hidden to him, and the declarer's bid when the talon is not shown.
+  one case per card it may have been. The talon hidden, the declarer's bid is a fact in
+  his 10 cards, and each deal is kept with the share of the talons (3 of those 10) that
+  leave the marriages in his 7; the 4-player dealer, who sees neither pass, reads a
+  defender's bid in his 8 cards and weighs each deal by the passes that let every bid be
+  made (:class:`BidReading`; not the declarer's bid if the talon is hidden too).
 
 Sampling is exact: every unknown card has a set of allowed owners (the other hands, and
 the talon while it is face down), cards with the same set form a class, and a dynamic
@@ -65,6 +68,7 @@ from engine.tables import SUIT_MASK as _SUIT
 
 __all__ = [
     "TALON",
+    "BidReading",
     "Constraints",
     "SampledDeal",
     "Sampler",
@@ -106,7 +110,9 @@ class Constraints:
     ``any_of``: facts known as "at least one of these" (each a list of alternatives: extra
     fixed cards per seat; the marriages a bid or a contract proves), drawn uniformly over
     the deals meeting every fact; empty: no such fact. ``case_any_of[i]``: more such facts
-    that hold in ``cases[i]`` only (empty: none for any case).
+    that hold in ``cases[i]`` only (empty: none for any case). ``reading`` (or
+    ``case_reading[i]`` in ``cases[i]``): bids read per drawn deal over histories the view
+    does not show (:class:`BidReading`); ``None``: none.
     """
 
     n: int

@@ -479,8 +479,8 @@ def histories(view: PlayerView, hands: list[int]) -> int:
     choices: list[list[int]] = []
     for o in unknown:
         at_pass = hands[o] | played_by[o]
-        t = at_pass & shown
-        choices.append([t] if t else [1 << x for x in range(24) if at_pass >> x & 1])
+        got = at_pass & shown
+        choices.append([got] if got else [1 << x for x in range(24) if at_pass >> x & 1])
     known = {s: g for s, g in passed.items() if g is not None}
     return sum(
         bids_made({**known, **dict(zip(unknown, xs, strict=True))})
@@ -858,7 +858,7 @@ _DEALER = (
 
 
 def test_the_four_player_dealer_reads_the_bids() -> None:
-    g, _ = _played_on(PRESETS[_DEALER[0]], *_DEALER[1:], cards_left=8)  # type: ignore[arg-type]
+    g, _ = _played_on(PRESETS[_DEALER[0]], *_DEALER[1:], cards_left=8)
     view = observe(g, 1)
     assert not view.hand and all(card is None for _, card in view.gives)
     k = constraints_of(view)
@@ -874,5 +874,5 @@ def test_the_four_player_dealer_reads_the_bids() -> None:
 
 
 def test_the_four_player_dealer_reading_is_exact_late_in_the_deal() -> None:
-    g, rec = _played_on(PRESETS[_DEALER[0]], *_DEALER[1:], cards_left=3)  # type: ignore[arg-type]
+    g, rec = _played_on(PRESETS[_DEALER[0]], *_DEALER[1:], cards_left=3)
     assert check_uniform_at(g, rec, seed=4) >= 3
