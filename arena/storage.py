@@ -890,11 +890,13 @@ class Storage:
         *,
         stored_after: int = 0,
         bot: str | None = None,
+        before: int | None = None,
     ) -> list[MatchResult]:
         """Every stored match of the tournament, in schedule order; with ``last``, only the
         ``last`` latest in that order (read as such: a viewer shows 25 of 20,000); with
         ``stored_after`` (a position of :meth:`stored_state`), only those stored since; with
-        ``bot``, only those it played (looked up by bot, not filtered from every match)."""
+        ``bot``, only those it played (looked up by bot, not filtered from every match);
+        with ``before``, only those of a schedule index below it (a page of older ones)."""
         # Without ``last``: every match (LIMIT -1 is SQLite's "no limit").
         chosen = (
             "SELECT id, idx, seats_json, deals, duration_s FROM matches"
@@ -904,10 +906,17 @@ class Storage:
                 if bot is None
                 else " AND id IN (SELECT match_id FROM match_players WHERE bot = ?)"
             )
+            + ("" if before is None else " AND idx < ?")
             + " ORDER BY idx DESC LIMIT ?"
         )
         limit = -1 if last is None else max(0, last)
-        args = (tournament_id, stored_after, *(() if bot is None else (bot,)), limit)
+        args = (
+            tournament_id,
+            stored_after,
+            *(() if bot is None else (bot,)),
+            *(() if before is None else (before,)),
+            limit,
+        )
         with self._guard("reading match results"), self._snapshot():
             matches = self.conn.execute(f"SELECT * FROM ({chosen}) ORDER BY idx", args).fetchall()
             players: dict[str, list[sqlite3.Row]] = {}

@@ -27,9 +27,26 @@ from arena.tournament.schedule import SCHEDULE_VERSION
 from arena.web import board
 from engine.rules import describe_run
 
-__all__ = ["DataSource", "HeldBack", "NotFound"]
+__all__ = ["BOT_PAGE", "DataSource", "Document", "HeldBack", "NotFound"]
 
 JSON = dict[str, Any]
+
+
+class Document(dict[str, Any]):
+    """An answer of the API with ``state``: what decides it (the tournament's stored state
+    the cached parts were made for, and the parts made at each request), from which the
+    server makes its ETag without serializing it (see ``server.py``)."""
+
+    state: tuple[Any, ...] | None = None
+
+    def __init__(self, doc: JSON, state: tuple[Any, ...]) -> None:
+        super().__init__(doc)
+        self.state = state
+
+
+#: How many of a bot's matches its page lists at once, newest first (``limit``; the
+#: older ones page by page, ``before``): a bot of 12,000 matches made a 3 MB page.
+BOT_PAGE = 50
 
 #: How many of the latest matches the leaderboard page lists.
 RECENT = 25
@@ -135,16 +152,16 @@ class DataSource:
 
     # -- leaderboard ----------------------------------------------------------------------
 
-    def leaderboard(self, tournament: str | None) -> JSON:
+    def leaderboard(self, tournament: str | None) -> Document:
         """Rows, rating history, head-to-head and the latest matches of a tournament."""
         with self._open() as st:
             info = self._tournament(st, tournament)
-            doc = self._board(st, info)
-            return {
+            doc, made_for = self._board(st, info)
+            shown = {
                 "tournament": _tournament_json(info, lock_owner(self.db)),
                 "tournaments": _tournaments_json(st, self.db),
-                **doc,
             }
+            return Document({**shown, **doc}, ("board", info.id, made_for, shown))
 
     def _cached(
         self,
@@ -155,6 +172,18 @@ class DataSource:
         *,
         st: Storage | None = None,
     ) -> JSON:
+        """:meth:`_cached_keyed`'s document."""
+        return self._cached_keyed(what, info, compute, once, st=st)[0]
+
+    def _cached_keyed(
+        self,
+        what: tuple[str, ...],
+        info: TournamentInfo,
+        compute: Callable[[], JSON],
+        once: Callable[[], float] | None = None,
+        *,
+        st: Storage | None = None,
+    ) -> tuple[JSON, tuple[Any, ...]]:
         """``compute()`` for the tournament as it is now, or the document made for it as it
         was, if nothing was stored since, or if it is still running and that document is
         fresh for its cost (``SLOW_S``, ``THROTTLE``). ``once()``: the seconds of the
@@ -164,14 +193,11 @@ class DataSource:
         One computation of ``what`` at a time (single flight): a request that finds it
         being computed waits for it and shares its document (or its exception; the next
         request computes again). Eight requests of a cold leaderboard at 10,000 matches
-        each computed it, side by side: 230-261 s each instead of 16, 5.1 GB."""
-        # what tells a tournament stored again under the same id (--fresh, or a database
-        # replaced under the server) from the old one, and the latest match stored (a match
-        # deleted by hand and another stored leave the count as it was); ``running`` below
-        # reads key[-1]
-        latest = None if st is None else st.stored_at(st.stored_state(info.id)[1])
-        key = (info.created_at, info.fingerprint, info.bots, info.completed, latest,
-               info.finished_at)  # fmt: skip
+        each computed it, side by side: 230-261 s each instead of 16, 5.1 GB.
+
+        Returned with the document: the state of the tournament it was made for (see
+        :func:`_state_key`), which is not the state now when it is kept while running."""
+        key = _state_key(info, st)
         while True:
             with self._lock:
                 hit = self._docs.get(what)
@@ -179,10 +205,10 @@ class DataSource:
                     self._docs.move_to_end(what)
                     made_for, doc, made_at, cost = hit
                     if made_for == key:
-                        return doc
+                        return doc, made_for
                     running = made_for[-1] is None and key[-1] is None
                     if running and cost >= SLOW_S and time.monotonic() - made_at < THROTTLE * cost:
-                        return doc
+                        return doc, made_for
                 flight = self._flights.get(what)
                 if flight is None:  # this request computes it
                     flight = self._flights[what] = _Flight(key)
@@ -192,7 +218,7 @@ class DataSource:
             if flight.error is not None:
                 raise flight.error
             if flight.made_for == key and flight.doc is not None:
-                return flight.doc
+                return flight.doc, key
             # made for another state of the tournament (one more match stored since it
             # began): the cache above decides whether that one will do
         try:
@@ -213,9 +239,9 @@ class DataSource:
             with self._lock:
                 del self._flights[what]
             flight.done.set()
-        return doc
+        return doc, key
 
-    def _board(self, st: Storage, info: TournamentInfo) -> JSON:
+    def _board(self, st: Storage, info: TournamentInfo) -> tuple[JSON, tuple[Any, ...]]:
         # A new builder reads every stored match (12 s at 10,000): kept for 4x that, the page
         # of a running tournament stood still for a minute after it was first asked for.
         caught_up = 0.0
@@ -226,13 +252,13 @@ class DataSource:
             builder, new = self._builder(st, info)
             if new:
                 caught_up = time.monotonic() - start
-            doc = board.compute(builder.build(info), builder.ratings.results)
+            doc = board.compute(builder.build(info))
             recent = st.match_results(info.id, last=RECENT)
             doc["recent"] = [_match_json(m) for m in reversed(recent)]
             doc["version"] = f"{info.id}:{info.completed}:{info.finished_at}"
             return doc
 
-        return self._cached(("board", info.id), info, compute, lambda: caught_up, st=st)
+        return self._cached_keyed(("board", info.id), info, compute, lambda: caught_up, st=st)
 
     def _builder(self, st: Storage, info: TournamentInfo) -> tuple[LeaderboardBuilder, bool]:
         """The tournament's leaderboard builder, brought up to date: only the matches stored
@@ -254,16 +280,24 @@ class DataSource:
 
     # -- one bot --------------------------------------------------------------------------
 
-    def bot(self, name: str, tournament: str | None) -> JSON:
+    def bot(
+        self,
+        name: str,
+        tournament: str | None,
+        *,
+        limit: int = BOT_PAGE,
+        before: int | None = None,
+    ) -> Document:
+        """One bot's page: its row, history, incidents and deal scores, and its matches
+        newest first, ``limit`` of them (those of a schedule index below ``before``)."""
         with self._open() as st:
             info = self._tournament(st, tournament)
-            doc = self._board(st, info)
+            doc, board_for = self._board(st, info)
             row = next((r for r in doc["rows"] if r["bot"] == name), None)
             if row is None and name not in info.bots:
                 raise NotFound(f"no bot {name!r} in tournament {info.id!r}")
 
             def compute() -> JSON:
-                results = st.match_results(info.id, bot=name)
                 incidents = st.incidents(info.id, bot=name)
                 # An incident's detail names cards (the legal actions: on lead, the hand):
                 # not shown while its match is held back (see check_shown).
@@ -277,7 +311,6 @@ class DataSource:
                         if sets.get(i.get("match_id"), -1) in held:
                             i["detail"] = HELD_BACK_DETAIL
                 return {
-                    "matches": [_match_json(m) for m in reversed(results)],
                     "strikes": [i for i in incidents if i.get("kind") in STRIKE_KINDS],
                     "other_incidents": [i for i in incidents if i.get("kind") not in STRIKE_KINDS],
                     "deal_scores": scores,
@@ -285,12 +318,18 @@ class DataSource:
                     "deal_scores_held_back": hidden,
                 }
 
-            listed = self._cached(("bot", info.id, name), info, compute, st=st)
-            return {
-                "tournament": _tournament_json(info, lock_owner(self.db)),
+            listed, listed_for = self._cached_keyed(("bot", info.id, name), info, compute, st=st)
+            # (read at each request: a page of matches is cheap, and the latest is shown)
+            page = _match_page(st, info.id, name, limit, before)
+            tournament_json = _tournament_json(info, lock_owner(self.db))
+            state = ("bot", info.id, name, board_for, listed_for, _state_key(info, st),
+                     tournament_json, limit, before)  # fmt: skip
+            return Document({
+                "tournament": tournament_json,
                 "bot": name,
                 "row": row,
                 "history": doc["history"].get(name, []),
+                **page,
                 **listed,
                 # A match's record lists a seat's first 20 disconnects and answers to no
                 # pending request one by one, and counts them all: the row counts them all
@@ -299,17 +338,23 @@ class DataSource:
                 "other_incidents_not_listed": _not_listed(
                     row, "other_incidents", listed["other_incidents"]
                 ),
-            }
+            }, state)  # fmt: skip
 
-    def matches(self, tournament: str | None, *, bot: str | None, limit: int | None) -> JSON:
+    def matches(
+        self,
+        tournament: str | None,
+        *,
+        bot: str | None,
+        limit: int | None,
+        before: int | None = None,
+    ) -> JSON:
+        """The tournament's matches (``bot``'s only), newest first: ``limit`` of them (None:
+        all), of a schedule index below ``before``."""
         with self._open() as st:
             info = self._tournament(st, tournament)
-            # (the latest `limit` only are read)
-            results = st.match_results(info.id, last=limit, bot=bot)
-            results.reverse()
             return {
                 "tournament": _tournament_json(info, lock_owner(self.db)),
-                "matches": [_match_json(m) for m in results],
+                **_match_page(st, info.id, bot, limit, before),
             }
 
     # -- one match ------------------------------------------------------------------------
@@ -386,6 +431,39 @@ class DataSource:
 
 
 # ---------------------------------------------------------------------------------------
+
+
+def _state_key(info: TournamentInfo, st: Storage | None) -> tuple[Any, ...]:
+    """What the tournament's documents are made for: what tells a tournament stored again
+    under the same id (--fresh, or a database replaced under the server) from the old one,
+    and the latest match stored (``st``: a match deleted by hand and another stored leave
+    the count as it was); whether it is finished is the last (``_cached`` reads it)."""
+    latest = None if st is None else st.stored_at(st.stored_state(info.id)[1])
+    return (info.created_at, info.fingerprint, info.bots, info.completed, latest,
+            info.finished_at)  # fmt: skip
+
+
+def _match_page(
+    st: Storage, tid: str, bot: str | None, limit: int | None, before: int | None
+) -> JSON:
+    """``limit`` matches (None: all) of the tournament (``bot``'s only), newest first in
+    schedule order, of an index below ``before``; ``matches_total``: how many there are in
+    all; ``next_before``: the ``before`` of the next (older) page, None on the last."""
+    # one more than asked tells whether there is a next page
+    results = st.match_results(tid, None if limit is None else limit + 1, bot=bot, before=before)
+    results.reverse()
+    more = limit is not None and len(results) > limit
+    shown = results[:limit] if more else results
+    total = st.conn.execute(
+        "SELECT COUNT(*) FROM matches WHERE tournament_id = ?"
+        + ("" if bot is None else " AND id IN (SELECT match_id FROM match_players WHERE bot = ?)"),
+        (tid,) if bot is None else (tid, bot),
+    ).fetchone()[0]
+    return {
+        "matches": [_match_json(m) for m in shown],
+        "matches_total": int(total),
+        "next_before": shown[-1].index if more and shown else None,
+    }
 
 
 def _tournaments_json(st: Storage, db: Path) -> list[JSON]:

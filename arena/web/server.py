@@ -11,11 +11,23 @@ API (JSON)::
 
     GET /api/tournaments                       the tournaments in the database
     GET /api/leaderboard?tournament=T          rows, rating history, head-to-head, recent matches
-    GET /api/bots/<name>?tournament=T          one bot's page
-    GET /api/matches?tournament=T&bot=B        match list
+    GET /api/bots/<name>?tournament=T&limit=N&before=I
+                                               one bot's page; its matches newest first, N of
+                                               them (1 to 1000, default 50) of a schedule index
+                                               below I; ``next_before``: the I of the next page
+                                               (null on the last), ``matches_total``: how many
+    GET /api/matches?tournament=T&bot=B&limit=N&before=I
+                                               match list, newest first (paged as above; no
+                                               limit: all)
     GET /api/matches/<id>                      the replay summary (players, deals, result)
     GET /api/matches/<id>/record               the stored record, as is
     GET /api/matches/<id>/deals/<k>?seat=S     the steps of deal k, from 0 (seat absent: face up)
+
+Every JSON answer of 200 carries an ``ETag`` and ``Cache-Control: no-cache`` (a client may
+keep it, and asks again each time): a request whose ``If-None-Match`` names it is answered
+``304 Not Modified``, with no body. The leaderboard's and a bot page's ETag comes from what
+decides them (the tournament's stored state their cached parts were made for, and the rest),
+so a 304 costs no serializing; the others' from their body.
 
 The server never writes: the data source opens the database read-only.
 """
@@ -23,11 +35,13 @@ The server never writes: the data source opens the database read-only.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import http.client
 import ipaddress
 import json
 import logging
 import mimetypes
+import secrets
 import socket
 import sys
 import threading
@@ -40,7 +54,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from arena.storage import StorageError
-from arena.web.data import DataSource, HeldBack, NotFound
+from arena.web.data import BOT_PAGE, DataSource, Document, HeldBack, NotFound
 from arena.web.replay import MatchReplay, ReplayCache, ReplayFailed
 
 __all__ = ["STATIC_DIR", "WebServer", "address_key", "host_allowed", "make_server"]
@@ -55,6 +69,13 @@ _PAGES = {"": "index.html", "bot": "bot.html", "replay": "replay.html"}
 #: The largest whole number an integer query parameter (``limit``, ``seat``) takes: a
 #: larger one is the request's fault (a 400), not an integer SQLite cannot hold (a 500).
 MAX_QUERY_INT = 1_000_000
+
+#: The most matches one page of a bot's page lists (``limit`` of ``/api/bots/<name>``).
+MAX_PAGE = 1000
+
+#: Mixed into every ETag: a server started again (another version of the pages' documents,
+#: say) answers no If-None-Match of the one before with 304.
+_ETAG_SALT = secrets.token_hex(8)
 
 #: Connections served at once (each holds a thread), in all and from one address. One
 #: more is answered 503 at once: held open with half a request line, 300 connections
@@ -456,7 +477,7 @@ class _Handler(BaseHTTPRequestHandler):
                     "it with --allow-host NAME",
                 )
             if parts and parts[0] == "api":
-                self._json(HTTPStatus.OK, self._api(parts[1:], query))
+                self._answer(self._api(parts[1:], query))
             elif parts and parts[0] == "static" and len(parts) == 2:
                 self._static(parts[1])
             elif not parts or (parts[0] in _PAGES and len(parts) == 2):
@@ -518,9 +539,20 @@ class _Handler(BaseHTTPRequestHandler):
             case ["leaderboard"]:
                 return src.leaderboard(tournament)
             case ["bots", name]:
-                return src.bot(name, tournament)
+                limit = _int(q, "limit", least=1, most=MAX_PAGE)
+                return src.bot(
+                    name,
+                    tournament,
+                    limit=BOT_PAGE if limit is None else limit,
+                    before=_int(q, "before"),
+                )
             case ["matches"]:
-                return src.matches(tournament, bot=q.get("bot") or None, limit=_int(q, "limit"))
+                return src.matches(
+                    tournament,
+                    bot=q.get("bot") or None,
+                    limit=_int(q, "limit"),
+                    before=_int(q, "before"),
+                )
             case ["matches", ref]:
                 match_id = src.match_id(_match_ref(ref))
                 src.check_shown(match_id)
@@ -562,27 +594,74 @@ class _Handler(BaseHTTPRequestHandler):
             ctype += "; charset=utf-8"
         self._send(HTTPStatus.OK, path.read_bytes(), ctype)
 
+    def _answer(self, obj: Any) -> None:
+        """A 200 of the API with its ETag, or 304 with no body when the request's
+        If-None-Match names that ETag."""
+        body = None
+        if isinstance(obj, Document) and obj.state is not None:
+            # what decides the answer, without serializing it (3 MB of JSON: 80 ms)
+            digest = hashlib.sha256(f"{_ETAG_SALT}{obj.state!r}".encode()).hexdigest()
+        else:
+            body = _to_json(obj)
+            digest = hashlib.sha256(_ETAG_SALT.encode() + body).hexdigest()
+        etag = f'"{digest[:32]}"'
+        if _etag_matches(self.headers.get("If-None-Match"), etag):
+            self._send(HTTPStatus.NOT_MODIFIED, b"", None, etag=etag)
+            return
+        body = _to_json(obj) if body is None else body
+        self._send(HTTPStatus.OK, body, "application/json; charset=utf-8", etag=etag)
+
     def _json(self, status: HTTPStatus, obj: Any, allow: str | None = None) -> None:
-        body = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
-        self._send(status, body, "application/json; charset=utf-8", allow)
+        self._send(status, _to_json(obj), "application/json; charset=utf-8", allow)
 
     def _error(self, status: HTTPStatus, message: str, allow: str | None = None) -> None:
         message = self.server.without_path(message)
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             self._json(status, {"error": message, "status": int(status)}, allow)
 
-    def _send(self, status: HTTPStatus, body: bytes, ctype: str, allow: str | None = None) -> None:
+    def _send(
+        self,
+        status: HTTPStatus,
+        body: bytes,
+        ctype: str | None,
+        allow: str | None = None,
+        *,
+        etag: str | None = None,
+    ) -> None:
+        """``etag``: an answer of the API, which a client may keep and ask again for with
+        If-None-Match (``no-cache``: "ask each time"); anything else is not to be kept."""
         self.send_response(status)
         if allow is not None:
             self.send_header("Allow", allow)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
+        if ctype is not None:
+            self.send_header("Content-Type", ctype)
+        if status != HTTPStatus.NOT_MODIFIED:  # (a 304's would be the 200's length)
+            self.send_header("Content-Length", str(len(body)))
+        if etag is not None:
+            self.send_header("ETag", etag)
+        self.send_header("Cache-Control", "no-store" if etag is None else "no-cache")
         for name, value in SECURITY_HEADERS:
             self.send_header(name, value)
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
+
+
+def _to_json(obj: Any) -> bytes:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _etag_matches(header: str | None, etag: str) -> bool:
+    """Whether an If-None-Match header names ``etag``: ``*``, or a list of ETags compared
+    weakly (``W/"x"`` names ``"x"``), as RFC 9110 says for If-None-Match.
+
+    >>> _etag_matches('"a", W/"b"', '"b"'), _etag_matches("*", '"c"'), _etag_matches('"a"', '"c"')
+    (True, True, False)
+    """
+    if header is None:
+        return False
+    tags = [t.strip() for t in header.split(",")]
+    return "*" in tags or etag in (t.removeprefix("W/") for t in tags)
 
 
 def _deal_index(text: str, count: int) -> int:
@@ -624,16 +703,16 @@ def _match_ref(ref: str) -> str:
     return ref
 
 
-def _int(q: dict[str, str], key: str) -> int | None:
-    """An integer query parameter: a whole number from 0 to ``MAX_QUERY_INT`` (absent,
+def _int(q: dict[str, str], key: str, *, least: int = 0, most: int = MAX_QUERY_INT) -> int | None:
+    """An integer query parameter: a whole number from ``least`` to ``most`` (absent,
     empty, ``all`` or ``none``: None). Anything else is a 400 saying what is expected."""
     v = q.get(key)
     if v is None or v in ("", "all", "none"):
         return None
-    n = _whole(v, MAX_QUERY_INT)
-    if n is not None:
+    n = _whole(v, most)
+    if n is not None and n >= least:
         return n
     raise _HTTPError(
         HTTPStatus.BAD_REQUEST,
-        f"{key} must be a whole number from 0 to {MAX_QUERY_INT}, got {v!r:.60}",
+        f"{key} must be a whole number from {least} to {most}, got {v!r:.60}",
     )

@@ -3,6 +3,7 @@
 "use strict";
 
 const botName = decodeURIComponent(location.pathname.split("/").filter(Boolean)[1] || "");
+const MATCH_PAGE = 50;  // matches read at each "older matches" click
 
 // The middle value; of an even number of values, the mean of the two middle ones.
 function median(values) {
@@ -96,8 +97,37 @@ function render(d) {
     el("h2", {}, "Strikes"),
     el("section", { class: "panel" }, ...strikes),
     ...otherPart,
-    el("h2", {}, `Matches (${d.matches.length})`),
-    el("section", { class: "panel", id: "bot-matches" }, matchesTable(d.matches, d.bot)));
+    el("h2", {}, `Matches (${d.matches_total})`),
+    el("section", { class: "panel", id: "bot-matches" }, matchList(d)));
+}
+
+// The bot's matches, newest first: the first page comes with the bot's page, the older ones
+// a page at a time (/api/matches?bot=...&before=...), added under them at each click.
+function matchList(d) {
+  const table = matchesTable(d.matches, d.bot), tbody = table.querySelector("tbody");
+  const count = el("span", { class: "small muted", id: "matches-shown" });
+  const more = el("button", { type: "button", id: "older-matches" }, "older matches ▾");
+  let before = d.next_before;
+  const update = () => {
+    count.textContent = `newest first: ${tbody.children.length} of ${d.matches_total} shown`;
+    more.hidden = before === null || before === undefined;
+  };
+  more.addEventListener("click", async () => {
+    more.disabled = true;
+    try {
+      const page = await api(`/api/matches?tournament=${encodeURIComponent(d.tournament.id)}` +
+        `&bot=${encodeURIComponent(d.bot)}&limit=${MATCH_PAGE}&before=${before}`);
+      tbody.append(...matchesTable(page.matches, d.bot).querySelector("tbody").children);
+      before = page.next_before;
+      update();
+    } catch (err) {
+      count.textContent = "cannot read the older matches: " + err.message;
+    } finally {
+      more.disabled = false;
+    }
+  });
+  update();
+  return [table, el("p", {}, more, " ", count)];
 }
 
 async function main() {

@@ -31,11 +31,20 @@ function svg(tag, attrs, ...children) {
   return e;
 }
 
+// The last answer of each API path read, with its ETag: the next request of the path says
+// If-None-Match, and the server's 304 (nothing changed: no body sent) is answered from here.
+// (cache "no-store": the browser keeps no copy of its own, and the 304 reaches this code.)
+const answers = new Map();
+
 async function api(path) {
-  const r = await fetch(path, { cache: "no-store" });
+  const kept = answers.get(path);
+  const r = await fetch(path, { cache: "no-store", headers: kept ? { "If-None-Match": kept.etag } : {} });
+  if (r.status === 304 && kept) return kept.body;
   let body;
   try { body = await r.json(); } catch (e) { body = { error: r.statusText }; }
   if (!r.ok) throw new Error(body.error || r.statusText);
+  const etag = r.headers.get("ETag");
+  if (etag) answers.set(path, { etag, body }); else answers.delete(path);
   return body;
 }
 

@@ -1,0 +1,183 @@
+"""What a poll of `arena web`'s pages costs at large tournaments.
+
+Defects (each test fails on the code before): ``/api/leaderboard`` was sent whole at every
+poll, every 3 s, even when nothing had changed (no ETag, ``Cache-Control: no-store``: a
+client could not ask "has it changed?"), and it carried every point of the rating history
+(12,000 matches: 36,000 points, 3.2 MB); a bot's page listed every match of the bot (12,000
+matches: 3.2 MB), with no way to ask for a part of them.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from arena.leaderboard import build_leaderboard
+from arena.storage import Storage
+from arena.web import DataSource
+from arena.web.demo import DEMO_BOTS, demo_record, make_demo_db
+from tests.support.harness import web_server
+
+MATCHES = 7
+
+
+def get(base: str, path: str, headers: dict[str, str] | None = None) -> tuple[int, Any, bytes]:
+    """(status, headers, body) of a GET of ``path``."""
+    url = urlsplit(base)
+    conn = http.client.HTTPConnection(url.hostname or "", url.port, timeout=10)
+    try:
+        conn.request("GET", path, headers=headers or {})
+        r = conn.getresponse()
+        return r.status, r.headers, r.read()
+    finally:
+        conn.close()
+
+
+def store(db: Path, i: int) -> None:
+    with Storage(db) as st:
+        st.save_match("demo", match_id=f"demo-m{i:04d}", index=i, table=0, set_no=i, seed=i,
+                      seats=DEMO_BOTS, record=demo_record(i, DEMO_BOTS, max_deals=2),
+                      started_at=0.0, finished_at=1.0)  # fmt: skip
+
+
+@pytest.fixture
+def running(tmp_path: Path) -> Iterator[tuple[Path, str]]:
+    """A tournament of 7 of 20 matches, unfinished (matches may still come); the server."""
+    db = tmp_path / "t.sqlite"
+    make_demo_db(db, matches=MATCHES, max_deals=2, total=20, finished=False)
+    with web_server(db) as server:
+        yield db, server.url
+
+
+# --- conditional requests ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/api/leaderboard", "/api/bots/bold", "/api/tournaments", "/api/matches?limit=2",
+     "/api/matches/demo-m0001", "/api/matches/demo-m0001/deals/0?seat=1"],
+)  # fmt: skip
+def test_a_matching_etag_is_answered_304_with_no_body(running: tuple[Path, str], path: str) -> None:
+    _, base = running
+    status, headers, body = get(base, path)
+    etag = headers["ETag"]
+    assert status == 200 and json.loads(body) and etag and etag.startswith('"')
+    assert headers["Cache-Control"] == "no-cache"  # kept, and asked for again each time
+    status, headers, body = get(base, path, {"If-None-Match": etag})
+    assert (status, body, headers["ETag"]) == (304, b"", etag)
+    assert headers["Cache-Control"] == "no-cache" and "Content-Type" not in headers
+    assert get(base, path, {"If-None-Match": f'"other", W/{etag}'})[0] == 304  # weak, in a list
+    assert get(base, path, {"If-None-Match": "*"})[0] == 304
+    assert get(base, path, {"If-None-Match": '"other"'})[0] == 200
+
+
+def test_the_etag_changes_when_a_match_is_stored(running: tuple[Path, str]) -> None:
+    db, base = running
+    _, before, _ = get(base, "/api/leaderboard")
+    _, bot_before, _ = get(base, "/api/bots/bold")
+    assert get(base, "/api/leaderboard", {"If-None-Match": before["ETag"]})[0] == 304
+    store(db, MATCHES)
+    status, after, body = get(base, "/api/leaderboard", {"If-None-Match": before["ETag"]})
+    assert status == 200 and after["ETag"] != before["ETag"]
+    assert json.loads(body)["tournament"]["completed"] == MATCHES + 1
+    status, bot_after, body = get(base, "/api/bots/bold", {"If-None-Match": bot_before["ETag"]})
+    assert status == 200 and bot_after["ETag"] != bot_before["ETag"]
+    assert json.loads(body)["matches"][0]["match_id"] == f"demo-m{MATCHES:04d}"
+    # and the new one holds until the next change: another tournament's progress is shown
+    # in the leaderboard's selector, so it changes the leaderboard's answer too
+    assert get(base, "/api/leaderboard", {"If-None-Match": after["ETag"]})[0] == 304
+    make_demo_db(db, matches=1, max_deals=1, tournament_id="other")
+    assert get(base, "/api/leaderboard?tournament=demo", {"If-None-Match": after["ETag"]})[0] == 200
+    # an error is no answer to keep
+    status, headers, _ = get(base, "/api/bots/nobody", {"If-None-Match": "*"})
+    assert status == 404 and "ETag" not in headers and headers["Cache-Control"] == "no-store"
+
+
+# --- a bot's matches, page by page ------------------------------------------------------
+
+
+def indices(doc: Any) -> list[int]:
+    return [m["index"] for m in doc["matches"]]
+
+
+@pytest.mark.parametrize("endpoint", ["/api/bots/bold?", "/api/matches?bot=bold&"])
+def test_a_bots_matches_come_page_by_page_newest_first(
+    running: tuple[Path, str], endpoint: str
+) -> None:
+    _, base = running
+    pages = []
+    path = endpoint + "limit=3"
+    while True:
+        status, _, body = get(base, path)
+        assert status == 200, body
+        pages.append(json.loads(body))
+        if pages[-1]["next_before"] is None:
+            break
+        path = endpoint + f"limit=3&before={pages[-1]['next_before']}"
+    assert [indices(p) for p in pages] == [[6, 5, 4], [3, 2, 1], [0]]  # first, next, last
+    assert [p["next_before"] for p in pages] == [4, 1, None]
+    assert all(p["matches_total"] == MATCHES for p in pages)
+    whole = json.loads(get(base, endpoint + "limit=7")[2])
+    assert indices(whole) == list(range(6, -1, -1)) and whole["next_before"] is None
+
+
+def test_a_bots_page_lists_50_matches_by_default(tmp_path: Path) -> None:
+    db = tmp_path / "t.sqlite"
+    make_demo_db(db, matches=53, max_deals=1)
+    page = DataSource(db).bot("bold", None)
+    assert indices(page) == list(range(52, 2, -1))
+    assert page["next_before"] == 3 and page["matches_total"] == 53
+    assert len(page["deal_scores"]) == 53  # of every match, not of the page
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [("limit=0", "limit must be a whole number from 1 to 1000, got '0'"),
+     ("limit=1001", "limit must be a whole number from 1 to 1000, got '1001'"),
+     ("limit=ten", "limit must be a whole number from 1 to 1000, got 'ten'"),
+     ("before=-1", "before must be a whole number from 0 to 1000000, got '-1'"),
+     ("before=3.5", "before must be a whole number from 0 to 1000000, got '3.5'")],
+)  # fmt: skip
+def test_bad_paging_parameters_are_a_400_naming_them(
+    running: tuple[Path, str], query: str, message: str
+) -> None:
+    _, base = running
+    status, _, body = get(base, f"/api/bots/bold?{query}")
+    assert (status, json.loads(body)) == (400, {"error": message, "status": 400})
+
+
+# --- the rating history, bounded ---------------------------------------------------------
+
+
+def test_the_rating_history_sent_is_bounded_and_keeps_what_the_plot_shows(
+    tmp_path: Path,
+) -> None:
+    """900 matches of 3 bots: each bot's 900 points are thinned to at most 802, which keep
+    the plot's axes (the least μ−σ, the greatest μ+σ, the last index), its end (the current
+    rating) and the extremes of every run of 1/200 of the matches."""
+    db = tmp_path / "long.sqlite"
+    n = 900
+    make_demo_db(db, matches=n, max_deals=1)
+    with Storage.open_readonly(db) as st:
+        full = build_leaderboard(st, "demo").history
+    doc = DataSource(db).leaderboard(None)
+    for bot in DEMO_BOTS:
+        sent = [(p["index"], p["mu"], p["sigma"]) for p in doc["history"][bot]]
+        every = [p for p in full[bot] if p[0] >= 0]
+        assert len(every) == n and len(sent) <= 802  # 4 a run of 200, and the ends
+        assert set(sent) <= set(every) and sent == sorted(sent)
+        assert sent[0] == every[0] and sent[-1] == every[-1]
+        # the least and greatest μ, and the band's extent: the plot's y axis
+        extent = [(min(p[1] for p in pts), max(p[1] for p in pts),
+                   min(p[1] - p[2] for p in pts), max(p[1] + p[2] for p in pts))
+                  for pts in (sent, every)]  # fmt: skip
+        assert extent[0] == extent[1]
+        row = next(r for r in doc["rows"] if r["bot"] == bot)
+        assert sent[-1][1] == row["mu"]
+        assert DataSource(db).bot(bot, None)["history"] == doc["history"][bot]
