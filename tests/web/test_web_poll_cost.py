@@ -181,3 +181,110 @@ def test_the_rating_history_sent_is_bounded_and_keeps_what_the_plot_shows(
         row = next(r for r in doc["rows"] if r["bot"] == bot)
         assert sent[-1][1] == row["mu"]
         assert DataSource(db).bot(bot, None)["history"] == doc["history"][bot]
+
+
+# --- in the browser (tests/web/test_web_browser.py says what they need) -------------------
+
+#: Every page loaded meanwhile notes the status of each of its API requests in
+#: ``window.apiStatuses`` (path, status), the answer left as it is.
+RECORD_STATUSES = """
+(() => {
+  const realFetch = window.fetch.bind(window);
+  window.apiStatuses = [];
+  window.fetch = async (url, opts) => {
+    const r = await realFetch(url, opts);
+    window.apiStatuses.push([String(url), r.status]);
+    return r;
+  };
+})();
+"""
+
+
+@pytest.fixture
+def recording(driver: Any) -> Iterator[Any]:
+    added = driver.execute_cdp_cmd(
+        "Page.addScriptToEvaluateOnNewDocument", {"source": RECORD_STATUSES}
+    )
+    try:
+        yield driver
+    finally:
+        driver.execute_cdp_cmd(
+            "Page.removeScriptToEvaluateOnNewDocument", {"identifier": added["identifier"]}
+        )
+
+
+def statuses(driver: Any, prefix: str) -> list[int]:
+    seen = driver.execute_script("return window.apiStatuses || [];")
+    return [status for url, status in seen if url.startswith(prefix)]
+
+
+@pytest.mark.browser
+def test_the_leaderboard_page_polls_with_its_etag_and_gets_304s(
+    recording: Any, tmp_path: Path
+) -> None:
+    """The page's polls of a running tournament are answered 304 while nothing is stored
+    (it asked for the whole answer at each poll), and it draws the next match stored."""
+    import fcntl
+
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from arena.storage import lock_path
+    from tests.web.test_web_browser import WAIT_S
+
+    driver = recording
+    db = tmp_path / "live.sqlite"
+    make_demo_db(db, matches=MATCHES, max_deals=2, total=20, finished=False)
+    # a runner at work on it (as `arena tournament` holds it): the page polls every 3 s
+    with lock_path(db).open("a") as lock, web_server(db) as server:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        driver.get(server.url)
+        wait = WebDriverWait(driver, WAIT_S)
+        wait.until(lambda d: len(statuses(d, "/api/leaderboard")) >= 3)
+        assert statuses(driver, "/api/leaderboard")[:3] == [200, 304, 304]
+        assert driver.find_element("css selector", "body").get_attribute("data-ready") == "1"
+        assert len(driver.find_elements("css selector", "#leaderboard tbody tr")) == 3
+        assert f"{MATCHES} of 20" in driver.find_element("css selector", "#progress").text
+        store(db, MATCHES)
+        wait.until(
+            lambda d: f"{MATCHES + 1} of 20" in d.find_element("css selector", "#progress").text
+        )
+        seen = statuses(driver, "/api/leaderboard")
+        assert seen[-1] == 200 and set(seen[1:-1]) == {304}, seen
+        cells = '#leaderboard td[data-col="matches"]'
+        wait.until(
+            lambda d: (
+                [c.text for c in d.find_elements("css selector", cells)] == [str(MATCHES + 1)] * 3
+            )
+        )
+
+
+@pytest.mark.browser
+def test_the_bot_page_lists_the_newest_matches_and_the_older_on_demand(
+    recording: Any, tmp_path: Path
+) -> None:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from tests.web.test_web_browser import WAIT_S
+
+    driver = recording
+    db = tmp_path / "t.sqlite"
+    make_demo_db(db, matches=120, max_deals=1)
+    rows = "#bot-matches tbody tr"
+    with web_server(db) as server:
+        driver.get(server.url + "bot/bold")
+        wait = WebDriverWait(driver, WAIT_S)
+        wait.until(lambda d: d.find_element("css selector", "body").get_attribute("data-ready"))
+        shown = [r.get_attribute("data-match") for r in driver.find_elements("css selector", rows)]
+        assert shown == [f"demo-m{i:04d}" for i in range(119, 69, -1)]  # 50, newest first
+        assert "Matches (120)" in driver.find_element("css selector", "main").text
+        count = driver.find_element("css selector", "#matches-shown")
+        assert count.text == "newest first: 50 of 120 shown"
+        older = driver.find_element("css selector", "#older-matches")
+        older.click()
+        wait.until(lambda d: len(d.find_elements("css selector", rows)) == 100)
+        older.click()
+        wait.until(lambda d: len(d.find_elements("css selector", rows)) == 120)
+        shown = [r.get_attribute("data-match") for r in driver.find_elements("css selector", rows)]
+        assert shown == [f"demo-m{i:04d}" for i in range(119, -1, -1)]
+        assert count.text == "newest first: 120 of 120 shown" and not older.is_displayed()
+        assert statuses(driver, "/api/matches?") == [200, 200]
