@@ -31,20 +31,26 @@ function svg(tag, attrs, ...children) {
   return e;
 }
 
-// The last answer of each API path read, with its ETag: the next request of the path says
-// If-None-Match, and the server's 304 (nothing changed: no body sent) is answered from here.
-// (cache "no-store": the browser keeps no copy of its own, and the 304 reaches this code.)
-const answers = new Map();
+// The last answer of each API path read lately, with its ETag: the next request of the path
+// says If-None-Match, and the server's 304 (nothing changed: no body sent) is answered from
+// here. (cache "no-store": the browser keeps no copy of its own, and the 304 reaches this
+// code.) The latest ANSWERS_KEPT paths only: the replay reads a path per deal and view.
+const answers = new Map(), ANSWERS_KEPT = 8;
 
 async function api(path) {
   const kept = answers.get(path);
   const r = await fetch(path, { cache: "no-store", headers: kept ? { "If-None-Match": kept.etag } : {} });
-  if (r.status === 304 && kept) return kept.body;
+  if (r.status === 304 && kept) {
+    answers.delete(path); answers.set(path, kept);
+    return kept.body;
+  }
   let body;
   try { body = await r.json(); } catch (e) { body = { error: r.statusText }; }
   if (!r.ok) throw new Error(body.error || r.statusText);
   const etag = r.headers.get("ETag");
-  if (etag) answers.set(path, { etag, body }); else answers.delete(path);
+  answers.delete(path);  // (set again last: a Map iterates in the order keys were set)
+  if (etag) answers.set(path, { etag, body });
+  while (answers.size > ANSWERS_KEPT) answers.delete(answers.keys().next().value);
   return body;
 }
 
