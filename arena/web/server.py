@@ -539,7 +539,8 @@ class _Handler(BaseHTTPRequestHandler):
             case ["leaderboard"]:
                 return src.leaderboard(tournament)
             case ["bots", name]:
-                limit = _int(q, "limit", least=1, most=MAX_PAGE)
+                # (no "all": a bot's matches come a page at a time)
+                limit = _int(q, "limit", least=1, most=MAX_PAGE, unset=("",))
                 return src.bot(
                     name,
                     tournament,
@@ -703,11 +704,18 @@ def _match_ref(ref: str) -> str:
     return ref
 
 
-def _int(q: dict[str, str], key: str, *, least: int = 0, most: int = MAX_QUERY_INT) -> int | None:
-    """An integer query parameter: a whole number from ``least`` to ``most`` (absent,
-    empty, ``all`` or ``none``: None). Anything else is a 400 saying what is expected."""
+def _int(
+    q: dict[str, str],
+    key: str,
+    *,
+    least: int = 0,
+    most: int = MAX_QUERY_INT,
+    unset: tuple[str, ...] = ("", "all", "none"),
+) -> int | None:
+    """An integer query parameter: a whole number from ``least`` to ``most`` (absent, or
+    one of ``unset``: None). Anything else is a 400 saying what is expected."""
     v = q.get(key)
-    if v is None or v in ("", "all", "none"):
+    if v is None or v in unset:
         return None
     n = _whole(v, most)
     if n is not None and n >= least:

@@ -141,6 +141,7 @@ def test_a_bots_page_lists_50_matches_by_default(tmp_path: Path) -> None:
     [("limit=0", "limit must be a whole number from 1 to 1000, got '0'"),
      ("limit=1001", "limit must be a whole number from 1 to 1000, got '1001'"),
      ("limit=ten", "limit must be a whole number from 1 to 1000, got 'ten'"),
+     ("limit=all", "limit must be a whole number from 1 to 1000, got 'all'"),
      ("before=-1", "before must be a whole number from 0 to 1000000, got '-1'"),
      ("before=3.5", "before must be a whole number from 0 to 1000000, got '3.5'")],
 )  # fmt: skip
