@@ -8,6 +8,7 @@ import importlib.metadata
 import importlib.util
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -293,6 +294,12 @@ def test_the_docs_tell_a_pip_user_where_the_repositorys_files_are_and_how_to_upd
     assert "run `arena bench` or `python -m arena.soak`" in install
     # (a venv pinning an older protobuf: the wheel now refuses it, the docs say what works)
     assert "pip install --no-build-isolation ./thousand-arena" in install
+    # Defect: that recipe installed grpcio-tools and setuptools, not mypy-protobuf, which
+    # the build runs since the wheel carries stubs: the build stopped, "needs
+    # mypy-protobuf". It installs every build requirement.
+    (recipe,) = re.findall(r"venv/bin/pip install ('protobuf<6'.*?) venv/bin/pip", install)
+    build = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]
+    assert {_name(r) for r in build["requires"]} <= {_name(a) for a in shlex.split(recipe)}
 
 
 def test_the_source_distribution_holds_no_tests(tmp_path: Path) -> None:
