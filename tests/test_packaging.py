@@ -6,7 +6,9 @@ from __future__ import annotations
 import ast
 import importlib.metadata
 import importlib.util
+import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -14,6 +16,8 @@ import tarfile
 import tomllib
 import zipfile
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -44,6 +48,14 @@ def test_every_module_setup_py_imports_is_a_build_requirement() -> None:
     dists = importlib.metadata.packages_distributions()
     missing = {m: dists[m] for m in third_party if not {_name(d) for d in dists[m]} & required}
     assert not missing, f"imported by setup.py, not in build-system.requires: {missing}"
+    # (mypy-protobuf is run, not imported: setup.py names what it runs in BUILD_TOOLS)
+    (tools,) = [
+        ast.literal_eval(node.value)
+        for node in ast.walk(ast.parse((ROOT / "setup.py").read_text()))
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "BUILD_TOOLS"
+    ]
+    assert {"grpcio-tools", "mypy-protobuf"} <= set(tools)
+    assert {_name(t) for t in tools} <= required, (tools, required)
 
 
 def _copy_sources(src: Path) -> None:
@@ -72,6 +84,17 @@ def _names(wheel: Path) -> set[str]:
         return set(z.namelist())
 
 
+def _requires(wheel: Path) -> list[str]:
+    """The wheel's requirements (Requires-Dist), as written."""
+    with zipfile.ZipFile(wheel) as z:
+        (meta,) = [n for n in z.namelist() if n.endswith(".dist-info/METADATA")]
+        return [
+            line.removeprefix("Requires-Dist:").strip()
+            for line in z.read(meta).decode().splitlines()
+            if line.startswith("Requires-Dist:")
+        ]
+
+
 def test_a_wheel_built_by_pip_carries_the_generated_protobuf_code(tmp_path: Path) -> None:
     """Defect: `pip install` of the project (not `make venv`) installed an `arena.v1` without
     `arena_pb2`: `import sdk.client` failed with "run `make proto` in the checkout", on a
@@ -81,6 +104,9 @@ def test_a_wheel_built_by_pip_carries_the_generated_protobuf_code(tmp_path: Path
     wheel = _build_wheel(src, tmp_path / "wheels")
     names = _names(wheel)
     assert {"arena/v1/arena_pb2.py", "arena/v1/arena_pb2_grpc.py"} <= names
+    # Defect: the wheel had no stubs of the generated modules (`make proto` writes them
+    # in a checkout, the wheel's build did not): see the fresh venv's mypy below.
+    assert {"arena/v1/arena_pb2.pyi", "arena/v1/arena_pb2_grpc.pyi"} <= names
     # every file of the packages is there (arena web's pages, scripts and styles, py.typed),
     # and nothing else is (tests, the Makefile, build leftovers)
     tracked = subprocess.run(
@@ -98,11 +124,7 @@ def test_a_wheel_built_by_pip_carries_the_generated_protobuf_code(tmp_path: Path
     with zipfile.ZipFile(wheel) as z:
         gencode = z.read("arena/v1/arena_pb2.py").decode()
         grpc_stubs = z.read("arena/v1/arena_pb2_grpc.py").decode()
-        requires = [
-            line.removeprefix("Requires-Dist:").strip()
-            for line in z.read(f"{meta}/METADATA").decode().splitlines()
-            if line.startswith("Requires-Dist:")
-        ]
+    requires = _requires(wheel)
     for dist, version in (
         ("protobuf", re.search(r"Protobuf Python Version: ([\d.]+)", gencode)),
         ("grpcio", re.search(r"GRPC_GENERATED_VERSION = '([\d.]+)'", grpc_stubs)),
@@ -133,6 +155,107 @@ def test_a_wheel_built_by_pip_carries_the_generated_protobuf_code(tmp_path: Path
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "arena.v1"
+
+
+def _requirements_installed(requires: list[str], into: Path) -> None:
+    """Link into ``into`` the distributions of this venv that pip would install for
+    ``requires`` (and theirs, without extras), and nothing else: a fresh venv reads them
+    through a .pth file, as if pip had installed them from the index (the tests reach no
+    index)."""
+    from packaging.requirements import Requirement
+
+    wanted, seen = [Requirement(r) for r in requires], set()
+    while wanted:
+        req = wanted.pop()
+        if (req.marker and not req.marker.evaluate({"extra": ""})) or _name(req.name) in seen:
+            continue
+        seen.add(_name(req.name))
+        dist = importlib.metadata.distribution(req.name)
+        assert dist.version in req.specifier, (req, dist.version)
+        wanted += [Requirement(r) for r in dist.requires or ()]
+        # its top-level packages and modules, and its .dist-info (not its scripts: ../bin)
+        for top in {f.parts[0] for f in dist.files or () if f.parts[0] != ".."}:
+            if not (into / top).exists():
+                (into / top).symlink_to(Path(str(dist.locate_file(top))))
+
+
+@pytest.fixture(scope="module")
+def fresh_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A new venv with the wheel built from a copy installed, and only what it requires."""
+    tmp = tmp_path_factory.mktemp("fresh")
+    _copy_sources(tmp / "src")
+    wheel = _build_wheel(tmp / "src", tmp / "wheels")
+    venv = tmp / "venv"
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120
+    )
+    pip = [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "-q"]
+    subprocess.run(
+        [*pip, "install", "--no-deps", "--no-index", str(wheel)],
+        check=True, capture_output=True, timeout=240,
+    )  # fmt: skip
+    (deps := tmp / "deps").mkdir()
+    _requirements_installed(_requires(wheel), deps)
+    (site,) = venv.glob("lib/python*/site-packages")
+    (site / "deps.pth").write_text(f"{deps}\n")
+    done = subprocess.run([*pip, "check"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr  # (every requirement met)
+    return venv
+
+
+def _in_venv(venv: Path, *command: str) -> subprocess.CompletedProcess[str]:
+    """``command`` run with the venv's bin/ first on PATH, away from the checkout."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    return subprocess.run(command, cwd=venv, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_a_fresh_venv_with_the_wheel_runs_the_sdk_without_grpcio_tools(fresh_venv: Path) -> None:
+    """Defect: grpcio-tools (the protobuf compiler, 8 MB installed) was a run-time
+    dependency, installed with every bot, while only the build imports it. The wheel
+    alone, with what it requires, imports the SDK and the arena and runs arena-bot."""
+    (site,) = fresh_venv.glob("lib/python*/site-packages")
+    probe = (
+        "import importlib.util, sdk, sdk.client, arena, arena.cli, arena.v1.arena_pb2 as pb;"
+        "print(pb.__file__); print(importlib.util.find_spec('grpc_tools'))"
+    )
+    done = _in_venv(fresh_venv, "python", "-I", "-c", probe)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str(site / "arena" / "v1" / "arena_pb2.py"), "None"]
+    done = _in_venv(fresh_venv, "arena-bot", "--help")
+    assert done.returncode == 0, done.stderr
+    assert "Run, try and play Thousand Arena bots." in done.stdout
+
+
+def test_a_bot_authors_mypy_sees_the_types_of_the_generated_code(fresh_venv: Path) -> None:
+    """Defect: the wheel had no .pyi of the generated modules, and the package is py.typed:
+    a bot author's `mypy --strict` read `arena_pb2` as a module without messages ("Module
+    has no attribute 'Hello'") and the gRPC stub as untyped, and checked nothing of them."""
+    lines = [
+        "from typing import Any",
+        "from arena.v1 import arena_pb2 as pb, arena_pb2_grpc",
+        "from sdk import Action, Bot, PlayerView",
+        "def connect(channel: Any) -> arena_pb2_grpc.ArenaStub:",
+        "    return arena_pb2_grpc.ArenaStub(channel)",
+        "class First(Bot):",
+        "    def play(self, view: PlayerView) -> Action:",
+        "        return view.legal_actions[0]",
+        "version: str = pb.Hello().protocol_version",
+        "pb.Hello(bot_name=1)",
+    ]
+    (fresh_venv / "bot.py").write_text("\n".join(lines) + "\n")
+    done = _in_venv(
+        fresh_venv, sys.executable, "-m", "mypy", "--strict", "--no-incremental",
+        "--no-error-summary", "--python-executable", str(fresh_venv / "bin" / "python"),
+        "bot.py",
+    )  # fmt: skip
+    # (what it says of the two faulty lines, and nothing else)
+    assert done.stdout.splitlines() == [
+        f"bot.py:{len(lines) - 1}: error: Incompatible types in assignment (expression has "
+        'type "int", variable has type "str")  [assignment]',
+        f'bot.py:{len(lines)}: error: Argument "bot_name" to "Hello" has incompatible type '
+        '"int"; expected "str"  [arg-type]',
+    ], done.stdout + done.stderr
 
 
 def test_a_wheel_built_again_from_an_updated_copy_has_only_its_modules(tmp_path: Path) -> None:
@@ -171,6 +294,12 @@ def test_the_docs_tell_a_pip_user_where_the_repositorys_files_are_and_how_to_upd
     assert "run `arena bench` or `python -m arena.soak`" in install
     # (a venv pinning an older protobuf: the wheel now refuses it, the docs say what works)
     assert "pip install --no-build-isolation ./thousand-arena" in install
+    # Defect: that recipe installed grpcio-tools and setuptools, not mypy-protobuf, which
+    # the build runs since the wheel carries stubs: the build stopped, "needs
+    # mypy-protobuf". It installs every build requirement.
+    (recipe,) = re.findall(r"venv/bin/pip install ('protobuf<6'.*?) venv/bin/pip", install)
+    build = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]
+    assert {_name(r) for r in build["requires"]} <= {_name(a) for a in shlex.split(recipe)}
 
 
 def test_the_source_distribution_holds_no_tests(tmp_path: Path) -> None:
@@ -339,14 +468,29 @@ def test_a_build_without_grpcio_tools_says_what_to_install(tmp_path: Path) -> No
     "No package metadata was found for grpcio-tools", naming no way out."""
     src = tmp_path / "src"
     _copy_sources(src)
-    done = _backend_hook(src, _setuptools_alone(tmp_path / "path"), "build_wheel")
+    path = _setuptools_alone(tmp_path / "path")
+    done = _backend_hook(src, path, "build_wheel")
     assert done.returncode != 0
     assert "Traceback" not in done.stderr, done.stderr
-    assert done.stderr.strip().splitlines()[-1] == (
-        "error: building thousand-arena needs grpcio-tools (it generates the protobuf "
-        "code): install it and setuptools first, `pip install grpcio-tools setuptools`, "
-        "or build without --no-build-isolation"
+    way_out = (
+        ": install them and setuptools first, `pip install grpcio-tools mypy-protobuf "
+        "setuptools`, or build without --no-build-isolation"
     )
+    assert done.stderr.strip().splitlines()[-1] == (
+        "error: building thousand-arena needs grpcio-tools and mypy-protobuf (they generate "
+        "the protobuf code and its type stubs), and here is no grpcio-tools nor "
+        f"mypy-protobuf{way_out}"
+    )
+    # (with grpcio-tools alone, what is missing is named: the build needs both)
+    (path / "grpcio_tools-9.1.0.dist-info").mkdir()
+    (path / "grpcio_tools-9.1.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: grpcio-tools\nVersion: 9.1.0\n"
+    )
+    done = _backend_hook(src, path, "build_wheel")
+    assert done.returncode != 0
+    assert (
+        done.stderr.strip().splitlines()[-1].endswith(f"and here is no mypy-protobuf{way_out}")
+    ), done.stderr
 
 
 def test_the_generated_codes_requirements_keep_their_markers(tmp_path: Path) -> None:
@@ -357,6 +501,10 @@ def test_the_generated_codes_requirements_keep_their_markers(tmp_path: Path) -> 
     src = tmp_path / "src"
     _copy_sources(src)
     path = _setuptools_alone(tmp_path / "path")
+    (path / "mypy_protobuf-9.1.0.dist-info").mkdir()  # (the build asks it is there)
+    (path / "mypy_protobuf-9.1.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: mypy-protobuf\nVersion: 9.1.0\n"
+    )
     info = path / "grpcio_tools-9.1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(
