@@ -45,6 +45,7 @@ Popen = subprocess.Popen[str]
 
 __all__ = [
     "EXPERIMENTS_OFF",
+    "PYTHON",
     "SETTINGS",
     "bench_grpc_baseline",
     "cpu_seconds",
@@ -69,6 +70,10 @@ SAMPLE_PRESET = "classic"
 SAMPLE_MAX_DEALS = 12
 
 _READY_TIMEOUT_S = 60.0
+
+#: The command that starts a measured Python process (``arena.bench.breakdown`` puts its
+#: probes in front).
+PYTHON: list[str] = [sys.executable]
 
 
 # ----------------------------------------------------------------------------- messages
@@ -318,7 +323,7 @@ async def _client(port: int, seat: int, decision: bytes) -> None:
 
 def _spawn(args: list[str], env: dict[str, str], stderr: IO[str] | None = None) -> Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "arena.bench.grpc_baseline", *args],
+        [*PYTHON, "-m", "arena.bench.grpc_baseline", *args],
         env=env,
         stdout=subprocess.PIPE,
         stderr=stderr if stderr is not None else subprocess.DEVNULL,

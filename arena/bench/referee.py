@@ -41,12 +41,12 @@ import os
 import resource
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
 from typing import Any
 
+from arena.bench import grpc_baseline
 from arena.bench.grpc_baseline import (
     SETTINGS,
     baseline,
@@ -254,7 +254,7 @@ def _rss_now_mb() -> float:
 
 def _bot_cmd(port: int, i: int, bot: str) -> list[str]:
     return [
-        sys.executable, "-c", "from sdk.cli import main; main()",
+        *grpc_baseline.PYTHON, "-c", "from sdk.cli import main; main()",
         "run", bot, "--arena", f"127.0.0.1:{port}", "--token", f"token-bench-{i}",
         "--name", f"bench-{i}", "--log-level", "warning", "--retry-for", "5",
     ]  # fmt: skip
@@ -280,7 +280,7 @@ def measure_referee(
     bots: list[subprocess.Popen[bytes]] = []
     with tempfile.TemporaryFile("w+") as err:
         server = subprocess.Popen(
-            [sys.executable, "-m", "arena.bench.referee", "server", "--tables", str(tables),
+            [*grpc_baseline.PYTHON, "-m", "arena.bench.referee", "server", "--tables", str(tables),
              "--warmup", str(warmup), "--seconds", str(seconds), "--preset", preset,
              "--max-deals", str(max_deals), "--min-matches", str(min_matches)],
             env=env, stdout=subprocess.PIPE, stderr=err, text=True,

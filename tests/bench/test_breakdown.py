@@ -1,0 +1,35 @@
+"""The per-decision breakdown (arena.bench.breakdown) runs the real processes with its probes
+and counts what each decision (round trip) costs; no timing is asserted."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from arena.bench import grpc_baseline
+from arena.bench.breakdown import breakdown
+
+pytestmark = pytest.mark.timeout(240)
+
+
+def test_breakdown_counts_every_side_per_decision() -> None:
+    saved = list(grpc_baseline.PYTHON)
+    r = breakdown(tables=1, seconds=0.4)
+    json.dumps(r)
+    assert saved == grpc_baseline.PYTHON  # the measured processes start plainly again
+    for side in ("referee", "bots", "server", "clients"):
+        counts = r[side]["counts"]
+        assert r[side]["per"] > 0, side
+        assert counts["loop iterations (_run_once)"] >= 1, side
+        assert r[side]["cpu_us"]["loop iterations (_run_once)"] > 0, side
+    # One table: one request and one answer per decision (and a few more messages of the
+    # matches' starts and ends); the ping-pong exactly one of each per round trip.
+    assert 1.0 <= r["referee"]["counts"]["grpc writes"] < 1.5
+    assert 0.9 <= r["referee"]["counts"]["grpc reads"] <= 1.1
+    assert 0.9 <= r["bots"]["counts"]["grpc writes"] <= 1.1
+    assert r["bots"]["counts"]["decisions"] == 1.0
+    assert 0.99 <= r["clients"]["counts"]["grpc writes"] <= 1.05
+    # Each decision's deadline is one timer of the referee's.
+    assert 0.9 <= r["referee"]["counts"]["loop.call_at"] <= 1.1
+    assert r["referee_run"]["decisions"] > 0 and r["baseline_run"]["round_trips"] > 0
