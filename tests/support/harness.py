@@ -236,3 +236,9 @@ def get_json(base: str, path: str) -> Any:
     with urllib.request.urlopen(base + path.lstrip("/"), timeout=10) as r:
         assert r.headers["Content-Type"].startswith("application/json")
         return json.loads(r.read().decode())
+
+
+def deal_scores(page: dict[str, Any]) -> list[int]:
+    """Every score per deal of a bot page of ``arena web`` (``/api/bots/<name>``), ascending:
+    the page sends how many deals scored each score (``deal_score_counts``)."""
+    return [v for v, n in page["deal_score_counts"] for _ in range(n)]

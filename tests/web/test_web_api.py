@@ -20,7 +20,7 @@ from arena.storage import Storage
 from arena.web import STATIC_DIR, DataSource, MatchReplay, view_json
 from arena.web.demo import DEMO_BOTS, demo_record, make_demo_db
 from engine import PRESETS, Game, Phase, observe, parse_action, replay
-from tests.support.harness import get_json, web_server
+from tests.support.harness import deal_scores, get_json, web_server
 
 MATCHES = 4
 
@@ -133,7 +133,7 @@ def test_bot_page(base: str, db: Path) -> None:
         deals += len(rec["deals"])
         seat = rec["players"].index("careful")
         assert m["scores"][seat] == rec["result"]["scores"][seat]
-    assert len(page["deal_scores"]) == deals
+    assert len(deal_scores(page)) == deals
     assert len(page["history"]) == MATCHES
     assert status_of(base, "/api/bots/nobody")[0] == 404
 
@@ -530,7 +530,7 @@ def test_a_slow_leaderboard_of_a_running_tournament_is_not_recomputed_at_every_p
     later = source.leaderboard(None)
     assert later["version"] == first["version"] and later["tournament"]["completed"] == 3
     bot_later = source.bot("bold", None)
-    assert bot_later["deal_scores"] == bot_first["deal_scores"]  # kept: it read every deal
+    assert bot_later["deal_score_counts"] == bot_first["deal_score_counts"]  # kept (THROTTLE)
     # (a page of its matches reads only that page: read again at each request)
     assert bot_later["matches"][0]["match_id"] == "demo-m0090"
     assert source.matches(None, bot=None, limit=1)["matches"][0]["match_id"] == "demo-m0090"
@@ -900,14 +900,14 @@ def test_deals_shared_with_matches_still_to_play_are_held_back(tmp_path: Path) -
                 "SELECT COUNT(*) FROM deals d JOIN match_players p ON p.match_id = d.match_id"
                 " WHERE p.bot = ?", (seats[0],)).fetchone()[0]  # fmt: skip
             assert dealt  # (every match stored is of the one set still held back)
-            assert len(page["deal_scores"]) == (0 if deals == "duplicate" else dealt)
+            assert len(deal_scores(page)) == (0 if deals == "duplicate" else dealt)
             assert page.get("deal_scores_held_back") == (dealt if deals == "duplicate" else 0)
             run_fake(cfg)  # the rest: every match of the set is played, the tournament ends
             assert status_of(server.url, f"/api/matches/{mid}/record")[0] == 200
             page = get_json(server.url, f"/api/bots/{seats[0]}?tournament={cfg.tournament_id}")
             [shown] = [i["detail"] for i in page["strikes"] if i["match_id"] == mid]
             assert "A♠" in shown
-            assert page["deal_scores_held_back"] == 0 and page["deal_scores"]
+            assert page["deal_scores_held_back"] == 0 and page["deal_score_counts"]
 
 
 def test_found_by_the_web_audit_ids_caches_request_lines_and_ipv6(tmp_path: Path) -> None:

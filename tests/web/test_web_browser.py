@@ -30,7 +30,7 @@ import pytest
 
 from arena.storage import Storage, lock_path
 from arena.web.demo import DEMO_BOTS, demo_record, make_demo_db
-from tests.support.harness import get_json
+from tests.support.harness import deal_scores, get_json
 
 pytestmark = pytest.mark.browser
 
@@ -226,7 +226,7 @@ def test_bot_page(driver: Any, base: str) -> None:
     bars = driver.find_elements("css selector", "#score-hist svg rect")
     counts = [int(re.search(r": (\d+) deals", b.find_element("css selector", "title")
                             .get_attribute("textContent")).group(1)) for b in bars]  # type: ignore[union-attr]  # fmt: skip
-    assert sum(counts) == len(page["deal_scores"])
+    assert sum(counts) == len(deal_scores(page))
 
 
 def test_bot_page_median_of_an_even_number_of_deals(driver: Any, tmp_path: Path) -> None:
@@ -236,7 +236,7 @@ def test_bot_page_median_of_an_even_number_of_deals(driver: Any, tmp_path: Path)
     make_demo_db(path, matches=2, max_deals=2)  # 4 deals each, medians -21.5, 7, 18.5
     with arena_web(path) as url:
         for bot in DEMO_BOTS:
-            scores = get_json(url, f"/api/bots/{bot}")["deal_scores"]
+            scores = deal_scores(get_json(url, f"/api/bots/{bot}"))
             assert len(scores) == 4
             load(driver, f"{url}bot/{bot}")
             line = wait_for(driver, "#score-hist p")[0].text
@@ -748,7 +748,7 @@ def test_bot_page_says_how_many_deals_are_held_back(driver: Any, tmp_path: Path)
     with arena_web(cfg.db) as url:
         bot = get_json(url, "/api/matches")["matches"][0]["players"][0]
         page = get_json(url, f"/api/bots/{bot}")
-        assert page["deal_scores"] == [] and page["deal_scores_held_back"] > 0
+        assert page["deal_score_counts"] == [] and page["deal_scores_held_back"] > 0
         load(driver, f"{url}bot/{bot}")
         [note] = wait_for(driver, "#held-back-deals")
         assert note.text.startswith(f"{page['deal_scores_held_back']} deals of matches dealt")

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from arena.web.demo import DEMO_BOTS, make_demo_db
-from tests.support.harness import get_json
+from tests.support.harness import deal_scores, get_json
 from tests.web.test_web_browser import WAIT_S, arena_web
 
 pytestmark = pytest.mark.browser
@@ -99,7 +99,7 @@ def test_bot_page_of_a_bot_with_200000_deals(driver: Any, tmp_path: Path) -> Non
             ((1000 + i, json.dumps([d, -d, 0])) for i, d in enumerate(mine)),
         )
     with arena_web(path) as url:
-        scores = get_json(url, f"/api/bots/{bot}")["deal_scores"]
+        scores = deal_scores(get_json(url, f"/api/bots/{bot}"))
         assert len(scores) > MANY_DEALS and min(scores) == -777 and max(scores) == 999
         ready = wait_ready(driver, f"{url}bot/{bot}")
         main = driver.find_element("css selector", "main").text
