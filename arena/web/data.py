@@ -126,6 +126,11 @@ class DataSource:
 
     @contextlib.contextmanager
     def _open(self) -> Iterator[Storage]:
+        """The database, read-only. A document whose ETag is made from the tournament's
+        state (the leaderboard, a bot page) is read in one read transaction
+        (``st.reading()``): read statement by statement, a page of matches read before the
+        latest match its ETag names could miss a match stored in between, and be answered
+        304 as if it had it."""
         st = Storage.open_readonly(self.db)
         try:
             yield st
@@ -157,7 +162,7 @@ class DataSource:
 
     def leaderboard(self, tournament: str | None) -> Document:
         """Rows, rating history, head-to-head and the latest matches of a tournament."""
-        with self._open() as st:
+        with self._open() as st, st.reading():  # (see _open)
             info = self._tournament(st, tournament)
             doc, made_for = self._board(st, info)
             shown = {
@@ -293,7 +298,7 @@ class DataSource:
     ) -> Document:
         """One bot's page: its row, history, incidents and deal scores, and its matches
         newest first, ``limit`` of them (those of a schedule index below ``before``)."""
-        with self._open() as st:
+        with self._open() as st, st.reading():  # (see _open)
             info = self._tournament(st, tournament)
             doc, board_for = self._board(st, info)
             row = next((r for r in doc["rows"] if r["bot"] == name), None)
@@ -371,7 +376,7 @@ class DataSource:
     ) -> JSON:
         """The tournament's matches (``bot``'s only), newest first: ``limit`` of them (None:
         all), of a schedule index below ``before``."""
-        with self._open() as st:
+        with self._open() as st, st.reading():
             info = self._tournament(st, tournament)
             return {
                 "tournament": _tournament_json(info, lock_owner(self.db)),
@@ -457,10 +462,12 @@ class DataSource:
 def _state_key(info: TournamentInfo, st: Storage | None) -> tuple[Any, ...]:
     """What the tournament's documents are made for: what tells a tournament stored again
     under the same id (--fresh, or a database replaced under the server) from the old one,
-    and the latest match stored (``st``: a match deleted by hand and another stored leave
-    the count as it was); whether it is finished is the last (``_cached`` reads it)."""
+    its config (edited by hand: the draw probability rates, the ruleset is shown; a
+    finished tournament's leaderboard and its ETag stayed those of the old one), and the
+    latest match stored (``st``: a match deleted by hand and another stored leave the count
+    as it was); whether it is finished is the last (``_cached`` reads it)."""
     latest = None if st is None else st.stored_at(st.stored_state(info.id)[1])
-    return (info.created_at, info.fingerprint, info.bots, info.completed, latest,
+    return (info.created_at, info.fingerprint, info.bots, info.config, info.completed, latest,
             info.finished_at)  # fmt: skip
 
 

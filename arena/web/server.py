@@ -606,7 +606,9 @@ class _Handler(BaseHTTPRequestHandler):
             body = _to_json(obj)
             digest = hashlib.sha256(_ETAG_SALT.encode() + body).hexdigest()
         etag = f'"{digest[:32]}"'
-        if _etag_matches(self.headers.get("If-None-Match"), etag):
+        # (a list may come on several lines: one list, as if joined by commas, RFC 9110)
+        asked = self.headers.get_all("If-None-Match")
+        if asked and _etag_matches(", ".join(asked), etag):
             self._send(HTTPStatus.NOT_MODIFIED, b"", None, etag=etag)
             return
         body = _to_json(obj) if body is None else body
@@ -653,16 +655,20 @@ def _to_json(obj: Any) -> bytes:
 
 
 def _etag_matches(header: str | None, etag: str) -> bool:
-    """Whether an If-None-Match header names ``etag``: ``*``, or a list of ETags compared
-    weakly (``W/"x"`` names ``"x"``), as RFC 9110 says for If-None-Match.
+    """Whether an If-None-Match header names ``etag``: ``*`` (alone: RFC 9110 has no list
+    with ``*``, and a 304 tells a client that sent one to use an answer it may not have),
+    or a list of ETags compared weakly (``W/"x"`` names ``"x"``), as RFC 9110 says for
+    If-None-Match.
 
     >>> _etag_matches('"a", W/"b"', '"b"'), _etag_matches("*", '"c"'), _etag_matches('"a"', '"c"')
     (True, True, False)
+    >>> _etag_matches('"a", *', '"c"'), _etag_matches("W/*", '"c"')
+    (False, False)
     """
     if header is None:
         return False
     tags = [t.strip() for t in header.split(",")]
-    return "*" in tags or etag in (t.removeprefix("W/") for t in tags)
+    return tags == ["*"] or etag in (t.removeprefix("W/") for t in tags)
 
 
 def _deal_index(text: str, count: int) -> int:
