@@ -298,6 +298,11 @@ def opening_bid_of(record: Mapping[str, Any]) -> int | None:
 class Storage:
     """The tournament database. Use as a context manager, or call :meth:`close`."""
 
+    #: Of a database opened read-only: its file's (device, inode), as found just before it
+    #: was opened (a reader that keeps what it computed tells another file put at the path
+    #: from the one it read; None if it could not tell).
+    file_id: tuple[int, int] | None = None
+
     def __init__(self, path: str | Path, *, timeout: float = 5.0) -> None:
         self.path = Path(path)
         try:
@@ -362,6 +367,9 @@ class Storage:
         st = cls.__new__(cls)
         st.path = p
         st._file = None  # (it writes nothing: nothing to lose)
+        # (before connecting: a file put in its place meanwhile is read under the old id,
+        # and the next reader finds the new one, not the reverse)
+        st.file_id = _file_id(p)
         with st._guard("opening read-only"):
             st.conn = sqlite3.connect(uri, uri=True, timeout=timeout, check_same_thread=False)
             st.conn.row_factory = sqlite3.Row

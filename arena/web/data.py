@@ -118,7 +118,8 @@ class DataSource:
         # what -> the computation of it under way (see _cached)
         self._flights: dict[tuple[str, ...], _Flight] = {}
         # tournament id -> its leaderboard so far (see _builder), the latest used last
-        self._builders: OrderedDict[str, LeaderboardBuilder] = OrderedDict()
+        # (with the file it read: see _state_key)
+        self._builders: OrderedDict[str, tuple[Any, LeaderboardBuilder]] = OrderedDict()
         # (tournament id, bot) -> its score-per-deal counts so far (see _deal_scores)
         self._scores: OrderedDict[tuple[str, str], _DealScores] = OrderedDict()
         with self._open():  # fail early on a path that is no database
@@ -274,14 +275,19 @@ class DataSource:
         the board's single flight); whether it is a new one (that read every match)."""
         made_for = (info.created_at, info.fingerprint, info.bots, info.config)
         with self._lock:  # (taken out: one that fails half-way is not kept)
-            builder = self._builders.pop(info.id, None)
-        new = builder is None or builder.made_for != made_for or not builder.update(st)
+            file, builder = self._builders.pop(info.id, (None, None))
+        new = (
+            builder is None
+            or file != st.file_id  # (another database at the path: see _state_key)
+            or builder.made_for != made_for
+            or not builder.update(st)
+        )
         if new:  # (or matches were deleted)
             builder = LeaderboardBuilder(st, info)
             builder.update(st)
         assert builder is not None
         with self._lock:
-            self._builders[info.id] = builder
+            self._builders[info.id] = (st.file_id, builder)
             while len(self._builders) > BUILDERS_KEPT:
                 self._builders.popitem(last=False)
         return builder, new
@@ -355,10 +361,10 @@ class DataSource:
             scores = self._scores.pop((info.id, bot), None)
         if (
             scores is None
-            or scores.made_for != _DealScores.made_for_of(info)
-            or not (scores.update(st))
+            or scores.made_for != _DealScores.made_for_of(info, st)
+            or not scores.update(st)
         ):  # (or matches were deleted)
-            scores = _DealScores(info, bot)
+            scores = _DealScores(info, bot, st)
             scores.update(st)
         with self._lock:
             self._scores[info.id, bot] = scores
@@ -465,10 +471,16 @@ def _state_key(info: TournamentInfo, st: Storage | None) -> tuple[Any, ...]:
     its config (edited by hand: the draw probability rates, the ruleset is shown; a
     finished tournament's leaderboard and its ETag stayed those of the old one), and the
     latest match stored (``st``: a match deleted by hand and another stored leave the count
-    as it was); whether it is finished is the last (``_cached`` reads it)."""
-    latest = None if st is None else st.stored_at(st.stored_state(info.id)[1])
-    return (info.created_at, info.fingerprint, info.bots, info.config, info.completed, latest,
-            info.finished_at)  # fmt: skip
+    as it was); whether it is finished is the last (``_cached`` reads it). And the file
+    (``Storage.file_id``): a demo database put in the place of another made in the same
+    second (its tournament's ``created_at``) with as many matches was served the old one's
+    leaderboard, and 304s."""
+    if st is None:
+        file, latest = None, None
+    else:
+        file, latest = st.file_id, st.stored_at(st.stored_state(info.id)[1])
+    return (file, info.created_at, info.fingerprint, info.bots, info.config, info.completed,
+            latest, info.finished_at)  # fmt: skip
 
 
 def _match_page(
@@ -647,8 +659,8 @@ class _DealScores:
     at 12,000 matches) cost 90 to 200 ms and sent 24,000 numbers; the counts are a few
     hundred (one per score)."""
 
-    def __init__(self, info: TournamentInfo, bot: str) -> None:
-        self.made_for = self.made_for_of(info)
+    def __init__(self, info: TournamentInfo, bot: str, st: Storage) -> None:
+        self.made_for = self.made_for_of(info, st)
         self.tournament_id, self.bot = info.id, bot
         self.counts: Counter[int] = Counter()
         self.read = 0  # matches of the tournament read, and where the latest is stored
@@ -656,9 +668,10 @@ class _DealScores:
         self._at_mark: tuple[str, str] | None = None
 
     @staticmethod
-    def made_for_of(info: TournamentInfo) -> tuple[Any, ...]:
-        """What tells this tournament from another stored later under its id (--fresh)."""
-        return (info.created_at, info.fingerprint, info.bots)
+    def made_for_of(info: TournamentInfo, st: Storage) -> tuple[Any, ...]:
+        """What tells this tournament from another stored later under its id (--fresh, or
+        in another database put at the path: see :func:`_state_key`)."""
+        return (st.file_id, info.created_at, info.fingerprint, info.bots)
 
     def update(self, st: Storage) -> bool:
         """Count the deals of the matches stored since; ``False`` (nothing counted) when

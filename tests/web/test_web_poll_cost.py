@@ -156,6 +156,30 @@ def test_a_config_changed_by_hand_gets_no_304(tmp_path: Path) -> None:
     assert rows != [(r["bot"], r["mu"]) for r in json.loads(body)["rows"]]
 
 
+def test_a_database_put_in_the_place_of_another_gets_no_304(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect (ETag review): the documents kept, and their ETags, were told apart by the
+    tournament's creation time (to the second), count and latest match: a demo database
+    made in the same second as the one served, with as many matches, put in its place
+    under a running `arena web`, was answered 304 and the old leaderboard."""
+    import arena.storage
+
+    monkeypatch.setattr(arena.storage, "_now", lambda: "2026-12-03T04:00:00+0000")
+    db, other = tmp_path / "t.sqlite", tmp_path / "other.sqlite"
+    make_demo_db(db, matches=4, max_deals=2)
+    make_demo_db(other, matches=4, max_deals=6)  # (the same ids, other deals)
+    paths = ("/api/leaderboard", "/api/bots/bold")
+    with web_server(db) as server:
+        before = {path: get(server.url, path) for path in paths}
+        other.replace(db)
+        for path in paths:
+            status, _, body = get(server.url, path, {"If-None-Match": before[path][1]["ETag"]})
+            assert status == 200 and body != before[path][2], path
+        rows = json.loads(get(server.url, paths[0])[2])["rows"]
+    assert rows == DataSource(db).leaderboard(None)["rows"]
+
+
 def test_if_none_match_on_several_header_lines_is_one_list(running: tuple[Path, str]) -> None:
     """Defect (ETag review): of an If-None-Match sent on two lines (RFC 9110: one list, as
     if joined by commas) only the first was read."""
