@@ -1290,7 +1290,7 @@ def test_a_pip_installed_arena_puts_no_site_packages_on_a_bots_pythonpath(
 def test_the_final_ratings_and_the_finish_are_one_commit(tmp_path: Path) -> None:
     """``finalize`` stores the ratings and marks a complete tournament finished in one
     transaction: one durable commit (it waited for two; the wait is part of the recording
-    time `arena bench` reports), and never a finished tournament without its ratings."""
+    time `arena bench` reports)."""
     from arena.tournament.runner import finalize
 
     cfg = make_config(tmp_path)
