@@ -1056,8 +1056,12 @@ class Storage:
 
     # ----------------------------------------------------------------- ratings
 
-    def save_ratings(self, tournament_id: str, history: Sequence[RatingPoint]) -> None:
-        """Replace the rating history of the tournament (recomputed in schedule order)."""
+    def save_ratings(
+        self, tournament_id: str, history: Sequence[RatingPoint], *, finished: bool = False
+    ) -> None:
+        """Replace the rating history of the tournament (recomputed in schedule order);
+        ``finished``: and mark the tournament finished (as :meth:`finish_tournament`), in
+        the same transaction (one durable commit, not two)."""
         with self._guard("storing ratings"), self._tx() as c:
             c.execute("DELETE FROM ratings WHERE tournament_id = ?", (tournament_id,))
             c.executemany(
@@ -1065,6 +1069,10 @@ class Storage:
                 " VALUES (?, ?, ?, ?, ?, ?)",
                 [(tournament_id, p.index, p.match_id, p.bot, p.mu, p.sigma) for p in history],
             )
+            if finished:
+                c.execute(
+                    "UPDATE tournaments SET finished_at = ? WHERE id = ?", (_now(), tournament_id)
+                )
         self._still_at_its_path()
 
     def rating_history(self, tournament_id: str) -> list[RatingPoint]:

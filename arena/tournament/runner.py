@@ -878,10 +878,11 @@ def finalize(storage: Storage, cfg: TournamentConfig) -> RatingBook:
     tid = cfg.tournament_id
     results = storage.match_results(tid)
     book, history = rate_results(results, cfg.bot_names, draw_probability=cfg.draw_probability)
-    storage.save_ratings(tid, history)
     info = storage.tournament(tid)
-    if info is not None and info.completed == info.total_matches and info.finished_at is None:
-        storage.finish_tournament(tid)
+    finished = (
+        info is not None and info.completed == info.total_matches and info.finished_at is None
+    )
+    storage.save_ratings(tid, history, finished=finished)
     return book
 
 

@@ -152,9 +152,7 @@ def make_demo_db(
             )
             ids.append(match_id)
         _, history = rate_results(st.match_results(tournament_id), bots)
-        st.save_ratings(tournament_id, history)
-        if finished:
-            st.finish_tournament(tournament_id)
+        st.save_ratings(tournament_id, history, finished=finished)
     return ids
 
 

@@ -1285,3 +1285,26 @@ def test_a_pip_installed_arena_puts_no_site_packages_on_a_bots_pythonpath(
     checkout = tmp_path / "checkout"
     assert bot_path(checkout, "/theirs") == f"{checkout}{os.pathsep}/theirs"
     assert bot_path(checkout, None) == str(checkout)
+
+
+def test_the_final_ratings_and_the_finish_are_one_commit(tmp_path: Path) -> None:
+    """``finalize`` stores the ratings and marks a complete tournament finished in one
+    transaction: one durable commit (it waited for two; the wait is part of the recording
+    time `arena bench` reports)."""
+    from arena.tournament.runner import finalize
+
+    cfg = make_config(tmp_path)
+    assert _run(cfg).finished
+    tid = cfg.tournament_id
+    with Storage(cfg.db) as st:
+        ratings = st.rating_history(tid)
+        st.conn.execute("UPDATE tournaments SET finished_at = NULL")
+        st.conn.execute("DELETE FROM ratings")
+        statements: list[str] = []
+        st.conn.set_trace_callback(statements.append)
+        finalize(st, cfg)
+        st.conn.set_trace_callback(None)
+        assert statements.count("BEGIN IMMEDIATE") == 1, statements  # (one write)
+        info = st.tournament(tid)
+        assert info is not None and info.finished_at is not None
+        assert st.rating_history(tid) == ratings
