@@ -1,0 +1,56 @@
+"""Round 22: README.md and docs/ read as a user would paste them, after the web API's
+ETags and paged bot matches, the wheel's stubs and the bench's breakdown."""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _api_rows() -> dict[str, str]:
+    """endpoint (without its query) -> its row of web.md's JSON API table."""
+    text = (ROOT / "docs" / "web.md").read_text(encoding="utf-8")
+    return {
+        m.group(1).split("?")[0]: m.group(0)
+        for m in re.finditer(r"^\| `(/api/[^`]+)` \|.*$", text, re.M)
+    }
+
+
+def test_the_api_table_names_every_key_of_the_answers(tmp_path: Path) -> None:
+    """The table said "the leaderboard's and a bot's `tournament` and `tournaments`": a
+    bot's answer has no `tournaments`; and it named neither the leaderboard's `seats` (which
+    the page reads for its places column) nor a bot's `bot`."""
+    from arena.web.demo import make_demo_db
+    from tests.support.harness import web_server
+
+    db = tmp_path / "demo.sqlite"
+    make_demo_db(db, matches=3, max_deals=2)
+    rows = _api_rows()
+    tournaments = rows["/api/tournaments"]
+    said = re.search(r"the leaderboard's (.*?), hold the same", tournaments)
+    assert said, tournaments
+    with web_server(db) as server:
+
+        def get(path: str) -> Any:
+            with urllib.request.urlopen(server.url + path, timeout=10) as r:
+                return json.loads(r.read().decode())
+
+        board = get("api/leaderboard")
+        bot = get(f"api/bots/{board['rows'][0]['bot']}")
+        matches = get("api/matches")
+    # what the tournaments row says each answer holds, and nothing more
+    board_said, bot_said = said.group(1).split(", and a bot's ")
+    assert set(re.findall(r"`(\w+)`", board_said)) == {"tournament", "tournaments"} & set(board)
+    assert set(re.findall(r"`(\w+)`", bot_said)) == {"tournament", "tournaments"} & set(bot)
+    for endpoint, answer in (
+        ("/api/leaderboard", board),
+        ("/api/bots/<name>", bot),
+        ("/api/matches", matches),
+    ):
+        named = set(re.findall(r"`(\w+)`", rows[endpoint])) | {"tournament", "tournaments"}
+        assert not sorted(set(answer) - named), endpoint
