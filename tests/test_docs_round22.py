@@ -54,3 +54,34 @@ def test_the_api_table_names_every_key_of_the_answers(tmp_path: Path) -> None:
     ):
         named = set(re.findall(r"`(\w+)`", rows[endpoint])) | {"tournament", "tournaments"}
         assert not sorted(set(answer) - named), endpoint
+
+
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
+
+
+def test_every_python_block_for_bot_authors_runs_as_shown(tmp_path: Path) -> None:
+    """writing-a-bot.md's `play_local([Lowest, ...])` block used a `Lowest` it never
+    imported (a NameError pasted into a notebook), and its `class Careful(Bot)` sketch a
+    `Bot` it never imported. Each block of README.md and writing-a-bot.md runs here on its
+    own, beside the `mybot.py` the guide has the reader write."""
+    import os
+    import subprocess
+    import sys
+
+    guide = (ROOT / "docs" / "writing-a-bot.md").read_text(encoding="utf-8")
+    mybot = guide[guide.index("`mybot.py`:") :]
+    (tmp_path / "mybot.py").write_text(FENCE.findall(mybot)[0][1], encoding="utf-8")
+    blocks = [
+        (path.name, block)
+        for path in (ROOT / "README.md", ROOT / "docs" / "writing-a-bot.md")
+        for lang, block in FENCE.findall(path.read_text(encoding="utf-8"))
+        if lang == "python"
+    ]
+    assert len(blocks) >= 6
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for name, block in blocks:
+        run = subprocess.run(
+            [sys.executable, "-c", block], cwd=tmp_path, env=env, capture_output=True,
+            text=True, timeout=120,
+        )  # fmt: skip
+        assert run.returncode == 0, (name, block[:200], run.stderr[-1500:])
