@@ -121,3 +121,15 @@ def test_every_option_of_the_python_m_commands_is_documented() -> None:
             if flag != "--help" and not any(re.search(rf"{flag}(?![\w-])", x) for x in about):
                 missing.append(f"{module} {flag}")
     assert not missing
+
+
+def test_the_leaderboards_line_under_the_title_is_quoted_as_the_page_writes_it() -> None:
+    """web.md quoted `12 matches · ruleset house ... · finished`: the page writes the
+    played count of a tournament with a set number of matches as `12 of 12 matches`
+    (`playedMatches` in common.js; the browser test of the leaderboard compares the line)."""
+    doc = " ".join((ROOT / "docs" / "web.md").read_text(encoding="utf-8").split())
+    quoted = re.search(r"Under the title the page names the rules that ran: `([^`]+)`", doc)
+    assert quoted, "the quote moved"
+    assert re.fullmatch(r"(\d+) of \1 matches · ruleset .+ · finished", quoted.group(1))
+    js = (ROOT / "arena" / "web" / "static" / "common.js").read_text(encoding="utf-8")
+    assert "`${playedOf(t)} matches`" in js and 'sep = " of "' in js
