@@ -133,3 +133,14 @@ def test_the_leaderboards_line_under_the_title_is_quoted_as_the_page_writes_it()
     assert re.fullmatch(r"(\d+) of \1 matches · ruleset .+ · finished", quoted.group(1))
     js = (ROOT / "arena" / "web" / "static" / "common.js").read_text(encoding="utf-8")
     assert "`${playedOf(t)} matches`" in js and 'sep = " of "' in js
+
+
+def test_make_help_lists_every_target() -> None:
+    """README.md: "list the targets: `make help`"; it listed six of the ten (not
+    `test-all`, `venv`, `proto` nor `clean`)."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    phony = re.search(r"^\.PHONY:(.*)$", makefile, re.M)
+    recipe = re.search(r"^help:\n((?:\t.*\n)+)", makefile, re.M)
+    assert phony and recipe
+    listed = set(re.findall(r'@echo "make (\S+)', recipe.group(1)))
+    assert not sorted(set(phony.group(1).split()) - {"help"} - listed)
