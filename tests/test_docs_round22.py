@@ -144,3 +144,12 @@ def test_make_help_lists_every_target() -> None:
     assert phony and recipe
     listed = set(re.findall(r'@echo "make (\S+)', recipe.group(1)))
     assert not sorted(set(phony.group(1).split()) - {"help"} - listed)
+
+
+def test_the_layout_names_every_module_of_arena_bench() -> None:
+    """architecture.md's layout listed the bench's modules; `breakdown` (issue #7) was
+    added without it."""
+    doc = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    line = next(x for x in doc.splitlines() if x.startswith("arena/bench/"))
+    modules = {p.stem for p in (ROOT / "arena" / "bench").glob("*.py")} - {"__init__"}
+    assert not sorted(m for m in modules if not re.search(rf"\b{m}\b", line))
