@@ -24,7 +24,8 @@ def _api_rows() -> dict[str, str]:
 def test_the_api_table_names_every_key_of_the_answers(tmp_path: Path) -> None:
     """The table said "the leaderboard's and a bot's `tournament` and `tournaments`": a
     bot's answer has no `tournaments`; and it named neither the leaderboard's `seats` (which
-    the page reads for its places column) nor a bot's `bot`."""
+    the page reads for its places column) nor a bot's `bot`; a match's summary did not name
+    its `match_id`, `format`, `seats`, `forfeits`, `deals` or `stored`."""
     from arena.web.demo import make_demo_db
     from tests.support.harness import web_server
 
@@ -43,6 +44,7 @@ def test_the_api_table_names_every_key_of_the_answers(tmp_path: Path) -> None:
         board = get("api/leaderboard")
         bot = get(f"api/bots/{board['rows'][0]['bot']}")
         matches = get("api/matches")
+        match = get(f"api/matches/{matches['matches'][0]['match_id']}")
     # what the tournaments row says each answer holds, and nothing more
     board_said, bot_said = said.group(1).split(", and a bot's ")
     assert set(re.findall(r"`(\w+)`", board_said)) == {"tournament", "tournaments"} & set(board)
@@ -51,6 +53,7 @@ def test_the_api_table_names_every_key_of_the_answers(tmp_path: Path) -> None:
         ("/api/leaderboard", board),
         ("/api/bots/<name>", bot),
         ("/api/matches", matches),
+        ("/api/matches/<id>", match),
     ):
         named = set(re.findall(r"`(\w+)`", rows[endpoint])) | {"tournament", "tournaments"}
         assert not sorted(set(answer) - named), endpoint
