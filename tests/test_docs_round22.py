@@ -156,3 +156,21 @@ def test_the_layout_names_every_module_of_arena_bench() -> None:
     line = next(x for x in doc.splitlines() if x.startswith("arena/bench/"))
     modules = {p.stem for p in (ROOT / "arena" / "bench").glob("*.py")} - {"__init__"}
     assert not sorted(m for m in modules if not re.search(rf"\b{m}\b", line))
+
+
+def test_every_parameter_of_play_local_and_run_is_in_the_guide() -> None:
+    """writing-a-bot.md named `strict`, `decision_ms`, `time_bank_ms` and `timed_seats` of
+    `play_local`, not `max_deals` (without it a match of weak bots under a preset has no
+    cap), `names` nor `match_id`."""
+    import inspect
+
+    import sdk
+
+    guide = (ROOT / "docs" / "writing-a-bot.md").read_text(encoding="utf-8")
+    missing = [
+        f"{f.__name__}({p})"
+        for f in (sdk.play_local, sdk.run)
+        for p in inspect.signature(f).parameters
+        if not re.search(rf"(?<![\w.]){p}=", guide) and p not in ("bot", "bots")
+    ]
+    assert not missing
