@@ -174,3 +174,16 @@ def test_every_parameter_of_play_local_and_run_is_in_the_guide() -> None:
         if not re.search(rf"(?<![\w.]){p}=", guide) and p not in ("bot", "bots")
     ]
     assert not missing
+
+
+def test_play_local_names_a_repeated_bot_as_the_guide_says() -> None:
+    """The guide said only how `arena-bot try` numbers a repeated opponent (`random#1`,
+    `random#2`); `play_local` keeps the first name and numbers from the second seat on."""
+    from bots import load
+    from sdk import play_local
+
+    guide = " ".join((ROOT / "docs" / "writing-a-bot.md").read_text(encoding="utf-8").split())
+    said = re.search(r"a repeated one numbered from the second on: `(\S+)`, `(\S+)`\)", guide)
+    assert said
+    m = play_local([load("heuristic"), load("heuristic"), load("random")], seed=1, max_deals=1)
+    assert m.names[:2] == said.groups()
