@@ -15,6 +15,10 @@ help:
 	@echo "make bench       print the benchmark figures"
 	@echo "make soak        long load test (loopback only, bounded in time)"
 	@echo "make fuzz        long fuzzing run"
+	@echo "make test-all    every test, the slow ones too (PYTEST_ARGS=... passes options)"
+	@echo "make venv        create .venv, install the project, generate the protobuf code"
+	@echo "make proto       generate the protobuf code (and its .pyi stubs) again"
+	@echo "make clean       remove .venv and the generated code"
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)

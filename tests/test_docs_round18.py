@@ -105,7 +105,8 @@ def test_every_python_block_compiles() -> None:
 COMMAND = re.compile(
     r"(?:\.venv/bin/)?(arena-bot|arena) +(tournament|serve|replay|leaderboard|rules|web|bench"
     r"|try|run|human)\b([^`\n]*)"
-    r"|python -m (arena\.soak|arena\.bench\.strength|arena\.bench\.referee)\b([^`\n]*)"
+    r"|python -m (arena\.soak|arena\.bench\.strength|arena\.bench\.referee|arena\.bench\.breakdown"
+    r"|arena\.bench\.referee_logic|arena\.web\.demo)\b([^`\n]*)"
 )
 
 

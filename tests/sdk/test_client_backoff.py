@@ -133,3 +133,19 @@ def test_what_an_arena_sends_again_at_every_reconnect_does_not_restart_the_back_
     assert _reconnect_waits(["ended"] * 4, caplog) == [10, 20, 40, 80]
     caplog.clear()
     assert _reconnect_waits(["match"] + ["again"] * 4, caplog) == [10, 20, 40, 80, 80]
+
+
+@pytest.mark.parametrize("end, share", [("low", 0.5), ("high", 1.0)])
+def test_each_wait_is_half_to_all_of_its_step_as_the_guide_says(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch, end: str, share: float
+) -> None:
+    """writing-a-bot.md said "0.5 s, doubling up to 30 s" and nothing of the jitter: a bot
+    author saw "reconnecting in 0.3s" first. Each wait is a random 50-100 % of its step."""
+    from pathlib import Path
+
+    guide = Path(__file__).resolve().parents[2] / "docs" / "writing-a-bot.md"
+    assert "random 50–100 % of its step" in " ".join(guide.read_text(encoding="utf-8").split())
+    monkeypatch.setattr(_NoJitter, "uniform", lambda self, a, b: a if end == "low" else b)
+    assert _reconnect_waits(["reset"] * 4, caplog) == [
+        round(step * share, 6) for step in (10, 20, 40, 80)
+    ]
