@@ -597,8 +597,8 @@ def _print_results(console: Console, result: SeriesResult, title: str) -> None:
             str(entry.wins),
             f"{100 * entry.win_rate:.0f}",
             f"{entry.mean_place:.2f}",
-            f"{entry.mean_score:.0f}",
-            f"{entry.points_per_deal:.1f}",
+            f"{entry.mean_score:z.0f}",  # (z: -0.3 is "0", not "-0")
+            f"{entry.points_per_deal:z.1f}",
             str(entry.incidents),
         )
     console.print(table)

@@ -40,9 +40,11 @@ def _fixed(x: float, digits: int, sign: str = "") -> str:
 
     >>> _fixed(12.5, 0), _fixed(2.25, 1, "+"), _fixed(-2.25, 1, "+"), _fixed(0.125, 2)
     ('13', '+2.3', '-2.3', '0.13')
+    >>> _fixed(-0.04, 1), _fixed(-0.04, 1, "+")
+    ('0.0', '+0.0')
     """
     q = Decimal(x).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
-    return f"{q:{sign}.{digits}f}"
+    return f"{q:{sign}z.{digits}f}"  # (z: -0.04 is "0.0", not "-0.0")
 
 
 def _f(x: float | None, digits: int = 1) -> str:
@@ -202,7 +204,7 @@ def to_csv(lb: Leaderboard) -> str:
     )
 
     def num(x: float | None, d: int = 4) -> str:
-        return "" if x is None else f"{x:.{d}f}"
+        return "" if x is None else f"{x:z.{d}f}"
 
     for r in lb.rows:
         s = r.strikes

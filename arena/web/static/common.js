@@ -64,8 +64,10 @@ function withTournament(path) {
 
 function fmt(x, digits = 1) {
   if (x === null || x === undefined || x === "") return "–";
-  if (typeof x === "number") return Number.isInteger(x) && digits === 0 ? String(x) : x.toFixed(digits);
-  return String(x);
+  if (typeof x !== "number") return String(x);
+  const s = Number.isInteger(x) && digits === 0 ? String(x) : x.toFixed(digits);
+  // (-0.04 is "-0.0" to toFixed: a sign on a figure that shows zero only misleads)
+  return /^-0(\.0*)?$/.test(s) ? s.slice(1) : s;
 }
 
 function isRed(card) { return card && (card.endsWith("♥") || card.endsWith("♦")); }
