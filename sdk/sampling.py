@@ -24,8 +24,9 @@ solves each filled-in deal. Every sample respects all the view reveals:
   one case per card it may have been. The talon hidden, the declarer's bid is a fact in
   his 10 cards, and each deal is kept with the share of the talons (3 of those 10) that
   leave the marriages in his 7; the 4-player dealer, who sees neither pass, reads a
-  defender's bid in his 8 cards and weighs each deal by the passes that let every bid be
-  made (:class:`BidReading`; not the declarer's bid if the talon is hidden too).
+  defender's bid in his 8 cards and weighs each deal by the passes that let it be made
+  (:class:`BidReading`); he does not read the declarer's bid. A reading that rejects
+  1000 deals in a row is dropped by that sampler; the hard facts stay.
 
 Sampling is exact: every unknown card has a set of allowed owners (the other hands, and
 the talon while it is face down), cards with the same set form a class, and a dynamic
@@ -80,6 +81,13 @@ __all__ = [
 TALON = -1
 _DEALT = 7
 _T = TypeVar("_T")
+#: Bounds of the rejection loop of one draw (a deal meeting several of the caps'
+#: alternatives is kept with probability at least 1 / their combinations), and of the
+#: draws in a row a :class:`BidReading` may reject before the sampler drops it (the
+#: declarer's bid through a hidden talon keeps 1 deal in 120 when his marriages take 7 of
+#: his 10 cards; 1000 rejected in a row then come about once in 4,000 draws).
+_MAX_DRAWS = 3000
+_MAX_READ_REJECTS = 1000
 
 
 @dataclass(frozen=True)
@@ -382,12 +390,11 @@ def constraints_of(view: PlayerView) -> Constraints:
             if len(unknown_pass) > 1:
                 # Both passes hidden (the 4-player dealer): a defender's bid is a hard fact
                 # in his 8 cards (7 dealt and the one passed to him), and read exactly per
-                # deal over the passes he may have had; so is the declarer's if the talon is
-                # shown (hidden, the 8 passes × 120 talons per deal would cost too much).
+                # deal over the passes he may have had. Not the declarer's: no hard fact
+                # backs it (his 7 dealt are any of his cards and the two passes), so nearly
+                # every uniform draw failed a bid of 420 and the draw did not end.
                 needs = {
-                    s: _marriage_sets(b - 120, ruleset)
-                    for s, b in top.items()
-                    if s != declarer or talon_shown
+                    s: _marriage_sets(b - 120, ruleset) for s, b in top.items() if s != declarer
                 }
                 facts += [
                     fact(s, b - 120, played_by[s], 0)
@@ -561,6 +568,9 @@ class Sampler:
         self.constraints = view if isinstance(view, Constraints) else constraints_of(view)
         self.accept = accept
         self.max_tries = max_tries
+        # The bids read through hidden histories (BidReading) weigh the draws until one
+        # draw sees _MAX_READ_REJECTS deals in a row rejected by them.
+        self._read = True
         self._problems: list[
             tuple[int, dict[int, int], _Problem, list[list[dict[int, int]]], BidReading | None]
         ] = []
@@ -629,10 +639,10 @@ class Sampler:
 
     def _draw(self, rng: random.Random) -> SampledDeal:
         k = self.constraints
-        while True:
-            fixed, prob, facts, reading = _pick(
-                [(t, (f, p, a, r)) for t, f, p, a, r in self._problems], rng
-            )
+        problems = [(t, (f, p, a, r)) for t, f, p, a, r in self._problems]
+        rejected = 0
+        for _ in range(_MAX_DRAWS):
+            fixed, prob, facts, reading = _pick(problems, rng)
             got = prob.draw(rng)
             masks = [fixed.get(s, 0) | got.get(s, 0) for s in range(k.n)]
             # A deal meeting several alternatives (one of each fact) was drawable from each
@@ -643,8 +653,15 @@ class Sampler:
             if met > 1 and rng.randrange(met) != 0:
                 continue
             # Bids read through hidden histories: kept in proportion to the histories.
-            if reading is None or rng.random() < reading.weight(masks):
+            if reading is None or not self._read or rng.random() < reading.weight(masks):
                 break
+            rejected += 1
+            if rejected >= _MAX_READ_REJECTS:
+                # Almost no deal lets the bids be made as read: a bot must not spin. Draw
+                # from now on without that reading (the hard facts hold in every draw).
+                self._read = False
+        # (Past _MAX_DRAWS the last deal is kept: it meets every hard fact, only the weights
+        # of the union of the caps' alternatives are off.)
         talon = fixed.get(TALON, 0) | got.get(TALON, 0)
         return SampledDeal(
             hands=tuple(_cards(m) for m in masks),

@@ -199,7 +199,7 @@ def rule_weight(view: PlayerView, hands: list[int]) -> int:
     contract legal by RULES.md §2, §5 (a receiver of a pass holds at most one talon card,
     the one passed; with the talon hidden, each 3 of the declarer's 10 cards it may have
     been). Left out as the module documents: the declarer's bid in the 4-player dealer's
-    view when both passes (not settled by a talon card played) and the talon are hidden."""
+    view when both passes are hidden (not settled by a talon card played)."""
     me, decl, rules = view.seat, view.declarer, view.ruleset
     assert decl is not None
     top: dict[int, int] = {}
@@ -227,13 +227,14 @@ def rule_weight(view: PlayerView, hands: list[int]) -> int:
         ok = True
         talons = 1  # with the talon hidden: which 3 of the declarer's 10 cards it was
         for s, b in top.items():
+            if s == decl and unread:
+                continue
             if s == decl and not shown:
-                if not unread:
-                    bits = [1 << c for c in range(24) if history >> c & 1]
-                    talons = sum(
-                        cap_of(history & ~(x | y | z), rules) >= b
-                        for x, y, z in itertools.combinations(bits, 3)
-                    )
+                bits = [1 << c for c in range(24) if history >> c & 1]
+                talons = sum(
+                    cap_of(history & ~(x | y | z), rules) >= b
+                    for x, y, z in itertools.combinations(bits, 3)
+                )
                 continue
             dealt = history & ~shown if s == decl else (hands[s] | played[s]) & ~passes[s]
             ok = ok and cap_of(dealt, rules) >= b

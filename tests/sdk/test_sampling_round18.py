@@ -427,7 +427,7 @@ def histories(view: PlayerView, hands: list[int]) -> int:
     the excess in the bidder's 7 cards dealt (RULES.md §2), read in the auction (his hand),
     and after it over every pass the view does not show (each card it may have been) and,
     for the declarer's bid with the talon hidden, every 3 of his 10 cards the talon may
-    have been (not read by the 4-player dealer with both passes hidden too). A pass holds
+    have been (the declarer's is not read by the 4-player dealer, both passes hidden). A pass holds
     at most one shown talon card, the one it was if any. Deals with equally many histories
     are equally likely."""
     rules = view.ruleset
@@ -458,8 +458,8 @@ def histories(view: PlayerView, hands: list[int]) -> int:
         for s, b in top.items():
             held = hands[s] | played_by[s]
             if s == decl:
-                if not shown and len(unknown) > 1:
-                    continue  # (the 4-player dealer, the talon and both passes hidden)
+                if len(unknown) > 1:
+                    continue  # (the 4-player dealer, both passes hidden: not read)
                 ten = held
                 for g in passes.values():
                     ten |= g
@@ -876,3 +876,65 @@ def test_the_four_player_dealer_reads_the_bids() -> None:
 def test_the_four_player_dealer_reading_is_exact_late_in_the_deal() -> None:
     g, rec = _played_on(PRESETS[_DEALER[0]], *_DEALER[1:], cards_left=3)
     assert check_uniform_at(g, rec, seed=4) >= 3
+
+
+# The view that hung (the cappers' review, 1001-4p, seed 102): the dealer (seat 1) sees the
+# talon 10♠ J♣ 10♥ and neither pass; seat 0 bid 420 (the aces and ♥ in his 7 dealt). The
+# dealer's reading weighed each uniform draw by the passes letting that bid be made, with no
+# hard fact behind it: almost no draw holds those 6 cards, and the draw never returned.
+_HUNG = (
+    "1001-4p", 1,
+    ["A♠ A♣ A♦ Q♥ K♥ A♥ J♥", "", "9♠ Q♣ K♣ 9♦ J♦ Q♦ 10♦", "J♠ Q♠ K♠ 9♣ 10♣ K♦ 9♥"],
+    "10♠ J♣ 10♥",
+    "bid 75, bid 160, bid 420, pass, pass, give A♥ to 2, give 10♥ to 3, contract 420, play J♥",
+)  # fmt: skip
+
+
+def _scripted(
+    preset: str, dealer: int, hands: list[str], talon: str, actions: str
+) -> tuple[Game, Recorder]:
+    rules = PRESETS[preset]
+    deal = ([parse_cards(h) for h in hands], parse_cards(talon))
+    g = Game.new(rules, 1, [f"p{i}" for i in range(rules.players)], deals={0: deal}, dealer=dealer)
+    rec = Recorder(g)
+    for text in actions.split(", "):
+        rec.apply(parse_action(text))
+    return g, rec
+
+
+def test_the_dealer_view_that_hung_draws_consistent_deals() -> None:
+    g, rec = _scripted(*_HUNG)
+    view = observe(g, 1)
+    assert not view.hand and view.talon is not None and view.bid == 420
+    hands = [_mask(g.hand(s)) for s in range(4)]
+    assert not truth_meets_constraints(view, hands, 0)
+    k = constraints_of(view)
+    # The defender's bid of 160 is read; the declarer's is not (nothing backs it).
+    assert k.reading is not None and set(k.reading.needs) == {3}
+    sampler = Sampler(view)
+    rng = random.Random(5)
+    for _ in range(50):
+        d = sampler.sample(rng)
+        assert not violations(view, rec.follows, list(d.hand_masks), d.talon_mask)
+        assert cap_of(d.hand_masks[3], view.ruleset) >= 160
+
+
+def test_a_reading_that_rejects_every_draw_is_dropped_and_the_hard_facts_kept() -> None:
+    # A reading no deal can meet (the declarer's 420 read through the passes, and a set of
+    # marriages no 7 cards hold): the draw still returns, deterministic for its seed, and
+    # every draw keeps all the view shows and the defender's bid.
+    g, rec = _scripted(*_HUNG)
+    view = observe(g, 1)
+    k = constraints_of(view)
+    assert k.reading is not None
+    impossible = {**k.reading.needs, 0: [_FULL]}
+    k = dataclasses.replace(k, reading=dataclasses.replace(k.reading, needs=impossible))
+    draws = []
+    for _ in range(2):
+        sampler = Sampler(k)
+        rng = random.Random(9)
+        draws.append([sampler.sample(rng).hand_masks for _ in range(20)])
+    assert draws[0] == draws[1]
+    for masks in draws[0]:
+        assert not violations(view, rec.follows, list(masks), 0)
+        assert cap_of(masks[3], view.ruleset) >= 160
