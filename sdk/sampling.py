@@ -21,8 +21,12 @@ solves each filled-in deal. Every sample respects all the view reveals:
   The 7 cards of a bid: the bidder's hand in the auction; after it, a defender's cards
   (held or played) but the one passed to him, the declarer's with those he passed but
   the talon. A pass the viewer does not see (the other defender's) is read card by card:
-  one case per card it may have been. Not read: bids in the 4-player dealer's view while
-  both passes are hidden to him, and the declarer's bid when the talon is not shown.
+  one case per card it may have been. The talon hidden, the declarer's bid is a fact in
+  his 10 cards, and each deal is kept with the share of the talons (3 of those 10) that
+  leave the marriages in his 7; the 4-player dealer, who sees neither pass, reads a
+  defender's bid in his 8 cards and weighs each deal by the passes that let it be made
+  (:class:`BidReading`); he does not read the declarer's bid. A reading that rejects
+  1000 deals in a row is dropped by that sampler; the hard facts stay.
 
 Sampling is exact: every unknown card has a set of allowed owners (the other hands, and
 the talon while it is face down), cards with the same set form a class, and a dynamic
@@ -65,6 +69,7 @@ from engine.tables import SUIT_MASK as _SUIT
 
 __all__ = [
     "TALON",
+    "BidReading",
     "Constraints",
     "SampledDeal",
     "Sampler",
@@ -76,6 +81,13 @@ __all__ = [
 TALON = -1
 _DEALT = 7
 _T = TypeVar("_T")
+#: Bounds of the rejection loop of one draw (a deal meeting several of the caps'
+#: alternatives is kept with probability at least 1 / their combinations), and of the
+#: draws in a row a :class:`BidReading` may reject before the sampler drops it (the
+#: declarer's bid through a hidden talon keeps 1 deal in 120 when his marriages take 7 of
+#: his 10 cards; 1000 rejected in a row then come about once in 4,000 draws).
+_MAX_DRAWS = 3000
+_MAX_READ_REJECTS = 1000
 
 
 @dataclass(frozen=True)
@@ -106,7 +118,9 @@ class Constraints:
     ``any_of``: facts known as "at least one of these" (each a list of alternatives: extra
     fixed cards per seat; the marriages a bid or a contract proves), drawn uniformly over
     the deals meeting every fact; empty: no such fact. ``case_any_of[i]``: more such facts
-    that hold in ``cases[i]`` only (empty: none for any case).
+    that hold in ``cases[i]`` only (empty: none for any case). ``reading`` (or
+    ``case_reading[i]`` in ``cases[i]``): bids read per drawn deal over histories the view
+    does not show (:class:`BidReading`); ``None``: none.
     """
 
     n: int
@@ -117,6 +131,82 @@ class Constraints:
     cases: list[tuple[int, dict[int, int]]] = field(default_factory=list)
     any_of: list[list[dict[int, int]]] = field(default_factory=list)
     case_any_of: list[list[list[dict[int, int]]]] = field(default_factory=list)
+    reading: BidReading | None = None
+    case_reading: list[BidReading | None] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class BidReading:
+    """Bids read through passes or a talon the view does not show, as the share of those
+    hidden histories that let each bid be made; a drawn deal is kept with that probability,
+    so deals are drawn in proportion to their histories (exact, like the rest).
+
+    ``needs[s]``: the marriage sets (masks) one of which seat ``s``'s bid proves in his 7
+    cards dealt. A defender's 7: his cards (held, played) but the one passed to him; the
+    declarer's: his cards (held, played), ``given`` and the passes in ``hidden``, less
+    the talon ``shown`` — or, the talon hidden, less any 3 of those 10 (each 3 a history).
+    ``hidden``: receivers of a pass the view does not show; it was the shown talon card
+    among his cards if he has one, else any of his 8 (as :func:`_give_cases` weights them).
+    """
+
+    declarer: int
+    needs: dict[int, list[int]]
+    played_by: dict[int, int]
+    given: int
+    hidden: tuple[int, ...]
+    shown: int
+
+    def weight(self, masks: Sequence[int]) -> float:
+        choices = []
+        for o in self.hidden:
+            at_pass = masks[o] | self.played_by[o]
+            t = at_pass & self.shown
+            choices.append([t] if t else [1 << c for c in _bits(at_pass)])
+        good = 0.0
+        total = 0
+        for xs in product(*choices):
+            total += 1
+            passes = dict(zip(self.hidden, xs, strict=True))
+            share = 1.0
+            for s, sets in self.needs.items():
+                held = masks[s] | self.played_by[s]
+                if s == self.declarer:
+                    ten = held | self.given
+                    for x in xs:
+                        ten |= x
+                    share *= (
+                        _talon_share(ten, sets)
+                        if not self.shown
+                        else _holds(ten & ~self.shown, sets)
+                    )
+                else:
+                    share *= _holds(held & ~passes.get(s, 0), sets)
+                if not share:
+                    break
+            good += share
+        return good / total if total else 0.0
+
+
+def _holds(mask: int, sets: list[int]) -> bool:
+    return any(m & mask == m for m in sets)
+
+
+_TALON_SHARES: dict[tuple[int, tuple[int, ...]], float] = {}
+
+
+def _talon_share(ten: int, sets: list[int]) -> float:
+    """The share of the 3-card talons among the declarer's 10 cards ``ten`` that leave him 7
+    holding one of ``sets``."""
+    key = (ten, tuple(sets))
+    hit = _TALON_SHARES.get(key)
+    if hit is None:
+        talons = list(combinations(_bits(ten), 3))
+        ok = sum(_holds(ten & ~((1 << a) | (1 << b) | (1 << c)), sets) for a, b, c in talons)
+        hit = ok / len(talons) if talons else 0.0
+        if len(_TALON_SHARES) > 100_000:
+            _TALON_SHARES.clear()
+        _TALON_SHARES[key] = hit
+    return hit
 
 
 def _gives_of(view: PlayerView) -> list[tuple[int, int | None]]:
@@ -221,6 +311,8 @@ def constraints_of(view: PlayerView) -> Constraints:
     # may have been, each one history.
     any_of: list[list[dict[int, int]]] = []
     case_any_of: list[list[list[dict[int, int]]]] = []
+    reading: BidReading | None = None
+    case_reading: list[BidReading | None] = []
     ruleset = view.ruleset
 
     def fact(seat: int, need: int, held: int, gone: int) -> list[dict[int, int]] | None:
@@ -255,6 +347,10 @@ def constraints_of(view: PlayerView) -> Constraints:
         for g in passed.values():
             known |= g or 0
         d_need = top.get(declarer, 0) - 120 if talon_shown else 0
+        # The talon hidden (a defender's view), the declarer's bid is read in his 10 cards:
+        # a hard fact (the marriages are among them) and a share of the talons (any 3 of
+        # the 10) that leave them in his 7 dealt.
+        t_need = top.get(declarer, 0) - 120 if not talon_shown else 0
 
         def bid_facts(o: int | None, c: int) -> list[list[dict[int, int]] | None]:
             # The bids readable when receiver ``o``'s pass was ``c`` (a card bit).
@@ -265,10 +361,18 @@ def constraints_of(view: PlayerView) -> Constraints:
             ]
             if d_need > 0 and (o is not None or not unknown_pass):
                 out.append(fact(declarer, d_need, played_by[declarer] | known | c, talon_shown))
+            if t_need > 0 and (o is not None or not unknown_pass):
+                out.append(fact(declarer, t_need, played_by[declarer] | known | c, 0))
             return out
 
+        def talon_reading(c: int) -> BidReading | None:
+            if t_need <= 0 or (c == 0 and unknown_pass):
+                return None
+            sets = _marriage_sets(t_need, ruleset)
+            return BidReading(declarer, {declarer: sets}, played_by, known | c, (), 0)
+
         o = unknown_pass[0] if len(unknown_pass) == 1 else None
-        if o is not None and (o in top or d_need > 0):
+        if o is not None and (o in top or d_need > 0 or t_need > 0):
             # Instead of "a talon card or any of his 8" (_give_cases): each card he may
             # have been passed, one history each, with the bids it makes readable.
             cases = []
@@ -279,8 +383,27 @@ def constraints_of(view: PlayerView) -> Constraints:
                     extra[declarer] = talon_left & ~(1 << c)
                 cases.append((1, extra))
                 case_any_of.append([f for f in bid_facts(o, 1 << c) if f is not None])
+                case_reading.append(talon_reading(1 << c))
         else:
             facts = bid_facts(None, 0)
+            reading = talon_reading(0)
+            if len(unknown_pass) > 1:
+                # Both passes hidden (the 4-player dealer): a defender's bid is a hard fact
+                # in his 8 cards (7 dealt and the one passed to him), and read exactly per
+                # deal over the passes he may have had. Not the declarer's: no hard fact
+                # backs it (his 7 dealt are any of his cards and the two passes), so nearly
+                # every uniform draw failed a bid of 420 and the draw did not end.
+                needs = {
+                    s: _marriage_sets(b - 120, ruleset) for s, b in top.items() if s != declarer
+                }
+                facts += [
+                    fact(s, b - 120, played_by[s], 0)
+                    for s, b in sorted(top.items())
+                    if s != declarer
+                ]
+                if needs:
+                    hidden = tuple(unknown_pass)
+                    reading = BidReading(declarer, needs, played_by, known, hidden, talon_shown)
     contract, bid = view.contract, view.bid
     if (
         contract is not None
@@ -291,7 +414,9 @@ def constraints_of(view: PlayerView) -> Constraints:
     ):
         facts.append(fact(declarer, contract - 120, played_by[declarer], 0))
     any_of = [f for f in facts if f is not None]
-    return Constraints(n, fixed, counts, excluded, unknown, cases, any_of, case_any_of)
+    return Constraints(
+        n, fixed, counts, excluded, unknown, cases, any_of, case_any_of, reading, case_reading
+    )
 
 
 def _marriage_sets(need: int, ruleset: Ruleset) -> list[int]:
@@ -443,10 +568,16 @@ class Sampler:
         self.constraints = view if isinstance(view, Constraints) else constraints_of(view)
         self.accept = accept
         self.max_tries = max_tries
-        self._problems: list[tuple[int, dict[int, int], _Problem, list[list[dict[int, int]]]]] = []
+        # The bids read through hidden histories (BidReading) weigh the draws until one
+        # draw sees _MAX_READ_REJECTS deals in a row rejected by them.
+        self._read = True
+        self._problems: list[
+            tuple[int, dict[int, int], _Problem, list[list[dict[int, int]]], BidReading | None]
+        ] = []
         k = self.constraints
         for i, (weight, extra) in enumerate(k.cases or [(1, {})]):
             facts = k.any_of + (k.case_any_of[i] if k.case_any_of else [])
+            reading = k.case_reading[i] if k.case_reading else k.reading
             for alternatives in product(*facts):
                 fixed = dict(k.fixed)
                 for more in (extra, *alternatives):
@@ -456,7 +587,7 @@ class Sampler:
                 if prob is not None:
                     total = weight * prob.count()
                     if total:
-                        self._problems.append((total, fixed, prob, facts))
+                        self._problems.append((total, fixed, prob, facts, reading))
         if not self._problems:
             raise ValueError("no deal is consistent with this view")
 
@@ -508,8 +639,10 @@ class Sampler:
 
     def _draw(self, rng: random.Random) -> SampledDeal:
         k = self.constraints
-        while True:
-            fixed, prob, facts = _pick([(t, (f, p, a)) for t, f, p, a in self._problems], rng)
+        problems = [(t, (f, p, a, r)) for t, f, p, a, r in self._problems]
+        rejected = 0
+        for _ in range(_MAX_DRAWS):
+            fixed, prob, facts, reading = _pick(problems, rng)
             got = prob.draw(rng)
             masks = [fixed.get(s, 0) | got.get(s, 0) for s in range(k.n)]
             # A deal meeting several alternatives (one of each fact) was drawable from each
@@ -517,8 +650,18 @@ class Sampler:
             met = 1
             for fact in facts:
                 met *= sum(all(masks[s] & m == m for s, m in alt.items()) for alt in fact)
-            if met <= 1 or rng.randrange(met) == 0:
+            if met > 1 and rng.randrange(met) != 0:
+                continue
+            # Bids read through hidden histories: kept in proportion to the histories.
+            if reading is None or not self._read or rng.random() < reading.weight(masks):
                 break
+            rejected += 1
+            if rejected >= _MAX_READ_REJECTS:
+                # Almost no deal lets the bids be made as read: a bot must not spin. Draw
+                # from now on without that reading (the hard facts hold in every draw).
+                self._read = False
+        # (Past _MAX_DRAWS the last deal is kept: it meets every hard fact, only the weights
+        # of the union of the caps' alternatives are off.)
         talon = fixed.get(TALON, 0) | got.get(TALON, 0)
         return SampledDeal(
             hands=tuple(_cards(m) for m in masks),

@@ -197,9 +197,9 @@ def test_cappers_every_view_long(rules: Ruleset) -> None:
 def rule_weight(view: PlayerView, hands: list[int]) -> int:
     """How many histories (hidden pass cards) lead to ``hands`` and make every bid and the
     contract legal by RULES.md §2, §5 (a receiver of a pass holds at most one talon card,
-    the one passed). Left out as the module documents: the bids in the 4-player dealer's
-    view while both passes are hidden (not settled by a talon card played), the declarer's
-    bid when the talon is not shown."""
+    the one passed; with the talon hidden, each 3 of the declarer's 10 cards it may have
+    been). Left out as the module documents: the declarer's bid in the 4-player dealer's
+    view when both passes are hidden (not settled by a talon card played)."""
     me, decl, rules = view.seat, view.declarer, view.ruleset
     assert decl is not None
     top: dict[int, int] = {}
@@ -225,14 +225,22 @@ def rule_weight(view: PlayerView, hands: list[int]) -> int:
         if shown & ~history:
             continue
         ok = True
+        talons = 1  # with the talon hidden: which 3 of the declarer's 10 cards it was
         for s, b in top.items():
-            if unread or (s == decl and not shown):
+            if s == decl and unread:
+                continue
+            if s == decl and not shown:
+                bits = [1 << c for c in range(24) if history >> c & 1]
+                talons = sum(
+                    cap_of(history & ~(x | y | z), rules) >= b
+                    for x, y, z in itertools.combinations(bits, 3)
+                )
                 continue
             dealt = history & ~shown if s == decl else (hands[s] | played[s]) & ~passes[s]
             ok = ok and cap_of(dealt, rules) >= b
         if contract is not None and decl != me and contract > max(view.bid or 0, 120):
             ok = ok and cap_of(hands[decl] | played[decl], rules) >= contract
-        weight += ok
+        weight += ok * talons
     return weight
 
 

@@ -425,9 +425,11 @@ def histories(view: PlayerView, hands: list[int]) -> int:
     """How many histories (the declarer's passes the view does not show) lead to ``hands``
     and let every bid above 120 that the sampler reads be made: a bid needs marriages worth
     the excess in the bidder's 7 cards dealt (RULES.md §2), read in the auction (his hand),
-    and after it where the passes that decide those 7 cards are known but for at most one,
-    taken card by card. A pass holds at most one shown talon card, the one it was if any.
-    Deals with equally many histories are equally likely."""
+    and after it over every pass the view does not show (each card it may have been) and,
+    for the declarer's bid with the talon hidden, every 3 of his 10 cards the talon may
+    have been (the declarer's is not read by the 4-player dealer, both passes hidden). A pass holds
+    at most one shown talon card, the one it was if any. Deals with equally many histories
+    are equally likely."""
     rules = view.ruleset
     top: dict[int, int] = {}
     for s, action in view.bids:
@@ -448,37 +450,42 @@ def histories(view: PlayerView, hands: list[int]) -> int:
     for to, card in view.gives:
         passed[to] = 1 << int(card) if card is not None else (played_by[to] & shown) or None
 
-    def bids_made(passes: dict[int, int | None]) -> bool:
-        for s, b in top.items():
-            if s == decl:
-                if not shown or None in passes.values():
-                    continue
-                given = 0
-                for g in passes.values():
-                    given |= g or 0
-                dealt = (hands[s] | played_by[s] | given) & ~shown
-            elif passes[s] is None:
-                continue
-            else:
-                dealt = (hands[s] | played_by[s]) & ~(passes[s] or 0)
-            if cap_of(dealt, rules) < b:
-                return False
-        return True
-
     unknown = [s for s, g in passed.items() if g is None]
-    if len(unknown) == 1:
-        (o,) = unknown
+
+    def bids_made(passes: dict[int, int]) -> int:
+        # The talons (1 when shown; else which 3 of the declarer's 10) letting each bid be made.
+        talons = 1
+        for s, b in top.items():
+            held = hands[s] | played_by[s]
+            if s == decl:
+                if len(unknown) > 1:
+                    continue  # (the 4-player dealer, both passes hidden: not read)
+                ten = held
+                for g in passes.values():
+                    ten |= g
+                if shown:
+                    talons *= cap_of(ten & ~shown, rules) >= b
+                else:
+                    talons *= sum(
+                        cap_of(ten & ~_mask(t), rules) >= b
+                        for t in itertools.combinations(range(24), 3)
+                        if _mask(t) & ten == _mask(t)
+                    )
+            elif cap_of(held & ~passes[s], rules) < b:
+                return 0
+        return talons
+
+    # Each hidden pass: the shown talon card among the receiver's cards, else any of them.
+    choices: list[list[int]] = []
+    for o in unknown:
         at_pass = hands[o] | played_by[o]
-        count = 0
-        for x in range(24):
-            if at_pass >> x & 1 and at_pass & shown & ~(1 << x) == 0:
-                count += bids_made({**passed, o: 1 << x})
-        return count
-    w = int(bids_made(passed))
-    for o in unknown:  # (the 4-player dealer's view: both passes hidden, bids not read)
-        if shown and not (hands[o] | played_by[o]) & shown:
-            w *= 8
-    return w
+        got = at_pass & shown
+        choices.append([got] if got else [1 << x for x in range(24) if at_pass >> x & 1])
+    known = {s: g for s, g in passed.items() if g is not None}
+    return sum(
+        bids_made({**known, **dict(zip(unknown, xs, strict=True))})
+        for xs in itertools.product(*choices)
+    )
 
 
 def enumerate_deals(view: PlayerView, follows: list[Follow]) -> Counter[tuple[int, ...]]:
@@ -773,3 +780,161 @@ def test_bids_over_120_in_the_auction() -> None:
         assert not violations(view, [], list(d.hand_masks), d.talon_mask)
         got[(_marriages_held(d.hand_masks[1]), _marriages_held(d.hand_masks[2]))] += 1
     assert two_sample_p(got, ref) > 1e-4
+
+
+# ---------------------------------------------------------------- bids read through hidden passes
+
+
+def _played_on(
+    rules: Ruleset, dealer: int, hands: list[str], talon: str, actions: str, cards_left: int
+) -> tuple[Game, Recorder]:
+    """A scripted start, then heuristic play until the player to act holds ``cards_left``."""
+    n = rules.players
+    deal = ([parse_cards(h) for h in hands], parse_cards(talon))
+    g = Game.new(rules, 1, [f"p{i}" for i in range(n)], deals={0: deal}, dealer=dealer)
+    rec = Recorder(g)
+    for text in actions.split(", "):
+        rec.apply(parse_action(text))
+    bot = HeuristicBot()
+    while len(g.hand(g.to_act)) > cards_left:  # type: ignore[arg-type]
+        rec.apply(bot.act(observe(g, g.to_act)))  # type: ignore[arg-type]
+    return g, rec
+
+
+# 1001, talon hidden: seat 1 bid 175 (a marriage worth 55 or more, ♦ or ♥, in his 7 dealt).
+_HIDDEN_TALON = (
+    _variant("1001", talon_visible=False), 0,
+    ["Q♠ A♠ 9♣ Q♣ K♣ A♣ A♥", "J♠ 10♣ Q♦ A♦ 9♥ Q♥ K♥", "9♠ 10♠ J♣ 9♦ J♦ K♦ 10♥"],
+    "K♠ 10♦ J♥",
+    "bid 175, pass, pass, give J♠ to 0, give 10♣ to 2, contract 175",
+)  # fmt: skip
+
+
+def _decl_cap_share(view: PlayerView, sampler: Sampler, need: int, draws: int = 400) -> float:
+    rng = random.Random(7)
+    decl = view.declarer
+    assert decl is not None
+    hits = sum(
+        cap_of(sampler.sample(rng).hand_masks[decl], view.ruleset) >= need for _ in range(draws)
+    )
+    return hits / draws
+
+
+def test_the_declarers_bid_is_read_through_a_hidden_talon() -> None:
+    # The defenders do not see the talon: the sampler read nothing from the declarer's bid
+    # of 175 and drew him without a marriage as often as chance. The marriage is now known
+    # to be among his 10 cards, and his deals are weighted by the talons (3 of the 10)
+    # leaving it in his 7 dealt.
+    g, _ = _played_on(*_HIDDEN_TALON, cards_left=8)
+    view = observe(g, 0)
+    assert view.talon is None and view.bid == 175 and not view.tricks
+    k = constraints_of(view)
+    blind = dataclasses.replace(
+        k,
+        case_any_of=[[] for _ in k.case_any_of],
+        case_reading=[None for _ in k.case_reading],
+    )
+    before = _decl_cap_share(view, Sampler(blind), 175)
+    after = _decl_cap_share(view, Sampler(view), 175)
+    # (Not every draw: the declarer may have passed a card of it to the other defender.)
+    assert before < 0.5 and after > 0.75, (before, after)
+
+
+def test_the_hidden_talon_reading_is_exact_late_in_the_deal() -> None:
+    # Every seat's draws against the enumeration, which counts each deal's talons.
+    g, rec = _played_on(*_HIDDEN_TALON, cards_left=3)
+    assert g.ruleset.talon_visible is False and g.bid == 175
+    assert check_uniform_at(g, rec, seed=3) >= 2
+
+
+# 4 players: the dealer sees neither pass. Seat 3 bid 125 (a marriage: ♥) and seat 0 won
+# at 130 (♠ or ♦); the dealer's sampler read neither bid.
+_DEALER = (
+    "1001-4p", 1,
+    ["K♠ Q♠ K♦ Q♦ 9♥ J♥ 9♣", "", "9♠ J♠ 9♦ J♦ 10♦ J♣ A♣", "K♥ Q♥ A♠ 10♠ A♥ 10♥ K♣"],
+    "Q♣ A♦ 10♣",
+    "pass, bid 125, bid 130, pass, give 9♣ to 2, give K♠ to 3, contract 130",
+)  # fmt: skip
+
+
+def test_the_four_player_dealer_reads_the_bids() -> None:
+    g, _ = _played_on(PRESETS[_DEALER[0]], *_DEALER[1:], cards_left=8)
+    view = observe(g, 1)
+    assert not view.hand and all(card is None for _, card in view.gives)
+    k = constraints_of(view)
+    assert k.reading is not None
+    blind = Sampler(dataclasses.replace(k, any_of=[], reading=None))
+    rng = random.Random(11)
+    before = sum(cap_of(blind.sample(rng).hand_masks[3], view.ruleset) >= 125 for _ in range(400))
+    after = sum(
+        cap_of(Sampler(view).sample(rng).hand_masks[3], view.ruleset) >= 125 for _ in range(400)
+    )
+    # (Seat 3 may have been passed a card of his marriage: not quite every draw.)
+    assert before < 200 and after > 320, (before, after)
+
+
+def test_the_four_player_dealer_reading_is_exact_late_in_the_deal() -> None:
+    g, rec = _played_on(PRESETS[_DEALER[0]], *_DEALER[1:], cards_left=3)
+    assert check_uniform_at(g, rec, seed=4) >= 3
+
+
+# The view that hung (the cappers' review, 1001-4p, seed 102): the dealer (seat 1) sees the
+# talon 10♠ J♣ 10♥ and neither pass; seat 0 bid 420 (the aces and ♥ in his 7 dealt). The
+# dealer's reading weighed each uniform draw by the passes letting that bid be made, with no
+# hard fact behind it: almost no draw holds those 6 cards, and the draw never returned.
+_HUNG = (
+    "1001-4p", 1,
+    ["A♠ A♣ A♦ Q♥ K♥ A♥ J♥", "", "9♠ Q♣ K♣ 9♦ J♦ Q♦ 10♦", "J♠ Q♠ K♠ 9♣ 10♣ K♦ 9♥"],
+    "10♠ J♣ 10♥",
+    "bid 75, bid 160, bid 420, pass, pass, give A♥ to 2, give 10♥ to 3, contract 420, play J♥",
+)  # fmt: skip
+
+
+def _scripted(
+    preset: str, dealer: int, hands: list[str], talon: str, actions: str
+) -> tuple[Game, Recorder]:
+    rules = PRESETS[preset]
+    deal = ([parse_cards(h) for h in hands], parse_cards(talon))
+    g = Game.new(rules, 1, [f"p{i}" for i in range(rules.players)], deals={0: deal}, dealer=dealer)
+    rec = Recorder(g)
+    for text in actions.split(", "):
+        rec.apply(parse_action(text))
+    return g, rec
+
+
+def test_the_dealer_view_that_hung_draws_consistent_deals() -> None:
+    g, rec = _scripted(*_HUNG)
+    view = observe(g, 1)
+    assert not view.hand and view.talon is not None and view.bid == 420
+    hands = [_mask(g.hand(s)) for s in range(4)]
+    assert not truth_meets_constraints(view, hands, 0)
+    k = constraints_of(view)
+    # The defender's bid of 160 is read; the declarer's is not (nothing backs it).
+    assert k.reading is not None and set(k.reading.needs) == {3}
+    sampler = Sampler(view)
+    rng = random.Random(5)
+    for _ in range(50):
+        d = sampler.sample(rng)
+        assert not violations(view, rec.follows, list(d.hand_masks), d.talon_mask)
+        assert cap_of(d.hand_masks[3], view.ruleset) >= 160
+
+
+def test_a_reading_that_rejects_every_draw_is_dropped_and_the_hard_facts_kept() -> None:
+    # A reading no deal can meet (the declarer's 420 read through the passes, and a set of
+    # marriages no 7 cards hold): the draw still returns, deterministic for its seed, and
+    # every draw keeps all the view shows and the defender's bid.
+    g, rec = _scripted(*_HUNG)
+    view = observe(g, 1)
+    k = constraints_of(view)
+    assert k.reading is not None
+    impossible = {**k.reading.needs, 0: [_FULL]}
+    k = dataclasses.replace(k, reading=dataclasses.replace(k.reading, needs=impossible))
+    draws = []
+    for _ in range(2):
+        sampler = Sampler(k)
+        rng = random.Random(9)
+        draws.append([sampler.sample(rng).hand_masks for _ in range(20)])
+    assert draws[0] == draws[1]
+    for masks in draws[0]:
+        assert not violations(view, rec.follows, list(masks), 0)
+        assert cap_of(masks[3], view.ruleset) >= 160
