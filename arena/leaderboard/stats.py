@@ -239,7 +239,41 @@ def build_leaderboard(storage: Storage, tournament_id: str) -> Leaderboard:
     return builder.build(info)
 
 
-class LeaderboardBuilder:
+class StoredSince:
+    """What reads a tournament's stored matches a batch at a time: :meth:`update` reads
+    only those stored since it last did (:meth:`_read_since`), and tells when matches it
+    read were deleted since, which only a new reader can account for."""
+
+    def __init__(self, tournament_id: str) -> None:
+        self.tournament_id = tournament_id
+        #: The matches read so far, and where the last of them is in the order of storing.
+        self.read = 0
+        self.mark = 0
+        self._at_mark: tuple[str, str] | None = None  # (the match stored there, see update)
+
+    def update(self, storage: Storage) -> bool:
+        """Read the matches stored since the last update; ``False`` (nothing read) when
+        stored matches were deleted since."""
+        with storage.reading():
+            count, top = storage.stored_state(self.tournament_id)
+            # The latest match read was deleted (and its position taken again: the count
+            # cannot tell a replay stored there from the match read before).
+            if storage.stored_at(self.mark) != self._at_mark:
+                return False
+            if top <= self.mark:
+                return count == self.read
+            if not self._read_since(storage, count - self.read):
+                return False
+            self.read, self.mark, self._at_mark = count, top, storage.stored_at(top)
+        return True
+
+    def _read_since(self, storage: Storage, new: int) -> bool:
+        """Read the matches stored after ``self.mark`` (in ``storage.reading()``), unless
+        they are not ``new`` many (an earlier one deleted): then ``False``, nothing read."""
+        raise NotImplementedError
+
+
+class LeaderboardBuilder(StoredSince):
     """:func:`build_leaderboard` of one tournament, kept up to date: :meth:`update` reads
     only the matches stored since it last did (their records, and their results rated in
     schedule order by a :class:`~arena.ratings.RatingLedger`), and :meth:`build` makes the
@@ -260,7 +294,7 @@ class LeaderboardBuilder:
         stored = ruleset.get("players")
         if stored and (type(stored) is not int or stored not in (3, 4)):  # (as a ruleset allows)
             raise _damaged(storage, tournament_id, f"ruleset.players {stored!r:.40} is not 3 or 4")
-        self.tournament_id = tournament_id
+        super().__init__(tournament_id)
         #: What tells this tournament from another stored later under its id (--fresh), and
         #: its config from one changed since (by hand: the draw and ruleset are read here).
         self.made_for = (info.created_at, info.fingerprint, info.bots, info.config)
@@ -268,10 +302,6 @@ class LeaderboardBuilder:
         self._stored_players = int(stored or 0)
         self._seen_players = 0  # the most seats of a match read (when the ruleset says none)
         self.ratings = RatingLedger(info.bots, draw_probability=draw)
-        #: The matches read so far, and where the last of them is in the order of storing.
-        self.read = 0
-        self.mark = 0
-        self._at_mark: tuple[str, str] | None = None  # (the match stored there, see update)
         bots = self.bots = list(info.bots)
         self.place_counts: dict[str, Counter[int]] = {b: Counter() for b in bots}
         self.matches: Counter[str] = Counter()
@@ -291,28 +321,14 @@ class LeaderboardBuilder:
         self.ahead: dict[str, dict[str, int]] = {a: dict.fromkeys(bots, 0) for a in bots}
         self.together: dict[str, dict[str, int]] = {a: dict.fromkeys(bots, 0) for a in bots}
 
-    def update(self, storage: Storage) -> bool:
-        """Read the matches stored since the last update; ``False`` (nothing read) when
-        stored matches were deleted since: only a new builder can tell what is left."""
-        tid = self.tournament_id
-        with storage.reading():
-            count, top = storage.stored_state(tid)
-            # The latest match read was deleted (and its position taken again: the count
-            # cannot tell a replay stored there from the match read before).
-            if storage.stored_at(self.mark) != self._at_mark:
-                return False
-            if top <= self.mark:
-                return count == self.read
-            results = storage.match_results(tid, stored_after=self.mark)
-            if count != self.read + len(results):
-                return False
-            for _idx, seats, rec in storage.iter_records(tid, stored_after=self.mark):
-                self._add(seats, rec)
-            at_top = storage.stored_at(top)
+    def _read_since(self, storage: Storage, new: int) -> bool:
+        results = storage.match_results(self.tournament_id, stored_after=self.mark)
+        if len(results) != new:
+            return False
+        for _idx, seats, rec in storage.iter_records(self.tournament_id, stored_after=self.mark):
+            self._add(seats, rec)
         self._seen_players = max(self._seen_players, *(len(m.seats) for m in results), 0)
         self.ratings.add(results)
-        self.read = count
-        self.mark, self._at_mark = top, at_top
         return True
 
     def _add(self, seats: list[str], rec: dict[str, Any]) -> None:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import Any
 
-from arena.leaderboard.stats import STRIKE_GROUPS, LeaderboardBuilder
+from arena.leaderboard.stats import STRIKE_GROUPS, LeaderboardBuilder, StoredSince
 from arena.storage import MatchResult, Storage, StorageError, TournamentInfo, lock_owner
 from arena.tournament.schedule import SCHEDULE_VERSION
 from arena.web import board
@@ -115,7 +115,7 @@ class DataSource:
         self._docs: OrderedDict[tuple[str, ...], tuple[tuple[Any, ...], JSON, float, float]] = (
             OrderedDict()
         )
-        # what -> the computation of it under way (see _cached)
+        # what -> the computation of it under way (see _cached_keyed)
         self._flights: dict[tuple[str, ...], _Flight] = {}
         # tournament id -> its leaderboard so far (see _builder), the latest used last
         # (with the file it read: see _state_key)
@@ -171,18 +171,6 @@ class DataSource:
                 "tournaments": _tournaments_json(st, self.db),
             }
             return Document({**shown, **doc}, ("board", info.id, made_for, shown))
-
-    def _cached(
-        self,
-        what: tuple[str, ...],
-        info: TournamentInfo,
-        compute: Callable[[], JSON],
-        once: Callable[[], float] | None = None,
-        *,
-        st: Storage | None = None,
-    ) -> JSON:
-        """:meth:`_cached_keyed`'s document."""
-        return self._cached_keyed(what, info, compute, once, st=st)[0]
 
     def _cached_keyed(
         self,
@@ -471,7 +459,7 @@ def _state_key(info: TournamentInfo, st: Storage | None) -> tuple[Any, ...]:
     its config (edited by hand: the draw probability rates, the ruleset is shown; a
     finished tournament's leaderboard and its ETag stayed those of the old one), and the
     latest match stored (``st``: a match deleted by hand and another stored leave the count
-    as it was); whether it is finished is the last (``_cached`` reads it). And the file
+    as it was); whether it is finished is the last (``_cached_keyed`` reads it). And the file
     (``Storage.file_id``): a demo database put in the place of another made in the same
     second (its tournament's ``created_at``) with as many matches was served the old one's
     leaderboard, and 304s."""
@@ -652,7 +640,7 @@ def _score_counts(
     return counts, played
 
 
-class _DealScores:
+class _DealScores(StoredSince):
     """The score-per-deal counts of one bot in one tournament (the bot page's histogram),
     kept up to date as the leaderboard's builder is: :meth:`update` counts the deals of the
     matches stored since it last did only. Read at each refresh, a bot's every deal (24,000
@@ -660,12 +648,10 @@ class _DealScores:
     hundred (one per score)."""
 
     def __init__(self, info: TournamentInfo, bot: str, st: Storage) -> None:
+        super().__init__(info.id)
         self.made_for = self.made_for_of(info, st)
-        self.tournament_id, self.bot = info.id, bot
+        self.bot = bot
         self.counts: Counter[int] = Counter()
-        self.read = 0  # matches of the tournament read, and where the latest is stored
-        self.mark = 0
-        self._at_mark: tuple[str, str] | None = None
 
     @staticmethod
     def made_for_of(info: TournamentInfo, st: Storage) -> tuple[Any, ...]:
@@ -673,24 +659,14 @@ class _DealScores:
         in another database put at the path: see :func:`_state_key`)."""
         return (st.file_id, info.created_at, info.fingerprint, info.bots)
 
-    def update(self, st: Storage) -> bool:
-        """Count the deals of the matches stored since; ``False`` (nothing counted) when
-        matches were deleted since: only new counts can tell what is left."""
+    def _read_since(self, st: Storage, new: int) -> bool:
         tid = self.tournament_id
-        with st.reading():
-            count, top = st.stored_state(tid)
-            if st.stored_at(self.mark) != self._at_mark:
-                return False
-            if top <= self.mark:
-                return count == self.read
-            new = st.conn.execute(
-                "SELECT COUNT(*) FROM matches WHERE tournament_id = ? AND rowid > ?",
-                (tid, self.mark),
-            ).fetchone()[0]
-            if count != self.read + new:
-                return False
-            self.counts.update(_score_counts(st, tid, self.bot, after=self.mark)[0])
-            self.read, self.mark, self._at_mark = count, top, st.stored_at(top)
+        stored = st.conn.execute(
+            "SELECT COUNT(*) FROM matches WHERE tournament_id = ? AND rowid > ?", (tid, self.mark)
+        ).fetchone()[0]
+        if stored != new:
+            return False
+        self.counts.update(_score_counts(st, tid, self.bot, after=self.mark)[0])
         return True
 
     def shown(self, st: Storage, held: Collection[int]) -> tuple[list[list[int]], int]:

@@ -39,6 +39,11 @@ def db(tmp_path: Path) -> Path:
     return path
 
 
+def _cached(source: Any, *args: Any) -> Any:
+    """The document of ``source._cached_keyed``."""
+    return source._cached_keyed(*args)[0]
+
+
 def info_of(db: Path) -> TournamentInfo:
     with Storage.open_readonly(db) as st:
         info = st.tournament("demo")
@@ -104,7 +109,7 @@ def join(threads: list[threading.Thread]) -> None:
 def test_concurrent_requests_of_a_cold_document_compute_it_once(db: Path) -> None:
     source, info, stub = DataSource(db), info_of(db), Stub()
     what = ("board", "demo")
-    threads, out = run_all([lambda: source._cached(what, info, stub)] * N)
+    threads, out = run_all([lambda: _cached(source, what, info, stub)] * N)
     # every other request waits for the one computing (the old code: all of them compute)
     until(lambda: stub.calls == N or waiting(source, what) == N - 1)
     stub.release.set()
@@ -112,7 +117,7 @@ def test_concurrent_requests_of_a_cold_document_compute_it_once(db: Path) -> Non
     assert stub.calls == 1
     assert out[0] == {"computed": 1}
     assert all(doc is out[0] for doc in out)  # one document, shared
-    assert source._cached(what, info, stub) is out[0]  # and cached
+    assert _cached(source, what, info, stub) is out[0]  # and cached
     assert stub.calls == 1
 
 
@@ -121,7 +126,7 @@ def test_an_exception_reaches_every_waiter_and_the_next_request_computes_again(
 ) -> None:
     source, info, stub = DataSource(db), info_of(db), Stub(fail=True)
     what = ("bot", "demo", "bold")
-    threads, out = run_all([lambda: source._cached(what, info, stub)] * N)
+    threads, out = run_all([lambda: _cached(source, what, info, stub)] * N)
     until(lambda: stub.calls == N or waiting(source, what) == N - 1)
     stub.release.set()
     join(threads)
@@ -129,15 +134,15 @@ def test_an_exception_reaches_every_waiter_and_the_next_request_computes_again(
     assert all(isinstance(e, RuntimeError) and str(e) == "computation 1 failed" for e in out)
     # nothing was cached, nothing is left under way: the next request computes again
     stub.fail = False
-    assert source._cached(what, info, stub) == {"computed": 2}
+    assert _cached(source, what, info, stub) == {"computed": 2}
     assert stub.calls == 2
 
 
 def test_another_document_is_not_held_up_by_one_being_computed(db: Path) -> None:
     source, info, slow = DataSource(db), info_of(db), Stub()
-    threads, _ = run_all([lambda: source._cached(("board", "demo"), info, slow)])
+    threads, _ = run_all([lambda: _cached(source, ("board", "demo"), info, slow)])
     until(lambda: slow.calls == 1)
-    other, out = run_all([lambda: source._cached(("bot", "demo", "bold"), info, lambda: {})])
+    other, out = run_all([lambda: _cached(source, ("bot", "demo", "bold"), info, lambda: {})])
     join(other)  # while the first is still computing
     assert out == [{}] and slow.calls == 1 and threads[0].is_alive()
     slow.release.set()
@@ -157,15 +162,15 @@ def test_a_waiter_for_a_newer_state_of_a_running_tournament_shares_the_document(
     newer = dataclasses.replace(running, completed=running.completed + 1)
     what = ("board", "demo")
     threads, out = run_all([
-        lambda: source._cached(what, running, stub),
-        lambda: source._cached(what, newer, stub),
+        lambda: _cached(source, what, running, stub),
+        lambda: _cached(source, what, newer, stub),
     ])  # fmt: skip
     until(lambda: stub.calls == 2 or waiting(source, what) == 1)
     stub.release.set()
     join(threads)
     assert stub.calls == 1 and out[1] is out[0]
     finished = dataclasses.replace(newer, finished_at="2026-01-01T00:00:00")
-    assert source._cached(what, finished, stub) == {"computed": 2}
+    assert _cached(source, what, finished, stub) == {"computed": 2}
 
 
 def test_concurrent_leaderboard_requests_build_the_leaderboard_once(
