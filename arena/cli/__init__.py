@@ -7,11 +7,25 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
 
 import click
 
 from arena.cli.options import FileErrorsGroup
+
+# A standard stream closed at start (`>&-`) leaves its descriptor free: the next file opened
+# takes it (gRPC's epoll, say), and a write "to stdout" or a close of it then hits that
+# file (gRPC aborted with "epoll_wait error: Bad file descriptor"). /dev/null holds the
+# place; Python's sys.stdout stays None, so what would go there still goes nowhere.
+for _fd in (0, 1, 2):
+    try:
+        os.fstat(_fd)
+    except OSError:
+        _null = os.open(os.devnull, os.O_RDWR)
+        if _null != _fd:
+            os.dup2(_null, _fd)
+            os.close(_null)
 
 __all__ = ["main"]
 
