@@ -10,12 +10,9 @@ import importlib.util
 import os
 import sys
 
-import click
-
-from arena.cli.options import FileErrorsGroup
-
 # A standard stream closed at start (`>&-`) leaves its descriptor free: the next file opened
-# takes it (gRPC's epoll, say), and a write "to stdout" or a close of it then hits that
+# takes it (gRPC's epoll, say: importing arena.cli.options loads
+# gRPC, hence before it), and a write "to stdout" or a close of it then hits that
 # file (gRPC aborted with "epoll_wait error: Bad file descriptor"). /dev/null holds the
 # place; Python's sys.stdout stays None, so what would go there still goes nowhere.
 for _fd in (0, 1, 2):
@@ -26,6 +23,10 @@ for _fd in (0, 1, 2):
         if _null != _fd:
             os.dup2(_null, _fd)
             os.close(_null)
+
+import click  # noqa: E402
+
+from arena.cli.options import FileErrorsGroup  # noqa: E402
 
 __all__ = ["main"]
 
