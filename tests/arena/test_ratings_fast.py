@@ -8,8 +8,11 @@ the bytes of each float, so a zero's sign counts too; never approximately), or
 from __future__ import annotations
 
 import itertools
+import os
 import random
 import struct
+from collections import Counter
+from functools import partial
 from pathlib import Path
 from statistics import NormalDist
 from typing import Any
@@ -86,18 +89,29 @@ def test_every_shape_of_ties() -> None:
 
 
 def test_a_deterministic_loop_of_random_cases() -> None:
-    """A smaller copy of the 100,000-case loop in docs/performance.md (seconds here)."""
+    """Ratings an arena sees (mu 0-50, sigma 0.5-25/3) and far wider ones (mu -100-150,
+    sigma 1e-6-25/3, where the package's caught divisions by zero and its errors show):
+    the fast path itself (no fallback) gives what the package gives, errors included.
+    ``ARENA_RATING_CASES=100000`` runs the loop of docs/performance.md (3,000 here)."""
     rng = random.Random(20261203)
-    rated = 0
-    for _ in range(3000):
+    cases = int(os.environ.get("ARENA_RATING_CASES", "3000"))
+    outcomes: Counter[str] = Counter()
+    for case in range(cases):
         env = make_env(rng.choice(DRAWS))
         n = rng.randint(2, 4)
-        teams = [
-            (env.create_rating(rng.uniform(-100, 150), 10 ** rng.uniform(-4, 0.92)),)
-            for _ in range(n)
-        ]
-        rated += _check(env, teams, [rng.randint(1, n) for _ in range(n)])[0] == "rated"
-    assert rated > 2500  # most are rated; the rest raise the package's own error
+        if case % 2:
+            players = [(rng.uniform(-100, 150), 10 ** rng.uniform(-6, 0.92)) for _ in range(n)]
+        else:
+            players = [(rng.uniform(0, 50), rng.uniform(0.5, SIGMA)) for _ in range(n)]
+        teams = [(env.create_rating(mu, sigma),) for mu, sigma in players]
+        ranks = [rng.randint(1, n) for _ in range(n)]
+        want = _check(env, teams, ranks)
+        direct = partial(ffa_trueskill._rate, env, [g[0] for g in teams], ranks)
+        assert _outcome(direct) == want, (players, ranks, env.draw_probability)
+        outcomes[f"{want[0]} {'wide' if case % 2 else 'arena'}"] += 1
+    print(dict(outcomes))
+    assert outcomes["rated arena"] == (cases + 1) // 2  # the arena's never raise
+    assert outcomes["rated wide"] > cases * 0.4
 
 
 def test_the_packages_errors_are_raised_as_they_are() -> None:
