@@ -4,8 +4,9 @@ Why it exists: ``trueskill.TrueSkill.rate`` builds a general factor graph for ev
 (``Gaussian`` objects, a dict of messages per variable, generators per layer) and costs
 about 0.3-0.4 ms for 3 seats. ``finalize``, ``arena leaderboard``, ``arena web`` and the
 live standings rate every stored match again in schedule order (a 12,000-match tournament
-took seconds). Every match of the arena is the same small case: 2-4 teams of one player,
-ranks with ties, no weights, a fixed draw probability, the package's default backend.
+took seconds). Every match of the arena is the same small case: 3 or 4 teams of one
+player, ranks with ties, no weights, a fixed draw probability, the package's default
+backend (any number of teams from 2 works the same; 2-5 are tested).
 
 The contract is bit-exactness with the package: :func:`rate` runs the schedule of
 ``TrueSkill.run_schedule`` for that case on plain floats, each message a (pi, tau) pair,
@@ -15,10 +16,9 @@ maths stays the package's: the truncation uses the env's own ``v_win``/``w_win``
 ``v_draw``/``w_draw`` and the draw margin ``trueskill.calc_draw_margin``. The package is
 also the fallback: any input this does not cover exactly (a team of several players, a
 ``TrueSkill`` subclass or an instance with a method replaced, a dynamic draw probability,
-another backend, values that are not floats, no ranks) and any arithmetic error on the
-way (``env.rate`` would raise it, or would catch a division by zero this does not
-mirror) goes to ``env.rate`` unchanged. tests/arena/test_ratings_fast.py compares the two
-bit for bit.
+another backend, values that are not floats, no ranks) goes to ``env.rate`` unchanged,
+and so does an arithmetic error on the way: ``env.rate`` then raises it itself.
+tests/arena/test_ratings_fast.py compares the two bit for bit, errors included.
 
 >>> env = trueskill.TrueSkill(draw_probability=0.02)
 >>> teams = [(env.create_rating(),), (env.create_rating(30, 2),), (env.create_rating(),)]
@@ -80,9 +80,8 @@ def rate(
         try:
             return _rate(env, [g[0] for g in rating_groups], ranks)
         except (ArithmeticError, ValueError):
-            # A division by zero env.rate catches (SumFactor.update), or an error it
-            # raises too (w_win's FloatingPointError, sigma 0, a square root of < 0):
-            # either way, its own answer.
+            # An error env.rate meets too (w_win's FloatingPointError, a square root of a
+            # negative, an overflow): let it raise its own, whatever this path would say.
             pass
     rated: list[tuple[trueskill.Rating, ...]] = env.rate(rating_groups, ranks=ranks)
     return rated
@@ -136,6 +135,7 @@ def _rate(
         # SumFactor.down (team perf = 1 * perf): update() over one term.
         d_pi, d_tau = p_pi[i] - 0.0, p_tau[i] - 0.0
         mu = 0.0 + 1 * (d_tau / d_pi if d_pi else d_pi)  # Gaussian.mu: pi and tau / pi
+        # pi_inv += coeff**2 / float(div.pi); its except ZeroDivisionError sets inf.
         pi_inv = 0.0 + 1 / d_pi if d_pi else _INF
         pi = 1.0 / pi_inv
         ts_pi[i], ts_tau[i] = pi, pi * mu
