@@ -75,7 +75,8 @@ def rate(
     env: trueskill.TrueSkill, rating_groups: Sequence[Any], ranks: Sequence[Any]
 ) -> list[tuple[trueskill.Rating, ...]]:
     """``env.rate(rating_groups, ranks=ranks)``, the same ratings to the bit, for teams of
-    one player each (``[(a,), (b,), (c,)]``); anything else is ``env.rate``'s own answer."""
+    one player each (``[(a,), (b,), (c,)]``); anything else is ``env.rate``'s own answer.
+    There are no weights: a caller with weights calls ``env.rate`` itself."""
     if _covered(env, rating_groups, ranks):
         try:
             return _rate(env, [g[0] for g in rating_groups], ranks)
