@@ -613,6 +613,8 @@ class BotRunner:
             log.info("the bot's calls run in %d worker processes (pids %s)", n,
                      ", ".join(map(str, self._procs.pids)))  # fmt: skip
         try:
+            if self._procs is not None:
+                await asyncio.to_thread(self._procs.wait_ready)
             return await self._run()
         finally:
             pool, self._pool = self._pool, None

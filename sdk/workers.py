@@ -32,6 +32,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from multiprocessing import resource_tracker
@@ -50,6 +51,8 @@ log = logging.getLogger("sdk.client")
 HOOKS = ("on_match_start", "on_action", "on_talon_taken", "on_deal_end", "on_match_end")
 #: What a worker ignores: the runner stops it.
 _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+#: How long the runner waits for its workers to load the bot before it connects.
+_READY_S = 60.0
 #: How long a worker asked to stop (its pipe closed) gets before it is killed.
 _STOP_S = 2.0
 
@@ -84,6 +87,8 @@ class _Proc:
         self.conn: Connection = here
         self.pid: int = self.process.pid
         self.alive = True
+        #: Set once the worker has loaded the bot (or died).
+        self.ready = threading.Event()
         self._lock = threading.Lock()
         self._pending: dict[int, Future[tuple[str, Any]]] = {}
         self._ids = itertools.count()
@@ -136,6 +141,9 @@ class _Proc:
                 record = logging.makeLogRecord(msg[1])
                 logging.getLogger(record.name).handle(record)  # (its filters, then handlers)
                 continue
+            if msg[0] == "ready":
+                self.ready.set()
+                continue
             fut = self._pending.pop(msg[1], None)
             if fut is not None:
                 fut.set_result(msg[2])
@@ -143,6 +151,7 @@ class _Proc:
         with self._lock:
             self.alive = False
             pending, self._pending = self._pending, {}
+        self.ready.set()
         for fut in pending.values():
             fut.set_result(("failed", self.died()))
 
@@ -176,6 +185,13 @@ class Processes:
         self._load = [0] * n  # matches in progress, per worker
         self._keys = itertools.count()
         self.closing = False
+
+    def wait_ready(self, timeout: float = _READY_S) -> None:
+        """Until every worker has loaded the bot (at most ``timeout`` seconds): the bot
+        connects only then, so its first match's clock does not run while they import."""
+        end = time.monotonic() + timeout
+        for p in self._procs:
+            p.ready.wait(max(0.0, end - time.monotonic()))
 
     @property
     def pids(self) -> list[int]:
@@ -350,6 +366,7 @@ def serve(conn: Connection, spec: str, name: str, level: int) -> None:
     except BotLoadError as e:
         log.error("a worker process cannot load the bot: %s", e)
         os._exit(1)
+    send(("ready",))
     bots: dict[int, Bot] = {}
 
     def make(key: int, match_id: str) -> tuple[str, frozenset[str], dict[Phase, str]] | None:
