@@ -6,7 +6,9 @@
 One gRPC stream carries all of the bot's matches; a fresh bot instance is made per match
 (from the class or factory given) and its calls are serialized per match, each ``act``
 running in one of the runner's worker threads so a slow bot never stalls the stream or the
-other matches (a bot that says it is ``quick`` is called on the event loop).
+other matches (a bot that says it is ``quick`` is called on the event loop). With
+``workers`` (``arena-bot run --workers N``) each match's bot lives in one of N worker
+processes instead, and the thread waits for its answer (:mod:`sdk.workers`).
 
 Connection handling: the first message is ``Hello``; the token travels in the call
 metadata (``authorization: Bearer <token>``). A lost connection (``UNAVAILABLE``, or

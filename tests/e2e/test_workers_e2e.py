@@ -270,3 +270,62 @@ random = "random"
     assert named is not None, log
     assert "6 match(es)" in log and "0 bot error(s)" in log, log
     assert _gone([int(named[1]), int(named[2])]) == []
+
+
+def test_a_call_that_never_returns_does_not_hold_the_exit(
+    tmp_path: Path, procs: list[subprocess.Popen[str]]
+) -> None:
+    """SIGTERM while the bot's act() never returns in its worker: the bot exits cleanly
+    after its grace (as with threads), and its worker, stuck in the call, is killed."""
+    calls = tmp_path / "calls.txt"
+
+    async def main() -> tuple[int, list[int], float]:
+        ref = Referee(RefereeConfig(decision_ms=300, time_bank_ms=300))
+        for name in ("w", "a", "b"):
+            ref.add_bot(name, f"tok-{name}")
+        server, port = await start_server(ref, port=0)
+        arena = ["--arena", f"127.0.0.1:{port}"]
+        bot = _spawn(calls, BOT, *arena, "--token", "tok-w", "--workers", "1", mode="hang")
+        procs.append(bot)
+        for name in ("a", "b"):
+            procs.append(_spawn(tmp_path / "x", "heuristic", *arena, "--token", f"tok-{name}"))
+        loop = asyncio.get_running_loop()
+        try:
+            assert await ref.wait_for_bots(["w", "a", "b"], timeout=GUARD) == []
+            match = asyncio.create_task(ref.run_match("m1", SHORT, 7, ["w", "a", "b"]))
+            end = time.monotonic() + GUARD
+            while not (calls.exists() and " hang " in calls.read_text()):
+                assert time.monotonic() < end and not match.done()
+                await asyncio.sleep(0.05)
+            workers = _children(bot.pid)
+            bot.send_signal(signal.SIGTERM)
+            t0 = time.monotonic()
+            code = await asyncio.wait_for(loop.run_in_executor(None, bot.wait), GUARD)
+            took = time.monotonic() - t0
+            for p in procs[1:]:
+                p.terminate()
+            await match
+        finally:
+            await server.stop(None)
+        return code, workers, took
+
+    code, workers, took = asyncio.run(main())
+    out = procs[0].stdout.read() if procs[0].stdout else ""
+    assert code == 0, out
+    assert took < 20, out  # the grace (5 s) and the workers' stop, not the call's end
+    hung = {p for m, what, p in _calls(calls) if what == "hang"}
+    assert hung <= set(workers) and _gone(workers) == [], out
+
+
+def test_a_bot_leaving_from_a_worker_leaves_as_from_its_own_process(
+    tmp_path: Path, procs: list[subprocess.Popen[str]]
+) -> None:
+    """``SystemExit(4)`` in act(), in a worker: the bot stops with its exit code, as with
+    threads (the referee plays its seat to the end)."""
+    records, code, out, _ = asyncio.run(
+        _play(tmp_path, procs, ("--workers", "1"), mode="exit", matches=1)
+    )
+    assert code == 4, out
+    assert records[0]["result"]  # (played to its end)
+    assert "stopping: the bot left (exit code 4)" in out
+    assert "Traceback" not in out, out

@@ -2,13 +2,14 @@
 appends a line per call to the file ``PID_BOT_LOG`` names: ``<match id> <what> <pid>``.
 
 ``PID_BOT_MODE`` makes it misbehave when it plays a card: ``raise`` (ValueError),
-``exit`` (it leaves: ``SystemExit(4)``), ``die`` (its process exits, ``os._exit(3)``, the
-first time only: a file beside the log remembers it).
+``exit`` (it leaves: ``SystemExit(4)``), ``hang`` (it never returns), ``die`` (its
+process exits, ``os._exit(3)``, the first time only: a file beside the log remembers it).
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 from engine import Action, Phase, PlayerView
@@ -31,6 +32,9 @@ class PidBot(Bot):
                 raise ValueError("boom")
             if mode == "exit":
                 raise SystemExit(4)
+            if mode == "hang":  # a call that never returns
+                self._note("hang")
+                threading.Event().wait()
             died = Path(os.environ["PID_BOT_LOG"] + ".died")
             if mode == "die" and not died.exists():
                 died.touch()
