@@ -136,7 +136,11 @@ def test_matches_at_once_run_in_worker_processes_of_their_own(
     assert code == 0, out
     assert [r["incidents"] for r in records] == [[], []]
     assert "2 match(es), " in out and "0 bot error(s)" in out
-    pids = {m: {p for mm, _, p in _calls(tmp_path / "calls.txt") if mm == m} for m in ("m1", "m2")}
+    calls = _calls(tmp_path / "calls.txt")
+    # self.match_id and self.deadline set in the worker; the hook it has called, once a match
+    assert {what for _, what, _ in calls} == {"start", "act"}
+    assert sorted(m for m, what, _ in calls if what == "start") == ["m1", "m2"]
+    pids = {m: {p for mm, _, p in calls if mm == m} for m in ("m1", "m2")}
     # each match in one worker for the whole match, the two in two, neither the bot's own
     assert len(pids["m1"]) == len(pids["m2"]) == 1 and pids["m1"] != pids["m2"], pids
     workers = pids["m1"] | pids["m2"]

@@ -25,7 +25,8 @@ class PidBot(Bot):
         self._note("start")
 
     def act(self, view: PlayerView) -> Action:
-        self._note("act")
+        timed = self.deadline is not None and self.deadline.left() > 0
+        self._note("act" if timed else "act-without-a-deadline")
         if view.phase == Phase.PLAYING:
             mode = os.environ.get("PID_BOT_MODE", "")
             if mode == "raise":
