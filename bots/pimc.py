@@ -218,9 +218,12 @@ class PimcBot(Bot):
         if budget.clocked:
             self.stats.clock_stops += 1
             if self.stats.clock_stops == 1:
-                log.warning("pimc: a search was cut by the wall clock, not its budget of work "
-                            "(the machine is much slower or busier than the budget assumes): "
-                            "its decisions now depend on the machine's speed")  # fmt: skip
+                # (The match named: a tournament plays several at once, and one whose
+                # search was cut is one that may not replay the same.)
+                log.warning("pimc: match %s: a search was cut by the wall clock, not its "
+                            "budget of work (the machine is much slower or busier than the "
+                            "budget assumes): its decisions now depend on the machine's speed",
+                            self.match_id or "-")  # fmt: skip
         self.stats.decisions += 1
         self.stats.seconds += time.perf_counter() - start
         return action

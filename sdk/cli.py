@@ -100,16 +100,20 @@ class _OncePerSite(logging.Filter):
             if n > 1:
                 record.msg, record.args = "%s again, %d times so far%s", (start, n, end)
             return True
+        # (A record from a worker process, sdk.workers, says where with its traceback text.)
+        site: tuple[str, str, int, str] | None = getattr(record, "sdk_site", None)
         exc_type, _exc, tb = record.exc_info or (None, None, None)
-        if exc_type is None or tb is None:
+        if site is None and exc_type is not None and tb is not None:
+            frame = _raise_site(tb)
+            site = (exc_type.__name__, frame.filename, frame.lineno or 0, frame.name)
+        if site is None:
             return True
-        site = _raise_site(tb)
-        n = self._count((exc_type.__name__, site.filename, site.lineno or 0))
+        kind, filename, lineno, function = site
+        n = self._count((kind, filename, lineno))
         if n > 1:
             message = record.getMessage()
             record.msg = "%s: %s again in %s (%s:%s), %d times so far"
-            record.args = (message, exc_type.__name__, site.name, Path(site.filename).name,
-                           site.lineno, n)  # fmt: skip
+            record.args = (message, kind, function, Path(filename).name, lineno, n)
             record.exc_info, record.exc_text = None, None
         return True
 
@@ -292,6 +296,12 @@ def _die_with_launcher() -> None:
     show_default=True,
     help="Give up after the arena has been unreachable this many seconds.",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 256),  # (a typo of 10**6 must not start a million processes)
+    help="Run the bot's calls in N worker processes, each match's bot in one of them "
+    "(a CPU-bound bot playing several matches at once gets a core per match).",
+)
 @click.option("--log-level", type=click.Choice(_LEVELS), default="info", show_default=True)
 def run(
     bot: str,
@@ -303,6 +313,7 @@ def run(
     once: bool,
     matches: int | None,
     retry_for: float,
+    workers: int | None,
     log_level: str,
 ) -> None:
     """Connect BOT to an arena and play every match it is seated in.
@@ -330,6 +341,8 @@ def run(
             matches=1 if once else matches,
             name=name,
             retry_for=retry_for,
+            workers=workers,
+            spec=bot,
         )
     except (ArenaAuthError, ArenaTLSError) as e:  # a mistake in the set-up: final
         _leave(2, f"arena-bot: {e}")

@@ -6,7 +6,9 @@
 One gRPC stream carries all of the bot's matches; a fresh bot instance is made per match
 (from the class or factory given) and its calls are serialized per match, each ``act``
 running in one of the runner's worker threads so a slow bot never stalls the stream or the
-other matches (a bot that says it is ``quick`` is called on the event loop).
+other matches (a bot that says it is ``quick`` is called on the event loop). With
+``workers`` (``arena-bot run --workers N``) each match's bot lives in one of N worker
+processes instead, and the thread waits for its answer (:mod:`sdk.workers`).
 
 Connection handling: the first message is ``Hello``; the token travels in the call
 metadata (``authorization: Bearer <token>``). A lost connection (``UNAVAILABLE``, or
@@ -73,7 +75,9 @@ from sdk.local import (
     hook_view,
     make_bot,
     overrides,
+    stops_the_bot,
 )
+from sdk.workers import Processes, Remote
 
 __all__ = [
     "ArenaAuthError",
@@ -468,7 +472,7 @@ def _tell_bank(m: _Match, bot: Bot, view: PlayerView, deadline: Deadline) -> Non
         return
     m.bank_told = True
     over = used - deadline.limit_s
-    method = f"{type(bot).__name__}.{_method(bot, view)}"
+    method = _what(bot, view)
     if over >= deadline.bank_s:
         # Past the bank too (by this clock, which starts after the referee's): a timeout,
         # not bank spent ("the time bank paid 0 ms" of a limit with no bank, say).
@@ -537,6 +541,8 @@ class BotRunner:
         max_backoff: float = 30.0,
         retry_for: float | None = 600.0,
         welcome_timeout: float = _WELCOME_TIMEOUT_S,
+        workers: int | None = None,
+        spec: str | None = None,
     ) -> None:
         self.factory = bot
         self.arena = arena
@@ -551,6 +557,12 @@ class BotRunner:
         self.max_backoff = max_backoff
         self.retry_for = retry_for
         self.welcome_timeout = welcome_timeout
+        if workers is not None and (workers < 1 or not spec):
+            raise ValueError("workers must be at least 1, and need the bot's spec (file.py:Class)")
+        #: ``(spec, n)``: the bot's calls run in n worker processes (sdk.workers), each
+        #: loading the bot from spec; ``None``: in this process's threads.
+        self.workers = None if workers is None or spec is None else (spec, workers)
+        self._procs: Processes | None = None
         self.summary = RunSummary()
         self._matches: dict[str, _Match] = {}
         #: Matches played without the bot, and why: its bot could not be made (the factory
@@ -562,8 +574,8 @@ class BotRunner:
         self._hurry = asyncio.Event()
         self._pool: _Workers | None = None
         self._out: _Outbox | None = None
-        #: Whether quick bots may still be asked inline (see _SLOW_S).
-        self._inline = True
+        #: Whether quick bots may still be asked inline (see _SLOW_S): never with workers.
+        self._inline = workers is None
         self._rng = random.Random()  # jitter only; never the global generator
 
     # ------------------------------------------------------------------ control
@@ -596,12 +608,23 @@ class BotRunner:
         A bot call still running at the end is not waited for (see
         :func:`bot_calls_running`).
         """
+        if self.workers is not None:
+            # Started now, so that they have loaded the bot by its first match.
+            spec, n = self.workers
+            self._procs = Processes(spec, n, self.name)
+            log.info("the bot's calls run in %d worker processes (pids %s)", n,
+                     ", ".join(map(str, self._procs.pids)))  # fmt: skip
         try:
+            if self._procs is not None:
+                await asyncio.to_thread(self._procs.wait_ready)
             return await self._run()
         finally:
             pool, self._pool = self._pool, None
             if pool is not None:  # calls not started are dropped; running ones go on
                 pool.shutdown()
+            procs, self._procs = self._procs, None
+            if procs is not None:  # (a call still running in one is not waited for)
+                procs.shutdown()
 
     async def _run(self) -> RunSummary:
         attempt = 0
@@ -875,7 +898,7 @@ class BotRunner:
         where = ""
         if m is not None and m.view_rid == r.request_id:
             v = m.view
-            method = "" if m.bot is None else f"{type(m.bot).__name__}.{_method(m.bot, v)}, "
+            method = "" if m.bot is None else f"{_what(m.bot, v)}, "
             where = f" ({method}deal {v.deal_number + 1}, {v.phase})"
         if r.HasField("fallback"):
             try:
@@ -901,7 +924,7 @@ class BotRunner:
                             "action.give.to", f"seat {seat} gives to itself"
                         )
                 view = hook_view(m.view)
-                self._schedule(m, "on_action", lambda bot: bot.on_action(view, seat, action))
+                self._schedule(m, "on_action", view, seat, action)
             return
         if kind == "talon_taken":
             if m.on_talon_taken and not self._repeated(m, ev, kind):
@@ -917,7 +940,7 @@ class BotRunner:
                         "deal's) the bot was told of already: ignored", m.match_id,
                         number + 1)  # fmt: skip
             return
-        if m.bot is not None and not overrides(m.bot, "on_deal_end"):
+        if m.bot is not None and not _has(m.bot, "on_deal_end"):
             m.last_deal = number
             return  # not overridden: nothing to run
         result = deal_result_from_pb(ev.deal_ended, m.ruleset.players)
@@ -925,7 +948,7 @@ class BotRunner:
         # The view as it is now, when the deal's end comes: the last one the bot was given
         # (the next request, in this very message, will replace m.view before the hook runs).
         view = hook_view(m.view)
-        self._schedule(m, "on_deal_end", lambda bot: bot.on_deal_end(view, result))
+        self._schedule(m, "on_deal_end", view, result)
 
     def _on_talon_taken(self, m: _Match, t: pb.TalonTaken) -> None:
         declarer = t.seat
@@ -937,7 +960,7 @@ class BotRunner:
             raise MalformedMessageError("talon_taken.cards", "not a talon: a card twice")
         talon = cards or None
         view = hook_view(m.view)
-        self._schedule(m, "on_talon_taken", lambda bot: bot.on_talon_taken(view, declarer, talon))
+        self._schedule(m, "on_talon_taken", view, declarer, talon)
 
     @staticmethod
     def _repeated(m: _Match, ev: pb.Event, kind: str) -> bool:
@@ -1025,33 +1048,31 @@ class BotRunner:
         self._chain(m, self._make(m, hook_view(view)))
 
     async def _make(self, m: _Match, start: PlayerView) -> None:
+        procs = self._procs
         try:
-            bot = await self._in_thread(f"{self.name}() for match {m.match_id}",
-                                        lambda: make_bot(self.factory))  # fmt: skip
+            bot = await self._in_thread(
+                f"{self.name}() for match {m.match_id}",
+                (lambda: _make_here(self.factory, self.name, m.match_id))
+                if procs is None
+                else (lambda: procs.make(m.match_id)),
+            )
         except (SystemExit, KeyboardInterrupt) as e:
             self._bot_left(e)
             return
-        except BaseException as e:
-            if _cancelled(e):  # (the bot's SystemExit, KeyboardInterrupt: above)
-                raise
-            # The bot's own bug, like a raising act(): it must not stop the runner (and its
-            # other matches). That match goes on without the bot: its requests are left
-            # unanswered, so the referee plays the seat on its deadline (strikes, forfeit).
+        if bot is None:
+            # The bot's own bug (logged), like a raising act(): it must not stop the runner
+            # (and its other matches). That match goes on without the bot: its requests are
+            # left unanswered, so the referee plays the seat on its deadline.
             if self._matches.pop(m.match_id, None) is not None:
                 self._unmade[m.match_id] = _UNMADE
             self.summary.errors += 1
-            log.error(
-                "match %s: cannot make the bot %s (%s: %s); the match goes on without it: its "
-                "requests are not answered (the referee's deadline plays the seat)",
-                m.match_id, self.name, type(e).__name__, e, exc_info=bot_exc_info(e),
-            )  # fmt: skip
             return
         bot.match_id = m.match_id
         m.bot = bot
-        m.on_action = overrides(bot, "on_action")
-        m.on_talon_taken = overrides(bot, "on_talon_taken")
-        if overrides(bot, "on_match_start"):
-            await self._hook(m, bot, "on_match_start", lambda b: b.on_match_start(start))
+        m.on_action = _has(bot, "on_action")
+        m.on_talon_taken = _has(bot, "on_talon_taken")
+        if _has(bot, "on_match_start"):
+            await self._hook(m, bot, "on_match_start", start)
 
     def _on_request(self, req: pb.DecisionRequest, out: _Outbox) -> None:
         m = self._matches.get(req.match_id)
@@ -1137,7 +1158,11 @@ class BotRunner:
                 else:
                     action, kind = await self._in_thread(
                         f"act in match {m.match_id}",
-                        lambda: decide(bot, view, log, deadline=deadline, match_id=m.match_id),
+                        (lambda: bot.decide(view, deadline))
+                        if isinstance(bot, Remote)
+                        else (
+                            lambda: decide(bot, view, log, deadline=deadline, match_id=m.match_id)
+                        ),
                     )
                     self._count(kind)
                     if deadline is not None and not m.bank_told:
@@ -1228,6 +1253,18 @@ class BotRunner:
 
     def _on_match_ended(self, me: pb.MatchEnded) -> None:
         m = self._matches.pop(me.match_id, None)
+        self._match_over(me, m)
+        if m is not None and self._procs is not None:
+            # After its last hook, in the match's order: the worker forgets the bot, and
+            # has one match fewer in progress.
+            self._chain(m, self._release(m))
+
+    @staticmethod
+    async def _release(m: _Match) -> None:
+        if isinstance(m.bot, Remote):
+            m.bot.close()
+
+    def _match_over(self, me: pb.MatchEnded, m: _Match | None) -> None:
         # The end of a match under way is progress; one the bot was told of already is
         # not: the referee sends it again on every stream until the bot's next answer.
         if m is not None or me.match_id in self._unmade:
@@ -1269,8 +1306,8 @@ class BotRunner:
         log.info("match %s ended: scores %s, places %s", me.match_id, list(result.scores),
                  list(result.places))  # fmt: skip
         view = hook_view(view)  # a last view of requests had legal actions: not for a hook
-        if m.bot is None or overrides(m.bot, "on_match_end"):
-            self._schedule(m, "on_match_end", lambda bot: bot.on_match_end(view, result))
+        if m.bot is None or _has(m.bot, "on_match_end"):
+            self._schedule(m, "on_match_end", view, result)
         # Counted now, not after the hook (a bot call that never returns held the count at
         # 0 for ever); but a last match stops the runner only after its hook has run, in
         # the match's order: stopping at once cut a slow hook off, or cancelled it unrun.
@@ -1301,37 +1338,29 @@ class BotRunner:
         asyncio.get_running_loop().call_later(_LAST_STEPS_S, backstop)
 
     # ------------------------------------------------------------------ per-match order
-    def _schedule(self, m: _Match, what: str, fn: Callable[[Bot], object]) -> None:
-        """Run hook ``what`` (``fn(bot)``) in the match's order, if the bot was made and
-        overrides it."""
+    def _schedule(self, m: _Match, what: str, *args: object) -> None:
+        """Run hook ``what`` (``bot.what(*args)``) in the match's order, if the bot was made
+        and overrides it."""
 
         async def job() -> None:
             bot = m.bot
-            if bot is not None and overrides(bot, what):
-                await self._hook(m, bot, what, fn)
+            if bot is not None and _has(bot, what):
+                await self._hook(m, bot, what, *args)
 
         self._chain(m, job())
 
-    async def _hook(self, m: _Match, bot: Bot, what: str, fn: Callable[[Bot], object]) -> None:
-        where = f"match {m.match_id}: "
-
-        def call() -> str | None:
-            bot.deadline = None  # hooks are not timed: not the last decision's, spent, deadline
-            return hook_result(bot, what, fn(bot), log, where)
-
+    async def _hook(self, m: _Match, bot: Bot, what: str, *args: object) -> None:
         try:
-            problem = await self._in_thread(f"{what} in match {m.match_id}", call)
+            failed = await self._in_thread(
+                f"{what} in match {m.match_id}",
+                (lambda: bot.hook(what, args))
+                if isinstance(bot, Remote)
+                else (lambda: _run_hook(bot, what, args, m.match_id)),
+            )
         except (SystemExit, KeyboardInterrupt) as e:  # it leaves from a hook as from act()
             self._bot_left(e)
-        except BaseException as e:
-            if _cancelled(e):  # (the bot's SystemExit, KeyboardInterrupt: above)
-                raise
-            self.summary.errors += 1
-            # The class, as the lines for a decision name it (``name`` may be anyone's).
-            log.error("%s raised in %s (match %s)", type(bot).__name__, what, m.match_id,
-                      exc_info=bot_exc_info(e))  # fmt: skip
         else:
-            self.summary.errors += problem is not None  # an ``async def`` hook (logged)
+            self.summary.errors += failed
 
     async def _in_thread(self, what: str, fn: Callable[[], _T]) -> _T:
         """``fn()`` (a call of the bot's, ``what``) in the runner's worker threads, not
@@ -1404,12 +1433,52 @@ class BotRunner:
                 t.cancel()
 
 
-def _cancelled(e: BaseException) -> bool:
-    """Whether ``e`` is this task's cancellation (a stop cuts a match's step short): the
-    runner's ``CancelledError``, not one the bot's call raised in its thread, which the
-    same ``await`` gives back the same way."""
-    task = asyncio.current_task()
-    return isinstance(e, asyncio.CancelledError) and task is not None and task.cancelling() > 0
+def _make_here(factory: BotFactory, name: str, match_id: str) -> Bot | None:
+    """A bot for ``match_id`` from ``factory``; ``None`` (logged) if making it raised, the
+    bot's own bug (its ``SystemExit`` and ``KeyboardInterrupt`` go on: it leaves)."""
+    try:
+        return make_bot(factory)
+    except BaseException as e:
+        if stops_the_bot(e):
+            raise
+        log.error(
+            "match %s: cannot make the bot %s (%s: %s); the match goes on without it: its "
+            "requests are not answered (the referee's deadline plays the seat)",
+            match_id, name, type(e).__name__, e, exc_info=bot_exc_info(e),
+        )  # fmt: skip
+        return None
+
+
+def _run_hook(bot: Bot, what: str, args: tuple[object, ...], match_id: str) -> bool:
+    """Hook ``what`` of ``bot``, given ``args``; whether it failed (raised, or is ``async
+    def``: logged). The bot's ``SystemExit`` and ``KeyboardInterrupt`` go on: it leaves.
+    (Caught here, in the call's thread: a ``CancelledError`` of the bot's own is its bug,
+    never taken for the runner's cancellation.)"""
+    bot.deadline = None  # hooks are not timed: not the last decision's, spent, deadline
+    try:
+        return (
+            hook_result(bot, what, getattr(bot, what)(*args), log, f"match {match_id}: ")
+            is not None
+        )
+    except BaseException as e:
+        if stops_the_bot(e):
+            raise
+        # The class, as the lines for a decision name it (``name`` may be anyone's).
+        log.error("%s raised in %s (match %s)", type(bot).__name__, what, match_id,
+                  exc_info=bot_exc_info(e))  # fmt: skip
+        return True
+
+
+def _has(bot: Bot, hook: str) -> bool:
+    """Whether ``bot`` has its own ``hook`` (one in a worker: as its worker said)."""
+    return hook in bot.hooks if isinstance(bot, Remote) else overrides(bot, hook)
+
+
+def _what(bot: Bot, view: PlayerView) -> str:
+    """The bot's method that decides ``view``, with its class: "Mine.play() (mine.py:12)"."""
+    if isinstance(bot, Remote):
+        return bot.methods.get(view.phase, bot.name)
+    return f"{type(bot).__name__}.{_method(bot, view)}"
 
 
 def _check_request_view(view: PlayerView) -> None:
@@ -1482,10 +1551,15 @@ def run(
     matches: int | None = None,
     name: str | None = None,
     retry_for: float | None = 600.0,
+    workers: int | None = None,
+    spec: str | None = None,
 ) -> RunSummary:
     """Play ``bot`` (a class or factory) in the arena at ``arena`` until stopped.
 
     Blocks; SIGINT/SIGTERM stop it cleanly. ``matches``: return after that many matches.
+    ``workers``: the bot's calls run in that many worker processes (see
+    :mod:`sdk.workers`), each loading the bot from ``spec`` (``"file.py:Class"``, a name
+    ``arena-bot run`` takes), which ``bot`` must be the class of.
     Raises :class:`ArenaAuthError` (the token is refused), :class:`ArenaTLSError` (the TLS
     handshake failed) or :class:`ArenaError`, the base of both (see :meth:`BotRunner.run`);
     all three are in ``sdk`` too.
@@ -1497,9 +1571,8 @@ def run(
         raise ArenaAuthError(f"{problem}: check --token / ARENA_TOKEN")
 
     async def main() -> RunSummary:
-        runner = BotRunner(
-            bot, arena, token, tls=tls, ca=ca, matches=matches, name=name, retry_for=retry_for
-        )
+        runner = BotRunner(bot, arena, token, tls=tls, ca=ca, matches=matches, name=name,
+                           retry_for=retry_for, workers=workers, spec=spec)  # fmt: skip
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):

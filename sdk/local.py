@@ -326,7 +326,12 @@ _PHASE_METHODS = {
 def _method(bot: Bot, view: PlayerView) -> str:
     """The method of ``bot`` that answered ``view``, with where it is defined: ``act()`` if
     the bot overrides it, else the phase method ``Bot.act`` dispatches to."""
-    name = "act" if type(bot).act is not Bot.act else _PHASE_METHODS.get(view.phase, "act")
+    return method_of(bot, view.phase)
+
+
+def method_of(bot: Bot, phase: Phase) -> str:
+    """:func:`_method` for a view in ``phase`` (``"play() (mine.py:12)"``)."""
+    name = "act" if type(bot).act is not Bot.act else _PHASE_METHODS.get(phase, "act")
     code = getattr(getattr(type(bot), name, None), "__code__", None)
     if code is None:
         return f"{name}()"

@@ -136,6 +136,9 @@ class BotSpec:
     #: A digest of the bot's code as the config was loaded (:func:`code_digest`): editing
     #: the bot makes another tournament, rather than mixing two versions' results.
     code: str | None = None
+    #: ``"sdk"`` bots: ``arena-bot run --workers N`` (the bot's calls in N processes).
+    #: Not part of :meth:`identity`: how many cores the bot computes on is no other bot.
+    workers: int | None = None
 
     @property
     def is_local(self) -> bool:
@@ -399,7 +402,10 @@ _TOP_KEYS = {
     "concurrency", "db", "out", "host", "port", "bot_wait_s", "match_timeout_s",
     "deadlines", "ratings", "referee", "tls", "deals",
 }  # fmt: skip
-_BOT_KEYS = {"bot", "command", "remote", "token", "token_env", "env", "cwd"}
+#: The most worker processes a bot may have (``arena-bot run --workers``): more than any
+#: machine here has cores, and a typo of 10**6 must not fork-bomb the organiser's machine.
+MAX_WORKERS = 256
+_BOT_KEYS = {"bot", "command", "remote", "token", "token_env", "env", "cwd", "workers"}
 _DEADLINE_KEYS = {"decision_ms", "time_bank_ms"}
 _RATING_KEYS = {"draw_probability"}
 _REFEREE_KEYS = {"max_strikes", "reconnect_grace_s"}
@@ -1060,6 +1066,12 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
     if cwd is not None and not _holds(cwd, Path.is_dir):
         raise err(f"{key}.cwd", f"no such directory: {cwd}")
     kind = kinds[0]
+    if "workers" in entry and kind != "bot":
+        raise err(f"{key}.workers", f"only a bot = \"...\" entry takes workers (arena-bot run "
+                  f"--workers N): a {kind} bot runs in its own process(es)")  # fmt: skip
+    workers = _get(entry, "workers", int, None, err, f"{key}.")
+    if workers is not None and not 1 <= workers <= MAX_WORKERS:
+        raise err(f"{key}.workers", f"must be from 1 to {MAX_WORKERS}, got {workers}")
     if kind != "remote":
         for k in ("token", "token_env"):
             if k in entry:
@@ -1093,7 +1105,8 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
                 "or a module:Class, or a file.py[:Class])",
             )
         code = code_digest(_code_files(spec, (), cwd))
-        return BotSpec(name=name, kind="sdk", bot=spec, env=env, cwd=cwd, code=code)
+        return BotSpec(name=name, kind="sdk", bot=spec, env=env, cwd=cwd, code=code,
+                       workers=workers)  # fmt: skip
     if kind == "command":
         raw = entry["command"]
         if isinstance(raw, str):

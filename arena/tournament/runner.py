@@ -287,8 +287,9 @@ def bot_command(
         # organiser's named `bots` hid the bundled bots (the loader still looks there for a
         # `module:Class` bot, after the bundled ones are found).
         tls = [] if ca is None else ["--ca", str(ca)]
+        workers = [] if spec.workers is None else ["--workers", str(spec.workers)]
         return [sys.executable, "-P", "-m", "sdk.cli", "run", spec.bot, "--arena", arena,
-                "--retry-for", "60", *tls]  # fmt: skip
+                "--retry-for", "60", *tls, *workers]  # fmt: skip
     values = {"python": sys.executable, "arena": arena, "host": host, "port": str(port),
               "token": token, "name": spec.name, "ca": "" if ca is None else str(ca)}  # fmt: skip
     return [a.format(**values) for a in spec.command]

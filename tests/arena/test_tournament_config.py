@@ -165,6 +165,13 @@ def test_bundled_default_configs_are_valid(monkeypatch: pytest.MonkeyPatch) -> N
         (BASE + 'd = { bot = "random", env = { A = "x\\u0000" } }\n', "bots.d.env.A", "NUL"),
         (BASE + 'd = { command = ["x\\u0000y"] }\n', "bots.d.command", "NUL"),
         ("deals = 1\n" + BASE, "deals", "expected a string"),
+        (BASE + 'd = { bot = "random", workers = 0 }\n', "bots.d.workers", "from 1 to 256"),
+        (BASE + 'd = { bot = "random", workers = 257 }\n', "bots.d.workers", "got 257"),
+        (BASE + 'd = { bot = "random", workers = "2" }\n', "bots.d.workers", "an integer"),
+        (BASE + 'd = { bot = "random", workers = true }\n', "bots.d.workers", "an integer"),
+        (BASE + 'd = { bot = "random", workers = 1.5 }\n', "bots.d.workers", "an integer"),
+        (BASE + 'd = { command = ["x"], workers = 2 }\n', "bots.d.workers", "a command bot"),
+        (BASE + 'd = { remote = true, token = "t", workers = 2 }\n', "bots.d.workers", "remote"),
         ("name = [\n", "file", "not valid TOML"),
     ],
 )
@@ -216,6 +223,19 @@ def test_bot_commands_trust_the_arena_certificate(tmp_path: Path) -> None:
     assert bot_command(command_bot, host="localhost", port=5, token="t", ca=ca)[1:] == [
         "bot.py", "localhost:5", "--ca", str(ca)
     ]  # fmt: skip
+
+
+def test_a_bots_workers_are_passed_on_to_arena_bot_run(tmp_path: Path) -> None:
+    from arena.tournament.runner import bot_command
+
+    cfg = load_config(_write(tmp_path, BASE + 'd = { bot = "pimc", workers = 3 }\n'))
+    plain, pimc = cfg.bots[0], cfg.bots[3]
+    assert pimc.workers == 3 and plain.workers is None
+    assert bot_command(pimc, host="localhost", port=5, token="t")[-2:] == ["--workers", "3"]
+    assert "--workers" not in bot_command(plain, host="localhost", port=5, token="t")
+    # how many cores a bot computes on is no other bot: the same tournament resumes
+    same = load_config(_write(tmp_path, BASE + 'd = "pimc"\n'))
+    assert cfg.tournament_id == same.tournament_id
 
 
 def test_missing_file(tmp_path: Path) -> None:

@@ -253,3 +253,20 @@ def test_a_view_the_sampler_refuses_is_played_legally_and_said(
     assert asked >= 2 and bot.stats.sampler_errors == asked
     said = [r for r in caplog.records if "no deal consistent with the view" in r.getMessage()]
     assert len(said) == 1 and said[0].exc_info is not None
+
+
+def test_a_search_cut_by_the_clock_is_said_naming_its_match(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The warning named no match: with several played at once (a tournament), which one
+    may not replay the same could not be told."""
+    bot = PimcBot(budget=0.3, seed=1)
+    bot.safety = 1e-9  # the wall clock cuts every search at once
+    bot.match_id = "t-m00007"
+    g = Game.new("classic", 11, ["p0", "p1", "p2"])
+    while g.to_act is not None and observe(g, g.to_act).phase != Phase.PLAYING:
+        g.apply(observe(g, g.to_act).legal_actions[0], seat=g.to_act)
+    assert g.to_act is not None
+    with caplog.at_level("WARNING", logger="bots.pimc"):
+        bot.act(observe(g, g.to_act))
+    assert "pimc: match t-m00007: a search was cut by the wall clock" in caplog.text

@@ -839,7 +839,7 @@ def test_a_hook_cancelled_at_a_stop_is_no_bot_error(
             runner._chain(m, runner._make(m, view))
         else:
             m.bot = Slow()
-            runner._schedule(m, "on_match_end", lambda b: b.on_match_end(view, None))  # type: ignore[arg-type]
+            runner._schedule(m, "on_match_end", view, None)
         await asyncio.sleep(0.1)
         runner._hurry.set()  # a second signal: what is left is cancelled
         await runner._drain(timeout=0.1)

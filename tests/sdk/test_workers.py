@@ -127,3 +127,24 @@ def test_a_thread_that_cannot_start_leaves_no_call_behind(monkeypatch: Any) -> N
         assert ran == ["next"] and w._threads == 1
     finally:
         w.shutdown()
+
+
+def test_a_bot_in_a_worker_process_has_the_hooks_and_methods_of_its_class() -> None:
+    """``arena-bot run --workers``: the runner calls only the hooks the bot's class
+    overrides, and names its methods as for a bot in its own process."""
+    from pathlib import Path
+
+    from engine import Phase
+    from sdk.workers import Processes
+
+    spec = f"{Path(__file__).parents[1] / 'support' / 'pid_bot.py'}:PidBot"
+    procs = Processes(spec, 1, "PidBot")
+    try:
+        procs.wait_ready(GUARD)
+        bot = procs.make("m1")
+        assert bot is not None and bot.name == "PidBot" and bot.match_id == "m1"
+        assert bot.hooks == {"on_match_start"}
+        assert bot.methods[Phase.PLAYING].startswith("PidBot.act() (pid_bot.py:")
+        bot.close()
+    finally:
+        procs.shutdown()
