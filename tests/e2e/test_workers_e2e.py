@@ -16,7 +16,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -82,18 +81,6 @@ def _calls(log: Path) -> list[tuple[str, str, int]]:
         match, what, pid = line.split()
         out.append((match, what, int(pid)))
     return out
-
-
-@pytest.fixture
-def procs() -> Iterator[list[subprocess.Popen[str]]]:
-    started: list[subprocess.Popen[str]] = []
-    yield started
-    for p in started:
-        if p.poll() is None:
-            p.kill()
-        p.wait()
-        if p.stdout is not None:
-            p.stdout.close()
 
 
 async def _play(
