@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import pytest
 
-from engine import Bid, BidError, Game, Play, Ruleset, Suit, parse_card
+from engine import Bid, BidError, Game, Play, Ruleset, Suit, parse_card, parse_cards
 from tests.engine.test_rule_cases_external import (
+    NAMES3,
     SOLID,
+    SOLID_GIVES,
+    SOLID_PLAY,
     F,
     L,
     S,
@@ -185,3 +188,26 @@ def test_a_marriage_completed_by_a_passed_card_is_declared_by_its_receiver() -> 
     g.apply(Play(parse_card("KH"), declare=True), seat=S)
     assert g.trump is Suit.HEARTS and g.marriages == ((S, Suit.HEARTS),)
     assert g.marriage_points(S) == 100 and g.card_points(S) == 16
+
+
+# =========================================================================== no house rule
+def test_no_bolt_rule_three_deals_without_a_trick_cost_nothing() -> None:
+    # RULES.md has no "bolt" (a deal without a trick) penalty, in the rule book or among the
+    # options (nor do the source texts): a defender who takes nothing three deals running
+    # scores 0 + 0 + 0. Seat 0 holds SOLID's F hand every deal (the dealer moves on, so he
+    # is first hand, last hand, then second hand and wins the bidding each time), seat 1
+    # S's and seat 2 L's; seat 0 sweeps every trick (§10: "+contract (never more)").
+    hands = [parse_cards(SOLID[0][seat]) for seat in (F, S, L)]
+    deal = (hands, parse_cards(SOLID[1]))
+    g = Game.new(ruleset(), 1, NAMES3, deals={0: deal, 1: deal, 2: deal}, dealer=2)
+    for auction in (
+        ((1, "pass"), (2, "pass")),  # dealer 2: seat 0 first hand, committed to 100
+        ((2, "pass"), (0, "bid 105"), (1, "pass")),  # dealer 0: seat 1 committed
+        ((0, "bid 105"), (1, "pass"), (2, "pass")),  # dealer 1: seat 2 committed
+    ):
+        acts(g, *auction, *SOLID_GIVES)
+        acts(g, (0, f"contract {g.bid}"))
+        play_tricks(g, *SOLID_PLAY)
+        assert last(g).card_points == (120, 0, 0)
+    assert [r.deltas for r in g.deal_results] == [(100, 0, 0), (105, 0, 0), (105, 0, 0)]
+    assert g.scores == (310, 0, 0)
