@@ -540,11 +540,12 @@ def try_(
         # traceback is what this error replaced).
         tb = e.__cause__.__traceback__ if e.__cause__ is not None else None
         site = "" if tb is None else _where(_raise_site(tb))
-        console.print(Text(f"error: {e}{site}; no results", style="red"))
+        console.print(Text(f"error: {e}{site}; no results", style="red"), soft_wrap=True)
         sys.exit(1)
     except SystemExit as e:  # the bot left (a person typing "quit", say): no table
         console.print(
-            escape(f"the series stopped: a seat left it (SystemExit {e.code!r}); no results")
+            escape(f"the series stopped: a seat left it (SystemExit {e.code!r}); no results"),
+            soft_wrap=True,
         )
         raise
     what = (
@@ -564,10 +565,11 @@ def try_(
                 console.print(
                     f"[yellow]warning:[/yellow] {tried} timed out {times} ({at}; "
                     "counted in its incidents): an arena plays the fallback for each and "
-                    "counts a strike (3 strikes forfeit a match by default)"
+                    "counts a strike (3 strikes forfeit a match by default)",
+                    soft_wrap=True,
                 )
             else:
-                console.print(f"{tried} never timed out ({at})")
+                console.print(f"{tried} never timed out ({at})", soft_wrap=True)
         elif slowest > _ARENA_LIMIT_S and not interactive:
             # Where it was (the match, the deal, the method): the seed replays it.
             console.print(
@@ -575,17 +577,19 @@ def try_(
                 "decision "
                 f"took {slowest * 1000:.0f} ms ({escape(at)}): an arena allows "
                 f"{_ARENA_LIMIT_S * 1000:.0f} ms per decision by default (and a time bank of "
-                "10 s per match for the excess; --decision-ms rehearses it)"
+                "10 s per match for the excess; --decision-ms rehearses it)",
+                soft_wrap=True,
             )
     else:
-        console.print(escape(f"{what}: no results"))
+        console.print(escape(f"{what}: no results"), soft_wrap=True)
     if result.capped:
         cap = max_deals or resolved.max_deals
         why = (" (does the bot ever bid? a player on the barrel needs contracts to finish); "
                "--max-deals N sets the cap") if default_cap else ""  # fmt: skip
         console.print(
             f"[yellow]note:[/yellow] {result.capped} of {plural(result.matches, 'match')} "
-            f"reached the cap of {plural(cap, 'deal')} before anyone won{why}"
+            f"reached the cap of {plural(cap, 'deal')} before anyone won{why}",
+            soft_wrap=True,
         )
     if stopped:
         sys.exit(130)  # 128 + SIGINT, as a shell reports a command that Ctrl-C stopped
@@ -616,7 +620,7 @@ def _print_results(console: Console, result: SeriesResult, title: str) -> None:
         )
     console.print(table)
     times = ", ".join(f"{printable(e.name)} {e.slowest * 1000:.1f} ms" for e in result.entries)
-    console.print(escape(f"slowest decision: {times}"))
+    console.print(escape(f"slowest decision: {times}"), soft_wrap=True)
 
 
 def _human_command() -> click.Command:

@@ -580,6 +580,29 @@ def test_a_lock_file_that_cannot_be_opened_is_named(tmp_path: Path) -> None:
     _fails(r, 1, "cannot open the lock file", lock.name)
 
 
+def test_a_long_path_in_a_message_is_never_broken_across_lines(tmp_path: Path) -> None:
+    """Defect: rich wrapped messages at 80 columns inside words, so a path (or the command a
+    message gives to paste) came out cut in two ("t.sqlite. lock"): the organiser copying it
+    got a path that does not exist. Messages are soft-wrapped now: one line, the terminal wraps."""
+    deep = tmp_path / ("a-directory-with-a-long-name-" * 3)
+    deep.mkdir()
+    path = _stored_tournament(deep)
+    cfg = load_config(path)
+    lock = cfg.db.with_name(cfg.db.name + ".lock")
+    lock.mkdir()
+    r = _invoke(arena, ["tournament", "--config", str(path), "--no-progress"])
+    assert r.exit_code == 1, r.output
+    assert f"cannot open the lock file {lock} " in r.output, r.output
+    lock.rmdir()
+    (deep / "file").write_text("")
+    bad = deep / "file" / "x.json"
+    r = _invoke(
+        arena, ["leaderboard", "--config", str(path), "--format", "json", "--out", str(bad)]
+    )
+    assert r.exit_code == 1, r.output
+    assert f"--out {bad}: cannot write {deep / 'file'}: a file, not a directory" in r.output
+
+
 def test_a_key_that_is_not_the_certificates_is_named(tmp_path: Path) -> None:
     """Defect: a TLS key of another certificate was reported as "cannot start the referee:
     Failed to bind to address" (gRPC's only word on it)."""

@@ -55,7 +55,8 @@ def leaderboard(
     list_only: bool,
 ) -> None:
     """Print or export the leaderboard of a stored tournament."""
-    err = Console(stderr=True)
+    # soft_wrap: a path or a command in a message stays on one line, whole, to be copied
+    err = Console(stderr=True, soft_wrap=True)
     if fmt is None:  # (else `--out standings.html` would get the text table)
         try:
             is_dir = out is not None and out.is_dir()

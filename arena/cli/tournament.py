@@ -141,7 +141,7 @@ def tournament(
         raise click.UsageError(str(e)) from e
     except KeyboardInterrupt:  # click would say "Aborted!" and exit 1
         err_console.print("[yellow]Interrupted[/] before the tournament started: nothing "
-                          "was played or stored.")  # fmt: skip
+                          "was played or stored.", soft_wrap=True)  # fmt: skip
         sys.exit(130)
     t0 = time.monotonic()
     options = RunOptions(
@@ -160,12 +160,14 @@ def tournament(
             if done is None:  # (before every bot had come: the tournament was not stored)
                 err_console.print(
                     f"[yellow]Interrupted ({name}) before the first match.[/] Nothing was "
-                    "played or stored: run the same command again to start the tournament."
+                    "played or stored: run the same command again to start the tournament.",
+                    soft_wrap=True,
                 )
             elif done >= cfg.total_matches:  # (the signal came as the last match was stored)
                 err_console.print(
                     f"[yellow]Interrupted ({name}) as the tournament ended.[/] Every match "
-                    f"({done}) is stored in {escape(str(cfg.db))}: there is nothing to resume."
+                    f"({done}) is stored in {escape(str(cfg.db))}: there is nothing to resume.",
+                    soft_wrap=True,
                 )
             else:
                 err_console.print(
@@ -175,12 +177,15 @@ def tournament(
                     + (" without --fresh" if not resume else "")
                     + " to resume (the "
                     "matches in progress, up to the concurrency, are played again, "
-                    + ("from fresh seeds)." if cfg.deals == "independent" else "from their seeds).")
+                    + (
+                        "from fresh seeds)." if cfg.deals == "independent" else "from their seeds)."
+                    ),
+                    soft_wrap=True,
                 )
             _show(cfg, err_console)
         sys.exit(128 + signum)  # 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP, as a shell
     except (TournamentError, StorageError) as e:
-        err_console.print(f"[red]error:[/] {escape(str(e))}")
+        err_console.print(f"[red]error:[/] {escape(str(e))}", soft_wrap=True)
         sys.exit(1)
     with _signals_stop_the_leaderboard(cfg, err_console):
         shown = _show(cfg, err_console)
@@ -192,11 +197,12 @@ def tournament(
     if outcome.skipped:
         were = "was" if outcome.skipped == 1 else "were"
         msg += f"; {outcome.skipped} {were} already stored (resumed)"
-    err_console.print(escape(msg))
+    err_console.print(escape(msg), soft_wrap=True)
     if outcome.failed:
         err_console.print(
             f"[red]{plural(len(outcome.failed), 'match')} failed[/] (see the log above); run "
-            "the same command again to retry them."
+            "the same command again to retry them.",
+            soft_wrap=True,
         )
         sys.exit(1)
     if outcome.interrupted:
@@ -215,7 +221,8 @@ def _announce(cfg: TournamentConfig, console: Console) -> None:
             f"{cfg.total_matches} matches ("
             + (f"max {plural(cfg.max_deals, 'deal')} each" if cfg.max_deals else "no deal cap")
             + f"), concurrency {cfg.concurrency}, {seed}"
-        )
+        ),
+        soft_wrap=True,
     )
     remote = [b.name for b in cfg.bots if not b.is_local]
     if not remote:
@@ -230,7 +237,8 @@ def _announce(cfg: TournamentConfig, console: Console) -> None:
                 "deal of every match follows from it, so a bot that knows or guesses it "
                 "knows every hand; leave `seed` out to have a secret one drawn (kept in the "
                 "database for resuming)"
-            )
+            ),
+            soft_wrap=True,
         )
     if cfg.deals == "duplicate":
         # Duplicate deals show every bot the same hands in every seating: one that remembers
@@ -240,7 +248,8 @@ def _announce(cfg: TournamentConfig, console: Console) -> None:
                 f"note: duplicate deals with {who}: a bot that remembers the hands it was "
                 "dealt knows, in its later seatings, the hand of whoever sits where it sat; "
                 'deals = "independent" gives every match its own'
-            )
+            ),
+            soft_wrap=True,
         )
 
 
@@ -271,7 +280,8 @@ def _signals_stop_the_leaderboard(
                 f"Every finished match is stored in {cfg.db}; `arena leaderboard --db "
                 f"{cfg.db} --tournament {cfg.tournament_id} --format all --out {cfg.out}` "
                 "writes the leaderboard files"
-            )
+            ),
+            soft_wrap=True,
         )
         sys.exit(128 + (first or e.signum))
     finally:
@@ -300,7 +310,7 @@ def _show(cfg: TournamentConfig, err_console: Console) -> bool:
                 return True
             lb = build_leaderboard(st, cfg.tournament_id)
     except (StorageError, LookupError) as e:
-        err_console.print(f"[red]cannot build the leaderboard:[/] {escape(str(e))}")
+        err_console.print(f"[red]cannot build the leaderboard:[/] {escape(str(e))}", soft_wrap=True)
         return False
     screen = stdout_console()
     screen.print(to_rich_table(lb, screen.width))
@@ -312,8 +322,11 @@ def _show(cfg: TournamentConfig, err_console: Console) -> bool:
             + escape(
                 f"{e.strerror or e}. Every result is stored; `arena leaderboard --db {cfg.db} "
                 f"--tournament {cfg.tournament_id} --format all --out DIR` writes them"
-            )
+            ),
+            soft_wrap=True,
         )
         return False
-    err_console.print("leaderboard: " + escape(", ".join(str(p) for p in paths.values())))
+    err_console.print(
+        "leaderboard: " + escape(", ".join(str(p) for p in paths.values())), soft_wrap=True
+    )
     return True
