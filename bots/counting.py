@@ -110,6 +110,9 @@ class CountingBot(HeuristicBot):
     #: Search work per decision, in seconds of the reference machine (``bots._dds.Budget``:
     #: counted in solver nodes, so the bot decides the same under any load).
     endgame_budget = 0.04
+    #: The wall-clock backstop, in budgets (0.4 s): generous, as the search ends on its
+    #: nodes, so that the same seeds play the same unless the machine is ten times slower.
+    safety = 10.0
 
     def play(self, view: PlayerView) -> Action:
         choice = super().play(view)
@@ -161,9 +164,7 @@ class CountingBot(HeuristicBot):
         except ValueError:
             return None
         rng = random.Random(view.deal_number * 1009 + view.seat * 31 + len(view.hand))
-        # A generous backstop (10 budgets: 0.4 s): the search ends on its nodes, so that
-        # the same seeds play the same, unless the machine is ten times slower.
-        budget = Budget(self.endgame_budget, safety=10)
+        budget = Budget(self.endgame_budget, safety=self.safety)
         totals = [0.0] * len(moves)
         done = 0
         sign = 1.0 if me == decl else -1.0
