@@ -36,8 +36,12 @@ $(PROTO_OUT): $(PROTO_SRC) $(STAMP)
 
 proto: $(PROTO_OUT)
 
+# Tests run in TEST_JOBS processes (pytest-xdist): most of them wait on servers and bot
+# processes, so two keep two cores busy. TEST_JOBS=0: one process.
+TEST_JOBS ?= 2
+
 test: $(PROTO_OUT)
-	$(BIN)/python -m pytest -q -m "not slow" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -m "not slow" -n $(TEST_JOBS) $(PYTEST_ARGS)
 
 test-all: $(PROTO_OUT)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)

@@ -1,11 +1,53 @@
-"""Fixtures of every test."""
+"""Fixtures of every test, and the fuzz suites' tally of the inputs they tried.
+
+The tally is printed in pytest's terminal summary (also under ``-q``), so ``make test`` and
+``make fuzz`` both say how many inputs each fuzzer tried::
+
+    fuzz: inputs tried
+    engine: actions tried: 1150
+    ...
+
+Under pytest-xdist (``make test`` runs the suite in worker processes) each worker hands its
+tally to the controller, which prints the sum: the same figures as a run in one process.
+"""
 
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
+
+TALLY: Counter[str] = Counter()
+
+
+@pytest.fixture(scope="session")
+def tally() -> Counter[str]:
+    """The session's input counter (session-scoped: hypothesis tests may use it)."""
+    return TALLY
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: the controller prints the tally
+        workeroutput["fuzz_tally"] = dict(TALLY)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """(xdist, in the controller) a worker's tally joins the session's."""
+    TALLY.update(getattr(node, "workeroutput", {}).get("fuzz_tally", {}))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if not TALLY:
+        return
+    tr = terminalreporter
+    tr.section("fuzz: inputs tried")
+    for key in sorted(TALLY):
+        tr.write_line(f"{key}: {TALLY[key]}")
 
 
 @pytest.fixture(autouse=True)

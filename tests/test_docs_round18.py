@@ -29,7 +29,7 @@ from arena.tournament import config as tconfig
 from arena.tournament.config import ConfigError, load_config
 from engine import load_ruleset
 from sdk.cli import main as bot_main
-from tests.fuzz.conftest import TALLY
+from tests.conftest import TALLY
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -299,9 +299,11 @@ def test_the_fuzz_figures_are_what_the_short_fuzz_run_prints() -> None:
     messages, 301 wrong-request refusals, 510 ignored, 1 legal answer applied; the run
     printed 784, 303, 479 and 2 illegal answers struck.
 
-    Under ``make test`` the short fuzz run has just been made in this session (tests/fuzz
-    comes first): its tally is read, not made again (25 s). Any other selection (a part of
-    tests/fuzz, or the slow runs too) tallies other figures: then the run is made here."""
+    When this process has just made the short fuzz run (``pytest -m "not slow"`` in one
+    process: tests/fuzz comes first), its tally is read, not made again (25 s). Any other
+    selection (a part of tests/fuzz, the slow runs too, or an xdist worker, which has only
+    its share of the fuzz tests: ``make test``) tallies other figures: then the run is made
+    here."""
     if not _fuzz_figures_not_said(TALLY):
         return
     run = subprocess.run(
