@@ -12,6 +12,7 @@ gives both numbers.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -40,6 +41,7 @@ from engine.record import check_record_shape, forfeit_result, start_game
 from engine.rules import describe_ruleset
 
 __all__ = [
+    "PrintableFormatter",
     "changed_cards",
     "fallback_reasons",
     "fallback_why",
@@ -86,6 +88,16 @@ def printable(text: str, keep: str = "") -> str:
         else f"\\U{ord(c):08x}"  # (as \\u and 5 digits, U+E0001 read as U+E000 and "1")
         for c in text
     )
+
+
+class PrintableFormatter(logging.Formatter):
+    """Log lines with their control characters written out (``\\x1b``): they name what the
+    other side sent (an arena's server version, match ids and reasons; a bot's name and
+    errors), and escape sequences there would be obeyed by the terminal (a window title, a
+    cleared screen, the clipboard). Line breaks and tabs (tracebacks) stay."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return printable(super().format(record), keep="\n\t")
 
 
 def _card(card: Card) -> Text:

@@ -33,7 +33,7 @@ import click
 from arena.cli.options import FileErrorsGroup, NonEmptyPath, Seconds
 from arena.deadlines import DEFAULT_TIME_BANK_MS, MAX_DEADLINE_MS
 from arena.referee.config import pem_problem
-from arena.render import plural, printable
+from arena.render import PrintableFormatter, plural, printable
 from sdk.loader import BotLoadError, load_bot
 
 if TYPE_CHECKING:
@@ -54,19 +54,9 @@ _BOT_ERROR_LOGGERS = ("sdk.local", "sdk.client")
 _STDLIB = tuple({sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")})
 
 
-class _PrintableFormatter(logging.Formatter):
-    """Log lines with their control characters written out (``\\x1b``): they name what the
-    arena sent (its server version, match ids, the reasons it gives), and an arena that put
-    escape sequences there would have them obeyed by the terminal (a window title, a
-    cleared screen, the clipboard), the human seat's too. Line breaks and tabs (tracebacks) stay."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        return printable(super().format(record), keep="\n\t")
-
-
 def _setup_logging(level: str) -> None:
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_PrintableFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(PrintableFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=getattr(logging, level.upper()), handlers=[handler])
     once = _OncePerSite()
     for name in _BOT_ERROR_LOGGERS:  # a fresh count per command (tests run several)

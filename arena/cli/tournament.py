@@ -21,7 +21,7 @@ from rich.markup import escape as _markup_escape
 from arena.cli.leaderboard import stdout_console
 from arena.cli.options import NonEmptyPath, hang_up_safe
 from arena.leaderboard import build_leaderboard, to_rich_table, write_outputs
-from arena.render import plural, printable
+from arena.render import PrintableFormatter, plural, printable
 from arena.storage import Storage, StorageError
 from arena.tournament.config import ConfigError, TournamentConfig, load_config
 from arena.tournament.runner import (
@@ -39,6 +39,10 @@ __all__ = ["setup_logging", "tournament"]
 log = logging.getLogger("arena.tournament")
 
 
+class _PlainLog(logging.StreamHandler):  # type: ignore[type-arg]
+    """The tournament's log handler where stderr is not a terminal (see setup_logging)."""
+
+
 def escape(text: str) -> str:
     """``text`` for the console: rich's markup escaped, and what a terminal would obey rather
     than show (escape sequences in a path or a name from the config) written out."""
@@ -46,11 +50,19 @@ def escape(text: str) -> str:
 
 
 def setup_logging(verbose: int, console: Console) -> None:
-    """Log to stderr through rich; the referee's per-match lines only with ``-vv``."""
+    """Log to ``console`` (stderr): through rich on a terminal, as plain lines into a file or
+    a pipe; the referee's per-match lines only with ``-vv``."""
     root = logging.getLogger()
-    if not any(isinstance(h, RichHandler) for h in root.handlers):
-        handler = RichHandler(console=console, show_path=False, rich_tracebacks=False)
-        handler.setFormatter(logging.Formatter("%(message)s"))
+    if not any(isinstance(h, RichHandler | _PlainLog) for h in root.handlers):
+        handler: logging.Handler
+        if console.is_terminal:
+            handler = RichHandler(console=console, show_path=False, rich_tracebacks=False)
+            handler.setFormatter(logging.Formatter("%(message)s"))
+        else:
+            # `make tournament 2> run.log`, CI, nohup: rich would wrap each line at 80
+            # columns (a path cut in two, a grep that misses) and pad it with spaces.
+            handler = _PlainLog(console.file)
+            handler.setFormatter(PrintableFormatter("%(asctime)s %(levelname)s %(message)s"))
         root.addHandler(handler)
     root.setLevel(logging.DEBUG if verbose >= 2 else logging.INFO)
     for noisy in ("arena.referee", "grpc", "asyncio"):
