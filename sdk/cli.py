@@ -15,7 +15,6 @@ import logging
 import os
 import signal
 import sys
-import sysconfig
 import threading
 import traceback
 from functools import partial
@@ -35,6 +34,7 @@ from arena.deadlines import DEFAULT_TIME_BANK_MS, MAX_DEADLINE_MS
 from arena.referee.config import pem_problem
 from arena.render import plural, printable
 from sdk.loader import BotLoadError, load_bot
+from sdk.local import STDLIB
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -49,9 +49,6 @@ _LEVELS = ("debug", "info", "warning", "error")
 #: The loggers through which the SDK reports a bot's exceptions (sdk.local.decide and the
 #: hooks, locally and in an arena).
 _BOT_ERROR_LOGGERS = ("sdk.local", "sdk.client")
-#: Python's own library: a bot's ``random.choice([])`` fails there, but the bot's line
-#: is the place to name.
-_STDLIB = tuple({sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")})
 
 
 class _PrintableFormatter(logging.Formatter):
@@ -133,7 +130,7 @@ def _raise_site(tb: TracebackType) -> traceback.FrameSummary:
     """The innermost frame of ``tb`` outside Python's own library (else the innermost)."""
     frames = traceback.StackSummary.extract(traceback.walk_tb(tb), lookup_lines=False)
     for frame in reversed(frames):
-        if not frame.filename.startswith(_STDLIB):
+        if not frame.filename.startswith(STDLIB):
             return frame
     return frames[-1]
 

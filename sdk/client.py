@@ -73,6 +73,7 @@ from sdk.local import (
     decide,
     hook_result,
     hook_view,
+    log_leaving,
     make_bot,
     overrides,
     stops_the_bot,
@@ -1462,6 +1463,7 @@ def _run_hook(bot: Bot, what: str, args: tuple[object, ...], match_id: str) -> b
         )
     except BaseException as e:
         if stops_the_bot(e):
+            log_leaving(bot, e, f"{type(bot).__name__}.{what}()", log, f"match {match_id}: ")
             raise
         # The class, as the lines for a decision name it (``name`` may be anyone's).
         log.error("%s raised in %s (match %s)", type(bot).__name__, what, match_id,

@@ -21,8 +21,10 @@ import logging
 import math
 import os
 import signal
+import sysconfig
 import threading
 import time
+import traceback
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -179,6 +181,44 @@ def stops_the_bot(e: BaseException) -> bool:
     return isinstance(e, (SystemExit, KeyboardInterrupt))
 
 
+#: Python's own library: a bot's ``random.choice([])`` fails there, but the bot's line
+#: is the place to name.
+STDLIB = tuple({sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")})
+
+
+def log_leaving(
+    bot: Bot,
+    e: BaseException,
+    call: str,
+    logger: logging.Logger,
+    where: str,
+    view: PlayerView | None = None,
+    took: float = 0.0,
+) -> None:
+    """Say which call of the bot left, and from which of its lines, when what it raised
+    stops it (``SystemExit``, ``KeyboardInterrupt``: :func:`stops_the_bot`): the runner
+    then stops with the exit code, and "the bot left (exit code 3)" or "interrupted after
+    0 of 20 matches" alone named neither the call nor the line (a ``sys.exit`` deep in a
+    library, a Ctrl-C in an endless loop: ``took`` says how long that decision ran). Not
+    said of a leave in the SDK's own code (the human seat's "quit": the person knows)."""
+    frames = traceback.StackSummary.extract(traceback.walk_tb(e.__traceback__),
+                                            lookup_lines=False)  # fmt: skip
+    site = next((f for f in reversed(frames) if not f.filename.startswith(STDLIB)), None)
+    if site is None or site.filename.startswith(_SDK_DIR):
+        return
+    at = f"at {Path(site.filename).name}:{site.lineno}, in {site.name}"
+    deal = "" if view is None else f"deal {view.deal_number + 1}, {view.phase}"
+    if isinstance(e, KeyboardInterrupt):
+        ran = f"after {took:.1f} s" if view is not None else ""
+        why = ", ".join(w for w in (deal, ran) if w)
+        logger.warning("%s%s was interrupted (KeyboardInterrupt) %s%s", where, call, at,
+                       f" ({why})" if why else "")  # fmt: skip
+    else:
+        code = e.code if isinstance(e, SystemExit) else None
+        logger.warning("%s%s raised SystemExit(%r) %s%s: the bot leaves", where, call,
+                       code, at, f" ({deal})" if deal else "")  # fmt: skip
+
+
 def _decide(
     bot: Bot,
     view: PlayerView,
@@ -192,10 +232,15 @@ def _decide(
     a :class:`LocalIncident`: its exception or the value it returned, and the fallback)."""
     where = f"match {match_id or bot.match_id}: " if match_id or bot.match_id else ""
     bot.deadline = deadline
+    t0 = time.monotonic()
     try:
         action = bot.act(view)
     except BaseException as e:
-        if reraise or stops_the_bot(e):
+        if stops_the_bot(e):
+            head = f"{type(bot).__name__}.{_method(bot, view)}"
+            log_leaving(bot, e, head, logger, where, view, time.monotonic() - t0)
+            raise
+        if reraise:
             raise
         fallback = fallback_action(view.legal_actions)
         # The method as the lines for a wrong answer name it: the bot's ``name`` alone
@@ -357,6 +402,7 @@ def _hook(bot: Bot, fn: Callable[[], object], what: str) -> tuple[str, BaseExcep
         problem = hook_result(bot, what, fn(), log)
     except BaseException as e:
         if stops_the_bot(e):
+            log_leaving(bot, e, f"{type(bot).__name__}.{what}()", log, f"match {bot.match_id}: ")
             raise
         # The match, as an arena runner's line says: a series plays many.
         # The class, as the lines for a decision name it (a bot's ``name`` may be anyone's).
