@@ -34,7 +34,7 @@ from arena.deadlines import DEFAULT_TIME_BANK_MS, MAX_DEADLINE_MS
 from arena.referee.config import pem_problem
 from arena.render import plural, printable
 from sdk.loader import BotLoadError, load_bot
-from sdk.local import STDLIB
+from sdk.local import STDLIB, method_mistakes
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -156,6 +156,11 @@ def _load_named(spec: str, param_hint: str = "BOT") -> tuple[Any, str]:
             "with no arguments for every match)",
             param_hint=param_hint,
         ) from None
+    errors, warnings = method_mistakes(bot)
+    if errors:
+        raise click.BadParameter(f"{spec!r}: {'; '.join(errors)}", param_hint=param_hint)
+    for warning in warnings:
+        logging.getLogger("sdk.loader").warning("%s", warning)
     name = getattr(bot, "name", "")
     return cls, name if isinstance(name, str) and name else spec
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import difflib
 import inspect
 import logging
 import math
@@ -387,6 +388,79 @@ def overrides(bot: object, hook: str) -> bool:
     """Whether ``bot`` has its own ``hook`` (the base class's do nothing: skip them)."""
     own = getattr(bot, "__dict__", ())
     return getattr(type(bot), hook, None) is not getattr(Bot, hook) or hook in own
+
+
+#: What the runners call on a bot, and the arguments each call passes (besides ``self``).
+CALLS: dict[str, tuple[str, ...]] = {
+    "act": ("view",),
+    "bid": ("view",),
+    "give": ("view",),
+    "contract": ("view",),
+    "play": ("view",),
+    "on_match_start": ("view",),
+    "on_action": ("view", "seat", "action"),
+    "on_talon_taken": ("view", "declarer", "talon"),
+    "on_deal_end": ("view", "result"),
+    "on_match_end": ("view", "result"),
+}
+_HOOK_NAMES = tuple(c for c in CALLS if c.startswith("on_"))
+
+
+def method_mistakes(bot: Bot) -> tuple[list[str], list[str]]:
+    """What is wrong with the methods of ``bot``'s class, found before it plays.
+
+    Errors: a method the runners call that cannot take what they pass (``def
+    play(self)``, ``def on_deal_end(self, view)``): it raised ``TypeError`` at every call,
+    and the traceback and the repeats named the SDK's line that called it, not the bot's.
+    Warnings: a public method that looks meant for the runners but that they never call
+    (``def Play``, ``def plays``, ``def on_deal_ended``, ``def on_trick_end``): the bot
+    played ``Bot``'s defaults, and nothing said so. A bot with its own ``act`` is not
+    asked the phase methods: a ``play`` of its own is its helper, whatever it takes."""
+    cls = type(bot)
+    own_act = cls.act is not Bot.act
+    errors: list[str] = []
+    for name, args in CALLS.items():
+        if not overrides(bot, name) or (own_act and name in _PHASE_METHODS.values()):
+            continue
+        try:
+            signature = inspect.signature(getattr(bot, name))
+        except (TypeError, ValueError):  # no signature to read (a builtin): it will tell
+            continue
+        try:
+            signature.bind(*args)
+        except TypeError:
+            with contextlib.suppress(TypeError, ValueError):  # as written: with its self
+                signature = inspect.signature(getattr(cls, name))
+            errors.append(
+                f"{cls.__name__}.{_defined(cls, name)} is def {name}{signature}, but the "
+                f"runners call it as {name}({', '.join(args)})"
+            )
+    warnings: list[str] = []
+    for name in dir(cls):
+        if name.startswith("_") or name in CALLS or hasattr(Bot, name):
+            continue
+        if not callable(getattr(cls, name, None)):
+            continue
+        meant = difflib.get_close_matches(name.lower(), CALLS, n=1, cutoff=0.85)
+        if not meant and not name.startswith("on_"):
+            continue
+        hint = (
+            f"did you mean {meant[0]}()?"
+            if meant
+            else f"the hooks are {', '.join(f'{h}()' for h in _HOOK_NAMES)}"
+        )
+        warnings.append(
+            f"{cls.__name__}.{_defined(cls, name)} is never called by the runners: {hint}"
+        )
+    return errors, warnings
+
+
+def _defined(cls: type, name: str) -> str:
+    """``"play() (mine.py:12)"``: method ``name`` of ``cls`` and where it is defined."""
+    code = getattr(inspect.unwrap(getattr(cls, name)), "__code__", None)
+    if code is None:
+        return f"{name}()"
+    return f"{name}() ({Path(code.co_filename).name}:{code.co_firstlineno})"
 
 
 def hook_view(view: PlayerView) -> PlayerView:

@@ -11,13 +11,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 
 from harness import arena
 
+from bots import BUNDLED, load
 from engine import PRESETS, Action, DealResult, PlayerView
 from sdk import Bot, play_local
+from sdk.cli import main
 from sdk.client import BotRunner, RunSummary
 
 
@@ -105,3 +108,96 @@ def test_a_bot_that_exits_in_an_arena_is_named(
         "match h: _ExitsInAHook.on_deal_end() raised SystemExit('no more') at "
         "test_author_round24.py:" in caplog.text
     )
+
+
+WRONG_METHODS = """
+from sdk import Bot
+
+
+class NoView(Bot):
+    def play(self):
+        return None
+
+
+class ShortHook(Bot):
+    def on_deal_end(self, view):
+        pass
+
+
+class Typos(Bot):
+    def Play(self, view):
+        return view.legal_actions[-1]
+
+    def on_deal_ended(self, view, result):
+        pass
+
+    def on_trick_end(self, view, trick):
+        pass
+
+    def player(self, seat):  # a helper, not a misspelt method: not warned of
+        return seat
+
+
+class OwnAct(Bot):
+    def act(self, view):
+        return self.play(view, 0)
+
+    def play(self, view, depth):  # its act's helper: no runner calls it
+        return view.legal_actions[depth]
+"""
+
+
+def test_a_method_the_runners_cannot_call_is_refused_at_start(tmp_path: Path) -> None:
+    """Defect: ``def play(self)`` (the view forgotten) or ``def on_deal_end(self, view)``
+    was found only at the first call, and then at every one: "TypeError: NoView.play()
+    takes 1 positional argument but 2 were given", whose traceback and repeats ("TypeError
+    again in act (bot.py:129)") named the SDK's line. ``arena-bot`` refuses the bot at
+    start (exit code 2), as one whose ``__init__`` needs arguments, naming the method,
+    its line and how it is called."""
+    f = tmp_path / "wrong.py"
+    f.write_text(WRONG_METHODS)
+    r = CliRunner().invoke(main, ["try", f"{f}:NoView", "-n", "1", "--max-deals", "1"])
+    assert r.exit_code == 2, r.output
+    said = " ".join(r.output.split())
+    assert (
+        "NoView.play() (wrong.py:6) is def play(self), but the runners call it as play(view)"
+        in said
+    )
+    r = CliRunner().invoke(
+        main,
+        ["run", f"{f}:ShortHook", "--token", "t", "--arena", "127.0.0.1:1", "--retry-for", "1"],
+    )
+    assert r.exit_code == 2, r.output
+    said = " ".join(r.output.split())
+    assert (
+        "ShortHook.on_deal_end() (wrong.py:11) is def on_deal_end(self, view), but the "
+        "runners call it as on_deal_end(view, result)" in said
+    )
+    r = CliRunner().invoke(main, ["try", f"{f}:OwnAct", "-n", "1", "--max-deals", "1"])
+    assert r.exit_code == 0, r.output
+
+
+def test_a_misspelt_method_is_warned_of_at_start(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect: a bot whose ``play`` was spelt ``Play`` (or whose hook was
+    ``on_deal_ended``, or a hook that does not exist, ``on_trick_end``) played Bot's
+    defaults, and nothing said so. ``arena-bot`` warns of each at start, with what was
+    likely meant."""
+    f = tmp_path / "wrong.py"
+    f.write_text(WRONG_METHODS)
+    with caplog.at_level(logging.WARNING, logger="sdk.loader"):
+        r = CliRunner().invoke(main, ["try", f"{f}:Typos", "-n", "1", "--max-deals", "1"])
+    assert r.exit_code == 0, r.output
+    said = [rec.getMessage() for rec in caplog.records if rec.name == "sdk.loader"]
+    assert said == [
+        "Typos.Play() (wrong.py:16) is never called by the runners: did you mean play()?",
+        "Typos.on_deal_ended() (wrong.py:19) is never called by the runners: did you mean "
+        "on_deal_end()?",
+        "Typos.on_trick_end() (wrong.py:22) is never called by the runners: the hooks are "
+        "on_match_start(), on_action(), on_talon_taken(), on_deal_end(), on_match_end()",
+    ]
+    from sdk.local import method_mistakes
+
+    for name in BUNDLED:  # the bundled bots are as they should be
+        assert method_mistakes(load(name)()) == ([], [])
