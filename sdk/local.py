@@ -43,6 +43,7 @@ from engine import (
     IllegalActionError,
     Pass,
     Phase,
+    Play,
     PlayerView,
     Ruleset,
     fallback_action,
@@ -299,7 +300,7 @@ def _exception(e: BaseException) -> str:
 
 def _short_repr(value: object, limit: int = 100) -> str:
     """``repr(value)``, cut to ``limit`` characters (a bot's answer can be a huge list)."""
-    text = repr(value)
+    text = f"Card.{value.name}" if isinstance(value, Card) else repr(value)  # not <Card.C10: 10>
     if isinstance(value, (list, tuple)) and value and all(isinstance(a, Action) for a in value):
         # In the notation the logs use ("play 9♠"), not the dataclasses' long reprs.
         brackets = "[]" if isinstance(value, list) else "()"  # (a subclass's repr has others)
@@ -344,7 +345,15 @@ def _not_an_action(action: object) -> str | None:
 
 def _hint(answer: object) -> str:
     """What the bot likely meant by an answer that is no Action, when it is plain: several
-    actions (``view.legal_actions`` itself, a filtered list) or an action's notation."""
+    actions (``view.legal_actions`` itself, a filtered list), an action's notation, the
+    card or the amount of one ("returned Card.C10" and "returned 120" said what was
+    wrong, not what to return), or a generator (a ``yield`` in the method)."""
+    if isinstance(answer, Card):
+        return f": a Card; return Play(card) to play it ({Play(answer)})"
+    if type(answer) is int:
+        return f": an int; return Bid({answer}) to bid it, Contract({answer}) to name the contract"
+    if inspect.isgenerator(answer):
+        return ": a generator (the method has a `yield`); return the action instead"
     if isinstance(answer, (list, tuple, set, frozenset)) and answer:
         if all(isinstance(a, Action) for a in answer):
             return f": a {type(answer).__name__} of {len(answer)} actions; return one of them"

@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 from harness import arena
 
 from bots import BUNDLED, load
-from engine import PRESETS, Action, DealResult, PlayerView
+from engine import PRESETS, Action, Card, DealResult, PlayerView
 from sdk import Bot, play_local
 from sdk.cli import main
 from sdk.client import BotRunner, RunSummary
@@ -201,3 +201,39 @@ def test_a_misspelt_method_is_warned_of_at_start(
 
     for name in BUNDLED:  # the bundled bots are as they should be
         assert method_mistakes(load(name)()) == ([], [])
+
+
+def test_a_card_an_amount_or_a_generator_answer_says_what_to_return() -> None:
+    """Defect: a bot that returned the card it chose (``legal_actions[0].card``) was told
+    "returned <Card.C10: 10>, which is not an Action", one that returned its bid's amount
+    "returned 120, ...", and one with a ``yield`` in ``play`` "returned <generator object
+    ...>": what was wrong, not what to return. Each now says what it is and what to
+    return instead."""
+
+    class ReturnsTheCard(Bot):
+        def play(self, view: PlayerView) -> Action:
+            return view.legal_actions[0].card  # type: ignore[attr-defined,no-any-return]
+
+    class ReturnsTheAmount(Bot):
+        def bid(self, view: PlayerView) -> Action:
+            return 120  # type: ignore[return-value]
+
+    class Yields(Bot):
+        def play(self, view: PlayerView) -> Action:
+            yield view.legal_actions[0]  # type: ignore[misc]
+
+    m = play_local([ReturnsTheCard, ReturnsTheAmount, Yields], seed=3, max_deals=2)
+    first = {i.seat: i.detail for i in reversed(m.incidents)}
+    card = re.search(r"returned Card\.(\w+), which is not an Action: a Card; return", first[0])
+    assert card, first[0]
+    assert f"Play(card) to play it (play {Card[card.group(1)]}); played " in first[0]
+    assert (
+        "returned 120, which is not an Action: an int; return Bid(120) to bid it, "
+        "Contract(120) to name the contract; played pass instead" in first[1]
+    ), first[1]
+    assert (
+        "returned <generator object " in first[2]
+        and "which is not an Action: a generator (the method has a `yield`); return the "
+        "action instead; played "
+        in first[2]
+    ), first[2]
