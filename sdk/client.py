@@ -71,6 +71,7 @@ from sdk.local import (
     _method,
     bot_exc_info,
     decide,
+    factory_problem,
     hook_result,
     hook_view,
     log_leaving,
@@ -545,6 +546,9 @@ class BotRunner:
         workers: int | None = None,
         spec: str | None = None,
     ) -> None:
+        problem = factory_problem(bot)
+        if problem is not None:  # (else: "cannot make the bot" at every match, forfeited)
+            raise TypeError(f"the bot to run is {problem}")
         self.factory = bot
         self.arena = arena
         self.token = token

@@ -30,7 +30,7 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from types import TracebackType
+from types import ModuleType, TracebackType
 from typing import Any
 
 from arena.deadlines import DEFAULT_TIME_BANK_MS, bank_left, deadline_problem, timeout_words
@@ -133,6 +133,35 @@ def resolve_ruleset(
 class BotMakeError(RuntimeError):
     """Making a match's bot failed (its ``__init__`` raised, or the factory made no Bot);
     the bot's exception is the ``__cause__``."""
+
+
+def factory_problem(bot: object) -> str | None:
+    """What ``bot`` is, when it is none of what the runners take for a seat (a ``Bot``
+    subclass, a factory that makes a bot, or a bot instance), else ``None``. Found before
+    any match: "'str' object is not callable" at the first match said neither which seat
+    nor what to give instead."""
+    if isinstance(bot, Bot):
+        return None
+    if isinstance(bot, type):
+        if issubclass(bot, Bot):
+            return None
+        return (
+            f"the class {bot.__name__}, which does not derive from sdk.Bot: write "
+            f"`class {bot.__name__}(Bot):`, with `from sdk import Bot`"
+        )
+    if isinstance(bot, str):
+        return (
+            f"the str {_short_repr(bot)}, a name: give the bot's class "
+            f"(sdk.loader.load_bot({_short_repr(bot)}) is the class that name gives)"
+        )
+    if isinstance(bot, ModuleType):
+        return f"the module {bot.__name__}: give its bot class ({bot.__name__}.ClassName)"
+    if not callable(bot):
+        return (
+            f"{_short_repr(bot)}, of type {type(bot).__name__}: give a Bot class, a factory that "
+            "makes a bot, or a bot"
+        )
+    return None
 
 
 def make_bot(factory: BotFactory | Bot) -> Bot:
@@ -630,6 +659,12 @@ def play_local(
     the seats timed (default: all; it needs ``decision_ms``). Without ``decision_ms``, no
     deadline (``bot.deadline`` is ``None``) and no timeouts.
     """
+    if isinstance(bots, str) or not isinstance(bots, Sequence):
+        raise TypeError(f"play_local takes a list of bots, one per seat, got {_short_repr(bots)}")
+    for i, b in enumerate(bots):
+        problem = factory_problem(b)
+        if problem is not None:
+            raise TypeError(f"play_local: the bot of seat {i} is {problem}")
     limits = _limits(decision_ms, time_bank_ms)
     limit_ms = limits[0] if limits is not None else 0
     if timed_seats is not None:

@@ -237,3 +237,40 @@ def test_a_card_an_amount_or_a_generator_answer_says_what_to_return() -> None:
         "action instead; played "
         in first[2]
     ), first[2]
+
+
+def test_a_seat_given_no_bot_is_refused_before_play_naming_it() -> None:
+    """Defect: ``play_local(["heuristic", "random", Mine])`` (the names ``arena-bot``
+    takes) failed with "making the bot 'heuristic' for match local-1 raised TypeError:
+    'str' object is not callable", a module with "'module' object is not callable", a
+    class that is no Bot with "<class 'x.NotABot'> made <x.NotABot object at 0x...>, which
+    is not a sdk.Bot", and a class for the list with "object of type 'type' has no
+    len()". Each is refused first, naming the seat, what was given and what to give."""
+
+    class NotABot:
+        pass
+
+    cases = {
+        "the str 'heuristic', a name: give the bot's class (sdk.loader.load_bot('heuristic')": [
+            "heuristic",
+            Bot,
+            Bot,
+        ],
+        "the module logging: give its bot class (logging.ClassName)": [Bot, Bot, logging],
+        "the class NotABot, which does not derive from sdk.Bot: write `class NotABot(Bot):`": [
+            Bot,
+            NotABot,
+            Bot,
+        ],
+    }
+    for said, bots in cases.items():
+        seat = next(i for i, b in enumerate(bots) if b is not Bot)
+        with pytest.raises(TypeError) as e:
+            play_local(bots, seed=1, max_deals=1)
+        assert str(e.value).startswith(f"play_local: the bot of seat {seat} is {said}"), e.value
+    with pytest.raises(TypeError) as e:
+        play_local(Bot, seed=1)  # type: ignore[arg-type]
+    assert str(e.value).startswith("play_local takes a list of bots, one per seat, got <class")
+    with pytest.raises(TypeError) as e:
+        BotRunner("mybot.py:Lowest", "localhost:1", "t")  # type: ignore[arg-type]
+    assert str(e.value).startswith("the bot to run is the str 'mybot.py:Lowest', a name")
