@@ -34,7 +34,7 @@ from arena.deadlines import DEFAULT_TIME_BANK_MS, MAX_DEADLINE_MS
 from arena.referee.config import pem_problem
 from arena.render import plural, printable
 from sdk.loader import BotLoadError, load_bot
-from sdk.local import STDLIB, method_mistakes
+from sdk.local import STDLIB, method_mistakes, watch_slow_calls
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -522,12 +522,20 @@ def try_(
         max_deals = TRY_MAX_DEALS
     console = Console()
     stopped = False
+    # A call that never returns (an endless loop) is said, not waited for in silence (not
+    # with a person at the table, who may think as long as they like).
+    bank_ms = DEFAULT_TIME_BANK_MS if time_bank_ms is None else time_bank_ms
+    wait_s = ((_ARENA_LIMIT_S * 1000 if decision_ms is None else decision_ms) + bank_ms) / 1000
+    longer = f", as long as an arena waits for a decision{' by default' * (decision_ms is None)}"
     try:
         series = partial(play_series, decision_ms=decision_ms, time_bank_ms=time_bank_ms)
         if interactive:  # a person reads the terminal: no progress bar over the table
             result = series(cls, opponents, n, ruleset, seed, max_deals)
         else:
-            with Progress(console=console, transient=True) as progress:
+            with (
+                watch_slow_calls(wait_s, f"{longer} ({wait_s:g} s)"),
+                Progress(console=console, transient=True) as progress,
+            ):
                 task = progress.add_task("playing", total=n)
                 result = series(
                     cls, opponents, n, ruleset, seed, max_deals,

@@ -554,6 +554,15 @@ def _tell_bank(
     )  # fmt: skip
 
 
+def _asked(bot: Bot, view: PlayerView) -> str:
+    """A decision being asked, as the log names it: "match local-0-1: Mine.play()
+    (mine.py:12) (deal 2, playing)"."""
+    return (
+        f"match {bot.match_id}: {type(bot).__name__}.{_method(bot, view)} "
+        f"(deal {view.deal_number + 1}, {view.phase})"
+    )
+
+
 def _limits(decision_ms: int | None, time_bank_ms: int | None) -> tuple[int, int] | None:
     """``(decision_ms, time_bank_ms)`` for a timed local match, ``None`` for an untimed
     one; a value the arena would refuse raises ``ValueError``, naming it."""
@@ -620,6 +629,55 @@ def _names(bots: Sequence[Bot], names: Sequence[str] | None) -> tuple[str, ...]:
             name, k = f"{base}#{k}", k + 1
         out.append(name)
     return tuple(out)
+
+
+class _SlowCallWatch:
+    """See :func:`watch_slow_calls`: the call a local match waits for, and a thread that
+    says so once when it has run ``after_s`` seconds."""
+
+    def __init__(self, after_s: float, why: str) -> None:
+        self.after_s, self.why = after_s, why
+        #: (number, when it started, what it is) of the call under way; None between calls.
+        self.call: tuple[int, float, Callable[[], str]] | None = None
+        self._n = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True, name="sdk-slow-call")
+
+    def started(self, what: Callable[[], str]) -> None:
+        self._n += 1
+        self.call = (self._n, time.monotonic(), what)
+
+    def _watch(self) -> None:
+        told = 0
+        while not self._stop.wait(min(0.25, self.after_s)):
+            call = self.call
+            if call is None or call[0] == told or time.monotonic() - call[1] < self.after_s:
+                continue
+            told = call[0]
+            log.warning("%s has run for %.1f s and not returned%s; a local match waits for it "
+                        "(Ctrl-C stops it, naming the line the bot is at)",
+                        call[2](), time.monotonic() - call[1], self.why)  # fmt: skip
+
+
+_watching: _SlowCallWatch | None = None
+
+
+@contextlib.contextmanager
+def watch_slow_calls(after_s: float, why: str = "") -> Iterator[None]:
+    """While in it, a bot's call in a local match (a decision or a hook) that has run
+    ``after_s`` seconds is logged once, naming the match, the call and the deal (``why``
+    is added after "and not returned"). A bot in an endless loop kept ``arena-bot try``
+    silent for ever: a local match cannot cut a call off (an arena plays its fallback at
+    the deadline), so it waited, saying nothing."""
+    global _watching
+    watch = _SlowCallWatch(after_s, why)
+    _watching = watch
+    watch._thread.start()
+    try:
+        yield
+    finally:
+        _watching = None
+        watch._stop.set()
 
 
 def play_local(
@@ -705,8 +763,17 @@ def play_local(
                 raise ValueError(f"timed_seats: no seat {s!r} in a match of {len(players)}")
             bank[s] = limits[1]
 
+    watch = _watching  # (None but under arena-bot try: no cost per call otherwise)
+
     def hook(seat: int, fn: Callable[[], object], what: str) -> None:
-        failed = _hook(players[seat], fn, what)
+        if watch is not None:
+            bot = players[seat]
+            watch.started(lambda: f"match {bot.match_id}: {type(bot).__name__}.{what}()")
+        try:
+            failed = _hook(players[seat], fn, what)
+        finally:
+            if watch is not None:
+                watch.call = None
         if failed is not None:
             detail, e = failed
             if strict:
@@ -745,6 +812,8 @@ def play_local(
             deadline = None
             if left_ms is not None:
                 deadline = Deadline(limit_ms / 1000, left_ms / 1000, t0)
+            if watch is not None:
+                watch.started(partial(_asked, bot, view))
             try:
                 action, kind, detail = _decide(bot, view, reraise=strict, deadline=deadline)
             except Exception as e:  # only with strict: it raised, or answered no action
@@ -752,6 +821,9 @@ def play_local(
                     f"{bot.name} (seat {seat}) failed in deal {game.deal_number + 1}: "
                     f"{_exception(e)}"
                 ) from e
+            finally:
+                if watch is not None:
+                    watch.call = None
             done = time.monotonic()
             took = done - t0
             if took > slowest[seat]:

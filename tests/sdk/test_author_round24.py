@@ -8,6 +8,7 @@ import dataclasses
 import logging
 import re
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -274,3 +275,85 @@ def test_a_seat_given_no_bot_is_refused_before_play_naming_it() -> None:
     with pytest.raises(TypeError) as e:
         BotRunner("mybot.py:Lowest", "localhost:1", "t")  # type: ignore[arg-type]
     assert str(e.value).startswith("the bot to run is the str 'mybot.py:Lowest', a name")
+
+
+def test_a_call_that_does_not_return_is_said_while_the_match_waits() -> None:
+    """Defect: ``arena-bot try`` with a bot in an endless loop printed nothing, ever: a
+    local match cannot cut a call off, so it waited in silence. Under ``try`` a call that
+    has run as long as an arena waits (its default 1 s + 10 s of time bank, or
+    ``--decision-ms`` and ``--time-bank-ms``) is logged once, naming the match, the call
+    and the deal, while the match goes on waiting for it. (Here with a wait of 0.01 s,
+    and a bot that returns once the line is logged.)"""
+    from sdk.local import watch_slow_calls
+
+    told = threading.Event()
+    lines: list[str] = []
+
+    class Told(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "and not returned" in record.getMessage():
+                lines.append(record.getMessage())
+                told.set()
+
+    class Stuck(Bot):
+        def play(self, view: PlayerView) -> Action:
+            told.wait(60)  # returns as soon as the watch has said it
+            return view.legal_actions[0]
+
+    handler = Told()
+    logging.getLogger("sdk.local").addHandler(handler)
+    try:
+        with watch_slow_calls(0.01, ", as long as it may"):
+            m = play_local([Stuck, Bot, Bot], seed=1, max_deals=1)
+    finally:
+        logging.getLogger("sdk.local").removeHandler(handler)
+    assert m.result.deals == 1 and told.is_set()
+    first = (
+        f"match local-1: Stuck.play() (test_author_round24.py:{Stuck.play.__code__.co_firstlineno})"
+    )
+    assert lines[0].startswith(f"{first} (deal 1, playing) has run for "), lines
+    assert lines[0].endswith(
+        " s and not returned, as long as it may; a local match waits for it (Ctrl-C stops it, "
+        "naming the line the bot is at)"
+    ), lines
+
+
+STUCK_FILE = """
+import logging
+import threading
+
+from sdk import Bot
+
+told = threading.Event()
+
+
+class _Told(logging.Handler):
+    def emit(self, record):
+        if "and not returned" in record.getMessage():
+            told.set()
+
+
+logging.getLogger("sdk.local").addHandler(_Told())
+
+
+class Stuck(Bot):
+    def play(self, view):
+        told.wait(60)  # returns as soon as arena-bot try has said it
+        return view.legal_actions[0]
+"""
+
+
+def test_arena_bot_try_says_a_call_that_does_not_return(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The same through ``arena-bot try``, whose wait is an arena's: ``--decision-ms 1
+    --time-bank-ms 0`` here."""
+    f = tmp_path / "stuck.py"
+    f.write_text(STUCK_FILE)
+    args = ["try", f"{f}:Stuck", "-n", "1", "--max-deals", "1"]
+    with caplog.at_level(logging.WARNING, logger="sdk.local"):
+        r = CliRunner().invoke(main, [*args, "--decision-ms", "1", "--time-bank-ms", "0"])
+    assert r.exit_code == 0, r.output
+    said = [m for m in caplog.messages if "and not returned" in m]
+    assert said and ") (deal 1, playing) has run for " in said[0], caplog.messages
+    assert ", as long as an arena waits for a decision (0.001 s); " in said[0], said
