@@ -220,6 +220,14 @@ def _check_ca(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 
 
 class _Group(FileErrorsGroup):
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        before = set(threading.enumerate())
+        try:
+            return super().main(*args, **kwargs)
+        except SystemExit as e:
+            _exit_past_left_threads(before, e)
+            raise
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name == "human":
             return _human_command()
@@ -227,6 +235,36 @@ class _Group(FileErrorsGroup):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), "human"})
+
+
+def _exit_past_left_threads(before: set[threading.Thread], e: SystemExit) -> None:
+    """Exit as ``e`` says without waiting for the threads the bot started and left running
+    (not daemons; none of the SDK's own is one), naming them. Python waits for such a
+    thread at exit, for ever if it never ends: ``try`` hung after its table, ``run
+    --once`` after its "done" line, with no word of why. (An idle ``ThreadPoolExecutor``'s
+    threads are not waited for: Python tells them to end at exit.)"""
+    left = [
+        t
+        for t in threading.enumerate()
+        if t not in before
+        and not t.daemon
+        and t.is_alive()
+        and getattr(getattr(t, "_target", None), "__module__", "") != "concurrent.futures.thread"
+    ]
+    if not left:
+        return
+    logging.getLogger("sdk.client").warning(
+        "the bot left %s running (%s): exiting without waiting for %s",
+        plural(len(left), "thread"), ", ".join(t.name for t in left),
+        "it" if len(left) == 1 else "them",
+    )  # fmt: skip
+    code = e.code
+    if code is not None and not isinstance(code, int):  # SystemExit("text"), as Python does
+        print(code, file=sys.stderr)
+    logging.shutdown()  # flushes the handlers, which os._exit would not
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0 if code is None else code if isinstance(code, int) else 1)
 
 
 @click.group(cls=_Group)

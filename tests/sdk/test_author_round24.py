@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import os
 import re
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -320,6 +322,7 @@ def test_a_call_that_does_not_return_is_said_while_the_match_waits() -> None:
 
 STUCK_FILE = """
 import logging
+import os
 import threading
 
 from sdk import Bot
@@ -357,3 +360,46 @@ def test_arena_bot_try_says_a_call_that_does_not_return(
     said = [m for m in caplog.messages if "and not returned" in m]
     assert said and ") (deal 1, playing) has run for " in said[0], caplog.messages
     assert ", as long as an arena waits for a decision (0.001 s); " in said[0], said
+
+
+THREAD_FILE = """
+import threading
+
+from sdk import Bot
+
+
+class Threaded(Bot):
+    def __init__(self):
+        super().__init__()
+        self.stop = threading.Event()
+        # A background worker, never stopped: Python waits for it at exit, for ever.
+        threading.Thread(target=self.stop.wait, name="searcher").start()
+
+    def play(self, view):
+        return view.legal_actions[0]
+"""
+
+
+def test_a_thread_the_bot_left_running_does_not_hold_the_exit(tmp_path: Path) -> None:
+    """Defect: a bot that started a thread and never stopped it made ``arena-bot try``
+    hang for ever after printing its table (and ``run --once`` after its "done" line):
+    Python waits at exit for every thread that is not a daemon. ``arena-bot`` names the
+    threads and exits without them, with the command's exit code."""
+    (tmp_path / "threaded.py").write_text(THREAD_FILE)
+    root = Path(__file__).parents[2]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    argv = [sys.executable, "-m", "sdk.cli", "try", "threaded.py", "--vs", "random", "-n", "1"]
+    try:
+        done = subprocess.run(
+            [*argv, "--max-deals", "1"], cwd=tmp_path, env={**env, "PYTHONPATH": str(root)},
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired as e:  # (what it did before: it never exited)
+        pytest.fail(f"arena-bot try did not exit: {e.stderr!r}")
+    assert done.returncode == 0, done.stderr
+    assert "1 match, ruleset classic" in done.stdout, done.stdout
+    assert re.search(
+        r"WARNING sdk\.client: the bot left \d threads? running \(searcher(, searcher)*\): "
+        r"exiting without waiting for (it|them)\n",
+        done.stderr,
+    ), done.stderr
