@@ -403,3 +403,33 @@ def test_a_thread_the_bot_left_running_does_not_hold_the_exit(tmp_path: Path) ->
         r"exiting without waiting for (it|them)\n",
         done.stderr,
     ), done.stderr
+
+
+def test_a_misspelt_bot_name_says_what_it_likely_meant(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: ``mybot.Lowest`` (a dot for the colon), ``MyBot.py`` (the file is
+    ``mybot.py``) and ``heurstic`` were refused with "no module 'mybot.Lowest' and no
+    bundled bot of that name" or "no file 'MyBot.py'" and the list of forms, not with the
+    name that was meant."""
+    from sdk.loader import BotLoadError, load_bot
+
+    (tmp_path / "mybot.py").write_text("from sdk import Bot\n\nclass Lowest(Bot):\n    pass\n")
+    monkeypatch.chdir(tmp_path)
+    meant = {
+        "mybot.Lowest": "no module 'mybot.Lowest' and no bundled bot of that name (did you "
+        "mean 'mybot.py:Lowest'?): ",
+        "mybot.py.Lowest": "(did you mean 'mybot.py:Lowest'?): ",
+        "heurstic": "no module 'heurstic' and no bundled bot of that name (did you mean "
+        "'heuristic'?): ",
+        "MyBot.py": "no file 'MyBot.py' (did you mean 'mybot.py'?): ",
+        "mybto.py:Lowest": "no file 'mybto.py' (did you mean 'mybot.py'?): ",
+    }
+    for spec, said in meant.items():
+        with pytest.raises(BotLoadError) as e:
+            load_bot(spec)
+        assert said in str(e.value), e.value
+    for spec in ("nothing.py", "nothing"):  # nothing like it: no guess
+        with pytest.raises(BotLoadError) as e:
+            load_bot(spec)
+        assert "did you mean" not in str(e.value), e.value
