@@ -1570,6 +1570,17 @@ def run(
     handshake failed) or :class:`ArenaError`, the base of both (see :meth:`BotRunner.run`);
     all three are in ``sdk`` too.
     """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # no loop runs here: the usual case
+        pass
+    else:  # (asyncio.run's own "cannot be called from a running event loop" did not say
+        # what to call instead, and Python warned of a coroutine never awaited)
+        raise RuntimeError(
+            "sdk.run blocks until the bot is done, and an event loop is running in this "
+            "thread (a notebook, an async program): await sdk.client.run_async(bot, arena, "
+            "token, ...) there instead"
+        )
     if not token:
         raise ArenaAuthError("no token: pass token=... (arena-bot: --token or ARENA_TOKEN)")
     problem = token_problem(token)

@@ -433,3 +433,21 @@ def test_a_misspelt_bot_name_says_what_it_likely_meant(
         with pytest.raises(BotLoadError) as e:
             load_bot(spec)
         assert "did you mean" not in str(e.value), e.value
+
+
+def test_sdk_run_in_a_running_event_loop_says_what_to_await() -> None:
+    """Defect: ``sdk.run`` in a notebook (an event loop runs there) failed with asyncio's
+    "asyncio.run() cannot be called from a running event loop" and a RuntimeWarning of a
+    coroutine never awaited, not naming ``run_async``, which is what to use there."""
+    import warnings
+
+    from sdk import run
+
+    async def main() -> None:
+        run(Bot, arena="127.0.0.1:1", token="t", retry_for=0)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "coroutine ... was never awaited"
+        with pytest.raises(RuntimeError) as e:
+            asyncio.run(main())
+    assert "await sdk.client.run_async(bot, arena, token, ...) there instead" in str(e.value)
