@@ -636,6 +636,7 @@ class BotRunner:
         failing_since: float | None = None
         reached = False  # a Welcome ever came: the address and the transport are right
         hinted = False  # the plaintext-against-TLS hint was given
+        asked = False  # the "is an arena serving there?" hint was given
         other_internal = 0  # INTERNALs in a row whose details are not the core's
         while not self._stopping.is_set():
             welcomed = False
@@ -714,6 +715,14 @@ class BotRunner:
                 hint = ""
                 if not (self.tls or reached or hinted) and _closed(details):
                     hinted, hint = True, _PLAINTEXT_HINT
+                elif not (reached or asked or hint) and code == grpc.StatusCode.UNAVAILABLE:
+                    # Said once, while the arena was never reached: a bot started before its
+                    # arena (or at a wrong port) gave only gRPC's words, and no sign of how
+                    # long it would go on trying.
+                    asked = True
+                    tried = ("for ever" if self.retry_for is None
+                             else f"for up to {self.retry_for:g} s (--retry-for)")  # fmt: skip
+                    hint = f" (is an arena serving at {self.arena}? it is tried again {tried})"
                 log.warning("%s (%s)%s; reconnecting in %.1fs", code.name, details, hint, delay)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stopping.wait(), delay)

@@ -451,3 +451,26 @@ def test_sdk_run_in_a_running_event_loop_says_what_to_await() -> None:
         with pytest.raises(RuntimeError) as e:
             asyncio.run(main())
     assert "await sdk.client.run_async(bot, arena, token, ...) there instead" in str(e.value)
+
+
+def test_an_arena_never_reached_is_asked_about_once(caplog: pytest.LogCaptureFixture) -> None:
+    """Defect: a bot started before its arena, or at a wrong port, logged only gRPC's
+    words ("UNAVAILABLE (failed to connect to all addresses; ... Connection refused);
+    reconnecting in 0.4s") and went on for --retry-for, ten minutes by default, with no
+    word of how long. Its first warning asks whether an arena serves at that address and
+    says for how long it is tried; an arena reached once is not asked about."""
+    from tests.sdk.test_cli_audit import REFUSED, _runner
+
+    runner, _ = _runner([REFUSED] * 3)
+    with caplog.at_level(logging.WARNING, logger="sdk.client"):
+        asyncio.run(runner.run())
+    asked = [m for m in caplog.messages if "is an arena serving" in m]
+    assert asked == [
+        f"UNAVAILABLE ({REFUSED}) (is an arena serving at 127.0.0.1:4? it is tried again for "
+        f"up to 600 s (--retry-for)); reconnecting in {asked[0].rpartition(' in ')[2]}"
+    ], caplog.messages
+    caplog.clear()
+    runner, _ = _runner([REFUSED] * 3, welcome=True)
+    with caplog.at_level(logging.WARNING, logger="sdk.client"):
+        asyncio.run(runner.run())
+    assert "is an arena serving" not in caplog.text
