@@ -323,13 +323,23 @@ def bot_exc_info(
 
 def _exception(e: BaseException) -> str:
     """``e`` as a log or incident shows it: ``ValueError: boom`` (the type alone when the
-    exception has no message)."""
-    return f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+    exception has no message). Its ``str()`` is the bot's code: when that fails too, the
+    type and that failure (it raised out of the runner, which then left the decision
+    unanswered in an arena and stopped ``arena-bot try`` with the SDK's traceback)."""
+    try:
+        text = str(e)
+    except Exception as err:
+        return f"{type(e).__name__} (its str() raised {_exception(err)})"
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
 
 
 def _short_repr(value: object, limit: int = 100) -> str:
-    """``repr(value)``, cut to ``limit`` characters (a bot's answer can be a huge list)."""
-    text = f"Card.{value.name}" if isinstance(value, Card) else repr(value)  # not <Card.C10: 10>
+    """``repr(value)``, cut to ``limit`` characters (a bot's answer can be a huge list).
+    A ``repr`` of the bot's own that fails is said as such (see :func:`_exception`)."""
+    try:  # (a card as Card.C10, not <Card.C10: 10>)
+        text = f"Card.{value.name}" if isinstance(value, Card) else repr(value)
+    except Exception as err:
+        text = f"<a {type(value).__qualname__}, whose repr() raised {_exception(err)}>"
     if isinstance(value, (list, tuple)) and value and all(isinstance(a, Action) for a in value):
         # In the notation the logs use ("play 9♠"), not the dataclasses' long reprs.
         brackets = "[]" if isinstance(value, list) else "()"  # (a subclass's repr has others)

@@ -474,3 +474,49 @@ def test_an_arena_never_reached_is_asked_about_once(caplog: pytest.LogCaptureFix
     with caplog.at_level(logging.WARNING, logger="sdk.client"):
         asyncio.run(runner.run())
     assert "is an arena serving" not in caplog.text
+
+
+class _Unprintable(Exception):
+    def __str__(self) -> str:
+        return self.missing  # type: ignore[attr-defined,no-any-return]  # the bot's bug
+
+
+class _NoRepr:
+    def __repr__(self) -> str:
+        raise RuntimeError("repr broke")
+
+
+def test_an_exception_or_answer_that_cannot_be_printed_is_still_replaced() -> None:
+    """Defect: a bot's exception whose ``str()`` raises (a bug in the bot's own exception
+    class), or an answer whose ``repr()`` raises, broke the runner while it wrote the
+    message: ``arena-bot try`` stopped with the SDK's traceback ("RuntimeError: Mine (seat
+    0) failed in deal 1: RuntimeError: repr broke"), and in an arena "a step of the match
+    failed" and the decision went unanswered. The fallback is played and the message says
+    what could not be printed."""
+
+    class RaisesUnprintable(Bot):
+        def play(self, view: PlayerView) -> Action:
+            raise _Unprintable
+
+    class HookRaisesUnprintable(Bot):
+        def on_deal_end(self, view: PlayerView, result: DealResult) -> None:
+            raise _Unprintable
+
+    class ReturnsNoRepr(Bot):
+        def play(self, view: PlayerView) -> Action:
+            return _NoRepr()  # type: ignore[return-value]
+
+    m = play_local([RaisesUnprintable, HookRaisesUnprintable, ReturnsNoRepr], seed=3, max_deals=2)
+    first = {i.seat: i.detail for i in reversed(m.incidents)}
+    assert (
+        "raised _Unprintable (its str() raised AttributeError: '_Unprintable' object has no "
+        "attribute 'missing'); played " in first[0]
+    ), first[0]
+    assert first[1] == (
+        "raised in on_deal_end: _Unprintable (its str() raised AttributeError: '_Unprintable' "
+        "object has no attribute 'missing')"
+    ), first[1]
+    assert (
+        "returned <a _NoRepr, whose repr() raised RuntimeError: repr broke>, which is not an "
+        "Action; played " in first[2]
+    ), first[2]
