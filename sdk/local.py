@@ -277,11 +277,13 @@ def _decide(
         # The method as the lines for a wrong answer name it: the bot's ``name`` alone
         # ("raises raised in deal 1") told neither the class nor which method raised.
         head = f"{type(bot).__name__}.{_method(bot, view)}"
+        hint = _NO_DEADLINE if deadline is None and _used_deadline(e) else ""
         logger.error(
-            "%s%s raised in deal %d (%s); playing %s instead",
-            where, head, view.deal_number + 1, view.phase, fallback, exc_info=bot_exc_info(e),
+            "%s%s raised in deal %d (%s)%s; playing %s instead",
+            where, head, view.deal_number + 1, view.phase, hint, fallback,
+            exc_info=bot_exc_info(e),
         )  # fmt: skip
-        return fallback, "error", f"{head} raised {_exception(e)}; played {fallback} instead"
+        return fallback, "error", f"{head} raised {_exception(e)}{hint}; played {fallback} instead"
     problem = _not_an_action(action)
     if problem is None:
         return action, "bot", ""
@@ -299,6 +301,24 @@ def _decide(
         extra={"sdk_again": ((head, type(action).__qualname__), f"{where}{head} {did}", when)},
     )  # fmt: skip
     return fallback, "malformed", f"{head} {problem}; played {fallback} instead"
+
+
+#: What a bot told of ``self.deadline.left()`` failing on ``None`` is told: the README
+#: names ``self.deadline.left()``, and locally, untimed, every decision then raised
+#: "'NoneType' object has no attribute 'left'" with no word of why it was ``None``.
+_NO_DEADLINE = (
+    " (self.deadline is None: local play has no deadline unless timed, arena-bot try "
+    "--decision-ms N or play_local(..., decision_ms=N))"
+)
+
+
+def _used_deadline(e: BaseException) -> bool:
+    """Whether ``e`` is a use of a ``Deadline``'s attribute on ``None``."""
+    return (
+        isinstance(e, AttributeError)
+        and getattr(e, "obj", 0) is None
+        and getattr(e, "name", None) in ("left", "limit_s", "bank_s", "received")
+    )
 
 
 #: What a bot method that is ``async def`` is told (its coroutine is closed, unrun).

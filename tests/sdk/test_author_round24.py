@@ -520,3 +520,24 @@ def test_an_exception_or_answer_that_cannot_be_printed_is_still_replaced() -> No
         "returned <a _NoRepr, whose repr() raised RuntimeError: repr broke>, which is not an "
         "Action; played " in first[2]
     ), first[2]
+
+
+def test_self_deadline_used_in_untimed_local_play_says_why_it_is_none() -> None:
+    """Defect: the README names ``self.deadline.left()``; a bot that used it was told at
+    every local decision "AttributeError: 'NoneType' object has no attribute 'left'",
+    with no word that local play has no deadline unless it is timed."""
+
+    class Budgeted(Bot):
+        def play(self, view: PlayerView) -> Action:
+            budget = self.deadline.left() / 2  # type: ignore[union-attr]
+            return view.legal_actions[0] if budget >= 0 else view.legal_actions[-1]
+
+    m = play_local([Budgeted, Bot, Bot], seed=3, max_deals=1)
+    assert m.incidents, "Budgeted was never asked"
+    assert m.incidents[0].detail.startswith("Budgeted.play() (test_author_round24.py:") and (
+        "raised AttributeError: 'NoneType' object has no attribute 'left' (self.deadline is "
+        "None: local play has no deadline unless timed, arena-bot try --decision-ms N or "
+        "play_local(..., decision_ms=N)); played " in m.incidents[0].detail
+    ), m.incidents[0].detail
+    timed = play_local([Budgeted, Bot, Bot], seed=3, max_deals=1, decision_ms=60_000)
+    assert not timed.incidents, timed.incidents
