@@ -34,7 +34,7 @@ from arena.deadlines import DEFAULT_TIME_BANK_MS, MAX_DEADLINE_MS
 from arena.referee.config import pem_problem
 from arena.render import plural, printable
 from sdk.loader import BotLoadError, load_bot
-from sdk.local import STDLIB, method_mistakes, watch_slow_calls
+from sdk.local import STDLIB, _exception, bot_site, method_mistakes, watch_slow_calls
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -150,9 +150,11 @@ def _load_named(spec: str, param_hint: str = "BOT") -> tuple[Any, str]:
         raise click.BadParameter(str(e), param_hint=param_hint) from None
     try:
         bot = cls()
-    except Exception as e:
+    except (Exception, SystemExit) as e:  # (a sys.exit(2) there ended `try` without a word)
+        at = bot_site(e)
+        site = "" if at is None else _where(at)
         raise click.BadParameter(
-            f"{spec!r}: {cls.__name__}() raised {type(e).__name__}: {e} (a bot is made "
+            f"{spec!r}: {cls.__name__}() raised {_exception(e)}{site} (a bot is made "
             "with no arguments for every match)",
             param_hint=param_hint,
         ) from None

@@ -217,6 +217,16 @@ def stops_the_bot(e: BaseException) -> bool:
 STDLIB = tuple({sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")})
 
 
+def bot_site(e: BaseException) -> traceback.FrameSummary | None:
+    """Where the bot's code raised ``e``: the innermost frame outside Python's library;
+    ``None`` when that is in the SDK (its own raise, or a call of the bot's that failed
+    before running any of its lines: ``__init__`` given no arguments it needs)."""
+    frames = traceback.StackSummary.extract(traceback.walk_tb(e.__traceback__),
+                                            lookup_lines=False)  # fmt: skip
+    site = next((f for f in reversed(frames) if not f.filename.startswith(STDLIB)), None)
+    return None if site is None or site.filename.startswith(_SDK_DIR) else site
+
+
 def log_leaving(
     bot: Bot,
     e: BaseException,
@@ -232,10 +242,8 @@ def log_leaving(
     0 of 20 matches" alone named neither the call nor the line (a ``sys.exit`` deep in a
     library, a Ctrl-C in an endless loop: ``took`` says how long that decision ran). Not
     said of a leave in the SDK's own code (the human seat's "quit": the person knows)."""
-    frames = traceback.StackSummary.extract(traceback.walk_tb(e.__traceback__),
-                                            lookup_lines=False)  # fmt: skip
-    site = next((f for f in reversed(frames) if not f.filename.startswith(STDLIB)), None)
-    if site is None or site.filename.startswith(_SDK_DIR):
+    site = bot_site(e)
+    if site is None:
         return
     at = f"at {Path(site.filename).name}:{site.lineno}, in {site.name}"
     deal = "" if view is None else f"deal {view.deal_number + 1}, {view.phase}"

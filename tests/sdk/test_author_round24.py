@@ -541,3 +541,18 @@ def test_self_deadline_used_in_untimed_local_play_says_why_it_is_none() -> None:
     ), m.incidents[0].detail
     timed = play_local([Budgeted, Bot, Bot], seed=3, max_deals=1, decision_ms=60_000)
     assert not timed.incidents, timed.incidents
+
+
+def test_a_bot_that_exits_in_its_init_at_start_is_named(tmp_path: Path) -> None:
+    """Defect: a bot whose ``__init__`` calls ``sys.exit(5)`` (a model file missing, say)
+    ended ``arena-bot try`` and ``run`` at the start-up check with exit code 5 and not a
+    word. It is refused as an ``__init__`` that raises is, naming the line."""
+    f = tmp_path / "quits.py"
+    f.write_text(
+        "import sys\n\nfrom sdk import Bot\n\n\nclass Quits(Bot):\n    def __init__(self):\n"
+        "        super().__init__()\n        sys.exit(5)\n"
+    )
+    r = CliRunner().invoke(main, ["try", str(f), "-n", "1", "--max-deals", "1"])
+    assert r.exit_code == 2, r.output
+    said = " ".join(r.output.split())
+    assert "Quits() raised SystemExit: 5 (quits.py:9, in __init__) (a bot is made" in said, said
