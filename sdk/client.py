@@ -370,6 +370,14 @@ _TLS_FAILURE_WORDS = ("handshake failed", "ssl_error", "certificate_verify_faile
 #: first bytes are no TLS. An outage can look the same, so this only earns a hint.
 _CLOSED_WORDS = ("socket closed", "connection reset")
 _PLAINTEXT_HINT = " (if the arena uses TLS, pass --tls or --ca)"
+#: Words of gRPC's status details (lower-cased) when no connection was made at all: nothing
+#: listens at the address, or its host name is not found.
+_NO_CONNECTION_WORDS = ("failed to connect", "resolving", "dns resolution failed")
+
+
+def _no_connection(details: str) -> bool:
+    low = details.lower()
+    return any(w in low for w in _NO_CONNECTION_WORDS)
 
 
 def _closed(details: str) -> bool:
@@ -715,7 +723,7 @@ class BotRunner:
                 hint = ""
                 if not (self.tls or reached or hinted) and _closed(details):
                     hinted, hint = True, _PLAINTEXT_HINT
-                elif not (reached or asked or hint) and code == grpc.StatusCode.UNAVAILABLE:
+                elif not (reached or asked or hint) and _no_connection(details):
                     # Said once, while the arena was never reached: a bot started before its
                     # arena (or at a wrong port) gave only gRPC's words, and no sign of how
                     # long it would go on trying.
