@@ -15,7 +15,6 @@ import logging
 import os
 import signal
 import sys
-import sysconfig
 import threading
 import traceback
 from functools import partial
@@ -35,6 +34,7 @@ from arena.deadlines import DEFAULT_TIME_BANK_MS, MAX_DEADLINE_MS
 from arena.referee.config import pem_problem
 from arena.render import PrintableFormatter, plural, printable
 from sdk.loader import BotLoadError, load_bot
+from sdk.local import STDLIB, _exception, bot_site, method_mistakes, watch_slow_calls
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -49,9 +49,6 @@ _LEVELS = ("debug", "info", "warning", "error")
 #: The loggers through which the SDK reports a bot's exceptions (sdk.local.decide and the
 #: hooks, locally and in an arena).
 _BOT_ERROR_LOGGERS = ("sdk.local", "sdk.client")
-#: Python's own library: a bot's ``random.choice([])`` fails there, but the bot's line
-#: is the place to name.
-_STDLIB = tuple({sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")})
 
 
 def _setup_logging(level: str) -> None:
@@ -123,7 +120,7 @@ def _raise_site(tb: TracebackType) -> traceback.FrameSummary:
     """The innermost frame of ``tb`` outside Python's own library (else the innermost)."""
     frames = traceback.StackSummary.extract(traceback.walk_tb(tb), lookup_lines=False)
     for frame in reversed(frames):
-        if not frame.filename.startswith(_STDLIB):
+        if not frame.filename.startswith(STDLIB):
             return frame
     return frames[-1]
 
@@ -143,12 +140,19 @@ def _load_named(spec: str, param_hint: str = "BOT") -> tuple[Any, str]:
         raise click.BadParameter(str(e), param_hint=param_hint) from None
     try:
         bot = cls()
-    except Exception as e:
+    except (Exception, SystemExit) as e:  # (a sys.exit(2) there ended `try` without a word)
+        at = bot_site(e)
+        site = "" if at is None else _where(at)
         raise click.BadParameter(
-            f"{spec!r}: {cls.__name__}() raised {type(e).__name__}: {e} (a bot is made "
+            f"{spec!r}: {cls.__name__}() raised {_exception(e)}{site} (a bot is made "
             "with no arguments for every match)",
             param_hint=param_hint,
         ) from None
+    errors, warnings = method_mistakes(bot)
+    if errors:
+        raise click.BadParameter(f"{spec!r}: {'; '.join(errors)}", param_hint=param_hint)
+    for warning in warnings:
+        logging.getLogger("sdk.loader").warning("%s", warning)
     name = getattr(bot, "name", "")
     return cls, name if isinstance(name, str) and name else spec
 
@@ -208,6 +212,14 @@ def _check_ca(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 
 
 class _Group(FileErrorsGroup):
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        before = set(threading.enumerate())
+        try:
+            return super().main(*args, **kwargs)
+        except SystemExit as e:
+            _exit_past_left_threads(before, e)
+            raise
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name == "human":
             return _human_command()
@@ -215,6 +227,36 @@ class _Group(FileErrorsGroup):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), "human"})
+
+
+def _exit_past_left_threads(before: set[threading.Thread], e: SystemExit) -> None:
+    """Exit as ``e`` says without waiting for the threads the bot started and left running
+    (not daemons; none of the SDK's own is one), naming them. Python waits for such a
+    thread at exit, for ever if it never ends: ``try`` hung after its table, ``run
+    --once`` after its "done" line, with no word of why. (An idle ``ThreadPoolExecutor``'s
+    threads are not waited for: Python tells them to end at exit.)"""
+    left = [
+        t
+        for t in threading.enumerate()
+        if t not in before
+        and not t.daemon
+        and t.is_alive()
+        and getattr(getattr(t, "_target", None), "__module__", "") != "concurrent.futures.thread"
+    ]
+    if not left:
+        return
+    logging.getLogger("sdk.client").warning(
+        "the bot left %s running (%s): exiting without waiting for %s",
+        plural(len(left), "thread"), ", ".join(t.name for t in left),
+        "it" if len(left) == 1 else "them",
+    )  # fmt: skip
+    code = e.code
+    if code is not None and not isinstance(code, int):  # SystemExit("text"), as Python does
+        print(code, file=sys.stderr)
+    logging.shutdown()  # flushes the handlers, which os._exit would not
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0 if code is None else code if isinstance(code, int) else 1)
 
 
 @click.group(cls=_Group)
@@ -510,12 +552,20 @@ def try_(
         max_deals = TRY_MAX_DEALS
     console = Console()
     stopped = False
+    # A call that never returns (an endless loop) is said, not waited for in silence (not
+    # with a person at the table, who may think as long as they like).
+    bank_ms = DEFAULT_TIME_BANK_MS if time_bank_ms is None else time_bank_ms
+    wait_s = ((_ARENA_LIMIT_S * 1000 if decision_ms is None else decision_ms) + bank_ms) / 1000
+    longer = f", as long as an arena waits for a decision{' by default' * (decision_ms is None)}"
     try:
         series = partial(play_series, decision_ms=decision_ms, time_bank_ms=time_bank_ms)
         if interactive:  # a person reads the terminal: no progress bar over the table
             result = series(cls, opponents, n, ruleset, seed, max_deals)
         else:
-            with Progress(console=console, transient=True) as progress:
+            with (
+                watch_slow_calls(wait_s, f"{longer} ({wait_s:g} s)"),
+                Progress(console=console, transient=True) as progress,
+            ):
                 task = progress.add_task("playing", total=n)
                 result = series(
                     cls, opponents, n, ruleset, seed, max_deals,

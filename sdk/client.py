@@ -71,8 +71,10 @@ from sdk.local import (
     _method,
     bot_exc_info,
     decide,
+    factory_problem,
     hook_result,
     hook_view,
+    log_leaving,
     make_bot,
     overrides,
     stops_the_bot,
@@ -368,6 +370,14 @@ _TLS_FAILURE_WORDS = ("handshake failed", "ssl_error", "certificate_verify_faile
 #: first bytes are no TLS. An outage can look the same, so this only earns a hint.
 _CLOSED_WORDS = ("socket closed", "connection reset")
 _PLAINTEXT_HINT = " (if the arena uses TLS, pass --tls or --ca)"
+#: Words of gRPC's status details (lower-cased) when no connection was made at all: nothing
+#: listens at the address, or its host name is not found.
+_NO_CONNECTION_WORDS = ("failed to connect", "resolving", "dns resolution failed")
+
+
+def _no_connection(details: str) -> bool:
+    low = details.lower()
+    return any(w in low for w in _NO_CONNECTION_WORDS)
 
 
 def _closed(details: str) -> bool:
@@ -544,6 +554,9 @@ class BotRunner:
         workers: int | None = None,
         spec: str | None = None,
     ) -> None:
+        problem = factory_problem(bot)
+        if problem is not None:  # (else: "cannot make the bot" at every match, forfeited)
+            raise TypeError(f"the bot to run is {problem}")
         self.factory = bot
         self.arena = arena
         self.token = token
@@ -631,6 +644,7 @@ class BotRunner:
         failing_since: float | None = None
         reached = False  # a Welcome ever came: the address and the transport are right
         hinted = False  # the plaintext-against-TLS hint was given
+        asked = False  # the "is an arena serving there?" hint was given
         other_internal = 0  # INTERNALs in a row whose details are not the core's
         while not self._stopping.is_set():
             welcomed = False
@@ -709,6 +723,14 @@ class BotRunner:
                 hint = ""
                 if not (self.tls or reached or hinted) and _closed(details):
                     hinted, hint = True, _PLAINTEXT_HINT
+                elif not (reached or asked or hint) and _no_connection(details):
+                    # Said once, while the arena was never reached: a bot started before its
+                    # arena (or at a wrong port) gave only gRPC's words, and no sign of how
+                    # long it would go on trying.
+                    asked = True
+                    tried = ("for ever" if self.retry_for is None
+                             else f"for up to {self.retry_for:g} s (--retry-for)")  # fmt: skip
+                    hint = f" (is an arena serving at {self.arena}? it is tried again {tried})"
                 log.warning("%s (%s)%s; reconnecting in %.1fs", code.name, details, hint, delay)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stopping.wait(), delay)
@@ -1462,6 +1484,7 @@ def _run_hook(bot: Bot, what: str, args: tuple[object, ...], match_id: str) -> b
         )
     except BaseException as e:
         if stops_the_bot(e):
+            log_leaving(bot, e, f"{type(bot).__name__}.{what}()", log, f"match {match_id}: ")
             raise
         # The class, as the lines for a decision name it (``name`` may be anyone's).
         log.error("%s raised in %s (match %s)", type(bot).__name__, what, match_id,
@@ -1564,6 +1587,17 @@ def run(
     handshake failed) or :class:`ArenaError`, the base of both (see :meth:`BotRunner.run`);
     all three are in ``sdk`` too.
     """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # no loop runs here: the usual case
+        pass
+    else:  # (asyncio.run's own "cannot be called from a running event loop" did not say
+        # what to call instead, and Python warned of a coroutine never awaited)
+        raise RuntimeError(
+            "sdk.run blocks until the bot is done, and an event loop is running in this "
+            "thread (a notebook, an async program): await sdk.client.run_async(bot, arena, "
+            "token, ...) there instead"
+        )
     if not token:
         raise ArenaAuthError("no token: pass token=... (arena-bot: --token or ARENA_TOKEN)")
     problem = token_problem(token)

@@ -14,6 +14,7 @@ imported as a module of that package, so its relative imports work.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import importlib.util
 import inspect
@@ -67,8 +68,8 @@ def load_bot(spec: str) -> type[Bot]:
         except ModuleNotFoundError as e:
             if e.name and target.startswith(e.name):
                 raise BotLoadError(
-                    f"no module {target!r} and no bundled bot of that name{_hidden(target)}: "
-                    f"{_HELP}"
+                    f"no module {target!r} and no bundled bot of that name"
+                    f"{_hidden(target) or _meant(target, cls_name)}: {_HELP}"
                 ) from e
             raise BotLoadError(f"importing {target!r} failed: {e}") from e
         except (Exception, SystemExit) as e:  # the module is broken: say how, no traceback
@@ -90,11 +91,42 @@ def _hidden(target: str) -> str:
     return f" ({top} is imported already, from {where}, not ./{top}: name the file, {file}:Class)"
 
 
+def _meant(target: str, cls_name: str) -> str:
+    """What a name that is no module likely meant, said as " (did you mean ...?)": a file
+    and its class written with a dot (``mybot.Lowest``, ``mybot.py.Lowest`` for
+    ``mybot.py:Lowest``), or a bundled bot misspelt (``heurstic``); else ""."""
+    import bots
+
+    head, dot, tail = target.rpartition(".")
+    if dot and head and not cls_name and tail.isidentifier():
+        file = head if head.endswith(".py") else f"{head}.py"
+        if Path(file).is_file():
+            return f" (did you mean {f'{file}:{tail}'!r}?)"
+    close = difflib.get_close_matches(target, [*bots.BUNDLED, "human"], n=1, cutoff=0.75)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _meant_file(path: Path) -> str:
+    """The file beside ``path`` that it likely meant (its name in another case, or
+    misspelt: ``MyBot.py``, ``mybto.py``), said as " (did you mean ...?)"; else ""."""
+    try:
+        names = [p.name for p in path.parent.iterdir() if p.suffix == ".py" and p.is_file()]
+    except OSError:  # no such folder either
+        return ""
+    lower = {n.lower(): n for n in names}
+    close = (
+        [lower[path.name.lower()]]
+        if path.name.lower() in lower
+        else (difflib.get_close_matches(path.name, names, n=1, cutoff=0.8))
+    )
+    return f" (did you mean {str(path.with_name(close[0]))!r}?)" if close else ""
+
+
 def _import_file(path: Path) -> ModuleType:
     if path.is_dir():
         raise BotLoadError(f"{str(path)!r} is a directory, not a Python file: {_HELP}")
     if not path.is_file():
-        raise BotLoadError(f"no file {str(path)!r}: {_HELP}")
+        raise BotLoadError(f"no file {str(path)!r}{_meant_file(path)}: {_HELP}")
     dotted = _module_of_package(path.resolve())
     if dotted is not None:  # relative imports need the module's package
         root, inner = dotted

@@ -16,18 +16,21 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import difflib
 import inspect
 import logging
 import math
 import os
 import signal
+import sysconfig
 import threading
 import time
+import traceback
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from types import TracebackType
+from types import ModuleType, TracebackType
 from typing import Any
 
 from arena.deadlines import DEFAULT_TIME_BANK_MS, bank_left, deadline_problem, timeout_words
@@ -40,6 +43,7 @@ from engine import (
     IllegalActionError,
     Pass,
     Phase,
+    Play,
     PlayerView,
     Ruleset,
     fallback_action,
@@ -131,6 +135,35 @@ class BotMakeError(RuntimeError):
     the bot's exception is the ``__cause__``."""
 
 
+def factory_problem(bot: object) -> str | None:
+    """What ``bot`` is, when it is none of what the runners take for a seat (a ``Bot``
+    subclass, a factory that makes a bot, or a bot instance), else ``None``. Found before
+    any match: "'str' object is not callable" at the first match said neither which seat
+    nor what to give instead."""
+    if isinstance(bot, Bot):
+        return None
+    if isinstance(bot, type):
+        if issubclass(bot, Bot):
+            return None
+        return (
+            f"the class {bot.__name__}, which does not derive from sdk.Bot: write "
+            f"`class {bot.__name__}(Bot):`, with `from sdk import Bot`"
+        )
+    if isinstance(bot, str):
+        return (
+            f"the str {_short_repr(bot)}, a name: give the bot's class "
+            f"(sdk.loader.load_bot({_short_repr(bot)}) is the class that name gives)"
+        )
+    if isinstance(bot, ModuleType):
+        return f"the module {bot.__name__}: give its bot class ({bot.__name__}.ClassName)"
+    if not callable(bot):
+        return (
+            f"{_short_repr(bot)}, of type {type(bot).__name__}: give a Bot class, a factory that "
+            "makes a bot, or a bot"
+        )
+    return None
+
+
 def make_bot(factory: BotFactory | Bot) -> Bot:
     """A fresh bot from a class or factory (an instance is used as it is)."""
     if isinstance(factory, Bot):
@@ -179,6 +212,52 @@ def stops_the_bot(e: BaseException) -> bool:
     return isinstance(e, (SystemExit, KeyboardInterrupt))
 
 
+#: Python's own library: a bot's ``random.choice([])`` fails there, but the bot's line
+#: is the place to name.
+STDLIB = tuple({sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")})
+
+
+def bot_site(e: BaseException) -> traceback.FrameSummary | None:
+    """Where the bot's code raised ``e``: the innermost frame outside Python's library;
+    ``None`` when that is in the SDK (its own raise, or a call of the bot's that failed
+    before running any of its lines: ``__init__`` given no arguments it needs)."""
+    frames = traceback.StackSummary.extract(traceback.walk_tb(e.__traceback__),
+                                            lookup_lines=False)  # fmt: skip
+    site = next((f for f in reversed(frames) if not f.filename.startswith(STDLIB)), None)
+    return None if site is None or site.filename.startswith(_SDK_DIR) else site
+
+
+def log_leaving(
+    bot: Bot,
+    e: BaseException,
+    call: str,
+    logger: logging.Logger,
+    where: str,
+    view: PlayerView | None = None,
+    took: float = 0.0,
+) -> None:
+    """Say which call of the bot left, and from which of its lines, when what it raised
+    stops it (``SystemExit``, ``KeyboardInterrupt``: :func:`stops_the_bot`): the runner
+    then stops with the exit code, and "the bot left (exit code 3)" or "interrupted after
+    0 of 20 matches" alone named neither the call nor the line (a ``sys.exit`` deep in a
+    library, a Ctrl-C in an endless loop: ``took`` says how long that decision ran). Not
+    said of a leave in the SDK's own code (the human seat's "quit": the person knows)."""
+    site = bot_site(e)
+    if site is None:
+        return
+    at = f"at {Path(site.filename).name}:{site.lineno}, in {site.name}"
+    deal = "" if view is None else f"deal {view.deal_number + 1}, {view.phase}"
+    if isinstance(e, KeyboardInterrupt):
+        ran = f"after {took:.1f} s" if view is not None else ""
+        why = ", ".join(w for w in (deal, ran) if w)
+        logger.warning("%s%s was interrupted (KeyboardInterrupt) %s%s", where, call, at,
+                       f" ({why})" if why else "")  # fmt: skip
+    else:
+        code = e.code if isinstance(e, SystemExit) else None
+        logger.warning("%s%s raised SystemExit(%r) %s%s: the bot leaves", where, call,
+                       code, at, f" ({deal})" if deal else "")  # fmt: skip
+
+
 def _decide(
     bot: Bot,
     view: PlayerView,
@@ -192,20 +271,27 @@ def _decide(
     a :class:`LocalIncident`: its exception or the value it returned, and the fallback)."""
     where = f"match {match_id or bot.match_id}: " if match_id or bot.match_id else ""
     bot.deadline = deadline
+    t0 = time.monotonic()
     try:
         action = bot.act(view)
     except BaseException as e:
-        if reraise or stops_the_bot(e):
+        if stops_the_bot(e):
+            head = f"{type(bot).__name__}.{_method(bot, view)}"
+            log_leaving(bot, e, head, logger, where, view, time.monotonic() - t0)
+            raise
+        if reraise:
             raise
         fallback = fallback_action(view.legal_actions)
         # The method as the lines for a wrong answer name it: the bot's ``name`` alone
         # ("raises raised in deal 1") told neither the class nor which method raised.
         head = f"{type(bot).__name__}.{_method(bot, view)}"
+        hint = _NO_DEADLINE if deadline is None and _used_deadline(e) else ""
         logger.error(
-            "%s%s raised in deal %d (%s); playing %s instead",
-            where, head, view.deal_number + 1, view.phase, fallback, exc_info=bot_exc_info(e),
+            "%s%s raised in deal %d (%s)%s; playing %s instead",
+            where, head, view.deal_number + 1, view.phase, hint, fallback,
+            exc_info=bot_exc_info(e),
         )  # fmt: skip
-        return fallback, "error", f"{head} raised {_exception(e)}; played {fallback} instead"
+        return fallback, "error", f"{head} raised {_exception(e)}{hint}; played {fallback} instead"
     problem = _not_an_action(action)
     if problem is None:
         return action, "bot", ""
@@ -223,6 +309,24 @@ def _decide(
         extra={"sdk_again": ((head, type(action).__qualname__), f"{where}{head} {did}", when)},
     )  # fmt: skip
     return fallback, "malformed", f"{head} {problem}; played {fallback} instead"
+
+
+#: What a bot told of ``self.deadline.left()`` failing on ``None`` is told: the README
+#: names ``self.deadline.left()``, and locally, untimed, every decision then raised
+#: "'NoneType' object has no attribute 'left'" with no word of why it was ``None``.
+_NO_DEADLINE = (
+    " (self.deadline is None: local play has no deadline unless timed, arena-bot try "
+    "--decision-ms N or play_local(..., decision_ms=N))"
+)
+
+
+def _used_deadline(e: BaseException) -> bool:
+    """Whether ``e`` is a use of a ``Deadline``'s attribute on ``None``."""
+    return (
+        isinstance(e, AttributeError)
+        and getattr(e, "obj", 0) is None
+        and getattr(e, "name", None) in ("left", "limit_s", "bank_s", "received")
+    )
 
 
 #: What a bot method that is ``async def`` is told (its coroutine is closed, unrun).
@@ -247,13 +351,23 @@ def bot_exc_info(
 
 def _exception(e: BaseException) -> str:
     """``e`` as a log or incident shows it: ``ValueError: boom`` (the type alone when the
-    exception has no message)."""
-    return f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+    exception has no message). Its ``str()`` is the bot's code: when that fails too, the
+    type and that failure (it raised out of the runner, which then left the decision
+    unanswered in an arena and stopped ``arena-bot try`` with the SDK's traceback)."""
+    try:
+        text = str(e)
+    except Exception as err:
+        return f"{type(e).__name__} (its str() raised {_exception(err)})"
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
 
 
 def _short_repr(value: object, limit: int = 100) -> str:
-    """``repr(value)``, cut to ``limit`` characters (a bot's answer can be a huge list)."""
-    text = repr(value)
+    """``repr(value)``, cut to ``limit`` characters (a bot's answer can be a huge list).
+    A ``repr`` of the bot's own that fails is said as such (see :func:`_exception`)."""
+    try:  # (a card as Card.C10, not <Card.C10: 10>)
+        text = f"Card.{value.name}" if isinstance(value, Card) else repr(value)
+    except Exception as err:
+        text = f"<a {type(value).__qualname__}, whose repr() raised {_exception(err)}>"
     if isinstance(value, (list, tuple)) and value and all(isinstance(a, Action) for a in value):
         # In the notation the logs use ("play 9♠"), not the dataclasses' long reprs.
         brackets = "[]" if isinstance(value, list) else "()"  # (a subclass's repr has others)
@@ -298,7 +412,15 @@ def _not_an_action(action: object) -> str | None:
 
 def _hint(answer: object) -> str:
     """What the bot likely meant by an answer that is no Action, when it is plain: several
-    actions (``view.legal_actions`` itself, a filtered list) or an action's notation."""
+    actions (``view.legal_actions`` itself, a filtered list), an action's notation, the
+    card or the amount of one ("returned Card.C10" and "returned 120" said what was
+    wrong, not what to return), or a generator (a ``yield`` in the method)."""
+    if isinstance(answer, Card):
+        return f": a Card; return Play(card) to play it ({Play(answer)})"
+    if type(answer) is int:
+        return f": an int; return Bid({answer}) to bid it, Contract({answer}) to name the contract"
+    if inspect.isgenerator(answer):
+        return ": a generator (the method has a `yield`); return the action instead"
     if isinstance(answer, (list, tuple, set, frozenset)) and answer:
         if all(isinstance(a, Action) for a in answer):
             return f": a {type(answer).__name__} of {len(answer)} actions; return one of them"
@@ -344,6 +466,79 @@ def overrides(bot: object, hook: str) -> bool:
     return getattr(type(bot), hook, None) is not getattr(Bot, hook) or hook in own
 
 
+#: What the runners call on a bot, and the arguments each call passes (besides ``self``).
+CALLS: dict[str, tuple[str, ...]] = {
+    "act": ("view",),
+    "bid": ("view",),
+    "give": ("view",),
+    "contract": ("view",),
+    "play": ("view",),
+    "on_match_start": ("view",),
+    "on_action": ("view", "seat", "action"),
+    "on_talon_taken": ("view", "declarer", "talon"),
+    "on_deal_end": ("view", "result"),
+    "on_match_end": ("view", "result"),
+}
+_HOOK_NAMES = tuple(c for c in CALLS if c.startswith("on_"))
+
+
+def method_mistakes(bot: Bot) -> tuple[list[str], list[str]]:
+    """What is wrong with the methods of ``bot``'s class, found before it plays.
+
+    Errors: a method the runners call that cannot take what they pass (``def
+    play(self)``, ``def on_deal_end(self, view)``): it raised ``TypeError`` at every call,
+    and the traceback and the repeats named the SDK's line that called it, not the bot's.
+    Warnings: a public method that looks meant for the runners but that they never call
+    (``def Play``, ``def plays``, ``def on_deal_ended``, ``def on_trick_end``): the bot
+    played ``Bot``'s defaults, and nothing said so. A bot with its own ``act`` is not
+    asked the phase methods: a ``play`` of its own is its helper, whatever it takes."""
+    cls = type(bot)
+    own_act = cls.act is not Bot.act
+    errors: list[str] = []
+    for name, args in CALLS.items():
+        if not overrides(bot, name) or (own_act and name in _PHASE_METHODS.values()):
+            continue
+        try:
+            signature = inspect.signature(getattr(bot, name))
+        except (TypeError, ValueError):  # no signature to read (a builtin): it will tell
+            continue
+        try:
+            signature.bind(*args)
+        except TypeError:
+            with contextlib.suppress(TypeError, ValueError):  # as written: with its self
+                signature = inspect.signature(getattr(cls, name))
+            errors.append(
+                f"{cls.__name__}.{_defined(cls, name)} is def {name}{signature}, but the "
+                f"runners call it as {name}({', '.join(args)})"
+            )
+    warnings: list[str] = []
+    for name in dir(cls):
+        if name.startswith("_") or name in CALLS or hasattr(Bot, name):
+            continue
+        if not callable(getattr(cls, name, None)):
+            continue
+        meant = difflib.get_close_matches(name.lower(), CALLS, n=1, cutoff=0.85)
+        if not meant and not name.startswith("on_"):
+            continue
+        hint = (
+            f"did you mean {meant[0]}()?"
+            if meant
+            else f"the hooks are {', '.join(f'{h}()' for h in _HOOK_NAMES)}"
+        )
+        warnings.append(
+            f"{cls.__name__}.{_defined(cls, name)} is never called by the runners: {hint}"
+        )
+    return errors, warnings
+
+
+def _defined(cls: type, name: str) -> str:
+    """``"play() (mine.py:12)"``: method ``name`` of ``cls`` and where it is defined."""
+    code = getattr(inspect.unwrap(getattr(cls, name)), "__code__", None)
+    if code is None:
+        return f"{name}()"
+    return f"{name}() ({Path(code.co_filename).name}:{code.co_firstlineno})"
+
+
 def hook_view(view: PlayerView) -> PlayerView:
     """``view`` as a hook gets it: without legal actions (a hook answers nothing)."""
     return dataclasses.replace(view, legal_actions=()) if view.legal_actions else view
@@ -357,6 +552,7 @@ def _hook(bot: Bot, fn: Callable[[], object], what: str) -> tuple[str, BaseExcep
         problem = hook_result(bot, what, fn(), log)
     except BaseException as e:
         if stops_the_bot(e):
+            log_leaving(bot, e, f"{type(bot).__name__}.{what}()", log, f"match {bot.match_id}: ")
             raise
         # The match, as an arena runner's line says: a series plays many.
         # The class, as the lines for a decision name it (a bot's ``name`` may be anyone's).
@@ -394,6 +590,15 @@ def _tell_bank(
         bot.match_id, used * 1000, view.deal_number + 1, view.phase, type(bot).__name__,
         _method(bot, view), limit_ms, paid_ms, left_ms,
     )  # fmt: skip
+
+
+def _asked(bot: Bot, view: PlayerView) -> str:
+    """A decision being asked, as the log names it: "match local-0-1: Mine.play()
+    (mine.py:12) (deal 2, playing)"."""
+    return (
+        f"match {bot.match_id}: {type(bot).__name__}.{_method(bot, view)} "
+        f"(deal {view.deal_number + 1}, {view.phase})"
+    )
 
 
 def _limits(decision_ms: int | None, time_bank_ms: int | None) -> tuple[int, int] | None:
@@ -464,6 +669,55 @@ def _names(bots: Sequence[Bot], names: Sequence[str] | None) -> tuple[str, ...]:
     return tuple(out)
 
 
+class _SlowCallWatch:
+    """See :func:`watch_slow_calls`: the call a local match waits for, and a thread that
+    says so once when it has run ``after_s`` seconds."""
+
+    def __init__(self, after_s: float, why: str) -> None:
+        self.after_s, self.why = after_s, why
+        #: (number, when it started, what it is) of the call under way; None between calls.
+        self.call: tuple[int, float, Callable[[], str]] | None = None
+        self._n = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True, name="sdk-slow-call")
+
+    def started(self, what: Callable[[], str]) -> None:
+        self._n += 1
+        self.call = (self._n, time.monotonic(), what)
+
+    def _watch(self) -> None:
+        told = 0
+        while not self._stop.wait(min(0.25, self.after_s)):
+            call = self.call
+            if call is None or call[0] == told or time.monotonic() - call[1] < self.after_s:
+                continue
+            told = call[0]
+            log.warning("%s has run for %.1f s and not returned%s; a local match waits for it "
+                        "(Ctrl-C stops it, naming the line the bot is at)",
+                        call[2](), time.monotonic() - call[1], self.why)  # fmt: skip
+
+
+_watching: _SlowCallWatch | None = None
+
+
+@contextlib.contextmanager
+def watch_slow_calls(after_s: float, why: str = "") -> Iterator[None]:
+    """While in it, a bot's call in a local match (a decision or a hook) that has run
+    ``after_s`` seconds is logged once, naming the match, the call and the deal (``why``
+    is added after "and not returned"). A bot in an endless loop kept ``arena-bot try``
+    silent for ever: a local match cannot cut a call off (an arena plays its fallback at
+    the deadline), so it waited, saying nothing."""
+    global _watching
+    watch = _SlowCallWatch(after_s, why)
+    _watching = watch
+    watch._thread.start()
+    try:
+        yield
+    finally:
+        _watching = None
+        watch._stop.set()
+
+
 def play_local(
     bots: Sequence[BotFactory | Bot],
     ruleset: str | Path | Ruleset = "classic",
@@ -501,6 +755,12 @@ def play_local(
     the seats timed (default: all; it needs ``decision_ms``). Without ``decision_ms``, no
     deadline (``bot.deadline`` is ``None``) and no timeouts.
     """
+    if isinstance(bots, str) or not isinstance(bots, Sequence):
+        raise TypeError(f"play_local takes a list of bots, one per seat, got {_short_repr(bots)}")
+    for i, b in enumerate(bots):
+        problem = factory_problem(b)
+        if problem is not None:
+            raise TypeError(f"play_local: the bot of seat {i} is {problem}")
     limits = _limits(decision_ms, time_bank_ms)
     limit_ms = limits[0] if limits is not None else 0
     if timed_seats is not None:
@@ -541,8 +801,17 @@ def play_local(
                 raise ValueError(f"timed_seats: no seat {s!r} in a match of {len(players)}")
             bank[s] = limits[1]
 
+    watch = _watching  # (None but under arena-bot try: no cost per call otherwise)
+
     def hook(seat: int, fn: Callable[[], object], what: str) -> None:
-        failed = _hook(players[seat], fn, what)
+        if watch is not None:
+            bot = players[seat]
+            watch.started(lambda: f"match {bot.match_id}: {type(bot).__name__}.{what}()")
+        try:
+            failed = _hook(players[seat], fn, what)
+        finally:
+            if watch is not None:
+                watch.call = None
         if failed is not None:
             detail, e = failed
             if strict:
@@ -581,6 +850,8 @@ def play_local(
             deadline = None
             if left_ms is not None:
                 deadline = Deadline(limit_ms / 1000, left_ms / 1000, t0)
+            if watch is not None:
+                watch.started(partial(_asked, bot, view))
             try:
                 action, kind, detail = _decide(bot, view, reraise=strict, deadline=deadline)
             except Exception as e:  # only with strict: it raised, or answered no action
@@ -588,6 +859,9 @@ def play_local(
                     f"{bot.name} (seat {seat}) failed in deal {game.deal_number + 1}: "
                     f"{_exception(e)}"
                 ) from e
+            finally:
+                if watch is not None:
+                    watch.call = None
             done = time.monotonic()
             took = done - t0
             if took > slowest[seat]:
