@@ -4,7 +4,6 @@ whose message did not say what was wrong, or where."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import os
 import re
@@ -18,13 +17,12 @@ from click.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 
-from harness import arena
 
 from bots import BUNDLED, load
-from engine import PRESETS, Action, Card, DealResult, PlayerView
+from engine import Action, Card, DealResult, PlayerView
 from sdk import Bot, play_local
 from sdk.cli import main
-from sdk.client import BotRunner, RunSummary
+from sdk.client import BotRunner
 
 
 class _ExitsInPlay(Bot):
@@ -77,40 +75,6 @@ def test_a_ctrl_c_in_a_stuck_decision_names_it(caplog: pytest.LogCaptureFixture)
     assert "match local-1: _InterruptedInPlay.play() (test_author_round24.py:" in said
     assert "was interrupted (KeyboardInterrupt) at test_author_round24.py:" in said
     assert re.search(r", playing, after \d+\.\d s\)", said), said
-
-
-def test_a_bot_that_exits_in_an_arena_is_named(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    """The same in an arena: the runner's "the bot left" came with no call or line."""
-
-    async def main() -> RunSummary:
-        async with arena(tmp_path, reconnect_grace_s=0.2) as a:
-            names = ["v0", "v1", "v2"]
-            for n in names:
-                a.referee.add_bot(n, f"tok-{n}")
-            runners = [
-                BotRunner(_ExitsInAHook if n == "v0" else Bot, a.target, f"tok-{n}",
-                          name=n, retry_for=10)
-                for n in names
-            ]  # fmt: skip
-            tasks = [asyncio.create_task(r.run()) for r in runners]
-            assert not await a.referee.wait_for_bots(names, 20)
-            rules = dataclasses.replace(PRESETS["classic"], max_deals=2)
-            await a.referee.run_match("h", rules, 1, names)
-            summary = await asyncio.wait_for(tasks[0], 30)
-            for r in runners[1:]:
-                r.stop()
-            await asyncio.wait_for(asyncio.gather(*tasks[1:]), 30)
-            return summary
-
-    with caplog.at_level(logging.WARNING, logger="sdk.client"):
-        summary = asyncio.run(main())
-    assert summary.exit_code == 1 and summary.exit_message == "no more"
-    assert (
-        "match h: _ExitsInAHook.on_deal_end() raised SystemExit('no more') at "
-        "test_author_round24.py:" in caplog.text
-    )
 
 
 WRONG_METHODS = """

@@ -449,10 +449,13 @@ def test_a_time_limit_passed_during_a_deals_last_decision_ends_the_match_after_t
     }
 
 
-def test_system_exit_in_a_hook_stops_the_runner_cleanly(tmp_path: Path) -> None:
+def test_system_exit_in_a_hook_stops_the_runner_cleanly(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """Defect: ``SystemExit`` raised in a hook escaped the runner's task: `arena-bot run`
     ended without its "the bot left" line and summary, and ``sdk.run`` raised rather than
-    return. It stops the runner like ``SystemExit`` in ``act``, keeping the code."""
+    return. It stops the runner like ``SystemExit`` in ``act``, keeping the code. Defect
+    (bot-author audit round 24): "the bot left" named neither the call nor the line."""
 
     async def main() -> RunSummary:
         async with arena(tmp_path, reconnect_grace_s=0.2) as a:
@@ -473,8 +476,13 @@ def test_system_exit_in_a_hook_stops_the_runner_cleanly(tmp_path: Path) -> None:
             await asyncio.wait_for(asyncio.gather(*tasks[1:]), 30)
             return summary
 
-    summary = asyncio.run(main())
+    with caplog.at_level(logging.WARNING, logger="sdk.client"):
+        summary = asyncio.run(main())
     assert summary.exit_code == 4 and "the bot left" in summary.reason
+    assert (
+        "match h: _ExitsInAHook.on_deal_end() raised SystemExit(4) at "
+        "test_client_arena.py:306, in on_deal_end" in caplog.text
+    ), caplog.text
 
 
 def test_a_bot_with_matches_n_that_reconnects_mid_match_is_seated_again(tmp_path: Path) -> None:
