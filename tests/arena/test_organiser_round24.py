@@ -46,7 +46,7 @@ def test_every_line_of_a_stuck_bots_log_tail_is_indented_under_it() -> None:
     cfg: Any = types.SimpleNamespace(bot_names=["a", "b"], bot_wait_s=0.01, bots=[])
     procs: Any = {"a": Stuck("a"), "b": Stuck("b")}
     with pytest.raises(TournamentError) as err:
-        asyncio.run(_wait_for_bots(cfg, Referee(), procs, 0))
+        asyncio.run(_wait_for_bots(cfg, Referee(), procs, 0))  # type: ignore[arg-type]
     assert str(err.value).splitlines() == [
         "2 of 2 bots did not connect within 0.01s:",
         "  a: local bot, still starting or stuck (log a.log)",
