@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import io
+import logging
+import re
 import types
 from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
+from arena.cli.tournament import setup_logging
 from arena.tournament.runner import TournamentError, _wait_for_bots
 
 
@@ -58,3 +63,26 @@ def test_every_line_of_a_stuck_bots_log_tail_is_indented_under_it() -> None:
         "    b line 1",
         "    b line 2",
     ]
+
+
+def test_on_a_terminal_the_log_dates_are_written_year_first() -> None:
+    """Defect: on a terminal the tournament's warnings were dated by rich's default, the
+    locale's date: `[12/03/26 11:37:53] WARNING match ... interrupted`, which reads as
+    12 March as readily as 3 December, while the same run into a file (`2> run.log`), the
+    bots' logs and the leaderboard files write 2026-12-03."""
+    root = logging.getLogger()
+    before, level = list(root.handlers), root.level
+    for h in before:  # (setup_logging adds a handler only where it finds none of its own)
+        root.removeHandler(h)
+    out = io.StringIO()
+    try:
+        setup_logging(0, Console(file=out, force_terminal=True, width=200, color_system=None))
+        logging.getLogger("arena.tournament").warning("match m00006 interrupted in deal 1")
+    finally:
+        for h in list(root.handlers):
+            root.removeHandler(h)
+        for h in before:
+            root.addHandler(h)
+        root.setLevel(level)
+    line = out.getvalue().splitlines()[0]
+    assert re.match(r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] WARNING +match m00006", line), line
