@@ -101,7 +101,7 @@ def board_title(lb: Leaderboard) -> str:
     else:
         status = f"{lb.completed}/{lb.total_matches} matches played"
     played = f"{lb.completed} match{'' if lb.completed == 1 else 'es'}"
-    rules = lb.ruleset_description or lb.ruleset
+    rules = lb.ruleset_heading or lb.ruleset
     return f"{lb.name} — {rules}, {lb.players} players, {played} ({status})"
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import csv
 import io
+import json
 import logging
 import re
 import types
@@ -14,7 +16,12 @@ import pytest
 from rich.console import Console
 
 from arena.cli.tournament import setup_logging
+from arena.leaderboard import build_leaderboard, render
+from arena.leaderboard.render import board_title
+from arena.storage import Storage
 from arena.tournament.runner import TournamentError, _wait_for_bots
+from arena.web.data import DataSource
+from engine.rules import Ruleset
 
 
 def test_every_line_of_a_stuck_bots_log_tail_is_indented_under_it() -> None:
@@ -86,3 +93,31 @@ def test_on_a_terminal_the_log_dates_are_written_year_first() -> None:
         root.setLevel(level)
     line = out.getvalue().splitlines()[0]
     assert re.match(r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] WARNING +match m00006", line), line
+
+
+def test_a_classic_for_four_is_said_so_in_the_leaderboard_files_as_on_the_web(
+    tmp_path: Path,
+) -> None:
+    """Defect: a house file `preset = "classic"` with `players = 4` ran as 4-player
+    tables, and `arena tournament`'s first line and the web's API said `rs4 (classic + 4
+    players), 20 deals max`, but leaderboard.json's `ruleset_description` and the CSV's
+    `ruleset` column said `rs4 (classic), 20 deals max`: the 3-player game, in a CSV that
+    has no column of the table size. The title, which says `4 players` itself, keeps it
+    once."""
+    ruleset = {**Ruleset.from_dict({"preset": "classic", "name": "rs4", "players": 4}).to_dict(),
+               "max_deals": 20}  # fmt: skip
+    db = tmp_path / "t.sqlite"
+    with Storage(db) as st:
+        st.ensure_tournament("c4", name="c4", fingerprint="c4", total_matches=24,
+                             config={"ruleset": ruleset, "draw_probability": 0.02},
+                             bots=[(b, b) for b in ("a", "b", "c", "d")])  # fmt: skip
+        lb = build_leaderboard(st, "c4")
+    said = "rs4 (classic + 4 players), 20 deals max"
+    assert [t["ruleset_description"] for t in DataSource(db).tournaments()] == [said]
+    assert json.loads(render(lb, "json"))["tournament"]["ruleset_description"] == said
+    rows = list(csv.reader(io.StringIO(render(lb, "csv"))))
+    assert rows[0][-1] == "ruleset" and {r[-1] for r in rows[1:]} == {said}
+    assert (
+        board_title(lb)
+        == "c4 — rs4 (classic), 20 deals max, 4 players, 0 matches (0/24 matches played)"
+    )
