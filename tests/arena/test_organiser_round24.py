@@ -19,6 +19,7 @@ from arena.cli.tournament import setup_logging
 from arena.leaderboard import build_leaderboard, render
 from arena.leaderboard.render import board_title
 from arena.storage import Storage
+from arena.tournament.config import ConfigError, load_config
 from arena.tournament.runner import TournamentError, _wait_for_bots
 from arena.web.data import DataSource
 from engine.rules import Ruleset
@@ -121,3 +122,34 @@ def test_a_classic_for_four_is_said_so_in_the_leaderboard_files_as_on_the_web(
         board_title(lb)
         == "c4 — rs4 (classic), 20 deals max, 4 players, 0 matches (0/24 matches played)"
     )
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ("concurrency = true", "concurrency: expected an integer, got a boolean true"),
+        ("concurrency = { a = 1, 'b c' = [false, 1.5] }",
+         """concurrency: expected an integer, got a table { a = 1, "b c" = [false, 1.5] }"""),
+        ("max_deals = 2020-01-01", "max_deals: expected an integer, got a date 2020-01-01"),
+        ("max_deals = 2020-01-01T10:00:00",
+         "max_deals: expected an integer, got a date-time 2020-01-01T10:00:00"),
+        ("max_deals = 10:30:00", "max_deals: expected an integer, got a time 10:30:00"),
+        ("max_deals = '12'", "max_deals: expected an integer, got a string '12'"),
+        ("bots.c = { remote = false, token = 'abcdefghij' }",
+         "bots.c.remote: expected true, got false"),
+    ],
+)  # fmt: skip
+def test_a_value_of_the_wrong_type_is_quoted_as_the_config_wrote_it(
+    tmp_path: Path, line: str, said: str
+) -> None:
+    """Defect: the config's type errors quoted Python, not the TOML the organiser wrote:
+    `concurrency = true` was "got a boolean True", an inline table "got a table {'a': 1}",
+    `bots.c = { remote = false, ... }` "expected true, got False", and a date "got date
+    datetime.date(2020, 1, 1)"."""
+    key, _, value = line.partition(" = ")
+    cfg = tmp_path / "t.toml"
+    top, bots = (f"{key} = {value}\n", "") if "." not in key else ("", f"c = {value}\n")
+    cfg.write_text(f'{top}[bots]\na = "random"\nb = "random"\n{bots}', encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_config(cfg)
+    assert str(err.value) == f"{cfg}: {said}"
