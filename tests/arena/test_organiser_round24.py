@@ -17,7 +17,7 @@ from rich.console import Console
 
 from arena.cli.tournament import setup_logging
 from arena.leaderboard import build_leaderboard, render
-from arena.leaderboard.render import board_title
+from arena.leaderboard.render import board_title, to_rich_table
 from arena.storage import Storage
 from arena.tournament.config import ConfigError, load_config
 from arena.tournament.runner import TournamentError, _wait_for_bots
@@ -153,3 +153,27 @@ def test_a_value_of_the_wrong_type_is_quoted_as_the_config_wrote_it(
     with pytest.raises(ConfigError) as err:
         load_config(cfg)
     assert str(err.value) == f"{cfg}: {said}"
+
+
+def test_a_table_too_narrow_for_the_strikes_does_not_explain_them(tmp_path: Path) -> None:
+    """Defect: on a 60-column terminal the table leaves out its strikes column, but its
+    caption still explained it ("strikes: timeouts/illegal/disconnects/forfeits"), a
+    legend of nothing on screen."""
+    db = tmp_path / "t.sqlite"
+    with Storage(db) as st:
+        st.ensure_tournament("cup", name="cup", fingerprint="cup", total_matches=6,
+                             config={"ruleset": "classic", "draw_probability": 0.02},
+                             bots=[(b, b) for b in ("a", "b", "c")])  # fmt: skip
+        lb = build_leaderboard(st, "cup")
+
+    def shown(width: int) -> tuple[str, str]:
+        table = to_rich_table(lb, width)
+        headers = " ".join(str(c.header) for c in table.columns)
+        return headers, str(table.caption)
+
+    wide, narrow = shown(200), shown(60)
+    assert "strikes" in wide[0] and wide[1].endswith(
+        "strikes: timeouts/illegal/disconnects/forfeits"
+    )
+    assert "strikes" not in narrow[0]
+    assert narrow[1] == "tournament cup · sorted by μ−3σ"
