@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import dataclasses
 import io
 import json
 import logging
+import random
 import re
 import types
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from rich.console import Console
 
+from arena.cli import main
 from arena.cli.tournament import setup_logging
 from arena.leaderboard import build_leaderboard, render
 from arena.leaderboard.render import board_title, to_rich_table
@@ -22,7 +26,8 @@ from arena.storage import Storage
 from arena.tournament.config import ConfigError, load_config
 from arena.tournament.runner import TournamentError, _wait_for_bots
 from arena.web.data import DataSource
-from engine.rules import Ruleset
+from engine import Game
+from engine.rules import PRESETS, Ruleset
 
 
 def test_every_line_of_a_stuck_bots_log_tail_is_indented_under_it() -> None:
@@ -177,3 +182,27 @@ def test_a_table_too_narrow_for_the_strikes_does_not_explain_them(tmp_path: Path
     )
     assert "strikes" not in narrow[0]
     assert narrow[1] == "tournament cup · sorted by μ−3σ"
+
+
+def test_a_match_its_time_limit_ended_is_said_so_by_arena_replay(tmp_path: Path) -> None:
+    """Defect: a tournament's `match_timeout_s` ends a match after the deal in progress,
+    and its record says so (`time_limit_s`), but `arena replay` showed only the standings
+    and `arena replay --check` "final (max_deals, 1 deal)": a match of a 2-deal cap cut
+    after 1 deal read as if the cap had ended it, with no word of a clock."""
+    ruleset = dataclasses.replace(PRESETS["classic"], max_deals=1)  # (as the referee stores it)
+    game = Game.new(ruleset, 5, ["a", "b", "c"])
+    rng = random.Random(5)
+    while not game.is_over:
+        game.apply_trusted(rng.choice(game.legal_actions()))
+    path = tmp_path / "m.json"
+    said = (
+        "ended by its time limit (match_timeout_s 30 s) after deal 1, placed by score as at "
+        "a deal cap (the result's reason says max_deals)"
+    )
+    for limit in (None, 30.0):
+        record = {**game.record(), **({"time_limit_s": limit} if limit else {})}
+        path.write_text(json.dumps(record), encoding="utf-8")
+        check = CliRunner().invoke(main, ["replay", "--check", str(path)])
+        shown = CliRunner().invoke(main, ["replay", str(path)], env={"COLUMNS": "300"})
+        assert check.exit_code == 0 and shown.exit_code == 0, check.output + shown.output
+        assert (said in check.output.splitlines()) == (said in shown.output) == bool(limit)
