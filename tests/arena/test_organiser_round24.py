@@ -206,3 +206,18 @@ def test_a_match_its_time_limit_ended_is_said_so_by_arena_replay(tmp_path: Path)
         shown = CliRunner().invoke(main, ["replay", str(path)], env={"COLUMNS": "300"})
         assert check.exit_code == 0 and shown.exit_code == 0, check.output + shown.output
         assert (said in check.output.splitlines()) == (said in shown.output) == bool(limit)
+
+
+def test_the_leaderboard_without_a_database_anywhere_says_where_it_looked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: in a folder with no runs/*.sqlite, `arena leaderboard` said "no database at
+    runs/default.sqlite", a file nobody named (its default is the newest runs/*.sqlite),
+    where `arena replay --list` and `arena web` say that none is in runs/."""
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["leaderboard"])
+    assert r.exit_code == 2
+    assert r.output.splitlines()[-1] == (
+        "Error: no database found in runs/ (run `arena tournament` first, or pass --db)"
+    )
+    assert not (tmp_path / "runs").exists()
