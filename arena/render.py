@@ -50,6 +50,8 @@ __all__ = [
     "render_record",
     "sitter_talon",
     "standings_table",
+    "time_limit_note",
+    "time_limit_of",
 ]
 
 _RED = {Suit.HEARTS, Suit.DIAMONDS}
@@ -511,13 +513,21 @@ def _ending(record: Mapping[str, Any], game: Game, players: Sequence[str]) -> li
     return parts
 
 
+def time_limit_of(record: Mapping[str, Any]) -> float | None:
+    """The time limit that ended the match (the record's ``time_limit_s``), else None."""
+    limit = record.get("time_limit_s")
+    if isinstance(limit, bool) or not isinstance(limit, int | float) or not limit > 0:
+        return None
+    return float(limit)
+
+
 def time_limit_note(record: Mapping[str, Any]) -> str:
     """``by its time limit (match_timeout_s 30 s) after deal 4, ...`` for a match its time
     limit ended (the record's ``time_limit_s``), else "". Its result says ``max_deals``,
     as at a deal cap (so it replays like one): a match cut at 4 deals of a 20-deal cap
     read as if the cap were 4, with nothing to say a clock stopped it."""
-    limit = record.get("time_limit_s")
-    if isinstance(limit, bool) or not isinstance(limit, int | float) or limit <= 0:
+    limit = time_limit_of(record)
+    if limit is None:
         return ""
     deals = len(record.get("deals") or ())
     return (

@@ -26,6 +26,7 @@ from arena.storage import Storage
 from arena.tournament.config import ConfigError, load_config
 from arena.tournament.runner import TournamentError, _wait_for_bots
 from arena.web.data import DataSource
+from arena.web.replay import match_summary
 from engine import Game
 from engine.rules import PRESETS, Ruleset
 
@@ -187,8 +188,9 @@ def test_a_table_too_narrow_for_the_strikes_does_not_explain_them(tmp_path: Path
 def test_a_match_its_time_limit_ended_is_said_so_by_arena_replay(tmp_path: Path) -> None:
     """Defect: a tournament's `match_timeout_s` ends a match after the deal in progress,
     and its record says so (`time_limit_s`), but `arena replay` showed only the standings
-    and `arena replay --check` "final (max_deals, 1 deal)": a match of a 2-deal cap cut
-    after 1 deal read as if the cap had ended it, with no word of a clock."""
+    and `arena replay --check` "final (max_deals, 1 deal)", the web's replay page "ended:
+    max_deals": a match of a 2-deal cap cut after 1 deal read as if the cap had ended it,
+    with no word of a clock."""
     ruleset = dataclasses.replace(PRESETS["classic"], max_deals=1)  # (as the referee stores it)
     game = Game.new(ruleset, 5, ["a", "b", "c"])
     rng = random.Random(5)
@@ -206,6 +208,8 @@ def test_a_match_its_time_limit_ended_is_said_so_by_arena_replay(tmp_path: Path)
         shown = CliRunner().invoke(main, ["replay", str(path)], env={"COLUMNS": "300"})
         assert check.exit_code == 0 and shown.exit_code == 0, check.output + shown.output
         assert (said in check.output.splitlines()) == (said in shown.output) == bool(limit)
+        # the web's replay page reads it from the summary (it said "ended: max_deals")
+        assert match_summary("m", record)["time_limit_s"] == limit
 
 
 def test_the_leaderboard_without_a_database_anywhere_says_where_it_looked(
