@@ -13,6 +13,7 @@ gives both numbers.
 from __future__ import annotations
 
 import logging
+import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -516,7 +517,9 @@ def _ending(record: Mapping[str, Any], game: Game, players: Sequence[str]) -> li
 def time_limit_of(record: Mapping[str, Any]) -> float | None:
     """The time limit that ended the match (the record's ``time_limit_s``), else None."""
     limit = record.get("time_limit_s")
-    if isinstance(limit, bool) or not isinstance(limit, int | float) or not limit > 0:
+    if isinstance(limit, bool) or not isinstance(limit, int | float):
+        return None
+    if not 0 < limit < math.inf:  # (a record edited by hand: NaN or Infinity is no limit)
         return None
     return float(limit)
 

@@ -8,6 +8,7 @@ import dataclasses
 import io
 import json
 import logging
+import math
 import random
 import re
 import types
@@ -201,8 +202,10 @@ def test_a_match_its_time_limit_ended_is_said_so_by_arena_replay(tmp_path: Path)
         "ended by its time limit (match_timeout_s 30 s) after deal 1, placed by score as at "
         "a deal cap (the result's reason says max_deals)"
     )
-    for limit in (None, 30.0):
-        record = {**game.record(), **({"time_limit_s": limit} if limit else {})}
+    # (stored, what is said): none, the referee's, and what a hand-edited record may hold
+    for stored, limit in ((None, None), (30.0, 30.0), (math.inf, None), (math.nan, None),
+                          (True, None)):  # fmt: skip
+        record = {**game.record(), **({} if stored is None else {"time_limit_s": stored})}
         path.write_text(json.dumps(record), encoding="utf-8")
         check = CliRunner().invoke(main, ["replay", "--check", str(path)])
         shown = CliRunner().invoke(main, ["replay", str(path)], env={"COLUMNS": "300"})
