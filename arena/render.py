@@ -13,6 +13,7 @@ gives both numbers.
 from __future__ import annotations
 
 import logging
+import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -50,6 +51,8 @@ __all__ = [
     "render_record",
     "sitter_talon",
     "standings_table",
+    "time_limit_note",
+    "time_limit_of",
 ]
 
 _RED = {Suit.HEARTS, Suit.DIAMONDS}
@@ -501,11 +504,39 @@ def _ending(record: Mapping[str, Any], game: Game, players: Sequence[str]) -> li
         parts.append(standings_table(players, result, title))
     if rules_result is not None and forfeits:
         parts.append(_forfeits_applied(players, forfeits, rules_result, result or {}))
+    limit = time_limit_note(record)
+    if game.is_over and limit:
+        parts.append(Text(f"ended {limit}", style="yellow"))
     stopped = _stopped(record, game)
     if stopped:
         parts.append(Text(stopped, style="yellow"))
     parts.extend(_incident_lines(record, players))
     return parts
+
+
+def time_limit_of(record: Mapping[str, Any]) -> float | None:
+    """The time limit that ended the match (the record's ``time_limit_s``), else None."""
+    limit = record.get("time_limit_s")
+    if isinstance(limit, bool) or not isinstance(limit, int | float):
+        return None
+    if not 0 < limit < math.inf:  # (a record edited by hand: NaN or Infinity is no limit)
+        return None
+    return float(limit)
+
+
+def time_limit_note(record: Mapping[str, Any]) -> str:
+    """``by its time limit (match_timeout_s 30 s) after deal 4, ...`` for a match its time
+    limit ended (the record's ``time_limit_s``), else "". Its result says ``max_deals``,
+    as at a deal cap (so it replays like one): a match cut at 4 deals of a 20-deal cap
+    read as if the cap were 4, with nothing to say a clock stopped it."""
+    limit = time_limit_of(record)
+    if limit is None:
+        return ""
+    deals = len(record.get("deals") or ())
+    return (
+        f"by its time limit (match_timeout_s {limit:g} s) after deal {deals}, placed by "
+        "score as at a deal cap (the result's reason says max_deals)"
+    )
 
 
 def _forfeits(record: Mapping[str, Any], n: int) -> list[int]:

@@ -853,8 +853,10 @@ def test_fifos_and_devices_are_refused_not_read_for_ever(tmp_path: Path) -> None
 def test_a_toml_date_in_a_config_is_a_usage_error(tmp_path: Path) -> None:
     """Defect: copying the config for --set overrides went through JSON, which has no
     dates: any TOML date (even under an unknown key) was a traceback."""
-    for line, key in (("created = 2024-01-01", "created: unknown key"),
-                      ("seed = 1979-05-27", "seed: expected an integer, got date")):  # fmt: skip
+    for line, key in (
+        ("created = 2024-01-01", "created: unknown key"),
+        ("seed = 1979-05-27", "seed: expected an integer, got a date 1979-05-27"),
+    ):
         p = _toml(tmp_path, f'{line}\nname = "d"\ndb = "{tmp_path / "d.sqlite"}"\n'
                             f'out = "{tmp_path / "out"}"\n{BOTS}')  # fmt: skip
         _fails(_invoke(arena, ["tournament", "--config", str(p), "--no-progress"]), 2, key)

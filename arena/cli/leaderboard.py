@@ -21,8 +21,6 @@ from arena.tournament.config import ConfigError, load_config, stored_where
 
 __all__ = ["leaderboard"]
 
-DEFAULT_DB = Path("runs/default.sqlite")
-
 
 def _shown(text: str) -> str:
     """``text`` (a path the user named) for ``err.print``: rich markup and the escape
@@ -93,9 +91,12 @@ def leaderboard(
             except ConfigError as e:  # (its tournament is not known: its latest is shown)
                 unloadable = str(e)
     if db is None:
-        db = newest_database() or DEFAULT_DB
-        if db.exists():
-            err.print(escape(reading_newest(db)))
+        db = newest_database()
+        if db is None:  # (not "no database at runs/default.sqlite": no file was meant)
+            raise click.UsageError(
+                "no database found in runs/ (run `arena tournament` first, or pass --db)"
+            )
+        err.print(escape(reading_newest(db)))
     if not db.exists():
         raise click.UsageError(f"no database at {db} (run `arena tournament` first, or --db)")
     try:

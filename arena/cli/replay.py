@@ -14,7 +14,7 @@ import click
 from rich.console import Console
 
 from arena.cli.options import NonEmptyPath, reading_newest
-from arena.render import changed_cards, plural, printable
+from arena.render import changed_cards, plural, printable, time_limit_note
 from engine import ReplayError
 from engine import replay as replay_record
 from engine.record import check_record_shape, seed_mismatches
@@ -191,6 +191,9 @@ def _check(ctx: click.Context, record_ref: str, record: dict[str, Any]) -> None:
                 f"  {r.places[seat]}. {players[seat]}: {r.scores[seat]} "
                 f"(shortfall {r.shortfalls[seat]})"
             )
+        limit = time_limit_note(record)
+        if limit:
+            click.echo(f"ended {limit}")
     else:
         click.echo(f"match not finished; scores {list(game.scores)}")
     forfeits = record.get("forfeits") if record.get("rules_result") is not None else None

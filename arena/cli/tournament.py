@@ -56,7 +56,10 @@ def setup_logging(verbose: int, console: Console) -> None:
     if not any(isinstance(h, RichHandler | _PlainLog) for h in root.handlers):
         handler: logging.Handler
         if console.is_terminal:
-            handler = RichHandler(console=console, show_path=False, rich_tracebacks=False)
+            # The date as the plain lines, the bots' logs and the leaderboard write it: rich's
+            # default (the locale's, `12/03/26` in C) reads as March 12 as readily as Dec 3.
+            handler = RichHandler(console=console, show_path=False, rich_tracebacks=False,
+                                  log_time_format="[%Y-%m-%d %H:%M:%S]")  # fmt: skip
             handler.setFormatter(logging.Formatter("%(message)s"))
         else:
             # `make tournament 2> run.log`, CI, nohup: rich would wrap each line at 80

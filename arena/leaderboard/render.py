@@ -101,7 +101,7 @@ def board_title(lb: Leaderboard) -> str:
     else:
         status = f"{lb.completed}/{lb.total_matches} matches played"
     played = f"{lb.completed} match{'' if lb.completed == 1 else 'es'}"
-    rules = lb.ruleset_description or lb.ruleset
+    rules = lb.ruleset_heading or lb.ruleset
     return f"{lb.name} — {rules}, {lb.players} players, {played} ({status})"
 
 
@@ -113,11 +113,7 @@ def to_rich_table(lb: Leaderboard, width: int | None = None) -> Table:
     important first (median ms, contracts made, then the shorter headers of the narrow
     table, then bids, points per deal, strikes, matches and places); μ−3σ, μ and σ stay.
     """
-    t = Table(
-        title=Text(board_title(lb)),  # names are the user's: not rich markup
-        caption=f"tournament {lb.tournament_id} · sorted by μ−3σ · strikes: timeouts/"
-        "illegal/disconnects/forfeits",
-    )
+    t = Table(title=Text(board_title(lb)))  # names are the user's: not rich markup
     places = "/".join(ordinal(k) for k in range(1, lb.players + 1))
     rows: list[dict[str, str]] = []
     for r in lb.rows:
@@ -153,6 +149,9 @@ def to_rich_table(lb: Leaderboard, width: int | None = None) -> Table:
             if name_width >= shortest:
                 break
         name_width = max(name_width, 1)
+    # The strikes column's legend only where the column is (a narrow terminal drops it)
+    legend = " · strikes: timeouts/illegal/disconnects/forfeits" if "strikes" in cols else ""
+    t.caption = f"tournament {lb.tournament_id} · sorted by μ−3σ{legend}"
     for c in cols:
         t.add_column(
             c,

@@ -91,10 +91,14 @@ class Leaderboard:
     #: bot -> [(schedule index, mu, sigma)], starting with (-1, MU, SIGMA).
     history: dict[str, list[tuple[int, float, float]]] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)
-    #: The ruleset for people, with the deal cap (:func:`engine.rules.describe_run`, the
-    #: table size left out: the title says it): ``ruleset`` is its name alone, the same
-    #: for two tournaments whose house rules or deal caps differ.
+    #: The ruleset for people, with the deal cap (:func:`engine.rules.describe_run`):
+    #: ``ruleset`` is its name alone, the same for two tournaments whose house rules or
+    #: deal caps differ. The table size is said where it is not the preset's, as the web's
+    #: API and ``arena tournament``'s first line say it: a classic for four read "classic"
+    #: in the CSV, which has no column of the table size.
     ruleset_description: str = ""
+    #: The same without the table size, for the title, which says it (``, 4 players``).
+    ruleset_heading: str = ""
     #: The stored ruleset's options as they are (an older row may lack some).
     ruleset_options: dict[str, Any] = field(default_factory=dict)
 
@@ -461,7 +465,8 @@ class LeaderboardBuilder(StoredSince):
             ),
             history=history,
             config=cfg,
-            ruleset_description=describe_run(ruleset, players=False),
+            ruleset_description=describe_run(ruleset),
+            ruleset_heading=describe_run(ruleset, players=False),
             ruleset_options=dict(ruleset) if isinstance(cfg.get("ruleset"), dict) else {},
         )
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import datetime
 import hashlib
 import importlib.util
 import json
@@ -918,8 +919,32 @@ def _probe(path: Path, test: Callable[[Path], bool], key: str, err: _Err) -> boo
 def _tname(value: object) -> str:
     return {
         bool: "a boolean", int: "an integer", float: "a float", str: "a string",
-        list: "an array", dict: "a table",
+        list: "an array", dict: "a table", datetime.date: "a date",
+        datetime.datetime: "a date-time", datetime.time: "a time",
     }.get(type(value), type(value).__name__)  # fmt: skip
+
+
+def _toml_shown(value: object, limit: int = 100) -> str:
+    """A value of the config as TOML writes it, for a message: the organiser wrote
+    ``true``, ``{ a = 1 }`` or ``2020-01-01``, and read back Python's ``True``, ``{'a':
+    1}`` and ``datetime.date(2020, 1, 1)``. A string keeps its quotes (a TOML literal
+    string), escaped; the whole is cut at ``limit`` characters."""
+
+    def shown(v: object) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, datetime.date | datetime.time):
+            return v.isoformat()
+        if isinstance(v, list):
+            return "[" + ", ".join(shown(x) for x in v) + "]"
+        if isinstance(v, dict):
+            return (
+                "{ " + ", ".join(f"{_toml_key([str(k)])} = {shown(x)}" for k, x in v.items()) + " }"
+            )
+        return printable(repr(v))
+
+    text = shown(value)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _check_keys(data: Mapping[str, Any], known: set[str], prefix: str, err: _Err) -> None:
@@ -947,7 +972,7 @@ def _get(
     ok = isinstance(value, wants) and not (isinstance(value, bool) and bool not in wants)
     if not ok:
         names = " or ".join(_tname(w()) for w in wants)
-        raise err(f"{prefix}{key}", f"expected {names}, got {_tname(value)} {value!r}")
+        raise err(f"{prefix}{key}", f"expected {names}, got {_tname(value)} {_toml_shown(value)}")
     if isinstance(value, float) and not math.isfinite(value):
         raise err(f"{prefix}{key}", f"expected a finite number, got {value!r}")
     return value
@@ -1137,7 +1162,7 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
                        code=code)  # fmt: skip
     # remote
     if entry["remote"] is not True:
-        raise err(f"{key}.remote", f"expected true, got {entry['remote']!r}")
+        raise err(f"{key}.remote", f"expected true, got {_toml_shown(entry['remote'])}")
     token = _get(entry, "token", str, None, err, f"{key}.")
     token_env = _get(entry, "token_env", str, None, err, f"{key}.")
     if (token is None) == (token_env is None):

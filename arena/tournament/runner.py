@@ -36,6 +36,7 @@ import socket
 import stat
 import sys
 import tempfile
+import textwrap
 import threading
 import time
 from collections import Counter
@@ -1134,9 +1135,11 @@ async def _wait_for_bots(
         for name in missing:
             bp = procs.get(name)
             if bp is not None:
-                tail = bp.tail(3)
+                # Every line of the tail indented under its bot: unindented, the second
+                # and later lines read as the next bot's or the arena's own.
+                tail = textwrap.indent(bp.tail(3), "    ")
                 parts.append(f"  {name}: local bot, still starting or stuck (log {bp.log_path})"
-                             + (f"\n    {tail}" if tail else ""))  # fmt: skip
+                             + (f"\n{tail}" if tail else ""))  # fmt: skip
             elif any(b.name == name and not b.is_local for b in cfg.bots):
                 parts.append(
                     f"  {name}: remote bot, connected with its token, then left before the "

@@ -33,7 +33,7 @@ from collections import OrderedDict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
-from arena.render import changed_cards, fallback_reasons, fallback_why
+from arena.render import changed_cards, fallback_reasons, fallback_why, time_limit_of
 from arena.storage import deal_summary as auction_summary
 from arena.storage import opening_bid_of
 from engine import (
@@ -328,6 +328,9 @@ def match_summary(match_id: str, record: JSON) -> JSON:
         # as `arena replay --list` counts them: the record's result.deals, which leaves out
         # the unfinished deal an abandoned match stopped in
         "deals_played": played,
+        # the limit that ended the match (a tournament's match_timeout_s), else null: its
+        # result's reason says max_deals, as at a deal cap, and the page said only that
+        "time_limit_s": time_limit_of(record),
     }
 
 

@@ -333,7 +333,7 @@ function matchHead() {
     .map((f) => `${s.players[f.seat]} (seat ${f.seat}${f.deal !== null ? `, in deal ${f.deal + 1}` : ""})`);
   const meta = el("p", { class: "muted small", id: "match-meta" },
     `${s.ruleset_description || (s.ruleset && s.ruleset.name ? s.ruleset.name : "")} · seed ${s.seed} · ${dealCount()}` +
-    (told && r.reason ? ` · ended: ${r.reason}` : "") + (s.incidents && s.incidents.length ? ` · ${s.incidents.length} incident(s)` : ""),
+    (told && r.reason ? ` · ended: ${s.time_limit_s ? `time limit (match_timeout_s ${s.time_limit_s} s)` : r.reason}` : "") + (s.incidents && s.incidents.length ? ` · ${s.incidents.length} incident(s)` : ""),
     gone.length ? el("span", { id: "match-forfeits" }, ` · forfeited: ${gone.join(", ")}`) : null,
     told ? null : el("span", {}, " · the result shows at the match's end in a seat view"));
   return [players, meta];
