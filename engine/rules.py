@@ -22,7 +22,9 @@ engine.rules.RulesetError: concede: must be one of 'free', 'penalty', 'off', got
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import difflib
+import json
 import os
 import re
 import stat
@@ -45,6 +47,8 @@ __all__ = [
     "preset",
     "read_toml_file",
     "split_toml_key",
+    "toml_key",
+    "toml_shown",
     "toml_value_problem",
 ]
 
@@ -97,10 +101,32 @@ def did_you_mean(word: object, known: Iterable[str]) -> str:
 _SHOWN_MAX = 100
 
 
-def _shown(value: object) -> str:
-    """``value``'s repr for a message (control characters escaped), cut short."""
-    text = repr(value)
-    return text if len(text) <= _SHOWN_MAX else text[:_SHOWN_MAX] + "..."
+def toml_shown(value: object, limit: int = _SHOWN_MAX) -> str:
+    """A value read from TOML as TOML writes it, for a message (a ruleset file's, a
+    tournament config's): the organiser wrote ``true``, ``{ a = 1 }`` or ``2020-01-01``,
+    and read back Python's ``True``, ``{'a': 1}`` and ``datetime.date(2020, 1, 1)``. A
+    string keeps its quotes, its control characters escaped (``repr``); the whole is cut
+    at ``limit`` characters."""
+
+    def shown(v: object) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, datetime.date | datetime.time):
+            return v.isoformat()
+        if isinstance(v, list):
+            return "[" + ", ".join(shown(x) for x in v) + "]"
+        if isinstance(v, dict):
+            return "{ " + ", ".join(f"{toml_key(str(k))} = {shown(x)}" for k, x in v.items()) + " }"
+        return repr(v)
+
+    text = shown(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def toml_key(part: str) -> str:
+    """One part of a key as TOML writes it: bare when it may be (``max_deals``), else
+    quoted (``"v1.2"``)."""
+    return part if re.fullmatch(r"[A-Za-z0-9_-]+", part) else json.dumps(part)
 
 
 def _plain(text: str) -> str:
@@ -320,7 +346,7 @@ class Ruleset:
             base = PRESETS["classic"]
         elif not isinstance(preset, str):  # `preset = 1001`: not "unknown preset 1001"
             raise RulesetError(
-                "preset", f'expected a string, got {_shown(preset)} (quote it: preset = "1001")'
+                "preset", f'expected a string, got {toml_shown(preset)} (quote it: preset = "1001")'
             )
         elif preset not in PRESETS:
             raise RulesetError("preset", _unknown_preset(preset))
@@ -366,11 +392,11 @@ def _check_types(options: Mapping[str, Any]) -> None:
         want = _FIELD_TYPES[key]
         # bool is an int in Python: keep the two apart so `players = true` is refused.
         if want is int and (isinstance(value, bool) or not isinstance(value, int)):
-            raise RulesetError(key, f"expected an integer, got {_shown(value)}")
+            raise RulesetError(key, f"expected an integer, got {toml_shown(value)}")
         if want is bool and not isinstance(value, bool):
-            raise RulesetError(key, f"expected true or false, got {_shown(value)}")
+            raise RulesetError(key, f"expected true or false, got {toml_shown(value)}")
         if want is str and not isinstance(value, str):
-            raise RulesetError(key, f"expected a string, got {_shown(value)}")
+            raise RulesetError(key, f"expected a string, got {toml_shown(value)}")
 
 
 def _validate(r: Ruleset) -> None:
@@ -380,7 +406,7 @@ def _validate(r: Ruleset) -> None:
         if value not in choices:
             raise RulesetError(
                 key,
-                f"must be one of {', '.join(repr(c) for c in choices)}, got {_shown(value)}"
+                f"must be one of {', '.join(repr(c) for c in choices)}, got {toml_shown(value)}"
                 + did_you_mean(value, choices),
             )
     for key, want in _FIELD_TYPES.items():
@@ -468,7 +494,7 @@ def preset(name: str, players: int | None = None) -> Ruleset:
 def _unknown_preset(name: str, more: str = "") -> str:
     """The words for an unknown preset ``name``; ``more``: what else would have done."""
     hint = did_you_mean(name, PRESETS)
-    return f"unknown preset {_shown(name)}{hint}; known: {', '.join(PRESETS)}{more}"
+    return f"unknown preset {toml_shown(name)}{hint}; known: {', '.join(PRESETS)}{more}"
 
 
 def load_ruleset(name_or_path: str | Path, players: int | None = None) -> Ruleset:
@@ -630,4 +656,4 @@ def _option_value(value: object) -> str:
         return "on" if value else "off"
     if isinstance(value, int | str):
         return _plain(str(value))
-    return _shown(value)
+    return toml_shown(value)

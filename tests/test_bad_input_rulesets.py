@@ -99,3 +99,25 @@ def test_a_bot_named_twice_in_a_tokens_file_is_named_with_its_line(tmp_path: Pat
     assert "Invalid value for --tokens" in output
     assert "line 5 (a = ...) sets a key that the file already set" in output
     assert "token-dddd" not in output  # (a token is a secret: its key is quoted, not it)
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ("target = true", "target: expected an integer, got true"),
+        ("must_beat = { a = 1 }", "must_beat: expected true or false, got { a = 1 }"),
+        ('barrel_mode = ["one"]', "got ['one']"),
+        ("max_deals = 2020-01-01", "max_deals: expected an integer, got 2020-01-01"),
+    ],
+)
+def test_a_ruleset_files_value_of_the_wrong_type_is_quoted_as_toml(
+    tmp_path: Path, line: str, said: str
+) -> None:
+    """Defect (organiser audit 24): a ruleset file's wrong value was quoted as Python
+    writes it (got True, {'a': 1}, datetime.date(2020, 1, 1)), not as the organiser wrote
+    it; the tournament config's errors quote TOML, and both use the same function now."""
+    f = tmp_path / "house.toml"
+    f.write_text(f'preset = "classic"\n{line}\n', encoding="utf-8")
+    r = CliRunner().invoke(arena, ["rules", str(f)])
+    assert r.exit_code == 2, r.output
+    assert said in " ".join(r.output.split()), r.output

@@ -50,6 +50,8 @@ from engine.rules import (
     load_ruleset,
     read_toml_file,
     split_toml_key,
+    toml_key,
+    toml_shown,
     toml_value_problem,
 )
 
@@ -606,7 +608,7 @@ def _set_key(item: str) -> str:
 
 def _toml_key(parts: Sequence[str]) -> str:
     """Dotted key parts as TOML writes them: ``["bots", "v1.2"]`` -> ``bots."v1.2"``."""
-    return ".".join(p if re.fullmatch(r"[A-Za-z0-9_-]+", p) else json.dumps(p) for p in parts)
+    return ".".join(toml_key(p) for p in parts)
 
 
 def parse_config(
@@ -924,29 +926,6 @@ def _tname(value: object) -> str:
     }.get(type(value), type(value).__name__)  # fmt: skip
 
 
-def _toml_shown(value: object, limit: int = 100) -> str:
-    """A value of the config as TOML writes it, for a message: the organiser wrote
-    ``true``, ``{ a = 1 }`` or ``2020-01-01``, and read back Python's ``True``, ``{'a':
-    1}`` and ``datetime.date(2020, 1, 1)``. A string keeps its quotes (a TOML literal
-    string), escaped; the whole is cut at ``limit`` characters."""
-
-    def shown(v: object) -> str:
-        if isinstance(v, bool):
-            return "true" if v else "false"
-        if isinstance(v, datetime.date | datetime.time):
-            return v.isoformat()
-        if isinstance(v, list):
-            return "[" + ", ".join(shown(x) for x in v) + "]"
-        if isinstance(v, dict):
-            return (
-                "{ " + ", ".join(f"{_toml_key([str(k)])} = {shown(x)}" for k, x in v.items()) + " }"
-            )
-        return printable(repr(v))
-
-    text = shown(value)
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
 def _check_keys(data: Mapping[str, Any], known: set[str], prefix: str, err: _Err) -> None:
     for key in data:
         if key not in known:
@@ -972,7 +951,7 @@ def _get(
     ok = isinstance(value, wants) and not (isinstance(value, bool) and bool not in wants)
     if not ok:
         names = " or ".join(_tname(w()) for w in wants)
-        raise err(f"{prefix}{key}", f"expected {names}, got {_tname(value)} {_toml_shown(value)}")
+        raise err(f"{prefix}{key}", f"expected {names}, got {_tname(value)} {toml_shown(value)}")
     if isinstance(value, float) and not math.isfinite(value):
         raise err(f"{prefix}{key}", f"expected a finite number, got {value!r}")
     return value
@@ -1162,7 +1141,7 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
                        code=code)  # fmt: skip
     # remote
     if entry["remote"] is not True:
-        raise err(f"{key}.remote", f"expected true, got {_toml_shown(entry['remote'])}")
+        raise err(f"{key}.remote", f"expected true, got {toml_shown(entry['remote'])}")
     token = _get(entry, "token", str, None, err, f"{key}.")
     token_env = _get(entry, "token_env", str, None, err, f"{key}.")
     if (token is None) == (token_env is None):
