@@ -19,7 +19,6 @@ import threading
 import traceback
 from functools import partial
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, NoReturn
 
 # gRPC core writes its own INFO lines to stderr (one per failed TLS handshake) unless told
@@ -34,7 +33,7 @@ from arena.deadlines import DEFAULT_TIME_BANK_MS, MAX_DEADLINE_MS
 from arena.referee.config import pem_problem
 from arena.render import PrintableFormatter, plural, printable
 from sdk.loader import BotLoadError, load_bot
-from sdk.local import STDLIB, _exception, bot_site, method_mistakes, watch_slow_calls
+from sdk.local import _exception, bot_site, method_mistakes, raise_site, watch_slow_calls
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -91,7 +90,7 @@ class _OncePerSite(logging.Filter):
         site: tuple[str, str, int, str] | None = getattr(record, "sdk_site", None)
         exc_type, _exc, tb = record.exc_info or (None, None, None)
         if site is None and exc_type is not None and tb is not None:
-            frame = _raise_site(tb)
+            frame = raise_site(tb)
             site = (exc_type.__name__, frame.filename, frame.lineno or 0, frame.name)
         if site is None:
             return True
@@ -114,15 +113,6 @@ class _OncePerSite(logging.Filter):
 def _where(site: traceback.FrameSummary) -> str:
     """`` (mybot.py:12, in __init__)``: a raise site as a log line names it."""
     return f" ({Path(site.filename).name}:{site.lineno}, in {site.name})"
-
-
-def _raise_site(tb: TracebackType) -> traceback.FrameSummary:
-    """The innermost frame of ``tb`` outside Python's own library (else the innermost)."""
-    frames = traceback.StackSummary.extract(traceback.walk_tb(tb), lookup_lines=False)
-    for frame in reversed(frames):
-        if not frame.filename.startswith(STDLIB):
-            return frame
-    return frames[-1]
 
 
 def _load(spec: str, param_hint: str = "BOT") -> Any:
@@ -579,7 +569,7 @@ def try_(
         # Where it raised, as the one-line repeats of a raising decision say it (the full
         # traceback is what this error replaced).
         tb = e.__cause__.__traceback__ if e.__cause__ is not None else None
-        site = "" if tb is None else _where(_raise_site(tb))
+        site = "" if tb is None else _where(raise_site(tb))
         console.print(Text(f"error: {e}{site}; no results", style="red"), soft_wrap=True)
         sys.exit(1)
     except SystemExit as e:  # the bot left (a person typing "quit", say): no table

@@ -214,17 +214,26 @@ def stops_the_bot(e: BaseException) -> bool:
 
 #: Python's own library: a bot's ``random.choice([])`` fails there, but the bot's line
 #: is the place to name.
-STDLIB = tuple({sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")})
+_STDLIB = tuple({sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")})
+
+
+def raise_site(tb: TracebackType) -> traceback.FrameSummary:
+    """The innermost frame of ``tb`` outside Python's own library (else the innermost)."""
+    frames = traceback.StackSummary.extract(traceback.walk_tb(tb), lookup_lines=False)
+    for frame in reversed(frames):
+        if not frame.filename.startswith(_STDLIB):
+            return frame
+    return frames[-1]
 
 
 def bot_site(e: BaseException) -> traceback.FrameSummary | None:
-    """Where the bot's code raised ``e``: the innermost frame outside Python's library;
-    ``None`` when that is in the SDK (its own raise, or a call of the bot's that failed
+    """Where the bot's code raised ``e``: :func:`raise_site`; ``None`` when that is in
+    Python's library or in the SDK (its own raise, or a call of the bot's that failed
     before running any of its lines: ``__init__`` given no arguments it needs)."""
-    frames = traceback.StackSummary.extract(traceback.walk_tb(e.__traceback__),
-                                            lookup_lines=False)  # fmt: skip
-    site = next((f for f in reversed(frames) if not f.filename.startswith(STDLIB)), None)
-    return None if site is None or site.filename.startswith(_SDK_DIR) else site
+    if e.__traceback__ is None:
+        return None
+    site = raise_site(e.__traceback__)
+    return None if site.filename.startswith((*_STDLIB, _SDK_DIR)) else site
 
 
 def log_leaving(

@@ -327,12 +327,12 @@ class _ToParent(logging.Handler):
             d = dict(record.__dict__)
             d["msg"], d["args"] = record.getMessage(), None
             if record.exc_info and record.exc_info[1] is not None:
-                from sdk.cli import _raise_site
+                from sdk.local import raise_site
 
                 d["exc_text"] = logging.Formatter().formatException(record.exc_info)
                 tb = record.exc_info[2]
                 if tb is not None:
-                    site = _raise_site(tb)
+                    site = raise_site(tb)
                     d["sdk_site"] = (type(record.exc_info[1]).__name__,
                                      site.filename, site.lineno or 0, site.name)  # fmt: skip
             d["exc_info"] = None
