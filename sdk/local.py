@@ -488,7 +488,8 @@ CALLS: dict[str, tuple[str, ...]] = {
     "on_deal_end": ("view", "result"),
     "on_match_end": ("view", "result"),
 }
-_HOOK_NAMES = tuple(c for c in CALLS if c.startswith("on_"))
+#: The hooks a runner calls (those a bot does not override are not called).
+HOOKS = tuple(c for c in CALLS if c.startswith("on_"))
 
 
 def method_mistakes(bot: Bot) -> tuple[list[str], list[str]]:
@@ -532,7 +533,7 @@ def method_mistakes(bot: Bot) -> tuple[list[str], list[str]]:
         hint = (
             f"did you mean {meant[0]}()?"
             if meant
-            else f"the hooks are {', '.join(f'{h}()' for h in _HOOK_NAMES)}"
+            else f"the hooks are {', '.join(f'{h}()' for h in HOOKS)}"
         )
         warnings.append(
             f"{cls.__name__}.{_defined(cls, name)} is never called by the runners: {hint}"

@@ -41,14 +41,12 @@ from typing import Any
 
 from engine import Phase, PlayerView, fallback_action
 from sdk.bot import Bot, Deadline
-from sdk.local import method_of, overrides
+from sdk.local import HOOKS, method_of, overrides
 
 __all__ = ["CallFailed", "Processes", "Remote"]
 
 log = logging.getLogger("sdk.client")
 
-#: The hooks a runner calls (those a bot does not override are not called).
-HOOKS = ("on_match_start", "on_action", "on_talon_taken", "on_deal_end", "on_match_end")
 #: What a worker ignores: the runner stops it.
 _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 #: How long the runner waits for its workers to load the bot before it connects.
