@@ -623,6 +623,20 @@ def try_(
         )
     if stopped:
         sys.exit(130)  # 128 + SIGINT, as a shell reports a command that Ctrl-C stopped
+    if result.matches and result.entries[0].incidents and not interactive:
+        # A bot author's check before connecting, in a script or CI as much as by eye: a bot
+        # that raised, answered illegally or timed out would cost strikes in an arena, so the
+        # command fails (the table above says where; the log lines name each decision).
+        incidents = plural(result.entries[0].incidents, "incident")
+        console.print(
+            Text(
+                f"error: {printable(result.entries[0].name)} had {incidents} "
+                f"in {plural(result.matches, 'match')} (the incidents column): exit code 1",
+                style="red",
+            ),
+            soft_wrap=True,
+        )
+        sys.exit(1)
 
 
 def _print_results(console: Console, result: SeriesResult, title: str) -> None:

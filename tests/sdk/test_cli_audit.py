@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import signal
 import sys
 from collections.abc import AsyncIterator
@@ -278,7 +279,7 @@ def test_a_raising_bot_prints_each_traceback_once(
     with caplog.at_level(logging.ERROR, logger="sdk.local"):
         r = CliRunner().invoke(main, ["try", str(f), "--vs", "random", "-n", "2",
                                       "--max-deals", "2"])  # fmt: skip
-    assert r.exit_code == 0, r.output
+    assert r.exit_code == 1, r.output  # incidents fail the command
     mine = [rec for rec in caplog.records if "Raiser." in rec.getMessage()]
     with_traceback = [rec for rec in mine if rec.exc_info]
     assert len(with_traceback) == 2  # one per site: bid's KeyError, play's ValueError
@@ -311,7 +312,7 @@ def test_a_bot_answering_none_at_every_decision_is_explained_once(
     with caplog.at_level(logging.ERROR, logger="sdk.local"):
         r = CliRunner().invoke(main, ["try", str(f), "--vs", "random", "-n", "2",
                                       "--max-deals", "2"])  # fmt: skip
-    assert r.exit_code == 0, r.output
+    assert r.exit_code == 1, r.output
     mine = [rec.getMessage() for rec in caplog.records if "Nothing.play() (" in rec.getMessage()]
     assert len(mine) >= 5
     assert "returned None, which is not an Action (deal 1, playing); playing " in mine[0]
@@ -342,7 +343,7 @@ def test_an_illegal_answer_in_try_names_the_match_method_and_deal_once(
     with caplog.at_level(logging.WARNING, logger="sdk.local"):
         r = CliRunner().invoke(main, ["try", str(f), "--vs", "random", "-n", "2",
                                       "--max-deals", "2"])  # fmt: skip
-    assert r.exit_code == 0, r.output
+    assert r.exit_code == 1, r.output
     mine = [rec.getMessage() for rec in caplog.records if "Cheat.play() (" in rec.getMessage()]
     assert len(mine) >= 5
     first = mine[0]
@@ -437,3 +438,22 @@ def test_a_bot_whose_launcher_died_unreaped_stops_at_once(tmp_path: Path) -> Non
     finally:
         sleeper.kill()
         sleeper.wait()
+
+
+def test_try_fails_when_the_tried_bot_had_incidents_and_only_then(tmp_path: Path) -> None:
+    """Defect: ``arena-bot try`` exited 0 after a bot that answered illegally at every
+    decision (a script or CI checking a bot before it connects saw success; an arena would
+    have forfeited it on strikes). Now it says so and exits 1, after the table; an opponent's
+    incidents are not the tried bot's failure."""
+    f = tmp_path / "cheat.py"
+    f.write_text(CHEAT)
+    args = ["-n", "2", "--max-deals", "2"]
+    r = CliRunner().invoke(main, ["try", str(f), "--vs", "random", *args])
+    said = " ".join(r.output.split())
+    assert r.exit_code == 1, r.output
+    assert "│ Cheat " in r.output  # the table still printed, before the verdict
+    assert said.endswith("in 2 matches (the incidents column): exit code 1"), said
+    assert re.search(r"error: Cheat had [1-9][0-9]* incidents in 2 matches", said), said
+    r = CliRunner().invoke(main, ["try", "random", "--vs", str(f), *args])
+    assert r.exit_code == 0, r.output
+    assert "error:" not in r.output

@@ -207,7 +207,7 @@ def test_try_times_the_bot_with_decision_ms_and_reports_its_timeouts(tmp_path: P
     f.write_text(LATE_FILE)
     args = ["try", f"{f}:Late", "--vs", "random", "-n", "2", "--max-deals", "1"]
     r = CliRunner().invoke(main, [*args, "--decision-ms", "1", "--time-bank-ms", "0"])
-    assert r.exit_code == 0, r.output
+    assert r.exit_code == 1, r.output  # timeouts are incidents: the command fails
     said = " ".join(r.output.split())
     assert "warning: Late timed out " in said
     assert "(at 1 ms per decision + 0 ms of time bank per match; counted in its incidents)" in said
@@ -246,9 +246,10 @@ def test_try_says_one_timeout_in_the_singular(tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["try", f"{f}:OnceLate", "--vs", "random", "-n", "1",
                                   "--max-deals", "1", "--seed", "2", "--decision-ms", "200",
                                   "--time-bank-ms", "0"])  # fmt: skip
-    assert r.exit_code == 0, r.output
+    assert r.exit_code == 1, r.output
     said = " ".join(r.output.split())
     assert "warning: OnceLate timed out 1 time (at 200 ms per decision" in said, said
+    assert "error: OnceLate had 1 incident in 1 match (the incidents column): exit code 1" in said
 
 
 @pytest.mark.parametrize(
