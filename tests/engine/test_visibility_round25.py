@@ -197,43 +197,60 @@ def _choose(g: Game, rng: random.Random) -> Action:
     return rng.choice(legal)
 
 
-@pytest.mark.parametrize("rules", RULESETS, ids=lambda r: r.name)
-def test_every_view_of_every_seat_at_every_step(rules: Ruleset) -> None:
+def _matches(rules: Ruleset) -> Iterator[Oracle]:
+    """The grid's random matches of ``rules`` (two, of at most 3 deals), the same every
+    time: the oracle before each action, and once more at each match's end."""
     rng = random.Random(rules.name)
     for seed in range(2):
         g = Game.new(rules, f"{rules.name}/{seed}", NAMES[: rules.players])
         oracle = Oracle(g)
-        step = 0
         while not g.is_over:
-            views = [check_view(oracle, s) for s in range(g.n)]
-            if step % 3 == 0:
-                seat = rng.randrange(g.n)
-                g2 = hidden_reshuffled(oracle, seat, rng)
-                if g2 is not None:
-                    assert observe(g2, seat) == views[seat], (rules.name, seat, g.phase)
-                    if seat == g.to_act:
-                        for a in rng.sample(wrong_actions(g), 40):
-                            assert refusal(g2, a) == refusal(g, a), (rules.name, a)
+            yield oracle
             oracle.apply(_choose(g, rng))
-            step += 1
-        for s in range(g.n):  # the end of the match: no card at all, the results
-            v = observe(g, s)
-            assert view_cards(v) == set() and v.phase is Phase.GAME_OVER
-            assert v.deal_results == g.deal_results and v.legal_actions == ()
+        yield oracle
+
+
+@pytest.mark.parametrize("rules", RULESETS, ids=lambda r: r.name)
+def test_every_view_of_every_seat_at_every_step(rules: Ruleset) -> None:
+    rng = random.Random(f"{rules.name}/reshuffle")
+    for step, oracle in enumerate(_matches(rules)):
+        g = oracle.game
+        if g.is_over:  # the end of the match: no card at all, the results
+            for s in range(g.n):
+                v = observe(g, s)
+                assert view_cards(v) == set() and v.phase is Phase.GAME_OVER
+                assert v.deal_results == g.deal_results and v.legal_actions == ()
+            continue
+        views = [check_view(oracle, s) for s in range(g.n)]
+        if step % 3 == 0:
+            seat = rng.randrange(g.n)
+            g2 = hidden_reshuffled(oracle, seat, rng)
+            if g2 is not None:
+                assert observe(g2, seat) == views[seat], (rules.name, seat, g.phase)
+                if seat == g.to_act:
+                    for a in rng.sample(wrong_actions(g), 40):
+                        assert refusal(g2, a) == refusal(g, a), (rules.name, a)
 
 
 def test_the_ruleset_grid_covers_every_way_a_talon_is_taken() -> None:
-    """The grid above is only worth its checks if its random matches reach each case: a
-    talon shown or hidden, taken after bidding, by first hand after an all-pass, and by
-    the last hand after an all-pass (1001), conceded, thrown in, played out."""
+    """The grid above is only worth its checks if its random matches reach each case, with
+    the talon shown and hidden: taken by the auction's winner, by first hand after an
+    all-pass, by the last hand after an all-pass (1001), with 3 and 4 players; a deal
+    conceded, thrown in, made and failed."""
     seen: set[tuple[bool, str]] = set()
-    rng = random.Random(5)
     for rules in RULESETS:
-        g = Game.new(rules, f"{rules.name}/0", NAMES[: rules.players])
-        while not g.is_over:
-            g.apply(_choose(g, rng))
-        for r in g.deal_results:
-            seen.add((rules.talon_visible, r.outcome))
+        before = (-1, Phase.GAME_OVER)
+        for oracle in _matches(rules):
+            g = oracle.game
+            if before == (g.deal_number, Phase.BIDDING) and g.phase is Phase.PASSING:
+                bids = [s for s, a in g.actions if isinstance(a, Bid)]
+                how = "last_hand" if g.last_hand_take else "bid" if bids else "first_hand"
+                seen.add((rules.talon_visible, f"{how}, {g.n} players"))
+            before = (g.deal_number, g.phase)
+            seen |= {(rules.talon_visible, r.outcome) for r in g.deal_results}
     for visible in (True, False):
-        for outcome in ("made", "failed", "conceded", "thrown_in"):
-            assert (visible, outcome) in seen
+        for case in ("made", "failed", "conceded", "thrown_in"):
+            assert (visible, case) in seen
+        for n in (3, 4):
+            for how in ("bid", "first_hand", "last_hand"):
+                assert (visible, f"{how}, {n} players") in seen
