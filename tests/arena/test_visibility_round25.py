@@ -156,6 +156,8 @@ class Checker:
         st.kinds.add(kind or "")
         if kind in ("match_started", "decision_request"):
             view = getattr(msg, kind).view
+            if kind == "match_started":  # (resumed: the events missed are not sent again)
+                st.deal = view.deal_number
             assert pb_cards(view) <= self.known(st, view.deal_number), (bot, kind, view)
             assert view.talon_known is g.talon_shown[view.deal_number][st.seat]
             assert sorted(card_from_pb(c) for c in view.hand) == list(g.hand(st.seat))
@@ -194,11 +196,18 @@ class CheckedStream(Stream):
 
 
 def _misbehaving_answer(
-    ref: Referee, checker: Checker, rng: random.Random
+    ref: Referee, checker: Checker, rng: random.Random, reconnects: bool
 ) -> Callable[[str, pb.DecisionRequest], None]:
     def answer(bot: str, r: pb.DecisionRequest) -> None:
         st = checker.seats[bot]
         session = ref.session(bot)
+        if reconnects and rng.random() < 0.1:
+            # The connection drops as the request comes, and the bot is back at once: the
+            # resumed match_started and the request sent again are checked too.
+            assert session.stream is not None
+            session.detach(session.stream, 60.0, "dropped")
+            session.attach(CheckedStream(bot, checker, answer))
+            return
         if rng.random() < 0.2:
             # Another seat, not to act, answers an old request: its refusal must not list
             # the legal actions of the seat to act.
@@ -240,7 +249,9 @@ def _engine_action(action: pb.Action) -> Action | None:
         return None
 
 
-def _play(rules: Ruleset, seed: int, monkeypatch: pytest.MonkeyPatch) -> tuple[Checker, Any]:
+def _play(
+    rules: Ruleset, seed: int, monkeypatch: pytest.MonkeyPatch, reconnects: bool = False
+) -> tuple[Checker, Any]:
     monkeypatch.setattr(match_module, "Game", TrackedGame)
     names = NAMES[: rules.players]
     checker = Checker(names)
@@ -248,7 +259,7 @@ def _play(rules: Ruleset, seed: int, monkeypatch: pytest.MonkeyPatch) -> tuple[C
 
     async def main() -> Any:
         ref = Referee(RefereeConfig(decision_ms=60_000, max_strikes=10_000))
-        answer = _misbehaving_answer(ref, checker, rng)
+        answer = _misbehaving_answer(ref, checker, rng, reconnects)
         for n in names:
             ref.add_bot(n, f"tok-{n}")
             ref.session(n).attach(CheckedStream(n, checker, answer))
@@ -294,3 +305,13 @@ def test_every_message_to_every_seat_holds_only_what_it_may_know(
     incidents = {i["kind"] for i in rec["incidents"]}
     assert {"illegal", "malformed", "wrong_request"} <= incidents, incidents
     assert {"decision_request", "decision_rejected", "match_started", "match_ended"} <= kinds
+
+
+@pytest.mark.parametrize("rules", _variants()[::2], ids=lambda r: r.name)
+def test_what_a_bot_is_sent_again_after_a_reconnect_holds_only_what_it_may_know(
+    rules: Ruleset, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checker, rec = _play(rules, 12, monkeypatch, reconnects=True)
+    assert checker.problems == []
+    assert any(i["kind"] == "disconnect" for i in rec["incidents"])
+    assert all(st.ended for st in checker.seats.values())
