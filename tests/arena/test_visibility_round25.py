@@ -19,9 +19,13 @@ import dataclasses
 import random
 import re
 from collections.abc import Callable
+from io import StringIO
+from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
+from rich.console import Console
 
 import arena.referee.match as match_module
 from arena.protocol import (
@@ -315,3 +319,64 @@ def test_what_a_bot_is_sent_again_after_a_reconnect_holds_only_what_it_may_know(
     assert checker.problems == []
     assert any(i["kind"] == "disconnect" for i in rec["incidents"])
     assert all(st.ended for st in checker.seats.values())
+
+
+# --- beyond the messages: an arena open to a network without TLS --------------------------
+
+
+def test_an_arena_open_beyond_loopback_without_tls_says_the_hands_travel_in_clear(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Leak (round 25): `arena serve --host 0.0.0.0` and a tournament with remote bots on
+    `host = "0.0.0.0"` (as tournaments/remote.toml) serve plain gRPC by default, and said
+    nothing: every view, each bot's hand in it, and every token crossed the network in
+    clear, for any other bot on the same network to read. Both now say so at the start,
+    as they say what a remote bot could learn from a known seed or duplicate deals; not on
+    loopback, with TLS, or with local bots only (they connect over loopback)."""
+    from arena.cli import main as arena
+    from arena.cli import serve as serve_module
+    from arena.cli.tournament import _announce
+    from arena.tournament.config import load_config
+    from tests.support.certs import make_cert
+
+    monkeypatch.setenv("FRIEND_TOKEN", "0123456789abcdef")
+    local = 'name = "t"\nruleset = "classic"\ndeals = "independent"\n[bots]\na = "random"\n'
+    remote = local + 'b = "random"\nfriend = { remote = true, token_env = "FRIEND_TOKEN" }\n'
+    make_cert(tmp_path / "certs")
+    tls = '[tls]\ncert = "certs/arena.pem"\nkey = "certs/arena.key"\n'
+
+    def said(text: str) -> str:
+        path = tmp_path / "t.toml"
+        path.write_text(text, encoding="utf-8")
+        out = StringIO()
+        _announce(load_config(path), Console(file=out, width=1000))
+        return " ".join(out.getvalue().split())
+
+    note = "without TLS: every message between the arena and remote bots (friend) travels in"
+    assert note in said('host = "0.0.0.0"\n' + remote)
+    assert "a [tls] table serves TLS" in said('host = "0.0.0.0"\n' + remote)
+    assert "in clear" not in said(remote)  # 127.0.0.1
+    assert "in clear" not in said('host = "0.0.0.0"\n' + remote + tls)
+    two_local = local + 'b = "random"\nc = "random"\n'
+    assert "in clear" not in said('host = "0.0.0.0"\n' + two_local)
+
+    async def no_server(*args: Any) -> None:
+        pass
+
+    monkeypatch.setattr(serve_module, "_serve", no_server)
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text('[bots]\na = "t1-token"\nb = "t2-token"\nc = "t3-token"\n')
+
+    def serve(*args: str) -> str:
+        common = ["--tokens", str(tokens), "--port", "0", "--record-dir", str(tmp_path / "r")]
+        r = CliRunner().invoke(arena, ["serve", *common, "--max-deals", "5", *args])
+        assert r.exit_code == 0, r.output
+        return " ".join(r.output.split())
+
+    assert "0.0.0.0 without TLS" in serve("--host", "0.0.0.0")
+    assert "--tls-cert with --tls-key serves TLS" in serve("--host", "0.0.0.0")
+    certs = ["--tls-cert", str(tmp_path / "certs/arena.pem")]
+    certs += ["--tls-key", str(tmp_path / "certs/arena.key")]
+    assert "in clear" not in serve("--host", "0.0.0.0", *certs)
+    assert "in clear" not in serve()  # 127.0.0.1
+    assert "in clear" not in serve("--host", "::1")
