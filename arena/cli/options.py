@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import ipaddress
 import math
 import os
 import re
@@ -25,6 +26,7 @@ __all__ = [
     "NonEmptyPath",
     "Seconds",
     "hang_up_safe",
+    "in_clear_note",
     "raise_open_files_limit",
     "reading_newest",
 ]
@@ -34,6 +36,32 @@ def reading_newest(db: object) -> str:
     """What a reader says when it picked the newest ``runs/*.sqlite`` itself: which of
     several databases it reads is not obvious (said on stderr; stdout is the output)."""
     return f"reading {db} (the newest runs/*.sqlite; --db to choose)"
+
+
+def in_clear_note(host: str, who: str, fix: str) -> str | None:
+    """What an arena without TLS listening on ``host`` says at its start, or ``None`` on
+    loopback: beyond this machine every message goes in clear, the bots' hands in their
+    views and their tokens among them, to whoever sees the traffic (a bot on the same
+    network). ``who``: the bots that connect so; ``fix``: the option that adds TLS.
+
+    >>> in_clear_note("127.0.0.1", "bots", "--tls") is None, in_clear_note("[::1]", "", "") is None
+    (True, True)
+    >>> in_clear_note("0.0.0.0", "bots", "--tls")[:38]
+    'note: listening on 0.0.0.0 without TLS'
+    """
+    inner = host.strip("[]")
+    try:
+        loopback = inner == "localhost" or ipaddress.ip_address(inner).is_loopback
+    except ValueError:  # a host name: it may stand for any address
+        loopback = False
+    if loopback:
+        return None
+    return (
+        f"note: listening on {host} without TLS: every message between the arena and {who} "
+        "travels in clear, the hands in their views and their tokens with it, for anyone "
+        f"who sees the traffic (another bot on the same network among them); {fix} serves "
+        "TLS"
+    )
 
 
 class _HangUpSafe:

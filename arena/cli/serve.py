@@ -19,7 +19,7 @@ from typing import Any
 
 import click
 
-from arena.cli.options import Host, NonEmptyPath, Seconds, raise_open_files_limit
+from arena.cli.options import Host, NonEmptyPath, Seconds, in_clear_note, raise_open_files_limit
 from arena.deadlines import DEFAULT_TIME_BANK_MS, MAX_DEADLINE_MS
 from arena.protocol import token_problem
 from arena.referee import Lobby, Referee, RefereeConfig, TLSConfig, start_server
@@ -336,6 +336,9 @@ def serve(
             "of 120 can play for ever on the barrel (--max-deals N caps them)",
             err=True,
         )
+    clear = None if tls is not None else in_clear_note(host, "bots", "--tls-cert with --tls-key")
+    if clear is not None:
+        click.echo(clear, err=True)
     try:
         config = RefereeConfig(
             decision_ms=decision_ms,

@@ -19,7 +19,7 @@ from rich.logging import RichHandler
 from rich.markup import escape as _markup_escape
 
 from arena.cli.leaderboard import stdout_console
-from arena.cli.options import NonEmptyPath, hang_up_safe
+from arena.cli.options import NonEmptyPath, hang_up_safe, in_clear_note
 from arena.leaderboard import build_leaderboard, to_rich_table, write_outputs
 from arena.render import PrintableFormatter, plural, printable
 from arena.storage import Storage, StorageError
@@ -245,6 +245,9 @@ def _announce(cfg: TournamentConfig, console: Console) -> None:
     # What a remote bot (one we do not run, so cannot trust) could learn, said before it
     # plays: among one's own bots neither matters.
     who = f"remote bots ({', '.join(remote)})"
+    clear = None if cfg.tls is not None else in_clear_note(cfg.host, who, "a [tls] table")
+    if clear is not None:
+        console.print(escape(clear), soft_wrap=True)
     if cfg.seed is not None:
         console.print(
             escape(
