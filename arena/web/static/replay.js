@@ -216,6 +216,15 @@ function centerBox(v) {
   return c;
 }
 
+// The auction as `arena replay` says it: first hand's obligatory bid (classic's 100, which
+// he holds without speaking: no action and no view's bids hold it) first, then the bids
+// and passes spoken. First hand is the first of the active seats.
+function bidsSaid(v) {
+  const ob = state.summary.obligatory_bid;
+  const held = ob !== null && ob !== undefined ? [{ seat: v.active_seats[0], action: `${ob} (obligatory)` }] : [];
+  return [...held, ...v.bids];
+}
+
 function sidePanel(v) {
   const side = el("div", { class: "side" });
   // action log of the deal: click a line to jump there
@@ -236,7 +245,8 @@ function sidePanel(v) {
   const cur = log.querySelector("li.current");
   if (cur) setTimeout(() => cur.scrollIntoView({ block: "nearest" }), 0);
   side.append(el("h3", {}, "Bids"));
-  side.append(el("div", { id: "bids" }, v.bids.length ? v.bids.map((b, i) => el("span", {}, i ? ", " : "", `${seatName(b.seat)} ${b.action}`)) : el("span", { class: "muted" }, "none yet")));
+  const bids = bidsSaid(v);
+  side.append(el("div", { id: "bids" }, bids.length ? bids.map((b, i) => el("span", {}, i ? ", " : "", `${seatName(b.seat)} ${b.action}`)) : el("span", { class: "muted" }, "none yet")));
   side.append(el("h3", {}, "Passed cards"));
   side.append(el("div", { id: "gives" }, v.gives.length ? v.gives.map((g) =>
     el("div", {}, `${g.from !== null ? seatName(g.from) : "declarer"} → ${seatName(g.to)}: `, g.card ? cardEl(g.card, { small: true }) : el("span", { class: "muted" }, "hidden"))) : el("span", { class: "muted" }, "none")));
@@ -333,7 +343,7 @@ function matchHead() {
     .map((f) => `${s.players[f.seat]} (seat ${f.seat}${f.deal !== null ? `, in deal ${f.deal + 1}` : ""})`);
   const meta = el("p", { class: "muted small", id: "match-meta" },
     `${s.ruleset_description || (s.ruleset && s.ruleset.name ? s.ruleset.name : "")} · seed ${s.seed} · ${dealCount()}` +
-    (told && r.reason ? ` · ended: ${s.time_limit_s ? `time limit (match_timeout_s ${s.time_limit_s} s)` : r.reason}` : "") + (s.incidents && s.incidents.length ? ` · ${s.incidents.length} incident(s)` : ""),
+    (told && (s.ended || r.reason) ? ` · ended: ${s.ended || r.reason}` : "") + (s.incidents && s.incidents.length ? ` · ${s.incidents.length} incident(s)` : ""),
     gone.length ? el("span", { id: "match-forfeits" }, ` · forfeited: ${gone.join(", ")}`) : null,
     told ? null : el("span", {}, " · the result shows at the match's end in a seat view"));
   return [players, meta];
