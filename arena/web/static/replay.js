@@ -86,6 +86,14 @@ function prevDeal() { if (state.step > 0) return go(state.deal, 0); if (state.de
 
 function seatName(s) { return state.summary.players[s]; }
 
+// An action as people read it: a give names its receiver, as `arena replay` does ("give 9♠
+// to bob"; the record's "give 9♠ to 1" names a seat number, and with four players the
+// dealer's seat is skipped). A card the seat did not see stays "??".
+function actionText(text) {
+  return String(text).replace(/^give (\S+) to (\d+)$/, (all, card, to) =>
+    seatName(+to) === undefined ? all : `give ${card} to ${seatName(+to)}`);
+}
+
 // The moves the referee played for a seat (the record's "by": "fallback"): the server sends
 // why in each step's action.fallback (arena.render.fallback_reasons: the strike that caused
 // it, or the seat's forfeit; "" when the record does not say) and in words in
@@ -238,7 +246,7 @@ function sidePanel(v) {
       class: (i === state.step ? "current" : i > state.step ? "future" : "") + (isReferee(st.action) ? " referee" : ""),
       dataset: { step: String(i) }, onclick: () => go(state.deal, i),
       title: st.action.ms !== null && st.action.ms !== undefined ? `${st.action.ms} ms${st.action.by ? " · " + st.action.by : ""}` : "",
-    }, `${who}: `, actionEl(st.action.text), isReferee(st.action) ? [" ", refereeBadge(st.action)] : null);
+    }, `${who}: `, actionEl(actionText(st.action.text)), isReferee(st.action) ? [" ", refereeBadge(st.action)] : null);
     log.append(li);
   });
   side.append(log);
@@ -267,7 +275,7 @@ function render() {
   const n = state.summary.seats;
   document.getElementById("step-label").textContent =
     `deal ${state.deal + 1}/${state.summary.deals.length} · step ${state.step}/${state.data.steps.length - 1}` +
-    (st.action ? ` · ${seatName(st.action.seat)}: ${st.action.text}` + (isReferee(st.action) ? ` (${refereeLabel(st.action)})` : "") : " · dealt");
+    (st.action ? ` · ${seatName(st.action.seat)}: ${actionText(st.action.text)}` + (isReferee(st.action) ? ` (${refereeLabel(st.action)})` : "") : " · dealt");
   const dealSel = document.getElementById("deal-select");
   for (const o of dealSel.options) o.textContent = dealLabel(+o.value);
   dealSel.value = String(state.deal);
