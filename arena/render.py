@@ -578,9 +578,10 @@ def end_reason(record: Mapping[str, Any], result: Mapping[str, Any] | None = Non
         cap = f" (max_deals {rules.max_deals})" if rules is not None and rules.max_deals else ""
         return f"the deal cap{cap} after deal {deals}: placed by score"
     if reason == "forfeits":
-        return f"every seat forfeited: abandoned in deal {deals}, no result"
+        # (the referee's result places all last; the rules give none)
+        return f"every seat forfeited: abandoned in deal {deals}, all placed last"
     if reason == "interrupted":
-        return f"the referee was stopped: interrupted in deal {deals}, no result"
+        return f"the referee was stopped: interrupted in deal {deals}"
     return None if reason is None else str(reason)
 
 

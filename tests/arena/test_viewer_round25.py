@@ -74,7 +74,7 @@ def test_arena_replay_says_why_a_match_ended(tmp_path: Path) -> None:
     )
     # abandoned: every seat forfeited (the web's header said "ended: forfeits")
     abandoned = {**record, "result": {**record["result"], "reason": "forfeits"}}
-    assert end_reason(abandoned) == "every seat forfeited: abandoned in deal 2, no result"
+    assert end_reason(abandoned) == "every seat forfeited: abandoned in deal 2, all placed last"
 
 
 def _declared(record: dict[str, Any]) -> list[tuple[str, str]]:
