@@ -23,6 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from engine import (
+    ACE_MARRIAGE_VALUE,
     Bid,
     Card,
     Game,
@@ -38,12 +39,13 @@ from engine import (
     talon_score,
     trick_winner,
 )
-from engine.record import check_record_shape, forfeit_result, start_game
+from engine.record import check_record_shape, forfeit_result, load_ruleset_value, start_game
 from engine.rules import describe_ruleset
 
 __all__ = [
     "PrintableFormatter",
     "changed_cards",
+    "end_reason",
     "fallback_reasons",
     "fallback_why",
     "plural",
@@ -204,8 +206,7 @@ def _render_deal(
             if fallback is not None:
                 referee.append((seat, ntrick + 1, fallbacks[j]))
             if action.declare:
-                what = "ace marriage" if action.card.rank == 5 else f"{action.card.suit} marriage"
-                marks.append(f"{players[seat]} declares the {what}")
+                marks.append(f"{players[seat]} declares the {_marriage(action.card)}")
             if len(trick) == 3:
                 ntrick += 1
                 w = trick[trick_winner([c for _, c, _ in trick], trump)][0]
@@ -243,6 +244,14 @@ def _render_deal(
     if referee:
         parts.append(_fallback_legend(players, referee))
     return parts, error
+
+
+def _marriage(lead: Card) -> str:
+    """What a declaring lead declares, with what it scores (the web's marriages say
+    ``+80`` too): ``"♦ marriage: +80"``, ``"ace marriage: +200"``."""
+    if lead.rank is Rank.ACE:
+        return f"ace marriage: +{ACE_MARRIAGE_VALUE}"
+    return f"{lead.suit} marriage: +{lead.suit.marriage_value}"
 
 
 def _opening_bid(game: Game, players: Sequence[str]) -> list[str]:
@@ -463,6 +472,11 @@ def render_record(record: Mapping[str, Any]) -> RenderableType:
             for ev in res.events:  # the engine names seats; a reader knows the bots
                 named = re.sub(r"\bseat (\d+)", lambda m: players[int(m[1])], ev)
                 parts.append(Text(named, style="magenta"))
+            sitters = _sitters(players, res.barrel)
+            if sitters:
+                # who sits there, and for how long: what scores a sitter's next deals (his
+                # defender takes are not scored, a made contract below 120 scores nothing)
+                parts.append(Text(f"on the barrel after this deal: {sitters}", style="magenta"))
         parts.append(Text(""))
     parts.extend(_ending(record, game, players))
     return Group(*parts)
@@ -476,11 +490,16 @@ def _start_line(game: Game, players: Sequence[str]) -> Text | None:
     if not any(scores) and not any(barrel):
         return None
     line = "Started from " + ", ".join(f"{_name(players, s)} {x}" for s, x in enumerate(scores))
-    sitters = [f"{_name(players, s)}, {k} deal{'s' if k > 1 else ''} left"
-               for s, k in enumerate(barrel) if k]  # fmt: skip
+    sitters = _sitters(players, barrel)
     if sitters:
-        line += "; on the barrel: " + "; ".join(sitters)
+        line += "; on the barrel: " + sitters
     return Text(line, style="bold")
+
+
+def _sitters(players: Sequence[str], barrel: Sequence[int] | None) -> str:
+    """``ann (0), 2 deals left; cid (2), 1 deal left``: who sits on the barrel, or ""."""
+    return "; ".join(f"{_name(players, s)}, {plural(k, 'deal')} left"
+                     for s, k in enumerate(barrel or ()) if k)  # fmt: skip
 
 
 def _ending(record: Mapping[str, Any], game: Game, players: Sequence[str]) -> list[RenderableType]:
@@ -507,11 +526,63 @@ def _ending(record: Mapping[str, Any], game: Game, players: Sequence[str]) -> li
     limit = time_limit_note(record)
     if game.is_over and limit:
         parts.append(Text(f"ended {limit}", style="yellow"))
+    elif rules_result is not None:
+        # why the match is over: a player's target, or the deal cap (the web says it too)
+        parts.append(Text(f"ended: {end_reason(record, rules_result)}", style="yellow"))
     stopped = _stopped(record, game)
     if stopped:
         parts.append(Text(stopped, style="yellow"))
     parts.extend(_incident_lines(record, players))
     return parts
+
+
+def end_reason(record: Mapping[str, Any], result: Mapping[str, Any] | None = None) -> str | None:
+    """How the match ended, in words (``arena replay``'s ``ended:`` line, the replay
+    page's header): who reached the target, the deal cap, the time limit, every seat
+    forfeited (abandoned), the referee stopped (interrupted); None without a result.
+    ``result``: the one to read (default the record's: ``arena replay`` passes the rules'
+    own, which it shows). Deals are numbered from 1, as everywhere people read them.
+
+    >>> rec = {"players": ["ann", "bob", "cid"], "ruleset": "classic", "deals": [{}] * 9,
+    ...        "result": {"reason": "target", "scores": [1000, 420, -35]}}
+    >>> end_reason(rec)
+    'ann reached the target (1000) in deal 9'
+    >>> end_reason({**rec, "ruleset": {"name": "classic", "max_deals": 9},
+    ...             "result": {"reason": "max_deals", "scores": [600, 420, -35]}})
+    'the deal cap (max_deals 9) after deal 9: placed by score'
+    """
+    result = record.get("result") if result is None else result
+    if not isinstance(result, Mapping):
+        return None
+    reason = result.get("reason")
+    deals = len(record.get("deals") or ())
+    limit = time_limit_of(record)
+    if limit is not None and reason == "max_deals":
+        return f"time limit (match_timeout_s {limit:g} s) after deal {deals}: placed by score"
+    players = record.get("players")
+    players = list(players) if isinstance(players, list) else []
+    try:
+        rules: Ruleset | None = load_ruleset_value(record.get("ruleset"), len(players) or None)
+    except (ValueError, TypeError):
+        rules = None
+    if reason == "target":
+        scores = result.get("scores")
+        scores = scores if isinstance(scores, list) else []
+        who = [players[s] for s, x in enumerate(scores[: len(players)])
+               if rules is not None and type(x) is int and x >= rules.target]  # fmt: skip
+        if rules is None or not who:
+            return f"the target was reached in deal {deals}"
+        # (several in one deal: the places above say who won, the highest score)
+        return f"{' and '.join(who)} reached the target ({rules.target}) in deal {deals}"
+    if reason == "max_deals":
+        cap = f" (max_deals {rules.max_deals})" if rules is not None and rules.max_deals else ""
+        return f"the deal cap{cap} after deal {deals}: placed by score"
+    if reason == "forfeits":
+        # (the referee's result places all last; the rules give none)
+        return f"every seat forfeited: abandoned in deal {deals}, all placed last"
+    if reason == "interrupted":
+        return f"the referee was stopped: interrupted in deal {deals}"
+    return None if reason is None else str(reason)
 
 
 def time_limit_of(record: Mapping[str, Any]) -> float | None:

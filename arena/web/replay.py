@@ -33,7 +33,13 @@ from collections import OrderedDict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
-from arena.render import changed_cards, fallback_reasons, fallback_why, time_limit_of
+from arena.render import (
+    changed_cards,
+    end_reason,
+    fallback_reasons,
+    fallback_why,
+    time_limit_of,
+)
 from arena.storage import deal_summary as auction_summary
 from arena.storage import opening_bid_of
 from engine import (
@@ -48,7 +54,7 @@ from engine import (
 from engine import replay as engine_replay
 from engine.actions import Action, Concede, Contract, Give, Play, ThrowIn, parse_action
 from engine.cards import ACE_MARRIAGE_VALUE, Card, Suit, parse_card
-from engine.record import seed_mismatches, start_game
+from engine.record import load_ruleset_value, seed_mismatches, start_game
 from engine.rules import describe_ruleset
 
 __all__ = [
@@ -331,7 +337,24 @@ def match_summary(match_id: str, record: JSON) -> JSON:
         # the limit that ended the match (a tournament's match_timeout_s), else null: its
         # result's reason says max_deals, as at a deal cap, and the page said only that
         "time_limit_s": time_limit_of(record),
+        # how the match ended, in words, as `arena replay` says it (the page said the
+        # result's reason as a key: "ended: max_deals", "ended: forfeits")
+        "ended": end_reason(record),
+        # the bid first hand holds without speaking (classic's 100), which no record action
+        # and no view's bids hold: the page's bids put it first, as `arena replay` does
+        "obligatory_bid": _obligatory_bid(record),
     }
+
+
+def _obligatory_bid(record: JSON) -> int | None:
+    """The ruleset's opening bid when first hand is committed to it (``first_hand_commits``),
+    else None (a ruleset that does not load: None too)."""
+    players = record.get("players")
+    try:
+        rules = load_ruleset_value(record.get("ruleset"), len(players) if players else None)
+    except (ValueError, TypeError):
+        return None
+    return rules.opening_bid if rules.first_hand_commits else None
 
 
 @dataclasses.dataclass

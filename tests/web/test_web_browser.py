@@ -267,6 +267,7 @@ def _wait_step(driver: Any, deal: int, step: int) -> None:
 def test_replay_steps_through_a_whole_match(driver: Any, base: str) -> None:
     match_id = "demo-m0001"
     rec = get_json(base, f"/api/matches/{match_id}/record")
+    names = rec["players"]
     load(driver, f"{base}replay/{match_id}")
     assert _label(driver) == (0, 0)
     for s, hand in enumerate(rec["deals"][0]["hands"]):
@@ -276,9 +277,12 @@ def test_replay_steps_through_a_whole_match(driver: Any, base: str) -> None:
         data = get_json(base, f"/api/matches/{match_id}/deals/{k}")
         for i, a in enumerate(deal["actions"], start=1):
             got = _click_and_read(driver, "#next-action", k, i)
-            # (a fallback is marked after it: "pass referee: timeout")
-            said = got["log"].endswith(a["action"]) or (
-                a.get("by") == "fallback" and f"{a['action']} referee: " in got["log"]
+            # (a fallback is marked after it: "pass referee: timeout"; a give names its
+            # receiver: "give 9♠ to bob")
+            text = re.sub(r"^give (\S+) to (\d+)$",
+                          lambda m: f"give {m[1]} to {names[int(m[2])]}", a["action"])  # fmt: skip
+            said = got["log"].endswith(text) or (
+                a.get("by") == "fallback" and f"{text} referee: " in got["log"]
             )
             assert said, (k, i, got["log"])
             v = data["steps"][i]["view"]

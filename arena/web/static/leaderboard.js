@@ -105,9 +105,11 @@ function headToHead(data) {
       if (a === b) { tr.append(el("td", { class: "self" }, "")); continue; }
       const c = (h.cells[a] || {})[b];
       if (!c || !c.played) { tr.append(el("td", { class: "muted" }, "–")); continue; }
+      // the share counts a tie as half: the ties are said, or "0/24 (50%)" of two bots
+      // that shared every place (two forfeiters of four) read as a contradiction
       const pct = Math.round((100 * (c.ahead + c.tied / 2)) / c.played);
-      tr.append(el("td", { title: `${a} ahead of ${b} in ${c.ahead} of ${c.played} matches (${c.tied} tied)` },
-        `${c.ahead}/${c.played} `, el("span", { class: "muted small" }, `(${pct}%)`)));
+      tr.append(el("td", { title: `${a} ahead of ${b} in ${c.ahead} of ${c.played} matches (${c.tied} tied; the share counts a tie as half)` },
+        `${c.ahead}/${c.played}` + (c.tied ? `, ${c.tied} tied ` : " "), el("span", { class: "muted small" }, `(${pct}%)`)));
     }
     tb.append(tr);
   }

@@ -86,6 +86,14 @@ function prevDeal() { if (state.step > 0) return go(state.deal, 0); if (state.de
 
 function seatName(s) { return state.summary.players[s]; }
 
+// An action as people read it: a give names its receiver, as `arena replay` does ("give 9♠
+// to bob"; the record's "give 9♠ to 1" names a seat number, and with four players the
+// dealer's seat is skipped). A card the seat did not see stays "??".
+function actionText(text) {
+  return String(text).replace(/^give (\S+) to (\d+)$/, (all, card, to) =>
+    seatName(+to) === undefined ? all : `give ${card} to ${seatName(+to)}`);
+}
+
 // The moves the referee played for a seat (the record's "by": "fallback"): the server sends
 // why in each step's action.fallback (arena.render.fallback_reasons: the strike that caused
 // it, or the seat's forfeit; "" when the record does not say) and in words in
@@ -216,6 +224,15 @@ function centerBox(v) {
   return c;
 }
 
+// The auction as `arena replay` says it: first hand's obligatory bid (classic's 100, which
+// he holds without speaking: no action and no view's bids hold it) first, then the bids
+// and passes spoken. First hand is the first of the active seats.
+function bidsSaid(v) {
+  const ob = state.summary.obligatory_bid;
+  const held = ob !== null && ob !== undefined ? [{ seat: v.active_seats[0], action: `${ob} (obligatory)` }] : [];
+  return [...held, ...v.bids];
+}
+
 function sidePanel(v) {
   const side = el("div", { class: "side" });
   // action log of the deal: click a line to jump there
@@ -229,14 +246,15 @@ function sidePanel(v) {
       class: (i === state.step ? "current" : i > state.step ? "future" : "") + (isReferee(st.action) ? " referee" : ""),
       dataset: { step: String(i) }, onclick: () => go(state.deal, i),
       title: st.action.ms !== null && st.action.ms !== undefined ? `${st.action.ms} ms${st.action.by ? " · " + st.action.by : ""}` : "",
-    }, `${who}: `, actionEl(st.action.text), isReferee(st.action) ? [" ", refereeBadge(st.action)] : null);
+    }, `${who}: `, actionEl(actionText(st.action.text)), isReferee(st.action) ? [" ", refereeBadge(st.action)] : null);
     log.append(li);
   });
   side.append(log);
   const cur = log.querySelector("li.current");
   if (cur) setTimeout(() => cur.scrollIntoView({ block: "nearest" }), 0);
   side.append(el("h3", {}, "Bids"));
-  side.append(el("div", { id: "bids" }, v.bids.length ? v.bids.map((b, i) => el("span", {}, i ? ", " : "", `${seatName(b.seat)} ${b.action}`)) : el("span", { class: "muted" }, "none yet")));
+  const bids = bidsSaid(v);
+  side.append(el("div", { id: "bids" }, bids.length ? bids.map((b, i) => el("span", {}, i ? ", " : "", `${seatName(b.seat)} ${b.action}`)) : el("span", { class: "muted" }, "none yet")));
   side.append(el("h3", {}, "Passed cards"));
   side.append(el("div", { id: "gives" }, v.gives.length ? v.gives.map((g) =>
     el("div", {}, `${g.from !== null ? seatName(g.from) : "declarer"} → ${seatName(g.to)}: `, g.card ? cardEl(g.card, { small: true }) : el("span", { class: "muted" }, "hidden"))) : el("span", { class: "muted" }, "none")));
@@ -257,7 +275,7 @@ function render() {
   const n = state.summary.seats;
   document.getElementById("step-label").textContent =
     `deal ${state.deal + 1}/${state.summary.deals.length} · step ${state.step}/${state.data.steps.length - 1}` +
-    (st.action ? ` · ${seatName(st.action.seat)}: ${st.action.text}` + (isReferee(st.action) ? ` (${refereeLabel(st.action)})` : "") : " · dealt");
+    (st.action ? ` · ${seatName(st.action.seat)}: ${actionText(st.action.text)}` + (isReferee(st.action) ? ` (${refereeLabel(st.action)})` : "") : " · dealt");
   const dealSel = document.getElementById("deal-select");
   for (const o of dealSel.options) o.textContent = dealLabel(+o.value);
   dealSel.value = String(state.deal);
@@ -333,7 +351,7 @@ function matchHead() {
     .map((f) => `${s.players[f.seat]} (seat ${f.seat}${f.deal !== null ? `, in deal ${f.deal + 1}` : ""})`);
   const meta = el("p", { class: "muted small", id: "match-meta" },
     `${s.ruleset_description || (s.ruleset && s.ruleset.name ? s.ruleset.name : "")} · seed ${s.seed} · ${dealCount()}` +
-    (told && r.reason ? ` · ended: ${s.time_limit_s ? `time limit (match_timeout_s ${s.time_limit_s} s)` : r.reason}` : "") + (s.incidents && s.incidents.length ? ` · ${s.incidents.length} incident(s)` : ""),
+    (told && (s.ended || r.reason) ? ` · ended: ${s.ended || r.reason}` : "") + (s.incidents && s.incidents.length ? ` · ${s.incidents.length} incident(s)` : ""),
     gone.length ? el("span", { id: "match-forfeits" }, ` · forfeited: ${gone.join(", ")}`) : null,
     told ? null : el("span", {}, " · the result shows at the match's end in a seat view"));
   return [players, meta];
