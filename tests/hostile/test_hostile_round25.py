@@ -112,3 +112,15 @@ async def _answer_with_wrong_ids_first(call: Any) -> tuple[list[str], pb.MatchRe
                     first = False
                 else:
                     await call.write(pb.BotMessage(decision=good))
+
+
+def test_an_answer_of_a_seat_that_forfeited_is_told_so_alone() -> None:
+    """With the refusal above: a seat that has forfeited is asked nothing more, whatever id
+    its answer names; the refusal says that alone (it said "the request is unknown, stale
+    or not yours (the seat has forfeited)")."""
+    from arena.referee.match import SeatState, _not_pending
+
+    st = SeatState.__new__(SeatState)  # the fields _not_pending reads
+    st.forfeited, st.requests, st.timed_out = True, 4, ("3",)
+    for rid in ("3", "4", "5", "abc"):
+        assert _not_pending(st, None, rid) == "the seat has forfeited: it is asked nothing more"
