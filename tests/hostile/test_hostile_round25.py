@@ -124,3 +124,40 @@ def test_an_answer_of_a_seat_that_forfeited_is_told_so_alone() -> None:
     st.forfeited, st.requests, st.timed_out = True, 4, ("3",)
     for rid in ("3", "4", "5", "abc"):
         assert _not_pending(st, None, rid) == "the seat has forfeited: it is asked nothing more"
+
+
+def test_metadata_past_grpcs_hard_limit_is_refused_by_grpc_and_the_bot_still_gets_in(
+    tmp_path: Path,
+) -> None:
+    """Holds (checked, as docs/protocol.md says): a Play call whose metadata is over 16 KiB
+    (a token of 16,000 characters, or the right token beside a padding header) is refused
+    by gRPC before the referee sees it, RESOURCE_EXHAUSTED naming the hard limit; nothing
+    is logged, and the bot's next call with its token alone is welcomed."""
+
+    async def main() -> tuple[list[str], str | None]:
+        async with arena(tmp_path) as a:
+            a.referee.add_bot("x", "tok-x")
+            got: list[str] = []
+            async with grpc.aio.insecure_channel(a.target) as ch:
+                stub = pb_grpc.ArenaStub(ch)
+                for md in (
+                    (("authorization", "Bearer " + "t" * 16_000),),
+                    (*_md("tok-x"), ("x-pad", "p" * 17_000)),
+                ):
+                    call = stub.Play(metadata=md)
+                    try:
+                        await call.write(pb.BotMessage(hello=pb.Hello(protocol_version=1)))
+                        await call.read()
+                    except grpc.aio.AioRpcError as e:
+                        got.append(f"{e.code().name}: {e.details()}")
+                call = stub.Play(metadata=_md("tok-x"))
+                await call.write(pb.BotMessage(hello=pb.Hello(protocol_version=1)))
+                then = (await call.read()).WhichOneof("kind")
+                call.cancel()
+            return got, then
+
+    got, then = asyncio.run(main())
+    assert len(got) == 2, got
+    for status in got:
+        assert status.startswith("RESOURCE_EXHAUSTED: received metadata size exceeds hard limit")
+    assert then == "welcome"
