@@ -747,12 +747,28 @@ def _not_pending(st: SeatState, p: Pending | None, rid: str) -> str:
         # The deadline's timer resolved the wait; the match has not moved on yet.
         return f"request {rid!r} timed out: the fallback is played"
     if st.forfeited:
-        detail = "the seat has forfeited"
-    elif p is None:
-        detail = "no decision of yours is pending"
-    else:
-        detail = f"the pending request is {p.request_id!r}"
-    return f"the request is unknown, stale or not yours ({detail})"
+        return "the seat has forfeited: it is asked nothing more"
+    detail = "no decision of yours is pending" if p is None else (
+        f"the pending request is {p.request_id!r}"
+    )  # fmt: skip
+    return f"{_settled(st, rid)} ({detail})"
+
+
+def _settled(st: SeatState, rid: str) -> str:
+    """What request ``rid`` of seat ``st`` is, when it is neither pending nor a timed-out one
+    the seat keeps. The referee knows which: ids count the seat's requests, so a bot told
+    "unknown, stale or not yours" could not tell a duplicate answer (its first one counted)
+    from an id it made up or one not yet asked."""
+    # (a bot's id may be a MiB of digits: int() of it would be slow, or refused)
+    n = int(rid) if rid.isascii() and rid.isdigit() and len(rid) <= 9 else 0
+    if n < 1 or rid != str(n):
+        return f"{clip(rid)!r} is no request id: they count the seat's requests, '1', '2', ..."
+    if n > st.requests:
+        return f"request {rid!r} has not been sent to this seat"
+    # Every timed-out id from the oldest kept on is kept: one before it may have timed out.
+    if len(st.timed_out) < _TIMED_OUT_KEPT or n > int(st.timed_out[0]):
+        return f"request {rid!r} was answered already"
+    return f"request {rid!r} was answered or timed out already"
 
 
 def _decision_text(action: pb.Action) -> str:

@@ -343,9 +343,17 @@ def test_a_late_answer_to_an_earlier_timed_out_request_is_told_so() -> None:
 
     st = SeatState.__new__(SeatState)  # the fields _not_pending reads
     st.forfeited = False
+    st.requests = 16
     st.timed_out = ("15", "16")
     assert _not_pending(st, None, "15") == "request '15' timed out: the fallback was played"
-    assert "unknown, stale or not yours" in _not_pending(st, None, "14")
+    assert _not_pending(st, None, "14").startswith("request '14' was answered already")
+    # Past the ids kept, an earlier one may have timed out too.
+    st.requests, st.timed_out = 30, tuple(str(i) for i in range(20, 20 + _TIMED_OUT_KEPT))
+    assert _not_pending(st, None, "19").startswith("request '19' was answered or timed out")
+    assert _not_pending(st, None, "29").startswith("request '29' was answered already")
+    assert _not_pending(st, None, "31").startswith("request '31' has not been sent")
+    big = "9" * 100_000  # (no int() of it: refused, named cut)
+    assert _not_pending(st, None, big).startswith(f"'{'9' * 63}…' is no request id")
     assert _TIMED_OUT_KEPT >= 2
 
 

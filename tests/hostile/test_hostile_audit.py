@@ -593,13 +593,13 @@ async def _scripted_seat(c: Client, match: str, others: str) -> list[tuple[str, 
                     pb.BotMessage(decisions=pb.DecisionBatch(decisions=[good, good])),
                     pb.BotMessage(decision=good),
                 )  # fmt: skip
-                expect += [("u-1", wr, "unknown, stale or not yours"),
+                expect += [("u-1", wr, "'u-1' is no request id"),
                            (other_seat, wr, f"the pending request is '{rid}'"),
                            (rid, wr, f"no seat in a running match '{others}'"),
                            (rid, wr, "no seat in a running match 'nope'"),
                            (rid, wr, "no seat in a running match ''"),
                            (rid, wr, "no decision of yours is pending"),
-                           (rid, wr, "unknown, stale or not yours")]  # fmt: skip
+                           (rid, wr, f"request '{rid}' was answered already")]  # fmt: skip
             elif kind is not None:
                 todo.remove(kind)
                 await c.send(pb.BotMessage(decision=pb.Decision(
@@ -608,7 +608,7 @@ async def _scripted_seat(c: Client, match: str, others: str) -> list[tuple[str, 
                 # and a stale answer, to the previous request
                 await c.send(pb.BotMessage(decision=pb.Decision(
                     request_id=prev, match_id=match, action=good.action)))  # fmt: skip
-                expect.append((prev, pb.INCIDENT_WRONG_REQUEST, "unknown, stale"))
+                expect.append((prev, pb.INCIDENT_WRONG_REQUEST, "was answered already"))
             else:
                 await c.send(pb.BotMessage(decision=good))
             prev = rid
