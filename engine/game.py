@@ -1192,7 +1192,10 @@ class Game:
         phase = self.phase
         r = self.ruleset
         if not isinstance(action, _PHASE_KINDS[phase]):
-            kinds = "/".join(t.__name__ for t in _PHASE_KINDS[phase])
+            # The kinds this seat may answer now: a ruleset without a throw-in (classic)
+            # was told "expected Contract/Concede/ThrowIn".
+            kinds = "/".join(t.__name__ for t in _PHASE_KINDS[phase]
+                             if any(type(a) is t for a in legal)) or "nothing"  # fmt: skip
             raise WrongPhaseError(
                 action, seat,
                 f"a {type(action).__name__} is not allowed in the {phase.value} phase "

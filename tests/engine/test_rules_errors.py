@@ -174,3 +174,20 @@ def test_refusal_message_shape():
     assert "bid 107" in msg
     assert "bid 105" in msg and "pass" in msg
     assert info.value.seat == g.to_act
+
+
+@pytest.mark.parametrize(
+    ("preset", "expected"), [("classic", "Contract/Concede"), ("1001", "Contract/ThrowIn")]
+)
+def test_a_wrong_kind_names_the_kinds_this_ruleset_allows_now(preset: str, expected: str) -> None:
+    """Defect (hostile round 25): a Play in classic's contract phase was told "expected
+    Contract/Concede/ThrowIn", though classic has no throw-in (and 1001 no concession)."""
+    from engine import Game, Phase
+
+    g = Game.new(preset, seed=3, players=["a", "b", "c"])
+    while g.phase is not Phase.CONTRACT:
+        legal = g.legal_actions()
+        g.apply(legal[-1] if g.phase is Phase.BIDDING else legal[0])
+    with pytest.raises(WrongPhaseError) as e:
+        g.apply(Play(next(iter(Card))))
+    assert f"not allowed in the contract phase (expected {expected}); legal: " in str(e.value)
