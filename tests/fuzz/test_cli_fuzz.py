@@ -410,6 +410,7 @@ def test_command_lines_fail_cleanly(
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1500)  # 5,000 command lines: past the default 300 s on a busy machine
 @settings(
     max_examples=5_000,
     deadline=None,

@@ -126,6 +126,7 @@ def test_a_mutated_config_loads_or_is_refused_naming_a_key(
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1500)  # 20,000 configs: past the default 300 s on a busy machine
 @settings(max_examples=20_000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=mutated())
 def test_a_mutated_config_loads_or_is_refused_naming_a_key_long(
