@@ -26,6 +26,7 @@ from arena.v1 import arena_pb2 as pb
 from engine import PRESETS
 from tests.support.certs import make_cert
 from tests.support.harness import arena
+from tests.support.spawn import python_after
 
 SHORT = dataclasses.replace(PRESETS["1001"], max_deals=2)
 
@@ -378,19 +379,19 @@ def test_serve_stopped_by_a_signal_right_after_it_listens_stops_cleanly(tmp_path
 def _serve_until_port(tmp_path: Path, ignore_hangup: bool) -> Any:
     """`arena serve --db` as a process, once it has printed its port (a hang-up ignored
     first, as `nohup` does, with ``ignore_hangup``)."""
-    import signal
     import subprocess
     import sys
 
     tokens = tmp_path / "tokens.toml"
     tokens.write_text('[bots]\nb1 = "t1"\nb2 = "t2"\nb3 = "t3"\n')
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
+    rec, db = str(tmp_path / "rec"), str(tmp_path / "r.sqlite")
+    args = ["-m", "arena.cli", "serve", "--tokens", str(tokens), "--record-dir", rec,
+            "--port", "0", "--seed", "1", "--db", db]  # fmt: skip
     proc = subprocess.Popen(
-        [sys.executable, "-m", "arena.cli", "serve", "--tokens", str(tokens), "--record-dir",
-         str(tmp_path / "rec"), "--port", "0", "--seed", "1", "--db", str(tmp_path / "r.sqlite")],
+        python_after("signal.signal(signal.SIGHUP, signal.SIG_IGN)", *args) if ignore_hangup
+        else [sys.executable, *args],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-        preexec_fn=(lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN)) if ignore_hangup
-        else None,
     )  # fmt: skip
     assert proc.stdout is not None
     for line in proc.stdout:

@@ -54,6 +54,7 @@ from arena.tournament import (  # noqa: E402
     run_tournament,
 )
 from arena.tournament.config import TournamentConfig, parse_config  # noqa: E402
+from tests.support.spawn import python_after  # noqa: E402
 
 
 def _toml(tmp: Path, tid: str, db: Path, out: Path) -> Path:
@@ -500,10 +501,11 @@ def test_a_hang_up_stops_the_tournament_cleanly_then_it_resumes(
     env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="100", NO_COLOR="1")
     master, slave = pty.openpty()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "arena.cli", "tournament", "--config", str(cfg_path)],
+        # (a hang-up not ignored, as under a CI's nohup)
+        python_after("signal.signal(signal.SIGHUP, signal.SIG_DFL)",
+                     "-m", "arena.cli", "tournament", "--config", str(cfg_path)),
         stdin=slave, stdout=slave, stderr=slave, cwd=str(tmp_path), env=env,
-        start_new_session=True,  # (and a hang-up not ignored, as under a CI's nohup)
-        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL),
+        start_new_session=True,
     )  # fmt: skip
     os.close(slave)
     seen = b""
@@ -560,8 +562,8 @@ def test_a_closed_stdout_or_stderr_is_written_nowhere_as_before(
                              bots=[("a", "random")])  # fmt: skip
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     p = subprocess.run(
-        [sys.executable, "-m", "arena.cli", "leaderboard", "--list", "--db", str(db)],
-        stderr=subprocess.PIPE, env=env, timeout=60, preexec_fn=lambda: os.close(1),
+        python_after("os.close(1)", "-m", "arena.cli", "leaderboard", "--list", "--db", str(db)),
+        stderr=subprocess.PIPE, env=env, timeout=60,
     )  # fmt: skip
     assert p.returncode == 0, p.stderr.decode()
     monkeypatch.setattr(sys, "stdout", None)

@@ -1,0 +1,28 @@
+"""Child processes set up in the child before they run, without ``preexec_fn``.
+
+A ``preexec_fn`` makes ``subprocess`` fork with Python's at-fork handlers run in the child:
+in a test process where gRPC has run, gRPC's handler restarts its poller thread there, and
+once ``close_fds`` has closed the poller's epoll descriptor the child dies before its
+``exec`` ("epoll_wait error: Bad file descriptor", grpc/grpc#43055): a test failed so under
+pytest-xdist, whose workers have run gRPC tests before. The SDK arms its parent-death
+signal in the bot itself for the same reason (``sdk.cli``).
+"""
+
+from __future__ import annotations
+
+import sys
+
+__all__ = ["python_after"]
+
+
+def python_after(setup: str, *args: str) -> list[str]:
+    """The argv that runs ``python ARGS...`` after ``setup`` (Python statements, with
+    ``os``, ``signal`` and ``sys`` imported) in a fresh interpreter: a signal disposition
+    or a closed descriptor is kept across the ``exec``.
+
+    >>> python_after("os.close(1)", "-m", "arena.cli")[-2:]
+    ['-m', 'arena.cli']
+    """
+    run = "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])"
+    code = f"import os, signal, sys; {setup}; {run}"
+    return [sys.executable, "-c", code, *args]
