@@ -44,7 +44,7 @@ test: $(PROTO_OUT)
 	$(BIN)/python -m pytest -q -m "not slow" -n $(TEST_JOBS) $(PYTEST_ARGS)
 
 test-all: $(PROTO_OUT)
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -n $(TEST_JOBS) $(PYTEST_ARGS)
 
 check: $(PROTO_OUT)
 	$(BIN)/ruff check engine arena sdk bots tests
