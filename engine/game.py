@@ -1074,6 +1074,10 @@ class Game:
             self._deal()
 
     def _apply_barrel(self, raw: list[int], new: list[int], outcome: str, ev: list[str]) -> None:
+        # "-0" would read as a typo: a house rule without a barrel penalty says so.
+        fine = (
+            f": -{self.ruleset.barrel_penalty}" if self.ruleset.barrel_penalty else " (no penalty)"
+        )
         r = self.ruleset
         barrel = self._barrel
         d = self._declarer
@@ -1104,9 +1108,7 @@ class Game:
             if barrel[s] == 0:
                 new[s] -= r.barrel_penalty
                 deals = "deal" if r.barrel_deals == 1 else "deals"  # (barrel_deals = 1)
-                ev.append(
-                    f"seat {s} sat {r.barrel_deals} {deals} on the barrel: -{r.barrel_penalty}"
-                )
+                ev.append(f"seat {s} sat {r.barrel_deals} {deals} on the barrel{fine}")
         newcomers = [s for s in range(self.n) if not sitting_at_start[s] and new[s] >= r.barrel_at]
         if not newcomers:
             return
@@ -1121,16 +1123,14 @@ class Game:
         for s in sitters:
             new[s] -= r.barrel_penalty
             barrel[s] = 0
-            ev.append(f"seat {s} is knocked off the barrel: -{r.barrel_penalty}")
+            ev.append(f"seat {s} is knocked off the barrel{fine}")
         if len(newcomers) == 1:
             barrel[newcomers[0]] = r.barrel_deals
             ev.append(f"seat {newcomers[0]} gets on the barrel")
         else:
             for s in newcomers:
                 new[s] -= r.barrel_penalty
-                ev.append(
-                    f"seat {s} reaches the barrel with another and falls off: -{r.barrel_penalty}"
-                )
+                ev.append(f"seat {s} reaches the barrel with another and falls off{fine}")
 
     def _finish(self, reason: str) -> None:
         scores = tuple(self._scores)

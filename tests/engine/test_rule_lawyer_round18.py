@@ -397,7 +397,7 @@ def test_with_no_barrel_penalty_a_player_left_at_880_gets_on_again_after_his_nex
     concede(g)
     first = last(g)
     assert first.scores == (880, -105, 0) and first.barrel == (0, 0, 0)
-    assert first.events == ("seat 0 sat 3 deals on the barrel: -0",)
+    assert first.events == ("seat 0 sat 3 deals on the barrel (no penalty)",)
     # Deal 1: dealer 0, first hand seat 1 (committed), then seat 2, then seat 0.
     acts(g, (2, "pass"))
     if second_deal:
@@ -419,7 +419,7 @@ def test_with_no_barrel_penalty_a_player_left_at_880_knocks_the_sitter_off_under
     concede(g)
     r = last(g)
     assert r.scores == (880, 880, 0) and r.barrel == (3, 0, 0)
-    assert r.events == ("seat 1 is knocked off the barrel: -0", "seat 0 gets on the barrel")
+    assert r.events == ("seat 1 is knocked off the barrel (no penalty)", "seat 0 gets on the barrel")
 
 
 # =========================================================================== options in TOML
