@@ -484,10 +484,7 @@ class Game:
             g._first_dealer = dealer
         g._scores = _start_values("scores", scores, n)
         g._barrel = _start_values("barrel", barrel, n)
-        if any(b < 0 or b > ruleset.barrel_deals for b in g._barrel) or (
-            any(g._barrel) and not ruleset.barrel
-        ):
-            raise ValueError(f"barrel must be deals left (0..{ruleset.barrel_deals}) per seat")
+        _check_barrel_counts(ruleset, g._barrel)
         _check_start(ruleset, g._scores, g._barrel)
         g._start = (tuple(g._scores), tuple(g._barrel))
         g._results = []
@@ -1451,6 +1448,22 @@ def _talon_score(talon: int, ruleset: Ruleset) -> int:
     if talon & NINES == talon:
         return ruleset.nines_talon_value
     return mask_points(talon)
+
+
+def _check_barrel_counts(r: Ruleset, barrel: list[int]) -> None:
+    """Refuse deals left on the barrel that the ruleset cannot have, naming the seat (a
+    ruleset without the barrel offers no count but 0, whatever its ``barrel_deals``)."""
+    for seat, left in enumerate(barrel):
+        if left and not r.barrel:
+            raise ValueError(
+                f"barrel: seat {seat} is on the barrel ({left} deal{'s' if left != 1 else ''} "
+                "left), but this ruleset has no barrel (barrel = false): every seat is 0"
+            )
+        if not 0 <= left <= r.barrel_deals:
+            raise ValueError(
+                f"barrel: seat {seat} has {left} deals left on the barrel: at most "
+                f"{r.barrel_deals} (barrel_deals), at least 0 (not on it)"
+            )
 
 
 def _check_start(r: Ruleset, scores: list[int], barrel: list[int]) -> None:
