@@ -114,16 +114,17 @@ def test_a_marriages_trump_lasts_until_the_end_of_its_deal() -> None:
     assert g.tricks[-1].winner == 1 and g.to_act == 1, "A♠ is no trump in this deal: A♥ wins"
 
 
-def test_a_sitters_marriage_counts_toward_the_120_that_wins_from_the_barrel() -> None:
-    """RULES.md, the barrel: "He wins the game (score 1000) by winning the bidding and
-    making a contract of at least 120"; §10 "Each player's take = card points of the tricks
-    he won + his declared marriages. Declarer: take ≥ contract". The sitter takes 113 card
-    points and the ♠ marriage (40): 153 makes his 120, so he wins with 1000 (113 alone
-    would have failed it)."""
-    hands = ["A♠ 10♠ K♠ Q♠ J♠ 9♠ A♥", "A♣ 10♣ K♣ Q♣ J♣ 9♣ 10♥", "A♦ 10♦ K♦ Q♦ J♦ 9♦ K♥"]
+# Dealer 2: seat 0 (first hand) holds every spade with the ♠ marriage and takes all tricks
+# but one worth 7; played out by ``sitter_makes_120``.
+WIN_HANDS = ["A♠ 10♠ K♠ Q♠ J♠ 9♠ A♥", "A♣ 10♣ K♣ Q♣ J♣ 9♣ 10♥", "A♦ 10♦ K♦ Q♦ J♦ 9♦ K♥"]
+WIN_TALON = "Q♥ J♥ 9♥"
+
+
+def sitter_makes_120(scores: tuple[int, ...], barrel: tuple[int, ...]) -> Game:
+    """Seat 0 declares at 100, names 120 and takes 113 card points + the ♠ marriage."""
     g = Game.new(
-        "classic", 1, NAMES3, deals={0: deal(hands, "Q♥ J♥ 9♥")}, dealer=2,
-        scores=(880, 500, 300), barrel=(2, 0, 0),
+        "classic", 1, NAMES3, deals={0: deal(WIN_HANDS, WIN_TALON)}, dealer=2,
+        scores=scores, barrel=barrel,
     )  # fmt: skip
     play(g, "1: pass", "2: pass", "0: give 9♥ to 1", "0: give J♥ to 2")
     assert legal(g)[-2:] == ["contract 160", "concede"]
@@ -141,10 +142,38 @@ def test_a_sitters_marriage_counts_toward_the_120_that_wins_from_the_barrel() ->
     )  # fmt: skip
     res = g.deal_results[0]
     assert res.card_points == (113, 0, 7) and res.marriage_points == (40, 0, 0)
-    assert res.outcome == "made" and res.events == ("seat 0 wins from the barrel",)
+    assert res.outcome == "made"
+    return g
+
+
+def test_a_sitters_marriage_counts_toward_the_120_that_wins_from_the_barrel() -> None:
+    """RULES.md, the barrel: "He wins the game (score 1000) by winning the bidding and
+    making a contract of at least 120"; §10 "Each player's take = card points of the tricks
+    he won + his declared marriages. Declarer: take ≥ contract". The sitter takes 113 card
+    points and the ♠ marriage (40): 153 makes his 120, so he wins with 1000 (113 alone
+    would have failed it)."""
+    g = sitter_makes_120((880, 500, 300), (2, 0, 0))
+    assert g.deal_results[0].events == ("seat 0 wins from the barrel",)
     assert g.is_over and g.result is not None
     assert g.result.scores == (1000, 500, 307) and g.result.winner == 0
     assert g.result.shortfalls == (0, 500, 693) and g.result.reason == "target"
+
+
+def test_a_sitters_last_barrel_deal_costs_120_even_when_another_sitter_wins_it() -> None:
+    """RULES.md, the barrel: "Three deals on the barrel without a win: −120 (option
+    `barrel_penalty`) and off"; "several players may sit on it" (`barrel_mode = many`);
+    "the result also states each loser's shortfall to the target". RULES.md does not say
+    whether the deal that ends the match still charges another sitter's third deal; the
+    engine scores the deal whole, then ends the match (docs/rules-engine.md,
+    Interpretations), so seat 1 ends at 760 and his shortfall is 240."""
+    g = sitter_makes_120((880, 880, 300), (2, 1, 0))
+    assert g.deal_results[0].events == (
+        "seat 0 wins from the barrel",
+        "seat 1 sat 3 deals on the barrel: -120",
+    )
+    assert g.result is not None and g.result.scores == (1000, 760, 307)
+    assert g.result.places == (1, 2, 3) and g.result.shortfalls == (0, 240, 693)
+    assert g.deal_results[0].barrel == (0, 0, 0)
 
 
 def test_the_throw_in_bonus_is_not_rounded_like_a_take() -> None:
