@@ -6,8 +6,9 @@ talon, the dealer, start scores and barrel, then the actions by seat. Each test 
 after the RULES.md sentence it checks, quoted in its docstring, and adds what the earlier
 audits (test_rule_cases*.py, test_rules_audit*.py, test_rule_lawyer_round18.py, ...) did
 not: the exact legal actions offered along a whole deal, a marriage's trump ending with its
-deal, a barrel win carried by a marriage, the throw-in bonus under rounding, and start
-positions a ruleset without the barrel cannot have.
+deal, four aces completed by a passed ace, a barrel win carried by a marriage, another
+sitter's last barrel deal in the deal that ends the match, the throw-in bonus under
+rounding, and start barrels a ruleset cannot have.
 """
 
 from __future__ import annotations
@@ -112,6 +113,24 @@ def test_a_marriages_trump_lasts_until_the_end_of_its_deal() -> None:
     assert len(legal(g)) == 8
     play(g, "2: play A♠", "0: play Q♥")
     assert g.tricks[-1].winner == 1 and g.to_act == 1, "A♠ is no trump in this deal: A♥ wins"
+
+
+def test_four_aces_completed_by_a_passed_ace_make_the_receivers_ace_marriage() -> None:
+    """RULES.md §9: "A player holding all four aces may declare it by leading an ace, once
+    he has won a trick with a card other than an ace. It scores 200 and changes no trump";
+    §4 "The declarer gives one card, face down, to each opponent (one each, any of his 10
+    cards)". A defender dealt three aces and passed the fourth holds the four aces: after
+    winning a trick with a ten he is offered the ace marriage with each ace."""
+    hands = ["A♦ K♠ Q♠ J♠ 9♠ 9♦ J♦", "A♠ A♣ A♥ 10♦ 9♣ J♣ Q♣", "10♠ 10♣ K♣ K♥ Q♥ J♥ 9♥"]
+    g = Game.new("classic", 1, NAMES3, deals={0: deal(hands, "K♦ Q♦ 10♥")}, dealer=2)
+    play(g, "1: pass", "2: pass", "0: give A♦ to 1", "0: give 10♥ to 2", "0: contract 100")
+    play(g, "0: play 9♦", "1: play 10♦", "2: play 9♥")
+    assert g.to_act == 1
+    assert [a for a in legal(g) if "declare" in a] == [
+        f"play {ace} declare" for ace in ("A♠", "A♣", "A♦", "A♥")
+    ]
+    play(g, "1: play A♦ declare")
+    assert g.marriage_points(1) == 200 and g.marriages == ((1, None),) and g.trump is None
 
 
 # Dealer 2: seat 0 (first hand) holds every spade with the ♠ marriage and takes all tricks
