@@ -419,7 +419,10 @@ def test_with_no_barrel_penalty_a_player_left_at_880_knocks_the_sitter_off_under
     concede(g)
     r = last(g)
     assert r.scores == (880, 880, 0) and r.barrel == (3, 0, 0)
-    assert r.events == ("seat 1 is knocked off the barrel (no penalty)", "seat 0 gets on the barrel")
+    assert r.events == (
+        "seat 1 is knocked off the barrel (no penalty)",
+        "seat 0 gets on the barrel",
+    )
 
 
 # =========================================================================== options in TOML
