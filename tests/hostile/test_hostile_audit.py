@@ -725,8 +725,10 @@ def test_a_bot_that_does_not_read_is_cut_off(tmp_path: Path) -> None:
     bound = 50
 
     async def main() -> tuple[dict[str, Any], dict[str, Any], str, str, int]:
-        # (every refusal answered: only max_wrong_recorded per window are, by default)
-        async with arena(tmp_path, decision_ms=500, time_bank_ms=0, reconnect_grace_s=0.5,
+        # (every refusal answered: only max_wrong_recorded per window are, by default; a
+        # decision time of a minute: at 500 ms with no bank, a pause of the machine of that
+        # long, as CI's can be, timed the clean match's bots out)
+        async with arena(tmp_path, decision_ms=60_000, time_bank_ms=0, reconnect_grace_s=0.5,
                          max_queued=bound, max_wrong_recorded=1000) as a:  # fmt: skip
             await a.bots(["ann", "bob", "cid", "dan", "eve"])
             a.referee.add_bot("x", "tok-x")
