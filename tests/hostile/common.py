@@ -126,7 +126,7 @@ async def _watched(cfg: TournamentConfig) -> tuple[TournamentOutcome, float]:
         ticker.cancel()
 
 
-def run(cfg: TournamentConfig, tries: int = 3) -> Run:
+def run(cfg: TournamentConfig, tries: int = 5) -> Run:
     """The tournament of ``cfg``, made again from scratch (``tries`` times in all at most)
     while the referee's process or a bot's was paused for ``STALL_S`` or more during it: a
     loaded machine pauses processes (CI's for seconds now and then), and an honest bot then
@@ -151,6 +151,8 @@ def run(cfg: TournamentConfig, tries: int = 3) -> Run:
         stalled = max(stalled, r.stalled())
         if stalled < STALL_S:
             break
+    else:
+        print(f"{cfg.tournament_id}: paused in each of {tries} runs (the last {stalled:.2f} s)")
     return r
 
 
