@@ -502,12 +502,18 @@ def test_the_bad_metadata_filter_counts_what_it_left_out_and_leaves_other_lines_
     from arena.referee.sessions import RateMeter
 
     async def main() -> list[str | None]:
+        # The event loop's clock set by hand: a pause of this process between two lines
+        # must not move the window (by the real clock, a pause of 0.2 s between the first
+        # and the third line let the third one through).
+        now = [0.0]
+        loop = asyncio.get_running_loop()
+        loop.time = lambda: now[0]  # type: ignore[method-assign]
         f = _BadMetadataLogged()
         f.logged = RateMeter(2, 0.2)  # (20 in 10 s, shortened)
         said: list[str | None] = []
         for i in range(5):
             if i == 3:
-                await asyncio.sleep(0.25)  # the window has passed
+                now[0] = 0.25  # the window has passed
             r = _bad_metadata_record(b"\xff" * (60 if i == 0 else 1))
             if f.filter(r):
                 assert r.levelno == logging.WARNING and r.exc_info is None

@@ -264,21 +264,22 @@ def test_waiting_for_bots_returns_the_missing_after_the_timeout_given_and_at_onc
     bots still not connected; with nobody to wait for it returns at once."""
     from arena.referee import Referee, RefereeConfig
 
-    async def main() -> tuple[list[str], float, list[str], float]:
-        ref = Referee(RefereeConfig(join_timeout_s=30.0))
+    async def main() -> tuple[list[str], float, list[str]]:
+        ref = Referee(RefereeConfig(join_timeout_s=3600.0))
         ref.add_bot("x", "tok-x")
         loop = asyncio.get_running_loop()
         t = loop.time()
         missing = await ref.wait_for_bots(["x"], 0.3)
         waited = loop.time() - t
-        t = loop.time()
-        none = await ref.wait_for_bots([], 5.0)
-        return missing, waited, none, loop.time() - t
+        none = await ref.wait_for_bots([], 3600.0)
+        return missing, waited, none
 
-    missing, waited, none, at_once = asyncio.run(main())
-    # (its own 0.3 s, not the config's 30 s: the bound is far from both, for a busy machine)
-    assert missing == ["x"] and 0.25 <= waited < 15.0, waited
-    assert none == [] and at_once < 4.0  # (not its 5 s)
+    # Its own 0.3 s, not the config's hour; with nobody to wait for, not the hour it is
+    # given either: waiting for either hour would run into this bound, which is far from
+    # anything a busy machine's pauses add to 0.3 s (a bound of 4 s on "at once" was not).
+    missing, waited, none = asyncio.run(asyncio.wait_for(main(), 120))
+    assert missing == ["x"] and waited >= 0.25, waited
+    assert none == []
 
 
 def test_a_referee_timeout_names_the_decision_time_and_the_bank_it_waited() -> None:
@@ -294,7 +295,7 @@ def test_a_referee_timeout_names_the_decision_time_and_the_bank_it_waited() -> N
     from arena.v1 import arena_pb2 as pb
 
     async def main() -> dict:  # type: ignore[type-arg]
-        ref = Referee(RefereeConfig(decision_ms=60, time_bank_ms=40, max_strikes=1000))
+        ref = Referee(RefereeConfig(decision_ms=600, time_bank_ms=400, max_strikes=1000))
         asked = {"x": 0}
 
         def answer(bot: str, r: pb.DecisionRequest) -> None:
@@ -310,11 +311,20 @@ def test_a_referee_timeout_names_the_decision_time_and_the_bank_it_waited() -> N
         rules = dataclasses.replace(PRESETS["classic"], max_deals=1)
         return await ref.run_match("m1", rules, 7, ["a", "b", "x"])
 
-    rec = asyncio.run(main())
+    for _ in range(10):
+        rec = asyncio.run(main())
+        # Every answer but x's fourth is given at once: one the referee measured at half the
+        # decision time or more (it took of x's bank), or read past its deadline (refused, a
+        # wrong_request after its timeout), was held up by a pause of this process (CI:
+        # hundreds of ms): again.
+        answered = [a["ms"] for d in rec["deals"] for a in d["actions"] if a["by"] == "bot"]
+        refused = [i for i in rec["incidents"] if i["kind"] == "wrong_request"]
+        if max(answered) < 300 and not refused:
+            break
     timeouts = [i for i in rec["incidents"] if i["kind"] == "timeout"]
     assert len(timeouts) == 1, rec["incidents"]
     detail = timeouts[0]["detail"]
-    assert detail.startswith("no decision within 100 ms (60 ms + 40 ms of time bank); "), detail
+    assert detail.startswith("no decision within 1000 ms (600 ms + 400 ms of time bank); "), detail
 
 
 def test_an_ace_marriage_goes_on_the_wire_worth_200() -> None:

@@ -15,7 +15,6 @@ import json
 import logging
 import re
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -275,25 +274,31 @@ def test_a_record_that_cannot_start_is_refused_by_name_by_check_and_the_web(
         MatchReplay("r5-m", rec)
 
 
-def test_an_answer_is_dropped_only_past_the_clock_doubt_of_its_budget() -> None:
+def test_an_answer_is_dropped_only_past_the_clock_doubt_of_its_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Mutant: the margin's 1 ms per second of budget (two clocks may run apart by NTP's
     500 ppm slew, and a re-sent request's time left is rounded) dropped: an answer 10 ms
     past a 20 s budget by this process's clock may still be inside the referee's deadline,
     and dropping it costs a strike; 50 ms past is past it for certain."""
     from types import SimpleNamespace
 
+    import sdk.client
     from sdk.bot import Deadline
     from sdk.client import _too_late
 
+    # The clock held still: by the real one, a pause of this process of 10 ms between the
+    # deadline's start and the check made the answer 10 ms past a late one.
+    monkeypatch.setattr(sdk.client, "time", SimpleNamespace(monotonic=lambda: 1000.0))
     m = SimpleNamespace(match_id="m1")
     for past, late in ((0.010, False), (0.050, True)):
-        d = Deadline(limit_s=10.0, bank_s=10.0, received=time.monotonic() - 20.0 - past)
+        d = Deadline(limit_s=10.0, bank_s=10.0, received=1000.0 - 20.0 - past)
         assert _too_late(m, "1", d) is late, past  # type: ignore[arg-type]
 
 
 class _QuickLateOnce(LateOnce):
     """Says it is quick (asked on the event loop, no thread); its first decision of the
-    match takes 400 ms, past a 50 ms limit with no bank."""
+    match takes 1 s, past a 250 ms limit with no bank."""
 
     quick = True
 

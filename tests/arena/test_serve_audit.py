@@ -32,14 +32,20 @@ SHORT = dataclasses.replace(PRESETS["1001"], max_deals=2)
 
 
 class _FakeReferee:
-    """What the lobby uses of a referee: idle bots, change notices, run_match."""
+    """What the lobby uses of a referee: idle bots, change notices, run_match.
 
-    def __init__(self, names: list[str], play: Any) -> None:
+    With ``second_is_forever``, a wait for a change of a second or more (the lobby's "look
+    again a second later") lasts until a change: a lobby that moves on only then stalls,
+    where by the clock it would have been late, and a pause of a loaded machine does not
+    make a timing fail."""
+
+    def __init__(self, names: list[str], play: Any, second_is_forever: bool = False) -> None:
         self.names = names
         self.busy: set[str] = set()
         self.play = play
         self.tables: list[frozenset[str]] = []
         self._changed = asyncio.Event()
+        self.second_is_forever = second_is_forever
 
     def idle_bots(self) -> list[str]:
         return [n for n in self.names if n not in self.busy]
@@ -48,6 +54,8 @@ class _FakeReferee:
         self._changed.set()
 
     async def wait_changed(self, timeout: float | None = None) -> None:
+        if self.second_is_forever and timeout is not None and timeout >= 1.0:
+            timeout = None
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._changed.wait(), timeout)
         self._changed.clear()
@@ -121,37 +129,49 @@ def test_a_lone_table_whose_results_are_stored_is_seated_again_at_once() -> None
     async def store(_: Any) -> None:
         await asyncio.sleep(0.01)  # the storage thread's save, as `_Results.store` awaits it
 
-    async def go() -> float:
-        ref = _FakeReferee(["a", "b", "c"], play)
+    async def go() -> int:
+        # (a second to look again is never here: the lobby that waited it out stalls, and
+        # the guard ends it; it was "under 1 s" by the clock, which a pause of the machine
+        # failed)
+        ref = _FakeReferee(["a", "b", "c"], play, second_is_forever=True)
         lobby = Lobby(ref, PRESETS["classic"], seed=1, max_matches=5, on_finished=store)  # type: ignore[arg-type]
-        loop = asyncio.get_running_loop()
-        start = loop.time()
         await asyncio.wait_for(lobby.run(), 30)
-        return loop.time() - start
+        return lobby.finished
 
-    assert asyncio.run(go()) < 1.0  # five matches of 20 ms; 4 s before the fix
+    assert asyncio.run(go()) == 5  # five matches of 20 ms, each seated again at once
 
 
 def test_a_held_table_waits_no_longer_than_its_match_took() -> None:
     """Defect: a table held back while another played was looked at again only when a
     match ended or a second later, however short its own match had been."""
 
+    long_match_ends = asyncio.Event()
+
     async def play(k: int) -> None:
-        # The first table's matches are short; the second's one match is long.
-        await asyncio.sleep(1.2 if k == 2 else 0.02)
+        # The first table's matches are short; the second's one match lasts until the
+        # short table has played six (a second to look again is never, here).
+        if k == 2:
+            await long_match_ends.wait()
+        else:
+            await asyncio.sleep(0.02)
 
     async def go() -> int:
-        ref = _FakeReferee([f"b{i}" for i in range(6)], play)
+        ref = _FakeReferee([f"b{i}" for i in range(6)], play, second_is_forever=True)
         lobby = Lobby(ref, PRESETS["classic"], seed=1, max_matches=8)  # type: ignore[arg-type]
         task = asyncio.create_task(lobby.run())
-        await asyncio.sleep(0.8)
-        started = lobby.started
-        await asyncio.wait_for(task, 30)
-        return started
 
-    # Within the long match's first 0.8 s the short table plays many matches (held 20 ms
-    # after each), not one a second.
-    assert asyncio.run(go()) >= 6
+        async def six_started() -> None:
+            while lobby.started < 6:
+                await asyncio.sleep(0.01)
+
+        # While the long match plays the short table plays many matches (held 20 ms after
+        # each): not one a second, nor none until the long one ends (a guard, not a time)
+        await asyncio.wait_for(six_started(), 30)
+        long_match_ends.set()
+        await asyncio.wait_for(task, 30)
+        return lobby.finished
+
+    assert asyncio.run(go()) == 8
 
 
 def test_a_record_that_cannot_be_written_mid_match_does_not_stop_the_match(

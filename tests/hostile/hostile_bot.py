@@ -35,6 +35,7 @@ import hashlib
 import json
 import random
 import sys
+import threading
 import time
 from typing import Any
 
@@ -48,9 +49,44 @@ KINDS = ("illegal-card", "not-held", "off-step", "malformed", "stale", "other-se
 PLAY_METHOD = "/arena.v1.Arena/Play"
 
 
+_EMITTING = threading.Lock()  # (the stall watcher's thread emits too)
+#: A pause of a process of a hostile test (a bot's, or the referee's) that makes its run be
+#: made again (``common.run``): honest decisions held up that long near what
+#: ``test_hostile._check_timings`` allows (500 ms over the baseline's p99), and one held up
+#: for 1.3 s times out (300 ms and a bank of 1 s).
+STALL_S = 0.4
+
+
 def emit(kind: str, **fields: Any) -> None:
-    sys.stdout.write("EVENT " + json.dumps({"event": kind, "t": time.monotonic(), **fields}) + "\n")
-    sys.stdout.flush()
+    line = "EVENT " + json.dumps({"event": kind, "t": time.monotonic(), **fields}) + "\n"
+    with _EMITTING:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+
+
+def paused_for(was: tuple[float, float], now: tuple[float, float]) -> float:
+    """How long a ticker of 10 ms, which read (``time.monotonic()``, ``time.process_time()``)
+    as ``was`` and then ``now``, was late while its process did not run (0.0 if it ran for
+    half that time or more: a process held up by its own work is no paused one)."""
+    late = now[0] - was[0] - 0.01
+    return late if now[1] - was[1] < late / 2 else 0.0
+
+
+def watch_stalls(least_s: float) -> None:
+    """Emit a ``stall`` event whenever this process was paused for ``least_s`` or more (a
+    loaded machine pauses processes, CI's for seconds now and then): the hostile tests make
+    such a run again (``common.run``), since an honest bot's timeout is then the machine's
+    doing."""
+
+    def tick() -> None:
+        clocks = time.monotonic(), time.process_time()
+        while True:
+            time.sleep(0.01)
+            was, clocks = clocks, (time.monotonic(), time.process_time())
+            if (paused := paused_for(was, clocks)) >= least_s:
+                emit("stall", s=round(paused, 3))
+
+    threading.Thread(target=tick, name="stall-watch", daemon=True).start()
 
 
 def honest_choice(view: pb.PlayerView) -> pb.Action:
@@ -366,6 +402,7 @@ def main() -> None:
     p.add_argument("--max-seconds", type=float, default=300.0)
     a = p.parse_args()
     emit("start", mode=a.mode)
+    watch_stalls(STALL_S)
     asyncio.run(Bot(a).run())
     emit("exit")
 

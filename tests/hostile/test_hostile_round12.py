@@ -33,11 +33,15 @@ def test_a_busy_referee_loop_does_not_cost_the_bot_its_time_bank() -> None:
     answering at once lost 300 ms of bank per such answer here, and with its bank gone a
     later answer within its own time would time out."""
 
-    async def main() -> tuple[list[int], dict[str, Any]]:
+    async def main() -> tuple[list[int], dict[str, Any]] | None:
         ref = Referee(RefereeConfig(decision_ms=100, time_bank_ms=1000, max_strikes=1000))
         banks: list[int] = []
+        paused = []
 
         def answer(bot: str, r: pb.DecisionRequest) -> None:
+            pending = ref.session(bot).seats[r.match_id].pending
+            assert pending is not None
+            made = pending.limit_at - 0.1  # (when the request was made: its limit started)
             if bot == "x":
                 banks.append(r.time_bank_ms)
                 if len(banks) <= 3:  # the loop has other work queued as the answer comes
@@ -45,13 +49,24 @@ def test_a_busy_referee_loop_does_not_cost_the_bot_its_time_bank() -> None:
             d = pb.Decision(request_id=r.request_id, match_id=r.match_id,
                             action=r.view.legal_actions[0])  # fmt: skip
             ref.on_decision(ref.session(bot), d)  # read at once
+            # The request was made on the turn of the loop before this one, and this test's
+            # own holdups come after the answers: an answer read 50 ms after its request
+            # was held up by a pause of the process (CI: hundreds of ms), which the referee
+            # rightly charges; no check then, again.
+            if asyncio.get_running_loop().time() - made > 0.05:
+                paused.append(bot)
 
         attach_in_process(ref, ("a", "b", "x"), answer)
         rules = dataclasses.replace(PRESETS["classic"], max_deals=1)
         rec = await ref.run_match("m1", rules, 3, ["a", "b", "x"])
-        return banks, rec
+        return None if paused else (banks, rec)
 
-    banks, rec = asyncio.run(main())
+    for _ in range(10):
+        got = asyncio.run(main())
+        if got is not None:
+            break
+    assert got is not None, "paused in every try"
+    banks, rec = got
     assert len(banks) > 3
     # Answered at once each time: nothing over the 100 ms limit, nothing from the bank (on
     # the old code: 1000, ~700, ~400, ~100).

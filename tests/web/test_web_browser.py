@@ -38,7 +38,9 @@ ROOT = Path(__file__).resolve().parents[2]
 INSTALL_HINT = "apt-get install chromium chromium-driver"
 CHROMIUM = ("/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome")
 CHROMEDRIVER = ("/usr/bin/chromedriver", "chromedriver")
-WAIT_S = 15
+#: How long a wait for the page (a guard, not a requirement: waits end when the page is
+#: ready): long enough for a shared 2-core machine that pauses a browser for seconds.
+WAIT_S = 60
 
 
 def _which(names: tuple[str, ...]) -> str | None:
