@@ -5,12 +5,14 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import signal
 import sys
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NoReturn
 
 import click
 from click.core import ParameterSource
@@ -198,7 +200,7 @@ def tournament(
                     soft_wrap=True,
                 )
             _show(cfg, err_console)
-        sys.exit(128 + signum)  # 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP, as a shell
+            _exit(128 + signum)  # 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP, as a shell
     except (TournamentError, StorageError) as e:
         err_console.print(f"[red]error:[/] {escape(str(e))}", soft_wrap=True)
         sys.exit(1)
@@ -301,10 +303,31 @@ def _signals_stop_the_leaderboard(
             ),
             soft_wrap=True,
         )
-        sys.exit(128 + (first or e.signum))
+        _exit(128 + (first or e.signum))
     finally:
         for sig, handler in previous.items():
-            signal.signal(sig, handler)
+            if signal.getsignal(sig) is stop:  # (not _exit's: they stay to the end)
+                signal.signal(sig, handler)
+
+
+def _exit(code: int) -> NoReturn:
+    """``sys.exit(code)`` at the end of a stopped run, a stop signal more ending the process
+    at once with the same code. With the handlers it had before (Python's), one that came
+    once the stop had said all it says raised KeyboardInterrupt on the way out: click's
+    "Aborted!" and exit 1, or "Exception ignored in ... AioServer.__dealloc__" and its
+    traceback from gRPC's teardown, or a death by the signal (a second Ctrl-C a moment
+    late, as a loaded machine made it in a test)."""
+
+    def now(signum: int, frame: object) -> None:
+        with contextlib.suppress(Exception):  # (what is written so far goes out)
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
+
+    if threading.current_thread() is threading.main_thread():  # (signals reach it only)
+        for sig in stop_signals():
+            signal.signal(sig, now)
+    sys.exit(code)
 
 
 def _stored(cfg: TournamentConfig) -> int | None:

@@ -238,6 +238,53 @@ def test_a_signal_stops_cleanly_and_keeps_the_results(
     assert not (tmp_path / "e2e.sqlite.lock").exists()
 
 
+def test_a_second_ctrl_c_as_the_stopped_run_exits_changes_nothing(tmp_path: Path) -> None:
+    """Defect (found by pausing the test process on its way to the second signal, as a
+    loaded machine does): a second Ctrl-C that came after the stop had said all it says,
+    while the process exited (gRPC's and the event loop's teardown), raised
+    KeyboardInterrupt there: "Exception ignored in: 'grpc._cython.cygrpc.AioServer.
+    __dealloc__'" and its traceback on stderr, or the process killed by the signal (-2, not
+    130). A stop signal during that exit now ends it at once, with the same exit code."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    marker = f"e2e-exit-{os.getpid()}"
+    path = _config(tmp_path, marker)
+    path.write_text(path.read_text().replace("max_deals = 3", "max_deals = 400"))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from arena.cli import main; main()", "tournament",
+         "--config", str(path), "--no-progress"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        logs = [tmp_path / "out" / "logs" / f"{b}.log" for b in ("heuristic", "r1", "r2")]
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not all(
+            f.exists() and " started: seat " in f.read_text() for f in logs
+        ):
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGINT)
+        assert proc.stderr is not None
+        said = ""
+        while "leaderboard: " not in said:  # the stop's last words
+            line = proc.stderr.readline()
+            assert line, said
+            said += line
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        err = said + err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    for bad in ("Traceback", "Exception ignored", "KeyboardInterrupt"):
+        assert bad not in err, err
+    assert _marker_processes(marker) == []
+
+
 _SIGNAL_WHILE_WRITING = """\
 import os, signal, sys
 import arena.cli.tournament as ct

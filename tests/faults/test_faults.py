@@ -205,7 +205,10 @@ def test_bot_process_killed_mid_match(tmp_path: Path) -> None:
 
     async def killer() -> None:
         log = cfg.out / "logs" / "h1.log"
-        for _ in range(3000):
+        # (Until the bot is in a match: bounded by 120 s, not by 3000 turns of 10 ms, some
+        # 30 s that a loaded machine starting the tournament's bots could outlast.)
+        give_up = time.monotonic() + 120
+        while time.monotonic() < give_up:
             await asyncio.sleep(0.01)
             if pids and log.exists() and "match-started" in log.read_text(errors="replace"):
                 await asyncio.sleep(0.05)
@@ -361,7 +364,10 @@ def test_soak_short(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         return rec
 
     monkeypatch.setattr(Storage, "_record", record)
-    rep = asyncio.run(run_soak(bots=30, matches=20, seconds=30, procs=2, deals=1, hostile=0.1,
+    # (seconds: when the soak stops starting matches, and twice it when it interrupts
+    # them, a loss; the 20 end it sooner. At 30 a loaded machine that took 30 s over two
+    # rounds of 1-deal matches would have lost some.)
+    rep = asyncio.run(run_soak(bots=30, matches=20, seconds=90, procs=2, deals=1, hostile=0.1,
                                decision_ms=300, workdir=tmp_path, quiet=True))  # fmt: skip
     assert most_alive <= 2
     print("\n".join(rep.lines()))

@@ -221,16 +221,16 @@ def test_an_interrupted_match_is_told_to_the_bots_and_forgotten(tmp_path: Path) 
             cut.cancel()
             with suppress(asyncio.CancelledError):
                 await cut
-            for _ in range(500):
-                if not any(r._matches for r in runners):
-                    break
+            # (Bounded by 60 s of the clock, not 500 turns of 10 ms: some 5 s that a loaded
+            # machine can outlast.)
+            give_up = time.monotonic() + 60
+            while any(r._matches for r in runners) and time.monotonic() < give_up:
                 await asyncio.sleep(0.01)
             left = [len(r._matches) for r in runners]
             to_start = [r._matches_to_start() for r in runners]
             await a.referee.run_match("full", dataclasses.replace(RULES, max_deals=1), 2, names)
-            for _ in range(500):  # the MatchEnded reaches the bots after run_match returns
-                if all(r.summary.matches for r in runners):
-                    break
+            give_up = time.monotonic() + 60  # the MatchEnded reaches the bots after run_match
+            while not all(r.summary.matches for r in runners) and time.monotonic() < give_up:
                 await asyncio.sleep(0.01)
             played = [r.summary.matches for r in runners]
             for r in runners:

@@ -181,7 +181,10 @@ def test_try_shows_the_slowest_decision_and_warns_over_the_arenas_limit(
         main, ["try", f"{f}:Slow", "--vs", "random", "-n", "1", "--max-deals", "1"]
     )
     assert r.exit_code == 0, r.output
-    assert "slowest decision: Slow 10" in r.output  # 1050 ms or a little more
+    # 1050 ms or more (it read "Slow 10", 1099.9 ms at most: a loaded machine that woke
+    # the bot 50 ms late from its sleep, or paused it, made it 11..)
+    slowest = re.search(r"slowest decision: Slow (\d+\.\d) ms", r.output)
+    assert slowest and float(slowest[1]) >= 1050, r.output
     said = " ".join(r.output.split())
     assert "an arena allows 1000 ms per" in said
     # Defect (new-author audit): the warning did not say which decision it was; now it
@@ -190,7 +193,8 @@ def test_try_shows_the_slowest_decision_and_warns_over_the_arenas_limit(
     fast = CliRunner().invoke(
         main, ["try", "random", "--vs", "random", "-n", "1", "--max-deals", "1"]
     )
-    assert fast.exit_code == 0 and "slowest decision: random 0." in fast.output
+    # (Not "random 0.": a decision of a few µs held up a ms on a loaded machine is 1.2 ms.)
+    assert fast.exit_code == 0 and re.search(r"slowest decision: random \d+\.\d ms", fast.output)
     assert "warning" not in fast.output
 
 

@@ -10,6 +10,7 @@ above."""
 from __future__ import annotations
 
 import logging
+import re
 import time
 from pathlib import Path
 
@@ -70,8 +71,11 @@ def test_a_decision_past_the_limit_and_the_bank_is_a_timeout_and_its_answer_is_d
         naps = (0.03,)  # 30 ms against 1 ms + 2 ms of bank
 
     bot = Late()
+    # (Seat 0 alone is timed: a quick decision of another seat before its first, held up
+    # over 3 ms on a loaded machine, was a timeout of its own, the first incident.)
     with caplog.at_level(logging.WARNING, logger="sdk.local"):
-        m = play_local([bot, Bot, Bot], seed=1, max_deals=1, decision_ms=1, time_bank_ms=2)
+        m = play_local([bot, Bot, Bot], seed=1, max_deals=1, decision_ms=1, time_bank_ms=2,
+                       timed_seats=[0])  # fmt: skip
     first = m.incidents[0]
     assert first.seat == 0 and first.kind == "timeout"
     assert first.detail.startswith("no decision within 3 ms (1 ms + 2 ms of time bank): ")
@@ -147,9 +151,10 @@ def test_strict_raises_at_a_timeout() -> None:
     class Late(Sleeper):
         naps = (0.02,)
 
+    # (Seat 0 alone is timed: another's quick decision held up 1 ms was a timeout first.)
     with pytest.raises(RuntimeError, match=r"Late \(seat 0\) timed out in deal 1: no decision"):
         play_local([Late, Bot, Bot], seed=1, max_deals=1, decision_ms=1, time_bank_ms=0,
-                   strict=True)  # fmt: skip
+                   strict=True, timed_seats=[0])  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -243,11 +248,15 @@ def test_try_says_one_timeout_in_the_singular(tmp_path: Path) -> None:
     to make; at seed 0 its one decision of the deal is a forced pass, never asked.)"""
     f = tmp_path / "once.py"
     f.write_text(ONCE_LATE_FILE)
-    r = CliRunner().invoke(main, ["try", f"{f}:OnceLate", "--vs", "random", "-n", "1",
-                                  "--max-deals", "1", "--seed", "2", "--decision-ms", "200",
-                                  "--time-bank-ms", "0"])  # fmt: skip
+    for _ in range(5):
+        r = CliRunner().invoke(main, ["try", f"{f}:OnceLate", "--vs", "random", "-n", "1",
+                                      "--max-deals", "1", "--seed", "2", "--decision-ms", "200",
+                                      "--time-bank-ms", "0"])  # fmt: skip
+        said = " ".join(r.output.split())
+        if not re.search(r"OnceLate timed out ([2-9]|\d\d+) times", said):
+            break
+        # (A loaded machine paused a quick decision past 200 ms too: two timeouts. Again.)
     assert r.exit_code == 1, r.output
-    said = " ".join(r.output.split())
     assert "warning: OnceLate timed out 1 time (at 200 ms per decision" in said, said
     assert "error: OnceLate had 1 incident in 1 match (the incidents column): exit code 1" in said
 
