@@ -30,6 +30,8 @@ def test_breakdown_counts_every_side_per_decision() -> None:
     assert 0.9 <= r["bots"]["counts"]["grpc writes"] <= 1.1
     assert r["bots"]["counts"]["decisions"] == 1.0
     assert 0.99 <= r["clients"]["counts"]["grpc writes"] <= 1.05
-    # Each decision's deadline is one timer of the referee's.
-    assert 0.9 <= r["referee"]["counts"]["loop.call_at"] <= 1.1
+    # Each decision's deadline is one timer of the referee's (and a few more of the matches'
+    # starts and ends, which weigh more when a loaded machine plays few decisions in the
+    # window: 1.14 was seen; two timers a decision would be 2.0).
+    assert 0.9 <= r["referee"]["counts"]["loop.call_at"] < 1.5
     assert r["referee_run"]["decisions"] > 0 and r["baseline_run"]["round_trips"] > 0
