@@ -18,6 +18,7 @@ from arena.referee import INCIDENT_KINDS, Referee, RefereeConfig
 from arena.referee.sessions import bearer_token
 from arena.v1 import arena_pb2 as pb
 from engine.record import forfeit_result as _forfeit_result
+from tests.support.paused import unpaused
 
 
 def test_config_defaults_and_validation() -> None:
@@ -204,11 +205,7 @@ def test_a_seat_taken_while_away_gets_a_whole_grace_period() -> None:
         await asyncio.sleep(0.75)
         return at_1_25, forfeited
 
-    for _ in range(5):
-        got = asyncio.run(main())
-        if got is not None:
-            break
-    assert got is not None, "paused past a grace period in every try"
+    got = unpaused(main, 5, "past a grace period")
     at_1_25, at_2 = got
     assert at_1_25 == ["m1"]
     assert at_2 == ["m1", "m2"]
@@ -344,11 +341,7 @@ def test_a_second_disconnect_gets_a_whole_grace_period_again() -> None:
         await asyncio.sleep(1.1)
         return early, away
 
-    for _ in range(5):
-        got = asyncio.run(main())
-        if got is not None:
-            break
-    assert got is not None, "paused past the grace period in every try"
+    got = unpaused(main, 5, "past the grace period")
     early, away = got
     assert early == []
     assert len(forfeited) == 1 and forfeited[0] - away >= 0.95

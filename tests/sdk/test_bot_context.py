@@ -28,6 +28,7 @@ from engine import PRESETS, Action, Card, Phase, Play, PlayerView
 from sdk import Bot, Deadline, play_local
 from sdk.cli import _OncePerSite
 from sdk.client import BotRunner, RunSummary
+from tests.support.paused import unpaused
 
 RULES = PRESETS["classic"]
 
@@ -855,11 +856,7 @@ def test_a_request_asked_again_is_not_dropped_inside_the_referees_deadline() -> 
         answer = pb.Decision(request_id="1")
         return dropped, runner.on_decision(st, answer)
 
-    for _ in range(20):
-        got = asyncio.run(once())
-        if got is not None:
-            break
-    assert got is not None
+    got = unpaused(once, 20, "before its check")
     dropped, taken = got
     assert taken  # the referee takes it
     assert not dropped  # and so the runner sends it
