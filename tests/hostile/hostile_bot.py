@@ -50,6 +50,19 @@ PLAY_METHOD = "/arena.v1.Arena/Play"
 
 
 _EMITTING = threading.Lock()  # (the stall watcher's thread emits too)
+
+#: Tries of a stream or call that ends INTERNAL (the client's write racing the referee's
+#: refusal in gRPC core). Under load the 300 streams opened at once race again: 4 tries
+#: 0.1-0.3 s apart left 24 of them INTERNAL on one loaded core.
+_INTERNAL_TRIES = 8
+
+
+async def _after_internal(attempt: int) -> None:
+    """The wait before try ``attempt + 2``: doubling, at most 2 s, jittered so the streams
+    of a burst do not race again all at once."""
+    await asyncio.sleep(min(2.0, 0.1 * 2**attempt) * random.uniform(0.5, 1.0))
+
+
 #: A pause of a process of a hostile test (a bot's, or the referee's) that makes its run be
 #: made again (``common.run``): honest decisions held up that long near what
 #: ``test_hostile._check_timings`` allows (500 ms over the baseline's p99), and one held up
@@ -293,13 +306,14 @@ class Bot:
         """Emit the status an attack ends with. ``coro`` may be a factory of coroutines:
         then an INTERNAL (the client's write racing the referee's refusal in gRPC core, see
         docs/protocol.md) is retried, as a real client would."""
-        for attempt in range(4):
+        for attempt in range(_INTERNAL_TRIES):
             try:
                 await asyncio.wait_for(coro() if callable(coro) else coro, 10)
                 emit("attack", what=what, code="OK")
             except grpc.aio.AioRpcError as e:
-                if e.code() is grpc.StatusCode.INTERNAL and callable(coro) and attempt < 3:
-                    await asyncio.sleep(0.1 * (attempt + 1))
+                last = attempt == _INTERNAL_TRIES - 1
+                if e.code() is grpc.StatusCode.INTERNAL and callable(coro) and not last:
+                    await _after_internal(attempt)
                     continue
                 emit("attack", what=what, code=e.code().name, details=e.details())
             except TimeoutError:
@@ -367,7 +381,7 @@ class Bot:
         self.attacked = True
 
     async def _one(self, channel: grpc.aio.Channel, token: str, hello: bytes | None) -> str:
-        for attempt in range(4):
+        for attempt in range(_INTERNAL_TRIES):
             try:
                 payloads = [] if hello is None else [hello]
                 await asyncio.wait_for(self.raw_stream(channel, token, payloads), 15)
@@ -375,8 +389,8 @@ class Bot:
             except grpc.aio.AioRpcError as e:
                 # INTERNAL: the client's own write raced the referee's refusal (gRPC core,
                 # see docs/protocol.md); a real client retries, and so does this one.
-                if e.code() is grpc.StatusCode.INTERNAL and attempt < 3:
-                    await asyncio.sleep(0.1 * (attempt + 1))
+                if e.code() is grpc.StatusCode.INTERNAL and attempt < _INTERNAL_TRIES - 1:
+                    await _after_internal(attempt)
                     continue
                 # (INVALID_ARGUMENT: a stream of the valid token that never says Hello,
                 # refused a second after another stream of the token came.)
