@@ -187,3 +187,28 @@ def test_play_local_names_a_repeated_bot_as_the_guide_says() -> None:
     assert said
     m = play_local([load("heuristic"), load("heuristic"), load("random")], seed=1, max_deals=1)
     assert m.names[:2] == said.groups()
+
+
+def test_try_names_the_tried_bot_in_its_incidents_verdict_as_the_guide_quotes_it(
+    tmp_path: Path,
+) -> None:
+    """writing-a-bot.md quoted `arena-bot try`'s verdict on its `Lowest` (`name =
+    "lowest"`) as "error: Lowest had 3 incidents ...": the line names the bot as the table
+    does, by its `name`."""
+    from click.testing import CliRunner
+
+    from sdk.cli import main
+
+    guide = " ".join((ROOT / "docs" / "writing-a-bot.md").read_text(encoding="utf-8").split())
+    said = re.search(r'`try` ends with "error: (\S+) had \d+ incidents in \d+ matches', guide)
+    assert said
+    bot = tmp_path / "mybot.py"
+    bot.write_text(
+        "from sdk import Bot\n\n\nclass Lowest(Bot):\n"
+        '    name = "lowest"\n\n'
+        "    def play(self, view):\n"
+        '        raise ValueError("boom")\n'
+    )
+    r = CliRunner().invoke(main, ["try", str(bot), "--vs", "random", "-n", "1", "--max-deals", "1"])
+    assert r.exit_code == 1, r.output
+    assert f"error: {said.group(1)} had " in " ".join(r.output.split()), r.output
