@@ -1108,9 +1108,11 @@ def lock_owner(db: Path) -> str | None:
 
 
 def newest_database(folder: Path = Path("runs")) -> Path | None:
-    """The most recently written ``*.sqlite`` in ``folder`` (where tournaments store by default):
-    regular files only (a directory or a dangling link of that name would be picked, and
-    every reader would fail on it, beside a good database)."""
+    """The most recently written ``*.sqlite`` in ``folder`` (where tournaments store by default)
+    that holds a tournament, else the most recently written one: regular files only (a
+    directory or a dangling link of that name would be picked, and every reader would fail on
+    it, beside a good database). (A first run that could not start leaves its database empty:
+    as the newest it hid the one that holds the results, "holds no tournament".)"""
     found: list[tuple[float, Path]] = []
     for path in folder.glob("*.sqlite"):
         try:
@@ -1119,7 +1121,27 @@ def newest_database(folder: Path = Path("runs")) -> Path | None:
             continue
         if stat.S_ISREG(st.st_mode):
             found.append((st.st_mtime, path))
-    return max(found)[1] if found else None
+    found.sort(reverse=True)
+    return next((p for _, p in found if _holds_a_tournament(p)), found[0][1] if found else None)
+
+
+def _holds_a_tournament(path: Path) -> bool:
+    """Whether ``path`` has a tournament stored; a file that cannot be read as a database
+    counts as one (the reader then says what is wrong with it, rather than another file
+    being read in its place)."""
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=1.0)
+    except sqlite3.Error:
+        return True
+    try:
+        tables = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tournaments'"
+        ).fetchall()
+        return bool(tables) and bool(conn.execute("SELECT 1 FROM tournaments LIMIT 1").fetchall())
+    except sqlite3.Error:
+        return True
+    finally:
+        conn.close()
 
 
 #: The largest record file ``arena replay`` reads (it is read whole, then parsed; a record

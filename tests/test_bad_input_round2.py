@@ -291,6 +291,36 @@ def test_the_newest_database_is_a_file_not_a_directory_or_a_dangling_link(
         assert "good.sqlite" in r.output and "zzz" not in r.output and "dang" not in r.output
 
 
+def test_the_newest_database_is_one_that_holds_a_tournament(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect (docs audit round 26): a first run that could not start (a bot that never
+    came) leaves its database made and empty; as the newest `runs/*.sqlite` it hid the one
+    with the results: `arena leaderboard` and `arena replay --list` said "holds no
+    tournament", `arena web` served nothing. The newest database that holds a tournament is
+    read; with none holding one, the newest (whose reader says so)."""
+    from arena.storage import newest_database
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runs").mkdir()
+    config = tmp_path / "c.toml"
+    config.write_text(f'name = "r2"\nmax_deals = 2\ndb = "runs/good.sqlite"\n{BOTS}')
+    run(load_config(config), RunOptions(progress=False), referee_factory=lambda _c: FakeReferee(),
+        serve=False, launch_bots=False)  # fmt: skip
+    Storage(tmp_path / "runs" / "empty.sqlite").close()  # made, as a failed first run's
+    later = (tmp_path / "runs" / "good.sqlite").stat().st_mtime + 60
+    os.utime(tmp_path / "runs" / "empty.sqlite", (later, later))
+    assert newest_database(Path("runs")) == Path("runs/good.sqlite")
+    for args in (["replay", "--list"], ["leaderboard"]):
+        r = _invoke(arena, args)
+        assert r.exit_code == 0, r.output
+        assert "good.sqlite" in r.output and "holds no tournament" not in r.output, r.output
+    (tmp_path / "runs" / "good.sqlite").unlink()
+    assert newest_database(Path("runs")) == Path("runs/empty.sqlite")
+    r = _invoke(arena, ["leaderboard"])
+    assert r.exit_code != 0 and "empty.sqlite holds no tournament" in r.output, r.output
+
+
 def test_a_bot_file_in_the_list_without_a_class_is_told_how_to_write_it(tmp_path: Path) -> None:
     """Defect: `bots = ["random", "heuristic", "sub/mine.py"]` (a bot file, as `arena-bot`
     takes it) was refused with "bots.'sub/mine.py': a bot name starts with a letter...":
