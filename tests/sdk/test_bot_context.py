@@ -118,8 +118,11 @@ class SlowOnce(Bot):
     def act(self, view: PlayerView) -> Action:
         self.calls += 1
         if self.calls == 1:
-            time.sleep(self.first_s)
+            self.first_wait()
         return view.legal_actions[0]
+
+    def first_wait(self) -> None:
+        time.sleep(self.first_s)
 
 
 def test_a_request_that_expired_behind_a_slow_call_is_not_asked(
@@ -130,7 +133,7 @@ def test_a_request_that_expired_behind_a_slow_call_is_not_asked(
     answer was refused as late, and nothing said why the request had timed out."""
     lost = _Heard("forfeited")
 
-    class BusyTillTheSeatIsLost(Bot):
+    class BusyTillTheSeatIsLost(SlowOnce):
         """Its first decision lasts until the runner hears that its seat forfeited (the
         referee timed out that request and the next ones, which wait behind it), and 0.3 s
         more: past the 200 ms of each of those, the bank spent. (A first decision of a
@@ -138,16 +141,9 @@ def test_a_request_that_expired_behind_a_slow_call_is_not_asked(
         ended as the referee's timer did: the next request found the bot free and was
         asked, and nothing expired.)"""
 
-        def __init__(self) -> None:
-            super().__init__()
-            self.calls = 0
-
-        def act(self, view: PlayerView) -> Action:
-            self.calls += 1
-            if self.calls == 1:
-                assert lost.event.wait(60)
-                time.sleep(0.3)
-            return view.legal_actions[0]
+        def first_wait(self) -> None:
+            assert lost.event.wait(60)
+            time.sleep(0.3)
 
     rules = dataclasses.replace(RULES, max_deals=1)
     logging.getLogger("sdk.client").addHandler(lost)
