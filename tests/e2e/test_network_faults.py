@@ -434,12 +434,15 @@ def test_connections_reset_in_their_handshake_again_and_again_are_retried(
             try:
                 assert not await a.referee.wait_for_bots(["a"], PATIENCE)
                 await a.referee.run_match("m1", SHORT, 3, ["a", "b", "c"])
-                return await asyncio.wait_for(task, PATIENCE), px.cuts
+                return await asyncio.wait_for(task, PATIENCE), px.connections
             finally:
                 task.cancel()
 
-    summary, cuts = asyncio.run(main())
-    assert cuts == 6
+    # Each of the first 6 connections fails at its 10th byte up (the proxy's count of its
+    # cuts may miss one the arena's reset ended first: 5 was seen on a loaded machine); the
+    # bot played its match through a 7th.
+    summary, connections = asyncio.run(main())
+    assert connections >= 7
     assert summary.matches == 1, summary
 
 
