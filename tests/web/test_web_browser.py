@@ -43,6 +43,17 @@ CHROMEDRIVER = ("/usr/bin/chromedriver", "chromedriver")
 WAIT_S = 60
 
 
+def waiting(driver: Any, timeout: float = WAIT_S) -> Any:
+    """A ``WebDriverWait`` that also reads past a stale element. The pages redraw their
+    tables when what they show changes: an element a check found may be replaced before the
+    check reads it (StaleElementReferenceException; CI failed on it once, on a loaded
+    machine). The check is then asked again, as it is when the element is not there yet."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout, ignored_exceptions=(StaleElementReferenceException,))
+
+
 def _which(names: tuple[str, ...]) -> str | None:
     for n in names:
         found = n if os.path.isabs(n) and os.access(n, os.X_OK) else shutil.which(n)
@@ -130,14 +141,12 @@ def base(db: Path) -> Iterator[str]:
 
 
 def load(driver: Any, url: str) -> None:
-    from selenium.webdriver.support.ui import WebDriverWait
-
     # From a blank page: a URL that differs from the current one only in its hash is no
     # new page load (the replay re-renders on "hashchange", later), and the ready mark of
     # the page before would be read at once (the replay test failed so under load).
     driver.get("about:blank")
     driver.get(url)
-    WebDriverWait(driver, WAIT_S).until(
+    waiting(driver).until(
         lambda d: (
             d.find_element("css selector", "body").get_attribute("data-ready") in ("1", "error")
         )
@@ -148,9 +157,7 @@ def load(driver: Any, url: str) -> None:
 
 
 def wait_for(driver: Any, css: str) -> Any:
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    return WebDriverWait(driver, WAIT_S).until(lambda d: d.find_elements("css selector", css))
+    return waiting(driver).until(lambda d: d.find_elements("css selector", css))
 
 
 def cards_in(driver: Any, css: str) -> list[str | None]:
@@ -202,15 +209,7 @@ def test_leaderboard_lists_every_bot_and_plots_ratings(driver: Any, base: str) -
 def test_leaderboard_updates_itself_while_the_tournament_runs(
     driver: Any, base: str, db: Path
 ) -> None:
-    from selenium.common.exceptions import StaleElementReferenceException
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    # The page redraws its tables at each poll: an element found may be replaced before it
-    # is read (StaleElementReferenceException, a flake under load); wait until it reads so.
-    def shows(check: Any) -> None:
-        WebDriverWait(driver, WAIT_S, ignored_exceptions=(StaleElementReferenceException,)
-                      ).until(check)  # fmt: skip
-
+    shows = waiting(driver).until
     load(driver, base)
     shows(lambda d: "3 of 6" in d.find_element("css selector", "#progress").text)
     with Storage(db) as st:
@@ -261,9 +260,7 @@ def _label(driver: Any) -> tuple[int, int]:
 
 
 def _wait_step(driver: Any, deal: int, step: int) -> None:
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    WebDriverWait(driver, WAIT_S).until(lambda d: _label(d) == (deal, step))
+    waiting(driver).until(lambda d: _label(d) == (deal, step))
 
 
 def test_replay_steps_through_a_whole_match(driver: Any, base: str) -> None:

@@ -26,7 +26,7 @@ import pytest
 
 from arena.web.demo import DEMO_BOTS, make_demo_db
 from tests.support.harness import deal_scores, get_json
-from tests.web.test_web_browser import WAIT_S, arena_web
+from tests.web.test_web_browser import WAIT_S, arena_web, waiting
 
 pytestmark = pytest.mark.browser
 
@@ -36,10 +36,8 @@ HISTORY_POINTS = 70_000  # per bot: 210,000 points in the plot
 
 def wait_ready(driver: Any, url: str) -> str:
     """Load ``url``; wait until the page says it is drawn ("1") or failed ("error")."""
-    from selenium.webdriver.support.ui import WebDriverWait
-
     driver.get(url)
-    WebDriverWait(driver, WAIT_S * 2).until(
+    waiting(driver, WAIT_S * 2).until(
         lambda d: (
             d.find_element("css selector", "body").get_attribute("data-ready") in ("1", "error")
         )
@@ -154,8 +152,6 @@ def test_an_error_while_drawing_the_leaderboard_shows_and_the_next_poll_draws_ag
 ) -> None:
     """An answer the page cannot draw (here: no head-to-head) shows its error, and the page
     says it failed; the next poll of the same version draws it once it can be drawn."""
-    from selenium.webdriver.support.ui import WebDriverWait
-
     change = """
     if (window.breakIt === undefined) window.breakIt = true;
     if (window.breakIt) body.head_to_head = null;
@@ -169,7 +165,7 @@ def test_an_error_while_drawing_the_leaderboard_shows_and_the_next_poll_draws_ag
         assert "cannot draw the page" in driver.find_element("css selector", "#status").text
         assert not driver.find_elements("css selector", "#leaderboard")
         driver.execute_script("window.breakIt = false;")
-        WebDriverWait(driver, WAIT_S).until(
+        waiting(driver).until(
             lambda d: (
                 d.find_element("css selector", "body").get_attribute("data-ready") == "1"
                 and d.find_elements("css selector", "#leaderboard tbody tr")
