@@ -1,6 +1,7 @@
 """Bad input, round 2: files and command-line values the first audit (tests/test_bad_input.py)
 did not try. Each test names the defect it was written for; in-process through click's
-CliRunner, no server and no bot process."""
+CliRunner (but the standard output with no room left: a real process, for a real stdout), no
+server and no bot process."""
 
 from __future__ import annotations
 
@@ -356,3 +357,32 @@ def test_a_path_that_is_not_utf8_is_refused_before_anything_runs(tmp_path: Path)
     moved.write_text(config.read_text())
     _fails(_invoke(arena, ["tournament", "--config", str(moved)]), 2, "file:", "not UTF-8")
     assert not (tmp_path / "t.sqlite").exists() and not list(tmp_path.glob("runs*"))
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs Linux's /dev/full")
+@pytest.mark.parametrize(
+    ("cli", "args"),
+    [
+        ("arena.cli", ["leaderboard", "--db", "DB"]),
+        ("arena.cli", ["--help"]),
+        ("sdk.cli", ["--help"]),
+    ],
+)
+def test_a_standard_output_with_no_room_left_is_one_line_not_a_traceback(
+    tmp_path: Path, cli: str, args: list[str]
+) -> None:
+    """Defect: ``arena leaderboard > /dev/full`` (a full disk under a redirect) ended in a
+    traceback: a failed write carries no file name."""
+    import subprocess
+    import sys
+
+    from arena.web.demo import make_demo_db
+
+    db = tmp_path / "t.sqlite"
+    make_demo_db(db, matches=1, max_deals=1)
+    args = [str(db) if a == "DB" else a for a in args]
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([sys.executable, "-m", cli, *args], stdout=full,
+                           stderr=subprocess.PIPE, text=True, timeout=120)  # fmt: skip
+    assert p.returncode == 1, p.stderr
+    assert p.stderr.splitlines() == ["Error: cannot write: No space left on device"], p.stderr

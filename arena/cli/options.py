@@ -11,6 +11,7 @@ import re
 import resource
 import shlex
 import stat
+import sys
 from collections.abc import Callable
 from typing import IO, Any, cast
 
@@ -155,6 +156,20 @@ class FileErrorsGroup(click.Group):
         ctx.meta[_COMMAND_ARGS] = list(rest)  # what an extra argument is one of
         return name, cmd, rest
 
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        # A write that fails for want of room (`arena leaderboard > /dev/full`, a full disk
+        # under a redirect) carries no file name: one line saying so, not a traceback.
+        # (A closed pipe, `| head -1`, is click's: it exits 1 quietly.)
+        try:
+            return super().main(*args, **kwargs)
+        except OSError as e:
+            if e.filename is not None or e.errno not in _NO_ROOM:
+                raise
+            _flush_or_drop_stdout()
+            with contextlib.suppress(OSError):
+                click.echo(f"Error: cannot write: {e.strerror}", err=True)
+            sys.exit(1)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -167,6 +182,19 @@ class FileErrorsGroup(click.Group):
             message = _extra_arguments(e.message, ctx.meta.get(_COMMAND_ARGS, []))
             vars(e)["message"] = printable(message, keep="\n\t")
             raise
+
+
+_NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+
+def _flush_or_drop_stdout() -> None:
+    """Flush the standard output, or, if it fails again, point it at /dev/null: Python's
+    last flush at exit would fail on what is left in its buffer ("Exception ignored", exit
+    120)."""
+    try:
+        sys.stdout.flush()
+    except OSError:
+        _to_null(sys.stdout)
 
 
 _COMMAND_ARGS = "arena.cli.options.command_args"
