@@ -24,12 +24,14 @@ def test_breakdown_counts_every_side_per_decision() -> None:
         assert counts["loop iterations (_run_once)"] >= 1, side
         assert r[side]["cpu_us"]["loop iterations (_run_once)"] > 0, side
     # One table: one request and one answer per decision (and a few more messages of the
-    # matches' starts and ends); the ping-pong exactly one of each per round trip.
+    # matches' starts and ends, and the bots' Hellos: a larger share of the few decisions
+    # a loaded machine plays, 1.13 reads a decision in one such run); the ping-pong
+    # exactly one of each per round trip.
     assert 1.0 <= r["referee"]["counts"]["grpc writes"] < 1.5
-    assert 0.9 <= r["referee"]["counts"]["grpc reads"] <= 1.1
-    assert 0.9 <= r["bots"]["counts"]["grpc writes"] <= 1.1
+    assert 0.9 <= r["referee"]["counts"]["grpc reads"] < 1.5
+    assert 0.9 <= r["bots"]["counts"]["grpc writes"] < 1.5  # (their Hellos too)
     assert r["bots"]["counts"]["decisions"] == 1.0
-    assert 0.99 <= r["clients"]["counts"]["grpc writes"] <= 1.05
+    assert 0.99 <= r["clients"]["counts"]["grpc writes"] < 1.2  # (two a round trip: 2.0)
     # Each decision's deadline is one timer of the referee's (and a few more of the matches'
     # starts and ends, which weigh more when a loaded machine plays few decisions in the
     # window: 1.14 was seen; two timers a decision would be 2.0).
