@@ -277,7 +277,6 @@ def test_refusals_past_the_logged_ones_are_counted_in_the_next_line(
     next line logged is to say how many were not; dropping that count (or never resetting
     it) went unnoticed."""
     import logging
-    import time
 
     from arena.referee.core import REFUSALS_LOGGED
 
@@ -285,10 +284,15 @@ def test_refusals_past_the_logged_ones_are_counted_in_the_next_line(
     window = 0.05
 
     async def main() -> None:
+        # The event loop's clock set by hand: by the real one, a pause of this process
+        # among the first refusals (50 ms: a loaded machine) let the window pass, and more
+        # than REFUSALS_LOGGED were logged.
+        now = [0.0]
+        asyncio.get_running_loop().time = lambda: now[0]  # type: ignore[method-assign]
         ref = Referee(RefereeConfig(flood_window_s=window))
         for i in range(REFUSALS_LOGGED + 5):
             ref._log_refusal("refused %d", i)
-        time.sleep(2 * window)  # (the window passes: not a timing, an order)
+        now[0] = 2 * window  # the window passes
         ref._log_refusal("refused %d", 100)
         ref._log_refusal("refused %d", 101)
 

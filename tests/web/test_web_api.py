@@ -7,7 +7,6 @@ import http.client
 import json
 import re
 import sqlite3
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -21,6 +20,7 @@ from arena.web import STATIC_DIR, DataSource, MatchReplay, view_json
 from arena.web.demo import DEMO_BOTS, demo_record, make_demo_db
 from engine import PRESETS, Game, Phase, observe, parse_action, replay
 from tests.support.harness import deal_scores, get_json, web_server
+from tests.web.test_web_server_hardening import wait_until
 
 MATCHES = 4
 
@@ -1044,20 +1044,13 @@ def test_connections_held_open_are_bounded_per_address_and_in_all(
             assert answer("127.0.0.2", port).startswith(b"HTTP/1.0 200 ")
             other = held("127.0.0.2", port)
             holders.append(other)
-            for _ in range(500):  # (a guard: the server counts the connection on accept)
-                if served(srv) == 4:
-                    break
-                time.sleep(0.01)
+            wait_until(lambda: served(srv) == 4, "the fourth connection is counted")
             # ... until the total is reached
             assert answer("127.0.0.2", port).startswith(b"HTTP/1.0 503 ")
         finally:
             for h in holders:
                 h.close()
-        for _ in range(500):
-            if served(srv) == 0:
-                break
-            time.sleep(0.01)
-        assert served(srv) == 0
+        wait_until(lambda: served(srv) == 0, "the holders' slots are given back")
         assert answer("127.0.0.1", port).startswith(b"HTTP/1.0 200 ")
 
 
@@ -1093,11 +1086,8 @@ def test_a_connection_slot_is_given_back_when_no_thread_could_serve_it(
         assert answer(srv.port) == b""  # (the server closed it: no thread to serve it)
         assert failed
         assert answer(srv.port).startswith(b"HTTP/1.0 200 ")
-        for _ in range(500):  # (a guard: the thread gives its slot back as it ends)
-            with srv._open_lock:
-                if not srv._open:
-                    break
-            time.sleep(0.01)
+        # (the thread gives its slot back as it ends; nothing is kept of the address)
+        wait_until(lambda: not srv._open, "the slot is given back")
         with srv._open_lock:
             assert srv._open == {}
 

@@ -93,7 +93,7 @@ def start_driver(chromium: str, chromedriver: str, profile: str, width: int = 14
     # an explicit Service path: selenium-manager never downloads anything
     driver = webdriver.Chrome(service=Service(chromedriver), options=opts)
     driver.set_page_load_timeout(30)
-    driver.set_script_timeout(20)
+    driver.set_script_timeout(WAIT_S + 10)  # (a script's own wait is WAIT_S: see _CLICK_JS)
     return driver
 
 
@@ -304,7 +304,8 @@ def test_replay_steps_through_a_whole_match(driver: Any, base: str) -> None:
 
 # One round trip per step: click, wait for the table to show (deal, step), read it back.
 _CLICK_JS = """
-const [css, deal, step, done] = [arguments[0], arguments[1], arguments[2], arguments[3]];
+const [css, deal, step, guard, done] = [arguments[0], arguments[1], arguments[2], arguments[3],
+                                       arguments[4]];
 document.querySelector(css).click();
 const t0 = Date.now();
 (function check() {
@@ -316,7 +317,7 @@ const t0 = Date.now();
       trick: [...document.querySelectorAll("#trick .card")].map((c) => c.dataset.card),
       scores: [...document.querySelectorAll(".score")].map((e) => e.textContent),
     });
-  } else if (Date.now() - t0 > 10000) {
+  } else if (Date.now() - t0 > guard) {
     done({error: "timeout", at: t ? [t.dataset.deal, t.dataset.step] : null});
   } else requestAnimationFrame(check);
 })();
@@ -324,7 +325,9 @@ const t0 = Date.now();
 
 
 def _click_and_read(driver: Any, css: str, deal: int, step: int) -> dict[str, Any]:
-    got: dict[str, Any] = driver.execute_async_script(_CLICK_JS, css, deal, step)
+    # (its guard is WAIT_S, as of every wait for the page: it was 10 s, short of the guards
+    # docs/reliability.md states; a browser held up longer by a loaded machine failed it)
+    got: dict[str, Any] = driver.execute_async_script(_CLICK_JS, css, deal, step, WAIT_S * 1000)
     assert "error" not in got, (deal, step, got)
     return got
 

@@ -469,12 +469,15 @@ def test_the_deadline_thread_is_one_and_stops_with_the_server(
     """One watchdog thread for every connection, not one per connection; it ends with
     the server."""
     monkeypatch.setattr(web, "REQUEST_DEADLINE", 60.0, raising=False)
-    before = {t.ident for t in threading.enumerate()}
+    # The threads themselves, not their idents: a thread of an earlier test that ended
+    # after this look (a handler still closing its connection) leaves its ident to the
+    # next thread started, the watchdog perhaps, which was then taken for an old one.
+    before = set(threading.enumerate())
     with web_server(db) as srv:
         held = [connect(srv.port) for _ in range(10)]
         wait_until(lambda: srv.deadlines.pending() == 10, "ten requests awaited")
         watchdogs = [t for t in threading.enumerate()
-                     if t.name == "arena-web-deadlines" and t.ident not in before]  # fmt: skip
+                     if t.name == "arena-web-deadlines" and t not in before]  # fmt: skip
         assert len(watchdogs) == 1
         for s in held:
             s.close()
