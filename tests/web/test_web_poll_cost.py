@@ -83,13 +83,7 @@ def test_a_matching_etag_is_answered_304_with_no_body(running: tuple[Path, str],
         assert get(base, path, {"If-None-Match": garbage})[0] == 200, garbage
 
 
-def test_the_etag_changes_when_a_match_is_stored(
-    running: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # No board kept past a match stored (SLOW_S): a first board that took 0.1 s or more (a
-    # loaded machine) was kept for 4 times that, the answer after the store was made of
-    # it, and its ETag did not hold once the board was made again (200, not 304)
-    monkeypatch.setattr(data, "SLOW_S", float("inf"))
+def test_the_etag_changes_when_a_match_is_stored(running: tuple[Path, str]) -> None:
     db, base = running
     _, before, _ = get(base, "/api/leaderboard")
     _, bot_before, _ = get(base, "/api/bots/bold")
@@ -313,10 +307,6 @@ def test_the_histogram_is_counted_once_and_then_from_the_matches_stored_since(
     The counts per score are sent now, the same histogram, and a refresh counts the deals
     of the matches stored since only (the first reads every deal once, as the leaderboard
     does; a match deleted makes it count every deal again)."""
-    # Every refresh made again (SLOW_S): a first page that took 0.1 s or more (a loaded
-    # machine) was kept for 4 times that while the tournament runs, and the refresh after
-    # the store counted nothing (failed so with the first page computed in 0.3 s)
-    monkeypatch.setattr(data, "SLOW_S", float("inf"))
     db = tmp_path / "t.sqlite"
     make_demo_db(db, matches=MATCHES, max_deals=4, total=20, finished=False)
     source = DataSource(db)
@@ -417,7 +407,7 @@ def statuses(driver: Any, prefix: str) -> list[int]:
 
 @pytest.mark.browser
 def test_the_leaderboard_page_polls_with_its_etag_and_gets_304s(
-    recording: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    recording: Any, tmp_path: Path
 ) -> None:
     """The page's polls of a running tournament are answered 304 while nothing is stored
     (it asked for the whole answer at each poll), and it draws the next match stored."""
@@ -426,11 +416,6 @@ def test_the_leaderboard_page_polls_with_its_etag_and_gets_304s(
     from arena.storage import lock_path
     from tests.web.test_web_browser import waiting
 
-    # No board kept past a match stored (SLOW_S): a first board that took seconds to
-    # compute (a loaded machine) is kept for 4 times that while the tournament runs, and a
-    # poll after the store got a 200 of the new progress on the old board, then another
-    # 200 of the new board (failed so with the first computation paused 4 s)
-    monkeypatch.setattr(data, "SLOW_S", float("inf"))
     driver = recording
     db = tmp_path / "live.sqlite"
     make_demo_db(db, matches=MATCHES, max_deals=2, total=20, finished=False)
