@@ -121,7 +121,8 @@ def test_a_stream_silent_after_its_headers_does_not_lock_its_bot_out(
                 return codes, *status, rec
 
     codes, code, details, rec = asyncio.run(main())
-    assert codes[-1] == "welcome" and set(codes[:-1]) <= {"ALREADY_EXISTS"}, codes
+    # (INTERNAL: gRPC core's, a try whose Hello's write raced the refusal; a loaded run)
+    assert codes[-1] == "welcome" and set(codes[:-1]) <= {"ALREADY_EXISTS", "INTERNAL"}, codes
     assert code == "INVALID_ARGUMENT" and "taken for dead" in details, details
     assert rec["forfeits"] == [] and rec["result"] is not None
 
