@@ -547,7 +547,10 @@ def test_a_bot_back_after_its_match_ended_is_not_seated_past_its_matches(
     import grpc
 
     async def main() -> int | None:
-        async with arena(tmp_path, decision_ms=100, time_bank_ms=0, reconnect_grace_s=0.3) as a:
+        # (v0's seat is lost by its grace of 0.3 s; the seats that stay have 5 s a decision:
+        # at 100 ms a loaded machine timed one of them out now and then, and three such
+        # strikes would forfeit it too)
+        async with arena(tmp_path, decision_ms=5000, time_bank_ms=0, reconnect_grace_s=0.3) as a:
             names = ["v0", "v1", "v2"]
             for n in names:
                 a.referee.add_bot(n, f"tok-{n}")
