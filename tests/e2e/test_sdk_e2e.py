@@ -122,13 +122,17 @@ def test_sigterm_stops_cleanly_while_waiting() -> None:
 
 def test_reconnects_until_the_arena_is_up() -> None:
     """The bot starts before the referee; it retries UNAVAILABLE and then plays."""
+    import socket
 
     async def main() -> tuple[list[int], dict[str, object], list[str]]:
-        import socket
-
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
+        # The port is held (by the ``with`` below), bound and not listening: a connection
+        # to it is refused, as to no server, until the referee listens on it. Closed, it
+        # could be taken meanwhile by a server or a connection of another test (xdist runs
+        # two at once) or by a bot's own connection to it (a TCP self-connect). The referee
+        # binds it beside this socket: both have SO_REUSEADDR and this one never listens.
+        hold.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        hold.bind(("127.0.0.1", 0))
+        port = hold.getsockname()[1]
         procs = [
             _spawn(
                 "run",
@@ -172,7 +176,8 @@ def test_reconnects_until_the_arena_is_up() -> None:
         outputs[0] = "".join(seen) + outputs[0]
         return codes, rec, outputs
 
-    codes, rec, outputs = asyncio.run(main())
+    with socket.socket() as hold:
+        codes, rec, outputs = asyncio.run(main())
     assert codes == [0, 0, 0], outputs
     assert rec["incidents"] == []
     assert "UNAVAILABLE" in outputs[0]

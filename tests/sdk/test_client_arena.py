@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import inspect
 import logging
 import sys
 import threading
@@ -249,13 +250,16 @@ def test_a_slow_init_holds_up_only_its_own_match(tmp_path: Path) -> None:
     the worker thread: here v0's bot for match h2 waits in its ``__init__`` until match h1,
     played at the same time by v0 too, is over — which, on the event loop, could never be."""
     made = 0
+    h1_made = threading.Event()
     h1_over = threading.Event()
     waited: list[bool] = []
 
     def factory() -> Bot:
         nonlocal made
         made += 1
-        if made == 2:  # v0's bot for h2 (h1 is seated first)
+        if made == 1:  # v0's bot for h1 (h2 starts once it is made)
+            h1_made.set()
+        if made == 2:  # v0's bot for h2
             waited.append(h1_over.wait(10))
         return Bot()
 
@@ -272,7 +276,10 @@ def test_a_slow_init_holds_up_only_its_own_match(tmp_path: Path) -> None:
             tasks = [asyncio.create_task(r.run()) for r in runners]
             assert not await a.referee.wait_for_bots(names, 20)
             h1 = asyncio.create_task(a.referee.run_match("h1", rules, 1, names))
-            await asyncio.sleep(0)  # h1 seats its bots first
+            # h2 starts once v0's bot for h1 is made: each match's bot is made in a worker
+            # thread of its own, and two threads started a moment apart may reach the
+            # factory in either order (h1's bot second, then waiting for h1 to end).
+            assert await asyncio.to_thread(h1_made.wait, 30)
             h2 = asyncio.create_task(a.referee.run_match("h2", rules, 2, names))
             await h1
             h1_over.set()
@@ -479,9 +486,10 @@ def test_system_exit_in_a_hook_stops_the_runner_cleanly(
     with caplog.at_level(logging.WARNING, logger="sdk.client"):
         summary = asyncio.run(main())
     assert summary.exit_code == 4 and "the bot left" in summary.reason
+    line = inspect.getsourcelines(_ExitsInAHook.on_deal_end)[1] + 1  # (its raise)
     assert (
         "match h: _ExitsInAHook.on_deal_end() raised SystemExit(4) at "
-        "test_client_arena.py:306, in on_deal_end" in caplog.text
+        f"test_client_arena.py:{line}, in on_deal_end" in caplog.text
     ), caplog.text
 
 
@@ -539,7 +547,10 @@ def test_a_bot_back_after_its_match_ended_is_not_seated_past_its_matches(
     import grpc
 
     async def main() -> int | None:
-        async with arena(tmp_path, decision_ms=100, time_bank_ms=0, reconnect_grace_s=0.3) as a:
+        # (v0's seat is lost by its grace of 0.3 s; the seats that stay have 5 s a decision:
+        # at 100 ms a loaded machine timed one of them out now and then, and three such
+        # strikes would forfeit it too)
+        async with arena(tmp_path, decision_ms=5000, time_bank_ms=0, reconnect_grace_s=0.3) as a:
             names = ["v0", "v1", "v2"]
             for n in names:
                 a.referee.add_bot(n, f"tok-{n}")

@@ -432,8 +432,13 @@ def test_an_arena_that_never_says_welcome_is_retried_then_given_up(
         yield WELCOME
 
     with caplog.at_level(logging.INFO, logger="sdk.client"):
-        summary, _ = play(RandomBot, silent, welcomes, welcome_timeout=0.2)
-    assert summary.connections == 2 and summary.reason == "the arena closed the stream"
+        summary, arena = play(RandomBot, silent, welcomes, welcome_timeout=0.2)
+    # The silent stream dropped, a welcoming one kept to its end (had it been dropped too,
+    # every later one would, and --retry-for end the run). Not "exactly 2": a pause of the
+    # process of 0.2 s on the second stream, between its opening and its Welcome, rightly
+    # drops it too, and a third one welcomes the bot.
+    assert summary.connections == len(arena.streams) >= 2
+    assert summary.reason == "the arena closed the stream"
     assert "UNAVAILABLE (no Welcome from the arena within 0.2 s); reconnecting" in caplog.text
 
     with pytest.raises(ArenaError, match=r"unreachable .*: UNAVAILABLE: no Welcome"):
