@@ -240,8 +240,8 @@ def test_a_second_signal_ends_the_drain_at_once(tmp_path: Path) -> None:
     long = tmp_path / "long.toml"
     long.write_text('preset = "1001"\nmax_deals = 500\n')
 
-    async def main() -> float:
-        server, port = await _start(tmp_path, "--drain-s", "120", "--ruleset", str(long))
+    async def main() -> None:
+        server, port = await _start(tmp_path, "--drain-s", "600", "--ruleset", str(long))
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         bots = []
         for n in NAMES:
@@ -261,16 +261,13 @@ def test_a_second_signal_ends_the_drain_at_once(tmp_path: Path) -> None:
             server.send_signal(signal.SIGINT)
             await asyncio.sleep(1.0)
             assert server.returncode is None  # draining: the match may finish
-            loop = asyncio.get_running_loop()
-            t = loop.time()
             server.send_signal(signal.SIGINT)
-            assert await asyncio.wait_for(server.wait(), 30) == 0
-            return loop.time() - t
+            # (a guard, not a timing: the drain would last 600 s)
+            assert await asyncio.wait_for(server.wait(), 60) == 0
         finally:
             await _kill(server, *bots)
 
-    took = asyncio.run(main())
-    assert took < 20
+    asyncio.run(main())
     kinds = [json.loads(f.read_text().splitlines()[-1])["type"]
              for f in (tmp_path / "rec").glob("*.jsonl")]  # fmt: skip
     assert "interrupted" in kinds
