@@ -87,14 +87,13 @@ async def _with_bystander_match(
 
 
 def test_silent_bot_is_cut_off_and_forfeits(tmp_path: Path) -> None:
-    async def main() -> tuple[dict[str, Any], float]:
+    async def main() -> dict[str, Any]:
         async with arena(tmp_path, **FAST) as a:
-            t0 = time.monotonic()
             rec, _, summary = await _with_bystander_match(a, "mute", "silent")
             assert "INCIDENT_TIMEOUT" in summary["rejected"]
-            return rec, time.monotonic() - t0
+            return rec
 
-    rec, elapsed = _run(main)
+    rec = _run(main)
     assert _kinds(rec, 1) == ["timeout", "timeout", "timeout", "forfeit"]
     assert rec["forfeits"] == [1] and rec["result"]["places"][1] == 3
     # Cut off at decision_ms + bank: the first timeout takes the bank, the next ones none.
@@ -103,8 +102,6 @@ def test_silent_bot_is_cut_off_and_forfeits(tmp_path: Path) -> None:
     fallbacks = [a["ms"] for d in rec["deals"] for a in d["actions"]
                  if a["by"] == "fallback" and a["seat"] == 1]  # fmt: skip
     assert fallbacks[:3] == [500, 200, 200]
-    # A generous bound (not a timing assertion): three cut-offs and two short matches.
-    assert elapsed < 30
     assert set(_by(rec, 1)) <= {"fallback", "forced"}
 
 

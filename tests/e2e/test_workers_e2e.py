@@ -270,7 +270,7 @@ def test_a_call_that_never_returns_does_not_hold_the_exit(
     after its grace (as with threads), and its worker, stuck in the call, is killed."""
     calls = tmp_path / "calls.txt"
 
-    async def main() -> tuple[int, list[int], float]:
+    async def main() -> tuple[int, list[int]]:
         ref = Referee(RefereeConfig(decision_ms=300, time_bank_ms=300))
         for name in ("w", "a", "b"):
             ref.add_bot(name, f"tok-{name}")
@@ -290,20 +290,19 @@ def test_a_call_that_never_returns_does_not_hold_the_exit(
                 await asyncio.sleep(0.05)
             workers = _children(bot.pid)
             bot.send_signal(signal.SIGTERM)
-            t0 = time.monotonic()
+            # (the call never ends: the bot exits within GUARD only by its grace, 5 s, and
+            # its workers' stop)
             code = await asyncio.wait_for(loop.run_in_executor(None, bot.wait), GUARD)
-            took = time.monotonic() - t0
             for p in procs[1:]:
                 p.terminate()
             await match
         finally:
             await server.stop(None)
-        return code, workers, took
+        return code, workers
 
-    code, workers, took = asyncio.run(main())
+    code, workers = asyncio.run(main())
     out = procs[0].stdout.read() if procs[0].stdout else ""
     assert code == 0, out
-    assert took < 20, out  # the grace (5 s) and the workers' stop, not the call's end
     hung = {p for m, what, p in _calls(calls) if what == "hang"}
     assert hung <= set(workers) and _gone(workers) == [], out
 
