@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import logging
@@ -316,7 +317,8 @@ def _exit(code: int) -> NoReturn:
     once the stop had said all it says raised KeyboardInterrupt on the way out: click's
     "Aborted!" and exit 1, or "Exception ignored in ... AioServer.__dealloc__" and its
     traceback from gRPC's teardown, or a death by the signal (a second Ctrl-C a moment
-    late, as a loaded machine made it in a test)."""
+    late, as a loaded machine made it in a test). Once Python's exit is past its atexit
+    calls, in the teardown of its modules, a stop signal is ignored (see ``ignored``)."""
 
     def now(signum: int, frame: object) -> None:
         with contextlib.suppress(Exception):  # (what is written so far goes out)
@@ -324,9 +326,18 @@ def _exit(code: int) -> NoReturn:
             sys.stderr.flush()
         os._exit(code)
 
+    def ignored() -> None:
+        # Python's exit sets every signal it handles back to the default right after the
+        # atexit calls, before it tears the modules down (gRPC's server with them): a
+        # signal then killed the process (-2, not 130; seen under load). Ignored from here
+        # on: the rest of the exit is the teardown, and the code is already given.
+        for sig in stop_signals():
+            signal.signal(sig, signal.SIG_IGN)
+
     if threading.current_thread() is threading.main_thread():  # (signals reach it only)
         for sig in stop_signals():
             signal.signal(sig, now)
+        atexit.register(ignored)
     sys.exit(code)
 
 
