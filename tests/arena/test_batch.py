@@ -13,6 +13,7 @@ from arena.referee.core import MAX_DECISION_BATCH
 from arena.referee.sessions import MAX_BATCH, MAX_BATCH_BYTES, Stream
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
+from tests.support.core_internal import asking_again, core_internal
 
 
 def _event(i: int) -> pb.ServerMessage:
@@ -114,7 +115,7 @@ def _stream(
     """Against a fresh referee: say Hello (asking for batches), send ``messages``; the
     stream's status, its details, and the refusal messages that came back."""
 
-    async def main() -> tuple[grpc.StatusCode, str, list[str]]:
+    async def fresh() -> tuple[grpc.StatusCode, str, list[str]]:
         ref = Referee(config)
         ref.add_bot("b", "tok")
         server, port = await start_server(ref, port=0)
@@ -122,6 +123,10 @@ def _stream(
             return await _talk(port, messages)
         finally:
             await server.stop(0)
+
+    async def main() -> tuple[grpc.StatusCode, str, list[str]]:
+        # (gRPC core's INTERNAL, a write racing the refusal: again, against a fresh referee)
+        return await asking_again(fresh, lambda r: core_internal(r[0], r[1], answered=True))
 
     return asyncio.run(main())
 
