@@ -20,6 +20,7 @@ from harness import arena, no_error_logged  # noqa: F401 (a fixture)
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 from engine import PRESETS
+from tests.support.core_internal import asking_again, core_internal
 
 pytestmark = pytest.mark.usefixtures("no_error_logged")
 
@@ -90,16 +91,23 @@ def test_a_compressed_message_counts_by_what_it_inflates_to(tmp_path: Path) -> N
         async with arena(tmp_path) as a:
             a.referee.add_bot("x", "tok-x")
             async with grpc.aio.insecure_channel(a.target, compression=grpc.Compression.Gzip) as ch:
-                call = pb_grpc.ArenaStub(ch).Play(metadata=_md("tok-x"))
-                await call.write(pb.BotMessage(hello=pb.Hello(protocol_version=1)))
-                assert (await call.read()).WhichOneof("kind") == "welcome"
-                bomb = pb.Decision(request_id="1" * (64 << 20), match_id="m")
-                with contextlib.suppress(grpc.aio.AioRpcError):
-                    await call.write(pb.BotMessage(decision=bomb))
-                with contextlib.suppress(grpc.aio.AioRpcError):
-                    while await call.read() is not grpc.aio.EOF:
-                        pass
-                code, details = await call.code(), await call.details()
+
+                async def bombed() -> tuple[grpc.StatusCode, str]:
+                    call = pb_grpc.ArenaStub(ch).Play(metadata=_md("tok-x"))
+                    await call.write(pb.BotMessage(hello=pb.Hello(protocol_version=1)))
+                    assert (await call.read()).WhichOneof("kind") == "welcome"
+                    bomb = pb.Decision(request_id="1" * (64 << 20), match_id="m")
+                    with contextlib.suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
+                        await call.write(pb.BotMessage(decision=bomb))
+                    with contextlib.suppress(grpc.aio.AioRpcError):
+                        while await call.read() is not grpc.aio.EOF:
+                            pass
+                    return await call.code(), await call.details()
+
+                # (gRPC core's INTERNAL, the bomb's write racing the refusal: again)
+                code, details = await asking_again(
+                    bombed, lambda r: core_internal(*r, answered=True)
+                )
             async with grpc.aio.insecure_channel(a.target) as ch:
                 again = pb_grpc.ArenaStub(ch).Play(metadata=_md("tok-x"))
                 await again.write(pb.BotMessage(hello=pb.Hello(protocol_version=1)))
