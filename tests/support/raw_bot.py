@@ -132,14 +132,15 @@ class RawBot:
         )
 
     async def run(self) -> str:
-        internal_retries = 3
+        internal_retries = 7  # (8 tries, as tests/support/core_internal.py's TRIES)
         while True:
             try:
                 again = await self.session()
             except grpc.aio.AioRpcError as e:
                 # A refused bidi stream can reach a client as INTERNAL when the server's
                 # RST_STREAM overtakes its trailers (a gRPC race under load, not the
-                # referee's answer); a real client retries, and so does this one.
+                # referee's answer), or when its write races the refusal (grpc/grpc#36066,
+                # "Internal error from Core"); a real client retries, and so does this one.
                 if e.code() is grpc.StatusCode.INTERNAL and internal_retries > 0:
                     internal_retries -= 1
                     await asyncio.sleep(0.2)
