@@ -102,10 +102,7 @@ def test_a_web_refresh_of_a_running_tournament_reads_only_the_matches_stored_sin
     rated every stored match again: 12-13 s at 10,000 matches of 12 deals (140-170 ms
     since), so that the page showed results up to a minute old (a slow document is
     recomputed at most every 4x its cost) while the server spent a fifth of a core on it."""
-    import arena.web.data as data
-
     path = running_demo(tmp_path, 6)
-    monkeypatch.setattr(data, "SLOW_S", 1e9)  # nothing is kept for its cost: every refresh
     parsed: list[str] = []
     record = Storage._record
 
@@ -234,19 +231,14 @@ def test_a_builder_finds_its_latest_match_deleted_and_stored_again_in_its_place(
         assert board(fresh.build(info)) == board(build_leaderboard(st, "demo"))
 
 
-def test_the_web_follows_a_tournaments_config_changed_by_hand(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_web_follows_a_tournaments_config_changed_by_hand(tmp_path: Path) -> None:
     """Defect: the web's builder kept the draw probability and ruleset of the config it was
     made with: a config edited in the database (by hand: the arena stores it once) showed
     the new config beside ratings and a ruleset description of the old one, where the old
     code read the config again at each refresh."""
     import json
 
-    import arena.web.data as data
-
     path = running_demo(tmp_path, 6)
-    monkeypatch.setattr(data, "SLOW_S", 1e9)  # nothing is kept for its cost: every refresh
     source = DataSource(path)
     source.leaderboard(None)
     with Storage(path) as st:
@@ -263,17 +255,12 @@ def test_the_web_follows_a_tournaments_config_changed_by_hand(
     assert doc["tournament"] == fresh["tournament"]
 
 
-def test_the_web_does_not_keep_a_page_of_matches_deleted_since(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_web_does_not_keep_a_page_of_matches_deleted_since(tmp_path: Path) -> None:
     """Defect: a page was kept until the count of stored matches changed: the latest match
     deleted by hand while the tournament ran and the next one stored (seen: `arena web`
     beside a resumed 4-player tournament) left the count as it was, and the bot's page
     listed the deleted match, not the new one, until the next was stored."""
-    import arena.web.data as data
-
     path = running_demo(tmp_path, 6)
-    monkeypatch.setattr(data, "SLOW_S", 1e9)  # nothing is kept for its cost: every refresh
     source = DataSource(path)
     before = source.bot("bold", None)
     assert "demo-m0005" in [m["match_id"] for m in before["matches"]]
@@ -288,7 +275,7 @@ def test_the_web_does_not_keep_a_page_of_matches_deleted_since(
 
 
 def test_the_web_lists_bots_not_in_the_config_in_the_order_of_a_fresh_leaderboard(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
     """Defect: the rating history of a leaderboard brought up to date named the bots a
     tournament's config does not list (a match stored by hand) in the order their matches
@@ -296,10 +283,7 @@ def test_the_web_lists_bots_not_in_the_config_in_the_order_of_a_fresh_leaderboar
     another document (its JSON)."""
     import json
 
-    import arena.web.data as data
-
     path = running_demo(tmp_path, 4)
-    monkeypatch.setattr(data, "SLOW_S", 1e9)  # nothing is kept for its cost: every refresh
 
     def put(index: int, seats: tuple[str, ...]) -> None:
         with Storage(path) as st:
