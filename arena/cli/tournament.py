@@ -317,8 +317,8 @@ def _exit(code: int) -> NoReturn:
     once the stop had said all it says raised KeyboardInterrupt on the way out: click's
     "Aborted!" and exit 1, or "Exception ignored in ... AioServer.__dealloc__" and its
     traceback from gRPC's teardown, or a death by the signal (a second Ctrl-C a moment
-    late, as a loaded machine made it in a test). Once Python's exit is past its atexit
-    calls, in the teardown of its modules, a stop signal is ignored (see ``ignored``)."""
+    late, as a loaded machine made it in a test). From Python's atexit calls on (the
+    teardown of its modules follows them), a stop signal is ignored (see ``ignored``)."""
 
     def now(signum: int, frame: object) -> None:
         with contextlib.suppress(Exception):  # (what is written so far goes out)
@@ -330,7 +330,8 @@ def _exit(code: int) -> NoReturn:
         # Python's exit sets every signal it handles back to the default right after the
         # atexit calls, before it tears the modules down (gRPC's server with them): a
         # signal then killed the process (-2, not 130; seen under load). Ignored from here
-        # on: the rest of the exit is the teardown, and the code is already given.
+        # on (the first atexit call: registered last): the rest of the exit is cleanup and
+        # teardown, and the code is already given.
         for sig in stop_signals():
             signal.signal(sig, signal.SIG_IGN)
 
