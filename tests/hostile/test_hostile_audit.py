@@ -1689,7 +1689,11 @@ def test_refused_reconnects_do_not_keep_the_door_shut(tmp_path: Path) -> None:
                         return codes, refusal, loop.time() - start
                     if not refusal:
                         refusal = details
-                        for _ in range(8):  # INTERNAL: as in _status (a loaded run saw it)
+
+                        async def probe() -> tuple[str, str, bool, Any]:
+                            """The refusal's status (asked again on gRPC core's INTERNAL),
+                            and whether the stream was welcomed."""
+                            nonlocal opened
                             call = ch.stream_stream(PLAY)(metadata=_md("tok-x"))
                             opened = loop.time()
                             with suppress(grpc.aio.AioRpcError):
@@ -1697,12 +1701,16 @@ def test_refused_reconnects_do_not_keep_the_door_shut(tmp_path: Path) -> None:
                             with suppress(grpc.aio.AioRpcError):
                                 if await call.read() is not grpc.aio.EOF:  # (welcomed)
                                     call.cancel()
-                                    assert opened >= first + 2.0, "let in inside the window"
-                                    return None
-                            if await call.code() is not grpc.StatusCode.INTERNAL:
-                                break
-                            await asyncio.sleep(0.1)
-                        assert await call.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+                                    return "", "", True, call
+                            return (await call.code()).name, await call.details(), False, call
+
+                        code, details, welcomed, call = await asking_again(
+                            probe, lambda r: core_internal(r[0], r[1], answered=r[2])
+                        )
+                        if welcomed:
+                            assert opened >= first + 2.0, "let in inside the window"
+                            return None
+                        assert code == "RESOURCE_EXHAUSTED", (code, details)
                         retry_ms = dict(await call.trailing_metadata() or ())[RETRY_AFTER_MS]
                         await _free(a, "x")
                     assert loop.time() - start < 30, "never let in again"
