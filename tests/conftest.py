@@ -14,6 +14,8 @@ tally to the controller, which prints the sum: the same figures as a run in one 
 from __future__ import annotations
 
 import logging
+import signal
+import threading
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -62,6 +64,22 @@ def _no_condensing_filter_left_behind() -> Iterator[None]:
         logger = logging.getLogger(name)
         for f in [f for f in logger.filters if isinstance(f, _OncePerSite)]:
             logger.removeFilter(f)
+
+
+@pytest.fixture(autouse=True)
+def _stop_signals_as_they_were() -> Iterator[None]:
+    """A CLI command run in-process (CliRunner) in the main thread sets the stop signals'
+    handlers for the rest of its process, as a process of its own should (`arena serve`
+    ignores them once its loop is over). In a test worker that would outlive the test, and
+    an ignored signal is inherited by every process it starts later: a later test's Ctrl-C
+    would not reach its `arena tournament`. Each test gets them back as they were."""
+    sigs = [s for s in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s]
+    main = threading.current_thread() is threading.main_thread()
+    before = {s: signal.getsignal(s) for s in sigs} if main else {}
+    yield
+    for sig, handler in before.items():
+        if handler is not None and signal.getsignal(sig) is not handler:
+            signal.signal(sig, handler)
 
 
 @pytest.fixture(autouse=True)

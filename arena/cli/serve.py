@@ -9,7 +9,6 @@ import functools
 import logging
 import os
 import secrets
-import signal
 import sys
 import tempfile
 import time
@@ -28,7 +27,7 @@ from arena.referee.lobby import FinishedMatch
 from arena.referee.server import host_port, port_problem
 from arena.render import printable
 from arena.tournament.config import BOT_NAME_RE, BOT_NAME_RULE
-from arena.tournament.runner import stop_signals
+from arena.tournament.runner import ignore_stop_signals, stop_signals
 from engine import RulesetError, load_ruleset
 from engine.rules import TomlFileError, describe_ruleset, did_you_mean, read_toml_file
 
@@ -358,11 +357,11 @@ def serve(
         asyncio.run(_serve(config, tokens, rs, host, port, tls, max_matches, seed, drain_s,
                            results, drawn))  # fmt: skip
     finally:
+        # The loop's signal handlers are gone: a late second signal must not cut the
+        # closing of the database and its lock (it gave exit 0 or 143 at random), nor
+        # kill the process in Python's teardown of gRPC's server (-2 in place of 0).
+        ignore_stop_signals()
         if results is not None:
-            # The loop's signal handlers are gone: a late second signal must not cut the
-            # closing of the database and its lock (it gave exit 0 or 143 at random).
-            for sig in stop_signals():  # (a hang-up ignored already stays so)
-                signal.signal(sig, signal.SIG_IGN)
             results.close()
     if results is not None and results.lost:
         sys.exit(1)  # said above: matches played that the database does not hold

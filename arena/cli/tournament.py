@@ -31,6 +31,7 @@ from arena.tournament.runner import (
     Interrupted,
     RunOptions,
     TournamentError,
+    ignore_stop_signals,
     orphans_stopped,
     run,
     stop_signals,
@@ -318,7 +319,8 @@ def _exit(code: int) -> NoReturn:
     "Aborted!" and exit 1, or "Exception ignored in ... AioServer.__dealloc__" and its
     traceback from gRPC's teardown, or a death by the signal (a second Ctrl-C a moment
     late, as a loaded machine made it in a test). From Python's atexit calls on (the
-    teardown of its modules follows them), a stop signal is ignored (see ``ignored``)."""
+    teardown of its modules follows them), a stop signal is ignored
+    (:func:`~arena.tournament.runner.ignore_stop_signals`)."""
 
     def now(signum: int, frame: object) -> None:
         with contextlib.suppress(Exception):  # (what is written so far goes out)
@@ -326,19 +328,14 @@ def _exit(code: int) -> NoReturn:
             sys.stderr.flush()
         os._exit(code)
 
-    def ignored() -> None:
-        # Python's exit sets every signal it handles back to the default right after the
-        # atexit calls, before it tears the modules down (gRPC's server with them): a
-        # signal then killed the process (-2, not 130; seen under load). Ignored from here
-        # on (the first atexit call: registered last): the rest of the exit is cleanup and
-        # teardown, and the code is already given.
-        for sig in stop_signals():
-            signal.signal(sig, signal.SIG_IGN)
-
     if threading.current_thread() is threading.main_thread():  # (signals reach it only)
         for sig in stop_signals():
             signal.signal(sig, now)
-        atexit.register(ignored)
+        # Python's exit sets every signal it handles back to the default right after the
+        # atexit calls, before it tears the modules down (gRPC's server with them): a
+        # signal then killed the process (-2, not 130; seen under load). Ignored from the
+        # first atexit call on (registered last): the rest is teardown, the code is given.
+        atexit.register(ignore_stop_signals)
     sys.exit(code)
 
 

@@ -85,6 +85,7 @@ __all__ = [
     "TournamentOutcome",
     "bot_command",
     "finalize",
+    "ignore_stop_signals",
     "orphans_stopped",
     "run",
     "run_tournament",
@@ -1329,6 +1330,17 @@ def stop_signals() -> tuple[signal.Signals, ...]:
     if hup is not None and signal.getsignal(hup) is not signal.SIG_IGN:
         sigs.append(hup)
     return tuple(sigs)
+
+
+def ignore_stop_signals() -> None:
+    """Every stop signal ignored from now on, for the last moments of a process whose exit
+    is decided (its cleanup, and Python's teardown after its atexit calls, where the signals
+    are back at their default actions): a second Ctrl-C there killed it by the signal, its
+    exit code and whatever it was closing lost. Signals reach the main thread only: from
+    another (a test's CLI runner) there is nothing to do."""
+    if threading.current_thread() is threading.main_thread():
+        for sig in stop_signals():
+            signal.signal(sig, signal.SIG_IGN)
 
 
 class _Signals:
