@@ -368,10 +368,18 @@ def test_serve_stopped_by_a_signal_right_after_it_listens_stops_cleanly(tmp_path
     in between (a supervisor stopping it at once, a test that read "match ids") killed it
     by Python's default action (exit -15, nothing closed: with --db, the database not
     closed). The handlers come before the port is opened now."""
+    out = _serve_terminated_once_listening(tmp_path, "", "--db", str(tmp_path / "r.sqlite"))
+    assert out.returncode == 0, (out.returncode, out.stdout, out.stderr)
+    assert "0 match(es) played" in out.stdout, out.stdout
+
+
+def _serve_terminated_once_listening(tmp_path: Path, prelude: str, *args: str) -> Any:
+    """`arena serve ... *args` as a process that sends itself a SIGTERM as soon as its
+    server listens, after running ``prelude``; its ``CompletedProcess``."""
     import subprocess
     import sys
 
-    probe = (
+    probe = prelude + (
         "import os, signal, sys\n"
         "import arena.cli.serve as serve\n"
         "real = serve.start_server\n"
@@ -387,13 +395,11 @@ def test_serve_stopped_by_a_signal_right_after_it_listens_stops_cleanly(tmp_path
     tokens = tmp_path / "tokens.toml"
     tokens.write_text('[bots]\nb1 = "t1"\nb2 = "t2"\nb3 = "t3"\n')
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
-    out = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-c", probe, "--tokens", str(tokens), "--record-dir",
-         str(tmp_path / "rec"), "--port", "0", "--seed", "1", "--db", str(tmp_path / "r.sqlite")],
+         str(tmp_path / "rec"), "--port", "0", "--seed", "1", *args],
         capture_output=True, text=True, env=env, timeout=120,
     )  # fmt: skip
-    assert out.returncode == 0, (out.returncode, out.stdout, out.stderr)
-    assert "0 match(es) played" in out.stdout, out.stdout
 
 
 def _serve_until_port(tmp_path: Path, ignore_hangup: bool) -> Any:
@@ -555,36 +561,16 @@ def test_serve_stopped_keeps_its_exit_through_a_signal_in_its_last_teardown(
     their defaults, before gRPC's server is torn down) killed it by the signal. With --db it
     was ignored there already; now it is in both. Here the signal comes in that teardown,
     every time."""
-    import subprocess
-    import sys
-
-    probe = (
+    late = (
         "import os, signal, sys, time\n"
-        "import arena.cli.serve as serve\n"
         "class Late:  # collected as the modules are torn down\n"
         "    def __del__(self):\n"
         "        os.kill(os.getpid(), signal.SIGINT)\n"
         "        time.sleep(0.2)  # (delivered by then)\n"
         "sys.modules['late_holder'] = type(sys)('late_holder')\n"
         "sys.modules['late_holder'].late = Late()\n"
-        "real = serve.start_server\n"
-        "async def start_then_term(*a, **k):\n"
-        "    out = await real(*a, **k)\n"
-        "    os.kill(os.getpid(), signal.SIGTERM)\n"
-        "    return out\n"
-        "serve.start_server = start_then_term\n"
-        "from arena.cli import main\n"
-        "sys.argv = ['arena', 'serve', *sys.argv[1:]]\n"
-        "main()\n"
     )
-    tokens = tmp_path / "tokens.toml"
-    tokens.write_text('[bots]\nb1 = "t1"\nb2 = "t2"\nb3 = "t3"\n')
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
     stored = ["--db", str(tmp_path / "r.sqlite")] if db else []
-    out = subprocess.run(
-        [sys.executable, "-c", probe, "--tokens", str(tokens), "--record-dir",
-         str(tmp_path / "rec"), "--port", "0", "--seed", "1", *stored],
-        capture_output=True, text=True, env=env, timeout=120,
-    )  # fmt: skip
+    out = _serve_terminated_once_listening(tmp_path, late, *stored)
     assert out.returncode == 0, (out.returncode, out.stdout, out.stderr)
     assert "0 match(es) played" in out.stdout, out.stdout
