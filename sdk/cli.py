@@ -389,8 +389,12 @@ def _leave(code: int, message: str = "") -> NoReturn:
     Python joins the runner's worker threads at exit. The runner gave the calls a grace
     (a few seconds, cut short by a second Ctrl-C); what still runs is named, and the
     process exits without it."""
+    from arena.stopping import ignore_stop_signals
     from sdk.client import bot_calls_running
 
+    # The exit is decided: a stop signal from here to the end of Python's teardown (gRPC's
+    # channels are torn down there) must not turn it into a death by that signal.
+    ignore_stop_signals()
     if message:  # (an arena's refusal, written out as the log lines are: see printable)
         click.echo(printable(message, keep="\n\t"), err=True)
     running = bot_calls_running()

@@ -1608,14 +1608,13 @@ def run(
         runner = BotRunner(bot, arena, token, tls=tls, ca=ca, matches=matches, name=name,
                            retry_for=retry_for, workers=workers, spec=spec)  # fmt: skip
         loop = asyncio.get_running_loop()
+        # Left in place to the end: asyncio.run's teardown (the tasks cancelled, the loop
+        # closed, which removes them) comes after the runner's stop, and a second Ctrl-C or
+        # a supervisor's SIGTERM there killed the bot by the signal (exit 143, or 130 for a
+        # stop that had gone well).
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(sig, runner._signalled, sig.name)
-        try:
-            return await runner.run()
-        finally:
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                with contextlib.suppress(NotImplementedError, RuntimeError):
-                    loop.remove_signal_handler(sig)
+        return await runner.run()
 
     return asyncio.run(main())

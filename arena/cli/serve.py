@@ -26,8 +26,8 @@ from arena.referee.config import MAX_STRIKES, key_pair_problem, pem_problem
 from arena.referee.lobby import FinishedMatch
 from arena.referee.server import host_port, port_problem
 from arena.render import printable
+from arena.stopping import ignore_stop_signals, stop_signals
 from arena.tournament.config import BOT_NAME_RE, BOT_NAME_RULE
-from arena.tournament.runner import ignore_stop_signals, stop_signals
 from engine import RulesetError, load_ruleset
 from engine.rules import TomlFileError, describe_ruleset, did_you_mean, read_toml_file
 

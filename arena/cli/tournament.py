@@ -25,16 +25,15 @@ from arena.cli.leaderboard import stdout_console
 from arena.cli.options import NonEmptyPath, hang_up_safe, in_clear_note
 from arena.leaderboard import build_leaderboard, to_rich_table, write_outputs
 from arena.render import PrintableFormatter, plural, printable
+from arena.stopping import ignore_stop_signals, stop_signals
 from arena.storage import Storage, StorageError
 from arena.tournament.config import ConfigError, TournamentConfig, load_config
 from arena.tournament.runner import (
     Interrupted,
     RunOptions,
     TournamentError,
-    ignore_stop_signals,
     orphans_stopped,
     run,
-    stop_signals,
 )
 from engine.rules import describe_ruleset
 
@@ -320,7 +319,7 @@ def _exit(code: int) -> NoReturn:
     traceback from gRPC's teardown, or a death by the signal (a second Ctrl-C a moment
     late, as a loaded machine made it in a test). From Python's atexit calls on (the
     teardown of its modules follows them), a stop signal is ignored
-    (:func:`~arena.tournament.runner.ignore_stop_signals`)."""
+    (:func:`~arena.stopping.ignore_stop_signals`)."""
 
     def now(signum: int, frame: object) -> None:
         with contextlib.suppress(Exception):  # (what is written so far goes out)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import logging
+import signal
+import threading
 from pathlib import Path
 
 import click
 
 from arena.cli.options import Host, HostName, NonEmptyPath
 from arena.render import printable
+from arena.stopping import ignore_stop_signals, stop_signals
 
 __all__ = ["web"]
 
@@ -87,9 +90,26 @@ def web(
 
         raise click.ClickException(f"cannot listen on {host_port(host, port)}: {e}") from e
     click.echo(printable(f"arena web: serving {db} at {server.url} (Ctrl+C to stop)"))
+    _stop_on_signals()
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
+        ignore_stop_signals()  # the exit is decided: a second signal must not cut it short
         server.server_close()
+
+
+def _stop_on_signals() -> None:
+    """SIGTERM (``kill``, systemd, ``docker stop``) and a hang-up stop the server as Ctrl-C
+    does, with exit code 0, as `arena serve` and `arena tournament` stop: their default
+    actions killed it by the signal (exit 143), which supervisors count as a failure.
+    Signals reach the main thread only: from another (a test's CLI runner) nothing to do."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    for sig in stop_signals():
+        signal.signal(sig, stop)

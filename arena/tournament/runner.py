@@ -61,6 +61,7 @@ from rich.text import Text
 
 from arena.ratings import RatingBook, rate_results
 from arena.render import printable
+from arena.stopping import stop_signals
 from arena.storage import (
     Storage,
     StorageError,
@@ -85,11 +86,9 @@ __all__ = [
     "TournamentOutcome",
     "bot_command",
     "finalize",
-    "ignore_stop_signals",
     "orphans_stopped",
     "run",
     "run_tournament",
-    "stop_signals",
 ]
 
 log = logging.getLogger(__name__)
@@ -1318,29 +1317,6 @@ class Interrupted(KeyboardInterrupt):
     def __init__(self, signum: int) -> None:
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
-
-
-def stop_signals() -> tuple[signal.Signals, ...]:
-    """The signals that stop `arena tournament` and `arena serve` cleanly (every finished
-    match kept): SIGINT, SIGTERM, and a hang-up — the terminal of a run started from an
-    ssh session closing killed it at once — unless the hang-up is ignored already
-    (`nohup`), as it must stay."""
-    sigs = [signal.SIGINT, signal.SIGTERM]
-    hup: signal.Signals | None = getattr(signal, "SIGHUP", None)  # (not on Windows)
-    if hup is not None and signal.getsignal(hup) is not signal.SIG_IGN:
-        sigs.append(hup)
-    return tuple(sigs)
-
-
-def ignore_stop_signals() -> None:
-    """Every stop signal ignored from now on, for the last moments of a process whose exit
-    is decided (its cleanup, and Python's teardown after its atexit calls, where the signals
-    are back at their default actions): a second Ctrl-C there killed it by the signal, its
-    exit code and whatever it was closing lost. Signals reach the main thread only: from
-    another (a test's CLI runner) there is nothing to do."""
-    if threading.current_thread() is threading.main_thread():
-        for sig in stop_signals():
-            signal.signal(sig, signal.SIG_IGN)
 
 
 class _Signals:

@@ -457,3 +457,61 @@ def test_try_fails_when_the_tried_bot_had_incidents_and_only_then(tmp_path: Path
     r = CliRunner().invoke(main, ["try", "random", "--vs", str(f), *args])
     assert r.exit_code == 0, r.output
     assert "error:" not in r.output
+
+
+#: ``arena-bot run ARGS`` as a process stopped by a SIGTERM as soon as its runner runs,
+#: which then gets another signal (``{sig}``) in its teardown (``{where}``).
+_STOPPED_THEN_SIGNALLED = """
+import asyncio, os, signal, sys, time
+import sdk.client
+
+def late():
+    os.kill(os.getpid(), signal.{sig})
+    time.sleep(0.2)  # (delivered by then)
+
+class Late:  # collected as the modules are torn down, after the exit
+    def __del__(self):
+        late()
+
+async def cancelled_at_the_end():  # cancelled by asyncio.run once the runner is done
+    try:
+        await asyncio.sleep(3600)
+    except asyncio.CancelledError:
+        late()
+        raise
+
+real = sdk.client.BotRunner.run
+async def run_then_term(self):
+    if "{where}" == "loop":
+        asyncio.get_running_loop().create_task(cancelled_at_the_end())
+    else:
+        sys.modules["late_holder"] = type(sys)("late_holder")
+        sys.modules["late_holder"].late = Late()
+    asyncio.get_running_loop().call_later(0.2, os.kill, os.getpid(), signal.SIGTERM)
+    return await real(self)
+sdk.client.BotRunner.run = run_then_term
+
+from sdk.cli import main
+sys.argv = ["arena-bot", "run", *sys.argv[1:]]
+main()
+"""
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("where", ["loop", "exit"])
+def test_run_stopped_keeps_its_exit_through_a_signal_in_its_teardown(where: str, sig: str) -> None:
+    """Defect: once `arena-bot run` had stopped on a signal, a second one (a second Ctrl-C, a
+    supervisor's SIGTERM) in its teardown killed it by that signal (exit 143) or made a
+    stop that had gone well exit 130: in asyncio.run's teardown, where the stop signals'
+    handlers had been removed already, and in Python's last teardown, where they are back
+    at their defaults. Here the second signal comes in one of them every time."""
+    import subprocess
+
+    probe = _STOPPED_THEN_SIGNALLED.format(sig=sig, where=where)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run(
+        [sys.executable, "-c", probe, "random", "--arena", "127.0.0.1:4", "--token", "t1"],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 0, (out.returncode, out.stderr)
+    assert "done (signal SIGTERM)" in out.stderr, out.stderr

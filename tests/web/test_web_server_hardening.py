@@ -483,3 +483,34 @@ def test_the_deadline_thread_is_one_and_stops_with_the_server(
             s.close()
     watchdogs[0].join(GUARD_S)
     assert not watchdogs[0].is_alive()
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP"])
+def test_arena_web_stops_on_sigterm_and_a_hang_up_as_on_ctrl_c(db: Path, sig: str) -> None:
+    """Defect: `arena web` stopped cleanly (exit 0) on Ctrl-C only; SIGTERM (``kill``,
+    systemd, ``docker stop``) and its terminal closing killed it by the signal (exit 143,
+    129), which a supervisor counts as a failure. It stops as `arena serve` does now, and it
+    still answered requests until then."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from arena.cli import main; main()", "web", "--db", str(db),
+         "--port", "0"],
+        cwd=Path(__file__).parents[2], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        port = int(line.rsplit(":", 1)[1].split("/")[0])
+        assert answer(port).startswith(b"HTTP/1.0 200 OK")
+        proc.send_signal(getattr(signal, sig))
+        out, err = proc.communicate(timeout=GUARD_S)
+        assert proc.returncode == 0, (proc.returncode, out, err)
+        assert "Traceback" not in err, err
+    finally:
+        proc.kill()
+        proc.wait()
