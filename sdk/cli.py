@@ -316,7 +316,8 @@ def _die_with_launcher() -> None:
     type=Seconds(min=0),
     default=600.0,
     show_default=True,
-    help="Give up after the arena has been unreachable this many seconds.",
+    help="Give up after the arena has been unreachable this many seconds (or has ended "
+    "every stream it welcomed the bot on before it worked).",
 )
 @click.option(
     "--workers",

@@ -693,21 +693,26 @@ class BotRunner:
                     raise ArenaError(
                         f"the arena at {self.arena} ended the stream: {code.name}: {details}"
                     ) from None
-                if welcomed:  # the arena is reachable: not failing (--retry-for), ...
-                    failing_since, other_internal = None, 0
-                    # ... but the back-off starts again only after a stream that worked: a
-                    # Welcome alone is no proof, and an arena that welcomes and then resets
-                    # every stream was asked again every 0.25-0.5 s for ever. A stream that
-                    # dropped mid-match (events, answers) or after a long idle wait is
-                    # opened again at the first step.
+                dropped = welcomed  # (this stream: what the error at the end says)
+                if welcomed:
+                    other_internal = 0
+                    # Only a stream that worked ends the failing (the back-off starts again,
+                    # --retry-for too): a Welcome alone is no proof. An arena that welcomes
+                    # and then resets every stream was asked again every 0.25-0.5 s, later
+                    # for ever at the longest back-off. A stream that dropped mid-match
+                    # (events, answers) or after a long idle wait is opened again at once.
                     if self._progress or time.monotonic() - opened >= _WORKED_S:
-                        attempt = 0
+                        failing_since, attempt = None, 0
                 now = time.monotonic()
                 failing_since = failing_since or now
                 if self.retry_for is not None and now - failing_since > self.retry_for:
+                    what = "has been unreachable"
+                    if dropped:  # (the last stream was welcomed: not the address's fault)
+                        what += (" or ended every stream it welcomed this bot on (none played"
+                                 f" or lasted {_WORKED_S:g} s)")  # fmt: skip
                     raise ArenaError(
-                        f"the arena at {self.arena} has been unreachable for "
-                        f"{self.retry_for:.0f}s: {code.name}: {details}"
+                        f"the arena at {self.arena} {what} for {self.retry_for:.0f}s: "
+                        f"{code.name}: {details}"
                         + (_PLAINTEXT_HINT if hinted and not reached else "")
                     ) from None
                 delay = min(self.max_backoff, self.initial_backoff * 2**attempt)

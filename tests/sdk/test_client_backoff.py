@@ -55,7 +55,9 @@ def _ended() -> pb.ServerMessage:
         match_id="m0", result=pb.MatchResult(scores=[1, 2, 3], places=[3, 2, 1])))  # fmt: skip
 
 
-def _reconnect_waits(plan: list[str], caplog: pytest.LogCaptureFixture) -> list[float]:
+def _reconnect_waits(
+    plan: list[str], caplog: pytest.LogCaptureFixture, retry_for: float = 20
+) -> list[float]:
     """Streams that each welcome the bot, then (``"match"``) seat it in a new match and ask
     it "r1", (``"again"``) resume that match and ask "r1" again, (``"ended"``) send the end
     of a match again, or (``"reset"``) nothing, and end with UNAVAILABLE (after the bot's
@@ -92,7 +94,7 @@ def _reconnect_waits(plan: list[str], caplog: pytest.LogCaptureFixture) -> list[
         await server.start()
         try:
             runner = BotRunner(RandomBot, f"127.0.0.1:{port}", "tok", initial_backoff=0.01,
-                               max_backoff=0.08, retry_for=20)  # fmt: skip
+                               max_backoff=0.08, retry_for=retry_for)  # fmt: skip
             runner._rng = _NoJitter()
             summary = await asyncio.wait_for(runner.run(), 30)
             assert summary.reason == "the arena closed the stream"
@@ -149,3 +151,20 @@ def test_each_wait_is_half_to_all_of_its_step_as_the_guide_says(
     assert _reconnect_waits(["reset"] * 4, caplog) == [
         round(step * share, 6) for step in (10, 20, 40, 80)
     ]
+
+
+def test_an_arena_that_welcomes_then_resets_every_stream_meets_retry_for(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect: a Welcome ended the failing that ``--retry-for`` bounds, so a bot whose arena
+    welcomed it and then reset every stream went on reconnecting for ever (at the longest
+    back-off), never exiting 1 for a supervisor to see. Only a stream that worked ends it
+    now; the error says what the arena did."""
+    from sdk.client import ArenaError
+
+    with pytest.raises(ArenaError) as e:
+        _reconnect_waits(["reset"] * 10_000, caplog, retry_for=0.5)
+    assert "ended every stream it welcomed this bot on (none played or lasted 30 s) for 0s:" in str(
+        e.value
+    ), e.value
+    assert "UNAVAILABLE: reset" in str(e.value)
