@@ -53,6 +53,7 @@ from engine.tables import (
     NINES,
     POINTS,
     SUIT_PLAYS,
+    THROW_IN,
     bid_actions,
     cards_of,
     contract_actions,
@@ -201,11 +202,14 @@ _BIDDING, _PASSING, _CONTRACT, _PLAYING, _OVER = (
 )  # fmt: skip
 _PHASE_KINDS: dict[Phase, tuple[type, ...]] = {
     Phase.BIDDING: (Bid, Pass),
-    Phase.PASSING: (Give,),
+    # The last hand who took the talon after an all-pass may throw in as soon as he has seen
+    # it ("просмотрев карты", the 1001 text), and still after passing his two cards.
+    Phase.PASSING: (Give, ThrowIn),
     Phase.CONTRACT: (Contract, Concede, ThrowIn),
     Phase.PLAYING: (Play,),
     Phase.GAME_OVER: (),
 }
+_THROW_IN_ONLY = (THROW_IN,)
 
 
 class Trick(NamedTuple):
@@ -838,12 +842,13 @@ class Game:
                 if s != self._declarer and not self._given >> s & 1:
                     tm |= 1 << s
             gs = GIVE_SUIT[tm]
-            return (
+            gives = (
                 gs[0][hand & 63]
                 + gs[1][hand >> 6 & 63]
                 + gs[2][hand >> 12 & 63]
                 + gs[3][hand >> 18 & 63]
             )
+            return gives + _THROW_IN_ONLY if self._last_hand_take else gives
         if phase is _CONTRACT:
             r = self.ruleset
             cap = cap_of(self._hands[self._declarer], r)
@@ -862,7 +867,10 @@ class Game:
             if phase is _BIDDING:
                 self._bidding(action)
             elif phase is _PASSING:
-                self._give(action)  # type: ignore[arg-type]
+                if type(action) is ThrowIn:  # (before or between the gives: see _PHASE_KINDS)
+                    self._contract_phase(action)
+                else:
+                    self._give(action)  # type: ignore[arg-type]
             elif phase is _CONTRACT:
                 self._contract_phase(action)
             else:

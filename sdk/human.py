@@ -585,10 +585,12 @@ def _giving_up(view: PlayerView) -> str:
             sat_out = f" ({names[view.dealer]}, who dealt, is on the barrel: no talon for him)"
     lines = []
     if ThrowIn() in legal:
+        # (he may throw in before passing his cards too: then play means giving them first)
+        play = "pass on your cards, then name" if view.phase is Phase.PASSING else "name"
         lines.append(
             f"throw-in: everybody before you passed, so you took the talon at the opening bid "
-            f"of {bid}; name a contract of {bid} or more and play it, or throw in: you score 0 "
-            f"and {each} score +{r.throw_in_bonus} each{not_scored}{sat_out}."
+            f"of {bid}; {play} a contract of {bid} or more and play it, or throw in: you score "
+            f"0 and {each} score +{r.throw_in_bonus} each{not_scored}{sat_out}."
         )
     if Concede() in legal and bid is not None:
         mine = f"you score -{bid}" if r.concede == "penalty" else "you score 0"

@@ -755,9 +755,10 @@ _4P_DECLARED = ("F: bid 40", "S: pass", "L: pass")
         pytest.param(
             "1001-4p", _4P_DECLARED, "give 9♣ to {D}", GiveError, "not an opponent", id="to-D"
         ),
-        # §4 passing comes before the contract (and a throw-in)
+        # §4 passing comes before the contract; a declarer who won the bidding may not throw
+        # in (only the all-pass last hand, who may from the moment he holds the talon)
         pytest.param(
-            "1001-4p", _4P_DECLARED, "throw-in", WrongPhaseError, "passing", id="early-throw-in"
+            "1001-4p", _4P_DECLARED, "throw-in", ThrowInError, "all-pass", id="early-throw-in"
         ),
         # §4 "one each"; "a second card passed to the same opponent"
         pytest.param(

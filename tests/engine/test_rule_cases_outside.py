@@ -551,7 +551,11 @@ class Oracle:
             return {"pass"} | {f"bid {b}" for b in range(low, cap + 1, r.bid_step)}
         if self.phase == "passing":
             opp = [s for s in self.active if s != seat and s not in self.given]
-            return {f"give {c} to {o}" for c in hand for o in opp}
+            # The all-pass last hand may throw in once he has seen the talon (RULES.md does
+            # not make him pass his cards first).
+            return {f"give {c} to {o}" for c in hand for o in opp} | (
+                {"throw-in"} if self.all_pass else set()
+            )
         if self.phase == "contract":
             assert self.standing is not None
             cap = max(self.standing, 120 + marriages_value(hand, r))
@@ -617,6 +621,9 @@ class Oracle:
             self.turn = (self.turn + 1) % len(self.order)
             while self.order[self.turn] in self.passed:
                 self.turn = (self.turn + 1) % len(self.order)
+            return
+        if self.phase == "passing" and words[0] == "throw-in":
+            self.outcome = "thrown_in"
             return
         if self.phase == "passing":
             card, to = words[1], int(words[3])

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from engine import PRESETS, Phase
-from engine.actions import Bid, Concede, Contract, Pass, ThrowIn
+from engine.actions import Bid, Concede, Contract, Give, Pass, ThrowIn
 from engine.errors import ThrowInError
+from engine.record import replay
 
 from .conftest import assert_refused, rules, table
 from .test_rules_bidding import BASE, BASE_TALON
@@ -82,10 +85,11 @@ def test_opening_40_and_nobody_committed():
 
 
 def reach_throw_in(t):
-    """After an all-pass: the last hand gives two cards; throw-in is offered by then."""
+    """After an all-pass: the last hand gives two cards; throw-in is offered by then (and
+    before: see test_the_last_hand_may_throw_in_as_soon_as_he_has_seen_the_talon)."""
     decl = t.game.to_act
-    if ThrowIn() not in t.game.legal_actions():
-        gives = list(t.game.legal_actions())
+    if t.game.phase is Phase.PASSING:
+        gives = [a for a in t.game.legal_actions() if not isinstance(a, ThrowIn)]
         first = gives[0]
         second = next(a for a in gives if a.to != first.to and a.card != first.card)
         t.game.apply(first)
@@ -120,6 +124,28 @@ def test_throw_in_after_all_pass_scores_50_each_other_player():
     assert g.scores[F] == 50 and g.scores[S] == 50 and g.scores[D] == 0
     assert g.deal_number == 1
     assert g.deal_results[0].outcome == "thrown_in"
+
+
+@pytest.mark.parametrize("gives", [0, 1, 2])
+def test_the_last_hand_may_throw_in_as_soon_as_he_has_seen_the_talon(gives: int) -> None:
+    """RULES.md: after an all-pass the last hand "takes the talon at the opening bid and may
+    play, raise the contract, or throw in"; the 1001 text has him throw his cards in
+    "having looked at the cards" (просмотрев карты). Nothing makes him pass two cards
+    first: he may throw in before, between or after his gives, scored the same."""
+    t = table(rules("1001"), BASE, BASE_TALON)
+    F, S, D = t.F, t.S, t.D
+    t.act("F: pass", "S: pass")
+    g = t.game
+    assert g.phase is Phase.PASSING and ThrowIn() in g.legal_actions()
+    assert g.legal_actions()[-1] == ThrowIn(), "listed after the gives"
+    for _ in range(gives):
+        g.apply(next(a for a in g.legal_actions() if isinstance(a, Give)), seat=D)
+        assert ThrowIn() in g.legal_actions()
+    t.act("throw-in")
+    assert g.scores[F] == 50 and g.scores[S] == 50 and g.scores[D] == 0
+    assert g.deal_results[0].outcome == "thrown_in" and len(g.gives) == 0  # (a new deal)
+    replayed = replay(g.record())
+    assert replayed.scores == g.scores and replayed.deal_results == g.deal_results
 
 
 def test_throw_in_without_all_pass_refused():

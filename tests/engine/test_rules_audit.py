@@ -384,6 +384,8 @@ class Reference:
             d = g.declarer
             got = {to for to, _ in g.gives}
             out |= {Give(c, o) for c in g.hand(d) for o in self.active if o != d and o not in got}
+            if self.last_hand_take:  # (he may throw in as soon as he has seen the talon)
+                out.add(ThrowIn())
         elif g.phase is Phase.CONTRACT:
             d = g.declarer
             bid = g.bid

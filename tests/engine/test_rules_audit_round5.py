@@ -234,7 +234,8 @@ def test_classic_4p_last_hand_throw_in_with_two_sitters() -> None:
 def test_concede_and_throw_in_are_refused_once_the_contract_is_named() -> None:
     """ "Instead of naming a contract, the declarer may concede"; the last hand "may play,
     raise the contract, or throw in": once a contract is named (play has begun) neither is
-    left, and before the two cards are passed the throw-in is not offered either."""
+    left. The throw-in is offered from the moment the last hand holds the talon ("having
+    looked at the cards", the 1001 text), before the two cards are passed and after."""
     g = new_game(ruleset(), *SOLID)
     acts(g, (S, "pass"), (L, "pass"), *SOLID_GIVES, (F, "contract 100"))
     assert g.phase is Phase.PLAYING
@@ -243,7 +244,8 @@ def test_concede_and_throw_in_are_refused_once_the_contract_is_named() -> None:
     g = new_game(ruleset("1001-4p"), *SOLID4)
     acts(g, (F, "pass"), (S, "pass"))
     assert g.declarer == L and g.phase is Phase.PASSING
-    refused(g, L, ThrowIn(), WrongPhaseError)
+    assert ThrowIn() in g.legal_actions() and Concede() not in g.legal_actions()
+    refused(g, L, Concede(), WrongPhaseError)
     acts(g, (L, "give 9C to 0"), (L, "give 9D to 1"))
     assert ThrowIn() in g.legal_actions() and Concede() not in g.legal_actions()
     refused(g, D, ThrowIn(), NotYourTurnError)  # the dealer sits out: nothing of his
