@@ -28,7 +28,6 @@ from engine.errors import (
     MarriageError,
     NotYourTurnError,
     ThrowInError,
-    WrongPhaseError,
 )
 from engine.record import ReplayError, replay
 
