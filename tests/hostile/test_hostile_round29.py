@@ -5,7 +5,9 @@ process."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import socket
+import threading
 from typing import Any
 
 import grpc
@@ -13,7 +15,8 @@ import pytest
 
 from arena.referee import Referee, RefereeConfig, start_server
 from arena.referee import server as server_mod
-from tests.support.harness import no_error_logged  # noqa: F401 (a fixture, used by name)
+from arena.v1 import arena_pb2 as pb
+from tests.support.harness import errors_logged, no_error_logged  # noqa: F401 (a fixture)
 from tests.support.raw_h2 import (
     DATA,
     END_STREAM,
@@ -162,3 +165,79 @@ def test_a_caller_is_counted_by_its_host(peers: tuple[str, ...], key: str, shown
     assert got[0][1] == shown
     other = server_mod._client(Context("ipv6:%5B2001:db8:0:1::1%5D:5000"))[0]
     assert other == "2001:db8:0:1::/64" != key
+
+
+class _NoWindow(RawH2):
+    """A hand-made HTTP/2 connection that grants its streams no flow-control window
+    (SETTINGS_INITIAL_WINDOW_SIZE 0: nothing sent on a stream can reach it) and still
+    answers the server's PINGs and SETTINGS from a thread of its own (keepalive never
+    finds it dead)."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), 10)
+        self.sock.sendall(PREFACE + frame(SETTINGS, 0, 0, b"\x00\x04\x00\x00\x00\x00"))
+        self.next_stream = 1
+        self._buffer = b""
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.pump = threading.Thread(target=self._pump, daemon=True)
+        self.pump.start()
+
+    def _pump(self) -> None:
+        while not self.stop.is_set():
+            with self.lock:
+                self.frames(0.05)
+
+    def play(self, token: str) -> None:
+        hello = pb.BotMessage(hello=pb.Hello(protocol_version=1)).SerializeToString()
+        with self.lock:
+            self.call("/arena.v1.Arena/Play", data=grpc_message(hello), end=False,
+                      extra=((b"authorization", f"Bearer {token}".encode()),))  # fmt: skip
+
+    def close(self) -> None:
+        self.stop.set()
+        self.pump.join()
+        super().close()
+
+
+def test_streams_replaced_while_their_welcome_cannot_be_written_log_no_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect: a bot whose connection grants its streams no window, and answers pings (so
+    that keepalive never ends it), opened stream after stream of its token: each new one
+    replaced the last, whose Welcome was still waiting for window, and each replaced
+    stream made grpc.aio log an ERROR with a traceback (its status went out with the call's
+    initial metadata a second time: GRPC_CALL_ERROR_TOO_MANY_OPERATIONS), up to
+    ``reconnect_limit`` a window for as long as the bot liked (3 tracebacks a second at the
+    defaults). The referee now sends the initial metadata (headers: no window needed) before
+    the first message, so the status needs none. Left: each such call stays in gRPC, its
+    status behind the message nobody reads, until the connection closes."""
+
+    async def main() -> tuple[int, list[str]]:
+        ref = Referee(RefereeConfig())
+        ref.add_bot("x", "tok-x")
+        server, port = await start_server(ref)
+        conn = await asyncio.to_thread(_NoWindow, port)
+        try:
+            session = ref.session("x")
+            for k in range(1, 4):
+                await asyncio.to_thread(conn.play, "tok-x")
+                for _ in range(1000):  # until this one is welcomed (and the last replaced)
+                    if session.welcomes == k:
+                        break
+                    await asyncio.sleep(0.01)
+            for _ in range(1000):  # until the replaced streams' handlers have returned
+                if ref._attached == 1:
+                    break
+                await asyncio.sleep(0.01)
+            errors = [r.getMessage() for r in errors_logged(caplog.records)]
+            return session.welcomes, errors
+        finally:
+            await ref.end_streams()
+            await server.stop(1.0)
+            await asyncio.to_thread(conn.close)
+
+    caplog.set_level(logging.WARNING)
+    welcomes, errors = asyncio.run(main())
+    assert welcomes == 3
+    assert errors == [], errors
