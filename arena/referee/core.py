@@ -17,6 +17,7 @@ from typing import Any
 
 import grpc
 from google.protobuf.message import DecodeError
+from grpc._cython import cygrpc
 
 from arena.protocol import PROTOCOL_VERSION, RETRY_AFTER_MS
 from arena.referee.config import RefereeConfig
@@ -438,6 +439,16 @@ class Referee:
                 session.matches_left = max(0, hello.matches - len(finishing))
             else:
                 session.matches_left = None
+            # The headers first, alone (they need no flow-control window): else they go
+            # with the Welcome, and a client that grants its stream no window keeps them
+            # from being sent; the status that ends the call (replaced by a newer stream,
+            # refused, the arena stopping) would then carry them a second time, which gRPC
+            # core refuses (TOO_MANY_OPERATIONS: an ERROR and a traceback in the log, one
+            # per such stream, as often as the bot reconnects).
+            try:
+                await context.send_initial_metadata(())
+            except cygrpc.ExecuteBatchError:  # the call has ended already
+                raise asyncio.CancelledError from None
             writer = asyncio.create_task(stream.write_loop(context.write))
             stream.put(
                 pb.ServerMessage(

@@ -11,6 +11,7 @@ import socket
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, NoReturn
+from urllib.parse import unquote
 
 import grpc
 from google.protobuf.message import DecodeError
@@ -18,6 +19,7 @@ from grpc._cython import cygrpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from arena.addresses import address_key
 from arena.protocol import RETRY_AFTER_MS
 from arena.referee.config import TLSConfig
 from arena.referee.core import REFUSALS_LOGGED, Referee
@@ -127,7 +129,7 @@ class _OpenCalls:
     async def request(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
         """Count one request of the caller's address; refuse it over the limit."""
         loop = asyncio.get_running_loop()
-        address = _address(context)
+        address, shown = _client(context)
         now = loop.time()
         window = self.recent.get(address)
         if window is None or now - window[0] >= TOKENLESS_WINDOW_S:
@@ -143,15 +145,15 @@ class _OpenCalls:
             await context.abort(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"more than {TOKENLESS_LIMIT} requests without a token (GetInfo, health, "
-                f"reflection) from {address} within {TOKENLESS_WINDOW_S:g} s: wait "
-                f"{math.ceil(wait_s * 10) / 10:g} s",
+                f"reflection) from {shown} within {TOKENLESS_WINDOW_S:g} s: wait "
+                f"{math.ceil(wait_s * 10) / 10:g} s{_counted_as(address)}",
                 trailing_metadata=((RETRY_AFTER_MS, str(math.ceil(wait_s * 1000))),),
             )
         window[1] += 1
 
     @contextlib.asynccontextmanager
     async def one(self, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[None]:
-        address = _address(context)
+        address, shown = _client(context)
         if self.count >= MAX_OPEN_CALLS:
             await context.abort(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
@@ -163,7 +165,7 @@ class _OpenCalls:
             await context.abort(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"{MAX_OPEN_CALLS_PER_ADDRESS} streaming calls without a token (health Watch, "
-                f"reflection) are open from {address} already: retry later",
+                f"reflection) are open from {shown} already{_counted_as(address)}: retry later",
             )
         self.count += 1
         self.by_address[address] += 1
@@ -215,9 +217,32 @@ _BAD_METADATA_LOGGED = _BadMetadataLogged()
 
 
 def _address(context: grpc.aio.ServicerContext[Any, Any]) -> str:
-    """The caller's address without its port (``ipv4:127.0.0.1``, ``ipv6:[::1]``)."""
-    peer = context.peer() or "?"
+    """The caller's address without its port (``ipv4:127.0.0.1``, ``ipv6:[::1]``: gRPC
+    writes the brackets %-encoded)."""
+    peer = unquote(context.peer() or "?")
     return peer.rpartition(":")[0] if peer.count(":") > 1 else peer
+
+
+def _client(context: grpc.aio.ServicerContext[Any, Any]) -> tuple[str, str]:
+    """What the per-address caps count the caller by, and its address as a refusal names
+    it. A host with several addresses is one client: every loopback address is this
+    machine's, and an IPv6 host is given a /64 and picks addresses in it at will (one
+    client held every open place, or asked as often as it liked, from as many addresses);
+    ``arena web`` counts its connections the same way."""
+    shown = _address(context)
+    kind, _, host = shown.partition(":")
+    if kind not in ("ipv4", "ipv6"):
+        return shown, shown
+    return address_key(host.strip("[]")), shown
+
+
+def _counted_as(key: str) -> str:
+    """What a refusal adds when the caps counted its caller with other addresses."""
+    if key == "loopback":
+        return " (every loopback address counts as one)"
+    if "/" in key:
+        return f" (an IPv6 address counts as its /64, {key})"
+    return ""
 
 
 def _parsing_refused(handler: grpc.RpcMethodHandler, calls: _OpenCalls) -> grpc.RpcMethodHandler:

@@ -76,6 +76,9 @@ class FakeContext:
         self.idle.clear()
         return msg
 
+    async def send_initial_metadata(self, metadata: tuple[tuple[str, str], ...]) -> None:
+        pass  # (the call's headers: the referee sends them before its first message)
+
     async def write(self, msg: pb.ServerMessage) -> None:
         self.sent.append(msg)
         if self.on_write is not None:
