@@ -77,7 +77,9 @@ class _Refusal(Exception):
     the writer task's first write is still in flight the call then sends its initial
     metadata twice; gRPC core refuses that batch (GRPC_CALL_ERROR_TOO_MANY_OPERATIONS), the
     referee logs a traceback, and the bot never gets a status at all (its call hangs).
-    :meth:`Referee.serve_stream` sets the status once the writer has stopped.
+    :meth:`Referee.serve_stream` sets the status once the writer has stopped. (Since the
+    headers go alone before the Welcome, a refusal after them cannot send them twice; one
+    before them, at the Hello, still could.)
     """
 
     def __init__(self, code: grpc.StatusCode, message: str) -> None:
