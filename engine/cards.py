@@ -167,8 +167,15 @@ _RANK_TEXT = {
 
 
 def parse_card(text: str) -> Card:
-    """Parse ``"K♥"``, ``"KH"``, ``"kh"``, ``"10h"`` or ``"Th"`` into a card."""
-    t = text.strip().lower()
+    """Parse ``"K♥"``, ``"KH"``, ``"kh"``, ``"10h"`` or ``"Th"`` into a card.
+
+    A suit may carry an emoji variation selector, as phones and some editors type or copy
+    it (``"K♥️"`` is ``"K♥\ufe0f"``), and the outlined suits are the same suits:
+
+    >>> parse_card("K♥\ufe0f"), parse_card("10♤"), parse_card(" qd ")
+    (<Card.HK: 21>, <Card.S10: 4>, <Card.DQ: 14>)
+    """
+    t = text.strip().replace("\ufe0f", "").replace("\ufe0e", "").lower()
     if len(t) < 2 or t[-1] not in _SUIT_TEXT or t[:-1] not in _RANK_TEXT:
         raise CardParseError(
             f"not a card: {text!r} (write rank then suit, e.g. 'K♥', 'KH', '10S', 'TD')"

@@ -195,3 +195,16 @@ def test_a_marriage_is_declared_with_the_queen_as_with_the_king() -> None:
     assert {"play Q♠ declare", "play K♠ declare", "play Q♠", "play K♠"} <= legal(g)
     act(g, F, "play Q♠ declare")
     assert g.marriage_points(F) == 40 and str(g.trump) == "♠"
+
+
+def test_cards_typed_with_an_emoji_variation_selector_are_read() -> None:
+    """Defect: a suit with an emoji variation selector (``"K♥️"``: ``"K♥"`` and U+FE0F, as
+    phones and some editors type or copy a suit) was "not a card", so a rule case pasted
+    from such a text failed at its first hand. Text and emoji presentation are the same
+    card."""
+    from engine import Card, parse_card
+
+    assert parse_card("K\u2665\ufe0f") is Card.HK
+    assert parse_card("10\u2660\ufe0e") is Card.S10
+    assert parse_cards("A\u2666\ufe0f 9\u2663\ufe0f") == (Card.DA, Card.C9)
+    assert str(parse_action("play Q\u2660\ufe0f declare")) == "play Q♠ declare"
