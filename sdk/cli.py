@@ -33,7 +33,14 @@ from arena.deadlines import DEFAULT_TIME_BANK_MS, MAX_DEADLINE_MS
 from arena.referee.config import pem_problem
 from arena.render import PrintableFormatter, plural, printable
 from sdk.loader import BotLoadError, load_bot
-from sdk.local import _exception, bot_site, method_mistakes, raise_site, watch_slow_calls
+from sdk.local import (
+    _exception,
+    _own_name,
+    bot_site,
+    method_mistakes,
+    raise_site,
+    watch_slow_calls,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -124,6 +131,13 @@ def _load(spec: str, param_hint: str = "BOT") -> Any:
 def _load_named(spec: str, param_hint: str = "BOT") -> tuple[Any, str]:
     """:func:`_load`, and the name the bot gives itself (its ``name``, by default the
     class name), which ``try`` shows for every bot rather than the spec's file name."""
+    cls, bot = _load_made(spec, param_hint)
+    name = getattr(bot, "name", "")
+    return cls, name if isinstance(name, str) and name else spec
+
+
+def _load_made(spec: str, param_hint: str = "BOT") -> tuple[Any, Any]:
+    """:func:`_load`, and the instance it made to check the class."""
     try:
         cls = load_bot(spec)
     except BotLoadError as e:
@@ -143,8 +157,7 @@ def _load_named(spec: str, param_hint: str = "BOT") -> tuple[Any, str]:
         raise click.BadParameter(f"{spec!r}: {'; '.join(errors)}", param_hint=param_hint)
     for warning in warnings:
         logging.getLogger("sdk.loader").warning("%s", warning)
-    name = getattr(bot, "name", "")
-    return cls, name if isinstance(name, str) and name else spec
+    return cls, bot
 
 
 def _check_address(ctx: click.Context, param: click.Parameter, value: str) -> str:
@@ -505,7 +518,7 @@ def try_(
             param_hint="--time-bank-ms",
         )
     _setup_logging(log_level)
-    cls = _load(bot)
+    cls, made = _load_made(bot)  # its name, as play_series would name it: made only once
     names = [v.strip() for v in vs.split(",")]
     if any(not n for n in names) and any(names):  # "random,,heuristic": a name left out?
         raise click.BadParameter(f"an empty name in {vs!r}", param_hint="--vs")
@@ -553,7 +566,9 @@ def try_(
     wait_s = ((_ARENA_LIMIT_S * 1000 if decision_ms is None else decision_ms) + bank_ms) / 1000
     longer = f", as long as an arena waits for a decision{' by default' * (decision_ms is None)}"
     try:
-        series = partial(play_series, decision_ms=decision_ms, time_bank_ms=time_bank_ms)
+        series = partial(
+            play_series, name=_own_name(made), decision_ms=decision_ms, time_bank_ms=time_bank_ms
+        )
         if interactive:  # a person reads the terminal: no progress bar over the table
             result = series(cls, opponents, n, ruleset, seed, max_deals)
         else:

@@ -1036,8 +1036,9 @@ def play_series(
     if not opponents:
         raise ValueError("no opponents")
     opps = [opponents[i % len(opponents)] for i in range(p - 1)]
-    first = make_bot(bot)
-    lineup: list[tuple[str, BotFactory]] = [(name or _own_name(first), bot), *opps]
+    # (a caller that made the bot already, `arena-bot try`'s check, gives its name: a bot
+    # made once more here loaded whatever its `__init__` loads once more)
+    lineup: list[tuple[str, BotFactory]] = [(name or _own_name(make_bot(bot)), bot), *opps]
     entries = [SeriesEntry(lineup[0][0])]
     names = [o[0] for o in opps]
     for k, oname in enumerate(names):

@@ -442,3 +442,24 @@ def test_an_abstract_bot_class_is_no_bot_to_play(tmp_path: Path) -> None:
     said = str(e.value)
     assert "defines no bot that can be made: Base is abstract (it does not define weigh)" in said
     assert "class Base(Bot):" not in said, said
+
+
+def test_try_makes_the_bot_once_at_start_then_once_per_match(tmp_path: Path) -> None:
+    # writing-a-bot.md: `try` makes one instance at start to check that it can, and a new
+    # one for every match. It made a second at start (to read the bot's name), so a bot
+    # that loads a model in `__init__` loaded it twice before its first match.
+    log = tmp_path / "made.txt"
+    f = tmp_path / "counted.py"
+    f.write_text(
+        "from sdk import Bot\n\n"
+        "class Counted(Bot):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        f"        with open({str(log)!r}, 'a') as out:\n"
+        "            out.write('x')\n"
+        "        self.name = 'counted'\n"
+    )
+    r = CliRunner().invoke(main, ["try", str(f), "-n", "2", "--max-deals", "1"])
+    assert r.exit_code == 0, r.output
+    assert "counted" in r.output  # the name the instance gave itself is still shown
+    assert log.read_text() == "x" * 3  # the check at start, then one per match
