@@ -30,6 +30,7 @@ __all__ = [
     "ANSWER_BYTES",
     "FEATURES",
     "MAX_DECISION_BATCH",
+    "MAX_OPEN_STREAMS_PER_BOT",
     "REPLACED",
     "SERVER_VERSION",
     "Referee",
@@ -55,6 +56,19 @@ HELLO_AFTER_RIVAL_S = 1.0
 #: (token) is welcomed. The SDK stops on it rather than reconnect: two processes sharing a
 #: token would otherwise take the seat from each other for ever.
 REPLACED = "replaced by a newer stream of this bot (same token)"
+
+#: The most ``Play`` calls one bot (token) may hold open in gRPC at once, counting those
+#: the referee has ended (replaced, refused after the Hello) but that gRPC has not finished:
+#: a call's status goes out only behind the messages written before it, so a client that
+#: grants its streams no flow-control window (and answers pings: keepalive never ends it)
+#: keeps every such call, ~20 KB each, until its connection closes. grpc.aio gives a
+#: handler no way to reset its call, so the referee refuses the next stream instead; at
+#: ``reconnect_limit`` alone the referee's memory grew by about 200 MB an hour. An honest
+#: bot has one; a few more while old ones die with their connections.
+MAX_OPEN_STREAMS_PER_BOT = 16
+#: The ``retry-after-ms`` of a stream refused by ``MAX_OPEN_STREAMS_PER_BOT``: when the open
+#: ones end is the client's choice, so a second, as for any other transient refusal.
+OPEN_STREAMS_RETRY_MS = 1000
 
 #: At most this many refused stream openings are logged per flood window (see
 #: ``Referee._log_refusal``).
@@ -422,7 +436,20 @@ class Referee:
                 trailing_metadata=((RETRY_AFTER_MS, str(math.ceil(wait_s * 1000))),),
             )
             return
+        if session.open_calls >= MAX_OPEN_STREAMS_PER_BOT:
+            self._log_refusal("stream of bot %s refused: %d of its streams are still open",
+                              session.name, session.open_calls)  # fmt: skip
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"bot {session.name!r} has {session.open_calls} streams open, the most one "
+                f"bot may have (ended ones count until the client closes them or their "
+                f"connection: it reads none of them): close some before opening another",
+                trailing_metadata=((RETRY_AFTER_MS, str(OPEN_STREAMS_RETRY_MS)),),
+            )
+            return
         session.connects.add(loop)
+        session.open_calls += 1
+        context.add_done_callback(session.call_done)
         stream = Stream(context.peer(), max_queued=self.config.max_queued)
         session.reserved = stream  # so a racing second stream is refused
         writer: asyncio.Task[None] | None = None

@@ -235,7 +235,8 @@ class BotSession:
 
     __slots__ = (
         "_away", "_grace", "connects", "ends", "events", "flood", "idle", "matches_left",
-        "name", "reserved", "seats", "stream", "token", "unseated", "warned_at", "welcomes",
+        "name", "open_calls", "reserved", "seats", "stream", "token", "unseated", "warned_at",
+        "welcomes",
     )  # fmt: skip
 
     def __init__(
@@ -258,6 +259,9 @@ class BotSession:
         #: When streams refused for reconnecting too often were last logged (loop time).
         self.warned_at = float("-inf")
         self.stream: Stream | None = None
+        #: The bot's ``Play`` calls let in that gRPC has not finished (see
+        #: ``core.MAX_OPEN_STREAMS_PER_BOT``).
+        self.open_calls = 0
         #: How many streams of the bot have said Hello (attached).
         self.welcomes = 0
         #: A stream that authenticated and has not said Hello yet.
@@ -352,6 +356,10 @@ class BotSession:
             self.idle.clear()
 
     # ------------------------------------------------------------------ connection
+    def call_done(self, _context: object) -> None:
+        """gRPC finished one of the bot's ``Play`` calls (its done callback)."""
+        self.open_calls -= 1
+
     def attach(self, stream: Stream) -> None:
         """A stream said Hello: make it the bot's, and resume every seat."""
         self.stream = stream

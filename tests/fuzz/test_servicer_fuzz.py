@@ -76,6 +76,9 @@ class FakeContext:
         self.idle.clear()
         return msg
 
+    def add_done_callback(self, callback: Any) -> None:
+        pass  # (gRPC would call it when the call ends; one call per bot here)
+
     async def send_initial_metadata(self, metadata: tuple[tuple[str, str], ...]) -> None:
         pass  # (the call's headers: the referee sends them before its first message)
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
-import threading
 from typing import Any
 
 import grpc
@@ -24,6 +23,7 @@ from tests.support.raw_h2 import (
     PREFACE,
     SETTINGS,
     Frame,
+    NoWindow,
     RawH2,
     frame,
     grpc_message,
@@ -33,6 +33,7 @@ from tests.support.raw_h2 import (
 pytestmark = pytest.mark.usefixtures("no_error_logged")
 
 GET_INFO = "/arena.v1.Arena/GetInfo"
+_HELLO = pb.BotMessage(hello=pb.Hello(protocol_version=1)).SerializeToString()
 WATCH = "/grpc.health.v1.Health/Watch"
 
 
@@ -167,39 +168,6 @@ def test_a_caller_is_counted_by_its_host(peers: tuple[str, ...], key: str, shown
     assert other == "2001:db8:0:1::/64" != key
 
 
-class _NoWindow(RawH2):
-    """A hand-made HTTP/2 connection that grants its streams no flow-control window
-    (SETTINGS_INITIAL_WINDOW_SIZE 0: nothing sent on a stream can reach it) and still
-    answers the server's PINGs and SETTINGS from a thread of its own (keepalive never
-    finds it dead)."""
-
-    def __init__(self, port: int) -> None:
-        self.sock = socket.create_connection(("127.0.0.1", port), 10)
-        self.sock.sendall(PREFACE + frame(SETTINGS, 0, 0, b"\x00\x04\x00\x00\x00\x00"))
-        self.next_stream = 1
-        self._buffer = b""
-        self.lock = threading.Lock()
-        self.stop = threading.Event()
-        self.pump = threading.Thread(target=self._pump, daemon=True)
-        self.pump.start()
-
-    def _pump(self) -> None:
-        while not self.stop.is_set():
-            with self.lock:
-                self.frames(0.05)
-
-    def play(self, token: str) -> None:
-        hello = pb.BotMessage(hello=pb.Hello(protocol_version=1)).SerializeToString()
-        with self.lock:
-            self.call("/arena.v1.Arena/Play", data=grpc_message(hello), end=False,
-                      extra=((b"authorization", f"Bearer {token}".encode()),))  # fmt: skip
-
-    def close(self) -> None:
-        self.stop.set()
-        self.pump.join()
-        super().close()
-
-
 def test_streams_replaced_while_their_welcome_cannot_be_written_log_no_error(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -211,17 +179,18 @@ def test_streams_replaced_while_their_welcome_cannot_be_written_log_no_error(
     ``reconnect_limit`` a window for as long as the bot liked (3 tracebacks a second at the
     defaults). The referee now sends the initial metadata (headers: no window needed) before
     the first message, so the status needs none. Left: each such call stays in gRPC, its
-    status behind the message nobody reads, until the connection closes."""
+    status behind the message nobody reads, until the connection closes (at most
+    ``MAX_OPEN_STREAMS_PER_BOT`` of one token: round 30)."""
 
     async def main() -> tuple[int, list[str]]:
         ref = Referee(RefereeConfig())
         ref.add_bot("x", "tok-x")
         server, port = await start_server(ref)
-        conn = await asyncio.to_thread(_NoWindow, port)
+        conn = await asyncio.to_thread(NoWindow, port)
         try:
             session = ref.session("x")
             for k in range(1, 4):
-                await asyncio.to_thread(conn.play, "tok-x")
+                await asyncio.to_thread(conn.play, "tok-x", _HELLO)
                 for _ in range(1000):  # until this one is welcomed (and the last replaced)
                     if session.welcomes == k:
                         break

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import socket
 import struct
+import threading
 import time
 from dataclasses import dataclass
 
@@ -119,3 +120,44 @@ class RawH2:
 
     def close(self) -> None:
         self.sock.close()
+
+
+class NoWindow(RawH2):
+    """A hand-made HTTP/2 connection that grants its streams no flow-control window
+    (SETTINGS_INITIAL_WINDOW_SIZE 0: nothing sent on a stream can reach it) and still
+    answers the server's PINGs and SETTINGS from a thread of its own (keepalive never
+    finds it dead). The frames it received are in ``got``."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), 10)
+        self.sock.sendall(PREFACE + frame(SETTINGS, 0, 0, b"\x00\x04\x00\x00\x00\x00"))
+        self.next_stream = 1
+        self._buffer = b""
+        self.got: list[Frame] = []
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.pump = threading.Thread(target=self._pump, daemon=True)
+        self.pump.start()
+
+    def _pump(self) -> None:
+        while not self.stop.is_set():
+            with self.lock:
+                self.got += self.frames(0.05)
+
+    def play(self, token: str, hello: bytes) -> int:
+        """Open a ``Play`` call with ``token`` and send ``hello`` (a serialized
+        ``BotMessage``), the stream left open; its stream id."""
+        with self.lock:
+            return self.call("/arena.v1.Arena/Play", data=grpc_message(hello), end=False,
+                             extra=((b"authorization", f"Bearer {token}".encode()),))  # fmt: skip
+
+    def ended(self, sid: int) -> list[Frame]:
+        """The trailers (HEADERS with END_STREAM) received on stream ``sid``."""
+        with self.lock:
+            return [f for f in self.got if f.stream == sid and f.kind == HEADERS
+                    and f.flags & END_STREAM]  # fmt: skip
+
+    def close(self) -> None:
+        self.stop.set()
+        self.pump.join()
+        super().close()
