@@ -159,21 +159,26 @@ _SUIT_TEXT = {
     "♦": Suit.DIAMONDS, "d": Suit.DIAMONDS,
     "♥": Suit.HEARTS, "h": Suit.HEARTS,
     "♤": Suit.SPADES, "♧": Suit.CLUBS, "♢": Suit.DIAMONDS, "♡": Suit.HEARTS,
+    # The Russian letters, as the game's players write cards: пики, трефы (крести), бубны,
+    # черви; and ranks валет, дама, король, туз.
+    "п": Suit.SPADES, "т": Suit.CLUBS, "к": Suit.CLUBS, "б": Suit.DIAMONDS, "ч": Suit.HEARTS,
 }  # fmt: skip
 _RANK_TEXT = {
     "9": Rank.NINE, "j": Rank.JACK, "q": Rank.QUEEN, "k": Rank.KING,
     "10": Rank.TEN, "t": Rank.TEN, "a": Rank.ACE,
+    "в": Rank.JACK, "д": Rank.QUEEN, "к": Rank.KING, "т": Rank.ACE,
 }  # fmt: skip
 
 
 def parse_card(text: str) -> Card:
-    """Parse ``"K♥"``, ``"KH"``, ``"kh"``, ``"10h"`` or ``"Th"`` into a card.
+    """Parse ``"K♥"``, ``"KH"``, ``"kh"``, ``"10h"`` or ``"Th"`` into a card; the Russian
+    letters too (``"Д♥"``, ``"Тп"``: В Д К Т for J Q K A, п т/к б ч for ♠ ♣ ♦ ♥).
 
     A suit may carry an emoji variation selector, as phones and some editors type or copy
     it (``"K♥️"`` is ``"K♥\ufe0f"``), and the outlined suits are the same suits:
 
-    >>> parse_card("K♥\ufe0f"), parse_card("10♤"), parse_card(" qd ")
-    (<Card.HK: 21>, <Card.S10: 4>, <Card.DQ: 14>)
+    >>> parse_card("K♥\ufe0f"), parse_card("10♤"), parse_card(" qd "), parse_card("Тп")
+    (<Card.HK: 21>, <Card.S10: 4>, <Card.DQ: 14>, <Card.SA: 5>)
     """
     t = text.strip().replace("\ufe0f", "").replace("\ufe0e", "").lower()
     if len(t) < 2 or t[-1] not in _SUIT_TEXT or t[:-1] not in _RANK_TEXT:

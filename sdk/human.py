@@ -502,27 +502,14 @@ def _time_left(deadline: Deadline, fallback: Action) -> str:
     return f"{total:.1f} s of time bank left"
 
 
-#: Russian card notation: ranks Т(уз) К(ороль) Д(ама) В(алет) 10 9, suits п(ики)
-#: т(рефы)/к(рести) б(убны) ч(ерви): "Кч" is K♥, "Тт" A♣, "10б" 10♦.
-_RU_RANK = {"т": "A", "к": "K", "д": "Q", "в": "J", "10": "10", "9": "9"}
-_RU_SUIT = {"п": "S", "т": "C", "к": "C", "б": "D", "ч": "H"}
 _RU_WORD = {"пас": "pass", "пасс": "pass", "сдаюсь": "concede", "марьяж": "declare"}
 
 
 def _latin(text: str) -> str:
-    """``text`` stripped, with Russian cards and words in the notation ``choose`` reads,
-    and emoji suits' variation selector (``♥️``, as phone keyboards type it) dropped."""
-    words = []
-    for w in text.replace("\ufe0f", "").split():
-        low = w.lower()
-        m = re.fullmatch(r"(10|9|[ткдвakqjt])([птбкч♠♣♦♥shdc])", low)
-        if low in _RU_WORD:
-            w = _RU_WORD[low]
-        elif m and re.search("[а-я]", low):
-            rank = _RU_RANK.get(m[1], m[1])
-            w = rank + _RU_SUIT.get(m[2], m[2])
-        words.append(w)
-    return " ".join(words)
+    """``text`` stripped, with Russian words in the notation ``choose`` reads (Russian
+    cards, ``Кч``, ``parse_card`` reads itself), and emoji suits' variation selector
+    (``♥️``, as phone keyboards type it) dropped."""
+    return " ".join(_RU_WORD.get(w.lower(), w) for w in text.replace("\ufe0f", "").split())
 
 
 def _give(

@@ -208,3 +208,23 @@ def test_cards_typed_with_an_emoji_variation_selector_are_read() -> None:
     assert parse_card("10\u2660\ufe0e") is Card.S10
     assert parse_cards("A\u2666\ufe0f 9\u2663\ufe0f") == (Card.DA, Card.C9)
     assert str(parse_action("play Q\u2660\ufe0f declare")) == "play Q♠ declare"
+
+
+def test_cards_in_the_russian_notation_are_read() -> None:
+    """Defect: the game's own notation (В Д К Т for J Q K A; п, т or к, б, ч for ♠ ♣ ♦ ♥,
+    as the source texts and Russian players write cards) was "not a card" to the engine:
+    only the human seat translated it, so a rule case, a record's hands or a bot's
+    ``parse_card`` written that way failed. It reads as the card, in either case and mixed
+    with the other notations; other letters are still refused."""
+    from engine import Card, CardParseError, parse_card
+
+    assert parse_card("Д♥") is Card.HQ
+    assert parse_card("Тп") is Card.SA
+    assert parse_card("тт") is Card.CA and parse_card("Кк") is Card.CK
+    assert parse_card("10ч") is Card.H10 and parse_card("9Б") is Card.D9
+    assert parse_card("Вs") is Card.SJ and parse_card("Qч") is Card.HQ
+    assert parse_cards("Тч 10ч Кч") == (Card.HA, Card.H10, Card.HK)
+    assert str(parse_action("play Дп declare")) == "play Q♠ declare"
+    for text in ("Ж♥", "Тх", "Т", "1ч"):
+        with pytest.raises(CardParseError):
+            parse_card(text)
