@@ -121,6 +121,11 @@ def _show(ctx: click.Context, record_ref: str, record: dict[str, Any]) -> None:
     from arena.render import render_record
 
     console = Console()
+    if not console.is_terminal:
+        # Into a file or a pipe (`> match.txt`, `| less`, `| grep`): every line whole. At
+        # rich's 80 columns a deal's result line was cut between "scores" and its numbers,
+        # an auction between "bid" and its amount; the tables keep their natural width.
+        console = Console(file=console.file, width=_UNWRAPPED)
     try:
         rendered = render_record(record)
     except _MALFORMED as e:
@@ -215,6 +220,11 @@ def _check(ctx: click.Context, record_ref: str, record: dict[str, Any]) -> None:
             err=True,
         )
 
+
+#: The width `arena replay` lays its tables out in when it does not write to a terminal:
+#: wider than any (four names of 64 characters and their cards in a trick, a marriage), so
+#: none is squeezed and no line is wrapped.
+_UNWRAPPED = 1000
 
 #: What a record of the right shape with values the renderer or the rules cannot use raises.
 _MALFORMED = (AttributeError, TypeError, KeyError, ValueError, IndexError)
