@@ -9,6 +9,7 @@ of every kind answered by an error naming what was wrong, with nothing lost.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -101,3 +102,31 @@ def test_the_matches_api_still_serves_a_listed_bot_before_its_first_match(
     assert page["matches"] == [] and page["matches_total"] == 0
     with pytest.raises(NotFound, match="no bot 'nobody'"):
         DataSource(db).matches(None, bot="nobody", limit=None)
+
+
+def test_replay_of_a_record_whose_seed_was_edited_names_the_change(
+    demo: Path, tmp_path: Path
+) -> None:
+    """Defect: `arena replay FILE` of a record the arena wrote whose seed was then edited
+    (so another first dealer is drawn) stopped at the first action with "refused: ... it is
+    seat 1's turn, not seat 0's" and exit 1, and said no more: the change itself, the cards
+    no longer the seed's, was named only by `--check`. Now it is said under the refusal too,
+    with the deals as the replay numbers them (from 1)."""
+    rec = {**_record(demo, "walk-m0001"), "match_id": "walk-m0001"}  # as the referee's
+    (tmp_path / "as-written.json").write_text(json.dumps(rec), encoding="utf-8")
+    assert _cli("replay", str(tmp_path / "as-written.json")).exit_code == 0
+    for k in range(1, 60):
+        edited = {**rec, "seed": rec["seed"] + k}
+        path = tmp_path / f"edited{k}.json"
+        path.write_text(json.dumps(edited), encoding="utf-8")
+        shown = _cli("replay", str(path))
+        if "refused:" in shown.stdout:
+            break
+    else:
+        pytest.fail("no edited seed draws another first dealer")
+    assert shown.exit_code == 1
+    assert "the record was changed" in shown.stderr, shown.output
+    n = len(rec["deals"])
+    assert f"(Deals {', '.join(str(i + 1) for i in range(n))} above)" in shown.stderr
+    checked = _cli("replay", "--check", str(path))
+    assert checked.exit_code == 1 and "the record was changed" in checked.stderr

@@ -136,7 +136,12 @@ def _show(ctx: click.Context, record_ref: str, record: dict[str, Any]) -> None:
     console.print(rendered)
     parts = getattr(rendered, "renderables", ())
     if parts and isinstance(parts[-1], Text) and parts[-1].plain.startswith("refused:"):
-        ctx.exit(1)  # shown up to the action the rules refuse, as --check would say
+        # Shown up to the action the rules refuse, as --check would say. When the record's
+        # cards are not its seed's (its seed or hands were edited), that is the change, and
+        # the refusal follows from it (a turn that is not the seat's, under another dealer):
+        # say it, as --check does.
+        _changed_cards(record_ref, record)
+        ctx.exit(1)
     # What is shown is what the rules make of the actions; a record whose own figures
     # (deltas, scores, result) say otherwise is not passed over in silence.
     try:
@@ -152,10 +157,22 @@ def _show(ctx: click.Context, record_ref: str, record: dict[str, Any]) -> None:
         ctx.exit(1)
     except _MALFORMED as e:
         _malformed(ctx, record_ref, e)
-    changed = changed_cards(record, seed_mismatches(record))
-    if changed:
-        _error(f"{record_ref}: {changed}")
+    if _changed_cards(record_ref, record):
         ctx.exit(1)
+
+
+def _changed_cards(record_ref: str, record: dict[str, Any]) -> bool:
+    """Say (``error: ...``) that a record the arena wrote holds cards its seed does not
+    deal, naming the deals as shown above (from 1); whether it does."""
+    try:
+        own = seed_mismatches(record)
+    except (ReplayError, *_MALFORMED):
+        return False  # (what is wrong with it is said otherwise)
+    changed = changed_cards(record, own)
+    if changed:
+        shown = ", ".join(str(n + 1) for n in own)
+        _error(f"{record_ref}: {changed} (Deal{'s' if len(own) > 1 else ''} {shown} above)")
+    return changed is not None
 
 
 def _check(ctx: click.Context, record_ref: str, record: dict[str, Any]) -> None:
