@@ -130,3 +130,36 @@ def test_replay_of_a_record_whose_seed_was_edited_names_the_change(
     assert f"(Deals {', '.join(str(i + 1) for i in range(n))} above)" in shown.stderr
     checked = _cli("replay", "--check", str(path))
     assert checked.exit_code == 1 and "the record was changed" in checked.stderr
+
+
+def _small_config(tmp_path: Path, **keys: str) -> Path:
+    extra = "".join(f"{k} = {v}\n" for k, v in keys.items())
+    path = tmp_path / "cup.toml"
+    path.write_text(
+        f'name = "cup"\nseed = 7\nmax_deals = 1\nconcurrency = 2\nbot_wait_s = 60\n{extra}'
+        f'db = "{tmp_path / "cup.sqlite"}"\nout = "{tmp_path / "out"}"\n'
+        '[bots]\nr1 = "random"\nr2 = "random"\nr3 = "random"\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_a_file_where_the_logs_directory_goes_is_named(tmp_path: Path) -> None:
+    """Defect: with a file named `logs` in the `out` directory, `arena tournament` stopped
+    with "cannot write the log of bot 'r1' to .../logs/r1.log: File exists", which names
+    neither the file in the way nor what is wrong with it (mkdir's words). Now it says
+    `.../logs is a file, not a directory`, as `arena leaderboard --out` says of its own."""
+    config = _small_config(tmp_path)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "logs").write_text("not a directory\n", encoding="utf-8")
+    res = _cli("tournament", "--config", str(config), "--no-progress")
+    assert res.exit_code == 1, res.output
+    assert f"{tmp_path / 'out' / 'logs'} is a file, not a directory" in res.output
+    assert "Traceback" not in res.output
+    # nothing started, nothing stored: the same command runs once the file is moved
+    (tmp_path / "out" / "logs").unlink()
+    res = _cli("tournament", "--config", str(config), "--no-progress")
+    assert res.exit_code == 0, res.output
+    with Storage.open_readonly(tmp_path / "cup.sqlite") as st:
+        (info,) = st.tournaments()
+        assert info.completed == info.total_matches == 6
