@@ -163,3 +163,30 @@ def test_a_file_where_the_logs_directory_goes_is_named(tmp_path: Path) -> None:
     with Storage.open_readonly(tmp_path / "cup.sqlite") as st:
         (info,) = st.tournaments()
         assert info.completed == info.total_matches == 6
+
+
+def test_the_demo_script_leaves_a_results_database_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Defect: `python -m arena.web.demo runs/default.sqlite` (a results database named by
+    mistake) wrote its made-up tournament of bold, careful and randy into it, where it
+    became the latest tournament, the one `arena leaderboard`, `arena replay --list` and
+    `arena web` show by default (and no command removes a tournament). Now it refuses,
+    naming the tournaments there, and writes nothing; its own database it still tops up."""
+    from arena.web.demo import main as demo
+
+    results = tmp_path / "results.sqlite"
+    make_demo_db(results, matches=2, tournament_id="cup-0123456789ab")
+    before = results.read_bytes()
+    with pytest.raises(SystemExit) as info:
+        demo([str(results)])
+    assert info.value.code == 1
+    assert "holds other tournaments (cup-0123456789ab)" in capsys.readouterr().err
+    assert results.read_bytes() == before
+    with Storage.open_readonly(results) as st:
+        assert [t.id for t in st.tournaments()] == ["cup-0123456789ab"]
+    own = tmp_path / "demo.sqlite"
+    demo([str(own), "--matches", "2"])
+    demo([str(own), "--matches", "3"])  # (the demo's own database: one match more)
+    with Storage.open_readonly(own) as st:
+        assert st.completed_indices("demo") == {0, 1, 2}
