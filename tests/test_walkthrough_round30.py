@@ -190,3 +190,159 @@ def test_the_demo_script_leaves_a_results_database_alone(
     demo([str(own), "--matches", "3"])  # (the demo's own database: one match more)
     with Storage.open_readonly(own) as st:
         assert st.completed_indices("demo") == {0, 1, 2}
+
+
+# --- bad input: checked, found answered as the docs say (pinned) ------------------------
+
+_BOTS = '[bots]\na = "random"\nb = "random"\nc = "random"\n'
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        ('bots = ["random", "random", "heuristic"]\n', "bots[1]: duplicate bot name 'random'"),
+        ('[bots]\na = "random"\na = "heuristic"\nb = "random"\n',
+         "line 3 (a = ...) sets a key that the file already set (two bots of one name?)"),
+        ('max_deals = "two"\n' + _BOTS, "max_deals: expected an integer, got a string 'two'"),
+        ("concurrency = 1.5\n" + _BOTS, "concurrency: expected an integer, got a float 1.5"),
+        ("max_deal = 3\n" + _BOTS, "max_deal: unknown key (did you mean 'max_deals'?)"),
+        ("[deadlines]\ndecison_ms = 5\n" + _BOTS,
+         "deadlines.decison_ms: unknown key (did you mean 'decision_ms'?)"),
+        ('name = "x"\n', "bots: missing: name the bots"),
+        ("matches_per_table = -1\n" + _BOTS,
+         "matches_per_table: must be between 1 and 1000000, got -1"),
+        ("matches_per_table = 100000000000000000000\n" + _BOTS,
+         "matches_per_table: must be between 1 and 1000000, got 100000000000000000000"),
+        ("seed = -5\n" + _BOTS, "seed: must be between 0 and 2**63-1, got -5"),
+        ("match_timeout_s = -1\n" + _BOTS,
+         "match_timeout_s: must be 0 (none) or positive, got -1.0"),
+        ("bot_wait_s = nan\n" + _BOTS, "bot_wait_s"),
+        ("[deadlines]\ndecision_ms = 0\n" + _BOTS,
+         "deadlines.decision_ms: must be between 1 and 86400000 (a day), got 0"),
+        ('ruleset = "clasic"\n' + _BOTS, "ruleset: unknown preset 'clasic' (did you mean"),
+        ('ruleset = {preset = "classic", players = 4}\n' + _BOTS,
+         "at least 4 bots are needed, got 3"),
+        ('[bots]\na = "random"\nb = "random"\n', "at least 3 bots are needed, got 2"),
+        ("bots = 5\n", "bots: expected a table of bots, got an integer"),
+        ('[bots]\na = "random"\nb = "random"\nc = "herustic"\n',
+         "bots.c.bot: unknown bundled bot 'herustic'"),
+        ('[bots]\na = "random"\nb = "random"\nc = "missing.py:X"\n',
+         "bots.c.bot: no such bot file: missing.py"),
+        ('[bots]\na = "random"\nb = "random"\nc = { command = "{python} {nosuch}" }\n',
+         "bots.c.command: bad placeholder in '{nosuch}'"),
+        ('[bots]\na = "random"\nb = "random"\nc = { command = ["echo", "a\\u0000b"] }\n',
+         "bots.c.command: a word with a NUL byte"),
+        ('[bots]\na = "random"\nb = "random"\nc = { remote = true, token = "short" }\n',
+         "bots.c.token: must be at least 8 characters"),
+        ('[bots]\na = "random"\nb = "random"\nc = { bot = "random", workers = 0 }\n',
+         "bots.c.workers: must be from 1 to 256, got 0"),
+        ('[bots]\n"-c" = "random"\na = "random"\nb = "random"\n',
+         "bots.'-c': a bot name starts with a letter or a digit"),
+    ],
+)  # fmt: skip
+def test_a_bad_config_is_named_and_starts_nothing(tmp_path: Path, body: str, said: str) -> None:
+    """Every bad config: exit 2, the file and the key named, no traceback, no database."""
+    config = tmp_path / "cup.toml"
+    config.write_text(body, encoding="utf-8")
+    db = tmp_path / "cup.sqlite"
+    res = _cli("tournament", "--config", str(config), "--db", str(db), "--no-progress")
+    assert res.exit_code == 2, res.output
+    assert said in res.output and "cup.toml" in res.output, res.output
+    assert "Traceback" not in res.output
+    assert not db.exists()
+
+
+def test_a_config_that_is_not_text_is_named(tmp_path: Path) -> None:
+    config = tmp_path / "cup.toml"
+    config.write_bytes(b"\xff\xfe\x00name")
+    res = _cli("tournament", "--config", str(config), "--no-progress")
+    assert res.exit_code == 2
+    assert "cup.toml: file: not valid TOML: not UTF-8 text" in res.output
+
+
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [
+        ('"/nonexistent/bot {arena}"', "cannot launch bot 'c' (/nonexistent/bot): No such file"),
+        ('["sh", "-c", "echo boom >&2; exit 3"]', "bot 'c' exited with code 3 before connecting"),
+    ],
+)
+def test_a_bot_that_cannot_start_stops_the_run_before_any_match(
+    tmp_path: Path, command: str, said: str
+) -> None:
+    """A bot command that does not exist, or exits at start: exit 1 naming the bot (and
+    what it wrote: `boom`), before any match; the first run stores no tournament."""
+    config = _small_config(tmp_path)
+    text = config.read_text(encoding="utf-8").replace(
+        'r3 = "random"', f"c = {{ command = {command} }}"
+    )
+    config.write_text(text, encoding="utf-8")
+    res = _cli("tournament", "--config", str(config), "--no-progress")
+    assert res.exit_code == 1, res.output
+    assert said in res.output and "Traceback" not in res.output
+    if "exit 3" in command:
+        assert "boom" in res.output
+    with Storage.open_readonly(tmp_path / "cup.sqlite") as st:
+        assert st.tournaments() == []
+
+
+def test_reading_commands_on_empty_missing_and_foreign_databases(tmp_path: Path) -> None:
+    """`arena leaderboard`, `arena replay` and `arena replay --list` on a database that is
+    empty, missing, not the arena's or holds no tournament: an error naming it, no
+    traceback, nothing written (docs/tournament.md, exit codes per command)."""
+    import sqlite3
+
+    zero = tmp_path / "zero.sqlite"
+    zero.write_bytes(b"")
+    foreign = tmp_path / "foreign.sqlite"
+    with sqlite3.connect(foreign) as c:
+        c.execute("CREATE TABLE x (a)")
+    bare = tmp_path / "bare.sqlite"
+    Storage(bare).close()  # the arena's tables, no tournament
+    missing = tmp_path / "missing.sqlite"
+    cases = [
+        (("leaderboard", "--db", str(zero)), 1, "is an empty database: no tournament is stored"),
+        (("leaderboard", "--db", str(foreign)), 1, "is not a Thousand Arena database"),
+        (("leaderboard", "--db", str(bare)), 2, "holds no tournament"),
+        (("leaderboard", "--db", str(missing)), 2, "no database at"),
+        (("replay", "m00001", "--db", str(zero)), 2, "is an empty database"),
+        (("replay", "m00001", "--db", str(bare)), 2,
+         "m00001: no such file, and no stored match with this id in"),
+        (("replay", "--list", "--db", str(bare)), 2, "holds no tournament"),
+        (("replay", "--list", "--db", str(foreign)), 2, "is not a Thousand Arena database"),
+    ]  # fmt: skip
+    sizes = {p: p.stat().st_size for p in (zero, foreign, bare)}
+    for args, code, said in cases:
+        res = _cli(*args)
+        assert res.exit_code == code, (args, res.output)
+        assert said in res.output and "Traceback" not in res.output, (args, res.output)
+    assert {p: p.stat().st_size for p in (zero, foreign, bare)} == sizes
+    assert not missing.exists()
+
+
+def test_replay_of_unknown_ambiguous_and_empty_match_ids(demo: Path, tmp_path: Path) -> None:
+    """An unknown id, a suffix two tournaments share, an empty id, an unknown --bot and
+    flags that do not go together: exit 2, each named."""
+    both = tmp_path / "both.sqlite"
+    make_demo_db(both, matches=2, tournament_id="cup")
+    make_demo_db(both, matches=2, tournament_id="bowl")
+    cases = [
+        (("replay", "m9999", "--db", str(demo)), "m9999: no such file, and no stored match"),
+        (("replay", "0001", "--db", str(both)), "ambiguous, 2 matches in"),
+        (("replay", "", "--db", str(demo)), "an empty match id or file name"),
+        (("replay", "--list", "--bot", "bbo", "--db", str(demo)),
+         "--bot: no bot 'bbo' in tournament walk"),
+        (("replay", "--list", "--tournament", "nope", "--db", str(demo)),
+         "--tournament: no tournament 'nope'"),
+        (("replay", "m0001", "--bot", BOTS[0], "--db", str(demo)), "--bot goes with --list"),
+        (("replay", "--list", "--check", "--db", str(demo)), "--check verifies one match"),
+        (("leaderboard", "--db", str(demo), "--format", "xml"), "'xml' is not one of"),
+        (("leaderboard", "--db", str(demo), "--format", "all"), "name a directory with --out"),
+        (("leaderboard", "--db", str(demo), "--tournament", "nope"), "no tournament 'nope'"),
+    ]  # fmt: skip
+    for args, said in cases:
+        res = _cli(*args)
+        assert res.exit_code == 2, (args, res.output)
+        assert said in res.output and "Traceback" not in res.output, (args, res.output)
+    # the ambiguous suffix is named whole: either id works
+    assert _cli("replay", "cup-m0001", "--db", str(both)).exit_code == 0
