@@ -22,7 +22,7 @@ from arena.storage import Storage
 from arena.web import DataSource
 from arena.web.data import NotFound
 from arena.web.demo import DEMO_BOTS, make_demo_db
-from engine import replay
+from engine import Game, replay
 
 BOTS = ("ann-the-long-named-bidder", "bob-the-careful-defender", "cid-the-random-one")
 
@@ -346,3 +346,103 @@ def test_replay_of_unknown_ambiguous_and_empty_match_ids(demo: Path, tmp_path: P
         assert said in res.output and "Traceback" not in res.output, (args, res.output)
     # the ambiguous suffix is named whole: either id works
     assert _cli("replay", "cup-m0001", "--db", str(both)).exit_code == 0
+
+
+# --- what `arena replay` shows agrees with the rules (docs/RULES.md) ------------------
+
+_ORDER = ["9", "J", "Q", "K", "10", "A"]  # low to high
+_POINTS = {"A": 11, "10": 10, "K": 4, "Q": 3, "J": 2, "9": 0}
+_MARRIAGE = {"♥": 100, "♦": 80, "♣": 60, "♠": 40}
+
+
+def _played_game(preset: str, seed: int) -> dict[str, Any]:
+    """A match of random legal play that declares every marriage it may."""
+    import random
+
+    players = ["ann", "bob", "cid", "dan"][: 4 if preset.endswith("4p") else 3]
+    g = Game.new(preset, seed, players)
+    rng = random.Random(seed)
+    while not g.is_over and len(g.deal_results) < 4:
+        legal = g.legal_actions()
+        declaring = [a for a in legal if str(a).endswith("declare")]
+        g.apply(rng.choice(declaring or legal))
+    return g.record()
+
+
+def _card(text: str) -> tuple[str, str]:
+    return text[:-1], text[-1]
+
+
+@pytest.mark.parametrize(("preset", "seed"), [("classic", 9), ("1001", 8), ("1001-4p", 26)])
+def test_replay_tricks_winners_takes_and_marriages_follow_the_rules(
+    tmp_path: Path, preset: str, seed: int
+) -> None:
+    """Read back from `arena replay`'s own text (piped: one line each), deal by deal: each
+    trick's winner is the highest trump in it, else the highest card of the suit led
+    (A 10 K Q J 9); the winner leads the next trick, the declarer the first; a marriage is
+    declared on a K or Q lead by a player who already won a trick, worth ♥100 ♦80 ♣60 ♠40,
+    and its suit is trump from that trick on; the declarer's take is his tricks' card
+    points plus his marriages; made means take ≥ contract; the deltas are the declarer's
+    ± contract, each defender's take rounded (1001: to 5, half up) and, at a table of four,
+    the dealer's the talon's points (100 for three nines)."""
+    rec = _played_game(preset, seed)
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(rec, ensure_ascii=False), encoding="utf-8")
+    res = _cli("replay", str(path))
+    assert res.exit_code == 0, res.output
+    game = replay(rec)
+    names = rec["players"]
+    deals = res.output.split("\nDeal ")[1:]
+    played = [d for d in game.deal_results if d.contract is not None]
+    assert played, "no deal was played out"
+    checked = marriages = 0
+    for text, result in zip(deals, game.deal_results, strict=False):
+        if result.contract is None:
+            continue
+        declarer = names[result.declarer]
+        rows = [ln for ln in text.splitlines() if re.match(r"│\s*\d+ │", ln)]
+        assert len(rows) == 8
+        trump: str | None = None
+        leader = declarer
+        takes = {n: 0 for n in names}
+        won: set[str] = set()
+        for row in rows:
+            cells = [c.strip() for c in row.strip("│").split("│")]
+            plays = re.findall(r"(\S+) (10|[AKQJ9])([♠♣♦♥])\*?", cells[1])
+            assert plays[0][0] == leader, row
+            if m := re.search(r"\((\S+) declares the ([♠♣♦♥]) marriage: \+(\d+)\)", cells[1]):
+                who, suit, value = m[1], m[2], int(m[3])
+                assert who == leader and who in won and plays[0][2] == suit
+                assert plays[0][1] in ("K", "Q") and value == _MARRIAGE[suit]
+                trump = suit
+                takes[who] += value
+            assert cells[2] == (trump or "-"), row
+            led = plays[0][2]
+            pool = [p for p in plays if p[2] == trump] or [p for p in plays if p[2] == led]
+            winner = max(pool, key=lambda p: _ORDER.index(p[1]))[0]
+            assert cells[3] == winner, row
+            takes[winner] += sum(_POINTS[p[1]] for p in plays)
+            won.add(winner)
+            leader = winner
+        head = f"(contract {result.contract}, declarer took {takes[declarer]})"
+        assert head in text
+        assert (takes[declarer] >= result.contract) == (result.outcome == "made")
+        # the deltas shown: the declarer ± the contract, each defender his take rounded
+        # half up to the ruleset's unit (1001: 5), a dealer of four the talon's points
+        shown = dict(re.findall(r"(\w+) ([+-]\d+)", text.split("  deltas ")[1].split("  ")[0]))
+        unit = 5 if preset.startswith("1001") else 1
+        for seat, name in enumerate(names):
+            if name == declarer:
+                want = result.contract if result.outcome == "made" else -result.contract
+            elif len(names) == 4 and seat == result.dealer:
+                talon = [_card(c) for c in rec["deals"][result.number]["talon"]]
+                nines = all(rank == "9" for rank, _ in talon)
+                want = 100 if nines else sum(_POINTS[rank] for rank, _ in talon)
+            else:
+                want = (takes[name] + unit // 2) // unit * unit
+            assert int(shown[name]) == want, (name, text)
+        checked += 1
+        marriages += sum(1 for row in rows if "marriage" in row)
+    assert checked == len(played)
+    # (the seeds are chosen so that each match has a contract made, one failed and marriages)
+    assert {"made", "failed"} <= {d.outcome for d in played} and marriages >= 2
