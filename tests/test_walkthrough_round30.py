@@ -223,7 +223,7 @@ _BOTS = '[bots]\na = "random"\nb = "random"\nc = "random"\n'
         ('ruleset = {preset = "classic", players = 4}\n' + _BOTS,
          "at least 4 bots are needed, got 3"),
         ('[bots]\na = "random"\nb = "random"\n', "at least 3 bots are needed, got 2"),
-        ("bots = 5\n", "bots: expected a table of bots, got an integer"),
+        ("bots = 5\n", "bots: expected a table of bots or an array of their names, got an"),
         ('[bots]\na = "random"\nb = "random"\nc = "herustic"\n',
          "bots.c.bot: unknown bundled bot 'herustic'"),
         ('[bots]\na = "random"\nb = "random"\nc = "missing.py:X"\n',
@@ -446,3 +446,15 @@ def test_replay_tricks_winners_takes_and_marriages_follow_the_rules(
     assert checked == len(played)
     # (the seeds are chosen so that each match has a contract made, one failed and marriages)
     assert {"made", "failed"} <= {d.outcome for d in played} and marriages >= 2
+
+
+def test_bots_of_the_wrong_type_is_told_both_forms(tmp_path: Path) -> None:
+    """Defect: `bots = 5` (or a string) was refused as "expected a table of bots", though an
+    array of names is the other form docs/tournament.md gives (`bots = ["random", ...]`):
+    the message sent a user with an array in mind to the table alone. Now it names both."""
+    for value in ("5", '"random, heuristic, counting"'):
+        config = tmp_path / "cup.toml"
+        config.write_text(f"bots = {value}\n", encoding="utf-8")
+        res = _cli("tournament", "--config", str(config), "--no-progress")
+        assert res.exit_code == 2
+        assert "bots: expected a table of bots or an array of their names" in res.output
