@@ -121,6 +121,11 @@ def _show(ctx: click.Context, record_ref: str, record: dict[str, Any]) -> None:
     from arena.render import render_record
 
     console = Console()
+    if not console.is_terminal:
+        # Into a file or a pipe (`> match.txt`, `| less`, `| grep`): every line whole. At
+        # rich's 80 columns a deal's result line was cut between "scores" and its numbers,
+        # an auction between "bid" and its amount; the tables keep their natural width.
+        console = Console(file=console.file, width=_UNWRAPPED)
     try:
         rendered = render_record(record)
     except _MALFORMED as e:
@@ -131,7 +136,12 @@ def _show(ctx: click.Context, record_ref: str, record: dict[str, Any]) -> None:
     console.print(rendered)
     parts = getattr(rendered, "renderables", ())
     if parts and isinstance(parts[-1], Text) and parts[-1].plain.startswith("refused:"):
-        ctx.exit(1)  # shown up to the action the rules refuse, as --check would say
+        # Shown up to the action the rules refuse, as --check would say. When the record's
+        # cards are not its seed's (its seed or hands were edited), that is the change, and
+        # the refusal follows from it (a turn that is not the seat's, under another dealer):
+        # say it, as --check does.
+        _changed_cards(record_ref, record)
+        ctx.exit(1)
     # What is shown is what the rules make of the actions; a record whose own figures
     # (deltas, scores, result) say otherwise is not passed over in silence.
     try:
@@ -147,10 +157,22 @@ def _show(ctx: click.Context, record_ref: str, record: dict[str, Any]) -> None:
         ctx.exit(1)
     except _MALFORMED as e:
         _malformed(ctx, record_ref, e)
-    changed = changed_cards(record, seed_mismatches(record))
-    if changed:
-        _error(f"{record_ref}: {changed}")
+    if _changed_cards(record_ref, record):
         ctx.exit(1)
+
+
+def _changed_cards(record_ref: str, record: dict[str, Any]) -> bool:
+    """Say (``error: ...``) that a record the arena wrote holds cards its seed does not
+    deal, naming the deals as shown above (from 1); whether it does."""
+    try:
+        own = seed_mismatches(record)
+    except (ReplayError, *_MALFORMED):
+        return False  # (what is wrong with it is said otherwise)
+    changed = changed_cards(record, own)
+    if changed:
+        shown = ", ".join(str(n + 1) for n in own)
+        _error(f"{record_ref}: {changed} (Deal{'s' if len(own) > 1 else ''} {shown} above)")
+    return changed is not None
 
 
 def _check(ctx: click.Context, record_ref: str, record: dict[str, Any]) -> None:
@@ -215,6 +237,11 @@ def _check(ctx: click.Context, record_ref: str, record: dict[str, Any]) -> None:
             err=True,
         )
 
+
+#: The width `arena replay` lays its tables out in when it does not write to a terminal:
+#: wider than any (four names of 64 characters and their cards in a trick, a marriage), so
+#: none is squeezed and no line is wrapped.
+_UNWRAPPED = 1000
 
 #: What a record of the right shape with values the renderer or the rules cannot use raises.
 _MALFORMED = (AttributeError, TypeError, KeyError, ValueError, IndexError)

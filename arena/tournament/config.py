@@ -1012,7 +1012,9 @@ def _bots(value: Any, base: Path, err: _Err) -> tuple[BotSpec, ...]:
             entries[short] = item
         value = entries
     if not isinstance(value, Mapping):
-        raise err("bots", f"expected a table of bots, got {_tname(value)}")
+        # (an array of names is the other form: `bots = ["random", "heuristic", ...]`)
+        raise err("bots", f"expected a table of bots or an array of their names, got "
+                          f"{_tname(value)}")  # fmt: skip
     specs: list[BotSpec] = []
     token_of: dict[str, str] = {}  # token -> the first remote bot that has it
     for name, entry in value.items():

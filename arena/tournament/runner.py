@@ -355,9 +355,14 @@ class _BotProcess:
             self._fh.write(f"--- {time.strftime('%H:%M:%S')} starting {self.spec.name}\n".encode())
             self._fh.flush()
         except OSError as e:
+            reason = e.strerror or str(e)
+            blocker = file_in_the_way(self.log_path.parent)
+            if isinstance(e, (FileExistsError, NotADirectoryError)) and blocker is not None:
+                # (mkdir says only "File exists" of a file where the logs' directory goes)
+                reason = f"{blocker} is a file, not a directory"
             raise TournamentError(
                 f"cannot write the log of bot {self.spec.name!r} to {self.log_path}: "
-                f"{e.strerror or e} (check the `out` directory, --out)"
+                f"{reason} (check the `out` directory, --out)"
             ) from e
         env = {k: v for k, v in os.environ.items() if v not in self.hidden}
         env.update(dict(self.spec.env))

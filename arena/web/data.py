@@ -372,10 +372,12 @@ class DataSource:
         all), of a schedule index below ``before``."""
         with self._open() as st, st.reading():
             info = self._tournament(st, tournament)
-            return {
-                "tournament": _tournament_json(info, lock_owner(self.db)),
-                **_match_page(st, info.id, bot, limit, before),
-            }
+            page = _match_page(st, info.id, bot, limit, before)
+            if bot is not None and not page["matches_total"] and bot not in info.bots:
+                # a name the tournament never seated (a typo) is not "no matches yet": 404,
+                # as /api/bots/<name> and `arena replay --list --bot` say it
+                raise NotFound(f"no bot {bot!r} in tournament {info.id!r}")
+            return {"tournament": _tournament_json(info, lock_owner(self.db)), **page}
 
     # -- one match ------------------------------------------------------------------------
 

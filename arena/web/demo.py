@@ -156,6 +156,18 @@ def make_demo_db(
     return ids
 
 
+def _other_tournaments(path: Path) -> list[str]:
+    """The tournaments other than the demo's stored in ``path``, if it is an arena
+    database (whatever else it is, :func:`make_demo_db` says)."""
+    if not path.is_file():
+        return []
+    try:
+        with Storage.open_readonly(path) as st:
+            return [t.id for t in st.tournaments() if t.id != "demo"]
+    except StorageError:
+        return []
+
+
 def main(argv: list[str] | None = None) -> None:
     """``python -m arena.web.demo [PATH] [--matches N]``."""
     p = argparse.ArgumentParser(
@@ -166,6 +178,13 @@ def main(argv: list[str] | None = None) -> None:
     a = p.parse_args(argv)
     if a.matches < 1:
         p.error("--matches must be at least 1")
+    others = _other_tournaments(a.path)
+    if others:
+        # (a results database named by mistake, runs/default.sqlite say: its made-up
+        # tournament became the latest, the one `arena leaderboard` and `arena web` show)
+        shown = ", ".join(others[:5]) + (" ..." if len(others) > 5 else "")
+        p.exit(1, f"error: {a.path} holds other tournaments ({shown}): the demo's made-up "
+                  "matches go into a database of their own; name a new file\n")  # fmt: skip
     try:
         ids = make_demo_db(a.path, matches=a.matches)
     except StorageError as e:
