@@ -52,6 +52,8 @@ class _Results:
         self._io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arena-storage")
         #: Finished matches that could not be stored (their records are in the directory).
         self.lost = 0
+        #: No match was stored: the tournament was removed again at the end.
+        self.empty = False
 
     @classmethod
     def open(cls, db: Path, rs: Any, tokens: dict[str, str], max_matches: int | None) -> _Results:
@@ -120,8 +122,9 @@ class _Results:
                       "directory", m.match_id, self.db, str(e).split(". ")[0])  # fmt: skip
 
     def finish(self) -> bool:
-        """The lobby is done: mark the tournament finished, with the matches stored;
-        whether it could be (else said, and ``lost`` counts one more)."""
+        """The lobby is done: mark the tournament finished, with the matches stored (or
+        remove it if none was: ``empty``); whether it could be (else said, and ``lost``
+        counts one more)."""
         from arena.storage import StorageError
 
         self._io.shutdown(wait=True)
@@ -131,7 +134,13 @@ class _Results:
             return False
         try:
             info = self._storage.tournament(self.tid)
-            if info is not None:
+            if info is not None and info.completed == 0 and not self.lost:
+                # A run that stored nothing leaves nothing: an empty tournament would be the
+                # latest, the one leaderboard, replay and web show by default, hiding the
+                # results of the runs before it.
+                self._storage.delete_tournament(self.tid)
+                self.empty = True
+            elif info is not None:
                 self._storage.finish_tournament(self.tid, total=info.completed)
         except StorageError as e:
             self.lost += 1
@@ -479,5 +488,8 @@ async def _serve(
         click.echo(printable(f"{lobby.finished} match(es) played; records in {config.record_dir}"))
         if finished:
             assert results is not None
-            where = f"--db {results.db} --tournament {results.tid}"
-            click.echo(printable(f"standings: arena leaderboard {where}"))
+            if results.empty:
+                click.echo(printable(f"no match stored: {results.db} is left as it was"))
+            else:
+                where = f"--db {results.db} --tournament {results.tid}"
+                click.echo(printable(f"standings: arena leaderboard {where}"))
