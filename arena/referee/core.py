@@ -70,8 +70,9 @@ MAX_OPEN_STREAMS_PER_BOT = 16
 #: ones end is the client's choice, so a second, as for any other transient refusal.
 OPEN_STREAMS_RETRY_MS = 1000
 
-#: How long a call whose read said EOF (the bot half-closed, or gRPC core ended the call
-#: itself) waits before its handler returns: see the end of ``Referee.serve_stream``.
+#: How long a call whose read said EOF (the client half-closed, or gRPC core ended the
+#: call itself) waits before its handler returns: see the end of ``Referee.serve_stream``
+#: (the server's streaming calls without a token wait so too).
 CORE_END_SETTLE_S = 0.25
 
 #: At most this many refused stream openings are logged per flood window (see
