@@ -38,6 +38,7 @@ from tests.support.raw_h2 import (
     HEADERS,
     RST_STREAM,
     RawH2,
+    _hpack_string,
     frame,
     grpc_message,
     header_block,
@@ -504,3 +505,110 @@ def test_play_calls_reset_at_random_moments_log_nothing_and_hold_nothing() -> No
         return first.WhichOneof("kind")
 
     assert _serve(body, reconnect_limit=1000) == "welcome"
+
+
+def test_trailers_from_the_client_end_a_welcomed_stream_as_a_half_close() -> None:
+    """A raw client may end its side of a welcomed ``Play`` stream with trailers (a HEADERS
+    frame with END_STREAM), which no gRPC client sends: any of them (a ``grpc-status`` of
+    its own, a pseudo-header, none) is a half-close, answered OK; a ``-bin`` value that is
+    not base64 there is gRPC core's INTERNAL. Nothing is logged either way."""
+
+    def block(fields: list[tuple[bytes, bytes]]) -> bytes:
+        return b"".join(b"\x00" + _hpack_string(k) + _hpack_string(v) for k, v in fields)
+
+    cases = {
+        "status": [(b"grpc-status", b"13"), (b"grpc-message", b"boom")],
+        "plain": [(b"x-note", b"hi")],
+        "pseudo": [(b":path", b"/x")],
+        "empty": [],
+        "bad bin": [(b"x-bin", b"!!!notbase64")],
+    }
+
+    def attack(port: int) -> dict[str, bytes]:
+        out = {}
+        for name, fields in cases.items():
+            conn = RawH2(port)
+            try:
+                extra = ((b"authorization", b"Bearer tok-x"),)
+                sid = conn.call(PLAY, data=grpc_message(_HELLO), end=False, extra=extra)
+                assert any(f.kind == DATA and f.stream == sid for f in conn.frames(0.3))
+                conn.sock.sendall(frame(HEADERS, END_HEADERS | END_STREAM, sid, block(fields)))
+                out[name] = _ends(conn, sid)[1]
+                time.sleep(0.2)  # (the connection kept a moment, unread)
+            finally:
+                conn.close()
+        return out
+
+    async def body(ref: Referee, port: int) -> dict[str, bytes]:
+        return await asyncio.to_thread(attack, port)
+
+    got = _serve(body, reconnect_limit=1000)
+    for name in ("status", "plain", "pseudo", "empty"):
+        assert b"grpc-status\x010" in got[name], (name, got[name])  # OK
+    assert b"grpc-status\x0213" in got["bad bin"], got["bad bin"]  # INTERNAL
+
+
+class _ClockAt:
+    """The referee's loop, its clock read as ``now``: an answer read at that instant."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, now: float) -> None:
+        self._loop = loop
+        self._now = now
+
+    def time(self) -> float:
+        return self._now
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._loop, name)
+
+
+def test_an_answer_read_at_its_deadline_is_a_timeout_and_a_microsecond_before_is_the_bots() -> None:
+    """The deadline's boundary, to the instant: an answer read a microsecond before limit +
+    bank is the bot's, its time in the record the whole budget (rounded) and its bank spent
+    (the next request says 0 ms of it); one read exactly at limit + bank is a timeout (the
+    fallback, a strike, the answer refused naming it), as a request due to be asked again
+    at that instant is not asked: at the deadline the time is up."""
+    ref = Referee(RefereeConfig(decision_ms=200, time_bank_ms=100, max_strikes=1000))
+    said: list[bool] = []
+    sent: list[pb.ServerMessage] = []
+
+    def answer(bot: str, r: pb.DecisionRequest) -> None:
+        d = pb.Decision(request_id=r.request_id, match_id=r.match_id,
+                        action=r.view.legal_actions[0])  # fmt: skip
+        if bot != "x" or len(said) >= 2:
+            ref.on_decision(ref.session(bot), d)
+            return
+        runner = ref._matches["m"]
+        pending = runner.seats[0].pending
+        assert pending is not None and pending.request_id == r.request_id
+        loop = runner._loop
+        at = pending.deadline - 1e-6 if not said else pending.deadline
+        runner._loop = _ClockAt(loop, at)  # type: ignore[assignment]
+        try:
+            said.append(ref.on_decision(ref.session(bot), d))
+        finally:
+            runner._loop = loop
+
+    async def main() -> dict[str, Any]:
+        streams = attach_in_process(ref, ("x", "y", "z"), answer)
+        rec: dict[str, Any] = await ref.run_match("m", ONE_DEAL, 5, ["x", "y", "z"])
+        queue = streams["x"]._queue
+        while not queue.empty():
+            msg = queue.get_nowait()
+            if msg is not None:
+                sent.append(msg)
+        return rec
+
+    rec = asyncio.run(main())
+    assert said == [True, False], said
+    asked = [
+        a for d in rec["deals"] for a in d["actions"] if a["seat"] == 0 and a["by"] != "forced"
+    ]
+    assert asked[0]["by"] == "bot" and asked[0]["ms"] == 300, asked[0]
+    assert asked[1]["by"] == "fallback" and asked[1]["ms"] == 200, asked[1]
+    kinds = [(i["kind"], i["detail"]) for i in rec["incidents"] if i["seat"] == 0]
+    assert kinds[0][0] == "wrong_request" and "timed out" in kinds[0][1], kinds
+    assert kinds[1][0] == "timeout" and "within 200 ms" in kinds[1][1], kinds
+    requests = [m.decision_request for m in sent if m.HasField("decision_request")]
+    assert (requests[0].time_limit_ms, requests[0].time_bank_ms) == (200, 100), requests[0]
+    assert (requests[1].time_limit_ms, requests[1].time_bank_ms) == (200, 0), requests[1]
