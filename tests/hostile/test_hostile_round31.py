@@ -7,6 +7,7 @@ The referee's real server on a free port (or its streams in process), in this pr
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import gc
 import gzip
@@ -30,6 +31,7 @@ from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 from engine import PRESETS
 from engine.record import replay
+from tests.support.core_internal import core_internal
 from tests.support.harness import attach_in_process, no_error_logged  # noqa: F401 (a fixture)
 from tests.support.raw_h2 import (
     DATA,
@@ -502,7 +504,8 @@ def test_play_calls_reset_at_random_moments_log_nothing_and_hold_nothing() -> No
             await call.write(pb.BotMessage(hello=pb.Hello(protocol_version=1)))
             first = await call.read()
             call.cancel()
-        return first.WhichOneof("kind")
+        kind: str | None = first.WhichOneof("kind")
+        return kind
 
     assert _serve(body, reconnect_limit=1000) == "welcome"
 
@@ -612,3 +615,51 @@ def test_an_answer_read_at_its_deadline_is_a_timeout_and_a_microsecond_before_is
     requests = [m.decision_request for m in sent if m.HasField("decision_request")]
     assert (requests[0].time_limit_ms, requests[0].time_bank_ms) == (200, 100), requests[0]
     assert (requests[1].time_limit_ms, requests[1].time_bank_ms) == (200, 0), requests[1]
+
+
+def test_getinfo_is_answered_while_play_calls_are_refused_and_flooded() -> None:
+    """``GetInfo`` (no token) from the same address while, at once, 300 ``Play`` calls of
+    an unknown token are refused and a welcomed bot floods its stream with strays until it
+    is closed: every ``GetInfo`` is answered (refused ``Play`` calls and a bot's strays do
+    not count toward the address's limit on requests without a token), and the flooder
+    is told RESOURCE_EXHAUSTED."""
+
+    async def body(ref: Referee, port: int) -> tuple[list[int], str]:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = pb_grpc.ArenaStub(channel)
+
+            async def refused() -> None:
+                for _ in range(300):
+                    call = stub.Play(metadata=(("authorization", "Bearer nope"),))
+                    with contextlib.suppress(grpc.aio.AioRpcError):
+                        await call.read()
+
+            async def flood() -> str:
+                call = stub.Play(metadata=(("authorization", "Bearer tok-x"),))
+                await call.write(pb.BotMessage(hello=pb.Hello(protocol_version=1)))
+                assert (await call.read()).WhichOneof("kind") == "welcome"
+                stray = pb.BotMessage(hello=pb.Hello(client="y" * 2000))
+                with contextlib.suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
+                    for _ in range(2000):
+                        await call.write(stray)
+                code, details = await call.code(), await call.details()
+                # (a write in flight as the referee ends the call: the client's own INTERNAL,
+                # grpc/grpc#36066, taken for the status it replaced)
+                if core_internal(code, details, answered=True):
+                    return "RESOURCE_EXHAUSTED (told INTERNAL by the client's own gRPC)"
+                return str(code.name)
+
+            async def info() -> list[int]:
+                versions = []
+                for _ in range(40):
+                    versions.append((await stub.GetInfo(pb.GetInfoRequest())).protocol_version)
+                    await asyncio.sleep(0.01)
+                return versions
+
+            got = await asyncio.gather(refused(), flood(), info())
+        await _until(lambda: ref.session("x").stream is None, "the flooder's stream closed")
+        return got[2], got[1]
+
+    versions, flooded = _serve(body)
+    assert versions == [1] * 40, versions
+    assert flooded.startswith("RESOURCE_EXHAUSTED"), flooded
