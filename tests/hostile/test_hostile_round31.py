@@ -22,6 +22,7 @@ from typing import Any
 import grpc
 import pytest
 from google.protobuf.message import DecodeError
+from grpc._cython import cygrpc
 
 from arena.referee import Referee, RefereeConfig, start_server
 from arena.referee import core as core_mod
@@ -132,15 +133,23 @@ def test_a_message_grpc_core_cannot_decompress_ends_a_welcomed_stream_without_an
 
 class _Call:
     """A ``Play`` call's context as grpc.aio hands it to the referee: token ``tok-x``, a
-    Hello, then EOF; grpc.aio's news that the call is over (``task.cancel()``) comes
-    ``news_s`` after the EOF, as it does when gRPC core itself ended the call."""
+    Hello, then EOF (or, ``failing_write``, no EOF and the Welcome's write failing: the
+    call is over for gRPC core); grpc.aio's news that the call is over (``task.cancel()``)
+    comes ``news_s`` after that, as it does when gRPC core itself ended the call."""
 
-    def __init__(self, news_s: float) -> None:
+    def __init__(self, news_s: float, failing_write: bool = False) -> None:
         self.news_s = news_s
+        self.failing_write = failing_write
         self.task: asyncio.Task[None] | None = None
-        self.reads = [pb.BotMessage(hello=pb.Hello(protocol_version=1)), grpc.aio.EOF]
+        self.reads: list[Any] = [pb.BotMessage(hello=pb.Hello(protocol_version=1))]
+        if not failing_write:
+            self.reads.append(grpc.aio.EOF)
         self.written: list[pb.ServerMessage] = []
         self.code: grpc.StatusCode | None = None
+
+    def _news_later(self) -> None:
+        assert self.task is not None
+        asyncio.get_running_loop().call_later(self.news_s, self.task.cancel)
 
     def invocation_metadata(self) -> Any:
         return (("authorization", "Bearer tok-x"),)
@@ -156,13 +165,14 @@ class _Call:
         pass
 
     async def write(self, msg: pb.ServerMessage) -> None:
+        if self.failing_write:
+            self._news_later()
+            raise cygrpc.ExecuteBatchError('Failed "execute_batch"')
         self.written.append(msg)
 
     async def read(self) -> Any:
-        if len(self.reads) == 1:  # (the EOF: the call is over, grpc.aio hears it later)
-            assert self.task is not None
-            asyncio.get_running_loop().call_later(self.news_s, self.task.cancel)
-            return self.reads.pop()
+        if self.reads and self.reads[0] is grpc.aio.EOF:
+            self._news_later()
         if not self.reads:
             await asyncio.Event().wait()
         return self.reads.pop(0)
@@ -174,17 +184,18 @@ class _Call:
         pass
 
 
-def test_a_read_that_says_eof_waits_for_grpcs_news_that_the_call_is_over() -> None:
-    """What the test above races for, made certain: after the read's EOF, the handler must
-    not return (which sends the OK status) before grpc.aio can tell it that gRPC core ended
-    the call; told so, it ends as cancelled, which grpc.aio logs at DEBUG. Before, it
-    returned within a few turns of the loop, and the news (5 ms later here) came too
-    late."""
+@pytest.mark.parametrize("end", ["eof", "failed write"])
+def test_a_read_that_says_eof_waits_for_grpcs_news_that_the_call_is_over(end: str) -> None:
+    """What the test above races for, made certain: after the read's EOF (or a write that
+    failed), the handler must not return (which sends the OK status) before grpc.aio can
+    tell it that gRPC core ended the call; told so, it ends as cancelled, which grpc.aio
+    logs at DEBUG. Before, it returned within a few turns of the loop, and the news (5 ms
+    later here) came too late."""
 
     async def main() -> tuple[bool, _Call]:
         ref = Referee(RefereeConfig())
         ref.add_bot("x", "tok-x")
-        call = _Call(news_s=0.005)
+        call = _Call(news_s=0.005, failing_write=end == "failed write")
         task = call.task = asyncio.ensure_future(ref.serve_stream(call))
         try:
             await task
@@ -193,7 +204,8 @@ def test_a_read_that_says_eof_waits_for_grpcs_news_that_the_call_is_over() -> No
         return False, call
 
     cancelled, call = asyncio.run(main())
-    assert call.written and call.written[0].HasField("welcome"), call.written
+    if end == "eof":
+        assert call.written and call.written[0].HasField("welcome"), call.written
     assert cancelled, "the handler returned before it could hear that the call was over"
 
 
