@@ -22,7 +22,7 @@ from grpc_reflection.v1alpha import reflection
 from arena.addresses import address_key
 from arena.protocol import RETRY_AFTER_MS
 from arena.referee.config import TLSConfig
-from arena.referee.core import REFUSALS_LOGGED, Referee
+from arena.referee.core import CORE_END_SETTLE_S, REFUSALS_LOGGED, Referee
 from arena.referee.servicer import ArenaServicer
 from arena.referee.sessions import RateMeter
 from arena.v1 import arena_pb2 as pb
@@ -343,6 +343,12 @@ def _parsing_refused(handler: grpc.RpcMethodHandler, calls: _OpenCalls) -> grpc.
             async with calls.one(context):
                 async for response in ss(checked(requests, context), context):
                     yield response
+                # The requests' end may be gRPC core's end of the call (a message it cannot
+                # decompress): as for Play (core.CORE_END_SETTLE_S), the status is not sent
+                # before grpc.aio can hear of it and cancel this call. Returning at once
+                # made it log an ERROR with a traceback for 4 of 30 such reflection calls,
+                # which need no token.
+                await asyncio.sleep(CORE_END_SETTLE_S)
 
         return handler._replace(request_deserializer=tolerant, stream_stream=stream_stream)
     return handler  # (Play reads with context.read and names a bad message itself)
