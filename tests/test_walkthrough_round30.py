@@ -75,6 +75,9 @@ def test_replay_into_a_pipe_keeps_every_line_whole(demo: Path) -> None:
     assert not any(ln.rstrip().endswith(("bid", ":")) for ln in bidding)
     # and nothing was cut: no line is a continuation starting with a bare number
     assert not any(re.fullmatch(r"-?\d+(, -?\d+)*", ln.strip()) for ln in lines)
+    # nor padded: the hands' grid ended its lines with spaces, which diff and grep see
+    assert [ln for ln in lines if ln != ln.rstrip()] == []
+    assert any(ln.startswith("talon ") for ln in lines)
 
 
 def test_the_matches_api_refuses_a_bot_the_tournament_never_seated(demo: Path) -> None:

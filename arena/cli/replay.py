@@ -133,7 +133,12 @@ def _show(ctx: click.Context, record_ref: str, record: dict[str, Any]) -> None:
     if isinstance(rendered, Text) and rendered.plain.startswith("cannot render"):
         _error(f"{record_ref}: {rendered.plain}")
         ctx.exit(2)
-    console.print(rendered)
+    if console.is_terminal:
+        console.print(rendered)
+    else:  # (and without the tables' padding at the ends of lines: diff and grep see text)
+        with console.capture() as captured:
+            console.print(rendered)
+        console.file.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
     parts = getattr(rendered, "renderables", ())
     if parts and isinstance(parts[-1], Text) and parts[-1].plain.startswith("refused:"):
         # Shown up to the action the rules refuse, as --check would say. When the record's
