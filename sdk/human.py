@@ -506,10 +506,9 @@ _RU_WORD = {"пас": "pass", "пасс": "pass", "сдаюсь": "concede", "м
 
 
 def _latin(text: str) -> str:
-    """``text`` stripped, with Russian words in the notation ``choose`` reads (Russian
-    cards, ``Кч``, ``parse_card`` reads itself), and emoji suits' variation selector
-    (``♥️``, as phone keyboards type it) dropped."""
-    return " ".join(_RU_WORD.get(w.lower(), w) for w in text.replace("\ufe0f", "").split())
+    """``text`` stripped, with Russian words in the notation ``choose`` reads (cards in
+    Russian, ``Кч``, and with an emoji suit, ``K♥️``, ``parse_card`` reads itself)."""
+    return " ".join(_RU_WORD.get(w.lower(), w) for w in text.split())
 
 
 def _give(
