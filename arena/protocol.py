@@ -58,6 +58,7 @@ __all__ = [
     "token_problem",
     "view_from_pb",
     "view_to_pb",
+    "weak_token",
 ]
 
 #: The protocol version this module speaks (``Hello.protocol_version``).
@@ -70,6 +71,10 @@ RETRY_AFTER_MS = "retry-after-ms"
 
 #: The longest token: it travels in the call's metadata, which gRPC caps at 8 KiB.
 MAX_TOKEN = 4096
+
+#: The shortest token an organiser should give a bot: whoever presents it plays as that
+#: bot, so it must not be guessable (a tournament refuses shorter remote tokens).
+MIN_TOKEN = 8
 
 
 def token_problem(token: str) -> str | None:
@@ -87,6 +92,15 @@ def token_problem(token: str) -> str | None:
     if len(token) > MAX_TOKEN:  # gRPC refuses larger metadata (8 KiB by default)
         return f"a token is at most {MAX_TOKEN} characters, got {len(token)}"
     return None
+
+
+def weak_token(token: str) -> bool:
+    """Whether ``token`` is too short to keep another client from playing as its bot.
+
+    >>> weak_token("t1"), weak_token("8-chars!")
+    (True, False)
+    """
+    return len(token) < MIN_TOKEN
 
 
 class MalformedMessageError(ValueError):

@@ -20,7 +20,7 @@ import click
 
 from arena.cli.options import Host, NonEmptyPath, Seconds, in_clear_note, raise_open_files_limit
 from arena.deadlines import DEFAULT_TIME_BANK_MS, MAX_DEADLINE_MS
-from arena.protocol import token_problem
+from arena.protocol import MIN_TOKEN, token_problem, weak_token
 from arena.referee import Lobby, Referee, RefereeConfig, TLSConfig, start_server
 from arena.referee.config import MAX_STRIKES, key_pair_problem, pem_problem
 from arena.referee.lobby import FinishedMatch
@@ -344,6 +344,14 @@ def serve(
             "of 120 can play for ever on the barrel (--max-deals N caps them)",
             err=True,
         )
+    weak = [name for name, token in tokens.items() if weak_token(token)]
+    if weak:  # fine for a rehearsal on one machine; said, since anyone could be these bots
+        click.echo(
+            printable(f"note: {tokens_file}: " + ", ".join(f"bots.{n}" for n in weak)
+                      + f": a token shorter than {MIN_TOKEN} characters is easy to guess, and "
+                      "whoever presents it plays as that bot"),
+            err=True,
+        )  # fmt: skip
     clear = None if tls is not None else in_clear_note(host, "bots", "--tls-cert with --tls-key")
     if clear is not None:
         click.echo(clear, err=True)

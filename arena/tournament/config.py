@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from arena.deadlines import deadline_problem
-from arena.protocol import token_problem
+from arena.protocol import MIN_TOKEN, token_problem, weak_token
 from arena.ratings import DEFAULT_DRAW_PROBABILITY
 from arena.referee.config import MAX_STRIKES, key_pair_problem, pem_problem
 from arena.referee.server import host_problem
@@ -1161,8 +1161,8 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
         # it is not in the file.
         where = f"{key}.token_env"
     assert token is not None
-    if len(token) < 8:
-        raise err(where, _token_fault(token_env, "must be at least 8 characters"))
+    if weak_token(token):
+        raise err(where, _token_fault(token_env, f"must be at least {MIN_TOKEN} characters"))
     problem = token_problem(token)
     if problem is not None:
         if token_env is not None and repr(token[:40]) in problem:

@@ -574,3 +574,30 @@ def test_serve_stopped_keeps_its_exit_through_a_signal_in_its_last_teardown(
     out = _serve_terminated_once_listening(tmp_path, late, *stored)
     assert out.returncode == 0, (out.returncode, out.stdout, out.stderr)
     assert "0 match(es) played" in out.stdout, out.stdout
+
+
+def test_serve_names_the_bots_whose_tokens_are_easy_to_guess(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: a tournament refuses remote tokens shorter than 8 characters, but `arena serve`
+    took `a = "t1"` without a word, though whoever presents a token plays as its bot."""
+    import arena.cli.serve as serve_module
+
+    async def no_server(*args: Any) -> None:
+        pass
+
+    monkeypatch.setattr(serve_module, "_serve", no_server)
+
+    def said(bots: str) -> str:
+        tokens = tmp_path / "tokens.toml"
+        tokens.write_text("[bots]\n" + bots, encoding="utf-8")
+        r = CliRunner().invoke(arena_cli, ["serve", "--port", "0", "--tokens", str(tokens),
+                                           "--max-deals", "5", "--record-dir",
+                                           str(tmp_path / "rec")])  # fmt: skip
+        assert r.exit_code == 0, r.output  # a rehearsal on one machine still runs
+        return " ".join(r.output.split())
+
+    note = said('a = "t1"\nb = "8-chars!"\nc = "seven77"\n')
+    assert "bots.a, bots.c: a token shorter than 8 characters is easy to guess" in note
+    assert "bots.b" not in note
+    assert "easy to guess" not in said('a = "8-chars!"\nb = "tok-bbbb"\nc = "tok-cccc"\n')
