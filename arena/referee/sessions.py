@@ -51,14 +51,19 @@ class AuthError(Exception):
         self.message = message
 
 
+_HTTP_BLANKS = " \t"
+
+
 def bearer_token(metadata: Any) -> str | None:
     """The token of an ``authorization: Bearer <token>`` metadata entry, if any."""
     for key, value in metadata or ():
         if key.lower() == "authorization":
             text = value.decode() if isinstance(value, bytes) else str(value)
-            scheme, _, token = text.strip().partition(" ")
-            if scheme.lower() == "bearer" and token.strip():
-                return token.strip()
+            # Only HTTP's own blanks: `str.strip()` would also drop U+00A0 and its kind,
+            # and a token is compared exactly.
+            scheme, _, token = text.strip(_HTTP_BLANKS).partition(" ")
+            if scheme.lower() == "bearer" and token.strip(_HTTP_BLANKS):
+                return token.strip(_HTTP_BLANKS)
     return None
 
 

@@ -43,6 +43,11 @@ def test_incident_kinds_match_the_proto() -> None:
         ([("Authorization", "bearer  abc ")], "abc"),
         ([("authorization", "Basic abc")], None),
         ([("authorization", "Bearer ")], None),
+        ([("authorization", "Bearer abc\t")], "abc"),
+        # Not HTTP blanks: kept, so that the token is compared as presented (it is no
+        # printable ASCII, so no bot has it).
+        ([("authorization", "Bearer abc\u00a0")], "abc\u00a0"),
+        ([("authorization", "Bearer \u2003abc")], "\u2003abc"),
         ([], None),
         (None, None),
     ],
