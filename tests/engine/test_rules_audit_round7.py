@@ -22,6 +22,7 @@ last hand L = 2); 4 players, dealer 3 (who sits out), F = 0, S = 1, L = 2.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import re
 from itertools import pairwise
@@ -569,6 +570,8 @@ def test_the_deck_its_order_and_its_points() -> None:
     """000: "24 листа ... (от старшей к младшей): тузы, десятки, короли, дамы, валеты и
     девятки"; "Туз - 11 ... Девятка - 0"; "Общее количество очков в колоде 120"."""
     assert len(DECK) == 24 and len(set(DECK)) == 24
+    with pytest.raises(ValueError, match="3 players"):  # "Играют в "1000" три игрока"
+        Game.new("classic", 1, NAMES4)
     assert sum(c.points for c in DECK) == seed_points(list(DECK)) == 120
     assert all(c.points == SEED_POINTS[str(c)[:-1]] for c in DECK)
     for suit in "SCDH":
@@ -1104,6 +1107,12 @@ def test_1001_4p_the_dealer_gets_no_card_and_scores_the_talon() -> None:
     hands, talon = D1
     g = new_game(ruleset("1001-4p"), hands, talon)
     acts(g, (F, "bid 100"), (S, "pass"), (L, "pass"))
+    dealer = observe(g, 3)  # he sits out: no cards, no turn, but he is shown the talon
+    assert (
+        dealer.hand == ()
+        and dealer.legal_actions == ()
+        and set(dealer.talon or ()) == set(parse_cards(talon))
+    )
     refused(g, F, parse_action("give 9C to 3"), GiveError)
     acts(g, *D1_GIVES, (F, "contract 100"))
     taken = play(g, *d1_tricks("10H"))
@@ -1255,3 +1264,70 @@ def test_1001_4p_the_dealer_and_a_player_cross_1001_in_one_deal() -> None:
         acts(g, (F, "bid 100"), (S, "pass"), (L, "pass"), *D1_GIVES, (F, "contract 100"))
         play(g, *d1_tricks("10H"))
         assert g.is_over and g.result.winner == winner and g.result.places == places
+
+
+# =========================================================================== random deals
+def seed_round5(x: int) -> int:
+    """002: "округляются в большую или меньшую сторону до числа кратного пяти" (2.5 up)."""
+    return (x + 2) // 5 * 5  # integers: remainder 0..2 down, 3..4 up
+
+
+@pytest.mark.parametrize("preset", ["classic-no-barrel", "1001", "1001-4p"])
+def test_random_deals_score_as_the_seed_texts_say(preset: str) -> None:
+    """Random legal play (300 deals each), every deal checked against the seeds' scoring
+    sentences, with the seed's point table and rounding written here: the deck's 120 points
+    are all taken; the declarer "записываются только заказанные очки. Иначе ... списываются";
+    the others "начисляется сумма набранных ими ... очков" (1001: rounded to 5); a
+    concession or a throw-in as RULES.md §6 / 1001 say; the 4-player dealer scores "за 3
+    девятки — 100 очков, за другие карты — сумму очков на картах"."""
+    rules = ruleset("classic", barrel=False) if preset == "classic-no-barrel" else ruleset(preset)
+    rules = dataclasses.replace(rules, target=10**6)  # 300 deals without an end
+    rng = random.Random(f"round7:{preset}")
+    g = Game.new(rules, f"r7-{preset}", players_of(rules), dealer=0)
+    talons: dict[int, tuple[Card, ...]] = {}
+    while g.deal_number < 300:
+        talons.setdefault(g.deal_number, g.talon)
+        g.apply(random_action(g, rng), seat=g.to_act)
+    classic = preset == "classic-no-barrel"
+    seen = {r.outcome for r in g.deal_results}
+    assert seen == ({"made", "failed", "conceded"} | (set() if classic else {"thrown_in"}))
+    for r in g.deal_results:
+        d, n = r.declarer, rules.players
+        opps = [s for s in range(n) if s != d and not (n == 4 and s == r.dealer)]
+        dealt_in = r.outcome in ("made", "failed")
+        assert sum(r.card_points) == (120 if dealt_in else 0)
+        if r.outcome == "made":
+            assert r.takes[d] >= r.contract and r.deltas[d] == r.contract
+        elif r.outcome == "failed":
+            assert r.takes[d] < r.contract and r.deltas[d] == -r.contract
+        elif r.outcome == "conceded":
+            assert r.deltas[d] == (0 if classic else -r.bid)
+        else:
+            assert r.outcome == "thrown_in" and not classic and r.deltas[d] == 0
+        for s in opps:
+            if dealt_in:
+                want = r.takes[s] if classic else seed_round5(r.takes[s])
+            elif r.outcome == "conceded":
+                want = (r.bid + 1) // 2 if classic else 0  # half, rounded half up
+            else:
+                want = 50
+            assert r.deltas[s] == want, (r, s)
+        if n == 4:
+            tal = talons[r.number]
+            nines = all(str(c).startswith("9") for c in tal)
+            assert r.deltas[r.dealer] == (100 if nines else seed_points(tal)), r
+
+
+def players_of(rules) -> list[str]:
+    return NAMES3 if rules.players == 3 else NAMES4
+
+
+def random_action(g: Game, rng: random.Random):
+    """A legal action, leaning to low bids and low contracts so that every outcome occurs."""
+    la = g.legal_actions()
+    if g.phase is Phase.BIDDING:
+        return Pass() if rng.random() < 0.6 else la[0] if Pass() != la[0] else la[-1]
+    if g.phase is Phase.CONTRACT:
+        other = [a for a in la if not isinstance(a, Contract)]  # concede, throw-in
+        return rng.choice(other) if other and rng.random() < 0.15 else rng.choice(la[:2])
+    return rng.choice(la)
