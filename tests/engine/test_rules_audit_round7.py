@@ -1331,3 +1331,96 @@ def random_action(g: Game, rng: random.Random):
         other = [a for a in la if not isinstance(a, Contract)]  # concede, throw-in
         return rng.choice(other) if other and rng.random() < 0.15 else rng.choice(la[:2])
     return rng.choice(la)
+
+
+def barrel_expected(rules, start, barrel, r) -> tuple[list[int], list[int]]:
+    """The scores and barrel counters after deal ``r`` from the seed's barrel sentences as
+    RULES.md settles them (and docs/rules-engine.md "Interpretations"), written for this
+    test: 880 or more -> 880 and three deals; on the barrel only a made contract of 120 or
+    more scores (the game); a failed one costs the contract, a penalty concession the bid,
+    both off; otherwise the deal is one of the three, the third costing 120."""
+    d, n = r.declarer, rules.players
+    raw = [0] * n
+    if r.outcome in ("made", "failed"):
+        raw[d] = r.contract if r.outcome == "made" else -r.contract
+        for s in range(n):
+            if s != d:
+                raw[s] = r.takes[s]
+    else:
+        raw[d] = -r.bid if rules.concede == "penalty" else 0
+        for s in range(n):
+            if s != d:
+                raw[s] = (r.bid + 1) // 2 if rules.concede_pays == "half" else 0
+    new, bar = list(start), list(barrel)
+    for s in range(n):
+        if not barrel[s]:
+            new[s] += raw[s]
+        elif s == d and r.outcome == "made" and r.contract >= 120:
+            new[s], bar[s] = rules.target, 0
+        elif s == d and r.outcome == "failed":
+            new[s], bar[s] = new[s] - r.contract, 0
+        elif s == d and r.outcome == "conceded" and rules.concede == "penalty":
+            new[s], bar[s] = new[s] - r.bid, 0
+        else:
+            bar[s] -= 1
+            if not bar[s]:
+                new[s] -= rules.barrel_penalty
+    comers = [s for s in range(n) if not barrel[s] and new[s] >= rules.barrel_at]
+    for s in comers:
+        new[s] = rules.barrel_at
+        bar[s] = rules.barrel_deals
+    if comers and rules.barrel_mode == "one":
+        for s in range(n):
+            if s not in comers and bar[s]:  # the sitter still on: knocked off
+                new[s], bar[s] = new[s] - rules.barrel_penalty, 0
+        if len(comers) > 1:  # "оба сразу же слетают"
+            for s in comers:
+                new[s], bar[s] = new[s] - rules.barrel_penalty, 0
+    return new, bar
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"barrel_mode": "one"},
+        {"concede": "penalty"},
+        {"barrel_mode": "one", "concede": "penalty"},
+    ],
+)
+def test_random_deals_near_the_barrel_follow_the_seed_barrel_rules(options: dict) -> None:
+    """000's barrel ("бочка") sentences over random deals started near it: 250 matches from
+    random positions (scores 700..880, sitters with 1..3 deals left), up to 4 deals each,
+    every deal's scores, counters and the match's end compared with
+    :func:`barrel_expected`."""
+    rules = ruleset(**options)
+    rng = random.Random(f"round7-barrel:{sorted(options.items())}")
+    kinds = set()
+    for m in range(250):
+        barrel = [rng.choice((0, 0, 1, 2, 3)) for _ in range(3)]
+        if rules.barrel_mode == "one" and sum(map(bool, barrel)) > 1:
+            barrel = [barrel[0], 0, 0]
+        scores = [880 if b else rng.randrange(700, 880) for b in barrel]
+        g = Game.new(rules, f"b{m}", NAMES3, scores=scores, barrel=barrel)
+        for _ in range(4):
+            start, bar0, k = list(g.scores), list(g.barrel), g.deal_number
+            while g.deal_number == k and not g.is_over:
+                g.apply(random_action(g, rng), seat=g.to_act)
+            r = last(g)
+            want, want_bar = barrel_expected(rules, start, bar0, r)
+            assert list(r.scores) == want, (m, start, bar0, r)
+            if not g.is_over:
+                assert list(g.barrel) == want_bar, (m, start, bar0, r)
+            kinds |= {e.split(" ", 2)[2].split(":")[0] for e in r.events}
+            assert g.is_over is (max(want) >= rules.target)
+            if g.is_over:
+                break
+    assert {"gets on the barrel", "wins from the barrel", "sat 3 deals on the barrel"} <= kinds
+    assert "fails the contract and falls off the barrel" in kinds
+    if rules.barrel_mode == "one":
+        assert {
+            "is knocked off the barrel",
+            "reaches the barrel with another and falls off",
+        } <= kinds
+    if rules.concede == "penalty":
+        assert "concedes and falls off the barrel" in kinds
