@@ -776,3 +776,46 @@ def test_calls_without_a_token_cut_off_by_a_deadline_of_a_millisecond_log_nothin
                          "ended while writing"}, ends  # fmt: skip
     assert ends["DEADLINE_EXCEEDED"] > 0, ends
     assert version == 1
+
+
+#: Metadata gRPC core reads itself, each with a value it cannot parse; core writes an
+#: ERROR line of its own (stderr, not Python's logging) for each such call, as for an
+#: unknown ``grpc-encoding`` (docs/referee.md).
+CORE_METADATA = ("te", "grpc-encoding", "grpc-timeout", "grpc-status",
+                 "grpc-previous-rpc-attempts", "grpc-retry-pushback-ms",
+                 "grpc-internal-encoding-request")  # fmt: skip
+
+
+def test_metadata_grpc_core_cannot_parse_ends_the_call_or_is_let_be() -> None:
+    """``Play`` calls (the bot's token) and ``GetInfo`` calls with an unparsable value (not
+    a number, or negative) in a metadata key gRPC core reads itself (``te``,
+    ``grpc-timeout``, ``grpc-status``, ...): every call ends with a status (core's INTERNAL,
+    before any message, but for a value core takes after all), none is left
+    open or counted against the bot, the referee logs nothing through Python's logging,
+    and the bot is welcomed afterwards."""
+    calls = {}
+    for key in CORE_METADATA:
+        for value in (b"\xff\x00zz", b"-1"):
+            for path in (PLAY, GETINFO):
+                extra = ((b"authorization", b"Bearer tok-x"), (key.encode(), value))
+                calls[f"{path} {key} {value!r}"] = (path, extra, grpc_message(_HELLO))
+
+    async def body(ref: Referee, port: int) -> tuple[dict[str, tuple[bool, bytes]], str]:
+        got = await asyncio.to_thread(_raw_ends, port, calls)
+        session = ref.session("x")
+        await _until(lambda: session.open_calls == 0 and session.stream is None, "calls done")
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            call = await _welcomed(_raw_play(channel))
+            call.cancel()
+        return got, "welcomed"
+
+    got, after = _serve(body, reconnect_limit=1000)
+    assert len(got) == len(calls)
+    # gRPC core's INTERNAL before any message, or (a value core reads after all: a
+    # negative grpc-retry-pushback-ms) served as usual, OK
+    ends = {name: (answered, b"grpc-status\x0213" in t, b"grpc-status\x010" in t)
+            for name, (answered, t) in got.items()}  # fmt: skip
+    odd = {n: e for n, e in ends.items() if e not in ((False, True, False), (True, False, True))}
+    assert not odd, odd
+    assert sum(e[1] for e in ends.values()) >= len(calls) - 2, ends
+    assert after == "welcomed"
