@@ -15,6 +15,8 @@ import dataclasses
 import gc
 import json
 import random
+import socket
+import threading
 import time
 import zlib
 from pathlib import Path
@@ -446,6 +448,75 @@ def test_a_drop_at_each_phase_resumes_the_seat_with_the_request_as_it_was() -> N
     assert back == [(d[1], d[2], True, True) for d in drops], seen
     assert [(i["seat"], i["kind"]) for i in rec["incidents"]] == [(0, "disconnect")] * 5
     assert all(by == "bot" for _, by in _x_actions(rec))
+    replay(rec)
+
+
+def test_a_tcp_half_close_mid_match_is_a_disconnect_and_the_bot_comes_back() -> None:
+    """A bot that half-closes its TCP connection (a FIN: ``shutdown(SHUT_WR)``, reading on)
+    while its request is pending: gRPC core ends the connection's calls, the referee
+    records one disconnect, and the bot, back on a new connection within the grace, is
+    asked the same request again and plays on; nothing is logged, no call stays open."""
+
+    async def main() -> tuple[dict[str, Any], list[str], int]:
+        ref = Referee(RefereeConfig(decision_ms=5000, time_bank_ms=0))
+        ref.add_bot("x", "tok-x")
+        server, port = await start_server(ref)
+        attach_in_process(ref, ("y", "z"), _passer(ref))
+        fin = threading.Event()
+        asked_again: list[str] = []
+
+        def raw() -> None:
+            conn = RawH2(port)
+            try:
+                sid = conn.call(PLAY, extra=((b"authorization", b"Bearer tok-x"),),
+                                data=grpc_message(_HELLO), end=False)  # fmt: skip
+                while not fin.is_set():
+                    conn.frames(0.05)
+                conn.sock.shutdown(socket.SHUT_WR)
+                conn.frames(10, until_ended={sid})
+            finally:
+                conn.close()
+
+        async def back() -> None:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+                call = pb_grpc.ArenaStub(channel).Play(
+                    metadata=(("authorization", "Bearer tok-x"),)
+                )
+                await call.write(pb.BotMessage(hello=pb.Hello(protocol_version=1)))
+                while not (m := await call.read()).HasField("match_ended"):
+                    if m.HasField("decision_request"):
+                        r = m.decision_request
+                        asked_again.append(r.request_id)
+                        legal = list(r.view.legal_actions)
+                        a = next((a for a in legal if a.HasField("bid")), legal[0])
+                        await call.write(pb.BotMessage(decision=pb.Decision(
+                            request_id=r.request_id, match_id=r.match_id, action=a)))  # fmt: skip
+                call.cancel()
+
+        reader = asyncio.ensure_future(asyncio.to_thread(raw))
+        try:
+            assert not await ref.wait_for_bots(["x"], 10)
+            match = asyncio.ensure_future(ref.run_match("m", ONE_DEAL, X_DECLARES, ["x", "y", "z"]))
+            await _until(lambda: "m" in ref._matches and ref._matches["m"].seats[0].pending
+                         is not None, "x asked")  # fmt: skip
+            fin.set()
+            session = ref.session("x")
+            await _until(lambda: session.stream is None, "the FIN seen")
+            await reader
+            await back()
+            rec: dict[str, Any] = await match
+            await _until(lambda: session.open_calls == 0, "the calls done")
+        finally:
+            fin.set()
+            await ref.end_streams()
+            await server.stop(1.0)
+        return rec, asked_again, session.open_calls
+
+    rec, asked_again, open_calls = asyncio.run(main())
+    assert asked_again[0] == "1", asked_again  # (the request the FIN left pending)
+    assert [(i["seat"], i["kind"]) for i in rec["incidents"]] == [(0, "disconnect")]
+    assert {by for _, by in _x_actions(rec)} <= {"bot", "forced"}, _x_actions(rec)
+    assert open_calls == 0
     replay(rec)
 
 
