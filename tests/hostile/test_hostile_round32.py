@@ -310,7 +310,7 @@ def test_answers_mutated_byte_by_byte_leave_every_record_whole() -> None:
         return bytes(out)
 
     async def main() -> tuple[list[dict[str, Any]], collections.Counter[str], int]:
-        ref = Referee(RefereeConfig(decision_ms=150, time_bank_ms=0, max_strikes=1000,
+        ref = Referee(RefereeConfig(decision_ms=300, time_bank_ms=0, max_strikes=1000,
                                     reconnect_limit=10_000))  # fmt: skip
         ref.add_bot("x", "tok-x")
         server, port = await start_server(ref)
