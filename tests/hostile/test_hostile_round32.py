@@ -769,7 +769,7 @@ def _raw_ends_open(port: int, calls: dict[str, tuple[str, tuple[tuple[bytes, byt
                    ) -> collections.Counter[str]:  # fmt: skip
     """Like :func:`_raw_ends`, the body sent with the headers and the stream left open (a
     Play call): ``"<token> <status name>"`` counted."""
-    names = {b"13": "INTERNAL", b"16": "UNAUTHENTICATED"}
+    names = {b"13": "INTERNAL", b"16": "UNAUTHENTICATED", b"4": "DEADLINE_EXCEEDED"}
     out: collections.Counter[str] = collections.Counter()
     for name, (path, extra, body) in calls.items():
         conn = RawH2(port)
@@ -779,7 +779,8 @@ def _raw_ends_open(port: int, calls: dict[str, tuple[str, tuple[tuple[bytes, byt
             trailers = b"".join(
                 f.payload for f in got if f.kind == HEADERS and f.flags & END_STREAM
             )
-            code = next((v for k, v in names.items() if b"grpc-status\x02" + k in trailers),
+            code = next((v for k, v in names.items()
+                         if b"grpc-status" + bytes((len(k),)) + k in trailers),
                         repr(trailers[-80:]))  # fmt: skip
             out[f"{name.split()[0]} {code}"] += 1
             time.sleep(0.05)  # (the connection kept a moment, unread)
@@ -889,4 +890,33 @@ def test_metadata_grpc_core_cannot_parse_ends_the_call_or_is_let_be() -> None:
     odd = {n: e for n, e in ends.items() if e not in ((False, True, False), (True, False, True))}
     assert not odd, odd
     assert sum(e[1] for e in ends.values()) >= len(calls) - 2, ends
+    assert after == "welcomed"
+
+
+def test_play_calls_whose_deadline_passes_at_once_hold_no_place_of_the_bot() -> None:
+    """``Play`` calls with the bot's token and a ``grpc-timeout`` of 1 ns to 30 ms (past, or
+    passing, as the referee reads the token, waits for the Hello, or welcomes), with and
+    without a Hello: each ends DEADLINE_EXCEEDED, none stays counted among the bot's open
+    calls (16 would lock it out) or holds its place for a Hello, nothing is logged, and
+    the bot is welcomed afterwards."""
+    calls = {}
+    for timeout in (b"1n", b"1u", b"100u", b"1m", b"3m", b"10m", b"30m"):
+        for hello in (True, False):
+            for k in range(3):
+                extra = ((b"authorization", b"Bearer tok-x"), (b"grpc-timeout", timeout))
+                body = grpc_message(_HELLO) if hello else b""
+                calls[f"{timeout!r} {hello} {k}"] = (PLAY, extra, body)
+
+    async def body(ref: Referee, port: int) -> tuple[collections.Counter[str], str]:
+        got = await asyncio.to_thread(_raw_ends_open, port, calls)
+        session = ref.session("x")
+        await _until(lambda: session.open_calls == 0 and session.reserved is None, "calls done")
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            call = await _welcomed(_raw_play(channel))
+            call.cancel()
+        return got, "welcomed"
+
+    got, after = _serve(body, reconnect_limit=1000)
+    assert sum(got.values()) == len(calls), got
+    assert {name.split()[-1] for name in got} == {"DEADLINE_EXCEEDED"}, got
     assert after == "welcomed"
