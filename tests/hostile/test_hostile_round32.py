@@ -520,6 +520,74 @@ def test_a_tcp_half_close_mid_match_is_a_disconnect_and_the_bot_comes_back() -> 
     replay(rec)
 
 
+def test_a_bot_cut_off_for_flooding_still_plays_its_pending_request_when_back() -> None:
+    """A bot that floods its stream mid-match (1,024 answers for a match it does not sit
+    in, weight 1,024 of the 1,000 per 10 s) is closed with RESOURCE_EXHAUSTED; back at
+    once, its pending request is asked again, and its answer, which weighs nothing, is
+    taken as the bot's though the window is still over its limit; its next stray closes
+    the stream again. The match goes on: the flooder has its disconnects and nothing
+    else, the honest seats nothing, and the record replays."""
+    stray = pb.Decision(request_id="1", match_id="nope")
+    strays = pb.BotMessage(decisions=pb.DecisionBatch(decisions=[stray] * 256)).SerializeToString()
+
+    async def main() -> tuple[dict[str, Any], list[str], list[str]]:
+        ref = Referee(RefereeConfig(decision_ms=5000, time_bank_ms=0))
+        ref.add_bot("x", "tok-x")
+        server, port = await start_server(ref)
+        attach_in_process(ref, ("y", "z"), _passer(ref))
+        ends: list[str] = []
+        asked: list[str] = []
+
+        async def x_bot() -> None:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+                play = _raw_play(channel)
+                while True:
+                    call = await _welcomed(play)
+                    try:
+                        while not (m := await call.read()).HasField("match_ended"):
+                            if not m.HasField("decision_request"):
+                                continue
+                            r = m.decision_request
+                            asked.append(r.request_id)
+                            if len(asked) == 1:
+                                for _ in range(4):
+                                    await call.write(strays)
+                            elif len(asked) == 3:
+                                await call.write(b"")  # (a stray: no kind)
+                            else:
+                                legal = list(r.view.legal_actions)
+                                a = next((a for a in legal if a.HasField("bid")), legal[0])
+                                await call.write(_answer(r, a))
+                        call.cancel()
+                        return
+                    except (grpc.aio.AioRpcError, asyncio.InvalidStateError):
+                        code, details = await call.code(), await call.details() or ""
+                        if core_internal(code, details, answered=True):
+                            ends.append("RESOURCE_EXHAUSTED (the client's own INTERNAL)")
+                        else:
+                            ends.append(f"{code.name}: {details[:40]}")
+
+        task = asyncio.create_task(x_bot())
+        try:
+            assert not await ref.wait_for_bots(["x"], 10)
+            rec = await ref.run_match("m", ONE_DEAL, X_DECLARES, ["x", "y", "z"])
+            await asyncio.wait_for(task, 10)
+        finally:
+            task.cancel()
+            await ref.end_streams()
+            await server.stop(1.0)
+        return rec, ends, asked
+
+    rec, ends, asked = asyncio.run(main())
+    assert len(ends) == 2, ends
+    assert all(e.startswith("RESOURCE_EXHAUSTED") for e in ends), ends
+    assert "more than 1000 messages" in ends[0] or "client's own" in ends[0], ends
+    assert asked[:4] == ["1", "1", "2", "2"], asked  # (each asked again after its cut)
+    assert [(i["seat"], i["kind"]) for i in rec["incidents"]] == [(0, "disconnect")] * 2
+    assert {by for _, by in _x_actions(rec)} <= {"bot", "forced"}, _x_actions(rec)
+    replay(rec)
+
+
 def test_hostile_streams_leave_no_task_stream_or_call_behind() -> None:
     """70 welcomed streams of one bot, ten each of seven ends (cancelled, half-closed,
     garbage, a DecisionBatch of 257, 50 empty messages then cancelled, replaced by a newer
