@@ -367,8 +367,9 @@ def test_answers_mutated_byte_by_byte_leave_every_record_whole() -> None:
     assert ends["INVALID_ARGUMENT: could not parse the message as arena.v1.BotMessage"], ends
     for rec, x_seat in zip(recs, (0, 1), strict=True):
         assert {i["seat"] for i in rec["incidents"]} <= {x_seat}, rec["incidents"]
-        assert {i["kind"] for i in rec["incidents"]} >= {"disconnect", "wrong_request"}
         replay(rec)
+    kinds = {i["kind"] for rec in recs for i in rec["incidents"]}
+    assert kinds >= {"disconnect", "wrong_request"}, kinds
     assert open_calls == 0
 
 
@@ -637,9 +638,14 @@ def test_hostile_streams_leave_no_task_stream_or_call_behind() -> None:
                 await one(play, kinds[i % len(kinds)])
         session = ref.session("x")
         await _until(lambda: session.open_calls == 0 and ref._attached == 0, "calls done")
-        await asyncio.sleep(0.5)  # (the calls' last callbacks)
-        gc.collect()
-        return before, (len(asyncio.all_tasks()), streams()), session.open_calls, ref._attached
+
+        def now() -> tuple[int, int]:
+            gc.collect()
+            return len(asyncio.all_tasks()), streams()
+
+        with contextlib.suppress(AssertionError):  # (what is left, if anything, is asserted)
+            await _until(lambda: now() == before, "the calls' last callbacks run")
+        return before, now(), session.open_calls, ref._attached
 
     before, after, open_calls, attached = _serve(body, reconnect_limit=10_000,
                                                  flood_limit=10**9)  # fmt: skip
