@@ -227,12 +227,11 @@ def test_answers_are_read_as_protobuf_reads_their_bytes(tmp_path: Path) -> None:
                         await call.write(
                             _decision(_s(1, "999"), mid, other) + _decision(rid, mid, give)
                         )
-                    elif k == 3:  # the second give: read; then asked again after the drop
-                        deep = 100 if not status else 0
-                        await call.write(_answer(r, legal[0]) + _groups(deep))
-                    elif k == 4:  # the contract: too deep, once
+                    elif k == 3:  # the second give, groups 100 deep after it: read
+                        await call.write(_answer(r, legal[0]) + _groups(100))
+                    elif k == 4:  # the contract, groups 101 deep after it: refused
                         await call.write(_answer(r, legal[0]) + _groups(101))
-                    else:
+                    else:  # the contract asked again on the new stream
                         concede = [a for a in legal if a.HasField("concede")]
                         both = legal[0].SerializeToString() + concede[0].SerializeToString()
                         await call.write(_decision(rid, mid, both))
