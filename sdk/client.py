@@ -35,6 +35,7 @@ import inspect
 import logging
 import queue
 import random
+import re
 import signal
 import threading
 import time
@@ -385,6 +386,54 @@ def _closed(details: str) -> bool:
     return any(w in low for w in _CLOSED_WORDS)
 
 
+#: gRPC core's words for a connection that failed, before its reason: "failed to connect
+#: to all addresses; last error: UNKNOWN: ipv4:127.0.0.1:4: " (a status code, an address).
+_CORE_LAST_ERROR = re.compile(r"^.*last error: [A-Z_]+: \S+: ")
+
+
+def _why_ended(code: grpc.StatusCode, details: str, arena: str) -> str:
+    """Why a stream with the arena ended, in words for the bot's author: gRPC's status
+    code and its core's wording (``UNAVAILABLE (failed to connect to all addresses; last
+    error: UNKNOWN: ipv6:%5B::1%5D:4: Failed to connect to remote host: Connection
+    refused)``) are no business of a bot's; the arena's own messages are said as they are.
+
+    >>> _why_ended(grpc.StatusCode.UNAVAILABLE, "failed to connect to all addresses; last "
+    ...            "error: UNKNOWN: ipv4:127.0.0.1:4: Failed to connect to remote host: "
+    ...            "Connection refused", "localhost:4")
+    'cannot connect to the arena at localhost:4: connection refused'
+    >>> _why_ended(grpc.StatusCode.UNAVAILABLE, "Stream removed (Socket closed)", "h:1")
+    'the connection to the arena at h:1 was lost: socket closed'
+    >>> _why_ended(grpc.StatusCode.UNAVAILABLE, "the arena is stopping", "h:1")
+    'the arena at h:1 ended the stream: the arena is stopping'
+    """
+    reason = _CORE_LAST_ERROR.sub("", details).strip()
+    if reason.lower().startswith("stream removed (") and reason.endswith(")"):
+        reason = reason[len("stream removed (") : -1]
+    if _no_connection(details):
+        # "Failed to connect to remote host: Connection refused", "DNS resolution failed
+        # for h:1: C-ares status is not ARES_SUCCESS ...: Domain name not found": the last
+        # words are the reason.
+        reason = reason.rpartition(": ")[2] or reason
+        return f"cannot connect to the arena at {arena}: {_lower_first(reason)}"
+    if _closed(details) or reason.lower() in _LOST_WORDS or details.startswith(_CORE_INTERNAL):
+        return f"the connection to the arena at {arena} was lost: {_lower_first(reason)}"
+    if details.startswith("no Welcome from the arena"):  # (the runner's own, above)
+        return details.replace("the arena", f"the arena at {arena}", 1)
+    said = details or code.name.lower().replace("_", " ")
+    return f"the arena at {arena} ended the stream: {said}"
+
+
+#: More of gRPC core's words for a connection lost mid-stream (lower-cased).
+_LOST_WORDS = ("broken pipe", "goaway received", "keepalive watchdog timeout",
+               "cancelling all calls", "connection timed out", "endpoint closing")  # fmt: skip
+
+
+def _lower_first(text: str) -> str:
+    """ "Connection refused" as said mid-sentence (an all-capitals word stays as it is)."""
+    first = text.split(" ", 1)[0]
+    return text if first.isupper() else text[:1].lower() + text[1:]
+
+
 def _tls_failure(details: str) -> bool:
     low = details.lower()
     return any(w in low for w in _TLS_FAILURE_WORDS)
@@ -392,7 +441,7 @@ def _tls_failure(details: str) -> bool:
 
 def _tls_error(details: str, arena: str, ca: Path | None) -> ArenaTLSError:
     """A failed handshake (gRPC's ``details``) as gRPC's reason and the likely mistake."""
-    reason = (details.partition("last error: ")[2] or details).removesuffix(": OK")
+    reason = _CORE_LAST_ERROR.sub("", details).removesuffix(": OK")  # (no code, no address)
     return ArenaTLSError(f"the TLS handshake with {arena} failed: {reason}; "
                          f"{_tls_cause(details.lower(), arena, ca)}")  # fmt: skip
 
@@ -711,8 +760,8 @@ class BotRunner:
                         what += (" or ended every stream it welcomed this bot on (none played"
                                  f" or lasted {_WORKED_S:g} s)")  # fmt: skip
                     raise ArenaError(
-                        f"the arena at {self.arena} {what} for {self.retry_for:.0f}s: "
-                        f"{code.name}: {details}"
+                        f"the arena at {self.arena} {what} for {self.retry_for:.0f}s (the "
+                        f"last try: {_why_ended(code, details, self.arena)})"
                         + (_PLAINTEXT_HINT if hinted and not reached else "")
                     ) from None
                 delay = min(self.max_backoff, self.initial_backoff * 2**attempt)
@@ -736,7 +785,8 @@ class BotRunner:
                     tried = ("for ever" if self.retry_for is None
                              else f"for up to {self.retry_for:g} s (--retry-for)")  # fmt: skip
                     hint = f" (is an arena serving at {self.arena}? it is tried again {tried})"
-                log.warning("%s (%s)%s; reconnecting in %.1fs", code.name, details, hint, delay)
+                said = _why_ended(code, details, self.arena)
+                log.warning("%s%s; reconnecting in %.1fs", said, hint, delay)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stopping.wait(), delay)
         await self._drain()
