@@ -188,6 +188,13 @@ def _why(e: BaseException) -> str:
     if isinstance(e, SystemExit):  # `arena-bot` exited with it, silently, code 0 and all
         return (f"it called sys.exit({e.code!r}) when imported (a script's own run belongs "
                 "under `if __name__ == \"__main__\":`)")  # fmt: skip
+    if isinstance(e, SyntaxError) and e.filename and e.lineno:
+        # Said as the other errors are: the file's path (its name alone was "(helper.py,
+        # line 5)", which a package's files or a helper beside the bot can share) and
+        # the line's text, which Python's message left out.
+        text = (e.text or "").strip()
+        return (f"{type(e).__name__}: {e.msg} (at {e.filename}, line {e.lineno}"
+                f"{': ' + text if text else ''})")  # fmt: skip
     frames = [
         f
         for f in traceback.extract_tb(e.__traceback__)

@@ -173,3 +173,27 @@ def test_every_name_the_docs_give_the_sdk_exists_and_the_types_they_name_import(
                 importlib.import_module(".".join(parts[: i + 1]))
             assert hasattr(obj, part), f"the docs name {dotted}, which does not exist"
             obj = getattr(obj, part)
+
+
+def test_a_syntax_error_is_named_by_its_path_and_line(tmp_path: Path) -> None:
+    """Defect: a bot whose helper beside it had a syntax error was refused with "importing
+    'mine.py' failed: SyntaxError: invalid syntax (helper.py, line 1)": the file's name
+    only, and not the line, where every other import error says "(at PATH, line N, in
+    <module>: CODE)". A syntax error is said the same way now, in the bot's file or any it
+    imports."""
+    from sdk.loader import BotLoadError, load_bot
+
+    (tmp_path / "mine.py").write_text("from sdk import Bot\nimport helper\n\n\nclass A(Bot):\n"
+                                      "    pass\n")  # fmt: skip
+    (tmp_path / "helper.py").write_text("x = 1\ndef f(:\n    pass\n")
+    (tmp_path / "typo.py").write_text("from sdk import Bot\n\n\nclass B(Bot)\n    pass\n")
+    with pytest.raises(BotLoadError) as e:
+        load_bot(str(tmp_path / "mine.py"))
+    helper = tmp_path / "helper.py"
+    said = str(e.value)  # (Python's own message, "invalid syntax", differs between versions)
+    assert "failed: SyntaxError: " in said and said.endswith(f" (at {helper}, line 2: def f(:)")
+    with pytest.raises(BotLoadError) as e:
+        load_bot(str(tmp_path / "typo.py"))
+    typo = tmp_path / "typo.py"
+    said = str(e.value)
+    assert "failed: SyntaxError: " in said and said.endswith(f" (at {typo}, line 4: class B(Bot))")
