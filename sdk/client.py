@@ -409,6 +409,10 @@ def _why_ended(code: grpc.StatusCode, details: str, arena: str) -> str:
     reason = _CORE_LAST_ERROR.sub("", details).strip()
     if reason.lower().startswith("stream removed (") and reason.endswith(")"):
         reason = reason[len("stream removed (") : -1]
+    if _no_connection(details) and "http/2" in reason.lower():
+        # "Failed parsing HTTP/2 (Expected SETTINGS frame ...)": a web server, say.
+        return (f"cannot connect to the arena at {arena}: what answers there is no arena "
+                f"(it does not speak gRPC: {_lower_first(reason)})")  # fmt: skip
     if _no_connection(details):
         # "Failed to connect to remote host: Connection refused", "DNS resolution failed
         # for h:1: C-ares status is not ARES_SUCCESS ...: Domain name not found": the last

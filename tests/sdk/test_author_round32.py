@@ -84,6 +84,14 @@ def test_a_lost_connection_and_a_failed_handshake_are_said_without_grpcs_codes(
         "cannot connect to the arena at nosuch:50051: domain name not found"
     )
     assert _why_ended(u, REFUSED, "h:4") == "cannot connect to the arena at h:4: connection refused"
+    web = ("failed to connect to all addresses; last error: UNAVAILABLE: ipv4:127.0.0.1:4: "
+           "Failed parsing HTTP/2 (Expected SETTINGS frame as the first frame, got frame type "
+           "79)")  # fmt: skip
+    assert _why_ended(u, web, "h:4") == (
+        "cannot connect to the arena at h:4: what answers there is no arena (it does not speak "
+        "gRPC: failed parsing HTTP/2 (Expected SETTINGS frame as the first frame, got frame "
+        "type 79))"
+    )
     assert _why_ended(u, "the arena is stopping", "h:4") == (
         "the arena at h:4 ended the stream: the arena is stopping"
     )
