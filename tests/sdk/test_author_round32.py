@@ -183,7 +183,9 @@ def test_every_name_the_docs_give_the_sdk_exists_and_the_types_they_name_import(
             obj = getattr(obj, part)
 
 
-def test_a_syntax_error_is_named_by_its_path_and_line(tmp_path: Path) -> None:
+def test_a_syntax_error_is_named_by_its_path_and_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Defect: a bot whose helper beside it had a syntax error was refused with "importing
     'mine.py' failed: SyntaxError: invalid syntax (helper.py, line 1)": the file's name
     only, and not the line, where every other import error says "(at PATH, line N, in
@@ -191,13 +193,14 @@ def test_a_syntax_error_is_named_by_its_path_and_line(tmp_path: Path) -> None:
     imports."""
     from sdk.loader import BotLoadError, load_bot
 
-    (tmp_path / "mine.py").write_text("from sdk import Bot\nimport helper\n\n\nclass A(Bot):\n"
-                                      "    pass\n")  # fmt: skip
-    (tmp_path / "helper.py").write_text("x = 1\ndef f(:\n    pass\n")
+    monkeypatch.setattr(sys, "path", list(sys.path))  # (the loader puts the bot's folder on it)
+    (tmp_path / "mine.py").write_text("from sdk import Bot\nimport helper_r32\n\n\nclass A(Bot):"
+                                      "\n    pass\n")  # fmt: skip
+    (tmp_path / "helper_r32.py").write_text("x = 1\ndef f(:\n    pass\n")
     (tmp_path / "typo.py").write_text("from sdk import Bot\n\n\nclass B(Bot)\n    pass\n")
     with pytest.raises(BotLoadError) as e:
         load_bot(str(tmp_path / "mine.py"))
-    helper = tmp_path / "helper.py"
+    helper = tmp_path / "helper_r32.py"
     said = str(e.value)  # (Python's own message, "invalid syntax", differs between versions)
     assert "failed: SyntaxError: " in said and said.endswith(f" (at {helper}, line 2: def f(:)")
     with pytest.raises(BotLoadError) as e:
@@ -205,3 +208,47 @@ def test_a_syntax_error_is_named_by_its_path_and_line(tmp_path: Path) -> None:
     typo = tmp_path / "typo.py"
     said = str(e.value)
     assert "failed: SyntaxError: " in said and said.endswith(f" (at {typo}, line 4: class B(Bot))")
+
+
+def test_a_missing_module_says_where_it_was_looked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defects: (1) a bot module named ``torchbot`` (``arena-bot try torchbot:T``) whose
+    ``import torch`` failed was refused as "no module 'torchbot' and no bundled bot of that
+    name": any missing module its name started with was taken for the bot's own; (2) a
+    module bot that failed to import said only "No module named 'torch'", without the line
+    a file bot's error names; (3) neither said what to do: a package installed for another
+    Python than the one running arena-bot, or a neighbour in a package imported without
+    the dot, are the usual causes. Each is said now."""
+    from sdk.loader import BotLoadError, load_bot
+
+    bot = "from sdk import Bot\n\n\nclass T(Bot):\n    pass\n"
+    (tmp_path / "torchbot.py").write_text("import torch_not_installed_here\n" + bot)
+    (tmp_path / "torch_not_installed_herebot.py").write_text("import torch_not_installed_here\n"
+                                                              + bot)  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
+    with pytest.raises(BotLoadError) as e:
+        load_bot("torch_not_installed_herebot:T")
+    said = str(e.value)
+    assert said.startswith("importing 'torch_not_installed_herebot' failed: ModuleNotFoundError: "
+                           "No module named 'torch_not_installed_here' (at "), said  # fmt: skip
+    assert "torch_not_installed_herebot.py, line 1, in <module>: import torch_not" in said
+    assert said.endswith(f"; it is not installed for the Python that runs the bot "
+                         f"({sys.executable}): `{sys.executable} -m pip install ...` installs "
+                         "a package there")  # fmt: skip
+    with pytest.raises(BotLoadError) as e:
+        load_bot(str(tmp_path / "torchbot.py"))
+    assert f"({sys.executable}): `{sys.executable} -m pip install ...`" in str(e.value)
+
+    pkg = tmp_path / "mypkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "neighbour_r32.py").write_text("X = 1\n")
+    (pkg / "pbot.py").write_text("import neighbour_r32\n" + bot)
+    with pytest.raises(BotLoadError) as e:
+        load_bot(str(pkg / "pbot.py"))
+    assert str(e.value).endswith(
+        "; neighbour_r32 beside it is a module of its package mypkg: import it relatively, "
+        "`from . import neighbour_r32` or `from .neighbour_r32 import ...`"
+    ), e.value
