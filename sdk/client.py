@@ -1612,6 +1612,20 @@ def _factory_name(bot: BotFactory) -> str:
     return getattr(bot, "__name__", type(bot).__name__)
 
 
+def _not_while_loading(what: str) -> None:
+    """Refuse to connect from a bot file ``arena-bot`` is importing: a file that ends with
+    ``sdk.run(MyBot, ...)`` (a script's own run, outside ``if __name__ == "__main__":``)
+    made ``arena-bot try`` try to reach that arena for --retry-for, ten minutes, before
+    playing a local match, and ``arena-bot run`` play it under the file's own token."""
+    from sdk import loader
+
+    if loader.importing:
+        raise RuntimeError(
+            f"{what} was called while arena-bot imported the bot's file to load its class: "
+            'a script\'s own run belongs under `if __name__ == "__main__":`'
+        )
+
+
 async def run_async(
     bot: BotFactory,
     arena: str,
@@ -1619,6 +1633,7 @@ async def run_async(
     **options: object,
 ) -> RunSummary:
     """:func:`run` inside a running event loop (no signal handlers installed)."""
+    _not_while_loading("sdk.client.run_async()")
     runner = BotRunner(bot, arena, token, **options)  # type: ignore[arg-type]
     return await runner.run()
 
@@ -1646,6 +1661,7 @@ def run(
     handshake failed) or :class:`ArenaError`, the base of both (see :meth:`BotRunner.run`);
     all three are in ``sdk`` too.
     """
+    _not_while_loading("sdk.run()")
     try:
         asyncio.get_running_loop()
     except RuntimeError:  # no loop runs here: the usual case

@@ -39,8 +39,22 @@ _HELP = (
 )
 
 
+#: How many bot files or modules :func:`load_bot` is importing now (``sdk.run`` refuses to
+#: start from one).
+importing = 0
+
+
 def load_bot(spec: str) -> type[Bot]:
     """The bot class named by ``spec`` (see the module docs); :class:`BotLoadError` if none."""
+    global importing
+    importing += 1
+    try:
+        return _load_bot(spec)
+    finally:
+        importing -= 1
+
+
+def _load_bot(spec: str) -> type[Bot]:
     spec = spec.strip()
     if not spec:
         raise BotLoadError(f"empty bot name: {_HELP}")
@@ -184,6 +198,9 @@ def _package(root: Path) -> str:
     return name
 
 
+_SDK_DIR = str(Path(__file__).parent) + os.sep
+
+
 def _why(e: BaseException) -> str:
     """What went wrong importing a bot, and where: the innermost line of the bot's own
     code (a traceback of importlib's frames would bury it)."""
@@ -197,10 +214,11 @@ def _why(e: BaseException) -> str:
         text = (e.text or "").strip()
         return (f"{type(e).__name__}: {e.msg} (at {e.filename}, line {e.lineno}"
                 f"{': ' + text if text else ''})")  # fmt: skip
+    # (Nor the SDK's own frames: the line of the bot's that called it is the one to name.)
     frames = [
         f
         for f in traceback.extract_tb(e.__traceback__)
-        if "importlib" not in f.filename and f.filename != __file__
+        if "importlib" not in f.filename and not f.filename.startswith(_SDK_DIR)
     ]
     where = ""
     if frames and not isinstance(e, SyntaxError):  # (a SyntaxError names its line itself)

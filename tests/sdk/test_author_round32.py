@@ -7,8 +7,10 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
+import os
 import re
 import socket
+import subprocess
 import sys
 from pathlib import Path
 
@@ -252,3 +254,47 @@ def test_a_missing_module_says_where_it_was_looked_for(
         "; neighbour_r32 beside it is a module of its package mypkg: import it relatively, "
         "`from . import neighbour_r32` or `from .neighbour_r32 import ...`"
     ), e.value
+
+
+SCRIPT = """
+import sdk
+from sdk import Bot
+
+
+class Scripted(Bot):
+    pass
+
+
+sdk.run(Scripted, arena="127.0.0.1:{port}", token="t", retry_for={retry_for})
+"""
+
+
+def test_a_bot_file_that_runs_itself_when_imported_is_refused_at_its_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: a bot file ending with ``sdk.run(Scripted, arena=..., token=...)`` outside
+    ``if __name__ == "__main__":`` (a script's way to start itself) made ``arena-bot try``
+    try to reach that arena while it imported the file, for --retry-for (ten minutes)
+    before any local match, and ``arena-bot run`` (and every worker) connect with the
+    file's own arguments. The import is refused, naming the line and what to do."""
+    from sdk.loader import BotLoadError, load_bot
+
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    f = tmp_path / "script.py"
+    f.write_text(SCRIPT.format(port=_closed_port(), retry_for=0.3))  # (before: 0.3 s retried)
+    with pytest.raises(BotLoadError) as e:
+        load_bot(str(f))
+    said = str(e.value)
+    assert said.startswith(
+        f"importing {str(f)!r} failed: RuntimeError: sdk.run() was called while arena-bot "
+        "imported the bot's file to load its class: a script's own run belongs under "
+        '`if __name__ == "__main__":` (at '
+    ), said
+    assert said.endswith(", line 10, in <module>: sdk.run(Scripted, arena=\"127.0.0.1:"
+                         f"{said.split('127.0.0.1:')[-1]}")  # fmt: skip
+    assert "sdk/client.py" not in said  # (the bot's line, not the SDK's)
+    # Run as a script, or imported by a program of its own, the file runs as it says.
+    f.write_text(SCRIPT.format(port=_closed_port(), retry_for=0))
+    r = subprocess.run([sys.executable, str(f)], capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+    assert "cannot connect to the arena at 127.0.0.1:" in r.stderr, r.stderr
