@@ -42,10 +42,10 @@ from engine import (
 )
 from sdk import hand, sampling
 from sdk.bot import Bot, Deadline
-from sdk.local import LocalMatch, play_local
+from sdk.local import LocalIncident, LocalMatch, play_local
 
 if TYPE_CHECKING:
-    from sdk.client import ArenaAuthError, ArenaError, ArenaTLSError, run
+    from sdk.client import ArenaAuthError, ArenaError, ArenaTLSError, RunSummary, run
 
 __all__ = [
     "DECK",
@@ -63,6 +63,7 @@ __all__ = [
     "GameResult",
     "Give",
     "HiddenGive",
+    "LocalIncident",
     "LocalMatch",
     "Pass",
     "Phase",
@@ -70,6 +71,7 @@ __all__ = [
     "PlayerView",
     "Rank",
     "Ruleset",
+    "RunSummary",
     "Suit",
     "ThrowIn",
     "Trick",
@@ -86,7 +88,7 @@ __version__ = "0.1.0"
 
 
 #: What comes from the remote runner, which pulls in gRPC: imported only when asked for.
-_LAZY = ("run", "ArenaError", "ArenaAuthError", "ArenaTLSError")
+_LAZY = ("run", "RunSummary", "ArenaError", "ArenaAuthError", "ArenaTLSError")
 
 
 def __getattr__(name: str) -> Any:

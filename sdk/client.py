@@ -35,6 +35,7 @@ import inspect
 import logging
 import queue
 import random
+import re
 import signal
 import threading
 import time
@@ -385,6 +386,58 @@ def _closed(details: str) -> bool:
     return any(w in low for w in _CLOSED_WORDS)
 
 
+#: gRPC core's words for a connection that failed, before its reason: "failed to connect
+#: to all addresses; last error: UNKNOWN: ipv4:127.0.0.1:4: " (a status code, an address).
+_CORE_LAST_ERROR = re.compile(r"^.*last error: [A-Z_]+: \S+: ")
+
+
+def _why_ended(code: grpc.StatusCode, details: str, arena: str) -> str:
+    """Why a stream with the arena ended, in words for the bot's author: gRPC's status
+    code and its core's wording (``UNAVAILABLE (failed to connect to all addresses; last
+    error: UNKNOWN: ipv6:%5B::1%5D:4: Failed to connect to remote host: Connection
+    refused)``) are no business of a bot's; the arena's own messages are said as they are.
+
+    >>> _why_ended(grpc.StatusCode.UNAVAILABLE, "failed to connect to all addresses; last "
+    ...            "error: UNKNOWN: ipv4:127.0.0.1:4: Failed to connect to remote host: "
+    ...            "Connection refused", "localhost:4")
+    'cannot connect to the arena at localhost:4: connection refused'
+    >>> _why_ended(grpc.StatusCode.UNAVAILABLE, "Stream removed (Socket closed)", "h:1")
+    'the connection to the arena at h:1 was lost: socket closed'
+    >>> _why_ended(grpc.StatusCode.UNAVAILABLE, "the arena is stopping", "h:1")
+    'the arena at h:1 ended the stream: the arena is stopping'
+    """
+    reason = _CORE_LAST_ERROR.sub("", details).strip()
+    if reason.lower().startswith("stream removed (") and reason.endswith(")"):
+        reason = reason[len("stream removed (") : -1]
+    if _no_connection(details) and "http/2" in reason.lower():
+        # "Failed parsing HTTP/2 (Expected SETTINGS frame ...)": a web server, say.
+        return (f"cannot connect to the arena at {arena}: what answers there is no arena "
+                f"(it does not speak gRPC: {_lower_first(reason)})")  # fmt: skip
+    if _no_connection(details):
+        # "Failed to connect to remote host: Connection refused", "DNS resolution failed
+        # for h:1: C-ares status is not ARES_SUCCESS ...: Domain name not found": the last
+        # words are the reason.
+        reason = reason.rpartition(": ")[2] or reason
+        return f"cannot connect to the arena at {arena}: {_lower_first(reason)}"
+    if _closed(details) or reason.lower() in _LOST_WORDS or details.startswith(_CORE_INTERNAL):
+        return f"the connection to the arena at {arena} was lost: {_lower_first(reason)}"
+    if details.startswith("no Welcome from the arena"):  # (the runner's own, above)
+        return details.replace("the arena", f"the arena at {arena}", 1)
+    said = details or code.name.lower().replace("_", " ")
+    return f"the arena at {arena} ended the stream: {said}"
+
+
+#: More of gRPC core's words for a connection lost mid-stream (lower-cased).
+_LOST_WORDS = ("broken pipe", "goaway received", "keepalive watchdog timeout",
+               "cancelling all calls", "connection timed out", "endpoint closing")  # fmt: skip
+
+
+def _lower_first(text: str) -> str:
+    """ "Connection refused" as said mid-sentence (an all-capitals word stays as it is)."""
+    first = text.split(" ", 1)[0]
+    return text if first.isupper() else text[:1].lower() + text[1:]
+
+
 def _tls_failure(details: str) -> bool:
     low = details.lower()
     return any(w in low for w in _TLS_FAILURE_WORDS)
@@ -392,7 +445,7 @@ def _tls_failure(details: str) -> bool:
 
 def _tls_error(details: str, arena: str, ca: Path | None) -> ArenaTLSError:
     """A failed handshake (gRPC's ``details``) as gRPC's reason and the likely mistake."""
-    reason = (details.partition("last error: ")[2] or details).removesuffix(": OK")
+    reason = _CORE_LAST_ERROR.sub("", details).removesuffix(": OK")  # (no code, no address)
     return ArenaTLSError(f"the TLS handshake with {arena} failed: {reason}; "
                          f"{_tls_cause(details.lower(), arena, ca)}")  # fmt: skip
 
@@ -711,8 +764,8 @@ class BotRunner:
                         what += (" or ended every stream it welcomed this bot on (none played"
                                  f" or lasted {_WORKED_S:g} s)")  # fmt: skip
                     raise ArenaError(
-                        f"the arena at {self.arena} {what} for {self.retry_for:.0f}s: "
-                        f"{code.name}: {details}"
+                        f"the arena at {self.arena} {what} for {self.retry_for:.0f}s (the "
+                        f"last try: {_why_ended(code, details, self.arena)})"
                         + (_PLAINTEXT_HINT if hinted and not reached else "")
                     ) from None
                 delay = min(self.max_backoff, self.initial_backoff * 2**attempt)
@@ -736,7 +789,8 @@ class BotRunner:
                     tried = ("for ever" if self.retry_for is None
                              else f"for up to {self.retry_for:g} s (--retry-for)")  # fmt: skip
                     hint = f" (is an arena serving at {self.arena}? it is tried again {tried})"
-                log.warning("%s (%s)%s; reconnecting in %.1fs", code.name, details, hint, delay)
+                said = _why_ended(code, details, self.arena)
+                log.warning("%s%s; reconnecting in %.1fs", said, hint, delay)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stopping.wait(), delay)
         await self._drain()
@@ -1558,6 +1612,20 @@ def _factory_name(bot: BotFactory) -> str:
     return getattr(bot, "__name__", type(bot).__name__)
 
 
+def _not_while_loading(what: str) -> None:
+    """Refuse to connect from a bot file ``arena-bot`` is importing: a file that ends with
+    ``sdk.run(MyBot, ...)`` (a script's own run, outside ``if __name__ == "__main__":``)
+    made ``arena-bot try`` try to reach that arena for --retry-for, ten minutes, before
+    playing a local match, and ``arena-bot run`` play it under the file's own token."""
+    from sdk import loader
+
+    if loader.importing:
+        raise RuntimeError(
+            f"{what} was called while arena-bot imported the bot's file to load its class: "
+            'a script\'s own run belongs under `if __name__ == "__main__":`'
+        )
+
+
 async def run_async(
     bot: BotFactory,
     arena: str,
@@ -1565,6 +1633,7 @@ async def run_async(
     **options: object,
 ) -> RunSummary:
     """:func:`run` inside a running event loop (no signal handlers installed)."""
+    _not_while_loading("sdk.client.run_async()")
     runner = BotRunner(bot, arena, token, **options)  # type: ignore[arg-type]
     return await runner.run()
 
@@ -1592,6 +1661,7 @@ def run(
     handshake failed) or :class:`ArenaError`, the base of both (see :meth:`BotRunner.run`);
     all three are in ``sdk`` too.
     """
+    _not_while_loading("sdk.run()")
     try:
         asyncio.get_running_loop()
     except RuntimeError:  # no loop runs here: the usual case

@@ -39,8 +39,22 @@ _HELP = (
 )
 
 
+#: How many bot files or modules :func:`load_bot` is importing now (``sdk.run`` refuses to
+#: start from one).
+importing = 0
+
+
 def load_bot(spec: str) -> type[Bot]:
     """The bot class named by ``spec`` (see the module docs); :class:`BotLoadError` if none."""
+    global importing
+    importing += 1
+    try:
+        return _load_bot(spec)
+    finally:
+        importing -= 1
+
+
+def _load_bot(spec: str) -> type[Bot]:
     spec = spec.strip()
     if not spec:
         raise BotLoadError(f"empty bot name: {_HELP}")
@@ -66,12 +80,14 @@ def load_bot(spec: str) -> type[Bot]:
         try:
             module = importlib.import_module(target)
         except ModuleNotFoundError as e:
-            if e.name and target.startswith(e.name):
+            # (The target or a package of it is missing; not a module whose name its name
+            # starts with: "torchbot" importing a missing torch was "no module 'torchbot'".)
+            if e.name and (target == e.name or target.startswith(e.name + ".")):
                 raise BotLoadError(
                     f"no module {target!r} and no bundled bot of that name"
                     f"{_hidden(target) or _meant(target, cls_name)}: {_HELP}"
                 ) from e
-            raise BotLoadError(f"importing {target!r} failed: {e}") from e
+            raise BotLoadError(f"importing {target!r} failed: {_why(e)}") from e
         except (Exception, SystemExit) as e:  # the module is broken: say how, no traceback
             raise BotLoadError(f"importing {target!r} failed: {_why(e)}") from e
     return _pick(module, cls_name, spec, target)
@@ -182,22 +198,53 @@ def _package(root: Path) -> str:
     return name
 
 
+_SDK_DIR = str(Path(__file__).parent) + os.sep
+
+
 def _why(e: BaseException) -> str:
     """What went wrong importing a bot, and where: the innermost line of the bot's own
     code (a traceback of importlib's frames would bury it)."""
     if isinstance(e, SystemExit):  # `arena-bot` exited with it, silently, code 0 and all
         return (f"it called sys.exit({e.code!r}) when imported (a script's own run belongs "
                 "under `if __name__ == \"__main__\":`)")  # fmt: skip
+    if isinstance(e, SyntaxError) and e.filename and e.lineno:
+        # Said as the other errors are: the file's path (its name alone was "(helper.py,
+        # line 5)", which a package's files or a helper beside the bot can share) and
+        # the line's text, which Python's message left out.
+        text = (e.text or "").strip()
+        return (f"{type(e).__name__}: {e.msg} (at {e.filename}, line {e.lineno}"
+                f"{': ' + text if text else ''})")  # fmt: skip
+    # (Nor the SDK's own frames: the line of the bot's that called it is the one to name.)
     frames = [
         f
         for f in traceback.extract_tb(e.__traceback__)
-        if "importlib" not in f.filename and f.filename != __file__
+        if "importlib" not in f.filename and not f.filename.startswith(_SDK_DIR)
     ]
     where = ""
     if frames and not isinstance(e, SyntaxError):  # (a SyntaxError names its line itself)
         f = frames[-1]
         where = f" (at {f.filename}, line {f.lineno}, in {f.name}: {(f.line or '').strip()})"
-    return f"{type(e).__name__}: {e}{where}"
+    return f"{type(e).__name__}: {e}{where}{_missing_hint(e, frames)}"
+
+
+def _missing_hint(e: BaseException, frames: list[traceback.FrameSummary]) -> str:
+    """What to do about a module not found: "No module named 'numpy'" alone did not say
+    that a package installed for another Python (``pip install numpy`` outside the venv
+    that runs arena-bot) is not seen, nor that a file of a package imports its neighbour
+    relatively."""
+    if type(e) is not ModuleNotFoundError or not e.name or "." in e.name:
+        return ""
+    here = Path(frames[-1].filename).parent if frames else None
+    if (
+        here is not None
+        and (here / "__init__.py").is_file()
+        and ((here / f"{e.name}.py").is_file() or (here / e.name).is_dir())
+    ):
+        return (f"; {e.name} beside it is a module of its package {here.name}: import it "
+                f"relatively, `from . import {e.name}` or `from .{e.name} import ...`")  # fmt: skip
+    exe = sys.executable
+    return (f"; it is not installed for the Python that runs the bot ({exe}): "
+            f"`{exe} -m pip install ...` installs a package there")  # fmt: skip
 
 
 def _not_a_bot_class(spec: str, target: str, found: object, names: str, module: ModuleType) -> str:

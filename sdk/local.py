@@ -21,6 +21,7 @@ import inspect
 import logging
 import math
 import os
+import random
 import signal
 import sysconfig
 import threading
@@ -688,12 +689,29 @@ class _SlowCallWatch:
         #: (number, when it started, what it is) of the call under way; None between calls.
         self.call: tuple[int, float, Callable[[], str]] | None = None
         self._n = 0
+        self._mark = _random_mark()
+        #: The methods (class, name) said to have used the random module's generator.
+        self._drew: set[tuple[type, str]] = set()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True, name="sdk-slow-call")
 
     def started(self, what: Callable[[], str]) -> None:
         self._n += 1
         self.call = (self._n, time.monotonic(), what)
+        self._mark = _random_mark()
+
+    def ended(self, key: tuple[type, str]) -> None:
+        """The call started last returned (or raised): ``key``, the bot's class and its
+        method, drew from the random module's own generator in it (said once per key)."""
+        call, self.call = self.call, None
+        if call is None or _random_mark() == self._mark or key in self._drew:
+            return
+        self._drew.add(key)
+        log.warning("%s used the random module's shared generator (random.choice, "
+                    "random.random, ...): the same --seed will not play its matches again, "
+                    "and in an arena every match the bot plays at once draws from it; keep "
+                    "a random.Random(seed) of the bot's own instead (see "
+                    "docs/writing-a-bot.md, 5); said once", call[2]())  # fmt: skip
 
     def _watch(self) -> None:
         told = 0
@@ -708,6 +726,14 @@ class _SlowCallWatch:
 
 
 _watching: _SlowCallWatch | None = None
+
+
+def _random_mark() -> tuple[int, int, float | None]:
+    """A mark of the random module's generator that any use changes: its position, a word
+    of its state (changed when the position wraps) and its cached gauss. (Two tuple items,
+    not the whole state: compared after every call of a bot under ``arena-bot try``.)"""
+    _version, words, gauss = random.getstate()
+    return words[-1], words[1], gauss
 
 
 @contextlib.contextmanager
@@ -821,7 +847,7 @@ def play_local(
             failed = _hook(players[seat], fn, what)
         finally:
             if watch is not None:
-                watch.call = None
+                watch.ended((type(players[seat]), what))
         if failed is not None:
             detail, e = failed
             if strict:
@@ -871,7 +897,7 @@ def play_local(
                 ) from e
             finally:
                 if watch is not None:
-                    watch.call = None
+                    watch.ended((type(bot), method_of(bot, view.phase)))
             done = time.monotonic()
             took = done - t0
             if took > slowest[seat]:

@@ -433,7 +433,8 @@ def test_an_arena_never_reached_is_asked_about_once(caplog: pytest.LogCaptureFix
         asyncio.run(runner.run())
     asked = [m for m in caplog.messages if "is an arena serving" in m]
     assert asked == [
-        f"UNAVAILABLE ({REFUSED}) (is an arena serving at 127.0.0.1:4? it is tried again for "
+        "cannot connect to the arena at 127.0.0.1:4: connection refused (is an arena serving "
+        "at 127.0.0.1:4? it is tried again for "
         f"up to 600 s (--retry-for)); reconnecting in {asked[0].rpartition(' in ')[2]}"
     ], caplog.messages
     caplog.clear()
