@@ -678,7 +678,8 @@ class BotRunner:
             # Started now, so that they have loaded the bot by its first match.
             spec, n = self.workers
             self._procs = Processes(spec, n, self.name)
-            log.info("the bot's calls run in %d worker processes (pids %s)", n,
+            log.info("the bot's calls run in %d worker process%s (pid%s %s)", n,
+                     "" if n == 1 else "es", "" if n == 1 else "s",
                      ", ".join(map(str, self._procs.pids)))  # fmt: skip
         try:
             if self._procs is not None:
