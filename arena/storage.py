@@ -947,6 +947,15 @@ class Storage:
                     f"{[p['seat'] for p in ps]!r:.60} for {len(seats)} bots); they were changed "
                     "outside the arena"
                 )
+            for p in ps:
+                # A place outside 1..seats (edited by hand) was rated as it stood: -1 as a
+                # better place than 1st, and the leaderboard said nothing.
+                if not 1 <= p["place"] <= len(seats):
+                    raise StorageError(
+                        f"{self.path}: the stored place of seat {p['seat']} in match {m['id']} "
+                        f"is damaged ({p['place']!r:.40}, not 1 to {len(seats)}); it was "
+                        "changed outside the arena"
+                    )
             out.append(
                 MatchResult(
                     match_id=m["id"],
@@ -1017,6 +1026,10 @@ class Storage:
         """Match ids equal to ``pattern`` or ending with it (``m00012``)."""
         # LIKE narrows the search (it ignores ASCII case, and the escape character must be
         # escaped too: "m0000\\3" matched m00003); the exact test is Python's.
+        try:
+            pattern.encode("utf-8")
+        except UnicodeEncodeError:  # bytes that are not UTF-8 (from argv): no id holds them
+            return []  # (SQLite cannot even be asked: a traceback before)
         like = "%" + pattern.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         with self._guard("looking up matches"):
             rows = self.conn.execute(
@@ -1175,12 +1188,18 @@ def resolve_record(arg: str, db: Path | None) -> dict[str, Any]:
         if not isinstance(data, dict):
             raise LookupError(f"{arg}: a match record is a JSON object")
         return data
+    # (a FIFO, a device, a link to nowhere: "no such file" would say nothing is there)
+    what = "no such file"
+    if path.is_symlink() and not path.exists():
+        what = "a link to a file that does not exist"
+    elif path.exists():
+        what = "not a regular file (a FIFO, device or socket)"
     if db is None or not Path(db).exists():
-        raise LookupError(f"{arg}: no such file, and no database at {db} to look the match up")
+        raise LookupError(f"{arg}: {what}, and no database at {db} to look the match up")
     with Storage.open_readonly(db) as st:
         ids = st.find_match_ids(arg)
         if not ids:
-            raise LookupError(f"{arg}: no such file, and no stored match with this id in {db}")
+            raise LookupError(f"{arg}: {what}, and no stored match with this id in {db}")
         if len(ids) > 1 and arg not in ids:
             shown = ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else "")
             raise LookupError(f"{arg}: ambiguous, {len(ids)} matches in {db}: {shown}")

@@ -1,0 +1,162 @@
+"""Bad input, round 32: stored records and databases edited or named wrong, and match ids
+that no stored match can have. Each gets a one-line error naming what was wrong, a non-zero
+exit code, no traceback, and nothing stored is lost or rewritten.
+
+In-process: click's CliRunner, tournaments stored by the fake referee (no bot process).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.cli import main as arena
+from arena.storage import Storage, StorageError
+from tests.test_bad_input import _fails, _invoke, _stored_tournament
+
+
+def _db(tmp: Path) -> Path:
+    """A fully stored tournament's database (see ``_stored_tournament``)."""
+    _stored_tournament(tmp)
+    return tmp / "t.sqlite"
+
+
+def _edit(db: Path, sql: str, *args: Any) -> None:
+    """Change the database by hand, as the sqlite3 shell would."""
+    conn = sqlite3.connect(db)
+    try:
+        with conn:
+            assert conn.execute(sql, args).rowcount == 1, sql
+    finally:
+        conn.close()
+
+
+def _rows(db: Path) -> tuple[list[Any], ...]:
+    """Every row that holds a result: what must be the same after a refused command."""
+    conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        return tuple(
+            conn.execute(f"SELECT * FROM {t} ORDER BY 1, 2, 3").fetchall()
+            for t in ("matches", "match_players", "ratings", "tournaments")
+        )
+    finally:
+        conn.close()
+
+
+def _first_match(db: Path) -> str:
+    conn = sqlite3.connect(db)
+    try:
+        return str(conn.execute("SELECT id FROM matches ORDER BY idx LIMIT 1").fetchone()[0])
+    finally:
+        conn.close()
+
+
+# ----------------------------------------------------------------------- arena replay
+
+
+def test_a_match_id_that_is_not_utf8_is_named_not_a_traceback(tmp_path: Path) -> None:
+    """Defect: `arena replay --db DB m$'\\xff'` (bytes that are not UTF-8 on the command
+    line, which Python holds as a lone surrogate) ended in a UnicodeEncodeError traceback:
+    the id was handed to SQLite, which cannot encode it. No stored id holds such bytes: it
+    is "no stored match with this id", exit 2, as any other unknown id."""
+    db = _db(tmp_path)
+    r = _invoke(arena, ["replay", "--db", str(db), "m\udcff"])
+    _fails(r, 2, "no stored match with this id in")
+    with Storage.open_readonly(db) as st:
+        assert st.find_match_ids("m\udcff") == []
+        match = _first_match(db)
+        assert st.find_match_ids(match[-6:]) == [match]  # (the lookup itself still works)
+
+
+def test_a_record_path_that_is_no_regular_file_is_not_said_to_be_missing(
+    tmp_path: Path,
+) -> None:
+    """Defect: with a database to look ids up in, `arena replay` of a FIFO, a device or a
+    link to nowhere said "no such file" of a file that is there (without a database it
+    said "not a regular file" already). Now both say what the file is."""
+    db = _db(tmp_path)
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    dangling = tmp_path / "moved.json"
+    dangling.symlink_to(tmp_path / "nowhere.json")
+    for path, words in (
+        (fifo, "not a regular file (a FIFO, device or socket)"),
+        (Path(os.devnull), "not a regular file (a FIFO, device or socket)"),
+        (dangling, "a link to a file that does not exist"),
+    ):
+        text = _fails(_invoke(arena, ["replay", "--db", str(db), str(path)]), 2, words)
+        assert "no such file" not in text
+    # a name that is neither a file nor a stored id is still "no such file"
+    _fails(_invoke(arena, ["replay", "--db", str(db), "m99999"]), 2, "m99999: no such file")
+
+
+# ------------------------------------------------------------ rows and records edited
+
+
+@pytest.mark.parametrize("place", [-1, 0, 4, 10**7])
+def test_a_place_edited_out_of_range_is_named_not_rated(tmp_path: Path, place: int) -> None:
+    """Defect: a player's place edited by hand to one no seat can have (-1, 0, 4 of a
+    3-seat match, 10,000,000) was rated as it stood (-1 as a better place than 1st) by
+    `arena leaderboard`, `arena web` and a resumed `arena tournament`, which wrote those
+    ratings back, exit 0. Now every reader names the match and the seat (exit 1) and the
+    resumed run writes nothing."""
+    config = _stored_tournament(tmp_path)
+    db = tmp_path / "t.sqlite"
+    match = _first_match(db)
+    _edit(db, "UPDATE match_players SET place = ? WHERE match_id = ? AND seat = 0", place, match)
+    before = _rows(db)
+    words = (f"the stored place of seat 0 in match {match}", f"damaged ({place},", "not 1 to 3")
+    _fails(_invoke(arena, ["leaderboard", "--db", str(db)]), 1, *words)
+    _fails(_invoke(arena, ["tournament", "--config", str(config), "--no-progress"]), 1, *words)
+    assert _rows(db) == before
+    with Storage.open_readonly(db) as st, pytest.raises(StorageError, match="place of seat 0"):
+        st.match_results(st.tournaments()[0].id)
+
+
+@pytest.mark.parametrize(
+    ("edit", "key"),
+    [
+        (lambda rec: {}, "result.places"),  # emptied: a JSON object still
+        (lambda rec: {**rec, "result": None}, "result.places"),
+        (lambda rec: {**rec, "result": {**rec["result"], "places": [1, 1, 1]}}, "result.places"),
+        (lambda rec: {**rec, "result": {**rec["result"], "scores": [999, 0, 0]}}, "result.scores"),
+        (lambda rec: {**rec, "players": list(reversed(rec["players"]))}, "players"),
+    ],
+    ids=["emptied", "no-result", "places", "scores", "players"],
+)
+def test_a_record_that_disagrees_with_its_row_stops_the_leaderboard(
+    tmp_path: Path, edit: Any, key: str
+) -> None:
+    """Defect: a stored record edited by hand so that it no longer agrees with its row (the
+    record emptied to ``{}``, its result's places or scores changed) was counted as it
+    stood by `arena leaderboard` and `arena web`, exit 0: the places and points from the
+    record, the ratings from the row, so the two disagreed (a bot 1st more often than its
+    rating said; `{}` left its match out of the places), while `arena replay` of that match
+    called it damaged. Both are written from the record in one transaction: a difference is
+    an edit, named with the match and the key (exit 1)."""
+    db = _db(tmp_path)
+    match = _first_match(db)
+    conn = sqlite3.connect(db)
+    rec = json.loads(conn.execute("SELECT record_json FROM matches WHERE id = ?", (match,))
+                     .fetchone()[0])  # fmt: skip
+    conn.close()
+    _edit(db, "UPDATE matches SET record_json = ? WHERE id = ?", json.dumps(edit(rec)), match)
+    before = _rows(db)
+    for fmt in ("table", "json"):
+        r = _invoke(arena, ["leaderboard", "--db", str(db), "--format", fmt])
+        _fails(r, 1, f"the stored record of match {match} is damaged (its {key} is")
+    assert _rows(db) == before
+
+
+def test_an_untouched_database_still_gives_its_leaderboard(tmp_path: Path) -> None:
+    """The checks above pass every record and row the arena wrote (ties, forfeits: the
+    fake referee's records have both kinds of result)."""
+    db = _db(tmp_path)
+    r = _invoke(arena, ["leaderboard", "--db", str(db), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["tournament"]["completed"] > 0
