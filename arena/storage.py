@@ -57,6 +57,7 @@ __all__ = [
     "newest_database",
     "opening_bid_of",
     "resolve_record",
+    "sidecar_problem",
 ]
 
 log = logging.getLogger(__name__)
@@ -203,6 +204,53 @@ def _delete_tournament(c: sqlite3.Connection, tournament_id: str) -> None:
     c.execute("DELETE FROM tournaments WHERE id = ?", (tournament_id,))  # cascades
 
 
+#: The files beside a database ``DB`` that are not databases: SQLite's write-ahead log and
+#: its index, its rollback journal, and the runner's lock file (:func:`lock_path`).
+_SIDECARS = {
+    "-wal": "write-ahead log (-wal)",
+    "-shm": "shared-memory index (-shm)",
+    "-journal": "rollback journal (-journal)",
+    ".lock": "lock file (.lock)",
+}
+
+#: The first bytes of every SQLite database file (a -wal, -shm or lock file has others).
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def sidecar_problem(db: Path) -> str | None:
+    """Why ``db`` may not be written as a database, or None: it is a file SQLite (or the
+    runner) keeps beside another database (``runs/x.sqlite-wal``, a slip of the shell's
+    completion), or such a file of ``db``'s own holds a database. A -wal written as a
+    database of its own (an empty one, as a reader leaves it, took the arena's tables) was
+    the log of the other: SQLite, at that one's next write, starts its log again over it
+    and the results stored in it are lost; and a lock file is rewritten and removed by
+    every run on its database."""
+    if not db.name:
+        return None
+    for suffix, what in _SIDECARS.items():
+        if db.name.endswith(suffix) and len(db.name) > len(suffix):
+            owner = db.with_name(db.name[: -len(suffix)])
+            with contextlib.suppress(OSError, ValueError):
+                if owner.is_file():
+                    return (
+                        f"{db} is not a database: it is the {what} that SQLite (or the "
+                        f"arena) keeps beside the database {owner}; name that one, or another "
+                        "file"
+                    )
+        side = db.with_name(db.name + suffix)
+        head = b""
+        with contextlib.suppress(OSError, ValueError):
+            if side.is_file():  # (not a FIFO: opening one would wait for a writer)
+                with side.open("rb") as fh:
+                    head = fh.read(len(_SQLITE_HEADER))
+        if head == _SQLITE_HEADER:
+            return (
+                f"{side} holds a database of its own, and SQLite (or the arena) would write "
+                f"over it as the {what} of {db}: move it away (`mv`), then run again"
+            )
+    return None
+
+
 def file_in_the_way(path: Path) -> Path | None:
     """The file (not a directory) that is ``path`` or one of its parents, if one is: why a
     directory cannot be made there. ``mkdir`` says only "File exists" (or "Not a
@@ -305,6 +353,9 @@ class Storage:
 
     def __init__(self, path: str | Path, *, timeout: float = 5.0) -> None:
         self.path = Path(path)
+        problem = sidecar_problem(self.path)
+        if problem is not None:
+            raise StorageError(problem)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 import pytest
 
 from arena.cli import main as arena
-from arena.storage import Storage, StorageError
+from arena.storage import Storage, StorageError, sidecar_problem
 from tests.test_bad_input import _fails, _invoke, _stored_tournament
 
 
@@ -160,3 +161,47 @@ def test_an_untouched_database_still_gives_its_leaderboard(tmp_path: Path) -> No
     r = _invoke(arena, ["leaderboard", "--db", str(db), "--format", "json"])
     assert r.exit_code == 0, r.output
     assert json.loads(r.output)["tournament"]["completed"] > 0
+
+
+# ------------------------------------------------ a database's own files as databases
+
+
+def test_a_databases_write_ahead_log_is_refused_as_a_database(tmp_path: Path) -> None:
+    """Defect: `--db runs/x.sqlite-wal` (the shell completes it; `sqlite3 -readonly`, as
+    docs/tournament.md shows it, leaves an empty one beside the database) was taken as a
+    new, empty database: a tournament was played and stored in it, exit 0, and the next run
+    on runs/x.sqlite, which SQLite gives that file as its log, deleted it: every match
+    stored there was lost. The -wal, -shm, -journal and lock files of an existing database
+    are refused as databases (exit 1 for `arena tournament`, 2 for `arena serve --db`), and
+    a database found in one of them is not written over."""
+    config = _stored_tournament(tmp_path)
+    db = tmp_path / "t.sqlite"
+    before = _rows(db)
+    wal = tmp_path / "t.sqlite-wal"
+    wal.write_bytes(b"")  # as a read-only reader leaves it
+    r = _invoke(arena, ["tournament", "--config", str(config), "--db", str(wal), "--no-progress"])
+    _fails(r, 1, f"{wal} is not a database", "write-ahead log (-wal)", f"database {db}")
+    assert wal.read_bytes() == b""
+    for suffix in ("-shm", "-journal", ".lock"):
+        side = tmp_path / f"t.sqlite{suffix}"
+        was = side.read_bytes() if side.exists() else None
+        with pytest.raises(StorageError, match="is not a database"):
+            Storage(side)
+        assert (side.read_bytes() if side.exists() else None) == was  # not made, not written
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text('[bots]\na = "aaaaaaaa1"\nb = "bbbbbbbb2"\nc = "cccccccc3"\n')
+    r = _invoke(arena, ["serve", "--tokens", str(tokens), "--port", "0",
+                        "--record-dir", str(tmp_path / "rec"), "--db", str(wal)])  # fmt: skip
+    _fails(r, 2, "--db", "is not a database", "write-ahead log")
+    # A database already in a -wal (stored by an arena before this check): the run on the
+    # database beside it refuses to start rather than let SQLite start its log over it.
+    wal.unlink()
+    shutil.copy(db, wal)
+    kept = wal.read_bytes()
+    r = _invoke(arena, ["tournament", "--config", str(config), "--no-progress"])
+    _fails(r, 1, f"{wal} holds a database of its own", "move it away")
+    assert wal.read_bytes() == kept
+    assert _rows(db) == before
+    # names that merely end so, with no database beside them, are databases like any other
+    assert sidecar_problem(tmp_path / "other.sqlite-wal") is None
+    assert sidecar_problem(tmp_path / "x.lock") is None
