@@ -205,3 +205,42 @@ def test_a_databases_write_ahead_log_is_refused_as_a_database(tmp_path: Path) ->
     # names that merely end so, with no database beside them, are databases like any other
     assert sidecar_problem(tmp_path / "other.sqlite-wal") is None
     assert sidecar_problem(tmp_path / "x.lock") is None
+
+
+# ------------------------------------------------------ two writers of one out directory
+
+
+def test_two_writes_of_the_leaderboard_files_into_one_directory_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: every write of the leaderboard files used the same temporary names
+    (``leaderboard.json.tmp``...): two at once in one directory (two tournaments that share
+    an ``out``, which docs/tournament.md allows; `arena leaderboard --format all` beside a
+    run that ends) renamed each other's, the second then failing on a file gone ("No such
+    file or directory", exit 1; or a half-written file renamed into place). Each write has
+    temporary names of its own: both succeed, every file whole, none left behind."""
+    import sys
+
+    from arena.leaderboard import build_leaderboard, write_outputs
+
+    render_module = sys.modules["arena.leaderboard.render"]  # (the package's `render` is
+    # the function of that name)
+    db = _db(tmp_path)
+    with Storage.open_readonly(db) as st:
+        lb = build_leaderboard(st, st.tournaments()[0].id)
+    out = tmp_path / "shared-out"
+    render = render_module.render
+    other_wrote: list[str] = []
+
+    def render_while_another_writes(board: Any, fmt: str) -> str:
+        if fmt == "csv" and not other_wrote:  # the first write is half-way: json written
+            other_wrote.append(fmt)
+            write_outputs(board, out)  # the other write, whole, meanwhile
+        return render(board, fmt)
+
+    monkeypatch.setattr(render_module, "render", render_while_another_writes)
+    paths = write_outputs(lb, out)
+    assert other_wrote
+    for fmt, path in paths.items():
+        assert path.read_text(encoding="utf-8") == render(lb, fmt)
+    assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in paths.values())
