@@ -557,9 +557,18 @@ class Storage:
                 )
             return None
         if str(row[0]) != str(SCHEMA_VERSION):
+            stored = str(row[0]).strip()
+            if stored.isdigit() and stored.isascii() and int(stored) > SCHEMA_VERSION:
+                # (as a record of a newer format says: not damaged, and not to be replaced)
+                raise StorageError(
+                    f"{self.path} was written by a newer Thousand Arena (schema version "
+                    f"{stored}; this one reads {SCHEMA_VERSION}): upgrade to read it or add "
+                    "to it; nothing was written to it"
+                )
             raise StorageError(
-                f"{self.path} has schema version {row[0]}, this arena reads "
-                f"{SCHEMA_VERSION}: use another --db file"
+                f"{self.path} has schema version {row[0]!r:.40}, this arena "
+                f"reads {SCHEMA_VERSION}: it was changed outside the arena; nothing was "
+                "written to it: use another --db file"
             )
         return str(row[0])
 

@@ -244,3 +244,33 @@ def test_two_writes_of_the_leaderboard_files_into_one_directory_at_once(
     for fmt, path in paths.items():
         assert path.read_text(encoding="utf-8") == render(lb, fmt)
     assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in paths.values())
+
+
+# ------------------------------------------------------------- a newer database schema
+
+
+@pytest.mark.parametrize(
+    ("version", "words"),
+    [
+        ("2", ("was written by a newer Thousand Arena (schema version 2; this one reads 1)",
+               "upgrade to read it")),
+        ("0", ("has schema version '0', this arena reads 1", "changed outside the arena")),
+        ("\x1b[2J", ("has schema version '\\x1b[2J'", "changed outside the arena")),
+    ],
+    ids=["newer", "older", "escape"],
+)  # fmt: skip
+def test_a_database_of_another_schema_version_says_which_way(
+    tmp_path: Path, version: str, words: tuple[str, ...]
+) -> None:
+    """Defect (the message): a database stored by a newer arena (its schema version above
+    this one's) was told "use another --db file", as if it were not the arena's; a record
+    of a newer format says "written by a newer Thousand Arena ... upgrade". Now the database
+    says the same; a version no arena wrote is said to be changed by hand, quoted (an escape
+    sequence in it was printed to the terminal as it was). Nothing is written either way."""
+    config = _stored_tournament(tmp_path)
+    db = tmp_path / "t.sqlite"
+    _edit(db, "UPDATE meta SET value = ? WHERE key = 'schema_version'", version)
+    before = _rows(db)
+    _fails(_invoke(arena, ["leaderboard", "--db", str(db)]), 1, *words)
+    _fails(_invoke(arena, ["tournament", "--config", str(config), "--no-progress"]), 1, *words)
+    assert _rows(db) == before
