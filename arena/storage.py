@@ -1319,6 +1319,17 @@ def _int_list(value: Any, n: int, what: str) -> list[int]:
     return [int(v) for v in value]
 
 
+def _on_read_only_storage(path: Path) -> bool:
+    """Whether ``path`` (or, not there yet, its directory) is on a file system mounted
+    read-only: a database there can be read, but not written, nor its -wal and -shm made."""
+    for where in (path, path.parent):
+        try:
+            return bool(os.statvfs(where).f_flag & os.ST_RDONLY)
+        except (OSError, ValueError):
+            continue
+    return False
+
+
 def _translate(e: sqlite3.Error, path: Path, what: str) -> StorageError:
     code = getattr(e, "sqlite_errorcode", None)
     text = str(e).lower()
@@ -1337,6 +1348,11 @@ def _translate(e: sqlite3.Error, path: Path, what: str) -> StorageError:
     if base == 8 or "readonly" in text:
         return StorageError(f"{path} is read-only ({what}): use a writable --db path")
     if base == 14 or "unable to open" in text:
+        if _on_read_only_storage(path):  # (SQLite says only "unable to open")
+            return StorageError(
+                f"{path} is on a read-only file system ({what}): use a writable --db path "
+                "(arena leaderboard, replay and web read it where it is)"
+            )
         return StorageError(f"cannot open {path} ({what}): check the path and permissions")
     if base in (11, 26) or "not a database" in text or "malformed" in text:
         return StorageError(f"{path} is not a Thousand Arena database or is damaged ({what})")

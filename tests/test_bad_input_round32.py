@@ -274,3 +274,49 @@ def test_a_database_of_another_schema_version_says_which_way(
     _fails(_invoke(arena, ["leaderboard", "--db", str(db)]), 1, *words)
     _fails(_invoke(arena, ["tournament", "--config", str(config), "--no-progress"]), 1, *words)
     assert _rows(db) == before
+
+
+# -------------------------------------------------------------- read-only storage
+
+
+def test_a_database_on_read_only_storage_is_said_to_be_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect (the message): `arena tournament` and `arena serve --db` with a database on a
+    file system mounted read-only (an archive, a read-only bind mount) said "cannot open
+    DB: check the path and permissions" (SQLite says only "unable to open", for want of its
+    -shm), and `arena serve` "cannot open the lock file ...: Read-only file system; remove
+    it if no run uses DB", of a file that is not there. Both now say the database is on a
+    read-only file system, and that the read-only commands read it there. (Read-only
+    storage is stood in for: mounting one needs privileges a test should not use.)"""
+    import errno
+    import sqlite3 as sqlite
+
+    import arena.storage as storage_module
+    from arena.tournament.runner import DatabaseLock
+
+    db = tmp_path / "archive" / "t.sqlite"
+    db.parent.mkdir()
+    read_only = os.statvfs_result((4096,) * 8 + (os.ST_RDONLY, 255))
+    monkeypatch.setattr(storage_module.os, "statvfs", lambda _path: read_only)
+
+    def cannot_open(*_args: Any, **_kwargs: Any) -> Any:
+        raise sqlite.OperationalError("unable to open database file")
+
+    with monkeypatch.context() as m:
+        m.setattr(storage_module.sqlite3, "connect", cannot_open)
+        with pytest.raises(StorageError) as e:
+            Storage(db)
+    assert str(e.value) == (
+        f"{db} is on a read-only file system (opening): use a writable --db path (arena "
+        "leaderboard, replay and web read it where it is)"
+    )
+
+    def refused(self: Path, *_args: Any, **_kwargs: Any) -> Any:
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(Path, "open", refused)
+    with pytest.raises(StorageError) as e:
+        DatabaseLock(db).acquire()
+    assert "is on a read-only file system: use a writable --db path" in str(e.value)
+    assert "remove it" not in str(e.value)
