@@ -320,3 +320,41 @@ def test_a_database_on_read_only_storage_is_said_to_be_there(
         DatabaseLock(db).acquire()
     assert "is on a read-only file system: use a writable --db path" in str(e.value)
     assert "remove it" not in str(e.value)
+
+
+# ----------------------------------------------------- one leaderboard file, disk full
+
+
+@pytest.mark.parametrize("fmt", ["json", "table"])
+def test_a_leaderboard_file_that_cannot_be_written_whole_keeps_the_earlier_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: str
+) -> None:
+    """Defect: `arena leaderboard --out FILE` wrote FILE in place: a full disk left the
+    earlier leaderboard there cut to what fitted (an empty file, half a JSON document),
+    exit 1, where the `--format all` files are written whole or not at all. It is now
+    written beside and renamed over it: the earlier file stays as it was (its mode too),
+    the error names FILE, and no temporary file is left."""
+    import errno
+
+    db = _db(tmp_path)
+    target = tmp_path / "site" / f"board.{fmt}"
+    target.parent.mkdir()
+    target.write_text("the earlier leaderboard\n")
+    target.chmod(0o640)
+    write_text = Path.write_text
+
+    def disk_full(self: Path, text: str, *args: Any, **kwargs: Any) -> int:
+        write_text(self, text[: len(text) // 2], *args, **kwargs)  # what fitted
+        raise OSError(errno.ENOSPC, "No space left on device", str(self))
+
+    with monkeypatch.context() as m:
+        m.setattr(Path, "write_text", disk_full)
+        r = _invoke(arena, ["leaderboard", "--db", str(db), "--format", fmt, "--out", str(target)])
+    _fails(r, 1, f"cannot write {target}: No space left on device")
+    assert target.read_text() == "the earlier leaderboard\n"
+    assert [p.name for p in target.parent.iterdir()] == [target.name]
+    r = _invoke(arena, ["leaderboard", "--db", str(db), "--format", fmt, "--out", str(target)])
+    assert r.exit_code == 0, r.output
+    assert target.read_text() != "the earlier leaderboard\n"
+    assert target.stat().st_mode & 0o777 == 0o640
+    assert [p.name for p in target.parent.iterdir()] == [target.name]
