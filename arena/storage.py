@@ -1319,6 +1319,18 @@ def _int_list(value: Any, n: int, what: str) -> list[int]:
     return [int(v) for v in value]
 
 
+def _little_room(path: Path) -> bool:
+    """Whether the file system of ``path`` has less than 1 MiB left for its user: an I/O
+    error there is most likely the want of room."""
+    for where in (path, path.parent):
+        try:
+            st = os.statvfs(where)
+        except (OSError, ValueError):
+            continue
+        return st.f_bavail * st.f_frsize < 1 << 20
+    return False
+
+
 def _on_read_only_storage(path: Path) -> bool:
     """Whether ``path`` (or, not there yet, its directory) is on a file system mounted
     read-only: a database there can be read, but not written, nor its -wal and -shm made."""
@@ -1340,7 +1352,9 @@ def _translate(e: sqlite3.Error, path: Path, what: str) -> StorageError:
             "program holding a write transaction on it: the arena's readers only read). "
             "Nothing stored was lost; try again when it is done, or use another --db file"
         )
-    if base == 13 or "full" in text:
+    # SQLite says "disk I/O error" of a write that found no room where it is not a write
+    # of the database's pages (its -shm index growing, on tmpfs among others).
+    if base == 13 or "full" in text or (base == 10 and _little_room(path)):
         return StorageFullError(
             f"{path}: the disk is full while {what}. Everything stored before is kept; free "
             "some space and run the same command again to resume"

@@ -236,7 +236,7 @@ def test_two_writes_of_the_leaderboard_files_into_one_directory_at_once(
         if fmt == "csv" and not other_wrote:  # the first write is half-way: json written
             other_wrote.append(fmt)
             write_outputs(board, out)  # the other write, whole, meanwhile
-        return render(board, fmt)
+        return str(render(board, fmt))
 
     monkeypatch.setattr(render_module, "render", render_while_another_writes)
     paths = write_outputs(lb, out)
@@ -292,19 +292,18 @@ def test_a_database_on_read_only_storage_is_said_to_be_there(
     import errno
     import sqlite3 as sqlite
 
-    import arena.storage as storage_module
     from arena.tournament.runner import DatabaseLock
 
     db = tmp_path / "archive" / "t.sqlite"
     db.parent.mkdir()
     read_only = os.statvfs_result((4096,) * 8 + (os.ST_RDONLY, 255))
-    monkeypatch.setattr(storage_module.os, "statvfs", lambda _path: read_only)
+    monkeypatch.setattr(os, "statvfs", lambda _path: read_only)
 
     def cannot_open(*_args: Any, **_kwargs: Any) -> Any:
         raise sqlite.OperationalError("unable to open database file")
 
     with monkeypatch.context() as m:
-        m.setattr(storage_module.sqlite3, "connect", cannot_open)
+        m.setattr(sqlite, "connect", cannot_open)
         with pytest.raises(StorageError) as e:
             Storage(db)
     assert str(e.value) == (
@@ -358,3 +357,33 @@ def test_a_leaderboard_file_that_cannot_be_written_whole_keeps_the_earlier_one(
     assert target.read_text() != "the earlier leaderboard\n"
     assert target.stat().st_mode & 0o777 == 0o640
     assert [p.name for p in target.parent.iterdir()] == [target.name]
+
+
+def test_a_disk_io_error_with_no_room_left_is_said_to_be_the_full_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect (the message): a database made on a nearly full file system (tmpfs, say) said
+    "database error while creating the schema: disk I/O error": SQLite names the want of
+    room so only when the database's own pages do not fit, not its -shm index. With under
+    1 MiB left, an I/O error is said to be the full disk, with what to do; with room left it
+    is the I/O error it is."""
+    import sqlite3 as sqlite
+
+    import arena.storage as storage_module
+
+    def io_error() -> sqlite.OperationalError:
+        e = sqlite.OperationalError("disk I/O error")
+        e.sqlite_errorcode = 4874  # SQLITE_IOERR_SHMSIZE
+        return e
+
+    db = tmp_path / "x.sqlite"
+    full = os.statvfs_result((4096, 4096, 100, 0, 0, 10, 0, 0, 0, 255))
+    monkeypatch.setattr(os, "statvfs", lambda _p: full)
+    said = storage_module._translate(io_error(), db, "creating the schema")
+    assert isinstance(said, storage_module.StorageFullError)
+    assert str(said).startswith(f"{db}: the disk is full while creating the schema.")
+    roomy = os.statvfs_result((4096, 4096, 10**6, 10**6, 10**6, 10, 0, 0, 0, 255))
+    monkeypatch.setattr(os, "statvfs", lambda _p: roomy)
+    said = storage_module._translate(io_error(), db, "creating the schema")
+    assert not isinstance(said, storage_module.StorageFullError)
+    assert "disk I/O error" in str(said)
