@@ -387,3 +387,109 @@ def test_a_disk_io_error_with_no_room_left_is_said_to_be_the_full_disk(
     said = storage_module._translate(io_error(), db, "creating the schema")
     assert not isinstance(said, storage_module.StorageFullError)
     assert "disk I/O error" in str(said)
+
+
+# ------------------------------------------------- arena serve on a full record directory
+
+
+def test_serve_counts_the_matches_its_full_disk_cut_short_and_exits_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: `arena serve --record-dir` on a disk that filled up (a 100 KiB tmpfs in the
+    audit, `--matches 3`) ended "1 match(es) played; records in DIR", exit 0: two matches
+    had failed (their record file could not be made) and the one played had a record file
+    cut short (without --db, its result is nowhere else), said only in the log lines above.
+    The referee counts the records cut short, the lobby the matches that failed, and the
+    last line says both, exit 1. (The disk filling up is stood in for.)"""
+    import asyncio
+    import dataclasses
+    import errno
+
+    import arena.cli.serve as serve_module
+    from arena.referee import Referee, RefereeConfig
+    from arena.referee.lobby import Lobby
+    from arena.referee.match import MatchRunner
+    from engine.rules import PRESETS
+    from tests.support.harness import attach_in_process
+
+    one_deal = dataclasses.replace(PRESETS["classic"], max_deals=1)
+
+    # The referee: a record file that stops short mid-match is counted.
+    opened = MatchRunner._open_record
+
+    class Full:
+        def __init__(self, f: Any) -> None:
+            self.f, self.name, self.lines = f, f.name, 0
+
+        def write(self, text: str) -> int:
+            self.lines += 1
+            if self.lines > 2:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            return int(self.f.write(text))
+
+        def flush(self) -> None:
+            self.f.flush()
+
+        def close(self) -> None:
+            self.f.close()
+
+    def open_then_fill(self: MatchRunner, record_dir: Path) -> None:
+        opened(self, record_dir)
+        self._file = Full(self._file)  # type: ignore[assignment]
+
+    ref = Referee(RefereeConfig(decision_ms=1000, record_dir=tmp_path / "rec"))
+
+    def answer(bot: str, r: Any) -> None:
+        from arena.v1 import arena_pb2 as pb
+
+        d = pb.Decision(request_id=r.request_id, match_id=r.match_id,
+                        action=r.view.legal_actions[0])  # fmt: skip
+        ref.on_decision(ref.session(bot), d)
+
+    async def two_matches() -> None:
+        attach_in_process(ref, ("x", "y", "z"), answer)
+        with monkeypatch.context() as m:
+            m.setattr(MatchRunner, "_open_record", open_then_fill)
+            cut = await ref.run_match("cut", one_deal, 7, ["x", "y", "z"])
+        whole = await ref.run_match("whole", one_deal, 8, ["x", "y", "z"])
+        assert cut["result"] is not None and whole["result"] is not None
+
+    asyncio.run(two_matches())
+    assert ref.records_cut == 1
+
+    # The lobby: a match that fails (its record cannot be made) is counted.
+    class FakeReferee:
+        def __init__(self) -> None:
+            self.calls = 0
+
+        def idle_bots(self) -> list[str]:
+            return ["a", "b", "c"]
+
+        def notify_changed(self) -> None:
+            pass
+
+        async def wait_changed(self, timeout: float | None = None) -> None:
+            await asyncio.sleep(min(timeout or 0.01, 0.01))
+
+        async def run_match(self, *_args: Any) -> dict[str, Any]:
+            self.calls += 1
+            if self.calls == 1:
+                raise OSError(errno.ENOSPC, "cannot write the record of match m00000")
+            return {"result": {"places": [1, 2, 3]}}
+
+    lobby = Lobby(FakeReferee(), one_deal, max_matches=2)  # type: ignore[arg-type]
+    asyncio.run(lobby.run())  # (after the failure no match starts for 1 s)
+    assert (lobby.finished, lobby.failed) == (1, 1)
+
+    # `arena serve`: exit 1 when its serving says a match fell short, 0 otherwise.
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text('[bots]\na = "aaaaaaaa1"\nb = "bbbbbbbb2"\nc = "cccccccc3"\n')
+    for short, code in ((True, 1), (False, 0)):
+
+        async def served(*_args: Any, short: bool = short, **_kw: Any) -> bool:
+            return short
+
+        monkeypatch.setattr(serve_module, "_serve", served)
+        r = _invoke(arena, ["serve", "--tokens", str(tokens), "--port", "0", "--seed", "1",
+                            "--record-dir", str(tmp_path / "rec2")])  # fmt: skip
+        assert r.exit_code == code, r.output
