@@ -493,3 +493,25 @@ def test_serve_counts_the_matches_its_full_disk_cut_short_and_exits_1(
         r = _invoke(arena, ["serve", "--tokens", str(tokens), "--port", "0", "--seed", "1",
                             "--record-dir", str(tmp_path / "rec2")])  # fmt: skip
         assert r.exit_code == code, r.output
+
+
+def test_a_leaderboard_file_in_a_directory_that_takes_no_new_file_is_written_in_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the whole-file write above keeps: a file its user may write, in a directory
+    where he may make no file (the temporary one is refused), is written in place as it
+    always was, not refused. (The refusal is stood in for: root may write anywhere.)"""
+    db = _db(tmp_path)
+    target = tmp_path / "board.json"
+    target.write_text("the earlier leaderboard\n")
+    write_text = Path.write_text
+
+    def no_new_file(self: Path, *args: Any, **kwargs: Any) -> int:
+        if self != target:
+            raise PermissionError(13, "Permission denied", str(self))
+        return write_text(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", no_new_file)
+    r = _invoke(arena, ["leaderboard", "--db", str(db), "--out", str(target)])
+    assert r.exit_code == 0, r.output
+    assert json.loads(target.read_text())["tournament"]["completed"] > 0

@@ -205,7 +205,14 @@ def _write_whole(target: Path, text: str) -> None:
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(target))
     tmp = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     try:
-        tmp.write_text(text, encoding="utf-8")
+        try:
+            tmp.write_text(text, encoding="utf-8")
+        except PermissionError:
+            if mode is None:
+                raise
+            # A file its user may write in a directory he may not add to: in place, as before.
+            target.write_text(text, encoding="utf-8")
+            return
         if mode is not None:  # (a file made private by its owner stays so)
             os.chmod(tmp, stat.S_IMODE(mode))
         tmp.replace(target)
