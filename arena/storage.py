@@ -615,6 +615,11 @@ class Storage:
                 f"{self.path}: the stored seats of match {match_id} are damaged ({seats!r:.60}, "
                 "not a list of bot names); they were changed outside the arena"
             )
+        if len(set(seats)) != len(seats):  # (the referee seats a bot once: rating it raised)
+            raise StorageError(
+                f"{self.path}: the stored seats of match {match_id} are damaged ({seats!r:.60}: "
+                "a bot sits twice); they were changed outside the arena"
+            )
         return seats
 
     def _record(self, text: Any, match_id: str) -> dict[str, Any]:

@@ -154,6 +154,32 @@ def test_a_record_that_disagrees_with_its_row_stops_the_leaderboard(
     assert _rows(db) == before
 
 
+def test_a_match_edited_to_seat_a_bot_twice_is_named_not_a_traceback(tmp_path: Path) -> None:
+    """Defect: a stored match edited to seat one bot twice (its row's seats, its players'
+    row and its record alike: the record then agrees with its row) ended `arena
+    leaderboard` in a traceback (ValueError: a bot sits twice, from the ratings), and
+    `arena replay` showed it. The referee never seats a bot twice: the seats are damaged,
+    named with the match (leaderboard exit 1, replay exit 2)."""
+    db = _db(tmp_path)
+    match = _first_match(db)
+    conn = sqlite3.connect(db)
+    seats = json.loads(conn.execute("SELECT seats_json FROM matches WHERE id = ?", (match,))
+                       .fetchone()[0])  # fmt: skip
+    rec = json.loads(conn.execute("SELECT record_json FROM matches WHERE id = ?", (match,))
+                     .fetchone()[0])  # fmt: skip
+    conn.close()
+    twice = [seats[0], seats[0], *seats[2:]]
+    rec["players"] = twice
+    _edit(db, "UPDATE matches SET seats_json = ?, record_json = ? WHERE id = ?",
+          json.dumps(twice), json.dumps(rec), match)  # fmt: skip
+    _edit(db, "UPDATE match_players SET bot = ? WHERE match_id = ? AND seat = 1", seats[0], match)
+    before = _rows(db)
+    words = (f"the stored seats of match {match} are damaged", "a bot sits twice")
+    _fails(_invoke(arena, ["leaderboard", "--db", str(db)]), 1, *words)
+    _fails(_invoke(arena, ["replay", "--db", str(db), match]), 2, *words)
+    assert _rows(db) == before
+
+
 def test_an_untouched_database_still_gives_its_leaderboard(tmp_path: Path) -> None:
     """The checks above pass every record and row the arena wrote (ties, forfeits: the
     fake referee's records have both kinds of result)."""
