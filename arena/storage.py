@@ -128,6 +128,27 @@ _MATCH_TYPES: _Types = {"id": str, "deals": int, "duration_s": (int, float)}
 _PLAYER_TYPES: _Types = {"seat": int, "bot": str, "score": int, "place": int, "forfeit": int}
 
 
+#: The largest whole number a stored figure may be: a score, a delta or a decision time
+#: beyond it (SQLite's own integers stop there) is no match's, and the leaderboard's
+#: arithmetic in floats raised OverflowError on one of a few hundred digits.
+_MAX_FIGURE = 2**63 - 1
+
+
+def _check_magnitudes(record: Mapping[str, Any]) -> None:
+    """A ReplayError if a deal's ``deltas`` or ``scores``, or an action's ``ms``, holds a
+    whole number beyond :data:`_MAX_FIGURE` (the shape check takes any integer)."""
+    for i, deal in enumerate(record.get("deals") or ()):
+        figures = [*(deal.get("deltas") or ()), *(deal.get("scores") or ())]
+        figures += [a.get("ms") for a in deal.get("actions") or ()]
+        for v in figures:
+            if type(v) is int and abs(v) > _MAX_FIGURE:
+                raise ReplayError(
+                    f"deal {i}: a figure of about {v.bit_length() * 3 // 10 + 1} digits, beyond "
+                    "what any match scores or takes",
+                    deal=i,
+                )
+
+
 def _sql_type(value: Any) -> str:
     """What SQLite holds, in its words (a value, or the Python types of a column)."""
     names = {bytes: "a BLOB", str: "text", int: "an integer", float: "a real number",
@@ -633,6 +654,7 @@ class Storage:
             # What the leaderboard, replays and renderers read has the types they expect
             # (valid JSON of the wrong shape would otherwise crash them, or be miscounted).
             check_record_shape(record, required=())
+            _check_magnitudes(record)
         except ReplayError as e:
             if e.newer:  # stored by a newer version sharing this database: not damaged
                 raise StorageError(f"{self.path}: match {match_id}: {e}") from e

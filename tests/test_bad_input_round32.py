@@ -180,6 +180,44 @@ def test_a_match_edited_to_seat_a_bot_twice_is_named_not_a_traceback(tmp_path: P
     assert _rows(db) == before
 
 
+@pytest.mark.parametrize(
+    ("key", "value"), [("deltas", 10**400), ("deltas", -(10**400)), ("ms", 10**400)]
+)
+def test_a_figure_of_hundreds_of_digits_in_a_stored_record_is_named(
+    tmp_path: Path, key: str, value: int
+) -> None:
+    """Defect: a stored record edited to hold a deal delta (or a decision time) of a few
+    hundred digits, which the shape check takes as any integer, ended `arena leaderboard`
+    (and `arena web`) in a traceback: OverflowError, int too large to convert to float.
+    A figure beyond 2**63 - 1 (what SQLite's integers hold; no match comes near) is
+    damage, named with the match (exit 1); one at 2**63 - 1 is still counted."""
+    db = _db(tmp_path)
+    match = _first_match(db)
+    conn = sqlite3.connect(db)
+    rec = json.loads(conn.execute("SELECT record_json FROM matches WHERE id = ?", (match,))
+                     .fetchone()[0])  # fmt: skip
+    conn.close()
+
+    def stored(v: int) -> None:
+        edited = json.loads(json.dumps(rec))
+        deal = edited["deals"][0]
+        if key == "ms":
+            deal["actions"][0]["ms"] = v
+        else:
+            deal[key] = [v, *deal[key][1:]]
+        _edit(db, "UPDATE matches SET record_json = ? WHERE id = ?", json.dumps(edited), match)
+
+    stored(value)
+    before = _rows(db)
+    for fmt in ("table", "json"):
+        r = _invoke(arena, ["leaderboard", "--db", str(db), "--format", fmt])
+        _fails(r, 1, f"the stored record of match {match} is damaged (deal 0: a figure of about")
+    assert _rows(db) == before
+    stored(2**63 - 1)
+    r = _invoke(arena, ["leaderboard", "--db", str(db), "--format", "json"])
+    assert r.exit_code == 0, r.output
+
+
 def test_an_untouched_database_still_gives_its_leaderboard(tmp_path: Path) -> None:
     """The checks above pass every record and row the arena wrote (ties, forfeits: the
     fake referee's records have both kinds of result)."""
