@@ -1265,6 +1265,12 @@ def resolve_record(arg: str, db: Path | None) -> dict[str, Any]:
         too_large = f"{arg}: not a readable match record: too large to read into memory"
         if size is not None and size > MAX_RECORD_FILE_BYTES:  # (a disk image, say)
             raise LookupError(f"{too_large} ({size:,} bytes; at most {MAX_RECORD_FILE_BYTES:,})")
+        with contextlib.suppress(OSError), path.open("rb") as fh:
+            if fh.read(len(_SQLITE_HEADER)) == _SQLITE_HEADER:  # (it said "can't decode")
+                raise LookupError(
+                    f"{arg}: a database, not a record file: `arena replay --db {arg} "
+                    "MATCH_ID` shows one of its matches (`--list` lists them)"
+                )
         try:
             text = path.read_text(encoding="utf-8")
             data = _jsonl_record(text) if path.suffix == ".jsonl" else json.loads(text)

@@ -96,6 +96,17 @@ def test_a_record_path_that_is_no_regular_file_is_not_said_to_be_missing(
     _fails(_invoke(arena, ["replay", "--db", str(db), "m99999"]), 2, "m99999: no such file")
 
 
+def test_a_database_given_as_the_record_says_how_to_read_it(tmp_path: Path) -> None:
+    """Defect (the message): `arena replay runs/x.sqlite` (the database where a record file
+    or a match id goes) said "not a readable match record: 'utf-8' codec can't decode byte
+    0xf8 in position 102". It now says it is a database and how to show its matches."""
+    db = _db(tmp_path)
+    for args in (["replay", str(db)], ["replay", "--db", str(db), str(db)]):
+        text = _fails(_invoke(arena, args), 2, f"{db}: a database, not a record file",
+                      f"arena replay --db {db} MATCH_ID")  # fmt: skip
+        assert "codec" not in text
+
+
 # ------------------------------------------------------------ rows and records edited
 
 
