@@ -1,8 +1,12 @@
-"""Bad input, round 32: stored records and databases edited or named wrong, and match ids
-that no stored match can have. Each gets a one-line error naming what was wrong, a non-zero
-exit code, no traceback, and nothing stored is lost or rewritten.
+"""Bad input, round 32: stored records and databases edited by hand (places, seats, indexes
+of figures no match has, a record that disagrees with its row, another schema version) or
+named wrong (a database's -wal file as the database, a database as a record, a match id
+that is not UTF-8), storage that is read-only or full (a leaderboard file, `arena serve`'s
+record files), and two writers of one `out`. Each gets a one-line error naming what was
+wrong, a non-zero exit code, no traceback, and nothing stored is lost or rewritten.
 
-In-process: click's CliRunner, tournaments stored by the fake referee (no bot process).
+In-process: click's CliRunner, tournaments stored by the fake referee (no bot process);
+read-only and full file systems are stood in for (mounting one needs privileges).
 """
 
 from __future__ import annotations
