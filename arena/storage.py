@@ -57,6 +57,7 @@ __all__ = [
     "newest_database",
     "opening_bid_of",
     "resolve_record",
+    "sidecar_problem",
 ]
 
 log = logging.getLogger(__name__)
@@ -125,6 +126,27 @@ _TOURNAMENT_TYPES: _Types = {
 }  # fmt: skip
 _MATCH_TYPES: _Types = {"id": str, "deals": int, "duration_s": (int, float)}
 _PLAYER_TYPES: _Types = {"seat": int, "bot": str, "score": int, "place": int, "forfeit": int}
+
+
+#: The largest whole number a stored figure may be: a score, a delta or a decision time
+#: beyond it (SQLite's own integers stop there) is no match's, and the leaderboard's
+#: arithmetic in floats raised OverflowError on one of a few hundred digits.
+_MAX_FIGURE = 2**63 - 1
+
+
+def _check_magnitudes(record: Mapping[str, Any]) -> None:
+    """A ReplayError if a deal's ``deltas`` or ``scores``, or an action's ``ms``, holds a
+    whole number beyond :data:`_MAX_FIGURE` (the shape check takes any integer)."""
+    for i, deal in enumerate(record.get("deals") or ()):
+        figures = [*(deal.get("deltas") or ()), *(deal.get("scores") or ())]
+        figures += [a.get("ms") for a in deal.get("actions") or ()]
+        for v in figures:
+            if type(v) is int and abs(v) > _MAX_FIGURE:
+                raise ReplayError(
+                    f"deal {i}: a figure of about {v.bit_length() * 3 // 10 + 1} digits, beyond "
+                    "what any match scores or takes",
+                    deal=i,
+                )
 
 
 def _sql_type(value: Any) -> str:
@@ -201,6 +223,53 @@ class DealSummary:
 def _delete_tournament(c: sqlite3.Connection, tournament_id: str) -> None:
     c.execute("DELETE FROM incidents WHERE tournament_id = ?", (tournament_id,))
     c.execute("DELETE FROM tournaments WHERE id = ?", (tournament_id,))  # cascades
+
+
+#: The files beside a database ``DB`` that are not databases: SQLite's write-ahead log and
+#: its index, its rollback journal, and the runner's lock file (:func:`lock_path`).
+_SIDECARS = {
+    "-wal": "write-ahead log (-wal)",
+    "-shm": "shared-memory index (-shm)",
+    "-journal": "rollback journal (-journal)",
+    ".lock": "lock file (.lock)",
+}
+
+#: The first bytes of every SQLite database file (a -wal, -shm or lock file has others).
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def sidecar_problem(db: Path) -> str | None:
+    """Why ``db`` may not be written as a database, or None: it is a file SQLite (or the
+    runner) keeps beside another database (``runs/x.sqlite-wal``, a slip of the shell's
+    completion), or such a file of ``db``'s own holds a database. A -wal written as a
+    database of its own (an empty one, as a reader leaves it, took the arena's tables) was
+    the log of the other: SQLite, at that one's next write, starts its log again over it
+    and the results stored in it are lost; and a lock file is rewritten and removed by
+    every run on its database."""
+    if not db.name:
+        return None
+    for suffix, what in _SIDECARS.items():
+        if db.name.endswith(suffix) and len(db.name) > len(suffix):
+            owner = db.with_name(db.name[: -len(suffix)])
+            with contextlib.suppress(OSError, ValueError):
+                if owner.is_file():
+                    return (
+                        f"{db} is not a database: it is the {what} that SQLite (or the "
+                        f"arena) keeps beside the database {owner}; name that one, or another "
+                        "file"
+                    )
+        side = db.with_name(db.name + suffix)
+        head = b""
+        with contextlib.suppress(OSError, ValueError):
+            if side.is_file():  # (not a FIFO: opening one would wait for a writer)
+                with side.open("rb") as fh:
+                    head = fh.read(len(_SQLITE_HEADER))
+        if head == _SQLITE_HEADER:
+            return (
+                f"{side} holds a database of its own, and SQLite (or the arena) would write "
+                f"over it as the {what} of {db}: move it away (`mv`), then run again"
+            )
+    return None
 
 
 def file_in_the_way(path: Path) -> Path | None:
@@ -305,6 +374,9 @@ class Storage:
 
     def __init__(self, path: str | Path, *, timeout: float = 5.0) -> None:
         self.path = Path(path)
+        problem = sidecar_problem(self.path)
+        if problem is not None:
+            raise StorageError(problem)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
@@ -506,9 +578,18 @@ class Storage:
                 )
             return None
         if str(row[0]) != str(SCHEMA_VERSION):
+            stored = str(row[0]).strip()
+            if stored.isdigit() and stored.isascii() and int(stored) > SCHEMA_VERSION:
+                # (as a record of a newer format says: not damaged, and not to be replaced)
+                raise StorageError(
+                    f"{self.path} was written by a newer Thousand Arena (schema version "
+                    f"{stored}; this one reads {SCHEMA_VERSION}): upgrade to read it or add "
+                    "to it; nothing was written to it"
+                )
             raise StorageError(
-                f"{self.path} has schema version {row[0]}, this arena reads "
-                f"{SCHEMA_VERSION}: use another --db file"
+                f"{self.path} has schema version {row[0]!r:.40}, this arena "
+                f"reads {SCHEMA_VERSION}: it was changed outside the arena; nothing was "
+                "written to it: use another --db file"
             )
         return str(row[0])
 
@@ -555,6 +636,11 @@ class Storage:
                 f"{self.path}: the stored seats of match {match_id} are damaged ({seats!r:.60}, "
                 "not a list of bot names); they were changed outside the arena"
             )
+        if len(set(seats)) != len(seats):  # (the referee seats a bot once: rating it raised)
+            raise StorageError(
+                f"{self.path}: the stored seats of match {match_id} are damaged ({seats!r:.60}: "
+                "a bot sits twice); they were changed outside the arena"
+            )
         return seats
 
     def _record(self, text: Any, match_id: str) -> dict[str, Any]:
@@ -568,6 +654,7 @@ class Storage:
             # What the leaderboard, replays and renderers read has the types they expect
             # (valid JSON of the wrong shape would otherwise crash them, or be miscounted).
             check_record_shape(record, required=())
+            _check_magnitudes(record)
         except ReplayError as e:
             if e.newer:  # stored by a newer version sharing this database: not damaged
                 raise StorageError(f"{self.path}: match {match_id}: {e}") from e
@@ -947,6 +1034,15 @@ class Storage:
                     f"{[p['seat'] for p in ps]!r:.60} for {len(seats)} bots); they were changed "
                     "outside the arena"
                 )
+            for p in ps:
+                # A place outside 1..seats (edited by hand) was rated as it stood: -1 as a
+                # better place than 1st, and the leaderboard said nothing.
+                if not 1 <= p["place"] <= len(seats):
+                    raise StorageError(
+                        f"{self.path}: the stored place of seat {p['seat']} in match {m['id']} "
+                        f"is damaged ({p['place']!r:.40}, not 1 to {len(seats)}); it was "
+                        "changed outside the arena"
+                    )
             out.append(
                 MatchResult(
                     match_id=m["id"],
@@ -1017,6 +1113,10 @@ class Storage:
         """Match ids equal to ``pattern`` or ending with it (``m00012``)."""
         # LIKE narrows the search (it ignores ASCII case, and the escape character must be
         # escaped too: "m0000\\3" matched m00003); the exact test is Python's.
+        try:
+            pattern.encode("utf-8")
+        except UnicodeEncodeError:  # bytes that are not UTF-8 (from argv): no id holds them
+            return []  # (SQLite cannot even be asked: a traceback before)
         like = "%" + pattern.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         with self._guard("looking up matches"):
             rows = self.conn.execute(
@@ -1165,6 +1265,12 @@ def resolve_record(arg: str, db: Path | None) -> dict[str, Any]:
         too_large = f"{arg}: not a readable match record: too large to read into memory"
         if size is not None and size > MAX_RECORD_FILE_BYTES:  # (a disk image, say)
             raise LookupError(f"{too_large} ({size:,} bytes; at most {MAX_RECORD_FILE_BYTES:,})")
+        with contextlib.suppress(OSError), path.open("rb") as fh:
+            if fh.read(len(_SQLITE_HEADER)) == _SQLITE_HEADER:  # (it said "can't decode")
+                raise LookupError(
+                    f"{arg}: a database, not a record file: `arena replay --db {arg} "
+                    "MATCH_ID` shows one of its matches (`--list` lists them)"
+                )
         try:
             text = path.read_text(encoding="utf-8")
             data = _jsonl_record(text) if path.suffix == ".jsonl" else json.loads(text)
@@ -1175,12 +1281,18 @@ def resolve_record(arg: str, db: Path | None) -> dict[str, Any]:
         if not isinstance(data, dict):
             raise LookupError(f"{arg}: a match record is a JSON object")
         return data
+    # (a FIFO, a device, a link to nowhere: "no such file" would say nothing is there)
+    what = "no such file"
+    if path.is_symlink() and not path.exists():
+        what = "a link to a file that does not exist"
+    elif path.exists():
+        what = "not a regular file (a FIFO, device or socket)"
     if db is None or not Path(db).exists():
-        raise LookupError(f"{arg}: no such file, and no database at {db} to look the match up")
+        raise LookupError(f"{arg}: {what}, and no database at {db} to look the match up")
     with Storage.open_readonly(db) as st:
         ids = st.find_match_ids(arg)
         if not ids:
-            raise LookupError(f"{arg}: no such file, and no stored match with this id in {db}")
+            raise LookupError(f"{arg}: {what}, and no stored match with this id in {db}")
         if len(ids) > 1 and arg not in ids:
             shown = ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else "")
             raise LookupError(f"{arg}: ambiguous, {len(ids)} matches in {db}: {shown}")
@@ -1240,6 +1352,29 @@ def _int_list(value: Any, n: int, what: str) -> list[int]:
     return [int(v) for v in value]
 
 
+def _little_room(path: Path) -> bool:
+    """Whether the file system of ``path`` has less than 1 MiB left for its user: an I/O
+    error there is most likely the want of room."""
+    for where in (path, path.parent):
+        try:
+            st = os.statvfs(where)
+        except (OSError, ValueError):
+            continue
+        return st.f_bavail * st.f_frsize < 1 << 20
+    return False
+
+
+def _on_read_only_storage(path: Path) -> bool:
+    """Whether ``path`` (or, not there yet, its directory) is on a file system mounted
+    read-only: a database there can be read, but not written, nor its -wal and -shm made."""
+    for where in (path, path.parent):
+        try:
+            return bool(os.statvfs(where).f_flag & os.ST_RDONLY)
+        except (OSError, ValueError):
+            continue
+    return False
+
+
 def _translate(e: sqlite3.Error, path: Path, what: str) -> StorageError:
     code = getattr(e, "sqlite_errorcode", None)
     text = str(e).lower()
@@ -1250,7 +1385,9 @@ def _translate(e: sqlite3.Error, path: Path, what: str) -> StorageError:
             "program holding a write transaction on it: the arena's readers only read). "
             "Nothing stored was lost; try again when it is done, or use another --db file"
         )
-    if base == 13 or "full" in text:
+    # SQLite says "disk I/O error" of a write that found no room where it is not a write
+    # of the database's pages (its -shm index growing, on tmpfs among others).
+    if base == 13 or "full" in text or (base == 10 and _little_room(path)):
         return StorageFullError(
             f"{path}: the disk is full while {what}. Everything stored before is kept; free "
             "some space and run the same command again to resume"
@@ -1258,6 +1395,11 @@ def _translate(e: sqlite3.Error, path: Path, what: str) -> StorageError:
     if base == 8 or "readonly" in text:
         return StorageError(f"{path} is read-only ({what}): use a writable --db path")
     if base == 14 or "unable to open" in text:
+        if _on_read_only_storage(path):  # (SQLite says only "unable to open")
+            return StorageError(
+                f"{path} is on a read-only file system ({what}): use a writable --db path "
+                "(arena leaderboard, replay and web read it where it is)"
+            )
         return StorageError(f"cannot open {path} ({what}): check the path and permissions")
     if base in (11, 26) or "not a database" in text or "malformed" in text:
         return StorageError(f"{path} is not a Thousand Arena database or is damaged ({what})")

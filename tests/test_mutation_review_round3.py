@@ -403,6 +403,8 @@ def test_leaderboard_out_a_file_that_cannot_be_written_says_why_not_that_it_is_a
 ) -> None:
     """ "a file, not a directory" is for mkdir's "File exists": a file that is there to be
     written but cannot be (read-only for this user; root may write any) says its reason."""
+    import os
+
     from arena.cli import main as arena_main
     from tests.test_bad_input import _stored_tournament
 
@@ -417,6 +419,9 @@ def test_leaderboard_out_a_file_that_cannot_be_written_says_why_not_that_it_is_a
         return write_text(self, *args, **kwargs)
 
     monkeypatch.setattr(Path, "write_text", refused)
+    # (the file is now written beside and renamed over: whether it may be written is asked)
+    access = os.access
+    monkeypatch.setattr(os, "access", lambda p, m, **k: p != target and access(p, m, **k))
     args = ["leaderboard", "--config", str(path), "--format", "json", "--out", str(target)]
     r = CliRunner().invoke(arena_main, args)
     said = " ".join(r.output.split())

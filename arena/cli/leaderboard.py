@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import io
 import os
+import secrets
+import stat
 import sys
 from pathlib import Path
 
@@ -159,7 +163,7 @@ def leaderboard(
             target.parent.mkdir(parents=True, exist_ok=True)
             buffer = io.StringIO()
             Console(file=buffer, width=130, color_system=None).print(to_rich_table(lb, 130))
-            target.write_text(buffer.getvalue(), encoding="utf-8")
+            _write_whole(target, buffer.getvalue())
             err.print(f"wrote {_shown(str(target))}")
         elif fmt == "all":
             paths = write_outputs(lb, target)
@@ -169,7 +173,7 @@ def leaderboard(
             err.print(f"wrote {_shown(str(paths[fmt]))}")
         else:
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(render(lb, fmt), encoding="utf-8")
+            _write_whole(target, render(lb, fmt))
             err.print(f"wrote {_shown(str(target))}")
     except OSError as e:
         where = e.filename if e.filename is not None else target
@@ -181,6 +185,43 @@ def leaderboard(
         why = _shown(f"--out {target}: cannot write {where}: {reason}")
         err.print(f"[red]error:[/] {why}")
         sys.exit(1)
+
+
+def _write_whole(target: Path, text: str) -> None:
+    """Write ``text`` into the file ``target`` whole or not at all, as the `--format all`
+    files are: into a temporary file beside it, then renamed over it. Written in place, a
+    full disk left the earlier leaderboard there cut to what fitted (an empty file, a JSON
+    cut in the middle), exit 1. A target that is no regular file (a FIFO, `/dev/stdout`)
+    or a link (renaming would replace the link) is written in place, as before; a file its
+    owner may not write is refused, as before (renaming would replace it)."""
+    try:
+        mode = os.lstat(target).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        target.write_text(text, encoding="utf-8")
+        return
+    if mode is not None and not os.access(target, os.W_OK):  # (renaming would replace it)
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(target))
+    tmp = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    try:
+        try:
+            tmp.write_text(text, encoding="utf-8")
+        except PermissionError:
+            if mode is None:
+                raise
+            # A file its user may write in a directory he may not add to: in place, as before.
+            target.write_text(text, encoding="utf-8")
+            return
+        if mode is not None:  # (a file made private by its owner stays so)
+            os.chmod(tmp, stat.S_IMODE(mode))
+        tmp.replace(target)
+    except BaseException as e:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        if isinstance(e, OSError) and e.filename == str(tmp):  # (the name the user gave)
+            raise OSError(e.errno, e.strerror, str(target)) from e
+        raise
 
 
 def stdout_console() -> Console:

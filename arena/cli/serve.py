@@ -371,8 +371,8 @@ def serve(
     results = None if db is None else _Results.open(db, rs, tokens, max_matches)
     raise_open_files_limit()
     try:
-        asyncio.run(_serve(config, tokens, rs, host, port, tls, max_matches, seed, drain_s,
-                           results, drawn))  # fmt: skip
+        short = asyncio.run(_serve(config, tokens, rs, host, port, tls, max_matches, seed,
+                                   drain_s, results, drawn))  # fmt: skip
     finally:
         # The loop's signal handlers are gone: a late second signal must not cut the
         # closing of the database and its lock (it gave exit 0 or 143 at random), nor
@@ -380,8 +380,9 @@ def serve(
         ignore_stop_signals()
         if results is not None:
             results.close()
-    if results is not None and results.lost:
-        sys.exit(1)  # said above: matches played that the database does not hold
+    if (results is not None and results.lost) or short:
+        sys.exit(1)  # said above: matches played that the database does not hold, or that
+        # failed, or whose record files are incomplete
 
 
 async def _serve(
@@ -396,7 +397,10 @@ async def _serve(
     drain_s: float,
     results: _Results | None = None,
     drawn: bool = False,
-) -> None:
+) -> bool:
+    """Serve until stopped or ``max_matches`` were started; whether some match fell short:
+    it failed (its record file could not be made: a full disk), or its record file stopped
+    short while it was played."""
     from engine import Ruleset
 
     assert isinstance(ruleset, Ruleset)
@@ -493,7 +497,13 @@ async def _serve(
     # and the first write (EIO) would end the run with the tournament left unfinished.
     finished = results is not None and results.finish()
     with contextlib.suppress(OSError):
-        click.echo(printable(f"{lobby.finished} match(es) played; records in {config.record_dir}"))
+        played = f"{lobby.finished} match(es) played"
+        if lobby.failed:  # (each said in the log as it failed)
+            played += f", {lobby.failed} failed (see the log above)"
+        if referee.records_cut:
+            played += (f"; the record files of {referee.records_cut} stopped short (see the log "
+                       "above)")  # fmt: skip
+        click.echo(printable(f"{played}; records in {config.record_dir}"))
         if finished:
             assert results is not None
             if results.empty:
@@ -501,3 +511,4 @@ async def _serve(
             else:
                 where = f"--db {results.db} --tournament {results.tid}"
                 click.echo(printable(f"standings: arena leaderboard {where}"))
+    return bool(lobby.failed or referee.records_cut)

@@ -6,7 +6,9 @@ import contextlib
 import csv
 import io
 import json
+import os
 import re
+import secrets
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
@@ -313,14 +315,17 @@ def write_outputs(
     Every file is written to a temporary name first, and only once all are written are they
     renamed: a reader never sees half a file, and a write that fails (a full disk) or is
     interrupted leaves the earlier files as they were, all of one run, and no temporary
-    file behind.
+    file behind. The temporary names are this write's own: two writes into one directory
+    at once (two tournaments that share an ``out``, an `arena leaderboard --format all`
+    beside a run) each wrote ``leaderboard.json.tmp``, renamed the other's (half written,
+    or whole and then missing at its own rename: "No such file", exit 1).
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {fmt: out_dir / f"leaderboard.{fmt}" for fmt in formats}
     written: list[tuple[Path, Path]] = []
     try:
         for fmt, path in paths.items():
-            tmp = path.with_name(path.name + ".tmp")
+            tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
             written.append((tmp, path))
             tmp.write_text(render(lb, fmt), encoding="utf-8")
     except BaseException:

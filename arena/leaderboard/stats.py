@@ -11,7 +11,7 @@ from fractions import Fraction
 from typing import Any
 
 from arena.ratings import DEFAULT_DRAW_PROBABILITY, MU, SIGMA, RatingLedger
-from arena.storage import Storage, StorageError, TournamentInfo, deal_summary
+from arena.storage import MatchResult, Storage, StorageError, TournamentInfo, deal_summary
 from engine.rules import describe_run
 
 __all__ = ["BotStats", "HeadToHead", "Leaderboard", "LeaderboardBuilder", "build_leaderboard"]
@@ -232,6 +232,28 @@ def _damaged(storage: Storage, tournament_id: str, what: str) -> StorageError:
     )
 
 
+def _check_record_agrees(storage: Storage, row: MatchResult, rec: dict[str, Any]) -> None:
+    """A StorageError unless a stored record's players and result are its row's: both are
+    written from the record in one transaction, so a difference is a hand edit. The ratings
+    are made from the rows and the rest of the leaderboard from the records: a record
+    emptied (``{}``) or a place edited in it was counted as it stood, the figures then
+    disagreeing with the ratings (and `arena replay` of that match calling it damaged)."""
+    stored = rec.get("result")
+    result: dict[str, Any] = stored if isinstance(stored, dict) else {}
+    checks = [
+        ("players", rec.get("players", list(row.seats)), list(row.seats)),
+        ("result.places", result.get("places"), list(row.places)),
+        ("result.scores", result.get("scores"), list(row.scores)),
+    ]
+    for key, theirs, ours in checks:
+        if theirs != ours:
+            raise StorageError(
+                f"{storage.path}: the stored record of match {row.match_id} is damaged (its "
+                f"{key} is {theirs!r:.60}, its row says {ours!r:.60}); it was changed outside "
+                "the arena"
+            )
+
+
 def build_leaderboard(storage: Storage, tournament_id: str) -> Leaderboard:
     """Everything the outputs show, from the stored records of ``tournament_id``."""
     info = storage.tournament(tournament_id)
@@ -329,7 +351,11 @@ class LeaderboardBuilder(StoredSince):
         results = storage.match_results(self.tournament_id, stored_after=self.mark)
         if len(results) != new:
             return False
-        for _idx, seats, rec in storage.iter_records(self.tournament_id, stored_after=self.mark):
+        rows = {m.index: m for m in results}
+        for idx, seats, rec in storage.iter_records(self.tournament_id, stored_after=self.mark):
+            row = rows.get(idx)
+            if row is not None:
+                _check_record_agrees(storage, row, rec)
             self._add(seats, rec)
         self._seen_players = max(self._seen_players, *(len(m.seats) for m in results), 0)
         self.ratings.add(results)

@@ -195,6 +195,8 @@ class Referee:
         self._by_token: dict[str, BotSession] = {}
         self._by_name: dict[str, BotSession] = {}
         self._matches: dict[str, MatchRunner] = {}
+        #: Matches whose record file stopped short (see ``MatchRunner.record_cut``).
+        self.records_cut = 0
         self._changed: asyncio.Event | None = None
         #: Calls with a welcomed stream whose handler has not returned yet.
         self._attached = 0
@@ -353,6 +355,7 @@ class Referee:
             rec = await runner.run()
         finally:
             del self._matches[match_id]
+            self.records_cut += runner.record_cut
             self.notify_changed()
         log.info(
             "match %s ends: scores %s places %s forfeits %s",

@@ -70,6 +70,8 @@ class Lobby:
         #: Matches played to their end (their records are the referee's files: keeping them
         #: here grew an `arena serve` by 20–120 kB a match, without bound).
         self.finished = 0
+        #: Matches that failed before their end (their record file could not be made, say).
+        self.failed = 0
         self._rng = random.Random(f"{seed}:lobby")
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopping = asyncio.Event()
@@ -156,6 +158,7 @@ class Lobby:
         except asyncio.CancelledError:
             raise
         except Exception as e:
+            self.failed += 1
             self._pause_s = min(60.0, max(1.0, 2 * self._pause_s))
             self._pause_until = loop.time() + self._pause_s
             if isinstance(e, OSError):  # the machine's (a full disk): no traceback to read

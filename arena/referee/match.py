@@ -190,6 +190,9 @@ class MatchRunner:
         self._ruleset_pb = ruleset_to_pb(ruleset)
         self._file: IO[str] | None = None
         self._record_path = Path()
+        #: The record file stopped short (a full disk) after the match started: the match
+        #: went on, its file is incomplete (``arena serve`` counts them at its end).
+        self.record_cut = False
         self._loop = asyncio.get_running_loop()
         self.finished = False
         self.abandoned = False
@@ -248,6 +251,7 @@ class MatchRunner:
                         self._record_path.unlink()
                     raise OSError(e.errno, f"cannot write the record of match {self.match_id} "
                                   f"to {self._record_path}: {e.strerror or e}") from e  # fmt: skip
+                self.record_cut = True
                 log.error("match %s: cannot write its record to %s any more (%s): the match "
                           "goes on, its file is incomplete", self.match_id, self._record_path,
                           e.strerror or e)  # fmt: skip

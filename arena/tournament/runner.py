@@ -592,6 +592,12 @@ class DatabaseLock:
         try:
             self._fh = self.path.open("a+")
         except OSError as e:  # a directory of that name, a read-only or foreign file, ...
+            if e.errno == errno.EROFS:  # (there is nothing to remove: nothing can be made)
+                raise StorageError(
+                    f"cannot make the lock file {self.path}: {self.db} is on a read-only file "
+                    "system: use a writable --db path (arena leaderboard, replay and web "
+                    "read it where it is)"
+                ) from None
             raise StorageError(
                 f"cannot open the lock file {self.path} (it keeps two runs off one database): "
                 f"{e.strerror or e}; remove it if no run uses {self.path.with_suffix('')}, or "
