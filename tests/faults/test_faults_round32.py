@@ -115,11 +115,13 @@ def _config(
     faults: dict[str, dict[str, str]],
     *,
     randoms: int = 1,
-    deadlines: tuple[int, int] = (1000, 3000),
+    deadlines: tuple[int, int] = (2000, 10000),
+    grace_s: float = 30,
     db: str = "db.sqlite",
 ) -> Path:
     """A 3-player classic tournament (6 matches of 2 deals, concurrency 2): the fault bots
-    (name -> FAULT_* variables) and random bots to make three."""
+    (name -> FAULT_* variables) and random bots to make three. The deadlines and the grace
+    leave a restarted bot time to come back on a loaded machine."""
     (tmp / "faultbot.py").write_text(FAULT_BOT)
     lines = []
     for name, env in faults.items():
@@ -142,7 +144,7 @@ bot_wait_s = 60
 decision_ms = {deadlines[0]}
 time_bank_ms = {deadlines[1]}
 [referee]
-reconnect_grace_s = 5
+reconnect_grace_s = {grace_s:g}
 [bots]
 """ + "\n".join(lines)
     path = tmp / ("cfg.toml" if db == "db.sqlite" else f"cfg-{Path(db).stem}.toml")
@@ -274,7 +276,7 @@ def test_a_bot_that_always_crashes_is_given_up_and_its_seats_forfeit(tmp_path: P
     match is stored, exit 0, nothing left. Checked, no defect. (Slow: its matches must last
     through its 4 starts, about 20 s in all.)"""
     cfg = _config(tmp_path, {"dies": {"FAULT_MODE": "crash_first", "FAULT_ONCE": "0"}},
-                  randoms=2, deadlines=(1000, 5000))  # fmt: skip
+                  randoms=2, deadlines=(1000, 5000), grace_s=5)  # fmt: skip
     proc = _start(cfg)
     code, err = _finish(proc)
     assert code == 0, err[-3000:]
@@ -294,7 +296,7 @@ def test_a_bot_stopped_and_resumed_and_one_flooding_its_log(tmp_path: Path) -> N
     and stderr (its log is cut to its first and last MiB). Every match stored, exit 0,
     nothing left. Checked, no defect."""
     cfg = _config(tmp_path, {"paused": {"FAULT_MODE": ""}, "flood": {"FAULT_MODE": "flood"}},
-                  deadlines=(300, 600))  # fmt: skip
+                  deadlines=(300, 600), grace_s=5)  # fmt: skip
     proc = _start(cfg)
     pid_file = tmp_path / "fdir-paused" / "pid"
     deadline = time.monotonic() + 120
@@ -310,6 +312,8 @@ def test_a_bot_stopped_and_resumed_and_one_flooding_its_log(tmp_path: Path) -> N
     code, err = _finish(proc)
     assert code == 0, err[-3000:]
     _check_complete(tmp_path, err)
+    forfeits = _forfeits(tmp_path / "db.sqlite")
+    assert forfeits and {bot for _, bot in forfeits} == {"paused"}  # (struck while stopped)
     log = tmp_path / "out" / "logs" / "flood.log"
     assert log.stat().st_size < 3 << 20
     assert "bytes dropped here" in log.read_text(errors="replace")
