@@ -296,9 +296,11 @@ def test_two_writes_of_the_leaderboard_files_into_one_directory_at_once(
     (``leaderboard.json.tmp``...): two at once in one directory (two tournaments that share
     an ``out``, which docs/tournament.md allows; `arena leaderboard --format all` beside a
     run that ends) renamed each other's, the second then failing on a file gone ("No such
-    file or directory", exit 1; or a half-written file renamed into place). Each write has
-    temporary names of its own: both succeed, every file whole, none left behind."""
+    file or directory", exit 1; or a half-written file renamed into place). The writers
+    take turns (a lock on the directory): both succeed, every file whole, all of one
+    write, none left behind."""
     import sys
+    import threading
 
     from arena.leaderboard import build_leaderboard, write_outputs
 
@@ -309,17 +311,27 @@ def test_two_writes_of_the_leaderboard_files_into_one_directory_at_once(
         lb = build_leaderboard(st, st.tournaments()[0].id)
     out = tmp_path / "shared-out"
     render = render_module.render
-    other_wrote: list[str] = []
+    other: list[threading.Thread] = []
+    other_failed: list[BaseException] = []
+
+    def write_other(board: Any) -> None:
+        try:
+            write_outputs(board, out)
+        except BaseException as e:  # (said by the test, not lost in its thread)
+            other_failed.append(e)
 
     def render_while_another_writes(board: Any, fmt: str) -> str:
-        if fmt == "csv" and not other_wrote:  # the first write is half-way: json written
-            other_wrote.append(fmt)
-            write_outputs(board, out)  # the other write, whole, meanwhile
+        if fmt == "csv" and not other:  # the first write is half-way: json written
+            other.append(threading.Thread(target=write_other, args=(board,)))
+            other[0].start()  # the other write, meanwhile (it waits its turn)
+            other[0].join(0.5)
         return str(render(board, fmt))
 
     monkeypatch.setattr(render_module, "render", render_while_another_writes)
     paths = write_outputs(lb, out)
-    assert other_wrote
+    assert other
+    other[0].join(30)
+    assert not other[0].is_alive() and other_failed == []
     for fmt, path in paths.items():
         assert path.read_text(encoding="utf-8") == render(lb, fmt)
     assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in paths.values())

@@ -32,6 +32,7 @@ from arena.tournament.runner import (
     Interrupted,
     RunOptions,
     TournamentError,
+    TournamentOutcome,
     orphans_stopped,
     run,
 )
@@ -205,8 +206,26 @@ def tournament(
     except (TournamentError, StorageError) as e:
         err_console.print(f"[red]error:[/] {escape(str(e))}", soft_wrap=True)
         sys.exit(1)
+    code = 1 if outcome.failed else 130 if outcome.interrupted else 0
     with _signals_stop_the_leaderboard(cfg, err_console):
         shown = _show(cfg, err_console)
+    if not shown and not code:  # every result is stored, but the files are not written
+        code = 1
+    # The run is over, its files written (or said not to be): a stop signal from here on
+    # ends the exit at once with this code. Python's handlers killed the finished run
+    # (-15, a SIGINT's traceback or click's "Aborted!", exit 1) in its last lines and in
+    # the teardown of gRPC (some 0.15 s). (For the rest of the process, as a process of
+    # its own should: tests/conftest.py puts them back after a test's CLI runner.)
+    _end_on_signals(code)
+    _summary(outcome, cfg, err_console, t0)
+    if code:
+        sys.exit(code)
+
+
+def _summary(
+    outcome: TournamentOutcome, cfg: TournamentConfig, err_console: Console, t0: float
+) -> None:
+    """The last lines of a run that was not interrupted by a signal."""
     took = time.monotonic() - t0
     msg = (
         f"{plural(outcome.played_now, 'match')} played in {took:.1f}s; {outcome.completed}/"
@@ -222,11 +241,6 @@ def tournament(
             "the same command again to retry them.",
             soft_wrap=True,
         )
-        sys.exit(1)
-    if outcome.interrupted:
-        sys.exit(130)
-    if not shown:  # every result is stored, but the leaderboard files are not written
-        sys.exit(1)
 
 
 def _announce(cfg: TournamentConfig, console: Console) -> None:
@@ -311,15 +325,11 @@ def _signals_stop_the_leaderboard(
                 signal.signal(sig, handler)
 
 
-def _exit(code: int) -> NoReturn:
-    """``sys.exit(code)`` at the end of a stopped run, a stop signal more ending the process
-    at once with the same code. With the handlers it had before (Python's), one that came
-    once the stop had said all it says raised KeyboardInterrupt on the way out: click's
-    "Aborted!" and exit 1, or "Exception ignored in ... AioServer.__dealloc__" and its
-    traceback from gRPC's teardown, or a death by the signal (a second Ctrl-C a moment
-    late, as a loaded machine made it in a test). From Python's atexit calls on (the
-    teardown of its modules follows them), a stop signal is ignored
-    (:func:`~arena.stopping.ignore_stop_signals`)."""
+def _end_on_signals(code: int) -> None:
+    """From now on a stop signal ends the process at once with exit ``code`` (what was
+    written so far flushed), and from Python's first atexit call on it is ignored
+    (:func:`~arena.stopping.ignore_stop_signals`). Nothing from a thread other than the
+    main one, which signals do not reach."""
 
     def now(signum: int, frame: object) -> None:
         with contextlib.suppress(Exception):  # (what is written so far goes out)
@@ -327,14 +337,26 @@ def _exit(code: int) -> NoReturn:
             sys.stderr.flush()
         os._exit(code)
 
-    if threading.current_thread() is threading.main_thread():  # (signals reach it only)
-        for sig in stop_signals():
-            signal.signal(sig, now)
-        # Python's exit sets every signal it handles back to the default right after the
-        # atexit calls, before it tears the modules down (gRPC's server with them): a
-        # signal then killed the process (-2, not 130; seen under load). Ignored from the
-        # first atexit call on (registered last): the rest is teardown, the code is given.
-        atexit.register(ignore_stop_signals)
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig in stop_signals():
+        signal.signal(sig, now)
+    # Python's exit sets every signal it handles back to the default right after the
+    # atexit calls, before it tears the modules down (gRPC's server with them): a
+    # signal then killed the process (-2, not 130; seen under load). Ignored from the
+    # first atexit call on (registered last): the rest is teardown, the code is given.
+    atexit.unregister(ignore_stop_signals)  # (once, whatever the calls before)
+    atexit.register(ignore_stop_signals)
+
+
+def _exit(code: int) -> NoReturn:
+    """``sys.exit(code)`` at the end of a stopped run, a stop signal more ending the process
+    at once with the same code (:func:`_end_on_signals`). With the handlers it had before
+    (Python's), one that came once the stop had said all it says raised KeyboardInterrupt on
+    the way out: click's "Aborted!" and exit 1, or "Exception ignored in ...
+    AioServer.__dealloc__" and its traceback from gRPC's teardown, or a death by the signal
+    (a second Ctrl-C a moment late, as a loaded machine made it in a test)."""
+    _end_on_signals(code)
     sys.exit(code)
 
 

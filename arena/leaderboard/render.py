@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import fcntl
 import io
 import json
 import os
 import re
-import secrets
+from collections.abc import Iterator
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
@@ -315,24 +316,42 @@ def write_outputs(
     Every file is written to a temporary name first, and only once all are written are they
     renamed: a reader never sees half a file, and a write that fails (a full disk) or is
     interrupted leaves the earlier files as they were, all of one run, and no temporary
-    file behind. The temporary names are this write's own: two writes into one directory
-    at once (two tournaments that share an ``out``, an `arena leaderboard --format all`
-    beside a run) each wrote ``leaderboard.json.tmp``, renamed the other's (half written,
-    or whole and then missing at its own rename: "No such file", exit 1).
+    file behind. Two writers into one directory at once (two runs sharing an ``out``, an
+    ``arena leaderboard --format all`` beside a run) take turns (:func:`_writing_into`):
+    one renamed the other's temporary files, half written, and then failed on its own.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {fmt: out_dir / f"leaderboard.{fmt}" for fmt in formats}
-    written: list[tuple[Path, Path]] = []
-    try:
-        for fmt, path in paths.items():
-            tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
-            written.append((tmp, path))
-            tmp.write_text(render(lb, fmt), encoding="utf-8")
-    except BaseException:
-        for tmp, _ in written:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-        raise
-    for tmp, path in written:
-        tmp.replace(path)
+    with _writing_into(out_dir):
+        written: list[tuple[Path, Path]] = []
+        try:
+            for fmt, path in paths.items():
+                tmp = path.with_name(path.name + ".tmp")
+                written.append((tmp, path))
+                tmp.write_text(render(lb, fmt), encoding="utf-8")
+        except BaseException:
+            for tmp, _ in written:
+                with contextlib.suppress(OSError):
+                    tmp.unlink()
+            raise
+        for tmp, path in written:
+            tmp.replace(path)
     return paths
+
+
+@contextlib.contextmanager
+def _writing_into(out_dir: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the directory ``out_dir`` itself (``flock``: no file of its
+    own) while the block writes the leaderboard files into it. Where the directory cannot
+    be locked (a file system without ``flock``) the block runs unlocked, as before."""
+    try:
+        fd = os.open(out_dir, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        yield
+        return
+    try:
+        with contextlib.suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_EX)  # (released when fd is closed)
+        yield
+    finally:
+        os.close(fd)

@@ -386,7 +386,8 @@ class _BotProcess:
             self._fh.close()
             self._fh = None
             raise TournamentError(
-                f"cannot launch bot {self.spec.name!r} ({self.argv[0]}): {e.strerror or e}"
+                f"cannot launch bot {self.spec.name!r} ({self.argv[0]}): "
+                f"{_launch_error(self.argv[0], e, self.spec.cwd)}"
             ) from e
         _LIVE_GROUPS.add(self.proc.pid)
         log.info("bot %s started (pid %d, log %s)", self.spec.name, self.proc.pid, self.log_path)
@@ -487,6 +488,31 @@ class _BotProcess:
             with contextlib.suppress(OSError):
                 self._fh.close()
             self._fh = None
+
+
+def _launch_error(program: str, e: OSError, cwd: Path | None) -> str:
+    """Why ``program`` could not be started, said of the file the user named. The kernel's
+    "No such file or directory" for a script whose ``#!`` interpreter is missing named a
+    file that is there; a relative path says where it was looked for."""
+    why = e.strerror or str(e)
+    where = Path(cwd or ".") / program if os.sep in program else None
+    if isinstance(e, FileNotFoundError) and where is not None and where.is_file():
+        try:
+            with where.open("rb") as fh:
+                first = fh.readline(256)
+        except OSError:
+            first = b""
+        if first.startswith(b"#!"):
+            interp = printable(first[2:].strip().decode("utf-8", "replace")) or "(none)"
+            return f"its interpreter (the #! line: {interp}) was not found"
+    if isinstance(e, PermissionError) and where is not None:
+        if where.is_dir():
+            return "it is a directory"
+        if where.is_file() and not os.access(where, os.X_OK):
+            return f"{why}: the file is not executable (chmod +x, or name its interpreter first)"
+    if where is not None and not where.is_absolute():
+        why += f" (looked for in {Path(cwd or '.').resolve()})"
+    return why
 
 
 def _open_regular(path: Path, flags: int, mode: str) -> IO[bytes]:
