@@ -727,3 +727,264 @@ def test_a_forfeited_bot_back_is_told_it_forfeited() -> None:
     ms = back.log[0].match_started
     assert (ms.resumed, ms.forfeited, ms.seat) == (True, True, 2)
     assert not requests(back.log)
+
+
+# ----------------------------------------------------------------------------- sessions
+
+
+def test_rate_meter_limits() -> None:
+    """S2, S3: a window may hold exactly ``limit`` (more is over); ``full`` says 0 while one
+    more event stays within the limit."""
+    from arena.referee.sessions import RateMeter
+
+    async def go() -> None:
+        loop = asyncio.get_running_loop()
+        m = RateMeter(3, 60.0)
+        assert [m.over(loop) for _ in range(3)] == [False, False, False]
+        assert m.over(loop)
+        m = RateMeter(3, 60.0)
+        m.add(loop)
+        m.add(loop)
+        assert m.full(loop) == 0.0
+        m.add(loop)
+        assert m.full(loop) > 0
+
+    asyncio.run(go())
+
+
+def _drain(stream: Stream) -> list[pb.ServerMessage]:
+    out = []
+    q = stream._queue
+    while not q.empty():
+        m = q.get_nowait()
+        if m is not None:
+            out.append(m)
+    return out
+
+
+def test_stream_queue_bound_and_batches() -> None:
+    """S4, S5, S6, S7: a stream takes ``max_queued`` messages and overflows at the next; a
+    batch holds at most ``MAX_BATCH`` messages and ``MAX_BATCH_BYTES`` (the message over it
+    goes in the next, not lost); the first message (the Welcome) goes alone."""
+    from arena.referee.sessions import MAX_BATCH, MAX_BATCH_BYTES
+
+    async def go() -> None:
+        s = Stream("p", max_queued=2)
+        s.put(pb.ServerMessage())
+        s.put(pb.ServerMessage())
+        assert not s.overflowed
+        s.put(pb.ServerMessage())
+        assert s.overflowed and s.closed
+
+        async def written(msgs: list[pb.ServerMessage]) -> list[list[pb.ServerMessage]]:
+            s = Stream("p", batch=True)
+            for m in msgs:
+                s.put(m)
+            s.close()
+            out: list[list[pb.ServerMessage]] = []
+
+            async def write(m: pb.ServerMessage) -> None:
+                out.append(list(m.batch.messages) if m.HasField("batch") else [m])
+
+            await s.write_loop(write)
+            return out
+
+        small = [pb.ServerMessage(match_started=pb.MatchStarted(match_id=f"m{i}"))
+                 for i in range(MAX_BATCH + 6)]  # fmt: skip
+        got = await written(small)
+        assert [len(b) for b in got] == [1, MAX_BATCH, 5]
+        assert [m for b in got for m in b] == small
+        third = MAX_BATCH_BYTES // 3
+        big = [pb.ServerMessage(match_started=pb.MatchStarted(match_id=f"{i}" * third))
+               for i in range(5)]  # fmt: skip
+        got = await written(big)
+        assert [len(b) for b in got] == [1, 2, 2]
+        assert [m for b in got for m in b] == big
+
+    asyncio.run(go())
+
+
+def test_session_events_ends_and_streams() -> None:
+    """S8, S10, S12, S13, S17, S20: events go once (with the next message), none are kept
+    while away; the latest ``MISSED_KEPT`` ends are kept; a lost stream's ends count as
+    not delivered; the end of an old stream does not detach the new one; a bot seated
+    somewhere is not idle."""
+    from arena.referee.sessions import MISSED_KEPT, BotSession
+
+    async def go() -> None:
+        s = BotSession("x", "tok-x")
+        first = Stream("one")
+        s.attach(first)
+        assert s.idle.is_set()
+        s.add_event(pb.Event(match_id="m", seq=1))
+        s.send(pb.ServerMessage())
+        s.send(pb.ServerMessage())
+        sent = _drain(first)
+        assert [len(m.events) for m in sent] == [1, 0]
+        for i in range(MISSED_KEPT + 1):
+            s.send_end(f"m{i}", pb.ServerMessage(match_ended=pb.MatchEnded(match_id=f"m{i}")))
+        assert list(s.ends) == [f"m{i}" for i in range(1, MISSED_KEPT + 1)]
+        assert all(on is first for on, _, _ in s.ends.values())
+        s.lost(first)
+        assert all(on is None for on, _, _ in s.ends.values())
+        second = Stream("two")
+        s.attach(second)
+        s.detach(first, 5.0)  # the old stream's end, late
+        assert s.stream is second
+        s.seats["m"] = object()  # type: ignore[assignment]
+        s.update_idle()
+        assert not s.idle.is_set()
+        s.seats.clear()
+        s.detach(second, 5.0)
+        s.add_event(pb.Event(match_id="m", seq=2))  # away: dropped
+        assert not s.events
+
+    asyncio.run(go())
+
+
+def test_run_match_refuses_a_bot_twice_and_a_running_id() -> None:
+    """K3, K4: a bot in two seats of one match, or a second match of a running match's
+    id, is refused."""
+
+    async def main() -> None:
+        # (2 s: a match seating a bot twice would time out, not hang, before it fails)
+        ref = Referee(RefereeConfig(decision_ms=2000, time_bank_ms=0))
+        gate = asyncio.Event()
+
+        def policy(bot: str, n: int, r: pb.DecisionRequest) -> pb.Action | None:
+            gate.set()
+            return r.view.legal_actions[0]
+
+        seat_bots(ref, ("a", "b", "c"), policy)
+        rs = dataclasses.replace(PRESETS["classic"], max_deals=1)
+        with pytest.raises(ValueError, match="only one seat"):
+            await ref.run_match("m0", rs, 5, ["a", "a", "b"])
+        task = asyncio.create_task(ref.run_match("m1", rs, 5, ["a", "b", "c"]))
+        await gate.wait()
+        with pytest.raises(ValueError, match="already running"):
+            await ref.run_match("m1", rs, 5, ["a", "b", "c"])
+        await task
+
+    asyncio.run(main())
+
+
+# ----------------------------------------------------------------------------- more of a match
+
+
+def test_a_seat_keeps_its_last_timed_out_ids_only() -> None:
+    """M20: a seat kept its last 9 timed-out request ids, not ``_TIMED_OUT_KEPT`` (8): the
+    bound that keeps what a late answer is told cheap to work out."""
+    from arena.referee.match import _TIMED_OUT_KEPT
+
+    kept: list[int] = []
+
+    async def main() -> None:
+        ref = Referee(RefereeConfig(decision_ms=2, time_bank_ms=0, max_strikes=100))
+
+        def policy(bot: str, n: int, r: pb.DecisionRequest) -> pb.Action | None:
+            if bot != "c":
+                return r.view.legal_actions[0]
+            kept.append(len(ref._matches["m1"].seats[2].timed_out))
+            return None
+
+        seat_bots(ref, ("a", "b", "c"), policy)
+        rs = dataclasses.replace(PRESETS["classic"], max_deals=3)
+        await ref.run_match("m1", rs, 5, ["a", "b", "c"])
+
+    asyncio.run(main())
+    assert len(kept) > _TIMED_OUT_KEPT + 2
+    assert kept == [min(i, _TIMED_OUT_KEPT) for i in range(len(kept))]
+
+
+def test_a_seat_forfeited_while_asked_gets_a_fallback() -> None:
+    """M25: the move of a seat that forfeited while its request waited (its grace ran out)
+    was recorded as its bot's."""
+
+    async def main() -> dict[str, Any]:
+        ref = Referee(RefereeConfig(decision_ms=60_000, time_bank_ms=0, reconnect_grace_s=0.01))
+        streams: dict[str, Captured] = {}
+
+        def policy(bot: str, n: int, r: pb.DecisionRequest) -> pb.Action | None:
+            if bot == "c":
+                ref.session("c").detach(streams["c"], 0.01, "dropped")
+                return None
+            return r.view.legal_actions[0]
+
+        streams.update(seat_bots(ref, ("a", "b", "c"), policy))
+        rs = dataclasses.replace(PRESETS["classic"], max_deals=1)
+        return await ref.run_match("m1", rs, 5, ["a", "b", "c"])
+
+    rec = asyncio.run(main())
+    assert [i["kind"] for i in rec["incidents"]] == ["disconnect", "forfeit"]
+    by = [e["by"] for d in rec["deals"] for e in d["actions"] if e["seat"] == 2]
+    assert by and set(by) == {"fallback"}
+
+
+def test_the_record_file_names_each_actions_deal(tmp_path: Path) -> None:
+    """M38: the action line of a deal's last action named the next deal (the one its
+    action dealt)."""
+    import json
+
+    async def main() -> dict[str, Any]:
+        ref = Referee(RefereeConfig(decision_ms=60_000, time_bank_ms=0, record_dir=tmp_path))
+        seat_bots(ref, ("a", "b", "c"), first_legal)
+        rs = dataclasses.replace(PRESETS["classic"], max_deals=2)
+        return await ref.run_match("m1", rs, 5, ["a", "b", "c"])
+
+    rec = asyncio.run(main())
+    lines = [json.loads(x) for x in (tmp_path / "m1.jsonl").read_text().splitlines()]
+    per_deal = [[x["action"] for x in lines if x["type"] == "action" and x["deal"] == d]
+                for d in range(2)]  # fmt: skip
+    assert per_deal == [[e["action"] for e in d["actions"]] for d in rec["deals"]]
+    kinds = [x["type"] for x in lines]
+    assert kinds[0] == "start" and kinds[-1] == "end" and kinds.count("deal_end") == 2
+
+
+def test_a_request_asked_again_a_nanosecond_before_its_deadline_states_a_ms() -> None:
+    """M53: the ``max(1, ...)`` of the time left dropped: asked again with under a
+    nanosecond left (rounded up less float noise: 0 ms), the request stated no deadline."""
+    from types import SimpleNamespace
+
+    from arena.referee.match import MatchRunner, Pending
+
+    sent: list[pb.ServerMessage] = []
+    now = 100.0
+    runner: Any = SimpleNamespace(_loop=SimpleNamespace(time=lambda: now), match_id="m1")
+    session = SimpleNamespace(send=lambda msg: sent.append(msg) or False)
+    pending = Pending("7", None, pb.PlayerView(seat=1), 0, now + 5e-10, now - 1)  # type: ignore[arg-type]
+    MatchRunner._send_request(runner, SimpleNamespace(pending=pending, session=session))  # type: ignore[arg-type]
+    req = sent[0].decision_request
+    assert (req.time_limit_ms, req.time_bank_ms) == (0, 1)
+
+
+def test_answers_settle_the_ends_before_them_and_count_as_answers() -> None:
+    """M62, M63: an answer to a request proves the bot read its stream up to it, so the
+    end of an earlier match queued before it is no longer kept for resending (kept, it
+    went again on every new stream, up to 64 of them); and it answers a request (not
+    counted toward the flood limit), where a duplicate does not."""
+    counted: list[int] = []
+
+    async def main() -> list[list[str]]:
+        ref = Referee(RefereeConfig(decision_ms=60_000, time_bank_ms=0))
+        streams: dict[str, Captured] = {}
+
+        def answer(bot: str, r: pb.DecisionRequest) -> None:
+            d = pb.Decision(request_id=r.request_id, match_id=r.match_id,
+                            action=r.view.legal_actions[0])  # fmt: skip
+            counted.append(ref.on_message(ref.session(bot), pb.BotMessage(decision=d)))
+            if bot == "a" and r.request_id == "1":
+                counted.append(ref.on_message(ref.session(bot), pb.BotMessage(decision=d)))
+
+        streams.update(seat_bots(ref, ("a", "b", "c"), first_legal))
+        for s in streams.values():
+            s.answer = answer
+        rs = dataclasses.replace(PRESETS["classic"], max_deals=1)
+        await ref.run_match("m1", rs, 5, ["a", "b", "c"])
+        after_one = [list(ref.session(n).ends) for n in "abc"]
+        await ref.run_match("m2", rs, 6, ["a", "b", "c"])
+        return after_one + [list(ref.session(n).ends) for n in "abc"]
+
+    ends = asyncio.run(main())
+    assert ends[:3] == [["m1"]] * 3
+    assert ends[3:] == [["m2"]] * 3
+    assert counted.count(1) == 2 and set(counted) == {0, 1}  # two duplicates of a's '1'
