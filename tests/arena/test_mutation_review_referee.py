@@ -897,8 +897,8 @@ def test_a_seat_keeps_its_last_timed_out_ids_only() -> None:
 
 
 def test_a_seat_forfeited_while_asked_gets_a_fallback() -> None:
-    """M25: the move of a seat that forfeited while its request waited (its grace ran out)
-    was recorded as its bot's."""
+    """M25, M74: the move of a seat that forfeited while its request waited (its grace ran
+    out) was recorded as its bot's; or the wait went on to the deadline."""
 
     async def main() -> dict[str, Any]:
         ref = Referee(RefereeConfig(decision_ms=60_000, time_bank_ms=0, reconnect_grace_s=0.01))
@@ -916,8 +916,26 @@ def test_a_seat_forfeited_while_asked_gets_a_fallback() -> None:
 
     rec = asyncio.run(main())
     assert [i["kind"] for i in rec["incidents"]] == ["disconnect", "forfeit"]
-    by = [e["by"] for d in rec["deals"] for e in d["actions"] if e["seat"] == 2]
-    assert by and set(by) == {"fallback"}
+    mine = [e for d in rec["deals"] for e in d["actions"] if e["seat"] == 2]
+    assert mine and {e["by"] for e in mine} == {"fallback"}
+    # M74: the forfeit ends the wait at once (not at the 60 s deadline, as a timeout)
+    assert mine[0]["ms"] < 60_000
+
+
+def test_no_seat_forfeits_once_the_match_is_over() -> None:
+    """M73: a forfeit after the match finished (a grace period running out as it ended)
+    changed its forfeits and incidents."""
+    from arena.referee.match import MatchRunner
+    from arena.referee.sessions import BotSession
+
+    async def go() -> tuple[list[int], list[dict[str, Any]]]:
+        sessions = [BotSession(n, f"tok-{n}") for n in ("a", "b", "c")]
+        runner = MatchRunner("m", PRESETS["classic"], 1, sessions, RefereeConfig())
+        runner.finished = True
+        runner.forfeit(runner.seats[1], "disconnected for more than 5 s")
+        return runner.forfeits, runner.incidents
+
+    assert asyncio.run(go()) == ([], [])
 
 
 def test_the_record_file_names_each_actions_deal(tmp_path: Path) -> None:
@@ -988,3 +1006,63 @@ def test_answers_settle_the_ends_before_them_and_count_as_answers() -> None:
     assert ends[:3] == [["m1"]] * 3
     assert ends[3:] == [["m2"]] * 3
     assert counted.count(1) == 2 and set(counted) == {0, 1}  # two duplicates of a's '1'
+
+
+def test_an_interrupted_match_is_recorded_and_told_as_such(tmp_path: Path) -> None:
+    """M80, M81: a match cancelled in its first deal, after its time limit was reached:
+    its record's last line keeps ``time_limit_s`` (its ruleset's ``max_deals`` is the
+    limit's), and the bots are told it was interrupted after 0 deals, without a view."""
+    import json
+
+    async def main() -> dict[str, Captured]:
+        ref = Referee(RefereeConfig(decision_ms=60_000, time_bank_ms=0, record_dir=tmp_path))
+        task: asyncio.Task[Any] | None = None
+
+        def policy(bot: str, n: int, r: pb.DecisionRequest) -> pb.Action | None:
+            if bot == "a" and n == 1:
+                ref._matches["m1"]._end_at = asyncio.get_running_loop().time() - 1
+            if bot == "a" and n == 3:
+                assert task is not None
+                task.cancel()
+                return None
+            return r.view.legal_actions[0]
+
+        streams = seat_bots(ref, ("a", "b", "c"), policy)
+        rs = dataclasses.replace(PRESETS["classic"], max_deals=4)
+        task = asyncio.create_task(ref.run_match("m1", rs, 5, ["a", "b", "c"], time_limit_s=99))
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return streams
+
+    streams = asyncio.run(main())
+    last = json.loads((tmp_path / "m1.jsonl").read_text().splitlines()[-1])
+    assert last["type"] == "interrupted" and last["record"]["interrupted"] is True
+    assert last["record"]["time_limit_s"] == 99 and last["record"]["ruleset"]["max_deals"] == 1
+    for s in streams.values():
+        (ended,) = [m.match_ended for m in s.log if m.HasField("match_ended")]
+        assert ended.result.reason == "interrupted" and ended.result.deals == 0
+        assert list(ended.result.scores) == [0, 0, 0] and not ended.HasField("view")
+
+
+def test_a_long_request_id_is_echoed_cut() -> None:
+    """M68: the request id of a refused answer was echoed in full in the refusal, the
+    record's incident and the log (a bot may send an id of up to a MiB)."""
+    from arena.referee.match import MAX_ID_CHARS, MatchRunner
+    from arena.referee.sessions import BotSession
+
+    async def go() -> tuple[pb.DecisionRejected, str]:
+        sessions = [BotSession(n, f"tok-{n}") for n in ("a", "b", "c")]
+        for s in sessions:
+            stream = Captured(f"fake-{s.name}")
+            stream.log, stream.answer, stream.bot = [], None, s.name
+            s.attach(stream)
+        runner = MatchRunner("m", PRESETS["classic"], 1, sessions, RefereeConfig())
+        st = runner.seats[0]
+        assert not runner.on_decision(st, pb.Decision(request_id="x" * 10_000, match_id="m"))
+        log = st.session.stream.log  # type: ignore[union-attr]
+        return rejections(log)[-1], runner.incidents[-1]["detail"]
+
+    rej, detail = asyncio.run(go())
+    assert rej.request_id == "x" * (MAX_ID_CHARS - 1) + "…"
+    assert rej.incident == pb.INCIDENT_WRONG_REQUEST
+    assert "x" * MAX_ID_CHARS not in detail and "x" * MAX_ID_CHARS not in rej.message
