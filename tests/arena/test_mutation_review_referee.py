@@ -1066,3 +1066,78 @@ def test_a_long_request_id_is_echoed_cut() -> None:
     assert rej.request_id == "x" * (MAX_ID_CHARS - 1) + "…"
     assert rej.incident == pb.INCIDENT_WRONG_REQUEST
     assert "x" * MAX_ID_CHARS not in detail and "x" * MAX_ID_CHARS not in rej.message
+
+
+# ----------------------------------------------------------------------------- protocol
+
+
+def test_a_give_with_half_a_card_is_malformed_not_hidden() -> None:
+    """P3: a give whose card has a suit but no rank was taken for a hidden give (a third
+    seat's view of it) rather than refused as malformed."""
+    from arena.protocol import MalformedActionError, public_action_from_pb
+    from engine.view import HiddenGive
+
+    assert public_action_from_pb(pb.Action(give=pb.Give(to_seat=2))) == HiddenGive(2)
+    half = pb.Action(give=pb.Give(card=pb.Card(suit=pb.SUIT_HEARTS), to_seat=2))
+    with pytest.raises(MalformedActionError, match="rank missing"):
+        public_action_from_pb(half)
+
+
+def test_a_token_of_the_longest_length_is_allowed() -> None:
+    """P11: ``len(token) > MAX_TOKEN`` made ``>=``: a token of exactly MAX_TOKEN characters
+    was refused."""
+    from arena.protocol import MAX_TOKEN, token_problem
+
+    assert token_problem("t" * MAX_TOKEN) is None
+    assert token_problem("t" * (MAX_TOKEN + 1)) is not None
+
+
+# ----------------------------------------------------------------------------- streams
+
+
+def _serve(body: Callable[[Referee, int], Any], **config: Any) -> Any:
+    """``body(referee, port)`` against a fresh referee (bot ``x``, token ``tok-x``) and its
+    server on a free port; its result."""
+    from arena.referee import start_server
+
+    async def main() -> Any:
+        ref = Referee(RefereeConfig(**config))
+        ref.add_bot("x", "tok-x")
+        server, port = await start_server(ref)
+        try:
+            return await body(ref, port)
+        finally:
+            await ref.end_streams()
+            await server.stop(1.0)
+
+    return asyncio.run(main())
+
+
+def test_a_hello_without_a_protocol_version_is_welcomed_and_others_refused() -> None:
+    """K12: a Hello leaving ``protocol_version`` unset (0, read as 1: the proto says so) was
+    refused; a version other than 1 still is."""
+    import grpc
+
+    from arena.v1 import arena_pb2_grpc as pb_grpc
+
+    async def body(ref: Referee, port: int) -> list[str]:
+        out = []
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            for version in (0, 1, 2):
+                call = pb_grpc.ArenaStub(channel).Play(
+                    metadata=(("authorization", "Bearer tok-x"),)
+                )
+                await call.write(
+                    pb.BotMessage(hello=pb.Hello(bot_name="x", protocol_version=version))
+                )
+                try:
+                    first = await call.read()
+                    out.append(first.WhichOneof("kind"))
+                except grpc.aio.AioRpcError as e:
+                    out.append(e.code().name)
+                call.cancel()
+                while ref.connected_bots():  # (the next stream would replace this one)
+                    await ref.wait_changed(0.1)
+        return out
+
+    assert _serve(body) == ["welcome", "welcome", "INVALID_ARGUMENT"]
