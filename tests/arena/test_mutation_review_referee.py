@@ -1141,3 +1141,60 @@ def test_a_hello_without_a_protocol_version_is_welcomed_and_others_refused() -> 
         return out
 
     assert _serve(body) == ["welcome", "welcome", "INVALID_ARGUMENT"]
+
+
+# ----------------------------------------------------------------------------- lobby
+
+
+def test_the_lobby_plays_its_matches_one_table_at_a_time() -> None:
+    """L1, L3, L5: a lobby of ``max_matches`` 2 with 3 bots starts exactly 2 matches, ids
+    ``m00000`` and ``m00001``, the second once the first is over (the bots of a match being
+    started are not seated again before it has seated them)."""
+    from arena.referee.lobby import FinishedMatch, Lobby
+
+    done: list[FinishedMatch] = []
+
+    async def main() -> int:
+        ref = Referee(RefereeConfig(decision_ms=60_000, time_bank_ms=0))
+        seat_bots(ref, ("a", "b", "c"), first_legal)
+
+        async def finished(m: FinishedMatch) -> None:
+            done.append(m)
+
+        rs = dataclasses.replace(PRESETS["classic"], max_deals=1)
+        lobby = Lobby(ref, rs, seed=1, max_matches=2, on_finished=finished)
+        await asyncio.wait_for(lobby.run(), 60)
+        return lobby.started
+
+    assert asyncio.run(main()) == 2
+    assert sorted(m.match_id for m in done) == ["m00000", "m00001"]
+    first, second = sorted(done, key=lambda m: m.k)
+    assert second.started_at >= first.finished_at
+    assert not second.record["incidents"] and not first.record["incidents"]
+
+
+def test_a_lone_table_is_not_held_and_failures_back_off() -> None:
+    """L2, L4: a table that is exactly its last match's is held only while other matches
+    are played (with none, at once); a failing match pauses the lobby 1 s, then 2 s, ...
+    (doubling, to 60 s)."""
+    from arena.referee.lobby import Lobby
+
+    async def go() -> tuple[float, list[float]]:
+        ref = Referee()
+        lobby = Lobby(ref, PRESETS["classic"])
+        lobby._last = {n: (frozenset("abc"), 30.0) for n in "abc"}
+        held = lobby._hold(["a", "b", "c"], asyncio.get_running_loop().time())
+
+        async def fail(*_args: Any, **_kw: Any) -> dict[str, Any]:
+            raise RuntimeError("a bug")
+
+        ref.run_match = fail  # type: ignore[method-assign]
+        pauses = []
+        for k in range(3):
+            await lobby._play(f"m{k}", k, k, ["a", "b", "c"])
+            pauses.append(lobby._pause_s)
+        return held, pauses
+
+    held, pauses = asyncio.run(go())
+    assert held == 0.0
+    assert pauses == [1.0, 2.0, 4.0]
