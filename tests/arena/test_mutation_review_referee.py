@@ -8,6 +8,7 @@ bots answering on the next turn of the loop): no timed assertions.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import sys
 from collections.abc import Callable
@@ -1198,3 +1199,35 @@ def test_a_lone_table_is_not_held_and_failures_back_off() -> None:
     held, pauses = asyncio.run(go())
     assert held == 0.0
     assert pauses == [1.0, 2.0, 4.0]
+
+
+def test_the_matches_a_bot_will_play_count_the_seat_it_resumes() -> None:
+    """K10: a bot back (Hello ``matches: 2``) while seated in a running match finishes that
+    one on this stream: only 1 more may be new; it was counted as 2."""
+    import grpc
+
+    from arena.v1 import arena_pb2_grpc as pb_grpc
+
+    async def body(ref: Referee, port: int) -> int | None:
+        seat_bots(ref, ("a", "b"), first_legal)
+        rs = dataclasses.replace(PRESETS["classic"], max_deals=1)
+        task = asyncio.create_task(ref.run_match("m1", rs, 5, ["a", "b", "x"]))
+        while "m1" not in ref.session("x").seats:
+            await asyncio.sleep(0.01)
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+                call = pb_grpc.ArenaStub(channel).Play(
+                    metadata=(("authorization", "Bearer tok-x"),)
+                )
+                await call.write(pb.BotMessage(hello=pb.Hello(protocol_version=1, matches=2)))
+                first = await call.read()
+                assert first.WhichOneof("kind") == "welcome", first
+                left = ref.session("x").matches_left
+                call.cancel()
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        return left
+
+    assert _serve(body, decision_ms=60_000, time_bank_ms=0, reconnect_grace_s=60) == 1
