@@ -1231,3 +1231,64 @@ def test_the_matches_a_bot_will_play_count_the_seat_it_resumes() -> None:
         return left
 
     assert _serve(body, decision_ms=60_000, time_bank_ms=0, reconnect_grace_s=60) == 1
+
+
+# ----------------------------------------------------------------------------- clocks
+
+
+def test_whole_ms_are_rounded_up_less_float_noise() -> None:
+    """M3, M4: ``_ms_up`` without its nanosecond of float noise said 0.1 + 0.2 s was
+    301 ms; rounded to nearest, it said 0.3 ms was none."""
+    from arena.referee.match import _ms_up
+
+    assert _ms_up(0.1 + 0.2) == 300
+    assert _ms_up(1.0) == 1000
+    assert _ms_up(0.0003) == 1
+
+
+class _Clock:
+    """A running loop whose ``time()`` runs ``offset`` seconds ahead of it."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop, self.offset = loop, 0.0
+
+    def time(self) -> float:
+        return self.loop.time() + self.offset
+
+    def call_at(self, when: float, *args: Any) -> asyncio.TimerHandle:
+        return self.loop.call_at(when - self.offset, *args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.loop, name)
+
+
+def test_a_decision_takes_until_its_answer_is_read_not_until_the_match_runs() -> None:
+    """M23: a decision's time ran until the match task next ran, not until its answer was
+    read: a loop busy with other matches' work (here: its clock jumps 1000 s between the
+    two) cost the bot its time bank."""
+
+    async def main() -> dict[str, Any]:
+        ref = Referee(RefereeConfig(decision_ms=60_000, time_bank_ms=0))
+        clock = _Clock(asyncio.get_running_loop())
+        streams = seat_bots(ref, ("a", "b", "c"), first_legal)
+        asked: list[str] = []
+
+        def answer(bot: str, r: pb.DecisionRequest) -> None:
+            runner = ref._matches["m1"]
+            asked.append(bot)
+            if len(asked) == 1:
+                runner._loop = clock  # type: ignore[assignment]
+            d = pb.Decision(request_id=r.request_id, match_id=r.match_id,
+                            action=r.view.legal_actions[0])  # fmt: skip
+            ref.on_decision(ref.session(bot), d)
+            if len(asked) == 2:
+                clock.offset += 1000  # read; the match task has not run yet
+
+        for s in streams.values():
+            s.answer = answer
+        rs = dataclasses.replace(PRESETS["classic"], max_deals=1)
+        return await ref.run_match("m1", rs, 5, ["a", "b", "c"])
+
+    rec = asyncio.run(main())
+    ms = [e["ms"] for e in rec["deals"][0]["actions"] if e["by"] == "bot"]
+    assert len(ms) > 2 and max(ms) < 1_000_000
