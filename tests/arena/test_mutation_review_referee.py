@@ -1292,3 +1292,44 @@ def test_a_decision_takes_until_its_answer_is_read_not_until_the_match_runs() ->
     rec = asyncio.run(main())
     ms = [e["ms"] for e in rec["deals"][0]["actions"] if e["by"] == "bot"]
     assert len(ms) > 2 and max(ms) < 1_000_000
+
+
+def test_a_match_reusing_an_ended_ones_id_gets_a_whole_grace_period() -> None:
+    """Defect (S18 showed it): a seat taken while away counts its grace period from its
+    match's start, but one whose match id was that of a match just ended (``run_match``
+    takes an id again once its match is over), the away bot's grace for the old one still
+    counting, kept the old one's end: away at 0 in m1 (grace 1 s), m1 over, a new m1 at
+    0.5 forfeited the bot at 1.0, after half a period. It now forfeits at 1.5."""
+    from types import SimpleNamespace
+
+    from arena.referee.sessions import BotSession
+    from tests.support.paused import unpaused
+
+    forfeited: list[str] = []
+
+    def seat(name: str) -> Any:
+        match = SimpleNamespace(forfeit=lambda _st, _why: forfeited.append(name))
+        return SimpleNamespace(match=match)
+
+    async def main() -> tuple[list[str], list[str]] | None:
+        forfeited.clear()
+        loop = asyncio.get_running_loop()
+        session = BotSession("x", "tok-x")  # away all along
+        session.seats["m1"] = seat("old")
+        start = loop.time()
+        session.start_grace(1.0, "m1")
+        del session.seats["m1"]  # the old m1 ended
+        await asyncio.sleep(0.5)
+        session.seats["m1"] = seat("new")
+        seated = loop.time()
+        session.start_grace(1.0, "m1")
+        await asyncio.sleep(1.25 - (seated - start))  # the old period is over, not the new
+        if loop.time() >= seated + 1.0:
+            return None  # (paused past the new period's end: again)
+        early = list(forfeited)
+        await asyncio.sleep(seated + 1.1 - loop.time())
+        return early, list(forfeited)
+
+    early, late = unpaused(main, 5, "past the grace period")
+    assert early == []
+    assert late == ["new"]
