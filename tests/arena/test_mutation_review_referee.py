@@ -1333,3 +1333,26 @@ def test_a_match_reusing_an_ended_ones_id_gets_a_whole_grace_period() -> None:
     early, late = unpaused(main, 5, "past the grace period")
     assert early == []
     assert late == ["new"]
+
+
+def test_a_play_without_a_card_names_what_is_missing() -> None:
+    """P13: a play without a card was refused as "suit missing" (of no card it had)."""
+    from arena.protocol import MalformedActionError, action_from_pb
+
+    with pytest.raises(MalformedActionError, match="a play needs a card"):
+        action_from_pb(pb.Action(play=pb.PlayCard()))
+
+
+def test_a_conceded_deals_contract_on_the_wire_is_its_bid() -> None:
+    """P10: a deal conceded before a contract was named went on the wire with contract 0;
+    the proto says it is the bid on a concession or throw-in."""
+
+    def policy(bot: str, n: int, r: pb.DecisionRequest) -> pb.Action | None:
+        concede = [a for a in r.view.legal_actions if a.HasField("concede")]
+        return concede[0] if concede else r.view.legal_actions[0]
+
+    _rec, msgs = play(policy, seed=3, max_deals=2)
+    ended = [e.deal_ended for e in events(msgs["a"]) if e.WhichOneof("kind") == "deal_ended"]
+    conceded = [d for d in ended if d.outcome == "conceded"]
+    assert conceded, [d.outcome for d in ended]
+    assert all(d.contract == d.bid > 0 for d in conceded)
