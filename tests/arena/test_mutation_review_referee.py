@@ -3,6 +3,20 @@ arena/deadlines.py): plausible bugs made by hand one at a time, the existing tes
 against each; a test here for each mutant that they let live (its id and the edit in the
 docstring). Matches are played in process (``attach_in_process``-like streams, no network,
 bots answering on the next turn of the loop): no timed assertions.
+
+The review: 156 mutants (ids D deadlines, C config, M match, S sessions, K core, L lobby,
+P protocol, V server). 79 were killed by the existing tests (5 of them only by a test
+hanging until a 200 s cap: M48, M71, S16, K6, L5; the tests here fail on each of them, M71
+and S16 after a 60 s decision time) and 77 lived: 63 are killed here, 12 are equivalent
+(M11: the time limit checked before each action is also checked after each answer, so only
+CPU time between two awaits differs; M40: the engine counts the last deal too; M54: the
+limit never exceeds the time left; M84: that id is a kept timed-out one; P2, P5, P8, S11,
+S14, S19, K16: a case that cannot occur — a valid card is found before the range check,
+the cache keeps its action alive, a talon is never empty, positions are unique, events are
+cleared on detach, attach clears the grace deadlines, a replaced stream's reader is
+cancelled before it reads again; P4: proto3 drops a zero field), S18 showed a defect
+(fixed: see the test), and K13 (a replaced stream ended after its queued messages rather
+than at once) lives: it needs a client that grants its stream no flow-control window.
 """
 
 from __future__ import annotations
