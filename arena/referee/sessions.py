@@ -400,8 +400,13 @@ class BotSession:
         unless the bot is back within ``grace_s``."""
         loop = asyncio.get_running_loop()
         until = loop.time() + grace_s
-        for mid in self.seats if match_id is None else (match_id,):
-            self._away.setdefault(mid, until)
+        if match_id is not None:
+            # A new seat: a whole period from now, even if an ended match of the same id
+            # (``run_match`` takes an ended match's id again) is still counting down.
+            self._away[match_id] = until
+        else:
+            for mid in self.seats:
+                self._away.setdefault(mid, until)
         self._arm(loop, grace_s)
 
     def _arm(self, loop: asyncio.AbstractEventLoop, grace_s: float) -> None:
