@@ -38,6 +38,7 @@ from arena.referee import Referee, RefereeConfig
 from arena.referee.sessions import Stream
 from arena.v1 import arena_pb2 as pb
 from engine import PRESETS, Ruleset
+from tests.support.harness import serve_one_bot
 
 # (bot, its n-th request counted from 1, the request) -> the action sent, or None: no answer
 Policy = Callable[[str, int, pb.DecisionRequest], pb.Action | None]
@@ -1110,24 +1111,6 @@ def test_a_token_of_the_longest_length_is_allowed() -> None:
 # ----------------------------------------------------------------------------- streams
 
 
-def _serve(body: Callable[[Referee, int], Any], **config: Any) -> Any:
-    """``body(referee, port)`` against a fresh referee (bot ``x``, token ``tok-x``) and its
-    server on a free port; its result."""
-    from arena.referee import start_server
-
-    async def main() -> Any:
-        ref = Referee(RefereeConfig(**config))
-        ref.add_bot("x", "tok-x")
-        server, port = await start_server(ref)
-        try:
-            return await body(ref, port)
-        finally:
-            await ref.end_streams()
-            await server.stop(1.0)
-
-    return asyncio.run(main())
-
-
 def test_a_hello_without_a_protocol_version_is_welcomed_and_others_refused() -> None:
     """K12: a Hello leaving ``protocol_version`` unset (0, read as 1: the proto says so) was
     refused; a version other than 1 still is."""
@@ -1155,7 +1138,7 @@ def test_a_hello_without_a_protocol_version_is_welcomed_and_others_refused() -> 
                     await ref.wait_changed(0.1)
         return out
 
-    assert _serve(body) == ["welcome", "welcome", "INVALID_ARGUMENT"]
+    assert serve_one_bot(body) == ["welcome", "welcome", "INVALID_ARGUMENT"]
 
 
 # ----------------------------------------------------------------------------- lobby
@@ -1244,7 +1227,7 @@ def test_the_matches_a_bot_will_play_count_the_seat_it_resumes() -> None:
                 await task
         return left
 
-    assert _serve(body, decision_ms=60_000, time_bank_ms=0, reconnect_grace_s=60) == 1
+    assert serve_one_bot(body, decision_ms=60_000, time_bank_ms=0, reconnect_grace_s=60) == 1
 
 
 # ----------------------------------------------------------------------------- clocks

@@ -14,7 +14,7 @@ from arena.referee import Referee, RefereeConfig, start_server
 from arena.referee.core import MAX_OPEN_STREAMS_PER_BOT, OPEN_STREAMS_RETRY_MS
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
-from tests.support.harness import no_error_logged  # noqa: F401 (a fixture)
+from tests.support.harness import no_error_logged, until  # noqa: F401 (a fixture)
 from tests.support.raw_h2 import NoWindow
 
 # No test here may make the referee (or gRPC under it) log an error or a traceback.
@@ -22,14 +22,6 @@ pytestmark = pytest.mark.usefixtures("no_error_logged")
 
 _TOKEN = (("authorization", "Bearer tok-x"),)
 _HELLO = pb.BotMessage(hello=pb.Hello(protocol_version=1)).SerializeToString()
-
-
-async def _until(check: object, what: str) -> None:
-    for _ in range(1000):
-        if check():  # type: ignore[operator]
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"not within 10 s: {what}")
 
 
 def test_a_token_cannot_pile_up_calls_its_client_never_lets_end(
@@ -54,10 +46,10 @@ def test_a_token_cannot_pile_up_calls_its_client_never_lets_end(
         try:
             for k in range(1, MAX_OPEN_STREAMS_PER_BOT + 1):
                 await asyncio.to_thread(conn.play, "tok-x", _HELLO)
-                await _until(lambda k=k: session.welcomes == k, f"stream {k} welcomed")
+                await until(lambda k=k: session.welcomes == k, f"stream {k} welcomed")
             assert session.open_calls == MAX_OPEN_STREAMS_PER_BOT
             sid = await asyncio.to_thread(conn.play, "tok-x", _HELLO)
-            await _until(lambda: conn.ended(sid), "the stream over the cap refused")
+            await until(lambda: conn.ended(sid), "the stream over the cap refused")
             trailers = conn.ended(sid)[-1].payload
             assert b"grpc-status" in trailers and b"8" in trailers  # RESOURCE_EXHAUSTED
             assert f"has {MAX_OPEN_STREAMS_PER_BOT} streams open".encode() in trailers
@@ -69,7 +61,7 @@ def test_a_token_cannot_pile_up_calls_its_client_never_lets_end(
             await asyncio.to_thread(conn.close)
         try:
             # The client gone, gRPC finishes its calls: the bot may come back.
-            await _until(lambda: session.open_calls == 0, "the closed client's calls done")
+            await until(lambda: session.open_calls == 0, "the closed client's calls done")
             async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
                 call = pb_grpc.ArenaStub(channel).Play(metadata=_TOKEN)
                 await call.write(pb.BotMessage(hello=pb.Hello(protocol_version=1)))
@@ -104,7 +96,7 @@ def test_an_honest_bot_reconnecting_many_times_is_never_held_by_the_cap() -> Non
                     first = await call.read()
                     welcomed += first.WhichOneof("kind") == "welcome"
                     call.cancel()
-            await _until(lambda: session.open_calls == 0, "every call done")
+            await until(lambda: session.open_calls == 0, "every call done")
             return welcomed
         finally:
             await ref.end_streams()

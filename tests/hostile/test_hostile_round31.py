@@ -24,7 +24,7 @@ import pytest
 from google.protobuf.message import DecodeError
 from grpc._cython import cygrpc
 
-from arena.referee import Referee, RefereeConfig, start_server
+from arena.referee import Referee, RefereeConfig
 from arena.referee import core as core_mod
 from arena.referee import server as server_mod
 from arena.referee.sessions import Stream
@@ -33,7 +33,7 @@ from arena.v1 import arena_pb2_grpc as pb_grpc
 from engine import PRESETS
 from engine.record import replay
 from tests.support.core_internal import core_internal
-from tests.support.harness import attach_in_process, no_error_logged  # noqa: F401 (a fixture)
+from tests.support.harness import attach_in_process, no_error_logged, serve_one_bot, until  # noqa: F401 (a fixture)
 from tests.support.raw_h2 import (
     DATA,
     END_HEADERS,
@@ -53,31 +53,6 @@ pytestmark = pytest.mark.usefixtures("no_error_logged")
 PLAY = "/arena.v1.Arena/Play"
 _HELLO = pb.BotMessage(hello=pb.Hello(protocol_version=1)).SerializeToString()
 ONE_DEAL = dataclasses.replace(PRESETS["classic"], max_deals=1)
-
-
-async def _until(check: Any, what: str) -> None:
-    for _ in range(1000):
-        if check():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"not within 10 s: {what}")
-
-
-def _serve(body: Any, **config: Any) -> Any:
-    """``body(referee, port)`` against a fresh referee (bot ``x``, token ``tok-x``) and its
-    server; its result."""
-
-    async def main() -> Any:
-        ref = Referee(RefereeConfig(**config))
-        ref.add_bot("x", "tok-x")
-        server, port = await start_server(ref)
-        try:
-            return await body(ref, port)
-        finally:
-            await ref.end_streams()
-            await server.stop(1.0)
-
-    return asyncio.run(main())
 
 
 def _ends(conn: RawH2, sid: int, seconds: float = 10.0) -> tuple[bool, bytes]:
@@ -123,10 +98,10 @@ def test_a_message_grpc_core_cannot_decompress_ends_a_welcomed_stream_without_an
     async def body(ref: Referee, port: int) -> list[bytes]:
         ends = await asyncio.to_thread(attack, port)
         session = ref.session("x")
-        await _until(lambda: session.open_calls == 0 and session.stream is None, "calls done")
+        await until(lambda: session.open_calls == 0 and session.stream is None, "calls done")
         return ends
 
-    ends = _serve(body, reconnect_limit=1000)
+    ends = serve_one_bot(body, reconnect_limit=1000)
     assert len(ends) == 10
     assert all(b"grpc-status\x0213" in t for t in ends), ends  # INTERNAL, gRPC core's own
 
@@ -243,7 +218,7 @@ def test_a_reflection_call_grpc_core_ends_itself_logs_nothing() -> None:
     async def body(ref: Referee, port: int) -> list[tuple[bool, bytes]]:
         return await asyncio.to_thread(attack, port)
 
-    got = _serve(body)
+    got = serve_one_bot(body)
     assert len(got) == 10 and all(answered for answered, _ in got), got
     assert all(b"grpc-status\x0213" in t for _, t in got), got
 
@@ -365,7 +340,7 @@ def test_metadata_tricks_are_read_one_way_and_log_nothing() -> None:
     async def body(ref: Referee, port: int) -> dict[str, tuple[bool, bytes]]:
         return await asyncio.to_thread(attack, port)
 
-    got = _serve(body)
+    got = serve_one_bot(body)
     for name in ("right first", "basic first", "a hundred", "gzip hello"):
         assert got[name][0], (name, got[name])
     for name in ("wrong first", "non-ascii"):
@@ -447,7 +422,7 @@ def test_running_ids_of_other_bots_matches_do_not_count_against_matches() -> Non
                 call.cancel()
         return out[0], out[1]
 
-    x_left, d_left = _serve(body)
+    x_left, d_left = serve_one_bot(body)
     assert x_left == 1  # another table's match: not its own to finish
     assert d_left == 0  # its own, whose end it is sent again
 
@@ -510,7 +485,7 @@ def test_play_calls_reset_at_random_moments_log_nothing_and_hold_nothing() -> No
         for token in (b"Bearer nope", b"Bearer tok-x"):
             await asyncio.to_thread(attack, port, token)
         session = ref.session("x")
-        await _until(lambda: session.open_calls == 0 and session.stream is None, "calls done")
+        await until(lambda: session.open_calls == 0 and session.stream is None, "calls done")
         async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
             call = pb_grpc.ArenaStub(channel).Play(metadata=(("authorization", "Bearer tok-x"),))
             await call.write(pb.BotMessage(hello=pb.Hello(protocol_version=1)))
@@ -519,7 +494,7 @@ def test_play_calls_reset_at_random_moments_log_nothing_and_hold_nothing() -> No
         kind: str | None = first.WhichOneof("kind")
         return kind
 
-    assert _serve(body, reconnect_limit=1000) == "welcome"
+    assert serve_one_bot(body, reconnect_limit=1000) == "welcome"
 
 
 def test_trailers_from_the_client_end_a_welcomed_stream_as_a_half_close() -> None:
@@ -557,7 +532,7 @@ def test_trailers_from_the_client_end_a_welcomed_stream_as_a_half_close() -> Non
     async def body(ref: Referee, port: int) -> dict[str, bytes]:
         return await asyncio.to_thread(attack, port)
 
-    got = _serve(body, reconnect_limit=1000)
+    got = serve_one_bot(body, reconnect_limit=1000)
     for name in ("status", "plain", "pseudo", "empty"):
         assert b"grpc-status\x010" in got[name], (name, got[name])  # OK
     assert b"grpc-status\x0213" in got["bad bin"], got["bad bin"]  # INTERNAL
@@ -669,9 +644,9 @@ def test_getinfo_is_answered_while_play_calls_are_refused_and_flooded() -> None:
                 return versions
 
             got = await asyncio.gather(refused(), flood(), info())
-        await _until(lambda: ref.session("x").stream is None, "the flooder's stream closed")
+        await until(lambda: ref.session("x").stream is None, "the flooder's stream closed")
         return got[2], got[1]
 
-    versions, flooded = _serve(body)
+    versions, flooded = serve_one_bot(body)
     assert versions == [1] * 40, versions
     assert flooded.startswith("RESOURCE_EXHAUSTED"), flooded

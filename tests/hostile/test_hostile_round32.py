@@ -36,7 +36,7 @@ from arena.v1 import arena_pb2_grpc as pb_grpc
 from engine import PRESETS
 from engine.record import replay
 from tests.support.core_internal import core_internal
-from tests.support.harness import attach_in_process, no_error_logged  # noqa: F401 (a fixture)
+from tests.support.harness import attach_in_process, no_error_logged, serve_one_bot, until  # noqa: F401 (a fixture)
 from tests.support.raw_h2 import DATA, END_STREAM, HEADERS, RawH2, frame, grpc_message
 
 # No test here may make the referee (or gRPC under it) log an error or a traceback.
@@ -120,31 +120,6 @@ async def _welcomed(play: Any, token: str = "tok-x") -> Any:
     first = await call.read()
     assert first is not grpc.aio.EOF and first.HasField("welcome"), first
     return call
-
-
-async def _until(check: Any, what: str) -> None:
-    for _ in range(1000):
-        if check():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"not within 10 s: {what}")
-
-
-def _serve(body: Any, **config: Any) -> Any:
-    """``body(referee, port)`` against a fresh referee (bot ``x``, token ``tok-x``) and its
-    server; its result."""
-
-    async def main() -> Any:
-        ref = Referee(RefereeConfig(**config))
-        ref.add_bot("x", "tok-x")
-        server, port = await start_server(ref)
-        try:
-            return await body(ref, port)
-        finally:
-            await ref.end_streams()
-            await server.stop(1.0)
-
-    return asyncio.run(main())
 
 
 def _x_actions(rec: dict[str, Any], seat: int = 0) -> list[tuple[str, str]]:
@@ -350,7 +325,7 @@ def test_answers_mutated_byte_by_byte_leave_every_record_whole() -> None:
             await ref.end_streams()
             await asyncio.wait_for(task, 10)
             session = ref.session("x")
-            await _until(lambda: session.open_calls == 0, "every call done")
+            await until(lambda: session.open_calls == 0, "every call done")
         finally:
             task.cancel()
             await server.stop(1.0)
@@ -497,15 +472,15 @@ def test_a_tcp_half_close_mid_match_is_a_disconnect_and_the_bot_comes_back() -> 
         try:
             assert not await ref.wait_for_bots(["x"], 10)
             match = asyncio.ensure_future(ref.run_match("m", ONE_DEAL, X_DECLARES, ["x", "y", "z"]))
-            await _until(lambda: "m" in ref._matches and ref._matches["m"].seats[0].pending
+            await until(lambda: "m" in ref._matches and ref._matches["m"].seats[0].pending
                          is not None, "x asked")  # fmt: skip
             fin.set()
             session = ref.session("x")
-            await _until(lambda: session.stream is None, "the FIN seen")
+            await until(lambda: session.stream is None, "the FIN seen")
             await reader
             await back()
             rec: dict[str, Any] = await match
-            await _until(lambda: session.open_calls == 0, "the calls done")
+            await until(lambda: session.open_calls == 0, "the calls done")
         finally:
             fin.set()
             await ref.end_streams()
@@ -639,7 +614,7 @@ def test_hostile_streams_leave_no_task_stream_or_call_behind() -> None:
             for i in range(70):
                 await one(play, kinds[i % len(kinds)])
         session = ref.session("x")
-        await _until(lambda: session.open_calls == 0 and ref._attached == 0, "calls done")
+        await until(lambda: session.open_calls == 0 and ref._attached == 0, "calls done")
 
         def left() -> tuple[list[str], int]:
             gc.collect()
@@ -648,11 +623,11 @@ def test_hostile_streams_leave_no_task_stream_or_call_behind() -> None:
             return [t for t in new if "AioServer._request_registered_call" not in t], streams()
 
         with contextlib.suppress(AssertionError):  # (what is left, if anything, is asserted)
-            await _until(lambda: left() == ([], 0), "the calls' last callbacks run")
+            await until(lambda: left() == ([], 0), "the calls' last callbacks run")
         tasks_left, streams_left = left()
         return tasks_left, streams_before, streams_left, session.open_calls, ref._attached
 
-    tasks_left, streams_before, streams_left, open_calls, attached = _serve(
+    tasks_left, streams_before, streams_left, open_calls, attached = serve_one_bot(
         body, reconnect_limit=10_000, flood_limit=10**9
     )
     assert tasks_left == [], tasks_left
@@ -729,7 +704,7 @@ def test_reflection_and_health_answer_odd_requests_without_an_error() -> None:
             watch.cancel()
         return answers, health
 
-    answers, health = _serve(body)
+    answers, health = serve_one_bot(body)
     not_found = f"error {grpc.StatusCode.NOT_FOUND.value[0]}"
     assert answers["no question"] == answers["host only"] == "INVALID_ARGUMENT", answers
     assert answers["the proto"] == answers["a field"] == "file_descriptor_response", answers
@@ -794,13 +769,13 @@ def test_getinfo_and_play_read_deflate_bombs_and_nested_groups_as_gzip_and_proto
     async def body(ref: Referee, port: int) -> tuple[dict[str, tuple[bool, bytes]], str]:
         got = await asyncio.to_thread(_raw_ends, port, calls)
         session = ref.session("x")
-        await _until(lambda: session.open_calls == 0, "the calls done")
+        await until(lambda: session.open_calls == 0, "the calls done")
         async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
             call = await _welcomed(_raw_play(channel))
             call.cancel()
         return got, "welcomed"
 
-    got, after = _serve(body)
+    got, after = serve_one_bot(body)
     for name in ("info bomb", "play bomb"):
         assert got[name] == (False, got[name][1]), got[name]
         assert b"grpc-status\x018" in got[name][1], got[name]  # RESOURCE_EXHAUSTED
@@ -832,13 +807,13 @@ def test_a_hello_grpc_core_cannot_decompress_is_cores_internal_and_holds_nothing
     async def body(ref: Referee, port: int) -> tuple[collections.Counter[str], str]:
         got = await asyncio.to_thread(_raw_ends_open, port, calls)
         session = ref.session("x")
-        await _until(lambda: session.open_calls == 0 and session.reserved is None, "calls done")
+        await until(lambda: session.open_calls == 0 and session.reserved is None, "calls done")
         async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
             call = await _welcomed(_raw_play(channel))
             call.cancel()
         return got, "welcomed"
 
-    got, after = _serve(body, reconnect_limit=1000)
+    got, after = serve_one_bot(body, reconnect_limit=1000)
     assert sum(got.values()) == len(calls), got
     assert set(got) <= {"tok-x INTERNAL", "nope INTERNAL", "nope UNAUTHENTICATED"}, got
     assert got["tok-x INTERNAL"] == 10, got
@@ -922,7 +897,7 @@ def test_calls_without_a_token_cut_off_by_a_deadline_of_a_millisecond_log_nothin
             version = (await info.GetInfo(pb.GetInfoRequest())).protocol_version
         return ends, version
 
-    ends, version = _serve(body)
+    ends, version = serve_one_bot(body)
     assert sum(ends.values()) == 800, ends
     assert set(ends) <= {"answered", "DEADLINE_EXCEEDED", "INTERNAL (the client's own)",
                          "ended while writing"}, ends  # fmt: skip
@@ -955,13 +930,13 @@ def test_metadata_grpc_core_cannot_parse_ends_the_call_or_is_let_be() -> None:
     async def body(ref: Referee, port: int) -> tuple[dict[str, tuple[bool, bytes]], str]:
         got = await asyncio.to_thread(_raw_ends, port, calls)
         session = ref.session("x")
-        await _until(lambda: session.open_calls == 0 and session.stream is None, "calls done")
+        await until(lambda: session.open_calls == 0 and session.stream is None, "calls done")
         async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
             call = await _welcomed(_raw_play(channel))
             call.cancel()
         return got, "welcomed"
 
-    got, after = _serve(body, reconnect_limit=1000)
+    got, after = serve_one_bot(body, reconnect_limit=1000)
     assert len(got) == len(calls)
     # gRPC core's INTERNAL before any message, or (a value core reads after all: a
     # negative grpc-retry-pushback-ms) served as usual, OK
@@ -990,13 +965,13 @@ def test_play_calls_whose_deadline_passes_at_once_hold_no_place_of_the_bot() -> 
     async def body(ref: Referee, port: int) -> tuple[collections.Counter[str], str]:
         got = await asyncio.to_thread(_raw_ends_open, port, calls)
         session = ref.session("x")
-        await _until(lambda: session.open_calls == 0 and session.reserved is None, "calls done")
+        await until(lambda: session.open_calls == 0 and session.reserved is None, "calls done")
         async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
             call = await _welcomed(_raw_play(channel))
             call.cancel()
         return got, "welcomed"
 
-    got, after = _serve(body, reconnect_limit=1000)
+    got, after = serve_one_bot(body, reconnect_limit=1000)
     assert sum(got.values()) == len(calls), got
     assert {name.split()[-1] for name in got} == {"DEADLINE_EXCEEDED"}, got
     assert after == "welcomed"

@@ -153,6 +153,34 @@ async def arena(tmp: Path, **config: Any) -> AsyncIterator[Arena]:
         await server.stop(0.5)
 
 
+async def until(check: Any, what: str) -> None:
+    """Poll ``check()`` every 10 ms until it holds; an AssertionError naming ``what`` if it
+    does not within 10 s (a condition is asserted, not a time)."""
+    for _ in range(1000):
+        if check():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"not within 10 s: {what}")
+
+
+def serve_one_bot(body: Any, **config: Any) -> Any:
+    """``body(referee, port)`` against a fresh referee (``RefereeConfig(**config)``, bot
+    ``x`` with token ``tok-x``) and its server on a free port; its result. The streams and
+    the server are ended whatever ``body`` does."""
+
+    async def main() -> Any:
+        ref = Referee(RefereeConfig(**config))
+        ref.add_bot("x", "tok-x")
+        server, port = await start_server(ref)
+        try:
+            return await body(ref, port)
+        finally:
+            await ref.end_streams()
+            await server.stop(1.0)
+
+    return asyncio.run(main())
+
+
 async def welcomed_call(channel: Any, token: str, name: str = "raw") -> Any:
     """A ``Play`` call on ``channel`` that said Hello with ``token`` and got its Welcome."""
     from arena.v1 import arena_pb2_grpc as pb_grpc
