@@ -766,16 +766,7 @@ def test_getinfo_and_play_read_deflate_bombs_and_nested_groups_as_gzip_and_proto
         "play deflated": (PLAY, (token, deflate), grpc_message(_deflate(_HELLO), compressed=True)),
     }
 
-    async def body(ref: Referee, port: int) -> tuple[dict[str, tuple[bool, bytes]], str]:
-        got = await asyncio.to_thread(_raw_ends, port, calls)
-        session = ref.session("x")
-        await until(lambda: session.open_calls == 0, "the calls done")
-        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-            call = await _welcomed(_raw_play(channel))
-            call.cancel()
-        return got, "welcomed"
-
-    got, after = serve_one_bot(body)
+    got, after = _sent_then_welcomed(_raw_ends, calls, lambda s: s.open_calls == 0)
     for name in ("info bomb", "play bomb"):
         assert got[name] == (False, got[name][1]), got[name]
         assert b"grpc-status\x018" in got[name][1], got[name]  # RESOURCE_EXHAUSTED
@@ -804,20 +795,33 @@ def test_a_hello_grpc_core_cannot_decompress_is_cores_internal_and_holds_nothing
                 extra = ((b"authorization", b"Bearer " + token), *enc)
                 calls[f"{token.decode()} {bool(enc)} {k}"] = (PLAY, extra, bad)
 
-    async def body(ref: Referee, port: int) -> tuple[collections.Counter[str], str]:
-        got = await asyncio.to_thread(_raw_ends_open, port, calls)
+    got, after = _sent_then_welcomed(
+        _raw_ends_open,
+        calls,
+        lambda s: s.open_calls == 0 and s.reserved is None,
+        reconnect_limit=1000,
+    )
+    assert sum(got.values()) == len(calls), got
+    assert set(got) <= {"tok-x INTERNAL", "nope INTERNAL", "nope UNAUTHENTICATED"}, got
+    assert got["tok-x INTERNAL"] == 10, got
+    assert after == "welcomed"
+
+
+def _sent_then_welcomed(send: Any, calls: Any, done: Any, **config: Any) -> tuple[Any, str]:
+    """``send(port, calls)`` (:func:`_raw_ends` or :func:`_raw_ends_open`) against a fresh
+    referee, then, once ``done(session of x)`` holds, a Play call of ``x``: what ``send``
+    returned, and ``"welcomed"`` if that call was."""
+
+    async def body(ref: Referee, port: int) -> tuple[Any, str]:
+        got = await asyncio.to_thread(send, port, calls)
         session = ref.session("x")
-        await until(lambda: session.open_calls == 0 and session.reserved is None, "calls done")
+        await until(lambda: done(session), "the calls done")
         async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
             call = await _welcomed(_raw_play(channel))
             call.cancel()
         return got, "welcomed"
 
-    got, after = serve_one_bot(body, reconnect_limit=1000)
-    assert sum(got.values()) == len(calls), got
-    assert set(got) <= {"tok-x INTERNAL", "nope INTERNAL", "nope UNAUTHENTICATED"}, got
-    assert got["tok-x INTERNAL"] == 10, got
-    assert after == "welcomed"
+    return serve_one_bot(body, **config)
 
 
 def _raw_ends_open(port: int, calls: dict[str, tuple[str, tuple[tuple[bytes, bytes], ...], bytes]],
@@ -927,16 +931,9 @@ def test_metadata_grpc_core_cannot_parse_ends_the_call_or_is_let_be() -> None:
                 extra = ((b"authorization", b"Bearer tok-x"), (key.encode(), value))
                 calls[f"{path} {key} {value!r}"] = (path, extra, grpc_message(_HELLO))
 
-    async def body(ref: Referee, port: int) -> tuple[dict[str, tuple[bool, bytes]], str]:
-        got = await asyncio.to_thread(_raw_ends, port, calls)
-        session = ref.session("x")
-        await until(lambda: session.open_calls == 0 and session.stream is None, "calls done")
-        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-            call = await _welcomed(_raw_play(channel))
-            call.cancel()
-        return got, "welcomed"
-
-    got, after = serve_one_bot(body, reconnect_limit=1000)
+    got, after = _sent_then_welcomed(
+        _raw_ends, calls, lambda s: s.open_calls == 0 and s.stream is None, reconnect_limit=1000
+    )
     assert len(got) == len(calls)
     # gRPC core's INTERNAL before any message, or (a value core reads after all: a
     # negative grpc-retry-pushback-ms) served as usual, OK
@@ -962,16 +959,12 @@ def test_play_calls_whose_deadline_passes_at_once_hold_no_place_of_the_bot() -> 
                 body = grpc_message(_HELLO) if hello else b""
                 calls[f"{timeout!r} {hello} {k}"] = (PLAY, extra, body)
 
-    async def body(ref: Referee, port: int) -> tuple[collections.Counter[str], str]:
-        got = await asyncio.to_thread(_raw_ends_open, port, calls)
-        session = ref.session("x")
-        await until(lambda: session.open_calls == 0 and session.reserved is None, "calls done")
-        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-            call = await _welcomed(_raw_play(channel))
-            call.cancel()
-        return got, "welcomed"
-
-    got, after = serve_one_bot(body, reconnect_limit=1000)
+    got, after = _sent_then_welcomed(
+        _raw_ends_open,
+        calls,
+        lambda s: s.open_calls == 0 and s.reserved is None,
+        reconnect_limit=1000,
+    )
     assert sum(got.values()) == len(calls), got
     assert {name.split()[-1] for name in got} == {"DEADLINE_EXCEEDED"}, got
     assert after == "welcomed"
