@@ -499,35 +499,12 @@ def test_serve_counts_the_matches_its_full_disk_cut_short_and_exits_1(
     import arena.cli.serve as serve_module
     from arena.referee import Referee, RefereeConfig
     from arena.referee.lobby import Lobby
-    from arena.referee.match import MatchRunner
     from engine.rules import PRESETS
-    from tests.support.harness import attach_in_process
+    from tests.support.harness import attach_in_process, record_fills_after
 
     one_deal = dataclasses.replace(PRESETS["classic"], max_deals=1)
 
     # The referee: a record file that stops short mid-match is counted.
-    opened = MatchRunner._open_record
-
-    class Full:
-        def __init__(self, f: Any) -> None:
-            self.f, self.name, self.lines = f, f.name, 0
-
-        def write(self, text: str) -> int:
-            self.lines += 1
-            if self.lines > 2:
-                raise OSError(errno.ENOSPC, "No space left on device")
-            return int(self.f.write(text))
-
-        def flush(self) -> None:
-            self.f.flush()
-
-        def close(self) -> None:
-            self.f.close()
-
-    def open_then_fill(self: MatchRunner, record_dir: Path) -> None:
-        opened(self, record_dir)
-        self._file = Full(self._file)  # type: ignore[assignment]
-
     ref = Referee(RefereeConfig(decision_ms=1000, record_dir=tmp_path / "rec"))
 
     def answer(bot: str, r: Any) -> None:
@@ -540,7 +517,7 @@ def test_serve_counts_the_matches_its_full_disk_cut_short_and_exits_1(
     async def two_matches() -> None:
         attach_in_process(ref, ("x", "y", "z"), answer)
         with monkeypatch.context() as m:
-            m.setattr(MatchRunner, "_open_record", open_then_fill)
+            record_fills_after(m, 2)
             cut = await ref.run_match("cut", one_deal, 7, ["x", "y", "z"])
         whole = await ref.run_match("whole", one_deal, 8, ["x", "y", "z"])
         assert cut["result"] is not None and whole["result"] is not None

@@ -21,11 +21,10 @@ from arena.cli.serve import load_tokens
 from arena.referee import Referee, RefereeConfig, start_server
 from arena.referee.config import pem_problem
 from arena.referee.lobby import Lobby
-from arena.referee.match import MatchRunner
 from arena.v1 import arena_pb2 as pb
 from engine import PRESETS
 from tests.support.certs import make_cert
-from tests.support.harness import arena
+from tests.support.harness import arena, record_fills_after
 from tests.support.spawn import python_after
 
 SHORT = dataclasses.replace(PRESETS["1001"], max_deals=2)
@@ -180,29 +179,7 @@ def test_a_record_that_cannot_be_written_mid_match_does_not_stop_the_match(
     """Defect: the disk filling up during a match crashed it (a double traceback) and its
     bots never heard that it ended: `--matches 1` bots waited for ever. The match goes on,
     its bots get their result, and the log says the file is incomplete."""
-    opened = MatchRunner._open_record
-
-    class Full:
-        def __init__(self, f: Any) -> None:
-            self.f, self.name, self.lines = f, f.name, 0
-
-        def write(self, text: str) -> int:
-            self.lines += 1
-            if self.lines > 3:
-                raise OSError(errno.ENOSPC, "No space left on device")
-            return int(self.f.write(text))
-
-        def flush(self) -> None:
-            self.f.flush()
-
-        def close(self) -> None:
-            self.f.close()
-
-    def open_then_fill(self: MatchRunner, record_dir: Path) -> None:
-        opened(self, record_dir)
-        self._file = Full(self._file)  # type: ignore[assignment]
-
-    monkeypatch.setattr(MatchRunner, "_open_record", open_then_fill)
+    record_fills_after(monkeypatch, 3)
 
     async def go() -> dict[str, Any]:
         async with arena(tmp_path, record_dir=tmp_path / "rec") as a:

@@ -54,6 +54,7 @@ from arena.tournament import (  # noqa: E402
     run_tournament,
 )
 from arena.tournament.config import TournamentConfig, parse_config  # noqa: E402
+from tests.support.harness import stored_matches  # noqa: E402
 from tests.support.spawn import python_after  # noqa: E402
 
 
@@ -97,14 +98,6 @@ def _rows(db: Path) -> dict[int, tuple[Any, ...]]:
             "SELECT idx, id, seed, started_at, finished_at, record_json FROM matches")}  # fmt: skip
 
 
-def _stored(db: Path) -> int:
-    try:
-        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)) as c:
-            return int(c.execute("SELECT COUNT(*) FROM matches").fetchone()[0])
-    except sqlite3.Error:
-        return 0
-
-
 def _bot_pids(log: Path) -> list[int]:
     return [int(m) for m in re.findall(r"started \(pid (\d+)", log.read_text(errors="replace"))]
 
@@ -142,7 +135,7 @@ def test_sigkill_mid_tournament_then_resume_equals_uninterrupted(tmp_path: Path)
     log1 = tmp_path / "run1.log"
     p = _start(cfg_path, log1)
     deadline = time.monotonic() + 180
-    while _stored(db) < 6 and p.poll() is None and time.monotonic() < deadline:
+    while stored_matches(db) < 6 and p.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
     p.send_signal(signal.SIGKILL)
     p.wait(10)
@@ -517,11 +510,11 @@ def test_a_hang_up_stops_the_tournament_cleanly_then_it_resumes(
     seen = b""
     try:
         deadline = time.monotonic() + 180
-        while _stored(db) < 3 and proc.poll() is None and time.monotonic() < deadline:
+        while stored_matches(db) < 3 and proc.poll() is None and time.monotonic() < deadline:
             if select.select([master], [], [], 0.01)[0]:
                 with contextlib.suppress(OSError):
                     seen += os.read(master, 65536)
-        assert _stored(db) >= 3, seen.decode(errors="replace")[-2000:]
+        assert stored_matches(db) >= 3, seen.decode(errors="replace")[-2000:]
         if terminal == "gone":
             os.close(master)  # the terminal goes away, and the hang-up comes
         proc.send_signal(signal.SIGHUP)

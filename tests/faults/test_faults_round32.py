@@ -41,6 +41,7 @@ from arena.leaderboard import write_outputs
 from arena.render import plural
 from arena.storage import Storage
 from engine import replay
+from tests.support.harness import stored_matches
 
 ROOT = Path(__file__).resolve().parents[2]
 #: (the package's ``render`` is the module's function of that name)
@@ -201,15 +202,6 @@ def _rows(db: Path) -> dict[int, tuple[Any, ...]]:
     with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)) as c:
         return {r[0]: tuple(r[1:]) for r in c.execute(
             "SELECT idx, id, seed, finished_at, record_json FROM matches")}  # fmt: skip
-
-
-def _stored(db: Path) -> int:
-    """Matches stored so far (0 while the database is not there, or has no tables yet)."""
-    try:
-        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)) as c:
-            return int(c.execute("SELECT COUNT(*) FROM matches").fetchone()[0])
-    except sqlite3.Error:
-        return 0
 
 
 def _forfeits(db: Path) -> list[tuple[str, str]]:
@@ -411,7 +403,7 @@ def test_interrupted_mid_match_then_resumed_equals_an_uninterrupted_run(
     proc = _start(cfg)
     db = run_dir / "db.sqlite"
     deadline = time.monotonic() + 120
-    while _stored(db) < 2 and proc.poll() is None:
+    while stored_matches(db) < 2 and proc.poll() is None:
         assert time.monotonic() < deadline
         time.sleep(0.01)
     proc.send_signal(sig)

@@ -8,9 +8,11 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import errno
 import json
 import logging
 import os
+import sqlite3
 import sys
 import urllib.request
 from collections.abc import AsyncIterator, Iterator
@@ -151,6 +153,46 @@ async def arena(tmp: Path, **config: Any) -> AsyncIterator[Arena]:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(bp.proc.wait(), 5)
         await server.stop(0.5)
+
+
+def record_fills_after(monkeypatch: pytest.MonkeyPatch, lines: int) -> None:
+    """Every match's record file, opened while ``monkeypatch`` holds, takes ``lines`` writes,
+    then fails as a full disk does (ENOSPC): a disk filling up mid-match."""
+    from arena.referee.match import MatchRunner
+
+    opened = MatchRunner._open_record
+
+    class Full:
+        def __init__(self, f: Any) -> None:
+            self.f, self.name, self.written = f, f.name, 0
+
+        def write(self, text: str) -> int:
+            self.written += 1
+            if self.written > lines:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            return int(self.f.write(text))
+
+        def flush(self) -> None:
+            self.f.flush()
+
+        def close(self) -> None:
+            self.f.close()
+
+    def open_then_fill(self: MatchRunner, record_dir: Path) -> None:
+        opened(self, record_dir)
+        self._file = Full(self._file)  # type: ignore[assignment]
+
+    monkeypatch.setattr(MatchRunner, "_open_record", open_then_fill)
+
+
+def stored_matches(db: Path) -> int:
+    """Matches a tournament's database holds so far, read-only (0 while the database is not
+    there, or has no tables yet)."""
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)) as c:
+            return int(c.execute("SELECT COUNT(*) FROM matches").fetchone()[0])
+    except sqlite3.Error:
+        return 0
 
 
 async def until(check: Any, what: str) -> None:
