@@ -1,11 +1,12 @@
-"""Who a client is, for the caps counted per client address (``arena web``'s connections,
-the referee's calls that need no token)."""
+"""Addresses: who a client is, for the caps counted per client address (``arena web``'s
+connections, the referee's calls that need no token), and what may be listened on. Kept
+free of gRPC: the command line checks its options before it loads gRPC."""
 
 from __future__ import annotations
 
 import ipaddress
 
-__all__ = ["address_key"]
+__all__ = ["address_key", "host_problem"]
 
 
 def address_key(host: str) -> str:
@@ -32,3 +33,18 @@ def address_key(host: str) -> str:
     if isinstance(ip, ipaddress.IPv6Address):
         return str(ipaddress.IPv6Network((ip, 64), strict=False))
     return str(ip)
+
+
+def host_problem(host: str) -> str | None:
+    """What makes ``host`` no address to listen on, or None (an IPv6 address may come in
+    brackets). An empty one would listen on every address, without a word."""
+    if not host.strip("[] "):
+        return "must not be empty (0.0.0.0 or :: listen on every address)"
+    if any(c.isspace() or not c.isprintable() for c in host):
+        return f"an address has no spaces or control characters, got {host!r}"
+    inner = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if "[" in inner or "]" in inner or (inner != host and ":" not in inner):
+        # (gRPC cannot parse "[::1" nor "[127.0.0.1]": its own log line "Unparsable name"
+        # would come after the run started, naming neither option nor key)
+        return f"brackets go around a whole IPv6 address only ([::1]), got {host!r}"
+    return None

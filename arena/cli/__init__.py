@@ -24,9 +24,13 @@ for _fd in (0, 1, 2):
             os.dup2(_null, _fd)
             os.close(_null)
 
-import click  # noqa: E402
+try:
+    import click
 
-from arena.cli.options import FileErrorsGroup  # noqa: E402
+    from arena.cli.options import FileErrorsGroup
+except KeyboardInterrupt:  # a Ctrl-C while Python still loads the command: no traceback
+    sys.stderr.write("Interrupted while `arena` started: nothing was done.\n")
+    sys.exit(130)
 
 __all__ = ["main"]
 

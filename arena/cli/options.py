@@ -17,7 +17,7 @@ from typing import IO, Any, cast
 
 import click
 
-from arena.referee.server import host_problem
+from arena.addresses import host_problem
 from arena.render import printable
 
 __all__ = [

@@ -36,7 +36,6 @@ __all__ = [
     "TOKENLESS_MAX_BYTES",
     "TOKENLESS_REQUEST_S",
     "TOKENLESS_WINDOW_S",
-    "host_problem",
     "port_problem",
     "start_server",
 ]
@@ -378,21 +377,6 @@ def host_port(host: str, port: int) -> str:
     ('127.0.0.1:80', '[::1]:80', '[::1]:80')
     """
     return f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
-
-
-def host_problem(host: str) -> str | None:
-    """What makes ``host`` no address to listen on, or None (an IPv6 address may come in
-    brackets). An empty one would listen on every address, without a word."""
-    if not host.strip("[] "):
-        return "must not be empty (0.0.0.0 or :: listen on every address)"
-    if any(c.isspace() or not c.isprintable() for c in host):
-        return f"an address has no spaces or control characters, got {host!r}"
-    inner = host[1:-1] if host.startswith("[") and host.endswith("]") else host
-    if "[" in inner or "]" in inner or (inner != host and ":" not in inner):
-        # (gRPC cannot parse "[::1" nor "[127.0.0.1]": its own log line "Unparsable name"
-        # would come after the run started, naming neither option nor key)
-        return f"brackets go around a whole IPv6 address only ([::1]), got {host!r}"
-    return None
 
 
 def port_problem(host: str, port: int) -> str | None:

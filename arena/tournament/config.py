@@ -34,11 +34,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
+from arena.addresses import host_problem
 from arena.deadlines import deadline_problem
 from arena.protocol import MIN_TOKEN, token_problem, weak_token
 from arena.ratings import DEFAULT_DRAW_PROBABILITY
 from arena.referee.config import MAX_STRIKES, key_pair_problem, pem_problem
-from arena.referee.server import host_problem
 from arena.render import printable
 from arena.tournament.schedule import SCHEDULE_VERSION, ScheduledMatch, build_schedule
 from engine.rules import (
