@@ -13,6 +13,7 @@ import shlex
 import stat
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import IO, Any, cast
 
 import click
@@ -154,6 +155,7 @@ class FileErrorsGroup(click.Group):
     ) -> tuple[str | None, click.Command | None, list[str]]:
         name, cmd, rest = super().resolve_command(ctx, args)
         ctx.meta[_COMMAND_ARGS] = list(rest)  # what an extra argument is one of
+        ctx.meta[_COMMAND] = cmd
         return name, cmd, rest
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
@@ -180,6 +182,7 @@ class FileErrorsGroup(click.Group):
         except click.ClickException as e:
             # (click types it Final; the same exception is shown, with its param hint)
             message = _extra_arguments(e.message, ctx.meta.get(_COMMAND_ARGS, []))
+            message += _file_option_hint(e.message, ctx.meta.get(_COMMAND))
             vars(e)["message"] = printable(message, keep="\n\t")
             raise
 
@@ -198,6 +201,9 @@ def _flush_or_drop_stdout() -> None:
 
 
 _COMMAND_ARGS = "arena.cli.options.command_args"
+_COMMAND = "arena.cli.options.command"
+# A file named where a command takes none, by its suffix: the option that takes it.
+_FILE_OPTIONS = {".toml": "--config", ".sqlite": "--db", ".sqlite3": "--db", ".db": "--db"}
 _EXTRA = re.compile(r"(Got unexpected extra arguments?) \((.*)\)", re.DOTALL)
 
 
@@ -217,6 +223,18 @@ def _extra_arguments(message: str, args: list[str]) -> str:
     return f"{m[1]}: {' '.join(shlex.quote(a) for a in extra)}" + (
         " (an empty one)" if extra == [""] else ""
     )
+
+
+def _file_option_hint(message: str, cmd: click.Command | None) -> str:
+    """Where click says "unexpected extra argument (t.toml)" to ``arena tournament t.toml``,
+    the option that takes such a file: ": give it as --config t.toml"."""
+    m = _EXTRA.fullmatch(message)
+    if m is None or cmd is None or " " in m[2]:
+        return ""
+    option = _FILE_OPTIONS.get(Path(m[2]).suffix.lower())
+    if option is None or not any(option in p.opts for p in cmd.params):
+        return ""
+    return f": give it as {option} {shlex.quote(m[2])}"
 
 
 class Host(click.ParamType[str]):

@@ -59,3 +59,27 @@ def test_ctrl_c_while_the_command_loads_is_one_line() -> None:
     assert out.returncode == 130, out
     assert out.stderr == "Interrupted while `arena` started: nothing was done.\n"
     assert "Traceback" not in out.stdout + out.stderr
+
+
+def test_a_file_given_without_its_option_is_told_which_option_takes_it() -> None:
+    """`arena tournament t.toml` said only "Got unexpected extra argument (t.toml)", with
+    the usage line, which names no option: the config goes in --config, a database in --db.
+    A stray word with no such suffix, or two of them, get click's message alone."""
+    from click.testing import CliRunner
+
+    from arena.cli import main
+
+    def error(*args: str) -> str:
+        result = CliRunner().invoke(main, list(args))
+        assert result.exit_code == 2, result.output
+        return result.output.splitlines()[-1]
+
+    assert error("tournament", "t.toml") == (
+        "Error: Got unexpected extra argument (t.toml): give it as --config t.toml"
+    )
+    assert error("leaderboard", "r.SQLITE").endswith(": give it as --db r.SQLITE")
+    assert error("web", "x.db").endswith(": give it as --db x.db")
+    assert error("tournament", "x") == "Error: Got unexpected extra argument (x)"
+    assert error("tournament", "a", "b.toml") == "Error: Got unexpected extra arguments (a b.toml)"
+    # `arena web` has no --config: nothing to point at
+    assert error("web", "t.toml") == "Error: Got unexpected extra argument (t.toml)"
