@@ -16,7 +16,8 @@ the cache keeps its action alive, a talon is never empty, positions are unique, 
 cleared on detach, attach clears the grace deadlines, a replaced stream's reader is
 cancelled before it reads again; P4: proto3 drops a zero field), S18 showed a defect
 (fixed: see the test), and K13 (a replaced stream ended after its queued messages rather
-than at once) lives: it needs a client that grants its stream no flow-control window.
+than at once), alive at the review, is killed by the last test here: a client that grants
+its stream no flow-control window.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import logging
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -1353,3 +1355,42 @@ def test_a_conceded_deals_contract_on_the_wire_is_its_bid() -> None:
     conceded = [d for d in ended if d.outcome == "conceded"]
     assert conceded, [d.outcome for d in ended]
     assert all(d.contract == d.bid > 0 for d in conceded)
+
+
+def test_a_replaced_stream_whose_client_reads_nothing_is_ended_at_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """K13: ``old.end(ABORTED, REPLACED, now=True)`` made ``now=False``: the replaced
+    stream was to end after its queued messages, which a client granting it no
+    flow-control window never lets out; its reader kept waiting on a client that sends
+    nothing, so the replaced call stayed open, a task pair and its queue held, for as long
+    as the connection lived. Now it is ended when it is replaced: its handler says so."""
+    from tests.support.harness import until
+    from tests.support.raw_h2 import NoWindow
+
+    hello = pb.BotMessage(hello=pb.Hello(protocol_version=1)).SerializeToString()
+    closed = "stream of bot x closed: ABORTED: replaced by a newer stream"
+
+    async def body(ref: Referee, port: int) -> int:
+        conn = await asyncio.to_thread(NoWindow, port)
+        session = ref.session("x")
+        try:
+            await asyncio.to_thread(conn.play, "tok-x", hello)
+            await until(lambda: session.welcomes == 1, "the first stream welcomed")
+            first = session.stream
+            assert first is not None
+            for _ in range(5):  # more to say to it, behind its unwritten Welcome
+                first.put(pb.ServerMessage(welcome=pb.Welcome(bot_name="x")))
+            await asyncio.to_thread(conn.play, "tok-x", hello)
+            await until(lambda: session.welcomes == 2, "the second stream welcomed")
+            await until(
+                lambda: any(closed in r.getMessage() for r in caplog.records),
+                "the replaced stream's handler ended",
+            )
+            assert session.stream is not first and first.closed
+            return session.welcomes
+        finally:
+            await asyncio.to_thread(conn.close)
+
+    caplog.set_level(logging.INFO, logger="arena")
+    assert serve_one_bot(body) == 2
