@@ -256,7 +256,7 @@ def _check_pem(path: Path | None, what: str, param: str) -> None:
               help="Reconnect grace period.")  # fmt: skip
 # (at most what SQLite stores: with --db, a larger K would be an OverflowError at start)
 @click.option("--matches", "max_matches", type=click.IntRange(1, 2**63 - 1), default=None,
-              help="Stop after K matches.")  # fmt: skip
+              help="Stop after K matches started (a failed one counts).")  # fmt: skip
 @click.option(
     "--seed", type=int, default=None,
     help="Seeds the seating and the deals (default: a new one each run, kept in "
