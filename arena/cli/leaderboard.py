@@ -110,7 +110,8 @@ def leaderboard(
                 for c in ("id", "name", "matches", "created", "finished"):
                     t.add_column(c)
                 for info in st.tournaments():
-                    t.add_row(Text(info.id), Text(info.name),
+                    # (written out, as the leaderboard's names: see to_rich_table)
+                    t.add_row(Text(printable(info.id)), Text(printable(info.name)),
                               f"{info.completed}/{info.total_matches}" if info.total_matches > 0
                               else f"{info.completed}/–",
                               Text(info.created_at), Text(info.finished_at or "–"))  # fmt: skip

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import click
+from rich.cells import cell_len
 from rich.console import Console
 
 from arena.cli.options import NonEmptyPath, reading_newest
@@ -321,32 +322,42 @@ def _list_matches(ctx: click.Context, db: Path | None, ref: str | None, bot: str
               else f"{len(results)} stored, no set number of matches")  # fmt: skip
     whose = "" if bot is None else f" played by {bot}"
     if not shown:
-        click.echo(f"no stored match{whose} in tournament {tid} in {db} ({stored})", err=True)
+        click.echo(printable(f"no stored match{whose} in tournament {tid} in {db} ({stored})"),
+                   err=True)  # fmt: skip
         return
     # which rules ran: two tournaments of one name may differ in their house rules
     config = info.config if info is not None and isinstance(info.config, dict) else {}
     rules = f" ({printable(describe_run(config['ruleset']))})" if "ruleset" in config else ""
-    click.echo(f"tournament {tid}{rules} in {db}: {len(shown)} match(es){whose} "
-               f"({stored}); per seat: bot score (place); ! forfeits and incidents",
+    click.echo(printable(f"tournament {tid}{rules} in {db}: {len(shown)} match(es){whose} "
+                         f"({stored}); per seat: bot score (place); ! forfeits and incidents"),
                err=True)  # fmt: skip
     per_match: dict[str, list[dict[str, Any]]] = {}
     for inc in incidents:
         per_match.setdefault(str(inc["match_id"]), []).append(inc)
+    # The names, ids and incidents are shown with the escape sequences a terminal would obey
+    # written out (\x1b), as `arena replay MATCH_ID` shows them (a stored name holding one,
+    # from a database written elsewhere, was obeyed here), and padded to the columns they
+    # take on the screen: a wide character (🦔, 千) takes two, and shifted the columns after.
     rows = []
     for r in shown:
         seats = zip(r.seats, r.scores, r.places, strict=False)
-        cells = [f"{name} {score} ({ordinal(place)})" for name, score, place in seats]
-        trouble = _trouble(r.seats, r.forfeits, per_match.get(r.match_id, []))
-        rows.append((r.match_id, plural(r.deals, "deal"), cells, trouble))
-    widths = [max(len(row[0]) for row in rows), max(len(row[1]) for row in rows)]
+        cells = [printable(f"{name} {score} ({ordinal(place)})") for name, score, place in seats]
+        trouble = printable(_trouble(r.seats, r.forfeits, per_match.get(r.match_id, [])))
+        rows.append((printable(r.match_id), plural(r.deals, "deal"), cells, trouble))
+    widths = [max(cell_len(row[0]) for row in rows), max(len(row[1]) for row in rows)]
     most = max(len(row[2]) for row in rows)
-    cell_widths = [max((len(row[2][k]) for row in rows if k < len(row[2])), default=0)
+    cell_widths = [max((cell_len(row[2][k]) for row in rows if k < len(row[2])), default=0)
                    for k in range(most)]  # fmt: skip
     for match_id, deals, cells, trouble in rows:
-        line = f"{match_id:<{widths[0]}}  {deals:>{widths[1]}}  " + "  ".join(
-            f"{c:<{w}}" for c, w in zip(cells, cell_widths, strict=False)
+        line = f"{_pad(match_id, widths[0])}  {deals:>{widths[1]}}  " + "  ".join(
+            _pad(c, w) for c, w in zip(cells, cell_widths, strict=False)
         )
         click.echo((line + (f"  ! {trouble}" if trouble else "")).rstrip())
+
+
+def _pad(text: str, width: int) -> str:
+    """``text`` and spaces up to ``width`` columns of a terminal (:func:`rich.cells.cell_len`)."""
+    return text + " " * max(0, width - cell_len(text))
 
 
 def _trouble(

@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.leaderboard.stats import BotStats, Leaderboard
+from arena.render import printable
 from engine.record import ordinal
 
 __all__ = [
@@ -116,13 +117,16 @@ def to_rich_table(lb: Leaderboard, width: int | None = None) -> Table:
     important first (median ms, contracts made, then the shorter headers of the narrow
     table, then bids, points per deal, strikes, matches and places); μ−3σ, μ and σ stay.
     """
-    t = Table(title=Text(board_title(lb)))  # names are the user's: not rich markup
+    # Names are the user's: not rich markup, and shown with the escape sequences a terminal
+    # would obey written out (``\x1b``), as `arena replay` shows them: a stored name holding
+    # one (a database written elsewhere) was obeyed (``\x1b[31m`` turned the screen red).
+    t = Table(title=Text(printable(board_title(lb))))
     places = "/".join(ordinal(k) for k in range(1, lb.players + 1))
     rows: list[dict[str, str]] = []
     for r in lb.rows:
         s = r.strikes
         rows.append({
-            "#": str(r.rank), "bot": r.bot, "μ−3σ": _f(r.conservative, 2),
+            "#": str(r.rank), "bot": printable(r.bot), "μ−3σ": _f(r.conservative, 2),
             "μ": _f(r.mu, 2), "σ": _f(r.sigma, 2), "matches": str(r.matches),
             places: "/".join(str(n) for n in r.places),
             "places": "/".join(str(n) for n in r.places),
@@ -154,7 +158,7 @@ def to_rich_table(lb: Leaderboard, width: int | None = None) -> Table:
         name_width = max(name_width, 1)
     # The strikes column's legend only where the column is (a narrow terminal drops it)
     legend = " · strikes: timeouts/illegal/disconnects/forfeits" if "strikes" in cols else ""
-    t.caption = f"tournament {lb.tournament_id} · sorted by μ−3σ{legend}"
+    t.caption = f"tournament {printable(lb.tournament_id)} · sorted by μ−3σ{legend}"
     for c in cols:
         t.add_column(
             c,

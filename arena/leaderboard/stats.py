@@ -393,17 +393,9 @@ class LeaderboardBuilder(StoredSince):
             for s, d in enumerate(deal.get("deltas") or ()):
                 if s < len(seats):
                     _count(deltas[seats[s]], int(d))
-            if "deltas" not in deal:
-                continue  # an unfinished deal (should not be stored)
-            summ = deal_summary(deal)
-            if summ.declarer is not None and summ.declarer < len(seats):
-                who = seats[summ.declarer]
-                self.bids_won[who] += 1
-                if summ.conceded:
-                    self.concessions[who] += 1
-                elif summ.contract is not None:
-                    self.contracts[who] += 1
-                    self.made[who] += int(bool(summ.made))
+            # Every decision a bot answered is timed, in the deal an abandoned match stopped
+            # in too (it was left out with that deal: a bot's decisions and median said less
+            # than its record).
             for a in deal.get("actions") or ():
                 seat = a.get("seat")
                 ms = a.get("ms")
@@ -414,6 +406,17 @@ class LeaderboardBuilder(StoredSince):
                     and a.get("by", "bot") == "bot"
                 ):
                     times[seats[seat]][float(ms)] += 1
+            if "deltas" not in deal:
+                continue  # the deal an abandoned match stopped in: no outcome, no score
+            summ = deal_summary(deal)
+            if summ.declarer is not None and summ.declarer < len(seats):
+                who = seats[summ.declarer]
+                self.bids_won[who] += 1
+                if summ.conceded:
+                    self.concessions[who] += 1
+                elif summ.contract is not None:
+                    self.contracts[who] += 1
+                    self.made[who] += int(bool(summ.made))
         recorded: Counter[tuple[int, str]] = Counter()
         for inc in rec.get("incidents") or ():
             seat = inc.get("seat")

@@ -46,12 +46,26 @@ async function api(path) {
   }
   let body;
   try { body = await r.json(); } catch (e) { body = { error: r.statusText }; }
-  if (!r.ok) throw new Error(body.error || r.statusText);
+  if (!r.ok) {
+    // the server answered: its status goes with the error (see failureText)
+    const err = new Error(body.error || r.statusText);
+    err.status = r.status;
+    throw err;
+  }
   const etag = r.headers.get("ETag");
   answers.delete(path);  // (set again last: a Map iterates in the order keys were set)
   if (etag) answers.set(path, { etag, body });
   while (answers.size > ANSWERS_KEPT) answers.delete(answers.keys().next().value);
   return body;
+}
+
+// A failed request in words: what the server said, or, when no answer came (the server is
+// stopped, the network down: fetch itself failed), that it could not be reached. The
+// leaderboard of an empty database said "cannot reach the server: no tournament in x.sqlite
+// yet", of a server that had answered.
+function failureText(err) {
+  const message = String((err && err.message) || err);
+  return err && err.status ? message : "cannot reach the server: " + message;
 }
 
 function qs(name) { return new URLSearchParams(location.search).get(name); }

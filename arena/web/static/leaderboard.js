@@ -161,7 +161,7 @@ async function poll() {
     data = await api(withTournament("/api/leaderboard"));
   } catch (err) {
     if (lastVersion === null) { showError("main", err); document.body.dataset.ready = "error"; }
-    setStatus("cannot reach the server: " + err.message, false);
+    setStatus(failureText(err), false);
     setTimeout(poll, POLL_MS * 2);
     return;
   }
