@@ -77,14 +77,18 @@ def _figures_table(results: dict[str, dict[str, Any]]) -> Table:
     return table
 
 
-@click.command("bench")
+@click.command(
+    "bench",
+    help=f"Run the benchmarks and print their figures: every section ({', '.join(SECTIONS)}), "
+    "or only the SECTIONS named (or --only). docs/performance.md says what each measures.",
+)
 @click.argument("sections", nargs=-1)
 @click.option("--only", "only", multiple=True, help="Run only this section (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @click.option("--seconds", type=Seconds(min=0, min_open=True), default=2.0,
               show_default=True, help="Time per measurement.")  # fmt: skip
 def bench(sections: tuple[str, ...], only: tuple[str, ...], as_json: bool, seconds: float) -> None:
-    """Run the benchmarks (engine, and any other section available) and print the figures."""
+    """Run the benchmark sections (help above: :data:`arena.bench.SECTIONS`)."""
     wanted = list(dict.fromkeys([*sections, *only]))
     for name in wanted:
         hint = "SECTION" if name in sections else "'--only'"  # where the reader typed it
