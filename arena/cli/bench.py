@@ -61,15 +61,17 @@ def _target_rows(results: dict[str, dict[str, Any]]) -> list[tuple[str, str, str
 
 def _figures_table(results: dict[str, dict[str, Any]]) -> Table:
     """Every figure, a row each. The metric names are never cut (in 80 columns they were
-    elided to "referee_cpu_us_pe…", and several read alike): the other columns wrap."""
+    elided to "referee_cpu_us_pe…", and several read alike), nor the section names
+    ("grpc_baseli…"); the other columns wrap, a long name folded rather than cut
+    ("event_engine…" did not say which of the two measurements it was)."""
     rows = [
         (name, what, metric, value)
         for name, figures in results.items()
         for what, metric, value in _rows("", figures)
     ]
     table = Table(title="Thousand Arena benchmarks")
-    table.add_column("section")
-    table.add_column("what")
+    table.add_column("section", no_wrap=True, min_width=max((len(r[0]) for r in rows), default=7))
+    table.add_column("what", overflow="fold")
     table.add_column("metric", no_wrap=True, min_width=max((len(r[2]) for r in rows), default=6))
     table.add_column("value", justify="right", overflow="fold")
     for row in rows:
