@@ -333,3 +333,42 @@ def test_the_referee_library_example_plays_its_match(tmp_path: Path) -> None:
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=30)
+
+
+def test_arena_bot_human_says_it_differs_from_try_human_in_its_opponents() -> None:
+    """`arena-bot human --help` said it is "the same as `arena-bot try human`"; without
+    `--vs` that plays random and heuristic, `arena-bot human` two heuristics."""
+    from sdk.cli import main as bot_main
+
+    ctx = click.Context(bot_main)
+    assert isinstance(bot_main, click.Group)
+    human, try_ = bot_main.get_command(ctx, "human"), bot_main.get_command(ctx, "try")
+    assert human is not None and try_ is not None
+    defaults = [next(p.default for p in c.params if p.name == "vs") for c in (human, try_)]
+    assert defaults[0] != defaults[1]
+    text = _joined(CliRunner().invoke(bot_main, ["human", "--help"]).output)
+    assert "same as" not in text
+    assert f"try's own --vs default is {defaults[1]}" in text
+
+
+def test_make_bench_cuts_no_section_or_measurement_name_in_80_columns() -> None:
+    """`make bench` piped (or in an 80-column terminal) printed `grpc_baseli…` for the
+    section and `event_engine…` for both `event_engine_off tables_1` and `..._10`, and
+    `targets recording_sh…`: which measurement a row held could not be read. Folded now."""
+    from rich.console import Console
+
+    from arena.cli.bench import _figures_table
+
+    results: dict[str, dict[str, Any]] = {
+        "grpc_baseline": {
+            "event_engine_off tables_1": {"round_trips": 419, "clients_cpu_us_per_rt": 405.7},
+            "event_engine_off tables_10": {"round_trips": 666},
+            "grpc_experiments": {"event_engine_off": "-event_engine_client,-event_engine_listener"},
+        },
+        "tournament": {"targets": {"recording_share_percent": {"value": 1.5, "target": 5.0}}},
+    }
+    console = Console(width=80, record=True, file=io.StringIO())
+    console.print(_figures_table(results))
+    text = console.export_text()
+    assert "…" not in text
+    assert "grpc_baseline" in text and "tables_10" in text
