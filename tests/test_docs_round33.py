@@ -302,9 +302,24 @@ def test_the_python_blocks_of_rules_engine_md_run_as_written(tmp_path: Path) -> 
     assert re.fullmatch(r"GameResult\(scores=.*, deals=3, reason='max_deals'\)\n", printed[0])
 
 
+def _check_jsonl_keys(path: Path) -> None:
+    """Each line of a referee's `<match_id>.jsonl` has the keys referee.md's schema gives
+    its type (a clean match has no `incident` line)."""
+    doc = _text(DOCS / "referee.md")
+    schema = {
+        m.group(1): {"type", *re.findall(r'"(\w+)"', m.group(2))}
+        for m in re.finditer(r'^\{"type": "(\w+)"(.*?)\}', doc, re.M)
+    }
+    assert {"start", "action", "incident", "deal_end", "end", "interrupted"} <= set(schema)
+    lines = [json.loads(line) for line in _text(path).splitlines()]
+    assert (lines[0]["type"], lines[-1]["type"]) == ("start", "end")
+    assert not [d for d in lines if set(d) != schema[d["type"]]]
+
+
 def test_the_referee_library_example_plays_its_match(tmp_path: Path) -> None:
     """referee.md's "As a library" block, with the three bots its comment names
-    (`arena-bot run random --arena 127.0.0.1:PORT --token token-bob`) connecting to it."""
+    (`arena-bot run random --arena 127.0.0.1:PORT --token token-bob`) connecting to it;
+    the record file it writes has the keys of referee.md's schema."""
     (block,) = _blocks("referee.md")
     script = subprocess.Popen(
         [sys.executable, "-u", "-c", block], cwd=tmp_path, env=ENV, stdout=subprocess.PIPE,
@@ -327,7 +342,7 @@ def test_the_referee_library_example_plays_its_match(tmp_path: Path) -> None:
         out, err = script.communicate(timeout=120)
         assert script.returncode == 0, err[-1500:]
         assert re.fullmatch(r"\{'scores': .*'deals': 12, 'reason': 'max_deals'\}\n", out), out
-        assert (tmp_path / "records" / "m1.jsonl").is_file()
+        _check_jsonl_keys(tmp_path / "records" / "m1.jsonl")
     finally:
         for proc in (script, *bots):
             if proc.poll() is None:
