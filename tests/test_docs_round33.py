@@ -387,3 +387,31 @@ def test_make_bench_cuts_no_section_or_measurement_name_in_80_columns() -> None:
     text = console.export_text()
     assert "…" not in text
     assert "grpc_baseline" in text and "tables_10" in text
+
+
+def test_the_storage_columns_of_tournament_md_are_the_schemas(tmp_path: Path) -> None:
+    """tournament.md's "Storage" lists every table with its columns, for a query of one's
+    own (`sqlite3 -readonly runs/default.sqlite "SELECT record_json FROM matches ..."`)."""
+    import sqlite3
+
+    from arena.storage import Storage
+
+    Storage(tmp_path / "s.sqlite").close()
+    con = sqlite3.connect(f"file:{tmp_path / 's.sqlite'}?mode=ro", uri=True)
+    try:
+        tables = [n for (n,) in con.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        actual = {
+            t: [row[1] for row in con.execute(f"PRAGMA table_info({t})")]
+            for t in tables
+            if not t.startswith("sqlite_")
+        }
+    finally:
+        con.close()
+    doc = _text(DOCS / "tournament.md")
+    block = doc[doc.index("meta(key, value)") :]
+    block = block[: block.index("```")]
+    documented = {
+        m.group(1): [c.strip() for c in m.group(2).split(",")]
+        for m in re.finditer(r"(\w+)\(([^)]*)\)", block)
+    }
+    assert documented == actual
