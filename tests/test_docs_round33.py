@@ -415,3 +415,34 @@ def test_the_storage_columns_of_tournament_md_are_the_schemas(tmp_path: Path) ->
         for m in re.finditer(r"(\w+)\(([^)]*)\)", block)
     }
     assert documented == actual
+
+
+def _named_between(doc: str, start: str, end: str) -> set[str]:
+    part = doc[doc.index(start) :]
+    spans = re.findall(r"`([^`]+)`", part[: part.index(end)])
+    return {m.group() for s in spans if (m := re.match(r"\w+", s))}
+
+
+def test_writing_a_bot_names_every_field_of_what_a_bot_gets() -> None:
+    """The guide's lists of `sdk.PlayerView`, `sdk.DealResult`, `sdk.GameResult`,
+    `sdk.RunSummary`, `sdk.LocalIncident` and `sdk.hand`, against the code."""
+    import dataclasses
+
+    import sdk
+    import sdk.hand
+
+    doc = _joined(_text(DOCS / "writing-a-bot.md"))
+
+    def fields(cls: Any) -> set[str]:
+        return {f.name for f in dataclasses.fields(cls)}
+
+    view = _named_between(doc, "`view` (an `sdk.PlayerView`, frozen) holds:", "Besides the view")
+    assert fields(sdk.PlayerView) <= view
+    assert _named_between(doc, "`sdk.DealResult` has", ";") - {"sdk"} == fields(sdk.DealResult)
+    game = _named_between(doc, "`sdk.GameResult` has", " (`target`")
+    assert game - {"sdk", "None"} == fields(sdk.GameResult)
+    assert _named_between(doc, "`sdk.RunSummary` (", ")") - {"sdk"} == fields(sdk.RunSummary)
+    incident = _named_between(doc, "(`sdk.LocalIncident`s:", ": what the bot did")
+    assert incident - {"sdk"} == fields(sdk.LocalIncident)
+    helpers = _named_between(doc, "are in `sdk.hand`:", "### The game 1001")
+    assert helpers - {"sdk"} == set(sdk.hand.__all__)
