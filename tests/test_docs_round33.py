@@ -446,3 +446,26 @@ def test_writing_a_bot_names_every_field_of_what_a_bot_gets() -> None:
     assert incident - {"sdk"} == fields(sdk.LocalIncident)
     helpers = _named_between(doc, "are in `sdk.hand`:", "### The game 1001")
     assert helpers - {"sdk"} == set(sdk.hand.__all__)
+
+
+def test_architecture_md_lists_every_ruleset_option_and_view_field() -> None:
+    """architecture.md's engine API: the `Options:` of `Ruleset` and the fields of
+    `PlayerView`, each list whole and nothing else, against the dataclasses."""
+    import dataclasses
+
+    from engine import PlayerView, Ruleset
+
+    def listed(text: str) -> set[str]:
+        """The names of a backticked list `a, b (what b is, (x, y)), c`, asides dropped."""
+        span = text[text.index("`") + 1 :]
+        span = span[: span.index("`")]
+        while re.search(r"\([^()]*\)", span):
+            span = re.sub(r"\([^()]*\)", "", span)
+        return {item.strip() for item in span.split(",")}
+
+    doc = _joined(_text(DOCS / "architecture.md"))
+    options = listed(doc[doc.index("Options: `name,") :])
+    assert options == {f.name for f in dataclasses.fields(Ruleset)}
+    head = "`PlayerView` (frozen): "
+    view = listed(doc[doc.index(head + "`seat,") + len(head) :])
+    assert view == {f.name for f in dataclasses.fields(PlayerView)}
