@@ -469,3 +469,38 @@ def test_architecture_md_lists_every_ruleset_option_and_view_field() -> None:
     head = "`PlayerView` (frozen): "
     view = listed(doc[doc.index(head + "`seat,") + len(head) :])
     assert view == {f.name for f in dataclasses.fields(PlayerView)}
+
+
+def test_the_numbers_protocol_md_gives_bot_authors_are_the_referees() -> None:
+    """Each limit protocol.md states, in its words, against the constant that sets it."""
+    import arena.referee.core as core
+    import arena.referee.match as match
+    import arena.referee.server as server
+    import arena.referee.sessions as sessions
+    from arena.protocol import MAX_TOKEN
+    from arena.referee import RefereeConfig
+
+    c = RefereeConfig()
+    options = dict(server._OPTIONS)
+    doc = _joined(_text(DOCS / "protocol.md"))
+    said = [
+        f"a token is at most {MAX_TOKEN} characters",
+        f"at most {sessions.MAX_BATCH} and at most {sessions.MAX_BATCH_BYTES >> 20} MiB",
+        f"`DecisionBatch{{decisions}}` of up to {core.MAX_DECISION_BATCH}",
+        f"The latest {sessions.MISSED_KEPT} such ends are kept per bot",
+        f"at most {core.MAX_OPEN_STREAMS_PER_BOT} `Play` calls open at once",
+        f"More than {c.reconnect_limit} streams of one token let in within {c.flood_window_s:g} s",
+        f"with more than {c.max_queued} waiting (the referee's `max_queued`)",
+        f"more than {c.flood_limit} messages answering no pending request within "
+        f"{c.flood_window_s:g} s",
+        f"only the first {c.max_wrong_recorded} are recorded",
+        f"cut to {match.MAX_ID_CHARS} characters",
+        f"A message over {options['grpc.max_receive_message_length'] >> 20} MiB",
+        f"The referee pings every {options['grpc.keepalive_time_ms'] // 1000} s",
+        f"at most every {options['grpc.http2.min_ping_interval_without_data_ms'] // 1000} s",
+        f"`time_limit_ms` (the referee's `decision_ms`, {c.decision_ms} by default)",
+        f"(`time_bank_ms`, {c.time_bank_ms // 1000} 000 ms at the start)",
+        f"At `strikes_allowed` strikes ({c.max_strikes} by default)",
+        f"keeps your seats for the grace period ({c.reconnect_grace_s:g} s by default)",
+    ]
+    assert not [phrase for phrase in said if phrase not in doc]
