@@ -2,10 +2,14 @@
 
 What a reader could not find out, or found wrong, and is pinned here: the ``python -m``
 tools' ``--help`` named a file (``usage: referee.py``) and hid every default; ``arena bench
---help`` named no section; the leaderboard files' column names were written nowhere (the
-CSV's ``mean_final_score`` is the JSON's ``mean_score``); raw_bot.py's usage line and line
-count; the Node.js bot's exit status without a token; and the option tables and Python
-blocks of the docs, checked against the commands and run as written.
+--help`` named no section, and ``make bench`` cut section and measurement names in 80
+columns; ``arena-bot human --help`` claimed to be ``try human``, whose opponents differ; the
+leaderboard files' column names were written nowhere (the CSV's ``mean_final_score`` is
+the JSON's ``mean_score``); raw_bot.py retried for ever without a token, and was not "under
+200 lines"; the Node.js bot's exit status without a token. And what was checked and found
+right, pinned: the option tables, the Python blocks (run as written), the referee's record
+lines, the storage columns, the API lists of writing-a-bot.md and architecture.md and the
+limits of protocol.md, against the code.
 """
 
 from __future__ import annotations
