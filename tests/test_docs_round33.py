@@ -508,3 +508,25 @@ def test_the_numbers_protocol_md_gives_bot_authors_are_the_referees() -> None:
         f"keeps your seats for the grace period ({c.reconnect_grace_s:g} s by default)",
     ]
     assert not [phrase for phrase in said if phrase not in doc]
+
+
+def test_the_readmes_strength_ladder_quotes_bots_md() -> None:
+    """README.md's Status quotes the strength table of docs/bots.md: each Δ with its
+    interval, and pimc's win rate against two heuristics, as that page prints them."""
+    bots = _text(DOCS / "bots.md")
+    table = bots[bots.index("strength: ruleset=classic matches=64") :]
+    table = table[: table.index("```")]
+    rows = {
+        m.group(1): (m.group(2), m.group(3))
+        for m in re.finditer(r"^\s+(\w+)\s+\w+\s+\d+\s+(\S+)\s+(\[[^\]]+\])", table, re.M)
+    }
+    assert set(rows) == {"heuristic", "counting", "pimc"}
+    pimc_vs_heuristic = re.search(r"^\s+pimc\s+heuristic\s.*?(\d+\.\d)%", bots, re.M)
+    assert pimc_vs_heuristic is not None
+    readme = _joined(_text(ROOT / "README.md"))
+    status = readme[readme.index("Bot strength ladder") : readme.index("Known shortfalls")]
+    for bot in ("heuristic", "counting", "pimc"):
+        delta, interval = rows[bot]
+        said = rf"{bot} beats 2×\w+ by {re.escape(delta)}( points per deal)? {re.escape(interval)}"
+        assert re.search(said, status), bot
+    assert f"pimc wins {pimc_vs_heuristic.group(1)}% of its matches against 2×heuristic" in status
