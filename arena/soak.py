@@ -357,13 +357,20 @@ def _latencies(outs: list[Path]) -> list[float]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m arena.soak", description=__doc__.split("\n")[0])
-    p.add_argument("--bots", type=int, default=300, help="bot streams (3 per table)")
-    p.add_argument("--matches", type=int, default=1000, help="matches to start in all")
-    p.add_argument("--seconds", type=float, default=120.0, help="stop starting matches after")
-    p.add_argument("--procs", type=int, default=3, help="client processes")
-    p.add_argument("--deals", type=int, default=3, help="deals per match (max_deals)")
-    p.add_argument("--hostile", type=float, default=0.05, help="fraction of hostile bots")
-    p.add_argument("--decision-ms", type=int, default=2000)
+    p.add_argument("--bots", type=int, default=300,
+                   help="bot streams, 3 per table (default: %(default)s)")  # fmt: skip
+    p.add_argument("--matches", type=int, default=1000,
+                   help="matches to start in all (default: %(default)s)")  # fmt: skip
+    p.add_argument("--seconds", type=float, default=120.0,
+                   help="stop starting matches after (default: %(default)s)")  # fmt: skip
+    p.add_argument("--procs", type=int, default=3,
+                   help="client processes (default: %(default)s)")  # fmt: skip
+    p.add_argument("--deals", type=int, default=3,
+                   help="deals per match, max_deals (default: %(default)s)")  # fmt: skip
+    p.add_argument("--hostile", type=float, default=0.05,
+                   help="fraction of hostile bots (default: %(default)s)")  # fmt: skip
+    p.add_argument("--decision-ms", type=int, default=2000,
+                   help="time per decision (default: %(default)s)")  # fmt: skip
     p.add_argument("--client", help=argparse.SUPPRESS)
     p.add_argument("--target", help=argparse.SUPPRESS)
     p.add_argument("--out", help=argparse.SUPPRESS)

@@ -703,7 +703,7 @@ def _human_command() -> click.Command:
     return _human_play
 
 
-@click.command("human")
+@click.command("human", short_help="Play against bots yourself in the terminal.")
 @click.option("--vs", default="heuristic,heuristic", show_default=True,
               help="Comma-separated opponents.")  # fmt: skip
 @click.option("-n", "--matches", "n", type=click.IntRange(min=1), default=1, show_default=True)
@@ -734,7 +734,8 @@ def _human_play(
     decision_ms: int | None,
     time_bank_ms: int | None,
 ) -> None:
-    """Play against bots yourself in the terminal (same as `arena-bot try human`)."""
+    """Play against bots yourself in the terminal: `arena-bot try human`, against two
+    heuristic bots unless --vs names others (try's own --vs default is random,heuristic)."""
     ctx.invoke(
         try_, bot="human", vs=vs, n=n, ruleset=ruleset, seed=seed, max_deals=max_deals,
         decision_ms=decision_ms, time_bank_ms=time_bank_ms, log_level="warning",

@@ -285,9 +285,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args[:1] == ["exec"]:
         _exec(args[1:])
         return
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
-    p.add_argument("--tables", type=int, default=10, help="matches played at once")
-    p.add_argument("--seconds", type=float, default=3.0, help="each measuring window")
+    p = argparse.ArgumentParser(
+        prog="python -m arena.bench.breakdown",
+        description=__doc__.split("\n")[0] if __doc__ else None,
+    )
+    p.add_argument("--tables", type=int, default=10,
+                   help="matches played at once (default: %(default)s)")  # fmt: skip
+    p.add_argument("--seconds", type=float, default=3.0,
+                   help="each measuring window (default: %(default)s)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="the figures as JSON")
     a = p.parse_args(args)
     r = breakdown(a.tables, a.seconds)

@@ -387,23 +387,34 @@ def _target(ratio: float, target: float) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """``python -m arena.bench.referee [--seconds S] [--tables N]`` (and the server role)."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
+    p = argparse.ArgumentParser(
+        prog="python -m arena.bench.referee",
+        description=__doc__.split("\n")[0] if __doc__ else None,
+    )
     p.add_argument("role", nargs="?", default="bench", choices=["bench", "server", "one"],
                    help="bench: the `arena bench referee` section (only --seconds applies); "
                         "one: one measurement with the options below; server: the referee "
-                        "process of a measurement (internal)")  # fmt: skip
-    p.add_argument("--seconds", type=float, default=3.0, help="the measuring window")
-    p.add_argument("--warmup", type=float, help="seconds played before the window")
-    p.add_argument("--tables", type=int, default=1, help="matches played at once")
-    p.add_argument("--preset", default=BENCH_PRESET, help="the ruleset preset")
-    p.add_argument("--max-deals", type=int, default=BENCH_MAX_DEALS, help="deal cap per match")
+                        "process of a measurement (internal) (default: %(default)s)")  # fmt: skip
+    p.add_argument("--seconds", type=float, default=3.0,
+                   help="the measuring window (default: %(default)s)")  # fmt: skip
+    p.add_argument("--warmup", type=float,
+                   help="seconds played before the window (default: a third of --seconds, "
+                        "0.2 to 1)")  # fmt: skip
+    p.add_argument("--tables", type=int, default=1,
+                   help="matches played at once (default: %(default)s)")  # fmt: skip
+    p.add_argument("--preset", default=BENCH_PRESET,
+                   help="the ruleset preset (default: %(default)s)")  # fmt: skip
+    p.add_argument("--max-deals", type=int, default=BENCH_MAX_DEALS,
+                   help="deal cap per match (default: %(default)s)")  # fmt: skip
     p.add_argument(
         "--min-matches",
         type=int,
         default=0,
-        help="after the window, play on (unmeasured) until this many matches ended",
+        help="after the window, play on (unmeasured) until this many matches ended "
+        "(default: %(default)s)",
     )
-    p.add_argument("--experiments", default=None, help="GRPC_EXPERIMENTS for role 'one'")
+    p.add_argument("--experiments", default=None,
+                   help="GRPC_EXPERIMENTS for role 'one' (default: as inherited)")  # fmt: skip
     a = p.parse_args(argv)
     if a.role == "server":
         warmup = warmup_for(a.seconds) if a.warmup is None else a.warmup

@@ -74,10 +74,18 @@ def referee_logic(tables: int = 10, matches: int = 20, max_deals: int = 12) -> d
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
-    p.add_argument("--tables", type=int, default=10)
-    p.add_argument("--matches", type=int, default=20, help="matches per table")
-    p.add_argument("--max-deals", type=int, default=12)
+    p = argparse.ArgumentParser(
+        prog="python -m arena.bench.referee_logic",
+        description="The referee's own work per decision, without gRPC: the real Referee, "
+        "MatchRunner and BotSession against in-process streams whose bot answers every "
+        "request at once with its first legal action (docs/performance.md).",
+    )
+    p.add_argument("--tables", type=int, default=10,
+                   help="matches played at once (default: %(default)s)")  # fmt: skip
+    p.add_argument("--matches", type=int, default=20,
+                   help="matches per table (default: %(default)s)")  # fmt: skip
+    p.add_argument("--max-deals", type=int, default=12,
+                   help="deal cap per match (default: %(default)s)")  # fmt: skip
     p.add_argument("--profile", action="store_true", help="print cProfile's top functions")
     a = p.parse_args(argv)
     profiler = cProfile.Profile() if a.profile else None

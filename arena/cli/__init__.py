@@ -42,7 +42,7 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
     "tournament": ("arena.cli.tournament", "tournament", "Run a round-robin tournament."),
     "leaderboard": ("arena.cli.leaderboard", "leaderboard", "Print or export the leaderboard."),
     "bench": ("arena.cli.bench", "bench", "Run the benchmarks and print their figures."),
-    "web": ("arena.cli.web", "web", "Serve the leaderboard and replay viewer on localhost."),
+    "web": ("arena.cli.web", "web", "Serve the leaderboard and replay viewer over HTTP."),
 }
 
 

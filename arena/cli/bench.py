@@ -61,15 +61,17 @@ def _target_rows(results: dict[str, dict[str, Any]]) -> list[tuple[str, str, str
 
 def _figures_table(results: dict[str, dict[str, Any]]) -> Table:
     """Every figure, a row each. The metric names are never cut (in 80 columns they were
-    elided to "referee_cpu_us_pe…", and several read alike): the other columns wrap."""
+    elided to "referee_cpu_us_pe…", and several read alike), nor the section names
+    ("grpc_baseli…"); the other columns wrap, a long name folded rather than cut
+    ("event_engine…" did not say which of the two measurements it was)."""
     rows = [
         (name, what, metric, value)
         for name, figures in results.items()
         for what, metric, value in _rows("", figures)
     ]
     table = Table(title="Thousand Arena benchmarks")
-    table.add_column("section")
-    table.add_column("what")
+    table.add_column("section", no_wrap=True, min_width=max((len(r[0]) for r in rows), default=7))
+    table.add_column("what", overflow="fold")
     table.add_column("metric", no_wrap=True, min_width=max((len(r[2]) for r in rows), default=6))
     table.add_column("value", justify="right", overflow="fold")
     for row in rows:
@@ -77,14 +79,18 @@ def _figures_table(results: dict[str, dict[str, Any]]) -> Table:
     return table
 
 
-@click.command("bench")
+@click.command(
+    "bench",
+    help=f"Run the benchmarks and print their figures: every section ({', '.join(SECTIONS)}), "
+    "or only the SECTIONS named (or --only). docs/performance.md says what each measures.",
+)
 @click.argument("sections", nargs=-1)
 @click.option("--only", "only", multiple=True, help="Run only this section (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @click.option("--seconds", type=Seconds(min=0, min_open=True), default=2.0,
               show_default=True, help="Time per measurement.")  # fmt: skip
 def bench(sections: tuple[str, ...], only: tuple[str, ...], as_json: bool, seconds: float) -> None:
-    """Run the benchmarks (engine, and any other section available) and print the figures."""
+    """Run the benchmark sections (help above: :data:`arena.bench.SECTIONS`)."""
     wanted = list(dict.fromkeys([*sections, *only]))
     for name in wanted:
         hint = "SECTION" if name in sections else "'--only'"  # where the reader typed it

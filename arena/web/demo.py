@@ -173,8 +173,10 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(
         prog="python -m arena.web.demo", description="Write a small demo tournament database."
     )
-    p.add_argument("path", nargs="?", default="runs/demo.sqlite", type=Path)
-    p.add_argument("--matches", type=int, default=6)
+    p.add_argument("path", nargs="?", default="runs/demo.sqlite", type=Path,
+                   help="a new database file (default: %(default)s)")  # fmt: skip
+    p.add_argument("--matches", type=int, default=6,
+                   help="matches in the demo tournament (default: %(default)s)")  # fmt: skip
     a = p.parse_args(argv)
     if a.matches < 1:
         p.error("--matches must be at least 1")

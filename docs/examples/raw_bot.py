@@ -1,6 +1,9 @@
 """A bot without the SDK: grpcio and `arena.v1` generated from the proto (docs/protocol.md).
 
-    .venv/bin/python docs/examples/raw_bot.py --arena HOST:PORT --token TOKEN [--batch]
+    ARENA_TOKEN=TOKEN .venv/bin/python docs/examples/raw_bot.py --arena HOST:PORT [--batch]
+
+(or `--token TOKEN`, which any user of the machine can read in the process list; `--matches
+N`: leave after N matches).
 
 It follows each match's events (`seq` without gaps, the scores) and checks them against
 the views, plays a greedy strategy, reconnects with back-off (resuming its seats) and stops
@@ -194,9 +197,12 @@ class RawBot:
 
 if __name__ == "__main__":
     p = argparse.ArgumentParser()
-    p.add_argument("--arena", default="localhost:50051")
-    p.add_argument("--token", default=os.environ.get("ARENA_TOKEN"))
+    p.add_argument("--arena", default="localhost:50051", help="HOST:PORT (default: %(default)s)")
+    p.add_argument("--token", default=os.environ.get("ARENA_TOKEN"), help="default: $ARENA_TOKEN")
     p.add_argument("--batch", action="store_true", help="ask for Batch messages")
     p.add_argument("--matches", type=int, help="leave after this many matches")
     p.add_argument("--drop-after", type=int, default=0, help="drop the stream once, here")
-    sys.exit(RawBot(p.parse_args()).run())
+    args = p.parse_args()
+    if not args.token:  # ("Bearer None" would be refused, after retries, as UNAUTHENTICATED)
+        p.error("no token: set ARENA_TOKEN or give --token")
+    sys.exit(RawBot(args).run())
