@@ -163,34 +163,68 @@ def _load_made(spec: str, param_hint: str = "BOT") -> tuple[Any, Any]:
 def _check_address(ctx: click.Context, param: click.Parameter, value: str) -> str:
     """``--arena`` is HOST:PORT (``[::1]:PORT`` for IPv6); a gRPC target URI written
     ``scheme://...`` (``dns:///host:port``) is passed on as it is, when it names a target
-    after its scheme. What no address can be is refused here, not retried for
-    --retry-for seconds as an unreachable arena."""
+    after its scheme, and so is a Unix socket, ``unix:PATH`` or ``unix-abstract:NAME``
+    (gRPC's own forms). What no address can be is refused here, not retried for
+    --retry-for seconds as an unreachable arena; an address from ``ARENA_ADDRESS`` is
+    said to come from it (nobody typed --arena)."""
+    problem = _address_problem(value)
+    if problem is None:
+        return value
+    source = ctx.get_parameter_source(param.name) if param.name else None
+    if source is click.core.ParameterSource.ENVIRONMENT:
+        problem += " (from the environment variable ARENA_ADDRESS)"
+    raise click.BadParameter(problem, ctx, param)
+
+
+def _address_problem(value: str) -> str | None:
+    """What makes ``value`` no address of an arena (see :func:`_check_address`), or None."""
     if any(c.isspace() or not c.isprintable() for c in value):
-        raise click.BadParameter(f"an address has no spaces or control characters, got {value!r}")
+        return f"an address has no spaces or control characters, got {value!r}"
     if "://" in value:
         scheme, _, target = value.partition("://")
         if not scheme.isidentifier() or not target.strip("/"):
-            raise click.BadParameter(f"expected HOST:PORT or a gRPC target URI, got {value!r}")
+            return f"expected HOST:PORT or a gRPC target URI, got {value!r}"
         if scheme.lower() in ("http", "https"):
             # (no gRPC scheme: gRPC looked up the host "http://arena" and the bot retried
             # for --retry-for seconds, ten minutes by default, as if the arena were down)
             tls = " with --tls (or --ca FILE)" if scheme.lower() == "https" else ""
-            raise click.BadParameter(
+            return (
                 f"{value!r} is a web address: give the arena as HOST:PORT, "
                 f"{target.strip('/')!r}{tls}"
             )
-        return value
+        return None
+    scheme, colon, path = value.partition(":")
+    if colon and scheme in ("unix", "unix-abstract"):
+        # (gRPC's "unix:/run/arena.sock" was refused as a HOST:PORT whose port "must be a
+        # number", though "unix:///run/arena.sock" was let through)
+        return None if path else f"{scheme}: names no socket, got {value!r}"
     if value.startswith("["):
         host, close, rest = value[1:].partition("]")
         ok, port = bool(close) and rest.startswith(":"), rest[1:]
     else:
         host, sep, port = value.rpartition(":")
         ok = bool(sep) and ":" not in host
+        if not ok and sep and _is_ipv6(host) and port.isascii() and port.isdigit():
+            # "::1:50051": the port cannot be told from the address's last part
+            return f"an IPv6 address goes in brackets before a port: [{host}]:{port}, got {value!r}"
+        if not ok and _is_ipv6(value):
+            return f"no port: expected [IPv6]:PORT, as [{value}]:50051, got {value!r}"
     if not ok or not host:
-        raise click.BadParameter(f"expected HOST:PORT (or [IPv6]:PORT), got {value!r}")
+        return f"expected HOST:PORT (or [IPv6]:PORT), got {value!r}"
     if not (port.isascii() and port.isdigit()) or not 1 <= int(port) <= 65535:
-        raise click.BadParameter(f"the port must be a number from 1 to 65535, got {value!r}")
-    return value
+        return f"the port must be a number from 1 to 65535, got {value!r}"
+    return None
+
+
+def _is_ipv6(text: str) -> bool:
+    """Whether ``text`` is an IPv6 address (a zone ``%eth0`` allowed)."""
+    import ipaddress
+
+    try:
+        ipaddress.IPv6Address(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _check_token(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
