@@ -310,26 +310,40 @@ def _die_with_launcher() -> None:
     parent = os.environ.get("ARENA_PARENT_PID")
     if not parent or not sys.platform.startswith("linux"):
         return
+    text = parent.strip()
+    # (a value that is no process id, left in a shell's environment, was an OverflowError
+    # traceback when too large; 0 and -1 made os.kill ask a process group, every process)
+    if not (text.isascii() and text.isdigit() and 0 < int(text) < 2**31):
+        logging.getLogger("sdk.client").warning(
+            "ARENA_PARENT_PID (set by arena tournament for the bots it launches) is %s, no "
+            "process id: ignored", printable(repr(parent[:40])),
+        )  # fmt: skip
+        return
+    pid = int(text)
     try:
         import ctypes
 
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         return
+    gone = False
     try:  # the launcher may have died before the signal was armed
-        pid = int(parent)
         if os.getppid() == pid:
             return  # it is alive (and our parent: the signal is armed for its death)
         os.kill(pid, 0)
         # A launcher that died but is not reaped yet (its own parent has not waited for it)
         # is a zombie, which os.kill finds: the bot then outlived it for `--retry-for`.
         with open(f"/proc/{pid}/stat", "rb") as fh:
-            if fh.read().rpartition(b")")[2].split()[:1] == [b"Z"]:
-                sys.exit(0)
+            gone = fh.read().rpartition(b")")[2].split()[:1] == [b"Z"]
     except ProcessLookupError:
-        sys.exit(0)
+        gone = True
     except (ValueError, OSError):
         pass
+    if gone:  # (said: a stale value in a shell's environment ended the bot without a word)
+        logging.getLogger("sdk.client").warning(
+            "the process that launched this bot (ARENA_PARENT_PID=%d) is gone: exiting", pid
+        )
+        sys.exit(0)
 
 
 @main.command()

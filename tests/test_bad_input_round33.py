@@ -525,3 +525,48 @@ def test_run_without_any_token_or_with_an_empty_one(run_calls: list[str]) -> Non
     ):
         assert "no token: give --token TOKEN or set ARENA_TOKEN" in _one_line(r)
     assert run_calls == []
+
+
+_LAUNCHER = """\
+import logging, os, sys
+sys.path.insert(0, sys.argv.pop(1))
+logging.basicConfig(level=logging.WARNING, format="%(message)s")
+import sdk.cli
+for value in sys.argv[1:]:
+    os.environ["ARENA_PARENT_PID"] = value
+    try:
+        sdk.cli._die_with_launcher()
+        print("running", flush=True)
+    except SystemExit as e:
+        print("exit", e.code, flush=True)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux's parent-death signal")
+def test_a_junk_or_stale_arena_parent_pid_is_said(tmp_path: Path) -> None:
+    """Defects: ``ARENA_PARENT_PID`` (which `arena tournament` sets for the bots it
+    launches) left in a shell's environment with a value too large for a process id ended
+    ``arena-bot run`` with an OverflowError traceback; 0 and -1 were passed to
+    ``os.kill`` (a process group, every process); and a stale one, naming a process that
+    is gone, ended the bot at once with exit code 0 and not a word. Junk is ignored with a
+    warning naming the variable; a launcher that is gone is said before the exit."""
+    script = tmp_path / "launcher.py"
+    script.write_text(_LAUNCHER, encoding="utf-8")
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()  # (reaped: its pid names no process now)
+    values = ["abc", "0", "-1", "99999999999999999999", str(dead.pid)]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    p = subprocess.run([sys.executable, str(script), str(ROOT), *values], capture_output=True,
+                       text=True, timeout=60, cwd=ROOT, env=env)  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == ["running"] * 4 + ["exit 0"], (p.stdout, p.stderr)
+    assert "Traceback" not in p.stderr
+    warnings = p.stderr.splitlines()
+    assert warnings[:4] == [
+        f"ARENA_PARENT_PID (set by arena tournament for the bots it launches) is {v!r}, no "
+        "process id: ignored"
+        for v in values[:4]
+    ], p.stderr
+    assert warnings[4:] == [
+        f"the process that launched this bot (ARENA_PARENT_PID={dead.pid}) is gone: exiting"
+    ], p.stderr
