@@ -362,8 +362,8 @@ class Ruleset:
                 if isinstance(key, str) and key.lower() in _BASE_WORDS:
                     # (no file includes another: its base is a preset)
                     hint = ' (a ruleset builds on a preset only: preset = "classic")'
-                raise RulesetError(
-                    _plain(key), f"unknown option{hint}; known options: {', '.join(types)}"
+                raise RulesetError(  # (str: a dict built in Python may have any key)
+                    _plain(str(key)), f"unknown option{hint}; known options: {', '.join(types)}"
                 )
             changes[key] = value
         _check_types(changes)

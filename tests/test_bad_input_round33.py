@@ -26,7 +26,7 @@ from arena.cli import main as arena
 from arena.protocol import token_problem
 from arena.tournament.config import ConfigError, load_config
 from bots.random_bot import RandomBot
-from engine import RulesetError, load_ruleset
+from engine import Ruleset, RulesetError, load_ruleset
 from sdk.cli import main as arena_bot
 from sdk.client import ArenaAuthError, BotRunner, _why_ended
 from sdk.client import run as run_bot
@@ -570,3 +570,12 @@ def test_a_junk_or_stale_arena_parent_pid_is_said(tmp_path: Path) -> None:
     assert warnings[4:] == [
         f"the process that launched this bot (ARENA_PARENT_PID={dead.pid}) is gone: exiting"
     ], p.stderr
+
+
+def test_a_ruleset_dict_with_a_key_that_is_no_string_is_a_ruleset_error() -> None:
+    """Defect (found by fuzzing ``Ruleset.from_dict``): a dict built in Python with a key
+    that is no string (``{5: 4}``) raised AttributeError ('int' object has no attribute
+    'isprintable') from the message's own formatting, not RulesetError naming the key."""
+    with pytest.raises(RulesetError) as e:
+        Ruleset.from_dict({"preset": "classic", 5: 4})
+    assert e.value.key == "5" and str(e.value).startswith("5: unknown option; known options: ")
