@@ -412,6 +412,14 @@ def run(
     _setup_logging(log_level)
     _die_with_launcher()
     cls = _load(bot)
+    if workers is not None and (bot.strip() == "human" or getattr(cls, "interactive", False)):
+        # (a worker process reads no terminal, its stdin is /dev/null: the person's seat
+        # read "end of input" at its first decision and left the match)
+        raise click.BadParameter(
+            "the bot would run in other processes, which cannot read this terminal: "
+            f"not with {bot.strip()!r}, a person at the keyboard",
+            param_hint="--workers",
+        )
     from sdk.client import ArenaAuthError, ArenaError, ArenaTLSError
     from sdk.client import run as run_bot
 

@@ -237,7 +237,9 @@ def run_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def _run(*args: str, env: dict[str, str] | None = None) -> Result:
-    return CliRunner().invoke(arena_bot, ["run", "random", "--token", "token-1234", *args], env=env)
+    """``arena-bot run`` of the bot ``random`` (or ``human`` as the first argument)."""
+    bot, args = (args[0], args[1:]) if args[:1] == ("human",) else ("random", args)
+    return CliRunner().invoke(arena_bot, ["run", bot, "--token", "token-1234", *args], env=env)
 
 
 def test_a_unix_socket_address_is_taken_as_grpc_takes_it(run_calls: list[str]) -> None:
@@ -579,3 +581,16 @@ def test_a_ruleset_dict_with_a_key_that_is_no_string_is_a_ruleset_error() -> Non
     with pytest.raises(RulesetError) as e:
         Ruleset.from_dict({"preset": "classic", 5: 4})
     assert e.value.key == "5" and str(e.value).startswith("5: unknown option; known options: ")
+
+
+def test_run_human_with_workers_is_refused(run_calls: list[str]) -> None:
+    """Defect (conflicting options): ``arena-bot run human --workers N`` ran the person's
+    seat in a worker process, whose stdin is /dev/null: at its first decision it read "end
+    of input" and left the match (exit code 1), whatever the terminal held. It is a usage
+    error naming --workers; another bot with --workers is taken."""
+    text = _one_line(_run("human", "--workers", "2"))
+    assert ("Invalid value for --workers: the bot would run in other processes, which "
+            "cannot read this terminal: not with 'human'") in text  # fmt: skip
+    assert run_calls == []
+    assert _run("--workers", "2").exit_code == 0
+    assert run_calls == ["localhost:50051"]
