@@ -102,6 +102,8 @@ def token_problem(token: str) -> str | None:
     c = token[i]
     kind = "a non-ASCII character" if c.isprintable() else "a control character"
     what = _TOKEN_CHARACTERS.get(c) or f"{kind} (U+{ord(c):04X})"
+    if "\udc80" <= c <= "\udcff":  # a byte of a command line that was no UTF-8
+        what = f"a byte that is no UTF-8 text (0x{ord(c) - 0xDC00:02X})"
     said = f"this one has {what} at character {i + 1} of {len(token)}"
     rest = token.rstrip("\r\n")
     if rest != token and rest and all("!" <= ch <= "~" for ch in rest):

@@ -227,6 +227,26 @@ def _is_ipv6(text: str) -> bool:
     return True
 
 
+def _check_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``--name`` travels in Hello as protobuf text, which must be UTF-8: a byte that is
+    none (a file name in another encoding, pasted) was a UnicodeEncodeError traceback at
+    the first connection."""
+    if value is not None:
+        bad = _undecodable(value)
+        if bad:
+            raise click.BadParameter(f"not UTF-8 text: it holds the byte {bad}")
+    return value
+
+
+def _undecodable(text: str) -> str:
+    """The first byte of ``text`` that was no UTF-8 in the command line (Python keeps it as
+    a lone surrogate, U+DC80..U+DCFF), as ``0xFF``; ``""`` when there is none."""
+    for c in text:
+        if "\udc80" <= c <= "\udcff":
+            return f"0x{ord(c) - 0xDC00:02X}"
+    return ""
+
+
 def _check_token(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
     """Not ``required=True``: click's "Missing option '--token'" hid that ARENA_TOKEN
     gives it as well (and is the safer way)."""
@@ -369,7 +389,11 @@ def _die_with_launcher() -> None:
     callback=_check_ca,
     help="TLS with this CA certificate (PEM); implies --tls.",
 )
-@click.option("--name", help="The name sent in Hello (informative; the token decides).")
+@click.option(
+    "--name",
+    callback=_check_name,
+    help="The name sent in Hello (informative; the token decides).",
+)
 @click.option("--once", is_flag=True, help="Exit after one match.")
 @click.option("--matches", type=click.IntRange(1, 2**32 - 1), help="Exit after N matches.")
 @click.option(

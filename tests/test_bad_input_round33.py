@@ -594,3 +594,18 @@ def test_run_human_with_workers_is_refused(run_calls: list[str]) -> None:
     assert run_calls == []
     assert _run("--workers", "2").exit_code == 0
     assert run_calls == ["localhost:50051"]
+
+
+def test_a_name_or_token_with_a_byte_that_is_no_utf8(run_calls: list[str]) -> None:
+    """Defect: ``arena-bot run --name`` with a byte that is no UTF-8 (Python keeps it as a
+    lone surrogate) ended in a UnicodeEncodeError traceback at the first connection (the
+    name travels in Hello as protobuf text). It is a usage error naming the byte; a token
+    with one says "a byte that is no UTF-8 text (0xFF)", not "a control character (U+DCFF)"."""
+    text = _one_line(_run("--name", "my\udcffbot"))
+    assert "Invalid value for '--name': not UTF-8 text: it holds the byte 0xFF" in text
+    assert run_calls == []
+    assert _run("--name", "мой бот").exit_code == 0
+    assert token_problem("tok\udcffen-token") == (
+        "a token is printable ASCII without spaces: this one has a byte that is no UTF-8 text "
+        "(0xFF) at character 4 of 12"
+    )
