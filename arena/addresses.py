@@ -47,4 +47,9 @@ def host_problem(host: str) -> str | None:
         # (gRPC cannot parse "[::1" nor "[127.0.0.1]": its own log line "Unparsable name"
         # would come after the run started, naming neither option nor key)
         return f"brackets go around a whole IPv6 address only ([::1]), got {host!r}"
+    name, colon, port = host.rpartition(":")
+    if colon and ":" not in name and name.strip("[]") and port.isascii() and port.isdigit():
+        # "127.0.0.1:80" was looked up as a host name: "cannot resolve ... (is the port
+        # free ...?)", after the run had started
+        return f"the address alone: the port is given apart (--port, or port), got {host!r}"
     return None

@@ -80,18 +80,40 @@ MIN_TOKEN = 8
 def token_problem(token: str) -> str | None:
     """What makes ``token`` unusable, or ``None``. A token travels in an HTTP/2 header
     (``authorization: Bearer <token>``): printable ASCII only, and no spaces, which the
-    referee would strip from what a bot presents.
+    referee would strip from what a bot presents. The token is a secret: the message names
+    the first character at fault and where it is, never the token (it went to a CI log, a
+    shared screen, from ``--token``, ``ARENA_TOKEN`` or a tokens file alike).
 
-    >>> token_problem("s3cret-Token_1"), token_problem(" t1 "), token_problem("")
-    (None, "a token is printable ASCII without spaces, got ' t1 '", 'the token is empty')
+    >>> token_problem("s3cret-Token_1"), token_problem("")
+    (None, 'the token is empty')
+    >>> token_problem(" t1 ")
+    'a token is printable ASCII without spaces: this one has a space at character 1 of 4'
+    >>> token_problem("s3cret\\r\\n").split(": ", 1)[1]
+    'this one has a carriage return at character 7 of 8 (a line end: was it read from a file?)'
     """
     if not token:
         return "the token is empty"
-    if not all("!" <= c <= "~" for c in token):
-        return f"a token is printable ASCII without spaces, got {token[:40]!r}"
-    if len(token) > MAX_TOKEN:  # gRPC refuses larger metadata (8 KiB by default)
-        return f"a token is at most {MAX_TOKEN} characters, got {len(token)}"
-    return None
+    bad = [i for i, c in enumerate(token) if not "!" <= c <= "~"]
+    if not bad:
+        if len(token) > MAX_TOKEN:  # gRPC refuses larger metadata (8 KiB by default)
+            return f"a token is at most {MAX_TOKEN} characters, got {len(token)}"
+        return None
+    i = bad[0]
+    c = token[i]
+    kind = "a non-ASCII character" if c.isprintable() else "a control character"
+    what = _TOKEN_CHARACTERS.get(c) or f"{kind} (U+{ord(c):04X})"
+    if "\udc80" <= c <= "\udcff":  # a byte of a command line that was no UTF-8
+        what = f"a byte that is no UTF-8 text (0x{ord(c) - 0xDC00:02X})"
+    said = f"this one has {what} at character {i + 1} of {len(token)}"
+    rest = token.rstrip("\r\n")
+    if rest != token and rest and all("!" <= ch <= "~" for ch in rest):
+        said += " (a line end: was it read from a file?)"
+    return f"a token is printable ASCII without spaces: {said}"
+
+
+#: The characters a token may not hold, in words (the rest by their code point).
+_TOKEN_CHARACTERS = {" ": "a space", "\n": "a newline", "\r": "a carriage return",
+                     "\t": "a tab", "\x00": "a NUL byte"}  # fmt: skip
 
 
 def weak_token(token: str) -> bool:

@@ -115,8 +115,9 @@ def toml_shown(value: object, limit: int = _SHOWN_MAX) -> str:
             return v.isoformat()
         if isinstance(v, list):
             return "[" + ", ".join(shown(x) for x in v) + "]"
-        if isinstance(v, dict):
-            return "{ " + ", ".join(f"{toml_key(str(k))} = {shown(x)}" for k, x in v.items()) + " }"
+        if isinstance(v, dict):  # (an empty table is "{}", not "{  }")
+            inner = ", ".join(f"{toml_key(str(k))} = {shown(x)}" for k, x in v.items())
+            return "{ " + inner + " }" if inner else "{}"
         return repr(v)
 
     text = shown(value)
@@ -357,9 +358,12 @@ class Ruleset:
         changes: dict[str, Any] = {}
         for key, value in data.items():
             if key not in types:
-                raise RulesetError(
-                    _plain(key),
-                    f"unknown option{did_you_mean(key, types)}; known options: {', '.join(types)}",
+                hint = did_you_mean(key, types)
+                if isinstance(key, str) and key.lower() in _BASE_WORDS:
+                    # (no file includes another: its base is a preset)
+                    hint = ' (a ruleset builds on a preset only: preset = "classic")'
+                raise RulesetError(  # (str: a dict built in Python may have any key)
+                    _plain(str(key)), f"unknown option{hint}; known options: {', '.join(types)}"
                 )
             changes[key] = value
         _check_types(changes)
@@ -367,6 +371,12 @@ class Ruleset:
             # An edited preset is no longer the preset: say so in its name.
             changes["name"] = f"{base.name}+custom"
         return dataclasses.replace(base, **changes)
+
+
+#: Keys that would make a ruleset build on another, as other tools' files do: a ruleset
+#: builds on a preset only (``preset``), and includes no other file.
+_BASE_WORDS = frozenset({"extends", "extend", "include", "includes", "inherit", "inherits",
+                         "base", "based_on", "parent", "import", "from"})  # fmt: skip
 
 
 _FIELD_TYPES: dict[str, type] = {
@@ -392,11 +402,36 @@ def _check_types(options: Mapping[str, Any]) -> None:
         want = _FIELD_TYPES[key]
         # bool is an int in Python: keep the two apart so `players = true` is refused.
         if want is int and (isinstance(value, bool) or not isinstance(value, int)):
-            raise RulesetError(key, f"expected an integer, got {toml_shown(value)}")
+            raise RulesetError(
+                key, f"expected an integer, got {toml_shown(value)}{_int_hint(value)}"
+            )
         if want is bool and not isinstance(value, bool):
-            raise RulesetError(key, f"expected true or false, got {toml_shown(value)}")
+            raise RulesetError(
+                key, f"expected true or false, got {toml_shown(value)}{_bool_hint(value)}"
+            )
         if want is str and not isinstance(value, str):
             raise RulesetError(key, f"expected a string, got {toml_shown(value)}")
+
+
+def _int_hint(value: object) -> str:
+    """What to write instead of ``value`` for an integer option, when it is one in another
+    form (``"1000"``, ``1e3``), or ``""``."""
+    if isinstance(value, str) and re.fullmatch(r"\s*[+-]?[0-9][0-9_]*\s*", value):
+        return " (a number is written without quotes)"
+    if isinstance(value, float) and value.is_integer() and abs(value) <= _MAX_INT:
+        return f" (an integer is written without a decimal point or exponent: {int(value)})"
+    return ""
+
+
+def _bool_hint(value: object) -> str:
+    """What to write instead of ``value`` for a true/false option, when it says one in
+    another form (``"true"``, ``"yes"``, ``1``), or ``""``."""
+    words = ("true", "false", "yes", "no", "on", "off", "1", "0")
+    if isinstance(value, str) and value.strip().lower() in words:
+        return " (write true or false, without quotes)"
+    if isinstance(value, int) and value in (0, 1):
+        return " (write true or false, not a number)"
+    return ""
 
 
 def _validate(r: Ruleset) -> None:
@@ -519,6 +554,7 @@ def load_ruleset(name_or_path: str | Path, players: int | None = None) -> Rulese
             raise RulesetError("preset", _unknown_preset(text, "; or a .toml file")) from None
         raise RulesetError("file", str(e), source) from None
     try:
+        _check_not_another_file(data)
         if "name" in data:
             return Ruleset.from_dict(data, players)
         try:
@@ -533,6 +569,26 @@ def load_ruleset(name_or_path: str | Path, players: int | None = None) -> Rulese
             ) from None
     except RulesetError as e:
         raise RulesetError(e.key, e.message, source) from None
+
+
+def _check_not_another_file(data: Mapping[str, Any]) -> None:
+    """Refuse, saying so, a file that is some other file of the product: a tournament
+    config or an `arena serve --tokens` file (a ``[bots]`` table), or a ruleset written as
+    a tournament config's ``[ruleset]`` table. Each was "db: unknown option" or "ruleset:
+    unknown option", and a list of every option, which hid the mistake."""
+    if isinstance(data.get("bots"), dict):
+        raise RulesetError(
+            "bots",
+            "this is a tournament config or a tokens file (it has a [bots] table), not a "
+            'ruleset file: a ruleset file sets options such as preset = "classic" at its top '
+            "level",
+        )
+    if isinstance(data.get("ruleset"), dict):
+        raise RulesetError(
+            "ruleset",
+            "a ruleset file sets its options at its top level, not in a [ruleset] table (as "
+            "a tournament config does): take them out of the table",
+        )
 
 
 #: The most options a description lists (an inline table may set every one): the rest are

@@ -163,34 +163,88 @@ def _load_made(spec: str, param_hint: str = "BOT") -> tuple[Any, Any]:
 def _check_address(ctx: click.Context, param: click.Parameter, value: str) -> str:
     """``--arena`` is HOST:PORT (``[::1]:PORT`` for IPv6); a gRPC target URI written
     ``scheme://...`` (``dns:///host:port``) is passed on as it is, when it names a target
-    after its scheme. What no address can be is refused here, not retried for
-    --retry-for seconds as an unreachable arena."""
+    after its scheme, and so is a Unix socket, ``unix:PATH`` or ``unix-abstract:NAME``
+    (gRPC's own forms). What no address can be is refused here, not retried for
+    --retry-for seconds as an unreachable arena; an address from ``ARENA_ADDRESS`` is
+    said to come from it (nobody typed --arena)."""
+    problem = _address_problem(value)
+    if problem is None:
+        return value
+    source = ctx.get_parameter_source(param.name) if param.name else None
+    if source is click.core.ParameterSource.ENVIRONMENT:
+        problem += " (from the environment variable ARENA_ADDRESS)"
+    raise click.BadParameter(problem, ctx, param)
+
+
+def _address_problem(value: str) -> str | None:
+    """What makes ``value`` no address of an arena (see :func:`_check_address`), or None."""
     if any(c.isspace() or not c.isprintable() for c in value):
-        raise click.BadParameter(f"an address has no spaces or control characters, got {value!r}")
+        return f"an address has no spaces or control characters, got {value!r}"
     if "://" in value:
         scheme, _, target = value.partition("://")
         if not scheme.isidentifier() or not target.strip("/"):
-            raise click.BadParameter(f"expected HOST:PORT or a gRPC target URI, got {value!r}")
+            return f"expected HOST:PORT or a gRPC target URI, got {value!r}"
         if scheme.lower() in ("http", "https"):
             # (no gRPC scheme: gRPC looked up the host "http://arena" and the bot retried
             # for --retry-for seconds, ten minutes by default, as if the arena were down)
             tls = " with --tls (or --ca FILE)" if scheme.lower() == "https" else ""
-            raise click.BadParameter(
+            return (
                 f"{value!r} is a web address: give the arena as HOST:PORT, "
                 f"{target.strip('/')!r}{tls}"
             )
-        return value
+        return None
+    scheme, colon, path = value.partition(":")
+    if colon and scheme in ("unix", "unix-abstract"):
+        # (gRPC's "unix:/run/arena.sock" was refused as a HOST:PORT whose port "must be a
+        # number", though "unix:///run/arena.sock" was let through)
+        return None if path else f"{scheme}: names no socket, got {value!r}"
     if value.startswith("["):
         host, close, rest = value[1:].partition("]")
         ok, port = bool(close) and rest.startswith(":"), rest[1:]
     else:
         host, sep, port = value.rpartition(":")
         ok = bool(sep) and ":" not in host
+        if not ok and sep and _is_ipv6(host) and port.isascii() and port.isdigit():
+            # "::1:50051": the port cannot be told from the address's last part
+            return f"an IPv6 address goes in brackets before a port: [{host}]:{port}, got {value!r}"
+        if not ok and _is_ipv6(value):
+            return f"no port: expected [IPv6]:PORT, as [{value}]:50051, got {value!r}"
     if not ok or not host:
-        raise click.BadParameter(f"expected HOST:PORT (or [IPv6]:PORT), got {value!r}")
+        return f"expected HOST:PORT (or [IPv6]:PORT), got {value!r}"
     if not (port.isascii() and port.isdigit()) or not 1 <= int(port) <= 65535:
-        raise click.BadParameter(f"the port must be a number from 1 to 65535, got {value!r}")
+        return f"the port must be a number from 1 to 65535, got {value!r}"
+    return None
+
+
+def _is_ipv6(text: str) -> bool:
+    """Whether ``text`` is an IPv6 address (a zone ``%eth0`` allowed)."""
+    import ipaddress
+
+    try:
+        ipaddress.IPv6Address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _check_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``--name`` travels in Hello as protobuf text, which must be UTF-8: a byte that is
+    none (a file name in another encoding, pasted) was a UnicodeEncodeError traceback at
+    the first connection."""
+    if value is not None:
+        bad = _undecodable(value)
+        if bad:
+            raise click.BadParameter(f"not UTF-8 text: it holds the byte {bad}")
     return value
+
+
+def _undecodable(text: str) -> str:
+    """The first byte of ``text`` that was no UTF-8 in the command line (Python keeps it as
+    a lone surrogate, U+DC80..U+DCFF), as ``0xFF``; ``""`` when there is none."""
+    for c in text:
+        if "\udc80" <= c <= "\udcff":
+            return f"0x{ord(c) - 0xDC00:02X}"
+    return ""
 
 
 def _check_token(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
@@ -276,26 +330,40 @@ def _die_with_launcher() -> None:
     parent = os.environ.get("ARENA_PARENT_PID")
     if not parent or not sys.platform.startswith("linux"):
         return
+    text = parent.strip()
+    # (a value that is no process id, left in a shell's environment, was an OverflowError
+    # traceback when too large; 0 and -1 made os.kill ask a process group, every process)
+    if not (text.isascii() and text.isdigit() and 0 < int(text) < 2**31):
+        logging.getLogger("sdk.client").warning(
+            "ARENA_PARENT_PID (set by arena tournament for the bots it launches) is %s, no "
+            "process id: ignored", printable(repr(parent[:40])),
+        )  # fmt: skip
+        return
+    pid = int(text)
     try:
         import ctypes
 
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         return
+    gone = False
     try:  # the launcher may have died before the signal was armed
-        pid = int(parent)
         if os.getppid() == pid:
             return  # it is alive (and our parent: the signal is armed for its death)
         os.kill(pid, 0)
         # A launcher that died but is not reaped yet (its own parent has not waited for it)
         # is a zombie, which os.kill finds: the bot then outlived it for `--retry-for`.
         with open(f"/proc/{pid}/stat", "rb") as fh:
-            if fh.read().rpartition(b")")[2].split()[:1] == [b"Z"]:
-                sys.exit(0)
+            gone = fh.read().rpartition(b")")[2].split()[:1] == [b"Z"]
     except ProcessLookupError:
-        sys.exit(0)
+        gone = True
     except (ValueError, OSError):
         pass
+    if gone:  # (said: a stale value in a shell's environment ended the bot without a word)
+        logging.getLogger("sdk.client").warning(
+            "the process that launched this bot (ARENA_PARENT_PID=%d) is gone: exiting", pid
+        )
+        sys.exit(0)
 
 
 @main.command()
@@ -321,7 +389,11 @@ def _die_with_launcher() -> None:
     callback=_check_ca,
     help="TLS with this CA certificate (PEM); implies --tls.",
 )
-@click.option("--name", help="The name sent in Hello (informative; the token decides).")
+@click.option(
+    "--name",
+    callback=_check_name,
+    help="The name sent in Hello (informative; the token decides).",
+)
 @click.option("--once", is_flag=True, help="Exit after one match.")
 @click.option("--matches", type=click.IntRange(1, 2**32 - 1), help="Exit after N matches.")
 @click.option(
@@ -364,6 +436,14 @@ def run(
     _setup_logging(log_level)
     _die_with_launcher()
     cls = _load(bot)
+    if workers is not None and (bot.strip() == "human" or getattr(cls, "interactive", False)):
+        # (a worker process reads no terminal, its stdin is /dev/null: the person's seat
+        # read "end of input" at its first decision and left the match)
+        raise click.BadParameter(
+            "the bot would run in other processes, which cannot read this terminal: "
+            f"not with {bot.strip()!r}, a person at the keyboard",
+            param_hint="--workers",
+        )
     from sdk.client import ArenaAuthError, ArenaError, ArenaTLSError
     from sdk.client import run as run_bot
 

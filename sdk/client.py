@@ -401,6 +401,10 @@ def _why_ended(code: grpc.StatusCode, details: str, arena: str) -> str:
     ...            "error: UNKNOWN: ipv4:127.0.0.1:4: Failed to connect to remote host: "
     ...            "Connection refused", "localhost:4")
     'cannot connect to the arena at localhost:4: connection refused'
+    >>> _why_ended(grpc.StatusCode.UNAVAILABLE, "errors resolving h.invalid:1: [field:hostname "
+    ...            "lookup error:address lookup failed for h.invalid:1: Domain name not found]",
+    ...            "h.invalid:1")
+    'cannot connect to the arena at h.invalid:1: domain name not found'
     >>> _why_ended(grpc.StatusCode.UNAVAILABLE, "Stream removed (Socket closed)", "h:1")
     'the connection to the arena at h:1 was lost: socket closed'
     >>> _why_ended(grpc.StatusCode.UNAVAILABLE, "the arena is stopping", "h:1")
@@ -418,6 +422,10 @@ def _why_ended(code: grpc.StatusCode, details: str, arena: str) -> str:
         # for h:1: C-ares status is not ARES_SUCCESS ...: Domain name not found": the last
         # words are the reason.
         reason = reason.rpartition(": ")[2] or reason
+        if reason.endswith("]") and "[" not in reason:
+            # (a host name not found: "... [field:hostname lookup error:address lookup
+            # failed for h:1: Domain name not found]" left its bracket on the reason)
+            reason = reason[:-1].rstrip()
         return f"cannot connect to the arena at {arena}: {_lower_first(reason)}"
     if _closed(details) or reason.lower() in _LOST_WORDS or details.startswith(_CORE_INTERNAL):
         return f"the connection to the arena at {arena} was lost: {_lower_first(reason)}"
@@ -789,7 +797,13 @@ class BotRunner:
                     asked = True
                     tried = ("for ever" if self.retry_for is None
                              else f"for up to {self.retry_for:g} s (--retry-for)")  # fmt: skip
-                    hint = f" (is an arena serving at {self.arena}? it is tried again {tried})"
+                    low = details.lower()
+                    question = (
+                        f"is the host name in {self.arena} right"  # (no such name: no "serving")
+                        if "resolving" in low or "dns resolution" in low
+                        else f"is an arena serving at {self.arena}"
+                    )
+                    hint = f" ({question}? it is tried again {tried})"
                 said = _why_ended(code, details, self.arena)
                 log.warning("%s%s; reconnecting in %.1fs", said, hint, delay)
                 with contextlib.suppress(TimeoutError):

@@ -39,6 +39,9 @@ _HELP = (
 )
 
 
+#: The longest bot spec (Linux's PATH_MAX, and a class name after it).
+_SPEC_MAX = 4096 + 256
+
 #: How many bot files or modules :func:`load_bot` is importing now (``sdk.run`` refuses to
 #: start from one).
 importing = 0
@@ -58,6 +61,11 @@ def _load_bot(spec: str) -> type[Bot]:
     spec = spec.strip()
     if not spec:
         raise BotLoadError(f"empty bot name: {_HELP}")
+    if len(spec) > _SPEC_MAX:  # (quoted whole in every message below: thousands of characters)
+        raise BotLoadError(
+            f"a bot name of {len(spec):,} characters, longer than any path or module name "
+            f"(at most {_SPEC_MAX:,}): {_HELP}"
+        )
     import bots
 
     if spec == "human" and importlib.util.find_spec("sdk.human") is not None:
@@ -141,6 +149,8 @@ def _meant_file(path: Path) -> str:
 def _import_file(path: Path) -> ModuleType:
     if path.is_dir():
         raise BotLoadError(f"{str(path)!r} is a directory, not a Python file: {_HELP}")
+    if path.exists() and not path.is_file():  # (/dev/null, a FIFO: it was "no file")
+        raise BotLoadError(f"{str(path)!r} is no regular file (a device, FIFO or socket): {_HELP}")
     if not path.is_file():
         raise BotLoadError(f"no file {str(path)!r}{_meant_file(path)}: {_HELP}")
     dotted = _module_of_package(path.resolve())
