@@ -1093,3 +1093,98 @@ def test_one_on_the_barrel_a_sitter_who_fails_is_not_knocked_off_again(tmp_path:
         "seat 1 gets on the barrel",
     ]
     check_record(g, tmp_path)
+
+
+# --- the throw-in and the barrel together -------------------------------------------------------
+
+LAST_HAND = {"first_hand_commits": False, "all_pass": "last_hand"}
+
+
+@pytest.mark.parametrize(
+    ("start", "barrel", "scores", "left", "events"),
+    [
+        (
+            (0, 0, 880),
+            (0, 0, 1),
+            (50, 50, 760),
+            (0, 0, 0),
+            ("seat 2 sat 3 deals on the barrel: -120",),
+        ),
+        ((880, 0, 0), (2, 0, 0), (880, 50, 0), (1, 0, 0), ()),
+    ],
+)
+def test_a_throw_in_on_the_barrel_uses_a_deal_and_pays_no_bonus_to_a_sitter(
+    tmp_path: Path,
+    start: tuple[int, ...],
+    barrel: tuple[int, ...],
+    scores: tuple[int, ...],
+    left: tuple[int, ...],
+    events: tuple[str, ...],
+) -> None:
+    """RULES.md: "On the barrel his defender takes are not scored" and "Three deals on the barrel
+    without a win: −120"; docs/rules-engine.md: "A sitter's throw-in bonus / halves are not
+    scored; a throw-in keeps him sitting" and a sitter's deal counts "whatever it was: ... a
+    throw-in". Classic with all_pass = last_hand: seat 2 throws in. Sitting himself on his
+    last deal he pays 120; a sitting seat 0 gets no +50 and keeps sitting."""
+    g = new(rs(**LAST_HAND), TWO_MARRIAGES, scores=start, barrel=barrel)
+    act(g, "0: pass", "1: pass", "2: throw-in")
+    res = last(g)
+    assert (res.outcome, res.scores, res.barrel, res.events) == ("thrown_in", scores, left, events)
+    check_record(g, tmp_path)
+
+
+def test_1001_the_last_hand_may_throw_in_between_his_two_cards(tmp_path: Path) -> None:
+    """RULES.md, 1001: the last hand "takes the talon at the opening bid and may play, raise the
+    contract, or throw in"; docs/rules-engine.md: "before passing his two cards, between them or
+    after them ..., scored the same each time". After one card given: +50, +50, 0."""
+    g = act(new(rs("1001"), TWO_MARRIAGES), "0: pass", "1: pass", "2: give 9♣ to 0")
+    assert legal(g)[-1] == "throw-in" and "give 9♥ to 0" not in legal(g)
+    act(g, "2: throw-in")
+    assert last(g).deltas == (50, 50, 0)
+    check_record(g, tmp_path)
+
+
+def test_4_players_with_the_barrel_the_dealer_reaches_it_with_three_nines(tmp_path: Path) -> None:
+    """RULES.md: the 4-player dealer "scores the talon: 100 if it is three nines" and "A player
+    whose score would reach 880 or more ... is set to exactly 880 and is on the barrel".
+    Dealer 3 at 790 + 100 = 890: 880, on the barrel for 3 deals."""
+    g = new(rs("1001-4p", barrel=True), NINES, scores=(0, 0, 0, 790))
+    act(g, "0: pass", "1: pass", "2: throw-in")
+    res = last(g)
+    assert (res.deltas, res.scores, res.barrel) == ((50, 50, 0, 90), (50, 50, 0, 880), (0, 0, 0, 3))
+    assert res.events == ("seat 3 gets on the barrel",)
+    check_record(g, tmp_path)
+
+
+def test_the_cap_deal_is_a_sitters_last_he_pays_then_the_standings_decide(tmp_path: Path) -> None:
+    """RULES.md: "Three deals on the barrel without a win: −120 ... and off" and "at the cap,
+    the standings decide the places". max_deals = 1; seat 1 sits with 1 deal left; seat 0
+    concedes 100 free: seat 2 gets 50, seat 1 nothing and then −120: 760 still places first."""
+    g = new(rs(max_deals=1), scores=(0, 880, 0), barrel=(0, 1, 0))
+    concede_quickly(g)
+    r = g.result
+    assert r is not None
+    assert (r.scores, r.places, r.shortfalls) == ((0, 760, 50), (3, 1, 2), (1000, 0, 950))
+    assert (r.winner, r.reason) == (1, "max_deals")
+    check_record(g, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("preset", "options", "deltas"),
+    [
+        ("1001", {"concede": "free", "concede_pays": "half"}, (25, 0, 25)),
+        ("1001-4p", {"concede_pays": "half"}, (25, -45, 25, 5)),
+    ],
+)
+def test_1001_halves_of_a_concession_are_rounded_to_five(
+    tmp_path: Path, preset: str, options: dict[str, Any], deltas: tuple[int, ...]
+) -> None:
+    """RULES.md §6: "Each opponent then scores half the bid, rounded half up to the ruleset's
+    rounding unit (option concede_pays: half ...)"; 1001 rounds to 5: half of 45 is 22.5 → 25.
+    With 4 players the opponents are the two dealt in; the dealer scores the talon (5)."""
+    hands, talon = TWO_MARRIAGES
+    cards = ([*hands, ()], talon) if preset == "1001-4p" else TWO_MARRIAGES
+    g = new(rs(preset, **options), cards)
+    act(g, "0: pass", "1: bid 45", "2: pass", "1: give J♥ to 0", "1: give Q♣ to 2", "1: concede")
+    assert last(g).deltas == deltas
+    check_record(g, tmp_path)
