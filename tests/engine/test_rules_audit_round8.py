@@ -1097,7 +1097,7 @@ def test_one_on_the_barrel_a_sitter_who_fails_is_not_knocked_off_again(tmp_path:
 
 # --- the throw-in and the barrel together -------------------------------------------------------
 
-LAST_HAND = {"first_hand_commits": False, "all_pass": "last_hand"}
+LAST_HAND: dict[str, Any] = {"first_hand_commits": False, "all_pass": "last_hand"}
 
 
 @pytest.mark.parametrize(
