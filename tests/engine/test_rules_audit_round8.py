@@ -1188,3 +1188,92 @@ def test_1001_halves_of_a_concession_are_rounded_to_five(
     act(g, "0: pass", "1: bid 45", "2: pass", "1: give J♥ to 0", "1: give Q♣ to 2", "1: concede")
     assert last(g).deltas == deltas
     check_record(g, tmp_path)
+
+
+def test_1001_4p_a_whole_deal_the_dealer_scores_the_talon_the_declarer_took(
+    tmp_path: Path,
+) -> None:
+    """RULES.md, 1001 with 4 players: "the dealer is dealt no cards and sits out the deal.
+    Every deal, whatever happens at the table, he scores the talon: 100 if it is three nines";
+    the declarer passes "the two cards" (docs/rules-engine.md: "one to each opponent dealt
+    in": the dealer gets none). NINES, seat 0 bids 40, names 160 (120 + ♠ 40) and takes every
+    trick: +160; the defenders 0; dealer 3 +100 for the three nines seat 0 took."""
+    g = act(new(rs("1001-4p"), NINES), "0: bid 40", "1: pass", "2: pass")
+    assert g.declarer == 0 and set(g.talon) == set(parse_cards("9♠ 9♣ 9♥"))
+    assert not any(a.endswith("to 3") for a in legal(g))
+    with pytest.raises(IllegalActionError):
+        g.apply(parse_action("give 9♣ to 3"), seat=0)
+    act(g, "0: give 9♣ to 1", "0: give 9♥ to 2")
+    assert legal(g)[-2:] == ["contract 160", "concede"]
+    act(
+        g,
+        "0: contract 160",
+        "0: A♠ 9♣ 9♦",  # 11
+        "0: K♠* Q♦ 9♥",  # ♠ 40, trump ♠; 7
+        "0: A♣ J♣ J♦",  # 15
+        "0: 10♣ K♣ J♥",  # 16
+        "0: 10♠ Q♣ Q♥",  # 16
+        "0: Q♠ K♦ K♥",  # 11
+        "0: J♠ 10♦ 10♥",  # 22
+        "0: 9♠ A♦ A♥",  # 22
+    )
+    res = last(g)
+    assert res.takes == (160, 0, 0, 0)
+    assert res.deltas == (160, 0, 0, 100)
+    assert g.dealer == 0 and g.active_seats == (1, 2, 3)  # deal 1: seat 0 deals and sits out
+    check_record(g, tmp_path)
+
+
+def test_a_bid_above_the_cap_left_after_passing_stays_the_contract_or_is_conceded(
+    tmp_path: Path,
+) -> None:
+    """RULES.md §5: the contract is "at least the winning bid, at most the greater of the winning
+    bid and 120 + the marriages in his 8 cards now"; §6 the concession "at the winning bid";
+    "Each opponent then scores half the bid". ACES: seat 0 outbids seat 1 at 300 (cap 120 + 40
+    + 200 in his 7 cards), then passes K♠ and A♥ away: no marriage left, so 300 is the only
+    contract. He concedes: 0 for him, 150 for each defender."""
+    g = act(new(rs(), ACES), "1: bid 105", "2: pass", "0: bid 300", "1: pass")
+    assert (g.declarer, g.bid) == (0, 300)
+    act(g, "0: give K♠ to 1", "0: give A♥ to 2")
+    assert legal(g) == ["contract 300", "concede"]
+    act(g, "0: concede")
+    assert (last(g).outcome, last(g).deltas) == ("conceded", (0, 150, 150))
+    check_record(g, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("name", "players", "declarer", "throw_in"),
+    [
+        ("classic", 3, 0, False),
+        ("classic-capped", 3, 0, False),
+        ("house-penalty", 3, 0, False),
+        ("1001", 3, 2, True),
+        ("1001-4p", 4, 2, True),
+        ("tournament-1001", 3, 2, True),
+        ("tournament-1001", 4, 2, True),
+    ],
+)
+def test_every_shipped_ruleset_when_nobody_bids(
+    tmp_path: Path, name: str, players: int, declarer: int, throw_in: bool
+) -> None:
+    """RULES.md §2 (classic: "if both others pass at once, first hand plays 100") and 1001 ("If
+    every player before the last hand passes, the last hand takes the talon at the opening bid
+    and may ... throw in"), for each preset and each file in rulesets/: who plays, at what bid,
+    and whether the throw-in is offered. The declarer then concedes or throws in, and the
+    record replays."""
+    path = RULESETS / f"{name}.toml"
+    rules = load_ruleset(str(path), players=players) if path.is_file() else rs(name)
+    assert rules.players == players
+    g = new(rules, NINES if players == 4 else TWO_MARRIAGES)
+    while g.phase == Phase.BIDDING:
+        act(g, f"{g.to_act}: pass")
+    assert (g.declarer, g.bid, g.phase) == (declarer, rules.opening_bid, Phase.PASSING)
+    assert ("throw-in" in legal(g)) is throw_in
+    if throw_in:
+        act(g, f"{declarer}: throw-in")
+        assert last(g).outcome == "thrown_in"
+    else:
+        refused(g, declarer, "throw-in", ThrowInError)
+        concede_quickly(g)
+        assert last(g).outcome == "conceded"
+    check_record(g, tmp_path)
