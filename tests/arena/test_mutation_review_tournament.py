@@ -684,3 +684,207 @@ def test_n9_a_forfeit_of_a_seat_past_the_table_is_ignored() -> None:
         text = console.export_text()
         assert "seat 3" not in text
         assert ("forfeits applied: b (1) forfeited" in text) == said
+
+
+def test_c5_port_65535_is_accepted_65536_refused(tmp_path: Path) -> None:
+    """C5 (``port <= 65535`` narrowed to ``< 65535``): the highest port was refused."""
+    assert _config(tmp_path, port=65535).port == 65535
+    assert "65536" in str(_refused(tmp_path, "port", port=65536))
+
+
+def test_c13_the_draw_probability_is_part_of_the_identity_and_stored(tmp_path: Path) -> None:
+    """C13 (``draw_probability`` left out of the identity): a tournament run again with
+    another draw probability resumed under the same id, and the stored config (the
+    identity and more) held none: the leaderboard rated with the default 0.02, not the
+    tournament's, while `arena tournament` stored ratings of the config's."""
+    from arena.leaderboard import build_leaderboard
+    from arena.ratings import rate_results
+    from arena.storage import Storage
+
+    cfg = _config(tmp_path, bots=3, ratings={"draw_probability": 0.3})
+    assert cfg.fingerprint != _config(tmp_path, bots=3).fingerprint
+    assert _run(cfg, FakeReferee()).finished
+    with Storage(cfg.db) as st:
+        info = st.tournament(cfg.tournament_id)
+        assert info is not None and info.config["draw_probability"] == 0.3
+        book, _ = rate_results(st.match_results(cfg.tournament_id), cfg.bot_names,
+                               draw_probability=0.3)  # fmt: skip
+        lb = build_leaderboard(st, cfg.tournament_id)
+    assert [(r.bot, r.mu, r.sigma) for r in lb.rows] == [
+        (r.bot, r.mu, r.sigma) for r in book.leaderboard()
+    ]
+
+
+def test_c18_a_reconnect_grace_of_zero_is_accepted(tmp_path: Path) -> None:
+    """C18 (``grace < 0`` made ``<= 0``): ``[referee] reconnect_grace_s = 0`` (no grace: a
+    bot whose stream closes forfeits the matches it is seated in) was refused, which the
+    referee takes; only a negative one is refused."""
+    cfg = _config(tmp_path, referee={"reconnect_grace_s": 0})
+    assert dict(cfg.referee) == {"reconnect_grace_s": 0.0}
+    err = _refused(tmp_path, "referee.reconnect_grace_s", referee={"reconnect_grace_s": -0.5})
+    assert "must not be negative" in str(err)
+
+
+def test_r16_each_match_is_stored_with_its_table_and_set(tmp_path: Path) -> None:
+    """R16 (the runner stored a match's ``set_no`` as its table and its ``table`` as its
+    set): the stored ``table_no`` and ``set_no`` (the web's match page shows them) were
+    each the other's. They are the schedule's."""
+    import sqlite3
+
+    cfg = _config(tmp_path, bots=4, matches_per_table=2)
+    assert _run(cfg, FakeReferee()).finished
+    with sqlite3.connect(cfg.db) as db:
+        stored = {i: (t, s) for i, t, s in db.execute("SELECT idx, table_no, set_no FROM matches")}
+    assert stored == {m.index: (m.table, m.set_no) for m in cfg.schedule()}
+    assert {t for t, _ in stored.values()} == {0, 1, 2, 3}
+    assert {s for _, s in stored.values()} == {0, 1}
+
+
+def test_r19_a_drawn_seed_out_of_range_is_refused_even_with_no_match_stored(
+    tmp_path: Path,
+) -> None:
+    """R19 (the range check of a stored drawn seed dropped): a tournament stored before
+    its first match ended (its bots connected, then the run stopped) with its drawn seed
+    edited to -5 by hand was played from that seed, known to whoever edited it. It is
+    refused, naming --fresh."""
+    import json
+    import sqlite3
+
+    from arena.tournament import TournamentError
+
+    cfg = _config(tmp_path, bots=3, seed=None)
+    out = _run(cfg, FakeReferee(), max_new_matches=0)
+    assert out.completed == 0 and out.interrupted
+    for bad in (-5, 2**63):
+        with sqlite3.connect(cfg.db) as db:
+            (text,) = db.execute("SELECT config_json FROM tournaments").fetchone()
+            stored = {**json.loads(text), "drawn_seed": bad}
+            db.execute("UPDATE tournaments SET config_json = ?", (json.dumps(stored),))
+        with pytest.raises(TournamentError, match=rf"no drawn seed stored \(found {bad}\)"):
+            _run(cfg, FakeReferee())
+        with sqlite3.connect(cfg.db) as db:
+            assert db.execute("SELECT COUNT(*) FROM matches").fetchone() == (0,)
+
+
+def test_r21_the_progress_of_a_resumed_run_counts_the_stored_matches(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """R21 (the progress display of a resumed run started from 0, not from the matches
+    already stored): a run resuming at 7 of 24 ended saying "17/24 matches". It counts on
+    from 7 and ends at 24/24."""
+    import logging
+
+    cfg = _config(tmp_path)
+    _run(cfg, FakeReferee(), max_new_matches=7)
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="arena.tournament.progress"):
+        assert _run(cfg, FakeReferee()).finished
+    said = [r.getMessage() for r in caplog.records if r.name == "arena.tournament.progress"]
+    assert said[0] == f"resuming {cfg.tournament_id}: 7 of 24 matches already stored"
+    counts = [m.split(": ")[-1] for m in said[1:]]
+    assert counts[-1] == "24/24 matches"
+    assert all(int(c.split("/")[0]) > 7 for c in counts)
+
+
+def test_d12_finishing_a_tournament_stores_its_total_when_given(tmp_path: Path) -> None:
+    """D12 (``COALESCE(?, total_matches)`` turned around): the total an `arena serve --db`
+    knows only at its end (as many matches as its bots played) was never stored, and the
+    tournament kept the total it was created with."""
+    with _storage(tmp_path, 2) as st:
+        st.finish_tournament("t1")
+        info = st.tournament("t1")
+        assert info is not None and info.total_matches == 10 and info.finished_at is not None
+        st.finish_tournament("t1", total=2)
+        info = st.tournament("t1")
+        assert info is not None and (info.total_matches, info.completed) == (2, 2)
+
+
+def test_d20_the_stored_state_points_at_the_latest_match_stored(tmp_path: Path) -> None:
+    """D20 (stored_state gave the first match's position, ``MIN(rowid)``, not the
+    latest's): a leaderboard kept up to date read every match again at each refresh, and
+    its check of the latest match read looked at the first."""
+    with _storage(tmp_path, 3) as st:
+        count, top = st.stored_state("t1")
+        assert count == 3
+        at = st.stored_at(top)
+        assert at is not None and at[0] == "t1-m00002"
+        assert st.match_results("t1", stored_after=top) == []
+
+
+def test_d23_a_negative_figure_beyond_any_score_is_named_damaged(tmp_path: Path) -> None:
+    """D23 (the check of a record's figures took ``v > limit``, not ``abs(v) > limit``): a
+    delta of minus a 22-digit number passed, and the leaderboard's arithmetic in floats
+    took it. It is a StorageError, as a positive one is."""
+    from arena.storage import StorageError
+
+    with _storage(tmp_path, 1) as st:
+        rec = st.load_record("t1-m00000")
+    for big in (-(2**70), 2**70):
+        rec["deals"][0]["deltas"][1] = big
+        with _storage(tmp_path / str(big > 0), 0) as st:
+            st.save_match("t1", match_id="t1-m00000", index=0, table=0, set_no=0,
+                          seed=rec["seed"], seats=tuple(rec["players"]), record=rec,
+                          started_at=1000.0, finished_at=1001.0)  # fmt: skip
+            with pytest.raises(StorageError, match="deal 0: a figure of about 22 digits"):
+                st.load_record("t1-m00000")
+
+
+def test_l25_every_csv_column_holds_its_own_field() -> None:
+    """L25 (the CSV's ``contracts`` and ``contracts_made`` values swapped): a bot made more
+    contracts than it played, by the file. Every column of a row whose figures all differ
+    holds its own."""
+    import csv
+    import io
+
+    from arena.leaderboard.render import to_csv
+
+    (row,) = csv.DictReader(io.StringIO(to_csv(_board([_distinct_row()]))))
+    assert row == {
+        "rank": "2", "bot": "bee", "conservative": "24.7500", "mu": "31.5000",
+        "sigma": "2.2500", "matches": "11", "place_1": "6", "place_2": "3", "place_3": "2",
+        "deals": "47", "mean_per_deal": "12.5000", "ci95": "3.2500", "bids_won": "13",
+        "contracts": "9", "contracts_made": "7", "concessions": "4", "timeouts": "1",
+        "illegal": "2", "disconnects": "3", "forfeits": "5", "decisions": "321",
+        "median_ms": "17.00", "mean_final_score": "640.00", "ruleset": "classic",
+    }  # fmt: skip
+
+
+def test_l33_l34_the_rating_plot_draws_the_first_match_in_each_bots_colour() -> None:
+    """L33 (a bot's line drawn in the next bot's colour): the plot's lines did not match
+    its legend (the last bot's line took an eleventh colour, the first bot's none). L34
+    (``index >= 0`` made ``> 0``): a tournament whose only rated match was match 0 showed
+    "No rated matches yet". Each line, band and point is in its legend's colour."""
+    import dataclasses
+    import re
+
+    from arena.leaderboard.html import _color, rating_svg
+
+    bots = ["ann", "bob", "cid"]
+    rows = [dataclasses.replace(_distinct_row(), bot=b, rank=i + 1) for i, b in enumerate(bots)]
+    history = {b: [(-1, 25.0, 25 / 3), (0, 25.0 + 2 - 2 * i, 6.0)] for i, b in enumerate(bots)}
+    svg = rating_svg(_board(rows, history=history))
+    assert "No rated matches yet" not in svg
+    lines = re.findall(r'<polyline points="[^"]*" fill="none" stroke="([^"]+)"[^>]*>'
+                       r"<title>([^<]+)</title>", svg)  # fmt: skip
+    assert lines == [(_color(i), b) for i, b in enumerate(bots)]
+    legend = re.findall(r'<i class="sw" style="background:([^"]+)"></i>([^<]+)</span>', svg)
+    assert legend == [(_color(i), b) for i, b in enumerate(bots)]
+    bands = re.findall(r'<polygon points="[^"]*" fill="([^"]+)"', svg)
+    assert bands == [_color(i) for i in range(3)]
+    only_priors = {b: [(-1, 25.0, 25 / 3)] for b in bots}
+    assert "No rated matches yet" in rating_svg(_board(rows, history=only_priors))
+
+
+def test_l35_the_html_standings_hold_every_bot() -> None:
+    """L35 (the HTML standings cut to the first 9 rows): a field of 12 bots lost its last
+    three from the page's table (the Markdown and CSV kept them). Every bot has its row."""
+    import dataclasses
+    import re
+
+    from arena.leaderboard.html import to_html
+
+    bots = [f"b{i:02d}" for i in range(12)]
+    rows = [dataclasses.replace(_distinct_row(), bot=b, rank=i + 1) for i, b in enumerate(bots)]
+    page = to_html(_board(rows))
+    standings = page.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    assert re.findall(r'<tr><td>\d+</td><td class="bot">([^<]+)</td>', standings) == bots
