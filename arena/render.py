@@ -586,7 +586,15 @@ def end_reason(record: Mapping[str, Any], result: Mapping[str, Any] | None = Non
 
 
 def time_limit_of(record: Mapping[str, Any]) -> float | None:
-    """The time limit that ended the match (the record's ``time_limit_s``), else None."""
+    """The time limit that ended the match (the record's ``time_limit_s``), else None.
+
+    The limit makes the deal in progress the last: it ended the match only when its result
+    says ``max_deals``. A player who reached the target in that deal won it (``target``),
+    and a match every seat forfeited was abandoned (``forfeits``): they read as such (they
+    were said to be "placed by score as at a deal cap", the result's reason "max_deals")."""
+    result = record.get("result")
+    if not isinstance(result, Mapping) or result.get("reason") != "max_deals":
+        return None
     limit = record.get("time_limit_s")
     if isinstance(limit, bool) or not isinstance(limit, int | float):
         return None
