@@ -1,0 +1,498 @@
+"""Mutation review of the SDK (sdk/*.py): plausible bugs made by hand one at a time, the
+existing tests of the SDK run against each; a test here for each mutant they let live (its
+id and the edit in the docstring). Local matches and in-process runners only: no timed
+assertions.
+
+Ids: H hand, B bot, S sampling, L local, C client, W workers, LD loader, CL cli, HU human.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, ClassVar
+
+import grpc
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
+
+from scripted_deal import HANDS, play, scripted_game
+
+from arena.protocol import ruleset_to_pb, view_to_pb
+from arena.v1 import arena_pb2 as pb
+from bots.random_bot import RandomBot
+from engine import (
+    PRESETS,
+    Action,
+    Bid,
+    Card,
+    Contract,
+    Game,
+    Give,
+    Pass,
+    PlayerView,
+    Suit,
+    observe,
+    parse_cards,
+)
+from sdk import Bot, Deadline, play_local
+from sdk.client import ArenaAuthError, ArenaError, BotRunner, _Outbox, _too_late
+from sdk.hand import (
+    beats,
+    has_ace_marriage,
+    marriages,
+    outstanding_cards,
+    played_cards,
+    trumps_by_trick,
+    unseen_cards,
+    voids,
+)
+from sdk.local import LocalIncident, SeriesEntry, SeriesInterrupted, _add, play_series
+from sdk.sampling import constraints_of
+
+# ---------------------------------------------------------------------- sdk.hand
+
+
+def test_marriages_most_valuable_first() -> None:
+    """H2: ``sorted(Suit)`` instead of ``sorted(Suit, reverse=True)`` listed the marriages
+    least valuable first (♠ 40 before ♥ 100), so a bot taking ``marriages(hand)[0]`` as
+    its best declared the smallest."""
+    hand = parse_cards("K♠ Q♠ K♥ Q♥ K♣ Q♣ 9♦")
+    assert marriages(hand) == [Suit.HEARTS, Suit.CLUBS, Suit.SPADES]
+
+
+def test_ace_marriage_needs_all_four_aces() -> None:
+    """H4: ``any`` for ``all`` made one ace an ace marriage."""
+    assert not has_ace_marriage(parse_cards("A♠ A♣ A♦ K♥"))
+    assert has_ace_marriage(parse_cards("A♠ A♣ A♦ A♥"))
+
+
+def test_a_card_of_another_suit_beats_only_as_trump() -> None:
+    """H5: ``beats`` asking the engine with ``card`` led (``(card, best)``, winner 0) had a
+    discard beat the trick's best card: the led suit is ``best``'s."""
+    assert not beats(Card.H9, Card.SA, None)
+    assert not beats(Card.H9, Card.SA, Suit.CLUBS)
+    assert beats(Card.H9, Card.SA, Suit.HEARTS)
+    assert beats(Card.SA, Card.S10, None)
+    assert not beats(Card.S10, Card.SA, Suit.HEARTS)
+
+
+def test_played_cards_include_the_trick_in_progress() -> None:
+    """H6: ``played_cards`` without the trick in progress let a bot count a card on the
+    table as still out (in ``outstanding_cards``, ``masters``)."""
+    g = scripted_game()
+    play(g, 2, "A♠")
+    play(g, 0, "9♠")
+    v = observe(g, 1)
+    assert played_cards(v) == {Card.SA, Card.S9}
+    assert Card.SA not in outstanding_cards(v)
+
+
+def test_a_defender_has_not_seen_where_the_shown_talon_went() -> None:
+    """H7: ``declarer != seat`` added the shown talon to what a defender has seen: its
+    cards are in the other hands (one passed to the other defender), so they are unseen
+    (the opponents' cards), as the docstring says."""
+    g = scripted_game()
+    v = observe(g, 0)
+    assert v.talon is not None and v.seat != v.declarer
+    others = set(parse_cards(HANDS[1])) | set(parse_cards(HANDS[2])) | {Card.D10, Card.D9}
+    assert unseen_cards(v) == others
+
+
+def test_trump_from_a_marriage_declared_with_its_queen() -> None:
+    """H12: ``(Rank.KING, Rank.ACE)`` for the K and Q of a declaring lead missed a marriage
+    declared by leading its queen: its trick was taken for the one in progress, so the
+    trump of every trick since was wrong."""
+    g = scripted_game()
+    play(g, 2, "A♠")
+    play(g, 0, "9♠")
+    play(g, 1, "J♠")
+    play(g, 2, "Q♥", declare=True)
+    play(g, 0, "9♥")
+    play(g, 1, "J♥")
+    play(g, 2, "A♣")
+    assert trumps_by_trick(observe(g, 0)) == [None, Suit.HEARTS, Suit.HEARTS]
+
+
+def test_trump_from_a_marriage_declared_on_the_trick_in_progress() -> None:
+    """H13: a marriage declared on the trick in progress put at ``n + 1`` made no trump of
+    that trick (the list's last entry)."""
+    g = scripted_game()
+    play(g, 2, "A♠")
+    play(g, 0, "9♠")
+    play(g, 1, "J♠")
+    play(g, 2, "K♥", declare=True)
+    assert trumps_by_trick(observe(g, 0)) == [None, Suit.HEARTS]
+
+
+def test_a_discard_before_a_marriage_shows_no_void_in_its_suit() -> None:
+    """H15: ``voids`` reading each trick's trump one trick late (``trumps[i + 1]``) took
+    seat 0's discard on trick 1, before ♥ was trump, for a refusal to trump: void in ♥
+    too, though it then followed ♥."""
+    g = scripted_game()
+    play(g, 2, "A♣")
+    play(g, 0, "9♠")  # no clubs, no trump yet: a free discard
+    play(g, 1, "9♣")
+    play(g, 2, "K♥", declare=True)
+    play(g, 0, "9♥")
+    play(g, 1, "J♥")
+    assert voids(observe(g, 1)) == {0: {Suit.CLUBS}, 1: set(), 2: set()}
+
+
+# ---------------------------------------------------------------------- sdk.bot
+
+
+def test_a_bot_is_named_after_its_class_by_default() -> None:
+    """B7: ``if self.name is None`` never named a bot (the default is ``""``): the Hello,
+    ``play_local``'s records and the log lines had no name for it."""
+
+    class Mine(Bot):
+        pass
+
+    class Named(Bot):
+        name = "given"
+
+    assert Mine().name == "Mine"
+    assert Named().name == "given"
+
+
+def test_the_default_bid_is_the_first_legal_action_when_pass_is_not_one() -> None:
+    """B8: ``_first_of`` falling back to the last legal action made the default ``bid`` of
+    a seat that may not pass (the forced opening bid) its highest bid rather than the
+    first (the lowest)."""
+    view: Any = SimpleNamespace(legal_actions=(Bid(100), Bid(105), Bid(110)))
+    assert Bot().bid(view) == Bid(100)
+
+
+# ---------------------------------------------------------------------- sdk.client: retries
+
+
+def _error(code: grpc.StatusCode, details: str) -> grpc.aio.AioRpcError:
+    return grpc.aio.AioRpcError(code, grpc.aio.Metadata(), grpc.aio.Metadata(), details)
+
+
+def _ends(runner: BotRunner, ends: list[tuple[grpc.StatusCode, str, bool]]) -> list[str]:
+    """Streams of ``runner`` that end, one after the other, as ``ends`` say (code, details,
+    whether it was welcomed first); the codes tried (by name)."""
+    tried: list[str] = []
+
+    async def session() -> bool:
+        code, details, welcomed = ends[len(tried)]
+        tried.append(code.name)
+        runner._welcomed = welcomed
+        raise _error(code, details)
+
+    runner._session = session  # type: ignore[method-assign]
+    return tried
+
+
+def _runner() -> BotRunner:
+    return BotRunner(Bot, "127.0.0.1:1", "tok", initial_backoff=0.001, max_backoff=0.002)
+
+
+def test_already_exists_is_retried() -> None:
+    """C11: ``ALREADY_EXISTS`` left out of the codes retried: a reconnect refused because
+    the dropped stream's Hello was still being read (the referee's ALREADY_EXISTS) ended
+    the bot for good."""
+    a, unauth = grpc.StatusCode.ALREADY_EXISTS, grpc.StatusCode.UNAUTHENTICATED
+    runner = _runner()
+    tried = _ends(
+        runner, [(a, "another stream is saying Hello", False)] * 2 + [(unauth, "no", False)]
+    )
+    with pytest.raises(ArenaAuthError):
+        asyncio.run(runner.run())
+    assert tried == ["ALREADY_EXISTS", "ALREADY_EXISTS", "UNAUTHENTICATED"]
+
+
+def test_a_status_internal_sent_by_a_server_is_asked_again_three_times() -> None:
+    """C12: ``>=`` for ``>`` in the count of a server's own INTERNALs gave up at the third
+    rather than after it (``_OTHER_INTERNAL`` = 3 asked again)."""
+    i, unauth = grpc.StatusCode.INTERNAL, grpc.StatusCode.UNAUTHENTICATED
+    runner = _runner()
+    tried = _ends(runner, [(i, "a proxy said no", False)] * 3 + [(unauth, "no", False)])
+    with pytest.raises(ArenaAuthError):
+        asyncio.run(runner.run())
+    assert tried == ["INTERNAL"] * 3 + ["UNAUTHENTICATED"]
+    runner = _runner()
+    tried = _ends(runner, [(i, "a proxy said no", False)] * 5)
+    with pytest.raises(ArenaError, match="INTERNAL: a proxy said no"):
+        asyncio.run(runner.run())
+    assert len(tried) == 4
+
+
+def test_a_welcomed_stream_starts_the_count_of_internals_again() -> None:
+    """C13: without ``other_internal = 0`` after a welcomed stream, INTERNALs of separate
+    outages added up, and the bot gave up on an arena it had played with in between."""
+    i, u = grpc.StatusCode.INTERNAL, grpc.StatusCode.UNAVAILABLE
+    ends = [(i, "a proxy said no", False)] * 3 + [(u, "reset", True)]
+    ends += [(i, "a proxy said no", False)] * 3 + [(grpc.StatusCode.UNAUTHENTICATED, "no", False)]
+    runner = _runner()
+    tried = _ends(runner, ends)
+    with pytest.raises(ArenaAuthError):
+        asyncio.run(runner.run())
+    assert len(tried) == len(ends)
+
+
+class _OnReconnect(logging.Handler):
+    """Notes each wait the runner logs before a reconnect, then stops the runner: the test
+    does not wait it out."""
+
+    def __init__(self, runner: BotRunner) -> None:
+        super().__init__()
+        self.runner = runner
+        self.waits: list[float] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "reconnecting in" in record.getMessage():
+            assert isinstance(record.args, tuple)
+            wait: Any = record.args[-1]
+            self.waits.append(float(wait))
+            self.runner.stop()
+
+
+def test_no_wait_before_a_reconnect_outlasts_retry_for() -> None:
+    """C14: without ``delay = min(delay, ... retry_for - now)`` a bot with --retry-for 0.5
+    waited its whole back-off step (50-100 s here) before finding it had given up."""
+    runner = BotRunner(Bot, "127.0.0.1:1", "tok", initial_backoff=100.0, max_backoff=100.0,
+                       retry_for=0.5)  # fmt: skip
+    _ends(runner, [(grpc.StatusCode.UNAVAILABLE, "reset", False)] * 3)
+    seen = _OnReconnect(runner)
+    log = logging.getLogger("sdk.client")
+    log.addHandler(seen)
+    try:
+        asyncio.run(runner.run())
+    finally:
+        log.removeHandler(seen)
+    assert len(seen.waits) == 1
+    assert 0 <= seen.waits[0] <= 0.5
+
+
+# ---------------------------------------------------------------------- sdk.local: series
+
+
+class Seats(Bot):
+    """Notes the match id, the seat and the hand dealt of each match it starts."""
+
+    started: ClassVar[list[tuple[str, int, frozenset[Card]]]] = []
+
+    def on_match_start(self, view: PlayerView) -> None:
+        Seats.started.append((self.match_id, view.seat, frozenset(view.hand)))
+
+
+def test_a_series_replays_each_seed_from_every_seat() -> None:
+    """L7, L8, L9, L15: match i of a series deals from seed ``seed + i // players`` (not
+    ``seed + i``), is named ``local-<seed>-<rotation>`` (not ``-<i>``), seats the bot in
+    seat ``i % players`` (not the other way round) and counts every capped match (not
+    only the last: ``capped =`` for ``+=``)."""
+    Seats.started.clear()
+    r = play_series(Seats, [("random", RandomBot)], 6, seed=10, max_deals=1)
+    rules = PRESETS["classic"]
+    expected = []
+    for i in range(6):
+        seed, seat = 10 + i // 3, i % 3
+        hand = frozenset(observe(Game.new(rules, seed, ["a", "b", "c"]), seat).hand)
+        expected.append((f"local-{seed}-{seat}", seat, hand))
+    assert Seats.started == expected
+    assert r.matches == 6 and r.capped == 6
+
+
+def test_an_opponent_named_as_the_bot_tried_is_numbered() -> None:
+    """L16: an opponent with the tried bot's name, but once in the line-up, kept that name:
+    the table had two rows of one name."""
+    r = play_series(Seats, [("Seats", RandomBot), ("random", RandomBot)], 1, max_deals=1)
+    assert [e.name for e in r.entries] == ["Seats", "Seats#1", "random"]
+
+
+def test_bots_of_one_name_are_numbered_from_two() -> None:
+    """L21: ``name, k = base, 1`` numbered the second bot of a name ``#1``, the first
+    being unnumbered (``random``, ``random#1``, ...)."""
+    m = play_local([RandomBot] * 3, max_deals=1)
+    assert m.names == ("random", "random#2", "random#3")
+
+
+def test_a_match_is_counted_into_the_line_up_positions_of_its_seats() -> None:
+    """L11, L12, L13: a match's incidents are those of the seat a position sat in (not of
+    the seat numbered as the position), its timeouts only the ``"timeout"`` incidents, and
+    the slowest decision is kept when a later match's is longer (``<`` kept the first)."""
+    entries = [SeriesEntry("tried"), SeriesEntry("a"), SeriesEntry("b")]
+    order = [2, 0, 1]  # seat -> position: the tried bot sits in seat 1
+
+    def match(slowest: tuple[float, ...]) -> Any:
+        result = SimpleNamespace(places=(3, 1, 2), scores=(10, 120, 60), deals=2)
+        incidents = (
+            LocalIncident(1, 0, "error", "raised"),
+            LocalIncident(1, 1, "timeout", "late"),
+            LocalIncident(0, 1, "illegal", "bad"),
+        )
+        at = tuple(f"at {x}" for x in slowest)
+        return SimpleNamespace(result=result, incidents=incidents, slowest=slowest, slowest_at=at)
+
+    _add(entries, order, match((0.3, 0.1, 0.2)))
+    _add(entries, order, match((0.3, 0.5, 0.2)))
+    _add(entries, order, match((0.3, 0.2, 0.2)))
+    tried, a, b = entries
+    assert (tried.matches, tried.wins, tried.places, tried.score) == (3, 3, 3, 360)
+    assert (tried.incidents, tried.timeouts) == (6, 3)
+    assert (b.incidents, b.timeouts, a.incidents) == (3, 0, 0)
+    assert (tried.slowest, tried.slowest_at) == (0.5, "at 0.5")
+    assert tried.points_per_deal == 60.0  # L20: per deal, not per match (120)
+
+
+def test_ctrl_c_in_a_series_keeps_the_matches_finished() -> None:
+    """L14: ``played = i`` left the last finished match out of the totals of an
+    interrupted series."""
+
+    def progress(done: int) -> None:
+        if done == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(SeriesInterrupted) as e:
+        play_series(RandomBot, [("random", RandomBot)], 5, max_deals=1, progress=progress)
+    assert e.value.result.matches == 2
+    assert all(x.matches == 2 for x in e.value.result.entries)
+
+
+# ---------------------------------------------------------------------- sdk.sampling
+
+
+def _must_beat_game() -> Game:
+    """A classic deal under ``must_beat``: seat 2 wins trick 1 (A♦), declares ♥ on trick 2
+    (K♥; seat 0 follows 9♥, seat 1, without hearts, discards 9♣), leads Q♠ on trick 3: seat
+    0, without spades, trumps J♥, and seat 1 follows with 9♠, holding K♠, 10♠ and A♠."""
+    hands = [
+        parse_cards("9♥ J♥ 10♣ K♣ Q♣ 10♦ K♦"),
+        parse_cards("K♠ 10♠ A♠ J♠ 9♠ J♣ 9♣"),
+        parse_cards("K♥ Q♥ 10♥ A♥ Q♠ A♣ A♦"),
+    ]
+    rules = dataclasses.replace(PRESETS["classic"], must_beat=True)
+    g = Game.new(rules, 7, ["ann", "bob", "cid"], deals={0: (hands, parse_cards("Q♦ J♦ 9♦"))})
+    g.apply(Pass(), seat=0)
+    g.apply(Pass(), seat=1)
+    g.apply(Give(Card.DQ, 0), seat=2)
+    g.apply(Give(Card.DJ, 1), seat=2)
+    g.apply(Contract(100), seat=2)
+    play(g, 2, "A♦")
+    play(g, 0, "K♦")
+    play(g, 1, "J♦")
+    play(g, 2, "K♥", declare=True)
+    play(g, 0, "9♥")
+    play(g, 1, "9♣")
+    play(g, 2, "Q♠")
+    play(g, 0, "J♥")
+    play(g, 1, "9♠")
+    return g
+
+
+def test_a_card_that_follows_under_a_trump_proves_nothing_under_must_beat() -> None:
+    """S8: not moving the trick's best card to a trump that beat the led suit (``or (suit
+    == trump and best // 6 != trump)`` dropped) read seat 1's 9♠, played under seat 0's
+    trump, as "nothing above Q♠": K♠, 10♠ and A♠ were excluded from the hand that holds
+    them, and every sampled deal put them elsewhere."""
+    g = _must_beat_game()
+    assert len(g.tricks) == 3 and g.tricks[2].winner == 0
+    k = constraints_of(observe(g, 0))
+    for card in (Card.SK, Card.S10, Card.SA):
+        assert not k.excluded[1] >> int(card) & 1, card
+    assert k.excluded[1] >> int(Card.C10) & 1 == 0  # (no void in clubs was shown either)
+    assert k.excluded[1] & (1 << int(Card.HA))  # void in hearts: it discarded on trick 1
+
+
+# ---------------------------------------------------------------------- sdk.client: requests
+
+
+class Noter(Bot):
+    """Notes the deadline of each decision it is asked; answers the first legal action."""
+
+    deadlines: ClassVar[list[Deadline | None]] = []
+
+    def act(self, view: PlayerView) -> Action:
+        Noter.deadlines.append(self.deadline)
+        return view.legal_actions[0]
+
+
+def _game() -> Game:
+    return Game.new(PRESETS["classic"], 1, ["a", "b", "c"])
+
+
+def _started(g: Game, seat: int, mid: str = "m1") -> pb.ServerMessage:
+    return pb.ServerMessage(match_started=pb.MatchStarted(
+        match_id=mid, seat=seat, players=list(g.players), ruleset=ruleset_to_pb(g.ruleset),
+        view=view_to_pb(observe(g, seat))))  # fmt: skip
+
+
+def _request(
+    g: Game, rid: str, seat: int, limit_ms: int = 1000, bank_ms: int = 10000, mid: str = "m1"
+) -> pb.ServerMessage:
+    return pb.ServerMessage(decision_request=pb.DecisionRequest(
+        request_id=rid, match_id=mid, view=view_to_pb(observe(g, seat)),
+        time_limit_ms=limit_ms, time_bank_ms=bank_ms))  # fmt: skip
+
+
+def _decisions(bot: Any, msgs: list[pb.ServerMessage]) -> list[pb.Decision]:
+    """The decisions a runner of ``bot`` sends for ``msgs`` (handled in order, each one's
+    calls run to their end before the next), without a stream."""
+
+    async def main() -> list[pb.Decision]:
+        runner = BotRunner(bot, "127.0.0.1:1", "tok")
+        out = _Outbox()
+        out.held = True
+        runner._out = out
+        for msg in msgs:
+            runner._on_message(msg, out)
+            while runner._tasks:
+                await asyncio.wait(set(runner._tasks))
+        if runner._pool is not None:
+            runner._pool.shutdown()
+        sent = [m for m in out._buf if m is not None]
+        return [d for m in sent for d in ([m.decision] if m.HasField("decision") else [])]
+
+    return asyncio.run(main())
+
+
+def test_a_request_for_another_seats_view_is_not_answered(caplog: pytest.LogCaptureFixture) -> None:
+    """C15: without the check of the request's seat, a request whose view was another
+    seat's (the one to act, with legal actions) was answered by the bot, deciding for a
+    seat it does not sit in."""
+    g = _game()
+    to_act = g.to_act
+    assert to_act is not None
+    other = (to_act + 1) % 3
+    with caplog.at_level(logging.ERROR, logger="sdk.client"):
+        sent = _decisions(Noter, [_started(g, other), _request(g, "r1", to_act)])
+    assert sent == []
+    assert "view.seat" in caplog.text
+
+
+def test_a_request_gives_the_bot_its_limit_and_bank_apart() -> None:
+    """C16, C17: the ``Deadline`` of a request has its limit and its bank each from its own
+    field (swapped, a bot planning with ``limit_s`` thought it had 10 s a decision), and
+    a request with a bank but no limit of its own still has one (``if time_limit_ms``
+    alone gave it none)."""
+    g = _game()
+    seat = g.to_act
+    assert seat is not None
+    Noter.deadlines.clear()
+    sent = _decisions(
+        Noter, [_started(g, seat), _request(g, "r1", seat), _request(g, "r2", seat, 0, 5000)]
+    )
+    assert [d.request_id for d in sent] == ["r1", "r2"]
+    first, second = Noter.deadlines
+    assert first is not None and (first.limit_s, first.bank_s) == (1.0, 10.0)
+    assert second is not None and (second.limit_s, second.bank_s) == (0.0, 5.0)
+
+
+def test_an_answer_within_the_time_bank_is_not_too_late() -> None:
+    """C18: ``_too_late`` timing an answer against the limit alone (not the limit plus the
+    bank) dropped every answer that used the time bank, though the referee waits for it:
+    the seat was played by the fallback, with a strike."""
+    m: Any = SimpleNamespace(match_id="m1")
+    used_bank = Deadline(limit_s=0.001, bank_s=10.0, received=time.monotonic() - 0.5)
+    assert not _too_late(m, "r1", used_bank)
+    past_both = Deadline(limit_s=0.001, bank_s=0.1, received=time.monotonic() - 5.0)
+    assert _too_late(m, "r2", past_both)
