@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import io
 import logging
+import random
+import re
 import sys
 import time
 from pathlib import Path
@@ -24,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 
 from scripted_deal import HANDS, play, scripted_game
 
-from arena.protocol import ruleset_to_pb, view_to_pb
+from arena.protocol import action_event_to_pb, ruleset_to_pb, view_to_pb
 from arena.v1 import arena_pb2 as pb
 from bots.random_bot import RandomBot
 from engine import (
@@ -34,15 +37,18 @@ from engine import (
     Card,
     Contract,
     Game,
+    GameResult,
     Give,
     Pass,
+    Phase,
     PlayerView,
     Suit,
     observe,
     parse_cards,
 )
 from sdk import Bot, Deadline, play_local
-from sdk.client import ArenaAuthError, ArenaError, BotRunner, _Outbox, _too_late
+from sdk.cli import _print_results, main
+from sdk.client import ArenaAuthError, ArenaError, BotRunner, RunSummary, _Outbox, _too_late
 from sdk.hand import (
     beats,
     has_ace_marriage,
@@ -53,8 +59,16 @@ from sdk.hand import (
     unseen_cards,
     voids,
 )
-from sdk.local import LocalIncident, SeriesEntry, SeriesInterrupted, _add, play_series
-from sdk.sampling import constraints_of
+from sdk.human import HumanBot
+from sdk.local import (
+    LocalIncident,
+    SeriesEntry,
+    SeriesInterrupted,
+    SeriesResult,
+    _add,
+    play_series,
+)
+from sdk.sampling import Sampler, _give_cases, constraints_of
 
 # ---------------------------------------------------------------------- sdk.hand
 
@@ -496,3 +510,293 @@ def test_an_answer_within_the_time_bank_is_not_too_late() -> None:
     assert not _too_late(m, "r1", used_bank)
     past_both = Deadline(limit_s=0.001, bank_s=0.1, received=time.monotonic() - 5.0)
     assert _too_late(m, "r2", past_both)
+
+
+def _scripted(hands: tuple[str, str, str], talon: str, rules: Any = None) -> Game:
+    """Seed 7 (dealer 1), these hands: seats 0 and 1 pass, seat 2 declares 100, gives the
+    first talon card to seat 0 and the second to seat 1."""
+    cards = [parse_cards(h) for h in hands]
+    t = parse_cards(talon)
+    g = Game.new(rules or PRESETS["classic"], 7, ["ann", "bob", "cid"], deals={0: (cards, t)})
+    g.apply(Pass(), seat=0)
+    g.apply(Pass(), seat=1)
+    g.apply(Give(t[0], 0), seat=2)
+    g.apply(Give(t[1], 1), seat=2)
+    g.apply(Contract(100), seat=2)
+    return g
+
+
+def test_the_ace_marriage_pins_the_aces_not_played() -> None:
+    """S11: the ace marriage pinning the tens (bits 4, 10, 16, 22) for the aces (5, 11, 17,
+    23) put the declarer's unplayed aces anywhere in the samples, and the tens with him."""
+    g = _scripted(
+        ("9♥ J♥ 10♣ K♣ Q♣ 10♦ K♦", "K♠ 10♠ Q♠ J♠ 9♠ J♣ 9♣", "A♠ A♥ A♣ A♦ K♥ Q♥ 10♥"),
+        "Q♦ J♦ 9♦",
+    )
+    play(g, 2, "10♥")
+    play(g, 0, "9♥")
+    play(g, 1, "9♠")
+    play(g, 2, "A♥", declare=True)
+    v = observe(g, 0)
+    assert v.marriages == ((2, None),)
+    fixed = constraints_of(v).fixed[2]
+    assert fixed == (1 << int(Card.SA)) | (1 << int(Card.CA)) | (1 << int(Card.DA))
+
+
+def test_a_hidden_pass_not_of_the_talon_weighs_eight_histories() -> None:
+    """S15: the case "the hidden pass was none of the shown talon" weighs the receiver's 8
+    cards (7 dealt and the one passed), each a history (``w * 7`` counted 7), against 1
+    for each talon card it may have been."""
+    talon_left = (1 << int(Card.D10)) | (1 << int(Card.D9))
+    cases = _give_cases([1], talon_left, declarer=2)
+    assert sorted(w for w, _ in cases) == [1, 1, 8]
+    assert (8, {2: talon_left}) in cases
+    both = _give_cases([0, 1], talon_left, declarer=2)
+    assert sorted(w for w, _ in both) == [1, 1, 8, 8, 8, 8, 64]
+
+
+def test_an_answer_made_while_the_stream_dropped_is_sent_on_the_next_one() -> None:
+    """C20, C21: the answer to a request whose stream was gone is kept, and sent when the
+    arena asks that request again on the next stream; not kept (``m.answers = {}``) or not
+    looked up (``cached = None``), the bot was asked the same decision twice."""
+    g = _game()
+    seat = g.to_act
+    assert seat is not None
+    Noter.deadlines.clear()
+
+    async def main() -> list[str]:
+        runner = BotRunner(Noter, "127.0.0.1:1", "tok")
+        gone, now = _Outbox(), _Outbox()
+        gone.held = now.held = True
+        runner._out = now  # the stream of ``gone`` has dropped
+        for msg, out in ((_started(g, seat), gone), (_request(g, "r1", seat), gone)):
+            runner._on_message(msg, out)
+            while runner._tasks:
+                await asyncio.wait(set(runner._tasks))
+        assert not gone
+        runner._on_message(_request(g, "r1", seat), now)
+        while runner._tasks:
+            await asyncio.wait(set(runner._tasks))
+        if runner._pool is not None:
+            runner._pool.shutdown()
+        return [m.decision.request_id for m in now._buf if m is not None]
+
+    assert asyncio.run(main()) == ["r1"]
+    assert len(Noter.deadlines) == 1
+
+
+class SlowStart(Noter):
+    """Its ``on_match_start`` takes 50 ms: a request that comes meanwhile waits for it."""
+
+    def on_match_start(self, view: PlayerView) -> None:
+        time.sleep(0.05)
+
+
+def _all_at_once(bot: Any, msgs: list[pb.ServerMessage]) -> list[str]:
+    """The request ids a runner of ``bot`` answers for ``msgs``, handled one after the
+    other without waiting for the bot's calls in between."""
+
+    async def main() -> list[str]:
+        runner = BotRunner(bot, "127.0.0.1:1", "tok")
+        out = _Outbox()
+        out.held = True
+        runner._out = out
+        for msg in msgs:
+            runner._on_message(msg, out)
+        while runner._tasks:
+            await asyncio.wait(set(runner._tasks))
+        if runner._pool is not None:
+            runner._pool.shutdown()
+        return [m.decision.request_id for m in out._buf if m is not None]
+
+    return asyncio.run(main())
+
+
+def test_a_request_that_waited_past_its_limit_but_not_its_bank_is_asked() -> None:
+    """C22: a request that waited behind the bot's earlier call is dropped only when its
+    limit *and* bank have passed; ``left(bank=False)`` dropped one the time bank still
+    covered (its 1 ms limit passed while ``on_match_start`` ran): the referee played its
+    fallback after the bank, with a strike."""
+    g = _game()
+    seat = g.to_act
+    assert seat is not None
+    Noter.deadlines.clear()
+    sent = _all_at_once(SlowStart, [_started(g, seat), _request(g, "r1", seat, 1, 10_000)])
+    assert sent == ["r1"]
+    assert len(Noter.deadlines) == 1
+
+
+class Listener(Bot):
+    """Notes every action it is told of."""
+
+    told: ClassVar[list[tuple[int, object]]] = []
+
+    def on_action(self, view: PlayerView, seat: int, action: object) -> None:
+        Listener.told.append((seat, action))
+
+
+def test_an_action_event_of_the_seat_past_the_last_is_refused(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """C31: ``seat <= players`` let an event name seat 3 at a table of three (seats 0-2),
+    as actor or as a give's receiver: ``on_action`` was told of a seat that is not."""
+    g = _game()
+    seat = g.to_act
+    assert seat is not None
+    src = pb.ACTION_SOURCE_UNSPECIFIED
+    events = [
+        action_event_to_pb("m1", 1, src, 3, Pass()),
+        action_event_to_pb("m1", 2, src, 1, Give(Card.H9, 3)),
+        action_event_to_pb("m1", 3, src, 2, Pass()),
+    ]
+    Listener.told = []
+    with caplog.at_level(logging.ERROR, logger="sdk.client"):
+        _decisions(Listener, [_started(g, seat), pb.ServerMessage(events=events)])
+    assert Listener.told == [(2, Pass())]
+    assert "action.seat: no seat 3 at a 3-player table" in caplog.text
+    assert "action.give.to: no seat 3 at a 3-player table" in caplog.text
+
+
+# ---------------------------------------------------------------------- sdk.human
+
+
+def test_the_match_end_lists_the_seats_by_place() -> None:
+    """HU17: ordering the final table by score (ascending) rather than by place put the
+    winner last: "3. ... 1. ...". Places come first (then the seat), whatever the scores:
+    a place shared, or a seat placed last for a forfeit with the best score."""
+    out = io.StringIO()
+    bot = HumanBot(io.StringIO(), out, color=False)
+    view = observe(_game(), 0)
+    bot.on_match_start(view)
+    result = GameResult((1005, 40, 620), (1, 3, 2), (0, 960, 380), 0, 12, "target")
+    bot.on_match_end(view, result)
+    table = out.getvalue().split("Match over: 12 deals played.\n", 1)[1].splitlines()
+    assert [line.split()[:2] for line in table] == [["1.", "a"], ["2.", "c"], ["3.", "b"]]
+
+
+def _my_turn() -> PlayerView:
+    g = _game()
+    assert g.to_act is not None
+    return observe(g, g.to_act)
+
+
+def test_an_answer_in_the_time_bank_is_used_and_said_so() -> None:
+    """HU6: an answer typed past the decision's limit but within the time bank was called
+    "too late and not used" (``left(bank=False)``), though the arena uses it."""
+    view = _my_turn()
+    out = io.StringIO()
+    human = HumanBot(stdin=io.StringIO("1\n"), stdout=out, color=False)
+    human.deadline = Deadline(limit_s=0.001, bank_s=600.0, received=time.monotonic() - 1)
+    assert human.act(view) == view.legal_actions[0]
+    assert f"→ {view.legal_actions[0]}" in out.getvalue()
+    assert "too late" not in out.getvalue()
+
+
+def test_the_prompt_counts_the_decisions_own_time_then_the_bank() -> None:
+    """HU7: ``_time_left`` with the two times swapped said the limit plus the bank as the
+    decision's own time ("610.0 s left (+10.0 s bank)"), and never that only the bank
+    was left."""
+    out = io.StringIO()
+    human = HumanBot(stdin=io.StringIO("1\n"), stdout=out, color=False)
+    human.deadline = Deadline(limit_s=600.0, bank_s=10.0, received=time.monotonic())
+    human.act(_my_turn())
+    (left,) = re.findall(r"; ([0-9.]+) s left \(\+10\.0 s bank\)\): ", out.getvalue())
+    assert 590 < float(left) <= 600
+    out = io.StringIO()
+    human = HumanBot(stdin=io.StringIO("1\n"), stdout=out, color=False)
+    human.deadline = Deadline(limit_s=0.001, bank_s=600.0, received=time.monotonic() - 1)
+    human.act(_my_turn())
+    (bank,) = re.findall(r"; ([0-9.]+) s of time bank left\): ", out.getvalue())
+    assert 590 < float(bank) <= 600
+
+
+def test_quit_leaves_with_exit_code_1() -> None:
+    """HU8: ``quit`` leaving with ``SystemExit(0)`` made ``arena-bot`` report a match left
+    half-way as a success (exit code 0)."""
+    out = io.StringIO()
+    human = HumanBot(stdin=io.StringIO("quit\n"), stdout=out, color=False)
+    with pytest.raises(SystemExit) as e:
+        human.act(_my_turn())
+    assert e.value.code == 1
+    assert "Leaving the match." in out.getvalue()
+
+
+def test_a_new_deal_shows_every_trick_the_seat_has_not_seen() -> None:
+    """HU5: the count of tricks seen kept from the last deal (``since = self._seen[1]``
+    whatever the deal) hid the new deal's first tricks from a seat first asked after them:
+    only the last one was shown."""
+    g = _game()
+    while not (g.deal_number == 1 and g.phase is Phase.PLAYING and len(g.tricks) >= 3):
+        g.apply(g.legal_actions()[0])
+    assert g.to_act is not None
+    view = observe(g, g.to_act)
+    out = io.StringIO()
+    human = HumanBot(stdin=io.StringIO("1\n"), stdout=out, color=False)
+    human._seen = (0, len(view.tricks))  # the last table it saw: deal 1, as many tricks
+    human.act(view)
+    text = out.getvalue()
+    assert all(f"Trick {k}: " in text for k in range(1, len(view.tricks) + 1)), text
+
+
+def test_a_sampler_keeps_the_deals_its_accept_predicate_accepts() -> None:
+    """S24: ``if not self.accept(deal)`` returned the first deal the predicate refused:
+    every constraint a bot added through ``accept`` was turned round."""
+    g = scripted_game()
+    v = observe(g, 0)  # seat 0 does not know where A♣ is: seat 1's or seat 2's
+    sampler = Sampler(v, accept=lambda d: Card.CA in d.hands[1])
+    rng = random.Random(3)
+    assert all(Card.CA in sampler.sample(rng).hands[1] for _ in range(30))
+    plain = Sampler(v)
+    assert any(Card.CA in plain.sample(rng).hands[2] for _ in range(30))
+
+
+# ---------------------------------------------------------------------- sdk.cli
+
+
+def test_run_once_asks_the_runner_for_one_match(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CL13: ``arena-bot run --once`` passing ``matches=matches`` (None) rather than 1 kept
+    the bot playing match after match."""
+    from click.testing import CliRunner
+
+    asked: list[dict[str, Any]] = []
+
+    def run(bot: Any, **kwargs: Any) -> RunSummary:
+        asked.append(kwargs)
+        return RunSummary()
+
+    monkeypatch.setattr("sdk.client.run", run)
+    monkeypatch.delenv("ARENA_PARENT_PID", raising=False)
+    for extra, matches in ((["--once"], 1), (["--matches", "3"], 3), ([], None)):
+        args = ["run", "random", "--arena", "127.0.0.1:1", "--token", "t", *extra]
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 0, result.output
+        assert asked[-1]["matches"] == matches, extra
+
+
+def test_the_table_shows_the_win_rate_in_percent() -> None:
+    """CL12: the "win %" column printed the rate as a fraction (0.25 as "0")."""
+    from rich.console import Console
+
+    entries = [SeriesEntry("mine", matches=4, wins=1), SeriesEntry("random", matches=4, wins=3)]
+    console = Console(file=io.StringIO(), width=200)
+    _print_results(console, SeriesResult("classic", 4, entries), "4 matches")
+    text = console.file.getvalue()  # type: ignore[attr-defined]
+    rows = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.split("│")[1:-1]]
+        if cells and cells[0] in ("mine", "random"):
+            rows[cells[0]] = cells
+    assert rows["mine"][3] == "25" and rows["random"][3] == "75", text
+
+
+def test_try_names_the_cap_it_played_to(tmp_path: Path) -> None:
+    """CL10: ``resolved.max_deals or max_deals`` named the ruleset file's cap (40) in the
+    note under the table, though ``--max-deals 2`` capped the matches at 2."""
+    from click.testing import CliRunner
+
+    rules = tmp_path / "capped.toml"
+    rules.write_text('preset = "classic"\nname = "capped"\nmax_deals = 40\n')
+    args = ["try", "random", "--vs", "random", "-n", "1", "--ruleset", str(rules)]
+    result = CliRunner().invoke(main, [*args, "--max-deals", "2"])
+    assert result.exit_code == 0, result.output
+    assert "1 of 1 match reached the cap of 2 deals before anyone won" in result.output
