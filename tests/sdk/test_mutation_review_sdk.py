@@ -41,6 +41,7 @@ from engine import (
     Give,
     Pass,
     Phase,
+    Play,
     PlayerView,
     Suit,
     observe,
@@ -68,7 +69,7 @@ from sdk.local import (
     _add,
     play_series,
 )
-from sdk.sampling import Sampler, _give_cases, constraints_of
+from sdk.sampling import TALON, BidReading, Constraints, Sampler, _give_cases, constraints_of
 
 # ---------------------------------------------------------------------- sdk.hand
 
@@ -657,6 +658,51 @@ def test_an_action_event_of_the_seat_past_the_last_is_refused(
     assert "action.give.to: no seat 3 at a 3-player table" in caplog.text
 
 
+def _kept_view(msgs: list[pb.ServerMessage]) -> PlayerView:
+    """The view a runner keeps for match m1's hooks after ``msgs``."""
+
+    async def main() -> PlayerView:
+        runner = BotRunner(Bot, "127.0.0.1:1", "tok")
+        out = _Outbox()
+        out.held = True
+        runner._out = out
+        for msg in msgs:
+            runner._on_message(msg, out)
+            while runner._tasks:
+                await asyncio.wait(set(runner._tasks))
+        if runner._pool is not None:
+            runner._pool.shutdown()
+        return runner._matches["m1"].view
+
+    return asyncio.run(main())
+
+
+def test_a_resumed_match_keeps_its_view_only_under_its_own_rules(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """C32, C33: a MatchStarted that resumes a match takes its view (without
+    ``m.view = view`` the hooks kept the view from before the reconnect), unless it
+    names other rules (``ruleset != m.ruleset`` dropped: a 1001 view taken for a classic
+    match)."""
+    g = _game()
+    seat = g.to_act
+    assert seat is not None
+    first = _started(g, seat)
+    g.apply(g.legal_actions()[0])
+    g.apply(g.legal_actions()[0])
+    later = _started(g, seat)
+    later.match_started.resumed = True
+    view = _kept_view([first, later])
+    assert view.bids == observe(g, seat).bids and len(view.bids) == 2
+    other = Game.new(PRESETS["1001"], 1, ["a", "b", "c"])
+    elsewhere = _started(other, seat)
+    elsewhere.match_started.resumed = True
+    with caplog.at_level(logging.ERROR, logger="sdk.client"):
+        view = _kept_view([first, elsewhere])
+    assert view.ruleset == PRESETS["classic"]
+    assert "MatchStarted resumes the match under ruleset '1001'" in caplog.text
+
+
 # ---------------------------------------------------------------------- sdk.human
 
 
@@ -789,6 +835,24 @@ def test_the_table_shows_the_win_rate_in_percent() -> None:
     assert rows["mine"][3] == "25" and rows["random"][3] == "75", text
 
 
+def test_try_says_a_raise_is_no_timeout(tmp_path: Path) -> None:
+    """CL9: the line under a timed table counted every incident as a timeout: a bot that
+    raised once "timed out 1 time"."""
+    from click.testing import CliRunner
+
+    bot = tmp_path / "raiser.py"
+    bot.write_text(
+        "from sdk import Bot\n\n\nclass Raiser(Bot):\n    n = 0\n\n"
+        "    def bid(self, view):\n        Raiser.n += 1\n        if Raiser.n == 1:\n"
+        "            raise ValueError('once')\n        return view.legal_actions[-1]\n"
+    )
+    args = ["try", f"{bot}:Raiser", "--vs", "random", "-n", "1", "--max-deals", "1"]
+    result = CliRunner().invoke(main, [*args, "--decision-ms", "600000"])
+    assert result.exit_code == 1, result.output
+    assert "Raiser never timed out (at 600000 ms per decision" in result.output
+    assert "had 1 incident in 1 match" in result.output
+
+
 def test_try_names_the_cap_it_played_to(tmp_path: Path) -> None:
     """CL10: ``resolved.max_deals or max_deals`` named the ruleset file's cap (40) in the
     note under the table, though ``--max-deals 2`` capped the matches at 2."""
@@ -800,3 +864,63 @@ def test_try_names_the_cap_it_played_to(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, [*args, "--max-deals", "2"])
     assert result.exit_code == 0, result.output
     assert "1 of 1 match reached the cap of 2 deals before anyone won" in result.output
+
+
+def test_the_ace_marriage_makes_no_trump_in_the_tricks_shown_at_a_deals_end() -> None:
+    """HU15: the tricks put together at a deal's end from the plays told took a declared
+    ace marriage (``play.declare`` alone) for a trump: seat 2's K♥, discarded on trick 5
+    after its ace marriage, was shown winning it from bob's 10♠."""
+    g = _scripted(
+        ("9♥ J♥ K♠ Q♠ 10♦ K♦ 9♣", "10♠ J♠ 9♠ 10♣ K♣ Q♣ J♣", "A♠ A♥ A♣ A♦ K♥ Q♥ 10♥"),
+        "Q♦ J♦ 9♦",
+    )
+    out = io.StringIO()
+    human = HumanBot(io.StringIO(), out, color=False)
+    start = observe(g, 0)
+    human.on_match_start(start)
+    script = [
+        (2, "10♥"), (0, "9♥"), (1, "J♣"), (2, "A♥"), (0, "J♥"), (1, "Q♣"),
+        (2, "A♠"), (0, "K♠"), (1, "9♠"), (2, "9♦"), (0, "Q♦"), (1, "J♦"),
+        (0, "Q♠"), (1, "10♠"), (2, "K♥"),
+    ]  # fmt: skip
+    while g.deal_number == 0:
+        seat = g.to_act
+        assert seat is not None
+        if script:
+            s, text = script.pop(0)
+            assert s == seat
+            action = Play(parse_cards(text)[0], declare=text == "A♥")
+        else:
+            action = next(a for a in g.legal_actions() if not getattr(a, "declare", False))
+        g.apply(action, seat=seat)
+        assert isinstance(action, Play)
+        human.on_action(start, seat, action)
+    result = g.deal_results[0]
+    human.on_deal_end(start, result)
+    text = out.getvalue()
+    assert "Trick 2: cid A♥, you J♥, bob Q♣  → cid" in text, text
+    assert "Trick 5: you Q♠, bob 10♠, cid K♥  → bob" in text, text
+
+
+def test_a_bid_reading_that_rejects_every_deal_is_dropped() -> None:
+    """S27: a reading that rejected 1000 deals in a row is dropped (the hard facts stay);
+    never dropped (the bound made 1000 times larger), every draw spun through its 3000
+    tries and kept a deal the reading had refused all the same."""
+    hand = 0
+    for c in parse_cards("A♠ 10♠ K♠ Q♠ J♠ 9♠ A♥"):
+        hand |= 1 << int(c)
+    # Seat 1's bid "proves" the ♠ marriage, whose cards are all in seat 0's hand: no deal.
+    spades = (1 << int(Card.SK)) | (1 << int(Card.SQ))
+    reading = BidReading(1, {1: [spades]}, {0: 0, 1: 0, 2: 0}, 0, (), 0)
+    k = Constraints(
+        n=3,
+        fixed={0: hand, 1: 0, 2: 0, TALON: 0},
+        counts={0: 7, 1: 7, 2: 7, TALON: 3},
+        excluded={0: 0, 1: 0, 2: 0, TALON: 0},
+        unknown=((1 << 24) - 1) & ~hand,
+        reading=reading,
+    )
+    sampler = Sampler(k)
+    deal = sampler.sample(random.Random(1))
+    assert not sampler._read
+    assert deal.hand_masks[0] == hand and len(deal.talon) == 3
