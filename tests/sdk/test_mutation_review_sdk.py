@@ -853,6 +853,29 @@ def test_try_says_a_raise_is_no_timeout(tmp_path: Path) -> None:
     assert "had 1 incident in 1 match" in result.output
 
 
+def test_try_waits_for_a_call_as_long_as_the_limit_and_the_bank(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """CL5: the slow-call watch of a timed ``try`` waited the decision's limit alone (1 ms
+    here), not the limit plus the bank (60 s), before calling a call "run for ... and not
+    returned", though the arena would still be waiting for it."""
+    from click.testing import CliRunner
+
+    bot = tmp_path / "napper.py"
+    bot.write_text(
+        "import time\n\nfrom sdk import Bot\n\n\nclass Napper(Bot):\n    n = 0\n\n"
+        "    def act(self, view):\n        Napper.n += 1\n        if Napper.n == 1:\n"
+        "            time.sleep(0.3)\n        return view.legal_actions[0]\n"
+    )
+    args = ["try", f"{bot}:Napper", "--vs", "random", "-n", "1", "--max-deals", "1"]
+    with caplog.at_level(logging.WARNING, logger="sdk.local"):
+        result = CliRunner().invoke(main, [*args, "--decision-ms", "1", "--time-bank-ms", "60000"])
+    assert result.exit_code == 0, result.output
+    assert "Napper never timed out" in result.output
+    assert "the time bank paid" in caplog.text  # the 0.3 s nap: past the 1 ms limit
+    assert "and not returned" not in caplog.text
+
+
 def test_try_names_the_cap_it_played_to(tmp_path: Path) -> None:
     """CL10: ``resolved.max_deals or max_deals`` named the ruleset file's cap (40) in the
     note under the table, though ``--max-deals 2`` capped the matches at 2."""
@@ -924,3 +947,14 @@ def test_a_bid_reading_that_rejects_every_deal_is_dropped() -> None:
     deal = sampler.sample(random.Random(1))
     assert not sampler._read
     assert deal.hand_masks[0] == hand and len(deal.talon) == 3
+
+
+def test_a_reconnect_asks_for_the_matches_left_to_play() -> None:
+    """C34: the Hello of a reconnect asked for ``--matches`` again, not for those left
+    (``max_matches - matches played``): the bot played more matches than it was told."""
+    runner = BotRunner(Bot, "127.0.0.1:1", "tok", matches=3)
+    assert runner._matches_to_start() == 3
+    runner.summary.matches = 1
+    assert runner._matches_to_start() == 2
+    runner.summary.matches = 3
+    assert runner._matches_to_start() == 0
