@@ -11,10 +11,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import io
+import itertools
 import logging
 import random
 import re
 import sys
+import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -61,6 +63,7 @@ from sdk.hand import (
     voids,
 )
 from sdk.human import HumanBot
+from sdk.loader import BotLoadError, load_bot
 from sdk.local import (
     LocalIncident,
     SeriesEntry,
@@ -70,6 +73,7 @@ from sdk.local import (
     play_series,
 )
 from sdk.sampling import TALON, BidReading, Constraints, Sampler, _give_cases, constraints_of
+from sdk.workers import CallFailed, Processes, Remote, _Proc
 
 # ---------------------------------------------------------------------- sdk.hand
 
@@ -876,6 +880,22 @@ def test_try_waits_for_a_call_as_long_as_the_limit_and_the_bank(
     assert "and not returned" not in caplog.text
 
 
+def test_try_refuses_more_opponents_than_seats_and_plays_20_matches_by_default() -> None:
+    """CL2, CL3: three opponents at a table of three were let through (``> seats`` for
+    ``> seats - 1``), the third silently dropped; and ``try`` without ``-n`` played one
+    match, not 20 (the default swapped with the human's)."""
+    from click.testing import CliRunner
+
+    result = CliRunner().invoke(main, ["try", "random", "--vs", "random,random,random"])
+    assert result.exit_code == 2
+    assert "3 opponents named, but the ruleset seats 3 players: name at most 2" in (
+        " ".join(result.output.split())
+    )
+    result = CliRunner().invoke(main, ["try", "random", "--vs", "random", "--max-deals", "1"])
+    assert result.exit_code == 0, result.output
+    assert "20 matches, ruleset classic, seed 0" in result.output
+
+
 def test_try_names_the_cap_it_played_to(tmp_path: Path) -> None:
     """CL10: ``resolved.max_deals or max_deals`` named the ruleset file's cap (40) in the
     note under the table, though ``--max-deals 2`` capped the matches at 2."""
@@ -958,3 +978,144 @@ def test_a_reconnect_asks_for_the_matches_left_to_play() -> None:
     assert runner._matches_to_start() == 2
     runner.summary.matches = 3
     assert runner._matches_to_start() == 0
+
+
+# ---------------------------------------------------------------------- sdk.loader
+
+
+def test_a_bot_imported_into_a_bot_file_is_not_one_of_its_bots(tmp_path: Path) -> None:
+    """LD1: without ``obj.__module__ == module.__name__`` a file that imports a bundled bot
+    (to play against it, or to subclass it) "defined several bots"."""
+    bot = tmp_path / "mine_ld1.py"
+    bot.write_text(
+        "from bots.random_bot import RandomBot\nfrom sdk import Bot\n\n\n"
+        "class Mine(Bot):\n    pass\n"
+    )
+    assert load_bot(str(bot)).__name__ == "Mine"
+
+
+def test_a_path_without_py_is_looked_up_as_a_file(tmp_path: Path) -> None:
+    """LD5: a spec with a "/" but no ".py" was imported as a module named "sub/mybot":
+    "no module 'sub/mybot'", though it names a path."""
+    with pytest.raises(BotLoadError, match=r"^no file '[^']*/mybot'"):
+        load_bot(f"{tmp_path}/mybot")
+
+
+def test_a_missing_dependency_of_a_bot_module_is_named_as_such(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """LD6, LD9: a bot module that imports a package not installed was said to be missing
+    itself ("no module 'mutsdk_ld6' and no bundled bot") when the check of which module is
+    missing was dropped; and a dotted module not found (``os.nowhere``: no package to
+    install) got the "not installed for the Python that runs the bot" hint."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "mutsdk_ld6.py").write_text("import mutsdk_not_installed_ld6\n")
+    with pytest.raises(BotLoadError) as e:
+        load_bot("mutsdk_ld6")
+    assert str(e.value).startswith("importing 'mutsdk_ld6' failed: ModuleNotFoundError")
+    assert "it is not installed for the Python that runs the bot" in str(e.value)
+    (tmp_path / "mutsdk_ld9.py").write_text("import os.nowhere_ld9\n")
+    with pytest.raises(BotLoadError) as e:
+        load_bot("mutsdk_ld9")
+    assert "No module named 'os.nowhere_ld9'" in str(e.value)
+    assert "not installed" not in str(e.value)
+
+
+def test_loading_a_bot_leaves_no_import_in_progress() -> None:
+    """LD12: ``importing`` not counted down after a load made ``sdk.run`` refuse to start
+    in any program that had loaded a bot first ("called while arena-bot imported ...")."""
+    from sdk import loader
+    from sdk.client import _not_while_loading
+
+    load_bot("random")
+    with pytest.raises(BotLoadError):
+        load_bot("no_such_bot_mutsdk")
+    assert loader.importing == 0
+    _not_while_loading("sdk.run()")
+
+
+# ---------------------------------------------------------------------- sdk.workers
+
+
+def _proc(send: Any = None, recv: Any = None, exitcode: int | None = None) -> _Proc:
+    """A ``_Proc`` with no process behind it: its pipe's ``send`` and ``recv`` given."""
+    p = _Proc.__new__(_Proc)
+    p.conn = SimpleNamespace(send=send, recv=recv)  # type: ignore[assignment]
+    p.process = SimpleNamespace(exitcode=exitcode, join=lambda timeout=None: None)
+    p.pid = 4242
+    p.alive = True
+    p.ready = threading.Event()
+    p._lock = threading.Lock()
+    p._pending = {}
+    p._ids = itertools.count()
+    return p
+
+
+def test_a_worker_that_leaves_hands_its_exit_code_on() -> None:
+    """W8: a bot's ``SystemExit(3)`` in a worker was raised here as ``SystemExit(1)``:
+    ``arena-bot run --workers`` lost the bot's own exit code."""
+    p = _proc()
+
+    def send(msg: tuple[int, str, tuple[object, ...]]) -> None:
+        p._pending[msg[0]].set_result(("exit", 3))
+
+    p.conn = SimpleNamespace(send=send)  # type: ignore[assignment]
+    with pytest.raises(SystemExit) as e:
+        p.call("decide")
+    assert e.value.code == 3
+
+
+def test_the_calls_of_a_worker_that_died_fail_and_say_how_it_died() -> None:
+    """W7, W11: when a worker's pipe ends, the calls waiting on it fail at once (left
+    pending, each runner thread waited for ever: the match's seat was never answered
+    again), naming the signal that killed it (``signal -9`` for ``signal 9``)."""
+
+    def recv() -> object:
+        raise EOFError
+
+    p = _proc(recv=recv, exitcode=-9)
+    from concurrent.futures import Future
+
+    waiting: Future[tuple[str, Any]] = Future()
+    p._pending[0] = waiting
+    p._read()
+    assert waiting.done()
+    assert waiting.result() == ("failed", "its worker process 4242 died, signal 9")
+    assert not p.alive
+    with pytest.raises(CallFailed, match="died, signal 9"):
+        p.call("decide")
+
+
+def _remote_whose_worker_is_gone() -> Remote:
+    r = Remote.__new__(Remote)
+    r.name, r.match_id, r.methods, r.hooks = "Mine", "m1", {}, frozenset()
+    r._pool = SimpleNamespace(closing=False)  # type: ignore[assignment]
+
+    def gone() -> _Proc:
+        raise CallFailed("its worker process 4242 died, signal 9")
+
+    r._worker = gone  # type: ignore[method-assign]
+    return r
+
+
+def test_a_call_a_dead_worker_did_not_answer_counts_as_the_bots_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """W9, W10: a decision a worker did not answer plays the fallback counted as an error
+    (``"bot"`` hid it from the run's errors), and a hook it did not run counts as failed
+    (``False`` said it ran)."""
+    r = _remote_whose_worker_is_gone()
+    view = _my_turn()
+    with caplog.at_level(logging.ERROR, logger="sdk.client"):
+        action, kind = r.decide(view, None)
+        failed = r.hook("on_deal_end", ())
+    assert kind == "error" and action in view.legal_actions
+    assert failed is True
+    assert "did not answer in deal 1" in caplog.text
+
+
+def test_no_pool_of_no_workers() -> None:
+    """W12: ``n < 0`` let ``Processes(spec, 0, ...)`` make a pool without a worker, whose
+    first match failed on an empty list."""
+    with pytest.raises(ValueError, match="workers must be at least 1, got 0"):
+        Processes("random", 0, "random")
