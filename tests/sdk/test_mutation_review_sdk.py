@@ -72,7 +72,15 @@ from sdk.local import (
     _add,
     play_series,
 )
-from sdk.sampling import TALON, BidReading, Constraints, Sampler, _give_cases, constraints_of
+from sdk.sampling import (
+    TALON,
+    BidReading,
+    Constraints,
+    Sampler,
+    _give_cases,
+    _marriage_sets,
+    constraints_of,
+)
 from sdk.workers import CallFailed, Processes, Remote, _Proc
 
 # ---------------------------------------------------------------------- sdk.hand
@@ -1119,3 +1127,136 @@ def test_no_pool_of_no_workers() -> None:
     first match failed on an empty list."""
     with pytest.raises(ValueError, match="workers must be at least 1, got 0"):
         Processes("random", 0, "random")
+
+
+# ---------------------------------------------------------------------- more
+
+
+class Forced(Bot):
+    """Counts the decisions it is asked that have one legal action."""
+
+    forced: ClassVar[int] = 0
+
+    def act(self, view: PlayerView) -> Action:
+        Forced.forced += len(view.legal_actions) == 1
+        return view.legal_actions[0]
+
+
+def test_a_ruleset_that_asks_forced_moves_asks_them_locally() -> None:
+    """L1: ``play_local`` playing every single legal action itself, whatever the ruleset's
+    ``ask_forced``, never asked a bot its forced moves where an arena does."""
+    Forced.forced = 0
+    play_local([Forced] * 3, seed=2, max_deals=1)
+    assert Forced.forced == 0
+    asking = dataclasses.replace(PRESETS["classic"], ask_forced=True)
+    play_local([Forced] * 3, asking, seed=2, max_deals=1)
+    assert Forced.forced > 0
+
+
+def test_the_ace_marriage_proves_a_bid_only_where_it_counts_for_one() -> None:
+    """S30: reading a bid's marriages, the four aces were taken as one (200) even where the
+    ruleset says the ace marriage does not count for the bid."""
+    aces = 0
+    for c in (Card.SA, Card.CA, Card.DA, Card.HA):
+        aces |= 1 << int(c)
+    counts = dataclasses.replace(PRESETS["classic"], ace_marriage=True)
+    assert aces in _marriage_sets(200, counts)
+    not_for_bids = dataclasses.replace(counts, ace_marriage_counts_for_bid=False)
+    assert all(m & aces == 0 for m in _marriage_sets(200, not_for_bids))
+
+
+class QuickOrdered(Bot):
+    """A quick bot whose ``on_match_start`` waits for ``release``; notes the order of its
+    calls."""
+
+    quick = True
+    calls: ClassVar[list[str]] = []
+    entered: ClassVar[threading.Event] = threading.Event()
+    release: ClassVar[threading.Event] = threading.Event()
+
+    def on_match_start(self, view: PlayerView) -> None:
+        QuickOrdered.calls.append("start")
+        QuickOrdered.entered.set()
+        QuickOrdered.release.wait(30)
+        QuickOrdered.calls.append("start done")
+
+    def act(self, view: PlayerView) -> Action:
+        QuickOrdered.calls.append("act")
+        return view.legal_actions[0]
+
+
+def test_a_quick_bot_is_not_asked_while_its_match_has_a_call_in_flight() -> None:
+    """C50: a quick bot asked on the event loop even while a call of its match ran in its
+    thread (``not busy`` dropped) had ``act`` run during its own ``on_match_start``: the
+    calls of a match come one at a time, in order."""
+    g = _game()
+    seat = g.to_act
+    assert seat is not None
+    QuickOrdered.calls = []
+    QuickOrdered.entered.clear()
+    QuickOrdered.release.clear()
+
+    async def main() -> list[str]:
+        runner = BotRunner(QuickOrdered, "127.0.0.1:1", "tok")
+        out = _Outbox()
+        out.held = True
+        runner._out = out
+        runner._on_message(_started(g, seat), out)
+        assert await asyncio.to_thread(QuickOrdered.entered.wait, 30)
+        runner._on_message(_request(g, "r1", seat), out)
+        QuickOrdered.release.set()
+        while runner._tasks:
+            await asyncio.wait(set(runner._tasks))
+        if runner._pool is not None:
+            runner._pool.shutdown()
+        return [m.decision.request_id for m in out._buf if m is not None]
+
+    assert asyncio.run(main()) == ["r1"]
+    assert QuickOrdered.calls == ["start", "start done", "act"]
+
+
+def test_a_stream_without_a_welcome_is_dropped_at_the_welcome_timeout_every_time(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """C46: once failing, a stream waited for its Welcome until --retry-for ran out (30 s
+    here), not the welcome timeout (0.2 s): ``max(give_up, ...)`` without the ``min``."""
+
+    async def play(request_iterator: Any, context: Any) -> Any:
+        await request_iterator.__anext__()  # the Hello; then nothing, for ever
+        await asyncio.Event().wait()
+        yield b""  # (never reached: a generator, as a stream's handler is)
+
+    async def main() -> list[str]:
+        server = grpc.aio.server()
+        handler = grpc.method_handlers_generic_handler("arena.v1.Arena", {
+            "Play": grpc.stream_stream_rpc_method_handler(
+                play, request_deserializer=pb.BotMessage.FromString,
+                response_serializer=lambda b: b,
+            )})  # fmt: skip
+        server.add_generic_rpc_handlers((handler,))
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        runner = BotRunner(Bot, f"127.0.0.1:{port}", "tok", initial_backoff=0.01,
+                           max_backoff=0.02, retry_for=30.0, welcome_timeout=0.2)  # fmt: skip
+        said: list[str] = []
+
+        class Second(logging.Handler):
+            def emit(self, record: logging.LogRecord) -> None:
+                if "reconnecting in" in record.getMessage():
+                    said.append(record.getMessage())
+                    if len(said) == 2:
+                        runner.stop()
+
+        log = logging.getLogger("sdk.client")
+        watch = Second()
+        log.addHandler(watch)
+        try:
+            await asyncio.wait_for(runner.run(), 120)
+        finally:
+            log.removeHandler(watch)
+            await server.stop(0)
+        return said
+
+    said = asyncio.run(main())
+    assert len(said) == 2
+    assert all(re.match(r"no Welcome from the arena at \S+ within 0\.2 s;", s) for s in said), said
