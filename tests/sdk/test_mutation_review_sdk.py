@@ -1129,6 +1129,83 @@ def test_no_pool_of_no_workers() -> None:
         Processes("random", 0, "random")
 
 
+class _FakeWorker:
+    """A worker process as ``Processes`` sees it: makes any bot; notes being stopped."""
+
+    def __init__(self, *args: object) -> None:
+        self.alive = True
+        self.pid = 7
+        self.events: list[str] = []
+
+    def call(self, op: str, *args: object) -> Any:
+        return ("Mine", frozenset(), {})
+
+    def tell(self, op: str, *args: object) -> None:
+        self.events.append(op)
+
+    def ask_to_stop(self) -> None:
+        self.events.append("ask_to_stop")
+
+    def stop(self) -> None:
+        self.events.append("stop")
+
+
+def _pool(n: int) -> Processes:
+    p = Processes.__new__(Processes)
+    p._ctx, p._args = None, ()
+    p._lock = threading.Lock()
+    p._procs = [_FakeWorker() for _ in range(n)]  # type: ignore[misc]
+    p._load = [0] * n
+    p._keys = itertools.count()
+    p.closing = False
+    return p
+
+
+def test_a_match_goes_to_the_least_loaded_worker_and_leaves_it_once() -> None:
+    """W1, W2, W3: a new match's bot is made in the worker with the fewest matches in
+    progress (``slot = 0`` put all of them in the first), and its end takes it off that
+    worker's count once (not at all, or once per ``close``)."""
+    pool = _pool(3)
+    pool._load = [2, 0, 1]
+    r = pool.make("m1")
+    assert r is not None and r._slot == 1 and pool._load == [2, 1, 1]
+    r.close()
+    r.close()
+    assert pool._load == [2, 0, 1]
+    assert pool._procs[1].events == ["drop"]  # type: ignore[attr-defined]
+
+
+def test_shutdown_stops_every_worker_and_a_dead_one_is_replaced(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """W4, W6: ``shutdown`` asks every worker to stop and then waits for (or kills) each
+    (without the second loop they were left running); a dead worker's slot gets a fresh
+    one (``proc`` handed the dead one back: every later call of it failed)."""
+    monkeypatch.setattr("sdk.workers._Proc", _FakeWorker)
+    pool = _pool(2)
+    dead = pool._procs[0]
+    dead.alive = False
+    fresh = pool.proc(0)
+    assert fresh is not dead and fresh.alive
+    pool.shutdown()
+    for w in pool._procs:
+        assert w.events == ["ask_to_stop", "stop"]  # type: ignore[attr-defined]
+    assert pool.closing
+
+
+def test_a_worker_that_does_not_exit_in_time_is_killed() -> None:
+    """W5: ``stop`` left a worker that did not exit in time running (no ``kill``)."""
+    done: list[str] = []
+    p = _proc()
+    p.process = SimpleNamespace(
+        join=lambda timeout=None: None, is_alive=lambda: True, kill=lambda: done.append("kill")
+    )
+    p._reader = SimpleNamespace(join=lambda timeout=None: None)  # type: ignore[assignment]
+    p.conn = SimpleNamespace(close=lambda: done.append("close"))  # type: ignore[assignment]
+    p.stop()
+    assert done == ["kill", "close"]
+
+
 # ---------------------------------------------------------------------- more
 
 
