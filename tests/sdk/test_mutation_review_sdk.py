@@ -1,9 +1,19 @@
 """Mutation review of the SDK (sdk/*.py): plausible bugs made by hand one at a time, the
-existing tests of the SDK run against each; a test here for each mutant they let live (its
-id and the edit in the docstring). Local matches and in-process runners only: no timed
-assertions.
+existing tests run against each (the files of tests/sdk that exercise its module, its
+doctests, and for the workers tests/e2e/test_workers_e2e.py); a test here for each mutant
+they let live (its id and the edit in the docstring). Local matches, in-process runners
+and stand-ins for worker processes: no timed assertions.
 
 Ids: H hand, B bot, S sampling, L local, C client, W workers, LD loader, CL cli, HU human.
+168 mutants: 99 killed by the existing tests, 7 equivalent, 62 killed here; none lives.
+The equivalent ones: H8 (the declarer's passes are cards of the talon he has seen
+anyway), H11 (only a marriage's holder can lead its K or Q before he declares it), S7
+(at three active seats under ``must_beat`` no under-trump leaves a higher trump unseen:
+the marriage trick draws them out), S16 (a case pinning a talon card to two receivers is
+dropped by ``Sampler._problem``; the ``_give_cases`` test here kills it all the same),
+S18 (the slots sum to the unknown cards, so every cap is 0 at the end), S23 (a problem
+with more slots than cards counts no completion), S28 (a receiver whose pass is read card
+by card never played a shown talon card). No mutant showed a defect of the code.
 """
 
 from __future__ import annotations
