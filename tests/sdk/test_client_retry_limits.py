@@ -197,3 +197,54 @@ def test_many_queued_answers_go_out_in_several_decision_batches() -> None:
     assert sizes[:-1] == [_MAX_DECISION_BATCH] * (len(sizes) - 1)  # full ones, then the rest
     ids = [d.request_id for m in written for d in m.decisions.decisions]
     assert ids == [str(i) for i in range(n)]
+
+
+# ----------------------------------------------------------------------------- a call that ends
+
+
+def test_an_answer_written_to_a_call_that_just_ended_reconnects_not_crashes() -> None:
+    """Defect (CI, a 40-match test under load): the call ended (gRPC core failed it,
+    INTERNAL) between the read of a decision request and the write of its answer; the
+    write raised asyncio.InvalidStateError ("RPC already finished"), which went out of
+    ``BotRunner.run``: the bot stopped instead of reconnecting. The write's failure is the
+    call's end, which the next read reports as an AioRpcError: the runner's reconnect path."""
+    from tests.sdk.test_hostile_arena import WELCOME, _game, request, started
+
+    game = _game(players=("b", "x", "y"))
+    script = [WELCOME, started("m", game), request("m", game, "1")]
+
+    class Ends(_Call):
+        """Welcomes, starts a match, asks; the call is over before the answer is written."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.reads = list(script)
+
+        async def write(self, msg: pb.BotMessage) -> None:
+            if msg.WhichOneof("kind") != "hello":
+                raise asyncio.InvalidStateError("RPC already finished.")
+            await super().write(msg)
+
+        async def read(self) -> Any:
+            await self._first.wait()
+            if len(self.reads) == 1:  # the request, once the match's bot is made: answered
+                # at once, on the loop (a quick bot), and written by this read's flush
+                for _ in range(1000):
+                    m = runner._matches.get("m")
+                    if m is not None and m.bot is not None:
+                        break
+                    await asyncio.sleep(0.01)
+            if self.reads:
+                return self.reads.pop(0).SerializeToString()
+            raise _error(grpc.StatusCode.INTERNAL, "Internal error from Core")
+
+    runner = BotRunner(RandomBot, "127.0.0.1:1", "tok")  # (quick: answered on the loop)
+
+    async def main() -> None:
+        call = Ends()
+        runner._channel = lambda: cast(grpc.aio.Channel, _Channel(call))  # type: ignore[method-assign]
+        with pytest.raises(grpc.aio.AioRpcError) as e:
+            await asyncio.wait_for(runner._session(), 5)
+        assert e.value.code() == grpc.StatusCode.INTERNAL
+
+    asyncio.run(main())
