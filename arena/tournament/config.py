@@ -38,7 +38,7 @@ from arena.addresses import host_problem
 from arena.deadlines import deadline_problem
 from arena.protocol import MIN_TOKEN, token_problem, weak_token
 from arena.ratings import DEFAULT_DRAW_PROBABILITY
-from arena.referee.config import MAX_STRIKES, key_pair_problem, pem_problem
+from arena.referee.config import MAX_STRIKES, RefereeConfig, key_pair_problem, pem_problem
 from arena.render import printable
 from arena.tournament.schedule import SCHEDULE_VERSION, ScheduledMatch, build_schedule
 from engine.rules import (
@@ -378,6 +378,8 @@ def identity_changes(stored: Mapping[str, Any], new: Mapping[str, Any]) -> list[
             out.append(f"{name} {short(old_rules.get(key))} → {short(new_rules.get(key))}")
     elif old_rules != new_rules:
         out.append("ruleset")
+    # (`draw_probability` is stored at the top, but the config's key is in `[ratings]`.)
+    labels = {"draw_probability": "ratings.draw_probability"}
     for key in ("matches_per_table", "deals", "deadlines", "draw_probability", "referee"):
         a, b = stored.get(key), new.get(key)
         if key == "deals":
@@ -385,9 +387,17 @@ def identity_changes(stored: Mapping[str, Any], new: Mapping[str, Any]) -> list[
         if isinstance(a, Mapping) and isinstance(b, Mapping):
             for k in sorted(set(a) | set(b)):
                 if a.get(k) != b.get(k):
-                    out.append(f"{key}.{k} {short(a.get(k))} → {short(b.get(k))}")
+                    was, now = (
+                        # `[referee]` stores only the keys the config set: an unset one
+                        # is the referee's default, not JSON's `null`.
+                        f"unset ({_REFEREE_DEFAULTS[k]})"
+                        if key == "referee" and k not in side and k in _REFEREE_DEFAULTS
+                        else short(side.get(k))
+                        for side in (a, b)
+                    )
+                    out.append(f"{key}.{k} {was} → {now}")
         elif a != b:
-            out.append(f"{key} {short(a)} → {short(b)}")
+            out.append(f"{labels.get(key, key)} {short(a)} → {short(b)}")
     if stored.get("seed") != new.get("seed") and "seed" in stored and "seed" in new:
         seed_was, seed_now = (
             "drawn" if v is None else short(v) for v in (stored["seed"], new["seed"])
@@ -412,6 +422,10 @@ _BOT_KEYS = {"bot", "command", "remote", "token", "token_env", "env", "cwd", "wo
 _DEADLINE_KEYS = {"decision_ms", "time_bank_ms"}
 _RATING_KEYS = {"draw_probability"}
 _REFEREE_KEYS = {"max_strikes", "reconnect_grace_s"}
+#: What the referee plays with when `[referee]` leaves a key out (as the docs' table says).
+_REFEREE_DEFAULTS = {
+    f.name: f.default for f in dataclasses.fields(RefereeConfig) if f.name in _REFEREE_KEYS
+}
 _TLS_KEYS = {"cert", "key", "server_name"}
 
 

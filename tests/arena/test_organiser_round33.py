@@ -1,0 +1,55 @@
+"""Round 33 of the organiser's audit: a walkthrough of docs/tournament.md and
+docs/referee.md with house rules, one's own bot (file, module and command), a remote bot
+over TLS, `--set`, Ctrl-C and resume, a changed config and the results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from arena.tournament.config import identity_changes, load_config
+
+
+def _config(tmp_path: Path, extra: str = "") -> Path:
+    path = tmp_path / "t.toml"
+    path.write_text(
+        'name = "chg"\nid = "fixed"\nseed = 5\nmax_deals = 1\n'
+        'bots = ["random", "heuristic", "counting"]\n' + extra
+    )
+    return path
+
+
+def test_a_changed_referee_key_the_first_run_left_unset_names_its_default(
+    tmp_path: Path,
+) -> None:
+    """Defect: a config run again with `[referee] max_strikes = 2` (the first run had no
+    `[referee]`) was refused, or said to start a new tournament, naming the change as
+    `referee.max_strikes null → 2`: JSON's null, which no config holds and which hides that
+    the first run played with the referee's default of 3 strikes (docs/tournament.md's
+    table). Now `referee.max_strikes unset (3) → 2`, and the grace likewise."""
+    path = _config(tmp_path)
+    before = load_config(path).to_json()
+    after = load_config(path, ["referee.max_strikes=2", "referee.reconnect_grace_s=1.5"]).identity()
+    assert identity_changes(before, after) == [
+        "referee.max_strikes unset (3) → 2",
+        "referee.reconnect_grace_s unset (5.0) → 1.5",
+    ]
+    # and back: the stored one set it, the new one leaves it to the default
+    assert identity_changes(after, before) == [
+        "referee.max_strikes 2 → unset (3)",
+        "referee.reconnect_grace_s 1.5 → unset (5.0)",
+    ]
+    # (a change between two set values is as before)
+    three = load_config(path, ["referee.max_strikes=3"]).identity()
+    assert identity_changes(after, three)[0] == "referee.max_strikes 2 → 3"
+
+
+def test_a_changed_draw_probability_is_named_by_its_key_in_the_config(
+    tmp_path: Path,
+) -> None:
+    """Defect: a changed `[ratings] draw_probability` was named `draw_probability 0.02 →
+    0.1`, a key the config does not have at its top (there it is refused as unknown); now
+    `ratings.draw_probability 0.02 → 0.1`, the key the organiser set."""
+    path = _config(tmp_path)
+    before = load_config(path).to_json()
+    after = load_config(path, ["ratings.draw_probability=0.1"]).identity()
+    assert identity_changes(before, after) == ["ratings.draw_probability 0.02 → 0.1"]
