@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from arena.tournament.config import identity_changes, load_config
 
 
@@ -53,3 +55,26 @@ def test_a_changed_draw_probability_is_named_by_its_key_in_the_config(
     before = load_config(path).to_json()
     after = load_config(path, ["ratings.draw_probability=0.1"]).identity()
     assert identity_changes(before, after) == ["ratings.draw_probability 0.02 → 0.1"]
+
+
+def test_a_module_bot_not_found_says_where_it_was_looked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: a config beside its package (`mine = "mypkg.mybot:Lowest"`, `mypkg/` next to
+    the config file) run from another directory stopped with the bot's "no module
+    'mypkg.mybot' and no bundled bot of that name": a bot file is looked up beside the
+    config, a module is not, and nothing said where it had been looked for. Now the
+    directory it was looked in is named (a tournament bot's `cwd`, else the arena's)."""
+    from sdk.loader import BotLoadError, load_bot
+
+    beside = tmp_path / "cfg" / "zzq_round33_pkg"
+    beside.mkdir(parents=True)
+    (beside / "__init__.py").write_text("")
+    (beside / "mybot.py").write_text("from sdk import Bot\n\nclass Lowest(Bot):\n    pass\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    with pytest.raises(BotLoadError) as e:
+        load_bot("zzq_round33_pkg.mybot:Lowest")
+    assert str(e.value).startswith("no module 'zzq_round33_pkg.mybot' and no bundled bot")
+    assert f"looked for in the current directory, {elsewhere}, and on PYTHONPATH" in str(e.value)
