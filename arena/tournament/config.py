@@ -541,6 +541,18 @@ def apply_overrides(
             value = raw.strip()  # a bare word: a string
         node = out
         for i, part in enumerate(parts[:-1]):
+            if part not in node:
+                # A name holding a dot written bare (`bots.v1.2.env.X` for the bot "v1.2")
+                # made a table `v1` of its own, refused as its unknown key "2".
+                for j in range(len(parts) - 1, i, -1):
+                    if ".".join(parts[i : j + 1]) in node:
+                        meant = _toml_key([*parts[:i], ".".join(parts[i : j + 1]), *parts[j + 1 :]])
+                        raise ConfigError(
+                            source,
+                            key,
+                            f"no key {_toml_key(parts[: i + 1])!r} to set inside; a part "
+                            f"holding a dot is quoted as in TOML: --set '{meant}={raw.strip()}'",
+                        )
             child = node.setdefault(part, {})
             if not isinstance(child, dict):
                 # (said with what it is, and how to set the table whole: a house rule on a

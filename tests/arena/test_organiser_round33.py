@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.tournament.config import identity_changes, load_config
+from arena.tournament.config import ConfigError, identity_changes, load_config
 
 
 def _config(tmp_path: Path, extra: str = "") -> Path:
@@ -78,3 +78,24 @@ def test_a_module_bot_not_found_says_where_it_was_looked_for(
         load_bot("zzq_round33_pkg.mybot:Lowest")
     assert str(e.value).startswith("no module 'zzq_round33_pkg.mybot' and no bundled bot")
     assert f"looked for in the current directory, {elsewhere}, and on PYTHONPATH" in str(e.value)
+
+
+def test_a_bot_name_holding_a_dot_set_unquoted_says_how_to_quote_it(tmp_path: Path) -> None:
+    """Defect: `--set 'bots.v1.2.env.X="1"'` for the bot "v1.2" (docs/tournament.md: "a
+    part holding a dot quoted as in TOML") was refused as `bots.v1.2: unknown key; known
+    keys: bot, command, ...`: the override had made a new bot `v1` with a key "2", and the
+    message said nothing of the quoting. Now it names the key it found no table for and
+    gives the override quoted, to paste."""
+    path = tmp_path / "t.toml"
+    path.write_text(
+        'name = "dots"\n[bots]\n"v1.2" = { bot = "random" }\nh = "heuristic"\nr = "random"\n'
+    )
+    with pytest.raises(ConfigError) as e:
+        load_config(path, ['bots.v1.2.env.X="1"'])
+    assert str(e.value) == (
+        f"{path}: bots.v1.2.env.X: no key 'bots.v1' to set inside; a part holding a dot "
+        """is quoted as in TOML: --set 'bots."v1.2".env.X="1"'"""
+    )
+    # the quoted one sets it; a new bot without a dot is still made by --set
+    assert dict(load_config(path, ['bots."v1.2".env.X="1"']).bots[0].env) == {"X": "1"}
+    assert load_config(path, ['bots.v2="random"']).bot_names[-1] == "v2"
