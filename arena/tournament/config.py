@@ -387,7 +387,7 @@ def identity_changes(stored: Mapping[str, Any], new: Mapping[str, Any]) -> list[
         if isinstance(a, Mapping) and isinstance(b, Mapping):
             for k in sorted(set(a) | set(b)):
                 if a.get(k) != b.get(k):
-                    was, now = (
+                    old_text, new_text = (
                         # `[referee]` stores only the keys the config set: an unset one
                         # is the referee's default, not JSON's `null`.
                         f"unset ({_REFEREE_DEFAULTS[k]})"
@@ -395,7 +395,7 @@ def identity_changes(stored: Mapping[str, Any], new: Mapping[str, Any]) -> list[
                         else short(side.get(k))
                         for side in (a, b)
                     )
-                    out.append(f"{key}.{k} {was} → {now}")
+                    out.append(f"{key}.{k} {old_text} → {new_text}")
         elif a != b:
             out.append(f"{labels.get(key, key)} {short(a)} → {short(b)}")
     if stored.get("seed") != new.get("seed") and "seed" in stored and "seed" in new:

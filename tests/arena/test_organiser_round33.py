@@ -7,7 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from arena.cli import main
+from arena.storage import Storage
 from arena.tournament.config import ConfigError, identity_changes, load_config
 
 
@@ -99,3 +102,38 @@ def test_a_bot_name_holding_a_dot_set_unquoted_says_how_to_quote_it(tmp_path: Pa
     # the quoted one sets it; a new bot without a dot is still made by --set
     assert dict(load_config(path, ['bots."v1.2".env.X="1"']).bots[0].env) == {"X": "1"}
     assert load_config(path, ['bots.v2="random"']).bot_names[-1] == "v2"
+
+
+def test_the_leaderboard_of_a_changed_config_says_what_changed(tmp_path: Path) -> None:
+    """Defect: `arena leaderboard --config mine.toml` after the bot file `mybot.py` was
+    edited (or `max_deals` raised) said "mine-... is not stored (the config changed since
+    it ran)": the config file had not changed, and nothing said what had. Now it names the
+    changes as `arena tournament` does: `changed since mine-... ran: bot mine's code`."""
+    (tmp_path / "mybot.py").write_text("from sdk import Bot\n\nclass Lowest(Bot):\n    pass\n")
+    path = tmp_path / "mine.toml"
+    path.write_text(
+        f'name = "mine"\nseed = 1\nmax_deals = 2\ndb = "{tmp_path / "mine.sqlite"}"\n'
+        '[bots]\nrandom = "random"\nheuristic = "heuristic"\nmine = "mybot.py:Lowest"\n'
+    )
+    cfg = load_config(path)
+    with Storage(cfg.db) as st:
+        st.ensure_tournament(
+            cfg.tournament_id,
+            name=cfg.name,
+            fingerprint=cfg.fingerprint,
+            total_matches=6,
+            config=cfg.to_json(),
+            bots=[(b.name, b.bot or "") for b in cfg.bots],
+        )
+    (tmp_path / "mybot.py").write_text(
+        "from sdk import Bot\n\nclass Lowest(Bot):\n    name = 'v2'\n"
+    )
+    path.write_text(path.read_text().replace("max_deals = 2", "max_deals = 3"))
+    r = CliRunner().invoke(main, ["leaderboard", "--config", str(path), "--format", "csv"])
+    assert r.exit_code == 0, r.output
+    said = " ".join(r.output.split())
+    new_id = load_config(path).tournament_id
+    assert (
+        f"{new_id} is not stored (changed since {cfg.tournament_id} ran: bot mine's code; "
+        f"max_deals 2 → 3): showing {cfg.tournament_id}, the latest named mine"
+    ) in said
