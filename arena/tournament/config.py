@@ -350,7 +350,14 @@ def identity_changes(stored: Mapping[str, Any], new: Mapping[str, Any]) -> list[
     for name, bot in new_bots.items():
         was = old_bots.get(name)
         if was is not None and was != bot:
-            what = "code" if {**was, "code": None} == {**bot, "code": None} else "launch"
+            # Which part: its code, its env, its cwd, else how it is launched (a command
+            # is not shown: it may hold a token). "launch" alone named an env change too.
+            parts = {"code": "code", "env": "env", "cwd": "cwd"}
+            differ = [k for k in sorted(set(was) | set(bot)) if was.get(k) != bot.get(k)]
+            said = [parts.get(k, "launch") for k in differ]
+            what = " and ".join(
+                dict.fromkeys(sorted(said, key=("launch", "code", "cwd", "env").index))
+            )
             if (
                 bot.get("kind") == "remote"
                 and {k: v for k, v in was.items() if k not in ("env", "cwd")} == bot

@@ -137,3 +137,27 @@ def test_the_leaderboard_of_a_changed_config_says_what_changed(tmp_path: Path) -
         f"{new_id} is not stored (changed since {cfg.tournament_id} ran: bot mine's code; "
         f"max_deals 2 → 3): showing {cfg.tournament_id}, the latest named mine"
     ) in said
+
+
+def test_a_bots_changed_env_or_cwd_is_named_as_such(tmp_path: Path) -> None:
+    """Defect: a config run again with an `env` added to one bot (docs/tournament.md: the
+    id counts `cwd` and `env`) was refused, or said to start a new tournament, naming the
+    change `bot r's launch`, as for another command: an organiser looked for a changed
+    command line that was not there. Now the part is named (`env`, `cwd`, `code`), and
+    `launch` only for how it is launched (its bundled name, spec or command)."""
+    (tmp_path / "sub").mkdir()
+    path = tmp_path / "t.toml"
+    path.write_text(
+        'name = "e"\nseed = 1\n[bots]\nrandom = "random"\nheuristic = "heuristic"\n'
+        'counting = "counting"\n'
+    )
+    before = load_config(path).to_json()
+
+    def changes(*overrides: str) -> list[str]:
+        return identity_changes(before, load_config(path, list(overrides)).identity())
+
+    assert changes('bots.random={bot = "random", env.A = "1"}') == ["bot random's env"]
+    assert changes('bots.random={bot = "random", cwd = "sub", env.A = "1"}') == [
+        "bot random's cwd and env"
+    ]
+    assert changes('bots.random="heuristic"') == ["bot random's launch"]
