@@ -161,3 +161,32 @@ def test_a_bots_changed_env_or_cwd_is_named_as_such(tmp_path: Path) -> None:
         "bot random's cwd and env"
     ]
     assert changes('bots.random="heuristic"') == ["bot random's launch"]
+
+
+def test_a_tournament_without_a_deal_cap_on_the_barrel_is_noted_at_the_start(
+    tmp_path: Path,
+) -> None:
+    """Defect: `arena tournament --max-deals 0` on `classic` said only "no deal cap" in its
+    first line, while `arena serve` notes at once that bots that never make a contract of
+    120 play for ever on the barrel (docs/referee.md); random bots played deal 89 of one
+    match within 3 seconds here, and the tournament would never have ended. Now the same
+    note, unless `match_timeout_s` bounds the matches; none for 1001 (no barrel)."""
+    import io
+
+    from rich.console import Console
+
+    from arena.cli.tournament import _announce
+
+    path = tmp_path / "t.toml"
+    path.write_text('name = "n"\nseed = 1\nbots = ["random", "heuristic", "counting"]\n')
+
+    def said(*overrides: str) -> str:
+        out = io.StringIO()
+        _announce(load_config(path, list(overrides)), Console(file=out, width=300))
+        return out.getvalue()
+
+    note = "note: matches of classic have no deal cap: bots that never make a contract of 120"
+    assert note in said("max_deals=0")
+    assert "note:" not in said("max_deals=0", "match_timeout_s=60")
+    assert "note:" not in said("max_deals=5")
+    assert "note:" not in said("max_deals=0", "ruleset=1001")
