@@ -190,3 +190,26 @@ def test_a_tournament_without_a_deal_cap_on_the_barrel_is_noted_at_the_start(
     assert "note:" not in said("max_deals=0", "match_timeout_s=60")
     assert "note:" not in said("max_deals=5")
     assert "note:" not in said("max_deals=0", "ruleset=1001")
+
+
+def test_running_a_finished_tournaments_command_again_plays_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(What docs/tournament.md now says, checked:) the command of a finished tournament
+    run again resumes it with every match stored: it starts no bot (their logs get no new
+    "starting" line), plays nothing, and writes the leaderboard again, exit 0."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.toml").write_text(
+        'name = "again"\nseed = 1\nmax_deals = 1\nbots = ["random", "heuristic", "counting"]\n'
+    )
+    first = CliRunner().invoke(main, ["tournament", "--config", "t.toml", "--no-progress"])
+    assert first.exit_code == 0, first.output
+    board = tmp_path / "out" / "again" / "leaderboard.json"
+    board.unlink()
+    again = CliRunner().invoke(main, ["tournament", "--config", "t.toml", "--no-progress"])
+    assert again.exit_code == 0, again.output
+    said = " ".join(again.output.split())
+    assert "0 matches played" in said and "6 were already stored (resumed)" in said
+    assert board.is_file()
+    log = (tmp_path / "out" / "again" / "logs" / "random.log").read_text()
+    assert log.count("starting random") == 1
