@@ -91,9 +91,12 @@ def _load_bot(spec: str) -> type[Bot]:
             # (The target or a package of it is missing; not a module whose name its name
             # starts with: "torchbot" importing a missing torch was "no module 'torchbot'".)
             if e.name and (target == e.name or target.startswith(e.name + ".")):
+                # (Where it was looked for: a tournament's bot runs in its `cwd`, or in
+                # the directory the arena was started from, not the config's.)
                 raise BotLoadError(
                     f"no module {target!r} and no bundled bot of that name"
-                    f"{_hidden(target) or _meant(target, cls_name)}: {_HELP}"
+                    f"{_hidden(target) or _meant(target, cls_name)}: {_HELP} (a module is "
+                    f"looked for in the current directory, {os.getcwd()}, and on PYTHONPATH)"
                 ) from e
             raise BotLoadError(f"importing {target!r} failed: {_why(e)}") from e
         except (Exception, SystemExit) as e:  # the module is broken: say how, no traceback

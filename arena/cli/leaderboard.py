@@ -10,6 +10,7 @@ import secrets
 import stat
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -21,7 +22,7 @@ from arena.cli.options import NonEmptyPath, hang_up_safe, reading_newest
 from arena.leaderboard import FORMATS, build_leaderboard, render, to_rich_table, write_outputs
 from arena.render import printable
 from arena.storage import Storage, StorageError, file_in_the_way, newest_database
-from arena.tournament.config import ConfigError, load_config, stored_where
+from arena.tournament.config import ConfigError, identity_changes, load_config, stored_where
 
 __all__ = ["leaderboard"]
 
@@ -82,6 +83,7 @@ def leaderboard(
     # error), not replaced by the config's latest.
     latest_of: str | None = None
     unloadable = ""  # why the config does not load now, if it does not
+    identity: dict[str, Any] | None = None  # the loaded config's (to say what changed)
     if config_path is not None:
         try:
             cfg_db, of_config = stored_where(config_path)
@@ -91,7 +93,8 @@ def leaderboard(
         if tournament_id is None:
             latest_of = of_config
             try:
-                tournament_id = load_config(config_path).tournament_id
+                identity = (loaded := load_config(config_path)).identity()
+                tournament_id = loaded.tournament_id
             except ConfigError as e:  # (its tournament is not known: its latest is shown)
                 unloadable = str(e)
     if db is None:
@@ -123,8 +126,20 @@ def leaderboard(
                 if latest_of is None or tournament_id == latest_of:
                     raise
                 tid = st.resolve_tournament(latest_of)
-                err.print(escape(f"{tournament_id} is not stored (the config changed since it "
-                                 f"ran): showing {tid}, the latest named {latest_of}"))  # fmt: skip
+                # What changed, as `arena tournament` says it (a bot's code, not the file,
+                # is often what did: "the config changed" sent the reader to the file).
+                shown = st.tournament(tid)
+                # (a config stored by `arena tournament`, whole: not a hand-made row's)
+                stored = shown.config if shown is not None else {}
+                whole = {"bots", "schedule"} <= stored.keys()
+                changes = identity_changes(stored, identity) if whole and identity else []
+                why = (
+                    f"changed since {tid} ran: {'; '.join(changes)}"
+                    if changes
+                    else "the config changed since it ran"
+                )
+                err.print(escape(f"{tournament_id} is not stored ({why}): "
+                                 f"showing {tid}, the latest named {latest_of}"))  # fmt: skip
             if unloadable:  # said, not silently replaced by the latest of its name
                 # (a config's fixed `id` names its tournament, whose name is another)
                 shown = st.tournament(tid)

@@ -38,7 +38,7 @@ from arena.addresses import host_problem
 from arena.deadlines import deadline_problem
 from arena.protocol import MIN_TOKEN, token_problem, weak_token
 from arena.ratings import DEFAULT_DRAW_PROBABILITY
-from arena.referee.config import MAX_STRIKES, key_pair_problem, pem_problem
+from arena.referee.config import MAX_STRIKES, RefereeConfig, key_pair_problem, pem_problem
 from arena.render import printable
 from arena.tournament.schedule import SCHEDULE_VERSION, ScheduledMatch, build_schedule
 from engine.rules import (
@@ -350,7 +350,14 @@ def identity_changes(stored: Mapping[str, Any], new: Mapping[str, Any]) -> list[
     for name, bot in new_bots.items():
         was = old_bots.get(name)
         if was is not None and was != bot:
-            what = "code" if {**was, "code": None} == {**bot, "code": None} else "launch"
+            # Which part: its code, its env, its cwd, else how it is launched (a command
+            # is not shown: it may hold a token). "launch" alone named an env change too.
+            parts = {"code": "code", "env": "env", "cwd": "cwd"}
+            differ = [k for k in sorted(set(was) | set(bot)) if was.get(k) != bot.get(k)]
+            said = [parts.get(k, "launch") for k in differ]
+            what = " and ".join(
+                dict.fromkeys(sorted(said, key=("launch", "code", "cwd", "env").index))
+            )
             if (
                 bot.get("kind") == "remote"
                 and {k: v for k, v in was.items() if k not in ("env", "cwd")} == bot
@@ -378,6 +385,8 @@ def identity_changes(stored: Mapping[str, Any], new: Mapping[str, Any]) -> list[
             out.append(f"{name} {short(old_rules.get(key))} → {short(new_rules.get(key))}")
     elif old_rules != new_rules:
         out.append("ruleset")
+    # (`draw_probability` is stored at the top, but the config's key is in `[ratings]`.)
+    labels = {"draw_probability": "ratings.draw_probability"}
     for key in ("matches_per_table", "deals", "deadlines", "draw_probability", "referee"):
         a, b = stored.get(key), new.get(key)
         if key == "deals":
@@ -385,9 +394,17 @@ def identity_changes(stored: Mapping[str, Any], new: Mapping[str, Any]) -> list[
         if isinstance(a, Mapping) and isinstance(b, Mapping):
             for k in sorted(set(a) | set(b)):
                 if a.get(k) != b.get(k):
-                    out.append(f"{key}.{k} {short(a.get(k))} → {short(b.get(k))}")
+                    old_text, new_text = (
+                        # `[referee]` stores only the keys the config set: an unset one
+                        # is the referee's default, not JSON's `null`.
+                        f"unset ({_REFEREE_DEFAULTS[k]})"
+                        if key == "referee" and k not in side and k in _REFEREE_DEFAULTS
+                        else short(side.get(k))
+                        for side in (a, b)
+                    )
+                    out.append(f"{key}.{k} {old_text} → {new_text}")
         elif a != b:
-            out.append(f"{key} {short(a)} → {short(b)}")
+            out.append(f"{labels.get(key, key)} {short(a)} → {short(b)}")
     if stored.get("seed") != new.get("seed") and "seed" in stored and "seed" in new:
         seed_was, seed_now = (
             "drawn" if v is None else short(v) for v in (stored["seed"], new["seed"])
@@ -412,6 +429,10 @@ _BOT_KEYS = {"bot", "command", "remote", "token", "token_env", "env", "cwd", "wo
 _DEADLINE_KEYS = {"decision_ms", "time_bank_ms"}
 _RATING_KEYS = {"draw_probability"}
 _REFEREE_KEYS = {"max_strikes", "reconnect_grace_s"}
+#: What the referee plays with when `[referee]` leaves a key out (as the docs' table says).
+_REFEREE_DEFAULTS = {
+    f.name: f.default for f in dataclasses.fields(RefereeConfig) if f.name in _REFEREE_KEYS
+}
 _TLS_KEYS = {"cert", "key", "server_name"}
 
 
@@ -527,6 +548,18 @@ def apply_overrides(
             value = raw.strip()  # a bare word: a string
         node = out
         for i, part in enumerate(parts[:-1]):
+            if part not in node:
+                # A name holding a dot written bare (`bots.v1.2.env.X` for the bot "v1.2")
+                # made a table `v1` of its own, refused as its unknown key "2".
+                for j in range(len(parts) - 1, i, -1):
+                    if ".".join(parts[i : j + 1]) in node:
+                        meant = _toml_key([*parts[:i], ".".join(parts[i : j + 1]), *parts[j + 1 :]])
+                        raise ConfigError(
+                            source,
+                            key,
+                            f"no key {_toml_key(parts[: i + 1])!r} to set inside; a part "
+                            f"holding a dot is quoted as in TOML: --set '{meant}={raw.strip()}'",
+                        )
             child = node.setdefault(part, {})
             if not isinstance(child, dict):
                 # (said with what it is, and how to set the table whole: a house rule on a
