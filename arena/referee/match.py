@@ -23,6 +23,7 @@ import logging
 import math
 import os
 import time
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -112,6 +113,70 @@ def _time_out(fut: asyncio.Future[pb.Action | _Forfeited | _TimedOut]) -> None:
         fut.set_result(_TIMED_OUT)
 
 
+class LoopLag:
+    """How long the referee's loop was held up (busy elsewhere: other tables' moves, a
+    record written to a slow disk, a big message parsed) while decisions were pending: a
+    bot's time is the time that passed less this, which is the referee's.
+
+    A timer ticks every ``PERIOD`` s while some decision is pending (``hold`` /
+    ``release``); what a tick runs late by over ``TOLERANCE`` is counted (``stalled``). A
+    stall is so counted short by up to ``PERIOD`` + ``TOLERANCE`` (the bot is charged
+    that), and the loop's ordinary latency not at all. It cannot tell when an answer read
+    after a stall reached the host: the bot has the benefit of the doubt.
+    """
+
+    PERIOD = 0.01
+    TOLERANCE = 0.005
+
+    __slots__ = ("_due", "_handle", "_holders", "_loop", "_total")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._total = 0.0
+        self._holders = 0
+        self._due = 0.0
+        self._handle: asyncio.TimerHandle | None = None
+
+    def hold(self) -> None:
+        self._holders += 1
+        if self._handle is None:
+            self._arm(self._loop.time())
+
+    def release(self) -> None:
+        self._holders -= 1
+        if self._holders <= 0 and self._handle is not None:
+            self._holders = 0
+            self._total = self.stalled()  # (a stall in progress counts)
+            self._handle.cancel()
+            self._handle = None
+
+    def stalled(self) -> float:
+        """Seconds the loop was held up so far (while ticking), the stall in progress too."""
+        if self._handle is None:
+            return self._total
+        return self._total + max(0.0, self._loop.time() - self._due - self.TOLERANCE)
+
+    def _arm(self, now: float) -> None:
+        self._due = now + self.PERIOD
+        self._handle = self._loop.call_at(self._due, self._tick)
+
+    def _tick(self) -> None:
+        now = self._loop.time()
+        self._total += max(0.0, now - self._due - self.TOLERANCE)
+        self._arm(now)
+
+
+_LAGS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LoopLag] = weakref.WeakKeyDictionary()
+
+
+def loop_lag(loop: asyncio.AbstractEventLoop) -> LoopLag:
+    """The :class:`LoopLag` of ``loop`` (one per loop: every match's decisions share it)."""
+    lag = _LAGS.get(loop)
+    if lag is None:
+        lag = _LAGS[loop] = LoopLag(loop)
+    return lag
+
+
 def _ms_up(seconds: float) -> int:
     """``seconds`` in whole ms rounded up, less a nanosecond of float noise (a limit of
     exactly 1 s stated at once is 1000 ms, not 1001)."""
@@ -135,6 +200,41 @@ class Pending:
     #: When the answer was read (loop time): the bot's time ends there, not when the match
     #: task next runs (a loop busy with other matches' work must not cost it its bank).
     answered_at: float | None = None
+    #: When the bot's time started (loop time): the request was made, moved on by the
+    #: stalls of the referee's loop since (``catch_up``).
+    start: float = 0.0
+    #: The loop's stall meter, and what it read when this request last caught up with it
+    #: (``None``: time is not excused).
+    lag: LoopLag | None = None
+    lag_seen: float = 0.0
+    #: The deadline's timer (``_due``).
+    timer: asyncio.TimerHandle | None = None
+
+    def catch_up(self) -> None:
+        """Move the request's clock, limit and deadline on by the time the referee's loop
+        was held up since it last looked: that is not the bot's time."""
+        if self.lag is None:
+            return
+        stalled = self.lag.stalled()
+        lag = stalled - self.lag_seen
+        if lag > 0:
+            self.lag_seen = stalled
+            self.start += lag
+            self.limit_at += lag
+            self.deadline += lag
+
+    def due(self) -> None:
+        """The deadline's timer: time out, unless the loop's stalls moved the deadline on."""
+        self.timer = None
+        fut = self.future
+        if fut.done():
+            return
+        deadline = self.deadline
+        self.catch_up()
+        if self.deadline > deadline:
+            self.timer = fut.get_loop().call_at(self.deadline, self.due)
+        else:
+            fut.set_result(_TIMED_OUT)
 
 
 @dataclass(slots=True, eq=False)
@@ -348,16 +448,24 @@ class MatchRunner:
         deadline = start + budget_ms / 1000
         fut: asyncio.Future[pb.Action | _Forfeited | _TimedOut] = loop.create_future()
         limit_at = start + self.config.decision_ms / 1000
-        pending = st.pending = Pending(rid, fut, view, game.deal_number, deadline, limit_at)
-        self._send_request(st, msg)
-        # One timer handle rather than asyncio.timeout_at: no context manager, and no task
-        # cancellation (and uncancel) to turn into TimeoutError when the deadline passes.
-        # A cancellation of the match task still propagates from the await.
-        timer = loop.call_at(deadline, _time_out, fut)
+        lag = loop_lag(loop)
+        pending = st.pending = Pending(
+            rid, fut, view, game.deal_number, deadline, limit_at,
+            start=start, lag=lag, lag_seen=lag.stalled(),
+        )  # fmt: skip
+        lag.hold()  # (from before the request is queued: it may wait on the loop)
         try:
+            self._send_request(st, msg)
+            # One timer handle rather than asyncio.timeout_at: no context manager, and no
+            # task cancellation (and uncancel) to turn into TimeoutError when the deadline
+            # passes. A cancellation of the match task still propagates from the await.
+            pending.timer = loop.call_at(deadline, pending.due)
             answer = await fut
         finally:
-            timer.cancel()
+            if pending.timer is not None:
+                pending.timer.cancel()
+            lag.release()
+        start = pending.start
         if self._end_at is not None and loop.time() >= self._end_at:
             # Before the answer is applied: it may be the deal's last action (a concession,
             # a throw-in, a card under ``ask_forced``), and the next check would come only
@@ -535,6 +643,7 @@ class MatchRunner:
         asking again after a reconnection, in a new message with a copy of the view."""
         p = st.pending
         assert p is not None
+        p.catch_up()
         now = self._loop.time()
         resent = msg is None
         if resent and p.deadline <= now:
@@ -582,6 +691,8 @@ class MatchRunner:
         Returns whether it answered the pending request (the stream counts the others).
         """
         p = st.pending
+        if p is not None:
+            p.catch_up()
         now = self._loop.time()
         if p is not None and now >= p.deadline:
             # Read past the deadline, before its timer ran (a loop held up runs the two in
