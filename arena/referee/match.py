@@ -119,9 +119,10 @@ class LoopLag:
     bot's time is the time that passed less this, which is the referee's.
 
     A timer ticks every ``PERIOD`` s while some decision is pending (``hold`` /
-    ``release``); what a tick runs late by over ``TOLERANCE`` is counted (``stalled``). A
-    stall is so counted short by up to ``PERIOD`` + ``TOLERANCE`` (the bot is charged
-    that), and the loop's ordinary latency not at all. It cannot tell when an answer read
+    ``release``; it stops at the first tick that finds none); what a tick runs late by
+    over ``TOLERANCE`` is counted (``stalled``). A stall is so counted short by up to
+    ``PERIOD`` + ``TOLERANCE`` (the bot is charged that), and the loop's ordinary latency
+    not at all. It cannot tell when an answer read
     after a stall reached the host: the bot has the benefit of the doubt.
     """
 
@@ -143,12 +144,10 @@ class LoopLag:
             self._arm(self._loop.time())
 
     def release(self) -> None:
-        self._holders -= 1
-        if self._holders <= 0 and self._handle is not None:
-            self._holders = 0
-            self._total = self.stalled()  # (a stall in progress counts)
-            self._handle.cancel()
-            self._handle = None
+        # The timer goes on to its next tick, which stops it if nothing is pending then:
+        # at one table a decision follows the last at once, and a timer cancelled and made
+        # again for each would cost a timer a decision more.
+        self._holders = max(0, self._holders - 1)
 
     def stalled(self) -> float:
         """Seconds the loop was held up so far (while ticking), the stall in progress too."""
@@ -163,7 +162,10 @@ class LoopLag:
     def _tick(self) -> None:
         now = self._loop.time()
         self._total += max(0.0, now - self._due - self.TOLERANCE)
-        self._arm(now)
+        if self._holders:
+            self._arm(now)
+        else:
+            self._handle = None
 
 
 _LAGS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LoopLag] = weakref.WeakKeyDictionary()
