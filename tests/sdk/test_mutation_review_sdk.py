@@ -471,25 +471,30 @@ def _request(
         time_limit_ms=limit_ms, time_bank_ms=bank_ms))  # fmt: skip
 
 
-def _decisions(bot: Any, msgs: list[pb.ServerMessage]) -> list[pb.Decision]:
-    """The decisions a runner of ``bot`` sends for ``msgs`` (handled in order, each one's
-    calls run to their end before the next), without a stream."""
+def _sent(bot: Any, msgs: list[pb.ServerMessage], *, each: bool = True) -> list[pb.BotMessage]:
+    """What a runner of ``bot`` sends for ``msgs``, without a stream: handled in order, each
+    one's calls run to their end before the next (``each``), or all handled one after the
+    other without waiting for the bot's calls in between."""
 
-    async def main() -> list[pb.Decision]:
+    async def main() -> list[pb.BotMessage]:
         runner = BotRunner(bot, "127.0.0.1:1", "tok")
         out = _Outbox()
         out.held = True
         runner._out = out
-        for msg in msgs:
+        for k, msg in enumerate(msgs):
             runner._on_message(msg, out)
-            while runner._tasks:
+            while runner._tasks and (each or k == len(msgs) - 1):
                 await asyncio.wait(set(runner._tasks))
         if runner._pool is not None:
             runner._pool.shutdown()
-        sent = [m for m in out._buf if m is not None]
-        return [d for m in sent for d in ([m.decision] if m.HasField("decision") else [])]
+        return [m for m in out._buf if m is not None]
 
     return asyncio.run(main())
+
+
+def _decisions(bot: Any, msgs: list[pb.ServerMessage]) -> list[pb.Decision]:
+    """The decisions a runner of ``bot`` sends for ``msgs`` (see :func:`_sent`)."""
+    return [m.decision for m in _sent(bot, msgs) if m.HasField("decision")]
 
 
 def test_a_request_for_another_seats_view_is_not_answered(caplog: pytest.LogCaptureFixture) -> None:
@@ -618,21 +623,7 @@ class SlowStart(Noter):
 def _all_at_once(bot: Any, msgs: list[pb.ServerMessage]) -> list[str]:
     """The request ids a runner of ``bot`` answers for ``msgs``, handled one after the
     other without waiting for the bot's calls in between."""
-
-    async def main() -> list[str]:
-        runner = BotRunner(bot, "127.0.0.1:1", "tok")
-        out = _Outbox()
-        out.held = True
-        runner._out = out
-        for msg in msgs:
-            runner._on_message(msg, out)
-        while runner._tasks:
-            await asyncio.wait(set(runner._tasks))
-        if runner._pool is not None:
-            runner._pool.shutdown()
-        return [m.decision.request_id for m in out._buf if m is not None]
-
-    return asyncio.run(main())
+    return [m.decision.request_id for m in _sent(bot, msgs, each=False)]
 
 
 def test_a_request_that_waited_past_its_limit_but_not_its_bank_is_asked() -> None:
