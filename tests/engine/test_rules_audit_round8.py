@@ -910,6 +910,19 @@ MUST_BEAT = deal(
 MUST_BEAT_START = ("1: pass", "2: pass", "0: give 9♦ to 1", "0: give J♦ to 2", "0: contract 100")
 
 
+#: The same deal played under must_beat, by house-penalty and by classic with the option.
+_MUST_BEAT_PLAY = (
+    "0: J♠ A♠ Q♠",  # seat 1 must beat: 16
+    "1: A♣ 9♣ 9♥",  # 11
+    "1: 10♣ K♦ J♥",  # 16
+    "1: 9♠ 10♠ Q♦",  # seat 2 must beat the 9♠: 13
+    "2: A♦ 10♥ 9♦",  # 21
+    "2: 10♦ Q♥ J♣",  # 15
+    "2: J♦ K♥ Q♣",  # 9
+    "2: K♠ A♥ K♣",  # 19
+)
+
+
 @pytest.mark.parametrize(
     ("preset", "options", "play", "deltas"),
     [
@@ -931,31 +944,13 @@ MUST_BEAT_START = ("1: pass", "2: pass", "0: give 9♦ to 1", "0: give J♦ to 2
         (
             "house-penalty",
             {},
-            (
-                "0: J♠ A♠ Q♠",  # seat 1 must beat: 16
-                "1: A♣ 9♣ 9♥",  # 11
-                "1: 10♣ K♦ J♥",  # 16
-                "1: 9♠ 10♠ Q♦",  # seat 2 must beat the 9♠: 13
-                "2: A♦ 10♥ 9♦",  # 21
-                "2: 10♦ Q♥ J♣",  # 15
-                "2: J♦ K♥ Q♣",  # 9
-                "2: K♠ A♥ K♣",  # 19
-            ),
+            _MUST_BEAT_PLAY,
             (-100, 43, 77),
         ),
         (
             "classic",
             {"must_beat": True},
-            (
-                "0: J♠ A♠ Q♠",  # seat 1 must beat: 16
-                "1: A♣ 9♣ 9♥",  # 11
-                "1: 10♣ K♦ J♥",  # 16
-                "1: 9♠ 10♠ Q♦",  # seat 2 must beat the 9♠: 13
-                "2: A♦ 10♥ 9♦",  # 21
-                "2: 10♦ Q♥ J♣",  # 15
-                "2: J♦ K♥ Q♣",  # 9
-                "2: K♠ A♥ K♣",  # 19
-            ),
+            _MUST_BEAT_PLAY,
             (-100, 43, 77),
         ),
     ],
