@@ -30,10 +30,10 @@ from engine import Ruleset, RulesetError, load_ruleset
 from sdk.cli import main as arena_bot
 from sdk.client import ArenaAuthError, BotRunner, _why_ended
 from sdk.client import run as run_bot
+from tests.test_bad_input_rulesets import TOKENS
+from tests.test_bad_input_rulesets import _commands as ruleset_commands
 
 ROOT = Path(__file__).resolve().parent.parent
-TOKENS = '[bots]\na = "token-aaaaaaaaaaaaaaaa"\nb = "token-bbbbbbbbbbbbbbbb"\n'
-TOKENS += 'c = "token-cccccccccccccccc"\n'
 
 
 def _one_line(r: Result) -> str:
@@ -50,22 +50,10 @@ def _one_line(r: Result) -> str:
 
 
 def _commands(tmp: Path, ruleset: Path) -> dict[str, list[str]]:
-    """Each command that reads a ruleset file, given ``ruleset`` (as in
-    tests/test_bad_input_rulesets.py)."""
-    tokens = tmp / "tokens.toml"
-    tokens.write_text(TOKENS, encoding="utf-8")
-    config = tmp / "t.toml"
-    config.write_text(f'name = "t"\nruleset = "{ruleset}"\ndb = "{tmp / "t.sqlite"}"\n'
-                      f'out = "{tmp / "out"}"\n[bots]\na = "random"\nb = "random"\n'
-                      'c = "random"\n', encoding="utf-8")  # fmt: skip
-    return {
-        "arena rules": ["rules", str(ruleset)],
-        "arena serve": ["serve", "--tokens", str(tokens), "--ruleset", str(ruleset),
-                        "--port", "0", "--record-dir", str(tmp / "records")],
-        "arena tournament": ["tournament", "--config", str(config)],
-        "arena-bot try": ["try", "random", "--ruleset", str(ruleset), "-n", "1"],
-        "arena-bot human": ["human", "--ruleset", str(ruleset)],
-    }  # fmt: skip
+    """Each command that reads a ruleset file, given ``ruleset``: those of
+    tests/test_bad_input_rulesets.py, and `arena-bot human`."""
+    return {**ruleset_commands(tmp, ruleset),
+            "arena-bot human": ["human", "--ruleset", str(ruleset)]}  # fmt: skip
 
 
 def _same_line_from_every_command(tmp: Path, ruleset: Path, words: str) -> None:
