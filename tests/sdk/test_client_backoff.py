@@ -16,6 +16,7 @@ from arena.v1 import arena_pb2 as pb
 from bots.random_bot import RandomBot
 from engine import PRESETS, Game, observe
 from sdk.client import BotRunner
+from tests.support.harness import play_server
 
 WELCOME = pb.ServerMessage(
     welcome=pb.Welcome(bot_name="b", server_version="fake", protocol_version=1)
@@ -83,15 +84,7 @@ def _reconnect_waits(
     opened: list[int] = []
 
     async def main() -> None:
-        server = grpc.aio.server()
-        handler = grpc.method_handlers_generic_handler("arena.v1.Arena", {
-            "Play": grpc.stream_stream_rpc_method_handler(
-                play, request_deserializer=pb.BotMessage.FromString,
-                response_serializer=lambda b: b,
-            )})  # fmt: skip
-        server.add_generic_rpc_handlers((handler,))
-        port = server.add_insecure_port("127.0.0.1:0")
-        await server.start()
+        server, port = await play_server(play)
         try:
             runner = BotRunner(RandomBot, f"127.0.0.1:{port}", "tok", initial_backoff=0.01,
                                max_backoff=0.08, retry_for=retry_for)  # fmt: skip

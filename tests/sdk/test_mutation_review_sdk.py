@@ -92,6 +92,7 @@ from sdk.sampling import (
     constraints_of,
 )
 from sdk.workers import CallFailed, Processes, Remote, _Proc
+from tests.support.harness import play_server
 
 # ---------------------------------------------------------------------- sdk.hand
 
@@ -1305,15 +1306,7 @@ def test_a_stream_without_a_welcome_is_dropped_at_the_welcome_timeout_every_time
         yield b""  # (never reached: a generator, as a stream's handler is)
 
     async def main() -> list[str]:
-        server = grpc.aio.server()
-        handler = grpc.method_handlers_generic_handler("arena.v1.Arena", {
-            "Play": grpc.stream_stream_rpc_method_handler(
-                play, request_deserializer=pb.BotMessage.FromString,
-                response_serializer=lambda b: b,
-            )})  # fmt: skip
-        server.add_generic_rpc_handlers((handler,))
-        port = server.add_insecure_port("127.0.0.1:0")
-        await server.start()
+        server, port = await play_server(play)
         runner = BotRunner(Bot, f"127.0.0.1:{port}", "tok", initial_backoff=0.01,
                            max_backoff=0.02, retry_for=30.0, welcome_timeout=0.2)  # fmt: skip
         said: list[str] = []

@@ -312,3 +312,21 @@ def deal_scores(page: dict[str, Any]) -> list[int]:
     """Every score per deal of a bot page of ``arena web`` (``/api/bots/<name>``), ascending:
     the page sends how many deals scored each score (``deal_score_counts``)."""
     return [v for v, n in page["deal_score_counts"] for _ in range(n)]
+
+
+async def play_server(play: Any) -> tuple[Any, int]:
+    """A bare gRPC server on a free port whose ``Arena/Play`` is ``play`` (an async
+    generator of serialized ``ServerMessage`` bytes, given the bot's messages parsed): a
+    scripted arena for the SDK's tests. The server and its port; the caller stops it."""
+    import grpc
+
+    server = grpc.aio.server()
+    handler = grpc.method_handlers_generic_handler("arena.v1.Arena", {
+        "Play": grpc.stream_stream_rpc_method_handler(
+            play, request_deserializer=pb.BotMessage.FromString,
+            response_serializer=lambda b: b,
+        )})  # fmt: skip
+    server.add_generic_rpc_handlers((handler,))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    return server, port
