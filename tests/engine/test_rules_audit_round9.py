@@ -1,0 +1,615 @@
+"""Rules audit, round 9: every option on its own deal, the options RULES.md makes interact,
+``arena rules`` and the option combinations a ruleset refuses.
+
+1. For every field of :class:`~engine.Ruleset`, a pair of rulesets equal but for that one
+   option (``twins``) plays one script; the outcome (legal actions, refusals, takes,
+   deltas, barrel, the end of the match) differs exactly as RULES.md says. The last test
+   of that part reads this file: an option without a pair here fails it.
+2. The options RULES.md makes meet, played through: the barrel with 1001 (rounding, the
+   throw-in, the win at 1001), concessions and the dealer with four players (the talon
+   that completes a marriage, the talon score on the barrel), the throw-in's conditions, a
+   defender who takes no trick (RULES.md has no "bolt" or zero-trick penalty).
+3. ``arena rules`` prints every option with the value the engine uses.
+4. Option combinations a ruleset cannot have are refused, naming both options.
+
+Every played case checks its record as round 8 does (``check_record``: ``engine.replay``
+gives the same deltas, scores, barrel and result, and ``arena replay --check`` passes it and
+prints the same scores). Seats, scripts and tricks are written as in round 8: 3 players with
+dealer 2 (first hand 0); 4 players with dealer 3, who sits the deal out (first hand 0).
+Card points: A 11, 10 10, K 4, Q 3, J 2, 9 0.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from arena.cli import main as arena_main
+from engine import (
+    Game,
+    Phase,
+    Ruleset,
+    RulesetError,
+    Suit,
+    load_ruleset,
+    observe,
+    parse_cards,
+)
+from engine.errors import (
+    BidError,
+    ConcedeError,
+    ContractError,
+    GiveError,
+    MarriageError,
+    NotYourTurnError,
+    PlayError,
+    ThrowInError,
+)
+from engine.rules import PRESETS, describe_ruleset
+from tests.engine.test_rules_audit_round8 import (
+    ACES,
+    ACES_PLAY,
+    ACES_START,
+    NINES,
+    MUST_BEAT,
+    MUST_BEAT_START,
+    RULESETS,
+    TWO_MARRIAGES,
+    TWO_MARRIAGES_AUCTION,
+    TWO_MARRIAGES_FAIL,
+    TWO_MARRIAGES_PLAY,
+    act,
+    check_record,
+    concede_quickly,
+    deal,
+    last,
+    legal,
+    new,
+    refused,
+    rs,
+)
+
+# ACES (round 8) as 1001 plays it: seat 0 (four aces, K♠ Q♠) must open the bidding himself;
+# he passes K♣ to 1 and 10♥ to 2, and takes every trick: 120 card points, ♠ marriage 40, the
+# ace marriage 200.
+ACES_1001_START = ("0: bid 40", "1: pass", "2: pass", "0: give K♣ to 1", "0: give 10♥ to 2")
+
+# TWO_MARRIAGES (round 8) with a fourth seat: the dealer, seat 3, dealt nothing. The talon
+# Q♣ J♥ 9♥ is worth 5.
+TWO_MARRIAGES_4 = ([*TWO_MARRIAGES[0], ()], TWO_MARRIAGES[1])
+
+# 4 players, dealer 3. The talon K♥ J♥ 9♥ (6 points) completes seat 0's ♥ marriage: dealt
+# Q♥ and no marriage (bid cap 120), he holds K♥ Q♥ after taking it (contract cap 220).
+# Seat 1 (♠ and ♣ marriages) never takes a trick; seat 2 declares ♦ once he has won one.
+TALON_MARRIAGE = deal(
+    "Q♥ A♠ 10♠ A♣ 10♣ A♦ 10♦",
+    "K♠ Q♠ J♠ 9♠ K♣ Q♣ J♣",
+    "9♣ K♦ Q♦ J♦ 9♦ A♥ 10♥",
+    "",
+    talon="K♥ J♥ 9♥",
+)
+TALON_MARRIAGE_AUCTION = ("0: bid 40", "1: pass", "2: pass", "0: give J♥ to 1", "0: give 9♥ to 2")
+TALON_MARRIAGE_PLAY = (
+    "0: A♠ 9♠ 9♣",  # 11 to seat 0 (seat 2: no ♠, no trump yet: any card)
+    "0: K♥* J♥ 9♥",  # ♥ marriage 100, trump ♥; 6 to seat 0
+    "0: A♣ J♣ 10♥",  # seat 2, void in ♣, must trump: 23 to seat 2
+    "2: K♦* A♦ K♠",  # ♦ marriage 80, trump ♦; A♦ is the higher trump: 19 to seat 0
+    "0: Q♥ Q♠ A♥",  # ♥ no longer trump: A♥ takes 17 for seat 2
+    "2: Q♦ 10♦ J♠",  # 15 to seat 0
+    "0: 10♣ K♣ 9♦",  # seat 2 trumps: 14 to seat 2
+    "2: J♦ 10♠ Q♣",  # 15 to seat 2
+)
+# seat 0: 11 + 6 + 19 + 15 = 51 card points + 100; seat 1: nothing; seat 2: 23 + 17 + 14 + 15
+# = 69 + 80 = 149, scored 150 (rounding 5); the dealer: the talon, 6.
+
+
+def twins(base: Ruleset, option: str, value: Any) -> tuple[Ruleset, Ruleset]:
+    """``base`` and ``base`` with ``option`` set to ``value``: apart in that option only."""
+    other = dataclasses.replace(base, **{option: value})
+    a, b = base.to_dict(), other.to_dict()
+    assert [k for k in a if a[k] != b[k]] == [option]
+    return base, other
+
+
+def summary(game: Game) -> dict[str, Any]:
+    """What a deal's end shows: its results, the scores, the barrel, the match's end."""
+    return {
+        "results": game.deal_results,
+        "scores": game.scores,
+        "barrel": game.barrel,
+        "result": game.result,
+    }
+
+
+# --- 1. every option on a deal of its own ------------------------------------------------------
+
+
+def test_name_is_a_label_the_same_deal_scores_the_same(tmp_path: Path) -> None:
+    """The options table: ``name`` is a "label". The deal plays and scores alike; the record
+    and every description carry the label (a ruleset named otherwise reads "name (preset)")."""
+    base, other = twins(rs(), "name", "kitchen-table")
+    a = act(new(base, TWO_MARRIAGES), *TWO_MARRIAGES_FAIL)
+    b = act(new(other, TWO_MARRIAGES), *TWO_MARRIAGES_FAIL)
+    assert summary(a) == summary(b) and last(b).deltas == (-120, 107, 34)
+    assert (a.record()["ruleset"]["name"], b.record()["ruleset"]["name"]) == (
+        "classic",
+        "kitchen-table",
+    )
+    assert (describe_ruleset(base), describe_ruleset(other)) == (
+        "classic",
+        "kitchen-table (classic)",
+    )
+    check_record(b, tmp_path)
+
+
+def test_players_4_the_same_three_hands_and_the_dealer_scores_the_talon(tmp_path: Path) -> None:
+    """The options table: ``players`` "3 or 4; with 4 the dealer sits each deal out"; RULES.md
+    (1001, 4 players): "the dealer is dealt no cards and sits out the deal. Every deal, whatever
+    happens at the table, he scores the talon: ... its card points". The same three hands and
+    play: seats 0-2 score alike, the dealer Q♣ J♥ 9♥ = 5; the next deal the dealer moves on
+    and deals himself out (seat 0 sits out, seats 1, 2, 3 play)."""
+    base, other = twins(rs(), "players", 4)
+    a = act(new(base, TWO_MARRIAGES), *TWO_MARRIAGES_FAIL)
+    b = act(new(other, TWO_MARRIAGES_4), *TWO_MARRIAGES_FAIL)
+    assert last(a).deltas == (-120, 107, 34)
+    assert last(b).deltas == (-120, 107, 34, 5)
+    assert (a.dealer, a.active_seats) == (0, (1, 2, 0))
+    assert (b.dealer, b.active_seats, b.to_act) == (0, (1, 2, 3), 2)  # seat 1 committed
+    assert len(b.hand(0)) == 0 and all(len(b.hand(s)) == 7 for s in (1, 2, 3))
+    check_record(b, tmp_path)
+
+
+@pytest.mark.parametrize("target", [1001, 1010])
+def test_target_the_same_deal_ends_the_match_or_not(tmp_path: Path, target: int) -> None:
+    """RULES.md: "The game ends when a player reaches 1000 (option target)"; 1001: "Target
+    1001". Seat 2 starts at 970 and takes 34, scored 35 in 1001: 1005 wins a match to 1001
+    (places by score, shortfalls to the target) and is a plain score in one to 1010."""
+    rules = twins(rs("1001"), "target", 1010)[target == 1010]
+    g = new(rules, TWO_MARRIAGES, scores=(0, 0, 970))
+    act(g, "0: bid 40", "1: pass", "2: pass", *TWO_MARRIAGES_AUCTION[2:], "0: contract 120")
+    act(g, *TWO_MARRIAGES_PLAY)
+    assert last(g).deltas == (-120, 105, 35) and g.scores == (-120, 105, 1005)
+    if target == 1001:
+        assert g.is_over and g.result is not None
+        assert (g.result.winner, g.result.reason, g.result.places) == (2, "target", (3, 2, 1))
+        assert g.result.shortfalls == (1121, 896, 0)
+    else:
+        assert not g.is_over and g.result is None and g.deal_number == 1
+    check_record(g, tmp_path)
+
+
+@pytest.mark.parametrize("opening", [100, 110])
+def test_opening_bid_the_first_raise_and_the_committed_bid_conceded(
+    tmp_path: Path, opening: int
+) -> None:
+    """RULES.md §2: "First hand is committed to 100 without speaking ... Opening bid (option
+    opening_bid: classic 100)"; §6: the declarer "may concede at the winning bid ... Each
+    opponent then scores half the bid". Seat 1 may raise from opening + 5; both others pass,
+    first hand concedes his committed bid: each opponent scores 50, or 55."""
+    rules = twins(rs(), "opening_bid", 110)[opening == 110]
+    g = new(rules, TWO_MARRIAGES)
+    assert g.bid == opening and g.high_bidder == 0
+    assert legal(g) == [f"bid {b}" for b in range(opening + 5, 161, 5)] + ["pass"]
+    refused(g, 1, f"bid {opening}", BidError)
+    act(g, "1: pass", "2: pass", *TWO_MARRIAGES_AUCTION[2:])
+    assert legal(g)[0] == f"contract {opening}"
+    act(g, "0: concede")
+    assert last(g).deltas == (0, opening // 2, opening // 2)
+    check_record(g, tmp_path)
+
+
+@pytest.mark.parametrize("step", [5, 10])
+def test_bid_step_changes_the_bids_not_the_contracts(tmp_path: Path, step: int) -> None:
+    """RULES.md §2: "Bids are multiples of the step" (option bid_step); §5 the contract is "a
+    multiple of 5, at least the winning bid": the step of the bids does not reach it. Seat 1
+    (cap 160) raises to 110, seat 2 (cap 200) may raise by the step; seat 1 wins at 110 and
+    may name any multiple of 5 from 110 to 160."""
+    rules = twins(rs(), "bid_step", 10)[step == 10]
+    g = new(rules, TWO_MARRIAGES)
+    assert legal(g) == [f"bid {b}" for b in range(100 + step, 161, step)] + ["pass"]
+    act(g, "1: bid 110")
+    assert legal(g) == [f"bid {b}" for b in range(110 + step, 201, step)] + ["pass"]
+    if step == 10:
+        refused(g, 2, "bid 115", BidError)
+    act(g, "2: pass", "0: pass", "1: give J♥ to 0", "1: give Q♣ to 2")
+    assert legal(g) == [f"contract {c}" for c in range(110, 161, 5)] + ["concede"]
+    act(g, "1: contract 115")  # a contract off the bid step
+    assert g.contract == 115
+    check_record(g, tmp_path)
+
+
+@pytest.mark.parametrize("commits", [True, False])
+def test_first_hand_commits_who_speaks_first_and_the_bid_he_stands_on(
+    tmp_path: Path, commits: bool
+) -> None:
+    """RULES.md §2: "First hand is committed to 100 without speaking" (classic); the options
+    table: first_hand_commits false: he bids or passes like the others, and with all_pass =
+    first_hand "if all pass, first hand plays the opening bid". Committed, he is not asked
+    and two passes end the auction; otherwise he speaks first and it takes three."""
+    rules = twins(rs(), "first_hand_commits", False)[not commits]
+    g = new(rules, TWO_MARRIAGES)
+    if commits:
+        assert (g.to_act, g.bid, g.high_bidder) == (1, 100, 0)
+        refused(g, 0, "pass", NotYourTurnError)
+    else:
+        assert (g.to_act, g.bid, g.high_bidder) == (0, None, None)
+        assert legal(g) == [f"bid {b}" for b in range(100, 221, 5)] + ["pass"]  # K♥ Q♥
+    concede_quickly(g)
+    res = last(g)
+    assert (res.declarer, res.bid, res.deltas) == (0, 100, (0, 50, 50))
+    passes = [a["seat"] for a in g.record()["deals"][0]["actions"] if a["action"] == "pass"]
+    assert passes == ([1, 2] if commits else [0, 1, 2])
+    check_record(g, tmp_path)
+
+
+@pytest.mark.parametrize("counts", [True, False])
+def test_ace_marriage_counts_for_bid_the_cap_of_four_aces(tmp_path: Path, counts: bool) -> None:
+    """RULES.md §2: "Nobody may bid above 120 + the marriages in his own hand (an ace marriage
+    counts as 200; option ace_marriage_counts_for_bid, default on)", §5 the contract cap counts
+    "the ace marriage counting as for bids". Seat 0 (four aces, K♠ Q♠) may bid up to 360, or
+    160; the ace marriage is still declared and scored in the play either way."""
+    rules = twins(rs(), "ace_marriage_counts_for_bid", False)[not counts]
+    cap = 360 if counts else 160
+    g = act(new(rules, ACES), "1: bid 105", "2: pass")
+    assert legal(g) == [f"bid {b}" for b in range(110, cap + 1, 5)] + ["pass"]
+    if not counts:
+        refused(g, 0, "bid 165", BidError)
+    act(g, "0: bid 160", "1: pass", *ACES_START[2:])
+    assert legal(g) == [f"contract {c}" for c in range(160, cap + 1, 5)] + ["concede"]
+    act(g, "0: contract 160", *ACES_PLAY)
+    res = last(g)
+    assert res.marriage_points == (240, 0, 0) and res.deltas == (160, 0, 0)
+    check_record(g, tmp_path)
+
+
+@pytest.mark.parametrize("visible", [True, False])
+def test_talon_visible_with_four_players_the_dealer_sees_it_as_a_defender(
+    tmp_path: Path, visible: bool
+) -> None:
+    """RULES.md §3 "all players see its three cards (option talon_visible, default on)"; 1001
+    "The talon is shown to all". With 4 players the dealer who sits out sees it as the
+    defenders do; the declarer always. Nobody sees it during the auction. The deal scores
+    alike (the dealer's 6 for K♥ J♥ 9♥ either way)."""
+    rules = twins(rs("1001-4p"), "talon_visible", False)[not visible]
+    g = new(rules, TALON_MARRIAGE)
+    act(g, *TALON_MARRIAGE_AUCTION[:2])
+    assert all(observe(g, s).talon is None for s in range(4))
+    act(g, TALON_MARRIAGE_AUCTION[2])
+    talon = set(parse_cards("K♥ J♥ 9♥"))
+    assert set(observe(g, 0).talon or ()) == talon
+    for seat in (1, 2, 3):
+        assert (observe(g, seat).talon is not None) is visible
+    act(g, *TALON_MARRIAGE_AUCTION[3:], "0: contract 150", *TALON_MARRIAGE_PLAY)
+    assert last(g).deltas == (150, 0, 150, 6)
+    check_record(g, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("concede", "deltas"), [("free", (0, 50, 50)), ("penalty", (-100, 50, 50)), ("off", None)]
+)
+def test_concede_free_penalty_off_on_first_hands_100(
+    tmp_path: Path, concede: str, deltas: tuple[int, ...] | None
+) -> None:
+    """RULES.md §6: "the declarer may concede at the winning bid (option concede: free — default
+    — he scores 0; penalty — he scores −bid; off)". First hand, committed at 100, concedes."""
+    rules = twins(rs(), "concede", concede)[1] if concede != "free" else rs()
+    g = act(new(rules, TWO_MARRIAGES), *TWO_MARRIAGES_AUCTION)
+    contracts = [f"contract {c}" for c in range(100, 221, 5)]
+    assert legal(g) == contracts + ([] if concede == "off" else ["concede"])
+    if deltas is None:
+        refused(g, 0, "concede", ConcedeError)
+        act(g, "0: contract 120", *TWO_MARRIAGES_PLAY)
+        assert last(g).deltas == (-120, 107, 34)
+    else:
+        act(g, "0: concede")
+        assert (last(g).outcome, last(g).deltas) == ("conceded", deltas)
+    check_record(g, tmp_path)
+
+
+@pytest.mark.parametrize("pays", ["half", "none"])
+def test_concede_pays_half_or_nothing(tmp_path: Path, pays: str) -> None:
+    """RULES.md §6: "Each opponent then scores half the bid, rounded half up to the ruleset's
+    rounding unit (option concede_pays: half, default; none)"."""
+    rules = twins(rs(), "concede_pays", "none")[pays == "none"]
+    g = act(new(rules, TWO_MARRIAGES), *TWO_MARRIAGES_AUCTION, "0: concede")
+    assert last(g).deltas == ((0, 50, 50) if pays == "half" else (0, 0, 0))
+    check_record(g, tmp_path)
+
+
+# Seat 0 declares ♦ (K♦ Q♦ 9♦); seat 1 takes the marriage trick with A♦ and leads A♣; seat 2,
+# void in ♣, trumps with J♦; seat 0, void in ♣, holds Q♦ (above J♦) and 9♦ (below).
+OVERTRUMP = deal(
+    "A♥ K♦ Q♦ 9♦ A♠ 10♠ 10♥",
+    "A♦ A♣ 10♣ K♣ Q♣ J♣ 9♣",
+    "10♦ J♦ K♠ Q♠ J♠ 9♠ K♥",
+    talon="Q♥ J♥ 9♥",
+)
+OVERTRUMP_START = ("1: pass", "2: pass", "0: give 9♥ to 1", "0: give J♥ to 2", "0: contract 100")
+OVERTRUMP_PLAY = (
+    "0: A♥ 9♥ J♥",  # 13 to seat 0
+    "0: K♦* A♦ 10♦",  # ♦ marriage 80, trump ♦; seat 1 takes 25
+    "1: A♣ J♦ Q♦",  # seat 2 trumps, seat 0 overtrumps: 16 to seat 0
+    "0: A♠ 9♣ 9♠",  # 11
+    "0: 10♠ J♣ J♠",  # 14
+    "0: 10♥ Q♣ K♥",  # 17
+    "0: Q♥ K♣ Q♠",  # 10
+    "0: 9♦ 10♣ K♠",  # 14
+)
+
+
+@pytest.mark.parametrize("beat", [False, True])
+def test_must_beat_a_void_player_must_overtrump(tmp_path: Path, beat: bool) -> None:
+    """RULES.md §7: "without it he must play a trump if a trump is set and he has one" and
+    must_beat: "among the cards he is obliged to play he must choose one that beats the trick
+    if he can". Seat 1 leads A♣, seat 2 (void in ♣) trumps with J♦; seat 0, void in ♣ too,
+    is obliged to trump and, with must_beat, to overtrump: Q♦, not 9♦. Seat 0 takes 95 + 80,
+    seat 1 25, seat 2 no trick (and scores 0: RULES.md has no penalty for it)."""
+    rules = twins(rs(), "must_beat", True)[beat]
+    g = act(new(rules, OVERTRUMP), *OVERTRUMP_START, *OVERTRUMP_PLAY[:2], "1: play A♣")
+    assert legal(g) == ["play J♦"]  # obliged to trump: his only trump (it beats a club)
+    act(g, "2: play J♦")
+    assert legal(g) == (["play Q♦"] if beat else ["play 9♦", "play Q♦"])
+    if beat:
+        refused(g, 0, "play 9♦", PlayError)
+    act(g, "0: play Q♦", *OVERTRUMP_PLAY[3:])
+    res = last(g)
+    assert (res.card_points, res.marriage_points) == ((95, 25, 0), (80, 0, 0))
+    assert res.deltas == (100, 25, 0)
+    check_record(g, tmp_path)
+
+
+@pytest.mark.parametrize("needs", [True, False])
+def test_marriage_needs_trick_the_declarers_first_lead(tmp_path: Path, needs: bool) -> None:
+    """RULES.md §8: "A marriage may be declared only by a player who has already won a trick
+    in this deal (option marriage_needs_trick, default on: so never on the first trick)".
+    Seat 0's first lead may declare K♥ Q♥ only with the option off; the script (declaring on
+    his second lead) plays and scores alike."""
+    rules = twins(rs(), "marriage_needs_trick", False)[not needs]
+    g = act(new(rules, TWO_MARRIAGES), *TWO_MARRIAGES_AUCTION, "0: contract 120")
+    declares = [a for a in legal(g) if a.endswith("declare")]
+    assert declares == ([] if needs else ["play Q♥ declare", "play K♥ declare"])
+    if needs:
+        refused(g, 0, "play K♥ declare", MarriageError)
+    act(g, *TWO_MARRIAGES_PLAY)
+    assert last(g).deltas == (-120, 107, 34)
+    check_record(g, tmp_path)
+
+
+@pytest.mark.parametrize("aces", [True, False])
+def test_ace_marriage_offered_capped_and_scored_only_when_on(tmp_path: Path, aces: bool) -> None:
+    """RULES.md §9: "Ace marriage (option ace_marriage, default on). A player holding all four
+    aces may declare it by leading an ace, once he has won a trick with a card other than an
+    ace. It scores 200". Off, the four aces neither raise the caps (160 = 120 + ♠ 40) nor
+    may be declared: seat 0 makes 160 either way, his take 360 or 160."""
+    rules = twins(rs(), "ace_marriage", False)[not aces]
+    cap = 360 if aces else 160
+    g = new(rules, ACES)
+    assert g.legal_actions() == new(rs(), ACES).legal_actions()  # seat 1 bids first
+    act(g, *ACES_START)
+    assert legal(g) == [f"contract {c}" for c in range(100, cap + 1, 5)] + ["concede"]
+    act(g, "0: contract 160", *ACES_PLAY[:2])
+    aces_declared = [a for a in legal(g) if a.startswith("play A") and a.endswith("declare")]
+    assert aces_declared == (
+        ["play A♠ declare", "play A♣ declare", "play A♦ declare", "play A♥ declare"] if aces else []
+    )
+    if not aces:
+        refused(g, 0, "play A♠ declare", MarriageError)
+        act(g, "0: A♠ 9♣ Q♦")
+    else:
+        act(g, ACES_PLAY[2])
+    act(g, *ACES_PLAY[3:-1])
+    assert g.marriages == (((0, Suit.SPADES), (0, None)) if aces else ((0, Suit.SPADES),))
+    act(g, ACES_PLAY[-1])
+    res = last(g)
+    assert res.marriage_points == ((240 if aces else 40), 0, 0)
+    assert res.deltas == (160, 0, 0)
+    check_record(g, tmp_path)
+
+
+@pytest.mark.parametrize("unit", [1, 5])
+def test_rounding_the_defenders_takes(tmp_path: Path, unit: int) -> None:
+    """RULES.md §10: "Each opponent: + his take (rounded to option rounding: classic 1, i.e.
+    none)"; 1001 "rounded to a multiple of 5 (2.5 and above up)". 107 and 34 score as they
+    are, or 105 and 35; the declarer's −120 is no take and is not rounded."""
+    rules = twins(rs(), "rounding", 5)[unit == 5]
+    g = act(new(rules, TWO_MARRIAGES), *TWO_MARRIAGES_FAIL)
+    assert last(g).takes == (119, 107, 34)
+    assert last(g).deltas == ((-120, 107, 34) if unit == 1 else (-120, 105, 35))
+    check_record(g, tmp_path)
+
+
+@pytest.mark.parametrize("barrel", [True, False])
+def test_barrel_on_or_off_at_907(tmp_path: Path, barrel: bool) -> None:
+    """RULES.md: "A player whose score would reach 880 or more (option barrel_at) is set to
+    exactly 880 and is "on the barrel"". Seat 1, at 800, takes 107: 880 on the barrel, or
+    907 without it."""
+    rules = twins(rs(), "barrel", False)[not barrel]
+    g = act(new(rules, TWO_MARRIAGES, scores=(0, 800, 0)), *TWO_MARRIAGES_FAIL)
+    res = last(g)
+    if barrel:
+        assert (res.deltas, g.scores, g.barrel) == ((-120, 80, 34), (-120, 880, 34), (0, 3, 0))
+        assert res.events == ("seat 1 gets on the barrel",)
+    else:
+        assert (res.deltas, g.scores, g.barrel) == ((-120, 107, 34), (-120, 907, 34), None)
+        assert res.events == () and res.barrel is None
+    check_record(g, tmp_path)
+
+
+@pytest.mark.parametrize("at", [880, 910])
+def test_barrel_at_907_is_on_the_barrel_or_a_plain_score(tmp_path: Path, at: int) -> None:
+    """RULES.md: "reach 880 or more (option barrel_at)". 907 reaches 880, not 910."""
+    rules = twins(rs(), "barrel_at", 910)[at == 910]
+    g = act(new(rules, TWO_MARRIAGES, scores=(0, 800, 0)), *TWO_MARRIAGES_FAIL)
+    assert (g.scores, g.barrel) == (
+        ((-120, 880, 34), (0, 3, 0)) if at == 880 else ((-120, 907, 34), (0, 0, 0))
+    )
+    check_record(g, tmp_path)
+
+
+@pytest.mark.parametrize("deals", [3, 1])
+def test_barrel_deals_how_long_the_newcomer_sits(tmp_path: Path, deals: int) -> None:
+    """RULES.md: "on the barrel for the next 3 deals (option barrel_deals)", "Three deals on
+    the barrel without a win: −120 and off". Seat 1 climbs on in deal 0; in deal 1 he is the
+    committed first hand and concedes for free (a sitter's free concession leaves him
+    sitting): with 3 deals he sits on (2 left), with 1 his deal is over: −120."""
+    rules = twins(rs(), "barrel_deals", 1)[deals == 1]
+    g = act(new(rules, TWO_MARRIAGES, scores=(0, 800, 0)), *TWO_MARRIAGES_FAIL)
+    assert g.barrel == (0, deals, 0)
+    concede_quickly(g)
+    res = last(g)
+    assert (res.declarer, res.outcome, res.deltas) == (
+        1,
+        "conceded",
+        (50, 0, 50) if deals == 3 else (50, -120, 50),
+    )
+    assert (g.scores[1], g.barrel) == ((880, (0, 2, 0)) if deals == 3 else (760, (0, 0, 0)))
+    if deals == 1:
+        assert res.events == ("seat 1 sat 1 deal on the barrel: -120",)
+    check_record(g, tmp_path)
+
+
+@pytest.mark.parametrize("penalty", [120, 50])
+def test_barrel_penalty_after_the_last_deal_on_the_barrel(tmp_path: Path, penalty: int) -> None:
+    """RULES.md: "Three deals on the barrel without a win: −120 (option barrel_penalty) and
+    off", "On the barrel his defender takes are not scored". Seat 1 sits his last deal as a
+    defender: his 107 is not scored, and he pays 120, or 50."""
+    rules = twins(rs(), "barrel_penalty", 50)[penalty == 50]
+    g = new(rules, TWO_MARRIAGES, scores=(0, 880, 0), barrel=(0, 1, 0))
+    act(g, *TWO_MARRIAGES_FAIL)
+    res = last(g)
+    assert res.takes[1] == 107 and res.deltas == (-120, -penalty, 34)
+    assert (g.scores, g.barrel) == ((-120, 880 - penalty, 34), (0, 0, 0))
+    assert res.events == (f"seat 1 sat 3 deals on the barrel: -{penalty}",)
+    check_record(g, tmp_path)
+
+
+@pytest.mark.parametrize("mode", ["many", "one"])
+def test_barrel_mode_a_newcomer_beside_a_sitter(tmp_path: Path, mode: str) -> None:
+    """RULES.md: "Option barrel_mode: many (default: several players may sit on it) or one
+    (a newcomer knocks the sitter off, −120 ...)". Seat 2 sits (his 34 not scored), seat 1
+    reaches 907: both sit, or seat 2 falls to 760 and seat 1 sits alone."""
+    rules = twins(rs(), "barrel_mode", "one")[mode == "one"]
+    g = new(rules, TWO_MARRIAGES, scores=(0, 800, 880), barrel=(0, 0, 3))
+    act(g, *TWO_MARRIAGES_FAIL)
+    res = last(g)
+    if mode == "many":
+        assert (g.scores, g.barrel) == ((-120, 880, 880), (0, 3, 2))
+        assert res.events == ("seat 1 gets on the barrel",)
+    else:
+        assert (g.scores, g.barrel) == ((-120, 880, 760), (0, 3, 0))
+        assert res.events == (
+            "seat 2 is knocked off the barrel: -120",
+            "seat 1 gets on the barrel",
+        )
+    check_record(g, tmp_path)
+
+
+@pytest.mark.parametrize("who", ["last_hand", "first_hand"])
+def test_all_pass_who_takes_the_talon_when_the_first_two_pass(tmp_path: Path, who: str) -> None:
+    """RULES.md, 1001: "If every player before the last hand passes, the last hand takes the
+    talon at the opening bid and may play, raise the contract, or throw in"; the options
+    table: all_pass = first_hand: "if all pass, first hand plays the opening bid". After
+    two passes the last hand holds the talon (and may throw in), or is asked to bid; if he
+    passes too, first hand plays 40 and may not throw in."""
+    rules = twins(rs("1001"), "all_pass", "first_hand")[who == "first_hand"]
+    g = act(new(rules, TWO_MARRIAGES), "0: pass", "1: pass")
+    if who == "last_hand":
+        assert (g.phase, g.declarer, g.bid, g.last_hand_take) == (Phase.PASSING, 2, 40, True)
+        assert "throw-in" in legal(g)
+        act(g, "2: throw-in")
+        assert last(g).deltas == (50, 50, 0)
+    else:
+        assert (g.phase, g.to_act) == (Phase.BIDDING, 2)
+        assert legal(g) == [f"bid {b}" for b in range(40, 201, 5)] + ["pass"]  # K♦ Q♦
+        act(g, "2: pass")
+        assert (g.phase, g.declarer, g.bid, g.last_hand_take) == (Phase.PASSING, 0, 40, False)
+        assert "throw-in" not in legal(g)
+        refused(g, 0, "throw-in", ThrowInError)
+        act(g, *TWO_MARRIAGES_AUCTION[2:], "0: contract 120", *TWO_MARRIAGES_PLAY)
+        assert last(g).deltas == (-120, 105, 35)
+    check_record(g, tmp_path)
+
+
+@pytest.mark.parametrize("bonus", [50, 20])
+def test_throw_in_bonus_on_a_1001_throw_in(tmp_path: Path, bonus: int) -> None:
+    """RULES.md, 1001: a throw-in: "each other player dealt into the deal scores +50 and he
+    scores 0" (option throw_in_bonus)."""
+    rules = twins(rs("1001"), "throw_in_bonus", 20)[bonus == 20]
+    g = act(new(rules, TWO_MARRIAGES), "0: pass", "1: pass", "2: throw-in")
+    assert (last(g).outcome, last(g).deltas) == ("thrown_in", (bonus, bonus, 0))
+    check_record(g, tmp_path)
+
+
+@pytest.mark.parametrize("value", [100, 60])
+def test_nines_talon_value_after_a_concession(tmp_path: Path, value: int) -> None:
+    """RULES.md, 1001 with 4 players: the dealer "Every deal, whatever happens at the table
+    ... scores the talon: 100 if it is three nines" (option nines_talon_value); a concession:
+    "he scores −bid and the others score nothing for the deal"."""
+    rules = twins(rs("1001-4p"), "nines_talon_value", 60)[value == 60]
+    g = act(new(rules, NINES), "0: bid 40", "1: pass", "2: pass")
+    act(g, "0: give 9♠ to 1", "0: give 9♣ to 2", "0: concede")
+    assert last(g).deltas == (-40, 0, 0, value)
+    check_record(g, tmp_path)
+
+
+@pytest.mark.parametrize("cap", [0, 1])
+def test_max_deals_the_standings_decide_at_the_cap(tmp_path: Path, cap: int) -> None:
+    """RULES.md: "A match may be capped at a number of deals (option max_deals, none by
+    default ...): at the cap, the standings decide the places"; "the result also states each
+    loser's shortfall to the target"."""
+    rules = twins(rs(), "max_deals", 1)[cap == 1]
+    g = act(new(rules, TWO_MARRIAGES), *TWO_MARRIAGES_FAIL)
+    if cap:
+        assert g.is_over and g.result is not None
+        assert (g.result.reason, g.result.winner, g.result.places) == ("max_deals", 1, (3, 1, 2))
+        assert (g.result.scores, g.result.shortfalls) == ((-120, 107, 34), (1120, 0, 966))
+    else:
+        assert not g.is_over and g.deal_number == 1 and g.phase == Phase.BIDDING
+    check_record(g, tmp_path)
+
+
+def test_ask_forced_the_bots_are_asked_for_forced_moves_too() -> None:
+    """The options table: ask_forced: "for the referee: ask bots for forced moves too". The
+    same match played in-process (sdk.local, which decides as the referee does) by a bot
+    that always plays its first legal action: the records hold the same actions and scores,
+    and the bots are asked for every decision, or only for those with a choice."""
+    from sdk import Bot
+    from sdk.local import play_local
+
+    asked: list[int] = []
+
+    class First(Bot):
+        name = "first"
+
+        def act(self, view: Any) -> Any:
+            asked.append(len(view.legal_actions))
+            return view.legal_actions[0]
+
+    counts = {}
+    records = {}
+    for forced in (False, True):
+        asked.clear()
+        rules = twins(rs(max_deals=2), "ask_forced", True)[forced]
+        m = play_local([First, First, First], rules, seed=9, strict=True)
+        counts[forced] = list(asked)
+        records[forced] = m.record
+    assert records[True]["deals"] == records[False]["deals"]
+    assert records[True]["result"] == records[False]["result"]
+    assert 1 not in counts[False] and counts[True].count(1) > 0
+    assert [n for n in counts[True] if n > 1] == counts[False]
+
+
+def test_every_option_has_a_pair_of_twins_here() -> None:
+    """Every field of the Ruleset is changed, alone, by a ``twins`` pair of this file (the
+    source is read: an option added later without a case fails here)."""
+    text = Path(__file__).read_text(encoding="utf-8")
+    paired = set(re.findall(r'twins\(rs\([^)]*\), "(\w+)"', text))
+    fields = {f.name for f in dataclasses.fields(Ruleset)}
+    assert fields - paired == set()
