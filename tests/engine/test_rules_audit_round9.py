@@ -58,8 +58,6 @@ from tests.engine.test_rules_audit_round8 import (
     ACES_PLAY,
     ACES_START,
     NINES,
-    MUST_BEAT,
-    MUST_BEAT_START,
     RULESETS,
     TWO_MARRIAGES,
     TWO_MARRIAGES_AUCTION,
@@ -613,3 +611,470 @@ def test_every_option_has_a_pair_of_twins_here() -> None:
     paired = set(re.findall(r'twins\(rs\([^)]*\), "(\w+)"', text))
     fields = {f.name for f in dataclasses.fields(Ruleset)}
     assert fields - paired == set()
+
+
+# --- 2. options that meet --------------------------------------------------------------------
+# 2a. The barrel with 1001 (barrel = true on the 1001 preset: rounding 5, open bidding, the
+# throw-in, target 1001).
+
+# TWO_MARRIAGES as 1001 plays it: seat 0 opens 40 and fails 120 (−120); seat 1's 107 scores
+# 105, seat 2's 34 scores 35.
+TWO_MARRIAGES_1001 = (
+    "0: bid 40",
+    "1: pass",
+    "2: pass",
+    *TWO_MARRIAGES_AUCTION[2:],
+    "0: contract 120",
+    *TWO_MARRIAGES_PLAY,
+)
+
+
+@pytest.mark.parametrize(("unit", "on"), [(5, True), (1, False)])
+def test_1001_barrel_the_rounded_take_is_what_reaches_880(
+    tmp_path: Path, unit: int, on: bool
+) -> None:
+    """RULES.md: "A player whose score would reach 880 or more ... is set to exactly 880" and
+    1001: "Opponents' takes are rounded to a multiple of 5". Seat 2 at 845 takes 34: scored
+    35 (rounding 5), he reaches 880 and sits; unrounded, 879 is a plain score."""
+    rules = rs("1001", barrel=True, rounding=unit)
+    g = act(new(rules, TWO_MARRIAGES, scores=(0, 0, 845)), *TWO_MARRIAGES_1001)
+    assert g.scores == ((-120, 105, 880) if on else (-120, 107, 879))
+    assert g.barrel == ((0, 0, 3) if on else (0, 0, 0))
+    check_record(g, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("contract", "scores", "barrel", "over"),
+    [(120, (1001, 0, 0), (0, 0, 0), True), (115, (880, 0, 0), (1, 0, 0), False)],
+)
+def test_1001_barrel_the_sitter_wins_at_1001_with_120(
+    tmp_path: Path,
+    contract: int,
+    scores: tuple[int, ...],
+    barrel: tuple[int, ...],
+    over: bool,
+) -> None:
+    """RULES.md: on the barrel "He wins the game (score 1000) by winning the bidding and making
+    a contract of at least 120; a made contract below 120 scores nothing"; a win from the
+    barrel sets the score to the target (docs/rules-engine.md): 1001 here. Seat 0 (ACES)
+    bids 40 himself and takes everything (360 with his marriages); seats 1 and 2 take no
+    trick and score 0."""
+    rules = rs("1001", barrel=True)
+    g = new(rules, ACES, scores=(880, 0, 0), barrel=(2, 0, 0))
+    act(g, *ACES_1001_START, f"0: contract {contract}", *ACES_PLAY)
+    res = g.deal_results[0]
+    assert res.takes == (360, 0, 0) and res.outcome == "made"
+    assert (g.scores, g.barrel, g.is_over) == (scores, barrel, over)
+    if over:
+        assert g.result is not None and (g.result.winner, g.result.reason) == (0, "target")
+        assert g.result.shortfalls == (0, 1001, 1001)
+        assert res.events == ("seat 0 wins from the barrel",)
+    check_record(g, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("mode", "scores", "barrel", "events"),
+    [
+        ("many", (50, 880, 880), (0, 3, 2), ("seat 1 gets on the barrel",)),
+        (
+            "one",
+            (50, 880, 760),
+            (0, 3, 0),
+            ("seat 2 is knocked off the barrel: -120", "seat 1 gets on the barrel"),
+        ),
+    ],
+)
+def test_1001_barrel_the_sitters_throw_in_seats_a_newcomer(
+    tmp_path: Path,
+    mode: str,
+    scores: tuple[int, ...],
+    barrel: tuple[int, ...],
+    events: tuple[str, ...],
+) -> None:
+    """RULES.md, 1001: the last hand after an all-pass may "throw in: then each other player
+    dealt into the deal scores +50 and he scores 0"; the barrel: "a newcomer knocks the
+    sitter off" (barrel_mode one). Seat 2 sits and throws in (his deal on the barrel counts:
+    2 left); seat 1's +50 (not rounded, it is no take) takes him from 830 to 880."""
+    rules = rs("1001", barrel=True, barrel_mode=mode)
+    g = new(rules, TWO_MARRIAGES, scores=(0, 830, 880), barrel=(0, 0, 3))
+    act(g, "0: pass", "1: pass")
+    assert (g.declarer, g.last_hand_take) == (2, True)
+    act(g, "2: throw-in")
+    res = last(g)
+    assert (res.outcome, g.scores, g.barrel, res.events) == ("thrown_in", scores, barrel, events)
+    check_record(g, tmp_path)
+
+
+def test_1001_barrel_a_sitter_who_concedes_pays_the_bid_and_falls_off(tmp_path: Path) -> None:
+    """RULES.md: on the barrel "so does conceding under concede = penalty" (drop him off, at
+    the cost of the bid), and 1001's concession: "he scores −bid and the others score
+    nothing for the deal"."""
+    rules = rs("1001", barrel=True)
+    g = new(rules, ACES, scores=(880, 0, 0), barrel=(3, 0, 0))
+    act(g, *ACES_1001_START, "0: concede")
+    res = last(g)
+    assert (res.outcome, res.deltas, g.barrel) == ("conceded", (-40, 0, 0), (0, 0, 0))
+    assert res.events == ("seat 0 concedes and falls off the barrel",)
+    check_record(g, tmp_path)
+
+
+# 2b. Four players: the dealer, the talon, marriages, concessions.
+
+
+@pytest.mark.parametrize(("contract", "delta0"), [(150, 150), (155, -155)])
+def test_4p_the_talon_completes_a_marriage_and_the_dealer_scores_it_all_the_same(
+    tmp_path: Path, contract: int, delta0: int
+) -> None:
+    """RULES.md §2 (cap from "the marriages in his own hand": the talon is unseen), §5 (the
+    contract cap counts "the marriages in his 8 cards now"), §4 "The declarer gives one card
+    ... to each opponent", §8 marriages; 1001, 4 players: "the dealer is dealt no cards and
+    sits out the deal. Every deal, whatever happens at the table, he scores the talon ...
+    its card points (not rounded)".
+
+    The dealer (seat 3) is never asked and may receive no card; seat 0's bid cap is 120, his
+    contract cap 220 (K♥ from the talon). Seat 0 takes 51 + 100 = 151, seat 2 69 + 80 = 149
+    (scored 150), seat 1 no trick (0); the dealer scores 6 for K♥ J♥ 9♥, though the K♥ went
+    into seat 0's marriage."""
+    g = new(rs("1001-4p"), TALON_MARRIAGE)
+    assert (g.active_seats, g.to_act) == ((0, 1, 2), 0)
+    assert legal(g)[-2:] == ["bid 120", "pass"]  # no marriage dealt: cap 120
+    refused(g, 3, "bid 40", NotYourTurnError)
+    refused(g, 0, "bid 125", BidError)
+    act(g, *TALON_MARRIAGE_AUCTION[:3])
+    assert g.to_act == 0 and g.phase == Phase.PASSING
+    refused(g, 0, "give J♥ to 3", GiveError)
+    act(g, *TALON_MARRIAGE_AUCTION[3:])
+    assert legal(g) == [f"contract {c}" for c in range(40, 221, 5)] + ["concede"]
+    refused(g, 0, "contract 225", ContractError)
+    act(g, f"0: contract {contract}", *TALON_MARRIAGE_PLAY[:-1])
+    assert g.marriages == ((0, Suit.HEARTS), (2, Suit.DIAMONDS))
+    act(g, TALON_MARRIAGE_PLAY[-1])
+    res = last(g)
+    assert res.card_points == (51, 0, 69, 0)
+    assert res.marriage_points == (100, 0, 80, 0)
+    assert res.deltas == (delta0, 0, 150, 6)
+    assert (g.dealer, g.active_seats) == (0, (1, 2, 3))  # the next deal: seat 0 sits out
+    check_record(g, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("mode", "left", "scores", "barrel", "events"),
+    [
+        (
+            "many",
+            1,
+            (150, 0, 880, 760),
+            (0, 0, 3, 0),
+            ("seat 3 sat 3 deals on the barrel: -120", "seat 2 gets on the barrel"),
+        ),
+        (
+            "one",
+            1,
+            (150, 0, 880, 760),
+            (0, 0, 3, 0),
+            ("seat 3 sat 3 deals on the barrel: -120", "seat 2 gets on the barrel"),
+        ),
+        ("many", 2, (150, 0, 880, 880), (0, 0, 3, 1), ("seat 2 gets on the barrel",)),
+        (
+            "one",
+            2,
+            (150, 0, 880, 760),
+            (0, 0, 3, 0),
+            ("seat 3 is knocked off the barrel: -120", "seat 2 gets on the barrel"),
+        ),
+    ],
+)
+def test_4p_barrel_the_dealer_sits_on_it_while_sitting_out(
+    tmp_path: Path,
+    mode: str,
+    left: int,
+    scores: tuple[int, ...],
+    barrel: tuple[int, ...],
+    events: tuple[str, ...],
+) -> None:
+    """docs/rules-engine.md: "The 4-player dealer's talon score is treated like a defender's
+    take (not scored while he sits on a barrel ...)", a sitter's deal counts "whatever it
+    was: ... a deal sat out as the 4-player dealer", "A sitter whose last barrel deal ends
+    in the deal where a newcomer arrives (barrel_mode = "one") pays the penalty once".
+
+    1001-4p with the barrel: the dealer (seat 3) sits at 880 and the talon's 6 is not
+    scored; seat 2 (730) reaches 880 with his 150."""
+    rules = rs("1001-4p", barrel=True, barrel_mode=mode)
+    g = new(rules, TALON_MARRIAGE, scores=(0, 0, 730, 880), barrel=(0, 0, 0, left))
+    act(g, *TALON_MARRIAGE_AUCTION, "0: contract 150", *TALON_MARRIAGE_PLAY)
+    res = last(g)
+    assert (g.scores, g.barrel, res.events) == (scores, barrel, events)
+    check_record(g, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("options", "start", "barrel", "deltas", "after"),
+    [
+        ({}, (0, 0, 0, 0), (0, 0, 0, 0), (0, 50, 50, 5), (0, 0, 0, 0)),
+        ({}, (0, 0, 880, 0), (0, 0, 2, 0), (0, 50, 0, 5), (0, 0, 1, 0)),
+        ({"concede": "penalty"}, (880, 0, 0, 0), (2, 0, 0, 0), (-100, 50, 50, 5), (0, 0, 0, 0)),
+        ({"concede": "penalty"}, (0, 0, 0, 880), (0, 0, 0, 3), (-100, 50, 50, 0), (0, 0, 0, 2)),
+        ({"concede_pays": "none"}, (0, 0, 0, 0), (0, 0, 0, 0), (0, 0, 0, 5), (0, 0, 0, 0)),
+    ],
+)
+def test_4p_classic_concessions_with_the_dealer_and_the_barrel(
+    tmp_path: Path,
+    options: dict[str, Any],
+    start: tuple[int, ...],
+    barrel: tuple[int, ...],
+    deltas: tuple[int, ...],
+    after: tuple[int, ...],
+) -> None:
+    """RULES.md §6: a concession at the winning bid: free (0) or penalty (−bid); "Each
+    opponent then scores half the bid" (concede_pays); the barrel: "the halves paid to a
+    sitter are not scored", a penalty concession "drops him off", and the 4-player dealer
+    scores the talon "whatever happens at the table" (not while on the barrel).
+
+    Classic for 4 (players = 4): seat 0, committed, concedes 100 in TWO_MARRIAGES; the
+    two opponents are seats 1 and 2, the dealer (3) scores Q♣ J♥ 9♥ = 5."""
+    rules = rs(players=4, **options)
+    g = new(rules, TWO_MARRIAGES_4, scores=start, barrel=barrel)
+    act(g, *TWO_MARRIAGES_AUCTION, "0: concede")
+    res = last(g)
+    assert (res.outcome, res.deltas, g.barrel) == ("conceded", deltas, after)
+    check_record(g, tmp_path)
+
+
+def test_1001_4p_halves_of_a_concession_rounded_and_the_talon_not(tmp_path: Path) -> None:
+    """RULES.md §6 "half the bid, rounded half up to the ruleset's rounding unit"; 1001 with 4:
+    the dealer's talon "its card points (not rounded)". 1001-4p with concede_pays = half:
+    seat 1 concedes 45: 22.5 is 25 for each of seats 0 and 2, −45 for him; the dealer 5."""
+    rules = rs("1001-4p", concede_pays="half")
+    g = act(new(rules, TWO_MARRIAGES_4), "0: pass", "1: bid 45", "2: pass")
+    act(g, "1: give J♥ to 0", "1: give Q♣ to 2", "1: concede")
+    assert last(g).deltas == (25, -45, 25, 5)
+    check_record(g, tmp_path)
+
+
+# 2c. The throw-in's conditions (1001).
+
+
+@pytest.mark.parametrize(
+    ("players", "script", "declarer", "throw_in"),
+    [
+        (3, ("0: pass", "1: pass"), 2, True),
+        (4, ("0: pass", "1: pass"), 2, True),
+        (3, ("0: pass", "1: bid 40", "2: bid 45", "1: pass"), 2, False),
+        (3, ("0: bid 40", "1: pass", "2: pass"), 0, False),
+        (4, ("0: pass", "1: bid 40", "2: pass"), 1, False),
+    ],
+)
+def test_1001_only_the_last_hand_after_an_all_pass_may_throw_in(
+    tmp_path: Path,
+    players: int,
+    script: tuple[str, ...],
+    declarer: int,
+    throw_in: bool,
+) -> None:
+    """RULES.md, 1001: "If every player before the last hand passes, the last hand takes the
+    talon at the opening bid and may play, raise the contract, or throw in"; "A declarer who
+    won the bidding may concede in place of naming the contract ... The last hand's throw-in
+    after an all-pass is a different action". With 4 the last hand is seat 2 (the dealer,
+    seat 3, is dealt out). A last hand who won the bidding, or any other declarer, may
+    concede but not throw in. There is no re-deal: a thrown-in deal is scored and the next
+    dealer deals."""
+    g = new(
+        rs("1001" if players == 3 else "1001-4p"),
+        TWO_MARRIAGES if players == 3 else TWO_MARRIAGES_4,
+    )
+    act(g, *script)
+    assert (g.declarer, g.last_hand_take) == (declarer, throw_in)
+    assert ("throw-in" in legal(g)) is throw_in
+    while g.phase == Phase.PASSING:
+        g.apply(g.legal_actions()[0], seat=declarer)
+    assert ("throw-in" in legal(g)) is throw_in and ("concede" in legal(g)) is not throw_in
+    if throw_in:
+        refused(g, declarer, "concede", ConcedeError)
+        act(g, f"{declarer}: throw-in")
+        assert last(g).deltas == ((50, 50, 0) if players == 3 else (50, 50, 0, 5))
+        assert (g.deal_number, g.dealer, g.phase) == (1, 0, Phase.BIDDING)
+    else:
+        refused(g, declarer, "throw-in", ThrowInError)
+        act(g, f"{declarer}: concede")
+        assert last(g).outcome == "conceded"
+    check_record(g, tmp_path)
+
+
+# 2d. No "bolt": RULES.md has no penalty for taking no trick, on the barrel or off it.
+
+
+@pytest.mark.parametrize(
+    ("left", "deltas", "barrel"), [(1, (120, 0, -120), (0, 0, 0)), (2, (120, 0, 0), (0, 0, 1))]
+)
+def test_no_trick_taken_scores_nothing_and_costs_nothing_on_the_barrel_or_off(
+    tmp_path: Path, left: int, deltas: tuple[int, ...], barrel: tuple[int, ...]
+) -> None:
+    """RULES.md §10: "Each opponent: + his take"; there is no "bolt" (zero-trick) penalty in
+    RULES.md or the seed texts. In ACES seats 1 and 2 take no trick: seat 1 (500, off the
+    barrel) scores 0; seat 2, on it, pays only the barrel's penalty when it is his last
+    deal there."""
+    g = new(rs(), ACES, scores=(0, 500, 880), barrel=(0, 0, left))
+    act(g, *ACES_START, "0: contract 120", *ACES_PLAY)
+    res = last(g)
+    assert res.card_points == (120, 0, 0)
+    assert (res.deltas, g.barrel) == (deltas, barrel)
+    check_record(g, tmp_path)
+
+
+# --- 3. `arena rules` prints every option with the value the engine uses -----------------------
+
+# A house-rule file that sets every option away from its preset's value.
+EVERY_OPTION = """\
+preset = "1001"
+name = "every-option"
+players = 4
+target = 1500
+opening_bid = 90
+bid_step = 10
+first_hand_commits = true
+ace_marriage_counts_for_bid = false
+talon_visible = false
+concede = "off"
+concede_pays = "half"
+must_beat = true
+marriage_needs_trick = false
+ace_marriage = false
+rounding = 10
+barrel = true
+barrel_at = 1200
+barrel_deals = 2
+barrel_penalty = 150
+barrel_mode = "one"
+all_pass = "first_hand"
+throw_in_bonus = 40
+nines_talon_value = 70
+max_deals = 12
+ask_forced = true
+"""
+
+
+def _arena_rules(*args: str) -> Any:
+    return CliRunner().invoke(arena_main, ["rules", *args])
+
+
+@pytest.mark.parametrize(
+    "which",
+    [
+        *PRESETS,
+        *(str(p) for p in sorted(RULESETS.glob("*.toml"))),
+        "every-option",
+    ],
+)
+def test_arena_rules_prints_every_option_with_the_engines_value(tmp_path: Path, which: str) -> None:
+    """docs/rules-engine.md: "arena rules PRESET_OR_FILE [--json] prints the resolved ruleset,
+    every option with its value ... For a ruleset other than a preset the text starts with a
+    TOML comment saying how it differs ..., so it still loads back". Every field of the
+    Ruleset, in order, with the value ``load_ruleset`` gives; the text read back as a ruleset
+    file is the same ruleset, and the JSON is ``to_dict()``."""
+    if which == "every-option":
+        path = tmp_path / "every-option.toml"
+        path.write_text(EVERY_OPTION, encoding="utf-8")
+        which = str(path)
+    engine_rules = load_ruleset(which)
+    want = engine_rules.to_dict()
+    if which.endswith("every-option.toml"):
+        base = PRESETS["1001"].to_dict()
+        assert [k for k in want if want[k] == base[k]] == []  # every option set apart
+    out = _arena_rules(which)
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    if which in PRESETS:
+        assert not lines[0].startswith("#")
+    else:
+        assert lines[0] == f"# {describe_ruleset(engine_rules, deal_cap=True)}"
+    keys = [line.split(" = ")[0] for line in lines if not line.startswith("#")]
+    assert keys == [f.name for f in dataclasses.fields(Ruleset)]
+    assert tomllib.loads(out.output) == want
+    again = tmp_path / "again.toml"
+    again.write_text(out.output, encoding="utf-8")
+    assert load_ruleset(str(again)) == engine_rules
+    as_json = _arena_rules(which, "--json")
+    assert as_json.exit_code == 0 and json.loads(as_json.output) == want
+
+
+def test_every_option_file_plays_as_it_prints(tmp_path: Path) -> None:
+    """The ruleset of EVERY_OPTION, as ``arena rules`` printed it, is the one a match uses and
+    its record keeps: a four-player deal where first hand is committed to 90, raises go in
+    tens, two passes give him the talon, and he may neither concede nor throw in."""
+    path = tmp_path / "every-option.toml"
+    path.write_text(EVERY_OPTION, encoding="utf-8")
+    rules = load_ruleset(str(path))
+    g = Game.new(rules, 3, ["ann", "bob", "cid", "dan"], dealer=3)
+    assert (g.to_act, g.bid, g.high_bidder) == (1, 90, 0)
+    assert legal(g)[:2] == ["bid 100", "bid 110"]
+    assert g.record()["ruleset"] == rules.to_dict()
+    act(g, "1: pass", "2: pass")
+    assert (g.declarer, g.bid, g.last_hand_take) == (0, 90, False)
+    while g.phase == Phase.PASSING:
+        g.apply(g.legal_actions()[0], seat=0)
+    assert legal(g)[0] == "contract 90"
+    assert "concede" not in legal(g) and "throw-in" not in legal(g)
+    refused(g, 0, "concede", ConcedeError)
+    check_record(g, tmp_path)
+
+
+# --- 4. option combinations a ruleset refuses, naming both options ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("options", "key", "words"),
+    [
+        ({"preset": "classic", "bid_step": 15}, "opening_bid", ("bid_step", "15", "100")),
+        ({"preset": "1001", "bid_step": 10, "opening_bid": 45}, "opening_bid", ("bid_step",)),
+        ({"preset": "classic", "target": 850}, "barrel_at", ("target", "850", "880")),
+        ({"preset": "classic", "barrel_at": 1000}, "barrel_at", ("target", "1000")),
+        ({"preset": "1001", "barrel": True, "target": 880}, "barrel_at", ("target", "880")),
+    ],
+)
+def test_contradicting_options_are_refused_naming_both(
+    tmp_path: Path, options: dict[str, Any], key: str, words: tuple[str, ...]
+) -> None:
+    """docs/rules-engine.md, the checks: "opening_bid a multiple of bid_step ...; with the
+    barrel, barrel_at below target". Refused from a dict, a Ruleset built directly and a
+    file (``arena rules``: exit 2, one line naming the file and both options), whichever of
+    the two options was set."""
+    with pytest.raises(RulesetError) as info:
+        Ruleset.from_dict(options)
+    assert info.value.key == key
+    for word in (key, *words):
+        assert word in str(info.value)
+    fields = {k: v for k, v in options.items() if k != "preset"}
+    with pytest.raises(RulesetError):
+        dataclasses.replace(PRESETS[options["preset"]], **fields)
+    path = tmp_path / "house.toml"
+    lines = [f"{k} = {json.dumps(v)}" for k, v in options.items()]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = _arena_rules(str(path))
+    assert out.exit_code == 2
+    text = out.output.strip()
+    assert len(text.splitlines()) == 1 and str(path) in text
+    for word in (key, *words):
+        assert word in text
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"preset": "1001", "target": 850},  # no barrel: barrel_at is not used
+        {"preset": "classic", "barrel": False, "target": 850},
+        {"preset": "classic", "first_hand_commits": True, "all_pass": "last_hand"},
+        {"preset": "classic", "concede": "off", "concede_pays": "half"},
+        {"preset": "1001", "ace_marriage": False},  # counts_for_bid stays on: moot
+        {"preset": "classic", "nines_talon_value": 0},  # 3 players: moot
+    ],
+)
+def test_combinations_that_only_make_an_option_moot_are_accepted(options: dict[str, Any]) -> None:
+    """docs/rules-engine.md: "first_hand_commits = true makes all_pass moot (nobody can
+    all-pass); the combination is accepted"; the ace marriage adds 200 to the cap "(if
+    ace_marriage)"; the barrel options are only checked with the barrel. An option another
+    makes moot is no contradiction: such rulesets load (and a 1001 house file may lower the
+    target without touching the barrel)."""
+    rules = Ruleset.from_dict(options)
+    for k, v in options.items():
+        if k != "preset":
+            assert getattr(rules, k) == v
