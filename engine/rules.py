@@ -476,9 +476,11 @@ def _validate(r: Ruleset) -> None:
         )
     if r.barrel_at <= 0:
         raise RulesetError("barrel_at", f"must be positive, got {r.barrel_at}")
-    if r.barrel and not 0 < r.barrel_at < r.target:
+    if r.barrel and r.barrel_at >= r.target:
+        # (Not "between 0 and target 1000, got 1000", which read as satisfied; and the barrel
+        # is the third option of the contradiction: without it barrel_at is not used.)
         raise RulesetError(
-            "barrel_at", f"must be between 0 and target {r.target}, got {r.barrel_at}"
+            "barrel_at", f"must be below target {r.target} when barrel = true, got {r.barrel_at}"
         )
     if not r.name.strip():
         raise RulesetError("name", "must not be empty")

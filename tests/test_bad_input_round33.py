@@ -133,7 +133,7 @@ def test_a_ruleset_file_mistake_is_named_with_what_to_write(
         (b'preset = "classic"\nbid_step = 200\n',
          "opening_bid: must be a multiple of bid_step 200, got 100"),
         (b'preset = "1001"\nbarrel = true\nbarrel_at = 1001\n',
-         "barrel_at: must be between 0 and target 1001, got 1001"),
+         "barrel_at: must be below target 1001 when barrel = true, got 1001"),
     ],
     ids=["bom", "utf16", "latin1", "players", "case", "dash", "space", "huge-int",
          "step-vs-opening", "barrel-vs-target"],

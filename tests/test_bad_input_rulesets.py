@@ -53,7 +53,7 @@ def _commands(tmp: Path, ruleset: Path) -> dict[str, list[str]]:
         ('preset = "classic"\ntarget = "x"\n', "target: expected an integer, got 'x'"),
         ('preset = "classic"\nrounding = 1.5\n', "rounding: expected an integer, got 1.5"),
         ('preset = "classic"\nbarrel_at = 2000\n',
-         "barrel_at: must be between 0 and target 1000, got 2000"),
+         "barrel_at: must be below target 1000 when barrel = true, got 2000"),
         ('preset = "classic"\nbid_step = 10\nopening_bid = 105\n',
          "opening_bid: must be a multiple of bid_step 10, got 105"),
         ('preset = "clasic"\n',

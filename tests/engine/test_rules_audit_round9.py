@@ -1078,3 +1078,27 @@ def test_combinations_that_only_make_an_option_moot_are_accepted(options: dict[s
     for k, v in options.items():
         if k != "preset":
             assert getattr(rules, k) == v
+
+
+@pytest.mark.parametrize(
+    ("options", "target", "got"),
+    [
+        ({"preset": "classic", "barrel_at": 1000}, 1000, 1000),
+        ({"preset": "1001", "barrel": True, "target": 880}, 880, 880),
+    ],
+)
+def test_barrel_at_against_the_target_names_the_barrel_and_says_below(
+    options: dict[str, Any], target: int, got: int
+) -> None:
+    """Defect: ``barrel_at`` equal to the target was refused with "barrel_at: must be between 0
+    and target 1000, got 1000", which reads as satisfied (1000 is "between 0 and 1000"), and
+    did not name the third option of the contradiction: ``barrel`` (1001 with ``target =
+    880`` is refused only because the file also turned the barrel on). RULES.md: the
+    barrel's 880 "(option barrel_at)" is where a player sits before "The game ends when a
+    player reaches 1000 (option target)"; docs/rules-engine.md: "with the barrel,
+    barrel_at below target". The message says so now."""
+    with pytest.raises(RulesetError) as info:
+        Ruleset.from_dict(options)
+    assert str(info.value) == (
+        f"barrel_at: must be below target {target} when barrel = true, got {got}"
+    )
