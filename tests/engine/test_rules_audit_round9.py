@@ -1018,6 +1018,20 @@ def test_every_option_file_plays_as_it_prints(tmp_path: Path) -> None:
     check_record(g, tmp_path)
 
 
+def test_every_option_reaches_a_bot_as_the_engine_uses_it(tmp_path: Path) -> None:
+    """docs/protocol.md: ``match_started`` carries "the full ruleset": the
+    options of EVERY_OPTION (each apart from its preset) and of each preset come back from
+    the wire message as the same Ruleset."""
+    from arena.protocol import ruleset_from_pb, ruleset_to_pb
+
+    path = tmp_path / "every-option.toml"
+    path.write_text(EVERY_OPTION, encoding="utf-8")
+    for rules in (load_ruleset(str(path)), *PRESETS.values()):
+        msg = ruleset_to_pb(rules)
+        assert {f.name for f in msg.DESCRIPTOR.fields} == set(rules.to_dict())
+        assert ruleset_from_pb(msg) == rules
+
+
 # --- 4. option combinations a ruleset refuses, naming both options ----------------------------
 
 
