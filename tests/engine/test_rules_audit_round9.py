@@ -41,6 +41,7 @@ from engine import (
     load_ruleset,
     observe,
     parse_cards,
+    replay,
 )
 from engine.errors import (
     BidError,
@@ -573,7 +574,7 @@ def test_max_deals_the_standings_decide_at_the_cap(tmp_path: Path, cap: int) -> 
     check_record(g, tmp_path)
 
 
-def test_ask_forced_the_bots_are_asked_for_forced_moves_too() -> None:
+def test_ask_forced_the_bots_are_asked_for_forced_moves_too(tmp_path: Path) -> None:
     """The options table: ask_forced: "for the referee: ask bots for forced moves too". The
     same match played in-process (sdk.local, which decides as the referee does) by a bot
     that always plays its first legal action: the records hold the same actions and scores,
@@ -602,6 +603,8 @@ def test_ask_forced_the_bots_are_asked_for_forced_moves_too() -> None:
     assert records[True]["result"] == records[False]["result"]
     assert 1 not in counts[False] and counts[True].count(1) > 0
     assert [n for n in counts[True] if n > 1] == counts[False]
+    assert records[True]["ruleset"]["ask_forced"] is True
+    check_record(replay(records[True]), tmp_path)
 
 
 def test_every_option_has_a_pair_of_twins_here() -> None:
@@ -848,6 +851,51 @@ def test_1001_4p_halves_of_a_concession_rounded_and_the_talon_not(tmp_path: Path
     g = act(new(rules, TWO_MARRIAGES_4), "0: pass", "1: bid 45", "2: pass")
     act(g, "1: give J♥ to 0", "1: give Q♣ to 2", "1: concede")
     assert last(g).deltas == (25, -45, 25, 5)
+    check_record(g, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("options", "start", "scores", "places", "shortfalls", "reason"),
+    [
+        (
+            {},
+            (0, 900, 970, 996),
+            (-120, 1005, 1005, 1001),
+            (4, 1, 1, 3),
+            (1121, 0, 0, 0),
+            "target",
+        ),
+        (
+            {"max_deals": 1},
+            (0, 30, 100, 130),
+            (-120, 135, 135, 135),
+            (4, 1, 1, 1),
+            (1121, 866, 866, 866),
+            "max_deals",
+        ),
+    ],
+)
+def test_1001_4p_the_dealer_shares_the_places_at_the_target_and_at_the_cap(
+    tmp_path: Path,
+    options: dict[str, Any],
+    start: tuple[int, ...],
+    scores: tuple[int, ...],
+    places: tuple[int, ...],
+    shortfalls: tuple[int, ...],
+    reason: str,
+) -> None:
+    """RULES.md: "Final places are by score (several reaching the target in one deal: the
+    highest wins; equal scores share a place, numbered 1, 1, 3); the result also states each
+    loser's shortfall to the target", "at the cap, the standings decide the places"; the
+    4-player dealer scores the talon (5) like any score. Two seats tie above 1001 and the
+    dealer reaches it too (nobody who reached the target owes a shortfall); at a cap of one
+    deal, three seats tie at 135: no winner, each 866 short."""
+    g = new(rs("1001-4p", **options), TWO_MARRIAGES_4, scores=start)
+    act(g, *TWO_MARRIAGES_1001)
+    assert last(g).deltas == (-120, 105, 35, 5)
+    assert g.result is not None and g.result.winner is None
+    assert (g.result.scores, g.result.places) == (scores, places)
+    assert (g.result.shortfalls, g.result.reason) == (shortfalls, reason)
     check_record(g, tmp_path)
 
 
