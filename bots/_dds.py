@@ -58,10 +58,8 @@ __all__ = [
 # Cards of the same suit strictly above card c (to find "can beat").
 _ABOVE: tuple[int, ...] = tuple(_SUIT_MASK[c // 6] & ~((1 << (c + 1)) - 1) for c in range(24))
 _INF = 10_000
-# Card points of each 6-bit pattern of one suit.
-_PTS6: tuple[int, ...] = tuple(
-    sum((0, 2, 3, 4, 10, 11)[r] for r in range(6) if m >> r & 1) for m in range(64)
-)
+# Card points of each 6-bit pattern of one suit (the ranks' points: POINTS of its first 6).
+_PTS6: tuple[int, ...] = tuple(sum(POINTS[r] for r in range(6) if m >> r & 1) for m in range(64))
 _POINTS_KEY = POINTS.__getitem__
 
 

@@ -36,7 +36,7 @@ __all__ = [
 
 CARDS: tuple[Card, ...] = DECK
 BIT: tuple[int, ...] = tuple(1 << c for c in range(24))
-POINTS: tuple[int, ...] = tuple((0, 2, 3, 4, 10, 11)[c % 6] for c in range(24))
+POINTS: tuple[int, ...] = tuple(c.points for c in DECK)
 SUIT_MASK: tuple[int, ...] = tuple(0x3F << (6 * s) for s in range(4))
 # K and Q bits of each suit (rank 3 and 2).
 MARRIAGE_MASK: tuple[int, ...] = tuple((1 << (6 * s + 3)) | (1 << (6 * s + 2)) for s in range(4))
