@@ -276,7 +276,7 @@ def deal_summary(deal: JSON, opening_bid: int | None = None) -> JSON:
     """
     actions = list(deal.get("actions", ()))
     declarer = _declarer_of(actions)
-    bid = auction_summary(deal, opening_bid).bid
+    auction = auction_summary(deal, opening_bid)
     contract: int | None = None
     # the deal a record stops in (an abandoned or interrupted match) has no result
     outcome = "played" if "deltas" in deal else "unfinished"
@@ -291,12 +291,12 @@ def deal_summary(deal: JSON, opening_bid: int | None = None) -> JSON:
     deltas = deal.get("deltas")
     # As the leaderboard reads it: the deal's recorded outcome (a sitter's made contract
     # scores 0, or -120 on his last barrel deal: the sign of the delta does not say).
-    made = auction_summary(deal).made if contract is not None and deltas is not None else None
+    made = auction.made if contract is not None and deltas is not None else None
     return {
         "number": deal.get("number"),
         "dealer": deal.get("dealer"),
         "declarer": declarer,
-        "bid": bid,
+        "bid": auction.bid,
         "contract": contract,
         "made": made,
         "outcome": outcome,
