@@ -250,7 +250,7 @@ class Solver:
     def _node(self, trick: list[int], trump: int, won: int, alpha: int, beta: int) -> int:
         """Value of the position with ``trick`` in progress; the player to move chooses."""
         if not trick:
-            return self._trick_start(trump, won, alpha, beta)
+            return self._tstart(self.leader, trump, won, alpha, beta)
         p = (self.leader + len(trick)) % 3
         hand = self.hands[p]
         cands = self._candidates(hand, trick, trump)
@@ -296,13 +296,10 @@ class Solver:
         saved = self.leader
         self.leader = winner
         try:
-            v = self._trick_start(trump, won, alpha - gain, beta - gain)
+            v = self._tstart(self.leader, trump, won, alpha - gain, beta - gain)
         finally:
             self.leader = saved
         return v + gain
-
-    def _trick_start(self, trump: int, won: int, alpha: int, beta: int) -> int:
-        return self._tstart(self.leader, trump, won, alpha, beta)
 
     def _tstart(self, leader: int, trump: int, won: int, alpha: int, beta: int) -> int:
         """Value at the start of a trick led by ``leader``; the whole trick is searched here
