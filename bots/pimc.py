@@ -237,7 +237,7 @@ class PimcBot(Bot):
         if (
             view.ruleset.ace_marriage
             and not view.trick
-            and _mask([int(c) for c in view.hand]) & _ACES == _ACES
+            and _mask(view.hand) & _ACES == _ACES
             and not any(t.winner == view.seat for t in view.tricks)
         ):
             # Four aces and no trick won yet: the ace marriage (200) needs a first trick won
