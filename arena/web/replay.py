@@ -53,7 +53,7 @@ from engine import (
 )
 from engine import replay as engine_replay
 from engine.actions import Action, Concede, Contract, Give, Play, ThrowIn, parse_action
-from engine.cards import ACE_MARRIAGE_VALUE, Card, Suit, parse_card
+from engine.cards import ACE_MARRIAGE_VALUE, Card, Suit, card_points, parse_card
 from engine.record import load_ruleset_value, seed_mismatches, start_game
 from engine.rules import describe_ruleset
 
@@ -180,17 +180,13 @@ def _legal(actions: Iterable[Action] | None) -> list[str]:
     return [str(a) for a in actions or ()]
 
 
-def _trick_points(cards: Iterable[str | None]) -> int:
-    return sum(parse_card(c).points for c in cards if c)
-
-
 def _takes(tricks: Sequence[JSON], marriages: Sequence[JSON], n: int) -> list[int]:
     """Each seat's take so far in this deal: card points of tricks won + declared marriages."""
     takes = [0] * n
     for t in tricks:
         w = t.get("winner")
         if isinstance(w, int) and 0 <= w < n:
-            takes[w] += _trick_points(c["card"] for c in t["cards"])
+            takes[w] += card_points(parse_card(c["card"]) for c in t["cards"] if c["card"])
     for m in marriages:
         if isinstance(m["seat"], int) and 0 <= m["seat"] < n:
             takes[m["seat"]] += int(m["value"])
