@@ -245,7 +245,7 @@ def constraints_of(view: PlayerView) -> Constraints:
     excluded = {s: 0 for s in range(n)}
     fixed = {s: 0 for s in range(n)}
     fixed[TALON] = 0
-    must_beat = bool(getattr(view.ruleset, "must_beat", False))
+    must_beat = view.ruleset.must_beat
     pending = [(int(s), None if x is None else int(x)) for s, x in view.marriages]
     trump = -1
     tricks = [_plays_of(t.cards) for t in view.tricks]
