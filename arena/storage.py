@@ -483,10 +483,10 @@ class Storage:
             ) from e
 
     @contextlib.contextmanager
-    def _snapshot(self) -> Iterator[None]:
-        """Reads that must agree with each other, in one read transaction: each statement
-        alone is its own, and a match stored between two of them is in one and not in
-        the other."""
+    def reading(self) -> Iterator[None]:
+        """Reads that must agree with each other, in one read transaction: a match stored
+        meanwhile is in all of them or in none (each statement alone is its own, and a match
+        stored between two of them would be in one and not in the other)."""
         if self.conn.in_transaction:
             yield
             return
@@ -951,11 +951,6 @@ class Storage:
             )
         self._still_at_its_path()
 
-    def reading(self) -> contextlib.AbstractContextManager[None]:
-        """Reads that must agree with each other (one read transaction): a match stored
-        meanwhile is in all of them or in none."""
-        return self._snapshot()
-
     def stored_state(self, tournament_id: str) -> tuple[int, int]:
         """How many matches of the tournament are stored, and where the latest of them is
         in the order matches were stored (SQLite's rowid; 0: none): with ``stored_after``
@@ -1012,7 +1007,7 @@ class Storage:
             *(() if before is None else (before,)),
             limit,
         )
-        with self._guard("reading match results"), self._snapshot():
+        with self._guard("reading match results"), self.reading():
             matches = self.conn.execute(f"SELECT * FROM ({chosen}) ORDER BY idx", args).fetchall()
             players: dict[str, list[sqlite3.Row]] = {}
             for r in self.conn.execute(

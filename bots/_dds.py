@@ -58,10 +58,8 @@ __all__ = [
 # Cards of the same suit strictly above card c (to find "can beat").
 _ABOVE: tuple[int, ...] = tuple(_SUIT_MASK[c // 6] & ~((1 << (c + 1)) - 1) for c in range(24))
 _INF = 10_000
-# Card points of each 6-bit pattern of one suit.
-_PTS6: tuple[int, ...] = tuple(
-    sum((0, 2, 3, 4, 10, 11)[r] for r in range(6) if m >> r & 1) for m in range(64)
-)
+# Card points of each 6-bit pattern of one suit (the ranks' points: POINTS of its first 6).
+_PTS6: tuple[int, ...] = tuple(sum(POINTS[r] for r in range(6) if m >> r & 1) for m in range(64))
 _POINTS_KEY = POINTS.__getitem__
 
 
@@ -252,7 +250,7 @@ class Solver:
     def _node(self, trick: list[int], trump: int, won: int, alpha: int, beta: int) -> int:
         """Value of the position with ``trick`` in progress; the player to move chooses."""
         if not trick:
-            return self._trick_start(trump, won, alpha, beta)
+            return self._tstart(self.leader, trump, won, alpha, beta)
         p = (self.leader + len(trick)) % 3
         hand = self.hands[p]
         cands = self._candidates(hand, trick, trump)
@@ -298,13 +296,10 @@ class Solver:
         saved = self.leader
         self.leader = winner
         try:
-            v = self._trick_start(trump, won, alpha - gain, beta - gain)
+            v = self._tstart(self.leader, trump, won, alpha - gain, beta - gain)
         finally:
             self.leader = saved
         return v + gain
-
-    def _trick_start(self, trump: int, won: int, alpha: int, beta: int) -> int:
-        return self._tstart(self.leader, trump, won, alpha, beta)
 
     def _tstart(self, leader: int, trump: int, won: int, alpha: int, beta: int) -> int:
         """Value at the start of a trick led by ``leader``; the whole trick is searched here

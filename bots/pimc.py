@@ -53,7 +53,6 @@ from bots._dds import (
 from bots.counting import CountingBot
 from bots.heuristic import HeuristicBot, estimate_take, p_normal
 from engine import Action, Bid, Concede, Contract, Give, Pass, Phase, Play, PlayerView, ThrowIn
-from engine.cards import Card
 from engine.cards import bit_indices as _bits
 from engine.cards import mask_of as _mask
 from engine.tables import ACES as _ACES
@@ -238,7 +237,7 @@ class PimcBot(Bot):
         if (
             view.ruleset.ace_marriage
             and not view.trick
-            and _mask([int(c) for c in view.hand]) & _ACES == _ACES
+            and _mask(view.hand) & _ACES == _ACES
             and not any(t.winner == view.seat for t in view.tricks)
         ):
             # Four aces and no trick won yet: the ace marriage (200) needs a first trick won
@@ -383,7 +382,7 @@ class PimcBot(Bot):
         if already:
             # One card is already passed (by someone else's plan): give the cheapest now.
             card = min(_bits(hand), key=lambda c: keep_value(c, hand))
-            return Give(_card(card), receivers[0])
+            return Give(_CARDS[card], receivers[0])
         active = list(view.active_seats)
         me = view.seat
         decl = active.index(me)
@@ -418,7 +417,7 @@ class PimcBot(Bot):
         # Ties (and no time) go to the lowest keep-value pair, listed first.
         best = max(range(len(pairs)), key=lambda i: (scores[i], -i)) if pairs else 0
         a, b = pairs[best] if pairs else (order[0], order[1])
-        plan = [Give(_card(a), others[0]), Give(_card(b), others[1])]
+        plan = [Give(_CARDS[a], others[0]), Give(_CARDS[b], others[1])]
         self._plan = {key: plan}
         for g in plan:
             if g in legal:
@@ -527,10 +526,6 @@ class PimcBot(Bot):
             if -rules.throw_in_bonus > play_rel:
                 return throw
         return choice
-
-
-def _card(c: int) -> Card:
-    return _CARDS[c]
 
 
 def _give_pair(hand: int) -> list[int]:

@@ -213,7 +213,7 @@ def mask_of(cards: Iterable[int]) -> int:
 
 def cards_from_mask(mask: int) -> tuple[Card, ...]:
     """The cards of a bitmask, in ascending order."""
-    return tuple(Card(i) for i in range(24) if mask >> i & 1)
+    return tuple(DECK[i] for i in range(24) if mask >> i & 1)
 
 
 def bit_indices(mask: int) -> list[int]:

@@ -8,7 +8,7 @@ tuples and never creates objects while a deal is played.
 from __future__ import annotations
 
 from engine.actions import Action, Bid, Concede, Contract, Give, Pass, Play, ThrowIn
-from engine.cards import ACE_MARRIAGE_VALUE, MARRIAGE_VALUES, Card
+from engine.cards import ACE_MARRIAGE_VALUE, DECK, MARRIAGE_VALUES, Card, cards_from_mask
 
 __all__ = [
     "ACES",
@@ -34,9 +34,9 @@ __all__ = [
     "round_half_up",
 ]
 
-CARDS: tuple[Card, ...] = tuple(Card)
+CARDS: tuple[Card, ...] = DECK
 BIT: tuple[int, ...] = tuple(1 << c for c in range(24))
-POINTS: tuple[int, ...] = tuple((0, 2, 3, 4, 10, 11)[c % 6] for c in range(24))
+POINTS: tuple[int, ...] = tuple(c.points for c in DECK)
 SUIT_MASK: tuple[int, ...] = tuple(0x3F << (6 * s) for s in range(4))
 # K and Q bits of each suit (rank 3 and 2).
 MARRIAGE_MASK: tuple[int, ...] = tuple((1 << (6 * s + 3)) | (1 << (6 * s + 2)) for s in range(4))
@@ -137,9 +137,8 @@ def contract_actions(
     return t
 
 
-def cards_of(mask: int) -> tuple[Card, ...]:
-    """The cards of a hand bitmask, ascending."""
-    return tuple(CARDS[c] for c in range(24) if mask >> c & 1)
+#: The cards of a hand bitmask, ascending.
+cards_of = cards_from_mask
 
 
 def mask_points(mask: int) -> int:

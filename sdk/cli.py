@@ -122,22 +122,18 @@ def _where(site: traceback.FrameSummary) -> str:
     return f" ({Path(site.filename).name}:{site.lineno}, in {site.name})"
 
 
-def _load(spec: str, param_hint: str = "BOT") -> Any:
-    """The bot class named by ``spec``, made once to check that it can be: a bot whose
-    ``__init__`` fails is refused here rather than at its first match."""
-    return _load_named(spec, param_hint)[0]
-
-
 def _load_named(spec: str, param_hint: str = "BOT") -> tuple[Any, str]:
-    """:func:`_load`, and the name the bot gives itself (its ``name``, by default the
-    class name), which ``try`` shows for every bot rather than the spec's file name."""
+    """The class of :func:`_load_made`, and the name the bot gives itself (its ``name``, by
+    default the class name), which ``try`` shows for every bot rather than the spec's file
+    name."""
     cls, bot = _load_made(spec, param_hint)
     name = getattr(bot, "name", "")
     return cls, name if isinstance(name, str) and name else spec
 
 
 def _load_made(spec: str, param_hint: str = "BOT") -> tuple[Any, Any]:
-    """:func:`_load`, and the instance it made to check the class."""
+    """The bot class named by ``spec``, and the instance made once to check that it can be:
+    a bot whose ``__init__`` fails is refused here rather than at its first match."""
     try:
         cls = load_bot(spec)
     except BotLoadError as e:
@@ -435,7 +431,7 @@ def run(
         raise click.UsageError(f"--once is --matches 1: not with --matches {matches}")
     _setup_logging(log_level)
     _die_with_launcher()
-    cls = _load(bot)
+    cls = _load_made(bot)[0]
     if workers is not None and (bot.strip() == "human" or getattr(cls, "interactive", False)):
         # (a worker process reads no terminal, its stdin is /dev/null: the person's seat
         # read "end of input" at its first decision and left the match)

@@ -61,7 +61,7 @@ from engine import (
     parse_card,
 )
 from engine.actions import ActionParseError
-from engine.cards import ACE_MARRIAGE_VALUE, CardParseError
+from engine.cards import ACE_MARRIAGE_VALUE, CardParseError, card_points
 from engine.rules import describe_ruleset
 from engine.tables import round_half_up
 from sdk.bot import Bot, Deadline
@@ -781,7 +781,7 @@ def render_view(view: PlayerView, *, color: bool = False, since: int | None = No
         lines.append(f"Trump:    {trump}" + (f"   marriages: {marr}" if marr else ""))
         takes = [0] * n
         for t in view.tricks:
-            takes[t.winner] += sum(Card(c).points for _, c in t.cards)
+            takes[t.winner] += card_points(c for _, c in t.cards)
         for s, suit in view.marriages:
             takes[s] += suit.marriage_value if suit is not None else ACE_MARRIAGE_VALUE
         lines.append(

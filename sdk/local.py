@@ -20,7 +20,6 @@ import difflib
 import inspect
 import logging
 import math
-import os
 import random
 import signal
 import sysconfig
@@ -54,6 +53,7 @@ from engine import (
     public_action,
 )
 from sdk.bot import Bot, Deadline
+from sdk.loader import _SDK_DIR
 
 __all__ = [
     "BotFactory",
@@ -341,9 +341,6 @@ def _used_deadline(e: BaseException) -> bool:
 
 #: What a bot method that is ``async def`` is told (its coroutine is closed, unrun).
 _ASYNC_DEF = "is `async def`: bot methods must be plain functions (see docs/writing-a-bot.md)"
-
-
-_SDK_DIR = str(Path(__file__).parent) + os.sep
 
 
 def bot_exc_info(

@@ -63,9 +63,9 @@ from engine.cards import Card
 from engine.cards import bit_indices as _bits
 from engine.cards import mask_of as _mask
 from engine.tables import ACES as _ACES
-from engine.tables import CARDS as _CARDS
 from engine.tables import MARRIAGE_MASK as _KQ
 from engine.tables import SUIT_MASK as _SUIT
+from engine.tables import cards_of as _cards
 
 __all__ = [
     "TALON",
@@ -245,7 +245,7 @@ def constraints_of(view: PlayerView) -> Constraints:
     excluded = {s: 0 for s in range(n)}
     fixed = {s: 0 for s in range(n)}
     fixed[TALON] = 0
-    must_beat = bool(getattr(view.ruleset, "must_beat", False))
+    must_beat = view.ruleset.must_beat
     pending = [(int(s), None if x is None else int(x)) for s, x in view.marriages]
     trump = -1
     tricks = [_plays_of(t.cards) for t in view.tricks]
@@ -669,10 +669,6 @@ class Sampler:
             hand_masks=tuple(masks),
             talon_mask=talon,
         )
-
-
-def _cards(mask: int) -> tuple[Card, ...]:
-    return tuple(_CARDS[c] for c in _bits(mask))
 
 
 def sample_deal(view: PlayerView, rng: random.Random) -> SampledDeal:

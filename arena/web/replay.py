@@ -27,7 +27,6 @@ finished trick and the scores the record states).
 from __future__ import annotations
 
 import dataclasses
-import enum
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
@@ -45,7 +44,9 @@ from arena.storage import opening_bid_of
 from engine import (
     DealResult,
     Game,
+    PlayerView,
     ReplayError,
+    Trick,
     observe,
     public_action,
     talon_score,
@@ -53,7 +54,7 @@ from engine import (
 )
 from engine import replay as engine_replay
 from engine.actions import Action, Concede, Contract, Give, Play, ThrowIn, parse_action
-from engine.cards import ACE_MARRIAGE_VALUE, Card, Suit, parse_card
+from engine.cards import ACE_MARRIAGE_VALUE, Card, Suit, card_points, parse_card
 from engine.record import load_ruleset_value, seed_mismatches, start_game
 from engine.rules import describe_ruleset
 
@@ -95,57 +96,14 @@ def _suit(s: Any) -> str | None:
     return Suit(int(s)).symbol
 
 
-def _phase(p: Any) -> str:
-    return p.name if isinstance(p, enum.Enum) else str(p)
-
-
-def _fields(obj: Any) -> dict[str, Any]:
-    """A dataclass / namedtuple as a dict; a plain tuple as positional items."""
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
-    asdict = getattr(obj, "_asdict", None)
-    if callable(asdict):
-        return dict(asdict())
-    return {}
-
-
-def _pairs(items: Iterable[Any] | None) -> list[tuple[Any, Any]]:
-    out: list[tuple[Any, Any]] = []
-    for it in items or ():
-        f = _fields(it)
-        if f:
-            vals = list(f.values())
-            out.append((vals[0], vals[1]))
-        else:
-            a, b = it
-            out.append((a, b))
-    return out
-
-
-def _gives(items: Iterable[Any] | None, declarer: int | None) -> list[JSON]:
+def _gives(gives: Iterable[tuple[int, Card | None]], declarer: int | None) -> list[JSON]:
     """Passed cards as ``{"from", "to", "card"}`` (card None when hidden from this seat)."""
-    out: list[JSON] = []
-    for it in items or ():
-        f = _fields(it)
-        if isinstance(it, Give):
-            out.append({"from": declarer, "to": it.to, "card": _card(it.card)})
-        elif f:
-            card = f.get("card")
-            frm = f.get("frm", f.get("giver", f.get("from_seat", f.get("source", declarer))))
-            to = f.get("to", f.get("receiver", f.get("to_seat")))
-            out.append({"from": frm, "to": to, "card": _card(card)})
-        else:
-            t = tuple(it)
-            if len(t) == 3:
-                out.append({"from": t[0], "to": t[1], "card": _card(t[2])})
-            elif len(t) == 2:
-                out.append({"from": declarer, "to": t[0], "card": _card(t[1])})
-    return out
+    return [{"from": declarer, "to": to, "card": _card(card)} for to, card in gives]
 
 
-def _marriages(items: Iterable[Any] | None) -> list[JSON]:
+def _marriages(items: Iterable[tuple[int, Suit | None]]) -> list[JSON]:
     out: list[JSON] = []
-    for seat, suit in _pairs(items):
+    for seat, suit in items:
         if suit is None:
             out.append({"seat": seat, "suit": None, "value": ACE_MARRIAGE_VALUE})
         else:
@@ -153,35 +111,12 @@ def _marriages(items: Iterable[Any] | None) -> list[JSON]:
     return out
 
 
-def _trick(items: Iterable[Any] | None) -> list[JSON]:
-    return [{"seat": s, "card": _card(c)} for s, c in _pairs(items)]
+def _trick(items: Iterable[tuple[int, Card]]) -> list[JSON]:
+    return [{"seat": s, "card": _card(c)} for s, c in items]
 
 
-def _completed_tricks(items: Iterable[Any] | None) -> list[JSON]:
-    out: list[JSON] = []
-    for it in items or ():
-        f = _fields(it)
-        if f:
-            leader, cards, winner = f.get("leader"), f.get("cards"), f.get("winner")
-        else:
-            leader, cards, winner = it
-        cards = tuple(cards or ())
-        if cards and isinstance(cards[0], tuple):
-            played = [{"seat": s, "card": _card(c)} for s, c in cards]
-        else:
-            # cards in play order from the leader; the seats that played them are the
-            # active seats clockwise from him (the dealer sits out with 4 players)
-            played = [{"seat": None, "card": _card(c)} for c in cards]
-        out.append({"leader": leader, "cards": played, "winner": winner})
-    return out
-
-
-def _legal(actions: Iterable[Action] | None) -> list[str]:
-    return [str(a) for a in actions or ()]
-
-
-def _trick_points(cards: Iterable[str | None]) -> int:
-    return sum(parse_card(c).points for c in cards if c)
+def _completed_tricks(tricks: Iterable[Trick]) -> list[JSON]:
+    return [{"leader": t.leader, "cards": _trick(t.cards), "winner": t.winner} for t in tricks]
 
 
 def _takes(tricks: Sequence[JSON], marriages: Sequence[JSON], n: int) -> list[int]:
@@ -190,71 +125,49 @@ def _takes(tricks: Sequence[JSON], marriages: Sequence[JSON], n: int) -> list[in
     for t in tricks:
         w = t.get("winner")
         if isinstance(w, int) and 0 <= w < n:
-            takes[w] += _trick_points(c["card"] for c in t["cards"])
+            takes[w] += card_points(parse_card(c["card"]) for c in t["cards"] if c["card"])
     for m in marriages:
         if isinstance(m["seat"], int) and 0 <= m["seat"] < n:
             takes[m["seat"]] += int(m["value"])
     return takes
 
 
-def view_json(view: Any) -> JSON:
+def view_json(view: PlayerView) -> JSON:
     """One seat's :class:`engine.PlayerView` as JSON (cards as ``"K♥"``); nothing added but
     ``talon_score``, the worth of the talon the view shows to the dealer who sits the deal
     out (4 players; :func:`engine.talon_score`), null when it shows none or nobody sits
     out (3 players: no one scores the talon as such)."""
-    n = len(view.players) if getattr(view, "players", None) is not None else 3
-    declarer = getattr(view, "declarer", None)
-    tricks = _completed_tricks(getattr(view, "tricks", ()))
-    _fill_trick_seats(tricks, list(getattr(view, "active_seats", range(n))))
-    marriages = _marriages(getattr(view, "marriages", ()))
+    n = len(view.players)
+    tricks = _completed_tricks(view.tricks)
+    marriages = _marriages(view.marriages)
     hands: list[list[str | None] | None] = [None] * n
     hands[view.seat] = _cards(sorted(view.hand))
-    barrel = getattr(view, "barrel", None)
     return {
         "seat": view.seat,
-        "phase": _phase(view.phase),
+        "phase": view.phase.name,
         "to_act": view.to_act,
         "deal_number": view.deal_number,
         "dealer": view.dealer,
-        "active_seats": list(getattr(view, "active_seats", range(n))),
+        "active_seats": list(view.active_seats),
         "hands": hands,
-        "talon": _cards(getattr(view, "talon", None)),
+        "talon": _cards(view.talon),
         "talon_score": None
         if view.talon is None or n != 4
         else talon_score(view.talon, view.ruleset),
-        "bids": [{"seat": s, "action": str(a)} for s, a in _pairs(getattr(view, "bids", ()))],
-        "declarer": declarer,
-        "bid": _amount(getattr(view, "bid", None)),
-        "contract": _amount(getattr(view, "contract", None)),
-        "gives": _gives(getattr(view, "gives", ()), declarer),
-        "trump": _suit(getattr(view, "trump", None)),
+        "bids": [{"seat": s, "action": str(a)} for s, a in view.bids],
+        "declarer": view.declarer,
+        "bid": view.bid,
+        "contract": view.contract,
+        "gives": _gives(view.gives, view.declarer),
+        "trump": _suit(view.trump),
         "marriages": marriages,
-        "trick": _trick(getattr(view, "trick", ())),
+        "trick": _trick(view.trick),
         "tricks": tricks,
         "takes": _takes(tricks, marriages, n),
         "scores": list(view.scores),
-        "barrel": list(barrel) if barrel is not None else None,
-        "legal": _legal(getattr(view, "legal_actions", ())),
+        "barrel": list(view.barrel) if view.barrel is not None else None,
+        "legal": [str(a) for a in view.legal_actions],
     }
-
-
-def _amount(x: Any) -> int | None:
-    if x is None:
-        return None
-    if isinstance(x, int):
-        return int(x)
-    amount = getattr(x, "amount", None)
-    return int(amount) if amount is not None else None
-
-
-def _fill_trick_seats(tricks: list[JSON], active: list[int]) -> None:
-    for t in tricks:
-        leader = t["leader"]
-        if leader in active:
-            k = active.index(leader)
-            for j, c in enumerate(t["cards"]):
-                if c["seat"] is None:
-                    c["seat"] = active[(k + j) % len(active)]
 
 
 # ---------------------------------------------------------------------------------------
@@ -276,7 +189,7 @@ def deal_summary(deal: JSON, opening_bid: int | None = None) -> JSON:
     """
     actions = list(deal.get("actions", ()))
     declarer = _declarer_of(actions)
-    bid = auction_summary(deal, opening_bid).bid
+    auction = auction_summary(deal, opening_bid)
     contract: int | None = None
     # the deal a record stops in (an abandoned or interrupted match) has no result
     outcome = "played" if "deltas" in deal else "unfinished"
@@ -291,12 +204,12 @@ def deal_summary(deal: JSON, opening_bid: int | None = None) -> JSON:
     deltas = deal.get("deltas")
     # As the leaderboard reads it: the deal's recorded outcome (a sitter's made contract
     # scores 0, or -120 on his last barrel deal: the sign of the delta does not say).
-    made = auction_summary(deal).made if contract is not None and deltas is not None else None
+    made = auction.made if contract is not None and deltas is not None else None
     return {
         "number": deal.get("number"),
         "dealer": deal.get("dealer"),
         "declarer": declarer,
-        "bid": bid,
+        "bid": auction.bid,
         "contract": contract,
         "made": made,
         "outcome": outcome,
