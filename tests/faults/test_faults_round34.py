@@ -40,7 +40,7 @@ from click.testing import CliRunner
 from arena.cli import main as arena_main
 from arena.render import plural
 from arena.storage import Storage
-from arena.tournament import RunOptions, run_tournament
+from arena.tournament import RunOptions, TournamentError, run_tournament
 from arena.tournament.config import parse_config
 from engine import replay
 from tests.arena.fake_referee import FakeReferee
@@ -475,3 +475,59 @@ def test_the_database_write_locked_by_another_process_mid_run(tmp_path: Path) ->
     after = _rows(db)
     assert all(after[i] == row for i, row in before.items())
     assert _results(db) == full
+
+
+def test_a_lock_as_the_last_match_is_stored_is_an_error_not_an_unfinished_success(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: another process took the database's write lock just as the last match was
+    stored, before the run stored the ratings and marked the tournament finished: the run
+    said nothing of it (that error was dropped) and ended as a complete one (exit 0), and
+    the tournament stayed unfinished in the database (`arena web`: "stopped"; `arena
+    leaderboard --list`: not finished), without its ratings. It is now an error naming the
+    database and the lock (exit 1), saying that every match is stored and that the same
+    command stores the ratings; run again, it plays nothing and marks the tournament
+    finished."""
+    defaults = Storage.__init__.__kwdefaults__
+    assert defaults is not None and defaults["timeout"] == 5.0
+    monkeypatch.setitem(defaults, "timeout", 0.5)  # (SQLite's busy wait, shortened)
+    db = tmp_path / "db.sqlite"
+    data = {"name": "fin", "ruleset": "classic", "max_deals": 1, "seed": 1, "concurrency": 1,
+            "db": str(db), "out": str(tmp_path / "out"),
+            "bots": ["random", "heuristic", "counting"]}  # fmt: skip
+    cfg = parse_config(data, source="fin", base_dir=tmp_path)
+    blockers: list[sqlite3.Connection] = []
+    real_save = Storage.save_match
+
+    def save_match(self: Storage, *args: Any, **kw: Any) -> None:
+        real_save(self, *args, **kw)
+        if kw["index"] == max(m.index for m in cfg.schedule()):  # the last one: locked
+            c = sqlite3.connect(str(db), isolation_level=None, check_same_thread=False)
+            c.execute("BEGIN IMMEDIATE")
+            blockers.append(c)
+
+    def play() -> Any:
+        return asyncio.run(run_tournament(cfg, RunOptions(progress=False),
+                                          referee_factory=lambda c: FakeReferee(),
+                                          serve=False, launch_bots=False))  # fmt: skip
+
+    monkeypatch.setattr(Storage, "save_match", save_match)
+    with pytest.raises(TournamentError) as info:
+        play()
+    msg = str(info.value)
+    assert msg.startswith("every match played is stored, but not the ratings: ")
+    assert f"{db} is locked by another process while storing ratings" in msg
+    assert "the same command, run again, stores them and marks the tournament finished" in msg
+    (blocker,) = blockers
+    blocker.execute("ROLLBACK")
+    blocker.close()
+    with contextlib.closing(_ro(db)) as c:
+        assert c.execute("SELECT COUNT(*) FROM matches").fetchone()[0] == 6
+        assert c.execute("SELECT finished_at FROM tournaments").fetchone()[0] is None
+    monkeypatch.setattr(Storage, "save_match", real_save)
+    again = play()
+    assert (again.completed, again.played_now) == (6, 0)
+    with Storage.open_readonly(db) as st:
+        (t,) = st.tournaments()
+        assert t.finished_at is not None
+        assert {p.bot for p in st.rating_history(t.id)} == {"random", "heuristic", "counting"}
