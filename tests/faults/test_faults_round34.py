@@ -132,10 +132,12 @@ def _ro(db: Path) -> sqlite3.Connection:
     return sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
 
 
-def _rows(db: Path) -> dict[int, tuple[Any, ...]]:
+def _rows(db: Path, tid: str | None = None) -> dict[int, tuple[Any, ...]]:
+    """The stored matches (of tournament ``tid``; else of the only one) by index."""
     with contextlib.closing(_ro(db)) as c:
         return {r[0]: tuple(r[1:]) for r in c.execute(
-            "SELECT idx, id, seed, finished_at, record_json FROM matches")}  # fmt: skip
+            "SELECT idx, id, seed, finished_at, record_json FROM matches"
+            " WHERE ? IS NULL OR tournament_id = ?", (tid, tid))}  # fmt: skip
 
 
 def _count(db: Path) -> int:
@@ -153,14 +155,16 @@ def _wait_stored(db: Path, n: int, proc: subprocess.Popen[bytes]) -> None:
         time.sleep(0.01)
 
 
-def _results(db: Path) -> dict[int, Any]:
-    return {i: json.loads(r[3])["result"] for i, r in _rows(db).items()}
+def _results(db: Path, tid: str | None = None) -> dict[int, Any]:
+    return {i: json.loads(r[3])["result"] for i, r in _rows(db, tid).items()}
 
 
-def _ratings(db: Path) -> dict[str, tuple[float, float]]:
+def _ratings(db: Path, tid: str | None = None) -> dict[str, tuple[float, float]]:
     with Storage(db) as st:
-        (t,) = st.tournaments()
-        return {p.bot: (p.mu, p.sigma) for p in st.rating_history(t.id)}
+        if tid is None:
+            (t,) = st.tournaments()
+            tid = t.id
+        return {p.bot: (p.mu, p.sigma) for p in st.rating_history(tid)}
 
 
 def _cli(*args: str) -> tuple[int, str]:
@@ -178,11 +182,13 @@ def test_sigkill_of_the_run_stops_what_its_bots_started_and_the_resume_equals_a_
     with SIGKILL once 2 matches are stored, while its file bot has two children running
     (one in its session, one in a session of its own). Defect: the bots died with it
     (their parent-death signal), their children ran on for ever; the bot now stops them
-    when its tournament is gone, saying so in its log. Checked, no defect: the database
-    read meanwhile and after the kill by `arena leaderboard` and `arena replay` (exit 0);
-    the lock file left behind taken by the next run; the resumed run (with another
-    concurrency, which is no part of the tournament's identity) keeps every stored row, plays
-    each other match once, and its results and ratings equal an uninterrupted run's."""
+    as it exits, saying so in its log. Checked, no defect: the database read after the kill
+    by `arena leaderboard` and `arena replay` (exit 0), and while the resumed run writes;
+    the lock file left behind taken by the next run; the config edited (`max_deals`): a new
+    tournament, the one left unfinished named with what changed; the config as it was
+    (with another concurrency, which is no part of the tournament's identity) resumes it,
+    keeps every stored row, plays each other match once, and its results and ratings equal
+    an uninterrupted run's."""
     tag = f"k{os.getpid()}-{tmp_path.name}"
 
     def bots(tag: str) -> dict[str, str]:
@@ -200,9 +206,6 @@ def test_sigkill_of_the_run_stops_what_its_bots_started_and_the_resume_equals_a_
     cfg = _config(run_dir, bots(tag), db="runs ü/db 1.sqlite", out="out ü")
     db = run_dir / "runs ü" / "db 1.sqlite"
     proc = _start(cfg)
-    _wait_stored(db, 1, proc)
-    code, shown = _cli("leaderboard", "--db", str(db), "--format", "json")
-    assert code == 0 and json.loads(shown)["rows"], shown  # (read while the run writes)
     _wait_stored(db, 2, proc)
     deadline = time.monotonic() + 60
     while len(_children(tag)) < 2:  # (started at the bot's first decision)
@@ -223,18 +226,32 @@ def test_sigkill_of_the_run_stops_what_its_bots_started_and_the_resume_equals_a_
     code, shown = _cli("replay", "--db", str(db), before[first][0])
     assert code == 0, shown
 
+    tid = before[first][0].rpartition("-m")[0]
+    proc = _start(cfg, "--max-deals", "3")  # (edited: another tournament, said)
+    code, err = _finish(proc)
+    assert code == 0, err[-3000:]
+    assert (f"tournament {tid} in {db} is unfinished ({len(before)} of 6 matches stored), "
+            "and this config is not its own (max_deals 2 → 3)") in err, err[-3000:]  # fmt: skip
+    _no_process_left(proc.pid, f"faultchild-{tag}")
+
     proc = _start(cfg, "--concurrency", "1")
+    _wait_stored(db, 6 + len(before) + 1, proc)  # (the new one's 6, the old one's, one more)
+    for args in (["--tournament", tid, "--format", "json"], ["--list"]):
+        code, shown = _cli("leaderboard", "--db", str(db), *args)  # (as the run writes)
+        assert code == 0, shown
+    assert json.loads(_cli("leaderboard", "--db", str(db), "--tournament", tid,
+                           "--format", "json")[1])["rows"]  # fmt: skip
     code, err = _finish(proc)
     assert code == 0, err[-3000:]
     assert f"{len(before)} of 6 matches already stored" in err
-    after = _rows(db)
+    after = _rows(db, tid)
     assert sorted(after) == list(range(6))
     assert all(after[i] == row for i, row in before.items())
     assert plural(6 - len(before), "match") + " played" in err
     for *_, record in after.values():
         replay(json.loads(record))
-    assert _results(db) == _results(ref_dir / "db.sqlite")
-    assert _ratings(db) == _ratings(ref_dir / "db.sqlite")
+    assert _results(db, tid) == _results(ref_dir / "db.sqlite")
+    assert _ratings(db, tid) == _ratings(ref_dir / "db.sqlite")
     assert not (db.parent / "db 1.sqlite.lock").exists()
     assert json.loads((run_dir / "out ü" / "leaderboard.json").read_text())["rows"]
     _no_process_left(proc.pid, f"faultchild-{tag}")
