@@ -808,12 +808,13 @@ class Storage:
         )  # fmt: skip
 
     def tournaments(self) -> list[TournamentInfo]:
-        """Every stored tournament, the most recently created last."""
+        """Every stored tournament, the most recently created last. In the order they were
+        stored (``rowid``), not by ``created_at``: that is the wall clock, with the local
+        zone's offset, so a run under another ``TZ`` (cron, a container, daylight saving's
+        end) or after the clock was set back sorted a newer tournament before an older one,
+        and the "latest" (``arena leaderboard``'s default) was an older one."""
         with self._guard("reading tournaments"):
-            ids = [
-                r[0]
-                for r in self.conn.execute("SELECT id FROM tournaments ORDER BY created_at, rowid")
-            ]
+            ids = [r[0] for r in self.conn.execute("SELECT id FROM tournaments ORDER BY rowid")]
         return [t for i in ids if (t := self.tournament(i, listing=True)) is not None]
 
     def resolve_tournament(self, ref: str | None) -> str:
@@ -838,7 +839,7 @@ class Storage:
     def latest_tournament(self) -> str | None:
         with self._guard("reading tournaments"):
             row = self.conn.execute(
-                "SELECT id FROM tournaments ORDER BY created_at DESC, rowid DESC LIMIT 1"
+                "SELECT id FROM tournaments ORDER BY rowid DESC LIMIT 1"  # (see tournaments)
             ).fetchone()
         if row is not None:  # (else a BLOB's repr is looked up: "no tournament \"b'..'\"")
             self._typed(row, {"id": str}, "the latest tournament")

@@ -10,12 +10,14 @@ BOT is a bundled bot (random, heuristic, counting, pimc), ``module:Class`` or
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import os
 import signal
 import sys
 import threading
+import time
 import traceback
 from functools import partial
 from pathlib import Path
@@ -270,8 +272,11 @@ class _Group(FileErrorsGroup):
         try:
             return super().main(*args, **kwargs)
         except SystemExit as e:
+            _stop_what_the_bot_left()
             _exit_past_left_threads(before, e)
             raise
+        finally:
+            _stop_what_the_bot_left()
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name == "human":
@@ -345,6 +350,8 @@ def _die_with_launcher() -> None:
     gone = False
     try:  # the launcher may have died before the signal was armed
         if os.getppid() == pid:
+            global _launcher
+            _launcher = pid
             return  # it is alive (and our parent: the signal is armed for its death)
         os.kill(pid, 0)
         # A launcher that died but is not reaped yet (its own parent has not waited for it)
@@ -360,6 +367,101 @@ def _die_with_launcher() -> None:
             "the process that launched this bot (ARENA_PARENT_PID=%d) is gone: exiting", pid
         )
         sys.exit(0)
+
+
+#: The `arena tournament` that launched this bot (its pid; see _die_with_launcher), while
+#: the bot runs: its direct child, armed with the parent-death signal.
+_launcher: int | None = None
+#: How long what the bot left gets to end on SIGTERM before SIGKILL.
+_LEFT_STOP_S = 1.0
+
+
+def _stop_what_the_bot_left() -> None:
+    """A bot that a tournament launched (and armed with its parent-death signal) stops
+    the processes it started as it exits: its children (and theirs), and what is left of
+    its session, get SIGTERM, then SIGKILL. The tournament does so too when it stops a
+    bot, and adopts the orphans of its bots; killed (``kill -9``), it did neither: the
+    parent-death signal stopped the bot, and a helper process of the bot's (an engine it
+    runs beside it, a child in a session of its own) ran on for ever. (Whether the
+    tournament is gone cannot be told at once: the signal comes as its first thread dies,
+    while its others still do.) Nothing for a bot not launched by a tournament."""
+    global _launcher
+    launcher, _launcher = _launcher, None
+    if launcher is None:
+        return
+    me = os.getpid()
+    tracker = getattr(getattr(_resource_tracker(), "_resource_tracker", None), "_pid", None)
+    left = sorted(_descendants(me) - {me, tracker})
+    if not left:
+        return
+    logging.getLogger("sdk.client").warning(
+        "exiting: stopping %s the bot left running (%s)%s",
+        f"{len(left)} process{'es' if len(left) > 1 else ''}", ", ".join(map(str, left)),
+        "" if os.getppid() == launcher
+        else f"; the tournament that launched it (pid {launcher}) is gone",
+    )  # fmt: skip
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in left:
+            try:
+                os.kill(pid, sig)
+            except OSError:  # gone meanwhile
+                continue
+        until = time.monotonic() + (_LEFT_STOP_S if sig == signal.SIGTERM else 5.0)
+        while True:
+            left = [pid for pid in left if _running(pid)]
+            if not left or time.monotonic() > until:
+                break
+            time.sleep(0.02)
+        if not left:
+            break
+
+
+def _resource_tracker() -> Any:
+    """multiprocessing's resource tracker module, if this process loaded it (its process,
+    a child of the bot's, ends by itself once the bot has exited)."""
+    return sys.modules.get("multiprocessing.resource_tracker")
+
+
+def _descendants(root: int) -> set[int]:
+    """The processes started by ``root`` (children, theirs, ...) and, when ``root`` leads
+    a session (a tournament starts each bot in one), the others in that session: a
+    child of a child that died is no longer ``root``'s descendant, but still in its
+    session. Linux's /proc; none elsewhere."""
+    table: dict[int, tuple[int, int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return set()
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                # pid (comm) state ppid pgrp session ...: comm may hold spaces and ")"
+                fields = fh.read().rpartition(b")")[2].split()
+            if fields[0] != b"Z":
+                table[int(entry)] = (int(fields[1]), int(fields[3]))
+        except (OSError, ValueError, IndexError):  # gone meanwhile
+            continue
+    found = {pid for pid, (_, sid) in table.items() if sid == root}
+    found.add(root)
+    while True:
+        more = {pid for pid, (ppid, _) in table.items() if ppid in found} - found
+        if not more:
+            return found
+        found |= more
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` still runs (a child of ours that ended is reaped here)."""
+    with contextlib.suppress(ChildProcessError, OSError):
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rpartition(b")")[2].split()[:1] != [b"Z"]
+    except OSError:
+        return False
 
 
 @main.command()
@@ -493,6 +595,7 @@ def _leave(code: int, message: str = "") -> NoReturn:
             "a bot call is still running (%s): exiting without waiting for it",
             ", ".join(running),
         )
+        _stop_what_the_bot_left()
         logging.shutdown()  # flushes the handlers, which os._exit would not
         sys.stdout.flush()
         sys.stderr.flush()

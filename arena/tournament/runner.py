@@ -835,10 +835,12 @@ async def run_tournament(
             progress_log.info("resuming %s: %d of %d matches already stored", tid, len(done),
                               len(schedule))  # fmt: skip
         if pending:
+            played = False  # no exception on its way out (an error's, a signal's)
             try:
                 await _play(cfg, opts, storage, schedule, pending, outcome,
                             referee_factory or _real_referee, serve, launch_bots,
                             None if resuming else store)  # fmt: skip
+                played = True
             except (KeyboardInterrupt, asyncio.CancelledError):
                 outcome.interrupted = True
                 raise
@@ -846,9 +848,20 @@ async def run_tournament(
                 outcome.completed = len(storage.completed_indices(tid))
                 outcome.elapsed_s = time.monotonic() - t0
                 t_rec = time.perf_counter()
-                with contextlib.suppress(StorageError):
+                try:
                     if resuming or stored_now:  # (not one this run never took over)
                         finalize(storage, cfg)
+                except StorageError as e:
+                    # (After an error or a signal, theirs is the message. A run that went
+                    # well said nothing of it, exit 0: a complete tournament stayed
+                    # unfinished in the database, without its ratings.)
+                    if played:
+                        finish = " and marks the tournament finished" if outcome.finished else ""
+                        raise TournamentError(
+                            f"every match played is stored, but not the ratings: {e} (the "
+                            f"same command, run again, stores them{finish}: it plays no "
+                            "stored match again)"
+                        ) from e
                 outcome.finalize_s = time.perf_counter() - t_rec
                 outcome.record_s += outcome.finalize_s
         else:

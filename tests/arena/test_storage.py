@@ -469,7 +469,7 @@ def test_a_tournament_row_whose_id_is_damaged_is_refused_as_damaged_not_missing(
         st.ensure_tournament("t2", name="u", fingerprint="fp", config={"x": 1},
                              total_matches=1, bots=[("a", "random")])  # fmt: skip
         st.conn.execute("PRAGMA foreign_keys = OFF")
-        st.conn.execute("UPDATE tournaments SET id = x'ff', created_at = '9999' WHERE id = 't1'")
+        st.conn.execute("UPDATE tournaments SET id = x'ff', rowid = 1000 WHERE id = 't1'")
         st.conn.execute("UPDATE tournaments SET finished_at = x'5b2f785d' WHERE id = 't2'")
         st.conn.commit()
         [t2, damaged] = st.tournaments()
