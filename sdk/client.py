@@ -52,6 +52,7 @@ from google.protobuf.message import DecodeError
 from arena.protocol import (
     PROTOCOL_VERSION,
     RETRY_AFTER_MS,
+    MalformedActionError,
     MalformedMessageError,
     action_from_pb,
     action_to_pb,
@@ -1020,7 +1021,18 @@ class BotRunner:
         kind = ev.WhichOneof("kind")
         if kind == "action":
             if m.on_action and not self._repeated(m, ev, kind):
-                seat, action = seat_action_from_pb(ev.action)
+                try:
+                    seat, action = seat_action_from_pb(ev.action)
+                except MalformedActionError:
+                    a = ev.action.action
+                    if a.WhichOneof("kind") is not None or not a.ByteSize():
+                        raise
+                    # (a newer protocol's kind: skipped as protobuf skips a field it does
+                    # not know, not refused as malformed)
+                    log.warning("match %s: action event %d is of a kind this SDK does not "
+                                "know (a newer protocol's): not told to the bot", m.match_id,
+                                ev.seq)  # fmt: skip
+                    return
                 self._check_seat(m, seat, "action.seat")
                 if isinstance(action, Give | HiddenGive):
                     self._check_seat(m, action.to, "action.give.to")
@@ -1190,10 +1202,22 @@ class BotRunner:
             else:
                 log.error("decision request for unknown match %s: ignored", req.match_id)
             return
-        view = view_from_pb(req.view, m.ruleset, m.view)
+        rid = req.request_id
+        try:
+            view = view_from_pb(req.view, m.ruleset, m.view)
+        except MalformedActionError as e:
+            newer = _newer_actions(req.view)
+            if e.what != "action" or newer is None:
+                raise
+            # Actions of a kind added by a newer protocol (proto3 keeps them as unknown
+            # fields): the bot chooses among the others, as a bot of this version should.
+            view_pb, n = newer
+            log.warning("match %s: decision request %s offers %d action(s) of a kind this SDK "
+                        "does not know (a newer protocol's): left out of the legal actions",
+                        m.match_id, rid, n)  # fmt: skip
+            view = view_from_pb(view_pb, m.ruleset, m.view)
         if view.seat != m.seat:
             raise MalformedMessageError("view.seat", f"seat {view.seat}, the match's {m.seat}")
-        rid = req.request_id
         if not view.legal_actions:
             # Nothing to choose from: the bot (and the fallback) would fail. Unanswered, the
             # referee times the request out and plays its own fallback.
@@ -1243,6 +1267,15 @@ class BotRunner:
                 m.waiting = None
             rid, view, deadline, busy, out = ask.rid, ask.view, ask.deadline, ask.busy, ask.out
             cached = m.answers.get(rid)
+            if cached is not None and cached not in view.legal_actions:
+                # The id of a request answered already, for another decision (the arena
+                # reused it): the cached answer was sent as it was, though not legal.
+                log.warning("match %s: request %s came again for another decision (deal %d, "
+                            "%s), where the bot's answer to it (%s) is not legal: the bot is "
+                            "asked again", m.match_id, rid, view.deal_number + 1, view.phase,
+                            cached)  # fmt: skip
+                del m.answers[rid]
+                cached = None
             bot = m.bot
             if bot is None:
                 return  # it could not be made: the referee plays the seat on its deadline
@@ -1600,6 +1633,22 @@ def _check_request_view(view: PlayerView) -> None:
             raise MalformedMessageError(
                 "view.legal_actions", f"{a} is of a card that the hand does not hold"
             )
+
+
+def _newer_actions(msg: pb.PlayerView) -> tuple[pb.PlayerView, int] | None:
+    """``msg`` without its legal actions of a kind this protocol version does not know (no
+    kind set, but fields: a newer protocol's kind), and how many were left out; ``None`` if
+    there are none."""
+    unknown = [
+        i for i, a in enumerate(msg.legal_actions) if a.WhichOneof("kind") is None and a.ByteSize()
+    ]
+    if not unknown:
+        return None
+    out = pb.PlayerView()
+    out.CopyFrom(msg)
+    for i in reversed(unknown):
+        del out.legal_actions[i]
+    return out, len(unknown)
 
 
 _UINT32_MAX = 2**32 - 1
