@@ -64,6 +64,7 @@ from arena.protocol import (
     token_problem,
     view_from_pb,
 )
+from arena.render import printable
 from arena.v1 import arena_pb2 as pb
 from engine import Action, Bid, Contract, Give, HiddenGive, Play, PlayerView, Ruleset
 from engine.rules import describe_ruleset
@@ -126,6 +127,9 @@ _WELCOME_TIMEOUT_S = 30.0
 #: A stream open this long worked, even if it carried nothing but the Welcome (a bot idle
 #: in a lobby): after it drops, the back-off starts again from its first step.
 _WORKED_S = 30.0
+#: The largest message read from the arena: views carry every earlier deal's result, and
+#: a very long match outgrows gRPC's default of 4 MiB.
+_MAX_RECEIVE_BYTES = 64 << 20
 #: The method of the stream; its messages are parsed here, not by gRPC, which logs a
 #: traceback and hands back ``None`` for bytes that do not parse.
 _PLAY = "/arena.v1.Arena/Play"
@@ -292,6 +296,17 @@ def _retry_after_s(e: grpc.aio.AioRpcError) -> float | None:
     return None
 
 
+def _unreadable_retry_after(e: grpc.aio.AioRpcError) -> bool:
+    """Whether a RESOURCE_EXHAUSTED carries a ``retry-after-ms`` that is no number of ms
+    ("soon", "1e3"): the arena lets the bot in again later, but does not say when (the
+    bot stopped, as after a flood): it is tried again on the back-off."""
+    return (
+        e.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        and _retry_after_s(e) is None
+        and any(key == RETRY_AFTER_MS for key, _ in e.trailing_metadata() or ())
+    )
+
+
 def _is_decision(msg: pb.BotMessage | None) -> bool:
     return msg is not None and msg.WhichOneof("kind") == "decision"
 
@@ -436,8 +451,47 @@ def _why_ended(code: grpc.StatusCode, details: str, arena: str) -> str:
         return f"the connection to the arena at {arena} was lost: {_lower_first(reason)}"
     if details.startswith("no Welcome from the arena"):  # (the runner's own, above)
         return details.replace("the arena", f"the arena at {arena}", 1)
+    large = _METADATA_TOO_LARGE.search(details)
+    if large is not None:
+        return _too_much_metadata(arena, large[1])
     said = details or code.name.lower().replace("_", " ")
     return f"the arena at {arena} ended the stream: {said}"
+
+
+#: What this bot's own gRPC says of a message over its receive limit, and of metadata (a
+#: status's details, say) over gRPC's: "Received message larger than max (72000288 vs.
+#: 67108864)", "received metadata size exceeds hard limit (value length 20000 vs. 16384)".
+_TOO_LARGE = re.compile(r"received message larger than max \((\d+) vs\. (\d+)\)", re.I)
+_METADATA_TOO_LARGE = re.compile(r"received metadata size exceeds hard limit \((.*?)\)(?:;|\)|$)")
+
+
+def _why_final(code: grpc.StatusCode, details: str, arena: str) -> str:
+    """Why a stream that is not tried again ended, in words for the bot's author: a status
+    the arena sent by its name and details; what this bot's gRPC refused of the arena's
+    (``RESOURCE_EXHAUSTED`` of its own) as what the arena did.
+
+    >>> print(_why_final(grpc.StatusCode.RESOURCE_EXHAUSTED, "Stream removed (CLIENT: "
+    ...       "Received message larger than max (72000288 vs. 67108864))", "h:1"))
+    the arena at h:1 sent a message of 72000288 bytes, over the 67108864 bytes this bot ...
+    >>> _why_final(grpc.StatusCode.PERMISSION_DENIED, "", "h:1")
+    'the arena at h:1 ended the stream: PERMISSION_DENIED'
+    """
+    if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
+        large = _TOO_LARGE.search(details)
+        if large is not None:
+            return (f"the arena at {arena} sent a message of {large[1]} bytes, over the "
+                    f"{large[2]} bytes this bot reads (it would come again)")  # fmt: skip
+        large = _METADATA_TOO_LARGE.search(details)
+        if large is not None:
+            return _too_much_metadata(arena, large[1])
+    return f"the arena at {arena} ended the stream: {code.name}" + (
+        f": {details}" if details else ""
+    )
+
+
+def _too_much_metadata(arena: str, sizes: str) -> str:
+    return (f"the arena at {arena} ended the stream with more metadata than gRPC reads "
+            f"({sizes} bytes): its status is lost")  # fmt: skip
 
 
 #: More of gRPC core's words for a connection lost mid-stream (lower-cased).
@@ -726,7 +780,9 @@ class BotRunner:
                     log.info("the arena closed the stream")
                 break
             except grpc.aio.AioRpcError as e:
-                code, details = e.code(), e.details() or ""
+                # (the arena's words, written out: a line break in them began a line of the
+                # bot's log, or of arena-bot's last words, that the arena wrote)
+                code, details = e.code(), printable(e.details() or "")
                 if self._stopping.is_set():
                     break
                 if code == grpc.StatusCode.UNAUTHENTICATED:
@@ -747,19 +803,19 @@ class BotRunner:
                     # a row, as every INTERNAL was before the core's were retried for good.)
                     other_internal += 1
                 if code == grpc.StatusCode.ABORTED:
+                    said = f" ({details})" if details else ""
                     raise ArenaError(
                         f"the arena at {self.arena} took this bot's seats over to another "
-                        f"connection with the same token ({details}): is a second copy of "
-                        "the bot running with this token?"
+                        f"connection with the same token{said}: is a second copy of the bot "
+                        "running with this token?"
                     ) from None
                 elif (
                     code not in _RETRY_CODES
                     and retry_after is None
+                    and not _unreadable_retry_after(e)
                     and (code != grpc.StatusCode.INTERNAL or other_internal > _OTHER_INTERNAL)
                 ):
-                    raise ArenaError(
-                        f"the arena at {self.arena} ended the stream: {code.name}: {details}"
-                    ) from None
+                    raise ArenaError(_why_final(code, details, self.arena)) from None
                 dropped = welcomed  # (this stream: what the error at the end says)
                 if welcomed:
                     other_internal = 0
@@ -840,8 +896,7 @@ class BotRunner:
             ("grpc.http2.ping_timeout_ms", 5_000),
             ("grpc.http2.max_pings_without_data", 0),
             ("grpc.enable_retries", 0),
-            # Views carry every earlier deal's result: a very long match outgrows 4 MiB.
-            ("grpc.max_receive_message_length", 64 << 20),
+            ("grpc.max_receive_message_length", _MAX_RECEIVE_BYTES),
         ]
         if self.tls:
             root = self.ca.read_bytes() if self.ca is not None else None
