@@ -127,6 +127,10 @@ _WELCOME_TIMEOUT_S = 30.0
 #: A stream open this long worked, even if it carried nothing but the Welcome (a bot idle
 #: in a lobby): after it drops, the back-off starts again from its first step.
 _WORKED_S = 30.0
+#: How often a channel pings the arena while no data flows, at first (the referee takes
+#: pings every 5 s), and at most (gRPC's servers take one every 5 minutes by default).
+_KEEPALIVE_MS = 10_000
+_MAX_KEEPALIVE_MS = 320_000
 #: The largest message read from the arena: views carry every earlier deal's result, and
 #: a very long match outgrows gRPC's default of 4 MiB.
 _MAX_RECEIVE_BYTES = 64 << 20
@@ -796,6 +800,8 @@ class BotRunner:
                     raise _tls_error(details, self.arena, self.ca) from None
                 welcomed = welcomed or self._welcomed
                 reached = reached or welcomed
+                if code == grpc.StatusCode.UNAVAILABLE and "too many pings" in details.lower():
+                    self._too_many_pings()
                 retry_after = _retry_after_s(e)
                 if code == grpc.StatusCode.INTERNAL and not details.startswith(_CORE_INTERNAL):
                     # A status the server sent: it would answer the same for --retry-for. (Or
@@ -883,6 +889,24 @@ class BotRunner:
     #: The ``time.monotonic()`` past which --retry-for gives up: no Welcome is waited for
     #: beyond it (``None``: not failing, or no limit).
     _give_up: float | None = None
+    #: How often the channel pings the arena (HTTP/2 keepalive): doubled each time the
+    #: arena drops the connection for pinging too often (see _too_many_pings).
+    _keepalive_ms = _KEEPALIVE_MS
+
+    def _too_many_pings(self) -> None:
+        """The arena dropped the connection for its keepalive pings (GOAWAY
+        ``too_many_pings``: a gRPC server of default settings takes one every 5 minutes
+        while it sends nothing): ping it half as often from now on. gRPC core does so within
+        a channel, but each stream has a channel of its own: an arena of default settings
+        dropped an idle bot every 30 s, for good (a disconnect in each match it sat in)."""
+        if self._keepalive_ms >= _MAX_KEEPALIVE_MS:
+            return
+        before = self._keepalive_ms
+        self._keepalive_ms = min(2 * before, _MAX_KEEPALIVE_MS)
+        log.warning("the arena at %s takes keepalive pings less often than every %g s: this "
+                    "bot pings it every %g s from now on (a dead connection is noticed that "
+                    "much later)", self.arena, before / 1000,
+                    self._keepalive_ms / 1000)  # fmt: skip
 
     def _channel(self) -> grpc.aio.Channel:
         options = [
@@ -891,7 +915,7 @@ class BotRunner:
             # token take over from the dead one.
             # (gRPC core gives up on an unanswered ping after ping_timeout_ms, 60 s by
             # default, whatever keepalive_timeout_ms says: both are set.)
-            ("grpc.keepalive_time_ms", 10_000),
+            ("grpc.keepalive_time_ms", self._keepalive_ms),
             ("grpc.keepalive_timeout_ms", 5_000),
             ("grpc.http2.ping_timeout_ms", 5_000),
             ("grpc.http2.max_pings_without_data", 0),

@@ -538,3 +538,40 @@ def test_tls_set_up_wrong_on_either_side_stops_at_once_in_one_line(tmp_path: Pat
                                        "plaintext, leave out --tls and --ca")  # fmt: skip
     assert "CERTIFICATE_VERIFY_FAILED" in other_err
     assert f"not signed by the CA in --ca {other}" in other_err
+
+
+# ----------------------------------------------------------------------------- keepalive
+
+
+def test_an_arena_that_takes_fewer_pings_is_pinged_less_often(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect: an arena whose gRPC server has the default ping policy (a ping every 5
+    minutes while it sends nothing) dropped the bot's connection with GOAWAY
+    ``too_many_pings`` after 30 s of quiet (the SDK pings every 10 s), and again after
+    each reconnect, for good: gRPC core pings half as often after such a GOAWAY, but only
+    within a channel, and each stream has a channel of its own. An idle bot in a match
+    was disconnected every 30 s. Now the runner pings half as often after each, with a
+    warning in words. (The first ping interval is lowered to 0.1 s here.)"""
+    monkeypatch.setattr(BotRunner, "_keepalive_ms", 100)
+
+    async def idle(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        await asyncio.sleep(3 * GUARD)  # nothing more to say: only pings go by
+
+    async def main() -> tuple[int, int]:
+        async with fake_arena(idle) as arena:
+            runner = BotRunner(FirstLegalQuick, arena.address, "tok", initial_backoff=0.01)
+            task = asyncio.create_task(runner.run())
+            while len(arena.streams) < 2 and not task.done():
+                await asyncio.sleep(0.01)
+            runner.stop()
+            await asyncio.wait_for(task, GUARD)
+            return len(arena.streams), runner._keepalive_ms
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        streams, keepalive = asyncio.run(main())
+    assert streams == 2 and keepalive == 200
+    assert ("takes keepalive pings less often than every 0.1 s: this bot pings it every 0.2 s "
+            "from now on") in caplog.text  # fmt: skip
+    assert "ended the stream: Too many pings; reconnecting" in caplog.text
