@@ -1347,10 +1347,11 @@ class BotRunner:
             rid, view, deadline, busy, out = ask.rid, ask.view, ask.deadline, ask.busy, ask.out
             cached = m.answers.get(rid)
             if cached is not None and cached not in view.legal_actions:
-                # The id of a request answered already, for another decision (the arena
-                # reused it): the cached answer was sent as it was, though not legal.
-                log.warning("match %s: request %s came again for another decision (deal %d, "
-                            "%s), where the bot's answer to it (%s) is not legal: the bot is "
+                # The id of a request answered already, for another decision (an arena that
+                # reuses ids), or an illegal answer that the arena never got: the kept
+                # answer was sent again as it was, though not legal.
+                log.warning("match %s: request %s came again (deal %d, %s), and the bot's "
+                            "answer to it (%s) is not among its legal actions: the bot is "
                             "asked again", m.match_id, rid, view.deal_number + 1, view.phase,
                             cached)  # fmt: skip
                 del m.answers[rid]

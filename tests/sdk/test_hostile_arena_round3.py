@@ -90,7 +90,8 @@ def test_a_request_id_reused_for_another_decision_asks_the_bot(
     after a reconnect), and a request that came again under that id was answered from it
     without asking the bot, whatever it asked: an arena that reused the id of a bid for the
     next decision, a give, got the bid back (illegal: a strike). Now a kept answer that is
-    not among the request's legal actions is dropped, with a warning, and the bot asked."""
+    not among the request's legal actions is dropped, with a warning, and the bot asked;
+    one that is (the same request again) is still sent without asking."""
     g = _game()
     seat = g.to_act
 
@@ -115,8 +116,8 @@ def test_a_request_id_reused_for_another_decision_asks_the_bot(
     assert [d.action.WhichOneof("kind") for d in decided] == ["bid", "give", "give"]
     assert decided[1] == decided[2]
     assert [phase for phase, _ in Hooks.named("act")] == [Phase.BIDDING, Phase.PASSING]
-    assert ("match m1: request 1 came again for another decision (deal 1, passing), where "
-            "the bot's answer to it (bid 105) is not legal: the bot is asked again"
+    assert ("match m1: request 1 came again (deal 1, passing), and the bot's answer to it "
+            "(bid 105) is not among its legal actions: the bot is asked again"
             ) in caplog.text  # fmt: skip
 
 
