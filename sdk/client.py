@@ -464,9 +464,12 @@ def _why_ended(code: grpc.StatusCode, details: str, arena: str) -> str:
 
 #: What this bot's own gRPC says of a message over its receive limit, and of metadata (a
 #: status's details, say) over gRPC's: "Received message larger than max (72000288 vs.
-#: 67108864)", "received metadata size exceeds hard limit (value length 20000 vs. 16384)".
+#: 67108864)", "received metadata size exceeds hard limit (value length 20000 vs. 16384)"
+#: (or "soft limit (12190 vs. 8192)": past 8 KiB, a status may be refused or not).
 _TOO_LARGE = re.compile(r"received message larger than max \((\d+) vs\. (\d+)\)", re.I)
-_METADATA_TOO_LARGE = re.compile(r"received metadata size exceeds hard limit \((.*?)\)(?:;|\)|$)")
+_METADATA_TOO_LARGE = re.compile(
+    r"received metadata size exceeds (?:hard |soft )?limit \((.*?)\)(?:;|\)|$)"
+)
 
 
 def _why_final(code: grpc.StatusCode, details: str, arena: str) -> str:
@@ -494,8 +497,8 @@ def _why_final(code: grpc.StatusCode, details: str, arena: str) -> str:
 
 
 def _too_much_metadata(arena: str, sizes: str) -> str:
-    return (f"the arena at {arena} ended the stream with more metadata than gRPC reads "
-            f"({sizes} bytes): its status is lost")  # fmt: skip
+    return (f"the arena at {arena} sent more metadata than gRPC reads ({sizes} bytes): the "
+            "stream is lost, and the status it ended with")  # fmt: skip
 
 
 #: More of gRPC core's words for a connection lost mid-stream (lower-cased).
