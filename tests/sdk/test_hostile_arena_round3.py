@@ -591,3 +591,46 @@ def test_an_arena_that_takes_fewer_pings_is_pinged_less_often(
     assert ("takes keepalive pings less often than every 0.1 s: this bot pings it every 0.2 s "
             "from now on") in caplog.text  # fmt: skip
     assert "ended the stream: Too many pings; reconnecting" in caplog.text
+
+
+# ----------------------------------------------------------------------------- flood
+
+
+@pytest.mark.parametrize("bot", [FirstLegalQuick, Hooks], ids=["quick", "in-a-thread"])
+def test_a_flood_of_requests_for_many_matches_is_answered_in_order(bot: type[Bot]) -> None:
+    """Pinned: an arena that sends a thousand requests of fifty matches at once and reads
+    nothing until it has sent them all (the bot's writes wait on HTTP/2 flow control) has
+    each match's requests answered in order up to its last (one that a newer request of
+    its match finds still waiting for the bot is not asked), and the run ends cleanly."""
+    g = _game()
+    matches, rounds = 50, 20
+    got: list[pb.Decision] = []
+
+    async def arena(request_iterator: Any, context: Any) -> AsyncIterator[bytes]:
+        await request_iterator.__anext__()  # the Hello
+        yield WELCOME.SerializeToString()
+        for i in range(matches):
+            yield started(f"m{i}", g).SerializeToString()
+        for r in range(rounds):
+            for i in range(matches):
+                yield request(f"m{i}", g, str(r)).SerializeToString()
+        last = str(rounds - 1)
+        async for m in request_iterator:  # only now
+            got.extend([m.decision] if m.HasField("decision") else m.decisions.decisions)
+            if sum(d.request_id == last for d in got) == matches:
+                break
+
+    async def main() -> RunSummary:
+        server, port = await play_server(arena)
+        try:
+            runner = BotRunner(bot, f"127.0.0.1:{port}", "tok", retry_for=GUARD)
+            return await asyncio.wait_for(runner.run(), 3 * GUARD)
+        finally:
+            await server.stop(0)
+
+    summary = asyncio.run(main())
+    assert summary.reason == "the arena closed the stream" and summary.errors == 0
+    assert summary.decisions == len(got) >= matches
+    for i in range(matches):
+        mine = [int(d.request_id) for d in got if d.match_id == f"m{i}"]
+        assert mine == sorted(set(mine)) and mine[-1] == rounds - 1
