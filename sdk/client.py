@@ -467,6 +467,8 @@ def _why_ended(code: grpc.StatusCode, details: str, arena: str) -> str:
 #: 67108864)", "received metadata size exceeds hard limit (value length 20000 vs. 16384)"
 #: (or "soft limit (12190 vs. 8192)": past 8 KiB, a status may be refused or not).
 _TOO_LARGE = re.compile(r"received message larger than max \((\d+) vs\. (\d+)\)", re.I)
+#: ... and of a compressed message that would grow past it (a "zip bomb": no sizes said).
+_DECOMPRESSES_TOO_LARGE = "Decompressed message larger than max"
 _METADATA_TOO_LARGE = re.compile(
     r"received metadata size exceeds (?:hard |soft )?limit \((.*?)\)(?:;|\)|$)"
 )
@@ -488,6 +490,9 @@ def _why_final(code: grpc.StatusCode, details: str, arena: str) -> str:
         if large is not None:
             return (f"the arena at {arena} sent a message of {large[1]} bytes, over the "
                     f"{large[2]} bytes this bot reads (it would come again)")  # fmt: skip
+        if _DECOMPRESSES_TOO_LARGE in details:
+            return (f"the arena at {arena} sent a compressed message that grows past the "
+                    f"{_MAX_RECEIVE_BYTES} bytes this bot reads (it would come again)")  # fmt: skip
         large = _METADATA_TOO_LARGE.search(details)
         if large is not None:
             return _too_much_metadata(arena, large[1])

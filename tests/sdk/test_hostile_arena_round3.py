@@ -378,6 +378,44 @@ def test_arena_bot_ends_on_a_refusal_with_one_line_of_its_own(
     assert lines[0].startswith("arena-bot: the arena at 127.0.0.1:") and lines[0].endswith(last)
 
 
+def test_a_compressed_message_that_grows_past_the_limit_is_said_as_the_arenas(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Defect (as below): a gzip message from the arena that decompressed past the bot's
+    receive limit (a "zip bomb": 2 MiB of one letter is a few KiB) ended the run with
+    "ended the stream: RESOURCE_EXHAUSTED: Decompressed message larger than max". Now it
+    names what the arena sent, and the limit. (The limit is lowered to 1 MiB here.)"""
+    import sdk.client
+
+    monkeypatch.setattr(sdk.client, "_MAX_RECEIVE_BYTES", 1 << 20)
+    g = _game()
+
+    async def arena(request_iterator: Any, context: Any) -> AsyncIterator[bytes]:
+        await request_iterator.__anext__()  # the Hello
+        context.set_compression(grpc.Compression.Gzip)
+        yield WELCOME.SerializeToString()
+        yield started("m1", g).SerializeToString()
+        bomb = request("m1", g, "1")
+        bomb.decision_request.view.players[0] = "a" * (2 << 20)
+        yield bomb.SerializeToString()
+        await asyncio.sleep(3 * GUARD)
+
+    async def main() -> ArenaError:
+        server, port = await play_server(arena)
+        try:
+            runner = BotRunner(FirstLegalQuick, f"127.0.0.1:{port}", "tok", retry_for=GUARD)
+            with pytest.raises(ArenaError) as e:
+                await asyncio.wait_for(runner.run(), 3 * GUARD)
+            return e.value
+        finally:
+            await server.stop(0)
+
+    assert str(asyncio.run(main())).endswith(
+        " sent a compressed message that grows past the 1048576 bytes this bot reads (it "
+        "would come again)"
+    )
+
+
 def test_metadata_over_grpcs_soft_limit_is_said_as_the_arenas_too() -> None:
     """Defect (as above): past gRPC's soft limit on metadata (8 KiB: a long status
     message), a status is refused at random, with gRPC's own words ("RESOURCE_EXHAUSTED:
