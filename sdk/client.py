@@ -538,6 +538,12 @@ def _tls_cause(low: str, arena: str, ca: Path | None) -> str:
     if "wrong_version_number" in low:
         return ("the arena does not answer in TLS: if it serves plaintext, leave out --tls "
                 "and --ca")  # fmt: skip
+    # (signed all right: "not signed by the CA in --ca" sent the user after another CA)
+    if "certificate has expired" in low:
+        return ("the arena's certificate has expired: its operator must renew it (or this "
+                "machine's clock is wrong)")  # fmt: skip
+    if "certificate is not yet valid" in low:
+        return "the arena's certificate is not valid yet: is this machine's clock right?"
     if "certificate_verify_failed" in low:
         signer = f"the CA in --ca {ca}" if ca is not None else "a CA the system trusts"
         return (f"the arena's certificate is not signed by {signer}: give the certificate "

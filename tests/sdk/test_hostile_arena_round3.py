@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import shutil
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextvars import ContextVar
@@ -24,7 +26,7 @@ from arena.protocol import RETRY_AFTER_MS, action_event_to_pb
 from arena.v1 import arena_pb2 as pb
 from engine import Action, DealResult, Pass, Phase, PlayerView
 from sdk import Bot
-from sdk.client import ArenaAuthError, ArenaError, BotRunner, RunSummary
+from sdk.client import ArenaAuthError, ArenaError, ArenaTLSError, BotRunner, RunSummary
 from tests.sdk.test_hostile_arena import (
     ARENA_BOT,
     GUARD,
@@ -672,3 +674,44 @@ def test_a_flood_of_requests_for_many_matches_is_answered_in_order(bot: type[Bot
     for i in range(matches):
         mine = [int(d.request_id) for d in got if d.match_id == f"m{i}"]
         assert mine == sorted(set(mine)) and mine[-1] == rounds - 1
+
+
+def test_an_expired_certificate_is_named_not_taken_for_another_ca(tmp_path: Path) -> None:
+    """Defect: an arena whose certificate had expired (gRPC: "CERTIFICATE_VERIFY_FAILED:
+    certificate has expired") was said to have a certificate "not signed by the CA in
+    --ca FILE: give the certificate of the CA that signed it", though FILE had signed it:
+    the user went looking for another CA. Now the handshake's failure is said to be the
+    certificate's dates (exit code 2, as every failed handshake)."""
+    if shutil.which("openssl") is None:  # (as make_cert)
+        pytest.skip("no openssl to make a certificate")
+    key, csr, cert = tmp_path / "old.key", tmp_path / "old.csr", tmp_path / "old.pem"
+    (tmp_path / "ext.cnf").write_text("subjectAltName=DNS:localhost\n")
+    subprocess.run(["openssl", "req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                    str(key), "-out", str(csr), "-subj", "/CN=localhost"],
+                   check=True, capture_output=True)  # fmt: skip
+    subprocess.run(["openssl", "x509", "-req", "-in", str(csr), "-signkey", str(key), "-days",
+                    "-1", "-out", str(cert), "-extfile", str(tmp_path / "ext.cnf")],
+                   check=True, capture_output=True)  # fmt: skip
+
+    async def welcome(request_iterator: Any, context: Any) -> AsyncIterator[bytes]:
+        yield WELCOME.SerializeToString()
+
+    async def main() -> ArenaError:
+        server = grpc.aio.server()
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("arena.v1.Arena", {
+            "Play": grpc.stream_stream_rpc_method_handler(welcome)}),))  # fmt: skip
+        creds = grpc.ssl_server_credentials([(key.read_bytes(), cert.read_bytes())])
+        port = server.add_secure_port("127.0.0.1:0", creds)
+        await server.start()
+        try:
+            runner = BotRunner(FirstLegalQuick, f"localhost:{port}", "tok", ca=cert)
+            with pytest.raises(ArenaTLSError) as e:
+                await asyncio.wait_for(runner.run(), 3 * GUARD)
+            return e.value
+        finally:
+            await server.stop(0)
+
+    said = str(asyncio.run(main()))
+    assert "certificate has expired" in said and "not signed by" not in said
+    assert said.endswith("; the arena's certificate has expired: its operator must renew it "
+                         "(or this machine's clock is wrong)")  # fmt: skip
