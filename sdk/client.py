@@ -814,7 +814,9 @@ class BotRunner:
                     raise _tls_error(details, self.arena, self.ca) from None
                 welcomed = welcomed or self._welcomed
                 reached = reached or welcomed
-                if code == grpc.StatusCode.UNAVAILABLE and "too many pings" in details.lower():
+                if code == grpc.StatusCode.UNAVAILABLE and any(
+                    w in details.lower() for w in ("too many pings", "too_many_pings")
+                ):  # (gRPC core says "Too many pings"; the GOAWAY's own data "too_many_pings")
                     self._too_many_pings()
                 retry_after = _retry_after_s(e)
                 if code == grpc.StatusCode.INTERNAL and not details.startswith(_CORE_INTERNAL):
