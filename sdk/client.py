@@ -52,6 +52,7 @@ from google.protobuf.message import DecodeError
 from arena.protocol import (
     PROTOCOL_VERSION,
     RETRY_AFTER_MS,
+    MalformedActionError,
     MalformedMessageError,
     action_from_pb,
     action_to_pb,
@@ -63,6 +64,7 @@ from arena.protocol import (
     token_problem,
     view_from_pb,
 )
+from arena.render import printable
 from arena.v1 import arena_pb2 as pb
 from engine import Action, Bid, Contract, Give, HiddenGive, Play, PlayerView, Ruleset
 from engine.rules import describe_ruleset
@@ -125,6 +127,13 @@ _WELCOME_TIMEOUT_S = 30.0
 #: A stream open this long worked, even if it carried nothing but the Welcome (a bot idle
 #: in a lobby): after it drops, the back-off starts again from its first step.
 _WORKED_S = 30.0
+#: How often a channel pings the arena while no data flows, at first (the referee takes
+#: pings every 5 s), and at most (gRPC's servers take one every 5 minutes by default).
+_KEEPALIVE_MS = 10_000
+_MAX_KEEPALIVE_MS = 320_000
+#: The largest message read from the arena: views carry every earlier deal's result, and
+#: a very long match outgrows gRPC's default of 4 MiB.
+_MAX_RECEIVE_BYTES = 64 << 20
 #: The method of the stream; its messages are parsed here, not by gRPC, which logs a
 #: traceback and hands back ``None`` for bytes that do not parse.
 _PLAY = "/arena.v1.Arena/Play"
@@ -291,6 +300,17 @@ def _retry_after_s(e: grpc.aio.AioRpcError) -> float | None:
     return None
 
 
+def _unreadable_retry_after(e: grpc.aio.AioRpcError) -> bool:
+    """Whether a RESOURCE_EXHAUSTED carries a ``retry-after-ms`` that is no number of ms
+    ("soon", "1e3"): the arena lets the bot in again later, but does not say when (the
+    bot stopped, as after a flood): it is tried again on the back-off."""
+    return (
+        e.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        and _retry_after_s(e) is None
+        and any(key == RETRY_AFTER_MS for key, _ in e.trailing_metadata() or ())
+    )
+
+
 def _is_decision(msg: pb.BotMessage | None) -> bool:
     return msg is not None and msg.WhichOneof("kind") == "decision"
 
@@ -435,8 +455,55 @@ def _why_ended(code: grpc.StatusCode, details: str, arena: str) -> str:
         return f"the connection to the arena at {arena} was lost: {_lower_first(reason)}"
     if details.startswith("no Welcome from the arena"):  # (the runner's own, above)
         return details.replace("the arena", f"the arena at {arena}", 1)
+    large = _METADATA_TOO_LARGE.search(details)
+    if large is not None:
+        return _too_much_metadata(arena, large[1])
     said = details or code.name.lower().replace("_", " ")
     return f"the arena at {arena} ended the stream: {said}"
+
+
+#: What this bot's own gRPC says of a message over its receive limit, and of metadata (a
+#: status's details, say) over gRPC's: "Received message larger than max (72000288 vs.
+#: 67108864)", "received metadata size exceeds hard limit (value length 20000 vs. 16384)"
+#: (or "soft limit (12190 vs. 8192)": past 8 KiB, a status may be refused or not).
+_TOO_LARGE = re.compile(r"received message larger than max \((\d+) vs\. (\d+)\)", re.I)
+#: ... and of a compressed message that would grow past it (a "zip bomb": no sizes said).
+_DECOMPRESSES_TOO_LARGE = "Decompressed message larger than max"
+_METADATA_TOO_LARGE = re.compile(
+    r"received metadata size exceeds (?:hard |soft )?limit \((.*?)\)(?:;|\)|$)"
+)
+
+
+def _why_final(code: grpc.StatusCode, details: str, arena: str) -> str:
+    """Why a stream that is not tried again ended, in words for the bot's author: a status
+    the arena sent by its name and details; what this bot's gRPC refused of the arena's
+    (``RESOURCE_EXHAUSTED`` of its own) as what the arena did.
+
+    >>> print(_why_final(grpc.StatusCode.RESOURCE_EXHAUSTED, "Stream removed (CLIENT: "
+    ...       "Received message larger than max (72000288 vs. 67108864))", "h:1"))
+    the arena at h:1 sent a message of 72000288 bytes, over the 67108864 bytes this bot ...
+    >>> _why_final(grpc.StatusCode.PERMISSION_DENIED, "", "h:1")
+    'the arena at h:1 ended the stream: PERMISSION_DENIED'
+    """
+    if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
+        large = _TOO_LARGE.search(details)
+        if large is not None:
+            return (f"the arena at {arena} sent a message of {large[1]} bytes, over the "
+                    f"{large[2]} bytes this bot reads (it would come again)")  # fmt: skip
+        if _DECOMPRESSES_TOO_LARGE in details:
+            return (f"the arena at {arena} sent a compressed message that grows past the "
+                    f"{_MAX_RECEIVE_BYTES} bytes this bot reads (it would come again)")  # fmt: skip
+        large = _METADATA_TOO_LARGE.search(details)
+        if large is not None:
+            return _too_much_metadata(arena, large[1])
+    return f"the arena at {arena} ended the stream: {code.name}" + (
+        f": {details}" if details else ""
+    )
+
+
+def _too_much_metadata(arena: str, sizes: str) -> str:
+    return (f"the arena at {arena} sent more metadata than gRPC reads ({sizes} bytes): the "
+            "stream is lost, and the status it ended with")  # fmt: skip
 
 
 #: More of gRPC core's words for a connection lost mid-stream (lower-cased).
@@ -471,6 +538,12 @@ def _tls_cause(low: str, arena: str, ca: Path | None) -> str:
     if "wrong_version_number" in low:
         return ("the arena does not answer in TLS: if it serves plaintext, leave out --tls "
                 "and --ca")  # fmt: skip
+    # (signed all right: "not signed by the CA in --ca" sent the user after another CA)
+    if "certificate has expired" in low:
+        return ("the arena's certificate has expired: its operator must renew it (or this "
+                "machine's clock is wrong)")  # fmt: skip
+    if "certificate is not yet valid" in low:
+        return "the arena's certificate is not valid yet: is this machine's clock right?"
     if "certificate_verify_failed" in low:
         signer = f"the CA in --ca {ca}" if ca is not None else "a CA the system trusts"
         return (f"the arena's certificate is not signed by {signer}: give the certificate "
@@ -725,7 +798,9 @@ class BotRunner:
                     log.info("the arena closed the stream")
                 break
             except grpc.aio.AioRpcError as e:
-                code, details = e.code(), e.details() or ""
+                # (the arena's words, written out: a line break in them began a line of the
+                # bot's log, or of arena-bot's last words, that the arena wrote)
+                code, details = e.code(), printable(e.details() or "")
                 if self._stopping.is_set():
                     break
                 if code == grpc.StatusCode.UNAUTHENTICATED:
@@ -739,6 +814,10 @@ class BotRunner:
                     raise _tls_error(details, self.arena, self.ca) from None
                 welcomed = welcomed or self._welcomed
                 reached = reached or welcomed
+                if code == grpc.StatusCode.UNAVAILABLE and any(
+                    w in details.lower() for w in ("too many pings", "too_many_pings")
+                ):  # (gRPC core says "Too many pings"; the GOAWAY's own data "too_many_pings")
+                    self._too_many_pings()
                 retry_after = _retry_after_s(e)
                 if code == grpc.StatusCode.INTERNAL and not details.startswith(_CORE_INTERNAL):
                     # A status the server sent: it would answer the same for --retry-for. (Or
@@ -746,19 +825,19 @@ class BotRunner:
                     # a row, as every INTERNAL was before the core's were retried for good.)
                     other_internal += 1
                 if code == grpc.StatusCode.ABORTED:
+                    said = f" ({details})" if details else ""
                     raise ArenaError(
                         f"the arena at {self.arena} took this bot's seats over to another "
-                        f"connection with the same token ({details}): is a second copy of "
-                        "the bot running with this token?"
+                        f"connection with the same token{said}: is a second copy of the bot "
+                        "running with this token?"
                     ) from None
                 elif (
                     code not in _RETRY_CODES
                     and retry_after is None
+                    and not _unreadable_retry_after(e)
                     and (code != grpc.StatusCode.INTERNAL or other_internal > _OTHER_INTERNAL)
                 ):
-                    raise ArenaError(
-                        f"the arena at {self.arena} ended the stream: {code.name}: {details}"
-                    ) from None
+                    raise ArenaError(_why_final(code, details, self.arena)) from None
                 dropped = welcomed  # (this stream: what the error at the end says)
                 if welcomed:
                     other_internal = 0
@@ -826,6 +905,24 @@ class BotRunner:
     #: The ``time.monotonic()`` past which --retry-for gives up: no Welcome is waited for
     #: beyond it (``None``: not failing, or no limit).
     _give_up: float | None = None
+    #: How often the channel pings the arena (HTTP/2 keepalive): doubled each time the
+    #: arena drops the connection for pinging too often (see _too_many_pings).
+    _keepalive_ms = _KEEPALIVE_MS
+
+    def _too_many_pings(self) -> None:
+        """The arena dropped the connection for its keepalive pings (GOAWAY
+        ``too_many_pings``: a gRPC server of default settings takes one every 5 minutes
+        while it sends nothing): ping it half as often from now on. gRPC core does so within
+        a channel, but each stream has a channel of its own: an arena of default settings
+        dropped an idle bot every 30 s, for good (a disconnect in each match it sat in)."""
+        if self._keepalive_ms >= _MAX_KEEPALIVE_MS:
+            return
+        before = self._keepalive_ms
+        self._keepalive_ms = min(2 * before, _MAX_KEEPALIVE_MS)
+        log.warning("the arena at %s takes keepalive pings less often than every %g s: this "
+                    "bot pings it every %g s from now on (a dead connection is noticed that "
+                    "much later)", self.arena, before / 1000,
+                    self._keepalive_ms / 1000)  # fmt: skip
 
     def _channel(self) -> grpc.aio.Channel:
         options = [
@@ -834,13 +931,12 @@ class BotRunner:
             # token take over from the dead one.
             # (gRPC core gives up on an unanswered ping after ping_timeout_ms, 60 s by
             # default, whatever keepalive_timeout_ms says: both are set.)
-            ("grpc.keepalive_time_ms", 10_000),
+            ("grpc.keepalive_time_ms", self._keepalive_ms),
             ("grpc.keepalive_timeout_ms", 5_000),
             ("grpc.http2.ping_timeout_ms", 5_000),
             ("grpc.http2.max_pings_without_data", 0),
             ("grpc.enable_retries", 0),
-            # Views carry every earlier deal's result: a very long match outgrows 4 MiB.
-            ("grpc.max_receive_message_length", 64 << 20),
+            ("grpc.max_receive_message_length", _MAX_RECEIVE_BYTES),
         ]
         if self.tls:
             root = self.ca.read_bytes() if self.ca is not None else None
@@ -1020,7 +1116,18 @@ class BotRunner:
         kind = ev.WhichOneof("kind")
         if kind == "action":
             if m.on_action and not self._repeated(m, ev, kind):
-                seat, action = seat_action_from_pb(ev.action)
+                try:
+                    seat, action = seat_action_from_pb(ev.action)
+                except MalformedActionError:
+                    a = ev.action.action
+                    if a.WhichOneof("kind") is not None or not a.ByteSize():
+                        raise
+                    # (a newer protocol's kind: skipped as protobuf skips a field it does
+                    # not know, not refused as malformed)
+                    log.warning("match %s: action event %d is of a kind this SDK does not "
+                                "know (a newer protocol's): not told to the bot", m.match_id,
+                                ev.seq)  # fmt: skip
+                    return
                 self._check_seat(m, seat, "action.seat")
                 if isinstance(action, Give | HiddenGive):
                     self._check_seat(m, action.to, "action.give.to")
@@ -1190,10 +1297,22 @@ class BotRunner:
             else:
                 log.error("decision request for unknown match %s: ignored", req.match_id)
             return
-        view = view_from_pb(req.view, m.ruleset, m.view)
+        rid = req.request_id
+        try:
+            view = view_from_pb(req.view, m.ruleset, m.view)
+        except MalformedActionError as e:
+            newer = _newer_actions(req.view)
+            if e.what != "action" or newer is None:
+                raise
+            # Actions of a kind added by a newer protocol (proto3 keeps them as unknown
+            # fields): the bot chooses among the others, as a bot of this version should.
+            view_pb, n = newer
+            log.warning("match %s: decision request %s offers %d action(s) of a kind this SDK "
+                        "does not know (a newer protocol's): left out of the legal actions",
+                        m.match_id, rid, n)  # fmt: skip
+            view = view_from_pb(view_pb, m.ruleset, m.view)
         if view.seat != m.seat:
             raise MalformedMessageError("view.seat", f"seat {view.seat}, the match's {m.seat}")
-        rid = req.request_id
         if not view.legal_actions:
             # Nothing to choose from: the bot (and the fallback) would fail. Unanswered, the
             # referee times the request out and plays its own fallback.
@@ -1243,6 +1362,16 @@ class BotRunner:
                 m.waiting = None
             rid, view, deadline, busy, out = ask.rid, ask.view, ask.deadline, ask.busy, ask.out
             cached = m.answers.get(rid)
+            if cached is not None and cached not in view.legal_actions:
+                # The id of a request answered already, for another decision (an arena that
+                # reuses ids), or an illegal answer that the arena never got: the kept
+                # answer was sent again as it was, though not legal.
+                log.warning("match %s: request %s came again (deal %d, %s), and the bot's "
+                            "answer to it (%s) is not among its legal actions: the bot is "
+                            "asked again", m.match_id, rid, view.deal_number + 1, view.phase,
+                            cached)  # fmt: skip
+                del m.answers[rid]
+                cached = None
             bot = m.bot
             if bot is None:
                 return  # it could not be made: the referee plays the seat on its deadline
@@ -1600,6 +1729,22 @@ def _check_request_view(view: PlayerView) -> None:
             raise MalformedMessageError(
                 "view.legal_actions", f"{a} is of a card that the hand does not hold"
             )
+
+
+def _newer_actions(msg: pb.PlayerView) -> tuple[pb.PlayerView, int] | None:
+    """``msg`` without its legal actions of a kind this protocol version does not know (no
+    kind set, but fields: a newer protocol's kind), and how many were left out; ``None`` if
+    there are none."""
+    unknown = [
+        i for i, a in enumerate(msg.legal_actions) if a.WhichOneof("kind") is None and a.ByteSize()
+    ]
+    if not unknown:
+        return None
+    out = pb.PlayerView()
+    out.CopyFrom(msg)
+    for i in reversed(unknown):
+        del out.legal_actions[i]
+    return out, len(unknown)
 
 
 _UINT32_MAX = 2**32 - 1
