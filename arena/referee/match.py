@@ -129,19 +129,22 @@ class LoopLag:
     PERIOD = 0.01
     TOLERANCE = 0.005
 
-    __slots__ = ("_due", "_handle", "_holders", "_loop", "_total")
+    __slots__ = ("_due", "_holders", "_loop", "_ticking", "_total")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
+        # Its loop by a weak reference, and no handle of its timer kept: the meter is kept
+        # by its loop in ``_LAGS`` (while ticking, by the timer too), and a reference back
+        # would keep every loop that ever timed a decision alive.
+        self._loop = weakref.ref(loop)
         self._total = 0.0
         self._holders = 0
         self._due = 0.0
-        self._handle: asyncio.TimerHandle | None = None
+        self._ticking = False
 
     def hold(self) -> None:
         self._holders += 1
-        if self._handle is None:
-            self._arm(self._loop.time())
+        if not self._ticking:
+            self._arm(self._now())
 
     def release(self) -> None:
         # The timer goes on to its next tick, which stops it if nothing is pending then:
@@ -151,21 +154,28 @@ class LoopLag:
 
     def stalled(self) -> float:
         """Seconds the loop was held up so far (while ticking), the stall in progress too."""
-        if self._handle is None:
+        if not self._ticking:
             return self._total
-        return self._total + max(0.0, self._loop.time() - self._due - self.TOLERANCE)
+        return self._total + max(0.0, self._now() - self._due - self.TOLERANCE)
+
+    def _now(self) -> float:
+        loop = self._loop()
+        return self._due if loop is None else loop.time()  # (None: the loop is gone)
 
     def _arm(self, now: float) -> None:
-        self._due = now + self.PERIOD
-        self._handle = self._loop.call_at(self._due, self._tick)
+        loop = self._loop()
+        self._ticking = loop is not None
+        if loop is not None:
+            self._due = now + self.PERIOD
+            loop.call_at(self._due, self._tick)
 
     def _tick(self) -> None:
-        now = self._loop.time()
+        now = self._now()
         self._total += max(0.0, now - self._due - self.TOLERANCE)
         if self._holders:
             self._arm(now)
         else:
-            self._handle = None
+            self._ticking = False
 
 
 _LAGS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LoopLag] = weakref.WeakKeyDictionary()

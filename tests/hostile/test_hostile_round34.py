@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import gc
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -569,3 +571,31 @@ def test_a_bot_stalling_the_referees_loop_still_times_out_and_costs_the_next_tab
                            for d in flooded)  # fmt: skip
     for rec in (m1, m2):
         _replays(rec)
+
+
+# ------------------------------------------------------------------------------ fixed
+
+
+def test_the_loop_stall_meter_lets_its_event_loop_go() -> None:
+    """Defect: the stall meter of a loop (``loop_lag``), kept in a ``WeakKeyDictionary``
+    by its loop so as to be forgotten with it, held that loop itself (and its tick's timer
+    handle did too): no loop that had ever timed a decision was freed, some 3 KB a loop
+    (``run_tournament``, or any library use, once per ``asyncio.run``). Now each loop that
+    ran a match is freed when it ends, its meter with it."""
+    from arena.referee import match as match_mod
+
+    loops: list[weakref.ref[asyncio.AbstractEventLoop]] = []
+
+    async def one_match() -> None:
+        loops.append(weakref.ref(asyncio.get_running_loop()))
+        ref = Referee(RefereeConfig(decision_ms=5_000))
+        _attach(ref, ("a", "b", "c"), lambda bot, r: _decide(ref, bot, r))
+        rec = await ref.run_match("m1", ONE_DEAL, 1, ["a", "b", "c"])
+        assert rec["incidents"] == []
+
+    for _ in range(3):
+        asyncio.run(one_match())
+    gc.collect()
+    assert [r() for r in loops] == [None, None, None]
+    # (loops that served gRPC calls stay bound to grpc.aio's completion queue: gRPC's)
+    assert not [lag for loop, lag in match_mod._LAGS.items() if lag._loop() is not loop]
