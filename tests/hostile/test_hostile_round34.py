@@ -582,7 +582,7 @@ def test_the_loop_stall_meter_lets_its_event_loop_go() -> None:
     handle did too): no loop that had ever timed a decision was freed, some 3 KB a loop
     (``run_tournament``, or any library use, once per ``asyncio.run``). Now each loop that
     ran a match is freed when it ends, its meter with it."""
-    from arena.referee import match as match_mod
+    from arena.referee import lag as lag_mod
 
     loops: list[weakref.ref[asyncio.AbstractEventLoop]] = []
 
@@ -598,4 +598,67 @@ def test_the_loop_stall_meter_lets_its_event_loop_go() -> None:
     gc.collect()
     assert [r() for r in loops] == [None, None, None]
     # (loops that served gRPC calls stay bound to grpc.aio's completion queue: gRPC's)
-    assert not [lag for loop, lag in match_mod._LAGS.items() if lag._loop() is not loop]
+    assert not [lag for loop, lag in lag_mod._LAGS.items() if lag._loop() is not loop]
+
+
+class _Clock:
+    """The running loop's clock: real time plus ``offset``, which a test moves on to
+    simulate the loop being held up that long (as tests/arena/test_deadline_fairness_round33
+    does)."""
+
+    def __init__(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._real = loop.time
+        self.offset = 0.0
+        loop.time = self.time  # type: ignore[method-assign]
+
+    def time(self) -> float:
+        return self._real() + self.offset
+
+
+def test_the_referees_stalls_are_not_a_bots_grace_period() -> None:
+    """Defect: the loop's stalls were excused from a decision's time (round 33) but not from
+    the grace period of a bot that was away: x, its stream lost (grace 5 s), was back while
+    the referee's loop was held up 10 s (a slow disk, other tables' work: gRPC had its new
+    call, the handler had not run yet), and the grace's timer, due during the stall, ran
+    first: x forfeited its seat though it was back in time, and the resumed seat said
+    ``forfeited``. Now the grace moves on by the loop's stalls, as a decision does: x
+    resumes its seat and answers; one disconnect, no forfeit."""
+    ref = Referee(RefereeConfig(decision_ms=60_000, time_bank_ms=0, reconnect_grace_s=5))
+    out: dict[str, Any] = {}
+
+    def on_request(bot: str, r: pb.DecisionRequest) -> None:
+        if bot != "x" or "back" in out:
+            _decide(ref, bot, r)
+            return
+        # x's stream is lost as it is asked; the loop is then held up 10 s, and x's new
+        # stream is taken in a few turns of the loop after it (its Hello read, its handler
+        # run), as the loop's work goes on in order.
+        session = ref.session("x")
+        session.detach(session.stream, 5, "stream closed")  # type: ignore[arg-type]
+
+        def stall() -> None:
+            out["clock"].offset += 10.0
+            loop.call_soon(loop.call_soon, loop.call_soon, back)
+
+        def back() -> None:
+            out["back"] = _Recorded("x", on_request)
+            session.attach(out["back"])
+
+        loop = asyncio.get_running_loop()
+        loop.call_soon(stall)
+
+    async def main() -> dict[str, Any]:
+        out["clock"] = _Clock()
+        _attach(ref, ("x", "a", "b"), on_request)
+        return await ref.run_match("m1", ONE_DEAL, 4, ["x", "a", "b"])
+
+    rec = asyncio.run(main())
+    back = out["back"].got
+    started = [m.match_started for m in back if m.HasField("match_started")]
+    assert [(s.resumed, s.forfeited) for s in started] == [(True, False)]
+    assert [(i["kind"], i["seat"]) for i in rec["incidents"]] == [("disconnect", 0)]
+    assert rec["forfeits"] == []
+    x_first = next(a for a in rec["deals"][0]["actions"] if a["seat"] == 0 and a["by"] != "forced")
+    assert x_first["by"] == "bot"
+    _replays(rec)
