@@ -705,6 +705,10 @@ class MatchRunner:
         p = st.pending
         if p is not None and not p.future.done():
             st.pending = None
+            # Its time ends now, less the loop's stalls (as an answer's), not when the match
+            # task next runs.
+            p.catch_up()
+            p.answered_at = self._loop.time()
             p.future.set_result(_FORFEITED)
 
     # ------------------------------------------------------------------ the record

@@ -662,3 +662,40 @@ def test_the_referees_stalls_are_not_a_bots_grace_period() -> None:
     x_first = next(a for a in rec["deals"][0]["actions"] if a["seat"] == 0 and a["by"] != "forced")
     assert x_first["by"] == "bot"
     _replays(rec)
+
+
+def test_a_decision_a_forfeit_cut_short_is_timed_less_the_loops_stalls() -> None:
+    """Defect: the record's ``ms`` of a decision cut short by a forfeit (the bot away past
+    its grace while asked) was all the time since the request, the loop's stalls included,
+    and counted when the match task next ran: every other ``ms`` is the bot's time less the
+    referee's stalls (docs/referee.md). Here the loop is held up 30 s while x, gone as it
+    was asked, has a grace of 0.2 s: the stall is not its time (neither the grace's nor the
+    decision's), the forfeit comes once the grace has run, and the fallback played for it
+    is timed at what the referee waited, not the 30 s."""
+    ref = Referee(RefereeConfig(decision_ms=120_000, time_bank_ms=0, reconnect_grace_s=0.2))
+    out: dict[str, Any] = {}
+
+    def on_request(bot: str, r: pb.DecisionRequest) -> None:
+        if bot != "x":
+            _decide(ref, bot, r)
+        elif "gone" not in out:
+            out["gone"] = True
+            session = ref.session("x")
+            session.detach(session.stream, 0.2, "stream closed")  # type: ignore[arg-type]
+            asyncio.get_running_loop().call_soon(stall)
+
+    def stall() -> None:
+        out["clock"].offset += 30.0
+
+    async def main() -> dict[str, Any]:
+        out["clock"] = _Clock()
+        _attach(ref, ("x", "a", "b"), on_request)
+        return await ref.run_match("m1", ONE_DEAL, 4, ["x", "a", "b"])
+
+    rec = asyncio.run(main())
+    assert [(i["kind"], i["seat"]) for i in rec["incidents"]] == [("disconnect", 0), ("forfeit", 0)]
+    assert "disconnected for more than 0.2 s" in rec["incidents"][1]["detail"]
+    x_first = next(a for a in rec["deals"][0]["actions"] if a["seat"] == 0 and a["by"] != "forced")
+    assert x_first["by"] == "fallback"
+    assert x_first["ms"] < 30_000, x_first  # (the 0.2 s of grace and the loop's latency)
+    _replays(rec)
