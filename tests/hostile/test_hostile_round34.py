@@ -699,3 +699,78 @@ def test_a_decision_a_forfeit_cut_short_is_timed_less_the_loops_stalls() -> None
     assert x_first["by"] == "fallback"
     assert x_first["ms"] < 30_000, x_first  # (the 0.2 s of grace and the loop's latency)
     _replays(rec)
+
+
+def test_answers_written_to_two_tables_as_the_stream_is_reset_count_once_each() -> None:
+    """x sits at two tables; five times, once both have asked it, it writes one
+    ``DecisionBatch`` answering both and resets its stream at once (the answers may or may
+    not be read before the reset), then comes back on a new stream, where what is still
+    pending is asked again and answered. Each answer counts once at its table: read before
+    the reset, it is played and not asked again; lost with the reset (or read after the
+    new stream took over: the old one's word no longer counts), it is asked again under the
+    same id. So every table records x's actions as its own (no strike, no timeout, no
+    wrong request), one disconnect per reset, and replays."""
+    ref = Referee(RefereeConfig(decision_ms=20_000, time_bank_ms=0, reconnect_grace_s=30))
+    resets = 5
+
+    def on_request(bot: str, r: pb.DecisionRequest) -> None:
+        _decide(ref, bot, r)
+
+    async def x_bot(port: int) -> None:
+        ended: set[str] = set()
+        dropped = 0
+        while len(ended) < 2:
+            channel, call = await _play_call(port, "tok-x")
+            pending: dict[str, pb.DecisionRequest] = {}
+            try:
+                while len(ended) < 2:
+                    msg = await call.read()
+                    assert msg is not grpc.aio.EOF
+                    for m in _inner(msg):
+                        if m.HasField("decision_request"):
+                            pending[m.decision_request.match_id] = m.decision_request
+                        elif m.HasField("match_ended"):
+                            ended.add(m.match_ended.match_id)
+                            pending.pop(m.match_ended.match_id, None)
+                    both = dropped < resets and len(pending) == 2
+                    if both or (dropped >= resets and pending):
+                        batch = pb.DecisionBatch(decisions=[
+                            pb.Decision(request_id=r.request_id, match_id=r.match_id,
+                                        action=r.view.legal_actions[0])
+                            for r in pending.values()
+                        ])  # fmt: skip
+                        pending.clear()
+                        await call.write(pb.BotMessage(decisions=batch))
+                        if both:
+                            dropped += 1
+                            break  # reset at once, the answers just written
+            finally:
+                call.cancel()
+                await channel.close()
+            await until(lambda: ref.session("x").stream is None, "the reset seen")
+        assert dropped == resets
+
+    async def main() -> list[dict[str, Any]]:
+        _attach(ref, ("a1", "a2", "b1", "b2"), on_request)
+        ref.add_bot("x", "tok-x")
+        server, port = await start_server(ref, host="127.0.0.1", port=0, tls=None)
+        try:
+            bot = asyncio.create_task(x_bot(port))
+            await until(lambda: ref.session("x").connected, "x connected")
+            recs = await asyncio.gather(
+                ref.run_match("m1", ONE_DEAL, 7, ["x", "a1", "a2"]),
+                ref.run_match("m2", ONE_DEAL, 8, ["b1", "b2", "x"]),
+            )
+            await bot
+        finally:
+            await ref.end_streams()
+            await server.stop(0.5)
+        return list(recs)
+
+    for rec, x in zip(asyncio.run(main()), (0, 2), strict=True):
+        assert {i["kind"] for i in rec["incidents"]} == {"disconnect"}, rec["incidents"]
+        assert {i["seat"] for i in rec["incidents"]} == {x}
+        assert rec["disconnects"][x] == resets and rec["wrong_requests"] == [0, 0, 0]
+        mine = [a["by"] for d in rec["deals"] for a in d["actions"] if a["seat"] == x]
+        assert set(mine) <= {"bot", "forced"} and "bot" in mine
+        _replays(rec)
