@@ -551,6 +551,8 @@ def test_a_bot_stalling_the_referees_loop_still_times_out_and_costs_the_next_tab
             bot.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await bot
+            session = ref.session("x")  # (none of its calls is left open in gRPC)
+            await until(lambda: session.open_calls == 0 and session.stream is None, "calls")
         finally:
             await ref.end_streams()
             await server.stop(0.5)
