@@ -23,7 +23,6 @@ import logging
 import math
 import os
 import time
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -41,6 +40,7 @@ from arena.protocol import (
     view_to_pb,
 )
 from arena.referee.config import RefereeConfig
+from arena.referee.lag import LoopLag, loop_lag
 from arena.referee.sessions import BotSession, Stream
 from arena.v1 import arena_pb2 as pb
 from engine import (
@@ -111,72 +111,6 @@ def _time_out(fut: asyncio.Future[pb.Action | _Forfeited | _TimedOut]) -> None:
     """The deadline timer: cut off the wait unless the answer (or a forfeit) came first."""
     if not fut.done():
         fut.set_result(_TIMED_OUT)
-
-
-class LoopLag:
-    """How long the referee's loop was held up (busy elsewhere: other tables' moves, a
-    record written to a slow disk, a big message parsed) while decisions were pending: a
-    bot's time is the time that passed less this, which is the referee's.
-
-    A timer ticks every ``PERIOD`` s while some decision is pending (``hold`` /
-    ``release``; it stops at the first tick that finds none); what a tick runs late by
-    over ``TOLERANCE`` is counted (``stalled``). A stall is so counted short by up to
-    ``PERIOD`` + ``TOLERANCE`` (the bot is charged that), and the loop's ordinary latency
-    not at all. It cannot tell when an answer read
-    after a stall reached the host: the bot has the benefit of the doubt.
-    """
-
-    PERIOD = 0.01
-    TOLERANCE = 0.005
-
-    __slots__ = ("_due", "_handle", "_holders", "_loop", "_total")
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
-        self._total = 0.0
-        self._holders = 0
-        self._due = 0.0
-        self._handle: asyncio.TimerHandle | None = None
-
-    def hold(self) -> None:
-        self._holders += 1
-        if self._handle is None:
-            self._arm(self._loop.time())
-
-    def release(self) -> None:
-        # The timer goes on to its next tick, which stops it if nothing is pending then:
-        # at one table a decision follows the last at once, and a timer cancelled and made
-        # again for each would cost a timer a decision more.
-        self._holders = max(0, self._holders - 1)
-
-    def stalled(self) -> float:
-        """Seconds the loop was held up so far (while ticking), the stall in progress too."""
-        if self._handle is None:
-            return self._total
-        return self._total + max(0.0, self._loop.time() - self._due - self.TOLERANCE)
-
-    def _arm(self, now: float) -> None:
-        self._due = now + self.PERIOD
-        self._handle = self._loop.call_at(self._due, self._tick)
-
-    def _tick(self) -> None:
-        now = self._loop.time()
-        self._total += max(0.0, now - self._due - self.TOLERANCE)
-        if self._holders:
-            self._arm(now)
-        else:
-            self._handle = None
-
-
-_LAGS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LoopLag] = weakref.WeakKeyDictionary()
-
-
-def loop_lag(loop: asyncio.AbstractEventLoop) -> LoopLag:
-    """The :class:`LoopLag` of ``loop`` (one per loop: every match's decisions share it)."""
-    lag = _LAGS.get(loop)
-    if lag is None:
-        lag = _LAGS[loop] = LoopLag(loop)
-    return lag
 
 
 def _ms_up(seconds: float) -> int:
@@ -771,6 +705,10 @@ class MatchRunner:
         p = st.pending
         if p is not None and not p.future.done():
             st.pending = None
+            # Its time ends now, less the loop's stalls (as an answer's), not when the match
+            # task next runs.
+            p.catch_up()
+            p.answered_at = self._loop.time()
             p.future.set_result(_FORFEITED)
 
     # ------------------------------------------------------------------ the record

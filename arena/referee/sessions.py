@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 
+from arena.referee.lag import loop_lag
 from arena.v1 import arena_pb2 as pb
 
 if TYPE_CHECKING:
@@ -285,9 +286,10 @@ class BotSession:
         #: How many more matches the bot will play (its Hello's ``matches``; ``None``: no
         #: limit); each seating counts one. The lobby seats no bot at 0.
         self.matches_left: int | None = None
-        #: While the bot is away: match_id -> when that seat's grace period ends (loop
-        #: time). A seat taken while away gets a whole period from its match's start.
-        self._away: dict[str, float] = {}
+        #: While the bot is away: match_id -> (when that seat's grace period ends, in loop
+        #: time; the loop's stalls counted when it was last set). A seat taken while away
+        #: gets a whole period from its match's start; the loop's stalls move it on.
+        self._away: dict[str, tuple[float, float]] = {}
         #: The timer of the earliest of those ends.
         self._grace: asyncio.TimerHandle | None = None
         #: Set whenever the bot is connected and sits in no match (the lobby waits on it).
@@ -399,14 +401,14 @@ class BotSession:
         """Forfeit the seat of ``match_id`` (``None``: every seat not yet counting down)
         unless the bot is back within ``grace_s``."""
         loop = asyncio.get_running_loop()
-        until = loop.time() + grace_s
+        away = (loop.time() + grace_s, loop_lag(loop).stalled())
         if match_id is not None:
             # A new seat: a whole period from now, even if an ended match of the same id
             # (``run_match`` takes an ended match's id again) is still counting down.
-            self._away[match_id] = until
+            self._away[match_id] = away
         else:
             for mid in self.seats:
-                self._away.setdefault(mid, until)
+                self._away.setdefault(mid, away)
         self._arm(loop, grace_s)
 
     def _arm(self, loop: asyncio.AbstractEventLoop, grace_s: float) -> None:
@@ -414,7 +416,8 @@ class BotSession:
             self._grace.cancel()
             self._grace = None
         if self._away:
-            self._grace = loop.call_at(min(self._away.values()), self._grace_over, grace_s)
+            until = min(u for u, _ in self._away.values())
+            self._grace = loop.call_at(until, self._grace_over, grace_s)
 
     def _grace_over(self, grace_s: float) -> None:
         self._grace = None
@@ -422,12 +425,18 @@ class BotSession:
             return
         loop = asyncio.get_running_loop()
         now = loop.time()
-        for mid, until in list(self._away.items()):
+        # The loop's stalls are the referee's time, not the bot's (as for a decision): the
+        # bot may have come back during one, its new stream not yet taken in.
+        stalled = loop_lag(loop).stalled()
+        for mid, (until, seen) in list(self._away.items()):
             seat = self.seats.get(mid)
+            until += stalled - seen
             if seat is None:  # the match has ended
                 del self._away[mid]
             elif until <= now + 0.001:  # (the loop runs a timer up to its clock's resolution early)
                 del self._away[mid]
                 with contextlib.suppress(Exception):
                     seat.match.forfeit(seat, f"disconnected for more than {grace_s:g} s")
+            else:
+                self._away[mid] = (until, stalled)
         self._arm(loop, grace_s)
