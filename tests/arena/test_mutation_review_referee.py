@@ -382,11 +382,16 @@ def test_timeouts_use_the_bank_then_the_decision_time() -> None:
 
 def test_a_quick_answer_keeps_the_whole_bank() -> None:
     """M24: ``bank_left``'s ``decision_ms`` and ``used_ms`` swapped: an answer well within
-    the decision time emptied the bank. Every request here states the whole bank."""
+    the decision time emptied the bank. Every request here states the whole bank (and
+    about the whole decision time: what passed between making a request and sending it
+    is taken off, a millisecond or more on a loaded machine)."""
     _rec, msgs = play(decision_ms=60_000, time_bank_ms=10_000)
     for bot in "abc":
         asked = requests(msgs[bot])
-        assert asked and {(r.time_limit_ms, r.time_bank_ms) for r in asked} == {(60_000, 10_000)}
+        # both stated in whole ms rounded up from the same clock: a float's last bit may
+        # move the bank by one
+        assert asked and all(abs(r.time_bank_ms - 10_000) <= 1 for r in asked)
+        assert all(50_000 < r.time_limit_ms <= 60_000 for r in asked)
     assert bank_left(10_000, 60_000, 5) == 10_000
 
 
