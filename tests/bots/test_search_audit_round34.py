@@ -42,6 +42,7 @@ from hypothesis import strategies as st
 
 from bots import _dds, counting, load, pimc
 from bots._dds import Budget, SearchTimeout, Solver, position_from_view, rule_options
+from bots.heuristic import HeuristicBot
 from bots.pimc import PimcBot
 from engine import (
     PRESETS,
@@ -61,6 +62,7 @@ from engine import (
 )
 from engine.cards import bit_indices
 from engine.game import cap_of
+from sdk import hand as sdk_hand
 from sdk.local import play_local
 from sdk.sampling import Sampler
 
@@ -413,6 +415,26 @@ def _positions(rules: Ruleset, rng: random.Random, stops: int) -> Iterator[tuple
         step += 1
 
 
+def check_hand_helpers(view: PlayerView, hands: tuple[int, ...]) -> None:
+    """``sdk.hand``'s readings hold in a deal the engine accepted as a history of ``view``:
+    no seat holds a suit ``voids`` says it lacks, the cards ``outstanding_cards`` names are
+    the others' (and the face-down talon's), and the trump of the trick in progress is the
+    view's."""
+    shown = sdk_hand.voids(view)
+    for s, suits in shown.items():
+        for suit in suits:
+            assert not hands[s] >> (6 * int(suit)) & 63, (s, suit)
+    others = 0
+    for s, m in enumerate(hands):
+        if s != view.seat:
+            others |= m
+    out = _mask(sdk_hand.outstanding_cards(view))
+    assert others & ~out == 0
+    if view.phase is not Phase.BIDDING:
+        assert out == others
+    assert sdk_hand.trumps_by_trick(view)[-1] == view.trump
+
+
 def check_draws(game: Game, seat: int, rng: random.Random, draws: int) -> None:
     view = observe(game, seat)
     story = _story(game)
@@ -420,6 +442,7 @@ def check_draws(game: Game, seat: int, rng: random.Random, draws: int) -> None:
     truth = tuple(game.hand_mask(s) for s in range(game.players.__len__()))
     true_talon = _mask(game.talon) if view.phase is Phase.BIDDING else 0
     assert _histories(story, view, truth, true_talon, count=False) == 1
+    check_hand_helpers(view, truth)
     sampler = Sampler(view)
     for _ in range(draws):
         deal = sampler.sample(rng)
@@ -429,6 +452,7 @@ def check_draws(game: Game, seat: int, rng: random.Random, draws: int) -> None:
             seat,
             deal,
         )
+        check_hand_helpers(view, deal.hand_masks)
 
 
 PROFILE: dict[str, Any] = {
@@ -844,3 +868,19 @@ def test_every_bot_replays_its_match_for_the_same_seed_long(
 ) -> None:
     seats = [name] * rules.players
     assert _match(rules, seats, 9, 8) == _match(rules, seats, 9, 8)
+
+
+def test_counting_with_no_budget_left_plays_its_rule_of_thumb(frozen_clock: _Clock) -> None:
+    """counting's endgame search given a spent budget searches nothing and keeps the
+    heuristic's card (legal), as pimc's fallback relies on."""
+    asked = 0
+    for rules in RULESETS[:3]:
+        for view, bot in _decisions(lambda: load("counting")(), rules, 11, 80):
+            if view.phase is not Phase.PLAYING or len(view.hand) > 5:
+                continue
+            spent = Budget(0.0, safety=1e9)
+            action = bot.play(view, spent)
+            assert action in view.legal_actions
+            assert action == HeuristicBot.play(bot, view)
+            asked += 1
+    assert asked >= 10
