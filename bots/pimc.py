@@ -304,10 +304,10 @@ class PimcBot(Bot):
 
     def _counting_play(self, view: PlayerView, budget: Budget) -> Action:
         """``counting``'s card, its endgame search (from 5 cards) inside this decision's
-        budget: at most its own ``endgame_budget`` of it, nothing once it is spent. (Its own
-        fresh budget, as before, let a fallback after a spent budget search 16,000 nodes
-        more, and after a clock-cut one up to 0.4 s more: past the 0.9 s backstop, past the
-        arena's 1 s deadline.)"""
+        budget: at most its own ``endgame_budget`` of it, nothing once it is spent. (With a
+        fresh budget of its own, before 2026-12-04, the fallback after a spent budget
+        searched 16,000 nodes more, and after a cut by the clock up to 0.4 s more: past the
+        0.9 s backstop, past the arena's 1 s deadline.)"""
         counting = self._counting
         return counting.play(view, budget.within(counting.endgame_budget))
 
