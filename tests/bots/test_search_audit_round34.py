@@ -256,6 +256,7 @@ def test_solver_equals_engine_minimax(rules: Ruleset) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # past the default 300 s on a busy machine
 @pytest.mark.parametrize("rules", RULESETS, ids=RULE_IDS)
 def test_solver_equals_engine_minimax_long(rules: Ruleset) -> None:
     for game in _endgames(rules, 2, 120, (2, 3, 4, 4)):
@@ -474,6 +475,7 @@ def test_every_draw_is_a_history_of_the_view(rules: Ruleset, seed: int) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # past the default 300 s on a busy machine
 @pytest.mark.parametrize("rules", VARIANTS, ids=VARIANT_IDS)
 @settings(max_examples=200, **PROFILE)
 @given(seed=st.integers(min_value=0, max_value=2**31 - 1))
@@ -830,6 +832,7 @@ def test_every_bot_plays_legal_actions(rules: Ruleset) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # past the default 300 s on a busy machine
 @pytest.mark.parametrize("rules", RULESETS, ids=RULE_IDS)
 def test_every_bot_plays_legal_actions_long(rules: Ruleset) -> None:
     assert check_legal_deals(rules, 2, 300) > 3000
@@ -861,6 +864,7 @@ def test_every_bot_replays_its_match_for_the_same_seed(
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # past the default 300 s on a busy machine
 @pytest.mark.parametrize("name", ["random", "heuristic", "counting", "pimc"])
 @pytest.mark.parametrize("rules", RULESETS, ids=RULE_IDS)
 def test_every_bot_replays_its_match_for_the_same_seed_long(
