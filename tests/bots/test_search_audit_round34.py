@@ -404,7 +404,7 @@ def _positions(rules: Ruleset, rng: random.Random, stops: int) -> Iterator[tuple
     """Up to ``stops`` (game, seat) positions of one random deal 0, at random moments, for
     a random seat (the one to act, or any other: every view must be samplable)."""
     game = _new_game(rules, rng)
-    moments = sorted(rng.sample(range(60), stops))
+    moments = sorted(rng.sample(range(36), stops))  # (a played-out deal: ~30-40 actions)
     step = 0
     while game.deal_number == 0 and game.phase is not Phase.GAME_OVER and moments:
         if step == moments[0]:
