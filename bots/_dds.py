@@ -133,7 +133,7 @@ class Solver:
     who led the trick in progress (or leads the next one); ``trick``: cards already played to
     it, in order; ``trump``: suit or -1; ``won``: bit ``p`` set if position ``p`` has won a
     trick this deal. ``budget``: the search raises :class:`SearchTimeout` once it is used up
-    (every node is charged to it).
+    (every node is charged to it: every 64 during a search, the rest when it ends).
     """
 
     def __init__(
@@ -164,6 +164,8 @@ class Solver:
         self.must_beat = must_beat
         self.budget = budget
         self.nodes = 0
+        # Nodes already charged to a budget (every 64 during a search, the rest at its end).
+        self._billed = 0
         self._tt: dict[tuple[int, int, int, int, int, int], tuple[int, int, int]] = {}
 
     # ------------------------------------------------------------------ public
@@ -178,7 +180,33 @@ class Solver:
 
     def value(self) -> int:
         """The exact future declarer take of the current position."""
-        return self._node(self.trick, self.trump, self.won, -_INF, _INF)
+        self._check_budget()
+        hands = self.hands[:]
+        try:
+            return self._node(self.trick, self.trump, self.won, -_INF, _INF)
+        except SearchTimeout:
+            self._restore(hands)
+            raise
+        finally:
+            self._settle()
+
+    def _restore(self, hands: list[int]) -> None:
+        # A search cut off by its budget unwinds without putting back the cards it had
+        # taken out of the hands: restore them, so that the solver (and its table) can be
+        # used again for the same position.
+        self.hands[:] = hands
+
+    def _check_budget(self) -> None:
+        # A spent budget stops a search before it starts, not 64 nodes into it.
+        if self.budget is not None and self.budget.over:
+            raise SearchTimeout
+
+    def _settle(self) -> None:
+        # Charge the nodes of the search just ended that no multiple of 64 charged: every
+        # node is charged, however many small searches a decision runs.
+        if self.budget is not None and self.nodes > self._billed:
+            self.budget.spend(self.nodes - self._billed)
+        self._billed = self.nodes
 
     def root_values(
         self, moves: Sequence[tuple[int, bool]], alpha: int = -_INF, beta: int = _INF
@@ -192,8 +220,10 @@ class Solver:
         it is the ace marriage (200 if the mover is the declarer; no trump change). The
         values include the points of the trick in progress.
         """
+        self._check_budget()
         out = []
         p = self.to_move()
+        saved = self.hands[:]
         for card, declare in moves:
             extra = 0
             trump = self.trump
@@ -205,20 +235,34 @@ class Solver:
                     trump = card // 6
                     if p == self.declarer:
                         extra = MARRIAGE_VALUE[trump]
-            hand = self.hands[p]
-            self.hands[p] = hand & ~(1 << card)
+            self.hands[p] = saved[p] & ~(1 << card)
             try:
                 v = self._after_play(
                     [*self.trick, card], trump, self.won, alpha - extra, beta - extra
                 )
+            except SearchTimeout:
+                self._restore(saved)
+                raise
             finally:
-                self.hands[p] = hand
+                self._settle()
+            self.hands[p] = saved[p]
             out.append(v + extra)
         return out
 
     def probe(self, need: int) -> bool:
-        """Can the declarer take at least ``need`` more from the current position?"""
-        return self._node(self.trick, self.trump, self.won, need - 1, need) >= need
+        """Can the declarer take at least ``need`` more from the current position?
+
+        Cut off by the budget (:class:`SearchTimeout`), the solver is left as it was, its
+        table kept: a later call resumes the work (``pimc``'s contract search does)."""
+        self._check_budget()
+        hands = self.hands[:]
+        try:
+            return self._node(self.trick, self.trump, self.won, need - 1, need) >= need
+        except SearchTimeout:
+            self._restore(hands)
+            raise
+        finally:
+            self._settle()
 
     # ---------------------------------------------------------------- internals
 
@@ -311,7 +355,8 @@ class Solver:
             return 0
         self.nodes += 1
         if not self.nodes & 63 and self.budget is not None:
-            self.budget.spend(64)
+            self.budget.spend(self.nodes - self._billed)
+            self._billed = self.nodes
             if self.budget.over:
                 raise SearchTimeout
         decl = self.declarer

@@ -114,13 +114,16 @@ class CountingBot(HeuristicBot):
     #: nodes, so that the same seeds play the same unless the machine is ten times slower.
     safety = 10.0
 
-    def play(self, view: PlayerView) -> Action:
+    def play(self, view: PlayerView, budget: Budget | None = None) -> Action:
+        """The heuristic's card, overturned by the endgame search from ``endgame_cards``
+        cards; ``budget``: the search's work (default ``endgame_budget`` of its own; a
+        ``pimc`` asking for this bot's card passes a share of its own budget)."""
         choice = super().play(view)
         if not isinstance(choice, Play) or len(view.legal_actions) == 1:
             return choice
         if len(view.hand) > self.endgame_cards or view.declarer is None:
             return choice
-        better = self.search_play(view, choice)
+        better = self.search_play(view, choice, budget)
         return choice if better is None else better
 
     def lead(self, view: PlayerView, plays: Sequence[Play]) -> Play:
@@ -145,7 +148,9 @@ class CountingBot(HeuristicBot):
                 return choice if choice in plays else non_aces[0]
         return super().lead(view, plays)
 
-    def search_play(self, view: PlayerView, choice: Play) -> Play | None:
+    def search_play(
+        self, view: PlayerView, choice: Play, budget: Budget | None = None
+    ) -> Play | None:
         """The legal play with the best average over sampled consistent deals, each solved
         exactly; ``None`` when nothing could be searched. Ties keep ``choice``."""
         declarer = view.declarer
@@ -164,7 +169,8 @@ class CountingBot(HeuristicBot):
         except ValueError:
             return None
         rng = random.Random(view.deal_number * 1009 + view.seat * 31 + len(view.hand))
-        budget = Budget(self.endgame_budget, safety=self.safety)
+        if budget is None:
+            budget = Budget(self.endgame_budget, safety=self.safety)
         totals = [0.0] * len(moves)
         done = 0
         sign = 1.0 if me == decl else -1.0
