@@ -211,6 +211,10 @@ def mask_of(cards: Iterable[int]) -> int:
     return m
 
 
+#: The bits of the 24 cards.
+_DECK_MASK = (1 << 24) - 1
+
+
 def cards_from_mask(mask: int) -> tuple[Card, ...]:
     """The cards of a bitmask, in ascending order (bits past the deck's 24 ignored).
 
@@ -224,9 +228,6 @@ def cards_from_mask(mask: int) -> tuple[Card, ...]:
         out.append(DECK[low.bit_length() - 1])
         mask ^= low
     return tuple(out)
-
-
-_DECK_MASK = (1 << 24) - 1
 
 
 def bit_indices(mask: int) -> list[int]:
