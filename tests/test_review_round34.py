@@ -38,6 +38,7 @@ from arena.referee.lag import LoopLag, loop_lag
 from arena.storage import Storage
 from arena.web.replay import view_json
 from engine import DECK, Game, card_points, cards_from_mask, observe
+from sdk import Bot
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -343,3 +344,52 @@ def test_a_launched_bot_leaves_multiprocessings_fork_server_to_end_by_itself(
         "tracker": True,
     }
     assert "the bot left running" not in proc.stderr, proc.stderr
+
+
+# ------------------------------------------- a message the arena refused as too large
+
+
+class _First(Bot):
+    """A bot that plays its first legal action (it is never asked here)."""
+
+    def act(self, view: Any) -> Any:
+        return view.legal_actions[0]
+
+
+def test_a_message_of_the_bots_over_the_arenas_limit_is_not_said_as_the_arenas() -> None:
+    """Defect (round 34's words for a message over the receive limit): gRPC says so of
+    either side's limit, "Received message larger than max (N vs. M)", the arena's with
+    "SERVER: " before it. A bot whose Hello was over the arena's limit (a name of 5000
+    characters, against an arena reading 1 KiB) was told "the arena at ... sent a message
+    of 5041 bytes, over the 1024 bytes this bot reads": the other way round (before round
+    34 it printed gRPC's words as they were). Now the arena refused a message of the bot's,
+    and the bot still stops (it would send the same again)."""
+    import grpc
+
+    from sdk.client import ArenaError, BotRunner
+
+    async def play(requests: Any, context: Any) -> Any:
+        async for _ in requests:  # (never: the Hello is refused before it is read)
+            yield b""
+
+    async def main() -> str:
+        server = grpc.aio.server(options=[("grpc.max_receive_message_length", 1024)])
+        handler = grpc.method_handlers_generic_handler("arena.v1.Arena", {
+            "Play": grpc.stream_stream_rpc_method_handler(play)})  # fmt: skip
+        server.add_generic_rpc_handlers((handler,))
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        try:
+            runner = BotRunner(_First, f"127.0.0.1:{port}", "tok", name="n" * 5000,
+                               retry_for=10)  # fmt: skip
+            with pytest.raises(ArenaError) as e:
+                await asyncio.wait_for(runner.run(), 60)
+            return str(e.value)
+        finally:
+            await server.stop(0)
+
+    said = asyncio.run(main())
+    assert said.startswith("the arena at 127.0.0.1:") and " refused a message of " in said
+    assert said.endswith(" bytes from this bot, over the 1024 bytes it reads (the bot "
+                         "would send it again)"), said  # fmt: skip
+    assert " sent a message of " not in said
