@@ -211,9 +211,23 @@ def mask_of(cards: Iterable[int]) -> int:
     return m
 
 
+#: The bits of the 24 cards.
+_DECK_MASK = (1 << 24) - 1
+
+
 def cards_from_mask(mask: int) -> tuple[Card, ...]:
-    """The cards of a bitmask, in ascending order."""
-    return tuple(DECK[i] for i in range(24) if mask >> i & 1)
+    """The cards of a bitmask, in ascending order (bits past the deck's 24 ignored).
+
+    Walks only the set bits, as :func:`bit_indices` does: ``observe`` makes every hand
+    with it, and a sampling bot every hand of thousands of sampled deals a decision.
+    """
+    mask &= _DECK_MASK
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(DECK[low.bit_length() - 1])
+        mask ^= low
+    return tuple(out)
 
 
 def bit_indices(mask: int) -> list[int]:

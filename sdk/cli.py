@@ -390,8 +390,7 @@ def _stop_what_the_bot_left() -> None:
     if launcher is None:
         return
     me = os.getpid()
-    tracker = getattr(getattr(_resource_tracker(), "_resource_tracker", None), "_pid", None)
-    left = sorted(_descendants(me) - {me, tracker})
+    left = sorted(_descendants(me) - {me, *_ending_by_themselves()})
     if not left:
         return
     logging.getLogger("sdk.client").warning(
@@ -416,10 +415,19 @@ def _stop_what_the_bot_left() -> None:
             break
 
 
-def _resource_tracker() -> Any:
-    """multiprocessing's resource tracker module, if this process loaded it (its process,
-    a child of the bot's, ends by itself once the bot has exited)."""
-    return sys.modules.get("multiprocessing.resource_tracker")
+def _ending_by_themselves() -> set[int]:
+    """multiprocessing's helper processes that this process started, if any: its resource
+    tracker and its fork server (Python 3.14's default start method on Linux). Children of
+    the bot's, each ends by itself once the bot has exited (the tracker after cleaning up
+    what the bot's processes registered); the processes forked by the fork server are
+    the bot's own, and are stopped."""
+    helpers = (("multiprocessing.resource_tracker", "_resource_tracker", "_pid"),
+               ("multiprocessing.forkserver", "_forkserver", "_forkserver_pid"))  # fmt: skip
+    pids = (
+        getattr(getattr(sys.modules.get(module), instance, None), attr, None)
+        for module, instance, attr in helpers
+    )
+    return {pid for pid in pids if isinstance(pid, int)}
 
 
 def _descendants(root: int) -> set[int]:

@@ -465,8 +465,10 @@ def _why_ended(code: grpc.StatusCode, details: str, arena: str) -> str:
 #: What this bot's own gRPC says of a message over its receive limit, and of metadata (a
 #: status's details, say) over gRPC's: "Received message larger than max (72000288 vs.
 #: 67108864)", "received metadata size exceeds hard limit (value length 20000 vs. 16384)"
-#: (or "soft limit (12190 vs. 8192)": past 8 KiB, a status may be refused or not).
-_TOO_LARGE = re.compile(r"received message larger than max \((\d+) vs\. (\d+)\)", re.I)
+#: (or "soft limit (12190 vs. 8192)": past 8 KiB, a status may be refused or not). The
+#: arena's gRPC says the same of a message of the bot's over its own limit, after
+#: "SERVER: " (this bot's says "CLIENT: ").
+_TOO_LARGE = re.compile(r"(SERVER: )?received message larger than max \((\d+) vs\. (\d+)\)", re.I)
 #: ... and of a compressed message that would grow past it (a "zip bomb": no sizes said).
 _DECOMPRESSES_TOO_LARGE = "Decompressed message larger than max"
 _METADATA_TOO_LARGE = re.compile(
@@ -487,9 +489,13 @@ def _why_final(code: grpc.StatusCode, details: str, arena: str) -> str:
     """
     if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
         large = _TOO_LARGE.search(details)
+        if large is not None and large[1]:  # (a Hello with a name of a MiB, say)
+            return (f"the arena at {arena} refused a message of {large[2]} bytes from this "
+                    f"bot, over the {large[3]} bytes it reads (the bot would send it "
+                    "again)")  # fmt: skip
         if large is not None:
-            return (f"the arena at {arena} sent a message of {large[1]} bytes, over the "
-                    f"{large[2]} bytes this bot reads (it would come again)")  # fmt: skip
+            return (f"the arena at {arena} sent a message of {large[2]} bytes, over the "
+                    f"{large[3]} bytes this bot reads (it would come again)")  # fmt: skip
         if _DECOMPRESSES_TOO_LARGE in details:
             return (f"the arena at {arena} sent a compressed message that grows past the "
                     f"{_MAX_RECEIVE_BYTES} bytes this bot reads (it would come again)")  # fmt: skip
