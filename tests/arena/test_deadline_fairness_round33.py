@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 from harness import attach_in_process, welcomed_call
 
 from arena.referee import Referee, RefereeConfig, start_server
-from arena.referee.match import LoopLag
+from arena.referee.lag import LoopLag
 from arena.referee.sessions import Stream
 from arena.v1 import arena_pb2 as pb
 from engine import PRESETS

@@ -29,7 +29,7 @@ from test_hostile_round17 import _Conformance
 
 from arena.cli import main as cli_main
 from arena.referee import Referee, RefereeConfig
-from arena.referee.match import LoopLag
+from arena.referee.lag import LoopLag
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 from engine import PRESETS, Bid, Game, Pass, Phase, Ruleset, parse_action
