@@ -43,6 +43,7 @@ from sdk.local import (
     raise_site,
     watch_slow_calls,
 )
+from sdk.procfs import processes
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -435,22 +436,7 @@ def _descendants(root: int) -> set[int]:
     a session (a tournament starts each bot in one), the others in that session: a
     child of a child that died is no longer ``root``'s descendant, but still in its
     session. Linux's /proc; none elsewhere."""
-    table: dict[int, tuple[int, int]] = {}
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return set()
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                # pid (comm) state ppid pgrp session ...: comm may hold spaces and ")"
-                fields = fh.read().rpartition(b")")[2].split()
-            if fields[0] != b"Z":
-                table[int(entry)] = (int(fields[1]), int(fields[3]))
-        except (OSError, ValueError, IndexError):  # gone meanwhile
-            continue
+    table = {pid: (ppid, sid) for pid, ppid, sid in processes(zombies=False)}
     found = {pid for pid, (_, sid) in table.items() if sid == root}
     found.add(root)
     while True:

@@ -73,6 +73,7 @@ from arena.storage import (
 from arena.tournament.config import BotSpec, TLSSpec, TournamentConfig, identity_changes
 from arena.tournament.schedule import SCHEDULE_VERSION, ScheduledMatch, match_id, replay_seed
 from engine.rules import Ruleset
+from sdk.procfs import processes
 
 if TYPE_CHECKING:
     import grpc
@@ -116,24 +117,6 @@ def _bot_pythonpath(inherited: str = "") -> str:
 _LIVE_GROUPS: set[int] = set()
 
 
-def _processes() -> Iterator[tuple[int, int, int]]:
-    """(pid, parent pid, session id) of every process (Linux's /proc; none elsewhere)."""
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                # pid (comm) state ppid pgrp session ...: comm may hold spaces and ")"
-                fields = fh.read().rpartition(b")")[2].split()
-            yield int(entry), int(fields[1]), int(fields[3])
-        except (OSError, ValueError, IndexError):  # gone meanwhile, unreadable
-            continue
-
-
 def _kill_session(sid: int, sig: int, *, group: bool = True) -> None:
     """Send ``sig`` to the session ``sid`` a bot leads (it was started in a session of its
     own): its process group (``group``), and on Linux every other process of the session
@@ -142,7 +125,7 @@ def _kill_session(sid: int, sig: int, *, group: bool = True) -> None:
     if group:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(sid, sig)
-    for pid, _, session in _processes():
+    for pid, _, session in processes():
         if session == sid and pid != sid:
             with contextlib.suppress(OSError):  # gone meanwhile, not ours
                 os.kill(pid, sig)
@@ -167,14 +150,14 @@ def orphans_stopped() -> Iterator[None]:
         yield
         return
     me = os.getpid()
-    before = {pid for pid, parent, _ in _processes() if parent == me}
+    before = {pid for pid, parent, _ in processes() if parent == me}
     adopting = prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
     try:
         yield
     finally:
         if adopting:
             prctl(_PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
-            for pid, parent, _ in list(_processes()):
+            for pid, parent, _ in list(processes()):
                 if parent == me and pid not in before:
                     with contextlib.suppress(OSError):
                         os.kill(pid, signal.SIGKILL)
