@@ -53,6 +53,8 @@ def play_match(
     """Play one match between bundled bots ``names`` (by seat); return scores, places,
     deals played and the decision time per seat."""
     seats = [_make(n, seed * 10 + i, pimc_budget) for i, n in enumerate(names)]
+    for bot in seats:  # (named in their log lines: pimc's cut by the clock said "match -")
+        bot.match_id = f"strength-{seed}-{'-'.join(names)}"
     game = Game.new(ruleset, seed, [f"{n}#{i}" for i, n in enumerate(names)])
     spent = [0.0] * len(names)
     calls = [0] * len(names)
