@@ -527,3 +527,154 @@ def test_root_values_leave_the_solvers_hands_as_they_were() -> None:
         solver.root_values(moves)
         assert solver.hands == hands
         assert solver.value() == Solver(hands, 0, 0, won=7).value()
+
+
+# ------------------------------------------------------------------ an empty action event
+
+
+def test_an_action_event_with_no_action_at_all_is_malformed_not_a_newer_kind(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An action event whose action is empty (no kind, no field: nothing a newer protocol
+    sent) is refused as malformed, as before the newer kinds were skipped; only an action
+    with fields of a kind unknown here is a newer protocol's. (Every action with no known
+    kind taken for a newer one, mutant: an arena's empty action was skipped as "a newer
+    protocol's", its defect hidden.)"""
+    import logging
+
+    from sdk import Bot
+    from tests.sdk.test_hostile_arena import WELCOME, _game, ended, play, started
+
+    told: list[Any] = []
+
+    class _Listener(Bot):
+        def act(self, view: Any) -> Any:
+            return view.legal_actions[0]
+
+        def on_action(self, view: Any, seat: int, action: object) -> None:
+            told.append((seat, action))
+
+    g = _game()
+
+    async def script(s: Any) -> Any:
+        yield WELCOME
+        yield started("m1", g)
+        empty = pb.Event(match_id="m1", seq=1)
+        empty.action.seat = 2
+        empty.action.action.SetInParent()
+        yield pb.ServerMessage(events=[empty])
+        yield ended("m1")
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        summary, _ = play(_Listener, script, matches=1)
+    assert summary.matches == 1
+    assert told == []
+    assert "a newer protocol's" not in caplog.text
+    assert (
+        "malformed action event from the arena (match m1), ignored: action: no kind set"
+    ) in caplog.text
+
+
+def test_newer_kinds_anywhere_in_the_legal_actions_are_left_out_and_an_empty_one_is_not(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A request whose legal actions hold two actions of a newer protocol's kind, among
+    and after the known ones, is answered from exactly the known ones (left out by index
+    from the last: from the first, mutant, the second index pointed past a known action
+    or past the end). A legal action that is empty (no kind, no field) is no newer
+    protocol's: that request is malformed and not answered (taken for a newer kind,
+    mutant, the arena's empty action was dropped in silence and the request answered)."""
+    import logging
+
+    from sdk import Bot
+    from tests.sdk.test_hostile_arena import WELCOME, _game, ended, play, request, started
+
+    asked: list[tuple[Any, ...]] = []
+
+    class _First(Bot):
+        def act(self, view: Any) -> Any:
+            asked.append(view.legal_actions)
+            return view.legal_actions[0]
+
+    g = _game()
+    newer_kind = b"\x42\x00"  # (a field of a number no kind has: a newer protocol's)
+
+    def with_extra(rid: str, at: tuple[int, ...], extra: bytes) -> pb.ServerMessage:
+        req = request("m1", g, rid)
+        acts = req.decision_request.view.legal_actions
+        known = [pb.Action.FromString(a.SerializeToString()) for a in acts]
+        del acts[:]
+        for i in range(len(known) + len(at)):
+            if i in at:
+                acts.add().MergeFromString(extra)
+            else:
+                acts.add().CopyFrom(known.pop(0))
+        return req
+
+    async def script(s: Any) -> Any:
+        yield WELCOME
+        yield started("m1", g)
+        n = len(g.legal_actions())
+        yield with_extra("1", (1, n + 1), newer_kind)
+        await s.decision()
+        yield with_extra("2", (1,), b"")  # an empty action among the known ones
+        yield request("m1", g, "3")
+        await s.decision()
+        yield ended("m1")
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        summary, arena = play(_First, script, matches=1)
+    assert summary.matches == 1
+    assert arena.streams[0].decided() == [("m1", "1"), ("m1", "3")]
+    assert asked == [tuple(g.legal_actions())] * 2
+    assert ("match m1: decision request 1 offers 2 action(s) of a kind this SDK does not know"
+            ) in caplog.text  # fmt: skip
+    assert "decision request 2 offers" not in caplog.text
+
+
+# ------------------------------------------------------------------ pimc's prior
+
+
+def test_countings_card_inside_pimc_searches_at_most_countings_own_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``pimc`` asks ``counting`` for its card (the prior, the fallback) inside its own
+    decision's budget, but at most ``counting``'s ``endgame_budget`` of it. (Handed pimc's
+    whole budget, mutant, counting's endgame search ran on through the samples' share.)
+    Shown with ``exact_cards`` lowered to 3, so that the prior is asked at 4 and 5 cards,
+    where counting searches, and counting's budget lowered to 200 nodes."""
+    from bots import _dds, counting
+    from bots.pimc import PimcBot
+    from engine import Phase
+    from tests.bots.test_search_audit_round34 import RULESETS, _Clock, _decisions
+
+    monkeypatch.setattr(_dds, "time", _Clock(0.0))  # (only the nodes end a search)
+    made: list[Solver] = []
+
+    class _Counted(Solver):
+        def __init__(self, *args: Any, **kw: Any) -> None:
+            super().__init__(*args, **kw)
+            made.append(self)
+
+    monkeypatch.setattr(counting, "Solver", _Counted)
+
+    class _Fewer(PimcBot):
+        exact_cards = 3
+
+    def make() -> PimcBot:
+        bot = _Fewer(budget=0.5, seed=1)
+        bot._counting.endgame_budget = 0.0005  # 200 nodes
+        return bot
+
+    share = round(0.0005 * _dds.NODES_PER_SECOND)
+    checked = 0
+    for rules in RULESETS[:2]:
+        for view, bot in _decisions(make, rules, 7, 80):
+            if view.phase is not Phase.PLAYING or not 4 <= len(view.hand) <= 5:
+                continue
+            made.clear()
+            assert bot.act(view) in view.legal_actions
+            assert made  # (counting searched)
+            assert sum(s.nodes for s in made) <= share + 63
+            checked += 1
+    assert checked >= 4
