@@ -583,7 +583,9 @@ def test_newer_kinds_anywhere_in_the_legal_actions_are_left_out_and_an_empty_one
     from the last: from the first, mutant, the second index pointed past a known action
     or past the end). A legal action that is empty (no kind, no field) is no newer
     protocol's: that request is malformed and not answered (taken for a newer kind,
-    mutant, the arena's empty action was dropped in silence and the request answered)."""
+    mutant, the arena's empty action was dropped in silence and the request answered). A
+    request malformed otherwise is refused as it is, without first saying that it offers
+    newer kinds (mutant: it said so, then refused it all the same)."""
     import logging
 
     from sdk import Bot
@@ -620,13 +622,19 @@ def test_newer_kinds_anywhere_in_the_legal_actions_are_left_out_and_an_empty_one
         yield with_extra("2", (1,), b"")  # an empty action among the known ones
         yield request("m1", g, "3")
         await s.decision()
+        bad = with_extra("4", (n,), newer_kind)
+        bad.decision_request.view.legal_actions[0].play.SetInParent()  # a play with no card
+        yield bad  # malformed, whatever else it offers: not answered
+        yield request("m1", g, "5")
+        await s.decision()
         yield ended("m1")
 
     with caplog.at_level(logging.INFO, logger="sdk.client"):
         summary, arena = play(_First, script, matches=1)
     assert summary.matches == 1
-    assert arena.streams[0].decided() == [("m1", "1"), ("m1", "3")]
-    assert asked == [tuple(g.legal_actions())] * 2
+    assert arena.streams[0].decided() == [("m1", "1"), ("m1", "3"), ("m1", "5")]
+    assert asked == [tuple(g.legal_actions())] * 3
+    assert "decision request 4 offers" not in caplog.text  # (refused at the bad play)
     assert ("match m1: decision request 1 offers 2 action(s) of a kind this SDK does not know"
             ) in caplog.text  # fmt: skip
     assert "decision request 2 offers" not in caplog.text
@@ -641,8 +649,10 @@ def test_countings_card_inside_pimc_searches_at_most_countings_own_budget(
     """``pimc`` asks ``counting`` for its card (the prior, the fallback) inside its own
     decision's budget, but at most ``counting``'s ``endgame_budget`` of it. (Handed pimc's
     whole budget, mutant, counting's endgame search ran on through the samples' share.)
-    Shown with ``exact_cards`` lowered to 3, so that the prior is asked at 4 and 5 cards,
-    where counting searches, and counting's budget lowered to 200 nodes."""
+    Nor more than what is left of pimc's (handed a fresh budget of counting's own, mutant,
+    a decision of a tiny budget searched 16,000 nodes for its prior). Shown with
+    ``exact_cards`` lowered to 3, so that the prior is asked at 4 and 5 cards, where
+    counting searches."""
     from bots import _dds, counting
     from bots.pimc import PimcBot
     from engine import Phase
@@ -661,20 +671,57 @@ def test_countings_card_inside_pimc_searches_at_most_countings_own_budget(
     class _Fewer(PimcBot):
         exact_cards = 3
 
-    def make() -> PimcBot:
-        bot = _Fewer(budget=0.5, seed=1)
-        bot._counting.endgame_budget = 0.0005  # 200 nodes
-        return bot
+    def make(pimcs: float, countings: float) -> Callable[[], PimcBot]:
+        def made_bot() -> PimcBot:
+            bot = _Fewer(budget=pimcs, seed=1)
+            bot._counting.endgame_budget = countings
+            return bot
 
-    share = round(0.0005 * _dds.NODES_PER_SECOND)
-    checked = 0
-    for rules in RULESETS[:2]:
-        for view, bot in _decisions(make, rules, 7, 80):
-            if view.phase is not Phase.PLAYING or not 4 <= len(view.hand) <= 5:
-                continue
-            made.clear()
-            assert bot.act(view) in view.legal_actions
-            assert made  # (counting searched)
-            assert sum(s.nodes for s in made) <= share + 63
-            checked += 1
-    assert checked >= 4
+        return made_bot
+
+    nps = _dds.NODES_PER_SECOND
+    # counting's budget the smaller (200 nodes), then pimc's whole budget (72 of its 80)
+    for pimcs, countings, share in ((0.5, 0.0005, 0.0005 * nps), (0.0002, 0.04, 0.00018 * nps)):
+        checked = 0
+        for rules in RULESETS[:2]:
+            for view, bot in _decisions(make(pimcs, countings), rules, 7, 80):
+                if view.phase is not Phase.PLAYING or not 4 <= len(view.hand) <= 5:
+                    continue
+                made.clear()
+                assert bot.act(view) in view.legal_actions
+                assert made  # (counting searched)
+                assert sum(s.nodes for s in made) <= round(share) + 63, (pimcs, countings)
+                checked += 1
+        assert checked >= 4
+
+
+_WITH_A_ZOMBIE = """
+import json, os, subprocess, sys, time
+import sdk.cli as cli
+
+done = subprocess.Popen([sys.executable, "-c", "pass"])
+while open(f"/proc/{done.pid}/stat", "rb").read().rpartition(b")")[2].split()[:1] != [b"Z"]:
+    time.sleep(0.01)  # (ended, not reaped: a zombie)
+live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+cli._launcher = os.getppid()
+cli._stop_what_the_bot_left()
+print(json.dumps({"live": live.pid, "running": cli._running(live.pid)}))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux's /proc")
+def test_a_child_that_ended_unreaped_is_not_among_what_the_bot_left_running() -> None:
+    """A child of the bot's that has ended but is not reaped yet (a zombie) is not a
+    process left running: the bot says it stops the one that runs, and only it. (Zombies
+    counted, mutant: "stopping 2 processes", one of them long ended.)"""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("ARENA_PARENT_PID", None)
+    proc = subprocess.run([sys.executable, "-c", _WITH_A_ZOMBIE], capture_output=True,
+                          text=True, env=env, cwd=str(ROOT), timeout=60,
+                          start_new_session=True)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    if out["running"]:  # (the test's own clean-up; the assertion below fails)
+        os.kill(out["live"], 9)
+    assert out["running"] is False, proc.stderr
+    assert f"exiting: stopping 1 process the bot left running ({out['live']})" in proc.stderr
