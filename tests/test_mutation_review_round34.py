@@ -725,3 +725,62 @@ def test_a_child_that_ended_unreaped_is_not_among_what_the_bot_left_running() ->
         os.kill(out["live"], 9)
     assert out["running"] is False, proc.stderr
     assert f"exiting: stopping 1 process the bot left running ({out['live']})" in proc.stderr
+
+
+def test_an_answer_to_a_reused_request_id_on_a_new_stream_is_progress(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A request that comes on a new stream under the id of one answered before, for
+    another decision, is answered afresh: that answer is the stream's progress (the
+    back-off after it starts again from its first step), as any first answer is. (The old
+    answer kept by its id, mutant, the new one was taken for the same answer sent again:
+    no progress.)"""
+    import grpc
+
+    from engine import Pass
+    from sdk import Bot
+    from sdk.client import BotRunner
+    from tests.sdk.test_hostile_arena import WELCOME, _game, ended, request, started
+    from tests.sdk.test_hostile_arena_round3 import _end, _ending
+
+    class _First(Bot):
+        def act(self, view: Any) -> Any:
+            return view.legal_actions[0]
+
+    runners: list[BotRunner] = []
+    channel = BotRunner._channel
+
+    def kept(self: BotRunner) -> Any:
+        runners.append(self)
+        return channel(self)
+
+    monkeypatch.setattr(BotRunner, "_channel", kept)
+    g = _game()
+    seat = g.to_act
+    progress: list[bool] = []
+
+    async def first(s: Any) -> Any:
+        yield WELCOME
+        yield started("m1", g)
+        yield request("m1", g, "1")
+        await s.decision()
+        g.apply(g.legal_actions()[0])  # the bot's bid; the others pass: it takes the talon
+        while g.to_act != seat:
+            g.apply(Pass())
+        await _end(grpc.StatusCode.UNAVAILABLE, "reset")
+
+    async def second(s: Any) -> Any:
+        yield WELCOME
+        resumed = started("m1", g)
+        resumed.match_started.resumed = True
+        yield resumed
+        yield request("m1", g, "1")  # the same id, for the bot's first give
+        d = await s.decision()
+        assert d is not None and d.action.HasField("give")
+        progress.append(runners[-1]._progress)
+        yield ended("m1")
+
+    summary, _ = _ending(_First, first, second, matches=1)
+    assert not isinstance(summary, Exception), summary
+    assert summary.matches == 1
+    assert progress == [True]
