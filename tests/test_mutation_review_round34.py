@@ -7,7 +7,6 @@ per node). Each pins behaviour that is right today: no defect was found by these
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import os
 import random
@@ -23,70 +22,20 @@ import pytest
 from arena.referee import Referee, RefereeConfig
 from arena.referee import match as match_mod
 from arena.referee.lag import LoopLag
-from arena.referee.sessions import BotSession, Stream
+from arena.referee.sessions import BotSession
 from arena.storage import Storage
 from arena.tournament import RunOptions, TournamentError, run_tournament
 from arena.tournament.config import parse_config
 from arena.v1 import arena_pb2 as pb
 from bots._dds import Budget, Solver
-from engine import PRESETS
 from engine.cards import mask_of
-from engine.record import replay
 from tests.arena.fake_referee import FakeReferee
+from tests.hostile.test_hostile_round34 import ONE_DEAL, _attach, _Clock, _decide, _replays
 from tests.support.harness import no_error_logged  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.usefixtures("no_error_logged")
 
-ONE_DEAL = dataclasses.replace(PRESETS["classic"], max_deals=1)
 ROOT = Path(__file__).resolve().parents[1]
-
-
-class _Clock:
-    """The running loop's clock: real time plus ``offset``, which a test moves on to
-    simulate the loop being held up that long."""
-
-    def __init__(self) -> None:
-        loop = asyncio.get_running_loop()
-        self._real = loop.time
-        self.offset = 0.0
-        loop.time = self.time  # type: ignore[method-assign]
-
-    def time(self) -> float:
-        return self._real() + self.offset
-
-
-class _Recorded(Stream):
-    """An in-process stream handing each decision request to ``on_request`` on the next
-    turn of the loop, as a read would bring it."""
-
-    __slots__ = ("bot", "on_request")
-
-    def __init__(self, bot: str, on_request: Callable[[str, pb.DecisionRequest], None]) -> None:
-        super().__init__(f"fake-{bot}")
-        self.bot = bot
-        self.on_request = on_request
-
-    def put(self, msg: pb.ServerMessage) -> None:
-        super().put(msg)
-        if msg.HasField("decision_request"):
-            asyncio.get_running_loop().call_soon(self.on_request, self.bot, msg.decision_request)
-
-
-def _attach(ref: Referee, names: tuple[str, ...], on_request: Any) -> None:
-    for n in names:
-        ref.add_bot(n, f"tok-{n}")
-        ref.session(n).attach(_Recorded(n, on_request))
-
-
-def _decide(ref: Referee, bot: str, r: pb.DecisionRequest) -> None:
-    d = pb.Decision(request_id=r.request_id, match_id=r.match_id, action=r.view.legal_actions[0])
-    ref.on_decision(ref.session(bot), d)
-
-
-def _replays(rec: dict[str, Any]) -> None:
-    if rec.get("forfeits") and rec.get("rules_result") is not None:
-        rec = {**rec, "result": rec["rules_result"]}
-    replay(rec)
 
 
 def _x_first(rec: dict[str, Any]) -> dict[str, Any]:
