@@ -44,7 +44,13 @@ from arena.tournament import RunOptions, TournamentError, run_tournament
 from arena.tournament.config import parse_config
 from engine import replay
 from tests.arena.fake_referee import FakeReferee
-from tests.faults.test_faults_round32 import FAULT_BOT, _finish, _forfeits, _no_process_left
+from tests.faults.test_faults_round32 import (
+    FAULT_BOT,
+    _finish,
+    _forfeits,
+    _no_process_left,
+    _start,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -115,16 +121,6 @@ reconnect_grace_s = {grace_s:g}
     path = tmp / file
     path.write_text(text)
     return path
-
-
-def _start(cfg: Path, *args: str) -> subprocess.Popen[bytes]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="120", NO_COLOR="1")
-    return subprocess.Popen(
-        [sys.executable, "-m", "arena.cli", "tournament", "--config", str(cfg),
-         "--no-progress", *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(cfg.parent), env=env,
-        start_new_session=True,
-    )  # fmt: skip
 
 
 def _ro(db: Path) -> sqlite3.Connection:
