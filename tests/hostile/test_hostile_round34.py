@@ -79,6 +79,26 @@ def _decide(ref: Referee, bot: str, r: pb.DecisionRequest, action: pb.Action | N
     ref.on_decision(ref.session(bot), d)
 
 
+async def _with_bot_over_the_wire(
+    ref: Referee, name: str, play: Callable[[int], Any], matches: list[tuple[str, int, list[str]]]
+) -> list[dict[str, Any]]:
+    """Bot ``name`` played by ``play(port)`` against the referee's real server on a free
+    port, at ``matches`` (match id, seed, seats) played at once; the records, once the bot
+    is done too. Streams and server are ended whatever happens."""
+    ref.add_bot(name, f"tok-{name}")
+    server, port = await start_server(ref, host="127.0.0.1", port=0, tls=None)
+    try:
+        bot = asyncio.create_task(play(port))
+        await until(lambda: ref.session(name).connected, f"{name} connected")
+        recs = await asyncio.gather(*(ref.run_match(m, ONE_DEAL, seed, seats)
+                                      for m, seed, seats in matches))  # fmt: skip
+        await bot
+    finally:
+        await ref.end_streams()
+        await server.stop(0.5)
+    return list(recs)
+
+
 # ------------------------------------------------------------- a deal that is over (1001)
 
 #: 1001, seats (x, a, b), seed 5: x deals deal 0 and is its last hand; a and b pass, so x
@@ -252,21 +272,10 @@ def test_one_bot_at_three_tables_answering_batches_in_part_harms_only_its_seats(
 
     async def main() -> tuple[list[dict[str, Any]], dict[str, _Recorded]]:
         streams = _attach(ref, honest, on_request)
-        ref.add_bot("x", "tok-x")
-        server, port = await start_server(ref, host="127.0.0.1", port=0, tls=None)
-        try:
-            bot = asyncio.create_task(x_bot(port))
-            await until(lambda: ref.session("x").connected, "x connected")
-            recs = await asyncio.gather(
-                ref.run_match("m1", ONE_DEAL, 1, ["x", "a1", "a2"]),
-                ref.run_match("m2", ONE_DEAL, 2, ["b1", "x", "b2"]),
-                ref.run_match("m3", ONE_DEAL, 3, ["c1", "c2", "x"]),
-            )
-            await bot
-        finally:
-            await ref.end_streams()
-            await server.stop(0.5)
-        return list(recs), streams
+        recs = await _with_bot_over_the_wire(ref, "x", x_bot, [
+            ("m1", 1, ["x", "a1", "a2"]), ("m2", 2, ["b1", "x", "b2"]),
+            ("m3", 3, ["c1", "c2", "x"])])  # fmt: skip
+        return recs, streams
 
     (m1, m2, m3), streams = asyncio.run(main())
     for rec, x in ((m1, 0), (m2, 1), (m3, 2)):
@@ -359,16 +368,7 @@ def test_a_token_back_while_its_half_closed_call_still_ends_resumes_its_seat() -
 
     async def main() -> dict[str, Any]:
         _attach(ref, ("a", "b"), on_request)
-        ref.add_bot("x", "tok-x")
-        server, port = await start_server(ref, host="127.0.0.1", port=0, tls=None)
-        try:
-            bot = asyncio.create_task(x_bot(port))
-            await until(lambda: ref.session("x").connected, "x connected")
-            rec = await ref.run_match("m1", ONE_DEAL, 4, ["x", "a", "b"])
-            await bot
-        finally:
-            await ref.end_streams()
-            await server.stop(0.5)
+        (rec,) = await _with_bot_over_the_wire(ref, "x", x_bot, [("m1", 4, ["x", "a", "b"])])
         return rec
 
     rec = asyncio.run(main())
@@ -454,21 +454,9 @@ def test_hellos_claiming_what_the_bot_does_not_honour_change_nothing_for_others(
 
     async def main() -> list[dict[str, Any]]:
         _attach(ref, honest, on_request)
-        ref.add_bot("y", "tok-y")
-        server, port = await start_server(ref, host="127.0.0.1", port=0, tls=None)
-        try:
-            bot = asyncio.create_task(y_bot(port))
-            await until(lambda: ref.session("y").connected, "y connected")
-            recs = await asyncio.gather(
-                ref.run_match("m1", ONE_DEAL, 1, ["y", "a1", "a2"]),
-                ref.run_match("m2", ONE_DEAL, 2, ["b1", "y", "b2"]),
-                ref.run_match("m3", ONE_DEAL, 3, ["c1", "c2", "y"]),
-            )
-            await bot
-        finally:
-            await ref.end_streams()
-            await server.stop(0.5)
-        return list(recs)
+        return await _with_bot_over_the_wire(ref, "y", y_bot, [
+            ("m1", 1, ["y", "a1", "a2"]), ("m2", 2, ["b1", "y", "b2"]),
+            ("m3", 3, ["c1", "c2", "y"])])  # fmt: skip
 
     recs = asyncio.run(main())
     for rec in recs:
@@ -756,20 +744,8 @@ def test_answers_written_to_two_tables_as_the_stream_is_reset_count_once_each() 
 
     async def main() -> list[dict[str, Any]]:
         _attach(ref, ("a1", "a2", "b1", "b2"), on_request)
-        ref.add_bot("x", "tok-x")
-        server, port = await start_server(ref, host="127.0.0.1", port=0, tls=None)
-        try:
-            bot = asyncio.create_task(x_bot(port))
-            await until(lambda: ref.session("x").connected, "x connected")
-            recs = await asyncio.gather(
-                ref.run_match("m1", ONE_DEAL, 7, ["x", "a1", "a2"]),
-                ref.run_match("m2", ONE_DEAL, 8, ["b1", "b2", "x"]),
-            )
-            await bot
-        finally:
-            await ref.end_streams()
-            await server.stop(0.5)
-        return list(recs)
+        return await _with_bot_over_the_wire(ref, "x", x_bot, [
+            ("m1", 7, ["x", "a1", "a2"]), ("m2", 8, ["b1", "b2", "x"])])  # fmt: skip
 
     for rec, x in zip(asyncio.run(main()), (0, 2), strict=True):
         assert {i["kind"] for i in rec["incidents"]} == {"disconnect"}, rec["incidents"]
