@@ -208,6 +208,11 @@ class Referee:
         #: line of the log (2.5 MB in 10 s from one client).
         self._refusals_logged = RateMeter(REFUSALS_LOGGED, self.config.flood_window_s)
         self._refusals_unlogged = 0
+        #: Streams refused for a token no bot has (or none), and the peer of the last: a
+        #: remote bot that never connects is most often a mistyped token, and the
+        #: organiser is told so (see :meth:`refused_tokens`).
+        self._bad_tokens = 0
+        self._bad_token_peer = ""
         #: (status, details) of :meth:`end_streams`, once called: a stream opened after it
         #: ends the same way, before any Welcome.
         self._ending: tuple[grpc.StatusCode, str] | None = None
@@ -244,6 +249,10 @@ class Referee:
     def welcomed_bots(self) -> list[str]:
         """Registered bots that have said Hello at least once (connected now or not)."""
         return [n for n, s in self._by_name.items() if s.welcomes]
+
+    def refused_tokens(self) -> tuple[int, str]:
+        """How many streams came with an unknown or missing token, and the last one's peer."""
+        return self._bad_tokens, self._bad_token_peer
 
     def idle_bots(self) -> list[str]:
         """Connected bots seated in no running match."""
@@ -414,6 +423,8 @@ class Referee:
         try:
             session = self.authenticate(context.invocation_metadata())
         except AuthError as e:
+            self._bad_tokens += 1
+            self._bad_token_peer = str(context.peer())[:200]  # (a peer string is the client's)
             self._log_refusal("stream from %s refused: %s", context.peer(), e.message)
             await context.abort(e.code, e.message)
             return

@@ -1182,6 +1182,14 @@ async def _wait_for_bots(
                 )
             else:
                 parts.append(f"  {name}: not launched (launch_bots is off)")
+        refused = getattr(referee, "refused_tokens", None)
+        bad, peer = refused() if refused is not None else (0, "")
+        if bad and any(not b.is_local and b.name in missing for b in cfg.bots):
+            # The referee cannot tell whose a wrong token was: it says that one came.
+            parts.append(
+                f"  (the arena refused {bad} stream{'s' if bad != 1 else ''} with an unknown "
+                f"or missing token, the last from {peer}: is the remote bot's token right?)"
+            )
         raise TournamentError(
             f"{len(missing)} of {len(names)} bots did not connect within {cfg.bot_wait_s:g}s:\n"
             + "\n".join(parts)

@@ -1308,3 +1308,53 @@ def test_the_final_ratings_and_the_finish_are_one_commit(tmp_path: Path) -> None
         info = st.tournament(tid)
         assert info is not None and info.finished_at is not None
         assert st.rating_history(tid) == ratings
+
+
+def test_a_remote_bot_that_never_came_is_told_of_refused_tokens(tmp_path: Path) -> None:
+    """Defect (left since faults round 34): a remote bot whose token was mistyped was
+    reported only as "never connected with its token", though the arena had refused its
+    streams; the organiser now reads how many streams came with an unknown token and from
+    where. Without a refused stream, nothing is added."""
+    remote = {"remote": True, "token": "tok-cid-0123456789"}
+    bots = {"ann": "random", "bob": "random", "cid": remote}
+    for refused in ((3, "ipv4:10.0.0.9:51234"), (0, "")):
+        base = tmp_path / str(refused[0])
+        cfg = parse_config({"name": "t", "seed": 7, "bot_wait_s": 0.1, "bots": bots,
+                            "db": str(base / "t.sqlite"), "out": str(base / "out")},
+                           source="test.toml", base_dir=tmp_path)  # fmt: skip
+        fake = FakeReferee(absent={"cid"})
+        fake.refused_tokens = lambda refused=refused: refused  # type: ignore[attr-defined]
+        with pytest.raises(TournamentError) as info:
+            _run(cfg, fake)
+        said = str(info.value)
+        assert "\n  cid: remote bot, never connected with its token" in said
+        assert (
+            "the arena refused 3 streams with an unknown or missing token, the last from "
+            "ipv4:10.0.0.9:51234: is the remote bot's token right?" in said
+        ) == bool(refused[0])
+
+
+def test_the_referee_counts_streams_refused_for_their_token(tmp_path: Path) -> None:
+    """What the message above reads: every stream with an unknown or missing token is
+    counted, with its peer; a stream with a bot's token is not."""
+    import grpc
+
+    from arena.v1 import arena_pb2_grpc as pb_grpc
+    from tests.support.harness import arena, welcomed_call
+
+    async def go() -> None:
+        async with arena(tmp_path) as a:
+            a.referee.add_bot("ann", "tok-ann-0123456789")
+            async with grpc.aio.insecure_channel(a.target) as channel:
+                stub = pb_grpc.ArenaStub(channel)
+                for metadata in ((("authorization", "Bearer tok-typo-0123456789"),), ()):
+                    call = stub.Play(metadata=metadata)
+                    with pytest.raises(grpc.aio.AioRpcError) as err:
+                        await call.read()
+                    assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
+                good = await welcomed_call(channel, "tok-ann-0123456789", "ann")
+                count, peer = a.referee.refused_tokens()
+                assert count == 2 and "127.0.0.1" in peer
+                good.cancel()
+
+    asyncio.run(go())
