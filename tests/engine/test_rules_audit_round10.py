@@ -26,7 +26,16 @@ from typing import Any
 
 import pytest
 
-from engine import Game, IllegalActionError, Phase, Ruleset, load_ruleset, observe, parse_cards
+from engine import (
+    Game,
+    IllegalActionError,
+    Phase,
+    Ruleset,
+    load_ruleset,
+    observe,
+    parse_cards,
+    trick_winner,
+)
 from engine import parse_action as action
 from engine.actions import Concede, Play, ThrowIn
 from engine.errors import (
@@ -105,6 +114,9 @@ class Oracle:
             assert game.hand(self.dealer) == (), "the 4-player dealer is dealt no cards"
         self.talon = [str(c) for c in game.talon]
         assert len(self.talon) == 3, "3 to the talon"
+        # Invariants: "Hands and the talon partition the 24 cards"
+        dealt = [c for h in self.hands.values() for c in h] + self.talon
+        assert len(set(dealt)) == len(dealt) == 24
         self.caps = {s: 120 + marriages_in(self.hands[s], self.r) for s in self.active}
         self.passed: set[int] = set()
         # "First hand is committed to 100 without speaking." (first_hand_commits)
@@ -347,6 +359,8 @@ class Oracle:
             # "Declarer: take ≥ contract → +contract (never more); else −contract. Each
             # opponent: + his take (rounded to option rounding)".
             assert self.contract is not None
+            # Invariants: "The card points taken in a deal sum to 120"
+            assert sum(self.card_points) == 120
             outcome = "made" if takes[d] >= self.contract else "failed"
             raw[d] = self.contract if outcome == "made" else -self.contract
             for s in opps:
@@ -625,3 +639,117 @@ def test_random_matches_under_random_rulesets_follow_the_text_of_rules_md(block:
     are those the oracle above reads from RULES.md's sentences."""
     checked = sum(follow_match(1000 * block + k) for k in range(40))
     assert checked > 40
+
+
+# --- 2. sentences that had no test of their own --------------------------------------------------
+
+NAMES3 = ["ann", "bob", "cid"]
+
+
+def test_the_deck_is_the_24_cards_rules_md_names() -> None:
+    """RULES.md, Cards: "24 cards: 9, J, Q, K, 10, A in ♠ ♣ ♦ ♥." and Deal: "7 cards each,
+    3 to the talon" (the 4-player dealer none): every deal of a few seeds, both table sizes,
+    deals exactly those 24 cards."""
+    names = {f"{r}{s}" for r in ("9", "J", "Q", "K", "10", "A") for s in "♠♣♦♥"}
+    assert len(names) == 24
+    for preset, players in (("classic", NAMES3), ("1001-4p", [*NAMES3, "dan"])):
+        for seed in range(5):
+            game = Game.new(preset, seed, players)
+            dealt = [str(c) for h in game.dealt_hands for c in h] + [str(c) for c in game.talon]
+            assert sorted(dealt) == sorted(names)
+            sizes = sorted(len(h) for h in game.dealt_hands)
+            assert sizes == ([7, 7, 7] if len(players) == 3 else [0, 7, 7, 7])
+            assert len(game.talon) == 3
+
+
+def _finish_deal(game: Game, how: str) -> None:
+    """End the current classic deal: ``concede`` at once, or play it out taking the first
+    (``low``) or the last (``high``) legal action at every step."""
+    number = game.deal_number
+    while game.deal_number == number and not game.is_over:
+        acts = game.legal_actions()
+        if how == "concede" and Concede() in acts:
+            game.apply(Concede(), seat=game.to_act)
+            continue
+        plays = [a for a in acts if not isinstance(a, Concede)]
+        game.apply(plays[0] if how != "high" else plays[-1], seat=game.to_act)
+
+
+def test_a_deal_is_reproducible_from_the_match_seed_and_its_number_alone() -> None:
+    """RULES.md §1: "The referee shuffles from a seeded RNG, so a deal is reproducible from
+    (match seed, deal number)": deal 1 of seed 77 holds the same cards whatever happened in
+    deal 0 (a concession at once, a deal played out low, one played out high, an explicit
+    deal 0), and another seed deals other cards."""
+    seconds = []
+    for how in ("concede", "low", "high", "explicit"):
+        deals = None
+        if how == "explicit":
+            hands = ["A♠ 10♠ K♠ Q♠ J♠ 9♠ A♥", "A♣ 10♣ K♣ Q♣ J♣ 10♦ K♦", "Q♦ J♦ 9♥ J♥ Q♥ K♥ 10♥"]
+            deals = {0: ([parse_cards(h) for h in hands], parse_cards("A♦ 9♣ 9♦"))}
+        game = Game.new("classic", 77, NAMES3, dealer=2, deals=deals)
+        _finish_deal(game, "concede" if how == "explicit" else how)
+        assert game.deal_number == 1 and not game.is_over
+        seconds.append((game.dealer, game.dealt_hands, game.talon))
+    assert all(s == seconds[0] for s in seconds), seconds
+    other = Game.new("classic", 78, NAMES3, dealer=2)
+    _finish_deal(other, "concede")
+    assert (other.dealt_hands, other.talon) != seconds[0][1:]
+
+
+def test_eight_tricks_the_declarer_leads_the_first_the_winner_the_next() -> None:
+    """RULES.md §7: "8 tricks. The declarer leads the first; the winner of a trick leads the
+    next." The declarer here is the last hand (seat 2, the dealer), not first hand: he
+    leads; each trick is led by the previous trick's winner; the deal is scored on the 24th
+    card and not before, each seat's card points being those of the tricks he won."""
+    game = Game.new("classic", 5, NAMES3, dealer=2)
+    for seat, text in ((1, "pass"), (2, "bid 105"), (0, "pass")):
+        game.apply(action(text), seat=seat)
+    assert game.declarer == 2 and game.bid == 105 and game.phase == Phase.PASSING
+    game.apply(game.legal_actions()[0], seat=2)
+    game.apply(game.legal_actions()[0], seat=2)
+    game.apply(action("contract 105"), seat=2)
+    assert game.to_act == 2 and game.trick == ()
+    leader, won = 2, [0, 0, 0]
+    for number in range(8):
+        assert game.to_act == leader and game.deal_number == 0
+        cards = []
+        for k in range(3):
+            play = game.legal_actions()[0]
+            assert isinstance(play, Play) and game.to_act == (leader + k) % 3
+            cards.append(play.card)
+            game.apply(play, seat=game.to_act)
+        if number < 7:
+            assert len(game.tricks) == number + 1 and game.tricks[-1].leader == leader
+            winner = game.tricks[-1].winner
+            assert winner == (leader + trick_winner(cards, game.trump)) % 3
+        else:
+            assert game.deal_number == 1  # scored on the 24th card
+            winner = -1
+        if winner >= 0:
+            won[winner] += points(cards)
+            leader = winner
+    res = game.deal_results[-1]
+    assert res.declarer == 2 and res.contract == 105 and res.outcome in ("made", "failed")
+    assert sum(res.card_points) == 120
+    last_trick = 120 - sum(won)
+    assert sorted(a - b for a, b in zip(res.card_points, won, strict=True)) == [0, 0, last_trick]
+
+
+def test_scores_may_go_negative_and_the_shortfall_counts_from_there() -> None:
+    """RULES.md §10: "Scores may go negative." and the end: "the result also states each
+    loser's shortfall to the target": under concede = penalty ("he scores −bid") a player
+    at −300 conceding 100 goes to −400; at the deal cap ("the standings decide the places")
+    he is third, and his shortfall is 1400."""
+    rules = dataclasses.replace(load_ruleset("classic"), concede="penalty", max_deals=1)
+    game = Game.new(rules, 3, NAMES3, dealer=2, scores=(-300, 40, 0))
+    for seat, text in ((1, "pass"), (2, "pass")):
+        game.apply(action(text), seat=seat)
+    game.apply(game.legal_actions()[0], seat=0)
+    game.apply(game.legal_actions()[0], seat=0)
+    game.apply(action("concede"), seat=0)
+    res = game.deal_results[-1]
+    assert res.outcome == "conceded" and res.deltas == (-100, 50, 50)
+    assert game.is_over and game.result is not None
+    assert game.result.scores == (-400, 90, 50) and game.result.reason == "max_deals"
+    assert game.result.places == (3, 1, 2) and game.result.winner == 1
+    assert game.result.shortfalls == (1400, 0, 950)
