@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,6 +35,7 @@ from engine import (
     load_ruleset,
     observe,
     parse_cards,
+    replay,
     trick_winner,
 )
 from engine import parse_action as action
@@ -51,6 +53,7 @@ from engine.errors import (
     WrongPhaseError,
 )
 from tests.engine.conftest import oracle_legal_cards, oracle_winner
+from tests.engine.test_rules_audit_round8 import act, check_record, deal, last, new, rs
 
 # --- the oracle: RULES.md's sentences, in their own words ---------------------------------------
 
@@ -404,11 +407,11 @@ class Oracle:
         self, raw: list[int], outcome: str, contract: int | None, old: list[int], barrel: list[int]
     ) -> list[int]:
         r, d = self.r, self.declarer
-        new = old[:]  # (the scores after the deal)
+        sc = old[:]  # (the scores after the deal)
         sat = [b > 0 for b in barrel]
         for s in range(self.n):
             if not sat[s]:
-                new[s] += raw[s]
+                sc[s] += raw[s]
                 continue
             # "On the barrel his defender takes are not scored." "He wins the game (score
             # 1000) by winning the bidding and making a contract of at least 120; a made
@@ -416,41 +419,41 @@ class Oracle:
             # drops him off the barrel; so does conceding under concede = penalty (a free
             # concession leaves him sitting, and the halves paid to a sitter are not scored)."
             if s == d and outcome == "made" and contract is not None and contract >= 120:
-                new[s], barrel[s] = r.target, 0
+                sc[s], barrel[s] = r.target, 0
                 continue
             if s == d and outcome == "failed":
                 assert contract is not None
-                new[s], barrel[s] = new[s] - contract, 0
+                sc[s], barrel[s] = sc[s] - contract, 0
                 continue
             if s == d and outcome == "conceded" and r.concede == "penalty":
-                new[s], barrel[s] = new[s] - self.bid, 0
+                sc[s], barrel[s] = sc[s] - self.bid, 0
                 continue
             # "Three deals on the barrel without a win: −120 (option barrel_penalty) and off."
             barrel[s] -= 1
             if barrel[s] == 0:
-                new[s] -= r.barrel_penalty
+                sc[s] -= r.barrel_penalty
         # "A player whose score would reach 880 or more (option barrel_at) is set to exactly
         # 880 and is 'on the barrel' for the next 3 deals (option barrel_deals)."
-        come = [s for s in range(self.n) if not sat[s] and new[s] >= r.barrel_at]
+        come = [s for s in range(self.n) if not sat[s] and sc[s] >= r.barrel_at]
         for s in come:
-            new[s] = r.barrel_at
+            sc[s] = r.barrel_at
         if r.barrel_mode == "many" or not come:
             # "many (default: several players may sit on it)"
             for s in come:
                 barrel[s] = r.barrel_deals
-            return new
+            return sc
         # "one (a newcomer knocks the sitter off, −120; two or more reaching it in the same
         # deal all fall off at once, −120 each from 880, and so does any sitter already
         # there)."
         for s in range(self.n):
             if barrel[s] > 0:
-                new[s], barrel[s] = new[s] - r.barrel_penalty, 0
+                sc[s], barrel[s] = sc[s] - r.barrel_penalty, 0
         if len(come) == 1:
             barrel[come[0]] = r.barrel_deals
         else:
             for s in come:
-                new[s] -= r.barrel_penalty
-        return new
+                sc[s] -= r.barrel_penalty
+        return sc
 
     def end(self, deals_played: int) -> dict[str, Any] | None:
         """ "The game ends when a player reaches 1000 (option target). Final places are by
@@ -628,6 +631,11 @@ def follow_match(seed: int) -> int:
             assert game.is_over and game.result is not None
             got_end = {k: getattr(game.result, k) for k in end}
             assert got_end == end, (r, game.result)
+    # Invariants: "Replaying a recorded deal's actions from its seed reproduces every state
+    # and score."
+    again = replay(game.record())
+    assert again.deal_results == game.deal_results and again.scores == game.scores
+    assert again.result == game.result and again.barrel == game.barrel
     return deals
 
 
@@ -637,8 +645,8 @@ def test_random_matches_under_random_rulesets_follow_the_text_of_rules_md(block:
     and 4 players, the barrel in both modes, near the barrel and the target): the engine's
     legal actions at every step, and its scoring, barrel and end of match at every deal,
     are those the oracle above reads from RULES.md's sentences."""
-    checked = sum(follow_match(1000 * block + k) for k in range(40))
-    assert checked > 40
+    checked = sum(follow_match(1000 * block + k) for k in range(30))
+    assert checked > 30
 
 
 # --- 2. sentences that had no test of their own --------------------------------------------------
@@ -753,3 +761,43 @@ def test_scores_may_go_negative_and_the_shortfall_counts_from_there() -> None:
     assert game.result.scores == (-400, 90, 50) and game.result.reason == "max_deals"
     assert game.result.places == (3, 1, 2) and game.result.winner == 1
     assert game.result.shortfalls == (1400, 0, 950)
+
+
+def test_1001_a_declarer_reaching_the_target_first_in_the_play_loses_to_a_higher_defender(
+    tmp_path: Path,
+) -> None:
+    """RULES.md, the end: "several reaching the target in one deal: the highest wins"; the
+    1001 source says "Игрок, который первым набрал 1001 очко или более, считается
+    победителем" (who first reaches 1001 wins) and writes the declarer's contract "как только"
+    (as soon as) his take reaches it (docs/rules-engine.md lists this reading). Here the
+    declarer (970) has made his 40 by the second trick, the defender (880) crosses only when
+    the deal is scored, and the defender wins, being higher.
+
+    Seat 0 bids 40 (1001: he speaks first), the others pass; talon Q♥ J♥ 9♥; he passes 9♥
+    to 1 and J♥ to 2. Tricks: A♠ 9♣ 9♦ (11 to 0); K♠* J♣ J♦ (♠ marriage 40, trump ♠; 8 to
+    0); Q♥ 10♥ K♥ (17 to 1); K♣* Q♦ 9♠ (♣ marriage 60, trump ♣; 7 to 1); A♣ J♥ J♠ (15 to 1);
+    10♣ K♦ Q♠ (17 to 1); Q♣ 10♦ 10♠ (23 to 1); 9♥ A♦ A♥ (22 to 0). Seat 0: 41 + 40 = 81 ≥ 40,
+    +40 → 1010; seat 1: 79 + 60 = 139, rounded to 140 → 1020; seat 2: 0."""
+    game = new(
+        rs("1001"),
+        deal(
+            "A♠ 10♠ K♠ Q♠ J♠ 9♠ A♥",
+            "A♣ 10♣ K♣ Q♣ J♣ 9♣ 10♥",
+            "A♦ 10♦ K♦ Q♦ J♦ 9♦ K♥",
+            talon="Q♥ J♥ 9♥",
+        ),
+        scores=(970, 880, 500),
+    )
+    act(game, "0: bid 40", "1: pass", "2: pass", "0: give 9♥ to 1", "0: give J♥ to 2")
+    act(game, "0: contract 40", "0: A♠ 9♣ 9♦", "0: K♠* J♣ J♦")
+    assert game.marriage_points(0) + game.card_points(0) == 59  # the contract is made already
+    act(game, "0: Q♥ 10♥ K♥", "1: K♣* Q♦ 9♠", "1: A♣ J♥ J♠", "1: 10♣ K♦ Q♠", "1: Q♣ 10♦ 10♠")
+    act(game, "1: 9♥ A♦ A♥")
+    res = last(game)
+    assert res.outcome == "made" and res.card_points == (41, 79, 0)
+    assert res.marriage_points == (40, 60, 0) and res.deltas == (40, 140, 0)
+    assert game.is_over and game.result is not None
+    assert game.result.scores == (1010, 1020, 500) and game.result.reason == "target"
+    assert game.result.winner == 1 and game.result.places == (2, 1, 3)
+    assert game.result.shortfalls == (0, 0, 501)
+    check_record(game, tmp_path)
