@@ -565,6 +565,7 @@ def check_refusals(game: Game, oracle: Oracle, rng: random.Random) -> None:
             assert not isinstance(e, MarriageError), (text, e)
         assert f"'{text}'" in str(e) and e.rule and e.rule in str(e), (text, str(e))
         assert e.legal == game.legal_actions(), text
+        assert f"legal: {e.legal[0]}" in str(e), str(e)  # (the legal actions, named)
         assert snapshot(game) == before, text
 
 
