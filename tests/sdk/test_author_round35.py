@@ -653,6 +653,7 @@ def test_a_slow_init_is_named_when_it_costs_the_first_decisions(
 
     rules = load_ruleset("classic")
     names = ("slow", "heur", "rand")
+    kinds: tuple[type[Bot], ...] = (_SlowInit, load("heuristic"), load("random"))
 
     async def main() -> None:
         ref = Referee(RefereeConfig(decision_ms=300, time_bank_ms=0, max_strikes=100))
@@ -662,8 +663,7 @@ def test_a_slow_init_is_named_when_it_costs_the_first_decisions(
         try:
             bots = [asyncio.create_task(run_async(b, f"127.0.0.1:{port}", f"token-{n}",
                                                   matches=1, retry_for=30))
-                    for n, b in zip(names, (_SlowInit, load("heuristic"), load("random")),
-                                    strict=True)]  # fmt: skip
+                    for n, b in zip(names, kinds, strict=True)]  # fmt: skip
             assert not await ref.wait_for_bots(list(names), timeout=30)
             await ref.run_match("m1", dataclasses.replace(rules, max_deals=1), seed=3,
                                 seats=list(names))  # fmt: skip
