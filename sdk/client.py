@@ -71,6 +71,7 @@ from engine.rules import describe_ruleset
 from sdk.bot import Bot, Deadline
 from sdk.local import (
     BotFactory,
+    _defined,
     _method,
     bot_exc_info,
     decide,
@@ -601,6 +602,10 @@ class _Match:
     #: match's start): the referee numbers a match's events by one, so one not above it
     #: is a repeat.
     seq: int = 0
+    #: How long making the bot took (its ``__init__``), once made; whether a request that
+    #: waited for it was told so (once per match).
+    made_s: float = 0.0
+    make_told: bool = False
 
 
 @dataclass
@@ -615,6 +620,8 @@ class _Ask:
     out: _Outbox
     #: The step that answers it.
     step: asyncio.Task[None] | None = None
+    #: Whether it came while the bot was being made: it waited for the bot's ``__init__``.
+    behind_make: bool = False
 
 
 def _tell_bank(m: _Match, bot: Bot, view: PlayerView, deadline: Deadline) -> None:
@@ -1265,8 +1272,16 @@ class BotRunner:
         # __init__ holds up this match only (its clock runs), not the bot's other matches.
         self._chain(m, self._make(m, hook_view(view)))
 
+    def _init_of(self, bot: Bot) -> str:
+        """``"Mine.__init__() (mine.py:6)"``: what made ``bot``, as the log names it."""
+        cls = type(bot)
+        if isinstance(bot, Remote) or cls.__init__ is Bot.__init__:
+            return f"{self.name}()" if isinstance(bot, Remote) else f"{cls.__name__}()"
+        return f"{cls.__name__}.{_defined(cls, '__init__')}"
+
     async def _make(self, m: _Match, start: PlayerView) -> None:
         procs = self._procs
+        began = time.monotonic()
         try:
             bot = await self._in_thread(
                 f"{self.name}() for match {m.match_id}",
@@ -1287,6 +1302,7 @@ class BotRunner:
             return
         bot.match_id = m.match_id
         m.bot = bot
+        m.made_s = time.monotonic() - began
         m.on_action = _has(bot, "on_action")
         m.on_talon_taken = _has(bot, "on_talon_taken")
         if _has(bot, "on_match_start"):
@@ -1361,7 +1377,7 @@ class BotRunner:
                             "at a time)", m.match_id, w.rid, rid)  # fmt: skip
             w.rid, w.view, w.deadline, w.out = rid, view, deadline, out
             return
-        ask = _Ask(rid, view, deadline, busy, out)
+        ask = _Ask(rid, view, deadline, busy, out, behind_make=busy and bot is None)
 
         async def answer() -> None:
             if m.waiting is ask:
@@ -1381,14 +1397,27 @@ class BotRunner:
             bot = m.bot
             if bot is None:
                 return  # it could not be made: the referee plays the seat on its deadline
+            slow_make = ask.behind_make and deadline is not None and not m.make_told
+            if slow_make and deadline is not None and deadline.left(bank=False) == 0.0:
+                # The bot's __init__ took this decision's time: said once per match, as
+                # what to change (the lines below would blame "an earlier call", or the
+                # decision method that was never the slow one).
+                m.make_told = True
+                log.warning("match %s: making the bot took %.1f s (%s), while the match's "
+                            "first request waited for it, over its limit of %.0f ms: the "
+                            "bot is made anew for every match, and its time counts against "
+                            "the match's first decisions; load big things once, at import",
+                            m.match_id, m.made_s, self._init_of(bot),
+                            deadline.limit_s * 1000)  # fmt: skip
             if cached is None and busy and deadline is not None and deadline.left() == 0.0:
                 # It waited behind an earlier call of the bot's (one at a time per match)
                 # past its deadline: the referee has played its fallback already, and an
                 # answer now would be refused as late.
                 log.warning("match %s: request %s (deal %d, %s) expired while the bot was "
-                            "still busy with an earlier call: not asked (the referee played "
-                            "its fallback)", m.match_id, rid, view.deal_number + 1,
-                            view.phase)  # fmt: skip
+                            "still %s: not asked (the referee played its fallback)",
+                            m.match_id, rid, view.deal_number + 1, view.phase,
+                            "being made (its __init__)" if ask.behind_make
+                            else "busy with an earlier call")  # fmt: skip
                 return
             try:
                 if cached is not None:
@@ -1803,14 +1832,35 @@ def _not_while_loading(what: str) -> None:
 
 async def run_async(
     bot: BotFactory,
-    arena: str,
-    token: str,
-    **options: object,
+    arena: str = "localhost:50051",
+    token: str = "",
+    *,
+    tls: bool = False,
+    ca: str | Path | None = None,
+    matches: int | None = None,
+    name: str | None = None,
+    retry_for: float | None = 600.0,
+    workers: int | None = None,
+    spec: str | None = None,
 ) -> RunSummary:
-    """:func:`run` inside a running event loop (no signal handlers installed)."""
+    """:func:`run` inside a running event loop (no signal handlers installed): the same
+    options, checked the same way (it took any keyword, and a misspelt one was a
+    ``TypeError`` of ``BotRunner``; a missing token was sent to the arena)."""
     _not_while_loading("sdk.client.run_async()")
-    runner = BotRunner(bot, arena, token, **options)  # type: ignore[arg-type]
+    _check_token(token)
+    runner = BotRunner(bot, arena, token, tls=tls, ca=ca, matches=matches, name=name,
+                       retry_for=retry_for, workers=workers, spec=spec)  # fmt: skip
     return await runner.run()
+
+
+def _check_token(token: str) -> None:
+    """Refuse a token that is missing, or that gRPC could not even send (it would say
+    "Invalid metadata"), before connecting."""
+    if not token:
+        raise ArenaAuthError("no token: pass token=... (arena-bot: --token or ARENA_TOKEN)")
+    problem = token_problem(token)
+    if problem is not None:
+        raise ArenaAuthError(f"{problem}: check --token / ARENA_TOKEN")
 
 
 def run(
@@ -1848,11 +1898,7 @@ def run(
             "thread (a notebook, an async program): await sdk.client.run_async(bot, arena, "
             "token, ...) there instead"
         )
-    if not token:
-        raise ArenaAuthError("no token: pass token=... (arena-bot: --token or ARENA_TOKEN)")
-    problem = token_problem(token)
-    if problem is not None:  # gRPC could not even send it (it would say "Invalid metadata")
-        raise ArenaAuthError(f"{problem}: check --token / ARENA_TOKEN")
+    _check_token(token)
 
     async def main() -> RunSummary:
         runner = BotRunner(bot, arena, token, tls=tls, ca=ca, matches=matches, name=name,

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import difflib
@@ -22,6 +23,7 @@ import logging
 import math
 import random
 import signal
+import sys
 import sysconfig
 import threading
 import time
@@ -536,7 +538,46 @@ def method_mistakes(bot: Bot) -> tuple[list[str], list[str]]:
         warnings.append(
             f"{cls.__name__}.{_defined(cls, name)} is never called by the runners: {hint}"
         )
+    warnings += _shared_state(cls)
     return errors, warnings
+
+
+#: Containers that a bot fills as it plays: one on the class is every match's.
+_MUTABLE = (list, dict, set, bytearray, collections.deque)
+
+
+def _shared_state(cls: type) -> list[str]:
+    """Warnings for the mutable containers on the bot's classes (``seen = []`` in the class
+    body): a new instance is made for every match, but they all share such an attribute,
+    so one match's state leaks into the next (and matches played at once mix theirs), and
+    a series plays differently from its matches played alone. A name in capitals is taken
+    as a constant table, shared on purpose."""
+    out = []
+    for klass in cls.__mro__:
+        if klass is Bot or not issubclass(klass, Bot):
+            continue
+        for name, value in vars(klass).items():
+            if name.startswith("__") or name.isupper() or not isinstance(value, _MUTABLE):
+                continue
+            kind = type(value).__name__
+            made = {"list": "[]", "dict": "{}", "set": "set()"}.get(kind, f"{kind}(...)")
+            out.append(
+                f"{klass.__name__}.{name} is a {kind} on the class ({_where_class(klass)}): "
+                "every match's instance of the bot shares it, so what one match puts in it "
+                f"is there in the next: make it in __init__ (self.{name} = {made}), or name "
+                "it in capitals if it is a constant meant to be shared"
+            )
+    return out
+
+
+def _where_class(cls: type) -> str:
+    """``"mine.py:7"``: where class ``cls`` is defined, as far as Python knows."""
+    with contextlib.suppress(TypeError, OSError):
+        _, first = inspect.getsourcelines(cls)
+        return f"{Path(inspect.getfile(cls)).name}:{first}"
+    module = sys.modules.get(cls.__module__)
+    path = getattr(module, "__file__", None)
+    return Path(path).name if path else cls.__module__
 
 
 def _defined(cls: type, name: str) -> str:

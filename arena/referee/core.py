@@ -525,6 +525,7 @@ class Referee:
                          stream.peer, old.peer)  # fmt: skip
                 old.end(grpc.StatusCode.ABORTED, REPLACED, now=True)
             session.attach(stream)
+            session.end_unknown(hello.running)
             attached = True
             self._attached += 1
             self.notify_changed()

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 from collections import OrderedDict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import grpc
@@ -41,6 +42,9 @@ log = logging.getLogger("arena.referee")
 #: How many ends of matches not yet known to have reached their bot are kept for it
 #: (``BotSession.ends``).
 MISSED_KEPT = 64
+#: The longest match id of a bot's ``Hello.running`` that is answered (this referee's ids
+#: are under 80 characters; a tournament's name is at most 64).
+MAX_MATCH_ID_CHARS = 200
 
 
 class AuthError(Exception):
@@ -382,6 +386,34 @@ class BotSession:
             self.ends[mid] = (stream, stream.queued, msg)
         for seat in list(self.seats.values()):
             seat.match.on_reconnect(seat)
+
+    def end_unknown(self, running: Iterable[str]) -> None:
+        """Tell the bot, as interrupted, each match of ``running`` (its ``Hello.running``:
+        the matches it holds as under way) that has neither a seat of it here nor a kept
+        end: one of an arena that was killed and started again (its matches died with the
+        process), or whose end has fallen out of those kept. A bot keeps a match, and its
+        instance of the bot, until it hears that it ended: without this it kept them for
+        ever, named them in every Hello, and never said that the match was lost."""
+        stream = self.stream
+        if stream is None:
+            return
+        told: set[str] = set()
+        # (read no further than a few times what is answered: a Hello of a MiB of ids)
+        for mid in itertools.islice(running, 4 * MISSED_KEPT):
+            if mid in self.seats or mid in self.ends or mid in told or not mid:
+                continue
+            if len(mid) > MAX_MATCH_ID_CHARS:  # no match of any arena
+                continue
+            if len(told) >= MISSED_KEPT:
+                break  # (a Hello is the bot's: a flood of ids gets no flood of answers)
+            told.add(mid)
+            stream.put(
+                pb.ServerMessage(
+                    match_ended=pb.MatchEnded(
+                        match_id=mid, result=pb.MatchResult(reason="interrupted")
+                    )
+                )
+            )
 
     def detach(self, stream: Stream, grace_s: float, why: str = "stream closed") -> None:
         """The stream ended (``why``, for the record): record a disconnect in each seat;
