@@ -27,7 +27,6 @@ import json
 import os
 import re
 import resource
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -38,7 +37,7 @@ from pathlib import Path
 import pytest
 
 from tests.faults.test_faults_round32 import _finish, _no_process_left
-from tests.faults.test_faults_round34 import _config, _count, _ro, _rows
+from tests.faults.test_faults_round34 import _config, _ro, _rows
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -109,7 +108,8 @@ def test_a_file_size_limit_met_by_the_database_is_named_and_the_run_resumes(
     after = _rows(db)
     assert sorted(after) == list(range(24))
     assert {i: after[i] for i in before} == before  # kept byte for byte, none played twice
-    assert f"24/24 stored in {db}" in err and f"{len(before)} were already stored" in err
+    assert f"24/24 stored in {db}" in err, err[-3000:]
+    assert re.search(rf"; {len(before)} (was|were) already stored \(resumed\)", err), err[-3000:]
 
 
 # ------------------------------------------------------------------ open files
@@ -164,34 +164,46 @@ def test_a_soft_open_files_limit_too_low_is_raised_and_every_match_is_played(
 # ------------------------------------------------------------------ out mid-run
 
 
-def _held_bot(tmp: Path) -> tuple[Path, dict[str, str]]:
-    """A fault bot (round 32's, misbehaving in no way) whose pid file lets a test hold it
-    (SIGSTOP) while it changes the run's files: the run cannot end meanwhile, its match
-    waiting for the bot's answer (2 s a decision, 10 s of bank)."""
-    d = tmp / "fdir-held"
-    d.mkdir()
-    env = f'FAULT_DIR = {json.dumps(str(d))}, FAULT_TAG = "{tmp.name}"'
-    return d, {"held": f'{{ bot = "faultbot.py:FaultBot", env = {{ {env} }} }}'}
+#: A bot file that plays the first legal action and, at its first decision of its second
+#: match, writes HOLD_DIR/waiting and waits (up to a minute) for HOLD_DIR/go: the run cannot
+#: end meanwhile, its match waiting for the bot's answer (the config's deadlines are longer).
+HOLD_BOT = """
+import os, time
+from pathlib import Path
+from sdk import Bot
+
+D = Path(os.environ["HOLD_DIR"])
 
 
-def _while_held(
-    tmp: Path, d: Path, proc: subprocess.Popen[bytes], change: Callable[[], None]
-) -> None:
-    """Once two matches are stored, ``change()`` the files while the fault bot is held."""
+class HoldBot(Bot):
+    matches = 0
+    held = False
+
+    def on_match_start(self, view):
+        HoldBot.matches += 1
+
+    def act(self, view):
+        if HoldBot.matches == 2 and not HoldBot.held:
+            HoldBot.held = True
+            (D / "waiting").write_text("")
+            until = time.monotonic() + 60
+            while not (D / "go").exists() and time.monotonic() < until:
+                time.sleep(0.02)
+        return view.legal_actions[0]
+"""
+
+
+def _while_held(tmp: Path, proc: subprocess.Popen[bytes], change: Callable[[], None]) -> None:
+    """``change()`` the run's files while its hold bot waits, mid-run."""
+    d = tmp / "hold"
     deadline = time.monotonic() + 120  # (a guard: a hung run ends the test)
-    pid = ""
-    while (_count(tmp / "db.sqlite") < 2 or not pid.isdigit()) and proc.poll() is None:
-        assert time.monotonic() < deadline
+    while not (d / "waiting").exists():
+        assert proc.poll() is None and time.monotonic() < deadline
         time.sleep(0.01)
-        with contextlib.suppress(OSError):  # (written at each match start: read it whole)
-            pid = (d / "pid").read_text()
-    assert proc.poll() is None
-    pid = int(pid)
-    os.kill(pid, signal.SIGSTOP)
     try:
         change()
     finally:
-        os.kill(pid, signal.SIGCONT)
+        (d / "go").write_text("")
 
 
 @pytest.mark.parametrize("how", ["removed", "a file"])
@@ -202,8 +214,11 @@ def test_out_removed_or_replaced_by_a_file_mid_run(tmp_path: Path, how: str) -> 
     "cannot write the leaderboard files to .../out (out, --out): File exists"; now it names
     the file in the way; exit 1, every match stored, and the command that writes the files
     said."""
-    d, held = _held_bot(tmp_path)
-    cfg = _config(tmp_path, {**held, **_randoms(2)})
+    (tmp_path / "holdbot.py").write_text(HOLD_BOT)
+    (tmp_path / "hold").mkdir()
+    where = json.dumps(str(tmp_path / "hold"))
+    held = f'{{ bot = "holdbot.py:HoldBot", env = {{ HOLD_DIR = {where} }} }}'
+    cfg = _config(tmp_path, {"held": held, **_randoms(2)}, deadlines=(30_000, 60_000))
     out = tmp_path / "out"
     proc = _start_limited(cfg)
 
@@ -214,7 +229,7 @@ def test_out_removed_or_replaced_by_a_file_mid_run(tmp_path: Path, how: str) -> 
         if how == "a file":
             out.write_text("not a directory\n")
 
-    _while_held(tmp_path, d, proc, change)
+    _while_held(tmp_path, proc, change)
     code, err = _finish(proc)
     _no_traceback(err)
     assert sorted(_rows(tmp_path / "db.sqlite")) == list(range(6)), err[-3000:]
