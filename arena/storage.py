@@ -416,6 +416,12 @@ class Storage:
         except BaseException:
             self.close()
             raise
+        #: The write-ahead log and its index this connection keeps open (device, inode; by
+        #: now the reads above made them): see :meth:`_drop_lost_log`.
+        self._log_files = {
+            suffix: _file_id(self.path.with_name(self.path.name + suffix))
+            for suffix in ("-wal", "-shm")
+        }
 
     @classmethod
     def open_readonly(cls, path: str | Path, *, timeout: float = 5.0) -> Storage:
@@ -546,12 +552,29 @@ class Storage:
             )
         except (sqlite3.Error, OSError) as e:
             saved = f"writing what it held back to {target} failed too ({e})"
+        self._drop_lost_log()
         message = (
             f"{self.path} was deleted or replaced while this run was writing to it: {saved}; "
             "run the same command again to resume"
         )
         log.error("%s", message)
         raise StorageError(message)
+
+    def _drop_lost_log(self) -> None:
+        """Remove this connection's ``-wal`` and ``-shm`` from beside the path, once its file
+        was found deleted or replaced. SQLite keeps them open, and never checkpoints or
+        removes them for a moved file: left there, they were the log of another file than
+        the one at the path, which SQLite then applied to it on the next open — the file
+        put in place of the lost one, or the recovered copy moved there as the message
+        says, read as a mix of both ("database disk image is malformed"), and the next
+        write made that mix its content. Only files that are still this connection's (the
+        same device and inode) are removed: a log another program started there since is
+        left alone."""
+        for suffix, opened in getattr(self, "_log_files", {}).items():
+            f = self.path.with_name(self.path.name + suffix)
+            if opened is not None and _file_id(f) == opened:
+                with contextlib.suppress(OSError):
+                    f.unlink()
 
     def _check_identity(self) -> str | None:
         """The arena schema version of the file, or None for an empty database (the schema

@@ -250,6 +250,80 @@ def test_out_removed_or_replaced_by_a_file_mid_run(tmp_path: Path, how: str) -> 
     _no_process_left(proc.pid, f"faultchild-{tmp_path.name}")
 
 
+# ------------------------------------------------------------------ database replaced
+
+
+def test_a_database_replaced_mid_run_is_left_as_put_there_and_the_recovered_one_resumes(
+    tmp_path: Path,
+) -> None:
+    """Defect: a database replaced while a run wrote to it (another file renamed over it: a
+    backup put back, a script's fresh copy) was noticed and what the run's file held was
+    written beside it, but the run left its lost file's write-ahead log (`-wal`, `-shm`)
+    at the path, which SQLite never checkpoints or removes for a moved file. The next
+    open applied that log to whatever was there: the file put in place read as a mix of
+    both ("database disk image is malformed", or the lost file's content), and so did the
+    recovered copy once moved in place as the message says; the next run wrote the mix
+    for good. Now the lost log goes with its file: the file put there reads as itself,
+    the recovered one resumes to every match, once each."""
+    (tmp_path / "holdbot.py").write_text(HOLD_BOT)
+    hold = tmp_path / "hold"
+    hold.mkdir()
+    held = f'{{ bot = "holdbot.py:HoldBot", env = {{ HOLD_DIR = {json.dumps(str(hold))} }} }}'
+    cfg = _config(tmp_path, {"held": held, **_randoms(2)}, deadlines=(30_000, 60_000))
+    db = tmp_path / "db.sqlite"
+    # A tournament already in the database and in its file (checkpointed as its run ended):
+    # the log of the next run holds only the pages it changes.
+    (hold / "go").write_text("")
+    code, err = _finish(_start_limited(cfg, "--seed", "8"))
+    assert code == 0, err[-3000:]
+    (hold / "go").unlink()
+    (hold / "waiting").unlink()
+    # The file put in its place mid-run: another arena database.
+    other = _config(tmp_path, _randoms(3), name="other", db="other.sqlite", out="out-other",
+                    file="other.toml")  # fmt: skip
+    code, err = _finish(_start_limited(other))
+    assert code == 0, err[-3000:]
+    put = tmp_path / "put.sqlite"
+    put.write_bytes((tmp_path / "other.sqlite").read_bytes())
+    put_bytes = put.read_bytes()
+
+    proc = _start_limited(cfg)
+    _while_held(tmp_path, proc, lambda: os.replace(put, db))
+    code, err = _finish(proc)
+    assert code == 1, err[-3000:]
+    _no_traceback(err)
+    (recovered,) = tmp_path.glob("db.sqlite.recovered-*")
+    assert re.search(
+        rf"error: stopping: results can no longer be stored: {re.escape(str(db))} was deleted "
+        rf"or replaced while this run was writing to it: everything it held \(\d+ matches\) is "
+        rf"written to {re.escape(str(recovered))} \(another file is at {re.escape(str(db))} "
+        r"now: put it in its place\); run the same command again to resume",
+        err,
+    ), err[-3000:]
+    assert not (tmp_path / "db.sqlite-wal").exists()
+    assert not (tmp_path / "db.sqlite-shm").exists()
+    assert db.read_bytes() == put_bytes
+    assert _integrity(db) == "ok"
+    with contextlib.closing(_ro(db)) as c:
+        assert [r[0] for r in c.execute("SELECT name FROM tournaments")] == ["other"]
+        assert c.execute("SELECT COUNT(*) FROM matches").fetchone()[0] == 6
+    assert db.read_bytes() == put_bytes  # (read, not written)
+
+    # As the message says: the recovered file put in its place, the same command resumes.
+    os.replace(recovered, db)
+    assert _integrity(db) == "ok"
+    code, err = _finish(_start_limited(cfg))
+    assert code == 0, err[-3000:]
+    found = re.search(r"6/6 stored in .* \(tournament (\S+)\)", err)
+    assert found, err[-3000:]
+    assert sorted(_rows(db, found[1])) == list(range(6))
+    with contextlib.closing(_ro(db)) as c:
+        counts = dict(c.execute("SELECT tournament_id, COUNT(*) FROM matches GROUP BY 1"))
+    assert sorted(counts.values()) == [6, 6] and len(counts) == 2  # (the seed-8 one kept)
+    assert _integrity(db) == "ok"
+    _no_process_left(proc.pid, f"faultchild-{tmp_path.name}")
+
+
 # ------------------------------------------------------------------ two at once
 
 
