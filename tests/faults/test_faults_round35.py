@@ -1,6 +1,7 @@
 """Faults round 35: `arena tournament` (a real process: referee, gRPC, bot processes) short
 of resources — a file size limit on its database, too few open files, its `out` removed or
-replaced by a file mid-run — and two runs started at the same instant on a new database.
+replaced by a file mid-run, its database replaced mid-run — and two runs started at the same
+instant on a new database.
 
 Each case checks what docs/tournament.md promises: every finished match kept, the exit
 code, a message naming the file or the limit, the same command resuming, and no process of
@@ -17,7 +18,10 @@ Fixed in this round (each test says what the defect was):
   segmentation fault in gRPC (exit -11); a soft limit under what the run needs is raised
   now, and a hard one is an error naming the limit before anything starts;
 - `out` replaced by a file while the run played: "cannot write the leaderboard files to
-  out: File exists"; the file in the way is named.
+  out: File exists"; the file in the way is named;
+- a database replaced mid-run left its lost log (`-wal`, `-shm`) at the path, which SQLite
+  applied to the file put there (and to the recovered copy moved in place): a malformed
+  mix, kept by the next write; the lost log is removed with its file now.
 """
 
 from __future__ import annotations
