@@ -416,6 +416,12 @@ class Storage:
         except BaseException:
             self.close()
             raise
+        #: The write-ahead log and its index this connection keeps open (device, inode; by
+        #: now the reads above made them): see :meth:`_drop_lost_log`.
+        self._log_files = {
+            suffix: _file_id(self.path.with_name(self.path.name + suffix))
+            for suffix in ("-wal", "-shm")
+        }
 
     @classmethod
     def open_readonly(cls, path: str | Path, *, timeout: float = 5.0) -> Storage:
@@ -546,12 +552,29 @@ class Storage:
             )
         except (sqlite3.Error, OSError) as e:
             saved = f"writing what it held back to {target} failed too ({e})"
+        self._drop_lost_log()
         message = (
             f"{self.path} was deleted or replaced while this run was writing to it: {saved}; "
             "run the same command again to resume"
         )
         log.error("%s", message)
         raise StorageError(message)
+
+    def _drop_lost_log(self) -> None:
+        """Remove this connection's ``-wal`` and ``-shm`` from beside the path, once its file
+        was found deleted or replaced. SQLite keeps them open, and never checkpoints or
+        removes them for a moved file: left there, they were the log of another file than
+        the one at the path, which SQLite then applied to it on the next open — the file
+        put in place of the lost one, or the recovered copy moved there as the message
+        says, read as a mix of both ("database disk image is malformed"), and the next
+        write made that mix its content. Only files that are still this connection's (the
+        same device and inode) are removed: a log another program started there since is
+        left alone."""
+        for suffix, opened in getattr(self, "_log_files", {}).items():
+            f = self.path.with_name(self.path.name + suffix)
+            if opened is not None and _file_id(f) == opened:
+                with contextlib.suppress(OSError):
+                    f.unlink()
 
     def _check_identity(self) -> str | None:
         """The arena schema version of the file, or None for an empty database (the schema
@@ -1360,6 +1383,24 @@ def _little_room(path: Path) -> bool:
     return False
 
 
+def _file_size_limit_reached(path: Path) -> tuple[int, Path] | None:
+    """This process's file size limit (RLIMIT_FSIZE, in bytes) and the file of the database
+    (it, its ``-wal`` or ``-journal``) that is within a write of it (a write that failed
+    there met it), else None."""
+    try:
+        import resource
+    except ImportError:  # (not POSIX)
+        return None
+    soft, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
+    if soft == resource.RLIM_INFINITY:
+        return None
+    for f in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-journal")):
+        size = _size(f)
+        if size is not None and size + (1 << 16) >= soft:  # (a WAL frame is a page + 24)
+            return int(soft), f
+    return None
+
+
 def _on_read_only_storage(path: Path) -> bool:
     """Whether ``path`` (or, not there yet, its directory) is on a file system mounted
     read-only: a database there can be read, but not written, nor its -wal and -shm made."""
@@ -1380,6 +1421,17 @@ def _translate(e: sqlite3.Error, path: Path, what: str) -> StorageError:
             f"{path} is locked by another process while {what} (another tournament, or a "
             "program holding a write transaction on it: the arena's readers only read). "
             "Nothing stored was lost; try again when it is done, or use another --db file"
+        )
+    # A file-size limit (`ulimit -f`, RLIMIT_FSIZE: a batch system's, a container's) stops a
+    # write as a full disk would, but SQLite says only "disk I/O error" of it (EFBIG), or
+    # "database or disk is full" of the write it cut short: said as what it is, not a disk.
+    at_limit = _file_size_limit_reached(path) if base in (10, 13) else None
+    if at_limit is not None:
+        limit, grown = at_limit
+        return StorageError(
+            f"{path}: {grown} reached this process's file size limit ({limit} bytes: "
+            f"`ulimit -f`) while {what}. Everything stored before is kept; raise the "
+            "limit (`ulimit -f unlimited`) and run the same command again to resume"
         )
     # SQLite says "disk I/O error" of a write that found no room where it is not a write
     # of the database's pages (its -shm index growing, on tmpfs among others).

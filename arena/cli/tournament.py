@@ -26,7 +26,7 @@ from arena.cli.options import NonEmptyPath, hang_up_safe, in_clear_note
 from arena.leaderboard import build_leaderboard, to_rich_table, write_outputs
 from arena.render import PrintableFormatter, plural, printable
 from arena.stopping import ignore_stop_signals, stop_signals
-from arena.storage import Storage, StorageError
+from arena.storage import Storage, StorageError, file_in_the_way
 from arena.tournament.config import ConfigError, TournamentConfig, load_config
 from arena.tournament.runner import (
     Interrupted,
@@ -400,10 +400,13 @@ def _show(cfg: TournamentConfig, err_console: Console) -> bool:
     try:
         paths = write_outputs(lb, cfg.out)
     except OSError as e:
+        # (`out` replaced by a file while the run played: mkdir says only "File exists")
+        blocker = file_in_the_way(cfg.out)
+        why = f"{blocker} is a file, not a directory" if blocker is not None else e.strerror or e
         err_console.print(
             f"[red]cannot write the leaderboard files to {escape(str(cfg.out))} (out, --out):[/] "
             + escape(
-                f"{e.strerror or e}. Every result is stored; `arena leaderboard --db {cfg.db} "
+                f"{why}. Every result is stored; `arena leaderboard --db {cfg.db} "
                 f"--tournament {cfg.tournament_id} --format all --out DIR` writes them"
             ),
             soft_wrap=True,

@@ -723,6 +723,7 @@ async def run_tournament(
     opts = options or RunOptions()
     t0 = time.monotonic()
     tid = cfg.tournament_id
+    _check_open_files(cfg)
     if serve:  # before anything is stored: a busy port leaves no empty tournament behind
         from arena.referee.server import port_problem
 
@@ -1043,6 +1044,60 @@ async def _play(
                 "a signal came while the tournament was stopping after its last "
                 "match: every match is played and stored; the stop is finished"
             )
+
+
+#: Descriptors a run opens beside those open when it starts: gRPC's (the listening socket,
+#: its pollers and wake-ups), the database's (its file, ``-wal``, ``-shm`` and lock file),
+#: the storage thread's, a leaderboard file; and per bot its log and its connection, with
+#: room for a reconnect (measured at the peak of a run: 18 + 2 a bot, 7 of them open at its
+#: start).
+_FILES_BASE = 16
+_FILES_PER_BOT = 3
+
+
+def _open_files() -> int:
+    try:
+        return len(os.listdir("/proc/self/fd"))
+    except OSError:  # (not Linux: the standard three, and what importing opened)
+        return 8
+
+
+def _check_open_files(cfg: TournamentConfig) -> None:
+    """The open files this run needs, before anything starts. Below that limit (`ulimit -n`
+    of 16, say: a container's, a batch system's) a bot's launch failed ("Too many open
+    files", the limit unsaid), SQLite said "cannot open ... check the path and
+    permissions", gRPC could not bind its port, or the process died of a segmentation
+    fault in gRPC. A soft limit under the need is raised (up to the hard one; to 1,024 at
+    most unless more is needed, as every bot inherits it); a hard one under it is an error
+    that says the limit."""
+    try:
+        import resource
+    except ImportError:  # (not POSIX)
+        return
+    need = _open_files() + _FILES_BASE + _FILES_PER_BOT * len(cfg.bots)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    inf = resource.RLIM_INFINITY
+    if soft == inf or soft >= need:
+        return
+    if hard == inf or hard >= need:
+        want = max(need, 1024) if hard == inf else min(hard, max(need, 1024))
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+        except (ValueError, OSError) as e:
+            raise TournamentError(
+                f"this process may open {soft} files (`ulimit -n`), and a tournament of "
+                f"{len(cfg.bots)} bots needs about {need}; raising the limit failed ({e}): "
+                f"raise it (`ulimit -n {max(need, 1024)}`) and run it again"
+            ) from e
+        log.info("open files limit raised from %d to %d (a tournament of %d bots needs "
+                 "about %d)", soft, want, len(cfg.bots), need)  # fmt: skip
+        return
+    raise TournamentError(
+        f"this process may open {soft} files (`ulimit -n`; {hard} at most, the hard limit), "
+        f"and a tournament of {len(cfg.bots)} bots needs about {need}: raise the limit "
+        f"(`ulimit -n {max(need, 1024)}`, as root or in the limits of the container or "
+        "session that runs it) and run it again"
+    )
 
 
 def _check_server_name(cfg: TournamentConfig) -> None:
