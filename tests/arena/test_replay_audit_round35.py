@@ -148,3 +148,54 @@ def test_a_deal_after_one_left_unfinished_is_not_drawn_from_the_deal_before(
     text = _flat(shown.stdout)
     assert "refused: Deal 2 (record deal 1): the deal before it is not over" in text, text
     assert text.count("— dealer") == 1, text
+
+
+# ------------------------------------------------------------------ --check of unended matches
+
+
+def _abandoned(tmp_path: Path) -> str:
+    g = _random_match(3, deals=1)
+    for _ in range(4):
+        g.apply_trusted(fallback_action(g.legal_actions()))
+    rec = g.record()
+    scores = list(g.scores)
+    rec.update(
+        match_id="t-m00001", abandoned=True, rules_result=None, forfeits=[1, 0, 2],
+        result={"scores": scores, "places": [3, 3, 3], "shortfalls": [1000 - s for s in scores],
+                "winner": None, "deals": 1, "reason": "forfeits", "forfeits": [1, 0, 2]},
+        incidents=[{"kind": "forfeit", "seat": s, "deal": 1, "detail": "3 strikes"}
+                   for s in (1, 0, 2)],
+    )  # fmt: skip
+    return _write(tmp_path, rec, "abandoned.json")
+
+
+def test_check_says_an_abandoned_match_was_abandoned_and_by_whom(tmp_path: Path) -> None:
+    """Defect: `arena replay --check` of a match every seat forfeited said only "match not
+    finished; scores [...]", as of a record merely cut short, and named no forfeit (it
+    names them for a finished match: "forfeited: ann (...)"); `arena replay` says
+    "abandoned in deal 2: every seat forfeited". It says both now, its deal counted from 0
+    as its deal lines are."""
+    path = _abandoned(tmp_path)
+    r = _run("--check", path)
+    assert r.exit_code == 0, r.output
+    assert "match not finished; scores" in r.output
+    assert (
+        "abandoned in deal 1: every seat forfeited (bob, ann, cid); the record's result, "
+        "checked too, places them all last"
+    ) in r.output, r.output
+    assert "OK: every action is legal" in r.output
+
+
+def test_check_says_an_interrupted_match_was_interrupted(tmp_path: Path) -> None:
+    """The same for a referee's `interrupted` line (a shutdown): "match not finished" alone
+    did not say that the referee stopped it."""
+    g = _random_match(4, deals=2)
+    g.apply_trusted(g.legal_actions()[0])
+    rec = g.record()
+    rec.update(match_id="t-m00002", incidents=[], forfeits=[], interrupted=True)
+    lines = [{"type": "start", "match_id": "t-m00002"}, {"type": "interrupted", "record": rec}]
+    path = tmp_path / "t-m00002.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    r = _run("--check", str(path))
+    assert r.exit_code == 0, r.output
+    assert "interrupted in deal 2: the referee was stopped before the match ended" in r.output
