@@ -468,6 +468,10 @@ def _check_by(
     and the web mark the moves by these words, and the leaderboard's decision times leave
     them out."""
     legal = game.legal_actions()
+    if action not in legal or entry["seat"] != game.to_act:
+        # The rules refuse it, whoever made it: the caller's apply names the rule broken
+        # (a ruleset edited to must_beat was reported as "not the referee's fallback").
+        return
     if entry["by"] == "forced" and len(legal) != 1:
         raise ReplayError(
             f"{where}: marked forced (the only legal action), but {len(legal)} were legal",

@@ -199,3 +199,61 @@ def test_check_says_an_interrupted_match_was_interrupted(tmp_path: Path) -> None
     r = _run("--check", str(path))
     assert r.exit_code == 0, r.output
     assert "interrupted in deal 2: the referee was stopped before the match ended" in r.output
+
+
+# ------------------------------------------------------------------ an edited ruleset
+
+
+def test_check_names_the_rule_an_edited_ruleset_breaks_not_the_fallback(tmp_path: Path) -> None:
+    """Defect: a referee's record whose ruleset was edited (classic with ``must_beat``
+    turned on) was refused by `--check` at a fallback move as "marked as the referee's
+    fallback, which is play A♥", while the move is not legal at all under the edited
+    rules, and `arena replay` said so ("must_beat: you must beat the trick"). The rules'
+    refusal comes first now, with the rule broken."""
+    for seed in range(60):
+        g = Game.new(PRESETS["classic"], seed, NAMES)
+        strict = Game.new(dataclasses.replace(PRESETS["classic"], must_beat=True), seed, NAMES)
+        found = None
+        while not g.is_over and found is None:
+            action = fallback_action(g.legal_actions())
+            if action not in strict.legal_actions():
+                found = (g.deal_number, len(g.actions))
+            else:
+                strict.apply_trusted(action)
+            g.apply_trusted(action)
+        if found is None:
+            continue
+        rec = g.record()
+        deal, j = found
+        rec["deals"][deal]["actions"][j]["by"] = "fallback"  # (the referee's move, truly)
+        replay(rec)  # genuine as written
+        rec["ruleset"]["must_beat"] = True
+        path = _write(tmp_path, rec)
+        r = _run("--check", path)
+        assert r.exit_code == 1, r.output
+        assert f"deal {deal}, action {j}" in r.output and "refused: illegal action" in r.output
+        assert "rule broken: must_beat" in r.output, r.output
+        assert "marked as the referee's fallback" not in r.output
+        return
+    raise AssertionError("no seed whose fallback play breaks must_beat")
+
+
+def test_check_still_names_a_legal_move_that_is_not_the_fallback() -> None:
+    """Pinned with the fix above: a legal move marked as the referee's that is not its
+    fallback is still refused as such."""
+    g = Game.new(PRESETS["classic"], 2, NAMES)
+    while True:
+        legal = g.legal_actions()
+        if len(legal) > 1 and g.phase is Phase.PLAYING:
+            other = next(a for a in legal if a != fallback_action(legal))
+            g.apply_trusted(other)
+            break
+        g.apply_trusted(legal[0])
+    rec = g.record()
+    rec["deals"][0]["actions"][-1]["by"] = "fallback"
+    try:
+        replay(rec)
+    except ReplayError as e:
+        assert "marked as the referee's fallback, which is" in str(e), e
+    else:
+        raise AssertionError("accepted")
