@@ -456,16 +456,19 @@ def render_record(record: Mapping[str, Any]) -> RenderableType:
     for i, d in enumerate(deals):
         if game.is_over:
             break
+        refused = None
         if game.deal_number != i:
             # The deal before is not over (its actions stop short of its end, and the
             # record does not score it): this deal's cards and dealer are not yet the
             # game's, and drawing them from it showed the deal before again.
+            refused = "the deal before it is not over: its actions do not finish it"
+        elif d.get("number", i) != i:
+            # (as `--check` says it: two deals swapped were refused at the first action,
+            # "it is seat 2's turn", the other deal's actions on this deal's cards)
+            refused = f"numbered {d.get('number')!r:.20}, expected {i}"
+        if refused:
             parts.append(
-                Text(
-                    f"refused: Deal {i + 1} (record deal {i}): the deal before it "
-                    "is not over: its actions do not finish it",
-                    style="bold red",
-                )
+                Text(f"refused: Deal {i + 1} (record deal {i}): {refused}", style="bold red")
             )
             return Group(*parts)
         deal_parts, error = _render_deal(game, players, d, i, fallbacks[i])

@@ -612,7 +612,12 @@ def seed_mismatches(rec: Mapping[str, Any]) -> list[int]:
     a record the referee wrote always matches: ``arena replay --check`` says so."""
     check_record_shape(rec)
     game = start_game(rec)
-    return sorted(n for n, cards in game._explicit.items() if cards != game._seed_deal(n))
+    # Of the deals numbered as their place (another number is the replay's to name: a deal
+    # whose number was changed to 5 was said to hold cards "deal 5" is not dealt).
+    placed = {i for i, d in enumerate(rec["deals"]) if d.get("number", i) == i}
+    return sorted(
+        n for n, cards in game._explicit.items() if n in placed and cards != game._seed_deal(n)
+    )
 
 
 def load_ruleset_value(value: Any, players: int | None = None) -> Ruleset:

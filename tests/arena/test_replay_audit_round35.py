@@ -21,11 +21,13 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner, Result
 
 from arena.cli import main
 from arena.storage import Storage
 from arena.web import MatchReplay
+from arena.web.replay import ReplayFailed
 from engine import (
     PRESETS,
     Game,
@@ -148,6 +150,35 @@ def test_a_deal_after_one_left_unfinished_is_not_drawn_from_the_deal_before(
     text = _flat(shown.stdout)
     assert "refused: Deal 2 (record deal 1): the deal before it is not over" in text, text
     assert text.count("— dealer") == 1, text
+
+
+def test_two_deals_swapped_or_renumbered_are_refused_by_their_numbers(tmp_path: Path) -> None:
+    """Defects: a referee's record with two deals swapped was refused by `--check` as
+    "deal 0: numbered 1, expected 0", but `arena replay` drew deal 0's cards and refused
+    the other deal's first bid on them ("it is seat 2's turn"); and a deal renumbered 5
+    was refused by `--check` (and the web) as holding "the hands and talon of deal(s) 5
+    ... not the ones seed ... deals", a deal the match never reached. Both now name the
+    number, in both modes."""
+    rec = _random_match(5).record()
+    rec.update(match_id="t-m00003", incidents=[], forfeits=[])
+    swapped = copy.deepcopy(rec)
+    swapped["deals"][0], swapped["deals"][1] = swapped["deals"][1], swapped["deals"][0]
+    renumbered = copy.deepcopy(rec)
+    renumbered["deals"][1]["number"] = 5
+    for edited, k, number in ((swapped, 0, 1), (renumbered, 1, 5)):
+        path = _write(tmp_path, edited)
+        check = _run("--check", path)
+        assert check.exit_code == 1, check.output
+        assert f"REFUSED: deal {k}: numbered {number}, expected {k}" in check.output
+        assert "not the ones seed" not in check.output, check.output
+        shown = _run(path)
+        assert shown.exit_code == 1, shown.output
+        said = f"refused: Deal {k + 1} (record deal {k}): numbered {number}, expected {k}"
+        assert said in _flat(shown.stdout), shown.output
+        assert "not the ones seed" not in shown.output, shown.output
+        assert f"Deal {k + 1} —" not in shown.stdout
+        with pytest.raises(ReplayFailed, match=f"deal {k}: numbered {number}, expected {k}"):
+            MatchReplay("t-m00003", edited)
 
 
 # ------------------------------------------------------------------ --check of unended matches
