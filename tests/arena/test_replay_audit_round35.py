@@ -295,10 +295,13 @@ def test_check_still_names_a_legal_move_that_is_not_the_fallback() -> None:
 
 _ORDER = {Rank.NINE: 0, Rank.JACK: 1, Rank.QUEEN: 2, Rank.KING: 3, Rank.TEN: 4, Rank.ACE: 5}
 
-_GIVER = '''
+_BOTS = '''
+import os
 import random
+import time
+
+from engine import Concede, Pass, Play, ThrowIn
 from sdk import Bot
-from engine import Concede, Pass, ThrowIn
 
 
 class Giver(Bot):
@@ -313,6 +316,37 @@ class Giver(Bot):
             for a in view.legal_actions:
                 if isinstance(a, kind):
                     return a
+        return self.rng.choice(view.legal_actions)
+
+
+class Sleeper(Bot):
+    """Plays at random, and from its 8th card on past every deadline."""
+
+    def __init__(self):
+        super().__init__()
+        self.rng = random.Random(1)
+        self.plays = 0
+
+    def act(self, view):
+        if any(isinstance(a, Play) for a in view.legal_actions):
+            self.plays += 1
+            if self.plays >= 8:
+                time.sleep(0.4)
+        return self.rng.choice(view.legal_actions)
+
+
+class Quitter(Bot):
+    """Plays at random; its process exits at its 12th decision (with QUIT_NOW set)."""
+
+    def __init__(self):
+        super().__init__()
+        self.rng = random.Random(2)
+        self.n = 0
+
+    def act(self, view):
+        self.n += 1
+        if self.n >= 12 and os.environ.get("QUIT_NOW"):
+            os._exit(0)
         return self.rng.choice(view.legal_actions)
 '''
 
@@ -366,9 +400,9 @@ def _truth(rec: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _cross_check(mid: str, rec: dict[str, Any], db: Path) -> int:
+def _cross_check(mid: str, rec: dict[str, Any], db: Path) -> tuple[int, str, str]:
     """What `arena replay`, `--check` and the web replay say of one stored match, against
-    the engine; the number of tricks compared."""
+    the engine; the number of tricks compared, and what `arena replay` and `--check` said."""
     game = replay(rec)
     if game.result is not None:
         assert list(game.result.scores) == rec["result"]["scores"], mid
@@ -444,52 +478,141 @@ def _cross_check(mid: str, rec: dict[str, Any], db: Path) -> int:
             barrel = None if res.barrel is None else list(res.barrel)
             assert last["result"].get("barrel") == barrel
     assert web.summary["result"] == rec["result"]
-    return tricks
+    return tricks, _flat(shown.stdout), check.output
 
 
-def _tournament(tmp_path: Path, name: str, ruleset: str, bots: dict[str, str], **keys: Any) -> Path:
+def _tournament(
+    tmp_path: Path, name: str, ruleset: str, bots: dict[str, Any], **keys: Any
+) -> list[tuple[str, dict[str, Any], Path]]:
+    """Play a real tournament (bot processes, the referee, SQLite); then delete every row
+    of its database but the matches' (the record is enough) and give each stored match's
+    id and record, and the database."""
     lines = [f'name = "{name}"', f'ruleset = "{ruleset}"', "seed = 35",
              f'db = "{tmp_path / name}.sqlite"', f'out = "{tmp_path / "out" / name}"',
              "concurrency = 3", "bot_wait_s = 60"]  # fmt: skip
-    lines += [f"{k} = {json.dumps(v)}" for k, v in keys.items()]
-    lines += ["[bots]", *(f"{b} = {json.dumps(spec)}" for b, spec in bots.items())]
+    tables = {k: v for k, v in keys.items() if isinstance(v, dict)}
+    lines += [f"{k} = {json.dumps(v)}" for k, v in keys.items() if k not in tables]
+    for table, values in {**tables, "bots": bots}.items():
+        lines.append(f"[{table}]")
+        for k, v in values.items():
+            lines.append(f"{k} = {_toml(v)}")
     config = tmp_path / f"{name}.toml"
     config.write_text("\n".join(lines) + "\n", encoding="utf-8")
     r = CliRunner().invoke(main, ["tournament", "--config", str(config), "--no-progress"])
     assert r.exit_code == 0, r.output
-    return tmp_path / f"{name}.sqlite"
+    db = tmp_path / f"{name}.sqlite"
+    con = sqlite3.connect(db)
+    ids = [str(row[0]) for row in con.execute("SELECT id FROM matches ORDER BY idx")]
+    with con:
+        for table in ("match_players", "deals", "incidents", "ratings"):
+            con.execute(f"DELETE FROM {table}")  # (fixed names)
+    con.close()
+    with Storage.open_readonly(db) as st:
+        return [(m, st.load_record(m), db) for m in ids]
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + " }"
+    return json.dumps(value)
 
 
 def test_real_tournaments_replay_the_same_in_the_engine_the_cli_and_the_web(
     tmp_path: Path,
 ) -> None:
     """Pinned (no defect found): every stored match of small real tournaments — classic
-    with a bot that concedes, 1001 with one that throws in, 1001 for four — replays
+    with a bot that concedes, 1001 with bots that throw in, 1001 for four — replays
     through the engine to its scores, passes `--check`, and `arena replay` and the web
     replay show its bidding, talon, passes, contract, tricks in order with their winners,
     marriages with their value and deal scores as the engine plays them; with every row
     of the database but the matches' deleted (the record is enough)."""
-    giver = tmp_path / "giver.py"
-    giver.write_text(_GIVER, encoding="utf-8")
+    giver = tmp_path / "bots.py"
+    giver.write_text(_BOTS, encoding="utf-8")
     three = {"random": "random", "heuristic": "heuristic", "giver": f"{giver}:Giver"}
-    dbs = [
-        _tournament(tmp_path, "c", "classic", three, max_deals=4),
-        _tournament(tmp_path, "t", "1001", {**three, "random": f"{giver}:Giver"}, max_deals=4),
-        _tournament(tmp_path, "q", "1001-4p", {**three, "r2": "random"}, max_deals=2),
+    matches = [
+        *_tournament(tmp_path, "c", "classic", three, max_deals=4),
+        *_tournament(tmp_path, "t", "1001", {**three, "random": f"{giver}:Giver"}, max_deals=4),
+        *_tournament(tmp_path, "q", "1001-4p", {**three, "r2": "random"}, max_deals=2)[::4],
     ]
     tricks = 0
     outcomes: set[str] = set()
-    for db in dbs:
-        con = sqlite3.connect(db)
-        ids = [str(r[0]) for r in con.execute("SELECT id FROM matches ORDER BY idx")]
-        with con:  # the record is enough: only the matches' rows are left
-            for table in ("match_players", "deals", "incidents", "ratings"):
-                con.execute(f"DELETE FROM {table}")  # (fixed names)
-        con.close()
-        with Storage.open_readonly(db) as st:
-            records = [(m, st.load_record(m)) for m in ids[:: 4 if len(ids) > 6 else 1]]
-        for mid, rec in records:
-            tricks += _cross_check(mid, rec, db)
-            outcomes |= {d.get("outcome") for d in rec["deals"]}
+    for mid, rec, db in matches:
+        tricks += _cross_check(mid, rec, db)[0]
+        outcomes |= {d.get("outcome") for d in rec["deals"]}
     assert tricks > 100
     assert {"made", "failed", "conceded", "thrown_in"} <= outcomes, outcomes
+
+
+def test_real_matches_that_ended_abnormally_replay_and_read_truthfully(tmp_path: Path) -> None:
+    """Pinned (no defect found but the `--check` lines above): real matches a bot forfeited
+    by timeouts, that every seat forfeited (abandoned), that a bot left for good
+    (disconnected past the grace), and that their time limit ended, cross-checked as
+    above; `arena replay` and `--check` say how each ended."""
+    bots = tmp_path / "bots.py"
+    bots.write_text(_BOTS, encoding="utf-8")
+    fast = {"decision_ms": 100, "time_bank_ms": 0}
+    sleeper = f"{bots}:Sleeper"
+    runs = {
+        "timeouts": _tournament(
+            tmp_path,
+            "s",
+            "classic",
+            {"random": "random", "heuristic": "heuristic", "sleeper": sleeper},
+            max_deals=4,
+            deadlines=fast,
+        ),
+        "abandoned": _tournament(
+            tmp_path,
+            "a",
+            "classic",
+            {"s1": sleeper, "s2": sleeper, "s3": sleeper},
+            max_deals=4,
+            deadlines=fast,
+        )[:2],
+        "gone": _tournament(
+            tmp_path,
+            "d",
+            "classic",
+            {
+                "random": "random",
+                "heuristic": "heuristic",
+                "quitter": {"bot": f"{bots}:Quitter", "env": {"QUIT_NOW": "1"}},
+            },
+            max_deals=3,
+            referee={"reconnect_grace_s": 1},
+        )[:2],
+        "clock": _tournament(
+            tmp_path,
+            "k",
+            "classic",
+            {"r1": "random", "r2": "random", "r3": "random"},
+            max_deals=0,
+            match_timeout_s=0.2,
+        )[:2],
+    }
+    seen: set[str] = set()
+    for kind, matches in runs.items():
+        for mid, rec, db in matches:
+            _, text, check = _cross_check(mid, rec, db)
+            names = rec["players"]
+            if kind == "timeouts" and rec["forfeits"]:  # (unless the deals gave it few cards)
+                seen.add(kind)
+                who = names.index("sleeper")
+                assert rec["forfeits"] == [who], rec["forfeits"]
+                assert f"forfeits applied: sleeper ({who}) forfeited" in text, text
+                assert "(timeout)" in text and "forfeited: sleeper" in check
+            elif kind == "abandoned" and rec.get("abandoned"):
+                seen.add(kind)
+                assert rec["rules_result"] is None and rec["result"]["places"] == [3, 3, 3]
+                assert "abandoned in deal" in text and "abandoned in deal" in check
+            elif kind == "gone" and rec["forfeits"]:
+                seen.add(kind)
+                who = names.index("quitter")
+                assert rec["forfeits"] == [who], rec["forfeits"]
+                assert "disconnected for more than 1 s" in text, text
+            elif kind == "clock":
+                seen.add(kind)
+                assert rec["time_limit_s"] == 0.2 and rec["result"]["reason"] == "max_deals"
+                assert "ended by its time limit (match_timeout_s 0.2 s)" in text, text
+                assert "ended by its time limit" in check
+    assert seen == set(runs), seen
