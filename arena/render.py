@@ -187,6 +187,13 @@ def _render_deal(
         # The trump during a trick: a declaration sets it on the lead, before any card
         # is compared; after the last trick the game has already moved to the next deal.
         trump = game.trump
+        if game.is_over or game.deal_number != index:
+            # (applied, it was drawn in this deal: the next deal's bid in this auction)
+            error = (
+                f"Deal {index + 1} (record deal {index}), action {j} (seat {seat}: {text}): "
+                "the deal was already over"
+            )
+            break
         try:
             action = parse_action(str(text))
             game.apply(action, seat=seat)
@@ -449,8 +456,30 @@ def render_record(record: Mapping[str, Any]) -> RenderableType:
     for i, d in enumerate(deals):
         if game.is_over:
             break
+        refused = None
+        if game.deal_number != i:
+            # The deal before is not over (its actions stop short of its end, and the
+            # record does not score it): this deal's cards and dealer are not yet the
+            # game's, and drawing them from it showed the deal before again.
+            refused = "the deal before it is not over: its actions do not finish it"
+        elif d.get("number", i) != i:
+            # (as `--check` says it: two deals swapped were refused at the first action,
+            # "it is seat 2's turn", the other deal's actions on this deal's cards)
+            refused = f"numbered {d.get('number')!r:.20}, expected {i}"
+        if refused:
+            parts.append(
+                Text(f"refused: Deal {i + 1} (record deal {i}): {refused}", style="bold red")
+            )
+            return Group(*parts)
         deal_parts, error = _render_deal(game, players, d, i, fallbacks[i])
         parts.extend(deal_parts)
+        scored = "deltas" in d or "scores" in d or "outcome" in d
+        if not error and scored and len(game.deal_results) <= i:
+            # (as `--check` says it; the next deal's actions went on with this one's cards)
+            error = (
+                f"Deal {i + 1} (record deal {i}): the record scores the deal but its "
+                "actions do not finish it"
+            )
         if error:
             parts.append(Text(f"refused: {error}", style="bold red"))
             return Group(*parts)

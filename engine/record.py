@@ -468,6 +468,10 @@ def _check_by(
     and the web mark the moves by these words, and the leaderboard's decision times leave
     them out."""
     legal = game.legal_actions()
+    if action not in legal or entry["seat"] != game.to_act:
+        # The rules refuse it, whoever made it: the caller's apply names the rule broken
+        # (a ruleset edited to must_beat was reported as "not the referee's fallback").
+        return
     if entry["by"] == "forced" and len(legal) != 1:
         raise ReplayError(
             f"{where}: marked forced (the only legal action), but {len(legal)} were legal",
@@ -608,7 +612,12 @@ def seed_mismatches(rec: Mapping[str, Any]) -> list[int]:
     a record the referee wrote always matches: ``arena replay --check`` says so."""
     check_record_shape(rec)
     game = start_game(rec)
-    return sorted(n for n, cards in game._explicit.items() if cards != game._seed_deal(n))
+    # Of the deals numbered as their place (another number is the replay's to name: a deal
+    # whose number was changed to 5 was said to hold cards "deal 5" is not dealt).
+    placed = {i for i, d in enumerate(rec["deals"]) if d.get("number", i) == i}
+    return sorted(
+        n for n, cards in game._explicit.items() if n in placed and cards != game._seed_deal(n)
+    )
 
 
 def load_ruleset_value(value: Any, players: int | None = None) -> Ruleset:

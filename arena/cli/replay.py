@@ -224,8 +224,23 @@ def _check(ctx: click.Context, record_ref: str, record: dict[str, Any]) -> None:
             click.echo(f"ended {limit}")
     else:
         click.echo(f"match not finished; scores {list(game.scores)}")
+        # Why (as `arena replay` says it under the standings), its deal counted from 0 as
+        # the deals above: an abandoned match was read as one merely cut short, and its
+        # forfeits, which --check names for a finished match, were not said.
+        stopped = len(record["deals"]) - 1
+        if record.get("abandoned"):
+            who = ", ".join(players[s] for s in _seats(record.get("forfeits"), len(players)))
+            click.echo(
+                f"abandoned in deal {stopped}: every seat forfeited ({who}); the record's "
+                "result, checked too, places them all last"
+            )
+        elif record.get("interrupted"):
+            click.echo(
+                f"interrupted in deal {stopped}: the referee was stopped before the match "
+                "ended (no result)"
+            )
     forfeits = record.get("forfeits") if record.get("rules_result") is not None else None
-    forfeits = [s for s in forfeits or () if type(s) is int and 0 <= s < len(players)]
+    forfeits = _seats(forfeits, len(players))
     if forfeits:
         # The rules' result is the one above; the record's own (the referee's, which
         # `arena replay` and the leaderboard show) places the forfeiters last.
@@ -242,6 +257,11 @@ def _check(ctx: click.Context, record_ref: str, record: dict[str, Any]) -> None:
             f"record's own, not the ones seed {record['seed']!r} deals",
             err=True,
         )
+
+
+def _seats(value: Any, n: int) -> list[int]:
+    """The seats of a record's ``forfeits`` (a list the shape check let through)."""
+    return [s for s in value or () if type(s) is int and 0 <= s < n]
 
 
 #: The width `arena replay` lays its tables out in when it does not write to a terminal:
