@@ -767,3 +767,20 @@ def test_arena_tournament_refuses_a_bad_config_in_one_line_as_a_process(
     last = p.stderr.rstrip("\n").splitlines()[-1]
     assert last.startswith("Error: t.toml: ") and words in last, p.stderr
     assert sorted(x.name for x in tmp_path.iterdir()) == ["t.toml"]
+
+
+@pytest.mark.parametrize(
+    ("bot", "words"),
+    [
+        (":C", "unknown bundled bot ':C'"),
+        ("missing.py:X", "no such bot file: missing.py"),
+        ("bad.py", "bad.py, line 1: SyntaxError"),
+    ],
+)
+def test_a_bot_of_the_list_is_named_by_its_index(tmp_path: Path, bot: str, words: str) -> None:
+    """Defect: a bot of ``bots = [...]`` that could not be used was named as ``bots.C.bot``
+    (its class, or name, as a key of a ``[bots]`` table the file does not have); it is
+    ``bots[2]``, where it is written, now."""
+    (tmp_path / "bad.py").write_text("def (:\n", encoding="utf-8")
+    e = _refused(tmp_path, f'bots = ["random", "heuristic", "{bot}"]\n')
+    assert e.key == "bots[2]" and words in e.message, str(e)

@@ -1082,6 +1082,7 @@ def _ruleset(value: Any, base: Path, err: _Err) -> tuple[Ruleset, str]:
 def _bots(value: Any, base: Path, err: _Err) -> tuple[BotSpec, ...]:
     if value is None:
         raise err("bots", 'missing: name the bots, e.g. [bots] random = "random"')
+    at: dict[str, int] = {}  # a bot of the list -> its index (the key its faults are said at)
     if isinstance(value, list):
         # bots = ["random", "heuristic"]: bundled names, module:Class or file.py:Class.
         entries: dict[str, Any] = {}
@@ -1099,6 +1100,7 @@ def _bots(value: Any, base: Path, err: _Err) -> tuple[BotSpec, ...]:
             if short in entries:
                 raise err(f"bots[{i}]", f"duplicate bot name {short!r}")
             entries[short] = item
+            at[short] = i
         value = entries
     if not isinstance(value, Mapping):
         # (an array of names is the other form: `bots = ["random", "heuristic", ...]`)
@@ -1110,7 +1112,13 @@ def _bots(value: Any, base: Path, err: _Err) -> tuple[BotSpec, ...]:
         key = f"bots.{name}"
         if not _NAME_RE.match(name):
             raise err(f"bots.{toml_shown(name)}", BOT_NAME_RULE)  # quoted: it may hold anything
-        spec = _bot(name, entry, key, base, err)
+        try:
+            spec = _bot(name, entry, key, base, err)
+        except ConfigError as e:
+            if name not in at:
+                raise
+            # (a bot of the list: `bots[2]`, not a `bots.C.bot` the file has nowhere)
+            raise err(f"bots[{at[name]}]", e.message) from None
         if spec.token is not None:
             if spec.token in token_of:
                 field = "token_env" if "token_env" in entry else "token"  # a remote's table
