@@ -784,3 +784,41 @@ def test_a_bot_of_the_list_is_named_by_its_index(tmp_path: Path, bot: str, words
     (tmp_path / "bad.py").write_text("def (:\n", encoding="utf-8")
     e = _refused(tmp_path, f'bots = ["random", "heuristic", "{bot}"]\n')
     assert e.key == "bots[2]" and words in e.message, str(e)
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--max-deals", "3", "--set", "max_deals=5000000"],
+         "--max-deals 3 and --set max_deals=5000000 both set max_deals: give one of them"),
+        (["--set", "seed=6", "--seed", "5"],
+         "--seed 5 and --set seed=6 both set seed: give one of them"),
+        (["--db", "x.sqlite", "--set", 'db = "y.sqlite"'],
+         '--db x.sqlite and --set db = "y.sqlite" both set db: give one of them'),
+        (["--concurrency", "2", "--set", "concurrency=3"], "both set concurrency"),
+        (["--matches-per-table", "2", "--set", "matches_per_table=3"],
+         "both set matches_per_table"),
+        (["--out", "o", "--set", "out=p"], "--out o and --set out=p both set out"),
+    ],
+)  # fmt: skip
+def test_an_option_and_a_set_of_its_key_together_are_refused(
+    tmp_path: Path, stubs: None, args: list[str], words: str
+) -> None:
+    """Defect: ``--max-deals 3 --set max_deals=5000000`` ran with 3, saying nothing (the
+    option was applied after every ``--set``, whatever their order on the command line,
+    and the ``--set``'s bad value went unseen). Two values for one key: refused, exit 2."""
+    config = tmp_path / "t.toml"
+    config.write_text(BOTS3, encoding="utf-8")
+    line = _error_line(_invoke(["tournament", "--config", str(config), *args], tmp_path))
+    assert words in line, line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.toml"]
+
+
+def test_an_option_beside_a_set_of_another_key_still_runs(tmp_path: Path, stubs: None) -> None:
+    """Pinned: an option and ``--set`` of other keys (a table holding the option's key
+    among them: ``ruleset``) go together."""
+    config = tmp_path / "t.toml"
+    config.write_text(BOTS3, encoding="utf-8")
+    args = ["--max-deals", "3", "--set", "seed=4", "--set", 'ruleset={preset = "classic"}']
+    r = _invoke(["tournament", "--config", str(config), *args], tmp_path)
+    assert isinstance(r.exception, _WouldRun), r.output

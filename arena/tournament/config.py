@@ -65,6 +65,7 @@ __all__ = [
     "apply_overrides",
     "identity_changes",
     "load_config",
+    "override_key",
     "parse_config",
     "stored_where",
 ]
@@ -671,6 +672,16 @@ def _set_key(item: str) -> str:
         return ".".join(_split_override(item)[0])
     except ValueError:
         return ""
+
+
+def override_key(item: str) -> str:
+    """The dotted key a ``--set`` override sets, its parts as written or quoted in TOML
+    (``""`` for one that is no key=value: :func:`apply_overrides` says why).
+
+    >>> override_key("deadlines.decision_ms=500"), override_key('bots."v1.2".cwd="."')
+    ('deadlines.decision_ms', 'bots.v1.2.cwd')
+    """
+    return _set_key(item)
 
 
 def _toml_key(parts: Sequence[str]) -> str:
