@@ -41,7 +41,7 @@ def host_problem(host: str) -> str | None:
     if not host.strip("[] "):
         return "must not be empty (0.0.0.0 or :: listen on every address)"
     if any(c.isspace() or not c.isprintable() for c in host):
-        return f"an address has no spaces or control characters, got {host!r}"
+        return f"an address has no spaces or control characters, got {_shown(host)}"
     inner = host[1:-1] if host.startswith("[") and host.endswith("]") else host
     if "[" in inner or "]" in inner or (inner != host and ":" not in inner):
         # (gRPC cannot parse "[::1" nor "[127.0.0.1]": its own log line "Unparsable name"
@@ -52,4 +52,23 @@ def host_problem(host: str) -> str | None:
         # "127.0.0.1:80" was looked up as a host name: "cannot resolve ... (is the port
         # free ...?)", after the run had started
         return f"the address alone: the port is given apart (--port, or port), got {host!r}"
+    if ":" in inner:
+        # ("a:b", "::1::2": looked up as a host name after the run had started, "cannot
+        # resolve", exit 1; a host name has no ':', so it is an IPv6 address or nothing)
+        try:
+            ipaddress.IPv6Address(inner)  # (with a zone, "fe80::1%eth0", too)
+        except ValueError:
+            return f"not an IPv6 address, and a host name has no ':', got {_shown(host)}"
+    if len(inner) > _HOST_MAX:
+        return (f"longer than any host name (at most {_HOST_MAX} characters), got "
+                f"{_shown(host)}")  # fmt: skip
     return None
+
+
+#: The longest host name DNS has (RFC 1035: 255 octets on the wire, 253 written).
+_HOST_MAX = 253
+
+
+def _shown(host: str) -> str:
+    """``host`` quoted for a message, cut past 60 characters."""
+    return repr(host) if len(host) <= 60 else f"{host[:60]!r}... ({len(host):,} characters)"

@@ -41,7 +41,7 @@ def _config(tmp: Path, body: str) -> Path:
     [
         (f'ruleset = "{LONG}"\n{BOTS}', "ruleset"),
         (f'ruleset = "{LONG}.toml"\n{BOTS}', "ruleset"),
-        (f'bots = ["random", "heuristic", "{LONG}.py:Mine"]\n', "bots.Mine.bot"),
+        (f'bots = ["random", "heuristic", "{LONG}.py:Mine"]\n', "bots[2]"),
         (f'{BOTS}[tls]\ncert = "{LONG}.pem"\nkey = "k.pem"\n', "tls.cert"),
     ],
 )

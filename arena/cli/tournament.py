@@ -27,7 +27,7 @@ from arena.leaderboard import build_leaderboard, to_rich_table, write_outputs
 from arena.render import PrintableFormatter, plural, printable
 from arena.stopping import ignore_stop_signals, stop_signals
 from arena.storage import Storage, StorageError, file_in_the_way
-from arena.tournament.config import ConfigError, TournamentConfig, load_config
+from arena.tournament.config import ConfigError, TournamentConfig, load_config, override_key
 from arena.tournament.runner import (
     Interrupted,
     RunOptions,
@@ -152,6 +152,14 @@ def tournament(
     }
     # A bad value of an option is blamed on the option, not on the file: "--max-deals 2000000".
     given_as = {f"{k}={v}": f"--{k.replace('_', '-')} {raw[k]}" for k, v in options_set.items()}
+    for item in overrides:  # ("--max-deals 3 --set max_deals=5" ran with 3, saying nothing)
+        key = override_key(item)
+        if key in options_set:
+            option = f"--{key.replace('_', '-')}"
+            cut = item if len(item) <= 100 else f"{item[:100]}..."
+            raise click.UsageError(
+                f"{option} {raw[key]} and --set {cut} both set {key}: give one of them"
+            )
     sets = [*overrides, *given_as]
     try:
         cfg = load_config(config_path, sets, given_as)

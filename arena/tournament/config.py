@@ -65,6 +65,7 @@ __all__ = [
     "apply_overrides",
     "identity_changes",
     "load_config",
+    "override_key",
     "parse_config",
     "stored_where",
 ]
@@ -454,7 +455,7 @@ def load_config(
         item = _override_of(e.key, overrides, in_file)
         if item is None:
             raise
-        where = (given_as or {}).get(item) or f"--set {item}"
+        where = _cut((given_as or {}).get(item) or f"--set {item}")
         raise ConfigError(
             e.source, e.key, f"{e.message} (from {where}, not from the file)"
         ) from None
@@ -469,14 +470,18 @@ def _override_of(key: str, overrides: Sequence[str], in_file: Mapping[str, Any])
         if set_key and (key == set_key or key.startswith((set_key + ".", set_key + "["))):
             return item
     node: Any = in_file
-    for part in key.split("."):
+    parts = key.split(".")
+    for i, part in enumerate(parts):
         if not isinstance(node, Mapping) or part not in node:
+            # The first part the file does not have: an override made it, setting a key
+            # inside (`--set tls.cert=x` made the table of a "tls.key: missing").
+            missing = ".".join(parts[: i + 1])
             break
         node = node[part]
     else:
         return None  # the file has it
     for item in reversed(overrides):
-        if _set_key(item).startswith(key + "."):
+        if _set_key(item).startswith(missing + "."):
             return item
     return None
 
@@ -485,8 +490,32 @@ def _read_toml(path: str | Path) -> dict[str, Any]:
     try:
         return read_toml_file(path)
     except TomlFileError as e:  # (a key set twice: its line is quoted, and here ...)
-        guess = " (two bots of one name?)" if e.key_set_twice else ""  # ... the usual cause
+        guess = " (two bots of one name?)" if _in_bots(path, e) else ""  # ... the usual cause
         raise ConfigError(str(path), "file", f"{e}{guess}") from None
+
+
+_SET_TWICE_LINE_RE = re.compile(r": line (\d+) \((.*) = \.\.\.\) sets a key")
+_HEADER_RE = re.compile(r"\s*\[\s*([^\]]*?)\s*\]")
+
+
+def _in_bots(path: str | Path, e: TomlFileError) -> bool:
+    """Whether the key ``e`` says was set twice is a bot's (in ``[bots]``, or ``bots``
+    itself): only there is "two bots of one name?" the likely cause (a ``name = ...`` set
+    twice was asked about bots too)."""
+    m = _SET_TWICE_LINE_RE.search(str(e)) if e.key_set_twice else None
+    if m is None:
+        return False
+    if m[2] == "bots" or m[2].startswith(("bots.", "bots ")):
+        return True
+    try:
+        lines = Path(path).read_bytes().decode("utf-8").split("\n")
+    except (OSError, ValueError):
+        return False
+    for line in reversed(lines[: int(m[1]) - 1]):
+        header = _HEADER_RE.match(line)
+        if header is not None:
+            return header[1] == "bots"
+    return False
 
 
 def stored_where(path: str | Path) -> tuple[Path, str]:
@@ -500,7 +529,7 @@ def stored_where(path: str | Path) -> tuple[Path, str]:
     def text(key: str, default: str) -> str:
         value = data.get(key, default)
         if not isinstance(value, str) or not value.strip():
-            raise ConfigError(source, key, f"expected a non-empty string, got {value!r}")
+            raise ConfigError(source, key, f"expected a non-empty string, got {toml_shown(value)}")
         return value
 
     name = text("name", "tournament")
@@ -528,12 +557,9 @@ def apply_overrides(
             parts, raw = _split_override(item)
         except ValueError as e:
             raise ConfigError(source, "--set", str(e)) from None
-        key = ".".join(parts)
+        key = _cut(".".join(parts))
         try:
             doc = tomllib.loads(f"v = {raw.strip()}")
-            if len(doc) > 1:  # (`3\nseed = 5`: its second line would be dropped silently)
-                raise ConfigError(source, key, f"not one TOML value: {raw.strip()!r} holds "
-                                  "a line break and another key")  # fmt: skip
             value: Any = doc["v"]
         except ValueError as e:
             if not isinstance(e, tomllib.TOMLDecodeError):  # (a traceback)
@@ -544,8 +570,15 @@ def apply_overrides(
             # Meant as TOML (a string, an array, an inline table), and it is not. A command
             # with a placeholder ("{python} bot.py") starts with a brace too: a bare word.
             if text[:1] in ('"', "'", "[") or _INLINE_TABLE_RE.match(text):
-                raise ConfigError(source, key, f"not a TOML value: {raw.strip()} ({e})") from e
+                raise ConfigError(source, key, f"not a TOML value: {_cut(text)} ({e})") from e
             value = raw.strip()  # a bare word: a string
+        else:
+            # (`3\nseed = 5`: its second line would be dropped silently. Refused here, not in
+            # the try: a ConfigError is a ValueError too, and was said again inside "not a
+            # TOML value: <file>: <key>: ...")
+            if len(doc) > 1:
+                raise ConfigError(source, key, f"not one TOML value: {toml_shown(raw.strip())} "
+                                  "holds a line break and another key")  # fmt: skip
         node = out
         for i, part in enumerate(parts[:-1]):
             if part not in node:
@@ -567,20 +600,22 @@ def apply_overrides(
                 # usual case)
                 whole = _toml_key(parts[: i + 1])  # (to paste: "v1.2" quoted)
                 shown = json.dumps(value, ensure_ascii=False) if isinstance(value, str) else raw
-                inner = f"{_toml_key(parts[i + 1 :])} = {shown.strip()}"
+                inner = f"{_toml_key(parts[i + 1 :])} = {_cut(shown.strip())}"
                 hint = ""
                 if whole == "ruleset" and isinstance(child, str) and child in PRESETS:
                     inner = f"preset = {json.dumps(child)}, {inner}"
                     hint = f"; set it whole: --set '{whole}={{{inner}}}'"
                 elif parts[0] == "bots" and i == 1 and isinstance(child, str):
                     if parts[2:] == ["bot"]:  # (the bundled bot is what the string names)
-                        hint = f"; set it whole: --set '{whole}={shown.strip()}'"
+                        hint = f"; set it whole: --set '{whole}={_cut(shown.strip())}'"
                     else:
-                        inner = f"bot = {json.dumps(child, ensure_ascii=False)}, {inner}"
+                        inner = f"bot = {_cut(json.dumps(child, ensure_ascii=False))}, {inner}"
                         hint = f"; set it whole: --set '{whole}={{{inner}}}'"
                 what = f"{_tname(child)} ({child!r:.40})"
                 raise ConfigError(
-                    source, key, f"cannot set inside {part!r}: it is {what}, not a table{hint}"
+                    source,
+                    key,
+                    f"cannot set inside {toml_shown(part)}: it is {what}, not a table{hint}",
                 )
             node = child
         node[parts[-1]] = value
@@ -596,20 +631,20 @@ def _split_override(item: str) -> tuple[list[str], str]:
     if raw is None:
         if "=" in item and ("'" in item or '"' in item) and not _is_toml_key(item):
             # (every `=` inside quotes: one was never closed)
-            raise ValueError(f"a quote in the key of {item!r} is not closed")
-        raise ValueError(f"expected key=value, got {item!r}")
+            raise ValueError(f"a quote in the key of {toml_shown(item)} is not closed")
+        raise ValueError(f"expected key=value, got {toml_shown(item)}")
     if not key:
-        raise ValueError(f"expected key=value, got {item!r}")
+        raise ValueError(f"expected key=value, got {toml_shown(item)}")
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in key):
         # (a line break would make the key a TOML document: `[a]\nb` reads as a table)
-        raise ValueError(f"the key {key!r} holds a line break or a control character")
+        raise ValueError(f"the key {toml_shown(key)} holds a line break or a control character")
     try:
         node: Any = tomllib.loads(f"{key} = 0")
     except tomllib.TOMLDecodeError as e:
         if "'" in key or '"' in key:
             raise ValueError(
-                f"the key {key!r} is not a TOML key ({e}): quote a part holding a dot as in "
-                """TOML, bots."v1.2".env.X=1"""
+                f"the key {toml_shown(key)} is not a TOML key ({e}): quote a part holding a dot "
+                """as in TOML, bots."v1.2".env.X=1"""
             ) from None
         parts = [p.strip() for p in key.split(".")]
     else:
@@ -618,8 +653,8 @@ def _split_override(item: str) -> tuple[list[str], str]:
             ((part, node),) = node.items()
             parts.append(part)
     if not all(parts):
-        raise ValueError(f"the key {key!r} has an empty part (two dots in a row, a dot at an "
-                         'end, or "")')  # fmt: skip
+        raise ValueError(f"the key {toml_shown(key)} has an empty part (two dots in a row, a dot "
+                         'at an end, or "")')  # fmt: skip
     return parts, raw
 
 
@@ -637,6 +672,16 @@ def _set_key(item: str) -> str:
         return ".".join(_split_override(item)[0])
     except ValueError:
         return ""
+
+
+def override_key(item: str) -> str:
+    """The dotted key a ``--set`` override sets, its parts as written or quoted in TOML
+    (``""`` for one that is no key=value: :func:`apply_overrides` says why).
+
+    >>> override_key("deadlines.decision_ms=500"), override_key('bots."v1.2".cwd="."')
+    ('deadlines.decision_ms', 'bots.v1.2.cwd')
+    """
+    return _set_key(item)
 
 
 def _toml_key(parts: Sequence[str]) -> str:
@@ -662,7 +707,7 @@ def parse_config(
         raise err(
             "name",
             f"start with a letter or a digit, then use letters, digits, '.', '_' "
-            f"or '-' (at most 64), got {name!r}",
+            f"or '-' (at most 64), got {toml_shown(name)}",
         )
     explicit_id = data.get("id")
     if explicit_id is not None and (
@@ -671,7 +716,7 @@ def parse_config(
         raise err(
             "id",
             f"expected a name starting with a letter or a digit, then letters, "
-            f"digits, '.', '_' or '-', got {explicit_id!r}",
+            f"digits, '.', '_' or '-', got {toml_shown(explicit_id)}",
         )
 
     ruleset, ruleset_source = _ruleset(data.get("ruleset", "classic"), base, err)
@@ -679,23 +724,26 @@ def parse_config(
     # default's 20).
     max_deals = _get(data, "max_deals", int, ruleset.max_deals or 20, err)
     if not 0 <= max_deals <= MAX_INT:
-        raise err("max_deals", f"must be 0 (no cap) or up to {MAX_INT}, got {max_deals}")
+        raise err(
+            "max_deals", f"must be 0 (no cap) or up to {MAX_INT}, got {toml_shown(max_deals)}"
+        )
     ruleset = dataclasses.replace(ruleset, max_deals=max_deals)
 
     matches_per_table = _get(data, "matches_per_table", int, 1, err)
     if not 1 <= matches_per_table <= MAX_MATCHES:
         raise err(
-            "matches_per_table", f"must be between 1 and {MAX_MATCHES}, got {matches_per_table}"
+            "matches_per_table",
+            f"must be between 1 and {MAX_MATCHES}, got {toml_shown(matches_per_table)}",
         )
     deals = _get(data, "deals", str, "duplicate", err)
     if deals not in ("duplicate", "independent"):
-        raise err("deals", f'expected "duplicate" or "independent", got {deals!r}')
+        raise err("deals", f'expected "duplicate" or "independent", got {toml_shown(deals)}')
     seed = _get(data, "seed", int, None, err)
     if seed is not None and not 0 <= seed < 2**63:
-        raise err("seed", f"must be between 0 and 2**63-1, got {seed}")
+        raise err("seed", f"must be between 0 and 2**63-1, got {toml_shown(seed)}")
     concurrency = _get(data, "concurrency", int, 2, err)
     if concurrency < 1:
-        raise err("concurrency", f"must be at least 1, got {concurrency}")
+        raise err("concurrency", f"must be at least 1, got {toml_shown(concurrency)}")
     host = _get(data, "host", str, "127.0.0.1", err).strip()
     if host.startswith("[") and host.endswith("]"):  # an IPv6 address as in a URL: [::1]
         host = host[1:-1]
@@ -704,7 +752,7 @@ def parse_config(
         raise err("host", problem)
     port = _get(data, "port", int, 0, err)
     if not 0 <= port <= 65535:
-        raise err("port", f"must be between 0 (any free port) and 65535, got {port}")
+        raise err("port", f"must be between 0 (any free port) and 65535, got {toml_shown(port)}")
     bot_wait_s = float(_get(data, "bot_wait_s", (int, float), 30.0, err))
     if bot_wait_s <= 0:
         raise err("bot_wait_s", f"must be positive, got {bot_wait_s}")
@@ -820,7 +868,8 @@ def _referee(data: Mapping[str, Any], err: _Err) -> tuple[tuple[str, Any], ...]:
         strikes = _get(data, "max_strikes", int, 3, err, "referee.")
         if not 1 <= strikes <= MAX_STRIKES:
             raise err(
-                "referee.max_strikes", f"must be between 1 and {MAX_STRIKES:,}, got {strikes}"
+                "referee.max_strikes",
+                f"must be between 1 and {MAX_STRIKES:,}, got {toml_shown(strikes)}",
             )
         referee.append(("max_strikes", strikes))
     if "reconnect_grace_s" in data:
@@ -852,7 +901,7 @@ def _tls(data: object, base: Path, err: _Err) -> TLSSpec | None:
         path = _path(_get(data, key, str, "", err, "tls."), f"tls.{key}", err, base)
         if not _probe(path, Path.is_file, f"tls.{key}", err):
             why = "not a regular file" if path.exists() else "no such file"
-            raise err(f"tls.{key}", f"{why}: {path}")
+            raise err(f"tls.{key}", f"{why}: {_cut(path)}")
         problem = pem_problem(path, what)
         if problem is not None:
             raise err(f"tls.{key}", problem)
@@ -864,7 +913,7 @@ def _tls(data: object, base: Path, err: _Err) -> TLSSpec | None:
     if not server_name.strip():
         raise err("tls.server_name", "must not be empty")
     if not all(c.isprintable() and not c.isspace() for c in server_name.strip()):
-        raise err("tls.server_name", f"a host name, without spaces, got {server_name!r}")
+        raise err("tls.server_name", f"a host name, without spaces, got {toml_shown(server_name)}")
     return TLSSpec(files[0], files[1], server_name.strip())
 
 
@@ -880,12 +929,12 @@ def _path(text: str, key: str, err: _Err, base: Path | None = None) -> Path:
     if not text.strip():  # Path("") is the directory: the config's or the current one
         raise err(key, "must not be empty: name a path")
     if "\x00" in text:
-        raise err(key, f"a path with a NUL byte: {text!r}")
+        raise err(key, f"a path with a NUL byte: {toml_shown(text)}")
     try:
         path = Path(text).expanduser()
         path = (base / path if base is not None else path).resolve()
     except RuntimeError as e:  # "~nobody", a symlink loop
-        raise err(key, f"no path in {text!r}: {e}") from None
+        raise err(key, f"no path in {toml_shown(text)}: {e}") from None
     except OSError as e:
         raise err(key, f"no path: {e.strerror or e}") from None
     _check_utf8(path, key, err)
@@ -900,7 +949,7 @@ def _check_utf8(path: Path, key: str, err: _Err) -> None:
         str(path).encode("utf-8")
     except UnicodeEncodeError:
         shown = os.fsencode(path).decode("utf-8", "backslashreplace")
-        raise err(key, f"{shown}: a path that is not UTF-8 text (a byte of another "
+        raise err(key, f"{_cut(shown)}: a path that is not UTF-8 text (a byte of another "
                   "encoding in a name): rename it, or choose another path") from None  # fmt: skip
 
 
@@ -948,7 +997,17 @@ def _probe(path: Path, test: Callable[[Path], bool], key: str, err: _Err) -> boo
     try:
         return test(path)
     except OSError as e:
-        raise err(key, f"{path}: {e.strerror or e}") from None
+        raise err(key, f"{_cut(path)}: {e.strerror or e}") from None
+
+
+def _cut(text: object, limit: int = 100) -> str:
+    """``text`` (a key, a path, an override) as a message quotes it: what a terminal would
+    obey written out, and cut at ``limit`` characters, saying how long it was (a value of
+    5,000 characters, a path too long for the system, was quoted whole: one line of 5 KB)."""
+    shown = printable(str(text))
+    if len(shown) <= limit:
+        return shown
+    return f"{shown[:limit]}... ({len(str(text)):,} characters)"
 
 
 def _tname(value: object) -> str:
@@ -962,7 +1021,7 @@ def _tname(value: object) -> str:
 def _check_keys(data: Mapping[str, Any], known: set[str], prefix: str, err: _Err) -> None:
     for key in data:
         if key not in known:
-            shown = printable(key) if key else '""'  # (an empty key, `"" = 1`, named so)
+            shown = _cut(key) if key else '""'  # (an empty key, `"" = 1`, named so)
             raise err(  # (a newline or an escape sequence in the key: written out)
                 f"{prefix}{shown}",
                 f"unknown key{did_you_mean(key, known)}; known keys: {', '.join(sorted(known))}",
@@ -987,6 +1046,12 @@ def _get(
         raise err(f"{prefix}{key}", f"expected {names}, got {_tname(value)} {toml_shown(value)}")
     if isinstance(value, float) and not math.isfinite(value):
         raise err(f"{prefix}{key}", f"expected a finite number, got {value!r}")
+    if float in wants and isinstance(value, int) and not isinstance(value, bool):
+        try:  # (the caller's float(): an integer of 400 digits ended in an OverflowError)
+            float(value)
+        except OverflowError:
+            raise err(f"{prefix}{key}", f"expected a finite number, got {toml_shown(value)} "
+                      "(past the range of a float)") from None  # fmt: skip
     return value
 
 
@@ -1007,11 +1072,13 @@ def _ruleset(value: Any, base: Path, err: _Err) -> tuple[Ruleset, str]:
             if path.suffix != ".toml" and not _probe(path, Path.exists, "ruleset", err):
                 raise err(  # (the words of load_ruleset: `arena-bot try --ruleset clasic`)
                     "ruleset",
-                    f"unknown preset {value!r}{did_you_mean(value, PRESETS)}; known: "
+                    f"unknown preset {toml_shown(value)}{did_you_mean(value, PRESETS)}; known: "
                     f"{', '.join(PRESETS)}; or a .toml file",
                 )
             if not _probe(path, Path.exists, "ruleset", err):
-                raise err("ruleset", f"ruleset file {value!r} not found (looked in {base})")
+                raise err(
+                    "ruleset", f"ruleset file {toml_shown(value)} not found (looked in {base})"
+                )
             try:
                 return load_ruleset(path), str(path)
             except RulesetError as e:  # the key is the ruleset file's (named), not the config's
@@ -1026,6 +1093,7 @@ def _ruleset(value: Any, base: Path, err: _Err) -> tuple[Ruleset, str]:
 def _bots(value: Any, base: Path, err: _Err) -> tuple[BotSpec, ...]:
     if value is None:
         raise err("bots", 'missing: name the bots, e.g. [bots] random = "random"')
+    at: dict[str, int] = {}  # a bot of the list -> its index (the key its faults are said at)
     if isinstance(value, list):
         # bots = ["random", "heuristic"]: bundled names, module:Class or file.py:Class.
         entries: dict[str, Any] = {}
@@ -1036,13 +1104,14 @@ def _bots(value: Any, base: Path, err: _Err) -> tuple[BotSpec, ...]:
             if not _NAME_RE.match(short):  # ("bots.'sub/mine.py': a bot name starts ...")
                 raise err(
                     f"bots[{i}]",
-                    f"{item!r} makes no bot name (a bot of the list is named after its class, "
-                    f"else as written; {BOT_NAME_RULE}): write it as 'path/file.py:Class', or "
-                    "name it in a [bots] table",
+                    f"{toml_shown(item)} makes no bot name (a bot of the list is named after its "
+                    f"class, else as written; {BOT_NAME_RULE}): write it as 'path/file.py:Class', "
+                    "or name it in a [bots] table",
                 )
             if short in entries:
                 raise err(f"bots[{i}]", f"duplicate bot name {short!r}")
             entries[short] = item
+            at[short] = i
         value = entries
     if not isinstance(value, Mapping):
         # (an array of names is the other form: `bots = ["random", "heuristic", ...]`)
@@ -1053,8 +1122,14 @@ def _bots(value: Any, base: Path, err: _Err) -> tuple[BotSpec, ...]:
     for name, entry in value.items():
         key = f"bots.{name}"
         if not _NAME_RE.match(name):
-            raise err(f"bots.{name!r}", BOT_NAME_RULE)  # quoted: it may hold anything
-        spec = _bot(name, entry, key, base, err)
+            raise err(f"bots.{toml_shown(name)}", BOT_NAME_RULE)  # quoted: it may hold anything
+        try:
+            spec = _bot(name, entry, key, base, err)
+        except ConfigError as e:
+            if name not in at:
+                raise
+            # (a bot of the list: `bots[2]`, not a `bots.C.bot` the file has nowhere)
+            raise err(f"bots[{at[name]}]", e.message) from None
         if spec.token is not None:
             if spec.token in token_of:
                 field = "token_env" if "token_env" in entry else "token"  # a remote's table
@@ -1096,21 +1171,22 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
         raise err(f"{key}.env", "expected a table of strings")
     for var, value in env_data.items():  # what the system would refuse at the launch
         if not var or "=" in var or "\x00" in var:
-            raise err(f"{key}.env", f"{var!r} is no environment variable name (no '=', no NUL)")
+            raise err(f"{key}.env", f"{toml_shown(var)} is no environment variable name (no '=', "
+                      "no NUL)")  # fmt: skip
         if "\x00" in value:
-            raise err(f"{key}.env.{var}", "a value with a NUL byte")
+            raise err(f"{key}.env.{_cut(var)}", "a value with a NUL byte")
     env = tuple(sorted(env_data.items()))
     cwd_raw = _get(entry, "cwd", str, None, err, f"{key}.")
     cwd = _path(cwd_raw, f"{key}.cwd", err, base) if cwd_raw is not None else None
     if cwd is not None and not _holds(cwd, Path.is_dir):
-        raise err(f"{key}.cwd", f"no such directory: {cwd}")
+        raise err(f"{key}.cwd", f"no such directory: {_cut(cwd)}")
     kind = kinds[0]
     if "workers" in entry and kind != "bot":
         raise err(f"{key}.workers", f"only a bot = \"...\" entry takes workers (arena-bot run "
                   f"--workers N): a {kind} bot runs in its own process(es)")  # fmt: skip
     workers = _get(entry, "workers", int, None, err, f"{key}.")
     if workers is not None and not 1 <= workers <= MAX_WORKERS:
-        raise err(f"{key}.workers", f"must be from 1 to {MAX_WORKERS}, got {workers}")
+        raise err(f"{key}.workers", f"must be from 1 to {MAX_WORKERS}, got {toml_shown(workers)}")
     if kind != "remote":
         for k in ("token", "token_env"):
             if k in entry:
@@ -1131,7 +1207,7 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
                 None,
             )
             if where is None:
-                raise err(f"{key}.bot", f"no such bot file: {path} (relative to {base})")
+                raise err(f"{key}.bot", f"no such bot file: {_cut(path)} (relative to {base})")
             _check_utf8(where.resolve(), f"{key}.bot", err)
             problem = _syntax_problem(where)
             if problem is not None:  # said before anything starts, not as the bot's exit
@@ -1140,7 +1216,7 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
         elif spec not in BUNDLED_BOTS and not _MODULE_CLASS_RE.match(spec):
             raise err(
                 f"{key}.bot",
-                f"unknown bundled bot {spec!r} (bundled: {', '.join(BUNDLED_BOTS)}; "
+                f"unknown bundled bot {toml_shown(spec)} (bundled: {', '.join(BUNDLED_BOTS)}; "
                 "or a module:Class, or a file.py[:Class])",
             )
         code = code_digest(_code_files(spec, (), cwd))
@@ -1156,7 +1232,8 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
         elif isinstance(raw, list) and all(isinstance(a, str) for a in raw):
             argv = list(raw)
         else:
-            raise err(f"{key}.command", f"expected a string or an array of strings, got {raw!r}")
+            raise err(f"{key}.command", "expected a string or an array of strings, got "
+                      f"{_tname(raw)} {toml_shown(raw)}")  # fmt: skip
         if not argv:
             raise err(f"{key}.command", "must not be empty")
         if any("\x00" in a for a in argv):
@@ -1167,7 +1244,7 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
             except (KeyError, IndexError, ValueError, AttributeError) as e:
                 raise err(
                     f"{key}.command",
-                    f"bad placeholder in {a!r} (known: "
+                    f"bad placeholder in {toml_shown(a)} (known: "
                     + ", ".join("{" + p + "}" for p in _PLACEHOLDERS)
                     + "; a literal brace is written {{ or }})",
                 ) from e
