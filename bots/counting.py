@@ -31,7 +31,16 @@ from engine import DECK, Action, Bid, Card, Concede, Play, PlayerView, Rank, Sui
 from sdk.hand import has_ace_marriage, outstanding_cards, played_cards, voids
 from sdk.sampling import Sampler
 
-__all__ = ["CountingBot"]
+__all__ = ["CountingBot", "own_declaration"]
+
+
+def own_declaration(play: Play) -> float:
+    """What ``play`` scores at once for the player who leads it: a marriage's value (the
+    ace marriage's 200) when it declares one, else 0. The solver's utility is the
+    declarer's take, so the searching bots add this for a defender's own declaration."""
+    if not play.declare:
+        return 0.0
+    return 200.0 if play.card.rank == Rank.ACE else float(play.card.suit.marriage_value)
 
 
 class CountingBot(HeuristicBot):
@@ -92,9 +101,21 @@ class CountingBot(HeuristicBot):
         return sum(self.p_make(e + self.take_offset, amount, self.sigma) for e in ests) / len(ests)
 
     def bid_limit(self, view: PlayerView) -> float:
-        if self._on_barrel(view):
-            return 120.0 if self.p_make_bid(view, 120) >= 0.5 else 0.0
         bids = sorted(a.amount for a in view.legal_actions if isinstance(a, Bid))
+        if self._on_barrel(view):
+            # Any contract of 120 or more wins the game from the barrel, less is no gain:
+            # bid towards 120, and above it as far as the hand makes it at even odds.
+            conf = self.barrel_confidence
+            if self.p_make_bid(view, 120) < conf:
+                return 0.0
+            limit = 120.0
+            for amount in bids:
+                if amount <= 120:
+                    continue
+                if self.p_make_bid(view, amount) < conf:
+                    break
+                limit = float(amount)
+            return limit
         limit = 0.0
         for amount in bids:
             if self.p_make_bid(view, amount) < self.bid_confidence:
@@ -191,6 +212,12 @@ class CountingBot(HeuristicBot):
             done += 1
         if not done:
             return None
+        if me != decl:
+            # The solver counts the declarer's points only: a defender's own marriage is
+            # worth nothing to it, so "Q♣" and "Q♣ declare" tied (or a trump change the
+            # declarer dislikes made the plain lead win) and the 60 were thrown away.
+            for i, a in enumerate(legal):
+                totals[i] += done * own_declaration(a)
         mine = next(i for i, a in enumerate(legal) if a == choice)
         best = max(range(len(moves)), key=lambda i: (totals[i], -legal[i].card.points))
         if totals[best] > totals[mine] + 1e-6 * done:

@@ -128,6 +128,8 @@ class HeuristicBot(Bot):
     take_sigma = 35.0
     #: The chance of making it that a bid or a contract needs.
     bid_confidence = 0.65
+    #: On the barrel: the chance of a contract of 120+ (a won game) worth bidding for.
+    barrel_confidence = 0.5
     contract_confidence = 0.9
     #: Below this chance of making the bid the declarer concedes (free / penalty rules).
     concede_free_below = 0.33
@@ -197,8 +199,11 @@ class HeuristicBot(Bot):
         """The highest bid this bot would make with this hand."""
         pred = self.bid_estimate(view) + self.take_offset
         if self._on_barrel(view):
-            # Only a contract of 120 wins from the barrel; anything less is no gain.
-            return 120.0 if self.p_make(pred, 120) >= 0.5 else 0.0
+            # Only a contract of 120 or more wins from the barrel (anything less is no
+            # gain), and any of them wins the game: bid as high as the hand makes it at
+            # even odds, not just to 120 (a sitter who could make 150 passed at 125).
+            limit = self._max_amount(pred, self.barrel_confidence)
+            return limit if limit >= 120 else 0.0
         return self._max_amount(pred, self.bid_confidence)
 
     def _max_amount(self, pred: float, confidence: float) -> float:
@@ -256,11 +261,16 @@ class HeuristicBot(Bot):
         p_bid = self.p_make(pred, bid)
         if throw_in is not None and p_bid < 0.3:
             return throw_in
+        # On the barrel the contract to make is 120, or the bid if it is above.
+        barrel_level = max(120, bid)
         if concede is not None:
             if (
                 self._on_barrel(view)
                 and view.ruleset.concede == "free"
-                and (self.p_make(pred, 120) < 0.5 or not any(c.amount >= 120 for c in contracts))
+                and (
+                    self.p_make(pred, barrel_level) < self.barrel_confidence
+                    or not any(c.amount >= 120 for c in contracts)
+                )
             ):
                 return concede
             free = view.ruleset.concede == "free"
@@ -270,7 +280,7 @@ class HeuristicBot(Bot):
             return legal[0]
         if self._on_barrel(view):
             at_120 = [c for c in contracts if c.amount >= 120]
-            if at_120 and self.p_make(pred, 120) >= 0.45:
+            if at_120 and self.p_make(pred, at_120[0].amount) >= 0.45:
                 return at_120[0]
         target = self._max_amount(pred, self.contract_confidence)
         best = contracts[0]

@@ -50,7 +50,7 @@ from bots._dds import (
     position_from_view,
     rule_options,
 )
-from bots.counting import CountingBot
+from bots.counting import CountingBot, own_declaration
 from bots.heuristic import HeuristicBot, estimate_take, p_normal
 from engine import Action, Bid, Concede, Contract, Give, Pass, Phase, Play, PlayerView, ThrowIn
 from engine.cards import bit_indices as _bits
@@ -294,6 +294,12 @@ class PimcBot(Bot):
             # rules of thumb (cash masters, declare marriages) beat any blind choice.
             self.stats.fallbacks += 1
             return self._counting_play(view, budget)
+        if not maximize:
+            # A defender's own marriage is his, not the declarer's: the solver values it at
+            # nothing, so the plain lead of the queen tied with declaring it (and, listed
+            # first, was played: the marriage thrown away).
+            for i, a in enumerate(legal):
+                totals[i] += done * own_declaration(a)
         if prior is not None:
             # As if ``prior_weight`` more samples made the contract with it (while undecided);
             # once settled, where utilities are points, 10 points per solved sample each.
