@@ -58,7 +58,7 @@ from arena.bench.grpc_baseline import (
     with_cpu,
 )
 
-__all__ = ["BENCH_MAX_DEALS", "bench_referee", "measure_referee"]
+__all__ = ["BENCH_MAX_DEALS", "bench_referee", "measure_referee", "window_figures"]
 
 #: The deal cap of the benchmark's matches (the default tournament's).
 BENCH_MAX_DEALS = 12
@@ -189,42 +189,63 @@ async def _referee(
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
+    figures = window_figures(
+        decided=decided, seconds=elapsed, cpu=cpu, latencies=latencies, wire=wire,
+        window=window, totals=totals, rss_idle_mb=rss_idle, peak_rss_mb=_peak_rss_mb(),
+    )  # fmt: skip
+    print(json.dumps(figures), flush=True)
+    await server.stop(None)
+
+
+def window_figures(
+    *,
+    decided: int,
+    seconds: float,
+    cpu: float,
+    latencies: Sequence[float],
+    wire: dict[str, int],
+    window: dict[str, int],
+    totals: dict[str, int],
+    rss_idle_mb: float,
+    peak_rss_mb: float,
+) -> dict[str, Any]:
+    """The referee process's figures of one measuring window (see the module docs).
+
+    ``decided``: decisions answered in the window (``latencies``: theirs, in seconds);
+    ``seconds`` and ``cpu``: the window's wall and CPU time; ``wire``: messages queued for
+    bots (``sent``), gRPC writes (``writes``) and messages from bots (``bot_messages``);
+    ``window``: deals ended and actions played in it, seen by one bot; ``totals``: the
+    matches completed (``matches``, ``deals``, ``actions``, bot ``decisions``,
+    ``incidents``), whose deals stand in for the window's when it held no whole deal.
+    """
     deals, actions = window["deals"], window["actions"]
     if not deals:  # a window shorter than a deal: fall back on the completed matches
         deals, actions = totals["deals"], totals["actions"]
         n_for_deals = totals["decisions"]
     else:
         n_for_deals = decided
-    per_s = decided / elapsed
-    print(
-        json.dumps(
-            {
-                "decisions": decided,
-                "seconds": elapsed,
-                "decisions_per_s": round(per_s, 1),
-                "deals_per_s": round(per_s * deals / n_for_deals, 2) if n_for_deals else 0.0,
-                "p50_ms": round(percentile(latencies, 0.5) * 1000, 3),
-                "p99_ms": round(percentile(latencies, 0.99) * 1000, 3),
-                "referee_cpu": round(cpu / elapsed, 2),
-                "referee_cpu_us_per_decision": round(cpu / decided * 1e6, 1) if decided else 0.0,
-                "messages_per_write": round(wire["sent"] / wire["writes"], 2)
-                if wire["writes"]
-                else 0.0,
-                "decisions_per_bot_message": round(decided / wire["bot_messages"], 2)
-                if wire["bot_messages"]
-                else 0.0,
-                "matches_completed": totals["matches"],
-                "incidents": totals["incidents"],
-                "deals": window["deals"],
-                "actions_per_deal": round(actions / deals, 2) if deals else 0.0,
-                "decisions_per_deal": round(n_for_deals / deals, 2) if deals else 0.0,
-                "rss_idle_mb": round(rss_idle, 1),
-                "peak_rss_mb": round(_peak_rss_mb(), 1),
-            }
+    per_s = decided / seconds
+    return {
+        "decisions": decided,
+        "seconds": seconds,
+        "decisions_per_s": round(per_s, 1),
+        "deals_per_s": round(per_s * deals / n_for_deals, 2) if n_for_deals else 0.0,
+        "p50_ms": round(percentile(latencies, 0.5) * 1000, 3),
+        "p99_ms": round(percentile(latencies, 0.99) * 1000, 3),
+        "referee_cpu": round(cpu / seconds, 2),
+        "referee_cpu_us_per_decision": round(cpu / decided * 1e6, 1) if decided else 0.0,
+        "messages_per_write": round(wire["sent"] / wire["writes"], 2) if wire["writes"] else 0.0,
+        "decisions_per_bot_message": (
+            round(decided / wire["bot_messages"], 2) if wire["bot_messages"] else 0.0
         ),
-        flush=True,
-    )
-    await server.stop(None)
+        "matches_completed": totals["matches"],
+        "incidents": totals["incidents"],
+        "deals": window["deals"],
+        "actions_per_deal": round(actions / deals, 2) if deals else 0.0,
+        "decisions_per_deal": round(n_for_deals / deals, 2) if deals else 0.0,
+        "rss_idle_mb": round(rss_idle_mb, 1),
+        "peak_rss_mb": round(peak_rss_mb, 1),
+    }
 
 
 def _peak_rss_mb() -> float:

@@ -48,12 +48,15 @@ def in_clear_note(host: str, who: str, fix: str) -> str | None:
 
     >>> in_clear_note("127.0.0.1", "bots", "--tls") is None, in_clear_note("[::1]", "", "") is None
     (True, True)
+    >>> in_clear_note("localhost", "", "") is None, in_clear_note("LocalHost", "", "") is None
+    (True, True)
     >>> in_clear_note("0.0.0.0", "bots", "--tls")[:38]
     'note: listening on 0.0.0.0 without TLS'
     """
     inner = host.strip("[]")
     try:
-        loopback = inner == "localhost" or ipaddress.ip_address(inner).is_loopback
+        # (a host name's case does not matter: LOCALHOST is loopback too)
+        loopback = inner.lower() == "localhost" or ipaddress.ip_address(inner).is_loopback
     except ValueError:  # a host name: it may stand for any address
         loopback = False
     if loopback:
