@@ -97,6 +97,19 @@ async def _refuse(context: grpc.aio.ServicerContext[Any, Any], bad: _Unparsed) -
     raise AssertionError("abort returns only by raising")  # pragma: no cover
 
 
+async def _answer(context: grpc.aio.ServicerContext[Any, Any], response: Any) -> None:
+    """Write ``response`` on a call that needs no token. A client may grant its streams no
+    flow-control window (SETTINGS_INITIAL_WINDOW_SIZE 0) and read nothing: the answer then
+    waits until its connection closes, and fails. Written by grpc.aio, that failure was an
+    ERROR with a traceback (``ExecuteBatchError raised in core by servicer method``), one
+    per GetInfo, health Check or reflection answer, from any client (transport round 35);
+    here it ends the call as cancelled, which grpc.aio logs at DEBUG."""
+    try:
+        await context.write(response)
+    except cygrpc.ExecuteBatchError:
+        raise asyncio.CancelledError from None
+
+
 #: Streaming calls that need no token (health's Watch, reflection) open at once; the next
 #: is refused with RESOURCE_EXHAUSTED. Each holds some 20 KB until its client leaves, and
 #: nothing else bounds them (Play streams need a token and one per bot lives).
@@ -309,16 +322,17 @@ def _parsing_refused(handler: grpc.RpcMethodHandler, calls: _OpenCalls) -> grpc.
         return request
 
     # The unary-request methods are served as request-streaming ones (the same bytes on
-    # the wire) so that one_request reads the request.
+    # the wire) so that one_request reads the request; GetInfo and health's Check as
+    # response-streaming ones too, so that the answer is written here (_answer).
     if handler.unary_unary is not None:
         uu = handler.unary_unary
 
-        async def unary_unary(_requests: Any, context: Any) -> Any:
-            return await uu(await one_request(context), context)
+        async def unary_unary(_requests: Any, context: Any) -> None:  # writes: _answer
+            await _answer(context, await uu(await one_request(context), context))
 
         return handler._replace(
-            request_streaming=True, request_deserializer=tolerant, unary_unary=None,
-            stream_unary=unary_unary,
+            request_streaming=True, response_streaming=True, request_deserializer=tolerant,
+            unary_unary=None, stream_stream=unary_unary,
         )  # fmt: skip
     if handler.unary_stream is not None and not inspect.isasyncgenfunction(handler.unary_stream):
         us = handler.unary_stream
@@ -351,10 +365,10 @@ def _parsing_refused(handler: grpc.RpcMethodHandler, calls: _OpenCalls) -> grpc.
     if handler.stream_stream is not None and inspect.isasyncgenfunction(handler.stream_stream):
         ss = handler.stream_stream
 
-        async def stream_stream(requests: Any, context: Any) -> AsyncIterator[Any]:
+        async def stream_stream(requests: Any, context: Any) -> None:  # writes: _answer
             async with calls.one(context):
                 async for response in ss(checked(requests, context), context):
-                    yield response
+                    await _answer(context, response)
                 # The requests' end may be gRPC core's end of the call (a message it cannot
                 # decompress): as for Play (core.CORE_END_SETTLE_S), the status is not sent
                 # before grpc.aio can hear of it and cancel this call. Returning at once
