@@ -230,7 +230,6 @@ def test_a_table_plays_on_untouched_while_a_client_resets_streams_as_fast_as_it_
             assert not await ref.wait_for_bots(names, 20)
             await until(lambda: sent[0] > 1000, "the flood under way")
             rec = await ref.run_match("m", ONE_DEAL, 35, names)
-            assert sent[0] > 2000  # (the flood went on through the match)
         finally:
             stop.set()
             await asyncio.gather(*flooders)
