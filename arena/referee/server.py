@@ -31,6 +31,7 @@ from arena.v1 import arena_pb2_grpc as pb_grpc
 __all__ = [
     "MAX_OPEN_CALLS",
     "MAX_OPEN_CALLS_PER_ADDRESS",
+    "MAX_STREAMS_PER_CONNECTION",
     "SERVICE_NAME",
     "TOKENLESS_LIMIT",
     "TOKENLESS_MAX_BYTES",
@@ -42,6 +43,11 @@ __all__ = [
 
 
 SERVICE_NAME: str = pb.DESCRIPTOR.services_by_name["Arena"].full_name
+
+#: Streams one HTTP/2 connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS,
+#: the least RFC 9113 advises); gRPC counts a stream its client reset until its handler
+#: has ended.
+MAX_STREAMS_PER_CONNECTION = 100
 
 # Bots answer within a second; keep idle streams alive through NATs and notice dead peers.
 _OPTIONS = [
@@ -61,6 +67,18 @@ _OPTIONS = [
     # gRPC shares a port by default (SO_REUSEPORT): a second referee on the same port
     # would start without a word and take a share of the bots. It is refused instead.
     ("grpc.so_reuseport", 0),
+    # HTTP/2 "rapid reset" (open a stream and reset it at once, as fast as one can; no
+    # token needed): every reset stream still reached the referee's handler, 2,954 of
+    # 5,000 sent in one go on one connection, and a flood cut matches to a tenth and took
+    # the referee from 55 to 216 MB. With this limit gRPC counts a reset stream until its
+    # handler is done, and refuses the streams past it (RST_STREAM ENHANCE_YOUR_CALM)
+    # before any Python runs. A bot needs one stream; grpcio clients queue past the limit.
+    ("grpc.max_concurrent_streams", MAX_STREAMS_PER_CONNECTION),
+    # Not also refuse (REFUSED_STREAM, grpcio's UNAVAILABLE) a stream that its client,
+    # keeping within the limit, counts as closed while its handler still ends: 200 calls
+    # at once on one grpcio channel had 26 refused so, and 80 cut by deadlines of a
+    # millisecond some. Resets past the limit are refused as above all the same.
+    ("grpc.http.overload_protection", 0),
 ]
 
 
@@ -82,6 +100,19 @@ async def _refuse(context: grpc.aio.ServicerContext[Any, Any], bad: _Unparsed) -
         # traceback unless the handler ends as cancelled.
         raise asyncio.CancelledError from None
     raise AssertionError("abort returns only by raising")  # pragma: no cover
+
+
+async def _answer(context: grpc.aio.ServicerContext[Any, Any], response: Any) -> None:
+    """Write ``response`` on a call that needs no token. A client may grant its streams no
+    flow-control window (SETTINGS_INITIAL_WINDOW_SIZE 0) and read nothing: the answer then
+    waits until its connection closes, and fails. Written by grpc.aio, that failure was an
+    ERROR with a traceback (``ExecuteBatchError raised in core by servicer method``), one
+    per GetInfo, health Check or reflection answer, from any client (transport round 35);
+    here it ends the call as cancelled, which grpc.aio logs at DEBUG."""
+    try:
+        await context.write(response)
+    except cygrpc.ExecuteBatchError:
+        raise asyncio.CancelledError from None
 
 
 #: Streaming calls that need no token (health's Watch, reflection) open at once; the next
@@ -296,16 +327,17 @@ def _parsing_refused(handler: grpc.RpcMethodHandler, calls: _OpenCalls) -> grpc.
         return request
 
     # The unary-request methods are served as request-streaming ones (the same bytes on
-    # the wire) so that one_request reads the request.
+    # the wire) so that one_request reads the request; GetInfo and health's Check as
+    # response-streaming ones too, so that the answer is written here (_answer).
     if handler.unary_unary is not None:
         uu = handler.unary_unary
 
-        async def unary_unary(_requests: Any, context: Any) -> Any:
-            return await uu(await one_request(context), context)
+        async def unary_unary(_requests: Any, context: Any) -> None:  # writes: _answer
+            await _answer(context, await uu(await one_request(context), context))
 
         return handler._replace(
-            request_streaming=True, request_deserializer=tolerant, unary_unary=None,
-            stream_unary=unary_unary,
+            request_streaming=True, response_streaming=True, request_deserializer=tolerant,
+            unary_unary=None, stream_stream=unary_unary,
         )  # fmt: skip
     if handler.unary_stream is not None and not inspect.isasyncgenfunction(handler.unary_stream):
         us = handler.unary_stream
@@ -338,10 +370,10 @@ def _parsing_refused(handler: grpc.RpcMethodHandler, calls: _OpenCalls) -> grpc.
     if handler.stream_stream is not None and inspect.isasyncgenfunction(handler.stream_stream):
         ss = handler.stream_stream
 
-        async def stream_stream(requests: Any, context: Any) -> AsyncIterator[Any]:
+        async def stream_stream(requests: Any, context: Any) -> None:  # writes: _answer
             async with calls.one(context):
                 async for response in ss(checked(requests, context), context):
-                    yield response
+                    await _answer(context, response)
                 # The requests' end may be gRPC core's end of the call (a message it cannot
                 # decompress): as for Play (core.CORE_END_SETTLE_S), the status is not sent
                 # before grpc.aio can hear of it and cancel this call. Returning at once

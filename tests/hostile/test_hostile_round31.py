@@ -232,15 +232,19 @@ def test_a_streaming_call_without_a_token_waits_for_grpcs_news_after_its_request
         async for request in requests:
             yield request
 
+    got: list[bytes] = []
+
     class Context:
         def peer(self) -> str:
             return "ipv4:127.0.0.1:1"
+
+        async def write(self, response: bytes) -> None:  # (the referee writes its answers)
+            got.append(response)
 
     async def main() -> tuple[bool, list[bytes]]:
         calls = server_mod._OpenCalls(asyncio.Event())
         plain = grpc.stream_stream_rpc_method_handler(servicer, request_deserializer=bytes)
         wrapped = server_mod._parsing_refused(plain, calls)
-        got: list[bytes] = []
         task: asyncio.Task[None] | None = None
 
         async def requests() -> Any:
@@ -249,8 +253,7 @@ def test_a_streaming_call_without_a_token_waits_for_grpcs_news_after_its_request
             asyncio.get_running_loop().call_later(0.005, task.cancel)
 
         async def consume() -> None:
-            async for response in wrapped.stream_stream(requests(), Context()):
-                got.append(response)
+            await wrapped.stream_stream(requests(), Context())
 
         task = asyncio.ensure_future(consume())
         try:
