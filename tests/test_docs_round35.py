@@ -11,12 +11,14 @@ wait for the bot to be made. architecture.md named a dozen modules of the four p
 said that the rest of ``arena`` imports neither ``sdk`` nor ``bots``, while the
 tournament runner uses ``sdk.procfs`` and ``arena.bench.breakdown`` probes ``sdk.client``:
 it has a "Modules" section now, naming every module, and says those two imports.
-tournament.md said a quoted value is cut at 100 characters; a host is cut at 60.
+tournament.md said a quoted value is cut at 100 characters; a host is cut at 60. web.md's
+row of ``/api/tournaments`` named 3 of its 11 keys.
 
 Pinned, as pasted and found right: ``--max-deals`` with ``--set max_deals``, the hosts
 ``arena serve``/``arena web``/a config refuse, the open-files rule (3 a bot, raised to
 1,024, a hard limit refused naming ``ulimit -n``), protocol.md's 64 interrupted matches
-per Hello, the class-state warning, the ruleset attributes the guide names.
+per Hello, the class-state warning, the ruleset attributes the guide names, and every key
+of a referee's record (with a strike and a forfeit) named in record-format.md.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import logging
 import re
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -305,3 +308,67 @@ def test_the_ruleset_attributes_the_guide_names_are_the_views() -> None:
     fields = {f.name for f in dataclasses.fields(sdk.Ruleset)}
     assert set(names) <= fields
     assert load_ruleset("classic").max_deals == 0  # "0 for none"
+
+
+# --- web.md and record-format.md against what is served and written ---------------------
+
+
+def test_every_key_of_api_tournaments_is_in_web_mds_row(tmp_path: Path) -> None:
+    """Defect: the row named `state`, `ruleset` and `ruleset_description` only, of eleven
+    keys (`id`, `total_matches`, `completed`, `running`, ...), and not their order."""
+    import json
+    import urllib.request
+
+    from arena.web.demo import make_demo_db
+    from tests.support.harness import web_server
+
+    db = tmp_path / "demo.sqlite"
+    make_demo_db(db, matches=3, max_deals=1)
+    with web_server(db) as server:
+        url = server.url + "api/tournaments"
+        with urllib.request.urlopen(url, timeout=10) as r:
+            answer = json.loads(r.read().decode())
+    row = next(
+        line for line in _text("web.md").splitlines() if line.startswith("| `/api/tournaments` |")
+    )
+    named = set(re.findall(r"`(\w+)`", row))
+    assert answer and not sorted(set(answer[0]) - named)
+    assert "the latest created last" in row
+
+
+def test_a_referees_record_has_only_the_keys_record_format_md_names() -> None:
+    """Every key of a record the referee writes (top level, deal, action, result,
+    incident), with a strike and a forfeit in it, is named in record-format.md."""
+    from arena.referee import Referee, RefereeConfig
+    from arena.v1 import arena_pb2 as pb
+    from engine import PRESETS
+    from tests.support.harness import attach_in_process
+
+    async def main() -> dict[str, Any]:
+        ref = Referee(RefereeConfig(decision_ms=60_000, time_bank_ms=0, max_strikes=1))
+
+        def answer(bot: str, r: pb.DecisionRequest) -> None:
+            action = r.view.legal_actions[0]
+            if bot == "x" and r.view.phase == pb.PHASE_PLAYING:
+                action = pb.Action()  # no action: malformed, a strike, the forfeit
+            decision = pb.Decision(request_id=r.request_id, match_id=r.match_id, action=action)
+            ref.on_decision(ref.session(bot), decision)
+
+        attach_in_process(ref, ("a", "b", "x"), answer)
+        rules = dataclasses.replace(PRESETS["classic"], max_deals=2)
+        return await ref.run_match("m1", rules, 7, ["a", "b", "x"])
+
+    rec = asyncio.run(main())
+    assert rec["forfeits"] == [2], rec.get("incidents")
+    doc = _text("record-format.md")
+    named = set(re.findall(r"[`\"](\w+)[`\"]", doc))
+    keys = set(rec)
+    for deal in rec["deals"]:
+        keys |= set(deal)
+        for a in deal["actions"]:
+            keys |= set(a)
+    keys |= set(rec["result"]) | set(rec["rules_result"])
+    for incident in rec["incidents"]:
+        keys |= set(incident)
+    assert {"rules_result", "by", "ms", "outcome", "kind"} <= keys
+    assert not sorted(keys - named)
