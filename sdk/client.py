@@ -624,16 +624,22 @@ class _Ask:
     behind_make: bool = False
 
 
-def _tell_bank(m: _Match, bot: Bot, view: PlayerView, deadline: Deadline) -> None:
+def _tell_bank(
+    m: _Match, bot: Bot, view: PlayerView, deadline: Deadline, *, behind_make: bool = False
+) -> None:
     """Warn, once per match, when a decision just answered went over its limit, so used the
     match's time bank: the arena says nothing of it until the bank is gone and a timeout
-    is a strike. (Per decision only a float comparison when within the limit.)"""
+    is a strike. (Per decision only a float comparison when within the limit.)
+    ``behind_make``: the request waited for the bot's ``__init__``, whose time is in the
+    figure (the decision method alone was blamed for it before)."""
     used = time.monotonic() - deadline.received
     if used <= deadline.limit_s:
         return
     m.bank_told = True
     over = used - deadline.limit_s
     method = _what(bot, view)
+    if behind_make:
+        method += ", with the wait for the bot to be made"
     if over >= deadline.bank_s:
         # Past the bank too (by this clock, which starts after the referee's): a timeout,
         # not bank spent ("the time bank paid 0 ms" of a limit with no bank, say).
@@ -1423,7 +1429,9 @@ class BotRunner:
                 if cached is not None:
                     action = cached
                 elif self._inline and bot.quick:
-                    action = self._decide_inline(m, bot, view, deadline)
+                    action = self._decide_inline(
+                        m, bot, view, deadline, behind_make=ask.behind_make
+                    )
                 else:
                     action, kind = await self._in_thread(
                         f"act in match {m.match_id}",
@@ -1435,7 +1443,7 @@ class BotRunner:
                     )
                     self._count(kind)
                     if deadline is not None and not m.bank_told:
-                        _tell_bank(m, bot, view, deadline)
+                        _tell_bank(m, bot, view, deadline, behind_make=ask.behind_make)
             except (SystemExit, KeyboardInterrupt) as e:
                 self._bot_left(e)
                 return
@@ -1468,12 +1476,18 @@ class BotRunner:
         self.stop(f"{left} (exit code {self.summary.exit_code})")
 
     def _decide_inline(
-        self, m: _Match, bot: Bot, view: PlayerView, deadline: Deadline | None
+        self,
+        m: _Match,
+        bot: Bot,
+        view: PlayerView,
+        deadline: Deadline | None,
+        *,
+        behind_make: bool = False,
     ) -> Action:
         t0 = time.perf_counter()
         action, kind = decide(bot, view, log, deadline=deadline, match_id=m.match_id)
         if deadline is not None and not m.bank_told:
-            _tell_bank(m, bot, view, deadline)
+            _tell_bank(m, bot, view, deadline, behind_make=behind_make)
         took = time.perf_counter() - t0
         if took > _SLOW_S:  # not quick after all: the worker thread from now on
             self._inline = False
