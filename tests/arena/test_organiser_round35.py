@@ -51,3 +51,25 @@ def test_the_leaderboard_says_when_it_was_generated_with_its_offset(
     page = CliRunner().invoke(main, ["leaderboard", "--db", str(db), "--format", "html"])
     assert f"generated {doc['generated_at'][:16]}" in md.output
     assert f"generated\n{doc['generated_at'][:16]}" in page.output
+
+
+def test_long_names_alike_but_for_their_ends_stay_apart_on_the_screen(tmp_path: Path) -> None:
+    """Defect: three bots of 62-character names that differ only in their last two (an
+    author's `..._r1`, `..._h1`, `..._c1`) were all shown as `xxxxxxxxxxxxxxxxxxx…` in the
+    130 columns of a piped `arena leaderboard` (a name was cut at its end): the table did
+    not say which bot had which rank. A name is now cut in its middle, its start and its
+    end shown."""
+    long = "x" * 60
+    bots = tuple(f"{long}{k}" for k in ("r1", "h1", "c1"))
+    db = tmp_path / "t.sqlite"
+    make_demo_db(db, matches=3, max_deals=1, bots=bots)
+    r = CliRunner().invoke(main, ["leaderboard", "--db", str(db)])
+    assert r.exit_code == 0, r.output
+    names = [line.split("│")[2].strip() for line in r.output.splitlines() if "│" in line]
+    names = [n for n in names if n != "bot"]
+    assert len(names) == 3 and len(set(names)) == 3, names
+    for name in names:
+        head, cut, tail = name.partition("…")
+        assert cut and len(head) >= 9 and len(tail) >= 2
+        assert sum(b.startswith(head) and b.endswith(tail) for b in bots) == 1, name
+    assert max(len(line) for line in r.output.splitlines()) <= 130
