@@ -7,6 +7,8 @@ database holding several tournaments."""
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import time
 from collections.abc import Iterator
 from datetime import datetime
@@ -16,7 +18,10 @@ import pytest
 from click.testing import CliRunner
 
 from arena.cli import main
+from arena.leaderboard import BotStats
+from arena.leaderboard.render import _made, _mean_ci
 from arena.web.demo import make_demo_db
+from arena.web.server import STATIC_DIR
 
 
 @pytest.fixture
@@ -73,3 +78,65 @@ def test_long_names_alike_but_for_their_ends_stay_apart_on_the_screen(tmp_path: 
         assert cut and len(head) >= 9 and len(tail) >= 2
         assert sum(b.startswith(head) and b.endswith(tail) for b in bots) == 1, name
     assert max(len(line) for line in r.output.splitlines()) <= 130
+
+
+def test_the_pages_write_a_row_s_figures_as_the_screen_and_the_files_do() -> None:
+    """Defect: `arena web` wrote a bot's score per deal unsigned, `54.9 ± 5.2` where the
+    screen, the Markdown and the HTML file write `+54.9 ± 5.2`, and `54.9 ± –` of a single
+    deal (`+54.9` there); the bot page wrote contracts made `1/26` (the leaderboard page
+    and the files `1/26 (4%)`), `0` for none (`0/0`), and its median `12.0 ms` beside the
+    leaderboard page's `12 ms`. Both pages now use common.js's `meanPerDealText`,
+    `madeText` and `medianMsText`, which write them as `arena leaderboard` does (run in
+    node against arena/leaderboard/render.py's own functions)."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node runs the pages' common.js here (tests/web/test_web_audit_round33.py too)")
+    rows = [
+        BotStats(
+            rank=1,
+            bot="a",
+            mu=25,
+            sigma=1,
+            conservative=22,
+            matches=3,
+            places=[1, 1, 1],
+            deals=9,
+            mean_per_deal=mean,
+            ci95=ci,
+            bids_won=3,
+            contracts=contracts,
+            contracts_made=made,
+            concessions=0,
+            strikes={},
+            decisions=9,
+            median_ms=ms,
+            mean_score=0.0,
+        )
+        for mean, ci, contracts, made, ms in (
+            (54.94, 5.25, 26, 1, 12.0),
+            (-31.25, 0.05, 8, 1, 4.0),
+            (2.25, None, 0, 0, 12.5),
+            (-0.04, 1.0, 3, 3, None),
+            (None, None, 0, 0, 0.75),
+            (0.0, 0.0, 7, 2, 9.96),
+        )
+    ]
+    fields = ("mean_per_deal", "ci95", "contracts", "contracts_made", "median_ms")
+    data = [{f: getattr(r, f) for f in fields} for r in rows]
+    js = (STATIC_DIR / "common.js").read_text(encoding="utf-8")
+    script = js + (
+        f"\nconst rows = {json.dumps(data)};\n"
+        "process.stdout.write(JSON.stringify(rows.map((r) => "
+        "[meanPerDealText(r), madeText(r), medianMsText(r)])));\n"
+    )
+    run = subprocess.run([node, "-e", script], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    got = json.loads(run.stdout)
+    assert [g[:2] for g in got] == [[_mean_ci(r), _made(r)] for r in rows]
+    assert got[0][:2] == ["+54.9 ± 5.3", "1/26 (4%)"] and got[2][:2] == ["+2.3", "0/0"]
+    assert [g[2] for g in got] == ["12 ms", "4.0 ms", "13 ms", "–", "0.8 ms", "10.0 ms"]
+    # and both pages write them so
+    for page in ("leaderboard.js", "bot.js"):
+        text = (STATIC_DIR / page).read_text(encoding="utf-8")
+        assert all(f in text for f in ("meanPerDealText", "madeText", "medianMsText")), page
+        assert "r.mean_per_deal === null" not in text, page
