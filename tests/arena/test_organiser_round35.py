@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import subprocess
 import time
 from collections.abc import Iterator
@@ -20,6 +21,8 @@ from click.testing import CliRunner
 from arena.cli import main
 from arena.leaderboard import BotStats
 from arena.leaderboard.render import _made, _mean_ci
+from arena.storage import Storage
+from arena.web.data import DataSource, _match_page
 from arena.web.demo import make_demo_db
 from arena.web.server import STATIC_DIR
 
@@ -140,3 +143,38 @@ def test_the_pages_write_a_row_s_figures_as_the_screen_and_the_files_do() -> Non
         text = (STATIC_DIR / page).read_text(encoding="utf-8")
         assert all(f in text for f in ("meanPerDealText", "madeText", "medianMsText")), page
         assert "r.mean_per_deal === null" not in text, page
+
+
+def test_a_match_its_time_limit_ended_is_marked_in_the_match_lists(tmp_path: Path) -> None:
+    """Defect: with `match_timeout_s`, `arena replay --list` showed a match cut by the time
+    limit as `1 deal` of a 3-deal cap and nothing more, and the web's match lists (the
+    leaderboard's latest matches, a bot's matches, `/api/matches`) an empty status: the
+    organiser could not tell a match the clock ended from one the cap or the target did.
+    `--list` now says `! ended by its time limit (30 s)` and the lists' status `time limit
+    (30 s)` (`forfeit, time limit (30 s)` with a forfeit)."""
+    db = tmp_path / "t.sqlite"
+    ids = make_demo_db(db, matches=3, max_deals=1)
+    cut = ids[1]
+    with sqlite3.connect(db) as conn:
+        conn.execute(
+            "UPDATE matches SET record_json = json_set(record_json, '$.time_limit_s', 30.0)"
+            " WHERE id = ?",
+            (cut,),
+        )
+    conn.close()
+    r = CliRunner().invoke(main, ["replay", "--list", "--db", str(db)])
+    assert r.exit_code == 0, r.output
+    lines = [line for line in r.stdout.splitlines() if line.startswith("demo-")]
+    assert len(lines) == 3
+    for line in lines:
+        marked = "  ! ended by its time limit (30 s)" in line
+        assert marked == line.startswith(cut), line
+    assert "! forfeits, incidents and time limits" in r.stderr
+    with Storage.open_readonly(db) as st:
+        assert st.time_limits("demo") == {cut: 30.0}
+        page = _match_page(st, "demo", None, None, None)
+    status = {m["match_id"]: m["status"] for m in page["matches"]}
+    assert status[cut] == "time limit (30 s)" and {status[i] for i in ids if i != cut} == {""}
+    source = DataSource(db)
+    assert {m["match_id"]: m["status"] for m in source.leaderboard(None)["recent"]} == status
+    assert source.matches(None, bot=None, limit=None)["matches"] == page["matches"]
