@@ -28,6 +28,7 @@ import contextlib
 import fcntl
 import json
 import logging
+import math
 import os
 import sqlite3
 import stat
@@ -1143,6 +1144,23 @@ class Storage:
                 (pattern, like),
             ).fetchall()
         return [str(r[0]) for r in rows if str(r[0]).endswith(pattern)]
+
+    def time_limits(self, tournament_id: str) -> dict[str, float]:
+        """The stored matches of the tournament that a time limit ended (a tournament's
+        ``match_timeout_s``): match id → the record's ``time_limit_s``. Only the records
+        that name the key are parsed (a match list of 12,000 reads no record whole)."""
+        with self._guard("reading match results"), self.reading():
+            rows = self.conn.execute(
+                "SELECT id, CASE WHEN instr(record_json, '\"time_limit_s\"') > 0"
+                " AND json_valid(record_json) THEN json_extract(record_json, '$.time_limit_s')"
+                " END FROM matches WHERE tournament_id = ?",
+                (tournament_id,),
+            ).fetchall()
+        return {
+            str(match_id): float(v)
+            for match_id, v in rows
+            if type(v) in (int, float) and math.isfinite(v) and v > 0
+        }
 
     def incidents(self, tournament_id: str, bot: str | None = None) -> list[dict[str, Any]]:
         """The incidents of the tournament's stored matches (``bot``: of its seats only)."""

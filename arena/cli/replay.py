@@ -324,6 +324,7 @@ def _list_matches(ctx: click.Context, db: Path | None, ref: str | None, bot: str
             info = st.tournament(tid)
             results = st.match_results(tid)
             incidents = st.incidents(tid)
+            limits = st.time_limits(tid)
     except StorageError as e:
         _error(str(e))
         ctx.exit(2)  # as for a match id (a damaged or foreign file)
@@ -349,7 +350,8 @@ def _list_matches(ctx: click.Context, db: Path | None, ref: str | None, bot: str
     config = info.config if info is not None and isinstance(info.config, dict) else {}
     rules = f" ({printable(describe_run(config['ruleset']))})" if "ruleset" in config else ""
     click.echo(printable(f"tournament {tid}{rules} in {db}: {len(shown)} match(es){whose} "
-                         f"({stored}); per seat: bot score (place); ! forfeits and incidents"),
+                         f"({stored}); per seat: bot score (place); ! forfeits, incidents and time "
+                         "limits"),
                err=True)  # fmt: skip
     per_match: dict[str, list[dict[str, Any]]] = {}
     for inc in incidents:
@@ -362,7 +364,12 @@ def _list_matches(ctx: click.Context, db: Path | None, ref: str | None, bot: str
     for r in shown:
         seats = zip(r.seats, r.scores, r.places, strict=False)
         cells = [printable(f"{name} {score} ({ordinal(place)})") for name, score, place in seats]
-        trouble = printable(_trouble(r.seats, r.forfeits, per_match.get(r.match_id, [])))
+        trouble = _trouble(r.seats, r.forfeits, per_match.get(r.match_id, []))
+        if r.match_id in limits:
+            # (the deals alone, "1 deal" of a 3-deal cap, said nothing of why it stopped)
+            limit = f"ended by its time limit ({limits[r.match_id]:g} s)"
+            trouble = f"{limit}; {trouble}" if trouble else limit
+        trouble = printable(trouble)
         rows.append((printable(r.match_id), plural(r.deals, "deal"), cells, trouble))
     widths = [max(cell_len(row[0]) for row in rows), max(len(row[1]) for row in rows)]
     most = max(len(row[2]) for row in rows)

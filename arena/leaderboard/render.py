@@ -113,7 +113,7 @@ def to_rich_table(lb: Leaderboard, width: int | None = None) -> Table:
     """The leaderboard for the screen (the files have every column).
 
     With a ``width``, the table fits in it without cutting a number: the bot names are cut
-    (with …) to what is left, and when that leaves a name too short, columns go, least
+    in the middle (with …) to what is left, and when that leaves a name too short, columns go, least
     important first (median ms, contracts made, then the shorter headers of the narrow
     table, then bids, points per deal, strikes, matches and places); μ−3σ, μ and σ stay.
     """
@@ -156,6 +156,8 @@ def to_rich_table(lb: Leaderboard, width: int | None = None) -> Table:
             if name_width >= shortest:
                 break
         name_width = max(name_width, 1)
+        for row in rows:
+            row["bot"] = _cut_middle(row["bot"], name_width)
     # The strikes column's legend only where the column is (a narrow terminal drops it)
     legend = " · strikes: timeouts/illegal/disconnects/forfeits" if "strikes" in cols else ""
     t.caption = f"tournament {printable(lb.tournament_id)} · sorted by μ−3σ{legend}"
@@ -174,6 +176,32 @@ def to_rich_table(lb: Leaderboard, width: int | None = None) -> Table:
             style="bold" if r.rank == 1 else None,
         )
     return t
+
+
+def _cut_middle(name: str, width: int) -> str:
+    """``name`` in ``width`` cells: whole when it fits, else its start and its end about an
+    ``…``. Cut at the end, bots named alike but for their ends (``...-v1``, ``...-v2``: an
+    author's versions) all read as the same name, and the table no longer said which was
+    which.
+
+    >>> _cut_middle("experimental-bot-v1", 9), _cut_middle("abc", 3), _cut_middle("abcd", 1)
+    ('expe…t-v1', 'abc', '…')
+    """
+    if cell_len(name) <= width:
+        return name
+    room = width - 1  # the ellipsis takes one cell
+    head_room, tail_room = room // 2, room - room // 2
+    head, used = "", 0
+    for ch in name:
+        if used + cell_len(ch) > head_room:
+            break
+        head, used = head + ch, used + cell_len(ch)
+    tail, used = "", 0
+    for ch in reversed(name):
+        if used + cell_len(ch) > tail_room:
+            break
+        tail, used = ch + tail, used + cell_len(ch)
+    return f"{head}…{tail}"
 
 
 def to_json(lb: Leaderboard) -> str:

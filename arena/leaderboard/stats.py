@@ -485,7 +485,10 @@ class LeaderboardBuilder(StoredSince):
             completed=info.completed,
             created_at=info.created_at,
             finished_at=info.finished_at,
-            generated_at=time.strftime("%Y-%m-%d %H:%M:%S"),
+            # local time with its UTC offset, as the stored `created_at` and `finished_at`:
+            # without one, a leaderboard written in New York said it was generated five
+            # hours before its tournament was created
+            generated_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             rows=rows,
             h2h=HeadToHead(
                 bots=[r.bot for r in rows],

@@ -18,7 +18,7 @@ import json
 import threading
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -251,7 +251,8 @@ class DataSource:
                 caught_up = time.monotonic() - start
             doc = board.compute(builder.build(info))
             recent = st.match_results(info.id, last=RECENT)
-            doc["recent"] = [_match_json(m) for m in reversed(recent)]
+            limits = st.time_limits(info.id)
+            doc["recent"] = [_match_json(m, limits) for m in reversed(recent)]
             doc["version"] = f"{info.id}:{info.completed}:{info.finished_at}"
             return doc
 
@@ -484,13 +485,14 @@ def _match_page(
     results.reverse()
     more = limit is not None and len(results) > limit
     shown = results[:limit] if more else results
+    limits = st.time_limits(tid)
     total = st.conn.execute(
         "SELECT COUNT(*) FROM matches WHERE tournament_id = ?"
         + ("" if bot is None else " AND id IN (SELECT match_id FROM match_players WHERE bot = ?)"),
         (tid,) if bot is None else (tid, bot),
     ).fetchone()[0]
     return {
-        "matches": [_match_json(m) for m in shown],
+        "matches": [_match_json(m, limits) for m in shown],
         "matches_total": int(total),
         "next_before": shown[-1].index if more and shown else None,
     }
@@ -572,7 +574,12 @@ def _not_listed(row: JSON | None, key: str, listed: list[JSON]) -> int:
     return max(0, counted - len(listed)) if isinstance(counted, int) else 0
 
 
-def _match_json(m: MatchResult) -> JSON:
+def _match_json(m: MatchResult, time_limits: Mapping[str, float]) -> JSON:
+    """A match of a list; its ``status`` says a forfeit and a time limit that ended it
+    (``match_timeout_s``: its deals alone, 1 of a 3-deal cap, said nothing of why)."""
+    status = ["forfeit"] if m.forfeits else []
+    if m.match_id in time_limits:
+        status.append(f"time limit ({time_limits[m.match_id]:g} s)")
     return {
         "match_id": m.match_id,
         "index": m.index,
@@ -582,7 +589,7 @@ def _match_json(m: MatchResult) -> JSON:
         "forfeits": list(m.forfeits),
         "deals": m.deals,
         "duration_s": m.duration_s,
-        "status": "forfeit" if m.forfeits else "",
+        "status": ", ".join(status),
     }
 
 

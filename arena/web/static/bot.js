@@ -76,9 +76,9 @@ function render(d) {
     el("tbody", {}, el("tr", {},
       el("td", {}, fmt(r.rank, 0)), el("td", {}, fmt(r.mu, 2)), el("td", {}, fmt(r.sigma, 2)), el("td", {}, fmt(r.conservative, 2)),
       el("td", {}, fmt(r.matches, 0)), el("td", {}, (r.places || []).join(" / ")),
-      el("td", {}, r.mean_per_deal === null || r.mean_per_deal === undefined ? "–" : `${fmt(r.mean_per_deal)} ± ${fmt(r.ci95)}`),
-      el("td", {}, fmt(r.bidding_wins, 0)), el("td", {}, r.contracts ? `${r.contracts_made}/${r.contracts}` : fmt(r.contracts_made, 0)),
-      el("td", {}, fmt(r.strikes, 0)), el("td", {}, r.median_ms === null || r.median_ms === undefined ? "–" : `${fmt(r.median_ms)} ms`))));
+      el("td", {}, meanPerDealText(r)),
+      el("td", {}, fmt(r.bidding_wins, 0)), el("td", {}, madeText(r)),
+      el("td", {}, fmt(r.strikes, 0)), el("td", {}, medianMsText(r)))));
   // A match's record lists a seat's first 20 disconnects (and answers to no pending
   // request) one by one and counts them all: the row counts them all.
   const unlisted = (n, what) => n ? el("p", { class: "small muted", id: `${what}-not-listed` },

@@ -84,6 +84,27 @@ function fmt(x, digits = 1) {
   return /^-0(\.0*)?$/.test(s) ? s.slice(1) : s;
 }
 
+// A bot's row as `arena leaderboard` and its files write it (arena/leaderboard/render.py,
+// _mean_ci and _made), so that the figures read the same on the screen, in the files and on
+// every page: the mean score per deal signed, with its interval when there is one
+// ("+54.9 ± 5.2", "+54.9" of a single deal; the pages showed "54.9 ± 5.2" and "54.9 ± –"),
+// contracts made with their share ("1/26 (4%)", "0/0" before any: the bot page showed
+// "1/26", and "0" for none).
+function meanPerDealText(r) {
+  if (r.mean_per_deal === null || r.mean_per_deal === undefined) return "–";
+  const m = fmt(r.mean_per_deal, 1);
+  const signed = m.startsWith("-") ? m : "+" + m;
+  return r.ci95 === null || r.ci95 === undefined ? signed : `${signed} ± ${fmt(r.ci95, 1)}`;
+}
+function madeText(r) {
+  const made = `${r.contracts_made || 0}/${r.contracts || 0}`;
+  return r.contracts ? `${made} (${fmt(100 * r.contracts_made / r.contracts, 0)}%)` : made;
+}
+// The median decision time: a decimal below 10 ms ("4.0 ms", "12 ms"), on every page.
+function medianMsText(r) {
+  return r.median_ms === null || r.median_ms === undefined ? "–" : `${fmt(r.median_ms, r.median_ms < 10 ? 1 : 0)} ms`;
+}
+
 function isRed(card) { return card && (card.endsWith("♥") || card.endsWith("♦")); }
 
 // A card face: rank above suit, red for hearts and diamonds. null draws a face-down card.

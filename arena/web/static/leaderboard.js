@@ -13,11 +13,11 @@ const COLUMNS = [
   ["conservative", "μ−3σ", (r) => el("b", {}, fmt(r.conservative, 2))],
   ["matches", "matches", (r) => fmt(r.matches, 0)],
   ["places", "1st/2nd/3rd", (r) => (r.places || []).join(" / ")],
-  ["mean_per_deal", "score per deal ± 95% CI", (r) => r.mean_per_deal === null || r.mean_per_deal === undefined ? "–" : `${fmt(r.mean_per_deal, 1)} ± ${fmt(r.ci95, 1)}`],
+  ["mean_per_deal", "score per deal ± 95% CI", meanPerDealText],
   ["bidding_wins", "bidding wins", (r) => fmt(r.bidding_wins, 0)],
-  ["contracts_made", "contracts made", (r) => r.contracts ? `${r.contracts_made}/${r.contracts} (${Math.round(100 * r.contracts_made / r.contracts)}%)` : fmt(r.contracts_made, 0)],
+  ["contracts_made", "contracts made", madeText],
   ["strikes", "strikes", strikesCell],
-  ["median_ms", "median decision", (r) => r.median_ms === null || r.median_ms === undefined ? "–" : `${fmt(r.median_ms, r.median_ms < 10 ? 1 : 0)} ms`],
+  ["median_ms", "median decision", medianMsText],
 ];
 
 // Strikes as `arena leaderboard` counts them; the cell's tooltip splits them and names the
