@@ -1447,9 +1447,10 @@ def _translate(e: sqlite3.Error, path: Path, what: str) -> StorageError:
     if at_limit is not None:
         limit, grown = at_limit
         return StorageError(
-            f"{path}: {grown} reached this process's file size limit ({limit} bytes: "
-            f"`ulimit -f`) while {what}. Everything stored before is kept; raise the "
-            "limit (`ulimit -f unlimited`) and run the same command again to resume"
+            f"{path if grown == path else f'{path}: {grown.name}'} reached this process's "
+            f"file size limit ({limit} bytes: `ulimit -f`) while {what}. Everything stored "
+            "before is kept; raise the limit (`ulimit -f unlimited`) and run the same command "
+            "again to resume"
         )
     # SQLite says "disk I/O error" of a write that found no room where it is not a write
     # of the database's pages (its -shm index growing, on tmpfs among others).

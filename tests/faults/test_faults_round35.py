@@ -97,8 +97,8 @@ def test_a_file_size_limit_met_by_the_database_is_named_and_the_run_resumes(
     assert code == 1, err[-3000:]
     _no_traceback(err)
     assert re.search(
-        rf"error: stopping: results can no longer be stored: {re.escape(str(db))}: "
-        rf"{re.escape(str(db))}(-wal)? reached this process's file size limit \({limit} "
+        rf"error: stopping: results can no longer be stored: {re.escape(str(db))}"
+        rf"(: {re.escape(db.name)}-wal)? reached this process's file size limit \({limit} "
         r"bytes: `ulimit -f`\) while storing match \S+\. Everything stored before is kept; "
         r"raise the limit .* run the same command again to resume",
         err,
@@ -361,3 +361,20 @@ def test_two_runs_started_at_the_same_instant_on_a_new_database(tmp_path: Path) 
     assert _integrity(db) == "ok"
     for p in procs:
         _no_process_left(p.pid, f"faultchild-{tmp_path.name}")
+
+
+def test_a_size_limit_met_by_the_database_itself_names_it_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file size limit met by the database file itself (not its ``-wal``) was said
+    with its path twice ("error: .../f.sqlite: .../f.sqlite reached ..."; docs round 35)."""
+    from arena import storage
+
+    db = tmp_path / "f.sqlite"
+    err = sqlite3.OperationalError("disk I/O error")
+    err.sqlite_errorcode = 10  # type: ignore[attr-defined]
+    for grown, said in ((db, f"{db} reached"), (db.with_name("f.sqlite-wal"),
+                                                 f"{db}: f.sqlite-wal reached")):  # fmt: skip
+        monkeypatch.setattr(storage, "_file_size_limit_reached", lambda _p, g=grown: (4096, g))
+        message = str(storage._translate(err, db, "storing match m1"))
+        assert message.startswith(said) and message.count(str(db)) == 1, message
