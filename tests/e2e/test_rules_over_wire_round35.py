@@ -45,6 +45,7 @@ from arena.protocol import (
 )
 from arena.referee import Referee, RefereeConfig, start_server
 from arena.v1 import arena_pb2 as pb
+from arena.v1 import arena_pb2_grpc as pb_grpc
 from engine import (
     Bid,
     Card,
@@ -70,7 +71,6 @@ from engine import (
     trick_winner,
 )
 from engine.actions import Action
-from tests.support.harness import welcomed_call
 
 MARRIAGE = {Suit.SPADES: 40, Suit.CLUBS: 60, Suit.DIAMONDS: 80, Suit.HEARTS: 100}
 SOURCE = {
@@ -91,8 +91,10 @@ Policy = Callable[[int, pb.DecisionRequest], pb.Action]
 @dataclasses.dataclass
 class Played:
     """A match played over the wire: the record ``run_match`` returned, the record file's
-    lines, and every message each seat's client read (those of a batch one by one)."""
+    lines, and every message each seat's bot read (those of a batch one by one; a bot in
+    several matches at once reads theirs too: the accessors keep this match's)."""
 
+    match_id: str
     ruleset: Ruleset
     seed: int | str
     names: list[str]
@@ -100,56 +102,136 @@ class Played:
     lines: list[dict[str, Any]]
     messages: list[list[pb.ServerMessage]]
 
+    def _of(self, seat: int, kind: str) -> list[Any]:
+        out = []
+        for m in self.messages[seat]:
+            if m.WhichOneof("kind") == kind and getattr(m, kind).match_id == self.match_id:
+                out.append(getattr(m, kind))
+        return out
+
     def requests(self, seat: int) -> list[pb.DecisionRequest]:
-        return [
-            m.decision_request
-            for m in self.messages[seat]
-            if m.WhichOneof("kind") == "decision_request"
-        ]
+        return self._of(seat, "decision_request")
 
     def rejections(self, seat: int) -> list[pb.DecisionRejected]:
-        return [
-            m.decision_rejected
-            for m in self.messages[seat]
-            if m.WhichOneof("kind") == "decision_rejected"
-        ]
+        return self._of(seat, "decision_rejected")
+
+    def started(self, seat: int) -> list[pb.MatchStarted]:
+        return self._of(seat, "match_started")
 
     def events(self, seat: int) -> list[pb.Event]:
-        return [e for m in self.messages[seat] for e in m.events]
+        return [e for m in self.messages[seat] for e in m.events if e.match_id == self.match_id]
 
     def ended(self, seat: int) -> pb.MatchEnded:
-        ends = [m.match_ended for m in self.messages[seat] if m.WhichOneof("kind") == "match_ended"]
+        ends = self._of(seat, "match_ended")
         assert len(ends) == 1, f"seat {seat}: {len(ends)} match_ended"
         return ends[0]
 
 
 async def _client(
-    port: int, name: str, seat_of: dict[str, int], policy: Policy, out: list[pb.ServerMessage]
+    port: int,
+    name: str,
+    seat_of: dict[tuple[str, str], int],
+    policy: Policy,
+    out: list[pb.ServerMessage],
+    batch: bool,
+    drop_at: tuple[str, str] | None = None,
 ) -> None:
-    """A raw bot: says Hello, answers each request with ``policy``, keeps every message,
-    and half-closes after its ``match_ended``."""
+    """A raw bot: says Hello (asking for batches with ``batch``), answers each request
+    with ``policy``, keeps every message, and half-closes after its last ``match_ended``.
+    ``drop_at`` (match id, request id): that request is not answered; the bot cancels its
+    stream and opens another, which says Hello again (a dropped connection)."""
+    left = sum(n == name for _, n in seat_of)
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-        call = await welcomed_call(channel, f"tok-{name}", name)
+        stub = pb_grpc.ArenaStub(channel)
+
+        async def hello() -> Any:
+            call = stub.Play(metadata=(("authorization", f"Bearer tok-{name}"),))
+            features = ["batch"] if batch else []
+            await call.write(pb.BotMessage(hello=pb.Hello(bot_name=name, features=features)))
+            welcome = await call.read()
+            assert welcome.WhichOneof("kind") == "welcome", welcome
+            return call
+
+        call = await hello()
         while True:
             msg = await call.read()
             if msg is grpc.aio.EOF:
                 return
             inner = list(msg.batch.messages) if msg.WhichOneof("kind") == "batch" else [msg]
+            assert batch or (len(inner) == 1 and not msg.HasField("batch"))
             for m in inner:
                 out.append(m)
                 kind = m.WhichOneof("kind")
                 if kind == "decision_request":
                     req = m.decision_request
-                    action = policy(seat_of[name], req)
-                    await call.write(
-                        pb.BotMessage(
-                            decision=pb.Decision(
-                                request_id=req.request_id, match_id=req.match_id, action=action
-                            )
-                        )
+                    if drop_at == (req.match_id, req.request_id):
+                        drop_at = None
+                        call.cancel()
+                        call = await hello()
+                        break  # (the rest of a batch went with the stream)
+                    action = policy(seat_of[req.match_id, name], req)
+                    decision = pb.Decision(
+                        request_id=req.request_id, match_id=req.match_id, action=action
                     )
+                    await call.write(pb.BotMessage(decision=decision))
                 elif kind == "match_ended":
-                    await call.done_writing()
+                    left -= 1
+                    if not left:
+                        await call.done_writing()
+
+
+Spec = tuple[str, Ruleset, int | str, list[str]]
+
+
+def play_many(
+    tmp: Path,
+    specs: list[Spec],
+    policy: Policy,
+    *,
+    ask_forced: bool | None = None,
+    batch: bool = False,
+    drop_at: dict[str, tuple[str, str]] | None = None,
+) -> list[Played]:
+    """Matches ``(match id, ruleset, seed, names by seat)`` played at once through one
+    referee on a free port, every seat played by ``policy``, each bot on one stream
+    (``drop_at``: bot name -> the (match id, request id) at which its stream drops)."""
+    names = sorted({n for *_, seats in specs for n in seats})
+    seat_of = {(mid, n): i for mid, _, _, seats in specs for i, n in enumerate(seats)}
+    messages: dict[str, list[pb.ServerMessage]] = {n: [] for n in names}
+
+    async def main() -> list[dict[str, Any]]:
+        # Generous limits: no timeout on a loaded machine (nothing here is timed).
+        config = RefereeConfig(
+            decision_ms=20_000, time_bank_ms=0, record_dir=tmp, ask_forced=ask_forced
+        )
+        ref = Referee(config)
+        for n in names:
+            ref.add_bot(n, f"tok-{n}")
+        server, port = await start_server(ref)
+        try:
+            tasks = [
+                asyncio.create_task(
+                    _client(port, n, seat_of, policy, messages[n], batch, (drop_at or {}).get(n))
+                )
+                for n in names
+            ]
+            assert not await ref.wait_for_bots(names, 20)
+            records = await asyncio.gather(
+                *(ref.run_match(mid, rules, seed, seats) for mid, rules, seed, seats in specs)
+            )
+            await asyncio.wait_for(asyncio.gather(*tasks), 30)
+            return list(records)
+        finally:
+            await ref.end_streams()
+            await server.stop(1.0)
+
+    records = asyncio.run(main())
+    out = []
+    for (mid, rules, seed, seats), record in zip(specs, records, strict=True):
+        lines = [json.loads(x) for x in (tmp / f"{mid}.jsonl").read_text().splitlines()]
+        msgs = [messages[n] for n in seats]
+        out.append(Played(mid, rules, seed, seats, record, lines, msgs))
+    return out
 
 
 def play(
@@ -163,33 +245,8 @@ def play(
     """One match of ``ruleset`` from ``seed`` through a referee on a free port, every seat
     played by ``policy``; the referee's record, its file and each seat's messages."""
     names = NAMES3 if ruleset.players == 3 else NAMES4
-    seat_of = {n: i for i, n in enumerate(names)}
-    messages: list[list[pb.ServerMessage]] = [[] for _ in names]
-
-    async def main() -> dict[str, Any]:
-        # Generous limits: no timeout on a loaded machine (nothing here is timed).
-        ref = Referee(
-            RefereeConfig(decision_ms=20_000, time_bank_ms=0, record_dir=tmp, ask_forced=ask_forced)
-        )
-        for n in names:
-            ref.add_bot(n, f"tok-{n}")
-        server, port = await start_server(ref)
-        try:
-            tasks = [
-                asyncio.create_task(_client(port, n, seat_of, policy, messages[i]))
-                for i, n in enumerate(names)
-            ]
-            assert not await ref.wait_for_bots(names, 20)
-            record = await ref.run_match("m1", ruleset, seed, names)
-            await asyncio.wait_for(asyncio.gather(*tasks), 30)
-            return record
-        finally:
-            await ref.end_streams()
-            await server.stop(1.0)
-
-    record = asyncio.run(main())
-    lines = [json.loads(x) for x in (tmp / "m1.jsonl").read_text().splitlines()]
-    return Played(ruleset, seed, names, record, lines, messages)
+    (p,) = play_many(tmp, [("m1", ruleset, seed, names)], policy, ask_forced=ask_forced)
+    return p
 
 
 def _deal_index(view: pb.PlayerView) -> int:
@@ -425,15 +482,28 @@ def check_match(p: Played) -> Game:
     ask_forced = rules.ask_forced
     n = rules.players
     g = Game.new(rules, p.seed, p.names)
+    asked: list[list[pb.DecisionRequest]] = []
     for seat in range(n):
-        started = [
-            m.match_started for m in p.messages[seat] if m.WhichOneof("kind") == "match_started"
-        ]
-        assert len(started) == 1 and started[0].seat == seat and not started[0].resumed
-        assert started[0].view == view_to_pb(observe(g, seat))
-        check_view_hides(started[0].view, g, seat)
-        assert started[0].ruleset.ask_forced is ask_forced
-    requests: list[Iterator[pb.DecisionRequest]] = [iter(p.requests(s)) for s in range(n)]
+        first, *resumed = p.started(seat)
+        assert first.seat == seat and not first.resumed
+        assert first.view == view_to_pb(observe(g, seat))
+        check_view_hides(first.view, g, seat)
+        assert first.ruleset.ask_forced is ask_forced
+        # A request asked again after a reconnection: the same id and view, after a resumed
+        # match_started whose view is that of the request (nobody else acts meanwhile).
+        reqs: list[pb.DecisionRequest] = []
+        again = []
+        for req in p.requests(seat):
+            if reqs and reqs[-1].request_id == req.request_id:
+                assert req.view == reqs[-1].view
+                again.append(req)
+            else:
+                reqs.append(req)
+        assert len(resumed) == len(again)
+        for st, req in zip(resumed, again, strict=True):
+            assert st.resumed and not st.forfeited and st.view == req.view
+        asked.append(reqs)
+    requests: list[Iterator[pb.DecisionRequest]] = [iter(r) for r in asked]
     expected: list[list[tuple[str, Any]]] = [[] for _ in range(n)]
     file_actions = [x for x in p.lines if x["type"] == "action"]
     k = 0
@@ -460,7 +530,7 @@ def check_match(p: Played) -> Game:
                 assert len(legal) > 1 or ask_forced, f"{entry}: one legal action, yet asked"
                 req = next(requests[seat], None)
                 assert req is not None, f"seat {seat} was not asked for {entry}"
-                assert req.match_id == "m1" and req.deal_number == g.deal_number
+                assert req.match_id == p.match_id and req.deal_number == g.deal_number
                 assert req.view == view_to_pb(observe(g, seat)), entry
                 assert list(req.view.legal_actions) == [action_to_pb(a) for a in legal]
                 wire = list(req.view.legal_actions)
@@ -503,7 +573,7 @@ def check_match(p: Played) -> Game:
         assert next(requests[s], None) is None, f"seat {s} was asked more than was played"
         events = p.events(s)
         assert [e.seq for e in events] == sorted({e.seq for e in events}), "seq not increasing"
-        assert all(e.match_id == "m1" for e in events)
+        assert all(e.match_id == p.match_id for e in events)
         assert [_as_tuple(e) for e in events] == expected[s], f"seat {s}'s events"
     # the end: the engine's, the record's, the file's and each seat's match_ended agree
     assert g.is_over and g.result is not None
@@ -669,6 +739,63 @@ def test_ask_forced_of_the_referee_asks_every_move_the_ruleset_would_force(tmp_p
         )
 
 
+# ----------------------------------------------------------------------------- several at once
+
+
+def test_matches_at_once_on_one_stream_with_batches_each_agree(tmp_path: Path) -> None:
+    """Four bots in three matches of three rulesets at once, each bot on one stream with
+    batches: every match's requests, views and events (read out of other matches'
+    messages and batches) are its own and agree with its engine and record."""
+    specs: list[Spec] = [
+        ("m1", _classic(max_deals=3, talon_visible=False), 21, ["ann", "bob", "cid"]),
+        ("m2", _preset("1001", max_deals=3, must_beat=True), 22, ["dan", "cid", "ann"]),
+        ("m3", _preset("1001-4p", max_deals=4, ask_forced=True), 23, ["bob", "dan", "ann", "cid"]),
+    ]
+    played = play_many(tmp_path, specs, scripted(salt="many"), batch=True)
+    for p in played:
+        check_match(p)
+    # each bot was asked in every match it sat in
+    for p in played:
+        assert all(p.requests(s) for s in range(p.ruleset.players) if p.ruleset.players == 3)
+
+
+def test_a_seat_back_after_a_dropped_stream_sees_what_it_saw_and_no_more(tmp_path: Path) -> None:
+    """A defender drops its stream at a request in the play of a deal with the talon hidden
+    and comes back: its resumed ``match_started`` and the request asked again show what
+    ``observe`` shows it (no talon, no card passed to the other defender), and the match
+    goes on to the same end."""
+    rules = _classic(max_deals=2, talon_visible=False)
+    policy = scripted(salt="drop", contract="contract")
+    g0 = dry_run(rules, 9, policy)
+    deal0 = g0.record()["deals"][0]
+    declarer = next(a["seat"] for a in deal0["actions"] if a["action"].startswith("give"))
+    defender = next(s for s in range(3) if s != declarer)
+    # its first request in the play of deal 0 (forced moves are not asked)
+    g, n_asked = Game.new(rules, 9, NAMES3), 0
+    for a in deal0["actions"]:
+        action = parse_action(a["action"])
+        if a["seat"] == defender and len(g.legal_actions()) > 1:
+            n_asked += 1
+            if isinstance(action, Play):
+                break
+        g.apply(action, seat=a["seat"])
+    (p,) = play_many(
+        tmp_path,
+        [("m1", rules, 9, NAMES3)],
+        policy,
+        drop_at={NAMES3[defender]: ("m1", str(n_asked))},
+    )
+    check_match(p)
+    (resumed,) = p.started(defender)[1:]
+    v = resumed.view
+    assert v.phase == pb.PHASE_PLAYING and v.declarer == declarer and not v.talon_known
+    assert [gv.action.give.HasField("card") for gv in v.gives] == [
+        gv.action.give.to_seat == defender for gv in v.gives
+    ]
+    assert [i["kind"] for i in p.record["incidents"]] == ["disconnect"]
+    assert g0.result is not None and p.record["result"] == g0.result.to_dict()
+
+
 # ----------------------------------------------------------------------------- refusals
 
 
@@ -724,7 +851,7 @@ def test_illegal_and_malformed_answers_are_refused_and_the_fallback_played(tmp_p
         (rej,) = p.rejections(seat)
         req = next(r for r in p.requests(seat) if r.request_id == rej.request_id)
         legal = [action_from_pb(a) for a in req.view.legal_actions]
-        assert rej.match_id == "m1" and rej.incident == kind
+        assert rej.match_id == p.match_id and rej.incident == kind
         assert list(rej.legal_actions) == list(req.view.legal_actions)
         assert rej.fallback == action_to_pb(fallback_action(legal))
         assert (rej.strikes, rej.strikes_allowed) == (strikes, 3)
@@ -997,9 +1124,7 @@ def test_4p_dealer_sits_out_sees_what_others_see_and_scores_three_nines(
     p = play(tmp_path, rules, 2565, scripted(salt="4p"))
     check_match(p)
     assert p.requests(dealer) == []
-    (started,) = [
-        m.match_started for m in p.messages[dealer] if m.WhichOneof("kind") == "match_started"
-    ]
+    (started,) = p.started(dealer)
     assert list(started.view.hand) == [] and dealer not in started.view.active_seats
     evs = p.events(dealer)
     (talon,) = [e.talon_taken for e in evs if e.WhichOneof("kind") == "talon_taken"]
