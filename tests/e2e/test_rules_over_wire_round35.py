@@ -406,6 +406,56 @@ def _cards(cards: Any) -> list[Card]:
     return [Card.of(Rank(c.rank - 1), Suit(c.suit - 1)) for c in cards]
 
 
+def _round_half_up(x: int, unit: int) -> int:
+    return (2 * x + unit) // (2 * unit) * unit
+
+
+def rules_deal(deal: dict[str, Any], rules: Ruleset) -> dict[str, Any]:
+    """A played deal of a record scored from RULES.md §7-§10 alone (not the engine's
+    code): who wins each trick, card points and marriages per seat, and, when no barrel is
+    in play, each seat's score change."""
+    n = rules.players
+    points, marr = [0] * n, [0] * n
+    trump: Suit | None = None
+    trick: list[tuple[int, Card]] = []
+    declarer = contract = None
+    for a in deal["actions"]:
+        act = parse_action(a["action"])
+        if isinstance(act, Give):
+            declarer = a["seat"]
+        elif isinstance(act, Contract):
+            contract = act.amount
+        elif isinstance(act, Play):
+            if act.declare:
+                if act.card.rank == Rank.ACE:
+                    marr[a["seat"]] += 200  # no trump change
+                else:
+                    marr[a["seat"]] += MARRIAGE[act.card.suit]
+                    trump = act.card.suit  # trump from this trick on
+            trick.append((a["seat"], act.card))
+            if len(trick) == 3:
+                led = trick[0][1].suit
+                trumps = [x for x in trick if x[1].suit == trump]
+                pool = trumps or [x for x in trick if x[1].suit == led]
+                winner = max(pool, key=lambda x: x[1].rank)[0]
+                points[winner] += sum(c.points for _, c in trick)
+                trick = []
+    takes = [p + m for p, m in zip(points, marr, strict=True)]
+    out: dict[str, Any] = {"card_points": points, "marriage_points": marr, "takes": takes}
+    if declarer is not None and contract is not None:
+        made = takes[declarer] >= contract
+        deltas = [0] * n
+        for s in range(n):
+            if s == declarer:
+                deltas[s] = contract if made else -contract
+            elif deal["hands"][s]:  # (the 4-player dealer: the talon, below)
+                deltas[s] = _round_half_up(takes[s], rules.rounding)
+        if n == 4:
+            deltas[deal["dealer"]] = _talon_points(deal["talon"], rules)
+        out.update(made=made, deltas=deltas, declarer=declarer, contract=contract)
+    return out
+
+
 _KINDS = ("bid", "pass", "give", "contract", "concede", "throw_in", "play")
 
 
@@ -575,6 +625,26 @@ def check_match(p: Played) -> Game:
         assert [e.seq for e in events] == sorted({e.seq for e in events}), "seq not increasing"
         assert all(e.match_id == p.match_id for e in events)
         assert [_as_tuple(e) for e in events] == expected[s], f"seat {s}'s events"
+    # each played deal scored from the rule book, as every seat was told
+    before = [0] * n
+    for d, res in zip(rec["deals"], _deal_results(p, 0), strict=True):
+        if res.outcome in ("made", "failed"):
+            want = rules_deal(d, rules)
+            assert sum(want["card_points"]) == 120 and len(d["actions"]) > 24
+            assert list(res.card_points) == want["card_points"], d["number"]
+            assert list(res.marriage_points) == want["marriage_points"]
+            assert list(res.takes) == want["takes"]
+            assert (res.declarer, res.contract, res.made) == (
+                want["declarer"],
+                want["contract"],
+                want["made"],
+            )
+            barrel_in_play = rules.barrel and (
+                any(b > 0 for b in before) or max(res.scores) >= rules.barrel_at or res.events
+            )
+            if not barrel_in_play:
+                assert list(res.deltas) == want["deltas"], d["number"]
+        before = list(res.barrel) if res.barrel else before
     # the end: the engine's, the record's, the file's and each seat's match_ended agree
     assert g.is_over and g.result is not None
     assert rec["result"] == g.result.to_dict() and rec["forfeits"] == []
@@ -1044,14 +1114,19 @@ def test_without_the_commitment_every_seat_bids_and_an_all_pass_gives_the_first_
     assert (res.declarer, res.bid) == (first, 80)
 
 
-@pytest.mark.parametrize("when", ["at-once", "after-the-gives"])
-def test_1001_all_pass_the_last_hand_may_throw_in(tmp_path: Path, when: str) -> None:
+@pytest.mark.parametrize(
+    ("when", "players"), [("at-once", 3), ("after-the-gives", 3), ("after-the-gives", 4)]
+)
+def test_1001_all_pass_the_last_hand_may_throw_in(tmp_path: Path, when: str, players: int) -> None:
     """RULES.md, preset 1001: both seats before the last hand pass; he takes the talon at the
     opening bid (40) unasked in the auction, is offered the throw-in (not a concession)
-    when he sees the talon and again after passing his cards, throws in: the others score
-    ``throw_in_bonus`` each, he 0."""
-    rules = _preset("1001", max_deals=1, throw_in_bonus=30)
-    first, second, last = Game.new(rules, 4, NAMES3).active_seats
+    when he sees the talon and again after passing his cards, throws in: each other player
+    dealt into the deal scores ``throw_in_bonus``, he 0; with 4 players the dealer scores
+    the talon all the same."""
+    rules = _preset("1001", max_deals=1, throw_in_bonus=30, players=players)
+    names = NAMES3 if players == 3 else NAMES4
+    g0 = Game.new(rules, 4, names)
+    first, second, last = g0.active_seats
     moves: list[tuple[int, str]] = [(first, "pass"), (second, "pass")]
     if when == "at-once":
         moves.append((last, "throw-in"))
@@ -1068,7 +1143,14 @@ def test_1001_all_pass_the_last_hand_may_throw_in(tmp_path: Path, when: str) -> 
         assert len(reqs) == 1
     res = _deal_results(p)[0]
     assert res.outcome == "thrown_in" and res.thrown_in and res.declarer == last and res.bid == 40
-    assert list(res.deltas) == [0 if s == last else 30 for s in range(3)]
+    want = [0 if s == last else 30 for s in range(players)]
+    if players == 4:
+        want[g0.dealer] = _talon_points([str(c) for c in g0.talon], rules)
+    assert list(res.deltas) == want
+    if players == 3:  # the two tied at 30 share the first place; nobody's shortfall is 0
+        end = p.ended(last).result
+        assert list(end.places) == [3 if s == last else 1 for s in range(3)]
+        assert list(end.shortfalls) == [1001 if s == last else 971 for s in range(3)]
 
 
 @pytest.mark.parametrize(
@@ -1175,3 +1257,41 @@ def test_the_barrel_over_the_wire(tmp_path: Path, mode: str, seed: int, event: s
     assert list(g.result.places) == _places(list(g.result.scores))
     if event == "wins from":
         assert g.result.reason == "target" and max(g.result.scores) == 500
+
+
+def test_4p_a_card_given_to_the_dealer_or_twice_to_one_opponent_is_refused(tmp_path: Path) -> None:
+    """RULES.md §4 and "bad input": with 4 players the declarer gives one card to each
+    opponent dealt into the deal. A give to the dealer who sits out, and then a second card
+    to the opponent who has one, are refused (``ILLEGAL``, the rule named), the fallback
+    (the first legal give) played each time; the two cards still reach the two opponents."""
+    rules = _preset("1001-4p", max_deals=1)
+    g0 = Game.new(rules, 6, NAMES4)
+    first, second, third = g0.active_seats
+    dealer = g0.dealer
+    # first hand bids 60, the others pass: he declares
+    moves: list[tuple[int, str]] = [(first, "bid 60"), (second, "pass"), (third, "pass")]
+    base = scripted({0: moves}, salt="4pg", contract="contract")
+
+    def policy(seat: int, req: pb.DecisionRequest) -> pb.Action:
+        v = req.view
+        if v.deal_number == 0 and v.phase == pb.PHASE_PASSING:
+            card = _cards(v.hand)[-1]
+            if not v.gives:
+                return action_to_pb(Give(card, dealer))
+            return action_to_pb(Give(card, v.gives[0].action.give.to_seat))
+        return base(seat, req)
+
+    p = play(tmp_path, rules, 6, policy)
+    check_match(p)
+    rejs = p.rejections(first)
+    assert [r.incident for r in rejs] == [pb.INCIDENT_ILLEGAL] * 2
+    assert f"seat {dealer} is not an opponent" in rejs[0].message
+    assert "already received a card" in rejs[1].message
+    assert [(r.strikes, r.strikes_allowed) for r in rejs] == [(1, 3), (2, 3)]
+    gives = [a for a in p.record["deals"][0]["actions"] if a["action"].startswith("give")]
+    assert [a["by"] for a in gives] == ["fallback", "fallback"]
+    assert sorted(parse_action(a["action"]).to for a in gives) == sorted((second, third))
+    passing = [r for r in p.requests(first) if r.view.phase == pb.PHASE_PASSING]
+    for rej, req in zip(rejs, passing, strict=True):
+        assert list(rej.legal_actions) == list(req.view.legal_actions)
+        assert rej.fallback == req.view.legal_actions[0]
