@@ -1295,3 +1295,60 @@ def test_4p_a_card_given_to_the_dealer_or_twice_to_one_opponent_is_refused(tmp_p
     for rej, req in zip(rejs, passing, strict=True):
         assert list(rej.legal_actions) == list(req.view.legal_actions)
         assert rej.fallback == req.view.legal_actions[0]
+
+
+# ----------------------------------------------------------------------------- slow
+
+
+def _random_rules(rng: random.Random) -> Ruleset:
+    """A ruleset with options drawn at random (each valid combination RULES.md allows)."""
+    base = load_ruleset(rng.choice(["classic", "1001", "1001-4p"]))
+    kw: dict[str, Any] = {"max_deals": rng.randint(2, 5)}
+    for key in (
+        "talon_visible",
+        "must_beat",
+        "marriage_needs_trick",
+        "ace_marriage",
+        "ace_marriage_counts_for_bid",
+        "first_hand_commits",
+        "ask_forced",
+        "barrel",
+    ):
+        if rng.random() < 0.3:
+            kw[key] = not getattr(base, key)
+    for key, values in (
+        ("concede", ["free", "penalty", "off"]),
+        ("concede_pays", ["half", "none"]),
+        ("all_pass", ["first_hand", "last_hand"]),
+        ("rounding", [1, 5, 10]),
+        ("players", [3, 4]),
+        ("opening_bid", [60, 80, 120]),
+        ("bid_step", [5, 10, 20]),
+    ):
+        if rng.random() < 0.25:
+            kw[key] = rng.choice(values)
+    kw["opening_bid"] = (
+        kw.get("opening_bid", base.opening_bid) // kw.get("bid_step", 5) * kw.get("bid_step", 5)
+    )
+    if rng.random() < 0.4:
+        kw.update(
+            target=rng.choice([300, 500]),
+            barrel_at=rng.choice([150, 250]),
+            barrel_deals=rng.randint(1, 3),
+            barrel_mode=rng.choice(["many", "one"]),
+            barrel_penalty=rng.choice([0, 120]),
+        )
+    return dataclasses.replace(base, **kw)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("k", range(40))
+def test_random_rulesets_over_the_wire(tmp_path: Path, k: int) -> None:
+    """Forty rulesets of options drawn at random, each a match played over the wire with
+    drawn moves and the referee's ``ask_forced`` drawn too: every check of ``check_match``."""
+    rng = random.Random(f"round35:{k}")
+    rules = _random_rules(rng)
+    ask_forced = rng.choice([None, None, True, False])
+    policy = scripted(salt=str(k), pass_p=rng.choice([0.2, 0.5, 0.8]))
+    g = check_match(play(tmp_path, rules, k, policy, ask_forced=ask_forced))
+    assert g.result is not None
