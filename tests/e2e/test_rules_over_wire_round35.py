@@ -40,7 +40,10 @@ from arena.protocol import (
     action_to_pb,
     card_to_pb,
     deal_result_to_pb,
+    match_result_from_pb,
     match_result_to_pb,
+    ruleset_from_pb,
+    view_from_pb,
     view_to_pb,
 )
 from arena.referee import Referee, RefereeConfig, start_server
@@ -500,6 +503,9 @@ def check_view_hides(view: pb.PlayerView, g: Game, seat: int) -> None:
     ]
     for m in view.marriages:
         assert m.value == (200 if m.suit == 0 else MARRIAGE[Suit(m.suit - 1)])
+    # the trick each was declared on: its declaring lead's, counted from the deal's plays
+    plays = [a for _, a in g.actions if isinstance(a, Play)]
+    assert [m.trick for m in view.marriages] == [i // 3 for i, a in enumerate(plays) if a.declare]
     assert [(sc.seat, _cards([sc.card])[0]) for sc in view.trick] == list(g.trick)
     if g.to_act != seat:
         assert not view.legal_actions
@@ -539,6 +545,9 @@ def check_match(p: Played) -> Game:
         assert first.view == view_to_pb(observe(g, seat))
         check_view_hides(first.view, g, seat)
         assert first.ruleset.ask_forced is ask_forced
+        told = ruleset_from_pb(first.ruleset)
+        assert told == rules
+        assert view_from_pb(first.view, told) == observe(g, seat)
         # A request asked again after a reconnection: the same id and view, after a resumed
         # match_started whose view is that of the request (nobody else acts meanwhile).
         reqs: list[pb.DecisionRequest] = []
@@ -586,6 +595,8 @@ def check_match(p: Played) -> Game:
                 wire = list(req.view.legal_actions)
                 assert wire == sorted(wire, key=_doc_order), "not in docs/protocol.md's order"
                 check_view_hides(req.view, g, seat)
+                # and what a bot of the SDK reads of it is the view the engine made
+                assert view_from_pb(req.view, told) == observe(g, seat)
             if by == "bot":
                 assert action in legal
             was_bidding = g.phase is Phase.BIDDING
@@ -671,6 +682,8 @@ def check_match(p: Played) -> Game:
         assert me.result == match_result_to_pb(rec["result"])
         assert list(me.result.places) == list(g.result.places)
         assert me.view == view_to_pb(observe(g, s, ended=True))
+        assert view_from_pb(me.view, rules) == observe(g, s, ended=True)
+        assert match_result_from_pb(me.result, n).places == g.result.places
         assert me.view.phase == pb.PHASE_GAME_OVER and not me.view.HasField("to_act")
         assert not me.view.hand and not me.view.talon_known
     return g
