@@ -1365,3 +1365,92 @@ def test_random_rulesets_over_the_wire(tmp_path: Path, k: int) -> None:
     policy = scripted(salt=str(k), pass_p=rng.choice([0.2, 0.5, 0.8]))
     g = check_match(play(tmp_path, rules, k, policy, ask_forced=ask_forced))
     assert g.result is not None
+
+
+# ----------------------------------------------------------------------------- SDK bots
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [_classic(max_deals=2, talon_visible=False), _preset("1001-4p", max_deals=4)],
+    ids=["classic-talon-hidden", "1001-4p"],
+)
+def test_sdk_bots_are_told_every_move_as_their_seat_may_see_it(
+    tmp_path: Path, rules: Ruleset
+) -> None:
+    """Bots of the SDK (``BotRunner`` against the referee): each is asked with the engine's
+    view of its seat, told every move (its own forced ones too; a third seat's give as a
+    ``HiddenGive``), the talon only where its seat may see it, every deal's result and
+    the match's places, as the record has them."""
+    from sdk import Bot
+    from tests.support.harness import arena
+
+    logs: dict[int, list[tuple[Any, ...]]] = {}
+
+    class Logger(Bot):
+        def act(self, view: Any) -> Action:
+            log = logs[view.seat]
+            log.append(("act", view))
+            rng = random.Random(f"{view.seat}:{len(log)}")
+            if view.phase is Phase.BIDDING and rng.random() < 0.5:
+                return Pass()
+            return rng.choice(view.legal_actions)
+
+        def on_match_start(self, view: Any) -> None:
+            logs[view.seat] = [("start", view)]
+
+        def on_action(self, view: Any, seat: int, action: Any) -> None:
+            logs[view.seat].append(("action", seat, action))
+
+        def on_talon_taken(self, view: Any, declarer: int, talon: Any) -> None:
+            logs[view.seat].append(("talon", declarer, talon))
+
+        def on_deal_end(self, view: Any, result: Any) -> None:
+            logs[view.seat].append(("deal_end", result))
+
+        def on_match_end(self, view: Any, result: Any) -> None:
+            logs[view.seat].append(("end", result))
+
+    names = NAMES3 if rules.players == 3 else NAMES4
+
+    async def main() -> dict[str, Any]:
+        async with arena(tmp_path, decision_ms=20_000, time_bank_ms=0) as a:
+            tasks = await a.runners(names, [Logger] * len(names), matches=1)
+            record = await a.referee.run_match("m1", rules, 17, names)
+            await asyncio.wait_for(asyncio.gather(*tasks), 30)
+            await a.referee.end_streams()
+            return record
+
+    record = asyncio.run(main())
+    assert replay(record).result is not None
+    g = Game.new(rules, 17, names)
+    # (hooks get views without legal actions: docs of sdk.Bot)
+    want: dict[int, list[tuple[Any, ...]]] = {
+        s: [("start", dataclasses.replace(observe(g, s), legal_actions=()))]
+        for s in range(len(names))
+    }
+    for d in record["deals"]:
+        for entry in d["actions"]:
+            seat, action = entry["seat"], parse_action(entry["action"])
+            if entry["by"] != "forced":
+                want[seat].append(("act", observe(g, seat)))
+            was_bidding, deal = g.phase is Phase.BIDDING, g.deal_number
+            g.apply(action, seat=seat)
+            for s in want:
+                hidden = isinstance(action, Give) and s not in (seat, action.to)
+                want[s].append(("action", seat, HiddenGive(action.to) if hidden else action))
+            if g.deal_number != deal or g.is_over:
+                for s in want:
+                    want[s].append(("deal_end", g.deal_results[deal]))
+            elif was_bidding and g.phase is not Phase.BIDDING:
+                for s in want:
+                    sees = rules.talon_visible or s == g.declarer
+                    want[s].append(("talon", g.declarer, g.talon if sees else None))
+    assert g.result is not None
+    for s in want:
+        want[s].append(("end", g.result))
+        diff = next(
+            (i for i, (a, b) in enumerate(zip(logs[s], want[s], strict=False)) if a != b), None
+        )
+        assert diff is None, (s, diff, logs[s][diff:][:1], want[s][diff:][:1])
+        assert len(logs[s]) == len(want[s])
