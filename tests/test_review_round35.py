@@ -1,0 +1,116 @@
+"""Review round 35: a fresh reading of the day's changes (ffc70fa..), each defect found
+pinned by a test that failed before its fix, and what was checked without a defect."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from pathlib import Path
+
+import sdk.client
+from arena.protocol import ruleset_to_pb, view_to_pb
+from arena.v1 import arena_pb2 as pb
+from engine import PRESETS, Game
+from engine.view import observe
+from sdk import Bot, PlayerView
+
+
+class _SlowStart(Bot):
+    """Made at once, but loads its "model" in ``on_match_start``: 1 s, in every match."""
+
+    def on_match_start(self, view: PlayerView) -> None:
+        threading.Event().wait(1.0)
+
+
+class _SlowInit(Bot):
+    """Made in 1 s (its "model" loaded in ``__init__``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        threading.Event().wait(1.0)
+
+
+def _first_request_behind_the_make(kind: type[Bot]) -> list[str]:
+    """What the runner logs (sdk.client, warnings) of a match of ``kind`` whose first
+    decision request, of 300 ms and no bank, comes with its MatchStarted: while the bot
+    is being made, as a first hand's does. Nothing else comes, so it is the request that
+    waits (no later one replaces it)."""
+    g = Game.new(PRESETS["classic"], 1, ("a", "b", "c"))
+    seat = g.to_act
+    started = pb.MatchStarted(match_id="m1", seat=seat, players=list(g.players),
+                              ruleset=ruleset_to_pb(g.ruleset),
+                              view=view_to_pb(observe(g, seat)))  # fmt: skip
+    request = pb.DecisionRequest(request_id="r1", match_id="m1", view=view_to_pb(observe(g, seat)),
+                                 time_limit_ms=300)  # fmt: skip
+    records: list[logging.LogRecord] = []
+
+    class _Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.levelno >= logging.WARNING:
+                records.append(record)
+
+    async def main() -> None:
+        runner = sdk.client.BotRunner(kind, "127.0.0.1:1", "t")
+        out = sdk.client._Outbox()
+        runner._out = out
+        runner._on_match_started(started)
+        runner._on_request(request, out)  # (the bot is still being made)
+        while (tail := runner._matches["m1"].tail) is not None and not tail.done():
+            await tail
+        if runner._pool is not None:
+            runner._pool.shutdown()
+
+    handler = _Keep()
+    logger = logging.getLogger("sdk.client")
+    logger.addHandler(handler)
+    try:
+        asyncio.run(main())
+    finally:
+        logger.removeHandler(handler)
+    return [r.getMessage() for r in records]
+
+
+def test_a_slow_on_match_start_is_not_blamed_on_init() -> None:
+    """Defect: this round's slow-``__init__`` warning fired for any first request that came
+    while the bot was being made and then ran out of its time; but the runner makes the
+    bot and runs its ``on_match_start`` in one job. A bot made at once whose
+    ``on_match_start`` took the decision's time was told "making the bot took 0.0 s
+    (_SlowStart()), while the match's first request waited for it, over its limit of 300
+    ms: ... load big things once, at import", and its request "expired while the bot was
+    still being made (its __init__)": an ``__init__`` it does not have, a time that
+    contradicts the warning. The hook is named now, with its time and line."""
+    said = _first_request_behind_the_make(_SlowStart)
+    assert not [m for m in said if "making the bot took" in m], said
+    assert not [m for m in said if "its __init__" in m], said
+    line = _SlowStart.on_match_start.__code__.co_firstlineno
+    told = [m for m in said if "on_match_start() (" in m and " took " in m]
+    assert len(told) == 1, said
+    assert told[0].startswith(
+        f"match m1: _SlowStart.on_match_start() ({Path(__file__).name}:{line}) took 1."
+    ), told
+    assert told[0].endswith(
+        " s, while the match's first request waited for it, over its limit of 300 ms: it "
+        "runs at the start of every match, and its time counts against the match's first "
+        "decisions; load big things once, at import"
+    ), told
+    expired = [m for m in said if "expired while" in m]
+    assert expired == [
+        "match m1: request r1 (deal 1, bidding) expired while the bot was still in its "
+        "on_match_start: not asked (the referee played its fallback)"
+    ], said
+
+
+def test_a_slow_init_is_still_named_as_init() -> None:
+    """The other side of the fix above, as this round's author test has it over a real
+    arena: an ``__init__`` that took the time is named, once, and the request it held up
+    expired "while the bot was still being made (its __init__)"."""
+    said = _first_request_behind_the_make(_SlowInit)
+    line = _SlowInit.__init__.__code__.co_firstlineno
+    told = [m for m in said if "making the bot took" in m]
+    assert len(told) == 1 and told[0].startswith("match m1: making the bot took 1."), said
+    assert f"(_SlowInit.__init__() ({Path(__file__).name}:{line}))" in told[0]
+    assert [m for m in said if "expired while" in m] == [
+        "match m1: request r1 (deal 1, bidding) expired while the bot was still being made "
+        "(its __init__): not asked (the referee played its fallback)"
+    ], said
