@@ -114,3 +114,28 @@ def test_a_slow_init_is_still_named_as_init() -> None:
         "match m1: request r1 (deal 1, bidding) expired while the bot was still being made "
         "(its __init__): not asked (the referee played its fallback)"
     ], said
+
+
+def test_own_declaration_is_what_the_engine_scores_a_declaration() -> None:
+    """Checked, no defect (its 200 is now the engine's ``ACE_MARRIAGE_VALUE``, not a copy):
+    ``bots.counting.own_declaration``, which counting and pimc add to a defender's
+    declaring lead, is the engine's value of the marriage the card declares (a K or Q:
+    its suit's pair; an ace: the four aces, where the ace marriage is played), and 0 for
+    a card led without declaring."""
+    from bots.counting import own_declaration
+    from engine import Card, Play, Rank, Suit
+    from engine.cards import mask_of
+    from engine.tables import marriages_value
+
+    for suit in Suit:
+        pair = marriages_value(
+            mask_of([Card.of(Rank.KING, suit), Card.of(Rank.QUEEN, suit)]), False
+        )
+        aces = marriages_value(mask_of([Card.of(Rank.ACE, s) for s in Suit]), True)
+        for rank in Rank:
+            card = Card.of(rank, suit)
+            assert own_declaration(Play(card)) == 0.0
+            if rank in (Rank.KING, Rank.QUEEN):
+                assert own_declaration(Play(card, declare=True)) == pair > 0
+            elif rank == Rank.ACE:
+                assert own_declaration(Play(card, declare=True)) == aces > 0
