@@ -4,9 +4,12 @@ pinned by a test that failed before its fix, and what was checked without a defe
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import threading
 from pathlib import Path
+
+import pytest
 
 import sdk.client
 from arena.protocol import ruleset_to_pb, view_to_pb
@@ -139,3 +142,28 @@ def test_own_declaration_is_what_the_engine_scores_a_declaration() -> None:
                 assert own_declaration(Play(card, declare=True)) == pair > 0
             elif rank == Rank.ACE:
                 assert own_declaration(Play(card, declare=True)) == aces > 0
+
+
+@pytest.mark.parametrize("flag", ["interrupted", "abandoned"])
+def test_a_match_stopped_before_its_first_deal_is_in_deal_1(tmp_path: Path, flag: str) -> None:
+    """Defect: this round's ``--check`` line for a match that did not end counted the deal
+    as the record's deals less one, so a record that stops before its first deal (no
+    deals) read "interrupted in deal -1", and ``arena replay`` "in deal 0", though it
+    numbers deals from 1. Both now say the deal the game is in: 0 for ``--check`` (from
+    0, as its ``deal N:`` lines), 1 for ``arena replay``. A referee's record always holds
+    the deal under way, so its lines are as before (this round's replay audit checks
+    them on real matches)."""
+    from click.testing import CliRunner
+
+    from arena.cli import main
+
+    rec = {"ruleset": "classic", "seed": 5, "players": ["ann", "bob", "cid"], "deals": [],
+           flag: True, "forfeits": [0, 1, 2] if flag == "abandoned" else []}  # fmt: skip
+    f = tmp_path / "m.json"
+    f.write_text(json.dumps(rec), encoding="utf-8")
+    checked = CliRunner().invoke(main, ["replay", "--check", str(f)])
+    shown = CliRunner().invoke(main, ["replay", str(f)])
+    assert f"{flag} in deal 0: " in checked.output, checked.output
+    assert "deal -1" not in checked.output
+    assert f"{flag} in deal 1: " in shown.output, shown.output
+    assert "deal 0" not in shown.output
