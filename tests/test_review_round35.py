@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import threading
 from pathlib import Path
 
@@ -89,8 +90,11 @@ def test_a_slow_on_match_start_is_not_blamed_on_init() -> None:
     line = _SlowStart.on_match_start.__code__.co_firstlineno
     told = [m for m in said if "on_match_start() (" in m and " took " in m]
     assert len(told) == 1, said
-    assert told[0].startswith(
-        f"match m1: _SlowStart.on_match_start() ({Path(__file__).name}:{line}) took 1."
+    # (the hook's time as measured: at least its 1 s, more on a busy machine)
+    assert re.fullmatch(
+        rf"match m1: _SlowStart\.on_match_start\(\) \({Path(__file__).name}:{line}\) took "
+        r"[1-9][0-9]*\.[0-9] s, while .*",
+        told[0],
     ), told
     assert told[0].endswith(
         " s, while the match's first request waited for it, over its limit of 300 ms: it "
@@ -111,7 +115,8 @@ def test_a_slow_init_is_still_named_as_init() -> None:
     said = _first_request_behind_the_make(_SlowInit)
     line = _SlowInit.__init__.__code__.co_firstlineno
     told = [m for m in said if "making the bot took" in m]
-    assert len(told) == 1 and told[0].startswith("match m1: making the bot took 1."), said
+    assert len(told) == 1, said
+    assert re.match(r"match m1: making the bot took [1-9][0-9]*\.[0-9] s \(", told[0]), said
     assert f"(_SlowInit.__init__() ({Path(__file__).name}:{line}))" in told[0]
     assert [m for m in said if "expired while" in m] == [
         "match m1: request r1 (deal 1, bidding) expired while the bot was still being made "
