@@ -686,7 +686,9 @@ def _stopped(record: Mapping[str, Any], game: Game) -> str | None:
     interrupted (the referee was stopped), or a record that simply stops."""
     if game.is_over:
         return None
-    deal = len(record["deals"])  # the deal under way, numbered for people like above
+    # The deal under way, numbered for people like above (the game's: a record of no
+    # deals was "in deal 0"; a referee's record always has the deal under way).
+    deal = game.deal_number + 1
     if record.get("abandoned"):
         return (
             f"abandoned in deal {deal}: every seat forfeited, so the match stopped there; all "

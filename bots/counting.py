@@ -27,7 +27,18 @@ from itertools import combinations
 
 from bots._dds import Budget, SearchTimeout, Solver, position_from_view, rule_options
 from bots.heuristic import HeuristicBot, estimate_take
-from engine import DECK, Action, Bid, Card, Concede, Play, PlayerView, Rank, Suit
+from engine import (
+    ACE_MARRIAGE_VALUE,
+    DECK,
+    Action,
+    Bid,
+    Card,
+    Concede,
+    Play,
+    PlayerView,
+    Rank,
+    Suit,
+)
 from sdk.hand import has_ace_marriage, outstanding_cards, played_cards, voids
 from sdk.sampling import Sampler
 
@@ -40,7 +51,9 @@ def own_declaration(play: Play) -> float:
     declarer's take, so the searching bots add this for a defender's own declaration."""
     if not play.declare:
         return 0.0
-    return 200.0 if play.card.rank == Rank.ACE else float(play.card.suit.marriage_value)
+    return float(
+        ACE_MARRIAGE_VALUE if play.card.rank == Rank.ACE else play.card.suit.marriage_value
+    )
 
 
 class CountingBot(HeuristicBot):

@@ -602,9 +602,11 @@ class _Match:
     #: match's start): the referee numbers a match's events by one, so one not above it
     #: is a repeat.
     seq: int = 0
-    #: How long making the bot took (its ``__init__``), once made; whether a request that
-    #: waited for it was told so (once per match).
+    #: How long making the bot took (its ``__init__``), once made, and its
+    #: ``on_match_start`` after it (the same job); whether a request that waited for them
+    #: was told so (once per match).
     made_s: float = 0.0
+    start_s: float = 0.0
     make_told: bool = False
 
 
@@ -1285,6 +1287,13 @@ class BotRunner:
             return f"{self.name}()" if isinstance(bot, Remote) else f"{cls.__name__}()"
         return f"{cls.__name__}.{_defined(cls, '__init__')}"
 
+    def _start_of(self, bot: Bot) -> str:
+        """``"Mine.on_match_start() (mine.py:9)"``: the bot's hook, as the log names it."""
+        if isinstance(bot, Remote):
+            return f"{self.name}.on_match_start()"
+        cls = type(bot)
+        return f"{cls.__name__}.{_defined(cls, 'on_match_start')}"
+
     async def _make(self, m: _Match, start: PlayerView) -> None:
         procs = self._procs
         began = time.monotonic()
@@ -1312,7 +1321,9 @@ class BotRunner:
         m.on_action = _has(bot, "on_action")
         m.on_talon_taken = _has(bot, "on_talon_taken")
         if _has(bot, "on_match_start"):
+            hook_began = time.monotonic()
             await self._hook(m, bot, "on_match_start", start)
+            m.start_s = time.monotonic() - hook_began
 
     def _on_request(self, req: pb.DecisionRequest, out: _Outbox) -> None:
         m = self._matches.get(req.match_id)
@@ -1403,18 +1414,29 @@ class BotRunner:
             bot = m.bot
             if bot is None:
                 return  # it could not be made: the referee plays the seat on its deadline
+            # (the job it waited for made the bot, then ran its on_match_start: the one that
+            # took longer is named)
+            in_start = ask.behind_make and m.start_s > m.made_s
             slow_make = ask.behind_make and deadline is not None and not m.make_told
             if slow_make and deadline is not None and deadline.left(bank=False) == 0.0:
-                # The bot's __init__ took this decision's time: said once per match, as
-                # what to change (the lines below would blame "an earlier call", or the
-                # decision method that was never the slow one).
+                # The bot's __init__ (or its on_match_start) took this decision's time: said
+                # once per match, as what to change (the lines below would blame "an
+                # earlier call", or the decision method that was never the slow one).
                 m.make_told = True
-                log.warning("match %s: making the bot took %.1f s (%s), while the match's "
-                            "first request waited for it, over its limit of %.0f ms: the "
-                            "bot is made anew for every match, and its time counts against "
-                            "the match's first decisions; load big things once, at import",
-                            m.match_id, m.made_s, self._init_of(bot),
-                            deadline.limit_s * 1000)  # fmt: skip
+                if in_start:
+                    log.warning("match %s: %s took %.1f s, while the match's first request "
+                                "waited for it, over its limit of %.0f ms: it runs at the "
+                                "start of every match, and its time counts against the "
+                                "match's first decisions; load big things once, at import",
+                                m.match_id, self._start_of(bot), m.start_s,
+                                deadline.limit_s * 1000)  # fmt: skip
+                else:
+                    log.warning("match %s: making the bot took %.1f s (%s), while the "
+                                "match's first request waited for it, over its limit of "
+                                "%.0f ms: the bot is made anew for every match, and its time "
+                                "counts against the match's first decisions; load big "
+                                "things once, at import", m.match_id, m.made_s,
+                                self._init_of(bot), deadline.limit_s * 1000)  # fmt: skip
             if cached is None and busy and deadline is not None and deadline.left() == 0.0:
                 # It waited behind an earlier call of the bot's (one at a time per match)
                 # past its deadline: the referee has played its fallback already, and an
@@ -1422,7 +1444,8 @@ class BotRunner:
                 log.warning("match %s: request %s (deal %d, %s) expired while the bot was "
                             "still %s: not asked (the referee played its fallback)",
                             m.match_id, rid, view.deal_number + 1, view.phase,
-                            "being made (its __init__)" if ask.behind_make
+                            "in its on_match_start" if in_start
+                            else "being made (its __init__)" if ask.behind_make
                             else "busy with an earlier call")  # fmt: skip
                 return
             try:

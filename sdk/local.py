@@ -28,7 +28,7 @@ import sysconfig
 import threading
 import time
 import traceback
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -538,7 +538,7 @@ def method_mistakes(bot: Bot) -> tuple[list[str], list[str]]:
         warnings.append(
             f"{cls.__name__}.{_defined(cls, name)} is never called by the runners: {hint}"
         )
-    warnings += _shared_state(cls)
+    warnings += _shared_state(cls, getattr(bot, "__dict__", {}))
     return errors, warnings
 
 
@@ -546,18 +546,22 @@ def method_mistakes(bot: Bot) -> tuple[list[str], list[str]]:
 _MUTABLE = (list, dict, set, bytearray, collections.deque)
 
 
-def _shared_state(cls: type) -> list[str]:
+def _shared_state(cls: type, own: Mapping[str, object]) -> list[str]:
     """Warnings for the mutable containers on the bot's classes (``seen = []`` in the class
     body): a new instance is made for every match, but they all share such an attribute,
     so one match's state leaks into the next (and matches played at once mix theirs), and
     a series plays differently from its matches played alone. A name in capitals is taken
-    as a constant table, shared on purpose."""
+    as a constant table, shared on purpose; one of ``own`` (a made instance's attributes:
+    ``self.seen = []`` in ``__init__``) is only declared on the class, each instance has
+    its own."""
     out = []
     for klass in cls.__mro__:
         if klass is Bot or not issubclass(klass, Bot):
             continue
         for name, value in vars(klass).items():
             if name.startswith("__") or name.isupper() or not isinstance(value, _MUTABLE):
+                continue
+            if name in own:
                 continue
             kind = type(value).__name__
             made = {"list": "[]", "dict": "{}", "set": "set()"}.get(kind, f"{kind}(...)")

@@ -226,8 +226,9 @@ def _check(ctx: click.Context, record_ref: str, record: dict[str, Any]) -> None:
         click.echo(f"match not finished; scores {list(game.scores)}")
         # Why (as `arena replay` says it under the standings), its deal counted from 0 as
         # the deals above: an abandoned match was read as one merely cut short, and its
-        # forfeits, which --check names for a finished match, were not said.
-        stopped = len(record["deals"]) - 1
+        # forfeits, which --check names for a finished match, were not said. (The deal
+        # the game is in: a record without deals was "in deal -1".)
+        stopped = game.deal_number
         if record.get("abandoned"):
             who = ", ".join(players[s] for s in _seats(record.get("forfeits"), len(players)))
             click.echo(
