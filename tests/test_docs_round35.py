@@ -219,7 +219,10 @@ def test_a_long_value_is_cut_as_tournament_md_says() -> None:
     said = host_problem("h" * 254)
     assert said is not None and f"'{'h' * 60}'... (254 characters)" in said
     doc = _joined(_text("tournament.md"))
-    assert "is cut at 100 characters (a host at 60), saying how long it was" in doc
+    assert (
+        "is cut at 100 characters (a host at 60), ending in `...`; a key, a path or a host "
+        "also says how many characters it had" in doc
+    )
 
 
 def test_the_open_files_rule_is_tournament_mds(monkeypatch: pytest.MonkeyPatch) -> None:
