@@ -303,6 +303,9 @@ import time
 from engine import Concede, Pass, Play, ThrowIn
 from sdk import Bot
 
+if os.environ.get("QUIT_NOW") and os.path.exists(os.environ["QUIT_NOW"]):
+    time.sleep(600)  # (the quitter restarted: it never connects again)
+
 
 class Giver(Bot):
     """Throws in, concedes or passes whenever it may; else plays at random."""
@@ -336,7 +339,10 @@ class Sleeper(Bot):
 
 
 class Quitter(Bot):
-    """Plays at random; its process exits at its 12th decision (with QUIT_NOW set)."""
+    """Plays at random; its process exits at its 12th decision (with QUIT_NOW set, a file
+    to mark it): the tournament restarts it, and the restarted process, finding the mark,
+    never connects, so the quitter stays gone past any grace (one back within the grace,
+    its stalls excused on a loaded machine, forfeited nothing)."""
 
     def __init__(self):
         super().__init__()
@@ -346,6 +352,7 @@ class Quitter(Bot):
     def act(self, view):
         self.n += 1
         if self.n >= 12 and os.environ.get("QUIT_NOW"):
+            open(os.environ["QUIT_NOW"], "w").close()
             os._exit(0)
         return self.rng.choice(view.legal_actions)
 '''
@@ -552,6 +559,7 @@ def test_real_matches_that_ended_abnormally_replay_and_read_truthfully(tmp_path:
     bots.write_text(_BOTS, encoding="utf-8")
     fast = {"decision_ms": 100, "time_bank_ms": 0}
     sleeper = f"{bots}:Sleeper"
+    quit_mark = str(tmp_path / "quitter-quit")
     runs = {
         "timeouts": _tournament(
             tmp_path,
@@ -576,7 +584,7 @@ def test_real_matches_that_ended_abnormally_replay_and_read_truthfully(tmp_path:
             {
                 "random": "random",
                 "heuristic": "heuristic",
-                "quitter": {"bot": f"{bots}:Quitter", "env": {"QUIT_NOW": "1"}},
+                "quitter": {"bot": f"{bots}:Quitter", "env": {"QUIT_NOW": quit_mark}},
             },
             max_deals=3,
             referee={"reconnect_grace_s": 1},
