@@ -1263,6 +1263,8 @@ class BotRunner:
             # ids counting from the start again, while this one was never told the end).
             log.warning("match %s started again: the earlier match of that id is dropped",
                         ms.match_id)  # fmt: skip
+            if self._procs is not None:  # its bot, once its calls queued are done
+                self._chain(m, self._release(m))
         self._unmade.pop(ms.match_id, None)
         m = _Match(ms.match_id, ms.seat, ruleset, None, view, seq=ms.seq)
         self._matches[ms.match_id] = m

@@ -1,0 +1,130 @@
+"""The SDK runner against a hostile or broken arena, round 4: a match started twice, ended
+twice or for a match the bot does not hold, requests for matches never started or over,
+deal ends out of order, a reconnection whose answers name other matches than the bot
+holds, a stream kept open over a dead link, an error status after a delay, and a host
+whose first address is dead; the same with ``--workers``. The fake arena is that of
+``test_hostile_arena.py`` (grpc.aio on port 0); every server and process started here is
+stopped before its test ends."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import grpc
+import pytest
+
+from arena.v1 import arena_pb2 as pb
+from engine import Action, DealResult, PlayerView
+from sdk import Bot
+from sdk.client import BotRunner, RunSummary
+from sdk.workers import Processes
+from tests.sdk.test_hostile_arena import (
+    GUARD,
+    WELCOME,
+    Out,
+    Stream,
+    _game,
+    _no_bot_call_left,  # noqa: F401 (the fixture: every bot call has returned)
+    deal_ended,
+    ended,
+    fake_arena,
+    play,
+    request,
+    started,
+)
+
+ROOT = Path(__file__).parents[2]
+PID_BOT = f"{ROOT / 'tests' / 'support' / 'pid_bot.py'}:PidBot"
+
+
+class Hooks(Bot):
+    """Answers the first legal action; records every call it gets, with its instance."""
+
+    calls: ClassVar[list[tuple[str, Any, int]]] = []
+
+    def on_match_start(self, view: PlayerView) -> None:
+        self.calls.append(("on_match_start", self.match_id, id(self)))
+
+    def act(self, view: PlayerView) -> Action:
+        self.calls.append(("act", self.match_id, id(self)))
+        return view.legal_actions[0]
+
+    def on_deal_end(self, view: PlayerView, result: DealResult) -> None:
+        self.calls.append(("on_deal_end", (self.match_id, result.number), id(self)))
+
+    def on_match_end(self, view: PlayerView, result: object) -> None:
+        self.calls.append(("on_match_end", self.match_id, id(self)))
+
+    @classmethod
+    def named(cls, name: str) -> list[Any]:
+        return [what for kind, what, _ in cls.calls if kind == name]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_hooks() -> None:
+    Hooks.calls = []
+
+
+def _resumed(mid: str, g: Any) -> pb.ServerMessage:
+    msg = started(mid, g)
+    msg.match_started.resumed = True
+    return msg
+
+
+def _interrupted(mid: str) -> pb.ServerMessage:
+    return pb.ServerMessage(
+        match_ended=pb.MatchEnded(match_id=mid, result=pb.MatchResult(reason="interrupted"))
+    )
+
+
+class _Loads:
+    """What the worker processes hold when the run ends: matches in progress per worker."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.at_end: list[int] = []
+        shutdown = Processes.shutdown
+
+        def record(procs: Processes) -> None:
+            self.at_end = list(procs._load)
+            shutdown(procs)
+
+        monkeypatch.setattr(Processes, "shutdown", record)
+
+
+def test_a_match_started_twice_releases_its_first_bot(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Defect: a MatchStarted (not resumed) for a match the bot is in drops the earlier
+    match of that id and makes a new bot (an arena restarted, a tournament playing an
+    interrupted match again under its id); with ``--workers`` the dropped match's bot was
+    never released: its worker kept the instance, and counted the match as in progress
+    for ever (new matches went to the other workers)."""
+    monkeypatch.setenv("PID_BOT_LOG", str(tmp_path / "calls"))
+    loads = _Loads(monkeypatch)
+    g = _game()
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield request("m1", g, "1")
+        await s.decision()
+        yield started("m1", g)  # again, not resumed
+        yield request("m1", g, "2")
+        await s.decision()
+        yield ended("m1")
+
+    from tests.support.pid_bot import PidBot
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        summary, arena = play(PidBot, script, matches=1, workers=1, spec=PID_BOT)
+    assert summary.matches == 1
+    assert arena.streams[0].decided() == [("m1", "1"), ("m1", "2")]
+    assert "match m1 started again: the earlier match of that id is dropped" in caplog.text
+    assert loads.at_end == [0]
+    lines = (tmp_path / "calls").read_text().split("\n")
+    assert [ln.split()[1] for ln in lines if ln] == ["start", "act", "start", "act"]
