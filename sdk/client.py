@@ -681,6 +681,8 @@ def _too_late(m: _Match, rid: str, deadline: Deadline | None) -> bool:
     return True
 
 
+#: How many ended matches the runner remembers (as many as the referee sends again).
+_OVER_KEPT = 64
 _UNMADE = "it could not be made"
 _REFUSED = "its start was refused above"
 
@@ -732,6 +734,9 @@ class BotRunner:
         #: Matches played without the bot, and why: its bot could not be made (the factory
         #: raised), or its MatchStarted was refused (malformed).
         self._unmade: dict[str, str] = {}
+        #: The latest matches that ended (oldest first, at most _OVER_KEPT): a request for
+        #: one is said to be for a match over, not for one the bot never heard of.
+        self._over: dict[str, None] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopping = asyncio.Event()
         #: Set by a second signal: stop without waiting for the bot's calls to end.
@@ -1266,6 +1271,7 @@ class BotRunner:
             if self._procs is not None:  # its bot, once its calls queued are done
                 self._chain(m, self._release(m))
         self._unmade.pop(ms.match_id, None)
+        self._over.pop(ms.match_id, None)
         m = _Match(ms.match_id, ms.seat, ruleset, None, view, seq=ms.seq)
         self._matches[ms.match_id] = m
         log.info("match %s started: seat %d, %s, players %s", ms.match_id, ms.seat,
@@ -1318,6 +1324,9 @@ class BotRunner:
                 log.debug("match %s: no bot to ask (%s)", req.match_id, why)
             elif why is not None:
                 log.warning("decision request for match %s (%s): ignored", req.match_id, why)
+            elif req.match_id in self._over:
+                log.error("decision request for match %s, which has ended: ignored",
+                          req.match_id)  # fmt: skip
             else:
                 log.error("decision request for unknown match %s: ignored", req.match_id)
             return
@@ -1385,6 +1394,11 @@ class BotRunner:
             if m.waiting is ask:
                 m.waiting = None
             rid, view, deadline, busy, out = ask.rid, ask.view, ask.deadline, ask.busy, ask.out
+            if self._matches.get(m.match_id) is not m:
+                # The match ended (or was started again) while the request waited behind an
+                # earlier call: nobody waits for its answer.
+                log.debug("match %s: request %s not asked: the match is over", m.match_id, rid)
+                return
             cached = m.answers.get(rid)
             if cached is not None and cached not in view.legal_actions:
                 # The id of a request answered already, for another decision (an arena that
@@ -1440,6 +1454,12 @@ class BotRunner:
                         _tell_bank(m, bot, view, deadline)
             except (SystemExit, KeyboardInterrupt) as e:
                 self._bot_left(e)
+                return
+            if self._matches.get(m.match_id) is not m:
+                # It ended (or was started again) while the bot thought: sent, the answer
+                # was refused ("you have no seat in a running match"), a line after the end.
+                log.debug("match %s: the answer to request %s came after the match was over: "
+                          "not sent", m.match_id, rid)  # fmt: skip
                 return
             if self._out is not out:
                 m.answers = {rid: action}
@@ -1524,6 +1544,11 @@ class BotRunner:
 
     def _on_match_ended(self, me: pb.MatchEnded) -> None:
         m = self._matches.pop(me.match_id, None)
+        if m is not None or me.match_id in self._unmade:
+            over = self._over
+            over[me.match_id] = None
+            while len(over) > _OVER_KEPT:
+                del over[next(iter(over))]
         self._match_over(me, m)
         if m is not None and self._procs is not None:
             # After its last hook, in the match's order: the worker forgets the bot, and
@@ -1543,7 +1568,12 @@ class BotRunner:
         if me.result.reason == "interrupted":
             # Stopped before its end: no result, no hook; not one of the bot's matches
             # played (a tournament plays it again later, as a new match for the bot).
-            self._unmade.pop(me.match_id, None)
+            held = m is not None or self._unmade.pop(me.match_id, None) is not None
+            if not held:
+                # Said already (the referee sends an end again on each new stream until the
+                # bot answers a later request), or a match this bot never held.
+                log.debug("match %s: interrupted, again or never held: ignored", me.match_id)
+                return
             log.warning("match %s was interrupted by the arena (not finished, no result)",
                         me.match_id)  # fmt: skip
             return

@@ -10,18 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-import grpc
 import pytest
 
 from arena.v1 import arena_pb2 as pb
 from engine import Action, DealResult, PlayerView
 from sdk import Bot
-from sdk.client import BotRunner, RunSummary
+from sdk.client import BotRunner
 from sdk.workers import Processes
 from tests.sdk.test_hostile_arena import (
     GUARD,
@@ -30,9 +29,7 @@ from tests.sdk.test_hostile_arena import (
     Stream,
     _game,
     _no_bot_call_left,  # noqa: F401 (the fixture: every bot call has returned)
-    deal_ended,
     ended,
-    fake_arena,
     play,
     request,
     started,
@@ -128,3 +125,103 @@ def test_a_match_started_twice_releases_its_first_bot(
     assert loads.at_end == [0]
     lines = (tmp_path / "calls").read_text().split("\n")
     assert [ln.split()[1] for ln in lines if ln] == ["start", "act", "start", "act"]
+
+
+def test_ends_and_requests_for_matches_not_held_are_told_once_and_named(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defects: an ``interrupted`` end for a match the bot does not hold (one it was told
+    of already: the referee sends an end again on each new stream until the bot answers a
+    later request; or one it never held) said "match m8 was interrupted by the arena" each
+    time; and a request for a match that has ended was "for unknown match m1", as if the
+    bot had never heard of it. Now the first is not said again, and the second names the
+    match as over. Pinned: a request for a match never started is one line; an end that
+    comes twice, or for a match the bot never held, calls no hook and counts no match."""
+    g = _game()
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield request("m9", g, "1")  # never started
+        yield request("m1", g, "1")
+        await s.decision()
+        yield ended("m1")
+        yield ended("m1")  # twice
+        yield ended("m7")  # never held
+        yield _interrupted("m8")  # never held
+        yield request("m1", g, "2")  # for a match over
+        yield started("m2", g)
+        yield _interrupted("m2")
+        yield _interrupted("m2")  # told again
+        yield started("m3", g)
+        yield request("m3", g, "1")
+        await s.decision()
+        yield ended("m3")
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        summary, arena = play(Hooks, script, matches=2)
+    assert summary.matches == 2
+    assert arena.streams[0].decided() == [("m1", "1"), ("m3", "1")]
+    assert Hooks.named("on_match_start") == ["m1", "m2", "m3"]
+    assert Hooks.named("on_match_end") == ["m1", "m3"]
+    lines = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert lines == [
+        "decision request for unknown match m9: ignored",
+        "decision request for match m1, which has ended: ignored",
+        "match m2 was interrupted by the arena (not finished, no result)",
+    ]
+
+
+class _Thinking(Hooks):
+    """Says it was asked (``asked``), and answers once the runner has handled the end of
+    its match (``over``)."""
+
+    asked: ClassVar[threading.Event] = threading.Event()
+    over: ClassVar[threading.Event] = threading.Event()
+
+    def act(self, view: PlayerView) -> Action:
+        self.asked.set()
+        assert self.over.wait(GUARD)
+        return super().act(view)
+
+
+@pytest.mark.parametrize("end", ["target", "interrupted"])
+def test_an_answer_made_after_its_match_ended_is_not_sent(
+    end: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: a bot still thinking when its match ended (a forfeit, the arena's time
+    limit, the arena stopping it) had its answer sent all the same: the referee refused it
+    ("decision rejected (wrong_request, no strike): you have no seat in a running match
+    'm1'"), a warning after the match's end; and a request queued behind the bot's call
+    was still asked of it. Now neither is: the match is over."""
+    _Thinking.asked, _Thinking.over = threading.Event(), threading.Event()
+    handled = BotRunner._on_match_ended
+
+    def then_answer(runner: BotRunner, me: pb.MatchEnded) -> None:
+        handled(runner, me)
+        _Thinking.over.set()
+
+    monkeypatch.setattr(BotRunner, "_on_match_ended", then_answer)
+    g = _game()
+    end_msg = ended("m1") if end == "target" else _interrupted("m1")
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield request("m1", g, "1")  # the bot thinks until the end is handled
+        assert await asyncio.to_thread(_Thinking.asked.wait, GUARD)
+        yield request("m1", g, "2")  # queued behind it: never asked
+        yield end_msg
+        yield started("m2", g)
+        yield request("m2", g, "1")
+        await s.decision()
+        yield ended("m2")
+
+    with caplog.at_level(logging.DEBUG, logger="sdk.client"):
+        summary, arena = play(_Thinking, script, matches=1 if end == "interrupted" else 2)
+    assert summary.matches == (1 if end == "interrupted" else 2)
+    assert arena.streams[0].decided() == [("m2", "1")]
+    assert Hooks.named("act") == ["m1", "m2"]
+    assert "the answer to request 1 came after the match was over: not sent" in caplog.text
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING and
+                "interrupted by the arena" not in r.getMessage()]  # fmt: skip
