@@ -432,6 +432,8 @@ def _why_ended(code: grpc.StatusCode, details: str, arena: str) -> str:
     'cannot connect to the arena at h.invalid:1: domain name not found'
     >>> _why_ended(grpc.StatusCode.UNAVAILABLE, "Stream removed (Socket closed)", "h:1")
     'the connection to the arena at h:1 was lost: socket closed'
+    >>> _why_ended(grpc.StatusCode.UNAVAILABLE, "Stream removed (ping timeout)", "h:1")
+    'the connection to the arena at h:1 was lost: no answer to a keepalive ping (a dead link)'
     >>> _why_ended(grpc.StatusCode.UNAVAILABLE, "the arena is stopping", "h:1")
     'the arena at h:1 ended the stream: the arena is stopping'
     """
@@ -452,6 +454,9 @@ def _why_ended(code: grpc.StatusCode, details: str, arena: str) -> str:
             # failed for h:1: Domain name not found]" left its bracket on the reason)
             reason = reason[:-1].rstrip()
         return f"cannot connect to the arena at {arena}: {_lower_first(reason)}"
+    if reason.lower() in _PING_WORDS:  # (not the arena's words: its end never came)
+        return (f"the connection to the arena at {arena} was lost: no answer to a keepalive "
+                "ping (a dead link)")  # fmt: skip
     if _closed(details) or reason.lower() in _LOST_WORDS or details.startswith(_CORE_INTERNAL):
         return f"the connection to the arena at {arena} was lost: {_lower_first(reason)}"
     if details.startswith("no Welcome from the arena"):  # (the runner's own, above)
@@ -514,6 +519,10 @@ def _too_much_metadata(arena: str, sizes: str) -> str:
 
 
 #: More of gRPC core's words for a connection lost mid-stream (lower-cased).
+#: gRPC core's words for a connection whose keepalive ping went unanswered (a pulled cable,
+#: a sleeping laptop, a peer gone without FIN or RST): "Stream removed (ping timeout)",
+#: "keepalive watchdog timeout" (lower-cased).
+_PING_WORDS = ("ping timeout", "keepalive watchdog timeout", "keepalive timeout")
 _LOST_WORDS = ("broken pipe", "goaway received", "keepalive watchdog timeout",
                "cancelling all calls", "connection timed out", "endpoint closing")  # fmt: skip
 

@@ -15,12 +15,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, ClassVar
 
+import grpc
 import pytest
 
 from arena.v1 import arena_pb2 as pb
 from engine import Action, DealResult, PlayerView
 from sdk import Bot
-from sdk.client import BotRunner
+from sdk.client import BotRunner, RunSummary
 from sdk.workers import Processes
 from tests.sdk.test_hostile_arena import (
     GUARD,
@@ -28,12 +29,15 @@ from tests.sdk.test_hostile_arena import (
     Out,
     Stream,
     _game,
-    _no_bot_call_left,  # noqa: F401 (the fixture: every bot call has returned)
     ended,
+    fake_arena,
     play,
     request,
     started,
 )
+from tests.sdk.test_hostile_arena_round3 import _end, _ending
+from tests.support.harness import until
+from tests.support.netproxy import FaultProxy
 
 ROOT = Path(__file__).parents[2]
 PID_BOT = f"{ROOT / 'tests' / 'support' / 'pid_bot.py'}:PidBot"
@@ -225,3 +229,115 @@ def test_an_answer_made_after_its_match_ended_is_not_sent(
     assert "the answer to request 1 came after the match was over: not sent" in caplog.text
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING and
                 "interrupted by the arena" not in r.getMessage()]  # fmt: skip
+
+
+@pytest.mark.parametrize("workers", [None, 1])
+def test_a_reconnection_naming_other_matches_than_the_bot_holds(
+    workers: int | None,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """Pinned (no defect): after a dropped stream the Hello names the matches the bot
+    holds (``running``); an arena that answers with an ``interrupted`` end for one (it does
+    not know it), resumes another the bot never heard of (taken as a start) and resumes
+    the one it holds, gets one hook call per real event, each match's bot let go at its
+    end (with ``--workers``, none left in the worker), and the run ends as asked."""
+    monkeypatch.setenv("PID_BOT_LOG", str(tmp_path / "calls"))
+    loads = _Loads(monkeypatch)
+    g = _game()
+
+    async def first(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield started("m2", g)
+        yield request("m1", g, "1")
+        await s.decision()
+        await _end(grpc.StatusCode.UNAVAILABLE, "the arena is stopping")
+
+    async def second(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield _interrupted("m1")  # not known here
+        yield _resumed("m3", g)  # the first the bot hears of it
+        yield _resumed("m2", g)
+        yield request("m2", g, "1")
+        await s.decision()
+        yield ended("m2")
+        yield ended("m3")
+
+    from tests.support.pid_bot import PidBot
+
+    opts: dict[str, Any] = {} if workers is None else {"workers": workers, "spec": PID_BOT}
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        summary, arena = _ending(
+            Hooks if workers is None else PidBot, first, second, matches=2, retry_for=GUARD,
+            **opts,
+        )  # fmt: skip
+    assert isinstance(summary, RunSummary) and summary.matches == 2, summary
+    hello = arena.streams[1].received[0].hello
+    assert list(hello.running) == ["m1", "m2"]
+    assert [s.decided() for s in arena.streams] == [[("m1", "1")], [("m2", "1")]]
+    assert "match m1 was interrupted by the arena (not finished, no result)" in caplog.text
+    if workers is None:
+        assert Hooks.named("on_match_start") == ["m1", "m2", "m3"]
+        assert sorted(Hooks.named("on_match_end")) == ["m2", "m3"]
+        assert len({i for k, _, i in Hooks.calls if k == "on_match_start"}) == 3
+    else:
+        assert loads.at_end == [0]
+        lines = (tmp_path / "calls").read_text().split("\n")
+        said = sorted(" ".join(ln.split()[:2]) for ln in lines if ln)
+        assert said == ["m1 act", "m1 start", "m2 act", "m2 start", "m3 start"]
+
+
+def test_a_dead_link_mid_match_is_noticed_by_keepalive_and_the_bot_comes_back(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: a link that died silently while the bot sat in a match (no FIN, no RST:
+    the stream stays open and nothing comes) was noticed by the keepalive pings (every
+    10 s, here every 1 s, and 5 s for the answer), but said as "the arena at HOST ended
+    the stream: Stream removed (ping timeout)": gRPC's words, and blaming the arena for
+    an end it never sent. Now the line says the connection was lost, no answer to a
+    keepalive ping. Pinned: the bot reconnects and plays on, each hook called once."""
+    monkeypatch.setattr(BotRunner, "_keepalive_ms", 1000)
+    g = _game()
+    proxies: list[FaultProxy] = []
+    address: list[str] = []
+
+    async def first(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield request("m1", g, "1")
+        await s.decision()
+        proxies[0].silence()  # the cable is pulled: this stream never hears again
+        await asyncio.sleep(3 * GUARD)
+
+    async def second(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield _resumed("m1", g)
+        yield request("m1", g, "2")
+        await s.decision()
+        yield ended("m1")
+
+    async def main() -> tuple[RunSummary, list[Stream]]:
+        async with fake_arena(first, second) as arena:
+            port = int(arena.address.rsplit(":", 1)[1])
+            async with FaultProxy(port) as proxy:
+                proxies.append(proxy)
+                runner = BotRunner(Hooks, proxy.address, "tok", initial_backoff=0.01,
+                                   retry_for=GUARD, matches=1)  # fmt: skip
+                task = asyncio.create_task(runner.run())
+                await until(lambda: runner.summary.connections >= 2, "a second stream")
+                proxy.restore()
+                address.append(proxy.address)
+                return await asyncio.wait_for(task, GUARD), arena.streams
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        summary, streams = asyncio.run(main())
+    assert summary.matches == 1 and summary.connections == 2
+    assert [s.decided() for s in streams] == [[("m1", "1")], [("m1", "2")]]
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(said) == 1 and said[0].startswith(
+        f"the connection to the arena at {address[0]} was lost: no answer to a keepalive ping "
+        "(a dead link); reconnecting in "
+    ), said
+    assert Hooks.named("on_match_start") == Hooks.named("on_match_end") == ["m1"]
