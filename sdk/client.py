@@ -807,7 +807,10 @@ class BotRunner:
 
     async def _run(self) -> RunSummary:
         attempt = 0
-        failing_since: float | None = None
+        # Failing from the start until a stream works: the first try counts towards
+        # --retry-for (a first try stuck in gRPC's connect, 20 s, or waiting for a Welcome,
+        # 30 s, came on top of it: a bot of --retry-for 25 gave up after 45 s).
+        failing_since: float | None = time.monotonic()
         reached = False  # a Welcome ever came: the address and the transport are right
         hinted = False  # the plaintext-against-TLS hint was given
         asked = False  # the "is an arena serving there?" hint was given

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -21,7 +22,7 @@ import pytest
 from arena.v1 import arena_pb2 as pb
 from engine import Action, DealResult, PlayerView
 from sdk import Bot
-from sdk.client import BotRunner, RunSummary
+from sdk.client import ArenaAuthError, ArenaError, BotRunner, RunSummary
 from sdk.workers import Processes
 from tests.sdk.test_hostile_arena import (
     GUARD,
@@ -341,3 +342,85 @@ def test_a_dead_link_mid_match_is_noticed_by_keepalive_and_the_bot_comes_back(
         "(a dead link); reconnecting in "
     ), said
     assert Hooks.named("on_match_start") == Hooks.named("on_match_end") == ["m1"]
+
+
+def test_the_first_try_counts_towards_retry_for() -> None:
+    """Defect: --retry-for was counted from the end of the first failed try, so a first
+    try at an address that takes the TCP connection and never speaks (gRPC gives it 20 s),
+    or an arena that never says Welcome (30 s), came on top: a bot of --retry-for 25 gave
+    up after 45 s. Now the run gives up within --retry-for of its start, after one try
+    here (cut when the time is up), in one line naming why."""
+
+    async def main() -> tuple[BaseException | RunSummary, int]:
+        with socket.socket() as silent:  # accepts (the kernel's backlog), never speaks
+            silent.bind(("127.0.0.1", 0))
+            silent.listen(4)
+            address = f"127.0.0.1:{silent.getsockname()[1]}"
+            runner = BotRunner(Hooks, address, "tok", retry_for=2.0)
+            try:
+                result: BaseException | RunSummary = await asyncio.wait_for(runner.run(), GUARD)
+            except ArenaError as e:
+                result = e
+            return result, runner.summary.connections
+
+    result, connections = asyncio.run(main())
+    assert isinstance(result, ArenaError) and connections == 1
+    assert str(result).endswith(" within 2 s)") and "has been unreachable for 2s" in str(result)
+
+
+@pytest.mark.parametrize(
+    ("code", "error"),
+    [
+        (grpc.StatusCode.UNAUTHENTICATED, ArenaAuthError),
+        (grpc.StatusCode.INVALID_ARGUMENT, ArenaError),
+    ],
+)
+def test_a_hello_refused_after_a_delay_stops_in_one_line(
+    code: grpc.StatusCode, error: type[ArenaError], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Pinned (no defect): an arena that answers the Hello with a refusal only after a
+    while (here 1 s: a slow token check) stops the bot as at once, with one line of the
+    arena's words and no retry, warning or traceback before it."""
+
+    async def slow_refusal(s: Stream) -> AsyncIterator[Out]:
+        await asyncio.sleep(1.0)
+        await _end(code, "refused after a while")
+        yield WELCOME  # (never reached)
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        result, arena = _ending(Hooks, slow_refusal, retry_for=GUARD)
+    assert type(result) is error and len(arena.streams) == 1
+    assert "refused after a while" in str(result) and "\n" not in str(result)
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
+
+
+@pytest.mark.parametrize("dead", ["refused", "silent"])
+def test_an_address_list_whose_first_address_is_dead_reaches_the_arena(dead: str) -> None:
+    """Pinned (no defect): a target of several addresses (as a host name resolving to
+    several) whose first one refuses connections, or takes them and never speaks, reaches
+    the arena at the next one and plays (gRPC tries the next address meanwhile)."""
+    g = _game()
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield request("m1", g, "1")
+        await s.decision()
+        yield ended("m1")
+
+    async def main() -> tuple[RunSummary, list[Stream]]:
+        with socket.socket() as first:
+            first.bind(("127.0.0.1", 0))
+            port = first.getsockname()[1]
+            if dead == "silent":
+                first.listen(4)
+            else:
+                first.close()  # nothing listens there
+            async with fake_arena(script) as arena:
+                target = f"ipv4:127.0.0.1:{port},{arena.address}"
+                runner = BotRunner(Hooks, target, "tok", retry_for=GUARD, matches=1)
+                return await asyncio.wait_for(runner.run(), GUARD), arena.streams
+
+    summary, streams = asyncio.run(main())
+    assert summary.matches == 1 and summary.connections == 1
+    assert streams[0].decided() == [("m1", "1")]
