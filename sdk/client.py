@@ -1182,6 +1182,14 @@ class BotRunner:
                         "deal's) the bot was told of already: ignored", m.match_id,
                         number + 1)  # fmt: skip
             return
+        if number < m.view.deal_number:
+            # The bot has been given a view of a later deal: that deal's end is past (a
+            # resumed match's view reflects every event before it). Hooked, it paired the
+            # later deal's view with an earlier deal's result.
+            log.warning("match %s: deal_ended event for deal %d, after the bot was given a "
+                        "view of deal %d: out of order, ignored", m.match_id, number + 1,
+                        m.view.deal_number + 1)  # fmt: skip
+            return
         if m.bot is not None and not _has(m.bot, "on_deal_end"):
             m.last_deal = number
             return  # not overridden: nothing to run
@@ -1406,11 +1414,6 @@ class BotRunner:
             if m.waiting is ask:
                 m.waiting = None
             rid, view, deadline, busy, out = ask.rid, ask.view, ask.deadline, ask.busy, ask.out
-            if self._matches.get(m.match_id) is not m:
-                # The match ended (or was started again) while the request waited behind an
-                # earlier call: nobody waits for its answer.
-                log.debug("match %s: request %s not asked: the match is over", m.match_id, rid)
-                return
             cached = m.answers.get(rid)
             if cached is not None and cached not in view.legal_actions:
                 # The id of a request answered already, for another decision (an arena that
@@ -1446,6 +1449,11 @@ class BotRunner:
                             m.match_id, rid, view.deal_number + 1, view.phase,
                             "being made (its __init__)" if ask.behind_make
                             else "busy with an earlier call")  # fmt: skip
+                return
+            if self._matches.get(m.match_id) is not m:
+                # The match ended (or was started again) while the request waited behind an
+                # earlier call: nobody waits for its answer.
+                log.debug("match %s: request %s not asked: the match is over", m.match_id, rid)
                 return
             try:
                 if cached is not None:

@@ -30,6 +30,8 @@ from tests.sdk.test_hostile_arena import (
     Out,
     Stream,
     _game,
+    _no_bot_call_left,  # noqa: F401 (the fixture: every bot call has returned)
+    deal_ended,
     ended,
     fake_arena,
     play,
@@ -424,3 +426,48 @@ def test_an_address_list_whose_first_address_is_dead_reaches_the_arena(dead: str
     summary, streams = asyncio.run(main())
     assert summary.matches == 1 and summary.connections == 1
     assert streams[0].decided() == [("m1", "1")]
+
+
+def test_a_deal_end_older_than_the_view_the_bot_holds_is_not_hooked(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect: the end of a deal earlier than the one the bot was last given a view of (a
+    resumed match at deal 3, then deal 1's end; deal 1's end after a request of deal 3)
+    was hooked: ``on_deal_end`` got deal 3's view with deal 1's result, and the next real
+    end, of deal 3, was hooked too, so the bot was told of two deals ending at once. Now
+    such an end is out of order: one warning naming both deals, no hook. Pinned: the ends
+    of the deal in view and of later ones are hooked once each, in order."""
+    g = _game()
+
+    def at_deal(msg: pb.ServerMessage, n: int) -> pb.ServerMessage:
+        kind = msg.WhichOneof("kind")
+        assert kind is not None
+        getattr(msg, kind).view.deal_number = n
+        return msg
+
+    def end_of(n: int) -> pb.Event:
+        ev = deal_ended("m1")
+        ev.deal_ended.deal_number = n
+        return ev
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield at_deal(_resumed("m1", g), 3)
+        yield pb.ServerMessage(events=[end_of(1)])  # out of order
+        yield at_deal(request("m1", g, "1"), 3)
+        await s.decision()
+        yield pb.ServerMessage(events=[end_of(0), end_of(3)])
+        yield pb.ServerMessage(events=[end_of(4)])
+        yield ended("m1")
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        summary, _ = play(Hooks, script, matches=1)
+    assert summary.matches == 1
+    assert Hooks.named("on_deal_end") == [("m1", 3), ("m1", 4)]
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert said == [
+        "match m1: deal_ended event for deal 2, after the bot was given a view of deal 4: "
+        "out of order, ignored",
+        "match m1: deal_ended event for deal 1, after the bot was given a view of deal 4: "
+        "out of order, ignored",
+    ]
