@@ -66,7 +66,7 @@ from arena.protocol import (
 )
 from arena.render import printable
 from arena.v1 import arena_pb2 as pb
-from engine import Action, Bid, Contract, Give, HiddenGive, Play, PlayerView, Ruleset
+from engine import Action, Bid, Contract, Give, HiddenGive, Phase, Play, PlayerView, Ruleset
 from engine.rules import describe_ruleset
 from sdk.bot import Bot, Deadline
 from sdk.local import (
@@ -602,6 +602,8 @@ class _Match:
     view_rid: str = ""
     #: Whether the bot was told that a decision of this match used the time bank (once).
     bank_told: bool = False
+    #: Whether the bot's author was told that a view contradicted an earlier one (once).
+    contradiction_told: bool = False
     #: Whether the bot has its own ``on_action`` / ``on_talon_taken`` (until it is made:
     #: maybe). Asked once per match: an action event for a bot without it costs one
     #: attribute read, not an ``overrides`` (several per decision).
@@ -1373,6 +1375,14 @@ class BotRunner:
                       m.match_id, rid)  # fmt: skip
             return
         _check_request_view(view)
+        if view.deal_number == m.view.deal_number and not m.contradiction_told:
+            why = _contradiction(m.view, view)
+            if why is not None:
+                m.contradiction_told = True
+                log.warning("match %s: the view of request %s (deal %d) contradicts the one the "
+                            "bot was given before in the deal: %s; the arena's newest view is "
+                            "taken as it is (said once per match)", m.match_id, rid,
+                            view.deal_number + 1, why)  # fmt: skip
         m.view, m.view_rid = view, rid
         deadline = (  # 0 and 0: the request states none (the referee always does)
             Deadline(req.time_limit_ms / 1000, req.time_bank_ms / 1000, time.monotonic())
@@ -1806,16 +1816,41 @@ def _what(bot: Bot, view: PlayerView) -> str:
 def _check_request_view(view: PlayerView) -> None:
     """Raise :class:`MalformedMessageError` if a request's ``view`` (its seat and legal
     actions checked already) breaks what ``PlayerView`` promises a bot: ``legal_actions``
-    only when ``to_act`` is the seat, and a play or give only of a card in the hand."""
+    only when ``to_act`` is the seat, a play or give only of a card in the hand, and no
+    card played twice, or held and played."""
     if view.to_act != view.seat:
         raise MalformedMessageError(
             "view.to_act", f"{view.to_act} to act, yet seat {view.seat} is asked to decide"
         )
+    if view.tricks or view.trick:
+        played = [c for t in view.tricks for _, c in t.cards]
+        played += [c for _, c in view.trick]
+        if len(set(played)) != len(played):
+            twice = next(c for i, c in enumerate(played) if c in played[:i])
+            raise MalformedMessageError("view.tricks", f"{twice} played twice")
+        held = set(played).intersection(view.hand)
+        if held:
+            raise MalformedMessageError("view.hand", f"{min(held)} is held, and was played")
     for a in view.legal_actions:
         if isinstance(a, Play | Give) and a.card not in view.hand:
             raise MalformedMessageError(
                 "view.legal_actions", f"{a} is of a card that the hand does not hold"
             )
+
+
+def _contradiction(before: PlayerView, now: PlayerView) -> str | None:
+    """How ``now``, a view of the deal of ``before`` (an earlier one of the match), says
+    otherwise than it did (``None``: it does not): a completed trick is never undone, and
+    once the play has begun no card reaches a hand."""
+    n = len(before.tricks)
+    if now.tricks[:n] != before.tricks:
+        return f"its {len(now.tricks)} completed trick(s) are not the {n} shown before, and more"
+    if before.phase == Phase.PLAYING:
+        new = set(now.hand).difference(before.hand)
+        if new:
+            cards = " ".join(map(str, sorted(new)))
+            return f"the hand holds {cards}, which it did not hold when the play had begun"
+    return None
 
 
 def _newer_actions(msg: pb.PlayerView) -> tuple[pb.PlayerView, int] | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import socket
 import threading
 from collections.abc import AsyncIterator
@@ -19,8 +20,9 @@ from typing import Any, ClassVar
 import grpc
 import pytest
 
+from arena.protocol import card_to_pb
 from arena.v1 import arena_pb2 as pb
-from engine import Action, DealResult, PlayerView
+from engine import Action, Card, DealResult, Game, Phase, PlayerView, observe
 from sdk import Bot
 from sdk.client import ArenaAuthError, ArenaError, BotRunner, RunSummary
 from sdk.workers import Processes
@@ -470,4 +472,110 @@ def test_a_deal_end_older_than_the_view_the_bot_holds_is_not_hooked(
         "out of order, ignored",
         "match m1: deal_ended event for deal 1, after the bot was given a view of deal 4: "
         "out of order, ignored",
+    ]
+
+
+def _in_play(seed: int = 3) -> Game:
+    """A game of ``seed`` played at random into its first deal's play, a trick done."""
+    g = _game(seed)
+    rng = random.Random(0)
+    while g.phase != Phase.PLAYING or not g.tricks:
+        g.apply(rng.choice(g.legal_actions()))
+    return g
+
+
+def test_a_view_with_a_card_held_and_played_is_refused_naming_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect: a request whose view holds a card its own tricks show played (a card from
+    nowhere), or shows one card played twice, was handed to the bot: a view that describes
+    no deal, which a bot that counts the cards, or samples the hidden ones, cannot read.
+    Now it is refused as malformed, as a card twice in the hand is, naming the card, and
+    not answered (the referee's deadline plays the seat); the match plays on."""
+    g = _in_play()
+    played = g.tricks[0].cards[0][1]
+
+    def with_played_card_held(rid: str) -> pb.ServerMessage:
+        msg = request("m1", g, rid)
+        msg.decision_request.view.hand.append(card_to_pb(played))
+        return msg
+
+    def with_a_trick_twice(rid: str) -> pb.ServerMessage:
+        msg = request("m1", g, rid)
+        tricks = msg.decision_request.view.tricks
+        tricks.add().CopyFrom(tricks[0])
+        return msg
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield _resumed("m1", g)
+        yield with_played_card_held("1")
+        yield with_a_trick_twice("2")
+        yield request("m1", g, "3")
+        await s.decision()
+        yield ended("m1")
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        summary, arena = play(Hooks, script, matches=1)
+    assert summary.matches == 1
+    assert arena.streams[0].decided() == [("m1", "3")]
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert said == [
+        "malformed decision_request from the arena (match m1), ignored: view.hand: "
+        f"{played} is held, and was played",
+        "malformed decision_request from the arena (match m1), ignored: view.tricks: "
+        f"{g.tricks[0].cards[0][1]} played twice",
+    ]
+
+
+def test_a_view_that_contradicts_an_earlier_one_of_the_deal_is_said_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect: a view that took back what an earlier view of the same deal showed (a card
+    in the hand that it did not hold once the play had begun, a completed trick undone)
+    was taken without a word: a bot following the deal from its views and hooks went
+    wrong, and its author saw nothing of the arena's fault. Now one warning per match
+    names the request and what changed; the newest view is still the arena's (the bot
+    is asked with it, as for a deal number going backwards)."""
+    g = _in_play()
+    seat = g.to_act
+    assert seat is not None
+    played = {c for t in g.tricks for _, c in t.cards}
+    stranger = min(c for c in Card if c not in observe(g, seat).hand and c not in played)
+
+    def from_nowhere(mid: str, rid: str) -> pb.ServerMessage:
+        msg = request(mid, g, rid)
+        msg.decision_request.view.hand.append(card_to_pb(stranger))
+        return msg
+
+    def undone(mid: str, rid: str) -> pb.ServerMessage:
+        msg = request(mid, g, rid)
+        del msg.decision_request.view.tricks[0]
+        return msg
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        for mid, change in (("m1", from_nowhere), ("m2", undone)):
+            yield _resumed(mid, g)
+            yield request(mid, g, "1")
+            await s.decision()
+            yield change(mid, "2")
+            await s.decision()
+            yield change(mid, "3")  # said once per match
+            await s.decision()
+            yield ended(mid)
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        summary, arena = play(Hooks, script, matches=2)
+    assert summary.matches == 2
+    assert len(arena.streams[0].decided()) == 6
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    tail = "; the arena's newest view is taken as it is (said once per match)"
+    assert said == [
+        "match m1: the view of request 2 (deal 1) contradicts the one the bot was given "
+        f"before in the deal: the hand holds {stranger}, which it did not hold when the play "
+        "had begun" + tail,
+        "match m2: the view of request 2 (deal 1) contradicts the one the bot was given "
+        f"before in the deal: its {len(g.tricks) - 1} completed trick(s) are not the "
+        f"{len(g.tricks)} shown before, and more" + tail,
     ]
