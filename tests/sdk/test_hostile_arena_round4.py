@@ -14,6 +14,7 @@ import random
 import socket
 import threading
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -29,6 +30,7 @@ from sdk.workers import Processes
 from tests.sdk.test_hostile_arena import (
     GUARD,
     WELCOME,
+    FakeArena,
     Out,
     Stream,
     _game,
@@ -609,3 +611,56 @@ def test_a_view_that_contradicts_an_earlier_one_of_the_deal_is_said_once(
         f"before in the deal: its {len(g.tricks) - 1} completed trick(s) are not the "
         f"{len(g.tricks)} shown before, and more" + tail,
     ]
+
+
+@asynccontextmanager
+async def _arena_taking_pings(*scripts: Any) -> AsyncIterator[FakeArena]:
+    """``fake_arena``, whose gRPC takes a ping every 0.5 s while it sends nothing (a
+    server's default is one every 5 minutes: see the round 3 test of fewer pings)."""
+    arena = FakeArena(scripts)
+    server = grpc.aio.server(options=[("grpc.http2.min_ping_interval_without_data_ms", 500),
+                                      ("grpc.http2.max_ping_strikes", 0)])  # fmt: skip
+    handler = grpc.method_handlers_generic_handler("arena.v1.Arena", {
+        "Play": grpc.stream_stream_rpc_method_handler(
+            arena.Play, request_deserializer=pb.BotMessage.FromString,
+            response_serializer=lambda b: b,
+        )})  # fmt: skip
+    server.add_generic_rpc_handlers((handler,))
+    arena.address = f"127.0.0.1:{server.add_insecure_port('127.0.0.1:0')}"
+    await server.start()
+    try:
+        yield arena
+    finally:
+        await server.stop(0)
+
+
+def test_an_arena_silent_for_long_mid_match_is_waited_for(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pinned (no defect): an arena that keeps the stream open and sends nothing for a
+    long while in the middle of a match (longer than a keepalive ping and its timeout:
+    here 1 s and 5 s), its connection alive (its gRPC answers the pings), is waited for on
+    the same stream: no reconnection, no line; the match goes on when it speaks again."""
+    monkeypatch.setattr(BotRunner, "_keepalive_ms", 1000)
+    g = _game()
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield request("m1", g, "1")
+        await s.decision()
+        await asyncio.sleep(7.0)  # silent, past 1 s + 5 s
+        yield request("m1", g, "2")
+        await s.decision()
+        yield ended("m1")
+
+    async def main() -> tuple[RunSummary, list[Stream]]:
+        async with _arena_taking_pings(script) as arena:
+            runner = BotRunner(Hooks, arena.address, "tok", retry_for=GUARD, matches=1)
+            return await asyncio.wait_for(runner.run(), GUARD), arena.streams
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        summary, streams = asyncio.run(main())
+    assert summary.matches == 1 and summary.connections == 1
+    assert streams[0].decided() == [("m1", "1"), ("m1", "2")]
+    assert _said(caplog) == []
