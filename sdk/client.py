@@ -883,6 +883,9 @@ class BotRunner:
                 now = time.monotonic()
                 failing_since = failing_since or now
                 if self.retry_for is not None and now - failing_since > self.retry_for:
+                    # (the hint said of the last try too: with the first try counted, it
+                    # may be the only one)
+                    plain = (hinted or (not self.tls and _closed(details))) and not reached
                     what = "has been unreachable"
                     if dropped:  # (the last stream was welcomed: not the address's fault)
                         what += (" or ended every stream it welcomed this bot on (none played"
@@ -890,7 +893,7 @@ class BotRunner:
                     raise ArenaError(
                         f"the arena at {self.arena} {what} for {self.retry_for:.0f}s (the "
                         f"last try: {_why_ended(code, details, self.arena)})"
-                        + (_PLAINTEXT_HINT if hinted and not reached else "")
+                        + (_PLAINTEXT_HINT if plain else "")
                     ) from None
                 delay = min(self.max_backoff, self.initial_backoff * 2**attempt)
                 delay *= self._rng.uniform(0.5, 1.0)
