@@ -809,10 +809,7 @@ class BotRunner:
 
     async def _run(self) -> RunSummary:
         attempt = 0
-        # Failing from the start until a stream works: the first try counts towards
-        # --retry-for (a first try stuck in gRPC's connect, 20 s, or waiting for a Welcome,
-        # 30 s, came on top of it: a bot of --retry-for 25 gave up after 45 s).
-        failing_since: float | None = time.monotonic()
+        failing_since: float | None = None
         reached = False  # a Welcome ever came: the address and the transport are right
         hinted = False  # the plaintext-against-TLS hint was given
         asked = False  # the "is an arena serving there?" hint was given
@@ -821,9 +818,12 @@ class BotRunner:
             welcomed = False
             opened = time.monotonic()
             try:
-                # Failing already: a try waits for its Welcome no longer than --retry-for.
-                self._give_up = None if failing_since is None or self.retry_for is None else (
-                    failing_since + self.retry_for)  # fmt: skip
+                # A try waits for its Welcome no longer than --retry-for, counted from the
+                # failing's start, or from the try's own (a first try stuck in gRPC's
+                # connect, 20 s, or waiting for a Welcome, 30 s, came on top of --retry-for:
+                # a bot of --retry-for 25 gave up after 45 s).
+                since = opened if failing_since is None else failing_since
+                self._give_up = None if self.retry_for is None else since + self.retry_for
                 welcomed = await self._session()
                 if not self._stopping.is_set():
                     self.summary.reason = "the arena closed the stream"
@@ -881,7 +881,8 @@ class BotRunner:
                     if self._progress or time.monotonic() - opened >= _WORKED_S:
                         failing_since, attempt = None, 0
                 now = time.monotonic()
-                failing_since = failing_since or now
+                # (a try never welcomed failed from its start; a dropped stream, from now)
+                failing_since = failing_since or (now if welcomed else opened)
                 if self.retry_for is not None and now - failing_since > self.retry_for:
                     # (the hint said of the last try too: with the first try counted, it
                     # may be the only one)
