@@ -66,7 +66,7 @@ from arena.protocol import (
 )
 from arena.render import printable
 from arena.v1 import arena_pb2 as pb
-from engine import Action, Bid, Contract, Give, HiddenGive, Play, PlayerView, Ruleset
+from engine import Action, Bid, Contract, Give, HiddenGive, Phase, Play, PlayerView, Ruleset
 from engine.rules import describe_ruleset
 from sdk.bot import Bot, Deadline
 from sdk.local import (
@@ -432,6 +432,8 @@ def _why_ended(code: grpc.StatusCode, details: str, arena: str) -> str:
     'cannot connect to the arena at h.invalid:1: domain name not found'
     >>> _why_ended(grpc.StatusCode.UNAVAILABLE, "Stream removed (Socket closed)", "h:1")
     'the connection to the arena at h:1 was lost: socket closed'
+    >>> _why_ended(grpc.StatusCode.UNAVAILABLE, "Stream removed (ping timeout)", "h:1")
+    'the connection to the arena at h:1 was lost: no answer to a keepalive ping (a dead link)'
     >>> _why_ended(grpc.StatusCode.UNAVAILABLE, "the arena is stopping", "h:1")
     'the arena at h:1 ended the stream: the arena is stopping'
     """
@@ -452,6 +454,9 @@ def _why_ended(code: grpc.StatusCode, details: str, arena: str) -> str:
             # failed for h:1: Domain name not found]" left its bracket on the reason)
             reason = reason[:-1].rstrip()
         return f"cannot connect to the arena at {arena}: {_lower_first(reason)}"
+    if reason.lower() in _PING_WORDS:  # (not the arena's words: its end never came)
+        return (f"the connection to the arena at {arena} was lost: no answer to a keepalive "
+                "ping (a dead link)")  # fmt: skip
     if _closed(details) or reason.lower() in _LOST_WORDS or details.startswith(_CORE_INTERNAL):
         return f"the connection to the arena at {arena} was lost: {_lower_first(reason)}"
     if details.startswith("no Welcome from the arena"):  # (the runner's own, above)
@@ -514,6 +519,10 @@ def _too_much_metadata(arena: str, sizes: str) -> str:
 
 
 #: More of gRPC core's words for a connection lost mid-stream (lower-cased).
+#: gRPC core's words for a connection whose keepalive ping went unanswered (a pulled cable,
+#: a sleeping laptop, a peer gone without FIN or RST): "Stream removed (ping timeout)",
+#: "keepalive watchdog timeout" (lower-cased).
+_PING_WORDS = ("ping timeout", "keepalive watchdog timeout", "keepalive timeout")
 _LOST_WORDS = ("broken pipe", "goaway received", "keepalive watchdog timeout",
                "cancelling all calls", "connection timed out", "endpoint closing")  # fmt: skip
 
@@ -593,6 +602,8 @@ class _Match:
     view_rid: str = ""
     #: Whether the bot was told that a decision of this match used the time bank (once).
     bank_told: bool = False
+    #: Whether the bot's author was told that a view contradicted an earlier one (once).
+    contradiction_told: bool = False
     #: Whether the bot has its own ``on_action`` / ``on_talon_taken`` (until it is made:
     #: maybe). Asked once per match: an action event for a bot without it costs one
     #: attribute read, not an ``overrides`` (several per decision).
@@ -689,6 +700,8 @@ def _too_late(m: _Match, rid: str, deadline: Deadline | None) -> bool:
     return True
 
 
+#: How many ended matches the runner remembers (as many as the referee sends again).
+_OVER_KEPT = 64
 _UNMADE = "it could not be made"
 _REFUSED = "its start was refused above"
 
@@ -740,6 +753,9 @@ class BotRunner:
         #: Matches played without the bot, and why: its bot could not be made (the factory
         #: raised), or its MatchStarted was refused (malformed).
         self._unmade: dict[str, str] = {}
+        #: The latest matches that ended (oldest first, at most _OVER_KEPT): a request for
+        #: one is said to be for a match over, not for one the bot never heard of.
+        self._over: dict[str, None] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopping = asyncio.Event()
         #: Set by a second signal: stop without waiting for the bot's calls to end.
@@ -810,9 +826,12 @@ class BotRunner:
             welcomed = False
             opened = time.monotonic()
             try:
-                # Failing already: a try waits for its Welcome no longer than --retry-for.
-                self._give_up = None if failing_since is None or self.retry_for is None else (
-                    failing_since + self.retry_for)  # fmt: skip
+                # A try waits for its Welcome no longer than --retry-for, counted from the
+                # failing's start, or from the try's own (a first try stuck in gRPC's
+                # connect, 20 s, or waiting for a Welcome, 30 s, came on top of --retry-for:
+                # a bot of --retry-for 25 gave up after 45 s).
+                since = opened if failing_since is None else failing_since
+                self._give_up = None if self.retry_for is None else since + self.retry_for
                 welcomed = await self._session()
                 if not self._stopping.is_set():
                     self.summary.reason = "the arena closed the stream"
@@ -870,8 +889,12 @@ class BotRunner:
                     if self._progress or time.monotonic() - opened >= _WORKED_S:
                         failing_since, attempt = None, 0
                 now = time.monotonic()
-                failing_since = failing_since or now
+                # (a try never welcomed failed from its start; a dropped stream, from now)
+                failing_since = failing_since or (now if welcomed else opened)
                 if self.retry_for is not None and now - failing_since > self.retry_for:
+                    # (the hint said of the last try too: with the first try counted, it
+                    # may be the only one)
+                    plain = (hinted or (not self.tls and _closed(details))) and not reached
                     what = "has been unreachable"
                     if dropped:  # (the last stream was welcomed: not the address's fault)
                         what += (" or ended every stream it welcomed this bot on (none played"
@@ -879,7 +902,7 @@ class BotRunner:
                     raise ArenaError(
                         f"the arena at {self.arena} {what} for {self.retry_for:.0f}s (the "
                         f"last try: {_why_ended(code, details, self.arena)})"
-                        + (_PLAINTEXT_HINT if hinted and not reached else "")
+                        + (_PLAINTEXT_HINT if plain else "")
                     ) from None
                 delay = min(self.max_backoff, self.initial_backoff * 2**attempt)
                 delay *= self._rng.uniform(0.5, 1.0)
@@ -1173,6 +1196,14 @@ class BotRunner:
                         "deal's) the bot was told of already: ignored", m.match_id,
                         number + 1)  # fmt: skip
             return
+        if number < m.view.deal_number:
+            # The bot has been given a view of a later deal: that deal's end is past (a
+            # resumed match's view reflects every event before it). Hooked, it paired the
+            # later deal's view with an earlier deal's result.
+            log.warning("match %s: deal_ended event for deal %d, after the bot was given a "
+                        "view of deal %d: out of order, ignored", m.match_id, number + 1,
+                        m.view.deal_number + 1)  # fmt: skip
+            return
         if m.bot is not None and not _has(m.bot, "on_deal_end"):
             m.last_deal = number
             return  # not overridden: nothing to run
@@ -1271,7 +1302,10 @@ class BotRunner:
             # ids counting from the start again, while this one was never told the end).
             log.warning("match %s started again: the earlier match of that id is dropped",
                         ms.match_id)  # fmt: skip
+            if self._procs is not None:  # its bot, once its calls queued are done
+                self._chain(m, self._release(m))
         self._unmade.pop(ms.match_id, None)
+        self._over.pop(ms.match_id, None)
         m = _Match(ms.match_id, ms.seat, ruleset, None, view, seq=ms.seq)
         self._matches[ms.match_id] = m
         log.info("match %s started: seat %d, %s, players %s", ms.match_id, ms.seat,
@@ -1333,6 +1367,9 @@ class BotRunner:
                 log.debug("match %s: no bot to ask (%s)", req.match_id, why)
             elif why is not None:
                 log.warning("decision request for match %s (%s): ignored", req.match_id, why)
+            elif req.match_id in self._over:
+                log.error("decision request for match %s, which has ended: ignored",
+                          req.match_id)  # fmt: skip
             else:
                 log.error("decision request for unknown match %s: ignored", req.match_id)
             return
@@ -1359,6 +1396,14 @@ class BotRunner:
                       m.match_id, rid)  # fmt: skip
             return
         _check_request_view(view)
+        if view.deal_number == m.view.deal_number and not m.contradiction_told:
+            why = _contradiction(m.view, view)
+            if why is not None:
+                m.contradiction_told = True
+                log.warning("match %s: the view of request %s (deal %d) contradicts the one the "
+                            "bot was given before in the deal: %s; the arena's newest view is "
+                            "taken as it is (said once per match)", m.match_id, rid,
+                            view.deal_number + 1, why)  # fmt: skip
         m.view, m.view_rid = view, rid
         deadline = (  # 0 and 0: the request states none (the referee always does)
             Deadline(req.time_limit_ms / 1000, req.time_bank_ms / 1000, time.monotonic())
@@ -1448,6 +1493,11 @@ class BotRunner:
                             else "being made (its __init__)" if ask.behind_make
                             else "busy with an earlier call")  # fmt: skip
                 return
+            if self._matches.get(m.match_id) is not m:
+                # The match ended (or was started again) while the request waited behind an
+                # earlier call: nobody waits for its answer.
+                log.debug("match %s: request %s not asked: the match is over", m.match_id, rid)
+                return
             try:
                 if cached is not None:
                     action = cached
@@ -1469,6 +1519,12 @@ class BotRunner:
                         _tell_bank(m, bot, view, deadline, behind_make=ask.behind_make)
             except (SystemExit, KeyboardInterrupt) as e:
                 self._bot_left(e)
+                return
+            if self._matches.get(m.match_id) is not m:
+                # It ended (or was started again) while the bot thought: sent, the answer
+                # was refused ("you have no seat in a running match"), a line after the end.
+                log.debug("match %s: the answer to request %s came after the match was over: "
+                          "not sent", m.match_id, rid)  # fmt: skip
                 return
             if self._out is not out:
                 m.answers = {rid: action}
@@ -1559,6 +1615,11 @@ class BotRunner:
 
     def _on_match_ended(self, me: pb.MatchEnded) -> None:
         m = self._matches.pop(me.match_id, None)
+        if m is not None or me.match_id in self._unmade:
+            over = self._over
+            over[me.match_id] = None
+            while len(over) > _OVER_KEPT:
+                del over[next(iter(over))]
         self._match_over(me, m)
         if m is not None and self._procs is not None:
             # After its last hook, in the match's order: the worker forgets the bot, and
@@ -1578,7 +1639,12 @@ class BotRunner:
         if me.result.reason == "interrupted":
             # Stopped before its end: no result, no hook; not one of the bot's matches
             # played (a tournament plays it again later, as a new match for the bot).
-            self._unmade.pop(me.match_id, None)
+            held = m is not None or self._unmade.pop(me.match_id, None) is not None
+            if not held:
+                # Said already (the referee sends an end again on each new stream until the
+                # bot answers a later request), or a match this bot never held.
+                log.debug("match %s: interrupted, again or never held: ignored", me.match_id)
+                return
             log.warning("match %s was interrupted by the arena (not finished, no result)",
                         me.match_id)  # fmt: skip
             return
@@ -1791,16 +1857,41 @@ def _what(bot: Bot, view: PlayerView) -> str:
 def _check_request_view(view: PlayerView) -> None:
     """Raise :class:`MalformedMessageError` if a request's ``view`` (its seat and legal
     actions checked already) breaks what ``PlayerView`` promises a bot: ``legal_actions``
-    only when ``to_act`` is the seat, and a play or give only of a card in the hand."""
+    only when ``to_act`` is the seat, a play or give only of a card in the hand, and no
+    card played twice, or held and played."""
     if view.to_act != view.seat:
         raise MalformedMessageError(
             "view.to_act", f"{view.to_act} to act, yet seat {view.seat} is asked to decide"
         )
+    if view.tricks or view.trick:
+        played = [c for t in view.tricks for _, c in t.cards]
+        played += [c for _, c in view.trick]
+        if len(set(played)) != len(played):
+            twice = next(c for i, c in enumerate(played) if c in played[:i])
+            raise MalformedMessageError("view.tricks", f"{twice} played twice")
+        held = set(played).intersection(view.hand)
+        if held:
+            raise MalformedMessageError("view.hand", f"{min(held)} is held, and was played")
     for a in view.legal_actions:
         if isinstance(a, Play | Give) and a.card not in view.hand:
             raise MalformedMessageError(
                 "view.legal_actions", f"{a} is of a card that the hand does not hold"
             )
+
+
+def _contradiction(before: PlayerView, now: PlayerView) -> str | None:
+    """How ``now``, a view of the deal of ``before`` (an earlier one of the match), says
+    otherwise than it did (``None``: it does not): a completed trick is never undone, and
+    once the play has begun no card reaches a hand."""
+    n = len(before.tricks)
+    if now.tricks[:n] != before.tricks:
+        return f"its {len(now.tricks)} completed trick(s) are not the {n} shown before, and more"
+    if before.phase == Phase.PLAYING:
+        new = set(now.hand).difference(before.hand)
+        if new:
+            cards = " ".join(map(str, sorted(new)))
+            return f"the hand holds {cards}, which it did not hold when the play had begun"
+    return None
 
 
 def _newer_actions(msg: pb.PlayerView) -> tuple[pb.PlayerView, int] | None:
