@@ -499,7 +499,7 @@ def test_state_on_the_class_is_warned_of_for_a_deque_and_a_private_name() -> Non
         TABLE = {"a": 1}  # noqa: RUF012
         __slots_like__: list[int] = []  # noqa: RUF012
 
-    said = _shared_state(Mine)
+    said = _shared_state(Mine, {})
     assert len(said) == 2, said
     assert said[0].startswith("Mine._seen is a list on the class") and "self._seen = []" in said[0]
     assert said[1].startswith("Mine.recent is a deque on the class")
