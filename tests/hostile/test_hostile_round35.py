@@ -36,6 +36,7 @@ from tests.support.harness import (
     attach_in_process,
     errors_logged,
     no_error_logged,  # noqa: F401 (a fixture)
+    serve_one_bot,
     until,
 )
 from tests.support.raw_h2 import (
@@ -94,9 +95,7 @@ def _serve(body: Any, **config: Any) -> Any:
     """``body(referee, port)`` against a fresh referee (bot ``x``, token ``tok-x``) and its
     server on a free port, the handler calls counted (``referee.handled``)."""
 
-    async def main() -> Any:
-        ref = Referee(RefereeConfig(**config))
-        ref.add_bot("x", "tok-x")
+    def count_handled(ref: Referee) -> None:
         handled = [0]
         serve = ref.serve_stream
 
@@ -106,14 +105,8 @@ def _serve(body: Any, **config: Any) -> Any:
 
         ref.serve_stream = counted  # type: ignore[method-assign]
         ref.handled = handled  # type: ignore[attr-defined]
-        server, port = await start_server(ref)
-        try:
-            return await body(ref, port)
-        finally:
-            await ref.end_streams()
-            await server.stop(1.0)
 
-    return asyncio.run(main())
+    return serve_one_bot(body, count_handled, **config)
 
 
 async def _welcomed_and_answered(port: int) -> str:

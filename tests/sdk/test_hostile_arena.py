@@ -130,9 +130,13 @@ class FakeArena:
 
 
 @asynccontextmanager
-async def fake_arena(*scripts: Script) -> AsyncIterator[FakeArena]:
+async def fake_arena(
+    *scripts: Script, options: list[tuple[str, Any]] | None = None
+) -> AsyncIterator[FakeArena]:
+    """A gRPC server on a free port whose ``Play`` calls run ``scripts`` (the n-th call the
+    n-th script, the last one again after them); ``options``: the server's."""
     arena = FakeArena(scripts)
-    server = grpc.aio.server()
+    server = grpc.aio.server(options=options)
     handler = grpc.method_handlers_generic_handler("arena.v1.Arena", {
         "Play": grpc.stream_stream_rpc_method_handler(
             arena.Play, request_deserializer=pb.BotMessage.FromString,

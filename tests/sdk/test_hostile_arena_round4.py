@@ -15,7 +15,7 @@ import re
 import socket
 import threading
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -639,25 +639,11 @@ def test_a_view_that_contradicts_an_earlier_one_of_the_deal_is_said_once(
     ]
 
 
-@asynccontextmanager
-async def _arena_taking_pings(*scripts: Any) -> AsyncIterator[FakeArena]:
+def _arena_taking_pings(*scripts: Any) -> AbstractAsyncContextManager[FakeArena]:
     """``fake_arena``, whose gRPC takes a ping every 0.5 s while it sends nothing (a
     server's default is one every 5 minutes: see the round 3 test of fewer pings)."""
-    arena = FakeArena(scripts)
-    server = grpc.aio.server(options=[("grpc.http2.min_ping_interval_without_data_ms", 500),
-                                      ("grpc.http2.max_ping_strikes", 0)])  # fmt: skip
-    handler = grpc.method_handlers_generic_handler("arena.v1.Arena", {
-        "Play": grpc.stream_stream_rpc_method_handler(
-            arena.Play, request_deserializer=pb.BotMessage.FromString,
-            response_serializer=lambda b: b,
-        )})  # fmt: skip
-    server.add_generic_rpc_handlers((handler,))
-    arena.address = f"127.0.0.1:{server.add_insecure_port('127.0.0.1:0')}"
-    await server.start()
-    try:
-        yield arena
-    finally:
-        await server.stop(0)
+    return fake_arena(*scripts, options=[("grpc.http2.min_ping_interval_without_data_ms", 500),
+                                         ("grpc.http2.max_ping_strikes", 0)])  # fmt: skip
 
 
 def test_an_arena_silent_for_long_mid_match_is_waited_for(

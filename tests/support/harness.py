@@ -205,14 +205,17 @@ async def until(check: Any, what: str) -> None:
     raise AssertionError(f"not within 10 s: {what}")
 
 
-def serve_one_bot(body: Any, **config: Any) -> Any:
+def serve_one_bot(body: Any, prepare: Any = None, **config: Any) -> Any:
     """``body(referee, port)`` against a fresh referee (``RefereeConfig(**config)``, bot
-    ``x`` with token ``tok-x``) and its server on a free port; its result. The streams and
-    the server are ended whatever ``body`` does."""
+    ``x`` with token ``tok-x``; ``prepare(referee)`` called before it serves) and its server
+    on a free port; its result. The streams and the server are ended whatever ``body``
+    does."""
 
     async def main() -> Any:
         ref = Referee(RefereeConfig(**config))
         ref.add_bot("x", "tok-x")
+        if prepare is not None:
+            prepare(ref)
         server, port = await start_server(ref)
         try:
             return await body(ref, port)
