@@ -289,7 +289,8 @@ def test_replay_a_record_that_does_not_render(tmp_path: Path) -> None:
     rec["ruleset"] = {"preset": "nope"}  # (a null seed is a wrong shape: round 17)
     p = tmp_path / "rec.json"
     p.write_text(json.dumps(rec), encoding="utf-8")
-    _fails(_invoke(arena, ["replay", str(p)]), 2, "cannot render", "unknown preset 'nope'")
+    # (exit 1 since round 35, as --check's REFUSED: tests/test_smalls_round35.py)
+    _fails(_invoke(arena, ["replay", str(p)]), 1, "cannot render", "unknown preset 'nope'")
 
 
 def test_replay_of_a_record_the_rules_refuse_exits_1(tmp_path: Path) -> None:

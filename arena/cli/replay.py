@@ -115,8 +115,9 @@ def replay(
 
 
 def _show(ctx: click.Context, record_ref: str, record: dict[str, Any]) -> None:
-    """Print the match deal by deal; exit 1 when the rules refuse an action or the
-    record's own figures or cards differ from what the rules make of it."""
+    """Print the match deal by deal; exit 1 when the rules refuse an action or the match
+    itself (it cannot start), or the record's own figures or cards differ from what the
+    rules make of it."""
     from rich.text import Text
 
     from arena.render import render_record
@@ -132,8 +133,12 @@ def _show(ctx: click.Context, record_ref: str, record: dict[str, Any]) -> None:
     except _MALFORMED as e:
         _malformed(ctx, record_ref, e)
     if isinstance(rendered, Text) and rendered.plain.startswith("cannot render"):
+        # The shape was checked above (exit 2): what is left is a match the rules cannot
+        # start (a ruleset that does not load, a card dealt twice, 1001-4p with 3 players),
+        # which --check refuses with exit 1 ("REFUSED: ..."): the same code here. It was 2,
+        # so the two commands disagreed on one file (docs/record-format.md).
         _error(f"{record_ref}: {rendered.plain}")
-        ctx.exit(2)
+        ctx.exit(1)
     if console.is_terminal:
         console.print(rendered)
     else:  # (and without the tables' padding at the ends of lines: diff and grep see text)

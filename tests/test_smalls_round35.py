@@ -1,0 +1,76 @@
+"""Small user-facing limits left by the audits of round 35: `arena replay` and `--check`
+on a match that cannot start, `--tournament REF` naming one tournament's id and another's
+name, the web page's count of the latest matches, and `arena tournament`'s exit codes.
+
+In-process through click's CliRunner; the page's script runs in node (as
+tests/web/test_web_audit_round33.py runs it).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from arena.cli import main as arena
+from engine import Game
+
+
+def _record() -> dict[str, Any]:
+    g = Game.new("classic", 3, ["ann", "bob", "cid"])
+    while not g.is_over and g.deal_number < 1:
+        g.apply(g.legal_actions()[-1])
+    return g.record()
+
+
+def _no_traceback(r: Result) -> str:
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    return " ".join(r.output.split())
+
+
+def _unknown_ruleset(rec: dict[str, Any]) -> None:
+    rec["ruleset"] = {"preset": "nope"}
+
+
+def _four_player_rules(rec: dict[str, Any]) -> None:
+    rec["ruleset"] = "1001-4p"  # (3 players)
+
+
+def _card_dealt_twice(rec: dict[str, Any]) -> None:
+    hands = rec["deals"][0]["hands"]
+    hands[0][0] = hands[1][0]
+
+
+@pytest.mark.parametrize(
+    ("edit", "words"),
+    [
+        (_unknown_ruleset, "ruleset: preset: unknown preset 'nope'"),
+        (_four_player_rules, "cannot start the match: ruleset '1001-4p' is for 4 players"),
+        (_card_dealt_twice, "cannot start the match: deal 0: card"),
+    ],
+)
+def test_replay_and_check_agree_on_a_match_that_cannot_start(
+    tmp_path: Path, edit: Any, words: str
+) -> None:
+    """Defect: of one record whose match cannot start (a ruleset that does not load, a
+    card dealt twice, `1001-4p` with 3 players), `arena replay --check` said "REFUSED:
+    ..." with exit 1 (the rules refuse it, docs/record-format.md) and plain `arena replay`
+    "cannot render: ..." with exit 2 (the code of a file that is no match record at all).
+    Both now exit 1; a record of the wrong shape stays exit 2 for both."""
+    rec = _record()
+    edit(rec)
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(rec), encoding="utf-8")
+    shown = CliRunner().invoke(arena, ["replay", str(path)])
+    checked = CliRunner().invoke(arena, ["replay", "--check", str(path)])
+    assert (shown.exit_code, checked.exit_code) == (1, 1), (shown.output, checked.output)
+    assert f"error: {path}: cannot render: {words}" in _no_traceback(shown)
+    assert f"REFUSED: {words}" in _no_traceback(checked)
+    # (not a match record at all: still 2, for both)
+    path.write_text(json.dumps({"players": rec["players"]}), encoding="utf-8")
+    for args in (["replay", str(path)], ["replay", "--check", str(path)]):
+        r = CliRunner().invoke(arena, args)
+        assert r.exit_code == 2 and "not a match record" in _no_traceback(r), r.output
