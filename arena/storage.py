@@ -860,6 +860,15 @@ class Storage:
             raise StorageError(found[-1].config["damaged"])
         return found[-1].id
 
+    def named_too(self, ref: str) -> list[str]:
+        """When ``ref`` is one stored tournament's id, the ids of the others whose *name* is
+        ``ref`` (which :meth:`resolve_tournament` passes over: the id wins); else ``[]``.
+        The commands that take ``--tournament REF`` say so in a note (docs/tournament.md)."""
+        infos = self.tournaments()
+        if not any(t.id == ref for t in infos):
+            return []
+        return [t.id for t in infos if t.name == ref and t.id != ref]
+
     def latest_tournament(self) -> str | None:
         with self._guard("reading tournaments"):
             row = self.conn.execute(

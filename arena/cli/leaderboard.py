@@ -18,7 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from arena.cli.options import NonEmptyPath, hang_up_safe, reading_newest
+from arena.cli.options import NonEmptyPath, hang_up_safe, id_over_name_note, reading_newest
 from arena.leaderboard import FORMATS, build_leaderboard, render, to_rich_table, write_outputs
 from arena.render import printable
 from arena.storage import Storage, StorageError, file_in_the_way, newest_database
@@ -67,6 +67,7 @@ def leaderboard(
             is_dir = False
         ext = out.suffix.lower().lstrip(".") if out is not None and not is_dir else ""
         fmt = ext if ext in FORMATS else "table"
+    given = tournament_id  # (--tournament as given: a config's id is no name)
     if tournament_id is not None and not tournament_id.strip():
         raise click.BadParameter("empty: name a tournament's id or name", param_hint="--tournament")
     if list_only and (out is not None or fmt != "table" or tournament_id is not None):
@@ -122,6 +123,10 @@ def leaderboard(
                 return
             try:
                 tid = st.resolve_tournament(tournament_id or latest_of)
+                if given is not None:  # (an id and another's name: said, not in silence)
+                    note = id_over_name_note(given, st.named_too(given))
+                    if note is not None:
+                        err.print(escape(note))
             except LookupError:
                 if latest_of is None or tournament_id == latest_of:
                     raise

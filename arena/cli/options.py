@@ -40,6 +40,21 @@ def reading_newest(db: object) -> str:
     return f"reading {db} (the newest runs/*.sqlite; --db to choose)"
 
 
+def id_over_name_note(ref: str, others: list[str]) -> str | None:
+    """The note of ``--tournament REF`` when ``REF`` is one tournament's id and the name of
+    ``others`` (their ids, :meth:`arena.storage.Storage.named_too`): the id is taken, and
+    was taken in silence, though the reader may have meant the latest of that name."""
+    if not others:
+        return None
+    one = len(others) == 1
+    return printable(
+        f"note: --tournament {ref} is a tournament's id, taken as such; "
+        f"{'tournament' if one else 'tournaments'} {', '.join(others)} "
+        f"{'is' if one else 'are'} named {ref} too (pass {'its' if one else 'one'} id to "
+        "show it)"
+    )
+
+
 def in_clear_note(host: str, who: str, fix: str) -> str | None:
     """What an arena without TLS listening on ``host`` says at its start, or ``None`` on
     loopback: beyond this machine every message goes in clear, the bots' hands in their

@@ -14,7 +14,7 @@ import click
 from rich.cells import cell_len
 from rich.console import Console
 
-from arena.cli.options import NonEmptyPath, reading_newest
+from arena.cli.options import NonEmptyPath, id_over_name_note, reading_newest
 from arena.render import changed_cards, plural, printable, time_limit_note
 from engine import ReplayError
 from engine import replay as replay_record
@@ -327,6 +327,10 @@ def _list_matches(ctx: click.Context, db: Path | None, ref: str | None, bot: str
                 which = "--tournament: " if ref is not None else ""
                 _error(f"{which}{e.args[0] if e.args else e}")
                 ctx.exit(2)
+            if ref is not None:  # (an id and another's name: said, not in silence)
+                note = id_over_name_note(ref, st.named_too(ref))
+                if note is not None:
+                    click.echo(note, err=True)
             info = st.tournament(tid)
             results = st.match_results(tid)
             incidents = st.incidents(tid)

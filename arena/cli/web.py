@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from arena.cli.options import Host, HostName, NonEmptyPath
+from arena.cli.options import Host, HostName, NonEmptyPath, id_over_name_note
 from arena.render import printable
 from arena.stopping import ignore_stop_signals, stop_signals
 
@@ -76,6 +76,9 @@ def web(
             st.tournaments()  # a file that is no database fails here
             if tournament is not None:
                 st.resolve_tournament(tournament)  # (refused now if there is none)
+                note = id_over_name_note(tournament, st.named_too(tournament))
+                if note is not None:  # (an id and another's name: said, not in silence)
+                    click.echo(note, err=True)
         # The reference as given, resolved at each request: a name is the latest of that
         # name (a new run of `arena serve --db`), as ?tournament= takes it; an id stays.
         source = DataSource(db, tournament)
