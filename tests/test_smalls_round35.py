@@ -122,3 +122,44 @@ def test_a_tournament_ref_that_is_an_id_and_another_name_is_said(
     for ref in ("cup-2f1c6976b4d8", "first"):
         r = CliRunner().invoke(arena, ["leaderboard", "--db", str(db), "--tournament", ref])
         assert r.exit_code == 0 and "note:" not in r.output, r.output
+
+
+def test_the_web_page_says_how_many_matches_there_are_beside_the_latest(tmp_path: Path) -> None:
+    """Defect: the leaderboard page's "Latest matches" listed the 25 latest (`recent` of
+    /api/leaderboard) without saying how many were stored in all: of 27, two were out of
+    sight with no word of it. Above the list it now says "the 25 latest of 27 matches
+    stored; ..." (common.js's ``latestOf``, run here in node on the server's answer), and
+    nothing when the list holds every match."""
+    import shutil
+    import subprocess
+
+    from arena.web.demo import make_demo_db
+    from arena.web.server import STATIC_DIR
+    from tests.support.harness import get_json, web_server
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node runs the pages' common.js here (tests/web/test_web_audit_round33.py)")
+    db = tmp_path / "demo.sqlite"
+    make_demo_db(db, matches=27, max_deals=1)
+    small = tmp_path / "small.sqlite"
+    make_demo_db(small, matches=3, max_deals=1)
+    answers = []
+    for path in (db, small):
+        with web_server(path) as server:
+            answers.append(get_json(server.url, "/api/leaderboard"))
+    assert [len(a["recent"]) for a in answers] == [25, 3]
+    js = (STATIC_DIR / "common.js").read_text(encoding="utf-8")
+    given = [[len(a["recent"]), a["tournament"]] for a in answers]
+    script = js + (
+        f"const given_ = {json.dumps(given)};\n"
+        "process.stdout.write(JSON.stringify(given_.map(([n, t]) => latestOf(n, t))));\n"
+    )
+    run = subprocess.run([node, "-e", script], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == [
+        "the 25 latest of 27 matches stored; each bot's page lists all of its matches",
+        "",
+    ]
+    page = (STATIC_DIR / "leaderboard.js").read_text(encoding="utf-8")
+    assert "latestOf(data.recent.length, t)" in page and 'id: "recent-count"' in page

@@ -181,6 +181,13 @@ function playedMatches(t) {
   return t.total_matches ? `${playedOf(t)} matches` : matchCount(t.completed);
 }
 
+// Under "Latest matches": "the 25 latest of 312 matches stored; ...", or "" when the list
+// holds every stored match. (The page showed 25 without saying there were more.)
+function latestOf(shown, t) {
+  const all = t.completed || 0;
+  return shown < all ? `the ${shown} latest of ${matchCount(all)} stored; each bot's page lists all of its matches` : "";
+}
+
 // What a tournament is doing, in words: "running", "finished", or, unfinished with no
 // runner at work, "stopped at 2 of 6 matches" (it is not finished: it may be resumed).
 function tournamentState(t) {

@@ -144,6 +144,7 @@ function render(data) {
     picker = el("select", { id: "tournament-select", onchange: (e) => { location.search = "?tournament=" + encodeURIComponent(e.target.value); } },
       data.tournaments.map((x) => el("option", { value: x.id, selected: x.id === t.id }, label(x))));
   }
+  const recentOf = latestOf(data.recent.length, t);  // (how many there are in all)
   main.replaceChildren(title, sub, picker || "",
     el("section", { class: "panel" }, boardTable(data),
       el("p", { class: "small muted" }, "Ranked by μ−3σ (TrueSkill, each match a free-for-all by final place). Score per deal: the mean of the bot's score changes over all its deals, ± 1.96·sd/√n. Strikes: timeouts, illegal or malformed answers, disconnects, forfeits (an answer to no pending request, a late one say, is no strike).")),
@@ -152,7 +153,7 @@ function render(data) {
     el("h2", {}, "Head to head"),
     el("section", { class: "panel" }, headToHead(data)),
     el("h2", {}, "Latest matches"),
-    el("section", { class: "panel", id: "recent" }, data.recent.length ? matchesTable(data.recent) : el("p", { class: "muted" }, "No match stored yet.")));
+    el("section", { class: "panel", id: "recent" }, data.recent.length ? [recentOf ? el("p", { class: "small muted", id: "recent-count" }, recentOf) : null, matchesTable(data.recent)] : el("p", { class: "muted" }, "No match stored yet.")));
 }
 
 async function poll() {
