@@ -1,7 +1,7 @@
 """Bad input, round 35: tournament config files fuzzed as TOML text, ``--set`` overrides of
 their keys, and the ``arena`` subcommands' options given junk.
 
-The property (docs/tournament.md, "Exit status"): ``arena tournament --config F`` either
+The property (docs/tournament.md, its exit codes): ``arena tournament --config F`` either
 runs, or exits 2 with ONE ``Error:`` line that names the file once, the key at fault as a
 dotted path and what was wrong; never a traceback, never exit 1 for a config error, and
 nothing written. In-process through click's CliRunner with what would play replaced by a

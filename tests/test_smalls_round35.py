@@ -163,3 +163,55 @@ def test_the_web_page_says_how_many_matches_there_are_beside_the_latest(tmp_path
     ]
     page = (STATIC_DIR / "leaderboard.js").read_text(encoding="utf-8")
     assert "latestOf(data.recent.length, t)" in page and 'id: "recent-count"' in page
+
+
+def test_the_exit_codes_of_arena_tournament_are_the_documented_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pins docs/tournament.md's table of `arena tournament`'s exit codes (it had none in
+    one place: 0, 1, 2 and 128 + the signal were said across a paragraph): 0 with every
+    match stored, 2 for a bad option or config, 1 for an error and for failed matches,
+    130/143/129 for SIGINT/SIGTERM/SIGHUP, run in-process with what would play replaced."""
+    import signal
+
+    import arena.cli.tournament as cli
+    from arena.tournament.runner import Interrupted, TournamentOutcome
+    from tests.test_bad_input import _stored_tournament
+
+    path = _stored_tournament(tmp_path)
+
+    def code(*extra: str) -> tuple[int, str]:
+        r = CliRunner().invoke(arena, ["tournament", "--config", str(path), "--no-progress",
+                                       *extra])  # fmt: skip
+        return r.exit_code, _no_traceback(r)
+
+    assert code()[0] == 0  # (every match stored: nothing to play)
+    assert code("--max-deals", "-1")[0] == 2
+    assert code("--set", "nonesuch=1")[0] == 2
+    cfg = cli.load_config(path)
+    plays: list[Any] = []
+    monkeypatch.setattr(cli, "run", lambda cfg, options: plays.pop(0)())
+
+    def failed() -> TournamentOutcome:
+        total = cfg.total_matches
+        return TournamentOutcome(cfg.tournament_id, cfg.db, total, total - 1, 0, 0,
+                                 failed=[(0, "boom")])  # fmt: skip
+
+    def error() -> None:
+        raise cli.TournamentError("bot 'a' is gone")
+
+    def stopped(signum: int) -> Any:
+        def raising() -> None:
+            raise Interrupted(signum)
+
+        return raising
+
+    plays.extend([failed, error])
+    got, text = code()
+    assert got == 1 and "1 match failed" in text, text
+    got, text = code()
+    assert got == 1 and text.endswith("error: bot 'a' is gone"), text
+    for signum, expected in ((signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)):
+        plays.append(stopped(signum))
+        got, text = code()
+        assert got == expected and f"Interrupted ({signal.Signals(signum).name})" in text, text
