@@ -26,9 +26,8 @@ from sdk.bot import Bot
 from sdk.hand import marriages
 
 
-def _passing_view(seed: int, ruleset: str = "classic") -> PlayerView:
-    """The declarer's view when he first gives, the first deal of match ``seed`` bid by
-    three heuristic bots."""
+def _after_bidding(seed: int, ruleset: str = "classic") -> Game:
+    """The first deal of match ``seed``, bid by three heuristic bots: the declarer gives."""
     g = Game.new(ruleset, seed, ["a", "b", "c"])
     bidders = [HeuristicBot() for _ in range(3)]
     while g.phase is Phase.BIDDING:
@@ -36,6 +35,13 @@ def _passing_view(seed: int, ruleset: str = "classic") -> PlayerView:
         view = observe(g, g.to_act)
         g.apply(bidders[view.seat].act(view), seat=view.seat)
     assert g.phase is Phase.PASSING and g.to_act is not None
+    return g
+
+
+def _passing_view(seed: int, ruleset: str = "classic") -> PlayerView:
+    """The declarer's view when he first gives."""
+    g = _after_bidding(seed, ruleset)
+    assert g.to_act is not None
     return observe(g, g.to_act)
 
 
@@ -70,12 +76,7 @@ def test_seed_38_keeps_all_three_marriages(name: str) -> None:
 
 def _play_gives(bot: Bot, seed: int, ruleset: str = "classic") -> list[Card]:
     """The cards ``bot``, as the declarer of deal ``seed``, gives (asked via ``act``)."""
-    g = Game.new(ruleset, seed, ["a", "b", "c"])
-    bidders = [HeuristicBot() for _ in range(3)]
-    while g.phase is Phase.BIDDING:
-        assert g.to_act is not None
-        view = observe(g, g.to_act)
-        g.apply(bidders[view.seat].act(view), seat=view.seat)
+    g = _after_bidding(seed, ruleset)
     given: list[Card] = []
     while g.phase is Phase.PASSING:
         assert g.to_act is not None
