@@ -39,7 +39,7 @@ from engine import (
     Rank,
     Suit,
 )
-from sdk.hand import has_ace_marriage, outstanding_cards, played_cards, voids
+from sdk.hand import has_ace_marriage, marriages, outstanding_cards, played_cards, voids
 from sdk.sampling import Sampler
 
 __all__ = ["CountingBot", "own_declaration"]
@@ -267,13 +267,17 @@ class CountingBot(HeuristicBot):
         n_give = len(hand) - 8
         if n_give != 2:
             return super().choose_gives(view)
-        best: tuple[float, tuple[Card, ...]] | None = None
+        # Never a marriage card while another can go (ten cards hold at most eight of them).
+        wed = marriages(hand)
+        married = {c for c in hand if c.suit in wed and c.rank in (Rank.KING, Rank.QUEEN)}
+        best: tuple[tuple[int, float], tuple[Card, ...]] | None = None
         for pair in combinations(sorted(hand), 2):
             keep = set(hand) - set(pair)
             value = estimate_take(keep, view.ruleset) - sum(
                 self.give_risk(view, c, keep) for c in pair
             )
-            if best is None or value > best[0]:
-                best = (value, pair)
+            score = (-sum(c in married for c in pair), value)
+            if best is None or score > best[0]:
+                best = (score, pair)
         assert best is not None
         return list(best[1])

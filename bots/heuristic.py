@@ -238,17 +238,20 @@ class HeuristicBot(Bot):
         return risk
 
     def choose_gives(self, view: PlayerView) -> list[Card]:
-        """The two (one per opponent) cards to give: the cheapest to lose."""
+        """The two (one per opponent) cards to give: the cheapest to lose, never a card of a
+        held marriage while another card can go instead (the estimate discounts a second or
+        third marriage for want of entries, and once valued a fourth trump above 80)."""
         hand = list(view.hand)
         n_give = len(hand) - 8
         if n_give <= 0:
             return []
         base = set(hand)
+        married = _marriage_cards(hand)
         cost = {}
         for c in hand:
             keep = base - {c}
             cost[c] = -estimate_take(keep, view.ruleset) + self.give_risk(view, c, keep)
-        return sorted(hand, key=lambda c: (cost[c], c))[:n_give]
+        return sorted(hand, key=lambda c: (c in married, cost[c], c))[:n_give]
 
     # ------------------------------------------------------------------ contract
     def contract(self, view: PlayerView) -> Action:
