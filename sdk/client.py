@@ -981,6 +981,11 @@ class BotRunner:
             ("grpc.http2.max_pings_without_data", 0),
             ("grpc.enable_retries", 0),
             ("grpc.max_receive_message_length", _MAX_RECEIVE_BYTES),
+            # A connection of its own: grpcio shares one between the channels of a
+            # process to the same address, and the referee takes at most 100 streams on
+            # one (MAX_STREAMS_PER_CONNECTION): the 101st bot run in one process (threads,
+            # run_async) waited for a free stream for ever, never welcomed.
+            ("grpc.use_local_subchannel_pool", 1),
         ]
         if self.tls:
             root = self.ca.read_bytes() if self.ca is not None else None

@@ -251,7 +251,7 @@ class DataSource:
                 caught_up = time.monotonic() - start
             doc = board.compute(builder.build(info))
             recent = st.match_results(info.id, last=RECENT)
-            limits = st.time_limits(info.id)
+            limits = st.time_limits(info.id, [m.match_id for m in recent])
             doc["recent"] = [_match_json(m, limits) for m in reversed(recent)]
             doc["version"] = f"{info.id}:{info.completed}:{info.finished_at}"
             return doc
@@ -485,7 +485,7 @@ def _match_page(
     results.reverse()
     more = limit is not None and len(results) > limit
     shown = results[:limit] if more else results
-    limits = st.time_limits(tid)
+    limits = st.time_limits(tid, [m.match_id for m in shown])
     total = st.conn.execute(
         "SELECT COUNT(*) FROM matches WHERE tournament_id = ?"
         + ("" if bot is None else " AND id IN (SELECT match_id FROM match_players WHERE bot = ?)"),
