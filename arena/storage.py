@@ -398,6 +398,13 @@ class Storage:
             self.conn.row_factory = sqlite3.Row
         #: The file opened (device, inode): see :meth:`_still_at_its_path`.
         self._file = _file_id(self.path)
+        #: This file's mark (:meth:`_file_mark`), and whether its header on disk has shown
+        #: it yet (see :meth:`_overwritten`).
+        self._mark = 0
+        self._mark_seen = False
+        #: Set once the file was found overwritten in place: closing must not checkpoint
+        #: this connection's log into the other database now in it.
+        self._overwritten = False
         #: Set once the file written was found deleted or replaced (the error said then):
         #: every later write goes to that lost file, so a caller that goes on (`arena
         #: serve`) must write no more. ``written_back``: where what it held (the write that
@@ -414,6 +421,7 @@ class Storage:
                 self.conn.execute("PRAGMA synchronous = FULL")
                 if version is None:
                     self._init_schema()
+                self._mark = self._file_mark()
         except BaseException:
             self.close()
             raise
@@ -464,8 +472,29 @@ class Storage:
     # ----------------------------------------------------------------- plumbing
 
     def close(self) -> None:
+        if getattr(self, "_overwritten", False):
+            self._close_without_checkpoint()
+            return
         with contextlib.suppress(sqlite3.Error):
             self.conn.close()
+
+    def _close_without_checkpoint(self) -> None:
+        """Close a connection whose file was overwritten in place: SQLite's last connection
+        to a file copies its write-ahead log into it on closing, which would write this
+        run's pages into the other database put there (a mix of both). Another connection
+        to the file, reading, holds the lock that closing needs for that, so the log is
+        left (it was removed from beside the path already: :meth:`_drop_lost_log`)."""
+        holder = None
+        with contextlib.suppress(sqlite3.Error):
+            holder = sqlite3.connect(str(self.path), timeout=0)
+            holder.execute("BEGIN")
+            holder.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        with contextlib.suppress(sqlite3.Error):
+            self.conn.close()
+        if holder is not None:
+            with contextlib.suppress(sqlite3.Error):
+                holder.rollback()
+                holder.close()
 
     def __enter__(self) -> Storage:
         return self
@@ -530,7 +559,11 @@ class Storage:
         file holds is written back (SQLite's ``VACUUM INTO``) to the path, or beside it when
         another file is there now, and a StorageError says where: the run stops, and resumes
         from it."""
-        if self._file is None or _file_id(self.path) == self._file:
+        if self._file is None:
+            return
+        if _file_id(self.path) == self._file:
+            if self._overwritten_in_place():
+                self._refuse_overwritten()
             return
         self._file = None  # (said once; every later write goes to the same lost file)
         self.file_lost = True
@@ -557,6 +590,62 @@ class Storage:
         message = (
             f"{self.path} was deleted or replaced while this run was writing to it: {saved}; "
             "run the same command again to resume"
+        )
+        log.error("%s", message)
+        raise StorageError(message)
+
+    def _file_mark(self) -> int:
+        """This database's mark: a random number in its header's ``user_version`` (set once,
+        in a write transaction, where it is 0), copied into the file itself at once (a
+        checkpoint; else the next one does). Another database copied over the file in
+        place (``cp other.sqlite runs/t.sqlite``: the same device and inode, which
+        :meth:`_still_at_its_path` compares) has another mark, or none."""
+        mark = int(self.conn.execute("PRAGMA user_version").fetchone()[0])
+        if mark != 0:
+            return mark
+        try:
+            with self._tx() as c:
+                mark = int(c.execute("PRAGMA user_version").fetchone()[0])
+                if mark == 0:
+                    mark = int.from_bytes(os.urandom(4), "big") & 0x7FFFFFFF or 1
+                    c.execute(f"PRAGMA user_version = {mark}")
+        except sqlite3.OperationalError:
+            return 0  # (locked: the first write says so; this run goes without the check)
+        with contextlib.suppress(sqlite3.Error):
+            self.conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        return mark
+
+    def _overwritten_in_place(self) -> bool:
+        """Whether the file at the path, the one opened, holds another database now: its
+        header (read from the file, 100 bytes: SQLite keeps writes in its log and would not
+        see it) shows another mark than this database's, once it has shown this one (until
+        a checkpoint copies the mark in, it may show none)."""
+        try:
+            with open(self.path, "rb") as f:
+                header = f.read(100)
+        except OSError:
+            return False  # (gone: the deleted-or-replaced check says it)
+        if self._mark == 0:
+            return False
+        if len(header) == 100 and header[60:64] == self._mark.to_bytes(4, "big"):
+            self._mark_seen = True
+            return False
+        return self._mark_seen
+
+    def _refuse_overwritten(self) -> None:
+        """The file was overwritten in place: what it held is gone from it (the pages not
+        yet copied from the log are all that is left), and no copy can be made that is not
+        a mix of both databases. It is left as it is, this connection's log is removed
+        from beside it and never copied into it, and a StorageError says so."""
+        self._file = None
+        self.file_lost = True
+        self._overwritten = True
+        self._drop_lost_log()
+        message = (
+            f"{self.path} was overwritten in place while this run was writing to it (another "
+            "database copied over it?): the matches stored in it are no longer in the file, "
+            "and the file is left as it is; put the database back (a copy, if you have one) "
+            "and run the same command again to resume (what is not in it is played again)"
         )
         log.error("%s", message)
         raise StorageError(message)

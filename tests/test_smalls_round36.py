@@ -2,16 +2,23 @@
 
 (1) ``arena rules`` had no ``--players``: a ruleset whose preset depends on the table size
 (``1001`` is ``1001-4p`` for four) could be shown only for three.
+(2) A tournament database overwritten in place while a run wrote to it went unnoticed.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import sqlite3
 from pathlib import Path
+from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from arena.cli import main as arena
+from arena.storage import Storage, StorageError
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -67,3 +74,82 @@ def test_rules_players_refuses_a_count_no_ruleset_has() -> None:
         code, out, err = _rules("1001", "--players", bad)
         assert code == 2 and out == "", bad
         assert "Invalid value for '--players'" in err, bad
+
+
+# --- (2) a database overwritten in place ----------------------------------------------------
+
+
+def _storage_helpers() -> tuple[Any, Any, Any]:
+    import importlib
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests" / "arena"))
+    try:
+        mod = importlib.import_module("test_storage")
+    finally:
+        sys.path.remove(str(ROOT / "tests" / "arena"))
+    return mod._setup, mod._save, mod._record
+
+
+@pytest.mark.parametrize("checkpointed", [False, True])
+def test_a_database_overwritten_in_place_while_written_is_refused_and_left_alone(
+    tmp_path: Path, checkpointed: bool
+) -> None:
+    """Defect: another database copied over the file in place while a run wrote to it
+    (``cp other.sqlite runs/t.sqlite``: the same device and inode, so the deleted-or-replaced
+    check saw nothing) went unnoticed: the next results were "stored" (the connection's log
+    and cache still showed them), and on closing SQLite copied its log into the other
+    database: the run's tournament was gone from the file, or the file was the other one
+    with the run's pages written over it. The next write says so now (the file's header
+    shows another database's mark), and the file copied there is left byte for byte."""
+    setup, save, record = _storage_helpers()
+    other = tmp_path / "other.sqlite"
+    with setup(other, "o1") as o:
+        save(o, 0, record(seed=5), "o1")
+    db = tmp_path / "arena.sqlite"
+    st = setup(db)
+    try:
+        for i in range(3):
+            save(st, i, record(seed=i + 1))
+        if checkpointed:  # (the run's pages in the file itself, not only in its log)
+            st.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            save(st, 3, record(seed=4))
+        inode = os.stat(db).st_ino
+        shutil.copyfile(other, db)  # in place: truncated and written, as cp does
+        assert os.stat(db).st_ino == inode
+        with pytest.raises(StorageError, match=f"{db} was overwritten in place"):
+            save(st, 8, record(seed=9))
+        assert st.file_lost
+    finally:
+        st.close()
+    assert db.read_bytes() == other.read_bytes()
+    with Storage(db) as back:
+        assert back.resolve_tournament(None) == "o1"
+        assert back.completed_indices("o1") == {0}
+        assert back.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_the_mark_check_refuses_no_database_written_as_usual(tmp_path: Path) -> None:
+    """Not a defect (pinned): the mark that tells another database from this one is the same
+    for every connection that writes the file (two writers, checkpoints between, a reopen),
+    and a database made before it had one (``user_version`` 0) gets one when opened."""
+    setup, save, record = _storage_helpers()
+    db = tmp_path / "arena.sqlite"
+    first = setup(db)
+    second = Storage(db)
+    try:
+        for i in range(6):
+            save(first if i % 2 else second, i, record(seed=i + 1))
+            first.conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        marks = {st.conn.execute("PRAGMA user_version").fetchone()[0] for st in (first, second)}
+        assert len(marks) == 1 and 0 not in marks
+    finally:
+        first.close()
+        second.close()
+    with sqlite3.connect(db) as c:
+        c.execute("PRAGMA user_version = 0")
+    c.close()
+    with Storage(db) as again:
+        assert again.conn.execute("PRAGMA user_version").fetchone()[0] != 0
+        save(again, 6, record(seed=7))
+        assert again.completed_indices("t1") == set(range(7))
