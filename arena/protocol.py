@@ -607,6 +607,15 @@ def view_from_pb(
         raise MalformedMessageError(
             "view.players", f"expected {ruleset.players} players (the ruleset's), got {n}"
         )
+    results = len(msg.deal_results)
+    if results > msg.deal_number:
+        # A view holds the results of the deals before its own, no more: refused before
+        # they are decoded (a message of 64 MiB holds some 600,000, a quarter of a second
+        # per MiB to decode; none in a real view of deal 1).
+        raise MalformedMessageError(
+            "view.deal_results",
+            f"{results} results of earlier deals in a view of deal {msg.deal_number + 1}",
+        )
 
     def seat_ok(value: int, what: str) -> int:
         if not 0 <= value < n:

@@ -3,6 +3,8 @@
 (1) ``arena rules`` had no ``--players``: a ruleset whose preset depends on the table size
 (``1001`` is ``1001-4p`` for four) could be shown only for three.
 (2) A tournament database overwritten in place while a run wrote to it went unnoticed.
+(3) gRPC core's GOAWAY line on the SDK's stderr: which one it is (checked, pinned).
+(4) A view's deal results were decoded whatever their number (a 64 MiB view: ~30 s).
 """
 
 from __future__ import annotations
@@ -153,3 +155,158 @@ def test_the_mark_check_refuses_no_database_written_as_usual(tmp_path: Path) -> 
         assert again.conn.execute("PRAGMA user_version").fetchone()[0] != 0
         save(again, 6, record(seed=7))
         assert again.completed_indices("t1") == set(range(7))
+
+
+# --- (4) a view with more deal results than deals played --------------------------------------
+
+
+def _real_view(deals: int) -> Any:
+    """A real view (the engine's, seat to act) once ``deals`` deals are over."""
+    import dataclasses
+    import random
+
+    from engine import PRESETS, Game
+    from engine.view import observe
+
+    rs = dataclasses.replace(PRESETS["classic"], max_deals=0)
+    g = Game.new(rs, seed=3, players=["a", "b", "c"])
+    rng = random.Random(1)
+    while len(g.deal_results) < deals or g.to_act is None:
+        g.apply_trusted(rng.choice(g.legal_actions()))
+    return observe(g, g.to_act)
+
+
+def test_a_view_with_more_results_than_deals_is_refused_before_they_are_decoded() -> None:
+    """Defect: a view's ``deal_results`` were decoded whatever their number, a quarter of a
+    second a MiB (a view of 64 MiB, some 600,000 results, held the bot some 30 s) and handed
+    to the bot even when the view was of deal 1: results of deals never played. A view holds
+    the results of the deals before its own (the engine's, in every phase and ruleset), and
+    one holding more is refused at once, naming the field."""
+    from arena.protocol import MalformedMessageError, view_from_pb, view_to_pb
+
+    view = _real_view(3)
+    msg = view_to_pb(view)
+    assert view_from_pb(msg, view.ruleset).deal_results == view.deal_results
+    padded = view_to_pb(view)
+    padded.deal_number = 0
+    with pytest.raises(MalformedMessageError, match=r"^view\.deal_results: 3 results of earlier "
+                       r"deals in a view of deal 1$"):  # fmt: skip
+        view_from_pb(padded, view.ruleset)
+    many = view_to_pb(view)
+    for _ in range(2_000):
+        many.deal_results.append(msg.deal_results[0])
+    with pytest.raises(MalformedMessageError, match="2003 results of earlier deals in a view "
+                       "of deal 4"):  # fmt: skip
+        view_from_pb(many, view.ruleset)
+
+
+def test_the_largest_real_view_is_far_below_the_receive_limit() -> None:
+    """Measured, not a defect (pinned): a real view grows by about 110 bytes a deal (every
+    earlier deal's result), so the SDK's receive limit of 64 MiB is some 600,000 deals away;
+    a match of 1,000 deals (no shipped config caps it past 60) sends views of about 110 KB."""
+    from arena.protocol import view_to_pb
+    from sdk import client
+
+    small, large = (view_to_pb(_real_view(d)).ByteSize() for d in (100, 1000))
+    per_deal = (large - small) / 900
+    assert 90 < per_deal < 130, per_deal
+    assert large < 130_000
+    assert client._MAX_RECEIVE_BYTES / per_deal > 500_000
+
+
+# --- (3) gRPC core's GOAWAY lines on the SDK's stderr -----------------------------------------
+
+
+class _GoawayServer:
+    """An HTTP/2 server that answers every connection with SETTINGS, then GOAWAY ``code``
+    with ``text`` as its debug data, then closes it (a referee that goes away)."""
+
+    def __init__(self, code: int, text: bytes) -> None:
+        import socket
+        import threading
+
+        self.code, self.text = code, text
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        import struct
+
+        from tests.support.raw_h2 import ACK, GOAWAY, SETTINGS, frame
+
+        while not self.stopped.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            with conn:
+                try:
+                    conn.settimeout(2)
+                    conn.recv(65536)  # the preface and the client's SETTINGS
+                    conn.sendall(frame(SETTINGS, 0, 0) + frame(SETTINGS, ACK, 0))
+                    payload = struct.pack(">II", 0, self.code) + self.text
+                    conn.sendall(frame(GOAWAY, 0, 0, payload))
+                    conn.recv(65536)  # until the client closes (or 2 s)
+                except OSError:
+                    pass
+
+    def close(self) -> None:
+        self.stopped.set()
+        self.thread.join()
+        self.sock.close()
+
+
+def _bot_stderr_against(code: int, text: bytes) -> str:
+    import subprocess
+    import sys
+
+    server = _GoawayServer(code, text)
+    try:
+        env = {k: v for k, v in os.environ.items() if k != "GRPC_VERBOSITY"}
+        done = subprocess.run(
+            [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r}); "
+             "from sdk.cli import main; sys.exit(main())", "run", "random",
+             "--arena", f"127.0.0.1:{server.port}", "--token", "tok-aaaaaaaaaaaaaaaa",
+             "--retry-for", "1"],
+            capture_output=True, text=True, env=env, timeout=60, cwd=ROOT,
+        )  # fmt: skip
+    finally:
+        server.close()
+    assert done.returncode == 1, done.stderr
+    return done.stderr
+
+
+#: A line of gRPC core's own log (absl's format: E1205 02:46:54.823458 9895 file.cc:1435] ...).
+_CORE_LINE = r"(?m)^[EWIF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] "
+
+
+@pytest.mark.parametrize(("code", "text"), [(0, b""), (2, b""), (1, b"bye"), (11, b"calm")])
+def test_a_goaway_is_said_by_the_sdk_alone(code: int, text: bytes) -> None:
+    """Checked, not a defect (pinned): an arena that goes away (GOAWAY, with no error or
+    with one) is said in the SDK's own words, and gRPC core adds no line of its own on
+    stderr (`arena-bot` sets GRPC_VERBOSITY=ERROR unless it is set)."""
+    import re
+
+    err = _bot_stderr_against(code, text)
+    assert f"GOAWAY received; Error code: {code}" in err
+    assert re.search(_CORE_LINE, err) is None, err
+
+
+def test_a_too_many_pings_goaway_is_gRPC_cores_one_line_and_the_sdk_says_it_too() -> None:
+    """Checked: the one GOAWAY gRPC core logs at level ERROR is ENHANCE_YOUR_CALM with
+    "too_many_pings" (the line the last note saw on stderr: chttp2_transport.cc's "Received
+    a GOAWAY with error code ENHANCE_YOUR_CALM ..."); it is core's, written past Python's
+    logging, and only GRPC_VERBOSITY=NONE, which hides every real error of core too, would
+    silence it. The SDK says the same in its own words, with what it does about it."""
+    import re
+
+    err = _bot_stderr_against(11, b"too_many_pings")
+    core = re.findall(_CORE_LINE + r".*", err)
+    assert core and all("too_many_pings" in line for line in core), err
+    assert "takes keepalive pings less often than every 10 s" in err
