@@ -485,10 +485,11 @@ class Storage:
         to the file, reading, holds the lock that closing needs for that, so the log is
         left (it was removed from beside the path already: :meth:`_drop_lost_log`)."""
         holder = None
-        with contextlib.suppress(sqlite3.Error):
-            holder = sqlite3.connect(str(self.path), timeout=0)
-            holder.execute("BEGIN")
-            holder.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        with contextlib.suppress(sqlite3.Error, OSError):
+            if self.path.is_file():  # (connecting would create a database where none is)
+                holder = sqlite3.connect(str(self.path), timeout=0)
+                holder.execute("BEGIN")
+                holder.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
         with contextlib.suppress(sqlite3.Error):
             self.conn.close()
         if holder is not None:

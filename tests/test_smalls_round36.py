@@ -310,3 +310,25 @@ def test_a_too_many_pings_goaway_is_gRPC_cores_one_line_and_the_sdk_says_it_too(
     core = re.findall(_CORE_LINE + r".*", err)
     assert core and all("too_many_pings" in line for line in core), err
     assert "takes keepalive pings less often than every 10 s" in err
+
+
+def test_closing_after_an_overwrite_creates_no_database_where_the_file_went(
+    tmp_path: Path,
+) -> None:
+    """Defect (found writing the fix above): closing a database found overwritten in place
+    opened the path again to hold off SQLite's copying of its log; the file removed
+    meanwhile, that made an empty database there."""
+    setup, save, record = _storage_helpers()
+    other = tmp_path / "other.sqlite"
+    setup(other, "o1").close()
+    db = tmp_path / "arena.sqlite"
+    st = setup(db)
+    try:
+        save(st, 0, record(seed=1))
+        shutil.copyfile(other, db)
+        with pytest.raises(StorageError, match="overwritten in place"):
+            save(st, 1, record(seed=2))
+        db.unlink()
+    finally:
+        st.close()
+    assert not db.exists()
