@@ -399,7 +399,7 @@ class Storage:
         #: The file opened (device, inode): see :meth:`_still_at_its_path`.
         self._file = _file_id(self.path)
         #: This file's mark (:meth:`_file_mark`), and whether its header on disk has shown
-        #: it yet (see :meth:`_overwritten`).
+        #: it yet (see :meth:`_overwritten_in_place`).
         self._mark = 0
         self._mark_seen = False
         #: Set once the file was found overwritten in place: closing must not checkpoint
