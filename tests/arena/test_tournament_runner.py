@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -342,7 +343,13 @@ def test_a_changed_config_beside_an_unfinished_namesake_is_said_at_the_start(
     with caplog.at_level("WARNING", logger="arena.tournament.runner"):
         out = _run(edited, FakeReferee())
     assert out.finished and out.tournament_id != first.tournament_id
-    said = [r.getMessage() for r in caplog.records if first.tournament_id in r.getMessage()]
+    # (WARNING only: a test before this one may leave the runner's logger at INFO, and the
+    # first run's "2 matches played" line would be captured too)
+    said = [
+        r.getMessage()
+        for r in caplog.records
+        if r.levelno >= logging.WARNING and first.tournament_id in r.getMessage()
+    ]
     assert len(said) == 1, caplog.text
     assert "is unfinished (2 of 6 matches stored)" in said[0]
     assert "bots added: dan; max_deals 4 → 5" in said[0] and edited.tournament_id in said[0]
