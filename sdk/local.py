@@ -21,6 +21,7 @@ import difflib
 import inspect
 import logging
 import math
+import os
 import random
 import signal
 import sys
@@ -35,6 +36,7 @@ from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Any
 
+import engine
 from arena.deadlines import DEFAULT_TIME_BANK_MS, bank_left, deadline_problem, timeout_words
 from engine import (
     Action,
@@ -220,9 +222,26 @@ def stops_the_bot(e: BaseException) -> bool:
 _STDLIB = tuple({sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")})
 
 
+#: Code that is not the bot's own: the SDK and the rules engine (a helper such as
+#: ``sdk.hand.trick_winner`` given a bad argument raises there) and installed libraries.
+_NOT_THE_BOTS = (
+    *_STDLIB,
+    *{sysconfig.get_path("purelib"), sysconfig.get_path("platlib")},
+    _SDK_DIR,
+    str(Path(engine.__file__).parent) + os.sep,
+)
+
+
 def raise_site(tb: TracebackType) -> traceback.FrameSummary:
-    """The innermost frame of ``tb`` outside Python's own library (else the innermost)."""
+    """The innermost frame of ``tb`` in the bot's own code: outside Python's library, the
+    installed libraries, the SDK and the engine (a bot's ``hand.trick_winner([], None)``
+    raises in the engine, but the bot's line is the place to name, and each of its lines
+    is a place of its own); else the innermost outside Python's library (else the
+    innermost)."""
     frames = traceback.StackSummary.extract(traceback.walk_tb(tb), lookup_lines=False)
+    for frame in reversed(frames):
+        if not frame.filename.startswith(_NOT_THE_BOTS):
+            return frame
     for frame in reversed(frames):
         if not frame.filename.startswith(_STDLIB):
             return frame
