@@ -1045,6 +1045,7 @@ class SeriesEntry:
 
     name: str
     matches: int = 0
+    #: Matches won alone: a first place shared (``GameResult.winner`` ``None``) is no win.
     wins: int = 0
     places: int = 0
     score: int = 0
@@ -1188,7 +1189,9 @@ def _add(entries: list[SeriesEntry], order: list[int], m: LocalMatch) -> None:
     for seat, pos in enumerate(order):
         e = entries[pos]
         e.matches += 1
-        e.wins += m.result.places[seat] == 1
+        # A shared first place is no one's win (GameResult.winner is None): counted for each
+        # seat that shared it, the wins of a series added up to more than its matches.
+        e.wins += m.result.places[seat] == 1 and m.result.places.count(1) == 1
         e.places += m.result.places[seat]
         e.score += m.result.scores[seat]
         e.deals += m.result.deals
