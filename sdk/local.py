@@ -1108,6 +1108,7 @@ def play_series(
     progress: Callable[[int], None] | None = None,
     decision_ms: int | None = None,
     time_bank_ms: int | None = None,
+    on_match: Callable[[str, LocalMatch], None] | None = None,
 ) -> SeriesResult:
     """Play ``n`` matches of ``bot`` against ``opponents`` with rotating seats.
 
@@ -1117,6 +1118,8 @@ def play_series(
     :class:`SeriesInterrupted` with the totals of the matches finished so far.
     ``decision_ms`` / ``time_bank_ms`` time the decisions of ``bot`` (not the opponents',
     which are the yardstick) as :func:`play_local` does, a fresh bank each match.
+    ``on_match(match_id, match)`` is called with each match as it finishes (``arena-bot
+    try --records`` writes its record).
     """
     _limits(decision_ms, time_bank_ms)  # bad values are refused before anything is played
     rules = resolve_ruleset(ruleset, max_deals, len(opponents) + 1)
@@ -1139,12 +1142,13 @@ def play_series(
         for i in range(n):
             r = i % p
             order = [(j - r) % p for j in range(p)]  # seat -> line-up position
+            match_id = f"local-{seed + i // p}-{r}"  # one per match of the series
             m = play_local(
                 [lineup[pos][1] for pos in order],
                 rules,
                 seed + i // p,
                 names=[entries[pos].name for pos in order],
-                match_id=f"local-{seed + i // p}-{r}",  # one per match of the series
+                match_id=match_id,
                 decision_ms=decision_ms,
                 time_bank_ms=time_bank_ms,
                 timed_seats=None if decision_ms is None else (order.index(0),),
@@ -1153,6 +1157,8 @@ def play_series(
                 _add(entries, order, m)
                 capped += m.result.reason == "max_deals"
                 played = i + 1
+            if on_match is not None:
+                on_match(match_id, m)
             if progress is not None:
                 progress(played)
     except KeyboardInterrupt as e:  # the match under way is dropped; the others stand
