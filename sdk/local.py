@@ -590,6 +590,34 @@ def _shared_state(cls: type, own: Mapping[str, object]) -> list[str]:
                 f"is there in the next: make it in __init__ (self.{name} = {made}), or name "
                 "it in capitals if it is a constant meant to be shared"
             )
+        out += _shared_defaults(klass)
+    return out
+
+
+def _shared_defaults(klass: type) -> list[str]:
+    """Warnings for the mutable defaults of ``klass``'s own ``__init__`` (``def
+    __init__(self, seen=[])``): the runners make every match's bot with no arguments, so
+    every instance gets that one container, as with one on the class."""
+    init = vars(klass).get("__init__")
+    if init is None or not callable(init):
+        return []
+    try:
+        params = inspect.signature(init).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    out = []
+    for param in params:
+        if not isinstance(param.default, _MUTABLE):
+            continue
+        kind = type(param.default).__name__
+        made = {"list": "[]", "dict": "{}", "set": "set()"}.get(kind, f"{kind}(...)")
+        out.append(
+            f"{klass.__name__}.{_defined(klass, '__init__')} gives {param.name} a {kind} "
+            "as its default: the bot is made with no arguments for every match, so every "
+            "match's instance shares that one, and what one match puts in it is there in "
+            f"the next: default it to None and make it in __init__ (self.{param.name} = "
+            f"{made} if {param.name} is None else {param.name})"
+        )
     return out
 
 

@@ -338,3 +338,40 @@ def test_a_bot_reading_the_view_and_using_the_helpers_plays_strictly_legal(
     assert m.incidents == () and m.record["result"]["scores"] == list(m.result.scores)
     reader = bots[0]
     assert reader.seen_caps == {12} and reader.ended == [(m.result.deals, m.result.deals, 12)]
+
+
+# ------------------------------------------------------- state across matches, wrongly
+
+DEFAULT_ARG = """from sdk import Bot
+
+
+class Remembers(Bot):
+    def __init__(self, seen=[], depth=3, names=()):
+        super().__init__()
+        self.seen = seen
+
+    def on_action(self, view, seat, action):
+        self.seen.append(action)
+
+    def on_match_end(self, view, result):
+        print(self.match_id, "saw", len(self.seen))
+"""
+
+
+def test_a_mutable_default_of_init_is_warned_of_as_shared_state(tmp_path: Path) -> None:
+    """Defect: ``def __init__(self, seen=[])`` shares one list among every match's bot (the
+    runners make each with no arguments), as ``seen = []`` on the class does, which is
+    warned of; this was not: the second match's bot saw the first's actions too, and
+    nothing said so. A default that is no container (a number, a tuple) is not warned of."""
+    (tmp_path / "remembers.py").write_text(DEFAULT_ARG)
+    done = _run(ARENA_BOT, tmp_path, "try", "remembers.py", "-n", "2", "--max-deals", "1")
+    assert done.returncode == 0, done.stderr
+    said = " ".join(done.stderr.split())
+    assert (
+        "Remembers.__init__() (remembers.py:5) gives seen a list as its default: the bot "
+        "is made with no arguments for every match, so every match's instance shares that "
+        "one" in said
+    )
+    assert said.count("as its default") == 1  # not depth, not names
+    first, second = (int(ln.split()[-1]) for ln in done.stdout.splitlines() if " saw " in ln)
+    assert second > first  # (what the warning is about: the list went on growing)
