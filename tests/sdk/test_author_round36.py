@@ -267,9 +267,11 @@ def test_ctrl_c_keeps_the_records_of_the_matches_the_table_counts(tmp_path: Path
 
 def test_try_twice_with_one_seed_gives_the_same_table(tmp_path: Path) -> None:
     """Found as the docs say: the same --seed, the same matches and results (the slowest
-    decisions aside, which are times)."""
+    decisions aside, which are times), and the same records. (Against heuristic and
+    random: counting and pimc count their search in nodes, but a wall-clock backstop ends
+    it on a machine loaded enough, bots/_dds.Budget, and then their moves differ.)"""
     (tmp_path / "mybot.py").write_text(LOWEST)
-    args = ("try", "mybot.py", "--vs", "heuristic,counting", "-n", "3", "--seed", "7",
+    args = ("try", "mybot.py", "--vs", "heuristic,random", "-n", "3", "--seed", "7",
             "--max-deals", "4", "--records")  # fmt: skip
     runs = [_run(ARENA_BOT, tmp_path, *args, f"r{i}") for i in range(2)]
     assert all(r.returncode == 0 for r in runs), runs
