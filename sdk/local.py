@@ -886,6 +886,17 @@ def play_local(
         problem = factory_problem(b)
         if problem is not None:
             raise TypeError(f"play_local: the bot of seat {i} is {problem}")
+    if names is not None:
+        # (A string was split into one-letter names, "abc" naming the seats a, b, c; a list
+        # of the wrong length was refused as "ruleset 'classic' is for 3 players, got 1")
+        if isinstance(names, str) or not isinstance(names, Sequence):
+            raise TypeError(
+                f"play_local: names must be a list of names, one per seat, got {_short_repr(names)}"
+            )
+        if len(names) != len(bots):
+            raise ValueError(
+                f"play_local: {len(names)} names for {len(bots)} bots: give one name per seat"
+            )
     limits = _limits(decision_ms, time_bank_ms)
     limit_ms = limits[0] if limits is not None else 0
     if timed_seats is not None:

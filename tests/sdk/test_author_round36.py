@@ -377,3 +377,27 @@ def test_a_mutable_default_of_init_is_warned_of_as_shared_state(tmp_path: Path) 
     assert said.count("as its default") == 1  # not depth, not names
     first, second = (int(ln.split()[-1]) for ln in done.stdout.splitlines() if " saw " in ln)
     assert second > first  # (what the warning is about: the list went on growing)
+
+
+# ---------------------------------------------------------- play_local's bad options
+
+
+@pytest.mark.parametrize(
+    ("names", "error", "words"),
+    [
+        ("abc", TypeError, "names must be a list of names, one per seat, got 'abc'"),
+        (["mine"], ValueError, "1 names for 3 bots: give one name per seat"),
+        (["a", "b", "c", "d"], ValueError, "4 names for 3 bots"),
+    ],
+)
+def test_play_local_names_what_is_wrong_with_its_names(
+    names: Any, error: type[Exception], words: str
+) -> None:
+    """Defect: ``play_local(..., names="abc")`` named the seats a, b and c, silently, and
+    a list of the wrong length was refused as "ruleset 'classic' is for 3 players, got 1",
+    which blamed the ruleset, not ``names``."""
+    heuristic = load("heuristic")
+    with pytest.raises(error, match="play_local: ") as caught:
+        play_local([heuristic] * 3, names=names, max_deals=1)
+    assert words in str(caught.value)
+    assert play_local([heuristic] * 3, names=["x", "y", "z"], max_deals=1).names == ("x", "y", "z")
