@@ -650,8 +650,8 @@ TRY_MAX_DEALS = 1000
 @click.option(
     "--records",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Write each finished match's record to DIR/<match id>.json (made if missing), "
-    "for arena replay.",
+    help="Write each finished match's record to DIR/<match id>.json (made if missing; a "
+    "record of the same id is replaced), for arena replay.",
     metavar="DIR",
 )
 @click.option("--log-level", type=click.Choice(_LEVELS), default="warning", show_default=True)
