@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import json
 import logging
 import os
 import signal
@@ -48,7 +49,7 @@ from sdk.procfs import processes
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from sdk.local import SeriesResult
+    from sdk.local import LocalMatch, SeriesResult
 
 __all__ = ["main"]
 
@@ -646,6 +647,13 @@ TRY_MAX_DEALS = 1000
     type=click.IntRange(0, MAX_DEADLINE_MS),
     help="With --decision-ms: BOT's time bank per match [default: 10000, as arena serve].",
 )
+@click.option(
+    "--records",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write each finished match's record to DIR/<match id>.json (made if missing; a "
+    "record of the same id is replaced), for arena replay.",
+    metavar="DIR",
+)
 @click.option("--log-level", type=click.Choice(_LEVELS), default="warning", show_default=True)
 def try_(
     bot: str,
@@ -656,6 +664,7 @@ def try_(
     max_deals: int | None,
     decision_ms: int | None,
     time_bank_ms: int | None,
+    records: Path | None,
     log_level: str,
 ) -> None:
     """Play BOT in-process against built-in bots (no server) and print the results.
@@ -690,6 +699,14 @@ def try_(
             "needs --decision-ms (the time of one decision, before the bank is used)",
             param_hint="--time-bank-ms",
         )
+    if records is not None:  # refused before anything is played, not after the first match
+        try:
+            records.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise click.BadParameter(
+                f"cannot make the directory {str(records)!r}: {e.strerror or e}",
+                param_hint="--records",
+            ) from None
     _setup_logging(log_level)
     cls, made = _load_made(bot)  # its name, as play_series would name it: made only once
     names = [v.strip() for v in vs.split(",")]
@@ -740,7 +757,11 @@ def try_(
     longer = f", as long as an arena waits for a decision{' by default' * (decision_ms is None)}"
     try:
         series = partial(
-            play_series, name=_own_name(made), decision_ms=decision_ms, time_bank_ms=time_bank_ms
+            play_series,
+            name=_own_name(made),
+            decision_ms=decision_ms,
+            time_bank_ms=time_bank_ms,
+            on_match=None if records is None else partial(_write_record, records),
         )
         if interactive:  # a person reads the terminal: no progress bar over the table
             result = series(cls, opponents, n, ruleset, seed, max_deals)
@@ -830,6 +851,16 @@ def try_(
             soft_wrap=True,
         )
         sys.exit(1)
+
+
+def _write_record(directory: Path, match_id: str, match: LocalMatch) -> None:
+    """``try --records``: a finished match's record as ``<match id>.json`` (``arena
+    replay`` reads it, ``arena replay --check`` checks it)."""
+    path = directory / f"{match_id}.json"
+    try:
+        path.write_text(json.dumps(match.record, ensure_ascii=False), encoding="utf-8")
+    except OSError as e:  # (a full disk, say): said in words, not as a traceback
+        raise click.ClickException(f"cannot write {path}: {e.strerror or e}") from None
 
 
 def _print_results(console: Console, result: SeriesResult, title: str) -> None:

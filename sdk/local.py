@@ -21,6 +21,7 @@ import difflib
 import inspect
 import logging
 import math
+import os
 import random
 import signal
 import sys
@@ -35,6 +36,7 @@ from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Any
 
+import engine
 from arena.deadlines import DEFAULT_TIME_BANK_MS, bank_left, deadline_problem, timeout_words
 from engine import (
     Action,
@@ -220,9 +222,26 @@ def stops_the_bot(e: BaseException) -> bool:
 _STDLIB = tuple({sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")})
 
 
+#: Code that is not the bot's own: the SDK and the rules engine (a helper such as
+#: ``sdk.hand.trick_winner`` given a bad argument raises there) and installed libraries.
+_NOT_THE_BOTS = (
+    *_STDLIB,
+    *{sysconfig.get_path("purelib"), sysconfig.get_path("platlib")},
+    _SDK_DIR,
+    str(Path(engine.__file__).parent) + os.sep,
+)
+
+
 def raise_site(tb: TracebackType) -> traceback.FrameSummary:
-    """The innermost frame of ``tb`` outside Python's own library (else the innermost)."""
+    """The innermost frame of ``tb`` in the bot's own code: outside Python's library, the
+    installed libraries, the SDK and the engine (a bot's ``hand.trick_winner([], None)``
+    raises in the engine, but the bot's line is the place to name, and each of its lines
+    is a place of its own); else the innermost outside Python's library (else the
+    innermost)."""
     frames = traceback.StackSummary.extract(traceback.walk_tb(tb), lookup_lines=False)
+    for frame in reversed(frames):
+        if not frame.filename.startswith(_NOT_THE_BOTS):
+            return frame
     for frame in reversed(frames):
         if not frame.filename.startswith(_STDLIB):
             return frame
@@ -571,6 +590,34 @@ def _shared_state(cls: type, own: Mapping[str, object]) -> list[str]:
                 f"is there in the next: make it in __init__ (self.{name} = {made}), or name "
                 "it in capitals if it is a constant meant to be shared"
             )
+        out += _shared_defaults(klass)
+    return out
+
+
+def _shared_defaults(klass: type) -> list[str]:
+    """Warnings for the mutable defaults of ``klass``'s own ``__init__`` (``def
+    __init__(self, seen=[])``): the runners make every match's bot with no arguments, so
+    every instance gets that one container, as with one on the class."""
+    init = vars(klass).get("__init__")
+    if init is None or not callable(init):
+        return []
+    try:
+        params = inspect.signature(init).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    out = []
+    for param in params:
+        if not isinstance(param.default, _MUTABLE):
+            continue
+        kind = type(param.default).__name__
+        made = {"list": "[]", "dict": "{}", "set": "set()"}.get(kind, f"{kind}(...)")
+        out.append(
+            f"{klass.__name__}.{_defined(klass, '__init__')} gives {param.name} a {kind} "
+            "as its default: the bot is made with no arguments for every match, so every "
+            "match's instance shares that one, and what one match puts in it is there in "
+            f"the next: default it to None and make it in __init__ (self.{param.name} = "
+            f"{made} if {param.name} is None else {param.name})"
+        )
     return out
 
 
@@ -839,6 +886,17 @@ def play_local(
         problem = factory_problem(b)
         if problem is not None:
             raise TypeError(f"play_local: the bot of seat {i} is {problem}")
+    if names is not None:
+        # (A string was split into one-letter names, "abc" naming the seats a, b, c; a list
+        # of the wrong length was refused as "ruleset 'classic' is for 3 players, got 1")
+        if isinstance(names, str) or not isinstance(names, Sequence):
+            raise TypeError(
+                f"play_local: names must be a list of names, one per seat, got {_short_repr(names)}"
+            )
+        if len(names) != len(bots):
+            raise ValueError(
+                f"play_local: {len(names)} names for {len(bots)} bots: give one name per seat"
+            )
     limits = _limits(decision_ms, time_bank_ms)
     limit_ms = limits[0] if limits is not None else 0
     if timed_seats is not None:
@@ -1026,6 +1084,7 @@ class SeriesEntry:
 
     name: str
     matches: int = 0
+    #: Matches won alone: a first place shared (``GameResult.winner`` ``None``) is no win.
     wins: int = 0
     places: int = 0
     score: int = 0
@@ -1088,6 +1147,7 @@ def play_series(
     progress: Callable[[int], None] | None = None,
     decision_ms: int | None = None,
     time_bank_ms: int | None = None,
+    on_match: Callable[[str, LocalMatch], None] | None = None,
 ) -> SeriesResult:
     """Play ``n`` matches of ``bot`` against ``opponents`` with rotating seats.
 
@@ -1097,6 +1157,8 @@ def play_series(
     :class:`SeriesInterrupted` with the totals of the matches finished so far.
     ``decision_ms`` / ``time_bank_ms`` time the decisions of ``bot`` (not the opponents',
     which are the yardstick) as :func:`play_local` does, a fresh bank each match.
+    ``on_match(match_id, match)`` is called with each match as it finishes (``arena-bot
+    try --records`` writes its record).
     """
     _limits(decision_ms, time_bank_ms)  # bad values are refused before anything is played
     rules = resolve_ruleset(ruleset, max_deals, len(opponents) + 1)
@@ -1119,12 +1181,13 @@ def play_series(
         for i in range(n):
             r = i % p
             order = [(j - r) % p for j in range(p)]  # seat -> line-up position
+            match_id = f"local-{seed + i // p}-{r}"  # one per match of the series
             m = play_local(
                 [lineup[pos][1] for pos in order],
                 rules,
                 seed + i // p,
                 names=[entries[pos].name for pos in order],
-                match_id=f"local-{seed + i // p}-{r}",  # one per match of the series
+                match_id=match_id,
                 decision_ms=decision_ms,
                 time_bank_ms=time_bank_ms,
                 timed_seats=None if decision_ms is None else (order.index(0),),
@@ -1133,6 +1196,8 @@ def play_series(
                 _add(entries, order, m)
                 capped += m.result.reason == "max_deals"
                 played = i + 1
+            if on_match is not None:
+                on_match(match_id, m)
             if progress is not None:
                 progress(played)
     except KeyboardInterrupt as e:  # the match under way is dropped; the others stand
@@ -1169,7 +1234,9 @@ def _add(entries: list[SeriesEntry], order: list[int], m: LocalMatch) -> None:
     for seat, pos in enumerate(order):
         e = entries[pos]
         e.matches += 1
-        e.wins += m.result.places[seat] == 1
+        # A shared first place is no one's win (GameResult.winner is None): counted for each
+        # seat that shared it, the wins of a series added up to more than its matches.
+        e.wins += m.result.places[seat] == 1 and m.result.places.count(1) == 1
         e.places += m.result.places[seat]
         e.score += m.result.scores[seat]
         e.deals += m.result.deals
