@@ -334,6 +334,7 @@ class _BotProcess:
             # Readable too: trim_log reads the log's end from this file, whatever its path
             # names by then (a bot may remove or replace its log).
             self._fh = _open_regular(self.log_path, os.O_RDWR | os.O_APPEND | os.O_CREAT, "ab+")
+            self._fh.write(_line_break(self._fh))  # (an earlier run's bot left half a line)
             self._log_start = self._fh.seek(0, os.SEEK_END)
             self._fh.write(f"--- {time.strftime('%H:%M:%S')} starting {self.spec.name}\n".encode())
             self._fh.flush()
@@ -381,7 +382,9 @@ class _BotProcess:
         if self._fh is None:
             return
         with contextlib.suppress(OSError):  # (a full disk: the storage's error says so)
-            self._fh.write(f"--- {time.strftime('%H:%M:%S')} {text}\n".encode())
+            self._fh.write(
+                _line_break(self._fh) + f"--- {time.strftime('%H:%M:%S')} {text}\n".encode()
+            )
             self._fh.flush()
 
     def trim_log(self, last: bool = False) -> None:
@@ -471,6 +474,15 @@ class _BotProcess:
             with contextlib.suppress(OSError):
                 self._fh.close()
             self._fh = None
+
+
+def _line_break(fh: IO[bytes]) -> bytes:
+    """``b"\\n"`` when the log ``fh`` ends inside a line (a bot that wrote half a line, then
+    crashed), else ``b""``: a line of the runner's then starts a line of its own, not read
+    as the end of the bot's."""
+    fh.flush()
+    size = os.fstat(fh.fileno()).st_size
+    return b"\n" if size and os.pread(fh.fileno(), 1, size - 1) != b"\n" else b""
 
 
 def _launch_error(program: str, e: OSError, cwd: Path | None) -> str:
