@@ -440,7 +440,10 @@ class _BotProcess:
         # Shown on the organiser's terminal: a bot's escape sequences (a reset, a window
         # title, the clipboard) are shown as text, not obeyed.
         text = printable(text.replace("\r\n", "\n"), keep="\n\t")
-        return "\n".join(text.rstrip().splitlines()[-lines:])
+        # Each line cut in its middle: a bot's one long line (a progress bar redrawn with
+        # carriage returns, a dump) filled the screen with the 64 KiB read, its end (the
+        # error) lost in it.
+        return "\n".join(_cut_line(line) for line in text.rstrip().splitlines()[-lines:])
 
     async def stop(self, grace: float = 3.0) -> None:
         proc = self.proc
@@ -474,6 +477,23 @@ class _BotProcess:
             with contextlib.suppress(OSError):
                 self._fh.close()
             self._fh = None
+
+
+#: A line of a bot's tail on the arena's screen is cut to its first and last characters.
+_TAIL_LINE_HEAD, _TAIL_LINE_END = 150, 350
+
+
+def _cut_line(line: str) -> str:
+    """``line`` cut in its middle to its first ``_TAIL_LINE_HEAD`` and last
+    ``_TAIL_LINE_END`` characters, saying how many were cut, when it is longer.
+
+    >>> _cut_line("a" * 150 + "b" * 850 + "c" * 350).split(" ... ")[1], _cut_line("short")
+    ('850 characters cut', 'short')
+    """
+    cut = len(line) - _TAIL_LINE_HEAD - _TAIL_LINE_END
+    if cut <= 40:  # (what the words would take)
+        return line
+    return f"{line[:_TAIL_LINE_HEAD]} ... {cut} characters cut ... {line[-_TAIL_LINE_END:]}"
 
 
 def _line_break(fh: IO[bytes]) -> bytes:

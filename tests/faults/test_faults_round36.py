@@ -69,6 +69,9 @@ class B36(Bot):
             if MODE == "junk_exit":
                 os.write(2, b"tail " + JUNK * 3)
                 os._exit(8)
+            if MODE == "long_line_exit":  # (a progress bar on one line, then the end)
+                os.write(2, b"step 1234/99999 \r" * 20000 + b"fatal: boom\n")
+                os._exit(8)
             if MODE == "partial_exit":
                 os.write(1, b"half a line")
                 os._exit(8)
@@ -532,3 +535,22 @@ def test_a_killed_run_resumed_with_a_changed_config(tmp_path: Path, change: str,
     after = _rows(tmp_path / "db.sqlite", old_id)
     assert sorted(after) == list(range(total))
     assert {k: after[k] for k in before} == before
+
+
+def test_a_bots_tail_on_the_arenas_screen_is_bounded_per_line(tmp_path: Path) -> None:
+    """A bot that writes 340 kB on one line (a progress bar redrawn with carriage returns,
+    20,000 times), then its error, and crashes: the tail the runner prints as it restarts
+    it is a few lines, each cut in its middle to a bounded length ("... 63981 characters
+    cut ..."), its end (the error) kept; every match stored, exit 0. Defect: the whole
+    last 64 KiB of the log was printed as one line of 80,000 characters (each carriage
+    return written out as `\\x0d`), burying the error in the middle of the screen."""
+    bots = {"p": _bot36(tmp_path, "p", "long_line_exit"), "r1": '"random"', "r2": '"random"'}
+    cfg = _config(tmp_path, bots)
+    with _running(cfg) as run:
+        code, _out, err = run.finish()
+    _complete(tmp_path, code, err)
+    assert "bot p exited with code 8; restarting it (1/3)" in err
+    assert "fatal: boom" in err
+    assert max(len(line) for line in err.splitlines()) < 1000, err[:3000]
+    assert len(err) < 20_000, len(err)
+    assert "characters cut" in err
