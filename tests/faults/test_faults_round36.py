@@ -206,6 +206,31 @@ def test_the_runner_stopped_for_seconds_charges_no_honest_bot(tmp_path: Path) ->
     assert _forfeits(tmp_path / "db.sqlite") == []
 
 
+@pytest.mark.slow
+def test_the_runner_stopped_past_the_bots_keepalive_costs_them_a_disconnect_only(
+    tmp_path: Path,
+) -> None:
+    """The tournament process stopped for 15 s: longer than the SDK's keepalive allows
+    (a ping every 10 s, unanswered), so each bot takes the link for dead, drops it and
+    reconnects; each is recorded a `disconnect` (at most one per match it sat in), no
+    timeout, no forfeit; every match stored, exit 0. Left as it is (the link did look dead
+    to the bot, and a disconnect is no strike); said in reliability.md."""
+    bots = {"r1": '"random"', "r2": '"random"', "h": '"heuristic"'}
+    cfg = _config(tmp_path, bots, max_deals=20, deadlines=(300, 600), grace_s=10)
+    with _running(cfg) as run:
+        run.wait_for("1/6 matches")
+        os.kill(run.proc.pid, signal.SIGSTOP)
+        assert "6/6 matches" not in run.err
+        time.sleep(15)
+        os.kill(run.proc.pid, signal.SIGCONT)
+        code, _out, err = run.finish()
+    _complete(tmp_path, code, err)
+    incidents = _incidents(tmp_path / "db.sqlite")
+    assert {kind for _, kind, _ in incidents} <= {"disconnect"}, incidents
+    assert len(incidents) <= 6
+    assert _forfeits(tmp_path / "db.sqlite") == []
+
+
 def test_a_bot_stopped_past_its_time_bank_forfeits_and_the_others_are_not_charged(
     tmp_path: Path,
 ) -> None:
