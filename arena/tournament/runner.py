@@ -344,10 +344,20 @@ class _BotProcess:
             if isinstance(e, (FileExistsError, NotADirectoryError)) and blocker is not None:
                 # (mkdir says only "File exists" of a file where the logs' directory goes)
                 reason = f"{blocker} is a file, not a directory"
-            raise TournamentError(
+            said = (
                 f"cannot write the log of bot {self.spec.name!r} to {self.log_path}: "
                 f"{reason} (check the `out` directory, --out)"
-            ) from e
+            )
+            if self.restarts == 0:
+                raise TournamentError(said) from e
+            # A restart: the bot played, and its seats would be forfeited for the storage
+            # of the organiser (an `out` made read-only or removed meanwhile): it plays on,
+            # what it writes dropped.
+            log.warning("%s: restarted all the same, its output dropped", said)
+            if self._fh is not None:
+                with contextlib.suppress(OSError):
+                    self._fh.close()
+                self._fh = None
         env = {k: v for k, v in os.environ.items() if v not in self.hidden}
         env.update(dict(self.spec.env))
         env["PYTHONPATH"] = _bot_pythonpath(env.get("PYTHONPATH", ""))
@@ -360,14 +370,15 @@ class _BotProcess:
             self.proc = await asyncio.create_subprocess_exec(
                 *self.argv,
                 stdin=asyncio.subprocess.DEVNULL,
-                stdout=self._fh,
+                stdout=self._fh if self._fh is not None else asyncio.subprocess.DEVNULL,
                 stderr=asyncio.subprocess.STDOUT,
                 cwd=str(self.spec.cwd) if self.spec.cwd else None,
                 env=env,
                 start_new_session=True,  # Ctrl-C reaches the arena only; it stops the bots
             )
         except OSError as e:
-            self._fh.close()
+            if self._fh is not None:
+                self._fh.close()
             self._fh = None
             raise TournamentError(
                 f"cannot launch bot {self.spec.name!r} ({self.argv[0]}): "
@@ -1325,8 +1336,9 @@ async def _monitor(
 
 async def _restart(p: _BotProcess, code: int | None, max_restarts: int) -> None:
     """Start a bot that exited (``code``) again. One that cannot be started (its command is
-    gone, the disk is full) is given up like one that keeps dying, not let loose: the
-    supervision of every other bot goes on."""
+    gone) is given up like one that keeps dying, not let loose: the supervision of every
+    other bot goes on. (One whose log cannot be opened again is started with its output
+    dropped: see :meth:`_BotProcess.start`.)"""
     p.restarts += 1
     log.warning("bot %s exited with code %s; restarting it (%d/%d). Log tail:\n%s",
                 p.spec.name, code, p.restarts, max_restarts, p.tail(5))  # fmt: skip

@@ -51,6 +51,9 @@ def _sleeper(own_session):
         os._exit(0)
 
 
+ONCE_AT_2 = ("child", "daemon", "junk_exit", "long_line_exit", "partial_exit")
+
+
 class B36(Bot):
     n = 0
 
@@ -61,7 +64,10 @@ class B36(Bot):
         B36.n += 1
         if MODE == "junk":
             os.write(1, b"junk " + JUNK)
-        if B36.n == 2 and not (D / "fired").exists():
+        if MODE == "crash_on_go" and (D / "go").exists() and not (D / "fired").exists():
+            (D / "fired").write_text(MODE)
+            os._exit(8)
+        if B36.n == 2 and MODE in ONCE_AT_2 and not (D / "fired").exists():
             (D / "fired").write_text(MODE)
             if MODE in ("child", "daemon"):
                 _sleeper(MODE == "daemon")
@@ -579,3 +585,30 @@ def test_a_bots_tail_on_the_arenas_screen_is_bounded_per_line(tmp_path: Path) ->
     assert max(len(line) for line in err.splitlines()) < 1000, err[:3000]
     assert len(err) < 20_000, len(err)
     assert "characters cut" in err
+
+
+def test_a_bot_restarted_while_out_is_read_only_plays_on(tmp_path: Path) -> None:
+    """`out` made read-only mid-run, then a bot crashes: its log cannot be opened again, so
+    it is restarted with its output dropped (said on the arena's output) and plays on: no
+    seat of it forfeits; every match stored; exit 1 for the leaderboard files, as for any
+    read-only `out`. Defect: the restart failed on the log ("cannot write the log of bot
+    'c' ...: Read-only file system: not restarted; the referee plays its seats to the
+    end"), and the bot forfeited every match left (5 of 6) for the organiser's storage."""
+    bots = {"c": _bot36(tmp_path, "c", "crash_on_go"), "r1": '"random"', "r2": '"random"'}
+    cfg = _config(tmp_path, bots, max_deals=20, grace_s=10)
+    (tmp_path / "out").mkdir()
+    with _running(cfg) as run:
+        run.wait_for("1/6 matches")
+        with _read_only_over(tmp_path / "out"):
+            (tmp_path / "d36-c" / "go").write_text("")
+            code, _out, err = run.finish()
+    assert code == 1, err[-3000:]
+    assert sorted(_rows(tmp_path / "db.sqlite")) == list(range(6)) and "6/6 stored" in err
+    assert "bot c exited with code 8; restarting it (1/3)" in err, err[-3000:]
+    log = tmp_path / "out" / "logs" / "c.log"
+    assert (
+        f"cannot write the log of bot 'c' to {log}: Read-only file system (check the `out` "
+        "directory, --out): restarted all the same, its output dropped"
+    ) in err
+    assert _forfeits(tmp_path / "db.sqlite") == []
+    assert "Every result is stored" in err
