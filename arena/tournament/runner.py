@@ -522,15 +522,30 @@ def _launch_error(program: str, e: OSError, cwd: Path | None) -> str:
     file that is there; a relative path says where it was looked for."""
     why = e.strerror or str(e)
     where = Path(cwd or ".") / program if os.sep in program else None
-    if isinstance(e, FileNotFoundError) and where is not None and where.is_file():
-        try:
-            with where.open("rb") as fh:
-                first = fh.readline(256)
-        except OSError:
-            first = b""
-        if first.startswith(b"#!"):
-            interp = printable(first[2:].strip().decode("utf-8", "replace")) or "(none)"
-            return f"its interpreter (the #! line: {interp}) was not found"
+    first = b""
+    if where is not None and where.is_file():
+        with contextlib.suppress(OSError), where.open("rb") as fh:
+            first = fh.readline(256)
+    if first.startswith(b"#!"):
+        # The kernel takes the interpreter up to a space or a tab: a carriage return (a
+        # file saved with Windows line endings) is part of its name.
+        line = first[2:].rstrip(b"\n").lstrip(b" \t")
+        word = line.replace(b"\t", b" ").split(b" ", 1)[0]
+        interp = word.rstrip(b"\r").decode("utf-8", "replace")
+        shown = printable(line.strip().decode("utf-8", "replace")) or "(none)"
+        if isinstance(e, FileNotFoundError):
+            if word.endswith(b"\r"):
+                return (
+                    f"its interpreter (the #! line: {shown}) was not found: the line ends in "
+                    "a carriage return (the file has Windows line endings, CRLF: convert "
+                    "them to LF)"
+                )
+            return f"its interpreter (the #! line: {shown}) was not found"
+        if isinstance(e, PermissionError) and where and os.access(where, os.X_OK) and interp:
+            if Path(interp).is_dir():
+                return f"its interpreter (the #! line: {shown}) is a directory"
+            if Path(interp).is_file() and not os.access(interp, os.X_OK):
+                return f"its interpreter (the #! line: {shown}) is not executable"
     if isinstance(e, PermissionError) and where is not None:
         if where.is_dir():
             return "it is a directory"

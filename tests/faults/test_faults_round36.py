@@ -612,3 +612,38 @@ def test_a_bot_restarted_while_out_is_read_only_plays_on(tmp_path: Path) -> None
     ) in err
     assert _forfeits(tmp_path / "db.sqlite") == []
     assert "Every result is stored" in err
+
+
+@pytest.mark.parametrize(
+    ("script", "said"),
+    [
+        ("#!/bin/sh\r\nexit 0\r\n",
+         "its interpreter (the #! line: /bin/sh) was not found: the line ends in a carriage "
+         "return (the file has Windows line endings, CRLF: convert them to LF)"),
+        ("#!{tmp}\nexit 0\n", "its interpreter (the #! line: {tmp}) is a directory"),
+        ("#!{tmp}/plain\nexit 0\n",
+         "its interpreter (the #! line: {tmp}/plain) is not executable"),
+    ],
+    ids=["crlf", "interpreter-a-directory", "interpreter-not-executable"],
+)  # fmt: skip
+def test_a_command_bots_script_whose_interpreter_cannot_run_is_named_with_why(
+    tmp_path: Path, script: str, said: str
+) -> None:
+    """A `command` bot, an executable script whose `#!` line cannot run: saved with Windows
+    line endings (the kernel looks for `/bin/sh\\r`), or naming a directory or a file
+    without its execute bit: the run stops before any match (exit 1), naming the bot, the
+    script and why. Defect: the first said "its interpreter (the #! line: /bin/sh) was not
+    found" of a /bin/sh that is there, the others only "Permission denied" of a script
+    that is executable."""
+    (tmp_path / "plain").write_text("not a program\n")
+    bot = tmp_path / "bot.sh"
+    bot.write_bytes(script.replace("{tmp}", str(tmp_path)).encode())
+    bot.chmod(0o755)
+    bots = {"r1": '"random"', "r2": '"random"', "x": f"{{ command = [{json.dumps(str(bot))}] }}"}
+    cfg = _config(tmp_path, bots)
+    with _running(cfg) as run:
+        code, _out, err = run.finish()
+    assert code == 1, err
+    said = said.replace("{tmp}", str(tmp_path))
+    assert f"error: cannot launch bot 'x' ({bot}): {said}" in err, err
+    assert _rows(tmp_path / "db.sqlite") == {}
