@@ -620,7 +620,8 @@ def test_a_bot_restarted_while_out_is_read_only_plays_on(tmp_path: Path) -> None
         ("#!/bin/sh\r\nexit 0\r\n",
          "its interpreter (the #! line: /bin/sh) was not found: the line ends in a carriage "
          "return (the file has Windows line endings, CRLF: convert them to LF)"),
-        ("#!{tmp}\nexit 0\n", "its interpreter (the #! line: {tmp}) is a directory"),
+        pytest.param("#!{tmp}\nexit 0\n", "its interpreter (the #! line: {tmp}) is a directory",
+                     marks=pytest.mark.slow),
         ("#!{tmp}/plain\nexit 0\n",
          "its interpreter (the #! line: {tmp}/plain) is not executable"),
     ],
