@@ -334,6 +334,7 @@ class _BotProcess:
             # Readable too: trim_log reads the log's end from this file, whatever its path
             # names by then (a bot may remove or replace its log).
             self._fh = _open_regular(self.log_path, os.O_RDWR | os.O_APPEND | os.O_CREAT, "ab+")
+            self._fh.write(_line_break(self._fh))  # (an earlier run's bot left half a line)
             self._log_start = self._fh.seek(0, os.SEEK_END)
             self._fh.write(f"--- {time.strftime('%H:%M:%S')} starting {self.spec.name}\n".encode())
             self._fh.flush()
@@ -343,10 +344,20 @@ class _BotProcess:
             if isinstance(e, (FileExistsError, NotADirectoryError)) and blocker is not None:
                 # (mkdir says only "File exists" of a file where the logs' directory goes)
                 reason = f"{blocker} is a file, not a directory"
-            raise TournamentError(
+            said = (
                 f"cannot write the log of bot {self.spec.name!r} to {self.log_path}: "
                 f"{reason} (check the `out` directory, --out)"
-            ) from e
+            )
+            if self.restarts == 0:
+                raise TournamentError(said) from e
+            # A restart: the bot played, and its seats would be forfeited for the storage
+            # of the organiser (an `out` made read-only or removed meanwhile): it plays on,
+            # what it writes dropped.
+            log.warning("%s: restarted all the same, its output dropped", said)
+            if self._fh is not None:
+                with contextlib.suppress(OSError):
+                    self._fh.close()
+                self._fh = None
         env = {k: v for k, v in os.environ.items() if v not in self.hidden}
         env.update(dict(self.spec.env))
         env["PYTHONPATH"] = _bot_pythonpath(env.get("PYTHONPATH", ""))
@@ -359,14 +370,15 @@ class _BotProcess:
             self.proc = await asyncio.create_subprocess_exec(
                 *self.argv,
                 stdin=asyncio.subprocess.DEVNULL,
-                stdout=self._fh,
+                stdout=self._fh if self._fh is not None else asyncio.subprocess.DEVNULL,
                 stderr=asyncio.subprocess.STDOUT,
                 cwd=str(self.spec.cwd) if self.spec.cwd else None,
                 env=env,
                 start_new_session=True,  # Ctrl-C reaches the arena only; it stops the bots
             )
         except OSError as e:
-            self._fh.close()
+            if self._fh is not None:
+                self._fh.close()
             self._fh = None
             raise TournamentError(
                 f"cannot launch bot {self.spec.name!r} ({self.argv[0]}): "
@@ -381,7 +393,9 @@ class _BotProcess:
         if self._fh is None:
             return
         with contextlib.suppress(OSError):  # (a full disk: the storage's error says so)
-            self._fh.write(f"--- {time.strftime('%H:%M:%S')} {text}\n".encode())
+            self._fh.write(
+                _line_break(self._fh) + f"--- {time.strftime('%H:%M:%S')} {text}\n".encode()
+            )
             self._fh.flush()
 
     def trim_log(self, last: bool = False) -> None:
@@ -437,7 +451,10 @@ class _BotProcess:
         # Shown on the organiser's terminal: a bot's escape sequences (a reset, a window
         # title, the clipboard) are shown as text, not obeyed.
         text = printable(text.replace("\r\n", "\n"), keep="\n\t")
-        return "\n".join(text.rstrip().splitlines()[-lines:])
+        # Each line cut in its middle: a bot's one long line (a progress bar redrawn with
+        # carriage returns, a dump) filled the screen with the 64 KiB read, its end (the
+        # error) lost in it.
+        return "\n".join(_cut_line(line) for line in text.rstrip().splitlines()[-lines:])
 
     async def stop(self, grace: float = 3.0) -> None:
         proc = self.proc
@@ -473,21 +490,62 @@ class _BotProcess:
             self._fh = None
 
 
+#: A line of a bot's tail on the arena's screen is cut to its first and last characters.
+_TAIL_LINE_HEAD, _TAIL_LINE_END = 150, 350
+
+
+def _cut_line(line: str) -> str:
+    """``line`` cut in its middle to its first ``_TAIL_LINE_HEAD`` and last
+    ``_TAIL_LINE_END`` characters, saying how many were cut, when it is longer.
+
+    >>> _cut_line("a" * 150 + "b" * 850 + "c" * 350).split(" ... ")[1], _cut_line("short")
+    ('850 characters cut', 'short')
+    """
+    cut = len(line) - _TAIL_LINE_HEAD - _TAIL_LINE_END
+    if cut <= 40:  # (what the words would take)
+        return line
+    return f"{line[:_TAIL_LINE_HEAD]} ... {cut} characters cut ... {line[-_TAIL_LINE_END:]}"
+
+
+def _line_break(fh: IO[bytes]) -> bytes:
+    """``b"\\n"`` when the log ``fh`` ends inside a line (a bot that wrote half a line, then
+    crashed), else ``b""``: a line of the runner's then starts a line of its own, not read
+    as the end of the bot's."""
+    fh.flush()
+    size = os.fstat(fh.fileno()).st_size
+    return b"\n" if size and os.pread(fh.fileno(), 1, size - 1) != b"\n" else b""
+
+
 def _launch_error(program: str, e: OSError, cwd: Path | None) -> str:
     """Why ``program`` could not be started, said of the file the user named. The kernel's
     "No such file or directory" for a script whose ``#!`` interpreter is missing named a
     file that is there; a relative path says where it was looked for."""
     why = e.strerror or str(e)
     where = Path(cwd or ".") / program if os.sep in program else None
-    if isinstance(e, FileNotFoundError) and where is not None and where.is_file():
-        try:
-            with where.open("rb") as fh:
-                first = fh.readline(256)
-        except OSError:
-            first = b""
-        if first.startswith(b"#!"):
-            interp = printable(first[2:].strip().decode("utf-8", "replace")) or "(none)"
-            return f"its interpreter (the #! line: {interp}) was not found"
+    first = b""
+    if where is not None and where.is_file():
+        with contextlib.suppress(OSError), where.open("rb") as fh:
+            first = fh.readline(256)
+    if first.startswith(b"#!"):
+        # The kernel takes the interpreter up to a space or a tab: a carriage return (a
+        # file saved with Windows line endings) is part of its name.
+        line = first[2:].rstrip(b"\n").lstrip(b" \t")
+        word = line.replace(b"\t", b" ").split(b" ", 1)[0]
+        interp = word.rstrip(b"\r").decode("utf-8", "replace")
+        shown = printable(line.strip().decode("utf-8", "replace")) or "(none)"
+        if isinstance(e, FileNotFoundError):
+            if word.endswith(b"\r"):
+                return (
+                    f"its interpreter (the #! line: {shown}) was not found: the line ends in "
+                    "a carriage return (the file has Windows line endings, CRLF: convert "
+                    "them to LF)"
+                )
+            return f"its interpreter (the #! line: {shown}) was not found"
+        if isinstance(e, PermissionError) and where and os.access(where, os.X_OK) and interp:
+            if Path(interp).is_dir():
+                return f"its interpreter (the #! line: {shown}) is a directory"
+            if Path(interp).is_file() and not os.access(interp, os.X_OK):
+                return f"its interpreter (the #! line: {shown}) is not executable"
     if isinstance(e, PermissionError) and where is not None:
         if where.is_dir():
             return "it is a directory"
@@ -1293,8 +1351,9 @@ async def _monitor(
 
 async def _restart(p: _BotProcess, code: int | None, max_restarts: int) -> None:
     """Start a bot that exited (``code``) again. One that cannot be started (its command is
-    gone, the disk is full) is given up like one that keeps dying, not let loose: the
-    supervision of every other bot goes on."""
+    gone) is given up like one that keeps dying, not let loose: the supervision of every
+    other bot goes on. (One whose log cannot be opened again is started with its output
+    dropped: see :meth:`_BotProcess.start`.)"""
     p.restarts += 1
     log.warning("bot %s exited with code %s; restarting it (%d/%d). Log tail:\n%s",
                 p.spec.name, code, p.restarts, max_restarts, p.tail(5))  # fmt: skip
