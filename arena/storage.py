@@ -402,6 +402,7 @@ class Storage:
         #: it yet (see :meth:`_overwritten_in_place`).
         self._mark = 0
         self._mark_seen = False
+        self._header_uri: str | None = None  # (the file's, read-only and immutable)
         #: Set once the file was found overwritten in place: closing must not checkpoint
         #: this connection's log into the other database now in it.
         self._overwritten = False
@@ -618,17 +619,34 @@ class Storage:
 
     def _overwritten_in_place(self) -> bool:
         """Whether the file at the path, the one opened, holds another database now: its
-        header (read from the file, 100 bytes: SQLite keeps writes in its log and would not
-        see it) shows another mark than this database's, once it has shown this one (until
-        a checkpoint copies the mark in, it may show none)."""
-        try:
-            with open(self.path, "rb") as f:
-                header = f.read(100)
-        except OSError:
-            return False  # (gone: the deleted-or-replaced check says it)
+        header in the file itself (SQLite keeps writes in its log and would not see it)
+        shows another mark than this database's, or none, or is no database's, once it has
+        shown this one (until a checkpoint copies the mark in, it may show none).
+
+        The header is read through SQLite (a connection of its own, read-only and
+        immutable: it reads the file, not the log), not by opening the file: closing a
+        descriptor of a file drops every POSIX lock this process holds on it, SQLite's
+        among them, and a reader in another process that closed then took itself for the
+        file's last connection and removed the log this run writes on (its next matches
+        were seen by no other process, and lost if it did not close cleanly)."""
         if self._mark == 0:
             return False
-        if len(header) == 100 and header[60:64] == self._mark.to_bytes(4, "big"):
+        try:
+            if self._header_uri is None:
+                self._header_uri = f"{self.path.resolve().as_uri()}?mode=ro&immutable=1"
+            reader = sqlite3.connect(self._header_uri, uri=True, timeout=0)
+        except (sqlite3.Error, OSError, ValueError):
+            return False  # (gone, or cannot be opened now: the other checks say it)
+        try:
+            mark = int(reader.execute("PRAGMA user_version").fetchone()[0])
+        except sqlite3.DatabaseError as e:
+            code = getattr(e, "sqlite_errorcode", None)
+            if not (isinstance(code, int) and code & 0xFF in (11, 26)):
+                return False  # (an I/O error, say: it cannot tell)
+            mark = -1  # (not a database, or a damaged one: not this one)
+        finally:
+            reader.close()
+        if mark == self._mark:
             self._mark_seen = True
             return False
         return self._mark_seen
