@@ -6,15 +6,25 @@ file and closing it after every write: closing a descriptor of a file drops ever
 lock the process holds on it, SQLite's own among them, so a connection of another process
 that closed next took itself for the file's last one and removed the write-ahead log the
 run went on writing to (its later matches were seen by no other process).
+(2) Closing a database found overwritten in place held off SQLite's copying of its log with
+another connection, reading: a file copied there that is no database (text, a file cut
+short) gave that connection no lock, and closing wrote the run's pages into the file "left
+as it was copied"; and the connection left an empty ``-wal`` beside a database copied there.
 """
 
 from __future__ import annotations
 
 import importlib
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
+
+from arena import storage as storage_module
+from arena.storage import StorageError
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -63,3 +73,65 @@ def test_a_reader_closing_in_another_process_leaves_the_running_log_alone(
         assert st._mark_seen  # (the check itself still reads the file's mark)
     finally:
         st.close()
+
+
+def _overwrite_and_close(tmp_path: Path, content: bytes | None) -> tuple[Path, bytes]:
+    """A run's database overwritten in place (by another arena database when ``content`` is
+    None, else by those bytes), the run's next write refused, and the run closed: the path
+    and the bytes copied there."""
+    setup, save, record = _storage_helpers()
+    other = tmp_path / "other.sqlite"
+    if content is None:
+        with setup(other, "o1") as o:
+            save(o, 0, record(seed=5), "o1")
+    else:
+        other.write_bytes(content)
+    db = tmp_path / "arena.sqlite"
+    st = setup(db)
+    try:
+        for i in range(3):
+            save(st, i, record(seed=i + 1))
+        st.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # (the file holds the pages)
+        save(st, 3, record(seed=4))  # (and the log a few more)
+        shutil.copyfile(other, db)
+        with pytest.raises(StorageError, match="overwritten in place"):
+            save(st, 4, record(seed=5))
+    finally:
+        st.close()
+    return db, other.read_bytes()
+
+
+@pytest.mark.parametrize(
+    "content", [b"notes, not a database\n" * 20, b"SQLite format 3\x00 cut"], ids=["text", "short"]
+)
+def test_a_file_that_is_no_database_copied_in_place_is_left_as_copied(
+    tmp_path: Path, content: bytes
+) -> None:
+    """Defect: a file that is no database copied over the run's (a text file, a database
+    cut short) gave the connection meant to hold off SQLite's closing checkpoint no lock:
+    closing wrote the run's log into it (a text file of 440 bytes became 100 KiB of pages)."""
+    db, copied = _overwrite_and_close(tmp_path, content)
+    assert db.read_bytes() == copied
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["arena.sqlite", "other.sqlite"]
+
+
+def test_closing_after_an_overwrite_leaves_no_log_beside_the_database_copied_in(
+    tmp_path: Path,
+) -> None:
+    """Defect: closing made an empty ``arena.sqlite-wal`` beside the database copied in (the
+    connection that held off the checkpoint made it); nothing is left beside it now, and
+    the database copied in is left byte for byte."""
+    db, copied = _overwrite_and_close(tmp_path, None)
+    assert db.read_bytes() == copied
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["arena.sqlite", "other.sqlite"]
+
+
+def test_without_the_file_lock_a_reading_connection_still_holds_off_the_checkpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the lock of an open file description is not had (not Linux), the connection
+    reading the database copied in holds the checkpoint off as before: the file is left
+    byte for byte (pinned)."""
+    monkeypatch.setattr(storage_module, "_hold_off_writers", lambda path, opened: None)
+    db, copied = _overwrite_and_close(tmp_path, None)
+    assert db.read_bytes() == copied
