@@ -10,6 +10,9 @@ run went on writing to (its later matches were seen by no other process).
 another connection, reading: a file copied there that is no database (text, a file cut
 short) gave that connection no lock, and closing wrote the run's pages into the file "left
 as it was copied"; and the connection left an empty ``-wal`` beside a database copied there.
+(3) The place named for a bot's error (``raise_site``) skipped the installed libraries to
+find the bot's line past the SDK and the engine: a bot installed with pip, in them itself,
+had an SDK helper's error placed in the engine again (every line of it one place).
 """
 
 from __future__ import annotations
@@ -135,3 +138,45 @@ def test_without_the_file_lock_a_reading_connection_still_holds_off_the_checkpoi
     monkeypatch.setattr(storage_module, "_hold_off_writers", lambda path, opened: None)
     db, copied = _overwrite_and_close(tmp_path, None)
     assert db.read_bytes() == copied
+
+
+PIP_BOT = """from sdk import hand
+
+
+def misuse():
+    hand.trick_winner([], None)  # the bot's line
+
+
+def caught():  # (as the SDK's runner catches it: the traceback holds the bot's frames on)
+    try:
+        misuse()
+    except ValueError as e:
+        return e
+"""
+
+
+def test_a_bot_installed_in_site_packages_has_a_helpers_error_placed_at_its_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: a bot whose file is in the installed libraries (``pip install mybot``: its
+    folder is site-packages, here stood for by a folder of the test's) had the error of an
+    SDK helper it called wrongly placed in the engine (``game.py``), as before round 36's
+    fix for a bot of its own file: each of its lines is a place of its own now too."""
+    import sdk.local
+
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    (site / "pip_installed_bot.py").write_text(PIP_BOT)
+    monkeypatch.setattr(sdk.local, "_NOT_THE_BOTS", (*sdk.local._NOT_THE_BOTS, str(site)))
+    monkeypatch.syspath_prepend(str(site))
+    module = importlib.import_module("pip_installed_bot")
+    monkeypatch.delitem(sys.modules, "pip_installed_bot")
+    error = module.caught()
+    assert isinstance(error, ValueError) and error.__traceback__ is not None
+    place = sdk.local.raise_site(error.__traceback__)
+    assert (Path(place.filename), place.name, place.lineno) == (
+        site / "pip_installed_bot.py",
+        "misuse",
+        5,
+    )
+    assert sdk.local.bot_site(error) == place
