@@ -607,9 +607,14 @@ def _shared_defaults(klass: type) -> list[str]:
         params = inspect.signature(init).parameters.values()
     except (TypeError, ValueError):
         return []
+    # (a constant table named in capitals, in the bot's module or on the class, given as the
+    # default, `def __init__(self, weights=WEIGHTS)`, is shared on purpose, as on the class)
+    module = getattr(inspect.unwrap(init), "__globals__", None)
+    tables = [*(module.items() if isinstance(module, dict) else ()), *vars(klass).items()]
+    constants = {id(v) for k, v in tables if k.isupper() and isinstance(v, _MUTABLE)}
     out = []
     for param in params:
-        if not isinstance(param.default, _MUTABLE):
+        if not isinstance(param.default, _MUTABLE) or id(param.default) in constants:
             continue
         kind = type(param.default).__name__
         made = {"list": "[]", "dict": "{}", "set": "set()"}.get(kind, f"{kind}(...)")

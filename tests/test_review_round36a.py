@@ -13,6 +13,9 @@ as it was copied"; and the connection left an empty ``-wal`` beside a database c
 (3) The place named for a bot's error (``raise_site``) skipped the installed libraries to
 find the bot's line past the SDK and the engine: a bot installed with pip, in them itself,
 had an SDK helper's error placed in the engine again (every line of it one place).
+(4) A constant table named in capitals given as an ``__init__`` default (``def
+__init__(self, weights=WEIGHTS)``) was warned of as state every match's bot shares, with
+advice to default it to None; on the class, such a table is not warned of.
 """
 
 from __future__ import annotations
@@ -180,3 +183,36 @@ def test_a_bot_installed_in_site_packages_has_a_helpers_error_placed_at_its_line
         5,
     )
     assert sdk.local.bot_site(error) == place
+
+
+CONSTANT_DEFAULT = """from sdk import Bot
+
+WEIGHTS = {"A": 11, "10": 10}
+
+
+class Weighed(Bot):
+    TABLE = [1, 2, 3]
+
+    def __init__(self, weights=WEIGHTS, table=TABLE, seen=[]):
+        super().__init__()
+        self.weights, self.table, self.seen = weights, table, seen
+"""
+
+
+def test_a_constant_table_as_an_init_default_is_not_warned_of(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: ``def __init__(self, weights=WEIGHTS)``, a table named in capitals in the
+    bot's module (or on its class) and shared on purpose, was warned of as "every match's
+    instance shares that one ... default it to None", where the same table on the class is
+    taken as a constant; a list default of no such name (``seen=[]``) still is."""
+    from sdk.local import _shared_state
+
+    (tmp_path / "weighed_bot.py").write_text(CONSTANT_DEFAULT)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("weighed_bot")
+    monkeypatch.delitem(sys.modules, "weighed_bot")
+    warnings = _shared_state(module.Weighed, vars(module.Weighed()))
+    assert [w.split(" as its default")[0] for w in warnings] == [
+        "Weighed.__init__() (weighed_bot.py:9) gives seen a list"
+    ]
