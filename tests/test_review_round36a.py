@@ -16,11 +16,15 @@ had an SDK helper's error placed in the engine again (every line of it one place
 (4) A constant table named in capitals given as an ``__init__`` default (``def
 __init__(self, weights=WEIGHTS)``) was warned of as state every match's bot shares, with
 advice to default it to None; on the class, such a table is not warned of.
+(5) ``arena-bot try --records DIR`` wrote each record over the file of its id: a write cut
+short (a full disk, a file size limit, Ctrl-C) left a piece of the new record where the
+whole old one was.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 import shutil
 import subprocess
 import sys
@@ -216,3 +220,41 @@ def test_a_constant_table_as_an_init_default_is_not_warned_of(
     assert [w.split(" as its default")[0] for w in warnings] == [
         "Weighed.__init__() (weighed_bot.py:9) gives seen a list"
     ]
+
+
+def _try_with_records(records: Path, *, size_limit: int | None) -> subprocess.CompletedProcess[str]:
+    """``arena-bot try random -n 1 --max-deals 1 --records DIR`` in a process of its own,
+    with a file size limit (``ulimit -f``) of ``size_limit`` bytes."""
+    import os
+    import resource
+
+    def limit() -> None:
+        if size_limit is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (size_limit, size_limit))
+
+    prelude = f"import sys; sys.path.insert(0, {str(ROOT)!r}); "
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    return subprocess.run(
+        [sys.executable, "-c", prelude + "from sdk.cli import main; sys.exit(main())", "try",
+         "random", "-n", "1", "--max-deals", "1", "--records", str(records)],
+        env={**env, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}, capture_output=True,
+        text=True, timeout=120, check=False, preexec_fn=limit,
+    )  # fmt: skip
+
+
+def test_try_records_a_write_cut_short_leaves_the_record_there_before(tmp_path: Path) -> None:
+    """Defect: ``try --records`` opened ``DIR/<match id>.json`` for writing, emptying it,
+    and wrote the record: one cut short (here a file size limit, as a full disk does) left
+    the first bytes of the new record in place of the whole one of an earlier run. The
+    record is written beside it and put in its place whole now; the error says so."""
+    records = tmp_path / "records"
+    done = _try_with_records(records, size_limit=None)
+    assert done.returncode == 0, done.stderr
+    path = records / "local-0-0.json"
+    before = path.read_bytes()
+    assert json.loads(before)["result"] and len(before) > 2000
+    done = _try_with_records(records, size_limit=2000)
+    assert done.returncode == 1
+    assert f"cannot write {path}: File too large" in " ".join(done.stderr.split())
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in records.iterdir()) == ["local-0-0.json"]
