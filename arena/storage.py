@@ -32,6 +32,7 @@ import math
 import os
 import sqlite3
 import stat
+import struct
 import time
 from collections.abc import Collection, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -402,9 +403,11 @@ class Storage:
         #: it yet (see :meth:`_overwritten_in_place`).
         self._mark = 0
         self._mark_seen = False
+        self._header_uri: str | None = None  # (the file's, read-only and immutable)
         #: Set once the file was found overwritten in place: closing must not checkpoint
         #: this connection's log into the other database now in it.
         self._overwritten = False
+        self._overwritten_file: tuple[int, int] | None = None
         #: Set once the file written was found deleted or replaced (the error said then):
         #: every later write goes to that lost file, so a caller that goes on (`arena
         #: serve`) must write no more. ``written_back``: where what it held (the write that
@@ -481,12 +484,17 @@ class Storage:
     def _close_without_checkpoint(self) -> None:
         """Close a connection whose file was overwritten in place: SQLite's last connection
         to a file copies its write-ahead log into it on closing, which would write this
-        run's pages into the other database put there (a mix of both). Another connection
-        to the file, reading, holds the lock that closing needs for that, so the log is
-        left (it was removed from beside the path already: :meth:`_drop_lost_log`)."""
+        run's pages into the other database put there (a mix of both), or into a file that
+        is no database. A read lock on SQLite's bytes of the file (:func:`_hold_off_writers`,
+        Linux), else another connection to it, reading, holds off the lock that closing
+        needs for that, so the log is left (it was removed from beside the path already:
+        :meth:`_drop_lost_log`)."""
+        fd = _hold_off_writers(self.path, self._overwritten_file)
         holder = None
         with contextlib.suppress(sqlite3.Error, OSError):
-            if self.path.is_file():  # (connecting would create a database where none is)
+            # (a file that is no database gives SQLite nothing to lock: only the lock above
+            # holds it; connecting where no file is would create a database there)
+            if fd is None and self.path.is_file():
                 holder = sqlite3.connect(str(self.path), timeout=0)
                 holder.execute("BEGIN")
                 holder.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
@@ -495,7 +503,10 @@ class Storage:
         if holder is not None:
             with contextlib.suppress(sqlite3.Error):
                 holder.rollback()
+            with contextlib.suppress(sqlite3.Error):
                 holder.close()
+        if fd is not None:
+            os.close(fd)
 
     def __enter__(self) -> Storage:
         return self
@@ -618,17 +629,34 @@ class Storage:
 
     def _overwritten_in_place(self) -> bool:
         """Whether the file at the path, the one opened, holds another database now: its
-        header (read from the file, 100 bytes: SQLite keeps writes in its log and would not
-        see it) shows another mark than this database's, once it has shown this one (until
-        a checkpoint copies the mark in, it may show none)."""
-        try:
-            with open(self.path, "rb") as f:
-                header = f.read(100)
-        except OSError:
-            return False  # (gone: the deleted-or-replaced check says it)
+        header in the file itself (SQLite keeps writes in its log and would not see it)
+        shows another mark than this database's, or none, or is no database's, once it has
+        shown this one (until a checkpoint copies the mark in, it may show none).
+
+        The header is read through SQLite (a connection of its own, read-only and
+        immutable: it reads the file, not the log), not by opening the file: closing a
+        descriptor of a file drops every POSIX lock this process holds on it, SQLite's
+        among them, and a reader in another process that closed then took itself for the
+        file's last connection and removed the log this run writes on (its next matches
+        were seen by no other process, and lost if it did not close cleanly)."""
         if self._mark == 0:
             return False
-        if len(header) == 100 and header[60:64] == self._mark.to_bytes(4, "big"):
+        try:
+            if self._header_uri is None:
+                self._header_uri = f"{self.path.resolve().as_uri()}?mode=ro&immutable=1"
+            reader = sqlite3.connect(self._header_uri, uri=True, timeout=0)
+        except (sqlite3.Error, OSError, ValueError):
+            return False  # (gone, or cannot be opened now: the other checks say it)
+        try:
+            mark = int(reader.execute("PRAGMA user_version").fetchone()[0])
+        except sqlite3.DatabaseError as e:
+            code = getattr(e, "sqlite_errorcode", None)
+            if not (isinstance(code, int) and code & 0xFF in (11, 26)):
+                return False  # (an I/O error, say: it cannot tell)
+            mark = -1  # (not a database, or a damaged one: not this one)
+        finally:
+            reader.close()
+        if mark == self._mark:
             self._mark_seen = True
             return False
         return self._mark_seen
@@ -638,6 +666,7 @@ class Storage:
         yet copied from the log are all that is left), and no copy can be made that is not
         a mix of both databases. It is left as it is, this connection's log is removed
         from beside it and never copied into it, and a StorageError says so."""
+        self._overwritten_file = self._file
         self._file = None
         self.file_lost = True
         self._overwritten = True
@@ -1490,6 +1519,40 @@ def _file_id(path: Path) -> tuple[int, int] | None:
     except OSError:
         return None
     return st.st_dev, st.st_ino
+
+
+#: SQLite's lock bytes on a database file (its unix VFS): a writer that would take the file
+#: for itself (the last connection closing, to copy its log in) locks this range for writing.
+_SQLITE_SHARED_FIRST = 0x40000000 + 2
+_SQLITE_SHARED_SIZE = 510
+
+
+def _hold_off_writers(path: Path, opened: tuple[int, int] | None) -> int | None:
+    """A descriptor of the file at ``path`` (if it is still the one ``opened``) holding a
+    read lock on SQLite's shared bytes, which keeps a connection of this process closing
+    from taking the file for itself; None where it cannot (not Linux, another file there).
+
+    The lock is an open file description's (Linux): a classic POSIX lock would be this
+    process's, as SQLite's are, and hold nothing against them."""
+    ofd = getattr(fcntl, "F_OFD_SETLK", None)
+    if ofd is None or opened is None or struct.calcsize("P") != 8:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != opened or not stat.S_ISREG(st.st_mode):
+            raise OSError("another file")
+        flock = struct.pack(
+            "hhqqi4x", fcntl.F_RDLCK, os.SEEK_SET, _SQLITE_SHARED_FIRST, _SQLITE_SHARED_SIZE, 0
+        )
+        fcntl.fcntl(fd, ofd, flock)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
 
 
 def _iso(t: float) -> str:

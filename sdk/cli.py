@@ -857,10 +857,20 @@ def _write_record(directory: Path, match_id: str, match: LocalMatch) -> None:
     """``try --records``: a finished match's record as ``<match id>.json`` (``arena
     replay`` reads it, ``arena replay --check`` checks it)."""
     path = directory / f"{match_id}.json"
+    # Written beside it, then put in its place: a write cut short (a full disk, Ctrl-C)
+    # leaves the record there before whole, not the start of the new one.
+    part = directory / f".{match_id}.json.part"
     try:
-        path.write_text(json.dumps(match.record, ensure_ascii=False), encoding="utf-8")
+        part.write_text(json.dumps(match.record, ensure_ascii=False), encoding="utf-8")
+        os.replace(part, path)
     except OSError as e:  # (a full disk, say): said in words, not as a traceback
+        with contextlib.suppress(OSError):
+            part.unlink()
         raise click.ClickException(f"cannot write {path}: {e.strerror or e}") from None
+    except BaseException:
+        with contextlib.suppress(OSError):
+            part.unlink()
+        raise
 
 
 def _print_results(console: Console, result: SeriesResult, title: str) -> None:

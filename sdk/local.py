@@ -222,13 +222,16 @@ def stops_the_bot(e: BaseException) -> bool:
 _STDLIB = tuple({sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")})
 
 
-#: Code that is not the bot's own: the SDK and the rules engine (a helper such as
-#: ``sdk.hand.trick_winner`` given a bad argument raises there) and installed libraries.
+#: Code that is never the bot's own: the SDK and the rules engine (a helper such as
+#: ``sdk.hand.trick_winner`` given a bad argument raises there).
+_THE_ARENAS = (_SDK_DIR, str(Path(engine.__file__).parent) + os.sep)
+
+#: Code that is not the bot's own, most likely: the above, Python's library and the
+#: installed libraries.
 _NOT_THE_BOTS = (
     *_STDLIB,
     *{sysconfig.get_path("purelib"), sysconfig.get_path("platlib")},
-    _SDK_DIR,
-    str(Path(engine.__file__).parent) + os.sep,
+    *_THE_ARENAS,
 )
 
 
@@ -236,15 +239,14 @@ def raise_site(tb: TracebackType) -> traceback.FrameSummary:
     """The innermost frame of ``tb`` in the bot's own code: outside Python's library, the
     installed libraries, the SDK and the engine (a bot's ``hand.trick_winner([], None)``
     raises in the engine, but the bot's line is the place to name, and each of its lines
-    is a place of its own); else the innermost outside Python's library (else the
-    innermost)."""
+    is a place of its own); else (a bot installed with pip, in the installed libraries
+    itself) the innermost outside Python's library, the SDK and the engine; else the
+    innermost outside Python's library (else the innermost)."""
     frames = traceback.StackSummary.extract(traceback.walk_tb(tb), lookup_lines=False)
-    for frame in reversed(frames):
-        if not frame.filename.startswith(_NOT_THE_BOTS):
-            return frame
-    for frame in reversed(frames):
-        if not frame.filename.startswith(_STDLIB):
-            return frame
+    for outside in (_NOT_THE_BOTS, (*_STDLIB, *_THE_ARENAS), _STDLIB):
+        for frame in reversed(frames):
+            if not frame.filename.startswith(outside):
+                return frame
     return frames[-1]
 
 
@@ -605,9 +607,14 @@ def _shared_defaults(klass: type) -> list[str]:
         params = inspect.signature(init).parameters.values()
     except (TypeError, ValueError):
         return []
+    # (a constant table named in capitals, in the bot's module or on the class, given as the
+    # default, `def __init__(self, weights=WEIGHTS)`, is shared on purpose, as on the class)
+    module = getattr(inspect.unwrap(init), "__globals__", None)
+    tables = [*(module.items() if isinstance(module, dict) else ()), *vars(klass).items()]
+    constants = {id(v) for k, v in tables if k.isupper() and isinstance(v, _MUTABLE)}
     out = []
     for param in params:
-        if not isinstance(param.default, _MUTABLE):
+        if not isinstance(param.default, _MUTABLE) or id(param.default) in constants:
             continue
         kind = type(param.default).__name__
         made = {"list": "[]", "dict": "{}", "set": "set()"}.get(kind, f"{kind}(...)")
