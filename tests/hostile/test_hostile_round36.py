@@ -63,7 +63,7 @@ DECISION_MS = 400
 BANK_MS = 300
 GRACE_S = 2.0
 STRIKES = 3
-FLOOD = 120
+FLOOD = 40
 HONEST_TABLE = ("h1", "h2", "h3")
 HONEST_GUESTS = ("h4", "h5")  # the honest seats at the hostile table
 
@@ -270,29 +270,45 @@ class World:
         return running[0] if running else f"honest-{len(self.honest_records):04d}"
 
     async def get_info(self) -> pb.ServerInfo:
-        info: pb.ServerInfo = await pb_grpc.ArenaStub(self.info).GetInfo(
-            pb.GetInfoRequest(), timeout=30
-        )
-        return info
+        """GetInfo's answer; asked again as told when the referee's limit of requests
+        without a token (200 per address in 2 s, docs/referee.md) refuses it: the machine
+        asks after every step, and many steps take no time."""
+        for _ in range(20):
+            try:
+                info: pb.ServerInfo = await pb_grpc.ArenaStub(self.info).GetInfo(
+                    pb.GetInfoRequest(), timeout=30
+                )
+                return info
+            except grpc.aio.AioRpcError as e:
+                if e.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
+                    raise
+                assert "requests without a token" in (e.details() or ""), e
+                wait = dict(e.trailing_metadata() or ())["retry-after-ms"]
+                self.seen["GetInfo refused: wait"] += 1
+                await asyncio.sleep(int(wait) / 1000)
+        raise AssertionError("GetInfo refused 20 times in a row")
 
     async def _stop(self) -> None:
         self.stopping = True
         await asyncio.wait_for(self.table, 60)
         await self.ref.end_streams(final=True)
         await asyncio.wait_for(asyncio.gather(*self.runner_tasks), 30)
-        for r in self.runners:  # (the honest bots saw no refusal, no error, no reconnect)
-            sm = r.summary
-            assert (sm.errors, sm.rejected, sm.connections) == (0, 0, 1), (r.name, sm)
-            assert sm.matches > 0 and sm.decisions > 0, (r.name, sm)
         await self.info.close()
         await self.server.stop(1.0)
 
-    def stop(self) -> None:
+    def stop(self, check: bool = True) -> None:
+        """Stop the arena; with ``check``, assert that it ended clean (else only stop it:
+        the run failed already, and that failure is the one to report)."""
         try:
             self.run(self._stop())
             self.run(asyncio.sleep(0.3))  # (grpc.aio's last callbacks)
             left = self.run(self._others())
-            assert left == [], f"tasks outlive the arena: {left}"
+            if check:
+                assert left == [], f"tasks outlive the arena: {left}"
+                for r in self.runners:  # (the honest bots: no refusal, error or reconnect)
+                    sm = r.summary
+                    assert (sm.errors, sm.rejected, sm.connections) == (0, 0, 1), (r.name, sm)
+                    assert sm.matches > 0 and sm.decisions > 0, (r.name, sm)
         finally:
             self.loop.call_soon_threadsafe(self.loop.stop)
             self.thread.join(10)
@@ -597,7 +613,7 @@ class Machine(RuleBasedStateMachine):
     @rule(i=bot_index,
           kind=st.sampled_from(["empty", "unknown_kind", "second_hello", "empty_batch",
                                 "oversize_batch", "garbage"]),
-          count=st.integers(1, 4))  # fmt: skip
+          count=st.integers(1, 12))  # fmt: skip
     def stray(self, i: int, kind: str, count: int) -> None:
         """Messages that answer nothing, after the Welcome."""
         b = self.bots[i % len(self.bots)]
@@ -865,6 +881,7 @@ def _run(tmp: Path, examples: int, steps: int, derandomize: bool = True) -> None
     global WORLD
     logging.getLogger("arena").setLevel(logging.INFO)
     WORLD = World(tmp)
+    ok = False
     try:
         run_state_machine_as_test(Machine, settings=settings(
             max_examples=examples, stateful_step_count=steps, derandomize=derandomize,
@@ -895,9 +912,10 @@ def _run(tmp: Path, examples: int, steps: int, derandomize: bool = True) -> None
         stray = [o for o in streams if id(o) not in kept]
         assert not stray, f"{len(stray)} streams kept by no session: {stray}"
         del streams, runners
+        ok = True
     finally:
         world, WORLD = WORLD, None
-        world.stop()
+        world.stop(check=ok)
     for rec_file in sorted(world.rec_dir.glob("honest-*.jsonl")):
         _replay_check(rec_file)
 
@@ -910,6 +928,7 @@ def test_sequences_of_hostile_moves_leave_the_referee_and_honest_tables_whole(
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)  # (some 130-160 s alone; far more on a loaded machine)
 def test_sequences_of_hostile_moves_at_length(tmp_path: Path) -> None:
     """The bigger run: more and longer examples, random (a failure prints its blob)."""
     _run(tmp_path, examples=50, steps=30, derandomize=False)
