@@ -181,7 +181,7 @@ def test_four_marriages_keep_the_only_ace(name: str) -> None:
     """Before: all three gave A♠ and 9♣ (the only cards outside the marriages): with no ace
     the declarer never wins a trick, declares nothing and takes 0 on this deal (double-
     dummy, 0 in each of 30 random deals too). Now a card of the ♠ marriage goes and A♠
-    stays: 113 here."""
+    stays: 114-115 here."""
     g, given = _gives(_bot(name))
     assert parse_cards("A♠")[0] not in given
     assert len(given) == 2 and set(given) <= set(parse_cards("K♠ Q♠ 9♣"))
