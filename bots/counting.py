@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from itertools import combinations
 
 from bots._dds import Budget, SearchTimeout, Solver, position_from_view, rule_options
-from bots.heuristic import HeuristicBot, estimate_take
+from bots.heuristic import HeuristicBot, estimate_take, kept_in_passing
 from engine import (
     ACE_MARRIAGE_VALUE,
     DECK,
@@ -39,7 +39,7 @@ from engine import (
     Rank,
     Suit,
 )
-from sdk.hand import has_ace_marriage, marriages, outstanding_cards, played_cards, voids
+from sdk.hand import has_ace_marriage, outstanding_cards, played_cards, voids
 from sdk.sampling import Sampler
 
 __all__ = ["CountingBot", "own_declaration"]
@@ -267,9 +267,9 @@ class CountingBot(HeuristicBot):
         n_give = len(hand) - 8
         if n_give != 2:
             return super().choose_gives(view)
-        # Never a marriage card while another can go (ten cards hold at most eight of them).
-        wed = marriages(hand)
-        married = {c for c in hand if c.suit in wed and c.rank in (Rank.KING, Rank.QUEEN)}
+        # Never a marriage card while another can go (ten cards hold at most eight of them),
+        # nor the only ace for a fourth marriage.
+        married = kept_in_passing(hand, n_give)
         best: tuple[tuple[int, float], tuple[Card, ...]] | None = None
         for pair in combinations(sorted(hand), 2):
             keep = set(hand) - set(pair)

@@ -40,7 +40,7 @@ from engine import (
 from sdk.bot import Bot
 from sdk.hand import beats, by_suit, has_ace_marriage, marriages, trick_winner
 
-__all__ = ["HeuristicBot", "estimate_take", "p_normal"]
+__all__ = ["HeuristicBot", "estimate_take", "kept_in_passing", "p_normal"]
 
 _TOP_DOWN = (Rank.ACE, Rank.TEN, Rank.KING, Rank.QUEEN, Rank.JACK, Rank.NINE)
 # What the opponents add, on average, to the k-th sure winner cashed in one suit: they
@@ -74,6 +74,7 @@ def estimate_take(
         trump_suit = max(mar, key=lambda s: (len(suits[s]), s))
     total = 0.0
     winners = 0
+    long_trump = 0  # a long marriage suit: an entry once its marriage has made it trump
     for s in Suit:
         cs = suits[s]
         if not cs:
@@ -95,12 +96,19 @@ def estimate_take(
             for c in rest:
                 total += p * (c.points + 5.0)
             if len(cs) >= 4:
-                winners += 1
+                # Length or a ruff wins a trick only once a trump is set: with none yet,
+                # not an entry for the first marriage, which has to make it trump.
+                if trump is None:
+                    long_trump = 1
+                else:
+                    winners += 1
         elif rest and k == 0 and rest[0].rank == Rank.TEN and len(cs) >= 2 and out > 0:
             total += 0.3 * 15.0  # a guarded ten: the ace may fall first
     values = [s.marriage_value for s in mar]
     for i, v in enumerate(values):
         entries = winners + (1 if has_won or not ruleset.marriage_needs_trick else 0)
+        if i >= 1:
+            entries += long_trump
         if i == 0 and (has_won or not ruleset.marriage_needs_trick):
             p = 1.0
         elif entries >= i + 1:
@@ -240,13 +248,14 @@ class HeuristicBot(Bot):
     def choose_gives(self, view: PlayerView) -> list[Card]:
         """The two (one per opponent) cards to give: the cheapest to lose, never a card of a
         held marriage while another card can go instead (the estimate discounts a second or
-        third marriage for want of entries, and once valued a fourth trump above 80)."""
+        third marriage for want of entries, and once valued a fourth trump above 80) — but
+        never the only ace either (:func:`kept_in_passing`)."""
         hand = list(view.hand)
         n_give = len(hand) - 8
         if n_give <= 0:
             return []
         base = set(hand)
-        married = _marriage_cards(hand)
+        married = kept_in_passing(hand, n_give)
         cost = {}
         for c in hand:
             keep = base - {c}
@@ -428,6 +437,23 @@ class HeuristicBot(Bot):
             )
 
         return min(cards, key=key)
+
+
+def kept_in_passing(hand: Sequence[Card], n_give: int) -> set[Card]:
+    """The cards the declarer gives only when nothing else can go: those of his marriages.
+
+    With four marriages the two other cards would have to go, and if one is an ace that
+    leaves the hand without an entry: the defenders hold every ace and ten, the declarer
+    never wins a trick and declares nothing (double-dummy: 0 points, against ~114 keeping
+    the ace and giving a card of the ♠ marriage). Then the cheapest marriage is not kept
+    by this rule, and the estimate chooses among its cards and the others.
+    """
+    married = _marriage_cards(hand)
+    others = [c for c in hand if c not in married]
+    if len(others) <= n_give and any(c.rank == Rank.ACE for c in others):
+        cheapest = min(marriages(hand), key=lambda s: s.marriage_value)
+        married -= {Card.of(Rank.KING, cheapest), Card.of(Rank.QUEEN, cheapest)}
+    return married
 
 
 def _marriage_cards(hand: Iterable[Card]) -> set[Card]:
