@@ -315,6 +315,7 @@ def _short(msg: pb.ServerMessage, how: str) -> pb.ServerMessage:
         r = deal_ended("m1").deal_ended
         del r.takes[2:]
         v.deal_results.append(r)
+        v.deal_number += 1  # (a view holds the results of the deals before its own only)
     return out
 
 
