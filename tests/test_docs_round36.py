@@ -7,7 +7,8 @@ code and its log's tail on the arena's output, but its log itself (``<out>/logs/
 got no line of the runner's, which tournament.md says it gets at each exit: read alone, it
 ended on the bot's last line (half a line, even), not saying the bot had exited or that the
 tournament stopped. The README's rows named neither ``arena rules --players`` nor
-``arena-bot try --records``.
+``arena-bot try --records``. writing-a-bot.md put the bundled bots' wall-clock backstop at
+2.5 budgets (``Budget``'s default); ``counting`` sets 10 and ``pimc`` 3.3.
 
 Pinned, as pasted and found right: writing-a-bot.md's ``try`` table (the command printed
 above it gives it exactly, every column but the times) and its ``--records`` with
@@ -201,3 +202,26 @@ def test_the_figures_bots_md_gives_for_its_round36_hands() -> None:
     assert barrel.seat == 1 and barrel.barrel[1] > 0
     assert _bot("counting").act(barrel) == Bid(120)
     assert _bot("pimc").act(barrel) == Bid(120)
+
+
+# --- writing-a-bot.md: the search backstop --------------------------------------------------
+
+
+def test_the_backstop_writing_a_bot_md_names_is_the_bots() -> None:
+    """Defect (docs): the guide put the bundled bots' wall-clock backstop at "2.5 times its
+    budget", the default of ``bots._dds.Budget``; ``counting`` sets 10 (0.4 s) and ``pimc``
+    3.3 (0.9 s a card), as bots.md says: a reader sizing a deadline took it for 2.5."""
+    from bots.counting import CountingBot
+    from bots.pimc import PimcBot
+
+    doc = _joined(_text("writing-a-bot.md"))
+    assert "2.5 times its budget" not in doc
+    said = (
+        "(`safety`: 10 budgets, 0.4 s, for `counting`'s endgame search; 3.3 budgets, 0.9 s a "
+        "card, for `pimc`, which says so in its log)"
+    )
+    assert said in doc
+    assert CountingBot.safety == 10.0
+    assert round(CountingBot.endgame_budget * CountingBot.safety, 2) == 0.4
+    assert PimcBot.safety == 3.3
+    assert round(PimcBot().budget * 0.9 * PimcBot.safety, 1) == 0.9
