@@ -1265,10 +1265,12 @@ async def _wait_for_bots(
                 await wait
             p = dead[0]
             tail = p.tail()
+            code = p.proc.returncode if p.proc else "?"
+            # (In its log too, as at every exit: read alone, it ended on the bot's last line.)
+            p.note(f"exited with code {code} {why}: the tournament stops")
             await p.stop()  # (what it started goes with it)
             raise TournamentError(
-                f"bot {p.spec.name!r} exited with code {p.proc.returncode if p.proc else '?'} "
-                f"{why} (log {p.log_path}):\n{tail}"
+                f"bot {p.spec.name!r} exited with code {code} {why} (log {p.log_path}):\n{tail}"
             )
         if time.monotonic() > deadline:
             wait.cancel()

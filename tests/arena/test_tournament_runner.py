@@ -684,6 +684,7 @@ def test_a_bot_out_of_restarts_before_the_start_stops_the_start_at_once() -> Non
         spec = types.SimpleNamespace(name="crashy")
         proc = types.SimpleNamespace(returncode=1)
         restarts, given_up, stopped, exited = 0, False, False, True
+        noted = ""
         log_path = Path("crashy.log")
 
         def tail(self, lines: int = 8) -> str:
@@ -691,6 +692,9 @@ def test_a_bot_out_of_restarts_before_the_start_stops_the_start_at_once() -> Non
 
         def trim_log(self) -> None:
             pass
+
+        def note(self, text: str) -> None:  # (the runner's line in its log)
+            self.noted = text
 
         async def stop(self) -> None:
             self.stopped = True
@@ -708,6 +712,10 @@ def test_a_bot_out_of_restarts_before_the_start_stops_the_start_at_once() -> Non
     with pytest.raises(TournamentError, match=r"(?s)code 1 again, after 0 restarts.*boom"):
         asyncio.run(_wait_for_bots(cfg, Referee(), {"crashy": dead}, 0))  # type: ignore[dict-item]
     assert dead.stopped
+    assert dead.noted == (
+        "exited with code 1 again, after 0 restarts, before the tournament began: "
+        "the tournament stops"
+    )
 
 
 def test_review_findings_of_the_deferred_store(tmp_path: Path) -> None:
