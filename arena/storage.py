@@ -162,6 +162,10 @@ def _sql_type(value: Any) -> str:
     return names.get(type(value), type(value).__name__)
 
 
+#: What a run is told to do once its database is put right.
+_RESUME = "run the same command again to resume"
+
+
 class StorageError(RuntimeError):
     """The database cannot be used: the message says why and what to do."""
 
@@ -374,8 +378,17 @@ class Storage:
     #: from the one it read; None if it could not tell).
     file_id: tuple[int, int] | None = None
 
-    def __init__(self, path: str | Path, *, timeout: float = 5.0) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        timeout: float = 5.0,
+        resume: str = _RESUME,
+    ) -> None:
         self.path = Path(path)
+        #: What the errors of a lost or overwritten file advise (`arena serve` has its own:
+        #: a new serve is a new tournament, not this one resumed).
+        self.resume = resume
         problem = sidecar_problem(self.path)
         if problem is not None:
             raise StorageError(problem)
@@ -601,7 +614,7 @@ class Storage:
         self._drop_lost_log()
         message = (
             f"{self.path} was deleted or replaced while this run was writing to it: {saved}; "
-            "run the same command again to resume"
+            f"{self.resume}"
         )
         log.error("%s", message)
         raise StorageError(message)
@@ -675,7 +688,8 @@ class Storage:
             f"{self.path} was overwritten in place while this run was writing to it (another "
             "database copied over it?): the matches stored in it are no longer in the file, "
             "and the file is left as it is; put the database back (a copy, if you have one) "
-            "and run the same command again to resume (what is not in it is played again)"
+            f"and {self.resume}"
+            + (" (what is not in it is played again)" if self.resume == _RESUME else "")
         )
         log.error("%s", message)
         raise StorageError(message)

@@ -33,6 +33,10 @@ from engine.rules import TomlFileError, describe_ruleset, did_you_mean, read_tom
 
 __all__ = ["load_tokens", "serve"]
 
+#: What the storage's errors advise under `arena serve` (its own words: a tournament's
+#: "run the same command again to resume" would be wrong, a new serve is a new tournament).
+SERVE_RESUME = "start arena serve again to store results again (a new tournament)"
+
 
 class _Results:
     """``--db``: every finished match of the lobby stored as a match of one tournament
@@ -64,7 +68,9 @@ class _Results:
         try:
             db.parent.mkdir(parents=True, exist_ok=True)
             lock.acquire()
-            storage = Storage(db)
+            # (a new `arena serve` is a new tournament: the storage's errors must not say
+            # that running it again resumes this one)
+            storage = Storage(db, resume=SERVE_RESUME)
         except (OSError, StorageError) as e:
             with contextlib.suppress(OSError):  # (a full disk refuses the unlock's write too)
                 lock.release()

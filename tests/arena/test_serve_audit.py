@@ -578,3 +578,28 @@ def test_serve_names_the_bots_whose_tokens_are_easy_to_guess(
     assert "bots.a, bots.c: a token shorter than 8 characters is easy to guess" in note
     assert "bots.b" not in note
     assert "easy to guess" not in said('a = "8-chars!"\nb = "tok-bbbb"\nc = "tok-cccc"\n')
+
+
+def test_serve_storage_errors_advise_a_new_serve_not_a_resume(tmp_path: Path) -> None:
+    """Defect (found by the docs audit of round 36): under `arena serve --db`, a database
+    deleted or replaced, or overwritten in place, was said with the tournament runner's
+    advice, "run the same command again to resume"; a new `arena serve` is a new
+    tournament, resuming nothing. The storage's errors now give serve's own advice."""
+    import click
+
+    from arena.cli.serve import SERVE_RESUME, _Results
+
+    db = tmp_path / "serve.sqlite"
+    results = _Results.open(db, PRESETS["classic"], {"alice": "t" * 20}, None)
+    try:
+        results.start("20261205-040000")
+        other = tmp_path / "other.sqlite"
+        other.write_bytes(b"")
+        os.replace(other, db)  # (a file of another inode at the path: deleted or replaced)
+        with pytest.raises(click.ClickException, match="deleted or replaced") as caught:
+            results.start("20261205-040001")
+        said = str(caught.value)
+        assert SERVE_RESUME in said and "run the same command again" not in said
+    finally:
+        results._storage.close()
+        results._lock.release()
