@@ -390,3 +390,32 @@ def test_a_restart_whose_log_fails_after_opening_plays_with_output_dropped(
 
     assert asyncio.run(go()) == 0
     assert log.read_text() == ""
+
+
+def test_a_write_after_the_overwrite_was_said_writes_nothing_beside_it(tmp_path: Path) -> None:
+    """Once the overwrite was said, a caller that writes again gets no second error and no
+    copy of the lost file written back beside the path: the file copied there is left
+    alone. (Mutant killed: the said-once check dropped, so the next write took the file
+    for a replaced one and wrote the lost database back beside it.)"""
+    setup, save, record = _storage_helpers()
+    other = tmp_path / "other.sqlite"
+    setup(other, "o1").close()
+    copied = other.read_bytes()
+    db = tmp_path / "arena.sqlite"
+    st = setup(db)
+    try:
+        save(st, 0, record(seed=1))
+        with open(db, "r+b") as fh:
+            fh.truncate(0)
+            fh.write(copied)
+        with pytest.raises(StorageError, match="overwritten in place"):
+            save(st, 1, record(seed=2))
+        before = sorted(p.name for p in tmp_path.iterdir())
+        try:
+            save(st, 2, record(seed=3))
+        except StorageError as e:
+            pytest.fail(f"said twice: {e}")
+        assert sorted(p.name for p in tmp_path.iterdir()) == before
+    finally:
+        st.close()
+    assert db.read_bytes() == copied
