@@ -226,13 +226,21 @@ _STDLIB = tuple({sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")}
 #: ``sdk.hand.trick_winner`` given a bad argument raises there).
 _THE_ARENAS = (_SDK_DIR, str(Path(engine.__file__).parent) + os.sep)
 
+#: The installed libraries. In a virtual environment they are inside ``platstdlib``
+#: (``.venv/lib/python3.11/site-packages`` in ``.venv/lib/python3.11``): not Python's own
+#: library for that (see :func:`_in_stdlib`).
+_SITE = tuple({sysconfig.get_path("purelib"), sysconfig.get_path("platlib")})
+
 #: Code that is not the bot's own, most likely: the above, Python's library and the
 #: installed libraries.
-_NOT_THE_BOTS = (
-    *_STDLIB,
-    *{sysconfig.get_path("purelib"), sysconfig.get_path("platlib")},
-    *_THE_ARENAS,
-)
+_NOT_THE_BOTS = (*_STDLIB, *_SITE, *_THE_ARENAS)
+
+
+def _in_stdlib(filename: str) -> bool:
+    """Whether ``filename`` is in Python's own library (not in the installed libraries,
+    which a virtual environment keeps inside it: a bot installed there with pip is no part
+    of Python's library)."""
+    return filename.startswith(_STDLIB) and not filename.startswith(_SITE)
 
 
 def raise_site(tb: TracebackType) -> traceback.FrameSummary:
@@ -243,9 +251,14 @@ def raise_site(tb: TracebackType) -> traceback.FrameSummary:
     itself) the innermost outside Python's library, the SDK and the engine; else the
     innermost outside Python's library (else the innermost)."""
     frames = traceback.StackSummary.extract(traceback.walk_tb(tb), lookup_lines=False)
-    for outside in (_NOT_THE_BOTS, (*_STDLIB, *_THE_ARENAS), _STDLIB):
+    passes = (
+        lambda f: f.startswith(_NOT_THE_BOTS),
+        lambda f: f.startswith(_THE_ARENAS) or _in_stdlib(f),
+        _in_stdlib,
+    )
+    for excluded in passes:
         for frame in reversed(frames):
-            if not frame.filename.startswith(outside):
+            if not excluded(frame.filename):
                 return frame
     return frames[-1]
 
@@ -257,7 +270,7 @@ def bot_site(e: BaseException) -> traceback.FrameSummary | None:
     if e.__traceback__ is None:
         return None
     site = raise_site(e.__traceback__)
-    return None if site.filename.startswith((*_STDLIB, _SDK_DIR)) else site
+    return None if _in_stdlib(site.filename) or site.filename.startswith(_SDK_DIR) else site
 
 
 def log_leaving(
