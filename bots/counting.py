@@ -268,8 +268,8 @@ class CountingBot(HeuristicBot):
         if n_give != 2:
             return super().choose_gives(view)
         # Never a marriage card while another can go (ten cards hold at most eight of them),
-        # nor the only ace for a fourth marriage.
-        married = kept_in_passing(hand, n_give)
+        # nor the only ace for a fourth marriage, nor an ace of an ace marriage.
+        married = kept_in_passing(hand, n_give, view.ruleset.ace_marriage)
         best: tuple[tuple[int, float], tuple[Card, ...]] | None = None
         for pair in combinations(sorted(hand), 2):
             keep = set(hand) - set(pair)
