@@ -327,6 +327,8 @@ class _BotProcess:
         #: counts every byte dropped, not only its own.
         self._log_dropped = 0
         self._log_marker = 0
+        #: This start's output goes nowhere (its log could not be opened again at a restart).
+        self._output_dropped = False
 
     async def start(self) -> None:
         try:
@@ -338,6 +340,7 @@ class _BotProcess:
             self._log_start = self._fh.seek(0, os.SEEK_END)
             self._fh.write(f"--- {time.strftime('%H:%M:%S')} starting {self.spec.name}\n".encode())
             self._fh.flush()
+            self._output_dropped = False
         except OSError as e:
             reason = e.strerror or str(e)
             blocker = file_in_the_way(self.log_path.parent)
@@ -354,6 +357,7 @@ class _BotProcess:
             # of the organiser (an `out` made read-only or removed meanwhile): it plays on,
             # what it writes dropped.
             log.warning("%s: restarted all the same, its output dropped", said)
+            self._output_dropped = True  # (tail() must not show the last start's lines)
             if self._fh is not None:
                 with contextlib.suppress(OSError):
                     self._fh.close()
@@ -441,6 +445,10 @@ class _BotProcess:
     def tail(self, lines: int = 8) -> str:
         """The last ``lines`` lines this start of the bot wrote (not an earlier run's), from
         the log's last ``_TAIL_BYTES`` at most: a bot may have written gigabytes."""
+        if self._output_dropped:
+            # (The log still holds the start before, read from its start: shown again as
+            # this start's, its old error read as the reason of this exit.)
+            return "(its output is dropped: its log could not be opened when it was restarted)"
         try:
             with _open_regular(self.log_path, os.O_RDONLY, "rb") as fh:
                 end = fh.seek(0, os.SEEK_END)
@@ -542,18 +550,40 @@ def _launch_error(program: str, e: OSError, cwd: Path | None) -> str:
                 )
             return f"its interpreter (the #! line: {shown}) was not found"
         if isinstance(e, PermissionError) and where and os.access(where, os.X_OK) and interp:
-            if Path(interp).is_dir():
+            # (A relative interpreter is looked for from the bot's directory, as the kernel
+            # does: the bot runs there.)
+            at = Path(cwd or ".") / interp
+            if at.is_dir():
                 return f"its interpreter (the #! line: {shown}) is a directory"
-            if Path(interp).is_file() and not os.access(interp, os.X_OK):
+            if at.is_file() and not os.access(at, os.X_OK):
+                if _on_noexec(at):
+                    return f"its interpreter (the #! line: {shown}) is {_NOEXEC}"
                 return f"its interpreter (the #! line: {shown}) is not executable"
     if isinstance(e, PermissionError) and where is not None:
         if where.is_dir():
             return "it is a directory"
         if where.is_file() and not os.access(where, os.X_OK):
+            if _on_noexec(where):
+                # (chmod +x would change nothing: the file may be executable already)
+                return f"{why}: the file is {_NOEXEC} (name its interpreter first)"
             return f"{why}: the file is not executable (chmod +x, or name its interpreter first)"
     if where is not None and not where.is_absolute():
         why += f" (looked for in {Path(cwd or '.').resolve()})"
     return why
+
+
+#: Why a file with its execute bits cannot run all the same.
+_NOEXEC = "on a file system mounted noexec (no program there can run)"
+
+
+def _on_noexec(path: Path) -> bool:
+    """Whether ``path`` is on a file system mounted ``noexec``, where the kernel refuses to
+    run any file (``Permission denied``) whatever its mode: its execute bits mean nothing,
+    and "chmod +x" would be no advice."""
+    try:
+        return bool(os.statvfs(path).f_flag & getattr(os, "ST_NOEXEC", 0))
+    except OSError:
+        return False
 
 
 def _open_regular(path: Path, flags: int, mode: str) -> IO[bytes]:
