@@ -11,7 +11,9 @@ Defects found and fixed (each test's docstring says what happened before):
 - a command bot's script on a file system mounted ``noexec`` was said to be "not
   executable (chmod +x ...)", though it was; its interpreter there likewise;
 - a relative ``#!`` interpreter was looked for from the arena's directory, not the bot's
-  (where the kernel looks): one naming a directory was only "Permission denied".
+  (where the kernel looks): one naming a directory was only "Permission denied";
+- a compiled program (ELF) whose loader is missing (built for another system) was said to
+  be not found itself, "(looked for in DIR)", where it was.
 """
 
 from __future__ import annotations
@@ -231,3 +233,30 @@ def test_a_plain_non_executable_script_still_gets_chmod_advice(tmp_path: Path) -
     assert said == (
         "Permission denied: the file is not executable (chmod +x, or name its interpreter first)"
     ), said
+
+
+def test_a_compiled_program_whose_loader_is_missing_is_not_said_to_be_missing(
+    tmp_path: Path,
+) -> None:
+    """A compiled `command` (ELF) that is there, but names a program loader the machine
+    lacks (one built for another libc or system; here /bin/true with its loader's name
+    changed): the kernel says "No such file or directory". Before: the runner said that of
+    the program, "(looked for in DIR)", where it was; now the loader is named."""
+    import re
+
+    elf = Path("/bin/true").read_bytes()
+    found = re.search(rb"/lib[^\x00]*ld-[^\x00]*", elf)
+    if found is None:
+        pytest.skip("/bin/true names no ld- loader here")
+    loader = found.group()
+    bot = tmp_path / "bot"
+    bot.write_bytes(elf.replace(loader, loader[:-1] + b"X", 1))
+    bot.chmod(0o755)
+    said = _said("./bot", tmp_path)
+    gone = (loader[:-1] + b"X").decode()
+    assert said == (
+        f"its loader ({gone}, named in the program) was not found: a program built for "
+        "another system (another libc or architecture)"
+    ), said
+    assert runner._elf_loader(Path("/bin/true")) == loader
+    assert runner._elf_loader(tmp_path / "none") == b""

@@ -34,6 +34,7 @@ import signal
 import site
 import socket
 import stat
+import struct
 import sys
 import tempfile
 import textwrap
@@ -559,6 +560,14 @@ def _launch_error(program: str, e: OSError, cwd: Path | None) -> str:
                 if _on_noexec(at):
                     return f"its interpreter (the #! line: {shown}) is {_NOEXEC}"
                 return f"its interpreter (the #! line: {shown}) is not executable"
+    if isinstance(e, FileNotFoundError) and first.startswith(b"\x7fELF") and where:
+        # (A compiled program that is there: what is missing is the loader it names, its
+        # libc's, e.g. one built on another system; "not found" named the program.)
+        loader = printable(_elf_loader(where).decode("utf-8", "replace")) or "(unknown)"
+        return (
+            f"its loader ({loader}, named in the program) was not found: a program built "
+            "for another system (another libc or architecture)"
+        )
     if isinstance(e, PermissionError) and where is not None:
         if where.is_dir():
             return "it is a directory"
@@ -570,6 +579,30 @@ def _launch_error(program: str, e: OSError, cwd: Path | None) -> str:
     if where is not None and not where.is_absolute():
         why += f" (looked for in {Path(cwd or '.').resolve()})"
     return why
+
+
+def _elf_loader(path: Path) -> bytes:
+    """The program loader (``PT_INTERP``) the ELF file ``path`` names, ``b""`` if none."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(64)
+            wide, order = head[4] == 2, "<" if head[5] == 1 else ">"
+            word = "Q" if wide else "I"
+            (phoff,) = struct.unpack_from(order + word, head, 32 if wide else 28)
+            size, count = struct.unpack_from(order + "HH", head, 54 if wide else 42)
+            for i in range(min(count, 64)):
+                fh.seek(phoff + i * size)
+                ph = fh.read(size)
+                if struct.unpack_from(order + "I", ph)[0] != 3:  # PT_INTERP
+                    continue
+                # (p_offset and p_filesz: 8 and 32 in a 64-bit header, 4 and 16 in 32-bit)
+                (offset,) = struct.unpack_from(order + word, ph, 8 if wide else 4)
+                (length,) = struct.unpack_from(order + word, ph, 32 if wide else 16)
+                fh.seek(offset)
+                return fh.read(min(length, 4096)).rstrip(b"\0")
+    except (OSError, struct.error, IndexError):
+        pass
+    return b""
 
 
 #: Why a file with its execute bits cannot run all the same.
