@@ -617,6 +617,8 @@ class _Match:
     #: in the numbering was told (once per match).
     last_seq: int = 0
     gap_told: bool = False
+    #: How many repeated events were ignored (the first few are said; see _REPEATS_TOLD).
+    repeats: int = 0
     #: How long making the bot took (its ``__init__``), once made, and its
     #: ``on_match_start`` after it (the same job); whether a request that waited for them
     #: was told so (once per match).
@@ -714,6 +716,9 @@ def _too_late(m: _Match, rid: str, deadline: Deadline | None) -> bool:
 #: The least time a slow ``__init__`` or ``on_match_start`` is blamed for (it is said in
 #: tenths of a second).
 _BLAMED_S = 0.05
+
+#: How many repeated events of one match are said in the log (the rest only ignored).
+_REPEATS_TOLD = 5
 
 #: How many ended matches the runner remembers (as many as the referee sends again).
 _OVER_KEPT = 64
@@ -1273,8 +1278,15 @@ class BotRunner:
         told an action twice would count its card twice. (An arena that numbers no event,
         all 0, is not checked.)"""
         if ev.seq and ev.seq <= m.seq:
-            log.warning("match %s: %s event %d repeats an earlier one (the last was %d): "
-                        "ignored", m.match_id, kind, ev.seq, m.seq)  # fmt: skip
+            # (the first few said: an arena repeating events without end, or one whose
+            # numbering jumped to 2**32-1, wrote a line per event)
+            m.repeats += 1
+            if m.repeats <= _REPEATS_TOLD:
+                more = " (further repeats of this match are ignored unsaid)" * (
+                    m.repeats == _REPEATS_TOLD
+                )
+                log.warning("match %s: %s event %d repeats an earlier one (the last was %d): "
+                            "ignored%s", m.match_id, kind, ev.seq, m.seq, more)  # fmt: skip
             return True
         m.seq = ev.seq or m.seq
         return False
