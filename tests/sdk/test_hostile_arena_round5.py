@@ -107,6 +107,11 @@ def test_a_hostile_deadline_stays_a_sane_one_and_the_bot_answers(
 
     summary, arena = play(bot, script, matches=1)
     assert summary.matches == 1 and summary.errors == 0
+    if limit_ms + bank_ms <= 1 and Timed.acts == 1:
+        # (a budget of 1 ms may pass before the bot's turn on a loaded machine: such a
+        # request is not asked at all, as writing-a-bot.md says, and nothing is sent)
+        assert arena.streams[0].decided() == [("m1", "0")]
+        return
     assert Timed.acts == 2 and len(Timed.deadlines) == 2
     limit_s, bank_s, left, left_limit = Timed.deadlines[1]
     assert (limit_s, bank_s) == (limit_ms / 1000, bank_ms / 1000)
@@ -359,3 +364,30 @@ def test_player_names_with_control_and_bidi_characters_reach_the_log_written_out
         assert c not in shown, lines
     assert "players a, \\x1b]0;pwned\\x07\\x9b31m\\u202eevil, c\\u2066x" in shown, lines
     assert "(server \\x1b]0;pwned" in shown, lines
+
+
+def test_repeated_events_without_end_are_said_a_few_times_only(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect: each repeated event was said in its own warning line, so an arena repeating
+    a match's events without end (or one whose numbering had jumped to 2**32-1, after which
+    every event reads as a repeat) wrote a line per event to the bot's log. The first few
+    are said, the last of them saying the rest are ignored unsaid; none reaches a hook."""
+    g = _game()
+
+    def ev(seq: int) -> pb.Event:
+        return action_event_to_pb("m1", seq, pb.ACTION_SOURCE_UNSPECIFIED, 0, Bid(100))
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield pb.ServerMessage(events=[ev(1)] * 200)
+        yield ended("m1")
+
+    with caplog.at_level(logging.INFO, logger="sdk"):
+        summary, _ = play(Timed, script, matches=1)
+    assert summary.matches == 1
+    assert Timed.told == [(0, Bid(100))]
+    repeats = [m for m in _said(caplog) if "repeats an earlier one" in m]
+    assert len(repeats) == 5, repeats
+    assert repeats[-1].endswith("(further repeats of this match are ignored unsaid)")
