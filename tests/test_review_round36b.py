@@ -33,11 +33,9 @@ import pytest
 from arena.tournament import runner
 from arena.tournament.config import parse_config
 from bots._dds import Solver, rule_options
-from bots.counting import CountingBot
-from bots.heuristic import HeuristicBot, kept_in_passing
-from bots.pimc import PimcBot
+from bots.heuristic import kept_in_passing
 from engine import Card, Game, Give, Phase, load_ruleset, observe, parse_action, parse_cards
-from sdk.bot import Bot
+from tests.bots.test_blunders_round35 import _bot
 
 _CLASSIC = load_ruleset("classic")
 
@@ -46,19 +44,6 @@ _CLASSIC = load_ruleset("classic")
 # Seat 0 (first hand, all pass) takes Q♦ K♣ Q♣: four aces and the ♥ ♦ ♣ marriages.
 _ACES = ["A♠ A♣ A♦ A♥ K♥ Q♥ K♦", "K♠ Q♠ 10♠ J♠ 9♠ 10♣ J♣", "9♣ 10♦ J♦ 9♦ 10♥ J♥ 9♥"]
 _ACES_TALON = "Q♦ K♣ Q♣"
-
-
-def _bot(name: str) -> Bot:
-    if name == "heuristic":
-        return HeuristicBot()
-    if name == "counting":
-        c = CountingBot()
-        c.safety = 1e6
-        return c
-    p = PimcBot(budget=0.1, samples=16, seed=0)
-    p.safety = 1e6
-    p._counting.safety = 1e6
-    return p
 
 
 def _deal(gives: list[str] | None = None) -> Game:

@@ -40,33 +40,10 @@ from engine import (
     parse_cards,
 )
 from sdk.bot import Bot
+from tests.bots.test_blunders_round35 import _bot, _game
 
 _NAMES = ("heuristic", "counting", "pimc")
 _CLASSIC = load_ruleset("classic")
-
-
-def _bot(name: str) -> Bot:
-    """A fresh bot whose searches end on their nodes only (no wall-clock cut)."""
-    if name == "heuristic":
-        return HeuristicBot()
-    if name == "counting":
-        c = CountingBot()
-        c.safety = 1e6
-        return c
-    p = PimcBot(budget=0.1, samples=16, seed=0)
-    p.safety = 1e6
-    p._counting.safety = 1e6
-    return p
-
-
-def _game(hands: list[str], talon: str, actions: list[str], dealer: int = 2) -> Game:
-    g = Game.new(
-        "classic", 0, ["p0", "p1", "p2"],
-        deals={0: ([parse_cards(h) for h in hands], parse_cards(talon))}, dealer=dealer,
-    )  # fmt: skip
-    for a in actions:
-        g.apply(parse_action(a), seat=g.to_act)
-    return g
 
 
 def _view(g: Game) -> PlayerView:
