@@ -15,17 +15,9 @@ from typing import Any
 import pytest
 
 from arena.storage import StorageError
+from tests.arena.test_storage import _record, _save, _setup
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _storage_helpers() -> tuple[Any, Any, Any]:
-    sys.path.insert(0, str(ROOT / "tests" / "arena"))
-    try:
-        mod = importlib.import_module("test_storage")
-    finally:
-        sys.path.remove(str(ROOT / "tests" / "arena"))
-    return mod._setup, mod._save, mod._record
 
 
 # --- arena/storage.py: the overwritten-in-place mark ----------------------------------------
@@ -36,7 +28,7 @@ def test_a_database_cut_short_copied_in_place_is_refused(tmp_path: Path) -> None
     disk image is malformed", code 11, not "not a database", 26) copied over the file in
     place is another database too: the next write is refused and the file left as copied.
     (Mutant killed: only code 26 taken for "not this database".)"""
-    setup, save, record = _storage_helpers()
+    setup, save, record = _setup, _save, _record
     other = tmp_path / "other.sqlite"
     with setup(other, "o1") as o:
         save(o, 0, record(seed=5), "o1")
@@ -62,7 +54,7 @@ def test_a_mark_not_yet_checkpointed_into_the_file_is_no_overwrite(tmp_path: Pat
     cannot copy it past the reader's snapshot): the file's header shows no mark yet, which
     is not taken for another database: the writes go on, and are there after. (Mutant
     killed: a header without this mark refused before it ever showed the mark.)"""
-    setup, save, record = _storage_helpers()
+    setup, save, record = _setup, _save, _record
     db = tmp_path / "arena.sqlite"
     setup(db).close()
     with sqlite3.connect(db) as c:
@@ -397,7 +389,7 @@ def test_a_write_after_the_overwrite_was_said_writes_nothing_beside_it(tmp_path:
     copy of the lost file written back beside the path: the file copied there is left
     alone. (Mutant killed: the said-once check dropped, so the next write took the file
     for a replaced one and wrote the lost database back beside it.)"""
-    setup, save, record = _storage_helpers()
+    setup, save, record = _setup, _save, _record
     other = tmp_path / "other.sqlite"
     setup(other, "o1").close()
     copied = other.read_bytes()

@@ -29,23 +29,14 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from arena import storage as storage_module
 from arena.storage import StorageError
+from tests.arena.test_storage import _record, _save, _setup
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _storage_helpers() -> tuple[Any, Any, Any]:
-    sys.path.insert(0, str(ROOT / "tests" / "arena"))
-    try:
-        mod = importlib.import_module("test_storage")
-    finally:
-        sys.path.remove(str(ROOT / "tests" / "arena"))
-    return mod._setup, mod._save, mod._record
 
 
 def _count_in_another_process(db: Path) -> int:
@@ -71,7 +62,7 @@ def test_a_reader_closing_in_another_process_leaves_the_running_log_alone(
     which dropped this process's SQLite locks on it; a reader in another process closing
     then removed the -wal and -shm the run still wrote to, and the run's next match was
     not seen by another process (1 match where 2 were stored)."""
-    setup, save, record = _storage_helpers()
+    setup, save, record = _setup, _save, _record
     db = tmp_path / "arena.sqlite"
     st = setup(db)
     try:
@@ -89,7 +80,7 @@ def _overwrite_and_close(tmp_path: Path, content: bytes | None) -> tuple[Path, b
     """A run's database overwritten in place (by another arena database when ``content`` is
     None, else by those bytes), the run's next write refused, and the run closed: the path
     and the bytes copied there."""
-    setup, save, record = _storage_helpers()
+    setup, save, record = _setup, _save, _record
     other = tmp_path / "other.sqlite"
     if content is None:
         with setup(other, "o1") as o:
