@@ -258,10 +258,11 @@ def _brute(g: Game, declarer: int) -> int:
     return best
 
 
-def _endgame(i: int) -> tuple[Game, Ruleset] | None:
+def _endgame(i: int, stop: int = 0) -> tuple[Game, Ruleset] | None:
     """A classic deal (half of them with the four aces in one hand) under drawn
     ``must_beat`` / ``marriage_needs_trick`` / ``ace_marriage``, bid and played at random
-    (declaring when it may, mostly) to a trick start with 2 or 3 cards in each hand."""
+    (declaring when it may, mostly) to a trick start with 2 or 3 cards in each hand (or
+    ``stop``)."""
     rng = random.Random(i)
     rules = dataclasses.replace(
         PRESETS["classic"], must_beat=rng.random() < 0.5,
@@ -280,7 +281,7 @@ def _endgame(i: int) -> tuple[Game, Ruleset] | None:
     g = Game.new(rules, 1, ["a", "b", "c"], deals={0: (hands, talon)}, dealer=2)
     holder = next((s for s in range(3) if g.hand_mask(s) & _ACE_MASK == _ACE_MASK), None)
     # The four aces kept to the end (played before, they leave no ace marriage to model).
-    stop = 4 if holder is not None else rng.choice([2, 3])
+    stop = stop or (4 if holder is not None else rng.choice([2, 3]))
     while g.phase is not Phase.PLAYING or len(g.hand(g.to_act or 0)) > stop or g.trick:
         if g.deal_results or g.phase is Phase.GAME_OVER:
             return None
@@ -318,6 +319,27 @@ def test_solver_values_match_the_engine_on_endgames() -> None:
         checked += 1
         aces += solver.aces
     assert checked > 90 and aces >= 4
+
+
+@pytest.mark.parametrize("seed", [7, 173, 198, 249])
+def test_solver_models_must_beat_in_endgames(seed: int) -> None:
+    """Endgames of four cards under ``must_beat`` where the duty to beat changes the
+    declarer's take (a solver without it, ``must_beat=False``, gets each wrong): the
+    solver's value is the engine's brute force."""
+    made = _endgame(seed, stop=4)
+    assert made is not None
+    g, rules = made
+    assert rules.must_beat and g.declarer is not None and g.to_act is not None
+    active = g.active_seats
+    pos = {s: k for k, s in enumerate(active)}
+    p = position_from_view(observe(g, g.to_act))
+    hands = [g.hand_mask(s) for s in active]
+    args = (hands, pos[g.declarer], p.leader, (), p.trump, p.won)
+    truth = _brute(g, g.declarer)
+    assert Solver(*args, won_nonace=p.won_nonace, **rule_options(rules)).value() == truth
+    # (the case matters: without the duty the value differs)
+    loose = {**rule_options(rules), "must_beat": False}
+    assert Solver(*args, won_nonace=p.won_nonace, **loose).value() != truth  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------- concession
