@@ -533,7 +533,7 @@ class Storage:
         try:
             yield
         except sqlite3.Error as e:
-            raise _translate(e, self.path, what) from e
+            raise _translate(e, self.path, what, self.resume) from e
         except UnicodeDecodeError as e:
             # A byte changed in the file: sqlite3 raises this, not a DatabaseError, for text
             # that is not UTF-8, in a row it reads or in its own message naming a damaged
@@ -1620,7 +1620,9 @@ def _on_read_only_storage(path: Path) -> bool:
     return False
 
 
-def _translate(e: sqlite3.Error, path: Path, what: str) -> StorageError:
+def _translate(e: sqlite3.Error, path: Path, what: str, resume: str = _RESUME) -> StorageError:
+    """The user's words for a sqlite3 error met while `what`; `resume` is the advice for
+    going on once the cause is gone (the storage's own: the runner's or serve's)."""
     code = getattr(e, "sqlite_errorcode", None)
     text = str(e).lower()
     base = code & 0xFF if isinstance(code, int) else None
@@ -1639,15 +1641,14 @@ def _translate(e: sqlite3.Error, path: Path, what: str) -> StorageError:
         return StorageError(
             f"{path if grown == path else f'{path}: {grown.name}'} reached this process's "
             f"file size limit ({limit} bytes: `ulimit -f`) while {what}. Everything stored "
-            "before is kept; raise the limit (`ulimit -f unlimited`) and run the same command "
-            "again to resume"
+            f"before is kept; raise the limit (`ulimit -f unlimited`) and {resume}"
         )
     # SQLite says "disk I/O error" of a write that found no room where it is not a write
     # of the database's pages (its -shm index growing, on tmpfs among others).
     if base == 13 or "full" in text or (base == 10 and _little_room(path)):
         return StorageFullError(
             f"{path}: the disk is full while {what}. Everything stored before is kept; free "
-            "some space and run the same command again to resume"
+            f"some space and {resume}"
         )
     if base == 8 or "readonly" in text:
         return StorageError(f"{path} is read-only ({what}): use a writable --db path")

@@ -603,3 +603,34 @@ def test_serve_storage_errors_advise_a_new_serve_not_a_resume(tmp_path: Path) ->
     finally:
         results._storage.close()
         results._lock.release()
+
+
+@pytest.mark.parametrize("code", [13, 10])
+def test_serve_storage_full_disk_and_size_limit_advise_a_new_serve(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int
+) -> None:
+    """Defect: under `arena serve --db`, a full disk (SQLITE_FULL) or the process's file
+    size limit (`ulimit -f`: SQLite says "disk I/O error") met while storing was said with
+    the tournament runner's advice, "run the same command again to resume", though a new
+    serve resumes nothing: the two messages were fixed texts, not the storage's advice."""
+    import resource
+    import sqlite3
+
+    from arena.cli.serve import SERVE_RESUME
+    from arena.storage import Storage, StorageError
+
+    db = tmp_path / "s.sqlite"
+    storage = Storage(db, resume=SERVE_RESUME)
+    try:
+        if code == 10:  # a limit a few bytes past the database: met by its next write
+            soft = db.stat().st_size + 100
+            monkeypatch.setattr(resource, "getrlimit", lambda which: (soft, -1))
+        e = sqlite3.OperationalError("database or disk is full" if code == 13 else "disk I/O error")
+        e.sqlite_errorcode = code  # type: ignore[attr-defined]
+        with pytest.raises(StorageError) as caught, storage._guard("storing match m"):
+            raise e
+        said = str(caught.value)
+        assert ("disk is full" if code == 13 else "file size limit") in said, said
+        assert SERVE_RESUME in said and "run the same command again" not in said, said
+    finally:
+        storage.close()
