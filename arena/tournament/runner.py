@@ -530,6 +530,11 @@ def _launch_error(program: str, e: OSError, cwd: Path | None) -> str:
     "No such file or directory" for a script whose ``#!`` interpreter is missing named a
     file that is there; a relative path says where it was looked for."""
     why = e.strerror or str(e)
+    if cwd is not None and e.filename == str(cwd):
+        # The child could not enter the bot's `cwd` (removed or renamed since the config was
+        # read, a restart's): nothing is wrong with the program, which the checks below would
+        # blame ("its loader ... was not found" of the Python running every bot).
+        return f"its working directory (cwd) {printable(str(cwd))} cannot be entered: {why}"
     where = Path(cwd or ".") / program if os.sep in program else None
     first = b""
     if where is not None and where.is_file():
@@ -576,6 +581,11 @@ def _launch_error(program: str, e: OSError, cwd: Path | None) -> str:
                 # (chmod +x would change nothing: the file may be executable already)
                 return f"{why}: the file is {_NOEXEC} (name its interpreter first)"
             return f"{why}: the file is not executable (chmod +x, or name its interpreter first)"
+    if isinstance(e, FileNotFoundError) and where is not None and where.is_symlink():
+        # (The name is there, `ls` shows it: what is missing is the file it links to.)
+        with contextlib.suppress(OSError):
+            target = printable(os.readlink(where))
+            return f"{why}: it is a symbolic link to {target}, which is not there"
     if where is not None and not where.is_absolute():
         why += f" (looked for in {Path(cwd or '.').resolve()})"
     return why
