@@ -252,3 +252,47 @@ def test_a_restart_into_a_removed_cwd_is_given_up_naming_the_cwd(tmp_path: Path)
         "cannot be entered: No such file or directory"
     ), said
     assert p._fh is None
+
+
+def test_a_script_without_a_hashbang_is_said_to_lack_one(tmp_path: Path) -> None:
+    """``command = ["./bot.py"]``, an executable script with no ``#!`` line (the kernel
+    runs none such; a shell would). Before: "Exec format error" alone."""
+    bot = tmp_path / "bot.py"
+    bot.write_text("print('hi')\n")
+    bot.chmod(0o755)
+    said = _said(["./bot.py"], tmp_path)
+    assert said == (
+        "Exec format error: the file has no #! line naming its interpreter (add one, such as "
+        "#!/usr/bin/env python3, or name its interpreter first)"
+    ), said
+
+
+def test_a_hashbang_after_a_byte_order_mark_is_named(tmp_path: Path) -> None:
+    """A script saved as UTF-8 with a byte-order mark (a Windows editor's): the kernel sees
+    no ``#!``. Before: "Exec format error" alone."""
+    bot = tmp_path / "bot.sh"
+    bot.write_bytes(b"\xef\xbb\xbf#!/bin/sh\nexit 0\n")
+    bot.chmod(0o755)
+    said = _said(["./bot.sh"], tmp_path)
+    assert said == (
+        "Exec format error: its #! line follows a byte-order mark (the file is saved as UTF-8 "
+        "with BOM: save it without)"
+    ), said
+
+
+def test_a_program_for_another_architecture_is_named(tmp_path: Path) -> None:
+    """An ELF program of another machine (here /bin/true with its e_machine made 0, which
+    no emulator registered with binfmt_misc takes): the kernel's "Exec format error".
+    Before: that alone; now the architecture is named."""
+    elf = bytearray(Path("/bin/true").read_bytes())
+    if elf[:4] != b"\x7fELF":
+        pytest.skip("/bin/true is no ELF program here")
+    order = "little" if elf[5] == 1 else "big"
+    elf[18:20] = (0).to_bytes(2, order)  # EM_NONE
+    bot = tmp_path / "bot"
+    bot.write_bytes(bytes(elf))
+    bot.chmod(0o755)
+    said = _said(["./bot"], tmp_path)
+    assert said == (
+        "Exec format error: a program built for another architecture (or a damaged one)"
+    ), said

@@ -581,6 +581,20 @@ def _launch_error(program: str, e: OSError, cwd: Path | None) -> str:
                 # (chmod +x would change nothing: the file may be executable already)
                 return f"{why}: the file is {_NOEXEC} (name its interpreter first)"
             return f"{why}: the file is not executable (chmod +x, or name its interpreter first)"
+    if e.errno == errno.ENOEXEC and where is not None and where.is_file():
+        # (The kernel's "Exec format error" names nothing: what it could not run is said.)
+        if first.startswith(b"\xef\xbb\xbf#!"):
+            return (
+                f"{why}: its #! line follows a byte-order mark (the file is saved as UTF-8 "
+                "with BOM: save it without)"
+            )
+        if first.startswith(b"\x7fELF"):
+            return f"{why}: a program built for another architecture (or a damaged one)"
+        if not first.startswith(b"#!"):
+            return (
+                f"{why}: the file has no #! line naming its interpreter (add one, such as "
+                "#!/usr/bin/env python3, or name its interpreter first)"
+            )
     if isinstance(e, FileNotFoundError) and where is not None and where.is_symlink():
         # (The name is there, `ls` shows it: what is missing is the file it links to.)
         with contextlib.suppress(OSError):
