@@ -296,3 +296,30 @@ def test_a_program_for_another_architecture_is_named(tmp_path: Path) -> None:
     assert said == (
         "Exec format error: a program built for another architecture (or a damaged one)"
     ), said
+
+
+def test_a_command_name_too_long_to_look_at_is_a_launch_error(tmp_path: Path) -> None:
+    """A command word longer than a file name may be (the config lets it by: the system
+    cannot say whether it is a file). Before: looking at it for the reason raised
+    ``OSError`` out of the launch's own error handling: the first start printed a bare
+    "Error: aaaa...", naming no bot, and a restart's (an ``OSError``, no TournamentError)
+    ended the monitor task, the supervision of every bot. Now it is the launch's error."""
+    from arena.tournament.config import BotSpec
+    from arena.tournament.runner import TournamentError, _BotProcess
+
+    program = "./" + "a" * 300
+    p = _BotProcess(BotSpec(name="b", kind="command", cwd=tmp_path), [program], "t",
+                    tmp_path / "b.log")  # fmt: skip
+
+    async def scenario() -> str:
+        try:
+            await p.start()
+        except TournamentError as e:
+            return str(e)
+        finally:
+            await p.stop()
+        raise AssertionError("started")
+
+    said = asyncio.run(scenario())
+    assert said == f"cannot launch bot 'b' ({program}): File name too long", said
+    assert p._fh is None

@@ -529,6 +529,18 @@ def _launch_error(program: str, e: OSError, cwd: Path | None) -> str:
     """Why ``program`` could not be started, said of the file the user named. The kernel's
     "No such file or directory" for a script whose ``#!`` interpreter is missing named a
     file that is there; a relative path says where it was looked for."""
+    try:
+        return _launch_reason(program, e, cwd)
+    except OSError:
+        # The file cannot be looked at either (a name too long for the system, a directory
+        # this user may not search, a stale network handle: Python 3.11's Path.is_file
+        # raises for those): the error as it is. Raised from here, it was no TournamentError:
+        # a restart's ended the supervision of every bot, a start's named no bot.
+        return e.strerror or str(e)
+
+
+def _launch_reason(program: str, e: OSError, cwd: Path | None) -> str:
+    """:func:`_launch_error`'s reasons, looking at the files (which may raise)."""
     why = e.strerror or str(e)
     if cwd is not None and e.filename == str(cwd):
         # The child could not enter the bot's `cwd` (removed or renamed since the config was
