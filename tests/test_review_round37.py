@@ -13,6 +13,12 @@ Defects found and fixed (each test's docstring says what happened before):
   (the #! line: /bin/sh) was not found");
 - a command that is a symbolic link to a file that is not there was only "No such file or
   directory (looked for in DIR)", where ``ls`` shows it;
+- a command's "Exec format error" (a script with no ``#!`` line, one whose ``#!`` follows
+  a UTF-8 byte-order mark, a program built for another architecture) named none of them;
+- a launch error whose file could not be looked at (a command word too long for the
+  system, a directory not searchable) raised ``OSError`` out of the launch's own error
+  handling: a start's printed a bare "Error: aaaa...", a restart's ended the supervision
+  of every bot (no TournamentError for ``_restart`` to catch);
 - ``raise_site`` took only the install scheme's ``site-packages`` for the installed
   libraries: a Debian Python's packages (``/usr/lib/python3/dist-packages``), a
   ``--system-site-packages`` environment's base, the user's ``~/.local`` were taken for
