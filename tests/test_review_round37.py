@@ -19,6 +19,9 @@ Defects found and fixed (each test's docstring says what happened before):
   system, a directory not searchable) raised ``OSError`` out of the launch's own error
   handling: a start's printed a bare "Error: aaaa...", a restart's ended the supervision
   of every bot (no TournamentError for ``_restart`` to catch);
+- a ``deal_ended`` event repeated without end (or out of order) was said in a warning
+  line per event: round 36 capped the repeats of actions and talons at five a match, as
+  docs/protocol.md says of every repeat, but not these;
 - ``raise_site`` took only the install scheme's ``site-packages`` for the installed
   libraries: a Debian Python's packages (``/usr/lib/python3/dist-packages``), a
   ``--system-site-packages`` environment's base, the user's ``~/.local`` were taken for
@@ -329,3 +332,58 @@ def test_a_command_name_too_long_to_look_at_is_a_launch_error(tmp_path: Path) ->
     said = asyncio.run(scenario())
     assert said == f"cannot launch bot 'b' ({program}): File name too long", said
     assert p._fh is None
+
+
+# ------------------------------------------------------------------- the SDK's repeats
+
+
+def test_a_deal_end_repeated_without_end_is_said_a_few_times_only(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An arena repeating a match's ``deal_ended`` event without end. Round 36 capped the
+    warnings of repeated actions and talons at five a match (docs/protocol.md: "with a
+    warning for the first five of a match"), but a repeated deal end, or one out of order,
+    was still said in a line per event (250 events: 249 lines). Now they count with the
+    other repeats of the match; the hook is called once."""
+    import logging
+    from collections.abc import AsyncIterator
+
+    from arena.v1 import arena_pb2 as pb
+    from engine import DealResult
+    from tests.sdk.test_hostile_arena import (
+        WELCOME,
+        Out,
+        Stream,
+        _game,
+        deal_ended,
+        ended,
+        started,
+    )
+    from tests.sdk.test_hostile_arena import play as play_against
+    from tests.sdk.test_hostile_arena_round2 import Results
+
+    g = _game()
+    Results.got = []
+
+    def deal(number: int) -> pb.Event:
+        ev = deal_ended("m1")
+        ev.deal_ended.deal_number = number
+        return ev
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield pb.ServerMessage(events=[deal(1)] * 200 + [deal(0)] * 50)
+        yield ended("m1")
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        summary, _ = play_against(Results, script, matches=1)
+    assert summary.matches == 1
+    assert [r.number for r in Results.got if isinstance(r, DealResult)] == [1]
+    said = [r.getMessage() for r in caplog.records if "deal_ended event for deal" in r.getMessage()]
+    assert len(said) == 5, said
+    assert said[0] == (
+        "match m1: deal_ended event for deal 2, whose end (or a later deal's) the bot was told "
+        "of already: ignored"
+    ), said
+    assert said[-1].endswith("(further repeats of this match are ignored unsaid)"), said
