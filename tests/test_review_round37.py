@@ -19,6 +19,10 @@ Defects found and fixed (each test's docstring says what happened before):
   system, a directory not searchable) raised ``OSError`` out of the launch's own error
   handling: a start's printed a bare "Error: aaaa...", a restart's ended the supervision
   of every bot (no TournamentError for ``_restart`` to catch);
+- a command's script with Windows line endings under ``#!/usr/bin/env python3`` (env
+  runs, looks for ``python3\\r`` and exits with code 127) stopped the run on env's own
+  words only ("use -[v]S to pass options in shebang lines"); round 36 named the carriage
+  return only where the kernel failed;
 - a ``deal_ended`` event repeated without end (or out of order) was said in a warning
   line per event: round 36 capped the repeats of actions and talons at five a match, as
   docs/protocol.md says of every repeat, but not these;
@@ -387,3 +391,48 @@ def test_a_deal_end_repeated_without_end_is_said_a_few_times_only(
         "of already: ignored"
     ), said
     assert said[-1].endswith("(further repeats of this match are ignored unsaid)"), said
+
+
+# ------------------------------------------------------------------- CRLF under env
+
+
+def test_a_crlf_script_run_through_env_is_said_to_have_windows_line_endings(
+    tmp_path: Path,
+) -> None:
+    """``#!/usr/bin/env python3`` saved with Windows line endings, the most common
+    ``#!`` line of a Python bot: the kernel runs env (which is there), env looks for
+    ``python3\\r`` and exits with code 127 before the bot connects. Round 36 named the
+    carriage return only when the kernel itself failed (``#!/bin/sh\\r``); here the run
+    stopped on env's own words, "use -[v]S to pass options in shebang lines", pointing
+    elsewhere. Now the error says the line ends in a carriage return."""
+    import json
+
+    from tests.faults.test_faults_round36 import _config, _running
+
+    bot = tmp_path / "bot.py"
+    bot.write_bytes(b"#!/usr/bin/env python3\r\nprint('hi')\r\n")
+    bot.chmod(0o755)
+    bots = {"r1": '"random"', "r2": '"random"', "x": f"{{ command = [{json.dumps(str(bot))}] }}"}
+    cfg = _config(tmp_path, bots)
+    with _running(cfg) as run:
+        code, _out, err = run.finish()
+    assert code == 1, err
+    assert "error: bot 'x' exited with code 127 before connecting" in err, err
+    assert (
+        "its script's #! line ends in a carriage return (the file has Windows line endings, "
+        "CRLF: convert them to LF)"
+    ) in err, err
+
+
+def test_the_crlf_hint_is_given_of_such_a_script_only(tmp_path: Path) -> None:
+    """Pin: no hint for a script with LF line endings, a program found on PATH (no file of
+    the bot's to read), a missing file, or a carriage return on a later line only."""
+    lf = tmp_path / "lf.py"
+    lf.write_bytes(b"#!/usr/bin/env python3\nprint('hi')\r\n")
+    crlf = tmp_path / "crlf.py"
+    crlf.write_bytes(b"#!/usr/bin/env python3\r\n")
+    assert runner._crlf_hint("./lf.py", tmp_path) == ""
+    assert runner._crlf_hint("python3", tmp_path) == ""
+    assert runner._crlf_hint("./none.py", tmp_path) == ""
+    assert runner._crlf_hint("./crlf.py", tmp_path).startswith("\nits script's #! line")
+    assert runner._crlf_hint(str(crlf), None).startswith("\nits script's #! line")

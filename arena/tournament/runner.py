@@ -617,6 +617,26 @@ def _launch_reason(program: str, e: OSError, cwd: Path | None) -> str:
     return why
 
 
+def _crlf_hint(program: str, cwd: Path | None) -> str:
+    """A line saying that the script ``program`` has Windows line endings, if its ``#!``
+    line ends in a carriage return, else ``""``. The kernel then runs ``#!/usr/bin/env
+    python3`` all the same, and env looks for ``python3\\r`` and exits with code 127, its
+    words ("use -[v]S to pass options in shebang lines") pointing elsewhere."""
+    if os.sep not in program:
+        return ""
+    try:
+        with (Path(cwd or ".") / program).open("rb") as fh:
+            first = fh.readline(256)
+    except (OSError, ValueError):
+        return ""
+    if not (first.startswith(b"#!") and first.endswith(b"\r\n")):
+        return ""
+    return (
+        "\nits script's #! line ends in a carriage return (the file has Windows line "
+        "endings, CRLF: convert them to LF)"
+    )
+
+
 def _elf_loader(path: Path) -> bytes:
     """The program loader (``PT_INTERP``) the ELF file ``path`` names, ``b""`` if none."""
     try:
@@ -1370,6 +1390,7 @@ async def _wait_for_bots(
             await p.stop()  # (what it started goes with it)
             raise TournamentError(
                 f"bot {p.spec.name!r} exited with code {code} {why} (log {p.log_path}):\n{tail}"
+                + _crlf_hint(p.argv[0], p.spec.cwd)
             )
         if time.monotonic() > deadline:
             wait.cancel()
