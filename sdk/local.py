@@ -235,11 +235,15 @@ def _installed_libraries() -> tuple[str, ...]:
     python3-numpy``) being in ``/usr/lib/python3/dist-packages``; a virtual environment made
     with ``--system-site-packages`` reads its base's too, and ``pip install --user`` goes to
     the user's ``~/.local``."""
-    dirs = {sysconfig.get_path("purelib"), sysconfig.get_path("platlib")}
+    found: list[str] = []
     with contextlib.suppress(AttributeError):  # (an old virtualenv's site module)
-        dirs.update(site.getsitepackages())
+        found += site.getsitepackages()
     if site.ENABLE_USER_SITE:
-        dirs.add(site.getusersitepackages())
+        found.append(site.getusersitepackages())
+    # (Windows' site also names the prefix itself, a venv's root: a bot kept there is not
+    # installed)
+    dirs = {d for d in found if Path(d).name in ("site-packages", "dist-packages")}
+    dirs |= {sysconfig.get_path("purelib"), sysconfig.get_path("platlib")}
     return tuple(sorted(d for d in dirs if d))
 
 

@@ -436,3 +436,17 @@ def test_the_crlf_hint_is_given_of_such_a_script_only(tmp_path: Path) -> None:
     assert runner._crlf_hint("./none.py", tmp_path) == ""
     assert runner._crlf_hint("./crlf.py", tmp_path).startswith("\nits script's #! line")
     assert runner._crlf_hint(str(crlf), None).startswith("\nits script's #! line")
+
+
+def test_a_site_directory_that_is_a_prefix_is_not_an_installed_library(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pin: Windows' ``site.getsitepackages()`` names the prefix itself (a venv's root, where
+    a bot may be kept) beside its ``Lib\\site-packages``: only a ``site-packages`` or
+    ``dist-packages`` directory is taken for the installed libraries."""
+    venv = tmp_path / "project"
+    monkeypatch.setattr(
+        site, "getsitepackages", lambda: [str(venv), str(venv / "Lib" / "site-packages")]
+    )
+    dirs = local._installed_libraries()
+    assert str(venv / "Lib" / "site-packages") in dirs and str(venv) not in dirs
