@@ -232,12 +232,23 @@ def test_a_plain_subprocess_launch_from_a_gone_cwd_is_said_alike() -> None:
     assert said.startswith("its working directory (cwd) /nonexistent-dir-r37 cannot be entered")
 
 
+async def _start_error(p: runner._BotProcess) -> str:
+    """The TournamentError that starting ``p`` raises (it is stopped after)."""
+    try:
+        await p.start()
+    except runner.TournamentError as e:
+        return str(e)
+    finally:
+        await p.stop()
+    raise AssertionError(f"bot {p.spec.name} started")
+
+
 def test_a_restart_into_a_removed_cwd_is_given_up_naming_the_cwd(tmp_path: Path) -> None:
     """Through the runner: a command bot started in its ``cwd``, which is then removed; the
     restart fails. Before: its error said the Python interpreter's loader was missing ("a
     program built for another system"); now it names the bot's ``cwd``."""
     from arena.tournament.config import BotSpec
-    from arena.tournament.runner import TournamentError, _BotProcess
+    from arena.tournament.runner import _BotProcess
 
     home = tmp_path / "botdir"
     home.mkdir()
@@ -251,13 +262,7 @@ def test_a_restart_into_a_removed_cwd_is_given_up_naming_the_cwd(tmp_path: Path)
         await p.stop()
         home.rmdir()
         p.restarts = 1
-        try:
-            await p.start()
-        except TournamentError as e:
-            return str(e)
-        finally:
-            await p.stop()
-        raise AssertionError("started in a removed directory")
+        return await _start_error(p)
 
     said = asyncio.run(scenario())
     assert said == (
@@ -318,22 +323,13 @@ def test_a_command_name_too_long_to_look_at_is_a_launch_error(tmp_path: Path) ->
     "Error: aaaa...", naming no bot, and a restart's (an ``OSError``, no TournamentError)
     ended the monitor task, the supervision of every bot. Now it is the launch's error."""
     from arena.tournament.config import BotSpec
-    from arena.tournament.runner import TournamentError, _BotProcess
+    from arena.tournament.runner import _BotProcess
 
     program = "./" + "a" * 300
     p = _BotProcess(BotSpec(name="b", kind="command", cwd=tmp_path), [program], "t",
                     tmp_path / "b.log")  # fmt: skip
 
-    async def scenario() -> str:
-        try:
-            await p.start()
-        except TournamentError as e:
-            return str(e)
-        finally:
-            await p.stop()
-        raise AssertionError("started")
-
-    said = asyncio.run(scenario())
+    said = asyncio.run(_start_error(p))
     assert said == f"cannot launch bot 'b' ({program}): File name too long", said
     assert p._fh is None
 
