@@ -1238,17 +1238,17 @@ class BotRunner:
         if number <= m.last_deal:
             # A deal ends once, and in order: a repeated event queued a hook call (and a
             # view) each, without bound.
-            log.warning("match %s: deal_ended event for deal %d, whose end (or a later "
-                        "deal's) the bot was told of already: ignored", m.match_id,
-                        number + 1)  # fmt: skip
+            self._say_repeat(m, "match %s: deal_ended event for deal %d, whose end (or a "
+                             "later deal's) the bot was told of already: ignored", m.match_id,
+                             number + 1)  # fmt: skip
             return
         if number < m.view.deal_number:
             # The bot has been given a view of a later deal: that deal's end is past (a
             # resumed match's view reflects every event before it). Hooked, it paired the
             # later deal's view with an earlier deal's result.
-            log.warning("match %s: deal_ended event for deal %d, after the bot was given a "
-                        "view of deal %d: out of order, ignored", m.match_id, number + 1,
-                        m.view.deal_number + 1)  # fmt: skip
+            self._say_repeat(m, "match %s: deal_ended event for deal %d, after the bot was "
+                             "given a view of deal %d: out of order, ignored", m.match_id,
+                             number + 1, m.view.deal_number + 1)  # fmt: skip
             return
         if m.bot is not None and not _has(m.bot, "on_deal_end"):
             m.last_deal = number
@@ -1278,18 +1278,25 @@ class BotRunner:
         told an action twice would count its card twice. (An arena that numbers no event,
         all 0, is not checked.)"""
         if ev.seq and ev.seq <= m.seq:
-            # (the first few said: an arena repeating events without end, or one whose
-            # numbering jumped to 2**32-1, wrote a line per event)
-            m.repeats += 1
-            if m.repeats <= _REPEATS_TOLD:
-                more = " (further repeats of this match are ignored unsaid)" * (
-                    m.repeats == _REPEATS_TOLD
-                )
-                log.warning("match %s: %s event %d repeats an earlier one (the last was %d): "
-                            "ignored%s", m.match_id, kind, ev.seq, m.seq, more)  # fmt: skip
+            BotRunner._say_repeat(m, "match %s: %s event %d repeats an earlier one (the last "
+                                  "was %d): ignored", m.match_id, kind, ev.seq,
+                                  m.seq)  # fmt: skip
             return True
         m.seq = ev.seq or m.seq
         return False
+
+    @staticmethod
+    def _say_repeat(m: _Match, text: str, *args: object) -> None:
+        """A warning of an event of ``m`` ignored as a repeat (or out of order), for the
+        first :data:`_REPEATS_TOLD` of the match only, the last saying so: an arena
+        repeating events without end, or one whose numbering jumped to 2**32-1, wrote a
+        line per event (a repeated ``deal_ended`` as much as an action)."""
+        m.repeats += 1
+        if m.repeats <= _REPEATS_TOLD:
+            more = " (further repeats of this match are ignored unsaid)" * (
+                m.repeats == _REPEATS_TOLD
+            )
+            log.warning(text + "%s", *args, more)
 
     @staticmethod
     def _check_seat(m: _Match, seat: int, what: str) -> None:

@@ -24,6 +24,7 @@ import math
 import os
 import random
 import signal
+import site
 import sys
 import sysconfig
 import threading
@@ -226,10 +227,30 @@ _STDLIB = tuple({sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")}
 #: ``sdk.hand.trick_winner`` given a bad argument raises there).
 _THE_ARENAS = (_SDK_DIR, str(Path(engine.__file__).parent) + os.sep)
 
-#: The installed libraries. In a virtual environment they are inside ``platstdlib``
-#: (``.venv/lib/python3.11/site-packages`` in ``.venv/lib/python3.11``): not Python's own
-#: library for that (see :func:`_in_stdlib`).
-_SITE = tuple({sysconfig.get_path("purelib"), sysconfig.get_path("platlib")})
+
+def _installed_libraries() -> tuple[str, ...]:
+    """Where the installed libraries are: the install scheme's ``site-packages``, and every
+    other directory :mod:`site` puts on the path for them. A Debian Python's scheme names
+    ``/usr/local/lib/python3.11/dist-packages`` alone, its packages (``apt install
+    python3-numpy``) being in ``/usr/lib/python3/dist-packages``; a virtual environment made
+    with ``--system-site-packages`` reads its base's too, and ``pip install --user`` goes to
+    the user's ``~/.local``."""
+    found: list[str] = []
+    with contextlib.suppress(AttributeError):  # (an old virtualenv's site module)
+        found += site.getsitepackages()
+    if site.ENABLE_USER_SITE:
+        found.append(site.getusersitepackages())
+    # (Windows' site also names the prefix itself, a venv's root: a bot kept there is not
+    # installed)
+    dirs = {d for d in found if Path(d).name in ("site-packages", "dist-packages")}
+    dirs |= {sysconfig.get_path("purelib"), sysconfig.get_path("platlib")}
+    return tuple(sorted(d for d in dirs if d))
+
+
+#: The installed libraries (:func:`_installed_libraries`). In a virtual environment they
+#: are inside ``platstdlib`` (``.venv/lib/python3.11/site-packages`` in
+#: ``.venv/lib/python3.11``): not Python's own library for that (see :func:`_in_stdlib`).
+_SITE = _installed_libraries()
 
 #: Code that is not the bot's own, most likely: the above, Python's library and the
 #: installed libraries.

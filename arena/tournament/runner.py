@@ -529,7 +529,24 @@ def _launch_error(program: str, e: OSError, cwd: Path | None) -> str:
     """Why ``program`` could not be started, said of the file the user named. The kernel's
     "No such file or directory" for a script whose ``#!`` interpreter is missing named a
     file that is there; a relative path says where it was looked for."""
+    try:
+        return _launch_reason(program, e, cwd)
+    except OSError:
+        # The file cannot be looked at either (a name too long for the system, a directory
+        # this user may not search, a stale network handle: Python 3.11's Path.is_file
+        # raises for those): the error as it is. Raised from here, it was no TournamentError:
+        # a restart's ended the supervision of every bot, a start's named no bot.
+        return e.strerror or str(e)
+
+
+def _launch_reason(program: str, e: OSError, cwd: Path | None) -> str:
+    """:func:`_launch_error`'s reasons, looking at the files (which may raise)."""
     why = e.strerror or str(e)
+    if cwd is not None and e.filename == str(cwd):
+        # The child could not enter the bot's `cwd` (removed or renamed since the config was
+        # read, a restart's): nothing is wrong with the program, which the checks below would
+        # blame ("its loader ... was not found" of the Python running every bot).
+        return f"its working directory (cwd) {printable(str(cwd))} cannot be entered: {why}"
     where = Path(cwd or ".") / program if os.sep in program else None
     first = b""
     if where is not None and where.is_file():
@@ -576,9 +593,48 @@ def _launch_error(program: str, e: OSError, cwd: Path | None) -> str:
                 # (chmod +x would change nothing: the file may be executable already)
                 return f"{why}: the file is {_NOEXEC} (name its interpreter first)"
             return f"{why}: the file is not executable (chmod +x, or name its interpreter first)"
+    if e.errno == errno.ENOEXEC and where is not None and where.is_file():
+        # (The kernel's "Exec format error" names nothing: what it could not run is said.)
+        if first.startswith(b"\xef\xbb\xbf#!"):
+            return (
+                f"{why}: its #! line follows a byte-order mark (the file is saved as UTF-8 "
+                "with BOM: save it without)"
+            )
+        if first.startswith(b"\x7fELF"):
+            return f"{why}: a program built for another architecture (or a damaged one)"
+        if not first.startswith(b"#!"):
+            return (
+                f"{why}: the file has no #! line naming its interpreter (add one, such as "
+                "#!/usr/bin/env python3, or name its interpreter first)"
+            )
+    if isinstance(e, FileNotFoundError) and where is not None and where.is_symlink():
+        # (The name is there, `ls` shows it: what is missing is the file it links to.)
+        with contextlib.suppress(OSError):
+            target = printable(os.readlink(where))
+            return f"{why}: it is a symbolic link to {target}, which is not there"
     if where is not None and not where.is_absolute():
         why += f" (looked for in {Path(cwd or '.').resolve()})"
     return why
+
+
+def _crlf_hint(program: str, cwd: Path | None) -> str:
+    """A line saying that the script ``program`` has Windows line endings, if its ``#!``
+    line ends in a carriage return, else ``""``. The kernel then runs ``#!/usr/bin/env
+    python3`` all the same, and env looks for ``python3\\r`` and exits with code 127, its
+    words ("use -[v]S to pass options in shebang lines") pointing elsewhere."""
+    if os.sep not in program:
+        return ""
+    try:
+        with (Path(cwd or ".") / program).open("rb") as fh:
+            first = fh.readline(256)
+    except (OSError, ValueError):
+        return ""
+    if not (first.startswith(b"#!") and first.endswith(b"\r\n")):
+        return ""
+    return (
+        "\nits script's #! line ends in a carriage return (the file has Windows line "
+        "endings, CRLF: convert them to LF)"
+    )
 
 
 def _elf_loader(path: Path) -> bytes:
@@ -1334,6 +1390,7 @@ async def _wait_for_bots(
             await p.stop()  # (what it started goes with it)
             raise TournamentError(
                 f"bot {p.spec.name!r} exited with code {code} {why} (log {p.log_path}):\n{tail}"
+                + _crlf_hint(p.argv[0], p.spec.cwd)
             )
         if time.monotonic() > deadline:
             wait.cancel()

@@ -681,7 +681,8 @@ def test_a_bot_out_of_restarts_before_the_start_stops_the_start_at_once() -> Non
     from arena.tournament.runner import TournamentError, _wait_for_bots
 
     class Dead:  # a _BotProcess that connected once and exited (code 1)
-        spec = types.SimpleNamespace(name="crashy")
+        spec = types.SimpleNamespace(name="crashy", cwd=None)
+        argv = ("crashy",)  # (a program on PATH: no script of its own to read)
         proc = types.SimpleNamespace(returncode=1)
         restarts, given_up, stopped, exited = 0, False, False, True
         noted = ""
