@@ -25,6 +25,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import socket
+import struct
 from typing import Any
 
 import grpc
@@ -37,7 +39,20 @@ from engine import PRESETS
 from tests.hostile.test_hostile_audit import SHORT, Client, _audit, _flat
 from tests.hostile.test_hostile_round32 import _passer, _raw_play
 from tests.hostile.test_hostile_round34 import ONE_DEAL, _attach, _Recorded, _replays
+from tests.hostile.test_hostile_round35 import WINDOW_UPDATE
 from tests.support.harness import no_error_logged, until  # noqa: F401 (a fixture)
+from tests.support.raw_h2 import (
+    DATA,
+    END_STREAM,
+    HEADERS,
+    PING,
+    PREFACE,
+    RST_STREAM,
+    SETTINGS,
+    RawH2,
+    frame,
+    grpc_message,
+)
 
 # No test here may make the referee (or gRPC under it) log an error or a traceback.
 pytestmark = pytest.mark.usefixtures("no_error_logged")
@@ -641,3 +656,168 @@ def test_a_bot_answering_every_other_request_late_times_out_then_forfeits() -> N
     assert rec["result"]["places"][0] == 3
     _replays(rec)
     assert _audit(_client_of(w), {"m1": rec}, {"m1": 0}) > 3
+
+
+# ------------------------------------------------------------------ Hello.matches at the lobby
+
+
+def test_a_bot_saying_it_plays_no_more_matches_is_never_seated_by_the_lobby() -> None:
+    """``arena serve``'s lobby with honest a, b, c idle and x connected with ``matches: 0``
+    ("it is seated in none"): both matches the lobby starts seat a, b and c, x is told of
+    none (its stream carries the Welcome alone) and is never among the idle bots. Back on a
+    new stream with ``matches: 1``, with c gone, x is seated in the next match (a, b, x)
+    and, that match played, is idle no more though still connected: ``matches_left`` 0."""
+    from arena.referee.lobby import Lobby
+
+    ref = Referee(RefereeConfig(decision_ms=10_000, time_bank_ms=0))
+    streams = _attach(ref, ("a", "b", "c"), _passer(ref))
+    ref.add_bot("x", "tok-x")
+
+    async def body(port: int) -> tuple[list[Any], list[Any], _Wire, _Wire, int | None]:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+            none = pb.Hello(bot_name="x", protocol_version=1, matches=0)
+            w1 = await _Wire.open(ch, none)
+            assert "x" not in ref.idle_bots() and ref.session("x").connected
+            first: list[Any] = []
+
+            async def keep(fm: Any) -> None:
+                first.append(fm)
+
+            await Lobby(ref, ONE_DEAL, seed=1, max_matches=2, prefix="L",
+                        on_finished=keep).run()  # fmt: skip
+            await w1.close()
+            ref.session("c").detach(streams["c"], 30.0)
+            one = pb.Hello(bot_name="x", protocol_version=1, matches=1)
+            w2 = await _Wire.open(ch, one)
+            assert sorted(ref.idle_bots()) == ["a", "b", "x"]
+            second: list[Any] = []
+
+            async def keep2(fm: Any) -> None:
+                second.append(fm)
+
+            await Lobby(ref, ONE_DEAL, seed=2, max_matches=1, prefix="M",
+                        on_finished=keep2).run()  # fmt: skip
+            await until(lambda: bool(w2.ends()), "x's end")
+            left = ref.session("x").matches_left
+            assert ref.session("x").connected and "x" not in ref.idle_bots()
+            await w2.close()
+            return first, second, w1, w2, left
+
+    first, second, w1, w2, left = asyncio.run(_served(ref, body))
+    assert len(first) == 2 and all(sorted(fm.seats) == ["a", "b", "c"] for fm in first)
+    assert w1.kinds() == ["welcome"]
+    assert len(second) == 1 and sorted(second[0].seats) == ["a", "b", "x"]
+    assert left == 0
+    rec = second[0].record
+    assert rec["incidents"] == [] and rec["forfeits"] == []
+    assert [e.match_id for e in w2.ends()] == [second[0].match_id]
+    _replays(rec)
+    seat = list(second[0].seats).index("x")
+    assert _audit(_client_of(w2), {second[0].match_id: rec}, {second[0].match_id: seat}) > 3
+
+
+# ------------------------------------------------------------------ a window of one byte
+
+
+class _Trickle(RawH2):
+    """A hand-made HTTP/2 client that grants its streams a flow-control window of one byte
+    (SETTINGS_INITIAL_WINDOW_SIZE 1) and gives one byte more for each byte read: the
+    referee can send it one byte per round trip. It plays one ``Play`` call: says Hello,
+    answers each request with its first legal action, and half-closes once it has read
+    ``ends`` match ends; ``run`` returns every message read, the largest DATA frame the
+    server sent on the call, and the call's trailers."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        self.sock.sendall(PREFACE
+                          + frame(SETTINGS, 0, 0, b"\x00\x04\x00\x00\x00\x01"))  # fmt: skip
+        self.next_stream = 1
+        self._buffer = b""
+
+    def run(self, token: str, ends: int) -> tuple[list[pb.ServerMessage], int, bytes]:
+        hello = pb.BotMessage(hello=pb.Hello(bot_name="x", protocol_version=1))
+        auth = ((b"authorization", f"Bearer {token}".encode()),)
+        sid = self.call("/arena.v1.Arena/Play", data=grpc_message(hello.SerializeToString()),
+                        end=False, extra=auth)  # fmt: skip
+        got: list[pb.ServerMessage] = []
+        body, largest, trailers, raw = b"", 0, b"", b""
+        while not trailers:
+            chunk = self.sock.recv(1 << 16)
+            if not chunk:
+                break
+            raw += chunk
+            while len(raw) >= 9:
+                size = int.from_bytes(raw[:3], "big")
+                if len(raw) < 9 + size:
+                    break
+                kind, flags = raw[3], raw[4]
+                stream = int.from_bytes(raw[5:9], "big") & 0x7FFFFFFF
+                payload, raw = raw[9 : 9 + size], raw[9 + size :]
+                if kind == SETTINGS and not flags & 1:
+                    self.sock.sendall(frame(SETTINGS, 1, 0))
+                elif kind == PING and not flags & 1:
+                    self.sock.sendall(frame(PING, 1, 0, payload))
+                elif kind == RST_STREAM and stream == sid:
+                    trailers = b"RST_STREAM " + payload
+                elif kind == HEADERS and stream == sid and flags & END_STREAM:
+                    trailers = payload
+                elif kind == DATA and stream == sid and payload:
+                    largest = max(largest, len(payload))
+                    more = struct.pack(">I", len(payload))
+                    self.sock.sendall(frame(WINDOW_UPDATE, 0, sid, more)
+                                      + frame(WINDOW_UPDATE, 0, 0, more))  # fmt: skip
+                    body += payload
+                    while len(body) >= 5 and len(body) >= 5 + int.from_bytes(body[1:5], "big"):
+                        n = int.from_bytes(body[1:5], "big")
+                        msg, body = pb.ServerMessage.FromString(body[5 : 5 + n]), body[5 + n :]
+                        got.append(msg)
+                        if msg.HasField("decision_request"):
+                            r = msg.decision_request
+                            d = pb.Decision(request_id=r.request_id, match_id=r.match_id,
+                                            action=r.view.legal_actions[0])  # fmt: skip
+                            answer = pb.BotMessage(decision=d).SerializeToString()
+                            self.sock.sendall(frame(DATA, 0, sid, grpc_message(answer)))
+                        if sum(m.HasField("match_ended") for m in got) == ends:
+                            self.sock.sendall(frame(DATA, END_STREAM, sid))  # half-close
+                            ends = -1
+        return got, largest, trailers
+
+
+def test_a_bot_granting_one_byte_at_a_time_gets_every_message_whole() -> None:
+    """Bot x's connection grants its stream a window of one byte and one more byte per byte
+    read (a client reading as slowly as HTTP/2 lets it, and still reading). Every message
+    reaches it whole, one byte a DATA frame (the window is honoured), it answers each
+    request in time, its match (x, a, b) completes with x's own actions and no incident
+    while a second table (c, d, e) plays beside it, and once it half-closes after its end
+    the call ends with OK. Nothing logged; nothing x got holds a card its seat may not
+    see."""
+    ref = Referee(RefereeConfig(decision_ms=60_000, time_bank_ms=0))
+    _attach(ref, ("a", "b", "c", "d", "e"), _passer(ref))
+    ref.add_bot("x", "tok-x")
+
+    async def body(port: int) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+        client = _Trickle(port)
+        try:
+            bot = asyncio.create_task(asyncio.to_thread(client.run, "tok-x", 1))
+            await until(lambda: ref.session("x").connected, "x welcomed")
+            recs = await asyncio.gather(
+                ref.run_match("m1", ONE_DEAL, 9, ["x", "a", "b"]),
+                ref.run_match("m2", ONE_DEAL, 10, ["c", "d", "e"]),
+            )
+            got = await bot
+        finally:
+            client.close()
+        return got, *recs
+
+    (got, largest, trailers), rec1, rec2 = asyncio.run(_served(ref, body))
+    assert largest == 1
+    assert b"grpc-status\x010" in trailers, trailers  # OK
+    assert got[0].HasField("welcome") and got[-1].HasField("match_ended")
+    flat = _flat(got)
+    assert sum(m.HasField("decision_request") for m in flat) >= 2
+    for rec in (rec1, rec2):
+        assert rec["incidents"] == [] and rec["forfeits"] == []
+        _replays(rec)
+    assert all(a["by"] in ("bot", "forced") for d in rec1["deals"] for a in d["actions"])
+    c = Client(call=None, got=flat)
+    assert _audit(c, {"m1": rec1}, {"m1": 0}) > 3
