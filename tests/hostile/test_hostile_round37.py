@@ -821,3 +821,51 @@ def test_a_bot_granting_one_byte_at_a_time_gets_every_message_whole() -> None:
     assert all(a["by"] in ("bot", "forced") for d in rec1["deals"] for a in d["actions"])
     c = Client(call=None, got=flat)
     assert _audit(c, {"m1": rec1}, {"m1": 0}) > 3
+
+
+# ------------------------------------------------------------------ a deadline on the call
+
+
+def test_a_play_call_whose_own_deadline_passes_mid_decision_is_a_disconnect() -> None:
+    """x opens its ``Play`` call with a gRPC deadline of 3 s (docs/protocol.md: set none,
+    the call lasts the session), is seated and asked, and does not answer: the deadline
+    ends the call under the pending request (the client is told DEADLINE_EXCEEDED). The
+    referee counts a disconnect, nothing else; x back on a call without a deadline gets
+    its seat resumed and the same request asked again, answers it, and the match
+    completes with x's own actions and that one disconnect. Nothing logged."""
+    ref = Referee(RefereeConfig(decision_ms=30_000, time_bank_ms=0, reconnect_grace_s=30))
+    _attach(ref, ("a", "b"), _passer(ref))
+    ref.add_bot("x", "tok-x")
+    hello = pb.BotMessage(hello=pb.Hello(bot_name="x", protocol_version=1))
+
+    async def body(port: int) -> tuple[Any, pb.DecisionRequest, _Wire, dict[str, Any]]:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+            call = pb_grpc.ArenaStub(ch).Play(metadata=_md("tok-x"), timeout=3.0)
+            await call.write(hello)
+            assert (await call.read()).HasField("welcome")
+            match = asyncio.create_task(ref.run_match("m1", ONE_DEAL, 11, ["x", "a", "b"]))
+            asked = None
+            while asked is None:
+                msg = await call.read()
+                if msg.HasField("decision_request"):
+                    asked = msg.decision_request
+            with pytest.raises(grpc.aio.AioRpcError) as ended:
+                while await call.read() is not grpc.aio.EOF:
+                    pass
+            code = ended.value.code()
+            await until(lambda: not ref.session("x").connected, "x away")
+            w = await _Wire.open(ch, hello.hello)
+            rec = await match
+            await until(lambda: bool(w.ends()), "x's end")
+            await w.close()
+            return code, asked, w, rec
+
+    code, asked, w, rec = asyncio.run(_served(ref, body))
+    assert code == grpc.StatusCode.DEADLINE_EXCEEDED
+    again = next(m.decision_request for m in w.got if m.HasField("decision_request"))
+    assert again.request_id == asked.request_id and again.view == asked.view
+    assert w.got[1].match_started.resumed
+    assert [(i["kind"], i["seat"]) for i in rec["incidents"]] == [("disconnect", 0)]
+    assert rec["forfeits"] == [] and rec["disconnects"] == [1, 0, 0]
+    assert all(a["by"] in ("bot", "forced") for d in rec["deals"] for a in d["actions"])
+    _replays(rec)
