@@ -869,3 +869,73 @@ def test_a_play_call_whose_own_deadline_passes_mid_decision_is_a_disconnect() ->
     assert rec["forfeits"] == [] and rec["disconnects"] == [1, 0, 0]
     assert all(a["by"] in ("bot", "forced") for d in rec["deals"] for a in d["actions"])
     _replays(rec)
+
+
+# ------------------------------------------------------------------ the token's spelling
+
+#: ``authorization`` values -> the token they present (``None``: none), as docs/protocol.md
+#: reads them: the word Bearer in any case, the token after it, blanks around it dropped;
+#: the token itself compared exactly.
+TOKEN_FORMS: dict[str, str | None] = {
+    "bearer tok-x": "tok-x",
+    "BEARER tok-x": "tok-x",
+    "BeArEr tok-x": "tok-x",
+    "Bearer   tok-x": "tok-x",
+    "Bearer tok-x   ": "tok-x",
+    "   Bearer tok-x": "tok-x",
+    "Bearer": None,
+    "Bearer    ": None,
+    "tok-x": None,
+    "Token tok-x": None,
+    "Basic tok-x": None,
+    "Bearertok-x": None,
+    "Bearer tok-X": "tok-X",
+    "Bearer tok-": "tok-",
+    "Bearer tok-xx": "tok-xx",
+    "Bearer tok-x tok-x": "tok-x tok-x",
+    "Bearer Bearer tok-x": "Bearer tok-x",
+}
+
+
+def test_the_tokens_spelling_is_read_as_documented() -> None:
+    """Each ``authorization`` value of ``TOKEN_FORMS`` on a ``Play`` call: the scheme in any
+    case, blanks before, between and after let in (x welcomed, the Welcome naming x); no
+    Bearer token at all is UNAUTHENTICATED "missing token: ..."; a token that is x's with a
+    letter in another case, cut short, longer, doubled or behind a second "Bearer" is
+    UNAUTHENTICATED "unknown token". Every refusal is counted as a bad token; x, welcomed
+    each time on a new call after the last one ended, is never counted as reconnecting too
+    often, and nothing is logged."""
+
+    async def body(ref: Referee, port: int) -> tuple[dict[str, tuple[Any, str]], int]:
+        out: dict[str, tuple[Any, str]] = {}
+        retried = 0
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+            for value in TOKEN_FORMS:
+                for _ in range(5):  # (a Hello written as the refusal comes: INTERNAL, retried)
+                    call = pb_grpc.ArenaStub(ch).Play(metadata=(("authorization", value),))
+                    try:
+                        await call.write(pb.BotMessage(hello=pb.Hello(protocol_version=1)))
+                        first = await call.read()
+                    except (grpc.aio.AioRpcError, grpc.aio.UsageError):
+                        out[value] = (await call.code(), await call.details() or "")
+                    else:
+                        out[value] = (first.welcome.bot_name, "welcomed")
+                        call.cancel()
+                        await until(lambda: not ref.session("x").connected, "x gone")
+                    if out[value][0] != grpc.StatusCode.INTERNAL:
+                        break
+                    retried += 1
+        return out, ref.refused_tokens()[0] - retried
+
+    from tests.support.harness import serve_one_bot
+
+    got, refused = serve_one_bot(body)
+    for value, token in TOKEN_FORMS.items():
+        if token == "tok-x":
+            assert got[value] == ("x", "welcomed"), value
+        elif token is None:
+            assert got[value][0] == grpc.StatusCode.UNAUTHENTICATED, value
+            assert got[value][1].startswith("missing token: send metadata"), value
+        else:
+            assert got[value] == (grpc.StatusCode.UNAUTHENTICATED, "unknown token"), value
+    assert refused == sum(t != "tok-x" for t in TOKEN_FORMS.values())
