@@ -939,3 +939,98 @@ def test_the_tokens_spelling_is_read_as_documented() -> None:
         else:
             assert got[value] == (grpc.StatusCode.UNAUTHENTICATED, "unknown token"), value
     assert refused == sum(t != "tok-x" for t in TOKEN_FORMS.values())
+
+
+# ------------------------------------------------------------------ declaring where one may not
+
+#: What x's declaring answers are refused for, by the kind tried (the engine's words).
+DECLARE_RULES = {
+    "early": "a marriage may be declared only after winning a trick",
+    "follow": "a marriage is declared only with a lead, not when following",
+    "nine": "only a K or Q (marriage) or an ace (ace marriage) can be declared",
+    "partner": "a marriage needs its partner",
+}
+
+
+def test_declaring_where_the_rules_forbid_is_a_strike_naming_the_rule() -> None:
+    """Classic, two deals, seed 1: x wins the auction and answers ``declare: true`` where the
+    rules forbid it, once each: a K whose Q it holds at the deal's first lead (no trick won
+    yet), a Q when following, a 10 lead, and a K lead without its Q. Each is an ILLEGAL
+    strike (strikes 1 to 4 of 10) whose refusal names the card, the rule, the request's
+    legal actions and the fallback played; the record shows those four fallbacks and
+    nothing else of x's but its own actions; the honest seats have no incident; the record
+    replays; and nothing x got holds a card its seat may not see (the partner a refusal
+    names is the rules', not a card shown: every K has its Q)."""
+    rules = dataclasses.replace(PRESETS["classic"], max_deals=2)
+    ref = Referee(RefereeConfig(decision_ms=10_000, time_bank_ms=0, max_strikes=10))
+    passer = _passer(ref)
+    tried: dict[str, pb.DecisionRequest] = {}
+    sent: list[pb.BotMessage] = []
+    kq = (pb.RANK_KING, pb.RANK_QUEEN)
+
+    def declare(kind: str, r: pb.DecisionRequest, card: pb.Card) -> None:
+        tried[kind] = r
+        d = pb.Decision(request_id=r.request_id, match_id=r.match_id,
+                        action=pb.Action(play=pb.PlayCard(card=card, declare=True)))  # fmt: skip
+        sent.append(pb.BotMessage(decision=d))
+        ref.on_decision(ref.session("x"), d)
+
+    def on_request(bot: str, r: pb.DecisionRequest) -> None:
+        v = r.view
+        legal = list(v.legal_actions)
+        if bot != "x" or v.phase != pb.PHASE_PLAYING:
+            bids = [a for a in legal if a.HasField("bid")]
+            if bot == "x" and bids:  # x bids, the others pass: x leads the first trick
+                ref.on_decision(ref.session(bot), pb.Decision(
+                    request_id=r.request_id, match_id=r.match_id, action=bids[0]))  # fmt: skip
+            else:
+                passer(bot, r)
+            return
+        cards = [a.play.card for a in legal]
+        held = {(c.suit, c.rank) for c in v.hand}
+        ranks = (pb.RANK_NINE, pb.RANK_JACK, pb.RANK_TEN)
+        lead = not v.trick
+        pairs = [c for c in cards if c.rank == pb.RANK_KING and (c.suit, pb.RANK_QUEEN) in held]
+        high = [c for c in cards if c.rank in (*kq, pb.RANK_ACE)]
+        low = [c for c in cards if c.rank in ranks]
+        lone = [c for c in cards if c.rank in kq and (c.suit, kq[1 - kq.index(c.rank)]) not in held]
+        if lead and not v.tricks and pairs and "early" not in tried:
+            declare("early", r, pairs[0])
+        elif not lead and high and "follow" not in tried:
+            declare("follow", r, high[0])
+        elif lead and low and "nine" not in tried:
+            declare("nine", r, low[0])
+        elif lead and lone and "partner" not in tried:
+            declare("partner", r, lone[0])
+        else:
+            passer(bot, r)
+
+    async def main() -> tuple[dict[str, Any], dict[str, _Recorded]]:
+        streams = _attach(ref, ("x", "a", "b"), on_request)
+        return await ref.run_match("m1", rules, 1, ["x", "a", "b"]), streams
+
+    rec, streams = asyncio.run(main())
+    assert sorted(tried) == sorted(DECLARE_RULES)
+    assert [(i["kind"], i["seat"]) for i in rec["incidents"]] == [("illegal", 0)] * 4
+    told = streams["x"].rejected()
+    by_request = {r.request_id: k for k, r in tried.items()}
+    assert [t.strikes for t in told] == [1, 2, 3, 4]
+    for t, inc in zip(told, rec["incidents"], strict=True):
+        kind = by_request[t.request_id]
+        r = tried[kind]
+        assert t.incident == pb.INCIDENT_ILLEGAL and t.strikes_allowed == 10
+        assert DECLARE_RULES[kind] in t.message and DECLARE_RULES[kind] in inc["detail"]
+        assert list(t.legal_actions) == list(r.view.legal_actions)
+        assert t.fallback == r.view.legal_actions[0]
+        assert " declare'" in t.message and f"strike {t.strikes} of 10" in inc["detail"]
+    x_moves = [a["by"] for d in rec["deals"] for a in d["actions"] if a["seat"] == 0]
+    assert x_moves.count("fallback") == 4 and set(x_moves) <= {"bot", "forced", "fallback"}
+    assert not streams["a"].rejected() and not streams["b"].rejected()
+    assert rec["forfeits"] == []
+    _replays(rec)
+    shown = [pb.ServerMessage() for _ in streams["x"].got]
+    for out, m in zip(shown, streams["x"].got, strict=True):
+        out.CopyFrom(m)
+        if out.HasField("decision_rejected") and "its partner" in out.decision_rejected.message:
+            out.decision_rejected.message = ""  # (names the partner the rules give the card)
+    assert _audit(Client(call=None, got=shown, sent=sent), {"m1": rec}, {"m1": 0}) > 3
