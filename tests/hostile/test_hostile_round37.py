@@ -10,14 +10,20 @@
 - the 4-player dealer, who sits the deal out, answering meanwhile (its own old and future
   request ids, another seat's pending request) and, as the last hand of a later deal, giving
   a card to the seat that sits out;
-- a bot that cancels its stream between two deals (no request pending) and again right
-  after its ``MatchEnded``, before anything acknowledges it.
+- a bot that cancels (or half-closes) its stream between two deals (no request pending)
+  and again right after its ``MatchEnded``, before anything acknowledges it;
+- a bot that answers every other request, late;
+- ``Hello.matches`` 0 at ``arena serve``'s lobby;
+- a client granting its stream a flow-control window of one byte at a time;
+- a ``Play`` call with a gRPC deadline of its own that passes mid-decision;
+- the token's spelling (the scheme's case, blanks, tokens that nearly match);
+- ``declare`` where the rules forbid it (before a trick, following, a 10, no partner).
 
 In each: the referee stays up, the honest seats' matches complete and are recorded as
 the rules make them, the hostile seat gets the documented refusal naming what was wrong,
 and no message it got holds a card its seat may not see. No defect found: these pin the
 behaviour checked. The referee's real server on a free port where the wire matters,
-in-process streams where it does not (the 4-player dealer).
+in-process streams where it does not (the 4-player dealer, declaring).
 """
 
 from __future__ import annotations
@@ -162,7 +168,8 @@ def _no_match_views(msgs: list[pb.ServerMessage], match_id: str) -> None:
 def test_running_naming_another_bots_live_match_tells_nothing_and_changes_nothing() -> None:
     """x plays m1 (x, a, b); m2 (c, d, e) runs next door, held at c's first request. x
     drops its stream and comes back with ``Hello.running`` naming m2 (another bot's live
-    match), m1 twice (its own), an empty id, one of 201 characters and a made-up one twice.
+    match), m1 twice (its own), an empty id, one of 201 characters and a made-up one twice,
+    and ``matches: 2`` (m1, resumed, counts; none of the others does: 1 left).
     x is told each unknown id once as ``interrupted`` — m2 exactly as the made-up one, no
     view, no places, no scores (the proto: the same whether or not the match exists) — its
     own m1 is resumed, not ended; the empty and the overlong id get nothing. m2 then plays
@@ -194,9 +201,11 @@ def test_running_naming_another_bots_live_match_tells_nothing_and_changes_nothin
             await w1.close()
             await until(lambda: not ref.session("x").connected, "x away")
             running = ["m2", "m1", "m1", "", "g" * 201, "ghost", "ghost"]
-            hello = pb.Hello(bot_name="x", protocol_version=1, running=running)
+            hello = pb.Hello(bot_name="x", protocol_version=1, running=running, matches=2)
             w2 = await _Wire.open(ch, hello)
-            await until(lambda: len(w2.ends()) == 2, "the two unknown ids answered")
+            await until(lambda: len(w2.ends()) >= 2, "the two unknown ids answered")
+            # Of the 2 matches it will play, m1 (resumed) is one; m2 and the rest count none.
+            assert ref.session("x").matches_left == 1
             assert not m2.done()
             released = True
             for r in held:
