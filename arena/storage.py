@@ -470,6 +470,8 @@ class Storage:
         st = cls.__new__(cls)
         st.path = p
         st._file = None  # (it writes nothing: nothing to lose)
+        st.resume = _RESUME  # (read by _guard: a file that is no SQLite database was an
+        # AttributeError traceback from every reader, arena leaderboard/replay/web --db)
         # (before connecting: a file put in its place meanwhile is read under the old id,
         # and the next reader finds the new one, not the reverse)
         st.file_id = _file_id(p)
