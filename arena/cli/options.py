@@ -158,6 +158,19 @@ def hang_up_safe(get: Callable[[], IO[str] | None]) -> IO[str]:
     return cast(IO[str], _HangUpSafe(get))
 
 
+def _drop_zero_terminal_size() -> None:
+    """Forget ``COLUMNS`` / ``LINES`` set to 0 (as some shells and CI runners without a
+    terminal export them): rich took 0 as the width and printed nothing at all, so
+    ``arena-bot try`` ended with exit 0 and not a line of its results, ``arena replay`` and
+    ``arena bench`` likewise. A value that is no number rich ignores already; 0 is ignored
+    the same way, and the terminal's own size (else 80 columns) is used. Done in the
+    environment, so the bots a tournament launches inherit the same."""
+    for name in ("COLUMNS", "LINES"):
+        value = os.environ.get(name, "").strip()
+        if value.isascii() and value.isdigit() and int(value) == 0:
+            del os.environ[name]
+
+
 class FileErrorsGroup(click.Group):
     """A command group whose commands end in a one-line error, not a traceback, when the
     system refuses a file the user named in a way no check foresaw (a name too long for
@@ -180,6 +193,7 @@ class FileErrorsGroup(click.Group):
         # A write that fails for want of room (`arena leaderboard > /dev/full`, a full disk
         # under a redirect) carries no file name: one line saying so, not a traceback.
         # (A closed pipe, `| head -1`, is click's: it exits 1 quietly.)
+        _drop_zero_terminal_size()
         try:
             return super().main(*args, **kwargs)
         except OSError as e:
