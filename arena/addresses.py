@@ -5,8 +5,9 @@ free of gRPC: the command line checks its options before it loads gRPC."""
 from __future__ import annotations
 
 import ipaddress
+import unicodedata
 
-__all__ = ["address_key", "host_problem"]
+__all__ = ["address_key", "host_problem", "non_ascii_problem"]
 
 
 def address_key(host: str) -> str:
@@ -42,6 +43,9 @@ def host_problem(host: str) -> str | None:
         return "must not be empty (0.0.0.0 or :: listen on every address)"
     if any(c.isspace() or not c.isprintable() for c in host):
         return f"an address has no spaces or control characters, got {_shown(host)}"
+    non_ascii = non_ascii_problem(host)
+    if non_ascii:
+        return non_ascii
     inner = host[1:-1] if host.startswith("[") and host.endswith("]") else host
     if "[" in inner or "]" in inner or (inner != host and ":" not in inner):
         # (gRPC cannot parse "[::1" nor "[127.0.0.1]": its own log line "Unparsable name"
@@ -62,6 +66,27 @@ def host_problem(host: str) -> str | None:
     if len(inner) > _HOST_MAX:
         return (f"longer than any host name (at most {_HOST_MAX} characters), got "
                 f"{_shown(host)}")  # fmt: skip
+    return None
+
+
+def non_ascii_problem(host: str) -> str | None:
+    """What is wrong with a host name or address holding a character that is no ASCII, or
+    None. Neither gRPC nor the resolver takes one ("misformatted domain name", retried as
+    an unreachable arena; "cannot resolve" once the run had started): a look-alike, a
+    Cyrillic 'о' in "lоcalhost" or full-width digits in "１２７.0.0.1", pasted from a
+    chat or a document, is named by its code point.
+
+    >>> print(non_ascii_problem("l\\u043ecalhost")[:57])
+    a host is written in ASCII: 'lоcalhost' holds 'о' (U+043E
+    >>> non_ascii_problem("localhost") is None
+    True
+    """
+    for c in host:
+        if not c.isascii():
+            name = unicodedata.name(c, "")
+            return (f"a host is written in ASCII: {_shown(host)} holds {c!r} "
+                    f"(U+{ord(c):04X}{' ' + name if name else ''}; an internationalised "
+                    "name is written in its xn-- form)")  # fmt: skip
     return None
 
 

@@ -31,6 +31,7 @@ os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
 import click
 
+from arena.addresses import non_ascii_problem
 from arena.cli.options import FileErrorsGroup, NonEmptyPath, Seconds
 from arena.deadlines import DEFAULT_TIME_BANK_MS, MAX_DEADLINE_MS
 from arena.referee.config import pem_problem
@@ -211,6 +212,13 @@ def _address_problem(value: str) -> str | None:
             return f"no port: expected [IPv6]:PORT, as [{value}]:50051, got {value!r}"
     if not ok or not host:
         return f"expected HOST:PORT (or [IPv6]:PORT), got {value!r}"
+    if value.startswith("[") and not _is_ipv6(host):
+        # (gRPC cannot parse "[127.0.0.1]:50051": the bot retried it for --retry-for seconds,
+        # ten minutes by default, saying only "cannot connect ...: [127.0.0.1]:50051]")
+        return f"brackets go around an IPv6 address only: {host}:{port}, got {value!r}"
+    non_ascii = non_ascii_problem(host)
+    if non_ascii:
+        return non_ascii
     if not (port.isascii() and port.isdigit()) or not 1 <= int(port) <= 65535:
         return f"the port must be a number from 1 to 65535, got {value!r}"
     return None

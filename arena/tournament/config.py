@@ -34,7 +34,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
-from arena.addresses import host_problem
+from arena.addresses import host_problem, non_ascii_problem
 from arena.deadlines import deadline_problem
 from arena.protocol import MIN_TOKEN, token_problem, weak_token
 from arena.ratings import DEFAULT_DRAW_PROBABILITY
@@ -914,6 +914,9 @@ def _tls(data: object, base: Path, err: _Err) -> TLSSpec | None:
         raise err("tls.server_name", "must not be empty")
     if not all(c.isprintable() and not c.isspace() for c in server_name.strip()):
         raise err("tls.server_name", f"a host name, without spaces, got {toml_shown(server_name)}")
+    non_ascii = non_ascii_problem(server_name.strip())
+    if non_ascii:  # (was "cannot resolve" once the run had started, exit 1)
+        raise err("tls.server_name", non_ascii)
     return TLSSpec(files[0], files[1], server_name.strip())
 
 
