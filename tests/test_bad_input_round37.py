@@ -202,3 +202,20 @@ def test_any_host_with_a_character_no_ascii_is_named_by_its_code_point(
     for problem in (host_problem(host), _address_problem(f"{host}:50051"),
                     non_ascii_problem(host)):  # fmt: skip
         assert problem is not None and code in problem, (host, problem)
+
+
+# ------------------------------------------------------------------------ a bot's cwd
+
+
+def test_a_bots_cwd_that_is_a_file_is_said_to_be_no_directory(tmp_path: Path) -> None:
+    """Defect: ``cwd = "tokens.toml"`` (a file there, not a folder) was refused as "no such
+    directory", as if nothing were at that path. It says the path is not a directory; a
+    path where nothing is still says "no such directory"."""
+    (tmp_path / "tokens.toml").write_text("")
+    with pytest.raises(ConfigError) as ei:
+        load_config(_toml(tmp_path, BOTS + 'd = { bot = "random", cwd = "tokens.toml" }\n'))
+    assert ei.value.key == "bots.d.cwd"
+    assert "not a directory" in str(ei.value) and "no such" not in str(ei.value)
+    with pytest.raises(ConfigError) as ei:
+        load_config(_toml(tmp_path, BOTS + 'd = { bot = "random", cwd = "nope" }\n'))
+    assert ei.value.key == "bots.d.cwd" and "no such directory" in str(ei.value)

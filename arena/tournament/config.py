@@ -1182,7 +1182,9 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
     cwd_raw = _get(entry, "cwd", str, None, err, f"{key}.")
     cwd = _path(cwd_raw, f"{key}.cwd", err, base) if cwd_raw is not None else None
     if cwd is not None and not _holds(cwd, Path.is_dir):
-        raise err(f"{key}.cwd", f"no such directory: {_cut(cwd)}")
+        # (a file there was said to be "no such directory", as if nothing were there)
+        what = "not a directory" if _holds(cwd, Path.exists) else "no such directory"
+        raise err(f"{key}.cwd", f"{what}: {_cut(cwd)}")
     kind = kinds[0]
     if "workers" in entry and kind != "bot":
         raise err(f"{key}.workers", f"only a bot = \"...\" entry takes workers (arena-bot run "
