@@ -227,3 +227,20 @@ def test_the_guides_rehearsal_starts_a_bot_for_every_token_of_its_file(tmp_path:
     assert "arena serve --tokens tokens.toml" in block
     used = re.findall(r"^ARENA_TOKEN=(\S+) arena-bot run ", block, re.M)
     assert sorted(used) == sorted(tokens.values()) and len(set(used)) == 3
+
+
+def test_protocol_md_says_how_to_run_raw_bot_as_its_docstring_does() -> None:
+    """Defect (docs): protocol.md called docs/examples/raw_bot.py a complete bot but said
+    not how to start it (its docstring alone did). The command it gives is the file's own,
+    and each option it names is one the file parses."""
+    import ast
+
+    source = (DOCS / "examples" / "raw_bot.py").read_text(encoding="utf-8")
+    doc = _joined(_text("protocol.md"))
+    m = re.search(r"run in a checkout as `([^`]+)` \(`(--\w+) N`", doc)
+    assert m
+    docstring = ast.get_docstring(ast.parse(source))
+    assert docstring and m.group(1) in _joined(docstring)
+    parsed = set(re.findall(r'add_argument\("(--[\w-]+)"', source))
+    named = set(re.findall(r"--[\w-]+", m.group(1))) | {m.group(2)}
+    assert named <= parsed
