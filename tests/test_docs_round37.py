@@ -244,3 +244,38 @@ def test_protocol_md_says_how_to_run_raw_bot_as_its_docstring_does() -> None:
     parsed = set(re.findall(r'add_argument\("(--[\w-]+)"', source))
     named = set(re.findall(r"--[\w-]+", m.group(1))) | {m.group(2)}
     assert named <= parsed
+
+
+def test_mypy_says_of_the_guides_two_bots_what_the_guide_says(tmp_path: Path) -> None:
+    """Defect (docs): the guide says `mypy --strict mybot.py` checks a bot, then shows an
+    untyped `mybot.py` first: pasted, `--strict` refuses it for want of hints, which the
+    guide did not say. Now it says what mypy answers for the untyped bot, the hinted one
+    (`a.card` of a `Bid`) and the typed one (nothing), and mypy (run in the checkout, as
+    the guide says, on files beside each other) answers that."""
+    import subprocess
+    import sys
+
+    guide = _text("writing-a-bot.md")
+    blocks = re.findall(r"```python\n(.*?)```", guide, re.S)
+    untyped = next(b for b in blocks if "class Lowest(Bot):" in b and "def play(self, view):" in b)
+    typed = next(b for b in blocks if "isinstance(a, Play)" in b)
+    hinted = untyped.replace("from sdk import Bot", "from sdk import Action, Bot, PlayerView")
+    hinted = hinted.replace("def play(self, view):", "def play(self, view: PlayerView) -> Action:")
+    assert hinted != untyped
+    for name, text in (("untyped", untyped), ("hinted", hinted), ("typed", typed)):
+        (tmp_path / f"{name}.py").write_text(text, encoding="utf-8")
+    files = [str(tmp_path / f"{n}.py") for n in ("untyped", "hinted", "typed")]
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", *files],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    said = {n: [line for line in done.stdout.splitlines() if f"/{n}.py:" in line] for n in
+            ("untyped", "hinted", "typed")}  # fmt: skip
+    joined = _joined(guide)
+    assert '("Function is missing a type annotation";' in joined
+    assert any("Function is missing a type annotation" in line for line in said["untyped"])
+    assert '(\'Item "Bid" of ... has no attribute "card"\')' in joined
+    assert any('Item "Bid" of' in line and 'has no attribute "card"' in line
+               for line in said["hinted"])  # fmt: skip
+    assert "`mypy --strict` passes this one" in joined
+    assert said["typed"] == [], done.stdout
