@@ -40,6 +40,7 @@ sizes.
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from pathlib import Path
 
@@ -279,3 +280,32 @@ def test_mypy_says_of_the_guides_two_bots_what_the_guide_says(tmp_path: Path) ->
                for line in said["hinted"])  # fmt: skip
     assert "`mypy --strict` passes this one" in joined
     assert said["typed"] == [], done.stdout
+
+
+@pytest.mark.parametrize("doc", ["architecture.md", "record-format.md"])
+def test_the_auction_of_a_docs_record_example_is_in_the_order_the_rules_ask(doc: str) -> None:
+    """Defect (docs): architecture.md's record example had seat 2 bid first and seat 0 pass
+    under dealer 1 in `classic`, where seat 2 is first hand (its 100 is obligatory, not
+    spoken) and seat 0 speaks first; and seat 1, who never bid, scored the 105. Each
+    example's spoken bids and passes are replayed by the engine from its dealer."""
+    from engine import Game, observe, parse_action
+
+    text = _text(doc)
+    m = re.search(r"```json\n(\{\s*\"format\": \"thousand-arena/record/1\",.*?)```", text, re.S)
+    assert m
+    example = m.group(1)
+    dealer = int(re.search(r'"dealer": (\d+)', example).group(1))  # type: ignore[union-attr]
+    assert '"name": "classic"' in example
+    spoken = re.findall(r'\{"seat": (\d+), "action": "(bid \d+|pass)"\}', example)
+    assert len(spoken) >= 2
+    game = Game.new("classic", seed=1, players=["a", "b", "c"], dealer=dealer)
+    declarer = None
+    for seat, action in spoken:
+        assert int(seat) == game.to_act, (doc, seat, action)
+        act = parse_action(action)
+        assert act in observe(game, int(seat)).legal_actions
+        game.apply(act, seat=int(seat))
+        declarer = int(seat) if action.startswith("bid") else declarer
+    deltas = json.loads(re.search(r'"deltas": (\[[^]]*\])', example).group(1))  # type: ignore[union-attr]
+    bid = int(next(a for s, a in spoken if int(s) == declarer).split()[1])
+    assert declarer is not None and deltas[declarer] >= bid  # the bidder made it
