@@ -309,3 +309,48 @@ def test_the_auction_of_a_docs_record_example_is_in_the_order_the_rules_ask(doc:
     deltas = json.loads(re.search(r'"deltas": (\[[^]]*\])', example).group(1))  # type: ignore[union-attr]
     bid = int(next(a for s, a in spoken if int(s) == declarer).split()[1])
     assert declarer is not None and deltas[declarer] >= bid  # the bidder made it
+
+
+def test_arena_web_refuses_to_start_with_the_exit_codes_web_md_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect (docs): web.md gave `arena web`'s exit code when stopped (0) and none when it
+    cannot start: 2 for what the command line named wrong, 1 for a database it cannot read
+    or an address it cannot listen on (the `arena leaderboard` rule). Each case, as run."""
+    import socket
+    import sqlite3
+
+    from arena.cli import main
+    from arena.web.demo import make_demo_db
+
+    doc = _joined(_text("web.md"))
+    assert "It does not start, naming why, with exit code 2" in doc
+    assert "`cannot listen on 127.0.0.1:8000: ... Address already in use`" in doc
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "empty.sqlite").write_bytes(b"")
+    with sqlite3.connect(tmp_path / "other.sqlite") as con:
+        con.execute("CREATE TABLE t (x)")
+    make_demo_db(str(tmp_path / "demo.sqlite"), matches=1, max_deals=1)
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    try:
+        port = str(busy.getsockname()[1])
+        cases = [
+            (["web"], 2, "no database found in runs/"),
+            (["web", "--db", "nosuch.sqlite"], 2, "no database at nosuch.sqlite"),
+            (["web", "--db", "demo.sqlite", "--tournament", "nope"], 2, "nope"),
+            (["web", "--db", "demo.sqlite", "--host", "a:b"], 2, "'a:b'"),
+            (["web", "--db", "empty.sqlite"], 1, "empty.sqlite is an empty database"),
+            (["web", "--db", "other.sqlite"], 1, "not a Thousand Arena database"),
+            (
+                ["web", "--db", "demo.sqlite", "--port", port],
+                1,
+                f"cannot listen on 127.0.0.1:{port}",
+            ),
+        ]
+        for args, code, said in cases:
+            r = CliRunner().invoke(main, args)
+            assert (r.exit_code, said in r.output) == (code, True), (args, r.output)
+    finally:
+        busy.close()
