@@ -354,3 +354,31 @@ def test_arena_web_refuses_to_start_with_the_exit_codes_web_md_gives(
             assert (r.exit_code, said in r.output) == (code, True), (args, r.output)
     finally:
         busy.close()
+
+
+def test_replay_names_a_database_it_cannot_read_with_exit_2_as_record_format_md_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect (docs): record-format.md gave `arena replay --list`'s exit codes for an
+    unknown tournament or bot, not for a database it cannot read, which `arena replay`
+    names with exit 2 where `arena leaderboard` exits 1. Each case, `--list` and a match id."""
+    import sqlite3
+
+    from arena.cli import main
+
+    doc = _joined(_text("record-format.md"))
+    assert "A database it cannot read (no file at `--db`" in doc
+    assert "with exit 2, for `--list` as for a match id" in doc
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "empty.sqlite").write_bytes(b"")
+    (tmp_path / "junk.sqlite").write_bytes(b"not a database at all\n" * 10)
+    with sqlite3.connect(tmp_path / "other.sqlite") as con:
+        con.execute("CREATE TABLE t (x)")
+    for db in ("nosuch.sqlite", "empty.sqlite", "junk.sqlite", "other.sqlite"):
+        for args in (["replay", "--list", "--db", db], ["replay", "m00001", "--db", db]):
+            r = CliRunner().invoke(main, args)
+            assert r.exit_code == 2 and db in r.output, (args, r.output)
+        if db != "nosuch.sqlite":
+            board = CliRunner().invoke(main, ["leaderboard", "--db", db])
+            assert board.exit_code == 1, board.output
+    assert CliRunner().invoke(main, ["replay", "--list"]).exit_code == 2  # none in runs/
