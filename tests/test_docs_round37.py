@@ -15,7 +15,14 @@ example was ``tournaments/default.toml`` without ``bot_wait_s`` and with ``pimc`
 process, while the text around it says ``make tournament`` gives it 3 workers.
 record-format.md quoted ``not a match record: ...`` as ``arena replay``'s words for bad JSON
 too; it says ``not a readable match record: ...`` there, and ``a match record is a JSON
-object`` for JSON that is no object.
+object`` for JSON that is no object. protocol.md did not say how to run
+docs/examples/raw_bot.py. The guide said ``mypy --strict mybot.py`` checks a bot and then
+showed an untyped ``mybot.py``, which ``--strict`` refuses as a whole. architecture.md's
+record example had seat 2 bid first under dealer 1 in ``classic`` (seat 0 speaks first
+there) and a seat that never bid score the 105. web.md gave no exit code for an ``arena
+web`` that cannot start (2, or 1 for an unreadable database or a busy address), and
+record-format.md none for ``arena replay`` on a database it cannot read (2, where
+``arena leaderboard`` says 1).
 
 Pasted and found right (not pinned again here: earlier rounds pin most): the guide's
 ``mybot.py`` and its ``try`` table, the typed bot under ``mypy --strict``, the rehearsal
