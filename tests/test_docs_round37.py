@@ -22,7 +22,7 @@ record example had seat 2 bid first under dealer 1 in ``classic`` (seat 0 speaks
 there) and a seat that never bid score the 105. web.md gave no exit code for an ``arena
 web`` that cannot start (2, or 1 for an unreadable database or a busy address), and
 record-format.md none for ``arena replay`` on a database it cannot read (2, where
-``arena leaderboard`` says 1).
+``arena leaderboard`` says 1); referee.md none for ``arena serve`` on a busy port (1).
 
 Pasted and found right (not pinned again here: earlier rounds pin most): the guide's
 ``mybot.py`` and its ``try`` table, the typed bot under ``mypy --strict``, the rehearsal
@@ -389,3 +389,38 @@ def test_replay_names_a_database_it_cannot_read_with_exit_2_as_record_format_md_
             board = CliRunner().invoke(main, ["leaderboard", "--db", db])
             assert board.exit_code == 1, board.output
     assert CliRunner().invoke(main, ["replay", "--list"]).exit_code == 2  # none in runs/
+
+
+def test_arena_serve_on_a_busy_port_exits_1_as_referee_md_says(tmp_path: Path) -> None:
+    """Defect (docs): referee.md said a busy port is refused ("cannot listen on ...") but
+    not with which exit code (1: a bad option or tokens file is 2). Run as a process (the
+    command raises its open-files limit, which a test process should keep)."""
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    doc = _joined(_text("referee.md"))
+    assert '("cannot listen on ...", exit code 1, before anything starts;' in doc
+    tokens = tmp_path / "bots.toml"
+    tokens.write_text('[bots]\na = "token-aaaa"\nb = "token-bbbb"\nc = "token-cccc"\n')
+    code = "import sys; from arena.cli import main; sys.argv[0] = 'arena'; sys.exit(main())"
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = str(busy.getsockname()[1])
+        done = subprocess.run(
+            [sys.executable, "-c", code, "serve", "--tokens", str(tokens), "--port", port],
+            cwd=tmp_path, capture_output=True, text=True, timeout=60,
+            env=env,
+        )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
+    tokens.write_text('[bots]\na = "token-aaaa"\n')
+    short = subprocess.run(
+        [sys.executable, "-c", code, "serve", "--tokens", str(tokens), "--port", "0"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+        env=env,
+    )  # fmt: skip
+    assert short.returncode == 2, short.stderr
