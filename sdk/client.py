@@ -937,7 +937,8 @@ class BotRunner:
                 hint = ""
                 if not (self.tls or reached or hinted) and _closed(details):
                     hinted, hint = True, _PLAINTEXT_HINT
-                elif not (reached or asked or hint) and _no_connection(details):
+                elif not (reached or asked or hinted) and _no_connection(details):
+                    # (not after the TLS hint: a TLS arena is serving there)
                     # Said once, while the arena was never reached: a bot started before its
                     # arena (or at a wrong port) gave only gRPC's words, and no sign of how
                     # long it would go on trying.

@@ -111,6 +111,20 @@ def test_a_plaintext_bot_dropped_before_any_welcome_gets_a_tls_hint_once(
         assert HINT not in caplog.text
 
 
+def test_after_the_tls_hint_no_warning_asks_whether_an_arena_is_serving(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect (docs audit of round 37): against a TLS arena without --tls, the first
+    warning gave the TLS hint and the second asked "is an arena serving at ...?", pointing
+    away from the cause the first had named: an arena is serving there, over TLS."""
+    runner, _ = _runner([SOCKET_CLOSED] * 3)
+    with caplog.at_level(logging.WARNING, logger="sdk.client"):
+        asyncio.run(runner.run())
+    said = [r.getMessage() for r in caplog.records if "reconnecting" in r.message]
+    assert len(said) == 3 and HINT in said[0], said
+    assert not any("is an arena serving" in m for m in said), said
+
+
 def test_an_unreachable_arena_that_only_dropped_the_bot_names_tls_too() -> None:
     runner, _ = _runner([SOCKET_CLOSED] * 50)
     runner.retry_for = 0.0
