@@ -619,6 +619,9 @@ class _Match:
     gap_told: bool = False
     #: How many repeated events were ignored (the first few are said; see _REPEATS_TOLD).
     repeats: int = 0
+    #: How many events and requests held actions of a newer protocol's kind (the first few
+    #: are said, as repeats are).
+    newer: int = 0
     #: How long making the bot took (its ``__init__``), once made, and its
     #: ``on_match_start`` after it (the same job); whether a request that waited for them
     #: was told so (once per match).
@@ -719,6 +722,18 @@ _BLAMED_S = 0.05
 
 #: How many repeated events of one match are said in the log (the rest only ignored).
 _REPEATS_TOLD = 5
+_NEWER_UNSAID = "further actions of a newer kind in this match are left out unsaid"
+
+
+def _say_capped(m: _Match, counter: str, rest: str, text: str, *args: object) -> None:
+    """A warning of ``m`` counted in its field ``counter``, said for the first
+    :data:`_REPEATS_TOLD` of the match only, the last ending with ``rest`` in brackets: an
+    arena repeating something without end wrote a line for each."""
+    n = getattr(m, counter) + 1
+    setattr(m, counter, n)
+    if n <= _REPEATS_TOLD:
+        log.warning(text + "%s", *args, f" ({rest})" * (n == _REPEATS_TOLD))
+
 
 #: How many ended matches the runner remembers (as many as the referee sends again).
 _OVER_KEPT = 64
@@ -1215,7 +1230,8 @@ class BotRunner:
                         raise
                     # (a newer protocol's kind: skipped as protobuf skips a field it does
                     # not know, not refused as malformed)
-                    log.warning("match %s: action event %d is of a kind this SDK does not "
+                    _say_capped(m, "newer", _NEWER_UNSAID,
+                                "match %s: action event %d is of a kind this SDK does not "
                                 "know (a newer protocol's): not told to the bot", m.match_id,
                                 ev.seq)  # fmt: skip
                     return
@@ -1292,12 +1308,7 @@ class BotRunner:
         first :data:`_REPEATS_TOLD` of the match only, the last saying so: an arena
         repeating events without end, or one whose numbering jumped to 2**32-1, wrote a
         line per event (a repeated ``deal_ended`` as much as an action)."""
-        m.repeats += 1
-        if m.repeats <= _REPEATS_TOLD:
-            more = " (further repeats of this match are ignored unsaid)" * (
-                m.repeats == _REPEATS_TOLD
-            )
-            log.warning(text + "%s", *args, more)
+        _say_capped(m, "repeats", "further repeats of this match are ignored unsaid", text, *args)
 
     @staticmethod
     def _check_seat(m: _Match, seat: int, what: str) -> None:
@@ -1445,7 +1456,8 @@ class BotRunner:
             # Actions of a kind added by a newer protocol (proto3 keeps them as unknown
             # fields): the bot chooses among the others, as a bot of this version should.
             view_pb, n = newer
-            log.warning("match %s: decision request %s offers %d action(s) of a kind this SDK "
+            _say_capped(m, "newer", _NEWER_UNSAID,
+                        "match %s: decision request %s offers %d action(s) of a kind this SDK "
                         "does not know (a newer protocol's): left out of the legal actions",
                         m.match_id, rid, n)  # fmt: skip
             view = view_from_pb(view_pb, m.ruleset, m.view)
