@@ -104,6 +104,12 @@ def test_a_hostile_deadline_stays_a_sane_one_and_the_bot_answers(
         if limit_ms + bank_ms > 1:
             assert await s.decision() is not None
         yield ended("m1")
+        # The stream is left for the bot to close: closed here while the bot still wrote
+        # its answer to "1", gRPC's core may fail the bot's call ("Internal error from
+        # Core") before the end is read, and the reconnected bot was played this script
+        # again (asked four times: a flaky test on a loaded machine).
+        while await s.message() is not None:
+            pass
 
     summary, arena = play(bot, script, matches=1)
     assert summary.matches == 1 and summary.errors == 0
@@ -391,3 +397,35 @@ def test_repeated_events_without_end_are_said_a_few_times_only(
     repeats = [m for m in _said(caplog) if "repeats an earlier one" in m]
     assert len(repeats) == 5, repeats
     assert repeats[-1].endswith("(further repeats of this match are ignored unsaid)")
+
+
+def test_actions_of_a_newer_kind_without_end_are_said_a_few_times_only(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect (left by the review of round 37): an action event of a newer protocol's kind
+    was said in a warning line each, so an arena of a newer version wrote a line per such
+    event to the bot's log for ever; said as repeats are now, the first five of a match,
+    the last saying the rest are left out unsaid. None reaches a hook."""
+    g = _game()
+
+    def newer(seq: int) -> pb.Event:
+        ev = pb.Event(match_id="m1", seq=seq)
+        ev.action.seat = 0
+        ev.action.action.MergeFromString(b"\x42\x00")  # (a kind no field of this version)
+        return ev
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield pb.ServerMessage(events=[newer(i) for i in range(1, 41)])
+        yield ended("m1")
+
+    with caplog.at_level(logging.INFO, logger="sdk"):
+        summary, _ = play(Timed, script, matches=1)
+    assert summary.matches == 1
+    assert Timed.told == []
+    said = [m for m in _said(caplog) if "a newer protocol's" in m]
+    assert len(said) == 5, said
+    assert said[-1].endswith(
+        "(further actions of a newer kind in this match are left out unsaid)"
+    ), said
