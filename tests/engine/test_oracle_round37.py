@@ -40,8 +40,10 @@ from engine import (
     Concede,
     Contract,
     Game,
+    GameOverError,
     Give,
     IllegalActionError,
+    NotYourTurnError,
     Pass,
     Play,
     Ruleset,
@@ -144,6 +146,7 @@ class DealOracle:
     card_pts: dict[int, int] = field(default_factory=dict)
     marr_pts: dict[int, int] = field(default_factory=dict)
     outcome: str | None = None
+    played: set[int] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.n = self.r.players
@@ -293,6 +296,7 @@ class DealOracle:
                 self.marr_pts[s] += MARRIAGE[suit(c)]
                 self.trump = suit(c)
         self.trick.append((s, c))
+        self.played.add(c)
         if len(self.trick) < 3:
             self.to_act = self.order[(self.order.index(s) + 1) % 3]
             return
@@ -449,6 +453,15 @@ def check_state(game: Game, o: DealOracle) -> tuple[str, Any, Any] | None:
                 knows = s in (o.declarer, to)
                 pairs.append((f"give to {to} seen by {s}", card is not None, knows))
             pairs.append((f"own hand of {s}", {int(c) for c in view.hand}, o.hands[s]))
+            # a view never holds a card the seat was not allowed to see
+            allowed = set(o.dealt[s]) | set(o.hands[s]) | o.played
+            if sees:
+                allowed |= set(o.talon)
+            seen = {int(c) for c in view.hand} | (shown or set())
+            seen |= {int(c) for _, c in view.gives if c is not None}
+            seen |= {int(c) for _, c in view.trick}
+            seen |= {int(c) for t in view.tricks for _, c in t.cards}
+            pairs.append((f"cards seat {s} may not see", seen - allowed, set()))
     return next(((w, g, m) for w, g, m in pairs if g != m), None)
 
 
@@ -475,6 +488,15 @@ def scenarios(o: DealOracle, want: dict[str, Any]) -> list[str]:
             found.append("starts at barrel_at off the barrel")
         if len(sitting) >= 2:
             found.append("two sitters")
+        events = " | ".join(want["events"])
+        if "wins from the barrel" in events and " sat " in events:
+            found.append("win as another sitter's time runs out")
+        if "with another" in events and "knocked off" in events:
+            found.append("two newcomers and a sitter all fall")
+        if any(
+            o.scores[s] == r.barrel_at and o.barrel[s] == 0 < want["barrel"][s] for s in range(o.n)
+        ):
+            found.append("seated again from barrel_at")
     top = max(want["scores"])
     if top >= r.target and list(want["scores"]).count(top) > 1:
         found.append("tie at the top")
@@ -718,6 +740,14 @@ def play_match(seed: int, stats: dict[str, set[Any]]) -> list[Disagreement]:
             [int(c) for c in game.talon], list(cur_scores), list(cur_barrel), game.deal_number,
         )  # fmt: skip
         number = game.deal_number
+        # §1: the deal passes clockwise; 7 cards to each seat dealt in, 3 to the talon
+        if o.dealer != (dealer + number) % r.players:
+            return bad("dealer", o.dealer, (dealer + number) % r.players)
+        sizes = [len(o.hands[s]) for s in range(r.players)]
+        want_sizes = [0 if s not in o.order else 7 for s in range(r.players)]
+        cards = set(o.talon).union(*o.hands.values())
+        if sizes != want_sizes or len(o.talon) != 3 or len(cards) != 24:
+            return bad("deal", (sizes, len(o.talon), len(cards)), want_sizes)
         while o.outcome is None:
             if game.to_act != o.to_act:
                 return bad(f"to_act in {o.phase}", game.to_act, o.to_act)
@@ -728,6 +758,8 @@ def play_match(seed: int, stats: dict[str, set[Any]]) -> list[Disagreement]:
                 return bad(state[0], state[1], state[2])
             legal = game.legal_actions()
             mine = o.legal()
+            if rng.random() < 0.1 and observe(game, o.to_act).legal_actions != legal:
+                return bad("a view's legal actions", observe(game, o.to_act).legal_actions, legal)
             if set(legal) != mine:
                 return bad(
                     f"legal actions in {o.phase} for seat {o.to_act}",
@@ -739,18 +771,33 @@ def play_match(seed: int, stats: dict[str, set[Any]]) -> list[Disagreement]:
                     continue
                 try:
                     game.apply(probe, seat=o.to_act)
-                except IllegalActionError:
-                    pass
+                except IllegalActionError as e:
+                    # "refused with an error that names the action, the rule broken and
+                    # the legal actions"
+                    if e.action != probe or not e.rule or set(e.legal) != mine:
+                        return bad("refusal names", (e.action, e.rule, e.legal), probe)
                 else:
                     return bad(
                         f"an action outside the rules accepted in {o.phase}", str(probe), None
                     )
                 if game.legal_actions() != legal or game.to_act != o.to_act:
                     return bad(f"state changed by a refused {probe}", None, None)
+            if rng.random() < 0.1:  # a legal action by a seat not to act: refused
+                other = rng.choice([x for x in range(r.players) if x != o.to_act])
+                try:
+                    game.apply(legal[0], seat=other)
+                except NotYourTurnError:
+                    pass
+                else:
+                    return bad("an action out of turn accepted", other, o.to_act)
+                if game.legal_actions() != legal or game.to_act != o.to_act:
+                    return bad("state changed by an action out of turn", None, None)
             a = choose(rng, legal, o)
             kind = type(a).__name__
             if isinstance(a, Play) and a.declare:
                 kind += " declare ace" if rank(int(a.card)) == ACE else " declare marriage"
+                if rank(int(a.card)) == ACE and o.trump is not None:
+                    kind += " under a trump"
             elif isinstance(a, Play) and o.trick:
                 obliged, left = o.follow()
                 if len(left) < len(obliged):
@@ -789,8 +836,8 @@ def play_match(seed: int, stats: dict[str, set[Any]]) -> list[Disagreement]:
         stats.setdefault("outcome", set()).add(want["outcome"])
         for name in scenarios(o, want):
             stats.setdefault("scenario", set()).add(name)
-        for e in want["events"]:
-            stats.setdefault("event", set()).add(e.split(" ", 2)[2].split(":")[0])
+        for text in want["events"]:
+            stats.setdefault("event", set()).add(text.split(" ", 2)[2].split(":")[0])
         cur_scores = list(want["scores"])
         if r.barrel:
             cur_barrel = list(want["barrel"])
@@ -806,6 +853,12 @@ def play_match(seed: int, stats: dict[str, set[Any]]) -> list[Disagreement]:
             if getattr(gr, f) != w:
                 return bad(f"result {f}", getattr(gr, f), w)
         stats.setdefault("reason", set()).add(res["reason"])
+        try:
+            game.apply(Pass(), seat=0)
+        except GameOverError:
+            pass
+        else:
+            return bad("an action after the match's end accepted", None, None)
         # RULES.md invariants: replaying the record (crafted deals and start position
         # included) reproduces every deal's scores and the result.
         again = replay(json.loads(json.dumps(game.record())))
@@ -839,7 +892,8 @@ MUST_COVER: dict[str, set[Any]] = {
     "auction": {"bid", "last hand takes", "all pass, first hand plays",
                 "others pass, first hand plays"},
     "action": {"Bid", "Pass", "Give", "Contract", "Concede", "ThrowIn", "Play",
-               "Play declare ace", "Play declare marriage", "Play must_beat: beat"},
+               "Play declare ace", "Play declare marriage", "Play must_beat: beat",
+               "Play declare ace under a trump"},
     "event": {"gets on the barrel", "wins from the barrel", "is knocked off the barrel",
               "fails the contract and falls off the barrel",
               "concedes and falls off the barrel", "reaches the barrel with another and falls off",
@@ -849,7 +903,8 @@ MUST_COVER: dict[str, set[Any]] = {
                  "sitter declarer failed", "sitter declarer made", "sitter declarer thrown_in",
                  "sitter defends", "sitter makes below 120",
                  "sitter takes the talon after all pass", "starts at barrel_at off the barrel",
-                 "two sitters", "win from the barrel as a newcomer arrives"},
+                 "two sitters", "win from the barrel as a newcomer arrives",
+                 "seated again from barrel_at", "win as another sitter's time runs out"},
 }  # fmt: skip
 for _key in (
     "first_hand_commits",
@@ -862,8 +917,12 @@ for _key in (
     "ask_forced",
 ):
     MUST_COVER[_key] = {False, True}  # fmt: skip
-#: Rarer still: a follower void in the led suit who must overtrump a trump already played.
-SLOW_COVER = {"action": {"Play must_beat: overtrump"}}
+#: Rarer still: a follower void in the led suit who must overtrump a trump already played;
+#: two newcomers under ``barrel_mode = "one"`` falling with the sitter already there.
+SLOW_COVER = {
+    "action": {"Play must_beat: overtrump"},
+    "scenario": {"two newcomers and a sitter all fall"},
+}
 
 
 def uncovered(stats: dict[str, set[Any]], want: dict[str, set[Any]]) -> dict[str, set[Any]]:
