@@ -25,6 +25,7 @@ three nines in the talon).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import sys
@@ -50,6 +51,8 @@ from engine import (
     ThrowIn,
     load_ruleset,
     observe,
+    parse_action,
+    parse_cards,
     replay,
 )
 
@@ -392,13 +395,15 @@ class DealOracle:
                 s for s in range(n) if barrel[s] == 0 and not fell[s] and new[s] >= r.barrel_at
             ]
             newcomers = [s for s in newcomers if not (s == d and winner_from_barrel)]
-            together = r.barrel_mode == "one" and len(newcomers) >= 2 and not winner_from_barrel
+            # (a win from the barrel ends the match, but the deal is scored whole: two
+            # newcomers of that deal still fall off together)
+            together = r.barrel_mode == "one" and len(newcomers) >= 2
             for s in newcomers:
                 new[s] = r.barrel_at
                 barrel[s] = r.barrel_deals
                 if not together:
                     events.append(f"seat {s} gets on the barrel")
-            if r.barrel_mode == "one" and newcomers and not winner_from_barrel:
+            if r.barrel_mode == "one" and newcomers:
                 pen = f": -{r.barrel_penalty}" if r.barrel_penalty else " (no penalty)"
                 if together:
                     for s in newcomers:
@@ -975,3 +980,57 @@ def test_the_oracle_catches_a_wrong_rule(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(sys.modules[__name__], "marriages_in", always)
     found, _ = sweep(range(100))
     assert any(d.where.startswith("legal actions in bidding") for d in found)
+
+
+def test_win_from_the_barrel_with_two_newcomers_under_barrel_mode_one() -> None:
+    """A disagreement of round 37, decided for the engine: the oracle's first draft
+    exempted the deal in which a sitter wins from the barrel from the ``barrel_mode =
+    "one"`` rule ("two or more reaching it in the same deal all fall off at once, −120
+    each from 880", RULES.md). RULES.md names no such exemption, and the deal that ends
+    the match is scored whole (docs/rules-engine.md): the two newcomers fall off, −120
+    each; the winner, whose win ends the match, is not knocked off."""
+    rules = dataclasses.replace(
+        load_ruleset("classic"), barrel_mode="one", marriage_needs_trick=False
+    )
+    hands = [
+        parse_cards("K♥ Q♥ K♦ Q♦ 9♠ 9♣ J♠"),
+        parse_cards("A♠ 10♠ K♠ Q♠ A♣ 10♣ 9♦"),
+        parse_cards("K♣ Q♣ J♣ A♦ 10♦ J♦ 9♥"),
+    ]
+    game = Game.new(
+        rules, 1, ["a", "b", "c"], deals={0: (hands, parse_cards("A♥ 10♥ J♥"))},
+        scores=(880, 879, 879), barrel=(3, 0, 0), dealer=2,
+    )  # fmt: skip
+    o = DealOracle(
+        rules, 2, {s: {int(c) for c in hands[s]} for s in range(3)},
+        [int(c) for c in parse_cards("A♥ 10♥ J♥")], [880, 879, 879], [3, 0, 0], 0,
+    )  # fmt: skip
+    script = (
+        "1 pass, 2 pass, 0 give 9♠ to 1, 0 give 9♣ to 2, 0 contract 120, 0 play K♥ declare,"
+        " 1 play A♠, 2 play 9♥, 0 play K♦ declare, 1 play 9♦, 2 play A♦, 2 play 10♦,"
+        " 0 play Q♦, 1 play Q♠, 2 play 9♣, 0 play J♠, 1 play A♣, 1 play 9♠, 2 play J♦,"
+        " 0 play J♥, 2 play J♣, 0 play Q♥, 1 play 10♣, 1 play K♠, 2 play Q♣, 0 play 10♥,"
+        " 1 play 10♠, 2 play K♣, 0 play A♥"
+    )
+    for step in script.split(", "):
+        seat, text = step.split(" ", 1)
+        assert set(game.legal_actions()) == o.legal()
+        game.apply(parse_action(text), seat=int(seat))
+        o.apply(parse_action(text))
+    got = game.deal_results[-1]
+    assert got.takes == (195, 70, 35)  # seat 0: 180 in marriages; 1 and 2 reach 880
+    assert got.scores == (1000, 760, 760)
+    assert got.barrel == (0, 0, 0)
+    assert got.events == (
+        "seat 0 wins from the barrel",
+        "seat 1 reaches the barrel with another and falls off: -120",
+        "seat 2 reaches the barrel with another and falls off: -120",
+    )
+    want = o.score()
+    assert (want["scores"], want["barrel"], sorted(want["events"])) == (
+        got.scores, got.barrel, sorted(got.events),
+    )  # fmt: skip
+    assert game.result is not None
+    assert (game.result.winner, game.result.places, game.result.shortfalls) == (
+        0, (1, 2, 2), (0, 240, 240),
+    )  # fmt: skip
