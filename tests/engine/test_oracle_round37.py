@@ -935,12 +935,12 @@ def uncovered(stats: dict[str, set[Any]], want: dict[str, set[Any]]) -> dict[str
 
 
 def test_engine_agrees_with_the_oracle_under_drawn_rulesets() -> None:
-    """About 5 500 deals of 1 000 matches under rulesets drawn over every option: the
+    """About 4 000 deals of 800 matches under rulesets drawn over every option: the
     engine's legal actions, state, deal results and match results equal the oracle's.
     (No disagreement was found in round 37: this pins the behaviour checked.)"""
-    found, stats = sweep(range(1000))
+    found, stats = sweep(range(800))
     assert not found, "\n".join(map(str, found[:5]))
-    assert len(stats["deals"]) > 5000
+    assert len(stats["deals"]) > 4000
     assert not uncovered(stats, MUST_COVER)
 
 
