@@ -531,6 +531,9 @@ async def _serve(
         played = f"{lobby.finished} match(es) played"
         if lobby.failed:  # (each said in the log as it failed)
             played += f", {lobby.failed} failed (see the log above)"
+        if lobby.interrupted:  # (not played to their end: no result, stored nowhere)
+            played += (f", {lobby.interrupted} interrupted by the stop (recorded as "
+                       "interrupted, no result)")  # fmt: skip
         if referee.records_cut:
             played += (f"; the record files of {referee.records_cut} stopped short (see the log "
                        "above)")  # fmt: skip
