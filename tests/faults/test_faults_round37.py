@@ -314,6 +314,60 @@ def test_sigterm_mid_match_with_a_db_keeps_the_finished_and_says_the_unfinished(
     asyncio.run(main())
 
 
+def test_a_serve_killed_before_storing_anything_leaves_no_empty_tournament(
+    tmp_path: Path,
+) -> None:
+    """`arena serve --db` killed before any match (no bot came): its empty tournament was
+    left for ever, and once a later run stored nothing either (removed, as documented) it
+    was the latest, the one `arena leaderboard`, replay and web show by default: the next
+    run removes it, saying so; with nothing stored, the database holds no tournament."""
+
+    async def main() -> tuple[str, str]:
+        async with _procs() as ps:
+            server, port = await _serve(ps, tmp_path)
+            (tid1,) = _stored(tmp_path)
+            server.kill()
+            await server.wait()
+            server2, _ = await _serve(ps, tmp_path, port=port)
+            server2.send_signal(signal.SIGTERM)
+            code, out = await _rest(server2)
+            assert code == 0, (tmp_path / "serve.err").read_text()
+        return tid1, out
+
+    tid1, out = asyncio.run(main())
+    err = (tmp_path / "serve.err").read_text()
+    assert f"tournament {tid1} was left unfinished" in err and "removed" in err, err
+    assert "no match stored" in out, out
+    assert _stored(tmp_path) == {}
+
+
+def test_sigint_with_a_drain_lets_the_running_match_end_and_stores_it(tmp_path: Path) -> None:
+    """SIGINT mid-match with --drain-s 60: no new match starts, the running one is played
+    to its end and stored (nothing interrupted), the bots are then told the arena stops,
+    exit code 0."""
+    (tmp_path / "slow.py").write_text(SLOW_BOT)
+
+    async def main() -> tuple[set[str], str]:
+        async with _procs() as ps:
+            server, port = await _serve(ps, tmp_path, "--drain-s", "60")
+            for n in NAMES:
+                await _bot(ps, tmp_path, f"127.0.0.1:{port}", n, spec="slow.py:Slow")
+            await _until(lambda: bool(_under_way(tmp_path)), "a match under way")
+            running = _under_way(tmp_path)
+            server.send_signal(signal.SIGINT)
+            code, out = await _rest(server)
+            assert code == 0, (tmp_path / "serve.err").read_text()
+            return running, out
+
+    running, out = asyncio.run(main())
+    ended = _ended(tmp_path)
+    assert running <= set(ended)
+    assert set(_last_lines(tmp_path)) == set(ended)  # nothing interrupted, none begun after
+    ((finished, stored),) = _stored(tmp_path).values()
+    assert finished and set(stored) == set(ended)
+    assert f"{len(ended)} match(es) played;" in out and "interrupted" not in out, out
+
+
 @pytest.mark.slow
 def test_serve_stopped_past_the_bots_keepalive_costs_them_a_disconnect_only(
     tmp_path: Path,
