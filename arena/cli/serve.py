@@ -88,6 +88,10 @@ class _Results:
         with contextlib.suppress(OSError):
             self._lock.name(self.tid)
         try:
+            self._close_dead_runs()
+        except StorageError as e:
+            raise click.ClickException(f"--db {self.db}: {e}") from e
+        try:
             self._storage.ensure_tournament(
                 self.tid, name="serve", fingerprint=self.tid, config=self._config,
                 total_matches=self._config["max_matches"] or 0, bots=self._bots,
@@ -95,6 +99,27 @@ class _Results:
         except StorageError as e:
             raise click.ClickException(f"--db {self.db}: {e}") from e
         return self.tid
+
+    def _close_dead_runs(self) -> None:
+        """Mark finished the serve tournaments an earlier `arena serve` left unfinished: it
+        held this database's lock while it ran, and we hold it now, so it ended without
+        finishing them (SIGKILL, a crash, the machine down). Left as they were, they showed
+        as ``not finished`` for ever, like a running arena's; one that stored nothing was
+        the latest, the one the leaderboard, replay and web show by default, once a later
+        run stored nothing either. Each is said."""
+        for info in self._storage.tournaments():
+            if info.finished_at is not None or info.config.get("kind") != "serve":
+                continue
+            if info.completed == 0:
+                self._storage.delete_tournament(info.id)
+                done = "removed (no match stored)"
+            else:
+                self._storage.finish_tournament(info.id, total=info.completed)
+                done = f"marked finished with its {info.completed} match(es)"
+            click.echo(printable(
+                f"note: {self.db}: tournament {info.id} was left unfinished (its arena "
+                f"stopped without ending: killed, or its machine went down): {done}"
+            ), err=True)  # fmt: skip
 
     async def store(self, m: FinishedMatch) -> None:
         from arena.storage import StorageError
@@ -506,6 +531,9 @@ async def _serve(
         played = f"{lobby.finished} match(es) played"
         if lobby.failed:  # (each said in the log as it failed)
             played += f", {lobby.failed} failed (see the log above)"
+        if lobby.interrupted:  # (not played to their end: no result, stored nowhere)
+            played += (f", {lobby.interrupted} interrupted by the stop (recorded as "
+                       "interrupted, no result)")  # fmt: skip
         if referee.records_cut:
             played += (f"; the record files of {referee.records_cut} stopped short (see the log "
                        "above)")  # fmt: skip

@@ -72,6 +72,8 @@ class Lobby:
         self.finished = 0
         #: Matches that failed before their end (their record file could not be made, say).
         self.failed = 0
+        #: Matches still running at a stop, interrupted (recorded as such, no result).
+        self.interrupted = 0
         self._rng = random.Random(f"{seed}:lobby")
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopping = asyncio.Event()
@@ -156,6 +158,7 @@ class Lobby:
         try:
             record = await self.referee.run_match(match_id, self.ruleset, seed, seats)
         except asyncio.CancelledError:
+            self.interrupted += 1  # (recorded as interrupted by run_match)
             raise
         except Exception as e:
             self.failed += 1
@@ -181,7 +184,8 @@ class Lobby:
             await self.on_finished(done)
 
     async def cancel_running(self) -> None:
-        """Interrupt the running matches (each is recorded as interrupted)."""
+        """Interrupt the running matches (each is recorded as interrupted; ``interrupted``
+        counts them)."""
         for t in list(self._tasks):
             t.cancel()
         if self._tasks:
