@@ -131,14 +131,19 @@ def estimate_take(
     return total
 
 
-def relative_score_of_play(p: float, bid: float, pred: float) -> float:
+def relative_score_of_play(p: float, bid: float, pred: float, sigma: float = 35.0) -> float:
     """The declarer's expected score minus his opponents' mean when he plays a contract of
-    ``bid`` made with chance ``p``, his take predicted at ``pred``: each defender takes about
-    half the card points the declarer does not (at most 120 − bid when he makes it, more
-    when he fails: a hand that takes nothing leaves them 60 each)."""
-    take = min(120.0, max(0.0, pred))
-    opp_made = max(0.0, 120.0 - max(take, bid)) / 2
-    opp_failed = max(0.0, 120.0 - min(take, bid)) / 2
+    ``bid`` made with chance ``p``, his take normal around ``pred`` (spread ``sigma``): each
+    defender takes about half the points the declarer does not — his take's mean below the
+    bid when he fails, above it when he makes it (a hand that takes nothing leaves them 60
+    each)."""
+    z = (bid - pred) / sigma
+    dist = statistics.NormalDist()
+    density, below = dist.pdf(z), dist.cdf(z)
+    failed = pred - sigma * density / below if below > 1e-9 else bid
+    made = pred + sigma * density / (1.0 - below) if below < 1.0 - 1e-9 else bid
+    opp_made = (120.0 - min(120.0, max(made, bid))) / 2
+    opp_failed = (120.0 - min(120.0, max(0.0, min(failed, bid)))) / 2
     return p * (bid - opp_made) - (1.0 - p) * (bid + opp_failed)
 
 

@@ -103,12 +103,17 @@ def _dd_takes(view: PlayerView, samples: int = 20) -> list[int]:
 
 
 def test_what_a_concession_spares() -> None:
-    """The rule itself: a hand predicted at nothing leaves each defender 60 when it fails;
-    a hand that makes its bid leaves them the rest."""
+    """The rule itself: each defender takes half the points the declarer does not, his
+    take normal around the prediction (σ 35) and below the bid when he fails. A hand
+    predicted at nothing leaves them 60 each; one that fails a 90 predicted at 85 takes
+    ~60 when it fails (not 85: the failures are the lower half), leaving them ~30 each."""
     assert relative_score_of_play(0.0, 40, 0) == pytest.approx(-100.0)
     assert relative_score_of_play(1.0, 100, 130) == pytest.approx(100.0)
-    assert relative_score_of_play(1.0, 100, 60) == pytest.approx(90.0)  # made: ≤ 20 left
-    assert relative_score_of_play(0.5, 100, 60) == pytest.approx(0.5 * 90 - 0.5 * 130)
+    assert 95 < relative_score_of_play(1.0, 100, 60) < 100  # made: little is left
+    assert relative_score_of_play(0.0, 90, 85) == pytest.approx(-90 - 30, abs=1.0)
+    assert relative_score_of_play(0.5, 100, 100) == pytest.approx(
+        0.5 * relative_score_of_play(1.0, 100, 100) + 0.5 * relative_score_of_play(0.0, 100, 100)
+    )
     assert conceded_relative(PRESETS["1001"], 40) == -40  # penalty, pays none
     assert conceded_relative(_PENALTY_HALF, 100) == -150
     assert conceded_relative(PRESETS["classic"], 100) == -50  # free, pays half
