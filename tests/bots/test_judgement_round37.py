@@ -231,3 +231,24 @@ def test_counting_barrel_bid_with_two_bare_marriages_is_sound_under_free_concess
             made += take >= 120
             failed += take < 120
     assert conceded >= 6 and made > 2 * failed and made >= 6
+
+
+def test_pimc_own_contract_concedes_a_90_that_fails_narrowly() -> None:
+    """1001, seed 18, deal 9 of three heuristics: the declarer holds Q♣ 10♣ A♣ K♦ 10♦ A♦
+    K♥ 10♥ at 90 and takes 71 double-dummy. Conceding costs −90; failing −90 and ~25 to
+    each defender. Pin: pimc's own search concedes (a first version of the takes' model
+    valued a failing take at min(prediction, bid) = 85, leaving the defenders 17.5, and
+    played on)."""
+    rules = dataclasses.replace(PRESETS["1001"], max_deals=10)
+    g = Game.new(rules, 18, ["a", "b", "c"])
+    bots = [HeuristicBot() for _ in range(3)]
+    while not (g.phase is Phase.CONTRACT and g.deal_number == 8):
+        seat = g.to_act
+        assert seat is not None
+        g.apply_trusted(bots[seat].act(observe(g, seat)))
+    view = observe(g, g.to_act)  # type: ignore[arg-type]
+    assert view.bid == 90
+    me = list(g.active_seats).index(view.seat)
+    hands = [g.hand_mask(s) for s in g.active_seats]
+    assert Solver(hands, me, me, **rule_options(rules)).value() == 71
+    assert _pimc_own().act(view) == Concede()
