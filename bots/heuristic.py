@@ -40,7 +40,14 @@ from engine import (
 from sdk.bot import Bot
 from sdk.hand import beats, by_suit, has_ace_marriage, marriages, trick_winner
 
-__all__ = ["HeuristicBot", "estimate_take", "kept_in_passing", "p_normal"]
+__all__ = [
+    "HeuristicBot",
+    "conceded_relative",
+    "estimate_take",
+    "kept_in_passing",
+    "p_normal",
+    "relative_score_of_play",
+]
 
 _TOP_DOWN = (Rank.ACE, Rank.TEN, Rank.KING, Rank.QUEEN, Rank.JACK, Rank.NINE)
 # What the opponents add, on average, to the k-th sure winner cashed in one suit: they
@@ -122,6 +129,29 @@ def estimate_take(
         tens = any(Card.of(Rank.TEN, s) in held for s in Suit)
         total += 200 * (0.85 if tens or has_won else 0.4)
     return total
+
+
+def relative_score_of_play(p: float, bid: float, pred: float, sigma: float = 35.0) -> float:
+    """The declarer's expected score minus his opponents' mean when he plays a contract of
+    ``bid`` made with chance ``p``, his take normal around ``pred`` (spread ``sigma``): each
+    defender takes about half the points the declarer does not — his take's mean below the
+    bid when he fails, above it when he makes it (a hand that takes nothing leaves them 60
+    each)."""
+    z = (bid - pred) / sigma
+    dist = statistics.NormalDist()
+    density, below = dist.pdf(z), dist.cdf(z)
+    failed = pred - sigma * density / below if below > 1e-9 else bid
+    made = pred + sigma * density / (1.0 - below) if below < 1.0 - 1e-9 else bid
+    opp_made = (120.0 - min(120.0, max(made, bid))) / 2
+    opp_failed = (120.0 - min(120.0, max(0.0, min(failed, bid)))) / 2
+    return p * (bid - opp_made) - (1.0 - p) * (bid + opp_failed)
+
+
+def conceded_relative(rules: Ruleset, bid: float) -> float:
+    """The declarer's score minus his opponents' mean when he concedes at ``bid``."""
+    return -(bid if rules.concede == "penalty" else 0.0) - (
+        bid / 2 if rules.concede_pays == "half" else 0.0
+    )
 
 
 class HeuristicBot(Bot):
@@ -271,7 +301,10 @@ class HeuristicBot(Bot):
         bid = view.bid or (contracts[0].amount if contracts else 0)
         pred = self.contract_estimate(view) + self.take_offset
         p_bid = self.p_make(pred, bid)
-        if throw_in is not None and p_bid < 0.3:
+        rules = view.ruleset
+        if throw_in is not None and (
+            p_bid < 0.3 or -rules.throw_in_bonus > relative_score_of_play(p_bid, bid, pred)
+        ):
             return throw_in
         # On the barrel the contract to make is 120, or the bid if it is above.
         barrel_level = max(120, bid)
@@ -285,8 +318,16 @@ class HeuristicBot(Bot):
                 )
             ):
                 return concede
-            free = view.ruleset.concede == "free"
+            free = rules.concede == "free"
             if p_bid < (self.concede_free_below if free else self.concede_penalty_below):
+                return concede
+            if not free and conceded_relative(rules, bid) > relative_score_of_play(
+                p_bid, bid, pred
+            ):
+                # Conceding costs the bid, as failing does, but the defenders score
+                # nothing (or half the bid) instead of their takes: a weak hand at a low
+                # bid concedes at a chance well above the fixed threshold (1001 at 40:
+                # 0.24 and a take of 0 double-dummy; it named 40, −40 and ~60 to each).
                 return concede
         if not contracts:
             return legal[0]

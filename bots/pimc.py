@@ -51,7 +51,13 @@ from bots._dds import (
     rule_options,
 )
 from bots.counting import CountingBot, own_declaration
-from bots.heuristic import HeuristicBot, estimate_take, p_normal
+from bots.heuristic import (
+    HeuristicBot,
+    conceded_relative,
+    estimate_take,
+    p_normal,
+    relative_score_of_play,
+)
 from engine import Action, Bid, Concede, Contract, Give, Pass, Phase, Play, PlayerView, ThrowIn
 from engine.cards import bit_indices as _bits
 from engine.cards import mask_of as _mask
@@ -527,19 +533,21 @@ class PimcBot(Bot):
                     return concede0
         concede = next((a for a in legal if isinstance(a, Concede)), None)
         throw = next((a for a in legal if isinstance(a, ThrowIn)), None)
+        # Expected score relative to the two opponents (they take ~half the points each).
+        # Where conceding (or throwing in) spares the bid no more than failing, what
+        # decides is what the defenders take: about half the points the declarer does not,
+        # 60 each from a hand that takes nothing (before 2026-12-05 a flat 30 under every
+        # rule: under penalty + half it played a hopeless 100, -100 and ~60 to each).
+        take = estimate_take(view.hand, rules) + HeuristicBot.take_offset
         if concede is not None:
-            # Expected score relative to the two opponents (they take ~half the points each).
-            play_rel = (2 * p - 1) * bid - 30
             if rules.concede == "free":
-                conc_rel = -(bid / 2 if rules.concede_pays == "half" else 0)
+                play_rel = (2 * p - 1) * bid - 30
             else:
-                conc_rel = -bid - (bid / 2 if rules.concede_pays == "half" else 0)
-            if conc_rel > play_rel:
+                play_rel = relative_score_of_play(p, bid, take)
+            if conceded_relative(rules, bid) > play_rel:
                 return concede
-        if throw is not None:
-            play_rel = (2 * p - 1) * bid - 30
-            if -rules.throw_in_bonus > play_rel:
-                return throw
+        if throw is not None and -rules.throw_in_bonus > relative_score_of_play(p, bid, take):
+            return throw
         return choice
 
 
