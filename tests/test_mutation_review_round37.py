@@ -277,3 +277,37 @@ def test_deal_ends_out_of_order_without_end_are_said_a_few_times_only(
         "match m1: deal_ended event for deal 1, after the bot was given a view of deal 3"
     ), said
     assert said[-1].endswith("(further repeats of this match are ignored unsaid)"), said
+
+
+def test_a_bots_cwd_too_long_to_look_at_is_no_such_directory(tmp_path: Path) -> None:
+    """Mutant: whether something is at the ``cwd`` path asked without the guard the
+    directory check has: a name longer than the system takes raised "File name too long"
+    out of the config's checks, where it is no such directory."""
+    long = "d" * 300
+    with pytest.raises(ConfigError) as ei:
+        load_config(_toml(tmp_path, BOTS + f'd = {{ bot = "random", cwd = "{long}" }}\n'))
+    assert ei.value.key == "bots.d.cwd" and "no such directory" in str(ei.value)
+
+
+# ------------------------------------------------------------------------ storage
+
+
+def test_a_readers_full_disk_advises_running_the_command_again(tmp_path: Path) -> None:
+    """Mutant: the read-only opening setting an empty advice (rather than the runner's):
+    a reader's "disk is full" (its -shm index growing on a full tmpfs) ended "free some
+    space and", the sentence cut."""
+    import sqlite3
+
+    from arena.storage import Storage, StorageFullError
+
+    db = tmp_path / "t.sqlite"
+    Storage(db).close()
+    st = Storage.open_readonly(db)
+    try:
+        with pytest.raises(StorageFullError) as ei, st._guard("reading the leaderboard"):
+            raise sqlite3.OperationalError("database or disk is full")
+    finally:
+        st.close()
+    assert str(ei.value).endswith("free some space and run the same command again to resume"), str(
+        ei.value
+    )
