@@ -311,3 +311,36 @@ def test_a_readers_full_disk_advises_running_the_command_again(tmp_path: Path) -
     assert str(ei.value).endswith("free some space and run the same command again to resume"), str(
         ei.value
     )
+
+
+# ------------------------------------------------------------------------ --arena URIs
+
+
+@pytest.mark.parametrize(
+    "value", ["dns:///lоcalhost:50051", "dns://8.8.8.8/аrena.example:1", "ipv4:///１２７.0.0.1:1"]
+)
+def test_a_look_alike_in_a_grpc_target_uri_is_refused_not_retried(value: str) -> None:
+    """Defect (found beside the mutants of the HOST:PORT check): ``--arena
+    dns:///lоcalhost:50051``, a Cyrillic 'о' in a gRPC target URI, passed the check that
+    round 37 gave HOST:PORT, and the bot retried gRPC's "misformatted domain name" for
+    --retry-for seconds (ten minutes by default). A usage error naming the character."""
+    from sdk.cli import _address_problem
+    from sdk.cli import main as arena_bot
+
+    bad = next(c for c in value if not c.isascii())
+    said = _address_problem(value)
+    assert said is not None and f"U+{ord(bad):04X}" in said, said
+    r = _invoke(arena_bot, ["run", "random", "--arena", value, "--token", "token-aaaa-1",
+                            "--retry-for", "1"])  # fmt: skip
+    assert r.exit_code == 2 and "--arena" in r.output and f"U+{ord(bad):04X}" in r.output
+
+
+@pytest.mark.parametrize(
+    "value", ["dns:///localhost:50051", "dns://8.8.8.8/localhost:1", "unix:///tmp/сокет.sock",
+              "unix-abstract:сокет"]
+)  # fmt: skip
+def test_grpc_target_uris_in_ascii_or_of_sockets_are_still_taken(value: str) -> None:
+    """Pinned: the URI forms gRPC takes still pass; a Unix socket's path may be any text."""
+    from sdk.cli import _address_problem
+
+    assert _address_problem(value) is None
