@@ -4,7 +4,11 @@ errors and CRLF hint, a bot's ``cwd`` that is a file, non-ASCII hosts, ``COLUMNS
 storage's resume advice. Each test here kills a plausible bug the earlier tests let
 through (named in its docstring).
 
-Defect found and fixed:
+Defects found and fixed:
+
+- ``--arena`` as a gRPC target URI (``dns:///lоcalhost:50051``) holding a look-alike
+  passed the check round 37 gave ``HOST:PORT``, and was retried for --retry-for seconds
+  as gRPC's "misformatted domain name";
 
 - ``COLUMNS`` (or ``LINES``) holding a digit that is no ASCII digit was still handed to
   rich, which reads any ``str.isdigit()`` value: ``COLUMNS=٠`` (an Arabic-Indic zero) or a
