@@ -193,6 +193,10 @@ def _address_problem(value: str) -> str | None:
                 f"{value!r} is a web address: give the arena as HOST:PORT, "
                 f"{target.strip('/')!r}{tls}"
             )
+        if scheme.lower() in ("dns", "ipv4", "ipv6"):
+            # (a look-alike in "dns:///lоcalhost:50051" was retried for --retry-for seconds
+            # as gRPC's "misformatted domain name", as in HOST:PORT before round 37)
+            return non_ascii_problem(target.strip("/"))
         return None
     scheme, colon, path = value.partition(":")
     if colon and scheme in ("unix", "unix-abstract"):

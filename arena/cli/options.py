@@ -164,10 +164,18 @@ def _drop_zero_terminal_size() -> None:
     ``arena-bot try`` ended with exit 0 and not a line of its results, ``arena replay`` and
     ``arena bench`` likewise. A value that is no number rich ignores already; 0 is ignored
     the same way, and the terminal's own size (else 80 columns) is used. Done in the
-    environment, so the bots a tournament launches inherit the same."""
+    environment, so the bots a tournament launches inherit the same. (rich takes any
+    value ``str.isdigit()`` takes: a zero that is no ASCII digit, Arabic-Indic or
+    full-width, was 0 to it as well, and a '²' a ValueError traceback: forgotten too.)"""
     for name in ("COLUMNS", "LINES"):
         value = os.environ.get(name, "").strip()
-        if value.isascii() and value.isdigit() and int(value) == 0:
+        if not value.isdigit():
+            continue
+        try:
+            size = int(value)
+        except ValueError:  # ('²': a digit int() does not take)
+            size = 0
+        if size == 0:
             del os.environ[name]
 
 
