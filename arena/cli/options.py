@@ -163,11 +163,17 @@ def _drop_zero_terminal_size() -> None:
     terminal export them): rich took 0 as the width and printed nothing at all, so
     ``arena-bot try`` ended with exit 0 and not a line of its results, ``arena replay`` and
     ``arena bench`` likewise. A value that is no number rich ignores already; 0 is ignored
-    the same way, and the terminal's own size (else 80 columns) is used. Done in the
-    environment, so the bots a tournament launches inherit the same."""
+    the same way, and the terminal's own size (else 80 columns) is used. So are digits
+    that are no ASCII, which rich took for a number all the same (``str.isdigit``): a
+    full-width ``０`` was width 0 too, a superscript ``²`` a ValueError traceback from every
+    command that prints through rich. Done in the environment, so the bots a tournament
+    launches inherit the same."""
     for name in ("COLUMNS", "LINES"):
-        value = os.environ.get(name, "").strip()
-        if value.isascii() and value.isdigit() and int(value) == 0:
+        raw = os.environ.get(name, "")
+        value = raw.strip()
+        if (value.isascii() and value.isdigit() and int(value) == 0) or (
+            raw.isdigit() and not raw.isascii()
+        ):
             del os.environ[name]
 
 
