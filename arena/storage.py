@@ -1383,7 +1383,14 @@ class Storage:
 
 def lock_path(db: Path) -> Path:
     """The lock file that keeps two tournament runs off database ``db`` (the runner holds
-    an exclusive ``flock`` on it while it runs)."""
+    an exclusive ``flock`` on it while it runs). Beside the file itself when ``db`` is a
+    symbolic link (SQLite follows it, and keeps its -wal there too): a run through the link
+    and one through the file's own name locked two files, and both ran on the database (a
+    new `arena serve` marked the running one's tournament finished, or removed it while it
+    had stored nothing, and its later matches were lost)."""
+    with contextlib.suppress(OSError, RuntimeError):  # (RuntimeError: a loop, Python < 3.13)
+        if db.is_symlink():
+            db = db.resolve()
     return db.with_name(db.name + ".lock")
 
 
