@@ -164,9 +164,10 @@ def _load_made(spec: str, param_hint: str = "BOT") -> tuple[Any, Any]:
 def _check_address(ctx: click.Context, param: click.Parameter, value: str) -> str:
     """``--arena`` is HOST:PORT (``[::1]:PORT`` for IPv6); a gRPC target URI written
     ``scheme://...`` (``dns:///host:port``) is passed on as it is, when it names a target
-    after its scheme, and so is a Unix socket, ``unix:PATH`` or ``unix-abstract:NAME``
-    (gRPC's own forms). What no address can be is refused here, not retried for
-    --retry-for seconds as an unreachable arena; an address from ``ARENA_ADDRESS`` is
+    after its scheme, and so are ``dns:``, ``ipv4:`` and ``ipv6:`` targets without ``//`` and
+    a Unix socket, ``unix:PATH`` or ``unix-abstract:NAME`` (gRPC's own forms). What no
+    address can be is refused here, not retried for --retry-for seconds as an unreachable
+    arena; an address from ``ARENA_ADDRESS`` is
     said to come from it (nobody typed --arena)."""
     problem = _address_problem(value)
     if problem is None:
@@ -203,6 +204,11 @@ def _address_problem(value: str) -> str | None:
         # (gRPC's "unix:/run/arena.sock" was refused as a HOST:PORT whose port "must be a
         # number", though "unix:///run/arena.sock" was let through)
         return None if path else f"{scheme}: names no socket, got {value!r}"
+    if colon and scheme in ("dns", "ipv4", "ipv6") and path and not path.isdigit():
+        # gRPC's other forms without "//": "ipv4:127.0.0.1:50051", "dns:arena:50051"
+        # (refused as no HOST:PORT, though "dns:///arena:50051" was let through); a port
+        # alone after the scheme is a host of that name ("dns:50051"), as it always was
+        return non_ascii_problem(path)
     if value.startswith("["):
         host, close, rest = value[1:].partition("]")
         ok, port = bool(close) and rest.startswith(":"), rest[1:]

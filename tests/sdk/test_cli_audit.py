@@ -531,3 +531,29 @@ def test_run_stopped_keeps_its_exit_through_a_signal_in_its_teardown(where: str,
     )  # fmt: skip
     assert out.returncode == 0, (out.returncode, out.stderr)
     assert "done (signal SIGTERM)" in out.stderr, out.stderr
+
+
+@pytest.mark.parametrize("form", ["ipv4:127.0.0.1:{port}", "dns:127.0.0.1:{port}"])
+def test_grpc_targets_without_slashes_are_passed_to_grpc(form: str) -> None:
+    """Defect: gRPC's own target forms without "//" (``ipv4:127.0.0.1:50051``,
+    ``ipv6:[::1]:50051``, ``dns:host:50051``) were refused as "expected HOST:PORT", though
+    ``dns:///host:50051`` was let through. They reach gRPC now: against a port where
+    nothing listens, gRPC's own "connection refused" after --retry-for, exit 1 (a usage
+    error is exit 2). A port alone after the scheme (``dns:50051``) is still HOST:PORT."""
+    import socket
+
+    from sdk.cli import _address_problem
+
+    with socket.socket() as s:  # (a port that was free a moment ago: nothing listens there)
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    value = form.format(port=port)
+    assert _address_problem(value) is None
+    r = CliRunner().invoke(
+        main, ["run", "random", "--arena", value, "--token", "token-aaaa-1", "--retry-for", "0.5"]
+    )
+    assert r.exit_code == 1, r.output
+    assert "connection refused" in r.output and "expected HOST:PORT" not in r.output, r.output
+    assert _address_problem("ipv6:[::1]:50051") is None  # (not run: IPv6 may be off)
+    assert _address_problem("dns:50051") is None  # (the host "dns", port 50051)
+    assert "U+FF11" in (_address_problem("ipv4:１２７.0.0.1:1") or "")
