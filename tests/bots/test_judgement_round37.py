@@ -51,7 +51,7 @@ from engine import (
 from engine.rules import PRESETS
 from sdk.bot import Bot
 from sdk.sampling import Sampler
-from tests.bots.test_blunders_round35 import _HOPELESS, _OTHERS, _bot, _game
+from tests.bots.test_blunders_round35 import _HOPELESS, _OTHERS, _bot, _Fixed, _game
 from tests.bots.test_bots_under_rulesets_round36 import _WEAK
 from tests.bots.test_weaknesses_round36 import _BARE, _BARE_TALON
 
@@ -165,17 +165,6 @@ def test_pimc_own_contract_still_names_a_strong_hand_under_penalty() -> None:
         g = _at_contract(rules, _pimc_own(), (hands, _WEAK[1]))
         action = _pimc_own().act(observe(g, 0))
         assert isinstance(action, Contract), (rules.name, action)
-
-
-class _Fixed(HeuristicBot):
-    """The heuristic with its contract estimate fixed: the rule alone under test."""
-
-    def __init__(self, estimate: float) -> None:
-        super().__init__()
-        self.estimate = estimate
-
-    def contract_estimate(self, view: PlayerView) -> float:
-        return self.estimate
 
 
 def test_1001_last_hand_throws_in_by_the_defenders_takes() -> None:
