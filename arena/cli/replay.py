@@ -7,6 +7,7 @@ is enough) looked up in ``--db`` (default: the newest ``runs/*.sqlite``).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -150,8 +151,9 @@ def _show(ctx: click.Context, record_ref: str, record: dict[str, Any]) -> None:
         # Shown up to the action the rules refuse, as --check would say. When the record's
         # cards are not its seed's (its seed or hands were edited), that is the change, and
         # the refusal follows from it (a turn that is not the seat's, under another dealer):
-        # say it, as --check does.
-        _changed_cards(record_ref, record)
+        # say it, as --check does (naming as "above" only the deals shown up to there).
+        stop = re.match(r"refused: Deal (\d+)", parts[-1].plain)
+        _changed_cards(record_ref, record, int(stop[1]) if stop else None)
         ctx.exit(1)
     # What is shown is what the rules make of the actions; a record whose own figures
     # (deltas, scores, result) say otherwise is not passed over in silence.
@@ -172,17 +174,30 @@ def _show(ctx: click.Context, record_ref: str, record: dict[str, Any]) -> None:
         ctx.exit(1)
 
 
-def _changed_cards(record_ref: str, record: dict[str, Any]) -> bool:
+def _changed_cards(record_ref: str, record: dict[str, Any], shown_to: int | None = None) -> bool:
     """Say (``error: ...``) that a record the arena wrote holds cards its seed does not
-    deal, naming the deals as shown above (from 1); whether it does."""
+    deal, naming the deals as shown above (from 1); whether it does. ``shown_to``: the last
+    deal shown (from 1) when the display stopped at a refused action; the deals after it
+    are named as not shown (an edited seed changed every deal: "Deals 1, ..., 25 above"
+    named 24 deals the display had not reached)."""
     try:
         own = seed_mismatches(record)
     except (ReplayError, *_MALFORMED):
         return False  # (what is wrong with it is said otherwise)
     changed = changed_cards(record, own)
     if changed:
-        shown = ", ".join(str(n + 1) for n in own)
-        _error(f"{record_ref}: {changed} (Deal{'s' if len(own) > 1 else ''} {shown} above)")
+        last = len(record["deals"]) if shown_to is None else shown_to
+        above = [str(n + 1) for n in own if n + 1 <= last]
+        later = [str(n + 1) for n in own if n + 1 > last]
+        where = []
+        if above:
+            where.append(f"Deal{'s' if len(above) > 1 else ''} {', '.join(above)} above")
+        if later:
+            where.append(
+                f"{'' if above else 'Deal' + ('s' if len(later) > 1 else '') + ' '}"
+                f"{', '.join(later)} not shown: the display stops in Deal {last}"
+            )
+        _error(f"{record_ref}: {changed} ({'; '.join(where)})")
     return changed is not None
 
 
