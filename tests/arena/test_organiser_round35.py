@@ -231,3 +231,38 @@ def test_a_tournament_of_independent_deals_says_so_where_its_rules_are_said(
     )
     js = (STATIC_DIR / "leaderboard.js").read_text(encoding="utf-8")
     assert "t.deals_note ?" in js and "x.deals_note ||" in js
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (
+            "[ratings]\ndraw_probability = 1",
+            "ratings.draw_probability: must be above 0 and at most 0.99, got 1\n",
+        ),
+        (
+            "[ratings]\ndraw_probability = 0",
+            "ratings.draw_probability: must be above 0 and at most 0.99, got 0\n",
+        ),
+        ("match_timeout_s = -1", "match_timeout_s: must be 0 (none) or positive, got -1\n"),
+        ("bot_wait_s = 0", "bot_wait_s: must be positive, got 0\n"),
+        (
+            "[referee]\nreconnect_grace_s = -2",
+            "referee.reconnect_grace_s: must not be negative, got -2\n",
+        ),
+        ("match_timeout_s = -0.5", "match_timeout_s: must be 0 (none) or positive, got -0.5\n"),
+    ],
+)
+def test_a_number_out_of_range_is_quoted_as_the_config_wrote_it(
+    tmp_path: Path, body: str, said: str
+) -> None:
+    """Defect (round 37): `draw_probability = 1` was refused as `got 1.0`, `match_timeout_s
+    = -1` as `got -1.0`, `bot_wait_s = 0` as `got 0.0` (the value after float()), where
+    the config's every other key out of range is quoted as written (`matches_per_table:
+    ... got 0`, `concurrency: ... got 0`): the organiser looked for a `1.0` in a file that
+    says `1`. The four seconds/probability keys now quote the value as written."""
+    cfg = tmp_path / "t.toml"
+    cfg.write_text(f'bots = ["random", "heuristic", "counting"]\n{body}\n', encoding="utf-8")
+    r = CliRunner().invoke(main, ["tournament", "--config", str(cfg)])
+    assert r.exit_code == 2, r.output
+    assert f"t.toml: {said}" in r.output, r.output
