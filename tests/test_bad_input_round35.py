@@ -643,7 +643,7 @@ CLI_JUNK: list[tuple[list[str], str]] = [
     (["tournament", "--config", "t.toml", "--set", 'bots=["random", "random", "x:Y"]'],
      "t.toml: bots[1]: duplicate bot name 'random'"),
     (["tournament", "--config", "t.toml", "--set", "ratings.draw_probability=1"],
-     "t.toml: ratings.draw_probability: must be above 0 and at most 0.99, got 1.0"),
+     "t.toml: ratings.draw_probability: must be above 0 and at most 0.99, got 1 "),
     (["tournament", "--config", "t.toml", "--set", "host=localhost:80"],
      "t.toml: host: the address alone: the port is given apart"),
     (["leaderboard", "--db", "t.sqlite", "--format", "xml"], "Invalid value for '--format'"),

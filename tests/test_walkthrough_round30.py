@@ -218,7 +218,7 @@ _BOTS = '[bots]\na = "random"\nb = "random"\nc = "random"\n'
          "matches_per_table: must be between 1 and 1000000, got 100000000000000000000"),
         ("seed = -5\n" + _BOTS, "seed: must be between 0 and 2**63-1, got -5"),
         ("match_timeout_s = -1\n" + _BOTS,
-         "match_timeout_s: must be 0 (none) or positive, got -1.0"),
+         "match_timeout_s: must be 0 (none) or positive, got -1\n"),
         ("bot_wait_s = nan\n" + _BOTS, "bot_wait_s"),
         ("[deadlines]\ndecision_ms = 0\n" + _BOTS,
          "deadlines.decision_ms: must be between 1 and 86400000 (a day), got 0"),

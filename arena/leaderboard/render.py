@@ -106,7 +106,10 @@ def board_title(lb: Leaderboard) -> str:
         status = f"{lb.completed}/{lb.total_matches} matches played"
     played = f"{lb.completed} match{'' if lb.completed == 1 else 'es'}"
     rules = lb.ruleset_heading or lb.ruleset
-    return f"{lb.name} — {rules}, {lb.players} players, {played} ({status})"
+    # a run of `deals = "independent"` says so: it read as the duplicate run of the same
+    # config, and the two are told apart by how much luck is in their standings
+    deals = f"{lb.deals_note}, " if lb.deals_note else ""
+    return f"{lb.name} — {rules}, {lb.players} players, {deals}{played} ({status})"
 
 
 def to_rich_table(lb: Leaderboard, width: int | None = None) -> Table:

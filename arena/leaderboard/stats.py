@@ -101,6 +101,19 @@ class Leaderboard:
     ruleset_heading: str = ""
     #: The stored ruleset's options as they are (an older row may lack some).
     ruleset_options: dict[str, Any] = field(default_factory=dict)
+    #: How the matches were dealt, the config's ``deals``: ``"duplicate"`` or
+    #: ``"independent"`` (``arena serve``'s are). Two runs of one config but for it
+    #: otherwise read the same everywhere.
+    deals: str = "duplicate"
+
+    @property
+    def deals_note(self) -> str:
+        """``"independent deals"`` for a tournament of ``deals = "independent"``, for its
+        title; "" for duplicate deals (the format's default) and for ``arena serve``, whose
+        matches are all dealt on seeds of their own."""
+        if self.deals == "independent" and self.config.get("kind") != "serve":
+            return "independent deals"
+        return ""
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (``leaderboard.json``)."""
@@ -117,6 +130,7 @@ class Leaderboard:
                 "ruleset": self.ruleset,
                 "ruleset_description": self.ruleset_description or self.ruleset,
                 "ruleset_options": self.ruleset_options,
+                "deals": self.deals,
                 "players": self.players,
                 "total_matches": self.total_matches,
                 "completed": self.completed,
@@ -500,6 +514,7 @@ class LeaderboardBuilder(StoredSince):
             ruleset_description=describe_run(ruleset),
             ruleset_heading=describe_run(ruleset, players=False),
             ruleset_options=dict(ruleset) if isinstance(cfg.get("ruleset"), dict) else {},
+            deals="independent" if cfg.get("deals") == "independent" else "duplicate",
         )
 
 

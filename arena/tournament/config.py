@@ -755,10 +755,13 @@ def parse_config(
         raise err("port", f"must be between 0 (any free port) and 65535, got {toml_shown(port)}")
     bot_wait_s = float(_get(data, "bot_wait_s", (int, float), 30.0, err))
     if bot_wait_s <= 0:
-        raise err("bot_wait_s", f"must be positive, got {bot_wait_s}")
+        raise err("bot_wait_s", f"must be positive, got {toml_shown(data['bot_wait_s'])}")
     match_timeout_s = float(_get(data, "match_timeout_s", (int, float), 0.0, err))
     if match_timeout_s < 0:
-        raise err("match_timeout_s", f"must be 0 (none) or positive, got {match_timeout_s}")
+        raise err(
+            "match_timeout_s",
+            f"must be 0 (none) or positive, got {toml_shown(data['match_timeout_s'])}",
+        )
     paths = {}
     for key, default in (("db", f"runs/{name}.sqlite"), ("out", f"out/{name}")):
         text = _get(data, key, str, default, err)
@@ -855,7 +858,8 @@ def _draw_probability(data: Mapping[str, Any], err: _Err) -> float:
         # TrueSkill's draw margin overflows as the probability nears 1.
         raise err(
             "ratings.draw_probability",
-            f"must be above 0 and at most {MAX_DRAW_PROBABILITY}, got {draw_probability}",
+            f"must be above 0 and at most {MAX_DRAW_PROBABILITY}, "
+            f"got {toml_shown(data['draw_probability'])}",
         )
     return draw_probability
 
@@ -875,7 +879,10 @@ def _referee(data: Mapping[str, Any], err: _Err) -> tuple[tuple[str, Any], ...]:
     if "reconnect_grace_s" in data:
         grace = float(_get(data, "reconnect_grace_s", (int, float), 5.0, err, "referee."))
         if grace < 0:
-            raise err("referee.reconnect_grace_s", f"must not be negative, got {grace}")
+            raise err(
+                "referee.reconnect_grace_s",
+                f"must not be negative, got {toml_shown(data['reconnect_grace_s'])}",
+            )
         referee.append(("reconnect_grace_s", grace))
     return tuple(referee)
 

@@ -507,7 +507,8 @@ def _tournament_json(t: TournamentInfo, owner: str | None) -> JSON:
     """``owner``: the tournament whose runner holds the database's lock ("" when its lock
     file does not say; None when none does): only that one is running."""
     running = t.finished_at is None and owner in ("", t.id)
-    rules = t.config.get("ruleset") if isinstance(t.config, dict) else None
+    cfg: dict[str, Any] = t.config if isinstance(t.config, dict) else {}
+    rules = cfg.get("ruleset")
     return {
         "id": t.id,
         "name": t.name,
@@ -526,6 +527,16 @@ def _tournament_json(t: TournamentInfo, owner: str | None) -> JSON:
         # which rules ran, for people: two tournaments of one name and ruleset name whose
         # options differ are told apart by it
         "ruleset_description": None if rules is None else describe_run(rules),
+        # how its matches were dealt (the config's `deals`): the page says "independent
+        # deals" of a tournament's, as the leaderboard's title does
+        "deals": "independent" if cfg.get("deals") == "independent" else "duplicate",
+        # "independent deals", as the title of `arena leaderboard` says it; null for duplicate
+        # deals and for `arena serve`, whose matches all have seeds of their own
+        "deals_note": (
+            "independent deals"
+            if cfg.get("deals") == "independent" and cfg.get("kind") != "serve"
+            else None
+        ),
     }
 
 

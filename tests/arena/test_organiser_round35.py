@@ -178,3 +178,91 @@ def test_a_match_its_time_limit_ended_is_marked_in_the_match_lists(tmp_path: Pat
     source = DataSource(db)
     assert {m["match_id"]: m["status"] for m in source.leaderboard(None)["recent"]} == status
     assert source.matches(None, bot=None, limit=None)["matches"] == page["matches"]
+
+
+def test_a_tournament_of_independent_deals_says_so_where_its_rules_are_said(
+    tmp_path: Path,
+) -> None:
+    """Defect (round 37): one config run with `deals = "independent"` and again with
+    `--set 'deals="duplicate"'` (two tournaments `big` in one database) read the same in
+    the screen's title, the Markdown's and the HTML page's (`big — classic, 2 deals max, 3
+    players, 60 matches (finished)`), in `leaderboard.json`'s `tournament` and in `arena
+    web` (the API, the page's line and its tournament picker): only the id told them
+    apart, though the two are not read alike (independent deals put the luck of the cards
+    back in the standings). The title now says `independent deals`, the JSON `deals`, the
+    web API `deals` and `deals_note` (shown by the page)."""
+    indep = tmp_path / "indep.sqlite"
+    make_demo_db(indep, matches=3, max_deals=1)  # the demo's config: deals = "independent"
+    dup = tmp_path / "dup.sqlite"
+    make_demo_db(dup, matches=3, max_deals=1)
+    with sqlite3.connect(dup) as conn:
+        conn.execute(
+            "UPDATE tournaments SET config_json = json_set(config_json, '$.deals', 'duplicate')"
+        )
+    conn.close()
+    said = {}
+    for db in (indep, dup):
+        screen = CliRunner().invoke(main, ["leaderboard", "--db", str(db)])
+        md = CliRunner().invoke(main, ["leaderboard", "--db", str(db), "--format", "md"])
+        page = CliRunner().invoke(main, ["leaderboard", "--db", str(db), "--format", "html"])
+        doc = CliRunner().invoke(main, ["leaderboard", "--db", str(db), "--format", "json"])
+        assert {r.exit_code for r in (screen, md, page, doc)} == {0}, screen.output
+        title = md.output.splitlines()[0]
+        assert title in screen.output.replace("\n", "") or title[2:] in screen.output
+        assert f"<h1>{title[2:]}</h1>" in page.output
+        api = DataSource(db).leaderboard(None)["tournament"]
+        said[db] = (
+            title,
+            json.loads(doc.output)["tournament"]["deals"],
+            api["deals"],
+            api["deals_note"],
+        )
+    assert said[indep] == (
+        "# demo — classic, 3 players, independent deals, 3 matches (finished)",
+        "independent",
+        "independent",
+        "independent deals",
+    )
+    assert said[dup] == (
+        "# demo — classic, 3 players, 3 matches (finished)",
+        "duplicate",
+        "duplicate",
+        None,
+    )
+    js = (STATIC_DIR / "leaderboard.js").read_text(encoding="utf-8")
+    assert "t.deals_note ?" in js and "x.deals_note ||" in js
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (
+            "[ratings]\ndraw_probability = 1",
+            "ratings.draw_probability: must be above 0 and at most 0.99, got 1\n",
+        ),
+        (
+            "[ratings]\ndraw_probability = 0",
+            "ratings.draw_probability: must be above 0 and at most 0.99, got 0\n",
+        ),
+        ("match_timeout_s = -1", "match_timeout_s: must be 0 (none) or positive, got -1\n"),
+        ("bot_wait_s = 0", "bot_wait_s: must be positive, got 0\n"),
+        (
+            "[referee]\nreconnect_grace_s = -2",
+            "referee.reconnect_grace_s: must not be negative, got -2\n",
+        ),
+        ("match_timeout_s = -0.5", "match_timeout_s: must be 0 (none) or positive, got -0.5\n"),
+    ],
+)
+def test_a_number_out_of_range_is_quoted_as_the_config_wrote_it(
+    tmp_path: Path, body: str, said: str
+) -> None:
+    """Defect (round 37): `draw_probability = 1` was refused as `got 1.0`, `match_timeout_s
+    = -1` as `got -1.0`, `bot_wait_s = 0` as `got 0.0` (the value after float()), where
+    the config's every other key out of range is quoted as written (`matches_per_table:
+    ... got 0`, `concurrency: ... got 0`): the organiser looked for a `1.0` in a file that
+    says `1`. The four seconds/probability keys now quote the value as written."""
+    cfg = tmp_path / "t.toml"
+    cfg.write_text(f'bots = ["random", "heuristic", "counting"]\n{body}\n', encoding="utf-8")
+    r = CliRunner().invoke(main, ["tournament", "--config", str(cfg)])
+    assert r.exit_code == 2, r.output
+    assert f"t.toml: {said}" in r.output, r.output

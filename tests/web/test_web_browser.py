@@ -198,11 +198,12 @@ def test_leaderboard_lists_every_bot_and_plots_ratings(driver: Any, base: str) -
     h2h = driver.find_elements("css selector", "#head-to-head tbody tr")
     assert len(h2h) == len(DEMO_BOTS)
     assert len(driver.find_elements("css selector", "#recent tbody tr")) == 3
-    # the line under the title, as web.md quotes it (it quoted "3 matches · ..." for this)
+    # the line under the title, as web.md quotes it (it quoted "3 matches · ..." for this);
+    # the demo's deals are independent, which the line says (round 37)
     t = board["tournament"]
     assert driver.find_element("id", "progress").text == (
         f"{t['completed']} of {t['total_matches']} matches · ruleset "
-        f"{t['ruleset_description']} · {t['state']}"
+        f"{t['ruleset_description']} · independent deals · {t['state']}"
     )
 
 

@@ -129,18 +129,20 @@ function render(data) {
   const main = document.getElementById("main");
   const title = el("h1", {}, `Leaderboard · ${t.name}`);
   const sub = el("p", { class: "muted", id: "progress" },
-    playedMatches(t) + (t.ruleset ? ` · ruleset ${rulesetText(t)}` : "") + ` · ${t.state === "stopped" ? "stopped before its end (not finished)" : tournamentState(t)}`);
+    playedMatches(t) + (t.ruleset ? ` · ruleset ${rulesetText(t)}` : "") + (t.deals_note ? ` · ${t.deals_note}` : "") + ` · ${t.state === "stopped" ? "stopped before its end (not finished)" : tournamentState(t)}`);
   let picker = null;
   if (data.tournaments.length > 1) {
     // two tournaments of one name (another seed, a bot changed) are told apart by id and
     // date, and by their rules when those differ (one option edited between two runs, or
     // another deal cap: the description ends with it)
-    const seen = {}, rules = {};
+    // (and by their deals: one run of a config duplicate, one independent)
+    const seen = {}, rules = {}, notes = {};
     for (const x of data.tournaments) {
       seen[x.name] = (seen[x.name] || 0) + 1;
       (rules[x.name] = rules[x.name] || new Set()).add(rulesetText(x));
+      (notes[x.name] = notes[x.name] || new Set()).add(x.deals_note || "duplicate deals");
     }
-    const label = (x) => (seen[x.name] > 1 ? `${x.name} [${rules[x.name].size > 1 ? rulesetText(x) + ", " : ""}${x.id}, ${String(x.created_at || "").slice(0, 16).replace("T", " ")}]` : x.name) + ` (${playedOf(x, "/")})`;
+    const label = (x) => (seen[x.name] > 1 ? `${x.name} [${rules[x.name].size > 1 ? rulesetText(x) + ", " : ""}${notes[x.name].size > 1 ? (x.deals_note || "duplicate deals") + ", " : ""}${x.id}, ${String(x.created_at || "").slice(0, 16).replace("T", " ")}]` : x.name) + ` (${playedOf(x, "/")})`;
     picker = el("select", { id: "tournament-select", onchange: (e) => { location.search = "?tournament=" + encodeURIComponent(e.target.value); } },
       data.tournaments.map((x) => el("option", { value: x.id, selected: x.id === t.id }, label(x))));
   }
