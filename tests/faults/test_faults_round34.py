@@ -30,6 +30,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -59,7 +60,7 @@ ROOT = Path(__file__).resolve().parents[2]
 #: CHILD_TAG so that a test finds them; SLOW_FLAG: while that file exists, loading the bot
 #: takes up to a minute (a bot loading a large model).
 CHILD_BOT = """
-import os, subprocess, sys, time
+import os, subprocess, sys, tempfile, time
 from pathlib import Path
 from sdk import Bot
 
@@ -72,10 +73,23 @@ if _flag:
         time.sleep(0.05)
 
 
+_gate = Path(tempfile.gettempdir()) / ("gate-" + os.environ.get("CHILD_TAG", ""))
+
+
 class ChildBot(Bot):
     started = False
+    matches = 0
+
+    def on_match_start(self, view):
+        ChildBot.matches += 1
+        self.gated = ChildBot.matches > 2
 
     def act(self, view):
+        # GATE: while the file gate-CHILD_TAG exists, the bot's third match and later wait
+        # (a minute at most), so that a run cannot end before a test stops it.
+        _until = time.monotonic() + 60
+        while getattr(self, "gated", False) and _gate.exists() and time.monotonic() < _until:
+            time.sleep(0.02)
         if not ChildBot.started and os.environ.get("CHILD_TAG"):
             ChildBot.started = True
             for own_session in (False, True):
@@ -201,14 +215,21 @@ def test_sigkill_of_the_run_stops_what_its_bots_started_and_the_resume_equals_a_
 
     cfg = _config(run_dir, bots(tag), db="runs ü/db 1.sqlite", out="out ü")
     db = run_dir / "runs ü" / "db 1.sqlite"
-    proc = _start(cfg)
-    _wait_stored(db, 2, proc)
-    deadline = time.monotonic() + 60
-    while len(_children(tag)) < 2:  # (started at the bot's first decision)
-        assert time.monotonic() < deadline and proc.poll() is None
-        time.sleep(0.01)
-    proc.kill()
-    proc.wait(30)
+    # The bot's third match and later wait while the gate is there: on a loaded machine
+    # the whole run ended before this test looked (its bots' children stopped with it).
+    gate = Path(tempfile.gettempdir()) / f"gate-{tag}"
+    gate.touch()
+    try:
+        proc = _start(cfg)
+        _wait_stored(db, 2, proc)
+        deadline = time.monotonic() + 60
+        while len(_children(tag)) < 2:  # (started at the bot's first decision)
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.01)
+        proc.kill()
+        proc.wait(30)
+    finally:
+        gate.unlink(missing_ok=True)
     assert proc.returncode == -signal.SIGKILL
     _no_process_left(proc.pid, f"faultchild-{tag}")
     log = (run_dir / "out ü" / "logs" / "fb.log").read_text(errors="replace")
