@@ -994,7 +994,8 @@ def _sleeper_bots(tmp: Path) -> Any:
 def _signal_while_stopping(monkeypatch: pytest.MonkeyPatch, sig: int) -> list[_BotProcess]:
     """Send ``sig`` to this process as the runner starts stopping its bots; the bots whose
     stop ran to its end."""
-    import os
+    import signal
+    import threading
 
     stopped: list[_BotProcess] = []
     sent: list[int] = []
@@ -1003,7 +1004,9 @@ def _signal_while_stopping(monkeypatch: pytest.MonkeyPatch, sig: int) -> list[_B
     async def stop(self: _BotProcess, grace: float = 3.0) -> None:
         if not sent:
             sent.append(sig)
-            os.kill(os.getpid(), sig)
+            # (to the main thread, whose loop handles it: sent to the process, it may go to
+            # a thread that runs late, after the handler is gone)
+            signal.pthread_kill(threading.main_thread().ident or 0, sig)
             await asyncio.sleep(0)  # (the loop runs the handler: the run is cancelled now)
         await original(self, grace)
         stopped.append(self)

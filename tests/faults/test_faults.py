@@ -32,6 +32,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -427,7 +428,10 @@ def test_a_signal_or_a_lost_file_at_a_chosen_point_then_resume_equals_uninterrup
                 for f in db.parent.iterdir():
                     f.unlink()
             else:
-                os.kill(os.getpid(), getattr(signal, sig))
+                # (to the main thread: sent to the process, the signal may go to another
+                # thread that runs late, after the run put the default handler back, and
+                # interrupt some later test with a KeyboardInterrupt)
+                signal.pthread_kill(threading.main_thread().ident or 0, getattr(signal, sig))
 
     def after(method: Any) -> Any:
         def wrapped(*args: Any, **kwargs: Any) -> Any:
