@@ -55,16 +55,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-ROOT = Path(__file__).resolve().parents[1]
-DOCS = ROOT / "docs"
-
-
-def _text(name: str) -> str:
-    return (DOCS / name).read_text(encoding="utf-8")
-
-
-def _joined(text: str) -> str:
-    return " ".join(text.split())
+from tests.test_docs_round35 import DOCS, ROOT, _joined, _text
 
 
 def _rows(output: str) -> list[str]:
