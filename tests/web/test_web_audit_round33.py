@@ -131,7 +131,7 @@ def test_a_failed_poll_says_cannot_reach_only_when_no_answer_came(tmp_path: Path
     (common.js runs in node: ``api`` with a stub ``fetch``, then ``failureText``.)"""
     node = shutil.which("node")
     if node is None:
-        pytest.fail("node runs the pages' common.js here (tests/test_review_round22.py too)")
+        pytest.fail("node runs the pages' common.js here (tests/review/test_review_round22.py too)")
     db = tmp_path / "empty.sqlite"
     Storage(db).close()  # a database with no tournament yet
     with web_server(db) as server:

@@ -22,7 +22,7 @@ from engine.record import forfeit_result
 from sdk.cli import main as arena_bot
 from tests.arena.test_storage import _record as _stored_record
 from tests.arena.test_storage import _save, _setup
-from tests.test_bad_input import _fails
+from tests.cli.test_bad_input import _fails
 
 #: A name longer than any file system takes (255 bytes a name on Linux): Python 3.11's
 #: ``Path.exists`` and ``is_file`` raise ``OSError`` for it rather than answer.

@@ -288,7 +288,7 @@ def test_a_referee_timeout_names_the_decision_time_and_the_bank_it_waited() -> N
     when its earlier answers came within the decision time (`arena.deadlines.bank_left`)."""
     import sys
 
-    sys.path.insert(0, str(Path(__file__).parent / "support"))
+    sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
     from harness import attach_in_process  # type: ignore[import-not-found]
 
     from arena.referee import Referee, RefereeConfig

@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 from arena.cli import main as arena
 from arena.tournament.config import ConfigError, load_config
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # --- the stubs, the command line and what a refusal must look like ------------------------
 

@@ -32,9 +32,9 @@ from sdk import Bot
 from sdk.client import BotRunner, _Outbox
 from tests.arena.test_storage import _record as _stored_record
 from tests.arena.test_storage import _save, _setup
+from tests.cli.test_bad_input import _fails, _invoke
+from tests.cli.test_bad_input import _record as _one_deal_record
 from tests.support.harness import errors_logged
-from tests.test_bad_input import _fails, _invoke
-from tests.test_bad_input import _record as _one_deal_record
 
 # (path in the record, value, words of the error): each breaks one shape assumption.
 MALFORMED: list[tuple[tuple[Any, ...], Any, str]] = [

@@ -35,7 +35,7 @@ from tests.support.harness import no_error_logged  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.usefixtures("no_error_logged")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _x_first(rec: dict[str, Any]) -> dict[str, Any]:

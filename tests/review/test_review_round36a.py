@@ -36,7 +36,7 @@ from arena import storage as storage_module
 from arena.storage import StorageError
 from tests.arena.test_storage import _record, _save, _setup
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _count_in_another_process(db: Path) -> int:

@@ -55,7 +55,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from tests.test_docs_round35 import DOCS, ROOT, _joined, _text
+from tests.docs.test_docs_round35 import DOCS, ROOT, _joined, _text
 
 
 def _rows(output: str) -> list[str]:

@@ -176,7 +176,7 @@ def test_the_exit_codes_of_arena_tournament_are_the_documented_ones(
 
     import arena.cli.tournament as cli
     from arena.tournament.runner import Interrupted, TournamentOutcome
-    from tests.test_bad_input import _stored_tournament
+    from tests.cli.test_bad_input import _stored_tournament
 
     path = _stored_tournament(tmp_path)
 

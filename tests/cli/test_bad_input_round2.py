@@ -1,4 +1,4 @@
-"""Bad input, round 2: files and command-line values the first audit (tests/test_bad_input.py)
+"""Bad input, round 2: files and command-line values the first audit (tests/cli/test_bad_input.py)
 did not try. Each test names the defect it was written for; in-process through click's
 CliRunner (but the standard output with no room left: a real process, for a real stdout), no
 server and no bot process."""

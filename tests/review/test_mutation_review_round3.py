@@ -43,7 +43,7 @@ from tests.engine.test_rule_cases_external import NAMES3, SOLID, F, L, S
 from tests.sdk.test_bot_context import SlowOnce
 from tests.sdk.test_local_deadline import Sleeper
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "support"))
 from harness import arena  # noqa: E402
 
@@ -406,7 +406,7 @@ def test_leaderboard_out_a_file_that_cannot_be_written_says_why_not_that_it_is_a
     import os
 
     from arena.cli import main as arena_main
-    from tests.test_bad_input import _stored_tournament
+    from tests.cli.test_bad_input import _stored_tournament
 
     path = _stored_tournament(tmp_path)
     target = tmp_path / "lb.json"

@@ -30,10 +30,10 @@ from engine import Ruleset, RulesetError, load_ruleset
 from sdk.cli import main as arena_bot
 from sdk.client import ArenaAuthError, BotRunner, _why_ended
 from sdk.client import run as run_bot
-from tests.test_bad_input_rulesets import TOKENS
-from tests.test_bad_input_rulesets import _commands as ruleset_commands
+from tests.cli.test_bad_input_rulesets import TOKENS
+from tests.cli.test_bad_input_rulesets import _commands as ruleset_commands
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _one_line(r: Result) -> str:
@@ -51,7 +51,7 @@ def _one_line(r: Result) -> str:
 
 def _commands(tmp: Path, ruleset: Path) -> dict[str, list[str]]:
     """Each command that reads a ruleset file, given ``ruleset``: those of
-    tests/test_bad_input_rulesets.py, and `arena-bot human`."""
+    tests/cli/test_bad_input_rulesets.py, and `arena-bot human`."""
     return {**ruleset_commands(tmp, ruleset),
             "arena-bot human": ["human", "--ruleset", str(ruleset)]}  # fmt: skip
 

@@ -571,7 +571,7 @@ def test_a_stop_as_the_last_match_is_stored_says_there_is_nothing_to_resume(
 
     import arena.cli.tournament as cli
     from arena.cli import main
-    from tests.test_bad_input import _stored_tournament
+    from tests.cli.test_bad_input import _stored_tournament
 
     config = _stored_tournament(tmp_path)
 

@@ -17,7 +17,7 @@ import pytest
 from arena.storage import StorageError
 from tests.arena.test_storage import _record, _save, _setup
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # --- arena/storage.py: the overwritten-in-place mark ----------------------------------------
@@ -88,7 +88,7 @@ def test_a_view_may_hold_one_result_per_earlier_deal_and_no_more() -> None:
     """The limit is exact: a view of deal 4 holds 3 results (accepted), one of deal 3 the
     same 3 is refused. (Mutant killed: one result more than the deals before allowed.)"""
     from arena.protocol import MalformedMessageError, view_from_pb, view_to_pb
-    from tests.test_smalls_round36 import _real_view
+    from tests.review.test_smalls_round36 import _real_view
 
     view = _real_view(3)
     msg = view_to_pb(view)

@@ -266,7 +266,7 @@ def test_a_bot_key_written_with_spaces_and_set_twice_asks_about_two_bots(
 ) -> None:
     """``bots .a = ...`` twice (a dotted key with spaces) is a bot's key as much as
     ``bots.a`` (kills the ``"bots "`` prefix dropped)."""
-    from tests.test_bad_input_round35 import _refused
+    from tests.cli.test_bad_input_round35 import _refused
 
     e = _refused(tmp_path, 'name = "t"\nbots .a = "random"\nbots .a = "heuristic"\n')
     assert e.message.endswith("line 3 (bots .a = ...) sets a key that the file already set "
@@ -324,8 +324,8 @@ def test_an_integer_option_past_a_float_is_said_by_its_range_not_as_a_float(
 
 @pytest.fixture
 def stubs() -> Iterator[None]:
-    """The commands' runs stubbed out, as in ``tests/test_bad_input_round35.py``."""
-    from tests.test_bad_input_round35 import _stubbed
+    """The commands' runs stubbed out, as in ``tests/cli/test_bad_input_round35.py``."""
+    from tests.cli.test_bad_input_round35 import _stubbed
 
     with _stubbed():
         yield
@@ -336,7 +336,7 @@ def test_an_option_and_a_long_set_of_its_key_are_refused_with_the_set_cut(
 ) -> None:
     """``--max-deals 3 --set max_deals=<thousands of digits>``: the override is quoted cut
     at 100 characters (kills it quoted whole)."""
-    from tests.test_bad_input_round35 import BOTS3, _error_line, _invoke
+    from tests.cli.test_bad_input_round35 import BOTS3, _error_line, _invoke
 
     config = tmp_path / "t.toml"
     config.write_text(BOTS3, encoding="utf-8")

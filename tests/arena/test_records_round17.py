@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[1]))
 
 from support.record_reader import read
 
@@ -247,7 +247,7 @@ def test_rules_engine_md_says_how_a_deal_is_cut_from_the_seed() -> None:
     """A replayer had only "7 cards to each active seat, first hand first" and
     `shuffled_deck`'s name: not that it returns ints, nor whether the hands are cut 7 at a
     time or dealt round by round. The docs' example now says it, and runs."""
-    text = (Path(__file__).parents[1] / "docs" / "rules-engine.md").read_text(encoding="utf-8")
+    text = (Path(__file__).parents[2] / "docs" / "rules-engine.md").read_text(encoding="utf-8")
     block = text.split("A replayer who deals", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
     exec(compile(block, "docs/rules-engine.md", "exec"), {})
 
@@ -259,7 +259,7 @@ def test_web_md_names_every_key_of_a_deals_json() -> None:
     `marriages` `{seat, suit, value}`, `hand_sizes`, `result`, ...)."""
     from arena.web.replay import MatchReplay
 
-    text = (Path(__file__).parents[1] / "docs" / "web.md").read_text(encoding="utf-8")
+    text = (Path(__file__).parents[2] / "docs" / "web.md").read_text(encoding="utf-8")
     doc = text.split("The JSON of `/api/matches/<id>/deals/<k>`", 1)[1].split("\n\n", 2)[1]
     rec = _refereed()
     replay = MatchReplay("t-m00000", rec)
@@ -285,7 +285,7 @@ def test_tournament_md_names_every_column_of_the_database(tmp_path: Path) -> Non
 
     from arena.storage import Storage
 
-    text = (Path(__file__).parents[1] / "docs" / "tournament.md").read_text(encoding="utf-8")
+    text = (Path(__file__).parents[2] / "docs" / "tournament.md").read_text(encoding="utf-8")
     doc = text.split("## Storage", 1)[1].split("\n## ", 1)[0]
     db = tmp_path / "x.sqlite"
     Storage(db).close()
@@ -352,7 +352,7 @@ def test_the_unfinished_deal_of_an_abandoned_match_has_a_row_as_documented(
         st.save_match("t", match_id="t-m00000", index=0, table=0, set_no=0, seed=4,
                       seats=tuple(rec["players"]), record=rec, started_at=1.0,
                       finished_at=2.0)  # fmt: skip
-    text = (Path(__file__).parents[1] / "docs" / "tournament.md").read_text(encoding="utf-8")
+    text = (Path(__file__).parents[2] / "docs" / "tournament.md").read_text(encoding="utf-8")
     assert "the deal an abandoned match stopped in has a row too" in " ".join(text.split())
     con = sqlite3.connect(db)
     assert con.execute("SELECT deals FROM matches").fetchall() == [(0,)]

@@ -28,13 +28,13 @@ import pytest
 from arena.tournament import load_config
 from arena.tournament.config import ConfigError
 from engine import Action, HiddenGive, PlayerView
-from tests.test_bad_input import BOTS, _invoke, _toml
+from tests.cli.test_bad_input import BOTS, _invoke, _toml
 
 # ------------------------------------------------------------------- launch errors
 
 
 def _said(argv: list[str], cwd: Path) -> str:
-    from tests.test_review_round37 import _said as said
+    from tests.review.test_review_round37 import _said as said
 
     return said(argv, cwd)
 

@@ -37,7 +37,7 @@ from click.testing import CliRunner
 
 from sdk import Bot
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 
 

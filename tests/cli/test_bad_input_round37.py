@@ -23,8 +23,8 @@ from arena.tournament import load_config
 from arena.tournament.config import ConfigError
 from sdk.cli import _address_problem
 from sdk.cli import main as arena_bot
+from tests.cli.test_bad_input import BOTS, _fails, _invoke, _record, _toml
 from tests.support.certs import make_cert
-from tests.test_bad_input import BOTS, _fails, _invoke, _record, _toml
 
 LOOK_ALIKES = ("lоcalhost", "１２７.0.0.1", "аrena.example", "localhost\u0131")
 

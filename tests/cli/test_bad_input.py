@@ -289,7 +289,7 @@ def test_replay_a_record_that_does_not_render(tmp_path: Path) -> None:
     rec["ruleset"] = {"preset": "nope"}  # (a null seed is a wrong shape: round 17)
     p = tmp_path / "rec.json"
     p.write_text(json.dumps(rec), encoding="utf-8")
-    # (exit 1 since round 35, as --check's REFUSED: tests/test_smalls_round35.py)
+    # (exit 1 since round 35, as --check's REFUSED: tests/review/test_smalls_round35.py)
     _fails(_invoke(arena, ["replay", str(p)]), 1, "cannot render", "unknown preset 'nope'")
 
 
@@ -409,7 +409,7 @@ def test_a_database_on_read_only_storage_is_read(tmp_path: Path) -> None:
     arena = f"{sys.executable} -c 'from arena.cli import main; main()'"
     script = (
         f"mount -t tmpfs -o size=20m tmpfs {ro} && cp {db} {ro}/t.sqlite && "
-        f"mount -o remount,ro {ro} && cd {Path(__file__).parents[1]} && "
+        f"mount -o remount,ro {ro} && cd {Path(__file__).parents[2]} && "
         f"{arena} leaderboard --db {ro}/t.sqlite --format csv && "
         f"{arena} replay m00001 --db {ro}/t.sqlite --check"
     )

@@ -33,7 +33,7 @@ from click.testing import CliRunner
 
 from arena.cli import main as arena_main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 ENV = {**{k: v for k, v in os.environ.items() if k != "ARENA_TOKEN"}, "PYTHONPATH": str(ROOT)}

@@ -40,7 +40,7 @@ from arena.web.replay import view_json
 from engine import DECK, Game, card_points, cards_from_mask, observe
 from sdk import Bot
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="Linux's /proc and parent-death signal"

@@ -22,7 +22,7 @@ import pytest
 
 from arena.cli import main as arena
 from arena.storage import Storage, StorageError, sidecar_problem
-from tests.test_bad_input import _fails, _invoke, _stored_tournament
+from tests.cli.test_bad_input import _fails, _invoke, _stored_tournament
 
 
 def _db(tmp: Path) -> Path:

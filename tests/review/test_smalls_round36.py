@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from arena.cli import main as arena
 from arena.storage import Storage, StorageError
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _rules(*args: str) -> tuple[int, str, str]:
