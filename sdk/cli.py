@@ -198,6 +198,9 @@ def _address_problem(value: str) -> str | None:
             # (a look-alike in "dns:///lоcalhost:50051" was retried for --retry-for seconds
             # as gRPC's "misformatted domain name", as in HOST:PORT before round 37)
             if not target.startswith("/"):  # (an authority, "dns://8.8.8.8/arena:50051")
+                if scheme.lower() != "dns":  # (gRPC: "the target uri is not valid")
+                    return (f"{scheme}: takes no authority (//{target.partition('/')[0]}): "
+                            f"write {scheme}:ADDRESS:PORT, got {value!r}")  # fmt: skip
                 return non_ascii_problem(target.strip("/"))
             return _target_problem(scheme.lower(), target.lstrip("/"), value)
         return None

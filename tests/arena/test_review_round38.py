@@ -139,3 +139,38 @@ def test_the_lock_of_a_symlink_chain_and_of_a_relative_link_is_the_files_own(
     assert lock_path(Path("runs/t.sqlite")) == own
     assert lock_path(Path("runs/mid.sqlite")) == own
     assert os.path.samefile(lock_path(Path("runs/../runs/t.sqlite")).parent, own.parent)
+
+
+@pytest.mark.parametrize("value", ["ipv4://127.0.0.1:50051", "ipv6://h/[::1]:50051"])
+def test_an_ipv4_or_ipv6_target_with_an_authority_is_refused(value: str) -> None:
+    """Defect: ``ipv4://127.0.0.1:50051`` (the ``//`` of ``dns://``, the address taken for
+    an authority) was let through the check; gRPC makes no channel of it ("the target uri
+    is not valid") and the bot ended saying "the arena at ipv4://... ended the stream"."""
+    from sdk.cli import _address_problem
+
+    problem = _address_problem(value)
+    assert problem is not None and "takes no authority" in problem, problem
+    assert f"write {value.partition(':')[0]}:ADDRESS:PORT" in problem, problem
+
+
+def test_a_target_grpc_makes_no_channel_of_is_not_said_to_be_the_arenas_doing() -> None:
+    """Defect: a target that passes the check but of which gRPC makes no channel ended the
+    bot with "the arena at X ended the stream: UNKNOWN: Failed to create channel to ...":
+    no arena was reached, and none ended anything. Said as gRPC's refusal of the address
+    (its words read from the gRPC installed)."""
+    import grpc
+
+    from sdk.client import _why_final
+
+    target = "ipv4://x/127.0.0.1:1"
+    channel = grpc.insecure_channel(target)
+    try:
+        with pytest.raises(grpc.RpcError) as ei:
+            channel.unary_unary("/arena.v1.Arena/Nothing")(b"", timeout=5)
+    finally:
+        channel.close()
+    code, details = ei.value.code(), ei.value.details()  # type: ignore[attr-defined]
+    said = _why_final(code, details, target)
+    assert "ended the stream" not in said, said
+    assert said.startswith(f"gRPC cannot use {target} as an address ("), said
+    assert "the target uri is not valid" in said, said
