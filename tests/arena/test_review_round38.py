@@ -174,3 +174,37 @@ def test_a_target_grpc_makes_no_channel_of_is_not_said_to_be_the_arenas_doing() 
     assert "ended the stream" not in said, said
     assert said.startswith(f"gRPC cannot use {target} as an address ("), said
     assert "the target uri is not valid" in said, said
+
+
+# ------------------------------------------------------------------------ arena serve --db
+
+
+def test_a_serve_that_cannot_listen_leaves_no_unfinished_tournament(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: `arena serve --db` registers its tournament before it listens; when
+    listening then failed (an address taken between the check and the bind, a TLS key gRPC
+    refuses), it ended with its tournament unfinished and empty: the latest, the one
+    `arena leaderboard`, replay and web show by default, hiding the results before it
+    (what a run that stores nothing otherwise removes), and the next serve "found" it left
+    by an arena "killed, or its machine went down". A serve that ends without playing, for
+    whatever reason, leaves its tournament as a finished run would: removed if empty."""
+    import arena.cli.serve as serve_module
+    from arena.cli import main as arena_cli
+    from arena.storage import Storage
+
+    async def cannot_listen(*args: object) -> None:
+        raise OSError(98, "Address already in use")
+
+    monkeypatch.setattr(serve_module, "start_server", cannot_listen)
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text('[bots]\na = "tok-aaaa-1"\nb = "tok-bbbb-1"\nc = "tok-cccc-1"\n')
+    db = tmp_path / "results.sqlite"
+    r = CliRunner().invoke(
+        arena_cli,
+        ["serve", "--port", "0", "--tokens", str(tokens), "--record-dir", str(tmp_path / "rec"),
+         "--db", str(db)],
+    )  # fmt: skip
+    assert r.exit_code == 1 and "cannot listen on" in r.output, r.output
+    with Storage.open_readonly(db) as st:
+        assert [t.id for t in st.tournaments() if t.finished_at is None] == []
