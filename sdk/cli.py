@@ -271,7 +271,7 @@ def _target_problem(scheme: str, target: str, value: str) -> str | None:
         if not colon or not host:
             return (f"{scheme}: takes {kind} addresses{written} with their ports, as "
                     f"{scheme}:{example}, got {value!r}")  # fmt: skip
-        if not (_is_ipv6(host) if scheme == "ipv6" else _is_ipv4(host)):
+        if not _is_ipv6(host, 6 if scheme == "ipv6" else 4):
             other = "ipv6:" if _is_ipv6(host.strip("[]")) else "dns:"
             return (f"{scheme}: takes {kind} addresses ({host!r} is none: "
                     f"{'an IPv6 address' if other == 'ipv6:' else 'a name'} goes after "
@@ -286,23 +286,13 @@ def _port_ok(port: str) -> bool:
     return port.isascii() and port.isdigit() and 1 <= int(port) <= 65535
 
 
-def _is_ipv4(text: str) -> bool:
-    """Whether ``text`` is an IPv4 address written as gRPC reads one (four decimal parts)."""
+def _is_ipv6(text: str, version: int = 6) -> bool:
+    """Whether ``text`` is an IPv6 address (a zone ``%eth0`` allowed); with ``version`` 4,
+    an IPv4 address as gRPC reads one (four decimal parts, no leading zeros)."""
     import ipaddress
 
     try:
-        ipaddress.IPv4Address(text)
-    except ValueError:
-        return False
-    return True
-
-
-def _is_ipv6(text: str) -> bool:
-    """Whether ``text`` is an IPv6 address (a zone ``%eth0`` allowed)."""
-    import ipaddress
-
-    try:
-        ipaddress.IPv6Address(text)
+        (ipaddress.IPv4Address if version == 4 else ipaddress.IPv6Address)(text)
     except ValueError:
         return False
     return True
