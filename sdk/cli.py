@@ -197,18 +197,23 @@ def _address_problem(value: str) -> str | None:
         if scheme.lower() in ("dns", "ipv4", "ipv6"):
             # (a look-alike in "dns:///lоcalhost:50051" was retried for --retry-for seconds
             # as gRPC's "misformatted domain name", as in HOST:PORT before round 37)
-            return non_ascii_problem(target.strip("/"))
+            if not target.startswith("/"):  # (an authority, "dns://8.8.8.8/arena:50051")
+                if scheme.lower() != "dns":  # (gRPC: "the target uri is not valid")
+                    return (f"{scheme}: takes no authority (//{target.partition('/')[0]}): "
+                            f"write {scheme}:ADDRESS:PORT, got {value!r}")  # fmt: skip
+                return non_ascii_problem(target.strip("/"))
+            return _target_problem(scheme.lower(), target.lstrip("/"), value)
         return None
     scheme, colon, path = value.partition(":")
     if colon and scheme in ("unix", "unix-abstract"):
         # (gRPC's "unix:/run/arena.sock" was refused as a HOST:PORT whose port "must be a
         # number", though "unix:///run/arena.sock" was let through)
         return None if path else f"{scheme}: names no socket, got {value!r}"
-    if colon and scheme in ("dns", "ipv4", "ipv6") and path and not path.isdigit():
+    if colon and scheme.lower() in ("dns", "ipv4", "ipv6") and path and not path.isdigit():
         # gRPC's other forms without "//": "ipv4:127.0.0.1:50051", "dns:arena:50051"
         # (refused as no HOST:PORT, though "dns:///arena:50051" was let through); a port
         # alone after the scheme is a host of that name ("dns:50051"), as it always was
-        return non_ascii_problem(path)
+        return _target_problem(scheme.lower(), path, value)
     if value.startswith("["):
         host, close, rest = value[1:].partition("]")
         ok, port = bool(close) and rest.startswith(":"), rest[1:]
@@ -229,17 +234,65 @@ def _address_problem(value: str) -> str | None:
     non_ascii = non_ascii_problem(host)
     if non_ascii:
         return non_ascii
-    if not (port.isascii() and port.isdigit()) or not 1 <= int(port) <= 65535:
+    if not _port_ok(port):
         return f"the port must be a number from 1 to 65535, got {value!r}"
     return None
 
 
-def _is_ipv6(text: str) -> bool:
-    """Whether ``text`` is an IPv6 address (a zone ``%eth0`` allowed)."""
+def _target_problem(scheme: str, target: str, value: str) -> str | None:
+    """What makes ``target``, the addresses of gRPC target URI ``value`` after its scheme
+    ``dns``, ``ipv4`` or ``ipv6``, none gRPC connects to, or None. gRPC refuses an
+    ``ipv4:``/``ipv6:`` address that is not of its kind or has no port ("the target uri is
+    not valid": the bot ended saying the arena had "ended the stream"), and a ``dns:`` port
+    that is no number was retried for --retry-for seconds ("Failed to parse port")."""
+    non_ascii = non_ascii_problem(target)
+    if non_ascii:
+        return non_ascii
+    bad_port = f"the port must be a number from 1 to 65535, got {value!r}"
+    if scheme == "dns":  # one name, its port optional (443)
+        if target.startswith("["):
+            _, close, rest = target[1:].partition("]")
+            port = rest[1:] if close and rest.startswith(":") else None
+        else:
+            port = target.partition(":")[2] if target.count(":") == 1 else None
+        return bad_port if port is not None and not _port_ok(port) else None
+    kind, written, example = (
+        ("IPv4", "", "127.0.0.1:50051")
+        if scheme == "ipv4"
+        else ("IPv6", " in brackets", "[::1]:50051")
+    )
+    for address in target.split(","):
+        if scheme == "ipv4":
+            host, colon, port = address.rpartition(":")
+        else:
+            host, close, rest = address[1:].partition("]")
+            colon, port = (":", rest[1:]) if address.startswith("[") and close and \
+                rest.startswith(":") else ("", "")  # fmt: skip
+        if not colon or not host:
+            return (f"{scheme}: takes {kind} addresses{written} with their ports, as "
+                    f"{scheme}:{example}, got {value!r}")  # fmt: skip
+        if not _is_ipv6(host, 6 if scheme == "ipv6" else 4):
+            other = "ipv6:" if _is_ipv6(host.strip("[]")) else "dns:"
+            return (f"{scheme}: takes {kind} addresses ({host!r} is none: "
+                    f"{'an IPv6 address' if other == 'ipv6:' else 'a name'} goes after "
+                    f"{other}), got {value!r}")  # fmt: skip
+        if not _port_ok(port):
+            return bad_port
+    return None
+
+
+def _port_ok(port: str) -> bool:
+    """Whether ``port`` is a port number an arena can listen on (1 to 65535)."""
+    return port.isascii() and port.isdigit() and 1 <= int(port) <= 65535
+
+
+def _is_ipv6(text: str, version: int = 6) -> bool:
+    """Whether ``text`` is an IPv6 address (a zone ``%eth0`` allowed); with ``version`` 4,
+    an IPv4 address as gRPC reads one (four decimal parts, no leading zeros)."""
     import ipaddress
 
     try:
-        ipaddress.IPv6Address(text)
+        (ipaddress.IPv4Address if version == 4 else ipaddress.IPv6Address)(text)
     except ValueError:
         return False
     return True

@@ -508,9 +508,19 @@ def _why_final(code: grpc.StatusCode, details: str, arena: str) -> str:
         large = _METADATA_TOO_LARGE.search(details)
         if large is not None:
             return _too_much_metadata(arena, large[1])
+    if details.startswith(_NO_CHANNEL):
+        # (gRPC's own, before anything was sent: no arena was reached, none ended anything)
+        reason = details.partition("':")[2].strip() or details
+        return (f"gRPC cannot use {arena} as an address ({reason}): give the arena as "
+                "HOST:PORT or a target gRPC takes")  # fmt: skip
     return f"the arena at {arena} ended the stream: {code.name}" + (
         f": {details}" if details else ""
     )
+
+
+#: How this bot's gRPC ends a call on a target it cannot make a channel of ("Failed to
+#: create channel to 'ipv4://x/127.0.0.1:1':the target uri is not valid: ...").
+_NO_CHANNEL = "Failed to create channel to "
 
 
 def _too_much_metadata(arena: str, sizes: str) -> str:

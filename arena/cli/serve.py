@@ -58,6 +58,8 @@ class _Results:
         self.lost = 0
         #: No match was stored: the tournament was removed again at the end.
         self.empty = False
+        #: The tournament is registered, and not yet finished (see :meth:`close`).
+        self._open = False
 
     @classmethod
     def open(cls, db: Path, rs: Any, tokens: dict[str, str], max_matches: int | None) -> _Results:
@@ -98,6 +100,7 @@ class _Results:
             )  # fmt: skip
         except StorageError as e:
             raise click.ClickException(f"--db {self.db}: {e}") from e
+        self._open = True
         return self.tid
 
     def _close_dead_runs(self) -> None:
@@ -158,6 +161,7 @@ class _Results:
         counts one more)."""
         from arena.storage import StorageError
 
+        self._open = False
         self._io.shutdown(wait=True)
         if self._storage.file_lost:  # (not the file at the path: said already)
             log.error("%d finished match(es) are not in %s: their records are in the record "
@@ -184,6 +188,12 @@ class _Results:
         return True
 
     def close(self) -> None:
+        """Close the database and its lock; a tournament not finished yet is finished first
+        (the serve ended before its end: it could not listen, say), so that an empty one is
+        not left as the latest, nor found by the next serve as one an arena killed left."""
+        if self._open:
+            with contextlib.suppress(Exception):  # (the error that ended the serve is said)
+                self.finish()
         self._io.shutdown(wait=True)
         with contextlib.suppress(Exception):
             self._storage.close()

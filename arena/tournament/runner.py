@@ -610,8 +610,17 @@ def _launch_reason(program: str, e: OSError, cwd: Path | None) -> str:
     if isinstance(e, FileNotFoundError) and where is not None and where.is_symlink():
         # (The name is there, `ls` shows it: what is missing is the file it links to.)
         with contextlib.suppress(OSError):
-            target = printable(os.readlink(where))
-            return f"{why}: it is a symbolic link to {target}, which is not there"
+            target = os.readlink(where)
+            shown = printable(target)
+            if os.path.islink(where.parent / target):
+                # (a chain, `bot -> current/bot` with `current` gone: "a link to
+                # current/bot, which is not there" named one that `ls` shows)
+                end = printable(os.path.realpath(where))
+                return (
+                    f"{why}: it is a symbolic link to {shown}, itself a link: where the "
+                    f"links lead, {end}, is not there"
+                )
+            return f"{why}: it is a symbolic link to {shown}, which is not there"
     if where is not None and not where.is_absolute():
         why += f" (looked for in {Path(cwd or '.').resolve()})"
     return why
