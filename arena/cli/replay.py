@@ -152,8 +152,12 @@ def _show(ctx: click.Context, record_ref: str, record: dict[str, Any]) -> None:
         # cards are not its seed's (its seed or hands were edited), that is the change, and
         # the refusal follows from it (a turn that is not the seat's, under another dealer):
         # say it, as --check does (naming as "above" only the deals shown up to there).
-        stop = re.match(r"refused: Deal (\d+)", parts[-1].plain)
-        _changed_cards(record_ref, record, int(stop[1]) if stop else None)
+        stop = re.match(r"refused: Deal (\d+) \(record deal \d+\)(: numbered |: the deal bef)?",
+                        parts[-1].plain)  # fmt: skip
+        if stop is None:
+            _changed_cards(record_ref, record)
+        else:  # (refused at its start, "numbered ..." or "the deal before ...": not shown)
+            _changed_cards(record_ref, record, int(stop[1]), at_start=stop[2] is not None)
         ctx.exit(1)
     # What is shown is what the rules make of the actions; a record whose own figures
     # (deltas, scores, result) say otherwise is not passed over in silence.
@@ -174,12 +178,15 @@ def _show(ctx: click.Context, record_ref: str, record: dict[str, Any]) -> None:
         ctx.exit(1)
 
 
-def _changed_cards(record_ref: str, record: dict[str, Any], shown_to: int | None = None) -> bool:
+def _changed_cards(
+    record_ref: str, record: dict[str, Any], shown_to: int | None = None, at_start: bool = False
+) -> bool:
     """Say (``error: ...``) that a record the arena wrote holds cards its seed does not
-    deal, naming the deals as shown above (from 1); whether it does. ``shown_to``: the last
-    deal shown (from 1) when the display stopped at a refused action; the deals after it
-    are named as not shown (an edited seed changed every deal: "Deals 1, ..., 25 above"
-    named 24 deals the display had not reached)."""
+    deal, naming the deals as shown above (from 1); whether it does. ``shown_to``: the deal
+    (from 1) where the display stopped at a refusal; the deals after it are named as not
+    shown (an edited seed changed every deal: "Deals 1, ..., 25 above" named 24 deals the
+    display had not reached), and ``shown_to`` itself too when it was refused ``at_start``,
+    before any of it was shown."""
     try:
         own = seed_mismatches(record)
     except (ReplayError, *_MALFORMED):
@@ -187,15 +194,17 @@ def _changed_cards(record_ref: str, record: dict[str, Any], shown_to: int | None
     changed = changed_cards(record, own)
     if changed:
         last = len(record["deals"]) if shown_to is None else shown_to
-        above = [str(n + 1) for n in own if n + 1 <= last]
-        later = [str(n + 1) for n in own if n + 1 > last]
+        seen = last - 1 if at_start else last
+        above = [str(n + 1) for n in own if n + 1 <= seen]
+        later = [str(n + 1) for n in own if n + 1 > seen]
         where = []
         if above:
             where.append(f"Deal{'s' if len(above) > 1 else ''} {', '.join(above)} above")
         if later:
             where.append(
                 f"{'' if above else 'Deal' + ('s' if len(later) > 1 else '') + ' '}"
-                f"{', '.join(later)} not shown: the display stops in Deal {last}"
+                f"{', '.join(later)} not shown: the display stops "
+                f"{'before' if at_start else 'in'} Deal {last}"
             )
         _error(f"{record_ref}: {changed} ({'; '.join(where)})")
     return changed is not None

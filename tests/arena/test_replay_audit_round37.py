@@ -275,3 +275,30 @@ def test_an_edited_seed_names_only_the_deals_shown_as_above(tmp_path: Path) -> N
     h[0][0], h[1][0] = h[1][0], h[0][0]
     r = _run(_write(tmp_path, hands, "hands.json"))
     assert r.exit_code == 1 and f"(Deal {n} above)" in r.stderr, r.output
+
+
+def test_a_deal_refused_at_its_start_is_not_named_as_shown(tmp_path: Path) -> None:
+    """Defect (round 38's review): when the display stopped at a deal's start ("refused:
+    Deal 2 (record deal 1): the deal before it is not over"), that deal was never shown,
+    yet a change of its cards was named "(Deal 2 above)". It is named as not shown now,
+    the display stopping before it; a change in the deal shown is still "above"."""
+    rec = _random_match(11, deals=3).record()
+    rec["match_id"] = "t-m00001"
+    edited = copy.deepcopy(rec)
+    first = edited["deals"][0]  # (its last action gone, and unscored: not over)
+    first["actions"].pop()
+    for key in ("deltas", "scores", "outcome"):
+        del first[key]
+    h = edited["deals"][1]["hands"]
+    h[0][0], h[1][0] = h[1][0], h[0][0]
+    r = _run(_write(tmp_path, edited, "second.json"))
+    assert r.exit_code == 1, r.output
+    assert "refused: Deal 2 (record deal 1): the deal before it is not over" in r.stdout
+    assert "Deal 2 above" not in r.stderr, r.stderr
+    assert "(Deal 2 not shown: the display stops before Deal 2)" in r.stderr, r.stderr
+    h = edited["deals"][0]["hands"]
+    h[0][0], h[1][0] = h[1][0], h[0][0]
+    r = _run(_write(tmp_path, edited, "both.json"))
+    assert r.exit_code == 1, r.output
+    # (now refused inside Deal 1, whose cards changed under its actions)
+    assert "(Deal 1 above; 2 not shown: the display stops in Deal 1)" in r.stderr, r.stderr
