@@ -793,6 +793,12 @@ class DatabaseLock:
                     "system: use a writable --db path (arena leaderboard, replay and web "
                     "read it where it is)"
                 ) from None
+            if not os.path.lexists(self.path):  # (nothing to remove: it cannot be made there)
+                raise StorageError(
+                    f"cannot make the lock file {self.path} (it keeps two runs off one "
+                    f"database): {e.strerror or e}: use a --db in a directory this user may "
+                    "write to (arena leaderboard, replay and web read it where it is)"
+                ) from None
             raise StorageError(
                 f"cannot open the lock file {self.path} (it keeps two runs off one database): "
                 f"{e.strerror or e}; remove it if no run uses {self.path.with_suffix('')}, or "

@@ -208,3 +208,35 @@ def test_a_serve_that_cannot_listen_leaves_no_unfinished_tournament(
     assert r.exit_code == 1 and "cannot listen on" in r.output, r.output
     with Storage.open_readonly(db) as st:
         assert [t.id for t in st.tournaments() if t.finished_at is None] == []
+
+
+def test_a_lock_file_that_cannot_be_made_is_not_said_to_be_removable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect (round 38's review): a --db in a directory this user may not write to (EACCES
+    on making `<db>.lock`; root, as the tests run, may write anywhere, so it is simulated)
+    said "remove it if no run uses ..." of a lock file that did not exist. Now it says the
+    file cannot be made there, and what to do; a lock file that exists but cannot be opened
+    still gets the advice to remove it."""
+    from arena.storage import StorageError
+    from arena.tournament.runner import DatabaseLock
+
+    real_open = Path.open
+
+    def refused(self: Path, *args: object, **kwargs: object) -> object:
+        if self.suffix == ".lock":
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_open(self, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(Path, "open", refused)
+    db = tmp_path / "arena.sqlite"
+    with pytest.raises(StorageError) as info:
+        DatabaseLock(db).acquire()
+    said = str(info.value)
+    assert said.startswith(f"cannot make the lock file {tmp_path / 'arena.sqlite.lock'}"), said
+    assert "Permission denied" in said and "directory this user may write to" in said, said
+    assert "remove it" not in said, said
+    os.close(os.open(tmp_path / "arena.sqlite.lock", os.O_CREAT | os.O_WRONLY))  # (no Path.open)
+    with pytest.raises(StorageError) as info:
+        DatabaseLock(db).acquire()
+    assert "remove it if no run uses" in str(info.value), info.value
