@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import errno
 import ipaddress
@@ -179,6 +180,27 @@ def _drop_zero_terminal_size() -> None:
             del os.environ[name]
 
 
+def _escape_what_the_output_cannot_encode() -> None:
+    """A standard output whose encoding is no Unicode one (``PYTHONIOENCODING=ascii``, a
+    Windows code page under a redirect) writes what it cannot encode as backslash escapes
+    (``\\u2660``), as Python's own standard error does. It raised UnicodeEncodeError at the
+    first suit, dash or Greek letter: ``arena replay`` and ``arena leaderboard`` ended in a
+    traceback, and ``arena tournament`` in one after every match was stored, before the
+    leaderboard files were written."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = getattr(stream, "encoding", None)
+        if not isinstance(encoding, str) or getattr(stream, "errors", None) != "strict":
+            continue
+        try:
+            unicode = codecs.lookup(encoding).name.startswith("utf")
+        except LookupError:
+            unicode = False
+        reconfigure = getattr(stream, "reconfigure", None)
+        if not unicode and reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors="backslashreplace")
+
+
 class FileErrorsGroup(click.Group):
     """A command group whose commands end in a one-line error, not a traceback, when the
     system refuses a file the user named in a way no check foresaw (a name too long for
@@ -202,6 +224,7 @@ class FileErrorsGroup(click.Group):
         # under a redirect) carries no file name: one line saying so, not a traceback.
         # (A closed pipe, `| head -1`, is click's: it exits 1 quietly.)
         _drop_zero_terminal_size()
+        _escape_what_the_output_cannot_encode()
         try:
             return super().main(*args, **kwargs)
         except OSError as e:
