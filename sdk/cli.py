@@ -32,7 +32,7 @@ os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 import click
 
 from arena.addresses import non_ascii_problem
-from arena.cli.options import FileErrorsGroup, NonEmptyPath, Seconds
+from arena.cli.options import FileErrorsGroup, NonEmptyPath, Seconds, check_grpc_environment
 from arena.deadlines import DEFAULT_TIME_BANK_MS, MAX_DEADLINE_MS
 from arena.referee.config import pem_problem
 from arena.render import PrintableFormatter, plural, printable
@@ -544,6 +544,7 @@ def run(
     """
     if once and matches is not None and matches != 1:
         raise click.UsageError(f"--once is --matches 1: not with --matches {matches}")
+    check_grpc_environment()
     _setup_logging(log_level)
     _die_with_launcher()
     cls = _load_made(bot)[0]

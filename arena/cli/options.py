@@ -180,6 +180,28 @@ def _drop_zero_terminal_size() -> None:
             del os.environ[name]
 
 
+#: The values of ``GRPC_POLL_STRATEGY`` gRPC's core starts with (a comma list: the first it
+#: can use); ``epoll1`` is Linux's, ``poll`` any system's.
+_POLL_STRATEGIES = frozenset({"epoll1", "poll", "all"})
+
+
+def check_grpc_environment() -> None:
+    """Refuse (exit 2) a ``GRPC_POLL_STRATEGY`` that names no poll strategy gRPC knows
+    (junk, a misspelling, ``EPOLL1``, or set empty: ``export GRPC_POLL_STRATEGY=``): gRPC
+    aborted the process at its first server or channel, SIGABRT (exit 134) after one line
+    of its own ("No event engine could be initialized from junk"), the database of
+    ``arena tournament`` locked and its tournament registered. For the commands that start
+    gRPC: ``arena tournament``, ``arena serve``, ``arena-bot run``."""
+    value = os.environ.get("GRPC_POLL_STRATEGY")
+    if value is None or any(item in _POLL_STRATEGIES for item in value.split(",")):
+        return
+    shown = printable(repr(value[:40]) + ("..." if len(value) > 40 else ""))
+    raise click.UsageError(
+        f"GRPC_POLL_STRATEGY={shown} in the environment names no poll strategy gRPC knows "
+        "(it would abort): unset it, or set it to epoll1, poll or all"
+    )
+
+
 def _escape_what_the_output_cannot_encode() -> None:
     """A standard output whose encoding is no Unicode one (``PYTHONIOENCODING=ascii``, a
     Windows code page under a redirect) writes what it cannot encode as backslash escapes

@@ -18,7 +18,14 @@ from typing import Any
 
 import click
 
-from arena.cli.options import Host, NonEmptyPath, Seconds, in_clear_note, raise_open_files_limit
+from arena.cli.options import (
+    Host,
+    NonEmptyPath,
+    Seconds,
+    check_grpc_environment,
+    in_clear_note,
+    raise_open_files_limit,
+)
 from arena.deadlines import DEFAULT_TIME_BANK_MS, MAX_DEADLINE_MS
 from arena.protocol import MIN_TOKEN, token_problem, weak_token
 from arena.referee import Lobby, Referee, RefereeConfig, TLSConfig, start_server
@@ -334,6 +341,7 @@ def serve(
 ) -> None:
     """Run the referee: bots connect with their tokens and are seated into matches (3 or 4
     per the ruleset) as long as enough of them are idle; every match is recorded."""
+    check_grpc_environment()
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

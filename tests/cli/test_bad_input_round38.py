@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import hashlib
 import json
 import os
 import subprocess
@@ -37,6 +38,10 @@ from sdk.local import play_local
 from tests.cli.test_bad_input import _fails, _invoke, _record, _stored_tournament
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 # ------------------------------------------------ an output encoding without the suits
@@ -334,3 +339,46 @@ def test_try_with_a_bad_opponent_list_is_one_line_naming_vs(
         encoding="utf-8",
     )
     _fails(_invoke(arena_bot, ["try", "bot.py", "-n", "1", "--vs", vs]), 2, "--vs", words)
+
+
+# ------------------------------------------------------------ GRPC_POLL_STRATEGY of junk
+
+
+@pytest.mark.parametrize("value", ["", "junk", "EPOLL1", " epoll1", "epollex"])
+def test_a_poll_strategy_grpc_would_abort_on_is_refused_naming_it(
+    tmp_path: Path, value: str
+) -> None:
+    """Defect: ``GRPC_POLL_STRATEGY`` set to what gRPC knows no poll strategy by (junk, a
+    capital, or empty: ``export GRPC_POLL_STRATEGY=``) made gRPC abort the process at its
+    first server or channel: exit 134 (SIGABRT) after one line of gRPC's own, ``arena
+    tournament`` leaving its database locked and its tournament registered. ``arena
+    tournament``, ``arena serve`` and ``arena-bot run`` now refuse it at once, exit 2, in
+    one line naming the variable; the stored results are not touched."""
+    config = _stored_tournament(tmp_path)
+    db = tmp_path / "t.sqlite"
+    before = _digest(db)
+    env = {"GRPC_POLL_STRATEGY": value}
+    words = ("GRPC_POLL_STRATEGY=", "names no poll strategy gRPC knows", "epoll1, poll or all")
+    r = _invoke(arena, ["tournament", "--config", str(config), "--no-progress"], env=env)
+    _fails(r, 2, *words)
+    assert _digest(db) == before
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text(
+        '[bots]\na = "tok-a-0123456789abcdef"\nb = "tok-b-0123456789abcdef"\n'
+        'c = "tok-c-0123456789abcdef"\n',
+        encoding="utf-8",
+    )
+    r = _invoke(arena, ["serve", "--tokens", str(tokens), "--port", "0"], env=env)
+    _fails(r, 2, *words)
+    r = _invoke(arena_bot, ["run", "random", "--arena", "127.0.0.1:1",
+                            "--token", "tok-a-0123456789abcdef"], env=env)  # fmt: skip
+    _fails(r, 2, *words)
+
+
+@pytest.mark.parametrize("value", ["poll", "epoll1", "all", "epollex,poll", "epoll1,"])
+def test_a_poll_strategy_grpc_takes_is_left_to_it(tmp_path: Path, value: str) -> None:
+    """The check refuses only what gRPC would abort on: a list holding one it knows runs."""
+    config = _stored_tournament(tmp_path)
+    r = _invoke(arena, ["tournament", "--config", str(config), "--no-progress"],
+                env={"GRPC_POLL_STRATEGY": value})  # fmt: skip
+    assert r.exit_code == 0, r.output
