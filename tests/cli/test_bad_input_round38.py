@@ -382,3 +382,30 @@ def test_a_poll_strategy_grpc_takes_is_left_to_it(tmp_path: Path, value: str) ->
     r = _invoke(arena, ["tournament", "--config", str(config), "--no-progress"],
                 env={"GRPC_POLL_STRATEGY": value})  # fmt: skip
     assert r.exit_code == 0, r.output
+
+
+# ------------------------------------------------- a database where out or its logs go
+
+
+@pytest.mark.parametrize(
+    ("db", "out"), [("o/logs", "o"), ("o", "o"), ("logs", "."), ("o/./logs/x/..", "o")]
+)
+def test_a_database_where_out_or_its_logs_directory_goes_is_refused_naming_db(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, db: str, out: str
+) -> None:
+    """Defect: a config whose ``db`` is its ``out`` directory or ``out/logs`` (a database
+    at the bots' log directory) was taken: the run made the database there, then failed
+    to make the directory (exit 1, "cannot write the log of bot 'a' ... check the `out`
+    directory, --out"), the database blamed on ``out``. Refused now as a database that is
+    a file the run writes is, in one line naming ``db``, exit 2, before anything is made."""
+    monkeypatch.chdir(tmp_path)
+    config = tmp_path / "ow.toml"
+    config.write_text(
+        f'name = "ow"\nmax_deals = 2\ndb = "{db}"\nout = "{out}"\n'
+        '[bots]\na = "random"\nb = "random"\nc = "random"\n',
+        encoding="utf-8",
+    )
+    r = _invoke(arena, ["tournament", "--config", str(config), "--no-progress"])
+    text = _fails(r, 2, "ow.toml: db:", "is the directory the tournament writes")
+    assert text.count("Error") == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ow.toml"]
