@@ -722,8 +722,11 @@ def try_(
         try:
             records.mkdir(parents=True, exist_ok=True)
         except OSError as e:
+            # (mkdir says "File exists" of what is there and no directory: a device, a FIFO,
+            # a link to a file; click names a regular file itself)
+            why = "it is there, and no directory" if isinstance(e, FileExistsError) else None
             raise click.BadParameter(
-                f"cannot make the directory {str(records)!r}: {e.strerror or e}",
+                f"cannot make the directory {str(records)!r}: {why or e.strerror or e}",
                 param_hint="--records",
             ) from None
     _setup_logging(log_level)

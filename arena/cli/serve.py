@@ -372,8 +372,11 @@ def serve(
         record_dir.mkdir(parents=True, exist_ok=True)
         tempfile.TemporaryFile(dir=record_dir).close()
     except OSError as e:
+        # (mkdir says "File exists" of what is there and no directory: a device, a FIFO)
+        why = "it is there, and no directory" if isinstance(e, FileExistsError) else None
         raise click.BadParameter(
-            f"cannot write records into {record_dir}: {e.strerror or e}", param_hint="--record-dir"
+            f"cannot write records into {record_dir}: {why or e.strerror or e}",
+            param_hint="--record-dir",
         ) from e
     if not rs.max_deals and rs.barrel:  # 0: no cap (said once the options are all good)
         # Said at once: an organiser whose first bots never bid high enough would otherwise

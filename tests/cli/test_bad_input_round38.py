@@ -409,3 +409,34 @@ def test_a_database_where_out_or_its_logs_directory_goes_is_refused_naming_db(
     text = _fails(r, 2, "ow.toml: db:", "is the directory the tournament writes")
     assert text.count("Error") == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ow.toml"]
+
+
+# ------------------------------------------- a records directory that is a device or a FIFO
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_records_directory_that_is_a_device_or_fifo_is_said_to_be_no_directory(
+    tmp_path: Path, kind: str
+) -> None:
+    """Defect: ``arena-bot try --records`` and ``arena serve --record-dir`` given what is
+    there and no directory but no regular file either (``/dev/null``, a FIFO) said
+    "cannot make the directory ...: File exists" (mkdir's word), which read as if a
+    directory were in the way. It is now said to be there, and no directory."""
+    if kind == "fifo":
+        where = tmp_path / "pipe"
+        os.mkfifo(where)
+    else:
+        where = Path(os.devnull)
+    r = _invoke(arena_bot, ["try", "random", "-n", "1", "--records", str(where)])
+    text = _fails(r, 2, "--records", str(where), "it is there, and no directory")
+    assert "File exists" not in text
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text(
+        '[bots]\na = "tok-a-0123456789abcdef"\nb = "tok-b-0123456789abcdef"\n'
+        'c = "tok-c-0123456789abcdef"\n',
+        encoding="utf-8",
+    )
+    r = _invoke(arena, ["serve", "--tokens", str(tokens), "--port", "0",
+                        "--record-dir", str(where)])  # fmt: skip
+    text = _fails(r, 2, "--record-dir", str(where), "it is there, and no directory")
+    assert "File exists" not in text
