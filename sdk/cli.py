@@ -32,7 +32,13 @@ os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 import click
 
 from arena.addresses import non_ascii_problem
-from arena.cli.options import FileErrorsGroup, NonEmptyPath, Seconds, check_grpc_environment
+from arena.cli.options import (
+    FileErrorsGroup,
+    NonEmptyPath,
+    Seconds,
+    check_grpc_environment,
+    no_directory,
+)
 from arena.deadlines import DEFAULT_TIME_BANK_MS, MAX_DEADLINE_MS
 from arena.referee.config import pem_problem
 from arena.render import PrintableFormatter, plural, printable
@@ -723,8 +729,8 @@ def try_(
             records.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             # (mkdir says "File exists" of what is there and no directory: a device, a FIFO,
-            # a link to a file; click names a regular file itself)
-            why = "it is there, and no directory" if isinstance(e, FileExistsError) else None
+            # a link to nothing; click names a regular file itself)
+            why = no_directory(records) if isinstance(e, FileExistsError) else None
             raise click.BadParameter(
                 f"cannot make the directory {str(records)!r}: {why or e.strerror or e}",
                 param_hint="--records",

@@ -185,6 +185,14 @@ def _drop_zero_terminal_size() -> None:
 _POLL_STRATEGIES = frozenset({"epoll1", "poll", "all"})
 
 
+def no_directory(path: Path) -> str:
+    """Why ``mkdir(path, exist_ok=True)`` said "File exists": what is at ``path`` (a device,
+    a FIFO, a link to nothing), in words."""
+    if path.is_symlink() and not path.exists():
+        return printable(f"a symbolic link to {os.readlink(path)!r}, which is not there")
+    return "it is there, and no directory"
+
+
 def check_grpc_environment() -> None:
     """Refuse (exit 2) a ``GRPC_POLL_STRATEGY`` that names no poll strategy gRPC knows
     (junk, a misspelling, ``EPOLL1``, or set empty: ``export GRPC_POLL_STRATEGY=``): gRPC

@@ -24,6 +24,7 @@ from arena.cli.options import (
     Seconds,
     check_grpc_environment,
     in_clear_note,
+    no_directory,
     raise_open_files_limit,
 )
 from arena.deadlines import DEFAULT_TIME_BANK_MS, MAX_DEADLINE_MS
@@ -372,8 +373,9 @@ def serve(
         record_dir.mkdir(parents=True, exist_ok=True)
         tempfile.TemporaryFile(dir=record_dir).close()
     except OSError as e:
-        # (mkdir says "File exists" of what is there and no directory: a device, a FIFO)
-        why = "it is there, and no directory" if isinstance(e, FileExistsError) else None
+        # (mkdir says "File exists" of what is there and no directory: a device, a FIFO,
+        # a link to nothing; click names a regular file itself)
+        why = no_directory(record_dir) if isinstance(e, FileExistsError) else None
         raise click.BadParameter(
             f"cannot write records into {record_dir}: {why or e.strerror or e}",
             param_hint="--record-dir",

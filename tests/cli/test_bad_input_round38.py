@@ -414,21 +414,32 @@ def test_a_database_where_out_or_its_logs_directory_goes_is_refused_naming_db(
 # ------------------------------------------- a records directory that is a device or a FIFO
 
 
-@pytest.mark.parametrize("kind", ["fifo", "device"])
+@pytest.mark.parametrize(
+    ("kind", "words"),
+    [
+        ("fifo", "it is there, and no directory"),
+        ("device", "it is there, and no directory"),
+        ("dangling link", "a symbolic link to '/nowhere/at/all', which is not there"),
+    ],
+)
 def test_a_records_directory_that_is_a_device_or_fifo_is_said_to_be_no_directory(
-    tmp_path: Path, kind: str
+    tmp_path: Path, kind: str, words: str
 ) -> None:
     """Defect: ``arena-bot try --records`` and ``arena serve --record-dir`` given what is
-    there and no directory but no regular file either (``/dev/null``, a FIFO) said
+    there and no directory but no regular file either (``/dev/null``, a FIFO, a link to
+    nothing) said
     "cannot make the directory ...: File exists" (mkdir's word), which read as if a
     directory were in the way. It is now said to be there, and no directory."""
     if kind == "fifo":
         where = tmp_path / "pipe"
         os.mkfifo(where)
+    elif kind == "dangling link":
+        where = tmp_path / "link"
+        where.symlink_to("/nowhere/at/all")
     else:
         where = Path(os.devnull)
     r = _invoke(arena_bot, ["try", "random", "-n", "1", "--records", str(where)])
-    text = _fails(r, 2, "--records", str(where), "it is there, and no directory")
+    text = _fails(r, 2, "--records", str(where), words)
     assert "File exists" not in text
     tokens = tmp_path / "tokens.toml"
     tokens.write_text(
@@ -438,5 +449,5 @@ def test_a_records_directory_that_is_a_device_or_fifo_is_said_to_be_no_directory
     )
     r = _invoke(arena, ["serve", "--tokens", str(tokens), "--port", "0",
                         "--record-dir", str(where)])  # fmt: skip
-    text = _fails(r, 2, "--record-dir", str(where), "it is there, and no directory")
+    text = _fails(r, 2, "--record-dir", str(where), words)
     assert "File exists" not in text
