@@ -451,3 +451,20 @@ def test_a_records_directory_that_is_a_device_or_fifo_is_said_to_be_no_directory
                         "--record-dir", str(where)])  # fmt: skip
     text = _fails(r, 2, "--record-dir", str(where), words)
     assert "File exists" not in text
+
+
+def test_tokens_file_names_differing_only_in_case_are_two_bots(tmp_path: Path) -> None:
+    """Pinned (found fine, now in docs/referee.md): in ``arena serve``'s tokens file
+    ``Alice`` and ``alice`` are two bots, each with its own token, and one token shared by
+    both is refused naming both. (That the file is read once, at start, is said there too:
+    ``load_tokens`` is called once, before the server starts.)"""
+    from arena.cli.serve import load_tokens
+
+    path = tmp_path / "tokens.toml"
+    path.write_text('[bots]\nAlice = "tok-1-0123456789"\nalice = "tok-2-0123456789"\n',
+                    encoding="utf-8")  # fmt: skip
+    assert load_tokens(path) == {"Alice": "tok-1-0123456789", "alice": "tok-2-0123456789"}
+    path.write_text('[bots]\nAlice = "tok-1-0123456789"\nalice = "tok-1-0123456789"\n',
+                    encoding="utf-8")  # fmt: skip
+    r = _invoke(arena, ["serve", "--tokens", str(path), "--port", "0"])
+    _fails(r, 2, "--tokens", "bots.alice: the same token as bots.Alice")
