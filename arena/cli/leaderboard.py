@@ -207,6 +207,10 @@ def leaderboard(
         if isinstance(e, (FileExistsError, NotADirectoryError)) and blocker is not None:
             # (mkdir says "File exists" of a file where a directory is wanted)
             where, reason = blocker, "a file, not a directory"
+        elif isinstance(e, FileNotFoundError) and Path(where).is_symlink():
+            # (a link to a file in a directory that is not there: "No such file or
+            # directory" of the link, which is there)
+            reason = f"a symbolic link to {os.readlink(where)!r}, whose directory is not there"
         why = _shown(f"--out {target}: cannot write {where}: {reason}")
         err.print(f"[red]error:[/] {why}")
         sys.exit(1)

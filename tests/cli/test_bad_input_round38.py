@@ -468,3 +468,25 @@ def test_tokens_file_names_differing_only_in_case_are_two_bots(tmp_path: Path) -
                     encoding="utf-8")  # fmt: skip
     r = _invoke(arena, ["serve", "--tokens", str(path), "--port", "0"])
     _fails(r, 2, "--tokens", "bots.alice: the same token as bots.Alice")
+
+
+def test_a_leaderboard_out_that_is_a_link_into_a_missing_directory_says_so(
+    tmp_path: Path,
+) -> None:
+    """Defect: ``arena leaderboard --out standings.json``, that name a symbolic link to a
+    file in a directory that is not there, said "cannot write standings.json: No such file
+    or directory" of a link that is there. It now names the link's target and the missing
+    directory (exit 1, as every --out that cannot be written). A link to a file that is not
+    there yet, in a directory that is, is written through, as a shell's `>` would."""
+    _stored_tournament(tmp_path)
+    db = tmp_path / "t.sqlite"
+    link = tmp_path / "standings.json"
+    link.symlink_to(tmp_path / "gone" / "s.json")
+    r = _invoke(arena, ["leaderboard", "--db", str(db), "--out", str(link)])
+    _fails(r, 1, "standings.json", "a symbolic link to", "whose directory is not there")
+    assert link.is_symlink() and not (tmp_path / "gone").exists()
+    other = tmp_path / "other.json"
+    other.symlink_to(tmp_path / "s.json")
+    r = _invoke(arena, ["leaderboard", "--db", str(db), "--out", str(other)])
+    assert r.exit_code == 0, r.output
+    assert other.is_symlink() and json.loads((tmp_path / "s.json").read_text())
