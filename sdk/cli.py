@@ -32,7 +32,13 @@ os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 import click
 
 from arena.addresses import non_ascii_problem
-from arena.cli.options import FileErrorsGroup, NonEmptyPath, Seconds
+from arena.cli.options import (
+    FileErrorsGroup,
+    NonEmptyPath,
+    Seconds,
+    check_grpc_environment,
+    no_directory,
+)
 from arena.deadlines import DEFAULT_TIME_BANK_MS, MAX_DEADLINE_MS
 from arena.referee.config import pem_problem
 from arena.render import PrintableFormatter, plural, printable
@@ -597,6 +603,7 @@ def run(
     """
     if once and matches is not None and matches != 1:
         raise click.UsageError(f"--once is --matches 1: not with --matches {matches}")
+    check_grpc_environment()
     _setup_logging(log_level)
     _die_with_launcher()
     cls = _load_made(bot)[0]
@@ -774,8 +781,11 @@ def try_(
         try:
             records.mkdir(parents=True, exist_ok=True)
         except OSError as e:
+            # (mkdir says "File exists" of what is there and no directory: a device, a FIFO,
+            # a link to nothing; click names a regular file itself)
+            why = no_directory(records) if isinstance(e, FileExistsError) else None
             raise click.BadParameter(
-                f"cannot make the directory {str(records)!r}: {e.strerror or e}",
+                f"cannot make the directory {str(records)!r}: {why or e.strerror or e}",
                 param_hint="--records",
             ) from None
     _setup_logging(log_level)

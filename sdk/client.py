@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import ipaddress
 import logging
 import queue
 import random
@@ -751,6 +752,34 @@ _UNMADE = "it could not be made"
 _REFUSED = "its start was refused above"
 
 
+def is_loopback_target(target: str) -> bool:
+    """Whether the gRPC ``target`` (``host:port``, ``[::1]:port``, ``dns:///host:port``,
+    ``ipv4:127.0.0.1:port``) names this machine's loopback: ``localhost`` or a loopback
+    address.
+
+    >>> [is_loopback_target(t) for t in ("127.0.0.1:50051", "[::1]:1", "localhost:1")]
+    [True, True, True]
+    >>> [is_loopback_target(t) for t in ("arena.example:443", "10.0.0.1:1", "unix:/tmp/s")]
+    [False, False, False]
+    """
+    rest = target
+    for scheme in ("dns:///", "dns:", "ipv4:", "ipv6:"):
+        if rest.startswith(scheme):
+            rest = rest[len(scheme) :]
+            break
+    if rest.startswith("["):
+        host = rest[1:].partition("]")[0]
+    else:
+        host = rest.rpartition(":")[0] if rest.count(":") == 1 else rest
+    host = host.lower().rstrip(".")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 class BotRunner:
     """Plays a bot in an arena: see the module docs. :meth:`run` until the end."""
 
@@ -1036,6 +1065,13 @@ class BotRunner:
             # run_async) waited for a free stream for ever, never welcomed.
             ("grpc.use_local_subchannel_pool", 1),
         ]
+        if is_loopback_target(self.arena):
+            # gRPC sends every channel through the proxy of `http_proxy`/`https_proxy`/
+            # `grpc_proxy` unless `no_proxy` names the host: with one set (a company network,
+            # a CI runner) the bots a tournament starts never reached its arena on
+            # 127.0.0.1 ("connection refused" from the proxy, said of the arena), and the run
+            # ended "3 of 3 bots did not connect". No proxy can reach this machine's loopback.
+            options.append(("grpc.enable_http_proxy", 0))
         if self.tls:
             root = self.ca.read_bytes() if self.ca is not None else None
             creds = grpc.ssl_channel_credentials(root_certificates=root)

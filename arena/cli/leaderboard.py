@@ -46,7 +46,7 @@ def _shown(text: str) -> str:
     help="table: on screen; all: every file format into --out. [default: the extension of "
          "an --out file (.json, .csv, .md, .html), else table]",
 )  # fmt: skip
-@click.option("--out", type=NonEmptyPath(path_type=Path),
+@click.option("--out", "out_given", type=NonEmptyPath(path_type=str),
               help="Output file (or directory for --format all). Default: stdout.")  # fmt: skip
 @click.option("--list", "list_only", is_flag=True, help="List the stored tournaments.")
 def leaderboard(
@@ -54,15 +54,19 @@ def leaderboard(
     config_path: Path | None,
     tournament_id: str | None,
     fmt: str | None,
-    out: Path | None,
+    out_given: str | None,
     list_only: bool,
 ) -> None:
     """Print or export the leaderboard of a stored tournament."""
+    out = None if out_given is None else Path(out_given)
+    # `--out results/`: a directory, made if missing, as one that exists is taken (a Path
+    # drops the slash: a file named `results` was written, or one of that name replaced).
+    as_dir = out_given is not None and out_given.endswith(("/", os.sep))
     # soft_wrap: a path or a command in a message stays on one line, whole, to be copied
     err = Console(stderr=True, soft_wrap=True)
     if fmt is None:  # (else `--out standings.html` would get the text table)
         try:
-            is_dir = out is not None and out.is_dir()
+            is_dir = as_dir or (out is not None and out.is_dir())
         except OSError:  # (a name too long, say: the write below says so, as --out's)
             is_dir = False
         ext = out.suffix.lower().lstrip(".") if out is not None and not is_dir else ""
@@ -179,7 +183,7 @@ def leaderboard(
             raise click.UsageError(f"--out {target} would write over {name} ({path})")
     try:
         if fmt == "table":  # the screen's table as plain text
-            if target.is_dir():
+            if as_dir or target.is_dir():
                 target = target / "leaderboard.txt"
             target.parent.mkdir(parents=True, exist_ok=True)
             buffer = io.StringIO()
@@ -189,7 +193,7 @@ def leaderboard(
         elif fmt == "all":
             paths = write_outputs(lb, target)
             err.print("wrote " + _shown(", ".join(str(p) for p in paths.values())))
-        elif target.is_dir():
+        elif as_dir or target.is_dir():
             paths = write_outputs(lb, target, (fmt,))
             err.print(f"wrote {_shown(str(paths[fmt]))}")
         else:
@@ -203,6 +207,10 @@ def leaderboard(
         if isinstance(e, (FileExistsError, NotADirectoryError)) and blocker is not None:
             # (mkdir says "File exists" of a file where a directory is wanted)
             where, reason = blocker, "a file, not a directory"
+        elif isinstance(e, FileNotFoundError) and Path(where).is_symlink():
+            # (a link to a file in a directory that is not there: "No such file or
+            # directory" of the link, which is there)
+            reason = f"a symbolic link to {os.readlink(where)!r}, whose directory is not there"
         why = _shown(f"--out {target}: cannot write {where}: {reason}")
         err.print(f"[red]error:[/] {why}")
         sys.exit(1)

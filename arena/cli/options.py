@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import errno
 import ipaddress
@@ -179,6 +180,57 @@ def _drop_zero_terminal_size() -> None:
             del os.environ[name]
 
 
+#: The values of ``GRPC_POLL_STRATEGY`` gRPC's core starts with (a comma list: the first it
+#: can use); ``epoll1`` is Linux's, ``poll`` any system's.
+_POLL_STRATEGIES = frozenset({"epoll1", "poll", "all"})
+
+
+def no_directory(path: Path) -> str:
+    """Why ``mkdir(path, exist_ok=True)`` said "File exists": what is at ``path`` (a device,
+    a FIFO, a link to nothing), in words."""
+    if path.is_symlink() and not path.exists():
+        return printable(f"a symbolic link to {os.readlink(path)!r}, which is not there")
+    return "it is there, and no directory"
+
+
+def check_grpc_environment() -> None:
+    """Refuse (exit 2) a ``GRPC_POLL_STRATEGY`` that names no poll strategy gRPC knows
+    (junk, a misspelling, ``EPOLL1``, or set empty: ``export GRPC_POLL_STRATEGY=``): gRPC
+    aborted the process at its first server or channel, SIGABRT (exit 134) after one line
+    of its own ("No event engine could be initialized from junk"), the database of
+    ``arena tournament`` locked and its tournament registered. For the commands that start
+    gRPC: ``arena tournament``, ``arena serve``, ``arena-bot run``."""
+    value = os.environ.get("GRPC_POLL_STRATEGY")
+    if value is None or any(item in _POLL_STRATEGIES for item in value.split(",")):
+        return
+    shown = printable(repr(value[:40]) + ("..." if len(value) > 40 else ""))
+    raise click.UsageError(
+        f"GRPC_POLL_STRATEGY={shown} in the environment names no poll strategy gRPC knows "
+        "(it would abort): unset it, or set it to epoll1, poll or all"
+    )
+
+
+def _escape_what_the_output_cannot_encode() -> None:
+    """A standard output whose encoding is no Unicode one (``PYTHONIOENCODING=ascii``, a
+    Windows code page under a redirect) writes what it cannot encode as backslash escapes
+    (``\\u2660``), as Python's own standard error does. It raised UnicodeEncodeError at the
+    first suit, dash or Greek letter: ``arena replay`` and ``arena leaderboard`` ended in a
+    traceback, and ``arena tournament`` in one after every match was stored, before the
+    leaderboard files were written."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = getattr(stream, "encoding", None)
+        if not isinstance(encoding, str) or getattr(stream, "errors", None) != "strict":
+            continue
+        try:
+            unicode = codecs.lookup(encoding).name.startswith("utf")
+        except LookupError:
+            unicode = False
+        reconfigure = getattr(stream, "reconfigure", None)
+        if not unicode and reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors="backslashreplace")
+
+
 class FileErrorsGroup(click.Group):
     """A command group whose commands end in a one-line error, not a traceback, when the
     system refuses a file the user named in a way no check foresaw (a name too long for
@@ -202,6 +254,7 @@ class FileErrorsGroup(click.Group):
         # under a redirect) carries no file name: one line saying so, not a traceback.
         # (A closed pipe, `| head -1`, is click's: it exits 1 quietly.)
         _drop_zero_terminal_size()
+        _escape_what_the_output_cannot_encode()
         try:
             return super().main(*args, **kwargs)
         except OSError as e:

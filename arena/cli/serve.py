@@ -18,7 +18,15 @@ from typing import Any
 
 import click
 
-from arena.cli.options import Host, NonEmptyPath, Seconds, in_clear_note, raise_open_files_limit
+from arena.cli.options import (
+    Host,
+    NonEmptyPath,
+    Seconds,
+    check_grpc_environment,
+    in_clear_note,
+    no_directory,
+    raise_open_files_limit,
+)
 from arena.deadlines import DEFAULT_TIME_BANK_MS, MAX_DEADLINE_MS
 from arena.protocol import MIN_TOKEN, token_problem, weak_token
 from arena.referee import Lobby, Referee, RefereeConfig, TLSConfig, start_server
@@ -344,6 +352,7 @@ def serve(
 ) -> None:
     """Run the referee: bots connect with their tokens and are seated into matches (3 or 4
     per the ruleset) as long as enough of them are idle; every match is recorded."""
+    check_grpc_environment()
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -374,8 +383,12 @@ def serve(
         record_dir.mkdir(parents=True, exist_ok=True)
         tempfile.TemporaryFile(dir=record_dir).close()
     except OSError as e:
+        # (mkdir says "File exists" of what is there and no directory: a device, a FIFO,
+        # a link to nothing; click names a regular file itself)
+        why = no_directory(record_dir) if isinstance(e, FileExistsError) else None
         raise click.BadParameter(
-            f"cannot write records into {record_dir}: {e.strerror or e}", param_hint="--record-dir"
+            f"cannot write records into {record_dir}: {why or e.strerror or e}",
+            param_hint="--record-dir",
         ) from e
     if not rs.max_deals and rs.barrel:  # 0: no cap (said once the options are all good)
         # Said at once: an organiser whose first bots never bid high enough would otherwise

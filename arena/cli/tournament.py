@@ -22,7 +22,7 @@ from rich.logging import RichHandler
 from rich.markup import escape as _markup_escape
 
 from arena.cli.leaderboard import stdout_console
-from arena.cli.options import NonEmptyPath, hang_up_safe, in_clear_note
+from arena.cli.options import NonEmptyPath, check_grpc_environment, hang_up_safe, in_clear_note
 from arena.leaderboard import build_leaderboard, to_rich_table, write_outputs
 from arena.render import PrintableFormatter, plural, printable
 from arena.stopping import ignore_stop_signals, stop_signals
@@ -130,6 +130,7 @@ def tournament(
     which would start over) resumes an interrupted tournament. The leaderboard is printed
     and written to the out directory (leaderboard.json, .csv, .md, .html).
     """
+    check_grpc_environment()
     ctx = click.get_current_context()
     if ctx.get_parameter_source("config_path") is ParameterSource.DEFAULT and not (
         config_path.exists()

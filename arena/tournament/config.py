@@ -796,6 +796,11 @@ def parse_config(
     if any(_same_path(db, w) for w in written):
         raise err("db", f"{db} is a file the tournament writes (its leaderboard, a bot's log "
                   "in out): give the database another path")  # fmt: skip
+    if _same_path(db, out) or _same_path(db, out / "logs"):
+        # (the database was made there, then `out` or its `logs` could not be: exit 1 after
+        # the bots were about to start, "check the out directory", the database blamed on out)
+        raise err("db", f"{db} is the directory the tournament writes (out, or its logs): "
+                  "give the database another path")  # fmt: skip
     # Every table of `players` bots in every seating, per deal-seed set (total_matches).
     total = math.perm(len(bots), ruleset.players) * matches_per_table
     if total > MAX_MATCHES:
