@@ -27,15 +27,11 @@ import json
 import re
 import subprocess
 import sys
-import threading
-import urllib.request
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from sdk import Bot
-from tests.docs.test_docs_round35 import DOCS, ROOT, _joined, _text
+from tests.docs.test_docs_round35 import ROOT, _joined, _text
 
 # --- the fix: the guide's Careful bot plays ----------------------------------------------
 
@@ -51,7 +47,7 @@ def test_the_guides_careful_bot_plays_its_matches_without_an_incident(tmp_path: 
     returned None: tried as the guide says, every card it was asked for was a malformed
     answer, and ``arena-bot try`` exited 1 naming thousands of incidents."""
     (tmp_path / "careful.py").write_text(_careful_block(), encoding="utf-8")
-    code = "import sys; sys.path.insert(0, sys.argv.pop(1)); from sdk.cli import main; sys.exit(main())"
+    code = "import sys; sys.path.insert(0, sys.argv.pop(1)); from sdk.cli import main; main()"
     done = subprocess.run(
         [sys.executable, "-c", code, str(ROOT), "try", "careful.py:Careful", "--vs", "random",
          "-n", "3", "--max-deals", "4"],
@@ -122,8 +118,9 @@ def _session(seed: int) -> tuple[list[Any], int]:
                     if req.view.phase == pb.PHASE_PASSING and not gave:
                         gave = True
                         action = pb.Action(give=pb.Give(card=req.view.hand[0], to_seat=7))
-                    await out.put(pb.BotMessage(decision=pb.Decision(
-                        request_id=req.request_id, match_id=req.match_id, action=action)))  # fmt: skip
+                    answer = pb.Decision(request_id=req.request_id, match_id=req.match_id,
+                                         action=action)  # fmt: skip
+                    await out.put(pb.BotMessage(decision=answer))
 
     async def main() -> None:
         ref = Referee(RefereeConfig())
@@ -133,8 +130,9 @@ def _session(seed: int) -> tuple[list[Any], int]:
         server, port = await start_server(ref, host="127.0.0.1", port=0, tls=None)
         try:
             tasks = [
-                asyncio.create_task(run_async(_Passer38, f"127.0.0.1:{port}", f"token-{n}",
-                                              matches=1, retry_for=30))  # fmt: skip
+                asyncio.create_task(
+                    run_async(_Passer38, f"127.0.0.1:{port}", f"token-{n}", matches=1, retry_for=30)
+                )
                 for n in names[:2]
             ]
             tasks.append(asyncio.create_task(raw(port)))
@@ -191,14 +189,18 @@ def test_protocol_mds_example_session_is_what_the_referee_sends() -> None:
     assert wrong.incident == early.incident == pb.INCIDENT_WRONG_REQUEST
     assert wrong.message == "you have no seat in a running match ''"
     assert not wrong.legal_actions and wrong.strikes == 0
-    assert early.message.startswith("decision 'pass' for request '9' refused: request '9' has "
-                                    "not been sent to this seat (the pending request is '1')")
+    assert early.message.startswith(
+        "decision 'pass' for request '9' refused: request '9' has "
+        "not been sent to this seat (the pending request is '1')"
+    )
     assert list(early.legal_actions) == list(first.decision_request.view.legal_actions)
     assert early.strikes == 0
     assert "an answer without `match_id` is a `WRONG_REQUEST`" in doc
-    assert ("or a match you do not sit in (the `message` says which, and names your pending "
-            "request in the match it names, if any); `legal_actions` are those of that "
-            "pending request") in doc
+    assert (
+        "or a match you do not sit in (the `message` says which, and names your pending "
+        "request in the match it names, if any); `legal_actions` are those of that "
+        "pending request"
+    ) in doc
     assert rejected.incident == pb.INCIDENT_ILLEGAL
     assert (rejected.request_id, rejected.strikes, rejected.strikes_allowed) == ("2", 1, 3)
     assert re.match(r"illegal action 'give \S+ to 7' by seat 2: .*; legal: give \S+ to 0, ",
@@ -237,3 +239,389 @@ def test_protocol_mds_example_session_is_what_the_referee_sends() -> None:
     assert end.match_id == "m38" and len(end.result.places) == 3
     assert end.view.phase == pb.PHASE_GAME_OVER
     assert end.result.reason == "max_deals" and end.result.deals == 2
+
+
+# --- web.md's JSON API, fetched -------------------------------------------------------------
+
+
+def _row(endpoint: str) -> set[str]:
+    row = next(line for line in _text("web.md").splitlines()
+               if line.startswith(f"| `{endpoint}` |"))  # fmt: skip
+    return set(re.findall(r"`(\w+)`", row))
+
+
+def test_every_key_the_json_api_serves_is_named_in_web_md(tmp_path: Path) -> None:
+    """Pinned: each route of web.md's table answers, and every key of its answer (and of
+    the rows, matches, steps and views in it) is named in its row or in the list of the
+    deals JSON below the table; the errors quoted are the server's words."""
+    import urllib.error
+
+    from arena.web.demo import make_demo_db
+    from tests.support.harness import web_server
+
+    db = tmp_path / "demo.sqlite"
+    make_demo_db(db, matches=3, max_deals=2)
+
+    def get(path: str) -> Any:
+        with urllib.request.urlopen(server.url + path, timeout=10) as r:
+            return json.loads(r.read().decode())
+
+    def error(path: str) -> tuple[int, str]:
+        try:
+            urllib.request.urlopen(server.url + path, timeout=10)
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read().decode())["error"]
+        raise AssertionError(f"{path} answered 200")
+
+    with web_server(db) as server:
+        board = get("api/leaderboard")
+        bot = get("api/bots/bold?limit=2")
+        matches = get("api/matches?limit=2")
+        match_id = matches["matches"][0]["match_id"]
+        summary = get(f"api/matches/{match_id}")
+        record = get(f"api/matches/{match_id}/record")
+        face_up = get(f"api/matches/{match_id}/deals/0")
+        seat = get(f"api/matches/{match_id}/deals/0?seat=1")
+        errors = [error(f"api/matches/{match_id}/deals/abc"), error("api/bots/bold?limit=0"),
+                  error("api/bots/bold?before=-1"),
+                  error("api/matches?limit=9223372036854775808")]  # fmt: skip
+    tables = _row("/api/tournaments")
+    named = _row("/api/leaderboard?tournament=T") | tables
+    assert not sorted(set(board) - named)
+    assert not sorted(set(board["history"]["bold"][0]) - named)
+    bots = _row("/api/bots/<name>?tournament=T&limit=N&before=I") | tables
+    assert not sorted(set(bot) - bots) and not sorted(set(bot["history"][0]) - named)
+    assert not sorted(set(matches) - _row("/api/matches?tournament=T&bot=B&limit=N&before=I")
+                      - tables)  # fmt: skip
+    one = _row("/api/matches/<id>")
+    assert not sorted(set(summary) - one)
+    assert not sorted(set(summary["stored"]) - one)
+    assert "format" in record and "deals" in record  # the stored record, as record-format.md
+
+    deals = _text("web.md").split("The JSON of `/api/matches/<id>/deals/<k>`", 1)[1]
+    deals = deals.split("Every `200` of the API", 1)[0]
+    listed = set(re.findall(r"`(\w+)`", deals)) | _row("/api/matches/<id>/deals/<k>?seat=S")
+    assert not sorted(set(face_up) - listed) and seat["summary"] is None
+    assert not sorted(set(face_up["summary"]) - listed)
+    assert set(summary["deals"][0]) == set(face_up["summary"])  # "as the summary of /deals/<k>"
+    steps = face_up["steps"]
+    assert steps[0]["action"] is None and steps[-1]["view"]["phase"] == "DEAL_OVER"
+    for step in (steps[0], steps[-1], seat["steps"][1]):
+        assert not sorted(set(step) - listed)
+        assert not sorted(set(step["view"]) - listed)
+    assert not sorted(set(steps[-1]["view"]["result"]) - listed)
+    assert not sorted(set(steps[1]["action"]) - listed)
+
+    doc = _joined(_text("web.md"))
+    for code, words in errors:
+        assert code == 400
+        # (the doc's match has 4 deals)
+        assert re.sub(r"from 0 to \d+ \(the deal's", "from 0 to 3 (the deal's", words) in doc
+
+
+# --- writing-a-bot.md's names, as a bot author on another machine imports them --------------
+
+
+def _listed(text: str, after: str) -> list[str]:
+    """The backquoted names in the parenthesis that follows ``after``."""
+    tail = text.split(after, 1)[1]
+    depth = 0
+    for end, ch in enumerate(tail):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth < 0:
+            return re.findall(r"`(\w+)`", tail[:end])
+    raise AssertionError(f"no closing parenthesis after {after!r}")
+
+
+def test_every_sdk_name_the_guide_uses_is_sdks_with_that_signature() -> None:
+    """Pinned: each ``sdk.X`` the guide names is in ``sdk.__all__`` (or a module of the
+    SDK), ``sdk.run``'s keywords and defaults are those the guide lists, and the fields it
+    names of ``RunSummary``, ``LocalMatch``, ``DealResult``, ``GameResult``, ``Trick`` and
+    ``PlayerView`` are theirs."""
+    import importlib
+
+    import sdk
+    import sdk.client
+    import sdk.hand
+
+    guide = _joined(_text("writing-a-bot.md"))
+    used = set(re.findall(r"\bsdk\.([A-Za-z_]\w*)", guide))
+    modules = {n for n in used if importlib.util.find_spec(f"sdk.{n}") is not None}
+    assert {"client", "hand"} <= modules
+    assert not sorted(used - modules - set(sdk.__all__))
+    for name in (
+        "Bid",
+        "Pass",
+        "Give",
+        "Contract",
+        "Concede",
+        "ThrowIn",
+        "Play",
+        "Card",
+        "PlayerView",
+        "DealResult",
+        "GameResult",
+        "HiddenGive",
+        "play_local",
+    ):
+        assert name in sdk.__all__  # fmt: skip
+    assert {"bot_calls_running", "run_async"} <= set(dir(sdk.client))
+
+    run = inspect.signature(sdk.run)
+    assert run.parameters == inspect.signature(sdk.client.run_async).parameters
+    said: dict[str, str] = {}
+    for key, value in re.findall(
+        r"`(\w+)=([\w.]+|\"[^\"]*\")`", guide.split("From Python:", 1)[1].split("To rehearse", 1)[0]
+    ):
+        said.setdefault(key, value)  # (the first: "`--once` is `matches=1`" follows)
+    assert set(said) == {"tls", "ca", "matches", "name", "retry_for", "workers", "spec"}
+    for key, value in said.items():
+        if key != "spec":
+            assert repr(run.parameters[key].default) == value, key
+    assert run.parameters["spec"].kind is inspect.Parameter.KEYWORD_ONLY
+    local = inspect.signature(sdk.play_local).parameters
+    assert {"decision_ms", "time_bank_ms", "timed_seats", "strict"} <= set(local)
+    assert str(inspect.signature(sdk.Play)) == "(card: 'Card', declare: 'bool' = False) -> None"
+    assert "`Play(card, declare=False)`" in guide
+
+    def fields(cls: type) -> set[str]:
+        return (
+            {f.name for f in dataclasses.fields(cls)}
+            if dataclasses.is_dataclass(cls)
+            else (
+                set(getattr(cls, "_fields", ())) or {n for n in dir(cls) if not n.startswith("_")}
+            )
+        )
+
+    assert _listed(guide, "returns an `sdk.RunSummary` (") == [
+        f.name for f in dataclasses.fields(sdk.RunSummary)]  # fmt: skip
+    local_match = guide.split("`play_local(...)` returns an `sdk.LocalMatch`: ", 1)[1]
+    local_match = local_match.split("shortcuts", 1)[0]
+    assert fields(sdk.LocalMatch) <= set(re.findall(r"`(\w+)`", local_match))
+    assert {"scores", "places"} <= set(dir(sdk.LocalMatch))
+    deal = guide.split("An `sdk.DealResult` has ", 1)[1].split(";", 1)[0]
+    assert set(re.findall(r"`(\w+)`", deal)) == fields(sdk.DealResult)
+    game = guide.split("an `sdk.GameResult` has ", 1)[1].split("(`target`", 1)[0]
+    assert set(re.findall(r"`(\w+)`", game)) - {"None"} == fields(sdk.GameResult)
+    assert {"leader", "cards", "winner"} <= fields(sdk.Trick)
+    view = guide.split("`view` (an `sdk.PlayerView`, frozen) holds: ", 1)[1].split(
+        "Besides the view", 1)[0]  # fmt: skip
+    named = set(re.findall(r"`(\w+)`", view))
+    assert not sorted(fields(sdk.PlayerView) - named)
+    helpers = guide.split("Helpers for common questions are in `sdk.hand`: ", 1)[1]
+    helpers = helpers.split("### The game 1001", 1)[0]
+    assert all(callable(getattr(sdk.hand, n)) for n in re.findall(r"`(\w+)`", helpers))
+
+
+# --- the numbers protocol.md and referee.md state, against the code's --------------------
+
+
+def test_the_limits_and_defaults_protocol_md_and_referee_md_state_are_the_codes() -> None:
+    """Pinned: each default or limit the two pages give, as the code holds it."""
+    from arena import protocol
+    from arena.referee import RefereeConfig, core, server, sessions
+    from arena.referee.lag import LoopLag
+    from arena.referee.match import MAX_ID_CHARS
+    from sdk import client
+
+    proto_md = _joined(_text("protocol.md"))
+    referee_md = _joined(_text("referee.md"))
+    config = RefereeConfig()
+    options = dict(server._OPTIONS)
+    checks = [
+        (proto_md, "a token is at most 4096 characters", protocol.MAX_TOKEN == 4096),
+        (
+            proto_md,
+            "More than 30 streams of one token let in within 10 s",
+            (config.reconnect_limit, config.flood_window_s) == (30, 10.0),
+        ),
+        (
+            proto_md,
+            "One token may hold at most 16 `Play` calls open at once",
+            core.MAX_OPEN_STREAMS_PER_BOT == 16,
+        ),
+        (proto_md, "`retry-after-ms: 1000`", core.OPEN_STREAMS_RETRY_MS == 1000),
+        (
+            proto_md,
+            "The one saying Hello then has 1 s left to say it",
+            core.HELLO_AFTER_RIVAL_S == 1.0,
+        ),
+        (proto_md, "or nothing within 10 s, closes the stream", core.HELLO_TIMEOUT_S == 10.0),
+        (
+            proto_md,
+            "A message over 1 MiB is refused by gRPC",
+            options["grpc.max_receive_message_length"] == 1 << 20,
+        ),
+        (
+            proto_md,
+            "`grpc.keepalive_time_ms` 10000, `grpc.keepalive_timeout_ms` 5000, and "
+            "`grpc.http2.ping_timeout_ms` 5000",
+            (
+                options["grpc.keepalive_time_ms"],
+                options["grpc.keepalive_timeout_ms"],
+                options["grpc.http2.ping_timeout_ms"],
+            )
+            == (10_000, 5_000, 5_000),
+        ),
+        (
+            proto_md,
+            "takes a client's pings at most every 5 s while no data flows",
+            options["grpc.http2.min_ping_interval_without_data_ms"] == 5_000,
+        ),
+        (proto_md, "ping every 10 s as the SDK does", client._KEEPALIVE_MS == 10_000),
+        (proto_md, "up to every 320 s", client._MAX_KEEPALIVE_MS == 320_000),
+        (
+            proto_md,
+            "the SDK and the Node.js example take up to 64 MiB",
+            client._MAX_RECEIVE_BYTES == 64 << 20,
+        ),
+        (proto_md, "over the 67108864 bytes this bot reads", client._MAX_RECEIVE_BYTES == 67108864),
+        (
+            proto_md,
+            "with more than 1000 waiting (the referee's `max_queued`)",
+            config.max_queued == 1000,
+        ),
+        (
+            proto_md,
+            "You have `time_limit_ms` (the referee's `decision_ms`, 1000 by default)",
+            config.decision_ms == 1000,
+        ),
+        (proto_md, "(`time_bank_ms`, 10 000 ms at the start)", config.time_bank_ms == 10_000),
+        (
+            proto_md,
+            "a stall is counted from 5 ms on, up to 15 ms short",
+            (LoopLag.TOLERANCE, LoopLag.PERIOD + LoopLag.TOLERANCE) == (0.005, 0.015),
+        ),
+        (
+            proto_md,
+            "at most 20 of those (`max_wrong_recorded`) are answered per 10 s",
+            config.max_wrong_recorded == 20,
+        ),
+        (proto_md, "At `strikes_allowed` strikes (3 by default)", config.max_strikes == 3),
+        (
+            proto_md,
+            "more than 1000 messages answering no pending request within 10 s",
+            config.flood_limit == 1000,
+        ),
+        (proto_md, "only its KiB past 1,024 bytes a decision", core.ANSWER_BYTES == 1024),
+        (proto_md, 'cut to 64 characters (marked "…") when longer', MAX_ID_CHARS == 64),
+        (
+            proto_md,
+            "at most 64 and at most 1 MiB of them",
+            (sessions.MAX_BATCH, sessions.MAX_BATCH_BYTES) == (64, 1 << 20),
+        ),
+        (
+            proto_md,
+            "a `DecisionBatch{decisions}` of up to 256 decisions",
+            core.MAX_DECISION_BATCH == 256,
+        ),
+        (proto_md, "The latest 64 such ends are kept per bot", sessions.MISSED_KEPT == 64),
+        (proto_md, "(5 s by default, `arena serve --grace-s`", config.reconnect_grace_s == 5.0),
+        (proto_md, "(a quarter of a second after your half-close)", core.CORE_END_SETTLE_S == 0.25),
+        (
+            proto_md,
+            "no status and no `Welcome` within 30 s of your Hello",
+            client._WELCOME_TIMEOUT_S == 30.0,
+        ),
+        (
+            proto_md,
+            "only the first 20 disconnects are recorded",
+            config.max_disconnects_recorded == 20,
+        ),
+        (
+            referee_md,
+            "at 1,000 open at once, 100 from one client address",
+            (server.MAX_OPEN_CALLS, server.MAX_OPEN_CALLS_PER_ADDRESS) == (1000, 100),
+        ),
+        (
+            referee_md,
+            "up to 200 per client address within 2 s",
+            (server.TOKENLESS_LIMIT, server.TOKENLESS_WINDOW_S) == (200, 2.0),
+        ),
+        (referee_md, "must send its request within 10 s", server.TOKENLESS_REQUEST_S == 10.0),
+        (referee_md, "Such a request takes at most 4 KiB", server.TOKENLESS_MAX_BYTES == 4096),
+        (
+            referee_md,
+            "One HTTP/2 connection holds at most 100 streams open at once",
+            server.MAX_STREAMS_PER_CONNECTION == 100,
+        ),
+        (referee_md, "`max_strikes` (3; at most 1,000,000)", config.max_strikes == 3),
+        (
+            referee_md,
+            "`join_timeout_s` (30, the default for `wait_for_bots`)",
+            config.join_timeout_s == 30.0,
+        ),
+    ]
+    for doc, phrase, holds in checks:
+        assert phrase in doc, phrase
+        assert holds, phrase
+    backoff = inspect.signature(client.BotRunner.__init__).parameters
+    assert "The SDK's back-off: 0.5 s, doubling up to 30 s" in proto_md
+    assert (backoff["initial_backoff"].default, backoff["max_backoff"].default) == (0.5, 30.0)
+
+
+# --- the guide's rehearsal, pasted with --port 0 --------------------------------------------
+
+
+def test_the_guides_rehearsal_on_port_0_plays_its_match(tmp_path: Path) -> None:
+    """Pinned: the rehearsal of writing-a-bot.md §3 as a reader runs it when 50051 is
+    taken: ``arena serve --port 0`` prints ``port N`` on a line of its own, each bot is
+    started with ``ARENA_ADDRESS=localhost:N`` and the ``ARENA_TOKEN`` of its line, the
+    three ``--once`` bots and the arena (``--matches 1``) end with exit code 0, and the
+    arena's last line says the match was played."""
+    import os
+
+    guide = _text("writing-a-bot.md")
+    mine = guide[guide.index("`mybot.py`:") :]
+    (tmp_path / "mybot.py").write_text(re.findall(r"```python\n(.*?)```", mine, re.S)[0],
+                                       encoding="utf-8")  # fmt: skip
+    m = re.search(r"^printf '(\[bots\][^']*)' > tokens\.toml\n(.*?)```", guide, re.M | re.S)
+    assert m
+    (tmp_path / "tokens.toml").write_text(m.group(1).replace("\\n", "\n"), encoding="utf-8")
+    lines = [line.rstrip(" &") for line in m.group(2).strip().splitlines()]
+    assert lines[0] == "arena serve --tokens tokens.toml --max-deals 12 --port 50051 --matches 1"
+    assert "`arena serve --port 0` picks a free port and prints `port N`" in _joined(guide)
+    assert "`--arena localhost:N` or with `export ARENA_ADDRESS=localhost:N`" in _joined(guide)
+
+    def command(line: str) -> tuple[list[str], dict[str, str]]:
+        env = {**os.environ}
+        words = line.split()
+        while "=" in words[0]:
+            key, value = words.pop(0).split("=", 1)
+            env[key] = value
+        module = {"arena": "arena.cli", "arena-bot": "sdk.cli"}[words[0]]
+        code = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); from {module} import main; "
+                f"sys.argv[0] = {words[0]!r}; sys.exit(main())")  # fmt: skip
+        return [sys.executable, "-c", code, *words[1:]], env
+
+    argv, env = command(lines[0].replace("--port 50051", "--port 0"))
+    serve = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)  # fmt: skip
+    bots: list[subprocess.Popen[str]] = []
+    try:
+        assert serve.stdout is not None
+        port = None
+        while port is None:
+            line = serve.stdout.readline()
+            assert line, serve.stderr.read() if serve.stderr else ""
+            if re.fullmatch(r"port \d+\n", line):
+                port = int(line.split()[1])
+        for line in lines[1:]:
+            argv, env = command(line)
+            env["ARENA_ADDRESS"] = f"localhost:{port}"
+            bot = subprocess.Popen(argv, cwd=tmp_path, env=env, text=True,
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
+            bots.append(bot)
+        assert len(bots) == 3
+        for bot in bots:
+            out, _ = bot.communicate(timeout=60)
+            assert bot.returncode == 0, out
+            assert f"connected to localhost:{port} as " in out
+        rest, err = serve.communicate(timeout=60)
+        assert serve.returncode == 0, err
+        assert rest.splitlines()[-1] == "1 match(es) played; records in records"
+    finally:
+        for proc in (serve, *bots):
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
