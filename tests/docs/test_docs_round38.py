@@ -30,6 +30,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from sdk import Bot
 from tests.docs.test_docs_round35 import ROOT, _joined, _text
 
@@ -625,3 +627,31 @@ def test_the_guides_rehearsal_on_port_0_plays_its_match(tmp_path: Path) -> None:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+# --- the record excerpts of the docs, against a record the engine writes --------------------
+
+
+@pytest.mark.parametrize("doc", ["architecture.md", "record-format.md"])
+def test_a_docs_record_excerpt_has_every_key_the_engine_writes(doc: str) -> None:
+    """Defect (docs): the record examples of architecture.md and record-format.md showed
+    deals without ``outcome``, which the engine writes in every scored deal (and which the
+    leaderboard and the replay read): a reader writing a record by the example, or looking
+    for the field, was shown a record of before 2026-12-01."""
+    from engine import Game, observe
+
+    text = _text(doc)
+    m = re.search(r"```json\n(\{\s*\"format\": \"thousand-arena/record/1\",.*?)```", text, re.S)
+    assert m
+    example = m.group(1)
+    game = Game.new("classic", seed=1, players=["a", "b", "c"])
+    while not game.deal_results:
+        game.apply(observe(game, game.to_act).legal_actions[0], seat=game.to_act)
+    record = game.record()
+    deal = record["deals"][0]
+    shown = example.split('"deals": [', 1)[1].split('"result"', 1)[0]
+    assert set(re.findall(r'"(\w+)": ', shown)) - {"seat", "action"} == set(deal), doc
+    result = example.split('"result": ', 1)[1]
+    assert set(re.findall(r'"(\w+)": ', result)) >= {"scores", "places", "shortfalls",
+                                                    "winner", "deals", "reason"}  # fmt: skip
+    assert f'"outcome": "{deal["outcome"]}"' in shown or '"outcome": "made"' in shown
