@@ -655,3 +655,70 @@ def test_a_docs_record_excerpt_has_every_key_the_engine_writes(doc: str) -> None
     assert set(re.findall(r'"(\w+)": ', result)) >= {"scores", "places", "shortfalls",
                                                     "winner", "deals", "reason"}  # fmt: skip
     assert f'"outcome": "{deal["outcome"]}"' in shown or '"outcome": "made"' in shown
+
+
+# --- what `arena-bot try` says of a misbehaving bot, as the guide quotes it ------------------
+
+_MISBEHAVING = """\
+import itertools
+import threading
+import time
+
+from sdk import Bot
+
+MADE = itertools.count()
+
+
+class Mine(Bot):
+    def __init__(self) -> None:
+        if next(MADE) == 3:
+            raise RuntimeError("no model")
+        super().__init__()
+
+
+class Carder(Bot):
+    def play(self, view):
+        return view.legal_actions[0].card
+
+
+class Leaver(Bot):
+    def on_match_start(self, view):
+        threading.Thread(target=time.sleep, args=(2,), name="searcher").start()
+"""
+
+
+def _try(tmp_path: Path, bot: str, *args: str) -> subprocess.CompletedProcess[str]:
+    code = "import sys; sys.path.insert(0, sys.argv.pop(1)); from sdk.cli import main; main()"
+    return subprocess.run(
+        [sys.executable, "-c", code, str(ROOT), "try", f"mybot.py:{bot}", "--vs", "random",
+         "--max-deals", "3", *args],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+def test_what_try_says_of_a_misbehaving_bot_is_what_the_guide_quotes(tmp_path: Path) -> None:
+    """Pinned: three of writing-a-bot.md §5's quotes, as ``arena-bot try`` says them: an
+    ``__init__`` that raises at a later match (exit code 1, no table), a card returned
+    instead of an action, a thread the bot left running."""
+    (tmp_path / "mybot.py").write_text(_MISBEHAVING, encoding="utf-8")
+    guide = _joined(_text("writing-a-bot.md"))
+
+    late = _try(tmp_path, "Mine", "-n", "3")
+    quoted = ('"error: making the bot Mine for match local-0-2 raised RuntimeError: no model '
+              '(mybot.py:9, in __init__); no results"')  # fmt: skip
+    assert quoted in guide
+    assert late.returncode == 1 and "┃ bot" not in late.stdout
+    said = late.stdout.strip().splitlines()[-1]  # (try's report, the table's place)
+    assert re.sub(r"mybot\.py:\d+", "mybot.py:9", said) == quoted.strip('"')
+
+    card = _try(tmp_path, "Carder", "-n", "1")
+    assert ('("returned Card.C10, which is not an Action: a Card; return Play(card) to play '
+            "it (play 10♣)\")") in guide  # fmt: skip
+    assert re.search(r"Carder\.play\(\) \(mybot\.py:\d+\) returned Card\.(\w+), which is not "
+                     r"an Action: a Card; return Play\(card\) to play it \(play \S+\)",
+                     card.stderr), card.stderr  # fmt: skip
+
+    left = _try(tmp_path, "Leaver", "-n", "1")
+    quoted = "the bot left 1 thread running (searcher): exiting without waiting for it"
+    assert f'("{quoted}")' in guide
+    assert left.returncode == 0 and quoted in left.stderr, left.stderr
