@@ -722,3 +722,81 @@ def test_what_try_says_of_a_misbehaving_bot_is_what_the_guide_quotes(tmp_path: P
     quoted = "the bot left 1 thread running (searcher): exiting without waiting for it"
     assert f'("{quoted}")' in guide
     assert left.returncode == 0 and quoted in left.stderr, left.stderr
+
+
+# --- the fix: `arena serve --db NEW` that stored no match leaves no database ----------------
+
+
+def _serve_stopped_at_once(tmp_path: Path, db: Path) -> tuple[int, str]:
+    """``arena serve --db DB`` stopped by SIGTERM once it stores results: no bot came."""
+    import signal
+
+    (tmp_path / "tokens.toml").write_text('[bots]\na = "tok-a-123"\nb = "tok-b-123"\n'
+                                          'c = "tok-c-123"\n', encoding="utf-8")  # fmt: skip
+    code = "import sys; sys.path.insert(0, sys.argv.pop(1)); from arena.cli import main; main()"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, str(ROOT), "serve", "--tokens", "tokens.toml", "--port",
+         "0", "--max-deals", "2", "--db", str(db)],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        out = ""
+        for line in proc.stdout:
+            out += line
+            if line.startswith("storing results"):
+                break
+        proc.send_signal(signal.SIGTERM)
+        rest, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    return proc.returncode, out + rest
+
+
+def test_serve_that_stored_nothing_leaves_a_database_it_made_as_it_was(tmp_path: Path) -> None:
+    """Defect: ``arena serve --db runs/open.sqlite`` stopped before any match said "no
+    match stored: runs/open.sqlite is left as it was", and left a database of its own
+    making there, empty, where there had been none. It removes it now; one that was there
+    before is kept, as referee.md says."""
+    from arena.storage import Storage
+
+    new = tmp_path / "runs" / "open.sqlite"
+    _, out = _serve_stopped_at_once(tmp_path, new)
+    assert f"no match stored: {new} is left as it was" in out
+    assert sorted(p.name for p in new.parent.iterdir()) == []
+    assert ("A run that stored no match leaves none (it prints `no match stored: "
+            "results.sqlite is left as it was`, and removes a database the run made;"
+            ) in _joined(_text("referee.md"))  # fmt: skip
+
+    old = tmp_path / "old.sqlite"
+    Storage(old).close()
+    _, out = _serve_stopped_at_once(tmp_path, old)
+    assert f"no match stored: {old} is left as it was" in out
+    storage = Storage(old)
+    try:
+        assert storage.tournaments() == []
+    finally:
+        storage.close()
+
+
+def test_serve_on_a_busy_port_leaves_no_database_it_made(tmp_path: Path) -> None:
+    """Defect: ``arena serve --db NEW`` refused on a busy port (exit code 1, before
+    anything started) left the database file it had made, empty."""
+    import socket
+
+    (tmp_path / "tokens.toml").write_text('[bots]\na = "tok-a-123"\nb = "tok-b-123"\n'
+                                          'c = "tok-c-123"\n', encoding="utf-8")  # fmt: skip
+    code = "import sys; sys.path.insert(0, sys.argv.pop(1)); from arena.cli import main; main()"
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        done = subprocess.run(
+            [sys.executable, "-c", code, str(ROOT), "serve", "--tokens", "tokens.toml",
+             "--port", str(busy.getsockname()[1]), "--db", "runs/open.sqlite"],
+            cwd=tmp_path, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    assert done.returncode == 1 and "cannot listen on" in done.stderr, done.stderr
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == []
