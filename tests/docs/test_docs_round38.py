@@ -1,20 +1,25 @@
-"""Round 38: what the docs show a reader (a session's messages, an example bot's play, the
-numbers they give) against what the code sends, plays and uses today.
+"""Round 38: what the docs show a reader (a session's messages, an example bot's play, a
+record excerpt, a message quoted, the numbers they give) against what the code sends,
+plays, writes and uses today, run for real with small sizes in temp dirs.
 
-Found and fixed: writing-a-bot.md's ``Careful`` example, the one that shows how to read
-``self.deadline``, ended in ``...`` and returned ``None``: pasted and tried as the guide
-says (``arena-bot try mybot.py:Careful --vs random -n 3``), every one of its cards was a
-``malformed`` incident (11,934 in three matches) and ``try`` exited 1. It returns a legal
-card now, searching until its budget is spent.
+Found and fixed: writing-a-bot.md's ``Careful`` example (how to read ``self.deadline``)
+ended in ``...`` and returned ``None``: tried as the guide says, every card was a
+malformed answer and ``arena-bot try`` exited 1; it returns a legal card now. The record
+examples of architecture.md and record-format.md showed deals without ``outcome``, which
+the engine writes in every scored deal. protocol.md's ``WRONG_REQUEST`` row said the
+refusal names the bot's pending request also for a match it does not sit in (an answer
+without ``match_id`` among them): it names none and carries no legal actions there.
+``arena serve --db NEW`` that stored no match (or could not start: a busy port) said
+"no match stored: NEW is left as it was" and left an empty database of its own making
+there: it removes it now (referee.md says so).
 
-Pinned, as run and found right: protocol.md's example session (the Welcome, the
-MatchStarted at ``seq`` 0, request ids from "1", the default limit and bank, an illegal
-give refused with the words and the strike counts it quotes, events numbered from 1 with
-no gap, a deal's end followed by ``deal_started: 1`` in a message with no kind, the
-places of ``MatchEnded``), every message and field protocol.md names against the proto,
-the numbers protocol.md and referee.md give against the code's constants, the names the
-guide takes from ``sdk`` against ``sdk.__all__`` and their signatures, the rehearsal of
-``arena serve --port 0`` with ``port N`` on its own line, and every route and key of
+Pinned, as run and found right: protocol.md's example session (Welcome, MatchStarted at
+``seq`` 0, request ids from "1", the default limit and bank, an illegal give refused with
+the quoted words and strike counts, events from 1 without a gap, ``deal_started: 1`` in a
+message with no kind), GetInfo, health and three refusals of a stream; the limits and
+defaults protocol.md and referee.md state against the code's constants; the guide's SDK
+names, signatures and fields against ``sdk``; three of its quotes of what ``arena-bot
+try`` says of a misbehaving bot; its rehearsal on ``--port 0``; every key and error of
 web.md's JSON API on a small stored tournament.
 """
 
@@ -800,3 +805,64 @@ def test_serve_on_a_busy_port_leaves_no_database_it_made(tmp_path: Path) -> None
         )  # fmt: skip
     assert done.returncode == 1 and "cannot listen on" in done.stderr, done.stderr
     assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == []
+
+
+# --- protocol.md's refusals of a stream and its tokenless calls, as the referee answers ------
+
+
+def test_getinfo_health_and_the_refusals_protocol_md_quotes() -> None:
+    """Pinned: ``GetInfo`` tells the versions and the presets, health says SERVING for ""
+    and ``arena.v1.Arena``, and a stream is refused with the statuses and words protocol.md
+    quotes: an unknown token, another protocol version, a first message that is no Hello."""
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    import sdk
+    from arena.referee import Referee, RefereeConfig, start_server
+    from arena.v1 import arena_pb2 as pb
+    from arena.v1 import arena_pb2_grpc as pb_grpc
+
+    doc = _joined(_text("protocol.md"))
+    said: list[tuple[grpc.StatusCode, str]] = []
+
+    async def refused(channel: Any, token: str, first: Any) -> None:
+        call = pb_grpc.ArenaStub(channel).Play(metadata=[("authorization", f"Bearer {token}")])
+        await call.write(first)
+        try:
+            async for _ in call:
+                pass
+        except grpc.aio.AioRpcError as e:
+            said.append((e.code(), e.details() or ""))
+
+    async def main() -> tuple[Any, list[int]]:
+        ref = Referee(RefereeConfig())
+        ref.add_bot("a", "tok-a-123")
+        server, port = await start_server(ref, host="127.0.0.1", port=0, tls=None)
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+                info = await pb_grpc.ArenaStub(channel).GetInfo(pb.GetInfoRequest())
+                health = health_pb2_grpc.HealthStub(channel)
+                statuses = [
+                    (await health.Check(health_pb2.HealthCheckRequest(service=s))).status
+                    for s in ("", "arena.v1.Arena")
+                ]
+                hello = pb.BotMessage(hello=pb.Hello(protocol_version=1))
+                await refused(channel, "nope", hello)
+                await refused(channel, "tok-a-123",
+                              pb.BotMessage(hello=pb.Hello(protocol_version=2)))  # fmt: skip
+                await refused(channel, "tok-a-123", pb.BotMessage(decision=pb.Decision()))
+        finally:
+            await ref.end_streams()
+            await server.stop(1.0)
+        return info, statuses
+
+    info, statuses = asyncio.run(main())
+    assert (info.server_version, info.protocol_version) == (sdk.__version__, 1)
+    assert list(info.presets) == ["classic", "1001", "1001-4p"]
+    assert statuses == [health_pb2.HealthCheckResponse.SERVING] * 2
+    assert said[0][0] == grpc.StatusCode.UNAUTHENTICATED
+    assert "Missing or unknown token: the stream is closed with `UNAUTHENTICATED`" in doc
+    version = "protocol version 2 is not supported (this referee speaks 1)"
+    assert said[1] == (grpc.StatusCode.INVALID_ARGUMENT, version) and f'("{version}")' in doc
+    first = "the first message must be Hello, not decision"
+    assert said[2] == (grpc.StatusCode.INVALID_ARGUMENT, first) and f'("{first}",' in doc
