@@ -68,6 +68,8 @@ class _Results:
         self.empty = False
         #: The tournament is registered, and not yet finished (see :meth:`close`).
         self._open = False
+        #: The database file was made by this run (so ``close`` removes it when ``empty``).
+        self.made = False
 
     @classmethod
     def open(cls, db: Path, rs: Any, tokens: dict[str, str], max_matches: int | None) -> _Results:
@@ -78,6 +80,7 @@ class _Results:
         try:
             db.parent.mkdir(parents=True, exist_ok=True)
             lock.acquire()
+            made = not db.exists()  # (under the lock: no other writer makes it meanwhile)
             # (a new `arena serve` is a new tournament: the storage's errors must not say
             # that running it again resumes this one)
             storage = Storage(db, resume=SERVE_RESUME)
@@ -88,7 +91,9 @@ class _Results:
             raise click.BadParameter(str(why), param_hint="--db") from e
         config = {"kind": "serve", "ruleset": rs.to_dict(), "deals": "independent",
                   "max_matches": max_matches}  # fmt: skip
-        return cls(db, storage, lock, config, [(name, "serve") for name in tokens])
+        results = cls(db, storage, lock, config, [(name, "serve") for name in tokens])
+        results.made = made
+        return results
 
     def start(self, stamp: str) -> str:
         """Register the tournament ``serve-<stamp>``; its id."""
@@ -205,6 +210,14 @@ class _Results:
         self._io.shutdown(wait=True)
         with contextlib.suppress(Exception):
             self._storage.close()
+        if self.made and (self.empty or not self.tid):
+            # "no match stored: ... is left as it was": a database this run made, holding
+            # nothing (or made before the arena could start: a busy port), is removed
+            # (while the lock is held), as it was not there before.
+            for path in (self.db, *(self.db.with_name(self.db.name + s) for s in
+                                    ("-wal", "-shm", "-journal"))):  # fmt: skip
+                with contextlib.suppress(OSError):
+                    path.unlink()
         with contextlib.suppress(OSError):
             self._lock.release()
 
