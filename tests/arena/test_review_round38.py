@@ -200,6 +200,7 @@ def test_a_serve_that_cannot_listen_leaves_no_unfinished_tournament(
     tokens = tmp_path / "tokens.toml"
     tokens.write_text('[bots]\na = "tok-aaaa-1"\nb = "tok-bbbb-1"\nc = "tok-cccc-1"\n')
     db = tmp_path / "results.sqlite"
+    Storage(db).close()  # (there before: one the serve made would be removed whole)
     r = CliRunner().invoke(
         arena_cli,
         ["serve", "--port", "0", "--tokens", str(tokens), "--record-dir", str(tmp_path / "rec"),
@@ -208,6 +209,14 @@ def test_a_serve_that_cannot_listen_leaves_no_unfinished_tournament(
     assert r.exit_code == 1 and "cannot listen on" in r.output, r.output
     with Storage.open_readonly(db) as st:
         assert [t.id for t in st.tournaments() if t.finished_at is None] == []
+    made = tmp_path / "made.sqlite"  # (not there before: removed, with its lock)
+    r = CliRunner().invoke(
+        arena_cli,
+        ["serve", "--port", "0", "--tokens", str(tokens), "--record-dir", str(tmp_path / "rec"),
+         "--db", str(made)],
+    )  # fmt: skip
+    assert r.exit_code == 1 and "cannot listen on" in r.output, r.output
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("made.")]
 
 
 def test_a_lock_file_that_cannot_be_made_is_not_said_to_be_removable(
