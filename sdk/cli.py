@@ -821,6 +821,17 @@ def try_(
         opponent, label = _load_named(spec, "--vs")
         opponents.append((label, opponent))
     interactive = bot == "human" or bool(getattr(cls, "interactive", False))
+    person = [spec == "human" or bool(getattr(o, "interactive", False))
+              for spec, (_, o) in zip(names, opponents, strict=True)]  # fmt: skip
+    people = sum(person[i % len(person)] for i in range(seats - 1))  # (fewer are repeated)
+    if people + interactive > 1:
+        # (each person's prompt shows that seat's hand on the one screen: every hand shown)
+        raise click.BadParameter(
+            f"{people + interactive} seats for a person at this one terminal, where each "
+            "would see the others' hands: name 'human' (or an interactive bot) once",
+            param_hint="--vs",
+        )
+    interactive = interactive or people > 0  # (a person's seat, as an opponent too)
     if n is None:
         n = 1 if interactive else 20
     default_cap = max_deals is None and not resolved.max_deals and not interactive

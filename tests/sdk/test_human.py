@@ -1060,3 +1060,28 @@ def test_plays_missed_while_away_print_no_tricks_at_the_deals_end() -> None:
 
     assert re.search(r"^Trick 8: ", told(plays), re.M)
     assert "Trick" not in told(plays[:2] + plays[5:])
+
+
+def test_try_seats_one_person_at_its_terminal() -> None:
+    """Defect (round 38's bad-input round): `arena-bot try random --vs human,human` (or
+    `--vs human`, which fills both seats, or `try human --vs human`) sat two people at one
+    terminal, each prompt showing its seat's hand to both. Refused now, naming --vs. A
+    person as an opponent alone plays as `try human` does: one match by default, no
+    progress bar over the table."""
+    from click.testing import CliRunner
+
+    from sdk.cli import main
+
+    for args in (
+        ["random", "--vs", "human,human"],
+        ["human", "--vs", "human,random"],
+        ["random", "--vs", "human"],
+    ):  # (one opponent named: it fills both seats)
+        r = CliRunner().invoke(main, ["try", *args], input="")
+        assert r.exit_code == 2, r.output
+        assert "Invalid value for --vs: 2 seats for a person at this one terminal" in r.output
+    r = CliRunner().invoke(main, ["try", "random", "--vs", "human,random", "--seed", "3"],
+                           input="")  # fmt: skip
+    assert r.exit_code == 1, r.output  # (as `try human` ends when the person leaves)
+    assert r.output.count("Your move, human") == 1, r.output  # (one match, left at its end)
+    assert "End of input: leaving the match." in r.output
