@@ -72,6 +72,7 @@ def test_a_dead_serve_with_matches_is_marked_finished_with_their_count(
     bots = {name: name * 8 for name in DEMO_BOTS}
     done = _Results.open(db, PRESETS["classic"], bots, 5)
     done_id = done.start("20261205-000000-aaaa")
+    done._open = False  # (finished below, by hand, empty: a close() would remove it)
     done.close()
     with Storage(db) as st:
         st.finish_tournament(done_id, total=0)  # (a serve that ended, empty: kept as is)
@@ -83,7 +84,8 @@ def test_a_dead_serve_with_matches_is_marked_finished_with_their_count(
             seats=DEMO_BOTS, record=demo_record(k, DEMO_BOTS, max_deals=1),
             started_at=0.0, finished_at=1.0,
         )  # fmt: skip
-    dead.close()  # (killed: never finished)
+    dead._open = False  # (killed: its close(), which finishes an open run, never ran)
+    dead.close()
     capsys.readouterr()
     again = _Results.open(db, PRESETS["classic"], bots, None)
     try:
