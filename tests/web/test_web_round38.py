@@ -1,0 +1,407 @@
+"""Round 38 of the web audit: the replay viewer's steps against `arena replay`'s text, the
+plots' data against the stored results, hostile requests, escaping, and the self-contained
+HTML leaderboard against the API.
+
+Checked by hand first on real tournaments run in a temp dir (classic, 1001, 1001-4p with the
+bundled bots; a bot that crashes every 25 decisions and forfeits; a bot that times out; an
+`arena serve --db` tournament with no set number of matches and one of a single match; the
+demo database): every deal of every match of those through :func:`compare_match` below,
+the rating history and head to head recomputed from the stored results, every route with
+hostile parameters and methods. The tests below pin what was checked, on records made here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from arena.cli import main as cli
+from arena.storage import Storage
+from arena.web.demo import DEMO_BOTS, demo_record
+from engine import DECK, PRESETS, Game, Pass, ThrowIn, fallback_action, parse_action, parse_cards
+from engine.record import forfeit_result
+from tests.support.harness import get_json, web_server
+
+# --- `arena replay`'s text, parsed ------------------------------------------------------
+
+_DEAL = re.compile(r"^Deal (\d+) — dealer (.+) \((\d+)\)$")
+_SEAT_LINE = re.compile(r"^(.+?) \((\d+)\)\s{2,}(.*)$")
+_TALON = re.compile(r"^talon\s{2,}(.*)$")
+_TAKES = re.compile(r"^(.+) \((\d+)\) takes the talon at (\d+)(?: \((.*)\))?$")
+_MOVE = re.compile(r"^(.+?) \((\d+)\): (.*)$")
+_ROW = re.compile(r"^│\s*(\d+) │ (.*?)\s*│ (\S+)\s*│ (.*?)\s*│$")
+_RESULT = re.compile(
+    r"^(made|failed|conceded|thrown in|\S+)(?: \(contract (\d+), declarer took (\d+)\))?"
+    r"  deltas (.*)  scores (.*)$"
+)
+_MARKS = re.compile(r"\s{2}\((.*)\)$")
+
+
+def _cards(text: str) -> list[str]:
+    return text.split()
+
+
+def parse_replay_text(text: str, players: list[str]) -> list[dict[str, Any]]:
+    """The deals of `arena replay MATCH`'s plain text (no colour, unwrapped): per deal its
+    dealer, hands (or the sitter's words), talon, bidding entries, who took the talon at
+    what, the other moves (gives, contract, concede, throw-in), the tricks (cards with a
+    referee mark, trump, winner, marriages) and the result line with its barrel events."""
+    deals: list[dict[str, Any]] = []
+    cur: dict[str, Any] | None = None
+    after_result = False
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        if line.strip() in ("Final standings", "Standings when the match stopped"):
+            break
+        m = _DEAL.match(line)
+        if m:
+            cur = {"number": int(m[1]) - 1, "dealer": int(m[3]), "dealer_name": m[2],
+                   "hands": {}, "sits_out": {}, "talon": None, "bids": [], "taken": None,
+                   "moves": [], "tricks": [], "result": None, "events": [], "legend": None}  # fmt: skip
+            deals.append(cur)
+            after_result = False
+            continue
+        if cur is None or not line:
+            if not line:
+                after_result = False
+            continue
+        if after_result:
+            cur["events"].append(line)
+            continue
+        if line.startswith("Bidding: "):
+            said = line[len("Bidding: ") :]
+            cur["bids"] = [] if said == "-" else said.split(", ")
+            continue
+        m = _TALON.match(line)
+        if m and cur["talon"] is None:
+            cur["talon"] = _cards(m[1])
+            continue
+        m = _TAKES.match(line)
+        if m:
+            cur["taken"] = (int(m[2]), int(m[3]), m[4])
+            continue
+        m = _ROW.match(line)
+        if m:
+            cells, marks = m[2], []
+            mm = _MARKS.search(cells)
+            if mm:
+                marks, cells = mm[1].split("; "), cells[: mm.start()]
+            cards = []
+            for cell in cells.split("  "):
+                name, card = cell.strip().rsplit(" ", 1)
+                cards.append((name, card.rstrip("*"), card.endswith("*")))
+            cur["tricks"].append({"n": int(m[1]), "cards": cards, "trump": m[3],
+                                  "winner": m[4], "marriages": marks})  # fmt: skip
+            continue
+        if line.startswith(("┏", "┃", "┡", "└")):
+            continue
+        if line.startswith("* played by the referee"):
+            cur["legend"] = line
+            continue
+        m = _RESULT.match(line)
+        if m and " deltas " in line:
+            deltas = [int(d.rsplit(" ", 1)[1]) for d in m[4].split(", ")]
+            cur["result"] = {"outcome": m[1], "contract": m[2] and int(m[2]),
+                             "declarer_took": m[3] and int(m[3]), "deltas": deltas,
+                             "scores": [int(x) for x in m[5].split(", ")]}  # fmt: skip
+            after_result = True
+            continue
+        m = _SEAT_LINE.match(line)
+        if m and m[1] == players[int(m[2])] and not cur["moves"] and not cur["bids"]:
+            seat = int(m[2])
+            if m[3].startswith("sits out ("):
+                cur["sits_out"][seat] = m[3][len("sits out (") : -1]
+            else:
+                cur["hands"][seat] = _cards(m[3])
+            continue
+        m = _MOVE.match(line)
+        if m and m[1] == players[int(m[2])]:
+            cur["moves"].append((int(m[2]), m[3]))
+            continue
+        raise AssertionError(f"unparsed line of `arena replay`: {line!r}")
+    return deals
+
+
+def replay_text(db: Path, match_id: str) -> str:
+    r = CliRunner().invoke(cli, ["replay", "--db", str(db), match_id])
+    assert r.exit_code == 0, r.output
+    return r.stdout
+
+
+# --- the web's steps against it ---------------------------------------------------------
+
+
+def _sitter_words(view: dict[str, Any], start: dict[str, Any], s: int) -> str:
+    """``sitterTalon`` of static/replay.js, in Python (the page's words for the sitter)."""
+    worth = ""
+    if view["talon"] and view["talon_score"] is not None:
+        worth = str(view["talon_score"])
+        if all(c and c.startswith("9") for c in view["talon"]):
+            worth += ", three nines"
+    if not (start["barrel"] and start["barrel"][s] > 0):
+        return f"scores the talon: {worth}" if worth else "scores the talon"
+    return f"on the barrel: the talon ({worth}) is not scored" if worth else (
+        "on the barrel: scores nothing of the talon")  # fmt: skip
+
+
+def _move_words(players: list[str], text: str) -> str:
+    """A record's action as `arena replay` writes a move that is not a bid or a card."""
+    m = re.match(r"^give (\S+) to (\d+)$", text)
+    if m:
+        return f"gives {m[1]} to {players[int(m[2])]} ({m[2]})"
+    return text
+
+
+def _note(action: dict[str, Any]) -> str:
+    if action["fallback"] is None:
+        return ""
+    why = action["fallback_why"]
+    return f" (fallback: {why})" if why else " (fallback)"
+
+
+def compare_match(base: str, db: Path, match_id: str) -> int:
+    """Every deal of ``match_id`` as the replay page's API serves it face up against
+    `arena replay`'s text of the same match; the number of deals compared."""
+    summary = get_json(base, f"/api/matches/{match_id}")
+    players = summary["players"]
+    n = len(players)
+    text = replay_text(db, match_id)
+    assert f"players {', '.join(players)}" in text.splitlines()[0]
+    told = parse_replay_text(text, players)
+    assert len(told) == len(summary["deals"]), (len(told), len(summary["deals"]))
+    prev_scores = [0] * n  # or the start `arena replay` says: "Started from ann (0) 870, ..."
+    start = next((ln for ln in text.splitlines() if ln.startswith("Started from ")), None)
+    if start is not None:
+        said = start[len("Started from ") :].split("; on the barrel: ")[0].split(", ")
+        prev_scores = [int(x.rsplit(" ", 1)[1]) for x in said]
+        assert [x.rsplit(" ", 1)[0] for x in said] == [f"{p} ({s})" for s, p in enumerate(players)]
+    for k, (t, ds) in enumerate(zip(told, summary["deals"], strict=True)):
+        where = f"{match_id} deal {k + 1}"
+        deal = get_json(base, f"/api/matches/{match_id}/deals/{k}")
+        assert deal["summary"] == ds, where
+        steps = deal["steps"]
+        first, last = steps[0]["view"], steps[-1]["view"]
+        # the dealer, the hands as dealt, the 4-player dealer who sits out, the talon
+        assert t["dealer"] == ds["dealer"] == first["dealer"], where
+        assert t["dealer_name"] == players[first["dealer"]], where
+        active = first["active_seats"]
+        for s in range(n):
+            if s in active:
+                assert t["hands"][s] == first["hands"][s], (where, s)
+            else:
+                assert n == 4 and s == first["dealer"], where
+                assert t["sits_out"][s] == _sitter_words(first, first, s), (where, s)
+        assert sorted(t["hands"]) == sorted(active), where
+        assert t["talon"] == first["talon"], where
+        assert first["scores"] == prev_scores, where  # the scores the deal starts from
+        # the auction: the obligatory bid, then each spoken bid and pass (with a fallback)
+        spoken = [st["action"] for st in steps[1:]
+                  if st["action"]["text"] == "pass" or st["action"]["text"].startswith("bid ")]  # fmt: skip
+        bids = [f"{players[b['seat']]}: {b['action']}" for b in last["bids"]]
+        assert [b["action"] for b in last["bids"]] == [a["text"] for a in spoken], where
+        bids = [b + _note(a) for b, a in zip(bids, spoken, strict=True)]
+        if summary["obligatory_bid"] is not None:
+            bids.insert(0, f"{players[active[0]]}: {summary['obligatory_bid']} (obligatory)")
+        assert t["bids"] == bids, where
+        if t["taken"] is None:
+            assert ds["declarer"] is None, where
+        else:
+            assert (t["taken"][0], t["taken"][1]) == (ds["declarer"], ds["bid"]), where
+            assert (last["declarer"], last["bid"]) == (ds["declarer"], ds["bid"]), where
+        # passes, contract, concession and throw-in, as the steps' actions say them
+        moves = [(st["action"]["seat"], _move_words(players, st["action"]["text"]) + _note(st["action"]))
+                 for st in steps[1:]
+                 if not re.match(r"^(bid \d+|pass|play .*)$", st["action"]["text"])]  # fmt: skip
+        assert t["moves"] == moves, where
+        gives = [(g["from"], g["to"], g["card"]) for g in last["gives"]]
+        said_gives = [(s, int(m[3]), m[1]) for s, w in t["moves"]
+                      if (m := re.match(r"^gives (\S+) to (.+) \((\d+)\)", w))]  # fmt: skip
+        assert gives == said_gives, where
+        # the tricks: cards in play order, the referee's marks, trump, winner, marriages
+        plays = [st for st in steps[1:] if st["action"]["text"].startswith("play ")]
+        assert len(t["tricks"]) == len(last["tricks"]) + bool(last["trick"]), where
+        marriages = list(last["marriages"])
+        for j, row in enumerate(t["tricks"]):
+            assert row["n"] == j + 1, where
+            group = plays[3 * j : 3 * j + 3]
+            if j < len(last["tricks"]):
+                tr = last["tricks"][j]
+                assert row["winner"] == players[tr["winner"]], (where, j)
+                cards = tr["cards"]
+                # the trump while the trick was played: the view when it was completed
+                # (a deal's last step keeps its trump: the page draws it from the step
+                # before plus the last card)
+                done = next(st for st in steps if st["tricks_done"] == j + 1)
+                trump = done["view"]["trump"]
+            else:  # a trick under way when the record stops
+                assert row["winner"] == "(unfinished)", where
+                cards = last["trick"]
+                trump = last["trump"]
+            assert row["trump"] == (trump or "-"), (where, j, row["trump"], trump)
+            said = [(players[c["seat"]], c["card"], a["action"]["fallback"] is not None)
+                    for c, a in zip(cards, group, strict=True)]  # fmt: skip
+            assert row["cards"] == said, (where, j)
+            lead = group[0]["action"]
+            if lead["text"].endswith(" declare"):
+                mar = marriages.pop(0)
+                assert mar["seat"] == lead["seat"], where
+                what = f"{mar['suit']} marriage" if mar["suit"] else "ace marriage"
+                assert row["marriages"] == [f"{players[mar['seat']]} declares the {what}: +{mar['value']}"], where
+            else:
+                assert row["marriages"] == [], where
+        assert marriages == [], where  # every marriage of the view was declared on a lead
+        assert (t["legend"] is not None) == any(r for tr in t["tricks"] for _, _, r in tr["cards"])
+        # the result, the scores after the deal and the barrel's events
+        if ds["outcome"] == "unfinished":
+            assert t["result"] is None and "result" not in last, where
+            continue
+        res = last["result"]
+        assert t["result"]["outcome"] == ds["outcome"].replace("_", " ") == res["outcome"].replace("_", " "), where
+        assert t["result"]["contract"] == ds["contract"], where
+        if ds["contract"] is not None:
+            assert t["result"]["declarer_took"] == ds["takes"][ds["declarer"]], where
+        assert t["result"]["deltas"] == ds["deltas"] == res["deltas"], where
+        assert t["result"]["scores"] == ds["scores"] == res["scores"] == last["scores"], where
+        assert last["takes"] == ds["takes"], where
+        named = [re.sub(r"\bseat (\d+)", lambda m: players[int(m[1])], e) for e in res["events"]]
+        assert [e for e in t["events"] if not e.startswith("on the barrel after")] == named, where
+        prev_scores = res["scores"]
+    return len(told)
+
+
+# --- records of every kind the comparison must cover ------------------------------------
+
+
+def _played(preset: str, seed: int, players: list[str], max_deals: int, *, pass_bias: float = 0.0,
+            ruleset: dict[str, Any] | None = None, stop_after: int | None = None, mid_trick: bool = False,
+            **start: Any) -> dict[str, Any]:  # fmt: skip
+    """A match of seeded random moves (a pass or a throw-in taken with ``pass_bias``), as
+    the referee records it (``ms``, ``by``); ``stop_after``: the record of a match abandoned
+    after that many actions (every seat forfeited: the deal it stopped in unfinished)."""
+    rules = dataclasses.replace(PRESETS[preset], max_deals=max_deals, **(ruleset or {}))
+    game = Game.new(rules, seed, players, **start)
+    rng = random.Random(seed)
+    k = 0
+    while not game.is_over and not (stop_after is not None and k >= stop_after and (len(game.trick) == 1 or not mid_trick)):
+        legal = game.legal_actions()
+        quiet = [a for a in legal if isinstance(a, Pass | ThrowIn)]
+        action = quiet[0] if quiet and rng.random() < pass_bias else rng.choice(legal)
+        game.apply(action, seat=game.to_act)
+        k += 1
+    rec = game.record()
+    for deal in rec["deals"]:
+        for a in deal["actions"]:
+            a.update(ms=1.5, by="bot")
+    rec.update(incidents=[], forfeits=[])
+    if stop_after is not None:
+        n = len(players)
+        rec.update(abandoned=True, rules_result=None, forfeits=list(range(n)),
+                   result={"scores": list(game.scores), "places": [n] * n, "winner": None,
+                           "deals": len(game.deal_results), "reason": "forfeits",
+                           "shortfalls": [rules.target - x for x in game.scores],
+                           "forfeits": list(range(n))},
+                   incidents=[{"kind": "forfeit", "seat": s, "deal": game.deal_number,
+                               "detail": "gone"} for s in range(n)])  # fmt: skip
+    return rec
+
+
+def _nines_deal() -> dict[int, Any]:
+    """Deal 0 of four players, dealer 0: the talon three nines (100 to the sitter)."""
+    talon = parse_cards("9♠ 9♣ 9♦")
+    rest = [c for c in DECK if c not in talon]
+    return {0: ([[], rest[0:7], rest[7:14], rest[14:21]], talon)}
+
+
+def _to_the_end(rec: dict[str, Any], v: int) -> dict[str, Any]:
+    """``rec`` (seat ``v`` forfeited in it) played on to a deal cap of 3, the referee
+    playing for ``v``, with the result the referee stores (``v`` placed last)."""
+    rules = dataclasses.replace(PRESETS["classic"], max_deals=3)
+    game = Game.new(rules, rec["seed"], rec["players"])
+    entries = [a for d in rec["deals"] for a in d["actions"]]
+    for a in entries:
+        game.apply(parse_action(a["action"]), seat=a["seat"])
+    rng = random.Random(0)
+    while not game.is_over:
+        legal = game.legal_actions()
+        game.apply(fallback_action(legal) if game.to_act == v else rng.choice(legal))
+    out = game.record()
+    for k, a in enumerate(b for d in out["deals"] for b in d["actions"]):
+        a.update(entries[k] if k < len(entries) else {"by": "fallback" if a["seat"] == v else "bot", "ms": 0})
+    out.update(incidents=rec["incidents"], forfeits=[v], rules_result=out["result"],
+               result=forfeit_result(out["result"], [v], rules.target))  # fmt: skip
+    return out
+
+
+THREE = ["ann", "bob", "cid"]
+FOUR = ["ann", "bob", "cid", "dan"]
+
+
+def _records() -> list[tuple[str, dict[str, Any]]]:
+    from tests.arena.test_render import _fallback_record
+
+    out: list[tuple[str, dict[str, Any]]] = []
+    for seed in range(3):  # near the barrel: getting on, falling off, a barrel win
+        out.append(("classic", _played("classic", seed, THREE, 10, scores=[870, 860, 700])))
+        out.append(("1001", _played("1001", seed, THREE, 8, pass_bias=0.85)))  # throw-ins
+        out.append(("1001-4p", _played("1001-4p", seed, FOUR, 8, pass_bias=0.5)))
+    out.append(("1001-4p", _played("1001-4p", 7, FOUR, 3, dealer=0, deals=_nines_deal())))
+    # the sitter on the barrel scores nothing of the talon
+    out.append(("1001-4p", _played("1001-4p", 8, FOUR, 6, ruleset={"barrel": True},
+                                   scores=[880, 300, 200, 100], barrel=[3, 0, 0, 0])))  # fmt: skip
+    out.append(("classic", demo_record(1, DEMO_BOTS, max_deals=4)))  # a timeout's fallback
+    # illegal, timeout, malformed, forfeited (tests/arena/test_render.py), played to the end
+    out.append(("classic", _to_the_end(*_fallback_record()[:2])))
+    out.append(("classic", _played("classic", 4, THREE, 5, stop_after=40, mid_trick=True)))  # mid-trick
+    out.append(("1001-4p", _played("1001-4p", 5, FOUR, 5, stop_after=3)))  # mid-auction
+    return out
+
+
+@pytest.fixture(scope="module")
+def replays(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, list[str]]]:
+    """A database of those records (one tournament each of three and four players) and
+    `arena web` on it: (its URL, the database, the match ids)."""
+    path = tmp_path_factory.mktemp("r38") / "t.sqlite"
+    ids = []
+    with Storage(path) as st:
+        for tid, players in (("r38a", THREE), ("r38b", FOUR)):
+            st.ensure_tournament(tid, name=tid, fingerprint=tid, total_matches=0,
+                                 config={"name": tid, "ruleset": "classic", "deals": "independent"},
+                                 bots=[(b, "demo") for b in (*players, *DEMO_BOTS)])  # fmt: skip
+        for i, (_, rec) in enumerate(_records()):
+            tid = "r38b" if len(rec["players"]) == 4 else "r38a"
+            match_id = f"{tid}-m{i:05d}"
+            st.save_match(tid, match_id=match_id, index=i, table=0, set_no=i, seed=rec["seed"],
+                          seats=tuple(rec["players"]), record=rec, started_at=1.7e9 + i,
+                          finished_at=1.7e9 + i + 0.5)  # fmt: skip
+            ids.append(match_id)
+        st.finish_tournament("r38a")
+        st.finish_tournament("r38b")
+    with web_server(path) as server:
+        yield server.url, path, ids
+
+
+def test_the_replay_pages_deals_say_what_arena_replay_says(
+    replays: tuple[str, Path, list[str]],
+) -> None:
+    """Every deal of every match, face up, against `arena replay`'s text: the dealer and who
+    sits out with what the talon scores him, the hands and talon as dealt, the auction
+    (classic's obligatory bid first; a fallback's reason), who took the talon at what, the
+    passes, contract, concession and throw-in, each trick's cards, the referee's marks,
+    trump, winner and marriages, the result, the scores after each deal (and the next deal
+    starting from them) and the barrel's events. No defect found: pinned."""
+    base, db, ids = replays
+    deals = sum(compare_match(base, db, m) for m in ids)
+    assert deals >= 60
+    texts = "\n".join(replay_text(db, m) for m in ids)
+    # what the records were made to hold is in the text compared
+    for said in ("throw-in", ": concede", "declares the", "three nines", "gets on the barrel",
+                 "on the barrel: the talon (", "(fallback: illegal answer)",
+                 "(fallback: timeout)", "(unfinished)", "takes the talon at 100 (his obligatory bid"):  # fmt: skip
+        assert said in texts, said
