@@ -784,3 +784,71 @@ def test_the_html_file_holds_the_apis_numbers(replays: tuple[str, Path, list[str
                 assert text == f"{c['ahead']}–{behind}" + (f" ({c['tied']}=)" if c["tied"] else "")
                 ties += c["tied"]
     assert ties
+
+
+# --- defects ----------------------------------------------------------------------------
+
+#: A DOM just big enough for the pages' ``el``/``svg`` to build their elements in node:
+#: each node's text is what ``textContent`` would read.
+FAKE_DOM = """
+class Node {
+  constructor(tag) {
+    this.tag = tag; this.children = []; this.attrs = {}; this.dataset = {}; this.own = "";
+  }
+  append(...cs) {
+    for (const c of cs) this.children.push(c instanceof Node ? c : new Text(String(c)));
+  }
+  setAttribute(k, v) { this.attrs[k] = String(v); }
+  addEventListener() {}
+  set textContent(v) { this.children = []; this.own = String(v); }
+  get textContent() { return this.own + this.children.map((c) => c.textContent).join(""); }
+}
+class Text extends Node { constructor(t) { super("#text"); this.own = t; } }
+globalThis.Node = Node;
+globalThis.location = { pathname: "/bot/x", search: "", hash: "" };
+globalThis.document = {
+  createElement: (t) => new Node(t), createElementNS: (ns, t) => new Node(t),
+  createTextNode: (t) => new Text(t), getElementById: () => null, body: new Node("body"),
+};
+"""
+
+
+def _run_page_js(page: str, code: str) -> Any:
+    """``code`` run in node after common.js and the page's script (its ``main()`` call
+    left out) over :data:`FAKE_DOM`; what ``code`` writes, as JSON."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node runs the pages' scripts here (tests/web/test_web_audit_round33.py too)")
+    common = (STATIC_DIR / "common.js").read_text(encoding="utf-8")
+    script = (STATIC_DIR / page).read_text(encoding="utf-8").rsplit("main();", 1)[0]
+    run = subprocess.run([node, "-e", FAKE_DOM + common + script + code],
+                         capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)
+
+
+def test_the_bot_pages_histogram_line_writes_a_mean_of_zero_without_a_sign() -> None:
+    """Defect: the line under a bot's histogram wrote its mean with ``toFixed``: a mean
+    between -0.05 and 0 (101 deals summing to -5, say: a 4-player sitter's talon scores
+    make any sum) read "mean -0.0", where the bot's row on the same page, and the
+    leaderboard, say "+0.0" (``fmt`` drops the sign of a figure that shows zero)."""
+    pairs = [[-60, 1], [0, 99], [55, 1]]  # 101 deals, sum -5: mean -0.0495
+    got = _run_page_js(
+        "bot.js",
+        f"""
+const h = histogram({json.dumps(pairs)});
+const line = h.children.filter((c) => c.tag === "p").map((c) => c.textContent);
+process.stdout.write(JSON.stringify([line, meanPerDealText({{ mean_per_deal: -5 / 101 }})]));
+""",
+    )
+    assert got == [["101 deals · mean 0.0 · median 0 · min -60 · max 55"], "+0.0"]
+    # an even number of deals: the median is the mean of the two middle ones
+    got = _run_page_js(
+        "bot.js",
+        """
+const h = histogram([[-25, 1], [10, 2], [40, 1]]);
+const line = h.children.filter((c) => c.tag === "p").map((c) => c.textContent);
+process.stdout.write(JSON.stringify(line));
+""",
+    )
+    assert got == ["4 deals · mean 8.8 · median 10 · min -25 · max 40"]
