@@ -17,6 +17,7 @@ import json
 import random
 import re
 import shutil
+import socket
 import subprocess
 from collections.abc import Iterator
 from html.parser import HTMLParser
@@ -852,3 +853,86 @@ process.stdout.write(JSON.stringify(line));
 """,
     )
     assert got == ["4 deals · mean 8.8 · median 10 · min -25 · max 40"]
+
+
+# --- hostile requests --------------------------------------------------------------------
+
+
+def _raw(port: int, request: bytes) -> tuple[int, dict[str, str], bytes]:
+    """Send ``request`` as it is; (status, headers, body) of the answer."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(request)
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = dict(line.split(": ", 1) for line in lines[1:] if ": " in line)
+    return int(lines[0].split()[1]), headers, body
+
+
+def test_every_route_answers_hostile_requests_with_a_clean_error(
+    replays: tuple[str, Path, list[str]],
+) -> None:
+    """Ids of another tournament, huge and negative numbers, ``..``, percent-encoding
+    (LIKE's wildcards, NUL, bytes that are no UTF-8), a repeated parameter, raw non-UTF-8
+    bytes, every other method and a very long URL: each a 4xx with a JSON error, never a
+    500 or a traceback. No defect found: pinned."""
+    base, _, ids = replays
+    port = int(base.rstrip("/").rsplit(":", 1)[1])
+    three = next(m for m in ids if m.startswith("r38a"))
+    probes = {  # path -> status
+        "/api/bots/ann?tournament=r38b": 200,  # (ann sits in both)
+        "/api/bots/dan?tournament=r38a": 404,  # a bot of the other tournament only
+        "/api/matches?tournament=r38b&bot=nobody": 404,
+        "/api/leaderboard?tournament=r38": 404,
+        "/api/leaderboard?tournament=%25": 404,
+        "/api/leaderboard?tournament=_38a": 404,
+        "/api/leaderboard?tournament=%00": 404,
+        "/api/matches/%25": 404,
+        "/api/matches/_": 404,
+        "/api/matches/m0000_": 404,
+        "/api/matches/%00": 400,
+        "/api/matches/%ED%A0%80": 404,
+        "/api/bots/%2e%2e%2fx": 404,
+        "/api/bots/..": 404,
+        "/api/bots/%FF%FE": 404,
+        "/static/..%2fserver.py": 404,
+        "/static/common.js/..": 404,
+        f"/api/matches/{three}/deals/-1": 400,
+        f"/api/matches/{three}/deals/99999999999999999999": 400,
+        f"/api/matches/{three}/deals/1e3": 400,
+        f"/api/matches/{three}/deals/0%00": 400,
+        f"/api/matches/{three}/deals/0?seat=-1": 400,
+        f"/api/matches/{three}/deals/0?seat=3": 400,
+        f"/api/matches/{three}/deals/0?seat=0&seat=x": 400,  # the last one counts
+        f"/api/matches/{three}/deals/0?seat=x&seat=0": 200,
+        f"/api/matches/{three}/deals/0/x": 404,
+        "/api/matches?limit=-1": 400,
+        "/api/matches?before=9223372036854775808": 400,
+        "/api/bots/ann?limit=0": 400,
+        "/api/bots/ann?before=%00": 400,
+        "/replay/x/y": 404,
+        "/bot/": 404,
+        "/%": 404,
+    }
+    for path, want in probes.items():
+        request = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
+        status, headers, body = _raw(port, request)
+        assert status == want, (path, status, body[:200])
+        assert headers["Content-Type"].startswith("application/json"), path
+        doc = json.loads(body)
+        if want != 200:
+            assert doc["status"] == want and doc["error"], (path, doc)
+            assert "Traceback" not in doc["error"], path
+    raw = [b"/api/bots/\xff\xfe", b"/api/matches/\x80", b"/api/matches/" + b"a" * 70_000]
+    for path in raw:
+        status, _, body = _raw(port, b"GET " + path + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert status in (404, 414) and json.loads(body)["error"], path[:40]
+    for method in ("POST", "PUT", "DELETE", "OPTIONS", "PATCH", "TRACE", "FOO"):
+        request = f"{method} /api/leaderboard HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
+        status, headers, body = _raw(port, request)
+        assert (status, headers.get("Allow")) == (405, "GET, HEAD"), method
+        assert json.loads(body)["status"] == 405
+    status, headers, body = _raw(port, b"HEAD /api/matches/%25 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    assert (status, body) == (404, b"") and headers["Content-Type"].startswith("application/json")
