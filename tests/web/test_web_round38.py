@@ -202,6 +202,12 @@ def compare_match(base: str, db: Path, match_id: str) -> int:
     assert f"players {', '.join(players)}" in text.splitlines()[0]
     told = parse_replay_text(text, players)
     assert len(told) == len(summary["deals"]), (len(told), len(summary["deals"]))
+    # how the match ended, in the words of both (a time limit's are worded apart)
+    if summary["ended"] is not None and summary["time_limit_s"] is None:
+        said = [ln for ln in text.splitlines() if ln.startswith("ended")]
+        assert said == [f"ended: {summary['ended']}"] or (
+            summary["result"]["reason"] == "forfeits" and not said
+        ), (said, summary["ended"])
     prev_scores = [0] * n  # or the start `arena replay` says: "Started from ann (0) 870, ..."
     start = next((ln for ln in text.splitlines() if ln.startswith("Started from ")), None)
     if start is not None:
