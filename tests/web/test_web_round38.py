@@ -462,13 +462,14 @@ def replays(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Pat
     path = tmp_path_factory.mktemp("r38") / "t.sqlite"
     ids = []
     with Storage(path) as st:
-        for tid, players in (("r38a", THREE), ("r38b", FOUR)):
+        # (r38a: classic and 1001 for three; r38b: 1001-4p)
+        for tid, players, rules in (("r38a", THREE, "classic"), ("r38b", FOUR, "1001-4p")):
             st.ensure_tournament(
                 tid,
                 name=tid,
                 fingerprint=tid,
                 total_matches=0,
-                config={"name": tid, "ruleset": "classic", "deals": "independent"},
+                config={"name": tid, "ruleset": rules, "deals": "independent"},
                 bots=[(b, "demo") for b in (*players, *DEMO_BOTS)],
             )
         for i, (_, rec) in enumerate(_records()):
