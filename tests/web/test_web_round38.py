@@ -19,15 +19,18 @@ import re
 import shutil
 import socket
 import subprocess
+from collections import Counter
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from click.testing import CliRunner
 
 from arena.cli import main as cli
+from arena.ratings import rate_results
 from arena.storage import Storage
 from arena.web import STATIC_DIR
 from arena.web.demo import DEMO_BOTS, demo_record
@@ -605,8 +608,6 @@ def test_the_pages_show_stored_strings_as_text(driver: Any, hostile: tuple[str, 
     ruleset, the seats, the action log's referee marks, the result) in Chromium: every
     stored string shown as text, none of them made an element. (static/*.js builds the
     pages with textContent and attributes; no innerHTML.) No defect found: pinned."""
-    from urllib.parse import quote
-
     from tests.web.test_web_browser import load
 
     base, _ = hostile
@@ -943,3 +944,51 @@ def test_every_route_answers_hostile_requests_with_a_clean_error(
         assert json.loads(body)["status"] == 405
     status, headers, body = _raw(port, b"HEAD /api/matches/%25 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     assert (status, body) == (404, b"") and headers["Content-Type"].startswith("application/json")
+
+
+# --- the plots' data ---------------------------------------------------------------------
+
+
+def test_the_plots_data_is_the_stored_results(replays: tuple[str, Path, list[str]]) -> None:
+    """What each plot is drawn from, against the stored matches: the rating history of
+    every bot (the leaderboard's and its page's) is TrueSkill rated again from the stored
+    results in schedule order, point for point, ending at the row's μ and σ; a bot page's
+    histogram counts every deal score of its records; the places, matches and head to
+    head (ties too) are the stored places'. No defect found: pinned."""
+    base, db, _ = replays
+    with Storage.open_readonly(db) as st:
+        for tid in ("r38a", "r38b"):
+            board = get_json(base, f"/api/leaderboard?tournament={tid}")
+            results = st.match_results(tid)
+            bots = [r["bot"] for r in board["rows"]]
+            _, history = rate_results(results, bots)
+            for row in board["rows"]:
+                bot = row["bot"]
+                mine = [(p.index, p.mu, p.sigma) for p in history if p.bot == bot]
+                served = [(h["index"], h["mu"], h["sigma"]) for h in board["history"].get(bot, [])]
+                assert served == mine, bot
+                if mine:
+                    assert (row["mu"], row["sigma"]) == mine[-1][1:]
+                played = [m for m in results if bot in m.seats]
+                places = [0] * board["seats"]
+                for m in played:
+                    places[m.places[m.seats.index(bot)] - 1] += 1
+                assert (row["matches"], row["places"]) == (len(played), places), bot
+                page = get_json(base, f"/api/bots/{quote(bot)}?tournament={tid}")
+                assert page["history"] == board["history"].get(bot, [])
+                want: Counter[int] = Counter()
+                for m in played:
+                    seat = m.seats.index(bot)
+                    for deal in st.load_record(m.match_id)["deals"]:
+                        if "deltas" in deal:
+                            want[deal["deltas"][seat]] += 1
+                assert page["deal_score_counts"] == sorted(map(list, want.items()))
+                assert page["deal_scores_held_back"] == 0 and row["deals"] == want.total()
+            for a, cells in board["head_to_head"]["cells"].items():
+                for b, c in cells.items():
+                    both = [m for m in results if a in m.seats and b in m.seats]
+                    pa = [m.places[m.seats.index(a)] for m in both]
+                    pb = [m.places[m.seats.index(b)] for m in both]
+                    ahead = sum(x < y for x, y in zip(pa, pb, strict=True))
+                    tied = sum(x == y for x, y in zip(pa, pb, strict=True))
+                    assert c == {"played": len(both), "ahead": ahead, "tied": tied}, (a, b)
