@@ -51,10 +51,18 @@ function histogram(pairs) {
     s.append(svg("line", { x1: x0, x2: x0, y1: T, y2: H - B, stroke: "#c0262d", "stroke-dasharray": "4 3" }));
   }
   wrap.append(s);
+  wrap.append(el("p", { class: "small muted", id: "score-summary" }, scoreSummary(pairs)));
+  return wrap;
+}
+
+// The line under the histogram: "101 deals · mean 0.0 · median 5 · min -120 · max 60". The
+// mean as fmt writes it: toFixed wrote a mean of -0.05 to 0 as "-0.0", where the bot's
+// row on the same page says "+0.0".
+function scoreSummary(pairs) {
   let total = 0, sum = 0;
   for (const [v, n] of pairs) { total += n; sum += v * n; }
-  wrap.append(el("p", { class: "small muted" }, `${total} deals · mean ${(sum / total).toFixed(1)} · median ${median(pairs, total)} · min ${lo} · max ${hi}`));
-  return wrap;
+  const lo = pairs[0][0], hi = pairs[pairs.length - 1][0];
+  return `${total} deals · mean ${fmt(sum / total, 1)} · median ${median(pairs, total)} · min ${lo} · max ${hi}`;
 }
 
 // Incidents with a link to the deal of the replay where each happened. Deals are numbered
