@@ -835,3 +835,78 @@ def test_resumed_and_any_concurrency_give_the_same_leaderboard(tmp_path: Path) -
         assert want["matches"] == 72
         docs[name] = _same_results(json.loads((tmp_path / name / "leaderboard.json").read_text()))
     assert docs["one"] == docs["three"] == docs["int"]
+
+
+@pytest.mark.slow
+def test_the_live_web_leaderboard_rates_in_schedule_order(tmp_path: Path) -> None:
+    """Cross-check (no defect): ``arena web`` polled while a tournament at concurrency 4
+    stores its matches out of schedule order (its ratings are updated incrementally, again
+    from the first place a late match takes): every answer's μ and σ equal, to the bit, a
+    rating from scratch, in schedule order, of the matches that answer counts; the last
+    one is every figure of the recomputation."""
+    import urllib.request
+
+    bots = {"r1": '"random"', "h1": '"heuristic"', "r2": '"random"', "h2": '"heuristic"'}
+    cfg = write_config(tmp_path, "live", bots, seed=5, max_deals=3, matches_per_table=4,
+                       concurrency=4)  # fmt: skip
+    db = tmp_path / "live.sqlite"
+    run = arena_popen("tournament", "--config", str(cfg), "--no-progress",
+                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    web = None
+    snaps = []
+    try:
+        while run.poll() is None and not _stored(db):
+            time.sleep(0.05)
+        web = arena_popen("web", "--db", str(db), "--port", "0", stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT)  # fmt: skip
+        assert web.stdout is not None
+        base = next(m.group(0) for line in web.stdout
+                    if (m := re.search(r"http://[\w.:\[\]]+/", line)))  # fmt: skip
+        while True:
+            with urllib.request.urlopen(base + "api/leaderboard", timeout=60) as resp:
+                snaps.append(json.loads(resp.read()))
+            if snaps[-1]["tournament"]["finished_at"]:
+                break
+            time.sleep(0.1)
+        assert run.wait(timeout=300) == 0
+    finally:
+        for p in (run, web):
+            if p is not None and p.poll() is None:
+                p.terminate()
+                p.wait(timeout=30)
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        stored = con.execute("SELECT idx, seats_json, record_json FROM matches ORDER BY rowid")
+        matches = {i: (json.loads(s), json.loads(r)) for i, s, r in stored}
+        order = list(matches)
+    finally:
+        con.close()
+    assert order != sorted(order)  # stored out of schedule order: what is checked here
+    env = trueskill.TrueSkill(mu=25.0, sigma=25 / 3, beta=25 / 6, tau=25 / 300,
+                              draw_probability=0.02)  # fmt: skip
+    for snap in snaps:
+        counted = sorted({p["index"] for h in snap["history"].values() for p in h})
+        assert len(counted) == snap["tournament"]["completed"]
+        rating: dict[str, Any] = {}
+        for i in counted:
+            seats, rec = matches[i]
+            new = env.rate([(rating.setdefault(b, env.create_rating()),) for b in seats],
+                           ranks=rec["result"]["places"])  # fmt: skip
+            rating.update({b: r for b, (r,) in zip(seats, new, strict=True)})
+        for row in snap["rows"]:
+            r = rating.get(row["bot"], env.create_rating())
+            assert (row["mu"], row["sigma"]) == (r.mu, r.sigma), (counted, row)
+    want = recompute(db, tournament_id(db))
+    want["order_shown"] = [r["bot"] for r in snaps[-1]["rows"]]
+    assert check_web(want, snaps[-1]) == []
+
+
+def _stored(db: Path) -> int:
+    try:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        try:
+            return int(con.execute("SELECT count(*) FROM matches").fetchone()[0])
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return 0
