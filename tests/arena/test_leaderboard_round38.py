@@ -8,10 +8,12 @@ figure recomputed by this file's own code from docs/tournament.md and docs/web.m
 with the ``trueskill`` package directly (μ 25, σ 25/3, β σ/2, τ σ/100, the config's draw
 probability, ranks = places, ties sharing one, in schedule order), and compared with
 ``leaderboard.json`` (every digit, the rating history to the bit), the CSV, the Markdown,
-the HTML page, ``arena leaderboard``'s screen table, the stored ``ratings`` table,
+the HTML page, ``arena leaderboard``'s screen table (also on narrow terminals, columns
+left out), the stored ``ratings`` table,
 ``arena web``'s ``/api/leaderboard`` and ``/api/bots/<name>``, and the page's own texts
 (``static/common.js`` run by node, when there is one). A tournament stopped by SIGINT and
-resumed ends with the ratings of one uninterrupted run, at any concurrency.
+resumed ends with the ratings of one uninterrupted run, at any concurrency; ``arena
+web`` polled during a run that stores matches out of order rates them in schedule order.
 
 What the round found: every number agreed. The docs did not say which deals the mean score
 per deal counts with four players (the code counts the deals a bot dealt and sat out, so
@@ -765,6 +767,10 @@ def test_four_players_count_the_deals_sat_out(tmp_path: Path) -> None:
         assert row["deals"] == finished[row["bot"]] == want["bots"][row["bot"]]["deals"]
         assert round(row["mean_per_deal"] * row["deals"]) == total[row["bot"]]
     assert any(r["result"]["places"].count(3) == 2 for r in _records(db))
+    want["order_shown"] = [r["bot"] for r in doc["rows"]]
+    for width in (90, 70, 45):  # columns left out, the numbers shown whole
+        text = _screen_at(db, width)
+        assert len(table_rows(text)) == 4 and check_narrow_screen(want, text) == []
 
 
 def _interrupted(cfg: Path, db: Path, out: Path, after: int, *extra: str) -> int:
@@ -910,3 +916,51 @@ def _stored(db: Path) -> int:
             con.close()
     except sqlite3.Error:
         return 0
+
+
+def _screen_at(db: Path, width: int) -> str:
+    """``arena leaderboard`` on a terminal ``width`` columns wide (a pseudo-terminal)."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    main, sub = pty.openpty()
+    fcntl.ioctl(sub, termios.TIOCSWINSZ, struct.pack("HHHH", 50, width, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    p = subprocess.Popen([sys.executable, "-c", _MAIN, "leaderboard", "--db", str(db)],
+                         stdin=sub, stdout=sub, stderr=sub, env={**env, "PYTHONPATH": str(ROOT)},
+                         cwd=ROOT)  # fmt: skip
+    os.close(sub)
+    out = b""
+    try:
+        while chunk := os.read(main, 65536):
+            out += chunk
+    except OSError:  # the other end closed
+        pass
+    finally:
+        os.close(main)
+        p.wait(timeout=60)
+    return re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", out.decode()).replace("\r", "")
+
+
+_HEADS = {"#": 0, "bot": 1, "μ−3σ": 2, "μ": 3, "σ": 4, "matches": 5, "places": 6,
+          "pts/deal": 7, "pts/deal ±95%": 7, "bids won": 8, "bids": 8, "made": 9,
+          "strikes": 10, "ms": 11}  # fmt: skip
+
+
+def check_narrow_screen(want: dict[str, Any], text: str) -> list[str]:
+    """A table fitted to a narrow terminal: each column it keeps shows the whole figure
+    (docs/tournament.md: columns are left out, no number is cut)."""
+    heads = [h.strip() for h in next(ln for ln in text.splitlines() if ln.startswith("┃"))
+             .strip("┃").split("┃")]  # fmt: skip
+    bad = []
+    for cells in table_rows(text):
+        rank = int(cells[0])
+        full = expected_cells(want, want["order_shown"][rank - 1], rank, md=False)
+        for h, cell in zip(heads, cells, strict=True):
+            k = 6 if "1st" in h else _HEADS[h]
+            exp = full[k].replace(" ± ", "±") if h == "pts/deal" else full[k]
+            if cell != exp:
+                bad.append(f"{h} of rank {rank}: {cell!r}, not {exp!r}")
+    return bad
