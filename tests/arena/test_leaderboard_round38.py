@@ -18,8 +18,9 @@ web`` polled during a run that stores matches out of order rates them in schedul
 What the round found: every number agreed. The docs did not say which deals the mean score
 per deal counts with four players (the code counts the deals a bot dealt and sat out, so
 that mean × deals is its total score) nor that an abandoned match's last deal is no bid won
-even when its auction was over; docs/tournament.md says both now, and
-``test_four_players_count_the_deals_sat_out`` pins them.
+even when its auction was over; docs/tournament.md says both now,
+``test_four_players_count_the_deals_sat_out`` and
+``test_abandoned_matches_with_independent_deals`` pin them.
 """
 
 from __future__ import annotations
