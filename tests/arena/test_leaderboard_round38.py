@@ -965,3 +965,19 @@ def check_narrow_screen(want: dict[str, Any], text: str) -> list[str]:
             if cell != exp:
                 bad.append(f"{h} of rank {rank}: {cell!r}, not {exp!r}")
     return bad
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("draw", [0.99, 0.001])
+def test_ties_at_either_end_of_the_draw_probability(tmp_path: Path, draw: float) -> None:
+    """Cross-check (no defect): 1001-4p with three conceding bots (ties of two at 1st, 2nd
+    and 3rd) rated with a draw probability of 0.99 or 0.001: the arena's ratings
+    (``arena/ffa_trueskill.py``, or the package where it hands over) equal the
+    ``trueskill`` package's to the bit, and every other figure agrees."""
+    c = {k: _bot(tmp_path, "Conceder") for k in ("x", "y", "z")}
+    db, out = _play(tmp_path, "edge", {**c, "r": '"random"', "h": '"heuristic"'},
+                    ruleset="1001-4p", seed=3, max_deals=2, concurrency=3,
+                    ratings={"draw_probability": draw})  # fmt: skip
+    want = _checked(db, out)
+    assert want["config"]["draw_probability"] == draw
+    assert any(len(set(r["result"]["places"])) < 4 for r in _records(db))
