@@ -14,6 +14,7 @@ same way as the leaderboard (:class:`_DealScores`).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import threading
 import time
@@ -166,9 +167,13 @@ class DataSource:
         with self._open() as st, st.reading():  # (see _open)
             info = self._tournament(st, tournament)
             doc, made_for = self._board(st, info)
+            owner = lock_owner(self.db)
             shown = {
-                "tournament": _tournament_json(info, lock_owner(self.db)),
-                "tournaments": _tournaments_json(st, self.db),
+                "tournament": _tournament_json(_as_counted(info, made_for), owner),
+                "tournaments": [
+                    _tournament_json(_as_counted(t, made_for) if t.id == info.id else t, owner)
+                    for t in st.tournaments()
+                ],
             }
             return Document({**shown, **doc}, ("board", info.id, made_for, shown))
 
@@ -496,6 +501,14 @@ def _match_page(
         "matches_total": int(total),
         "next_before": shown[-1].index if more and shown else None,
     }
+
+
+def _as_counted(info: TournamentInfo, made_for: tuple[Any, ...]) -> TournamentInfo:
+    """``info`` with the count of stored matches a cached document was made for (its
+    ``_state_key``): a running tournament's leaderboard, slow to compute, is kept a moment
+    while matches are stored, and its ``completed`` said the count of now over rows and a
+    rating history of fewer matches."""
+    return dataclasses.replace(info, completed=made_for[5])
 
 
 def _tournaments_json(st: Storage, db: Path) -> list[JSON]:
