@@ -1,0 +1,246 @@
+"""A bot author's code misbehaving (round 38 of the bot-author audit): bots whose code does
+what the earlier rounds did not try (a subclass of ``Play`` as the answer, a coroutine
+returned by a plain method, an ``async def`` hook, a bot that closes ``sys.stdout`` or
+``sys.stderr``), each run under ``arena-bot try`` and ``arena-bot run`` against an arena.
+Each test is a defect the round met (its docstring says which), or what it checked and
+found as the docs say."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bots import load
+from engine import PRESETS
+from sdk import Action, Bot, Play, PlayerView, play_local
+
+ROOT = Path(__file__).parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "support"))
+
+from harness import arena  # noqa: E402
+
+#: ``arena-bot`` of this checkout as a process.
+ARENA_BOT = [
+    sys.executable,
+    "-c",
+    f"import sys; sys.path.insert(0, {str(ROOT)!r}); from sdk.cli import main; sys.exit(main())",
+]
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    return {**env, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
+
+
+def _try(tmp: Path, source: str, *args: str) -> subprocess.CompletedProcess[str]:
+    (tmp / "mine.py").write_text(source)
+    cmd = [*ARENA_BOT, "try", "mine.py:Mine", "--vs", "random", "-n", "2", "--max-deals", "3"]
+    return subprocess.run([*cmd, *args], cwd=tmp, env=_env(), capture_output=True, text=True,
+                          timeout=120, check=False)  # fmt: skip
+
+
+# --------------------------------------------------------- a subclass of an action
+
+
+class MyPlay(Play):
+    """A bot's own kind of play (a method of its own, say)."""
+
+    def cheap(self) -> bool:
+        return self.card.points < 10
+
+
+class SubclassPlayer(Bot):
+    """Plays its highest legal card, as a :class:`MyPlay`."""
+
+    name = "mine"
+
+    def play(self, view: PlayerView) -> Action:
+        plays = [a for a in view.legal_actions if isinstance(a, Play)]
+        return MyPlay(max(plays, key=lambda a: (a.card.points, a.card)).card)
+
+
+class PlainPlayer(Bot):
+    """The same bot, answering the engine's own ``Play``."""
+
+    name = "mine"  # (the random bots seed themselves from the view, names and all)
+
+    def play(self, view: PlayerView) -> Action:
+        plays = [a for a in view.legal_actions if isinstance(a, Play)]
+        return max(plays, key=lambda a: (a.card.points, a.card))
+
+
+def test_a_subclass_of_play_is_the_play_it_extends_locally_as_in_an_arena(
+    tmp_path: Path,
+) -> None:
+    """Defect: a bot answering a subclass of ``Play`` (``class MyPlay(Play)``) with a legal
+    card had it refused locally as illegal ("illegal action 'play A♥' ...; legal: play J♥,
+    play K♥, play A♥": the engine judged it by its class), and at the first such answer
+    that led a trick `arena-bot try` ended in the engine's own traceback (``IndexError``
+    in ``_refuse_play``), no table. Over the wire the same play was taken. It is now
+    the play it extends, locally as in an arena: the same match as the plain bot's, no
+    incidents, strict play passes."""
+    rand = load("random")
+    for seed in (1, 2):
+        mine = play_local([SubclassPlayer, rand, rand], seed=seed, max_deals=3, strict=True)
+        plain = play_local([PlainPlayer, rand, rand], seed=seed, max_deals=3)
+        assert not mine.incidents
+        assert mine.record["deals"] == plain.record["deals"]
+        assert mine.record["result"] == plain.record["result"]
+
+    # ... and over the wire (found as it should be): the referee takes every play.
+    async def main() -> list[Any]:
+        async with arena(tmp_path) as a:
+            names = ["v0", "v1", "v2"]
+            tasks = await a.runners(names, [SubclassPlayer, rand, rand], 1)
+            rules = dataclasses.replace(PRESETS["classic"], max_deals=3)
+            await a.referee.run_match("m1", rules, 1, names)
+            return list(await asyncio.wait_for(asyncio.gather(*tasks), 60))
+
+    summary = asyncio.run(main())[0]
+    assert (summary.matches, summary.rejected, summary.errors) == (1, 0, 0)
+
+
+# ------------------------------------------------------ coroutines and async hooks
+
+
+class CoroutineFromPlain(Bot):
+    async def _think(self, view: PlayerView) -> Action:
+        return view.legal_actions[0]
+
+    def play(self, view: PlayerView) -> Action:
+        return self._think(view)  # type: ignore[return-value]  # (the mistake)
+
+
+class AsyncHook(Bot):
+    async def on_deal_end(self, view: PlayerView, result: object) -> None:  # type: ignore[override]
+        return None
+
+
+def test_a_coroutine_from_a_plain_method_and_an_async_hook_are_named_where_they_are(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defects: (1) a plain ``def play`` that returned the coroutine of an ``async def``
+    helper of the bot's (``return self._think(view)``, the ``await`` forgotten) was told
+    "CoroutineFromPlain.play() (...) is `async def`", sending the author to a method
+    that is not; it now names the coroutine's function and its line. (2) A local
+    ``async def`` hook was logged "AsyncHook.on_deal_end() is `async def` ..." with
+    neither the match (of a series' many) nor the hook's line, which an arena's runner
+    (and a raising hook's line) name."""
+    rand = load("random")
+    with caplog.at_level(logging.ERROR, logger="sdk.local"):
+        m = play_local([CoroutineFromPlain, rand, rand], seed=1, max_deals=2, match_id="c-1")
+    think = CoroutineFromPlain._think.__code__.co_firstlineno
+    text = caplog.text
+    assert (
+        "match c-1: CoroutineFromPlain.play() (test_author_round38.py:"
+        f"{CoroutineFromPlain.play.__code__.co_firstlineno}) returned the coroutine of "
+        f"`async def _think` (test_author_round38.py:{think}), which is not an Action and "
+        "was never run" in text
+    ), text
+    assert "is `async def`" not in text
+    assert m.incidents and all(i.kind == "malformed" for i in m.incidents)
+    assert "returned the coroutine of `async def _think`" in m.incidents[0].detail
+
+    caplog.clear()
+    with caplog.at_level(logging.ERROR, logger="sdk.local"):
+        m = play_local([AsyncHook, rand, rand], seed=1, max_deals=2, match_id="h-1")
+    line = AsyncHook.on_deal_end.__code__.co_firstlineno
+    assert (
+        f"match h-1: AsyncHook.on_deal_end() (test_author_round38.py:{line}) is `async def`"
+        in caplog.text
+    ), caplog.text
+    assert m.incidents
+
+
+# ------------------------------------------------------- the process's streams
+
+CLOSES = """import sys
+from sdk import Bot
+
+
+class Mine(Bot):
+    def on_match_start(self, view):
+        sys.{stream}.close()
+
+    def play(self, view):
+        return None  # (logged each time: the log goes on after the close)
+"""
+
+
+@pytest.mark.parametrize("stream", ["stdout", "stderr"])
+def test_a_bot_that_closes_stdout_or_stderr_gets_its_table_and_log(
+    tmp_path: Path, stream: str
+) -> None:
+    """Defect: a bot that closed ``sys.stdout`` (in a hook) ended `arena-bot try` with a
+    traceback of rich's ("ValueError: I/O operation on closed file") and no table; one
+    that closed ``sys.stderr`` lost every later log line, and under `arena-bot run`
+    ended the runner after its match with exit code 1 ("lost sys.stderr"). A close of
+    either is now said once, naming the bot's line, and not done: the table and the log
+    are all there."""
+    proc = _try(tmp_path, CLOSES.format(stream=stream))
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert "I/O operation on closed file" not in proc.stderr + proc.stdout
+    assert proc.returncode == 1, proc.stderr  # (its incidents, as the table says)
+    assert "error: Mine had" in proc.stdout and "│ Mine " in proc.stdout, proc.stdout
+    said = [line for line in proc.stderr.splitlines() if f"closed sys.{stream}" in line]
+    assert len(said) == 1, proc.stderr
+    assert f"the bot closed sys.{stream} (mine.py:7, in on_match_start): left open" in said[0]
+    assert "Mine.play() (mine.py:9) returned None" in proc.stderr  # (after the close)
+
+
+# ---------------------------------------------------------------- signal handlers
+
+SIGNALS = """import asyncio
+import signal
+
+from sdk import Bot
+
+
+class Mine(Bot):
+    def on_match_start(self, view):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+    async def _think(self, view):
+        return view.legal_actions[0]
+
+    def play(self, view):
+        return asyncio.run(self._think(view))  # (sets SIGINT's handler in the main thread)
+"""
+
+
+def test_a_bot_that_sets_a_signal_handler_in_a_call_fails_in_try_as_in_an_arena(
+    tmp_path: Path,
+) -> None:
+    """Defect: a bot that called ``signal.signal`` in ``__init__`` or a hook passed
+    `arena-bot try` without a word (its calls run in the main thread there; one that set
+    SIGINT to ``SIG_IGN`` also took Ctrl-C from `try`), while in an arena every such call
+    raised ``ValueError`` (the calls run in worker threads): a hook's was an error in
+    each match, an ``__init__``'s left every match without the bot (forfeited). `try`
+    now raises it as an arena does, saying why, at the bot's line; Python's library
+    (``asyncio.run`` inside a call) sets its handlers as before."""
+    proc = _try(tmp_path, SIGNALS)
+    assert proc.returncode == 1, proc.stderr
+    assert "error: Mine had 2 incidents" in proc.stdout, proc.stdout
+    assert (
+        "ValueError: signal only works in main thread of the main interpreter: as in an "
+        "arena, where a bot's calls run in worker threads" in proc.stderr
+    ), proc.stderr
+    assert "ValueError again in on_match_start (mine.py:9)" in proc.stderr
+    assert proc.stderr.count("Traceback") == 1  # (the hook's, once: asyncio.run is fine)
+    assert "in play" not in proc.stderr
+
+    init = SIGNALS.replace("def on_match_start(self, view):", "def __init__(self):")
+    proc = _try(tmp_path, init)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "error: making the bot Mine for match local-0-0 raised ValueError: signal only " in (
+        proc.stdout
+    )
+    assert "(mine.py:9, in __init__); no results" in proc.stdout, proc.stdout
