@@ -434,6 +434,37 @@ def _signals_as_in_an_arena() -> Iterator[None]:
         signal.signal = real
 
 
+@contextlib.contextmanager
+def _os_exit_said() -> Iterator[None]:
+    """Runs the block with an ``os._exit`` that, called by the bot's own code, says so
+    (the call and the line) before the process ends: a bot's ``os._exit(7)`` in a hook
+    ended `arena-bot try` and `run` at once with exit code 7 and not a word, no table,
+    no summary. (Python's library and the installed ones, multiprocessing ending a
+    child, call it as they would.)"""
+    real = os._exit
+
+    def said(status: int) -> NoReturn:
+        frame = sys._getframe(1)
+        if not frame.f_code.co_filename.startswith(_NOT_THE_BOTS):
+            with contextlib.suppress(Exception):
+                logging.getLogger("sdk.cli").error(
+                    "the bot called os._exit(%r) (%s:%d, in %s): the process ends there, "
+                    "with that exit code, and no table or summary (sys.exit ends it "
+                    "cleanly)",
+                    status, Path(frame.f_code.co_filename).name, frame.f_lineno,
+                    frame.f_code.co_name,
+                )  # fmt: skip
+                for stream in (sys.stdout, sys.stderr):
+                    stream.flush()
+        real(status)
+
+    os._exit = said
+    try:
+        yield
+    finally:
+        os._exit = real
+
+
 def _play_series(*args: Any, **kwargs: Any) -> SeriesResult:
     """:func:`sdk.local.play_series`, with :func:`_signals_as_in_an_arena`."""
     from sdk.local import play_series
@@ -446,7 +477,7 @@ class _Group(FileErrorsGroup):
     def main(self, *args: Any, **kwargs: Any) -> Any:
         before = set(threading.enumerate())
         try:
-            with _streams_kept_open():
+            with _streams_kept_open(), _os_exit_said():
                 return super().main(*args, **kwargs)
         except SystemExit as e:
             _stop_what_the_bot_left()

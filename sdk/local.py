@@ -343,9 +343,12 @@ def _decide(
     where = f"match {match_id or bot.match_id}: " if match_id or bot.match_id else ""
     bot.deadline = deadline
     t0 = time.monotonic()
+    pid = os.getpid()
     try:
         action = bot.act(view)
+        not_a_fork(pid, bot, _method(bot, view), where, logger)
     except BaseException as e:
+        not_a_fork(pid, bot, _method(bot, view), where, logger)
         if stops_the_bot(e):
             head = f"{type(bot).__name__}.{_method(bot, view)}"
             log_leaving(bot, e, head, logger, where, view, time.monotonic() - t0)
@@ -721,6 +724,25 @@ def _defined(cls: type, name: str) -> str:
     return f"{name}() ({Path(code.co_filename).name}:{code.co_firstlineno})"
 
 
+def not_a_fork(pid: int, bot: Bot, call: str, where: str, logger: logging.Logger = log) -> None:
+    """Ends a child the bot forked in a call (``os.fork()`` and no ``os._exit`` in the
+    child) as it comes back from the call (made in process ``pid``): locally it played
+    the rest of the series as a second copy (`arena-bot try` printed its table twice, and
+    blamed the fork's reseeding of the random module on the bot); in an arena's runner it
+    hung for ever, a thread of a process with no others, deaf to SIGTERM."""
+    if os.getpid() == pid:
+        return
+    with contextlib.suppress(Exception):
+        logger.error(
+            "%s%s.%s forked, and the child (pid %d) came back from the call into the "
+            "match: it is ended there (a child the bot forks must end itself, os._exit)",
+            where, type(bot).__name__, call, os.getpid(),
+        )  # fmt: skip
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+    os._exit(0)
+
+
 def hook_view(view: PlayerView) -> PlayerView:
     """``view`` as a hook gets it: without legal actions (a hook answers nothing)."""
     return dataclasses.replace(view, legal_actions=()) if view.legal_actions else view
@@ -730,10 +752,13 @@ def _hook(bot: Bot, fn: Callable[[], object], what: str) -> tuple[str, BaseExcep
     """Run a hook; if it failed, what happened and the exception (what it raised, logged
     with the traceback, or a ``TypeError`` when the hook is ``async def``)."""
     bot.deadline = None  # hooks are not timed: not the last decision's, spent, deadline
+    # (The match, as a raising hook's line and an arena's runner name it.)
+    where, pid = f"match {bot.match_id}: ", os.getpid()
     try:
-        # (The match, as a raising hook's line and an arena's runner name it.)
-        problem = hook_result(bot, what, fn(), log, f"match {bot.match_id}: ")
+        problem = hook_result(bot, what, fn(), log, where)
+        not_a_fork(pid, bot, _defined(type(bot), what), where)
     except BaseException as e:
+        not_a_fork(pid, bot, _defined(type(bot), what), where)
         if stops_the_bot(e):
             log_leaving(bot, e, f"{type(bot).__name__}.{what}()", log, f"match {bot.match_id}: ")
             raise

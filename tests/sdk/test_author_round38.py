@@ -244,3 +244,66 @@ def test_a_bot_that_sets_a_signal_handler_in_a_call_fails_in_try_as_in_an_arena(
         proc.stdout
     )
     assert "(mine.py:9, in __init__); no results" in proc.stdout, proc.stdout
+
+
+# ------------------------------------------------------------------------ os._exit
+
+OS_EXIT = """import os
+
+from sdk import Bot
+
+
+class Mine(Bot):
+    def on_deal_end(self, view, result):
+        if result.number == 1:
+            os._exit(7)
+"""
+
+
+def test_a_bot_that_calls_os_exit_is_named_at_its_line(tmp_path: Path) -> None:
+    """Defect: a bot's ``os._exit(7)`` in a hook ended `arena-bot try` (and `run`) at once
+    with exit code 7 and not a word: no table, no line saying why. It still ends the
+    process (nothing can stop it), with the code, after one line naming the call and the
+    bot's line."""
+    proc = _try(tmp_path, OS_EXIT)
+    assert proc.returncode == 7
+    assert proc.stderr.strip().splitlines() == [
+        proc.stderr.strip().splitlines()[0].split(" ERROR ")[0]
+        + " ERROR sdk.cli: the bot called os._exit(7) (mine.py:9, in on_deal_end): the "
+        "process ends there, with that exit code, and no table or summary (sys.exit ends "
+        "it cleanly)"
+    ], proc.stderr
+
+
+# ------------------------------------------------------------------------- os.fork
+
+FORKS = """import os
+
+from sdk import Bot
+
+
+class Mine(Bot):
+    def on_match_start(self, view):
+        os.fork()  # (and no os._exit in the child: it comes back into arena-bot)
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX's")
+def test_a_child_the_bot_forked_that_comes_back_is_ended_with_a_line(tmp_path: Path) -> None:
+    """Defect: a bot that forked in a hook and did not end the child (``os.fork()``, no
+    ``os._exit``) had the child play the rest of the series as a second copy of `arena-bot
+    try`: the table printed twice (four times with two matches), and a warning that the
+    bot used the random module's shared generator (the fork reseeds it), which it had
+    not. (In `arena-bot run` the child hung for ever, deaf to SIGTERM.) The child is now
+    ended as it comes back from the call, with one line naming the call; the parent's
+    series is as before."""
+    proc = _try(tmp_path, FORKS)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("slowest decision") == 1, proc.stdout
+    assert "random module" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 2, proc.stderr  # (one fork in each of the 2 matches)
+    for n, line in enumerate(lines):
+        assert (
+            f"match local-0-{n}: Mine.on_match_start() (mine.py:7) forked, and the child (pid "
+        ) in line and "it is ended there" in line, line
