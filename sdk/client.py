@@ -882,6 +882,14 @@ class BotRunner:
         try:
             if self._procs is not None:
                 await asyncio.to_thread(self._procs.wait_ready)
+                if self._procs.none_loaded():  # (each worker said why, above)
+                    self.summary.reason = "no worker process could load the bot"
+                    self.summary.exit_code = 1
+                    self.summary.exit_message = (
+                        "arena-bot: no worker process could load the bot (see above): "
+                        "not connecting to the arena"
+                    )
+                    return self.summary
             return await self._run()
         finally:
             pool, self._pool = self._pool, None

@@ -87,6 +87,8 @@ class _Proc:
         self.alive = True
         #: Set once the worker has loaded the bot (or died).
         self.ready = threading.Event()
+        #: Whether it loaded the bot.
+        self.loaded = False
         self._lock = threading.Lock()
         self._pending: dict[int, Future[tuple[str, Any]]] = {}
         self._ids = itertools.count()
@@ -140,6 +142,7 @@ class _Proc:
                 logging.getLogger(record.name).handle(record)  # (its filters, then handlers)
                 continue
             if msg[0] == "ready":
+                self.loaded = True
                 self.ready.set()
                 continue
             fut = self._pending.pop(msg[1], None)
@@ -190,6 +193,13 @@ class Processes:
         end = time.monotonic() + timeout
         for p in self._procs:
             p.ready.wait(max(0.0, end - time.monotonic()))
+
+    def none_loaded(self) -> bool:
+        """Whether every worker died without loading the bot (its module raised at
+        import in a worker only, say: each said why): none ever will, and the runner
+        that connected all the same sat in every match it was given without a bot, each
+        forfeited on its deadlines, for as long as it ran."""
+        return all(not p.alive and not p.loaded for p in self._procs)
 
     @property
     def pids(self) -> list[int]:

@@ -307,3 +307,39 @@ def test_a_child_the_bot_forked_that_comes_back_is_ended_with_a_line(tmp_path: P
         assert (
             f"match local-0-{n}: Mine.on_match_start() (mine.py:7) forked, and the child (pid "
         ) in line and "it is ended there" in line, line
+
+
+# ---------------------------------------------------- a module that fails in workers
+
+ONLY_IN_WORKERS = """import multiprocessing
+
+from sdk import Bot
+
+if multiprocessing.parent_process() is not None:  # (a worker: no GPU there, say)
+    raise RuntimeError("no GPU in this process")
+
+
+class Mine(Bot):
+    pass
+"""
+
+
+def test_a_bot_no_worker_can_load_does_not_connect(tmp_path: Path) -> None:
+    """Defect: a bot whose module raised at import in the worker processes only (it
+    loaded in `arena-bot run`'s own process, the check at start passed) had each worker
+    say so, and then connected all the same: it was seated in every match of the arena
+    and sat in each without a bot ("cannot make the bot: its worker process ... died"),
+    every match forfeited on its deadlines, for as long as it ran. With no worker able
+    to load the bot it now exits with code 1 before connecting, saying why."""
+    (tmp_path / "mine.py").write_text(ONLY_IN_WORKERS)
+    cmd = [*ARENA_BOT, "run", "mine.py:Mine", "--workers", "2", "--arena", "localhost:9",
+           "--token", "t", "--retry-for", "2"]  # fmt: skip
+    proc = subprocess.run(cmd, cwd=tmp_path, env=_env(), capture_output=True, text=True,
+                          timeout=120, check=False)  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    assert "a worker process cannot load the bot: importing" in proc.stderr
+    assert "RuntimeError: no GPU in this process" in proc.stderr
+    assert "arena-bot: no worker process could load the bot (see above): not connecting" in (
+        proc.stderr
+    )
+    assert "cannot connect" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
