@@ -916,6 +916,9 @@ def try_(
                 f"cannot make the directory {str(records)!r}: {why or e.strerror or e}",
                 param_hint="--records",
             ) from None
+        # Where it is now: a bot that changes the working directory (its import or a
+        # hook) made every record's write fail, and the series stop, at its first match.
+        records = records.absolute()
     _setup_logging(log_level)
     cls, made = _load_made(bot)  # its name, as play_series would name it: made only once
     names = [v.strip() for v in vs.split(",")]

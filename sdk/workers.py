@@ -41,6 +41,7 @@ from typing import Any
 
 from engine import Phase, PlayerView, fallback_action
 from sdk.bot import Bot, Deadline
+from sdk.loader import loaded_from
 from sdk.local import HOOKS, method_of, overrides
 
 __all__ = ["CallFailed", "Processes", "Remote"]
@@ -180,7 +181,7 @@ class Processes:
             raise ValueError(f"workers must be at least 1, got {n}")
         self._ctx = multiprocessing.get_context("spawn")
         level = logging.getLogger().getEffectiveLevel()
-        self._args = (spec, name, level)
+        self._args = (spec, name, level, loaded_from(spec))
         self._lock = threading.Lock()
         self._procs = [_Proc(self._ctx, i, self._args) for i in range(n)]
         self._load = [0] * n  # matches in progress, per worker
@@ -349,9 +350,12 @@ class _ToParent(logging.Handler):
             self.handleError(record)
 
 
-def serve(conn: Connection, spec: str, name: str, level: int) -> None:
-    """A worker's life: load the bot, then run each call read from ``conn`` in a thread
-    of its own (as the runner's threads do), until ``conn`` closes."""
+def serve(conn: Connection, spec: str, name: str, level: int, cwd: str) -> None:
+    """A worker's life: load the bot (from ``cwd``, where the runner loaded it), then run
+    each call read from ``conn`` in a thread of its own (as the runner's threads do),
+    until ``conn`` closes."""
+    with contextlib.suppress(OSError):
+        os.chdir(cwd)
     for sig in _STOP_SIGNALS:
         signal.signal(sig, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):  # (blocked until now: see _Proc)

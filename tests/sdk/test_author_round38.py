@@ -343,3 +343,47 @@ def test_a_bot_no_worker_can_load_does_not_connect(tmp_path: Path) -> None:
         proc.stderr
     )
     assert "cannot connect" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+# ---------------------------------------------------------- the working directory
+
+MOVES_ON = """import os
+
+from sdk import Bot
+
+HOME = os.path.join(os.path.dirname(os.path.abspath(__file__)), "elsewhere")
+os.makedirs(HOME, exist_ok=True)
+{at_import}
+
+class Mine(Bot):
+    def on_match_start(self, view):
+        os.chdir(HOME)  # (its data files are there, say)
+"""
+
+
+def test_a_bot_that_changes_the_working_directory_loses_no_record_nor_worker(
+    tmp_path: Path,
+) -> None:
+    """Defects: (1) a bot that changed the working directory in a hook made `arena-bot
+    try --records recs` stop at its first match ("Error: cannot write
+    recs/local-0-0.json: No such file or directory", exit code 1, no table): the
+    directory is now where it was when given. (2) One that changed it at import made
+    `arena-bot run --workers 2 mine.py:Mine` fail in every worker ("a worker process
+    cannot load the bot: no file 'mine.py'": they start in the new directory): they now
+    load the bot from where the runner did."""
+    proc = _try(tmp_path, MOVES_ON.format(at_import=""), "--records", "recs")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert sorted(p.name for p in (tmp_path / "recs").iterdir()) == [
+        "local-0-0.json",
+        "local-0-1.json",
+    ]
+    assert not (tmp_path / "elsewhere" / "recs").exists()
+
+    (tmp_path / "mine.py").write_text(MOVES_ON.format(at_import="os.chdir(HOME)"))
+    cmd = [*ARENA_BOT, "run", "mine.py:Mine", "--workers", "2", "--arena", "localhost:9",
+           "--token", "t", "--retry-for", "1"]  # fmt: skip
+    proc = subprocess.run(cmd, cwd=tmp_path, env=_env(), capture_output=True, text=True,
+                          timeout=120, check=False)  # fmt: skip
+    assert "cannot load the bot" not in proc.stderr, proc.stderr
+    assert "the bot's calls run in 2 worker processes" in proc.stderr
+    assert "cannot connect to the arena at localhost:9" in proc.stderr, proc.stderr
