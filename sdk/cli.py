@@ -466,9 +466,15 @@ def _os_exit_said() -> Iterator[None]:
 
 
 def _play_series(*args: Any, **kwargs: Any) -> SeriesResult:
-    """:func:`sdk.local.play_series`, with :func:`_signals_as_in_an_arena`."""
+    """:func:`sdk.local.play_series`, with :func:`_signals_as_in_an_arena`, and with no
+    event loop for ``asyncio.get_event_loop()`` to make up: in an arena a bot's calls run
+    in worker threads, where it raises "There is no current event loop", and a bot whose
+    every decision did so there passed `try` (in the main thread Python made one)."""
+    import asyncio
+
     from sdk.local import play_series
 
+    asyncio.set_event_loop(None)  # (as a thread's: get_event_loop() raises, asyncio.run works)
     with _signals_as_in_an_arena():
         return play_series(*args, **kwargs)
 

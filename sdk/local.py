@@ -359,7 +359,7 @@ def _decide(
         # The method as the lines for a wrong answer name it: the bot's ``name`` alone
         # ("raises raised in deal 1") told neither the class nor which method raised.
         head = f"{type(bot).__name__}.{_method(bot, view)}"
-        hint = _NO_DEADLINE if deadline is None and _used_deadline(e) else ""
+        hint = _NO_DEADLINE if deadline is None and _used_deadline(e) else _loop_hint(e)
         logger.error(
             "%s%s raised in deal %d (%s)%s; playing %s instead",
             where, head, view.deal_number + 1, view.phase, hint, fallback,
@@ -390,6 +390,17 @@ def _decide(
         extra={"sdk_again": ((head, type(action).__qualname__), f"{where}{head} {did}", when)},
     )  # fmt: skip
     return fallback, "malformed", f"{head} {problem}; played {fallback} instead"
+
+
+def _loop_hint(e: BaseException) -> str:
+    """Why ``asyncio.get_event_loop()`` failed in a bot's call (Python's words name a
+    thread, not the cause), else ""."""
+    if isinstance(e, RuntimeError) and str(e).startswith("There is no current event loop"):
+        return (
+            " (a bot's calls run in worker threads in an arena, which have no event loop, "
+            "and arena-bot try runs them so: asyncio.run(...) runs a coroutine to its end)"
+        )
+    return ""
 
 
 #: What a bot told of ``self.deadline.left()`` failing on ``None`` is told: the README

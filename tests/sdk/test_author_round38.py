@@ -387,3 +387,39 @@ def test_a_bot_that_changes_the_working_directory_loses_no_record_nor_worker(
     assert "cannot load the bot" not in proc.stderr, proc.stderr
     assert "the bot's calls run in 2 worker processes" in proc.stderr
     assert "cannot connect to the arena at localhost:9" in proc.stderr, proc.stderr
+
+
+# ------------------------------------------------------------------ the event loop
+
+LOOP = """import asyncio
+
+from sdk import Bot
+
+
+class Mine(Bot):
+    async def _think(self, view):
+        return view.legal_actions[0]
+
+    def play(self, view):
+        return asyncio.get_event_loop().run_until_complete(self._think(view))
+"""
+
+
+def test_a_bot_that_asks_for_the_threads_event_loop_fails_in_try_as_in_an_arena(
+    tmp_path: Path,
+) -> None:
+    """Defect: a bot whose decisions ran a coroutine on ``asyncio.get_event_loop()``
+    passed `arena-bot try` (in the main thread Python makes a loop up), and in an arena
+    every one of its decisions raised "RuntimeError: There is no current event loop in
+    thread 'sdk-bot_1'" (the calls run in worker threads). `try` now gives its calls no
+    loop either, and both say why and what runs a coroutine instead (``asyncio.run``,
+    which works in both: the signal test above plays with it)."""
+    proc = _try(tmp_path, LOOP)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "error: Mine had " in proc.stdout
+    assert "RuntimeError: There is no current event loop in thread 'MainThread'" in proc.stderr
+    assert (
+        "Mine.play() (mine.py:10) raised in deal 1 (playing) (a bot's calls run in worker "
+        "threads in an arena, which have no event loop, and arena-bot try runs them so: "
+        "asyncio.run(...) runs a coroutine to its end); playing "
+    ) in proc.stderr, proc.stderr
