@@ -441,11 +441,12 @@ def _os_exit_said() -> Iterator[None]:
     ended `arena-bot try` and `run` at once with exit code 7 and not a word, no table,
     no summary. (Python's library and the installed ones, multiprocessing ending a
     child, call it as they would.)"""
-    real = os._exit
+    real, pid = os._exit, os.getpid()
 
     def said(status: int) -> NoReturn:
         frame = sys._getframe(1)
-        if not frame.f_code.co_filename.startswith(_NOT_THE_BOTS):
+        # (A child the bot forked ends so, as it should: not arena-bot's process.)
+        if os.getpid() == pid and not frame.f_code.co_filename.startswith(_NOT_THE_BOTS):
             with contextlib.suppress(Exception):
                 logging.getLogger("sdk.cli").error(
                     "the bot called os._exit(%r) (%s:%d, in %s): the process ends there, "

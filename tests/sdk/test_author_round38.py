@@ -274,6 +274,11 @@ def test_a_bot_that_calls_os_exit_is_named_at_its_line(tmp_path: Path) -> None:
         "it cleanly)"
     ], proc.stderr
 
+    # A child the bot forks ends with os._exit, as it should: nothing is said of it.
+    forks = OS_EXIT.replace("if result.number == 1:", "if os.fork() == 0:").replace("(7)", "(0)")
+    proc = _try(tmp_path, forks)
+    assert proc.returncode == 0 and "os._exit" not in proc.stderr, proc.stderr
+
 
 # ------------------------------------------------------------------------- os.fork
 
