@@ -445,8 +445,14 @@ def _os_exit_said() -> Iterator[None]:
 
     def said(status: int) -> NoReturn:
         frame = sys._getframe(1)
-        # (A child the bot forked ends so, as it should: not arena-bot's process.)
-        if os.getpid() == pid and not frame.f_code.co_filename.startswith(_NOT_THE_BOTS):
+        # (A child the bot forked ends so, as it should: not arena-bot's process. Under a
+        # tournament its runner says the exit in the bot's log, on a line of its own,
+        # which a line of ours would follow a half line of the bot's on.)
+        if (
+            _launcher is None
+            and os.getpid() == pid
+            and not frame.f_code.co_filename.startswith(_NOT_THE_BOTS)
+        ):
             with contextlib.suppress(Exception):
                 logging.getLogger("sdk.cli").error(
                     "the bot called os._exit(%r) (%s:%d, in %s): the process ends there, "
