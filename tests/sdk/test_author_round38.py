@@ -1,9 +1,17 @@
 """A bot author's code misbehaving (round 38 of the bot-author audit): bots whose code does
-what the earlier rounds did not try (a subclass of ``Play`` as the answer, a coroutine
-returned by a plain method, an ``async def`` hook, a bot that closes ``sys.stdout`` or
-``sys.stderr``), each run under ``arena-bot try`` and ``arena-bot run`` against an arena.
-Each test is a defect the round met (its docstring says which), or what it checked and
-found as the docs say."""
+what the earlier rounds did not try, each run under ``arena-bot try --vs random -n 2`` and
+``arena-bot run`` against an ``arena serve`` (with ``--workers 2`` too): a subclass of
+``Play`` as the answer, a coroutine returned by a plain method, an ``async def`` hook, a
+bot that closes ``sys.stdout``/``sys.stderr``, sets a signal handler, calls ``os._exit``,
+forks, changes the working directory, asks for the thread's event loop, or whose module
+raises in the workers only. Each test is a defect the round met (its docstring says
+which). Checked and found as the docs say (no test here): a ``Play`` subclass whose
+``__eq__``/``__hash__``/``__str__``/``__repr__`` raise, ``True`` or ``120`` as the answer,
+a ``Future``, a custom ``BaseException`` and ``GeneratorExit`` (bugs: fallback, one
+traceback), ``sys.exit`` and ``KeyboardInterrupt`` in a hook (the bot leaves, code kept),
+megabytes on stdout, ``RecursionError`` (one collapsed traceback), an ``__init__`` that
+needs arguments and factories (refused at start, naming them), class-level state with
+workers (warned at start), ``os._exit`` in a worker (a fresh worker, said once)."""
 
 from __future__ import annotations
 
