@@ -20,9 +20,10 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 # gRPC core writes its own INFO lines to stderr (one per failed TLS handshake) unless told
 # otherwise before it loads; the runner says what failed, and GRPC_VERBOSITY=INFO still
@@ -44,6 +45,7 @@ from arena.referee.config import pem_problem
 from arena.render import PrintableFormatter, plural, printable
 from sdk.loader import BotLoadError, load_bot
 from sdk.local import (
+    _NOT_THE_BOTS,
     _exception,
     _own_name,
     bot_site,
@@ -345,11 +347,151 @@ def _check_ca(ctx: click.Context, param: click.Parameter, value: str | None) -> 
     return value
 
 
+class _KeptOpen:
+    """``sys.stdout`` or ``sys.stderr`` while ``arena-bot`` runs a bot: a ``close()`` (or a
+    ``with sys.stdout:``) by the bot's code is said, once, naming its line, and not done.
+    A bot that closed sys.stdout ended ``try`` with a traceback of rich's instead of the
+    table, and one that closed sys.stderr ended ``run`` (every log line after it raised
+    in the runner: "lost sys.stderr", exit code 1). Everything else is the stream's."""
+
+    def __init__(self, stream: Any, name: str) -> None:
+        self._stream = stream
+        self._name = name
+        self._told = False
+
+    def close(self) -> None:
+        if self._told:
+            return
+        self._told = True
+        frame = sys._getframe(1)
+        while frame.f_back is not None and frame.f_code.co_name in ("__exit__", "close"):
+            frame = frame.f_back  # (a with-block's exit: the with is the bot's line)
+        logging.getLogger("sdk.cli").warning(
+            "the bot closed sys.%s (%s:%d, in %s): left open, as arena-bot writes its %s "
+            "there (a bot should not close the process's streams)",
+            self._name, Path(frame.f_code.co_filename).name, frame.f_lineno,
+            frame.f_code.co_name, "results" if self._name == "stdout" else "log",
+        )  # fmt: skip
+
+    @property
+    def closed(self) -> bool:
+        return bool(self._stream.closed)
+
+    def __enter__(self) -> _KeptOpen:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __iter__(self) -> Any:
+        return iter(self._stream)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def _streams_kept_open() -> Iterator[None]:
+    """Runs the block with ``sys.stdout`` and ``sys.stderr`` as :class:`_KeptOpen`."""
+    out, err = sys.stdout, sys.stderr
+    if out is not None:
+        sys.stdout = cast(TextIO, _KeptOpen(out, "stdout"))
+    if err is not None:
+        sys.stderr = cast(TextIO, _KeptOpen(err, "stderr"))
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
+#: What a bot's own ``signal.signal`` call raises under ``arena-bot try``: in an arena the
+#: bot's calls run in worker threads, where Python raises this.
+_SIGNAL_IN_A_CALL = (
+    "signal only works in main thread of the main interpreter: as in an arena, where a "
+    "bot's calls run in worker threads (arena-bot stops on Ctrl-C and SIGTERM itself)"
+)
+
+
+@contextlib.contextmanager
+def _signals_as_in_an_arena() -> Iterator[None]:
+    """Runs the block with a ``signal.signal`` that raises, as in an arena, when the bot's
+    own code calls it. A bot that set a handler in ``__init__`` or a hook passed `try`
+    (its calls run in the main thread there) and then failed in every match of an arena
+    (its bot never made: the match forfeited), and its SIGINT handler took Ctrl-C from
+    `try`. (Python's library and the installed ones call it as they would: ``asyncio.run``
+    in a call sets one only in the main thread, and would not in an arena.)"""
+    real = signal.signal
+
+    def guarded(signalnum: Any, handler: Any) -> Any:
+        if not sys._getframe(1).f_code.co_filename.startswith(_NOT_THE_BOTS):
+            raise ValueError(_SIGNAL_IN_A_CALL)
+        return real(signalnum, handler)
+
+    signal.signal = guarded
+    try:
+        yield
+    finally:
+        signal.signal = real
+
+
+@contextlib.contextmanager
+def _os_exit_said() -> Iterator[None]:
+    """Runs the block with an ``os._exit`` that, called by the bot's own code, says so
+    (the call and the line) before the process ends: a bot's ``os._exit(7)`` in a hook
+    ended `arena-bot try` and `run` at once with exit code 7 and not a word, no table,
+    no summary. (Python's library and the installed ones, multiprocessing ending a
+    child, call it as they would.)"""
+    real, pid = os._exit, os.getpid()
+
+    def said(status: int) -> NoReturn:
+        frame = sys._getframe(1)
+        # (A child the bot forked ends so, as it should: not arena-bot's process. Under a
+        # tournament its runner says the exit in the bot's log, on a line of its own,
+        # which a line of ours would follow a half line of the bot's on.)
+        if (
+            _launcher is None
+            and os.getpid() == pid
+            and not frame.f_code.co_filename.startswith(_NOT_THE_BOTS)
+        ):
+            with contextlib.suppress(Exception):
+                logging.getLogger("sdk.cli").error(
+                    "the bot called os._exit(%r) (%s:%d, in %s): the process ends there, "
+                    "with that exit code, and no table or summary (sys.exit ends it "
+                    "cleanly)",
+                    status, Path(frame.f_code.co_filename).name, frame.f_lineno,
+                    frame.f_code.co_name,
+                )  # fmt: skip
+                for stream in (sys.stdout, sys.stderr):
+                    stream.flush()
+        real(status)
+
+    os._exit = said
+    try:
+        yield
+    finally:
+        os._exit = real
+
+
+def _play_series(*args: Any, **kwargs: Any) -> SeriesResult:
+    """:func:`sdk.local.play_series`, with :func:`_signals_as_in_an_arena`, and with no
+    event loop for ``asyncio.get_event_loop()`` to make up: in an arena a bot's calls run
+    in worker threads, where it raises "There is no current event loop", and a bot whose
+    every decision did so there passed `try` (in the main thread Python made one)."""
+    import asyncio
+
+    from sdk.local import play_series
+
+    asyncio.set_event_loop(None)  # (as a thread's: get_event_loop() raises, asyncio.run works)
+    with _signals_as_in_an_arena():
+        return play_series(*args, **kwargs)
+
+
 class _Group(FileErrorsGroup):
     def main(self, *args: Any, **kwargs: Any) -> Any:
         before = set(threading.enumerate())
         try:
-            return super().main(*args, **kwargs)
+            with _streams_kept_open(), _os_exit_said():
+                return super().main(*args, **kwargs)
         except SystemExit as e:
             _stop_what_the_bot_left()
             _exit_past_left_threads(before, e)
@@ -768,7 +910,6 @@ def try_(
     from sdk.local import (
         BotMakeError,
         SeriesInterrupted,
-        play_series,
         resolve_ruleset,
     )
 
@@ -788,6 +929,9 @@ def try_(
                 f"cannot make the directory {str(records)!r}: {why or e.strerror or e}",
                 param_hint="--records",
             ) from None
+        # Where it is now: a bot that changes the working directory (its import or a
+        # hook) made every record's write fail, and the series stop, at its first match.
+        records = records.absolute()
     _setup_logging(log_level)
     cls, made = _load_made(bot)  # its name, as play_series would name it: made only once
     names = [v.strip() for v in vs.split(",")]
@@ -849,7 +993,7 @@ def try_(
     longer = f", as long as an arena waits for a decision{' by default' * (decision_ms is None)}"
     try:
         series = partial(
-            play_series,
+            _play_series,
             name=_own_name(made),
             decision_ms=decision_ms,
             time_bank_ms=time_bank_ms,

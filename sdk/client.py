@@ -34,6 +34,7 @@ import contextlib
 import inspect
 import ipaddress
 import logging
+import os
 import queue
 import random
 import re
@@ -81,6 +82,7 @@ from sdk.local import (
     hook_view,
     log_leaving,
     make_bot,
+    not_a_fork,
     overrides,
     stops_the_bot,
 )
@@ -880,6 +882,14 @@ class BotRunner:
         try:
             if self._procs is not None:
                 await asyncio.to_thread(self._procs.wait_ready)
+                if self._procs.none_loaded():  # (each worker said why, above)
+                    self.summary.reason = "no worker process could load the bot"
+                    self.summary.exit_code = 1
+                    self.summary.exit_message = (
+                        "arena-bot: no worker process could load the bot (see above): "
+                        "not connecting to the arena"
+                    )
+                    return self.summary
             return await self._run()
         finally:
             pool, self._pool = self._pool, None
@@ -1956,12 +1966,16 @@ def _run_hook(bot: Bot, what: str, args: tuple[object, ...], match_id: str) -> b
     (Caught here, in the call's thread: a ``CancelledError`` of the bot's own is its bug,
     never taken for the runner's cancellation.)"""
     bot.deadline = None  # hooks are not timed: not the last decision's, spent, deadline
+    pid = os.getpid()
     try:
-        return (
+        failed = (
             hook_result(bot, what, getattr(bot, what)(*args), log, f"match {match_id}: ")
             is not None
         )
+        not_a_fork(pid, bot, _defined(type(bot), what), f"match {match_id}: ", log)
+        return failed
     except BaseException as e:
+        not_a_fork(pid, bot, _defined(type(bot), what), f"match {match_id}: ", log)
         if stops_the_bot(e):
             log_leaving(bot, e, f"{type(bot).__name__}.{what}()", log, f"match {match_id}: ")
             raise

@@ -14,6 +14,7 @@ imported as a module of that package, so its relative imports work.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import importlib
 import importlib.util
@@ -47,9 +48,23 @@ _SPEC_MAX = 4096 + 256
 importing = 0
 
 
+#: The working directory each bot name was first loaded from (:func:`loaded_from`).
+_CWD: dict[str, str] = {}
+
+
+def loaded_from(spec: str) -> str:
+    """The working directory ``spec`` was first loaded from (else the current one): where
+    ``arena-bot run --workers`` loads it again. A bot whose import (or a call) changed
+    the working directory left its workers looking for ``mybot.py`` in that other one:
+    none could load the bot."""
+    return _CWD.get(spec.strip()) or os.getcwd()
+
+
 def load_bot(spec: str) -> type[Bot]:
     """The bot class named by ``spec`` (see the module docs); :class:`BotLoadError` if none."""
     global importing
+    with contextlib.suppress(OSError):  # (a working directory that was removed)
+        _CWD.setdefault(spec.strip(), os.getcwd())
     importing += 1
     try:
         return _load_bot(spec)

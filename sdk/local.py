@@ -43,14 +43,18 @@ from engine import (
     Action,
     Bid,
     Card,
+    Concede,
+    Contract,
     Game,
     GameResult,
+    Give,
     IllegalActionError,
     Pass,
     Phase,
     Play,
     PlayerView,
     Ruleset,
+    ThrowIn,
     fallback_action,
     load_ruleset,
     observe,
@@ -339,9 +343,12 @@ def _decide(
     where = f"match {match_id or bot.match_id}: " if match_id or bot.match_id else ""
     bot.deadline = deadline
     t0 = time.monotonic()
+    pid = os.getpid()
     try:
         action = bot.act(view)
+        not_a_fork(pid, bot, _method(bot, view), where, logger)
     except BaseException as e:
+        not_a_fork(pid, bot, _method(bot, view), where, logger)
         if stops_the_bot(e):
             head = f"{type(bot).__name__}.{_method(bot, view)}"
             log_leaving(bot, e, head, logger, where, view, time.monotonic() - t0)
@@ -352,30 +359,48 @@ def _decide(
         # The method as the lines for a wrong answer name it: the bot's ``name`` alone
         # ("raises raised in deal 1") told neither the class nor which method raised.
         head = f"{type(bot).__name__}.{_method(bot, view)}"
-        hint = _NO_DEADLINE if deadline is None and _used_deadline(e) else ""
+        hint = _NO_DEADLINE if deadline is None and _used_deadline(e) else _loop_hint(e)
         logger.error(
             "%s%s raised in deal %d (%s)%s; playing %s instead",
             where, head, view.deal_number + 1, view.phase, hint, fallback,
             exc_info=bot_exc_info(e),
         )  # fmt: skip
         return fallback, "error", f"{head} raised {_exception(e)}{hint}; played {fallback} instead"
-    problem = _not_an_action(action)
+    method = _method(bot, view)
+    problem = _not_an_action(action, method.partition("(")[0])
     if problem is None:
-        return action, "bot", ""
-    head = f"{type(bot).__name__}.{_method(bot, view)}"
+        return _plain(action), "bot", ""
+    head = f"{type(bot).__name__}.{method}"
     if reraise:
         raise TypeError(f"{head} {problem}")
     fallback = fallback_action(view.legal_actions)
     # A bot that answers wrong does so at every decision: under arena-bot (sdk.cli's
     # filter) the same mistake again (the method, the type of the answer) is this shorter
     # line with a count, as a repeated exception is.
-    did = "is `async def`" if problem == _ASYNC_DEF else f"returned {_short_repr(action)}"
+    did = (
+        "is `async def`"
+        if problem == _ASYNC_DEF
+        else "returned a coroutine"
+        if inspect.iscoroutine(action)
+        else f"returned {_short_repr(action)}"
+    )
     when = f" (deal {view.deal_number + 1}, {view.phase}); playing {fallback} instead"
     logger.error(
         "%s%s %s%s", where, head, problem, when,
         extra={"sdk_again": ((head, type(action).__qualname__), f"{where}{head} {did}", when)},
     )  # fmt: skip
     return fallback, "malformed", f"{head} {problem}; played {fallback} instead"
+
+
+def _loop_hint(e: BaseException) -> str:
+    """Why ``asyncio.get_event_loop()`` failed in a bot's call (Python's words name a
+    thread, not the cause), else ""."""
+    if isinstance(e, RuntimeError) and str(e).startswith("There is no current event loop"):
+        return (
+            " (a bot's calls run in worker threads in an arena, which have no event loop, "
+            "and arena-bot try runs them so: asyncio.run(...) runs a coroutine to its end)"
+        )
+    return ""
 
 
 #: What a bot told of ``self.deadline.left()`` failing on ``None`` is told: the README
@@ -449,14 +474,26 @@ _FIELD_TYPES: dict[str, tuple[type, str]] = {
 }
 
 
-def _not_an_action(action: object) -> str | None:
+def _not_an_action(action: object, method: str = "") -> str | None:
     """What is wrong with a bot's answer as an action ("returned None, which is not an
     Action"), or ``None`` if it is one. A coroutine (the method is ``async def``) is
-    closed: it will never run, and Python would warn that it was never awaited."""
+    closed: it will never run, and Python would warn that it was never awaited. One that a
+    plain ``method`` returned (it called an ``async def`` of the bot's without awaiting
+    it) is named as that function's: "is `async def`" would send the author to a method
+    that is not."""
     if not isinstance(action, Action):
         if inspect.iscoroutine(action):
+            code = getattr(action, "cr_code", None)
             action.close()
-            return _ASYNC_DEF
+            name = getattr(code, "co_name", method)
+            if name == method or code is None:
+                return _ASYNC_DEF
+            at = f"{Path(code.co_filename).name}:{code.co_firstlineno}"
+            return (
+                f"returned the coroutine of `async def {name}` ({at}), which is not an "
+                "Action and was never run: bot methods must be plain functions and return "
+                f"the action (asyncio.run({name}(...)) runs one to its end)"
+            )
         return f"returned {_short_repr(action)}, which is not an Action{_hint(action)}"
     kind = type(action)
     fields = _FIELDS_OF.get(kind)
@@ -472,6 +509,24 @@ def _not_an_action(action: object) -> str | None:
                 f"not {type(value).__name__}"
             )
     return None
+
+
+#: The engine's own action classes, which it judges by (a subclass of one is none of them).
+_PLAIN: dict[type, type] = {t: t for t in (Bid, Pass, Give, Contract, Concede, ThrowIn, Play)}
+
+
+def _plain(action: Action) -> Action:
+    """``action`` as the engine's own class: a bot's subclass of ``Play`` (one with a
+    method or a field of its own) is the same play, as it is over the wire to an arena;
+    the engine judged it by its class, refused a legal card and then failed itself."""
+    kind = type(action)
+    base = _PLAIN.get(kind)
+    if base is None:  # once per subclass
+        base = _PLAIN[kind] = next(t for t in kind.__mro__ if _PLAIN.get(t) is t)
+    if base is kind:
+        return action
+    plain: Action = base(**{f.name: getattr(action, f.name) for f in dataclasses.fields(base)})
+    return plain
 
 
 def _hint(answer: object) -> str:
@@ -680,6 +735,25 @@ def _defined(cls: type, name: str) -> str:
     return f"{name}() ({Path(code.co_filename).name}:{code.co_firstlineno})"
 
 
+def not_a_fork(pid: int, bot: Bot, call: str, where: str, logger: logging.Logger = log) -> None:
+    """Ends a child the bot forked in a call (``os.fork()`` and no ``os._exit`` in the
+    child) as it comes back from the call (made in process ``pid``): locally it played
+    the rest of the series as a second copy (`arena-bot try` printed its table twice, and
+    blamed the fork's reseeding of the random module on the bot); in an arena's runner it
+    hung for ever, a thread of a process with no others, deaf to SIGTERM."""
+    if os.getpid() == pid:
+        return
+    with contextlib.suppress(Exception):
+        logger.error(
+            "%s%s.%s forked, and the child (pid %d) came back from the call into the "
+            "match: it is ended there (a child the bot forks must end itself, os._exit)",
+            where, type(bot).__name__, call, os.getpid(),
+        )  # fmt: skip
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+    os._exit(0)
+
+
 def hook_view(view: PlayerView) -> PlayerView:
     """``view`` as a hook gets it: without legal actions (a hook answers nothing)."""
     return dataclasses.replace(view, legal_actions=()) if view.legal_actions else view
@@ -689,9 +763,13 @@ def _hook(bot: Bot, fn: Callable[[], object], what: str) -> tuple[str, BaseExcep
     """Run a hook; if it failed, what happened and the exception (what it raised, logged
     with the traceback, or a ``TypeError`` when the hook is ``async def``)."""
     bot.deadline = None  # hooks are not timed: not the last decision's, spent, deadline
+    # (The match, as a raising hook's line and an arena's runner name it.)
+    where, pid = f"match {bot.match_id}: ", os.getpid()
     try:
-        problem = hook_result(bot, what, fn(), log)
+        problem = hook_result(bot, what, fn(), log, where)
+        not_a_fork(pid, bot, _defined(type(bot), what), where)
     except BaseException as e:
+        not_a_fork(pid, bot, _defined(type(bot), what), where)
         if stops_the_bot(e):
             log_leaving(bot, e, f"{type(bot).__name__}.{what}()", log, f"match {bot.match_id}: ")
             raise
@@ -712,7 +790,7 @@ def hook_result(
     if not inspect.iscoroutine(result):
         return None
     result.close()
-    head = f"{type(bot).__name__}.{what}()"
+    head = f"{type(bot).__name__}.{_defined(type(bot), what)}"
     again = ((head, "coroutine"), f"{where}{head} is `async def`", "")
     logger.error("%s%s %s", where, head, _ASYNC_DEF, extra={"sdk_again": again})
     return f"{head} {_ASYNC_DEF}"

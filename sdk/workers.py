@@ -41,6 +41,7 @@ from typing import Any
 
 from engine import Phase, PlayerView, fallback_action
 from sdk.bot import Bot, Deadline
+from sdk.loader import loaded_from
 from sdk.local import HOOKS, method_of, overrides
 
 __all__ = ["CallFailed", "Processes", "Remote"]
@@ -87,6 +88,8 @@ class _Proc:
         self.alive = True
         #: Set once the worker has loaded the bot (or died).
         self.ready = threading.Event()
+        #: Whether it loaded the bot.
+        self.loaded = False
         self._lock = threading.Lock()
         self._pending: dict[int, Future[tuple[str, Any]]] = {}
         self._ids = itertools.count()
@@ -140,6 +143,7 @@ class _Proc:
                 logging.getLogger(record.name).handle(record)  # (its filters, then handlers)
                 continue
             if msg[0] == "ready":
+                self.loaded = True
                 self.ready.set()
                 continue
             fut = self._pending.pop(msg[1], None)
@@ -177,7 +181,7 @@ class Processes:
             raise ValueError(f"workers must be at least 1, got {n}")
         self._ctx = multiprocessing.get_context("spawn")
         level = logging.getLogger().getEffectiveLevel()
-        self._args = (spec, name, level)
+        self._args = (spec, name, level, loaded_from(spec))
         self._lock = threading.Lock()
         self._procs = [_Proc(self._ctx, i, self._args) for i in range(n)]
         self._load = [0] * n  # matches in progress, per worker
@@ -190,6 +194,13 @@ class Processes:
         end = time.monotonic() + timeout
         for p in self._procs:
             p.ready.wait(max(0.0, end - time.monotonic()))
+
+    def none_loaded(self) -> bool:
+        """Whether every worker died without loading the bot (its module raised at
+        import in a worker only, say: each said why): none ever will, and the runner
+        that connected all the same sat in every match it was given without a bot, each
+        forfeited on its deadlines, for as long as it ran."""
+        return all(not p.alive and not p.loaded for p in self._procs)
 
     @property
     def pids(self) -> list[int]:
@@ -339,9 +350,12 @@ class _ToParent(logging.Handler):
             self.handleError(record)
 
 
-def serve(conn: Connection, spec: str, name: str, level: int) -> None:
-    """A worker's life: load the bot, then run each call read from ``conn`` in a thread
-    of its own (as the runner's threads do), until ``conn`` closes."""
+def serve(conn: Connection, spec: str, name: str, level: int, cwd: str) -> None:
+    """A worker's life: load the bot (from ``cwd``, where the runner loaded it), then run
+    each call read from ``conn`` in a thread of its own (as the runner's threads do),
+    until ``conn`` closes."""
+    with contextlib.suppress(OSError):
+        os.chdir(cwd)
     for sig in _STOP_SIGNALS:
         signal.signal(sig, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):  # (blocked until now: see _Proc)
