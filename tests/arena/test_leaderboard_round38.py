@@ -15,15 +15,15 @@ left out), the stored ``ratings`` table,
 resumed ends with the ratings of one uninterrupted run, at any concurrency; ``arena
 web`` polled during a run that stores matches out of order rates them in schedule order.
 
-What the round found: every number of every output agreed but one: a running
-tournament's ``/api/leaderboard``, kept a moment when slow to compute, said the count of
-matches stored now over rows made for fewer (fixed in ``arena/web/data.py``;
-``test_a_throttled_live_leaderboard_says_what_its_rows_count``). The docs did not say
-which deals the mean score per deal counts with four players (the code counts the deals a bot dealt and sat out, so
-that mean × deals is its total score) nor that an abandoned match's last deal is no bid won
-even when its auction was over, nor how rows equal in μ−3σ are ordered (to 9 decimals;
-then the greater μ, then the name; ranks never shared); docs/tournament.md says all three
-now, and ``test_four_players_count_the_deals_sat_out``,
+What the round found: every number of every output agreed but one: a running tournament's
+``/api/leaderboard``, kept a moment when slow to compute, said the count of matches stored
+now over rows made for fewer (fixed in ``arena/web/data.py``;
+``test_a_throttled_live_leaderboard_says_what_its_rows_count``). The docs did not say which
+deals the mean score per deal counts with four players (the code counts the deals a bot
+dealt and sat out, so that mean × deals is its total score) nor that an abandoned match's
+last deal is no bid won even when its auction was over, nor how rows equal in μ−3σ are
+ordered (to 9 decimals; then the greater μ, then the name; ranks never shared);
+docs/tournament.md says all three now, and ``test_four_players_count_the_deals_sat_out``,
 ``test_abandoned_matches_with_independent_deals`` and
 ``test_a_stopped_tournament_is_rated_from_what_is_stored`` pin them.
 """
