@@ -366,11 +366,11 @@ def _decide(
             exc_info=bot_exc_info(e),
         )  # fmt: skip
         return fallback, "error", f"{head} raised {_exception(e)}{hint}; played {fallback} instead"
-    method = _method(bot, view)
-    problem = _not_an_action(action, method.partition("(")[0])
+    # (the method named only for a coroutine: this is every decision's path)
+    problem = _not_an_action(action, _method(bot, view) if inspect.iscoroutine(action) else "")
     if problem is None:
         return _plain(action), "bot", ""
-    head = f"{type(bot).__name__}.{method}"
+    head = f"{type(bot).__name__}.{_method(bot, view)}"
     if reraise:
         raise TypeError(f"{head} {problem}")
     fallback = fallback_action(view.legal_actions)
@@ -485,6 +485,7 @@ def _not_an_action(action: object, method: str = "") -> str | None:
         if inspect.iscoroutine(action):
             code = getattr(action, "cr_code", None)
             action.close()
+            method = method.partition("(")[0]  # ("play() (mine.py:12)": play)
             name = getattr(code, "co_name", method)
             if name == method or code is None:
                 return _ASYNC_DEF
