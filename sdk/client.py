@@ -1972,10 +1972,12 @@ def _run_hook(bot: Bot, what: str, args: tuple[object, ...], match_id: str) -> b
             hook_result(bot, what, getattr(bot, what)(*args), log, f"match {match_id}: ")
             is not None
         )
-        not_a_fork(pid, bot, _defined(type(bot), what), f"match {match_id}: ", log)
+        if os.getpid() != pid:  # (named only then: every hook's path)
+            not_a_fork(pid, bot, _defined(type(bot), what), f"match {match_id}: ", log)
         return failed
     except BaseException as e:
-        not_a_fork(pid, bot, _defined(type(bot), what), f"match {match_id}: ", log)
+        if os.getpid() != pid:
+            not_a_fork(pid, bot, _defined(type(bot), what), f"match {match_id}: ", log)
         if stops_the_bot(e):
             log_leaving(bot, e, f"{type(bot).__name__}.{what}()", log, f"match {match_id}: ")
             raise

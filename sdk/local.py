@@ -346,9 +346,11 @@ def _decide(
     pid = os.getpid()
     try:
         action = bot.act(view)
-        not_a_fork(pid, bot, _method(bot, view), where, logger)
+        if os.getpid() != pid:  # (named only then: this is every decision's path)
+            not_a_fork(pid, bot, _method(bot, view), where, logger)
     except BaseException as e:
-        not_a_fork(pid, bot, _method(bot, view), where, logger)
+        if os.getpid() != pid:
+            not_a_fork(pid, bot, _method(bot, view), where, logger)
         if stops_the_bot(e):
             head = f"{type(bot).__name__}.{_method(bot, view)}"
             log_leaving(bot, e, head, logger, where, view, time.monotonic() - t0)
@@ -768,9 +770,11 @@ def _hook(bot: Bot, fn: Callable[[], object], what: str) -> tuple[str, BaseExcep
     where, pid = f"match {bot.match_id}: ", os.getpid()
     try:
         problem = hook_result(bot, what, fn(), log, where)
-        not_a_fork(pid, bot, _defined(type(bot), what), where)
+        if os.getpid() != pid:  # (named only then: every hook's path)
+            not_a_fork(pid, bot, _defined(type(bot), what), where)
     except BaseException as e:
-        not_a_fork(pid, bot, _defined(type(bot), what), where)
+        if os.getpid() != pid:
+            not_a_fork(pid, bot, _defined(type(bot), what), where)
         if stops_the_bot(e):
             log_leaving(bot, e, f"{type(bot).__name__}.{what}()", log, f"match {bot.match_id}: ")
             raise

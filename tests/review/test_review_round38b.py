@@ -1,0 +1,90 @@
+"""Round 38b: a senior reviewer's reading of round 38's product diff (sdk.cli's stream,
+signal, os._exit and event-loop guards, sdk.local's fork check, the workers' directory,
+gRPC's environment and proxy, serve's database, leaderboard --out DIR/, the web's count)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+
+import sdk.client
+import sdk.local
+from engine import Game, observe
+from sdk import Bot
+
+NAMES3 = ["a", "b", "c"]
+
+
+class _Plain(Bot):
+    """A bot with a hook of its own and the base class's phase methods."""
+
+    def act(self, view: Any) -> Any:
+        return view.legal_actions[0]
+
+    def on_match_start(self, *args: Any) -> None:
+        pass
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[str]:
+    """``module.name`` replaced by itself counting its calls (the list of its answers)."""
+    real = getattr(module, name)
+    calls: list[str] = []
+
+    def counted(*args: Any) -> str:
+        calls.append(real(*args))
+        return calls[-1]
+
+    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
+def test_a_decision_does_not_name_its_method_unless_the_bot_forked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Defect: round 38's fork check (``not_a_fork``) was given the decision's method,
+    "act() (mine.py:12)", made by ``method_of`` (a Path and a format, ~7.6 us) after every
+    answer of every bot, though it is used only in a forked child: the very cost the round's
+    last commit took off the answer's path came back. Named now only in a child."""
+    calls = _counting(monkeypatch, sdk.local, "method_of")
+    game = Game.new("classic", 1, NAMES3)
+    assert game.to_act is not None
+    view = observe(game, game.to_act)
+    action, kind = sdk.local.decide(_Plain(), view)
+    assert kind == "bot" and action == view.legal_actions[0]
+    assert calls == []
+
+
+def test_a_raising_decision_still_names_its_method() -> None:
+    """(The check above moved the naming, not the lines that use it: a raise is named.)"""
+    game = Game.new("classic", 1, NAMES3)
+    assert game.to_act is not None
+    view = observe(game, game.to_act)
+
+    class Raises(Bot):
+        def act(self, view: Any) -> Any:
+            raise ValueError("no")
+
+    _, kind, detail = sdk.local._decide(Raises(), view, logging.getLogger("t38b"))
+    assert kind == "error" and detail.startswith("Raises.act() (test_review_round38b.py:")
+
+
+def test_a_local_hook_does_not_name_itself_unless_the_bot_forked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Defect: as above, for every hook a local series calls (``_defined``: an unwrap, a
+    Path, a format), though named only in a forked child."""
+    calls = _counting(monkeypatch, sdk.local, "_defined")
+    bot = _Plain()
+    assert sdk.local._hook(bot, lambda: bot.on_match_start(), "on_match_start") is None
+    assert calls == []
+
+
+def test_an_arena_hook_does_not_name_itself_unless_the_bot_forked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Defect: as above, for every hook the arena runner calls (``sdk.client._run_hook``)."""
+    calls = _counting(monkeypatch, sdk.client, "_defined")
+    assert sdk.client._run_hook(_Plain(), "on_match_start", (), "m1") is False
+    assert calls == []
