@@ -501,8 +501,10 @@ def _not_an_action(action: object, method: str = "") -> str | None:
     kind = type(action)
     fields = _FIELDS_OF.get(kind)
     if fields is None:  # once per class: this runs at every decision
+        # (the engine's class's fields: a bot's subclass with a field of its own raised
+        # KeyError here, out of the decision, though its play is the engine's, _plain)
         fields = _FIELDS_OF[kind] = tuple(
-            (f.name, *_FIELD_TYPES[f.name]) for f in dataclasses.fields(action)
+            (f.name, *_FIELD_TYPES[f.name]) for f in dataclasses.fields(_engine_class(kind))
         )
     for name, want, words in fields:
         value = getattr(action, name)
@@ -523,13 +525,19 @@ def _plain(action: Action) -> Action:
     method or a field of its own) is the same play, as it is over the wire to an arena;
     the engine judged it by its class, refused a legal card and then failed itself."""
     kind = type(action)
-    base = _PLAIN.get(kind)
-    if base is None:  # once per subclass
-        base = _PLAIN[kind] = next(t for t in kind.__mro__ if _PLAIN.get(t) is t)
+    base = _engine_class(kind)
     if base is kind:
         return action
     plain: Action = base(**{f.name: getattr(action, f.name) for f in dataclasses.fields(base)})
     return plain
+
+
+def _engine_class(kind: type) -> type:
+    """The engine's action class that ``kind`` (an Action's class) is or subclasses."""
+    base = _PLAIN.get(kind)
+    if base is None:  # once per subclass
+        base = _PLAIN[kind] = next(t for t in kind.__mro__ if _PLAIN.get(t) is t)
+    return base
 
 
 def _hint(answer: object) -> str:

@@ -4,6 +4,7 @@ gRPC's environment and proxy, serve's database, leaderboard --out DIR/, the web'
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import Any
 
@@ -88,3 +89,27 @@ def test_an_arena_hook_does_not_name_itself_unless_the_bot_forked(
     calls = _counting(monkeypatch, sdk.client, "_defined")
     assert sdk.client._run_hook(_Plain(), "on_match_start", (), "m1") is False
     assert calls == []
+
+
+def test_a_bots_action_subclass_with_a_field_of_its_own_is_played_as_the_engines() -> None:
+    """Defect: round 38's ``_plain`` plays a bot's subclass of an engine action "with a
+    method or a field of its own" as the engine's (its docstring, and writing-a-bot.md),
+    but the answer's check before it read every field of the subclass in its table of
+    the engine's fields: a field of the bot's own raised KeyError out of the decision (no
+    fallback, the series or the runner's call ended in a traceback)."""
+    game = Game.new("classic", 1, NAMES3)
+    assert game.to_act is not None
+    view = observe(game, game.to_act)
+    first = view.legal_actions[0]
+
+    @dataclasses.dataclass(frozen=True)
+    class Noted(type(first)):  # type: ignore[misc]
+        note: str = "why"
+
+    class Annotates(Bot):
+        def act(self, view: Any) -> Any:
+            return Noted(**{f.name: getattr(first, f.name) for f in dataclasses.fields(first)})
+
+    action, kind, _ = sdk.local._decide(Annotates(), view, logging.getLogger("t38b"))
+    assert kind == "bot"
+    assert type(action) is type(first) and action == first
