@@ -387,6 +387,8 @@ class _KeptOpen:
         return iter(self._stream)
 
     def __getattr__(self, name: str) -> Any:
+        if name == "_stream":  # (one not made by __init__: copy.copy's, pickle's)
+            raise AttributeError(name)
         return getattr(self._stream, name)
 
 

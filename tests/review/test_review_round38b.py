@@ -113,3 +113,19 @@ def test_a_bots_action_subclass_with_a_field_of_its_own_is_played_as_the_engines
     action, kind, _ = sdk.local._decide(Annotates(), view, logging.getLogger("t38b"))
     assert kind == "bot"
     assert type(action) is type(first) and action == first
+
+
+def test_a_copy_of_the_kept_open_stream_writes_where_it_does() -> None:
+    """Defect: ``_KeptOpen`` (arena-bot's sys.stdout and sys.stderr since round 38) passed
+    every attribute on to ``self._stream``, its own too: ``copy.copy(sys.stdout)`` (and
+    pickle) made one without it, asked it for ``__setstate__``, and recursed to a
+    RecursionError, where a plain stream copies or says it cannot be pickled."""
+    import copy
+    import io
+
+    from sdk.cli import _KeptOpen
+
+    text = io.StringIO()
+    kept = copy.copy(_KeptOpen(text, "stdout"))
+    kept.write("one")
+    assert text.getvalue() == "one"
