@@ -70,6 +70,8 @@ class _Results:
         self._open = False
         #: The database file was made by this run (so ``close`` removes it when ``empty``).
         self.made = False
+        #: Where it was made: the file itself, not a symbolic link to it that was there.
+        self._made_at = db
 
     @classmethod
     def open(cls, db: Path, rs: Any, tokens: dict[str, str], max_matches: int | None) -> _Results:
@@ -93,6 +95,8 @@ class _Results:
                   "max_matches": max_matches}  # fmt: skip
         results = cls(db, storage, lock, config, [(name, "serve") for name in tokens])
         results.made = made
+        with contextlib.suppress(OSError, RuntimeError):  # (a loop: the file was not made)
+            results._made_at = db.resolve()
         return results
 
     def start(self, stamp: str) -> str:
@@ -214,8 +218,10 @@ class _Results:
             # "no match stored: ... is left as it was": a database this run made, holding
             # nothing (or made before the arena could start: a busy port), is removed
             # (while the lock is held), as it was not there before.
-            for path in (self.db, *(self.db.with_name(self.db.name + s) for s in
-                                    ("-wal", "-shm", "-journal"))):  # fmt: skip
+            # (A dangling link named by --db: the file made at its target, not the link.)
+            made = self._made_at
+            for path in (made, *(made.with_name(made.name + s) for s in
+                                 ("-wal", "-shm", "-journal"))):  # fmt: skip
                 with contextlib.suppress(OSError):
                     path.unlink()
         with contextlib.suppress(OSError):

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 import sdk.client
 import sdk.local
-from engine import Game, observe
+from engine import PRESETS, Game, observe
 from sdk import Bot
 
 NAMES3 = ["a", "b", "c"]
@@ -129,3 +131,25 @@ def test_a_copy_of_the_kept_open_stream_writes_where_it_does() -> None:
     kept = copy.copy(_KeptOpen(text, "stdout"))
     kept.write("one")
     assert text.getvalue() == "one"
+
+
+def test_a_serve_that_ends_early_on_a_dangling_db_link_removes_the_file_it_made(
+    tmp_path: Path,
+) -> None:
+    """Defect: round 38's ``_Results.close()`` removes a database the serve made when it
+    stored nothing (a busy port, say), but by the path given: a ``--db`` that is a symbolic
+    link to a file not there yet (SQLite makes it at the link's target) lost the link,
+    the user's, and kept the empty database the serve made. Now the made file goes and
+    the link stays, as before the serve."""
+    from arena.cli.serve import _Results
+
+    (tmp_path / "data").mkdir()
+    target = tmp_path / "data" / "arena.sqlite"
+    link = tmp_path / "arena.sqlite"
+    link.symlink_to(target)
+    bots = {"a": "t" * 20, "b": "u" * 20, "c": "v" * 20}
+    results = _Results.open(link, PRESETS["classic"], bots, None)
+    assert target.exists()
+    results.close()  # (the serve ended before its start: it could not listen)
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert not target.exists()
