@@ -263,7 +263,9 @@ def _target_problem(scheme: str, target: str, value: str) -> str | None:
             port = rest[1:] if close and rest.startswith(":") else None
         else:
             port = target.partition(":")[2] if target.count(":") == 1 else None
-        return bad_port if port is not None and not _port_ok(port) else None
+        # (gRPC's resolver takes two port names too: "dns:///arena.example:https", 443)
+        named = port in ("http", "https")
+        return bad_port if port is not None and not (_port_ok(port) or named) else None
     kind, written, example = (
         ("IPv4", "", "127.0.0.1:50051")
         if scheme == "ipv4"

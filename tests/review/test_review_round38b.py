@@ -153,3 +153,17 @@ def test_a_serve_that_ends_early_on_a_dangling_db_link_removes_the_file_it_made(
     results.close()  # (the serve ended before its start: it could not listen)
     assert link.is_symlink() and os.readlink(link) == str(target)
     assert not target.exists()
+
+
+@pytest.mark.parametrize(
+    "target", ["dns:///arena.example:https", "dns:arena.example:http", "dns:///[::1]:https"]
+)
+def test_a_dns_target_with_a_port_name_grpc_takes_is_let_through(target: str) -> None:
+    """Defect: round 38 refused a ``dns:`` target whose port is no number ("the port must
+    be a number"), where before it was passed on; gRPC's resolver takes the names ``http``
+    and ``https`` (80, 443: "dns:///localhost:https" connects to 127.0.0.1:443), and
+    fails only on others ("Failed to parse port"), which stay refused."""
+    from sdk.cli import _address_problem
+
+    assert _address_problem(target) is None
+    assert _address_problem(target.replace("http", "ssh")) is not None
