@@ -1,5 +1,5 @@
-// One bot's page: its leaderboard row, rating history, score-per-deal distribution,
-// strikes and matches (each with a replay link).
+// One bot's page: its leaderboard row, score-per-deal distribution, strikes and
+// matches (each with a replay link). (The API sends its rating history too; no plot of it here.)
 "use strict";
 
 const botName = decodeURIComponent(location.pathname.split("/").filter(Boolean)[1] || "");
