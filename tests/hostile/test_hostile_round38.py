@@ -1,0 +1,226 @@
+"""Hostile round 38: sequences and timing the earlier rounds did not try.
+
+Inventory of the earlier rounds (what they drive), in short: stream openings refused
+(tokens, no Hello, garbage, oversized, metadata past limits, tokens' spelling), welcomed
+streams misbehaving (second Hello, empty messages and batches, floods, bytes no generated
+code writes, byte-by-byte mutations, compression bombs), answers refused for what they are
+(stale, duplicated, other seats', other matches', long ids, after a forfeit, after the end,
+thrown-in deals, the 4-player dealer), timing at a single decision (deadline to the
+microsecond, loop stalls, late answers, every other request late), streams dropped,
+half-closed, cancelled or replaced at each phase and between deals, a bot at several tables
+answering in part or with each other's ids, Hello variants, transport abuse (windows of
+nothing or one byte, rapid reset, ping and CONTINUATION floods, slowloris, SETTINGS
+extremes), GetInfo / health / reflection abuse, and hypothesis-driven hostile sequences.
+
+Not driven before, here:
+
+- a seat honest for a whole match that reaches its strike limit at its very last decision
+  (the last card of the last deal, ``ask_forced``), and answers again in the same instant;
+- a hostile client taking a real SDK bot's token while the SDK bot is mid-decision (its
+  bot thinking): the SDK stops as documented, the hostile stream is asked the same request
+  again, its illegal answer is a strike, and nothing it is shown is another seat's.
+
+In each: the referee stays up, the honest seats' matches complete and are recorded, the
+hostile seat gets the documented refusal naming what was wrong, and no message it got
+holds a card its seat may not see. No defect found: these pin the behaviour checked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import grpc
+import pytest
+
+from arena.referee import Referee, RefereeConfig
+from arena.v1 import arena_pb2 as pb
+from tests.hostile.test_hostile_audit import STRIKES, _audit, _bad_action
+from tests.hostile.test_hostile_round32 import _passer
+from tests.hostile.test_hostile_round34 import ONE_DEAL, _attach, _replays
+from tests.hostile.test_hostile_round37 import _client_of, _served, _Wire
+from tests.support.harness import no_error_logged, until  # noqa: F401 (a fixture)
+
+# No test here may make the referee (or gRPC under it) log an error or a traceback.
+pytestmark = pytest.mark.usefixtures("no_error_logged")
+
+#: An illegal answer for each phase: the kind in ``STRIKES``.
+_ILLEGAL_IN = {phase: kind for kind, (phase, incident, _) in STRIKES.items()
+               if incident == pb.INCIDENT_ILLEGAL and "2^32" not in kind}  # fmt: skip
+
+
+def _ends_of(streams: dict[str, Any], name: str) -> list[pb.MatchEnded]:
+    return [m.match_ended for m in streams[name].got if m.HasField("match_ended")]
+
+
+# ------------------------------------------------------------------ the strike limit at the end
+
+
+def test_the_strike_limit_reached_at_the_last_card_forfeits_and_the_end_is_whole() -> None:
+    """Classic, one deal, every card asked (``ask_forced``), ``max_strikes`` 3. x answers
+    its first two requests with an empty action (MALFORMED, strikes 1 and 2 of 3), plays
+    honestly after, and at its last card of the match — one card left in its hand — plays
+    a card of the first trick (ILLEGAL "not in your hand", strike 3 of 3) and at once sends
+    the same answer again. The third strike forfeits the seat on the spot: the fallback
+    plays its card, the match ends as the rules make it, and the record and every seat's
+    ``MatchEnded`` place x last with ``forfeits: [0]``. The second answer is refused as a
+    WRONG_REQUEST or comes after the end (it changes nothing either way); x is asked
+    nothing after its forfeit, and nothing x got holds a card its seat may not see."""
+    ref = Referee(RefereeConfig(decision_ms=10_000, time_bank_ms=0, max_strikes=3,
+                                ask_forced=True))  # fmt: skip
+    streams = _attach(ref, ("a", "b"), _passer(ref))
+    ref.add_bot("x", "tok-x")
+    asked: list[pb.DecisionRequest] = []
+    last: dict[str, Any] = {}
+
+    def choose(r: pb.DecisionRequest) -> pb.Action | None:
+        asked.append(r)
+        v = r.view
+        if len(asked) <= 2:
+            return pb.Action()  # no kind set: MALFORMED
+        if v.phase == pb.PHASE_PLAYING and len(v.hand) == 1:
+            gone = v.tricks[0].cards[0].card  # played at the first trick: not held
+            last["rid"], last["card"] = r.request_id, gone
+            return pb.Action(play=pb.PlayCard(card=gone))
+        return v.legal_actions[0]
+
+    async def body(port: int) -> tuple[_Wire, dict[str, Any]]:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+            w = await _Wire.open(ch, pb.Hello(bot_name="x", protocol_version=1), choose)
+            m1 = asyncio.create_task(ref.run_match("m1", ONE_DEAL, 3, ["x", "a", "b"]))
+            await until(lambda: "rid" in last, "x's last card")
+            # The same answer again, as the third strike lands (the reader sent the first).
+            again = pb.Decision(request_id=last["rid"], match_id="m1",
+                                action=pb.Action(play=pb.PlayCard(card=last["card"])))  # fmt: skip
+            await w.send(pb.BotMessage(decision=again))
+            rec = await m1
+            await until(lambda: bool(w.ends()), "x's end")
+            await w.close()
+            return w, rec
+
+    w, rec = asyncio.run(_served(ref, body))
+    rejected = [m.decision_rejected for m in w.got if m.HasField("decision_rejected")]
+    strikes = [r for r in rejected if r.incident != pb.INCIDENT_WRONG_REQUEST]
+    assert [(r.incident, r.strikes, r.strikes_allowed) for r in strikes] == [
+        (pb.INCIDENT_MALFORMED, 1, 3), (pb.INCIDENT_MALFORMED, 2, 3), (pb.INCIDENT_ILLEGAL, 3, 3)
+    ]  # fmt: skip
+    third = strikes[2]
+    assert third.request_id == last["rid"] and "is not in your hand" in third.message
+    assert len(third.legal_actions) == 1 and third.fallback == third.legal_actions[0]
+    for r in rejected[3:]:  # the answer sent again: refused, no strike, nothing legal
+        assert r.incident == pb.INCIDENT_WRONG_REQUEST and r.request_id == last["rid"]
+        assert not r.legal_actions and not r.HasField("fallback"), r
+        if r.strikes:  # read before the end: the seat's strikes, and why
+            assert r.strikes == 3 and "the seat has forfeited" in r.message, r
+        else:  # read after it: the match is gone, as for any id of no match of the bot's
+            assert r.message == "you have no seat in a running match 'm1'", r
+    # x asked nothing after its last card; the match ended as the rules make it.
+    assert asked[-1].request_id == last["rid"]
+    kinds = w.kinds()
+    assert kinds.index("match_ended") > max(i for i, k in enumerate(kinds) if k == "decision_rejected"
+                                            and w.got[i].decision_rejected.incident
+                                            != pb.INCIDENT_WRONG_REQUEST)  # fmt: skip
+    assert rec["forfeits"] == [0]
+    assert [(i["kind"], i["seat"]) for i in rec["incidents"] if i["kind"] != "wrong_request"] == [
+        ("malformed", 0), ("malformed", 0), ("illegal", 0), ("forfeit", 0)
+    ]  # fmt: skip
+    assert "3 strikes" in rec["incidents"][3]["detail"]
+    places = rec["result"]["places"]
+    assert places[0] == max(places) and places[0] > min(places)
+    assert rec["result"]["reason"] != "interrupted" and rec["result"]["deals"] == 1
+    # The fallback, not x's card, is the last action of the deal.
+    final = rec["deals"][0]["actions"]
+    mine = [e for e in final if e.get("seat", e.get("actor")) == 0]
+    assert mine and mine[-1].get("by") == "fallback", mine[-1]
+    for end in [*_ends_of(streams, "a"), *_ends_of(streams, "b"), *w.ends()]:
+        assert end.match_id == "m1" and list(end.result.forfeits) == [0]
+        assert list(end.result.places) == places
+    _replays(rec)
+    assert _audit(_client_of(w), {"m1": rec}, {"m1": 0}) > 10
+
+
+# ------------------------------------------------------------------ an SDK bot's token taken
+
+
+def test_a_hostile_client_taking_an_sdk_bots_token_mid_decision() -> None:
+    """Honest SDK bot a (``BotRunner``) plays m1 with in-process b and c; at its first
+    request its bot thinks (held). Meanwhile a hostile client opens a stream with a's token
+    and says Hello as "a": the SDK's stream ends with ABORTED and the runner stops with its
+    documented error ("took this bot's seats over to another connection with the same
+    token"), as docs/protocol.md says a bot must; the hostile stream is welcomed as a,
+    told the match resumed and asked the same request (same id) again. Its answer is an
+    illegal one for the phase: ILLEGAL naming the rule, strike 1 of 3, the fallback played;
+    it answers honestly after. The SDK's bot, released, answers nothing that counts: the
+    request was the hostile's to answer. m1 completes and replays; b and c get its end;
+    the record holds no incident but that strike; nothing either stream got holds a card
+    of another seat."""
+    from sdk import Bot
+    from sdk.client import ArenaError, BotRunner
+
+    thinking = threading.Event()
+    release = threading.Event()
+    sdk_views: list[Any] = []
+
+    class _Held(Bot):
+        def act(self, view: Any) -> Any:
+            sdk_views.append(view)
+            if len(sdk_views) == 1:
+                thinking.set()
+                release.wait(30)
+            return view.legal_actions[0]
+
+    ref = Referee(RefereeConfig(decision_ms=20_000, time_bank_ms=0, reconnect_grace_s=30))
+    streams = _attach(ref, ("b", "c"), _passer(ref))
+    ref.add_bot("a", "tok-a")
+    first: dict[str, Any] = {}
+
+    def hostile(r: pb.DecisionRequest) -> pb.Action | None:
+        if not first:
+            first["request"] = r
+            return _bad_action(_ILLEGAL_IN[r.view.phase], r.view)
+        return r.view.legal_actions[0]
+
+    async def body(port: int) -> tuple[Any, _Wire, dict[str, Any]]:
+        runner = BotRunner(_Held, f"127.0.0.1:{port}", "tok-a", name="a", retry_for=10)
+        task = asyncio.create_task(runner.run())
+        try:
+            await until(lambda: ref.session("a").connected, "the SDK bot connected")
+            m1 = asyncio.create_task(ref.run_match("m1", ONE_DEAL, 7, ["a", "b", "c"]))
+            await until(thinking.is_set, "the SDK bot thinking")
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+                w = await _Wire.open(ch, pb.Hello(bot_name="a", protocol_version=1), hostile,
+                                     token="tok-a")  # fmt: skip
+                outcome = (await asyncio.gather(task, return_exceptions=True))[0]
+                release.set()
+                rec = await m1
+                await until(lambda: bool(w.ends()), "the hostile stream's end")
+                await w.close()
+            return outcome, w, rec
+        finally:
+            release.set()
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    outcome, w, rec = asyncio.run(_served(ref, body))
+    assert isinstance(outcome, ArenaError), outcome
+    assert "took this bot's seats over to another connection with the same token" in str(outcome)
+    assert w.got[0].welcome.bot_name == "a"
+    started = [m.match_started for m in w.got if m.HasField("match_started")]
+    assert len(started) == 1 and started[0].resumed and started[0].seat == 0
+    r = first["request"]
+    assert r.request_id == "1" and r.match_id == "m1"
+    assert len(sdk_views) == 1  # the SDK's bot was asked once: that request, held
+    rejected = [m.decision_rejected for m in w.got if m.HasField("decision_rejected")]
+    assert len(rejected) == 1
+    rej = rejected[0]
+    assert rej.request_id == "1" and rej.incident == pb.INCIDENT_ILLEGAL
+    assert (rej.strikes, rej.strikes_allowed) == (1, 3)
+    words = STRIKES[_ILLEGAL_IN[r.view.phase]][2]
+    assert words in rej.message, rej.message
+    assert [(i["kind"], i["seat"]) for i in rec["incidents"]] == [("illegal", 0)]
+    assert rec["forfeits"] == [] and rec["result"]["reason"] != "interrupted"
+    for n in ("b", "c"):
+        assert [e.match_id for e in _ends_of(streams, n)] == ["m1"]
+    _replays(rec)
+    assert _audit(_client_of(w), {"m1": rec}, {"m1": 0}) > 3
