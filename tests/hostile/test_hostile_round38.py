@@ -28,6 +28,7 @@ holds a card its seat may not see. No defect found: these pin the behaviour chec
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 from typing import Any
 
@@ -36,6 +37,7 @@ import pytest
 
 from arena.referee import Referee, RefereeConfig
 from arena.v1 import arena_pb2 as pb
+from engine import PRESETS
 from tests.hostile.test_hostile_audit import STRIKES, _audit, _bad_action
 from tests.hostile.test_hostile_round32 import _passer
 from tests.hostile.test_hostile_round34 import ONE_DEAL, _attach, _replays
@@ -223,3 +225,75 @@ def test_a_hostile_client_taking_an_sdk_bots_token_mid_decision() -> None:
         assert [e.match_id for e in _ends_of(streams, n)] == ["m1"]
     _replays(rec)
     assert _audit(_client_of(w), {"m1": rec}, {"m1": 0}) > 3
+
+
+# ------------------------------------------------------------------ answering ahead at a deal's end
+
+TWO_DEALS = dataclasses.replace(PRESETS["classic"], max_deals=2)
+
+
+def test_answers_ahead_sent_with_a_deals_last_card_are_refused_and_change_nothing() -> None:
+    """Classic, two deals, every card asked. At its last card of each deal x answers with
+    one ``DecisionBatch``: its card, the same answer again, and an answer to the request it
+    guesses comes next (id + 1: the first of the next deal, or none at the match's end) —
+    the moment a deal, then the match, ends. The card plays; the duplicate is refused as
+    "answered already", the guess as "has not been sent to this seat", both WRONG_REQUEST
+    without a strike and without legal actions (nothing is pending once the card is in).
+    The request id + 1, when it comes, is a fresh request, answered by x then as any other:
+    the guess was not kept for it. Both deals complete, the record replays with no strike,
+    and nothing x got holds a card its seat may not see."""
+    ref = Referee(RefereeConfig(decision_ms=10_000, time_bank_ms=0, ask_forced=True))
+    streams = _attach(ref, ("a", "b"), _passer(ref))
+    ref.add_bot("x", "tok-x")
+    wire: dict[str, _Wire] = {}
+    ahead: list[tuple[str, int]] = []  # (the guessed id, the deal of the card it came with)
+    tasks: list[asyncio.Task[None]] = []
+
+    def choose(r: pb.DecisionRequest) -> pb.Action | None:
+        v = r.view
+        if not (v.phase == pb.PHASE_PLAYING and len(v.hand) == 1):
+            return v.legal_actions[0]
+        card = pb.Decision(request_id=r.request_id, match_id=r.match_id,
+                           action=v.legal_actions[0])  # fmt: skip
+        guess = pb.Decision(request_id=str(int(r.request_id) + 1), match_id=r.match_id)
+        getattr(guess.action, "pass").SetInParent()
+        ahead.append((guess.request_id, v.deal_number))
+        batch = pb.DecisionBatch(decisions=[card, card, guess])
+        tasks.append(asyncio.ensure_future(wire["x"].send(pb.BotMessage(decisions=batch))))
+        return None
+
+    async def body(port: int) -> tuple[_Wire, dict[str, Any]]:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+            wire["x"] = w = await _Wire.open(ch, pb.Hello(bot_name="x", protocol_version=1),
+                                             choose)  # fmt: skip
+            rec = await ref.run_match("m1", TWO_DEALS, 11, ["x", "a", "b"])
+            await until(lambda: bool(w.ends()), "x's end")
+            await asyncio.gather(*tasks)
+            await w.close()
+            return w, rec
+
+    w, rec = asyncio.run(_served(ref, body))
+    assert [d for _, d in ahead] == [0, 1]
+    rejected = [m.decision_rejected for m in w.got if m.HasField("decision_rejected")]
+    assert len(rejected) == 4
+    pairs = list(zip(rejected[::2], rejected[1::2], strict=True))
+    for (guess, _), (dup, early) in zip(ahead, pairs, strict=True):
+        assert dup.incident == early.incident == pb.INCIDENT_WRONG_REQUEST
+        assert dup.request_id == str(int(guess) - 1)
+        assert f"request {dup.request_id!r} was answered already" in dup.message
+        assert early.request_id == guess
+        assert f"request {guess!r} has not been sent to this seat" in early.message
+        for r in (dup, early):
+            assert r.strikes == 0 and not r.legal_actions and not r.HasField("fallback")
+            assert "no decision of yours is pending" in r.message
+    # After the first deal's last card, the guessed id is asked: afresh, in the next deal.
+    asked = {m.decision_request.request_id: m.decision_request for m in w.got
+             if m.HasField("decision_request")}  # fmt: skip
+    first_guess = ahead[0][0]
+    assert asked[first_guess].view.deal_number == 1
+    assert ahead[1][0] not in asked  # the match ended with the last card
+    assert {i["kind"] for i in rec["incidents"]} == {"wrong_request"}
+    assert rec["forfeits"] == [] and rec["result"]["deals"] == 2
+    assert [e.match_id for e in _ends_of(streams, "a")] == ["m1"]
+    _replays(rec)
+    assert _audit(_client_of(w), {"m1": rec}, {"m1": 0}) > 10
