@@ -52,6 +52,20 @@ _ILLEGAL_IN = {phase: kind for kind, (phase, incident, _) in STRIKES.items()
                if incident == pb.INCIDENT_ILLEGAL and "2^32" not in kind}  # fmt: skip
 
 
+class _Ordered(_Wire):
+    """A :class:`_Wire` whose writes wait for each other: gRPC takes one write at a time
+    (a second at once fails in the client with GRPC_CALL_ERROR_TOO_MANY_OPERATIONS), and
+    these tests write batches from tasks of their own besides the reader's answers."""
+
+    lock: asyncio.Lock | None = None
+
+    async def send(self, msg: pb.BotMessage) -> None:
+        if self.lock is None:
+            self.lock = asyncio.Lock()
+        async with self.lock:
+            await super().send(msg)
+
+
 def _ends_of(streams: dict[str, Any], name: str) -> list[pb.MatchEnded]:
     return [m.match_ended for m in streams[name].got if m.HasField("match_ended")]
 
@@ -89,7 +103,7 @@ def test_the_strike_limit_reached_at_the_last_card_forfeits_and_the_end_is_whole
 
     async def body(port: int) -> tuple[_Wire, dict[str, Any]]:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
-            w = await _Wire.open(ch, pb.Hello(bot_name="x", protocol_version=1), choose)
+            w = await _Ordered.open(ch, pb.Hello(bot_name="x", protocol_version=1), choose)
             m1 = asyncio.create_task(ref.run_match("m1", ONE_DEAL, 3, ["x", "a", "b"]))
             await until(lambda: "rid" in last, "x's last card")
             # The same answer again, as the third strike lands (the reader sent the first).
@@ -264,7 +278,7 @@ def test_answers_ahead_sent_with_a_deals_last_card_are_refused_and_change_nothin
 
     async def body(port: int) -> tuple[_Wire, dict[str, Any]]:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
-            wire["x"] = w = await _Wire.open(ch, pb.Hello(bot_name="x", protocol_version=1),
+            wire["x"] = w = await _Ordered.open(ch, pb.Hello(bot_name="x", protocol_version=1),
                                              choose)  # fmt: skip
             rec = await ref.run_match("m1", TWO_DEALS, 11, ["x", "a", "b"])
             await until(lambda: bool(w.ends()), "x's end")
@@ -297,3 +311,105 @@ def test_answers_ahead_sent_with_a_deals_last_card_are_refused_and_change_nothin
     assert [e.match_id for e in _ends_of(streams, "a")] == ["m1"]
     _replays(rec)
     assert _audit(_client_of(w), {"m1": rec}, {"m1": 0}) > 10
+
+
+# ------------------------------------------------------------------ one table forfeited, one not
+
+
+def test_a_bot_forfeiting_one_table_by_strikes_plays_on_at_its_other_table() -> None:
+    """x sits at m1 (x, a, b) and m2 (c, x, d) at once. Until its forfeit at m1 it holds
+    each request of m2 until m1 asks it, and answers both in one ``DecisionBatch``: an
+    illegal action for m1's phase and m2's answer, legal; after it, m2's requests at once.
+    Its third strike forfeits it at m1 (the batch's other half still counts at m2); then x
+    answers m1 again with its last id and with m2's pending id (another table's id: refused
+    for m1, not applied to m2). m1 completes with x last and ``forfeits: [0]``; m2 completes
+    as the rules make it, with no incident of x's and no strike: a forfeit, its strikes and
+    its refused answers stay at their table. Nothing x got holds a card its seat may not
+    see at either."""
+    ref = Referee(RefereeConfig(decision_ms=10_000, time_bank_ms=0, max_strikes=3))
+    streams = _attach(ref, ("a", "b", "c", "d"), _passer(ref))
+    ref.add_bot("x", "tok-x")
+    wire: dict[str, _Wire] = {}
+    pending: dict[str, pb.DecisionRequest] = {}
+    tasks: list[asyncio.Task[None]] = []
+    after: list[pb.Decision] = []
+    batches: list[int] = []  # how many decisions each batch to m1 carried
+
+    def answer(r: pb.DecisionRequest, action: pb.Action) -> pb.Decision:
+        return pb.Decision(request_id=r.request_id, match_id=r.match_id, action=action)
+
+    def choose(r: pb.DecisionRequest) -> pb.Action | None:
+        if r.match_id == "m2" and len(batches) >= 3:  # forfeited at m1: m2 alone
+            return r.view.legal_actions[0]
+        pending[r.match_id] = r
+        if "m1" not in pending:
+            return None  # m2's request waits for m1's next one, to go in one batch
+        m1 = pending.pop("m1")
+        batch = [answer(m1, _bad_action(_ILLEGAL_IN[m1.view.phase], m1.view))]
+        if "m2" in pending:
+            m2 = pending.pop("m2")
+            batch.append(answer(m2, m2.view.legal_actions[0]))
+        batches.append(len(batch))
+        msg = pb.BotMessage(decisions=pb.DecisionBatch(decisions=batch))
+        tasks.append(asyncio.ensure_future(wire["x"].send(msg)))
+        return None
+
+    def strikes_at_m1() -> int:
+        return sum(m.HasField("decision_rejected") and m.decision_rejected.match_id == "m1"
+                   and m.decision_rejected.strikes == 3 for m in wire["x"].got)  # fmt: skip
+
+    async def body(port: int) -> tuple[_Wire, dict[str, Any], dict[str, Any]]:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+            wire["x"] = w = await _Ordered.open(ch, pb.Hello(bot_name="x", protocol_version=1),
+                                             choose)  # fmt: skip
+            m1 = asyncio.create_task(ref.run_match("m1", ONE_DEAL, 21, ["x", "a", "b"]))
+            m2 = asyncio.create_task(ref.run_match("m2", ONE_DEAL, 22, ["c", "x", "d"]))
+            await until(lambda: strikes_at_m1() > 0, "x's third strike at m1")
+            last_m1 = [m.decision_request for m in w.got if m.HasField("decision_request")
+                       and m.decision_request.match_id == "m1"][-1]  # fmt: skip
+            after.append(answer(last_m1, last_m1.view.legal_actions[0]))
+            if not m2.done():
+                m2_ids = [m.decision_request.request_id for m in w.got
+                          if m.HasField("decision_request")
+                          and m.decision_request.match_id == "m2"]  # fmt: skip
+                after.append(pb.Decision(request_id=m2_ids[-1], match_id="m1",
+                                         action=last_m1.view.legal_actions[0]))  # fmt: skip
+            await w.send(pb.BotMessage(decisions=pb.DecisionBatch(decisions=after)))
+            rec1, rec2 = await asyncio.gather(m1, m2)
+            await until(lambda: len(w.ends()) == 2, "x's two ends")
+            await asyncio.gather(*tasks)
+            await w.close()
+            return w, rec1, rec2
+
+    w, rec1, rec2 = asyncio.run(_served(ref, body))
+    assert len(batches) == 3 and 2 in batches, batches  # m2's answers rode with m1's strikes
+    assert not pending, pending
+    rej = [m.decision_rejected for m in w.got if m.HasField("decision_rejected")]
+    at_m1 = [r for r in rej if r.match_id == "m1" and r.incident == pb.INCIDENT_ILLEGAL]
+    assert [r.strikes for r in at_m1] == [1, 2, 3]
+    for r in at_m1:
+        assert r.message and r.legal_actions and r.HasField("fallback")
+    # The answers sent after the forfeit: refused at m1 (forfeited, or gone if it ended).
+    wrong = [r for r in rej if r.incident == pb.INCIDENT_WRONG_REQUEST]
+    assert len(wrong) == len(after) and all(r.match_id == "m1" for r in wrong)
+    for r in wrong:
+        assert not r.legal_actions, r
+        assert ("the seat has forfeited: it is asked nothing more" in r.message
+                or r.message == "you have no seat in a running match 'm1'"), r  # fmt: skip
+    assert not [r for r in rej if r.match_id == "m2"]
+    assert rec1["forfeits"] == [0]
+    assert [i["kind"] for i in rec1["incidents"] if i["seat"] == 0][:4] == [
+        "illegal", "illegal", "illegal", "forfeit"
+    ]  # fmt: skip
+    assert rec1["result"]["places"][0] == max(rec1["result"]["places"])
+    assert rec2["forfeits"] == [] and rec2["incidents"] == []
+    x_at_m2 = [e for e in rec2["deals"][0]["actions"] if e.get("seat", e.get("actor")) == 1]
+    assert x_at_m2 and all(e.get("by") in ("bot", "forced") for e in x_at_m2), x_at_m2
+    ends = {e.match_id: e for e in w.ends()}
+    assert list(ends["m1"].result.forfeits) == [0] and not ends["m2"].result.forfeits
+    for n in ("c", "d"):
+        told = _ends_of(streams, n)
+        assert [e.match_id for e in told] == ["m2"] and not told[0].result.forfeits
+    _replays(rec1)
+    _replays(rec2)
+    assert _audit(_client_of(w), {"m1": rec1, "m2": rec2}, {"m1": 0, "m2": 1}) > 10
