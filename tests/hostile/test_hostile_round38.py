@@ -413,3 +413,69 @@ def test_a_bot_forfeiting_one_table_by_strikes_plays_on_at_its_other_table() -> 
     _replays(rec1)
     _replays(rec2)
     assert _audit(_client_of(w), {"m1": rec1, "m2": rec2}, {"m1": 0, "m2": 1}) > 10
+
+
+# ------------------------------------------------------------- a stream replaced at each answer
+
+
+def test_a_bot_replacing_its_stream_right_after_each_answer_loses_nothing() -> None:
+    """x answers each request (one deal, every card asked) on its newest stream and, without
+    waiting, opens a new stream of its token and says Hello: the answer and the Hello race
+    on two HTTP/2 streams, and the next request races the Hello too. Seen most: the answer
+    counts, the next request goes to the old stream (which no longer answers), and the new
+    one, resuming the seat, is asked it again and answers it; the other orders (the Hello
+    read first: the old stream replaced, its answer unread, the request asked again) must
+    end the same. Each request counts once: the match completes with no incident, no
+    disconnect and every one of x's moves its bot's; each old stream ends ABORTED "replaced
+    by a newer stream"; nothing x got on any stream holds a card its seat may not see."""
+    ref = Referee(RefereeConfig(decision_ms=20_000, time_bank_ms=0, ask_forced=True,
+                                reconnect_limit=100))  # fmt: skip
+    streams = _attach(ref, ("a", "b"), _passer(ref))
+    ref.add_bot("x", "tok-x")
+    wires: list[_Wire] = []
+    opening: list[asyncio.Task[None]] = []
+    started: list[int] = []
+    hello = pb.Hello(bot_name="x", protocol_version=1)
+
+    async def body(port: int) -> dict[str, Any]:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+
+            async def replace() -> None:
+                started.append(len(started))
+                me = started[-1]
+                wires.append(await _Ordered.open(ch, hello, lambda r: choose(me, r)))
+
+            def choose(me: int, r: pb.DecisionRequest) -> pb.Action | None:
+                if me != started[-1]:
+                    return None  # a stream being replaced: the newest is asked it again
+                if len(opening) < 12:
+                    opening.append(asyncio.ensure_future(replace()))
+                return r.view.legal_actions[0]
+
+            await replace()
+            rec = await ref.run_match("m1", ONE_DEAL, 13, ["x", "a", "b"])
+            await asyncio.gather(*opening)
+            assert len(opening) >= 8, len(opening)  # one per request of x's, up to 12
+            await until(lambda: bool(wires[-1].ends()), "x's end on its last stream")
+            for w in wires:
+                await w.close()
+            return rec
+
+    rec = asyncio.run(_served(ref, body))
+    assert len(wires) == len(opening) + 1
+    assert rec["incidents"] == [] and rec["forfeits"] == [] and rec["disconnects"] == [0, 0, 0]
+    mine = [e for e in rec["deals"][0]["actions"] if e.get("seat", e.get("actor")) == 0]
+    assert len(mine) >= 8 and all(e.get("by") == "bot" for e in mine), mine
+    for w in wires[:-1]:
+        assert w.call.done()
+    codes = [(w.call.code(), w.call.details()) for w in wires[:-1]]
+
+    async def statuses() -> list[tuple[Any, str]]:
+        return [(await c, await d) for c, d in codes]
+
+    for code, details in asyncio.run(statuses()):
+        assert code == grpc.StatusCode.ABORTED and "replaced by a newer stream" in details
+    assert [e.match_id for e in wires[-1].ends()] == ["m1"]
+    assert [e.match_id for e in _ends_of(streams, "a")] == ["m1"]
+    _replays(rec)
+    assert _audit(_client_of(*wires), {"m1": rec}, {"m1": 0}) > 10
