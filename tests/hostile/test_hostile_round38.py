@@ -477,3 +477,77 @@ def test_a_bot_replacing_its_stream_right_after_each_answer_loses_nothing() -> N
     assert [e.match_id for e in _ends_of(streams, "a")] == ["m1"]
     _replays(rec)
     assert _audit(_client_of(*wires), {"m1": rec}, {"m1": 0}) > 10
+
+
+# ------------------------------------------------------------------ the deadline at the last card
+
+
+def test_a_timeout_at_the_last_card_that_reaches_the_strike_limit_ends_the_match_whole() -> None:
+    """Classic, one deal, every card asked, ``max_strikes`` 1: x answers at once until its
+    last card, then lets the deadline pass; the moment it reads the TIMEOUT refusal it sends
+    its answer anyway. The timeout is x's one strike (1 of 1: TIMEOUT, the legal card and
+    the fallback, "no decision within 2000 ms"): the seat forfeits there, the fallback
+    plays its card and the match ends. The late answer changes nothing: refused (the seat
+    has forfeited) or, read after the end, for a match x no longer has a seat in; sent again
+    after x's ``MatchEnded``, the latter. The record holds the timeout then the forfeit, x
+    placed last; every seat's end says so."""
+    ref = Referee(RefereeConfig(decision_ms=2_000, time_bank_ms=0, max_strikes=1,
+                                ask_forced=True))  # fmt: skip
+    streams = _attach(ref, ("a", "b"), _passer(ref))
+    ref.add_bot("x", "tok-x")
+    last: list[pb.DecisionRequest] = []
+
+    def choose(r: pb.DecisionRequest) -> pb.Action | None:
+        if r.view.phase == pb.PHASE_PLAYING and len(r.view.hand) == 1:
+            last.append(r)
+            return None
+        return r.view.legal_actions[0]
+
+    def timed_out(w: _Wire) -> bool:
+        rejected = [m.decision_rejected for m in w.got if m.HasField("decision_rejected")]
+        return any(r.incident == pb.INCIDENT_TIMEOUT for r in rejected)
+
+    async def body(port: int) -> tuple[_Wire, dict[str, Any]]:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+            w = await _Ordered.open(ch, pb.Hello(bot_name="x", protocol_version=1), choose)
+            m1 = asyncio.create_task(ref.run_match("m1", ONE_DEAL, 17, ["x", "a", "b"]))
+            await until(lambda: timed_out(w), "x's timeout")
+            r = last[0]
+            late = pb.Decision(request_id=r.request_id, match_id="m1",
+                               action=r.view.legal_actions[0])  # fmt: skip
+            await w.send(pb.BotMessage(decision=late))
+            rec = await m1
+            await until(lambda: bool(w.ends()), "x's end")
+            n = len(w.got)
+            await w.send(pb.BotMessage(decision=late))  # after the end, for good measure
+            await until(lambda: len(w.got) > n, "the refusal after the end")
+            await w.close()
+            return w, rec
+
+    w, rec = asyncio.run(_served(ref, body))
+    assert len(last) == 1
+    rid = last[0].request_id
+    rej = [m.decision_rejected for m in w.got if m.HasField("decision_rejected")]
+    timeout, *wrong = rej
+    assert timeout.incident == pb.INCIDENT_TIMEOUT and timeout.request_id == rid
+    assert (timeout.strikes, timeout.strikes_allowed) == (1, 1)
+    assert timeout.message.startswith("no decision within 2000 ms")
+    assert len(timeout.legal_actions) == 1
+    assert timeout.fallback == timeout.legal_actions[0]
+    assert len(wrong) == 2
+    for r in wrong:
+        assert r.incident == pb.INCIDENT_WRONG_REQUEST and r.request_id == rid
+        assert not r.legal_actions
+        assert ("the seat has forfeited: it is asked nothing more" in r.message
+                or r.message == "you have no seat in a running match 'm1'"), r  # fmt: skip
+    assert wrong[-1].message == "you have no seat in a running match 'm1'"
+    assert w.kinds()[-1] == "decision_rejected" and "match_ended" in w.kinds()[-3:-1]
+    kinds = [(i["kind"], i["seat"]) for i in rec["incidents"] if i["kind"] != "wrong_request"]
+    assert kinds == [("timeout", 0), ("forfeit", 0)]
+    assert rec["forfeits"] == [0]
+    places = rec["result"]["places"]
+    assert places[0] == max(places) and places[0] > min(places)
+    for end in [*_ends_of(streams, "a"), *_ends_of(streams, "b"), *w.ends()]:
+        assert list(end.result.forfeits) == [0] and list(end.result.places) == places
+    _replays(rec)
+    assert _audit(_client_of(w), {"m1": rec}, {"m1": 0}) > 10
