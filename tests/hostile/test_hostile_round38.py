@@ -16,9 +16,18 @@ Not driven before, here:
 
 - a seat honest for a whole match that reaches its strike limit at its very last decision
   (the last card of the last deal, ``ask_forced``), and answers again in the same instant;
+  the same limit reached by a timeout at the last card, the late answer sent as the
+  TIMEOUT refusal is read, and again after the ``MatchEnded``;
 - a hostile client taking a real SDK bot's token while the SDK bot is mid-decision (its
   bot thinking): the SDK stops as documented, the hostile stream is asked the same request
-  again, its illegal answer is a strike, and nothing it is shown is another seat's.
+  again, its illegal answer is a strike, and nothing it is shown is another seat's;
+- answers ahead: with the last card of a deal, and of the match, in one ``DecisionBatch``,
+  the same answer again and one to the request id that comes next;
+- one bot at two tables of its own, each answer to one table riding in a batch with an
+  illegal one to the other until that table forfeits it, then answering the forfeited
+  table with its own and the other table's ids;
+- a bot opening a new stream of its token right after each answer (the answer, the next
+  request and the Hello racing on three HTTP/2 streams).
 
 In each: the referee stays up, the honest seats' matches complete and are recorded, the
 hostile seat gets the documented refusal naming what was wrong, and no message it got
