@@ -167,13 +167,10 @@ class DataSource:
         with self._open() as st, st.reading():  # (see _open)
             info = self._tournament(st, tournament)
             doc, made_for = self._board(st, info)
-            owner = lock_owner(self.db)
+            counted = _as_counted(info, made_for)
             shown = {
-                "tournament": _tournament_json(_as_counted(info, made_for), owner),
-                "tournaments": [
-                    _tournament_json(_as_counted(t, made_for) if t.id == info.id else t, owner)
-                    for t in st.tournaments()
-                ],
+                "tournament": _tournament_json(counted, lock_owner(self.db)),
+                "tournaments": _tournaments_json(st, self.db, counted),
             }
             return Document({**shown, **doc}, ("board", info.id, made_for, shown))
 
@@ -511,9 +508,13 @@ def _as_counted(info: TournamentInfo, made_for: tuple[Any, ...]) -> TournamentIn
     return dataclasses.replace(info, completed=made_for[5])
 
 
-def _tournaments_json(st: Storage, db: Path) -> list[JSON]:
+def _tournaments_json(st: Storage, db: Path, counted: TournamentInfo | None = None) -> list[JSON]:
+    """Every stored tournament, ``counted`` (see :func:`_as_counted`) in place of its own."""
     owner = lock_owner(db)
-    return [_tournament_json(t, owner) for t in st.tournaments()]
+    return [
+        _tournament_json(counted if counted is not None and t.id == counted.id else t, owner)
+        for t in st.tournaments()
+    ]
 
 
 def _tournament_json(t: TournamentInfo, owner: str | None) -> JSON:
