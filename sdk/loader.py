@@ -180,10 +180,28 @@ def _import_file(path: Path) -> ModuleType:
             raise
         except (Exception, SystemExit) as e:
             raise BotLoadError(f"importing {str(path)!r} failed: {_why(e)}") from e
-    name = f"_arena_bot_{path.stem}_{abs(hash(str(path.resolve()))):x}"
     # Let the bot import its sibling modules.
     sys.path.insert(0, str(path.resolve().parent))
+    name = _own_name(path) or f"_arena_bot_{path.stem}_{abs(hash(str(path.resolve()))):x}"
     return _exec_module(name, path, repr(str(path)))
+
+
+def _own_name(path: Path) -> str | None:
+    """The file's stem, when importing that name finds this very file: a process that
+    ``multiprocessing`` starts by spawn or forkserver (Python 3.14's default on Linux)
+    finds the bot's functions by their module's name, and a made-up name left a bot's
+    ``Pool`` hanging on "No module named '_arena_bot_...'". Else None (a name of its own
+    then): the stem is no module name, is one imported already (a second ``bot.py``, or a
+    file named ``random.py``), or another module of that name comes first."""
+    stem = path.stem
+    if not stem.isidentifier() or stem in sys.modules:
+        return None
+    try:
+        found = importlib.util.find_spec(stem)
+    except (ImportError, ValueError):
+        return None
+    origin = found.origin if found is not None else None
+    return stem if origin and Path(origin).resolve() == path.resolve() else None
 
 
 def _exec_module(name: str, file: Path, what: str, package: Path | None = None) -> ModuleType:

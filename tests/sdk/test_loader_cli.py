@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -463,3 +465,51 @@ def test_try_makes_the_bot_once_at_start_then_once_per_match(tmp_path: Path) -> 
     assert r.exit_code == 0, r.output
     assert "counted" in r.output  # the name the instance gave itself is still shown
     assert log.read_text() == "x" * 3  # the check at start, then one per match
+
+
+POOL_BOT = """
+import multiprocessing
+from sdk import Bot
+
+def double(x):
+    return 2 * x
+
+class Pooled(Bot):
+    def play(self, view):
+        # spawn and forkserver (Python 3.14's default on Linux) find `double` by its
+        # module's name in a fresh process
+        with multiprocessing.get_context("{method}").Pool(1) as pool:
+            assert pool.map(double, [1, 2], chunksize=1) == [2, 4]
+        return view.legal_actions[0]
+"""
+
+
+@pytest.mark.parametrize("method", ["spawn", "forkserver"])
+def test_a_bot_file_s_functions_reach_a_spawned_pool(tmp_path: Path, method: str) -> None:
+    # Under a made-up module name the pool's process could not unpickle `double` ("No
+    # module named '_arena_bot_pooled_...'") and the match hung on the pool.
+    (tmp_path / "pooled.py").write_text(POOL_BOT.replace("{method}", method))
+    done = subprocess.run(
+        [sys.executable, "-m", "sdk.cli", "try", "pooled.py", "-n", "1", "--max-deals", "1"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Pooled" in done.stdout and "ModuleNotFoundError" not in done.stderr
+
+
+def test_a_bot_file_takes_its_own_name_only_when_that_name_finds_it(tmp_path: Path) -> None:
+    first, second, shadow = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    for folder in (first, second, shadow):
+        folder.mkdir()
+    (first / "samename39.py").write_text(BOT_FILE)
+    (second / "samename39.py").write_text(BOT_FILE)
+    (shadow / "random.py").write_text(BOT_FILE)
+    one = load_bot(str(first / "samename39.py"))
+    two = load_bot(str(second / "samename39.py"))
+    assert one.__module__ == "samename39"  # importable by name in a spawned process
+    assert two.__module__.startswith("_arena_bot_samename39_")  # the name was taken
+    import random
+
+    own = load_bot(str(shadow / "random.py"))
+    assert own.__module__.startswith("_arena_bot_random_")
+    assert __import__("sys").modules["random"] is random  # the standard module untouched
