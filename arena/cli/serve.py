@@ -9,6 +9,7 @@ import functools
 import logging
 import os
 import secrets
+import stat
 import sys
 import tempfile
 import time
@@ -267,6 +268,20 @@ def load_tokens(path: Path) -> dict[str, str]:
     return out
 
 
+def _readable_by_others(path: Path) -> str | None:
+    """Who besides its owner may read ``path`` ("every user", "the users of its group"), or
+    ``None``."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:  # (read a moment ago: gone since, the read said what it could)
+        return None
+    if mode & stat.S_IROTH:
+        return "every user"
+    if mode & stat.S_IRGRP:
+        return "the users of its group"
+    return None
+
+
 def _keep_seed(path: Path, seed: int) -> Path:
     """Write the drawn ``seed`` to ``path``, readable by its owner only; ``path``."""
     try:
@@ -423,6 +438,14 @@ def serve(
             printable(f"note: {tokens_file}: " + ", ".join(f"bots.{n}" for n in weak)
                       + f": a token shorter than {MIN_TOKEN} characters is easy to guess, and "
                       "whoever presents it plays as that bot"),
+            err=True,
+        )  # fmt: skip
+    shared = _readable_by_others(tokens_file)
+    if shared:  # (as a key file: whoever reads a token plays as its bot, and sees its hands)
+        click.echo(
+            printable(f"note: {tokens_file} is readable by {shared} of this machine: whoever "
+                      "reads a token there plays as its bot and is sent its hands "
+                      f"(chmod 600 {tokens_file})"),
             err=True,
         )  # fmt: skip
     clear = None if tls is not None else in_clear_note(host, "bots", "--tls-cert with --tls-key")
