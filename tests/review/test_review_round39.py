@@ -71,3 +71,101 @@ def test_a_bot_reaches_a_loopback_arena_of_any_target_form_past_a_proxy(
             await server.stop(None)
 
     assert asyncio.run(main()) == []
+
+
+# ------------------------------------------------------- the per-decision path's costs
+
+
+def _a_view() -> object:
+    from engine import Game, observe
+
+    game = Game.new("classic", 1, ["a", "b", "c"])
+    assert game.to_act is not None
+    return observe(game, game.to_act)
+
+
+def test_a_decision_makes_no_system_call_to_check_for_a_fork(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Defect: round 38's fork check read ``os.getpid()`` before and after every decision:
+    a system call each, the SDK's own CPU per decision from 0.48 to 1.14 us (thread time,
+    a bot that answers at once). A counter Python's fork hook grows is read instead."""
+    import sdk.local
+    from sdk import Bot
+
+    calls: list[int] = []
+    real = os.getpid
+
+    def counted() -> int:
+        calls.append(1)
+        return real()
+
+    class First(Bot):
+        def act(self, view: object) -> object:
+            return view.legal_actions[0]  # type: ignore[attr-defined]
+
+    view = _a_view()
+    monkeypatch.setattr(os, "getpid", counted)
+    for _ in range(20):
+        action, kind = sdk.local.decide(First(), view)  # type: ignore[arg-type]
+        assert kind == "bot" and action == view.legal_actions[0]  # type: ignore[attr-defined]
+    assert calls == []
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX's")
+def test_a_child_forked_in_a_decision_is_still_ended_as_it_comes_back(tmp_path: Path) -> None:
+    """(The check above is the same check: a bot that forks in ``play`` and lets the child
+    come back is ended there, with the line naming the call; the parent plays on.)"""
+    script = tmp_path / "forks.py"
+    script.write_text(
+        "import logging, os, sys\n"
+        "from engine import Game, observe\n"
+        "from sdk import Bot\n"
+        "import sdk.local\n"
+        "logging.basicConfig(stream=sys.stdout, format='%(message)s')\n"
+        "class Forks(Bot):\n"
+        "    def act(self, view):\n"
+        "        self.child = os.fork()\n"
+        "        return view.legal_actions[0]\n"
+        "game = Game.new('classic', 1, ['a', 'b', 'c'])\n"
+        "bot = Forks()\n"
+        "action, kind = sdk.local.decide(bot, observe(game, game.to_act))\n"
+        "_, status = os.waitpid(bot.child, 0)\n"
+        "print('parent', os.getpid(), kind, os.waitstatus_to_exitcode(status), flush=True)\n",
+        encoding="utf-8",
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         env=env, timeout=120)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert [line.split()[0] for line in lines] == ["Forks.act()", "parent"], out.stdout
+    assert "forked, and the child (pid" in lines[0] and "it is ended there" in lines[0]
+    assert lines[1].endswith(" bot 0")  # (the parent played on; the child exited 0)
+
+
+def test_a_coroutine_returned_by_a_plain_method_is_still_named_as_its_function() -> None:
+    """(Round 38's naming of an un-awaited ``async def`` helper, kept now that the method
+    is found only for a coroutine inside ``_not_an_action``.)"""
+    import logging
+
+    import sdk.local
+    from sdk import Bot
+
+    class Forgets(Bot):
+        async def helper(self, view: object) -> object:
+            return view.legal_actions[0]  # type: ignore[attr-defined]
+
+        def act(self, view: object) -> object:
+            return self.helper(view)
+
+    class AsyncAct(Bot):
+        async def act(self, view: object) -> object:  # type: ignore[override]
+            return view.legal_actions[0]  # type: ignore[attr-defined]
+
+    view = _a_view()
+    log = logging.getLogger("t39")
+    _, kind, detail = sdk.local._decide(Forgets(), view, log)  # type: ignore[arg-type]
+    assert kind == "malformed" and "the coroutine of `async def helper` (" in detail
+    _, kind, detail = sdk.local._decide(AsyncAct(), view, log)  # type: ignore[arg-type]
+    assert kind == "malformed" and "is `async def`" in detail
