@@ -199,7 +199,8 @@ def check_grpc_environment() -> None:
     aborted the process at its first server or channel, SIGABRT (exit 134) after one line
     of its own ("No event engine could be initialized from junk"), the database of
     ``arena tournament`` locked and its tournament registered. For the commands that start
-    gRPC: ``arena tournament``, ``arena serve``, ``arena-bot run``."""
+    gRPC: ``arena tournament``, ``arena serve``, ``arena-bot run``, ``arena bench`` (its
+    sections but the engine's)."""
     value = os.environ.get("GRPC_POLL_STRATEGY")
     if value is None or any(item in _POLL_STRATEGIES for item in value.split(",")):
         return

@@ -169,3 +169,29 @@ def test_a_coroutine_returned_by_a_plain_method_is_still_named_as_its_function()
     assert kind == "malformed" and "the coroutine of `async def helper` (" in detail
     _, kind, detail = sdk.local._decide(AsyncAct(), view, log)  # type: ignore[arg-type]
     assert kind == "malformed" and "is `async def`" in detail
+
+
+# ------------------------------------------------------------ GRPC_POLL_STRATEGY, bench
+
+
+def test_arena_bench_refuses_a_poll_strategy_grpc_would_abort_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Defect: round 38 refused a ``GRPC_POLL_STRATEGY`` gRPC aborts on in ``arena
+    tournament``, ``arena serve`` and ``arena-bot run``, not in ``arena bench``, whose
+    sections but the engine's start gRPC: ``make bench`` ended in a traceback
+    ("RuntimeError: baseline server did not start"), exit 1. The engine's section alone
+    uses no gRPC, and runs."""
+    from click.testing import CliRunner
+
+    from arena.cli import main as arena
+
+    monkeypatch.setenv("GRPC_POLL_STRATEGY", "junk")
+    for args in (["grpc_baseline"], ["--only", "referee"], []):
+        r = CliRunner().invoke(arena, ["bench", *args, "--seconds", "0.05"])
+        assert r.exit_code == 2, (args, r.output)
+        assert "GRPC_POLL_STRATEGY='junk'" in r.output and r.exception is not None
+        assert not isinstance(r.exception, RuntimeError)
+    r = CliRunner().invoke(arena, ["bench", "engine", "--seconds", "0.05", "--json"])
+    assert r.exit_code == 0, r.output
+    assert "engine" in r.output
