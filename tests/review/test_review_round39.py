@@ -195,3 +195,31 @@ def test_arena_bench_refuses_a_poll_strategy_grpc_would_abort_on(
     r = CliRunner().invoke(arena, ["bench", "engine", "--seconds", "0.05", "--json"])
     assert r.exit_code == 0, r.output
     assert "engine" in r.output
+
+
+@pytest.mark.parametrize(
+    ("value", "refused"),
+    [("none,epoll1", True), ("none", True), ("junk,none,poll", True), ("epoll1,none", False),
+     ("junk,poll", False), ("all", False), ("EPOLL1", True), ("", True)],
+)  # fmt: skip
+def test_a_poll_strategy_list_is_judged_by_the_first_grpc_knows(
+    monkeypatch: pytest.MonkeyPatch, value: str, refused: bool
+) -> None:
+    """Defect: ``check_grpc_environment`` let a list through when any item was one it
+    takes: ``GRPC_POLL_STRATEGY=none,epoll1``, whose first, gRPC's no-polling ``none``,
+    gRPC takes and then aborts on at its first channel (SIGABRT, exit 134), as on "none"
+    alone (refused, as if gRPC did not know it)."""
+    import click
+
+    from arena.cli.options import check_grpc_environment
+
+    monkeypatch.setenv("GRPC_POLL_STRATEGY", value)
+    if not refused:
+        check_grpc_environment()
+        return
+    with pytest.raises(click.UsageError) as e:
+        check_grpc_environment()
+    said = e.value.format_message()
+    assert said.startswith(f"GRPC_POLL_STRATEGY={value!r} in the environment ")
+    if "none" in value.split(",")[:2] and value != "EPOLL1":
+        assert "starts with gRPC's no-polling 'none'" in said
