@@ -757,22 +757,32 @@ _REFUSED = "its start was refused above"
 def is_loopback_target(target: str) -> bool:
     """Whether the gRPC ``target`` (``host:port``, ``[::1]:port``, ``dns:///host:port``,
     ``ipv4:127.0.0.1:port``) names this machine's loopback: ``localhost`` or a loopback
-    address.
+    address (every address of an ``ipv4:``/``ipv6:`` list).
 
     >>> [is_loopback_target(t) for t in ("127.0.0.1:50051", "[::1]:1", "localhost:1")]
     [True, True, True]
     >>> [is_loopback_target(t) for t in ("arena.example:443", "10.0.0.1:1", "unix:/tmp/s")]
     [False, False, False]
     """
-    rest = target
-    for scheme in ("dns:///", "dns:", "ipv4:", "ipv6:"):
-        if rest.startswith(scheme):
-            rest = rest[len(scheme) :]
-            break
-    if rest.startswith("["):
-        host = rest[1:].partition("]")[0]
+    scheme, colon, rest = target.partition(":")
+    # gRPC's schemes in any case, with or without "//" ("IPV4:", "ipv4:///127.0.0.1:1",
+    # "dns://8.8.8.8/localhost:1", all passed by --arena's check): each went through
+    # the proxy, as only "dns:///", "dns:", "ipv4:" and "ipv6:" were read here.
+    if colon and scheme.lower() in ("dns", "ipv4", "ipv6") and not rest.isdigit():
+        if rest.startswith("//"):  # (an authority, a DNS server's: the host follows it)
+            rest = rest[2:].partition("/")[2]
+        hosts = rest.split(",") if scheme.lower() != "dns" else [rest]
+    else:  # (HOST:PORT, "dns:50051" among them: the host "dns")
+        hosts = [target]
+    return all(_loopback_host(h) for h in hosts)
+
+
+def _loopback_host(address: str) -> bool:
+    """Whether ``address`` (``host:port``, ``[IPv6]:port``, a host alone) is a loopback."""
+    if address.startswith("["):
+        host = address[1:].partition("]")[0]
     else:
-        host = rest.rpartition(":")[0] if rest.count(":") == 1 else rest
+        host = address.rpartition(":")[0] if address.count(":") == 1 else address
     host = host.lower().rstrip(".")
     if host == "localhost":
         return True

@@ -343,14 +343,14 @@ def _decide(
     where = f"match {match_id or bot.match_id}: " if match_id or bot.match_id else ""
     bot.deadline = deadline
     t0 = time.monotonic()
-    pid = os.getpid()
+    forked = forks  # (a global read: os.getpid(), a system call, is not for every decision)
     try:
         action = bot.act(view)
-        if os.getpid() != pid:  # (named only then: this is every decision's path)
-            not_a_fork(pid, bot, _method(bot, view), where, logger)
+        if forks != forked:  # (named only then: this is every decision's path)
+            not_a_fork(None, bot, _method(bot, view), where, logger)
     except BaseException as e:
-        if os.getpid() != pid:
-            not_a_fork(pid, bot, _method(bot, view), where, logger)
+        if forks != forked:
+            not_a_fork(None, bot, _method(bot, view), where, logger)
         if stops_the_bot(e):
             head = f"{type(bot).__name__}.{_method(bot, view)}"
             log_leaving(bot, e, head, logger, where, view, time.monotonic() - t0)
@@ -368,10 +368,9 @@ def _decide(
             exc_info=bot_exc_info(e),
         )  # fmt: skip
         return fallback, "error", f"{head} raised {_exception(e)}{hint}; played {fallback} instead"
-    # (the method named only for a coroutine: this is every decision's path)
-    problem = _not_an_action(action, _method(bot, view) if inspect.iscoroutine(action) else "")
-    if problem is None:
-        return _plain(action), "bot", ""
+    problem = _not_an_action(action, bot, view)
+    if problem is None:  # (a bot's subclass of an action made the engine's: _plain)
+        return (action if type(action) in _ENGINE_ACTIONS else _plain(action)), "bot", ""
     head = f"{type(bot).__name__}.{_method(bot, view)}"
     if reraise:
         raise TypeError(f"{head} {problem}")
@@ -476,17 +475,21 @@ _FIELD_TYPES: dict[str, tuple[type, str]] = {
 }
 
 
-def _not_an_action(action: object, method: str = "") -> str | None:
+def _not_an_action(
+    action: object, bot: Bot | None = None, view: PlayerView | None = None
+) -> str | None:
     """What is wrong with a bot's answer as an action ("returned None, which is not an
     Action"), or ``None`` if it is one. A coroutine (the method is ``async def``) is
     closed: it will never run, and Python would warn that it was never awaited. One that a
-    plain ``method`` returned (it called an ``async def`` of the bot's without awaiting
-    it) is named as that function's: "is `async def`" would send the author to a method
-    that is not."""
+    plain method of ``bot`` returned for ``view`` (it called an ``async def`` of the
+    bot's without awaiting it) is named as that function's: "is `async def`" would send
+    the author to a method that is not. (The method is found only then, as the bot and
+    the view are passed: this is every decision's path.)"""
     if not isinstance(action, Action):
         if inspect.iscoroutine(action):
             code = getattr(action, "cr_code", None)
             action.close()
+            method = "" if bot is None or view is None else _method(bot, view)
             method = method.partition("(")[0]  # ("play() (mine.py:12)": play)
             name = getattr(code, "co_name", method)
             if name == method or code is None:
@@ -517,7 +520,10 @@ def _not_an_action(action: object, method: str = "") -> str | None:
 
 
 #: The engine's own action classes, which it judges by (a subclass of one is none of them).
-_PLAIN: dict[type, type] = {t: t for t in (Bid, Pass, Give, Contract, Concede, ThrowIn, Play)}
+_ENGINE_ACTIONS = frozenset((Bid, Pass, Give, Contract, Concede, ThrowIn, Play))
+
+#: Each action class met (the engine's, and a bot's subclasses of them) to the engine's.
+_PLAIN: dict[type, type] = {t: t for t in _ENGINE_ACTIONS}
 
 
 def _plain(action: Action) -> Action:
@@ -746,13 +752,16 @@ def _defined(cls: type, name: str) -> str:
     return f"{name}() ({Path(code.co_filename).name}:{code.co_firstlineno})"
 
 
-def not_a_fork(pid: int, bot: Bot, call: str, where: str, logger: logging.Logger = log) -> None:
+def not_a_fork(
+    pid: int | None, bot: Bot, call: str, where: str, logger: logging.Logger = log
+) -> None:
     """Ends a child the bot forked in a call (``os.fork()`` and no ``os._exit`` in the
-    child) as it comes back from the call (made in process ``pid``): locally it played
+    child) as it comes back from the call (made in process ``pid``; None: a child, as
+    :data:`forks` counted one during the call): locally it played
     the rest of the series as a second copy (`arena-bot try` printed its table twice, and
     blamed the fork's reseeding of the random module on the bot); in an arena's runner it
     hung for ever, a thread of a process with no others, deaf to SIGTERM."""
-    if os.getpid() == pid:
+    if pid is not None and os.getpid() == pid:
         return
     with contextlib.suppress(Exception):
         logger.error(
@@ -763,6 +772,24 @@ def not_a_fork(pid: int, bot: Bot, call: str, where: str, logger: logging.Logger
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
     os._exit(0)
+
+
+#: How many times Python forked this process into the child it is (``os.fork()``,
+#: multiprocessing's "fork"): read before and after each of a bot's decisions, a child the
+#: bot forked coming back from one sees it grown (:func:`not_a_fork`). A global, where
+#: ``os.getpid()`` read twice per decision (a system call each) doubled the SDK's own cost
+#: of one. (A fork Python does not see, a C library's, is not counted: such a child runs
+#: no Python.)
+forks = 0
+
+
+def _forked() -> None:
+    global forks
+    forks += 1
+
+
+if hasattr(os, "register_at_fork"):  # (Windows has no fork)
+    os.register_at_fork(after_in_child=_forked)
 
 
 def hook_view(view: PlayerView) -> PlayerView:

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from arena.bench import SECTIONS, available_sections, run_sections
-from arena.cli.options import Seconds
+from arena.cli.options import Seconds, check_grpc_environment
 
 __all__ = ["bench"]
 
@@ -100,6 +100,10 @@ def bench(sections: tuple[str, ...], only: tuple[str, ...], as_json: bool, secon
             )
         if name not in available_sections():
             raise click.BadParameter(f"section {name!r} is not available yet", param_hint=hint)
+    if set(wanted or SECTIONS) - {"engine"}:
+        # (every section but the engine's starts gRPC, which aborted on a bad
+        # GRPC_POLL_STRATEGY: a traceback, "baseline server did not start")
+        check_grpc_environment()
     results = run_sections(wanted or None, seconds=seconds)
     if as_json:
         click.echo(jsonlib.dumps(results, indent=2))
