@@ -335,6 +335,11 @@ class HumanBot(Bot):
         self._write(text + "\n")
 
     def _write(self, text: str) -> None:
+        if self.stdout is None:
+            # Started with its output closed (`>&-`: Python has no sys.stdout): no one sees
+            # the table. An AttributeError would be a bot error, and the match played on
+            # with fallbacks, a traceback a decision.
+            raise SystemExit("human: the output is closed: leaving the match")
         try:
             self.stdout.write(text)
             self.stdout.flush()
@@ -350,7 +355,9 @@ class HumanBot(Bot):
         POSIX only: other input is read as it comes)."""
         self._write(prompt)
         fd = self._terminal()
-        if fd is None:
+        if self.stdin is None:  # started with it closed (`<&-`): no one can answer
+            line = ""
+        elif fd is None:
             line = self.stdin.readline()
         else:
             got = self._read_line(fd, wait_s)

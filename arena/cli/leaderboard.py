@@ -18,7 +18,13 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from arena.cli.options import NonEmptyPath, hang_up_safe, id_over_name_note, reading_newest
+from arena.cli.options import (
+    NonEmptyPath,
+    flush_or_drop_stdout,
+    hang_up_safe,
+    id_over_name_note,
+    reading_newest,
+)
 from arena.leaderboard import FORMATS, build_leaderboard, render, to_rich_table, write_outputs
 from arena.render import printable
 from arena.storage import Storage, StorageError, file_in_the_way, newest_database
@@ -253,7 +259,21 @@ def _write_whole(target: Path, text: str) -> None:
         raise
 
 
+class _Screen(Console):
+    """rich's console, but for a closed pipe: rich points stdout at /dev/null and raises
+    SystemExit(1) from inside ``print``, which ended ``arena tournament | head -3`` before
+    its leaderboard files were written. The same pointing at /dev/null (Python's last flush
+    at exit would fail on what is left in its buffer), then an error its caller can catch;
+    uncaught, click's own handling of it exits 1 quietly, as before."""
+
+    def on_broken_pipe(self) -> None:
+        if self.quiet:
+            return
+        flush_or_drop_stdout()
+        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+
 def stdout_console() -> Console:
     """stdout; wide enough for the table even when piped (rich assumes 80 columns then)."""
-    c = Console(file=hang_up_safe(lambda: sys.stdout))
-    return c if c.is_terminal else Console(file=c.file, width=max(c.width, 130))
+    c = _Screen(file=hang_up_safe(lambda: sys.stdout))
+    return c if c.is_terminal else _Screen(file=c.file, width=max(c.width, 130))

@@ -88,9 +88,10 @@ def in_clear_note(host: str, who: str, fix: str) -> str | None:
 class _HangUpSafe:
     """See :func:`hang_up_safe`."""
 
-    def __init__(self, get: Callable[[], IO[str] | None]) -> None:
+    def __init__(self, get: Callable[[], IO[str] | None], reader_may_leave: bool) -> None:
         self._get = get
         self._null: IO[str] | None = None
+        self._reader_may_leave = reader_may_leave
 
     @property
     def _stream(self) -> IO[str]:
@@ -108,7 +109,7 @@ class _HangUpSafe:
         try:
             return stream.write(text)
         except OSError as e:
-            if not _hung_up(stream, e):
+            if not self._gone(stream, e):
                 raise
             _to_null(stream)
             return len(text)
@@ -118,9 +119,12 @@ class _HangUpSafe:
         try:
             stream.flush()
         except OSError as e:
-            if not _hung_up(stream, e):
+            if not self._gone(stream, e):
                 raise
             _to_null(stream)
+
+    def _gone(self, stream: IO[str], e: OSError) -> bool:
+        return _hung_up(stream, e) or (self._reader_may_leave and e.errno == errno.EPIPE)
 
     def __getattr__(self, name: str) -> Any:  # isatty, fileno, encoding...: the stream's
         return getattr(self._stream, name)
@@ -148,15 +152,20 @@ def _to_null(stream: IO[str]) -> None:
         stream.flush()
 
 
-def hang_up_safe(get: Callable[[], IO[str] | None]) -> IO[str]:
+def hang_up_safe(get: Callable[[], IO[str] | None], *, reader_may_leave: bool = False) -> IO[str]:
     """The stream ``get`` returns at each write (``lambda: sys.stderr``) as a run that
     outlives its terminal writes it. After a hang-up (the terminal's window closed, its ssh
     session ended) `arena tournament` stops cleanly, but every write to the terminal then
     fails (EIO): the progress display's last refresh would end the stop half-way, exit 1 and
     a traceback nobody sees. At the first EIO the stream's descriptor is pointed at /dev/null,
     so that this write and every later one (Python's last flush at exit too) go nowhere, as
-    under ``nohup``. A stream closed at the start (None) is written nowhere."""
-    return cast(IO[str], _HangUpSafe(get))
+    under ``nohup``. A stream closed at the start (None) is written nowhere.
+
+    ``reader_may_leave``: a pipe whose reader left (EPIPE: ``arena tournament 2>&1 | head
+    -1``) goes the same way, for a run that has more to do than write there (rich's own
+    handling of it was a SystemExit(1) at the next message, before the leaderboard's files
+    were written)."""
+    return cast(IO[str], _HangUpSafe(get, reader_may_leave))
 
 
 def _drop_zero_terminal_size() -> None:
@@ -268,7 +277,7 @@ class FileErrorsGroup(click.Group):
         except OSError as e:
             if e.filename is not None or e.errno not in _NO_ROOM:
                 raise
-            _flush_or_drop_stdout()
+            flush_or_drop_stdout()
             with contextlib.suppress(OSError):
                 click.echo(f"Error: cannot write: {e.strerror}", err=True)
             sys.exit(1)
@@ -291,7 +300,7 @@ class FileErrorsGroup(click.Group):
 _NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 
 
-def _flush_or_drop_stdout() -> None:
+def flush_or_drop_stdout() -> None:
     """Flush the standard output, or, if it fails again, point it at /dev/null: Python's
     last flush at exit would fail on what is left in its buffer ("Exception ignored", exit
     120)."""

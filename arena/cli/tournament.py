@@ -22,7 +22,13 @@ from rich.logging import RichHandler
 from rich.markup import escape as _markup_escape
 
 from arena.cli.leaderboard import stdout_console
-from arena.cli.options import NonEmptyPath, check_grpc_environment, hang_up_safe, in_clear_note
+from arena.cli.options import (
+    NonEmptyPath,
+    check_grpc_environment,
+    flush_or_drop_stdout,
+    hang_up_safe,
+    in_clear_note,
+)
 from arena.leaderboard import build_leaderboard, to_rich_table, write_outputs
 from arena.render import PrintableFormatter, plural, printable
 from arena.stopping import ignore_stop_signals, stop_signals
@@ -144,7 +150,7 @@ def tournament(
             '  name = "mine"\n  max_deals = 12\n  bots = ["random", "heuristic", "counting"]\n'
             "(every key: docs/tournament.md)"
         )
-    err_console = Console(file=hang_up_safe(lambda: sys.stderr))
+    err_console = Console(file=hang_up_safe(lambda: sys.stderr, reader_may_leave=True))
     setup_logging(verbose, err_console)
     raw = {"concurrency": concurrency, "out": out, "db": db, "seed": seed,
            "matches_per_table": matches_per_table, "max_deals": max_deals}  # fmt: skip
@@ -218,7 +224,7 @@ def tournament(
     code = 1 if outcome.failed else 130 if outcome.interrupted else 0
     with _signals_stop_the_leaderboard(cfg, err_console):
         shown = _show(cfg, err_console)
-    if not shown and not code:  # every result is stored, but the files are not written
+    if not shown and not code:  # every result is stored, but the files (or table) are not
         code = 1
     # The run is over, its files written (or said not to be): a stop signal from here on
     # ends the exit at once with this code. Python's handlers killed the finished run
@@ -405,7 +411,24 @@ def _show(cfg: TournamentConfig, err_console: Console) -> bool:
         err_console.print(f"[red]cannot build the leaderboard:[/] {escape(str(e))}", soft_wrap=True)
         return False
     screen = stdout_console()
-    screen.print(to_rich_table(lb, screen.width))
+    printed = True
+    try:
+        screen.print(to_rich_table(lb, screen.width))
+    except OSError as e:
+        if e.filename is not None:
+            raise
+        # The output's reader left (`arena tournament | head -3`: EPIPE) or its disk is
+        # full (`> /dev/full`): the run ended in a silent exit 1 or in "cannot write" here,
+        # the leaderboard's files never written. They are written all the same; the
+        # table is said not to be printed (exit 1), and the output dropped (Python's last
+        # flush at exit would fail on what is left in its buffer).
+        flush_or_drop_stdout()
+        err_console.print(
+            "[red]cannot print the leaderboard on the standard output:[/] "
+            + escape(str(e.strerror or e)),
+            soft_wrap=True,
+        )
+        printed = False
     try:
         paths = write_outputs(lb, cfg.out)
     except OSError as e:
@@ -424,4 +447,4 @@ def _show(cfg: TournamentConfig, err_console: Console) -> bool:
     err_console.print(
         "leaderboard: " + escape(", ".join(str(p) for p in paths.values())), soft_wrap=True
     )
-    return True
+    return printed
