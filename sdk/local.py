@@ -59,6 +59,7 @@ from engine import (
     load_ruleset,
     observe,
     parse_action,
+    parse_card,
     public_action,
 )
 from sdk.bot import Bot, Deadline
@@ -564,7 +565,13 @@ def _hint(answer: object) -> str:
         try:
             meant = parse_action(answer)
         except ValueError:
-            return ""
+            # A card's notation ("A♠", a card's str()) is as plain a slip as the Card.
+            try:
+                card = parse_card(answer)
+            except ValueError:
+                return ""
+            text = _short_repr(answer)
+            return f": a str, a card's notation; return Play(sdk.parse_card({text})) ({Play(card)})"
         # (Cut as the answer is: parse_action reads "play 9h" and a million spaces.)
         return f": a str; sdk.parse_action({_short_repr(answer)}) is the action {meant}"
     return ""

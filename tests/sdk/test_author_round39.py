@@ -236,3 +236,31 @@ def test_a_call_of_seconds_forfeits_in_an_arena_and_is_timeouts_enough_locally(
     record, summaries = asyncio.run(main())
     assert record["forfeits"] == [0]
     assert summaries[0].rejected == 3
+
+
+# ------------------------------------------------------ a card's notation as the answer
+
+
+class Notation(Bot):
+    """Answers its first legal card's notation, "A♠", where an action is asked."""
+
+    name = "mine"
+
+    def play(self, view: PlayerView) -> Action:
+        return str(view.hand[0])  # type: ignore[return-value]
+
+
+def test_a_cards_notation_as_the_answer_is_told_how_to_play_it() -> None:
+    """Defect: ``"pass"`` as an answer was told ``sdk.parse_action('pass')``, but a card's
+    notation (``"A♠"``, ``str(card)``), as plain a slip as a ``Card``, was told only that
+    it was no Action. Now it is told to return ``Play(sdk.parse_card(...))`` (the same
+    words in an arena: the runner judges answers with the same code)."""
+    rand = load("random")
+    m = play_local([Notation, rand, rand], seed=1, max_deals=1)
+    first = m.incidents[0]
+    assert first.kind == "malformed"
+    card = first.detail.split("returned '")[1].split("'")[0]
+    assert (
+        f"which is not an Action: a str, a card's notation; return "
+        f"Play(sdk.parse_card('{card}')) (play {card});" in first.detail
+    )
