@@ -864,16 +864,26 @@ def _limits(decision_ms: int | None, time_bank_ms: int | None) -> tuple[int, int
 
 
 def _timed_out(
-    bot: Bot, view: PlayerView, used: float, limit_ms: int, bank_ms: int, strict: bool, seat: int
+    bot: Bot,
+    view: PlayerView,
+    used: float,
+    limit_ms: int,
+    bank_ms: int,
+    strict: bool,
+    seat: int,
+    waited: float = 0.0,
 ) -> str:
     """A decision answered past its deadline: logged (or, ``strict``, raised); the
-    incident's detail. Words as the referee's (its timeout incident), with the time taken."""
+    incident's detail. Words as the referee's (its timeout incident), with the time taken
+    (``used``: since the request came, ``waited`` of it for the previous call to end)."""
     fallback = fallback_action(view.legal_actions)
     head = f"{type(bot).__name__}.{_method(bot, view)}"
     # Rounded up: a decision 0.4 ms past a 250 ms deadline "took 251 ms", not "250 ms,
     # past its deadline of 250 ms" (a timeout is at or past the deadline, never before).
     ms = math.ceil(used * 1000)
     took = f"{head} took {ms} ms"
+    if waited > 0:  # (the call itself took less: the request waited for the one before)
+        took += f" (the request waited {math.ceil(waited * 1000)} ms for the previous call)"
     within = timeout_words(limit_ms, bank_ms)
     if strict:
         raise RuntimeError(
@@ -1207,7 +1217,7 @@ def play_local(
                 else:  # the arena had stopped waiting: the answer is not used
                     bank[seat] = 0
                     behind[seat], behind_at[seat] = used - (limit_ms + left_ms) / 1000, done
-                    detail = _timed_out(bot, view, used, limit_ms, left_ms, strict, seat)
+                    detail = _timed_out(bot, view, used, limit_ms, left_ms, strict, seat, late)
                     action, kind = fallback_action(legal), "timeout"
             if kind != "bot":
                 incidents.append(LocalIncident(seat, game.deal_number, kind, detail))

@@ -147,20 +147,18 @@ class SlowOnce(Bot):
 
     name = "mine"
     clock: _Clock
-    nap = 3.5
+    naps: tuple[float, ...] = (3.5,)
 
     def __init__(self) -> None:
         super().__init__()
         self.seen: list[tuple[Phase, float, float, float]] = []
-        self.slept = False
 
     def play(self, view: PlayerView) -> Action:
         d = self.deadline
         assert d is not None
         self.seen.append((view.phase, d.limit_s, d.bank_s, self.clock.now - d.received))
-        if not self.slept:
-            self.slept = True
-            self.clock.now += self.nap
+        if len(self.seen) <= len(self.naps):
+            self.clock.now += self.naps[len(self.seen) - 1]
         return view.legal_actions[-1]
 
 
@@ -195,6 +193,27 @@ def test_the_requests_a_late_call_outlasts_time_out_unasked_as_in_an_arena(
         (Phase.PLAYING, 1.0, 0.0, 0.5),
         (Phase.PLAYING, 1.0, 0.0, 0.0),
     ]
+
+
+def test_a_request_that_waited_for_the_previous_call_says_so_when_it_times_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The request asked 0.5 s after it came (above) has 0.5 s left of its 1 s: a call of
+    0.8 s is a timeout, its words saying that the request waited (else "took 1300 ms"
+    for a call of 800)."""
+    clock = _Clock()
+    monkeypatch.setattr(sdk.local, "time", clock)
+    SlowOnce.clock = clock
+
+    class Slower(SlowOnce):
+        naps = (3.5, 0.8)
+
+    m = play_local([Slower, Bot, Bot], seed=1, max_deals=1, decision_ms=1000, time_bank_ms=1000,
+                   timed_seats=[0])  # fmt: skip
+    assert [i.kind for i in m.incidents] == ["timeout"] * 3
+    third = m.incidents[2].detail
+    assert third.startswith("no decision within 1000 ms (1000 ms + 0 ms of time bank): Slower")
+    assert "took 1300 ms (the request waited 500 ms for the previous call); played " in third
 
 
 class Sleeper(Bot):
