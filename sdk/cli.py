@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import inspect
 import json
 import logging
 import os
@@ -156,6 +157,11 @@ def _load_made(spec: str, param_hint: str = "BOT") -> tuple[Any, Any]:
     except (Exception, SystemExit) as e:  # (a sys.exit(2) there ended `try` without a word)
         at = bot_site(e)
         site = "" if at is None else _where(at)
+        code = getattr(inspect.unwrap(cls.__init__), "__code__", None)
+        if at is None and isinstance(e, TypeError) and code is not None:
+            # Its arguments are wrong (it needs some): raised at the call, in the SDK, so
+            # no line of the bot's was named; the __init__ that needs them is.
+            site = f" ({Path(code.co_filename).name}:{code.co_firstlineno}, its __init__)"
         raise click.BadParameter(
             f"{spec!r}: {cls.__name__}() raised {_exception(e)}{site} (a bot is made "
             "with no arguments for every match)",

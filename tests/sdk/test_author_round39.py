@@ -283,3 +283,28 @@ def test_a_cards_notation_as_the_answer_is_told_how_to_play_it() -> None:
         f"which is not an Action: a str, a card's notation; return "
         f"Play(sdk.parse_card('{card}')) (play {card});" in first.detail
     )
+
+
+# ------------------------------------------------ an __init__ that needs arguments
+
+
+def test_an_init_that_needs_arguments_is_named_at_its_line(tmp_path: Path) -> None:
+    """Defect: a bot whose ``__init__`` needs an argument was refused at start without a
+    line of its file ("Mine() raised TypeError: Mine.__init__() missing 1 required
+    positional argument: 'depth'"), as the error is raised at the SDK's call; a bot
+    raising inside its ``__init__`` was named at its line. The ``__init__`` is named now,
+    by ``try`` and ``run`` alike (one check for both)."""
+    (tmp_path / "mine.py").write_text(
+        "from sdk import Bot\n\n\nclass Mine(Bot):\n    def __init__(self, depth):\n"
+        "        super().__init__()\n        self.depth = depth\n"
+    )
+    for cmd in (
+        ["try", "mine.py:Mine", "-n", "1"],
+        ["run", "mine.py:Mine", "--arena", "127.0.0.1:1", "--token", "t", "--retry-for", "0"],
+    ):
+        p = subprocess.run([*ARENA_BOT, *cmd], cwd=tmp_path, env=_env(), capture_output=True,
+                           text=True, timeout=120, check=False)  # fmt: skip
+        assert p.returncode == 2, p.stderr
+        said = " ".join(p.stderr.split())
+        assert "Mine() raised TypeError: Mine.__init__() missing 1 required positional " in said
+        assert "argument: 'depth' (mine.py:5, its __init__) (a bot is made with no" in said
