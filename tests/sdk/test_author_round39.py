@@ -308,3 +308,62 @@ def test_an_init_that_needs_arguments_is_named_at_its_line(tmp_path: Path) -> No
         said = " ".join(p.stderr.split())
         assert "Mine() raised TypeError: Mine.__init__() missing 1 required positional " in said
         assert "argument: 'depth' (mine.py:5, its __init__) (a bot is made with no" in said
+
+
+# ----------------------------------------------------- Ctrl-C during a slow import
+
+SLOW_IMPORT = """\
+import pathlib
+import time
+
+pathlib.Path("importing").write_text("")
+time.sleep(120)  # a model loading
+
+from sdk import Bot
+
+
+class Mine(Bot):
+    pass
+"""
+
+
+def _interrupt_at_import(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``arena-bot ARGS`` for ``mine.py`` (:data:`SLOW_IMPORT`), given a Ctrl-C (SIGINT, as
+    a terminal sends it) once the module is being imported."""
+    import signal
+    import time
+
+    (tmp / "mine.py").write_text(SLOW_IMPORT)
+    proc = subprocess.Popen(
+        [*ARENA_BOT, *args], cwd=tmp, env=_env(), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+        # (a shell's background job, as a test runner may be, starts with SIGINT ignored)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    try:
+        end = time.monotonic() + 60
+        while not (tmp / "importing").exists() and time.monotonic() < end:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def test_ctrl_c_while_the_bot_is_imported_says_where_and_exits_as_ctrl_c_does(
+    tmp_path: Path,
+) -> None:
+    """Defect: Ctrl-C while a slow bot module was imported (a model loading) ended
+    ``arena-bot try`` and ``run`` with click's "Aborted!" and exit code 1, where the docs
+    give Ctrl-C the codes 130 (``try``) and 0 (``run``), and nothing said what had been
+    cut. Now the line the import was at is named, with those codes."""
+    said = "arena-bot: interrupted while importing the bot 'mine.py:Mine', at mine.py:5, in "
+    p = _interrupt_at_import(tmp_path, "try", "mine.py:Mine", "-n", "1")
+    assert p.returncode == 130 and said in p.stderr and "Aborted" not in p.stderr, p.stderr
+    (tmp_path / "importing").unlink()
+    run = ["run", "mine.py:Mine", "--arena", "127.0.0.1:1", "--token", "t", "--retry-for", "0"]
+    p = _interrupt_at_import(tmp_path, *run)
+    assert p.returncode == 0 and said in p.stderr and "Aborted" not in p.stderr, p.stderr
