@@ -95,14 +95,40 @@ def printable(text: str, keep: str = "") -> str:
     )
 
 
+#: The longest line of a traceback a log shows (a bot's exception message can be megabytes).
+_TRACEBACK_LINE_MAX = 2000
+
+
+def clipped_traceback(text: str, limit: int = _TRACEBACK_LINE_MAX) -> str:
+    """``text`` (a formatted traceback) with each line longer than ``limit`` cut, saying how
+    much was left out: a bot raising ``ValueError(repr(state))`` of megabytes wrote them to
+    the log, whole, and to every worker's pipe.
+
+    >>> clipped_traceback("ValueError: " + "x" * 30, limit=20)
+    'ValueError: xxxxxxxx… (22 more characters)'
+    """
+    if len(text) <= limit:
+        return text
+    return "\n".join(
+        line if len(line) <= limit else f"{line[:limit]}… ({len(line) - limit:,} more characters)"
+        for line in text.split("\n")
+    )
+
+
 class PrintableFormatter(logging.Formatter):
     """Log lines with their control characters written out (``\\x1b``): they name what the
     other side sent (an arena's server version, match ids and reasons; a bot's name and
     errors), and escape sequences there would be obeyed by the terminal (a window title, a
-    cleared screen, the clipboard). Line breaks and tabs (tracebacks) stay."""
+    cleared screen, the clipboard). Line breaks and tabs (tracebacks) stay; a traceback's
+    lines are cut to :data:`_TRACEBACK_LINE_MAX` characters."""
 
     def format(self, record: logging.LogRecord) -> str:
+        if record.exc_text:  # (formatted already: a worker process's, sdk.workers)
+            record.exc_text = clipped_traceback(record.exc_text)
         return printable(super().format(record), keep="\n\t")
+
+    def formatException(self, ei: Any) -> str:
+        return clipped_traceback(super().formatException(ei))
 
 
 def _card(card: Card) -> Text:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import inspect
 import json
 import logging
 import os
@@ -130,6 +131,15 @@ class _OncePerSite(logging.Filter):
         return n
 
 
+def _interrupted(e: KeyboardInterrupt, what: str, code: int) -> NoReturn:
+    """Ctrl-C while ``what`` (the bot's import, its ``__init__``): said, naming the line
+    of the bot's it was at, and exit code ``code``."""
+    at = bot_site(e)
+    where = "" if at is None else f", at {Path(at.filename).name}:{at.lineno}, in {at.name}"
+    click.echo(printable(f"arena-bot: interrupted while {what}{where}: no match played"), err=True)
+    sys.exit(code)
+
+
 def _where(site: traceback.FrameSummary) -> str:
     """`` (mybot.py:12, in __init__)``: a raise site as a log line names it."""
     return f" ({Path(site.filename).name}:{site.lineno}, in {site.name})"
@@ -144,18 +154,32 @@ def _load_named(spec: str, param_hint: str = "BOT") -> tuple[Any, str]:
     return cls, name if isinstance(name, str) and name else spec
 
 
-def _load_made(spec: str, param_hint: str = "BOT") -> tuple[Any, Any]:
+def _load_made(spec: str, param_hint: str = "BOT", interrupted: int = 130) -> tuple[Any, Any]:
     """The bot class named by ``spec``, and the instance made once to check that it can be:
-    a bot whose ``__init__`` fails is refused here rather than at its first match."""
+    a bot whose ``__init__`` fails is refused here rather than at its first match.
+
+    Ctrl-C while the bot's module is imported or its ``__init__`` runs (a model loading
+    for seconds, a loop) ends ``arena-bot`` with exit code ``interrupted`` (``try``: 130,
+    as after its matches; ``run``: 0, as its Ctrl-C always does), naming the bot's line:
+    it was click's "Aborted!" and exit code 1, where nothing said what had been cut."""
     try:
         cls = load_bot(spec)
     except BotLoadError as e:
         raise click.BadParameter(str(e), param_hint=param_hint) from None
+    except KeyboardInterrupt as e:
+        _interrupted(e, f"importing the bot {spec.strip()!r}", interrupted)
     try:
         bot = cls()
+    except KeyboardInterrupt as e:
+        _interrupted(e, f"making the bot {spec.strip()!r} ({cls.__name__}())", interrupted)
     except (Exception, SystemExit) as e:  # (a sys.exit(2) there ended `try` without a word)
         at = bot_site(e)
         site = "" if at is None else _where(at)
+        code = getattr(inspect.unwrap(cls.__init__), "__code__", None)
+        if at is None and isinstance(e, TypeError) and code is not None:
+            # Its arguments are wrong (it needs some): raised at the call, in the SDK, so
+            # no line of the bot's was named; the __init__ that needs them is.
+            site = f" ({Path(code.co_filename).name}:{code.co_firstlineno}, its __init__)"
         raise click.BadParameter(
             f"{spec!r}: {cls.__name__}() raised {_exception(e)}{site} (a bot is made "
             "with no arguments for every match)",
@@ -752,7 +776,7 @@ def run(
     check_grpc_environment()
     _setup_logging(log_level)
     _die_with_launcher()
-    cls = _load_made(bot)[0]
+    cls = _load_made(bot, interrupted=0)[0]
     if workers is not None and (bot.strip() == "human" or getattr(cls, "interactive", False)):
         # (a worker process reads no terminal, its stdin is /dev/null: the person's seat
         # read "end of input" at its first decision and left the match)

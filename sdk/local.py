@@ -59,6 +59,7 @@ from engine import (
     load_ruleset,
     observe,
     parse_action,
+    parse_card,
     public_action,
 )
 from sdk.bot import Bot, Deadline
@@ -448,7 +449,13 @@ def _exception(e: BaseException) -> str:
         text = str(e)
     except Exception as err:
         return f"{type(e).__name__} (its str() raised {_exception(err)})"
+    if len(text) > _EXCEPTION_MAX:  # (kept in every incident: megabytes each, per decision)
+        text = f"{text[:_EXCEPTION_MAX]}… ({len(text) - _EXCEPTION_MAX:,} more characters)"
     return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
+#: The longest exception message an incident or a ``strict`` error quotes.
+_EXCEPTION_MAX = 1000
 
 
 def _short_repr(value: object, limit: int = 100) -> str:
@@ -564,7 +571,13 @@ def _hint(answer: object) -> str:
         try:
             meant = parse_action(answer)
         except ValueError:
-            return ""
+            # A card's notation ("A♠", a card's str()) is as plain a slip as the Card.
+            try:
+                card = parse_card(answer)
+            except ValueError:
+                return ""
+            text = _short_repr(answer)
+            return f": a str, a card's notation; return Play(sdk.parse_card({text})) ({Play(card)})"
         # (Cut as the answer is: parse_action reads "play 9h" and a million spaces.)
         return f": a str; sdk.parse_action({_short_repr(answer)}) is the action {meant}"
     return ""
@@ -878,16 +891,26 @@ def _limits(decision_ms: int | None, time_bank_ms: int | None) -> tuple[int, int
 
 
 def _timed_out(
-    bot: Bot, view: PlayerView, used: float, limit_ms: int, bank_ms: int, strict: bool, seat: int
+    bot: Bot,
+    view: PlayerView,
+    used: float,
+    limit_ms: int,
+    bank_ms: int,
+    strict: bool,
+    seat: int,
+    waited: float = 0.0,
 ) -> str:
     """A decision answered past its deadline: logged (or, ``strict``, raised); the
-    incident's detail. Words as the referee's (its timeout incident), with the time taken."""
+    incident's detail. Words as the referee's (its timeout incident), with the time taken
+    (``used``: since the request came, ``waited`` of it for the previous call to end)."""
     fallback = fallback_action(view.legal_actions)
     head = f"{type(bot).__name__}.{_method(bot, view)}"
     # Rounded up: a decision 0.4 ms past a 250 ms deadline "took 251 ms", not "250 ms,
     # past its deadline of 250 ms" (a timeout is at or past the deadline, never before).
     ms = math.ceil(used * 1000)
     took = f"{head} took {ms} ms"
+    if waited > 0:  # (the call itself took less: the request waited for the one before)
+        took += f" (the request waited {math.ceil(waited * 1000)} ms for the previous call)"
     within = timeout_words(limit_ms, bank_ms)
     if strict:
         raise RuntimeError(
@@ -905,6 +928,25 @@ def _timed_out(
         where, took, limit_ms + bank_ms, limit_ms, bank_ms, when, extra={"sdk_again": again},
     )  # fmt: skip
     return f"{within}: {took}; played {fallback} instead"
+
+
+def _busy(bot: Bot, view: PlayerView, limit_ms: int, bank_ms: int) -> str:
+    """A decision that came while the seat's previous call, which had timed out, still
+    ran, and that expired before it ended: an arena's runner does not ask the bot (its
+    answer would be late), the referee plays the fallback. Logged; the incident's detail."""
+    fallback = fallback_action(view.legal_actions)
+    head = f"{type(bot).__name__}.{_method(bot, view)}"
+    within = timeout_words(limit_ms, bank_ms)
+    where = f"match {bot.match_id}: "
+    when = f" (deal {view.deal_number + 1}, {view.phase}); playing {fallback} instead"
+    again = ((head, "busy"), f"{where}{head} not asked: still busy", when)
+    log.warning(
+        "%s%s not asked: the previous decision, which had timed out, still ran when this "
+        "one came and until this one had timed out too (%s): an arena asks a match's "
+        "decisions one at a time, and would not ask it%s",
+        where, head, within, when, extra={"sdk_again": again},
+    )  # fmt: skip
+    return f"{within}: the bot was still busy with its previous decision; played {fallback} instead"
 
 
 def _own_name(bot: Bot) -> str:
@@ -1122,6 +1164,13 @@ def play_local(
     slowest = [0.0] * len(players)
     slowest_at = [""] * len(players)
     told: set[int] = set()  # the seats told that a decision used their time bank
+    # Per seat: how long its last timed-out call ran past the arena's deadline, and when
+    # that was measured. An arena had played the fallback at the deadline and gone on: the
+    # seat's next requests came while the call still ran, and timed out too once it ran
+    # past theirs (the bank is empty), so one call of 15 s lost a match in an arena (three
+    # strikes) while a local match counted one timeout.
+    behind = [0.0] * len(players)
+    behind_at = [0.0] * len(players)
     ask_forced = rules.ask_forced
     # The seats whose bot has its own on_action / on_talon_taken (the others are not called:
     # a view made per action and seat would slow every series down).
@@ -1133,9 +1182,25 @@ def play_local(
         seat = to_act
         deal = game.deal_number
         legal = game.legal_actions()
-        if len(legal) == 1 and not ask_forced:
-            action = legal[0]
-            game.apply_trusted(action)
+        asked = len(legal) > 1 or ask_forced
+        late = 0.0  # how long the seat's request waited for its previous call to end
+        if asked and behind[seat] > 0 and bank[seat] is not None:
+            # (The other seats' turns since then were played while the call ran.)
+            now = time.monotonic()
+            late, behind[seat] = max(0.0, behind[seat] - (now - behind_at[seat])), 0.0
+            wait_ms = limit_ms + (bank[seat] or 0)
+            if late >= wait_ms / 1000:  # it came, and expired, while the call still ran
+                behind[seat], behind_at[seat] = late - wait_ms / 1000, now
+                action = fallback_action(legal)
+                detail = _busy(players[seat], observe(game, seat), limit_ms, bank[seat] or 0)
+                bank[seat] = 0
+                incidents.append(LocalIncident(seat, game.deal_number, "timeout", detail))
+                game.apply_trusted(action)
+                asked = False
+        if not asked:
+            if len(legal) == 1 and not ask_forced:
+                action = legal[0]
+                game.apply_trusted(action)
         else:
             bot = players[seat]
             view = observe(game, seat)
@@ -1144,7 +1209,8 @@ def play_local(
             t0 = time.monotonic()
             deadline = None
             if left_ms is not None:
-                deadline = Deadline(limit_ms / 1000, left_ms / 1000, t0)
+                # Counted from when the request came, as an arena's runner counts it.
+                deadline = Deadline(limit_ms / 1000, left_ms / 1000, t0 - late)
             if watch is not None:
                 watch.started(partial(_asked, bot, view))
             try:
@@ -1177,7 +1243,8 @@ def play_local(
                         _tell_bank(bot, view, used, limit_ms, left_ms - now, now)
                 else:  # the arena had stopped waiting: the answer is not used
                     bank[seat] = 0
-                    detail = _timed_out(bot, view, used, limit_ms, left_ms, strict, seat)
+                    behind[seat], behind_at[seat] = used - (limit_ms + left_ms) / 1000, done
+                    detail = _timed_out(bot, view, used, limit_ms, left_ms, strict, seat, late)
                     action, kind = fallback_action(legal), "timeout"
             if kind != "bot":
                 incidents.append(LocalIncident(seat, game.deal_number, kind, detail))

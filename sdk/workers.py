@@ -336,9 +336,13 @@ class _ToParent(logging.Handler):
             d = dict(record.__dict__)
             d["msg"], d["args"] = record.getMessage(), None
             if record.exc_info and record.exc_info[1] is not None:
+                from arena.render import clipped_traceback
                 from sdk.local import raise_site
 
-                d["exc_text"] = logging.Formatter().formatException(record.exc_info)
+                # (Cut here: a bot's exception of megabytes went whole through the pipe
+                # at every raise, though the runner logs only the first of each place.)
+                text = logging.Formatter().formatException(record.exc_info)
+                d["exc_text"] = clipped_traceback(text)
                 tb = record.exc_info[2]
                 if tb is not None:
                     site = raise_site(tb)
