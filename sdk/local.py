@@ -1183,6 +1183,9 @@ def play_local(
         deal = game.deal_number
         legal = game.legal_actions()
         asked = len(legal) > 1 or ask_forced
+        if not asked:  # a forced move: played without a round trip, as an arena plays it
+            action = legal[0]
+            game.apply_trusted(action)
         late = 0.0  # how long the seat's request waited for its previous call to end
         if asked and behind[seat] > 0 and bank[seat] is not None:
             # (The other seats' turns since then were played while the call ran.)
@@ -1197,11 +1200,7 @@ def play_local(
                 incidents.append(LocalIncident(seat, game.deal_number, "timeout", detail))
                 game.apply_trusted(action)
                 asked = False
-        if not asked:
-            if len(legal) == 1 and not ask_forced:
-                action = legal[0]
-                game.apply_trusted(action)
-        else:
+        if asked:
             bot = players[seat]
             view = observe(game, seat)
             last[seat] = view
