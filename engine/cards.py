@@ -131,10 +131,6 @@ class Card(IntEnum):
     def points(self) -> int:
         return _POINTS[self]
 
-    @property
-    def bit(self) -> int:
-        return 1 << self
-
     def __str__(self) -> str:
         return _RANK_LABELS[self % 6] + "♠♣♦♥"[self // 6]
 
@@ -226,7 +222,7 @@ def bit_indices(mask: int) -> list[int]:
 
     Walks only the set bits, which is what search code over hand masks wants.
 
-    >>> bit_indices(Card.SA.bit | Card.HK.bit)
+    >>> bit_indices(1 << Card.SA | 1 << Card.HK)
     [5, 21]
     """
     out = []
