@@ -50,10 +50,6 @@ class Suit(IntEnum):
         return "♠♣♦♥"[self]
 
     @property
-    def letter(self) -> str:
-        return "SCDH"[self]
-
-    @property
     def marriage_value(self) -> int:
         """What declaring this suit's K+Q marriage scores."""
         return MARRIAGE_VALUES[self]
@@ -134,15 +130,6 @@ class Card(IntEnum):
     @property
     def points(self) -> int:
         return _POINTS[self]
-
-    @property
-    def bit(self) -> int:
-        return 1 << self
-
-    @property
-    def ascii(self) -> str:
-        """ASCII form, e.g. ``"10H"``; accepted by :func:`parse_card`."""
-        return _RANK_LABELS[self % 6] + "SCDH"[self // 6]
 
     def __str__(self) -> str:
         return _RANK_LABELS[self % 6] + "♠♣♦♥"[self // 6]
@@ -235,7 +222,7 @@ def bit_indices(mask: int) -> list[int]:
 
     Walks only the set bits, which is what search code over hand masks wants.
 
-    >>> bit_indices(Card.SA.bit | Card.HK.bit)
+    >>> bit_indices(1 << Card.SA | 1 << Card.HK)
     [5, 21]
     """
     out = []

@@ -1207,11 +1207,13 @@ class Game:
                 f"(expected {kinds})",
                 legal,
             )  # fmt: skip
+        # A field of the wrong type (Bid("x"), Play(True, "yes")): said as of a legal one.
+        bad = _malformed(action)
+        if bad:
+            raise NotAnActionError(action, seat, bad, legal)
         if isinstance(action, Bid | Contract):
             amt = action.amount
             err: type[IllegalActionError] = BidError if isinstance(action, Bid) else ContractError
-            if isinstance(amt, bool) or not isinstance(amt, int):
-                raise NotAnActionError(action, seat, f"the amount must be an int: {amt!r}", legal)
             step = r.bid_step
             if isinstance(action, Bid):
                 lo = self._standing + step if self._standing else r.opening_bid
@@ -1256,10 +1258,6 @@ class Game:
             )  # fmt: skip
         if isinstance(action, Give):
             c, to = action.card, action.to
-            if isinstance(c, bool) or not isinstance(c, int) or not 0 <= c < 24:
-                raise NotAnActionError(action, seat, f"not a card: {c!r}", legal)
-            if isinstance(to, bool) or not isinstance(to, int):
-                raise NotAnActionError(action, seat, f"not a seat: {to!r}", legal)
             if not self._hands[self._declarer] >> c & 1:
                 raise CardNotHeldError(action, seat, f"{CARDS[c]} is not in your hand", legal)
             if to == self._declarer:
@@ -1278,10 +1276,6 @@ class Game:
     def _refuse_play(self, action: Play, seat: int | None, legal: tuple[Action, ...]) -> None:
         r = self.ruleset
         c, declare = action.card, action.declare
-        if isinstance(c, bool) or not isinstance(c, int) or not 0 <= c < 24:
-            raise NotAnActionError(action, seat, f"not a card: {c!r}", legal)
-        if not isinstance(declare, bool):
-            raise NotAnActionError(action, seat, f"declare must be a bool: {declare!r}", legal)
         assert seat is not None
         hand = self._hands[seat]
         card = CARDS[c]

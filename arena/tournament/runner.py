@@ -210,7 +210,6 @@ class TournamentOutcome:
     skipped: int
     failed: list[tuple[int, str]] = field(default_factory=list)
     interrupted: bool = False
-    elapsed_s: float = 0.0
     #: Seconds spent playing matches (after every bot connected): the throughput's base.
     play_s: float = 0.0
     #: Seconds spent recording results and rating: the CPU time of storing each match (on
@@ -913,7 +912,6 @@ async def run_tournament(
     launched (an in-process fake referee for tests needs neither).
     """
     opts = options or RunOptions()
-    t0 = time.monotonic()
     tid = cfg.tournament_id
     _check_open_files(cfg)
     if serve:  # before anything is stored: a busy port leaves no empty tournament behind
@@ -1022,7 +1020,6 @@ async def run_tournament(
                 raise
             finally:
                 outcome.completed = len(storage.completed_indices(tid))
-                outcome.elapsed_s = time.monotonic() - t0
                 t_rec = time.perf_counter()
                 try:
                     if resuming or stored_now:  # (not one this run never took over)
@@ -1045,7 +1042,6 @@ async def run_tournament(
                 store()
             finalize(storage, cfg)
         outcome.completed = len(storage.completed_indices(tid))
-        outcome.elapsed_s = time.monotonic() - t0
         return outcome
     finally:
         lock.release()

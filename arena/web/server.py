@@ -239,7 +239,6 @@ class WebServer(ThreadingHTTPServer):
         #: Host names served besides IP addresses and localhost (see :func:`host_allowed`).
         self.allowed_hosts = tuple(h.lower().rstrip(".") for h in allowed_hosts)
         self.replays = ReplayCache()
-        self._thread: threading.Thread | None = None
         self._open: dict[str, int] = {}  # connections being served, by address_key
         self._open_lock = threading.Lock()
 
@@ -311,20 +310,9 @@ class WebServer(ThreadingHTTPServer):
         host = str(self.server_address[0])
         return f"http://[{host}]:{self.port}/" if ":" in host else f"http://{host}:{self.port}/"
 
-    def start_background(self) -> None:
-        """Serve from a daemon thread (tests); :meth:`shutdown` stops it."""
-        self._thread = threading.Thread(target=self.serve_forever, name="arena-web", daemon=True)
-        self._thread.start()
-
     def server_close(self) -> None:
         super().server_close()
         self.deadlines.close()
-
-    def stop(self) -> None:
-        self.shutdown()
-        self.server_close()
-        if self._thread is not None:
-            self._thread.join(5)
 
 
 def make_server(

@@ -14,6 +14,7 @@ import logging
 import os
 import sqlite3
 import sys
+import threading
 import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -297,11 +298,14 @@ def web_server(
     from arena.web import DataSource, make_server
 
     server = make_server(DataSource(db), host, 0, allowed_hosts)
-    server.start_background()
+    thread = threading.Thread(target=server.serve_forever, name="arena-web", daemon=True)
+    thread.start()
     try:
         yield server
     finally:
-        server.stop()
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
 
 
 def get_json(base: str, path: str) -> Any:
