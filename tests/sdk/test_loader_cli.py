@@ -497,19 +497,30 @@ def test_a_bot_file_s_functions_reach_a_spawned_pool(tmp_path: Path, method: str
     assert "Pooled" in done.stdout and "ModuleNotFoundError" not in done.stderr
 
 
-def test_a_bot_file_takes_its_own_name_only_when_that_name_finds_it(tmp_path: Path) -> None:
+def test_a_bot_file_takes_its_own_name_only_when_that_name_finds_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The loader puts each file's folder first on sys.path, and the modules it imports in
+    # sys.modules: both undone after the test, else a later test's spawned process would
+    # import this random.py as the standard module.
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    before = set(sys.modules)
     first, second, shadow = tmp_path / "a", tmp_path / "b", tmp_path / "c"
     for folder in (first, second, shadow):
         folder.mkdir()
     (first / "samename39.py").write_text(BOT_FILE)
     (second / "samename39.py").write_text(BOT_FILE)
     (shadow / "random.py").write_text(BOT_FILE)
-    one = load_bot(str(first / "samename39.py"))
-    two = load_bot(str(second / "samename39.py"))
-    assert one.__module__ == "samename39"  # importable by name in a spawned process
-    assert two.__module__.startswith("_arena_bot_samename39_")  # the name was taken
-    import random
+    try:
+        one = load_bot(str(first / "samename39.py"))
+        two = load_bot(str(second / "samename39.py"))
+        assert one.__module__ == "samename39"  # importable by name in a spawned process
+        assert two.__module__.startswith("_arena_bot_samename39_")  # the name was taken
+        import random
 
-    own = load_bot(str(shadow / "random.py"))
-    assert own.__module__.startswith("_arena_bot_random_")
-    assert __import__("sys").modules["random"] is random  # the standard module untouched
+        own = load_bot(str(shadow / "random.py"))
+        assert own.__module__.startswith("_arena_bot_random_")
+        assert sys.modules["random"] is random  # the standard module untouched
+    finally:
+        for name in set(sys.modules) - before:
+            del sys.modules[name]
