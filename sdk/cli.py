@@ -154,6 +154,34 @@ def _load_named(spec: str, param_hint: str = "BOT") -> tuple[Any, str]:
     return cls, name if isinstance(name, str) and name else spec
 
 
+def _needs_arguments(cls: type) -> str:
+    """`` (mine.py:3, its __init__)``: where the constructor of ``cls`` that cannot be
+    called with no arguments is defined, or "". Found by its signature, not assumed to be
+    ``__init__``: a ``__new__(cls, depth)`` was blamed on the SDK's own ``Bot.__init__``
+    ("bot.py:117"); a dataclass's generated ``__init__`` is named by its class's line (its
+    code's file is "<string>")."""
+    for method in ("__new__", "__init__"):
+        fn = inspect.unwrap(getattr(cls, method))
+        code = getattr(fn, "__code__", None)
+        if code is None:  # (object's own, in C: it needs nothing)
+            continue
+        try:
+            inspect.signature(fn).bind(cls)  # (cls, or self: the one argument it is given)
+            continue
+        except TypeError:
+            pass
+        except ValueError:  # (no signature to read)
+            return ""
+        if not code.co_filename.startswith("<"):
+            return f" ({Path(code.co_filename).name}:{code.co_firstlineno}, its {method})"
+        try:  # generated (a dataclass's fields): the class that generated it
+            file, line = inspect.getsourcefile(cls), inspect.findsource(cls)[1] + 1
+        except (OSError, TypeError):
+            return ""
+        return "" if file is None else f" ({Path(file).name}:{line}, its generated {method})"
+    return ""
+
+
 def _load_made(spec: str, param_hint: str = "BOT", interrupted: int = 130) -> tuple[Any, Any]:
     """The bot class named by ``spec``, and the instance made once to check that it can be:
     a bot whose ``__init__`` fails is refused here rather than at its first match.
@@ -175,11 +203,10 @@ def _load_made(spec: str, param_hint: str = "BOT", interrupted: int = 130) -> tu
     except (Exception, SystemExit) as e:  # (a sys.exit(2) there ended `try` without a word)
         at = bot_site(e)
         site = "" if at is None else _where(at)
-        code = getattr(inspect.unwrap(cls.__init__), "__code__", None)
-        if at is None and isinstance(e, TypeError) and code is not None:
+        if at is None and isinstance(e, TypeError):
             # Its arguments are wrong (it needs some): raised at the call, in the SDK, so
-            # no line of the bot's was named; the __init__ that needs them is.
-            site = f" ({Path(code.co_filename).name}:{code.co_firstlineno}, its __init__)"
+            # no line of the bot's was named; the __init__ (or __new__) that needs them is.
+            site = _needs_arguments(cls)
         raise click.BadParameter(
             f"{spec!r}: {cls.__name__}() raised {_exception(e)}{site} (a bot is made "
             "with no arguments for every match)",
