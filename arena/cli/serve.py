@@ -9,6 +9,7 @@ import functools
 import logging
 import os
 import secrets
+import shlex
 import stat
 import sys
 import tempfile
@@ -282,6 +283,19 @@ def _readable_by_others(path: Path) -> str | None:
     return None
 
 
+def _shared_tokens_note(path: Path) -> str | None:
+    """The note on a tokens file that other users may read (as of a key file: whoever
+    reads a token plays as its bot, and is sent its hands), or ``None``. Its command is
+    one to paste: the path quoted as a shell reads it ("chmod 600 my bots.toml" named
+    two files)."""
+    shared = _readable_by_others(path)
+    if shared is None:
+        return None
+    return printable(f"note: {path} is readable by {shared} of this machine: whoever reads "
+                     "a token there plays as its bot and is sent its hands "
+                     f"(chmod 600 {shlex.quote(str(path))})")  # fmt: skip
+
+
 def _keep_seed(path: Path, seed: int) -> Path:
     """Write the drawn ``seed`` to ``path``, readable by its owner only; ``path``."""
     try:
@@ -440,14 +454,9 @@ def serve(
                       "whoever presents it plays as that bot"),
             err=True,
         )  # fmt: skip
-    shared = _readable_by_others(tokens_file)
-    if shared:  # (as a key file: whoever reads a token plays as its bot, and sees its hands)
-        click.echo(
-            printable(f"note: {tokens_file} is readable by {shared} of this machine: whoever "
-                      "reads a token there plays as its bot and is sent its hands "
-                      f"(chmod 600 {tokens_file})"),
-            err=True,
-        )  # fmt: skip
+    shared = _shared_tokens_note(tokens_file)
+    if shared:
+        click.echo(shared, err=True)
     clear = None if tls is not None else in_clear_note(host, "bots", "--tls-cert with --tls-key")
     if clear is not None:
         click.echo(clear, err=True)

@@ -77,3 +77,23 @@ def test_an_init_that_needs_arguments_is_still_named(tmp_path: Path, clean_impor
         "        return view.legal_actions[0]\n",
     )
     assert "(review39b_kw.py:5, its __init__)" in said, said
+
+
+def test_the_tokens_file_note_gives_a_command_that_can_be_pasted(tmp_path: Path) -> None:
+    """Defect: `arena serve`'s note on a tokens file others can read ended "(chmod 600
+    my bots.toml)" for a path with a space: pasted, that command names two files that do
+    not exist, and the tokens stay readable. The path is quoted as a shell reads it; a
+    plain path stays as it was."""
+    from arena.cli.serve import _shared_tokens_note
+
+    spaced = tmp_path / "my bots.toml"
+    plain = tmp_path / "bots.toml"
+    for f in (spaced, plain):
+        f.write_text('[bots]\na = "x"\n')
+        f.chmod(0o644)
+    note = _shared_tokens_note(spaced)
+    assert note is not None and note.endswith(f"(chmod 600 '{spaced}')"), note
+    assert f"note: {spaced} is readable by every user of this machine" in note
+    assert str(_shared_tokens_note(plain)).endswith(f"(chmod 600 {plain})")
+    plain.chmod(0o600)
+    assert _shared_tokens_note(plain) is None
