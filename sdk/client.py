@@ -34,7 +34,6 @@ import contextlib
 import inspect
 import ipaddress
 import logging
-import os
 import queue
 import random
 import re
@@ -78,6 +77,7 @@ from sdk.local import (
     bot_exc_info,
     decide,
     factory_problem,
+    fork_count,
     hook_result,
     hook_view,
     log_leaving,
@@ -1976,18 +1976,18 @@ def _run_hook(bot: Bot, what: str, args: tuple[object, ...], match_id: str) -> b
     (Caught here, in the call's thread: a ``CancelledError`` of the bot's own is its bug,
     never taken for the runner's cancellation.)"""
     bot.deadline = None  # hooks are not timed: not the last decision's, spent, deadline
-    pid = os.getpid()
+    forked = fork_count()
     try:
         failed = (
             hook_result(bot, what, getattr(bot, what)(*args), log, f"match {match_id}: ")
             is not None
         )
-        if os.getpid() != pid:  # (named only then: every hook's path)
-            not_a_fork(pid, bot, _defined(type(bot), what), f"match {match_id}: ", log)
+        if fork_count() != forked:  # (named only then: every hook's path)
+            not_a_fork(bot, _defined(type(bot), what), f"match {match_id}: ", log)
         return failed
     except BaseException as e:
-        if os.getpid() != pid:
-            not_a_fork(pid, bot, _defined(type(bot), what), f"match {match_id}: ", log)
+        if fork_count() != forked:
+            not_a_fork(bot, _defined(type(bot), what), f"match {match_id}: ", log)
         if stops_the_bot(e):
             log_leaving(bot, e, f"{type(bot).__name__}.{what}()", log, f"match {match_id}: ")
             raise

@@ -348,10 +348,10 @@ def _decide(
     try:
         action = bot.act(view)
         if forks != forked:  # (named only then: this is every decision's path)
-            not_a_fork(None, bot, _method(bot, view), where, logger)
+            not_a_fork(bot, _method(bot, view), where, logger)
     except BaseException as e:
         if forks != forked:
-            not_a_fork(None, bot, _method(bot, view), where, logger)
+            not_a_fork(bot, _method(bot, view), where, logger)
         if stops_the_bot(e):
             head = f"{type(bot).__name__}.{_method(bot, view)}"
             log_leaving(bot, e, head, logger, where, view, time.monotonic() - t0)
@@ -765,17 +765,13 @@ def _defined(cls: type, name: str) -> str:
     return f"{name}() ({Path(code.co_filename).name}:{code.co_firstlineno})"
 
 
-def not_a_fork(
-    pid: int | None, bot: Bot, call: str, where: str, logger: logging.Logger = log
-) -> None:
+def not_a_fork(bot: Bot, call: str, where: str, logger: logging.Logger = log) -> None:
     """Ends a child the bot forked in a call (``os.fork()`` and no ``os._exit`` in the
-    child) as it comes back from the call (made in process ``pid``; None: a child, as
-    :data:`forks` counted one during the call): locally it played
+    child) as it comes back from the call (called only then: when :data:`forks` grew
+    during the call, see :func:`fork_count`): locally it played
     the rest of the series as a second copy (`arena-bot try` printed its table twice, and
     blamed the fork's reseeding of the random module on the bot); in an arena's runner it
     hung for ever, a thread of a process with no others, deaf to SIGTERM."""
-    if pid is not None and os.getpid() == pid:
-        return
     with contextlib.suppress(Exception):
         logger.error(
             "%s%s.%s forked, and the child (pid %d) came back from the call into the "
@@ -801,6 +797,12 @@ def _forked() -> None:
     forks += 1
 
 
+def fork_count() -> int:
+    """:data:`forks` now, for another module (an import of the name would copy it): read
+    before and after a bot's call, and if it grew the call returned into a forked child."""
+    return forks
+
+
 if hasattr(os, "register_at_fork"):  # (Windows has no fork)
     os.register_at_fork(after_in_child=_forked)
 
@@ -815,14 +817,14 @@ def _hook(bot: Bot, fn: Callable[[], object], what: str) -> tuple[str, BaseExcep
     with the traceback, or a ``TypeError`` when the hook is ``async def``)."""
     bot.deadline = None  # hooks are not timed: not the last decision's, spent, deadline
     # (The match, as a raising hook's line and an arena's runner name it.)
-    where, pid = f"match {bot.match_id}: ", os.getpid()
+    where, forked = f"match {bot.match_id}: ", forks
     try:
         problem = hook_result(bot, what, fn(), log, where)
-        if os.getpid() != pid:  # (named only then: every hook's path)
-            not_a_fork(pid, bot, _defined(type(bot), what), where)
+        if forks != forked:  # (named only then: every hook's path)
+            not_a_fork(bot, _defined(type(bot), what), where)
     except BaseException as e:
-        if os.getpid() != pid:
-            not_a_fork(pid, bot, _defined(type(bot), what), where)
+        if forks != forked:
+            not_a_fork(bot, _defined(type(bot), what), where)
         if stops_the_bot(e):
             log_leaving(bot, e, f"{type(bot).__name__}.{what}()", log, f"match {bot.match_id}: ")
             raise
