@@ -387,6 +387,12 @@ def _check_seat_stream(
     assert not v.legal_actions and len(v.deal_results) == deals
     assert list(me.result.scores) == list(v.scores) == record["result"]["scores"]
     assert me.result.reason == "max_deals"
+    # shortfalls: by seat, the target less the score (at least 0), 0 for a sole winner.
+    target = c.got[1].msg.match_started.ruleset.target
+    firsts = [i for i, p in enumerate(me.result.places) if p == 1]
+    assert list(me.result.shortfalls) == [
+        0 if [i] == firsts else max(0, target - sc) for i, sc in enumerate(me.result.scores)
+    ]
     assert sorted(me.result.places) == sorted(record["result"]["places"])
 
 
@@ -415,6 +421,9 @@ def test_a_match_as_the_contract_tells_it() -> None:
         assert all(e.action.action.WhichOneof("kind") == "play" for e in forced)
         assert len(own) == len(reqs) + len(forced)
         assert not c.of("decision_rejected") and c.code is grpc.StatusCode.OK
+        sent = c.got[1].msg.match_started.ruleset
+        for f in pb.Ruleset.DESCRIPTOR.fields:  # every option resolved, as the engine's
+            assert getattr(sent, f.name) == getattr(rules, f.name), f.name
     assert seen[0] == seen[1] == seen[2]
 
 
@@ -638,6 +647,24 @@ def test_get_info_and_health() -> None:
                 with pytest.raises(grpc.aio.AioRpcError) as e:
                     await ch.unary_unary("/arena.v2.Arena/Play")(b"", timeout=20)
                 assert e.value.code() is grpc.StatusCode.UNIMPLEMENTED
+                # Bytes that do not parse as a GetInfoRequest.
+                with pytest.raises(grpc.aio.AioRpcError) as e:
+                    await ch.unary_unary("/arena.v1.Arena/GetInfo")(b"\xff\xff", timeout=20)
+                assert e.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+                # Reflection in its v1alpha version (grpcurl's), not v1.
+                from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+                stub = reflection_pb2_grpc.ServerReflectionStub(ch)
+                call = stub.ServerReflectionInfo(
+                    iter([reflection_pb2.ServerReflectionRequest(list_services="")]), timeout=20
+                )
+                services = [s.name async for r in call for s in r.list_services_response.service]
+                assert "arena.v1.Arena" in services and "grpc.health.v1.Health" in services
+                v1 = ch.stream_stream("/grpc.reflection.v1.ServerReflection/ServerReflectionInfo")
+                with pytest.raises(grpc.aio.AioRpcError) as e:
+                    async for _ in v1(iter([b""]), timeout=20):
+                        pass
+                assert e.value.code() is grpc.StatusCode.UNIMPLEMENTED
         finally:
             await stop(ref, server, [])
 
@@ -812,7 +839,7 @@ def test_forfeit_by_absence_and_stream_ends() -> None:
 
     async def main() -> None:
         ref, server, port = await referee(decision_ms=20_000, reconnect_grace_s=0.2)
-        for n in ("a", "b", "c", "d", "e", "f"):
+        for n in ("a", "b", "c", "d", "e", "f", "g"):
             ref.add_bot(n, f"tok-{n}")
         gone: dict[str, Any] = {}
 
@@ -880,6 +907,14 @@ def test_forfeit_by_absence_and_stream_ends() -> None:
             assert f.code is grpc.StatusCode.INVALID_ARGUMENT
             assert "a DecisionBatch holds at most 256 decisions, not 257" in f.details
             assert len(f.got) == 1  # none of them handled: no refusal came
+            # A message over 1 MiB: refused by gRPC itself.
+            g = ContractClient(port, "tok-g")
+            tasks.append(asyncio.create_task(g.run()))
+            await asyncio.wait_for(g.welcomed.wait(), 20)
+            await g.send(pb.BotMessage(hello=pb.Hello(bot_name="x" * (1 << 20))))
+            await asyncio.wait_for(tasks[-1], 20)
+            assert g.code is grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert "Received message larger than max" in g.details
         finally:
             await stop(ref, server, tasks)
 
@@ -901,3 +936,126 @@ def test_other_tables(preset: str, players: int) -> None:
         talons = [e.talon_taken for e in c.events() if e.WhichOneof("kind") == "talon_taken"]
         assert len(talons) == players and all(len(t.cards) == 3 for t in talons)
     assert all(s == seen[0] for s in seen)
+
+
+@pytest.mark.parametrize("away_s", [0.8, 1.6])
+def test_reconnect_time_left_and_a_request_that_timed_out_meanwhile(away_s: float) -> None:
+    """Away past the limit (0.3 s) but within limit + bank (1.3 s): the request comes
+    again on the new stream (after a Welcome alone, batches asked for) with no limit left
+    and the bank less the time away; away past limit + bank: it has timed out (the
+    fallback played) and is not asked again."""
+
+    async def main() -> None:
+        ref, server, port = await referee(decision_ms=300, time_bank_ms=1_000, reconnect_grace_s=30)
+        for n in ("a", "b", "c"):
+            ref.add_bot(n, f"tok-{n}")
+        held: dict[str, Any] = {}
+
+        def drop(c: ContractClient, req: pb.DecisionRequest) -> list[pb.BotMessage]:
+            held["req"] = req
+            c.dropped = True
+            c.call.cancel()
+            return []
+
+        old = ContractClient(port, "tok-a", drop)
+        others = [ContractClient(port, f"tok-{n}") for n in ("b", "c")]
+        tasks = [asyncio.create_task(c.run()) for c in (old, *others)]
+        try:
+            assert not await ref.wait_for_bots(["a", "b", "c"], 20)
+            rules = dataclasses.replace(load_ruleset("classic", 3), max_deals=1)
+            match = asyncio.create_task(ref.run_match("m1", rules, 7, ["a", "b", "c"]))
+            await asyncio.wait_for(tasks[0], 20)
+            await asyncio.sleep(away_s)
+            new = ContractClient(port, "tok-a", features=("batch",))
+            tasks.append(asyncio.create_task(new.run()))
+            record = await asyncio.wait_for(match, 60)
+            for _ in range(1000):
+                if new.of("match_ended"):
+                    break
+                await asyncio.sleep(0.01)
+            assert new.kinds()[:2] == ["welcome", "match_started"]
+            assert not new.got[0].batched
+            req = held["req"]
+            assert new.got[1].msg.match_started.resumed
+            again = [r for r in new.of("decision_request") if r.request_id == req.request_id]
+            if away_s < 1.0:
+                assert again, "asked again within limit + bank"
+                assert again[0].time_limit_ms == 0
+                assert 0 < again[0].time_bank_ms <= 1_000 - int((away_s - 0.3) * 1000)
+                assert again[0].view == req.view
+            else:
+                assert not again
+                strikes = [i for i in record["incidents"] if i["kind"] == "timeout"]
+                assert strikes and strikes[0]["seat"] == 0
+        finally:
+            await stop(ref, server, tasks)
+
+    asyncio.run(main())
+
+
+def test_hello_matches_bounds_the_lobby() -> None:
+    """`Hello.matches`: the lobby of `arena serve` seats a bot in no more matches than it
+    said (0: in none); the others play on."""
+    from arena.referee.lobby import Lobby
+
+    async def main() -> dict[str, ContractClient]:
+        ref, server, port = await referee(decision_ms=20_000)
+        names = ("a", "z", "b", "c", "d")
+        for n in names:
+            ref.add_bot(n, f"tok-{n}")
+        said = {"a": 1, "z": 0}
+        clients = {
+            n: ContractClient(
+                port,
+                f"tok-{n}",
+                hello=pb.Hello(protocol_version=1, matches=said[n]) if n in said else None,
+            )
+            for n in names
+        }
+        tasks = [asyncio.create_task(c.run()) for c in clients.values()]
+        try:
+            assert not await ref.wait_for_bots(list(names), 20)
+            for c in clients.values():
+                await asyncio.wait_for(c.welcomed.wait(), 20)
+            rules = dataclasses.replace(load_ruleset("classic", 3), max_deals=1)
+            lobby = Lobby(ref, rules, seed=3, max_matches=4)
+            await asyncio.wait_for(lobby.run(), 120)
+            assert lobby.finished == 4
+            return clients
+        finally:
+            await stop(ref, server, tasks, final=True)
+
+    clients = asyncio.run(main())
+    assert len(clients["a"].of("match_started")) <= 1
+    assert not clients["z"].of("match_started")
+    total = sum(len(c.of("match_started")) for c in clients.values())
+    assert total == 4 * 3
+
+
+def test_a_stream_still_saying_hello() -> None:
+    """A stream opened while another of the token has not said its Hello yet is refused
+    with ALREADY_EXISTS; the silent one then has a second left and is refused with
+    INVALID_ARGUMENT; a retry gets in."""
+
+    async def main() -> None:
+        ref, server, port = await referee()
+        ref.add_bot("a", "tok-a")
+        tasks: list[asyncio.Task[Any]] = []
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+                silent = pb_grpc.ArenaStub(ch).Play(metadata=(("authorization", "Bearer tok-a"),))
+                await silent.wait_for_connection()
+                await asyncio.sleep(0.3)  # (the referee has taken the call)
+                second = ContractClient(port, "tok-a")
+                await asyncio.wait_for(second.run(), 20)
+                assert second.code is grpc.StatusCode.ALREADY_EXISTS, second.details
+                assert not second.got
+                code = await asyncio.wait_for(silent.code(), 20)
+                assert code is grpc.StatusCode.INVALID_ARGUMENT
+                retry = ContractClient(port, "tok-a")
+                tasks.append(asyncio.create_task(retry.run()))
+                await asyncio.wait_for(retry.welcomed.wait(), 20)
+        finally:
+            await stop(ref, server, tasks)
+
+    asyncio.run(main())
