@@ -553,6 +553,10 @@ def test_deadline_said_is_the_deadline_kept_and_bank_spent() -> None:
     timeout = rejs[0].msg.decision_rejected
     assert timeout.incident == pb.INCIDENT_TIMEOUT and timeout.request_id == first.request_id
     assert "700" in timeout.message or "0.7" in timeout.message, timeout.message
+    assert "legal" in timeout.message and list(timeout.legal_actions) == list(
+        first.view.legal_actions
+    )
+    assert timeout.HasField("fallback") and timeout.strikes == 1
     # The referee sent the request before the client read it: limit + bank, not sooner.
     assert rejs[0].at - reqs[0].at >= 0.7 - 0.05
     nxt = reqs[1].msg.decision_request
