@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from arena.cli import main
@@ -60,3 +61,33 @@ def test_the_no_ca_hint_only_where_it_applies(tmp_path: Path) -> None:
     assert _no_ca_hint(cmd("bot", "--ca={ca}"), tls) == ""
     assert "has no {ca}" in _no_ca_hint(cmd("bot", "--note={{ca}}"), tls)
     assert _no_ca_hint(BotSpec(name="b", kind="sdk", bot="random"), tls) == ""
+
+
+def test_leaderboard_config_says_a_fixed_id_was_played_with_another_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: `arena leaderboard --config FILE` of a config with a fixed `id`, edited
+    since its tournament ran (`max_deals` 2 → 3, a bot added), showed the stored
+    tournament with no word that it was not what the file now says (`arena tournament`
+    refuses to resume it, naming the changes; a config without `id` gets the note that
+    its id is not stored). It now says so and what changed; the unchanged config, none."""
+    monkeypatch.chdir(tmp_path)
+    cfg = tmp_path / "fx.toml"
+    base = 'name = "fx"\nid = "fixed1"\nseed = 3\nmatches_per_table = 1\nconcurrency = 2\n'
+    bots = '[bots]\nrandom = "random"\nr2 = "random"\nr3 = "random"\n'
+    cfg.write_text(base + "max_deals = 1\n" + bots)
+    r = CliRunner().invoke(main, ["tournament", "--config", str(cfg), "--no-progress"])
+    assert r.exit_code == 0, r.output
+
+    def said(config_text: str) -> str:
+        cfg.write_text(config_text)
+        out = CliRunner().invoke(main, ["leaderboard", "--config", str(cfg), "--format", "csv"])
+        assert out.exit_code == 0, out.output
+        assert "fixed1" not in out.stdout and "bot,conservative" in out.stdout
+        return out.stderr
+
+    assert said(base + "max_deals = 1\n" + bots) == ""
+    note = said(base + "max_deals = 2\n" + bots + 'r4 = "random"\n')
+    assert note.startswith("tournament fixed1 was played with another config than")
+    assert "bots added: r4" in note and "max_deals 1 → 2" in note
+    assert "showing it as it was played" in note
