@@ -95,6 +95,7 @@ def leaderboard(
     latest_of: str | None = None
     unloadable = ""  # why the config does not load now, if it does not
     identity: dict[str, Any] | None = None  # the loaded config's (to say what changed)
+    fingerprint: str | None = None  # the loaded config's (a fixed `id` may hold another's)
     if config_path is not None:
         try:
             cfg_db, of_config = stored_where(config_path)
@@ -105,7 +106,7 @@ def leaderboard(
             latest_of = of_config
             try:
                 identity = (loaded := load_config(config_path)).identity()
-                tournament_id = loaded.tournament_id
+                tournament_id, fingerprint = loaded.tournament_id, loaded.fingerprint
             except ConfigError as e:  # (its tournament is not known: its latest is shown)
                 unloadable = str(e)
     if db is None:
@@ -137,6 +138,16 @@ def leaderboard(
                     note = id_over_name_note(given, st.named_too(given))
                     if note is not None:
                         err.print(escape(note))
+                shown = st.tournament(tid) if fingerprint is not None else None
+                if shown is not None and shown.fingerprint != fingerprint:
+                    # A fixed `id` names its tournament whatever the config says now: one
+                    # edited since it ran showed the stored results with no word that they
+                    # are not the config's (`arena tournament` refuses to resume them).
+                    stored = shown.config if isinstance(shown.config, dict) else {}
+                    changes = identity_changes(stored, identity or {}) or ["its settings"]
+                    err.print(escape(f"tournament {tid} was played with another config than "
+                                     f"{config_path} now has ({'; '.join(changes)}): "
+                                     "showing it as it was played"))  # fmt: skip
             except LookupError:
                 if latest_of is None or tournament_id == latest_of:
                     raise

@@ -34,6 +34,7 @@ import signal
 import site
 import socket
 import stat
+import string
 import struct
 import sys
 import tempfile
@@ -1364,6 +1365,23 @@ async def _uncut(aw: Coroutine[Any, Any, None], cut_event: asyncio.Event | None 
                 me.uncancel()
 
 
+def _no_ca_hint(spec: BotSpec, tls: TLSSpec | None) -> str:
+    """Why a ``command`` bot that never connected may not have: with ``[tls]`` the referee
+    serves TLS only, and a command without ``{ca}`` (``tournaments/remote.toml``'s, once
+    its ``[tls]`` is uncommented) connects in plain text, which is never let in; its log
+    only says ``socket closed``, again and again, until ``bot_wait_s`` runs out."""
+    if tls is None or spec.kind != "command":
+        return ""
+    fields = {f for word in spec.command for _, f, _, _ in string.Formatter().parse(word) if f}
+    if "ca" in fields:
+        return ""
+    return (
+        "\n    (the arena serves TLS only, [tls], and this command has no {ca}: a bot "
+        "connecting in plain text is never let in; arena-bot connects with TLS given "
+        "--ca {ca})"
+    )
+
+
 async def _wait_for_bots(
     cfg: TournamentConfig, referee: RefereeLike, procs: dict[str, _BotProcess],
     max_restarts: int,
@@ -1417,8 +1435,9 @@ async def _wait_for_bots(
                 # Every line of the tail indented under its bot: unindented, the second
                 # and later lines read as the next bot's or the arena's own.
                 tail = textwrap.indent(bp.tail(3), "    ")
+                hint = _no_ca_hint(bp.spec, getattr(cfg, "tls", None))  # (a test's fake: none)
                 parts.append(f"  {name}: local bot, still starting or stuck (log {bp.log_path})"
-                             + (f"\n{tail}" if tail else ""))  # fmt: skip
+                             + (f"\n{tail}" if tail else "") + hint)  # fmt: skip
             elif any(b.name == name and not b.is_local for b in cfg.bots):
                 parts.append(
                     f"  {name}: remote bot, connected with its token, then left before the "
