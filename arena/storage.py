@@ -60,6 +60,7 @@ __all__ = [
     "opening_bid_of",
     "resolve_record",
     "sidecar_problem",
+    "state_of",
 ]
 
 log = logging.getLogger(__name__)
@@ -1407,6 +1408,15 @@ def lock_owner(db: Path) -> str | None:
     except OSError:  # no lock file (nobody runs), or one we cannot read
         return None
     return None
+
+
+def state_of(t: TournamentInfo, owner: str | None) -> str:
+    """What a tournament is: "finished"; "running" (unfinished, and ``owner``, the
+    database's :func:`lock_owner`, is its runner or does not say which); or "stopped"
+    (unfinished, no runner at work on it: it may be resumed)."""
+    if t.finished_at:
+        return "finished"
+    return "running" if owner in ("", t.id) else "stopped"
 
 
 def newest_database(folder: Path = Path("runs")) -> Path | None:

@@ -27,7 +27,14 @@ from arena.cli.options import (
 )
 from arena.leaderboard import FORMATS, build_leaderboard, render, to_rich_table, write_outputs
 from arena.render import printable
-from arena.storage import Storage, StorageError, file_in_the_way, newest_database
+from arena.storage import (
+    Storage,
+    StorageError,
+    file_in_the_way,
+    lock_owner,
+    newest_database,
+    state_of,
+)
 from arena.tournament.config import ConfigError, identity_changes, load_config, stored_where
 
 __all__ = ["leaderboard"]
@@ -124,12 +131,15 @@ def leaderboard(
                 t = Table(title=Text(f"tournaments in {db}"))
                 for c in ("id", "name", "matches", "created", "finished"):
                     t.add_column(c)
+                owner = lock_owner(db)
                 for info in st.tournaments():
-                    # (written out, as the leaderboard's names: see to_rich_table)
+                    # (written out, as the leaderboard's names: see to_rich_table; an
+                    # unfinished one said "running" or "stopped", as `arena web` says it)
                     t.add_row(Text(printable(info.id)), Text(printable(info.name)),
                               f"{info.completed}/{info.total_matches}" if info.total_matches > 0
                               else f"{info.completed}/–",
-                              Text(info.created_at), Text(info.finished_at or "–"))  # fmt: skip
+                              Text(info.created_at),
+                              Text(info.finished_at or state_of(info, owner)))  # fmt: skip
                 stdout_console().print(t)
                 return
             try:

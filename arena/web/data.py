@@ -24,7 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from arena.leaderboard.stats import STRIKE_GROUPS, LeaderboardBuilder, StoredSince
-from arena.storage import MatchResult, Storage, StorageError, TournamentInfo, lock_owner
+from arena.storage import (
+    MatchResult,
+    Storage,
+    StorageError,
+    TournamentInfo,
+    lock_owner,
+    state_of,
+)
 from arena.tournament.schedule import SCHEDULE_VERSION
 from arena.web import board
 from engine.rules import describe_run
@@ -520,7 +527,7 @@ def _tournaments_json(st: Storage, db: Path, counted: TournamentInfo | None = No
 def _tournament_json(t: TournamentInfo, owner: str | None) -> JSON:
     """``owner``: the tournament whose runner holds the database's lock ("" when its lock
     file does not say; None when none does): only that one is running."""
-    running = t.finished_at is None and owner in ("", t.id)
+    state = state_of(t, owner)
     cfg: dict[str, Any] = t.config if isinstance(t.config, dict) else {}
     rules = cfg.get("ruleset")
     return {
@@ -533,10 +540,10 @@ def _tournament_json(t: TournamentInfo, owner: str | None) -> JSON:
         "finished_at": t.finished_at,
         # Unfinished and a runner at work on the database: a tournament stopped before its
         # end (a remote bot never came) is not "live" for ever.
-        "running": running,
+        "running": state == "running",
         # what the pages say of it: "running", "finished", or "stopped" (unfinished, and no
         # runner at work: stopped at `completed` of `total_matches`; it may be resumed)
-        "state": "running" if running else "finished" if t.finished_at else "stopped",
+        "state": state,
         "ruleset": _ruleset_name(rules),
         # which rules ran, for people: two tournaments of one name and ruleset name whose
         # options differ are told apart by it

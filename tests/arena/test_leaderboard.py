@@ -500,3 +500,27 @@ def test_an_out_file_without_format_is_written_in_its_extensions_format(
         r = CliRunner().invoke(main, [*base, "--out", str(tmp_path / name)])
         assert r.exit_code == 0, r.output
         assert check((tmp_path / name).read_text(encoding="utf-8")), name
+
+
+def test_list_says_which_unfinished_tournament_is_running(tmp_path: Path) -> None:
+    """`arena leaderboard --list` showed a running tournament as a stopped one ("–" for
+    finished) where `arena web` said "running": both now say it by the same rule
+    (`state_of`: the tournament whose runner holds the database's lock)."""
+    from arena.tournament.runner import DatabaseLock
+
+    db = tmp_path / "two.sqlite"
+    with Storage(db) as st:
+        for tid in ("old", "live"):
+            st.ensure_tournament(tid, name=tid, fingerprint=tid, config={}, total_matches=3,
+                                 bots=[("a", "x"), ("b", "x"), ("c", "x")])  # fmt: skip
+    lock = DatabaseLock(db)
+    lock.acquire("live")
+    try:
+        r = CliRunner().invoke(main, ["leaderboard", "--db", str(db), "--list"])
+    finally:
+        lock.release()
+    assert r.exit_code == 0, r.output
+    rows = {line.split("│")[1].strip(): line for line in r.output.splitlines() if "│ " in line}
+    assert "running" in rows["live"] and "stopped" in rows["old"]
+    r = CliRunner().invoke(main, ["leaderboard", "--db", str(db), "--list"])
+    assert "running" not in r.output  # no runner now: both stopped
