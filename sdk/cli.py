@@ -908,7 +908,9 @@ TRY_MAX_DEALS = 1000
 @click.option(
     "--max-deals",
     type=click.IntRange(min=1, max=1_000_000),
-    help=f"Cap each match at N deals [default: {TRY_MAX_DEALS}; none for human].",
+    # A ruleset file's own max_deals is the default when it has one (docs/writing-a-bot.md).
+    help=f"Cap each match at N deals [default: a ruleset file's max_deals, else "
+    f"{TRY_MAX_DEALS} (none for human)].",
 )
 @click.option(
     "--decision-ms",
