@@ -33,7 +33,6 @@ import re
 import resource
 import sqlite3
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -42,6 +41,7 @@ import pytest
 
 from tests.faults.test_faults_round32 import _finish, _no_process_left
 from tests.faults.test_faults_round34 import _config, _ro, _rows
+from tests.support.spawn import python_after
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -52,16 +52,17 @@ def _start_limited(
     """`arena tournament` on ``cfg`` (as round 32's ``_start``) with resource ``limits``
     (RLIMIT_* -> (soft, hard)) set in the child before it runs."""
 
-    def limit() -> None:
-        for which, pair in (limits or {}).items():
-            resource.setrlimit(which, pair)
-
+    # Set in the child before its exec by python_after, not a preexec_fn (see
+    # tests/support/spawn.py: gRPC's fork handler in this test process).
+    setup = "; ".join(
+        ["import resource", *(f"resource.setrlimit({w}, {p})" for w, p in (limits or {}).items())]
+    )
     env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="120", NO_COLOR="1")
     return subprocess.Popen(
-        [sys.executable, "-m", "arena.cli", "tournament", "--config", str(cfg),
-         "--no-progress", *args],
+        python_after(setup, "-m", "arena.cli", "tournament", "--config", str(cfg),
+                     "--no-progress", *args),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(cfg.parent), env=env,
-        start_new_session=True, preexec_fn=limit,
+        start_new_session=True,
     )  # fmt: skip
 
 

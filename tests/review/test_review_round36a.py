@@ -217,19 +217,25 @@ def _try_with_records(records: Path, *, size_limit: int | None) -> subprocess.Co
     """``arena-bot try random -n 1 --max-deals 1 --records DIR`` in a process of its own,
     with a file size limit (``ulimit -f``) of ``size_limit`` bytes."""
     import os
-    import resource
 
-    def limit() -> None:
-        if size_limit is not None:
-            resource.setrlimit(resource.RLIMIT_FSIZE, (size_limit, size_limit))
+    from tests.support.spawn import python_after
 
+    # The limit set in the child before its exec, not by a preexec_fn (see
+    # tests/support/spawn.py: gRPC's fork handler in this test process).
+    setup = (
+        ""
+        if size_limit is None
+        else (
+            f"import resource; resource.setrlimit(resource.RLIMIT_FSIZE, ({size_limit}, {size_limit}))"
+        )
+    )
     prelude = f"import sys; sys.path.insert(0, {str(ROOT)!r}); "
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
     return subprocess.run(
-        [sys.executable, "-c", prelude + "from sdk.cli import main; sys.exit(main())", "try",
-         "random", "-n", "1", "--max-deals", "1", "--records", str(records)],
+        python_after(setup or "pass", "-c", prelude + "from sdk.cli import main; sys.exit(main())",
+                     "try", "random", "-n", "1", "--max-deals", "1", "--records", str(records)),
         env={**env, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}, capture_output=True,
-        text=True, timeout=120, check=False, preexec_fn=limit,
+        text=True, timeout=120, check=False,
     )  # fmt: skip
 
 

@@ -46,6 +46,8 @@ sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 from harness import arena  # noqa: E402
 
+from tests.support.spawn import python_after  # noqa: E402
+
 #: ``arena-bot`` of this checkout as a process.
 ARENA_BOT = [
     sys.executable,
@@ -334,12 +336,18 @@ def _interrupt_at_import(tmp: Path, *args: str) -> subprocess.CompletedProcess[s
     import time
 
     (tmp / "mine.py").write_text(SLOW_IMPORT)
+    # A shell's background job, as a test runner may be, starts with SIGINT ignored: set
+    # back to its default before the exec (python_after: a preexec_fn, Python run between
+    # fork and exec in this process where gRPC has run, now and then died in gRPC's fork
+    # handler, "epoll_wait error: Bad file descriptor", exit -6).
     proc = subprocess.Popen(
-        [*ARENA_BOT, *args], cwd=tmp, env=_env(), stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True,
-        # (a shell's background job, as a test runner may be, starts with SIGINT ignored)
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )  # fmt: skip
+        python_after("signal.signal(signal.SIGINT, signal.SIG_DFL)", *ARENA_BOT[1:], *args),
+        cwd=tmp,
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         end = time.monotonic() + 60
         while not (tmp / "importing").exists() and time.monotonic() < end:
