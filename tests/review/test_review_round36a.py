@@ -222,17 +222,16 @@ def _try_with_records(records: Path, *, size_limit: int | None) -> subprocess.Co
 
     # The limit set in the child before its exec, not by a preexec_fn (see
     # tests/support/spawn.py: gRPC's fork handler in this test process).
+    pair = (size_limit, size_limit)
     setup = (
-        ""
+        "pass"
         if size_limit is None
-        else (
-            f"import resource; resource.setrlimit(resource.RLIMIT_FSIZE, ({size_limit}, {size_limit}))"
-        )
+        else f"import resource; resource.setrlimit(resource.RLIMIT_FSIZE, {pair})"
     )
     prelude = f"import sys; sys.path.insert(0, {str(ROOT)!r}); "
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
     return subprocess.run(
-        python_after(setup or "pass", "-c", prelude + "from sdk.cli import main; sys.exit(main())",
+        python_after(setup, "-c", prelude + "from sdk.cli import main; sys.exit(main())",
                      "try", "random", "-n", "1", "--max-deals", "1", "--records", str(records)),
         env={**env, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}, capture_output=True,
         text=True, timeout=120, check=False,
