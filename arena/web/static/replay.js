@@ -265,7 +265,8 @@ function sidePanel(v) {
   const tl = el("ol", { class: "log", id: "tricks" });
   const referee = refereeCards();
   v.tricks.forEach((t) => tl.append(el("li", {}, t.cards.map((p) => el("span", {}, trickCard(p.card, referee, { small: true }))), ` → ${seatName(t.winner)}`)));
-  side.append(tl);
+  // none yet, or none at all in a deal conceded or thrown in: said, as of the sections above
+  side.append(v.tricks.length ? tl : el("div", { id: "tricks", class: "muted" }, "none"));
   return side;
 }
 
@@ -385,7 +386,13 @@ function buildPage() {
     el("span", { class: "kbd" }, "Shift"), "+arrows trick, ", el("span", { class: "kbd" }, "PgUp"), " ", el("span", { class: "kbd" }, "PgDn"), " deal");
   main.replaceChildren(title, head, controls, slider, layout, share);
   document.addEventListener("keydown", (e) => {
-    if (e.target.tagName === "SELECT" || e.target.tagName === "INPUT") return;
+    // Alt+←/→ are the browser's back and forward, Ctrl/Cmd+arrows its own: not the viewer's.
+    if (e.altKey || e.ctrlKey || e.metaKey) return;
+    // The keys step as docs/web.md says after a click on the slider or a choice in a
+    // selector too (focus stays there): the slider's own keys moved it by one step (Shift+→)
+    // or backwards (PgDn), a select's ← → chose the next deal or seat. A select keeps ↑ ↓.
+    const t = e.target.tagName;
+    if ((t === "INPUT" && e.target.type !== "range") || t === "TEXTAREA") return;
     if (e.key === "ArrowRight") { e.preventDefault(); (e.shiftKey ? nextTrick : nextAction)(); }
     else if (e.key === "ArrowLeft") { e.preventDefault(); (e.shiftKey ? prevTrick : prevAction)(); }
     else if (e.key === "PageDown") { e.preventDefault(); nextDeal(); }
