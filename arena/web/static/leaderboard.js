@@ -77,7 +77,11 @@ function ratingPlot(data) {
     const up = all.map((p) => `${X(p.index + 1).toFixed(1)},${Y(p.mu + p.sigma).toFixed(1)}`);
     const down = all.slice().reverse().map((p) => `${X(p.index + 1).toFixed(1)},${Y(p.mu - p.sigma).toFixed(1)}`);
     s.append(svg("polygon", { class: "band", points: up.concat(down).join(" "), fill: colorOf(i), "fill-opacity": "0.13", stroke: "none", "data-bot": bots[i] }));
-    s.append(svg("polyline", { class: "mu", points: all.map((p) => `${X(p.index + 1).toFixed(1)},${Y(p.mu).toFixed(1)}`).join(" "), fill: "none", stroke: colorOf(i), "stroke-width": "2", "data-bot": bots[i] }));
+    // hovering a line names its bot (past a dozen bots the colours alone do not tell them
+    // apart), as the lines of `arena leaderboard --format html` do
+    const end = ser[ser.length - 1];
+    s.append(svg("polyline", { class: "mu", points: all.map((p) => `${X(p.index + 1).toFixed(1)},${Y(p.mu).toFixed(1)}`).join(" "), fill: "none", stroke: colorOf(i), "stroke-width": "2", "data-bot": bots[i] },
+      svg("title", { text: `${bots[i]}: μ ${fmt(end.mu, 2)} σ ${fmt(end.sigma, 2)}` })));
   });
   wrap.append(s);
   const legend = el("div", { class: "legend small" });
@@ -97,7 +101,7 @@ function niceStep(raw) {
 function headToHead(data) {
   const h = data.head_to_head, bots = h.bots;
   const t = el("table", { class: "data h2h", id: "head-to-head" });
-  t.append(el("thead", {}, el("tr", {}, el("th", { class: "name" }, "row placed ahead of column"), bots.map((b) => el("th", {}, b)))));
+  t.append(el("thead", {}, el("tr", {}, el("th", { class: "name" }, "row placed ahead of column"), bots.map((b) => el("th", {}, el("span", { class: "wrap-name" }, b))))));
   const tb = el("tbody");
   for (const a of bots) {
     const tr = el("tr", { dataset: { bot: a } }, el("td", { class: "name" }, botLink(a)));
