@@ -205,6 +205,8 @@ def to_html(lb: Leaderboard) -> str:
             for b in bots
         )
         h2h_rows.append(f'<tr><td class="bot">{escape(a)}</td>{tds}</tr>')
+    # Both tables scroll in their own box (.wrap): the head to head of 55 bots was 5,000 px
+    # wide and made the whole page scroll sideways, its title and plot with it.
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -226,8 +228,8 @@ decision time.</p>
 <h2>Head to head</h2>
 <p class="note">Row bot against column bot, in the matches they played together: finished
 ahead – behind (ties).</p>
-<table class="h2h"><thead><tr><th></th>{h2h_head}</tr></thead><tbody>
+<div class="wrap"><table class="h2h"><thead><tr><th></th>{h2h_head}</tr></thead><tbody>
 {"".join(h2h_rows)}
-</tbody></table>
+</tbody></table></div>
 </body></html>
 """
