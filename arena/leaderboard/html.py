@@ -129,7 +129,11 @@ def rating_svg(lb: Leaderboard, width: int = 900, height: int = 360) -> str:
         c = _color(i)
         upper = " ".join(f"{X(x):.1f},{Y(mu + sg):.1f}" for x, mu, sg in s)
         lower = " ".join(f"{X(x):.1f},{Y(mu - sg):.1f}" for x, mu, sg in reversed(s))
-        out.append(f'<polygon points="{upper} {lower}" fill="{c}" fill-opacity="0.12"/>')
+        # (no hover of its own: drawn over the lines before it, it hid their titles)
+        out.append(
+            f'<polygon points="{upper} {lower}" fill="{c}" fill-opacity="0.12" '
+            'pointer-events="none"/>'
+        )
         line = " ".join(f"{X(x):.1f},{Y(mu):.1f}" for x, mu, _ in s)
         out.append(
             f'<polyline points="{line}" fill="none" stroke="{c}" stroke-width="2">'

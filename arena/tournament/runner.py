@@ -29,6 +29,7 @@ import fcntl
 import functools
 import logging
 import os
+import re
 import secrets
 import signal
 import site
@@ -1365,6 +1366,10 @@ async def _uncut(aw: Coroutine[Any, Any, None], cut_event: asyncio.Event | None 
                 me.uncancel()
 
 
+#: arena-bot's options that make it connect with TLS (`--ca FILE`, `--ca=FILE`, `--tls`).
+_TLS_OPTION = re.compile(r"(?:^|\s)--(?:ca|tls)(?:[=\s]|$)")
+
+
 def _no_ca_hint(spec: BotSpec, tls: TLSSpec | None) -> str:
     """Why a ``command`` bot that never connected may not have: with ``[tls]`` the referee
     serves TLS only, and a command without ``{ca}`` (``tournaments/remote.toml``'s, once
@@ -1374,6 +1379,11 @@ def _no_ca_hint(spec: BotSpec, tls: TLSSpec | None) -> str:
         return ""
     fields = {f for word in spec.command for _, f, _, _ in string.Formatter().parse(word) if f}
     if "ca" in fields:
+        return ""
+    # One that asks for TLS itself (`--ca arena.pem`, `--tls` for a certificate a public
+    # authority signed; in an `sh -c "..."` word too) does not connect in plain text: it was
+    # told that it lacked {ca} when it was only slow to start.
+    if any(_TLS_OPTION.search(word) for word in spec.command):
         return ""
     return (
         "\n    (the arena serves TLS only, [tls], and this command has no {ca}: a bot "
@@ -1435,7 +1445,8 @@ async def _wait_for_bots(
                 # Every line of the tail indented under its bot: unindented, the second
                 # and later lines read as the next bot's or the arena's own.
                 tail = textwrap.indent(bp.tail(3), "    ")
-                hint = _no_ca_hint(bp.spec, getattr(cfg, "tls", None))  # (a test's fake: none)
+                # (not of one that connected once: it did with TLS. A test's fake: no tls)
+                hint = "" if name in seen else _no_ca_hint(bp.spec, getattr(cfg, "tls", None))
                 parts.append(f"  {name}: local bot, still starting or stuck (log {bp.log_path})"
                              + (f"\n{tail}" if tail else "") + hint)  # fmt: skip
             elif any(b.name == name and not b.is_local for b in cfg.bots):
