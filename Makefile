@@ -20,7 +20,33 @@ help:
 	@echo "make proto       generate the protobuf code (and its .pyi stubs) again"
 	@echo "make clean       remove .venv and the generated code"
 
+# "3.13": the Python of PY, and of .venv (empty when there is none or it does not run).
+VERSION_OF = $(shell $(1) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+
+# PY given (`make test PY=python3.13`) to a checkout whose .venv another Python made: the
+# .venv is made again with PY (else the suite would run on the old Python, saying nothing).
+# Without PY, whatever .venv there is stays.
+ifneq ($(origin PY),file)
+ifneq ($(wildcard $(STAMP)),)
+ifneq ($(call VERSION_OF,$(PY)),$(call VERSION_OF,$(BIN)/python))
+$(STAMP): FORCE
+endif
+endif
+endif
+
+# Said before anything is made: pip's "requires a different Python" came after a venv of
+# the old Python was left behind, which the next `make test PY=python3.13` then reused.
+NEEDS_311 = import sys; sys.exit(sys.version_info < (3, 11) and \
+	"Thousand Arena needs Python 3.11 or later; $(PY) is " + sys.version.split()[0])
+GIVE_PY = make: give a Python 3.11 or later with PY=, e.g. \
+	make $(or $(firstword $(MAKECMDGOALS)),venv) PY=python3.13
+
+# A .venv another Python made (or one half made) is removed, not upgraded in place: `venv`
+# over it kept its bin/python, and the packages went where that python did not look.
 $(STAMP): pyproject.toml
+	@$(PY) -c '$(NEEDS_311)' || { echo "$(GIVE_PY)" >&2; exit 1; }
+	@if [ -e $(VENV) ] && [ "$(call VERSION_OF,$(BIN)/python)" != "$(call VERSION_OF,$(PY))" ]; \
+	then echo "rm -rf $(VENV)  # made by another Python than $(PY)"; rm -rf $(VENV); fi
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[dev]'
@@ -65,3 +91,6 @@ fuzz: $(PROTO_OUT)
 
 clean:
 	rm -rf $(VENV) build *.egg-info arena/v1/*_pb2*.py arena/v1/*_pb2*.pyi
+
+# (a prerequisite that is never up to date: the stamp above is made again)
+FORCE:

@@ -383,7 +383,6 @@ def _serve_until_port(tmp_path: Path, ignore_hangup: bool) -> Any:
     """`arena serve --db` as a process, once it has printed its port (a hang-up ignored
     first, as `nohup` does, with ``ignore_hangup``)."""
     import subprocess
-    import sys
 
     tokens = tmp_path / "tokens.toml"
     tokens.write_text('[bots]\nb1 = "t1"\nb2 = "t2"\nb3 = "t3"\n')
@@ -391,9 +390,11 @@ def _serve_until_port(tmp_path: Path, ignore_hangup: bool) -> Any:
     rec, db = str(tmp_path / "rec"), str(tmp_path / "r.sqlite")
     args = ["-m", "arena.cli", "serve", "--tokens", str(tokens), "--record-dir", rec,
             "--port", "0", "--seed", "1", "--db", db]  # fmt: skip
+    # (not ignored without ignore_hangup even when the suite runs under nohup, as a CI's
+    # or a background run's does: the disposition would be inherited)
+    hangup = "signal.SIG_IGN" if ignore_hangup else "signal.SIG_DFL"
     proc = subprocess.Popen(
-        python_after("signal.signal(signal.SIGHUP, signal.SIG_IGN)", *args) if ignore_hangup
-        else [sys.executable, *args],
+        python_after(f"signal.signal(signal.SIGHUP, {hangup})", *args),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )  # fmt: skip
     assert proc.stdout is not None
@@ -498,7 +499,6 @@ def test_serve_whose_terminal_is_gone_still_finishes_its_tournament(tmp_path: Pa
     import pty
     import signal
     import subprocess
-    import sys
     import time
 
     from arena.storage import Storage
@@ -508,8 +508,10 @@ def test_serve_whose_terminal_is_gone_still_finishes_its_tournament(tmp_path: Pa
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
     master, slave = pty.openpty()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "arena.cli", "serve", "--tokens", str(tokens), "--record-dir",
-         str(tmp_path / "rec"), "--port", "0", "--seed", "1", "--db", str(tmp_path / "r.sqlite")],
+        # (a hang-up not ignored, as under a CI's nohup)
+        python_after("signal.signal(signal.SIGHUP, signal.SIG_DFL)", "-m", "arena.cli",
+                     "serve", "--tokens", str(tokens), "--record-dir", str(tmp_path / "rec"),
+                     "--port", "0", "--seed", "1", "--db", str(tmp_path / "r.sqlite")),
         stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True,
     )  # fmt: skip
     os.close(slave)

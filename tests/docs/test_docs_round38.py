@@ -827,8 +827,8 @@ def test_getinfo_health_and_the_refusals_protocol_md_quotes() -> None:
 
     async def refused(channel: Any, token: str, first: Any) -> None:
         call = pb_grpc.ArenaStub(channel).Play(metadata=[("authorization", f"Bearer {token}")])
-        await call.write(first)
-        try:
+        try:  # (the write too: an unknown token may be refused before it is done)
+            await call.write(first)
             async for _ in call:
                 pass
         except grpc.aio.AioRpcError as e:

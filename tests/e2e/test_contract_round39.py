@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import math
 import re
 import time
 from collections.abc import Callable
@@ -25,6 +26,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from arena.referee import Referee, RefereeConfig, start_server
+from arena.referee.lag import loop_lag
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 from engine import load_ruleset
@@ -988,7 +990,11 @@ def test_reconnect_time_left_and_a_request_that_timed_out_meanwhile(away_s: floa
             if away_s < 1.0:
                 assert again, "asked again within limit + bank"
                 assert again[0].time_limit_ms == 0
-                assert 0 < again[0].time_bank_ms <= 1_000 - int((away_s - 0.3) * 1000)
+                # (less the time the referee's loop was held up, which is not the bot's:
+                # the clients run on that loop, and a loaded machine holds it up too)
+                credit = math.ceil(loop_lag(asyncio.get_running_loop()).stalled() * 1000)
+                bank = again[0].time_bank_ms
+                assert 0 < bank <= 1_000 - int((away_s - 0.3) * 1000) + credit, (bank, credit)
                 assert again[0].view == req.view
             else:
                 assert not again

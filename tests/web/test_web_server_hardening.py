@@ -494,11 +494,13 @@ def test_arena_web_stops_on_sigterm_and_a_hang_up_as_on_ctrl_c(db: Path, sig: st
     import os
     import signal
     import subprocess
-    import sys
+
+    from tests.support.spawn import python_after
 
     proc = subprocess.Popen(
-        [sys.executable, "-c", "from arena.cli import main; main()", "web", "--db", str(db),
-         "--port", "0"],
+        # (a hang-up not ignored even when the suite runs under nohup: it would be inherited)
+        python_after("signal.signal(signal.SIGHUP, signal.SIG_DFL)", "-c",
+                     "from arena.cli import main; main()", "web", "--db", str(db), "--port", "0"),
         cwd=Path(__file__).parents[2], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
     )  # fmt: skip
