@@ -270,14 +270,14 @@ def load_tokens(path: Path) -> dict[str, str]:
 
 
 def _readable_by_others(path: Path) -> str | None:
-    """Who besides its owner may read ``path`` ("every user", "the users of its group"), or
-    ``None``."""
+    """Who besides its owner may read ``path`` ("every user of this machine", "the users of
+    its group"), or ``None``."""
     try:
         mode = path.stat().st_mode
     except OSError:  # (read a moment ago: gone since, the read said what it could)
         return None
     if mode & stat.S_IROTH:
-        return "every user"
+        return "every user of this machine"
     if mode & stat.S_IRGRP:
         return "the users of its group"
     return None
@@ -291,7 +291,7 @@ def _shared_tokens_note(path: Path) -> str | None:
     shared = _readable_by_others(path)
     if shared is None:
         return None
-    return printable(f"note: {path} is readable by {shared} of this machine: whoever reads "
+    return printable(f"note: {path} is readable by {shared}: whoever reads "
                      "a token there plays as its bot and is sent its hands "
                      f"(chmod 600 {shlex.quote(str(path))})")  # fmt: skip
 

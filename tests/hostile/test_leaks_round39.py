@@ -375,8 +375,8 @@ def test_serve_notes_a_tokens_file_other_users_can_read(tmp_path: Path, mode: in
     err = asyncio.run(main())
     assert "secret-token" not in err
     if mode & 0o044:
-        who = "every user" if mode & 0o004 else "the users of its group"
-        assert f"note: {tokens} is readable by {who} of this machine" in err, err
+        who = "every user of this machine" if mode & 0o004 else "the users of its group"
+        assert f"note: {tokens} is readable by {who}: whoever" in err, err
         assert f"chmod 600 {tokens}" in err
     else:
         assert "is readable by" not in err, err
