@@ -1987,7 +1987,7 @@ def _run_hook(bot: Bot, what: str, args: tuple[object, ...], match_id: str) -> b
         return failed
     except BaseException as e:
         if fork_count() != forked:
-            not_a_fork(bot, _defined(type(bot), what), f"match {match_id}: ", log)
+            not_a_fork(bot, _defined(type(bot), what), f"match {match_id}: ", log, e)
         if stops_the_bot(e):
             log_leaving(bot, e, f"{type(bot).__name__}.{what}()", log, f"match {match_id}: ")
             raise

@@ -351,7 +351,7 @@ def _decide(
             not_a_fork(bot, _method(bot, view), where, logger)
     except BaseException as e:
         if forks != forked:
-            not_a_fork(bot, _method(bot, view), where, logger)
+            not_a_fork(bot, _method(bot, view), where, logger, e)
         if stops_the_bot(e):
             head = f"{type(bot).__name__}.{_method(bot, view)}"
             log_leaving(bot, e, head, logger, where, view, time.monotonic() - t0)
@@ -765,13 +765,25 @@ def _defined(cls: type, name: str) -> str:
     return f"{name}() ({Path(code.co_filename).name}:{code.co_firstlineno})"
 
 
-def not_a_fork(bot: Bot, call: str, where: str, logger: logging.Logger = log) -> None:
+def not_a_fork(
+    bot: Bot, call: str, where: str, logger: logging.Logger = log, exc: BaseException | None = None
+) -> None:
     """Ends a child the bot forked in a call (``os.fork()`` and no ``os._exit`` in the
     child) as it comes back from the call (called only then: when :data:`forks` grew
     during the call, see :func:`fork_count`): locally it played
     the rest of the series as a second copy (`arena-bot try` printed its table twice, and
     blamed the fork's reseeding of the random module on the bot); in an arena's runner it
-    hung for ever, a thread of a process with no others, deaf to SIGTERM."""
+    hung for ever, a thread of a process with no others, deaf to SIGTERM. A child leaving
+    by ``sys.exit(n)`` (``exc``, what the call raised) ends with its code and no line: it
+    was ended with 0 and said to have come back."""
+    if isinstance(exc, SystemExit):  # the child left as it asked, with its code (not 0)
+        code = exc.code
+        with contextlib.suppress(Exception):
+            if code is not None and not isinstance(code, int):
+                print(code, file=sys.stderr)  # (as Python says a sys.exit("text"))
+            for stream in (sys.stdout, sys.stderr):
+                stream.flush()
+        os._exit(code if isinstance(code, int) else 0 if code is None else 1)
     with contextlib.suppress(Exception):
         logger.error(
             "%s%s.%s forked, and the child (pid %d) came back from the call into the "
@@ -824,7 +836,7 @@ def _hook(bot: Bot, fn: Callable[[], object], what: str) -> tuple[str, BaseExcep
             not_a_fork(bot, _defined(type(bot), what), where)
     except BaseException as e:
         if forks != forked:
-            not_a_fork(bot, _defined(type(bot), what), where)
+            not_a_fork(bot, _defined(type(bot), what), where, exc=e)
         if stops_the_bot(e):
             log_leaving(bot, e, f"{type(bot).__name__}.{what}()", log, f"match {bot.match_id}: ")
             raise

@@ -223,3 +223,41 @@ def test_a_poll_strategy_list_is_judged_by_the_first_grpc_knows(
     assert said.startswith(f"GRPC_POLL_STRATEGY={value!r} in the environment ")
     if "none" in value.split(",")[:2] and value != "EPOLL1":
         assert "starts with gRPC's no-polling 'none'" in said
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX's")
+@pytest.mark.parametrize(("leave", "status"), [("sys.exit(3)", 3), ("sys.exit()", 0),
+                                               ("sys.exit('bye')", 1)])  # fmt: skip
+def test_a_child_forked_in_a_decision_that_exits_keeps_its_exit_code(
+    tmp_path: Path, leave: str, status: int
+) -> None:
+    """Defect (round 39's review): a child the bot forked in ``play`` that ended itself
+    with ``sys.exit(n)`` was ended by the fork check with code 0, and said to have come
+    back into the match. It exits with its own code now, as Python would have, silently
+    (a ``sys.exit("text")`` says its text, code 1)."""
+    script = tmp_path / "exits.py"
+    script.write_text(
+        "import logging, os, sys\n"
+        "from engine import Game, observe\n"
+        "from sdk import Bot\n"
+        "import sdk.local\n"
+        "logging.basicConfig(stream=sys.stdout, format='%(message)s')\n"
+        "class Exits(Bot):\n"
+        "    def act(self, view):\n"
+        "        self.child = os.fork()\n"
+        "        if self.child == 0:\n"
+        f"            {leave}\n"
+        "        return view.legal_actions[0]\n"
+        "game = Game.new('classic', 1, ['a', 'b', 'c'])\n"
+        "bot = Exits()\n"
+        "action, kind = sdk.local.decide(bot, observe(game, game.to_act))\n"
+        "_, status = os.waitpid(bot.child, 0)\n"
+        "print('parent', kind, os.waitstatus_to_exitcode(status), flush=True)\n",
+        encoding="utf-8",
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         env=env, timeout=120)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [f"parent bot {status}"], out.stdout
+    assert ("bye" in out.stderr) == (status == 1)
