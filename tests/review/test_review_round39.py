@@ -112,11 +112,10 @@ def test_a_decision_makes_no_system_call_to_check_for_a_fork(
     assert calls == []
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX's")
-def test_a_child_forked_in_a_decision_is_still_ended_as_it_comes_back(tmp_path: Path) -> None:
-    """(The check above is the same check: a bot that forks in ``play`` and lets the child
-    come back is ended there, with the line naming the call; the parent plays on.)"""
-    script = tmp_path / "forks.py"
+def _fork_in_a_decision(tmp: Path, child: str = "pass") -> subprocess.CompletedProcess[str]:
+    """A process whose bot forks in ``act`` (the child then runs ``child``) and returns;
+    its stdout: the log lines, then "parent <kind> <the child's exit code>"."""
+    script = tmp / "forks.py"
     script.write_text(
         "import logging, os, sys\n"
         "from engine import Game, observe\n"
@@ -126,17 +125,26 @@ def test_a_child_forked_in_a_decision_is_still_ended_as_it_comes_back(tmp_path: 
         "class Forks(Bot):\n"
         "    def act(self, view):\n"
         "        self.child = os.fork()\n"
+        "        if self.child == 0:\n"
+        f"            {child}\n"
         "        return view.legal_actions[0]\n"
         "game = Game.new('classic', 1, ['a', 'b', 'c'])\n"
         "bot = Forks()\n"
         "action, kind = sdk.local.decide(bot, observe(game, game.to_act))\n"
         "_, status = os.waitpid(bot.child, 0)\n"
-        "print('parent', os.getpid(), kind, os.waitstatus_to_exitcode(status), flush=True)\n",
+        "print('parent', kind, os.waitstatus_to_exitcode(status), flush=True)\n",
         encoding="utf-8",
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                         env=env, timeout=120)  # fmt: skip
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          env=env, timeout=120)  # fmt: skip
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX's")
+def test_a_child_forked_in_a_decision_is_still_ended_as_it_comes_back(tmp_path: Path) -> None:
+    """(The check above is the same check: a bot that forks in ``play`` and lets the child
+    come back is ended there, with the line naming the call; the parent plays on.)"""
+    out = _fork_in_a_decision(tmp_path)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert [line.split()[0] for line in lines] == ["Forks.act()", "parent"], out.stdout
@@ -235,29 +243,7 @@ def test_a_child_forked_in_a_decision_that_exits_keeps_its_exit_code(
     with ``sys.exit(n)`` was ended by the fork check with code 0, and said to have come
     back into the match. It exits with its own code now, as Python would have, silently
     (a ``sys.exit("text")`` says its text, code 1)."""
-    script = tmp_path / "exits.py"
-    script.write_text(
-        "import logging, os, sys\n"
-        "from engine import Game, observe\n"
-        "from sdk import Bot\n"
-        "import sdk.local\n"
-        "logging.basicConfig(stream=sys.stdout, format='%(message)s')\n"
-        "class Exits(Bot):\n"
-        "    def act(self, view):\n"
-        "        self.child = os.fork()\n"
-        "        if self.child == 0:\n"
-        f"            {leave}\n"
-        "        return view.legal_actions[0]\n"
-        "game = Game.new('classic', 1, ['a', 'b', 'c'])\n"
-        "bot = Exits()\n"
-        "action, kind = sdk.local.decide(bot, observe(game, game.to_act))\n"
-        "_, status = os.waitpid(bot.child, 0)\n"
-        "print('parent', kind, os.waitstatus_to_exitcode(status), flush=True)\n",
-        encoding="utf-8",
-    )
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                         env=env, timeout=120)  # fmt: skip
+    out = _fork_in_a_decision(tmp_path, leave)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == [f"parent bot {status}"], out.stdout
     assert ("bye" in out.stderr) == (status == 1)
