@@ -56,6 +56,7 @@ __all__ = [
     "file_in_the_way",
     "lock_owner",
     "lock_path",
+    "make_directory_of",
     "newest_database",
     "opening_bid_of",
     "resolve_record",
@@ -279,6 +280,16 @@ def sidecar_problem(db: Path) -> str | None:
     return None
 
 
+def make_directory_of(db: Path) -> None:
+    """Make the directory a database goes in (a StorageError naming what is in the way)."""
+    try:
+        db.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        blocker = file_in_the_way(db.parent)
+        why = f"{blocker} is a file, not a directory" if blocker is not None else e
+        raise StorageError(f"cannot create the directory of {db}: {why}") from e
+
+
 def file_in_the_way(path: Path) -> Path | None:
     """The file (not a directory) that is ``path`` or one of its parents, if one is: why a
     directory cannot be made there. ``mkdir`` says only "File exists" (or "Not a
@@ -393,12 +404,7 @@ class Storage:
         problem = sidecar_problem(self.path)
         if problem is not None:
             raise StorageError(problem)
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            blocker = file_in_the_way(self.path.parent)
-            why = f"{blocker} is a file, not a directory" if blocker is not None else e
-            raise StorageError(f"cannot create the directory of {self.path}: {why}") from e
+        make_directory_of(self.path)
         with self._guard("opening"):
             # A new database is readable by its owner only (SQLite gives its -wal and -shm
             # files the same mode): it holds the seeds of matches still to be played (a

@@ -77,12 +77,12 @@ class _Results:
 
     @classmethod
     def open(cls, db: Path, rs: Any, tokens: dict[str, str], max_matches: int | None) -> _Results:
-        from arena.storage import Storage, StorageError
+        from arena.storage import Storage, StorageError, make_directory_of
         from arena.tournament.runner import DatabaseLock
 
         lock = DatabaseLock(db)
         try:
-            db.parent.mkdir(parents=True, exist_ok=True)
+            make_directory_of(db)
             lock.acquire()
             made = not db.exists()  # (under the lock: no other writer makes it meanwhile)
             # (a new `arena serve` is a new tournament: the storage's errors must not say

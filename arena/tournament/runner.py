@@ -72,6 +72,7 @@ from arena.storage import (
     StorageLockedError,
     file_in_the_way,
     lock_path,
+    make_directory_of,
 )
 from arena.tournament.config import BotSpec, TLSSpec, TournamentConfig, identity_changes
 from arena.tournament.schedule import SCHEDULE_VERSION, ScheduledMatch, match_id, replay_seed
@@ -932,10 +933,19 @@ async def run_tournament(
                 )
             raise TournamentError(f"{problem} ({hint})")
         _check_server_name(cfg)
+    # The lock first, then the database: two runs started together on a new database
+    # would otherwise both create its schema and switch it to WAL at once, and SQLite
+    # refuses one of them as "locked" at once, without waiting (seen under load in CI),
+    # where the second run is to be told which run holds the database.
+    make_directory_of(cfg.db)
     lock = DatabaseLock(cfg.db)
-    storage = Storage(cfg.db)
+    lock.acquire(cfg.tournament_id)
     try:
-        lock.acquire(cfg.tournament_id)
+        storage = Storage(cfg.db)
+    except BaseException:
+        lock.release()
+        raise
+    try:
         # (--fresh replaces a stored one even if its config is damaged)
         info = storage.tournament(tid, listing=opts.fresh)
         stored = info is not None

@@ -83,7 +83,8 @@ def _child(**kw):
 class FaultBot(Bot):
     def on_match_start(self, view):
         n = _bump("starts")
-        (D / "pid").write_text(str(os.getpid()))
+        (D / "pid.new").write_text(str(os.getpid()))  # (whole, then renamed: the test
+        os.replace(D / "pid.new", D / "pid")  # reads it as soon as it is there)
         if MODE == "exit0_early":
             _fire(0)
         if MODE == "crash_last" and n == int(os.environ["FAULT_N"]):
