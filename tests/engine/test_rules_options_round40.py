@@ -584,3 +584,68 @@ def test_four_players_1001_talon_points_are_not_rounded_to_5() -> None:
     act(game, (F, "bid 40"), (S, "pass"), (L, "pass"))
     act(game, (F, "give 9♣ to 1"), (F, "give 9♦ to 2"), (F, "concede"))
     assert game.scores == (-40, 0, 0, 2)
+
+
+def test_contract_cap_below_the_bid_after_giving_a_marriage_card_away() -> None:
+    """F wins at 160 (his dealt cap: 120 + ♠ 40) and gives K♠ away: 120 + 0 < 160, so the
+    contract is "the greater of the winning bid and 120 + the marriages": 160 only."""
+    game = new_game(rules())
+    act(game, (S, "bid 105"), (L, "pass"), (F, "bid 160"), (S, "pass"))
+    act(game, (F, "give K♠ to 1"), (F, "give 9♣ to 2"))
+    contracts = [str(a) for a in game.legal_actions() if str(a).startswith("contract")]
+    assert contracts == ["contract 160"]
+    with pytest.raises(ContractError):
+        act(game, (F, "contract 165"))
+
+
+@pytest.mark.parametrize(
+    ("options", "cap"),
+    [({}, 420), ({"ace_marriage_counts_for_bid": False}, 220), ({"ace_marriage": False}, 220)],
+)
+def test_bidding_cap_with_the_four_aces_dealt(options: dict[str, bool], cap: int) -> None:
+    game = new_game(rules(**options), hands=ACES_HANDS, talon=ACES_TALON)
+    act(game, (S, "bid 105"), (L, "pass"))
+    bids = [a.amount for a in game.legal_actions() if str(a).startswith("bid")]  # type: ignore[attr-defined]
+    assert max(bids) == cap
+    with pytest.raises(BidError):
+        act(game, (F, f"bid {cap + 5}"))
+    act(game, (F, f"bid {cap}"))
+
+
+@pytest.mark.parametrize(("start", "over"), [(899, False), (900, True), (901, True), (950, True)])
+def test_classic_without_the_barrel_ends_at_exactly_the_target_or_over(
+    start: int, over: bool
+) -> None:
+    """barrel = false: 899 + 100 = 999 plays on; 1000 and over end the match, the score
+    kept as it is (only a win from the barrel is set to the target)."""
+    game = new_game(rules(barrel=False), scores=(start, 990, 0))
+    f_declares(game, "contract 100")
+    sweep(game)
+    assert game.is_over is over
+    assert game.scores == (start + 100, 990, 0)
+    if over:
+        assert game.result.winner == F
+        assert game.result.shortfalls == (0, 10, 1000)
+
+
+def test_four_players_halves_go_to_the_two_opponents_dealt_in_not_the_dealer() -> None:
+    """classic with 4 players: F concedes 100 freely; S and L (his opponents) score 50
+    each; the dealer, who sits out, scores the talon (10♥ 9♣ 9♦: 10), no half."""
+    game = new_game(rules(players=4, name="classic-4"))
+    f_declares(game, "concede")
+    assert game.scores == (0, 50, 50, 10)
+
+
+def test_the_barrel_win_needs_120_whatever_the_opening_bid_and_target() -> None:
+    """RULES.md's 120 is no option: with opening_bid 120 and target 900 a made 120 wins
+    (score 900), with opening_bid 60 a made 115 does not."""
+    game = new_game(
+        rules(opening_bid=120, target=900, barrel_at=800), scores=(800, 0, 0), barrel=(2, 0, 0)
+    )
+    f_declares(game, "contract 120")
+    sweep(game)
+    assert game.is_over and game.scores == (900, 0, 0)
+    game = new_game(rules(opening_bid=60), scores=(880, 0, 0), barrel=(2, 0, 0))
+    f_declares(game, "contract 115")
+    sweep(game)
+    assert game.scores == (880, 0, 0) and game.barrel == (1, 0, 0)
