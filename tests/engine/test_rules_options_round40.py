@@ -41,6 +41,7 @@ from engine import (
     RulesetError,
     Suit,
     load_ruleset,
+    observe,
     parse_action,
     parse_cards,
 )
@@ -649,3 +650,53 @@ def test_the_barrel_win_needs_120_whatever_the_opening_bid_and_target() -> None:
     f_declares(game, "contract 115")
     sweep(game)
     assert game.scores == (880, 0, 0) and game.barrel == (1, 0, 0)
+
+
+@pytest.mark.parametrize(
+    ("rounding", "take"), [(1, 13), (2, 14), (5, 15), (10, 10), (25, 25), (30, 0)]
+)
+def test_1001_defender_take_of_13_rounded_half_up(rounding: int, take: int) -> None:
+    """1001: F and S pass, L (the spades and A♥) takes the talon at 40 and keeps 9♣. Every
+    play is scripted: L wins seven tricks, then leads 9♣, F plays A♣ and S J♣: F takes
+    11 + 2 = 13 card points, rounded half up to the unit (13/2 = 6.5 → 14; 13/5 = 2.6 →
+    15; 13/10 = 1.3 → 10; 13/25 = 0.52 → 25; 13/30 → 0); L's 107 makes 40 (not rounded)."""
+    hands = (BASE_HANDS[1], BASE_HANDS[2], BASE_HANDS[0])
+    game = new_game(rules("1001", rounding=rounding), hands=hands)
+    act(game, (F, "pass"), (S, "pass"), (L, "give 10♥ to 0"), (L, "give 9♦ to 1"))
+    act(game, (L, "contract 40"))
+    tricks = [
+        ("A♠", "10♣", "Q♣"),
+        ("10♠", "K♣", "A♦"),
+        ("K♠", "K♥", "10♦"),
+        ("Q♠", "Q♥", "K♦"),
+        ("J♠", "J♥", "Q♦"),
+        ("9♠", "9♥", "J♦"),
+        ("A♥", "10♥", "9♦"),
+        ("9♣", "A♣", "J♣"),
+    ]
+    for lead, f_card, s_card in tricks:
+        act(game, (L, f"play {lead}"), (F, f"play {f_card}"), (S, f"play {s_card}"))
+    res = game.deal_results[-1]
+    assert res.card_points == (13, 0, 107)
+    assert res.outcome == "made"
+    assert game.scores == (take, 0, 40)
+
+
+@pytest.mark.parametrize("visible", [True, False])
+def test_talon_visible_and_the_passed_cards_in_each_view(visible: bool) -> None:
+    """talon_visible: the talon is shown to all once taken (else to the declarer only);
+    a passed card only to its giver and receiver."""
+    game = new_game(rules(talon_visible=visible))
+    act(game, (S, "pass"), (L, "pass"))
+    for seat in (F, S, L):
+        shown = observe(game, seat).talon
+        assert (shown is not None) == (visible or seat == F)
+    act(game, (F, "give 9♣ to 1"), (F, "give 9♦ to 2"))
+    for seat in (F, S, L):
+        view = observe(game, seat)
+        assert (view.talon is not None) == (visible or seat == F)
+        seen = {to: card for to, card in view.gives}
+        for to, card in ((S, "9♣"), (L, "9♦")):
+            assert (seen[to] is not None) == (seat in (F, to))
+            if seen[to] is not None:
+                assert str(seen[to]) == card
