@@ -700,3 +700,48 @@ def test_talon_visible_and_the_passed_cards_in_each_view(visible: bool) -> None:
             assert (seen[to] is not None) == (seat in (F, to))
             if seen[to] is not None:
                 assert str(seen[to]) == card
+
+
+def test_a_tie_at_the_deal_cap_between_two_sitters() -> None:
+    """max_deals = 1: F (sitting) concedes freely, S sits on as a defender (his half not
+    scored), L scores 50. At the cap F and S share first place at 880: no winner, each
+    loser's shortfall 1000 − score, theirs 120."""
+    game = new_game(rules(max_deals=1), scores=(880, 880, 0), barrel=(2, 3, 0))
+    f_declares(game, "concede")
+    assert game.is_over and game.result.reason == "max_deals"
+    assert game.result.scores == (880, 880, 50)
+    assert game.result.places == (1, 1, 3)
+    assert game.result.winner is None
+    assert game.result.shortfalls == (120, 120, 950)
+
+
+MARRIAGE_OF = {"♠": 40, "♣": 60, "♦": 80, "♥": 100}
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    seed=st.integers(0, 10**6),
+    step=st.sampled_from([5, 10, 15, 20, 25, 30, 40, 60]),
+    ace_marriage=st.booleans(),
+    counts=st.booleans(),
+)
+def test_second_hands_bids_run_from_one_step_up_to_his_cap(
+    seed: int, step: int, ace_marriage: bool, counts: bool
+) -> None:
+    """Any seeded deal: second hand's legal bids are the multiples of the step from one
+    step above the opening bid (= the step here) up to 120 + the marriages in his 7 cards
+    (the four aces 200 if ace_marriage and ace_marriage_counts_for_bid), and pass."""
+    r = rules(
+        opening_bid=step,
+        bid_step=step,
+        ace_marriage=ace_marriage,
+        ace_marriage_counts_for_bid=counts,
+    )
+    game = Game.new(r, seed, NAMES3, dealer=L)
+    assert game.to_act == S
+    cards = {str(c) for c in game.hand(S)}
+    cap = 120 + sum(v for s, v in MARRIAGE_OF.items() if {f"K{s}", f"Q{s}"} <= cards)
+    if ace_marriage and counts and {f"A{s}" for s in MARRIAGE_OF} <= cards:
+        cap += 200
+    legal = [str(a) for a in game.legal_actions()]
+    assert legal == [f"bid {b}" for b in range(2 * step, cap + 1, step)] + ["pass"]
