@@ -395,7 +395,7 @@ class MatchRunner:
             # One timer handle rather than asyncio.timeout_at: no context manager, and no
             # task cancellation (and uncancel) to turn into TimeoutError when the deadline
             # passes. A cancellation of the match task still propagates from the await.
-            pending.timer = loop.call_at(deadline, pending.due)
+            pending.timer = loop.call_at(pending.deadline, pending.due)
             answer = await fut
         finally:
             if pending.timer is not None:
@@ -582,6 +582,14 @@ class MatchRunner:
         p.catch_up()
         now = self._loop.time()
         resent = msg is None
+        if not resent and now > p.start:
+            # The bot's clock starts as its request is sent: the time the referee took to
+            # make it (a loaded machine not running it for a moment) is the referee's, and
+            # the request states the whole ``decision_ms`` and bank.
+            late = now - p.start
+            p.start = now
+            p.limit_at += late
+            p.deadline += late
         if resent and p.deadline <= now:
             # Past its deadline, its timer not run yet: asked again, "0 ms and 0 ms of bank"
             # would read as a request stating no deadline (the wire's default), and the

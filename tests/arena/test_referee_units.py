@@ -404,6 +404,6 @@ def test_a_request_asked_again_states_its_time_left_never_as_none() -> None:
     assert ask_again(now, now - 1) is None
     assert ask_again(now - 0.001, now - 1) is None
     msg = pb.ServerMessage()  # the first send states the limits exactly (not 1001 ms)
-    pending = Pending("8", None, msg.decision_request.view, 0, now + 11.0, now + 1.0)  # type: ignore[arg-type]
+    pending = Pending("8", None, msg.decision_request.view, 0, now + 11.0, now + 1.0, start=now)  # type: ignore[arg-type]
     MatchRunner._send_request(runner, SimpleNamespace(pending=pending, session=session), msg)  # type: ignore[arg-type]
     assert (msg.decision_request.time_limit_ms, msg.decision_request.time_bank_ms) == (1000, 10000)
