@@ -171,3 +171,109 @@ def test_answers_of_another_phase_or_ruleset_are_strikes_naming_why() -> None:
     assert rec["forfeits"] == [] and rec["result"]["deals"] == 6
     _replays(rec)
     assert _audit(Client(call=None, got=streams["x"].got, sent=sent), {"m1": rec}, {"m1": 0}) > 10
+
+
+# ------------------------------------------- a second stream that answers before Hello
+
+
+async def _first_not_hello(port: int, first: pb.BotMessage) -> tuple[Any, str, list[Any]]:
+    """A stream of x's token whose first message is ``first``: status, details, messages."""
+    from arena.v1 import arena_pb2_grpc as pb_grpc
+
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        call = pb_grpc.ArenaStub(channel).Play(metadata=(("authorization", "Bearer tok-x"),))
+        await call.write(first)
+        got = []
+        try:
+            while (msg := await call.read()) is not grpc.aio.EOF:
+                got.append(msg)
+        except grpc.aio.AioRpcError:
+            pass
+        return await call.code(), await call.details(), got
+
+
+def test_a_decision_before_hello_on_a_second_stream_acts_for_nobody() -> None:
+    """Classic, one deal, seed 1, x in seat 1; x (over the wire, no batches asked) bids the highest it
+    may, so it is asked in every phase. At the first request of each phase, before
+    answering it, x opens a second stream of its token whose first message is the
+    pending request's legal answer (alone, then in a ``DecisionBatch``): each is refused
+    with INVALID_ARGUMENT "the first message must be Hello, not decision(s)" before any
+    Welcome, and neither the answer nor the stream counts: the request stays pending
+    (x's own stream answers it, by the bot), x's stream is not replaced, no disconnect
+    or strike is recorded. At the first request x also sends a second Hello on its
+    welcomed stream asking for batches in protocol version 2: ignored (no ``Batch`` ever
+    comes, the stream goes on). The record replays; nothing x got holds a card it may
+    not see."""
+    ref = Referee(RefereeConfig(decision_ms=20_000, time_bank_ms=0))
+    passer = _passer(ref)
+    rules = dataclasses.replace(PRESETS["classic"], max_deals=1)
+    pending: asyncio.Queue[pb.DecisionRequest] = asyncio.Queue()
+    refusals: list[tuple[int, Any, str, list[Any]]] = []
+
+    def choose(r: pb.DecisionRequest) -> None:
+        pending.put_nowait(r)  # answered by x_bot below, after its attacks
+
+    async def x_bot(port: int, w: _Wire, match: asyncio.Task[dict[str, Any]]) -> None:
+        phases: set[int] = set()
+        while not match.done():
+            get = asyncio.ensure_future(pending.get())
+            await asyncio.wait((get, match), return_when=asyncio.FIRST_COMPLETED)
+            if not get.done():
+                get.cancel()
+                return
+            r = get.result()
+            legal = list(r.view.legal_actions)
+            bids = [a for a in legal if a.HasField("bid")]
+            answer = bids[-1] if bids else legal[0]
+            d = pb.Decision(request_id=r.request_id, match_id=r.match_id, action=answer)
+            if not phases:
+                again = pb.Hello(protocol_version=2, features=["batch"], bot_name="y")
+                await w.send(pb.BotMessage(hello=again))
+            if r.view.phase not in phases:
+                phases.add(r.view.phase)
+                for first in (
+                    pb.BotMessage(decision=d),
+                    pb.BotMessage(decisions=pb.DecisionBatch(decisions=[d])),
+                ):
+                    refusals.append((r.view.phase, *await _first_not_hello(port, first)))
+                    # Still pending, still x's stream: nothing of that stream acted.
+                    seat = ref.session("x").seats["m1"]
+                    assert seat.pending is not None
+                    assert seat.pending.request_id == r.request_id
+                    assert ref.session("x").connected
+            await w.send(pb.BotMessage(decision=d))
+
+    async def main() -> tuple[dict[str, Any], _Wire]:
+        _attach(ref, ("a", "b"), lambda bot, r: passer(bot, r))
+        ref.add_bot("x", "tok-x")
+        server, port = await start_server(ref, host="127.0.0.1", port=0, tls=None)
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+                w = await _Wire.open(ch, pb.Hello(protocol_version=1), choose)
+                match = asyncio.create_task(ref.run_match("m1", rules, 1, ["a", "x", "b"]))
+                await x_bot(port, w, match)
+                rec = await match
+                await until(lambda: bool(w.ends()), "x's MatchEnded")
+                await w.close()
+                return rec, w
+        finally:
+            await ref.end_streams()
+            await server.stop(0.5)
+
+    rec, w = asyncio.run(main())
+    assert {p for p, *_ in refusals} == {
+        pb.PHASE_BIDDING,
+        pb.PHASE_PASSING,
+        pb.PHASE_CONTRACT,
+        pb.PHASE_PLAYING,
+    }
+    for _, code, details, got in refusals:
+        assert code == grpc.StatusCode.INVALID_ARGUMENT and got == [], (code, details)
+        assert details.startswith("the first message must be Hello, not decision"), details
+    assert rec["incidents"] == [] and rec["forfeits"] == [], rec["incidents"]
+    x_moves = [a["by"] for d in rec["deals"] for a in d["actions"] if a["seat"] == 1]
+    assert "fallback" not in x_moves and "bot" in x_moves
+    assert not any(m.HasField("batch") for m in w.got)
+    assert w.ends() and w.ends()[0].result.deals == 1
+    _replays(rec)
+    assert _audit(_client_of(w), {"m1": rec}, {"m1": 1}) > 5
