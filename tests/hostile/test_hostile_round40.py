@@ -193,17 +193,17 @@ async def _first_not_hello(port: int, first: pb.BotMessage) -> tuple[Any, str, l
 
 
 def test_a_decision_before_hello_on_a_second_stream_acts_for_nobody() -> None:
-    """Classic, one deal, seed 1, x in seat 1; x (over the wire, no batches asked) bids the highest it
-    may, so it is asked in every phase. At the first request of each phase, before
-    answering it, x opens a second stream of its token whose first message is the
-    pending request's legal answer (alone, then in a ``DecisionBatch``): each is refused
-    with INVALID_ARGUMENT "the first message must be Hello, not decision(s)" before any
-    Welcome, and neither the answer nor the stream counts: the request stays pending
-    (x's own stream answers it, by the bot), x's stream is not replaced, no disconnect
-    or strike is recorded. At the first request x also sends a second Hello on its
-    welcomed stream asking for batches in protocol version 2: ignored (no ``Batch`` ever
-    comes, the stream goes on). The record replays; nothing x got holds a card it may
-    not see."""
+    """Classic, one deal, seed 1, x in seat 1 (over the wire, no batches asked): x bids
+    the highest it may, so it is asked in every phase. At the first request of each
+    phase, before answering it, x opens a second stream of its token whose first message
+    is the pending request's legal answer (alone, then in a ``DecisionBatch``): each is
+    refused with INVALID_ARGUMENT "the first message must be Hello, not decision(s)"
+    before any Welcome, and neither the answer nor the stream counts: the request stays
+    pending (x's own stream answers it, by the bot), x's stream is not replaced, no
+    disconnect or strike is recorded. At the first request x also sends a second Hello
+    on its welcomed stream asking for batches in protocol version 2: ignored (no
+    ``Batch`` ever comes, the stream goes on). The record replays; nothing x got holds a
+    card it may not see."""
     ref = Referee(RefereeConfig(decision_ms=20_000, time_bank_ms=0))
     passer = _passer(ref)
     rules = dataclasses.replace(PRESETS["classic"], max_deals=1)
