@@ -1251,6 +1251,15 @@ class Game:
                 legal,
             )  # fmt: skip
         if isinstance(action, ThrowIn):
+            if r.all_pass != "last_hand":
+                # Nobody ever may (classic): "only the last hand ... may" sent a bot looking
+                # for a seat and a moment that this ruleset does not have.
+                raise ThrowInError(
+                    action, seat,
+                    f"there is no throw-in in this ruleset (all_pass = {r.all_pass}: "
+                    "only under last_hand may the last hand throw in)",
+                    legal,
+                )  # fmt: skip
             raise ThrowInError(
                 action, seat,
                 "only the last hand who took the talon after an all-pass may throw in",
