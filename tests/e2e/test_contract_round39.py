@@ -987,17 +987,19 @@ def test_reconnect_time_left_and_a_request_that_timed_out_meanwhile(away_s: floa
             req = held["req"]
             assert new.got[1].msg.match_started.resumed
             again = [r for r in new.of("decision_request") if r.request_id == req.request_id]
+            # (less the time the referee's loop was held up, which is not the bot's:
+            # the clients run on that loop, and a loaded machine holds it up too)
+            credit = math.ceil(loop_lag(asyncio.get_running_loop()).stalled() * 1000)
             if away_s < 1.0:
                 assert again, "asked again within limit + bank"
                 assert again[0].time_limit_ms == 0
-                # (less the time the referee's loop was held up, which is not the bot's:
-                # the clients run on that loop, and a loaded machine holds it up too)
-                credit = math.ceil(loop_lag(asyncio.get_running_loop()).stalled() * 1000)
                 bank = again[0].time_bank_ms
                 assert 0 < bank <= 1_000 - int((away_s - 0.3) * 1000) + credit, (bank, credit)
                 assert again[0].view == req.view
+            elif again:  # only if the loop's stalls gave back more than the time past
+                # limit + bank (seen once in CI under load: 434 ms of bank left)
+                assert credit >= int((away_s - 1.3) * 1000), (again[0].time_bank_ms, credit)
             else:
-                assert not again
                 strikes = [i for i in record["incidents"] if i["kind"] == "timeout"]
                 assert strikes and strikes[0]["seat"] == 0
         finally:

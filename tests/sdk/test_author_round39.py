@@ -318,8 +318,8 @@ SLOW_IMPORT = """\
 import pathlib
 import time
 
-pathlib.Path("importing").write_text("")
-time.sleep(120)  # a model loading
+# (one line: the Ctrl-C sent once the file is there may come before or after the sleep)
+pathlib.Path("importing").write_text(""); time.sleep(120)  # a model loading
 
 from sdk import Bot
 
