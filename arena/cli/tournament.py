@@ -29,7 +29,7 @@ from arena.cli.options import (
     hang_up_safe,
     in_clear_note,
 )
-from arena.leaderboard import build_leaderboard, to_rich_table, write_outputs
+from arena.leaderboard import build_leaderboard, to_screen, write_outputs
 from arena.render import PrintableFormatter, plural, printable
 from arena.stopping import ignore_stop_signals, stop_signals
 from arena.storage import Storage, StorageError, file_in_the_way
@@ -413,7 +413,7 @@ def _show(cfg: TournamentConfig, err_console: Console) -> bool:
     screen = stdout_console()
     printed = True
     try:
-        screen.print(to_rich_table(lb, screen.width))
+        screen.print(to_screen(lb, screen.width))
     except OSError as e:
         if e.filename is not None:
             raise
