@@ -110,7 +110,8 @@ def test_try_shows_every_figure_in_40_columns(tmp_path: Path) -> None:
     for header in ("matches", "wins", "win %", "place", "score", "pts/deal", "incidents"):
         values = [line.split(": ", 1)[1] for line in lines if line.startswith(header + ": ")]
         assert len(values) == 3 and all(re.fullmatch(r"-?[\d.]+", v) for v in values), (
-            header, out.stdout
+            header,
+            out.stdout,
         )
     assert [line.split(": ")[1] for line in lines if line.startswith("matches: ")] == ["2"] * 3
 
@@ -205,3 +206,36 @@ def test_replay_tricks_read_whole_in_30_columns() -> None:
     winners = re.findall(r"^winner: (\S+)$", text, re.M)
     assert len(winners) == 8 and set(winners) <= {"heuristic", "counting", "random"}, text
     assert re.findall(r"^#: (\d+)$", text, re.M) == [str(n) for n in range(1, 9)], text
+
+
+# ----------------------------------------------- 3. a bot no worker loads: said once
+
+
+ONLY_IN_WORKERS = """import multiprocessing
+
+from sdk import Bot
+
+if multiprocessing.parent_process() is not None:  # (a worker: no GPU there, say)
+    raise RuntimeError("no GPU in this process")
+
+
+class Mine(Bot):
+    pass
+"""
+
+
+def test_a_bot_no_worker_can_load_is_said_once_not_once_per_worker(tmp_path: Path) -> None:
+    """Defect: ``arena-bot run --workers 3`` with a bot whose module raises in the
+    workers printed the same "a worker process cannot load the bot: ..." line 3 times,
+    once per worker: it is said once (and the run still exits with code 1)."""
+    (tmp_path / "mine.py").write_text(ONLY_IN_WORKERS)
+    cmd = [sys.executable, "-c", "from sdk.cli import main; main()", "run", "mine.py:Mine",
+           "--workers", "3", "--arena", "localhost:9", "--token", "tok-0123456789",
+           "--retry-for", "2"]  # fmt: skip
+    proc = subprocess.run(cmd, cwd=tmp_path, env=_env(), capture_output=True, text=True,
+                          timeout=120, check=False)  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    said = [line for line in proc.stderr.splitlines() if "cannot load the bot" in line]
+    assert len(said) == 1, proc.stderr
+    assert "RuntimeError: no GPU in this process" in said[0]
+    assert "no worker process could load the bot (see above)" in proc.stderr
