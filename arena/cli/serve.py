@@ -287,13 +287,15 @@ def _shared_tokens_note(path: Path) -> str | None:
     """The note on a tokens file that other users may read (as of a key file: whoever
     reads a token plays as its bot, and is sent its hands), or ``None``. Its command is
     one to paste: the path quoted as a shell reads it ("chmod 600 my bots.toml" named
-    two files)."""
+    two files), after ``--`` when it starts with ``-`` (``--tokens=-bots.toml``: "chmod
+    600 -bots.toml" is chmod's "invalid option")."""
     shared = _readable_by_others(path)
     if shared is None:
         return None
+    end = "-- " if str(path).startswith("-") else ""
     return printable(f"note: {path} is readable by {shared}: whoever reads "
                      "a token there plays as its bot and is sent its hands "
-                     f"(chmod 600 {shlex.quote(str(path))})")  # fmt: skip
+                     f"(chmod 600 {end}{shlex.quote(str(path))})")  # fmt: skip
 
 
 def _keep_seed(path: Path, seed: int) -> Path:

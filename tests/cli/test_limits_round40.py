@@ -239,3 +239,32 @@ def test_a_bot_no_worker_can_load_is_said_once_not_once_per_worker(tmp_path: Pat
     assert len(said) == 1, proc.stderr
     assert "RuntimeError: no GPU in this process" in said[0]
     assert "no worker process could load the bot (see above)" in proc.stderr
+
+
+# ---------------------------------------------- 4. the tokens file's chmod, to be pasted
+
+
+@pytest.mark.parametrize(
+    "name", ["-bots.toml", "--x.toml", "my bots.toml", 'it\'s "q" $HOME `x`.toml', "bots.toml"]
+)
+def test_the_tokens_file_chmod_works_pasted_into_a_shell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """Defect: `arena serve`'s note on a tokens file others can read gave "(chmod 600
+    -bots.toml)" for a path starting with "-" (given as ``--tokens=-bots.toml``): chmod
+    takes it for an option ("invalid option"), and the tokens stayed readable. Each
+    command, run by a shell where the path was given, now makes the file the owner's."""
+    from arena.cli.serve import _shared_tokens_note
+
+    (tmp_path / name).write_text('[bots]\na = "x"\n')
+    (tmp_path / name).chmod(0o644)
+    monkeypatch.chdir(tmp_path)  # (the path as given: relative)
+    note = _shared_tokens_note(Path(name))
+    assert note is not None
+    command = re.fullmatch(r".*\((chmod 600 .*)\)", note)
+    assert command is not None, note
+    out = subprocess.run(["sh", "-c", command[1]], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=60)  # fmt: skip
+    assert out.returncode == 0, (command[1], out.stderr)
+    assert (tmp_path / name).stat().st_mode & 0o777 == 0o600, command[1]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]  # (no other file touched)
