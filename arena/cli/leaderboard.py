@@ -245,6 +245,11 @@ def leaderboard(
             # (a link to a file in a directory that is not there: "No such file or
             # directory" of the link, which is there)
             reason = f"a symbolic link to {os.readlink(where)!r}, whose directory is not there"
+        elif isinstance(e, FileNotFoundError) and Path(where).parent.is_dir():
+            # (/proc, /sys: "No such file or directory" of /proc/version, which is there,
+            # or of a file to be made in a directory that is there. A file is written
+            # whole through a new one beside it, which such a directory refuses.)
+            reason = f"{Path(where).parent} takes no new file ({reason}, though it is there)"
         why = _shown(f"--out {target}: cannot write {where}: {reason}")
         err.print(f"[red]error:[/] {why}")
         sys.exit(1)

@@ -378,10 +378,13 @@ def write_outputs(
                 tmp = path.with_name(path.name + ".tmp")
                 written.append((tmp, path))
                 tmp.write_text(render(lb, fmt), encoding="utf-8")
-        except BaseException:
+        except BaseException as e:
             for tmp, _ in written:
                 with contextlib.suppress(OSError):
                     tmp.unlink()
+            if isinstance(e, OSError) and e.filename == str(written[-1][0]):
+                # (the file the user asked for, not "leaderboard.json.tmp", named)
+                raise OSError(e.errno, e.strerror, str(written[-1][1])) from e
             raise
         for tmp, path in written:
             tmp.replace(path)

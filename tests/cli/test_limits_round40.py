@@ -4,6 +4,7 @@ pins and failed before its fix."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import io
 import os
 import random
@@ -155,7 +156,7 @@ def test_bench_shows_every_figure_whole_in_40_columns_and_its_table_in_80() -> N
 def _leaderboard(tmp_path: Path) -> object:
     from arena.leaderboard import build_leaderboard
     from arena.storage import Storage
-    from engine import Game
+    from engine import PRESETS, Game
 
     bots = ["counting", "heuristic", "random"]
     with Storage(tmp_path / "lb.sqlite") as st:
@@ -163,7 +164,7 @@ def _leaderboard(tmp_path: Path) -> object:
                              config={"ruleset": {"name": "classic", "players": 3},
                                      "draw_probability": 0.02},
                              bots=[(b, "r") for b in bots])  # fmt: skip
-        g = Game.new("classic", 1, bots)
+        g = Game.new(dataclasses.replace(PRESETS["classic"], max_deals=4), 1, bots)
         rng = random.Random(1)
         while g.result is None:
             g.apply_trusted(rng.choice(g.legal_actions()))
@@ -268,3 +269,49 @@ def test_the_tokens_file_chmod_works_pasted_into_a_shell(
     assert out.returncode == 0, (command[1], out.stderr)
     assert (tmp_path / name).stat().st_mode & 0o777 == 0o600, command[1]
     assert sorted(p.name for p in tmp_path.iterdir()) == [name]  # (no other file touched)
+
+
+# ---------------------------------------------- 5. --out where the file system refuses
+
+
+def _leaderboard_out(tmp_path: Path, *args: str) -> tuple[int, str]:
+    """``arena leaderboard --db (the test's) ARGS`` in this process: its code and stderr."""
+    from click.testing import CliRunner
+
+    from arena.cli import main
+
+    if not (tmp_path / "lb.sqlite").exists():
+        _leaderboard(tmp_path)
+    r = CliRunner().invoke(main, ["leaderboard", "--db", str(tmp_path / "lb.sqlite"), *args])
+    return r.exit_code, " ".join(r.stderr.split())
+
+
+@pytest.mark.skipif(not Path("/proc/version").is_file(), reason="Linux's /proc")
+def test_out_into_proc_names_the_path_and_why(tmp_path: Path) -> None:
+    """Defect: ``arena leaderboard --out /proc/version`` said "cannot write /proc/version:
+    No such file or directory" of a file that is there (the refusal was of the new file
+    written beside it, to write it whole), and into a directory (``--format all``) named
+    that temporary file ("/proc/leaderboard.json.tmp"). Now the path asked for, and that
+    its directory takes no new file."""
+    version = Path("/proc/version").read_text()
+    for args, said in [
+        (["--out", "/proc/version"], "--out /proc/version: cannot write /proc/version: "),
+        (["--out", "/proc/x.json"], "--out /proc/x.json: cannot write /proc/x.json: "),
+        (["--out", "/proc/", "--format", "all"], "--out /proc: cannot write /proc/leaderboard.json: "),
+        (["--out", "/proc/self/", "--format", "md"], "cannot write /proc/self/leaderboard.md: "),
+    ]:  # fmt: skip
+        code, err = _leaderboard_out(tmp_path, *args)
+        assert code == 1, err
+        assert said in err and ".tmp" not in err and "Traceback" not in err, err
+        parent = "/proc/self" if "self" in said else "/proc"
+        because = f"{parent} takes no new file (No such file or directory, though it is there)"
+        # (not root: the file is not its user's to write, and that is said)
+        assert because in err or "Permission denied" in err, err
+    assert Path("/proc/version").read_text() == version
+
+
+def test_out_under_dev_null_says_it_is_a_file(tmp_path: Path) -> None:
+    """(Checked, fine before: ``--out /dev/null/x`` says /dev/null is a file, not a
+    directory.)"""
+    code, err = _leaderboard_out(tmp_path, "--out", "/dev/null/x")
+    assert code == 1 and "--out /dev/null/x: cannot write /dev/null: a file, not a directory" in err
