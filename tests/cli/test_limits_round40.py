@@ -297,7 +297,7 @@ def test_out_into_proc_names_the_path_and_why(tmp_path: Path) -> None:
     for args, said in [
         (["--out", "/proc/version"], "--out /proc/version: cannot write /proc/version: "),
         (["--out", "/proc/x.json"], "--out /proc/x.json: cannot write /proc/x.json: "),
-        (["--out", "/proc/", "--format", "all"], "--out /proc: cannot write /proc/leaderboard.json: "),
+        (["--out", "/proc/", "--format", "all"], "cannot write /proc/leaderboard.json: "),
         (["--out", "/proc/self/", "--format", "md"], "cannot write /proc/self/leaderboard.md: "),
     ]:  # fmt: skip
         code, err = _leaderboard_out(tmp_path, *args)
@@ -315,3 +315,52 @@ def test_out_under_dev_null_says_it_is_a_file(tmp_path: Path) -> None:
     directory.)"""
     code, err = _leaderboard_out(tmp_path, "--out", "/dev/null/x")
     assert code == 1 and "--out /dev/null/x: cannot write /dev/null: a file, not a directory" in err
+
+
+# ------------------------------------------------ 6. 1001 without a deal cap: said
+
+
+def test_1001_without_a_cap_can_last_for_ever_and_arena_serve_says_so(tmp_path: Path) -> None:
+    """Defect: ``arena serve --ruleset 1001`` (or a ruleset file of ``preset = "1001"``
+    with ``max_deals = 0``) gave no note, as only a ruleset with the barrel could "play
+    for ever"; but in 1001 a concession scores the others nothing, and bots that concede
+    push every score down deal after deal: such a match never ends. Shown here with the
+    engine, then the note checked (and none where a cap is given)."""
+    from arena.cli.options import no_cap_note
+    from engine import PRESETS, Game, load_ruleset
+
+    g = Game.new("1001", 1, ["a", "b", "c"])
+    while g.result is None and g.deal_number < 200:  # (bid when first, then concede)
+        acts = g.legal_actions()
+        g.apply_trusted(next((a for a in acts if str(a).startswith(("concede", "bid"))), acts[0]))
+    assert g.result is None and max(g.scores) < 0, g.scores
+
+    ruleset = tmp_path / "open.toml"
+    ruleset.write_text('preset = "1001"\nname = "open-1001"\nmax_deals = 0\n')
+    rs = load_ruleset(str(ruleset))
+    assert rs.max_deals == 0
+    note = no_cap_note(rs, "--max-deals N caps them")
+    assert note is not None and note.startswith("note: matches of open-1001 have no deal cap")
+    assert "concede or fail their contracts can play for ever" in note
+    assert no_cap_note(dataclasses.replace(rs, max_deals=60), "x") is None
+    assert no_cap_note(PRESETS["classic"], "x") is not None  # (the barrel's, as before)
+    assert no_cap_note(dataclasses.replace(PRESETS["classic"], barrel=False), "x") is None
+    assert no_cap_note(load_ruleset(str(ROOT / "rulesets" / "tournament-1001.toml")), "x") is None
+
+    bots = "".join(f'{b} = "tok-{b * 16}"\n' for b in "abc")
+    (tmp_path / "tokens.toml").write_text(f"[bots]\n{bots}")
+    (tmp_path / "tokens.toml").chmod(0o600)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from arena.cli import main; main()", "serve", "--tokens",
+         "tokens.toml", "--port", "0", "--ruleset", str(ruleset), "--host", "127.0.0.1"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=_env(COLUMNS="300"),
+        cwd=tmp_path,
+    )  # fmt: skip
+    try:
+        assert proc.stderr is not None
+        said = proc.stderr.readline()  # (the note comes before the referee starts)
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stderr.close()  # type: ignore[union-attr]
+    assert said.startswith("note: matches of open-1001 have no deal cap: bots that concede"), said
