@@ -15,10 +15,12 @@ from __future__ import annotations
 import logging
 import math
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -48,6 +50,7 @@ __all__ = [
     "end_reason",
     "fallback_reasons",
     "fallback_why",
+    "fitted",
     "plural",
     "printable",
     "render_record",
@@ -68,6 +71,75 @@ _NOT_STRIKES = ("wrong_request", "disconnect")
 #: The mark of a card the referee played for a seat (``"by": "fallback"``) in a trick
 #: cell; a legend under the deal's tricks says whose and why.
 FALLBACK_MARK = "*"
+
+
+def fitted(table: Table) -> RenderableType:
+    """``table`` where it fits the width it is printed in, else the same figures as
+    ``header: value`` lines, a block per row, between the table's title and caption.
+
+    In a narrow terminal (``COLUMNS=40``) rich squeezed a table to headers and cells of
+    ``…`` alone: every figure lost, with no word. The table fits when it shows every word
+    of its headers and cells whole (rich may still wrap a cell at its spaces), but for the
+    cells of a column made to fold its long words (``overflow="fold"``).
+    """
+    return _Fitted(table)
+
+
+#: What separates the words of a table drawn as text: spaces and rich's box lines.
+_TABLE_GAPS = re.compile(r"[\s\u2500-\u257f]+")
+
+
+class _Fitted:
+    def __init__(self, table: Table) -> None:
+        self.table = table
+
+    def _fits(self, console: Console, options: ConsoleOptions) -> bool:
+        want: Counter[str] = Counter()
+        for column in self.table.columns:
+            folds = column.overflow == "fold"  # (its cells' words may be split: its header's not)
+            for cell in (column.header, *(() if folds else column.cells)):
+                if isinstance(cell, str | Text):
+                    want.update(_words(_plain(console, cell)))
+        lines = console.render_lines(self.table, options, pad=False, new_lines=True)
+        return want <= Counter(_words("".join(s.text for line in lines for s in line)))
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement.get(console, options, self.table)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        t = self.table
+        if self._fits(console, options):
+            yield t
+            return
+
+        def text(cell: RenderableType, style: str = "") -> RenderableType:
+            return console.render_str(cell, style=style) if isinstance(cell, str) else cell
+
+        if t.title is not None:
+            yield text(t.title, "table.title")
+        headers = [text(c.header, "bold") for c in t.columns]
+        for i, cells in enumerate(zip(*(c.cells for c in t.columns), strict=True)):
+            if i or t.title is not None:
+                yield Text()
+            for header, cell in zip(headers, cells, strict=True):
+                value = text(cell)
+                if isinstance(header, Text) and isinstance(value, Text):
+                    yield Text.assemble(header, ": ", value)
+                else:  # (a cell that is no text: a table in a cell, under its header)
+                    yield header
+                    yield value
+        if t.caption is not None:
+            yield Text()
+            yield text(t.caption, "table.caption")
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in _TABLE_GAPS.split(text) if w]
+
+
+def _plain(console: Console, cell: str | Text) -> str:
+    """The text a table shows of ``cell`` (a string is read as rich markup, as tables do)."""
+    return cell.plain if isinstance(cell, Text) else console.render_str(cell).plain
 
 
 def printable(text: str, keep: str = "") -> str:
@@ -273,7 +345,7 @@ def _render_deal(
     parts.append(bidding)
     parts.extend(lines)
     if ntrick or trick:
-        parts.append(tricks)
+        parts.append(fitted(tricks))
     if referee:
         parts.append(_fallback_legend(players, referee))
     return parts, error
@@ -575,7 +647,7 @@ def _ending(record: Mapping[str, Any], game: Game, players: Sequence[str]) -> li
         )
     if result:
         title = "Final standings" if game.is_over else "Standings when the match stopped"
-        parts.append(standings_table(players, result, title))
+        parts.append(fitted(standings_table(players, result, title)))
     if rules_result is not None and forfeits:
         parts.append(_forfeits_applied(players, forfeits, rules_result, result or {}))
     limit = time_limit_note(record)

@@ -43,7 +43,7 @@ from arena.cli.options import (
 )
 from arena.deadlines import DEFAULT_TIME_BANK_MS, MAX_DEADLINE_MS
 from arena.referee.config import pem_problem
-from arena.render import PrintableFormatter, plural, printable
+from arena.render import PrintableFormatter, fitted, plural, printable
 from sdk.loader import BotLoadError, load_bot
 from sdk.local import (
     _NOT_THE_BOTS,
@@ -1189,7 +1189,7 @@ def _print_results(console: Console, result: SeriesResult, title: str) -> None:
             f"{entry.points_per_deal:z.1f}",
             str(entry.incidents),
         )
-    console.print(table)
+    console.print(fitted(table))  # (in a narrow terminal: header: value lines)
     times = ", ".join(f"{printable(e.name)} {e.slowest * 1000:.1f} ms" for e in result.entries)
     console.print(escape(f"slowest decision: {times}"), soft_wrap=True)
 

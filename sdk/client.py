@@ -40,6 +40,7 @@ import re
 import signal
 import threading
 import time
+import urllib.parse
 from collections import deque
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
@@ -756,11 +757,14 @@ _REFUSED = "its start was refused above"
 
 def is_loopback_target(target: str) -> bool:
     """Whether the gRPC ``target`` (``host:port``, ``[::1]:port``, ``dns:///host:port``,
-    ``ipv4:127.0.0.1:port``) names this machine's loopback: ``localhost`` or a loopback
-    address (every address of an ``ipv4:``/``ipv6:`` list).
+    ``ipv4:127.0.0.1:port``, percent-encoded or not) names this machine's loopback:
+    ``localhost`` or a loopback address, an IPv4-mapped one too (every address of an
+    ``ipv4:``/``ipv6:`` list).
 
     >>> [is_loopback_target(t) for t in ("127.0.0.1:50051", "[::1]:1", "localhost:1")]
     [True, True, True]
+    >>> [is_loopback_target(t) for t in ("[::ffff:127.0.0.1]:1", "dns:///localhost%3A1")]
+    [True, True]
     >>> [is_loopback_target(t) for t in ("arena.example:443", "10.0.0.1:1", "unix:/tmp/s")]
     [False, False, False]
     """
@@ -768,12 +772,16 @@ def is_loopback_target(target: str) -> bool:
     # gRPC's schemes in any case, with or without "//" ("IPV4:", "ipv4:///127.0.0.1:1",
     # "dns://8.8.8.8/localhost:1", all passed by --arena's check): each went through
     # the proxy, as only "dns:///", "dns:", "ipv4:" and "ipv6:" were read here.
+    # gRPC percent-decodes what follows the scheme ("dns:///localhost%3A50051",
+    # "ipv6:%5B::1%5D:1"), and a target without one, read as "dns:///TARGET"
+    # ("127.0.0.1%3A50051"): such ones went through the proxy too.
     if colon and scheme.lower() in ("dns", "ipv4", "ipv6") and not rest.isdigit():
+        rest = urllib.parse.unquote(rest)
         if rest.startswith("//"):  # (an authority, a DNS server's: the host follows it)
             rest = rest[2:].partition("/")[2]
         hosts = rest.split(",") if scheme.lower() != "dns" else [rest]
     else:  # (HOST:PORT, "dns:50051" among them: the host "dns")
-        hosts = [target]
+        hosts = [urllib.parse.unquote(target)]
     return all(_loopback_host(h) for h in hosts)
 
 
@@ -787,9 +795,14 @@ def _loopback_host(address: str) -> bool:
     if host == "localhost":
         return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        ip = ipaddress.ip_address(host)
     except ValueError:
         return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        # "::ffff:127.0.0.1": Python before 3.13 calls it no loopback, and gRPC connects
+        # to 127.0.0.1 by it (through the proxy, which cannot reach this machine's)
+        return ip.ipv4_mapped.is_loopback
+    return ip.is_loopback
 
 
 class BotRunner:

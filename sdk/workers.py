@@ -65,7 +65,10 @@ class _Proc:
     """One worker process: its pipe, the calls sent and not yet answered, and the thread
     that reads its answers and log records."""
 
-    def __init__(self, ctx: Any, slot: int, args: tuple[object, ...]) -> None:
+    def __init__(
+        self, ctx: Any, slot: int, args: tuple[object, ...], unloadable: Callable[[str], None]
+    ) -> None:
+        self._unloadable = unloadable
         here, there = ctx.Pipe()
         self.process = ctx.Process(target=serve, args=(there, *args), daemon=True,
                                    name=f"arena-bot worker {slot + 1}")  # fmt: skip
@@ -146,6 +149,9 @@ class _Proc:
                 self.loaded = True
                 self.ready.set()
                 continue
+            if msg[0] == "unloadable":
+                self._unloadable(msg[1])
+                continue
             fut = self._pending.pop(msg[1], None)
             if fut is not None:
                 fut.set_result(msg[2])
@@ -183,7 +189,8 @@ class Processes:
         level = logging.getLogger().getEffectiveLevel()
         self._args = (spec, name, level, loaded_from(spec))
         self._lock = threading.Lock()
-        self._procs = [_Proc(self._ctx, i, self._args) for i in range(n)]
+        self._unloadable_told: set[str] = set()
+        self._procs = [_Proc(self._ctx, i, self._args, self._unloadable) for i in range(n)]
         self._load = [0] * n  # matches in progress, per worker
         self._keys = itertools.count()
         self.closing = False
@@ -202,6 +209,15 @@ class Processes:
         forfeited on its deadlines, for as long as it ran."""
         return all(not p.alive and not p.loaded for p in self._procs)
 
+    def _unloadable(self, why: str) -> None:
+        """A worker's reason it cannot load the bot, said once: every worker fails alike
+        (and so does each started again), and ``--workers 8`` said it 8 times over."""
+        with self._lock:
+            if why in self._unloadable_told:
+                return
+            self._unloadable_told.add(why)
+        log.error("a worker process cannot load the bot: %s", why)
+
     @property
     def pids(self) -> list[int]:
         return [p.pid for p in self._procs]
@@ -211,7 +227,7 @@ class Processes:
         with self._lock:
             p = self._procs[slot]
             if not p.alive and not self.closing:
-                p = self._procs[slot] = _Proc(self._ctx, slot, self._args)
+                p = self._procs[slot] = _Proc(self._ctx, slot, self._args, self._unloadable)
             return p
 
     def make(self, match_id: str) -> Remote | None:
@@ -380,7 +396,7 @@ def serve(conn: Connection, spec: str, name: str, level: int, cwd: str) -> None:
     try:
         cls = load_bot(spec)
     except BotLoadError as e:
-        log.error("a worker process cannot load the bot: %s", e)
+        send(("unloadable", str(e)))  # (the runner says it once, for all its workers)
         os._exit(1)
     send(("ready",))
     bots: dict[int, Bot] = {}

@@ -7,6 +7,7 @@ skipped when none is named.
 from __future__ import annotations
 
 import json as jsonlib
+import re
 from typing import Any
 
 import click
@@ -15,6 +16,7 @@ from rich.table import Table
 
 from arena.bench import SECTIONS, available_sections, run_sections
 from arena.cli.options import Seconds, check_grpc_environment
+from arena.render import fitted
 
 __all__ = ["bench"]
 
@@ -62,8 +64,9 @@ def _target_rows(results: dict[str, dict[str, Any]]) -> list[tuple[str, str, str
 def _figures_table(results: dict[str, dict[str, Any]]) -> Table:
     """Every figure, a row each. The metric names are never cut (in 80 columns they were
     elided to "referee_cpu_us_pe…", and several read alike), nor the section names
-    ("grpc_baseli…"); the other columns wrap, a long name folded rather than cut
-    ("event_engine…" did not say which of the two measurements it was)."""
+    ("grpc_baseli…"), nor the figures; what was measured wraps, a long name folded
+    rather than cut ("event_engine…" did not say which of the two measurements it was).
+    Where even that does not fit, :func:`fitted` shows the rows as lines."""
     rows = [
         (name, what, metric, value)
         for name, figures in results.items()
@@ -73,7 +76,11 @@ def _figures_table(results: dict[str, dict[str, Any]]) -> Table:
     table.add_column("section", no_wrap=True, min_width=max((len(r[0]) for r in rows), default=7))
     table.add_column("what", overflow="fold")
     table.add_column("metric", no_wrap=True, min_width=max((len(r[2]) for r in rows), default=6))
-    table.add_column("value", justify="right", overflow="fold")
+    # A figure is never folded (in 40 columns "21,9" over "09.2" read as two); a setup's
+    # words wrap.
+    figures = [r[3] for r in rows if re.fullmatch(r"[-+]?[\d,]+(\.\d+)?", r[3])]
+    table.add_column("value", justify="right", overflow="fold",
+                     min_width=max(map(len, figures), default=5))  # fmt: skip
     for row in rows:
         table.add_row(*row)
     return table
@@ -109,7 +116,7 @@ def bench(sections: tuple[str, ...], only: tuple[str, ...], as_json: bool, secon
         click.echo(jsonlib.dumps(results, indent=2))
         return
     console = Console()
-    console.print(_figures_table(results))
+    console.print(fitted(_figures_table(results)))
     target_rows = _target_rows(results)
     if target_rows:
         targets = Table(title="Targets (ratios measured in this run)")
@@ -117,4 +124,4 @@ def bench(sections: tuple[str, ...], only: tuple[str, ...], as_json: bool, secon
             targets.add_column(col, justify="right" if col in ("measured", "goal") else "left")
         for row in target_rows:
             targets.add_row(*row)
-        console.print(targets)
+        console.print(fitted(targets))

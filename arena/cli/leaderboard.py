@@ -25,8 +25,15 @@ from arena.cli.options import (
     id_over_name_note,
     reading_newest,
 )
-from arena.leaderboard import FORMATS, build_leaderboard, render, to_rich_table, write_outputs
-from arena.render import printable
+from arena.leaderboard import (
+    FORMATS,
+    build_leaderboard,
+    render,
+    to_rich_table,
+    to_screen,
+    write_outputs,
+)
+from arena.render import fitted, printable
 from arena.storage import (
     Storage,
     StorageError,
@@ -140,7 +147,7 @@ def leaderboard(
                               else f"{info.completed}/–",
                               Text(info.created_at),
                               Text(info.finished_at or state_of(info, owner)))  # fmt: skip
-                stdout_console().print(t)
+                stdout_console().print(fitted(t))
                 return
             try:
                 tid = st.resolve_tournament(tournament_id or latest_of)
@@ -197,7 +204,7 @@ def leaderboard(
 
     if fmt == "table" and out is None:
         screen = stdout_console()
-        screen.print(to_rich_table(lb, screen.width))
+        screen.print(to_screen(lb, screen.width))
         return
     if out is None and fmt != "all":
         click.echo(render(lb, fmt), nl=False)
@@ -238,6 +245,11 @@ def leaderboard(
             # (a link to a file in a directory that is not there: "No such file or
             # directory" of the link, which is there)
             reason = f"a symbolic link to {os.readlink(where)!r}, whose directory is not there"
+        elif isinstance(e, FileNotFoundError) and Path(where).parent.is_dir():
+            # (/proc, /sys: "No such file or directory" of /proc/version, which is there,
+            # or of a file to be made in a directory that is there. A file is written
+            # whole through a new one beside it, which such a directory refuses.)
+            reason = f"{Path(where).parent} takes no new file ({reason}, though it is there)"
         why = _shown(f"--out {target}: cannot write {where}: {reason}")
         err.print(f"[red]error:[/] {why}")
         sys.exit(1)

@@ -15,12 +15,15 @@ import stat
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, TYPE_CHECKING, Any, cast
 
 import click
 
 from arena.addresses import host_problem
 from arena.render import printable
+
+if TYPE_CHECKING:
+    from engine import Ruleset
 
 __all__ = [
     "FileErrorsGroup",
@@ -30,6 +33,7 @@ __all__ = [
     "Seconds",
     "hang_up_safe",
     "in_clear_note",
+    "no_cap_note",
     "raise_open_files_limit",
     "reading_newest",
 ]
@@ -54,6 +58,26 @@ def id_over_name_note(ref: str, others: list[str]) -> str | None:
         f"{'is' if one else 'are'} named {ref} too (pass {'its' if one else 'one'} id to "
         "show it)"
     )
+
+
+def no_cap_note(rs: Ruleset, caps: str) -> str | None:
+    """What an arena says at its start of matches of ``rs`` played without a deal cap
+    that need not ever end, or ``None``; ``caps`` names what caps them. A match ends only
+    when a player reaches the target: on the barrel bots that never make a contract of
+    120 never do, and where a concession scores nobody anything (1001: the declarer
+    -bid, the others 0) scores can fall for ever (random bots played 20,000 deals of
+    1001 without an end, and no note was given: the organiser watched a match that would
+    not end)."""
+    if rs.max_deals:
+        return None
+    if rs.barrel:
+        why = "bots that never make a contract of 120 can play for ever on the barrel"
+    elif rs.concede != "off" and rs.concede_pays == "none":
+        why = ("bots that concede or fail their contracts can play for ever: a concession "
+               "scores nobody else, and the scores fall deal after deal")  # fmt: skip
+    else:
+        return None
+    return f"note: matches of {rs.name} have no deal cap: {why} ({caps})"
 
 
 def in_clear_note(host: str, who: str, fix: str) -> str | None:

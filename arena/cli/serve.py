@@ -26,6 +26,7 @@ from arena.cli.options import (
     Seconds,
     check_grpc_environment,
     in_clear_note,
+    no_cap_note,
     no_directory,
     raise_open_files_limit,
 )
@@ -287,13 +288,15 @@ def _shared_tokens_note(path: Path) -> str | None:
     """The note on a tokens file that other users may read (as of a key file: whoever
     reads a token plays as its bot, and is sent its hands), or ``None``. Its command is
     one to paste: the path quoted as a shell reads it ("chmod 600 my bots.toml" named
-    two files)."""
+    two files), after ``--`` when it starts with ``-`` (``--tokens=-bots.toml``: "chmod
+    600 -bots.toml" is chmod's "invalid option")."""
     shared = _readable_by_others(path)
     if shared is None:
         return None
+    end = "-- " if str(path).startswith("-") else ""
     return printable(f"note: {path} is readable by {shared}: whoever reads "
                      "a token there plays as its bot and is sent its hands "
-                     f"(chmod 600 {shlex.quote(str(path))})")  # fmt: skip
+                     f"(chmod 600 {end}{shlex.quote(str(path))})")  # fmt: skip
 
 
 def _keep_seed(path: Path, seed: int) -> Path:
@@ -331,8 +334,8 @@ def _check_pem(path: Path | None, what: str, param: str) -> None:
 @click.option("--ruleset", default="classic", show_default=True, help="Preset or TOML file.")
 @click.option(
     "--max-deals", type=click.IntRange(min=1, max=1_000_000), default=None,
-    help="Cap each match at N deals (default: the ruleset's; the presets have none, and in "
-    "classic bots that never bid 120 can play for ever: the barrel).",
+    help="Cap each match at N deals (default: the ruleset's; the presets have none, and "
+    "weak bots can play for ever: in classic on the barrel, in 1001 conceding).",
 )  # fmt: skip
 @click.option(
     "--record-dir",
@@ -438,14 +441,11 @@ def serve(
             f"cannot write records into {record_dir}: {why or e.strerror or e}",
             param_hint="--record-dir",
         ) from e
-    if not rs.max_deals and rs.barrel:  # 0: no cap (said once the options are all good)
+    endless = no_cap_note(rs, "--max-deals N caps them")
+    if endless:  # (said once the options are all good)
         # Said at once: an organiser whose first bots never bid high enough would otherwise
         # watch a match run for ever (no bot can win from the barrel without a 120).
-        click.echo(
-            f"note: matches of {rs.name} have no deal cap: bots that never make a contract "
-            "of 120 can play for ever on the barrel (--max-deals N caps them)",
-            err=True,
-        )
+        click.echo(endless, err=True)
     weak = [name for name, token in tokens.items() if weak_token(token)]
     if weak:  # fine for a rehearsal on one machine; said, since anyone could be these bots
         click.echo(

@@ -28,8 +28,9 @@ from arena.cli.options import (
     flush_or_drop_stdout,
     hang_up_safe,
     in_clear_note,
+    no_cap_note,
 )
-from arena.leaderboard import build_leaderboard, to_rich_table, write_outputs
+from arena.leaderboard import build_leaderboard, to_screen, write_outputs
 from arena.render import PrintableFormatter, plural, printable
 from arena.stopping import ignore_stop_signals, stop_signals
 from arena.storage import Storage, StorageError, file_in_the_way
@@ -271,18 +272,12 @@ def _announce(cfg: TournamentConfig, console: Console) -> None:
         ),
         soft_wrap=True,
     )
-    if not cfg.max_deals and cfg.ruleset.barrel and not cfg.match_timeout_s:
+    # (the config's max_deals is the ruleset's: 0 is no cap)
+    endless = no_cap_note(cfg.ruleset, "max_deals, or match_timeout_s, caps them")
+    if endless and not cfg.match_timeout_s:
         # As `arena serve` says it: bots that never bid high enough would otherwise play a
-        # match for ever, and the tournament never end (no bot wins from the barrel
-        # without a 120).
-        console.print(
-            escape(
-                f"note: matches of {cfg.ruleset.name} have no deal cap: bots that never make "
-                "a contract of 120 can play for ever on the barrel (max_deals, or "
-                "match_timeout_s, caps them)"
-            ),
-            soft_wrap=True,
-        )
+        # match for ever, and the tournament never end.
+        console.print(escape(endless), soft_wrap=True)
     remote = [b.name for b in cfg.bots if not b.is_local]
     if not remote:
         return
@@ -413,7 +408,7 @@ def _show(cfg: TournamentConfig, err_console: Console) -> bool:
     screen = stdout_console()
     printed = True
     try:
-        screen.print(to_rich_table(lb, screen.width))
+        screen.print(to_screen(lb, screen.width))
     except OSError as e:
         if e.filename is not None:
             raise

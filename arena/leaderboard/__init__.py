@@ -8,6 +8,7 @@ from arena.leaderboard.render import (
     to_json,
     to_markdown,
     to_rich_table,
+    to_screen,
     write_outputs,
 )
 from arena.leaderboard.stats import BotStats, HeadToHead, Leaderboard, build_leaderboard
@@ -24,5 +25,6 @@ __all__ = [
     "to_json",
     "to_markdown",
     "to_rich_table",
+    "to_screen",
     "write_outputs",
 ]

@@ -14,11 +14,12 @@ from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 from rich.cells import cell_len
+from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
 from arena.leaderboard.stats import BotStats, Leaderboard
-from arena.render import printable
+from arena.render import fitted, printable
 from engine.record import ordinal
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "to_json",
     "to_markdown",
     "to_rich_table",
+    "to_screen",
     "write_outputs",
 ]
 
@@ -179,6 +181,18 @@ def to_rich_table(lb: Leaderboard, width: int | None = None) -> Table:
             style="bold" if r.rank == 1 else None,
         )
     return t
+
+
+def to_screen(lb: Leaderboard, width: int) -> RenderableType:
+    """The leaderboard for a terminal ``width`` columns wide: :func:`to_rich_table`, or
+    where even its narrowest layout leaves the bot names too short (``COLUMNS=30``: cut to
+    "…", and σ cut off), every column of it as ``header: value`` lines, a block per bot."""
+    table = to_rich_table(lb, width)
+    bot = next(c for c in table.columns if c.header == "bot")
+    longest = max([cell_len("bot"), *(cell_len(printable(r.bot)) for r in lb.rows)])
+    if bot.max_width is not None and bot.max_width < min(longest, _NAME_MIN):
+        return fitted(to_rich_table(lb))
+    return table
 
 
 def _cut_middle(name: str, width: int) -> str:
@@ -364,10 +378,13 @@ def write_outputs(
                 tmp = path.with_name(path.name + ".tmp")
                 written.append((tmp, path))
                 tmp.write_text(render(lb, fmt), encoding="utf-8")
-        except BaseException:
+        except BaseException as e:
             for tmp, _ in written:
                 with contextlib.suppress(OSError):
                     tmp.unlink()
+            if isinstance(e, OSError) and e.filename == str(written[-1][0]):
+                # (the file the user asked for, not "leaderboard.json.tmp", named)
+                raise OSError(e.errno, e.strerror, str(written[-1][1])) from e
             raise
         for tmp, path in written:
             tmp.replace(path)
