@@ -106,6 +106,6 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    # ``run`` and the errors are made on first use (above): listed all the same, so that
-    # ``help(sdk)`` and editors show them with the rest of the API.
+    # ``run``, the errors and ``client`` are made on first use (above): listed all the same,
+    # so that ``help(sdk)`` and editors show them with the rest of the API.
     return sorted(set(globals()) | set(_LAZY) | {"client"})
