@@ -96,10 +96,16 @@ def __getattr__(name: str) -> Any:
         from sdk import client
 
         return getattr(client, name)
+    if name == "client":
+        # The guide's `await sdk.client.run_async(...)` and `sdk.client.bot_calls_running()`
+        # after a plain `import sdk`: the submodule, imported on first use like `run`.
+        import importlib
+
+        return importlib.import_module("sdk.client")
     raise AttributeError(f"module 'sdk' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    # ``run`` and the errors are made on first use (above): listed all the same, so that
-    # ``help(sdk)`` and editors show them with the rest of the API.
-    return sorted(set(globals()) | set(_LAZY))
+    # ``run``, the errors and ``client`` are made on first use (above): listed all the same,
+    # so that ``help(sdk)`` and editors show them with the rest of the API.
+    return sorted(set(globals()) | set(_LAZY) | {"client"})

@@ -1125,7 +1125,10 @@ def try_(
                "--max-deals N sets the cap") if default_cap else ""  # fmt: skip
         console.print(
             f"[yellow]note:[/yellow] {result.capped} of {plural(result.matches, 'match')} "
-            f"reached the cap of {plural(cap, 'deal')} before anyone won{why}",
+            # "before anyone won" read as no winner, beside a `wins` column that counts
+            # the leaders at the cap: say what the cap stopped, and how they were placed.
+            f"reached the cap of {plural(cap, 'deal')} before anyone reached "
+            f"{resolved.target} (placed by score: a lead at the cap counts as a win){why}",
             soft_wrap=True,
         )
     if stopped:

@@ -54,7 +54,12 @@ def replay(
     bot: str | None,
 ) -> None:
     """Pretty-print a match deal by deal and trick by trick, or --check it against the rules;
-    --list the match ids of a stored tournament."""
+    --list the match ids of a stored tournament.
+
+    RECORD is a record file (a match's .json, or the <match_id>.jsonl that `arena serve`
+    writes in its --record-dir) or a stored match id (a unique suffix such as m00003 is
+    enough), looked up in --db.
+    """
     from arena.storage import StorageError, newest_database, resolve_record
 
     for name, value in (("--tournament", tournament_ref), ("--bot", bot)):
@@ -92,14 +97,14 @@ def replay(
                 what = "not a regular file (a directory, FIFO, device or socket)"
             _error(
                 f"{record_ref}: {what}, and no database to look the match id up in (none "
-                "in runs/; pass --db)"
+                f"in runs/; pass --db){_served_record_hint(record_ref)}"
             )
             ctx.exit(2)
         click.echo(reading_newest(db), err=True)  # as `arena leaderboard` does
     try:
         record = resolve_record(record_ref, db)
     except (LookupError, StorageError) as e:
-        _error(str(e))
+        _error(f"{e}{_served_record_hint(record_ref)}")
         ctx.exit(2)
     # Everything below ends on the terminal, and a record file may come from anyone: its
     # names, actions and incidents are shown with escape sequences written out, not obeyed.
@@ -306,6 +311,18 @@ _MALFORMED = (AttributeError, TypeError, KeyError, ValueError, IndexError)
 def _malformed(ctx: click.Context, record_ref: str, e: Exception) -> NoReturn:
     _error(f"{record_ref}: malformed match record: {e!r}")
     ctx.exit(2)
+
+
+def _served_record_hint(record_ref: str) -> str:
+    """Where `arena serve` (without --db) left the match ``record_ref`` names, when it did:
+    its id alone is looked up in a database only, and the message sent a reader who had
+    run the guide's rehearsal to a --db there is none of, the record lying in records/."""
+    if not record_ref or Path(record_ref).name != record_ref:
+        return ""  # (a path: it names the file itself)
+    served = Path("records") / f"{record_ref}.jsonl"  # serve's default --record-dir
+    if served.is_file():
+        return f"; arena serve recorded that match as {served}: arena replay {served}"
+    return ""
 
 
 def _error(text: str) -> None:

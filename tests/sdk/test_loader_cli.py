@@ -223,7 +223,9 @@ def test_try_caps_a_match_nobody_can_win_and_says_so(tmp_path: Path) -> None:
     res = CliRunner().invoke(main, ["try", str(f), "--vs", "random", "-n", "1"])
     assert res.exit_code == 0, res.output
     note = " ".join(res.output.split())
-    assert f"1 of 1 match reached the cap of {TRY_MAX_DEALS} deals before anyone won" in note
+    assert (
+        f"1 of 1 match reached the cap of {TRY_MAX_DEALS} deals before anyone reached 1000" in note
+    )
     res = CliRunner().invoke(main, ["try", str(f), "--vs", "random", "-n", "2", "--max-deals", "7"])
     assert "2 of 2 matches reached the cap of 7 deals" in " ".join(res.output.split())
     res = CliRunner().invoke(main, ["try", str(f), "--vs", "random", "-n", "1", "--max-deals", "1"])
@@ -237,7 +239,7 @@ def test_try_caps_a_match_nobody_can_win_and_says_so(tmp_path: Path) -> None:
     res = CliRunner().invoke(main, ["try", str(f), "--vs", "random", "-n", "1",
                                     "--ruleset", str(rules)])  # fmt: skip
     said = " ".join(res.output.split())
-    assert "1 of 1 match reached the cap of 9 deals before anyone won" in said, said
+    assert "1 of 1 match reached the cap of 9 deals before anyone reached 1000" in said, said
     assert "ever bid" not in said
 
 

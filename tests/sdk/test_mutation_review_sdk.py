@@ -916,7 +916,7 @@ def test_try_names_the_cap_it_played_to(tmp_path: Path) -> None:
     args = ["try", "random", "--vs", "random", "-n", "1", "--ruleset", str(rules)]
     result = CliRunner().invoke(main, [*args, "--max-deals", "2"])
     assert result.exit_code == 0, result.output
-    assert "1 of 1 match reached the cap of 2 deals before anyone won" in result.output
+    assert "1 of 1 match reached the cap of 2 deals before anyone reached 1000" in result.output
 
 
 def test_the_ace_marriage_makes_no_trump_in_the_tricks_shown_at_a_deals_end() -> None:
