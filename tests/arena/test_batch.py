@@ -45,7 +45,7 @@ def _written(
         stream.put(_event(queued))  # alone once the queue is drained: never held back
         await asyncio.sleep(0.01)
         stream.close()
-        await asyncio.wait_for(task, 1)
+        await asyncio.wait_for(task, 60)  # (a guard: a loaded machine may pause us 1 s)
         assert written[0].WhichOneof("kind") == "welcome", written[0]
         return written[1:]
 

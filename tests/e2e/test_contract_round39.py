@@ -26,7 +26,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from arena.referee import Referee, RefereeConfig, start_server
-from arena.referee.lag import loop_lag
+from arena.referee.lag import LoopLag, loop_lag
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 from engine import load_ruleset
@@ -571,11 +571,14 @@ def test_deadline_said_is_the_deadline_kept_and_bank_spent() -> None:
 # ------------------------------------------------------------------------- reconnection
 
 
-def test_reconnect_resumes_with_the_pending_request() -> None:
+def test_reconnect_resumes_with_the_pending_request(monkeypatch: pytest.MonkeyPatch) -> None:
     """A new stream with the same token mid-match: the old one ends ABORTED; the new one
     gets Welcome, a resumed match_started (current view, seq of the last event it
     reflects), then the pending request again with the same id and what is left of the
-    limit; the next events go on from seq + 1."""
+    limit; the next events go on from seq + 1. (The loop's stalls are not excused here:
+    under load a stall while the request was held gave the bot that time back, and the
+    limit shrank by less than the 0.3 s the test waits: 29,768 ms left.)"""
+    monkeypatch.setattr(LoopLag, "TOLERANCE", math.inf)
 
     async def main() -> None:
         ref, server, port = await referee(decision_ms=30_000, time_bank_ms=0)
@@ -771,7 +774,7 @@ def test_bank_pays_for_time_past_the_limit() -> None:
             return []
         return first_legal(c, req)
 
-    async def main() -> tuple[list[pb.DecisionRequest], list[Any]]:
+    async def main() -> tuple[list[pb.DecisionRequest], list[Any], int]:
         ref, server, port = await referee(decision_ms=200, time_bank_ms=5_000)
         for n in ("a", "b", "c"):
             ref.add_bot(n, f"tok-{n}")
@@ -782,18 +785,21 @@ def test_bank_pays_for_time_past_the_limit() -> None:
             assert not await ref.wait_for_bots(["a", "b", "c"], 20)
             rules = dataclasses.replace(load_ruleset("classic", 3), max_deals=1)
             await asyncio.wait_for(ref.run_match("m1", rules, 7, ["a", "b", "c"]), 60)
-            return a.of("decision_request"), a.of("decision_rejected")
+            # (every stall of the match's loop: at least those while the slow one waited)
+            credit = math.ceil(loop_lag(asyncio.get_running_loop()).stalled() * 1000)
+            return a.of("decision_request"), a.of("decision_rejected"), credit
         finally:
             await stop(ref, server, tasks, final=True)
 
-    reqs, rejected = asyncio.run(main())
+    reqs, rejected, credit = asyncio.run(main())
     assert not rejected
     assert (reqs[0].time_limit_ms, reqs[0].time_bank_ms) == (200, 5_000)
     assert reqs[1].time_limit_ms == 200
     # Paid from the bank: the 0.4 s past the limit, less what the referee's own loop was
     # held up meanwhile (docs/protocol.md "Time": not the bot's time), which a loaded
-    # machine makes tens of ms (4,613 ms left once, not 4,600).
-    assert 0 < reqs[1].time_bank_ms < 5_000 - 200
+    # machine makes tens of ms (4,613 ms left once, not 4,600), or hundreds (a bound of
+    # 4,800 failed under load): the stalls are measured, not guessed.
+    assert 0 < reqs[1].time_bank_ms <= 5_000 - 400 + credit + 1, (reqs[1], credit)
 
 
 def test_match_ended_again_on_a_new_stream_and_running_unknown() -> None:
@@ -875,7 +881,13 @@ def test_forfeit_by_absence_and_stream_ends() -> None:
             rules = dataclasses.replace(load_ruleset("classic", 3), max_deals=2)
             match = asyncio.create_task(ref.run_match("m1", rules, 7, ["a", "b", "c"]))
             await asyncio.wait_for(tasks[0], 20)
-            await asyncio.sleep(1.0)  # past the grace
+            # Past the grace: until the referee has forfeited the seat (a fixed sleep was not
+            # enough when the loop stalled: its stalls lengthen the grace, which is the bot's).
+            for _ in range(2000):
+                if ref._matches["m1"].forfeits:
+                    break
+                await asyncio.sleep(0.01)
+            assert ref._matches["m1"].forfeits == [0]
             back = ContractClient(port, "tok-a")
             tasks.append(asyncio.create_task(back.run()))
             await asyncio.wait_for(back.welcomed.wait(), 20)
@@ -948,11 +960,18 @@ def test_other_tables(preset: str, players: int) -> None:
 
 
 @pytest.mark.parametrize("away_s", [0.8, 1.6])
-def test_reconnect_time_left_and_a_request_that_timed_out_meanwhile(away_s: float) -> None:
+def test_reconnect_time_left_and_a_request_that_timed_out_meanwhile(
+    away_s: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Away past the limit (0.3 s) but within limit + bank (1.3 s): the request comes
     again on the new stream (after a Welcome alone, batches asked for) with no limit left
     and the bank less the time away; away past limit + bank: it has timed out (the
     fallback played) and is not asked again."""
+    if away_s > 1.3:
+        # (The loop's stalls are not excused away past limit + bank: under load a stall
+        # while the bot was away gave it that time back, and its request was still
+        # pending when it came back 1.6 s later. Within them, they are: see the credit.)
+        monkeypatch.setattr(LoopLag, "TOLERANCE", math.inf)
 
     async def main() -> None:
         ref, server, port = await referee(decision_ms=300, time_bank_ms=1_000, reconnect_grace_s=30)
@@ -996,10 +1015,8 @@ def test_reconnect_time_left_and_a_request_that_timed_out_meanwhile(away_s: floa
                 bank = again[0].time_bank_ms
                 assert 0 < bank <= 1_000 - int((away_s - 0.3) * 1000) + credit, (bank, credit)
                 assert again[0].view == req.view
-            elif again:  # only if the loop's stalls gave back more than the time past
-                # limit + bank (seen once in CI under load: 434 ms of bank left)
-                assert credit >= int((away_s - 1.3) * 1000), (again[0].time_bank_ms, credit)
             else:
+                assert not again
                 strikes = [i for i in record["incidents"] if i["kind"] == "timeout"]
                 assert strikes and strikes[0]["seat"] == 0
         finally:
@@ -1060,7 +1077,13 @@ def test_a_stream_still_saying_hello() -> None:
             async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
                 silent = pb_grpc.ArenaStub(ch).Play(metadata=(("authorization", "Bearer tok-a"),))
                 await silent.wait_for_connection()
-                await asyncio.sleep(0.3)  # (the referee has taken the call)
+                # Until the referee has taken the call (0.3 s was not always enough for a
+                # loaded machine's gRPC to hand it over: the second stream came first).
+                for _ in range(2000):
+                    if ref._by_name["a"].reserved is not None:
+                        break
+                    await asyncio.sleep(0.01)
+                assert ref._by_name["a"].reserved is not None
                 second = ContractClient(port, "tok-a")
                 await asyncio.wait_for(second.run(), 20)
                 assert second.code is grpc.StatusCode.ALREADY_EXISTS, second.details
