@@ -21,6 +21,7 @@ from typing import Any
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.measure import Measurement
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
@@ -93,14 +94,14 @@ class _Fitted:
     def __init__(self, table: Table) -> None:
         self.table = table
 
-    def _fits(self, console: Console, options: ConsoleOptions) -> bool:
+    def _fits(self, console: Console, lines: list[list[Segment]]) -> bool:
+        """Whether the table drawn as ``lines`` shows every word it is to show whole."""
         want: Counter[str] = Counter()
         for column in self.table.columns:
             folds = column.overflow == "fold"  # (its cells' words may be split: its header's not)
             for cell in (column.header, *(() if folds else column.cells)):
                 if isinstance(cell, str | Text):
                     want.update(_words(_plain(console, cell)))
-        lines = console.render_lines(self.table, options, pad=False, new_lines=True)
         return want <= Counter(_words("".join(s.text for line in lines for s in line)))
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
@@ -108,8 +109,12 @@ class _Fitted:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         t = self.table
-        if self._fits(console, options):
-            yield t
+        # Drawn once: the lines looked at are the lines shown (drawn again to be shown,
+        # `arena replay` of a long match, a tricks table a deal, took half as long again).
+        lines = console.render_lines(t, options, pad=False, new_lines=True)
+        if self._fits(console, lines):
+            for line in lines:
+                yield from line
             return
 
         def text(cell: RenderableType, style: str = "") -> RenderableType:

@@ -1121,8 +1121,12 @@ def try_(
         console.print(escape(f"{what}: no results"), soft_wrap=True)
     if result.capped:
         cap = max_deals or resolved.max_deals
-        why = (" (does the bot ever bid? a player on the barrel needs contracts to finish); "
-               "--max-deals N sets the cap") if default_cap else ""  # fmt: skip
+        # (Without the barrel (1001) the bot may well bid: its contracts conceded or failed
+        # take the points off, and nobody reaches the target.)
+        ask = ("does the bot ever bid? a player on the barrel needs contracts to finish"
+               if resolved.barrel else "does the bot make its contracts? conceded or failed, "
+               "each takes its bid off, and nobody reaches the target")  # fmt: skip
+        why = f" ({ask}); --max-deals N sets the cap" if default_cap else ""
         console.print(
             f"[yellow]note:[/yellow] {result.capped} of {plural(result.matches, 'match')} "
             # "before anyone won" read as no winner, beside a `wins` column that counts

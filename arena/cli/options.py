@@ -73,8 +73,11 @@ def no_cap_note(rs: Ruleset, caps: str) -> str | None:
     if rs.barrel:
         why = "bots that never make a contract of 120 can play for ever on the barrel"
     elif rs.concede != "off" and rs.concede_pays == "none":
+        # (a free concession scores its declarer 0 too: the scores stand, they do not fall)
+        then = ("the scores fall deal after deal" if rs.concede == "penalty"
+                else "its declarer nothing either")  # fmt: skip
         why = ("bots that concede or fail their contracts can play for ever: a concession "
-               "scores nobody else, and the scores fall deal after deal")  # fmt: skip
+               f"scores nobody else, and {then}")  # fmt: skip
     else:
         return None
     return f"note: matches of {rs.name} have no deal cap: {why} ({caps})"

@@ -141,6 +141,9 @@ def test_serve_caps_deals_and_says_when_classic_has_no_cap(
     r = _serve(tmp_path)
     assert r.exit_code == 0 and not rulesets[-1].max_deals  # 0: none
     assert "matches of classic have no deal cap" in " ".join(r.output.split())
+    # 1001 has no barrel, but a concession scores nobody else: noted too (round 40)
     r = _serve(tmp_path, "--ruleset", "1001")
-    assert r.exit_code == 0 and "no deal cap" not in r.output  # no barrel: it ends
+    assert r.exit_code == 0 and "matches of 1001 have no deal cap" in " ".join(r.output.split())
+    r = _serve(tmp_path, "--ruleset", "1001", "--max-deals", "40")
+    assert r.exit_code == 0 and "no deal cap" not in r.output
     _refused(_serve(tmp_path, "--max-deals", "0"), "--max-deals")
