@@ -93,17 +93,19 @@ def test_columns_set_to_zero_still_shows_a_replay(tmp_path: Path) -> None:
 
 
 def test_a_columns_that_is_a_width_is_still_obeyed() -> None:
-    """Pinned: only 0 is forgotten; a real width still shapes the table (within 60 columns
-    under COLUMNS=60, wider under COLUMNS=200)."""
+    """Pinned: only 0 is forgotten; a real width still shapes the table (wider than 60
+    columns under COLUMNS=200; under COLUMNS=60, too narrow for it, the same figures as
+    ``header: value`` lines: ``arena.render.fitted``)."""
     args = ["try", "random", "-n", "1", "--seed", "1", "--max-deals", "1"]
     narrow = _invoke(arena_bot, args, env={"COLUMNS": "60"})
     wide = _invoke(arena_bot, args, env={"COLUMNS": "200"})
     assert narrow.exit_code == wide.exit_code == 0
 
     def table_width(text: str) -> int:
-        return max(len(line) for line in text.splitlines() if line.startswith("┏"))
+        return max((len(line) for line in text.splitlines() if line.startswith("┏")), default=0)
 
-    assert table_width(narrow.output) <= 60 < table_width(wide.output)
+    assert table_width(narrow.output) == 0 and "\npts/deal: 75.0\n" in narrow.output
+    assert 60 < table_width(wide.output) <= 200
 
 
 # --------------------------------------------------------------- hosts that look like ASCII
