@@ -590,6 +590,12 @@ class MatchRunner:
             p.start = now
             p.limit_at += late
             p.deadline += late
+            if p.lag is not None:
+                # The stalls up to ``now`` are in ``late``: from here on only those after it
+                # count, read after ``now`` was. (catch_up read the meter before: a pause of
+                # the process between the two reads was counted twice, the bot's time went
+                # below zero, and the leaderboard refused its record as damaged.)
+                p.lag_seen = p.lag.stalled()
         if resent and p.deadline <= now:
             # Past its deadline, its timer not run yet: asked again, "0 ms and 0 ms of bank"
             # would read as a request stating no deadline (the wire's default), and the
