@@ -319,9 +319,23 @@ def _served_record_hint(record_ref: str) -> str:
     run the guide's rehearsal to a --db there is none of, the record lying in records/."""
     if not record_ref or Path(record_ref).name != record_ref:
         return ""  # (a path: it names the file itself)
-    served = Path("records") / f"{record_ref}.jsonl"  # serve's default --record-dir
-    if served.is_file():
-        return f"; arena serve recorded that match as {served}: arena replay {served}"
+    # serve's default --record-dir; the id in full, or a suffix of it after a '-' (m00003),
+    # as a database's ids are looked up
+    try:
+        served = sorted(
+            f
+            for f in Path("records").iterdir()
+            if f.suffix == ".jsonl" and (f.stem == record_ref or f.stem.endswith(f"-{record_ref}"))
+        )
+    except OSError:
+        return ""
+    if len(served) == 1 and served[0].is_file():
+        return f"; arena serve recorded that match as {served[0]}: arena replay {served[0]}"
+    if len(served) > 1:
+        return (
+            f"; arena serve recorded {len(served)} matches of ids ending in {record_ref} in "
+            f"records/ ({served[0].name}, ...): name one, arena replay records/FILE"
+        )
     return ""
 
 

@@ -173,6 +173,16 @@ def test_replay_of_a_served_match_id_names_the_record_arena_serve_wrote(
     assert shown.exit_code == 0, shown.output
     assert "Deal 1" in shown.output
 
+    # A suffix of its id, as a database's ids are looked up, names it too; a suffix two
+    # served matches share says so.
+    suffixed = runner.invoke(main, ["replay", "m00000"])
+    assert suffixed.exit_code == 2 and hint in " ".join(suffixed.output.split())
+    (tmp_path / "records" / "20261205-150000-9f9f-m00000.jsonl").write_text(
+        served.read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    both = " ".join(runner.invoke(main, ["replay", "m00000"]).output.split())
+    assert "arena serve recorded 2 matches of ids ending in m00000 in records/" in both, both
+
     # Only for a bare id of a file that is there: another name gets no hint.
     other = runner.invoke(main, ["replay", "m00042"])
     assert other.exit_code == 2 and "arena serve recorded" not in other.output
