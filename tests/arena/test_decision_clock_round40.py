@@ -89,6 +89,8 @@ class VirtualLoop(asyncio.SelectorEventLoop):
         self.now = 1000.0
         self.reads = 0
         self.pauses = pauses
+        #: A pause after the first read by a function of that name.
+        self.pause_once: dict[str, float] = {}
         #: (the read it followed, seconds, where: the function that read the clock).
         self.paused: list[tuple[int, float, str]] = []
 
@@ -96,8 +98,10 @@ class VirtualLoop(asyncio.SelectorEventLoop):
         t = self.now
         pause = self.pauses.get(self.reads)
         self.reads += 1
+        where = sys._getframe(1).f_code.co_name
+        pause = pause or self.pause_once.pop(where, 0)
         if pause:
-            self.pause(pause, sys._getframe(1).f_code.co_name)
+            self.pause(pause, where)
         return t
 
     def pause(self, seconds: float, where: str) -> None:
@@ -124,6 +128,7 @@ class Asked:
     resent: list[tuple[float, int, int, int]] = dataclasses.field(default_factory=list)
     read_at_read: int = 0
     ms: int | None = None
+    by: str = ""
     timed_out: bool = False
 
 
@@ -134,6 +139,8 @@ def play(
     think_of: dict[tuple[int, str], float] | None = None,
     loop: VirtualLoop | None = None,
     away: dict[tuple[int, str], float] | None = None,
+    grace_s: float = 60,
+    decision_ms: int = DECISION_MS,
 ) -> tuple[VirtualLoop, list[Asked]]:
     """One deal with the pauses and the bots' think times (in turn, round and round, but
     those of ``think_of`` by (seat, request id)); a bot is away for ``away`` s (by seat and
@@ -160,6 +167,7 @@ def play(
         a = asked[(st.seat, rid)]
         a.ms = out[2]
         a.timed_out = a.rid in st.timed_out
+        a.by = out[1]
         return out
 
     monkeypatch.setattr(match_module.MatchRunner, "_send_request", send_request)
@@ -168,10 +176,10 @@ def play(
     async def main() -> None:
         ref = Referee(
             RefereeConfig(
-                decision_ms=DECISION_MS,
+                decision_ms=decision_ms,
                 time_bank_ms=BANK_MS,
                 max_strikes=99,
-                reconnect_grace_s=60,
+                reconnect_grace_s=grace_s,
             )
         )
         n = [0]
@@ -209,7 +217,7 @@ def play(
 
             def leave(self, gone: float) -> None:
                 session = ref.session(NAMES[self.bot])
-                session.detach(self, grace_s=60)
+                session.detach(self, grace_s=grace_s)
                 back = Bot(f"fake-{NAMES[self.bot]}-again")
                 back.bot = self.bot
                 loop.call_later(gone, session.attach, back)
@@ -357,3 +365,21 @@ def test_a_stale_answer_read_in_a_stall_does_not_time_out_the_next_request(
     assert first.timed_out and first.read_at_read < second.read_at_read  # (read first)
     assert not second.timed_out, second  # (was a timeout)
     check(loop, order)
+
+
+def test_a_pause_as_a_bot_leaves_does_not_shorten_its_grace(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Defect: a bot's grace period to reconnect was started from the clock, then the stall
+    meter read (``BotSession.start_grace``): a pause of the process between the two reads
+    (0.13 s here) came off the bot's grace, so a bot away 0.45 s of a 0.5 s grace forfeited.
+    Read as of one moment, the pause is a stall of the referee's, excused as any other."""
+    loop = VirtualLoop({})
+    loop.pause_once["start_grace"] = 0.13
+    loop, order = play(
+        monkeypatch, {}, [0.0], loop=loop, away={(0, "1"): 0.45}, grace_s=0.5,
+        decision_ms=5_000,
+    )  # fmt: skip
+    assert loop.paused and loop.paused[0][2] == "start_grace"
+    first = next(a for a in order if (a.seat, a.rid) == (0, "1"))
+    assert first.resent and first.by == "bot", first  # (it forfeited: "fallback")
