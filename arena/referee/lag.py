@@ -49,11 +49,16 @@ class LoopLag:
         # again for each would cost a timer a decision more.
         self._holders = max(0, self._holders - 1)
 
-    def stalled(self) -> float:
-        """Seconds the loop was held up so far (while ticking), the stall in progress too."""
+    def stalled(self, now: float | None = None) -> float:
+        """Seconds the loop was held up so far (while ticking), the stall in progress too,
+        up to ``now`` (a time read from the loop just before; default: now). A caller that
+        reads the clock too passes it: a pause of the process between its two reads would
+        otherwise be in one and not the other."""
         if not self._ticking:
             return self._total
-        return self._total + max(0.0, self._now() - self._due - self.TOLERANCE)
+        if now is None:
+            now = self._now()
+        return self._total + max(0.0, now - self._due - self.TOLERANCE)
 
     def _now(self) -> float:
         loop = self._loop()

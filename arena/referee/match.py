@@ -119,6 +119,10 @@ def _ms_up(seconds: float) -> int:
     return math.ceil(seconds * 1000 - 1e-6)
 
 
+#: How early the event loop may run a timer (asyncio's ``_clock_resolution``).
+_CLOCK_RESOLUTION = time.get_clock_info("monotonic").resolution
+
+
 @dataclass(slots=True)
 class Pending:
     """A decision request waiting for its answer."""
@@ -146,12 +150,13 @@ class Pending:
     #: The deadline's timer (``_due``).
     timer: asyncio.TimerHandle | None = None
 
-    def catch_up(self) -> None:
+    def catch_up(self, now: float | None = None) -> None:
         """Move the request's clock, limit and deadline on by the time the referee's loop
-        was held up since it last looked: that is not the bot's time."""
+        was held up since it last looked, up to ``now`` (the loop's time, read just before
+        by the caller that compares with it): that is not the bot's time."""
         if self.lag is None:
             return
-        stalled = self.lag.stalled()
+        stalled = self.lag.stalled(now)
         lag = stalled - self.lag_seen
         if lag > 0:
             self.lag_seen = stalled
@@ -165,10 +170,14 @@ class Pending:
         fut = self.future
         if fut.done():
             return
-        deadline = self.deadline
-        self.catch_up()
-        if self.deadline > deadline:
-            self.timer = fut.get_loop().call_at(self.deadline, self.due)
+        loop = fut.get_loop()
+        now = loop.time()
+        self.catch_up(now)
+        # Not "did catch_up move it": a stale answer read during a stall (on_decision) may
+        # have caught up first, and this request timed out before its deadline so moved.
+        # (The loop runs a timer up to its clock's resolution early.)
+        if self.deadline > now + _CLOCK_RESOLUTION:
+            self.timer = loop.call_at(self.deadline, self.due)
         else:
             fut.set_result(_TIMED_OUT)
 
@@ -579,8 +588,10 @@ class MatchRunner:
         asking again after a reconnection, in a new message with a copy of the view."""
         p = st.pending
         assert p is not None
-        p.catch_up()
+        # The clock read once, the meter as of then (a pause between two reads would be
+        # counted in one and not the other).
         now = self._loop.time()
+        p.catch_up(now)
         resent = msg is None
         if not resent and now > p.start:
             # The bot's clock starts as its request is sent: the time the referee took to
@@ -592,10 +603,9 @@ class MatchRunner:
             p.deadline += late
             if p.lag is not None:
                 # The stalls up to ``now`` are in ``late``: from here on only those after it
-                # count, read after ``now`` was. (catch_up read the meter before: a pause of
-                # the process between the two reads was counted twice, the bot's time went
-                # below zero, and the leaderboard refused its record as damaged.)
-                p.lag_seen = p.lag.stalled()
+                # count. (They were counted twice once: ms -1, and the leaderboard refused
+                # the record as damaged.)
+                p.lag_seen = p.lag.stalled(now)
         if resent and p.deadline <= now:
             # Past its deadline, its timer not run yet: asked again, "0 ms and 0 ms of bank"
             # would read as a request stating no deadline (the wire's default), and the
@@ -641,9 +651,12 @@ class MatchRunner:
         Returns whether it answered the pending request (the stream counts the others).
         """
         p = st.pending
-        if p is not None:
-            p.catch_up()
+        # The answer is read now: the clock first, the meter as of then (read the other way
+        # round, a pause of the process between the two was charged to the bot, and could
+        # turn an answer read in time into a timeout).
         now = self._loop.time()
+        if p is not None:
+            p.catch_up(now)
         if p is not None and now >= p.deadline:
             # Read past the deadline, before its timer ran (a loop held up runs the two in
             # the order they became ready): a timeout, as if the timer had come first.
@@ -721,8 +734,9 @@ class MatchRunner:
             st.pending = None
             # Its time ends now, less the loop's stalls (as an answer's), not when the match
             # task next runs.
-            p.catch_up()
-            p.answered_at = self._loop.time()
+            now = self._loop.time()
+            p.catch_up(now)
+            p.answered_at = now
             p.future.set_result(_FORFEITED)
 
     # ------------------------------------------------------------------ the record

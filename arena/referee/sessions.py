@@ -433,7 +433,10 @@ class BotSession:
         """Forfeit the seat of ``match_id`` (``None``: every seat not yet counting down)
         unless the bot is back within ``grace_s``."""
         loop = asyncio.get_running_loop()
-        away = (loop.time() + grace_s, loop_lag(loop).stalled())
+        # The clock read once, the meter as of then: a pause of the process between two
+        # reads would come off the bot's grace.
+        now = loop.time()
+        away = (now + grace_s, loop_lag(loop).stalled(now))
         if match_id is not None:
             # A new seat: a whole period from now, even if an ended match of the same id
             # (``run_match`` takes an ended match's id again) is still counting down.
@@ -459,7 +462,7 @@ class BotSession:
         now = loop.time()
         # The loop's stalls are the referee's time, not the bot's (as for a decision): the
         # bot may have come back during one, its new stream not yet taken in.
-        stalled = loop_lag(loop).stalled()
+        stalled = loop_lag(loop).stalled(now)
         for mid, (until, seen) in list(self._away.items()):
             seat = self.seats.get(mid)
             until += stalled - seen

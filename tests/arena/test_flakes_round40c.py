@@ -41,8 +41,8 @@ def test_a_pause_as_a_request_is_sent_leaves_no_decision_time_below_zero(
     send = match_module.MatchRunner._send_request
     sending = [False]
 
-    def catch_up_then_paused(self: Any) -> None:
-        catch_up(self)
+    def catch_up_then_paused(self: Any, *now: float) -> None:
+        catch_up(self, *now)
         if sending[0]:  # the first read of the meter as the request is sent
             sending[0] = False
             paused.append(1)
