@@ -386,9 +386,17 @@ def test_a_bot_forfeiting_one_table_by_strikes_plays_on_at_its_other_table() -> 
             await w.send(pb.BotMessage(decisions=pb.DecisionBatch(decisions=after)))
             rec1, rec2 = await asyncio.gather(m1, m2)
             await until(lambda: len(w.ends()) == 2, "x's two ends")
+            # And the refusals of that last batch: the matches may end before the referee
+            # reads it (under load it was read after both ends, and the stream was closed
+            # before its refusals came).
+            await until(lambda: len(wrong_of(w)) >= len(after), "the refusals after the forfeit")
             await asyncio.gather(*tasks)
             await w.close()
             return w, rec1, rec2
+
+    def wrong_of(w: _Wire) -> list[pb.DecisionRejected]:
+        return [m.decision_rejected for m in w.got if m.HasField("decision_rejected")
+                and m.decision_rejected.incident == pb.INCIDENT_WRONG_REQUEST]  # fmt: skip
 
     w, rec1, rec2 = asyncio.run(_served(ref, body))
     assert len(batches) == 3 and 2 in batches, batches  # m2's answers rode with m1's strikes
