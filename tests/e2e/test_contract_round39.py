@@ -30,6 +30,7 @@ from arena.referee.lag import LoopLag, loop_lag
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 from engine import load_ruleset
+from tests.support.harness import until
 
 ROOT = Path(__file__).resolve().parents[2]
 PROTO = ROOT / "proto" / "arena" / "v1" / "arena.proto"
@@ -252,10 +253,7 @@ def test_first_message_not_hello_and_unknown_kinds() -> None:
             await b.send(pb.BotMessage(hello=pb.Hello(protocol_version=2)))
             # Something the referee does answer, to know that the three were read first.
             await b.send(pb.BotMessage(decision=pb.Decision(request_id="1", match_id="zz")))
-            for _ in range(1000):
-                if len(b.got) > 1:
-                    break
-                await asyncio.sleep(0.01)
+            await until(lambda: len(b.got) > 1, "len(b.got) > 1")
             assert b.kinds() == ["welcome", "decision_rejected"]
             rej = b.got[1].msg.decision_rejected
             assert rej.incident == pb.INCIDENT_WRONG_REQUEST and rej.match_id == "zz"
@@ -599,10 +597,7 @@ def test_reconnect_resumes_with_the_pending_request(monkeypatch: pytest.MonkeyPa
             assert not await ref.wait_for_bots(["a", "b", "c"], 20)
             rules = dataclasses.replace(load_ruleset("classic", 3), max_deals=1)
             match = asyncio.create_task(ref.run_match("m1", rules, 7, ["a", "b", "c"]))
-            for _ in range(2000):
-                if "req" in held:
-                    break
-                await asyncio.sleep(0.01)
+            await until(lambda: "req" in held, "'req' in held")
             req = held["req"]
             await asyncio.sleep(0.3)
             new = ContractClient(port, "tok-a")
@@ -611,10 +606,7 @@ def test_reconnect_resumes_with_the_pending_request(monkeypatch: pytest.MonkeyPa
             assert old.code is grpc.StatusCode.ABORTED
             assert "replaced by a newer stream" in old.details
             await asyncio.wait_for(match, 60)
-            for _ in range(1000):
-                if new.of("match_ended"):
-                    break
-                await asyncio.sleep(0.01)
+            await until(lambda: new.of("match_ended"), "new.of('match_ended')")
             kinds = new.kinds()
             assert kinds[:3] == ["welcome", "match_started", "decision_request"], kinds
             ms = new.got[1].msg.match_started
@@ -817,18 +809,14 @@ def test_match_ended_again_on_a_new_stream_and_running_unknown() -> None:
             assert not await ref.wait_for_bots(["a", "b", "c"], 20)
             rules = dataclasses.replace(load_ruleset("classic", 3), max_deals=1)
             await asyncio.wait_for(ref.run_match("m1", rules, 7, ["a", "b", "c"]), 60)
-            for _ in range(1000):
-                if clients[0].of("match_ended"):
-                    break
-                await asyncio.sleep(0.01)
+            await until(lambda: clients[0].of("match_ended"), "clients[0].of('match_ended')")
             first_end = clients[0].of("match_ended")[0]
             hello = pb.Hello(protocol_version=1, running=["m1", "gone-m7"])
             again = ContractClient(port, "tok-a", hello=hello)
             tasks.append(asyncio.create_task(again.run()))
-            for _ in range(1000):
-                if len(again.of("match_ended")) >= 2:
-                    break
-                await asyncio.sleep(0.01)
+            await until(
+                lambda: len(again.of("match_ended")) >= 2, "len(again.of('match_ended')) >= 2"
+            )
             assert again.kinds()[:1] == ["welcome"]
             ends = {
                 r.msg.match_ended.match_id: (r, r.msg.match_ended)
@@ -883,10 +871,7 @@ def test_forfeit_by_absence_and_stream_ends() -> None:
             await asyncio.wait_for(tasks[0], 20)
             # Past the grace: until the referee has forfeited the seat (a fixed sleep was not
             # enough when the loop stalled: its stalls lengthen the grace, which is the bot's).
-            for _ in range(2000):
-                if ref._matches["m1"].forfeits:
-                    break
-                await asyncio.sleep(0.01)
+            await until(lambda: ref._matches["m1"].forfeits, "ref._matches['m1'].forfeits")
             assert ref._matches["m1"].forfeits == [0]
             back = ContractClient(port, "tok-a")
             tasks.append(asyncio.create_task(back.run()))
@@ -895,10 +880,7 @@ def test_forfeit_by_absence_and_stream_ends() -> None:
             for m in held:
                 await b.send(m)
             record = await asyncio.wait_for(match, 60)
-            for _ in range(1000):
-                if back.of("match_ended"):
-                    break
-                await asyncio.sleep(0.01)
+            await until(lambda: back.of("match_ended"), "back.of('match_ended')")
             starts = back.of("match_started")
             assert len(starts) == 1 and starts[0].resumed and starts[0].forfeited
             assert not back.of("decision_request")
@@ -997,10 +979,7 @@ def test_reconnect_time_left_and_a_request_that_timed_out_meanwhile(
             new = ContractClient(port, "tok-a", features=("batch",))
             tasks.append(asyncio.create_task(new.run()))
             record = await asyncio.wait_for(match, 60)
-            for _ in range(1000):
-                if new.of("match_ended"):
-                    break
-                await asyncio.sleep(0.01)
+            await until(lambda: new.of("match_ended"), "new.of('match_ended')")
             assert new.kinds()[:2] == ["welcome", "match_started"]
             assert not new.got[0].batched
             req = held["req"]
@@ -1079,10 +1058,10 @@ def test_a_stream_still_saying_hello() -> None:
                 await silent.wait_for_connection()
                 # Until the referee has taken the call (0.3 s was not always enough for a
                 # loaded machine's gRPC to hand it over: the second stream came first).
-                for _ in range(2000):
-                    if ref._by_name["a"].reserved is not None:
-                        break
-                    await asyncio.sleep(0.01)
+                await until(
+                    lambda: ref._by_name["a"].reserved is not None,
+                    "ref._by_name['a'].reserved is not None",
+                )
                 assert ref._by_name["a"].reserved is not None
                 second = ContractClient(port, "tok-a")
                 await asyncio.wait_for(second.run(), 20)
