@@ -53,7 +53,7 @@ from arena.referee.lag import LoopLag
 from arena.referee.servicer import ArenaServicer
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
-from engine import PRESETS, parse_card, replay
+from engine import PRESETS, parse_action, parse_card, replay
 from tests.support.core_internal import asking_again, core_internal
 from tests.support.paused import unpaused
 
@@ -469,10 +469,36 @@ def _sent_cards(c: Client) -> dict[str, set[int]]:
     return out
 
 
+def _positions(rec: dict[str, Any]) -> dict[int, tuple[int, int]]:
+    """An event's ``seq`` -> (deal, the deal's actions by then), numbered as the referee
+    numbers a match's events: one per action, one for the talon taken when an auction ends
+    into a deal played on, one per deal's end, one per deal started after the first."""
+    out = {0: (0, 0)}
+    seq = 0
+    for d, deal in enumerate(rec["deals"]):
+        if d:
+            seq += 1
+            out[seq] = (d, 0)
+        actions = deal["actions"]
+        bidding = [type(parse_action(a["action"])).__name__ in ("Bid", "Pass") for a in actions]
+        for i in range(len(actions)):
+            seq += 1
+            out[seq] = (d, i + 1)
+            if bidding[i] and i + 1 < len(actions) and not bidding[i + 1]:
+                seq += 1  # the talon taken
+                out[seq] = (d, i + 1)
+        seq += 1  # the deal's end
+        out[seq] = (d, len(actions))
+    return out
+
+
 def _audit(c: Client, recs: dict[str, dict[str, Any]], seat_of: dict[str, int]) -> int:
     """Every card in every message the bot got — requests, views, events and refusals
     (their legal actions, fallback and text) — was visible to its seat by then; the text of
-    a refusal may also name the cards the bot itself sent. Returns the messages checked."""
+    a refusal may also name the cards the bot itself sent. Each event comes with the ``seq``
+    the referee numbers it by, none missed but those a resumed ``MatchStarted`` says were
+    (a stream replaced in a race with its messages: CI saw five actions lost so, and the
+    resumed view's cards counted against the old position). Returns the messages checked."""
     pos: dict[str, tuple[int, int]] = {}
     own = _sent_cards(c)
     checked = 0
@@ -491,6 +517,8 @@ def _audit(c: Client, recs: dict[str, dict[str, Any]], seat_of: dict[str, int]) 
                 pos[ev.match_id] = (ev.deal_started, 0)
             elif ev.WhichOneof("kind") == "action":
                 pos[ev.match_id] = (deal, n + 1)
+                if ev.match_id in recs:  # every event in order, numbered as documented
+                    assert _positions(recs[ev.match_id])[ev.seq] == (deal, n + 1), (ev, deal, n)
                 check(_cards_in(ev), ev.match_id)
         kind = msg.WhichOneof("kind")
         if kind in (None, "welcome"):
@@ -499,6 +527,10 @@ def _audit(c: Client, recs: dict[str, dict[str, Any]], seat_of: dict[str, int]) 
         mid = body.match_id
         if kind == "match_started" and mid not in pos:
             pos[mid] = (0, 0)
+        if kind == "match_started" and body.resumed and mid in recs:
+            # Events sent while the bot had no stream (or to a stream being replaced) are
+            # not re-sent: the view is as of the message's ``seq``.
+            pos[mid] = _positions(recs[mid])[body.seq]
         if mid not in recs:  # a refusal for a match the bot is not in: no cards at all
             assert kind == "decision_rejected" and not _cards_in(body), msg
             assert not _named_cards(body.message), body.message
