@@ -81,7 +81,8 @@ def fitted(table: Table) -> RenderableType:
     In a narrow terminal (``COLUMNS=40``) rich squeezed a table to headers and cells of
     ``…`` alone: every figure lost, with no word. The table fits when it shows every word
     of its headers and cells whole (rich may still wrap a cell at its spaces), but for the
-    cells of a column made to fold its long words (``overflow="fold"``).
+    cells of a column made to fold its long words (``overflow="fold"``); the words of the
+    title and caption do not count for the cells.
     """
     return _Fitted(table)
 
@@ -102,7 +103,13 @@ class _Fitted:
             for cell in (column.header, *(() if folds else column.cells)):
                 if isinstance(cell, str | Text):
                     want.update(_words(_plain(console, cell)))
-        return want <= Counter(_words("".join(s.text for line in lines for s in line)))
+        shown = Counter(_words("".join(s.text for line in lines for s in line)))
+        # The title's and caption's words are drawn too, above and below: a word of theirs
+        # is not a cell's shown whole (a bot's name cut in its cell, whole in the title).
+        for label in (self.table.title, self.table.caption):
+            if isinstance(label, str | Text):
+                shown -= Counter(_words(_plain(console, label)))
+        return want <= shown
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         return Measurement.get(console, options, self.table)
