@@ -151,11 +151,14 @@ def factory_problem(bot: object) -> str | None:
     subclass, a factory that makes a bot, or a bot instance), else ``None``. Found before
     any match: "'str' object is not callable" at the first match said neither which seat
     nor what to give instead."""
-    if isinstance(bot, Bot):
+    if isinstance(bot, Bot) or (isinstance(bot, type) and issubclass(bot, Bot)):
+        coroutines = async_methods(bot)
+        if coroutines is not None:
+            cls = bot if isinstance(bot, type) else type(bot)
+            what = "the class" if isinstance(bot, type) else "a bot of class"
+            return f"{what} {cls.__name__}, whose {coroutines}"
         return None
     if isinstance(bot, type):
-        if issubclass(bot, Bot):
-            return None
         return (
             f"the class {bot.__name__}, which does not derive from sdk.Bot: write "
             f"`class {bot.__name__}(Bot):`, with `from sdk import Bot`"
@@ -182,6 +185,9 @@ def make_bot(factory: BotFactory | Bot) -> Bot:
     bot = factory()
     if not isinstance(bot, Bot):
         raise TypeError(f"{factory!r} made {bot!r}, which is not a sdk.Bot")
+    coroutines = async_methods(bot)  # (a class given itself is refused before any match)
+    if coroutines is not None:
+        raise TypeError(f"{factory!r} made a {type(bot).__name__}, whose {coroutines}")
     return bot
 
 
@@ -632,6 +638,42 @@ CALLS: dict[str, tuple[str, ...]] = {
 HOOKS = tuple(c for c in CALLS if c.startswith("on_"))
 
 
+def async_methods(bot: object, *, qualified: bool = False) -> str | None:
+    """What is wrong when methods of ``bot`` (a Bot subclass or instance) that the runners
+    call are ``async def`` (``play() (mine.py:12) is `async def`: ...``; ``qualified``:
+    ``Mine.play()``), else ``None``. Found where the bot is loaded or given: a coroutine
+    is never run, so every decision was the fallback and every hook a failure, said only
+    as each was played (the docs describe no async form: a plain method runs what it
+    awaits with ``asyncio.run``)."""
+    cls = bot if isinstance(bot, type) else type(bot)
+    own = {} if isinstance(bot, type) else getattr(bot, "__dict__", {})
+    own_act = getattr(cls, "act", None) is not Bot.act or "act" in own
+    found = []
+    for name in CALLS:
+        if own_act and name in _PHASE_METHODS.values():
+            continue  # (not called: a bot with its own act is not asked them)
+        method = own[name] if name in own else getattr(cls, name, None)
+        if method is None or method is getattr(Bot, name):
+            continue
+        plain = inspect.unwrap(method) if callable(method) else method
+        if inspect.iscoroutinefunction(method) or inspect.isasyncgenfunction(plain):
+            said = f"{name}()" if name in own else _defined(cls, name)
+            found.append((name, f"{cls.__name__}.{said}" if qualified else said))
+    if not found:
+        return None
+    if len(found) == 1:
+        name, said = found[0]
+        verb, fix = "is", f"write it `def {name}`, and run what it awaits"
+    else:
+        said = ", ".join(s for _, s in found[:-1]) + f" and {found[-1][1]}"
+        verb, fix = "are", "write them with `def`, and run what they await"
+    return (
+        f"{said} {verb} `async def`: the runners call a bot's methods as plain functions, "
+        f"so a coroutine would never run; {fix} to its end with "
+        "asyncio.run(...) (see docs/writing-a-bot.md, Awaiting in a decision)"
+    )
+
+
 def method_mistakes(bot: Bot) -> tuple[list[str], list[str]]:
     """What is wrong with the methods of ``bot``'s class, found before it plays.
 
@@ -644,10 +686,13 @@ def method_mistakes(bot: Bot) -> tuple[list[str], list[str]]:
     asked the phase methods: a ``play`` of its own is its helper, whatever it takes."""
     cls = type(bot)
     own_act = cls.act is not Bot.act
-    errors: list[str] = []
+    coroutines = async_methods(bot, qualified=True)
+    errors: list[str] = [] if coroutines is None else [coroutines]
     for name, args in CALLS.items():
         if not overrides(bot, name) or (own_act and name in _PHASE_METHODS.values()):
             continue
+        if coroutines is not None and f"{cls.__name__}.{name}()" in coroutines:
+            continue  # (said above: its signature is not the mistake)
         try:
             signature = inspect.signature(getattr(bot, name))
         except (TypeError, ValueError):  # no signature to read (a builtin): it will tell
