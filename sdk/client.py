@@ -633,6 +633,12 @@ class _Match:
     gap_told: bool = False
     #: How many repeated events were ignored (the first few are said; see _REPEATS_TOLD).
     repeats: int = 0
+    #: The bot's decisions in the match, those of them it failed (raised, or answered no
+    #: action: the fallback sent, which the referee takes as any answer), and its hooks
+    #: that failed: said at the match's end (no strike, the arena records none of them).
+    decided: int = 0
+    failed: int = 0
+    hooks_failed: int = 0
     #: How many events and requests held actions of a newer protocol's kind (the first few
     #: are said, as repeats are).
     newer: int = 0
@@ -1676,7 +1682,7 @@ class BotRunner:
                             lambda: decide(bot, view, log, deadline=deadline, match_id=m.match_id)
                         ),
                     )
-                    self._count(kind)
+                    self._count(kind, m)
                     if deadline is not None and not m.bank_told:
                         _tell_bank(m, bot, view, deadline, behind_make=ask.behind_make)
             except (SystemExit, KeyboardInterrupt) as e:
@@ -1737,12 +1743,14 @@ class BotRunner:
                 "match of the bot waited): it is asked in a worker thread from now on",
                 bot.name, took * 1000,
             )  # fmt: skip
-        self._count(kind)
+        self._count(kind, m)
         return action
 
-    def _count(self, kind: str) -> None:
+    def _count(self, kind: str, m: _Match) -> None:
+        m.decided += 1
         if kind != "bot":
             self.summary.errors += 1
+            m.failed += 1
 
     def _send_answer(self, m: _Match, rid: str, action: Action, out: _Outbox) -> None:
         sent = _on_the_wire(action)
@@ -1837,8 +1845,11 @@ class BotRunner:
                 # would lose its end (no hook, not counted: --once would never exit).
                 log.error("match %s: malformed final view from the arena (%s): the match "
                           "ends with the last view the bot was given", me.match_id, e)  # fmt: skip
-        log.info("match %s ended: scores %s, places %s", me.match_id, list(result.scores),
-                 list(result.places))  # fmt: skip
+        scores, places = list(result.scores), list(result.places)
+        # Said in the match's order, after the hooks queued before it (the last deal's
+        # on_deal_end) and before on_match_end: said at once, it came before the lines
+        # those hooks log, as if they ran after the match.
+        self._say_in_order(m, lambda: _say_ended(m, scores, places))
         view = hook_view(view)  # a last view of requests had legal actions: not for a hook
         if m.bot is None or _has(m.bot, "on_match_end"):
             self._schedule(m, "on_match_end", view, result)
@@ -1872,6 +1883,26 @@ class BotRunner:
         asyncio.get_running_loop().call_later(_LAST_STEPS_S, backstop)
 
     # ------------------------------------------------------------------ per-match order
+    def _say_in_order(self, m: _Match, say: Callable[[], None]) -> None:
+        """``say()`` in the match's order (after the steps queued for ``m``); at once when a
+        stop cancels it first: a line is never lost to a bot call that does not return."""
+        said = False
+
+        async def job() -> None:
+            nonlocal said
+            said = True
+            say()
+
+        self._chain(m, job())
+        tail = m.tail
+        if tail is not None:
+
+            def unsaid(_: object) -> None:
+                if not said:
+                    say()
+
+            tail.add_done_callback(unsaid)
+
     def _schedule(self, m: _Match, what: str, *args: object) -> None:
         """Run hook ``what`` (``bot.what(*args)``) in the match's order, if the bot was made
         and overrides it."""
@@ -1895,6 +1926,7 @@ class BotRunner:
             self._bot_left(e)
         else:
             self.summary.errors += failed
+            m.hooks_failed += failed
 
     async def _in_thread(self, what: str, fn: Callable[[], _T]) -> _T:
         """``fn()`` (a call of the bot's, ``what``) in the runner's worker threads, not
@@ -1965,6 +1997,20 @@ class BotRunner:
         for t in tasks:
             if not t.done():
                 t.cancel()
+
+
+def _say_ended(m: _Match, scores: list[int], places: list[int]) -> None:
+    """The line of match ``m``'s end, and what the bot failed in it: a decision that raised
+    (or answered no action) sent the fallback, a legal answer to the referee, so no strike,
+    leaderboard or record shows it; said once for the match, here, where its author looks."""
+    log.info("match %s ended: scores %s, places %s", m.match_id, scores, places)
+    if m.failed or m.hooks_failed:
+        hooks = f", and {m.hooks_failed} hook call(s) failed" if m.hooks_failed else ""
+        log.warning(
+            "match %s: the bot failed %d of its %d decision(s) (raised, or answered no "
+            "action: the fallback was sent, which the arena counts as no strike)%s; see "
+            "the errors above", m.match_id, m.failed, m.decided, hooks,
+        )  # fmt: skip
 
 
 def _make_here(factory: BotFactory, name: str, match_id: str) -> Bot | None:
