@@ -15,6 +15,7 @@ import os
 import sqlite3
 import sys
 import threading
+import time
 import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -196,14 +197,16 @@ def stored_matches(db: Path) -> int:
         return 0
 
 
-async def until(check: Any, what: str) -> None:
+async def until(check: Any, what: str, within: float = 30.0) -> None:
     """Poll ``check()`` every 10 ms until it holds; an AssertionError naming ``what`` if it
-    does not within 10 s (a condition is asserted, not a time)."""
-    for _ in range(1000):
-        if check():
-            return
+    does not within ``within`` seconds (a condition is asserted, not a time: the bound
+    only ends a wait that would never end, so it is generous, CI's machine may pause every
+    process for seconds; and real, tests fake the loop's clock)."""
+    deadline = time.monotonic() + within
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {within:g} s: {what}")
         await asyncio.sleep(0.01)
-    raise AssertionError(f"not within 10 s: {what}")
 
 
 def serve_one_bot(body: Any, prepare: Any = None, **config: Any) -> Any:
