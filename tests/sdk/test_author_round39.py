@@ -219,17 +219,23 @@ def test_a_request_that_waited_for_the_previous_call_says_so_when_it_times_out(
 
 
 class Sleeper(Bot):
-    """Sleeps 1.5 s (really) at its first play, then answers at once."""
+    """Sleeps 1.5 s (really) at its first play, then answers at once; with ``until`` set,
+    as long as that says to (at most 60 s)."""
 
     name = "mine"
     slept = False
+    until: Any = None
 
     def play(self, view: PlayerView) -> Action:
         if not Sleeper.slept:
             Sleeper.slept = True
             import time
 
-            time.sleep(1.5)
+            if Sleeper.until is None:
+                time.sleep(1.5)
+            end = time.monotonic() + 60
+            while Sleeper.until is not None and Sleeper.until() and time.monotonic() < end:
+                time.sleep(0.01)
         return view.legal_actions[-1]
 
 
@@ -238,9 +244,12 @@ def test_a_call_of_seconds_forfeits_in_an_arena_and_is_timeouts_enough_locally(
 ) -> None:
     """The arena's side of the test above, with real time and a bot that sleeps 1.5 s
     once against 200 ms + 300 ms: in an arena three strikes (a forfeit); locally as many
-    timeouts, where it was one."""
+    timeouts, where it was one. (In the arena it sleeps until its seat forfeits: the
+    referee excuses its own loop's stalls, and under load 1.5 s could be within 200 ms +
+    300 ms and two more requests' 200 ms once they were taken off.)"""
     rand = load("random")
     Sleeper.slept = False
+    Sleeper.until = None
     local = play_local([Sleeper, rand, rand], seed=1, max_deals=2, decision_ms=200,
                        time_bank_ms=300, timed_seats=[0])  # fmt: skip
     assert sum(i.kind == "timeout" for i in local.incidents) >= 3
@@ -249,12 +258,17 @@ def test_a_call_of_seconds_forfeits_in_an_arena_and_is_timeouts_enough_locally(
         async with arena(tmp_path, decision_ms=200, time_bank_ms=300) as a:
             names = ["v0", "v1", "v2"]
             Sleeper.slept = False
+            matches = a.referee._matches  # (read from the bot's thread: a dict lookup)
+            Sleeper.until = lambda: "m1" in matches and not matches["m1"].forfeits
             tasks = await a.runners(names, [Sleeper, rand, rand], 1)
             rules = dataclasses.replace(PRESETS["classic"], max_deals=2)
             record = await a.referee.run_match("m1", rules, 1, names)
             return record, list(await asyncio.wait_for(asyncio.gather(*tasks), 60))
 
-    record, summaries = asyncio.run(main())
+    try:
+        record, summaries = asyncio.run(main())
+    finally:
+        Sleeper.until = None
     assert record["forfeits"] == [0]
     assert summaries[0].rejected == 3
 
