@@ -74,21 +74,33 @@ class _FakeReferee:
 def test_a_lobby_whose_matches_fail_pauses_instead_of_spinning() -> None:
     """Defect: with the record directory's disk full, every match failed at once and the
     lobby started the next at once: 39,000 matches and 39,000 tracebacks in 12 s. A failed
-    match now pauses the lobby (1 s, doubling while failures go on)."""
+    match now pauses the lobby (1 s, doubling while failures go on). Asserted as the
+    least time between the starts, which a loaded machine can only lengthen (a count of the
+    matches started in 1.5 s was 3 when the test's own wake-up came 1.5 s late)."""
 
-    async def fail(_: int) -> None:
-        raise OSError(errno.ENOSPC, "cannot write the record: No space left on device")
+    async def go() -> list[float]:
+        loop = asyncio.get_running_loop()
+        starts: list[float] = []
+        three = asyncio.Event()
 
-    async def go() -> int:
+        async def fail(_: int) -> None:
+            starts.append(loop.time())
+            if len(starts) == 3:
+                three.set()
+            raise OSError(errno.ENOSPC, "cannot write the record: No space left on device")
+
         ref = _FakeReferee(["a", "b", "c"], fail)
         lobby = Lobby(ref, PRESETS["classic"], seed=1)  # type: ignore[arg-type]
         task = asyncio.create_task(lobby.run())
-        await asyncio.sleep(1.5)
+        await asyncio.wait_for(three.wait(), 60)
         lobby.stop()
         await asyncio.wait_for(task, 5)
-        return lobby.started
+        assert lobby.started == 3 and lobby.failed == 3
+        return starts
 
-    assert 1 <= asyncio.run(go()) <= 2
+    starts = asyncio.run(go())
+    assert starts[1] - starts[0] >= 1.0, starts  # a pause of 1 s after the first failure
+    assert starts[2] - starts[1] >= 2.0, starts  # and twice that after the second
 
 
 @pytest.mark.parametrize("bots", [6, 9])

@@ -17,6 +17,7 @@ import pytest
 from rich.console import Console
 
 from arena.referee import Referee, RefereeConfig, start_server
+from tests.support.spawn import readline_within
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -358,9 +359,12 @@ def test_1001_without_a_cap_can_last_for_ever_and_arena_serve_says_so(tmp_path: 
     )  # fmt: skip
     try:
         assert proc.stderr is not None
-        said = proc.stderr.readline()  # (the note comes before the referee starts)
+        # (The note comes before the referee starts; a deadline: a note no longer said would
+        # otherwise leave the test waiting on a server that runs for ever.)
+        said = readline_within(proc.stderr, 60)
     finally:
         proc.kill()
         proc.wait()
         proc.stderr.close()  # type: ignore[union-attr]
+    assert said is not None, "arena serve said nothing on stderr in 60 s"
     assert said.startswith("note: matches of open-1001 have no deal cap: bots that concede"), said

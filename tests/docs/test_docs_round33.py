@@ -32,6 +32,7 @@ import pytest
 from click.testing import CliRunner
 
 from arena.cli import main as arena_main
+from tests.support.spawn import readline_within
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -332,8 +333,8 @@ def test_the_referee_library_example_plays_its_match(tmp_path: Path) -> None:
     bots: list[subprocess.Popen[str]] = []
     try:
         assert script.stdout is not None
-        first = script.stdout.readline()
-        m = re.fullmatch(r"port (\d+)\n", first)
+        first = readline_within(script.stdout, 60)  # (a deadline: a script that hangs)
+        m = re.fullmatch(r"port (\d+)\n", first or "")
         assert m is not None, (first, script.stderr.read() if script.stderr else "")
         for name in ("alice", "bob", "cid"):
             bot = [sys.executable, "-c", "from sdk.cli import main; main()", "run", "random",

@@ -52,6 +52,7 @@ from tests.faults.test_faults_round32 import (
     _no_process_left,
     _start,
 )
+from tests.support.spawn import readline_within
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -474,7 +475,7 @@ def test_the_database_write_locked_by_another_process_mid_run(tmp_path: Path) ->
     def hold(seconds: float) -> subprocess.Popen[bytes]:
         h = subprocess.Popen([sys.executable, "-c", _HOLDER, str(db), str(seconds), str(done)],
                              stdout=subprocess.PIPE)  # fmt: skip
-        assert h.stdout is not None and h.stdout.readline() == b"held\n"
+        assert h.stdout is not None and readline_within(h.stdout, 60) == b"held\n"
         return h
 
     proc = _start(cfg)

@@ -27,10 +27,17 @@ GRPC_WORDS = ("UNAVAILABLE", "UNKNOWN", "failed to connect to all addresses", "l
               "ipv4:", "ipv6:", "%5B", "Stream removed")  # fmt: skip
 
 
+_HELD: list[socket.socket] = []
+
+
 def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])  # (closed again: nothing listens there)
+    """A port where nothing listens and nothing will: bound and not listening (a connect
+    is refused) and held so until this process ends. (Closed again at once, as before, a
+    test running beside it in parallel could take the port for a server of its own.)"""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    _HELD.append(s)
+    return int(s.getsockname()[1])
 
 
 def test_an_arena_not_reached_is_said_in_words_not_grpcs(

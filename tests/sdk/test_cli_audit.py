@@ -544,14 +544,15 @@ def test_grpc_targets_without_slashes_are_passed_to_grpc(form: str) -> None:
 
     from sdk.cli import _address_problem
 
-    with socket.socket() as s:  # (a port that was free a moment ago: nothing listens there)
-        s.bind(("127.0.0.1", 0))
+    with socket.socket() as s:  # (bound, not listening: a connect is refused; held while
+        s.bind(("127.0.0.1", 0))  # the bot runs, so that no test beside it takes the port)
         port = s.getsockname()[1]
-    value = form.format(port=port)
-    assert _address_problem(value) is None
-    r = CliRunner().invoke(
-        main, ["run", "random", "--arena", value, "--token", "token-aaaa-1", "--retry-for", "0.5"]
-    )
+        value = form.format(port=port)
+        assert _address_problem(value) is None
+        r = CliRunner().invoke(
+            main,
+            ["run", "random", "--arena", value, "--token", "token-aaaa-1", "--retry-for", "0.5"],
+        )
     assert r.exit_code == 1, r.output
     assert "connection refused" in r.output and "expected HOST:PORT" not in r.output, r.output
     assert _address_problem("ipv6:[::1]:50051") is None  # (not run: IPv6 may be off)

@@ -476,8 +476,8 @@ def test_an_address_list_whose_first_address_is_dead_reaches_the_arena(dead: str
             port = first.getsockname()[1]
             if dead == "silent":
                 first.listen(4)
-            else:
-                first.close()  # nothing listens there
+            # (else bound, not listening: a connect is refused; held, not closed, so that
+            # no test beside this one takes the port for a server of its own)
             async with fake_arena(script) as arena:
                 target = f"ipv4:127.0.0.1:{port},{arena.address}"
                 runner = BotRunner(Hooks, target, "tok", retry_for=GUARD, matches=1)

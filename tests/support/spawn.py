@@ -11,8 +11,10 @@ signal in the bot itself for the same reason (``sdk.cli``).
 from __future__ import annotations
 
 import sys
+import threading
+from typing import IO, AnyStr
 
-__all__ = ["python_after"]
+__all__ = ["python_after", "readline_within"]
 
 
 def python_after(setup: str, *args: str) -> list[str]:
@@ -26,3 +28,16 @@ def python_after(setup: str, *args: str) -> list[str]:
     run = "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])"
     code = f"import os, signal, sys; {setup}; {run}"
     return [sys.executable, "-c", code, *args]
+
+
+def readline_within(stream: IO[AnyStr], seconds: float) -> AnyStr | None:
+    """The next line of a child's ``stream`` (a pipe), or ``None`` when none came within
+    ``seconds``: a child that regressed to saying nothing fails the test at once, where a
+    plain ``readline()`` would hang until pytest's own timeout. (Read in a thread: a pipe
+    polled as ready may still hold half a line. Kill the child after ``None``: its pipe's
+    end then ends the thread.)"""
+    got: list[AnyStr] = []
+    reader = threading.Thread(target=lambda: got.append(stream.readline()), daemon=True)
+    reader.start()
+    reader.join(seconds)
+    return got[0] if got else None

@@ -31,6 +31,7 @@ import pytest
 from arena.storage import Storage, lock_path
 from arena.web.demo import DEMO_BOTS, demo_record, make_demo_db
 from tests.support.harness import deal_scores, get_json
+from tests.support.spawn import readline_within
 
 pytestmark = pytest.mark.browser
 
@@ -107,8 +108,8 @@ def arena_web(db: Path) -> Iterator[str]:
     )  # fmt: skip
     try:
         assert proc.stdout is not None
-        line = proc.stdout.readline()
-        m = re.search(r"(http://127\.0\.0\.1:\d+/)", line)
+        line = readline_within(proc.stdout, 60)  # (a deadline: a server that says nothing)
+        m = re.search(r"(http://127\.0\.0\.1:\d+/)", line or "")
         assert m, f"arena web printed {line!r}"
         yield m.group(1)
     finally:

@@ -28,6 +28,7 @@ from arena.web import DataSource
 from arena.web import server as web
 from arena.web.demo import make_demo_db
 from tests.support.harness import web_server
+from tests.support.spawn import readline_within
 
 GUARD_S = 30.0
 
@@ -506,7 +507,8 @@ def test_arena_web_stops_on_sigterm_and_a_hang_up_as_on_ctrl_c(db: Path, sig: st
     )  # fmt: skip
     try:
         assert proc.stdout is not None
-        line = proc.stdout.readline()
+        line = readline_within(proc.stdout, 60)  # (a deadline: a server that says nothing)
+        assert line, "arena web said nothing in 60 s"
         port = int(line.rsplit(":", 1)[1].split("/")[0])
         assert answer(port).startswith(b"HTTP/1.0 200 OK")
         proc.send_signal(getattr(signal, sig))
