@@ -27,7 +27,8 @@ What happens when a bot misbehaves (the same locally and against an arena):
 - ``act`` returns something that is **not an Action** at all (``None``, a string): logged
   as an error, and the fallback is played.
 - a method the runners call is ``async def``: the bot is refused where it is loaded or
-  given (its coroutines would never run); run what it awaits with ``asyncio.run``.
+  given (its coroutines would never run), or, set in ``__init__`` or made by a factory,
+  where it is made; run what it awaits with ``asyncio.run``.
 - a hook (``on_match_start``, ``on_action``, ``on_talon_taken``, ``on_deal_end``,
   ``on_match_end``) **raises**: logged with the traceback and counted (an ``error``
   incident locally, the run's ``errors`` in an arena); the match goes on. Hooks get views

@@ -32,7 +32,7 @@ import time
 import traceback
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import partial
+from functools import partial, partialmethod
 from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Any
@@ -187,7 +187,7 @@ def make_bot(factory: BotFactory | Bot) -> Bot:
         raise TypeError(f"{factory!r} made {bot!r}, which is not a sdk.Bot")
     coroutines = async_methods(bot)  # (a class given itself is refused before any match)
     if coroutines is not None:
-        raise TypeError(f"{factory!r} made a {type(bot).__name__}, whose {coroutines}")
+        raise TypeError(f"{factory!r} made a bot of class {type(bot).__name__}, whose {coroutines}")
     return bot
 
 
@@ -655,8 +655,7 @@ def async_methods(bot: object, *, qualified: bool = False) -> str | None:
         method = own[name] if name in own else getattr(cls, name, None)
         if method is None or method is getattr(Bot, name):
             continue
-        plain = inspect.unwrap(method) if callable(method) else method
-        if inspect.iscoroutinefunction(method) or inspect.isasyncgenfunction(plain):
+        if _is_async(method):
             said = f"{name}()" if name in own else _defined(cls, name)
             found.append((name, f"{cls.__name__}.{said}" if qualified else said))
     if not found:
@@ -672,6 +671,28 @@ def async_methods(bot: object, *, qualified: bool = False) -> str | None:
         f"so a coroutine would never run; {fix} to its end with "
         "asyncio.run(...) (see docs/writing-a-bot.md, Awaiting in a decision)"
     )
+
+
+def _callee(method: object) -> object:
+    """The function that a call of ``method`` runs: that of a bound, static or class method,
+    of a ``functools.partial`` or ``partialmethod``, or an object's ``__call__`` (a hook
+    given as an object); a decorator's wrapper is itself (see :func:`_is_async`)."""
+    if inspect.isfunction(method):  # (a partialmethod, as a class gives it on Python 3.11)
+        method = getattr(method, "_partialmethod", method)
+    while isinstance(method, partial | partialmethod):
+        method = method.func
+    if callable(method) and not (inspect.isroutine(method) or isinstance(method, type)):
+        method = type(method).__call__  # (an object's: its own function)
+    return method
+
+
+def _is_async(method: object) -> bool:
+    """Whether calling ``method`` as the runners do makes a coroutine or an async generator
+    that nothing runs (an ``async def``, in any of :func:`_callee`'s forms). A decorator's
+    plain ``def`` wrapper is plain: it may run the ``async def`` to its end itself
+    (``asyncio.run``), or return its coroutine (told at play time)."""
+    f = _callee(method)
+    return inspect.iscoroutinefunction(f) or inspect.isasyncgenfunction(f)
 
 
 def method_mistakes(bot: Bot) -> tuple[list[str], list[str]]:
@@ -804,7 +825,8 @@ def _where_class(cls: type) -> str:
 
 def _defined(cls: type, name: str) -> str:
     """``"play() (mine.py:12)"``: method ``name`` of ``cls`` and where it is defined."""
-    code = getattr(inspect.unwrap(getattr(cls, name)), "__code__", None)
+    f = _callee(getattr(cls, name))
+    code = getattr(inspect.unwrap(f) if callable(f) else f, "__code__", None)
     if code is None:
         return f"{name}()"
     return f"{name}() ({Path(code.co_filename).name}:{code.co_firstlineno})"

@@ -116,7 +116,9 @@ def test_play_local_and_sdk_run_refuse_an_async_def_bot_before_any_match() -> No
     assert "write it `def play`, and run what it awaits to its end with asyncio.run" in str(e.value)
     with pytest.raises(TypeError, match=r"a bot of class AsyncHook, whose on_match_end\(\)"):
         play_local([Bot, AsyncHook(), Bot], seed=1, max_deals=1)
-    with pytest.raises(BotMakeError, match=r"made a AsyncPlay, whose play\(\) .* `async def`"):
+    with pytest.raises(
+        BotMakeError, match=r"made a bot of class AsyncPlay, whose play\(\) .* `async def`"
+    ):
         play_local([lambda: AsyncPlay(), Bot, Bot], seed=1, max_deals=1)
     with pytest.raises(TypeError, match=r"the bot to run is the class AsyncHook, whose"):
         BotRunner(AsyncHook, "127.0.0.1:9", "t")
