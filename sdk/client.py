@@ -1849,10 +1849,14 @@ class BotRunner:
         # Said in the match's order, after the hooks queued before it (the last deal's
         # on_deal_end) and before on_match_end: said at once, it came before the lines
         # those hooks log, as if they ran after the match.
-        self._say_in_order(m, lambda: _say_ended(m, scores, places))
+        self._say_in_order(m, lambda: log.info("match %s ended: scores %s, places %s",
+                                               m.match_id, scores, places))  # fmt: skip
         view = hook_view(view)  # a last view of requests had legal actions: not for a hook
         if m.bot is None or _has(m.bot, "on_match_end"):
             self._schedule(m, "on_match_end", view, result)
+        # After on_match_end, so that its failure counts too (said before it, a match whose
+        # only failure was that hook said nothing).
+        self._say_in_order(m, lambda: _say_failed(m))
         # Counted now, not after the hook (a bot call that never returns held the count at
         # 0 for ever); but a last match stops the runner only after its hook has run, in
         # the match's order: stopping at once cut a slow hook off, or cancelled it unrun.
@@ -1999,18 +2003,22 @@ class BotRunner:
                 t.cancel()
 
 
-def _say_ended(m: _Match, scores: list[int], places: list[int]) -> None:
-    """The line of match ``m``'s end, and what the bot failed in it: a decision that raised
-    (or answered no action) sent the fallback, a legal answer to the referee, so no strike,
-    leaderboard or record shows it; said once for the match, here, where its author looks."""
-    log.info("match %s ended: scores %s, places %s", m.match_id, scores, places)
-    if m.failed or m.hooks_failed:
-        hooks = f", and {m.hooks_failed} hook call(s) failed" if m.hooks_failed else ""
-        log.warning(
-            "match %s: the bot failed %d of its %d decision(s) (raised, or answered no "
-            "action: the fallback was sent, which the arena counts as no strike)%s; see "
-            "the errors above", m.match_id, m.failed, m.decided, hooks,
-        )  # fmt: skip
+def _say_failed(m: _Match) -> None:
+    """What the bot failed in match ``m``, said at its end (after its last hook): a decision
+    that raised (or answered no action) sent the fallback, a legal answer to the referee,
+    so no strike, leaderboard or record shows it; said once for the match, where its
+    author looks."""
+    if not (m.failed or m.hooks_failed):
+        return
+    said = []
+    if m.failed:
+        said.append(
+            f"the bot failed {m.failed} of its {m.decided} decision(s) (raised, or answered "
+            "no action: the fallback was sent, which the arena counts as no strike)"
+        )
+    if m.hooks_failed:
+        said.append(f"{m.hooks_failed} hook call(s){'' if said else ' of the bot'} failed")
+    log.warning("match %s: %s; see the errors above", m.match_id, ", and ".join(said))
 
 
 def _make_here(factory: BotFactory, name: str, match_id: str) -> Bot | None:
