@@ -12,25 +12,19 @@ word (a cell shows a word whole only where the table is as wide: the title then 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import functools
 import logging
-import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
-from harness import arena
-
-from engine import PRESETS, Action, DealResult, GameResult, PlayerView
+from engine import Action, DealResult, GameResult, PlayerView
 from sdk import Bot, play_local
-from sdk.client import RunSummary
 from sdk.local import BotMakeError, factory_problem, method_mistakes
+from tests.sdk.test_limits_round41 import _one_match  # (a match h1 of runners, 1 deal)
 
-RULES = PRESETS["classic"]
 HERE = Path(__file__).name
 
 
@@ -208,14 +202,6 @@ class HookFails(Bot):
 
     def on_match_end(self, view: PlayerView, result: GameResult) -> None:
         raise ValueError("hook boom")
-
-
-async def _one_match(tmp: Path, factories: list[Any]) -> list[RunSummary]:
-    async with arena(tmp) as a:
-        names = [f"v{i}" for i in range(len(factories))]
-        tasks = await a.runners(names, factories, 1)
-        await a.referee.run_match("h1", dataclasses.replace(RULES, max_deals=1), 1, names)
-        return list(await asyncio.wait_for(asyncio.gather(*tasks), 60))
 
 
 def test_a_failing_on_match_end_is_counted_in_the_matchs_end(
