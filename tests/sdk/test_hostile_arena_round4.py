@@ -217,15 +217,18 @@ def test_ends_and_requests_for_matches_not_held_are_told_once_and_named(
 
 class _Thinking(Hooks):
     """Says it was asked (``asked``), and answers once the runner has handled the end of
-    its match (``over``)."""
+    its match (``over``). The call is recorded when it is asked, not when it answers: the
+    next match's bot, asked once the end is handled, may answer (in its own thread)
+    before this one wakes."""
 
     asked: ClassVar[threading.Event] = threading.Event()
     over: ClassVar[threading.Event] = threading.Event()
 
     def act(self, view: PlayerView) -> Action:
+        action = super().act(view)
         self.asked.set()
         assert self.over.wait(GUARD)
-        return super().act(view)
+        return action
 
 
 @pytest.mark.parametrize("end", ["target", "interrupted"])
