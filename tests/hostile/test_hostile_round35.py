@@ -36,6 +36,7 @@ from tests.support.harness import (
     attach_in_process,
     errors_logged,
     no_error_logged,  # noqa: F401 (a fixture)
+    on_the_loop,
     serve_one_bot,
     until,
 )
@@ -217,7 +218,9 @@ def test_a_table_plays_on_untouched_while_a_client_resets_streams_as_fast_as_it_
             ref.add_bot(n, f"tok-{n}")
             runner = BotRunner(RandomBot, f"127.0.0.1:{port}", f"tok-{n}", matches=1, name=n,
                                retry_for=10)  # fmt: skip
-            tasks.append(asyncio.create_task(runner.run()))
+            # The control: its calls on this loop, whose stalls (the flood's threads hold
+            # the GIL too) the referee excuses; a worker thread's wait it would not.
+            tasks.append(asyncio.create_task(on_the_loop(runner).run()))
         flooders = [asyncio.create_task(asyncio.to_thread(flood, port)) for _ in range(2)]
         try:
             assert not await ref.wait_for_bots(names, 20)

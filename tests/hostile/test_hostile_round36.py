@@ -55,7 +55,7 @@ from arena.referee.core import REPLACED
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 from engine import PRESETS
-from tests.support.harness import errors_logged
+from tests.support.harness import errors_logged, on_the_loop
 
 ONE_DEAL = dataclasses.replace(PRESETS["classic"], max_deals=1)
 PLAY = "/arena.v1.Arena/Play"
@@ -215,12 +215,6 @@ class Hostile:
         return None
 
 
-async def _on_the_loop(what: str, fn: Any) -> Any:
-    """``BotRunner._in_thread`` for the honest bots: the call, here (RandomBot's calls take
-    microseconds)."""
-    return fn()
-
-
 class World:
     """The arena of a whole run: a referee and its server on a free port, honest SDK bots,
     the honest table playing match after match, in an event loop on a thread of its own
@@ -260,13 +254,9 @@ class World:
             self.ref.add_bot(n, f"tok-{n}")
             runner = BotRunner(RandomBot, self.target, f"tok-{n}", name=n, retry_for=10)
             # The honest bots are the control: every call of theirs runs on this loop, not
-            # in the runner's worker threads. This process runs the referee, five runners
-            # and the hostile clients on one loop; on a loaded machine a worker thread once
-            # waited 2.4 s for the GIL to make a RandomBot (CI), and its first request timed
-            # out. The referee excuses its own loop's stalls, not another thread's: on the
-            # loop, an honest bot is late only if the referee's loop is, and is excused.
-            runner._in_thread = _on_the_loop  # type: ignore[method-assign]
-            self.runners.append(runner)
+            # in the runner's worker threads (on a loaded machine a worker waited 2.4 s for
+            # the GIL to make a RandomBot, and its first request timed out): see on_the_loop.
+            self.runners.append(on_the_loop(runner))
         self.runner_tasks = [asyncio.create_task(r.run()) for r in self.runners]
         assert not await self.ref.wait_for_bots(names, 30)
         self.table = asyncio.create_task(self._honest_table())

@@ -43,8 +43,9 @@ from sdk import (
     parse_card,
     play_local,
 )
-from sdk.client import run_async
+from sdk.client import BotRunner, run_async
 from tests.support.certs import make_cert
+from tests.support.harness import on_the_loop
 
 ROOT = Path(__file__).parents[2]
 #: gRPC's own words, which a bot's author should never have to read.
@@ -661,9 +662,15 @@ def test_a_slow_init_is_named_when_it_costs_the_first_decisions(
             ref.add_bot(name, f"token-{name}")
         server, port = await start_server(ref, host="127.0.0.1", port=0, tls=None)
         try:
-            bots = [asyncio.create_task(run_async(b, f"127.0.0.1:{port}", f"token-{n}",
-                                                  matches=1, retry_for=30))
-                    for n, b in zip(names, kinds, strict=True)]  # fmt: skip
+            target = f"127.0.0.1:{port}"
+            # heur and rand are the control: their calls on this loop (see on_the_loop); in
+            # a worker thread, a wait for the GIL past 300 ms on a loaded machine would be
+            # a slow make or decision of theirs, said in a line this test counts.
+            runs = [run_async(kinds[0], target, "token-slow", matches=1, retry_for=30)] + [
+                on_the_loop(BotRunner(b, target, f"token-{n}", matches=1, retry_for=30)).run()
+                for n, b in zip(names[1:], kinds[1:], strict=True)
+            ]
+            bots = [asyncio.create_task(r) for r in runs]
             assert not await ref.wait_for_bots(list(names), timeout=30)
             await ref.run_match("m1", dataclasses.replace(rules, max_deals=1), seed=3,
                                 seats=list(names))  # fmt: skip

@@ -273,7 +273,9 @@ def test_a_call_of_seconds_forfeits_in_an_arena_and_is_timeouts_enough_locally(
         async with arena(tmp_path, decision_ms=200, time_bank_ms=300) as a:
             names = ["v0", "v1", "v2"]
             Sleeper.slept = False
-            tasks = await a.runners(names, [Sleeper, rand, rand], 1)
+            # (v1 and v2 are the control: their calls on this loop, see on_the_loop; a
+            # forfeit of theirs, 200 + 300 ms in a worker thread, failed forfeits == [0].)
+            tasks = await a.runners(names, [Sleeper, rand, rand], 1, controls=names[1:])
             rules = dataclasses.replace(PRESETS["classic"], max_deals=2)
             record = await a.referee.run_match("m1", rules, 1, names)
             return record, list(await asyncio.wait_for(asyncio.gather(*tasks), 60))
