@@ -677,8 +677,9 @@ def _callee(method: object) -> object:
     """The function that a call of ``method`` runs: that of a bound, static or class method,
     of a ``functools.partial`` or ``partialmethod``, or an object's ``__call__`` (a hook
     given as an object); a decorator's wrapper is itself (see :func:`_is_async`)."""
-    if inspect.isfunction(method):  # (a partialmethod, as a class gives it on Python 3.11)
-        method = getattr(method, "_partialmethod", method)
+    if inspect.isfunction(method):  # (a partialmethod, as a class gives it: its attribute
+        # named ``_partialmethod`` up to Python 3.12, ``__partialmethod__`` from 3.13)
+        method = getattr(method, "__partialmethod__", getattr(method, "_partialmethod", method))
     while isinstance(method, partial | partialmethod):
         method = method.func
     if callable(method) and not (inspect.isroutine(method) or isinstance(method, type)):
