@@ -17,6 +17,7 @@ import pytest
 from rich.console import Console
 
 from arena.referee import Referee, RefereeConfig, start_server
+from tests.review.test_mutation_review_round40 import _db
 from tests.support.spawn import readline_within
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -157,20 +158,8 @@ def test_bench_shows_every_figure_whole_in_40_columns_and_its_table_in_80() -> N
 def _leaderboard(tmp_path: Path) -> object:
     from arena.leaderboard import build_leaderboard
     from arena.storage import Storage
-    from engine import PRESETS, Game
 
-    bots = ["counting", "heuristic", "random"]
-    with Storage(tmp_path / "lb.sqlite") as st:
-        st.ensure_tournament("lb", name="lb", fingerprint="f", total_matches=1,
-                             config={"ruleset": {"name": "classic", "players": 3},
-                                     "draw_probability": 0.02},
-                             bots=[(b, "r") for b in bots])  # fmt: skip
-        g = Game.new(dataclasses.replace(PRESETS["classic"], max_deals=4), 1, bots)
-        rng = random.Random(1)
-        while g.result is None:
-            g.apply_trusted(rng.choice(g.legal_actions()))
-        st.save_match("lb", match_id="lb-m00000", index=0, table=0, set_no=0, seed=1,
-                      seats=bots, record=g.record(), started_at=0.0, finished_at=1.0)  # fmt: skip
+    with Storage(_db(tmp_path, ["counting", "heuristic", "random"])) as st:
         return build_leaderboard(st, "lb")
 
 
