@@ -437,6 +437,8 @@ class LeaderboardBuilder(StoredSince):
             if isinstance(seat, int) and 0 <= seat < len(seats):
                 kind = str(inc.get("kind"))
                 strikes[seats[seat]][_KIND_GROUP.get(kind, "other")] += 1
+                if kind == "bot_error":  # (of "other", told apart: decisions the bot failed)
+                    strikes[seats[seat]]["bot_errors"] += 1
                 recorded[seat, kind] += 1
         # The referee records only the first few disconnects and late answers of a seat
         # one by one (the record's size stays bounded) and counts them all: the totals win.
@@ -475,7 +477,7 @@ class LeaderboardBuilder(StoredSince):
                     contracts=self.contracts[b],
                     contracts_made=self.made[b],
                     concessions=self.concessions[b],
-                    strikes={g: self.strikes[b][g] for g in (*STRIKE_GROUPS, "other")},
+                    strikes={g: self.strikes[b][g] for g in (*STRIKE_GROUPS, *_NO_STRIKE)},
                     decisions=sum(times.values()) if times is not None else 0,
                     median_ms=median_of_counts(times) if times is not None else None,
                     mean_score=_mean(fs),
@@ -519,3 +521,8 @@ class LeaderboardBuilder(StoredSince):
 
 
 _KIND_GROUP = {k: g for g, kinds in STRIKE_GROUPS.items() for k in kinds}
+
+#: The counts of ``BotStats.strikes`` beside the strike groups: ``other``, every incident
+#: that is no strike (an answer to no pending request, a decision the bot failed), and of
+#: them ``bot_errors``, the decisions the bot failed (raised: its client sent a fallback).
+_NO_STRIKE = ("other", "bot_errors")
