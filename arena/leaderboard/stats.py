@@ -49,6 +49,9 @@ class BotStats:
     decisions: int
     median_ms: float | None
     mean_score: float | None  # final match score, averaged
+    #: Of ``strikes["other"]`` (no strike): the decisions the bot failed (``bot_error``
+    #: incidents: it raised, or answered no action, and its client sent a fallback).
+    bot_errors: int = 0
 
     @property
     def made_pct(self) -> float | None:
@@ -355,6 +358,7 @@ class LeaderboardBuilder(StoredSince):
         self.made: Counter[str] = Counter()
         self.concessions: Counter[str] = Counter()
         self.strikes: dict[str, Counter[str]] = defaultdict(Counter)
+        self.bot_errors: Counter[str] = Counter()
         # bot -> decision time (ms) -> how many decisions took it (a list of every time would
         # be most of the memory: see median_of_counts)
         self.times: dict[str, Counter[float]] = defaultdict(Counter)
@@ -438,7 +442,7 @@ class LeaderboardBuilder(StoredSince):
                 kind = str(inc.get("kind"))
                 strikes[seats[seat]][_KIND_GROUP.get(kind, "other")] += 1
                 if kind == "bot_error":  # (of "other", told apart: decisions the bot failed)
-                    strikes[seats[seat]]["bot_errors"] += 1
+                    self.bot_errors[seats[seat]] += 1
                 recorded[seat, kind] += 1
         # The referee records only the first few disconnects and late answers of a seat
         # one by one (the record's size stays bounded) and counts them all: the totals win.
@@ -477,10 +481,11 @@ class LeaderboardBuilder(StoredSince):
                     contracts=self.contracts[b],
                     contracts_made=self.made[b],
                     concessions=self.concessions[b],
-                    strikes={g: self.strikes[b][g] for g in (*STRIKE_GROUPS, *_NO_STRIKE)},
+                    strikes={g: self.strikes[b][g] for g in (*STRIKE_GROUPS, "other")},
                     decisions=sum(times.values()) if times is not None else 0,
                     median_ms=median_of_counts(times) if times is not None else None,
                     mean_score=_mean(fs),
+                    bot_errors=self.bot_errors[b],
                 )
             )
 
@@ -521,8 +526,3 @@ class LeaderboardBuilder(StoredSince):
 
 
 _KIND_GROUP = {k: g for g, kinds in STRIKE_GROUPS.items() for k in kinds}
-
-#: The counts of ``BotStats.strikes`` beside the strike groups: ``other``, every incident
-#: that is no strike (an answer to no pending request, a decision the bot failed), and of
-#: them ``bot_errors``, the decisions the bot failed (raised: its client sent a fallback).
-_NO_STRIKE = ("other", "bot_errors")

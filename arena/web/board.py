@@ -46,7 +46,7 @@ def compute(lb: Leaderboard) -> JSON:
             "strikes": sum(r.strikes.get(g, 0) for g in STRIKE_GROUPS),
             "strike_groups": {g: r.strikes.get(g, 0) for g in STRIKE_GROUPS},
             "other_incidents": r.strikes.get("other", 0),
-            "bot_errors": r.strikes.get("bot_errors", 0),
+            "bot_errors": r.bot_errors,
             "median_ms": r.median_ms,
         }
         for r in lb.rows
