@@ -66,8 +66,9 @@ _RED = {Suit.HEARTS, Suit.DIAMONDS}
 #: Incident kinds that count as strikes (``max_strikes`` of them forfeit the match:
 #: docs/tournament.md). An answer to no pending request (``wrong_request``) and a
 #: disconnect are not strikes; a disconnect longer than the grace period forfeits at once.
+#: Nor is a decision the bot's client said failed (``bot_error``: its own fallback sent).
 _STRIKES = ("timeout", "illegal", "malformed")
-_NOT_STRIKES = ("wrong_request", "disconnect")
+_NOT_STRIKES = ("bot_error", "wrong_request", "disconnect")
 
 #: The mark of a card the referee played for a seat (``"by": "fallback"``) in a trick
 #: cell; a legend under the deal's tricks says whose and why.
@@ -856,6 +857,7 @@ def _incident_lines(record: Mapping[str, Any], players: Sequence[str]) -> list[T
         return [Text("Incidents: none")]
     head = (
         "Incidents (strikes: timeouts, illegal and malformed answers; not strikes: "
+        "bot_error, a decision the bot failed (its client sent a fallback), "
         "wrong_request, an answer to no pending request, and disconnects)"
     )
     return [Text(head, style="bold"), *lines]
@@ -863,7 +865,12 @@ def _incident_lines(record: Mapping[str, Any], players: Sequence[str]) -> list[T
 
 def counted(counts: Mapping[str, int], kinds: Sequence[str]) -> str:
     """``"2 timeouts, 1 illegal"``: the kinds of ``kinds`` that occurred, with their count."""
-    plural = {"timeout": "timeouts", "disconnect": "disconnects", "wrong_request": "wrong_requests"}
+    plural = {
+        "timeout": "timeouts",
+        "disconnect": "disconnects",
+        "wrong_request": "wrong_requests",
+        "bot_error": "bot_errors",
+    }
     out = []
     for kind in kinds:
         k = counts[kind]

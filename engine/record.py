@@ -455,8 +455,12 @@ def replay(rec: Mapping[str, Any]) -> Game:
 
 _RESULT_KEYS = ("scores", "places", "shortfalls", "winner", "deals", "reason")
 
-#: The kinds of a referee's incidents (docs/referee.md, "What is recorded").
-INCIDENT_KINDS = ("timeout", "illegal", "malformed", "wrong_request", "disconnect", "forfeit")
+#: The kinds of a referee's incidents (docs/referee.md, "What is recorded"), in the order of
+#: the protocol's ``Incident`` enum. ``bot_error``: the bot's client said its decision failed
+#: and sent its own fallback (``Decision.failed``), no strike.
+INCIDENT_KINDS = (
+    "timeout", "illegal", "malformed", "wrong_request", "disconnect", "forfeit", "bot_error",
+)  # fmt: skip
 _STRIKES = ("timeout", "illegal", "malformed")
 
 

@@ -49,6 +49,7 @@ from sdk.local import (
     _NOT_THE_BOTS,
     _exception,
     _own_name,
+    arena_record,
     bot_site,
     method_mistakes,
     raise_site,
@@ -1161,7 +1162,9 @@ def _write_record(directory: Path, match_id: str, match: LocalMatch) -> None:
     # leaves the record there before whole, not the start of the new one.
     part = directory / f".{match_id}.json.part"
     try:
-        part.write_text(json.dumps(match.record, ensure_ascii=False), encoding="utf-8")
+        # (with its incidents, as a referee's record lists them: arena replay shows them)
+        record = arena_record(match)
+        part.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
         os.replace(part, path)
     except OSError as e:  # (a full disk, say): said in words, not as a traceback
         with contextlib.suppress(OSError):

@@ -76,7 +76,7 @@ from sdk.local import (
     _defined,
     _method,
     bot_exc_info,
-    decide,
+    decide_failed,
     factory_problem,
     fork_count,
     hook_result,
@@ -607,6 +607,9 @@ class _Match:
     view: PlayerView
     tail: asyncio.Task[None] | None = None
     answers: dict[str, Action] = field(default_factory=dict)
+    #: Of the answer kept in ``answers``: what failed when it is the fallback of a decision
+    #: the bot failed (``Decision.failed``, sent again with it), else ``None``.
+    answer_failed: str | None = None
     #: The request that waits in the match's chain, not yet taken by its step: a newer
     #: request replaces it there (the arena asks one decision of a seat at a time).
     waiting: _Ask | None = None
@@ -634,8 +637,9 @@ class _Match:
     #: How many repeated events were ignored (the first few are said; see _REPEATS_TOLD).
     repeats: int = 0
     #: The bot's decisions in the match, those of them it failed (raised, or answered no
-    #: action: the fallback sent, which the referee takes as any answer), and its hooks
-    #: that failed: said at the match's end (no strike, the arena records none of them).
+    #: action: the fallback sent, which the referee takes as any answer, and records as a
+    #: ``bot_error`` incident, no strike), and its hooks that failed (the arena records
+    #: none): said at the match's end.
     decided: int = 0
     failed: int = 0
     hooks_failed: int = 0
@@ -1577,12 +1581,12 @@ class BotRunner:
             # A quick bot and nothing of this match in flight: answer here, no task.
             assert bot is not None
             try:
-                action = self._decide_inline(m, bot, view, deadline)
+                action, failed = self._decide_inline(m, bot, view, deadline)
             except (SystemExit, KeyboardInterrupt) as e:
                 self._bot_left(e)
                 return
             if not _too_late(m, rid, deadline):
-                self._send_answer(m, rid, action, out)
+                self._send_answer(m, rid, action, out, failed)
             return
 
         w = m.waiting
@@ -1668,21 +1672,23 @@ class BotRunner:
                 return
             try:
                 if cached is not None:
-                    action = cached
+                    action, failed = cached, m.answer_failed
                 elif self._inline and bot.quick:
-                    action = self._decide_inline(
+                    action, failed = self._decide_inline(
                         m, bot, view, deadline, behind_make=ask.behind_make
                     )
                 else:
-                    action, kind = await self._in_thread(
+                    action, failed = await self._in_thread(
                         f"act in match {m.match_id}",
                         (lambda: bot.decide(view, deadline))
                         if isinstance(bot, Remote)
                         else (
-                            lambda: decide(bot, view, log, deadline=deadline, match_id=m.match_id)
+                            lambda: decide_failed(
+                                bot, view, log, deadline=deadline, match_id=m.match_id
+                            )
                         ),
                     )
-                    self._count(kind, m)
+                    self._count(failed, m)
                     if deadline is not None and not m.bank_told:
                         _tell_bank(m, bot, view, deadline, behind_make=ask.behind_make)
             except (SystemExit, KeyboardInterrupt) as e:
@@ -1695,11 +1701,11 @@ class BotRunner:
                           "not sent", m.match_id, rid)  # fmt: skip
                 return
             if self._out is not out:
-                m.answers = {rid: action}
+                m.answers, m.answer_failed = {rid: action}, failed
                 return  # that stream is gone; the referee asks again on the new one
             if cached is None and _too_late(m, rid, deadline):
                 return
-            self._send_answer(m, rid, action, out)
+            self._send_answer(m, rid, action, out, failed)
 
         self._chain(m, answer())
         ask.step = m.tail
@@ -1730,9 +1736,9 @@ class BotRunner:
         deadline: Deadline | None,
         *,
         behind_make: bool = False,
-    ) -> Action:
+    ) -> tuple[Action, str | None]:
         t0 = time.perf_counter()
-        action, kind = decide(bot, view, log, deadline=deadline, match_id=m.match_id)
+        action, failed = decide_failed(bot, view, log, deadline=deadline, match_id=m.match_id)
         if deadline is not None and not m.bank_told:
             _tell_bank(m, bot, view, deadline, behind_make=behind_make)
         took = time.perf_counter() - t0
@@ -1743,16 +1749,20 @@ class BotRunner:
                 "match of the bot waited): it is asked in a worker thread from now on",
                 bot.name, took * 1000,
             )  # fmt: skip
-        self._count(kind, m)
-        return action
+        self._count(failed, m)
+        return action, failed
 
-    def _count(self, kind: str, m: _Match) -> None:
+    def _count(self, failed: str | None, m: _Match) -> None:
         m.decided += 1
-        if kind != "bot":
+        if failed is not None:
             self.summary.errors += 1
             m.failed += 1
 
-    def _send_answer(self, m: _Match, rid: str, action: Action, out: _Outbox) -> None:
+    def _send_answer(
+        self, m: _Match, rid: str, action: Action, out: _Outbox, failed: str | None = None
+    ) -> None:
+        """Send ``action`` as the answer to request ``rid``; ``failed``: it is the fallback
+        of a decision the bot failed, which the referee records (``Decision.failed``)."""
         sent = _on_the_wire(action)
         if sent != action:
             # Well typed, but no wire value holds it (``Bid(-5)``; a wrong type is caught
@@ -1777,11 +1787,12 @@ class BotRunner:
         # would be asked again at the first step for ever.
         if rid not in m.answers and out is self._out:
             self._progress = True
-        m.answers = {rid: action}
+        m.answers, m.answer_failed = {rid: action}, failed
         self.summary.decisions += 1
-        out.put_nowait(
-            pb.BotMessage(decision=pb.Decision(request_id=rid, match_id=m.match_id, action=wire))
-        )
+        decision = pb.Decision(request_id=rid, match_id=m.match_id, action=wire)
+        if failed is not None:  # (a referee before the field skips it: no harm)
+            decision.failed = failed
+        out.put_nowait(pb.BotMessage(decision=decision))
 
     def _on_match_ended(self, me: pb.MatchEnded) -> None:
         m = self._matches.pop(me.match_id, None)
@@ -2006,15 +2017,16 @@ class BotRunner:
 def _say_failed(m: _Match) -> None:
     """What the bot failed in match ``m``, said at its end (after its last hook): a decision
     that raised (or answered no action) sent the fallback, a legal answer to the referee,
-    so no strike, leaderboard or record shows it; said once for the match, where its
-    author looks."""
+    so no strike (the record has a ``bot_error`` incident of each, which `arena replay` and
+    the bot's page show); said once for the match, where its author looks."""
     if not (m.failed or m.hooks_failed):
         return
     said = []
     if m.failed:
         said.append(
             f"the bot failed {m.failed} of its {m.decided} decision(s) (raised, or answered "
-            "no action: the fallback was sent, which the arena counts as no strike)"
+            "no action: the fallback was sent, which the arena counts as no strike and "
+            "records as a bot_error)"
         )
     if m.hooks_failed:
         said.append(f"{m.hooks_failed} hook call(s){'' if said else ' of the bot'} failed")

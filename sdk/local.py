@@ -73,7 +73,9 @@ __all__ = [
     "SeriesEntry",
     "SeriesInterrupted",
     "SeriesResult",
+    "arena_record",
     "decide",
+    "decide_failed",
     "hook_result",
     "hook_view",
     "make_bot",
@@ -98,12 +100,34 @@ class LocalIncident:
     bot did and, for a decision, the fallback played instead: "Mine.play() (mine.py:12)
     raised ValueError: boom; played play 9♠ instead", "... returned None, which is not an
     Action; played ...", "illegal action 'play 9♠' by seat 0: 9♠ is not in your hand; ...;
-    played play 10♣ instead", "raised in on_deal_end: KeyError: 'x'"."""
+    played play 10♣ instead", "raised in on_deal_end: KeyError: 'x'". ``hook``: the hook
+    that failed ("on_deal_end"), "" for a decision."""
 
     seat: int
     deal: int
     kind: str
     detail: str
+    hook: str = ""
+
+
+#: A local incident's kind as a referee records it (docs/referee.md): a decision the bot
+#: failed is the SDK's fallback sent as its answer in an arena (``bot_error``, no strike).
+_ARENA_KIND = {"error": "bot_error", "malformed": "bot_error", "illegal": "illegal",
+               "timeout": "timeout"}  # fmt: skip
+
+
+def arena_record(match: LocalMatch) -> dict[str, Any]:
+    """``match``'s record with its ``incidents`` as a referee's record lists them
+    (``{"kind", "seat", "deal", "detail"}``, docs/record-format.md), for ``arena replay``:
+    a decision the bot failed (it raised, or answered no action) is a ``bot_error``, an
+    illegal answer ``illegal``, a timed match's late answer ``timeout``; a hook that failed
+    is not listed (a referee never learns of it)."""
+    incidents = [
+        {"kind": _ARENA_KIND[i.kind], "seat": i.seat, "deal": i.deal, "detail": i.detail}
+        for i in match.incidents
+        if not i.hook and i.kind in _ARENA_KIND
+    ]
+    return {**match.record, "incidents": incidents}
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,9 +239,25 @@ def decide(
     ``bot.deadline`` for the call; ``match_id`` names the match in the log (default:
     ``bot.match_id``, which an instance shared by several matches cannot tell).
     """
-    action, kind, _ = _decide(bot, view, logger, reraise=reraise, deadline=deadline,
-                              match_id=match_id)  # fmt: skip
+    action, kind, _, _ = _decide(bot, view, logger, reraise=reraise, deadline=deadline,
+                                 match_id=match_id)  # fmt: skip
     return action, kind
+
+
+def decide_failed(
+    bot: Bot,
+    view: PlayerView,
+    logger: logging.Logger = log,
+    *,
+    deadline: Deadline | None = None,
+    match_id: str | None = None,
+) -> tuple[Action, str | None]:
+    """:func:`decide` as an arena's runner asks it: ``(action, failed)``, ``failed`` being
+    ``None`` when the bot answered an Action, else what failed in a few words (the type of
+    the exception it raised, ``"ValueError"``, or ``"no action: NoneType"``), which the
+    runner sends with the fallback (``Decision.failed``) for the arena's record."""
+    action, _, _, failed = _decide(bot, view, logger, deadline=deadline, match_id=match_id)
+    return action, failed
 
 
 def stops_the_bot(e: BaseException) -> bool:
@@ -344,9 +384,10 @@ def _decide(
     reraise: bool = False,
     deadline: Deadline | None = None,
     match_id: str | None = None,
-) -> tuple[Action, str, str]:
+) -> tuple[Action, str, str, str | None]:
     """:func:`decide`, and what the bot did when its answer was replaced (the detail of
-    a :class:`LocalIncident`: its exception or the value it returned, and the fallback)."""
+    a :class:`LocalIncident`: its exception or the value it returned, and the fallback),
+    and that in a few words (:func:`decide_failed`; ``None``: the bot answered)."""
     where = f"match {match_id or bot.match_id}: " if match_id or bot.match_id else ""
     bot.deadline = deadline
     t0 = time.monotonic()
@@ -374,10 +415,11 @@ def _decide(
             where, head, view.deal_number + 1, view.phase, hint, fallback,
             exc_info=bot_exc_info(e),
         )  # fmt: skip
-        return fallback, "error", f"{head} raised {_exception(e)}{hint}; played {fallback} instead"
+        detail = f"{head} raised {_exception(e)}{hint}; played {fallback} instead"
+        return fallback, "error", detail, type(e).__name__[:FAILED_MAX]
     problem = _not_an_action(action, bot, view)
     if problem is None:  # (a bot's subclass of an action made the engine's: _plain)
-        return (action if type(action) in _ENGINE_ACTIONS else _plain(action)), "bot", ""
+        return (action if type(action) in _ENGINE_ACTIONS else _plain(action)), "bot", "", None
     head = f"{type(bot).__name__}.{_method(bot, view)}"
     if reraise:
         raise TypeError(f"{head} {problem}")
@@ -397,7 +439,12 @@ def _decide(
         "%s%s %s%s", where, head, problem, when,
         extra={"sdk_again": ((head, type(action).__qualname__), f"{where}{head} {did}", when)},
     )  # fmt: skip
-    return fallback, "malformed", f"{head} {problem}; played {fallback} instead"
+    failed = f"no action: {type(action).__name__}"[:FAILED_MAX]
+    return fallback, "malformed", f"{head} {problem}; played {fallback} instead", failed
+
+
+#: The longest ``Decision.failed`` the SDK sends (the referee keeps 64 characters).
+FAILED_MAX = 64
 
 
 def _loop_hint(e: BaseException) -> str:
@@ -1235,7 +1282,7 @@ def play_local(
             detail, e = failed
             if strict:
                 raise RuntimeError(f"{players[seat].name} (seat {seat}) {detail}") from e
-            incidents.append(LocalIncident(seat, game.deal_number, "error", detail))
+            incidents.append(LocalIncident(seat, game.deal_number, "error", detail, what))
 
     # The last view each seat was given: on_deal_end gets it, as in an arena (where the
     # next deal's view has not come yet when the deal's end does).
@@ -1295,7 +1342,7 @@ def play_local(
             if watch is not None:
                 watch.started(partial(_asked, bot, view))
             try:
-                action, kind, detail = _decide(bot, view, reraise=strict, deadline=deadline)
+                action, kind, detail, _ = _decide(bot, view, reraise=strict, deadline=deadline)
             except Exception as e:  # only with strict: it raised, or answered no action
                 raise RuntimeError(
                     f"{bot.name} (seat {seat}) failed in deal {game.deal_number + 1}: "

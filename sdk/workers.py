@@ -305,8 +305,8 @@ class Remote(Bot):
                     "match", self.match_id, why.removeprefix("its "), self._proc.pid)  # fmt: skip
         return self._proc
 
-    def decide(self, view: PlayerView, deadline: Deadline | None) -> tuple[Any, str]:
-        """``sdk.local.decide`` in the worker; a call that failed there plays the
+    def decide(self, view: PlayerView, deadline: Deadline | None) -> tuple[Any, str | None]:
+        """``sdk.local.decide_failed`` in the worker; a call that failed there plays the
         fallback, as a bot that raised does."""
         try:
             return self._worker().call("decide", self._key, view, deadline, self.match_id)  # type: ignore[no-any-return]
@@ -316,7 +316,7 @@ class Remote(Bot):
                 log.error("match %s: %s did not answer in deal %d (%s): %s; playing %s "
                           "instead", self.match_id, self.methods.get(view.phase, self.name),
                           view.deal_number + 1, view.phase, e, fallback)  # fmt: skip
-            return fallback, "error"
+            return fallback, "its worker process failed"
 
     def hook(self, what: str, args: tuple[object, ...]) -> bool:
         """Hook ``what`` in the worker; whether it failed (logged)."""
@@ -391,7 +391,7 @@ def serve(conn: Connection, spec: str, name: str, level: int, cwd: str) -> None:
     root.setLevel(level)
     from sdk.client import _WORKERS, _make_here, _run_hook, _Workers
     from sdk.loader import BotLoadError, load_bot
-    from sdk.local import decide
+    from sdk.local import decide_failed
 
     try:
         cls = load_bot(spec)
@@ -417,7 +417,7 @@ def serve(conn: Connection, spec: str, name: str, level: int, cwd: str) -> None:
                 value: object = make(*args)
             elif op == "decide":
                 key, view, deadline, match_id = args
-                value = decide(bots[key], view, log, deadline=deadline, match_id=match_id)
+                value = decide_failed(bots[key], view, log, deadline=deadline, match_id=match_id)
             else:
                 key, what, hook_args, match_id = args
                 value = _run_hook(bots[key], what, hook_args, match_id)

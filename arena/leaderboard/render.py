@@ -165,7 +165,11 @@ def to_rich_table(lb: Leaderboard, width: int | None = None) -> Table:
             row["bot"] = _cut_middle(row["bot"], name_width)
     # The strikes column's legend only where the column is (a narrow terminal drops it)
     legend = " · strikes: timeouts/illegal/disconnects/forfeits" if "strikes" in cols else ""
-    t.caption = f"tournament {printable(lb.tournament_id)} · sorted by μ−3σ{legend}"
+    # Decisions a bot failed (it raised; its client sent a fallback, a legal answer) are no
+    # strike, but an organiser is to see that a bot crashed.
+    failed = ", ".join(f"{printable(r.bot)} {r.bot_errors}" for r in lb.rows if r.bot_errors)
+    failed = f" · decisions failed (bot_error, no strike): {failed}" if failed else ""
+    t.caption = f"tournament {printable(lb.tournament_id)} · sorted by μ−3σ{legend}{failed}"
     for c in cols:
         t.add_column(
             c,

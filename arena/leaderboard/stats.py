@@ -49,6 +49,9 @@ class BotStats:
     decisions: int
     median_ms: float | None
     mean_score: float | None  # final match score, averaged
+    #: Of ``strikes["other"]`` (no strike): the decisions the bot failed (``bot_error``
+    #: incidents: it raised, or answered no action, and its client sent a fallback).
+    bot_errors: int = 0
 
     @property
     def made_pct(self) -> float | None:
@@ -355,6 +358,7 @@ class LeaderboardBuilder(StoredSince):
         self.made: Counter[str] = Counter()
         self.concessions: Counter[str] = Counter()
         self.strikes: dict[str, Counter[str]] = defaultdict(Counter)
+        self.bot_errors: Counter[str] = Counter()
         # bot -> decision time (ms) -> how many decisions took it (a list of every time would
         # be most of the memory: see median_of_counts)
         self.times: dict[str, Counter[float]] = defaultdict(Counter)
@@ -437,6 +441,8 @@ class LeaderboardBuilder(StoredSince):
             if isinstance(seat, int) and 0 <= seat < len(seats):
                 kind = str(inc.get("kind"))
                 strikes[seats[seat]][_KIND_GROUP.get(kind, "other")] += 1
+                if kind == "bot_error":  # (of "other", told apart: decisions the bot failed)
+                    self.bot_errors[seats[seat]] += 1
                 recorded[seat, kind] += 1
         # The referee records only the first few disconnects and late answers of a seat
         # one by one (the record's size stays bounded) and counts them all: the totals win.
@@ -479,6 +485,7 @@ class LeaderboardBuilder(StoredSince):
                     decisions=sum(times.values()) if times is not None else 0,
                     median_ms=median_of_counts(times) if times is not None else None,
                     mean_score=_mean(fs),
+                    bot_errors=self.bot_errors[b],
                 )
             )
 

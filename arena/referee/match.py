@@ -76,6 +76,10 @@ def clip(text: str, limit: int = MAX_ID_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+#: The characters of a ``Decision.failed`` kept in the record (a client may send a MiB).
+FAILED_CHARS = 64
+
+
 _INCIDENT_PB = {
     "timeout": pb.INCIDENT_TIMEOUT,
     "illegal": pb.INCIDENT_ILLEGAL,
@@ -83,6 +87,7 @@ _INCIDENT_PB = {
     "wrong_request": pb.INCIDENT_WRONG_REQUEST,
     "disconnect": pb.INCIDENT_DISCONNECT,
     "forfeit": pb.INCIDENT_FORFEIT,
+    "bot_error": pb.INCIDENT_BOT_ERROR,
 }
 _SOURCE_PB = {
     "bot": pb.ACTION_SOURCE_BOT,
@@ -149,6 +154,9 @@ class Pending:
     lag_seen: float = 0.0
     #: The deadline's timer (``_due``).
     timer: asyncio.TimerHandle | None = None
+    #: The answer's ``Decision.failed``, when its client set it: the bot's decision failed
+    #: and the answer is the client's fallback (a ``bot_error`` incident, no strike).
+    failed: str | None = None
 
     def catch_up(self, now: float | None = None) -> None:
         """Move the request's clock, limit and deadline on by the time the referee's loop
@@ -436,6 +444,16 @@ class MatchRunner:
             fallback = fallback_action(legal)
             game.apply_trusted(fallback)
             return fallback, "fallback", ms
+        if pending.failed is not None:
+            # The bot's client says the bot failed this decision and it sends its own
+            # fallback: no strike (the answer is judged as any, below), but the organiser
+            # sees the failure in the record, `arena replay` and the bot's page.
+            self._incident(
+                "bot_error",
+                st.seat,
+                f"the bot's decision failed ({pending.failed or 'no reason given'}); its client "
+                f"sent its fallback {_decision_text(answer)}",
+            )
         try:
             action = action_from_pb(answer)
         except MalformedActionError as e:
@@ -666,6 +684,8 @@ class MatchRunner:
             return False
         st.pending = None
         p.answered_at = now
+        if decision.HasField("failed"):  # (a client before the field never sets it)
+            p.failed = clip(decision.failed, FAILED_CHARS)
         p.future.set_result(decision.action)
         if p.stream is not None:
             st.session.confirm(p.stream, p.position)

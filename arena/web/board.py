@@ -40,11 +40,13 @@ def compute(lb: Leaderboard) -> JSON:
             "contracts": r.contracts,
             "contracts_made": r.contracts_made,
             # the strike columns of `arena leaderboard` (timeouts, illegal or malformed,
-            # disconnects, forfeits); its "other" group (an answer to no pending request)
-            # is no strike, counted apart
+            # disconnects, forfeits); its "other" group (an answer to no pending request,
+            # a decision the bot failed) is no strike, counted apart, and of it the
+            # decisions the bot failed (bot_error: it raised, its client sent a fallback)
             "strikes": sum(r.strikes.get(g, 0) for g in STRIKE_GROUPS),
             "strike_groups": {g: r.strikes.get(g, 0) for g in STRIKE_GROUPS},
             "other_incidents": r.strikes.get("other", 0),
+            "bot_errors": r.bot_errors,
             "median_ms": r.median_ms,
         }
         for r in lb.rows

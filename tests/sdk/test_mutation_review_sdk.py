@@ -1119,7 +1119,7 @@ def test_a_call_a_dead_worker_did_not_answer_counts_as_the_bots_error(
     with caplog.at_level(logging.ERROR, logger="sdk.client"):
         action, kind = r.decide(view, None)
         failed = r.hook("on_deal_end", ())
-    assert kind == "error" and action in view.legal_actions
+    assert kind == "its worker process failed" and action in view.legal_actions
     assert failed is True
     assert "did not answer in deal 1" in caplog.text
 

@@ -29,7 +29,7 @@ from engine import (
 )
 from engine.game import shuffled_deck
 
-KINDS = {"timeout", "illegal", "malformed", "wrong_request", "disconnect", "forfeit"}
+KINDS = {"timeout", "illegal", "malformed", "wrong_request", "disconnect", "forfeit", "bot_error"}
 STRIKES = {"timeout", "illegal", "malformed"}
 
 

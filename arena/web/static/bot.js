@@ -92,12 +92,13 @@ function render(d) {
   const unlisted = (n, what) => n ? el("p", { class: "small muted", id: `${what}-not-listed` },
     `and ${n} more ${what === "strikes" ? "disconnects" : "answers to no pending request"}, counted in the leaderboard but not listed: a match's record lists the first 20 of a seat one by one.`) : [];
   const strikes = [d.strikes.length ? incidentTable("strikes", d.strikes) : el("p", { class: "muted", id: "strikes" }, "No strikes."), unlisted(d.strikes_not_listed, "strikes")];
-  // incidents that are no strike (an answer to no pending request): apart, if any
+  // incidents that are no strike (an answer to no pending request, a decision the bot
+  // failed): apart, if any
   const others = d.other_incidents || [];
   const otherPart = others.length || d.other_incidents_not_listed ? [
     el("h2", {}, "Other incidents (not strikes)"),
     el("section", { class: "panel" },
-      el("p", { class: "small muted" }, "Answers to no pending request (a late answer, say, whose request had already timed out): no strike, not counted."),
+      el("p", { class: "small muted" }, "Answers to no pending request (a late answer, say, whose request had already timed out), and decisions the bot failed (bot_error: it raised, or answered no action, and its client sent a fallback): no strike."),
       incidentTable("other-incidents", others), unlisted(d.other_incidents_not_listed, "other")),
   ] : [];
   main.replaceChildren(

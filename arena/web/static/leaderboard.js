@@ -21,10 +21,12 @@ const COLUMNS = [
 ];
 
 // Strikes as `arena leaderboard` counts them; the cell's tooltip splits them and names the
-// incidents that are no strike (an answer to no pending request).
+// incidents that are no strike (an answer to no pending request, a decision the bot failed:
+// it raised, and its client sent a fallback), those failed decisions apart.
 function strikesCell(r) {
   const g = r.strike_groups || {};
-  const other = r.other_incidents ? ` · ${r.other_incidents} other incident(s), no strike` : "";
+  const failed = r.bot_errors ? `, of them ${r.bot_errors} decision(s) the bot failed (bot_error)` : "";
+  const other = r.other_incidents ? ` · ${r.other_incidents} other incident(s), no strike${failed}` : "";
   return el("span", { title: `timeouts ${g.timeouts || 0} · illegal or malformed ${g.illegal || 0} · disconnects ${g.disconnects || 0} · forfeits ${g.forfeits || 0}${other}` }, fmt(r.strikes, 0));
 }
 
