@@ -124,17 +124,23 @@ class _Fitted:
                 yield from line
             return
 
-        def text(cell: RenderableType, style: str = "") -> RenderableType:
-            return console.render_str(cell, style=style) if isinstance(cell, str) else cell
+        # Highlighted as the table highlights its texts: its title, caption and headers
+        # never, a cell as its column says (rich's default, no: the blocks coloured every
+        # number, "pts/deal ±95%"'s 95 and "(100%)"'s brackets among them).
+        def text(cell: RenderableType, style: str = "", highlight: bool = False) -> RenderableType:
+            if isinstance(cell, str):
+                return console.render_str(cell, style=style, highlight=highlight)
+            return cell
 
         if t.title is not None:
             yield text(t.title, "table.title")
         headers = [text(c.header, "bold") for c in t.columns]
+        lit = [c.highlight for c in t.columns]
         for i, cells in enumerate(zip(*(c.cells for c in t.columns), strict=True)):
             if i or t.title is not None:
                 yield Text()
-            for header, cell in zip(headers, cells, strict=True):
-                value = text(cell)
+            for header, cell, highlight in zip(headers, cells, lit, strict=True):
+                value = text(cell, highlight=highlight)
                 if isinstance(header, Text) and isinstance(value, Text):
                     yield Text.assemble(header, ": ", value)
                 else:  # (a cell that is no text: a table in a cell, under its header)

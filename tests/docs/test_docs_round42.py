@@ -1,0 +1,100 @@
+"""Round 42: the docs pasted as a reader would, what they say each command prints.
+
+- web.md quoted what `arena-bot human` answers to a wrong entry as "'play A♠' is not legal
+  now. Legal: …" (a card it may not play is "A♠ cannot be played now"), and "Not an
+  amount: 'abc'" without its input (a bare `abc` is "not an action: 'abc' ...", the
+  amount's message answers `bid abc`): each quote now names its input, and is the answer.
+- The `header: value` blocks a terminal too narrow for a table gets (`arena leaderboard`,
+  `--list`, `arena-bot try`, `arena replay`'s tricks, `arena bench`) coloured every number
+  rich's highlighter found, the headers' own among them (`pts/deal ±95%`'s 95, `(100%)`'s
+  brackets), which the table they stand for never does; and highlighting dropped the
+  style of what it coloured: the headings were not bold, nor the title italic, as the
+  table's are.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from rich.table import Table
+
+from arena.render import fitted
+from sdk import Action, Bid, Pass, Play, parse_card
+from sdk.human import choose
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _joined(text: str) -> str:
+    return re.sub(r"\s*\n\s*", " ", text)
+
+
+# --- web.md: what `arena-bot human` answers ---------------------------------------------
+
+PLAYS: tuple[Action, ...] = tuple(Play(parse_card(c)) for c in ("KH", "9S", "10C", "QD", "JD"))
+BIDS: tuple[Action, ...] = (Bid(105), Bid(110), Pass())
+
+
+def _quoted_answers() -> list[tuple[str, str]]:
+    doc = _joined((ROOT / "docs" / "web.md").read_text(encoding="utf-8"))
+    start = doc.index("Anything else is explained (")
+    sentence = doc[start : doc.index("a marriage held but not yet", start)]
+    return re.findall(r"`([^`]+)`[^\"`]*: \"(.*?)\";", sentence)
+
+
+def test_web_md_quotes_the_human_seats_answers_with_their_inputs() -> None:
+    assert [entry for entry, _ in _quoted_answers()] == [
+        "30",
+        "play A♠",
+        "bid 107",
+        "bid abc",
+        "abc",
+    ]
+
+
+@pytest.mark.parametrize(("entry", "quote"), _quoted_answers())
+def test_each_answer_web_md_quotes_is_what_the_seat_says(entry: str, quote: str) -> None:
+    """The quote (up to its `…`) is the start of the answer to its input: a card menu for
+    the numbers and cards, an auction for the bids."""
+    legal = BIDS if entry.startswith("bid") else PLAYS
+    action, why = choose(entry, legal)
+    assert action is None
+    assert why.startswith(quote.split("…")[0].rstrip()), (entry, why)
+
+
+# --- the narrow terminal's blocks ---------------------------------------------------------
+
+
+def _narrow(table: Table) -> str:
+    out = io.StringIO()
+    console = Console(file=out, width=30, force_terminal=True, color_system="standard")
+    console.print(fitted(table))
+    return out.getvalue()
+
+
+def _leaderboard_like(highlight: bool = False) -> Table:
+    t = Table(title="cup — classic", highlight=highlight)
+    for heading in ("bot", "matches", "pts/deal ±95%", "made", "strikes", "a long heading"):
+        t.add_column(heading)
+    t.add_row("counting", "6", "+49.1 ± 13.0", "8/8 (100%)", "0/0/0/0", "x" * 30)
+    return t
+
+
+def test_the_narrow_blocks_colour_no_number_the_table_does_not() -> None:
+    text = _narrow(_leaderboard_like())
+    assert "pts/deal ±95%" in re.sub(r"\x1b\[[0-9;]*m", "", text)  # blocks, not a table
+    # The heading bold, as the table's; the values plain, as in its cells.
+    assert "\x1b[1mpts/deal ±95%\x1b[0m: +49.1 ± 13.0" in text
+    assert "\x1b[1mmade\x1b[0m: 8/8 (100%)" in text
+    assert "\x1b[1;36m" not in text  # rich's number highlight
+
+
+def test_the_narrow_blocks_highlight_a_column_that_asks_for_it() -> None:
+    """A table made with `highlight=True` highlights its cells; its blocks do too."""
+    text = _narrow(_leaderboard_like(highlight=True))
+    assert "\x1b[1;36m49.1\x1b[0m" in text
+    assert "\x1b[1mpts/deal ±95%\x1b[0m" in text  # (never a heading)
