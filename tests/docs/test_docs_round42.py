@@ -15,9 +15,13 @@
 from __future__ import annotations
 
 import io
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
+import click
 import pytest
 from rich.console import Console
 from rich.table import Table
@@ -98,3 +102,94 @@ def test_the_narrow_blocks_highlight_a_column_that_asks_for_it() -> None:
     text = _narrow(_leaderboard_like(highlight=True))
     assert "\x1b[1;36m49.1\x1b[0m" in text
     assert "\x1b[1mpts/deal ±95%\x1b[0m" in text  # (never a heading)
+
+
+# --- tournament.md: the database's columns ------------------------------------------------
+
+
+def test_the_columns_tournament_md_lists_are_the_databases(tmp_path: Path) -> None:
+    """ "The columns, for a query of one's own": every table of a new database with its
+    columns in order, and no table the list leaves out (SQLite's own aside)."""
+    import sqlite3
+
+    from arena.storage import Storage
+
+    doc = (ROOT / "docs" / "tournament.md").read_text(encoding="utf-8")
+    start = doc.index("The columns, for a query of one's own")
+    block = doc[doc.index("```\n", start) + 4 :]
+    block = _joined(block[: block.index("```")])
+    listed = {
+        name: [c.strip() for c in cols.split(",")]
+        for name, cols in re.findall(r"(\w+)\(([^)]*)\)", block)
+    }
+    with Storage(tmp_path / "t.sqlite"):
+        pass
+    conn = sqlite3.connect(tmp_path / "t.sqlite")
+    try:
+        tables = [
+            n
+            for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            if not n.startswith("sqlite_")
+        ]
+        actual = {n: [r[1] for r in conn.execute(f"PRAGMA table_info({n})")] for n in tables}
+    finally:
+        conn.close()
+    assert listed == actual
+
+
+# --- the commands' help -------------------------------------------------------------------
+
+
+def _commands() -> list[tuple[str, click.Command]]:
+    from arena.cli import main as arena_main
+    from sdk.cli import main as bot_main
+
+    out = []
+    ctx = click.Context(arena_main)
+    for prefix, group in (("arena", arena_main), ("arena-bot", bot_main)):
+        assert isinstance(group, click.Group)
+        for sub in group.list_commands(ctx):
+            cmd = group.get_command(ctx, sub)
+            assert cmd is not None
+            out.append((f"{prefix} {sub}", cmd))
+    return out
+
+
+def test_every_option_of_arena_and_arena_bot_says_what_it_does_in_its_help() -> None:
+    """`arena-bot human --help` showed `-n, --matches INTEGER RANGE [default: 1; x>=1]`
+    and `--ruleset TEXT [default: classic]` with no word of what they are (try's say it),
+    and `--max-deals` no default (none, but a ruleset file's cap holds); `arena-bot try`'s
+    and `run`'s `--log-level` only its choices."""
+    bare = [
+        f"{name} {'/'.join(p.opts)}"
+        for name, cmd in _commands()
+        for p in cmd.params
+        if isinstance(p, click.Option) and p.opts != ["--help"] and not (p.help or "").strip()
+    ]
+    assert not bare
+    human = dict(_commands())["arena-bot human"]
+    cap = next(p for p in human.params if "--max-deals" in p.opts)
+    assert isinstance(cap, click.Option) and cap.help is not None
+    assert "ruleset file's max_deals, else none" in cap.help
+
+
+def test_a_ruleset_files_cap_ends_a_persons_match_as_web_md_says(tmp_path: Path) -> None:
+    """web.md: `arena-bot human` has no deal cap; `--max-deals N` sets one, "and so does a
+    ruleset file's own `max_deals`" (which the help and the doc did not say)."""
+    doc = _joined((ROOT / "docs" / "web.md").read_text(encoding="utf-8"))
+    assert "and so does a ruleset file's own `max_deals`" in doc
+    rules = tmp_path / "cap1.toml"
+    rules.write_text('preset = "classic"\nmax_deals = 1\n')
+    bin_dir = Path(sys.executable).parent
+    run = subprocess.run(
+        [str(bin_dir / "arena-bot"), "human", "--ruleset", str(rules)],
+        input="1\n" * 300,  # the first action listed, whatever is asked
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "Match over: the cap of 1 deal was reached" in run.stdout
+    assert "Deal 2" not in run.stdout
