@@ -43,7 +43,7 @@ from arena.cli.options import (
 )
 from arena.deadlines import DEFAULT_TIME_BANK_MS, MAX_DEADLINE_MS
 from arena.referee.config import pem_problem
-from arena.render import PrintableFormatter, fitted, plural, printable
+from arena.render import PrintableFormatter, fitted, fixed, plural, printable
 from sdk.loader import BotLoadError, load_bot
 from sdk.local import (
     _NOT_THE_BOTS,
@@ -1198,10 +1198,12 @@ def _print_results(console: Console, result: SeriesResult, title: str) -> None:
             Text(printable(entry.name), style="bold" if i == 0 else ""),
             str(entry.matches),
             str(entry.wins),
-            f"{100 * entry.win_rate:.0f}",
-            f"{entry.mean_place:.2f}",
-            f"{entry.mean_score:z.0f}",  # (z: -0.3 is "0", not "-0")
-            f"{entry.points_per_deal:z.1f}",
+            # Halfway away from zero, as the leaderboard rounds (Python's format rounds to
+            # even: a mean score of 10.5 showed as 10 beside its 10.5 points a deal).
+            fixed(100 * entry.win_rate, 0),
+            fixed(entry.mean_place, 2),
+            fixed(entry.mean_score, 0),
+            fixed(entry.points_per_deal, 1),
             str(entry.incidents),
         )
     console.print(fitted(table))  # (in a narrow terminal: header: value lines)

@@ -193,3 +193,26 @@ def test_a_ruleset_files_cap_ends_a_persons_match_as_web_md_says(tmp_path: Path)
     assert run.returncode == 0, run.stderr[-2000:]
     assert "Match over: the cap of 1 deal was reached" in run.stdout
     assert "Deal 2" not in run.stdout
+
+
+# --- arena-bot try's table ----------------------------------------------------------------
+
+
+def test_trys_table_rounds_halfway_away_from_zero_as_the_guide_says() -> None:
+    """`arena-bot try` wrote a mean score of 10.5 as 10 (Python's format rounds to even)
+    beside its "10.5" points a deal, in 1-deal matches; the leaderboard rounds halfway
+    away from zero (tournament.md), and so does the table now, as the guide says."""
+    from sdk.cli import _print_results
+    from sdk.local import SeriesEntry, SeriesResult
+
+    doc = _joined((ROOT / "docs" / "writing-a-bot.md").read_text(encoding="utf-8"))
+    assert "a figure exactly halfway is rounded away from zero" in doc
+    assert "(a mean of 10.5 is 11)" in doc
+    # 8 matches, 1 won, places 21 in all (2.625), 84 points (10.5 each) in 8 deals
+    entry = SeriesEntry(name="lowest", matches=8, wins=1, places=21, score=84, deals=8)
+    result = SeriesResult(ruleset="classic", matches=8, entries=[entry])
+    out = io.StringIO()
+    _print_results(Console(file=out, width=120), result, "t")
+    row = next(line for line in out.getvalue().splitlines() if "lowest" in line)
+    cells = [c.strip() for c in row.strip("│ ").split("│")]
+    assert cells[1:] == ["8", "1", "13", "2.63", "11", "10.5", "0"], cells
