@@ -43,7 +43,7 @@ from arena.cli.options import (
 )
 from arena.deadlines import DEFAULT_TIME_BANK_MS, MAX_DEADLINE_MS
 from arena.referee.config import pem_problem
-from arena.render import PrintableFormatter, fitted, plural, printable
+from arena.render import PrintableFormatter, fitted, fixed, plural, printable
 from sdk.loader import BotLoadError, load_bot
 from sdk.local import (
     _NOT_THE_BOTS,
@@ -778,7 +778,13 @@ def _running(pid: int) -> bool:
     help="Run the bot's calls in N worker processes, each match's bot in one of them "
     "(a CPU-bound bot playing several matches at once gets a core per match).",
 )
-@click.option("--log-level", type=click.Choice(_LEVELS), default="info", show_default=True)
+@click.option(
+    "--log-level",
+    type=click.Choice(_LEVELS),
+    default="info",
+    show_default=True,
+    help="The least severe log lines shown on stderr.",
+)
 def run(
     bot: str,
     arena: str,
@@ -880,6 +886,7 @@ _ARENA_LIMIT_S = 1.0
 _SEED_HELP = "Match i deals from seed SEED + i // players: the same seed, the same deals."
 #: The deal cap of ``arena-bot try`` when none is given (not for a person at the table).
 TRY_MAX_DEALS = 1000
+_RULESET_HELP = "A preset (classic, 1001, 1001-4p) or a ruleset TOML file."
 
 
 @main.command("try")
@@ -899,12 +906,7 @@ TRY_MAX_DEALS = 1000
     default=None,
     help="Matches to play [default: 20; 1 for human].",
 )
-@click.option(
-    "--ruleset",
-    default="classic",
-    show_default=True,
-    help="A preset (classic, 1001, 1001-4p) or a ruleset TOML file.",
-)
+@click.option("--ruleset", default="classic", show_default=True, help=_RULESET_HELP)
 @click.option("--seed", type=int, default=0, show_default=True, help=_SEED_HELP)
 @click.option(
     "--max-deals",
@@ -932,7 +934,13 @@ TRY_MAX_DEALS = 1000
     "record of the same id is replaced), for arena replay.",
     metavar="DIR",
 )
-@click.option("--log-level", type=click.Choice(_LEVELS), default="warning", show_default=True)
+@click.option(
+    "--log-level",
+    type=click.Choice(_LEVELS),
+    default="warning",
+    show_default=True,
+    help="The least severe log lines shown on stderr (your bot's own among them).",
+)
 def try_(
     bot: str,
     vs: str,
@@ -1193,10 +1201,12 @@ def _print_results(console: Console, result: SeriesResult, title: str) -> None:
             Text(printable(entry.name), style="bold" if i == 0 else ""),
             str(entry.matches),
             str(entry.wins),
-            f"{100 * entry.win_rate:.0f}",
-            f"{entry.mean_place:.2f}",
-            f"{entry.mean_score:z.0f}",  # (z: -0.3 is "0", not "-0")
-            f"{entry.points_per_deal:z.1f}",
+            # Halfway away from zero, as the leaderboard rounds (Python's format rounds to
+            # even: a mean score of 10.5 showed as 10 beside its 10.5 points a deal).
+            fixed(100 * entry.win_rate, 0),
+            fixed(entry.mean_place, 2),
+            fixed(entry.mean_score, 0),
+            fixed(entry.points_per_deal, 1),
             str(entry.incidents),
         )
     console.print(fitted(table))  # (in a narrow terminal: header: value lines)
@@ -1223,11 +1233,22 @@ def _human_command() -> click.Command:
 @click.command("human", short_help="Play against bots yourself in the terminal.")
 @click.option("--vs", default="heuristic,heuristic", show_default=True,
               help="Comma-separated opponents.")  # fmt: skip
-@click.option("-n", "--matches", "n", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("--ruleset", default="classic", show_default=True)
+@click.option(
+    "-n",
+    "--matches",
+    "n",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Matches to play.",
+)
+@click.option("--ruleset", default="classic", show_default=True, help=_RULESET_HELP)
 @click.option("--seed", type=int, default=0, show_default=True, help=_SEED_HELP)
 @click.option(
-    "--max-deals", type=click.IntRange(min=1, max=1_000_000), help="Cap each match at N deals."
+    "--max-deals",
+    type=click.IntRange(min=1, max=1_000_000),
+    # (a person's match has no cap of try's: it ends when a person says so)
+    help="Cap each match at N deals [default: a ruleset file's max_deals, else none].",
 )
 # try's own options, so that `arena-bot human` takes what `arena-bot try human` does
 @click.option(
