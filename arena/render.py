@@ -43,7 +43,13 @@ from engine import (
     talon_score,
     trick_winner,
 )
-from engine.record import check_record_shape, forfeit_result, load_ruleset_value, start_game
+from engine.record import (
+    COUNTED_INCIDENTS,
+    check_record_shape,
+    forfeit_result,
+    load_ruleset_value,
+    start_game,
+)
 from engine.rules import describe_ruleset
 
 __all__ = [
@@ -857,9 +863,9 @@ def _incident_lines(record: Mapping[str, Any], players: Sequence[str]) -> list[T
             forfeited[seat] = f"forfeited{when} ({why})"
         elif kind in counts[seat]:
             counts[seat][kind] += 1
-    # Only the first 20 answers to no pending request and disconnects of a seat are
-    # recorded one by one: the per-seat totals count them all.
-    for kind, key in (("wrong_request", "wrong_requests"), ("disconnect", "disconnects")):
+    # Only the first 20 answers to no pending request, disconnects and failed decisions
+    # of a seat are recorded one by one: the per-seat totals count them all.
+    for key, kind in COUNTED_INCIDENTS:
         totals = record.get(key)
         if isinstance(totals, list) and len(totals) == n:
             for seat, total in enumerate(totals):

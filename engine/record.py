@@ -27,6 +27,7 @@ from engine.rules import Ruleset, RulesetError, preset
 from engine.tables import cards_of
 
 __all__ = [
+    "COUNTED_INCIDENTS",
     "INCIDENT_KINDS",
     "RECORD_FORMAT",
     "ReplayError",
@@ -280,7 +281,7 @@ def _check_referee_shape(
     for key in ("interrupted", "abandoned"):
         if key in rec and not isinstance(rec[key], bool):
             raise bad(f"{key!r} must be true or false, got {rec[key]!r:.60}")
-    for key in ("wrong_requests", "disconnects"):
+    for key, _ in COUNTED_INCIDENTS:
         if key in rec and not (
             _ints(rec[key]) and ("players" not in rec or len(rec[key]) == len(players))
         ):
@@ -462,6 +463,14 @@ INCIDENT_KINDS = (
     "timeout", "illegal", "malformed", "wrong_request", "disconnect", "forfeit", "bot_error",
 )  # fmt: skip
 _STRIKES = ("timeout", "illegal", "malformed")
+#: The incidents a client can cause without limit, which a referee lists one by one only
+#: up to a limit per seat and match (the record stays bounded) and counts in full in the
+#: record's per-seat list: ``(key of that list, kind)``. Readers take the totals.
+COUNTED_INCIDENTS = (
+    ("wrong_requests", "wrong_request"),
+    ("disconnects", "disconnect"),
+    ("bot_errors", "bot_error"),
+)
 
 
 def _check_by(
@@ -537,7 +546,7 @@ def _check_referee(
             raise ReplayError(
                 f"forfeits: {sorted(rec['forfeits'])}, but the forfeit incidents name {by_incident}"
             )
-    for key, kind in (("wrong_requests", "wrong_request"), ("disconnects", "disconnect")):
+    for key, kind in COUNTED_INCIDENTS:  # (an older record has no bot_errors: none checked)
         counts = rec.get(key)
         if counts is None:
             continue

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from html import escape
 
-from arena.leaderboard.render import board_title, column_names, h2h_cell, row_cells
+from arena.leaderboard.render import board_title, column_names, failed_note, h2h_cell, row_cells
 from arena.leaderboard.stats import Leaderboard
 
 __all__ = ["rating_svg", "to_html"]
@@ -209,6 +209,8 @@ def to_html(lb: Leaderboard) -> str:
             for b in bots
         )
         h2h_rows.append(f'<tr><td class="bot">{escape(a)}</td>{tds}</tr>')
+    failed = failed_note(lb)
+    failed = f'\n<p class="note">{escape(failed)}.</p>' if failed else ""
     # Both tables scroll in their own box (.wrap): the head to head of 55 bots was 5,000 px
     # wide and made the whole page scroll sideways, its title and plot with it.
     return f"""<!DOCTYPE html>
@@ -226,7 +228,7 @@ the conservative rating μ−3σ.</p>
 </tbody></table></div>
 <p class="note">Score/deal: mean score change per deal with its 95% interval. Strikes
 T/I/D: timeouts / illegal or malformed decisions / disconnects. Median ms: the bot's median
-decision time.</p>
+decision time.</p>{failed}
 <h2>Rating history</h2>
 {rating_svg(lb)}
 <h2>Head to head</h2>

@@ -9,7 +9,7 @@ import io
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from rich.cells import cell_len
@@ -150,10 +150,8 @@ def to_rich_table(lb: Leaderboard, width: int | None = None) -> Table:
             row["bot"] = _cut_middle(row["bot"], name_width)
     # The strikes column's legend only where the column is (a narrow terminal drops it)
     legend = " · strikes: timeouts/illegal/disconnects/forfeits" if "strikes" in cols else ""
-    # Decisions a bot failed (it raised; its client sent a fallback, a legal answer) are no
-    # strike, but an organiser is to see that a bot crashed.
-    failed = ", ".join(f"{printable(r.bot)} {r.bot_errors}" for r in lb.rows if r.bot_errors)
-    failed = f" · decisions failed (bot_error, no strike): {failed}" if failed else ""
+    failed = failed_note(lb, lambda b: _cut_middle(printable(b), _NAME_MIN))
+    failed = f" · {failed}" if failed else ""
     t.caption = f"tournament {printable(lb.tournament_id)} · sorted by μ−3σ{legend}{failed}"
     for c in cols:
         t.add_column(
@@ -170,6 +168,29 @@ def to_rich_table(lb: Leaderboard, width: int | None = None) -> Table:
             style="bold" if r.rank == 1 else None,
         )
     return t
+
+
+#: How many bots the line of failed decisions names, those that failed most first: with
+#: every one named, a tournament where many bots failed had a paragraph under its table.
+_FAILED_NAMED = 5
+
+
+def failed_note(lb: Leaderboard, name: Callable[[str], str] = str) -> str:
+    """The bots that failed decisions (``bot_error``: their code raised, their client sent a
+    fallback, a legal answer) and how many, most first, ``name`` showing a bot's name: no
+    strike, but the organiser is to see that a bot crashes. "" when none did. Past
+    :data:`_FAILED_NAMED` bots, the rest are counted: "decisions failed (bot_error, no
+    strike): mine 45, b 3, ... and 4 more bots (each row's bot_errors in the JSON and CSV
+    files)"."""
+    failing = sorted((r for r in lb.rows if r.bot_errors), key=lambda r: -r.bot_errors)
+    if not failing:
+        return ""
+    named = ", ".join(f"{name(r.bot)} {r.bot_errors}" for r in failing[:_FAILED_NAMED])
+    more = len(failing) - _FAILED_NAMED
+    if more > 0:
+        named += (f" and {more} more bot{'s' if more > 1 else ''} (each row's bot_errors "
+                  "in the JSON and CSV files)")  # fmt: skip
+    return f"decisions failed (bot_error, no strike): {named}"
 
 
 def to_screen(lb: Leaderboard, width: int) -> RenderableType:
@@ -240,6 +261,8 @@ def to_csv(lb: Leaderboard) -> str:
             # (last: a reader by position finds the old columns where they were) which
             # rules ran: two files of one tournament name may come from other house rules
             "ruleset",
+            # (after it, for the same reason) decisions the bot failed: no strike
+            "bot_errors",
         ]
     )
 
@@ -272,6 +295,7 @@ def to_csv(lb: Leaderboard) -> str:
                 num(r.median_ms, 2),
                 num(r.mean_score, 2),
                 _csv_text(lb.ruleset_description or lb.ruleset),
+                r.bot_errors,
             ]
         )
     return buf.getvalue()
@@ -304,6 +328,7 @@ def h2h_cell(lb: Leaderboard, a: str, b: str) -> str:
 
 def to_markdown(lb: Leaderboard) -> str:
     cols = column_names(lb)
+    failed = failed_note(lb)
     lines = [f"# {_md_escape(board_title(lb))}", "",
              f"Tournament `{lb.tournament_id}`, generated {lb.generated_at}. Sorted by the "
              "conservative rating μ−3σ (TrueSkill, each match a free-for-all by final place).",
@@ -315,6 +340,7 @@ def to_markdown(lb: Leaderboard) -> str:
         "",
         "Score/deal: the mean score change per deal with its 95% interval. Strikes T/I/D: "
         "timeouts / illegal or malformed decisions / disconnects.",
+        *(["", _md_escape(failed) + "."] if failed else []),
         "",
         "## Head to head",
         "",

@@ -12,6 +12,7 @@ from typing import Any
 
 from arena.ratings import DEFAULT_DRAW_PROBABILITY, MU, SIGMA, RatingLedger
 from arena.storage import MatchResult, Storage, StorageError, TournamentInfo, deal_summary
+from engine.record import COUNTED_INCIDENTS
 from engine.rules import describe_run
 
 __all__ = ["BotStats", "HeadToHead", "Leaderboard", "LeaderboardBuilder", "build_leaderboard"]
@@ -444,15 +445,18 @@ class LeaderboardBuilder(StoredSince):
                 if kind == "bot_error":  # (of "other", told apart: decisions the bot failed)
                     self.bot_errors[seats[seat]] += 1
                 recorded[seat, kind] += 1
-        # The referee records only the first few disconnects and late answers of a seat
-        # one by one (the record's size stays bounded) and counts them all: the totals win.
-        for key, kind in (("disconnects", "disconnect"), ("wrong_requests", "wrong_request")):
+        # The referee records only the first few disconnects, late answers and failed
+        # decisions of a seat one by one (the record's size stays bounded) and counts them
+        # all: the totals win.
+        for key, kind in COUNTED_INCIDENTS:
             totals = rec.get(key)
             if isinstance(totals, list):
                 for s, total in enumerate(totals[: len(seats)]):
                     if type(total) is int and total > recorded[s, kind]:
                         group = _KIND_GROUP.get(kind, "other")
                         strikes[seats[s]][group] += total - recorded[s, kind]
+                        if kind == "bot_error":
+                            self.bot_errors[seats[s]] += total - recorded[s, kind]
 
     def build(self, info: TournamentInfo) -> Leaderboard:
         """The leaderboard of the matches read so far (``info``: the tournament as it is)."""

@@ -51,6 +51,9 @@ class RefereeConfig:
     - ``max_disconnects_recorded``: per seat and match, disconnects beyond this many are
       only counted (``disconnects`` in the record), not recorded one by one: a bot that
       reconnects in a loop cannot grow the record without bound.
+    - ``max_bot_errors_recorded``: per seat and match, decisions its client said failed
+      (``Decision.failed``: ``bot_error`` incidents) beyond this many are only counted
+      (``bot_errors`` in the record): a client may set it on every answer.
     - ``ask_forced``: ``None`` follows the ruleset's ``ask_forced``; ``True``/``False``
       overrides it (ask bots even for their only legal action, or never).
     """
@@ -68,6 +71,7 @@ class RefereeConfig:
     reconnect_limit: int = 30
     max_queued: int = 1000
     max_disconnects_recorded: int = 20
+    max_bot_errors_recorded: int = 20
 
     def __post_init__(self) -> None:
         for key, low in (("decision_ms", 1), ("time_bank_ms", 0)):

@@ -42,6 +42,7 @@ from arena.protocol import (
 from arena.referee.config import RefereeConfig
 from arena.referee.lag import LoopLag, loop_lag
 from arena.referee.sessions import BotSession, Stream
+from arena.render import printable
 from arena.v1 import arena_pb2 as pb
 from engine import (
     Action,
@@ -203,6 +204,8 @@ class SeatState:
     pending: Pending | None = None
     wrong_requests: int = 0
     disconnects: int = 0
+    #: Decisions its client said failed (``bot_error``): the first few are recorded.
+    bot_errors: int = 0
     #: Requests sent to this seat: its request ids count them. One counter per seat, not
     #: per match: a match-wide count would let a seat tell, from the gaps between its own
     #: ids, which of the others' moves were forced (and so what they hold).
@@ -447,7 +450,11 @@ class MatchRunner:
         if pending.failed is not None:
             # The bot's client says the bot failed this decision and it sends its own
             # fallback: no strike (the answer is judged as any, below), but the organiser
-            # sees the failure in the record, `arena replay` and the bot's page.
+            # sees the failure in the record, `arena replay` and the bot's page. A client
+            # may say so of every answer: only the first few are recorded one by one, all
+            # are counted (``bot_errors``), as wrong requests and disconnects are.
+            st.bot_errors += 1
+        if pending.failed is not None and st.bot_errors <= self.config.max_bot_errors_recorded:
             self._incident(
                 "bot_error",
                 st.seat,
@@ -685,7 +692,10 @@ class MatchRunner:
         st.pending = None
         p.answered_at = now
         if decision.HasField("failed"):  # (a client before the field never sets it)
-            p.failed = clip(decision.failed, FAILED_CHARS)
+            # A bot's text, shown in the referee's log on a terminal and on the web: its
+            # escape sequences and direction marks (U+202E turned the rest of the line
+            # round) written out, as `arena replay` shows a record's names.
+            p.failed = printable(clip(decision.failed, FAILED_CHARS))
         p.future.set_result(decision.action)
         if p.stream is not None:
             st.session.confirm(p.stream, p.position)
@@ -795,6 +805,7 @@ class MatchRunner:
         rec = self._record_so_far()
         rec["wrong_requests"] = [st.wrong_requests for st in self.seats]
         rec["disconnects"] = [st.disconnects for st in self.seats]
+        rec["bot_errors"] = [st.bot_errors for st in self.seats]
         if self.time_limited:
             rec["time_limit_s"] = self.time_limit_s
         if self.abandoned:

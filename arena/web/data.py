@@ -343,8 +343,9 @@ class DataSource:
                 "history": doc["history"].get(name, []),
                 **page,
                 **listed,
-                # A match's record lists a seat's first 20 disconnects and answers to no
-                # pending request one by one, and counts them all: the row counts them all
+                # A match's record lists a seat's first 20 disconnects, failed decisions and
+                # answers to no pending request one by one, and counts them all: the row
+                # counts them all
                 # (else the page lists 136 other incidents under a row of 404, silently)
                 "strikes_not_listed": _not_listed(row, "strikes", listed["strikes"]),
                 "other_incidents_not_listed": _not_listed(

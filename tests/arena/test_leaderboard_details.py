@@ -221,6 +221,7 @@ def test_every_csv_column_holds_its_own_value(db: Path) -> None:
         "median_ms": "35.00",  # median of 10, 20, 40, 30, 50, 60
         "mean_final_score": "45.00",  # (130 - 40) / 2
         "ruleset": lb.ruleset_description,
+        "bot_errors": "0",  # (after the ruleset: the older columns stay where they were)
     }
     assert p == want
     # the other bots' strike columns too: q and r have none

@@ -860,6 +860,7 @@ def test_l25_every_csv_column_holds_its_own_field() -> None:
         "contracts": "9", "contracts_made": "7", "concessions": "4", "timeouts": "1",
         "illegal": "2", "disconnects": "3", "forfeits": "5", "decisions": "321",
         "median_ms": "17.00", "mean_final_score": "640.00", "ruleset": "classic",
+        "bot_errors": "0",
     }  # fmt: skip
 
 

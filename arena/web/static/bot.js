@@ -90,7 +90,7 @@ function render(d) {
   // A match's record lists a seat's first 20 disconnects (and answers to no pending
   // request) one by one and counts them all: the row counts them all.
   const unlisted = (n, what) => n ? el("p", { class: "small muted", id: `${what}-not-listed` },
-    `and ${n} more ${what === "strikes" ? "disconnects" : "answers to no pending request"}, counted in the leaderboard but not listed: a match's record lists the first 20 of a seat one by one.`) : [];
+    `and ${n} more ${what === "strikes" ? "disconnects" : "answers to no pending request or decisions the bot failed"}, counted in the leaderboard but not listed: a match's record lists the first 20 of a seat one by one.`) : [];
   const strikes = [d.strikes.length ? incidentTable("strikes", d.strikes) : el("p", { class: "muted", id: "strikes" }, "No strikes."), unlisted(d.strikes_not_listed, "strikes")];
   // incidents that are no strike (an answer to no pending request, a decision the bot
   // failed): apart, if any
