@@ -4,6 +4,18 @@ decision's deadline and clock, strikes, the fallback, forfeits, reconnection, th
 of events, the record). Mutants were made by hand one at a time and the existing tests
 (tests/arena, tests/hostile, tests/e2e) run against each; each test here kills one they
 let live, through the public surface: bots are raw gRPC clients of a served referee.
+
+64 mutants (m: match.py, s: sessions.py, c: core.py; the table is in the round's report):
+59 killed by the existing tests, 2 of them (m13, m42) only by a test hanging until its
+cap (the tests here fail on each); 5 lived: c05 (the serving call's ``session.lost`` for a
+stream ended without its bot leaving, dropped) has no test yet (a raw client that reset
+its call after reading its end was taken as having left, with or without the mutant); 4
+are equivalent: m24 (``or game.is_over``
+dropped: a match ends only as a deal is scored, which moves ``deal_number`` on), m27
+(``results[deal:]`` made ``[-1:]``: one action ends at most one deal), s02 (``confirm``'s
+``k >= position`` made ``>``: an end and a request are never at the same position of a
+stream), c01 (``_read_loop``'s check that the stream is still the bot's dropped: a
+replaced stream's reader is cancelled before it reads again).
 """
 
 from __future__ import annotations
@@ -112,10 +124,10 @@ def test_a_bot_that_thinks_past_its_decision_time_has_less_bank_after() -> None:
 
 
 def test_a_grace_of_zero_forfeits_a_dropped_seat_even_if_it_is_back_at_once() -> None:
-    """s07: the grace timer's ``until <= now + 0.001`` made ``until <= now - 0.5``: a seat
-    was forfeited half a second after its grace ended, and a bot back within that half
-    second kept it (``reconnect_grace_s = 0`` is documented as forfeiting a dropped seat
-    at once)."""
+    """s07 (killed by the existing tests too, through a seat taken while away): the grace
+    timer's ``until <= now + 0.001`` made ``until <= now - 0.5``: a seat was forfeited half
+    a second after its grace ended, and a bot back within that half second kept it
+    (``reconnect_grace_s = 0`` is documented as forfeiting a dropped seat at once)."""
 
     async def main() -> pb.MatchStarted:
         ref = Referee(RefereeConfig(decision_ms=60_000, time_bank_ms=0, reconnect_grace_s=0))
