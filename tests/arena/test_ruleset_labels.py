@@ -34,6 +34,7 @@ from arena.web.data import DataSource
 from arena.web.replay import match_summary
 from engine import Game, observe
 from engine.rules import PRESETS, Ruleset, describe_ruleset, load_ruleset
+from tests.support.spawn import readline_within
 
 ROOT = Path(__file__).resolve().parents[2]
 CLASSIC = PRESETS["classic"]
@@ -394,7 +395,9 @@ def test_arena_serve_says_which_rules_its_matches_run(tmp_path: Path) -> None:
     try:
         assert proc.stdout is not None
         while not lines or not lines[-1].startswith("match ids "):
-            line = proc.stdout.readline()
+            # (a deadline per line: a server that stopped saying its banner fails here)
+            line = readline_within(proc.stdout, 60)
+            assert line is not None, f"arena serve said nothing more in 60 s after {lines}"
             assert line, proc.stderr.read() if proc.stderr else "no output"
             lines.append(line)
     finally:

@@ -30,6 +30,7 @@ from arena.tournament.config import ConfigError, load_config
 from engine import load_ruleset
 from sdk.cli import main as bot_main
 from tests.conftest import TALLY
+from tests.support.spawn import readline_within
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -370,7 +371,21 @@ def test_what_a_killed_tournament_leaves_running_is_what_the_docs_say() -> None:
         [sys.executable, "-c", LAUNCHER], cwd=ROOT, stdout=subprocess.PIPE, text=True
     )
     assert launcher.stdout is not None
-    bot, other = (int(launcher.stdout.readline()) for _ in range(2))
+    pids: list[int] = []
+    try:
+        for _ in range(2):
+            # (a deadline: a launcher that says no pid fails here, not at pytest's timeout)
+            line = readline_within(launcher.stdout, 60)
+            assert line, f"the launcher said no pid in 60 s (got {line!r} after {pids})"
+            pids.append(int(line))
+    finally:
+        if len(pids) < 2:
+            launcher.kill()
+            launcher.wait(10)
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+    bot, other = pids
     try:
         time.sleep(1.0)  # the bot arms the signal at its start
         assert _alive(bot) and _alive(other)

@@ -39,6 +39,7 @@ import pytest
 
 from sdk import Bot
 from tests.docs.test_docs_round35 import ROOT, _joined, _text
+from tests.support.spawn import readline_within
 
 # --- the fix: the guide's Careful bot plays ----------------------------------------------
 
@@ -609,7 +610,9 @@ def test_the_guides_rehearsal_on_port_0_plays_its_match(tmp_path: Path) -> None:
         assert serve.stdout is not None
         port = None
         while port is None:
-            line = serve.stdout.readline()
+            # (a deadline per line: a server that stopped saying its port fails here)
+            line = readline_within(serve.stdout, 60)
+            assert line is not None, "arena serve said no `port N` line in 60 s"
             assert line, serve.stderr.read() if serve.stderr else ""
             if re.fullmatch(r"port \d+\n", line):
                 port = int(line.split()[1])

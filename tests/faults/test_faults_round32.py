@@ -42,6 +42,7 @@ from arena.render import plural
 from arena.storage import Storage
 from engine import replay
 from tests.support.harness import stored_matches
+from tests.support.spawn import readline_within
 
 ROOT = Path(__file__).resolve().parents[2]
 #: (the package's ``render`` is the module's function of that name)
@@ -368,13 +369,20 @@ def test_a_signal_as_a_complete_run_exits_keeps_exit_0(tmp_path: Path, sig: int)
     cfg = _config(tmp_path, {}, randoms=3)
     proc = _start(cfg)
     assert proc.stderr is not None
-    seen = []
-    for raw in proc.stderr:
+    seen: list[str] = []
+    # (a deadline, the guard _finish gives a whole run: a run that stopped saying its last
+    # line, or hung before it, fails here with what it said, not at pytest's timeout)
+    deadline = time.monotonic() + 240
+    while raw := readline_within(proc.stderr, max(0.0, deadline - time.monotonic())):
         line = raw.decode(errors="replace")
         seen.append(line)
         if "matches played in" in line:
             proc.send_signal(sig)
             break
+    if raw is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(30)
+        pytest.fail("no 'matches played in' line on stderr in 240 s:\n" + "".join(seen)[-3000:])
     code, err = _finish(proc)
     err = "".join(seen) + err
     assert code == 0, err[-3000:]

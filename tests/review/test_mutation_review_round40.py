@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tests.arena.fake_referee import make_config, run_fake
+from tests.support.spawn import readline_within
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -291,7 +292,11 @@ def test_a_tournament_and_arena_serve_make_a_nested_database_directory(tmp_path:
         assert proc.stdout is not None
         said: list[str] = []
         while not said or (said[-1] and not said[-1].startswith("storing results in")):
-            said.append(proc.stdout.readline())  # (until that line, or the end)
+            # (until that line, or the end; a deadline per line: a server that stopped
+            # saying where it stores fails here, not at pytest's timeout)
+            line = readline_within(proc.stdout, 60)
+            assert line is not None, f"arena serve said nothing more in 60 s after {said}"
+            said.append(line)
     finally:
         proc.kill()
         _, err = proc.communicate(timeout=60)
