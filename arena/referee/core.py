@@ -70,8 +70,8 @@ MAX_OPEN_STREAMS_PER_BOT = 16
 #: ones end is the client's choice, so a second, as for any other transient refusal.
 OPEN_STREAMS_RETRY_MS = 1000
 
-#: How long a call whose read said EOF (the client half-closed, or gRPC core ended the
-#: call itself) waits before its handler returns: see the end of ``Referee.serve_stream``
+#: How long a call whose read said EOF (the client half-closed, or reset the call, or gRPC
+#: core ended it itself) waits before its handler returns: see the end of ``Referee.serve_stream``
 #: (the server's streaming calls without a token wait so too).
 CORE_END_SETTLE_S = 0.25
 
@@ -480,6 +480,7 @@ class Referee:
         reader: asyncio.Task[None] | None = None
         attached = False
         refusal: _Refusal | None = None
+        ended = False  # the body ran to its end or to a refusal (not cancelled, no bug)
         try:
             hello = await _await_hello(context, session.name, stream)
             stream.batch = "batch" in hello.features
@@ -546,14 +547,21 @@ class Referee:
                 raise _Refusal(*stream.ending)
             if reader.done():
                 reader.result()  # a refusal (or a bug) of the reader goes on from here
+            ended = True
         except _Refusal as e:
             refusal = e
+            ended = True
             log.info("stream of bot %s closed: %s: %s", session.name, e.code.name, e.message)
         finally:
             # The bot left (it half-closed: the SDK does once it has read its last end), or
             # the stream was lost with what it carried (reset, dropped, refused, replaced).
+            # grpc.aio says EOF to the read of a call that the client cancelled, whose
+            # channel it closed or whose connection died, as it does for a half-close, and
+            # cancels this handler a moment later: sometimes before it sees the EOF (then
+            # ``ended`` is false), sometimes after (the settle below tells).
             left = (
-                refusal is None
+                ended
+                and refusal is None
                 and reader is not None
                 and reader.done()
                 and not reader.cancelled()
@@ -571,8 +579,6 @@ class Referee:
                     f"stream closed by the referee: {refusal.code.name}: {refusal.message}"
                 )  # fmt: skip
                 session.detach(stream, self.config.reconnect_grace_s, clip(why, 300))
-                if not left:
-                    session.lost(stream)
                 log.info("bot %s disconnected", session.name)
                 self.notify_changed()
             if session.reserved is stream:
@@ -588,24 +594,42 @@ class Referee:
                 # The status goes out when this returns, after the writer has stopped.
                 context.set_code(refusal.code)
                 context.set_details(refusal.message)
-            if attached:
-                self._attached -= 1
-                self.notify_changed()
-        write_failed = (
-            writer is not None
-            and writer.done()
-            and not writer.cancelled()
-            and writer.exception() is not None
-        )
-        if left or write_failed:
-            # The read's EOF (or a failed write) may be gRPC core's own end of the call: a
-            # message it cannot decompress ends the call with INTERNAL, and the read then
-            # says EOF. grpc.aio learns that the call is over a moment later (under a ms
-            # here) and cancels this handler; one that returned first had its status
-            # refused by core, which grpc.aio logged as an ERROR with a traceback
-            # ("ExecuteBatchError raised in core by servicer method", 12 of 100 such
-            # streams). A bot that half-closed gets its OK this much later.
-            await asyncio.sleep(CORE_END_SETTLE_S)
+            write_failed = (
+                writer is not None
+                and writer.done()
+                and not writer.cancelled()
+                and writer.exception() is not None
+            )
+            settle = ended and (left or write_failed)
+            if not settle:
+                self._stream_gone(session, stream, attached, left)
+        if settle:
+            # The read's EOF (or a failed write) may be the end of the call without the bot
+            # leaving: a reset (above), or gRPC core's own end (a message it cannot
+            # decompress ends the call with INTERNAL, and the read then says EOF). grpc.aio
+            # learns that the call is over a moment later (under a ms here) and cancels
+            # this handler; one that returned first had its status refused by core, which
+            # grpc.aio logged as an ERROR with a traceback ("ExecuteBatchError raised in
+            # core by servicer method", 12 of 100 such streams). A bot that half-closed
+            # gets its OK this much later. The stream counts as attached until then, so
+            # that once none is, each one's fate is known.
+            try:
+                await asyncio.sleep(CORE_END_SETTLE_S)
+            except asyncio.CancelledError:
+                left = False  # (a half-closed call is not cancelled: it ends with OK)
+                raise
+            finally:
+                self._stream_gone(session, stream, attached, left)
+
+    def _stream_gone(self, session: BotSession, stream: Stream, attached: bool,
+                     left: bool) -> None:  # fmt: skip
+        """The end of a ``Play`` call's handler: a welcomed ``stream`` its bot did not leave
+        is lost with the match ends it carried (they are sent again, and waited for)."""
+        if attached:
+            if not left:
+                session.lost(stream)
+            self._attached -= 1
+            self.notify_changed()
 
     def _log_refusal(self, text: str, *args: object) -> None:
         """Log a refused stream opening, unless ``REFUSALS_LOGGED`` were logged within the
