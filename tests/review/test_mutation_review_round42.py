@@ -8,9 +8,10 @@ let live, through the public surface: bots are raw gRPC clients of a served refe
 64 mutants (m: match.py, s: sessions.py, c: core.py; the table is in the round's report):
 59 killed by the existing tests, 2 of them (m13, m42) only by a test hanging until its
 cap (the tests here fail on each); 5 lived: c05 (the serving call's ``session.lost`` for a
-stream ended without its bot leaving, dropped) has no test yet (a raw client that reset
-its call after reading its end was taken as having left, with or without the mutant); 4
-are equivalent: m24 (``or game.is_over``
+stream ended without its bot leaving, dropped): the raw client here that reset its call
+after reading its end was taken as having left, with or without the mutant, which was the
+referee's defect (grpc.aio says EOF to a reset as to a half-close), fixed and killed by
+tests/hostile/test_stream_reset_round42.py; 4 are equivalent: m24 (``or game.is_over``
 dropped: a match ends only as a deal is scored, which moves ``deal_number`` on), m27
 (``results[deal:]`` made ``[-1:]``: one action ends at most one deal), s02 (``confirm``'s
 ``k >= position`` made ``>``: an end and a request are never at the same position of a
