@@ -1298,14 +1298,16 @@ class Game:
                     "only a K or Q (marriage) or an ace (ace marriage) can be declared",
                     legal,
                 )  # fmt: skip
+            if rank == 5 and not r.ace_marriage:
+                # Before "only with a lead": without the option an ace declares nothing,
+                # wherever it is played (as "conceding is off" comes before the situation).
+                raise MarriageError(action, seat, "the ace marriage is off", legal)
             if self._trick:
                 raise MarriageError(
                     action, seat, "a marriage is declared only with a lead, not when following",
                     legal,
                 )  # fmt: skip
             if rank == 5:
-                if not r.ace_marriage:
-                    raise MarriageError(action, seat, "the ace marriage is off", legal)
                 if hand & ACES != ACES:
                     raise MarriageError(
                         action, seat, "the ace marriage needs all four aces in hand", legal
