@@ -92,8 +92,10 @@ def test_a_failed_decisions_answer_kept_for_a_gone_stream_is_sent_again_with_its
         msg.match_started.resumed = True
         return msg
 
+    # (no assertion inside a script: it would end the stream with UNKNOWN, and the bot
+    # reconnect; what each stream got is asserted after the run)
     async def let_asked(n: int) -> None:
-        assert await asyncio.to_thread(FailsWhileAway.asked[n].wait, GUARD), f"never asked {n}"
+        await asyncio.to_thread(FailsWhileAway.asked[n].wait, GUARD)
 
     async def first(s: Stream) -> AsyncIterator[Out]:
         yield WELCOME
@@ -108,7 +110,8 @@ def test_a_failed_decisions_answer_kept_for_a_gone_stream_is_sent_again_with_its
         FailsWhileAway.go[0].set()  # the bot fails now, its stream gone
         yield request("m1", g, "1")  # asked again: the kept fallback
         d = await s.decision()
-        assert d is not None
+        if d is None:
+            return
         sent["1"] = d
         g.apply(action_from_pb(d.action), seat=seat)
         _to_seat(g, seat)
@@ -122,7 +125,8 @@ def test_a_failed_decisions_answer_kept_for_a_gone_stream_is_sent_again_with_its
         FailsWhileAway.go[1].set()  # the bot answers now, its stream gone
         yield request("m1", g, "2")  # asked again: the kept answer
         d = await s.decision()
-        assert d is not None
+        if d is None:
+            return
         sent["2"] = d
         yield ended("m1")
 
@@ -149,4 +153,3 @@ def test_a_failed_decisions_answer_kept_for_a_gone_stream_is_sent_again_with_its
     assert not two.HasField("failed"), two
     assert FailsWhileAway.calls == 2  # (each asked once: the answers came from the cache)
     assert summary.errors == 1 and summary.connections == 3
-
