@@ -107,13 +107,22 @@ def test_sigterm_mid_match_with_a_seat_that_reads_nothing_exits_and_records_it(
                 for n in ("a", "b"):
                     await _bot(ps, tmp_path, f"127.0.0.1:{port}", n)
                 await _until(lambda: bool(_under_way(tmp_path)), "a match under way")
-                await asyncio.sleep(1.0)  # (a few of x's requests time out: it reads none)
+                # Every seat sent its match's start (x's held by flow control), not a
+                # second's sleep: the match cannot end before the stop (x's first request
+                # alone waits out its time bank, 10 s).
+                await _until(
+                    lambda: all(" started: seat " in _log(tmp_path, n) for n in "ab"),
+                    "the honest bots told the match started",
+                )
                 server.send_signal(signal.SIGTERM)
                 code, out = await _rest(server)  # (fails if it does not exit: a hang)
                 await _until(
                     lambda: all("the arena is stopping" in _log(tmp_path, n) for n in "ab"),
                     "the honest bots told the arena stops",
                 )
+                # x's trailers were sent before the server exited; its reader thread takes
+                # them off the socket in its own time (read at once, they may not be in yet).
+                await _until(lambda: bool(nw.ended(sid)), "x's stream's trailers read")
                 return code, out, nw.ended(sid)
             finally:
                 await asyncio.to_thread(nw.close)

@@ -25,6 +25,7 @@ from click.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 from harness import ROOT, attach_in_process, get_json, web_server
+from spawn import readline_within
 
 from arena.v1 import arena_pb2 as pb
 from engine import PRESETS, PlayerView
@@ -80,7 +81,9 @@ def test_a_bot_that_raises_in_arena_serve_shows_in_record_replay_leaderboard_and
         port = None
         give_up = time.monotonic() + 60
         while port is None and time.monotonic() < give_up:
-            line = serve.stdout.readline()
+            # (within a deadline: a serve that says nothing fails the test, not hangs it)
+            line = readline_within(serve.stdout, max(0.0, give_up - time.monotonic()))
+            assert line is not None, "arena serve printed no port within 60 s"
             assert line, "arena serve ended before it listened"
             if line.startswith("port "):
                 port = int(line.split()[1])
