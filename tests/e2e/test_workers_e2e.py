@@ -165,7 +165,12 @@ def test_a_bot_raising_in_a_worker_is_reported_as_in_its_own_process(
     workers = asyncio.run(_play(tmp_path / "w", procs, ("--workers", "2"), "raise", matches=1))
     for records, code, out, _ in (threads, workers):
         assert code == 0, out
-        assert records[0]["incidents"] == []  # (the runner sent the fallback, a legal move)
+        # the runner sent the fallback, a legal move, saying the decision failed: a
+        # bot_error of the bot's seat each time (listed up to the referee's limit), no strike
+        incidents = records[0]["incidents"]
+        assert incidents and {(i["kind"], i["seat"]) for i in incidents} == {("bot_error", 0)}
+        assert all("decision failed (ValueError)" in i["detail"] for i in incidents)
+    assert threads[0][0]["incidents"] == workers[0][0]["incidents"]
     # the same moves (the fallback for every card), the same lines: the first with its
     # traceback ending at the bot's line, the rest counted ("again ... N times so far")
     assert _moves(threads[0][0]) == _moves(workers[0][0])
@@ -184,7 +189,8 @@ def test_a_worker_that_dies_mid_call_is_replaced_and_the_run_goes_on(
         _play(tmp_path, procs, ("--workers", "1"), mode="die", matches=1)
     )
     assert code == 0, out
-    assert records[0]["incidents"] == []
+    [incident] = records[0]["incidents"]  # the one decision the dead worker failed
+    assert incident["kind"] == "bot_error" and "(its worker process failed)" in incident["detail"]
     assert re.search(r"did not answer in deal \d \(playing\): its worker process \d+ died, "
                      r"exit code 3; playing", out), out  # fmt: skip
     assert out.count("its calls go to a fresh worker") == 1, out
