@@ -802,12 +802,17 @@ def test_an_answer_just_inside_the_referees_deadline_is_sent_and_taken(tmp_path:
     async def one_match() -> Any:
         async with arena(tmp_path, decision_ms=100, time_bank_ms=100, max_strikes=10) as a:
             AtTheEdge.referee = a.referee
-            names = ["v0", "v1", "v2"]
-            tasks = await a.runners(names, [AtTheEdge, Bot, Bot], 1)
-            rules = dataclasses.replace(RULES, max_deals=1, ask_forced=True)
-            record = await a.referee.run_match("h1", rules, 1, names)
-            await asyncio.wait_for(asyncio.gather(*tasks), 60)
-            return record
+            try:
+                names = ["v0", "v1", "v2"]
+                tasks = await a.runners(names, [AtTheEdge, Bot, Bot], 1)
+                rules = dataclasses.replace(RULES, max_deals=1, ask_forced=True)
+                record = await a.referee.run_match("h1", rules, 1, names)
+                await asyncio.wait_for(asyncio.gather(*tasks), 60)
+                return record
+            finally:
+                # (the class would keep the referee, its sessions and their streams alive
+                # for the rest of the process: a later test counting streams saw them)
+                AtTheEdge.referee = None
 
     seat0: list[list[Any]] = []
     while len(seat0) < 10 and (not seat0 or seat0[-1]):
