@@ -293,3 +293,12 @@ def test_a_failed_decision_answered_after_a_reconnect_is_still_a_bot_error(
     assert len(errors) == 1 and errors[0]["seat"] == 0, record["incidents"]
     assert errors[0]["detail"].startswith("the bot's decision failed (ValueError)")
     assert record["forfeits"] == []
+
+
+def test_the_html_failed_line_escapes_the_bots_names(tmp_path: Path) -> None:
+    """A bot's name in the HTML file's line of failed decisions is text, not markup (the
+    mutant writing the line unescaped lived)."""
+    lb = _board(tmp_path, [3, 0], ["<b>x</b>", "plain"])
+    page = to_html(lb)
+    assert "decisions failed (bot_error, no strike): &lt;b&gt;x&lt;/b&gt; 3.</p>" in page
+    assert "<b>x</b> 3" not in page
