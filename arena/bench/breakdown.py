@@ -164,7 +164,7 @@ def _install(role: str) -> None:
 
         _counted(client, "_parse", "grpc reads")
         _counted(client.BotRunner, "_send_answer", "decisions")
-        for fn in ("view_from_pb", "decide"):
+        for fn in ("view_from_pb", "decide_failed"):  # (the decision its runner makes)
             _timed(client, fn, f"f {fn}", main)
         for fn in ("_on_message", "_send_answer"):
             _timed(client.BotRunner, fn, f"f BotRunner.{fn}", main)

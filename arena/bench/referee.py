@@ -313,7 +313,9 @@ def measure_referee(
                     _bot_cmd(port, i, bot),
                     env=env,
                     stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
+                    # (beside the referee's: a bot that fails says why in the error, not
+                    # only "bots did not connect" a minute later)
+                    stderr=err,
                 )
                 for i in range(_BOTS)
             ]

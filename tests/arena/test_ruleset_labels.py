@@ -183,10 +183,10 @@ def test_the_leaderboard_tells_two_runs_apart_in_every_format(two_runs: Path) ->
         "house (classic + must_beat on, barrel_mode one), 20 deals max"
     )
     assert t["ruleset_options"] == {**AFTER.to_dict(), "max_deals": 20}
-    # the csv: a last column, the old ones where they were
+    # the csv: a column after the old ones, before bot_errors (review round 42's, last)
     rows = list(csv.reader(io.StringIO(two["csv"])))
-    assert rows[0][-1] == "ruleset" and rows[0][:2] == ["rank", "bot"]
-    assert {r[-1] for r in rows[1:]} == {
+    assert rows[0][-2:] == ["ruleset", "bot_errors"] and rows[0][:2] == ["rank", "bot"]
+    assert {r[-2] for r in rows[1:]} == {
         "house (classic + must_beat on, barrel_mode one), 20 deals max"
     }
 
@@ -428,7 +428,7 @@ def test_a_ruleset_named_like_a_formula_is_text_in_the_csv(
     db = tmp_path / "t.sqlite"
     _store(db, "cup-1", name)
     rows = list(csv.reader(io.StringIO(_outputs(db, "cup-1")["csv"])))
-    assert rows[0][-1] == "ruleset" and {r[-1] for r in rows[1:]} == {shown}
+    assert rows[0][-2] == "ruleset" and {r[-2] for r in rows[1:]} == {shown}
 
 
 def test_a_bots_match_started_log_line_names_the_house_rules(

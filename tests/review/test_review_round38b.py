@@ -69,7 +69,7 @@ def test_a_raising_decision_still_names_its_method() -> None:
         def act(self, view: Any) -> Any:
             raise ValueError("no")
 
-    _, kind, detail = sdk.local._decide(Raises(), view, logging.getLogger("t38b"))
+    _, kind, detail, _ = sdk.local._decide(Raises(), view, logging.getLogger("t38b"))
     assert kind == "error" and detail.startswith("Raises.act() (test_review_round38b.py:")
 
 
@@ -112,7 +112,7 @@ def test_a_bots_action_subclass_with_a_field_of_its_own_is_played_as_the_engines
         def act(self, view: Any) -> Any:
             return Noted(**{f.name: getattr(first, f.name) for f in dataclasses.fields(first)})
 
-    action, kind, _ = sdk.local._decide(Annotates(), view, logging.getLogger("t38b"))
+    action, kind, _, _ = sdk.local._decide(Annotates(), view, logging.getLogger("t38b"))
     assert kind == "bot"
     assert type(action) is type(first) and action == first
 

@@ -173,9 +173,9 @@ def test_a_coroutine_returned_by_a_plain_method_is_still_named_as_its_function()
 
     view = _a_view()
     log = logging.getLogger("t39")
-    _, kind, detail = sdk.local._decide(Forgets(), view, log)  # type: ignore[arg-type]
+    _, kind, detail, _ = sdk.local._decide(Forgets(), view, log)  # type: ignore[arg-type]
     assert kind == "malformed" and "the coroutine of `async def helper` (" in detail
-    _, kind, detail = sdk.local._decide(AsyncAct(), view, log)  # type: ignore[arg-type]
+    _, kind, detail, _ = sdk.local._decide(AsyncAct(), view, log)  # type: ignore[arg-type]
     assert kind == "malformed" and "is `async def`" in detail
 
 
