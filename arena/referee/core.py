@@ -600,7 +600,17 @@ class Referee:
                 and not writer.cancelled()
                 and writer.exception() is not None
             )
-            settle = ended and (left or write_failed)
+            # grpc.aio's cancellation (the call was reset) may have come during the wait for
+            # the writer above and gone no further: that ``except`` takes it, and so does
+            # ``asyncio.wait_for`` itself when the writer ends in the same step (it returns
+            # the writer's result; the closed channel's reset, 1 in ~70 under load). The
+            # task still counts it: the settle, which waits for that very cancellation,
+            # would wait in vain and take the reset for leaving.
+            task = asyncio.current_task()
+            cancelled = task is not None and task.cancelling() > 0
+            if cancelled:
+                left = False
+            settle = ended and (left or write_failed) and not cancelled
             if not settle:
                 self._stream_gone(session, stream, attached, left)
         if settle:
@@ -620,6 +630,8 @@ class Referee:
                 raise
             finally:
                 self._stream_gone(session, stream, attached, left)
+        elif cancelled:
+            raise asyncio.CancelledError  # (ends as cancelled: grpc.aio sends no status)
 
     def _stream_gone(self, session: BotSession, stream: Stream, attached: bool,
                      left: bool) -> None:  # fmt: skip
