@@ -1,0 +1,370 @@
+"""Rule cases end to end (round 43): matches played through a real referee on port 0 by
+scripted bots (raw gRPC clients, and SDK bots), on seeds chosen so that a rule matters,
+each seat's messages, the record and ``arena replay``'s scores checked against scores
+computed by hand from RULES.md.
+
+Round 35 (``test_rules_over_wire_round35.py``) checks every request's legal actions and
+every deal *without* the barrel against a model of the rule book; the barrel it checks by
+its events only. Here :func:`hand_scores` scores every deal of a record from RULES.md
+alone, the barrel included (on it, its count of deals, falling off by a failed contract, a
+penalty concession or the count, ``barrel_mode = "one"``, the win from it), and
+:func:`check_scores` holds the referee's every view of the scores to it: each seat's
+``deal_ended`` and ``match_ended``, the record returned and written, and the table of
+``arena replay``. Each case asserts that its rule did arise on its seed (a changed
+shuffle fails loudly rather than passing).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from arena.cli import main as arena_cli
+from arena.protocol import action_to_pb
+from arena.v1 import arena_pb2 as pb
+from engine import Bid, Concede, Contract, Game, Pass, Phase, Ruleset, ThrowIn, parse_action
+from engine.actions import Action
+from tests.e2e.test_rules_over_wire_round35 import (
+    NAMES3,
+    Played,
+    Policy,
+    _classic,
+    _deal_results,
+    _half_up,
+    _places,
+    _preset,
+    _talon_points,
+    check_match,
+    play,
+    rules_deal,
+    scripted,
+)
+
+# ----------------------------------------------------------------------------- RULES.md
+
+
+@dataclasses.dataclass
+class Scored:
+    """One deal as RULES.md scores it: what each seat gains, the scores and the deals left
+    on the barrel after it, and the barrel's happenings as (seat, what) pairs."""
+
+    deltas: list[int]
+    scores: list[int]
+    barrel: list[int]
+    happened: list[tuple[int, str]]
+
+
+def raw_deltas(deal: dict[str, Any], rules: Ruleset) -> tuple[str, int, int | None, list[int]]:
+    """(outcome, bid, contract, score changes before the barrel) of a recorded deal, from
+    RULES.md §6, §10 and the 1001 throw-in alone."""
+    n = rules.players
+    acts = [(a["seat"], parse_action(a["action"])) for a in deal["actions"]]
+    # The winning bid: the last one said, or the opening bid nobody raised (§2); the
+    # declarer: the one who acts first after the auction (gives, throws in).
+    bid = max((a.amount for _, a in acts if isinstance(a, Bid)), default=rules.opening_bid)
+    declarer = next(s for s, a in acts if not isinstance(a, Bid | Pass))
+    opps = [s for s in range(n) if s != declarer and deal["hands"][s]]
+    raw = [0] * n
+    if any(isinstance(a, ThrowIn) for _, a in acts):
+        outcome, contract = "thrown_in", None
+        for s in opps:
+            raw[s] = rules.throw_in_bonus
+    elif any(isinstance(a, Concede) for _, a in acts):
+        outcome, contract = "conceded", None
+        raw[declarer] = -bid if rules.concede == "penalty" else 0
+        for s in opps:
+            raw[s] = _half_up(bid, rules.rounding) if rules.concede_pays == "half" else 0
+    else:
+        played = rules_deal(deal, rules)
+        assert played["declarer"] == declarer
+        contract = played["contract"]
+        outcome = "made" if played["made"] else "failed"
+        raw = list(played["deltas"])
+    if n == 4:
+        raw[deal["dealer"]] = _talon_points(deal["talon"], rules)
+    return outcome, bid, contract, raw
+
+
+def hand_scores(record: dict[str, Any], rules: Ruleset) -> list[Scored]:
+    """Every deal of ``record`` scored from RULES.md ("The barrel and the end"), not from
+    the engine's code."""
+    n = rules.players
+    scores, left = [0] * n, [0] * n
+    out = []
+    for deal in record["deals"]:
+        outcome, bid, contract, raw = raw_deltas(deal, rules)
+        d = next(a["seat"] for a in deal["actions"] if not a["action"].startswith(("bid", "pass")))
+        old = scores[:]
+        happened: list[tuple[int, str]] = []
+        if not rules.barrel or (not any(left) and max(o + r for o, r in zip(old, raw)) < rules.barrel_at):
+            new = [o + r for o, r in zip(old, raw)]
+        else:
+            sitting = [x > 0 for x in left]
+            new = old[:]
+            for s in range(n):
+                if not sitting[s]:
+                    new[s] += raw[s]
+                    continue
+                # On the barrel: his defender takes, halves, bonuses are not scored.
+                if s == d and outcome == "made" and contract is not None and contract >= 120:
+                    new[s], left[s] = rules.target, 0
+                    happened.append((s, "wins"))
+                    continue
+                if s == d and outcome == "failed":
+                    new[s], left[s] = old[s] - contract, 0  # type: ignore[operator]
+                    happened.append((s, "fails"))
+                    continue
+                if s == d and outcome == "conceded" and rules.concede == "penalty":
+                    new[s], left[s] = old[s] - bid, 0
+                    happened.append((s, "concedes"))
+                    continue
+                left[s] -= 1  # a made contract below 120, a free concession: nothing
+                if not left[s]:
+                    new[s] -= rules.barrel_penalty
+                    happened.append((s, "sat"))
+            come = [s for s in range(n) if not sitting[s] and new[s] >= rules.barrel_at]
+            for s in come:
+                new[s] = rules.barrel_at
+            if rules.barrel_mode == "many" or not come:
+                for s in come:
+                    left[s] = rules.barrel_deals
+                    happened.append((s, "gets on"))
+            else:
+                for s in range(n):
+                    if left[s]:  # a sitter still there: knocked off
+                        new[s] -= rules.barrel_penalty
+                        left[s] = 0
+                        happened.append((s, "knocked off"))
+                if len(come) == 1:
+                    left[come[0]] = rules.barrel_deals
+                    happened.append((come[0], "gets on"))
+                else:
+                    for s in come:
+                        new[s] -= rules.barrel_penalty
+                        happened.append((s, "falls off with another"))
+        scores = new
+        out.append(Scored([a - b for a, b in zip(new, old)], new[:], left[:], happened))
+        if max(new) >= rules.target:
+            break
+    return out
+
+
+#: The words of a barrel event (the engine's ``DealResult.events``) for each happening.
+EVENT_WORDS = {
+    "wins": "wins from the barrel",
+    "fails": "fails the contract and falls off the barrel",
+    "concedes": "concedes and falls off the barrel",
+    "sat": "deals on the barrel",
+    "gets on": "gets on the barrel",
+    "knocked off": "is knocked off the barrel",
+    "falls off with another": "reaches the barrel with another and falls off",
+}
+
+
+def replay_table(path: Path) -> list[tuple[list[int], list[int]]]:
+    """(deltas, scores) of each deal as ``arena replay`` prints them."""
+    res = CliRunner().invoke(arena_cli, ["replay", str(path)], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    out = []
+    for line in res.output.splitlines():
+        m = re.search(r"deltas (.*?)\s+scores (.*)$", line)
+        if m:
+            deltas = [int(x) for x in re.findall(r"[+-]\d+", m.group(1))]
+            scores = [int(x) for x in m.group(2).split(",")]
+            out.append((deltas, scores))
+    return out
+
+
+def check_scores(p: Played, tmp: Path) -> list[Scored]:
+    """Every view of the scores the product gives, against :func:`hand_scores`: each
+    seat's ``deal_ended`` (deltas, scores, barrel, the events' words) and ``match_ended``
+    (scores, places by score with ties sharing, shortfalls), the record returned and the
+    record file, and ``arena replay``'s lines and its ``--check``. Also round 35's
+    :func:`check_match` (every request, view and event)."""
+    check_match(p)
+    rules = p.ruleset
+    want = hand_scores(p.record, rules)
+    n = rules.players
+    assert len(p.record["deals"]) == len(want)
+    for seat in range(n):
+        got = _deal_results(p, seat)
+        assert len(got) == len(want)
+        for i, (r, w) in enumerate(zip(got, want, strict=True)):
+            where = f"seat {seat}, deal {i}"
+            assert list(r.deltas) == w.deltas, where
+            assert list(r.scores) == w.scores, where
+            if rules.barrel:
+                # (the wire says -1 for "not on it": docs/protocol.md)
+                assert [b if b > 0 else -1 for b in w.barrel] == list(r.barrel), where
+            said = sorted((int(re.match(r"seat (\d)", e).group(1)), e) for e in r.events)  # type: ignore[union-attr]
+            assert len(said) == len(w.happened), (where, list(r.events), w.happened)
+            for (s, text), (hs, what) in zip(said, sorted(w.happened), strict=True):
+                assert s == hs and EVENT_WORDS[what] in text, (where, text, what)
+        final = want[-1].scores
+        end = p.ended(seat).result
+        assert list(end.scores) == final
+        assert list(end.places) == _places(final)
+        firsts = [s for s in range(n) if final[s] == max(final)]
+        assert list(end.shortfalls) == [
+            0 if firsts == [s] else max(0, rules.target - x) for s, x in enumerate(final)
+        ]
+    for rec in (p.record, p.lines[-1]["record"]):
+        assert [(d["deltas"], d["scores"]) for d in rec["deals"]] == [
+            (w.deltas, w.scores) for w in want
+        ]
+        assert rec["result"]["scores"] == want[-1].scores
+    path = tmp / f"{p.match_id}.jsonl"
+    assert replay_table(path) == [(w.deltas, w.scores) for w in want]
+    res = CliRunner().invoke(arena_cli, ["replay", "--check", str(path)], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    return want
+
+
+def happened(want: list[Scored]) -> list[tuple[int, int, str]]:
+    """(deal, seat, what) of every barrel happening of a match."""
+    return [(i, s, what) for i, w in enumerate(want) for s, what in w.happened]
+
+
+# ----------------------------------------------------------------------------- policies
+
+
+def barrel_policy(*, sitter: str = "120", others: str = "contract", pass_p: float = 0.6) -> Policy:
+    """Scripted moves where a seat on the barrel acts as told: in the auction it bids as
+    high as 120 when it may under ``sitter = "120"`` (it wins only with 120); as declarer it names ``sitter``:
+    ``"120"`` (120 if allowed, else the lowest contract), ``"contract"`` (the lowest) or
+    ``"concede"``. Every other declarer names ``others`` the same way."""
+    base = scripted(pass_p=pass_p, contract="contract")
+
+    def policy(seat: int, req: pb.DecisionRequest) -> pb.Action:
+        v = req.view
+        on = bool(v.barrel) and v.barrel[seat] > 0
+        legal = list(v.legal_actions)
+        if on and sitter == "120" and v.phase == pb.PHASE_BIDDING:
+            bids = [a for a in legal if a.WhichOneof("kind") == "bid" and a.bid.amount <= 120]
+            return bids[-1] if bids else action_to_pb(Pass())
+        if v.phase == pb.PHASE_CONTRACT:
+            how = sitter if on else others
+            kinds = [a.WhichOneof("kind") for a in legal]
+            if how == "concede" and "concede" in kinds:
+                return action_to_pb(Concede())
+            if how == "120" and any(a.contract.amount == 120 for a in legal):
+                return action_to_pb(Contract(120))
+            return next(a for a in legal if a.WhichOneof("kind") == "contract")
+        return base(seat, req)
+
+    return policy
+
+
+BARREL = {"target": 500, "barrel_at": 300, "barrel_deals": 3}
+
+
+# ----------------------------------------------------------------------------- the barrel
+
+
+def _sitter_deals(p: Played, want: list[Scored]) -> list[tuple[int, dict[str, Any], Scored]]:
+    """(deal, record deal, scored) of the deals whose declarer sat on the barrel at their start."""
+    out = []
+    for i, (d, w) in enumerate(zip(p.record["deals"], want, strict=True)):
+        before = want[i - 1].barrel if i else [0] * p.ruleset.players
+        seat = next(a["seat"] for a in d["actions"] if not a["action"].startswith(("bid", "pass")))
+        if before[seat]:
+            out.append((i, d, w))
+    return out
+
+
+CASES = {
+    # every declarer concedes (free): a sitter conceding stays on, his count running down;
+    # the halves paid to a sitter are not scored; after 3 deals he falls off, -120.
+    "free-concession": (
+        _classic(**BARREL, max_deals=12, concede="free"),
+        5,
+        scripted(pass_p=0.85, contract="concede"),
+        {"gets on", "sat"},
+    ),
+    # a sitter who concedes under `concede = penalty` pays the bid and falls off.
+    "penalty-concession": (
+        _classic(**BARREL, max_deals=14, concede="penalty"),
+        2,
+        barrel_policy(sitter="concede", pass_p=0.5),
+        {"gets on", "concedes"},
+    ),
+    # `barrel_mode = "one"`: two reach it in one deal and both fall off from 300, the sitter
+    # already there too.
+    "one-two-at-once": (
+        _classic(**BARREL, max_deals=14, barrel_mode="one"),
+        2,
+        barrel_policy(sitter="concede", others="concede", pass_p=0.7),
+        {"gets on", "knocked off", "falls off with another"},
+    ),
+    # a sitter's made contract below 120 scores nothing; a failed one costs it and drops him.
+    "below-120-and-fails": (
+        _classic(**BARREL, max_deals=14),
+        3,
+        barrel_policy(sitter="contract", pass_p=0.5),
+        {"gets on", "sat", "fails"},
+    ),
+    # a sitter who bids and makes 120 wins: his score is the target, the match ends.
+    "wins": (
+        _classic(**BARREL, max_deals=14),
+        9,
+        barrel_policy(sitter="120", pass_p=0.5),
+        {"gets on", "wins"},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_the_barrel_scored_by_hand(tmp_path: Path, case: str) -> None:
+    """RULES.md, the barrel (at 300 of 500, 3 deals): every deal's score changes, scores and
+    deals left, as each seat was told them, the record and ``arena replay`` show them,
+    equal the rule book's; and the case's happenings did arise."""
+    rules, seed, policy, kinds = CASES[case]
+    p = play(tmp_path, rules, seed, policy)
+    want = check_scores(p, tmp_path)
+    seen = {what for _, _, what in happened(want)}
+    assert kinds <= seen, (case, happened(want))
+    sitters = _sitter_deals(p, want)
+    if case == "free-concession":
+        # a sitter conceding for free keeps his 300 and his seat on the barrel (when his
+        # count has not run out), and a sitter paid a half is paid nothing
+        free = [(i, w) for i, d, w in sitters if d["outcome"] == "conceded"]
+        assert free, "no sitter conceded"
+        seat_of = {i: next(a["seat"] for a in p.record["deals"][i]["actions"] if a["action"] == "concede") for i, _ in free}
+        assert any(w.deltas[seat_of[i]] == 0 and w.barrel[seat_of[i]] for i, w in free)
+        for i, w in enumerate(want):
+            before = want[i - 1].barrel if i else [0, 0, 0]
+            for s in range(3):
+                if before[s] and w.barrel[s]:
+                    assert w.deltas[s] == 0 and w.scores[s] == 300
+    if case == "penalty-concession":
+        (i, d, w) = next((x for x in sitters if x[1]["outcome"] == "conceded"))
+        s = next(a["seat"] for a in d["actions"] if a["action"] == "concede")
+        bid = max((int(a["action"].split()[1]) for a in d["actions"] if a["action"].startswith("bid")), default=100)
+        assert (w.deltas[s], w.scores[s], w.barrel[s]) == (-bid, 300 - bid, 0)
+    if case == "one-two-at-once":
+        (i,) = {i for i, _, what in happened(want) if what == "falls off with another"} - {12}
+        w = want[i]
+        fell = [s for s, what in w.happened if what == "falls off with another"]
+        assert len(fell) == 2 and all(w.scores[s] == 180 for s in fell)
+        assert w.barrel == [0, 0, 0]
+    if case == "below-120-and-fails":
+        made = [(i, d, w) for i, d, w in sitters if d["outcome"] == "made"]
+        assert made, "no sitter made a contract"
+        for i, d, w in made:
+            s = next(a["seat"] for a in d["actions"] if a["action"].startswith("give"))
+            c = next(int(a["action"].split()[1]) for a in d["actions"] if a["action"].startswith("contract"))
+            assert c < 120 and w.deltas[s] == 0 and w.scores[s] == 300
+        (i, d, w) = next(x for x in sitters if x[1]["outcome"] == "failed")
+        s = next(a["seat"] for a in d["actions"] if a["action"].startswith("give"))
+        c = next(int(a["action"].split()[1]) for a in d["actions"] if a["action"].startswith("contract"))
+        assert (w.deltas[s], w.scores[s], w.barrel[s]) == (-c, 300 - c, 0)
+    if case == "wins":
+        assert max(want[-1].scores) == 500 and p.record["result"]["reason"] == "target"
+        winner = want[-1].scores.index(500)
+        assert list(p.ended(0).result.places)[winner] == 1
