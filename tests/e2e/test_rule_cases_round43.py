@@ -368,3 +368,103 @@ def test_the_barrel_scored_by_hand(tmp_path: Path, case: str) -> None:
         assert max(want[-1].scores) == 500 and p.record["result"]["reason"] == "target"
         winner = want[-1].scores.index(500)
         assert list(p.ended(0).result.places)[winner] == 1
+
+
+# ----------------------------------------------------------------------------- 1001
+
+
+def _raise_to(amount: int, base: Policy) -> Policy:
+    """``base``, but a declarer names ``amount`` (or the highest contract below it)."""
+
+    def policy(seat: int, req: pb.DecisionRequest) -> pb.Action:
+        v = req.view
+        if v.phase == pb.PHASE_CONTRACT:
+            ok = [a for a in v.legal_actions if a.WhichOneof("kind") == "contract"]
+            return max((a for a in ok if a.contract.amount <= amount), key=lambda a: a.contract.amount)
+        return base(seat, req)
+
+    return policy
+
+
+@pytest.mark.parametrize("players", [3, 4])
+def test_1001_the_last_hand_after_an_all_pass_raises_the_contract(tmp_path: Path, players: int) -> None:
+    """RULES.md, preset 1001: both seats before the last hand pass; he takes the talon at 40
+    and raises the contract (to 80 here): made, he scores 80, failed -80; the opponents'
+    takes rounded to fives (2.5 up), the 4-player dealer the talon's points unrounded; every
+    seat told so, the record and ``arena replay`` too."""
+    rules = _preset("1001", max_deals=2, players=players)
+    names = NAMES3 if players == 3 else ["ann", "bob", "cid", "dan"]
+    first, second, last = Game.new(rules, 11, names).active_seats
+    moves = {0: [(first, "pass"), (second, "pass")]}
+    p = play(tmp_path, rules, 11, _raise_to(80, scripted(moves, keep=True)))
+    want = check_scores(p, tmp_path)
+    d0 = p.record["deals"][0]
+    assert [a["action"] for a in d0["actions"][:2]] == ["pass", "pass"]
+    assert any(a["seat"] == last and a["action"] == "contract 80" for a in d0["actions"])
+    res = _deal_results(p)[0]
+    assert (res.declarer, res.bid, res.contract) == (last, 40, 80)
+    assert res.deltas[last] == (80 if res.takes[last] >= 80 else -80)
+    for s in (first, second):
+        take = res.takes[s]
+        assert res.deltas[s] == (take + 2) // 5 * 5 and res.deltas[s] % 5 == 0
+    assert any(res.takes[s] % 5 for s in (first, second)), "no take needed rounding"
+    if players == 4:
+        dealer = d0["dealer"]
+        assert want[0].deltas[dealer] == _talon_points(d0["talon"], rules) == res.deltas[dealer]
+        assert res.deltas[dealer] % 5, "the talon's points needed no rounding: no case"
+
+
+# ----------------------------------------------------------------------------- SDK bots
+
+
+def test_sdk_bots_whose_choices_are_given_are_told_the_barrel_as_the_rules_score_it(
+    tmp_path: Path,
+) -> None:
+    """The "free-concession" barrel case played by bots of the SDK (``BotRunner``) whose
+    every choice is given (a pass or the opening raise by a drawn number, a concession
+    whenever offered): the deal results and the match result each bot is told equal the
+    rule book's, barrel counts and events included."""
+    import random
+
+    from sdk import Bot
+    from tests.support.harness import arena
+
+    told: dict[int, list[Any]] = {}
+
+    class Conceder(Bot):
+        def act(self, view: Any) -> Action:
+            legal = list(view.legal_actions)
+            if Concede() in legal:
+                return Concede()
+            rng = random.Random(f"{view.seat}:{view.deal_number}:{len(legal)}")
+            if view.phase is Phase.BIDDING:
+                return Pass() if rng.random() < 0.8 else legal[0]
+            return rng.choice(legal)
+
+        def on_deal_end(self, view: Any, result: Any) -> None:
+            told.setdefault(view.seat, []).append(result)
+
+        def on_match_end(self, view: Any, result: Any) -> None:
+            told.setdefault(view.seat, []).append(result)
+
+    rules = _classic(**BARREL, max_deals=12, concede="free")
+
+    async def main() -> dict[str, Any]:
+        async with arena(tmp_path, decision_ms=20_000, time_bank_ms=0) as a:
+            tasks = await a.runners(NAMES3, [Conceder] * 3, matches=1)
+            record = await a.referee.run_match("m1", rules, 5, NAMES3)
+            await asyncio.wait_for(asyncio.gather(*tasks), 30)
+            await a.referee.end_streams()
+            return record
+
+    record = asyncio.run(main())
+    want = hand_scores(record, rules)
+    assert {what for _, _, what in happened(want)} >= {"gets on", "sat"}, happened(want)
+    assert all(d["outcome"] == "conceded" for d in record["deals"])
+    for seat in range(3):
+        *deals, end = told[seat]
+        assert [(list(r.deltas), list(r.scores), list(r.barrel)) for r in deals] == [
+            (w.deltas, w.scores, w.barrel) for w in want
+        ]
+        assert [len(r.events) for r in deals] == [len(w.happened) for w in want]
+        assert list(end.scores) == want[-1].scores and list(end.places) == _places(want[-1].scores)
