@@ -34,9 +34,11 @@ from tests.e2e.test_rules_over_wire_round35 import (
     NAMES3,
     Played,
     Policy,
+    _cards,
     _classic,
     _deal_results,
     _half_up,
+    _marriages_in,
     _places,
     _preset,
     _talon_points,
@@ -60,15 +62,28 @@ class Scored:
     happened: list[tuple[int, str]]
 
 
+def declarer_of(deal: dict[str, Any]) -> int:
+    """The declarer of a recorded deal: who acts first after the auction (gives, throws in)."""
+    return next(a["seat"] for a in deal["actions"] if not a["action"].startswith(("bid", "pass")))
+
+
+def said(deal: dict[str, Any], kind: str) -> list[tuple[int, int]]:
+    """(seat, amount) of each ``bid``/``contract`` said in a recorded deal."""
+    return [
+        (a["seat"], int(a["action"].split()[1]))
+        for a in deal["actions"]
+        if a["action"].startswith(kind + " ")
+    ]
+
+
 def raw_deltas(deal: dict[str, Any], rules: Ruleset) -> tuple[str, int, int | None, list[int]]:
     """(outcome, bid, contract, score changes before the barrel) of a recorded deal, from
     RULES.md §6, §10 and the 1001 throw-in alone."""
     n = rules.players
     acts = [(a["seat"], parse_action(a["action"])) for a in deal["actions"]]
-    # The winning bid: the last one said, or the opening bid nobody raised (§2); the
-    # declarer: the one who acts first after the auction (gives, throws in).
+    # The winning bid: the last one said, or the opening bid nobody raised (§2).
     bid = max((a.amount for _, a in acts if isinstance(a, Bid)), default=rules.opening_bid)
-    declarer = next(s for s, a in acts if not isinstance(a, Bid | Pass))
+    declarer = declarer_of(deal)
     opps = [s for s in range(n) if s != declarer and deal["hands"][s]]
     raw = [0] * n
     if any(isinstance(a, ThrowIn) for _, a in acts):
@@ -99,11 +114,13 @@ def hand_scores(record: dict[str, Any], rules: Ruleset) -> list[Scored]:
     out = []
     for deal in record["deals"]:
         outcome, bid, contract, raw = raw_deltas(deal, rules)
-        d = next(a["seat"] for a in deal["actions"] if not a["action"].startswith(("bid", "pass")))
+        d = declarer_of(deal)
         old = scores[:]
         happened: list[tuple[int, str]] = []
-        if not rules.barrel or (not any(left) and max(o + r for o, r in zip(old, raw)) < rules.barrel_at):
-            new = [o + r for o, r in zip(old, raw)]
+        if not rules.barrel or (
+            not any(left) and max(o + r for o, r in zip(old, raw, strict=True)) < rules.barrel_at
+        ):
+            new = [o + r for o, r in zip(old, raw, strict=True)]
         else:
             sitting = [x > 0 for x in left]
             new = old[:]
@@ -149,7 +166,9 @@ def hand_scores(record: dict[str, Any], rules: Ruleset) -> list[Scored]:
                         new[s] -= rules.barrel_penalty
                         happened.append((s, "falls off with another"))
         scores = new
-        out.append(Scored([a - b for a, b in zip(new, old)], new[:], left[:], happened))
+        out.append(
+            Scored([a - b for a, b in zip(new, old, strict=True)], new[:], left[:], happened)
+        )
         if max(new) >= rules.target:
             break
     return out
@@ -235,10 +254,10 @@ def happened(want: list[Scored]) -> list[tuple[int, int, str]]:
 
 
 def barrel_policy(*, sitter: str = "120", others: str = "contract", pass_p: float = 0.6) -> Policy:
-    """Scripted moves where a seat on the barrel acts as told: in the auction it bids as
-    high as 120 when it may under ``sitter = "120"`` (it wins only with 120); as declarer it names ``sitter``:
-    ``"120"`` (120 if allowed, else the lowest contract), ``"contract"`` (the lowest) or
-    ``"concede"``. Every other declarer names ``others`` the same way."""
+    """Scripted moves where a seat on the barrel acts as told. As declarer it names
+    ``sitter``: ``"120"`` (120 if allowed, else the lowest contract; in the auction it
+    then bids as high as 120 when it may: it wins only with 120), ``"contract"`` (the
+    lowest) or ``"concede"``. Every other declarer names ``others`` the same way."""
     base = scripted(pass_p=pass_p, contract="contract")
 
     def policy(seat: int, req: pb.DecisionRequest) -> pb.Action:
@@ -272,8 +291,7 @@ def _sitter_deals(p: Played, want: list[Scored]) -> list[tuple[int, dict[str, An
     out = []
     for i, (d, w) in enumerate(zip(p.record["deals"], want, strict=True)):
         before = want[i - 1].barrel if i else [0] * p.ruleset.players
-        seat = next(a["seat"] for a in d["actions"] if not a["action"].startswith(("bid", "pass")))
-        if before[seat]:
+        if before[declarer_of(d)]:
             out.append((i, d, w))
     return out
 
@@ -329,45 +347,43 @@ def test_the_barrel_scored_by_hand(tmp_path: Path, case: str) -> None:
     want = check_scores(p, tmp_path)
     seen = {what for _, _, what in happened(want)}
     assert kinds <= seen, (case, happened(want))
-    sitters = _sitter_deals(p, want)
+    # (deal, declarer, record deal, scored) of the deals a sitter declared
+    sitters = [(i, declarer_of(d), d, w) for i, d, w in _sitter_deals(p, want)]
     if case == "free-concession":
-        # a sitter conceding for free keeps his 300 and his seat on the barrel (when his
-        # count has not run out), and a sitter paid a half is paid nothing
-        free = [(i, w) for i, d, w in sitters if d["outcome"] == "conceded"]
+        # a sitter conceding for free keeps his 300, one deal less to sit; a sitter is
+        # paid no half
+        free = [(i, s, w) for i, s, d, w in sitters if d["outcome"] == "conceded"]
         assert free, "no sitter conceded"
-        seat_of = {i: next(a["seat"] for a in p.record["deals"][i]["actions"] if a["action"] == "concede") for i, _ in free}
-        assert any(w.deltas[seat_of[i]] == 0 and w.barrel[seat_of[i]] for i, w in free)
-        for i, w in enumerate(want):
-            before = want[i - 1].barrel if i else [0, 0, 0]
+        assert any(
+            w.deltas[s] == 0 and w.barrel[s] == want[i - 1].barrel[s] - 1 for i, s, w in free
+        )
+        for i, w in enumerate(want[1:], 1):
             for s in range(3):
-                if before[s] and w.barrel[s]:
-                    assert w.deltas[s] == 0 and w.scores[s] == 300
+                if want[i - 1].barrel[s] and w.barrel[s]:
+                    assert (w.deltas[s], w.scores[s]) == (0, 300)
     if case == "penalty-concession":
-        (i, d, w) = next((x for x in sitters if x[1]["outcome"] == "conceded"))
-        s = next(a["seat"] for a in d["actions"] if a["action"] == "concede")
-        bid = max((int(a["action"].split()[1]) for a in d["actions"] if a["action"].startswith("bid")), default=100)
+        i, s, d, w = next(x for x in sitters if x[2]["outcome"] == "conceded")
+        bid = max((x for _, x in said(d, "bid")), default=rules.opening_bid)
         assert (w.deltas[s], w.scores[s], w.barrel[s]) == (-bid, 300 - bid, 0)
     if case == "one-two-at-once":
-        (i,) = {i for i, _, what in happened(want) if what == "falls off with another"} - {12}
-        w = want[i]
-        fell = [s for s, what in w.happened if what == "falls off with another"]
-        assert len(fell) == 2 and all(w.scores[s] == 180 for s in fell)
-        assert w.barrel == [0, 0, 0]
+        for w in want:
+            fell = [s for s, what in w.happened if what == "falls off with another"]
+            if fell:
+                assert len(fell) == 2 and all(w.scores[s] == 180 for s in fell)
+                assert w.barrel == [0, 0, 0]
     if case == "below-120-and-fails":
-        made = [(i, d, w) for i, d, w in sitters if d["outcome"] == "made"]
+        made = [(s, d, w) for _, s, d, w in sitters if d["outcome"] == "made"]
         assert made, "no sitter made a contract"
-        for i, d, w in made:
-            s = next(a["seat"] for a in d["actions"] if a["action"].startswith("give"))
-            c = next(int(a["action"].split()[1]) for a in d["actions"] if a["action"].startswith("contract"))
-            assert c < 120 and w.deltas[s] == 0 and w.scores[s] == 300
-        (i, d, w) = next(x for x in sitters if x[1]["outcome"] == "failed")
-        s = next(a["seat"] for a in d["actions"] if a["action"].startswith("give"))
-        c = next(int(a["action"].split()[1]) for a in d["actions"] if a["action"].startswith("contract"))
+        for s, d, w in made:
+            ((_, c),) = said(d, "contract")
+            assert c < 120 and (w.deltas[s], w.scores[s]) == (0, 300)
+        _, s, d, w = next(x for x in sitters if x[2]["outcome"] == "failed")
+        ((_, c),) = said(d, "contract")
         assert (w.deltas[s], w.scores[s], w.barrel[s]) == (-c, 300 - c, 0)
     if case == "wins":
-        assert max(want[-1].scores) == 500 and p.record["result"]["reason"] == "target"
-        winner = want[-1].scores.index(500)
-        assert list(p.ended(0).result.places)[winner] == 1
+        final = want[-1].scores
+        assert max(final) == 500 and p.record["result"]["reason"] == "target"
+        assert list(p.ended(0).result.places)[final.index(500)] == 1
 
 
 # ----------------------------------------------------------------------------- 1001
@@ -380,14 +396,18 @@ def _raise_to(amount: int, base: Policy) -> Policy:
         v = req.view
         if v.phase == pb.PHASE_CONTRACT:
             ok = [a for a in v.legal_actions if a.WhichOneof("kind") == "contract"]
-            return max((a for a in ok if a.contract.amount <= amount), key=lambda a: a.contract.amount)
+            return max(
+                (a for a in ok if a.contract.amount <= amount), key=lambda a: a.contract.amount
+            )
         return base(seat, req)
 
     return policy
 
 
 @pytest.mark.parametrize("players", [3, 4])
-def test_1001_the_last_hand_after_an_all_pass_raises_the_contract(tmp_path: Path, players: int) -> None:
+def test_1001_the_last_hand_after_an_all_pass_raises_the_contract(
+    tmp_path: Path, players: int
+) -> None:
     """RULES.md, preset 1001: both seats before the last hand pass; he takes the talon at 40
     and raises the contract (to 80 here): made, he scores 80, failed -80; the opponents'
     takes rounded to fives (2.5 up), the 4-player dealer the talon's points unrounded; every
@@ -468,3 +488,47 @@ def test_sdk_bots_whose_choices_are_given_are_told_the_barrel_as_the_rules_score
         ]
         assert [len(r.events) for r in deals] == [len(w.happened) for w in want]
         assert list(end.scores) == want[-1].scores and list(end.places) == _places(want[-1].scores)
+
+
+# ----------------------------------------------------------------------------- contract
+
+
+def test_a_raised_contract_and_a_second_marriage_changing_trumps(tmp_path: Path) -> None:
+    """RULES.md §5, §8, §10 (classic): the declarer may name any contract from his bid up to
+    120 + the marriages in his 8 cards, and names the top; ♦ then ♥ marriages are declared,
+    each scoring at once and the second turning trumps from ♦ to ♥ in every view; the
+    failed contract costs all of it, each opponent scores his take."""
+    rules = _classic(max_deals=1)
+    p = play(tmp_path, rules, 1, _raise_to(1000, scripted(salt="m", pass_p=0.5)))
+    want = check_scores(p, tmp_path)
+    d0 = p.record["deals"][0]
+    declarer = next(a["seat"] for a in d0["actions"] if a["action"].startswith("give"))
+    (req,) = [r.view for r in p.requests(declarer) if r.view.phase == pb.PHASE_CONTRACT]
+    eight = set(_cards(req.hand))
+    assert len(eight) == 8
+    top = max(a.contract.amount for a in req.legal_actions if a.WhichOneof("kind") == "contract")
+    assert top == max(req.bid, 120 + _marriages_in(eight, rules)) == 180
+    assert any(a["seat"] == declarer and a["action"] == "contract 180" for a in d0["actions"])
+    declared = [(a["seat"], a["action"]) for a in d0["actions"] if "declare" in a["action"]]
+    assert [t for _, t in declared] == ["play Q♦ declare", "play Q♥ declare"]
+    res = _deal_results(p)[0]
+    assert d0["outcome"] == "failed" and want[0].deltas[declarer] == -180 == res.deltas[declarer]
+    for s, text in declared:
+        assert res.marriage_points[s] >= (80 if "♦" in text else 100)
+    # the trump each seat was shown: none, then ♦, then ♥ (never back)
+    for s in range(3):
+        trumps = [
+            r.view.trump
+            for r in p.requests(s)
+            if r.view.phase == pb.PHASE_PLAYING and r.view.trump != pb.SUIT_UNSPECIFIED
+        ]
+        seen = [t for i, t in enumerate(trumps) if i == 0 or trumps[i - 1] != t]
+        assert seen in ([pb.SUIT_DIAMONDS, pb.SUIT_HEARTS], [pb.SUIT_HEARTS]), (s, seen)
+    both = [r.view for s in range(3) for r in p.requests(s) if len(r.view.marriages) == 2]
+    assert both, "no seat was asked after the second marriage"
+    for v in both:
+        assert [(m.suit, m.value) for m in v.marriages] == [
+            (pb.SUIT_DIAMONDS, 80),
+            (pb.SUIT_HEARTS, 100),
+        ]
+        assert v.trump == pb.SUIT_HEARTS
