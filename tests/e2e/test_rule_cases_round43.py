@@ -179,7 +179,7 @@ EVENT_WORDS = {
     "wins": "wins from the barrel",
     "fails": "fails the contract and falls off the barrel",
     "concedes": "concedes and falls off the barrel",
-    "sat": "deals on the barrel",
+    "sat": " sat ",
     "gets on": "gets on the barrel",
     "knocked off": "is knocked off the barrel",
     "falls off with another": "reaches the barrel with another and falls off",
@@ -532,3 +532,74 @@ def test_a_raised_contract_and_a_second_marriage_changing_trumps(tmp_path: Path)
             (pb.SUIT_HEARTS, 100),
         ]
         assert v.trump == pb.SUIT_HEARTS
+
+
+# ----------------------------------------------------------------------------- house barrels
+
+
+HOUSE = {
+    # barrel_penalty = 0, barrel_deals = 1: off after one deal at no cost, and a deal that
+    # leaves him at 300 or more seats him again (docs/rules-engine.md)
+    "no-penalty-one-deal": (
+        _classic(**{**BARREL, "barrel_deals": 1}, max_deals=14, barrel_penalty=0),
+        4,
+        barrel_policy(sitter="contract", pass_p=0.5),
+    ),
+    # 1001 for 4 with the barrel: the dealer on the barrel scores nothing of the talon
+    # (a defender's take), a sitter who bids and makes 120 wins
+    "4p-wins": (
+        _preset("1001-4p", **BARREL, barrel=True, max_deals=12),
+        12,
+        barrel_policy(pass_p=0.5),
+    ),
+    # ... and a sitter's penalty concession (1001: -bid, the others nothing) drops him
+    "4p-concedes": (
+        _preset("1001-4p", **BARREL, barrel=True, max_deals=12),
+        12,
+        barrel_policy(sitter="concede", pass_p=0.5),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(HOUSE))
+def test_the_barrel_under_house_rules_scored_by_hand(tmp_path: Path, case: str) -> None:
+    """House rulesets with the barrel (RULES.md's options, docs/rules-engine.md's
+    decisions): every score each seat was told, the record and ``arena replay``, equal the
+    rule book's, and the case did arise."""
+    rules, seed, policy = HOUSE[case]
+    p = play(tmp_path, rules, seed, policy)
+    want = check_scores(p, tmp_path)
+    events = [e for r in _deal_results(p) for e in r.events]
+    if case == "no-penalty-one-deal":
+        sat = [(i, s) for i, s, what in happened(want) if what == "sat"]
+        assert sat and all(
+            e.endswith("sat 1 deal on the barrel (no penalty)") for e in events if " sat " in e
+        )
+        # he keeps 300 and climbs on again in the next deal he does not lose points in
+        again = [(i, s) for i, s in sat if (i + 1, s, "gets on") in happened(want)]
+        assert again, happened(want)
+        for i, s in again:
+            assert want[i].scores[s] == 300 and want[i].deltas[s] == 0
+            assert want[i + 1].scores[s] == 300 and want[i + 1].barrel[s] == 1
+        return
+    # the dealer of four, on the barrel, scores nothing of the talon
+    deals = p.record["deals"]
+    sitting_dealers = [
+        (i, d["dealer"]) for i, d in enumerate(deals) if i and want[i - 1].barrel[d["dealer"]]
+    ]
+    assert sitting_dealers
+    assert any(_talon_points(deals[i]["talon"], rules) for i, _ in sitting_dealers)
+    for i, dealer in sitting_dealers:
+        assert want[i].deltas[dealer] == 0 == _deal_results(p)[i].deltas[dealer]
+    res = CliRunner().invoke(arena_cli, ["replay", str(tmp_path / "m1.jsonl")])
+    shown = re.findall(r"sits out \(on the barrel: the talon \((\d+)\) is not scored\)", res.output)
+    assert shown == [str(_talon_points(deals[i]["talon"], rules)) for i, _ in sitting_dealers]
+    if case == "4p-wins":
+        assert any("wins from the barrel" in e for e in events)
+        assert max(want[-1].scores) == 500
+    else:
+        (i, s) = next((i, s) for i, s, what in happened(want) if what == "concedes")
+        bid = max((x for _, x in said(deals[i], "bid")), default=rules.opening_bid)
+        assert (want[i].deltas[s], want[i].scores[s]) == (-bid, 300 - bid)
+        others = [x for x in range(4) if x not in (s, deals[i]["dealer"])]
+        assert all(want[i].deltas[x] == 0 for x in others if not want[i - 1].barrel[x])
