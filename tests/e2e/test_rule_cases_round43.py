@@ -603,3 +603,48 @@ def test_the_barrel_under_house_rules_scored_by_hand(tmp_path: Path, case: str) 
         assert (want[i].deltas[s], want[i].scores[s]) == (-bid, 300 - bid)
         others = [x for x in range(4) if x not in (s, deals[i]["dealer"])]
         assert all(want[i].deltas[x] == 0 for x in others if not want[i - 1].barrel[x])
+
+
+# ----------------------------------------------------------------------------- the end
+
+
+def replay_standings(path: Path) -> list[tuple[int, str, int, int]]:
+    """(place, player, score, shortfall) rows of ``arena replay``'s final standings."""
+    res = CliRunner().invoke(arena_cli, ["replay", str(path)], catch_exceptions=False)
+    rows = re.findall(r"│\s*(\d+) │ (\w+) \(\d\)\s*│\s*(-?\d+) │\s*(\d+) │", res.output)
+    return [(int(a), b, int(c), int(d)) for a, b, c, d in rows]
+
+
+@pytest.mark.parametrize("case", ["two-reach-the-target", "tie-at-the-cap"])
+def test_the_end_places_and_shortfalls(tmp_path: Path, case: str) -> None:
+    """RULES.md, the end: two players reaching the target in one deal (1001, target 250):
+    the higher wins, the other is second with no shortfall; at the deal cap the standings
+    decide and equal scores share the place (1, 1, 3), with nobody the winner. As each seat
+    was told, the record has it, and ``arena replay`` prints it."""
+    if case == "two-reach-the-target":
+        rules = _preset("1001", target=250, max_deals=10)
+        p = play(tmp_path, rules, 2, scripted(salt="t", pass_p=0.5, contract="contract"))
+        want_scores, places, shortfalls, winner = [265, 255, 40], [1, 2, 3], [0, 0, 210], 0
+        reason = "target"
+    else:
+        rules = _classic(**BARREL, max_deals=12, concede="penalty")
+        p = play(tmp_path, rules, 5, scripted(pass_p=0.85, contract="concede"))
+        want_scores, places, shortfalls, winner = [31, 31, -59], [1, 1, 3], [469, 469, 559], None
+        reason = "max_deals"
+        assert all(d["outcome"] == "conceded" for d in p.record["deals"])
+    want = check_scores(p, tmp_path)
+    assert want[-1].scores == want_scores
+    result = p.record["result"]
+    assert (result["places"], result["shortfalls"], result["winner"], result["reason"]) == (
+        places,
+        shortfalls,
+        winner,
+        reason,
+    )
+    for seat in range(3):
+        end = p.ended(seat).result
+        assert (list(end.places), list(end.shortfalls)) == (places, shortfalls)
+    rows = replay_standings(tmp_path / "m1.jsonl")
+    assert sorted(rows) == sorted(
+        (places[s], NAMES3[s], want_scores[s], shortfalls[s]) for s in range(3)
+    )
