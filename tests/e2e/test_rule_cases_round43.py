@@ -28,7 +28,21 @@ from click.testing import CliRunner
 from arena.cli import main as arena_cli
 from arena.protocol import action_to_pb
 from arena.v1 import arena_pb2 as pb
-from engine import Bid, Concede, Contract, Game, Pass, Phase, Ruleset, ThrowIn, parse_action
+from engine import (
+    Bid,
+    Card,
+    Concede,
+    Contract,
+    Game,
+    Pass,
+    Phase,
+    Rank,
+    Ruleset,
+    Suit,
+    ThrowIn,
+    parse_action,
+    parse_card,
+)
 from engine.actions import Action
 from tests.e2e.test_rules_over_wire_round35 import (
     NAMES3,
@@ -647,4 +661,54 @@ def test_the_end_places_and_shortfalls(tmp_path: Path, case: str) -> None:
     rows = replay_standings(tmp_path / "m1.jsonl")
     assert sorted(rows) == sorted(
         (places[s], NAMES3[s], want_scores[s], shortfalls[s]) for s in range(3)
+    )
+
+
+# ----------------------------------------------------------------------------- more options
+
+
+def test_4p_concession_halves_go_to_the_two_opponents_dealt_in(tmp_path: Path) -> None:
+    """1001 for 4 with ``concede = "free"``, ``concede_pays = "half"``: every declarer
+    concedes; he scores 0, his two opponents dealt in half the bid rounded to fives (2.5
+    up), the dealer who sits out the talon's points and no half (docs/rules-engine.md)."""
+    rules = _preset("1001-4p", max_deals=4, concede="free", concede_pays="half")
+    p = play(tmp_path, rules, 3, scripted(salt="c4", pass_p=0.4, contract="concede"))
+    want = check_scores(p, tmp_path)
+    halves = set()
+    for d, w in zip(p.record["deals"], want, strict=True):
+        if d["outcome"] != "conceded":  # (an all-pass: the last hand throws in or plays)
+            continue
+        s, dealer = declarer_of(d), d["dealer"]
+        bid = max((x for _, x in said(d, "bid")), default=40)
+        half = (bid * 10 // 2 + 25) // 50 * 5  # bid/2 to fives, 2.5 up
+        halves.add((bid, half))
+        assert w.deltas[s] == 0 and w.deltas[dealer] == _talon_points(d["talon"], rules)
+        assert [w.deltas[x] for x in range(4) if x not in (s, dealer)] == [half, half]
+    assert len(halves) >= 2 and any(bid % 10 for bid, _ in halves), halves
+
+
+@pytest.mark.parametrize("counts", [True, False])
+def test_the_ace_marriage_counts_for_the_bid_only_under_its_option(
+    tmp_path: Path, counts: bool
+) -> None:
+    """RULES.md §2, §9: the holder of the four aces may bid up to 120 + 200 (+ his
+    marriages) with ``ace_marriage_counts_for_bid`` on, up to 120 (+ his marriages) with it
+    off; either way he may still declare the ace marriage in the play."""
+    rules = _classic(max_deals=1, ace_marriage_counts_for_bid=counts)
+    p = play(tmp_path, rules, 3183, scripted(pass_p=0.4))
+    check_scores(p, tmp_path)
+    aces = {Card.of(Rank.ACE, s) for s in Suit}
+    (holder,) = [
+        s for s in range(3) if aces <= {parse_card(c) for c in p.record["deals"][0]["hands"][s]}
+    ]
+    bids = [r.view for r in p.requests(holder) if r.view.phase == pb.PHASE_BIDDING]
+    assert bids, "the holder was not asked in the auction"
+    for v in bids:
+        hand = set(_cards(v.hand))
+        top = max(a.bid.amount for a in v.legal_actions if a.WhichOneof("kind") == "bid")
+        other = _marriages_in(hand, dataclasses.replace(rules, ace_marriage_counts_for_bid=False))
+        assert top == 120 + other + (200 if counts else 0)
+    played = [r.view for r in p.requests(holder) if r.view.phase == pb.PHASE_PLAYING]
+    assert any(
+        a.play.declare and a.play.card.rank == pb.RANK_ACE for v in played for a in v.legal_actions
     )
