@@ -799,13 +799,16 @@ class MatchRunner:
         rec["match_id"] = self.match_id
         rec["incidents"] = self.incidents
         rec["forfeits"] = sorted(self.forfeits)
+        # The per-seat totals (incidents list only the first few of each kind), of what was
+        # played: an interrupted match's record has them too (it once had none, and its
+        # `arena replay` showed at most the listed ones of a seat that flooded).
+        rec["wrong_requests"] = [st.wrong_requests for st in self.seats]
+        rec["disconnects"] = [st.disconnects for st in self.seats]
+        rec["bot_errors"] = [st.bot_errors for st in self.seats]
         return rec
 
     def _final_record(self) -> dict[str, Any]:
         rec = self._record_so_far()
-        rec["wrong_requests"] = [st.wrong_requests for st in self.seats]
-        rec["disconnects"] = [st.disconnects for st in self.seats]
-        rec["bot_errors"] = [st.bot_errors for st in self.seats]
         if self.time_limited:
             rec["time_limit_s"] = self.time_limit_s
         if self.abandoned:
