@@ -34,10 +34,18 @@ from click.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 
-from harness import arena, attach_in_process, no_error_logged, until  # noqa: F401 (a fixture)
+from harness import (  # noqa: F401 (a fixture)
+    arena,
+    attach_in_process,
+    get_json,
+    no_error_logged,
+    until,
+    web_server,
+)
 
 from arena.cli import main as arena_cli
 from arena.referee import core
+from arena.storage import Storage
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 from engine import PRESETS
@@ -202,6 +210,21 @@ def test_failed_of_combining_marks_does_not_stack_them(tmp_path: Path) -> None:
     assert shown[1] == "Vi\u1ec7\u0323\u0301t"  # a letter's own marks stay
     assert shown[2] == "e\u0301\u0300\u0302\\u0303"
     _replays(rec_dir, "z")
+    shown = CliRunner().invoke(arena_cli, ["replay", str(rec_dir / "z.jsonl")]).output
+    assert "x (0): not strikes: 3 bot_errors" in shown, shown
+    # the bot's web page lists the detail as recorded
+    db = tmp_path / "t.sqlite"
+    with Storage(db) as st:
+        st.ensure_tournament("t", name="t", fingerprint="f", total_matches=1,
+                             config={"ruleset": {"name": "classic", "players": 3}},
+                             bots=[("x", "r"), ("y", "r"), ("z", "r")])  # fmt: skip
+        st.save_match("t", match_id="z", index=0, table=0, set_no=0, seed=4,
+                      seats=rec["players"], record=rec, started_at=0.0,
+                      finished_at=1.0)  # fmt: skip
+    with web_server(db) as server:
+        page = get_json(server.url, "/api/bots/x?tournament=t")
+    listed = [i["detail"] for i in page["other_incidents"] if i["kind"] == "bot_error"]
+    assert sorted(listed) == sorted(errors)
 
 
 # ----------------------------------------------------------------------------- stream ends
