@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from decimal import ROUND_HALF_UP, Decimal
@@ -207,6 +208,31 @@ def printable(text: str, keep: str = "") -> str:
         else f"\\U{ord(c):08x}"  # (as \\u and 5 digits, U+E0001 read as U+E000 and "1")
         for c in text
     )
+
+
+#: The combining marks in a row that :func:`few_marks` leaves as they are: a letter of any
+#: script takes up to three (Vietnamese two; Hebrew's points and cantillation three).
+_MARKS_KEPT = 3
+
+
+def few_marks(text: str, kept: int = _MARKS_KEPT) -> str:
+    """``text`` with each combining mark past the ``kept``-th in a row written out
+    (``\\u0301``): a bot's text of one letter under 60 marks draws a tower over the lines
+    around it, on a web page and on a terminal alike.
+
+    >>> print(ascii(few_marks("e" + "\\u0301" * 4)))
+    'e\\u0301\\u0301\\u0301\\\\u0301'
+    """
+    out: list[str] = []
+    run = 0
+    for c in text:
+        if unicodedata.category(c) in ("Mn", "Me"):  # (Mc takes room of its own)
+            run += 1
+            out.append(c if run <= kept else f"\\u{ord(c):04x}")
+        else:
+            run = 0
+            out.append(c)
+    return "".join(out)
 
 
 #: The longest line of a traceback a log shows (a bot's exception message can be megabytes).

@@ -42,7 +42,7 @@ from arena.protocol import (
 from arena.referee.config import RefereeConfig
 from arena.referee.lag import LoopLag, loop_lag
 from arena.referee.sessions import BotSession, Stream
-from arena.render import printable
+from arena.render import few_marks, printable
 from arena.v1 import arena_pb2 as pb
 from engine import (
     Action,
@@ -694,8 +694,9 @@ class MatchRunner:
         if decision.HasField("failed"):  # (a client before the field never sets it)
             # A bot's text, shown in the referee's log on a terminal and on the web: its
             # escape sequences and direction marks (U+202E turned the rest of the line
-            # round) written out, as `arena replay` shows a record's names.
-            p.failed = printable(clip(decision.failed, FAILED_CHARS))
+            # round) written out, as `arena replay` shows a record's names; and combining
+            # marks past a letter's few (60 over one letter drew a tower over the page).
+            p.failed = few_marks(printable(clip(decision.failed, FAILED_CHARS)))
         p.future.set_result(decision.action)
         if p.stream is not None:
             st.session.confirm(p.stream, p.position)
