@@ -346,7 +346,6 @@ def bot_site(e: BaseException) -> traceback.FrameSummary | None:
 
 
 def log_leaving(
-    bot: Bot,
     e: BaseException,
     call: str,
     logger: logging.Logger,
@@ -401,7 +400,7 @@ def _decide(
             not_a_fork(bot, _method(bot, view), where, logger, e)
         if stops_the_bot(e):
             head = f"{type(bot).__name__}.{_method(bot, view)}"
-            log_leaving(bot, e, head, logger, where, view, time.monotonic() - t0)
+            log_leaving(e, head, logger, where, view, time.monotonic() - t0)
             raise
         if reraise:
             raise
@@ -953,7 +952,7 @@ def _hook(bot: Bot, fn: Callable[[], object], what: str) -> tuple[str, BaseExcep
         if forks != forked:
             not_a_fork(bot, _defined(type(bot), what), where, exc=e)
         if stops_the_bot(e):
-            log_leaving(bot, e, f"{type(bot).__name__}.{what}()", log, f"match {bot.match_id}: ")
+            log_leaving(e, f"{type(bot).__name__}.{what}()", log, f"match {bot.match_id}: ")
             raise
         # The match, as an arena runner's line says: a series plays many.
         # The class, as the lines for a decision name it (a bot's ``name`` may be anyone's).
