@@ -67,7 +67,7 @@ __all__ = ["main"]
 _LEVELS = ("debug", "info", "warning", "error")
 
 
-#: The loggers through which the SDK reports a bot's exceptions (sdk.local.decide and the
+#: The loggers through which the SDK reports a bot's exceptions (sdk.local's decisions and the
 #: hooks, locally and in an arena).
 _BOT_ERROR_LOGGERS = ("sdk.local", "sdk.client")
 
@@ -88,7 +88,7 @@ class _OncePerSite(logging.Filter):
     """Lets a bot's traceback through the first time for each place it raises from (the
     exception's type, file and line); later ones become one line with a count. A bot that
     raised on every decision printed hundreds of identical tracebacks, burying the rest.
-    So with a bot's answer that is no Action, which ``sdk.local.decide`` logs with
+    So with a bot's answer that is no Action, which ``sdk.local._decide`` logs with
     ``sdk_again`` (what makes it the same mistake: the method and the answer's type; and
     the shorter line's start and end): the first is explained, later ones are "...
     Mine.play() (mine.py:12) returned None again, 7 times so far (deal 2, ...)". And with
