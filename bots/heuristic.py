@@ -64,13 +64,11 @@ def p_normal(predicted: float, amount: float, sigma: float) -> float:
 def estimate_take(
     cards: Iterable[Card],
     ruleset: Ruleset,
-    gone: Collection[Card] = (),
     trump: Suit | None = None,
     has_won: bool = False,
 ) -> float:
     """Expected take (card points + marriages) of ``cards`` played by the declarer.
 
-    ``gone``: cards known to be out of play (they do not break a run of winners);
     ``trump``: the trump in force, if any; ``has_won``: a trick is already won this deal.
     """
     held = set(cards)
@@ -89,14 +87,12 @@ def estimate_take(
         k = 0
         for rank in _TOP_DOWN:
             c = Card.of(rank, s)
-            if c in held:
-                total += c.points + _OPP_ADD[k]
-                winners += 1
-                k += 1
-            elif c not in gone:
+            if c not in held:
                 break
+            total += c.points + _OPP_ADD[k]
+            winners += 1
+            k += 1
         rest = cs[k:]
-        out = 6 - len(cs) - sum(1 for c in gone if c.suit == s)
         if s == trump_suit:
             # Long trumps win by length or by ruffing once the masters are drawn.
             p = 0.25 if len(cs) <= 3 else 0.55 if len(cs) == 4 else 0.8
@@ -109,7 +105,7 @@ def estimate_take(
                     long_trump = 1
                 else:
                     winners += 1
-        elif rest and k == 0 and rest[0].rank == Rank.TEN and len(cs) >= 2 and out > 0:
+        elif rest and k == 0 and rest[0].rank == Rank.TEN and len(cs) >= 2:
             total += 0.3 * 15.0  # a guarded ten: the ace may fall first
     values = [s.marriage_value for s in mar]
     for i, v in enumerate(values):
