@@ -64,21 +64,13 @@ def p_normal(predicted: float, amount: float, sigma: float) -> float:
 def estimate_take(
     cards: Iterable[Card],
     ruleset: Ruleset,
-    gone: Collection[Card] = (),
-    trump: Suit | None = None,
-    has_won: bool = False,
 ) -> float:
-    """Expected take (card points + marriages) of ``cards`` played by the declarer.
-
-    ``gone``: cards known to be out of play (they do not break a run of winners);
-    ``trump``: the trump in force, if any; ``has_won``: a trick is already won this deal.
-    """
+    """Expected take (card points + marriages) of ``cards`` played by the declarer, as
+    valued before the play: no trump set yet, no trick won."""
     held = set(cards)
     suits = by_suit(held)
     mar = marriages(held)
-    trump_suit = trump
-    if trump_suit is None and mar:
-        trump_suit = max(mar, key=lambda s: (len(suits[s]), s))
+    trump_suit = max(mar, key=lambda s: (len(suits[s]), s)) if mar else None
     total = 0.0
     winners = 0
     long_trump = 0  # a long marriage suit: an entry once its marriage has made it trump
@@ -89,34 +81,29 @@ def estimate_take(
         k = 0
         for rank in _TOP_DOWN:
             c = Card.of(rank, s)
-            if c in held:
-                total += c.points + _OPP_ADD[k]
-                winners += 1
-                k += 1
-            elif c not in gone:
+            if c not in held:
                 break
+            total += c.points + _OPP_ADD[k]
+            winners += 1
+            k += 1
         rest = cs[k:]
-        out = 6 - len(cs) - sum(1 for c in gone if c.suit == s)
         if s == trump_suit:
             # Long trumps win by length or by ruffing once the masters are drawn.
             p = 0.25 if len(cs) <= 3 else 0.55 if len(cs) == 4 else 0.8
             for c in rest:
                 total += p * (c.points + 5.0)
             if len(cs) >= 4:
-                # Length or a ruff wins a trick only once a trump is set: with none yet,
-                # not an entry for the first marriage, which has to make it trump.
-                if trump is None:
-                    long_trump = 1
-                else:
-                    winners += 1
-        elif rest and k == 0 and rest[0].rank == Rank.TEN and len(cs) >= 2 and out > 0:
+                # Length or a ruff wins a trick only once a trump is set: not an entry
+                # for the first marriage, which has to make it trump.
+                long_trump = 1
+        elif rest and k == 0 and rest[0].rank == Rank.TEN and len(cs) >= 2:
             total += 0.3 * 15.0  # a guarded ten: the ace may fall first
     values = [s.marriage_value for s in mar]
     for i, v in enumerate(values):
-        entries = winners + (1 if has_won or not ruleset.marriage_needs_trick else 0)
+        entries = winners + (0 if ruleset.marriage_needs_trick else 1)
         if i >= 1:
             entries += long_trump
-        if i == 0 and (has_won or not ruleset.marriage_needs_trick):
+        if i == 0 and not ruleset.marriage_needs_trick:
             p = 1.0
         elif entries >= i + 1:
             p = 0.9
@@ -127,7 +114,7 @@ def estimate_take(
         total += p * v
     if ruleset.ace_marriage and has_ace_marriage(held):
         tens = any(Card.of(Rank.TEN, s) in held for s in Suit)
-        total += 200 * (0.85 if tens or has_won else 0.4)
+        total += 200 * (0.85 if tens else 0.4)
     return total
 
 

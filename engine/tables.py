@@ -12,7 +12,6 @@ from engine.cards import ACE_MARRIAGE_VALUE, DECK, MARRIAGE_VALUES, Card, cards_
 
 __all__ = [
     "ACES",
-    "BIT",
     "CARDS",
     "CONCEDE",
     "GIVE",
@@ -35,7 +34,6 @@ __all__ = [
 ]
 
 CARDS: tuple[Card, ...] = DECK
-BIT: tuple[int, ...] = tuple(1 << c for c in range(24))
 POINTS: tuple[int, ...] = tuple(c.points for c in DECK)
 SUIT_MASK: tuple[int, ...] = tuple(0x3F << (6 * s) for s in range(4))
 # K and Q bits of each suit (rank 3 and 2).

@@ -11,7 +11,6 @@ BOT is a bundled bot (random, heuristic, counting, pimc), ``module:Class`` or
 from __future__ import annotations
 
 import contextlib
-import importlib
 import inspect
 import json
 import logging
@@ -67,7 +66,7 @@ __all__ = ["main"]
 _LEVELS = ("debug", "info", "warning", "error")
 
 
-#: The loggers through which the SDK reports a bot's exceptions (sdk.local.decide and the
+#: The loggers through which the SDK reports a bot's exceptions (sdk.local's decisions and the
 #: hooks, locally and in an arena).
 _BOT_ERROR_LOGGERS = ("sdk.local", "sdk.client")
 
@@ -88,7 +87,7 @@ class _OncePerSite(logging.Filter):
     """Lets a bot's traceback through the first time for each place it raises from (the
     exception's type, file and line); later ones become one line with a count. A bot that
     raised on every decision printed hundreds of identical tracebacks, burying the rest.
-    So with a bot's answer that is no Action, which ``sdk.local.decide`` logs with
+    So with a bot's answer that is no Action, which ``sdk.local._decide`` logs with
     ``sdk_again`` (what makes it the same mistake: the method and the answer's type; and
     the shorter line's start and end): the first is explained, later ones are "...
     Mine.play() (mine.py:12) returned None again, 7 times so far (deal 2, ...)". And with
@@ -554,14 +553,6 @@ class _Group(FileErrorsGroup):
             raise
         finally:
             _stop_what_the_bot_left()
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name == "human":
-            return _human_command()
-        return super().get_command(ctx, cmd_name)
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), "human"})
 
 
 def _exit_past_left_threads(before: set[threading.Thread], e: SystemExit) -> None:
@@ -1214,23 +1205,7 @@ def _print_results(console: Console, result: SeriesResult, title: str) -> None:
     console.print(escape(f"slowest decision: {times}"), soft_wrap=True)
 
 
-def _human_command() -> click.Command:
-    """``arena-bot human``: sdk.human's own command if it has one, else ``try human``."""
-    try:
-        human = importlib.import_module("sdk.human")
-    except ModuleNotFoundError as e:
-        if e.name != "sdk.human":
-            raise
-        return _human_missing
-    for attr in ("human", "cli"):
-        cmd = getattr(human, attr, None)
-        if isinstance(cmd, click.Command):
-            cmd.name = "human"
-            return cmd
-    return _human_play
-
-
-@click.command("human", short_help="Play against bots yourself in the terminal.")
+@main.command("human", short_help="Play against bots yourself in the terminal.")
 @click.option("--vs", default="heuristic,heuristic", show_default=True,
               help="Comma-separated opponents.")  # fmt: skip
 @click.option(
@@ -1278,17 +1253,6 @@ def _human_play(
         try_, bot="human", vs=vs, n=n, ruleset=ruleset, seed=seed, max_deals=max_deals,
         decision_ms=decision_ms, time_bank_ms=time_bank_ms, log_level="warning",
     )  # fmt: skip
-
-
-@click.command("human", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-def _human_missing() -> None:
-    """Play against bots yourself in the terminal (needs sdk.human)."""
-    click.echo(
-        "arena-bot human: this installation has no human player (module sdk.human is "
-        "missing). Try `arena-bot try BOT` to watch bots play instead.",
-        err=True,
-    )
-    sys.exit(1)
 
 
 if __name__ == "__main__":

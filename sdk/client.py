@@ -2068,7 +2068,7 @@ def _run_hook(bot: Bot, what: str, args: tuple[object, ...], match_id: str) -> b
         if fork_count() != forked:
             not_a_fork(bot, _defined(type(bot), what), f"match {match_id}: ", log, e)
         if stops_the_bot(e):
-            log_leaving(bot, e, f"{type(bot).__name__}.{what}()", log, f"match {match_id}: ")
+            log_leaving(e, f"{type(bot).__name__}.{what}()", log, f"match {match_id}: ")
             raise
         # The class, as the lines for a decision name it (``name`` may be anyone's).
         log.error("%s raised in %s (match %s)", type(bot).__name__, what, match_id,

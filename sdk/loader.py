@@ -83,7 +83,7 @@ def _load_bot(spec: str) -> type[Bot]:
         )
     import bots
 
-    if spec == "human" and importlib.util.find_spec("sdk.human") is not None:
+    if spec == "human":
         return _pick(importlib.import_module("sdk.human"), "HumanBot", spec, "sdk.human")
     if spec in bots.BUNDLED:
         try:

@@ -74,7 +74,6 @@ __all__ = [
     "SeriesInterrupted",
     "SeriesResult",
     "arena_record",
-    "decide",
     "decide_failed",
     "hook_result",
     "hook_view",
@@ -215,35 +214,6 @@ def make_bot(factory: BotFactory | Bot) -> Bot:
     return bot
 
 
-def decide(
-    bot: Bot,
-    view: PlayerView,
-    logger: logging.Logger = log,
-    *,
-    reraise: bool = False,
-    deadline: Deadline | None = None,
-    match_id: str | None = None,
-) -> tuple[Action, str]:
-    """Ask ``bot`` for its action; returns ``(action, kind)``.
-
-    ``kind`` is ``"bot"`` when the bot answered with an Action (legal or not: the caller
-    judges), ``"error"`` when it raised and ``"malformed"`` when it returned no Action (or
-    one with a field of the wrong type, such as ``Play("10♣")``, or a coroutine: the
-    method is ``async def``); in both of those cases the action is the referee's fallback
-    (``engine.fallback_action``: a pass where legal, else the first legal action), and
-    what went wrong is logged, naming the match, the deal (counted from 1, as ``arena
-    replay`` does) and the bot's method (``arena-bot`` logs a repeat of the same mistake
-    as one shorter line with a count, see ``sdk.cli``).
-    ``reraise``: what the bot raised goes on instead, and a malformed answer raises
-    ``TypeError`` (for ``strict`` callers; not logged). ``deadline`` becomes
-    ``bot.deadline`` for the call; ``match_id`` names the match in the log (default:
-    ``bot.match_id``, which an instance shared by several matches cannot tell).
-    """
-    action, kind, _, _ = _decide(bot, view, logger, reraise=reraise, deadline=deadline,
-                                 match_id=match_id)  # fmt: skip
-    return action, kind
-
-
 def decide_failed(
     bot: Bot,
     view: PlayerView,
@@ -252,7 +222,7 @@ def decide_failed(
     deadline: Deadline | None = None,
     match_id: str | None = None,
 ) -> tuple[Action, str | None]:
-    """:func:`decide` as an arena's runner asks it: ``(action, failed)``, ``failed`` being
+    """:func:`_decide` as an arena's runner asks it: ``(action, failed)``, ``failed`` being
     ``None`` when the bot answered an Action, else what failed in a few words (the type of
     the exception it raised, ``"ValueError"``, or ``"no action: NoneType"``), which the
     runner sends with the fallback (``Decision.failed``) for the arena's record."""
@@ -346,7 +316,6 @@ def bot_site(e: BaseException) -> traceback.FrameSummary | None:
 
 
 def log_leaving(
-    bot: Bot,
     e: BaseException,
     call: str,
     logger: logging.Logger,
@@ -385,9 +354,24 @@ def _decide(
     deadline: Deadline | None = None,
     match_id: str | None = None,
 ) -> tuple[Action, str, str, str | None]:
-    """:func:`decide`, and what the bot did when its answer was replaced (the detail of
-    a :class:`LocalIncident`: its exception or the value it returned, and the fallback),
-    and that in a few words (:func:`decide_failed`; ``None``: the bot answered)."""
+    """Ask ``bot`` for its action; returns ``(action, kind, detail, failed)``.
+
+    ``kind`` is ``"bot"`` when the bot answered with an Action (legal or not: the caller
+    judges), ``"error"`` when it raised and ``"malformed"`` when it returned no Action (or
+    one with a field of the wrong type, such as ``Play("10♣")``, or a coroutine: the
+    method is ``async def``); in both of those cases the action is the referee's fallback
+    (``engine.fallback_action``: a pass where legal, else the first legal action), and
+    what went wrong is logged, naming the match, the deal (counted from 1, as ``arena
+    replay`` does) and the bot's method (``arena-bot`` logs a repeat of the same mistake
+    as one shorter line with a count, see ``sdk.cli``). ``detail``: what the bot did when
+    its answer was replaced (the detail of a :class:`LocalIncident`: its exception or the
+    value it returned, and the fallback); ``failed``: that in a few words
+    (:func:`decide_failed`; ``None``: the bot answered).
+    ``reraise``: what the bot raised goes on instead, and a malformed answer raises
+    ``TypeError`` (for ``strict`` callers; not logged). ``deadline`` becomes
+    ``bot.deadline`` for the call; ``match_id`` names the match in the log (default:
+    ``bot.match_id``, which an instance shared by several matches cannot tell).
+    """
     where = f"match {match_id or bot.match_id}: " if match_id or bot.match_id else ""
     bot.deadline = deadline
     t0 = time.monotonic()
@@ -401,7 +385,7 @@ def _decide(
             not_a_fork(bot, _method(bot, view), where, logger, e)
         if stops_the_bot(e):
             head = f"{type(bot).__name__}.{_method(bot, view)}"
-            log_leaving(bot, e, head, logger, where, view, time.monotonic() - t0)
+            log_leaving(e, head, logger, where, view, time.monotonic() - t0)
             raise
         if reraise:
             raise
@@ -953,7 +937,7 @@ def _hook(bot: Bot, fn: Callable[[], object], what: str) -> tuple[str, BaseExcep
         if forks != forked:
             not_a_fork(bot, _defined(type(bot), what), where, exc=e)
         if stops_the_bot(e):
-            log_leaving(bot, e, f"{type(bot).__name__}.{what}()", log, f"match {bot.match_id}: ")
+            log_leaving(e, f"{type(bot).__name__}.{what}()", log, f"match {bot.match_id}: ")
             raise
         # The match, as an arena runner's line says: a series plays many.
         # The class, as the lines for a decision name it (a bot's ``name`` may be anyone's).

@@ -1,18 +1,17 @@
 """Benchmark sections printed by ``arena bench`` / ``make bench``.
 
 Each section is a function returning a JSON-safe dict of figures. Sections are named in
-:data:`SECTIONS` as ``"module:function"``; a section whose module does not exist yet is
-skipped, so a new benchmark is added by writing its module (and one line here).
+:data:`SECTIONS` as ``"module:function"``: a new benchmark is added by writing its module
+(and one line here).
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["SECTIONS", "available_sections", "load_section", "run_sections"]
+__all__ = ["SECTIONS", "load_section", "run_sections"]
 
 SECTIONS: dict[str, str] = {
     "engine": "arena.bench.engine:bench_engine",
@@ -23,38 +22,24 @@ SECTIONS: dict[str, str] = {
 }
 
 
-def _module_exists(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:
-        return False
-
-
-def available_sections() -> list[str]:
-    """The sections whose module exists, in :data:`SECTIONS` order."""
-    return [name for name, target in SECTIONS.items() if _module_exists(target.split(":")[0])]
-
-
 def load_section(name: str) -> Callable[..., dict[str, Any]]:
-    """The benchmark function of section ``name`` (``KeyError`` if unknown or missing)."""
+    """The benchmark function of section ``name`` (``KeyError`` if unknown)."""
     if name not in SECTIONS:
         raise KeyError(f"unknown bench section {name!r} (known: {', '.join(SECTIONS)})")
     module, _, attr = SECTIONS[name].partition(":")
-    if not _module_exists(module):
-        raise KeyError(f"bench section {name!r} is not available yet (no module {module})")
     fn: Callable[..., dict[str, Any]] = getattr(importlib.import_module(module), attr)
     return fn
 
 
 def run_sections(names: list[str] | None = None, **kwargs: Any) -> dict[str, dict[str, Any]]:
-    """Run the named sections (default: every available one) and collect their figures.
+    """Run the named sections (default: every one) and collect their figures.
 
     ``kwargs`` are passed to the sections that accept them (e.g. ``seconds``).
     """
     import inspect
 
     out: dict[str, dict[str, Any]] = {}
-    for name in names or available_sections():
+    for name in names or SECTIONS:
         fn = load_section(name)
         params = inspect.signature(fn).parameters
         out[name] = fn(**{k: v for k, v in kwargs.items() if k in params})

@@ -79,9 +79,7 @@ PYTHON: list[str] = [sys.executable]
 # ----------------------------------------------------------------------------- messages
 
 
-def sample_messages(
-    preset: str = SAMPLE_PRESET, max_deals: int = SAMPLE_MAX_DEALS, seeds: Sequence[int] = (1, 2, 3)
-) -> dict[str, Any]:
+def sample_messages(seeds: Sequence[int] = (1, 2, 3)) -> dict[str, Any]:
     """Play random matches as the referee would message them; return the median-size
     ``ServerMessage`` (decision request + piggy-backed events) and a ``BotMessage``
     decision, serialized, with the size statistics of the match.
@@ -95,7 +93,7 @@ def sample_messages(
     decisions: list[Any] = []
     actions = deals = 0
     for seed in seeds:
-        a, d = _sample_match(preset, max_deals, seed, requests, decisions)
+        a, d = _sample_match(SAMPLE_PRESET, SAMPLE_MAX_DEALS, seed, requests, decisions)
         actions += a
         deals += d
     order = sorted(range(len(requests)), key=lambda i: requests[i].ByteSize())
@@ -411,13 +409,11 @@ def measure(
     tables: int,
     experiments: str | None = None,
     seconds: float = 3.0,
-    warmup: float | None = None,
-    messages: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One ping-pong measurement in fresh processes: ``round_trips_per_s``, ``p50_ms``,
     ``p99_ms``, ``server_cpu`` (CPU seconds of the server per second)."""
-    msgs = messages or _messages()
-    warmup = warmup_for(seconds) if warmup is None else warmup
+    msgs = _messages()
+    warmup = warmup_for(seconds)
     env = experiment_env(experiments)
     with tempfile.TemporaryDirectory(prefix="arena-baseline-") as tmp:
         req_path = Path(tmp) / "request.bin"

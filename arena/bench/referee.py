@@ -273,10 +273,10 @@ def _rss_now_mb() -> float:
 # ----------------------------------------------------------------------------- driver
 
 
-def _bot_cmd(port: int, i: int, bot: str) -> list[str]:
+def _bot_cmd(port: int, i: int) -> list[str]:
     return [
         *grpc_baseline.PYTHON, "-c", "from sdk.cli import main; main()",
-        "run", bot, "--arena", f"127.0.0.1:{port}", "--token", f"token-bench-{i}",
+        "run", "random", "--arena", f"127.0.0.1:{port}", "--token", f"token-bench-{i}",
         "--name", f"bench-{i}", "--log-level", "warning", "--retry-for", "5",
     ]  # fmt: skip
 
@@ -287,7 +287,6 @@ def measure_referee(
     seconds: float = 3.0,
     warmup: float | None = None,
     *,
-    bot: str = "random",
     preset: str = BENCH_PRESET,
     max_deals: int = BENCH_MAX_DEALS,
     min_matches: int = 0,
@@ -310,7 +309,7 @@ def measure_referee(
             port = read_port(server, "referee", err)
             bots = [
                 subprocess.Popen(
-                    _bot_cmd(port, i, bot),
+                    _bot_cmd(port, i),
                     env=env,
                     stdout=subprocess.DEVNULL,
                     # (beside the referee's: a bot that fails says why in the error, not

@@ -6,7 +6,6 @@ Subcommands are imported only when used, so ``arena rules`` starts without loadi
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import os
 import sys
 
@@ -48,7 +47,7 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
 
 class _LazyGroup(FileErrorsGroup):
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(n for n in _COMMANDS if importlib.util.find_spec(_COMMANDS[n][0]))
+        return sorted(_COMMANDS)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in _COMMANDS:
@@ -56,10 +55,6 @@ class _LazyGroup(FileErrorsGroup):
         module, attr, _ = _COMMANDS[cmd_name]
         try:
             mod = importlib.import_module(module)
-        except ModuleNotFoundError as e:
-            if e.name == module:
-                return None
-            raise
         except KeyboardInterrupt:  # click would say "Aborted!" and exit 1
             click.echo(f"Interrupted while `arena {cmd_name}` started: nothing was done.",
                        err=True)  # fmt: skip
@@ -69,10 +64,8 @@ class _LazyGroup(FileErrorsGroup):
         return cmd
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(n, _COMMANDS[n][2]) for n in self.list_commands(ctx)]
-        if rows:
-            with formatter.section("Commands"):
-                formatter.write_dl(rows)
+        with formatter.section("Commands"):
+            formatter.write_dl([(n, _COMMANDS[n][2]) for n in self.list_commands(ctx)])
 
 
 @click.group(cls=_LazyGroup)

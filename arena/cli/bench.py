@@ -14,7 +14,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from arena.bench import SECTIONS, available_sections, run_sections
+from arena.bench import SECTIONS, run_sections
 from arena.cli.options import Seconds, check_grpc_environment
 from arena.render import fitted
 
@@ -105,8 +105,6 @@ def bench(sections: tuple[str, ...], only: tuple[str, ...], as_json: bool, secon
             raise click.BadParameter(
                 f"unknown section {name!r} (known: {', '.join(SECTIONS)})", param_hint=hint
             )
-        if name not in available_sections():
-            raise click.BadParameter(f"section {name!r} is not available yet", param_hint=hint)
     if set(wanted or SECTIONS) - {"engine"}:
         # (every section but the engine's starts gRPC, which aborted on a bad
         # GRPC_POLL_STRATEGY: a traceback, "baseline server did not start")

@@ -125,13 +125,13 @@ MAX_PEM_BYTES = 16 << 20
 PEM_MARKERS = {"certificate": b"-----BEGIN CERTIFICATE-----", "private key": b"PRIVATE KEY-----"}
 
 
-def pem_problem(path: Path, what: str = "file", marker: bytes | None = None) -> str | None:
+def pem_problem(path: Path, what: str = "file") -> str | None:
     """Why ``path`` is not a readable PEM ``what`` (``None`` when it is one).
 
     Checked before gRPC sees the file: gRPC itself only fails to bind or to connect,
     without saying that the file was the cause.
     """
-    marker = marker or PEM_MARKERS.get(what, b"-----BEGIN ")
+    marker = PEM_MARKERS.get(what, b"-----BEGIN ")
     try:
         st = os.stat(path)
         if not stat.S_ISREG(st.st_mode):  # a FIFO would block the reader

@@ -33,7 +33,6 @@ from engine import (
     Pass,
     Phase,
     PlayerView,
-    Suit,
     load_ruleset,
     observe,
     parse_action,
@@ -108,10 +107,6 @@ def test_a_fourth_card_of_a_marriage_suit_is_no_entry_before_a_trump() -> None:
     long, short = estimate_take(_LONG, _CLASSIC), estimate_take(_SHORT, _CLASSIC)
     assert short == pytest.approx(58.0)
     assert long == pytest.approx(87.95)
-    # Once a trump is set (in play), the fourth trump is an entry as before.
-    assert estimate_take(_LONG, _CLASSIC, trump=Suit.HEARTS) == pytest.approx(137.95)
-    # With a trick won (or a ruleset that needs none) the first marriage is sure anyway.
-    assert estimate_take(_LONG, _CLASSIC, has_won=True) == pytest.approx(187.95)
 
 
 def test_no_ace_four_hearts_is_not_bid_to_150() -> None:

@@ -343,7 +343,7 @@ def test_a_child_forked_in_a_decision_that_raises_is_ended_as_it_comes_back(
         "        raise ValueError('after the fork')\n"
         "game = Game.new('classic', 1, ['a', 'b', 'c'])\n"
         "bot = Forks()\n"
-        "action, kind = sdk.local.decide(bot, observe(game, game.to_act))\n"
+        "action, kind, _, _ = sdk.local._decide(bot, observe(game, game.to_act))\n"
         "_, status = os.waitpid(bot.child, 0)\n"
         "print('parent', kind, os.waitstatus_to_exitcode(status), flush=True)\n",
         encoding="utf-8",

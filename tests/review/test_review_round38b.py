@@ -54,7 +54,7 @@ def test_a_decision_does_not_name_its_method_unless_the_bot_forked(
     game = Game.new("classic", 1, NAMES3)
     assert game.to_act is not None
     view = observe(game, game.to_act)
-    action, kind = sdk.local.decide(_Plain(), view)
+    action, kind, _, _ = sdk.local._decide(_Plain(), view)
     assert kind == "bot" and action == view.legal_actions[0]
     assert calls == []
 

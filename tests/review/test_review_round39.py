@@ -107,7 +107,7 @@ def test_a_decision_makes_no_system_call_to_check_for_a_fork(
     view = _a_view()
     monkeypatch.setattr(os, "getpid", counted)
     for _ in range(20):
-        action, kind = sdk.local.decide(First(), view)  # type: ignore[arg-type]
+        action, kind, _, _ = sdk.local._decide(First(), view)  # type: ignore[arg-type]
         assert kind == "bot" and action == view.legal_actions[0]  # type: ignore[attr-defined]
     assert calls == []
 
@@ -130,7 +130,7 @@ def _fork_in_a_decision(tmp: Path, child: str = "pass") -> subprocess.CompletedP
         "        return view.legal_actions[0]\n"
         "game = Game.new('classic', 1, ['a', 'b', 'c'])\n"
         "bot = Forks()\n"
-        "action, kind = sdk.local.decide(bot, observe(game, game.to_act))\n"
+        "action, kind, _, _ = sdk.local._decide(bot, observe(game, game.to_act))\n"
         "_, status = os.waitpid(bot.child, 0)\n"
         "print('parent', kind, os.waitstatus_to_exitcode(status), flush=True)\n",
         encoding="utf-8",
