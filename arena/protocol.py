@@ -47,6 +47,7 @@ __all__ = [
     "match_result_from_pb",
     "match_result_to_pb",
     "phase_from_pb",
+    "phase_to_pb",
     "public_action_from_pb",
     "ruleset_from_pb",
     "ruleset_to_pb",
@@ -352,6 +353,11 @@ _PHASE_TO_PB: dict[Phase, pb.Phase.ValueType] = {
     ph: pb.Phase.Value(f"PHASE_{ph.name}") for ph in Phase
 }
 _PHASE_FROM_PB: dict[int, Phase] = {v: ph for ph, v in _PHASE_TO_PB.items()}
+
+
+def phase_to_pb(phase: Phase) -> pb.Phase.ValueType:
+    """An engine ``Phase`` as the wire enum."""
+    return _PHASE_TO_PB[phase]
 
 
 def phase_from_pb(value: int) -> Phase:

@@ -26,6 +26,7 @@ __all__ = [
     "bit_indices",
     "card_points",
     "cards_from_mask",
+    "format_cards",
     "mask_of",
     "parse_card",
     "parse_cards",
@@ -177,6 +178,11 @@ def parse_card(text: str) -> Card:
 def parse_cards(text: str) -> tuple[Card, ...]:
     """Parse cards separated by spaces or commas: ``"A♠ 10♠, KH"``."""
     return tuple(parse_card(p) for p in text.replace(",", " ").split())
+
+
+def format_cards(cards: Iterable[Card]) -> str:
+    """Cards sorted by suit then rank, space separated: ``"9♠ A♠ K♥"``."""
+    return " ".join(str(c) for c in sorted(cards))
 
 
 def card_points(cards: Iterable[Card]) -> int:
