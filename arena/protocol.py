@@ -356,7 +356,11 @@ _PHASE_FROM_PB: dict[int, Phase] = {v: ph for ph, v in _PHASE_TO_PB.items()}
 
 
 def phase_to_pb(phase: Phase) -> pb.Phase.ValueType:
-    """An engine ``Phase`` as the wire enum."""
+    """An engine ``Phase`` as the wire enum; :func:`phase_from_pb` reads it back.
+
+    >>> phase_from_pb(phase_to_pb(Phase.PLAYING)) is Phase.PLAYING
+    True
+    """
     return _PHASE_TO_PB[phase]
 
 

@@ -181,7 +181,11 @@ def parse_cards(text: str) -> tuple[Card, ...]:
 
 
 def format_cards(cards: Iterable[Card]) -> str:
-    """Cards sorted by suit then rank, space separated: ``"9♠ A♠ K♥"``."""
+    """Cards sorted by suit then rank, space separated; :func:`parse_cards` reads it back.
+
+    >>> format_cards(parse_cards("KH 9S AS"))
+    '9♠ A♠ K♥'
+    """
     return " ".join(str(c) for c in sorted(cards))
 
 
