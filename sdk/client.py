@@ -111,7 +111,15 @@ CLIENT = "thousand-arena-sdk/0.1.0"
 _CORE_INTERNAL = "Internal error from Core"
 #: How many other INTERNALs in a row are asked again before the bot gives up.
 _OTHER_INTERNAL = 3
-_RETRY_CODES = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.ALREADY_EXISTS)
+#: CANCELLED is never this bot's own doing (a call it cancels ends in CancelledError; the
+#: Welcome's wait says UNAVAILABLE): the arena's gRPC cut the call, as its stop does to a
+#: stream still open when its grace runs out (a loaded arena: a bot told that it stops
+#: reconnects, and that stream was cut). The arena may come back: the bot exited.
+_RETRY_CODES = (
+    grpc.StatusCode.UNAVAILABLE,
+    grpc.StatusCode.ALREADY_EXISTS,
+    grpc.StatusCode.CANCELLED,
+)
 
 #: A ``quick`` bot (see :class:`sdk.Bot`) is asked on the event loop, without a thread
 #: hop; one such call over ``_SLOW_S`` proves it is not quick: it is then asked in the

@@ -31,6 +31,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 
+from core_internal import CORE_INTERNAL
 from harness import arena
 from netproxy import FaultProxy
 
@@ -206,6 +207,16 @@ def _log(tmp: Path, name: str) -> str:
     return (tmp / f"{name}.log").read_text(errors="replace")
 
 
+#: What a bot logs when its stream's end is its own gRPC's INTERNAL, not the arena's status
+#: (tests/support/core_internal.py).
+CORE_INTERNAL_LOST = f"was lost: {CORE_INTERNAL[0].lower()}{CORE_INTERNAL[1:]}"
+
+
+def _told_stop(log: str) -> bool:
+    """Whether a bot's log says the arena told it that it stops."""
+    return "the arena is stopping" in log
+
+
 def _incidents(rec: dict[str, Any], kind: str | None = None) -> list[dict[str, Any]]:
     return [i for i in rec["incidents"] if kind is None or i["kind"] == kind]
 
@@ -291,10 +302,18 @@ def test_sigterm_mid_match_with_a_db_keeps_the_finished_and_says_the_unfinished(
             server.send_signal(signal.SIGTERM)
             code, out = await _rest(server)
             assert code == 0, (tmp_path / "serve.err").read_text()
+            # Each bot is told, or its stream's end was replaced by its own gRPC's INTERNAL
+            # (grpc/grpc#36066, tests/support/core_internal.py): the arena's end came while
+            # the bot's decision was being written, the arena's words are lost, and the bot
+            # takes it for a lost connection (it reconnects all the same; by then the port
+            # may be closed). Only the bot asked writes: the others are told.
             await _until(
-                lambda: all("the arena is stopping" in _log(tmp_path, n) for n in NAMES),
+                lambda: all(_told_stop(_log(tmp_path, n)) or CORE_INTERNAL_LOST in
+                            _log(tmp_path, n) for n in NAMES),
                 "the bots told the arena stops",
-            )
+            )  # fmt: skip
+            told = [n for n in NAMES if _told_stop(_log(tmp_path, n))]
+            assert len(told) >= len(NAMES) - 1, [_log(tmp_path, n)[-1500:] for n in NAMES]
             assert all(b.returncode is None for b in bots_)  # waiting for it to come back
         last = _last_lines(tmp_path)
         interrupted = [k for k, v in last.items() if v.get("type") == "interrupted"]
