@@ -245,8 +245,8 @@ class BotSession:
 
     __slots__ = (
         "_away", "_grace", "connects", "ends", "events", "flood", "idle", "matches_left",
-        "name", "open_calls", "reserved", "seats", "stream", "token", "unseated", "warned_at",
-        "welcomes",
+        "name", "open_calls", "reserved", "seats", "stayed_away", "stream", "token", "unseated",
+        "warned_at", "welcomes",
     )  # fmt: skip
 
     def __init__(
@@ -296,6 +296,11 @@ class BotSession:
         self._away: dict[str, tuple[float, float]] = {}
         #: The timer of the earliest of those ends.
         self._grace: asyncio.TimerHandle | None = None
+        #: The match in which the bot's grace ran out while it was away, until it comes back:
+        #: a match that starts without it meanwhile forfeits its seat at once (the bot is
+        #: gone; waiting its grace again in each of its later matches stalled a tournament
+        #: for minutes on a dead remote bot).
+        self.stayed_away: str | None = None
         #: Set whenever the bot is connected and sits in no match (the lobby waits on it).
         self.idle = asyncio.Event()
 
@@ -377,6 +382,7 @@ class BotSession:
         self.welcomes += 1
         self.events.clear()
         self._away.clear()
+        self.stayed_away = None
         if self._grace is not None:
             self._grace.cancel()
             self._grace = None
@@ -470,6 +476,11 @@ class BotSession:
                 del self._away[mid]
             elif until <= now + 0.001:  # (the loop runs a timer up to its clock's resolution early)
                 del self._away[mid]
+                if self.stayed_away is None:
+                    log.warning("bot %s stayed away more than %g s (match %s): it forfeits "
+                                "every match that starts without it until it reconnects",
+                                self.name, grace_s, mid)  # fmt: skip
+                self.stayed_away = mid
                 with contextlib.suppress(Exception):
                     seat.match.forfeit(seat, f"disconnected for more than {grace_s:g} s")
             else:

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -112,3 +113,78 @@ def test_a_serve_stopped_mid_match_records_the_per_seat_counts(tmp_path: Path) -
     assert "interrupted in deal" in shown.output
     checked = CliRunner().invoke(arena_cli, ["replay", "--check", str(record)])
     assert checked.exit_code == 0, checked.output
+
+
+# 2. A remote bot gone for good: each of its later matches waited its grace (or its
+# deadlines) before forfeiting it. Measured before the fix, a tournament of 4 bots (24
+# matches of 1 deal, concurrency 1, the default grace of 5 s) whose remote bot played its
+# first match and was killed ran on 81.5 s after it left (17 matches of ~4.8 s each); with
+# tournaments/remote.toml's grace of 15 s that is over four minutes. Now the first of them
+# waits the grace, and the later ones forfeit the seat at once (11.1 s in all) until the
+# bot reconnects.
+
+
+def _friend_actions(rec: dict[str, Any], seat: int) -> list[dict[str, Any]]:
+    return [a for d in rec["deals"] for a in d["actions"] if a["seat"] == seat]
+
+
+def test_a_bot_gone_past_its_grace_forfeits_its_later_matches_at_once_until_it_is_back(
+    tmp_path: Path,
+) -> None:
+    import asyncio
+    import dataclasses
+
+    from engine import PRESETS
+    from sdk import Bot
+    from sdk.client import BotRunner
+    from tests.support.harness import arena
+
+    rules = dataclasses.replace(PRESETS["classic"], max_deals=1)
+    names = ["a", "b", "friend"]
+
+    async def main() -> list[dict[str, Any]]:
+        # (a long decision clock: the friend's seat can forfeit only by its grace)
+        async with arena(tmp_path, reconnect_grace_s=1.0, decision_ms=60_000) as a:
+            tasks = await a.runners(names, [Bot] * 3, 100, controls=("a", "b"))
+            friend = tasks[2]
+            recs = [await a.referee.run_match("m0", rules, 1, names)]
+            friend.cancel()  # the friend's bot is gone (between two matches)
+            with contextlib.suppress(asyncio.CancelledError):
+                await friend
+            assert not await a.referee._until_none(
+                lambda: [n for n in a.referee.connected_bots() if n == "friend"], 20
+            )
+            for k in (1, 2, 3):
+                recs.append(await a.referee.run_match(f"m{k}", rules, 1 + k, names))
+            # it comes back: its next match is played as any
+            back = BotRunner(Bot, a.target, "tok-friend", matches=1, name="friend", retry_for=10)
+            again = asyncio.create_task(back.run())
+            assert not await a.referee.wait_for_bots(["friend"], 20)
+            recs.append(await a.referee.run_match("m4", rules, 9, names))
+            await asyncio.wait_for(again, 60)
+            for t in tasks[:2]:
+                t.cancel()
+            await asyncio.gather(*tasks[:2], return_exceptions=True)
+            return recs
+
+    recs = asyncio.run(main())
+    assert recs[0]["forfeits"] == [] and recs[4]["forfeits"] == []
+    # The first match without it waits its grace, and forfeits it.
+    first = [i for i in recs[1]["incidents"] if i["kind"] == "forfeit"]
+    assert [i["detail"] for i in first] == ["disconnected for more than 1 s"]
+    for rec in recs[2:4]:
+        # The later ones forfeit it at once: a disconnect and a forfeit, saying why; the
+        # referee played every move of its seat without asking (no time waited: ms 0).
+        kinds = [(i["kind"], i["seat"]) for i in rec["incidents"]]
+        assert kinds == [("disconnect", 2), ("forfeit", 2)], rec["incidents"]
+        assert "forfeits at once" in rec["incidents"][0]["detail"]
+        assert rec["incidents"][1]["detail"] == (
+            "not connected at the start: it stayed away more than 1 s in match m1 and has "
+            "not come back since"
+        )
+        assert rec["forfeits"] == [2] and rec["disconnects"] == [0, 0, 1]
+        mine = _friend_actions(rec, 2)
+        assert mine and all(a["by"] == "fallback" and a["ms"] == 0 for a in mine)
+        assert rec["result"]["places"][2] == 3 and rec["result"]["forfeits"] == [2]
+    # Back, it was asked again and answered.
+    assert any(a["by"] == "bot" for a in _friend_actions(recs[4], 2))
