@@ -335,15 +335,11 @@ class MatchRunner:
             for st in self.seats:
                 if st.session.connected:
                     self._send_started(st, resumed=False)
-                elif st.session.stayed_away is not None:
+                elif st.session.gone is not None:
                     # Gone for good as far as anyone knows: its seat forfeits now, rather
                     # than stall the match for a grace (and a tournament for one per match).
-                    gone = (
-                        f"it stayed away more than {self.config.reconnect_grace_s:g} s "
-                        f"in match {st.session.stayed_away} and has not come back since"
-                    )
                     self.on_disconnect(st, "not connected at the start", then="forfeits at once")
-                    self.forfeit(st, f"not connected at the start: {gone}")
+                    self.forfeit(st, f"not connected at the start: {st.session.gone}")
                 else:
                     self.on_disconnect(st, "not connected at the start")
                     st.session.start_grace(self.config.reconnect_grace_s, self.match_id)
