@@ -266,6 +266,21 @@ class Referee:
         """The session of bot ``name`` (``KeyError`` if unknown)."""
         return self._by_name[name]
 
+    def supervise(self, name: str) -> None:
+        """Bot ``name``'s process is restarted whenever it dies (the tournament runner's
+        local bots): its grace running out while it is away does not take it for gone for
+        good (``BotSession.gone``), as a restart may take longer than the grace; its later
+        matches wait for it as any. Until :meth:`given_up`."""
+        self._by_name[name].restarted = True
+
+    def given_up(self, name: str, why: str) -> None:
+        """Bot ``name``'s process is not restarted any more (``why``, for the records): it
+        is gone for good, and every match that starts without it forfeits its seat at once
+        until it connects again (a seat it holds keeps the rest of its grace)."""
+        s = self._by_name[name]
+        s.restarted = False
+        s.gone = why
+
     def notify_changed(self) -> None:
         """Wake :meth:`wait_changed` (the lobby calls it too, when its state changes)."""
         if self._changed is not None:

@@ -335,6 +335,11 @@ class MatchRunner:
             for st in self.seats:
                 if st.session.connected:
                     self._send_started(st, resumed=False)
+                elif st.session.gone is not None:
+                    # Gone for good as far as anyone knows: its seat forfeits now, rather
+                    # than stall the match for a grace (and a tournament for one per match).
+                    self.on_disconnect(st, "not connected at the start", then="forfeits at once")
+                    self.forfeit(st, f"not connected at the start: {st.session.gone}")
                 else:
                     self.on_disconnect(st, "not connected at the start")
                     st.session.start_grace(self.config.reconnect_grace_s, self.match_id)
@@ -734,8 +739,11 @@ class MatchRunner:
         )
         st.session.send(pb.ServerMessage(decision_rejected=rej))
 
-    def on_disconnect(self, st: SeatState, why: str = "stream closed") -> None:
-        """The seat's stream ended (``why``). Only the first ``max_disconnects_recorded``
+    def on_disconnect(
+        self, st: SeatState, why: str = "stream closed", then: str | None = None
+    ) -> None:
+        """The seat's stream ended (``why``; ``then``: what follows, by default the grace to
+        reconnect). Only the first ``max_disconnects_recorded``
         are recorded one by one (all are counted: ``disconnects`` in the record), so a bot
         that reconnects in a loop cannot grow the record without bound. A seat that has
         forfeited may leave: not counted (the leaderboard counts the totals)."""
@@ -743,10 +751,8 @@ class MatchRunner:
             return
         st.disconnects += 1
         if st.disconnects <= self.config.max_disconnects_recorded:
-            self._incident(
-                "disconnect", st.seat,
-                f"{why}; {self.config.reconnect_grace_s:g} s to reconnect",
-            )  # fmt: skip
+            then = then or f"{self.config.reconnect_grace_s:g} s to reconnect"
+            self._incident("disconnect", st.seat, f"{why}; {then}")
 
     def on_reconnect(self, st: SeatState) -> None:
         self._send_started(st, resumed=True)

@@ -244,9 +244,9 @@ class BotSession:
     """A registered bot: name, token, current stream, the match seats it holds."""
 
     __slots__ = (
-        "_away", "_grace", "connects", "ends", "events", "flood", "idle", "matches_left",
-        "name", "open_calls", "reserved", "seats", "stream", "token", "unseated", "warned_at",
-        "welcomes",
+        "_away", "_grace", "connects", "ends", "events", "flood", "gone", "idle", "matches_left",
+        "name", "open_calls", "reserved", "restarted", "seats", "stream", "token", "unseated",
+        "warned_at", "welcomes",
     )  # fmt: skip
 
     def __init__(
@@ -296,6 +296,16 @@ class BotSession:
         self._away: dict[str, tuple[float, float]] = {}
         #: The timer of the earliest of those ends.
         self._grace: asyncio.TimerHandle | None = None
+        #: Why the bot is taken for gone for good, until it connects again: its grace ran
+        #: out while it was away (unless ``restarted``), or its supervisor gave it up
+        #: (``Referee.given_up``). A match that starts without it meanwhile forfeits its seat
+        #: at once: waiting its grace again in each of its later matches stalled a
+        #: tournament for minutes on a dead remote bot.
+        self.gone: str | None = None
+        #: Its process is restarted whenever it dies (a tournament's local bot:
+        #: ``Referee.supervise``): its grace running out does not make it ``gone``, as its
+        #: restart (a bot loading a model) may take longer than the grace.
+        self.restarted = False
         #: Set whenever the bot is connected and sits in no match (the lobby waits on it).
         self.idle = asyncio.Event()
 
@@ -377,6 +387,7 @@ class BotSession:
         self.welcomes += 1
         self.events.clear()
         self._away.clear()
+        self.gone = None
         if self._grace is not None:
             self._grace.cancel()
             self._grace = None
@@ -470,6 +481,12 @@ class BotSession:
                 del self._away[mid]
             elif until <= now + 0.001:  # (the loop runs a timer up to its clock's resolution early)
                 del self._away[mid]
+                if self.gone is None and not self.restarted:
+                    log.warning("bot %s stayed away more than %g s (match %s): it forfeits "
+                                "every match that starts without it until it reconnects",
+                                self.name, grace_s, mid)  # fmt: skip
+                    self.gone = (f"it stayed away more than {grace_s:g} s in match {mid} and "
+                                 "has not come back since")  # fmt: skip
                 with contextlib.suppress(Exception):
                     seat.match.forfeit(seat, f"disconnected for more than {grace_s:g} s")
             else:

@@ -305,6 +305,7 @@ class _BotProcess:
         token: str,
         log_path: Path,
         hidden: frozenset[str] = frozenset(),
+        on_given_up: Callable[[str, str], None] | None = None,
     ) -> None:
         self.spec = spec
         self.argv = argv
@@ -317,6 +318,9 @@ class _BotProcess:
         self.restarts = 0
         #: It died after its last restart: the referee plays its seats from now on.
         self.given_up = False
+        #: Told ``(name, why)`` when it is given up (the referee's ``given_up``: a match
+        #: that starts without it then forfeits it at once, not after a grace).
+        self.on_given_up = on_given_up
         #: It exited with no match of this run left to play: it is not restarted.
         self.done = False
         self._fh: IO[bytes] | None = None
@@ -332,6 +336,12 @@ class _BotProcess:
         self._log_marker = 0
         #: This start's output goes nowhere (its log could not be opened again at a restart).
         self._output_dropped = False
+
+    def give_up(self, why: str) -> None:
+        """Restart it no more (``why``: what its process did): the referee plays its seats."""
+        self.given_up = True
+        if self.on_given_up is not None:
+            self.on_given_up(self.spec.name, f"its process {why}, and is not restarted")
 
     async def start(self) -> None:
         try:
@@ -1173,13 +1183,20 @@ async def _play(
             connect_host = cfg.tls.server_name
         ca = None if cfg.tls is None else cfg.tls.cert
         if launch_bots:
+            # Its bots are restarted when they die: the referee waits for them, whatever its
+            # grace, until one is given up (not on test fakes).
+            supervise = getattr(referee, "supervise", None)
+            given_up = getattr(referee, "given_up", None)
             for b in cfg.bots:
                 if b.is_local:
                     argv = bot_command(b, host=connect_host, port=port, token=tokens[b.name], ca=ca)
                     p = _BotProcess(b, argv, tokens[b.name], cfg.out / "logs" / f"{b.name}.log",
-                                    hidden=frozenset(tokens.values()))  # fmt: skip
+                                    hidden=frozenset(tokens.values()),
+                                    on_given_up=given_up)  # fmt: skip
                     procs[b.name] = p
                     await p.start()
+                    if supervise is not None:
+                        supervise(b.name)
         remote = [b.name for b in cfg.bots if not b.is_local]
         if remote:
             # 0.0.0.0 / :: is where the arena listens, not an address a bot can reach; over
@@ -1508,7 +1525,7 @@ async def _monitor(
                     await p.stop()  # what it started goes with it
                     continue
                 if p.restarts >= max_restarts:
-                    p.given_up = True
+                    p.give_up(f"exited with code {code} again, after {max_restarts} restarts")
                     log.error("bot %s exited with code %s again, after %d restarts: not "
                               "restarted; the referee plays its seats to the end (strikes, "
                               "then forfeits). Log tail:\n%s",
@@ -1535,7 +1552,7 @@ async def _restart(p: _BotProcess, code: int | None, max_restarts: int) -> None:
     try:
         await p.start()
     except TournamentError as e:
-        p.given_up = True
+        p.give_up("could not be started again")
         log.error("%s: not restarted; the referee plays its seats to the end (strikes, then "
                   "forfeits)", e)  # fmt: skip
 
