@@ -48,11 +48,13 @@ def test_a_serve_stopped_mid_match_records_the_per_seat_counts(tmp_path: Path) -
     tokens.write_text('[bots]\nwrong = "t1"\nslow = "t2"\nfine = "t3"\n')
     rec_dir = tmp_path / "rec"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # (its log to a file: a pipe nobody reads while the match runs could fill and stall it)
+    log = (tmp_path / "serve.log").open("w")
     serve = subprocess.Popen(
         [sys.executable, "-m", "arena.cli", "serve", "--tokens", str(tokens), "--record-dir",
          str(rec_dir), "--port", "0", "--seed", "1", "--drain-s", "0",
          "--decision-ms", "20000"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=str(ROOT),
+        stdout=subprocess.PIPE, stderr=log, text=True, env=env, cwd=str(ROOT),
     )  # fmt: skip
     bots: list[subprocess.Popen[str]] = []
     try:
@@ -77,9 +79,10 @@ def test_a_serve_stopped_mid_match_records_the_per_seat_counts(tmp_path: Path) -
         while True:
             assert time.monotonic() < deadline, "the match did not reach 25 decisions"
             files = sorted(rec_dir.glob("*.jsonl"))
-            if files:
+            # (the file is there before its first line is whole: read on until it is)
+            lines = _lines(files[0]) if files else []
+            if lines:
                 record = files[0]
-                lines = _lines(record)
                 seat = lines[0]["players"].index("wrong")
                 asked = [x for x in lines if x.get("type") == "action" and x["seat"] == seat
                          and x["by"] == "bot"]  # fmt: skip
@@ -88,7 +91,8 @@ def test_a_serve_stopped_mid_match_records_the_per_seat_counts(tmp_path: Path) -
                     break
             time.sleep(0.05)
         serve.send_signal(signal.SIGTERM)
-        out, err = serve.communicate(timeout=60)
+        out, _ = serve.communicate(timeout=60)
+        err = (tmp_path / "serve.log").read_text(encoding="utf-8")
         assert serve.returncode == 0, (out, err)
         assert "1 interrupted by the stop" in out, out
     finally:
@@ -96,6 +100,7 @@ def test_a_serve_stopped_mid_match_records_the_per_seat_counts(tmp_path: Path) -
             if p.poll() is None:
                 p.kill()
             p.wait(timeout=30)
+        log.close()
     assert record is not None
     last = _lines(record)[-1]
     assert last["type"] == "interrupted", last
