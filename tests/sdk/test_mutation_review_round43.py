@@ -21,13 +21,9 @@ import grpc
 import pytest
 
 from arena.protocol import action_event_to_pb
-from arena.referee import Referee, RefereeConfig, start_server
 from arena.v1 import arena_pb2 as pb
-from engine import Action, DealResult, GameResult, Pass, PlayerView
+from engine import Action, GameResult, Pass, PlayerView
 from sdk import Bot
-from sdk.client import BotRunner
-from tests.sdk.test_hostile_arena_round3 import _end, _ending
-from tests.support.harness import arena
 from tests.sdk.test_hostile_arena import (
     WELCOME,
     Out,
@@ -38,6 +34,8 @@ from tests.sdk.test_hostile_arena import (
     request,
     started,
 )
+from tests.sdk.test_hostile_arena_round3 import _end, _ending
+from tests.support.harness import arena
 
 GUARD = 30.0
 
@@ -389,3 +387,91 @@ def test_a_failed_decision_is_counted_and_told_to_the_referee(tmp_path: Path) ->
     kinds = [(i["kind"], i["seat"]) for i in rec["incidents"]]
     assert kinds == [("bot_error", 0)], rec["incidents"]
     assert "ValueError" in rec["incidents"][0]["detail"]
+
+
+class SlowToMake(Bot):
+    """Its ``__init__`` takes 0.3 s; notes its ``on_match_end``."""
+
+    ended: ClassVar[list[str]] = []
+
+    def __init__(self) -> None:
+        super().__init__()
+        time.sleep(0.3)
+
+    def on_match_end(self, view: PlayerView, result: GameResult) -> None:
+        SlowToMake.ended.append(self.match_id)
+
+
+def test_a_match_that_ends_while_its_bot_is_made_reaches_on_match_end() -> None:
+    """C36: ``m.bot is not None and`` for ``m.bot is None or`` left ``on_match_end`` out
+    for a match that ended while its bot was still being made (a short match, a slow
+    ``__init__``): the hook is queued behind the making, and runs once the bot is made."""
+    g = _game()
+    SlowToMake.ended = []
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield ended("m1")
+        await s.closed()
+
+    summary, _ = play(SlowToMake, script, matches=1)
+    assert summary.matches == 1
+    assert SlowToMake.ended == ["m1"]
+
+
+# ---------------------------------------------------------------------- reconnecting
+
+
+class _Waits(logging.Handler):
+    """The waits the runner logs before each reconnect."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waits: list[float] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "reconnecting in" in record.getMessage():
+            assert isinstance(record.args, tuple)
+            self.waits.append(float(record.args[-1]))  # type: ignore[arg-type]
+
+
+def test_a_retry_after_of_0_waits_the_first_back_off_step() -> None:
+    """C44: without the floor of ``initial_backoff`` on the arena's ``retry-after-ms``, an
+    arena saying 0 was asked again at once, in a tight loop of refusals."""
+
+    async def refuse(s: Stream) -> AsyncIterator[Out]:
+        await _end(grpc.StatusCode.RESOURCE_EXHAUSTED, "reconnecting too often",
+                   (("retry-after-ms", "0"),))  # fmt: skip
+        yield WELCOME
+
+    async def done(s: Stream) -> AsyncIterator[Out]:
+        await _end(grpc.StatusCode.UNAUTHENTICATED, "no")
+        yield WELCOME
+
+    seen = _Waits()
+    log = logging.getLogger("sdk.client")
+    log.addHandler(seen)
+    try:
+        result, arena = _ending(Quick, refuse, refuse, done, initial_backoff=0.2, retry_for=GUARD)
+    finally:
+        log.removeHandler(seen)
+    assert len(arena.streams) == 3, result
+    assert len(seen.waits) == 2 and min(seen.waits) >= 0.2, seen.waits
+
+
+def test_retry_for_counts_a_try_never_welcomed_from_its_start() -> None:
+    """C45: ``failing_since = now`` for ``opened`` started --retry-for's count at the end
+    of a first try that was never welcomed: an arena that takes the stream and never says
+    Welcome kept a bot of ``retry_for=0.5`` for a second try (a bot of --retry-for 25
+    stuck 30 s waiting gave up after 55 s)."""
+
+    async def silent(s: Stream) -> AsyncIterator[Out]:
+        await asyncio.sleep(GUARD)
+        yield WELCOME
+
+    result, arena = _ending(Quick, silent, retry_for=0.5)
+    # C46 too: without the cap of the Welcome's wait at --retry-for (but at least 1 s),
+    # the try waited the whole welcome timeout (30 s) before giving up.
+    assert "no Welcome from the arena at " in str(result) and " within 1 s" in str(result)
+    assert len(arena.streams) == 1
