@@ -5,7 +5,13 @@ of tests/sdk and tests/e2e that exercise them were run against each; a test here
 one they let live, through the runner's public surface: ``BotRunner.run`` against a real
 referee, or against a scripted arena (tests/sdk/test_hostile_arena.py) where a real one
 never sends what is needed. Ids and edits are in each test's docstring.
-"""
+
+56 mutants (C1-C56): 36 killed by the existing tests, 14 killed here, 6 left: C48
+(``>`` for ``>=`` between two measured times: equivalent), C25, C27 and C51 (they differ
+only for an answer within a millisecond or two of its deadline: no test without a timed
+assertion), C53 and C54 (a worker process not told to forget the bot of a match that
+ended, or was started again: it holds the bot, invisible to the bot's author; a test
+needs worker processes). No mutant showed a defect of the code."""
 
 from __future__ import annotations
 
@@ -22,7 +28,7 @@ import pytest
 
 from arena.protocol import action_event_to_pb
 from arena.v1 import arena_pb2 as pb
-from engine import Action, GameResult, Pass, PlayerView
+from engine import Action, GameResult, Give, Pass, Phase, PlayerView
 from sdk import Bot
 from tests.sdk.test_hostile_arena import (
     WELCOME,
@@ -148,7 +154,9 @@ def test_a_match_started_after_the_last_one_is_not_played(caplog: pytest.LogCapt
     """C55: without the check of ``_stopping`` in ``_on_match_started``, a bot of
     ``matches=1`` seated again after its match ended and it closed its side (a
     tournament's schedule) made a bot for it and started it: the author's
-    ``on_match_start`` ran for a match the bot was never going to play."""
+    ``on_match_start`` ran for a match the bot was never going to play. C47 too: a
+    ``stop()`` that does not close the bot's side (``_out.put_nowait(None)`` dropped) left
+    the arena unaware that the bot was done until the stream was cut 3 s later."""
     g = _game()
     Starts.started = []
 
@@ -475,3 +483,35 @@ def test_retry_for_counts_a_try_never_welcomed_from_its_start() -> None:
     # the try waited the whole welcome timeout (30 s) before giving up.
     assert "no Welcome from the arena at " in str(result) and " within 1 s" in str(result)
     assert len(arena.streams) == 1
+
+
+# ---------------------------------------------------------------------- answers
+
+
+class GivesToNoSeat(Bot):
+    """Passes a card to seat -1 (a bug: no such seat)."""
+
+    def act(self, view: PlayerView) -> Action:
+        first = view.legal_actions[0]
+        assert isinstance(first, Give)
+        return Give(first.card, -1)
+
+
+def test_a_give_to_a_seat_below_0_goes_out_as_no_seat() -> None:
+    """C50: ``Give(card, 0)`` for ``Give(card, 2**32 - 1)`` sent a pass to seat -1 as one
+    to seat 0, a seat that may be a legal receiver: the bot's bug was played as a legal
+    pass. It goes out to seat 2**32 - 1, which the referee refuses as illegal."""
+    g = _game()
+    while g.phase != Phase.PASSING:
+        legal = g.legal_actions()
+        g.apply(Pass() if Pass() in legal else legal[0])
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield request("m1", g, "1")
+        assert await s.decision() is not None
+
+    summary, arena = play(GivesToNoSeat, script)
+    [sent] = [m.decision for m in arena.streams[0].received if m.HasField("decision")]
+    assert sent.action.give.to_seat == 2**32 - 1, (sent, summary)
