@@ -198,16 +198,17 @@ def printable(text: str, keep: str = "") -> str:
     """
     if text.isprintable():
         return text
-    return "".join(
-        c
-        if c.isprintable() or c in keep
-        else f"\\x{ord(c):02x}"
-        if ord(c) < 256
-        else f"\\u{ord(c):04x}"
-        if ord(c) < 0x10000
-        else f"\\U{ord(c):08x}"  # (as \\u and 5 digits, U+E0001 read as U+E000 and "1")
-        for c in text
-    )
+    return "".join(c if c.isprintable() or c in keep else _escaped(c) for c in text)
+
+
+def _escaped(c: str) -> str:
+    """The character ``c`` written out: ``\\x1b``, ``\\u200f``, ``\\U000e0001``."""
+    n = ord(c)
+    if n < 256:
+        return f"\\x{n:02x}"
+    if n < 0x10000:
+        return f"\\u{n:04x}"
+    return f"\\U{n:08x}"  # (as \\u and 5 digits, U+E0001 read as U+E000 and "1")
 
 
 #: The combining marks in a row that :func:`few_marks` leaves as they are: a letter of any
@@ -228,7 +229,7 @@ def few_marks(text: str, kept: int = _MARKS_KEPT) -> str:
     for c in text:
         if unicodedata.category(c) in ("Mn", "Me"):  # (Mc takes room of its own)
             run += 1
-            out.append(c if run <= kept else f"\\u{ord(c):04x}")
+            out.append(c if run <= kept else _escaped(c))  # (U+E0100: \\U, 8 digits)
         else:
             run = 0
             out.append(c)

@@ -335,9 +335,10 @@ class MatchRunner:
             for st in self.seats:
                 if st.session.connected:
                     self._send_started(st, resumed=False)
-                elif st.session.gone is not None:
+                elif st.session.gone is not None and st.session.reserved is None:
                     # Gone for good as far as anyone knows: its seat forfeits now, rather
                     # than stall the match for a grace (and a tournament for one per match).
+                    # (Not while a stream of it is saying Hello: it is coming back now.)
                     self.on_disconnect(st, "not connected at the start", then="forfeits at once")
                     self.forfeit(st, f"not connected at the start: {st.session.gone}")
                 else:

@@ -290,8 +290,10 @@ def _ending(bot: Any, *scripts: Any, **options: Any) -> tuple[RunSummary | Arena
         hostile.FakeArena = saved  # type: ignore[misc]
 
 
+# (CANCELLED since round 43: the arena's gRPC cut the call, as its stop does when its grace
+# runs out; docs/protocol.md's table says reconnect)
 _RETRIED = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.ALREADY_EXISTS,
-            grpc.StatusCode.INTERNAL}  # fmt: skip
+            grpc.StatusCode.INTERNAL, grpc.StatusCode.CANCELLED}  # fmt: skip
 
 
 @pytest.mark.parametrize("code", list(grpc.StatusCode), ids=lambda c: c.name)
@@ -300,9 +302,10 @@ def test_every_status_the_arena_ends_a_stream_with_is_one_line_and_the_documente
 ) -> None:
     """Pinned (the table of docs/protocol.md), and a defect: a status sent without details
     ended the bot with "ended the stream: PERMISSION_DENIED: " (a colon before nothing) or
-    "with the same token ()". OK stops cleanly; UNAVAILABLE, ALREADY_EXISTS and INTERNAL
-    are tried again (after a Welcome: until --retry-for); UNAUTHENTICATED and the rest stop
-    at once, in one line naming the arena and the status, without a gRPC traceback."""
+    "with the same token ()". OK stops cleanly; UNAVAILABLE, ALREADY_EXISTS, INTERNAL and
+    CANCELLED are tried again (after a Welcome: until --retry-for); UNAUTHENTICATED and the
+    rest stop at once, in one line naming the arena and the status, without a gRPC
+    traceback."""
     tries: list[int] = []
 
     async def script(s: Stream) -> AsyncIterator[Out]:
