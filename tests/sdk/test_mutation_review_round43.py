@@ -6,12 +6,12 @@ one they let live, through the runner's public surface: ``BotRunner.run`` agains
 referee, or against a scripted arena (tests/sdk/test_hostile_arena.py) where a real one
 never sends what is needed. Ids and edits are in each test's docstring.
 
-56 mutants (C1-C56): 36 killed by the existing tests, 14 killed here, 6 left: C48
-(``>`` for ``>=`` between two measured times: equivalent), C25, C27 and C51 (they differ
-only for an answer within a millisecond or two of its deadline: no test without a timed
-assertion), C53 and C54 (a worker process not told to forget the bot of a match that
-ended, or was started again: it holds the bot, invisible to the bot's author; a test
-needs worker processes). No mutant showed a defect of the code."""
+56 mutants (C1-C56): 36 killed by the existing tests, 14 killed here, 2 by
+tests/sdk/test_workers_round43.py (C53 and C54: a worker process not told to forget the bot
+of a match that ended, or was started again, holds the bot, invisible to its author), 4
+left: C48 (``>`` for ``>=`` between two measured times: equivalent), C25, C27 and C51 (they
+differ only for an answer within a millisecond or two of its deadline: no test without a
+timed assertion). No mutant showed a defect of the code."""
 
 from __future__ import annotations
 
