@@ -50,8 +50,15 @@ def test_a_gone_bot_whose_stream_is_saying_hello_when_its_match_starts_keeps_its
                 await call.wait_for_connection()
                 await until(lambda: session.reserved is not None, "the stream reserved")
                 match = asyncio.create_task(a.referee.run_match("m0", rules, 5, names))
-                await until(lambda: "m0" in session.seats, "the match started")
-                await asyncio.sleep(0.2)  # (its start has run: the seats are told)
+                # (its start has run: the seat, not connected, was told its grace; waited
+                # for, not slept on, so that the Hello below never comes before it)
+                matches = a.referee._matches
+                await until(
+                    lambda: (
+                        "m0" in matches and any(i["seat"] == 2 for i in matches["m0"].incidents)
+                    ),
+                    "the match started without the friend",
+                )
                 await call.write(
                     pb.BotMessage(hello=pb.Hello(bot_name="friend", protocol_version=1))
                 )
