@@ -218,3 +218,100 @@ friend = {{ remote = true, token = "{TOKEN}" }}
         f"friend ({seat}): forfeited in deal 1 (not connected at the start: it stayed away "
         f"more than {GRACE_S} s in match {waited_id} and has not come back since)"
     ) in shown.stdout
+
+
+CRASH_BOT = """\
+import os
+
+from bots.random_bot import RandomBot
+
+
+class CrashBot(RandomBot):
+    \"\"\"Connects, is seated, and exits with code 7 at its first decision.\"\"\"
+
+    name = "crash"
+
+    def act(self, view):
+        os._exit(7)
+"""
+
+
+def test_a_local_bot_given_up_after_its_restarts_forfeits_its_later_matches_at_once(
+    tmp_path: Path,
+) -> None:
+    """A command bot that always exits 7 after connecting: restarted 3 times, then given
+    up; each later match of its forfeits at once, with the `forfeit` the docs quote."""
+    bot_file = tmp_path / "crash.py"
+    bot_file.write_text(CRASH_BOT)
+    (tmp_path / "t.toml").write_text(
+        f"""name = "org43local"
+ruleset = "classic"
+matches_per_table = 1
+max_deals = 3
+concurrency = 1
+port = 0
+bot_wait_s = 60
+db = "runs/l.sqlite"
+out = "out/l"
+
+[referee]
+reconnect_grace_s = {GRACE_S}
+
+[bots]
+heuristic = "heuristic"
+counting = "counting"
+random = "random"
+crash = {{ command = "{{python}} -m sdk.cli run {bot_file}:CrashBot --arena {{arena}}" }}
+"""
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run = subprocess.run(
+        [sys.executable, "-c", "from arena.cli import main; main()", "tournament",
+         "--config", "t.toml", "--no-progress"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=DEADLINE_S,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    for n in (1, 2, 3):
+        assert f"bot crash exited with code 7; restarting it ({n}/3)" in run.stderr
+    assert (
+        "bot crash exited with code 7 again, after 3 restarts: not restarted; the referee "
+        "plays its seats to the end (strikes, then forfeits)"
+    ) in run.stderr
+    runner_lines = [
+        line.split(" ", 2)[2]
+        for line in (tmp_path / "out" / "l" / "logs" / "crash.log").read_text().splitlines()
+        if line.startswith("--- ") and "exited" in line
+    ]
+    assert runner_lines == [
+        "exited with code 7; restarting it (1/3)",
+        "exited with code 7; restarting it (2/3)",
+        "exited with code 7; restarting it (3/3)",
+        "exited with code 7 again, after 3 restarts: not restarted; the referee plays its "
+        "seats to the end",
+    ]
+
+    db = sqlite3.connect(tmp_path / "runs" / "l.sqlite")
+    try:
+        rows = db.execute("SELECT seats_json, record_json FROM matches ORDER BY idx").fetchall()
+    finally:
+        db.close()
+    mine = [
+        (json.loads(seats).index("crash"), json.loads(rec))
+        for seats, rec in rows
+        if "crash" in json.loads(seats)
+    ]
+    assert len(rows) == 24 and len(mine) == 18
+    # The match it died in (every restart too): waited for, then forfeited after its grace.
+    seat, rec = mine[0]
+    assert rec["forfeits"] == [seat]
+    assert ("forfeit", f"disconnected for more than {GRACE_S} s") in [
+        (i["kind"], i["detail"]) for i in rec["incidents"]
+    ]
+    # Every later one: forfeited at once, in the docs' words.
+    for seat, rec in mine[1:]:
+        assert rec["forfeits"] == [seat]
+        assert [(i["kind"], i["detail"]) for i in rec["incidents"] if i["seat"] == seat] == [
+            ("disconnect", "not connected at the start; forfeits at once"),
+            ("forfeit", "not connected at the start: its process exited with code 7 again, "
+                        "after 3 restarts, and is not restarted"),
+        ]  # fmt: skip
