@@ -260,8 +260,13 @@ class PrintableFormatter(logging.Formatter):
     """Log lines with their control characters written out (``\\x1b``): they name what the
     other side sent (an arena's server version, match ids and reasons; a bot's name and
     errors), and escape sequences there would be obeyed by the terminal (a window title, a
-    cleared screen, the clipboard). Line breaks and tabs (tracebacks) stay; a traceback's
-    lines are cut to :data:`_TRACEBACK_LINE_MAX` characters."""
+    cleared screen, the clipboard). Line breaks and tabs (tracebacks) stay; the lines of a
+    message and of a traceback are cut to :data:`_TRACEBACK_LINE_MAX` characters (a
+    hostile arena's 20 MB request id or refusal, named in a line, wrote the log a line of
+    20 MB)."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return clipped_traceback(super().formatMessage(record))
 
     def format(self, record: logging.LogRecord) -> str:
         if record.exc_text:  # (formatted already: a worker process's, sdk.workers)

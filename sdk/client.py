@@ -376,6 +376,21 @@ def _ignored(what: str, match_id: str, e: Exception) -> None:
                   type(e).__name__, e, exc_info=e)  # fmt: skip
 
 
+#: The longest match or request id the runner takes (the referee's are a few dozen
+#: characters): every answer echoes both, and one past the arena's receive limit (1 MiB)
+#: ended the stream with RESOURCE_EXHAUSTED, which stopped the bot, every match lost.
+_ID_MOST = 1024
+
+
+def _check_id(what: str, value: str) -> None:
+    """Raise :class:`MalformedMessageError` if ``value``, the id ``what`` an answer echoes,
+    is longer than :data:`_ID_MOST`."""
+    if len(value) > _ID_MOST:
+        raise MalformedMessageError(
+            what, f"an id of {len(value):,} characters, over the {_ID_MOST:,} this SDK echoes"
+        )
+
+
 def _incident_name(value: int) -> str:
     """A wire incident as a word ("timeout"). Protobuf enums are open: a newer arena's
     incident, unknown here, is shown as its number (``Name`` raises ValueError for it)."""
@@ -654,6 +669,9 @@ class _Match:
     #: How many events and requests held actions of a newer protocol's kind (the first few
     #: are said, as repeats are).
     newer: int = 0
+    #: How many waiting requests a newer one replaced (the first few are said, as repeats
+    #: are: a flood of requests for a busy seat wrote a line for each).
+    superseded: int = 0
     #: How long making the bot took (its ``__init__``), once made, and its
     #: ``on_match_start`` after it (the same job); whether a request that waited for them
     #: was told so (once per match).
@@ -1426,6 +1444,7 @@ class BotRunner:
     def _on_match_started(self, ms: pb.MatchStarted) -> None:
         m = self._matches.get(ms.match_id)
         try:
+            _check_id("match_started.match_id", ms.match_id)
             ruleset = ruleset_from_pb(ms.ruleset)
             view = view_from_pb(ms.view, ruleset)
             if view.seat != ms.seat:
@@ -1435,7 +1454,7 @@ class BotRunner:
         except MalformedMessageError as e:
             # Played without the bot, as one whose bot could not be made: its later
             # messages say why they are not acted on, rather than "unknown match".
-            if m is None:
+            if m is None and len(ms.match_id) <= _ID_MOST:  # (a Hello names it again)
                 self._unmade[ms.match_id] = _REFUSED
             log.error("match %s: malformed MatchStarted from the arena, refused (%s): the "
                       "match goes on without the bot (the referee's deadline plays the seat)",
@@ -1544,6 +1563,7 @@ class BotRunner:
                 log.error("decision request for unknown match %s: ignored", req.match_id)
             return
         rid = req.request_id
+        _check_id("request_id", rid)
         try:
             view = view_from_pb(req.view, m.ruleset, m.view)
         except MalformedActionError as e:
@@ -1605,9 +1625,10 @@ class BotRunner:
             # one request again) queued a step and a view each, and the bot answered them
             # all, one by one.
             if w.rid != rid:
-                log.warning("match %s: request %s was superseded by request %s before the "
-                            "bot was asked: not asked (the arena asks one decision of a seat "
-                            "at a time)", m.match_id, w.rid, rid)  # fmt: skip
+                _say_capped(m, "superseded", "further superseded requests of this match are "
+                            "not said", "match %s: request %s was superseded by request %s "
+                            "before the bot was asked: not asked (the arena asks one decision "
+                            "of a seat at a time)", m.match_id, w.rid, rid)  # fmt: skip
             w.rid, w.view, w.deadline, w.out = rid, view, deadline, out
             return
         ask = _Ask(rid, view, deadline, busy, out, behind_make=busy and bot is None)
