@@ -345,18 +345,20 @@ async def _read_before_welcome(
         ) from None  # fmt: skip
 
 
-def _parse(data: object) -> pb.ServerMessage | None:
-    """The arena's message from the bytes read; ``None`` (logged) for bytes that do not
-    parse (corrupt, or nested deeper than protobuf reads): that message is lost, not the
-    run (gRPC's own deserializer would crash the runner on them)."""
+def _parse(data: object, say: Callable[..., None]) -> pb.ServerMessage | None:
+    """The arena's message from the bytes read; ``None`` (told to ``say``, the runner's
+    _say_fault) for bytes that do not parse (corrupt, or nested deeper than protobuf
+    reads): that message is lost, not the run (gRPC's own deserializer would crash the
+    runner on them)."""
     if not isinstance(data, bytes):
-        log.error("a message from the arena could not be read (%r): ignored", data)
+        say("unread", logging.ERROR, "a message from the arena could not be read (%r): ignored",
+            data)  # fmt: skip
         return None
     try:
         return pb.ServerMessage.FromString(data)
     except DecodeError as e:
-        log.error("a message from the arena does not parse as arena.v1.ServerMessage (%d "
-                  "bytes: %s): ignored", len(data), e)  # fmt: skip
+        say("unparsed", logging.ERROR, "a message from the arena does not parse as "
+            "arena.v1.ServerMessage (%d bytes: %s): ignored", len(data), e)  # fmt: skip
         return None
 
 
@@ -365,21 +367,24 @@ def _match_of(msg: pb.ServerMessage, kind: str | None) -> str:
     return str(getattr(getattr(msg, kind), "match_id", "")) if kind else ""
 
 
-def _ignored(what: str, match_id: str, e: Exception) -> None:
+def _ignored(what: str, match_id: str, e: Exception, say: Callable[..., None]) -> None:
     """Log that the ``what`` (a message's kind, or an event's) of ``match_id`` could not be
-    handled and is skipped."""
+    handled and is skipped (one the arena got wrong through ``say``, the runner's
+    _say_fault)."""
     where = f" (match {match_id})" if match_id else ""
     if isinstance(e, MalformedMessageError):  # the arena's fault: no traceback of ours
-        log.error("malformed %s from the arena%s, ignored: %s", what, where, e)
+        say(f"malformed {what} {e.what}", logging.ERROR, "malformed %s from the arena%s, "
+            "ignored: %s", what, where, e)  # fmt: skip
     else:  # something the runner does not foresee: the traceback helps
         log.error("could not handle a %s from the arena%s, ignored: %s: %s", what, where,
                   type(e).__name__, e, exc_info=e)  # fmt: skip
 
 
-#: The longest match or request id the runner takes (the referee's are a few dozen
+#: The longest match or request id the runner takes (the referee's are at most 64
 #: characters): every answer echoes both, and one past the arena's receive limit (1 MiB)
-#: ended the stream with RESOURCE_EXHAUSTED, which stopped the bot, every match lost.
-_ID_MOST = 1024
+#: ended the stream with RESOURCE_EXHAUSTED, which stopped the bot, every match lost; a
+#: Hello names the matches under way (see _UNMADE_KEPT).
+_ID_MOST = 256
 
 
 def _check_id(what: str, value: str) -> None:
@@ -787,6 +792,13 @@ def _say_capped(m: _Match, counter: str, rest: str, text: str, *args: object) ->
 
 #: How many ended matches the runner remembers (as many as the referee sends again).
 _OVER_KEPT = 64
+#: How many matches played without the bot the runner remembers (the latest): a Hello
+#: names them all as running, and an arena that started matches without end that the
+#: runner refused grew it past the arena's receive limit (at most 64 KiB of ids).
+_UNMADE_KEPT = 256
+#: Of each kind of a message the runner cannot use (see BotRunner._say_fault), how many
+#: are said in full; then the 10th, the 100th, ... with their count.
+_FAULTS_TOLD = 5
 _UNMADE = "it could not be made"
 _REFUSED = "its start was refused above"
 
@@ -888,6 +900,8 @@ class BotRunner:
         #: Matches played without the bot, and why: its bot could not be made (the factory
         #: raised), or its MatchStarted was refused (malformed).
         self._unmade: dict[str, str] = {}
+        #: How many messages of each kind the runner could not use came (_say_fault).
+        self._faults: dict[str, int] = {}
         #: The latest matches that ended (oldest first, at most _OVER_KEPT): a request for
         #: one is said to be for a match over, not for one the bot never heard of.
         self._over: dict[str, None] = {}
@@ -1196,7 +1210,7 @@ class BotRunner:
                             data = await _read_before_welcome(call, start, deadline)
                         if data is grpc.aio.EOF:
                             break
-                        msg = _parse(data)
+                        msg = _parse(data, self._say_fault)
                         if msg is None or not self._in_order(msg):
                             continue
                         out.held = True
@@ -1247,11 +1261,39 @@ class BotRunner:
             try:
                 self._on_event(ev)
             except Exception as e:
-                _ignored(f"{ev.WhichOneof('kind')} event", ev.match_id, e)
+                _ignored(f"{ev.WhichOneof('kind')} event", ev.match_id, e, self._say_fault)
         try:
             self._on_kind(kind, msg, out)
         except Exception as e:
-            _ignored(kind or "message", _match_of(msg, kind), e)
+            _ignored(kind or "message", _match_of(msg, kind), e, self._say_fault)
+
+    def _set_unmade(self, match_id: str, why: str) -> None:
+        """Remember ``match_id`` as played without the bot, for ``why``; the oldest one
+        is forgotten past :data:`_UNMADE_KEPT` (its later messages are then said to be for
+        an unknown match)."""
+        self._unmade.pop(match_id, None)
+        self._unmade[match_id] = why
+        while len(self._unmade) > _UNMADE_KEPT:
+            del self._unmade[next(iter(self._unmade))]
+
+    def _say_fault(
+        self, kind: str, level: int, text: str, *args: object, told: int = _FAULTS_TOLD
+    ) -> None:
+        """Log ``text % args`` at ``level``, one of the arena's messages of ``kind`` that
+        the runner cannot use: the first ``told`` of the run in full, then only the 10th,
+        the 100th, ... with their count (the rest at DEBUG). The referee never sends one
+        (or a few, after a reconnection); a broken or hostile arena sending them without
+        end wrote a line for each (10,000 lines for a Batch of 10,000 bad requests)."""
+        n = self._faults[kind] = self._faults.get(kind, 0) + 1
+        if n <= told or str(n).rstrip("0") == "1":
+            more = ""
+            if n == told:
+                more = f" ({n} of these so far: from now on only the 10th, 100th, ... are said)"
+            elif n > told:
+                more = f" ({n:,} of these so far)"
+            log.log(level, text + "%s", *args, more)
+        else:
+            log.debug(text, *args)
 
     def _in_order(self, msg: pb.ServerMessage) -> bool:
         """Whether a message read from the stream may be handled: the Welcome is its first
@@ -1261,13 +1303,17 @@ class BotRunner:
         if self._welcomed or kind == "welcome":
             return True
         what, match_id = kind or "a message of no kind", _match_of(msg, kind) or "-"
-        log.warning("protocol violation: %s from the arena before its Welcome (match %s): "
-                    "ignored", what, match_id)  # fmt: skip
+        self._say_fault("early", logging.WARNING, "protocol violation: %s from the arena "
+                        "before its Welcome (match %s): ignored", what, match_id)  # fmt: skip
         return False
 
     def _on_welcome(self, w: pb.Welcome, out: _Outbox) -> None:
         if self._welcomed:  # "connected" again would mislead: nothing was reconnected
-            log.warning("protocol violation: a second Welcome from the arena: ignored")
+            self._say_fault(
+                "welcome",
+                logging.WARNING,
+                "protocol violation: a second Welcome from the arena: ignored",
+            )
             return
         self._welcomed = True
         out.batch = "batch" in w.features
@@ -1298,8 +1344,13 @@ class BotRunner:
                 if r.incident == pb.INCIDENT_WRONG_REQUEST
                 else f"strike {r.strikes} of {r.strikes_allowed}"
             )
-            log.warning("match %s: decision rejected (%s, %s): %s%s", r.match_id, incident,
-                        strike, r.message, self._rejected_context(r))  # fmt: skip
+            text = "match %s: decision rejected (%s, %s): %s%s"
+            args = (r.match_id, incident, strike, r.message, self._rejected_context(r))
+            known = r.match_id in self._matches or r.match_id in self._over
+            if known or r.match_id in self._unmade:
+                log.warning(text, *args)
+            else:  # of no decision the bot sent: a flood of them wrote a line each
+                self._say_fault("rejected unknown", logging.WARNING, text, *args)
         elif kind == "match_ended":
             self._on_match_ended(msg.match_ended)
 
@@ -1455,10 +1506,10 @@ class BotRunner:
             # Played without the bot, as one whose bot could not be made: its later
             # messages say why they are not acted on, rather than "unknown match".
             if m is None and len(ms.match_id) <= _ID_MOST:  # (a Hello names it again)
-                self._unmade[ms.match_id] = _REFUSED
-            log.error("match %s: malformed MatchStarted from the arena, refused (%s): the "
-                      "match goes on without the bot (the referee's deadline plays the seat)",
-                      ms.match_id, e)  # fmt: skip
+                self._set_unmade(ms.match_id, _REFUSED)
+            self._say_fault("start", logging.ERROR, "match %s: malformed MatchStarted from "
+                            "the arena, refused (%s): the match goes on without the bot (the "
+                            "referee's deadline plays the seat)", ms.match_id, e)  # fmt: skip
             return
         if m is None and self._stopping.is_set():
             # Seated as it leaves (a tournament's schedule; the lobby of ``arena serve``
@@ -1535,7 +1586,7 @@ class BotRunner:
             # (and its other matches). That match goes on without the bot: its requests are
             # left unanswered, so the referee plays the seat on its deadline.
             if self._matches.pop(m.match_id, None) is not None:
-                self._unmade[m.match_id] = _UNMADE
+                self._set_unmade(m.match_id, _UNMADE)
             self.summary.errors += 1
             return
         bot.match_id = m.match_id
@@ -1555,12 +1606,22 @@ class BotRunner:
             if why == _UNMADE:
                 log.debug("match %s: no bot to ask (%s)", req.match_id, why)
             elif why is not None:
-                log.warning("decision request for match %s (%s): ignored", req.match_id, why)
+                self._say_fault(
+                    "refused",
+                    logging.WARNING,
+                    "decision request for match %s (%s): ignored",
+                    req.match_id,
+                    why,
+                    told=_OVER_KEPT,
+                )
             elif req.match_id in self._over:
-                log.error("decision request for match %s, which has ended: ignored",
-                          req.match_id)  # fmt: skip
+                self._say_fault("over", logging.ERROR, "decision request for match %s, which "
+                                "has ended: ignored", req.match_id, told=_OVER_KEPT)  # fmt: skip
             else:
-                log.error("decision request for unknown match %s: ignored", req.match_id)
+                # (each names its match, and a few dozen may be a reconnection's: said in
+                # full up to as many as the runner remembers ended matches)
+                self._say_fault("unknown", logging.ERROR, "decision request for unknown "
+                                "match %s: ignored", req.match_id, told=_OVER_KEPT)  # fmt: skip
             return
         rid = req.request_id
         _check_id("request_id", rid)
@@ -1583,8 +1644,8 @@ class BotRunner:
         if not view.legal_actions:
             # Nothing to choose from: the bot (and the fallback) would fail. Unanswered, the
             # referee times the request out and plays its own fallback.
-            log.error("match %s: decision request %s lists no legal actions: not answered",
-                      m.match_id, rid)  # fmt: skip
+            self._say_fault("no legal", logging.ERROR, "match %s: decision request %s lists "
+                            "no legal actions: not answered", m.match_id, rid)  # fmt: skip
             return
         _check_request_view(view)
         if view.deal_number == m.view.deal_number and not m.contradiction_told:

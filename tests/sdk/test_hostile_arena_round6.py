@@ -61,8 +61,8 @@ def test_ids_too_long_to_echo_are_refused_and_the_bot_plays_on(
 ) -> None:
     """Defect: a request id (or a match's id) of megabytes was echoed in the answer, which
     the arena's receive limit refused (RESOURCE_EXHAUSTED): the runner stopped, every match
-    lost, for one bad message. Now an id over 1,024 characters (the referee's are a few
-    dozen) makes its message malformed: a MatchStarted is refused, and is not named in the
+    lost, for one bad message. Now an id over 256 characters (the referee's are at most
+    64) makes its message malformed: a MatchStarted is refused, and is not named in the
     next Hello (it would be too big for the arena too), a request is not answered; the
     bot plays on, across a reconnection."""
     g = _game()
@@ -90,7 +90,7 @@ def test_ids_too_long_to_echo_are_refused_and_the_bot_plays_on(
     assert list(arena.streams[1].received[0].hello.running) == ["m1"]
     assert (
         "malformed decision_request from the arena (match m1), ignored: request_id: an id of "
-        "5,242,880 characters, over the 1,024 this SDK echoes" in caplog.text
+        "5,242,880 characters, over the 256 this SDK echoes" in caplog.text
     )
     assert "match_started.match_id: an id of 5,242,880 characters" in caplog.text
 
@@ -134,3 +134,90 @@ def test_a_line_of_megabytes_from_the_arena_is_cut_in_the_log(
     assert long[1].startswith(
         "WARNING sdk.client: match m1: decision rejected (unspecified, strike 0 of 0): yyy"
     )
+
+
+def test_messages_the_runner_cannot_use_sent_without_end_are_said_a_few_times(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect: each message the runner could not use wrote a line of its own: an arena
+    sending 1,000 bytes that do not parse, requests for a match never started or without
+    legal actions, views with a card twice in the hand, refusals of decisions never sent
+    or a second Welcome wrote 1,000 lines of each. Now the first five of each kind are
+    said (of requests for matches not held, 64), the last of them saying so, then the
+    10th, 100th, 1,000th with their count; the bot plays on."""
+    g = _game()
+    n = 1000
+    twice = request("m1", g, "x")
+    hand = twice.decision_request.view.hand
+    hand.append(hand[0])
+    bare = request("m1", g, "y")
+    bare.decision_request.view.ClearField("legal_actions")
+    refusal = pb.DecisionRejected(request_id="q", match_id="zz", message="no such request")
+    floods = {
+        "does not parse as arena.v1.ServerMessage": b"\xff\xff\xff\xff\x0f\x00garbage",
+        "decision request for unknown match zz: ignored": request("zz", g, "1"),
+        "lists no legal actions": bare,
+        "view.hand: Q♠ twice": twice,
+        "match zz: decision rejected": pb.ServerMessage(decision_rejected=refusal),
+        "a second Welcome from the arena": WELCOME,
+    }
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        for m in floods.values():
+            for _ in range(n):
+                yield m
+        yield request("m1", g, "last")
+        await s.decision()
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        _, arena = play(FirstLegal, script)
+    assert arena.streams[0].decided() == [("m1", "last")]
+    for words in floods:
+        # Requests for matches not held, each naming its own, are said up to 64 times (as
+        # many as the referee may answer for after a reconnection)
+        told = 64 if "unknown match" in words else 5
+        said = [r.getMessage() for r in caplog.records if words in r.getMessage()]
+        assert len(said) == told + 2 + (told < 10), words  # then the 10th, 100th, 1,000th
+        assert said[told - 1].endswith(
+            f"({told} of these so far: from now on only the 10th, 100th, ... are said)"
+        ), said[told - 1]
+        assert said[-1].endswith("(1,000 of these so far)"), said[-1]
+
+
+def test_matches_started_without_end_that_the_runner_refused_keep_the_hello_small(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect: the runner remembered every match whose start it refused (a ruleset it
+    cannot read) until its end, and named them all in the next Hello's ``running``: an
+    arena that started 120,000 of them without end made that Hello bigger than the
+    arena's receive limit, and the refusal (RESOURCE_EXHAUSTED) stopped the bot. Now the
+    latest 256 are kept; the bot comes back and plays on."""
+    g = _game()
+    n = 120_000  # ids of 40 characters: 4.8 MB, over gRPC's default receive limit (4 MiB)
+
+    def refused(i: int) -> pb.ServerMessage:
+        return pb.ServerMessage(match_started=pb.MatchStarted(match_id=f"{i:040d}", seat=0))
+
+    async def first(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        for i in range(0, n, 10_000):
+            yield pb.ServerMessage(batch=pb.Batch(messages=map(refused, range(i, i + 10_000))))
+        yield request("m1", g, "1")
+        await s.decision()
+        await _end(grpc.StatusCode.UNAVAILABLE, "the arena is stopping")
+
+    async def second(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield request("m1", g, "2")
+        await s.decision()
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        summary, arena = _ending(FirstLegal, first, second)
+    assert not isinstance(summary, Exception), summary
+    assert [s.decided() for s in arena.streams] == [[("m1", "1")], [("m1", "2")]]
+    running = arena.streams[1].received[0].hello.running
+    assert running[0] == "m1"
+    assert list(running[1:]) == [f"{i:040d}" for i in range(n - 256, n)]
