@@ -69,6 +69,7 @@ from arena.protocol import (
 from arena.render import printable
 from arena.v1 import arena_pb2 as pb
 from engine import Action, Bid, Contract, Give, HiddenGive, Phase, Play, PlayerView, Ruleset
+from engine.game import _PHASE_KINDS
 from engine.rules import describe_ruleset
 from sdk.bot import Bot, Deadline
 from sdk.local import (
@@ -2181,8 +2182,9 @@ def _what(bot: Bot, view: PlayerView) -> str:
 def _check_request_view(view: PlayerView) -> None:
     """Raise :class:`MalformedMessageError` if a request's ``view`` (its seat and legal
     actions checked already) breaks what ``PlayerView`` promises a bot: ``legal_actions``
-    only when ``to_act`` is the seat, a play or give only of a card in the hand, and no
-    card played twice, or held and played."""
+    only when ``to_act`` is the seat, each of a kind its phase has (no play in the
+    auction), a play or give only of a card in the hand, and no card played twice, or
+    held and played."""
     if view.to_act != view.seat:
         raise MalformedMessageError(
             "view.to_act", f"{view.to_act} to act, yet seat {view.seat} is asked to decide"
@@ -2196,7 +2198,12 @@ def _check_request_view(view: PlayerView) -> None:
         held = set(played).intersection(view.hand)
         if held:
             raise MalformedMessageError("view.hand", f"{min(held)} is held, and was played")
+    kinds = _PHASE_KINDS[view.phase]  # (the engine's: what a seat may answer in a phase)
     for a in view.legal_actions:
+        if not isinstance(a, kinds):  # a bid's method given a play: it would answer none
+            raise MalformedMessageError(
+                "view.legal_actions", f"{a} is no action of the {view.phase} phase"
+            )
         if isinstance(a, Play | Give) and a.card not in view.hand:
             raise MalformedMessageError(
                 "view.legal_actions", f"{a} is of a card that the hand does not hold"

@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 from collections.abc import AsyncIterator
+from typing import ClassVar
 
 import grpc
 import pytest
 
 from arena.render import PrintableFormatter
 from arena.v1 import arena_pb2 as pb
+from engine import Action, Bid, Pass, Phase, PlayerView
 from tests.sdk.test_hostile_arena import (
     WELCOME,
     FirstLegal,
@@ -221,3 +224,60 @@ def test_matches_started_without_end_that_the_runner_refused_keep_the_hello_smal
     running = arena.streams[1].received[0].hello.running
     assert running[0] == "m1"
     assert list(running[1:]) == [f"{i:040d}" for i in range(n - 256, n)]
+
+
+class Seen(FirstLegal):
+    """Answers the first legal action; records the phase and legal actions it is asked
+    with (one list for every match)."""
+
+    asked: ClassVar[list[tuple[Phase, tuple[Action, ...]]]] = []
+
+    def act(self, view: PlayerView) -> Action:
+        self.asked.append((view.phase, view.legal_actions))
+        return super().act(view)
+
+
+@pytest.mark.parametrize("how", ["a play among the bids", "plays only", "a bid in the play"])
+def test_legal_actions_of_another_phase_are_refused_naming_them(
+    how: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect: a request whose legal actions were of a kind its phase has not (a play of a
+    card in the hand during the auction, a bid during the play) reached the bot in silence:
+    its ``bid`` method, given plays, answered one of them (or none of the bids it looks
+    for). Now the request is refused naming the action and the phase, and the bot is asked
+    the next one."""
+    Seen.asked.clear()
+    g = _game()
+    bidding = request("m1", g, "1")
+    card = bidding.decision_request.view.hand[0]
+    if how == "a play among the bids":
+        bidding.decision_request.view.legal_actions.append(pb.Action(play=pb.PlayCard(card=card)))
+    elif how == "plays only":
+        del bidding.decision_request.view.legal_actions[:]
+        bidding.decision_request.view.legal_actions.append(pb.Action(play=pb.PlayCard(card=card)))
+    else:
+        bidding.decision_request.view.phase = pb.PHASE_PLAYING
+        bidding.decision_request.view.legal_actions.append(pb.Action(play=pb.PlayCard(card=card)))
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield request("m1", g, "0")
+        await s.decision()  # the bot is made, and free
+        yield bidding
+        yield request("m1", g, "2")
+        await s.decision()
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        _, arena = play(Seen, script)
+    assert arena.streams[0].decided() == [("m1", "0"), ("m1", "2")]
+    assert len(Seen.asked) == 2
+    for phase, actions in Seen.asked:
+        assert phase is Phase.BIDDING and all(isinstance(a, Bid | Pass) for a in actions)
+    which = r"(bid \d+|pass)" if how == "a bid in the play" else r"play \S+"
+    phase_name = "playing" if how == "a bid in the play" else "bidding"
+    assert re.search(
+        r"malformed decision_request from the arena \(match m1\), ignored: "
+        rf"view.legal_actions: {which} is no action of the {phase_name} phase",
+        caplog.text,
+    ), caplog.text
