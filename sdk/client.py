@@ -2183,8 +2183,8 @@ def _check_request_view(view: PlayerView) -> None:
     """Raise :class:`MalformedMessageError` if a request's ``view`` (its seat and legal
     actions checked already) breaks what ``PlayerView`` promises a bot: ``legal_actions``
     only when ``to_act`` is the seat, each of a kind its phase has (no play in the
-    auction), a play or give only of a card in the hand, and no card played twice, or
-    held and played."""
+    auction), a play or give only of a card in the hand, a give only to another seat in
+    the deal, and no card played twice, or held and played."""
     if view.to_act != view.seat:
         raise MalformedMessageError(
             "view.to_act", f"{view.to_act} to act, yet seat {view.seat} is asked to decide"
@@ -2204,6 +2204,10 @@ def _check_request_view(view: PlayerView) -> None:
             raise MalformedMessageError(
                 "view.legal_actions", f"{a} is no action of the {view.phase} phase"
             )
+        if isinstance(a, Give) and (a.to == view.seat or a.to not in view.active_seats):
+            seats = ", ".join(map(str, view.active_seats))
+            to = "the giver itself" if a.to == view.seat else f"no seat of the deal ({seats})"
+            raise MalformedMessageError("view.legal_actions", f"{a} is to {to}")
         if isinstance(a, Play | Give) and a.card not in view.hand:
             raise MalformedMessageError(
                 "view.legal_actions", f"{a} is of a card that the hand does not hold"

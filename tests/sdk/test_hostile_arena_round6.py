@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import logging
+import random
 import re
 from collections.abc import AsyncIterator
 from typing import ClassVar
@@ -16,7 +17,7 @@ import pytest
 
 from arena.render import PrintableFormatter
 from arena.v1 import arena_pb2 as pb
-from engine import Action, Bid, Pass, Phase, PlayerView
+from engine import Action, Bid, Game, Give, Pass, Phase, PlayerView
 from tests.sdk.test_hostile_arena import (
     WELCOME,
     FirstLegal,
@@ -279,5 +280,54 @@ def test_legal_actions_of_another_phase_are_refused_naming_them(
     assert re.search(
         r"malformed decision_request from the arena \(match m1\), ignored: "
         rf"view.legal_actions: {which} is no action of the {phase_name} phase",
+        caplog.text,
+    ), caplog.text
+
+
+def _passing() -> Game:
+    """A game whose declarer is to give a card to each opponent."""
+    g = _game()
+    rng = random.Random(1)
+    while g.phase is not Phase.PASSING:
+        g.apply(rng.choice(g.legal_actions()))
+    return g
+
+
+@pytest.mark.parametrize(
+    ("to", "said"),
+    [(7, "to no seat of the deal (0, 1, 2)"), (None, "to the giver itself"),
+     (2**31, "to no seat of the deal (0, 1, 2)")],
+    ids=["seat 7", "the giver", "2**31"],
+)  # fmt: skip
+def test_gives_to_no_seat_of_the_deal_are_refused_naming_them(
+    to: int | None, said: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect: a request whose legal gives were to a seat past the table, or to the giver
+    itself, reached the bot in silence (the same give as an event was refused). Now the
+    request is refused naming the give, and the bot is asked the next one."""
+    Seen.asked.clear()
+    g = _passing()
+    seat = g.to_act
+    bad = request("m1", g, "1")
+    for a in bad.decision_request.view.legal_actions:
+        a.give.to_seat = seat if to is None else to
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield request("m1", g, "0")
+        await s.decision()  # the bot is made, and free
+        yield bad
+        yield request("m1", g, "2")
+        await s.decision()
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        _, arena = play(Seen, script)
+    assert arena.streams[0].decided() == [("m1", "0"), ("m1", "2")]
+    for _, actions in Seen.asked:
+        assert all(isinstance(a, Give) and a.to not in (seat, 7, 2**31) for a in actions)
+    assert re.search(
+        r"malformed decision_request from the arena \(match m1\), ignored: "
+        rf"view.legal_actions: give \S+ to \d+ is {re.escape(said)}",
         caplog.text,
     ), caplog.text
