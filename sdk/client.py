@@ -2183,8 +2183,8 @@ def _check_request_view(view: PlayerView) -> None:
     """Raise :class:`MalformedMessageError` if a request's ``view`` (its seat and legal
     actions checked already) breaks what ``PlayerView`` promises a bot: ``legal_actions``
     only when ``to_act`` is the seat, each of a kind its phase has (no play in the
-    auction), a play or give only of a card in the hand, a give only to another seat in
-    the deal, and no card played twice, or held and played."""
+    auction), none twice, a play or give only of a card in the hand, a give only to
+    another seat in the deal, and no card played twice, or held and played."""
     if view.to_act != view.seat:
         raise MalformedMessageError(
             "view.to_act", f"{view.to_act} to act, yet seat {view.seat} is asked to decide"
@@ -2212,6 +2212,11 @@ def _check_request_view(view: PlayerView) -> None:
             raise MalformedMessageError(
                 "view.legal_actions", f"{a} is of a card that the hand does not hold"
             )
+    seen: set[Action] = set()
+    for a in view.legal_actions:  # (a bot weighing each option by its count would err)
+        if a in seen:
+            raise MalformedMessageError("view.legal_actions", f"{a} twice")
+        seen.add(a)
 
 
 def _contradiction(before: PlayerView, now: PlayerView) -> str | None:

@@ -331,3 +331,37 @@ def test_gives_to_no_seat_of_the_deal_are_refused_naming_them(
         rf"view.legal_actions: give \S+ to \d+ is {re.escape(said)}",
         caplog.text,
     ), caplog.text
+
+
+def test_legal_actions_listed_twice_are_refused_naming_one(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect: a request listing its legal actions again and again (20,000 times over, a
+    view of 3 MB) reached the bot in silence: one choosing at random, or weighing each
+    option by how often it comes, chose otherwise than the rules offer. Now the request is
+    refused naming the first action listed twice, and the bot is asked the next one."""
+    Seen.asked.clear()
+    g = _game()
+    bad = request("m1", g, "1")
+    legal = list(bad.decision_request.view.legal_actions)
+    for _ in range(20_000):
+        bad.decision_request.view.legal_actions.extend(legal)
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield request("m1", g, "0")
+        await s.decision()  # the bot is made, and free
+        yield bad
+        yield request("m1", g, "2")
+        await s.decision()
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        _, arena = play(Seen, script)
+    assert arena.streams[0].decided() == [("m1", "0"), ("m1", "2")]
+    assert [len(set(actions)) == len(actions) for _, actions in Seen.asked] == [True, True]
+    assert re.search(
+        r"malformed decision_request from the arena \(match m1\), ignored: "
+        r"view.legal_actions: bid \d+ twice",
+        caplog.text,
+    ), caplog.text
