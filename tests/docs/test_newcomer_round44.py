@@ -37,10 +37,7 @@ returned, a raise, a table on the class, a misnamed hook, the global ``random``)
 from __future__ import annotations
 
 import logging
-import os
 import re
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -150,3 +147,50 @@ def test_protocol_md_names_the_action_sources_as_the_proto_does() -> None:
     assert named == {"ACTION_SOURCE_BOT", "ACTION_SOURCE_FORCED", "ACTION_SOURCE_FALLBACK"}
     assert all(re.search(rf"\b{n} = \d+;", proto) for n in named)
     assert not re.search(r"`(BOT|FORCED|FALLBACK)`", doc)
+
+
+def test_the_view_fields_the_guide_now_describes_hold_what_it_says() -> None:
+    """Defect (docs): the guide listed ``bid``, ``trump``, ``marriages``, ``scores``,
+    ``barrel`` and ``deal_results`` without saying what they hold (a bot reading the other
+    seats' declarations or the barrel had to guess: the wire says -1 for "not on the
+    barrel", the SDK 0). Each is now described; a match played checks each description."""
+    from sdk import Action, Bot, Card, DealResult, Phase, Play, PlayerView, Suit, play_local
+
+    guide = " ".join((DOCS / "writing-a-bot.md").read_text("utf-8").split())
+    for said in (
+        "`bid` (the standing bid in the auction, classic's obligatory 100 too, which is no "
+        "entry of `bids`; the winning bid after it)",
+        "`trump` (an `sdk.Suit`, `None` while none is set)",
+        "`marriages` (`(seat, suit)` pairs in the order declared, the suit `None` for the ace "
+        "marriage)",
+        "`barrel` (per seat, the deals left on the barrel, 0 when not on it; `None` when the "
+        "ruleset has no barrel)",
+        "`deal_results` (the earlier deals' `sdk.DealResult`s)",
+    ):
+        assert said in guide, said
+    views: list[PlayerView] = []
+
+    class Declares(Bot):
+        def act(self, view: PlayerView) -> Action:
+            views.append(view)
+            declaring = [a for a in view.legal_actions if isinstance(a, Play) and a.declare]
+            return declaring[0] if declaring else Bot.act(self, view)
+
+    for seed in range(6):
+        play_local([Declares] * 3, seed=seed, max_deals=3, strict=True)
+    first = views[0]
+    assert first.phase is Phase.BIDDING and first.bid == 100 and first.bids == ()
+    assert first.barrel == (0, 0, 0) and first.trump is None
+    declared = [v for v in views if v.marriages]
+    assert declared, "no marriage declared in 6 matches"
+    for v in declared:
+        for seat, suit in v.marriages:
+            assert seat in v.active_seats and (suit is None or isinstance(suit, Suit))
+        assert v.trump == next(s for _, s in reversed(v.marriages) if s is not None)
+    for v in views:
+        assert len(v.scores) == 3 and len(v.deal_results) == v.deal_number
+        assert all(isinstance(r, DealResult) for r in v.deal_results)
+        assert all(isinstance(c, Card) for c in v.hand)
+    views.clear()
+    play_local([Declares] * 3, ruleset="1001", seed=1, max_deals=1, strict=True)
+    assert views and all(v.barrel is None for v in views)
