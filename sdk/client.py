@@ -597,6 +597,8 @@ class RunSummary:
     matches: int = 0
     decisions: int = 0
     errors: int = 0
+    #: Answers the referee refused (``decision_rejected``: illegal, malformed, late or
+    #: timed out), not one that crossed the end of a match the bot was told of.
     rejected: int = 0
     connections: int = 0
     reason: str = ""
