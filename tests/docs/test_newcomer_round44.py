@@ -23,6 +23,9 @@ Found and fixed:
 - docs/protocol.md named an action's ``source`` values ``BOT``, ``FORCED`` and
   ``FALLBACK``, which are not in the proto (``ACTION_SOURCE_BOT``, ...): a client written
   from it finds no such names. It now names them as the proto does.
+- The guide listed the view's ``bid``, ``trump``, ``marriages``, ``scores``, ``barrel`` and
+  ``deal_results`` without what they hold (``barrel``: 0 for "not on it" in the SDK, -1 on
+  the wire; ``marriages``: ``(seat, suit)`` with ``None`` for the ace marriage): it says.
 
 Pasted and found right (not pinned again here): every command of README.md's table that
 a bot author runs; the guide's ``Lowest`` and every one of its ```python blocks under
