@@ -42,7 +42,7 @@ from engine import (
 )
 from sdk import hand, sampling
 from sdk.bot import Bot, Deadline
-from sdk.local import LocalIncident, LocalMatch, play_local
+from sdk.local import BotMakeError, LocalIncident, LocalMatch, play_local
 
 if TYPE_CHECKING:
     from sdk.client import ArenaAuthError, ArenaError, ArenaTLSError, RunSummary, run
@@ -55,6 +55,7 @@ __all__ = [
     "ArenaTLSError",
     "Bid",
     "Bot",
+    "BotMakeError",
     "Card",
     "Concede",
     "Contract",

@@ -618,6 +618,8 @@ class RunSummary:
     matches: int = 0
     decisions: int = 0
     errors: int = 0
+    #: Answers the referee refused (``decision_rejected``: illegal, malformed, late or
+    #: timed out), not one that crossed the end of a match the bot was told of.
     rejected: int = 0
     connections: int = 0
     reason: str = ""
@@ -1337,6 +1339,18 @@ class BotRunner:
             self._on_request(msg.decision_request, out)
         elif kind == "decision_rejected":
             r = msg.decision_rejected
+            if (
+                r.incident == pb.INCIDENT_WRONG_REQUEST
+                and r.match_id in self._over
+                and r.match_id not in self._matches
+            ):
+                # An answer that was on its way when the match ended (the arena stopped
+                # it, or its time limit): refused after the end the bot was told of.
+                # docs/protocol.md: "ignore a refusal for a match you have seen end"; a
+                # warning here, after "was interrupted", read as a fault of the bot's.
+                log.debug("match %s: an answer that crossed the match's end was refused "
+                          "(%s)", r.match_id, r.message)  # fmt: skip
+                return
             self.summary.rejected += 1
             incident = _incident_name(r.incident)
             # A wrong request (late, repeated, unknown) costs no strike: say so.
