@@ -2197,8 +2197,9 @@ def _check_request_view(view: PlayerView) -> None:
     """Raise :class:`MalformedMessageError` if a request's ``view`` (its seat and legal
     actions checked already) breaks what ``PlayerView`` promises a bot: ``legal_actions``
     only when ``to_act`` is the seat, each of a kind its phase has (no play in the
-    auction), none twice, a play or give only of a card in the hand, a give only to
-    another seat in the deal, and no card played twice, or held and played."""
+    auction), none twice, a bid only above the standing one, a play or give only of a
+    card in the hand, a give only to another seat in the deal, and no card played twice,
+    or held and played."""
     if view.to_act != view.seat:
         raise MalformedMessageError(
             "view.to_act", f"{view.to_act} to act, yet seat {view.seat} is asked to decide"
@@ -2217,6 +2218,10 @@ def _check_request_view(view: PlayerView) -> None:
         if not isinstance(a, kinds):  # a bid's method given a play: it would answer none
             raise MalformedMessageError(
                 "view.legal_actions", f"{a} is no action of the {view.phase} phase"
+            )
+        if isinstance(a, Bid) and view.bid is not None and a.amount <= view.bid:
+            raise MalformedMessageError(
+                "view.legal_actions", f"{a} is not above the standing bid, {view.bid}"
             )
         if isinstance(a, Give) and (a.to == view.seat or a.to not in view.active_seats):
             seats = ", ".join(map(str, view.active_seats))

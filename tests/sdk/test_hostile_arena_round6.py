@@ -365,3 +365,34 @@ def test_legal_actions_listed_twice_are_refused_naming_one(
         r"view.legal_actions: bid \d+ twice",
         caplog.text,
     ), caplog.text
+
+
+def test_a_legal_bid_not_above_the_standing_bid_is_refused_naming_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect: a request whose legal bids were not above the standing bid its view states
+    (a bid of 100 over 100) reached the bot in silence. Now it is refused naming the bid,
+    and the bot is asked the next request."""
+    Seen.asked.clear()
+    g = _game()
+    bad = request("m1", g, "1")
+    view = bad.decision_request.view
+    assert view.bid == 100  # (the opening bid stands)
+    view.legal_actions.append(pb.Action(bid=pb.Bid(amount=100)))
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield request("m1", g, "0")
+        await s.decision()  # the bot is made, and free
+        yield bad
+        yield request("m1", g, "2")
+        await s.decision()
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        _, arena = play(Seen, script)
+    assert arena.streams[0].decided() == [("m1", "0"), ("m1", "2")]
+    assert (
+        "malformed decision_request from the arena (match m1), ignored: view.legal_actions: "
+        "bid 100 is not above the standing bid, 100" in caplog.text
+    )
