@@ -459,8 +459,16 @@ def _check_per_seat(msg: Any, what: str, players: int, names: Sequence[str]) -> 
 def match_result_from_pb(msg: pb.MatchResult, players: int) -> GameResult:
     """A ``MatchResult`` as the :class:`~engine.GameResult` a bot's ``on_match_end`` gets
     (``reason`` ``"forfeit"`` when a seat forfeited); :class:`MalformedMessageError`
-    unless ``scores`` and ``places`` hold a value per seat."""
+    unless ``scores`` and ``places`` hold a value per seat (``shortfalls`` one per seat, or
+    none), each place from 1 to ``players``."""
     _check_per_seat(msg, "match_result", players, ("scores", "places"))
+    if msg.shortfalls:
+        _check_per_seat(msg, "match_result", players, ("shortfalls",))
+    bad = [p for p in msg.places if not 1 <= p <= players]
+    if bad:  # (a bot ranking itself by its place was told place 0, or 9 of 3)
+        raise MalformedMessageError(
+            "match_result.places", f"place {bad[0]} at a {players}-player table"
+        )
     places = tuple(msg.places)
     firsts = [s for s, p in enumerate(places) if p == 1]
     return GameResult(

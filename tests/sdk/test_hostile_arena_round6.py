@@ -17,7 +17,7 @@ import pytest
 
 from arena.render import PrintableFormatter
 from arena.v1 import arena_pb2 as pb
-from engine import Action, Bid, Game, Give, Pass, Phase, PlayerView
+from engine import Action, Bid, Game, GameResult, Give, Pass, Phase, PlayerView
 from tests.sdk.test_hostile_arena import (
     WELCOME,
     FirstLegal,
@@ -25,6 +25,7 @@ from tests.sdk.test_hostile_arena import (
     Stream,
     _game,
     _no_bot_call_left,  # noqa: F401 (the fixture: every bot call has returned)
+    ended,
     play,
     request,
     started,
@@ -395,4 +396,50 @@ def test_a_legal_bid_not_above_the_standing_bid_is_refused_naming_it(
     assert (
         "malformed decision_request from the arena (match m1), ignored: view.legal_actions: "
         "bid 100 is not above the standing bid, 100" in caplog.text
+    )
+
+
+class Ends(FirstLegal):
+    """Records the result each ``on_match_end`` gets (one list for every match)."""
+
+    results: ClassVar[list[GameResult]] = []
+
+    def on_match_end(self, view: PlayerView, result: GameResult) -> None:
+        self.results.append(result)
+
+
+@pytest.mark.parametrize(
+    ("places", "shortfalls", "said"),
+    [([0, 2, 3], [], "match_result.places: place 0 at a 3-player table"),
+     ([1, 2, 9], [], "match_result.places: place 9 at a 3-player table"),
+     ([1, 2, 3], [0] * 1000, "match_result.shortfalls: 1000 values for 3 seats")],
+    ids=["place 0", "place 9 of 3", "1000 shortfalls"],
+)  # fmt: skip
+def test_a_result_with_places_out_of_range_is_refused_naming_them(
+    places: list[int], shortfalls: list[int], said: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect: a MatchEnded whose places were out of range (place 0, place 9 of 3) or
+    with a shortfall per seat of a thousand reached the bot's ``on_match_end`` as it was
+    (a bot ranking itself by its place, or reading ``result.shortfalls[self.seat]``, got
+    what no match has). Now the result is refused, naming it; the match's end is still
+    counted, without ``on_match_end``."""
+    Ends.results.clear()
+    g = _game()
+    result = pb.MatchResult(scores=[1000, 0, 0], places=places, shortfalls=shortfalls, deals=3,
+                            reason="target")  # fmt: skip
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield started("m2", g)
+        yield pb.ServerMessage(match_ended=pb.MatchEnded(match_id="m1", result=result))
+        yield ended("m2")
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        summary, _ = play(Ends, script, matches=2)
+    assert summary.matches == 2
+    assert [r.places for r in Ends.results] == [(1, 2, 3)]  # m2's
+    assert (
+        f"match m1: malformed result from the arena ({said}): the match ends without "
+        "on_match_end" in caplog.text
     )
