@@ -68,7 +68,18 @@ from arena.protocol import (
 )
 from arena.render import printable
 from arena.v1 import arena_pb2 as pb
-from engine import Action, Bid, Contract, Give, HiddenGive, Phase, Play, PlayerView, Ruleset
+from engine import (
+    Action,
+    Bid,
+    Card,
+    Contract,
+    Give,
+    HiddenGive,
+    Phase,
+    Play,
+    PlayerView,
+    Ruleset,
+)
 from engine.game import _PHASE_KINDS
 from engine.rules import describe_ruleset
 from sdk.bot import Bot, Deadline
@@ -2198,8 +2209,8 @@ def _check_request_view(view: PlayerView) -> None:
     actions checked already) breaks what ``PlayerView`` promises a bot: ``legal_actions``
     only when ``to_act`` is the seat, each of a kind its phase has (no play in the
     auction), none twice, a bid only above the standing one, a play or give only of a
-    card in the hand, a give only to another seat in the deal, and no card played twice,
-    or held and played."""
+    card in the hand, a marriage declared only with a lead of it, a give only to another
+    seat in the deal, and no card played twice, or held and played."""
     if view.to_act != view.seat:
         raise MalformedMessageError(
             "view.to_act", f"{view.to_act} to act, yet seat {view.seat} is asked to decide"
@@ -2227,6 +2238,8 @@ def _check_request_view(view: PlayerView) -> None:
             seats = ", ".join(map(str, view.active_seats))
             to = "the giver itself" if a.to == view.seat else f"no seat of the deal ({seats})"
             raise MalformedMessageError("view.legal_actions", f"{a} is to {to}")
+        if isinstance(a, Play) and a.declare and not _may_declare(view, a.card):
+            raise MalformedMessageError("view.legal_actions", f"{a} declares no marriage")
         if isinstance(a, Play | Give) and a.card not in view.hand:
             raise MalformedMessageError(
                 "view.legal_actions", f"{a} is of a card that the hand does not hold"
@@ -2236,6 +2249,18 @@ def _check_request_view(view: PlayerView) -> None:
         if a in seen:
             raise MalformedMessageError("view.legal_actions", f"{a} twice")
         seen.add(a)
+
+
+def _may_declare(view: PlayerView, card: Card) -> bool:
+    """Whether leading ``card`` could declare a marriage in ``view``: on a lead only, a
+    king or queen whose partner is in the hand too, or an ace with all four in the hand
+    (the ace marriage); whether the rules allow it now is the referee's to say."""
+    if view.trick:
+        return False
+    suit, rank = divmod(int(card), 6)
+    if rank in (2, 3):  # the queen and the king (ranks 9, J, Q, K, 10, A)
+        return Card(suit * 6 + 2) in view.hand and Card(suit * 6 + 3) in view.hand
+    return rank == 5 and all(Card(s * 6 + 5) in view.hand for s in range(4))
 
 
 def _contradiction(before: PlayerView, now: PlayerView) -> str | None:

@@ -443,3 +443,39 @@ def test_a_result_with_places_out_of_range_is_refused_naming_them(
         f"match m1: malformed result from the arena ({said}): the match ends without "
         "on_match_end" in caplog.text
     )
+
+
+def test_a_legal_play_declaring_no_marriage_is_refused_naming_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect: a request offering to declare a marriage with a card that makes none (a
+    nine, on a lead) reached the bot in silence: one that declares whenever it may chose
+    it. Now the request is refused naming the play, and the bot is asked the next one."""
+    Seen.asked.clear()
+    g = _game()
+    rng = random.Random(1)
+    while g.phase is not Phase.PLAYING:
+        g.apply(rng.choice(g.legal_actions()))
+    bad = request("m1", g, "1")
+    view = bad.decision_request.view
+    assert not view.trick  # a lead
+    nine = next(c for c in view.hand if c.rank == pb.RANK_NINE)
+    view.legal_actions.append(pb.Action(play=pb.PlayCard(card=nine, declare=True)))
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield request("m1", g, "0")
+        await s.decision()  # the bot is made, and free
+        yield bad
+        yield request("m1", g, "2")
+        await s.decision()
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        _, arena = play(Seen, script)
+    assert arena.streams[0].decided() == [("m1", "0"), ("m1", "2")]
+    assert re.search(
+        r"malformed decision_request from the arena \(match m1\), ignored: "
+        r"view.legal_actions: play 9\S declare declares no marriage",
+        caplog.text,
+    ), caplog.text
