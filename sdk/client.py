@@ -1547,16 +1547,21 @@ class BotRunner:
             log.warning("match %s: seat %d has forfeited (away too long, or struck out): "
                         "the referee plays it to the end", ms.match_id, ms.seat)  # fmt: skip
         if m is not None and ms.resumed:  # a resumed match after a reconnection: same bot
-            if ms.seat != m.seat or ruleset != m.ruleset:
-                # A match under way does not change seat or rules: taken as is, the bot's
-                # next hook would get another seat's view, and every later request would
-                # be refused.
-                what = (f"as seat {ms.seat}, but the bot sits in seat {m.seat}"
-                        if ms.seat != m.seat else
-                        f"under ruleset {ruleset.name!r} (other options), not the match's "
-                        f"{m.ruleset.name!r}")  # fmt: skip
+            if ms.seat != m.seat or ruleset != m.ruleset or view.players != m.view.players:
+                # A match under way does not change seat, rules or players: taken as is,
+                # the bot's next hook would get another seat's view (or another table's),
+                # and every later request would be refused.
+                if ms.seat != m.seat:
+                    what = f"as seat {ms.seat}, but the bot sits in seat {m.seat}"
+                elif ruleset != m.ruleset:
+                    what = (f"under ruleset {ruleset.name!r} (other options), not the "
+                            f"match's {m.ruleset.name!r}")  # fmt: skip
+                else:
+                    what = (f"with players {', '.join(view.players)}, not the match's "
+                            f"{', '.join(m.view.players)}")  # fmt: skip
                 log.error("match %s: MatchStarted resumes the match %s: refused (the match "
-                          "keeps its seat, rules and view)", ms.match_id, what)  # fmt: skip
+                          "keeps its seat, rules, players and view)", ms.match_id,
+                          what)  # fmt: skip
                 return
             m.view = view
             m.seq = max(m.seq, ms.seq)  # (the events up to it are not sent again)

@@ -479,3 +479,51 @@ def test_a_legal_play_declaring_no_marriage_is_refused_naming_it(
         r"view.legal_actions: play 9\S declare declares no marriage",
         caplog.text,
     ), caplog.text
+
+
+class Tables(FirstLegal):
+    """Records the players of every view it is asked with (one list for every match)."""
+
+    players: ClassVar[list[tuple[str, ...]]] = []
+
+    def act(self, view: PlayerView) -> Action:
+        self.players.append(view.players)
+        return super().act(view)
+
+
+def test_a_resumption_at_another_table_is_refused_naming_its_players(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect: a resumed MatchStarted (after a reconnection) whose players were not the
+    match's was taken as it was (its seat and rules were checked, not its table): the
+    bot's view of the match it plays named other players. Now it is refused, naming both
+    tables, and the match keeps its view."""
+    Tables.players.clear()
+    g = _game()
+    other = _game(players=("x", "y", "z"))
+    resumed = started("m1", other)
+    resumed.match_started.resumed = True
+
+    async def first(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield request("m1", g, "0")
+        await s.decision()
+        await _end(grpc.StatusCode.UNAVAILABLE, "the arena is stopping")
+
+    async def second(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield resumed
+        yield request("m1", g, "1")
+        await s.decision()
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        summary, arena = _ending(Tables, first, second)
+    assert not isinstance(summary, Exception), summary
+    assert [s.decided() for s in arena.streams] == [[("m1", "0")], [("m1", "1")]]
+    assert Tables.players == [("a", "b", "c")] * 2
+    assert "match m1 resumed" not in caplog.text
+    assert (
+        "match m1: MatchStarted resumes the match with players x, y, z, not the match's a, "
+        "b, c: refused (the match keeps its seat, rules, players and view)" in caplog.text
+    )
