@@ -251,10 +251,12 @@ class _CancelledAtStop(logging.Filter):
     the call's reset, before it ran or while grpc.aio sends its status: trailers queued
     behind data a client that reads nothing never takes) is logged as an ERROR with a traceback of
     ``CancelledError``, "Exception not handled by _handle_exceptions": 438 of them after
-    one stop during a flood, and one beside a bot that reads nothing (hostile round 42's
-    SIGTERM test, 1 run in ~20). A handler cancelled inside that handling is logged at
-    DEBUG by grpc.aio itself ("RPC cancelled"); this one is the same event, so it goes to
-    DEBUG too. Any other unhandled exception stays an ERROR."""
+    one stop during a flood of resets. A handler cancelled inside that handling is logged
+    at DEBUG by grpc.aio itself ("RPC cancelled"); this one is the same event, so it goes
+    to DEBUG too. Any other unhandled exception stays an ERROR. (grpc.aio also prints that
+    traceback itself, beyond any filter. Beside a bot that reads nothing, hostile round
+    42's SIGTERM test, it came from a handler still running when the server's grace ran
+    out: ``Referee.end_streams`` now ends such a handler first; round 44.)"""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if not str(record.msg).startswith("Exception not handled by _handle_exceptions"):

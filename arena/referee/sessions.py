@@ -147,7 +147,7 @@ class Stream:
 
     __slots__ = (
         "_queue", "batch", "closed", "ended", "ending", "max_queued", "overflowed", "peer",
-        "queued", "rival", "stop",
+        "queued", "rival", "stop", "written",
     )  # fmt: skip
 
     def __init__(self, peer: str, batch: bool = False, max_queued: int = 0) -> None:
@@ -168,6 +168,8 @@ class Stream:
         self.ending: tuple[grpc.StatusCode, str] | None = None
         #: Messages taken so far: the position of the last one in the stream's order.
         self.queued = 0
+        #: Writes done (gRPC took them): a client that takes nothing it is sent stops these.
+        self.written = 0
 
     def put(self, msg: pb.ServerMessage) -> None:
         if self.closed:
@@ -219,6 +221,7 @@ class Stream:
             if first or not self.batch or q.empty():
                 first = False
                 await write(msg)
+                self.written += 1
                 continue
             out = pb.ServerMessage()
             items = out.batch.messages
@@ -236,6 +239,7 @@ class Stream:
                     break
                 items.append(more)
             await write(out)
+            self.written += 1
             if last:
                 return
 
