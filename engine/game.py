@@ -63,6 +63,7 @@ from engine.tables import (
 )
 
 __all__ = [
+    "PHASE_ACTIONS",
     "DealResult",
     "Game",
     "GameResult",
@@ -200,7 +201,9 @@ class Phase(Enum):
 _BIDDING, _PASSING, _CONTRACT, _PLAYING, _OVER = (
     Phase.BIDDING, Phase.PASSING, Phase.CONTRACT, Phase.PLAYING, Phase.GAME_OVER,
 )  # fmt: skip
-_PHASE_KINDS: dict[Phase, tuple[type, ...]] = {
+#: The kinds of action a seat may answer in each phase (the first check of
+#: :meth:`Game.apply`; a client's check of the legal actions it is offered, sdk.client).
+PHASE_ACTIONS: dict[Phase, tuple[type, ...]] = {
     Phase.BIDDING: (Bid, Pass),
     # The last hand who took the talon after an all-pass may throw in as soon as he has seen
     # it ("просмотрев карты", the 1001 text), and still after passing his two cards.
@@ -867,7 +870,7 @@ class Game:
             if phase is _BIDDING:
                 self._bidding(action)
             elif phase is _PASSING:
-                if type(action) is ThrowIn:  # (before or between the gives: see _PHASE_KINDS)
+                if type(action) is ThrowIn:  # (before or between the gives: see PHASE_ACTIONS)
                     self._contract_phase(action)
                 else:
                     self._give(action)  # type: ignore[arg-type]
@@ -1196,10 +1199,10 @@ class Game:
         """Raise the most specific error for an action that is not in ``legal``."""
         phase = self.phase
         r = self.ruleset
-        if not isinstance(action, _PHASE_KINDS[phase]):
+        if not isinstance(action, PHASE_ACTIONS[phase]):
             # The kinds this seat may answer now: a ruleset without a throw-in (classic)
             # was told "expected Contract/Concede/ThrowIn".
-            kinds = "/".join(t.__name__ for t in _PHASE_KINDS[phase]
+            kinds = "/".join(t.__name__ for t in PHASE_ACTIONS[phase]
                              if any(type(a) is t for a in legal)) or "nothing"  # fmt: skip
             raise WrongPhaseError(
                 action, seat,

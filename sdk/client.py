@@ -78,9 +78,11 @@ from engine import (
     Phase,
     Play,
     PlayerView,
+    Rank,
     Ruleset,
+    Suit,
 )
-from engine.game import _PHASE_KINDS
+from engine.game import PHASE_ACTIONS
 from engine.rules import describe_ruleset
 from sdk.bot import Bot, Deadline
 from sdk.local import (
@@ -2229,7 +2231,7 @@ def _check_request_view(view: PlayerView) -> None:
         held = set(played).intersection(view.hand)
         if held:
             raise MalformedMessageError("view.hand", f"{min(held)} is held, and was played")
-    kinds = _PHASE_KINDS[view.phase]  # (the engine's: what a seat may answer in a phase)
+    kinds = PHASE_ACTIONS[view.phase]  # (the engine's: what a seat may answer in a phase)
     for a in view.legal_actions:
         if not isinstance(a, kinds):  # a bid's method given a play: it would answer none
             raise MalformedMessageError(
@@ -2262,10 +2264,10 @@ def _may_declare(view: PlayerView, card: Card) -> bool:
     (the ace marriage); whether the rules allow it now is the referee's to say."""
     if view.trick:
         return False
-    suit, rank = divmod(int(card), 6)
-    if rank in (2, 3):  # the queen and the king (ranks 9, J, Q, K, 10, A)
-        return Card(suit * 6 + 2) in view.hand and Card(suit * 6 + 3) in view.hand
-    return rank == 5 and all(Card(s * 6 + 5) in view.hand for s in range(4))
+    if card.rank in (Rank.QUEEN, Rank.KING):
+        partner = Rank.KING if card.rank is Rank.QUEEN else Rank.QUEEN
+        return Card.of(partner, card.suit) in view.hand
+    return card.rank is Rank.ACE and all(Card.of(Rank.ACE, s) in view.hand for s in Suit)
 
 
 def _contradiction(before: PlayerView, now: PlayerView) -> str | None:
