@@ -1043,6 +1043,7 @@ def try_(
         max_deals = TRY_MAX_DEALS
     console = Console()
     stopped = False
+    written: list[Path] = []  # the records `--records` wrote
     # A call that never returns (an endless loop) is said, not waited for in silence (not
     # with a person at the table, who may think as long as they like).
     bank_ms = DEFAULT_TIME_BANK_MS if time_bank_ms is None else time_bank_ms
@@ -1054,7 +1055,7 @@ def try_(
             name=_own_name(made),
             decision_ms=decision_ms,
             time_bank_ms=time_bank_ms,
-            on_match=None if records is None else partial(_write_record, records),
+            on_match=None if records is None else partial(_write_record, records, written),
         )
         if interactive:  # a person reads the terminal: no progress bar over the table
             result = series(cls, opponents, n, ruleset, seed, max_deals)
@@ -1135,6 +1136,10 @@ def try_(
             f"{resolved.target} (placed by score: a lead at the cap counts as a win){why}",
             soft_wrap=True,
         )
+    if records is not None:  # (after Ctrl-C too: what the directory now holds of this run)
+        console.print(
+            escape(f"{plural(len(written), 'record')} written to {records}"), soft_wrap=True
+        )
     if stopped:
         sys.exit(130)  # 128 + SIGINT, as a shell reports a command that Ctrl-C stopped
     if result.matches and result.entries[0].incidents and not interactive:
@@ -1153,9 +1158,9 @@ def try_(
         sys.exit(1)
 
 
-def _write_record(directory: Path, match_id: str, match: LocalMatch) -> None:
+def _write_record(directory: Path, written: list[Path], match_id: str, match: LocalMatch) -> None:
     """``try --records``: a finished match's record as ``<match id>.json`` (``arena
-    replay`` reads it, ``arena replay --check`` checks it)."""
+    replay`` reads it, ``arena replay --check`` checks it), added to ``written``."""
     path = directory / f"{match_id}.json"
     # Written beside it, then put in its place: a write cut short (a full disk, Ctrl-C)
     # leaves the record there before whole, not the start of the new one.
@@ -1165,6 +1170,7 @@ def _write_record(directory: Path, match_id: str, match: LocalMatch) -> None:
         record = arena_record(match)
         part.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
         os.replace(part, path)
+        written.append(path)
     except OSError as e:  # (a full disk, say): said in words, not as a traceback
         with contextlib.suppress(OSError):
             part.unlink()
