@@ -7,14 +7,21 @@
 2. Ctrl-C as `arena-bot try --records DIR` wrote a match's record: each record is written
    whole (a temporary file, then os.replace), but the match was counted ("interrupted
    after 2 of 4 matches") without its record, and nothing said how many were written.
+3. Processes outliving `arena-bot try`: it starts none of its own (`run --workers`'s never
+   outlive it: tests/e2e/test_workers_e2e.py); a bot's multiprocessing pool ends with it,
+   but a process the bot starts itself is the bot's to stop (docs/writing-a-bot.md).
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -177,3 +184,79 @@ def test_try_says_how_many_records_it_wrote(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     assert len(list(recs.glob("*.json"))) == 2
     assert f"2 records written to {recs}" in "".join(r.output.split("\n")), r.output
+
+
+POOL_BOT = """
+import multiprocessing, os, subprocess
+from sdk import Bot
+
+def square(x):
+    return x * x
+
+class PoolBot(Bot):
+    pool = None
+
+    def __init__(self):
+        super().__init__()
+        if PoolBot.pool is None:  # (one pool, as a bot's cache would be)
+            PoolBot.pool = multiprocessing.Pool(2)
+            PoolBot.pool.map(square, range(4))
+            helper = subprocess.Popen(["sleep", "120"], stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL)
+            pool = [p.pid for p in multiprocessing.active_children()]
+            with open(os.environ["POOL_BOT_PIDS"], "w") as f:
+                f.write(" ".join(map(str, [helper.pid, *pool])))
+
+    def act(self, view):
+        return view.legal_actions[0]
+"""
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"  # (a zombie has ended)
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+def test_ctrl_c_on_try_leaves_the_bots_pool_gone_and_its_own_process_to_it(
+    tmp_path: Path,
+) -> None:
+    """Checked, no defect: Ctrl-C on `arena-bot try` (exit 130, no traceback) leaves no
+    process of a bot's multiprocessing pool (it ends with the bot); a process the bot
+    started itself runs on, as docs/writing-a-bot.md says (outside a tournament)."""
+    (tmp_path / "poolbot.py").write_text(POOL_BOT)
+    pids = tmp_path / "pids"
+    env = {**os.environ, "POOL_BOT_PIDS": str(pids)}
+    bot = subprocess.Popen(
+        [sys.executable, "-m", "sdk.cli", "try", "poolbot.py:PoolBot", "--vs", "random",
+         "-n", "100000", "--max-deals", "2"],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    helper = None
+    try:
+        deadline = time.monotonic() + 60
+        while not (pids.exists() and pids.read_text()):
+            assert time.monotonic() < deadline and bot.poll() is None, "the bot did not start"
+            time.sleep(0.05)
+        helper, *pool = map(int, pids.read_text().split())
+        assert len(pool) >= 2 and all(map(_running, pool)), pool
+        bot.send_signal(signal.SIGINT)
+        out, _ = bot.communicate(timeout=60)
+        assert bot.returncode == 130, out
+        assert "interrupted after" in out and "Traceback" not in out, out
+        deadline = time.monotonic() + 30
+        while any(map(_running, pool)):  # (they read the end of their pipe, then exit)
+            assert time.monotonic() < deadline, [p for p in pool if _running(p)]
+            time.sleep(0.05)
+        assert _running(helper)  # the bot's own: left to it
+    finally:
+        if bot.poll() is None:
+            bot.kill()
+            bot.communicate()
+        if helper is not None and _running(helper):
+            os.kill(helper, signal.SIGKILL)
