@@ -991,64 +991,71 @@ def try_(
         records = records.absolute()
     _setup_logging(log_level)
     cls, made = _load_made(bot)  # its name, as play_series would name it: made only once
-    names = [v.strip() for v in vs.split(",")]
-    if any(not n for n in names) and any(names):  # "random,,heuristic": a name left out?
-        raise click.BadParameter(f"an empty name in {vs!r}", param_hint="--vs")
-    names = [n for n in names if n]
-    if not names:
-        raise click.BadParameter("name at least one opponent", param_hint="--vs")
+    # Ctrl-C from here to the first match (the opponents imported, the ruleset read):
+    # click's "Aborted!" and exit code 1 it was, where `try` stopped says 130.
     try:
-        resolved = resolve_ruleset(ruleset, players=len(names) + 1)
-    except RulesetError as e:
-        raise click.BadParameter(str(e), param_hint="--ruleset") from None
-    seats = resolved.players
-    if len(names) > seats - 1:
-        # Resolved for too many players, "1001" is its 3-player table: name the largest one
-        # ("seats 3 players: name at most 2" would hide that three opponents make it 1001-4p).
-        largest = resolve_ruleset(ruleset, players=4)
-        seats_words = f"{seats} players"
-        if largest.players > seats:
-            seats = largest.players
-            seats_words = f"at most {seats} players"
-            if largest.name != resolved.name:
-                seats_words += f" (as {largest.name})"
-        raise click.BadParameter(
-            f"{len(names)} opponents named, but the ruleset seats {seats_words}: "
-            f"name at most {seats - 1} (fewer are repeated)",
-            param_hint="--vs",
+        names = [v.strip() for v in vs.split(",")]
+        if any(not n for n in names) and any(names):  # "random,,heuristic": a name left out?
+            raise click.BadParameter(f"an empty name in {vs!r}", param_hint="--vs")
+        names = [n for n in names if n]
+        if not names:
+            raise click.BadParameter("name at least one opponent", param_hint="--vs")
+        try:
+            resolved = resolve_ruleset(ruleset, players=len(names) + 1)
+        except RulesetError as e:
+            raise click.BadParameter(str(e), param_hint="--ruleset") from None
+        seats = resolved.players
+        if len(names) > seats - 1:
+            # Resolved for too many players, "1001" is its 3-player table: name the largest one
+            # ("seats 3 players: name at most 2" would hide that three opponents make it 1001-4p).
+            largest = resolve_ruleset(ruleset, players=4)
+            seats_words = f"{seats} players"
+            if largest.players > seats:
+                seats = largest.players
+                seats_words = f"at most {seats} players"
+                if largest.name != resolved.name:
+                    seats_words += f" (as {largest.name})"
+            raise click.BadParameter(
+                f"{len(names)} opponents named, but the ruleset seats {seats_words}: "
+                f"name at most {seats - 1} (fewer are repeated)",
+                param_hint="--vs",
+            )
+        opponents: list[tuple[str, Any]] = []
+        for spec in names:  # shown by the name each bot gives itself, as BOT is
+            opponent, label = _load_named(spec, "--vs")
+            opponents.append((label, opponent))
+        interactive = bot == "human" or bool(getattr(cls, "interactive", False))
+        person = [spec == "human" or bool(getattr(o, "interactive", False))
+                  for spec, (_, o) in zip(names, opponents, strict=True)]  # fmt: skip
+        people = sum(person[i % len(person)] for i in range(seats - 1))  # (fewer are repeated)
+        if people + interactive > 1:
+            # (each person's prompt shows that seat's hand on the one screen: every hand shown)
+            raise click.BadParameter(
+                f"{people + interactive} seats for a person at this one terminal, where each "
+                "would see the others' hands: name 'human' (or an interactive bot) once",
+                param_hint="--vs",
+            )
+        interactive = interactive or people > 0  # (a person's seat, as an opponent too)
+        if n is None:
+            n = 1 if interactive else 20
+        default_cap = max_deals is None and not resolved.max_deals and not interactive
+        if default_cap:
+            # A bot that never bids can keep a match going for ever (no one climbs off the
+            # barrel): the series would look hung. A real match lasts tens of deals. (A ruleset
+            # file's own cap, or --max-deals, holds.)
+            max_deals = TRY_MAX_DEALS
+        console = Console()
+        stopped = False
+        written: list[Path] = []  # the records `--records` wrote
+        # A call that never returns (an endless loop) is said, not waited for in silence (not
+        # with a person at the table, who may think as long as they like).
+        bank_ms = DEFAULT_TIME_BANK_MS if time_bank_ms is None else time_bank_ms
+        wait_s = ((_ARENA_LIMIT_S * 1000 if decision_ms is None else decision_ms) + bank_ms) / 1000
+        longer = (
+            f", as long as an arena waits for a decision{' by default' * (decision_ms is None)}"
         )
-    opponents: list[tuple[str, Any]] = []
-    for spec in names:  # shown by the name each bot gives itself, as BOT is
-        opponent, label = _load_named(spec, "--vs")
-        opponents.append((label, opponent))
-    interactive = bot == "human" or bool(getattr(cls, "interactive", False))
-    person = [spec == "human" or bool(getattr(o, "interactive", False))
-              for spec, (_, o) in zip(names, opponents, strict=True)]  # fmt: skip
-    people = sum(person[i % len(person)] for i in range(seats - 1))  # (fewer are repeated)
-    if people + interactive > 1:
-        # (each person's prompt shows that seat's hand on the one screen: every hand shown)
-        raise click.BadParameter(
-            f"{people + interactive} seats for a person at this one terminal, where each "
-            "would see the others' hands: name 'human' (or an interactive bot) once",
-            param_hint="--vs",
-        )
-    interactive = interactive or people > 0  # (a person's seat, as an opponent too)
-    if n is None:
-        n = 1 if interactive else 20
-    default_cap = max_deals is None and not resolved.max_deals and not interactive
-    if default_cap:
-        # A bot that never bids can keep a match going for ever (no one climbs off the
-        # barrel): the series would look hung. A real match lasts tens of deals. (A ruleset
-        # file's own cap, or --max-deals, holds.)
-        max_deals = TRY_MAX_DEALS
-    console = Console()
-    stopped = False
-    written: list[Path] = []  # the records `--records` wrote
-    # A call that never returns (an endless loop) is said, not waited for in silence (not
-    # with a person at the table, who may think as long as they like).
-    bank_ms = DEFAULT_TIME_BANK_MS if time_bank_ms is None else time_bank_ms
-    wait_s = ((_ARENA_LIMIT_S * 1000 if decision_ms is None else decision_ms) + bank_ms) / 1000
-    longer = f", as long as an arena waits for a decision{' by default' * (decision_ms is None)}"
+    except KeyboardInterrupt as e:
+        _interrupted(e, "preparing the matches", 130)
     try:
         series = partial(
             _play_series,
