@@ -952,8 +952,9 @@ def changed_cards(record: Mapping[str, Any], own: Sequence[int]) -> str | None:
     cards (a constructed rule case). ``arena replay`` and the web viewer refuse it alike."""
     if not own or "match_id" not in record:
         return None
+    numbers = ", ".join(str(n + 1) for n in own)  # (numbered from 1, as shown)
     return (
-        f"the hands and talon of deal(s) {', '.join(map(str, own))} are not the ones seed "
+        f"the hands and talon of deal(s) {numbers} are not the ones seed "
         f"{record.get('seed')!r} deals, and the arena deals every match it records from its "
         "seed: the record was changed"
     )

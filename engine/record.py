@@ -16,6 +16,7 @@ True
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -66,6 +67,21 @@ class ReplayError(ValueError):
         self.index = index
         self.cause = cause
         self.newer = newer
+
+    def for_people(self) -> str:
+        """The message with its deal numbered for people as well: ``deal 1, action 4: ...``
+        (the record's number, from 0, as every engine message counts) reads ``Deal 2
+        (record deal 1), action 4: ...``, the words of `arena replay`'s refusals. What a
+        user reads (``arena replay --check``, the web replay) counts deals from 1."""
+        text = str(self)
+        if self.deal is None:
+            return text
+        return re.sub(
+            rf"\bdeal {self.deal}\b",
+            f"Deal {self.deal + 1} (record deal {self.deal})",
+            text,
+            count=1,
+        )
 
 
 def ordinal(place: int) -> str:

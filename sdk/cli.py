@@ -991,70 +991,78 @@ def try_(
         records = records.absolute()
     _setup_logging(log_level)
     cls, made = _load_made(bot)  # its name, as play_series would name it: made only once
-    names = [v.strip() for v in vs.split(",")]
-    if any(not n for n in names) and any(names):  # "random,,heuristic": a name left out?
-        raise click.BadParameter(f"an empty name in {vs!r}", param_hint="--vs")
-    names = [n for n in names if n]
-    if not names:
-        raise click.BadParameter("name at least one opponent", param_hint="--vs")
+    # Ctrl-C from here to the first match (the opponents imported, the ruleset read):
+    # click's "Aborted!" and exit code 1 it was, where `try` stopped says 130.
     try:
-        resolved = resolve_ruleset(ruleset, players=len(names) + 1)
-    except RulesetError as e:
-        raise click.BadParameter(str(e), param_hint="--ruleset") from None
-    seats = resolved.players
-    if len(names) > seats - 1:
-        # Resolved for too many players, "1001" is its 3-player table: name the largest one
-        # ("seats 3 players: name at most 2" would hide that three opponents make it 1001-4p).
-        largest = resolve_ruleset(ruleset, players=4)
-        seats_words = f"{seats} players"
-        if largest.players > seats:
-            seats = largest.players
-            seats_words = f"at most {seats} players"
-            if largest.name != resolved.name:
-                seats_words += f" (as {largest.name})"
-        raise click.BadParameter(
-            f"{len(names)} opponents named, but the ruleset seats {seats_words}: "
-            f"name at most {seats - 1} (fewer are repeated)",
-            param_hint="--vs",
+        names = [v.strip() for v in vs.split(",")]
+        if any(not n for n in names) and any(names):  # "random,,heuristic": a name left out?
+            raise click.BadParameter(f"an empty name in {vs!r}", param_hint="--vs")
+        names = [n for n in names if n]
+        if not names:
+            raise click.BadParameter("name at least one opponent", param_hint="--vs")
+        try:
+            resolved = resolve_ruleset(ruleset, players=len(names) + 1)
+        except RulesetError as e:
+            raise click.BadParameter(str(e), param_hint="--ruleset") from None
+        seats = resolved.players
+        if len(names) > seats - 1:
+            # Resolved for too many players, "1001" is its 3-player table: name the largest one
+            # ("seats 3 players: name at most 2" would hide that three opponents make it 1001-4p).
+            largest = resolve_ruleset(ruleset, players=4)
+            seats_words = f"{seats} players"
+            if largest.players > seats:
+                seats = largest.players
+                seats_words = f"at most {seats} players"
+                if largest.name != resolved.name:
+                    seats_words += f" (as {largest.name})"
+            raise click.BadParameter(
+                f"{len(names)} opponents named, but the ruleset seats {seats_words}: "
+                f"name at most {seats - 1} (fewer are repeated)",
+                param_hint="--vs",
+            )
+        opponents: list[tuple[str, Any]] = []
+        for spec in names:  # shown by the name each bot gives itself, as BOT is
+            opponent, label = _load_named(spec, "--vs")
+            opponents.append((label, opponent))
+        interactive = bot == "human" or bool(getattr(cls, "interactive", False))
+        person = [spec == "human" or bool(getattr(o, "interactive", False))
+                  for spec, (_, o) in zip(names, opponents, strict=True)]  # fmt: skip
+        people = sum(person[i % len(person)] for i in range(seats - 1))  # (fewer are repeated)
+        if people + interactive > 1:
+            # (each person's prompt shows that seat's hand on the one screen: every hand shown)
+            raise click.BadParameter(
+                f"{people + interactive} seats for a person at this one terminal, where each "
+                "would see the others' hands: name 'human' (or an interactive bot) once",
+                param_hint="--vs",
+            )
+        interactive = interactive or people > 0  # (a person's seat, as an opponent too)
+        if n is None:
+            n = 1 if interactive else 20
+        default_cap = max_deals is None and not resolved.max_deals and not interactive
+        if default_cap:
+            # A bot that never bids can keep a match going for ever (no one climbs off the
+            # barrel): the series would look hung. A real match lasts tens of deals. (A ruleset
+            # file's own cap, or --max-deals, holds.)
+            max_deals = TRY_MAX_DEALS
+        console = Console()
+        stopped = False
+        written: list[Path] = []  # the records `--records` wrote
+        # A call that never returns (an endless loop) is said, not waited for in silence (not
+        # with a person at the table, who may think as long as they like).
+        bank_ms = DEFAULT_TIME_BANK_MS if time_bank_ms is None else time_bank_ms
+        wait_s = ((_ARENA_LIMIT_S * 1000 if decision_ms is None else decision_ms) + bank_ms) / 1000
+        longer = (
+            f", as long as an arena waits for a decision{' by default' * (decision_ms is None)}"
         )
-    opponents: list[tuple[str, Any]] = []
-    for spec in names:  # shown by the name each bot gives itself, as BOT is
-        opponent, label = _load_named(spec, "--vs")
-        opponents.append((label, opponent))
-    interactive = bot == "human" or bool(getattr(cls, "interactive", False))
-    person = [spec == "human" or bool(getattr(o, "interactive", False))
-              for spec, (_, o) in zip(names, opponents, strict=True)]  # fmt: skip
-    people = sum(person[i % len(person)] for i in range(seats - 1))  # (fewer are repeated)
-    if people + interactive > 1:
-        # (each person's prompt shows that seat's hand on the one screen: every hand shown)
-        raise click.BadParameter(
-            f"{people + interactive} seats for a person at this one terminal, where each "
-            "would see the others' hands: name 'human' (or an interactive bot) once",
-            param_hint="--vs",
-        )
-    interactive = interactive or people > 0  # (a person's seat, as an opponent too)
-    if n is None:
-        n = 1 if interactive else 20
-    default_cap = max_deals is None and not resolved.max_deals and not interactive
-    if default_cap:
-        # A bot that never bids can keep a match going for ever (no one climbs off the
-        # barrel): the series would look hung. A real match lasts tens of deals. (A ruleset
-        # file's own cap, or --max-deals, holds.)
-        max_deals = TRY_MAX_DEALS
-    console = Console()
-    stopped = False
-    # A call that never returns (an endless loop) is said, not waited for in silence (not
-    # with a person at the table, who may think as long as they like).
-    bank_ms = DEFAULT_TIME_BANK_MS if time_bank_ms is None else time_bank_ms
-    wait_s = ((_ARENA_LIMIT_S * 1000 if decision_ms is None else decision_ms) + bank_ms) / 1000
-    longer = f", as long as an arena waits for a decision{' by default' * (decision_ms is None)}"
+    except KeyboardInterrupt as e:
+        _interrupted(e, "preparing the matches", 130)
     try:
         series = partial(
             _play_series,
             name=_own_name(made),
             decision_ms=decision_ms,
             time_bank_ms=time_bank_ms,
-            on_match=None if records is None else partial(_write_record, records),
+            on_match=None if records is None else partial(_write_record, records, written),
         )
         if interactive:  # a person reads the terminal: no progress bar over the table
             result = series(cls, opponents, n, ruleset, seed, max_deals)
@@ -1135,6 +1143,10 @@ def try_(
             f"{resolved.target} (placed by score: a lead at the cap counts as a win){why}",
             soft_wrap=True,
         )
+    if records is not None:  # (after Ctrl-C too: what the directory now holds of this run)
+        console.print(
+            escape(f"{plural(len(written), 'record')} written to {records}"), soft_wrap=True
+        )
     if stopped:
         sys.exit(130)  # 128 + SIGINT, as a shell reports a command that Ctrl-C stopped
     if result.matches and result.entries[0].incidents and not interactive:
@@ -1153,9 +1165,9 @@ def try_(
         sys.exit(1)
 
 
-def _write_record(directory: Path, match_id: str, match: LocalMatch) -> None:
+def _write_record(directory: Path, written: list[Path], match_id: str, match: LocalMatch) -> None:
     """``try --records``: a finished match's record as ``<match id>.json`` (``arena
-    replay`` reads it, ``arena replay --check`` checks it)."""
+    replay`` reads it, ``arena replay --check`` checks it), added to ``written``."""
     path = directory / f"{match_id}.json"
     # Written beside it, then put in its place: a write cut short (a full disk, Ctrl-C)
     # leaves the record there before whole, not the start of the new one.
@@ -1165,6 +1177,7 @@ def _write_record(directory: Path, match_id: str, match: LocalMatch) -> None:
         record = arena_record(match)
         part.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
         os.replace(part, path)
+        written.append(path)
     except OSError as e:  # (a full disk, say): said in words, not as a traceback
         with contextlib.suppress(OSError):
             part.unlink()

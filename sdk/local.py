@@ -1496,7 +1496,8 @@ def play_series(
     ``decision_ms`` / ``time_bank_ms`` time the decisions of ``bot`` (not the opponents',
     which are the yardstick) as :func:`play_local` does, a fresh bank each match.
     ``on_match(match_id, match)`` is called with each match as it finishes (``arena-bot
-    try --records`` writes its record).
+    try --records`` writes its record), Ctrl-C held back meanwhile as while the match is
+    counted (delivered right after): a match counted is one ``on_match`` was done with.
     """
     _limits(decision_ms, time_bank_ms)  # bad values are refused before anything is played
     rules = resolve_ruleset(ruleset, max_deals, len(opponents) + 1)
@@ -1534,8 +1535,10 @@ def play_series(
                 _add(entries, order, m)
                 capped += m.result.reason == "max_deals"
                 played = i + 1
-            if on_match is not None:
-                on_match(match_id, m)
+                # (Ctrl-C held here too: a match counted has its record written, `try
+                # --records`; it was "interrupted after 2 of 4 matches" beside 1 record)
+                if on_match is not None:
+                    on_match(match_id, m)
             if progress is not None:
                 progress(played)
     except KeyboardInterrupt as e:  # the match under way is dropped; the others stand

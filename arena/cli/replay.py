@@ -112,7 +112,7 @@ def replay(
     try:
         check_record_shape(record)  # "not a match record: ..." (docs/record-format.md)
     except ReplayError as e:
-        _error(f"{record_ref}: {e}")
+        _error(f"{record_ref}: {e.for_people()}")
         ctx.exit(2)
     if check:
         _check(ctx, record_ref, record)
@@ -169,12 +169,10 @@ def _show(ctx: click.Context, record_ref: str, record: dict[str, Any]) -> None:
     try:
         replay_record(record)
     except ReplayError as e:
-        # The engine names deals from 0 (the record's numbers); the deals above are
-        # numbered from 1.
-        above = "" if e.deal is None else f" (Deal {e.deal + 1} above)"
+        # (its deal as numbered above, from 1, and as the record numbers it)
         _error(
             f"{record_ref}: the record's own figures differ from the replay shown "
-            f"above: {e}{above} (arena replay --check {record_ref})",
+            f"above: {e.for_people()} (arena replay --check {record_ref})",
         )
         ctx.exit(1)
     except _MALFORMED as e:
@@ -231,7 +229,7 @@ def _check(ctx: click.Context, record_ref: str, record: dict[str, Any]) -> None:
     try:
         game = replay_record(record)
     except ReplayError as e:
-        click.echo(f"REFUSED: {e}", err=True)
+        click.echo(f"REFUSED: {e.for_people()}", err=True)
         if e.cause is not None:
             click.echo(f"rule broken: {e.cause.rule}", err=True)
         ctx.exit(1)
@@ -240,7 +238,7 @@ def _check(ctx: click.Context, record_ref: str, record: dict[str, Any]) -> None:
     players = list(game.players)
     for res in game.deal_results:
         click.echo(
-            f"deal {res.number}: dealer {res.dealer}, declarer {res.declarer}, "
+            f"deal {res.number + 1}: dealer {res.dealer}, declarer {res.declarer}, "
             f"{res.outcome}"
             + (f" {res.contract}" if res.contract is not None else f" (bid {res.bid})")
             + f"; deltas {list(res.deltas)}; scores {list(res.scores)}"
@@ -258,11 +256,12 @@ def _check(ctx: click.Context, record_ref: str, record: dict[str, Any]) -> None:
             click.echo(f"ended {limit}")
     else:
         click.echo(f"match not finished; scores {list(game.scores)}")
-        # Why (as `arena replay` says it under the standings), its deal counted from 0 as
-        # the deals above: an abandoned match was read as one merely cut short, and its
-        # forfeits, which --check names for a finished match, were not said. (The deal
-        # the game is in: a record without deals was "in deal -1".)
-        stopped = game.deal_number
+        # Why (as `arena replay` says it under the standings), its deal counted from 1 as
+        # the deals above and `arena replay`'s (it said "deal 1" of what this said "deal
+        # 0"): an abandoned match was read as one merely cut short, and its forfeits,
+        # which --check names for a finished match, were not said. (The deal the game is
+        # in: a record without deals was "in deal -1".)
+        stopped = game.deal_number + 1
         if record.get("abandoned"):
             who = ", ".join(players[s] for s in _seats(record.get("forfeits"), len(players)))
             click.echo(
@@ -288,7 +287,7 @@ def _check(ctx: click.Context, record_ref: str, record: dict[str, Any]) -> None:
     if own:
         # Not refused: a constructed record may deal its own cards; a referee's never does.
         click.echo(
-            f"note: the hands and talon of deal(s) {', '.join(map(str, own))} are the "
+            f"note: the hands and talon of deal(s) {', '.join(str(n + 1) for n in own)} are the "
             f"record's own, not the ones seed {record['seed']!r} deals",
             err=True,
         )

@@ -203,6 +203,10 @@ class Referee:
         #: Their streams -> (the call's handler task, the stream's writer task): what
         #: :meth:`end_streams` cancels of a stream that cannot end.
         self._handlers: dict[Stream, tuple[asyncio.Task[Any], asyncio.Task[None]]] = {}
+        #: The welcomed streams in their settle (``CORE_END_SETTLE_S``), and whose: their
+        #: bot is not connected, and whether it left or lost the ends they carried is not
+        #: known yet (:meth:`streams_settled`).
+        self._settling: dict[Stream, BotSession] = {}
         #: Awaited by :meth:`end_streams`: what else holds calls open (``start_server`` adds
         #: the health service's shutdown, which ends its Watch calls).
         self.on_stop: list[Callable[[], Awaitable[None]]] = []
@@ -343,9 +347,20 @@ class Referee:
         """Wait up to ``timeout`` seconds for the bots of :meth:`away_with_results` (of
         ``names``, or any) to come back (and get their results); the names still away. An
         arena that stops should not leave a bot that lost its connection in a match's last
-        deal, within its grace period, without its result."""
+        deal, within its grace period, without its result. (Once the streams in their
+        settle are judged: see :meth:`streams_settled`.)"""
         of = None if names is None else list(names)
+        await self.streams_settled()
         return await self._until_none(lambda: self.away_with_results(of), timeout)
+
+    async def streams_settled(self, timeout: float | None = None) -> None:
+        """Wait until no stream is in its settle (default: at most twice the settle and a
+        second). A bot whose stream ended a moment ago is neither connected nor
+        :meth:`away_with_results` until its settle tells whether it left or lost the ends
+        the stream carried (a reset): an arena that stopped within it took the bot for
+        gone with its result and did not wait for it to come back."""
+        limit = 2 * CORE_END_SETTLE_S + 1.0 if timeout is None else timeout
+        await self._until_none(lambda: [s.name for s in self._settling.values()], limit)
 
     # ------------------------------------------------------------------ matches
     async def run_match(
@@ -674,6 +689,8 @@ class Referee:
             # core by servicer method", 12 of 100 such streams). A bot that half-closed
             # gets its OK this much later. The stream counts as attached until then, so
             # that once none is, each one's fate is known.
+            if attached:
+                self._settling[stream] = session
             try:
                 await asyncio.sleep(CORE_END_SETTLE_S)
             except asyncio.CancelledError:
@@ -691,6 +708,7 @@ class Referee:
         if attached:
             if not left:
                 session.lost(stream)
+            self._settling.pop(stream, None)
             self._attached -= 1
             self._handlers.pop(stream, None)
             self.notify_changed()

@@ -1359,6 +1359,9 @@ async def _wait_for_remote_results(
     A signal (``signalled``) ends the wait."""
     wait = getattr(referee, "wait_for_away_results", None)  # (not on test fakes)
     away = getattr(referee, "away_with_results", None)
+    settled = getattr(referee, "streams_settled", None)
+    if settled is not None and not signalled.is_set():
+        await settled()  # (a stream in its settle: its bot may yet be away with a result)
     if wait is None or away is None or not away(remote) or signalled.is_set():
         return
     grace = float(getattr(getattr(referee, "config", None), "reconnect_grace_s", 5.0))

@@ -389,18 +389,24 @@ class MatchReplay:
         try:
             engine_replay(self.record)
         except ReplayError as e:
-            raise ReplayFailed(f"match {self.match_id} does not replay: {e}") from e
+            raise ReplayFailed(f"match {self.match_id} does not replay: {e.for_people()}") from e
         game = start_game(self.record)
         for index, rec in enumerate(self.record.get("deals", ())):
             number = int(rec.get("number", index))
             if game.deal_number != number:
-                raise ReplayFailed(f"deal {number}: the engine is at deal {game.deal_number}")
+                raise ReplayFailed(
+                    f"Deal {number + 1} (record deal {number}): the engine is at record deal "
+                    f"{game.deal_number}"
+                )
             self._starts.append(game.clone())
             for k, a in enumerate(rec.get("actions", ())):
                 try:
                     game.apply(parse_action(str(a["action"])), seat=int(a["seat"]))
                 except ValueError as e:
-                    raise ReplayFailed(f"deal {number}, action {k + 1}: {e}") from e
+                    # (numbered as the engine's refusals: the action from 0)
+                    raise ReplayFailed(
+                        f"Deal {number + 1} (record deal {number}), action {k}: {e}"
+                    ) from e
             done = game.deal_results
             self._results.append(done[-1] if done and done[-1].number == number else None)
         self._end = None if game.is_over else game

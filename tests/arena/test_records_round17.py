@@ -103,10 +103,10 @@ def _edit(rec: dict[str, Any], where: str, value: Any) -> dict[str, Any]:
     [
         ("seed", 1.5, "'seed'"),
         ("seed", None, "'seed'"),
-        ("deals.0.actions.0.by", 5, "deal 0, action 0: 'by'"),
-        ("deals.0.actions.0.by", "robot", "deal 0, action 0: 'by'"),
-        ("deals.0.actions.1.ms", "x", "deal 0, action 1: 'ms'"),
-        ("deals.0.actions.1.ms", -3, "deal 0, action 1: 'ms'"),
+        ("deals.0.actions.0.by", 5, "Deal 1 (record deal 0), action 0: 'by'"),
+        ("deals.0.actions.0.by", "robot", "Deal 1 (record deal 0), action 0: 'by'"),
+        ("deals.0.actions.1.ms", "x", "Deal 1 (record deal 0), action 1: 'ms'"),
+        ("deals.0.actions.1.ms", -3, "Deal 1 (record deal 0), action 1: 'ms'"),
         ("incidents", [{"kind": 5, "seat": 0, "deal": 0, "detail": ""}], "incident 0: 'kind'"),
         (
             "incidents",
@@ -148,9 +148,12 @@ def test_the_edits_that_check_catches_name_where(tmp_path: Path) -> None:
     h = swapped["deals"][1]["hands"]
     h[a][0], h[b][0] = h[b][0], h[a][0]
     for edited, named in [
-        (swapped, "deal(s) 1 "),
-        (_edit(rec, "deals.1.scores.0", d1["scores"][0] + 5), "deal 1: scores"),
-        (_edit(rec, "deals.0.deltas.2", rec["deals"][0]["deltas"][2] + 5), "deal 0: deltas"),
+        (swapped, "deal(s) 2 "),
+        (_edit(rec, "deals.1.scores.0", d1["scores"][0] + 5), "Deal 2 (record deal 1): scores"),
+        (
+            _edit(rec, "deals.0.deltas.2", rec["deals"][0]["deltas"][2] + 5),
+            "Deal 1 (record deal 0): deltas",
+        ),
         (_edit(rec, "result.deals", 99), "result: deals"),
     ]:
         code, out = _check(edited, tmp_path)
@@ -158,7 +161,7 @@ def test_the_edits_that_check_catches_name_where(tmp_path: Path) -> None:
     dropped = copy.deepcopy(rec)
     del dropped["deals"][1]
     code, out = _check(dropped, tmp_path)
-    assert code == 1 and "deal 1" in out, out
+    assert code == 1 and "Deal 2 (record deal 1)" in out, out
 
 
 def _forfeited() -> dict[str, Any]:
@@ -227,7 +230,7 @@ def test_check_refuses_referee_additions_that_disagree_with_the_match(tmp_path: 
     late = {"kind": "wrong_request", "seat": 0, "deal": 0, "detail": "late"}
     for edited, named in [
         (_edit(rec, f"deals.{bot[0]}.actions.{bot[1]}.by", "fallback"),
-         f"deal {bot[0]}, action {bot[1]}"),
+         f"Deal {bot[0] + 1} (record deal {bot[0]}), action {bot[1]}"),
         (_edit(rec, f"deals.{seat0[0]}.actions.{seat0[1]}.by", "forced"), "marked forced"),
         (_edit(rec, "forfeits", []), "forfeits: [], but the forfeit incidents name [1]"),
         (_edit(rec, "incidents", rec["incidents"][:3]), "forfeits: [1], but"),
@@ -235,7 +238,7 @@ def test_check_refuses_referee_additions_that_disagree_with_the_match(tmp_path: 
         (_edit(rec, "incidents.0.kind", "bogus"), "incident 0: kind 'bogus'"),
         (_edit(rec, "incidents.0.seat", 7), "incident 0 (timeout): seat 7"),
         (_edit(rec, "incidents.0.deal", last + 5), f"incident 0 (timeout): deal {last + 5}"),
-        (_edit(rec, "incidents.0.seat", 0), "seat 0 has 1 strike(s) in deal"),
+        (_edit(rec, "incidents.0.seat", 0), "seat 0 has 1 strike(s) in Deal"),
         (_edit(rec, "interrupted", True), "interrupted"),
         (_edit(rec, "abandoned", True), "abandoned"),
     ]:  # fmt: skip
@@ -310,8 +313,8 @@ def test_check_names_changed_cards_before_what_follows_from_them(tmp_path: Path)
     hands = swapped["deals"][0]["hands"]
     hands[1][0], hands[2][0] = hands[2][0], hands[1][0]
     code, out = _check(swapped, tmp_path)
-    assert code == 1 and "deal(s) 0 are not the ones seed" in out, out
-    with pytest.raises(ReplayFailed, match=r"deal\(s\) 0 are not the ones seed"):
+    assert code == 1 and "deal(s) 1 are not the ones seed" in out, out
+    with pytest.raises(ReplayFailed, match=r"deal\(s\) 1 are not the ones seed"):
         MatchReplay("t-m00001", swapped).deal(0)
 
 

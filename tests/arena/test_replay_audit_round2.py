@@ -148,7 +148,7 @@ def test_the_web_replay_refuses_a_record_whose_cards_were_changed(tmp_path: Path
             except urllib.error.HTTPError as e:
                 body = json.loads(e.read().decode())
                 assert e.code == 500, body
-                assert "deal(s) 0 are not the ones seed" in body["error"], body
+                assert "deal(s) 1 are not the ones seed" in body["error"], body
                 assert "the record was changed" in body["error"], body
             else:
                 raise AssertionError(f"{path}: the changed record was served")

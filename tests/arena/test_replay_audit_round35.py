@@ -88,7 +88,9 @@ def test_an_action_moved_into_the_deal_before_is_refused_there_not_drawn_in_it(
     j = len(moved["deals"][0]["actions"]) - 1
     path = _write(tmp_path, moved)
     check = _run("--check", path)
-    assert check.exit_code == 1 and f"deal 0, action {j}" in check.output, check.output
+    assert check.exit_code == 1 and f"Deal 1 (record deal 0), action {j}" in check.output, (
+        check.output
+    )
     shown = _run(path)
     assert shown.exit_code == 1, shown.output
     text = _flat(shown.stdout)
@@ -119,8 +121,9 @@ def test_a_scored_deal_whose_last_action_was_moved_on_is_refused_at_its_end(
         path = _write(tmp_path, edited, f"{how}.json")
         check = _run("--check", path)
         assert check.exit_code == 1, check.output
-        assert "deal 0: the record scores the deal but its actions do not finish it" in (
-            check.output
+        assert (
+            "Deal 1 (record deal 0): the record scores the deal but its actions do not finish it"
+            in (check.output)
         )
         shown = _run(path)
         assert shown.exit_code == 1, shown.output
@@ -169,7 +172,10 @@ def test_two_deals_swapped_or_renumbered_are_refused_by_their_numbers(tmp_path: 
         path = _write(tmp_path, edited)
         check = _run("--check", path)
         assert check.exit_code == 1, check.output
-        assert f"REFUSED: deal {k}: numbered {number}, expected {k}" in check.output
+        assert (
+            f"REFUSED: Deal {k + 1} (record deal {k}): numbered {number}, expected {k}"
+            in check.output
+        )
         assert "not the ones seed" not in check.output, check.output
         shown = _run(path)
         assert shown.exit_code == 1, shown.output
@@ -177,7 +183,10 @@ def test_two_deals_swapped_or_renumbered_are_refused_by_their_numbers(tmp_path: 
         assert said in _flat(shown.stdout), shown.output
         assert "not the ones seed" not in shown.output, shown.output
         assert f"Deal {k + 1} —" not in shown.stdout
-        with pytest.raises(ReplayFailed, match=f"deal {k}: numbered {number}, expected {k}"):
+        with pytest.raises(
+            ReplayFailed,
+            match=rf"Deal {k + 1} \(record deal {k}\): numbered {number}, expected {k}",
+        ):
             MatchReplay("t-m00003", edited)
 
 
@@ -204,14 +213,14 @@ def test_check_says_an_abandoned_match_was_abandoned_and_by_whom(tmp_path: Path)
     """Defect: `arena replay --check` of a match every seat forfeited said only "match not
     finished; scores [...]", as of a record merely cut short, and named no forfeit (it
     names them for a finished match: "forfeited: ann (...)"); `arena replay` says
-    "abandoned in deal 2: every seat forfeited". It says both now, its deal counted from 0
-    as its deal lines are."""
+    "abandoned in deal 2: every seat forfeited". It says both now, its deal counted from 1
+    as its deal lines are (from 0 until round 44)."""
     path = _abandoned(tmp_path)
     r = _run("--check", path)
     assert r.exit_code == 0, r.output
     assert "match not finished; scores" in r.output
     assert (
-        "abandoned in deal 1: every seat forfeited (bob, ann, cid); the record's result, "
+        "abandoned in deal 2: every seat forfeited (bob, ann, cid); the record's result, "
         "checked too, places them all last"
     ) in r.output, r.output
     assert "OK: every action is legal" in r.output
@@ -229,7 +238,7 @@ def test_check_says_an_interrupted_match_was_interrupted(tmp_path: Path) -> None
     path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
     r = _run("--check", str(path))
     assert r.exit_code == 0, r.output
-    assert "interrupted in deal 2: the referee was stopped before the match ended" in r.output
+    assert "interrupted in deal 3: the referee was stopped before the match ended" in r.output
 
 
 # ------------------------------------------------------------------ an edited ruleset
@@ -262,7 +271,10 @@ def test_check_names_the_rule_an_edited_ruleset_breaks_not_the_fallback(tmp_path
         path = _write(tmp_path, rec)
         r = _run("--check", path)
         assert r.exit_code == 1, r.output
-        assert f"deal {deal}, action {j}" in r.output and "refused: illegal action" in r.output
+        assert (
+            f"Deal {deal + 1} (record deal {deal}), action {j}" in r.output
+            and "refused: illegal action" in r.output
+        )
         assert "rule broken: must_beat" in r.output, r.output
         assert "marked as the referee's fallback" not in r.output
         return

@@ -161,7 +161,7 @@ def test_a_real_match_interrupted_mid_deal_replays_and_says_so(tmp_path: Path) -
     k = len(rec["deals"]) - 1
     check = _run("--check", str(f))
     assert check.exit_code == 0, check.output
-    assert f"interrupted in deal {k}: the referee was stopped" in check.output
+    assert f"interrupted in deal {k + 1}: the referee was stopped" in check.output
     shown = _run(str(f))
     assert shown.exit_code == 0, shown.output
     text = " ".join(shown.stdout.split())
@@ -219,21 +219,23 @@ def test_each_kind_of_edit_to_a_real_record_is_named_with_where(tmp_path: Path) 
 
     cases: list[tuple[str, Any, int, str]] = [
         ("card", lambda r: r["deals"][1]["actions"][i].update(action=f"play {other}"), 1,
-         f"deal 1, action {i} (seat {acts[i]['seat']}: play {other}) refused"),
-        ("order", swap, 1, f"deal 1, action {i} (seat {acts[i + 1]['seat']}: "),
-        ("hands", give, 1, "the hands and talon of deal(s) 1 are not the ones seed"),
+         f"Deal 2 (record deal 1), action {i} (seat {acts[i]['seat']}: play {other}) refused"),
+        ("order", swap, 1, f"Deal 2 (record deal 1), action {i} (seat {acts[i + 1]['seat']}: "),
+        ("hands", give, 1, "the hands and talon of deal(s) 2 are not the ones seed"),
         ("score", lambda r: r["deals"][1]["scores"].__setitem__(0, 7777), 1,
-         "deal 1: scores are"),
+         "Deal 2 (record deal 1): scores are"),
         ("delta", lambda r: (r["deals"][1]["deltas"].__setitem__(0, 7777),
                              r["deals"][1]["scores"].__setitem__(0, 7777)), 1,
-         "deal 1: deltas are"),
+         "Deal 2 (record deal 1): deltas are"),
         ("result", lambda r: r["result"]["scores"].__setitem__(1, 7777), 1, "result: scores is"),
         ("seed", lambda r: r.update(seed=str(r["seed"]) + "1"), 1,
          "are not the ones seed"),
         ("concede", lambda r: r["ruleset"].update(concede="free"), 1, "deltas are"),
         ("target", lambda r: r["ruleset"].update(target=900), 1, "result: "),
-        ("no deal", lambda r: r["deals"].pop(1), 1, "deal 1: numbered 2, expected 1"),
-        ("no action", lambda r: r["deals"][1]["actions"].pop(i), 1, f"deal 1, action {i} "),
+        ("no deal", lambda r: r["deals"].pop(1), 1,
+         "Deal 2 (record deal 1): numbered 2, expected 1"),
+        ("no action", lambda r: r["deals"][1]["actions"].pop(i), 1,
+         f"Deal 2 (record deal 1), action {i} "),
         ("newer", lambda r: r.update(format="thousand-arena/record/2"), 2,
          "written by a newer Thousand Arena"),
     ]  # fmt: skip

@@ -264,8 +264,8 @@ def _record() -> dict[str, Any]:
     [
         ({"players": 5}, "'players' must be a list of names"),
         ({"deals": "x"}, "'deals' must be a list"),
-        ({"deals": [5]}, "deal 0 must be an object"),
-        ({"deals": [{"actions": [5]}]}, "deal 0 must be an object"),
+        ({"deals": [5]}, "Deal 1 (record deal 0) must be an object"),
+        ({"deals": [{"actions": [5]}]}, "Deal 1 (record deal 0) must be an object"),
         ({"ruleset": None, "seed": None}, None),
     ],
 )

@@ -43,12 +43,16 @@ def test_replay_check_ok_and_refused(tmp_path: Path) -> None:
     path = _record(tmp_path)
     r = CliRunner().invoke(main, ["replay", "--check", str(path)])
     assert r.exit_code == 0, r.output
-    assert "deal 0:" in r.output and "final" in r.output and "OK" in r.output
+    assert "deal 1:" in r.output and "final" in r.output and "OK" in r.output
     rec = json.loads(path.read_text(encoding="utf-8"))
     rec["deals"][1]["actions"][0]["action"] = "contract 100"
     path.write_text(json.dumps(rec), encoding="utf-8")
     r2 = CliRunner().invoke(main, ["replay", "--check", str(path)])
-    assert r2.exit_code == 1 and "deal 1, action 0" in r2.output and "rule broken" in r2.output
+    assert (
+        r2.exit_code == 1
+        and "Deal 2 (record deal 1), action 0" in r2.output
+        and "rule broken" in r2.output
+    )
 
 
 def test_replay_pretty(tmp_path: Path) -> None:

@@ -160,7 +160,7 @@ def check_record(game: Game, tmp_path: Path) -> dict[str, Any]:
     assert out.exit_code == 0, out.output
     assert "OK: every action is legal and every stored score matches" in out.output
     for res in game.deal_results:
-        assert f"deal {res.number}: " in out.output
+        assert f"deal {res.number + 1}: " in out.output
         assert f"deltas {list(res.deltas)}; scores {list(res.scores)}" in out.output
     if game.result is None:
         assert f"match not finished; scores {list(game.scores)}" in out.output

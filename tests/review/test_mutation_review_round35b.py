@@ -360,7 +360,7 @@ def test_check_says_interrupted_of_a_match_with_a_forfeit_too(tmp_path: Path) ->
     rec.update(match_id="t-m00002", forfeits=[1], interrupted=True, incidents=[forfeit])
     r = _run("--check", _write(tmp_path, rec))
     assert r.exit_code == 0, r.output
-    assert "interrupted in deal 2: the referee was stopped before the match ended" in r.output
+    assert "interrupted in deal 3: the referee was stopped before the match ended" in r.output
 
 
 def test_a_record_whose_deals_carry_no_number_replays_in_both_modes(tmp_path: Path) -> None:

@@ -104,7 +104,7 @@ def test_a_changed_record_names_a_text_seed_as_text() -> None:
     """The seed is quoted as the record holds it: seed "42" (a string) deals other cards
     than seed 42, and the message must not make them look alike."""
     said = changed_cards({"match_id": "m", "seed": "42"}, [0, 2])
-    assert said is not None and "seed '42' deals" in said and "deal(s) 0, 2" in said
+    assert said is not None and "seed '42' deals" in said and "deal(s) 1, 3" in said
     said = changed_cards({"match_id": "m", "seed": 42}, [1])
     assert said is not None and "seed 42 deals" in said
 

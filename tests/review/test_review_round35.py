@@ -154,8 +154,8 @@ def test_a_match_stopped_before_its_first_deal_is_in_deal_1(tmp_path: Path, flag
     """Defect: this round's ``--check`` line for a match that did not end counted the deal
     as the record's deals less one, so a record that stops before its first deal (no
     deals) read "interrupted in deal -1", and ``arena replay`` "in deal 0", though it
-    numbers deals from 1. Both now say the deal the game is in: 0 for ``--check`` (from
-    0, as its ``deal N:`` lines), 1 for ``arena replay``. A referee's record always holds
+    numbers deals from 1. Both now say the deal the game is in: 1 (``--check`` counted
+    from 0 until round 44). A referee's record always holds
     the deal under way, so its lines are as before (this round's replay audit checks
     them on real matches)."""
     from click.testing import CliRunner
@@ -168,7 +168,7 @@ def test_a_match_stopped_before_its_first_deal_is_in_deal_1(tmp_path: Path, flag
     f.write_text(json.dumps(rec), encoding="utf-8")
     checked = CliRunner().invoke(main, ["replay", "--check", str(f)])
     shown = CliRunner().invoke(main, ["replay", str(f)])
-    assert f"{flag} in deal 0: " in checked.output, checked.output
+    assert f"{flag} in deal 1: " in checked.output, checked.output
     assert "deal -1" not in checked.output
     assert f"{flag} in deal 1: " in shown.output, shown.output
     assert "deal 0" not in shown.output
