@@ -304,7 +304,7 @@ def test_a_record_write_stopped_by_ctrl_c_leaves_no_part_file(
     monkeypatch.setattr(sdk.cli.os, "replace", interrupted)
     match: Any = SimpleNamespace(record={"new": True}, incidents=())  # (none to list)
     with pytest.raises(KeyboardInterrupt):
-        sdk.cli._write_record(tmp_path, "m1", match)
+        sdk.cli._write_record(tmp_path, [], "m1", match)
     monkeypatch.undo()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m1.json"]
     assert (tmp_path / "m1.json").read_text() == '{"old": true}'
