@@ -14,6 +14,7 @@ import dataclasses
 import logging
 import random
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +65,7 @@ def _rulesets(rng: random.Random) -> list[Ruleset]:
     for base in BASES:
         for players in (3, 4) if "1001" in base else (None,):
             out.append(base_ruleset(base, players=players))
-    out += [draw_ruleset(rng) for _ in range(60)]
+    out += [draw_ruleset(rng) for _ in range(40)]
     return out
 
 
@@ -254,3 +255,68 @@ def test_the_longest_tournament_match_id_is_taken() -> None:
     assert len(longest) <= min(_ID_MOST, MAX_MATCH_ID_CHARS)
     with pytest.raises(MalformedMessageError, match="over the 256"):
         _check_id("request_id", "r" * 257)
+
+
+def test_resumed_matches_after_cuts_are_not_refused(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A bot whose connection is cut (RST) again and again during its matches (1001 at 4
+    players: the dealer sits out) reconnects, and the referee's resumed MatchStarted and
+    requests sent again pass the SDK's new checks (players, seat, rules, ids, offered
+    actions): nothing from the arena is refused as malformed or for another match's
+    players, and every match ends with its result for the bot."""
+    from netproxy import FaultProxy
+
+    from engine import PRESETS
+
+    rules = dataclasses.replace(PRESETS["1001-4p"], max_deals=8)
+    names = ["v0", "v1", "v2", "v3"]
+    ended: list[Any] = []
+
+    class Ends(_Counting):
+        def on_match_end(self, view: PlayerView, result: Any) -> None:
+            ended.append(result)
+
+    class Slow(Ends):  # (the cut bot's: its matches last long enough to be cut in)
+        def act(self, view: PlayerView) -> Action:
+            time.sleep(0.01)
+            return super().act(view)
+
+    async def main() -> list[dict[str, Any]]:
+        async with (
+            arena(tmp_path, decision_ms=3000, reconnect_grace_s=30) as a,
+            FaultProxy(a.port) as px,
+        ):
+            runners = []
+            for i, n in enumerate(names):
+                a.referee.add_bot(n, f"tok-{n}")
+                target = f"127.0.0.1:{px.port}" if i == 0 else a.target
+                runners.append(BotRunner(Slow if i == 0 else Ends, target, f"tok-{n}",
+                                         matches=3, name=n, retry_for=30,
+                                         initial_backoff=0.05, max_backoff=0.2))  # fmt: skip
+            tasks = [asyncio.create_task(r.run()) for r in runners]
+            assert not await a.referee.wait_for_bots(names, 20)
+            games = asyncio.gather(*(
+                a.referee.run_match(f"cut-{k}", rules, k, names) for k in range(3)
+            ))  # fmt: skip
+            cuts = 0
+            while not games.done() and cuts < 4:
+                await asyncio.sleep(0.3)
+                await a.referee.wait_for_bots(["v0"], 20)  # (back: cut it again)
+                conns = [c for c in px._conns if not c.done]
+                for c in conns:
+                    c.close(rst=True)
+                cuts += bool(conns)
+            recs = await asyncio.wait_for(games, 120)
+            summaries = await asyncio.wait_for(asyncio.gather(*tasks), 60)
+            assert [s.matches for s in summaries] == [3] * 4
+            assert cuts and summaries[0].connections > 1
+            return list(recs)
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        records = asyncio.run(main())
+    assert all(rec["result"] is not None for rec in records)
+    assert len(ended) == 12
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert not [m for m in said if "malformed" in m or "refused" in m], said[:3]
+    assert any("resum" in r.getMessage() for r in caplog.records)
