@@ -261,12 +261,17 @@ class PrintableFormatter(logging.Formatter):
     other side sent (an arena's server version, match ids and reasons; a bot's name and
     errors), and escape sequences there would be obeyed by the terminal (a window title, a
     cleared screen, the clipboard). Line breaks and tabs (tracebacks) stay; the lines of a
-    message and of a traceback are cut to :data:`_TRACEBACK_LINE_MAX` characters (a
-    hostile arena's 20 MB request id or refusal, named in a line, wrote the log a line of
-    20 MB)."""
+    message (unless ``clip_messages`` is false) and of a traceback are cut to
+    :data:`_TRACEBACK_LINE_MAX` characters (a hostile arena's 20 MB request id or refusal,
+    named in a line, wrote the log a line of 20 MB)."""
+
+    def __init__(self, *args: Any, clip_messages: bool = True, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.clip_messages = clip_messages
 
     def formatMessage(self, record: logging.LogRecord) -> str:
-        return clipped_traceback(super().formatMessage(record))
+        text = super().formatMessage(record)
+        return clipped_traceback(text) if self.clip_messages else text
 
     def format(self, record: logging.LogRecord) -> str:
         if record.exc_text:  # (formatted already: a worker process's, sdk.workers)

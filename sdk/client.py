@@ -394,10 +394,11 @@ def _ignored(what: str, match_id: str, e: Exception, say: Callable[..., None]) -
                   type(e).__name__, e, exc_info=e)  # fmt: skip
 
 
-#: The longest match or request id the runner takes (the referee's are at most 64
-#: characters): every answer echoes both, and one past the arena's receive limit (1 MiB)
-#: ended the stream with RESOURCE_EXHAUSTED, which stopped the bot, every match lost; a
-#: Hello names the matches under way (see _UNMADE_KEPT).
+#: The longest match or request id the runner takes (an arena's are under a hundred
+#: characters: a tournament's name, at most 64, its fingerprint and the match's number):
+#: every answer echoes both, and one past the arena's receive limit (1 MiB) ended the
+#: stream with RESOURCE_EXHAUSTED, which stopped the bot, every match lost; a Hello names
+#: the matches under way (see _UNMADE_KEPT).
 _ID_MOST = 256
 
 

@@ -76,7 +76,13 @@ def setup_logging(verbose: int, console: Console) -> None:
             # `make tournament 2> run.log`, CI, nohup: rich would wrap each line at 80
             # columns (a path cut in two, a grep that misses) and pad it with spaces.
             handler = _PlainLog(console.file)
-            handler.setFormatter(PrintableFormatter("%(asctime)s %(levelname)s %(message)s"))
+            # Its lines whole, as on a terminal: they are the arena's own (what bots send
+            # is cut where it is read), and a long one (a hundred remote bots named) lost
+            # its end ("connect them to HOST:PORT") to the cut meant for a hostile arena's
+            # lines in `arena-bot run`'s log.
+            handler.setFormatter(
+                PrintableFormatter("%(asctime)s %(levelname)s %(message)s", clip_messages=False)
+            )
         root.addHandler(handler)
     root.setLevel(logging.DEBUG if verbose >= 2 else logging.INFO)
     for noisy in ("arena.referee", "grpc", "asyncio"):
