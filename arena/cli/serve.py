@@ -583,8 +583,9 @@ async def _serve(
             await lobby_task
     stop_task.cancel()
     # (a stream that ended a moment ago, in its settle, is judged first: a reset there
-    # makes its bot away with a result, which was not waited for)
-    await referee.streams_settled()
+    # makes its bot away with a result, which was not waited for; a second signal skips it)
+    if not now.is_set():
+        await referee.streams_settled()
     if referee.away_with_results() and not now.is_set():
         # A bot that lost its connection in a last deal gets its grace period to come back
         # for its result (a second signal stops at once).
