@@ -27,6 +27,7 @@ import gzip
 import random
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -230,7 +231,10 @@ def test_play_calls_metadata_and_options_are_welcomed_or_refused_and_hold_nothin
                 )
                 sid = conn.call(PLAY, extra=extra, data=data, end=False)
                 welcomed, trailers = False, b""
-                for _ in range(50):  # (a welcomed stream stays open: read until its Welcome)
+                # (a welcomed stream stays open: read until its Welcome; a deadline that only
+                # ends a wait that would never end, as CI may pause every process for seconds)
+                deadline = time.monotonic() + 30
+                while time.monotonic() < deadline:
                     got = [f for f in conn.frames(0.2) if f.stream == sid]
                     welcomed |= any(f.kind == DATA and len(f.payload) > 5 for f in got)
                     ended = [f.payload for f in got if f.kind == HEADERS and f.flags & END_STREAM]
