@@ -414,7 +414,8 @@ class Referee:
         its tournament is over, its ``--matches`` played; bots stop). A call still open
         then whose stream wrote nothing meanwhile (its client takes nothing it is sent) has
         its handler cancelled, as a reset call's is, and is waited for as long again: the
-        server's stop ends it in gRPC core.
+        server's stop ends it in gRPC core. One still writing then, too slowly to end, is
+        cancelled so at the end of that second wait.
 
         Call it before stopping the gRPC server: a stream still open then is cancelled by
         gRPC, and grpc.aio logs that cancellation as an unhandled exception.
@@ -441,12 +442,12 @@ class Referee:
             for s, (handler, writer) in self._handlers.items()
             if not writer.done() and s.written == written.get(s)
         ]
-        if not stuck:
+        if not stuck and not self._attached:
             return
         # A stream still open now whose writer has written nothing all this time cannot
         # end: its client takes nothing it is sent (it grants no flow-control window, or
         # stopped reading), the write waits for ever and the status would wait behind it.
-        # (One only slow, still writing, is left to the server's stop as before.) Left so,
+        # (One only slow, still writing, gets as long again: below.) Left so,
         # grpc.aio cancelled its handler only when the server's grace ran out, and the
         # handler ended in the steps after ``server.stop`` returned: ``arena serve``
         # returns at once, and asyncio.run's last sweep, cancelling grpc.aio's task of the
@@ -461,6 +462,20 @@ class Referee:
             handler.cancel()
         deadline = loop.time() + timeout
         while self._attached and loop.time() < deadline:
+            await self.wait_changed(min(0.1, max(0.0, deadline - loop.time())))
+        # One still writing now, after twice ``timeout``, takes what it is sent too slowly
+        # to ever end (a client that grants one message's window every so often, just
+        # inside the wait): its handler would outlive the server's grace as the stuck ones
+        # did, and make grpc.aio print the same traceback (hostile round 44b). Cancelled
+        # the same way. (A writer done is not: its handler ends by itself, within the
+        # settle or the writer's wait; cancelled in its settle, it would lose the ends of
+        # a bot that left.)
+        slow = [(h, w) for h, w in self._handlers.values() if not w.done()]
+        for handler, writer in slow:
+            writer.cancel()
+            handler.cancel()
+        deadline = loop.time() + timeout
+        while slow and self._attached and loop.time() < deadline:
             await self.wait_changed(min(0.1, max(0.0, deadline - loop.time())))
 
     def running_matches(self) -> list[str]:
