@@ -5,6 +5,10 @@
    test failed). A bot whose stream ended a moment ago is, for ``CORE_END_SETTLE_S``,
    neither connected nor away with a result; a reset there lost its match's end, and the
    serve must wait for it (its grace) to come back for it.
+2. `arena-bot run` logged "the arena closed the stream" before "match ... ended" of the
+   match whose end the stream carried last (newcomer round 44): the match's line waits in
+   the match's order for the bot's hooks queued before it (on_deal_end), the stream's end
+   was said at once. It is said after the lines of the ends the stream carried now.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ import asyncio
 import dataclasses
 import logging
 import signal
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -143,3 +149,44 @@ def test_serve_waits_for_a_bot_reset_in_its_settle(
     waited = [r.getMessage() for r in caplog.records if "to come back for" in r.getMessage()]
     assert waited and "for x to come back for their results" in waited[0], caplog.text
     assert short is False
+
+
+def test_the_streams_end_is_said_after_the_match_ends_it_carried(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect: against an arena that sends a match's last deal's end and the match's end,
+    then closes the stream (an `arena serve --matches` or a tournament at its end), the log
+    said "the arena closed the stream" and then "match m1 ended: ...": a match seemingly
+    ended after the connection closed. Now the close is said after it (the run ends as
+    soon as before: when the bot's last hooks have run)."""
+    from sdk import Bot
+    from tests.sdk.test_hostile_arena import WELCOME, _game, deal_ended, ended, play, started
+
+    hooked = threading.Event()
+
+    class Slow(Bot):
+        def act(self, view: Any) -> Any:
+            return view.legal_actions[0]
+
+        def on_deal_end(self, view: Any, result: Any) -> None:
+            hooked.set()
+            time.sleep(0.3)
+
+    g = _game()
+
+    async def script(s: Any) -> Any:
+        yield WELCOME
+        yield started("m1", g)
+        last = ended("m1")  # (the last deal's end rides with the match's, as the referee's)
+        last.events.append(deal_ended("m1"))
+        yield last  # ... and the stream ends (OK)
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        summary, _ = play(Slow, script)
+    assert hooked.is_set(), "on_deal_end was not called"
+    lines = [r.getMessage() for r in caplog.records if r.name == "sdk.client"]
+    ended_at = [i for i, t in enumerate(lines) if t.startswith("match m1 ended: ")]
+    closed_at = [i for i, t in enumerate(lines) if t == "the arena closed the stream"]
+    assert len(ended_at) == 1 and len(closed_at) == 1, lines
+    assert ended_at[0] < closed_at[0], lines
+    assert summary.reason == "the arena closed the stream" and summary.matches == 1
