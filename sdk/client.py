@@ -923,6 +923,9 @@ class BotRunner:
         #: one is said to be for a match over, not for one the bot never heard of.
         self._over: dict[str, None] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        #: The steps that say "match ... ended" and have not yet (they wait in the match's
+        #: order for the bot's hooks queued before them): the stream's end is said after.
+        self._ends_unsaid: set[asyncio.Task[None]] = set()
         self._stopping = asyncio.Event()
         #: Set by a second signal: stop without waiting for the bot's calls to end.
         self._hurry = asyncio.Event()
@@ -1009,7 +1012,7 @@ class BotRunner:
                 welcomed = await self._session()
                 if not self._stopping.is_set():
                     self.summary.reason = "the arena closed the stream"
-                    log.info("the arena closed the stream")
+                    self._say_after_ends(lambda: log.info("the arena closed the stream"))
                 break
             except grpc.aio.AioRpcError as e:
                 # (the arena's words, written out: a line break in them began a line of the
@@ -1986,6 +1989,10 @@ class BotRunner:
         # those hooks log, as if they ran after the match.
         self._say_in_order(m, lambda: log.info("match %s ended: scores %s, places %s",
                                                m.match_id, scores, places))  # fmt: skip
+        said = m.tail
+        if said is not None and not said.done():
+            self._ends_unsaid.add(said)
+            said.add_done_callback(self._ends_unsaid.discard)
         view = hook_view(view)  # a last view of requests had legal actions: not for a hook
         if m.bot is None or _has(m.bot, "on_match_end"):
             self._schedule(m, "on_match_end", view, result)
@@ -2041,6 +2048,34 @@ class BotRunner:
                     say()
 
             tail.add_done_callback(unsaid)
+
+    def _say_after_ends(self, say: Callable[[], None]) -> None:
+        """``say()`` (of the stream's end) after the "match ... ended" lines of the ends
+        it carried: they wait in their match's order for the bot's hooks queued before them
+        (the last deal's on_deal_end), and a close said at once came first, as if those
+        matches ended after it. Not waited for beyond the run's end: a step of the run
+        (``_drain`` waits for it with the rest); at once when the stop cancels it."""
+        ends = set(self._ends_unsaid)
+        if not ends:
+            say()
+            return
+        said = False
+
+        async def job() -> None:
+            nonlocal said
+            await asyncio.wait(ends)
+            said = True
+            say()
+
+        task = asyncio.get_running_loop().create_task(job())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+        def unsaid(_: object) -> None:
+            if not said:
+                say()
+
+        task.add_done_callback(unsaid)
 
     def _schedule(self, m: _Match, what: str, *args: object) -> None:
         """Run hook ``what`` (``bot.what(*args)``) in the match's order, if the bot was made
