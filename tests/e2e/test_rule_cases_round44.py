@@ -26,13 +26,15 @@ import pytest
 from google.protobuf.message import Message
 
 from arena.v1 import arena_pb2 as pb
-from engine import Bid, Card, Pass, Ruleset, parse_card
+from arena.protocol import action_from_pb
+from engine import Bid, Card, Contract, Pass, Ruleset, Suit, parse_card
 from tests.e2e.test_rule_cases_round43 import check_scores, declarer_of
 from tests.e2e.test_rules_over_wire_round35 import (
     Played,
     _cards,
     _classic,
     _deal_results,
+    _marriages_in,
     _preset,
     check_match,
     play,
@@ -174,3 +176,149 @@ def test_no_seat_is_ever_sent_a_card_it_may_not_know(tmp_path: Path, name: str) 
         assert any(r.conceded for r in results), "no deal was conceded on this seed"
     if not rules.talon_visible:
         assert any(k.saw_talon[i] is False for k in ks for i in range(len(results)))
+
+
+# ----------------------------------------------------------------------------- must_beat
+
+
+def _winning(trick: list[Card], trump: Suit | None) -> Card:
+    """The card winning ``trick`` so far (RULES.md §7)."""
+    best = trick[0]
+    for c in trick[1:]:
+        if c.suit == best.suit and c.rank > best.rank or c.suit == trump != best.suit:
+            best = c
+    return best
+
+
+def must_beat_follows(hand: list[Card], trick: list[Card], trump: Suit | None) -> set[Card]:
+    """The cards a follower may play under ``must_beat`` (RULES.md §7): the led suit, else a
+    trump, else any; among those obliged, one that beats the trick if he can. Holding the
+    led suit he is never obliged to trump, even when no card of the suit beats."""
+    best = _winning(trick, trump)
+    suit = [c for c in hand if c.suit == trick[0].suit]
+    trumps = [c for c in hand if c.suit == trump]
+    obliged = suit or trumps or hand
+    beating = [c for c in obliged if _winning([best, c], trump) == c]
+    return set(beating or obliged)
+
+
+def test_must_beat_obliges_to_beat_but_never_to_trump(tmp_path: Path) -> None:
+    """``must_beat``: every follower's request offers exactly the cards RULES.md §7 leaves
+    him, read from the wire view alone; on this seed a follower holds the led suit, none
+    of it high enough, and trumps (offered his suit only), one holds higher and lower
+    cards of the led suit (offered the higher), and one void of the suit holds trumps above
+    and below a trump already in the trick (offered the higher). Scored by hand."""
+    rules = _classic(max_deals=5, must_beat=True)
+    p = play(tmp_path, rules, 543, scripted(salt="mb", pass_p=0.5, contract="contract"))
+    check_scores(p, tmp_path)
+    seen = set()
+    for seat in range(3):
+        for req in p.requests(seat):
+            v = req.view
+            if v.phase != pb.PHASE_PLAYING or not v.trick:
+                continue
+            hand = _cards(v.hand)
+            trick = [c for _, c in ((sc.seat, _cards([sc.card])[0]) for sc in v.trick)]
+            trump = None if v.trump == pb.SUIT_UNSPECIFIED else Suit(v.trump - 1)
+            offered = {c for a in v.legal_actions for c in _cards([a.play.card])}
+            want = must_beat_follows(hand, trick, trump)
+            assert offered == want, (seat, hand, trick, trump)
+            led = trick[0].suit
+            suit = [c for c in hand if c.suit == led]
+            trumps = [c for c in hand if c.suit == trump]
+            if suit and trumps and led != trump and want == set(suit):
+                if all(_winning([_winning(trick, trump), c], trump) != c for c in suit):
+                    seen.add("never obliged to trump")
+            if suit and set(suit) > want:
+                seen.add("beats in the suit")
+            if not suit and trumps and set(trumps) > want:
+                seen.add("overtrumps")
+    assert seen == {"never obliged to trump", "beats in the suit", "overtrumps"}, seen
+
+
+# ----------------------------------------------------------------------------- rounding
+
+
+def _by_fives(take: int) -> int:
+    """RULES.md (1001): a take rounded to a multiple of 5, "2.5 and above up": takes are
+    whole points, so a remainder of 3 or 4 goes up, 1 or 2 down (57 -> 55, 58 -> 60)."""
+    return take - take % 5 + (5 if take % 5 >= 3 else 0)
+
+
+@pytest.mark.parametrize(
+    ("rules", "seed"),
+    [(_classic(max_deals=4, rounding=5), 7), (_preset("1001-4p", max_deals=4), 51)],
+    ids=["classic-by-fives", "1001-4p"],
+)
+def test_rounding_by_fives_rounds_the_defenders_takes_only(
+    tmp_path: Path, rules: Ruleset, seed: int
+) -> None:
+    """``rounding = 5``: each defender scores his take rounded by fives (a take ending in 2
+    or 7 down, in 3 or 8 up); the declarer's take is compared with the contract unrounded
+    (two points short fails); the 4-player dealer's talon points are not rounded. Every
+    seat's deal results, the record and ``arena replay`` agree."""
+    p = play(tmp_path, rules, seed, scripted(salt="r5", pass_p=0.5, contract="contract"))
+    check_scores(p, tmp_path)
+    seen = set()
+    for seat in range(rules.players):
+        for res in _deal_results(p, seat):
+            if res.outcome not in ("made", "failed"):
+                continue
+            d = res.declarer
+            take = res.takes[d]
+            assert res.made is (take >= res.contract)
+            assert res.deltas[d] == (res.contract if res.made else -res.contract)
+            if not res.made and res.contract - take <= 2:
+                seen.add("short by 1 or 2 fails")
+            for s in range(rules.players):
+                if rules.players == 4 and s == res.dealer:
+                    if res.deltas[s] % 5:
+                        seen.add("talon unrounded")
+                    continue
+                if s != d:
+                    assert res.deltas[s] == _by_fives(res.takes[s]), (s, res.takes[s])
+                    seen.add({2: "down from 2", 3: "up from 3"}.get(res.takes[s] % 5, ""))
+    want = {"short by 1 or 2 fails", "down from 2", "up from 3"}
+    if rules.players == 4:
+        want.add("talon unrounded")
+    assert want <= seen, seen
+
+
+# ----------------------------------------------------------------------------- the auction
+
+
+def test_a_custom_opening_bid_and_step_under_the_commitment(tmp_path: Path) -> None:
+    """``opening_bid = 90``, ``bid_step = 15``, the first hand committed (RULES.md §2, §5):
+    he holds 90 unasked; each raise is offered from the standing bid + 15 in steps of 15 up
+    to 120 + the marriages in the bidder's hand (a cap between two steps, e.g. 160 from 90: up to 150); the
+    contract from the winning bid in steps of 5, whatever the step; an all-pass plays 90.
+    Every offer is computed from the wire view's hand; the deals scored by hand."""
+    rules = _classic(max_deals=3, opening_bid=90, bid_step=15)
+    p = play(tmp_path, rules, 0, scripted(salt="b15", pass_p=0.3, contract="random"))
+    check_scores(p, tmp_path)
+    off_step = []  # bidding requests whose cap is off the step of 15 from the standing bid
+    for seat in range(3):
+        for req in p.requests(seat):
+            v = req.view
+            hand = set(_cards(v.hand))
+            cap = 120 + _marriages_in(hand, rules)
+            offered = [action_from_pb(a) for a in v.legal_actions]
+            if v.phase == pb.PHASE_BIDDING:
+                assert v.HasField("bid") and v.bid % 15 == 0
+                # the first hand speaks only once somebody has raised his 90
+                assert seat != v.active_seats[0] or v.bid > 90
+                want: list[Any] = [Bid(b) for b in range(v.bid + 15, cap + 1, 15)]
+                assert offered == [*want, Pass()], (seat, v.bid, cap)
+                if (cap - v.bid) % 15 and want:
+                    off_step.append(cap)
+            elif v.phase == pb.PHASE_CONTRACT:
+                amounts = [a.amount for a in offered if isinstance(a, Contract)]
+                assert amounts == list(range(v.bid, max(v.bid, cap) + 1, 5)), (v.bid, cap)
+    assert off_step, "no bidder's cap fell between two steps"
+    results = _deal_results(p)
+    assert [r.bid for r in results] == [135, 150, 90]
+    assert results[2].contract == 115 and results[0].contract == 145  # not multiples of 15
+    for d, res in zip(p.record["deals"], results, strict=True):
+        bids = [a["action"] for a in d["actions"] if a["action"].startswith("bid")]
+        if res.bid == 90:  # nobody raised: the committed first hand plays the opening bid
+            assert bids == [] and res.declarer == (d["dealer"] + 1) % 3
