@@ -25,9 +25,9 @@ from typing import Any
 import pytest
 from google.protobuf.message import Message
 
-from arena.v1 import arena_pb2 as pb
 from arena.protocol import action_from_pb
-from engine import Bid, Card, Contract, Pass, Ruleset, Suit, parse_card
+from arena.v1 import arena_pb2 as pb
+from engine import Bid, Card, Contract, Pass, Phase, Ruleset, Suit, parse_action, parse_card
 from tests.e2e.test_rule_cases_round43 import check_scores, declarer_of
 from tests.e2e.test_rules_over_wire_round35 import (
     Played,
@@ -185,7 +185,7 @@ def _winning(trick: list[Card], trump: Suit | None) -> Card:
     """The card winning ``trick`` so far (RULES.md §7)."""
     best = trick[0]
     for c in trick[1:]:
-        if c.suit == best.suit and c.rank > best.rank or c.suit == trump != best.suit:
+        if (c.suit == best.suit and c.rank > best.rank) or c.suit == trump != best.suit:
             best = c
     return best
 
@@ -226,9 +226,10 @@ def test_must_beat_obliges_to_beat_but_never_to_trump(tmp_path: Path) -> None:
             led = trick[0].suit
             suit = [c for c in hand if c.suit == led]
             trumps = [c for c in hand if c.suit == trump]
-            if suit and trumps and led != trump and want == set(suit):
-                if all(_winning([_winning(trick, trump), c], trump) != c for c in suit):
-                    seen.add("never obliged to trump")
+            best = _winning(trick, trump)
+            low = all(_winning([best, c], trump) != c for c in suit)
+            if suit and trumps and led != trump and want == set(suit) and low:
+                seen.add("never obliged to trump")
             if suit and set(suit) > want:
                 seen.add("beats in the suit")
             if not suit and trumps and set(trumps) > want:
@@ -290,8 +291,9 @@ def test_rounding_by_fives_rounds_the_defenders_takes_only(
 def test_a_custom_opening_bid_and_step_under_the_commitment(tmp_path: Path) -> None:
     """``opening_bid = 90``, ``bid_step = 15``, the first hand committed (RULES.md §2, §5):
     he holds 90 unasked; each raise is offered from the standing bid + 15 in steps of 15 up
-    to 120 + the marriages in the bidder's hand (a cap between two steps, e.g. 160 from 90: up to 150); the
-    contract from the winning bid in steps of 5, whatever the step; an all-pass plays 90.
+    to 120 + the marriages in the bidder's hand (a cap between two steps, e.g. 160 from 90:
+    up to 150); the contract from the winning bid in steps of 5, whatever the step; an
+    all-pass plays 90.
     Every offer is computed from the wire view's hand; the deals scored by hand."""
     rules = _classic(max_deals=3, opening_bid=90, bid_step=15)
     p = play(tmp_path, rules, 0, scripted(salt="b15", pass_p=0.3, contract="random"))
@@ -322,3 +324,104 @@ def test_a_custom_opening_bid_and_step_under_the_commitment(tmp_path: Path) -> N
         bids = [a["action"] for a in d["actions"] if a["action"].startswith("bid")]
         if res.bid == 90:  # nobody raised: the committed first hand plays the opening bid
             assert bids == [] and res.declarer == (d["dealer"] + 1) % 3
+
+
+# ----------------------------------------------------------------------------- concession
+
+
+def test_sdk_bots_a_free_concession_paying_none_reveals_nothing_and_scores_nothing(
+    tmp_path: Path,
+) -> None:
+    """``concede = free``, ``concede_pays = none``, ``talon_visible = false``, played by
+    bots of the SDK whose every choice is given (a pass or the lowest raise by a drawn
+    number; concede whenever offered): every deal scores 0 for everyone (RULES.md §6), and
+    what each bot learns through the SDK (views, ``on_talon_taken``, ``on_action``) is its
+    own hand, the talon if it is the declarer, and the one card given to it: the unplayed
+    hands of a conceded deal are shown to nobody, the other defender's card neither."""
+    import asyncio
+    import random
+
+    from engine import Concede, Give, HiddenGive
+    from engine.actions import Action
+    from sdk import Bot
+    from tests.e2e.test_rules_over_wire_round35 import NAMES3
+    from tests.support.harness import arena
+
+    saw: dict[tuple[int, int], set[Card]] = {}  # (seat, deal) -> cards it was shown
+    talons: dict[tuple[int, int], Any] = {}
+    given: dict[tuple[int, int], list[Any]] = {}
+    told: dict[int, list[Any]] = {}
+
+    def note(seat: int, deal: int, cards: Any) -> None:
+        saw.setdefault((seat, deal), set()).update(cards)
+
+    class Conceder(Bot):
+        # The deal in progress, counted from the deal ends told: a hook's ``view`` is the
+        # last one the seat was given (sdk/bot.py), of an earlier deal for a seat that
+        # takes the talon unasked (the committed first hand after two passes).
+        deal = 0
+
+        def act(self, view: Any) -> Action:
+            assert view.deal_number == self.deal
+            note(view.seat, self.deal, view.hand)
+            note(view.seat, self.deal, view.talon or ())
+            note(view.seat, self.deal, [c for _, c in view.gives if c is not None])
+            legal = list(view.legal_actions)
+            if Concede() in legal:
+                return Concede()
+            rng = random.Random(f"{view.seat}:{view.deal_number}:{len(legal)}")
+            if view.phase is Phase.BIDDING:
+                return Pass() if rng.random() < 0.7 else legal[0]
+            return rng.choice(legal)
+
+        def on_talon_taken(self, view: Any, declarer: int, talon: Any) -> None:
+            talons[view.seat, self.deal] = (declarer, talon)
+            note(view.seat, self.deal, talon or ())
+
+        def on_action(self, view: Any, seat: int, action: Any) -> None:
+            if isinstance(action, Give | HiddenGive):
+                given.setdefault((view.seat, self.deal), []).append(action)
+                if isinstance(action, Give):
+                    note(view.seat, self.deal, [action.card])
+
+        def on_deal_end(self, view: Any, result: Any) -> None:
+            told.setdefault(view.seat, []).append(result)
+            self.deal += 1
+
+    rules = _classic(max_deals=3, concede="free", concede_pays="none", talon_visible=False)
+
+    async def main() -> dict[str, Any]:
+        async with arena(tmp_path, decision_ms=20_000, time_bank_ms=0) as a:
+            tasks = await a.runners(NAMES3, [Conceder] * 3, matches=1)
+            record = await a.referee.run_match("m1", rules, 8, NAMES3)
+            await asyncio.wait_for(asyncio.gather(*tasks), 30)
+            await a.referee.end_streams()
+            return record
+
+    record = asyncio.run(main())
+    assert [d["outcome"] for d in record["deals"]] == ["conceded"] * 3
+    assert record["result"]["scores"] == [0, 0, 0]
+    for seat in range(3):
+        assert [list(r.deltas) for r in told[seat]] == [[0, 0, 0]] * 3
+        assert all(r.outcome == "conceded" and r.contract is None for r in told[seat])
+    for i, d in enumerate(record["deals"]):
+        declarer = declarer_of(d)
+        talon = {parse_card(c) for c in d["talon"]}
+        gives = [parse_action(a["action"]) for a in d["actions"] if a["action"].startswith("give")]
+        assert len(gives) == 2
+        for seat in range(3):
+            own = {parse_card(c) for c in d["hands"][seat]}
+            got = {g.card for g in gives if isinstance(g, Give) and g.to == seat}
+            may = own | (talon | {g.card for g in gives} if seat == declarer else got)
+            assert saw.get((seat, i), own) <= may, (seat, i, saw.get((seat, i), set()) - may)
+            who, shown = talons[seat, i]
+            assert who == declarer and (set(shown) == talon if seat == declarer else shown is None)
+            kinds = [type(g) for g in given[seat, i]]
+            if seat == declarer:
+                assert kinds == [Give, Give]
+            else:  # his own card, and the other defender's hidden
+                assert sorted(k.__name__ for k in kinds) == ["Give", "HiddenGive"]
+        # somebody really held cards nobody else saw: the conceded deal's hands stay hidden
+        for seat in range(3):
+            others = {parse_card(c) for s in range(3) if s != seat for c in d["hands"][s]}
+            assert others - saw.get((seat, i), set())
