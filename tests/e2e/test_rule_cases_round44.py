@@ -19,6 +19,7 @@ Each case asserts that its rule did arise on its seed.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,20 @@ from google.protobuf.message import Message
 
 from arena.protocol import action_from_pb
 from arena.v1 import arena_pb2 as pb
-from engine import Bid, Card, Contract, Pass, Phase, Ruleset, Suit, parse_action, parse_card
+from arena.web.replay import MatchReplay
+from engine import (
+    Bid,
+    Card,
+    Contract,
+    Give,
+    Pass,
+    Phase,
+    Play,
+    Ruleset,
+    Suit,
+    parse_action,
+    parse_card,
+)
 from tests.e2e.test_rule_cases_round43 import check_scores, declarer_of
 from tests.e2e.test_rules_over_wire_round35 import (
     Played,
@@ -141,6 +155,48 @@ def check_knowledge(p: Played) -> list[Knowledge]:
     return out
 
 
+CARD = re.compile(r"(10|[9JQKA])([♠♣♦♥])")
+
+
+def cards_said(value: Any) -> set[Card]:
+    """Every card named anywhere in a JSON value (strings such as ``"K♥"``, ``"play K♥"``)."""
+    if isinstance(value, str):
+        return {parse_card(m.group(0)) for m in CARD.finditer(value)}
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list):
+        return set().union(*map(cards_said, value)) if value else set()
+    return set()
+
+
+def check_web_replay(p: Played) -> None:
+    """The web replay of the record, as each seat saw it (``MatchReplay.deal(i, seat)``):
+    step ``j`` (after the deal's ``j``-th action) names only the cards that seat knew then
+    (RULES.md, as :class:`Knowledge`); the face-up replay shows every hand and the talon."""
+    rules = p.ruleset
+    replay = MatchReplay(p.match_id, p.record)
+    for i, d in enumerate(p.record["deals"]):
+        declarer = declarer_of(d)
+        talon = {parse_card(c) for c in d["talon"]}
+        acts = [(a["seat"], parse_action(a["action"])) for a in d["actions"]]
+        auction = next(j for j, (s, a) in enumerate(acts) if not isinstance(a, Bid | Pass))
+        for seat in range(rules.players):
+            steps = replay.deal(i, seat)["steps"]
+            assert len(steps) == len(acts) + 1
+            for step in steps:
+                j = step["i"]
+                known = {parse_card(c) for c in d["hands"][seat]}
+                if j >= auction and (rules.talon_visible or seat == declarer):
+                    known |= talon
+                for s, a in acts[:j]:
+                    if isinstance(a, Play) or (isinstance(a, Give) and seat in (s, a.to)):
+                        known.add(a.card)
+                leaked = cards_said(step) - known
+                assert not leaked, f"web replay, deal {i}, seat {seat}, step {j}: {leaked}"
+        full = replay.deal(i)["steps"][0]
+        assert cards_said(full) >= talon | {parse_card(c) for h in d["hands"] for c in h}
+
+
 VISIBILITY = {
     # the talon to the declarer alone; some deals conceded (the unplayed hands stay hidden)
     "classic-hidden-talon": (_classic(max_deals=4, talon_visible=False), 11, "concede"),
@@ -159,6 +215,7 @@ def test_no_seat_is_ever_sent_a_card_it_may_not_know(tmp_path: Path, name: str) 
     p = play(tmp_path, rules, seed, scripted(salt=name, pass_p=0.5, contract=contract))
     check_match(p)
     ks = check_knowledge(p)
+    check_web_replay(p)
     results = _deal_results(p)
     for k in ks:
         for i, d in enumerate(p.record["deals"]):
