@@ -170,7 +170,9 @@ class Bot:
         when this seat may see them (the ruleset's ``talon_visible``, or it is the
         declarer), else ``None``.
 
-        ``view``: the last view the seat was given, as ``on_deal_end`` gets it. A seat
+        ``view``: the last view the seat was given, as ``on_deal_end`` gets it: of the
+        last deal still for a seat not yet asked in this one (the committed first hand
+        whom both others passed takes the talon unasked). A seat
         asked again in the deal finds the talon in its next view too (``view.talon``); the
         4-player dealer, or a defender after a concession, learns it only here.
         """
