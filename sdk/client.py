@@ -2085,7 +2085,7 @@ class BotRunner:
                 return
 
             def one_done(t: object) -> None:
-                left.discard(t)  # type: ignore[arg-type]
+                left.discard(t)
                 if not left:
                     say()
 
