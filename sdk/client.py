@@ -2072,8 +2072,25 @@ class BotRunner:
         task.add_done_callback(self._tasks.discard)
 
         def unsaid(_: object) -> None:
-            if not said:
-                say()
+            if said:
+                return
+            # Cancelled by the stop's drain, which cancels the ends' steps too, each in the
+            # set's order: their lines are said by their own callbacks as they finish (maybe
+            # after this one). Said after those, then: once each end has finished, and its
+            # callbacks, run in the order they were added, have run (call_soon: after
+            # those of one already finished, scheduled before).
+            left = {t for t in ends if not t.done()}
+            if not left:
+                asyncio.get_running_loop().call_soon(say)
+                return
+
+            def one_done(t: object) -> None:
+                left.discard(t)
+                if not left:
+                    say()
+
+            for t in left:
+                t.add_done_callback(one_done)
 
         task.add_done_callback(unsaid)
 
