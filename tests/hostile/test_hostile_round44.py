@@ -178,6 +178,10 @@ def test_many_streams_that_take_nothing_are_all_cancelled_at_the_stop(
             await server.stop(1.0)
             out["left"] = [t.get_name() for t in _call_tasks()]
             return out, conns, sids
+        except BaseException:  # (on success the connections are closed below)
+            for c in conns:
+                await asyncio.to_thread(c.close)
+            raise
         finally:
             await server.stop(None)
 
@@ -250,7 +254,12 @@ def test_a_flood_of_reset_streams_around_the_stop_leaves_nothing_settling() -> N
             for t in threads:
                 await asyncio.to_thread(t.join, 30)
             await server.stop(1.0)
-        await asyncio.sleep(0.5)  # (grpc.aio's tasks of the last calls end)
+        # grpc.aio's tasks of the last calls end after the server's stop, in their own
+        # time: waited for (a fixed 0.5 s was too short on a loaded machine), then asserted.
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 30
+        while (_call_tasks() or len(asyncio.all_tasks()) > base) and loop.time() < deadline:
+            await asyncio.sleep(0.05)
         out["left"] = [t.get_name() for t in _call_tasks()]
         out["tasks"] = len(asyncio.all_tasks()) - base
         out["opened"] = opened[0]
