@@ -82,7 +82,7 @@ def test_serve_waits_for_a_bot_reset_in_its_settle(
                 judging.set()
                 await settled(*args, **kwargs)
 
-            ref.streams_settled = streams_settled  # type: ignore[method-assign]
+            ref.streams_settled = streams_settled
             x_settling.set()
 
     real_start = serve_module.start_server

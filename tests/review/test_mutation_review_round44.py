@@ -243,7 +243,7 @@ def test_superseded_requests_are_counted_apart_from_actions_of_a_newer_kind(
         # none: once it was made, the events were not read at all, so nothing was said of
         # their kind; made after they came, as usual, they were. A loaded machine made the
         # bot first: none of the five said.)
-        def on_action(self, view: PlayerView, seat: int, action: Action) -> None:
+        def on_action(self, view: PlayerView, seat: int, action: object) -> None:
             pass
 
     def newer(seq: int) -> pb.Event:
