@@ -65,6 +65,7 @@ def test_serve_waits_for_a_bot_reset_in_its_settle(
     # settle at once, so it costs nothing.
     monkeypatch.setattr(core, "CORE_END_SETTLE_S", 10.0)
     x_settling = asyncio.Event()  # (made in the loop's thread; bound on first use)
+    judging = asyncio.Event()  # the serve's stop has begun to wait for the settles
     captured: dict[str, Any] = {}
 
     class Lobby(serve_module.Lobby):
@@ -75,6 +76,13 @@ def test_serve_waits_for_a_bot_reset_in_its_settle(
             ref = self.referee
             await until(lambda: [s.name for s in ref._settling.values()] == ["x"],
                         "x's stream in its settle")  # fmt: skip
+            settled = ref.streams_settled
+
+            async def streams_settled(*args: Any, **kwargs: Any) -> None:
+                judging.set()
+                await settled(*args, **kwargs)
+
+            ref.streams_settled = streams_settled
             x_settling.set()
 
     real_start = serve_module.start_server
@@ -116,9 +124,14 @@ def test_serve_waits_for_a_bot_reset_in_its_settle(
                 match_id = await _play(call)
                 await call.done_writing()
                 await asyncio.wait_for(x_settling.wait(), 60)
-                # (the serve has gone on from the match count meanwhile: what it does with
-                # a stream in its settle is what is tested)
-                await asyncio.sleep(0.5)
+                # The serve has gone on from the match count: the reset comes once it waits
+                # for the settles (or has ended without: the mutant), what is tested. (A
+                # fixed 0.5 s here let a loaded machine reset x before the serve got there,
+                # where any stop finds x away: the test passed whatever the serve did.)
+                judged = asyncio.create_task(judging.wait())
+                await asyncio.wait({judged, serve}, timeout=60,
+                                   return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
+                judged.cancel()
                 call.cancel()  # the reset, within the settle: x may not have its end
                 ends: list[str] = []
                 try:

@@ -79,18 +79,23 @@ friend = {{ remote = true, token = "{TOKEN}" }}
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("ARENA_TOKEN", None)
-    arena_err = tmp_path / "arena.err"
-    with arena_err.open("w") as err:
+    arena_err, arena_out = tmp_path / "arena.err", tmp_path / "arena.out"
+    # (to files: a pipe nobody reads until the end would block the arena once full)
+    with arena_err.open("w") as err, arena_out.open("w") as out:
         procs.append(subprocess.Popen(
             [sys.executable, "-c", "from arena.cli import main; main()", "tournament",
              "--config", "t.toml", "--no-progress"],
-            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=err, text=True,
+            cwd=tmp_path, env=env, stdout=out, stderr=err, text=True,
         ))  # fmt: skip
     arena = procs[0]
+    # (the whole address: the line read up to the words after it, not a port half written)
+    said_address = re.compile(r"connect them to (127\.0\.0\.1:\d+) with their token")
     _wait_for(
-        "the address to connect to", lambda: "connect them to" in arena_err.read_text(), procs
+        "the address to connect to",
+        lambda: said_address.search(arena_err.read_text()) is not None,
+        procs,
     )
-    found = re.search(r"connect them to (127\.0\.0\.1:\d+)", arena_err.read_text())
+    found = said_address.search(arena_err.read_text())
     assert found, arena_err.read_text()
     address = found.group(1)
 
@@ -129,8 +134,8 @@ friend = {{ remote = true, token = "{TOKEN}" }}
     _wait_for("a match forfeited at once", forfeited_at_once, procs)
     second = start_friend(second_log)
 
-    screen, _ = arena.communicate(timeout=DEADLINE_S)
-    stderr = arena_err.read_text()
+    arena.wait(timeout=DEADLINE_S)
+    screen, stderr = arena_out.read_text(), arena_err.read_text()
     assert arena.returncode == 0, stderr[-3000:]
     # Told the tournament is over, the remote bot ends with 0.
     assert second.wait(timeout=DEADLINE_S) == 0, second_log.read_text()[-2000:]
@@ -265,18 +270,30 @@ crash = {{ command = "{{python}} -m sdk.cli run {bot_file}:CrashBot --arena {{ar
 """
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    run = subprocess.run(
+    run = subprocess.Popen(
         [sys.executable, "-c", "from arena.cli import main; main()", "tournament",
          "--config", "t.toml", "--no-progress"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=DEADLINE_S,
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    assert run.returncode == 0, run.stderr[-3000:]
+    try:
+        _, stderr = run.communicate(timeout=DEADLINE_S)
+    finally:
+        # On a timeout (or an interrupt), stopped as an organiser would (SIGTERM): it stops
+        # its bots, in sessions of their own that a SIGKILL of the arena would leave.
+        if run.poll() is None:
+            run.terminate()
+            try:
+                run.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                run.kill()
+                run.communicate()
+    assert run.returncode == 0, stderr[-3000:]
     for n in (1, 2, 3):
-        assert f"bot crash exited with code 7; restarting it ({n}/3)" in run.stderr
+        assert f"bot crash exited with code 7; restarting it ({n}/3)" in stderr
     assert (
         "bot crash exited with code 7 again, after 3 restarts: not restarted; the referee "
         "plays its seats to the end (strikes, then forfeits)"
-    ) in run.stderr
+    ) in stderr
     runner_lines = [
         line.split(" ", 2)[2]
         for line in (tmp_path / "out" / "l" / "logs" / "crash.log").read_text().splitlines()

@@ -238,6 +238,14 @@ def test_superseded_requests_are_counted_apart_from_actions_of_a_newer_kind(
     the one count of both, which those five had used up)."""
     g = _game()
 
+    class Told(FirstLegal):
+        # With its own on_action: the SDK reads every action event for it. (FirstLegal has
+        # none: once it was made, the events were not read at all, so nothing was said of
+        # their kind; made after they came, as usual, they were. A loaded machine made the
+        # bot first: none of the five said.)
+        def on_action(self, view: PlayerView, seat: int, action: object) -> None:
+            pass
+
     def newer(seq: int) -> pb.Event:
         ev = pb.Event(match_id="m1", seq=seq)
         ev.action.seat = 0
@@ -254,7 +262,7 @@ def test_superseded_requests_are_counted_apart_from_actions_of_a_newer_kind(
         await s.decision()
 
     with caplog.at_level(logging.INFO, logger="sdk.client"):
-        _, arena = play(FirstLegal, script)
+        _, arena = play(Told, script)
     assert arena.streams[0].decided() == [("m1", "2")]
     assert len(_said(caplog, "a newer protocol's", logging.WARNING)) == 5
     said = _said(caplog, "was superseded", logging.WARNING)

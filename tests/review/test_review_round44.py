@@ -14,6 +14,7 @@ import dataclasses
 import logging
 import random
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -127,16 +128,22 @@ def test_no_real_view_is_refused_over_the_wire() -> None:
 
 
 class _Counting(Bot):
-    """A bot that declares and throws in where it can (as _pick), counting its calls."""
+    """A bot that declares and throws in where it can (as _pick), counting its calls.
+
+    The count is of every bot of the process (each runner calls its bot in a thread of its
+    own: counted under a lock, ``+=`` from two threads could lose one); reset by the test
+    that reads it."""
 
     calls = 0
+    lock = threading.Lock()
 
     def __init__(self) -> None:
         super().__init__()
         self.rng = random.Random(7)
 
     def act(self, view: PlayerView) -> Action:
-        _Counting.calls += 1
+        with _Counting.lock:
+            _Counting.calls += 1
         return _pick(self.rng, view.legal_actions)
 
 
@@ -153,6 +160,7 @@ def test_no_request_of_a_real_referee_is_refused(
     names = ["v0", "v1", "v2", "v3"]
     counts = {n: sum(1 for r in tables if i < r.players) for i, n in enumerate(names)}
     ended: list[Any] = []
+    _Counting.calls = 0  # (another test's bots counted too, had it run first)
 
     class Bot_(_Counting):
         def on_match_end(self, view: PlayerView, result: Any) -> None:

@@ -266,7 +266,7 @@ async def welcomed_call(channel: Any, token: str, name: str = "raw") -> Any:
 
     call = pb_grpc.ArenaStub(channel).Play(metadata=(("authorization", f"Bearer {token}"),))
     await call.write(pb.BotMessage(hello=pb.Hello(bot_name=name, protocol_version=1)))
-    welcome = await call.read()
+    welcome = await asyncio.wait_for(call.read(), 60)  # (a server that never answers: fails)
     assert welcome.WhichOneof("kind") == "welcome", welcome
     return call
 
