@@ -5,14 +5,15 @@ only a bid off the step, a card not held, a missing action and an early marriage
 (test_rules_over_wire_round35.py), and a card given to the 4-player dealer or twice
 (ditto). This file sends, over gRPC, the other kinds RULES.md lists:
 
-| RULES.md "Bad input" | test |
-|---|---|
-| wrong phase (a give during the bidding) | test_every_kind_of_bad_input_is_told_with_its_rule_and_the_legal_actions |
-| a bid over the cap (120 + the marriages in his own hand) | same |
-| a second card passed to the same opponent (3 players) | same |
-| an illegal card in a trick (not following suit) | same |
-| a marriage without its partner | same |
-| "the state is unchanged after a refused action" (the fallback is one of the request's legal actions, the match scores as the rules say) | same (check_match) |
+Trace (RULES.md "Bad input" -> test):
+
+- wrong phase (a give during the bidding); a bid over the cap (120 + the marriages in his
+  own hand); a second card passed to the same opponent (3 players); an illegal card in a
+  trick (not following suit); a marriage without its partner; "the state is unchanged"
+  (the fallback is one of the request's legal actions, and check_match replays the match)
+  -> test_every_kind_of_bad_input_is_told_with_its_rule_and_the_legal_actions
+- §8 under 1001, 3 and 4 players: a marriage before a won trick, as the seat is told it
+  -> test_1001_a_marriage_on_the_first_lead_is_told_it_needs_a_won_trick
 
 Each rejection's legal actions are computed by hand from RULES.md (the bid range from the
 seat's own hand, the cards of the led suit, the opponent not yet given a card), not read
@@ -23,6 +24,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from arena.protocol import action_from_pb, action_to_pb
 from arena.v1 import arena_pb2 as pb
 from engine import Bid, Card, Give, Pass, Play, Rank, parse_action
@@ -31,6 +34,7 @@ from tests.e2e.test_rules_over_wire_round35 import (
     Policy,
     _cards,
     _classic,
+    _preset,
     check_match,
     dry_run,
     play,
@@ -170,3 +174,53 @@ def test_every_kind_of_bad_input_is_told_with_its_rule_and_the_legal_actions(
     seat, _, action, legal = sent["cap"]
     assert action.bid.amount == max(int(x.split()[1]) for x in legal if x != "pass") + 5
     assert isinstance(parse_action(legal[-1]), Bid | Pass)
+
+
+def first_lead_prober(players: int) -> tuple[Policy, dict[str, tuple[int, int, str]]]:
+    """The declarer's first lead of deal 0, holding a whole marriage: its K declared."""
+    base = scripted(salt="r45m", pass_p=0.5, contract="contract")
+    sent: dict[str, tuple[int, int, str]] = {}
+
+    def policy(seat: int, req: pb.DecisionRequest) -> pb.Action:
+        v = req.view
+        hand = _cards(v.hand)
+        first_lead = v.phase == pb.PHASE_PLAYING and not v.tricks and not v.trick
+        if v.deal_number == 0 and first_lead and "lead" not in sent:
+            kings = [c for c in hand if c.rank is Rank.KING and Card.of(Rank.QUEEN, c.suit) in hand]
+            if kings:
+                sent["lead"] = (seat, req.request_id, f"play {kings[0]} declare")
+                return action_to_pb(Play(kings[0], declare=True))
+        return base(seat, req)
+
+    return policy, sent
+
+
+@pytest.mark.parametrize(("preset", "players", "seed"), [("1001", 3, 1), ("1001-4p", 4, 0)])
+def test_1001_a_marriage_on_the_first_lead_is_told_it_needs_a_won_trick(
+    tmp_path: Path, preset: str, players: int, seed: int
+) -> None:
+    """RULES.md §8 under 1001 (3 and 4 players; the 1001 section does not list
+    `marriage_needs_trick` as a difference, so it is on): the declarer's first lead holding
+    K and Q of a suit, sent with ``declare``, is refused over the wire naming the rule; the
+    legal actions he is told are his 8 cards played plainly, none declared; no marriage
+    is scored on the first trick."""
+    rules = _preset(preset, max_deals=1)
+    assert rules.players == players
+    dry_policy, dry_sent = first_lead_prober(players)
+    dry_run(rules, seed, dry_policy)
+    assert "lead" in dry_sent  # the seed brings the case
+    policy, sent = first_lead_prober(players)
+    p = play(tmp_path, rules, seed, policy)
+    check_match(p)
+    seat, rid, text = sent["lead"]
+    (rej,) = [r for r in p.rejections(seat) if r.request_id == rid]
+    req = next(r for r in p.requests(seat) if r.request_id == rid)
+    hand = _cards(req.view.hand)
+    assert len(hand) == 8
+    told = sorted(str(action_from_pb(a)) for a in rej.legal_actions)
+    assert told == sorted(f"play {c}" for c in hand)
+    assert f"'{text}'" in rej.message and "after winning a trick" in rej.message
+    assert "legal:" in rej.message
+    d0 = p.record["deals"][0]
+    first_trick = [a for a in d0["actions"] if a["action"].startswith("play")][:3]
+    assert not any("declare" in a["action"] for a in first_trick)

@@ -4,27 +4,43 @@ or checked only under ``classic`` while the text applies to ``1001`` and to 4 pl
 Every expectation here is computed by hand from RULES.md on a constructed deal (the
 public API of docs/rules-engine.md, "Setting up a rule case"), never read from the engine.
 
-Trace of the gaps (RULES.md section -> test here; the statements already covered, and by
-which test, are listed in the round 45 report):
+Trace of the gaps: RULES.md section, the statement, -> the test here (the statements
+already covered, and by which earlier test, are listed in the round 45 report):
 
-| RULES.md | statement | test |
-|---|---|---|
-| §8 (1001, 3 and 4 players) | "a marriage may be declared only by a player who has already won a trick" (`marriage_needs_trick` on in `1001`, which RULES.md does not list as a difference) | test_1001_no_marriage_on_the_first_trick_then_declared_after_a_won_trick |
-| §8 | "asking to declare with ... following ... is refused" (1001, 4 players) | test_1001_no_marriage_on_the_first_trick_then_declared_after_a_won_trick |
-| §2, §5, §9 (1001, 4 players) | the ace marriage counts 200 for the bid cap and the contract cap (option on) | test_1001_4p_the_ace_marriage_whole_deal_by_hand |
-| §2 (1001, 4 players) | `ace_marriage_counts_for_bid = false`: the four aces add nothing to the cap | test_1001_4p_four_aces_without_ace_marriage_counts_for_bid_cap_at_120 |
-| §9 (1001, 4 players) | declared by leading an ace, once a trick is won with a non-ace; 200; no trump | test_1001_4p_the_ace_marriage_whole_deal_by_hand |
-| §7 (4 players) | the declarer (not first hand) leads the first trick, the winner the next; the dealer never acts | test_1001_4p_the_ace_marriage_whole_deal_by_hand |
-| §3 (4 players) | "He now holds 10" | test_1001_4p_the_ace_marriage_whole_deal_by_hand |
-| §10 + 1001 + 4p | a made contract scores the contract only; takes rounded to 5; dealer's talon unrounded | test_1001_4p_the_ace_marriage_whole_deal_by_hand |
-| §7 `must_beat` (4 players) | "he must choose one that beats the trick if he can" | test_must_beat_with_four_players |
-| §5 (1001, 4 players) | contract cap = max(bid, 120 + marriages in the 8 cards *now*) after a pass | test_1001_4p_contract_cap_counts_the_eight_cards_after_the_pass |
-| 1001 "(after passing the two cards)" | the concession comes only after the two cards are passed | test_1001_4p_concession_only_after_both_cards_are_passed |
-| Bad input (1001, 4 players) | state unchanged after each refusal | every test here (``refused``) |
+- §8 under 1001, 3 and 4 players: "a marriage may be declared only by a player who has
+  already won a trick" (`marriage_needs_trick` stays on in `1001`: its section does not
+  list it as a difference); "asking to declare ... following ... is refused"
+  -> test_1001_no_marriage_on_the_first_trick_then_declared_after_a_won_trick
+- §2 / §5 / §9 under 1001, 4 players: the four aces count 200 for the bid cap and the
+  contract cap; the ace marriage is declared by leading an ace once a trick is won with a
+  non-ace; 200; no trump -> test_1001_4p_the_ace_marriage_whole_deal_by_hand
+- §7, 4 players: the declarer leads the first trick, the winner the next; the dealer is
+  never to act -> test_1001_4p_the_ace_marriage_whole_deal_by_hand
+- §3, 4 players: "He now holds 10"; §4 "Everyone holds 8" (the dealer none)
+  -> test_1001_4p_the_ace_marriage_whole_deal_by_hand
+- §10 + 1001 + 4 players: take >= contract -> +contract, else -contract (304 against 300
+  and 305); takes rounded to 5; the dealer's talon "every deal, whatever happens at the
+  table" on a failed contract, not rounded -> test_1001_4p_the_ace_marriage_whole_deal_by_hand
+- §2 `ace_marriage_counts_for_bid = false` under 1001, 4 players
+  -> test_1001_4p_four_aces_without_ace_marriage_counts_for_bid_cap_at_120
+- §7 `must_beat`, 4 players: "he must choose one that beats the trick if he can"; it never
+  obliges a void player to trump -> test_must_beat_with_four_players
+- §5 under 1001, 4 players: the contract cap counts the marriages in the 8 cards *now*
+  -> test_1001_4p_contract_cap_counts_the_eight_cards_after_the_pass
+- 1001 "(after passing the two cards)": no concession before or between the two gives
+  -> test_1001_4p_concession_only_after_both_cards_are_passed
+- Bad input under 1001 / 4 players: "the state is unchanged after a refused action", the
+  error names the action and the legal actions -> every test here (``refused``)
+- What a player is shown (tests/e2e/test_rulebook_trace_round45.py): every kind of bad
+  input over the wire; 1001's first-lead marriage refusal over the wire.
 
 Where seed 002 (1001) reads otherwise: it says only "Марьяж объявляется только при своем
 ходе" and nothing of a won trick; RULES.md keeps `marriage_needs_trick` on for `1001` (its
-1001 section lists the differences, and this is not one), so the tests follow RULES.md.
+1001 section lists the differences, and this is not one), so the tests follow RULES.md
+(the seed's "Следующий игрок, который выиграл взятку, получает право объявить свой марьяж"
+agrees). Seed 002 also says of the 1001 auction "добавлять можно только 5 очков" (raise by
+5 only); RULES.md says "at least 5 above the standing bid", so a jump (F opening at 100 or
+120 here) is legal: RULES.md is followed.
 """
 
 from __future__ import annotations
@@ -126,13 +142,19 @@ def ace_deal(**options: object) -> tuple[Game, int, int, int]:
     return g, 1, 2, 3
 
 
-def test_1001_4p_the_ace_marriage_whole_deal_by_hand() -> None:
+@pytest.mark.parametrize(
+    ("contract", "outcome", "declarer_delta"),
+    [(120, "made", 120), (300, "made", 300), (305, "failed", -305), (320, "failed", -320)],
+)
+def test_1001_4p_the_ace_marriage_whole_deal_by_hand(
+    contract: int, outcome: str, declarer_delta: int
+) -> None:
     """RULES.md §2/§5/§9/§7/§10 and the 1001 section, 4 players, one deal.
 
     Bidding: F's cap is 120 + 200 (four aces, `ace_marriage_counts_for_bid` on) = 320:
     bid 320 is offered, 325 refused. F bids 120, S and L pass; the dealer (seat 0) is never
     asked. F takes the talon (10 cards), gives 9♥ to S and 9♦ to L; his 8 cards still hold
-    the four aces: contract cap 320 (325 refused). Contract 120.
+    the four aces: contract cap 320 (325 refused). Contract 120, 300, 305 or 320.
     Play (F leads first though he is first hand only by chance of the seat; the winner leads
     on):
       1. F 10♠ (A♠ declare refused: no trick won), S J♠, L 9♦: F wins with a ten, 12.
@@ -140,8 +162,10 @@ def test_1001_4p_the_ace_marriage_whole_deal_by_hand() -> None:
       3. F A♠, S K♠, L Q♦: F, 18.   4. F A♣, S J♣, L K♦: F, 17.
       5. F A♦, S Q♠ (void, no trump), L 10♦: F, 24.   6. F 9♠, S 10♣, L 10♥: F, 20.
       7. F 9♣, S K♣, L K♥: S, 8.   8. S Q♣, L Q♥, F J♦: S, 8.
-    F: 104 cards + 200 = 304 >= 120: +120 (never more). S: 16 -> 15 (rounded to 5, 1 < 2.5).
-    L: 0. Dealer: the talon 0 + 0 + 2 = 2, not rounded."""
+    F: 104 cards + 200 = 304: a contract of 120 or 300 is made (+ the contract, never
+    more), 305 or 320 failed (− the contract). S: 16 -> 15 (rounded to 5, 1 < 2.5). L: 0.
+    Dealer, "every deal, whatever happens at the table": the talon 0 + 0 + 2 = 2, not
+    rounded."""
     g, f, s, lh = ace_deal()
     legal = g.legal_actions()
     assert Bid(320) in legal and Bid(325) not in legal and g.to_act == f
@@ -153,7 +177,7 @@ def test_1001_4p_the_ace_marriage_whole_deal_by_hand() -> None:
     contracts = [a.amount for a in g.legal_actions() if isinstance(a, Contract)]
     assert contracts == list(range(120, 325, 5))
     refused(g, f, "contract 325", IllegalActionError)
-    acts(g, (f, "contract 120"))
+    acts(g, (f, f"contract {contract}"))
     assert g.to_act == f
     refused(g, f, "play A♠ declare", MarriageError)
     script = [
@@ -174,9 +198,9 @@ def test_1001_4p_the_ace_marriage_whole_deal_by_hand() -> None:
             refused(g, s, "play Q♠", PlayError)  # S holds 9♥: he must follow ♥
         g.apply(parse_action(text), seat=seat)
     r = g.deal_results[0]
-    assert r.outcome == "made" and (r.declarer, r.bid, r.contract) == (f, 120, 120)
+    assert r.outcome == outcome and (r.declarer, r.bid, r.contract) == (f, 120, contract)
     assert r.card_points == (0, 104, 16, 0) and r.marriage_points == (0, 200, 0, 0)
-    assert r.deltas == (2, 120, 15, 0) and g.scores == (2, 120, 15, 0)
+    assert r.deltas == (2, declarer_delta, 15, 0) == g.scores
 
 
 def test_1001_4p_four_aces_without_ace_marriage_counts_for_bid_cap_at_120() -> None:
