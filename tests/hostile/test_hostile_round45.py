@@ -37,6 +37,7 @@ import logging
 import os
 import random
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -264,7 +265,13 @@ def _status_named(c: Call) -> str | None:
         return None if "token" in d else f"{d!r}"
     if c.code == grpc.StatusCode.INVALID_ARGUMENT:
         return None if ("Hello" in d or "DecisionBatch" in d or "parse" in d) else repr(d)
-    return None
+    named = {
+        grpc.StatusCode.ALREADY_EXISTS: "is saying Hello",
+        grpc.StatusCode.ABORTED: "replaced by a newer stream",
+        grpc.StatusCode.RESOURCE_EXHAUSTED: "stream",
+        grpc.StatusCode.UNAVAILABLE: "stopping",
+    }.get(c.code)
+    return None if named is not None and named in d else f"{c.code.name} {d!r}"
 
 
 class Example:
@@ -358,12 +365,11 @@ class Example:
     async def step(self, s: tuple[Any, ...]) -> None:
         self.steps.append(s)
         kind = s[0]
+        b = self.hostile[-1 if kind == "wait" else s[1]]
+        live = b.live()
         if kind == "wait":
             await asyncio.sleep(s[1])
-            return
-        b = self.hostile[s[1]]
-        live = b.live()
-        if kind == "hello_other_name":
+        elif kind == "hello_other_name":
             other = self.rng.choice([*self.honest_names, *[o.name for o in self.hostile]])
             await self.open(b, b.token, hello(other), "hello")
         elif kind == "other_token":
@@ -400,6 +406,16 @@ class Example:
             await opened[0].write(hello(b.name))
             await opened[0].until_answered()
         await asyncio.sleep(0.02)
+        # the other hostile bots answer what they were asked, legally, once: the matches go
+        # on past the auction (else most hostile seats time out there and forfeit)
+        for o in self.hostile:
+            if o is not b and (c := o.live()) is not None:
+                for req in o.pending():
+                    if req.request_id not in o.answered.get(req.match_id, []):
+                        o.answered.setdefault(req.match_id, []).append(req.request_id)
+                        d = pb.Decision(request_id=req.request_id, match_id=req.match_id,
+                                        action=honest_choice(req.view))  # fmt: skip
+                        await c.write(pb.BotMessage(decision=d).SerializeToString())
 
     # ------------------------------------------------------------------ invariants
     async def check_step(self) -> None:
@@ -411,6 +427,17 @@ class Example:
                     if m.HasField("decision_rejected"):
                         why = _refusal_named(m.decision_rejected)
                         assert why is None, (b.name, why, m.decision_rejected.message)
+                    # the token decides who the bot is, whatever name its Hello gave
+                    if m.HasField("welcome"):
+                        assert m.welcome.bot_name == b.name, (b.name, m.welcome)
+                    # nothing of a match it does not sit in
+                    mid = {"match_started": lambda: m.match_started.match_id,
+                           "decision_request": lambda: m.decision_request.match_id,
+                           "match_ended": lambda: m.match_ended.match_id,
+                           }.get(m.WhichOneof("kind") or "", lambda: None)()  # fmt: skip
+                    for mid in [mid, *(ev.match_id for ev in m.events)]:
+                        if mid is not None:
+                            assert b.name in self.matches.get(mid, ()), (b.name, mid)
                 why = _status_named(c)
                 assert why is None, (b.name, c.what, c.ended_by, why, c.code, c.details)
 
@@ -471,6 +498,18 @@ class Example:
                 played = [a["action"] for a in acts if a["by"] == "bot"]
                 sent = [str(action_from_pb(a)) for a in h.sent.get(mid, [])]
                 assert played == sent, (mid, name, played, sent)
+        for b in self.hostile:
+            for c in b.calls:
+                self.w.seen[f"status {c.what}: {c.code.name if c.code else None}"] += 1
+                for m in c.msgs:
+                    if m.HasField("decision_rejected"):
+                        r = m.decision_rejected
+                        why = r.message.split(" refused: ")[-1][:28]
+                        self.w.seen[f"rejected {pb.Incident.Name(r.incident)}: {why}"] += 1
+        for rec in self.records.values():
+            for inc in rec["incidents"]:
+                self.w.seen[f"incident {inc['kind']}"] += 1
+            self.w.seen[f"forfeits {len(rec['forfeits'])}"] += 1
         # no match recorded twice, none lost: the files of this example are its matches
         files = sorted(p.stem for p in rec_dir.glob(f"e{self.ex}-m*.jsonl"))
         assert files == sorted(self.matches), files
@@ -480,6 +519,8 @@ class World:
     def __init__(self, tmp: Path) -> None:
         self.tmp = tmp
         self.rec_dir = tmp / "rec"
+        #: what the run saw (printed at its end: that the steps reached what they aim at)
+        self.seen: Counter[str] = Counter()
 
     async def start(self) -> None:
         self.ref = Referee(RefereeConfig(
@@ -539,6 +580,8 @@ async def _example(w: World, ex: int, seed: int, n_steps: int,
                 await asyncio.sleep(0.01)
             assert (s.stream, s.reserved, s.open_calls) == (None, None, 0), b.name
             assert not s.seats, (b.name, list(s.seats))
+        # (the referee's per-stream tables hold nothing of them: memory bounded by the live)
+        assert not w.ref._handlers and not w.ref._settling, (w.ref._handlers, w.ref._settling)
         for _ in range(300):
             if _tasks() <= before:
                 break
@@ -570,6 +613,11 @@ def run_fuzz(tmp: Path, examples: int, steps: int, base_seed: int = 45,
 
             runners = [o for o in gc.get_objects() if isinstance(o, MatchRunner)]
             assert not runners, f"{len(runners)} match runners outlive their matches"
+            assert not w.ref.running_matches()
+            for n in w.ref.bot_names():
+                assert len(w.ref.session(n).ends) <= 64, n
+            for k, v in sorted(w.seen.items()):
+                print(f"{v:6d}  {k}")
         finally:
             await w.stop()
 
