@@ -69,6 +69,7 @@ STEP_KINDS = (
     "many_streams", "late", "wait",
 )  # fmt: skip
 ID_KINDS = ("current", "current", "stale", "duplicate", "unknown", "other_seat", "no_match")
+MATCH_KINDS = ("match_started", "decision_request", "match_ended")
 ACTION_KINDS = ("legal", "legal", "illegal", "wrong_kind", "empty")
 
 
@@ -431,11 +432,9 @@ class Example:
                     if m.HasField("welcome"):
                         assert m.welcome.bot_name == b.name, (b.name, m.welcome)
                     # nothing of a match it does not sit in
-                    mid = {"match_started": lambda: m.match_started.match_id,
-                           "decision_request": lambda: m.decision_request.match_id,
-                           "match_ended": lambda: m.match_ended.match_id,
-                           }.get(m.WhichOneof("kind") or "", lambda: None)()  # fmt: skip
-                    for mid in [mid, *(ev.match_id for ev in m.events)]:
+                    kind = m.WhichOneof("kind")
+                    of = getattr(m, kind).match_id if kind in MATCH_KINDS else None
+                    for mid in [of, *(ev.match_id for ev in m.events)]:
                         if mid is not None:
                             assert b.name in self.matches.get(mid, ()), (b.name, mid)
                 why = _status_named(c)
@@ -648,3 +647,22 @@ def test_several_hostile_clients_at_length(tmp_path: Path) -> None:
 
     n = int(os.environ.get("ROUND45_EXAMPLES", "30"))
     run_fuzz(tmp_path, examples=n, steps=30, base_seed=int(time.time()))
+
+
+def test_a_written_step_list_replays(tmp_path: Path) -> None:
+    """``replay_steps`` drives a given list (the form a failing example prints): here one
+    that takes a seated bot's stream with another hostile bot's token, answers in a batch
+    mixing a legal answer with a stale, an unknown and another seat's id, sends a huge
+    ``failed``, answers after the deadline and opens a burst of streams mid-match."""
+    replay_steps(tmp_path, [
+        ("answer", 0, "current", "legal", True),
+        ("batch", 1, [("current", "legal"), ("stale", "legal"), ("unknown", "empty")]),
+        ("other_token", 2),
+        ("batch", 0, [("other_seat", "legal"), ("current", "wrong_kind"), ("duplicate", "legal")]),
+        ("second_hello", 1),
+        ("late", 0, "current", "legal", False),
+        ("many_streams", 2, 20),
+        ("empty_batch", 1),
+        ("hello_other_name", 0),
+        ("wait", 0.5),
+    ])  # fmt: skip
