@@ -23,7 +23,10 @@ lines (``incident_lines``) and the page shows them, in a seat view at the match'
 
 from __future__ import annotations
 
+import csv
 import dataclasses
+import io
+import json
 import random
 import re
 from collections.abc import Iterator
@@ -39,9 +42,9 @@ from arena.web.demo import demo_record
 from engine import PRESETS, Game, Pass, ThrowIn
 from engine.record import forfeit_result
 from engine.rules import Ruleset, load_ruleset
-from tests.support.harness import get_json
+from tests.support.harness import get_json, web_server
 from tests.web.test_web_browser import load, waiting
-from tests.web.test_web_round38 import compare_match
+from tests.web.test_web_round38 import _Tables, compare_match
 
 ROOT = Path(__file__).resolve().parents[2]
 THREE = ["ann", "bob", "cid"]
@@ -211,3 +214,97 @@ def test_the_replay_page_names_the_incidents_at_the_end_of_a_seat_view(
     assert incidents() == []
     load(driver, f"{base}replay/{match_id}#deal={last}&step={steps}&seat=0")
     waiting(driver).until(lambda d: incidents() == expected)
+
+
+# --- one leaderboard in every format ------------------------------------------------------
+
+
+def _stopped_db(path: Path) -> None:
+    """Tournament ``st`` of 4 bots at tables of 3, stopped after 2 of 12 matches (never
+    finished, no runner: "stopped"): dan has played no match; in the second, bob and cid
+    forfeited and share the 2nd place (a tie in the places and the head to head)."""
+    seats = ("ann", "bob", "cid")
+    with Storage(path) as st:
+        st.ensure_tournament("st", name="st", fingerprint="st", total_matches=12,
+                             config={"name": "st", "ruleset": "classic"},
+                             bots=[(b, "demo") for b in (*seats, "dan")])  # fmt: skip
+        first = demo_record(0, seats, max_deals=2)
+        tied = demo_record(3, seats, max_deals=2)
+        tied["rules_result"] = tied["result"]
+        tied["result"] = forfeit_result(tied["result"], [1, 2], 1000)
+        tied["forfeits"] = [1, 2]
+        tied["incidents"] += [
+            {"kind": "forfeit", "seat": s, "deal": 1, "detail": "gone"} for s in (1, 2)
+        ]
+        for i, rec in enumerate((first, tied)):
+            st.save_match("st", match_id=f"st-m{i:05d}", index=i, table=0, set_no=0, seed=i,
+                          seats=seats, record=rec, started_at=1.7e9 + i,
+                          finished_at=1.7e9 + i + 1)  # fmt: skip
+
+
+def _leaderboard(db: Path, fmt: str) -> str:
+    r = CliRunner().invoke(cli, ["leaderboard", "--db", str(db), "--format", fmt])
+    assert r.exit_code == 0, r.output
+    return r.stdout
+
+
+def test_a_stopped_tournament_reads_alike_in_every_format(tmp_path: Path) -> None:
+    db = tmp_path / "st.sqlite"
+    _stopped_db(db)
+    rows = json.loads(_leaderboard(db, "json"))["rows"]
+    listed = _replay(db, "--list")
+    assert re.search(r"ann \S+ \(1st\) +bob \S+ \(2nd\) +cid \S+ \(2nd\)", listed), listed
+    dan = next(r for r in rows if r["bot"] == "dan")
+    assert (dan["matches"], dan["places"], dan["mean_per_deal"]) == (0, [0, 0, 0], None)
+    want = [
+        [r["bot"], r["matches"], *r["places"], r["strikes"]["forfeits"], f"{r['mu']:.2f}"]
+        for r in rows
+    ]
+    # the CSV
+    got = [
+        [c["bot"], int(c["matches"]), int(c["place_1"]), int(c["place_2"]), int(c["place_3"]),
+         int(c["forfeits"]), f"{float(c['mu']):.2f}"]
+        for c in csv.DictReader(io.StringIO(_leaderboard(db, "csv")))
+    ]  # fmt: skip
+    assert got == want
+    # the Markdown and the HTML file: the standings' cells under the same headings
+    md = _leaderboard(db, "md")
+    assert md.startswith("# st — classic, 3 players, 2 matches (2/12 matches played)\n")
+    md_rows = [
+        [c.strip() for c in ln.strip("|").split("|")]
+        for ln in md.splitlines()
+        if re.match(r"^\| \d+ \|", ln)
+    ]
+    page = _Tables()
+    page.feed(_leaderboard(db, "html"))
+    html_rows = page.tables[0][1:]
+    for cells in (md_rows, html_rows):
+        got = [[c[1], int(c[5]), int(c[6]), int(c[7]), int(c[8]), int(c[13]), c[3]] for c in cells]
+        assert got == want
+    # the web: the same rows in the same order, the tournament stopped, the head to head
+    with web_server(db) as server:
+        web = get_json(server.url, "/api/leaderboard")
+        assert web["tournament"]["state"] == "stopped"
+        assert [
+            [r["bot"], r["matches"], *r["places"], r["strike_groups"]["forfeits"], f"{r['mu']:.2f}"]
+            for r in web["rows"]
+        ] == want
+        cells = web["head_to_head"]["cells"]
+    h2h = json.loads(_leaderboard(db, "json"))["head_to_head"]
+    assert h2h["bob"]["cid"]["ties"] == h2h["cid"]["bob"]["ties"] == 1  # the shared 2nd place
+    assert all(c["matches"] == 0 for c in h2h["dan"].values())
+    for a, row in h2h.items():
+        for b, c in row.items():
+            told = cells.get(a, {}).get(b)
+            if not c["matches"]:
+                assert told is None, (a, b)
+                continue
+            assert (told["played"], told["ahead"], told["tied"]) == (
+                c["matches"],
+                c["ahead"],
+                c["ties"],
+            ), (a, b)
+            assert c["ahead"] + c["behind"] + c["ties"] == c["matches"] == h2h[b][a]["matches"]
+            assert (c["ahead"], c["ties"]) == (h2h[b][a]["behind"], h2h[b][a]["ties"])
+    listed = CliRunner().invoke(cli, ["leaderboard", "--db", str(db), "--list"]).stdout
+    assert re.search(r"│ st +│ 2/12 +│ .* │ stopped +│", listed), listed
