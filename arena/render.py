@@ -60,6 +60,7 @@ __all__ = [
     "fallback_reasons",
     "fallback_why",
     "fitted",
+    "incident_summary",
     "plural",
     "printable",
     "render_record",
@@ -884,8 +885,28 @@ def _stopped(record: Mapping[str, Any], game: Game) -> str | None:
 def _incident_lines(record: Mapping[str, Any], players: Sequence[str]) -> list[Text]:
     """Per seat: its forfeit (why, in which deal) and how many incidents of each kind, the
     strikes told apart. Nothing for a record no referee watched (no ``incidents`` key)."""
-    if "incidents" not in record:
+    lines = incident_summary(record, players)
+    if lines is None:
         return []
+    if not lines:
+        return [Text("Incidents: none")]
+    head = (
+        "Incidents (strikes: timeouts, illegal and malformed answers; not strikes: "
+        "bot_error, a decision the bot failed (its client sent a fallback), "
+        "wrong_request, an answer to no pending request, and disconnects)"
+    )
+    return [Text(head, style="bold"), *(Text(f"  {line}") for line in lines)]
+
+
+def incident_summary(record: Mapping[str, Any], players: Sequence[str]) -> list[str] | None:
+    """The lines `arena replay` ends a referee's record with, one per seat that had any:
+    ``"mine (1): forfeited in deal 4 (3 strikes); strikes: 3 timeouts; not strikes: 25
+    disconnects"``; the web's replay page says the same. The counts are the record's
+    per-seat totals where it has them (its ``incidents`` list only the first 20 answers to
+    no pending request, disconnects and failed decisions of a seat). ``[]`` for a match
+    without incidents, None for a record no referee watched (no ``incidents`` key)."""
+    if "incidents" not in record or not isinstance(record["incidents"], list):
+        return None
     n = len(players)
     counts: list[dict[str, int]] = [dict.fromkeys((*_STRIKES, *_NOT_STRIKES), 0) for _ in range(n)]
     forfeited: dict[int, str] = {s: "forfeited" for s in _forfeits(record, n)}
@@ -918,15 +939,8 @@ def _incident_lines(record: Mapping[str, Any], players: Sequence[str]) -> list[T
         if others:
             bits.append("not strikes: " + others)
         if bits:
-            lines.append(Text(f"  {_name(players, seat)}: " + "; ".join(bits)))
-    if not lines:
-        return [Text("Incidents: none")]
-    head = (
-        "Incidents (strikes: timeouts, illegal and malformed answers; not strikes: "
-        "bot_error, a decision the bot failed (its client sent a fallback), "
-        "wrong_request, an answer to no pending request, and disconnects)"
-    )
-    return [Text(head, style="bold"), *lines]
+            lines.append(f"{_name(players, seat)}: " + "; ".join(bits))
+    return lines
 
 
 def counted(counts: Mapping[str, int], kinds: Sequence[str]) -> str:

@@ -37,6 +37,7 @@ from arena.render import (
     end_reason,
     fallback_reasons,
     fallback_why,
+    incident_summary,
     time_limit_of,
 )
 from arena.storage import deal_summary as auction_summary
@@ -242,6 +243,11 @@ def match_summary(match_id: str, record: JSON) -> JSON:
         "ruleset_description": describe_ruleset(record.get("ruleset"), players=False),
         "result": record.get("result"),
         "incidents": record.get("incidents", []),
+        # per seat, in `arena replay`'s words and with the record's totals: the page said
+        # "4 incident(s)", the length of `incidents`, which lists only the first 20
+        # disconnects (answers to no pending request, failed decisions) of a seat, and
+        # said neither whose they were nor what
+        "incident_lines": incident_summary(record, record["players"]),
         "forfeits": record.get("forfeits", []),
         "deals": deals,
         # as `arena replay --list` counts them: the record's result.deals, which leaves out

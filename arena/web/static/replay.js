@@ -280,7 +280,7 @@ function render() {
   const dealSel = document.getElementById("deal-select");
   for (const o of dealSel.options) o.textContent = dealLabel(+o.value);
   dealSel.value = String(state.deal);
-  document.getElementById("match-head").replaceChildren(...matchHead());
+  document.getElementById("match-head").replaceChildren(...matchHead().filter(Boolean));
   document.getElementById("seat-select").value = state.seat === null ? "" : String(state.seat);
   const slider = document.getElementById("step-slider");
   slider.max = String(state.data.steps.length - 1);
@@ -340,8 +340,9 @@ function dealCount() {
   return `${played} deal${played === 1 ? "" : "s"}` + (unfinished ? ` + ${unfinished} unfinished` : "");
 }
 
-// The players with the result, how the match ended and who forfeited. A seat view tells the
-// result at the match's last step only (and a forfeit once it happened).
+// The players with the result, how the match ended, who forfeited and the incidents per
+// seat. A seat view tells the result and the incidents at the match's last step only (and a
+// forfeit once it happened).
 function matchHead() {
   const s = state.summary, r = s.result || {};
   const told = state.seat === null || atMatchEnd();
@@ -352,10 +353,17 @@ function matchHead() {
     .map((f) => `${s.players[f.seat]} (seat ${f.seat}${f.deal !== null ? `, in deal ${f.deal + 1}` : ""})`);
   const meta = el("p", { class: "muted small", id: "match-meta" },
     `${s.ruleset_description || (s.ruleset && s.ruleset.name ? s.ruleset.name : "")} · seed ${s.seed} · ${dealCount()}` +
-    (told && (s.ended || r.reason) ? ` · ended: ${s.ended || r.reason}` : "") + (s.incidents && s.incidents.length ? ` · ${s.incidents.length} incident(s)` : ""),
+    (told && (s.ended || r.reason) ? ` · ended: ${s.ended || r.reason}` : ""),
     gone.length ? el("span", { id: "match-forfeits" }, ` · forfeited: ${gone.join(", ")}`) : null,
     told ? null : el("span", {}, " · the result shows at the match's end in a seat view"));
-  return [players, meta];
+  // each seat's incidents as `arena replay` ends the match with them (the server's words:
+  // the record's totals, not the first 20 of a kind it lists one by one)
+  const lines = s.incident_lines || [];
+  const incidents = told && lines.length
+    ? el("div", { class: "muted small", id: "match-incidents", title: "strikes: timeouts, illegal and malformed answers; not strikes: bot_error (a decision the bot failed), wrong_request (an answer to no pending request), disconnects" },
+      el("div", {}, "Incidents:"), lines.map((line) => el("div", {}, line)))
+    : null;
+  return [players, meta, incidents];
 }
 
 function buildPage() {
