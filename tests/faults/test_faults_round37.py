@@ -723,8 +723,11 @@ def test_a_link_slower_than_the_deadline_charges_its_bot_alone(tmp_path: Path, f
 
     async def main() -> None:
         async with _procs() as ps, contextlib.AsyncExitStack() as stack:
+            # 0.6 s + 0.6 s of bank: under the 3 s a decision takes over the slowed link, and
+            # enough that an honest bot on a loaded machine does not time out (300 + 300
+            # ms did once, beside a full test run and four helpers' tests: load 10)
             server, port = await _serve(
-                ps, tmp_path, "--decision-ms", "300", "--time-bank-ms", "300", "--max-deals", "20"
+                ps, tmp_path, "--decision-ms", "600", "--time-bank-ms", "600", "--max-deals", "20"
             )
             px = await stack.enter_async_context(FaultProxy(port))
             await _bot(ps, tmp_path, px.address, "a")
