@@ -9,7 +9,8 @@ progress; it does not remember the cards played before (that is what ``counting`
   while the next bid stays under that estimate.
 - **Passing**: keeps the 8 cards with the best estimate; never gives a K or Q whose partner
   an opponent may hold (that could complete his marriage); gives low cards.
-- **Contract**: names the highest contract its estimate supports; concedes a hopeless bid
+- **Contract**: names the highest contract its estimate supports (with two marriages or
+  more, their measured take, well below the estimate); concedes a hopeless bid
   where the ruleset allows it (and sits on the barrel rather than risking it).
 - **Play**: declares marriages as soon as allowed; the declarer draws trumps with sure
   winners and cashes aces and tens; defenders take points with sure winners, follow with

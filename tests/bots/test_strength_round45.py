@@ -15,6 +15,11 @@ Fixed:
   ``concede_pays = none`` a sitter committed to 100 on a hand that cannot make it played on
   (−100 and the barrel, and the defenders scored their takes) where conceding loses the same
   100 and the barrel and leaves the defenders nothing (``made_contract_scores``).
+- *Raising far over the hand with several marriages* (found in self-play): the contract
+  rule raised at 0.9 of a normal model around the estimate, which counts a second (third)
+  marriage as good as declared; such hands take far less double-dummy, and the raises
+  failed in 0.31 of the deals. Now the raise also asks 0.9 of the measured model of such
+  hands' take (``HeuristicBot.multi_offset``).
 
 Search budgets are counted in solver nodes (the wall-clock backstop is set out of reach),
 and every sample is drawn from a seeded generator: every answer here is deterministic.
@@ -147,13 +152,13 @@ def test_sitter_committed_to_100_concedes_a_hand_that_cannot_make_it(name: str, 
     assert _bot(name).act(view) == Concede()
 
 
-@pytest.mark.parametrize("name", ("heuristic", "counting"))
-def test_sitter_committed_to_100_with_a_strong_hand_still_names_120(name: str) -> None:
-    """Pin: deal 6, where the sitter's hand makes 120 in most deals consistent with his view
-    (more than half; 200+ in most): he names 120, the game (+120 against −120: even odds)."""
-    view = _sitter_declares_100(_PENALTY_NONE, 6, name)
+def test_sitter_committed_to_100_with_a_strong_hand_still_names_120() -> None:
+    """Pin: deal 6, where the sitter's hand makes 120 in more than half of the deals
+    consistent with his view (200+ in most): he names 120, the game (+120 against −120)."""
+    view = _sitter_declares_100(_PENALTY_NONE, 6, "counting")
     assert sum(t >= 120 for t in _dd_takes(view, 12)) > 6
-    assert _bot(name).act(view) == Contract(120)
+    for name in ("heuristic", "counting"):
+        assert _bot(name).act(view) == Contract(120), name
 
 
 # ---------------------------------------------------------------------- raising on marriages
