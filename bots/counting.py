@@ -118,7 +118,7 @@ class CountingBot(HeuristicBot):
         if self._on_barrel(view):
             # Any contract of 120 or more wins the game from the barrel, less is no gain:
             # bid towards 120, and above it as far as the hand makes it at even odds.
-            conf = self.barrel_confidence
+            conf = self.barrel_bid_confidence(view)
             if self.p_make_bid(view, 120) < conf:
                 return 0.0
             limit = 120.0

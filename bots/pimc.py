@@ -55,6 +55,7 @@ from bots.heuristic import (
     HeuristicBot,
     conceded_relative,
     estimate_take,
+    made_contract_scores,
     p_normal,
     relative_score_of_play,
 )
@@ -531,6 +532,10 @@ class PimcBot(Bot):
                 concede0 = next((a for a in legal if isinstance(a, Concede)), None)
                 if concede0 is not None:
                     return concede0
+            else:
+                # Made, a contract below 120 scores nothing here and a failed one costs its
+                # level: the bid is the least to risk ((2p - 1)·level named a higher one).
+                choice = contracts[0]
         concede = next((a for a in legal if isinstance(a, Concede)), None)
         throw = next((a for a in legal if isinstance(a, ThrowIn)), None)
         # Expected score relative to the two opponents (they take ~half the points each).
@@ -543,7 +548,9 @@ class PimcBot(Bot):
             if rules.concede == "free":
                 play_rel = (2 * p - 1) * bid - 30
             else:
-                play_rel = relative_score_of_play(p, bid, take)
+                play_rel = relative_score_of_play(
+                    p, bid, take, made_scores=made_contract_scores(view, bid)
+                )
             if conceded_relative(rules, bid) > play_rel:
                 return concede
         if throw is not None and -rules.throw_in_bonus > relative_score_of_play(p, bid, take):

@@ -320,13 +320,13 @@ def _consistent_deals(view: PlayerView, draws: int = 200) -> list[tuple[int, ...
 
 
 def test_counting_declarer_never_plays_a_dominated_card_in_the_endgame() -> None:
-    """Pin: in twenty self-play deals of ``counting``, at every declarer's decision with three
+    """Pin: in thirty self-play deals of ``counting``, at every declarer's decision with three
     cards or fewer and the contract still open, no other card makes the contract in every
     consistent deal where its card does and in one more (its endgame search is exact from
     five cards). The heuristic, which has no memory, fails this in 2 of 40 such deals (it
     does not know a ten is a master once its ace has fallen): that is its design."""
     checked = 0
-    for seed in range(1000, 1020):
+    for seed in range(1000, 1030):
         g = Game.new("classic", seed, ["a", "b", "c"])
         seats = [_bot("counting") for _ in range(3)]
         while g.deal_number == 0:
@@ -356,4 +356,6 @@ def test_counting_declarer_never_plays_a_dominated_card_in_the_endgame() -> None
                         assert not (better and sum(other) > sum(mine)), (seed, view.hand)
                     checked += 1
             g.apply(action, seat=view.seat)
-    assert checked >= 7, checked  # (7 such decisions in these deals)
+    # (7 such decisions in the first 20 deals until round 45 named lower contracts on hands
+    # with several marriages, 5 since: 30 deals keep the coverage)
+    assert checked >= 7, checked

@@ -182,9 +182,11 @@ def test_pimc_weighs_the_defenders_takes_by_the_heuristics_offset_prediction(
     seen: list[tuple[float, float, float]] = []
     real = bots.pimc.relative_score_of_play
 
-    def spy(p: float, bid: float, pred: float, sigma: float = 35.0) -> float:
+    def spy(
+        p: float, bid: float, pred: float, sigma: float = 35.0, made_scores: float | None = None
+    ) -> float:
         seen.append((p, bid, pred))
-        return real(p, bid, pred, sigma)
+        return real(p, bid, pred, sigma, made_scores=made_scores)
 
     g = _at_contract(_PENALTY_HALF, _pimc_own())
     view = observe(g, 0)
