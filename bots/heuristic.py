@@ -177,7 +177,8 @@ class HeuristicBot(Bot):
     #: in self-play), with this spread (standard deviation).
     take_offset = 15.0
     take_sigma = 35.0
-    #: The chance of making it that a bid or a contract needs.
+    #: The chance of making it that a bid or a contract needs (a subclass's 1: only the
+    #: bid it must hold, no raise; 0: any).
     bid_confidence = 0.65
     #: On the barrel: the chance of a contract of 120+ (a won game) worth bidding for.
     barrel_confidence = 0.5
