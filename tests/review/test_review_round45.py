@@ -106,7 +106,7 @@ def _start(r: Ruleset, rng: random.Random) -> tuple[list[int] | None, list[int] 
     if r.barrel_mode == "one" and sum(1 for b in barrel if b) > 1:
         first = next(i for i, b in enumerate(barrel) if b)
         barrel = [b if i == first else 0 for i, b in enumerate(barrel)]
-        scores = [s if i == first or not s == 880 else 860 for i, s in enumerate(scores)]
+        scores = [s if i == first or s != 880 else 860 for i, s in enumerate(scores)]
     return scores, barrel
 
 
@@ -124,8 +124,8 @@ def test_seeded_matches_of_every_ruleset_raise_nothing_and_stay_legal(name: str)
         makers = [
             HeuristicBot,
             CountingBot,
-            lambda: PimcBot(budget=0.003, samples=4, seed=m),
-            lambda: _OwnPimc(budget=0.003, samples=4, seed=m),
+            lambda m=m: PimcBot(budget=0.003, samples=4, seed=m),
+            lambda m=m: _OwnPimc(budget=0.003, samples=4, seed=m),
         ]
         seats = [rng.choice(makers)() for _ in range(r.players)]
         while g.result is None and g.deal_number < 2:
