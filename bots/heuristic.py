@@ -140,6 +140,17 @@ def relative_score_of_play(
     return p * (gain - opp_made) - (1.0 - p) * (bid + opp_failed)
 
 
+def _quantile(confidence: float) -> float:
+    """The standard normal quantile of ``confidence``, infinite at 1 and 0: a subclass's
+    confidence of 1 (raise only on a sure thing, i.e. never) or 0 made ``inv_cdf`` raise at
+    every bid and contract, and the bot played the referee's fallback."""
+    if confidence >= 1.0:
+        return math.inf
+    if confidence <= 0.0:
+        return -math.inf
+    return statistics.NormalDist().inv_cdf(confidence)
+
+
 def made_contract_scores(view: PlayerView, amount: float) -> float:
     """What a made contract of ``amount`` scores the declarer: the amount, except on the
     barrel, where one below 120 scores nothing (RULES.md, the barrel; one of 120+ wins the
@@ -166,7 +177,8 @@ class HeuristicBot(Bot):
     #: in self-play), with this spread (standard deviation).
     take_offset = 15.0
     take_sigma = 35.0
-    #: The chance of making it that a bid or a contract needs.
+    #: The chance of making it that a bid or a contract needs (a subclass's 1: only the
+    #: bid it must hold, no raise; 0: any).
     bid_confidence = 0.65
     #: On the barrel: the chance of a contract of 120+ (a won game) worth bidding for.
     barrel_confidence = 0.5
@@ -253,8 +265,7 @@ class HeuristicBot(Bot):
 
     def _max_amount(self, pred: float, confidence: float) -> float:
         # p_make(pred, a) >= confidence  <=>  a <= pred - z * sigma
-        z = statistics.NormalDist().inv_cdf(confidence)
-        return pred - z * self.take_sigma
+        return pred - _quantile(confidence) * self.take_sigma
 
     def _on_barrel(self, view: PlayerView) -> bool:
         return bool(view.barrel and view.barrel[view.seat] > 0)
@@ -366,7 +377,7 @@ class HeuristicBot(Bot):
             # on such hands were made in 0.69 of the deals double-dummy, not 0.9: 180
             # such contracts scored 8465 where naming the bid scored 15420 (now 15990).
             offset = self.multi_offset if held_marriages == 2 else self.multi3_offset
-            z = statistics.NormalDist().inv_cdf(self.contract_confidence)
+            z = _quantile(self.contract_confidence)
             limit = self.contract_estimate(view) + offset - z * self.multi_sigma
             target = min(target, limit)
         best = contracts[0]
