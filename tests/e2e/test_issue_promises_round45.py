@@ -14,6 +14,7 @@ import os
 import pty
 import re
 import select
+import shutil
 import subprocess
 import sys
 import time
@@ -429,3 +430,58 @@ def test_the_soak_prints_the_figures_the_issue_names(tmp_path: Path) -> None:
         [sys.executable, "-m", "arena.soak", "--help"], capture_output=True, text=True
     ).stdout
     assert "(default: 300)" in help_text and "(default: 1000)" in help_text
+
+
+# ------------------------------------------------------- #2 the skeleton: Makefile, README, CI
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+@pytest.mark.parametrize(
+    ("target", "runs"),
+    [
+        ("test", '.venv/bin/python -m pytest -q -m "not slow"'),
+        ("tournament", ".venv/bin/arena tournament --config tournaments/default.toml"),
+    ],
+)
+def test_make_test_and_tournament_set_everything_up_from_a_clean_clone(
+    tmp_path: Path, target: str, runs: str
+) -> None:
+    """#2: "`make test` and `make tournament` each work from a clean clone with only Python
+    and make present (they create `.venv`, install, and generate protobuf code as
+    needed)": in a checkout with no .venv and no generated code, `make -n TARGET` plans,
+    in this order, the venv, the install, protoc (with the .pyi stubs), then the run."""
+    for name in ("Makefile", "pyproject.toml"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    shutil.copytree(ROOT / "proto", tmp_path / "proto")
+    plan = subprocess.run(
+        ["make", "-n", "--no-print-directory", target],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+        env={k: v for k, v in os.environ.items() if not k.startswith("MAKE")},
+    )  # fmt: skip
+    assert plan.returncode == 0, plan.stderr
+    text = plan.stdout
+    steps = ["-m venv .venv", "pip install -q -e '.[dev]'", "-m grpc_tools.protoc",
+             "--mypy_out=.", runs]  # fmt: skip
+    at = [text.find(s) for s in steps]
+    assert -1 not in at and at == sorted(at), text
+
+
+def test_the_readme_opens_with_the_two_commands_and_ci_runs_make_test() -> None:
+    """#2: "README.md: ... in its first lines, the two commands (`make tournament`, `make
+    test`)" and "`.ci/run` calls `make test`, exactly as the README says" (executable in
+    git, stopping at the first error)."""
+    head = (ROOT / "README.md").read_text().splitlines()[:8]
+    block = "\n".join(head)
+    assert "make tournament" in block and "make test" in block
+    ci = (ROOT / ".ci" / "run").read_text()
+    mode = subprocess.run(
+        ["git", "ls-files", "-s", ".ci/run"], cwd=ROOT, capture_output=True, text=True
+    ).stdout
+    if mode:  # (a checkout without git metadata: the file's own mode)
+        assert mode.startswith("100755 ")
+    else:
+        assert os.access(ROOT / ".ci" / "run", os.X_OK)
+    assert "set -euo pipefail" in ci
+    commands = [line.strip() for line in ci.splitlines() if line.strip() and not
+                line.lstrip().startswith("#")]  # fmt: skip
+    assert commands[-1] == "make test"
