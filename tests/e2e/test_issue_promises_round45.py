@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import inspect
+import json
 import os
 import pty
 import re
@@ -295,12 +296,12 @@ def test_the_sdks_public_api_shows_no_grpc_or_protobuf_type() -> None:
 # ------------------------------------------------------------------- #5 the run on a terminal
 
 
-def test_a_tournament_on_a_terminal_shows_a_progress_bar_with_eta_and_live_standings(
-    tmp_path: Path,
-) -> None:
-    """#5: "A progress bar with ETA and live standings" — on a terminal (a pty here),
-    `arena tournament` draws the bar (done/total, ETA) and the standings table while the
-    matches are played, before the final leaderboard."""
+@pytest.fixture(scope="module")
+def tiny_on_a_terminal(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+    """A small tournament (3 bots, 6 matches of 2 deals) run by `arena tournament` on a
+    terminal (a pty): what the terminal showed, escape sequences removed, and its folder
+    (tiny.sqlite, out/)."""
+    tmp_path = tmp_path_factory.mktemp("tiny")
     (tmp_path / "tiny.toml").write_text(
         'name = "tiny"\nruleset = "classic"\nseed = 1\nmax_deals = 2\nconcurrency = 2\n'
         'db = "tiny.sqlite"\nout = "out"\n[bots]\na = "random"\nb = "random"\n'
@@ -336,11 +337,53 @@ def test_a_tournament_on_a_terminal_shows_a_progress_bar_with_eta_and_live_stand
             proc.wait()
         os.close(master)
     text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(chunks).decode(errors="replace"))
+    return text, tmp_path
+
+
+def test_a_tournament_on_a_terminal_shows_a_progress_bar_with_eta_and_live_standings(
+    tiny_on_a_terminal: tuple[str, Path],
+) -> None:
+    """#5: "A progress bar with ETA and live standings" — on a terminal, `arena
+    tournament` draws the bar (done/total, ETA) and the standings table while the matches
+    are played, before the final leaderboard."""
+    text, _ = tiny_on_a_terminal
     final = text.index("(finished)")  # the final leaderboard's title
     live = text[:final]
     assert re.search(r"\b\d/6\b", live) and "ETA" in live, live[-2000:]
     assert "μ−3σ" in live and "matches" in live  # the standings, shown while it runs
     assert "6 matches played" in text[final:]
+
+
+def test_the_ratings_are_trueskill_over_the_stored_places(
+    tiny_on_a_terminal: tuple[str, Path],
+) -> None:
+    """#5: "Ratings: TrueSkill on each match as a free-for-all by final places (ties share
+    a rank) ... leaderboard ordered by μ − 3σ" — checked against the `trueskill` library
+    itself, not the arena's code: the standard environment (μ 25, σ 25/3, β σ/2, τ σ/100;
+    the arena's documented draw probability 0.02), each stored match rated in schedule
+    order by its places, gives the μ and σ of leaderboard.json exactly."""
+    import trueskill
+
+    from arena.storage import Storage
+
+    _, folder = tiny_on_a_terminal
+    board = json.loads((folder / "out" / "leaderboard.json").read_text())
+    env = trueskill.TrueSkill(mu=25.0, sigma=25 / 3, beta=25 / 6, tau=25 / 300,
+                              draw_probability=0.02)  # fmt: skip
+    with Storage(folder / "tiny.sqlite") as st:
+        results = sorted(st.match_results(board["tournament"]["id"]), key=lambda r: r.index)
+    assert len(results) == 6
+    ratings = {row["bot"]: env.create_rating() for row in board["rows"]}
+    for m in results:
+        rated = env.rate([(ratings[s],) for s in m.seats], ranks=[p - 1 for p in m.places])
+        for seat, (after,) in zip(m.seats, rated, strict=True):
+            ratings[seat] = after
+    for row in board["rows"]:
+        want = ratings[row["bot"]]
+        assert row["mu"] == pytest.approx(want.mu, abs=1e-9), row["bot"]
+        assert row["sigma"] == pytest.approx(want.sigma, abs=1e-9), row["bot"]
+    order = [row["bot"] for row in board["rows"]]
+    assert order == sorted(order, key=lambda b: -(ratings[b].mu - 3 * ratings[b].sigma))
 
 
 # ------------------------------------------------------------------ #5 `make tournament` itself
