@@ -13,6 +13,7 @@ import inspect
 import json
 import os
 import pty
+import random
 import re
 import select
 import shutil
@@ -528,3 +529,79 @@ def test_the_readme_opens_with_the_two_commands_and_ci_runs_make_test() -> None:
     commands = [line.strip() for line in ci.splitlines() if line.strip() and not
                 line.lstrip().startswith("#")]  # fmt: skip
     assert commands[-1] == "make test"
+
+
+# ------------------------------------------------------ #2 thousands of random deals a preset
+
+
+@pytest.mark.parametrize("preset", ["classic", "1001", "1001-4p"])
+def test_thousands_of_random_deals_in_every_preset(preset: str) -> None:
+    """#2: "Property tests (hypothesis) over thousands of random deals in every preset:
+    hands and talon partition the deck, 120 card points per deal, 8 tricks, every legal
+    action applies and every other action is refused with state unchanged, replay from
+    the record reproduces the match, and reshuffling the cards a player cannot see never
+    changes that player's view". tests/engine/test_properties.py draws the preset at
+    random for each example: about 400 to 530 deals a preset in all (counted on
+    2026-12-06), not thousands. Here: 2,000 deals of each preset, with that file's
+    per-step invariants (``play_random_deals``: the partition at every deal's start, the
+    card points, the 8 tricks, the scores), an illegal action tried now and then
+    (refused, naming itself and the legal actions, the state unchanged), and each match
+    replayed from its record to the same scores and record; and the reshuffling property
+    on 1,000 more first deals a preset."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import Phase as HPhase
+    from hypothesis import strategies as st
+
+    from engine import PRESETS, IllegalActionError, replay
+    from tests.engine.conftest import snapshot
+    from tests.engine.test_properties import (
+        ill_formed,
+        play_random_deals,
+        test_reshuffling_hidden_cards_never_changes_a_view,
+    )
+
+    rule = PRESETS[preset]
+    deals_each, reshuffles_each, examples = 10, 5, 200
+    # (a view seen, the hidden cards permuted, the same view at every step: the property
+    # itself, without its @given)
+    reshuffled = test_reshuffling_hidden_cards_never_changes_a_view.hypothesis.inner_test  # type: ignore[attr-defined]
+    played: list[int] = []
+    refused = 0
+
+    def refuse_one(game: typing.Any, rng: typing.Any) -> None:
+        nonlocal refused
+        legal = game.legal_actions()
+        action = ill_formed(rng, rule.players)
+        if action in legal:
+            return
+        before = snapshot(game)
+        with pytest.raises(IllegalActionError) as info:
+            game.apply(action)
+        assert info.value.action == action and tuple(info.value.legal) == legal
+        assert snapshot(game) == before
+        refused += 1
+
+    @settings(max_examples=examples, deadline=None, derandomize=True, database=None,
+              phases=(HPhase.explicit, HPhase.generate),
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])  # fmt: skip
+    @given(seed=st.integers(0, 2**31 - 1), moves=st.integers(0, 2**31 - 1))
+    def one_match(seed: int, moves: int) -> None:
+        # (the moves from a seed of their own: a hypothesis `randoms()` drawing the
+        # thousand-odd numbers of 10 deals fails its health check for a large input)
+        rng = random.Random(moves)
+
+        def on_step(game: typing.Any, _action: object) -> None:
+            if rng.random() < 0.02:
+                refuse_one(game, rng)
+
+        game = play_random_deals(rule, seed, rng, deals=deals_each, on_step=on_step)
+        for k in range(reshuffles_each):  # that file's property, on deals of their own
+            reshuffled(seed + k + 1, random.Random(moves + k), rule)
+        again = replay(game.record())
+        assert again.scores == game.scores and again.record() == game.record()
+        played.append(len(game.deal_results))
+
+    one_match()
+    assert len(played) == examples
+    assert sum(played) >= 2000 - deals_each * 5  # (a match may reach the target sooner)
+    assert refused > 100
