@@ -605,3 +605,42 @@ def test_thousands_of_random_deals_in_every_preset(preset: str) -> None:
     assert len(played) == examples
     assert sum(played) >= 2000 - deals_each * 5  # (a match may reach the target sooner)
     assert refused > 100
+
+
+# ---------------------------------------------------------------- #2 a pure engine, no grpc
+
+_NO_GRPC = """
+import importlib.abc, random, sys
+
+class Blocked(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] in {"grpc", "grpc_tools", "google", "socket", "sqlite3",
+                                  "asyncio", "subprocess", "threading"}:
+            raise ImportError("blocked: " + name)
+
+sys.meta_path.insert(0, Blocked())
+state = random.getstate()
+from engine import PRESETS, Game, observe, replay
+for preset in ("classic", "1001", "1001-4p"):
+    rule = PRESETS[preset]
+    game = Game.new(rule, 11, [f"p{i}" for i in range(rule.players)])
+    moves = random.Random(3)
+    while not game.is_over and game.deal_number < 3:
+        game.apply(moves.choice(game.legal_actions()))
+    assert replay(game.record()).record() == game.record()
+    observe(game, 0)
+assert random.getstate() == state, "the engine drew from the global random"
+print("played without grpc")
+"""
+
+
+def test_the_engine_runs_without_grpc_or_io_modules_and_no_global_random() -> None:
+    """#2: "Pure Python, no I/O, no grpc, no global random: importable without grpc
+    installed": in a fresh interpreter where grpc, protobuf, sockets, sqlite, asyncio,
+    subprocess and threads cannot be imported, the engine plays and replays 3 deals of
+    every preset, and the global `random` state is untouched."""
+    done = subprocess.run(
+        [sys.executable, "-c", _NO_GRPC], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == "played without grpc"
