@@ -67,6 +67,31 @@ def _no_condensing_filter_left_behind() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
+def _logging_as_it_was() -> Iterator[None]:
+    """A CLI command run in-process (``arena tournament -vv`` under CliRunner) sets the
+    levels of the root, asyncio and grpc loggers and adds a handler to the root logger for
+    the rest of its process, as a process of its own should. In a test worker that outlived
+    the test: with one test process (``TEST_JOBS=1``) a later test that asserts on what is
+    logged saw the server's DEBUG lines, or a traceback of gRPC's written to stderr
+    through that handler (round 45, on 3.12 and 3.13). Each test gets the levels and the
+    handlers back as they were (pytest's own capturing handlers are among them)."""
+    manager = logging.Logger.manager
+    loggers = [logging.getLogger(), *(v for v in manager.loggerDict.values()
+                                      if isinstance(v, logging.Logger))]  # fmt: skip
+    before = {id(lg): (lg.level, list(lg.handlers)) for lg in loggers}
+    yield
+    for lg in [logging.getLogger(), *manager.loggerDict.values()]:
+        if not isinstance(lg, logging.Logger):
+            continue
+        level, handlers = before.get(id(lg), (logging.NOTSET, []))
+        if lg.level != level:
+            lg.setLevel(level)
+        for h in [h for h in lg.handlers if h not in handlers]:
+            lg.removeHandler(h)
+            h.close()
+
+
+@pytest.fixture(autouse=True)
 def _stop_signals_as_they_were() -> Iterator[None]:
     """A CLI command run in-process (CliRunner) in the main thread sets the stop signals'
     handlers for the rest of its process, as a process of its own should (`arena serve`

@@ -54,3 +54,21 @@ def test_the_readme_s_python_floor_is_the_package_s_the_makefile_s_and_the_tools
     assert "needs Python 3.11 or later" in makefile
     assert project["tool"]["ruff"]["target-version"] == "py311"
     assert project["tool"]["mypy"]["python_version"] == "3.11"
+
+
+def test_logging_set_up_by_an_in_process_command_is_undone_after_its_test() -> None:
+    """The cause behind the failure above, and behind the 3.12 run's second one (gRPC's
+    "Event loop is closed" traceback written to stderr, in a later test, through the root
+    handler ``arena tournament -vv`` had left): tests/conftest.py gives each test the
+    loggers' levels and handlers back as they were. Checked in one process, in order: a
+    test sets logging up as ``arena tournament -vv`` does, the next finds none of it."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "MAKE"))}
+    probe = "tests/packaging/logging_probe.py::"  # (not test_*.py: collected only when named)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+         probe + "test_probe_sets_logging_up_as_tournament_vv_does",
+         probe + "test_probe_finds_logging_as_a_fresh_process_has_it"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "2 passed" in done.stdout
