@@ -36,6 +36,7 @@ from grpc_tools import protoc
 
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
+from tests.support.spawn import readline_within
 
 ROOT = Path(__file__).parents[2]
 RAW_BOT = ROOT / "tests" / "support" / "raw_bot.py"
@@ -100,70 +101,62 @@ def test_every_proto_element_is_commented_and_every_enum_starts_unspecified(
 # ------------------------------------------------------------- #3 `arena serve` from outside
 
 
-def _serve(tmp: Path, *extra: str) -> tuple[subprocess.Popen[str], int]:
+def _serve(
+    procs: list[subprocess.Popen[str]], tmp: Path, *extra: str
+) -> tuple[subprocess.Popen[str], int]:
+    """`arena serve --port 0` and the port it printed (its log in ``tmp/serve.err``: a pipe
+    nobody reads could fill); ``procs`` (tests/e2e/conftest.py) ends it after the test."""
     tokens = tmp / "bots.toml"
     tokens.write_text('[bots]\nann = "tok-ann"\nbob = "tok-bob"\nmute = "tok-mute"\n')
     tokens.chmod(0o600)
-    proc = subprocess.Popen(
-        [str(BIN / "arena"), "serve", "--port", "0", "--tokens", str(tokens),
-         "--record-dir", str(tmp / "rec"), *extra],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp,
-    )  # fmt: skip
+    with (tmp / "serve.err").open("w") as err:
+        proc = subprocess.Popen(
+            [str(BIN / "arena"), "serve", "--port", "0", "--tokens", str(tokens),
+             "--record-dir", str(tmp / "rec"), *extra],
+            stdout=subprocess.PIPE, stderr=err, text=True, cwd=tmp,
+        )  # fmt: skip
+    procs.append(proc)
     assert proc.stdout is not None
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        assert line, proc.stderr.read() if proc.stderr else "no output"
+    while line := readline_within(proc.stdout, 60):
         if m := re.fullmatch(r"port (\d+)\n", line):
             return proc, int(m[1])
-    raise AssertionError("arena serve --port 0 never printed its port")
-
-
-def _stop(*procs: subprocess.Popen[str]) -> None:
-    for p in procs:
-        if p.poll() is None:
-            p.kill()
-        p.wait()
-        for pipe in (p.stdout, p.stderr):
-            if pipe is not None:
-                pipe.close()
+    raise AssertionError(f"arena serve --port 0 printed no port: {(tmp / 'serve.err').read_text()}")
 
 
 def test_serve_port_0_answers_health_and_reflection_as_grpcurl_would_ask(
-    tmp_path: Path,
+    tmp_path: Path, procs: list[subprocess.Popen[str]]
 ) -> None:
     """#3: "`arena serve --port N` ... (0 picks a free port and prints it); standard gRPC
     health checking and server reflection services on". Reflection is asked what grpcurl's
     `list` and `describe arena.v1.Arena` ask: the services, then the file that defines a
     symbol, from which the methods and their message types are read."""
-    server, port = _serve(tmp_path)
-    try:
-        with grpc.insecure_channel(f"localhost:{port}") as ch:
-            health = health_pb2_grpc.HealthStub(ch)
-            for service in ("", "arena.v1.Arena"):
-                got = health.Check(health_pb2.HealthCheckRequest(service=service), timeout=10)
-                assert got.status == health_pb2.HealthCheckResponse.SERVING, service
-            db = ProtoReflectionDescriptorDatabase(ch)
-            assert {"arena.v1.Arena", "grpc.health.v1.Health"} <= set(db.get_services())
-            pool = DescriptorPool(db)
-            methods = {m.name: m for m in pool.FindServiceByName("arena.v1.Arena").methods}
-            play = methods["Play"]
-            assert (play.input_type.full_name, play.output_type.full_name) == (
-                "arena.v1.BotMessage",
-                "arena.v1.ServerMessage",
-            )
-            assert play.client_streaming and play.server_streaming  # the bidirectional stream
-            assert "GetInfo" in methods
-            hello = pool.FindMessageTypeByName("arena.v1.Hello")
-            assert "protocol_version" in hello.fields_by_name
-        assert server.poll() is None
-        server.send_signal(2)  # SIGINT: a clean stop, no match running
-        assert server.wait(30) == 0
-    finally:
-        _stop(server)
+    server, port = _serve(procs, tmp_path)
+    with grpc.insecure_channel(f"localhost:{port}") as ch:
+        health = health_pb2_grpc.HealthStub(ch)
+        for service in ("", "arena.v1.Arena"):
+            got = health.Check(health_pb2.HealthCheckRequest(service=service), timeout=10)
+            assert got.status == health_pb2.HealthCheckResponse.SERVING, service
+        db = ProtoReflectionDescriptorDatabase(ch)
+        assert {"arena.v1.Arena", "grpc.health.v1.Health"} <= set(db.get_services())
+        pool = DescriptorPool(db)
+        methods = {m.name: m for m in pool.FindServiceByName("arena.v1.Arena").methods}
+        play = methods["Play"]
+        assert (play.input_type.full_name, play.output_type.full_name) == (
+            "arena.v1.BotMessage",
+            "arena.v1.ServerMessage",
+        )
+        assert play.client_streaming and play.server_streaming  # the bidirectional stream
+        assert "GetInfo" in methods
+        hello = pool.FindMessageTypeByName("arena.v1.Hello")
+        assert "protocol_version" in hello.fields_by_name
+    assert server.poll() is None
+    server.send_signal(2)  # SIGINT: a clean stop, no match running
+    assert server.wait(30) == 0
 
 
-def test_a_bot_that_never_answers_is_cut_off_at_its_deadline(tmp_path: Path) -> None:
+def test_a_bot_that_never_answers_is_cut_off_at_its_deadline(
+    tmp_path: Path, procs: list[subprocess.Popen[str]]
+) -> None:
     """#3: "A bot that never answers is cut off within its deadline plus a small
     tolerance" — over real gRPC against `arena serve`, timed by the silent client itself:
     each refusal comes no sooner than the time the request stated (limit + bank for the
@@ -172,7 +165,7 @@ def test_a_bot_that_never_answers_is_cut_off_at_its_deadline(tmp_path: Path) -> 
     of its own, fails it.)"""
     decision_ms, bank_ms = 400, 300
     server, port = _serve(
-        tmp_path, "--decision-ms", str(decision_ms), "--time-bank-ms", str(bank_ms),
+        procs, tmp_path, "--decision-ms", str(decision_ms), "--time-bank-ms", str(bank_ms),
         "--max-strikes", "2", "--max-deals", "1", "--matches", "1", "--seed", "7",
     )  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -197,6 +190,7 @@ def test_a_bot_that_never_answers_is_cut_off_at_its_deadline(tmp_path: Path) -> 
         )
         for n in ("ann", "bob")
     ]
+    procs.extend(bots)
 
     async def silent() -> list[tuple[pb.DecisionRequest, float, pb.DecisionRejected, float]]:
         asked: dict[str, tuple[pb.DecisionRequest, float]] = {}
@@ -218,11 +212,8 @@ def test_a_bot_that_never_answers_is_cut_off_at_its_deadline(tmp_path: Path) -> 
                 elif kind == "match_ended":
                     return cut
 
-    try:
-        cut = asyncio.run(silent())
-        assert server.wait(120) == 0
-    finally:
-        _stop(server, *bots)
+    cut = asyncio.run(silent())
+    assert server.wait(120) == 0
     assert len(cut) == 2  # two strikes, then the forfeit: asked nothing more
     req1, req2 = cut[0][0], cut[1][0]
     assert (req1.time_limit_ms, req1.time_bank_ms) == (decision_ms, bank_ms)
