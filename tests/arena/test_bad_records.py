@@ -16,6 +16,7 @@ import json
 import logging
 import re
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -364,9 +365,25 @@ def test_a_bot_whose_constructor_raises_at_a_later_match_does_not_stop_the_runne
         out = _Outbox()
         out.held = True
         runner._out = out  # the stream the answers go to
+
+        async def made(match_id: str) -> None:
+            # Each match's bot is made in a thread of its own: the next match starts once
+            # this one's is made (or has failed), so the second one made is m2's (with all
+            # three started at once, m3's thread now and then made its bot before m2's:
+            # one test process on 3.13, under load).
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                m = runner._matches.get(match_id)
+                if (m is not None and m.bot is not None) or match_id in runner._unmade:
+                    return
+                await asyncio.sleep(0.01)
+            raise AssertionError(f"match {match_id}: its bot was neither made nor refused")
+
         for msg in (_started("m1"), _started("m2"), _request("m2", "r2"),
                     _request("m1", "r1"), _started("m3"), _request("m3", "r3")):  # fmt: skip
             runner._on_message(msg, out)  # m2's bot raises: before the fix, this did too
+            if msg.WhichOneof("kind") == "match_started":
+                await made(msg.match_started.match_id)
         await runner._drain()
         for mid in ("m2", "m1", "m3"):
             runner._on_message(_ended(mid), out)

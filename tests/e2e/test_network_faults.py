@@ -412,7 +412,9 @@ def test_connections_cut_mid_frame_lose_no_result_and_count_none_twice(
     """Connections cut (RST) after a random number of bytes, bot to arena or back, in the
     middle of an HTTP/2 frame mostly: `arena serve` stays up, the bots reconnect and play
     on, every match is stored once and replays, and every bot counts each match once."""
-    matches = max(3, cuts // 10)
+    # (3 matches for 30 cuts once ended after 19 connections, 16 of them cut: too little
+    # traffic to reach the cuts asserted, one test process on 3.12. Twice that is enough.)
+    matches = max(6, cuts // 10)
     summaries = asyncio.run(_cut_loop(tmp_path, cuts, matches))
     for s in summaries:
         assert s.matches == matches, s
