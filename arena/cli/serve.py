@@ -33,7 +33,13 @@ from arena.cli.options import (
 from arena.deadlines import DEFAULT_TIME_BANK_MS, MAX_DEADLINE_MS
 from arena.protocol import MIN_TOKEN, token_problem, weak_token
 from arena.referee import Lobby, Referee, RefereeConfig, TLSConfig, start_server
-from arena.referee.config import MAX_STRIKES, key_pair_problem, pem_problem
+from arena.referee.config import (
+    MAX_STRIKES,
+    cert_expired_problem,
+    key_pair_problem,
+    loopback_only_note,
+    pem_problem,
+)
 from arena.referee.lobby import FinishedMatch
 from arena.referee.server import host_port, port_problem
 from arena.render import printable
@@ -422,6 +428,9 @@ def serve(
         problem = key_pair_problem(tls_cert, tls_key)
         if problem is not None:
             raise click.BadParameter(problem, param_hint="--tls-key")
+        problem = cert_expired_problem(tls_cert)
+        if problem is not None:
+            raise click.BadParameter(problem, param_hint="--tls-cert")
     tls = TLSConfig(tls_cert, tls_key) if tls_cert is not None and tls_key is not None else None
     tokens = load_tokens(tokens_file)
     if len(tokens) < rs.players:
@@ -460,6 +469,9 @@ def serve(
     clear = None if tls is not None else in_clear_note(host, "bots", "--tls-cert with --tls-key")
     if clear is not None:
         click.echo(clear, err=True)
+    only_here = None if tls_cert is None else loopback_only_note(tls_cert, host)
+    if only_here is not None:
+        click.echo(printable(only_here), err=True)
     try:
         config = RefereeConfig(
             decision_ms=decision_ms,

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import ssl
 import stat
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -116,6 +118,101 @@ def key_pair_problem(cert: Path, key: Path) -> str | None:
     except OSError as e:
         return f"cannot read {cert} or {key}: {e.strerror or e}"
     return None
+
+
+def _decoded_cert(cert: Path) -> dict[str, object] | None:
+    """The first certificate in the PEM file ``cert`` as :mod:`ssl` decodes a peer's, or
+    ``None`` when it cannot be read so (the check it serves is then skipped: gRPC's
+    handshake stays the judge)."""
+    # (CPython's decoder of a certificate file; SSLContext.get_ca_certs, the public one,
+    # leaves out a certificate that is no CA, as one a public authority signed is)
+    decode = getattr(getattr(ssl, "_ssl", None), "_test_decode_cert", None)
+    if decode is None:
+        return None
+    try:
+        decoded = decode(str(cert))
+    except (ssl.SSLError, OSError, ValueError, TypeError):
+        return None
+    return decoded if isinstance(decoded, dict) else None
+
+
+def cert_names(cert: Path) -> list[str] | None:
+    """The host names and addresses the certificate in ``cert`` is for (its
+    subjectAltName, else its common name), or ``None`` when they cannot be read."""
+    decoded = _decoded_cert(cert)
+    if decoded is None:
+        return None
+    alt = decoded.get("subjectAltName") or ()
+    names = [str(v) for k, v in alt if k in ("DNS", "IP Address")]  # type: ignore[attr-defined]
+    if not names:  # (clients ignore the common name once there is a subjectAltName)
+        for rdn in decoded.get("subject") or ():  # type: ignore[attr-defined]
+            names += [str(v) for k, v in rdn if k == "commonName"]
+    return names
+
+
+def cert_expired_problem(cert: Path) -> str | None:
+    """Why no bot can pass the TLS handshake with the certificate in ``cert``: it has
+    expired (``None`` when it has not, or its dates cannot be read). gRPC serves it
+    anyway, and each bot only hears that its handshake failed."""
+    decoded = _decoded_cert(cert)
+    not_after = None if decoded is None else decoded.get("notAfter")
+    if not isinstance(not_after, str):
+        return None
+    try:
+        ends = ssl.cert_time_to_seconds(not_after)
+    except ValueError:
+        return None
+    if ends > time.time():
+        return None
+    return (f"the certificate in {cert} expired on {not_after}: every bot's TLS handshake "
+            "would fail; renew it (make a new one)")  # fmt: skip
+
+
+def name_in_cert(name: str, names: list[str]) -> bool:
+    """Whether a client connecting to host ``name`` finds it among the certificate's
+    ``names`` (a ``*.`` wildcard stands for one leftmost label, as TLS clients take it)."""
+    host = name.strip("[]").lower().rstrip(".")
+    try:
+        host = str(ipaddress.ip_address(host))
+    except ValueError:
+        pass
+    for n in names:
+        n = n.lower().rstrip(".")
+        try:
+            n = str(ipaddress.ip_address(n))
+        except ValueError:
+            pass
+        if n == host:
+            return True
+        if n.startswith("*.") and "." in host and host.split(".", 1)[1] == n[2:]:
+            return True
+    return False
+
+
+def loopback_name(name: str) -> bool:
+    """Whether the host ``name`` is this machine's loopback (``localhost``, ``127.x``,
+    ``::1``): no bot on another machine reaches the arena by it."""
+    inner = name.strip("[]").lower().rstrip(".")
+    if inner == "localhost" or inner.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(inner).is_loopback
+    except ValueError:
+        return False
+
+
+def loopback_only_note(cert: Path, host: str) -> str | None:
+    """What an arena listening on ``host`` beyond loopback says at its start when the
+    certificate in ``cert`` lists loopback names only (the docs' test certificate lists
+    ``localhost``): a bot on another machine connects by none of them, so its handshake
+    fails, and all the arena sees is that nobody came. ``None`` otherwise."""
+    names = cert_names(cert)
+    if loopback_name(host) or not names or not all(loopback_name(n) for n in names):
+        return None
+    return (f"note: the certificate in {cert} lists only {', '.join(names)}: a bot on another "
+            "machine must connect by a name the certificate lists, and fails its TLS "
+            "handshake by any other; make one that lists this machine's host name or "
+            "address (subjectAltName=DNS:NAME,IP:ADDRESS)")  # fmt: skip
 
 
 #: The largest PEM file read: a CA bundle of every public root takes about 200 KiB.

@@ -38,7 +38,15 @@ from arena.addresses import host_problem, non_ascii_problem
 from arena.deadlines import deadline_problem
 from arena.protocol import MIN_TOKEN, token_problem, weak_token
 from arena.ratings import DEFAULT_DRAW_PROBABILITY
-from arena.referee.config import MAX_STRIKES, RefereeConfig, key_pair_problem, pem_problem
+from arena.referee.config import (
+    MAX_STRIKES,
+    RefereeConfig,
+    cert_expired_problem,
+    cert_names,
+    key_pair_problem,
+    name_in_cert,
+    pem_problem,
+)
 from arena.render import printable
 from arena.tournament.schedule import SCHEDULE_VERSION, ScheduledMatch, build_schedule
 from engine.rules import (
@@ -921,6 +929,9 @@ def _tls(data: object, base: Path, err: _Err) -> TLSSpec | None:
     problem = key_pair_problem(files[0], files[1])
     if problem is not None:
         raise err("tls.key", problem)
+    problem = cert_expired_problem(files[0])
+    if problem is not None:
+        raise err("tls.cert", problem)
     server_name = _get(data, "server_name", str, "localhost", err, "tls.")
     if not server_name.strip():
         raise err("tls.server_name", "must not be empty")
@@ -929,6 +940,12 @@ def _tls(data: object, base: Path, err: _Err) -> TLSSpec | None:
     non_ascii = non_ascii_problem(server_name.strip())
     if non_ascii:  # (was "cannot resolve" once the run had started, exit 1)
         raise err("tls.server_name", non_ascii)
+    names = cert_names(files[0])
+    if names and not name_in_cert(server_name.strip(), names):
+        # (every local bot failed its handshake with it, after the run had started)
+        raise err("tls.server_name", f"{toml_shown(server_name.strip())} is not a name the "
+                  f"certificate in {_cut(files[0])} lists ({', '.join(names)}): the local bots "
+                  "connect to it and check it against the certificate")  # fmt: skip
     return TLSSpec(files[0], files[1], server_name.strip())
 
 

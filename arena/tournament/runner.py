@@ -63,6 +63,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.ratings import RatingBook, rate_results
+from arena.referee.config import cert_names, loopback_name, loopback_only_note
 from arena.render import printable
 from arena.stopping import stop_signals
 from arena.storage import (
@@ -1201,8 +1202,16 @@ async def _play(
         if remote:
             # 0.0.0.0 / :: is where the arena listens, not an address a bot can reach; over
             # TLS a bot must name the host its certificate is for (an address fails the check)
-            if cfg.tls is not None:
+            names = None if cfg.tls is None else cert_names(cfg.tls.cert)
+            if cfg.tls is not None and (loopback_name(cfg.host) or not names):
                 where = f"{host_port(cfg.tls.server_name, port)} (the certificate's name)"
+            elif cfg.tls is not None and names is not None:
+                # server_name is the name for the local bots, localhost by default: a bot
+                # on another machine must connect by one of the names the certificate lists
+                where = f"a name the certificate lists ({', '.join(names)}), port {port}"
+                only_here = loopback_only_note(cfg.tls.cert, cfg.host)
+                if only_here is not None:
+                    log.warning("%s", only_here.removeprefix("note: "))
             elif cfg.host in ("0.0.0.0", "::"):
                 where = f"this machine's address, port {port}"
             else:
