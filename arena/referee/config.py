@@ -171,22 +171,23 @@ def cert_expired_problem(cert: Path) -> str | None:
 def name_in_cert(name: str, names: list[str]) -> bool:
     """Whether a client connecting to host ``name`` finds it among the certificate's
     ``names`` (a ``*.`` wildcard stands for one leftmost label, as TLS clients take it)."""
-    host = name.strip("[]").lower().rstrip(".")
-    try:
-        host = str(ipaddress.ip_address(host))
-    except ValueError:
-        pass
-    for n in names:
-        n = n.lower().rstrip(".")
-        try:
-            n = str(ipaddress.ip_address(n))
-        except ValueError:
-            pass
+    host = _canonical_host(name)
+    for n in map(_canonical_host, names):
         if n == host:
             return True
         if n.startswith("*.") and "." in host and host.split(".", 1)[1] == n[2:]:
             return True
     return False
+
+
+def _canonical_host(name: str) -> str:
+    """``name`` compared as clients do: an IP address in its one spelling, a host name in
+    lower case, without brackets or a final dot."""
+    name = name.strip("[]").lower().rstrip(".")
+    try:
+        return str(ipaddress.ip_address(name))
+    except ValueError:
+        return name
 
 
 def loopback_name(name: str) -> bool:

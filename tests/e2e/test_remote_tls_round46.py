@@ -135,9 +135,13 @@ def test_serve_tls_on_every_interface_by_address_plays_and_keeps_tokens_out(
     serve, port = _serve(procs, tmp_path, "--host", "0.0.0.0", "--tls-cert", str(cert),
                          "--tls-key", str(key), "--matches", "1", "--db", "db.sqlite")  # fmt: skip
     bots = [
-        subprocess.Popen([BOT, "run", "random", "--arena", f"{addr}:{port}", "--ca", str(cert),
-                          "--once"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True, env=_env(t))  # fmt: skip
+        subprocess.Popen(
+            [BOT, "run", "random", "--arena", f"{addr}:{port}", "--ca", str(cert), "--once"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_env(t),
+        )
         for t in TOKENS.values()
     ]
     procs.extend(bots)
@@ -154,9 +158,12 @@ def test_serve_tls_on_every_interface_by_address_plays_and_keeps_tokens_out(
     with sqlite3.connect(tmp_path / "db.sqlite") as db:
         assert db.execute("SELECT COUNT(*) FROM matches").fetchone()[0] == 1
     (tmp_path / "board.html").write_text(
-        subprocess.run([ARENA, "leaderboard", "--db", str(tmp_path / "db.sqlite"),
-                        "--format", "html"], capture_output=True, text=True,
-                       check=True).stdout  # fmt: skip
+        subprocess.run(
+            [ARENA, "leaderboard", "--db", str(tmp_path / "db.sqlite"), "--format", "html"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
     )
     for path in tmp_path.rglob("*"):
         if path.is_file() and path.name != "tokens.toml":
@@ -271,9 +278,13 @@ def test_tournament_tells_remote_bots_a_name_the_certificate_lists(
             port = int(line.split("port ")[1].split()[0].rstrip(":,)"))
     assert port is not None, "the tournament never said where to connect"
     friends = [
-        subprocess.Popen([BOT, "run", "random", "--arena", f"{addr}:{port}", "--ca",
-                          str(cert)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True, env=_env(tok))  # fmt: skip
+        subprocess.Popen(
+            [BOT, "run", "random", "--arena", f"{addr}:{port}", "--ca", str(cert)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_env(tok),
+        )
         for tok in (TOKENS["a"], TOKENS["b"])
     ]
     procs.extend(friends)
