@@ -42,9 +42,7 @@ from arena.referee.config import (
     MAX_STRIKES,
     RefereeConfig,
     cert_expired_problem,
-    cert_names,
     key_pair_problem,
-    name_in_cert,
     pem_problem,
 )
 from arena.render import printable
@@ -940,12 +938,6 @@ def _tls(data: object, base: Path, err: _Err) -> TLSSpec | None:
     non_ascii = non_ascii_problem(server_name.strip())
     if non_ascii:  # (was "cannot resolve" once the run had started, exit 1)
         raise err("tls.server_name", non_ascii)
-    names = cert_names(files[0])
-    if names and not name_in_cert(server_name.strip(), names):
-        # (every local bot failed its handshake with it, after the run had started)
-        raise err("tls.server_name", f"{toml_shown(server_name.strip())} is not a name the "
-                  f"certificate in {_cut(files[0])} lists ({', '.join(names)}): the local bots "
-                  "connect to it and check it against the certificate")  # fmt: skip
     return TLSSpec(files[0], files[1], server_name.strip())
 
 

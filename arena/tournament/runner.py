@@ -63,7 +63,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.ratings import RatingBook, rate_results
-from arena.referee.config import cert_names, loopback_name, loopback_only_note
+from arena.referee.config import cert_names, loopback_name, loopback_only_note, name_in_cert
 from arena.render import printable
 from arena.stopping import stop_signals
 from arena.storage import (
@@ -1340,6 +1340,13 @@ def _check_server_name(cfg: TournamentConfig) -> None:
             f"cannot resolve tls.server_name {name!r}, the name the local bots connect to: "
             f"{e} (a name the certificate lists and this machine answers to)"
         ) from e
+    names = cert_names(cfg.tls.cert)
+    if names and not name_in_cert(name, names):  # (each local bot failed its handshake)
+        raise TournamentError(
+            f"tls.server_name {name!r}, the name the local bots connect to, is not one the "
+            f"certificate in {cfg.tls.cert} lists ({', '.join(names)}): their TLS handshakes "
+            "would fail"
+        )
 
 
 def _check_out(out: Path) -> None:

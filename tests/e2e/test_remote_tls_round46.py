@@ -305,13 +305,81 @@ def test_tournament_tells_remote_bots_a_name_the_certificate_lists(
 
 def test_tournament_refuses_a_server_name_its_certificate_does_not_list(tmp_path: Path) -> None:
     """The docs say the certificate must name tls.server_name: one that does not made every
-    local bot fail its handshake; the config is refused, naming both."""
+    local bot fail its handshake; the run stops before anything starts, naming both."""
     cert, key = make_cert(tmp_path, "arena", "DNS:localhost")
     cfg = _tournament_config(tmp_path, cert, key, server_name="127.0.0.1")
     env = _env()
     env["FRIEND_TOKEN"], env["PAL_TOKEN"] = TOKENS["a"], TOKENS["b"]
     r = subprocess.run([ARENA, "tournament", "--config", str(cfg)], capture_output=True,
                        text=True, env=env, cwd=tmp_path, timeout=DEADLINE)  # fmt: skip
-    assert r.returncode == 2, r.stderr
-    assert "server_name" in r.stderr and "localhost" in r.stderr, r.stderr
+    assert r.returncode == 1, r.stderr
+    assert "server_name '127.0.0.1'" in r.stderr and "(localhost)" in r.stderr, r.stderr
+    assert "starting random" not in r.stderr  # (no bot was started)
     _no_traceback(r.stderr)
+
+
+SLOW_BOT = """
+import time
+from bots.random_bot import RandomBot
+
+class Slow(RandomBot):
+    def act(self, view):
+        time.sleep(0.05)
+        return super().act(view)
+"""
+
+
+def test_same_token_reconnects_mid_match_over_tls(tmp_path: Path, procs: list) -> None:
+    """A bot killed mid-match and started again with its token (by the outside address,
+    over TLS) takes its seat back: the match ends without a forfeit and is stored."""
+    addr = outside_address()
+    cert, key = make_cert(tmp_path, "arena", f"DNS:localhost,IP:{addr}")
+    (tmp_path / "slow.py").write_text(SLOW_BOT)
+    serve, port = _serve(procs, tmp_path, "--host", "0.0.0.0", "--tls-cert", str(cert),
+                         "--tls-key", str(key), "--matches", "1", "--db", "db.sqlite",
+                         "--grace-s", "60", "--time-bank-ms", "60000")  # fmt: skip
+    arena = f"{addr}:{port}"
+
+    def slow() -> subprocess.Popen[str]:
+        p = subprocess.Popen([BOT, "run", str(tmp_path / "slow.py:Slow"), "--arena", arena,
+                              "--ca", str(cert), "--once"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=_env(TOKENS["a"]))  # fmt: skip
+        procs.append(p)
+        return p
+
+    others = [
+        subprocess.Popen(
+            [BOT, "run", "random", "--arena", arena, "--ca", str(cert), "--once"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_env(tok),
+        )
+        for tok in (TOKENS["b"], TOKENS["c"])
+    ]
+    procs.extend(others)
+    first = slow()
+    assert first.stderr is not None
+    end = time.monotonic() + DEADLINE
+    while time.monotonic() < end:
+        line = first.stderr.readline()
+        assert line, "the bot ended before its match started"
+        if "started: seat" in line:
+            break
+    first.kill()
+    first.wait()
+    again = slow()
+    _, err = again.communicate(timeout=DEADLINE)
+    assert again.returncode == 0, err
+    assert "ended: scores" in err, err
+    for p in others:
+        p.communicate(timeout=DEADLINE)
+        assert p.returncode == 0
+    out, serve_err = serve.communicate(timeout=DEADLINE)
+    assert serve.returncode == 0, serve_err
+    assert "forfeits []" in serve_err, serve_err
+    assert serve_err.count("bot a connected") == 2, serve_err
+    assert TOKENS["a"] not in serve_err
+    _no_traceback(err, out, serve_err)
+    with sqlite3.connect(tmp_path / "db.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM matches").fetchone()[0] == 1
