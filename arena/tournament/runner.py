@@ -1501,6 +1501,15 @@ async def _wait_for_bots(
                     "others were ready (it is not connected now)"
                     if name in seen
                     else f"  {name}: remote bot, never connected with its token"
+                    # (gRPC ends a failed handshake before any call: the referee never
+                    # hears of it, and the bot's own output is where it is said)
+                    + (
+                        " (over TLS: one that connects in plain text, with a --ca that is not "
+                        "the certificate's, or by a name the certificate does not list fails "
+                        "its handshake unseen here; its own output says why)"
+                        if getattr(cfg, "tls", None) is not None
+                        else ""
+                    )
                 )
             else:
                 parts.append(f"  {name}: not launched (launch_bots is off)")

@@ -6,6 +6,7 @@ of this machine, and each wrong way in refused with a message that names the mis
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import sqlite3
@@ -275,7 +276,7 @@ def test_tournament_tells_remote_bots_a_name_the_certificate_lists(
         if "waiting up to" in line:
             assert "localhost:" not in line, line
             assert addr in line, line
-            port = int(line.split("port ")[1].split()[0].rstrip(":,)"))
+            port = int(re.search(r"port (\d+)", line)[1])  # type: ignore[index]
     assert port is not None, "the tournament never said where to connect"
     friends = [
         subprocess.Popen(
@@ -383,3 +384,37 @@ def test_same_token_reconnects_mid_match_over_tls(tmp_path: Path, procs: list) -
     _no_traceback(err, out, serve_err)
     with sqlite3.connect(tmp_path / "db.sqlite") as db:
         assert db.execute("SELECT COUNT(*) FROM matches").fetchone()[0] == 1
+
+
+def test_tournament_says_a_remote_bot_may_have_failed_its_handshake(
+    tmp_path: Path, procs: list
+) -> None:
+    """A friend connecting in plain text to a TLS tournament fails its handshake, which the
+    arena never sees: its side is told (and retries), and the organiser's "never
+    connected" says that over TLS a failed handshake is unseen, rather than nothing."""
+    cert, key = make_cert(tmp_path, "arena", "DNS:localhost")
+    cfg = _tournament_config(tmp_path, cert, key)
+    cfg.write_text(cfg.read_text().replace("bot_wait_s = 60", "bot_wait_s = 4"))
+    env = _env()
+    env["FRIEND_TOKEN"], env["PAL_TOKEN"] = TOKENS["a"], TOKENS["b"]
+    t = subprocess.Popen([ARENA, "tournament", "--config", str(cfg)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)  # fmt: skip
+    procs.append(t)
+    assert t.stderr is not None
+    port, said = None, ""
+    while port is None:
+        line = t.stderr.readline()
+        said += line
+        assert line, "the tournament never said where to connect"
+        if "waiting up to" in line:
+            port = int(re.search(r"port (\d+)", line)[1])  # type: ignore[index]
+    plain = _bot(f"localhost:{port}", TOKENS["a"], "--retry-for", "2")
+    assert plain.returncode == 1 and "pass --tls or --ca" in plain.stderr
+    _, rest = t.communicate(timeout=DEADLINE)
+    err = said + rest
+    assert t.returncode == 1, err
+    assert "friend: remote bot, never connected with its token (over TLS:" in err, err
+    assert "in plain text" in err
+    # host 0.0.0.0 with a certificate for localhost only: said at the start
+    assert "lists only localhost" in err
+    _no_traceback(plain.stderr, err)
