@@ -297,6 +297,7 @@ def test_tournament_tells_remote_bots_a_name_the_certificate_lists(
     assert t.returncode == 0, err
     assert "stored" in err
     _no_traceback(out, err)
+    assert TOKENS["a"] not in out + err and TOKENS["b"] not in out + err
     for path in tmp_path.rglob("*"):
         if path.is_file():
             data = path.read_bytes()
