@@ -7,7 +7,7 @@ from __future__ import annotations
 import ipaddress
 import unicodedata
 
-__all__ = ["address_key", "host_problem", "non_ascii_problem"]
+__all__ = ["address_key", "host_problem", "is_loopback_host", "non_ascii_problem"]
 
 
 def address_key(host: str) -> str:
@@ -34,6 +34,30 @@ def address_key(host: str) -> str:
     if isinstance(ip, ipaddress.IPv6Address):
         return str(ipaddress.IPv6Network((ip, 64), strict=False))
     return str(ip)
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether the host name or address ``host`` (an IPv6 address may come in brackets)
+    is this machine's loopback, which no other machine reaches: ``localhost`` (any case,
+    a final dot), a loopback address, an IPv4-mapped one too.
+
+    >>> [is_loopback_host(h) for h in ("LocalHost.", "127.0.0.2", "[::1]", "::ffff:127.0.0.1")]
+    [True, True, True, True]
+    >>> [is_loopback_host(h) for h in ("0.0.0.0", "[::]", "arena.example", "192.0.2.7")]
+    [False, False, False, False]
+    """
+    inner = host.strip("[]").lower().rstrip(".")
+    if inner == "localhost":
+        return True
+    try:
+        ip = ipaddress.ip_address(inner)
+    except ValueError:  # a host name: it may stand for any address
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        # ("::ffff:127.0.0.1": Python before 3.13 calls it no loopback, and gRPC connects
+        # to 127.0.0.1 by it)
+        return ip.ipv4_mapped.is_loopback
+    return ip.is_loopback
 
 
 def host_problem(host: str) -> str | None:

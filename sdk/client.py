@@ -32,7 +32,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-import ipaddress
 import logging
 import queue
 import random
@@ -51,6 +50,7 @@ from typing import Any, TypeVar
 import grpc
 from google.protobuf.message import DecodeError
 
+from arena.addresses import is_loopback_host
 from arena.protocol import (
     PROTOCOL_VERSION,
     RETRY_AFTER_MS,
@@ -856,18 +856,7 @@ def _loopback_host(address: str) -> bool:
         host = address[1:].partition("]")[0]
     else:
         host = address.rpartition(":")[0] if address.count(":") == 1 else address
-    host = host.lower().rstrip(".")
-    if host == "localhost":
-        return True
-    try:
-        ip = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        # "::ffff:127.0.0.1": Python before 3.13 calls it no loopback, and gRPC connects
-        # to 127.0.0.1 by it (through the proxy, which cannot reach this machine's)
-        return ip.ipv4_mapped.is_loopback
-    return ip.is_loopback
+    return is_loopback_host(host)
 
 
 class BotRunner:

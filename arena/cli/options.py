@@ -5,7 +5,6 @@ from __future__ import annotations
 import codecs
 import contextlib
 import errno
-import ipaddress
 import math
 import os
 import re
@@ -19,7 +18,7 @@ from typing import IO, TYPE_CHECKING, Any, cast
 
 import click
 
-from arena.addresses import host_problem
+from arena.addresses import host_problem, is_loopback_host
 from arena.render import printable
 
 if TYPE_CHECKING:
@@ -96,13 +95,7 @@ def in_clear_note(host: str, who: str, fix: str) -> str | None:
     >>> in_clear_note("0.0.0.0", "bots", "--tls")[:38]
     'note: listening on 0.0.0.0 without TLS'
     """
-    inner = host.strip("[]")
-    try:
-        # (a host name's case does not matter: LOCALHOST is loopback too)
-        loopback = inner.lower() == "localhost" or ipaddress.ip_address(inner).is_loopback
-    except ValueError:  # a host name: it may stand for any address
-        loopback = False
-    if loopback:
+    if is_loopback_host(host):
         return None
     return (
         f"note: listening on {host} without TLS: every message between the arena and {who} "

@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena.addresses import is_loopback_host
 from arena.deadlines import DEFAULT_TIME_BANK_MS, deadline_problem
 
 __all__ = ["RefereeConfig", "TLSConfig", "pem_problem"]
@@ -190,25 +191,13 @@ def _canonical_host(name: str) -> str:
         return name
 
 
-def loopback_name(name: str) -> bool:
-    """Whether the host ``name`` is this machine's loopback (``localhost``, ``127.x``,
-    ``::1``): no bot on another machine reaches the arena by it."""
-    inner = name.strip("[]").lower().rstrip(".")
-    if inner == "localhost" or inner.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(inner).is_loopback
-    except ValueError:
-        return False
-
-
 def loopback_only_note(cert: Path, host: str) -> str | None:
     """What an arena listening on ``host`` beyond loopback says at its start when the
     certificate in ``cert`` lists loopback names only (the docs' test certificate lists
     ``localhost``): a bot on another machine connects by none of them, so its handshake
     fails, and all the arena sees is that nobody came. ``None`` otherwise."""
     names = cert_names(cert)
-    if loopback_name(host) or not names or not all(loopback_name(n) for n in names):
+    if is_loopback_host(host) or not names or not all(is_loopback_host(n) for n in names):
         return None
     return (f"note: the certificate in {cert} lists only {', '.join(names)}: a bot on another "
             "machine must connect by a name the certificate lists, and fails its TLS "

@@ -62,8 +62,9 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from arena.addresses import is_loopback_host
 from arena.ratings import RatingBook, rate_results
-from arena.referee.config import cert_names, loopback_name, loopback_only_note, name_in_cert
+from arena.referee.config import cert_names, loopback_only_note, name_in_cert
 from arena.render import printable
 from arena.stopping import stop_signals
 from arena.storage import (
@@ -1203,7 +1204,7 @@ async def _play(
             # 0.0.0.0 / :: is where the arena listens, not an address a bot can reach; over
             # TLS a bot must name the host its certificate is for (an address fails the check)
             names = None if cfg.tls is None else cert_names(cfg.tls.cert)
-            if cfg.tls is not None and (loopback_name(cfg.host) or not names):
+            if cfg.tls is not None and (is_loopback_host(cfg.host) or not names):
                 where = f"{host_port(cfg.tls.server_name, port)} (the certificate's name)"
             elif cfg.tls is not None and names is not None:
                 # server_name is the name for the local bots, localhost by default: a bot
