@@ -387,3 +387,298 @@ def test_refusals_echo_cut_ids_and_travel_in_batches_of_64() -> None:
         assert [r.request_id for r in z.of("decision_rejected")] == [str(i) for i in range(150)]
 
     with_referee(body, max_wrong_recorded=150, flood_limit=1000)
+
+
+# ------------------------------------------------------------------------- stops, resumes
+
+
+def test_stop_notices_half_close_and_running_the_referee_does_not_know() -> None:
+    """`running` naming matches the referee does not know: each answered right after the
+    Welcome with an `interrupted` MatchEnded (no view, no places, no scores: nothing
+    stood), at most 64; a half-close ends the call with OK; when the arena stops, an open
+    stream ends with UNAVAILABLE "the arena is stopping", and so does one opened while it
+    stops, before any Welcome."""
+
+    async def body(ref: Referee, port: int, tasks: list[asyncio.Task[Any]]) -> None:
+        for n in "abc":
+            ref.add_bot(n, f"tok-{n}")
+        gone = [f"gone-{i}" for i in range(70)]
+        a = Client(port, "tok-a", hello=pb.Hello(protocol_version=1, running=gone, matches=2))
+        t = start(tasks, a)
+        await until(lambda: len(a.msgs) >= 65, "64 ends")
+        ends = a.of("match_ended")
+        assert a.kinds()[0] == "welcome" and [e.match_id for e in ends] == gone[:64]
+        for e in ends:
+            assert e.result.reason == "interrupted" and not e.HasField("view")
+            assert not e.result.places and not e.result.shortfalls and not e.result.scores
+        assert not any(m.events for m in a.msgs)
+        await a.call.done_writing()  # leaving: a half-close
+        await asyncio.wait_for(t, 20)
+        assert a.code is grpc.StatusCode.OK and len(a.msgs) == 65
+        b = Client(port, "tok-b")
+        t_b = start(tasks, b)
+        await asyncio.wait_for(b.welcomed.wait(), 20)
+        stopping = asyncio.create_task(ref.end_streams())
+        await asyncio.sleep(0)
+        c = Client(port, "tok-c")
+        t_c = start(tasks, c)
+        await stopping
+        await asyncio.wait_for(asyncio.gather(t_b, t_c), 20)
+        for x in (b, c):
+            assert x.code is grpc.StatusCode.UNAVAILABLE and x.details == "the arena is stopping"
+        assert c.msgs == []  # before any Welcome
+
+    with_referee(body)
+
+
+def test_resume_mid_match_seq_time_left_timeout_and_late_answer() -> None:
+    """A seat whose stream died at its third request comes back with the same token: a
+    resumed MatchStarted whose `seq` is the last event it had seen (none replayed; the next
+    is `seq` + 1), then the same request again with the limit less the time away and the
+    whole bank; unanswered it times out at limit + bank with the words the proto names
+    (TIMEOUT: the time allowed and the legal actions), the fallback played as FALLBACK;
+    the late answer is WRONG_REQUEST ("timed out"), no strike; the end comes again on a
+    new stream with no events."""
+    state: dict[str, Any] = {}
+
+    def a(c: Client, req: pb.DecisionRequest) -> list[Any]:
+        if req.request_id == "3" and "dropped" not in state:
+            state["dropped"] = req
+            state["seen"] = max(e.seq for e in c.events())
+            return []
+        return passer(c, req)
+
+    async def body(ref: Referee, port: int, tasks: list[asyncio.Task[Any]]) -> None:
+        clients = {}
+        for n, policy in (("a", a), ("b", passer), ("c", passer)):
+            ref.add_bot(n, f"tok-{n}")
+            clients[n] = Client(port, f"tok-{n}", policy)
+            start(tasks, clients[n])
+        assert not await ref.wait_for_bots(list(clients), 20)
+        rules = dataclasses.replace(load_ruleset("classic", 3), max_deals=2)
+        match = asyncio.create_task(ref.run_match("m1", rules, 5, list(clients)))
+        tasks.append(match)
+        await until(lambda: "dropped" in state, "request 3")
+        tasks[0].cancel()  # the stream dies (a reset, as a crash)
+        await asyncio.gather(tasks[0], return_exceptions=True)
+        await asyncio.sleep(0.3)
+        back = Client(port, "tok-a", hello=pb.Hello(protocol_version=1, running=["m1"]))
+        start(tasks, back)
+        await until(lambda: bool(back.of("decision_request")), "the request again")
+        assert back.kinds()[:3] == ["welcome", "match_started", "decision_request"]
+        ms = back.of("match_started")[0]
+        assert ms.resumed and not ms.forfeited and ms.seq == state["seen"]
+        again = back.of("decision_request")[0]
+        old = state["dropped"]
+        assert again.request_id == old.request_id and again.view == old.view == ms.view
+        assert 0 < again.time_limit_ms <= 3000 - 300 and again.time_bank_ms == 2000
+        await until(lambda: bool(back.of("decision_rejected")), "the timeout", within=60)
+        timeout = back.of("decision_rejected")[0]
+        assert timeout.incident == pb.INCIDENT_TIMEOUT and timeout.request_id == old.request_id
+        assert timeout.message.startswith("no decision within 5000 ms (3000 ms + 2000 ms of ")
+        assert "; legal: " in timeout.message and timeout.strikes == 1
+        assert list(timeout.legal_actions) == list(old.view.legal_actions)
+        await back.send(reply(again, again.view.legal_actions[0]))
+        await until(lambda: len(back.of("decision_rejected")) == 2, "the late answer's refusal")
+        late = back.of("decision_rejected")[1]
+        assert late.incident == pb.INCIDENT_WRONG_REQUEST and late.strikes == 1
+        assert f"request '{old.request_id}' timed out: the fallback was played" in late.message
+        back.on_request = passer
+        for r in back.of("decision_request")[1:]:  # asked while nobody answered
+            await back.send(passer(back, r)[0])
+        record = await asyncio.wait_for(match, 60)
+        events = back.events()
+        assert [e.seq for e in events] == list(range(ms.seq + 1, ms.seq + 1 + len(events)))
+        mine = [e for e in events if e.WhichOneof("kind") == "action" and e.action.seat == 0]
+        assert mine[0].source == pb.ACTION_SOURCE_FALLBACK
+        kinds = [i["kind"] for i in record["incidents"] if i["seat"] == 0]
+        assert kinds == ["disconnect", "timeout", "wrong_request"]
+        await until(lambda: bool(back.of("match_ended")), "the end")
+        tasks[-1].cancel()
+        await asyncio.gather(tasks[-1], return_exceptions=True)
+        third = Client(port, "tok-a")
+        start(tasks, third)
+        await until(lambda: len(third.msgs) == 2, "the end again")
+        assert third.kinds() == ["welcome", "match_ended"] and not third.msgs[1].events
+
+    with_referee(body, final=True, decision_ms=3000, time_bank_ms=2000, reconnect_grace_s=60)
+
+
+# ------------------------------------------------------------------------- a match's messages
+
+
+def test_deal_ends_final_view_and_an_answer_after_the_end() -> None:
+    """Each deal's end reaches every seat promptly in a message of no kind (deal_ended,
+    then the next deal_started), the last one with the MatchEnded; the final view of a
+    4-player match: nobody to act, no deal in progress, the last deal's dealer and seats;
+    a Decision carrying fields this build does not know is read as any; an answer after
+    the end is refused "you have no seat in a running match 'm1'"."""
+
+    def newer(c: Client, req: pb.DecisionRequest) -> list[Any]:
+        legal = list(req.view.legal_actions)
+        act = next((x for x in legal if x.WhichOneof("kind") == "pass"), legal[0])
+        raw = reply(req, act).decision.SerializeToString() + b"\xa0\x06\x01"  # field 100
+        return [b"\x12" + bytes([len(raw)]) + raw]  # BotMessage.decision, by hand
+
+    async def after(ref: Referee, clients: dict[str, Client]) -> None:
+        a = clients["a"]
+        last = a.of("decision_request")[-1]
+        await a.send(reply(last, last.view.legal_actions[0]))
+        await until(lambda: bool(a.of("decision_rejected")), "the refusal")
+
+    rules = dataclasses.replace(load_ruleset("1001-4p", 4), max_deals=3)
+    policies = {"a": newer, "b": passer, "c": passer, "d": passer}
+    record, clients = _match(after, policies, rules=rules, seed=11)
+    assert record["result"]["deals"] == 3 and not record["incidents"]
+    for seat, c in enumerate(clients.values()):
+        ends = [
+            (m.WhichOneof("kind"), [e.WhichOneof("kind") for e in m.events][-2:])
+            for m in c.msgs
+            if any(e.WhichOneof("kind") == "deal_ended" for e in m.events)
+        ]
+        assert ends[:-1] == [(None, ["deal_ended", "deal_started"])] * 2, ends
+        assert ends[-1] == ("match_ended", ["action", "deal_ended"])
+        v = c.of("match_ended")[0].view
+        assert v.seat == seat and v.phase == pb.PHASE_GAME_OVER and v.deal_number == 3
+        assert not v.HasField("to_act") and not v.legal_actions and not v.hand
+        for f in ("declarer", "bid", "contract"):
+            assert not v.HasField(f), f
+        assert not (v.trick or v.tricks or v.bids or v.gives or v.marriages or v.talon)
+        last = v.deal_results[-1]
+        assert v.dealer == last.dealer
+        assert sorted(v.active_seats) == sorted(set(range(4)) - {last.dealer})
+    refused = clients["a"].of("decision_rejected")
+    assert len(refused) == 1 and refused[0].incident == pb.INCIDENT_WRONG_REQUEST
+    assert refused[0].message == "you have no seat in a running match 'm1'"
+
+
+def test_getinfo_health_and_reflection() -> None:
+    """GetInfo needs no token and names version 1 and the presets; its request's unknown
+    fields are skipped, bytes that do not parse, a call without its request and a request
+    over 4 KiB are INVALID_ARGUMENT (the health service's too); health says SERVING for the
+    server and arena.v1.Arena; reflection answers in v1alpha and lists the services, v1 is
+    UNIMPLEMENTED."""
+
+    async def body(ref: Referee, port: int, tasks: list[asyncio.Task[Any]]) -> None:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+            info = await pb_grpc.ArenaStub(ch).GetInfo(pb.GetInfoRequest())
+            assert info.protocol_version == 1 and info.server_version
+            assert {"classic", "1001", "1001-4p"} <= set(info.presets)
+            raw = ch.unary_unary(
+                "/arena.v1.Arena/GetInfo",
+                request_serializer=lambda b: b,
+                response_deserializer=pb.ServerInfo.FromString,
+            )
+            assert (await raw(b"\x0a\x03new")) == info  # a newer client's field
+            with pytest.raises(grpc.aio.AioRpcError) as e:
+                await raw(b"\xff\xff")
+            assert e.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+            assert e.value.details().startswith(
+                "could not parse the message as arena.v1.GetInfoRequest"
+            )
+            for path in ("/arena.v1.Arena/GetInfo", "/grpc.health.v1.Health/Check"):
+                big = ch.unary_unary(path, request_serializer=lambda b: b)
+                with pytest.raises(grpc.aio.AioRpcError) as e:
+                    await big(b"\x0a\x82\x28" + b"a" * 5122)
+                assert e.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+                assert "take at most 4,096" in e.value.details()
+                empty = ch.stream_stream(path, request_serializer=lambda b: b)()
+                await empty.done_writing()
+                assert await empty.code() is grpc.StatusCode.INVALID_ARGUMENT
+                assert await empty.details() == "the call ended without its request message"
+            health = health_pb2_grpc.HealthStub(ch)
+            for svc in ("", "arena.v1.Arena"):
+                got = await health.Check(health_pb2.HealthCheckRequest(service=svc))
+                assert got.status == health_pb2.HealthCheckResponse.SERVING
+            services = []
+            for version in ("v1alpha", "v1"):
+                call = ch.stream_stream(
+                    f"/grpc.reflection.{version}.ServerReflection/ServerReflectionInfo",
+                    request_serializer=lambda b: b,
+                    response_deserializer=lambda b: b,
+                )()
+                try:
+                    await call.write(b"\x3a\x00")  # list_services: ""
+                    await call.done_writing()
+                    services.append(await call.read())
+                except grpc.aio.AioRpcError as err:
+                    services.append(err.code())
+            assert b"arena.v1.Arena" in services[0] and b"grpc.health.v1.Health" in services[0]
+            assert services[1] is grpc.StatusCode.UNIMPLEMENTED
+
+    with_referee(body)
+
+
+# ------------------------------------------------------------------------- the page's examples
+
+
+def _raw_bot_module() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("raw_bot_example", ROOT / "docs/examples/raw_bot.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(
+    ("code", "retried"),
+    [
+        (grpc.StatusCode.UNAVAILABLE, True),
+        (grpc.StatusCode.ALREADY_EXISTS, True),
+        (grpc.StatusCode.CANCELLED, True),  # not ours: the arena's gRPC cut the call
+        (grpc.StatusCode.INTERNAL, True),
+        (grpc.StatusCode.ABORTED, False),
+        (grpc.StatusCode.UNAUTHENTICATED, False),
+        (grpc.StatusCode.RESOURCE_EXHAUSTED, False),  # without retry-after-ms: a flood
+    ],
+)
+def test_raw_bot_example_follows_the_status_table(
+    code: grpc.StatusCode, retried: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/examples/raw_bot.py, "written from this page", does on each status what the
+    page's table says: reconnect (with back-off) or stop."""
+    raw_bot = _raw_bot_module()
+    args = type("Args", (), {"matches": None, "drop_after": 0, "batch": False})()
+    bot = raw_bot.RawBot(args)
+    ends = [(code, False, 0.0), (grpc.StatusCode.OK, True, 0.0)]
+    sessions: list[int] = []
+
+    def session() -> tuple[grpc.StatusCode, bool, float]:
+        sessions.append(1)
+        return ends.pop(0)
+
+    monkeypatch.setattr(bot, "session", session)
+    monkeypatch.setattr(raw_bot.time, "sleep", lambda s: None)
+    status = bot.run()
+    assert (len(sessions), status) == ((2, 0) if retried else (1, 2)), code
+
+
+def test_node_bot_example_retries_a_cancelled_call_it_did_not_cancel() -> None:
+    """The Node.js example's status handling, read from its source: CANCELLED (the only
+    cancel of its own, the 30 s Welcome timer, is mapped to UNAVAILABLE before) is retried
+    as the page's table says, as UNAVAILABLE and ALREADY_EXISTS are."""
+    js = (ROOT / "docs/examples/node-bot/bot.js").read_text()
+    line = next(x for x in js.splitlines() if x.strip().startswith("let retry = "))
+    assert "[UNAVAILABLE, ALREADY_EXISTS, CANCELLED].includes(status.code)" in line, line
+
+
+def test_raw_bot_example_ignores_a_refusal_for_a_match_it_saw_end() -> None:
+    """The page: an answer on its way when its match ended is refused "you have no seat in
+    a running match": ignore a refusal for a match you have seen end. The example counted
+    it as a fault (and exited 1)."""
+    raw_bot = _raw_bot_module()
+    args = type("Args", (), {"matches": None, "drop_after": 0, "batch": False})()
+    bot = raw_bot.RawBot(args)
+    out: Any = raw_bot.queue.Queue()
+    ended = pb.MatchEnded(match_id="m1", result=pb.MatchResult(reason="interrupted"))
+    bot.handle(pb.ServerMessage(match_ended=ended), out)
+    refusal = pb.DecisionRejected(
+        request_id="4", match_id="m1", incident=pb.INCIDENT_WRONG_REQUEST,
+        message="you have no seat in a running match 'm1'",
+    )  # fmt: skip
+    bot.handle(pb.ServerMessage(decision_rejected=refusal), out)
+    assert bot.faults == 0
+    refusal.match_id = "m2"  # a match it has not seen end: a fault, as before
+    bot.handle(pb.ServerMessage(decision_rejected=refusal), out)
+    assert bot.faults == 1
