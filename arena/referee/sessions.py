@@ -43,7 +43,7 @@ log = logging.getLogger("arena.referee")
 #: (``BotSession.ends``).
 MISSED_KEPT = 64
 #: The longest match id of a bot's ``Hello.running`` that is answered (this referee's ids
-#: are under 80 characters; a tournament's name is at most 64).
+#: are under a hundred characters: a tournament's reach 85, docs/protocol.md).
 MAX_MATCH_ID_CHARS = 200
 
 
