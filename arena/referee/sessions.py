@@ -238,7 +238,10 @@ class Stream:
                     carry = more
                     break
                 items.append(more)
-            await write(out)
+            # One message alone (the next would pass the bytes, or was the end mark) goes
+            # as itself: a Batch holds several, within MAX_BATCH_BYTES (docs/protocol.md),
+            # and one over it wrapped alone was neither.
+            await write(out if len(items) > 1 else msg)
             self.written += 1
             if last:
                 return

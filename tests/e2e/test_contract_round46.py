@@ -310,6 +310,40 @@ def test_decision_batches_and_failed_decisions() -> None:
         assert all(m.WhichOneof("kind") != "batch" for m in c.raw)
 
 
+def test_a_batch_holds_several_messages_within_1_mib() -> None:
+    """protocol.md: queued messages go out "in one Batch, at most 64 and at most 1 MiB of
+    them". A message over 1 MiB (here a MatchStarted naming a bot registered under a name
+    of 700 KB, twice: players and view.players) with another queued behind it went out as
+    a Batch of that one message, 1.4 MB: neither several nor within the 1 MiB."""
+    big = "n" * 700_000
+    names = {"a": "a", "b": big, "c": "c"}
+
+    async def body(ref: Referee, port: int, tasks: list[asyncio.Task[Any]]) -> Client:
+        clients = {}
+        for n, name in names.items():
+            ref.add_bot(name, f"tok-{n}")
+            hello = pb.Hello(protocol_version=1, features=["batch"] if n == "a" else [])
+            clients[n] = Client(port, f"tok-{n}", passer, hello=hello)
+            start(tasks, clients[n])
+        assert not await ref.wait_for_bots(list(names.values()), 20)
+        rules = dataclasses.replace(load_ruleset("classic", 3), max_deals=1)
+        seats = list(names.values())
+        await asyncio.wait_for(ref.run_match("m1", rules, 3, seats), 60)
+        a = clients["a"]  # seat 0, first to act: its first request queues behind its start
+        await until(lambda: bool(a.of("match_ended")), "the end")
+        return a
+
+    a = with_referee(body, final=True, decision_ms=20_000)
+    assert a.of("match_started")[0].players[1] == big and a.of("match_ended")
+    assert a.of("decision_request")[0].request_id == "1"
+    batches = [m.batch for m in a.raw if m.WhichOneof("kind") == "batch"]
+    for batch in batches:
+        sizes = [x.ByteSize() for x in batch.messages]
+        assert len(sizes) >= 2 and sum(sizes) <= 1 << 20, sizes
+    # The large MatchStarted itself came alone, as a message of its own.
+    assert any(m.WhichOneof("kind") == "match_started" for m in a.raw)
+
+
 def test_decision_batch_limit_and_empty_batches_count_as_strays() -> None:
     """More than 256 decisions in one DecisionBatch closes the stream with the words the
     page quotes, none handled; an empty one counts as one stray message for the flood
