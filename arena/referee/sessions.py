@@ -43,7 +43,7 @@ log = logging.getLogger("arena.referee")
 #: (``BotSession.ends``).
 MISSED_KEPT = 64
 #: The longest match id of a bot's ``Hello.running`` that is answered (this referee's ids
-#: are under 80 characters; a tournament's name is at most 64).
+#: are under a hundred characters: a tournament's reach 85, docs/protocol.md).
 MAX_MATCH_ID_CHARS = 200
 
 
@@ -238,7 +238,10 @@ class Stream:
                     carry = more
                     break
                 items.append(more)
-            await write(out)
+            # One message alone (the next would pass the bytes, or was the end mark) goes
+            # as itself: a Batch holds several, within MAX_BATCH_BYTES (docs/protocol.md),
+            # and one over it wrapped alone was neither.
+            await write(out if len(items) > 1 else msg)
             self.written += 1
             if last:
                 return

@@ -26,9 +26,15 @@ from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
 POINTS = {1: 0, 2: 2, 3: 3, 4: 4, 5: 10, 6: 11}  # Rank -> card points (9 J Q K 10 A)
-# Retried: the arena stopping or unreachable, a rival stream saying Hello, our own gRPC's
-# INTERNAL (a reset connection), RESOURCE_EXHAUSTED only with `retry-after-ms` (see run).
-RETRY = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.ALREADY_EXISTS, grpc.StatusCode.INTERNAL}
+# Retried: the arena stopping or unreachable, a rival stream saying Hello, CANCELLED (this
+# bot never cancels a call: the arena's gRPC cut it), our own gRPC's INTERNAL (a reset
+# connection), RESOURCE_EXHAUSTED only with `retry-after-ms` (see run).
+RETRY = {
+    grpc.StatusCode.UNAVAILABLE,
+    grpc.StatusCode.ALREADY_EXISTS,
+    grpc.StatusCode.CANCELLED,
+    grpc.StatusCode.INTERNAL,
+}
 Sink = queue.Queue[pb.BotMessage | None]
 
 
@@ -119,6 +125,8 @@ class RawBot:
             d = pb.Decision(request_id=r.request_id, match_id=r.match_id, action=choose(r.view))
             out.put(pb.BotMessage(decision=d))
         elif kind == "decision_rejected":
+            if msg.decision_rejected.match_id in self.ended:
+                return  # an answer that crossed its match's end: nothing went wrong
             self.fault("refused:", msg.decision_rejected.message)
         elif kind == "match_ended":
             me = msg.match_ended

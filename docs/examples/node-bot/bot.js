@@ -136,7 +136,8 @@ function onMessage(call, msg) {
 }
 
 function onStatus(status) {
-  const { OK, UNAVAILABLE, ALREADY_EXISTS, RESOURCE_EXHAUSTED, INTERNAL, UNAUTHENTICATED } = grpc.status;
+  const { OK, UNAVAILABLE, ALREADY_EXISTS, CANCELLED, RESOURCE_EXHAUSTED, INTERNAL, UNAUTHENTICATED } =
+    grpc.status;
   const why = `${grpc.status[status.code]}: ${status.details}`;
   let waitMs = Math.min(backoffMs, 30_000) * (0.5 + Math.random() / 2);
   const retryAfter = Number(status.metadata?.get('retry-after-ms')[0]);
@@ -145,7 +146,9 @@ function onStatus(status) {
     client.close();
     return;
   }
-  let retry = status.code === UNAVAILABLE || status.code === ALREADY_EXISTS;
+  // CANCELLED: not ours (our one cancel, the Welcome timer's, came as UNAVAILABLE above),
+  // the arena's gRPC cut the call (a loaded arena's stop): reconnect, as on UNAVAILABLE.
+  let retry = [UNAVAILABLE, ALREADY_EXISTS, CANCELLED].includes(status.code);
   if (status.code === RESOURCE_EXHAUSTED && retryAfter > 0) { // reconnecting too often
     retry = true;
     waitMs = Math.min(Math.max(retryAfter, 500), 30_000);
