@@ -176,6 +176,8 @@ def factory_problem(bot: object) -> str | None:
     nor what to give instead."""
     if isinstance(bot, Bot) or (isinstance(bot, type) and issubclass(bot, Bot)):
         coroutines = async_methods(bot)
+        if coroutines is not None and isinstance(bot, type) and bot.act is Bot.act:
+            coroutines = _async_of_instance(bot, coroutines)
         if coroutines is not None:
             cls = bot if isinstance(bot, type) else type(bot)
             what = "the class" if isinstance(bot, type) else "a bot of class"
@@ -199,6 +201,21 @@ def factory_problem(bot: object) -> str | None:
             "makes a bot, or a bot"
         )
     return None
+
+
+def _async_of_instance(cls: type[Bot], said: str) -> str | None:
+    """:func:`async_methods` of a bot of ``cls``, a class whose ``act`` is ``Bot``'s and
+    that has an ``async def`` method the runners call (``said``, the class's verdict). Only
+    an instance tells whether its ``act`` is set in ``__init__`` (``self.act = ...``), which
+    makes an ``async def play`` its helper, never called: such a class was refused as if
+    the runners called it. One bot is made for this, for such a class only (nearly always
+    a wrong one, refused after); if that fails, the class's verdict stands (each match
+    would say why it cannot make the bot)."""
+    try:
+        bot = cls()
+    except Exception:
+        return said
+    return async_methods(bot) if isinstance(bot, Bot) and "act" in vars(bot) else said
 
 
 def make_bot(factory: BotFactory | Bot) -> Bot:
@@ -639,8 +656,9 @@ def _method(bot: Bot, view: PlayerView) -> str:
 
 def method_of(bot: Bot, phase: Phase) -> str:
     """:func:`_method` for a view in ``phase`` (``"play() (mine.py:12)"``)."""
-    name = "act" if type(bot).act is not Bot.act else _PHASE_METHODS.get(phase, "act")
-    code = getattr(getattr(type(bot), name, None), "__code__", None)
+    own = getattr(bot, "__dict__", {})  # (an act set in __init__ answers, not play)
+    name = "act" if overrides(bot, "act") else _PHASE_METHODS.get(phase, "act")
+    code = getattr(own[name] if name in own else getattr(type(bot), name, None), "__code__", None)
     if code is None:
         return f"{name}()"
     return f"{name}() ({Path(code.co_filename).name}:{code.co_firstlineno})"
@@ -738,7 +756,7 @@ def method_mistakes(bot: Bot) -> tuple[list[str], list[str]]:
     played ``Bot``'s defaults, and nothing said so. A bot with its own ``act`` is not
     asked the phase methods: a ``play`` of its own is its helper, whatever it takes."""
     cls = type(bot)
-    own_act = cls.act is not Bot.act
+    own_act = overrides(bot, "act")  # (on the class, or set in __init__)
     coroutines = async_methods(bot, qualified=True)
     errors: list[str] = [] if coroutines is None else [coroutines]
     for name, args in CALLS.items():
