@@ -664,6 +664,10 @@ class _Match:
     view_rid: str = ""
     #: Whether the bot was told that a decision of this match used the time bank (once).
     bank_told: bool = False
+    #: The connection (``RunSummary.connections``) on which the match last started or was
+    #: resumed: an end that comes on a later one, with no resumption before it, is the
+    #: answer of an arena that does not know the match (see ``_match_over``).
+    connection: int = 0
     #: Whether the bot's author was told that a view contradicted an earlier one (once).
     contradiction_told: bool = False
     #: Whether the bot has its own ``on_action`` / ``on_talon_taken`` (until it is made:
@@ -1570,6 +1574,7 @@ class BotRunner:
                           what)  # fmt: skip
                 return
             m.view = view
+            m.connection = self.summary.connections
             m.seq = max(m.seq, ms.seq)  # (the events up to it are not sent again)
             m.last_seq = max(m.last_seq, ms.seq)
             log.info("match %s resumed (seat %d)", ms.match_id, ms.seat)
@@ -1584,6 +1589,7 @@ class BotRunner:
         self._unmade.pop(ms.match_id, None)
         self._over.pop(ms.match_id, None)
         m = _Match(ms.match_id, ms.seat, ruleset, None, view, seq=ms.seq, last_seq=ms.seq)
+        m.connection = self.summary.connections
         self._matches[ms.match_id] = m
         log.info("match %s started: seat %d, %s, players %s", ms.match_id, ms.seat,
                  describe_ruleset(ruleset, players=False), ", ".join(ms.players))  # fmt: skip
@@ -1952,6 +1958,18 @@ class BotRunner:
                 # Said already (the referee sends an end again on each new stream until the
                 # bot answers a later request), or a match this bot never held.
                 log.debug("match %s: interrupted, again or never held: ignored", me.match_id)
+                return
+            if m is not None and m.connection < self.summary.connections:
+                # Not resumed since the bot came back: the answer to its Hello's `running`
+                # of an arena that knows no end of the match (started again, or a later
+                # run of a tournament). "Not finished" alone was wrong for a match that
+                # went on without the bot (forfeited) and whose result was stored.
+                log.warning(
+                    "match %s was interrupted by the arena (not finished, no result), or "
+                    "ended while the bot was away: the arena it came back to knows no end "
+                    "of it (a tournament keeps the result of one played to its end without "
+                    "the bot, and does not play it again)", me.match_id,
+                )  # fmt: skip
                 return
             log.warning("match %s was interrupted by the arena (not finished, no result)",
                         me.match_id)  # fmt: skip

@@ -197,3 +197,206 @@ def test_the_bots_value_a_made_contract_below_120_on_the_barrel_at_nothing() -> 
     view = observe(g, 0)
     assert made_contract_scores(view, 100) == 0.0
     assert made_contract_scores(view, 120) == 120.0
+
+
+# ------------------------------------------------------------------ 3. dropped by keepalive
+
+# The remote bot: plays the first legal action; at its first match's start it writes its
+# pid (whole: written beside, then renamed), which the test stops there (SIGSTOP).
+_FRIEND = """\
+import os
+from pathlib import Path
+from sdk import Bot
+
+PID = Path(os.environ["PID46"])
+
+
+class Friend(Bot):
+    def on_match_start(self, view):
+        if not PID.exists():
+            PID.with_suffix(".new").write_text(str(os.getpid()))
+            os.replace(PID.with_suffix(".new"), PID)
+
+    def act(self, view):
+        return view.legal_actions[0]
+"""
+
+# A local bot a little slow (0.15 s a decision): the first run is still playing when the
+# test stops it, after the friend's forfeit is stored.
+_SLOW = """\
+import time
+from sdk import Bot
+
+
+class Slow(Bot):
+    def act(self, view):
+        time.sleep(0.15)
+        return view.legal_actions[0]
+"""
+
+
+def _free_port() -> int:
+    """A port free now (found with port 0): both runs of the tournament listen on it, as a
+    remote bot's arena does (it reconnects to the address it was given)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _stored(db: Path) -> list[tuple[str, str, int]]:
+    """``(match id, bot, forfeit)`` of every seat of every stored match."""
+    import contextlib
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)) as c:
+        try:
+            return list(c.execute("SELECT match_id, bot, forfeit FROM match_players"))
+        except sqlite3.OperationalError:  # (not made yet)
+            return []
+
+
+def _tournament_config(tmp: Path, port: int, token: str) -> Path:
+    (tmp / "slow46.py").write_text(_SLOW)
+    cfg = tmp / "ka46.toml"
+    cfg.write_text(
+        textwrap.dedent(
+            f"""\
+            name = "ka46"
+            ruleset = "classic"
+            seed = 46
+            max_deals = 1
+            concurrency = 1
+            port = {port}
+            db = "{tmp / "db.sqlite"}"
+            out = "{tmp / "out"}"
+            bot_wait_s = 60
+            [deadlines]
+            decision_ms = 120000
+            time_bank_ms = 0
+            [referee]
+            reconnect_grace_s = 1
+            [bots]
+            first = "random"
+            slow = "slow46.py:Slow"
+            friend = {{ remote = true, token = "{token}" }}
+            """
+        )
+    )
+    return cfg
+
+
+@pytest.mark.slow
+def test_a_remote_bot_dropped_by_keepalive_forfeits_and_hears_interrupted_from_the_next_run(
+    tmp_path: Path,
+) -> None:
+    import contextlib
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    token = "friend-token-46-0123456789abcdef"
+    port = _free_port()
+    cfg = _tournament_config(tmp_path, port, token)
+    (tmp_path / "friend46.py").write_text(_FRIEND)
+    pid_file = tmp_path / "friend.pid"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1", PID46=str(pid_file))
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def start(args: list[str], log: Path) -> subprocess.Popen[bytes]:
+        with log.open("ab") as f:
+            p = subprocess.Popen(
+                [sys.executable, "-m", *args], stdout=f, stderr=subprocess.STDOUT,
+                cwd=str(tmp_path), env=env, start_new_session=True,
+            )  # fmt: skip
+        procs.append(p)
+        return p
+
+    def tournament(log: Path) -> subprocess.Popen[bytes]:
+        return start(["arena.cli", "tournament", "--config", str(cfg), "--no-progress"], log)
+
+    def wait_until(check: Any, what: str, within: float = 120.0) -> None:
+        deadline = time.monotonic() + within  # (a guard: a hung run ends the test)
+        while not check():
+            assert time.monotonic() < deadline and procs[0].poll() is None, f"{what}:\n" + "\n".join(
+                f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}"
+                for p in sorted(tmp_path.glob("*.log"))
+            )
+            time.sleep(0.05)
+
+    friend_log, run1_log, run2_log = (tmp_path / f"{n}.log" for n in ("friend", "run1", "run2"))
+    try:
+        run1 = tournament(run1_log)
+        friend = start(
+            ["sdk.cli", "run", "friend46.py:Friend", "--arena", f"127.0.0.1:{port}",
+             "--token", token, "--retry-for", "300"],
+            friend_log,
+        )  # fmt: skip
+        wait_until(pid_file.exists, "the friend's first match")
+        assert int(pid_file.read_text()) == friend.pid
+        os.kill(friend.pid, signal.SIGSTOP)  # frozen: its connection dies silently
+        db = tmp_path / "db.sqlite"
+        wait_until(
+            lambda: any(bot == "friend" and forfeit for _, bot, forfeit in _stored(db)),
+            "the friend's forfeit, stored",
+        )
+        (forfeited,) = {m for m, bot, forfeit in _stored(db) if bot == "friend" and forfeit}
+        run1.send_signal(signal.SIGINT)
+        assert run1.wait(120) == 130, run1_log.read_text()
+        stored_before = _stored(db)
+        os.kill(friend.pid, signal.SIGCONT)
+        run2 = tournament(run2_log)
+        assert run2.wait(240) == 0, run2_log.read_text()
+        assert friend.wait(120) == 0, friend_log.read_text()
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(p.pid, signal.SIGCONT)
+                    os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+    run1_text, run2_text, told = (p.read_text() for p in (run1_log, run2_log, friend_log))
+    # Run 1: the friend's link died silently; keepalive dropped it, its grace (1 s) ran
+    # out, and the match went on without it to its end: stored, the friend forfeited and
+    # placed last (docs/tournament.md, remote bots).
+    assert (
+        f"bot friend stayed away more than 1 s (match {forfeited}): it forfeits every match "
+        "that starts without it until it reconnects" in run1_text
+    ), run1_text
+    record = _record(db, forfeited)
+    seat = record["players"].index("friend")
+    assert record["result"]["forfeits"] == [seat] and record["result"]["places"][seat] == 3
+    kinds = [(i["kind"], i["detail"]) for i in record["incidents"] if i["seat"] == seat]
+    assert ("forfeit", "disconnected for more than 1 s") in kinds, kinds
+    # Back (SIGCONT), the friend finds its link dead and reconnects to the next run, which
+    # knows no end of that match: told 'interrupted', which its log no longer says was
+    # certainly "not finished" (it was played to its end, and its result stored).
+    assert "was lost: no answer to a keepalive ping (a dead link)" in told, told
+    assert (
+        f"match {forfeited} was interrupted by the arena (not finished, no result), or ended "
+        "while the bot was away: the arena it came back to knows no end of it (a tournament "
+        "keeps the result of one played to its end without the bot, and does not play it "
+        "again)" in told
+    ), told
+    # Run 2: the forfeited match is not played again (stored once, as run 1 stored it);
+    # the friend plays every other match, none forfeited.
+    assert "6/6 stored" in run2_text and "1 was already stored (resumed)" in run2_text, run2_text
+    stored = _stored(db)
+    assert [r for r in stored if r[0] == forfeited] == [r for r in stored_before if r[0] == forfeited]
+    assert len({m for m, _, _ in stored}) == 6
+    assert [m for m, bot, forfeit in stored if bot == "friend" and forfeit] == [forfeited]
+    assert "done (the arena closed the stream): 5 match(es)" in told, told
+
+
+def _record(db: Path, match_id: str) -> dict[str, Any]:
+    import contextlib
+    import json
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)) as c:
+        (text,) = c.execute("SELECT record_json FROM matches WHERE id = ?", (match_id,)).fetchone()
+    return dict(json.loads(text))
