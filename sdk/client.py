@@ -92,6 +92,7 @@ from sdk.local import (
     bot_exc_info,
     decide_failed,
     factory_problem,
+    failures_said,
     fork_count,
     hook_result,
     hook_view,
@@ -2212,19 +2213,11 @@ def _say_failed(m: _Match) -> None:
     """What the bot failed in match ``m``, said at its end (after its last hook): a decision
     that raised (or answered no action) sent the fallback, a legal answer to the referee,
     so no strike (the record has a ``bot_error`` incident of each, which `arena replay` and
-    the bot's page show); said once for the match, where its author looks."""
-    if not (m.failed or m.hooks_failed):
-        return
-    said = []
-    if m.failed:
-        said.append(
-            f"the bot failed {m.failed} of its {m.decided} decision(s) (raised, or answered "
-            "no action: the fallback was sent, which the arena counts as no strike and "
-            "records as a bot_error)"
-        )
-    if m.hooks_failed:
-        said.append(f"{m.hooks_failed} hook call(s){'' if said else ' of the bot'} failed")
-    log.warning("match %s: %s; see the errors above", m.match_id, ", and ".join(said))
+    the bot's page show); said once for the match, where its author looks, as `arena-bot
+    try` says it (:func:`sdk.local.failures_said`)."""
+    said = failures_said(m.failed, m.decided, m.hooks_failed)
+    if said is not None:
+        log.warning("match %s: %s", m.match_id, said)
 
 
 def _make_here(factory: BotFactory, name: str, match_id: str) -> Bot | None:

@@ -75,6 +75,7 @@ __all__ = [
     "SeriesResult",
     "arena_record",
     "decide_failed",
+    "failures_said",
     "hook_result",
     "hook_view",
     "make_bot",
@@ -113,6 +114,30 @@ class LocalIncident:
 #: failed is the SDK's fallback sent as its answer in an arena (``bot_error``, no strike).
 _ARENA_KIND = {"error": "bot_error", "malformed": "bot_error", "illegal": "illegal",
                "timeout": "timeout"}  # fmt: skip
+
+
+def failures_said(failed: int, decided: int | None, hooks_failed: int) -> str | None:
+    """What a bot failed in a match, said at the match's end by `arena-bot run` and `arena-bot
+    try` alike (``None``: nothing failed): ``failed`` decisions (of ``decided``, if known)
+    that raised or answered no action, and ``hooks_failed`` hook calls that raised. Each
+    was logged above with its traceback; a hook's failure is said here only: it answers
+    nothing, so no referee hears of it, and no record, leaderboard or web page has it."""
+    if not (failed or hooks_failed):
+        return None
+    said = []
+    if failed:
+        of = "" if decided is None else f" of its {decided}"
+        said.append(
+            f"the bot failed {failed}{of} decision(s) (raised, or answered no action: the "
+            "fallback was sent, which the arena counts as no strike and records as a "
+            "bot_error)"
+        )
+    if hooks_failed:
+        said.append(
+            f"{hooks_failed} hook call(s){'' if said else ' of the bot'} failed (logged "
+            "here only: no arena records a hook's failure)"
+        )
+    return f"{', and '.join(said)}; see the errors above"
 
 
 def arena_record(match: LocalMatch) -> dict[str, Any]:
@@ -1449,6 +1474,8 @@ class SeriesEntry:
     #: Of the incidents, the decisions that timed out (only the tried bot is timed, with
     #: ``decision_ms``).
     timeouts: int = 0
+    #: Of the incidents, the hook calls that raised (which no arena records).
+    hooks: int = 0
     #: The longest one decision took, in seconds, and which it was (see LocalMatch).
     slowest: float = 0.0
     slowest_at: str = ""
@@ -1549,6 +1576,16 @@ def play_series(
                 time_bank_ms=time_bank_ms,
                 timed_seats=None if decision_ms is None else (order.index(0),),
             )
+            # Said as `arena-bot run` says it at a match's end: what the bot tried failed
+            # (each logged above), hooks included, which no arena records.
+            mine = [i for i in m.incidents if i.seat == order.index(0)]
+            said = failures_said(
+                sum(not i.hook and i.kind in ("error", "malformed") for i in mine),
+                None,
+                sum(bool(i.hook) for i in mine),
+            )
+            if said is not None:
+                log.warning("match %s: %s", match_id, said)
             with _counting():
                 _add(entries, order, m)
                 capped += m.result.reason == "max_deals"
@@ -1601,5 +1638,6 @@ def _add(entries: list[SeriesEntry], order: list[int], m: LocalMatch) -> None:
         e.deals += m.result.deals
         e.incidents += sum(1 for x in m.incidents if x.seat == seat)
         e.timeouts += sum(1 for x in m.incidents if x.seat == seat and x.kind == "timeout")
+        e.hooks += sum(1 for x in m.incidents if x.seat == seat and x.hook)
         if m.slowest[seat] > e.slowest:
             e.slowest, e.slowest_at = m.slowest[seat], m.slowest_at[seat]
