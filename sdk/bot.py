@@ -28,7 +28,8 @@ What happens when a bot misbehaves (the same locally and against an arena):
   as an error, and the fallback is played.
 - a method the runners call is ``async def``: the bot is refused where it is loaded or
   given (its coroutines would never run), or, set in ``__init__`` or made by a factory,
-  where it is made; run what it awaits with ``asyncio.run``.
+  where it is made; run what it awaits with ``asyncio.run``. (A ``play`` that is not
+  called, the helper of an ``act`` of the bot's own, set in ``__init__`` too, may be.)
 - a hook (``on_match_start``, ``on_action``, ``on_talon_taken``, ``on_deal_end``,
   ``on_match_end``) **raises**: logged with the traceback and counted (an ``error``
   incident locally, the run's ``errors`` in an arena); the match goes on. Hooks get views

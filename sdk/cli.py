@@ -1154,10 +1154,19 @@ def try_(
         # that raised, answered illegally or timed out would cost strikes in an arena, so the
         # command fails (the table above says where; the log lines name each decision).
         incidents = plural(result.entries[0].incidents, "incident")
+        hooks = result.entries[0].hooks
+        # (A hook's failure costs no strike, and no arena records it: its log lines do.)
+        of_which = (
+            f"; {hooks} of them hook calls that raised, which an arena logs in the bot's "
+            "log but records nowhere"
+            if hooks
+            else ""
+        )
         console.print(
             Text(
                 f"error: {printable(result.entries[0].name)} had {incidents} "
-                f"in {plural(result.matches, 'match')} (the incidents column): exit code 1",
+                f"in {plural(result.matches, 'match')} (the incidents column{of_which}): "
+                "exit code 1",
                 style="red",
             ),
             soft_wrap=True,

@@ -92,6 +92,7 @@ from sdk.local import (
     bot_exc_info,
     decide_failed,
     factory_problem,
+    failures_said,
     fork_count,
     hook_result,
     hook_view,
@@ -664,6 +665,10 @@ class _Match:
     view_rid: str = ""
     #: Whether the bot was told that a decision of this match used the time bank (once).
     bank_told: bool = False
+    #: The connection (``RunSummary.connections``) on which the match last started or was
+    #: resumed: an end that comes on a later one, with no resumption before it, is the
+    #: answer of an arena that does not know the match (see ``_match_over``).
+    connection: int = 0
     #: Whether the bot's author was told that a view contradicted an earlier one (once).
     contradiction_told: bool = False
     #: Whether the bot has its own ``on_action`` / ``on_talon_taken`` (until it is made:
@@ -1559,6 +1564,7 @@ class BotRunner:
                           what)  # fmt: skip
                 return
             m.view = view
+            m.connection = self.summary.connections
             m.seq = max(m.seq, ms.seq)  # (the events up to it are not sent again)
             m.last_seq = max(m.last_seq, ms.seq)
             log.info("match %s resumed (seat %d)", ms.match_id, ms.seat)
@@ -1573,6 +1579,7 @@ class BotRunner:
         self._unmade.pop(ms.match_id, None)
         self._over.pop(ms.match_id, None)
         m = _Match(ms.match_id, ms.seat, ruleset, None, view, seq=ms.seq, last_seq=ms.seq)
+        m.connection = self.summary.connections
         self._matches[ms.match_id] = m
         log.info("match %s started: seat %d, %s, players %s", ms.match_id, ms.seat,
                  describe_ruleset(ruleset, players=False), ", ".join(ms.players))  # fmt: skip
@@ -1942,6 +1949,18 @@ class BotRunner:
                 # bot answers a later request), or a match this bot never held.
                 log.debug("match %s: interrupted, again or never held: ignored", me.match_id)
                 return
+            if m is not None and m.connection < self.summary.connections:
+                # Not resumed since the bot came back: the answer to its Hello's `running`
+                # of an arena that knows no end of the match (started again, or a later
+                # run of a tournament). "Not finished" alone was wrong for a match that
+                # went on without the bot (forfeited) and whose result was stored.
+                log.warning(
+                    "match %s was interrupted by the arena (not finished, no result), or "
+                    "ended while the bot was away: the arena it came back to knows no end "
+                    "of it (a tournament keeps the result of one played to its end without "
+                    "the bot, and does not play it again)", me.match_id,
+                )  # fmt: skip
+                return
             log.warning("match %s was interrupted by the arena (not finished, no result)",
                         me.match_id)  # fmt: skip
             return
@@ -2183,19 +2202,11 @@ def _say_failed(m: _Match) -> None:
     """What the bot failed in match ``m``, said at its end (after its last hook): a decision
     that raised (or answered no action) sent the fallback, a legal answer to the referee,
     so no strike (the record has a ``bot_error`` incident of each, which `arena replay` and
-    the bot's page show); said once for the match, where its author looks."""
-    if not (m.failed or m.hooks_failed):
-        return
-    said = []
-    if m.failed:
-        said.append(
-            f"the bot failed {m.failed} of its {m.decided} decision(s) (raised, or answered "
-            "no action: the fallback was sent, which the arena counts as no strike and "
-            "records as a bot_error)"
-        )
-    if m.hooks_failed:
-        said.append(f"{m.hooks_failed} hook call(s){'' if said else ' of the bot'} failed")
-    log.warning("match %s: %s; see the errors above", m.match_id, ", and ".join(said))
+    the bot's page show); said once for the match, where its author looks, as `arena-bot
+    try` says it (:func:`sdk.local.failures_said`)."""
+    said = failures_said(m.failed, m.decided, m.hooks_failed)
+    if said is not None:
+        log.warning("match %s: %s", m.match_id, said)
 
 
 def _make_here(factory: BotFactory, name: str, match_id: str) -> Bot | None:

@@ -75,6 +75,7 @@ __all__ = [
     "SeriesResult",
     "arena_record",
     "decide_failed",
+    "failures_said",
     "hook_result",
     "hook_view",
     "make_bot",
@@ -113,6 +114,30 @@ class LocalIncident:
 #: failed is the SDK's fallback sent as its answer in an arena (``bot_error``, no strike).
 _ARENA_KIND = {"error": "bot_error", "malformed": "bot_error", "illegal": "illegal",
                "timeout": "timeout"}  # fmt: skip
+
+
+def failures_said(failed: int, decided: int | None, hooks_failed: int) -> str | None:
+    """What a bot failed in a match, said at the match's end by `arena-bot run` and `arena-bot
+    try` alike (``None``: nothing failed): ``failed`` decisions (of ``decided``, if known)
+    that raised or answered no action, and ``hooks_failed`` hook calls that raised. Each
+    was logged above with its traceback; a hook's failure is said here only: it answers
+    nothing, so no referee hears of it, and no record, leaderboard or web page has it."""
+    if not (failed or hooks_failed):
+        return None
+    said = []
+    if failed:
+        of = "" if decided is None else f" of its {decided}"
+        said.append(
+            f"the bot failed {failed}{of} decision(s) (raised, or answered no action: the "
+            "fallback was sent, which the arena counts as no strike and records as a "
+            "bot_error)"
+        )
+    if hooks_failed:
+        said.append(
+            f"{hooks_failed} hook call(s){'' if said else ' of the bot'} failed (logged "
+            "here only: no arena records a hook's failure)"
+        )
+    return f"{', and '.join(said)}; see the errors above"
 
 
 def arena_record(match: LocalMatch) -> dict[str, Any]:
@@ -176,6 +201,8 @@ def factory_problem(bot: object) -> str | None:
     nor what to give instead."""
     if isinstance(bot, Bot) or (isinstance(bot, type) and issubclass(bot, Bot)):
         coroutines = async_methods(bot)
+        if coroutines is not None and isinstance(bot, type) and bot.act is Bot.act:
+            coroutines = _async_of_instance(bot, coroutines)
         if coroutines is not None:
             cls = bot if isinstance(bot, type) else type(bot)
             what = "the class" if isinstance(bot, type) else "a bot of class"
@@ -199,6 +226,21 @@ def factory_problem(bot: object) -> str | None:
             "makes a bot, or a bot"
         )
     return None
+
+
+def _async_of_instance(cls: type[Bot], said: str) -> str | None:
+    """:func:`async_methods` of a bot of ``cls``, a class whose ``act`` is ``Bot``'s and
+    that has an ``async def`` method the runners call (``said``, the class's verdict). Only
+    an instance tells whether its ``act`` is set in ``__init__`` (``self.act = ...``), which
+    makes an ``async def play`` its helper, never called: such a class was refused as if
+    the runners called it. One bot is made for this, for such a class only (nearly always
+    a wrong one, refused after); if that fails, the class's verdict stands (each match
+    would say why it cannot make the bot)."""
+    try:
+        bot = cls()
+    except Exception:
+        return said
+    return async_methods(bot) if isinstance(bot, Bot) and "act" in vars(bot) else said
 
 
 def make_bot(factory: BotFactory | Bot) -> Bot:
@@ -639,8 +681,9 @@ def _method(bot: Bot, view: PlayerView) -> str:
 
 def method_of(bot: Bot, phase: Phase) -> str:
     """:func:`_method` for a view in ``phase`` (``"play() (mine.py:12)"``)."""
-    name = "act" if type(bot).act is not Bot.act else _PHASE_METHODS.get(phase, "act")
-    code = getattr(getattr(type(bot), name, None), "__code__", None)
+    own = getattr(bot, "__dict__", {})  # (an act set in __init__ answers, not play)
+    name = "act" if overrides(bot, "act") else _PHASE_METHODS.get(phase, "act")
+    code = getattr(own[name] if name in own else getattr(type(bot), name, None), "__code__", None)
     if code is None:
         return f"{name}()"
     return f"{name}() ({Path(code.co_filename).name}:{code.co_firstlineno})"
@@ -738,7 +781,7 @@ def method_mistakes(bot: Bot) -> tuple[list[str], list[str]]:
     played ``Bot``'s defaults, and nothing said so. A bot with its own ``act`` is not
     asked the phase methods: a ``play`` of its own is its helper, whatever it takes."""
     cls = type(bot)
-    own_act = cls.act is not Bot.act
+    own_act = overrides(bot, "act")  # (on the class, or set in __init__)
     coroutines = async_methods(bot, qualified=True)
     errors: list[str] = [] if coroutines is None else [coroutines]
     for name, args in CALLS.items():
@@ -1431,6 +1474,8 @@ class SeriesEntry:
     #: Of the incidents, the decisions that timed out (only the tried bot is timed, with
     #: ``decision_ms``).
     timeouts: int = 0
+    #: Of the incidents, the hook calls that raised (which no arena records).
+    hooks: int = 0
     #: The longest one decision took, in seconds, and which it was (see LocalMatch).
     slowest: float = 0.0
     slowest_at: str = ""
@@ -1531,6 +1576,16 @@ def play_series(
                 time_bank_ms=time_bank_ms,
                 timed_seats=None if decision_ms is None else (order.index(0),),
             )
+            # Said as `arena-bot run` says it at a match's end: what the bot tried failed
+            # (each logged above), hooks included, which no arena records.
+            mine = [i for i in m.incidents if i.seat == order.index(0)]
+            said = failures_said(
+                sum(not i.hook and i.kind in ("error", "malformed") for i in mine),
+                None,
+                sum(bool(i.hook) for i in mine),
+            )
+            if said is not None:
+                log.warning("match %s: %s", match_id, said)
             with _counting():
                 _add(entries, order, m)
                 capped += m.result.reason == "max_deals"
@@ -1583,5 +1638,6 @@ def _add(entries: list[SeriesEntry], order: list[int], m: LocalMatch) -> None:
         e.deals += m.result.deals
         e.incidents += sum(1 for x in m.incidents if x.seat == seat)
         e.timeouts += sum(1 for x in m.incidents if x.seat == seat and x.kind == "timeout")
+        e.hooks += sum(1 for x in m.incidents if x.seat == seat and x.hook)
         if m.slowest[seat] > e.slowest:
             e.slowest, e.slowest_at = m.slowest[seat], m.slowest_at[seat]

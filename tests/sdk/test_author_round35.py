@@ -364,7 +364,10 @@ def test_a_bot_over_tls_is_told_of_the_match_a_killed_arena_lost_and_sees_what_t
     assert [s.matches for s in summaries] == [1, 1, 1], summaries
     assert [s.errors for s in summaries] == [0, 0, 0], summaries
     said = caplog.messages
-    assert f"match {lost} was interrupted by the arena (not finished, no result)" in said
+    # (told by the arena it came back to, which knows no end of it: it may also have ended
+    # while the bot was away, which the line says since round 46)
+    interrupted = f"match {lost} was interrupted by the arena (not finished, no result), or "
+    assert any(s.startswith(interrupted) for s in said), said
     assert made[0].end is None  # (no result: no on_match_end, as the docs say)
     warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert any("the connection to the arena at" in w and "was lost" in w for w in warned)

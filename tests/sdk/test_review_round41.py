@@ -215,7 +215,10 @@ def test_a_failing_on_match_end_is_counted_in_the_matchs_end(
     lines = [r.getMessage() for r in caplog.records]
     said = [i for i, s in enumerate(lines) if "hook call(s)" in s]
     assert len(said) == 1, lines
-    assert lines[said[0]] == "match h1: 1 hook call(s) of the bot failed; see the errors above"
+    assert lines[said[0]] == (  # (saying since round 46 that no arena records it)
+        "match h1: 1 hook call(s) of the bot failed (logged here only: no arena records a "
+        "hook's failure); see the errors above"
+    )
     raised = [i for i, s in enumerate(lines) if "raised in on_match_end" in s]
     ended = [i for i, s in enumerate(lines) if s.startswith("match h1 ended: scores")]
     # (Whose "ended" line is whose is not told: the three runners say theirs.)
