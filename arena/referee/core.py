@@ -581,6 +581,12 @@ class Referee:
                 await context.send_initial_metadata(())
             except cygrpc.ExecuteBatchError:  # the call has ended already
                 raise asyncio.CancelledError from None
+            # Ended while its headers went (end_streams ends a stream still saying Hello):
+            # refused as it is before, not welcomed and attached after the stop began (its
+            # seats resumed, past end_streams' wait for the attached; hostile round 44's
+            # flood around the stop under load, flakes round 46).
+            if stream.ending is not None:
+                raise _Refusal(*stream.ending)
             writer = asyncio.create_task(stream.write_loop(context.write))
             stream.put(
                 pb.ServerMessage(

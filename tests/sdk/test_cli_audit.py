@@ -196,7 +196,11 @@ def test_tls_mistakes_against_a_real_arena(tmp_path: Path) -> None:
             self_signed, wrong_host, plain = await asyncio.gather(
                 _arena_bot(tmp_path, *common, "--arena", f"localhost:{port}", "--tls"),
                 _arena_bot(tmp_path, *common, "--arena", f"127.0.0.1:{port}", "--ca", str(cert)),
-                _arena_bot(tmp_path, *common, "--arena", f"127.0.0.1:{port}", "--retry-for", "1"),
+                # (--retry-for 10: its first try waits for the Welcome until then, and the
+                # closed socket that names the plaintext mistake must come within that
+                # wait. With 1 s, an arena paused past it (a loaded machine; a SIGSTOP of
+                # 3 s in a scratch run) left only "no Welcome from the arena within 1 s")
+                _arena_bot(tmp_path, *common, "--arena", f"127.0.0.1:{port}", "--retry-for", "10"),
             )
         code, err = self_signed
         assert code == 2, err
