@@ -30,6 +30,8 @@ from collections import namedtuple
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from bots import load
 from engine import PRESETS
 from sdk import Action, Bot, Play, PlayerView, play_local
@@ -197,3 +199,42 @@ def test_a_frozen_dataclass_bot_plays_its_arena_matches(tmp_path: Path) -> None:
     assert record["forfeits"] == []
     assert summaries[0].decisions > 0
     assert summaries[0].errors == 0 and summaries[0].rejected == 0
+
+
+# ----------------------------------------- a neighbour named like a module imported already
+
+
+def test_a_neighbour_named_like_the_arenas_module_is_named_as_hidden(tmp_path: Path) -> None:
+    """Defect: a bot beside its own ``engine.py`` (its search engine) that imports from it
+    was refused with "cannot import name 'search' from 'engine' (.../engine/__init__.py)":
+    nothing said that its file was never read, the arena's ``engine`` being imported
+    already. It is said now, with what to do."""
+    from sdk.loader import BotLoadError, load_bot
+
+    (tmp_path / "engine.py").write_text("def search(view):\n    return view.legal_actions[0]\n")
+    (tmp_path / "mine46.py").write_text(
+        "from sdk import Bot\nfrom engine import search\n\n\nclass Mine(Bot):\n"
+        "    def act(self, view):\n        return search(view)\n"
+    )
+    with pytest.raises(BotLoadError) as err:
+        load_bot(str(tmp_path / "mine46.py"))
+    said = str(err.value)
+    assert "cannot import name 'search' from 'engine'" in said
+    assert "engine.py beside it is not what `engine` imports: a module engine was imported " \
+        "already" in said and said.endswith("rename engine.py")  # fmt: skip
+    # A folder of that name (a package of the bot's: `from engine.search import ...`) too.
+    (tmp_path / "engine.py").unlink()
+    (tmp_path / "engine").mkdir()
+    (tmp_path / "engine" / "search.py").write_text("def search(view):\n    return None\n")
+    (tmp_path / "mine46b.py").write_text(
+        "from sdk import Bot\nfrom engine.search import search\n\n\nclass Mine(Bot):\n    pass\n"
+    )
+    with pytest.raises(BotLoadError) as err:
+        load_bot(str(tmp_path / "mine46b.py"))
+    assert "engine beside it is not what `engine` imports" in str(err.value)
+    # A module missing for another reason keeps its own advice.
+    (tmp_path / "mine46c.py").write_text("import no_such_module_46\n")
+    with pytest.raises(BotLoadError) as err:
+        load_bot(str(tmp_path / "mine46c.py"))
+    assert "beside it is not what" not in str(err.value)
+    assert "it is not installed for the Python that runs the bot" in str(err.value)
