@@ -238,3 +238,40 @@ def test_a_neighbour_named_like_the_arenas_module_is_named_as_hidden(tmp_path: P
         load_bot(str(tmp_path / "mine46c.py"))
     assert "beside it is not what" not in str(err.value)
     assert "it is not installed for the Python that runs the bot" in str(err.value)
+
+
+# ------------------------------------------------------- an action's notation, other forms
+
+
+class TwoWordCard(Bot):
+    """Builds its play's notation from the card's rank and suit, with a space between."""
+
+    def play(self, view: PlayerView) -> Action:
+        from sdk import parse_action
+
+        first = view.legal_actions[0]
+        assert isinstance(first, Play)
+        text = str(first.card)
+        return parse_action(f"play {text[:-1]} {text[-1]}")
+
+
+def test_a_card_written_in_two_words_is_said_to_be_one() -> None:
+    """Defect: ``parse_action("play T h")`` (rank and suit apart) was refused with the
+    list of forms only, which showed nothing wrong with either; it says now that a card is
+    one word, and the action meant. The other notations of a card are read as documented
+    (``10♥``, ``Th``, lower case)."""
+    from engine import ActionParseError, parse_action
+
+    assert {parse_action(t) for t in ("play 10♥", "play Th", "PLAY th", "play 10H")} == {
+        parse_action("play 10♥")
+    }
+    with pytest.raises(ActionParseError, match=r"\(a card is one word: 'play 10♥'\)"):
+        parse_action("play T h")
+    with pytest.raises(ActionParseError, match=r"\(a card is one word: 'give K♥ to 2'\)"):
+        parse_action("give k H to 2")
+    with pytest.raises(ActionParseError, match="expected e.g."):  # (no action meant: as before)
+        parse_action("play T h now")
+    rand = load("random")
+    m = play_local([TwoWordCard, rand, rand], seed=1, max_deals=6)
+    assert m.incidents
+    assert all("(a card is one word: 'play " in i.detail for i in m.incidents)
