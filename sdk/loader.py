@@ -304,18 +304,20 @@ def _shadowed_hint(e: BaseException, frames: list[traceback.FrameSummary]) -> st
         return ""
     top = e.name.partition(".")[0]
     module = sys.modules.get(top)
-    origin = getattr(module, "__file__", None)
     here = Path(frames[-1].filename).parent
     mine = [p for p in (here / f"{top}.py", here / top) if p.exists()]
-    if module is None or not mine or (origin and Path(origin).resolve().parent in
-                                      {p.resolve() for p in mine}):  # fmt: skip
+    if module is None or not mine:
         return ""
-    if origin and Path(origin).resolve() == mine[0].resolve():
+    origin = getattr(module, "__file__", None)
+    found = None if origin is None else Path(origin).resolve()
+    if found is not None and found.name == "__init__.py":  # (a package: its folder)
+        found = found.parent
+    if found is not None and found == mine[0].resolve():  # (it is the neighbour)
         return ""
-    where = f", from {Path(origin).parent if Path(origin).name == '__init__.py' else origin}"
+    where = "" if found is None else f", from {found}"
     return (f"; {mine[0].name} beside it is not what `{top}` imports: a module {top} was "
-            f"imported already{where if origin else ''} (the arena's own, or a library's), "
-            f"and Python imports a name once: rename {mine[0].name}")  # fmt: skip
+            f"imported already{where} (the arena's own, or a library's), and Python "
+            f"imports a name once: rename {mine[0].name}")  # fmt: skip
 
 
 def _not_a_bot_class(spec: str, target: str, found: object, names: str, module: ModuleType) -> str:

@@ -269,7 +269,7 @@ def test_a_card_written_in_two_words_is_said_to_be_one() -> None:
         parse_action("play T h")
     with pytest.raises(ActionParseError, match=r"\(a card is one word: 'give K♥ to 2'\)"):
         parse_action("give k H to 2")
-    with pytest.raises(ActionParseError, match="expected e.g."):  # (no action meant: as before)
+    with pytest.raises(ActionParseError, match=r"expected e\.g\."):  # (no action meant: as before)
         parse_action("play T h now")
     rand = load("random")
     m = play_local([TwoWordCard, rand, rand], seed=1, max_deals=6)
