@@ -148,6 +148,19 @@ def _whole(word: str, what: str) -> int:
     return int(word)
 
 
+def _card_in_two_words(verb: str, args: list[str]) -> str:
+    """The action meant by ``play`` or ``give`` with its card's rank and suit apart
+    (``play T h``: ``play 10♥``), in the notation, when that is an action; else ""."""
+    if verb not in ("play", "give") or len(args) < 2:
+        return ""
+    try:
+        meant = " ".join((verb, str(parse_card(args[0] + args[1])), *args[2:]))
+        parse_action(meant)
+    except (CardParseError, ActionParseError):
+        return ""
+    return meant
+
+
 def parse_action(text: str) -> Action:
     """Read an action from its notation (case-insensitive; cards as in ``parse_card``)."""
     words = text.strip().split()
@@ -177,6 +190,11 @@ def parse_action(text: str) -> Action:
             return Play(parse_card(args[0]), declare=True)
     except (ValueError, CardParseError) as e:
         raise ActionParseError(f"not an action: {quoted} ({e})") from e
+    # A card written in two words ("play T h", "give 10 d to 2"): said as such, since the
+    # forms below alone did not show what was wrong with a rank and suit both right.
+    joined = _card_in_two_words(verb, args)
+    if joined:
+        raise ActionParseError(f"not an action: {quoted} (a card is one word: {joined!r})")
     raise ActionParseError(
         f"not an action: {quoted} (expected e.g. 'bid 105', 'pass', 'give K♥ to 2', "
         "'contract 120', 'concede', 'throw-in', 'play K♥', 'play K♥ declare')"

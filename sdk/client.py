@@ -101,6 +101,7 @@ from sdk.local import (
     not_a_fork,
     overrides,
     stops_the_bot,
+    tell,
 )
 from sdk.workers import Processes, Remote
 
@@ -1622,7 +1623,7 @@ class BotRunner:
                 self._set_unmade(m.match_id, _UNMADE)
             self.summary.errors += 1
             return
-        bot.match_id = m.match_id
+        tell(bot, "match_id", m.match_id)
         m.bot = bot
         m.made_s = time.monotonic() - began
         m.on_action = _has(bot, "on_action")
@@ -2230,7 +2231,7 @@ def _run_hook(bot: Bot, what: str, args: tuple[object, ...], match_id: str) -> b
     def``: logged). The bot's ``SystemExit`` and ``KeyboardInterrupt`` go on: it leaves.
     (Caught here, in the call's thread: a ``CancelledError`` of the bot's own is its bug,
     never taken for the runner's cancellation.)"""
-    bot.deadline = None  # hooks are not timed: not the last decision's, spent, deadline
+    tell(bot, "deadline", None)  # hooks are not timed: not the last decision's, spent one
     forked = fork_count()
     try:
         failed = (

@@ -278,8 +278,9 @@ def _missing_hint(e: BaseException, frames: list[traceback.FrameSummary]) -> str
     that a package installed for another Python (``pip install numpy`` outside the venv
     that runs arena-bot) is not seen, nor that a file of a package imports its neighbour
     relatively."""
-    if type(e) is not ModuleNotFoundError or not e.name or "." in e.name:
-        return ""
+    shadowed = _shadowed_hint(e, frames)
+    if shadowed or type(e) is not ModuleNotFoundError or not e.name or "." in e.name:
+        return shadowed
     here = Path(frames[-1].filename).parent if frames else None
     if (
         here is not None
@@ -291,6 +292,32 @@ def _missing_hint(e: BaseException, frames: list[traceback.FrameSummary]) -> str
     exe = sys.executable
     return (f"; it is not installed for the Python that runs the bot ({exe}): "
             f"`{exe} -m pip install ...` installs a package there")  # fmt: skip
+
+
+def _shadowed_hint(e: BaseException, frames: list[traceback.FrameSummary]) -> str:
+    """Why a module beside the bot (``engine.py``, ``sdk/``) was not the one imported: one
+    of that name was imported already (the arena's own ``engine``, ``sdk``, ``bots``,
+    ``arena``, or a library of theirs), and Python imports a module once. "cannot import
+    name 'search' from 'engine' (.../thousand-arena/engine/__init__.py)" did not say that
+    the bot's own file was never read. "" when no such neighbour is there."""
+    if not isinstance(e, ImportError) or not e.name or not frames:
+        return ""
+    top = e.name.partition(".")[0]
+    module = sys.modules.get(top)
+    here = Path(frames[-1].filename).parent
+    mine = [p for p in (here / f"{top}.py", here / top) if p.exists()]
+    if module is None or not mine:
+        return ""
+    origin = getattr(module, "__file__", None)
+    found = None if origin is None else Path(origin).resolve()
+    if found is not None and found.name == "__init__.py":  # (a package: its folder)
+        found = found.parent
+    if found is not None and found == mine[0].resolve():  # (it is the neighbour)
+        return ""
+    where = "" if found is None else f", from {found}"
+    return (f"; {mine[0].name} beside it is not what `{top}` imports: a module {top} was "
+            f"imported already{where} (the arena's own, or a library's), and Python "
+            f"imports a name once: rename {mine[0].name}")  # fmt: skip
 
 
 def _not_a_bot_class(spec: str, target: str, found: object, names: str, module: ModuleType) -> str:

@@ -415,7 +415,7 @@ def _decide(
     ``bot.match_id``, which an instance shared by several matches cannot tell).
     """
     where = f"match {match_id or bot.match_id}: " if match_id or bot.match_id else ""
-    bot.deadline = deadline
+    tell(bot, "deadline", deadline)
     t0 = time.monotonic()
     forked = forks  # (a global read: os.getpid(), a system call, is not for every decision)
     try:
@@ -659,7 +659,48 @@ def _hint(answer: object) -> str:
             return f": a str, a card's notation; return Play(sdk.parse_card({text})) ({Play(card)})"
         # (Cut as the answer is: parse_action reads "play 9h" and a million spaces.)
         return f": a str; sdk.parse_action({_short_repr(answer)}) is the action {meant}"
-    return ""
+    return _look_alike(answer)
+
+
+#: The engine's actions that have fields, which a look-alike can have too.
+_WITH_FIELDS = (Play, Give, Bid, Contract)
+
+
+def _look_alike(answer: object) -> str:
+    """What to return instead of a namedtuple, dict or object of the bot's own that has
+    the fields of an action (a ``card`` and a ``declare``): "which is not an Action" alone
+    left the author wondering why an answer equal in every field to a legal play was
+    refused. Only the engine's classes (or subclasses of them) are actions, locally as
+    over the wire; "" when ``answer`` is shaped like none."""
+    values: dict[Any, Any]
+    try:
+        if isinstance(answer, Mapping):
+            values = dict(answer)
+        elif isinstance(answer, tuple) and hasattr(answer, "_asdict"):  # a namedtuple
+            values = dict(answer._asdict())
+        elif dataclasses.is_dataclass(answer) and not isinstance(answer, type):
+            values = {f.name: getattr(answer, f.name) for f in dataclasses.fields(answer)}
+        else:
+            values = dict(getattr(answer, "__dict__", None) or {})
+    except Exception:  # (the bot's own mapping or attributes: anything may raise)
+        return ""
+    meant: list[Action] = []
+    for kind in _WITH_FIELDS:
+        fields = dataclasses.fields(kind)
+        names = {f.name for f in fields}
+        needed = {f.name for f in fields if f.default is dataclasses.MISSING}
+        if not values.keys() <= names or not needed <= values.keys():
+            continue
+        action = kind(**values)
+        if _not_an_action(action) is None:  # (its fields of the right types)
+            meant.append(action)
+    if not meant:
+        return ""
+    said = " or ".join(f"{type(a).__name__}(...) ({a})" for a in meant)
+    return (
+        f": a {type(answer).__name__} with the fields of an action, which is none (only "
+        f"the engine's action classes are); return {said}, one of view.legal_actions"
+    )
 
 
 _FIELDS_OF: dict[type, tuple[tuple[str, type, str], ...]] = {}
@@ -681,12 +722,28 @@ def _method(bot: Bot, view: PlayerView) -> str:
 
 def method_of(bot: Bot, phase: Phase) -> str:
     """:func:`_method` for a view in ``phase`` (``"play() (mine.py:12)"``)."""
-    own = getattr(bot, "__dict__", {})  # (an act set in __init__ answers, not play)
+    # A method set on the instance (``self.play = functools.partial(...)`` or another
+    # object's bound method in ``__init__``) is the one called: the class's was the SDK's
+    # own default, named as "Mine.play() (bot.py:146)", or the phase method when it was
+    # an instance's ``act`` that answered.
+    own = getattr(bot, "__dict__", {})
     name = "act" if overrides(bot, "act") else _PHASE_METHODS.get(phase, "act")
-    code = getattr(own[name] if name in own else getattr(type(bot), name, None), "__code__", None)
+    f = _callee(own[name] if name in own else getattr(type(bot), name, None))
+    code = getattr(inspect.unwrap(f) if callable(f) else f, "__code__", None)
     if code is None:
         return f"{name}()"
     return f"{name}() ({Path(code.co_filename).name}:{code.co_firstlineno})"
+
+
+def tell(bot: Bot, attr: str, value: object) -> None:
+    """Set the runner's own attribute ``attr`` of ``bot`` (``match_id``, ``deadline``), past
+    a ``__setattr__`` that refuses it: a frozen ``@dataclass`` bot (its fields its settings)
+    raised ``FrozenInstanceError`` there, which crashed ``arena-bot try`` with the runner's
+    traceback and, in an arena, made no bot for any match (every one forfeited)."""
+    try:
+        setattr(bot, attr, value)
+    except Exception:
+        object.__setattr__(bot, attr, value)
 
 
 def overrides(bot: object, hook: str) -> bool:
@@ -969,7 +1026,7 @@ def hook_view(view: PlayerView) -> PlayerView:
 def _hook(bot: Bot, fn: Callable[[], object], what: str) -> tuple[str, BaseException] | None:
     """Run a hook; if it failed, what happened and the exception (what it raised, logged
     with the traceback, or a ``TypeError`` when the hook is ``async def``)."""
-    bot.deadline = None  # hooks are not timed: not the last decision's, spent, deadline
+    tell(bot, "deadline", None)  # hooks are not timed: not the last decision's, spent one
     # (The match, as a raising hook's line and an arena's runner name it.)
     where, forked = f"match {bot.match_id}: ", forks
     try:
@@ -1282,7 +1339,7 @@ def play_local(
             ) from e
     seat_names = _names(players, names)
     for bot in players:
-        bot.match_id = match_id or f"local-{seed}"
+        tell(bot, "match_id", match_id or f"local-{seed}")
     game = Game.new(rules, seed, seat_names)
     incidents: list[LocalIncident] = []
     # Per seat: what is left of its time bank (ms), None for a seat not timed.

@@ -42,7 +42,7 @@ from typing import Any
 from engine import Phase, PlayerView, fallback_action
 from sdk.bot import Bot, Deadline
 from sdk.loader import loaded_from
-from sdk.local import HOOKS, method_of, overrides
+from sdk.local import HOOKS, method_of, overrides, tell
 
 __all__ = ["CallFailed", "Processes", "Remote"]
 
@@ -405,7 +405,7 @@ def serve(conn: Connection, spec: str, name: str, level: int, cwd: str) -> None:
         bot = _make_here(cls, name, match_id)
         if bot is None:
             return None
-        bot.match_id = match_id
+        tell(bot, "match_id", match_id)
         bots[key] = bot
         cls_name = type(bot).__name__
         methods = {p: f"{cls_name}.{method_of(bot, p)}" for p in Phase}
