@@ -102,3 +102,28 @@ def test_replay_list_of_an_older_record_without_the_counts_says_the_ones_listed(
     listed = CliRunner().invoke(cli, ["replay", "--list", "--db", str(db)])
     assert listed.exit_code == 0, listed.output
     assert re.search(r"bob: 20 bot_errors; cid: 25 disconnects", listed.stdout)
+
+
+def test_the_incidents_column_of_try_counts_an_answer_that_is_no_action(tmp_path: Path) -> None:
+    """writing-a-bot.md said `try`'s `incidents` column counts the times the bot raised or
+    answered illegally; a bot answering `None` (no action) counts there too, and makes `try`
+    exit 1, as its section 5 says. The sentence now names it."""
+    from sdk.cli import main as bot_main
+
+    bot = tmp_path / "none_bot.py"
+    bot.write_text(
+        "from sdk import Bot\n\n\nclass NoneBot(Bot):\n    name = 'nonebot'\n\n"
+        "    def play(self, view):\n        return None\n",
+        encoding="utf-8",
+    )
+    r = CliRunner().invoke(bot_main, ["try", str(bot), "-n", "1", "--max-deals", "2"])
+    assert r.exit_code == 1, r.output
+    m = re.search(
+        r"error: nonebot had (\d+) incidents? in 1 match \(the incidents column\)", r.output
+    )
+    assert m is not None and int(m.group(1)) > 0, r.output
+    doc = _joined(DOCS / "writing-a-bot.md")
+    assert (
+        "`incidents` counts the times your bot raised (in `act` or a hook), answered no action"
+        in doc
+    )
