@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from engine import ReplayError
-from engine.record import check_record_shape, load_ruleset_value
+from engine.record import COUNTED_INCIDENTS, check_record_shape, load_ruleset_value
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -1326,6 +1326,37 @@ class Storage:
             for match_id, v in rows
             if type(v) in (int, float) and math.isfinite(v) and v > 0
         }
+
+    def incident_totals(
+        self, tournament_id: str, match_ids: Collection[str]
+    ) -> dict[str, dict[str, list[int]]]:
+        """The per-seat totals of the incidents a referee lists only up to a limit
+        (``engine.record.COUNTED_INCIDENTS``: ``wrong_requests``, ``disconnects``,
+        ``bot_errors``) of those stored matches: match id → kind → one count per seat. The
+        ``incidents`` table holds only the ones the record lists (the first 20 of a seat):
+        ``arena replay --list`` said "20 bot_errors" of a match that had 26. A key that
+        is missing or not a list of whole numbers is left out (an older record)."""
+        paths = ", ".join(f"json_extract(record_json, '$.{key}')" for key, _ in COUNTED_INCIDENTS)
+        select = (
+            f"SELECT id, {paths} FROM matches WHERE tournament_id = ? AND json_valid(record_json)"
+        )
+        ids, rows = list(match_ids), []
+        with self._guard("reading match results"), self.reading():
+            for i in range(0, len(ids), 500):  # (SQLite's limit on parameters)
+                part = ids[i : i + 500]
+                rows += self.conn.execute(
+                    f"{select} AND id IN ({','.join('?' * len(part))})", (tournament_id, *part)
+                ).fetchall()
+        totals: dict[str, dict[str, list[int]]] = {}
+        for match_id, *values in rows:
+            for (_, kind), text in zip(COUNTED_INCIDENTS, values, strict=True):
+                try:
+                    counts = json.loads(text) if isinstance(text, str) else None
+                except ValueError:
+                    counts = None
+                if isinstance(counts, list) and all(type(c) is int for c in counts):
+                    totals.setdefault(str(match_id), {})[kind] = counts
+        return totals
 
     def incidents(self, tournament_id: str, bot: str | None = None) -> list[dict[str, Any]]:
         """The incidents of the tournament's stored matches (``bot``: of its seats only)."""

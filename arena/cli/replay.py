@@ -8,6 +8,7 @@ is enough) looked up in ``--db`` (default: the newest ``runs/*.sqlite``).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -19,8 +20,11 @@ from arena.cli.options import NonEmptyPath, id_over_name_note, reading_newest
 from arena.render import changed_cards, plural, printable, time_limit_note
 from engine import ReplayError
 from engine import replay as replay_record
-from engine.record import check_record_shape, seed_mismatches
+from engine.record import COUNTED_INCIDENTS, check_record_shape, seed_mismatches
 from engine.rules import describe_run
+
+#: The kinds a referee's record lists only up to a limit per seat (and counts in full).
+_COUNTED_KINDS = frozenset(kind for _, kind in COUNTED_INCIDENTS)
 
 __all__ = ["replay"]
 
@@ -389,6 +393,9 @@ def _list_matches(ctx: click.Context, db: Path | None, ref: str | None, bot: str
             results = st.match_results(tid)
             incidents = st.incidents(tid)
             limits = st.time_limits(tid)
+            # (the records of the matches with such incidents only: they list the first 20)
+            counted = {str(i["match_id"]) for i in incidents if i["kind"] in _COUNTED_KINDS}
+            totals = st.incident_totals(tid, counted) if counted else {}
     except StorageError as e:
         _error(str(e))
         ctx.exit(2)  # as for a match id (a damaged or foreign file)
@@ -428,7 +435,9 @@ def _list_matches(ctx: click.Context, db: Path | None, ref: str | None, bot: str
     for r in shown:
         seats = zip(r.seats, r.scores, r.places, strict=False)
         cells = [printable(f"{name} {score} ({ordinal(place)})") for name, score, place in seats]
-        trouble = _trouble(r.seats, r.forfeits, per_match.get(r.match_id, []))
+        trouble = _trouble(
+            r.seats, r.forfeits, per_match.get(r.match_id, []), totals.get(r.match_id, {})
+        )
         if r.match_id in limits:
             # (the deals alone, "1 deal" of a 3-deal cap, said nothing of why it stopped)
             limit = f"ended by its time limit ({limits[r.match_id]:g} s)"
@@ -452,20 +461,32 @@ def _pad(text: str, width: int) -> str:
 
 
 def _trouble(
-    seats: tuple[str, ...], forfeits: tuple[int, ...], incidents: list[dict[str, Any]]
+    seats: tuple[str, ...],
+    forfeits: tuple[int, ...],
+    incidents: list[dict[str, Any]],
+    totals: Mapping[str, list[int]] | None = None,
 ) -> str:
-    """``"mine forfeited; mine: 2 timeouts, 1 malformed; cid: 1 disconnect"``, or ``""``."""
+    """``"mine forfeited; mine: 2 timeouts, 1 malformed; cid: 1 disconnect"``, or ``""``.
+    ``totals``: the record's per-seat counts of the incidents it lists only up to a limit
+    (kind → one count per seat), which win over the ones listed, as in `arena replay`."""
     from arena.render import counted
 
     bits = [f"{seats[s]} forfeited" for s in forfeits if 0 <= s < len(seats)]
     counts: dict[str, dict[str, int]] = {}
+    listed: dict[tuple[int, str], str] = {}  # (seat, kind) -> who, of the counted kinds
     for inc in incidents:
         kind = str(inc.get("kind"))
         if kind == "forfeit":
             continue  # said above
-        who = inc.get("bot") or f"seat {inc.get('seat')}"
-        counts.setdefault(str(who), {}).setdefault(kind, 0)
-        counts[str(who)][kind] += 1
+        who = str(inc.get("bot") or f"seat {inc.get('seat')}")
+        counts.setdefault(who, {}).setdefault(kind, 0)
+        counts[who][kind] += 1
+        if isinstance(inc.get("seat"), int):
+            listed[inc["seat"], kind] = who
+    for (seat, kind), who in listed.items():
+        per_seat = (totals or {}).get(kind, [])
+        if 0 <= seat < len(per_seat) and per_seat[seat] > counts[who][kind]:
+            counts[who][kind] = per_seat[seat]
     for who, kinds in counts.items():
         bits.append(f"{who}: {counted(kinds, list(kinds))}")
     return "; ".join(bits)
