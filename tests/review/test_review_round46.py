@@ -6,15 +6,30 @@
    as act(view)", the SDK's own ``Bot.act``, a contradiction naming no line of the bot's.
    It names the function set on the bot, its line, and what it takes now.
 2. `arena-bot try`'s verdict said "1 of them hook calls that raised" of one hook call.
+3. The names a TLS certificate lists, told to the organiser and to remote bots to connect
+   by, spelled an IPv6 address as :mod:`ssl` decodes it ("0:0:0:0:0:0:0:1",
+   "2001:DB8:0:0:0:0:0:7"), not as an address is written and gRPC's check compares it
+   ("::1").
+
+Checked and fine (no test here): ``cert_names`` / ``cert_expired_problem`` on a missing
+file, a key file, a key before the certificate, a chain (its first certificate), a
+certificate with names only in its CN or only in a URI subjectAltName (lenient: gRPC
+then decides); ``name_in_cert`` with ``*.`` against the bare domain and two labels, IPv6
+spellings, brackets, case and a final dot.
 """
 
 from __future__ import annotations
 
 import functools
+import shutil
+import subprocess
 from pathlib import Path
+
+import pytest
 
 from click.testing import CliRunner
 
+from arena.referee.config import cert_names, loopback_only_note, name_in_cert
 from sdk import Bot
 from sdk import cli as sdk_cli
 from sdk.local import method_mistakes
@@ -133,3 +148,30 @@ def test_try_verdict_of_one_hook_call_among_others(tmp_path: Path) -> None:
         "error: Both had 2 incidents in 1 match (the incidents column; 1 of them a hook call "
         "that raised, which an arena logs in the bot's log but records nowhere): exit code 1"
     ), said
+
+
+# ------------------------------------------- 3. a certificate's IPv6 names, as written
+
+
+def _cert(where: Path, names: str) -> Path:
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("no openssl to make a certificate")
+    cert = where / "c.pem"
+    subprocess.run(
+        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+         "-keyout", str(where / "c.key"), "-out", str(cert), "-subj", "/CN=arena",
+         "-addext", f"subjectAltName={names}"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return cert
+
+
+def test_a_certificates_ipv6_names_are_said_as_written(tmp_path: Path) -> None:
+    cert = _cert(tmp_path, "DNS:localhost,IP:::1,IP:2001:db8::7,IP:127.0.0.1")
+    names = cert_names(cert)
+    assert names == ["localhost", "::1", "2001:db8::7", "127.0.0.1"], names
+    assert name_in_cert("[0:0::1]", names) and name_in_cert("2001:DB8:0::7", names)
+    local = _cert(tmp_path, "DNS:localhost,IP:::1")
+    note = loopback_only_note(local, "0.0.0.0")
+    assert note is not None and "lists only localhost, ::1: a bot" in note, note
