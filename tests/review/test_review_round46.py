@@ -26,7 +26,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from click.testing import CliRunner
 
 from arena.referee.config import cert_names, loopback_only_note, name_in_cert
@@ -74,8 +73,7 @@ def test_a_hook_set_in_init_is_named_not_the_base_class_hook() -> None:
     assert len(errors) == 1, errors
     assert errors[0].startswith("Hooks.on_deal_end, set on the bot to ended() ("), errors
     assert errors[0].endswith(
-        "takes (view: 'object') -> 'None', but the runners call it as "
-        "on_deal_end(view, result)"
+        "takes (view: 'object') -> 'None', but the runners call it as on_deal_end(view, result)"
     ), errors
 
 
