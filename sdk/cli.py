@@ -1156,9 +1156,12 @@ def try_(
         incidents = plural(result.entries[0].incidents, "incident")
         hooks = result.entries[0].hooks
         # (A hook's failure costs no strike, and no arena records it: its log lines do.)
+        if hooks == 1:  # (not "1 of them hook calls", nor "1 of them" of one incident)
+            which = "a hook call" if result.entries[0].incidents == 1 else "1 of them a hook call"
+        else:
+            which = f"{hooks} of them hook calls"
         of_which = (
-            f"; {hooks} of them hook calls that raised, which an arena logs in the bot's "
-            "log but records nowhere"
+            f"; {which} that raised, which an arena logs in the bot's log but records nowhere"
             if hooks
             else ""
         )

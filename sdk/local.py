@@ -838,6 +838,7 @@ def method_mistakes(bot: Bot) -> tuple[list[str], list[str]]:
     played ``Bot``'s defaults, and nothing said so. A bot with its own ``act`` is not
     asked the phase methods: a ``play`` of its own is its helper, whatever it takes."""
     cls = type(bot)
+    own: Mapping[str, object] = getattr(bot, "__dict__", {})
     own_act = overrides(bot, "act")  # (on the class, or set in __init__)
     coroutines = async_methods(bot, qualified=True)
     errors: list[str] = [] if coroutines is None else [coroutines]
@@ -853,6 +854,12 @@ def method_mistakes(bot: Bot) -> tuple[list[str], list[str]]:
         try:
             signature.bind(*args)
         except TypeError:
+            if name in own:  # (set in __init__: the class's is not the one called)
+                errors.append(
+                    f"{cls.__name__}.{name}, set on the bot to {_named(own[name])}, takes "
+                    f"{signature}, but the runners call it as {name}({', '.join(args)})"
+                )
+                continue
             with contextlib.suppress(TypeError, ValueError):  # as written: with its self
                 signature = inspect.signature(getattr(cls, name))
             errors.append(
@@ -876,7 +883,7 @@ def method_mistakes(bot: Bot) -> tuple[list[str], list[str]]:
         warnings.append(
             f"{cls.__name__}.{_defined(cls, name)} is never called by the runners: {hint}"
         )
-    warnings += _shared_state(cls, getattr(bot, "__dict__", {}))
+    warnings += _shared_state(cls, own)
     return errors, warnings
 
 
@@ -957,11 +964,18 @@ def _where_class(cls: type) -> str:
 
 def _defined(cls: type, name: str) -> str:
     """``"play() (mine.py:12)"``: method ``name`` of ``cls`` and where it is defined."""
-    f = _callee(getattr(cls, name))
+    return _named(getattr(cls, name), name)
+
+
+def _named(method: object, name: str | None = None) -> str:
+    """``"decide() (mine.py:12)"``: the function a call of ``method`` runs and where it is
+    defined, called ``name`` (else by its own name; ``"a functools.partial"`` when it has
+    no code to name)."""
+    f = _callee(method)
     code = getattr(inspect.unwrap(f) if callable(f) else f, "__code__", None)
     if code is None:
-        return f"{name}()"
-    return f"{name}() ({Path(code.co_filename).name}:{code.co_firstlineno})"
+        return f"{name}()" if name is not None else f"a {type(method).__qualname__}"
+    return f"{name or code.co_name}() ({Path(code.co_filename).name}:{code.co_firstlineno})"
 
 
 def not_a_fork(

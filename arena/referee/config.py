@@ -144,7 +144,13 @@ def cert_names(cert: Path) -> list[str] | None:
     if decoded is None:
         return None
     alt = decoded.get("subjectAltName") or ()
-    names = [str(v) for k, v in alt if k in ("DNS", "IP Address")]  # type: ignore[attr-defined]
+    # (an IPv6 address as clients spell it, "::1", not as ssl decodes it, "0:0:0:0:0:0:0:1":
+    # the names are shown to the organiser and the remote bots to connect by)
+    names = [
+        _canonical_host(str(v)) if k == "IP Address" else str(v)
+        for k, v in alt  # type: ignore[attr-defined]
+        if k in ("DNS", "IP Address")
+    ]
     if not names:  # (clients ignore the common name once there is a subjectAltName)
         for rdn in decoded.get("subject") or ():  # type: ignore[attr-defined]
             names += [str(v) for k, v in rdn if k == "commonName"]
