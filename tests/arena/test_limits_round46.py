@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import socket
 import textwrap
 import traceback
 from pathlib import Path
@@ -317,28 +318,54 @@ class Friend(Bot):
         return view.legal_actions[0]
 """
 
-# A local bot a little slow (0.15 s a decision): the first run is still playing when the
-# test stops it, after the friend's forfeit is stored.
+# A local bot that holds the first run (while the test's HOLD46 file exists) in order:
+# its first match goes on once the friend is frozen (SIGSTOP: state T), so the friend's
+# forfeit is of that match whenever the test gets to stop it; its second match does not go
+# on at all, so the run is still playing it when the test stops the run (a match that
+# ended first would be stored, the friend forfeiting it too). (It slept 0.15 s a decision:
+# a loaded machine could take longer than that to stop the friend or the run.)
 _SLOW = """\
+import os
 import time
+from pathlib import Path
 from sdk import Bot
+
+HOLD, PID = Path(os.environ["HOLD46"]), Path(os.environ["PID46"])
+STARTED = []
+
+
+def friend_frozen():
+    try:
+        stat = Path(f"/proc/{int(PID.read_text())}/stat").read_text()
+    except (OSError, ValueError):
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] in ("T", "t")
 
 
 class Slow(Bot):
+    def on_match_start(self, view):
+        STARTED.append(view.seat)
+
     def act(self, view):
-        time.sleep(0.15)
+        while HOLD.exists() and (len(STARTED) > 1 or not friend_frozen()):
+            time.sleep(0.05)
         return view.legal_actions[0]
 """
 
 
-def _free_port() -> int:
-    """A port free now (found with port 0): both runs of the tournament listen on it, as a
-    remote bot's arena does (it reconnects to the address it was given)."""
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def _reserve_port() -> socket.socket:
+    """A socket bound to a free port (found with port 0) and kept bound, not listening:
+    both runs of the tournament listen on that port, as a remote bot's arena does (it
+    reconnects to the address it was given). Closed, the port was free to be taken
+    between the runs (a port 0 bind elsewhere, a client's own port: the friend, retrying
+    it, could even connect to itself), and the second run would fail to listen. Bound
+    with SO_REUSEADDR it keeps every other bind and connect off the port (Linux: a port 0
+    bind or a client's port skips a bound one) and lets the arena's gRPC, which binds with
+    SO_REUSEADDR too, listen on it."""
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", 0))
+    return s
 
 
 def _stored(db: Path) -> list[tuple[str, str, int]]:
@@ -395,11 +422,14 @@ def test_a_remote_bot_dropped_by_keepalive_forfeits_and_hears_interrupted_from_t
     import time
 
     token = "friend-token-46-0123456789abcdef"
-    port = _free_port()
+    reserved = _reserve_port()  # (closed at the end)
+    port = int(reserved.getsockname()[1])
     cfg = _tournament_config(tmp_path, port, token)
     (tmp_path / "friend46.py").write_text(_FRIEND)
-    pid_file = tmp_path / "friend.pid"
-    env = dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1", PID46=str(pid_file))
+    pid_file, hold = tmp_path / "friend.pid", tmp_path / "hold"
+    hold.touch()  # (the slow bot's hold of the first run)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1", PID46=str(pid_file),
+               HOLD46=str(hold))  # fmt: skip
     procs: list[subprocess.Popen[bytes]] = []
 
     def start(args: list[str], log: Path) -> subprocess.Popen[bytes]:
@@ -445,6 +475,7 @@ def test_a_remote_bot_dropped_by_keepalive_forfeits_and_hears_interrupted_from_t
         (forfeited,) = {m for m, bot, forfeit in _stored(db) if bot == "friend" and forfeit}
         run1.send_signal(signal.SIGINT)
         assert run1.wait(120) == 130, run1_log.read_text()
+        hold.unlink()
         stored_before = _stored(db)
         os.kill(friend.pid, signal.SIGCONT)
         run2 = tournament(run2_log)
@@ -457,6 +488,7 @@ def test_a_remote_bot_dropped_by_keepalive_forfeits_and_hears_interrupted_from_t
                     os.killpg(p.pid, signal.SIGCONT)
                     os.killpg(p.pid, signal.SIGKILL)
                 p.wait()
+        reserved.close()
     run1_text, run2_text, told = (p.read_text() for p in (run1_log, run2_log, friend_log))
     # Run 1: the friend's link died silently; keepalive dropped it, its grace (1 s) ran
     # out, and the match went on without it to its end: stored, the friend forfeited and

@@ -577,7 +577,11 @@ def test_resume_mid_match_seq_time_left_timeout_and_late_answer() -> None:
         await until(lambda: "dropped" in state, "request 3")
         tasks[0].cancel()  # the stream dies (a reset, as a crash)
         await asyncio.gather(tasks[0], return_exceptions=True)
-        await asyncio.sleep(0.3)
+        # Back once the referee has seen the drop (the disconnect asserted below): gRPC
+        # tells the handler of a reset call in its own time, and a Hello first replaces
+        # the stream, which records no disconnect (as hostile round 32 saw under load).
+        await until(lambda: ref.session("a").stream is None, "the drop seen")
+        await asyncio.sleep(0.3)  # (away a while: the limit stated again is less)
         back = Client(port, "tok-a", hello=pb.Hello(protocol_version=1, running=["m1"]))
         start(tasks, back)
         await until(lambda: bool(back.of("decision_request")), "the request again")
