@@ -580,15 +580,21 @@ def check_uniform_at(g: Game, rec: Recorder, seed: int) -> int:
             continue
         total = sum(deals.values())
         draws = max(600, 8 * total // min(deals.values()))
-        sampler = Sampler(view)
-        rng = random.Random(seed * 31 + seat)
-        got: Counter[tuple[int, ...]] = Counter(
-            tuple(sampler.sample(rng).hand_masks) for _ in range(draws)
-        )
         name = g.ruleset.name
-        assert set(got) <= set(deals), (name, seed, seat, "drew an inconsistent deal")
         keys = sorted(deals)
-        p = chi_square_p([got[k] for k in keys], [draws * deals[k] / total for k in keys])
+        # Hundreds of views are tested at 1e-4 (the long test's 1001, seed 109, seat 2 drew
+        # p = 1.5e-5 from a uniform sampler: 0.92 and 0.21 at 20,000 draws of other
+        # streams): a real bias shows again, and more clearly, in ten times the draws from
+        # another stream; chance does not (both at once: about 1e-8).
+        for stream, n in ((seed * 31 + seat, draws), (seed * 31 + seat + 1_000_003, 10 * draws)):
+            sampler, rng = Sampler(view), random.Random(stream)
+            got: Counter[tuple[int, ...]] = Counter(
+                tuple(sampler.sample(rng).hand_masks) for _ in range(n)
+            )
+            assert set(got) <= set(deals), (name, seed, seat, "drew an inconsistent deal")
+            p = chi_square_p([got[k] for k in keys], [n * deals[k] / total for k in keys])
+            if p > 1e-4:
+                break
         assert p > 1e-4, (name, seed, seat, len(deals), p)
         tested += 1
     return tested
