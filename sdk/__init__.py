@@ -45,6 +45,7 @@ from sdk.bot import Bot, Deadline
 from sdk.local import BotMakeError, LocalIncident, LocalMatch, play_local
 
 if TYPE_CHECKING:
+    from sdk import client as client
     from sdk.client import ArenaAuthError, ArenaError, ArenaTLSError, RunSummary, run
 
 __all__ = [
@@ -92,18 +93,23 @@ __version__ = "0.1.0"
 _LAZY = ("run", "RunSummary", "ArenaError", "ArenaAuthError", "ArenaTLSError")
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        from sdk import client
+# Defined for the interpreter only: to a type checker a module ``__getattr__`` makes every
+# name of the module exist, as ``Any`` (``from sdk import Plya`` passed ``mypy --strict``).
+# The checker reads the lazy names from the ``TYPE_CHECKING`` imports above instead.
+if not TYPE_CHECKING:
 
-        return getattr(client, name)
-    if name == "client":
-        # The guide's `await sdk.client.run_async(...)` and `sdk.client.bot_calls_running()`
-        # after a plain `import sdk`: the submodule, imported on first use like `run`.
-        import importlib
+    def __getattr__(name: str) -> Any:
+        if name in _LAZY:
+            from sdk import client
 
-        return importlib.import_module("sdk.client")
-    raise AttributeError(f"module 'sdk' has no attribute {name!r}")
+            return getattr(client, name)
+        if name == "client":
+            # The guide's `await sdk.client.run_async(...)` and `sdk.client.bot_calls_running()`
+            # after a plain `import sdk`: the submodule, imported on first use like `run`.
+            import importlib
+
+            return importlib.import_module("sdk.client")
+        raise AttributeError(f"module 'sdk' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
