@@ -16,24 +16,27 @@ looks at more than the view shows.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
 
-from engine.cards import DECK, Card, Rank, Suit, mask_of
+# (At run time, not under TYPE_CHECKING: ``typing.get_type_hints`` and the tools built on
+# it, an editor's or a doc generator's, resolve these functions' hints then.)
+from engine.actions import Play
+from engine.cards import ACE_MARRIAGE_VALUE, DECK, Card, Rank, Suit, card_points, mask_of
 from engine.game import cap_of
 from engine.game import trick_winner as _engine_trick_winner
-
-if TYPE_CHECKING:
-    from engine import PlayerView, Ruleset
+from engine.rules import Ruleset
+from engine.view import PlayerView
 
 __all__ = [
     "beats",
     "bid_cap",
     "by_suit",
     "has_ace_marriage",
+    "legal_plays",
     "marriages",
     "masters",
     "outstanding_cards",
     "played_cards",
+    "takes",
     "trick_winner",
     "trumps_by_trick",
     "unseen_cards",
@@ -66,8 +69,10 @@ def has_ace_marriage(cards: Iterable[Card]) -> bool:
 
 
 def bid_cap(cards: Iterable[Card], ruleset: Ruleset) -> int:
-    """The highest bid (or contract) these cards allow: 120 plus the marriages held (the
-    engine's rule, :func:`engine.game.cap_of`)."""
+    """The highest bid (or contract) these cards allow: 120 plus the marriages held, and
+    the ace marriage's 200 where the ruleset plays it and counts it for the bid
+    (``ace_marriage``, ``ace_marriage_counts_for_bid``; the engine's rule,
+    :func:`engine.game.cap_of`)."""
     return cap_of(mask_of(cards), ruleset)
 
 
@@ -79,6 +84,27 @@ def beats(card: Card, best: Card, trump: Suit | None) -> bool:
 def trick_winner(trick: Sequence[tuple[int, Card]], trump: Suit | None) -> tuple[int, Card]:
     """The ``(seat, card)`` winning a (possibly unfinished, non-empty) trick."""
     return trick[_engine_trick_winner([card for _, card in trick], trump)]
+
+
+def legal_plays(view: PlayerView) -> list[Play]:
+    """The ``Play`` actions among ``view.legal_actions``, in their order (typed ``Play``, so
+    ``p.card`` passes mypy; empty outside the play). A declaring lead is one of them with
+    ``declare=True``, beside the same card's plain play: ``[p for p in legal_plays(view)
+    if p.declare]`` are the marriages this seat may declare now."""
+    return [a for a in view.legal_actions if isinstance(a, Play)]
+
+
+def takes(view: PlayerView) -> tuple[int, ...]:
+    """What each seat has taken so far in this deal: the card points of the tricks it won
+    plus the marriages it declared (the ace marriage 200), per seat, as ``DealResult.takes``
+    counts them at the deal's end (before any rounding). The trick in progress is not
+    counted until it is won; the 4-player dealer's talon is no take (0)."""
+    out = [0] * len(view.players)
+    for t in view.tricks:
+        out[t.winner] += card_points(c for _, c in t.cards)
+    for seat, suit in view.marriages:
+        out[seat] += suit.marriage_value if suit is not None else ACE_MARRIAGE_VALUE
+    return tuple(out)
 
 
 def played_cards(view: PlayerView) -> set[Card]:

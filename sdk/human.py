@@ -61,10 +61,11 @@ from engine import (
     parse_card,
 )
 from engine.actions import ActionParseError
-from engine.cards import ACE_MARRIAGE_VALUE, CardParseError, card_points
+from engine.cards import ACE_MARRIAGE_VALUE, CardParseError
 from engine.rules import describe_ruleset
 from engine.tables import round_half_up
 from sdk.bot import Bot, Deadline
+from sdk.hand import takes as hand_takes
 from sdk.hand import trick_winner
 
 __all__ = ["HumanBot", "choose", "format_hand", "render_view"]
@@ -786,11 +787,7 @@ def render_view(view: PlayerView, *, color: bool = False, since: int | None = No
             for s, suit in view.marriages
         )
         lines.append(f"Trump:    {trump}" + (f"   marriages: {marr}" if marr else ""))
-        takes = [0] * n
-        for t in view.tricks:
-            takes[t.winner] += card_points(c for _, c in t.cards)
-        for s, suit in view.marriages:
-            takes[s] += suit.marriage_value if suit is not None else ACE_MARRIAGE_VALUE
+        takes = hand_takes(view)
         lines.append(
             f"Tricks:   {len(view.tricks)} played; takes so far: "
             + "  ".join(f"{who(s)} {takes[s]}" for s in view.active_seats)
