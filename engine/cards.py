@@ -47,6 +47,7 @@ class Suit(IntEnum):
 
     @property
     def symbol(self) -> str:
+        """The suit's sign: ♠ ♣ ♦ ♥ (also what ``str(suit)`` gives)."""
         return "♠♣♦♥"[self]
 
     @property
@@ -70,10 +71,12 @@ class Rank(IntEnum):
 
     @property
     def points(self) -> int:
+        """What a card of this rank counts in a trick: 9 0, J 2, Q 3, K 4, 10 10, A 11."""
         return _RANK_POINTS[self]
 
     @property
     def label(self) -> str:
+        """The rank as written in a card: 9 J Q K 10 A."""
         return _RANK_LABELS[self]
 
     def __str__(self) -> str:
@@ -88,7 +91,12 @@ ACE_MARRIAGE_VALUE = 200
 
 
 class Card(IntEnum):
-    """One of the 24 cards; the value is ``suit * 6 + rank``."""
+    """One of the 24 cards; the value is ``suit * 6 + rank``.
+
+    Cards compare as their values: by suit first (♠ < ♣ < ♦ < ♥), then rank, so
+    ``max(cards)`` is no strongest card: compare ``card.rank`` within a suit (or use
+    ``sdk.hand.beats``), ``card.points`` for what it counts.
+    """
 
     S9 = 0
     SJ = 1
@@ -117,18 +125,22 @@ class Card(IntEnum):
 
     @staticmethod
     def of(rank: Rank, suit: Suit) -> Card:
+        """The card of ``rank`` and ``suit``: ``Card.of(Rank.KING, Suit.HEARTS)`` is K♥."""
         return Card(suit * 6 + rank)
 
     @property
     def suit(self) -> Suit:
+        """The card's :class:`Suit`."""
         return _SUIT_OF[self]
 
     @property
     def rank(self) -> Rank:
+        """The card's :class:`Rank` (the ten outranks the king)."""
         return _RANK_OF[self]
 
     @property
     def points(self) -> int:
+        """What the card counts in a trick (its rank's :attr:`Rank.points`)."""
         return _POINTS[self]
 
     def __str__(self) -> str:

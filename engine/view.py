@@ -38,15 +38,30 @@ class HiddenGive:
 class PlayerView:
     """Everything seat ``seat`` may know at this moment (frozen; all fields hashable).
 
-    - ``hand``: own cards, ascending; ``talon``: ``None`` unless visible to this seat;
+    - ``seat``: this seat; ``players``: every seat's name, by seat; ``ruleset``: the rules
+      in force (:class:`~engine.Ruleset`, every option resolved);
+    - ``deal_number``: counted from 0; ``dealer``; ``active_seats``: the seats dealt in
+      (with four players the dealer sits out), ``first_hand`` the first of them;
+    - ``phase``: a :class:`~engine.Phase`; ``to_act``: the seat asked now (``None`` when
+      no seat is, as at the match's end);
+    - ``hand``: own cards, ascending (by suit, then rank: see :class:`~engine.Card`);
+      ``talon``: ``None`` unless visible to this seat;
     - ``bids``: the auction so far, ``((seat, Bid|Pass), ...)``; ``bid``: the standing bid
-      during the auction, the winning bid after it; ``declarer``/``contract``: once known;
+      during the auction (classic's obligatory 100 too), the winning bid after it;
+      ``declarer``/``contract``: once known;
     - ``gives``: ``((to, card or None), ...)`` — the card only for its giver and receiver;
-    - ``trump``: the current trump suit; ``marriages``: ``((seat, suit or None), ...)`` with
-      ``None`` for the ace marriage; ``trick``: the trick in progress ``((seat, card), ...)``;
-      ``tricks``: completed tricks of this deal;
-    - ``scores``; ``barrel``: deals left on the barrel per seat (0: not on it) or ``None``;
-    - ``legal_actions``: empty unless ``to_act == seat``; ``deal_results``: previous deals.
+    - ``trump``: the current trump suit (``None`` while none is set); ``marriages``:
+      ``((seat, suit or None), ...)`` in the order declared, ``None`` for the ace marriage;
+      ``trick``: the trick in progress ``((seat, card), ...)`` in play order, its first
+      seat the one who led (empty: ``to_act`` leads); ``tricks``: completed
+      :class:`~engine.Trick` s of this deal (``leader``, ``cards``, ``winner``);
+    - ``scores``: the match scores per seat; ``barrel``: deals left on the barrel per seat
+      (0: not on it) or ``None`` when the ruleset has no barrel;
+    - ``legal_actions``: empty unless ``to_act == seat``; ``deal_results``: previous deals'
+      :class:`~engine.DealResult` s.
+
+    ``sdk.hand`` answers the common questions from a view: ``legal_plays``, ``takes`` (the
+    points taken so far), ``by_suit``, ``marriages``, ``played_cards``, ``masters``, ...
     """
 
     seat: int

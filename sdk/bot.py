@@ -95,7 +95,19 @@ class Deadline:
 
 
 class Bot:
-    """Base class of every bot. Subclasses override :meth:`act` or the phase methods."""
+    """Base class of every bot. Subclasses override :meth:`act` or the phase methods
+    (:meth:`bid`, :meth:`give`, :meth:`contract`, :meth:`play`), each given a
+    :class:`~engine.PlayerView` and returning one of its ``legal_actions``; the ``on_...``
+    hooks are told what happens. ``sdk.hand`` has the helpers (``legal_plays``, ``takes``,
+    ``by_suit``, ...).
+
+    Class attributes a bot may set: ``name`` (its name in logs, ``arena-bot try``'s table
+    and local records; the class name by default) and ``quick`` (``True``: every decision
+    takes well under a millisecond, so ``arena-bot run`` calls it on its event loop).
+    Set by the runner: ``match_id`` (the match being played, before ``on_match_start``)
+    and ``deadline`` (this decision's :class:`Deadline`, ``None`` in untimed local play
+    and in the hooks). A new instance is made for every match.
+    """
 
     #: The bot's own name, in log lines, ``arena-bot try``'s table, ``play_local``'s
     #: records and the Hello it sends an arena (which only labels the arena's log);
@@ -137,7 +149,8 @@ class Bot:
         return _first_of(view, Pass)
 
     def give(self, view: PlayerView) -> Action:
-        """After taking the talon: a ``Give`` (asked once per opponent)."""
+        """After taking the talon: a ``Give`` (asked once per opponent). Default: the first
+        legal give."""
         return view.legal_actions[0]
 
     def contract(self, view: PlayerView) -> Action:
@@ -145,7 +158,8 @@ class Bot:
         return _first_of(view, Contract)
 
     def play(self, view: PlayerView) -> Action:
-        """A ``Play`` of a legal card (``declare=True`` to declare a marriage with a lead)."""
+        """A ``Play`` of a legal card (``declare=True`` to declare a marriage with a lead).
+        Default: the first legal play."""
         return view.legal_actions[0]
 
     # Hooks: override any of them; the defaults do nothing.

@@ -171,10 +171,12 @@ class LocalMatch:
 
     @property
     def scores(self) -> tuple[int, ...]:
+        """The final scores, per seat (``result.scores``)."""
         return self.result.scores
 
     @property
     def places(self) -> tuple[int, ...]:
+        """Each seat's place, 1 the best (``result.places``)."""
         return self.result.places
 
 
