@@ -1282,17 +1282,19 @@ class Storage:
 
     def find_match_ids(self, pattern: str) -> list[str]:
         """Match ids equal to ``pattern`` or ending with it (``m00012``)."""
-        # LIKE narrows the search (it ignores ASCII case, and the escape character must be
-        # escaped too: "m0000\\3" matched m00003); the exact test is Python's.
+        # The last len(pattern) characters of each id, compared (substr counts characters,
+        # as Python does; the exact test is still Python's). A LIKE '%pattern' needed its
+        # wildcards and escape character escaped, ignored ASCII case, and past 50,000
+        # characters SQLite refused it ("LIKE or GLOB pattern too complex"): a database
+        # error (the web's 500) for a reference that merely names no match.
         try:
             pattern.encode("utf-8")
         except UnicodeEncodeError:  # bytes that are not UTF-8 (from argv): no id holds them
             return []  # (SQLite cannot even be asked: a traceback before)
-        like = "%" + pattern.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         with self._guard("looking up matches"):
             rows = self.conn.execute(
-                "SELECT id FROM matches WHERE id = ? OR id LIKE ? ESCAPE '\\' ORDER BY id",
-                (pattern, like),
+                "SELECT id FROM matches WHERE id = ? OR substr(id, ?) = ? ORDER BY id",
+                (pattern, -len(pattern), pattern),
             ).fetchall()
         return [str(r[0]) for r in rows if str(r[0]).endswith(pattern)]
 

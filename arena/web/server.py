@@ -41,6 +41,7 @@ import ipaddress
 import json
 import logging
 import mimetypes
+import re
 import secrets
 import socket
 import sys
@@ -96,6 +97,11 @@ REQUEST_DEADLINE = 10.0
 #: and their number (100) only: 32 connections from one address holding 99 lines of 64 KB
 #: would take the server from 47 to 330 MB, and four addresses fill all 128 slots.
 MAX_HEADER_BYTES = 65536
+
+#: The most characters of an error answer's text. Errors quote what was asked (a match id,
+#: a tournament, a path, a request line), and a request may carry 64 KiB of it: a
+#: 60,000-character ``?tournament=`` came back whole, a 60 KB "no tournament 'aaa…'".
+MAX_ERROR_CHARS = 300
 
 #: Headers of every answer. The pages load their scripts and styles from /static/ only;
 #: their scripts set ``style`` attributes (a legend's swatch colour, the trump's size), so
@@ -428,7 +434,8 @@ class _Handler(BaseHTTPRequestHandler):
         # percent-encoded bytes are (what cannot be is replaced, and then not found).
         path = self.path.encode("latin-1").decode("utf-8", "replace")
         url = urlsplit(path)
-        parts = [unquote(p) for p in url.path.split("/") if p]
+        raw_parts = [p for p in url.path.split("/") if p]
+        parts = [unquote(p) for p in raw_parts]
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
         try:
             host = self.headers.get("Host")
@@ -444,6 +451,8 @@ class _Handler(BaseHTTPRequestHandler):
             elif parts and parts[0] == "static" and len(parts) == 2:
                 self._static(parts[1])
             elif not parts or (parts[0] in _PAGES and len(parts) == 2):
+                if parts:
+                    _check_page_name(raw_parts[1])
                 self._static(_PAGES["" if not parts else parts[0]])
             elif parts == ["favicon.ico"]:
                 self._send(HTTPStatus.NO_CONTENT, b"", "image/x-icon")
@@ -582,6 +591,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _error(self, status: HTTPStatus, message: str, allow: str | None = None) -> None:
         message = self.server.without_path(message)
+        if len(message) > MAX_ERROR_CHARS:
+            message = message[: MAX_ERROR_CHARS - 1] + "…"
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             self._json(status, {"error": message, "status": int(status)}, allow)
 
@@ -660,6 +671,24 @@ def _whole(text: str, most: int) -> int | None:
         if n <= most:
             return n
     return None
+
+
+def _check_page_name(raw: str) -> None:
+    """Refuse the name of ``/bot/<name>`` or ``/replay/<id>`` (``raw``: as the URL has it)
+    that a browser cannot decode: the page's script reads it with ``decodeURIComponent``,
+    which throws on a ``%`` not followed by two hex digits and on bytes that are no UTF-8,
+    and the page then stayed at "Loading…" for ever. (The API takes such a name, decoded
+    leniently, and finds no bot or match of it: a 404.)"""
+    try:
+        if re.search("%(?![0-9A-Fa-f]{2})", raw) is None:
+            unquote(raw, errors="strict")
+            return
+    except UnicodeDecodeError:
+        pass
+    raise _HTTPError(
+        HTTPStatus.BAD_REQUEST,
+        f"the name in this URL is not valid percent-encoded UTF-8: {raw!r:.60}",
+    )
 
 
 def _match_ref(ref: str) -> str:
