@@ -480,6 +480,9 @@ def choose(
         if not plays:
             return None, "No card is played now. " + _legal_text(legal)
         if not any(a.card == action.card for a in plays):
+            if view is not None and action.card not in view.hand:
+                # "cannot be played now" of a card not held read as "wait till later"
+                return None, f"You do not hold {action.card}. " + _legal_text(legal)
             return None, f"{action.card} cannot be played now. " + _legal_text(legal)
         if action.declare:
             return None, _no_marriage(action.card, view) + _legal_text(legal)
