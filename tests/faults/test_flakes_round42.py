@@ -20,41 +20,21 @@ import pytest
 
 from arena.referee import Referee, RefereeConfig, core, sessions
 from arena.v1 import arena_pb2 as pb
+from tests.support.memory_context import MemoryContext
 
 
-class _Context:
-    """The part of ``grpc.aio.ServicerContext`` that ``serve_stream`` uses, in memory."""
+class _Context(MemoryContext):
+    """:class:`MemoryContext` whose writes, once ``stuck``, never end (a client that reads
+    nothing)."""
 
     def __init__(self) -> None:
-        self.inbox: asyncio.Queue[Any] = asyncio.Queue()
-        self.sent: list[pb.ServerMessage] = []
-        self.stuck = False  # writes then never end (a client that reads nothing)
-
-    def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
-        return (("authorization", "Bearer tok-x"),)
-
-    def peer(self) -> str:
-        return "memory:x"
-
-    async def read(self) -> Any:
-        return await self.inbox.get()
-
-    def add_done_callback(self, callback: Any) -> None:
-        pass
-
-    async def send_initial_metadata(self, metadata: Any) -> None:
-        pass
+        super().__init__()
+        self.stuck = False
 
     async def write(self, msg: pb.ServerMessage) -> None:
         if self.stuck:
             await asyncio.Event().wait()
-        self.sent.append(msg)
-
-    def set_code(self, code: grpc.StatusCode) -> None:
-        pass
-
-    def set_details(self, details: str) -> None:
-        pass
+        await super().write(msg)
 
 
 async def _until(cond: Any) -> None:

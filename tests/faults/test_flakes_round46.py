@@ -20,44 +20,20 @@ import grpc
 
 from arena.referee import Referee, RefereeConfig
 from arena.v1 import arena_pb2 as pb
+from tests.support.memory_context import MemoryContext
 
 
-class _Context:
-    """The part of ``grpc.aio.ServicerContext`` that ``serve_stream`` uses, in memory; its
-    ``send_initial_metadata`` waits for ``gate``."""
+class _Context(MemoryContext):
+    """:class:`MemoryContext` whose ``send_initial_metadata`` waits for ``gate``."""
 
     def __init__(self) -> None:
-        self.inbox: asyncio.Queue[Any] = asyncio.Queue()
-        self.sent: list[pb.ServerMessage] = []
+        super().__init__()
         self.gate = asyncio.Event()
         self.in_headers = asyncio.Event()
-        self.code: grpc.StatusCode | None = None
-        self.details = ""
-
-    def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
-        return (("authorization", "Bearer tok-x"),)
-
-    def peer(self) -> str:
-        return "memory:x"
-
-    async def read(self) -> Any:
-        return await self.inbox.get()
-
-    def add_done_callback(self, callback: Any) -> None:
-        pass
 
     async def send_initial_metadata(self, metadata: Any) -> None:
         self.in_headers.set()
         await self.gate.wait()
-
-    async def write(self, msg: pb.ServerMessage) -> None:
-        self.sent.append(msg)
-
-    def set_code(self, code: grpc.StatusCode) -> None:
-        self.code = code
-
-    def set_details(self, details: str) -> None:
-        self.details = details
 
 
 def test_a_stream_ended_by_the_stop_while_sending_its_headers_is_refused_not_attached() -> None:
