@@ -521,7 +521,8 @@ def talon_taken_why(game: Game) -> str:
         return ""
     if game.ruleset.first_hand_commits:
         return "his obligatory bid: the others passed"
-    return "everybody passed: first hand plays the opening bid"
+    # (nor need he play it: he may concede, where the ruleset lets a declarer)
+    return "everybody passed: first hand takes it at the opening bid"
 
 
 def _trick_cells(players: Sequence[str], trick: Sequence[tuple[int, Card, bool]]) -> Text:

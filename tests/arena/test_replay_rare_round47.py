@@ -17,7 +17,8 @@ place. They agreed; what they did not say, or said wrong:
   name, and the nearest preset to its two keys is classic. ``"1001"`` for four players was
   ``1001-4p`` in the text and ``1001`` on the page.
 - The last hand who takes the talon after an all-pass was said to "play the opening bid"
-  in the line right above his throw-in; the page did not say why he held it at all.
+  in the line right above his throw-in (and first hand, under ``all_pass = "first_hand"``,
+  right above his concession); the page did not say why he held it at all.
 - With ``talon_visible`` off the text drew the talon in every deal as if the table had
   seen it (only the header's ``talon_visible off`` said otherwise); so did the page face up.
 
@@ -321,3 +322,27 @@ def test_edited_rare_records_are_refused_with_the_rule_named(
     rec["ruleset"]["max_deals"] = 3
     check = _run("--check", _write(tmp_path, rec))
     assert "REFUSED: Deal 4 (record deal 3): the match was already over" in check.output
+
+
+def test_first_hand_who_takes_the_talon_after_an_all_pass_is_not_said_to_play_it(
+    tmp_path: Path,
+) -> None:
+    """`all_pass = "first_hand"` (a 1001 house rule): everybody passes, first hand takes
+    the talon at 40 and, a declarer who may concede, concedes; the line above it said he
+    "plays the opening bid"."""
+    rules = Ruleset.from_dict({"preset": "1001", "all_pass": "first_hand", "max_deals": 1})
+    game = Game.new(rules, 0, THREE)
+    for _ in range(3):
+        game.apply(Pass())
+    while not isinstance(game.legal_actions()[-1], Concede):  # (the two cards passed)
+        game.apply(game.legal_actions()[0])
+    first = game.declarer
+    assert first is not None
+    game.apply(Concede())
+    rec = game.record()
+    text = _run(_write(tmp_path, rec)).stdout
+    said = f"{THREE[first]} ({first}) takes the talon at 40 (everybody passed: first hand "
+    assert f"{said}takes it at the opening bid)\n" in text, text
+    assert f"{THREE[first]} ({first}): concede" in text and "plays the opening bid" not in text
+    steps = MatchReplay("m", rec).deal(0)["steps"]
+    assert steps[-1]["view"]["taken"] == "everybody passed: first hand takes it at the opening bid"
