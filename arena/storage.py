@@ -280,14 +280,21 @@ def sidecar_problem(db: Path) -> str | None:
     return None
 
 
-def make_directory_of(db: Path) -> None:
-    """Make the directory a database goes in (a StorageError naming what is in the way)."""
+def make_directory_of(db: Path) -> list[Path]:
+    """Make the directory a database goes in (a StorageError naming what is in the way);
+    the directories made, outermost first (for a run that stores nothing to remove)."""
+    made = []
+    for p in (db.parent, *db.parent.parents):
+        if p.exists() or p.is_symlink():
+            break
+        made.append(p)
     try:
         db.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         blocker = file_in_the_way(db.parent)
         why = f"{blocker} is a file, not a directory" if blocker is not None else e
         raise StorageError(f"cannot create the directory of {db}: {why}") from e
+    return made[::-1]
 
 
 def file_in_the_way(path: Path) -> Path | None:

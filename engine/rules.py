@@ -457,10 +457,14 @@ def _validate(r: Ruleset) -> None:
     for key in ("barrel_penalty", "throw_in_bonus", "nines_talon_value", "max_deals"):
         if getattr(r, key) < 0:
             raise RulesetError(key, f"must not be negative, got {getattr(r, key)}")
-    if r.bid_step % 5:
+    if r.bid_step % 5 or r.bid_step > _BASE_CAP:
         # RULES.md §2: a raise is "a multiple of 5", and bids are multiples of the step; so
-        # are the contract (§5) and therefore every winning bid.
-        raise RulesetError("bid_step", f"must be a multiple of 5, got {r.bid_step}")
+        # are the contract (§5) and therefore every winning bid. The opening bid (at most
+        # 120, below) is a multiple of the step, so no step above 120 can be used: a step of
+        # 200 is its own mistake, not "opening_bid: must be a multiple of bid_step 200".
+        raise RulesetError(
+            "bid_step", f"must be a multiple of 5 from 5 to {_BASE_CAP}, got {r.bid_step}"
+        )
     if r.opening_bid % r.bid_step:
         raise RulesetError(
             "opening_bid", f"must be a multiple of bid_step {r.bid_step}, got {r.opening_bid}"

@@ -81,6 +81,8 @@ class _Results:
         self.made = False
         #: Where it was made: the file itself, not a symbolic link to it that was there.
         self._made_at = db
+        #: The directories made for it, outermost first (removed with it, when empty).
+        self._made_dirs: list[Path] = []
 
     @classmethod
     def open(cls, db: Path, rs: Any, tokens: dict[str, str], max_matches: int | None) -> _Results:
@@ -89,7 +91,7 @@ class _Results:
 
         lock = DatabaseLock(db)
         try:
-            make_directory_of(db)
+            made_dirs = make_directory_of(db)
             lock.acquire()
             made = not db.exists()  # (under the lock: no other writer makes it meanwhile)
             # (a new `arena serve` is a new tournament: the storage's errors must not say
@@ -104,6 +106,7 @@ class _Results:
                   "max_matches": max_matches}  # fmt: skip
         results = cls(db, storage, lock, config, [(name, "serve") for name in tokens])
         results.made = made
+        results._made_dirs = made_dirs
         with contextlib.suppress(OSError, RuntimeError):  # (a loop: the file was not made)
             results._made_at = db.resolve()
         return results
@@ -235,6 +238,11 @@ class _Results:
                     path.unlink()
         with contextlib.suppress(OSError):
             self._lock.release()
+        if self.made and (self.empty or not self.tid):
+            # (after the lock's file is gone: `--db runs/x.sqlite` left an empty runs/)
+            for d in reversed(self._made_dirs):
+                with contextlib.suppress(OSError):  # (not empty: something else is there)
+                    d.rmdir()
 
 
 log = logging.getLogger("arena.referee")

@@ -504,7 +504,8 @@ def _match_page(
     return {
         "matches": [_match_json(m, limits) for m in shown],
         "matches_total": int(total),
-        "next_before": shown[-1].index if more and shown else None,
+        # (limit 0 shows none: the next page begins with the newest one there is)
+        "next_before": (shown[-1].index if shown else results[0].index + 1) if more else None,
     }
 
 

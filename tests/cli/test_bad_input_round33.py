@@ -131,7 +131,7 @@ def test_a_ruleset_file_mistake_is_named_with_what_to_write(
         (b'preset = "classic"\ntarget = 99999999999999999999\n',
          "target: must be at most 1000000, got 99999999999999999999"),
         (b'preset = "classic"\nbid_step = 200\n',
-         "opening_bid: must be a multiple of bid_step 200, got 100"),
+         "bid_step: must be a multiple of 5 from 5 to 120, got 200"),
         (b'preset = "1001"\nbarrel = true\nbarrel_at = 1001\n',
          "barrel_at: must be below target 1001 when barrel = true, got 1001"),
     ],

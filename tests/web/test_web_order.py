@@ -71,3 +71,19 @@ def test_data_source_matches_newest_first(db: Path) -> None:
     assert _indices(src.matches("ord", bot=None, limit=2)) == [7, 6]
     assert _indices(src.matches(None, bot="a", limit=None)) == _newest_first("a")
     assert _indices(src.matches(None, bot="a", limit=3)) == _newest_first("a", 3)
+
+
+def test_limit_zero_points_at_the_first_page(db: Path) -> None:
+    """Defect: ``/api/matches?limit=0`` (only the totals asked) answered ``next_before:
+    null``, "the last page", of a tournament with matches; its next page now begins with the
+    newest match below ``before`` (all of them, without it)."""
+    src = DataSource(db)
+    page = src.matches(None, bot=None, limit=0)
+    assert page["matches"] == [] and page["matches_total"] == MATCHES
+    assert page["next_before"] == 8
+    assert _indices(src.matches(None, bot=None, limit=2, before=page["next_before"])) == [7, 6]
+    below = src.matches(None, bot="a", limit=0, before=5)
+    want = [i for i in _newest_first("a") if i < 5]
+    assert _indices(src.matches(None, bot="a", limit=9, before=below["next_before"])) == want
+    last = src.matches(None, bot=None, limit=0, before=0)
+    assert last["matches"] == [] and last["next_before"] is None

@@ -173,24 +173,24 @@ function connect() {
   const call = client.Play(metadata);
   // No Welcome within 30 s (a connection stuck in its handshake): drop the stream and the
   // connection (grpc-js would wait on the same one), try again.
-  let welcomed = false;
+  let timedOut = false;
   const timer = setTimeout(() => {
+    timedOut = true;
     call.cancel();
     client.close();
     client = newClient();
   }, 30_000);
   call.on('data', (msg) => {
-    if (msg.kind === 'welcome') {
-      welcomed = true;
-      clearTimeout(timer);
-    }
+    if (msg.kind === 'welcome') clearTimeout(timer);
     onMessage(call, msg);
   });
   call.on('error', () => {}); // every end, error or not, comes to 'status'
   call.on('status', (status) => {
     clearTimeout(timer);
     const silent = { code: grpc.status.UNAVAILABLE, details: 'no Welcome within 30 s' };
-    onStatus(status.code === grpc.status.CANCELLED && !welcomed ? silent : status);
+    // (only our own cancel is said so: a CANCELLED from the arena before the Welcome is
+    // its own, as after it)
+    onStatus(timedOut ? silent : status);
   });
   call.write({
     hello: {
