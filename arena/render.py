@@ -64,8 +64,10 @@ __all__ = [
     "plural",
     "printable",
     "render_record",
+    "rules_description",
     "sitter_talon",
     "standings_table",
+    "talon_taken_why",
     "time_limit_note",
     "time_limit_of",
 ]
@@ -345,7 +347,13 @@ def _render_deal(
             on_barrel = game.barrel is not None and game.barrel[seat] > 0
             said = f"sits out ({sitter_talon(game.talon, game.ruleset, on_barrel)})"
             hands.add_row(Text(_name(players, seat)), Text(said, style="dim"))
-    hands.add_row("talon", _cards(game.talon))
+    talon = _cards(game.talon)
+    if not game.ruleset.talon_visible:
+        # The cards are shown here as dealt; the table saw them only in the declarer's
+        # hand (the web's seat views draw none): said where they are, not only in the
+        # header's "talon_visible off".
+        talon.append("  (shown to the declarer only: talon_visible off)", style="dim")
+    hands.add_row("talon", talon)
     parts.append(hands)
 
     bids = [Text(b) for b in _opening_bid(game, players)]  # before any action
@@ -385,7 +393,7 @@ def _render_deal(
                 bid.append(f" {fallback}", style="yellow")
             bids.append(bid)
             if game.declarer is not None and not lines:
-                lines.append(Text(_talon_taken(game, players, bids), style="cyan"))
+                lines.append(Text(_talon_taken(game, players), style="cyan"))
         elif isinstance(action, Play):
             trick.append((seat, action.card, fallback is not None))
             if fallback is not None:
@@ -449,12 +457,24 @@ def _opening_bid(game: Game, players: Sequence[str]) -> list[str]:
     return [f"{players[game.first_hand]}: {r.opening_bid} (obligatory)"]
 
 
-def _rules(record: Mapping[str, Any], game: Game) -> str:
-    """Which rules the match ran, in one line (:func:`engine.rules.describe_ruleset`): the
-    record's own ruleset, so that an older record lacking an option says what it holds; the
-    players are named beside it."""
+def rules_description(record: Mapping[str, Any]) -> str:
+    """Which rules the match ran, in one line (:func:`engine.rules.describe_ruleset`), as
+    `arena replay`'s header and the replay page say it; the players are named beside it.
+
+    A full ruleset dict is described as stored, so that an older record lacking an option
+    says what it holds. A preset named by the record (``"1001"``, or ``{"preset": "1001",
+    ...}`` with overrides: docs/record-format.md) is described as the ruleset it loads: the
+    dict as stored has no name, and read as one it was ``? (classic + talon_visible off)``
+    for a 1001 with the talon hidden; ``"1001"`` for four players is ``1001-4p``."""
     stored = record.get("ruleset")
-    return describe_ruleset(stored if isinstance(stored, Mapping) else game.ruleset, players=False)
+    if isinstance(stored, Mapping) and "preset" not in stored:
+        return describe_ruleset(stored, players=False)
+    players = record.get("players")
+    try:
+        rules = load_ruleset_value(stored, len(players) if isinstance(players, list) else None)
+    except (ValueError, TypeError):  # (RulesetError is a ValueError)
+        return describe_ruleset(stored, players=False)
+    return describe_ruleset(rules, players=False)
 
 
 def sitter_talon(talon: Sequence[Card] | None, ruleset: Ruleset, on_barrel: bool) -> str:
@@ -476,19 +496,33 @@ def sitter_talon(talon: Sequence[Card] | None, ruleset: Ruleset, on_barrel: bool
     return "on the barrel: scores nothing of the talon"
 
 
-def _talon_taken(game: Game, players: Sequence[str], bids: Sequence[Text]) -> str:
+def _talon_taken(game: Game, players: Sequence[str]) -> str:
     """Who takes the talon at what, and why when nobody bid it (``game``: the auction has
-    just ended; ``bids``: its entries so far, the obligatory one included)."""
+    just ended)."""
     assert game.declarer is not None
-    r = game.ruleset
     line = f"{_name(players, game.declarer)} takes the talon at {game.bid}"
+    why = talon_taken_why(game)
+    return f"{line} ({why})" if why else line
+
+
+def talon_taken_why(game: Game) -> str:
+    """Why the declarer holds the talon when nobody bid it, in words (`arena replay`'s line
+    ``cid (2) takes the talon at 40 (...)``, the replay page's table); "" when he won it by
+    a bid, or before the auction is over. ``game``: in the deal, the auction over."""
+    if game.declarer is None:
+        return ""
     if game.last_hand_take:  # 1001 (all_pass = "last_hand"): may throw in
-        return line + " (everybody before him passed: the last hand plays the opening bid)"
-    if any(": bid " in b.plain for b in bids):
-        return line
-    if r.first_hand_commits:
-        return line + " (his obligatory bid: the others passed)"
-    return line + " (everybody passed: first hand plays the opening bid)"
+        # (he need not play it: "plays the opening bid" was followed by his throw-in)
+        return (
+            "everybody before him passed: the last hand takes it at the opening bid, to play "
+            "it, raise the contract or throw in"
+        )
+    if any(isinstance(a, Bid) for _, a in game.actions):
+        return ""
+    if game.ruleset.first_hand_commits:
+        return "his obligatory bid: the others passed"
+    # (nor need he play it: he may concede, where the ruleset lets a declarer)
+    return "everybody passed: first hand takes it at the opening bid"
 
 
 def _trick_cells(players: Sequence[str], trick: Sequence[tuple[int, Card, bool]]) -> Text:
@@ -621,7 +655,7 @@ def render_record(record: Mapping[str, Any]) -> RenderableType:
         return Text(f"cannot render: {e}", style="red")
     parts.append(
         Text(
-            f"Match: {_rules(record, game)}, seed {record.get('seed')!r}, players "
+            f"Match: {rules_description(record)}, seed {record.get('seed')!r}, players "
             f"{', '.join(players)}",
             style="bold",
         )

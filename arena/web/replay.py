@@ -7,7 +7,9 @@ twice over:
 * as each seat saw it — exactly :func:`engine.observe` for that seat, normalized to JSON
   (:func:`view_json`); nothing else is added but ``talon_score``, what the talon it shows
   scores the sitting-out dealer of four (null with no talon shown, or no sitter), so a
-  seat's steps never carry a card, or a talon's worth, that seat was not allowed to see;
+  seat's steps never carry a card, or a talon's worth, that seat was not allowed to see,
+  and what the table knows of all (``hand_sizes``; ``taken``: why the declarer holds the
+  talon when nobody bid it, :func:`arena.render.talon_taken_why`);
 * face up — every seat's own hand (from its own view), the dealt talon and the passed
   cards from the record, and the public part of the table.
 
@@ -38,6 +40,8 @@ from arena.render import (
     fallback_reasons,
     fallback_why,
     incident_summary,
+    rules_description,
+    talon_taken_why,
     time_limit_of,
 )
 from arena.storage import deal_summary as auction_summary
@@ -57,7 +61,6 @@ from engine import replay as engine_replay
 from engine.actions import Action, Concede, Contract, Give, Play, ThrowIn, parse_action
 from engine.cards import ACE_MARRIAGE_VALUE, Card, Suit, card_points, parse_card
 from engine.record import load_ruleset_value, seed_mismatches, start_game
-from engine.rules import describe_ruleset
 
 __all__ = [
     "MatchReplay",
@@ -240,7 +243,7 @@ def match_summary(match_id: str, record: JSON) -> JSON:
         "ruleset": record.get("ruleset"),
         # which rules ran, for people (the page showed the name alone): the players are
         # named beside it
-        "ruleset_description": describe_ruleset(record.get("ruleset"), players=False),
+        "ruleset_description": rules_description(record),
         "result": record.get("result"),
         "incidents": record.get("incidents", []),
         # per seat, in `arena replay`'s words and with the record's totals: the page said
@@ -262,6 +265,9 @@ def match_summary(match_id: str, record: JSON) -> JSON:
         # the bid first hand holds without speaking (classic's 100), which no record action
         # and no view's bids hold: the page's bids put it first, as `arena replay` does
         "obligatory_bid": _obligatory_bid(record),
+        # whether the table saw the talon once taken (else the declarer alone): the face-up
+        # view draws it in every deal, and said nothing of it but the ruleset's line
+        "talon_visible": _talon_visible(record),
     }
 
 
@@ -274,6 +280,16 @@ def _obligatory_bid(record: JSON) -> int | None:
     except (ValueError, TypeError):
         return None
     return rules.opening_bid if rules.first_hand_commits else None
+
+
+def _talon_visible(record: JSON) -> bool | None:
+    """The ruleset's ``talon_visible`` (None for a ruleset that does not load)."""
+    players = record.get("players")
+    try:
+        rules = load_ruleset_value(record.get("ruleset"), len(players) if players else None)
+    except (ValueError, TypeError):
+        return None
+    return rules.talon_visible
 
 
 @dataclasses.dataclass
@@ -454,8 +470,13 @@ class MatchReplay:
         full["legal"] = views[game.to_act]["legal"] if game.to_act is not None else []
         sizes = [len(h or ()) for h in full["hands"]]
         full["hand_sizes"] = sizes
+        # why the declarer holds the talon when nobody bid it (public: the auction is),
+        # in `arena replay`'s words: a 1001 last hand's take after an all-pass, say
+        taken = talon_taken_why(game)
+        full["taken"] = taken
         for s, v in enumerate(views):
             v["hand_sizes"] = sizes  # how many cards each holds is public
+            v["taken"] = taken
             d.seats[s].append(v)
         d.full.append(full)
 

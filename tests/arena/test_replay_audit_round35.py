@@ -446,7 +446,7 @@ def _cross_check(mid: str, rec: dict[str, Any], db: Path) -> tuple[int, str, str
     for k, (d, t) in enumerate(zip(rec["deals"], _truth(rec), strict=True)):
         blk = blocks[k]
         assert blk.startswith(f"dealer {names[d['dealer']]} ({d['dealer']})"), blk[:60]
-        talon = re.search(r"(?m)^talon\s+(.*)$", blk)
+        talon = re.search(r"(?m)^talon\s+(.*?)(?:  \(shown to the declarer only: .*\))?$", blk)
         assert talon and talon.group(1).split() == t["talon"], (mid, k)
         bidding = re.search(r"(?m)^Bidding: (.*)$", blk)
         spoken = [e.split(" (fallback")[0] for e in (bidding.group(1) if bidding else "")

@@ -46,7 +46,8 @@ from tests.support.harness import get_json, web_server
 
 _DEAL = re.compile(r"^Deal (\d+) — dealer (.+) \((\d+)\)$")
 _SEAT_LINE = re.compile(r"^(.+?) \((\d+)\)\s{2,}(.*)$")
-_TALON = re.compile(r"^talon\s{2,}(.*)$")
+# (the talon a ruleset hides is said so after its cards: round 47)
+_TALON = re.compile(r"^talon\s{2,}(.*?)(?:  \(shown to the declarer only: talon_visible off\))?$")
 _TAKES = re.compile(r"^(.+) \((\d+)\) takes the talon at (\d+)(?: \((.*)\))?$")
 _MOVE = re.compile(r"^(.+?) \((\d+)\): (.*)$")
 _ROW = re.compile(r"^│\s*(\d+) │ (.*?)\s*│ (\S+)\s*│ (.*?)\s*│$")

@@ -184,6 +184,8 @@ function centerBox(v) {
   const bid = v.bid !== null ? `bid ${v.bid}` : "";
   const contract = v.contract !== null ? ` · contract ${v.contract}` : "";
   info.append(el("div", { id: "contract" }, bid + contract + (v.declarer !== null ? ` · declarer ${seatName(v.declarer)}` : "")));
+  // why he holds the talon when nobody bid it, as `arena replay` says it (the server's words)
+  if (v.taken) info.append(el("div", { class: "small", id: "talon-why" }, v.taken));
   info.append(el("div", { id: "trump" }, "trump: ", v.trump ? el("span", { class: "cardtext" + (isRed("x" + v.trump) ? " red" : ""), style: "font-size:1.4em" }, v.trump) : "none"));
   c.append(info);
   // the trick in progress (or, at a trick's end, the trick just won)
@@ -210,6 +212,9 @@ function centerBox(v) {
   if (v.talon) for (const card of v.talon) talon.append(cardEl(card, { small: true }));
   else if (v.phase === "BIDDING" || v.declarer === null) for (let i = 0; i < 3; i++) talon.append(cardEl(null, { small: true }));
   else talon.append(el("span", { class: "small" }, "(not shown to this seat)"));
+  // face up, a talon the ruleset hides is drawn all the same: say that the table did not see it
+  if (v.talon && state.summary.talon_visible === false && state.seat === null)
+    talon.append(el("span", { class: "small", id: "talon-hidden" }, " (shown to the declarer only: talon_visible off)"));
   c.append(talon);
   if (v.result) {
     const r = el("div", { class: "result", id: "deal-result" }, el("b", {}, "deal result: "));
