@@ -337,6 +337,7 @@ class Game:
         "_last_hand_take",
         "_leader",
         "_logs",
+        "_made_tricks",
         "_marr",
         "_marriages",
         "_must_beat",
@@ -419,6 +420,7 @@ class Game:
     _best_seat: int  # and who played it
     # Completed tricks, flat: leader, 3 cards, winner per trick (no tuples kept alive).
     _tricks: list[int]
+    _made_tricks: tuple[Trick, ...]  # the Trick objects of `tricks`, made when asked for
     _points: list[int]  # card points won this deal, per seat
     _marr: list[int]  # marriage points declared this deal, per seat
     _marriages: list[tuple[int, int]]
@@ -570,6 +572,7 @@ class Game:
         self._last_hand_take = False
         self._trick = []
         self._tricks = []
+        self._made_tricks = ()
         self._points = [0] * n
         self._marr = [0] * n
         self._marriages = []
@@ -630,6 +633,7 @@ class Game:
         g._best = self._best
         g._best_seat = self._best_seat
         g._tricks = self._tricks[:]
+        g._made_tricks = self._made_tricks
         g._points = self._points[:]
         g._marr = self._marr[:]
         g._marriages = self._marriages[:]
@@ -741,11 +745,17 @@ class Game:
     @property
     def tricks(self) -> tuple[Trick, ...]:
         """The completed tricks of this deal."""
+        # Made once each (every view of the rest of the deal holds them), when first asked
+        # for: ``_tricks`` only grows within a deal, and both are reset with it.
         t = self._tricks
-        return tuple(
-            Trick(t[i], self._trick_cards(t[i], t[i + 1 : i + 4]), t[i + 4])
-            for i in range(0, len(t), 5)
-        )
+        made = self._made_tricks
+        done = len(made) * 5
+        if done != len(t):
+            made = self._made_tricks = made + tuple(
+                Trick(t[i], self._trick_cards(t[i], t[i + 1 : i + 4]), t[i + 4])
+                for i in range(done, len(t), 5)
+            )
+        return made
 
     @property
     def marriages(self) -> tuple[tuple[int, Suit | None], ...]:
