@@ -546,8 +546,13 @@ def view_to_pb(view: PlayerView, out: pb.PlayerView | None = None) -> pb.PlayerV
         parts.append(_TALON_KNOWN)
         talon_item = _TALON_ITEM
         parts += [talon_item[c] for c in view.talon]
-    if view.bids:
-        parts += [_bid_item(seat, action) for seat, action in view.bids]
+    bids = view.bids
+    if bids:
+        hit_b = _BIDS_BY_ID.get(id(bids))
+        if hit_b is None or hit_b[0] is not bids:
+            hit_b = (bids, b"".join([_bid_item(seat, action) for seat, action in bids]))
+            _store(_BIDS_BY_ID, id(bids), hit_b)
+        parts.append(hit_b[1])
     if view.declarer is not None:
         parts += (_K_DECLARER, _u32(view.declarer))
     if view.bid is not None:
@@ -574,13 +579,14 @@ def view_to_pb(view: PlayerView, out: pb.PlayerView | None = None) -> pb.PlayerV
     if view.trick:
         trick_item = _TRICK_CARD_ITEM
         parts += [trick_item[seat][card] for seat, card in view.trick]
-    if view.tricks:
-        tricks = _TRICK_ITEMS
-        for t in view.tricks:
-            item = tricks.get(t)
-            if item is None:
-                item = _trick_item(t)
-            parts.append(item)
+    tricks = view.tricks
+    if tricks:
+        hit_t = _TRICKS_BY_ID.get(id(tricks))
+        if hit_t is None or hit_t[0] is not tricks:
+            items = _TRICK_ITEMS
+            hit_t = (tricks, b"".join([items.get(t) or _trick_item(t) for t in tricks]))
+            _store(_TRICKS_BY_ID, id(tricks), hit_t)
+        parts.append(hit_t[1])
     parts.append(_packed_bytes(_SCORES_BYTES, "scores", view.scores))
     if view.barrel is not None:
         parts.append(_packed_bytes(_BARREL_BYTES, "barrel", _barrel_to_pb(view.barrel)))
@@ -879,6 +885,11 @@ _TRICK_ITEMS: dict[Trick, bytes] = {}
 _LEGAL_ITEM_BY_ID: dict[int, tuple[object, bytes]] = {}
 _BID_ITEMS_BY_ID: dict[int, tuple[object, list[bytes | None]]] = {}
 _RESULT_ITEM_BY_ID: dict[int, tuple[DealResult, bytes]] = {}
+# A view's ``bids`` and ``tricks`` as a whole, by the tuple's identity: ``observe`` gives
+# every view the game's own tuples (``Game.auction``, ``Game.tricks``), the same until the
+# next bid or completed trick, so most views of a deal find theirs here.
+_BIDS_BY_ID: dict[int, tuple[object, bytes]] = {}
+_TRICKS_BY_ID: dict[int, tuple[object, bytes]] = {}
 
 
 def _store(cache: dict[Any, Any], key: object, value: object) -> None:

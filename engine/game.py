@@ -314,6 +314,10 @@ def drawn_dealer(seed: int | str, players: int) -> int:
     return random.Random(f"{seed}:dealer").randrange(players)
 
 
+#: The actions of an auction (``Game.auction``).
+_AUCTION = (Bid, Pass)
+
+
 class Game:
     """One match: deals, bidding, talon, passing, contract, play, scoring, the end."""
 
@@ -324,6 +328,7 @@ class Game:
         "_best",
         "_best_seat",
         "_bid",
+        "_bids",
         "_caps",
         "_contract",
         "_dealt",
@@ -420,6 +425,7 @@ class Game:
     _best_seat: int  # and who played it
     # Completed tricks, flat: leader, 3 cards, winner per trick (no tuples kept alive).
     _tricks: list[int]
+    _bids: tuple[int, tuple[tuple[int, Action], ...]]  # (actions scanned, `auction()` of them)
     _made_tricks: tuple[Trick, ...]  # the Trick objects of `tricks`, made when asked for
     _points: list[int]  # card points won this deal, per seat
     _marr: list[int]  # marriage points declared this deal, per seat
@@ -561,6 +567,7 @@ class Game:
         self._hands = hands
         self._seats = bytearray()
         self._acts = []
+        self._bids = (0, ())
         r = self.ruleset
         caps = [0] * n
         for s in active:
@@ -616,6 +623,7 @@ class Game:
         g._next = self._next
         g._seats = self._seats[:]
         g._acts = self._acts[:]
+        g._bids = self._bids
         g._standing = self._standing
         g._high = self._high
         g._passed = self._passed
@@ -728,6 +736,23 @@ class Game:
     def actions(self) -> tuple[tuple[int, Action], ...]:
         """``(seat, action)`` of this deal so far."""
         return tuple(zip(self._seats, self._acts, strict=True))
+
+    def auction(self) -> tuple[tuple[int, Action], ...]:
+        """``(seat, Bid or Pass)`` of this deal so far, in order (a view's ``bids``): made
+        as the actions come and kept, so the same tuple until the next bid or pass."""
+        acts = self._acts
+        done, bids = self._bids
+        if done != len(acts):
+            seats = self._seats
+            new = tuple(
+                (seats[i], a)
+                for i in range(done, len(acts))
+                if isinstance(a := acts[i], Bid | Pass)
+            )
+            if new:
+                bids += new
+            self._bids = (len(acts), bids)
+        return bids
 
     @property
     def trick(self) -> tuple[tuple[int, Card], ...]:

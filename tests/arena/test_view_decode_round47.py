@@ -87,3 +87,16 @@ def test_views_decoded_twice_are_observes(preset: str) -> None:
         for v, m in zip(views, wire, strict=True):
             assert view_from_pb(m, rules) == v
     assert any(v.phase is Phase.PLAYING and v.trick and v.tricks for v in views)
+
+
+@pytest.mark.parametrize("preset", ["classic", "1001-4p"])
+def test_a_views_bids_and_tricks_encode_alike_whatever_tuple_holds_them(preset: str) -> None:
+    """``view_to_pb`` keeps the bytes of a view's ``bids`` and ``tricks`` by the tuple's
+    identity (``observe`` hands out the game's own): a view holding copies of them, or
+    another deal's, gets the same bytes as one holding the game's."""
+    views = _views_of_a_match(preset, 2)
+    for v in views:
+        copied = dataclasses.replace(v, bids=tuple(list(v.bids)), tricks=tuple(list(v.tricks)))
+        assert copied.bids is not v.bids or not v.bids
+        assert view_to_pb(copied).SerializeToString() == view_to_pb(v).SerializeToString()
+    assert sum(bool(v.bids and v.tricks) for v in views) > 10
