@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import fields
-from typing import Any
+from typing import Any, cast
 
 from arena.v1 import arena_pb2 as pb
 from engine.actions import Action, Bid, Concede, Contract, Give, Pass, Play, ThrowIn
@@ -546,8 +546,13 @@ def view_to_pb(view: PlayerView, out: pb.PlayerView | None = None) -> pb.PlayerV
         parts.append(_TALON_KNOWN)
         talon_item = _TALON_ITEM
         parts += [talon_item[c] for c in view.talon]
-    if view.bids:
-        parts += [_bid_item(seat, action) for seat, action in view.bids]
+    bids = view.bids
+    if bids:
+        hit_b = _BIDS_BY_ID.get(id(bids))
+        if hit_b is None or hit_b[0] is not bids:
+            hit_b = (bids, b"".join([_bid_item(seat, action) for seat, action in bids]))
+            _store(_BIDS_BY_ID, id(bids), hit_b)
+        parts.append(hit_b[1])
     if view.declarer is not None:
         parts += (_K_DECLARER, _u32(view.declarer))
     if view.bid is not None:
@@ -574,13 +579,14 @@ def view_to_pb(view: PlayerView, out: pb.PlayerView | None = None) -> pb.PlayerV
     if view.trick:
         trick_item = _TRICK_CARD_ITEM
         parts += [trick_item[seat][card] for seat, card in view.trick]
-    if view.tricks:
-        tricks = _TRICK_ITEMS
-        for t in view.tricks:
-            item = tricks.get(t)
-            if item is None:
-                item = _trick_item(t)
-            parts.append(item)
+    tricks = view.tricks
+    if tricks:
+        hit_t = _TRICKS_BY_ID.get(id(tricks))
+        if hit_t is None or hit_t[0] is not tricks:
+            items = _TRICK_ITEMS
+            hit_t = (tricks, b"".join([items.get(t) or _trick_item(t) for t in tricks]))
+            _store(_TRICKS_BY_ID, id(tricks), hit_t)
+        parts.append(hit_t[1])
     parts.append(_packed_bytes(_SCORES_BYTES, "scores", view.scores))
     if view.barrel is not None:
         parts.append(_packed_bytes(_BARREL_BYTES, "barrel", _barrel_to_pb(view.barrel)))
@@ -610,9 +616,9 @@ def view_from_pb(
     views on the wire do not repeat it. Raises :class:`MalformedMessageError` naming the
     field that does not describe a view.
 
-    ``previous``: an earlier view of the same match, if any. Its decoded deal results are
-    reused for the deals the message repeats (same deal number, outcome and scores; the
-    referee sends every earlier result at every decision), and only new ones are decoded.
+    ``previous``: accepted for callers that pass the match's earlier view; no longer
+    needed: the items that repeat from view to view (deal results, completed tricks,
+    bids, legal actions) are decoded once each and found again by their wire bytes.
     """
     n = len(msg.players)
     if n != ruleset.players:
@@ -634,6 +640,11 @@ def view_from_pb(
             raise MalformedMessageError(what, f"no seat {value} at a {n}-player table")
         return value
 
+    # The items that repeat from view to view (bids, tricks, legal actions, the cards of
+    # the trick in progress) are looked up by their wire bytes (one serialization, in C)
+    # among the items decoded and checked before; only the others are decoded field by
+    # field, which is also where a malformed one raises. Reading an item's nested fields
+    # through the Python accessors costs several times a lookup.
     gives: list[tuple[int, Card | None]] = []
     for sa in msg.gives:
         if sa.action.WhichOneof("kind") != "give":
@@ -641,17 +652,26 @@ def view_from_pb(
         g = sa.action.give
         card = card_from_pb(g.card, "view.gives.card") if g.HasField("card") else None
         gives.append((seat_ok(g.to_seat, "view.gives.to_seat"), card))
-    bids: list[tuple[int, Action]] = []
+    bid_cache = _BID_BY_BYTES
+    bids = []
     for sa in msg.bids:
-        bid_or_pass = _action_from_pb_cached(sa.action)
-        if not isinstance(bid_or_pass, Bid | Pass):
-            raise MalformedMessageError("view.bids", f"expected bids or passes, got {bid_or_pass}")
-        bids.append((seat_ok(sa.seat, "view.bids.seat"), bid_or_pass))
+        key = (n, sa.SerializeToString())
+        bid = bid_cache.get(key)
+        if bid is None:
+            bid_or_pass = _action_from_pb_cached(sa.action)
+            if not isinstance(bid_or_pass, Bid | Pass):
+                raise MalformedMessageError(
+                    "view.bids", f"expected bids or passes, got {bid_or_pass}"
+                )
+            bid = (seat_ok(sa.seat, "view.bids.seat"), bid_or_pass)
+            _store(bid_cache, key, bid)
+        bids.append(bid)
     tricks = []
+    trick_cache = _TRICK_BY_BYTES
     for t in msg.tricks:
         # A completed trick is repeated in every later view of its deal: decoded once.
         key = (n, t.SerializeToString())
-        trick = _TRICK_BY_BYTES.get(key)
+        trick = trick_cache.get(key)
         if trick is None:
             cards = tuple(
                 (seat_ok(sc.seat, "view.tricks.seat"), card_from_pb(sc.card, "view.tricks.card"))
@@ -661,15 +681,25 @@ def view_from_pb(
                 raise MalformedMessageError("view.tricks", "a completed trick without cards")
             leader = seat_ok(t.leader, "view.tricks.leader")
             trick = Trick(leader, cards, seat_ok(t.winner, "view.tricks.winner"))
-            _store(_TRICK_BY_BYTES, key, trick)
+            _store(trick_cache, key, trick)
         tricks.append(trick)
-    legal = [_action_from_pb_cached(m) for m in msg.legal_actions]
-    hand = _cards_from_pb(msg.hand, "view.hand")
-    if len(set(hand)) != len(hand):
-        twice = next(c for i, c in enumerate(hand) if c in hand[:i])
+    action_cache = _ACTION_BY_BYTES
+    legal = []
+    for m in msg.legal_actions:
+        action = action_cache.get(m.SerializeToString())
+        legal.append(_action_from_pb_cached(m) if action is None else action)
+    by_pb = _CARD_BY_PB
+    found = [by_pb.get((c.suit, c.rank)) for c in msg.hand]
+    held: Sequence[Card] = (
+        _cards_from_pb(msg.hand, "view.hand") if None in found else cast("list[Card]", found)
+    )
+    if len(set(held)) != len(held):
+        twice = next(c for i, c in enumerate(held) if c in held[:i])
         raise MalformedMessageError("view.hand", f"{twice} twice")
-    hand = tuple(sorted(hand))  # (a view's hand is ascending: an arena's order is not trusted)
-    active = tuple(seat_ok(s, "view.active_seats") for s in msg.active_seats)
+    hand = tuple(sorted(held))  # (a view's hand is ascending: an arena's order is not trusted)
+    active = tuple(msg.active_seats)
+    if active and max(active) >= n:  # (unsigned: never below 0)
+        active = tuple(seat_ok(s, "view.active_seats") for s in active)  # raises
     if len(set(active)) != len(active):
         raise MalformedMessageError("view.active_seats", f"a seat twice: {list(active)}")
     if not active:  # (``first_hand`` is the first of them)
@@ -695,15 +725,12 @@ def view_from_pb(
         marriages=tuple(
             (seat_ok(m.seat, "view.marriages.seat"), suit_from_pb(m.suit)) for m in msg.marriages
         ),
-        trick=tuple(
-            (seat_ok(sc.seat, "view.trick.seat"), card_from_pb(sc.card, "view.trick.card"))
-            for sc in msg.trick
-        ),
+        trick=_trick_from_pb(msg.trick, n) if msg.trick else (),
         tricks=tuple(tricks),
         scores=tuple(msg.scores),
         barrel=_barrel_from_pb(msg.barrel),
         legal_actions=tuple(legal),
-        deal_results=_deal_results_from_pb(msg.deal_results, previous, n),
+        deal_results=_deal_results_from_pb(msg.deal_results, n) if results else (),
     )
 
 
@@ -714,6 +741,31 @@ def view_from_pb(
 _ACTION_BY_BYTES: dict[bytes, Action] = {}
 #: Decoded completed tricks by (players at the table, wire bytes).
 _TRICK_BY_BYTES: dict[tuple[int, bytes], Trick] = {}
+#: Decoded and checked ``(seat, bid or pass)`` of ``PlayerView.bids`` and ``(seat, card)``
+#: of ``PlayerView.trick``, by (players at the table, the ``SeatAction``'s or
+#: ``SeatCard``'s wire bytes). The seat's range depends on the players, hence the key.
+_BID_BY_BYTES: dict[tuple[int, bytes], tuple[int, Action]] = {}
+_SEAT_CARD_BY_BYTES: dict[tuple[int, bytes], tuple[int, Card]] = {}
+#: Decoded deal results by (players at the table, wire bytes).
+_RESULT_BY_BYTES: dict[tuple[int, bytes], DealResult] = {}
+
+
+def _trick_from_pb(msgs: Iterable[pb.SeatCard], players: int) -> tuple[tuple[int, Card], ...]:
+    """``PlayerView.trick``, each ``(seat, card)`` looked up by its bytes (see above)."""
+    cache = _SEAT_CARD_BY_BYTES
+    out = []
+    for sc in msgs:
+        key = (players, sc.SerializeToString())
+        seat_card = cache.get(key)
+        if seat_card is None:
+            if not 0 <= sc.seat < players:
+                raise MalformedMessageError(
+                    "view.trick.seat", f"no seat {sc.seat} at a {players}-player table"
+                )
+            seat_card = (sc.seat, card_from_pb(sc.card, "view.trick.card"))
+            _store(cache, key, seat_card)
+        out.append(seat_card)
+    return tuple(out)
 
 
 def _action_from_pb_cached(msg: pb.Action) -> Action:
@@ -726,21 +778,19 @@ def _action_from_pb_cached(msg: pb.Action) -> Action:
     return action
 
 
-def _deal_results_from_pb(
-    msgs: Sequence[pb.DealResult], previous: PlayerView | None, players: int
-) -> tuple[DealResult, ...]:
-    known: tuple[DealResult, ...] = () if previous is None else previous.deal_results
-    n = len(msgs)
-    if not known or len(known) > n:
-        return tuple(deal_result_from_pb(r, players) for r in msgs)
-    k = len(known)
-    for i in range(k):
-        r, m = known[i], msgs[i]
-        if r.number != m.deal_number or r.outcome != m.outcome or r.scores != tuple(m.scores):
-            return tuple(deal_result_from_pb(r, players) for r in msgs)
-    if k == n:
-        return known
-    return known + tuple(deal_result_from_pb(msgs[i], players) for i in range(k, n))
+def _deal_results_from_pb(msgs: Iterable[pb.DealResult], players: int) -> tuple[DealResult, ...]:
+    # The referee sends every earlier result at every decision: each is decoded once, and
+    # found again by its bytes (as completed tricks are).
+    cache = _RESULT_BY_BYTES
+    out = []
+    for m in msgs:
+        key = (players, m.SerializeToString())
+        result = cache.get(key)
+        if result is None:
+            result = deal_result_from_pb(m, players)
+            _store(cache, key, result)
+        out.append(result)
+    return tuple(out)
 
 
 # ----------------------------------------------------------------------------- view encoding
@@ -835,6 +885,11 @@ _TRICK_ITEMS: dict[Trick, bytes] = {}
 _LEGAL_ITEM_BY_ID: dict[int, tuple[object, bytes]] = {}
 _BID_ITEMS_BY_ID: dict[int, tuple[object, list[bytes | None]]] = {}
 _RESULT_ITEM_BY_ID: dict[int, tuple[DealResult, bytes]] = {}
+# A view's ``bids`` and ``tricks`` as a whole, by the tuple's identity: ``observe`` gives
+# every view the game's own tuples (``Game.auction``, ``Game.tricks``), the same until the
+# next bid or completed trick, so most views of a deal find theirs here.
+_BIDS_BY_ID: dict[int, tuple[object, bytes]] = {}
+_TRICKS_BY_ID: dict[int, tuple[object, bytes]] = {}
 
 
 def _store(cache: dict[Any, Any], key: object, value: object) -> None:

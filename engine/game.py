@@ -314,6 +314,10 @@ def drawn_dealer(seed: int | str, players: int) -> int:
     return random.Random(f"{seed}:dealer").randrange(players)
 
 
+#: The actions of an auction (``Game.auction``).
+_AUCTION = (Bid, Pass)
+
+
 class Game:
     """One match: deals, bidding, talon, passing, contract, play, scoring, the end."""
 
@@ -324,6 +328,7 @@ class Game:
         "_best",
         "_best_seat",
         "_bid",
+        "_bids",
         "_caps",
         "_contract",
         "_dealt",
@@ -337,6 +342,7 @@ class Game:
         "_last_hand_take",
         "_leader",
         "_logs",
+        "_made_tricks",
         "_marr",
         "_marriages",
         "_must_beat",
@@ -419,6 +425,8 @@ class Game:
     _best_seat: int  # and who played it
     # Completed tricks, flat: leader, 3 cards, winner per trick (no tuples kept alive).
     _tricks: list[int]
+    _bids: tuple[int, tuple[tuple[int, Action], ...]]  # (actions scanned, `auction()` of them)
+    _made_tricks: tuple[Trick, ...]  # the Trick objects of `tricks`, made when asked for
     _points: list[int]  # card points won this deal, per seat
     _marr: list[int]  # marriage points declared this deal, per seat
     _marriages: list[tuple[int, int]]
@@ -559,6 +567,7 @@ class Game:
         self._hands = hands
         self._seats = bytearray()
         self._acts = []
+        self._bids = (0, ())
         r = self.ruleset
         caps = [0] * n
         for s in active:
@@ -570,6 +579,7 @@ class Game:
         self._last_hand_take = False
         self._trick = []
         self._tricks = []
+        self._made_tricks = ()
         self._points = [0] * n
         self._marr = [0] * n
         self._marriages = []
@@ -613,6 +623,7 @@ class Game:
         g._next = self._next
         g._seats = self._seats[:]
         g._acts = self._acts[:]
+        g._bids = self._bids
         g._standing = self._standing
         g._high = self._high
         g._passed = self._passed
@@ -630,6 +641,7 @@ class Game:
         g._best = self._best
         g._best_seat = self._best_seat
         g._tricks = self._tricks[:]
+        g._made_tricks = self._made_tricks
         g._points = self._points[:]
         g._marr = self._marr[:]
         g._marriages = self._marriages[:]
@@ -725,6 +737,23 @@ class Game:
         """``(seat, action)`` of this deal so far."""
         return tuple(zip(self._seats, self._acts, strict=True))
 
+    def auction(self) -> tuple[tuple[int, Action], ...]:
+        """``(seat, Bid or Pass)`` of this deal so far, in order (a view's ``bids``): made
+        as the actions come and kept, so the same tuple until the next bid or pass."""
+        acts = self._acts
+        done, bids = self._bids
+        if done != len(acts):
+            seats = self._seats
+            new = tuple(
+                (seats[i], a)
+                for i in range(done, len(acts))
+                if isinstance(a := acts[i], Bid | Pass)
+            )
+            if new:
+                bids += new
+            self._bids = (len(acts), bids)
+        return bids
+
     @property
     def trick(self) -> tuple[tuple[int, Card], ...]:
         """The trick in progress: ``(seat, card)`` in play order."""
@@ -741,11 +770,17 @@ class Game:
     @property
     def tricks(self) -> tuple[Trick, ...]:
         """The completed tricks of this deal."""
+        # Made once each (every view of the rest of the deal holds them), when first asked
+        # for: ``_tricks`` only grows within a deal, and both are reset with it.
         t = self._tricks
-        return tuple(
-            Trick(t[i], self._trick_cards(t[i], t[i + 1 : i + 4]), t[i + 4])
-            for i in range(0, len(t), 5)
-        )
+        made = self._made_tricks
+        done = len(made) * 5
+        if done != len(t):
+            made = self._made_tricks = made + tuple(
+                Trick(t[i], self._trick_cards(t[i], t[i + 1 : i + 4]), t[i + 4])
+                for i in range(done, len(t), 5)
+            )
+        return made
 
     @property
     def marriages(self) -> tuple[tuple[int, Suit | None], ...]:

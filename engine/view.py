@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.actions import Action, Bid, Give, Pass
+from engine.actions import Action, Give
 from engine.cards import Card, Suit
 from engine.game import DealResult, Game, Phase, Trick
 from engine.rules import Ruleset
@@ -125,7 +125,7 @@ def observe(game: Game, seat: int, *, ended: bool = False) -> PlayerView:
         hand=() if over else game.hand(seat),
         active_seats=game.active_seats,
         talon=game.talon if not over and _talon_visible(game, seat) else None,
-        bids=() if over else tuple((s, a) for s, a in game.actions if isinstance(a, Bid | Pass)),
+        bids=() if over else game.auction(),
         declarer=None if over else declarer,
         bid=None if over else game.bid,
         contract=None if over else game.contract,

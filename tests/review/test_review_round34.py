@@ -287,11 +287,13 @@ def test_the_cards_of_a_mask_cost_as_many_steps_as_cards_not_the_whole_deck() ->
     which tests all 24 of the deck: a sampled deal (three hands and a talon of 3 to 10
     cards) cost 16% more (21.3 → 25.2 µs a sample, measured alternately in one process on
     40 views of play), on the path a sampling bot (pimc) runs thousands of times a
-    decision; so did each hand ``observe`` makes. It walks the set bits now: the work
-    grows with the cards held, and a mask's bits past the deck's 24 are still ignored."""
+    decision; so did each hand ``observe`` makes. It walked the set bits then; since round
+    47 it looks each byte of the mask up in a table (8 cards 0.7 → 0.18 µs): the whole
+    deck costs no more steps than one card, and a mask's bits past the deck's 24 are
+    still ignored."""
     one, deck = _lines_run(1 << 17), _lines_run((1 << 24) - 1)
-    assert one * 3 < deck, (one, deck)
-    assert _lines_run(0) * 10 < deck
+    assert deck <= one, (one, deck)
+    assert deck <= _lines_run(0)
     assert cards_from_mask(0) == ()
     assert cards_from_mask((1 << 24) - 1) == DECK
     assert cards_from_mask(-1) == DECK and cards_from_mask(1 << 24 | 1 << 5) == (DECK[5],)
