@@ -330,14 +330,19 @@ class Ruleset:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], players: int | None = None) -> Ruleset:
+    def from_dict(
+        cls, data: Mapping[str, Any], players: int | None = None, *, unused: bool = True
+    ) -> Ruleset:
         """Build a ruleset from a dict: an optional ``preset`` key, then overrides.
 
         Without ``preset`` the ``classic`` options are the base. ``players``: the size of
         the table it is for; a ``preset`` that has a ruleset of that size and a dict that
         does not set ``players`` itself start from it (``"1001"`` with 4 players is
         ``"1001-4p"``, see :func:`preset`). Unknown keys and values of the wrong type raise
-        :class:`RulesetError` naming the key.
+        :class:`RulesetError` naming the key. ``unused=False`` (a file or table a person
+        wrote) also refuses an option set, to another value than its preset's, that the
+        ruleset never uses (``barrel_mode`` without the barrel): a stored ruleset (a
+        record's) is read whatever it holds.
         """
         if not isinstance(data, Mapping):
             raise RulesetError("ruleset", f"expected a table/dict, got {type(data).__name__}")
@@ -370,7 +375,10 @@ class Ruleset:
         if preset is not None and "name" not in changes and changes:
             # An edited preset is no longer the preset: say so in its name.
             changes["name"] = f"{base.name}+custom"
-        return dataclasses.replace(base, **changes)
+        made = dataclasses.replace(base, **changes)
+        if not unused:
+            _refuse_unused(made, [k for k, v in changes.items() if getattr(base, k) != v])
+        return made
 
 
 #: Keys that would make a ruleset build on another, as other tools' files do: a ruleset
@@ -432,6 +440,34 @@ def _bool_hint(value: object) -> str:
     if isinstance(value, int) and value in (0, 1):
         return " (write true or false, not a number)"
     return ""
+
+
+def _unused_because(key: str, r: Ruleset) -> str | None:
+    """Why ``r`` never uses its option ``key``, or ``None`` when it may: the options of a
+    part of the game the ruleset has not (the barrel, a 4-player table's dealer). (An option
+    of a rule the file itself switches off, ``concede_pays`` beside ``concede = "off"``, is
+    the author's knowing choice, and accepted.)"""
+    if key in ("barrel_at", "barrel_deals", "barrel_penalty", "barrel_mode") and not r.barrel:
+        return "this ruleset has no barrel (barrel = false): set barrel = true to play with it"
+    if key == "nines_talon_value" and r.players != 4:
+        # (a file on preset "1001" that sets no players is sized by its table: four players
+        # use it, so `arena-bot try` with three opponents takes the file and with two says this)
+        return (
+            f"only the dealer of a 4-player table scores the talon, and this ruleset seats "
+            f"{r.players}: set players = 4"
+        )
+    return None
+
+
+def _refuse_unused(r: Ruleset, keys: Iterable[str]) -> None:
+    """Refuse the first of ``keys`` (options a person set) that ``r`` never uses: a house
+    rule written there would be silently not in force (``barrel_mode = "one"`` on preset
+    1001, which has no barrel, was described as "1001 (barrel_mode one)" and played without
+    any barrel)."""
+    for key in keys:
+        why = _unused_because(key, r)
+        if why is not None:
+            raise RulesetError(key, f"has no effect: {why}, or remove {key}")
 
 
 def _validate(r: Ruleset) -> None:
@@ -562,9 +598,9 @@ def load_ruleset(name_or_path: str | Path, players: int | None = None) -> Rulese
     try:
         _check_not_another_file(data)
         if "name" in data:
-            return Ruleset.from_dict(data, players)
+            return Ruleset.from_dict(data, players, unused=False)
         try:
-            return Ruleset.from_dict({**data, "name": path.stem}, players)
+            return Ruleset.from_dict({**data, "name": path.stem}, players, unused=False)
         except RulesetError as e:  # (the name came from the file's: say so, not "name: ...")
             if e.key != "name":
                 raise

@@ -1,0 +1,189 @@
+"""A bot author whose club plays house rules, at three and at four (audit round 47).
+
+The club writes a ruleset file of its own, writes a bot that reads the rules from its
+view, tries it against the bundled bots, replays and checks the records, and serves it.
+What an author can get wrong here (an option of a part of the game the ruleset has not:
+``barrel_mode`` on preset 1001, a 4-player dealer's ``nines_talon_value`` in a ruleset that
+seats 3) is refused with the option and the way out, wherever the file is read.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arena.tournament.config import ConfigError, parse_config
+from engine import Ruleset, RulesetError, load_ruleset
+from sdk import Action, Bot, Card, Phase, PlayerView, hand, play_local
+from tests.support.record_reader import main as check_records
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: The club's rules at four: 1001 with a barrel of one sitter, stricter play, to 500.
+CLUB4 = """\
+preset = "1001"
+name = "club4"
+players = 4
+must_beat = true
+concede = "penalty"
+talon_visible = false
+marriage_needs_trick = false
+barrel = true
+barrel_mode = "one"
+bid_step = 10
+target = 500
+barrel_at = 440
+nines_talon_value = 50
+"""
+
+
+def _file(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# ------------------------------------------------------- options of a part the game has not
+
+
+def test_barrel_options_on_a_ruleset_without_the_barrel_are_refused(tmp_path: Path) -> None:
+    """Defect: ``barrel_mode = "one"`` on preset 1001 (which has no barrel) was accepted,
+    described as "1001 (barrel_mode one)" by every command, and played with no barrel at
+    all: the club's house rule silently not in force."""
+    path = _file(tmp_path, "club.toml", 'preset = "1001"\nname = "club"\nbarrel_mode = "one"\n')
+    with pytest.raises(RulesetError) as e:
+        load_ruleset(path)
+    assert e.value.key == "barrel_mode"
+    assert "no barrel (barrel = false): set barrel = true" in str(e.value)
+    assert str(e.value).startswith(f"{path}: barrel_mode: has no effect")
+    # Switched on, the same option is in force.
+    path.write_text('preset = "1001"\nname = "club"\nbarrel = true\nbarrel_mode = "one"\n')
+    assert (load_ruleset(path).barrel, load_ruleset(path).barrel_mode) == (True, "one")
+    # The same in a tournament config's inline table, named by its key there.
+    with pytest.raises(ConfigError, match=r"ruleset\.barrel_deals.*no barrel"):
+        parse_config({"ruleset": {"preset": "1001", "barrel_deals": 2},
+                      "bots": ["random", "heuristic", "counting"]})  # fmt: skip
+
+
+def test_a_4_player_option_in_a_ruleset_seating_3_is_refused(tmp_path: Path) -> None:
+    """Defect: ``nines_talon_value`` (what the 4-player dealer scores for three nines) in a
+    3-player ruleset was accepted and never used. A file on preset 1001 that sets no
+    ``players`` is sized by its table: four take it, three are told why not (so `arena
+    serve` and a tournament, which seat 3 for such a file, say so where the club meant 4)."""
+    classic = _file(tmp_path, "c.toml", 'preset = "classic"\nname = "c"\nnines_talon_value = 50\n')
+    with pytest.raises(RulesetError, match="nines_talon_value: has no effect: only the dealer "
+                       "of a 4-player table scores the talon, and this ruleset seats 3: set "
+                       "players = 4"):  # fmt: skip
+        load_ruleset(classic)
+    sized = _file(tmp_path, "s.toml", 'preset = "1001"\nname = "s"\nnines_talon_value = 50\n')
+    with pytest.raises(RulesetError, match="nines_talon_value"):
+        load_ruleset(sized)
+    assert load_ruleset(sized, players=4).nines_talon_value == 50
+    # The preset's own value, written out (`arena rules` prints every option), loads back.
+    assert (
+        load_ruleset(
+            _file(
+                tmp_path,
+                "p.toml",
+                'preset = "1001"\nname = "p"\nnines_talon_value = 100\nbarrel_mode = "many"\n',
+            )
+        ).players
+        == 3
+    )
+    # A stored ruleset (a record's, every option) is read whatever it holds.
+    odd = {**load_ruleset("1001").to_dict(), "barrel_mode": "one", "nines_talon_value": 7}
+    assert Ruleset.from_dict(odd).barrel_mode == "one"
+
+
+# ------------------------------------------------ the club's bot, in process, at four
+
+
+class Club(Bot):
+    """The author's bot: checks what the docs say its view holds, plays cheap and legal."""
+
+    name = "club"
+
+    def act(self, view: PlayerView) -> Action:
+        r = view.ruleset
+        assert (r.players, r.must_beat, r.talon_visible, r.barrel_mode) == (4, True, False, "one")
+        assert view.seat != view.dealer and view.dealer not in view.active_seats
+        assert view.talon is None or view.declarer == view.seat
+        assert view.barrel is not None and len(view.barrel) == 4
+        if view.phase is Phase.BIDDING:
+            return next(a for a in view.legal_actions if type(a).__name__ == "Pass")
+        plays = hand.legal_plays(view)
+        if plays:
+            return min(plays, key=lambda p: (p.card.points, p.card))
+        return view.legal_actions[0]
+
+    def on_talon_taken(
+        self, view: PlayerView, declarer: int, talon: tuple[Card, ...] | None
+    ) -> None:
+        assert talon is None or declarer == view.seat
+
+
+def test_house_rules_at_four_in_process(tmp_path: Path) -> None:
+    """The club's file at four with the bundled bots: every option in the view, the talon
+    shown to nobody but its taker, the dealer never asked, every move legal (strict)."""
+    from bots import load
+
+    rules = load_ruleset(_file(tmp_path, "club4.toml", CLUB4))
+    m = play_local([Club, load("heuristic"), load("counting"), load("random")], rules,
+                   seed=3, max_deals=3, strict=True)  # fmt: skip
+    assert not m.incidents
+    assert m.record["ruleset"] == {**rules.to_dict(), "max_deals": 3}
+    out = tmp_path / "m.json"
+    out.write_text(json.dumps(m.record), encoding="utf-8")
+    assert check_records([str(out)]) == 0
+
+
+# ------------------------------------------------------------ the commands, as the author
+
+
+def _cli(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=timeout, check=False,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin",
+                               "COLUMNS": "120"})  # fmt: skip
+
+
+@pytest.mark.slow
+def test_the_commands_refuse_an_unused_option_and_play_the_club_file(tmp_path: Path) -> None:
+    """`arena serve`, `arena rules` and `arena-bot try` name the option and the way out
+    (exit code 2); the club's file plays under `try --records`, and `arena replay --check`
+    passes its records."""
+    bad = _file(tmp_path, "b.toml", 'preset = "1001"\nname = "b"\nbarrel_mode = "one"\n')
+    _file(tmp_path, "tokens.toml", '[bots]\na = "tok-aaaa-1"\nb = "tok-bbbb-2"\nc = "tok-cccc-3"\n')
+    words = "barrel_mode: has no effect: this ruleset has no barrel"
+    serve = ["arena.cli", "serve", "--tokens", "tokens.toml", "--port", "0"]
+    for args in ([*serve, "--ruleset", str(bad)],
+                 ["arena.cli", "rules", str(bad)],
+                 ["sdk.cli", "try", "random", "--ruleset", str(bad)]):  # fmt: skip
+        done = _cli(*args, cwd=tmp_path, timeout=60)  # (a serve that took it would run on)
+        assert done.returncode == 2 and words in done.stderr, (args, done.stderr)
+    _file(tmp_path, "club4.toml", CLUB4)
+    done = _cli(
+        "sdk.cli",
+        "try",
+        "heuristic",
+        "--vs",
+        "random,counting,random",
+        "--ruleset",
+        "club4.toml",
+        "-n",
+        "4",
+        "--max-deals",
+        "2",
+        "--records",
+        "recs",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "4 records written" in done.stdout + done.stderr
+    for record in sorted((tmp_path / "recs").glob("*.json")):
+        check = _cli("arena.cli", "replay", "--check", str(record), cwd=tmp_path)
+        assert check.returncode == 0 and "OK: every action is legal" in check.stdout, check.stdout
