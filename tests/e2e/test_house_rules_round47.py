@@ -144,6 +144,28 @@ def test_house_rules_at_four_in_process(tmp_path: Path) -> None:
 # ------------------------------------------------------------ the commands, as the author
 
 
+def test_try_titles_a_house_file_with_its_options_and_table_size(tmp_path: Path) -> None:
+    """Defect: `arena-bot try --ruleset FILE` titled its table with the file's name alone
+    ("ruleset tournament-1001"), where every other output describes a ruleset: the house
+    options in force did not show, nor that three opponents made the file a 4-player
+    game (the title says `1001-4p` for the preset `1001`)."""
+    from click.testing import CliRunner
+
+    from sdk import cli
+
+    shipped = str(ROOT / "rulesets" / "tournament-1001.toml")
+    for vs, title in (
+        ("random,random,random", "ruleset tournament-1001 (1001-4p + talon_visible off), seed"),
+        ("random,random", "ruleset tournament-1001 (1001 + talon_visible off), seed"),
+    ):
+        out = CliRunner().invoke(
+            cli.main, ["try", "random", "--vs", vs, "--ruleset", shipped, "-n", "1",
+                       "--max-deals", "1"], terminal_width=200,
+        )  # fmt: skip
+        assert out.exit_code == 0, out.output
+        assert f"1 match, {title} 0" in out.output, out.output
+
+
 def _cli(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", *args], cwd=cwd, capture_output=True,
                           text=True, timeout=timeout, check=False,
