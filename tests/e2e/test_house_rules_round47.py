@@ -16,10 +16,12 @@ from pathlib import Path
 
 import pytest
 
+from arena.cli.options import table_size_note
 from arena.tournament.config import ConfigError, parse_config
 from engine import Ruleset, RulesetError, load_ruleset
 from sdk import Action, Bot, Card, Phase, PlayerView, hand, play_local
 from tests.support.record_reader import main as check_records
+from tests.support.spawn import readline_within
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -144,6 +146,26 @@ def test_house_rules_at_four_in_process(tmp_path: Path) -> None:
 # ------------------------------------------------------------ the commands, as the author
 
 
+def test_a_file_sized_by_its_table_is_said_to_seat_3_where_4_bots_meet(tmp_path: Path) -> None:
+    """Defect: a club that tried its file on preset 1001 (no ``players``) with three
+    opponents played it at four; `arena serve` and `arena tournament` with four bots seat
+    the same file at three, and said nothing of it (the start line read as the same
+    rules). Now they say why and what to write; a preset, a file that sets its
+    ``players``, and fewer than four bots get no note."""
+    shipped = str(ROOT / "rulesets" / "tournament-1001.toml")
+    rs = load_ruleset(shipped)
+    note = table_size_note(rs, shipped, 4, "--ruleset")
+    assert note is not None
+    assert note.startswith(f"note: {shipped} (--ruleset) sets no players, so it seats 3 a match")
+    assert note.endswith("for 4-player matches, write players = 4 in it")
+    assert table_size_note(rs, shipped, 3, "--ruleset") is None
+    assert table_size_note(load_ruleset("1001"), "1001", 4, "--ruleset") is None
+    fixed = _file(tmp_path, "three.toml", 'preset = "1001"\nname = "three"\nplayers = 3\n')
+    assert table_size_note(load_ruleset(fixed), str(fixed), 5, "ruleset") is None
+    house = _file(tmp_path, "h.toml", 'preset = "classic"\nname = "h"\n')
+    assert table_size_note(load_ruleset(house), str(house), 4, "ruleset") is None
+
+
 def test_try_titles_a_house_file_with_its_options_and_table_size(tmp_path: Path) -> None:
     """Defect: `arena-bot try --ruleset FILE` titled its table with the file's name alone
     ("ruleset tournament-1001"), where every other output describes a ruleset: the house
@@ -187,6 +209,21 @@ def test_the_commands_refuse_an_unused_option_and_play_the_club_file(tmp_path: P
                  ["sdk.cli", "try", "random", "--ruleset", str(bad)]):  # fmt: skip
         done = _cli(*args, cwd=tmp_path, timeout=60)  # (a serve that took it would run on)
         assert done.returncode == 2 and words in done.stderr, (args, done.stderr)
+    # Four tokens and a file sized by its table: the start says it seats 3.
+    _file(tmp_path, "four.toml", '[bots]\na = "tok-aaaa-1"\nb = "tok-bbbb-2"\n'
+          'c = "tok-cccc-3"\nd = "tok-dddd-4"\n')  # fmt: skip
+    shipped = str(ROOT / "rulesets" / "tournament-1001.toml")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "serve", "--tokens", "four.toml", "--port", "0",
+         "--ruleset", shipped], cwd=tmp_path, stderr=subprocess.PIPE, text=True,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+    try:
+        first = readline_within(server.stderr, 60) if server.stderr else None
+    finally:
+        server.kill()
+        server.communicate()
+    assert first is not None and "sets no players, so it seats 3 a match here" in first, first
     _file(tmp_path, "club4.toml", CLUB4)
     done = _cli(
         "sdk.cli",
