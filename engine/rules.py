@@ -183,10 +183,11 @@ def read_toml_file(path: str | Path) -> dict[str, Any]:
             return tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
             twice = _set_twice(text, str(e))
-            if not twice:
+            said = twice or _bare_word(text, str(e))
+            if not said:
                 raise
             raise TomlFileError(
-                f"not valid TOML: {e}{twice}", key_set_twice="declare" not in str(e)
+                f"not valid TOML: {e}{said}", key_set_twice=bool(twice) and "declare" not in str(e)
             ) from e
     except FileNotFoundError:
         raise TomlFileError("no such file") from None
@@ -247,6 +248,34 @@ def _set_twice(text: str, message: str) -> str:
     if "declare" in message:
         return f": line {number} ({line}) declares a table that the file already declared"
     return f": line {number} ({line}) sets a key that the file already set"
+
+
+_BARE_WORD_RE = re.compile(r"[A-Za-z_][\w-]*")
+#: Words a person writes for a yes or no (``describe_ruleset`` and ``arena rules`` say
+#: ``talon_visible off``), which TOML writes ``true`` / ``false``.
+_BOOL_WORDS = frozenset({"on", "off", "yes", "no", "true", "false", "y", "n"})
+
+
+def _bare_word(text: str, message: str) -> str:
+    """What tomllib's "Invalid value (at line 3, column 11)" means when the value there is
+    a bare word (``concede = penalty``, ``talon_visible = off``, ``must_beat = True``):
+    how to write it; ``""`` for another error. The value is not quoted (in a tokens file
+    it is a token): its key is."""
+    at = _AT_LINE_RE.search(message)
+    if not message.startswith("Invalid value") or not at:
+        return ""
+    lines = text.split("\n")
+    number = int(at.group(1))
+    if not 1 <= number <= len(lines):
+        return ""
+    key, value = split_toml_key(lines[number - 1].strip())
+    word = (value or "").split("#", 1)[0].strip()
+    if not _BARE_WORD_RE.fullmatch(word):
+        return ""
+    shown = f"line {number} ({_plain(key)} = ...)"
+    if word.lower() in _BOOL_WORDS:
+        return f": {shown}: a yes or no is written true or false (lower case, no quotes)"
+    return f': {shown}: a text value is written in quotes ({_plain(key)} = "...")'
 
 
 def split_toml_key(line: str) -> tuple[str, str | None]:

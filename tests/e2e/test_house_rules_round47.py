@@ -101,6 +101,39 @@ def test_a_4_player_option_in_a_ruleset_seating_3_is_refused(tmp_path: Path) -> 
     assert Ruleset.from_dict(odd).barrel_mode == "one"
 
 
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        ("talon_visible = off", "a yes or no is written true or false (lower case, no quotes)"),
+        ("must_beat = True  # the club's", "a yes or no is written true or false"),
+        ("concede = penalty", 'a text value is written in quotes (concede = "...")'),
+        ("barrel_mode = one", 'a text value is written in quotes (barrel_mode = "...")'),
+    ],
+)
+def test_a_bare_word_for_a_value_says_how_to_write_it(
+    tmp_path: Path, line: str, words: str
+) -> None:
+    """Defect: the club wrote its options as the product describes them ("talon_visible
+    off", `arena rules`' first line) or as words (`concede = penalty`) and was told only
+    "not valid TOML: Invalid value (at line 3, column 17)"."""
+    path = _file(tmp_path, "club.toml", f'preset = "1001"\nname = "club"\n{line}\n')
+    with pytest.raises(RulesetError) as e:
+        load_ruleset(path)
+    key = line.split(" =")[0]
+    assert (
+        f"Invalid value (at line 3, column {len(key) + 4}): line 3 ({key} = ...): {words}"
+        in str(e.value)
+    )
+    # A tokens file's bare token is not shown: the key is.
+    tokens = _file(tmp_path, "tokens.toml", "[bots]\nmine = t1secret\n")
+    from engine.rules import TomlFileError, read_toml_file
+
+    with pytest.raises(TomlFileError) as t:
+        read_toml_file(tokens)
+    assert "line 2 (mine = ...): a text value is written in quotes" in str(t.value)
+    assert "t1secret" not in str(t.value) and not t.value.key_set_twice
+
+
 # ------------------------------------------------ the club's bot, in process, at four
 
 
