@@ -179,6 +179,21 @@ def test_house_rules_at_four_in_process(tmp_path: Path) -> None:
 # ------------------------------------------------------------ the commands, as the author
 
 
+def test_try_with_three_opponents_under_a_3_player_ruleset_says_how_to_seat_4() -> None:
+    """Defect: a club of four trying classic (3 players only) with three opponents was
+    told only to name at most 2; `arena rules classic --players 4` names the way to four."""
+    from click.testing import CliRunner
+
+    from sdk import cli
+
+    out = CliRunner().invoke(cli.main, ["try", "random", "--vs", "random,random,random"])
+    assert out.exit_code == 2
+    assert (
+        "name at most 2 (fewer are repeated); for 4 players: 1001-4p, or players = 4 in a "
+        "ruleset file" in " ".join(out.output.split())
+    ), out.output
+
+
 def test_a_file_sized_by_its_table_is_said_to_seat_3_where_4_bots_meet(tmp_path: Path) -> None:
     """Defect: a club that tried its file on preset 1001 (no ``players``) with three
     opponents played it at four; `arena serve` and `arena tournament` with four bots seat
