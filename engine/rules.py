@@ -183,10 +183,11 @@ def read_toml_file(path: str | Path) -> dict[str, Any]:
             return tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
             twice = _set_twice(text, str(e))
-            if not twice:
+            said = twice or _bare_word(text, str(e))
+            if not said:
                 raise
             raise TomlFileError(
-                f"not valid TOML: {e}{twice}", key_set_twice="declare" not in str(e)
+                f"not valid TOML: {e}{said}", key_set_twice=bool(twice) and "declare" not in str(e)
             ) from e
     except FileNotFoundError:
         raise TomlFileError("no such file") from None
@@ -247,6 +248,34 @@ def _set_twice(text: str, message: str) -> str:
     if "declare" in message:
         return f": line {number} ({line}) declares a table that the file already declared"
     return f": line {number} ({line}) sets a key that the file already set"
+
+
+_BARE_WORD_RE = re.compile(r"[A-Za-z_][\w-]*")
+#: Words a person writes for a yes or no (``describe_ruleset`` and ``arena rules`` say
+#: ``talon_visible off``), which TOML writes ``true`` / ``false``.
+_BOOL_WORDS = frozenset({"on", "off", "yes", "no", "true", "false", "y", "n"})
+
+
+def _bare_word(text: str, message: str) -> str:
+    """What tomllib's "Invalid value (at line 3, column 11)" means when the value there is
+    a bare word (``concede = penalty``, ``talon_visible = off``, ``must_beat = True``):
+    how to write it; ``""`` for another error. The value is not quoted (in a tokens file
+    it is a token): its key is."""
+    at = _AT_LINE_RE.search(message)
+    if not message.startswith("Invalid value") or not at:
+        return ""
+    lines = text.split("\n")
+    number = int(at.group(1))
+    if not 1 <= number <= len(lines):
+        return ""
+    key, value = split_toml_key(lines[number - 1].strip())
+    word = (value or "").split("#", 1)[0].strip()
+    if not _BARE_WORD_RE.fullmatch(word):
+        return ""
+    shown = f"line {number} ({_plain(key)} = ...)"
+    if word.lower() in _BOOL_WORDS:
+        return f": {shown}: a yes or no is written true or false (lower case, no quotes)"
+    return f': {shown}: a text value is written in quotes ({_plain(key)} = "...")'
 
 
 def split_toml_key(line: str) -> tuple[str, str | None]:
@@ -330,14 +359,19 @@ class Ruleset:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], players: int | None = None) -> Ruleset:
+    def from_dict(
+        cls, data: Mapping[str, Any], players: int | None = None, *, unused: bool = True
+    ) -> Ruleset:
         """Build a ruleset from a dict: an optional ``preset`` key, then overrides.
 
         Without ``preset`` the ``classic`` options are the base. ``players``: the size of
         the table it is for; a ``preset`` that has a ruleset of that size and a dict that
         does not set ``players`` itself start from it (``"1001"`` with 4 players is
         ``"1001-4p"``, see :func:`preset`). Unknown keys and values of the wrong type raise
-        :class:`RulesetError` naming the key.
+        :class:`RulesetError` naming the key. ``unused=False`` (a file or table a person
+        wrote) also refuses an option set, to another value than its preset's, that the
+        ruleset never uses (``barrel_mode`` without the barrel): a stored ruleset (a
+        record's) is read whatever it holds.
         """
         if not isinstance(data, Mapping):
             raise RulesetError("ruleset", f"expected a table/dict, got {type(data).__name__}")
@@ -370,7 +404,10 @@ class Ruleset:
         if preset is not None and "name" not in changes and changes:
             # An edited preset is no longer the preset: say so in its name.
             changes["name"] = f"{base.name}+custom"
-        return dataclasses.replace(base, **changes)
+        made = dataclasses.replace(base, **changes)
+        if not unused:
+            _refuse_unused(made, [k for k, v in changes.items() if getattr(base, k) != v])
+        return made
 
 
 #: Keys that would make a ruleset build on another, as other tools' files do: a ruleset
@@ -432,6 +469,34 @@ def _bool_hint(value: object) -> str:
     if isinstance(value, int) and value in (0, 1):
         return " (write true or false, not a number)"
     return ""
+
+
+def _unused_because(key: str, r: Ruleset) -> str | None:
+    """Why ``r`` never uses its option ``key``, or ``None`` when it may: the options of a
+    part of the game the ruleset has not (the barrel, a 4-player table's dealer). (An option
+    of a rule the file itself switches off, ``concede_pays`` beside ``concede = "off"``, is
+    the author's knowing choice, and accepted.)"""
+    if key in ("barrel_at", "barrel_deals", "barrel_penalty", "barrel_mode") and not r.barrel:
+        return "this ruleset has no barrel (barrel = false): set barrel = true to play with it"
+    if key == "nines_talon_value" and r.players != 4:
+        # (a file on preset "1001" that sets no players is sized by its table: four players
+        # use it, so `arena-bot try` with three opponents takes the file and with two says this)
+        return (
+            f"only the dealer of a 4-player table scores the talon, and this ruleset seats "
+            f"{r.players}: set players = 4"
+        )
+    return None
+
+
+def _refuse_unused(r: Ruleset, keys: Iterable[str]) -> None:
+    """Refuse the first of ``keys`` (options a person set) that ``r`` never uses: a house
+    rule written there would be silently not in force (``barrel_mode = "one"`` on preset
+    1001, which has no barrel, was described as "1001 (barrel_mode one)" and played without
+    any barrel)."""
+    for key in keys:
+        why = _unused_because(key, r)
+        if why is not None:
+            raise RulesetError(key, f"has no effect: {why}, or remove {key}")
 
 
 def _validate(r: Ruleset) -> None:
@@ -562,9 +627,9 @@ def load_ruleset(name_or_path: str | Path, players: int | None = None) -> Rulese
     try:
         _check_not_another_file(data)
         if "name" in data:
-            return Ruleset.from_dict(data, players)
+            return Ruleset.from_dict(data, players, unused=False)
         try:
-            return Ruleset.from_dict({**data, "name": path.stem}, players)
+            return Ruleset.from_dict({**data, "name": path.stem}, players, unused=False)
         except RulesetError as e:  # (the name came from the file's: say so, not "name: ...")
             if e.key != "name":
                 raise

@@ -43,6 +43,7 @@ from arena.cli.options import (
 from arena.deadlines import DEFAULT_TIME_BANK_MS, MAX_DEADLINE_MS
 from arena.referee.config import pem_problem
 from arena.render import PrintableFormatter, fitted, fixed, plural, printable
+from engine.rules import PRESETS, describe_ruleset
 from sdk.loader import BotLoadError, load_bot
 from sdk.local import (
     _NOT_THE_BOTS,
@@ -1015,9 +1016,15 @@ def try_(
                 seats_words = f"at most {seats} players"
                 if largest.name != resolved.name:
                     seats_words += f" (as {largest.name})"
+            four = ""
+            if seats == 3 and len(names) == 3:
+                # (a 4-player table of a 3-player ruleset: say how to get one, as `arena
+                # rules --players 4` does, not only how many to name)
+                sized = [k for k, p in PRESETS.items() if p.players == 4]
+                four = f"; for 4 players: {', '.join(sized)}, or players = 4 in a ruleset file"
             raise click.BadParameter(
                 f"{len(names)} opponents named, but the ruleset seats {seats_words}: "
-                f"name at most {seats - 1} (fewer are repeated)",
+                f"name at most {seats - 1} (fewer are repeated){four}",
                 param_hint="--vs",
             )
         opponents: list[tuple[str, Any]] = []
@@ -1099,7 +1106,11 @@ def try_(
         else plural(n, "match")
     )
     if result.matches:
-        _print_results(console, result, f"{what}, ruleset {result.ruleset}, seed {seed}")
+        # The ruleset as every other output describes it: a house file's options in force,
+        # and its table size ("tournament-1001 (1001-4p + talon_visible off)" with three
+        # opponents), not its name alone.
+        rules = describe_ruleset(resolved)
+        _print_results(console, result, f"{what}, ruleset {rules}, seed {seed}")
         slowest, at = result.entries[0].slowest, result.entries[0].slowest_at
         if decision_ms is not None:
             timeouts, tried = result.entries[0].timeouts, escape(printable(result.entries[0].name))

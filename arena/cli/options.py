@@ -35,6 +35,7 @@ __all__ = [
     "no_cap_note",
     "raise_open_files_limit",
     "reading_newest",
+    "table_size_note",
 ]
 
 
@@ -80,6 +81,28 @@ def no_cap_note(rs: Ruleset, caps: str) -> str | None:
     else:
         return None
     return f"note: matches of {rs.name} have no deal cap: {why} ({caps})"
+
+
+def table_size_note(rs: Ruleset, source: str, bots: int, where: str) -> str | None:
+    """What an arena says at its start when ``bots`` bots would fill a 4-player table but
+    the ruleset file ``source`` seats 3 because it sets no ``players`` (a file on preset
+    1001 is sized by its table: ``arena-bot try`` with three opponents plays it at 4, an
+    arena, which seats the file as it is, at 3), or ``None``. ``where``: the config or
+    option that named the file. A preset named (``1001``) says its size by its name."""
+    from engine import PRESETS, RulesetError, load_ruleset
+
+    if bots < 4 or rs.players != 3 or source in PRESETS or source == "inline":
+        return None
+    try:
+        if load_ruleset(source, 4).players != 4:
+            return None
+    except (RulesetError, OSError):  # (read once already: changed since, it is not ours)
+        return None
+    return printable(
+        f"note: {source} ({where}) sets no players, so it seats 3 a match here ({bots} bots "
+        "take turns); `arena-bot try` with three opponents plays it at 4: for 4-player "
+        "matches, write players = 4 in it"
+    )
 
 
 def in_clear_note(host: str, who: str, fix: str) -> str | None:

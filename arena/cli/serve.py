@@ -29,6 +29,7 @@ from arena.cli.options import (
     no_cap_note,
     no_directory,
     raise_open_files_limit,
+    table_size_note,
 )
 from arena.deadlines import DEFAULT_TIME_BANK_MS, MAX_DEADLINE_MS
 from arena.protocol import MIN_TOKEN, token_problem, weak_token
@@ -458,6 +459,9 @@ def serve(
             f"cannot write records into {record_dir}: {why or e.strerror or e}",
             param_hint="--record-dir",
         ) from e
+    sized = table_size_note(rs, ruleset, len(tokens), "--ruleset")
+    if sized:  # (a club that tried its file at four would otherwise find matches of three)
+        click.echo(sized, err=True)
     endless = no_cap_note(rs, "--max-deals N caps them")
     if endless:  # (said once the options are all good)
         # Said at once: an organiser whose first bots never bid high enough would otherwise

@@ -29,6 +29,7 @@ from arena.cli.options import (
     hang_up_safe,
     in_clear_note,
     no_cap_note,
+    table_size_note,
 )
 from arena.leaderboard import build_leaderboard, to_screen, write_outputs
 from arena.render import PrintableFormatter, plural, printable
@@ -278,6 +279,9 @@ def _announce(cfg: TournamentConfig, console: Console) -> None:
         ),
         soft_wrap=True,
     )
+    sized = table_size_note(cfg.ruleset, cfg.ruleset_source, len(cfg.bots), "ruleset")
+    if sized:  # (a club that tried its file at four would otherwise find tables of three)
+        console.print(escape(sized), soft_wrap=True)
     # (the config's max_deals is the ruleset's: 0 is no cap)
     endless = no_cap_note(cfg.ruleset, "max_deals, or match_timeout_s, caps them")
     if endless and not cfg.match_timeout_s:

@@ -1108,7 +1108,7 @@ def _ruleset(value: Any, base: Path, err: _Err) -> tuple[Ruleset, str]:
             except RulesetError as e:  # the key is the ruleset file's (named), not the config's
                 raise err("ruleset", str(e)) from e
         if isinstance(value, Mapping):
-            return Ruleset.from_dict(value), "inline"
+            return Ruleset.from_dict(value, unused=False), "inline"
     except RulesetError as e:
         raise err(f"ruleset.{e.key}", str(e).split(": ", 1)[-1]) from e
     raise err("ruleset", f"expected a preset name, a file path or a table, got {_tname(value)}")

@@ -310,11 +310,13 @@ VALID_EDGES: list[dict[str, Any]] = [
     {"bid_step": 120, "opening_bid": 120}, {"bid_step": 5},
     {"rounding": 1}, {"rounding": 1_000_000},
     {"barrel_at": 1}, {"barrel_at": 999},
-    {"barrel": False, "barrel_at": 1_000_000},
+    # (barrel_at without the barrel is refused as unused: test_house_rules_round47.py)
+    {"target": 1_000_000, "barrel_at": 999_999},
     {"barrel_deals": 1}, {"barrel_deals": 1_000_000},
     {"barrel_penalty": 0}, {"barrel_penalty": 1_000_000},
     {"throw_in_bonus": 0}, {"throw_in_bonus": 1_000_000},
-    {"nines_talon_value": 0}, {"nines_talon_value": 1_000_000},
+    # (a 4-player table: one of 3 has no dealer sitting out, and refuses it as unused)
+    {"players": 4, "nines_talon_value": 0}, {"players": 4, "nines_talon_value": 1_000_000},
     {"max_deals": 0}, {"max_deals": 1_000_000},
 ]  # fmt: skip
 
