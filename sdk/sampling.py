@@ -32,7 +32,9 @@ Sampling is exact: every unknown card has a set of allowed owners (the other han
 the talon while it is face down), cards with the same set form a class, and a dynamic
 programme over the classes counts the completions for each split of a class among its
 owners; a sample walks the classes drawing each split in proportion to the completions it
-leaves, so every consistent deal is equally likely, without rejection. The caps'
+leaves, so every deal of one case is equally likely, without rejection; the cases (the
+hidden passes) are weighted by the histories behind them, so a deal is drawn as often as
+the histories (cards dealt, passes and talon the view hides) that lead to it. The caps'
 alternatives are drawn as a union: one alternative of each cap in proportion to the deals
 they allow, a deal of those, kept with probability 1 / the number of such choices it meets
 (uniform over the union; fewer retries on average than there are choices). An optional
@@ -83,9 +85,12 @@ _DEALT = 7
 _T = TypeVar("_T")
 #: Bounds of the rejection loop of one draw (a deal meeting several of the caps'
 #: alternatives is kept with probability at least 1 / their combinations), and of the
-#: draws in a row a :class:`BidReading` may reject before the sampler drops it (the
-#: declarer's bid through a hidden talon keeps 1 deal in 120 when his marriages take 7 of
-#: his 10 cards; 1000 rejected in a row then come about once in 4,000 draws).
+#: draws in a row a :class:`BidReading` may reject before the sampler drops it (a deal it
+#: can keep at all it keeps at least 1 time in 30: the declarer's bid through a hidden
+#: talon, marriages taking 6 of his 10 cards, keeps 4 talons of 120 — a set of marriages
+#: is 2, 4 or 6 cards of the 7 dealt —, the dealer's reading of two defenders 2 of 8 passes
+#: each; 1000 rejections in a row then mean that almost no deal the hard facts allow can
+#: be kept, not bad luck).
 _MAX_DRAWS = 3000
 _MAX_READ_REJECTS = 1000
 
@@ -627,7 +632,8 @@ class Sampler:
         return _Problem(owners, slots, groups)
 
     def sample(self, rng: random.Random) -> SampledDeal:
-        """One consistent deal, uniformly among the consistent ones."""
+        """One consistent deal, each as likely as the histories that lead to it (not
+        uniformly among the consistent deals: see the module's docstring)."""
         deal = self._draw(rng)
         if self.accept is None:
             return deal
@@ -672,5 +678,6 @@ class Sampler:
 
 
 def sample_deal(view: PlayerView, rng: random.Random) -> SampledDeal:
-    """One uniformly drawn deal consistent with ``view`` (see :class:`Sampler` to draw many)."""
+    """One deal consistent with ``view``, drawn as :meth:`Sampler.sample` does (see
+    :class:`Sampler` to draw many)."""
     return Sampler(view).sample(rng)
