@@ -404,6 +404,14 @@ class Storage:
         problem = sidecar_problem(self.path)
         if problem is not None:
             raise StorageError(problem)
+        try:
+            mode: int | None = os.stat(self.path).st_mode
+        except (OSError, ValueError):
+            mode = None  # not there yet (made below), or SQLite says why not
+        if mode is not None and not stat.S_ISREG(mode):
+            # (a FIFO, /dev/null: SQLite said only "disk I/O error" of it, `arena serve --db`)
+            raise StorageError(f"{self.path}: not a regular file (a directory, FIFO, device "
+                               "or socket): a database is one")  # fmt: skip
         make_directory_of(self.path)
         with self._guard("opening"):
             # A new database is readable by its owner only (SQLite gives its -wal and -shm

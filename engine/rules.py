@@ -578,10 +578,12 @@ def _check_not_another_file(data: Mapping[str, Any]) -> None:
     config or an `arena serve --tokens` file (a ``[bots]`` table), or a ruleset written as
     a tournament config's ``[ruleset]`` table. Each was "db: unknown option" or "ruleset:
     unknown option", and a list of every option, which hid the mistake."""
-    if isinstance(data.get("bots"), dict):
+    # (any `bots`: a config's `bots = ["random", ...]` was "seed: unknown option" or the like)
+    if "bots" in data:
+        what = "a [bots] table" if isinstance(data["bots"], dict) else "bots"
         raise RulesetError(
             "bots",
-            "this is a tournament config or a tokens file (it has a [bots] table), not a "
+            f"this is a tournament config or a tokens file (it has {what}), not a "
             'ruleset file: a ruleset file sets options such as preset = "classic" at its top '
             "level",
         )

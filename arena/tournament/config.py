@@ -779,6 +779,10 @@ def parse_config(
         is_dir, exists = _probe(path, Path.is_dir, key, err), _probe(path, Path.exists, key, err)
         if key == "db" and (is_dir or not path.name):
             raise err("db", f"{path} is a directory: name the database file")
+        if key == "db" and exists and not _probe(path, Path.is_file, key, err):
+            # (a FIFO, /dev/null: SQLite said only "disk I/O error", exit 1, as the run began)
+            raise err("db", f"{path} is not a regular file (a FIFO, device or socket): name "
+                      "the database file")  # fmt: skip
         if key == "out" and exists and not is_dir:
             raise err("out", f"{path} is not a directory")
 
