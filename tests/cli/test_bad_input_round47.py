@@ -8,14 +8,17 @@ key and what was wrong, a documented exit code, and nothing stored is changed.
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from arena.cli import main as arena
+from arena.referee.config import key_pair_problem, pem_problem
 from arena.storage import Storage, StorageError
 from sdk.cli import main as arena_bot
 from tests.cli.test_bad_input import BOTS, _fails, _invoke, _toml
+from tests.support.certs import make_cert
 
 
 @pytest.mark.parametrize("given", ["--db", "--set", "config"])
@@ -68,3 +71,63 @@ def test_a_tournament_config_with_a_list_of_bots_as_a_ruleset_is_said_to_be_one(
     prog = arena if command[0] == "arena" else arena_bot
     r = _invoke(prog, [*command[1:], str(cfg)])
     _fails(r, 2, "bots: this is a tournament config or a tokens file (it has bots)")
+
+
+def _openssl(*args: str) -> None:
+    subprocess.run(["openssl", *args], check=True, capture_output=True)
+
+
+def test_an_encrypted_tls_key_is_said_to_be_one_not_asked_a_passphrase_for(
+    tmp_path: Path,
+) -> None:
+    """Defect: a `[tls]` key (or `arena serve --tls-key`) encrypted with a passphrase made
+    OpenSSL ask for it on the terminal, "Enter PEM pass phrase:" twice, as the config was
+    checked (gRPC, which takes the key as it is, could not have used it anyway); without a
+    terminal it was "cannot read CERT or KEY: Invalid argument". It is named encrypted,
+    with the command that writes it decrypted, and nothing is asked."""
+    cert, key = make_cert(tmp_path)
+    enc = tmp_path / "enc key.pem"
+    _openssl("pkey", "-in", str(key), "-aes256", "-passout", "pass:secret", "-out", str(enc))
+    problem = key_pair_problem(cert, enc)
+    assert problem is not None and "is encrypted (it asks for a passphrase" in problem, problem
+    assert f"openssl pkey -in '{enc}' -out arena.key" in problem
+    assert key_pair_problem(cert, key) is None
+    cfg = _toml(tmp_path, f'name = "tls"\ndb = "{tmp_path / "t.sqlite"}"\nout = "{tmp_path}/o"\n'
+                          f'[tls]\ncert = "{cert}"\nkey = "{enc}"\n{BOTS}')  # fmt: skip
+    r = _invoke(arena, ["tournament", "--config", str(cfg), "--no-progress"], input="")
+    _fails(r, 2, "tls.key: the private key in", "is encrypted")
+    assert not (tmp_path / "t.sqlite").exists()
+    tokens = _toml(tmp_path, '[bots]\na = "tokentoken-a"\nb = "tokentoken-b"\n'
+                             'c = "tokentoken-c"\n', "tokens.toml")  # fmt: skip
+    r = _invoke(arena, ["serve", "--tokens", str(tokens), "--port", "0", "--tls-cert",
+                        str(cert), "--tls-key", str(enc)], input="")  # fmt: skip
+    _fails(r, 2, "--tls-key: the private key in", "is encrypted")
+
+
+def test_a_key_of_another_type_than_the_certificates_is_named_as_not_its_key(
+    tmp_path: Path,
+) -> None:
+    """Defect: an EC key beside an RSA certificate was "CERT and KEY are not a usable
+    certificate and key: NO_CERTIFICATE_ASSIGNED" (OpenSSL's code); the RSA key of another
+    certificate was already said to be not the certificate's key. Both are now."""
+    cert, _ = make_cert(tmp_path)
+    ec = tmp_path / "ec.key"
+    _openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", str(ec))
+    problem = key_pair_problem(cert, ec)
+    assert problem == f"the private key in {ec} is not the key of the certificate in {cert}"
+
+
+def test_a_pem_file_cut_short_is_said_to_be(tmp_path: Path) -> None:
+    """Defect: a certificate cut short (copied from a terminal, half a paste) passed the
+    PEM check, which looked for its BEGIN line only, and was then "CERT and KEY are not a
+    usable certificate and key: [SSL] PEM lib (_ssl.c:3905)"; `arena-bot run --ca` with
+    it said nothing until its handshake failed. Both say it is cut short."""
+    cert, key = make_cert(tmp_path)
+    cut = tmp_path / "cut.pem"
+    cut.write_bytes(cert.read_bytes()[:300])
+    assert pem_problem(cut, "certificate") == (
+        f"{cut} is cut short: its BEGIN CERTIFICATE has no END CERTIFICATE line"
+    )
+    assert pem_problem(cert, "certificate") is None and pem_problem(key, "private key") is None
+    r = _invoke(arena_bot, ["run", "random", "--token", "t" * 8, "--ca", str(cut)])
+    _fails(r, 2, "--ca", "is cut short")
