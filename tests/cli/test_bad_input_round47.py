@@ -131,3 +131,18 @@ def test_a_pem_file_cut_short_is_said_to_be(tmp_path: Path) -> None:
     assert pem_problem(cert, "certificate") is None and pem_problem(key, "private key") is None
     r = _invoke(arena_bot, ["run", "random", "--token", "t" * 8, "--ca", str(cut)])
     _fails(r, 2, "--ca", "is cut short")
+
+
+def test_a_bot_whose_env_is_too_long_to_launch_is_said_so(tmp_path: Path) -> None:
+    """Defect: a bot whose `env` holds a value of 128 KiB or more (a model pasted into it,
+    a certificate's text) stopped the run with "cannot launch bot 'big' (python3): Argument
+    list too long", the kernel's words, blaming the arguments of a command the config never
+    gave. The message says it is the command line and the environment, `env` among them."""
+    big = "x" * 200_000
+    cfg = _toml(tmp_path, f'name = "big"\nmax_deals = 1\ndb = "{tmp_path / "t.sqlite"}"\n'
+                          f'out = "{tmp_path / "out"}"\nbot_wait_s = 60\n[bots]\n'
+                          f'big = {{ bot = "random", env = {{ BIG = "{big}" }} }}\n'
+                          'b = "random"\nc = "random"\n')  # fmt: skip
+    r = _invoke(arena, ["tournament", "--config", str(cfg), "--no-progress"])
+    _fails(r, 1, "cannot launch bot 'big'", "its command line and environment are more than",
+           "its `env` among them")  # fmt: skip
