@@ -61,6 +61,7 @@ __all__ = [
     "opening_bid_of",
     "resolve_record",
     "sidecar_problem",
+    "sidecars",
     "state_of",
 ]
 
@@ -244,6 +245,13 @@ _SIDECARS = {
 
 #: The first bytes of every SQLite database file (a -wal, -shm or lock file has others).
 _SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def sidecars(db: Path) -> dict[Path, str]:
+    """The files SQLite (or the runner) keeps beside the database ``db``, each with what it
+    is. Written over, they lose what they hold: the matches a write-ahead log has not yet
+    given the database (a run killed, or one under way)."""
+    return {db.with_name(db.name + suffix): what for suffix, what in _SIDECARS.items()}
 
 
 def sidecar_problem(db: Path) -> str | None:

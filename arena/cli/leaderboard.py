@@ -40,6 +40,7 @@ from arena.storage import (
     file_in_the_way,
     lock_owner,
     newest_database,
+    sidecars,
     state_of,
 )
 from arena.tournament.config import ConfigError, identity_changes, load_config, stored_where
@@ -211,7 +212,11 @@ def leaderboard(
         return
     target = out
     assert target is not None  # (stdout and `all` without --out are handled above)
-    for name, path in (("the database", db), ("the config", config_path)):
+    # (the database's -wal too: written over, the matches it held and the database had not
+    # yet taken in were lost, every match of a run killed -9)
+    kept = {db: "the database", config_path: "the config"}
+    kept.update({f: f"the {what} of the database" for f, what in sidecars(db).items()})
+    for path, name in kept.items():
         files = [target / f"leaderboard.{f}" for f in (*FORMATS, "txt")] + [target]
         if path is not None and any(os.path.realpath(f) == os.path.realpath(path) for f in files):
             raise click.UsageError(f"--out {target} would write over {name} ({path})")

@@ -8,6 +8,7 @@ key and what was wrong, a documented exit code, and nothing stored is changed.
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import pytest
 from arena.cli import main as arena
 from arena.referee.config import key_pair_problem, pem_problem
 from arena.storage import Storage, StorageError
+from arena.web.demo import make_demo_db
 from sdk.cli import main as arena_bot
 from tests.cli.test_bad_input import BOTS, _fails, _invoke, _toml
 from tests.support.certs import make_cert
@@ -146,3 +148,30 @@ def test_a_bot_whose_env_is_too_long_to_launch_is_said_so(tmp_path: Path) -> Non
     r = _invoke(arena, ["tournament", "--config", str(cfg), "--no-progress"])
     _fails(r, 1, "cannot launch bot 'big'", "its command line and environment are more than",
            "its `env` among them")  # fmt: skip
+
+
+@pytest.mark.parametrize("sidecar", ["-wal", ".lock"])
+def test_the_leaderboard_is_not_written_over_the_databases_write_ahead_log(
+    tmp_path: Path, sidecar: str
+) -> None:
+    """Defect: `arena leaderboard --db runs/x.sqlite --out runs/x.sqlite-wal` (the shell's
+    completion one word too far) wrote the table over the database's write-ahead log: every
+    match it held that the database had not taken in yet (all of a run killed with -9, or
+    of one under way) was gone, `select count(*) from matches` 11 before, 0 after. Only
+    the database itself was guarded. Its -wal, -shm, -journal and lock file are too."""
+    db = tmp_path / "x.sqlite"
+    make_demo_db(db, matches=1, max_deals=1)
+    holder = sqlite3.connect(db)  # a run under way: its log holds a write not yet taken in
+    try:
+        holder.execute("PRAGMA wal_autocheckpoint = 0")
+        holder.execute("INSERT INTO meta(key, value) VALUES ('round47', 'held in the log')")
+        holder.commit()
+        side = tmp_path / f"x.sqlite{sidecar}"
+        side.touch()
+        before = side.read_bytes()
+        assert sidecar != "-wal" or before  # (the log holds the write)
+        r = _invoke(arena, ["leaderboard", "--db", str(db), "--out", str(side)])
+        _fails(r, 2, f"--out {side} would write over the", "of the database")
+        assert side.read_bytes() == before
+    finally:
+        holder.close()
