@@ -1193,10 +1193,17 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
                 raise err(f"{key}.{k}", f"a remote bot is not launched by the arena: {k} "
                           "is for a local bot (a remote one runs with its own)")  # fmt: skip
     env_data = entry.get("env", {})
-    if not isinstance(env_data, Mapping) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in env_data.items()
-    ):
-        raise err(f"{key}.env", "expected a table of strings")
+    if not isinstance(env_data, Mapping):
+        raise err(f"{key}.env", f"expected a table of strings, got {_tname(env_data)}")
+    for var, value in env_data.items():
+        if not isinstance(value, str):  # (`THREADS = 4`: "expected a table of strings" named
+            # neither the variable nor the fix)
+            quoted = f' (an environment variable\'s value is text: write "{toml_shown(value)}")'
+            raise err(
+                f"{key}.env.{_cut(var)}",
+                f"expected a string, got {_tname(value)} {toml_shown(value)}"
+                + (quoted if isinstance(value, int | float) else ""),
+            )
     for var, value in env_data.items():  # what the system would refuse at the launch
         if not var or "=" in var or "\x00" in var:
             raise err(f"{key}.env", f"{toml_shown(var)} is no environment variable name (no '=', "

@@ -175,3 +175,25 @@ def test_the_leaderboard_is_not_written_over_the_databases_write_ahead_log(
         assert side.read_bytes() == before
     finally:
         holder.close()
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("4", 'bots.a.env.THREADS: expected a string, got an integer 4 (an environment '
+              "variable's value is text: write \"4\")"),
+        ("{ n = 1 }", "bots.a.env.THREADS: expected a string, got a table { n = 1 }"),
+    ],
+)  # fmt: skip
+def test_an_env_value_that_is_no_string_names_its_variable(
+    tmp_path: Path, value: str, said: str
+) -> None:
+    """Defect: `env = { THREADS = 4 }`, TOML's number where the environment takes text,
+    was "bots.a.env: expected a table of strings", naming neither the variable nor what to
+    write. It names the variable, what it got and, for a number, how to write it."""
+    cfg = _toml(tmp_path, f'name = "e"\ndb = "{tmp_path / "t.sqlite"}"\nout = "{tmp_path}/o"\n'
+                          f'[bots]\na = {{ bot = "random", env = {{ THREADS = {value} }} }}\n'
+                          'b = "random"\nc = "random"\n')  # fmt: skip
+    r = _invoke(arena, ["tournament", "--config", str(cfg), "--no-progress"])
+    _fails(r, 2, said)
+    assert not (tmp_path / "t.sqlite").exists()
