@@ -706,6 +706,7 @@ def parse_config(
 
     if not isinstance(data, Mapping):
         raise err("config", "expected a table")
+    _check_not_another_file(data, Path(source).name, err)
     _check_keys(data, _TOP_KEYS, "", err)
 
     name = _get(data, "name", str, "tournament", err)
@@ -1046,6 +1047,34 @@ def _tname(value: object) -> str:
     }.get(type(value), type(value).__name__)  # fmt: skip
 
 
+def _check_not_another_file(data: Mapping[str, Any], file: str, err: _Err) -> None:
+    """Refuse, saying so, a file that is another of the product's: a ruleset file (it sets
+    ``preset``: "preset: unknown key (did you mean 'ruleset'?)" hid the mistake) or an
+    `arena serve --tokens` file, ``[bots]`` of ``name = "token"``, whose first token was
+    quoted as "unknown bundled bot 'tokentoken...'": a secret on the screen, in a CI log."""
+    if "preset" in data and "bots" not in data:
+        raise err("preset", f"this is a ruleset file (it sets preset), not a tournament config: "
+                  f'a config names it, ruleset = "{_cut(file)}", beside its [bots]')  # fmt: skip
+    bots = data.get("bots")
+    if set(data) == {"bots"} and isinstance(bots, Mapping) and bots:
+        values = list(bots.values())
+        if all(isinstance(v, str) and len(v) >= MIN_TOKEN and not _names_a_bot(v) for v in values):
+            raise err("bots", "this looks like an `arena serve --tokens` file (name = \"token\"), "
+                      "not a tournament config: no bot of it names a bundled bot ("
+                      f"{', '.join(BUNDLED_BOTS)}), a module:Class or a file.py (its values, "
+                      "which may be tokens, are not shown)")  # fmt: skip
+
+
+def _names_a_bot(spec: str) -> bool:
+    """Whether ``spec`` is, or nearly is (a typo), a bot as ``[bots]`` names one."""
+    return bool(
+        spec.lower() in BUNDLED_BOTS
+        or did_you_mean(spec.lower(), BUNDLED_BOTS)
+        or _MODULE_CLASS_RE.match(spec)
+        or spec.partition(":")[0].endswith(".py")
+    )
+
+
 def _check_keys(data: Mapping[str, Any], known: set[str], prefix: str, err: _Err) -> None:
     for key in data:
         if key not in known:
@@ -1253,7 +1282,8 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
         elif spec not in BUNDLED_BOTS and not _MODULE_CLASS_RE.match(spec):
             raise err(
                 f"{key}.bot",
-                f"unknown bundled bot {toml_shown(spec)} (bundled: {', '.join(BUNDLED_BOTS)}; "
+                f"unknown bundled bot {toml_shown(spec)}{did_you_mean(spec, BUNDLED_BOTS)} "
+                f"(bundled: {', '.join(BUNDLED_BOTS)}; "
                 "or a module:Class, or a file.py[:Class])",
             )
         code = code_digest(_code_files(spec, (), cwd))

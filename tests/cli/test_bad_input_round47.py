@@ -197,3 +197,31 @@ def test_an_env_value_that_is_no_string_names_its_variable(
     r = _invoke(arena, ["tournament", "--config", str(cfg), "--no-progress"])
     _fails(r, 2, said)
     assert not (tmp_path / "t.sqlite").exists()
+
+
+def test_a_tokens_file_given_as_the_config_is_said_to_be_one_without_its_tokens(
+    tmp_path: Path,
+) -> None:
+    """Defect: `arena tournament --config tokens.toml` (the `arena serve --tokens` file,
+    also a `[bots]` table) said "bots.a.bot: unknown bundled bot 'Xq3-secret-token'": the
+    token on the screen, in a CI log. It is said to be a tokens file, and no value shown."""
+    token = "Xq3-secret-token-4b1"
+    tokens = _toml(tmp_path, f'[bots]\na = "{token}"\nb = "other-token-77"\n'
+                             'c = "third-token-99"\n', "tokens.toml")  # fmt: skip
+    r = _invoke(arena, ["tournament", "--config", str(tokens), "--no-progress"])
+    text = _fails(r, 2, "bots: this looks like an `arena serve --tokens` file")
+    assert token not in text and "other-token" not in text
+    # A config of bots misspelt is no tokens file: the misspelling is quoted, and answered.
+    cfg = _toml(tmp_path, '[bots]\nr = "Random"\nh = "heuristic"\nc = "counting"\n')
+    r = _invoke(arena, ["tournament", "--config", str(cfg), "--no-progress"])
+    _fails(r, 2, "bots.r.bot: unknown bundled bot 'Random' (did you mean 'random'?)")
+
+
+def test_a_ruleset_file_given_as_the_config_is_said_to_be_one(tmp_path: Path) -> None:
+    """Defect: `arena tournament --config rulesets/house.toml` said "preset: unknown key
+    (did you mean 'ruleset'?); known keys: ...", which hid the mistake. It is said to be a
+    ruleset file, with how a config names it (as `arena rules` says the reverse)."""
+    house = _toml(tmp_path, 'preset = "classic"\nname = "house"\nmust_beat = true\n', "house.toml")
+    r = _invoke(arena, ["tournament", "--config", str(house), "--no-progress"])
+    _fails(r, 2, "preset: this is a ruleset file (it sets preset), not a tournament config",
+           'ruleset = "house.toml"')  # fmt: skip
