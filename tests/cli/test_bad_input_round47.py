@@ -225,3 +225,27 @@ def test_a_ruleset_file_given_as_the_config_is_said_to_be_one(tmp_path: Path) ->
     r = _invoke(arena, ["tournament", "--config", str(house), "--no-progress"])
     _fails(r, 2, "preset: this is a ruleset file (it sets preset), not a tournament config",
            'ruleset = "house.toml"')  # fmt: skip
+
+
+def test_try_records_into_a_directory_that_takes_no_file_is_refused_before_playing(
+    tmp_path: Path,
+) -> None:
+    """Defect: `arena-bot try --records DIR` checked only that DIR could be made: a
+    directory there that takes no file (read-only: another user's, a read-only mount)
+    played the first match, then stopped the series with "cannot write DIR/local-0-0.json:
+    Permission denied", exit 1. It is refused before anything is played, as `arena serve
+    --record-dir` is. (/sys takes no file, even from root: chmod does not stop root.)"""
+    if not Path("/sys").is_dir() or _takes_a_file(Path("/sys")):
+        pytest.skip("no directory here that refuses a new file to this user")
+    r = _invoke(arena_bot, ["try", "random", "-n", "1", "--max-deals", "1", "--records", "/sys"])
+    text = _fails(r, 2, "--records: cannot write records into '/sys'")
+    assert "slowest decision" not in text  # (no match was played)
+
+
+def _takes_a_file(directory: Path) -> bool:
+    try:
+        (directory / ".round47-probe").touch()
+    except OSError:
+        return False
+    (directory / ".round47-probe").unlink()
+    return True
