@@ -420,6 +420,14 @@ class Storage:
             # (a FIFO, /dev/null: SQLite said only "disk I/O error" of it, `arena serve --db`)
             raise StorageError(f"{self.path}: not a regular file (a directory, FIFO, device "
                                "or socket): a database is one")  # fmt: skip
+        if mode is not None and not os.access(self.path, os.W_OK):
+            # (SQLite opens it all the same, and said so at its first write: a tournament's
+            # registration, once every bot had come, a remote one waited for meanwhile)
+            ro = _on_read_only_storage(self.path)
+            raise StorageError(
+                f"{self.path} {'is on a read-only file system' if ro else 'is read-only'}: use "
+                "a writable --db path (arena leaderboard, replay and web read it where it is)"
+            )
         make_directory_of(self.path)
         with self._guard("opening"):
             # A new database is readable by its owner only (SQLite gives its -wal and -shm

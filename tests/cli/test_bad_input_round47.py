@@ -249,3 +249,28 @@ def _takes_a_file(directory: Path) -> bool:
         return False
     (directory / ".round47-probe").unlink()
     return True
+
+
+def test_a_read_only_database_is_refused_before_any_bot_starts(tmp_path: Path) -> None:
+    """Defect: a database this user may not write (another user's, `chmod 444` for a user
+    other than root, or immutable: `chattr +i`, which stops root too) was opened all the
+    same: the bots were started and waited for (a remote one up to `bot_wait_s`), and only
+    the tournament's registration, once every bot had come, said "is read-only", exit 1. It
+    is said before anything starts; the database is left as it was."""
+    db = tmp_path / "ro.sqlite"
+    make_demo_db(db, matches=1, max_deals=1)
+    if subprocess.run(["chattr", "+i", str(db)], capture_output=True).returncode != 0:
+        pytest.skip("cannot make a file immutable here (chattr +i)")
+    try:
+        if os.access(db, os.W_OK):
+            pytest.skip("an immutable file is said to be writable here")
+        before = db.read_bytes()
+        with pytest.raises(StorageError, match="is read-only: use a writable --db path"):
+            Storage(db)
+        cfg = _toml(tmp_path, f'name = "ro"\nmax_deals = 1\nout = "{tmp_path / "out"}"\n{BOTS}')
+        r = _invoke(arena, ["tournament", "--config", str(cfg), "--db", str(db), "--no-progress"])
+        _fails(r, 1, f"{db} is read-only")
+        assert not (tmp_path / "out" / "logs").exists()  # (no bot was started)
+        assert db.read_bytes() == before
+    finally:
+        subprocess.run(["chattr", "-i", str(db)], capture_output=True)
