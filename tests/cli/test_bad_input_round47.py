@@ -274,3 +274,22 @@ def test_a_read_only_database_is_refused_before_any_bot_starts(tmp_path: Path) -
         assert db.read_bytes() == before
     finally:
         subprocess.run(["chattr", "-i", str(db)], capture_output=True)
+
+
+def test_a_format_and_an_out_file_of_another_format_are_refused(tmp_path: Path) -> None:
+    """Defect: `arena leaderboard --format csv --out results.json` wrote CSV into the .json
+    file, exit 0 (whatever read it as JSON failed later): two options that contradict,
+    taken silently. They are refused, exit 2, nothing written; an --out of no format's
+    extension, or a directory of any name, still takes the --format."""
+    db = tmp_path / "t.sqlite"
+    make_demo_db(db, matches=1, max_deals=1)
+    out = tmp_path / "results.json"
+    r = _invoke(arena, ["leaderboard", "--db", str(db), "--format", "csv", "--out", str(out)])
+    _fails(r, 2, f"--format csv and --out {out} (a .json file) disagree")
+    assert not out.exists()
+    (tmp_path / "by.json").mkdir()
+    for target, written in (("plain.txt", "plain.txt"), ("by.json", "by.json/leaderboard.csv")):
+        r = _invoke(arena, ["leaderboard", "--db", str(db), "--format", "csv", "--out",
+                            str(tmp_path / target)])  # fmt: skip
+        assert r.exit_code == 0, r.output
+        assert (tmp_path / written).read_text(encoding="utf-8").startswith("rank,bot,")
