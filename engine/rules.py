@@ -184,7 +184,7 @@ def read_toml_file(path: str | Path) -> dict[str, Any]:
         except tomllib.TOMLDecodeError as e:
             twice = _set_twice(text, str(e))
             if not twice:
-                raise
+                raise TomlFileError(f"not valid TOML: {e}{_control_there(text, str(e))}") from e
             raise TomlFileError(
                 f"not valid TOML: {e}{twice}", key_set_twice="declare" not in str(e)
             ) from e
@@ -247,6 +247,30 @@ def _set_twice(text: str, message: str) -> str:
     if "declare" in message:
         return f": line {number} ({line}) declares a table that the file already declared"
     return f": line {number} ({line}) sets a key that the file already set"
+
+
+def _control_there(text: str, message: str) -> str:
+    """What tomllib's "Expected newline ... (at line 1, column 12)" met, when it is a
+    control character the line does not show: a carriage return alone ending the lines (a
+    file saved by an old Mac editor: every statement is on "line 1"), a NUL byte; or ``""``."""
+    at = re.search(r"\(at line (\d+), column (\d+)\)", message)
+    if at is None:
+        return ""
+    lines = text.split("\n")
+    row, col = int(at.group(1)), int(at.group(2))
+    line = lines[row - 1] if 1 <= row <= len(lines) else ""
+    ch = line[col - 1] if 1 <= col <= len(line) else ""
+    if ch == "\r":  # (one before a \n, of a CRLF, ends its line as any)
+        offset = sum(len(x) + 1 for x in lines[: row - 1]) + col
+        if text[offset : offset + 1] == "\n":
+            return ""
+        return (
+            " (there: a carriage return, \\r, alone: the file's lines end in one, without "
+            "\\n: convert them to LF)"
+        )
+    if ch and ch != "\t" and not ch.isprintable():
+        return f" (there: the control character {ch!r}, which the line does not show)"
+    return ""
 
 
 def split_toml_key(line: str) -> tuple[str, str | None]:

@@ -293,3 +293,23 @@ def test_a_format_and_an_out_file_of_another_format_are_refused(tmp_path: Path) 
                             str(tmp_path / target)])  # fmt: skip
         assert r.exit_code == 0, r.output
         assert (tmp_path / written).read_text(encoding="utf-8").startswith("rank,bot,")
+
+
+def test_a_toml_error_at_a_character_the_line_does_not_show_names_it(tmp_path: Path) -> None:
+    """Defect: a config whose lines end in a carriage return alone (an old Mac editor: the
+    whole file is one line to TOML) was "Expected newline or end of document after a
+    statement (at line 1, column 12)", pointing after a statement that reads right; a NUL
+    byte (a file cut by a crash) the same. The character is named; a CRLF file, which TOML
+    takes, gets no such words."""
+    cfg = tmp_path / "mac.toml"
+    cfg.write_bytes(b'name = "mac"\rbots = ["random", "heuristic", "counting"]\r')
+    r = _invoke(arena, ["tournament", "--config", str(cfg), "--no-progress"])
+    _fails(r, 2, "(at line 1, column 13) (there: a carriage return, \\r, alone: the file's "
+           "lines end in one, without \\n: convert them to LF)")  # fmt: skip
+    house = tmp_path / "house.toml"
+    house.write_bytes(b'preset = "classic"\x00\n')
+    r = _invoke(arena, ["rules", str(house)])
+    _fails(r, 2, "(at line 1, column 19) (there: the control character '\\x00'")
+    house.write_bytes(b'preset = "classic"\r\nmust_beat = \r\n')
+    r = _invoke(arena, ["rules", str(house)])
+    assert "there:" not in _fails(r, 2, "Invalid value (at line 2, column 13)")
