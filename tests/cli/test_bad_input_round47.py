@@ -17,6 +17,7 @@ import pytest
 from arena.cli import main as arena
 from arena.referee.config import key_pair_problem, pem_problem
 from arena.storage import Storage, StorageError
+from arena.tournament import load_config
 from arena.web.demo import make_demo_db
 from sdk.cli import main as arena_bot
 from tests.cli.test_bad_input import BOTS, _fails, _invoke, _toml
@@ -313,3 +314,24 @@ def test_a_toml_error_at_a_character_the_line_does_not_show_names_it(tmp_path: P
     house.write_bytes(b'preset = "classic"\r\nmust_beat = \r\n')
     r = _invoke(arena, ["rules", str(house)])
     assert "there:" not in _fails(r, 2, "Invalid value (at line 2, column 13)")
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "key"),
+    [
+        ("max_deals=2", "max_deals=3", "max_deals"),
+        ("deadlines.decision_ms=500", "deadlines={ time_bank_ms = 1000 }", "deadlines"),
+    ],
+)
+def test_two_sets_of_one_key_are_refused(tmp_path: Path, first: str, second: str, key: str) -> None:
+    """Defect: `--set max_deals=2 --set max_deals=3` played 3, the first dropped unsaid, and
+    `--set deadlines.decision_ms=500 --set 'deadlines={...}'` lost the 500 the same way,
+    where `--max-deals 2 --set max_deals=3` is refused ("give one of them"). Two --set of
+    one key, or of a table and a key in it, are refused likewise; of two keys, both hold."""
+    cfg = _toml(tmp_path, f'name = "s"\ndb = "{tmp_path / "t.sqlite"}"\nout = "{tmp_path}/o"\n'
+                          f"{BOTS}")  # fmt: skip
+    args = ["tournament", "--config", str(cfg), "--no-progress", "--set", first, "--set", second]
+    _fails(_invoke(arena, args), 2, f"--set {first} and --set {second} both set {key}: give one")
+    assert not (tmp_path / "t.sqlite").exists()
+    both = load_config(cfg, ["deadlines.decision_ms=500", "deadlines.time_bank_ms=1000"])
+    assert (both.deadlines.decision_ms, both.deadlines.time_bank_ms) == (500, 1000)
