@@ -792,6 +792,17 @@ def parse_config(
     referee = _referee(_subtable(data, "referee", _REFEREE_KEYS, err), err)
 
     tls = _tls(data.get("tls"), base, err)
+    # Every table of `players` bots in every seating, per deal-seed set (total_matches):
+    # counted before each bot is read (and its code digested: 20,000 bots took half a minute
+    # to be refused).
+    count = len(data["bots"]) if isinstance(data.get("bots"), list | Mapping) else 0
+    total = math.perm(count, ruleset.players) * matches_per_table
+    if total > MAX_MATCHES:
+        raise err(
+            "matches_per_table",
+            f"{count} bots and matches_per_table = {matches_per_table} make {total:,} "
+            f"matches: at most {MAX_MATCHES:,} may be scheduled",
+        )
     bots = _bots(data.get("bots"), base, err)
     if len(bots) < ruleset.players:
         raise err(
@@ -812,14 +823,6 @@ def parse_config(
         # the bots were about to start, "check the out directory", the database blamed on out)
         raise err("db", f"{db} is the directory the tournament writes (out, or its logs): "
                   "give the database another path")  # fmt: skip
-    # Every table of `players` bots in every seating, per deal-seed set (total_matches).
-    total = math.perm(len(bots), ruleset.players) * matches_per_table
-    if total > MAX_MATCHES:
-        raise err(
-            "matches_per_table",
-            f"{len(bots)} bots and matches_per_table = {matches_per_table} make {total:,} "
-            f"matches: at most {MAX_MATCHES:,} may be scheduled",
-        )
     return TournamentConfig(
         name=name,
         ruleset=ruleset,

@@ -335,3 +335,14 @@ def test_two_sets_of_one_key_are_refused(tmp_path: Path, first: str, second: str
     assert not (tmp_path / "t.sqlite").exists()
     both = load_config(cfg, ["deadlines.decision_ms=500", "deadlines.time_bank_ms=1000"])
     assert (both.deadlines.decision_ms, both.deadlines.time_bank_ms) == (500, 1000)
+
+
+def test_too_many_bots_are_refused_before_each_is_read(tmp_path: Path) -> None:
+    """Defect: a config of too many bots for the schedule (past 1,000,000 matches: more
+    than 101 bots at a table of 3) was refused only after every bot was read, each bundled
+    one's code digested: 20,000 bots took half a minute to be told so. The count is checked
+    first: a bot that would be refused when read (a bot file not there) is not reached."""
+    lines = "".join(f'b{i} = "random"\n' for i in range(200))
+    cfg = _toml(tmp_path, f'name = "many"\n[bots]\n{lines}last = "not-there.py"\n')
+    r = _invoke(arena, ["tournament", "--config", str(cfg), "--no-progress"])
+    _fails(r, 2, "201 bots and matches_per_table = 1 make 7,999,800 matches: at most 1,000,000")
