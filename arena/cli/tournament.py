@@ -181,9 +181,9 @@ def tournament(
             inside = (key + ".").startswith(was_key + ".") or (was_key + ".").startswith(key + ".")
             if was != item and key and inside:
                 was_cut = was if len(was) <= 100 else f"{was[:100]}..."
-                raise click.UsageError(
-                    f"--set {was_cut} and --set {cut} both set "
-                    f"{min(key, was_key, key=len)}: give one of them"
+                raise click.UsageError(  # (the config and the key named, as a ConfigError)
+                    f"{config_path}: {min(key, was_key, key=len)}: --set {was_cut} and --set "
+                    f"{cut} both set it: give one of them"
                 )
         earlier[key] = item
     sets = [*overrides, *given_as]

@@ -331,7 +331,8 @@ def test_two_sets_of_one_key_are_refused(tmp_path: Path, first: str, second: str
     cfg = _toml(tmp_path, f'name = "s"\ndb = "{tmp_path / "t.sqlite"}"\nout = "{tmp_path}/o"\n'
                           f"{BOTS}")  # fmt: skip
     args = ["tournament", "--config", str(cfg), "--no-progress", "--set", first, "--set", second]
-    _fails(_invoke(arena, args), 2, f"--set {first} and --set {second} both set {key}: give one")
+    said = f"{cfg}: {key}: --set {first} and --set {second} both set it: give one of them"
+    _fails(_invoke(arena, args), 2, said)
     assert not (tmp_path / "t.sqlite").exists()
     both = load_config(cfg, ["deadlines.decision_ms=500", "deadlines.time_bank_ms=1000"])
     assert (both.deadlines.decision_ms, both.deadlines.time_bank_ms) == (500, 1000)
