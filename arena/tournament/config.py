@@ -1075,6 +1075,8 @@ def _names_a_bot(spec: str) -> bool:
         or did_you_mean(spec.lower(), BUNDLED_BOTS)
         or _MODULE_CLASS_RE.match(spec)
         or spec.partition(":")[0].endswith(".py")
+        # (a dotted module without its :Class, `mypkg.mybot`: no token has that shape)
+        or re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+", spec)
     )
 
 
@@ -1227,7 +1229,10 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
     env_data = entry.get("env", {})
     if not isinstance(env_data, Mapping):
         raise err(f"{key}.env", f"expected a table of strings, got {_tname(env_data)}")
-    for var, value in env_data.items():
+    for var, value in env_data.items():  # what the system would refuse at the launch
+        if not var or "=" in var or "\x00" in var:
+            raise err(f"{key}.env", f"{toml_shown(var)} is no environment variable name (no '=', "
+                      "no NUL)")  # fmt: skip
         if not isinstance(value, str):  # (`THREADS = 4`: "expected a table of strings" named
             # neither the variable nor the fix)
             quoted = f' (an environment variable\'s value is text: write "{toml_shown(value)}")'
@@ -1236,10 +1241,6 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
                 f"expected a string, got {_tname(value)} {toml_shown(value)}"
                 + (quoted if isinstance(value, int | float) else ""),
             )
-    for var, value in env_data.items():  # what the system would refuse at the launch
-        if not var or "=" in var or "\x00" in var:
-            raise err(f"{key}.env", f"{toml_shown(var)} is no environment variable name (no '=', "
-                      "no NUL)")  # fmt: skip
         if "\x00" in value:
             raise err(f"{key}.env.{_cut(var)}", "a value with a NUL byte")
     env = tuple(sorted(env_data.items()))

@@ -216,6 +216,9 @@ def test_a_tokens_file_given_as_the_config_is_said_to_be_one_without_its_tokens(
     cfg = _toml(tmp_path, '[bots]\nr = "Random"\nh = "heuristic"\nc = "counting"\n')
     r = _invoke(arena, ["tournament", "--config", str(cfg), "--no-progress"])
     _fails(r, 2, "bots.r.bot: unknown bundled bot 'Random' (did you mean 'random'?)")
+    cfg = _toml(tmp_path, '[bots]\na = "mypkg.bot_a"\nb = "mypkg.bot_b"\nc = "mypkg.bot_c"\n')
+    r = _invoke(arena, ["tournament", "--config", str(cfg), "--no-progress"])
+    _fails(r, 2, "bots.a.bot: unknown bundled bot 'mypkg.bot_a'", "or a module:Class")
 
 
 def test_a_ruleset_file_given_as_the_config_is_said_to_be_one(tmp_path: Path) -> None:
@@ -347,3 +350,14 @@ def test_too_many_bots_are_refused_before_each_is_read(tmp_path: Path) -> None:
     cfg = _toml(tmp_path, f'name = "many"\n[bots]\n{lines}last = "not-there.py"\n')
     r = _invoke(arena, ["tournament", "--config", str(cfg), "--no-progress"])
     _fails(r, 2, "201 bots and matches_per_table = 1 make 7,999,800 matches: at most 1,000,000")
+
+
+def test_an_env_variable_of_no_name_is_named_so_before_its_value(tmp_path: Path) -> None:
+    """The env check of this round named `env = { "" = 0 }` as the key `bots.a.env.`,
+    a dotted key ending in its dot (found by the round 35 fuzzer): a variable of no name is
+    said to be none first, as before."""
+    cfg = _toml(tmp_path, f'name = "e"\ndb = "{tmp_path / "t.sqlite"}"\nout = "{tmp_path}/o"\n'
+                          '[bots]\na = { bot = "random", env = { "" = 0 } }\n'
+                          'b = "random"\nc = "random"\n')  # fmt: skip
+    r = _invoke(arena, ["tournament", "--config", str(cfg), "--no-progress"])
+    _fails(r, 2, "bots.a.env: '' is no environment variable name")
