@@ -61,6 +61,7 @@ __all__ = [
     "opening_bid_of",
     "resolve_record",
     "sidecar_problem",
+    "sidecars",
     "state_of",
 ]
 
@@ -246,6 +247,13 @@ _SIDECARS = {
 _SQLITE_HEADER = b"SQLite format 3\x00"
 
 
+def sidecars(db: Path) -> dict[Path, str]:
+    """The files SQLite (or the runner) keeps beside the database ``db``, each with what it
+    is. Written over, they lose what they hold: the matches a write-ahead log has not yet
+    given the database (a run killed, or one under way)."""
+    return {db.with_name(db.name + suffix): what for suffix, what in _SIDECARS.items()}
+
+
 def sidecar_problem(db: Path) -> str | None:
     """Why ``db`` may not be written as a database, or None: it is a file SQLite (or the
     runner) keeps beside another database (``runs/x.sqlite-wal``, a slip of the shell's
@@ -411,6 +419,22 @@ class Storage:
         problem = sidecar_problem(self.path)
         if problem is not None:
             raise StorageError(problem)
+        try:
+            mode: int | None = os.stat(self.path).st_mode
+        except (OSError, ValueError):
+            mode = None  # not there yet (made below), or SQLite says why not
+        if mode is not None and not stat.S_ISREG(mode):
+            # (a FIFO, /dev/null: SQLite said only "disk I/O error" of it, `arena serve --db`)
+            raise StorageError(f"{self.path}: not a regular file (a directory, FIFO, device "
+                               "or socket): a database is one")  # fmt: skip
+        if mode is not None and not os.access(self.path, os.W_OK):
+            # (SQLite opens it all the same, and said so at its first write: a tournament's
+            # registration, once every bot had come, a remote one waited for meanwhile)
+            ro = _on_read_only_storage(self.path)
+            raise StorageError(
+                f"{self.path} {'is on a read-only file system' if ro else 'is read-only'}: use "
+                "a writable --db path (arena leaderboard, replay and web read it where it is)"
+            )
         make_directory_of(self.path)
         with self._guard("opening"):
             # A new database is readable by its owner only (SQLite gives its -wal and -shm

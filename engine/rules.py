@@ -183,9 +183,7 @@ def read_toml_file(path: str | Path) -> dict[str, Any]:
             return tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
             twice = _set_twice(text, str(e))
-            said = twice or _bare_word(text, str(e))
-            if not said:
-                raise
+            said = twice or _bare_word(text, str(e)) or _control_there(text, str(e))
             raise TomlFileError(
                 f"not valid TOML: {e}{said}", key_set_twice=bool(twice) and "declare" not in str(e)
             ) from e
@@ -209,7 +207,7 @@ def read_toml_file(path: str | Path) -> dict[str, Any]:
 
 #: tomllib's words for a key (or table) given a second time: they name no key.
 _SET_TWICE_RE = re.compile(r"Cannot (overwrite a value|declare .* twice|mutate immutable)")
-_AT_LINE_RE = re.compile(r"\(at line (\d+), column \d+\)")
+_AT_LINE_RE = re.compile(r"\(at line (\d+), column (\d+)\)")
 
 
 def _set_twice(text: str, message: str) -> str:
@@ -276,6 +274,30 @@ def _bare_word(text: str, message: str) -> str:
     if word.lower() in _BOOL_WORDS:
         return f": {shown}: a yes or no is written true or false (lower case, no quotes)"
     return f': {shown}: a text value is written in quotes ({_plain(key)} = "...")'
+
+
+def _control_there(text: str, message: str) -> str:
+    """What tomllib's "Expected newline ... (at line 1, column 12)" met, when it is a
+    control character the line does not show: a carriage return alone ending the lines (a
+    file saved by an old Mac editor: every statement is on "line 1"), a NUL byte; or ``""``."""
+    at = _AT_LINE_RE.search(message)
+    if at is None:
+        return ""
+    lines = text.split("\n")
+    row, col = int(at.group(1)), int(at.group(2))
+    line = lines[row - 1] if 1 <= row <= len(lines) else ""
+    ch = line[col - 1] if 1 <= col <= len(line) else ""
+    if ch == "\r":  # (one before a \n, of a CRLF, ends its line as any)
+        offset = sum(len(x) + 1 for x in lines[: row - 1]) + col
+        if text[offset : offset + 1] == "\n":
+            return ""
+        return (
+            " (there: a carriage return, \\r, alone: the file's lines end in one, without "
+            "\\n: convert them to LF)"
+        )
+    if ch and ch != "\t" and not ch.isprintable():
+        return f" (there: the control character {ch!r}, which the line does not show)"
+    return ""
 
 
 def split_toml_key(line: str) -> tuple[str, str | None]:
@@ -647,10 +669,12 @@ def _check_not_another_file(data: Mapping[str, Any]) -> None:
     config or an `arena serve --tokens` file (a ``[bots]`` table), or a ruleset written as
     a tournament config's ``[ruleset]`` table. Each was "db: unknown option" or "ruleset:
     unknown option", and a list of every option, which hid the mistake."""
-    if isinstance(data.get("bots"), dict):
+    # (any `bots`: a config's `bots = ["random", ...]` was "seed: unknown option" or the like)
+    if "bots" in data:
+        what = "a [bots] table" if isinstance(data["bots"], dict) else "bots"
         raise RulesetError(
             "bots",
-            "this is a tournament config or a tokens file (it has a [bots] table), not a "
+            f"this is a tournament config or a tokens file (it has {what}), not a "
             'ruleset file: a ruleset file sets options such as preset = "classic" at its top '
             "level",
         )

@@ -17,6 +17,7 @@ import logging
 import os
 import signal
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -985,6 +986,13 @@ def try_(
             why = no_directory(records) if isinstance(e, FileExistsError) else None
             raise click.BadParameter(
                 f"cannot make the directory {str(records)!r}: {why or e.strerror or e}",
+                param_hint="--records",
+            ) from None
+        try:  # (a directory there that takes no file, read-only: said after the first match)
+            tempfile.TemporaryFile(dir=records).close()
+        except OSError as e:
+            raise click.BadParameter(
+                f"cannot write records into {str(records)!r}: {e.strerror or e}",
                 param_hint="--records",
             ) from None
         # Where it is now: a bot that changes the working directory (its import or a

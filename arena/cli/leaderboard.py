@@ -40,6 +40,7 @@ from arena.storage import (
     file_in_the_way,
     lock_owner,
     newest_database,
+    sidecars,
     state_of,
 )
 from arena.tournament.config import ConfigError, identity_changes, load_config, stored_where
@@ -84,13 +85,19 @@ def leaderboard(
     as_dir = out_given is not None and out_given.endswith(("/", os.sep))
     # soft_wrap: a path or a command in a message stays on one line, whole, to be copied
     err = Console(stderr=True, soft_wrap=True)
+    try:
+        is_dir = as_dir or (out is not None and out.is_dir())
+    except OSError:  # (a name too long, say: the write below says so, as --out's)
+        is_dir = False
+    ext = out.suffix.lower().lstrip(".") if out is not None and not is_dir else ""
     if fmt is None:  # (else `--out standings.html` would get the text table)
-        try:
-            is_dir = as_dir or (out is not None and out.is_dir())
-        except OSError:  # (a name too long, say: the write below says so, as --out's)
-            is_dir = False
-        ext = out.suffix.lower().lstrip(".") if out is not None and not is_dir else ""
         fmt = ext if ext in FORMATS else "table"
+    elif fmt != "all" and ext in FORMATS and ext != fmt:
+        # (`--format csv --out results.json` wrote CSV into a .json file: its reader failed)
+        raise click.UsageError(
+            f"--format {fmt} and --out {out} (a .{ext} file) disagree: give one of them "
+            "(the --out file's extension chooses its format)"
+        )
     given = tournament_id  # (--tournament as given: a config's id is no name)
     if tournament_id is not None and not tournament_id.strip():
         raise click.BadParameter("empty: name a tournament's id or name", param_hint="--tournament")
@@ -211,7 +218,11 @@ def leaderboard(
         return
     target = out
     assert target is not None  # (stdout and `all` without --out are handled above)
-    for name, path in (("the database", db), ("the config", config_path)):
+    # (the database's -wal too: written over, the matches it held and the database had not
+    # yet taken in were lost, every match of a run killed -9)
+    kept = {db: "the database", config_path: "the config"}
+    kept.update({f: f"the {what} of the database" for f, what in sidecars(db).items()})
+    for path, name in kept.items():
         files = [target / f"leaderboard.{f}" for f in (*FORMATS, "txt")] + [target]
         if path is not None and any(os.path.realpath(f) == os.path.realpath(path) for f in files):
             raise click.UsageError(f"--out {target} would write over {name} ({path})")

@@ -167,14 +167,26 @@ def tournament(
     }
     # A bad value of an option is blamed on the option, not on the file: "--max-deals 2000000".
     given_as = {f"{k}={v}": f"--{k.replace('_', '-')} {raw[k]}" for k, v in options_set.items()}
+    earlier: dict[str, str] = {}  # key -> the --set that set it
     for item in overrides:  # ("--max-deals 3 --set max_deals=5" ran with 3, saying nothing)
         key = override_key(item)
+        cut = item if len(item) <= 100 else f"{item[:100]}..."
         if key in options_set:
             option = f"--{key.replace('_', '-')}"
-            cut = item if len(item) <= 100 else f"{item[:100]}..."
             raise click.UsageError(
                 f"{option} {raw[key]} and --set {cut} both set {key}: give one of them"
             )
+        # Two --set of one key, or of a table and a key in it, ran with the last, the other
+        # dropped unsaid (`--set max_deals=2 --set max_deals=3` played 3).
+        for was_key, was in earlier.items():
+            inside = (key + ".").startswith(was_key + ".") or (was_key + ".").startswith(key + ".")
+            if was != item and key and inside:
+                was_cut = was if len(was) <= 100 else f"{was[:100]}..."
+                raise click.UsageError(  # (the config and the key named, as a ConfigError)
+                    f"{config_path}: {min(key, was_key, key=len)}: --set {was_cut} and --set "
+                    f"{cut} both set it: give one of them"
+                )
+        earlier[key] = item
     sets = [*overrides, *given_as]
     try:
         cfg = load_config(config_path, sets, given_as)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
+import shlex
 import ssl
 import stat
 import time
@@ -110,15 +112,37 @@ def key_pair_problem(cert: Path, key: Path) -> str | None:
     """Why the PEM files ``cert`` and ``key`` do not make a server identity (``None`` when
     they do): a key that is not the certificate's, say. gRPC would only fail to bind."""
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+
+    def passphrase() -> str:
+        # Without a callback OpenSSL asked for one on the terminal ("Enter PEM pass
+        # phrase:", twice), and gRPC, which takes the key as it is, cannot be given one.
+        raise _Encrypted
+
     try:
-        ctx.load_cert_chain(str(cert), str(key))
+        ctx.load_cert_chain(str(cert), str(key), password=passphrase)
+    except _Encrypted:
+        return (
+            f"the private key in {key} is encrypted (it asks for a passphrase, which gRPC "
+            "cannot be given): write it decrypted, `openssl pkey -in "
+            f"{shlex.quote(str(key))} -out arena.key`, readable by you only (`chmod 600 "
+            "arena.key`)"
+        )
     except ssl.SSLError as e:
-        if "KEY_VALUES_MISMATCH" in str(e) or "key values mismatch" in str(e):
+        # (a key of another type than the certificate's, EC for RSA: "no certificate assigned")
+        if any(w in str(e) for w in _MISMATCH):
             return f"the private key in {key} is not the key of the certificate in {cert}"
         return f"{cert} and {key} are not a usable certificate and key: {e.reason or e}"
     except OSError as e:
         return f"cannot read {cert} or {key}: {e.strerror or e}"
     return None
+
+
+class _Encrypted(Exception):
+    """Raised by :func:`key_pair_problem`'s passphrase callback: the key is encrypted."""
+
+
+#: OpenSSL's words for a private key that is not the certificate's.
+_MISMATCH = ("KEY_VALUES_MISMATCH", "key values mismatch", "NO_CERTIFICATE_ASSIGNED")
 
 
 def _decoded_cert(cert: Path) -> dict[str, object] | None:
@@ -238,6 +262,11 @@ def pem_problem(path: Path, what: str = "file") -> str | None:
     except ValueError:  # a NUL byte in the path
         return f"cannot read {path!r}: the path holds a NUL byte"
     if marker in data:
+        for begin in re.finditer(rb"-----BEGIN ([A-Z0-9 ]{1,64})-----", data):
+            if b"-----END " + begin.group(1) + b"-----" not in data[begin.end() :]:
+                # (OpenSSL said only "PEM lib (_ssl.c:3905)" of it)
+                label = begin.group(1).decode()
+                return f"{path} is cut short: its BEGIN {label} has no END {label} line"
         return None
     swapped = {"certificate": b"PRIVATE KEY-----", "private key": b"-----BEGIN CERTIFICATE-----"}
     if what in swapped and swapped[what] in data:

@@ -706,6 +706,7 @@ def parse_config(
 
     if not isinstance(data, Mapping):
         raise err("config", "expected a table")
+    _check_not_another_file(data, Path(source).name, err)
     _check_keys(data, _TOP_KEYS, "", err)
 
     name = _get(data, "name", str, "tournament", err)
@@ -779,6 +780,10 @@ def parse_config(
         is_dir, exists = _probe(path, Path.is_dir, key, err), _probe(path, Path.exists, key, err)
         if key == "db" and (is_dir or not path.name):
             raise err("db", f"{path} is a directory: name the database file")
+        if key == "db" and exists and not _probe(path, Path.is_file, key, err):
+            # (a FIFO, /dev/null: SQLite said only "disk I/O error", exit 1, as the run began)
+            raise err("db", f"{path} is not a regular file (a FIFO, device or socket): name "
+                      "the database file")  # fmt: skip
         if key == "out" and exists and not is_dir:
             raise err("out", f"{path} is not a directory")
 
@@ -787,6 +792,17 @@ def parse_config(
     referee = _referee(_subtable(data, "referee", _REFEREE_KEYS, err), err)
 
     tls = _tls(data.get("tls"), base, err)
+    # Every table of `players` bots in every seating, per deal-seed set (total_matches):
+    # counted before each bot is read (and its code digested: 20,000 bots took half a minute
+    # to be refused).
+    count = len(data["bots"]) if isinstance(data.get("bots"), list | Mapping) else 0
+    total = math.perm(count, ruleset.players) * matches_per_table
+    if total > MAX_MATCHES:
+        raise err(
+            "matches_per_table",
+            f"{count} bots and matches_per_table = {matches_per_table} make {total:,} "
+            f"matches: at most {MAX_MATCHES:,} may be scheduled",
+        )
     bots = _bots(data.get("bots"), base, err)
     if len(bots) < ruleset.players:
         raise err(
@@ -807,14 +823,6 @@ def parse_config(
         # the bots were about to start, "check the out directory", the database blamed on out)
         raise err("db", f"{db} is the directory the tournament writes (out, or its logs): "
                   "give the database another path")  # fmt: skip
-    # Every table of `players` bots in every seating, per deal-seed set (total_matches).
-    total = math.perm(len(bots), ruleset.players) * matches_per_table
-    if total > MAX_MATCHES:
-        raise err(
-            "matches_per_table",
-            f"{len(bots)} bots and matches_per_table = {matches_per_table} make {total:,} "
-            f"matches: at most {MAX_MATCHES:,} may be scheduled",
-        )
     return TournamentConfig(
         name=name,
         ruleset=ruleset,
@@ -1042,6 +1050,36 @@ def _tname(value: object) -> str:
     }.get(type(value), type(value).__name__)  # fmt: skip
 
 
+def _check_not_another_file(data: Mapping[str, Any], file: str, err: _Err) -> None:
+    """Refuse, saying so, a file that is another of the product's: a ruleset file (it sets
+    ``preset``: "preset: unknown key (did you mean 'ruleset'?)" hid the mistake) or an
+    `arena serve --tokens` file, ``[bots]`` of ``name = "token"``, whose first token was
+    quoted as "unknown bundled bot 'tokentoken...'": a secret on the screen, in a CI log."""
+    if "preset" in data and "bots" not in data:
+        raise err("preset", f"this is a ruleset file (it sets preset), not a tournament config: "
+                  f'a config names it, ruleset = "{_cut(file)}", beside its [bots]')  # fmt: skip
+    bots = data.get("bots")
+    if set(data) == {"bots"} and isinstance(bots, Mapping) and bots:
+        values = list(bots.values())
+        if all(isinstance(v, str) and len(v) >= MIN_TOKEN and not _names_a_bot(v) for v in values):
+            raise err("bots", "this looks like an `arena serve --tokens` file (name = \"token\"), "
+                      "not a tournament config: no bot of it names a bundled bot ("
+                      f"{', '.join(BUNDLED_BOTS)}), a module:Class or a file.py (its values, "
+                      "which may be tokens, are not shown)")  # fmt: skip
+
+
+def _names_a_bot(spec: str) -> bool:
+    """Whether ``spec`` is, or nearly is (a typo), a bot as ``[bots]`` names one."""
+    return bool(
+        spec.lower() in BUNDLED_BOTS
+        or did_you_mean(spec.lower(), BUNDLED_BOTS)
+        or _MODULE_CLASS_RE.match(spec)
+        or spec.partition(":")[0].endswith(".py")
+        # (a dotted module without its :Class, `mypkg.mybot`: no token has that shape)
+        or re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+", spec)
+    )
+
+
 def _check_keys(data: Mapping[str, Any], known: set[str], prefix: str, err: _Err) -> None:
     for key in data:
         if key not in known:
@@ -1189,14 +1227,20 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
                 raise err(f"{key}.{k}", f"a remote bot is not launched by the arena: {k} "
                           "is for a local bot (a remote one runs with its own)")  # fmt: skip
     env_data = entry.get("env", {})
-    if not isinstance(env_data, Mapping) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in env_data.items()
-    ):
-        raise err(f"{key}.env", "expected a table of strings")
+    if not isinstance(env_data, Mapping):
+        raise err(f"{key}.env", f"expected a table of strings, got {_tname(env_data)}")
     for var, value in env_data.items():  # what the system would refuse at the launch
         if not var or "=" in var or "\x00" in var:
             raise err(f"{key}.env", f"{toml_shown(var)} is no environment variable name (no '=', "
                       "no NUL)")  # fmt: skip
+        if not isinstance(value, str):  # (`THREADS = 4`: "expected a table of strings" named
+            # neither the variable nor the fix)
+            quoted = f' (an environment variable\'s value is text: write "{toml_shown(value)}")'
+            raise err(
+                f"{key}.env.{_cut(var)}",
+                f"expected a string, got {_tname(value)} {toml_shown(value)}"
+                + (quoted if isinstance(value, int | float) else ""),
+            )
         if "\x00" in value:
             raise err(f"{key}.env.{_cut(var)}", "a value with a NUL byte")
     env = tuple(sorted(env_data.items()))
@@ -1242,7 +1286,8 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
         elif spec not in BUNDLED_BOTS and not _MODULE_CLASS_RE.match(spec):
             raise err(
                 f"{key}.bot",
-                f"unknown bundled bot {toml_shown(spec)} (bundled: {', '.join(BUNDLED_BOTS)}; "
+                f"unknown bundled bot {toml_shown(spec)}{did_you_mean(spec, BUNDLED_BOTS)} "
+                f"(bundled: {', '.join(BUNDLED_BOTS)}; "
                 "or a module:Class, or a file.py[:Class])",
             )
         code = code_digest(_code_files(spec, (), cwd))

@@ -556,6 +556,13 @@ def _launch_error(program: str, e: OSError, cwd: Path | None) -> str:
 def _launch_reason(program: str, e: OSError, cwd: Path | None) -> str:
     """:func:`_launch_error`'s reasons, looking at the files (which may raise)."""
     why = e.strerror or str(e)
+    if e.errno == errno.E2BIG:
+        # (the kernel's "Argument list too long" of an `env` value too: nothing said which)
+        return (
+            f"{why}: its command line and environment are more than the system passes to a "
+            "program (a word or an environment variable of 128 KiB or more, its `env` "
+            "among them, or all of them together past `getconf ARG_MAX`)"
+        )
     if cwd is not None and e.filename == str(cwd):
         # The child could not enter the bot's `cwd` (removed or renamed since the config was
         # read, a restart's): nothing is wrong with the program, which the checks below would
