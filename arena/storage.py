@@ -404,7 +404,6 @@ class Storage:
         problem = sidecar_problem(self.path)
         if problem is not None:
             raise StorageError(problem)
-        self._check_writable()
         make_directory_of(self.path)
         with self._guard("opening"):
             # A new database is readable by its owner only (SQLite gives its -wal and -shm
@@ -629,13 +628,14 @@ class Storage:
         log.error("%s", message)
         raise StorageError(message)
 
-    def _check_writable(self) -> None:
+    def check_writable(self) -> None:
         """Refuse a database this user may read but not write: the file, or its ``-wal`` or
         ``-shm`` left by a run that was killed (mode 0444, another user's, ``chattr +i``).
-        SQLite opens it read-only without a word, and the first write failed, which for a
-        resumed tournament came after every bot had started and the first matches were
-        played, then thrown away; and it named the database where its ``-wal`` was the
-        file to make writable."""
+        SQLite opens it read-only without a word, and the first write failed: for a
+        resumed tournament after every bot had started and the first matches were played,
+        then thrown away, naming the database where its ``-wal`` was the file to make
+        writable. (`arena tournament` calls it, not the opening: its own reads of the
+        database, for the leaderboard after a run, need no write.)"""
         for f in (self.path, *(self.path.with_name(self.path.name + s) for s in ("-wal", "-shm"))):
             # (a read-only mount is said as such where SQLite meets it)
             if f.exists() and not os.access(f, os.W_OK) and not _on_read_only_storage(f):

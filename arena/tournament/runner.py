@@ -958,6 +958,7 @@ async def run_tournament(
         lock.release()
         raise
     try:
+        storage.check_writable()  # (before any bot starts, not at the first result)
         # (--fresh replaces a stored one even if its config is damaged)
         info = storage.tournament(tid, listing=opts.fresh)
         stored = info is not None
