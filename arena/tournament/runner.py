@@ -792,10 +792,21 @@ class DatabaseLock:
     def name(self, owner: str) -> None:
         """Say which tournament holds the lock (see :func:`arena.storage.lock_owner`)."""
         assert self._fh is not None
-        self._fh.seek(0)
-        self._fh.truncate()
-        self._fh.write(f"{os.getpid()} {owner}".rstrip())
-        self._fh.flush()
+        try:  # (unbuffered: a write that failed must not be tried again by the close)
+            os.ftruncate(self._fh.fileno(), 0)
+            os.write(self._fh.fileno(), f"{os.getpid()} {owner}".rstrip().encode())
+        except OSError as e:
+            # A disk that filled up while the last run played (the file is made, but not a
+            # byte written): that run said so, and this one said only "Error: cannot write:
+            # No space left on device", naming no file and not what it meant.
+            self.release()
+            full = e.errno in (errno.ENOSPC, errno.EDQUOT)
+            why, then = (("the disk is full", "free some space and run again") if full
+                         else (e.strerror or str(e), "check it, or use another --db"))  # fmt: skip
+            raise (StorageFullError if full else StorageError)(
+                f"{self.path}: {why} while writing the lock file (it keeps two runs off one "
+                f"database). Nothing stored is lost; {then}"
+            ) from None
 
     def _lock_file(self) -> None:
         try:

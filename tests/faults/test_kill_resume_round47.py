@@ -28,6 +28,7 @@ from arena.storage import StorageError
 from arena.tournament import RunOptions, TournamentError, TournamentOutcome, run_tournament
 from arena.tournament.config import TournamentConfig, parse_config
 from tests.arena.fake_referee import FakeReferee
+from tests.faults.test_faults import tiny_fs  # noqa: F401 (the fixture: a 1 MiB tmpfs)
 
 
 def _fake_config(tmp: Path, db: Path) -> TournamentConfig:
@@ -98,3 +99,32 @@ def test_a_database_this_user_cannot_write_is_refused_before_any_match(
     assert again.completed == again.total == 24
     after = _rows(db)
     assert {i: after[i] for i in before} == before
+
+
+@pytest.mark.usefixtures("tiny_fs")
+def test_a_disk_still_full_when_the_run_is_resumed_is_said_of_the_lock_file(
+    tmp_path: Path,
+) -> None:
+    """A run stopped by a full disk said so; the same command, run before any space was
+    freed, said only "Error: cannot write: No space left on device" (exit 1), naming no
+    file: writing the lock file's pid failed, and failed again as it was closed. Now the
+    lock file and the full disk are named, nothing is left behind, and once there is room
+    the lock is taken."""
+    from arena.storage import StorageFullError
+    from arena.tournament.runner import DatabaseLock
+
+    db = tmp_path / "tiny" / "t.sqlite"  # (tiny_fs's mount)
+    filler = db.with_name("filler")
+    with filler.open("wb", buffering=0) as fh, contextlib.suppress(OSError):
+        while True:
+            fh.write(b"\0" * 4096)
+    lock = DatabaseLock(db)
+    with pytest.raises(StorageFullError) as info:
+        lock.acquire("t")
+    assert str(info.value).startswith(f"{db}.lock: the disk is full while writing the lock file")
+    assert "Nothing stored is lost; free some space and run again" in str(info.value)
+    assert not Path(f"{db}.lock").exists()
+    filler.unlink()
+    lock.acquire("t")
+    assert Path(f"{db}.lock").read_text() == f"{os.getpid()} t"
+    lock.release()
