@@ -629,7 +629,8 @@ class Storage:
         raise StorageError(message)
 
     def check_writable(self) -> None:
-        """Refuse a database this user may read but not write: the file, or its ``-wal`` or
+        """Refuse a database that cannot be written now: one this user may read but not
+        write: the file, or its ``-wal`` or
         ``-shm`` left by a run that was killed (mode 0444, another user's, ``chattr +i``).
         SQLite opens it read-only without a word, and the first write failed: for a
         resumed tournament after every bot had started and the first matches were played,
@@ -644,6 +645,11 @@ class Storage:
                     "it writable, or use a writable --db path (arena leaderboard, replay and "
                     "web read it where it is); nothing stored in it was changed"
                 )
+        # A write transaction held by another program (a `sqlite3` shell left in a BEGIN):
+        # waited for as any write is, then refused now rather than at the first result.
+        with self._guard("opening it to store results"):
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.execute("ROLLBACK")
 
     def _file_mark(self) -> int:
         """This database's mark: a random number in its header's ``user_version`` (set once,

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.storage import StorageError
+from arena.storage import Storage, StorageError, StorageLockedError
 from arena.tournament import RunOptions, TournamentError, TournamentOutcome, run_tournament
 from arena.tournament.config import TournamentConfig, parse_config
 from tests.arena.fake_referee import FakeReferee
@@ -99,6 +99,37 @@ def test_a_database_this_user_cannot_write_is_refused_before_any_match(
     assert again.completed == again.total == 24
     after = _rows(db)
     assert {i: after[i] for i in before} == before
+
+
+def test_a_write_lock_held_when_the_run_starts_is_said_before_any_match(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another program holding a write transaction (a `sqlite3` shell left in a BEGIN)
+    as the same command resumes: the run started its bots and played the first matches,
+    waited out SQLite's 5 s at the first store, then stopped "locked" and threw them away
+    (27 s with 4 random bots). The lock is waited for as any write's, then refused before
+    anything is played; once it is gone the run resumes."""
+    defaults = Storage.__init__.__kwdefaults__
+    assert defaults is not None and defaults["timeout"] == 5.0
+    monkeypatch.setitem(defaults, "timeout", 0.5)  # (the wait is SQLite's: not under test)
+    db = tmp_path / "t.sqlite"
+    cfg = _fake_config(tmp_path, db)
+    assert _fake_run(cfg, FakeReferee(), max_new=5).completed == 5
+    before = _rows(db)
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        referee = FakeReferee()
+        with pytest.raises(StorageLockedError) as info:
+            _fake_run(cfg, referee)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert f"{db} is locked by another process while opening it to store results" in str(info.value)
+    assert not referee.calls, f"matches played, then thrown away: {dict(referee.calls)}"
+    assert _rows(db) == before
+    again = _fake_run(cfg, FakeReferee())
+    assert again.completed == again.total == 24
 
 
 @pytest.mark.usefixtures("tiny_fs")
