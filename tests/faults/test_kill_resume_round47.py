@@ -15,12 +15,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import shutil
+import signal
 import sqlite3
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,6 +33,9 @@ from arena.tournament import RunOptions, TournamentError, TournamentOutcome, run
 from arena.tournament.config import TournamentConfig, parse_config
 from tests.arena.fake_referee import FakeReferee
 from tests.faults.test_faults import tiny_fs  # noqa: F401 (the fixture: a 1 MiB tmpfs)
+from tests.faults.test_faults_round32 import _finish, _no_process_left, _rows
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _fake_config(tmp: Path, db: Path) -> TournamentConfig:
@@ -44,12 +51,6 @@ def _fake_run(
     return asyncio.run(run_tournament(cfg, RunOptions(progress=False, max_new_matches=max_new),
                                       referee_factory=lambda c: referee,
                                       serve=False, launch_bots=False))  # fmt: skip
-
-
-def _rows(db: Path) -> dict[int, tuple[object, ...]]:
-    with contextlib.closing(sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)) as c:
-        return {r[0]: tuple(r[1:]) for r in c.execute(
-            "SELECT idx, id, seed, finished_at, record_json FROM matches")}  # fmt: skip
 
 
 @contextlib.contextmanager
@@ -159,3 +160,158 @@ def test_a_disk_still_full_when_the_run_is_resumed_is_said_of_the_lock_file(
     lock.acquire("t")
     assert Path(f"{db}.lock").read_text() == f"{os.getpid()} t"
     lock.release()
+
+
+# ------------------------------------------------- kill -9 at chosen points, then resume
+
+#: Runs `arena` (argv after ``-c``) with the process SIGKILLing itself at ``KILL_AT``:
+#: ``tx:N`` inside match N's transaction (its rows written, not committed), ``commit:N``
+#: just after match N's commit, ``ratings`` inside the final ratings' transaction, ``files``
+#: after the first leaderboard file is renamed into place (the others still ``.tmp``).
+_KILLING_ARENA = """
+import contextlib, os, pathlib, signal, sys
+from arena.storage import Storage
+
+kind, _, n = os.environ["KILL_AT"].partition(":")
+armed = []
+
+def die():
+    os.kill(os.getpid(), signal.SIGKILL)
+
+real_tx = Storage._tx
+
+@contextlib.contextmanager
+def _tx(self):
+    with real_tx(self) as c:
+        yield c
+        if armed:
+            die()  # (the statements ran; COMMIT never comes)
+
+real_save = Storage.save_match
+
+def save_match(self, *a, **kw):
+    if kind == "tx" and kw["index"] == int(n):
+        armed.append(1)
+    real_save(self, *a, **kw)
+    if kind == "commit" and kw["index"] == int(n):
+        die()
+
+real_ratings = Storage.save_ratings
+
+def save_ratings(self, *a, **kw):
+    if kind == "ratings":
+        armed.append(1)
+    return real_ratings(self, *a, **kw)
+
+real_replace = pathlib.Path.replace
+
+def replace(self, target):
+    done = real_replace(self, target)
+    if kind == "files" and self.name.startswith("leaderboard."):
+        die()
+    return done
+
+Storage._tx, Storage.save_match, Storage.save_ratings = _tx, save_match, save_ratings
+pathlib.Path.replace = replace
+from arena.cli import main
+sys.argv = ["arena", *sys.argv[1:]]
+main()
+"""
+
+
+def _toml(tmp: Path) -> Path:
+    (tmp / "out").mkdir(parents=True, exist_ok=True)
+    cfg = tmp / "cfg.toml"
+    cfg.write_text(f"""
+name = "k47"
+ruleset = "classic"
+seed = 47
+max_deals = 2
+concurrency = 3
+db = {json.dumps(str(tmp / "db.sqlite"))}
+out = {json.dumps(str(tmp / "out"))}
+[bots]
+r1 = "random"
+r2 = "random"
+r3 = "random"
+r4 = "random"
+""")  # fmt: skip
+    return cfg
+
+
+def _arena(cfg: Path, *args: str, kill_at: str | None = None) -> subprocess.Popen[bytes]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="120", NO_COLOR="1")
+    if kill_at is not None:
+        env["KILL_AT"] = kill_at
+        argv = [sys.executable, "-c", _KILLING_ARENA]
+    else:
+        argv = [sys.executable, "-m", "arena.cli"]
+    return subprocess.Popen([*argv, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            cwd=str(cfg.parent), env=env, start_new_session=True)  # fmt: skip
+
+
+def _outcome(tmp: Path) -> dict[str, Any]:
+    """What must equal an uninterrupted run's: each match's seed, seats and result, the
+    ratings, and the leaderboard file but for its times (and the decision times)."""
+    db = tmp / "db.sqlite"
+    with contextlib.closing(sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)) as c:
+        matches = {r[0]: (r[1], r[2], json.loads(r[3])["result"]) for r in c.execute(
+            "SELECT idx, seed, seats_json, record_json FROM matches")}  # fmt: skip
+        ratings = c.execute("SELECT idx, bot, mu, sigma FROM ratings ORDER BY idx, bot").fetchall()
+        finished = c.execute("SELECT finished_at IS NOT NULL FROM tournaments").fetchall()
+    board = json.loads((tmp / "out" / "leaderboard.json").read_text())
+    for key in ("generated_at", "tournament"):
+        board.pop(key)
+    for row in board["rows"]:
+        row.pop("median_ms")
+    return {"matches": matches, "ratings": ratings, "finished": finished, "board": board}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kill_at", ["tx:7", "commit:7", "ratings", "files"])
+def test_sigkill_at_a_chosen_point_then_the_same_command_equals_an_uninterrupted_run(
+    tmp_path: Path, kill_at: str
+) -> None:
+    """`kill -9` of `arena tournament` (runner, referee and the bots' parent) inside a
+    match's transaction, just after its commit, inside the final ratings' transaction, and
+    halfway through renaming the leaderboard files. Then: no bot of the killed run is left,
+    `arena leaderboard --list` says what is stored and that the run stopped, the same
+    command exits 0 with every match stored once (those stored before kept byte for byte,
+    the match in the transaction not among them) and an outcome equal to an uninterrupted
+    run's, and no temporary file is left in `out`. Checked, no defect."""
+    ref = _toml(tmp_path / "ref")
+    code, err = _finish(_arena(ref, "tournament", "--config", str(ref), "--no-progress"))
+    assert code == 0, err[-3000:]
+    want = _outcome(ref.parent)
+
+    cfg = _toml(tmp_path / "run")
+    db = cfg.parent / "db.sqlite"
+    killed = _arena(cfg, "tournament", "--config", str(cfg), "--no-progress", kill_at=kill_at)
+    code, err = _finish(killed)
+    assert code == -signal.SIGKILL, err[-3000:]
+    _no_process_left(killed.pid, "no-marker-47")
+    before = _rows(db)
+    if kill_at.startswith(("tx:", "commit:")):
+        assert (7 in before) == kill_at.startswith("commit:"), sorted(before)
+        assert len(before) < 24
+    else:
+        assert sorted(before) == list(range(24))
+    tmp_files = [p.name for p in (cfg.parent / "out").glob("leaderboard.*.tmp")]
+    assert bool(tmp_files) == (kill_at == "files"), tmp_files  # (killed halfway through)
+    listing = _arena(cfg, "leaderboard", "--db", str(db), "--list")
+    out, lerr = listing.communicate(timeout=120)
+    assert listing.returncode == 0, lerr.decode()
+    line = next(ln for ln in out.decode().splitlines() if "k47-" in ln)
+    assert f"{len(before)}/24" in line, out.decode()
+    assert ("stopped" in line) == (kill_at != "files"), out.decode()
+
+    code, err = _finish(_arena(cfg, "tournament", "--config", str(cfg), "--no-progress"))
+    assert code == 0, err[-3000:]
+    assert "24/24 stored" in err, err[-3000:]
+    after = _rows(db)
+    assert sorted(after) == list(range(24))
+    assert {i: after[i] for i in before} == before  # kept byte for byte, none played twice
+    assert _outcome(cfg.parent) == want
+    assert sorted(p.name for p in (cfg.parent / "out").iterdir() if p.is_file()) == [
+        f"leaderboard.{ext}" for ext in ("csv", "html", "json", "md")
+    ]
