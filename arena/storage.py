@@ -472,7 +472,7 @@ class Storage:
                                    "socket): no database")  # fmt: skip
             raise StorageError(f"no database at {p} (run a tournament first, or pass --db)")
         uri = f"{p.resolve().as_uri()}?mode=ro"
-        if not os.access(p.resolve().parent, os.W_OK):
+        if not os.access(p.resolve().parent, os.W_OK) and not _reads_its_log(uri, timeout):
             uri += "&immutable=1"
         st = cls.__new__(cls)
         st.path = p
@@ -1688,6 +1688,23 @@ def _file_size_limit_reached(path: Path) -> tuple[int, Path] | None:
         if size is not None and size + (1 << 16) >= soft:  # (a WAL frame is a page + 24)
             return int(soft), f
     return None
+
+
+def _reads_its_log(uri: str, timeout: float) -> bool:
+    """Whether a read-only connection to ``uri``, in a directory this user cannot write,
+    reads the database with its write-ahead log: it can where the ``-wal`` and ``-shm`` of a
+    writer (a running or killed tournament) are there to be read. Opened as immutable
+    instead, it read the file alone: `arena leaderboard --list` (and `arena web`) from a
+    read-only mount of a running tournament's directory, or as another user, said "no
+    tournament" of one with 16 matches stored, and after a `kill -9` every match since the
+    last checkpoint was missing. Only where they are not (no writer: the file is all there
+    is) is immutable needed, SQLite being unable to make them."""
+    try:
+        with contextlib.closing(sqlite3.connect(uri, uri=True, timeout=timeout)) as c:
+            c.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        return True
+    except sqlite3.Error:
+        return False
 
 
 def _on_read_only_storage(path: Path) -> bool:

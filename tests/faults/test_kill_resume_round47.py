@@ -162,6 +162,74 @@ def test_a_disk_still_full_when_the_run_is_resumed_is_said_of_the_lock_file(
     lock.release()
 
 
+# ---------------------------------------- readers that cannot write the database's folder
+
+
+def _stored_in_the_log_only(tmp: Path) -> tuple[Path, sqlite3.Connection]:
+    """A database whose 5 stored matches (and its tournament) are in its write-ahead log
+    only, as a running tournament's, or a killed one's, are: another connection held open
+    keeps the writer's close from copying the log into the file."""
+    db = tmp / "live" / "t.sqlite"
+    db.parent.mkdir()
+    cfg = _fake_config(tmp, db)
+    Storage(db).close()  # (the schema, in the file)
+    holder = sqlite3.connect(db)
+    holder.execute("SELECT COUNT(*) FROM matches").fetchone()
+    assert _fake_run(cfg, FakeReferee(), max_new=5).completed == 5
+    with contextlib.closing(sqlite3.connect(f"{db.as_uri()}?mode=ro&immutable=1", uri=True)) as c:
+        assert c.execute("SELECT COUNT(*) FROM matches").fetchone()[0] == 0  # (the file alone)
+    return db, holder
+
+
+def test_a_reader_that_cannot_write_the_folder_reads_the_log_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`arena leaderboard` and `arena web` open a database in a folder they cannot write
+    (a read-only mount of a running tournament's `runs/`, a container's `:ro` volume,
+    another user) as immutable: they read the file alone, without its write-ahead log.
+    `arena leaderboard --list` said no tournament was stored while 16 of 24 matches were,
+    and after a `kill -9` none of those since the last checkpoint. Where the log can be
+    read, it is now (here the folder is said unwritable by ``os.access``)."""
+    db, holder = _stored_in_the_log_only(tmp_path)
+    real_access = os.access
+
+    def access(path: Any, mode: int, *args: Any, **kwargs: Any) -> bool:
+        if Path(path) == db.parent.resolve() and mode == os.W_OK:
+            return False
+        return real_access(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(os, "access", access)
+    try:
+        with Storage.open_readonly(db) as st:
+            (t,) = st.tournaments()
+            assert len(st.completed_indices(t.id)) == 5
+    finally:
+        holder.close()
+
+
+def test_leaderboard_list_from_a_read_only_mount_of_a_live_database(tmp_path: Path) -> None:
+    """The same through a real read-only bind mount (`unshare -m`: root, else skipped)."""
+    if shutil.which("unshare") is None or os.geteuid() != 0:
+        pytest.skip("a read-only bind mount needs root and unshare")
+    db, holder = _stored_in_the_log_only(tmp_path)
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    arena = f"{sys.executable} -c 'from arena.cli import main; main()'"
+    script = (
+        f"mount --bind {db.parent} {ro} && mount -o remount,ro,bind {ro} && cd {ROOT} && "
+        f"{arena} leaderboard --db {ro / db.name} --list"
+    )
+    try:
+        r = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True,
+                           text=True, env=dict(os.environ, COLUMNS="150"), timeout=120)  # fmt: skip
+    finally:
+        holder.close()
+    if "mount" in r.stderr and r.returncode != 0 and "leaderboard" not in r.stderr:
+        pytest.skip(f"cannot bind-mount read-only here: {r.stderr.strip()}")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "5/24" in r.stdout, r.stdout
+
+
 # ------------------------------------------------- kill -9 at chosen points, then resume
 
 #: Runs `arena` (argv after ``-c``) with the process SIGKILLing itself at ``KILL_AT``:
