@@ -133,6 +133,47 @@ def test_a_write_lock_held_when_the_run_starts_is_said_before_any_match(
     assert again.completed == again.total == 24
 
 
+def test_a_log_that_can_no_longer_be_written_mid_run_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The database's `-wal` refused its writes while the run played (`chattr +i`; a file
+    system the kernel remounts read-only on disk errors is the same to SQLite): "database
+    error while storing match ...: disk I/O error", naming neither the file nor that what
+    was stored is kept. Now the file is named, and the same command, once it is writable,
+    plays the rest."""
+    if os.geteuid() != 0 or shutil.which("chattr") is None:
+        pytest.skip("making a file open for writing unwritable needs root's `chattr +i`")
+    db = tmp_path / "t.sqlite"
+    cfg = _fake_config(tmp_path, db)
+    wal = Path(f"{db}-wal")
+    real_save = Storage.save_match
+    calls = 0
+
+    def save_match(self: Storage, *args: Any, **kw: Any) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 4:  # (3 stored: the log refuses from now on)
+            subprocess.run(["chattr", "+i", str(wal)], check=True)
+        real_save(self, *args, **kw)
+
+    monkeypatch.setattr(Storage, "save_match", save_match)
+    try:
+        with pytest.raises((StorageError, TournamentError)) as info:
+            _fake_run(cfg, FakeReferee())
+    finally:
+        subprocess.run(["chattr", "-i", str(wal)], check=False)
+    msg = str(info.value)
+    assert f"{wal} can no longer be written (storing match " in msg, msg
+    assert "Everything stored before is kept; make it writable and run the same command" in msg
+    monkeypatch.undo()
+    before = _rows(db)
+    assert len(before) == 3
+    again = _fake_run(cfg, FakeReferee())
+    assert again.completed == again.total == 24
+    after = _rows(db)
+    assert {i: after[i] for i in before} == before
+
+
 @pytest.mark.usefixtures("tiny_fs")
 def test_a_disk_still_full_when_the_run_is_resumed_is_said_of_the_lock_file(
     tmp_path: Path,
@@ -207,6 +248,7 @@ def test_a_reader_that_cannot_write_the_folder_reads_the_log_too(
         holder.close()
 
 
+@pytest.mark.slow
 def test_leaderboard_list_from_a_read_only_mount_of_a_live_database(tmp_path: Path) -> None:
     """The same through a real read-only bind mount (`unshare -m`: root, else skipped)."""
     if shutil.which("unshare") is None or os.geteuid() != 0:
