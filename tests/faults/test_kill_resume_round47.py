@@ -425,3 +425,22 @@ def test_sigkill_at_a_chosen_point_then_the_same_command_equals_an_uninterrupted
     assert sorted(p.name for p in (cfg.parent / "out").iterdir() if p.is_file()) == [
         f"leaderboard.{ext}" for ext in ("csv", "html", "json", "md")
     ]
+
+
+def test_arena_tournament_list_names_the_commands_that_list() -> None:
+    """An organiser after a kill, asking which tournaments are stored: `arena tournament
+    --list` said "No such option '--list'. Did you mean '--set'?". The commands that have
+    the option are named now in place of the guess; an option of none keeps click's."""
+    from click.testing import CliRunner
+
+    from arena.cli import main as arena_main
+
+    res = CliRunner().invoke(arena_main, ["tournament", "--list"], prog_name="arena")
+    assert res.exit_code == 2
+    assert (
+        "Error: No such option '--list'. It is an option of `arena leaderboard --list`, "
+        "`arena replay --list`." in res.output
+    ), res.output
+    assert "--set" not in res.output
+    res = CliRunner().invoke(arena_main, ["tournament", "--lst"], prog_name="arena")
+    assert res.exit_code == 2 and "Did you mean" in res.output, res.output
