@@ -22,6 +22,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,8 @@ from arena.tournament import RunOptions, TournamentError, TournamentOutcome, run
 from arena.tournament.config import TournamentConfig, parse_config
 from tests.arena.fake_referee import FakeReferee
 from tests.faults.test_faults import tiny_fs  # noqa: F401 (the fixture: a 1 MiB tmpfs)
-from tests.faults.test_faults_round32 import _finish, _no_process_left, _rows
+from tests.faults.test_faults_round32 import _finish, _left_behind, _no_process_left, _rows
+from tests.faults.test_faults_round34 import _count
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -444,3 +446,67 @@ def test_arena_tournament_list_names_the_commands_that_list() -> None:
     assert "--set" not in res.output
     res = CliRunner().invoke(arena_main, ["tournament", "--lst"], prog_name="arena")
     assert res.exit_code == 2 and "Did you mean" in res.output, res.output
+
+
+# ------------------------------------------------------- what a killed run's bots left
+
+
+def _sleeper(**env: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(["sleep", "600"], env=dict(os.environ, **env),
+                            start_new_session=True)  # fmt: skip
+
+
+def test_the_next_run_stops_bots_a_killed_run_left_and_only_those() -> None:
+    """A process started as a killed run's bot (its run's pid and a token in its
+    environment, leading a session of its own) is killed by the next run on the database;
+    not while a process of that pid lives (the pid reused, or the run still there), nor
+    one without a token (a shell that kept a stale ``ARENA_PARENT_PID``)."""
+    from arena.tournament.runner import _stop_bots_left_by
+
+    run = subprocess.Popen(["sleep", "600"])  # stands for the run
+    bot = _sleeper(ARENA_PARENT_PID=str(run.pid), ARENA_TOKEN="t")
+    shell = _sleeper(ARENA_PARENT_PID=str(run.pid))
+    try:
+        _stop_bots_left_by(run.pid)
+        assert bot.poll() is None and shell.poll() is None  # (the run lives)
+        run.kill()
+        run.wait(30)  # (reaped: no process of that pid now)
+        _stop_bots_left_by(run.pid)
+        assert bot.wait(30) == -signal.SIGKILL
+        assert shell.poll() is None
+    finally:
+        for p in (run, bot, shell):
+            p.kill()
+            p.wait(30)
+
+
+@pytest.mark.slow
+def test_a_bot_stopped_when_its_run_is_killed_is_stopped_by_the_resume(tmp_path: Path) -> None:
+    """A bot SIGSTOPped (a hung bot, a debugger) when `arena tournament` is killed: its
+    parent-death SIGTERM waits for a SIGCONT, and it stayed stopped for ever, beside the
+    resumed run and after it. The same command now kills it, saying so, and finishes."""
+    cfg = _toml(tmp_path)
+    db = tmp_path / "db.sqlite"
+    proc = _arena(cfg, "tournament", "--config", str(cfg), "--no-progress")
+    deadline = time.monotonic() + 120  # (a guard: a hung run ends the test)
+    while _count(db) < 3:
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.02)
+    bots = [int(line.split(":")[0]) for line in _left_behind(proc.pid, "no-marker-47")]
+    stopped = next(pid for pid in bots if Path(f"/proc/{pid}/environ").exists()
+                   and b"ARENA_TOKEN=" in Path(f"/proc/{pid}/environ").read_bytes()
+                   and os.getsid(pid) == pid)  # fmt: skip
+    os.kill(stopped, signal.SIGSTOP)
+    try:
+        os.kill(proc.pid, signal.SIGKILL)
+        assert _finish(proc)[0] == -signal.SIGKILL
+        time.sleep(1.0)  # (time enough for a signal to act, were it not stopped)
+        assert f"{stopped}:" in " ".join(_left_behind(proc.pid, "no-marker-47"))
+        code, err = _finish(_arena(cfg, "tournament", "--config", str(cfg), "--no-progress"))
+        assert code == 0, err[-3000:]
+        assert f"stopping bot process {stopped} left running by the killed run (pid " in err
+        assert "24/24 stored" in err, err[-3000:]
+        _no_process_left(proc.pid, "no-marker-47")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(stopped, signal.SIGKILL)
