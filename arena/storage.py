@@ -404,6 +404,8 @@ class Storage:
     #: was opened (a reader that keeps what it computed tells another file put at the path
     #: from the one it read; None if it could not tell).
     file_id: tuple[int, int] | None = None
+    #: False for :meth:`open_readonly`'s: an error is then never one of a write.
+    _writing = True
 
     def __init__(
         self,
@@ -427,14 +429,6 @@ class Storage:
             # (a FIFO, /dev/null: SQLite said only "disk I/O error" of it, `arena serve --db`)
             raise StorageError(f"{self.path}: not a regular file (a directory, FIFO, device "
                                "or socket): a database is one")  # fmt: skip
-        if mode is not None and not os.access(self.path, os.W_OK):
-            # (SQLite opens it all the same, and said so at its first write: a tournament's
-            # registration, once every bot had come, a remote one waited for meanwhile)
-            ro = _on_read_only_storage(self.path)
-            raise StorageError(
-                f"{self.path} {'is on a read-only file system' if ro else 'is read-only'}: use "
-                "a writable --db path (arena leaderboard, replay and web read it where it is)"
-            )
         make_directory_of(self.path)
         with self._guard("opening"):
             # A new database is readable by its owner only (SQLite gives its -wal and -shm
@@ -503,11 +497,12 @@ class Storage:
                                    "socket): no database")  # fmt: skip
             raise StorageError(f"no database at {p} (run a tournament first, or pass --db)")
         uri = f"{p.resolve().as_uri()}?mode=ro"
-        if not os.access(p.resolve().parent, os.W_OK):
+        if not os.access(p.resolve().parent, os.W_OK) and not _reads_its_log(uri, timeout):
             uri += "&immutable=1"
         st = cls.__new__(cls)
         st.path = p
         st._file = None  # (it writes nothing: nothing to lose)
+        st._writing = False
         st.resume = _RESUME  # (read by _guard: a file that is no SQLite database was an
         # AttributeError traceback from every reader, arena leaderboard/replay/web --db)
         # (before connecting: a file put in its place meanwhile is read under the old id,
@@ -573,7 +568,7 @@ class Storage:
         try:
             yield
         except sqlite3.Error as e:
-            raise _translate(e, self.path, what, self.resume) from e
+            raise _translate(e, self.path, what, self.resume, writing=self._writing) from e
         except UnicodeDecodeError as e:
             # A byte changed in the file: sqlite3 raises this, not a DatabaseError, for text
             # that is not UTF-8, in a row it reads or in its own message naming a damaged
@@ -658,6 +653,28 @@ class Storage:
         )
         log.error("%s", message)
         raise StorageError(message)
+
+    def check_writable(self) -> None:
+        """Refuse a database that cannot be written now: one this user may read but not
+        write, the file or its ``-wal`` or ``-shm`` left by a run that was killed (mode
+        0444, another user's, ``chattr +i``). SQLite opens it read-only without a word, and
+        the first write failed: for a resumed tournament after every bot had started and
+        the first matches were played, then thrown away, naming the database where its
+        ``-wal`` was the file to make writable. (`arena tournament` calls it, not the
+        opening: its own reads of the database, for the leaderboard after a run, need no
+        write.)"""
+        blocked = _unwritable(self.path)
+        if blocked is not None:
+            raise StorageError(
+                f"{blocked} is read-only to this user (its mode, its owner or `chattr +i`): "
+                "make it writable, or use a writable --db path (arena leaderboard, replay and "
+                "web read it where it is); nothing stored in it was changed"
+            )
+        # A write transaction held by another program (a `sqlite3` shell left in a BEGIN):
+        # waited for as any write is, then refused now rather than at the first result.
+        with self._guard("opening it to store results"):
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.execute("ROLLBACK")
 
     def _file_mark(self) -> int:
         """This database's mark: a random number in its header's ``user_version`` (set once,
@@ -1698,6 +1715,32 @@ def _file_size_limit_reached(path: Path) -> tuple[int, Path] | None:
     return None
 
 
+def _reads_its_log(uri: str, timeout: float) -> bool:
+    """Whether a read-only connection to ``uri``, in a directory this user cannot write,
+    reads the database with its write-ahead log: it can where the ``-wal`` and ``-shm`` of a
+    writer (a running or killed tournament) are there to be read. Opened as immutable
+    instead, it read the file alone: `arena leaderboard --list` (and `arena web`) from a
+    read-only mount of a running tournament's directory, or as another user, said "no
+    tournament" of one with 16 matches stored, and after a `kill -9` every match since the
+    last checkpoint was missing. Only where they are not (no writer: the file is all there
+    is) is immutable needed, SQLite being unable to make them."""
+    try:
+        with contextlib.closing(sqlite3.connect(uri, uri=True, timeout=timeout)) as c:
+            c.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        return True
+    except sqlite3.Error:
+        return False
+
+
+def _unwritable(path: Path) -> Path | None:
+    """The first of the database ``path``, its ``-wal`` and its ``-shm`` that is there and
+    this user may not write (a read-only mount is said as such where SQLite meets it)."""
+    for f in (path, *(path.with_name(path.name + s) for s in ("-wal", "-shm"))):
+        if f.exists() and not os.access(f, os.W_OK) and not _on_read_only_storage(f):
+            return f
+    return None
+
+
 def _on_read_only_storage(path: Path) -> bool:
     """Whether ``path`` (or, not there yet, its directory) is on a file system mounted
     read-only: a database there can be read, but not written, nor its -wal and -shm made."""
@@ -1709,7 +1752,9 @@ def _on_read_only_storage(path: Path) -> bool:
     return False
 
 
-def _translate(e: sqlite3.Error, path: Path, what: str, resume: str = _RESUME) -> StorageError:
+def _translate(
+    e: sqlite3.Error, path: Path, what: str, resume: str = _RESUME, *, writing: bool = False
+) -> StorageError:
     """The user's words for a sqlite3 error met while `what`; `resume` is the advice for
     going on once the cause is gone (the storage's own: the runner's or serve's)."""
     code = getattr(e, "sqlite_errorcode", None)
@@ -1741,6 +1786,17 @@ def _translate(e: sqlite3.Error, path: Path, what: str, resume: str = _RESUME) -
         )
     if base == 8 or "readonly" in text:
         return StorageError(f"{path} is read-only ({what}): use a writable --db path")
+    # A write refused by the file system while the run plays (SQLite: "disk I/O error"): the
+    # file made `chattr +i`, or the file system remounted read-only (as Linux does on disk
+    # errors); everything stored before is kept.
+    refused = writing and base == 10
+    blocked = _unwritable(path) if refused else None
+    if blocked is not None or (refused and _on_read_only_storage(path)):
+        where = f"{blocked} can no longer be written" if blocked is not None else (
+            f"{path} is on a file system that is read-only now")  # fmt: skip
+        return StorageError(
+            f"{where} ({what}). Everything stored before is kept; make it writable and {resume}"
+        )
     if base == 14 or "unable to open" in text:
         if _on_read_only_storage(path):  # (SQLite says only "unable to open")
             return StorageError(

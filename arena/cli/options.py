@@ -336,6 +336,7 @@ class FileErrorsGroup(click.Group):
             # (click types it Final; the same exception is shown, with its param hint)
             message = _extra_arguments(e.message, ctx.meta.get(_COMMAND_ARGS, []))
             message += _file_option_hint(e.message, ctx.meta.get(_COMMAND))
+            message += _elsewhere_hint(e, self, ctx)
             vars(e)["message"] = printable(message, keep="\n\t")
             raise
 
@@ -388,6 +389,25 @@ def _file_option_hint(message: str, cmd: click.Command | None) -> str:
     if option is None or not any(option in p.opts for p in cmd.params):
         return ""
     return f": give it as {option} {shlex.quote(m[2])}"
+
+
+def _elsewhere_hint(e: click.ClickException, group: click.Group, ctx: click.Context) -> str:
+    """Where an option unknown to the command is another command's, those are named in
+    place of click's guess: `arena tournament --list` was "No such option '--list'. Did
+    you mean '--set'?", of the option that lists the stored tournaments (`arena leaderboard
+    --list`)."""
+    cmd = ctx.meta.get(_COMMAND)
+    if not isinstance(e, click.NoSuchOption) or cmd is None:
+        return ""
+    have = []
+    for name in group.list_commands(ctx):
+        other = group.get_command(ctx, name)
+        if other not in (None, cmd) and any(e.option_name in p.opts for p in other.params):
+            have.append(f"`{ctx.command_path} {name} {e.option_name}`")
+    if not have:
+        return ""
+    vars(e)["possibilities"] = []  # (click's guess: a near spelling of one of this command's)
+    return f" It is an option of {', '.join(have)}."
 
 
 class Host(click.ParamType[str]):

@@ -171,6 +171,40 @@ def orphans_stopped() -> Iterator[None]:
                         os.waitpid(pid, 0)
 
 
+def _stop_bots_left_by(run: int) -> None:
+    """Kill the bots a killed run (pid ``run``, gone) left running, and their sessions:
+    those `arena-bot` does not run, which the parent-death signal does not stop (a Node
+    bot retrying its arena for minutes), and any bot stopped (SIGSTOP) at the kill, whose
+    parent-death SIGTERM waits for a SIGCONT. A bot is known by what the run set in its
+    environment (``ARENA_PARENT_PID`` and ``ARENA_TOKEN``) and leads a session of its own,
+    as the run started it; only this user's. Nothing while a process of that pid lives."""
+    if run == os.getpid():
+        return
+    try:
+        with open(f"/proc/{run}/stat", "rb") as fh:
+            if fh.read().rpartition(b")")[2].split()[:1] != [b"Z"]:
+                return  # (alive: that pid is another process's now, or the run's still)
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return
+    mark = f"ARENA_PARENT_PID={run}\0".encode()
+    for pid, _, session in list(processes(zombies=False)):
+        if pid != session:
+            continue
+        try:
+            if os.stat(f"/proc/{pid}").st_uid != os.getuid():
+                continue
+            with open(f"/proc/{pid}/environ", "rb") as fh:
+                env = b"\0" + fh.read()
+        except OSError:  # gone meanwhile, not ours
+            continue
+        if b"\0" + mark in env and b"\0ARENA_TOKEN=" in env:
+            log.warning("stopping bot process %d left running by the killed run (pid %d)",
+                        pid, run)  # fmt: skip
+            _kill_session(pid, signal.SIGKILL)
+
+
 class TournamentError(RuntimeError):
     """The tournament cannot go on (bots missing, storage failing...): the message says why."""
 
@@ -758,6 +792,9 @@ class DatabaseLock:
         self.db = Path(db)
         self.path = lock_path(db)
         self._fh: IO[str] | None = None
+        #: The pid in the lock file when it was taken: a run's that ended without
+        #: releasing it (killed), or None.
+        self.left_by: int | None = None
 
     def acquire(self, owner: str = "") -> None:
         """Take the lock for tournament ``owner`` (written in the file beside the pid, so
@@ -794,15 +831,31 @@ class DatabaseLock:
         else:
             raise StorageLockedError(f"the lock file {self.path} keeps changing: is another "
                                      "`arena tournament` starting and stopping on it?")  # fmt: skip
+        # (what a run that ended without releasing it, a killed one, wrote: see name)
+        assert self._fh is not None
+        self._fh.seek(0)
+        left = self._fh.read().partition(" ")[0]
+        self.left_by = int(left) if left.isascii() and left.isdigit() else None
         self.name(owner)
 
     def name(self, owner: str) -> None:
         """Say which tournament holds the lock (see :func:`arena.storage.lock_owner`)."""
         assert self._fh is not None
-        self._fh.seek(0)
-        self._fh.truncate()
-        self._fh.write(f"{os.getpid()} {owner}".rstrip())
-        self._fh.flush()
+        try:  # (unbuffered: a write that failed must not be tried again by the close)
+            os.ftruncate(self._fh.fileno(), 0)
+            os.write(self._fh.fileno(), f"{os.getpid()} {owner}".rstrip().encode())
+        except OSError as e:
+            # A disk that filled up while the last run played (the file is made, but not a
+            # byte written): that run said so, and this one said only "Error: cannot write:
+            # No space left on device", naming no file and not what it meant.
+            self.release()
+            full = e.errno in (errno.ENOSPC, errno.EDQUOT)
+            why, then = (("the disk is full", "free some space and run again") if full
+                         else (e.strerror or str(e), "check it, or use another --db"))  # fmt: skip
+            raise (StorageFullError if full else StorageError)(
+                f"{self.path}: {why} while writing the lock file (it keeps two runs off one "
+                f"database). Nothing stored is lost; {then}"
+            ) from None
 
     def _lock_file(self) -> None:
         try:
@@ -959,12 +1012,15 @@ async def run_tournament(
     make_directory_of(cfg.db)
     lock = DatabaseLock(cfg.db)
     lock.acquire(cfg.tournament_id)
+    if lock.left_by is not None:
+        _stop_bots_left_by(lock.left_by)
     try:
         storage = Storage(cfg.db)
     except BaseException:
         lock.release()
         raise
     try:
+        storage.check_writable()  # (before any bot starts, not at the first result)
         # (--fresh replaces a stored one even if its config is damaged)
         info = storage.tournament(tid, listing=opts.fresh)
         stored = info is not None

@@ -269,11 +269,11 @@ def test_a_read_only_database_is_refused_before_any_bot_starts(tmp_path: Path) -
         if os.access(db, os.W_OK):
             pytest.skip("an immutable file is said to be writable here")
         before = db.read_bytes()
-        with pytest.raises(StorageError, match="is read-only: use a writable --db path"):
-            Storage(db)
+        with pytest.raises(StorageError, match="is read-only to this user"):
+            Storage(db).check_writable()
         cfg = _toml(tmp_path, f'name = "ro"\nmax_deals = 1\nout = "{tmp_path / "out"}"\n{BOTS}')
         r = _invoke(arena, ["tournament", "--config", str(cfg), "--db", str(db), "--no-progress"])
-        _fails(r, 1, f"{db} is read-only")
+        _fails(r, 1, f"{db} is read-only to this user")
         assert not (tmp_path / "out" / "logs").exists()  # (no bot was started)
         assert db.read_bytes() == before
     finally:
