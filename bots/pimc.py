@@ -205,13 +205,14 @@ class PimcBot(Bot):
         start = time.perf_counter()
         budget = self._budget(view)
         try:
-            if view.phase.name in self.delegate:
-                action = self._counting.act(view)
-            elif budget.over:
-                # The arena's limit leaves no time to search (a tight limit, or a request
-                # that waited): counting's card (its rules, no search on a spent budget) or
-                # decision at once, not a sampler built and a search begun past the limit.
-                self.stats.fallbacks += 1
+            delegated = view.phase.name in self.delegate
+            if delegated or budget.over:
+                # Counting's decision: delegated, or the arena's limit leaves no time to
+                # search (a tight limit, a request that waited): at once, not a sampler
+                # built and a search begun past the limit. Its card searches inside this
+                # decision's budget (none once spent), not on a clock of its own that knows
+                # no deadline (a delegated play did, until 2026-12-06).
+                self.stats.fallbacks += not delegated
                 if view.phase is Phase.PLAYING:
                     action = self._counting_play(view, budget)
                 else:

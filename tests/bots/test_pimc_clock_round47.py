@@ -150,3 +150,23 @@ def test_the_work_fits_the_limit_and_the_default_limit_changes_nothing() -> None
     bot.deadline = Deadline(limit_s=0.1, bank_s=10.0, received=sdk.bot.time.monotonic())
     tight = round((0.1 - bot.margin_s - 0.1 * bot.margin_share) / bot.safety * NODES_PER_SECOND)
     assert bot._budget(play).left == tight < untimed
+
+
+def test_a_delegated_play_keeps_to_the_deadline_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the play delegated to counting (``delegate``), counting's endgame search ran on
+    a budget of its own, its 0.4 s backstop blind to the arena's limit: with the limit
+    spent it still searched. It searches inside pimc's decision budget now: not at all."""
+    view = _view("classic", 3, _five_cards)
+    monkeypatch.setattr(pimc, "Solver", _Counted)
+    monkeypatch.setattr(counting, "Solver", _Counted)
+    clock = _FakeClock(step=0.0)
+    clock.install(monkeypatch)
+    bot = PimcBot(seed=1)
+    bot.delegate = frozenset({"PLAYING"})
+    bot.deadline = Deadline(limit_s=1.0, bank_s=10.0, received=clock.now - 1.0)
+    _Counted.made = 0
+    assert bot.act(view) in view.legal_actions
+    assert _Counted.made == 0
+    bot.deadline = None  # (untimed: counting's search, its own share of pimc's budget)
+    assert bot.act(view) in view.legal_actions
+    assert _Counted.made > 0
