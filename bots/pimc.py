@@ -4,7 +4,9 @@ Every decision samples deals consistent with the bot's view (:mod:`sdk.sampling`
 each with the bitmask solver of :mod:`bots._dds` and picks the action with the best
 average. The budget is hard: it is counted in solver nodes (``bots._dds.Budget``: the same
 decisions on any machine and under any load) and a sample that does not finish within it
-is dropped; with no finished sample the bot falls back to the heuristic bot.
+is dropped; with no finished sample the bot falls back to the heuristic bot. Under an
+arena's deadline (``Bot.deadline``) the budget and its wall-clock backstop fit the
+per-decision limit less a margin, and a spent limit is answered at once (``_budget``).
 
 - Play: each legal card (and each marriage declaration) is scored on every sample by a
   zero-window search "does the declarer still reach his contract?" — a full-window search
@@ -242,8 +244,8 @@ class PimcBot(Bot):
                 # search was cut is one that may not replay the same.)
                 log.warning("pimc: match %s: a search was cut by the wall clock, not its "
                             "budget of work (the machine is much slower or busier than the "
-                            "budget assumes, or the bot was asked late in its %s): its "
-                            "decisions now depend on the machine's speed",
+                            "budget assumes%s): its decisions now depend on the machine's "
+                            "speed",
                             self.match_id or "-", _limit_text(self.deadline))  # fmt: skip
         self.stats.decisions += 1
         self.stats.seconds += time.perf_counter() - start
@@ -602,9 +604,10 @@ class PimcBot(Bot):
 
 
 def _limit_text(deadline: Deadline | None) -> str:
+    """The clock-cut warning's other cause, under an arena's deadline."""
     if deadline is None:
-        return "untimed decision"
-    return f"limit of {deadline.limit_s * 1000:.0f} ms per decision"
+        return ""
+    return f", or the bot was asked late in its limit of {deadline.limit_s * 1000:.0f} ms"
 
 
 def _give_pair(hand: int) -> list[int]:
