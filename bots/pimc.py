@@ -4,7 +4,9 @@ Every decision samples deals consistent with the bot's view (:mod:`sdk.sampling`
 each with the bitmask solver of :mod:`bots._dds` and picks the action with the best
 average. The budget is hard: it is counted in solver nodes (``bots._dds.Budget``: the same
 decisions on any machine and under any load) and a sample that does not finish within it
-is dropped; with no finished sample the bot falls back to the heuristic bot.
+is dropped; with no finished sample the bot falls back to the heuristic bot. Under an
+arena's deadline (``Bot.deadline``) the budget and its wall-clock backstop fit the
+per-decision limit less a margin, and a spent limit is answered at once (``_budget``).
 
 - Play: each legal card (and each marriage declaration) is scored on every sample by a
   zero-window search "does the declarer still reach his contract?" — a full-window search
@@ -65,7 +67,7 @@ from engine.cards import mask_of as _mask
 from engine.tables import ACES as _ACES
 from engine.tables import CARDS as _CARDS
 from engine.tables import MARRIAGE_MASK as _KQ
-from sdk.bot import Bot
+from sdk.bot import Bot, Deadline
 from sdk.sampling import SampledDeal, Sampler
 
 __all__ = ["PimcBot"]
@@ -172,6 +174,13 @@ class PimcBot(Bot):
     #: budgets of play are 0.9 s, inside the arena's default 1 s per decision, so that only
     #: a machine over three times slower than the reference makes the clock decide.
     safety = 3.3
+    #: Under an arena's deadline, kept back from its per-decision limit for what follows
+    #: the search (the answer's way to the referee, the worker thread or process hop, the
+    #: work after the last check of the budget): this many seconds plus ``margin_share`` of
+    #: the limit (0.1 s of 1 s, where the default budget and backstop fit as they are;
+    #: 28 ms of 100 ms).
+    margin_s = 0.02
+    margin_share = 0.08
 
     def __init__(
         self,
@@ -196,13 +205,20 @@ class PimcBot(Bot):
         if len(legal) == 1:
             return legal[0]
         start = time.perf_counter()
-        # The contract is named once a deal and decides the most: it may take longer.
-        scale = 1.6 if view.phase is Phase.CONTRACT else 1.0
-        # Work, not time: the same decisions under any load (see bots._dds.Budget).
-        budget = Budget(self.budget * 0.9 * scale, self.safety)
+        budget = self._budget(view)
         try:
-            if view.phase.name in self.delegate:
-                action = self._counting.act(view)
+            delegated = view.phase.name in self.delegate
+            if delegated or budget.over:
+                # Counting's decision: delegated, or the arena's limit leaves no time to
+                # search (a tight limit, a request that waited): at once, not a sampler
+                # built and a search begun past the limit. Its card searches inside this
+                # decision's budget (none once spent), not on a clock of its own that knows
+                # no deadline (a delegated play did, until 2026-12-06).
+                self.stats.fallbacks += not delegated
+                if view.phase is Phase.PLAYING:
+                    action = self._counting_play(view, budget)
+                else:
+                    action = self._counting.act(view)
             elif view.phase is Phase.PLAYING:
                 action = self._play(view, budget)
             elif view.phase is Phase.BIDDING:
@@ -228,11 +244,40 @@ class PimcBot(Bot):
                 # search was cut is one that may not replay the same.)
                 log.warning("pimc: match %s: a search was cut by the wall clock, not its "
                             "budget of work (the machine is much slower or busier than the "
-                            "budget assumes): its decisions now depend on the machine's speed",
-                            self.match_id or "-")  # fmt: skip
+                            "budget assumes%s): its decisions now depend on the machine's "
+                            "speed",
+                            self.match_id or "-", _limit_text(self.deadline))  # fmt: skip
         self.stats.decisions += 1
         self.stats.seconds += time.perf_counter() - start
         return action
+
+    def _budget(self, view: PlayerView) -> Budget:
+        """This decision's budget: ``budget`` seconds of work (1.6 times that for the
+        contract), with its wall-clock backstop at ``safety`` budgets; under an arena's
+        deadline (``self.deadline``) both fit the per-decision limit less the margin.
+
+        The work shrinks to the limit less the margin over ``safety`` (a limit known in
+        advance: the same limit, the same decisions), and the backstop ends by the limit's
+        end as counted from the request's arrival, less the margin (the answer's way back,
+        the thread hop, the work after the search). The time bank is left alone: it stays
+        the reserve for the overruns a loaded machine causes (a search cut late, the
+        scheduler), which a bot planning to spend it would then not have. (Before
+        2026-12-06 the deadline was not read: at 100 ms per decision with a 1 s bank pimc
+        timed out 19 times in 3 six-deal matches, each a strike in an arena.)"""
+        # The contract is named once a deal and decides the most: it may take longer.
+        scale = 1.6 if view.phase is Phase.CONTRACT else 1.0
+        seconds = self.budget * 0.9 * scale
+        deadline = self.deadline
+        if deadline is None:
+            # Work, not time: the same decisions under any load (see bots._dds.Budget).
+            return Budget(seconds, self.safety)
+        margin = self.margin_s + self.margin_share * deadline.limit_s
+        seconds = max(0.0, min(seconds, (deadline.limit_s - margin) / self.safety))
+        budget = Budget(seconds, self.safety)
+        budget.deadline = min(
+            budget.deadline, time.perf_counter() + deadline.left(bank=False) - margin
+        )
+        return budget
 
     # ------------------------------------------------------------------ play
 
@@ -556,6 +601,13 @@ class PimcBot(Bot):
         if throw is not None and -rules.throw_in_bonus > relative_score_of_play(p, bid, take):
             return throw
         return choice
+
+
+def _limit_text(deadline: Deadline | None) -> str:
+    """The clock-cut warning's other cause, under an arena's deadline."""
+    if deadline is None:
+        return ""
+    return f", or the bot was asked late in its limit of {deadline.limit_s * 1000:.0f} ms"
 
 
 def _give_pair(hand: int) -> list[int]:
