@@ -33,11 +33,14 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from engine.cards import MARRIAGE_VALUES as MARRIAGE_VALUE
 from engine.cards import bit_indices as _bits
 from engine.tables import ACES as _ACES
+
+if TYPE_CHECKING:
+    from sdk.bot import Deadline
 from engine.tables import MARRIAGE_MASK as _KQ
 from engine.tables import POINTS
 from engine.tables import SUIT_MASK as _SUIT_MASK
@@ -92,6 +95,16 @@ class Budget:
         #: The wall-clock backstop ended the search (not the nodes): the decision depended
         #: on the machine's speed.
         self.clocked = False
+
+    def end_within(self, deadline: Deadline | None, margin_s: float) -> Budget:
+        """The backstop moved up to end ``margin_s`` before an arena's per-decision limit
+        runs out (``Bot.deadline``, counted from the request's arrival; the bank is left as
+        the reserve for a loaded machine's overruns); unchanged without a deadline."""
+        if deadline is not None:
+            self.deadline = min(
+                self.deadline, time.perf_counter() + deadline.left(bank=False) - margin_s
+            )
+        return self
 
     def within(self, seconds: float) -> Budget:
         part = Budget(0.0)

@@ -147,6 +147,11 @@ class CountingBot(HeuristicBot):
     #: The wall-clock backstop, in budgets (0.4 s): generous, as the search ends on its
     #: nodes, so that the same seeds play the same unless the machine is ten times slower.
     safety = 10.0
+    #: Under an arena's deadline, kept back from its per-decision limit for the answer's
+    #: way back and the work after the search: this many seconds plus ``margin_share`` of
+    #: the limit (as ``PimcBot``'s).
+    margin_s = 0.02
+    margin_share = 0.08
 
     def play(self, view: PlayerView, budget: Budget | None = None) -> Action:
         """The heuristic's card, overturned by the endgame search from ``endgame_cards``
@@ -204,7 +209,11 @@ class CountingBot(HeuristicBot):
             return None
         rng = random.Random(view.deal_number * 1009 + view.seat * 31 + len(view.hand))
         if budget is None:
-            budget = Budget(self.endgame_budget, safety=self.safety)
+            # (its backstop, 0.4 s, inside an arena's tighter limit too, as pimc's)
+            limit = 0.0 if self.deadline is None else self.deadline.limit_s
+            budget = Budget(self.endgame_budget, safety=self.safety).end_within(
+                self.deadline, self.margin_s + self.margin_share * limit
+            )
         totals = [0.0] * len(moves)
         done = 0
         sign = 1.0 if me == decl else -1.0

@@ -273,11 +273,7 @@ class PimcBot(Bot):
             return Budget(seconds, self.safety)
         margin = self.margin_s + self.margin_share * deadline.limit_s
         seconds = max(0.0, min(seconds, (deadline.limit_s - margin) / self.safety))
-        budget = Budget(seconds, self.safety)
-        budget.deadline = min(
-            budget.deadline, time.perf_counter() + deadline.left(bank=False) - margin
-        )
-        return budget
+        return Budget(seconds, self.safety).end_within(deadline, margin)
 
     # ------------------------------------------------------------------ play
 

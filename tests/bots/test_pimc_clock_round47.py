@@ -170,3 +170,26 @@ def test_a_delegated_play_keeps_to_the_deadline_too(monkeypatch: pytest.MonkeyPa
     bot.deadline = None  # (untimed: counting's search, its own share of pimc's budget)
     assert bot.act(view) in view.legal_actions
     assert _Counted.made > 0
+
+
+def test_counting_keeps_its_endgame_search_inside_the_arena_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """counting itself (not through pimc) searched its endgame on a backstop of 0.4 s blind
+    to the arena's limit: told 50 ms, a loaded machine's search ran into the bank. Its
+    backstop now ends inside the limit (less the margin): with the limit spent, no search;
+    with a long limit, the search as before."""
+    from bots.counting import CountingBot
+
+    view = _view("classic", 3, _five_cards)
+    monkeypatch.setattr(counting, "Solver", _Counted)
+    clock = _FakeClock(step=0.0)
+    clock.install(monkeypatch)
+    bot = CountingBot()
+    bot.deadline = Deadline(limit_s=0.05, bank_s=1.0, received=clock.now - 0.05)
+    _Counted.made = 0
+    assert bot.act(view) in view.legal_actions
+    assert _Counted.made == 0
+    bot.deadline = Deadline(limit_s=10.0, bank_s=1.0, received=clock.now)
+    assert bot.act(view) in view.legal_actions
+    assert _Counted.made > 0
