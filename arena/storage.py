@@ -1572,6 +1572,8 @@ def resolve_record(arg: str, db: Path | None) -> dict[str, Any]:
                 )
         try:
             text = path.read_text(encoding="utf-8")
+            if not text.strip():  # (json said "Expecting value: line 1 column 1 (char 0)")
+                raise ValueError("the file is empty" + (" (whitespace only)" if text else ""))
             data = _jsonl_record(text) if path.suffix == ".jsonl" else json.loads(text)
         except (OSError, ValueError, RecursionError) as e:
             raise LookupError(f"{arg}: not a readable match record: {e}") from e
