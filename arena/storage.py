@@ -53,12 +53,14 @@ __all__ = [
     "StorageLockedError",
     "TournamentInfo",
     "deal_summary",
+    "directories_missing",
     "file_in_the_way",
     "lock_owner",
     "lock_path",
     "make_directory_of",
     "newest_database",
     "opening_bid_of",
+    "remove_empty",
     "resolve_record",
     "sidecar_problem",
     "sidecars",
@@ -291,18 +293,32 @@ def sidecar_problem(db: Path) -> str | None:
 def make_directory_of(db: Path) -> list[Path]:
     """Make the directory a database goes in (a StorageError naming what is in the way);
     the directories made, outermost first (for a run that stores nothing to remove)."""
-    made = []
-    for p in (db.parent, *db.parent.parents):
-        if p.exists() or p.is_symlink():
-            break
-        made.append(p)
+    made = directories_missing(db.parent)
     try:
         db.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         blocker = file_in_the_way(db.parent)
         why = f"{blocker} is a file, not a directory" if blocker is not None else e
         raise StorageError(f"cannot create the directory of {db}: {why}") from e
-    return made[::-1]
+    return made
+
+
+def directories_missing(directory: Path) -> list[Path]:
+    """``directory`` and those of its parents that are not there, outermost first: what
+    making it makes (and a run that leaves nothing in them removes: :func:`remove_empty`)."""
+    missing = []
+    for p in (directory, *directory.parents):
+        if p.exists() or p.is_symlink():
+            break
+        missing.append(p)
+    return missing[::-1]
+
+
+def remove_empty(made: list[Path]) -> None:
+    """Remove the directories ``made`` (outermost first) that are empty, innermost first."""
+    for d in reversed(made):
+        with contextlib.suppress(OSError):  # (not empty: something else is there)
+            d.rmdir()
 
 
 def file_in_the_way(path: Path) -> Path | None:

@@ -241,9 +241,9 @@ class _Results:
             self._lock.release()
         if self.made and (self.empty or not self.tid):
             # (after the lock's file is gone: `--db runs/x.sqlite` left an empty runs/)
-            for d in reversed(self._made_dirs):
-                with contextlib.suppress(OSError):  # (not empty: something else is there)
-                    d.rmdir()
+            from arena.storage import remove_empty
+
+            remove_empty(self._made_dirs)
 
 
 log = logging.getLogger("arena.referee")
@@ -448,6 +448,10 @@ def serve(
             f"{rs.players}: no match could ever start",
             param_hint="--tokens",
         )
+    from arena.storage import directories_missing, remove_empty
+
+    # (removed again if the serve is refused below: a bad --db left an empty record dir)
+    record_dirs_made = directories_missing(record_dir)
     try:  # every match appends its record there: find out now, not at the first match
         record_dir.mkdir(parents=True, exist_ok=True)
         tempfile.TemporaryFile(dir=record_dir).close()
@@ -492,12 +496,15 @@ def serve(
             reconnect_grace_s=grace_s,
             record_dir=record_dir,
         )
-    except ValueError as e:
+        results = None if db is None else _Results.open(db, rs, tokens, max_matches)
+    except (ValueError, click.ClickException) as e:
+        remove_empty(record_dirs_made)
+        if isinstance(e, click.ClickException):
+            raise
         raise click.UsageError(str(e)) from e
     drawn = seed is None
     if seed is None:
         seed = secrets.randbelow(2**62)
-    results = None if db is None else _Results.open(db, rs, tokens, max_matches)
     raise_open_files_limit()
     try:
         short = asyncio.run(_serve(config, tokens, rs, host, port, tls, max_matches, seed,

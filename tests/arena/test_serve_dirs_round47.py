@@ -35,3 +35,24 @@ def test_directories_that_were_there_or_hold_something_stay(tmp_path: Path) -> N
     assert sorted(str(p.relative_to(tmp_path)) for p in (tmp_path / "a").rglob("*")) == [
         "a/note.txt"
     ]
+
+
+def test_a_refused_db_leaves_no_record_directory_it_made(tmp_path: Path) -> None:
+    """Defect: `arena serve --record-dir rec/deep --db NOT-A-DB` made the record directory,
+    then refused the database (exit 2), leaving `rec/deep/` empty behind it."""
+    from click.testing import CliRunner
+
+    from arena.cli import main as arena
+
+    (tmp_path / "tokens.toml").write_text('[bots]\na = "tok-a-123456"\nb = "tok-b-123456"\n'
+                                          'c = "tok-c-123456"\n', encoding="utf-8")  # fmt: skip
+    (tmp_path / "notes.txt").write_text("not a database\n" * 10, encoding="utf-8")
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    for rec in (tmp_path / "rec" / "deep", kept / "new"):
+        r = CliRunner().invoke(arena, [
+            "serve", "--port", "0", "--tokens", str(tmp_path / "tokens.toml"),
+            "--record-dir", str(rec), "--db", str(tmp_path / "notes.txt")])  # fmt: skip
+        assert r.exit_code == 2 and "--db" in r.output, r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept", "notes.txt", "tokens.toml"]
+    assert list(kept.iterdir()) == []
