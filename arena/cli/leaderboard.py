@@ -24,6 +24,7 @@ from arena.cli.options import (
     hang_up_safe,
     id_over_name_note,
     reading_newest,
+    refuse_empty,
 )
 from arena.leaderboard import (
     FORMATS,
@@ -99,8 +100,7 @@ def leaderboard(
             "(the --out file's extension chooses its format)"
         )
     given = tournament_id  # (--tournament as given: a config's id is no name)
-    if tournament_id is not None and not tournament_id.strip():
-        raise click.BadParameter("empty: name a tournament's id or name", param_hint="--tournament")
+    refuse_empty(tournament_id, "--tournament", "a tournament's id or name")
     if list_only and (out is not None or fmt != "table" or tournament_id is not None):
         raise click.UsageError("--list prints the stored tournaments on screen: not with "
                                "--format, --out or --tournament")  # fmt: skip

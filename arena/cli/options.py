@@ -45,6 +45,13 @@ def reading_newest(db: object) -> str:
     return f"reading {db} (the newest runs/*.sqlite; --db to choose)"
 
 
+def refuse_empty(value: str | None, option: str, what: str = "one") -> None:
+    """An option given as an empty (or blank) text is refused, naming the option: it names
+    nothing (a shell variable that was not set: ``--tournament "$T"``)."""
+    if value is not None and not value.strip():
+        raise click.BadParameter(f"empty: name {what}", param_hint=option)
+
+
 def id_over_name_note(ref: str, others: list[str]) -> str | None:
     """The note of ``--tournament REF`` when ``REF`` is one tournament's id and the name of
     ``others`` (their ids, :meth:`arena.storage.Storage.named_too`): the id is taken, and

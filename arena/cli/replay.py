@@ -16,7 +16,7 @@ import click
 from rich.cells import cell_len
 from rich.console import Console
 
-from arena.cli.options import NonEmptyPath, id_over_name_note, reading_newest
+from arena.cli.options import NonEmptyPath, id_over_name_note, reading_newest, refuse_empty
 from arena.render import changed_cards, plural, printable, time_limit_note
 from engine import ReplayError
 from engine import replay as replay_record
@@ -72,8 +72,7 @@ def replay(
                 f"{name} goes with --list (it chooses the matches listed); RECORD names one "
                 "match already"
             )
-        if value is not None and not value.strip():
-            raise click.BadParameter("empty: name one", param_hint=name)
+        refuse_empty(value, name)
     if list_only:
         if record_ref is not None:
             raise click.UsageError(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from arena.cli.options import Host, HostName, NonEmptyPath, id_over_name_note
+from arena.cli.options import Host, HostName, NonEmptyPath, id_over_name_note, refuse_empty
 from arena.render import printable
 from arena.stopping import ignore_stop_signals, stop_signals
 
@@ -65,6 +65,7 @@ def web(
     from arena.web import DataSource, make_server
 
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(message)s")
+    refuse_empty(tournament, "--tournament", "a tournament's id or name")
     if db is None:
         db = newest_database()
         if db is None:

@@ -27,3 +27,14 @@ def test_an_empty_record_file_is_said_to_be_empty(
         r = CliRunner().invoke(arena, ["replay", *args])
         assert r.exit_code == 2, r.output
         assert f"{path}: not a readable match record: {said}\n" in r.output, r.output
+
+
+def test_arena_web_refuses_an_empty_tournament_as_the_other_commands_do(tmp_path: Path) -> None:
+    """Defect: `arena web --tournament ""` said "no tournament ''" (or, with no database,
+    that none was found), where `arena leaderboard` and `arena replay --list` say the
+    option is empty; one check for the three now."""
+    for args in (["web", "--port", "0"], ["leaderboard"], ["replay", "--list"]):
+        r = CliRunner().invoke(arena, [*args, "--tournament", " ", "--db",
+                                       str(tmp_path / "none.sqlite")])  # fmt: skip
+        assert r.exit_code == 2, (args, r.output)
+        assert "Invalid value for --tournament: empty: name" in r.output, (args, r.output)
