@@ -611,6 +611,10 @@ def apply_overrides(
                 if whole == "ruleset" and isinstance(child, str) and child in PRESETS:
                     inner = f"preset = {json.dumps(child)}, {inner}"
                     hint = f"; set it whole: --set '{whole}={{{inner}}}'"
+                elif whole == "ruleset" and isinstance(child, str):
+                    # (a ruleset file: its options are the file's, a table cannot name it)
+                    hint = (f"; it names a ruleset file: set {inner} in that file (or in a "
+                            "copy of it, named by --set ruleset=PATH)")  # fmt: skip
                 elif parts[0] == "bots" and i == 1 and isinstance(child, str):
                     if parts[2:] == ["bot"]:  # (the bundled bot is what the string names)
                         hint = f"; set it whole: --set '{whole}={_cut(shown.strip())}'"

@@ -38,3 +38,21 @@ def test_arena_web_refuses_an_empty_tournament_as_the_other_commands_do(tmp_path
                                        str(tmp_path / "none.sqlite")])  # fmt: skip
         assert r.exit_code == 2, (args, r.output)
         assert "Invalid value for --tournament: empty: name" in r.output, (args, r.output)
+
+
+def test_set_inside_a_ruleset_file_says_where_to_set_it(tmp_path: Path) -> None:
+    """Defect (config47's leftover): `--set ruleset.must_beat=true` over `ruleset =
+    "rulesets/house-penalty.toml"` said only that a string is no table (a preset's name is
+    told how to set it whole)."""
+    root = Path(__file__).parents[2]
+    cfg = tmp_path / "t.toml"
+    cfg.write_text(f'name = "t"\nruleset = "{root / "rulesets" / "house-penalty.toml"}"\n'
+                   "max_deals = 1\n" + "".join(f'[bots.{n}]\nbot = "random"\n' for n in "abc"),
+                   encoding="utf-8")  # fmt: skip
+    db = tmp_path / "t.sqlite"
+    r = CliRunner().invoke(arena, ["tournament", "--config", str(cfg), "--db", str(db),
+                                   "--set", "ruleset.must_beat=true"])  # fmt: skip
+    assert r.exit_code == 2, r.output
+    assert ("it names a ruleset file: set must_beat = true in that file (or in a copy of it, "
+            "named by --set ruleset=PATH)") in " ".join(r.output.split()), r.output  # fmt: skip
+    assert not db.exists()
