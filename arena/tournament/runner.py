@@ -196,12 +196,12 @@ def _stop_bots_left_by(run: int) -> None:
     # bot by hand) would be killed with everything in it, this run as well.
     parent_of = {pid: parent for pid, parent, _ in procs}
     session_of = {pid: session for pid, _, session in procs}
-    ours = {os.getsid(0)}
+    ours: set[int] = set()
     me, seen = os.getpid(), set()
-    while me > 1 and me not in seen:
+    while me in session_of and me not in seen:  # (a cycle, were /proc read as it changed)
         seen.add(me)
-        ours.add(session_of.get(me, 0))
-        me = parent_of.get(me, 0)
+        ours.add(session_of[me])
+        me = parent_of[me]
     for pid, _, session in procs:
         if pid != session or session in ours:
             continue

@@ -46,6 +46,20 @@ def _bot(run: int, **more: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(["sleep", "600"], env=env, start_new_session=True)
 
 
+def _killed(bot: subprocess.Popen[bytes], run: int) -> bool:
+    """Whether ``bot`` ends by SIGKILL (within a generous bound); if not, why it was not
+    taken for the run's bot, said in the failure."""
+    try:
+        return bot.wait(30) == -signal.SIGKILL
+    except subprocess.TimeoutExpired:
+        marks = [e for e in Path(f"/proc/{bot.pid}/environ").read_bytes().split(b"\0")
+                 if e.startswith(b"ARENA")]  # fmt: skip
+        pytest.fail(
+            f"bot {bot.pid} not killed: /proc/{run}/stat {_state(run)!r}, its session "
+            f"{os.getsid(bot.pid)}, its marks {marks}"
+        )
+
+
 def test_a_shell_leading_the_runs_own_session_is_not_killed() -> None:
     """A shell (a terminal's, leading its session) that holds a killed run's bot's
     environment, from which the next run is started: that run killed the shell's session,
@@ -91,41 +105,45 @@ def test_another_users_bot_is_not_killed() -> None:
     mine = _bot(run)
     with _started(other, mine):
         _stop_bots_left_by(run)
-        assert mine.wait(30) == -signal.SIGKILL  # (the same marks of this user's: killed)
+        assert _killed(mine, run)  # (the same marks of this user's: killed)
         assert other.poll() is None
 
 
 def test_only_a_session_leader_with_the_runs_very_pid_is_killed() -> None:
     """A process with the marks that does not lead its session (a bot's child, in a
     session whose leader has no marks), another pid that begins with the run's, or a
-    variable whose name ends with the mark's: none is the run's bot."""
+    variable whose name ends with the mark's: none is the run's bot (the first, which
+    leads a process group, would be killed as the group of a session's leader)."""
     run = _dead_pid()
-    child = subprocess.Popen(
-        ["sh", "-c", f"ARENA_PARENT_PID={run} ARENA_TOKEN=t sleep 600; true"],
-        start_new_session=True,
+    code = (
+        "import os, subprocess, sys\n"
+        f"env = dict(os.environ, ARENA_PARENT_PID='{run}', ARENA_TOKEN='t')\n"
+        "p = subprocess.Popen(['sleep', '600'], env=env, preexec_fn=os.setpgrp)\n"
+        "print(p.pid, flush=True)\np.wait()\n"
     )
+    child = subprocess.Popen(
+        [sys.executable, "-c", code], start_new_session=True, stdout=subprocess.PIPE
+    )
+    assert child.stdout is not None
+    grandchild = int(child.stdout.readline())  # (leads a group, not the session)
     longer = _bot(run * 10 + 1)  # (e.g. 1234 and 12341)
     env = dict(os.environ, XARENA_PARENT_PID=str(run), ARENA_TOKEN="t")
     suffix = subprocess.Popen(["sleep", "600"], env=env, start_new_session=True)
     bot = _bot(run)
-    with _started(child, longer, suffix, bot):
-        _stop_bots_left_by(run)
-        assert bot.wait(30) == -signal.SIGKILL
-        assert child.poll() is None and longer.poll() is None and suffix.poll() is None
-        leftover = [p for p in os.listdir("/proc") if p.isdigit() and _session(int(p)) == child.pid]
-        assert len(leftover) == 2, leftover  # (sh and its sleep, both alive)
+    try:
+        with _started(child, longer, suffix, bot):
+            _stop_bots_left_by(run)
+            assert _killed(bot, run)
+            assert child.poll() is None and longer.poll() is None and suffix.poll() is None
+            assert _state(grandchild) not in (None, b"Z")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(grandchild, signal.SIGKILL)
 
 
 def _state(pid: int) -> bytes | None:
     try:
         return Path(f"/proc/{pid}/stat").read_bytes().rpartition(b")")[2].split()[0]
-    except OSError:
-        return None
-
-
-def _session(pid: int) -> int | None:
-    try:
-        return os.getsid(pid)
     except OSError:
         return None
 
@@ -154,7 +172,7 @@ def test_a_run_not_yet_reaped_is_gone_and_its_bots_killed_with_their_session() -
     with _started(bot):
         try:
             _stop_bots_left_by(run.pid)
-            assert bot.wait(30) == -signal.SIGKILL
+            assert _killed(bot, run.pid)
             for _ in range(3000):
                 if _state(grandchild) in (None, b"Z"):
                     break
@@ -256,3 +274,35 @@ def test_items_padded_by_a_hostile_arena_are_not_kept_by_their_bytes() -> None:
     # Unpadded, the same items are kept (and found again).
     again = protocol.view_from_pb(protocol.view_to_pb(view), rules)
     assert again == view and all(caches) and protocol._ACTION_BY_BYTES
+
+
+def _a_view_msg() -> tuple[object, object]:
+    from arena import protocol
+    from engine import PRESETS, Game, observe
+
+    g = Game.new(PRESETS["classic"], 3, ["a", "b", "c"])
+    return protocol.view_to_pb(observe(g, g.to_act)), PRESETS["classic"]
+
+
+def test_an_active_seat_of_the_tables_size_is_refused() -> None:
+    """Seat 3 at a 3-player table (the first seat past the last): refused, naming
+    the field (the seats' quick check compares the highest with the table's size)."""
+    from arena.protocol import MalformedMessageError, view_from_pb
+
+    msg, rules = _a_view_msg()
+    msg.active_seats[2] = 3  # type: ignore[attr-defined]
+    with pytest.raises(MalformedMessageError) as e:
+        view_from_pb(msg, rules)  # type: ignore[arg-type]
+    assert e.value.what == "view.active_seats", e.value
+
+
+def test_a_hand_with_an_unknown_card_among_known_ones_is_refused_naming_it() -> None:
+    """A hand's cards are looked up by (suit, rank); one not found among known ones is
+    decoded field by field, which names the field (not a TypeError sorting the hand)."""
+    from arena.protocol import MalformedMessageError, view_from_pb
+
+    msg, rules = _a_view_msg()
+    msg.hand[3].rank = 9  # type: ignore[attr-defined]
+    with pytest.raises(MalformedMessageError) as e:
+        view_from_pb(msg, rules)  # type: ignore[arg-type]
+    assert e.value.what == "view.hand", e.value
