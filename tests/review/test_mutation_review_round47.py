@@ -306,3 +306,32 @@ def test_a_hand_with_an_unknown_card_among_known_ones_is_refused_naming_it() -> 
     with pytest.raises(MalformedMessageError) as e:
         view_from_pb(msg, rules)  # type: ignore[arg-type]
     assert e.value.what == "view.hand", e.value
+
+
+# ------------------------------------------------------ a config taken for another file
+
+
+def _config_error(data: dict[str, object], tmp_path: Path) -> str:
+    from arena.tournament.config import ConfigError, parse_config
+
+    with pytest.raises(ConfigError) as e:
+        parse_config({"db": str(tmp_path / "t.sqlite"), "out": str(tmp_path / "o"), **data},
+                     base_dir=tmp_path)  # fmt: skip
+    return str(e.value)
+
+
+def test_a_config_with_a_stray_preset_or_token_like_bots_is_still_a_config(
+    tmp_path: Path,
+) -> None:
+    """Only a file that has no ``[bots]`` and sets ``preset`` is taken for a ruleset file,
+    and only one that is all ``[bots]`` of token-like values for a tokens file: a config
+    with its bots and a stray ``preset``, or with a ``name`` beside bots of long words no bot
+    is named like, is answered as the config it is."""
+    said = _config_error({"preset": "classic", "bots": ["random"] * 3}, tmp_path)
+    assert "ruleset file" not in said and "preset" in said, said
+    said = _config_error(
+        {"name": "club", "bots": {"a": "randomrandomrandom", "b": "Zq3-long-value-1",
+                                  "c": "Zq3-long-value-2"}},
+        tmp_path,
+    )  # fmt: skip
+    assert "--tokens" not in said and "randomrandomrandom" in said, said
