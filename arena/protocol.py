@@ -664,7 +664,7 @@ def view_from_pb(
                     "view.bids", f"expected bids or passes, got {bid_or_pass}"
                 )
             bid = (seat_ok(sa.seat, "view.bids.seat"), bid_or_pass)
-            _store(bid_cache, key, bid)
+            _store_decoded(bid_cache, key, bid)
         bids.append(bid)
     tricks = []
     trick_cache = _TRICK_BY_BYTES
@@ -681,7 +681,7 @@ def view_from_pb(
                 raise MalformedMessageError("view.tricks", "a completed trick without cards")
             leader = seat_ok(t.leader, "view.tricks.leader")
             trick = Trick(leader, cards, seat_ok(t.winner, "view.tricks.winner"))
-            _store(trick_cache, key, trick)
+            _store_decoded(trick_cache, key, trick)
         tricks.append(trick)
     action_cache = _ACTION_BY_BYTES
     legal = []
@@ -763,7 +763,7 @@ def _trick_from_pb(msgs: Iterable[pb.SeatCard], players: int) -> tuple[tuple[int
                     "view.trick.seat", f"no seat {sc.seat} at a {players}-player table"
                 )
             seat_card = (sc.seat, card_from_pb(sc.card, "view.trick.card"))
-            _store(cache, key, seat_card)
+            _store_decoded(cache, key, seat_card)
         out.append(seat_card)
     return tuple(out)
 
@@ -773,7 +773,7 @@ def _action_from_pb_cached(msg: pb.Action) -> Action:
     action = _ACTION_BY_BYTES.get(key)
     if action is None:
         action = action_from_pb(msg)
-        if len(_ACTION_BY_BYTES) < _CACHE_MAX:
+        if len(_ACTION_BY_BYTES) < _CACHE_MAX and len(key) <= _DECODED_KEY_MAX:
             _ACTION_BY_BYTES[key] = action
     return action
 
@@ -788,7 +788,7 @@ def _deal_results_from_pb(msgs: Iterable[pb.DealResult], players: int) -> tuple[
         result = cache.get(key)
         if result is None:
             result = deal_result_from_pb(m, players)
-            _store(cache, key, result)
+            _store_decoded(cache, key, result)
         out.append(result)
     return tuple(out)
 
@@ -896,6 +896,19 @@ def _store(cache: dict[Any, Any], key: object, value: object) -> None:
     if len(cache) >= _CACHE_MAX:
         cache.clear()
     cache[key] = value
+
+
+#: The longest wire bytes a decoded item is kept by. The referee's items are a few dozen
+#: bytes (a deal result with its events a few hundred); a hostile arena's may carry
+#: megabytes of unknown fields, which decoding ignores but the bytes keep: kept by them,
+#: _CACHE_MAX of those held gigabytes in the bot.
+_DECODED_KEY_MAX = 4096
+
+
+def _store_decoded(cache: dict[Any, Any], key: tuple[int, bytes], value: object) -> None:
+    """:func:`_store` of an item decoded from a view, by (players, its wire bytes)."""
+    if len(key[1]) <= _DECODED_KEY_MAX:
+        _store(cache, key, value)
 
 
 # action_event_to_pb: match id -> the Event bytes of it; action (by identity, see above)

@@ -189,8 +189,21 @@ def _stop_bots_left_by(run: int) -> None:
     except OSError:
         return
     mark = f"ARENA_PARENT_PID={run}\0".encode()
-    for pid, _, session in list(processes(zombies=False)):
-        if pid != session:
+    procs = list(processes(zombies=False))
+    # Never the session this run is in, nor that of any process it descends from: a
+    # shell (or a tmux, a supervisor) that leads one and kept a killed run's bot's
+    # environment (this run started from a bot's shell, the variables copied to rerun a
+    # bot by hand) would be killed with everything in it, this run as well.
+    parent_of = {pid: parent for pid, parent, _ in procs}
+    session_of = {pid: session for pid, _, session in procs}
+    ours: set[int] = set()
+    me, seen = os.getpid(), set()
+    while me in session_of and me not in seen:  # (a cycle, were /proc read as it changed)
+        seen.add(me)
+        ours.add(session_of[me])
+        me = parent_of[me]
+    for pid, _, session in procs:
+        if pid != session or session in ours:
             continue
         try:
             if os.stat(f"/proc/{pid}").st_uid != os.getuid():
