@@ -93,6 +93,12 @@ def leaderboard(
     ext = out.suffix.lower().lstrip(".") if out is not None and not is_dir else ""
     if fmt is None:  # (else `--out standings.html` would get the text table)
         fmt = ext if ext in FORMATS else "table"
+    elif fmt == "all" and ext in FORMATS and out is not None:
+        # (it made a directory named `x.json` and wrote the four files into it)
+        raise click.UsageError(
+            f"--format all writes four files into a directory, and --out {out} names a .{ext} "
+            f"file: give a directory (--out {out.with_suffix('')}/), or --format {ext}"
+        )
     elif fmt != "all" and ext in FORMATS and ext != fmt:
         # (`--format csv --out results.json` wrote CSV into a .json file: its reader failed)
         raise click.UsageError(

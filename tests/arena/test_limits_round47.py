@@ -56,3 +56,23 @@ def test_set_inside_a_ruleset_file_says_where_to_set_it(tmp_path: Path) -> None:
     assert ("it names a ruleset file: set must_beat = true in that file (or in a copy of it, "
             "named by --set ruleset=PATH)") in " ".join(r.output.split()), r.output  # fmt: skip
     assert not db.exists()
+
+
+def test_format_all_into_a_file_name_of_a_format_is_refused(tmp_path: Path) -> None:
+    """Defect (review47's surviving mutant l1): `arena leaderboard --format all --out x.json`
+    made a directory named `x.json` and wrote the four files into it. An existing directory
+    of that name is still written into."""
+    from arena.web.demo import make_demo_db
+
+    db = tmp_path / "t.sqlite"
+    make_demo_db(db, matches=1, max_deals=1)
+    out = tmp_path / "x.json"
+    r = CliRunner().invoke(arena, ["leaderboard", "--db", str(db), "--format", "all",
+                                   "--out", str(out)])  # fmt: skip
+    assert r.exit_code == 2 and not out.exists(), r.output
+    assert "--format all writes four files into a directory" in r.output, r.output
+    out.mkdir()
+    r = CliRunner().invoke(arena, ["leaderboard", "--db", str(db), "--format", "all",
+                                   "--out", str(out)])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert len(list(out.iterdir())) == 4
