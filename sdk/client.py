@@ -706,6 +706,10 @@ class _Match:
     made_s: float = 0.0
     start_s: float = 0.0
     make_told: bool = False
+    #: Hook calls scheduled and not yet begun, and how many were dropped past
+    #: :data:`_HOOKS_WAITING_MOST` (the first is said).
+    hooks_waiting: int = 0
+    hooks_dropped: int = 0
 
 
 @dataclass
@@ -822,6 +826,11 @@ _UNMADE_KEPT = 256
 #: Of each kind of a message the runner cannot use (see BotRunner._say_fault), how many
 #: are said in full; then the 10th, the 100th, ... with their count.
 _FAULTS_TOLD = 5
+#: How many hook calls (on_action, on_talon_taken, on_deal_end) of one match may wait for
+#: the bot at once; more are dropped. A deal has under a hundred events, so only a bot stuck
+#: in a call for many deals, or an arena sending events without end, reaches it: 100,000
+#: action events in one message of 2 MB queued a task each (some 4 KB), 450 MB, without bound.
+_HOOKS_WAITING_MOST = 1024
 _UNMADE = "it could not be made"
 _REFUSED = "its start was refused above"
 
@@ -2107,7 +2116,18 @@ class BotRunner:
         """Run hook ``what`` (``bot.what(*args)``) in the match's order, if the bot was made
         and overrides it."""
 
+        if what != "on_match_end" and m.hooks_waiting >= _HOOKS_WAITING_MOST:
+            if not m.hooks_dropped:
+                log.warning("match %s: %d hook calls already wait for the bot: %s and any "
+                            "more while they wait are not called (a bot stuck in a call, or "
+                            "an arena sending events without end; said once per match)",
+                            m.match_id, m.hooks_waiting, what)  # fmt: skip
+            m.hooks_dropped += 1
+            return
+        m.hooks_waiting += 1
+
         async def job() -> None:
+            m.hooks_waiting -= 1
             bot = m.bot
             if bot is not None and _has(bot, what):
                 await self._hook(m, bot, what, *args)
