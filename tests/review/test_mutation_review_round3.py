@@ -613,11 +613,14 @@ def test_identity_changes_names_a_name_only_when_both_have_one() -> None:
 @pytest.mark.parametrize(
     ("text", "override", "words"),
     [
-        # a ruleset file is no preset: no `preset = "rules.toml"` is suggested
+        # a ruleset file is no preset: no `preset = "rules.toml"` is suggested (the file is
+        # named as the place to set it, round 47)
         (
             BASE.replace('ruleset = "classic"', 'ruleset = "rules.toml"'),
             "ruleset.must_beat=true",
-            "cannot set inside 'ruleset': it is a string ('rules.toml'), not a table",
+            "cannot set inside 'ruleset': it is a string ('rules.toml'), not a table; it names "
+            "a ruleset file: set must_beat = true in that file (or in a copy of it, named by "
+            "--set ruleset=PATH)",
         ),
         # a string deeper than the bot's own entry is no bot: no `bot = "x"` is suggested
         (
