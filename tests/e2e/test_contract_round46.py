@@ -204,8 +204,14 @@ def test_first_message_refusals_and_the_token_as_sent() -> None:
             ((("authorization", "Bearer x"), ("authorization", "Bearer tok-a")), "unknown token"),
             ((("authorization", "Bearer tok-A"),), "unknown token"),
         ):
-            c = Client(port, "", metadata=md)
-            await asyncio.wait_for(c.run(), 20)
+            for _ in range(5):
+                c = Client(port, "", metadata=md)
+                await asyncio.wait_for(c.run(), 20)
+                # (grpc.aio's client race, grpc/grpc#36066: its Hello, written as the
+                # referee's refusal ends the call, may replace that status with "INTERNAL:
+                # Internal error from Core", seen once in CI; the SDK retries that status)
+                if not (c.code is grpc.StatusCode.INTERNAL and "from Core" in c.details):
+                    break
             assert c.code is grpc.StatusCode.UNAUTHENTICATED and not c.msgs, md
             assert c.details.startswith(words), (md, c.details)
         # The newest stream of a token wins.
