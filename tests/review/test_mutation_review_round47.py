@@ -60,31 +60,16 @@ def _killed(bot: subprocess.Popen[bytes], run: int) -> bool:
         )
 
 
-def test_a_shell_leading_the_runs_own_session_is_not_killed() -> None:
+@pytest.mark.parametrize("own_session", [False, True], ids=["in-its-session", "setsid"])
+def test_a_shell_holding_a_bots_environment_is_not_killed(own_session: bool) -> None:
     """A shell (a terminal's, leading its session) that holds a killed run's bot's
     environment, from which the next run is started: that run killed the shell's session,
-    itself with it (SIGKILL, nothing said). The run's own session is never touched."""
+    itself with it (SIGKILL, nothing said). The run's own session is never touched, nor,
+    the run started in a session of its own (``setsid``), its parent shell's."""
     run = _dead_pid()
     code = (
-        "from arena.tournament.runner import _stop_bots_left_by\n"
-        f"_stop_bots_left_by({run})\nprint('survived', flush=True)\n"
-    )
-    env = dict(os.environ, ARENA_PARENT_PID=str(run), ARENA_TOKEN="t")
-    shell = subprocess.run(
-        ["sh", "-c", f'"{sys.executable}" -c "$0"; echo shell-on', code],
-        env=env, start_new_session=True, capture_output=True, timeout=120,
-    )  # fmt: skip
-    assert shell.returncode == 0, shell
-    assert shell.stdout.split() == [b"survived", b"shell-on"], shell
-
-
-def test_an_ancestor_leading_another_session_is_not_killed() -> None:
-    """The same shell, the run started from it in a session of its own (``setsid``): the
-    shell, which leads a session, is the run's parent, and is left alone."""
-    run = _dead_pid()
-    code = (
-        "import os\nos.setsid()\n"
-        "from arena.tournament.runner import _stop_bots_left_by\n"
+        ("import os\nos.setsid()\n" if own_session else "")
+        + "from arena.tournament.runner import _stop_bots_left_by\n"
         f"_stop_bots_left_by({run})\nprint('survived', flush=True)\n"
     )
     env = dict(os.environ, ARENA_PARENT_PID=str(run), ARENA_TOKEN="t")
