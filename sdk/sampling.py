@@ -562,7 +562,9 @@ def _multinomial(n: int, parts: tuple[int, ...]) -> int:
 
 class Sampler:
     """Draws :class:`SampledDeal` s for one view; build once, draw many times (the counting
-    tables are kept between draws)."""
+    tables are kept between draws). With ``accept``, :meth:`sample` asks it about up to
+    ``max_tries`` draws and returns the first accepted; if none is, one more draw (the
+    constraint dropped rather than looping for ever)."""
 
     def __init__(
         self,
@@ -570,6 +572,9 @@ class Sampler:
         accept: Callable[[SampledDeal], bool] | None = None,
         max_tries: int = 20,
     ) -> None:
+        if isinstance(max_tries, bool) or not isinstance(max_tries, int) or max_tries < 1:
+            # (0 returned a deal `accept` was never asked about)
+            raise ValueError(f"max_tries must be an integer of at least 1, got {max_tries!r}")
         self.constraints = view if isinstance(view, Constraints) else constraints_of(view)
         self.accept = accept
         self.max_tries = max_tries
