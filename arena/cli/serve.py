@@ -98,6 +98,11 @@ class _Results:
             # (a new `arena serve` is a new tournament: the storage's errors must not say
             # that running it again resumes this one)
             storage = Storage(db, resume=SERVE_RESUME)
+            try:  # (a read-only file, -wal or -shm; a write lock held: before listening)
+                storage.check_writable()
+            except StorageError:
+                storage.close()
+                raise
         except (OSError, StorageError) as e:
             with contextlib.suppress(OSError):  # (a full disk refuses the unlock's write too)
                 lock.release()

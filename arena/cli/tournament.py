@@ -114,10 +114,12 @@ def _toml_str(value: str) -> str:
               help="Tournament seed (a new tournament).")  # fmt: skip
 @click.option("--matches-per-table", type=click.IntRange(min=1), help="Deal-seed sets.")
 @click.option("--max-deals", type=click.IntRange(min=0), help="Deal cap per match (0: none).")
-@click.option(
-    "--resume/--fresh", default=True, show_default=True,
-    help="Resume the stored tournament of this config, or forget it and start again.",
-)  # fmt: skip
+# Two flags, not click's `--resume/--fresh` pair: of that pair the last given wins, and
+# `--resume ... --fresh` would forget a stored tournament the same line asks to resume.
+@click.option("--resume", "resume_flag", is_flag=True,
+              help="Resume the stored tournament of this config (the default).")  # fmt: skip
+@click.option("--fresh", is_flag=True,
+              help="Forget the stored tournament of this config and start again.")  # fmt: skip
 @click.option(
     "--set", "overrides", multiple=True, metavar="KEY=VALUE",
     help="Override any config key (value read as TOML), e.g. --set deadlines.decision_ms=500.",
@@ -132,7 +134,8 @@ def tournament(
     seed: int | None,
     matches_per_table: int | None,
     max_deals: int | None,
-    resume: bool,
+    resume_flag: bool,
+    fresh: bool,
     overrides: tuple[str, ...],
     no_progress: bool,
     verbose: int,
@@ -144,6 +147,12 @@ def tournament(
     which would start over) resumes an interrupted tournament. The leaderboard is printed
     and written to the out directory (leaderboard.json, .csv, .md, .html).
     """
+    if resume_flag and fresh:
+        raise click.UsageError(
+            "--resume and --fresh contradict each other: give one (--fresh forgets the "
+            "stored tournament of this config and starts again; --resume is the default)"
+        )
+    resume = not fresh
     check_grpc_environment()
     ctx = click.get_current_context()
     if ctx.get_parameter_source("config_path") is ParameterSource.DEFAULT and not (

@@ -1,0 +1,38 @@
+"""``arena serve --db`` refuses a database it could not write before it listens, as
+``arena tournament`` does (:meth:`arena.storage.Storage.check_writable`)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from arena.cli import main as arena
+from arena.web.demo import make_demo_db
+from tests.cli.test_bad_input import _fails, _invoke, _toml
+
+
+def test_serve_refuses_a_read_only_database_as_a_bad_db_before_listening(tmp_path: Path) -> None:
+    """Before: SQLite opened the immutable file read-only without a word and serve went on
+    to register its tournament, failing there with exit 1 and no option named. Now exit 2,
+    naming --db and the file, and the database is left as it was."""
+    db = tmp_path / "ro.sqlite"
+    make_demo_db(db, matches=1, max_deals=1)
+    if subprocess.run(["chattr", "+i", str(db)], capture_output=True).returncode != 0:
+        pytest.skip("cannot make a file immutable here (chattr +i)")
+    try:
+        if os.access(db, os.W_OK):
+            pytest.skip("an immutable file is said to be writable here")
+        before = db.read_bytes()
+        tokens = _toml(tmp_path, '[bots]\na = "tokentoken-a"\nb = "tokentoken-b"\n'
+                                 'c = "tokentoken-c"\n', "tokens.toml")  # fmt: skip
+        tokens.chmod(0o600)
+        r = _invoke(arena, ["serve", "--tokens", str(tokens), "--port", "0", "--db", str(db)])
+        text = _fails(r, 2, f"{db} is read-only to this user")
+        assert "--db" in text
+        assert "listening" not in text.lower()
+        assert db.read_bytes() == before
+    finally:
+        subprocess.run(["chattr", "-i", str(db)], capture_output=True)
