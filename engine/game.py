@@ -1212,9 +1212,12 @@ class Game:
                     f"seat {seat} has passed and a pass is final (it is seat {actor}'s turn)",
                     legal,
                 )  # fmt: skip
-            raise NotYourTurnError(
-                action, seat, f"it is seat {actor}'s turn, not seat {seat}'s", legal
-            )
+            why = f"it is seat {actor}'s turn, not seat {seat}'s"
+            if isinstance(seat, int) and 0 <= seat < self.n and seat not in self._active:
+                # (4 players: "seat 0's turn" alone left a reader of an edited record
+                # wondering why the dealer may not act at all)
+                why += f" (seat {seat} deals this deal and sits it out)"
+            raise NotYourTurnError(action, seat, why, legal)
         if not isinstance(action, _ACTION_TYPES):
             raise NotAnActionError(
                 action, actor, f"expected an Action, got {type(action).__name__}", legal
