@@ -412,3 +412,81 @@ def test_third_party_clients_at_arena_serve_leave_whole_results(tmp_path: Path) 
         "forfeits": 0,
         "other": wrong,
     }, (wrong, strikes)
+
+
+# ------------------------------------------------- leaving arena serve's lobby, and how
+
+
+def test_a_client_leaving_without_matches_is_seated_as_it_leaves_and_the_way_out() -> None:
+    """``arena serve``'s lobby, a and b idle (in process), x a third-party client that only
+    checks its token: Hello without ``matches``, the Welcome read, a half-close. The lobby
+    seats x at once (it is idle): its stream carries the ``match_started`` of L00000 before
+    the OK, and that match counts x's disconnect. docs/protocol.md says so now, and the way
+    out: x back on a new stream with ``Hello{matches: 0, running}`` resumes its seat, plays
+    L00000 to its end, is seated in no more (L00001 seats a, b and c) and, half-closed
+    after its ``match_ended``, is counted nothing more: one disconnect, no forfeit, the
+    records replay."""
+    from arena.referee.lobby import FinishedMatch, Lobby
+    from tests.hostile.test_hostile_round34 import _attach
+    from tests.hostile.test_hostile_round37 import _served
+
+    ref = Referee(RefereeConfig(decision_ms=10_000, time_bank_ms=0, reconnect_grace_s=60))
+    _attach(ref, ("a", "b"), _passer(ref))
+    ref.add_bot("x", "tok-x")
+    one_deal = dataclasses.replace(PRESETS["classic"], max_deals=1)
+
+    async def body(port: int) -> tuple[list[FinishedMatch], ThirdParty, ThirdParty]:
+        done: list[FinishedMatch] = []
+
+        async def keep(fm: FinishedMatch) -> None:
+            done.append(fm)
+
+        lobby = asyncio.create_task(
+            Lobby(ref, one_deal, seed=1, max_matches=2, prefix="L", on_finished=keep).run()
+        )
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+            probe = ThirdParty(ch)
+            call = probe.open()
+            await probe.write(
+                call, pb.BotMessage(hello=pb.Hello(protocol_version=1)).SerializeToString()
+            )
+            welcome = await probe.read(call)
+            assert welcome is not None and welcome.HasField("welcome"), welcome
+            await call.done_writing()
+            while await probe.read(call) is not None:
+                pass
+            # Back, to leave the documented way: matches 0, naming the match it holds.
+            back = ThirdParty(ch)
+            call = back.open()
+            held = [m.match_started.match_id for m in probe.got if m.HasField("match_started")]
+            hello = pb.Hello(protocol_version=1, matches=0, running=held)
+            await back.write(call, pb.BotMessage(hello=hello).SerializeToString())
+            _attach(ref, ("c",), _passer(ref))  # (the next match has its third bot)
+            while (m := await back.read(call)) is not None:
+                if m.HasField("decision_request"):
+                    r = m.decision_request
+                    await back.write(call, _answer(r, r.view.legal_actions[0]))
+                elif m.HasField("match_ended"):
+                    await call.done_writing()
+            await asyncio.wait_for(lobby, 30)
+        return done, probe, back
+
+    done, probe, back = asyncio.run(_served(ref, body))
+    assert [sorted(fm.seats) for fm in done] == [["a", "b", "x"], ["a", "b", "c"]], done
+    first = done[0]
+    assert [m.match_started.match_id for m in probe.got if m.HasField("match_started")] == [
+        first.match_id
+    ]
+    assert [c for c, _ in probe.statuses] == [grpc.StatusCode.OK]
+    started = [m.match_started for m in back.got if m.HasField("match_started")]
+    assert [(s.match_id, s.resumed) for s in started] == [(first.match_id, True)], started
+    assert [m.match_ended.match_id for m in back.got if m.HasField("match_ended")] == [
+        first.match_id
+    ]
+    assert [c for c, _ in back.statuses] == [grpc.StatusCode.OK]
+    rec = first.record
+    x = list(first.seats).index("x")
+    assert [(i["seat"], i["kind"]) for i in rec["incidents"]] == [(x, "disconnect")]
+    assert rec["forfeits"] == [] and done[1].record["incidents"] == []
+    for fm in done:
+        _replays(fm.record)
