@@ -295,8 +295,8 @@ async def _serve_bot(port: int, name: str) -> ThirdParty:
     """ann answers rightly; bob sloppily (each request twice, the second another legal
     action; the first match's second request also under odd ids; at the second match's
     first request, the first match's last answer again, under its own match id and under
-    the new one's); cid illegally each time. Each leaves when the arena ends its stream
-    (OK: its two matches played)."""
+    the new one's); cid illegally (a bid off the step), then malformed (a card of rank 7).
+    Each leaves when the arena ends its stream (OK: its two matches played)."""
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
         bot = ThirdParty(ch, f"tok-{name}-0123456789")
         call = bot.open()
@@ -309,8 +309,12 @@ async def _serve_bot(port: int, name: str) -> ThirdParty:
             r = m.decision_request
             legal = list(r.view.legal_actions)
             n += 1
-            if name == "cid":
-                await bot.write(call, _answer(r, pb.Action(bid=pb.Bid(amount=3))))
+            if name == "cid":  # (two requests a match: it strikes out at the second)
+                if n % 2:
+                    bad = pb.Action(bid=pb.Bid(amount=3))
+                else:  # a rank no v1 enum has (an open enum: protobuf keeps the number)
+                    bad = pb.Action(play=pb.PlayCard(card=pb.Card(suit=pb.SUIT_SPADES, rank=7)))  # type: ignore[arg-type]
+                await bot.write(call, _answer(r, bad))
                 continue
             if name == "bob" and n == 2:
                 for rid in ("0" + r.request_id, "\uff11"):
@@ -329,9 +333,11 @@ async def _serve_bot(port: int, name: str) -> ThirdParty:
 def test_third_party_clients_at_arena_serve_leave_whole_results(tmp_path: Path) -> None:
     """``arena serve --matches 2 --max-strikes 2`` with three third-party clients (see
     ``_serve_bot``): both matches are stored and replay (``arena replay --check``); cid
-    strikes out in each (ILLEGAL naming the rule, then the forfeit) and is placed last;
+    strikes out in each (ILLEGAL and MALFORMED naming what was wrong, then the forfeit)
+    and is placed last;
     bob's second answers are refused without a strike and never applied; every client's
-    stream ends OK; the leaderboard counts cid's 4 illegal answers and 2 forfeits, nothing
+    stream ends OK; the leaderboard counts cid's 4 strikes as illegal (its column counts
+    illegal and malformed answers) and its 2 forfeits, nothing
     against ann, and bob's answers to no pending request apart (``other``); no message to
     any of them holds a card it may not see."""
     p, port = _serve(tmp_path)
@@ -367,10 +373,12 @@ def test_third_party_clients_at_arena_serve_leave_whole_results(tmp_path: Path) 
         seat = rec["players"].index("cid")
         assert rec["forfeits"] == [seat] and rec["result"]["places"][seat] == 3, mid
         mine = [i for i in rec["incidents"] if i["seat"] == seat]
-        assert [i["kind"] for i in mine] == ["illegal", "illegal", "forfeit"], mine
+        assert [i["kind"] for i in mine] == ["illegal", "malformed", "forfeit"], mine
         assert "a bid must be a multiple of 5" in mine[0]["detail"], mine[0]
+        assert "unknown rank value 7" in mine[1]["detail"], mine[1]
         others = {(rec["players"][i["seat"]], i["kind"]) for i in rec["incidents"]} - {
             ("cid", "illegal"),
+            ("cid", "malformed"),
             ("cid", "forfeit"),
         }
         assert others <= {("bob", "wrong_request")}, rec["incidents"]
@@ -387,10 +395,10 @@ def test_third_party_clients_at_arena_serve_leave_whole_results(tmp_path: Path) 
     assert any("has not been sent to this seat (the pending request is '1')" in t for t in said), (
         said
     )
-    assert {(t.incident, t.strikes) for t in cid.refusals()} == {
+    assert [(t.incident, t.strikes) for t in cid.refusals()] == 2 * [
         (pb.INCIDENT_ILLEGAL, 1),
-        (pb.INCIDENT_ILLEGAL, 2),
-    }
+        (pb.INCIDENT_MALFORMED, 2),
+    ]
     board = subprocess.run(
         [sys.executable, "-m", "arena.cli", "leaderboard", "--db", str(tmp_path / "db.sqlite"),
          "--format", "json"], capture_output=True, text=True, cwd=ROOT, timeout=60,
