@@ -22,8 +22,17 @@ client gets the documented refusal (WRONG_REQUEST, no strike) naming what was wr
 answer is applied twice, none is lost (the seat's every action is its bot's or forced:
 no timeout, no fallback); the record replays; and no message to the client, refusals and
 their texts included, holds a card its seat may not see. With ``arena serve`` (slow): a
-seat that answers illegally every time strikes out in each match, the matches are stored,
-``arena replay --check`` passes, and the leaderboard places and counts as the records say.
+seat that answers illegally, then with a card of a rank v1 lacks, strikes out in each
+match, the matches are stored, ``arena replay --check`` passes, and the leaderboard places
+and counts as the records say.
+
+Found (docs): a client without ``Hello.matches`` that leaves by a half-close (after its
+last ``match_ended``, or right after the ``Welcome``, to check its token) is idle until
+then, and ``arena serve``'s lobby seats an idle bot at once: it was seated as it left, its
+new match counting its disconnect (and its forfeit past the grace), which nothing in
+docs/protocol.md told its author, nor how to stop later without it (a second Hello on
+the stream is ignored). The doc and the proto's comment say so now, and the way out: a
+new stream's ``Hello{matches: 0}``; the last test shows both.
 """
 
 from __future__ import annotations
