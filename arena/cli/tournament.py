@@ -309,6 +309,18 @@ def _announce(cfg: TournamentConfig, console: Console) -> None:
     clear = None if cfg.tls is not None else in_clear_note(cfg.host, who, "a [tls] table")
     if clear is not None:
         console.print(escape(clear), soft_wrap=True)
+    if cfg.port == 0:
+        # A remote bot keeps reconnecting to the port it was given: after a Ctrl-C the
+        # resumed run listened on another free port, where it never came (bot_wait_s ran out).
+        console.print(
+            escape(
+                f"note: {who} and port 0 (the default): every run listens on another free "
+                "port, a resumed one too, so the remote bots must be given the new port each "
+                "time (one still reconnecting to the last never comes); a fixed `port` "
+                "(port = 50051) keeps one"
+            ),
+            soft_wrap=True,
+        )
     if cfg.seed is not None:
         console.print(
             escape(
