@@ -5,6 +5,7 @@ venv of Python 3.13. What did not hold is pinned here.
 
 from __future__ import annotations
 
+import json
 from io import StringIO
 from pathlib import Path
 
@@ -61,3 +62,27 @@ def test_remote_bots_on_port_0_are_told_a_resumed_run_listens_elsewhere(
     doc = _joined(DOCS / "tournament.md")
     assert "so running the same command again picks it up (on a fixed `port`" in doc
     assert "remote bots must be given it each time, a resumed run's too" in doc
+
+
+def test_replaying_the_record_file_of_a_match_still_played_says_so(tmp_path: Path) -> None:
+    """A spectator's journey: `arena replay records/<match id>.jsonl` of `arena serve`'s
+    match under way said "the match was not over when written", as if the file were final
+    (a killed referee's); the match was still being played. It now says both, and when to
+    replay it, as docs/record-format.md does."""
+    from click.testing import CliRunner
+
+    from arena.cli import main as arena
+
+    # (what the referee has written a few actions into a match: its start, then actions)
+    live = tmp_path / "20261206-123735-3d95-m00000.jsonl"
+    start = {"type": "start", "match_id": live.stem, "players": ["a", "b", "c"]}
+    actions = [{"type": "action", "deal": 0, "seat": s, "action": "pass"} for s in (1, 2)]
+    live.write_text("".join(json.dumps(x) + "\n" for x in [start, *actions]), encoding="utf-8")
+    r = CliRunner().invoke(arena, ["replay", str(live)])
+    assert r.exit_code == 2, r.output
+    said = " ".join(r.output.split())
+    assert "the match is still being played (replay it once it has ended)" in said, said
+    assert "or its referee stopped without writing its end (killed, a full disk)" in said
+    assert "(a match still being played, a killed referee, a full disk)" in _joined(
+        DOCS / "record-format.md"
+    )
