@@ -86,3 +86,41 @@ def test_replaying_the_record_file_of_a_match_still_played_says_so(tmp_path: Pat
     assert "(a match still being played, a killed referee, a full disk)" in _joined(
         DOCS / "record-format.md"
     )
+
+
+def test_a_bots_log_says_its_own_place_at_each_matchs_end(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A bot author's journey: connected to an organiser's arena, the bot's log is all the
+    author reads of the results, and each match's end said "ended: scores [693, -712, 254],
+    places [1, 3, 2]" without saying which seat was the bot's (only the match's "started"
+    line did, among the lines of the matches played at once). It now ends with the bot's
+    own place and score, as docs/writing-a-bot.md shows."""
+    import asyncio
+    import logging
+    import re
+
+    from engine.record import ordinal
+    from sdk import Bot
+    from tests.sdk.test_limits_round41 import _one_match  # (a match h1 of runners, 1 deal)
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        asyncio.run(_one_match(tmp_path, [Bot, Bot, Bot]))
+    ended = [r.getMessage() for r in caplog.records if "match h1 ended:" in r.getMessage()]
+    assert len(ended) == 3, ended  # (a line per runner)
+    seats = set()
+    for line in ended:
+        m = re.fullmatch(
+            r"match h1 ended: scores \[(.*)\], places \[(.*)\]: this bot \(seat (\d)\) (\S+) "
+            r"with (-?\d+)",
+            line,
+        )
+        assert m, line
+        scores = [int(x) for x in m[1].split(", ")]
+        places = [int(x) for x in m[2].split(", ")]
+        seat = int(m[3])
+        assert (m[4], int(m[5])) == (ordinal(places[seat]), scores[seat]), line
+        seats.add(seat)
+    assert seats == {0, 1, 2}
+    doc = _joined(DOCS / "writing-a-bot.md")
+    assert "places [1, 3, 2]: this bot (seat 2) 2nd with 254`" in doc
