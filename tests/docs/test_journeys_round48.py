@@ -124,3 +124,41 @@ def test_a_bots_log_says_its_own_place_at_each_matchs_end(
     assert seats == {0, 1, 2}
     doc = _joined(DOCS / "writing-a-bot.md")
     assert "places [1, 3, 2]: this bot (seat 2) 2nd with 254`" in doc
+
+
+def test_arena_serve_over_tls_names_what_bots_connect_by(tmp_path: Path) -> None:
+    """A bot author's journey: `arena serve --port 0 --tls-cert arena.pem --tls-key
+    arena.key` with the docs' test certificate said "arena referee listening on
+    127.0.0.1:45277 (TLS)"; the bot given that address, `--arena 127.0.0.1:45277 --ca
+    arena.pem`, failed its handshake (exit 2: the certificate is for localhost). The line
+    now names the names the certificate lists, as docs/referee.md says."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.support.certs import make_cert
+    from tests.support.spawn import readline_within
+
+    cert, key = make_cert(tmp_path)
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text("[bots]\n" + "".join(f'{b} = "tok-{b * 16}"\n' for b in "abc"))
+    tokens.chmod(0o600)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "serve", "--tokens", str(tokens), "--port", "0",
+         "--tls-cert", str(cert), "--tls-key", str(key), "--record-dir", str(tmp_path / "rec")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        line = readline_within(proc.stdout, 60)
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=60)
+    assert line is not None and line.startswith("arena referee listening on 127.0.0.1:"), line
+    assert line.rstrip().endswith(
+        "(TLS: bots connect by a name its certificate lists: localhost)"
+    ), line
+    assert "(TLS: bots connect by a name its certificate lists: localhost)" in _joined(
+        DOCS / "referee.md"
+    )
