@@ -162,3 +162,43 @@ def test_arena_serve_over_tls_names_what_bots_connect_by(tmp_path: Path) -> None
     assert "(TLS: bots connect by a name its certificate lists: localhost)" in _joined(
         DOCS / "referee.md"
     )
+
+
+def test_workers_load_a_bot_kept_in_a_copy_of_the_repository(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bot author's journey on another machine: `pip install ./thousand-arena`, the bot
+    written beside the copy's sources (`thousand-arena/mybot.py`). `arena-bot run
+    thousand-arena/mybot.py:Lowest` played, but with `--workers 2` "no worker process
+    could load the bot": spawn gave each worker the runner's import path, where the loader
+    had put the bot's folder first, and the worker imported the copy's `sdk` and `arena`
+    (no protobuf code generated there: ImportError) before it loaded the bot. The workers
+    now import the arena's own packages, as the runner did."""
+    import sys
+
+    from sdk.loader import load_bot
+    from sdk.workers import Processes
+
+    copy = tmp_path / "thousand-arena"
+    for package in ("sdk", "arena", "engine"):  # (sources that do not import, as the copy's)
+        (copy / package).mkdir(parents=True)
+        (copy / package / "__init__.py").write_text(
+            f"raise ImportError('the copy of {package} was imported')\n", encoding="utf-8"
+        )
+    bot = copy / "mybot.py"
+    bot.write_text(
+        "from sdk import Bot\n\n\nclass Lowest(Bot):\n    name = 'lowest'\n", encoding="utf-8"
+    )
+    spec = f"{bot}:Lowest"
+    monkeypatch.setattr(sys, "path", list(sys.path))  # (the loader puts the folder first)
+    assert load_bot(spec).name == "lowest" and sys.path[0] == str(copy)
+    procs = Processes(spec, 1, "lowest")
+    try:
+        procs.wait_ready(60)
+        assert not procs.none_loaded(), "the worker could not load the bot"
+        remote = procs.make("m1")
+        assert remote is not None and remote.name == "lowest"
+        remote.close()
+    finally:
+        procs.shutdown()
+    assert sys.path[0] == str(copy)  # (this process's path as the loader left it)
