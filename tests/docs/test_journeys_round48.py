@@ -202,3 +202,59 @@ def test_workers_load_a_bot_kept_in_a_copy_of_the_repository(
     finally:
         procs.shutdown()
     assert sys.path[0] == str(copy)  # (this process's path as the loader left it)
+
+
+def test_a_fresh_run_stopped_while_the_bots_connect_says_it_forgot_nothing(
+    tmp_path: Path,
+) -> None:
+    """An organiser's journey: `arena tournament --config cup.toml --fresh` over a finished
+    tournament, stopped with Ctrl-C while it waited for a remote bot, said "Interrupted
+    (SIGINT) as the tournament ended. Every match (24) is stored ...: there is nothing to
+    resume": no match had been played, and --fresh had not yet forgotten the old ones (it
+    does once every bot has connected, docs/tournament.md). It now says so."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from arena.web.demo import make_demo_db
+    from tests.support.spawn import readline_within
+
+    db = tmp_path / "cup.sqlite"
+    make_demo_db(db, matches=6, bots=("ann", "bob", "cid"), tournament_id="cup")  # finished
+    config = tmp_path / "cup.toml"
+    config.write_text(
+        f'id = "cup"\nname = "cup"\nport = 0\nbot_wait_s = 300\ndb = "{db}"\n'
+        f'out = "{tmp_path / "out"}"\n[bots]\n'
+        + "".join(f'{b} = {{ remote = true, token = "tok-{b}-0123456789" }}\n' for b in "abc"),
+        encoding="utf-8",
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "tournament", "--config", str(config), "--fresh",
+         "--no-progress"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1", "COLUMNS": "200"},
+    )  # fmt: skip
+    try:
+        assert proc.stderr is not None
+        said: list[str] = []
+        while not said or "waiting up to" not in said[-1]:
+            line = readline_within(proc.stderr, 60)
+            assert line, f"arena tournament said nothing more in 60 s after {said}"
+            said.append(line)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    words = " ".join(err.split())
+    assert "Interrupted (SIGINT) before the first match. Nothing was played, and --fresh " in (
+        words
+    )
+    assert "forgot nothing (it does once every bot has connected): the 6 matches of cup" in words
+    assert "run the same command again to start it over." in words
+    assert "as the tournament ended" not in words and "nothing to resume" not in words
+    doc = _joined(DOCS / "tournament.md")
+    assert 'Ctrl-C while the bots connect: "Nothing was played, and --fresh forgot nothing"' in doc
