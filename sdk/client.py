@@ -2003,9 +2003,9 @@ class BotRunner:
                 log.error("match %s: malformed final view from the arena (%s): the match "
                           "ends with the last view the bot was given", me.match_id, e)  # fmt: skip
         scores, places = list(result.scores), list(result.places)
-        # The bot's own result first said: a bot author reading the log of a tournament had
-        # to find the match's "started: seat 2" line, among those of the matches played at
-        # once, to know which of "places [1, 3, 2]" was its own.
+        # The bot's own place and score, at the line's end: a bot author reading the log of
+        # a tournament had to find the match's "started: seat 2" line, among those of the
+        # matches played at once, to know which of "places [1, 3, 2]" was its own.
         mine = ""
         if 0 <= m.seat < min(len(scores), len(places)):
             mine = f": this bot (seat {m.seat}) {ordinal(places[m.seat])} with {scores[m.seat]}"
