@@ -40,11 +40,19 @@ NEEDS_311 = import sys; sys.exit(sys.version_info < (3, 11) and \
 	"Thousand Arena needs Python 3.11 or later; $(PY) is " + sys.version.split()[0])
 GIVE_PY = make: give a Python 3.11 or later with PY=, e.g. \
 	make $(or $(firstword $(MAKECMDGOALS)),venv) PY=python3.13
+# A PY that does not run at all (a typo; pyenv's shim of a version not selected, which is
+# how `make test PY=python3.13` fails where pyenv installed 3.13 beside another): the hint
+# above would name the very command that just failed.
+NO_PY = make: PY=$(PY) does not run here (its error is above): give a Python 3.11 or later \
+	by a command that runs, or by its path, e.g. \
+	make $(or $(firstword $(MAKECMDGOALS)),venv) PY=/usr/local/bin/python3.13 (with pyenv: \
+	PY=\"\$$(pyenv root)/versions/3.13.0/bin/python3\", the version \`pyenv versions\` lists)
 
 # A .venv another Python made (or one half made) is removed, not upgraded in place: `venv`
 # over it kept its bin/python, and the packages went where that python did not look.
 $(STAMP): pyproject.toml
-	@$(PY) -c '$(NEEDS_311)' || { echo "$(GIVE_PY)" >&2; exit 1; }
+	@$(PY) -c '$(NEEDS_311)' || { if $(PY) -c '' 2>/dev/null; then echo "$(GIVE_PY)"; \
+		else echo "$(NO_PY)"; fi >&2; exit 1; }
 	@if [ -e $(VENV) ] && [ "$(call VERSION_OF,$(BIN)/python)" != "$(call VERSION_OF,$(PY))" ]; \
 	then echo "rm -rf $(VENV)  # made by another Python than $(PY)"; rm -rf $(VENV); fi
 	$(PY) -m venv $(VENV)

@@ -1647,7 +1647,12 @@ def _jsonl_record(text: str) -> Any:
         if isinstance(entry, dict) and entry.get("type") in ("end", "interrupted"):
             found = entry.get("record")
     if found is None:
-        raise ValueError("no 'end' or 'interrupted' line: the match was not over when written")
+        # (a spectator replaying the file of a match still being played met "was not over
+        # when written", as if the file were final)
+        raise ValueError(
+            "no 'end' or 'interrupted' line: the match is still being played (replay it once "
+            "it has ended), or its referee stopped without writing its end (killed, a full disk)"
+        )
     return found
 
 

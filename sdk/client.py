@@ -83,6 +83,7 @@ from engine import (
     Suit,
 )
 from engine.game import PHASE_ACTIONS
+from engine.record import ordinal
 from engine.rules import describe_ruleset
 from sdk.bot import Bot, Deadline
 from sdk.local import (
@@ -2002,11 +2003,17 @@ class BotRunner:
                 log.error("match %s: malformed final view from the arena (%s): the match "
                           "ends with the last view the bot was given", me.match_id, e)  # fmt: skip
         scores, places = list(result.scores), list(result.places)
+        # The bot's own place and score, at the line's end: a bot author reading the log of
+        # a tournament had to find the match's "started: seat 2" line, among those of the
+        # matches played at once, to know which of "places [1, 3, 2]" was its own.
+        mine = ""
+        if 0 <= m.seat < min(len(scores), len(places)):
+            mine = f": this bot (seat {m.seat}) {ordinal(places[m.seat])} with {scores[m.seat]}"
         # Said in the match's order, after the hooks queued before it (the last deal's
         # on_deal_end) and before on_match_end: said at once, it came before the lines
         # those hooks log, as if they ran after the match.
-        self._say_in_order(m, lambda: log.info("match %s ended: scores %s, places %s",
-                                               m.match_id, scores, places))  # fmt: skip
+        self._say_in_order(m, lambda: log.info("match %s ended: scores %s, places %s%s",
+                                               m.match_id, scores, places, mine))  # fmt: skip
         said = m.tail
         if said is not None and not said.done():
             self._ends_unsaid.add(said)

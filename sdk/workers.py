@@ -33,10 +33,11 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from multiprocessing import resource_tracker
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
 from engine import Phase, PlayerView, fallback_action
@@ -54,6 +55,26 @@ _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 _READY_S = 60.0
 #: How long a worker asked to stop (its pipe closed) gets before it is killed.
 _STOP_S = 2.0
+#: The folder this process imported the arena's own packages from (sdk, arena, engine).
+_OWN_ROOT = str(Path(__file__).resolve().parent.parent)
+
+
+@contextlib.contextmanager
+def _own_packages_first() -> Iterator[None]:
+    """``sys.path`` with the folder of the arena's own packages first while a worker is
+    started: spawn hands the worker this process's ``sys.path``, where the loader put the
+    bot's folder first, and the worker imports ``sdk`` (to run ``serve``) before it loads
+    the bot. A bot file kept in a copy of the repository, beside a pip install of it, so
+    had the worker import the copy's ``sdk`` and ``arena``, whose protobuf code is not
+    generated: "no worker process could load the bot", where this process, which imported
+    its own before the bot's folder came first, played. The worker's loader puts the bot's
+    folder first again as it loads the bot, for the bot's own imports."""
+    sys.path.insert(0, _OWN_ROOT)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError):
+            sys.path.remove(_OWN_ROOT)  # (the first of it: the one put there)
 
 
 class CallFailed(RuntimeError):
@@ -81,7 +102,8 @@ class _Proc:
             resource_tracker.ensure_running()
             was = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
         try:
-            self.process.start()
+            with _own_packages_first():
+                self.process.start()
         finally:
             if masking:
                 signal.pthread_sigmask(signal.SIG_SETMASK, was)

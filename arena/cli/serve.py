@@ -37,6 +37,7 @@ from arena.referee import Lobby, Referee, RefereeConfig, TLSConfig, start_server
 from arena.referee.config import (
     MAX_STRIKES,
     cert_expired_problem,
+    cert_names,
     key_pair_problem,
     loopback_only_note,
     pem_problem,
@@ -582,7 +583,14 @@ async def _serve(
             f"cannot listen on {host_port(host, port)}: {e} (is the port free, and --host an "
             "address of this machine?)"
         ) from e
-    click.echo(f"arena referee listening on {host_port(host, bound)}{' (TLS)' if tls else ''}")
+    served = ""
+    if tls is not None:
+        # The address it listens on is not one a bot may connect by over TLS (a certificate
+        # for localhost fails a bot's handshake at 127.0.0.1:PORT, exit 2): the names are.
+        names = cert_names(Path(tls.cert_file)) or []
+        listed = f": bots connect by a name its certificate lists: {', '.join(names)}"
+        served = f" (TLS{listed if names else ''})"
+    click.echo(printable(f"arena referee listening on {host_port(host, bound)}{served}"))
     click.echo(f"port {bound}")
     if seed_file is not None:
         # Not printed: whoever reads this output (a log file others may read) would know

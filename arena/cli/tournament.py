@@ -207,6 +207,9 @@ def tournament(
                           "was played or stored.", soft_wrap=True)  # fmt: skip
         sys.exit(130)
     t0 = time.monotonic()
+    # What --fresh would forget, as it stands before the run: it forgets it only once every
+    # bot has connected, so a run stopped before that has left it as it was.
+    kept = None if resume else _stored_state(cfg)
     options = RunOptions(
         fresh=not resume,
         progress=not no_progress and err_console.is_terminal,
@@ -224,6 +227,18 @@ def tournament(
                 err_console.print(
                     f"[yellow]Interrupted ({name}) before the first match.[/] Nothing was "
                     "played or stored: run the same command again to start the tournament.",
+                    soft_wrap=True,
+                )
+            elif kept is not None and _stored_state(cfg) == kept:
+                # (--fresh, stopped while the bots connected: it said "as the tournament
+                # ended ... nothing to resume" of the finished one it had not yet forgotten)
+                err_console.print(
+                    f"[yellow]Interrupted ({name}) before the first match.[/] Nothing was "
+                    f"played, and --fresh forgot nothing (it does once every bot has "
+                    f"connected): the {plural(done, 'match')} of {cfg.tournament_id} stored "
+                    f"in {escape(str(cfg.db))} are kept; run the same command again to start "
+                    "it over"
+                    + ("." if done >= cfg.total_matches else ", or without --fresh to resume it."),
                     soft_wrap=True,
                 )
             elif done >= cfg.total_matches:  # (the signal came as the last match was stored)
@@ -318,6 +333,18 @@ def _announce(cfg: TournamentConfig, console: Console) -> None:
     clear = None if cfg.tls is not None else in_clear_note(cfg.host, who, "a [tls] table")
     if clear is not None:
         console.print(escape(clear), soft_wrap=True)
+    if cfg.port == 0:
+        # A remote bot keeps reconnecting to the port it was given: after a Ctrl-C the
+        # resumed run listened on another free port, where it never came (bot_wait_s ran out).
+        console.print(
+            escape(
+                f"note: {who} and port 0 (the default): every run listens on another free "
+                "port, a resumed one too, so the remote bots must be given the new port each "
+                "time (one still reconnecting to the last never comes); a fixed `port` "
+                "(port = 50051) keeps one"
+            ),
+            soft_wrap=True,
+        )
     if cfg.seed is not None:
         console.print(
             escape(
@@ -423,6 +450,21 @@ def _stored(cfg: TournamentConfig) -> int | None:
             return len(st.completed_indices(cfg.tournament_id))
     except StorageError:
         return 0
+
+
+def _stored_state(cfg: TournamentConfig) -> tuple[str, str | None, int] | None:
+    """The stored tournament's creation and finish times and its matches stored (None when
+    it is not stored, or cannot be read): what ``--fresh`` replaces, once it does."""
+    if not Path(cfg.db).is_file():  # (not made here: the run makes it, as it should be)
+        return None
+    try:
+        with Storage(cfg.db) as st:
+            info = st.tournament(cfg.tournament_id)
+            if info is None:
+                return None
+            return info.created_at, info.finished_at, len(st.completed_indices(cfg.tournament_id))
+    except StorageError:
+        return None
 
 
 def _show(cfg: TournamentConfig, err_console: Console) -> bool:

@@ -503,7 +503,7 @@ def test_remote_bots_with_duplicate_deals_get_a_note(
 
     assert "note: duplicate deals with remote bots (friend)" in said(remote)
     assert 'deals = "independent"' in said(remote)
-    assert "note" not in said('deals = "independent"\n' + remote)
+    assert "note" not in said('deals = "independent"\nport = 50051\n' + remote)
     assert "note" not in said(BASE)  # local bots only
     # a seed written in the config: every deal follows from it
     seeded = said('deals = "independent"\nseed = 7\n' + remote)

@@ -121,7 +121,8 @@ def test_a_python_that_does_not_run_is_named_with_the_way_out(checkout: Path) ->
     done = _make(checkout, "venv", f"PY={checkout / 'no-such-python3.13'}")
     assert done.returncode != 0
     assert "no-such-python3.13" in done.stderr
-    assert "give a Python 3.11 or later with PY=, e.g. make venv PY=python3.13" in done.stderr
+    # (the way out it names: tests/packaging/test_pyversions_round48.py)
+    assert "make: PY=" in done.stderr and "does not run here" in done.stderr
     assert not (checkout / ".venv").exists()
 
 
