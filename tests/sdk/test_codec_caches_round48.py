@@ -220,10 +220,10 @@ def check_decision(g: Game, v: PlayerView) -> None:
     nothing_mutable(got, "view")
 
 
-def play_in_turn(games: list[tuple[Ruleset, int]]) -> int:
+def play_in_turn(games: list[tuple[Ruleset, int]], deals: int = 2) -> int:
     """The decisions of several matches, checked one of each in turn (one process's
     caches shared by them all); how many were checked."""
-    runs = [matches(rules, seed) for rules, seed in games]
+    runs = [matches(rules, seed, deals) for rules, seed in games]
     done = 0
     while runs:
         for run in list(runs):
@@ -247,7 +247,7 @@ def test_every_decision_under_every_ruleset_matches_the_references(
     """Two matches of the ruleset, decoded in turn, after a match of another table size
     (so that the caches hold items of both)."""
     other = PRESETS["1001-4p" if rules.players == 3 else "classic"]
-    assert play_in_turn([(other, 7)]) > 50
+    assert play_in_turn([(other, 7)], deals=1) > 30
     assert play_in_turn([(rules, 1), (rules, 2)]) > 100
 
 
@@ -290,10 +290,16 @@ def _padded(msg: Any, size: int) -> Any:
 
 
 @pytest.mark.parametrize("size", [protocol._DECODED_KEY_MAX, protocol._DECODED_KEY_MAX + 1])
-def test_items_at_the_size_limit_decode_alike_kept_or_not(size: int) -> None:
+def test_items_at_the_size_limit_decode_alike_kept_or_not(
+    size: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Each kind of item decoded by its bytes, padded to exactly the limit (kept) and one
     byte past it (not kept): the view is the reference's, at the first decoding and the
-    next, and the unpadded items still decode as themselves."""
+    next, and the unpadded items still decode as themselves. (Empty caches: the actions'
+    one, never cleared, stores nothing more once full, as it may be in a long session.)"""
+    for name in ("_BID_BY_BYTES", "_SEAT_CARD_BY_BYTES", "_TRICK_BY_BYTES", "_RESULT_BY_BYTES",
+                 "_ACTION_BY_BYTES"):  # fmt: skip
+        monkeypatch.setattr(protocol, name, {})
     v = next(
         v
         for _, v, _ in matches(PRESETS["1001"], 11, deals=3)
