@@ -8,6 +8,8 @@ counting's margins under an arena's deadline."""
 
 from __future__ import annotations
 
+import errno
+import os
 import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -240,3 +242,32 @@ def test_counting_keeps_its_margin_share_of_the_limit(monkeypatch: pytest.Monkey
         _Counted.made = 0
         assert bot.act(view) in view.legal_actions
         assert (_Counted.made > 0) is searched, left
+
+
+# ------------------------------------------------------- the lock file at a disk quota
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EDQUOT], ids=["ENOSPC", "EDQUOT"])
+def test_a_quota_reached_writing_the_lock_file_is_said_as_a_full_disk(
+    tmp_path: Path, code: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``DatabaseLock.name``: a user's disk quota reached (EDQUOT, as on a shared machine's
+    home) is said as the full disk it is to that user, "free some space and run again"
+    (mutant: ENOSPC alone, the quota said as "Disk quota exceeded ... check it, or use
+    another --db"); the lock is released either way, its file removed."""
+    from arena.storage import StorageFullError
+    from arena.tournament import runner
+
+    def refused(fd: int, data: bytes) -> int:
+        raise OSError(code, os.strerror(code))
+
+    db = tmp_path / "t.sqlite"
+    lock = runner.DatabaseLock(db)
+    # (os.write is the process's: refused only while the lock is taken)
+    with monkeypatch.context() as m, pytest.raises(StorageFullError) as info:
+        m.setattr(runner.os, "write", refused)
+        lock.acquire("t")
+    assert str(info.value).startswith(f"{db}.lock: the disk is full while writing the lock file")
+    assert not Path(f"{db}.lock").exists()
+    lock.acquire("t")  # (released: taken again at once)
+    lock.release()
