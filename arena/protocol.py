@@ -312,10 +312,11 @@ def action_event_to_pb(
     item = hit[1].get(seat)
     if item is None:
         item = hit[1][seat] = pb.Event(action=seat_action_to_pb(seat, action)).SerializeToString()
-    parts = [head, _EVENT_SEQ, _u32(seq), item]
-    if source:  # proto3 leaves a zero out
-        parts += (_EVENT_SOURCE, _u32(source))
-    return pb.Event.FromString(b"".join(parts))
+    seq_b = _EVENT_SEQ_BYTES[seq] if 0 <= seq < 4096 else _EVENT_SEQ + _u32(seq)
+    source_b = _EVENT_SOURCE_BYTES.get(source)
+    if source_b is None:
+        source_b = _EVENT_SOURCE + _u32(source)
+    return pb.Event.FromString(b"".join((head, seq_b, item, source_b)))
 
 
 def seat_action_from_pb(msg: pb.SeatAction) -> tuple[int, Action | HiddenGive]:
@@ -583,8 +584,12 @@ def view_to_pb(view: PlayerView, out: pb.PlayerView | None = None) -> pb.PlayerV
     if tricks:
         hit_t = _TRICKS_BY_ID.get(id(tricks))
         if hit_t is None or hit_t[0] is not tricks:
-            items = _TRICK_ITEMS
-            hit_t = (tricks, b"".join([items.get(t) or _trick_item(t) for t in tricks]))
+            by_id_t = _TRICK_ITEM_BY_ID
+            made = []
+            for t in tricks:
+                hit_1 = by_id_t.get(id(t))
+                made.append(hit_1[1] if hit_1 is not None and hit_1[0] is t else _trick_item(t))
+            hit_t = (tricks, b"".join(made))
             _store(_TRICKS_BY_ID, id(tricks), hit_t)
         parts.append(hit_t[1])
     parts.append(_packed_bytes(_SCORES_BYTES, "scores", view.scores))
@@ -866,6 +871,17 @@ _TRICK_CARD_ITEM: tuple[tuple[bytes, ...], ...] = tuple(
     )
     for seat in range(4)
 )
+# A completed trick's fields as ``Trick`` writes them (seats 0-3), and the key of
+# ``PlayerView.tricks`` (wire type 2: length-delimited).
+_TRICK_LEADER: tuple[bytes, ...] = tuple(pb.Trick(leader=s).SerializeToString() for s in range(4))
+_TRICK_WINNER: tuple[bytes, ...] = tuple(pb.Trick(winner=s).SerializeToString() for s in range(4))
+_TRICK_SEAT_CARD: tuple[tuple[bytes, ...], ...] = tuple(
+    tuple(
+        pb.Trick(cards=[pb.SeatCard(seat=seat, card=_CARD_PB[c])]).SerializeToString() for c in Card
+    )
+    for seat in range(4)
+)
+_K_TRICKS = _varint(_VIEW_FIELDS["tricks"].number << 3 | 2)
 
 # Caches filled on first use; each is emptied when it reaches _CACHE_MAX entries, so a
 # long-running referee does not grow without bound.
@@ -876,8 +892,6 @@ _SCORES_BYTES: dict[tuple[int, ...], bytes] = {}
 _BARREL_BYTES: dict[tuple[int, ...], bytes] = {}
 _GIVE_ITEMS: dict[tuple[int, int, Card | None], bytes] = {}
 _MARRIAGE_ITEMS: dict[tuple[int, Suit | None, int], bytes] = {}
-# Trick is a NamedTuple of ints and Cards: hashed and compared in C.
-_TRICK_ITEMS: dict[Trick, bytes] = {}
 # The engine hands out shared action objects (legal_actions says so) and a match keeps its
 # DealResult objects, so these are keyed by identity: id() is much cheaper than the
 # dataclasses' generated __hash__. Each entry holds its object, so that its id stays
@@ -885,6 +899,10 @@ _TRICK_ITEMS: dict[Trick, bytes] = {}
 _LEGAL_ITEM_BY_ID: dict[int, tuple[object, bytes]] = {}
 _BID_ITEMS_BY_ID: dict[int, tuple[object, list[bytes | None]]] = {}
 _RESULT_ITEM_BY_ID: dict[int, tuple[DealResult, bytes]] = {}
+# Completed tricks likewise: ``Game.tricks`` makes each ``Trick`` once per deal and every
+# later view of the deal holds that object. (Keyed by content, as before, a cache of 4,096
+# held a few minutes of a referee's tricks: most new tricks of a deal missed it.)
+_TRICK_ITEM_BY_ID: dict[int, tuple[Trick, bytes]] = {}
 # A view's ``bids`` and ``tricks`` as a whole, by the tuple's identity: ``observe`` gives
 # every view the game's own tuples (``Game.auction``, ``Game.tricks``), the same until the
 # next bid or completed trick, so most views of a deal find theirs here.
@@ -917,6 +935,11 @@ _EVENT_HEAD: dict[str, bytes] = {}
 _EVENT_ACTION_BY_ID: dict[int, tuple[object, dict[int, bytes]]] = {}
 _EVENT_SEQ = _varint(pb.Event.DESCRIPTOR.fields_by_name["seq"].number << 3)
 _EVENT_SOURCE = _varint(pb.Event.DESCRIPTOR.fields_by_name["source"].number << 3)
+# The seq and source fields whole (a zero source left out, as proto3 writes it).
+_EVENT_SEQ_BYTES: tuple[bytes, ...] = tuple(_EVENT_SEQ + _varint(i) for i in range(4096))
+_EVENT_SOURCE_BYTES: dict[int, bytes] = {
+    v: _EVENT_SOURCE + _varint(v) if v else b"" for v in pb.ActionSource.values()
+}
 
 
 def _players_bytes(players: tuple[str, ...]) -> bytes:
@@ -985,11 +1008,22 @@ def _marriage_item(seat: int, suit: Suit | None, trick: int) -> bytes:
 
 
 def _trick_item(trick: Trick) -> bytes:
-    m = pb.Trick(leader=trick.leader, winner=trick.winner)
-    for seat, card in trick.cards:
-        _set_card(m.cards.add(seat=seat).card, card)
-    item = pb.PlayerView(tricks=[m]).SerializeToString()
-    _store(_TRICK_ITEMS, trick, item)
+    """The ``PlayerView.tricks`` item of ``trick``, assembled from the wire bytes of its
+    fields (in field order, as protobuf writes them: 1 ``leader``, 2 ``cards``, 3
+    ``winner``; tests compare it with the message built field by field)."""
+    leader, cards, winner = trick
+    if 0 <= leader < 4 and 0 <= winner < 4 and all(0 <= s < 4 for s, _ in cards):
+        seat_card = _TRICK_SEAT_CARD
+        body = b"".join(
+            [_TRICK_LEADER[leader], *[seat_card[s][c] for s, c in cards], _TRICK_WINNER[winner]]
+        )
+        item = b"".join([_K_TRICKS, _u32(len(body)), body])
+    else:  # (no seat of the engine's: built field by field, as protobuf would refuse it)
+        m = pb.Trick(leader=leader, winner=winner)
+        for seat, card in cards:
+            _set_card(m.cards.add(seat=seat).card, card)
+        item = pb.PlayerView(tricks=[m]).SerializeToString()
+    _store(_TRICK_ITEM_BY_ID, id(trick), (trick, item))
     return item
 
 

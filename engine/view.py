@@ -21,7 +21,7 @@ from engine.cards import Card, Suit
 from engine.game import DealResult, Game, Phase, Trick
 from engine.rules import Ruleset
 
-__all__ = ["HiddenGive", "PlayerView", "observe", "public_action"]
+__all__ = ["HiddenGive", "PlayerView", "observe", "public_action", "visible_talon"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +102,12 @@ def _talon_visible(game: Game, seat: int) -> bool:
     return game.ruleset.talon_visible or seat == game.declarer
 
 
+def visible_talon(game: Game, seat: int) -> tuple[Card, ...] | None:
+    """The talon as ``seat`` sees it: ``observe(game, seat).talon`` (which takes it from
+    here) without the rest of the view, for the referee's ``talon_taken`` events."""
+    return game.talon if _talon_visible(game, seat) else None
+
+
 def observe(game: Game, seat: int, *, ended: bool = False) -> PlayerView:
     """The view of ``game`` that seat ``seat`` is allowed to have. ``ended``: the match is
     over even if the game is not (every seat forfeited, and it stopped mid-deal): the view
@@ -124,7 +130,7 @@ def observe(game: Game, seat: int, *, ended: bool = False) -> PlayerView:
         to_act=None if over else game.to_act,
         hand=() if over else game.hand(seat),
         active_seats=game.active_seats,
-        talon=game.talon if not over and _talon_visible(game, seat) else None,
+        talon=None if over else visible_talon(game, seat),
         bids=() if over else game.auction(),
         declarer=None if over else declarer,
         bid=None if over else game.bid,

@@ -58,6 +58,7 @@ from engine import (
 )
 from engine import record as engine_record
 from engine.record import forfeit_result
+from engine.view import visible_talon
 
 __all__ = ["MatchRunner", "SeatState", "clip"]
 
@@ -153,8 +154,6 @@ class Pending:
     #: (``None``: time is not excused).
     lag: LoopLag | None = None
     lag_seen: float = 0.0
-    #: The deadline's timer (``_due``).
-    timer: asyncio.TimerHandle | None = None
     #: The answer's ``Decision.failed``, when its client set it: the bot's decision failed
     #: and the answer is the client's fallback (a ``bot_error`` incident, no strike).
     failed: str | None = None
@@ -172,23 +171,6 @@ class Pending:
             self.start += lag
             self.limit_at += lag
             self.deadline += lag
-
-    def due(self) -> None:
-        """The deadline's timer: time out, unless the loop's stalls moved the deadline on."""
-        self.timer = None
-        fut = self.future
-        if fut.done():
-            return
-        loop = fut.get_loop()
-        now = loop.time()
-        self.catch_up(now)
-        # Not "did catch_up move it": a stale answer read during a stall (on_decision) may
-        # have caught up first, and this request timed out before its deadline so moved.
-        # (The loop runs a timer up to its clock's resolution early.)
-        if self.deadline > now + _CLOCK_RESOLUTION:
-            self.timer = loop.call_at(self.deadline, self.due)
-        else:
-            fut.set_result(_TIMED_OUT)
 
 
 @dataclass(slots=True, eq=False)
@@ -213,6 +195,49 @@ class SeatState:
     #: The ids of this seat's last requests that timed out (a few: two in a row happen to a
     #: bot still busy with the first): a late answer to one of them is told so.
     timed_out: tuple[str, ...] = ()
+    #: The deadline's timer, and the loop time it runs at. One per seat, kept from decision
+    #: to decision rather than made and cancelled for each (a timer handle, a heap push and
+    #: a cancelled handle for the loop to clear, a few µs a decision): the next request's
+    #: deadline is later, and a timer that runs before the pending request's deadline
+    #: (``due``) moves on to it. Cancelled when the match ends.
+    timer: asyncio.TimerHandle | None = None
+    timer_at: float = 0.0
+
+    def arm(self, loop: asyncio.AbstractEventLoop, deadline: float) -> None:
+        """Have the timer run by ``deadline``: kept if it runs no later, else made again."""
+        timer = self.timer
+        if timer is not None:
+            if self.timer_at <= deadline:
+                return
+            timer.cancel()
+        self.timer_at = deadline
+        self.timer = loop.call_at(deadline, self.due)
+
+    def due(self) -> None:
+        """The deadline's timer: time out the pending request, unless the loop's stalls
+        moved its deadline on or it is a later request's (then run again by its deadline)."""
+        self.timer = None
+        p = self.pending
+        if p is None:
+            return
+        fut = p.future
+        if fut.done():
+            return
+        loop = fut.get_loop()
+        now = loop.time()
+        p.catch_up(now)
+        # Not "did catch_up move it": a stale answer read during a stall (on_decision) may
+        # have caught up first, and this request timed out before its deadline so moved.
+        # (The loop runs a timer up to its clock's resolution early.)
+        if p.deadline > now + _CLOCK_RESOLUTION:
+            self.arm(loop, p.deadline)
+        else:
+            fut.set_result(_TIMED_OUT)
+
+    def disarm(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
 
 
 class MatchRunner:
@@ -361,6 +386,7 @@ class MatchRunner:
             raise
         finally:
             for st in self.seats:
+                st.disarm()
                 st.session.seats.pop(self.match_id, None)
                 st.session.update_idle()
                 if st.pending is not None and not st.pending.future.done():
@@ -418,14 +444,13 @@ class MatchRunner:
         lag.hold()  # (from before the request is queued: it may wait on the loop)
         try:
             self._send_request(st, msg)
-            # One timer handle rather than asyncio.timeout_at: no context manager, and no
-            # task cancellation (and uncancel) to turn into TimeoutError when the deadline
-            # passes. A cancellation of the match task still propagates from the await.
-            pending.timer = loop.call_at(pending.deadline, pending.due)
+            # A timer (the seat's, see SeatState.timer) rather than asyncio.timeout_at: no
+            # context manager, and no task cancellation (and uncancel) to turn into
+            # TimeoutError when the deadline passes. A cancellation of the match task still
+            # propagates from the await (and the match's end cancels the timer).
+            st.arm(loop, pending.deadline)
             answer = await fut
         finally:
-            if pending.timer is not None:
-                pending.timer.cancel()
             lag.release()
         start = pending.start
         if self._end_at is not None and loop.time() >= self._end_at:
@@ -570,7 +595,7 @@ class MatchRunner:
         assert declarer is not None
         by_cards: dict[object, pb.Event] = {}
         for st in self.seats:
-            talon = observe(game, st.seat).talon
+            talon = visible_talon(game, st.seat)  # (observe's own)
             ev = by_cards.get(talon)
             if ev is None:
                 ev = by_cards[talon] = pb.Event(match_id=self.match_id, seq=self._seq)
