@@ -292,7 +292,7 @@ class _Outbox:
                     buf.clear()
                     await call.done_writing()
                     return
-                if self.batch and _is_decision(msg) and buf and _is_decision(buf[0]):
+                if buf and self.batch and _is_decision(msg) and _is_decision(buf[0]):
                     out = pb.BotMessage()
                     ds = out.decisions.decisions
                     ds.append(msg.decision)
@@ -1247,9 +1247,12 @@ class BotRunner:
                             # reset it) refuses writes with InvalidStateError: the next
                             # read says how it ended, and the runner reconnects (this
                             # raised out of run(): the bot stopped, a 40-match test under
-                            # load saw it).
-                            with contextlib.suppress(*_ENDED_CALL_WRITE):
+                            # load saw it). (Not contextlib.suppress: an object and two
+                            # calls more for every message read.)
+                            try:  # noqa: SIM105
                                 await out.flush(call)
+                            except _ENDED_CALL_WRITE:
+                                pass
                 except asyncio.CancelledError:
                     if not self._stopping.is_set():
                         raise
@@ -1413,15 +1416,17 @@ class BotRunner:
         if m is None:
             return
         kind = ev.WhichOneof("kind")
-        if ev.seq > m.last_seq + 1 and not m.gap_told:
+        seq = ev.seq
+        if seq > m.last_seq + 1 and not m.gap_told:
             # Events the arena numbered but never sent: the bot's hooks miss them (a bot
             # following the cards is off from here), and nothing said so.
             m.gap_told = True
             log.warning("match %s: %s event %d follows event %d: the %d event(s) between "
                         "never came (the arena numbers a match's events by one), and the "
                         "bot's hooks miss them (said once per match)", m.match_id, kind,
-                        ev.seq, m.last_seq, ev.seq - m.last_seq - 1)  # fmt: skip
-        m.last_seq = max(m.last_seq, ev.seq)
+                        seq, m.last_seq, seq - m.last_seq - 1)  # fmt: skip
+        if seq > m.last_seq:
+            m.last_seq = seq
         if kind == "action":
             if m.on_action and not self._repeated(m, ev, kind):
                 try:
@@ -1897,7 +1902,7 @@ class BotRunner:
         """Send ``action`` as the answer to request ``rid``; ``failed``: it is the fallback
         of a decision the bot failed, which the referee records (``Decision.failed``)."""
         sent = _on_the_wire(action)
-        if sent != action:
+        if sent is not action:  # (a new action only when changed)
             # Well typed, but no wire value holds it (``Bid(-5)``; a wrong type is caught
             # earlier, by ``decide``): sent with the number clamped to one that is just as
             # illegal, so that the referee refuses it as illegal (a strike and its
@@ -1905,8 +1910,10 @@ class BotRunner:
             log.error("match %s: %s returned %r, whose number no wire field holds: sent as "
                       "%r, which the referee refuses as illegal", m.match_id, self.name,
                       action, sent)  # fmt: skip
+        msg = pb.BotMessage()
+        decision = msg.decision  # (filled in place: a Decision made and copied in costs 3 times)
         try:
-            wire = action_to_pb(sent)
+            decision.action.CopyFrom(action_to_pb(sent))
         except (TypeError, ValueError, AttributeError, KeyError) as e:
             # Still no action (none foreseen): sent as an action of no kind, which the
             # referee refuses as malformed (a strike, and its fallback).
@@ -1914,7 +1921,7 @@ class BotRunner:
             log.error("match %s: %s returned %r, which is no action (%s: %s): sent as a "
                       "malformed action; the referee plays its fallback", m.match_id,
                       self.name, action, type(e).__name__, e)  # fmt: skip
-            wire = pb.Action()
+            decision.action.SetInParent()
         # A first answer is progress; one sent again from the cache (the request asked
         # again on a new stream) is not: an arena that resets every stream once answered
         # would be asked again at the first step for ever.
@@ -1922,10 +1929,11 @@ class BotRunner:
             self._progress = True
         m.answers, m.answer_failed = {rid: action}, failed
         self.summary.decisions += 1
-        decision = pb.Decision(request_id=rid, match_id=m.match_id, action=wire)
+        decision.request_id = rid
+        decision.match_id = m.match_id
         if failed is not None:  # (a referee before the field skips it: no harm)
             decision.failed = failed
-        out.put_nowait(pb.BotMessage(decision=decision))
+        out.put_nowait(msg)
 
     def _on_match_ended(self, me: pb.MatchEnded) -> None:
         m = self._matches.pop(me.match_id, None)
@@ -2299,18 +2307,29 @@ def _check_request_view(view: PlayerView) -> None:
     if view.tricks or view.trick:
         played = [c for t in view.tricks for _, c in t.cards]
         played += [c for _, c in view.trick]
-        if len(set(played)) != len(played):
+        cards = set(played)
+        if len(cards) != len(played):
             twice = next(c for i, c in enumerate(played) if c in played[:i])
             raise MalformedMessageError("view.tricks", f"{twice} played twice")
-        held = set(played).intersection(view.hand)
+        held = cards.intersection(view.hand)
         if held:
             raise MalformedMessageError("view.hand", f"{min(held)} is held, and was played")
     kinds = PHASE_ACTIONS[view.phase]  # (the engine's: what a seat may answer in a phase)
-    for a in view.legal_actions:
+    hand = view.hand
+    legal = view.legal_actions
+    for a in legal:
         if not isinstance(a, kinds):  # a bid's method given a play: it would answer none
             raise MalformedMessageError(
                 "view.legal_actions", f"{a} is no action of the {view.phase} phase"
             )
+        if type(a) is Play:  # (most requests: the checks below that a play can fail)
+            if a.declare and not _may_declare(view, a.card):
+                raise MalformedMessageError("view.legal_actions", f"{a} declares no marriage")
+            if a.card not in hand:
+                raise MalformedMessageError(
+                    "view.legal_actions", f"{a} is of a card that the hand does not hold"
+                )
+            continue
         if isinstance(a, Bid) and view.bid is not None and a.amount <= view.bid:
             raise MalformedMessageError(
                 "view.legal_actions", f"{a} is not above the standing bid, {view.bid}"
@@ -2321,15 +2340,21 @@ def _check_request_view(view: PlayerView) -> None:
             raise MalformedMessageError("view.legal_actions", f"{a} is to {to}")
         if isinstance(a, Play) and a.declare and not _may_declare(view, a.card):
             raise MalformedMessageError("view.legal_actions", f"{a} declares no marriage")
-        if isinstance(a, Play | Give) and a.card not in view.hand:
+        if isinstance(a, Play | Give) and a.card not in hand:
             raise MalformedMessageError(
                 "view.legal_actions", f"{a} is of a card that the hand does not hold"
             )
-    seen: set[Action] = set()
-    for a in view.legal_actions:  # (a bot weighing each option by its count would err)
-        if a in seen:
-            raise MalformedMessageError("view.legal_actions", f"{a} twice")
-        seen.add(a)
+    # (a bot weighing each option by its count would err) Plays compared by their fields,
+    # as their ``__eq__`` does, without a Python ``__hash__`` call each; the one listed
+    # twice is looked for only when there is one.
+    if len(legal) > 1 and len(
+        {(a.card, a.declare) if type(a) is Play else a for a in legal}
+    ) != len(legal):
+        seen: set[Action] = set()
+        for a in legal:
+            if a in seen:
+                raise MalformedMessageError("view.legal_actions", f"{a} twice")
+            seen.add(a)
 
 
 def _may_declare(view: PlayerView, card: Card) -> bool:
