@@ -710,6 +710,16 @@ class _Match:
     #: :data:`_HOOKS_WAITING_MOST` (the first is said).
     hooks_waiting: int = 0
     hooks_dropped: int = 0
+    #: ``view`` as the hooks get it (:func:`hook_view`), and the view it was made of: the
+    #: several events of a message share one.
+    hooked: PlayerView | None = None
+    hooked_of: PlayerView | None = None
+
+    def view_for_hooks(self) -> PlayerView:
+        """The match's last view as a hook gets it (without legal actions)."""
+        if self.hooked_of is not self.view or self.hooked is None:
+            self.hooked, self.hooked_of = hook_view(self.view), self.view
+        return self.hooked
 
 
 @dataclass
@@ -1449,8 +1459,7 @@ class BotRunner:
                         raise MalformedMessageError(
                             "action.give.to", f"seat {seat} gives to itself"
                         )
-                view = hook_view(m.view)
-                self._schedule(m, "on_action", view, seat, action)
+                self._schedule(m, "on_action", m.view_for_hooks(), seat, action)
             return
         if kind == "talon_taken":
             if m.on_talon_taken and not self._repeated(m, ev, kind):
@@ -1481,8 +1490,7 @@ class BotRunner:
         m.last_deal = number  # (a malformed one is not the deal's end)
         # The view as it is now, when the deal's end comes: the last one the bot was given
         # (the next request, in this very message, will replace m.view before the hook runs).
-        view = hook_view(m.view)
-        self._schedule(m, "on_deal_end", view, result)
+        self._schedule(m, "on_deal_end", m.view_for_hooks(), result)
 
     def _on_talon_taken(self, m: _Match, t: pb.TalonTaken) -> None:
         declarer = t.seat
@@ -1493,8 +1501,7 @@ class BotRunner:
         if len(set(cards)) != len(cards):
             raise MalformedMessageError("talon_taken.cards", "not a talon: a card twice")
         talon = cards or None
-        view = hook_view(m.view)
-        self._schedule(m, "on_talon_taken", view, declarer, talon)
+        self._schedule(m, "on_talon_taken", m.view_for_hooks(), declarer, talon)
 
     @staticmethod
     def _repeated(m: _Match, ev: pb.Event, kind: str) -> bool:
@@ -2123,6 +2130,21 @@ class BotRunner:
     def _schedule(self, m: _Match, what: str, *args: object) -> None:
         """Run hook ``what`` (``bot.what(*args)``) in the match's order, if the bot was made
         and overrides it."""
+        bot = m.bot
+        if (
+            self._inline
+            and bot is not None
+            and bot.quick
+            and what != "on_match_end"
+            and (m.tail is None or m.tail.done())
+        ):
+            # A quick bot, nothing of the match in flight: called here, as its decisions
+            # are. (A step task and a worker thread's round trip for each event cost about
+            # 0.1 ms of CPU each, several per decision, and the decision after them waited
+            # behind them in the chain, losing its own inline answer.)
+            if _has(bot, what):
+                self._hook_inline(m, bot, what, args)
+            return
 
         if what != "on_match_end" and m.hooks_waiting >= _HOOKS_WAITING_MOST:
             if not m.hooks_dropped:
@@ -2141,6 +2163,24 @@ class BotRunner:
                 await self._hook(m, bot, what, *args)
 
         self._chain(m, job())
+
+    def _hook_inline(self, m: _Match, bot: Bot, what: str, args: tuple[object, ...]) -> None:
+        t0 = time.perf_counter()
+        try:
+            failed = _run_hook(bot, what, args, m.match_id)
+        except (SystemExit, KeyboardInterrupt) as e:  # it leaves from a hook as from act()
+            self._bot_left(e)
+            return
+        self.summary.errors += failed
+        m.hooks_failed += failed
+        took = time.perf_counter() - t0
+        if took > _SLOW_S:  # not quick after all: the worker thread from now on
+            self._inline = False
+            log.warning(
+                "%s says it is quick, but its %s took %.0f ms on the event loop (every match "
+                "of the bot waited): it is asked in a worker thread from now on",
+                bot.name, what, took * 1000,
+            )  # fmt: skip
 
     async def _hook(self, m: _Match, bot: Bot, what: str, *args: object) -> None:
         try:
