@@ -293,7 +293,7 @@ class _Outbox:
                     buf.clear()
                     await call.done_writing()
                     return
-                if self.batch and _is_decision(msg) and buf and _is_decision(buf[0]):
+                if buf and self.batch and _is_decision(msg) and _is_decision(buf[0]):
                     out = pb.BotMessage()
                     ds = out.decisions.decisions
                     ds.append(msg.decision)
@@ -711,6 +711,16 @@ class _Match:
     #: :data:`_HOOKS_WAITING_MOST` (the first is said).
     hooks_waiting: int = 0
     hooks_dropped: int = 0
+    #: ``view`` as the hooks get it (:func:`hook_view`), and the view it was made of: the
+    #: several events of a message share one.
+    hooked: PlayerView | None = None
+    hooked_of: PlayerView | None = None
+
+    def view_for_hooks(self) -> PlayerView:
+        """The match's last view as a hook gets it (without legal actions)."""
+        if self.hooked_of is not self.view or self.hooked is None:
+            self.hooked, self.hooked_of = hook_view(self.view), self.view
+        return self.hooked
 
 
 @dataclass
@@ -1248,9 +1258,12 @@ class BotRunner:
                             # reset it) refuses writes with InvalidStateError: the next
                             # read says how it ended, and the runner reconnects (this
                             # raised out of run(): the bot stopped, a 40-match test under
-                            # load saw it).
-                            with contextlib.suppress(*_ENDED_CALL_WRITE):
+                            # load saw it). (Not contextlib.suppress: an object and two
+                            # calls more for every message read.)
+                            try:  # noqa: SIM105
                                 await out.flush(call)
+                            except _ENDED_CALL_WRITE:
+                                pass
                 except asyncio.CancelledError:
                     if not self._stopping.is_set():
                         raise
@@ -1414,15 +1427,17 @@ class BotRunner:
         if m is None:
             return
         kind = ev.WhichOneof("kind")
-        if ev.seq > m.last_seq + 1 and not m.gap_told:
+        seq = ev.seq
+        if seq > m.last_seq + 1 and not m.gap_told:
             # Events the arena numbered but never sent: the bot's hooks miss them (a bot
             # following the cards is off from here), and nothing said so.
             m.gap_told = True
             log.warning("match %s: %s event %d follows event %d: the %d event(s) between "
                         "never came (the arena numbers a match's events by one), and the "
                         "bot's hooks miss them (said once per match)", m.match_id, kind,
-                        ev.seq, m.last_seq, ev.seq - m.last_seq - 1)  # fmt: skip
-        m.last_seq = max(m.last_seq, ev.seq)
+                        seq, m.last_seq, seq - m.last_seq - 1)  # fmt: skip
+        if seq > m.last_seq:
+            m.last_seq = seq
         if kind == "action":
             if m.on_action and not self._repeated(m, ev, kind):
                 try:
@@ -1445,8 +1460,7 @@ class BotRunner:
                         raise MalformedMessageError(
                             "action.give.to", f"seat {seat} gives to itself"
                         )
-                view = hook_view(m.view)
-                self._schedule(m, "on_action", view, seat, action)
+                self._schedule(m, "on_action", m.view_for_hooks(), seat, action)
             return
         if kind == "talon_taken":
             if m.on_talon_taken and not self._repeated(m, ev, kind):
@@ -1477,8 +1491,7 @@ class BotRunner:
         m.last_deal = number  # (a malformed one is not the deal's end)
         # The view as it is now, when the deal's end comes: the last one the bot was given
         # (the next request, in this very message, will replace m.view before the hook runs).
-        view = hook_view(m.view)
-        self._schedule(m, "on_deal_end", view, result)
+        self._schedule(m, "on_deal_end", m.view_for_hooks(), result)
 
     def _on_talon_taken(self, m: _Match, t: pb.TalonTaken) -> None:
         declarer = t.seat
@@ -1489,8 +1502,7 @@ class BotRunner:
         if len(set(cards)) != len(cards):
             raise MalformedMessageError("talon_taken.cards", "not a talon: a card twice")
         talon = cards or None
-        view = hook_view(m.view)
-        self._schedule(m, "on_talon_taken", view, declarer, talon)
+        self._schedule(m, "on_talon_taken", m.view_for_hooks(), declarer, talon)
 
     @staticmethod
     def _repeated(m: _Match, ev: pb.Event, kind: str) -> bool:
@@ -1898,7 +1910,7 @@ class BotRunner:
         """Send ``action`` as the answer to request ``rid``; ``failed``: it is the fallback
         of a decision the bot failed, which the referee records (``Decision.failed``)."""
         sent = _on_the_wire(action)
-        if sent != action:
+        if sent is not action:  # (a new action only when changed)
             # Well typed, but no wire value holds it (``Bid(-5)``; a wrong type is caught
             # earlier, by ``decide``): sent with the number clamped to one that is just as
             # illegal, so that the referee refuses it as illegal (a strike and its
@@ -1906,8 +1918,10 @@ class BotRunner:
             log.error("match %s: %s returned %r, whose number no wire field holds: sent as "
                       "%r, which the referee refuses as illegal", m.match_id, self.name,
                       action, sent)  # fmt: skip
+        msg = pb.BotMessage()
+        decision = msg.decision  # (filled in place: a Decision made and copied in costs 3 times)
         try:
-            wire = action_to_pb(sent)
+            decision.action.CopyFrom(action_to_pb(sent))
         except (TypeError, ValueError, AttributeError, KeyError) as e:
             # Still no action (none foreseen): sent as an action of no kind, which the
             # referee refuses as malformed (a strike, and its fallback).
@@ -1915,7 +1929,7 @@ class BotRunner:
             log.error("match %s: %s returned %r, which is no action (%s: %s): sent as a "
                       "malformed action; the referee plays its fallback", m.match_id,
                       self.name, action, type(e).__name__, e)  # fmt: skip
-            wire = pb.Action()
+            decision.action.SetInParent()
         # A first answer is progress; one sent again from the cache (the request asked
         # again on a new stream) is not: an arena that resets every stream once answered
         # would be asked again at the first step for ever.
@@ -1923,10 +1937,11 @@ class BotRunner:
             self._progress = True
         m.answers, m.answer_failed = {rid: action}, failed
         self.summary.decisions += 1
-        decision = pb.Decision(request_id=rid, match_id=m.match_id, action=wire)
+        decision.request_id = rid
+        decision.match_id = m.match_id
         if failed is not None:  # (a referee before the field skips it: no harm)
             decision.failed = failed
-        out.put_nowait(pb.BotMessage(decision=decision))
+        out.put_nowait(msg)
 
     def _on_match_ended(self, me: pb.MatchEnded) -> None:
         m = self._matches.pop(me.match_id, None)
@@ -2122,6 +2137,21 @@ class BotRunner:
     def _schedule(self, m: _Match, what: str, *args: object) -> None:
         """Run hook ``what`` (``bot.what(*args)``) in the match's order, if the bot was made
         and overrides it."""
+        bot = m.bot
+        if (
+            self._inline
+            and bot is not None
+            and bot.quick
+            and what != "on_match_end"
+            and (m.tail is None or m.tail.done())
+        ):
+            # A quick bot, nothing of the match in flight: called here, as its decisions
+            # are. (A step task and a worker thread's round trip for each event cost about
+            # 0.1 ms of CPU each, several per decision, and the decision after them waited
+            # behind them in the chain, losing its own inline answer.)
+            if _has(bot, what):
+                self._hook_inline(m, bot, what, args)
+            return
 
         if what != "on_match_end" and m.hooks_waiting >= _HOOKS_WAITING_MOST:
             if not m.hooks_dropped:
@@ -2140,6 +2170,24 @@ class BotRunner:
                 await self._hook(m, bot, what, *args)
 
         self._chain(m, job())
+
+    def _hook_inline(self, m: _Match, bot: Bot, what: str, args: tuple[object, ...]) -> None:
+        t0 = time.perf_counter()
+        try:
+            failed = _run_hook(bot, what, args, m.match_id)
+        except (SystemExit, KeyboardInterrupt) as e:  # it leaves from a hook as from act()
+            self._bot_left(e)
+            return
+        self.summary.errors += failed
+        m.hooks_failed += failed
+        took = time.perf_counter() - t0
+        if took > _SLOW_S:  # not quick after all: the worker thread from now on
+            self._inline = False
+            log.warning(
+                "%s says it is quick, but its %s took %.0f ms on the event loop (every match "
+                "of the bot waited): it is asked in a worker thread from now on",
+                bot.name, what, took * 1000,
+            )  # fmt: skip
 
     async def _hook(self, m: _Match, bot: Bot, what: str, *args: object) -> None:
         try:
@@ -2306,18 +2354,29 @@ def _check_request_view(view: PlayerView) -> None:
     if view.tricks or view.trick:
         played = [c for t in view.tricks for _, c in t.cards]
         played += [c for _, c in view.trick]
-        if len(set(played)) != len(played):
+        cards = set(played)
+        if len(cards) != len(played):
             twice = next(c for i, c in enumerate(played) if c in played[:i])
             raise MalformedMessageError("view.tricks", f"{twice} played twice")
-        held = set(played).intersection(view.hand)
+        held = cards.intersection(view.hand)
         if held:
             raise MalformedMessageError("view.hand", f"{min(held)} is held, and was played")
     kinds = PHASE_ACTIONS[view.phase]  # (the engine's: what a seat may answer in a phase)
-    for a in view.legal_actions:
+    hand = view.hand
+    legal = view.legal_actions
+    for a in legal:
         if not isinstance(a, kinds):  # a bid's method given a play: it would answer none
             raise MalformedMessageError(
                 "view.legal_actions", f"{a} is no action of the {view.phase} phase"
             )
+        if type(a) is Play:  # (most requests: the checks below that a play can fail)
+            if a.declare and not _may_declare(view, a.card):
+                raise MalformedMessageError("view.legal_actions", f"{a} declares no marriage")
+            if a.card not in hand:
+                raise MalformedMessageError(
+                    "view.legal_actions", f"{a} is of a card that the hand does not hold"
+                )
+            continue
         if isinstance(a, Bid) and view.bid is not None and a.amount <= view.bid:
             raise MalformedMessageError(
                 "view.legal_actions", f"{a} is not above the standing bid, {view.bid}"
@@ -2328,15 +2387,21 @@ def _check_request_view(view: PlayerView) -> None:
             raise MalformedMessageError("view.legal_actions", f"{a} is to {to}")
         if isinstance(a, Play) and a.declare and not _may_declare(view, a.card):
             raise MalformedMessageError("view.legal_actions", f"{a} declares no marriage")
-        if isinstance(a, Play | Give) and a.card not in view.hand:
+        if isinstance(a, Play | Give) and a.card not in hand:
             raise MalformedMessageError(
                 "view.legal_actions", f"{a} is of a card that the hand does not hold"
             )
-    seen: set[Action] = set()
-    for a in view.legal_actions:  # (a bot weighing each option by its count would err)
-        if a in seen:
-            raise MalformedMessageError("view.legal_actions", f"{a} twice")
-        seen.add(a)
+    # (a bot weighing each option by its count would err) Plays compared by their fields,
+    # as their ``__eq__`` does, without a Python ``__hash__`` call each; the one listed
+    # twice is looked for only when there is one.
+    if len(legal) > 1 and len(
+        {(a.card, a.declare) if type(a) is Play else a for a in legal}
+    ) != len(legal):
+        seen: set[Action] = set()
+        for a in legal:
+            if a in seen:
+                raise MalformedMessageError("view.legal_actions", f"{a} twice")
+            seen.add(a)
 
 
 def _may_declare(view: PlayerView, card: Card) -> bool:

@@ -416,15 +416,16 @@ def _decide(
     ``bot.deadline`` for the call; ``match_id`` names the match in the log (default:
     ``bot.match_id``, which an instance shared by several matches cannot tell).
     """
-    where = f"match {match_id or bot.match_id}: " if match_id or bot.match_id else ""
+    match_id = match_id or bot.match_id  # (the log's "match m1: ", made only when said)
     tell(bot, "deadline", deadline)
     t0 = time.monotonic()
     forked = forks  # (a global read: os.getpid(), a system call, is not for every decision)
     try:
         action = bot.act(view)
         if forks != forked:  # (named only then: this is every decision's path)
-            not_a_fork(bot, _method(bot, view), where, logger)
+            not_a_fork(bot, _method(bot, view), _where(match_id), logger)
     except BaseException as e:
+        where = _where(match_id)
         if forks != forked:
             not_a_fork(bot, _method(bot, view), where, logger, e)
         if stops_the_bot(e):
@@ -445,9 +446,13 @@ def _decide(
         )  # fmt: skip
         detail = f"{head} raised {_exception(e)}{hint}; played {fallback} instead"
         return fallback, "error", detail, type(e).__name__[:FAILED_MAX]
+    for legal in view.legal_actions:  # (most bots answer one of these: nothing to check)
+        if legal is action and type(action) in _ENGINE_ACTIONS:
+            return action, "bot", "", None
     problem = _not_an_action(action, bot, view)
     if problem is None:  # (a bot's subclass of an action made the engine's: _plain)
         return (action if type(action) in _ENGINE_ACTIONS else _plain(action)), "bot", "", None
+    where = _where(match_id)
     head = f"{type(bot).__name__}.{_method(bot, view)}"
     if reraise:
         raise TypeError(f"{head} {problem}")
@@ -469,6 +474,11 @@ def _decide(
     )  # fmt: skip
     failed = f"no action: {type(action).__name__}"[:FAILED_MAX]
     return fallback, "malformed", f"{head} {problem}; played {fallback} instead", failed
+
+
+def _where(match_id: str | None) -> str:
+    """How a line of the bot's decision names its match ("match m1: "; "" for none)."""
+    return f"match {match_id}: " if match_id else ""
 
 
 #: The longest ``Decision.failed`` the SDK sends (the referee keeps 64 characters).
