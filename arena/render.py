@@ -55,6 +55,7 @@ from engine.rules import describe_ruleset
 
 __all__ = [
     "PrintableFormatter",
+    "abandoned_places",
     "changed_cards",
     "end_reason",
     "fallback_reasons",
@@ -777,6 +778,23 @@ def _ending(record: Mapping[str, Any], game: Game, players: Sequence[str]) -> li
     return parts
 
 
+def abandoned_places(record: Mapping[str, Any]) -> str:
+    """Where an abandoned match (every seat forfeited) places its seats, in words: last,
+    or 1st in a record of a referee before 2026-12-01 (no ``rules_result``), which placed
+    them so: said as the record has it, not as a referee places them today.
+
+    >>> abandoned_places({"abandoned": True, "rules_result": None})
+    'last'
+    >>> abandoned_places({"abandoned": True, "result": {"places": [1, 1, 1]}})
+    '1st (as referees before 2026-12-01 placed an abandoned match)'
+    """
+    result = record.get("result")
+    places = result.get("places") if isinstance(result, Mapping) else None
+    if "rules_result" not in record and isinstance(places, list) and set(places) == {1}:
+        return "1st (as referees before 2026-12-01 placed an abandoned match)"
+    return "last"
+
+
 def end_reason(record: Mapping[str, Any], result: Mapping[str, Any] | None = None) -> str | None:
     """How the match ended, in words (``arena replay``'s ``ended:`` line, the replay
     page's header): who reached the target, the deal cap, the time limit, every seat
@@ -819,8 +837,9 @@ def end_reason(record: Mapping[str, Any], result: Mapping[str, Any] | None = Non
         cap = f" (max_deals {rules.max_deals})" if rules is not None and rules.max_deals else ""
         return f"the deal cap{cap} after deal {deals}: placed by score"
     if reason == "forfeits":
-        # (the referee's result places all last; the rules give none)
-        return f"every seat forfeited: abandoned in deal {deals}, all placed last"
+        # (the referee's result places all last, an older one's all 1st; the rules give none)
+        placed = abandoned_places(record)
+        return f"every seat forfeited: abandoned in deal {deals}, all placed {placed}"
     if reason == "interrupted":
         return f"the referee was stopped: interrupted in deal {deals}"
     return None if reason is None else str(reason)
@@ -904,7 +923,7 @@ def _stopped(record: Mapping[str, Any], game: Game) -> str | None:
     if record.get("abandoned"):
         return (
             f"abandoned in deal {deal}: every seat forfeited, so the match stopped there; all "
-            "are placed last and the rules give no result"
+            f"are placed {abandoned_places(record)} and the rules give no result"
         )
     if record.get("interrupted"):
         return (

@@ -411,7 +411,11 @@ def replay(rec: Mapping[str, Any]) -> Game:
                     deal=i,
                 )
     _check_referee(rec, game, len(deals), fallbacks)
-    if "rules_result" not in rec:
+    # Every seat forfeited: the match stopped unfinished. Referees before 2026-12-01 09:42
+    # wrote no rules_result for it and placed every seat 1st, not last (a record of theirs
+    # is read as written: `abandoned` says what it is).
+    older_abandoned = bool(rec.get("abandoned")) and "rules_result" not in rec
+    if "rules_result" not in rec and not older_abandoned:
         _check_result(rec, "result", game)
         forfeits = rec.get("forfeits")
         if game.result is not None and _is_list(forfeits) and forfeits:
@@ -422,8 +426,7 @@ def replay(rec: Mapping[str, Any]) -> Game:
                 f"rules_result: missing, but the record lists forfeits {forfeits!r:.60}: its "
                 "result must place them last, and rules_result keep the rules' own"
             )
-    elif rec["rules_result"] is None:
-        # Every seat forfeited (the referee's "abandoned"): the match stopped unfinished.
+    elif older_abandoned or rec["rules_result"] is None:
         if not rec.get("abandoned"):
             raise ReplayError("rules_result: null is only for an abandoned match")
         if game.result is not None:
@@ -432,7 +435,7 @@ def replay(rec: Mapping[str, Any]) -> Game:
         n = game.n
         if (
             not isinstance(final, Mapping)
-            or final.get("places") != [n] * n
+            or final.get("places") not in ([n] * n, *([[1] * n] if older_abandoned else []))
             or list(final.get("scores", ())) != list(game.scores)
         ):
             raise ReplayError(
@@ -487,6 +490,8 @@ COUNTED_INCIDENTS = (
     ("disconnects", "disconnect"),
     ("bot_errors", "bot_error"),
 )
+#: The detail of the disconnect incident older referees listed but did not count (above).
+_UNCOUNTED_START = "not connected at the start"
 
 
 def _check_by(
@@ -562,12 +567,22 @@ def _check_referee(
             raise ReplayError(
                 f"forfeits: {sorted(rec['forfeits'])}, but the forfeit incidents name {by_incident}"
             )
+    # Referees before 2026-12-01 23:05 listed a seat "not connected at the start" of a match
+    # without counting it in `disconnects`: their records (from before bot_errors, which
+    # every referee since 2026-12-05 writes) are read as those referees counted.
+    uncounted = "" if "bot_errors" in rec else _UNCOUNTED_START
     for key, kind in COUNTED_INCIDENTS:  # (an older record has no bot_errors: none checked)
         counts = rec.get(key)
         if counts is None:
             continue
         for seat, count in enumerate(counts):
-            listed = sum(1 for x in incidents if x.get("kind") == kind and x.get("seat") == seat)
+            listed = sum(
+                1
+                for x in incidents
+                if x.get("kind") == kind
+                and x.get("seat") == seat
+                and not (uncounted and str(x.get("detail", "")).startswith(uncounted))
+            )
             if count < listed:
                 raise ReplayError(f"{key}: seat {seat} counts {count}, {listed} are listed")
     if rec.get("abandoned") and rec.get("rules_result") is not None:

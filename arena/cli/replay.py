@@ -17,7 +17,7 @@ from rich.cells import cell_len
 from rich.console import Console
 
 from arena.cli.options import NonEmptyPath, id_over_name_note, reading_newest, refuse_empty
-from arena.render import changed_cards, plural, printable, time_limit_note
+from arena.render import abandoned_places, changed_cards, plural, printable, time_limit_note
 from engine import ReplayError
 from engine import replay as replay_record
 from engine.record import COUNTED_INCIDENTS, check_record_shape, seed_mismatches
@@ -269,7 +269,7 @@ def _check(ctx: click.Context, record_ref: str, record: dict[str, Any]) -> None:
             who = ", ".join(players[s] for s in _seats(record.get("forfeits"), len(players)))
             click.echo(
                 f"abandoned in deal {stopped}: every seat forfeited ({who}); the record's "
-                "result, checked too, places them all last"
+                f"result, checked too, places them all {abandoned_places(record)}"
             )
         elif record.get("interrupted"):
             click.echo(
