@@ -184,7 +184,9 @@ def test_serve_with_a_db_that_refuses_stops_before_listening(tmp_path: Path) -> 
     """Defect (hostile pass on --db): a database that could not take the tournament (held by
     a program's write transaction, read-only) was found out after the server listened and
     bots could connect, and the exit printed gRPC's "Event loop is closed" traceback. It is
-    registered before listening now: a one-line error, nothing served."""
+    registered before listening now: a one-line error, nothing served. (Since round 48 serve
+    checks the database as `arena tournament` does, ``Storage.check_writable``, so the lock is
+    met as --db is opened: exit 2 naming --db, as for an arena run holding it.)"""
     import sqlite3
 
     from click.testing import CliRunner
@@ -204,7 +206,8 @@ def test_serve_with_a_db_that_refuses_stops_before_listening(tmp_path: Path) -> 
     finally:
         holder.rollback()
         holder.close()
-    assert res.exit_code == 1, res.output
+    assert res.exit_code == 2, res.output
+    assert "Invalid value for --db" in res.output, res.output
     assert "locked" in res.output and "listening" not in res.output, res.output
     assert "Traceback" not in res.output and not (tmp_path / "busy.sqlite.lock").exists()
 
