@@ -149,6 +149,7 @@ async function main() {
   try {
     const d = await api(withTournament(`/api/bots/${encodeURIComponent(botName)}`));
     document.title = `${d.bot} · Thousand Arena`;
+    showTournament(d.tournament.id);  // (its replay links: of this tournament, once another starts)
     render(d);
     setStatus(`tournament ${tournamentState(d.tournament)}`, d.tournament.running);
     document.body.dataset.ready = "1";
