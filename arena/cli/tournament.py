@@ -210,6 +210,7 @@ def tournament(
     # What --fresh would forget, as it stands before the run: it forgets it only once every
     # bot has connected, so a run stopped before that has left it as it was.
     kept = None if resume else _stored_state(cfg)
+    _say_what_is_stored(cfg, _stored_state(cfg) if resume else kept, resume, err_console)
     options = RunOptions(
         fresh=not resume,
         progress=not no_progress and err_console.is_terminal,
@@ -465,6 +466,49 @@ def _stored_state(cfg: TournamentConfig) -> tuple[str, str | None, int] | None:
             return info.created_at, info.finished_at, len(st.completed_indices(cfg.tournament_id))
     except StorageError:
         return None
+
+
+def _say_what_is_stored(
+    cfg: TournamentConfig,
+    stored: tuple[str, str | None, int] | None,
+    resume: bool,
+    console: Console,
+) -> None:
+    """Say, before the run, what it does with the tournament this config already stored.
+    The command of a finished tournament run again (a club's config run the next week)
+    said only "resuming ...: 6 of 6 matches already stored" and "0 matches played", and
+    ``--fresh`` over one forgot its stored matches without a word: neither said that
+    another ``--seed`` or ``name`` plays a new tournament beside the stored one."""
+    if stored is None:
+        return
+    _, finished_at, done = stored
+    beside = "another --seed or name plays a new tournament beside it"
+    if resume and finished_at is not None:
+        console.print(
+            escape(
+                f"note: tournament {cfg.tournament_id} finished {_when(finished_at)}, every "
+                f"match stored ({done} of {cfg.total_matches}): this run plays nothing and "
+                f"writes its leaderboard again; {beside}, and --fresh plays it again, "
+                f"forgetting its {plural(done, 'match')}"
+            ),
+            soft_wrap=True,
+        )
+    elif not resume and done:
+        state = "finished " + _when(finished_at) if finished_at else "not finished"
+        console.print(
+            escape(
+                f"note: --fresh forgets the {plural(done, 'match')} stored of tournament "
+                f"{cfg.tournament_id} ({state}) once every bot has connected, and plays it "
+                + ("again" if cfg.seed is None else f"again on the same deals (seed {cfg.seed})")
+                + f"; {beside}, keeping them"
+            ),
+            soft_wrap=True,
+        )
+
+
+def _when(stamp: str) -> str:
+    """A stored time as the summary says it, to the minute: ``2026-12-06 13:11``."""
+    return stamp[:16].replace("T", " ")
 
 
 def _show(cfg: TournamentConfig, err_console: Console) -> bool:

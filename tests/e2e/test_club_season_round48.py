@@ -8,9 +8,18 @@ right is in the round's report.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import shutil
+import sqlite3
+from pathlib import Path
 from typing import Any
 
+import pytest
+from click.testing import CliRunner
+
+from arena.cli import main
+from arena.tournament.runner import TournamentError
 from tests.web.test_web_round38 import _run_page_js
 
 
@@ -65,3 +74,97 @@ def test_a_replays_links_lead_to_its_own_tournament_not_the_latest() -> None:
     assert heads == ["/?tournament=cl-w2"] * 2 and players[0] == "/bot/alice?tournament=cl-w2"
     heads, players = _replay_links(_summary(None))
     assert heads == ["/", "/"] and players[0] == "/bot/alice"
+
+
+# --- the next week's run of a finished tournament's config ------------------------------
+
+CLUB = """\
+name = "club"
+seed = 12
+max_deals = 1
+concurrency = 3
+db = "runs/club.sqlite"
+out = "out/club"
+bots = ["random", "heuristic", "counting"]
+"""
+
+
+@pytest.fixture(scope="module")
+def finished_week(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding the club's config and its database with the tournament of that
+    config played to its end (6 matches of one deal)."""
+    club = tmp_path_factory.mktemp("club")
+    (club / "club.toml").write_text(CLUB)
+    with contextlib.chdir(club):
+        first = CliRunner().invoke(main, ["tournament", "--config", "club.toml", "--no-progress"])
+    assert first.exit_code == 0, first.output
+    return club
+
+
+def _stored(db: Path) -> list[tuple[str, str]]:
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        return conn.execute("SELECT id, started_at FROM matches ORDER BY id").fetchall()
+
+
+def _run_again(finished_week: Path, tmp_path: Path, *args: str) -> tuple[str, Path]:
+    """The club's command run again on a copy of its database (made at the first call):
+    (its words, the copy)."""
+    db = tmp_path / "club.sqlite"
+    if not db.exists():
+        shutil.copy(finished_week / "runs" / "club.sqlite", db)
+    with contextlib.chdir(finished_week):
+        again = CliRunner().invoke(
+            main, ["tournament", "--config", "club.toml", "--no-progress", "--db", str(db),
+                   "--out", str(tmp_path / "out"), *args],
+        )  # fmt: skip
+    return " ".join(again.output.split()), db
+
+
+def test_a_finished_tournaments_command_run_again_says_why_it_plays_nothing(
+    finished_week: Path, tmp_path: Path
+) -> None:
+    """Defect: a club running its config again the next week got "resuming club-...: 6 of
+    6 matches already stored" and "0 matches played", exit 0, and last week's table: no
+    word that the tournament is finished, nor how to play another. The start now says so,
+    and what plays a new one (another --seed or name) or this one again (--fresh)."""
+    said, db = _run_again(finished_week, tmp_path)
+    before = _stored(db)
+    tid = before[0][0].rsplit("-m", 1)[0]
+    assert f"note: tournament {tid} finished " in said, said
+    assert (
+        "every match stored (6 of 6): this run plays nothing and writes its leaderboard "
+        "again; another --seed or name plays a new tournament beside it, and --fresh plays "
+        "it again, forgetting its 6 matches" in said
+    ), said
+    assert "0 matches played" in said and _stored(db) == before
+    # a tournament stopped before its end is resumed, as ever, with no such note
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        conn.execute("UPDATE tournaments SET finished_at = NULL")  # (stopped, not finished)
+        conn.commit()
+    said, _ = _run_again(finished_week, tmp_path)
+    assert "note: tournament" not in said and "0 matches played" in said, said
+
+
+def test_fresh_over_a_finished_tournament_says_what_it_forgets(
+    finished_week: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: `--fresh` (what a club tries for "play it again this week") forgot the
+    finished tournament's stored matches without a word, and with the config's `seed`
+    played the same deals again. The start now says what it forgets, that the deals are
+    the same, and what keeps them. (The run itself is stopped here before any bot starts:
+    the note is said before, and nothing is forgotten.)"""
+
+    def no_run(*_: object, **__: object) -> None:
+        raise TournamentError("stopped by the test before any bot starts")
+
+    monkeypatch.setattr("arena.cli.tournament.run", no_run)
+    said, db = _run_again(finished_week, tmp_path, "--fresh")
+    tid = _stored(db)[0][0].rsplit("-m", 1)[0]
+    assert f"note: --fresh forgets the 6 matches stored of tournament {tid} (finished " in said, (
+        said
+    )
+    assert (
+        "once every bot has connected, and plays it again on the same deals (seed 12); "
+        "another --seed or name plays a new tournament beside it, keeping them" in said
+    ), said
+    assert len(_stored(db)) == 6
