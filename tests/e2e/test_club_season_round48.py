@@ -12,6 +12,7 @@ import contextlib
 import json
 import shutil
 import sqlite3
+import urllib.error
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,8 @@ from click.testing import CliRunner
 
 from arena.cli import main
 from arena.tournament.runner import TournamentError
+from arena.web.demo import make_demo_db
+from tests.support.harness import get_json, web_server
 from tests.web.test_web_round38 import _run_page_js
 
 
@@ -168,3 +171,71 @@ def test_fresh_over_a_finished_tournament_says_what_it_forgets(
         "another --seed or name plays a new tournament beside it, keeping them" in said
     ), said
     assert len(_stored(db)) == 6
+
+
+# --- a member across the season's tournaments -------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def season(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A club's database: the 1001 league's week 1 with dan, then the classic league's
+    week 2, the latest, which dan does not play in (he left), nor did erin play week 1."""
+    db = tmp_path_factory.mktemp("season") / "club.sqlite"
+    make_demo_db(db, matches=2, max_deals=1, tournament_id="w1", bots=("alice", "bob", "dan"))
+    make_demo_db(db, matches=2, max_deals=1, tournament_id="w2", bots=("alice", "bob", "erin"))
+    return db
+
+
+def test_a_bot_looked_for_in_another_weeks_tournament_is_said_where_it_plays(
+    season: Path,
+) -> None:
+    """Defect: `arena replay --list --bot dan` (the latest tournament by default) and
+    `arena web`'s page of dan said only "no bot 'dan' in tournament w2": a member of last
+    week, or of the other league, seemed not to be in the database at all. They now name
+    the tournaments he plays in."""
+    r = CliRunner().invoke(main, ["replay", "--list", "--db", str(season), "--bot", "dan"])
+    assert r.exit_code == 2, r.output
+    assert (
+        "--bot: no bot 'dan' in tournament w2 (its bots: alice, bob, erin); dan plays in w1 "
+        "(--tournament ID)" in " ".join(r.output.split())
+    ), r.output
+    r = CliRunner().invoke(main, ["replay", "--list", "--db", str(season), "--bot", "nobody"])
+    assert r.exit_code == 2 and "plays in" not in r.output, r.output
+    with web_server(season) as server:
+        for path in ("/api/bots/dan", "/api/matches?bot=dan"):
+            with pytest.raises(urllib.error.HTTPError) as e:
+                get_json(server.url, path)
+            assert e.value.code == 404
+            said = json.loads(e.value.read())["error"]
+            assert said == "no bot 'dan' in tournament 'w2'; dan plays in w1", said
+
+
+def test_a_bots_page_links_its_pages_in_the_other_tournaments(season: Path) -> None:
+    """Missing for a club: a member's page showed one tournament, and nothing said that he
+    played in others (another week, the other league). `/api/bots/<name>` now lists the
+    tournaments it plays in, the latest first, and the page links its page in each."""
+    with web_server(season) as server:
+        page = get_json(server.url, "/api/bots/alice?tournament=w1")
+    assert [(t["id"], t["name"]) for t in page["tournaments"]] == [("w2", "w2"), ("w1", "w1")]
+    got = _run_page_js(
+        "bot.js",
+        f"""
+const p = otherTournaments({json.dumps(page)});
+const links = [];
+const walk = (n) => {{
+  if (n.tag === "a") links.push([n.attrs.href, n.textContent]);
+  n.children.forEach(walk);
+}};
+walk(p);
+process.stdout.write(JSON.stringify([p.textContent.split(":")[0], links]));
+""",
+    )
+    when = page["tournaments"][0]["created_at"][:16].replace("T", " ")
+    assert got == ["Also plays in", [["/bot/alice?tournament=w2", f"w2 ({when})"]]]
+    with web_server(season) as server:
+        page = get_json(server.url, "/api/bots/erin")
+    assert [t["id"] for t in page["tournaments"]] == ["w2"]
+    got = _run_page_js(
+        "bot.js", f"process.stdout.write(JSON.stringify(otherTournaments({json.dumps(page)})));"
+    )
+    assert got is None
