@@ -482,7 +482,7 @@ def _say_what_is_stored(
     if stored is None:
         return
     _, finished_at, done = stored
-    beside = "another --seed or name plays a new tournament beside it"
+    beside = "another name (--set name=NEW) or --seed N plays a new tournament beside it"
     if resume and finished_at is not None:
         console.print(
             escape(

@@ -129,15 +129,15 @@ def test_a_finished_tournaments_command_run_again_says_why_it_plays_nothing(
     """Defect: a club running its config again the next week got "resuming club-...: 6 of
     6 matches already stored" and "0 matches played", exit 0, and last week's table: no
     word that the tournament is finished, nor how to play another. The start now says so,
-    and what plays a new one (another --seed or name) or this one again (--fresh)."""
+    and what plays a new one (another name or --seed) or this one again (--fresh)."""
     said, db = _run_again(finished_week, tmp_path)
     before = _stored(db)
     tid = before[0][0].rsplit("-m", 1)[0]
     assert f"note: tournament {tid} finished " in said, said
     assert (
         "every match stored (6 of 6): this run plays nothing and writes its leaderboard "
-        "again; another --seed or name plays a new tournament beside it, and --fresh plays "
-        "it again, forgetting its 6 matches" in said
+        "again; another name (--set name=NEW) or --seed N plays a new tournament beside it, "
+        "and --fresh plays it again, forgetting its 6 matches" in said
     ), said
     assert "0 matches played" in said and _stored(db) == before
     # a tournament stopped before its end is resumed, as ever, with no such note
@@ -168,7 +168,8 @@ def test_fresh_over_a_finished_tournament_says_what_it_forgets(
     )
     assert (
         "once every bot has connected, and plays it again on the same deals (seed 12); "
-        "another --seed or name plays a new tournament beside it, keeping them" in said
+        "another name (--set name=NEW) or --seed N plays a new tournament beside it, keeping "
+        "them" in said
     ), said
     assert len(_stored(db)) == 6
 
