@@ -458,8 +458,8 @@ def _stored_state(cfg: TournamentConfig) -> tuple[str, str | None, int] | None:
     it is not stored, or cannot be read): what ``--fresh`` replaces, once it does."""
     if not Path(cfg.db).is_file():  # (not made here: the run makes it, as it should be)
         return None
-    try:
-        with Storage(cfg.db) as st:
+    try:  # (read-only: the run, not this look, writes the database, once it holds the lock)
+        with Storage.open_readonly(cfg.db) as st:
             info = st.tournament(cfg.tournament_id)
             if info is None:
                 return None
