@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import shutil
 import sqlite3
 import urllib.error
@@ -20,7 +21,9 @@ import pytest
 from click.testing import CliRunner
 
 from arena.cli import main
-from arena.tournament.runner import TournamentError
+from arena.storage import Storage
+from arena.tournament.config import load_config
+from arena.tournament.runner import TournamentError, _say_unfinished_namesakes
 from arena.web.demo import make_demo_db
 from tests.support.harness import get_json, web_server
 from tests.web.test_web_round38 import _run_page_js
@@ -240,3 +243,25 @@ process.stdout.write(JSON.stringify([p.textContent.split(":")[0], links]));
         "bot.js", f"process.stdout.write(JSON.stringify(otherTournaments({json.dumps(page)})));"
     )
     assert got is None
+
+
+def test_a_new_tournament_beside_a_finished_one_of_its_name_says_why(
+    finished_week: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect: the same command a week later, a bot file edited meanwhile (or `max_deals`),
+    played a whole new tournament of the same name without a word of why, where the
+    unedited command plays nothing: only an unfinished namesake was said. The start now
+    says which tournament it starts beside which finished one, and what changed."""
+    db = tmp_path / "club.sqlite"
+    shutil.copy(finished_week / "runs" / "club.sqlite", db)
+    cfg = load_config(finished_week / "club.toml", ["max_deals=2"])
+    caplog.set_level(logging.INFO, logger="arena.tournament.progress")
+    with Storage(db) as st:
+        (old,) = st.tournaments()
+        _say_unfinished_namesakes(cfg, st)
+    said = [r.getMessage() for r in caplog.records]
+    assert said == [
+        f"a new tournament, {cfg.tournament_id}, beside {old.id} of the same name (finished "
+        f"{old.finished_at[:16].replace('T', ' ')}): this config is not its own (max_deals "
+        "1 → 2)"
+    ], said
