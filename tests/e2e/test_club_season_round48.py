@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import re
 import shutil
 import sqlite3
 import urllib.error
@@ -25,6 +26,7 @@ from arena.storage import Storage
 from arena.tournament.config import load_config
 from arena.tournament.runner import TournamentError, _say_unfinished_namesakes
 from arena.web.demo import make_demo_db
+from tests.arena.test_serve_audit import _serve_terminated_once_listening
 from tests.support.harness import get_json, web_server
 from tests.web.test_web_round38 import _run_page_js
 
@@ -265,3 +267,25 @@ def test_a_new_tournament_beside_a_finished_one_of_its_name_says_why(
         f"{old.finished_at[:16].replace('T', ' ')}): this config is not its own (max_deals "
         "1 → 2)"
     ], said
+
+
+# --- the club's live sessions: `arena serve --db` -------------------------------------
+
+
+def test_a_serve_sessions_tournament_takes_the_name_given(tmp_path: Path) -> None:
+    """Missing for a club: every `arena serve --db` session was a tournament named `serve`,
+    so a season's sessions in the club's database read "serve [serve-20261206-..., date]"
+    in `arena web`'s selector and `--tournament serve` was the latest of them all. `--name`
+    names it (its id: NAME-<start time>-<hex>); given without --db (where nothing would
+    keep it) or written as no tournament name, it is refused."""
+    db = tmp_path / "club.sqlite"
+    out = _serve_terminated_once_listening(tmp_path, "", "--db", str(db), "--name", "live-w3")
+    assert out.returncode == 0, (out.stdout, out.stderr)
+    assert re.search(r"as tournament live-w3-\d{8}-\d{6}-[0-9a-f]{4}\n", out.stdout), out.stdout
+    tokens = tmp_path / "tokens.toml"
+    for args, why in (
+        (["--name", "live-w3"], "--name names the tournament that --db stores: give --db too"),
+        (["--name", "live w3", "--db", str(db)], "'live w3': a tournament name starts with"),
+    ):
+        r = CliRunner().invoke(main, ["serve", "--tokens", str(tokens), *args])
+        assert r.exit_code == 2 and why in " ".join(r.output.split()), r.output
