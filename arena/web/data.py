@@ -334,14 +334,15 @@ class DataSource:
             # (read at each request: a page of matches is cheap, and the latest is shown)
             page = _match_page(st, info.id, name, limit, before)
             tournament_json = _tournament_json(info, lock_owner(self.db))
+            # (every tournament it plays in, the latest first: its page links the others)
+            tournaments = _tournaments_of(st, name)
             state = ("bot", info.id, name, board_for, listed_for, _state_key(info, st),
-                     tournament_json, limit, before)  # fmt: skip
+                     tournament_json, limit, before, tournaments)  # fmt: skip
             return Document({
                 "tournament": tournament_json,
                 "bot": name,
-                # every tournament of the database it plays in, the latest first, its page
-                # in each linked (a club's: a tournament a week, two leagues side by side)
-                "tournaments": _tournaments_of(st, name),
+                # (a club's database: a tournament a week, two leagues side by side)
+                "tournaments": tournaments,
                 "row": row,
                 "history": doc["history"].get(name, []),
                 **page,

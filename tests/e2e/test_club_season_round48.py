@@ -28,6 +28,7 @@ from arena.tournament.runner import TournamentError, _say_unfinished_namesakes
 from arena.web.demo import make_demo_db
 from tests.arena.test_serve_audit import _serve_terminated_once_listening
 from tests.support.harness import get_json, web_server
+from tests.web.test_web_poll_cost import get
 from tests.web.test_web_round38 import _run_page_js
 
 
@@ -216,7 +217,7 @@ def test_a_bot_looked_for_in_another_weeks_tournament_is_said_where_it_plays(
             assert said == "no bot 'dan' in tournament 'w2'; dan plays in w1", said
 
 
-def test_a_bots_page_links_its_pages_in_the_other_tournaments(season: Path) -> None:
+def test_a_bots_page_links_its_pages_in_the_other_tournaments(season: Path, tmp_path: Path) -> None:
     """Missing for a club: a member's page showed one tournament, and nothing said that he
     played in others (another week, the other league). `/api/bots/<name>` now lists the
     tournaments it plays in, the latest first, and the page links its page in each."""
@@ -238,6 +239,17 @@ process.stdout.write(JSON.stringify([p.textContent.split(":")[0], links]));
     )
     when = page["tournaments"][0]["created_at"][:16].replace("T", " ")
     assert got == ["Also plays in", [["/bot/alice?tournament=w2", f"w2 ({when})"]]]
+    # a tournament of the bot stored since: its page's answer is another (no 304 of the
+    # list it had)
+    db = tmp_path / "club.sqlite"
+    shutil.copy(season, db)
+    with web_server(db) as server:
+        status, headers, _ = get(server.url, "/api/bots/alice?tournament=w1")
+        make_demo_db(db, matches=1, max_deals=1, tournament_id="w3", bots=("alice", "bob", "x"))
+        again = {"If-None-Match": headers["ETag"]}
+        status, _, body = get(server.url, "/api/bots/alice?tournament=w1", again)
+    assert status == 200
+    assert [t["id"] for t in json.loads(body)["tournaments"]] == ["w3", "w2", "w1"]
     with web_server(season) as server:
         page = get_json(server.url, "/api/bots/erin")
     assert [t["id"] for t in page["tournaments"]] == ["w2"]
