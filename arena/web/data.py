@@ -342,7 +342,7 @@ class DataSource:
                 "tournament": tournament_json,
                 "bot": name,
                 # (a club's database: a tournament a week, two leagues side by side)
-                "tournaments": tournaments,
+                "plays_in": tournaments,
                 "row": row,
                 "history": doc["history"].get(name, []),
                 **page,

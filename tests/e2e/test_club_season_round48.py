@@ -219,11 +219,11 @@ def test_a_bot_looked_for_in_another_weeks_tournament_is_said_where_it_plays(
 
 def test_a_bots_page_links_its_pages_in_the_other_tournaments(season: Path, tmp_path: Path) -> None:
     """Missing for a club: a member's page showed one tournament, and nothing said that he
-    played in others (another week, the other league). `/api/bots/<name>` now lists the
+    played in others (another week, the other league). `/api/bots/<name>` now lists (`plays_in`) the
     tournaments it plays in, the latest first, and the page links its page in each."""
     with web_server(season) as server:
         page = get_json(server.url, "/api/bots/alice?tournament=w1")
-    assert [(t["id"], t["name"]) for t in page["tournaments"]] == [("w2", "w2"), ("w1", "w1")]
+    assert [(t["id"], t["name"]) for t in page["plays_in"]] == [("w2", "w2"), ("w1", "w1")]
     got = _run_page_js(
         "bot.js",
         f"""
@@ -237,7 +237,7 @@ walk(p);
 process.stdout.write(JSON.stringify([p.textContent.split(":")[0], links]));
 """,
     )
-    when = page["tournaments"][0]["created_at"][:16].replace("T", " ")
+    when = page["plays_in"][0]["created_at"][:16].replace("T", " ")
     assert got == ["Also plays in", [["/bot/alice?tournament=w2", f"w2 ({when})"]]]
     # a tournament of the bot stored since: its page's answer is another (no 304 of the
     # list it had)
@@ -249,10 +249,10 @@ process.stdout.write(JSON.stringify([p.textContent.split(":")[0], links]));
         again = {"If-None-Match": headers["ETag"]}
         status, _, body = get(server.url, "/api/bots/alice?tournament=w1", again)
     assert status == 200
-    assert [t["id"] for t in json.loads(body)["tournaments"]] == ["w3", "w2", "w1"]
+    assert [t["id"] for t in json.loads(body)["plays_in"]] == ["w3", "w2", "w1"]
     with web_server(season) as server:
         page = get_json(server.url, "/api/bots/erin")
-    assert [t["id"] for t in page["tournaments"]] == ["w2"]
+    assert [t["id"] for t in page["plays_in"]] == ["w2"]
     got = _run_page_js(
         "bot.js", f"process.stdout.write(JSON.stringify(otherTournaments({json.dumps(page)})));"
     )

@@ -119,7 +119,7 @@ function render(d) {
 // The database's other tournaments the bot plays in (a club's other weeks, its other
 // league), the latest first, each linking to the bot's page there.
 function otherTournaments(d) {
-  const others = (d.tournaments || []).filter((t) => t.id !== d.tournament.id);
+  const others = (d.plays_in || []).filter((t) => t.id !== d.tournament.id);
   if (!others.length) return null;
   const when = (t) => String(t.created_at || "").slice(0, 16).replace("T", " ");
   return el("p", { class: "small muted", id: "bot-tournaments" }, "Also plays in: ",
