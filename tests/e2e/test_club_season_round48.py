@@ -301,3 +301,21 @@ def test_a_serve_sessions_tournament_takes_the_name_given(tmp_path: Path) -> Non
     ):
         r = CliRunner().invoke(main, ["serve", "--tokens", str(tokens), *args])
         assert r.exit_code == 2 and why in " ".join(r.output.split()), r.output
+
+
+def test_a_bot_renamed_between_weeks_is_said_renamed(
+    finished_week: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect: a member's bot renamed in the club's config (the same file, the same code)
+    was said to be "bots added: rnd; bots removed: random": nothing told the club that
+    its results under the old name stay there, no page joining them to the new one. The
+    change now says "bot random renamed rnd"."""
+    db = tmp_path / "club.sqlite"
+    shutil.copy(finished_week / "runs" / "club.sqlite", db)
+    renamed = 'bots={rnd = "random", heuristic = "heuristic", counting = "counting"}'
+    cfg = load_config(finished_week / "club.toml", [renamed])
+    caplog.set_level(logging.INFO, logger="arena.tournament.progress")
+    with Storage(db) as st:
+        _say_unfinished_namesakes(cfg, st)
+    said = " ".join(r.getMessage() for r in caplog.records)
+    assert said.endswith("this config is not its own (bot random renamed rnd)"), said
