@@ -453,9 +453,10 @@ def _stored(cfg: TournamentConfig) -> int | None:
         return 0
 
 
-def _stored_state(cfg: TournamentConfig) -> tuple[str, str | None, int] | None:
-    """The stored tournament's creation and finish times and its matches stored (None when
-    it is not stored, or cannot be read): what ``--fresh`` replaces, once it does."""
+def _stored_state(cfg: TournamentConfig) -> tuple[str, str | None, int, str] | None:
+    """The stored tournament's creation and finish times, its matches stored and its
+    fingerprint (None when it is not stored, or cannot be read): what ``--fresh``
+    replaces, once it does."""
     if not Path(cfg.db).is_file():  # (not made here: the run makes it, as it should be)
         return None
     try:  # (read-only: the run, not this look, writes the database, once it holds the lock)
@@ -463,14 +464,15 @@ def _stored_state(cfg: TournamentConfig) -> tuple[str, str | None, int] | None:
             info = st.tournament(cfg.tournament_id)
             if info is None:
                 return None
-            return info.created_at, info.finished_at, len(st.completed_indices(cfg.tournament_id))
+            done = len(st.completed_indices(cfg.tournament_id))
+            return info.created_at, info.finished_at, done, info.fingerprint
     except StorageError:
         return None
 
 
 def _say_what_is_stored(
     cfg: TournamentConfig,
-    stored: tuple[str, str | None, int] | None,
+    stored: tuple[str, str | None, int, str] | None,
     resume: bool,
     console: Console,
 ) -> None:
@@ -481,9 +483,10 @@ def _say_what_is_stored(
     another ``--seed`` or ``name`` plays a new tournament beside the stored one."""
     if stored is None:
         return
-    _, finished_at, done = stored
+    _, finished_at, done, fingerprint = stored
     beside = "another name (--set name=NEW) or --seed N plays a new tournament beside it"
-    if resume and finished_at is not None:
+    # (a fixed `id` stored with another config: the run refuses it, saying what changed)
+    if resume and finished_at is not None and fingerprint == cfg.fingerprint:
         console.print(
             escape(
                 f"note: tournament {cfg.tournament_id} finished {_when(finished_at)}, every "

@@ -152,6 +152,13 @@ def test_a_finished_tournaments_command_run_again_says_why_it_plays_nothing(
         conn.commit()
     said, _ = _run_again(finished_week, tmp_path)
     assert "note: tournament" not in said and "0 matches played" in said, said
+    # one stored with another config (a fixed `id`: the run refuses it) plays nothing
+    # either, and is not said to be finished and played again
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        conn.execute("UPDATE tournaments SET fingerprint = 'another'")
+        conn.commit()
+    said, _ = _run_again(finished_week, tmp_path)
+    assert "note: tournament" not in said and "was started with another config" in said, said
 
 
 def test_fresh_over_a_finished_tournament_says_what_it_forgets(
