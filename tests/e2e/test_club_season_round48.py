@@ -85,6 +85,19 @@ def test_a_replays_links_lead_to_its_own_tournament_not_the_latest() -> None:
     assert heads == ["/", "/"] and players[0] == "/bot/alice"
 
 
+def test_a_replay_of_last_weeks_match_links_last_weeks_pages(season: Path) -> None:
+    """The same, from the summary `arena web` serves of a match of week 1 while week 2 is
+    the latest tournament of the database."""
+    with web_server(season) as server:
+        (match_id, *_) = [
+            m["match_id"] for m in get_json(server.url, "/api/matches?tournament=w1")["matches"]
+        ]
+        summary = get_json(server.url, f"/api/matches/{match_id}")
+    heads, players = _replay_links(summary)
+    assert heads == ["/?tournament=w1"] * 2
+    assert players and all(p.endswith("?tournament=w1") for p in players), players
+
+
 # --- the next week's run of a finished tournament's config ------------------------------
 
 CLUB = """\
