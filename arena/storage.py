@@ -1047,6 +1047,21 @@ class Storage:
             ids = [r[0] for r in self.conn.execute("SELECT id FROM tournaments ORDER BY rowid")]
         return [t for i in ids if (t := self.tournament(i, listing=True)) is not None]
 
+    def tournaments_of(self, bot: str) -> list[str]:
+        """The ids of the stored tournaments ``bot`` plays in (listed among its bots, or
+        seated in a stored match: `arena serve --db` lists none), the latest created first.
+        A club's database holds a tournament a week and a league beside another: what names
+        them when a bot is looked for in one it did not play in, and on its page."""
+        with self._guard("reading tournaments"):
+            rows = self.conn.execute(
+                "SELECT id FROM tournaments WHERE id IN (SELECT tournament_id FROM"
+                " tournament_bots WHERE bot = ?) OR id IN (SELECT m.tournament_id FROM"
+                " match_players p JOIN matches m ON m.id = p.match_id WHERE p.bot = ?)"
+                " ORDER BY rowid DESC",
+                (bot, bot),
+            ).fetchall()
+        return [str(r[0]) for r in rows]
+
     def resolve_tournament(self, ref: str | None) -> str:
         """The id of tournament ``ref``: its id, or its name (the config's ``name``; ids add
         the config's fingerprint, ``default-bd07867d053f``), the latest created of that name;

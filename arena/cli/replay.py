@@ -389,6 +389,7 @@ def _list_matches(ctx: click.Context, db: Path | None, ref: str | None, bot: str
                 if note is not None:
                     click.echo(note, err=True)
             info = st.tournament(tid)
+            elsewhere = st.tournaments_of(bot) if bot is not None else []
             results = st.match_results(tid)
             incidents = st.incidents(tid)
             limits = st.time_limits(tid)
@@ -403,7 +404,9 @@ def _list_matches(ctx: click.Context, db: Path | None, ref: str | None, bot: str
         bots.extend(b for b in r.seats if b not in bots)
     if bot is not None and bot not in bots:
         known = ", ".join(bots) or "none"
-        _error(f"--bot: no bot {bot!r} in tournament {tid} (its bots: {known})")
+        # (a club's database holds a tournament a week: say where the bot did play)
+        played = f"; {bot} plays in {', '.join(elsewhere)} (--tournament ID)" if elsewhere else ""
+        _error(f"--bot: no bot {bot!r} in tournament {tid} (its bots: {known}){played}")
         ctx.exit(2)
     shown = [r for r in results if bot is None or bot in r.seats]
     total = info.total_matches if info is not None else len(results)

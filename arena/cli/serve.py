@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from arena.cli.options import (
     Host,
@@ -68,6 +69,7 @@ class _Results:
                  bots: list[tuple[str, str]]) -> None:  # fmt: skip
         self.db = db
         self.tid = ""
+        self.name = "serve"  # (--name: the tournament is <name>-<start time>-<hex>)
         self._storage = storage
         self._lock = lock
         self._config = config
@@ -119,10 +121,10 @@ class _Results:
         return results
 
     def start(self, stamp: str) -> str:
-        """Register the tournament ``serve-<stamp>``; its id."""
+        """Register the tournament ``<name>-<stamp>`` (``name``: ``--name``); its id."""
         from arena.storage import StorageError
 
-        self.tid = f"serve-{stamp}"
+        self.tid = f"{self.name}-{stamp}"
         with contextlib.suppress(OSError):
             self._lock.name(self.tid)
         try:
@@ -131,7 +133,7 @@ class _Results:
             raise click.ClickException(f"--db {self.db}: {e}") from e
         try:
             self._storage.ensure_tournament(
-                self.tid, name="serve", fingerprint=self.tid, config=self._config,
+                self.tid, name=self.name, fingerprint=self.tid, config=self._config,
                 total_matches=self._config["max_matches"] or 0, bots=self._bots,
             )  # fmt: skip
         except StorageError as e:
@@ -340,6 +342,16 @@ def _check_pem(path: Path | None, what: str, param: str) -> None:
         raise click.BadParameter(problem, param_hint=param)
 
 
+def _tournament_name(ctx: click.Context, param: click.Parameter, name: str) -> str:
+    """``--name``: written as a tournament config's ``name`` is."""
+    if not BOT_NAME_RE.match(name):
+        raise click.BadParameter(
+            f"{printable(name[:100])!r}: a tournament name starts with a letter or a digit, "
+            "then letters, digits, '.', '_' or '-' (at most 64 characters)"
+        )
+    return name
+
+
 @click.command()
 @click.option("--host", type=Host(), default="127.0.0.1", show_default=True,
               help="Address to listen on.")  # fmt: skip
@@ -400,7 +412,13 @@ def _check_pem(path: Path | None, what: str, param: str) -> None:
 @click.option(
     "--db", type=NonEmptyPath(dir_okay=False, path_type=Path), default=None,
     help="Also store every finished match in this SQLite database, as a tournament named "
-    "serve-<start time>-<hex>, for `arena leaderboard`, `arena web` and `arena replay`.",
+    "serve-<start time>-<hex> (--name: another name), for `arena leaderboard`, `arena web` "
+    "and `arena replay`.",
+)  # fmt: skip
+@click.option(
+    "--name", "tournament_name", default="serve", show_default=True, callback=_tournament_name,
+    help="The name of the tournament --db stores (its id: NAME-<start time>-<hex>), so that a "
+    "club's sessions are told apart: `arena leaderboard --tournament NAME` shows the latest.",
 )  # fmt: skip
 @click.option("-v", "--verbose", is_flag=True, help="Log every connection and incident.")
 def serve(
@@ -420,11 +438,16 @@ def serve(
     tls_key: Path | None,
     drain_s: float,
     db: Path | None,
+    tournament_name: str,
     verbose: bool,
 ) -> None:
     """Run the referee: bots connect with their tokens and are seated into matches (3 or 4
     per the ruleset) as long as enough of them are idle; every match is recorded."""
     check_grpc_environment()
+    source = click.get_current_context().get_parameter_source("tournament_name")
+    if db is None and source is not ParameterSource.DEFAULT:
+        # (it names nothing else: a name given and stored nowhere would be lost in silence)
+        raise click.UsageError("--name names the tournament that --db stores: give --db too")
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -503,6 +526,8 @@ def serve(
             record_dir=record_dir,
         )
         results = None if db is None else _Results.open(db, rs, tokens, max_matches)
+        if results is not None:
+            results.name = tournament_name
     except (ValueError, click.ClickException) as e:
         remove_empty(record_dirs_made)
         if isinstance(e, click.ClickException):

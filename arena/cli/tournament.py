@@ -210,6 +210,7 @@ def tournament(
     # What --fresh would forget, as it stands before the run: it forgets it only once every
     # bot has connected, so a run stopped before that has left it as it was.
     kept = None if resume else _stored_state(cfg)
+    _say_what_is_stored(cfg, _stored_state(cfg) if resume else kept, resume, err_console)
     options = RunOptions(
         fresh=not resume,
         progress=not no_progress and err_console.is_terminal,
@@ -452,19 +453,65 @@ def _stored(cfg: TournamentConfig) -> int | None:
         return 0
 
 
-def _stored_state(cfg: TournamentConfig) -> tuple[str, str | None, int] | None:
-    """The stored tournament's creation and finish times and its matches stored (None when
-    it is not stored, or cannot be read): what ``--fresh`` replaces, once it does."""
+def _stored_state(cfg: TournamentConfig) -> tuple[str, str | None, int, str] | None:
+    """The stored tournament's creation and finish times, its matches stored and its
+    fingerprint (None when it is not stored, or cannot be read): what ``--fresh``
+    replaces, once it does."""
     if not Path(cfg.db).is_file():  # (not made here: the run makes it, as it should be)
         return None
-    try:
-        with Storage(cfg.db) as st:
+    try:  # (read-only: the run, not this look, writes the database, once it holds the lock)
+        with Storage.open_readonly(cfg.db) as st:
             info = st.tournament(cfg.tournament_id)
             if info is None:
                 return None
-            return info.created_at, info.finished_at, len(st.completed_indices(cfg.tournament_id))
+            done = len(st.completed_indices(cfg.tournament_id))
+            return info.created_at, info.finished_at, done, info.fingerprint
     except StorageError:
         return None
+
+
+def _say_what_is_stored(
+    cfg: TournamentConfig,
+    stored: tuple[str, str | None, int, str] | None,
+    resume: bool,
+    console: Console,
+) -> None:
+    """Say, before the run, what it does with the tournament this config already stored.
+    The command of a finished tournament run again (a club's config run the next week)
+    said only "resuming ...: 6 of 6 matches already stored" and "0 matches played", and
+    ``--fresh`` over one forgot its stored matches without a word: neither said that
+    another ``--seed`` or ``name`` plays a new tournament beside the stored one."""
+    if stored is None:
+        return
+    _, finished_at, done, fingerprint = stored
+    beside = "another name (--set name=NEW) or --seed N plays a new tournament beside it"
+    # (a fixed `id` stored with another config: the run refuses it, saying what changed)
+    if resume and finished_at is not None and fingerprint == cfg.fingerprint:
+        console.print(
+            escape(
+                f"note: tournament {cfg.tournament_id} finished {_when(finished_at)}, every "
+                f"match stored ({done} of {cfg.total_matches}): this run plays nothing and "
+                f"writes its leaderboard again; {beside}, and --fresh plays it again, "
+                f"forgetting its {plural(done, 'match')}"
+            ),
+            soft_wrap=True,
+        )
+    elif not resume and done:
+        state = "finished " + _when(finished_at) if finished_at else "not finished"
+        console.print(
+            escape(
+                f"note: --fresh forgets the {plural(done, 'match')} stored of tournament "
+                f"{cfg.tournament_id} ({state}) once every bot has connected, and plays it "
+                + ("again" if cfg.seed is None else f"again on the same deals (seed {cfg.seed})")
+                + f"; {beside}, keeping them"
+            ),
+            soft_wrap=True,
+        )
+
+
+def _when(stamp: str) -> str:
+    """A stored time as the summary says it, to the minute: ``2026-12-06 13:11``."""
+    return stamp[:16].replace("T", " ")
 
 
 def _show(cfg: TournamentConfig, err_console: Console) -> bool:

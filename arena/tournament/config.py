@@ -327,6 +327,11 @@ class TournamentConfig:
         return d
 
 
+def _but_name(bot: Mapping[str, Any]) -> dict[str, Any]:
+    """A bot's identity without its name: how it is launched and its code."""
+    return {k: v for k, v in bot.items() if k != "name"}
+
+
 def identity_changes(stored: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     """What differs between two tournaments' identities (stored configs, or
     :meth:`TournamentConfig.identity`), in words: ``["bots added: r3", "max_deals 3 → 4"]``.
@@ -336,6 +341,9 @@ def identity_changes(stored: Mapping[str, Any], new: Mapping[str, Any]) -> list[
     >>> identity_changes({"matches_per_table": 1, "bots": [{"name": "a"}]},
     ...                  {"matches_per_table": 2, "bots": [{"name": "a"}, {"name": "b"}]})
     ['bots added: b', 'matches_per_table 1 → 2']
+    >>> identity_changes({"bots": [{"name": "carol", "code": "1"}, {"name": "bob"}]},
+    ...                  {"bots": [{"name": "caroline", "code": "1"}]})
+    ['bot carol renamed caroline', 'bots removed: bob']
     """
 
     def short(value: Any) -> str:
@@ -350,6 +358,18 @@ def identity_changes(stored: Mapping[str, Any], new: Mapping[str, Any]) -> list[
     new_bots = {b.get("name"): b for b in new.get("bots") or () if isinstance(b, Mapping)}
     added = [str(n) for n in new_bots if n not in old_bots]
     removed = [str(n) for n in old_bots if n not in new_bots]
+    # A bot added as one removed was, name apart (same launch, same code): renamed. Said as
+    # such, where "bots added: caroline; bots removed: carol" hid that it is the same bot,
+    # whose results under its old name no page joins to its new one.
+    renamed = []
+    for was_added in list(added):
+        bot = new_bots.get(was_added)  # (None for a name that is no string: damaged)
+        same = [r for r in removed if bot and _but_name(old_bots.get(r) or {}) == _but_name(bot)]
+        if same:
+            renamed.append(f"bot {same[0]} renamed {was_added}")
+            added.remove(was_added)
+            removed.remove(same[0])
+    out.extend(renamed)
     if added:
         out.append("bots added: " + ", ".join(added))
     if removed:
@@ -376,7 +396,7 @@ def identity_changes(stored: Mapping[str, Any], new: Mapping[str, Any]) -> list[
                     "this arena cannot resume that tournament"
                 )
             out.append(f"bot {name}'s {what}")
-    if added == removed == [] and list(old_bots) != list(new_bots):
+    if added == removed == renamed == [] and list(old_bots) != list(new_bots):
         out.append("the order of the bots")
     old_rules, new_rules = stored.get("ruleset"), new.get("ruleset")
     if isinstance(old_rules, Mapping) and isinstance(new_rules, Mapping):

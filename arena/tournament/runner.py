@@ -1154,14 +1154,25 @@ def _say_unfinished_namesakes(cfg: TournamentConfig, storage: Storage) -> None:
     code), so "the same command" does not resume it. Said before the run starts, with what
     changed, so that an organiser who meant to resume can stop and restore the config."""
     try:
-        others = [
+        namesakes = [
             t for t in storage.tournaments()
-            if t.name == cfg.name and t.id != cfg.tournament_id and t.completed < t.total_matches
+            if t.name == cfg.name and t.id != cfg.tournament_id
             and "damaged" not in t.config and t.config.get("kind") != "serve"
         ]  # fmt: skip
     except StorageError:  # (the run itself says what is wrong with the database)
         return
+    others = [t for t in namesakes if t.completed < t.total_matches]
     if not others:
+        if namesakes:
+            # The same command a week later, a bot file edited meanwhile: a new tournament
+            # of every match, where the unedited command plays nothing. Said, with why.
+            old = namesakes[-1]
+            changes = identity_changes(old.config, cfg.identity()) or ["its settings"]
+            progress_log.info(
+                "a new tournament, %s, beside %s of the same name (finished %s): this config "
+                "is not its own (%s)", cfg.tournament_id, old.id,
+                (old.finished_at or "")[:16].replace("T", " "), "; ".join(changes),
+            )  # fmt: skip
         return
     old = others[-1]
     changes = identity_changes(old.config, cfg.identity()) or ["its settings"]

@@ -307,7 +307,7 @@ class DataSource:
             doc, board_for = self._board(st, info)
             row = next((r for r in doc["rows"] if r["bot"] == name), None)
             if row is None and name not in info.bots:
-                raise NotFound(f"no bot {name!r} in tournament {info.id!r}")
+                raise NotFound(_no_bot(st, name, info))
 
             def compute() -> JSON:
                 incidents = st.incidents(info.id, bot=name)
@@ -334,11 +334,15 @@ class DataSource:
             # (read at each request: a page of matches is cheap, and the latest is shown)
             page = _match_page(st, info.id, name, limit, before)
             tournament_json = _tournament_json(info, lock_owner(self.db))
+            # (every tournament it plays in, the latest first: its page links the others)
+            tournaments = _tournaments_of(st, name)
             state = ("bot", info.id, name, board_for, listed_for, _state_key(info, st),
-                     tournament_json, limit, before)  # fmt: skip
+                     tournament_json, limit, before, tournaments)  # fmt: skip
             return Document({
                 "tournament": tournament_json,
                 "bot": name,
+                # (a club's database: a tournament a week, two leagues side by side)
+                "plays_in": tournaments,
                 "row": row,
                 "history": doc["history"].get(name, []),
                 **page,
@@ -387,7 +391,7 @@ class DataSource:
             if bot is not None and not page["matches_total"] and bot not in info.bots:
                 # a name the tournament never seated (a typo) is not "no matches yet": 404,
                 # as /api/bots/<name> and `arena replay --list --bot` say it
-                raise NotFound(f"no bot {bot!r} in tournament {info.id!r}")
+                raise NotFound(_no_bot(st, bot, info))
             return {"tournament": _tournament_json(info, lock_owner(self.db)), **page}
 
     # -- one match ------------------------------------------------------------------------
@@ -464,6 +468,25 @@ class DataSource:
 
 
 # ---------------------------------------------------------------------------------------
+
+
+def _tournaments_of(st: Storage, bot: str) -> list[JSON]:
+    """The tournaments ``bot`` plays in, the latest first: id, name, created_at."""
+    infos = {t.id: t for t in st.tournaments()}
+    return [
+        {"id": t.id, "name": t.name, "created_at": t.created_at}
+        for tid in st.tournaments_of(bot)
+        if (t := infos.get(tid)) is not None
+    ]
+
+
+def _no_bot(st: Storage, bot: str, info: TournamentInfo) -> str:
+    """A 404's words for a bot not in tournament ``info``, naming those it plays in: a
+    replay's or a shared link's bot page of another week, a member who left."""
+    played = st.tournaments_of(bot)
+    return f"no bot {bot!r} in tournament {info.id!r}" + (
+        f"; {bot} plays in {', '.join(played)}" if played else ""
+    )
 
 
 def _state_key(info: TournamentInfo, st: Storage | None) -> tuple[Any, ...]:

@@ -103,6 +103,7 @@ function render(d) {
   ] : [];
   main.replaceChildren(
     el("h1", {}, `${d.bot} `, el("span", { class: "muted small" }, `in ${d.tournament.name}`)),
+    otherTournaments(d),
     el("section", { class: "panel" }, facts),
     el("h2", {}, "Score per deal"),
     el("section", { class: "panel" }, histogram(d.deal_score_counts),
@@ -113,6 +114,17 @@ function render(d) {
     ...otherPart,
     el("h2", {}, `Matches (${d.matches_total})`),
     el("section", { class: "panel", id: "bot-matches" }, matchList(d)));
+}
+
+// The database's other tournaments the bot plays in (a club's other weeks, its other
+// league), the latest first, each linking to the bot's page there.
+function otherTournaments(d) {
+  const others = (d.plays_in || []).filter((t) => t.id !== d.tournament.id);
+  if (!others.length) return null;
+  const when = (t) => String(t.created_at || "").slice(0, 16).replace("T", " ");
+  return el("p", { class: "small muted", id: "bot-tournaments" }, "Also plays in: ",
+    others.flatMap((t, i) => [i ? " · " : "",
+      el("a", { href: withTournament("/bot/" + encodeURIComponent(d.bot), t.id), title: t.id }, `${t.name} (${when(t)})`)]));
 }
 
 // The bot's matches, newest first: the first page comes with the bot's page, the older ones
@@ -149,6 +161,7 @@ async function main() {
   try {
     const d = await api(withTournament(`/api/bots/${encodeURIComponent(botName)}`));
     document.title = `${d.bot} · Thousand Arena`;
+    showTournament(d.tournament.id);  // (its replay links: of this tournament, once another starts)
     render(d);
     setStatus(`tournament ${tournamentState(d.tournament)}`, d.tournament.running);
     document.body.dataset.ready = "1";

@@ -70,10 +70,25 @@ function failureText(err) {
 
 function qs(name) { return new URLSearchParams(location.search).get(name); }
 
-function withTournament(path) {
-  const t = qs("tournament");
+function withTournament(path, t = qs("tournament")) {
   if (!t) return path;
   return path + (path.includes("?") ? "&" : "?") + "tournament=" + encodeURIComponent(t);
+}
+
+// The tournament of what the page shows, once its answer has come (a replay's: its match's):
+// the links the page draws lead there. They followed the address's ?tournament= alone, and
+// without one led to the database's latest tournament: from the replay of last week's match
+// a player's name opened his page of this week's tournament (or "no bot ... in tournament"
+// for a member who had left), and the header's Leaderboard this week's table. (The API
+// calls keep the address's: a leaderboard without one follows the latest tournament.)
+let pageTournament = null;
+const headerLinks = [];
+
+function linkTo(path) { return withTournament(path, pageTournament || qs("tournament")); }
+
+function showTournament(id) {
+  pageTournament = id || null;
+  for (const a of headerLinks) a.setAttribute("href", linkTo("/"));
 }
 
 function fmt(x, digits = 1) {
@@ -128,10 +143,10 @@ function actionEl(text) {
 }
 
 function header(active) {
-  const h = el("header", { class: "top" },
-    el("a", { class: "brand", href: withTournament("/") }, "Thousand Arena"),
-    el("a", { href: withTournament("/") }, "Leaderboard"),
-    el("span", { class: "status", id: "status" }));
+  headerLinks.length = 0;
+  headerLinks.push(el("a", { class: "brand", href: linkTo("/") }, "Thousand Arena"),
+    el("a", { href: linkTo("/") }, "Leaderboard"));
+  const h = el("header", { class: "top" }, headerLinks, el("span", { class: "status", id: "status" }));
   document.body.prepend(h);
 }
 
@@ -197,11 +212,11 @@ function tournamentState(t) {
 }
 
 function botLink(name) {
-  return el("a", { href: withTournament("/bot/" + encodeURIComponent(name)), class: "bot-link" }, name);
+  return el("a", { href: linkTo("/bot/" + encodeURIComponent(name)), class: "bot-link" }, name);
 }
 
 function replayLink(matchId, text, hash) {
-  return el("a", { href: withTournament("/replay/" + encodeURIComponent(matchId)) + (hash || ""), class: "replay-link" }, text || matchId);
+  return el("a", { href: linkTo("/replay/" + encodeURIComponent(matchId)) + (hash || ""), class: "replay-link" }, text || matchId);
 }
 
 function matchesTable(matches, highlight) {

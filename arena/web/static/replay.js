@@ -417,10 +417,17 @@ function buildPage() {
   });
 }
 
+// The match's summary: its links (the players' pages, the leaderboard) lead to the match's
+// own tournament, whichever the address names (none, when it came from `arena replay`).
+function summaryCame(summary) {
+  state.summary = summary;
+  showTournament(summary.stored && summary.stored.tournament_id);
+}
+
 async function main() {
   header();
   try {
-    state.summary = await api(`/api/matches/${encodeURIComponent(matchId)}`);
+    summaryCame(await api(`/api/matches/${encodeURIComponent(matchId)}`));
     document.title = `Replay ${matchId} · Thousand Arena`;
     buildPage();
     const h = parseHash();
