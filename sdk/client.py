@@ -1887,14 +1887,7 @@ class BotRunner:
         action, failed = decide_failed(bot, view, log, deadline=deadline, match_id=m.match_id)
         if deadline is not None and not m.bank_told:
             _tell_bank(m, bot, view, deadline, behind_make=behind_make)
-        took = time.perf_counter() - t0
-        if took > _SLOW_S:  # not quick after all: the worker thread from now on
-            self._inline = False
-            log.warning(
-                "%s says it is quick, but a decision took %.0f ms on the event loop (every "
-                "match of the bot waited): it is asked in a worker thread from now on",
-                bot.name, took * 1000,
-            )  # fmt: skip
+        self._slow_on_loop(bot, "a decision", time.perf_counter() - t0)
         self._count(failed, m)
         return action, failed
 
@@ -2171,6 +2164,18 @@ class BotRunner:
 
         self._chain(m, job())
 
+    def _slow_on_loop(self, bot: Bot, what: str, took: float) -> None:
+        """A quick bot's call (``what``: "a decision", "its on_action") took ``took`` s on
+        the event loop: past ``_SLOW_S`` it is not quick after all, and is asked in the
+        worker thread from now on."""
+        if took > _SLOW_S:
+            self._inline = False
+            log.warning(
+                "%s says it is quick, but %s took %.0f ms on the event loop (every match of "
+                "the bot waited): it is asked in a worker thread from now on",
+                bot.name, what, took * 1000,
+            )  # fmt: skip
+
     def _hook_inline(self, m: _Match, bot: Bot, what: str, args: tuple[object, ...]) -> None:
         t0 = time.perf_counter()
         try:
@@ -2180,14 +2185,7 @@ class BotRunner:
             return
         self.summary.errors += failed
         m.hooks_failed += failed
-        took = time.perf_counter() - t0
-        if took > _SLOW_S:  # not quick after all: the worker thread from now on
-            self._inline = False
-            log.warning(
-                "%s says it is quick, but its %s took %.0f ms on the event loop (every match "
-                "of the bot waited): it is asked in a worker thread from now on",
-                bot.name, what, took * 1000,
-            )  # fmt: skip
+        self._slow_on_loop(bot, f"its {what}", time.perf_counter() - t0)
 
     async def _hook(self, m: _Match, bot: Bot, what: str, *args: object) -> None:
         try:
