@@ -413,8 +413,11 @@ def replay(rec: Mapping[str, Any]) -> Game:
     _check_referee(rec, game, len(deals), fallbacks)
     # Every seat forfeited: the match stopped unfinished. Referees before 2026-12-01 09:42
     # wrote no rules_result for it and placed every seat 1st, not last (a record of theirs
-    # is read as written: `abandoned` says what it is).
-    older_abandoned = bool(rec.get("abandoned")) and "rules_result" not in rec
+    # is read as written: `abandoned` says what it is). One with no result at all (a record
+    # cut before its end) is checked as any other without one.
+    older_abandoned = (
+        bool(rec.get("abandoned")) and "rules_result" not in rec and rec.get("result") is not None
+    )
     if "rules_result" not in rec and not older_abandoned:
         _check_result(rec, "result", game)
         forfeits = rec.get("forfeits")
