@@ -22,6 +22,7 @@ from arena.web.demo import make_demo_db
 from sdk.cli import main as arena_bot
 from tests.cli.test_bad_input import BOTS, _fails, _invoke, _toml
 from tests.support.certs import make_cert
+from tests.support.read_only import read_only
 
 
 @pytest.mark.parametrize("given", ["--db", "--set", "config"])
@@ -263,11 +264,7 @@ def test_a_read_only_database_is_refused_before_any_bot_starts(tmp_path: Path) -
     is said before anything starts; the database is left as it was."""
     db = tmp_path / "ro.sqlite"
     make_demo_db(db, matches=1, max_deals=1)
-    if subprocess.run(["chattr", "+i", str(db)], capture_output=True).returncode != 0:
-        pytest.skip("cannot make a file immutable here (chattr +i)")
-    try:
-        if os.access(db, os.W_OK):
-            pytest.skip("an immutable file is said to be writable here")
+    with read_only(db):
         before = db.read_bytes()
         with pytest.raises(StorageError, match="is read-only to this user"):
             Storage(db).check_writable()
@@ -276,8 +273,6 @@ def test_a_read_only_database_is_refused_before_any_bot_starts(tmp_path: Path) -
         _fails(r, 1, f"{db} is read-only to this user")
         assert not (tmp_path / "out" / "logs").exists()  # (no bot was started)
         assert db.read_bytes() == before
-    finally:
-        subprocess.run(["chattr", "-i", str(db)], capture_output=True)
 
 
 def test_a_format_and_an_out_file_of_another_format_are_refused(tmp_path: Path) -> None:

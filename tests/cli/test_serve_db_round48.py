@@ -3,15 +3,12 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
-
-import pytest
 
 from arena.cli import main as arena
 from arena.web.demo import make_demo_db
 from tests.cli.test_bad_input import _fails, _invoke, _toml
+from tests.support.read_only import read_only
 
 
 def test_serve_refuses_a_read_only_database_as_a_bad_db_before_listening(tmp_path: Path) -> None:
@@ -20,11 +17,7 @@ def test_serve_refuses_a_read_only_database_as_a_bad_db_before_listening(tmp_pat
     naming --db and the file, and the database is left as it was."""
     db = tmp_path / "ro.sqlite"
     make_demo_db(db, matches=1, max_deals=1)
-    if subprocess.run(["chattr", "+i", str(db)], capture_output=True).returncode != 0:
-        pytest.skip("cannot make a file immutable here (chattr +i)")
-    try:
-        if os.access(db, os.W_OK):
-            pytest.skip("an immutable file is said to be writable here")
+    with read_only(db):
         before = db.read_bytes()
         tokens = _toml(tmp_path, '[bots]\na = "tokentoken-a"\nb = "tokentoken-b"\n'
                                  'c = "tokentoken-c"\n', "tokens.toml")  # fmt: skip
@@ -34,5 +27,3 @@ def test_serve_refuses_a_read_only_database_as_a_bad_db_before_listening(tmp_pat
         assert "--db" in text
         assert "listening" not in text.lower()
         assert db.read_bytes() == before
-    finally:
-        subprocess.run(["chattr", "-i", str(db)], capture_output=True)

@@ -23,7 +23,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +35,7 @@ from tests.arena.fake_referee import FakeReferee
 from tests.faults.test_faults import tiny_fs  # noqa: F401 (the fixture: a 1 MiB tmpfs)
 from tests.faults.test_faults_round32 import _finish, _left_behind, _no_process_left, _rows
 from tests.faults.test_faults_round34 import _count
+from tests.support.read_only import read_only
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -55,27 +55,6 @@ def _fake_run(
                                       serve=False, launch_bots=False))  # fmt: skip
 
 
-@contextlib.contextmanager
-def _read_only(path: Path) -> Iterator[None]:
-    """``path`` made unwritable for this process: its mode (0444) for a user, `chattr +i`
-    for root (whom modes do not stop); skipped where neither can be done."""
-    if os.geteuid() != 0:
-        mode = path.stat().st_mode
-        path.chmod(0o444)
-        try:
-            yield
-        finally:
-            path.chmod(mode)
-        return
-    chattr = shutil.which("chattr")
-    if chattr is None or subprocess.run([chattr, "+i", str(path)], capture_output=True).returncode:
-        pytest.skip("root, and no `chattr +i` here to make a file read-only to root")
-    try:
-        yield
-    finally:
-        subprocess.run([chattr, "-i", str(path)], check=True)
-
-
 @pytest.mark.parametrize("which", ["", "-wal"])
 def test_a_database_this_user_cannot_write_is_refused_before_any_match(
     tmp_path: Path, which: str
@@ -92,7 +71,7 @@ def test_a_database_this_user_cannot_write_is_refused_before_any_match(
         target = Path(f"{db}{which}")
         assert target.exists()
         referee = FakeReferee()
-        with _read_only(target), pytest.raises((StorageError, TournamentError)) as info:
+        with read_only(target), pytest.raises((StorageError, TournamentError)) as info:
             _fake_run(cfg, referee)
     msg = str(info.value)
     assert f"{target} is read-only" in msg, msg
