@@ -33,6 +33,7 @@ from engine.rules import Ruleset, RulesetError
 from engine.view import HiddenGive, PlayerView
 
 __all__ = [
+    "HELLO_LIMITS",
     "PROTOCOL_VERSION",
     "RETRY_AFTER_MS",
     "MalformedActionError",
@@ -44,6 +45,7 @@ __all__ = [
     "card_to_pb",
     "deal_result_from_pb",
     "deal_result_to_pb",
+    "hello_problem",
     "match_result_from_pb",
     "match_result_to_pb",
     "phase_from_pb",
@@ -67,6 +69,48 @@ PROTOCOL_VERSION = 1
 #: Trailing metadata key of a stream refused for a while (``RESOURCE_EXHAUSTED``: its bot
 #: opened too many streams): the milliseconds to wait before the next one is let in.
 RETRY_AFTER_MS = "retry-after-ms"
+
+
+#: What one ``Hello`` may hold (docs/protocol.md#the-stream): its repeated fields' entries,
+#: and the characters of each string. A Hello over them is refused (INVALID_ARGUMENT) before
+#: any entry is read: a MiB of 340,000 one-letter features or running ids cost the referee's
+#: loop 50-150 ms to go through, as often as a token may reconnect (30 times in 10 s).
+#: The SDK sends one feature, and names in ``running`` the matches it holds (a tournament's
+#: ``concurrency`` at most) and up to 256 it played without its bot; ids are at most 256
+#: characters (an arena's are under 100), as the SDK takes them.
+HELLO_LIMITS: Mapping[str, tuple[int, int]] = {
+    # field: (the most entries, the most characters of each)
+    "bot_name": (1, 256),
+    "client": (1, 256),
+    "features": (64, 64),
+    "running": (1024, 256),
+}
+
+
+def hello_problem(hello: pb.Hello) -> str | None:
+    """What in ``hello`` is over :data:`HELLO_LIMITS`, or ``None``. Counts first (``len`` of
+    a repeated field reads none of its entries), then each string.
+
+    >>> hello_problem(pb.Hello(features=["batch"], running=["m1"]))
+    >>> hello_problem(pb.Hello(running=["m"] * 2000))
+    'Hello.running holds 2,000 entries, more than the 1,024 it may hold'
+    >>> hello_problem(pb.Hello(bot_name="b" * 300))
+    'Hello.bot_name is 300 characters long, more than the 256 it may have'
+    """
+    for name, (most, chars) in HELLO_LIMITS.items():
+        value = getattr(hello, name)
+        if isinstance(value, str):
+            if len(value) > chars:
+                return (f"Hello.{name} is {len(value):,} characters long, more than the "
+                        f"{chars:,} it may have")  # fmt: skip
+            continue
+        if len(value) > most:
+            return f"Hello.{name} holds {len(value):,} entries, more than the {most:,} it may hold"
+        for i, entry in enumerate(value):
+            if len(entry) > chars:
+                return (f"Hello.{name}[{i}] is {len(entry):,} characters long, more than the "
+                        f"{chars:,} each may have")  # fmt: skip
+    return None
 
 
 #: The longest token: it travels in the call's metadata, which gRPC caps at 8 KiB.

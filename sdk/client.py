@@ -52,6 +52,7 @@ from google.protobuf.message import DecodeError
 
 from arena.addresses import is_loopback_host
 from arena.protocol import (
+    HELLO_LIMITS,
     PROTOCOL_VERSION,
     RETRY_AFTER_MS,
     MalformedActionError,
@@ -1203,12 +1204,14 @@ class BotRunner:
         out.put_nowait(
             pb.BotMessage(
                 hello=pb.Hello(
-                    bot_name=self.name,
+                    bot_name=self.name[: HELLO_LIMITS["bot_name"][1]],  # (informative)
                     protocol_version=PROTOCOL_VERSION,
                     client=CLIENT,
                     features=["batch"],
                     matches=self._matches_to_start(),
-                    running=[*self._matches, *self._unmade],
+                    # Within the protocol's limit (a Hello over it is refused): the matches
+                    # it holds first, their seats resume whether named or not.
+                    running=[*self._matches, *self._unmade][: HELLO_LIMITS["running"][0]],
                 )
             )
         )

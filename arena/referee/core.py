@@ -19,7 +19,7 @@ import grpc
 from google.protobuf.message import DecodeError
 from grpc._cython import cygrpc
 
-from arena.protocol import PROTOCOL_VERSION, RETRY_AFTER_MS
+from arena.protocol import PROTOCOL_VERSION, RETRY_AFTER_MS, hello_problem
 from arena.referee.config import RefereeConfig
 from arena.referee.match import MatchRunner, clip
 from arena.referee.sessions import AuthError, BotSession, RateMeter, Stream, bearer_token
@@ -184,6 +184,10 @@ async def _await_hello(context: Any, name: str, stream: Stream) -> pb.Hello:
             f"protocol version {hello.protocol_version} is not supported "
             f"(this referee speaks {PROTOCOL_VERSION})",
         )
+    # Before anything reads its entries (the batch feature, the running ids).
+    problem = hello_problem(hello)
+    if problem is not None:
+        raise _Refusal(grpc.StatusCode.INVALID_ARGUMENT, f"{problem} (docs/protocol.md)")
     return hello
 
 

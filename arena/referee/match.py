@@ -80,6 +80,10 @@ def clip(text: str, limit: int = MAX_ID_CHARS) -> str:
 
 #: The characters of a ``Decision.failed`` kept in the record (a client may send a MiB).
 FAILED_CHARS = 64
+#: The grace of a seat whose bot is gone (``BotSession.gone``) as its match starts while a
+#: stream of it is saying Hello (as ``core.HELLO_AFTER_RIVAL_S``: one silent that long is
+#: taken for dead).
+GONE_HELLO_GRACE_S = 1.0
 
 
 _INCIDENT_PB = {
@@ -363,12 +367,20 @@ class MatchRunner:
                 elif st.session.gone is not None and st.session.reserved is None:
                     # Gone for good as far as anyone knows: its seat forfeits now, rather
                     # than stall the match for a grace (and a tournament for one per match).
-                    # (Not while a stream of it is saying Hello: it is coming back now.)
                     self.on_disconnect(st, "not connected at the start", then="forfeits at once")
                     self.forfeit(st, f"not connected at the start: {st.session.gone}")
                 else:
-                    self.on_disconnect(st, "not connected at the start")
-                    st.session.start_grace(self.config.reconnect_grace_s, self.match_id)
+                    grace = self.config.reconnect_grace_s
+                    if st.session.gone is not None:
+                        # A stream of it is saying Hello: it may be coming back now, and a
+                        # client says its Hello at once. Not a whole grace: a holder of the
+                        # token that kept a silent stream open (one every 10 s, the Hello's
+                        # timeout) stalled each of the gone bot's matches for a whole grace.
+                        grace = min(grace, GONE_HELLO_GRACE_S)
+                    self.on_disconnect(
+                        st, "not connected at the start", then=f"{grace:g} s to reconnect"
+                    )
+                    st.session.start_grace(grace, self.match_id)
             await self._play()
             rec = self._final_record()
             self._write({"type": "end", "record": rec})

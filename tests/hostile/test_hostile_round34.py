@@ -484,8 +484,8 @@ def test_a_bot_stalling_the_referees_loop_still_times_out_and_costs_the_next_tab
     """The loop-stall meter excuses the referee's stalls from every pending decision, x's
     own too. x, asked, never answers: it makes the referee parse what it can instead —
     stray second Hellos of 200 KiB until its stream is cut for flooding (told
-    RESOURCE_EXHAUSTED naming the limit), then a new stream whose Hello carries a MiB of
-    ``running`` ids, and so on. Its pending decisions still time out (the stalls it causes
+    RESOURCE_EXHAUSTED naming the limit), then a new stream whose Hello carries as many
+    ``running`` ids as it may, and so on. Its pending decisions still time out (the stalls it causes
     are bounded by the flood and reconnect limits, so they only move its deadline on by
     what they cost), each charged its limit, and it forfeits by strikes; the honest seats
     of its table and of a table next door are charged nothing and told nothing."""
@@ -493,8 +493,9 @@ def test_a_bot_stalling_the_referees_loop_still_times_out_and_costs_the_next_tab
                                 reconnect_grace_s=30))  # fmt: skip
     honest = ("a", "b", "c", "d", "e")
     stray = pb.BotMessage(hello=pb.Hello(running=["r" * 100] * 2000))  # ~200 KiB
-    big_hello = pb.Hello(protocol_version=1, running=["r"] * 340_000)  # ~1 MiB
-    assert 200_000 < stray.ByteSize() < 220_000 and 1_000_000 < big_hello.ByteSize() < 1 << 20
+    # (A MiB of one-letter ids before round 49; now the most a Hello may hold: 1,024 of 256.)
+    big_hello = pb.Hello(protocol_version=1, running=["r" * 256] * 1024)  # ~260 KiB
+    assert 200_000 < stray.ByteSize() < 220_000 and 260_000 < big_hello.ByteSize() < 1 << 20
     told: list[tuple[grpc.StatusCode, str]] = []
 
     def on_request(bot: str, r: pb.DecisionRequest) -> None:
