@@ -193,6 +193,21 @@ class _Results:
             log.error("match %s is not stored in %s (%s); its record is in the record "
                       "directory", m.match_id, self.db, str(e).split(". ")[0])  # fmt: skip
 
+    async def add_bots(self, names: list[str]) -> None:
+        """List bots added to the tokens file while the arena runs among the tournament's
+        (a failure is said: their matches are stored all the same)."""
+        from arena.storage import StorageError
+
+        if self._storage.file_lost or not self._open:
+            return
+        add = functools.partial(self._storage.add_tournament_bots, self.tid,
+                                [(name, "serve") for name in names])  # fmt: skip
+        try:
+            await asyncio.get_running_loop().run_in_executor(self._io, add)
+        except StorageError as e:
+            log.error("bots %s are not listed in %s (%s); their matches are stored",
+                      ", ".join(names), self.db, str(e).split(". ")[0])  # fmt: skip
+
     def finish(self) -> bool:
         """The lobby is done: mark the tournament finished, with the matches stored (or
         remove it if none was: ``empty``); whether it could be (else said, and ``lost``
@@ -291,6 +306,86 @@ def load_tokens(path: Path) -> dict[str, str]:
         owner[token] = name
         out[name] = token
     return out
+
+
+#: How often (s) `arena serve` looks whether its tokens file changed. A change is read
+#: once the file has looked the same at two looks in a row: an editor's save, or a
+#: script writing it, is then done, and half a file is not taken for one that removes bots.
+TOKENS_POLL_S = 0.5
+
+
+class _TokensWatch:
+    """The tokens file, read again whenever it changes while the arena runs: a bot removed
+    from it is refused from then on (its seats in running matches forfeit at once), one
+    added may connect, one whose token changed must use the new one. A file that cannot be
+    read, or no longer holds a valid ``[bots]`` table, changes nothing: the error is
+    logged, and the bots read before stay as they were until the file is fixed."""
+
+    def __init__(self, path: Path, tokens: dict[str, str], referee: Referee,
+                 results: _Results | None) -> None:  # fmt: skip
+        self.path = path
+        self.tokens = dict(tokens)
+        self._referee = referee
+        self._results = results
+        self._seen = self._look()  # (as it was read at the start)
+        self._pending: object = self._seen
+
+    def _look(self) -> object:
+        """What tells a change of the file: its inode, size and time of change, or why it
+        cannot be looked at."""
+        try:
+            st = os.stat(self.path)
+        except OSError as e:
+            return f"{self.path}: {e.strerror or e}"
+        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+    async def run(self) -> None:
+        while True:
+            await asyncio.sleep(TOKENS_POLL_S)
+            await self.poll()
+
+    async def poll(self) -> None:
+        seen = self._look()
+        if seen == self._seen:
+            self._pending = seen
+            return
+        if seen != self._pending:  # still being written, maybe: look again first
+            self._pending = seen
+            return
+        self._seen = seen
+        kept = f"the {len(self.tokens)} bot(s) read before are kept until it is fixed"
+        if isinstance(seen, str):
+            log.error("tokens file %s; %s", printable(seen), kept)
+            return
+        try:
+            tokens = load_tokens(self.path)
+        except click.BadParameter as e:
+            log.error("tokens file changed, not taken: %s; %s", printable(e.message),
+                      kept)  # fmt: skip
+            return
+        if tokens == self.tokens:
+            return
+        added, removed, changed = self._referee.update_bots(
+            tokens, "bot {name!r} was removed from the arena's tokens file"
+        )
+        self.tokens = tokens
+        for name, matches in removed.items():
+            forfeits = (f"; it forfeits its seat in {', '.join(matches)} (played out for it)"
+                        if matches else "")  # fmt: skip
+            log.warning("tokens file %s: bot %s removed: its token is refused from now "
+                        "on%s", self.path, name, forfeits)  # fmt: skip
+        for name in changed:
+            log.warning("tokens file %s: bot %s has a new token: the old one is refused from "
+                        "now on", self.path, name)  # fmt: skip
+        for name in added:
+            log.warning("tokens file %s: bot %s added: it may connect now", self.path, name)
+        weak = [n for n in added + changed if weak_token(tokens[n])]
+        if weak:
+            named = ", ".join(f"bots.{n}" for n in weak)
+            log.warning("tokens file %s: %s: a token shorter than %d characters is easy to "
+                        "guess", self.path, named, MIN_TOKEN)  # fmt: skip
+        if self._results is not None and added:
+            await self._results.add_bots(added)
 
 
 def _readable_by_others(path: Path) -> str | None:
@@ -539,7 +634,7 @@ def serve(
     raise_open_files_limit()
     try:
         short = asyncio.run(_serve(config, tokens, rs, host, port, tls, max_matches, seed,
-                                   drain_s, results, drawn))  # fmt: skip
+                                   drain_s, results, drawn, tokens_file))  # fmt: skip
     finally:
         # The loop's signal handlers are gone: a late second signal must not cut the
         # closing of the database and its lock (it gave exit 0 or 143 at random), nor
@@ -564,6 +659,7 @@ async def _serve(
     drain_s: float,
     results: _Results | None = None,
     drawn: bool = False,
+    tokens_file: Path | None = None,
 ) -> bool:
     """Serve until stopped or ``max_matches`` were started; whether some match fell short:
     it failed (its record file could not be made: a full disk), or its record file stopped
@@ -637,6 +733,9 @@ async def _serve(
     lobby = Lobby(referee, ruleset, seed=seed, max_matches=max_matches, prefix=prefix,
                   on_finished=on_finished)  # fmt: skip
     lobby_task = asyncio.create_task(lobby.run())
+    watch = None
+    if tokens_file is not None:
+        watch = asyncio.create_task(_TokensWatch(tokens_file, tokens, referee, results).run())
     stop_task = asyncio.create_task(stop.wait())
     await asyncio.wait({lobby_task, stop_task}, return_when=asyncio.FIRST_COMPLETED)
     if stop.is_set():
@@ -651,6 +750,8 @@ async def _serve(
             await lobby.cancel_running()
             await lobby_task
     stop_task.cancel()
+    if watch is not None:
+        watch.cancel()  # (the bots are let in as they were until the streams end)
     # (a stream that ended a moment ago, in its settle, is judged first: a reset there
     # makes its bot away with a result, which was not waited for; a second signal skips it)
     if not now.is_set():
