@@ -51,7 +51,7 @@ from arena.tournament.config import BOT_NAME_RE, BOT_NAME_RULE
 from engine import RulesetError, load_ruleset
 from engine.rules import TomlFileError, describe_ruleset, did_you_mean, read_toml_file
 
-__all__ = ["load_tokens", "serve"]
+__all__ = ["load_tokens", "read_tokens_file", "serve", "tables_possible"]
 
 #: What the storage's errors advise under `arena serve` (its own words: a tournament's
 #: "run the same command again to resume" would be wrong, a new serve is a new tournament).
@@ -274,6 +274,13 @@ log = logging.getLogger("arena.referee")
 
 def load_tokens(path: Path) -> dict[str, str]:
     """Bot name -> token from a TOML file's ``[bots]`` table (``name = "token"``)."""
+    return read_tokens_file(path)[0]
+
+
+def read_tokens_file(path: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """A tokens file: bot name -> token (its ``[bots]`` table), and bot -> its member (its
+    optional ``[members]`` table, ``member = ["bot", ...]``: the bots of one person, never
+    seated at one table; a bot listed in no member is a member of its own)."""
 
     def bad(message: str) -> click.BadParameter:
         return click.BadParameter(message, param_hint="--tokens")
@@ -283,9 +290,9 @@ def load_tokens(path: Path) -> dict[str, str]:
     except TomlFileError as e:
         raise bad(f"{path}: {e}") from None
     for key in data:
-        if key != "bots":
-            raise bad(f"{path}: {key}: unknown key{did_you_mean(key, ['bots'])}; the file "
-                      "holds one [bots] table")  # fmt: skip
+        if key not in ("bots", "members"):
+            raise bad(f"{path}: {key}: unknown key{did_you_mean(key, ['bots', 'members'])}; "
+                      "the file holds a [bots] table (and a [members] table)")  # fmt: skip
     bots = data.get("bots")
     if not isinstance(bots, dict) or not bots:
         raise bad(f'{path}: expected a [bots] table of name = "token"')
@@ -305,7 +312,31 @@ def load_tokens(path: Path) -> dict[str, str]:
                       "(each bot needs a token of its own)")  # fmt: skip
         owner[token] = name
         out[name] = token
-    return out
+    members = data.get("members", {})
+    if not isinstance(members, dict):
+        raise bad(f'{path}: expected a [members] table of member = ["bot", ...]')
+    member_of: dict[str, str] = {}
+    for member, listed in members.items():
+        if not BOT_NAME_RE.match(member):
+            raise bad(f"{path}: members.{member!r}: {BOT_NAME_RULE}")
+        if (not isinstance(listed, list) or not listed
+                or not all(isinstance(b, str) for b in listed)):  # fmt: skip
+            raise bad(f'{path}: members.{member}: expected a list of its bots ["bot", ...]')
+        for bot in listed:
+            if bot not in out:
+                raise bad(printable(f"{path}: members.{member}: {bot!r} is no bot of [bots]"
+                                    f"{did_you_mean(bot, list(out))}"))  # fmt: skip
+            if bot in member_of:
+                raise bad(f"{path}: members.{member}: {bot} is a bot of members."
+                          f"{member_of[bot]} too (a bot has one member)")  # fmt: skip
+            member_of[bot] = member
+    return out, member_of
+
+
+def tables_possible(tokens: dict[str, str], members: dict[str, str]) -> int:
+    """How many players of distinct members ``tokens`` lists (a bot of no member counts
+    alone): the most one table may seat."""
+    return len({("member", members[b]) if b in members else ("bot", b) for b in tokens})
 
 
 #: How often (s) `arena serve` looks whether its tokens file changed. A change is read
@@ -321,11 +352,12 @@ class _TokensWatch:
     read, or no longer holds a valid ``[bots]`` table, changes nothing: the error is
     logged, and the bots read before stay as they were until the file is fixed."""
 
-    def __init__(self, path: Path, tokens: dict[str, str], referee: Referee,
+    def __init__(self, path: Path, tokens: dict[str, str], lobby: Lobby,
                  results: _Results | None) -> None:  # fmt: skip
         self.path = path
         self.tokens = dict(tokens)
-        self._referee = referee
+        self._lobby = lobby
+        self._referee = lobby.referee
         self._results = results
         self._seen = self._look()  # (as it was read at the start)
         self._pending: object = self._seen
@@ -358,11 +390,20 @@ class _TokensWatch:
             log.error("tokens file %s; %s", printable(seen), kept)
             return
         try:
-            tokens = load_tokens(self.path)
+            tokens, members = read_tokens_file(self.path)
         except click.BadParameter as e:
             log.error("tokens file changed, not taken: %s; %s", printable(e.message),
                       kept)  # fmt: skip
             return
+        if members != self._lobby.members:  # (before a bot added is seated)
+            self._lobby.members = members
+            log.warning("tokens file %s: [members] changed: %s", self.path,
+                        printable(_members_said(members)))  # fmt: skip
+        players = self._lobby.ruleset.players
+        if tables_possible(tokens, members) < players:
+            log.warning("tokens file %s lists bots of %d member(s): no match starts until "
+                        "there are %d (the running ones go on)", self.path,
+                        tables_possible(tokens, members), players)  # fmt: skip
         if tokens == self.tokens:
             return
         added, removed, changed = self._referee.update_bots(
@@ -386,6 +427,14 @@ class _TokensWatch:
                         "guess", self.path, named, MIN_TOKEN)  # fmt: skip
         if self._results is not None and added:
             await self._results.add_bots(added)
+
+
+def _members_said(members: dict[str, str]) -> str:
+    """``[members]`` in a line: ``alice (alice-v1, alice-v2); bob (bob-a, bob-b)``."""
+    of: dict[str, list[str]] = {}
+    for bot, member in members.items():
+        of.setdefault(member, []).append(bot)
+    return "; ".join(f"{m} ({', '.join(bots)})" for m, bots in of.items()) or "none"
 
 
 def _readable_by_others(path: Path) -> str | None:
@@ -565,11 +614,18 @@ def serve(
         if problem is not None:
             raise click.BadParameter(problem, param_hint="--tls-cert")
     tls = TLSConfig(tls_cert, tls_key) if tls_cert is not None and tls_key is not None else None
-    tokens = load_tokens(tokens_file)
+    tokens, members = read_tokens_file(tokens_file)
     if len(tokens) < rs.players:
         raise click.BadParameter(
             f"{tokens_file} lists {len(tokens)} bot(s), and a match of {rs.name} seats "
             f"{rs.players}: no match could ever start",
+            param_hint="--tokens",
+        )
+    if tables_possible(tokens, members) < rs.players:
+        raise click.BadParameter(
+            f"{tokens_file} lists bots of {tables_possible(tokens, members)} member(s) (its "
+            f"[members]: two bots of one member never sit at one table), and a match of "
+            f"{rs.name} seats {rs.players}: no match could ever start",
             param_hint="--tokens",
         )
     from arena.storage import directories_missing, remove_empty
@@ -634,7 +690,7 @@ def serve(
     raise_open_files_limit()
     try:
         short = asyncio.run(_serve(config, tokens, rs, host, port, tls, max_matches, seed,
-                                   drain_s, results, drawn, tokens_file))  # fmt: skip
+                                   drain_s, results, drawn, tokens_file, members))  # fmt: skip
     finally:
         # The loop's signal handlers are gone: a late second signal must not cut the
         # closing of the database and its lock (it gave exit 0 or 143 at random), nor
@@ -660,6 +716,7 @@ async def _serve(
     results: _Results | None = None,
     drawn: bool = False,
     tokens_file: Path | None = None,
+    members: dict[str, str] | None = None,
 ) -> bool:
     """Serve until stopped or ``max_matches`` were started; whether some match fell short:
     it failed (its record file could not be made: a full disk), or its record file stopped
@@ -731,11 +788,11 @@ async def _serve(
         click.echo(printable(f"storing results in {results.db} as tournament {results.tid}"))
         on_finished = results.store
     lobby = Lobby(referee, ruleset, seed=seed, max_matches=max_matches, prefix=prefix,
-                  on_finished=on_finished)  # fmt: skip
+                  on_finished=on_finished, members=members)  # fmt: skip
     lobby_task = asyncio.create_task(lobby.run())
     watch = None
     if tokens_file is not None:
-        watch = asyncio.create_task(_TokensWatch(tokens_file, tokens, referee, results).run())
+        watch = asyncio.create_task(_TokensWatch(tokens_file, tokens, lobby, results).run())
     stop_task = asyncio.create_task(stop.wait())
     await asyncio.wait({lobby_task, stop_task}, return_when=asyncio.FIRST_COMPLETED)
     if stop.is_set():

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from arena.cli.serve import _TokensWatch, load_tokens
-from arena.referee import Referee
+from arena.referee import Lobby, Referee
 from arena.referee.sessions import AuthError
+from engine import load_ruleset
 
 
 def _write(path: Path, names: dict[str, str] | str) -> None:
@@ -41,7 +42,8 @@ def _watch(tmp_path: Path, tokens: dict[str, str]) -> tuple[Path, Referee, _Toke
     referee = Referee()
     for n, t in load_tokens(path).items():
         referee.add_bot(n, t)
-    return path, referee, _TokensWatch(path, load_tokens(path), referee, None)
+    lobby = Lobby(referee, load_ruleset("classic"))
+    return path, referee, _TokensWatch(path, load_tokens(path), lobby, None)
 
 
 def _settle(watch: _TokensWatch) -> None:
@@ -136,3 +138,21 @@ def test_a_file_still_changing_is_not_taken_until_it_looks_the_same_twice(
     assert sorted(referee.active_bots()) == ["ann", "bob", "cid"]
     asyncio.run(watch.poll())
     assert sorted(referee.active_bots()) == ["ann", "bob", "cid", "dan"]
+
+
+def test_members_changed_are_taken_for_the_next_tables(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path, referee, watch = _watch(tmp_path, BOTS)
+    _write(path, _tokens_text(BOTS) + '[members]\nann = ["ann", "bob"]\n')
+    with caplog.at_level(logging.WARNING, "arena.referee"):
+        _settle(watch)
+    assert watch._lobby.members == {"ann": "ann", "bob": "ann"}
+    assert "[members] changed: ann (ann, bob)" in caplog.text
+    # two members left of three bots: said, as no table of three can start
+    assert "lists bots of 2 member(s): no match starts until there are 3" in caplog.text
+    assert sorted(referee.active_bots()) == ["ann", "bob", "cid"]
+
+
+def _tokens_text(names: dict[str, str]) -> str:
+    return "[bots]\n" + "".join(f'{n} = "{t}"\n' for n, t in names.items())

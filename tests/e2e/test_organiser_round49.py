@@ -124,3 +124,44 @@ def test_a_revoked_token_is_refused_by_the_running_arena(
     assert later == (0,)
     listed = [r[0] for r in db.execute("SELECT bot FROM tournament_bots")]
     assert "eve" in listed, listed
+
+
+MEMBERS = """\
+[bots]
+alice-v1 = "alice-v1-token-49"
+alice-v2 = "alice-v2-token-49"
+bob = "bob-token-49"
+cid = "cid-token-49"
+
+[members]
+alice = ["alice-v1", "alice-v2"]
+"""
+
+
+@pytest.mark.slow
+def test_two_bots_of_one_member_never_sit_at_one_table(
+    tmp_path: Path, procs: list[subprocess.Popen[str]]
+) -> None:
+    """Defect: `arena serve` seats bots, and nothing said whose a bot is: a member running
+    two bots (two versions of his) was seated against himself at half the tables of four
+    bots, seeing two hands of three. ``[members]`` in the tokens file groups them; the
+    lobby never seats two bots of one member at one table."""
+    _write(tmp_path / "tokens.toml", MEMBERS)
+    (tmp_path / "slow.py").write_text(SLOW_BOT)
+    # (seed 51: of its first six draws, both of alice's bots have some)
+    serve, port, _ = _serve(tmp_path, procs, 0, "--matches", "6", "--max-deals", "1",
+                            "--seed", "51", err="serve.err")  # fmt: skip
+    bots = [_bot(tmp_path, procs, n, port) for n in ("alice-v1", "alice-v2", "bob", "cid")]
+    out, _ = serve.communicate(timeout=DEADLINE_S)
+    assert serve.returncode == 0, out + (tmp_path / "serve.err").read_text()
+    assert "6 match(es) played" in out, out
+    for b in bots:
+        assert b.wait(timeout=DEADLINE_S) == 0
+    db = sqlite3.connect(tmp_path / "results.sqlite")
+    tables = [
+        set(r[0].split(","))
+        for r in db.execute("SELECT group_concat(bot) FROM match_players GROUP BY match_id")
+    ]
+    assert len(tables) == 6
+    assert not [t for t in tables if {"alice-v1", "alice-v2"} <= t], tables
+    assert {"alice-v1", "alice-v2"} <= set().union(*tables)  # (both played)
