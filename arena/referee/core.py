@@ -241,8 +241,9 @@ class Referee:
                 return
             if self._by_token.get(old.token) is old:
                 self._retire_token(old, f"bot {name!r} has another token now")
+            else:  # removed, and listed again: no longer gone for its revoked token
+                old.gone = None
             old.token = token
-            old.gone = None
             self._by_token[token] = old
             return
         c = self.config
