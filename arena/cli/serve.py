@@ -506,7 +506,8 @@ def _tournament_name(ctx: click.Context, param: click.Parameter, name: str) -> s
     "tokens_file",
     type=NonEmptyPath(exists=True, dir_okay=False, path_type=Path),
     required=True,
-    help='TOML file with a [bots] table: name = "token".',
+    help='TOML file with a [bots] table: name = "token" (and [members]: member = ["bot", '
+    "...], never seated together); read again when it changes.",
 )
 @click.option("--ruleset", default="classic", show_default=True, help="Preset or TOML file.")
 @click.option(
