@@ -947,6 +947,23 @@ class Storage:
         self._still_at_its_path()
         return True
 
+    def add_tournament_bots(self, tournament_id: str, bots: Sequence[tuple[str, str]]) -> None:
+        """List more bots (``[(name, spec), ...]``) among the tournament's, after those it
+        has (a bot added to a running `arena serve`'s tokens file)."""
+        with self._guard(f"registering bots of tournament {tournament_id}"), self._tx() as c:
+            (n,) = c.execute(
+                "SELECT COUNT(*) FROM tournament_bots WHERE tournament_id = ?", (tournament_id,)
+            ).fetchone()
+            for i, (bot, spec) in enumerate(bots):
+                c.execute("INSERT OR IGNORE INTO bots(name, spec, first_seen) VALUES (?, ?, ?)",
+                          (bot, spec, _now()))  # fmt: skip
+                c.execute(
+                    "INSERT OR IGNORE INTO tournament_bots(tournament_id, position, bot)"
+                    " VALUES (?, ?, ?)",
+                    (tournament_id, n + i, bot),
+                )
+        self._still_at_its_path()
+
     def delete_tournament(self, tournament_id: str) -> None:
         """Forget a tournament and everything stored for it. (``--fresh`` does not come
         here: :meth:`ensure_tournament` with ``replace`` deletes in the transaction that

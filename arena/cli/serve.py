@@ -51,7 +51,7 @@ from arena.tournament.config import BOT_NAME_RE, BOT_NAME_RULE
 from engine import RulesetError, load_ruleset
 from engine.rules import TomlFileError, describe_ruleset, did_you_mean, read_toml_file
 
-__all__ = ["load_tokens", "serve"]
+__all__ = ["load_tokens", "read_tokens_file", "serve", "tables_possible"]
 
 #: What the storage's errors advise under `arena serve` (its own words: a tournament's
 #: "run the same command again to resume" would be wrong, a new serve is a new tournament).
@@ -193,6 +193,21 @@ class _Results:
             log.error("match %s is not stored in %s (%s); its record is in the record "
                       "directory", m.match_id, self.db, str(e).split(". ")[0])  # fmt: skip
 
+    async def add_bots(self, names: list[str]) -> None:
+        """List bots added to the tokens file while the arena runs among the tournament's
+        (a failure is said: their matches are stored all the same)."""
+        from arena.storage import StorageError
+
+        if self._storage.file_lost or not self._open:
+            return
+        add = functools.partial(self._storage.add_tournament_bots, self.tid,
+                                [(name, "serve") for name in names])  # fmt: skip
+        try:
+            await asyncio.get_running_loop().run_in_executor(self._io, add)
+        except StorageError as e:
+            log.error("bots %s are not listed in %s (%s); their matches are stored",
+                      ", ".join(names), self.db, str(e).split(". ")[0])  # fmt: skip
+
     def finish(self) -> bool:
         """The lobby is done: mark the tournament finished, with the matches stored (or
         remove it if none was: ``empty``); whether it could be (else said, and ``lost``
@@ -259,6 +274,13 @@ log = logging.getLogger("arena.referee")
 
 def load_tokens(path: Path) -> dict[str, str]:
     """Bot name -> token from a TOML file's ``[bots]`` table (``name = "token"``)."""
+    return read_tokens_file(path)[0]
+
+
+def read_tokens_file(path: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """A tokens file: bot name -> token (its ``[bots]`` table), and bot -> its member (its
+    optional ``[members]`` table, ``member = ["bot", ...]``: the bots of one person, never
+    seated at one table; a bot listed in no member is a member of its own)."""
 
     def bad(message: str) -> click.BadParameter:
         return click.BadParameter(message, param_hint="--tokens")
@@ -268,9 +290,9 @@ def load_tokens(path: Path) -> dict[str, str]:
     except TomlFileError as e:
         raise bad(f"{path}: {e}") from None
     for key in data:
-        if key != "bots":
-            raise bad(f"{path}: {key}: unknown key{did_you_mean(key, ['bots'])}; the file "
-                      "holds one [bots] table")  # fmt: skip
+        if key not in ("bots", "members"):
+            raise bad(f"{path}: {key}: unknown key{did_you_mean(key, ['bots', 'members'])}; "
+                      "the file holds a [bots] table (and a [members] table)")  # fmt: skip
     bots = data.get("bots")
     if not isinstance(bots, dict) or not bots:
         raise bad(f'{path}: expected a [bots] table of name = "token"')
@@ -290,7 +312,129 @@ def load_tokens(path: Path) -> dict[str, str]:
                       "(each bot needs a token of its own)")  # fmt: skip
         owner[token] = name
         out[name] = token
-    return out
+    members = data.get("members", {})
+    if not isinstance(members, dict):
+        raise bad(f'{path}: expected a [members] table of member = ["bot", ...]')
+    member_of: dict[str, str] = {}
+    for member, listed in members.items():
+        if not BOT_NAME_RE.match(member):
+            raise bad(f"{path}: members.{member!r}: {BOT_NAME_RULE}")
+        if (not isinstance(listed, list) or not listed
+                or not all(isinstance(b, str) for b in listed)):  # fmt: skip
+            raise bad(f'{path}: members.{member}: expected a list of its bots ["bot", ...]')
+        for bot in listed:
+            if bot not in out:
+                raise bad(printable(f"{path}: members.{member}: {bot!r} is no bot of [bots]"
+                                    f"{did_you_mean(bot, list(out))}"))  # fmt: skip
+            if bot in member_of:
+                raise bad(f"{path}: members.{member}: {bot} is a bot of members."
+                          f"{member_of[bot]} too (a bot has one member)")  # fmt: skip
+            member_of[bot] = member
+    return out, member_of
+
+
+def tables_possible(tokens: dict[str, str], members: dict[str, str]) -> int:
+    """How many players of distinct members ``tokens`` lists (a bot of no member counts
+    alone): the most one table may seat."""
+    return len({("member", members[b]) if b in members else ("bot", b) for b in tokens})
+
+
+#: How often (s) `arena serve` looks whether its tokens file changed. A change is read
+#: once the file has looked the same at two looks in a row: an editor's save, or a
+#: script writing it, is then done, and half a file is not taken for one that removes bots.
+TOKENS_POLL_S = 0.5
+
+
+class _TokensWatch:
+    """The tokens file, read again whenever it changes while the arena runs: a bot removed
+    from it is refused from then on (its seats in running matches forfeit at once), one
+    added may connect, one whose token changed must use the new one. A file that cannot be
+    read, or no longer holds a valid ``[bots]`` table, changes nothing: the error is
+    logged, and the bots read before stay as they were until the file is fixed."""
+
+    def __init__(self, path: Path, tokens: dict[str, str], lobby: Lobby,
+                 results: _Results | None) -> None:  # fmt: skip
+        self.path = path
+        self.tokens = dict(tokens)
+        self._lobby = lobby
+        self._referee = lobby.referee
+        self._results = results
+        self._seen = self._look()  # (as it was read at the start)
+        self._pending: object = self._seen
+
+    def _look(self) -> object:
+        """What tells a change of the file: its inode, size and time of change, or why it
+        cannot be looked at."""
+        try:
+            st = os.stat(self.path)
+        except OSError as e:
+            return f"{self.path}: {e.strerror or e}"
+        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+    async def run(self) -> None:
+        while True:
+            await asyncio.sleep(TOKENS_POLL_S)
+            await self.poll()
+
+    async def poll(self) -> None:
+        seen = self._look()
+        if seen == self._seen:
+            self._pending = seen
+            return
+        if seen != self._pending:  # still being written, maybe: look again first
+            self._pending = seen
+            return
+        self._seen = seen
+        kept = f"the {len(self.tokens)} bot(s) read before are kept until it is fixed"
+        if isinstance(seen, str):
+            log.error("tokens file %s; %s", printable(seen), kept)
+            return
+        try:
+            tokens, members = read_tokens_file(self.path)
+        except click.BadParameter as e:
+            log.error("tokens file changed, not taken: %s; %s", printable(e.message),
+                      kept)  # fmt: skip
+            return
+        if members != self._lobby.members:  # (before a bot added is seated)
+            self._lobby.members = members
+            log.warning("tokens file %s: [members] changed: %s", self.path,
+                        printable(_members_said(members)))  # fmt: skip
+        players = self._lobby.ruleset.players
+        if tables_possible(tokens, members) < players:
+            log.warning("tokens file %s lists bots of %d member(s): no match starts until "
+                        "there are %d (the running ones go on)", self.path,
+                        tables_possible(tokens, members), players)  # fmt: skip
+        if tokens == self.tokens:
+            return
+        added, removed, changed = self._referee.update_bots(
+            tokens, "bot {name!r} was removed from the arena's tokens file"
+        )
+        self.tokens = tokens
+        for name, matches in removed.items():
+            forfeits = (f"; it forfeits its seat in {', '.join(matches)} (played out for it)"
+                        if matches else "")  # fmt: skip
+            log.warning("tokens file %s: bot %s removed: its token is refused from now "
+                        "on%s", self.path, name, forfeits)  # fmt: skip
+        for name in changed:
+            log.warning("tokens file %s: bot %s has a new token: the old one is refused from "
+                        "now on", self.path, name)  # fmt: skip
+        for name in added:
+            log.warning("tokens file %s: bot %s added: it may connect now", self.path, name)
+        weak = [n for n in added + changed if weak_token(tokens[n])]
+        if weak:
+            named = ", ".join(f"bots.{n}" for n in weak)
+            log.warning("tokens file %s: %s: a token shorter than %d characters is easy to "
+                        "guess", self.path, named, MIN_TOKEN)  # fmt: skip
+        if self._results is not None and added:
+            await self._results.add_bots(added)
+
+
+def _members_said(members: dict[str, str]) -> str:
+    """``[members]`` in a line: ``alice (alice-v1, alice-v2); bob (bob-a, bob-b)``."""
+    of: dict[str, list[str]] = {}
+    for bot, member in members.items():
+        of.setdefault(member, []).append(bot)
+    return "; ".join(f"{m} ({', '.join(bots)})" for m, bots in of.items()) or "none"
 
 
 def _readable_by_others(path: Path) -> str | None:
@@ -362,7 +506,8 @@ def _tournament_name(ctx: click.Context, param: click.Parameter, name: str) -> s
     "tokens_file",
     type=NonEmptyPath(exists=True, dir_okay=False, path_type=Path),
     required=True,
-    help='TOML file with a [bots] table: name = "token".',
+    help='TOML file with a [bots] table: name = "token" (and [members]: member = ["bot", '
+    "...], never seated together); read again when it changes.",
 )
 @click.option("--ruleset", default="classic", show_default=True, help="Preset or TOML file.")
 @click.option(
@@ -470,11 +615,18 @@ def serve(
         if problem is not None:
             raise click.BadParameter(problem, param_hint="--tls-cert")
     tls = TLSConfig(tls_cert, tls_key) if tls_cert is not None and tls_key is not None else None
-    tokens = load_tokens(tokens_file)
+    tokens, members = read_tokens_file(tokens_file)
     if len(tokens) < rs.players:
         raise click.BadParameter(
             f"{tokens_file} lists {len(tokens)} bot(s), and a match of {rs.name} seats "
             f"{rs.players}: no match could ever start",
+            param_hint="--tokens",
+        )
+    if tables_possible(tokens, members) < rs.players:
+        raise click.BadParameter(
+            f"{tokens_file} lists bots of {tables_possible(tokens, members)} member(s) (its "
+            f"[members]: two bots of one member never sit at one table), and a match of "
+            f"{rs.name} seats {rs.players}: no match could ever start",
             param_hint="--tokens",
         )
     from arena.storage import directories_missing, remove_empty
@@ -539,7 +691,7 @@ def serve(
     raise_open_files_limit()
     try:
         short = asyncio.run(_serve(config, tokens, rs, host, port, tls, max_matches, seed,
-                                   drain_s, results, drawn))  # fmt: skip
+                                   drain_s, results, drawn, tokens_file, members))  # fmt: skip
     finally:
         # The loop's signal handlers are gone: a late second signal must not cut the
         # closing of the database and its lock (it gave exit 0 or 143 at random), nor
@@ -564,6 +716,8 @@ async def _serve(
     drain_s: float,
     results: _Results | None = None,
     drawn: bool = False,
+    tokens_file: Path | None = None,
+    members: dict[str, str] | None = None,
 ) -> bool:
     """Serve until stopped or ``max_matches`` were started; whether some match fell short:
     it failed (its record file could not be made: a full disk), or its record file stopped
@@ -635,8 +789,11 @@ async def _serve(
         click.echo(printable(f"storing results in {results.db} as tournament {results.tid}"))
         on_finished = results.store
     lobby = Lobby(referee, ruleset, seed=seed, max_matches=max_matches, prefix=prefix,
-                  on_finished=on_finished)  # fmt: skip
+                  on_finished=on_finished, members=members)  # fmt: skip
     lobby_task = asyncio.create_task(lobby.run())
+    watch = None
+    if tokens_file is not None:
+        watch = asyncio.create_task(_TokensWatch(tokens_file, tokens, lobby, results).run())
     stop_task = asyncio.create_task(stop.wait())
     await asyncio.wait({lobby_task, stop_task}, return_when=asyncio.FIRST_COMPLETED)
     if stop.is_set():
@@ -651,6 +808,8 @@ async def _serve(
             await lobby.cancel_running()
             await lobby_task
     stop_task.cancel()
+    if watch is not None:
+        watch.cancel()  # (the bots are let in as they were until the streams end)
     # (a stream that ended a moment ago, in its settle, is judged first: a reset there
     # makes its bot away with a result, which was not waited for; a second signal skips it)
     if not now.is_set():

@@ -94,6 +94,79 @@ def setup_logging(verbose: int, console: Console) -> None:
     )
 
 
+def _can_ask() -> bool:
+    """Whether someone can be asked a question: stdin is a terminal."""
+    return sys.stdin is not None and sys.stdin.isatty()
+
+
+def _forget(ref: str, db: Path | None, yes: bool) -> None:
+    """``--forget REF``: delete the stored tournament ``REF`` (its id, or a name only one
+    has) from ``db``, under the database's lock (a run writing it, of that tournament or
+    another, refuses it), after asking (``yes``: without). A test run or a mistaken name
+    otherwise stayed in the database for good: the latest by default in the leaderboard,
+    replay and web, listed in every selector."""
+    from arena.storage import StorageLockedError, lock_owner, sidecar_problem
+    from arena.tournament.runner import DatabaseLock
+
+    if db is None:
+        raise click.UsageError("--forget deletes a tournament from a database: name it, --db FILE")
+    if not db.is_file():
+        why = "no such file" if not os.path.lexists(db) else "not a file"
+        raise click.BadParameter(f"{db}: {why} (no database there)", param_hint="--db")
+    problem = sidecar_problem(db)
+    if problem is not None:
+        raise click.BadParameter(problem, param_hint="--db")
+    lock = DatabaseLock(db)
+    try:
+        lock.acquire()
+    except StorageLockedError as e:
+        owner = lock_owner(db)
+        which = f" (tournament {owner})" if owner else ""
+        raise click.ClickException(
+            printable(f"{e}{which}: a tournament is deleted only while no run writes its "
+                      "database; nothing was deleted")
+        ) from None  # fmt: skip
+    except StorageError as e:
+        raise click.ClickException(printable(f"{e}; nothing was deleted")) from None
+    storage = None
+    try:
+        storage = Storage(db)
+        infos = storage.tournaments()
+        found = [t for t in infos if t.id == ref] or [t for t in infos if t.name == ref]
+        if not found:
+            stored = ", ".join(f"{t.id} ({t.name})" for t in infos) or "none"
+            raise click.BadParameter(
+                printable(f"no tournament {ref!r} in {db} (stored: {stored}); nothing was deleted"),
+                param_hint="--forget",
+            )  # fmt: skip
+        if len(found) > 1:
+            raise click.BadParameter(
+                printable(f"{len(found)} tournaments in {db} are named {ref}: "
+                          f"{', '.join(t.id for t in found)}; give the id of the one to "
+                          "delete (nothing was deleted)"),
+                param_hint="--forget",
+            )  # fmt: skip
+        t = found[0]
+        when = f"finished {t.finished_at}" if t.finished_at else "not finished"
+        what = printable(f"tournament {t.id} ({t.name}: {plural(t.completed, 'match')} "
+                         f"stored, created {t.created_at}, {when})")  # fmt: skip
+        if not yes:
+            if not _can_ask():  # (no one to ask: a script, a pipe, cron)
+                raise click.UsageError(f"--forget {ref} would delete {what} from {db}: give "
+                                       "--yes to delete it (nothing was deleted)")  # fmt: skip
+            if not click.confirm(f"Delete {what} from {db}?", default=False, err=True):
+                click.echo("Nothing was deleted.", err=True)
+                sys.exit(1)
+        storage.delete_tournament(t.id)
+        click.echo(f"deleted {what} from {printable(str(db))}")
+    except StorageError as e:
+        raise click.ClickException(printable(f"{e}; nothing was deleted")) from None
+    finally:
+        if storage is not None:
+            storage.close()
+        lock.release()
+
+
 def _toml_str(value: str) -> str:
     # A JSON string is a valid TOML basic string, but for the surrogate pairs that JSON
     # writes for characters past U+FFFF (an emoji in a path), which TOML refuses.
@@ -126,6 +199,12 @@ def _toml_str(value: str) -> str:
 )  # fmt: skip
 @click.option("--no-progress", is_flag=True, help="Log lines instead of the live display.")
 @click.option("-v", "--verbose", count=True, help="More logging (-vv: the referee's too).")
+@click.option(
+    "--forget", metavar="ID|NAME",
+    help="Delete this stored tournament (its id, or a name only one tournament has) and all "
+    "its matches from --db, and run nothing; asks first (--yes: does not).",
+)  # fmt: skip
+@click.option("--yes", is_flag=True, help="With --forget: delete without asking.")
 def tournament(
     config_path: Path,
     concurrency: int | None,
@@ -139,6 +218,8 @@ def tournament(
     overrides: tuple[str, ...],
     no_progress: bool,
     verbose: int,
+    forget: str | None,
+    yes: bool,
 ) -> None:
     """Run a round-robin tournament: every table of bots in every seating on the same deals
     (unless the config says deals = "independent").
@@ -147,6 +228,20 @@ def tournament(
     which would start over) resumes an interrupted tournament. The leaderboard is printed
     and written to the out directory (leaderboard.json, .csv, .md, .html).
     """
+    ctx = click.get_current_context()
+    if forget is not None or yes:
+        given = [f"--{p.replace('_', '-')}" for p in ctx.params
+                 if p not in ("forget", "yes", "db")
+                 and ctx.get_parameter_source(p) is not ParameterSource.DEFAULT]  # fmt: skip
+        if forget is None:
+            raise click.UsageError("--yes goes with --forget (it deletes without asking)")
+        if given:  # (a run's options beside it: which was meant?)
+            raise click.UsageError(
+                "--forget deletes a stored tournament and runs nothing: give it with --db "
+                f"(and --yes) only, not {', '.join(given)}"
+            )
+        _forget(forget, db, yes)
+        return
     if resume_flag and fresh:
         raise click.UsageError(
             "--resume and --fresh contradict each other: give one (--fresh forgets the "
@@ -154,7 +249,6 @@ def tournament(
         )
     resume = not fresh
     check_grpc_environment()
-    ctx = click.get_current_context()
     if ctx.get_parameter_source("config_path") is ParameterSource.DEFAULT and not (
         config_path.exists()
     ):

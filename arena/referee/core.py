@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from importlib import metadata
 from typing import Any
 
@@ -227,6 +227,9 @@ class Referee:
         #: (status, details) of :meth:`end_streams`, once called: a stream opened after it
         #: ends the same way, before any Welcome.
         self._ending: tuple[grpc.StatusCode, str] | None = None
+        #: Tokens of bots removed (or given another token) while the referee runs -> why:
+        #: a stream presenting one is told that it was revoked (see :meth:`remove_bot`).
+        self._revoked: dict[str, str] = {}
 
     # ------------------------------------------------------------------ bots
     def add_bot(self, name: str, token: str) -> None:
@@ -235,11 +238,15 @@ class Referee:
             raise ValueError("a bot needs a name and a token")
         if token in self._by_token and self._by_token[token].name != name:
             raise ValueError(f"token already registered for bot {self._by_token[token].name!r}")
+        self._revoked.pop(token, None)
         old = self._by_name.get(name)
         if old is not None:
-            if old.token == token:
+            if old.token == token and self._by_token.get(token) is old:
                 return
-            del self._by_token[old.token]
+            if self._by_token.get(old.token) is old:
+                self._retire_token(old, f"bot {name!r} has another token now")
+            else:  # removed, and listed again: no longer gone for its revoked token
+                old.gone = None
             old.token = token
             self._by_token[token] = old
             return
@@ -249,9 +256,65 @@ class Referee:
         self._by_token[token] = s
         self._by_name[name] = s
 
+    def _retire_token(self, s: BotSession, why: str) -> None:
+        """Refuse ``s``'s token from now on (with ``why``), and end a stream opened with it
+        at once: whoever holds that token no longer plays as this bot. Its seats wait for
+        it as for any bot that lost its connection (within its grace it may come back with
+        a token it has now)."""
+        if self._by_token.get(s.token) is s:
+            del self._by_token[s.token]
+        self._revoked[s.token] = why
+        for stream in (s.stream, s.reserved):
+            if stream is not None:
+                stream.end(grpc.StatusCode.UNAUTHENTICATED, f"token revoked: {why}", now=True)
+
+    def update_bots(
+        self, tokens: Mapping[str, str], removed_why: str
+    ) -> tuple[list[str], dict[str, list[str]], list[str]]:
+        """Make ``tokens`` (name -> token) the bots let in from now on, as a tokens file
+        read again says: each bot not in it is removed (:meth:`remove_bot`, ``removed_why``
+        formatted with its ``name``), each whose token differs gets the new one (the old
+        refused, its stream ended: its seats wait for it as for a lost connection), and the
+        new ones are added. Returns (added, removed -> the matches it forfeits, changed)."""
+        active = {n: self._by_name[n].token for n in self.active_bots()}
+        removed = [n for n in active if n not in tokens]
+        changed = [n for n in tokens if n in active and active[n] != tokens[n]]
+        added = [n for n in tokens if n not in active]
+        forfeits = {n: self.remove_bot(n, removed_why.format(name=n)) for n in removed}
+        # Every old token is let go before a new one is taken: one bot's new token may be
+        # another's old one (two swapped).
+        for n in changed:
+            self._retire_token(self._by_name[n], f"bot {n!r} has another token now")
+        for n in changed + added:
+            self.add_bot(n, tokens[n])
+        self.notify_changed()
+        return added, forfeits, changed
+
+    def remove_bot(self, name: str, why: str) -> list[str]:
+        """Refuse bot ``name``'s token from now on (``UNAUTHENTICATED``, ``token revoked:
+        <why>``): a stream of it is ended so at once (what was queued for it dropped), and
+        each seat it holds in a running match forfeits at once (the fallback plays the seat
+        out, it places last; the match goes on for the others and is recorded). The ids of
+        those matches. :meth:`add_bot` of the name lets the bot in again (for matches that
+        start from then on). An organiser revoking a cheater expects it out now: waiting
+        for the match to end would leave it the hands it is cheating in."""
+        s = self._by_name[name]
+        self._retire_token(s, why)
+        s.gone = f"its token was revoked: {why}"
+        forfeited = []
+        for mid, seat in list(s.seats.items()):
+            seat.match.forfeit(seat, f"its token was revoked: {why}")
+            forfeited.append(mid)
+        self.notify_changed()
+        return forfeited
+
     def bot_names(self) -> list[str]:
-        """Every registered bot."""
+        """Every registered bot (a removed one too: see :meth:`active_bots`)."""
         return list(self._by_name)
+
+    def active_bots(self) -> list[str]:
+        """The registered bots whose token is accepted (not removed)."""
+        return [n for n, s in self._by_name.items() if self._by_token.get(s.token) is s]
 
     def connected_bots(self) -> list[str]:
         """Registered bots with an open stream."""
@@ -342,6 +405,7 @@ class Referee:
             for n, s in self._by_name.items()
             if (of is None or n in of)
             and not s.connected
+            and self._by_token.get(s.token) is s  # (a removed bot cannot come back)
             and any(on is None for on, _, _ in s.ends.values())
         ]
 
@@ -497,7 +561,10 @@ class Referee:
             )
         session = self._by_token.get(token)
         if session is None:
-            raise AuthError(grpc.StatusCode.UNAUTHENTICATED, "unknown token")
+            why = self._revoked.get(token)
+            # (the holder of a revoked token is told so, not "unknown": it was known)
+            told = "unknown token" if why is None else f"token revoked: {why}"
+            raise AuthError(grpc.StatusCode.UNAUTHENTICATED, told)
         return session
 
     async def serve_stream(self, context: Any) -> None:

@@ -58,8 +58,13 @@ class Lobby:
         max_matches: int | None = None,
         prefix: str = "m",
         on_finished: Callable[[FinishedMatch], Awaitable[None]] | None = None,
+        members: dict[str, str] | None = None,
     ) -> None:
         self.referee = referee
+        #: bot -> its member (``arena serve``'s ``[members]``): two bots of one member are
+        #: never seated at one table (one person would see two hands of it). A bot not in
+        #: it is a member of its own. Replaced when the tokens file is read again.
+        self.members: dict[str, str] = dict(members or {})
         #: Called with every match played to its end (``arena serve --db`` stores it).
         self.on_finished = on_finished
         self.ruleset = ruleset
@@ -110,15 +115,40 @@ class Lobby:
                 await self.referee.wait_changed(min(1.0, self._pause_until - now))
                 continue
             idle = sorted(b for b in self.referee.idle_bots() if b not in self._seated)
-            held = self._hold(idle, now) if len(idle) >= n else 0.0
-            if len(idle) >= n and not held:
-                seats = self._rng.sample(idle, n)
-                self._start(seats)
+            enough = self._members_among(idle) >= n
+            held = self._hold(idle, now) if enough else 0.0
+            if enough and not held:
+                self._start(self._draw(idle, n))
                 continue
             # (A held table is looked at again when its hold ends, not a second later.)
             await self.referee.wait_changed(min(1.0, held) if held else 1.0)
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def _member(self, bot: str) -> tuple[str, str]:
+        return ("member", self.members[bot]) if bot in self.members else ("bot", bot)
+
+    def _members_among(self, bots: list[str]) -> int:
+        """How many distinct members ``bots`` are of: the most one table of them seats."""
+        if not self.members:
+            return len(bots)
+        return len({self._member(b) for b in bots})
+
+    def _draw(self, idle: list[str], n: int) -> list[str]:
+        """``n`` of ``idle`` drawn at random, no two of one member (there are ``n``
+        members among them): in a random order of them, the first bot of each member.
+        (Without members, the draw of every earlier run: a ``--seed`` deals as before.)"""
+        if not self.members:
+            return self._rng.sample(idle, n)
+        seats: list[str] = []
+        taken: set[tuple[str, str]] = set()
+        for bot in self._rng.sample(idle, len(idle)):
+            if self._member(bot) not in taken:
+                taken.add(self._member(bot))
+                seats.append(bot)
+                if len(seats) == n:
+                    break
+        return seats
 
     def _hold(self, idle: list[str], now: float) -> float:
         """How long to wait still rather than seat ``idle`` (0: seat them): they are exactly

@@ -75,8 +75,8 @@ def test_add_bot_rules() -> None:
     ref.add_bot("a", "t1")  # idempotent
     with pytest.raises(ValueError, match="already registered"):
         ref.add_bot("b", "t1")
-    ref.add_bot("a", "t2")  # a new token replaces the old one
-    with pytest.raises(Exception, match="unknown token"):
+    ref.add_bot("a", "t2")  # a new token replaces the old one (refused, saying so: round 49)
+    with pytest.raises(Exception, match="token revoked: bot 'a' has another token now"):
         ref.authenticate([("authorization", "Bearer t1")])
     assert ref.authenticate([("authorization", "Bearer t2")]).name == "a"
 

@@ -456,8 +456,8 @@ def test_a_records_directory_that_is_a_device_or_fifo_is_said_to_be_no_directory
 def test_tokens_file_names_differing_only_in_case_are_two_bots(tmp_path: Path) -> None:
     """Pinned (found fine, now in docs/referee.md): in ``arena serve``'s tokens file
     ``Alice`` and ``alice`` are two bots, each with its own token, and one token shared by
-    both is refused naming both. (That the file is read once, at start, is said there too:
-    ``load_tokens`` is called once, before the server starts.)"""
+    both is refused naming both. (The file is read again when it changes while the arena
+    runs: tests/cli/test_tokens_reload_round49.py.)"""
     from arena.cli.serve import load_tokens
 
     path = tmp_path / "tokens.toml"

@@ -244,13 +244,14 @@ def test_the_name_rule_says_what_a_config_refuses(name: str) -> None:
         ('[bots]\na = "token-aa"\nb = "token-aa"\nc = "token-cc"\n', "two bots one token"),
         (
             '[bots]\na = "token-aa"\nb = "token-bb"\nc = "token-cc"\n[x]\n',
-            "anything besides its `[bots]` table",
+            "anything besides its `[bots]` and `[members]` tables",
         ),
     ],
 )
 def test_the_tokens_file_rules_say_what_serve_refuses(tmp_path: Path, text: str, said: str) -> None:
     """referee.md listed the rules of a tokens file (names, tokens, enough bots) but not
-    that two bots may not share a token, nor that the file holds nothing but `[bots]`:
+    that two bots may not share a token, nor that the file holds nothing but `[bots]` (and
+    `[members]`, round 49):
     `arena serve` refuses both at start."""
     from arena.cli.serve import load_tokens
 
