@@ -380,6 +380,13 @@ class Ruleset:
         """Every option as a JSON-safe dict (``from_dict`` reads it back)."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
+    def in_force(self) -> dict[str, Any]:
+        """``to_dict`` without the options this ruleset never uses (``barrel_mode`` without
+        the barrel: see :func:`_unused_because`): two rulesets alike in these play alike.
+        A file written before such options were refused may hold one, which must not make
+        its tournament another (``arena.tournament.runner.as_stored``)."""
+        return {k: v for k, v in self.to_dict().items() if _unused_because(k, self) is None}
+
     @classmethod
     def from_dict(
         cls, data: Mapping[str, Any], players: int | None = None, *, unused: bool = True
