@@ -76,7 +76,13 @@ from arena.storage import (
     lock_path,
     make_directory_of,
 )
-from arena.tournament.config import BotSpec, TLSSpec, TournamentConfig, identity_changes
+from arena.tournament.config import (
+    BotSpec,
+    TLSSpec,
+    TournamentConfig,
+    bundled_changed,
+    identity_changes,
+)
 from arena.tournament.schedule import SCHEDULE_VERSION, ScheduledMatch, match_id, replay_seed
 from engine.rules import Ruleset, RulesetError, toml_shown
 from sdk.procfs import processes
@@ -1052,7 +1058,7 @@ async def run_tournament(
             changes = identity_changes(stored_cfg, cfg.identity()) or ["its settings"]
             raise StorageError(
                 f"tournament {tid} in {cfg.db} was started with another config: "
-                f"{'; '.join(changes)}. Run it with the config it was started with to resume "
+                f"{'; '.join(changes)}. Run it with {_started_with(stored_cfg, cfg)} to resume "
                 "it; --fresh forgets its matches and starts it again, or give this config "
                 "another id"
             )
@@ -1181,10 +1187,22 @@ def _say_unfinished_namesakes(cfg: TournamentConfig, storage: Storage) -> None:
     log.warning(
         "tournament %s in %s is unfinished (%d of %d matches stored), and this config is not "
         "its own (%s): this run starts a new tournament, %s, and leaves that one as it is. "
-        "To finish %s instead, stop now and run it with the config it was started with.",
+        "To finish %s instead, stop now and run it with %s.",
         old.id, cfg.db, old.completed, old.total_matches, "; ".join(changes),
-        cfg.tournament_id, old.id,
+        cfg.tournament_id, old.id, _started_with(old.config, cfg),
     )  # fmt: skip
+
+
+def _started_with(stored: dict[str, Any], cfg: TournamentConfig) -> str:
+    """What resumes a stored tournament this config is not: the config it was started
+    with, and the arena's version too when its bundled bots changed (an upgrade: the
+    config is the same, and "the config it was started with" alone was no way back)."""
+    if bundled_changed(stored, cfg.identity()):
+        return (
+            "the config it was started with and the version of the arena that played it (a "
+            "checkout of that version: this one's bundled bots are others)"
+        )
+    return "the config it was started with"
 
 
 def as_stored(cfg: TournamentConfig) -> TournamentConfig:

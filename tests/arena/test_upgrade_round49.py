@@ -127,3 +127,35 @@ def test_arena_tournament_resumes_it_with_its_bots(cup: Path) -> None:
         ran.output.replace("\n", " ")
     )
     assert _stored(cup.parent / "cup.sqlite") == {OLD_ID: 12}
+
+
+#: A tournament of the bundled bots that the arena of fa08e1b3 (2026-12-05 14:50) stored,
+#: stopped by SIGINT after 2 of its 18 matches: this arena's bots/ are others, so its
+#: config is not that tournament's, and no config is (the code is the arena's).
+BUNDLED = Path(__file__).parent / "data" / "bundled_fa08e1b3"
+BUNDLED_ID = "c-281a21451313"
+OTHER_VERSION = (
+    "bundled bots rnd, heu, cnt: another version of the arena's bots/ than the one that played it"
+)
+VERSION_TOO = "the config it was started with and the version of the arena that played it"
+
+
+def test_bundled_bots_of_another_version_are_said_as_such(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The warning said "bot rnd's code; bot heu's code; bot cnt's code" and to "run it with
+    # the config it was started with": the very config just run.
+    shutil.copytree(BUNDLED, tmp_path / "c")
+    monkeypatch.chdir(tmp_path / "c")
+    cfg = load_config("c.toml")
+    with caplog.at_level(logging.WARNING, logger="arena.tournament"):
+        outcome = _run(cfg, max_new_matches=1)
+    assert outcome.tournament_id != BUNDLED_ID
+    assert f"this config is not its own ({OTHER_VERSION}): this run starts" in caplog.text
+    assert f"To finish {BUNDLED_ID} instead, stop now and run it with {VERSION_TOO}" in (
+        caplog.text
+    )
+    # A fixed id is refused, in the same words.
+    with pytest.raises(StorageError) as refused:
+        _run(load_config("c.toml", [f'id="{BUNDLED_ID}"']))
+    assert f"another config: {OTHER_VERSION}. Run it with {VERSION_TOO}" in str(refused.value)
