@@ -102,6 +102,9 @@ def test_leaderboard_of_the_edited_config_shows_the_old_tournament(cup: Path) ->
     assert shown.exit_code == 0, shown.output
     assert f"tournament {OLD_ID}" in shown.output
     assert "is not stored" not in shown.output  # (it said the config changed since it ran)
+    # An option the ruleset never uses is no house rule: it was "house (1001 + barrel_mode
+    # one)", and the same in the run's first line, which says the config's ruleset.
+    assert "cup — house (1001), 2 deals max" in shown.output
 
 
 def test_a_fixed_id_stored_with_an_unused_option_resumes(tmp_path: Path) -> None:
@@ -127,6 +130,7 @@ def test_arena_tournament_resumes_it_with_its_bots(cup: Path) -> None:
         ran.output.replace("\n", " ")
     )
     assert _stored(cup.parent / "cup.sqlite") == {OLD_ID: 12}
+    assert "ruleset house (1001), 12 matches" in ran.output
 
 
 #: A tournament of the bundled bots that the arena of fa08e1b3 (2026-12-05 14:50) stored,
