@@ -14,6 +14,7 @@ the stored one only in options neither uses is that tournament's (``as_stored``)
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import shutil
 from pathlib import Path
@@ -26,6 +27,7 @@ from arena.storage import Storage, StorageError
 from arena.tournament.config import ConfigError, load_config
 from tests.arena.fake_referee import make_config
 from tests.arena.fake_referee import run_fake as _run
+from tests.support.harness import get_json, web_server
 
 FIXTURE = Path(__file__).parent / "data" / "house_1001_ba7b873d"
 OLD_ID = "cup-81a55e03f4f8"  # (the id that arena gave it: name and fingerprint)
@@ -163,3 +165,47 @@ def test_bundled_bots_of_another_version_are_said_as_such(
     with pytest.raises(StorageError) as refused:
         _run(load_config("c.toml", [f'id="{BUNDLED_ID}"']))
     assert f"another config: {OTHER_VERSION}. Run it with {VERSION_TOO}" in str(refused.value)
+
+
+#: Records of three arenas between round 48's versions and this one, each played by the
+#: bundled bots of its version on ``house.toml`` (classic + must_beat, talon hidden):
+#: ``serve_V.jsonl`` as ``arena serve --record-dir`` wrote it, ``stored_V.json`` as
+#: ``/api/matches/<id>/record`` exported it from its tournament database (fa08e1b3's without
+#: ``bot_errors``, written since 2026-12-05 19:43).
+RECORDS = Path(__file__).parent / "data" / "records_round49"
+VERSIONS = ("fa08e1b3", "ba7b873d", "abda191c")
+
+
+KINDS = (("serve", "jsonl"), ("stored", "json"))
+
+
+@pytest.mark.parametrize("name", [f"{k}_{v}.{e}" for v in VERSIONS for k, e in KINDS])
+def test_older_records_check(name: str) -> None:
+    checked = CliRunner().invoke(main, ["replay", "--check", str(RECORDS / name)])
+    assert checked.exit_code == 0, checked.output
+    assert "OK: every action is legal and every stored score matches" in checked.output
+
+
+def test_arena_web_shows_older_stored_matches(tmp_path: Path) -> None:
+    db = tmp_path / "old.sqlite"
+    with Storage(db) as st:
+        for v in VERSIONS:
+            rec = json.loads((RECORDS / f"stored_{v}.json").read_text(encoding="utf-8"))
+            seats = tuple(rec["players"])
+            st.ensure_tournament(v, name=v, fingerprint=v, total_matches=1,
+                                 config={"name": v, "ruleset": rec["ruleset"]},
+                                 bots=[(b, "bundled") for b in seats])  # fmt: skip
+            st.save_match(v, match_id=f"{v}-m00000", index=0, table=0, set_no=0,
+                          seed=rec["seed"], seats=seats, record=rec, started_at=1.7e9,
+                          finished_at=1.7e9 + 1)  # fmt: skip
+            st.finish_tournament(v)
+    with web_server(db) as server:
+        for v in VERSIONS:
+            summary = get_json(server.url, f"/api/matches/{v}-m00000")
+            assert summary["deals"], summary
+            for k in range(len(summary["deals"])):
+                assert get_json(server.url, f"/api/matches/{v}-m00000/deals/{k}?seat=0")["steps"]
+            board = get_json(server.url, f"/api/leaderboard?tournament={v}")
+            assert board["tournament"]["ruleset_description"].startswith(
+                "house (classic + talon_visible off, must_beat on)"
+            ), board["tournament"]
