@@ -352,6 +352,15 @@ def bundled_changed(stored: Mapping[str, Any], new: Mapping[str, Any]) -> list[s
     ]  # fmt: skip
 
 
+def _used_options(rules: Mapping[str, Any]) -> set[str]:
+    """The options a stored ruleset uses (:meth:`Ruleset.in_force`); every key it holds
+    when it cannot be read as a ruleset (a damaged row)."""
+    try:
+        return set(Ruleset.from_dict(rules).in_force())
+    except (RulesetError, TypeError, ValueError):
+        return set(rules)
+
+
 def identity_changes(stored: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     """What differs between two tournaments' identities (stored configs, or
     :meth:`TournamentConfig.identity`), in words: ``["bots added: r3", "max_deals 3 → 4"]``.
@@ -427,7 +436,9 @@ def identity_changes(stored: Mapping[str, Any], new: Mapping[str, Any]) -> list[
     old_rules, new_rules = stored.get("ruleset"), new.get("ruleset")
     if isinstance(old_rules, Mapping) and isinstance(new_rules, Mapping):
         keys = [k for k in sorted(set(old_rules) | set(new_rules)) if k != "name"]
-        rules = [k for k in keys if old_rules.get(k) != new_rules.get(k)]
+        # (an option neither ruleset uses is no change: a file may no longer set it)
+        used = _used_options(old_rules) | _used_options(new_rules)
+        rules = [k for k in keys if old_rules.get(k) != new_rules.get(k) and k in used]
         if old_rules.get("name") != new_rules.get("name"):
             name_was, name_now = short(old_rules.get("name")), short(new_rules.get("name"))
             out.append(f"ruleset {name_was} → {name_now}")

@@ -87,12 +87,17 @@ def test_the_edited_ruleset_file_resumes_the_old_tournament(
 
 
 def test_rules_in_force_or_another_part_of_the_config_start_a_new_tournament(
-    cup: Path,
+    cup: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     house = cup.parent / "house.toml"
     house.write_text(house.read_text() + "talon_visible = false\n")
-    other = _run(load_config(cup))
+    with caplog.at_level(logging.WARNING, logger="arena.tournament"):
+        other = _run(load_config(cup))
     assert other.tournament_id != OLD_ID and other.skipped == 0
+    # What changed is the rule in force alone: barrel_mode was said too, sending the user
+    # to set again an option now refused.
+    assert f"tournament {OLD_ID} in" in caplog.text
+    assert "this config is not its own (ruleset.talon_visible true → false): " in caplog.text
     house.write_text(house.read_text().replace("talon_visible = false\n", ""))
     more = _run(load_config(cup, ["matches_per_table=3"]))
     assert more.tournament_id not in (OLD_ID, other.tournament_id)
