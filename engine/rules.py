@@ -380,6 +380,13 @@ class Ruleset:
         """Every option as a JSON-safe dict (``from_dict`` reads it back)."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
+    def in_force(self) -> dict[str, Any]:
+        """``to_dict`` without the options this ruleset never uses (``barrel_mode`` without
+        the barrel: see :func:`_unused_because`): two rulesets alike in these play alike.
+        A file written before such options were refused may hold one, which must not make
+        its tournament another (``arena.tournament.runner.as_stored``)."""
+        return {k: v for k, v in self.to_dict().items() if _unused_because(k, self) is None}
+
     @classmethod
     def from_dict(
         cls, data: Mapping[str, Any], players: int | None = None, *, unused: bool = True
@@ -725,12 +732,20 @@ def describe_ruleset(
     '1001 (talon_visible off)'
     >>> describe_ruleset({"name": "house", "players": 3, "must_beat": True, "max_deals": 40})
     'house (classic + must_beat on)'
+    >>> describe_ruleset({**PRESETS["1001"].to_dict(), "name": "h", "barrel_mode": "one"})
+    'h (1001)'
     """
     if isinstance(ruleset, str):
         return _plain(ruleset)
     if not isinstance(ruleset, Ruleset | Mapping):  # (None; a damaged stored value)
         return "?"
     options = ruleset.to_dict() if isinstance(ruleset, Ruleset) else dict(ruleset)
+    barrel, seats = options.get("barrel"), options.get("players")
+    if isinstance(barrel, bool) and seats in (3, 4):
+        # An option the ruleset never uses is no house rule (a tournament stored before such
+        # options were refused holds one: "1001 + barrel_mode one" was said of no barrel).
+        probe = dataclasses.replace(_CLASSIC, barrel=barrel, players=seats)
+        options = {k: v for k, v in options.items() if _unused_because(k, probe) is None}
     name = options.get("name")
     name = _plain(name) if isinstance(name, str) else "?"
     size = options.get("players")

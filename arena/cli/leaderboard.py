@@ -45,6 +45,7 @@ from arena.storage import (
     state_of,
 )
 from arena.tournament.config import ConfigError, identity_changes, load_config, stored_where
+from arena.tournament.runner import as_stored
 
 __all__ = ["leaderboard"]
 
@@ -132,7 +133,7 @@ def leaderboard(
         if tournament_id is None:
             latest_of = of_config
             try:
-                identity = (loaded := load_config(config_path)).identity()
+                identity = (loaded := as_stored(load_config(config_path))).identity()
                 tournament_id, fingerprint = loaded.tournament_id, loaded.fingerprint
             except ConfigError as e:  # (its tournament is not known: its latest is shown)
                 unloadable = str(e)

@@ -41,6 +41,7 @@ from arena.tournament.runner import (
     RunOptions,
     TournamentError,
     TournamentOutcome,
+    as_stored,
     orphans_stopped,
     run,
 )
@@ -293,6 +294,7 @@ def tournament(
     sets = [*overrides, *given_as]
     try:
         cfg = load_config(config_path, sets, given_as)
+        cfg = as_stored(cfg)  # (before anything says the tournament's id: the stored one's)
         _announce(cfg, err_console)  # (builds the schedule: a while for a large one)
     except ConfigError as e:
         raise click.UsageError(str(e)) from e

@@ -69,6 +69,7 @@ __all__ = [
     "TLSSpec",
     "TournamentConfig",
     "apply_overrides",
+    "bundled_changed",
     "identity_changes",
     "load_config",
     "override_key",
@@ -332,6 +333,34 @@ def _but_name(bot: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in bot.items() if k != "name"}
 
 
+def bundled_changed(stored: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """The bots of both identities that are the same bundled bot but for its code: the
+    arena's own ``bots/``, which an upgrade of the arena changes (no config gets the old
+    code back: only the version that played it can finish such a tournament).
+
+    >>> bundled_changed({"bots": [{"name": "r", "bot": "random", "code": "1"}]},
+    ...                 {"bots": [{"name": "r", "bot": "random", "code": "2"}]})
+    ['r']
+    """
+    old = {b.get("name"): b for b in stored.get("bots") or () if isinstance(b, Mapping)}
+    return [
+        str(b.get("name")) for b in new.get("bots") or ()
+        if isinstance(b, Mapping) and b.get("bot") in BUNDLED_BOTS
+        and isinstance(was := old.get(b.get("name")), Mapping)
+        and was.get("code") != b.get("code")
+        and {**was, "code": None} == {**b, "code": None}
+    ]  # fmt: skip
+
+
+def _used_options(rules: Mapping[str, Any]) -> set[str]:
+    """The options a stored ruleset uses (:meth:`Ruleset.in_force`); every key it holds
+    when it cannot be read as a ruleset (a damaged row)."""
+    try:
+        return set(Ruleset.from_dict(rules).in_force())
+    except (RulesetError, TypeError, ValueError):
+        return set(rules)
+
+
 def identity_changes(stored: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     """What differs between two tournaments' identities (stored configs, or
     :meth:`TournamentConfig.identity`), in words: ``["bots added: r3", "max_deals 3 → 4"]``.
@@ -374,9 +403,15 @@ def identity_changes(stored: Mapping[str, Any], new: Mapping[str, Any]) -> list[
         out.append("bots added: " + ", ".join(added))
     if removed:
         out.append("bots removed: " + ", ".join(removed))
+    bundled = bundled_changed(stored, new)
+    if bundled:  # (one line: every bundled bot changes with the arena's version)
+        out.append(
+            f"bundled bots {', '.join(bundled)}: another version of the arena's bots/ than "
+            "the one that played it"
+        )
     for name, bot in new_bots.items():
         was = old_bots.get(name)
-        if was is not None and was != bot:
+        if was is not None and was != bot and name not in bundled:
             # Which part: its code, its env, its cwd, else how it is launched (a command
             # is not shown: it may hold a token). "launch" alone named an env change too.
             parts = {"code": "code", "env": "env", "cwd": "cwd"}
@@ -401,7 +436,9 @@ def identity_changes(stored: Mapping[str, Any], new: Mapping[str, Any]) -> list[
     old_rules, new_rules = stored.get("ruleset"), new.get("ruleset")
     if isinstance(old_rules, Mapping) and isinstance(new_rules, Mapping):
         keys = [k for k in sorted(set(old_rules) | set(new_rules)) if k != "name"]
-        rules = [k for k in keys if old_rules.get(k) != new_rules.get(k)]
+        # (an option neither ruleset uses is no change: a file may no longer set it)
+        used = _used_options(old_rules) | _used_options(new_rules)
+        rules = [k for k in keys if old_rules.get(k) != new_rules.get(k) and k in used]
         if old_rules.get("name") != new_rules.get("name"):
             name_was, name_now = short(old_rules.get("name")), short(new_rules.get("name"))
             out.append(f"ruleset {name_was} → {name_now}")

@@ -76,9 +76,15 @@ from arena.storage import (
     lock_path,
     make_directory_of,
 )
-from arena.tournament.config import BotSpec, TLSSpec, TournamentConfig, identity_changes
+from arena.tournament.config import (
+    BotSpec,
+    TLSSpec,
+    TournamentConfig,
+    bundled_changed,
+    identity_changes,
+)
 from arena.tournament.schedule import SCHEDULE_VERSION, ScheduledMatch, match_id, replay_seed
-from engine.rules import Ruleset
+from engine.rules import Ruleset, RulesetError, toml_shown
 from sdk.procfs import processes
 
 if TYPE_CHECKING:
@@ -91,6 +97,7 @@ __all__ = [
     "RunOptions",
     "TournamentError",
     "TournamentOutcome",
+    "as_stored",
     "bot_command",
     "finalize",
     "orphans_stopped",
@@ -1000,6 +1007,7 @@ async def run_tournament(
     launched (an in-process fake referee for tests needs neither).
     """
     opts = options or RunOptions()
+    cfg = as_stored(cfg)  # (--fresh too: it forgets that one, its own)
     tid = cfg.tournament_id
     _check_open_files(cfg)
     if serve:  # before anything is stored: a busy port leaves no empty tournament behind
@@ -1050,7 +1058,7 @@ async def run_tournament(
             changes = identity_changes(stored_cfg, cfg.identity()) or ["its settings"]
             raise StorageError(
                 f"tournament {tid} in {cfg.db} was started with another config: "
-                f"{'; '.join(changes)}. Run it with the config it was started with to resume "
+                f"{'; '.join(changes)}. Run it with {_started_with(stored_cfg, cfg)} to resume "
                 "it; --fresh forgets its matches and starts it again, or give this config "
                 "another id"
             )
@@ -1179,10 +1187,69 @@ def _say_unfinished_namesakes(cfg: TournamentConfig, storage: Storage) -> None:
     log.warning(
         "tournament %s in %s is unfinished (%d of %d matches stored), and this config is not "
         "its own (%s): this run starts a new tournament, %s, and leaves that one as it is. "
-        "To finish %s instead, stop now and run it with the config it was started with.",
+        "To finish %s instead, stop now and run it with %s.",
         old.id, cfg.db, old.completed, old.total_matches, "; ".join(changes),
-        cfg.tournament_id, old.id,
+        cfg.tournament_id, old.id, _started_with(old.config, cfg),
     )  # fmt: skip
+
+
+def _started_with(stored: dict[str, Any], cfg: TournamentConfig) -> str:
+    """What resumes a stored tournament this config is not: the config it was started
+    with, and the arena's version too when its bundled bots changed (an upgrade: the
+    config is the same, and "the config it was started with" alone was no way back)."""
+    if bundled_changed(stored, cfg.identity()):
+        return (
+            "the config it was started with and the version of the arena that played it (a "
+            "checkout of that version: this one's bundled bots are others)"
+        )
+    return "the config it was started with"
+
+
+def as_stored(cfg: TournamentConfig) -> TournamentConfig:
+    """``cfg``, or ``cfg`` with the ruleset stored of its tournament when that one differs
+    from it only in options neither ruleset uses (:meth:`Ruleset.in_force`).
+
+    A ruleset file written before such options were refused (``barrel_mode`` on preset
+    1001, which has no barrel) is refused now, and the file without the option made
+    another fingerprint, hence another tournament: a tournament interrupted before the
+    upgrade could not be resumed by any config. The stored ruleset plays as the file's
+    does; every other part of the identity must be the stored one's (its fingerprint is
+    checked), so a tournament of other rules is never resumed. The stored tournament is
+    the one of the config's fixed ``id``, else the latest of its name."""
+    if not Path(cfg.db).is_file():
+        return cfg
+    try:
+        with Storage.open_readonly(cfg.db) as st:
+            same = st.tournament(cfg.tournament_id)
+            if same is not None and same.fingerprint == cfg.fingerprint:
+                return cfg
+            candidates = [same] if cfg.explicit_id else [
+                t for t in st.tournaments() if t.name == cfg.name and t.id != cfg.tournament_id
+            ]  # fmt: skip
+    except StorageError:  # (the run says what is wrong with the database)
+        return cfg
+    for info in reversed(candidates):
+        config = info.config if info is not None and isinstance(info.config, dict) else {}
+        try:
+            rules = Ruleset.from_dict(config.get("ruleset", {}))  # (as stored: unused too)
+        except (RulesetError, TypeError, ValueError):
+            continue
+        if rules.in_force() != cfg.ruleset.in_force():
+            continue
+        adopted = dataclasses.replace(cfg, ruleset=rules)
+        if info is not None and (adopted.fingerprint, adopted.tournament_id) == (
+            info.fingerprint,
+            info.id,
+        ):
+            unused = [k for k, v in rules.to_dict().items() if getattr(cfg.ruleset, k) != v]
+            progress_log.info(
+                "tournament %s was stored with a ruleset that also sets %s, which it never "
+                "uses: this config, without it, plays the same rules and is that "
+                "tournament's (as an arena before 2026-12-06 stored it)",
+                info.id, ", ".join(f"{k} {toml_shown(getattr(rules, k))}" for k in unused),
+            )  # fmt: skip
+            return adopted
+    return cfg
 
 
 def with_seed(cfg: TournamentConfig, storage: Storage, *, fresh: bool = False) -> TournamentConfig:
