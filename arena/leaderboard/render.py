@@ -72,6 +72,19 @@ def column_names(lb: Leaderboard) -> list[str]:
     ]  # fmt: skip
 
 
+#: What the columns of :func:`column_names` hold that their headings do not say, under the
+#: Markdown and HTML tables. "contracts made 2/113" beside "bids won 143" read as a
+#: miscount (concessions and throw-ins are bids won but no contract played), and the
+#: Markdown file left the median's unit and the forfeits unexplained.
+LEGEND = (
+    "Score/deal: the mean score change per deal with its 95% interval. Bids won: the deals "
+    "the bot declared. Contracts made: made / played (a concession or a throw-in is a bid "
+    "won but no contract played). Strikes T/I/D: timeouts / illegal or malformed decisions "
+    "/ disconnects. Forfeits: the matches the bot forfeited. Median ms: the bot's median "
+    "decision time, forced moves left out."
+)
+
+
 def row_cells(r: BotStats) -> list[str]:
     """One bot's row of the standings, under :func:`column_names`."""
     return [
@@ -338,8 +351,7 @@ def to_markdown(lb: Leaderboard) -> str:
         lines.append("| " + " | ".join(_md_escape(c) for c in row_cells(r)) + " |")
     lines += [
         "",
-        "Score/deal: the mean score change per deal with its 95% interval. Strikes T/I/D: "
-        "timeouts / illegal or malformed decisions / disconnects.",
+        _md_escape(LEGEND),
         *(["", _md_escape(failed) + "."] if failed else []),
         "",
         "## Head to head",
