@@ -90,3 +90,21 @@ def test_the_tournament_picker_calls_an_arena_serve_session_independent(
     assert "independent deals" in options["club-serve"], options
     assert "independent deals" in options["club-indep"], options
     assert "duplicate deals" in options["club-dup"], options
+
+
+@pytest.mark.slow
+def test_a_bots_page_in_a_single_tournament_shows_no_null(
+    driver: Any,  # noqa: F811 (the fixture imported above)
+    tmp_path: Path,
+) -> None:
+    """A spectator opening a bot's page from the leaderboard (`/bot/friend`) of a database
+    where the bot plays in one tournament only, the common case, read a line "null" under
+    its name: the list of its other tournaments, empty, was handed to the page as null,
+    which `replaceChildren` writes out as text."""
+    db = tmp_path / "t.sqlite"
+    make_demo_db(db, matches=2, max_deals=2)
+    with web_server(db) as server:
+        load(driver, f"{server.url}bot/{DEMO_BOTS[0]}")
+        main = driver.find_element("css selector", "main").text
+    assert "null" not in main.split(), main[:300]
+    assert "Also plays in" not in main
