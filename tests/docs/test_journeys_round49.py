@@ -11,6 +11,9 @@ deals checked by hand against RULES.md. What did not hold is pinned here.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 from html import unescape
 from pathlib import Path
 from typing import Any
@@ -22,7 +25,8 @@ from arena.leaderboard.render import to_markdown
 from arena.leaderboard.stats import build_leaderboard
 from arena.storage import Storage
 from arena.web.demo import DEMO_BOTS, demo_record, make_demo_db
-from tests.support.harness import web_server
+from sdk import Bot
+from tests.support.harness import arena, until, web_server
 from tests.web.conftest import driver, paths  # noqa: F401 (fixtures)
 from tests.web.test_web_browser import load
 
@@ -108,3 +112,28 @@ def test_a_bots_page_in_a_single_tournament_shows_no_null(
         main = driver.find_element("css selector", "main").text
     assert "null" not in main.split(), main[:300]
     assert "Also plays in" not in main
+
+
+def test_a_bot_connected_to_an_arena_short_of_bots_says_what_it_waits_for(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A bot author connects to the organiser's `arena serve` of four seats while two bots
+    are connected: the log said "connected to ... (server 0.1.0)" and then nothing, a bot
+    that looked hung. The line now says the bot waits to be seated, and when."""
+    caplog.set_level(logging.INFO, logger="sdk.client")
+
+    def said() -> list[str]:
+        return [r.getMessage() for r in caplog.records if "connected to" in r.getMessage()]
+
+    async def main() -> None:
+        async with arena(tmp_path) as a:  # a referee that seats nobody: no lobby
+            (task,) = await a.runners(["memory"], [Bot], 1)
+            await until(said, "the line of the bot's connection")
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    asyncio.run(main())
+    (line,) = said()
+    assert line.startswith("connected to 127.0.0.1:") and "as 'memory'" in line
+    assert "; waiting to be seated in a match (arena serve seats one once as many" in line
