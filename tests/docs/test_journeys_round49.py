@@ -25,7 +25,8 @@ from arena.leaderboard.render import to_markdown
 from arena.leaderboard.stats import build_leaderboard
 from arena.storage import Storage
 from arena.web.demo import DEMO_BOTS, demo_record, make_demo_db
-from sdk import Bot
+from bots import load as bundled
+from sdk import Action, Bid, Bot, Play, PlayerView, play_local
 from tests.support.harness import arena, until, web_server
 from tests.web.conftest import driver, paths  # noqa: F401 (fixtures)
 from tests.web.test_web_browser import load
@@ -137,3 +138,30 @@ def test_a_bot_connected_to_an_arena_short_of_bots_says_what_it_waits_for(
     (line,) = said()
     assert line.startswith("connected to 127.0.0.1:") and "as 'memory'" in line
     assert "; waiting to be seated in a match (arena serve seats one once as many" in line
+
+
+class _Texts(Bot):
+    """Writes its actions' fields as text, as a bot author who read `Play("10♣")` in a
+    record might: the bid's amount and the card."""
+
+    name = "texts"
+
+    def bid(self, view: PlayerView) -> Action:
+        return Bid(str(view.ruleset.opening_bid + 5))  # type: ignore[arg-type]
+
+    def play(self, view: PlayerView) -> Action:
+        return Play(str(view.legal_actions[0].card))  # type: ignore[union-attr,arg-type]
+
+
+def test_an_action_field_written_as_text_is_told_what_to_write() -> None:
+    """A bot author makes the bot return a wrong type, `Play("9♦")`: told "its card must be
+    a Card, not str" and nothing of how to make one, where the bare answer "9♦" is told
+    `Play(sdk.parse_card('9♦'))`. The field's line now says what to write."""
+    bots = [_Texts, bundled("random"), bundled("random")]
+    m = play_local(bots, ruleset="1001", seed=3, max_deals=4)
+    details = {i.detail.partition(" (deal")[0].partition("; played")[0] for i in m.incidents}
+    assert any(d.endswith("its amount must be an int, not str: write 45") for d in details), details
+    assert any(
+        "its card must be a Card, not str: sdk.parse_card('" in d and d.endswith("') is the card")
+        for d in details
+    ), details
