@@ -161,8 +161,12 @@ def to_rich_table(lb: Leaderboard, width: int | None = None) -> Table:
         name_width = max(name_width, 1)
         for row in rows:
             row["bot"] = _cut_middle(row["bot"], name_width)
-    # The strikes column's legend only where the column is (a narrow terminal drops it)
-    legend = " · strikes: timeouts/illegal/disconnects/forfeits" if "strikes" in cols else ""
+    # Each legend only where its column is (a narrow terminal drops them); "made 2/113"
+    # beside "bids won 143" read as a miscount without its own (LEGEND, in the files)
+    legends = {"made": "made: contracts made/played (not conceded or thrown in)",
+               "ms": "ms: median decision",
+               "strikes": "strikes: timeouts/illegal/disconnects/forfeits"}  # fmt: skip
+    legend = "".join(f" · {text}" for c, text in legends.items() if c in cols)
     failed = failed_note(lb, lambda b: _cut_middle(printable(b), _NAME_MIN))
     failed = f" · {failed}" if failed else ""
     t.caption = f"tournament {printable(lb.tournament_id)} · sorted by μ−3σ{legend}{failed}"

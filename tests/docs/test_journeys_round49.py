@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from arena.leaderboard.html import to_html
-from arena.leaderboard.render import to_markdown
+from arena.leaderboard.render import to_markdown, to_rich_table
 from arena.leaderboard.stats import build_leaderboard
 from arena.storage import Storage
 from arena.web.demo import DEMO_BOTS, demo_record, make_demo_db
@@ -56,6 +56,10 @@ def test_the_leaderboard_files_explain_contracts_made_forfeits_and_the_median(
         assert "Contracts made: made / played (a concession or a throw-in is a bid won" in said
         assert "Forfeits: the matches the bot forfeited" in said
         assert "Median ms: the bot's median decision time" in said
+    # and the screen's table, where its columns are shown (a narrow terminal drops them)
+    wide, narrow = str(to_rich_table(lb, 200).caption), str(to_rich_table(lb, 60).caption)
+    assert "made: contracts made/played (not conceded or thrown in) · ms: median" in wide
+    assert "made:" not in narrow and "ms:" not in narrow
 
 
 def _tournament(st: Storage, tid: str, config: dict[str, Any], seed: int) -> None:
