@@ -1358,8 +1358,16 @@ class BotRunner:
             return
         self._welcomed = True
         out.batch = "batch" in w.features
-        log.info("connected to %s as %r (server %s)", self.arena, w.bot_name,
-                 w.server_version)  # fmt: skip
+        # With no match under way, say what the bot waits for: connected to an `arena
+        # serve` that had fewer bots than a table seats, it sat silent after this line, as
+        # if hung, until the others came.
+        waits = ""
+        if not (self._matches or self._unmade):
+            waits = ("; waiting to be seated in a match (arena serve seats one once as many "
+                     "bots as its ruleset seats are connected and idle; a tournament once all "
+                     "its bots are)")  # fmt: skip
+        log.info("connected to %s as %r (server %s)%s", self.arena, w.bot_name,
+                 w.server_version, waits)  # fmt: skip
         if w.protocol_version not in (0, PROTOCOL_VERSION) and not self._version_told:
             # The Hello asked for this version, and a referee refuses any other: an arena
             # that welcomes the bot in another one was taken at its word in silence, and

@@ -612,9 +612,27 @@ def _not_an_action(
         if not isinstance(value, want) or (want is int and isinstance(value, bool)):
             return (
                 f"returned {_short_repr(action)}, which is no action: its {name} must be {words}, "
-                f"not {type(value).__name__}"
+                f"not {type(value).__name__}{_field_hint(name, value)}"
             )
     return None
+
+
+def _field_hint(name: str, value: object) -> str:
+    """What a field written as text (or a whole float) should have been, when it reads as
+    one: ``Play("9♦")`` was told its card "must be a Card, not str", and not what the
+    bare answer ``"9♦"`` is told, how to make one."""
+    if name == "card" and isinstance(value, str):
+        try:
+            parse_card(value)
+        except ValueError:
+            return ""
+        return f": sdk.parse_card({_short_repr(value)}) is the card"
+    number = value if isinstance(value, float) else None
+    if isinstance(value, str) and value.strip().isdecimal():
+        number = float(value)
+    if name in ("amount", "to") and number is not None and number.is_integer():
+        return f": write {int(number)}"
+    return ""
 
 
 #: The engine's own action classes, which it judges by (a subclass of one is none of them).

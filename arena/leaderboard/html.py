@@ -9,7 +9,14 @@ from __future__ import annotations
 import math
 from html import escape
 
-from arena.leaderboard.render import board_title, column_names, failed_note, h2h_cell, row_cells
+from arena.leaderboard.render import (
+    LEGEND,
+    board_title,
+    column_names,
+    failed_note,
+    h2h_cell,
+    row_cells,
+)
 from arena.leaderboard.stats import Leaderboard
 
 __all__ = ["rating_svg", "to_html"]
@@ -226,9 +233,7 @@ the conservative rating μ−3σ.</p>
 <div class="wrap"><table><thead><tr>{head}</tr></thead><tbody>
 {"".join(body)}
 </tbody></table></div>
-<p class="note">Score/deal: mean score change per deal with its 95% interval. Strikes
-T/I/D: timeouts / illegal or malformed decisions / disconnects. Median ms: the bot's median
-decision time.</p>{failed}
+<p class="note">{escape(LEGEND)}</p>{failed}
 <h2>Rating history</h2>
 {rating_svg(lb)}
 <h2>Head to head</h2>

@@ -72,6 +72,19 @@ def column_names(lb: Leaderboard) -> list[str]:
     ]  # fmt: skip
 
 
+#: What the columns of :func:`column_names` hold that their headings do not say, under the
+#: Markdown and HTML tables. "contracts made 2/113" beside "bids won 143" read as a
+#: miscount (concessions and throw-ins are bids won but no contract played), and the
+#: Markdown file left the median's unit and the forfeits unexplained.
+LEGEND = (
+    "Score/deal: the mean score change per deal with its 95% interval. Bids won: the deals "
+    "the bot declared. Contracts made: made / played (a concession or a throw-in is a bid "
+    "won but no contract played). Strikes T/I/D: timeouts / illegal or malformed decisions "
+    "/ disconnects. Forfeits: the matches the bot forfeited. Median ms: the bot's median "
+    "decision time, forced moves left out."
+)
+
+
 def row_cells(r: BotStats) -> list[str]:
     """One bot's row of the standings, under :func:`column_names`."""
     return [
@@ -148,8 +161,12 @@ def to_rich_table(lb: Leaderboard, width: int | None = None) -> Table:
         name_width = max(name_width, 1)
         for row in rows:
             row["bot"] = _cut_middle(row["bot"], name_width)
-    # The strikes column's legend only where the column is (a narrow terminal drops it)
-    legend = " · strikes: timeouts/illegal/disconnects/forfeits" if "strikes" in cols else ""
+    # Each legend only where its column is (a narrow terminal drops them); "made 2/113"
+    # beside "bids won 143" read as a miscount without its own (LEGEND, in the files)
+    legends = {"made": "made: contracts made/played (not conceded or thrown in)",
+               "ms": "ms: median decision",
+               "strikes": "strikes: timeouts/illegal/disconnects/forfeits"}  # fmt: skip
+    legend = "".join(f" · {text}" for c, text in legends.items() if c in cols)
     failed = failed_note(lb, lambda b: _cut_middle(printable(b), _NAME_MIN))
     failed = f" · {failed}" if failed else ""
     t.caption = f"tournament {printable(lb.tournament_id)} · sorted by μ−3σ{legend}{failed}"
@@ -338,8 +355,7 @@ def to_markdown(lb: Leaderboard) -> str:
         lines.append("| " + " | ".join(_md_escape(c) for c in row_cells(r)) + " |")
     lines += [
         "",
-        "Score/deal: the mean score change per deal with its 95% interval. Strikes T/I/D: "
-        "timeouts / illegal or malformed decisions / disconnects.",
+        _md_escape(LEGEND),
         *(["", _md_escape(failed) + "."] if failed else []),
         "",
         "## Head to head",

@@ -590,7 +590,7 @@ def test_the_authors_errors_are_named_with_the_method_and_its_line(
     line = _FloatBid.bid.__code__.co_firstlineno
     assert floats.incidents[0].detail == (
         f"_FloatBid.bid() ({here}:{line}) returned Bid(amount=105.0), which is no action: "
-        "its amount must be an int, not float; played pass instead"
+        "its amount must be an int, not float: write 105; played pass instead"
     )
     line = _Mutates.play.__code__.co_firstlineno
     assert mutates.incidents[0].detail.startswith(

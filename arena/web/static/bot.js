@@ -120,7 +120,9 @@ function render(d) {
 // league), the latest first, each linking to the bot's page there.
 function otherTournaments(d) {
   const others = (d.plays_in || []).filter((t) => t.id !== d.tournament.id);
-  if (!others.length) return null;
+  // "" rather than null: main.replaceChildren (unlike el) writes a null as the text "null",
+  // which stood under the name of every bot playing in one tournament only
+  if (!others.length) return "";
   const when = (t) => String(t.created_at || "").slice(0, 16).replace("T", " ");
   return el("p", { class: "small muted", id: "bot-tournaments" }, "Also plays in: ",
     others.flatMap((t, i) => [i ? " · " : "",

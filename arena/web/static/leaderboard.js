@@ -141,21 +141,25 @@ function render(data) {
     // two tournaments of one name (another seed, a bot changed) are told apart by id and
     // date, and by their rules when those differ (one option edited between two runs, or
     // another deal cap: the description ends with it)
-    // (and by their deals: one run of a config duplicate, one independent)
+    // (and by their deals: one run of a config duplicate, one independent). From `deals`,
+    // not `deals_note`, which is null for an `arena serve --db` session too: beside a
+    // tournament of independent deals the session read "duplicate deals", and its matches
+    // are each dealt from a seed of their own.
+    const dealt = (x) => `${x.deals === "independent" ? "independent" : "duplicate"} deals`;
     const seen = {}, rules = {}, notes = {};
     for (const x of data.tournaments) {
       seen[x.name] = (seen[x.name] || 0) + 1;
       (rules[x.name] = rules[x.name] || new Set()).add(rulesetText(x));
-      (notes[x.name] = notes[x.name] || new Set()).add(x.deals_note || "duplicate deals");
+      (notes[x.name] = notes[x.name] || new Set()).add(dealt(x));
     }
-    const label = (x) => (seen[x.name] > 1 ? `${x.name} [${rules[x.name].size > 1 ? rulesetText(x) + ", " : ""}${notes[x.name].size > 1 ? (x.deals_note || "duplicate deals") + ", " : ""}${x.id}, ${String(x.created_at || "").slice(0, 16).replace("T", " ")}]` : x.name) + ` (${playedOf(x, "/")})`;
+    const label = (x) => (seen[x.name] > 1 ? `${x.name} [${rules[x.name].size > 1 ? rulesetText(x) + ", " : ""}${notes[x.name].size > 1 ? dealt(x) + ", " : ""}${x.id}, ${String(x.created_at || "").slice(0, 16).replace("T", " ")}]` : x.name) + ` (${playedOf(x, "/")})`;
     picker = el("select", { id: "tournament-select", onchange: (e) => { location.search = "?tournament=" + encodeURIComponent(e.target.value); } },
       data.tournaments.map((x) => el("option", { value: x.id, selected: x.id === t.id }, label(x))));
   }
   const recentOf = latestOf(data.recent.length, t);  // (how many there are in all)
   main.replaceChildren(title, sub, picker || "",
     el("section", { class: "panel" }, boardTable(data),
-      el("p", { class: "small muted" }, "Ranked by μ−3σ (TrueSkill, each match a free-for-all by final place). Score per deal: the mean of the bot's score changes over all its deals, ± 1.96·sd/√n. Strikes: timeouts, illegal or malformed answers, disconnects, forfeits (an answer to no pending request, a late one say, is no strike).")),
+      el("p", { class: "small muted" }, "Ranked by μ−3σ (TrueSkill, each match a free-for-all by final place). Score per deal: the mean of the bot's score changes over all its deals, ± 1.96·sd/√n. Bidding wins: the deals the bot declared. Contracts made: made / played (a concession or a throw-in is a bidding win but no contract played). Strikes: timeouts, illegal or malformed answers, disconnects, forfeits (an answer to no pending request, a late one say, is no strike). Median decision: the bot's median decision time, forced moves left out.")),
     el("h2", {}, "Rating history"),
     el("section", { class: "panel" }, ratingPlot(data)),
     el("h2", {}, "Head to head"),
