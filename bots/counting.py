@@ -114,23 +114,10 @@ class CountingBot(HeuristicBot):
         return sum(self.p_make(e + self.take_offset, amount, self.sigma) for e in ests) / len(ests)
 
     def bid_limit(self, view: PlayerView) -> float:
-        bids = sorted(a.amount for a in view.legal_actions if isinstance(a, Bid))
         if self._on_barrel(view):
-            # Any contract of 120 or more wins the game from the barrel, less is no gain:
-            # bid towards 120, and above it as far as the hand makes it at even odds.
-            conf = self.barrel_bid_confidence(view)
-            if self.p_make_bid(view, 120) < conf:
-                return 0.0
-            limit = 120.0
-            for amount in bids:
-                if amount <= 120:
-                    continue
-                if self.p_make_bid(view, amount) < conf:
-                    break
-                limit = float(amount)
-            return limit
+            return self._barrel_limit(view, lambda amount: self.p_make_bid(view, amount))
         limit = 0.0
-        for amount in bids:
+        for amount in sorted(a.amount for a in view.legal_actions if isinstance(a, Bid)):
             if self.p_make_bid(view, amount) < self.bid_confidence:
                 break
             limit = float(amount)

@@ -425,7 +425,11 @@ class PimcBot(Bot):
         prior = 3.0
         p_h = p_normal(pred, target, HeuristicBot.take_sigma)
         p = (n * _BID_OPTIMISM * rate + prior * p_h) / (n + prior)
-        if p < self.threshold:
+        need = self.threshold
+        if barrel is not None and barrel[view.seat] == 1:
+            # The sitter's last deal on the barrel: passing costs its penalty anyway.
+            need = min(need, HeuristicBot().barrel_win_confidence(view, target))
+        if p < need:
             return passing
         return bids[0] if target == bids[0].amount else next(b for b in bids if b.amount == target)
 
@@ -567,7 +571,10 @@ class PimcBot(Bot):
         if on_barrel:
             # Below 120 nothing is won on the barrel: name 120 if there is any hope.
             j = next((k for k, x in enumerate(levels) if x >= 120), None)
-            if j is not None and rates[j] >= 0.35:
+            # (On his last deal a concession costs the barrel's penalty too: any hope.)
+            if j is not None and rates[j] >= min(
+                0.35, HeuristicBot().barrel_win_confidence(view, levels[j])
+            ):
                 choice = contracts[j]
             elif rules.concede == "free":
                 concede0 = next((a for a in legal if isinstance(a, Concede)), None)
