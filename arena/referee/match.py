@@ -499,9 +499,13 @@ class MatchRunner:
             self._strike(st, "malformed", rid, legal, f"malformed action: {e}")
             game.apply_trusted(fallback)
             return fallback, "fallback", ms
-        if action in legal:
-            game.apply_trusted(action)
-            return action, "bot", ms
+        for own in legal:
+            if own == action:
+                # The engine's own object, equal to the answer (decoded anew from every
+                # message): what is applied and sent on is the one whose bytes are kept by
+                # its identity (its events, and the views' bids); the answer's missed them.
+                game.apply_trusted(own)
+                return own, "bot", ms
         try:
             game.apply(action, seat=st.seat)  # raises, naming the rule broken
         except IllegalActionError as e:

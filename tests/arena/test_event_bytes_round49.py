@@ -22,7 +22,7 @@ from arena.referee import Referee, RefereeConfig
 from arena.referee import match as match_module
 from arena.referee.sessions import BotSession, Stream
 from arena.v1 import arena_pb2 as pb
-from engine import PRESETS, Bid, Card, Concede, Give, HiddenGive, Pass, Play
+from engine import PRESETS, Bid, Card, Concede, Game, Give, HiddenGive, Pass, Play
 
 _ACTIONS: list[Any] = [
     Bid(120),
@@ -150,3 +150,21 @@ def test_matches_send_the_events_built_field_by_field(monkeypatch: pytest.Monkey
     actions = [pb.Event.FromString(e) for e in got[0]]
     assert sum(e.HasField("action") for e in actions) > 100
     assert all(len(g) == len(got[0]) for g in got)
+
+
+def test_the_referee_applies_the_engines_own_action(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bot's answer (decoded anew from its message) that is one of the legal actions is
+    applied and sent on as the engine's own equal object: the one whose event and view
+    bytes the referee keeps by its identity. The events are the same (above)."""
+    applied: list[bool] = []
+    apply_trusted = Game.apply_trusted
+
+    def checked(self: Game, action: Any) -> None:
+        legal = self.legal_actions()
+        applied.append(any(a is action for a in legal))
+        apply_trusted(self, action)
+
+    monkeypatch.setattr(Game, "apply_trusted", checked)
+    _events_of_matches()
+    assert len(applied) > 100
+    assert all(applied)  # (every answer of the bench's bot is legal)
