@@ -45,7 +45,6 @@ __all__ = [
     "card_to_pb",
     "deal_result_from_pb",
     "deal_result_to_pb",
-    "decoded_action_bytes",
     "event_item",
     "match_result_from_pb",
     "match_result_to_pb",
@@ -779,8 +778,6 @@ def view_from_pb(
 # action's nested fields through the Python accessors. Engine actions are immutable, so
 # they are shared. Only actions that decoded are stored; the set of actions is small.
 _ACTION_BY_BYTES: dict[bytes, Action] = {}
-#: The actions kept there, by identity: (the action, ``action_to_pb``'s bytes of it).
-_ACTION_WIRE_BY_ID: dict[int, tuple[Action, bytes]] = {}
 #: Decoded completed tricks by (players at the table, wire bytes).
 _TRICK_BY_BYTES: dict[tuple[int, bytes], Trick] = {}
 #: Decoded and checked ``(seat, bid or pass)`` of ``PlayerView.bids`` and ``(seat, card)``
@@ -817,18 +814,7 @@ def _action_from_pb_cached(msg: pb.Action) -> Action:
         action = action_from_pb(msg)
         if len(_ACTION_BY_BYTES) < _CACHE_MAX and len(key) <= _DECODED_KEY_MAX:
             _ACTION_BY_BYTES[key] = action
-            # (made from the action, not taken from ``key``: the arena's bytes may carry
-            # fields this protocol does not know, which an answer must not echo)
-            _ACTION_WIRE_BY_ID[id(action)] = (action, action_to_pb(action).SerializeToString())
     return action
-
-
-def decoded_action_bytes(action: object) -> bytes | None:
-    """``action_to_pb(action).SerializeToString()`` if ``action`` is (the very object) an
-    action that :func:`view_from_pb` decoded, as a bot's answer usually is; else ``None``.
-    Found by identity, without a dataclass ``__hash__``: what the SDK answers with."""
-    hit = _ACTION_WIRE_BY_ID.get(id(action))
-    return hit[1] if hit is not None and hit[0] is action else None
 
 
 def _deal_results_from_pb(msgs: Iterable[pb.DealResult], players: int) -> tuple[DealResult, ...]:

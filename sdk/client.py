@@ -60,7 +60,6 @@ from arena.protocol import (
     action_to_pb,
     card_from_pb,
     deal_result_from_pb,
-    decoded_action_bytes,
     match_result_from_pb,
     ruleset_from_pb,
     seat_action_from_pb,
@@ -1914,12 +1913,8 @@ class BotRunner:
                       action, sent)  # fmt: skip
         msg = pb.BotMessage()
         decision = msg.decision  # (filled in place: a Decision made and copied in costs 3 times)
-        wire = decoded_action_bytes(sent)  # (one of a view's legal actions, as most answers)
         try:
-            if wire is not None:
-                decision.action.MergeFromString(wire)
-            else:
-                decision.action.CopyFrom(action_to_pb(sent))
+            decision.action.CopyFrom(action_to_pb(sent))
         except (TypeError, ValueError, AttributeError, KeyError) as e:
             # Still no action (none foreseen): sent as an action of no kind, which the
             # referee refuses as malformed (a strike, and its fallback).
