@@ -38,6 +38,7 @@ __all__ = [
     "RETRY_AFTER_MS",
     "MalformedActionError",
     "MalformedMessageError",
+    "action_event_bytes",
     "action_event_to_pb",
     "action_from_pb",
     "action_to_pb",
@@ -45,6 +46,7 @@ __all__ = [
     "card_to_pb",
     "deal_result_from_pb",
     "deal_result_to_pb",
+    "event_item",
     "hello_problem",
     "match_result_from_pb",
     "match_result_to_pb",
@@ -345,6 +347,38 @@ def action_event_to_pb(
     ``pb.Event(match_id=match_id, seq=seq, source=source,
     action=seat_action_to_pb(seat, action))``, made by parsing cached bytes (the referee
     makes one per action; building it field by field costs several times as much)."""
+    return pb.Event.FromString(_action_event_data(match_id, seq, source, seat, action))
+
+
+def action_event_bytes(
+    match_id: str,
+    seq: int,
+    source: pb.ActionSource.ValueType,
+    seat: int,
+    action: Action | HiddenGive,
+) -> bytes:
+    """:func:`action_event_to_pb`'s event as the wire bytes of one item of
+    ``ServerMessage.events`` (key, length, the ``Event``): what the referee queues for a
+    bot, parsed only with the message that carries it (:func:`event_item`)."""
+    data = _action_event_data(match_id, seq, source, seat, action)
+    n = len(data)
+    return b"".join((_EVENTS_KEY, _SMALL_VARINT[n] if n < 4096 else _varint(n), data))
+
+
+def event_item(event: pb.Event) -> bytes:
+    """``event`` as the wire bytes of one item of ``ServerMessage.events`` (as
+    :func:`action_event_bytes` makes them for action events)."""
+    data = event.SerializeToString()
+    return _EVENTS_KEY + _varint(len(data)) + data
+
+
+def _action_event_data(
+    match_id: str,
+    seq: int,
+    source: pb.ActionSource.ValueType,
+    seat: int,
+    action: Action | HiddenGive,
+) -> bytes:
     head = _EVENT_HEAD.get(match_id)
     if head is None:
         head = pb.Event(match_id=match_id).SerializeToString()
@@ -360,7 +394,7 @@ def action_event_to_pb(
     source_b = _EVENT_SOURCE_BYTES.get(source)
     if source_b is None:
         source_b = _EVENT_SOURCE + _u32(source)
-    return pb.Event.FromString(b"".join((head, seq_b, item, source_b)))
+    return b"".join((head, seq_b, item, source_b))
 
 
 def seat_action_from_pb(msg: pb.SeatAction) -> tuple[int, Action | HiddenGive]:
@@ -984,6 +1018,8 @@ _EVENT_SEQ_BYTES: tuple[bytes, ...] = tuple(_EVENT_SEQ + _varint(i) for i in ran
 _EVENT_SOURCE_BYTES: dict[int, bytes] = {
     v: _EVENT_SOURCE + _varint(v) if v else b"" for v in pb.ActionSource.values()
 }
+#: The key of an item of ``ServerMessage.events`` (a length-delimited field).
+_EVENTS_KEY = _varint(pb.ServerMessage.DESCRIPTOR.fields_by_name["events"].number << 3 | 2)
 
 
 def _players_bytes(players: tuple[str, ...]) -> bytes:

@@ -122,6 +122,7 @@ async def _referee(
     send = BotSession.send
     on_decision = Referee.on_decision
     add_event = BotSession.add_event
+    add_action_event = BotSession.add_action_event
     window = {"deals": 0, "actions": 0}
     watcher = names[0]  # every bot sits in every match: one bot's events count each once
 
@@ -148,10 +149,17 @@ async def _referee(
                 window["deals"] += 1
         add_event(self, event)
 
+    def counted_add_action_event(self: BotSession, item: bytes) -> None:
+        # (the referee's action events, as bytes: protocol.action_event_bytes)
+        if counting and self.name == watcher:
+            window["actions"] += 1
+        add_action_event(self, item)
+
     on_message = Referee.on_message
     Referee.on_message = counted_on_message  # type: ignore[method-assign]
     BotSession.send = timed_send  # type: ignore[method-assign]
     BotSession.add_event = counted_add_event  # type: ignore[method-assign]
+    BotSession.add_action_event = counted_add_action_event  # type: ignore[method-assign]
     Referee.on_decision = timed_on_decision  # type: ignore[method-assign]
 
     totals = {"matches": 0, "deals": 0, "actions": 0, "decisions": 0, "incidents": 0}

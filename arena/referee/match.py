@@ -30,7 +30,7 @@ from typing import IO, Any
 from arena.deadlines import bank_left, timeout_words
 from arena.protocol import (
     MalformedActionError,
-    action_event_to_pb,
+    action_event_bytes,
     action_from_pb,
     action_to_pb,
     card_to_pb,
@@ -511,9 +511,13 @@ class MatchRunner:
             self._strike(st, "malformed", rid, legal, f"malformed action: {e}")
             game.apply_trusted(fallback)
             return fallback, "fallback", ms
-        if action in legal:
-            game.apply_trusted(action)
-            return action, "bot", ms
+        for own in legal:
+            if own == action:
+                # The engine's own object, equal to the answer (decoded anew from every
+                # message): what is applied and sent on is the one whose bytes are kept by
+                # its identity (its events, and the views' bids); the answer's missed them.
+                game.apply_trusted(own)
+                return own, "bot", ms
         try:
             game.apply(action, seat=st.seat)  # raises, naming the rule broken
         except IllegalActionError as e:
@@ -572,26 +576,27 @@ class MatchRunner:
         # fallback, which outside the auction is the first legal action, that he had
         # nothing ordered before it. A third seat sees a give without its card
         # (public_action); the other views are made once each.
-        public: pb.Event | None = None
-        censored: dict[object, pb.Event] = {}
+        # (Each as the bytes of a message's ``events`` item: parsed with that message.)
+        public: bytes | None = None
+        censored: dict[object, bytes] = {}
         for st in self.seats:
             seat = st.seat
             if seat == actor:
-                ev = action_event_to_pb(mid, seq, source, actor, action)
+                ev = action_event_bytes(mid, seq, source, actor, action)
             else:
                 seen = public_action(action, actor, seat)
                 if seen is action:
                     if public is None:
-                        public = action_event_to_pb(mid, seq, _SOURCE_HIDDEN, actor, action)
+                        public = action_event_bytes(mid, seq, _SOURCE_HIDDEN, actor, action)
                     ev = public
                 else:
                     hidden = censored.get(seen)
                     if hidden is None:
-                        hidden = censored[seen] = action_event_to_pb(
+                        hidden = censored[seen] = action_event_bytes(
                             mid, seq, _SOURCE_HIDDEN, actor, seen
                         )
                     ev = hidden
-            st.session.add_event(ev)
+            st.session.add_action_event(ev)
         if game.deal_number != deal or game.is_over:
             self._deal_ended(deal)
         elif game.phase is not Phase.BIDDING and isinstance(action, Bid | Pass):

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 
+from arena.protocol import event_item
 from arena.referee.lag import loop_lag
 from arena.v1 import arena_pb2 as pb
 
@@ -283,8 +284,10 @@ class BotSession:
         self.welcomes = 0
         #: A stream that authenticated and has not said Hello yet.
         self.reserved: Stream | None = None
-        #: Events waiting for the next message to this bot (oldest first, any match).
-        self.events: list[pb.Event] = []
+        #: Events waiting for the next message to this bot (oldest first, any match), each
+        #: as the wire bytes of an item of ``ServerMessage.events``: parsed once, with the
+        #: message that carries them, not one by one and then copied into it.
+        self.events: list[bytes] = []
         #: match_id -> this bot's seat in a running match.
         self.seats: dict[str, SeatState] = {}
         #: match_id -> (stream, position, MatchEnded): the ends of matches not yet known
@@ -327,7 +330,7 @@ class BotSession:
         if stream is None:
             return False
         if self.events:
-            msg.events.extend(self.events)
+            msg.MergeFromString(b"".join(self.events))  # (appended to ``msg.events``)
             self.events.clear()
         stream.put(msg)
         return True
@@ -369,7 +372,13 @@ class BotSession:
     def add_event(self, event: pb.Event) -> None:
         """Buffer an event for the next message (dropped while disconnected)."""
         if self.stream is not None:
-            self.events.append(event)
+            self.events.append(event_item(event))
+
+    def add_action_event(self, item: bytes) -> None:
+        """:meth:`add_event` of an action event already as ``protocol.action_event_bytes``
+        makes it (the referee's, several per decision)."""
+        if self.stream is not None:
+            self.events.append(item)
 
     def flush(self) -> None:
         """Send the buffered events now, in a message of their own."""
