@@ -12,23 +12,27 @@ import dataclasses
 import logging
 import sys
 import threading
+import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 from arena import protocol
+from arena.cli import tournament as tournament_cli
 from arena.protocol import MalformedMessageError
 from arena.referee import match as match_module
 from arena.referee.match import Pending, SeatState
 from arena.render import abandoned_places
-from arena.tournament.config import identity_changes
+from arena.tournament.config import identity_changes, parse_config
 from arena.v1 import arena_pb2 as pb
 from engine import Action, Bid, Game, Pass, Play, PlayerView, observe
 from engine.cards import Card
 from engine.game import Trick
 from engine.rules import PRESETS
-from sdk import workers
+from sdk import client, workers
 from sdk.bot import Bot
 from sdk.client import BotRunner, _check_request_view, _Match, _Outbox
 from sdk.local import decide_failed
@@ -40,6 +44,7 @@ from tests.sdk.test_hostile_arena import (
     _game,
     _no_bot_call_left,  # noqa: F401 (the fixture: every bot call has returned)
     play,
+    request,
     started,
 )
 from tests.sdk.test_hot_path_round48 import _playing_view, _script_with_events
@@ -371,11 +376,14 @@ def test_the_final_view_of_a_match_stopped_mid_deal_shows_no_talon() -> None:
     assert ended.talon is None and ended.hand == ()
 
 
-def test_a_quick_bots_on_match_end_stays_in_the_worker_thread() -> None:
+def test_a_quick_bots_on_match_end_stays_in_the_worker_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Of a quick bot's hooks only ``on_action``, ``on_talon_taken`` and ``on_deal_end`` are
     called on the event loop (docs/writing-a-bot.md): ``on_match_end``, where a bot saves
     what it learnt, stays in the worker thread (mutant: the exclusion dropped, it ran on
     the loop, every match of the bot waiting)."""
+    monkeypatch.setattr(client, "_SLOW_S", 60.0)  # (a loaded machine's pause: still quick)
     seen: list[tuple[str, int]] = []
 
     class Ends(Bot):
@@ -407,3 +415,102 @@ def test_an_abandoned_record_is_said_to_place_its_seats_as_its_result_does() -> 
     assert abandoned_places(older).startswith("1st")
     assert abandoned_places({"abandoned": True, "result": {"places": [3, 3, 3]}}) == "last"
     assert abandoned_places({"abandoned": True, "rules_result": None}) == "last"
+
+
+def test_a_quick_bots_hook_waits_for_its_on_match_start_still_running() -> None:
+    """A quick bot's hook is called on the loop only when nothing of the match is in
+    flight: an event read while its ``on_match_start`` still runs (in the worker thread,
+    the bot made and set already) is called after it, in the match's order (mutant: the
+    in-flight test dropped, ``on_action`` ran on the loop meanwhile, in parallel with it)."""
+    calls: list[str] = []
+
+    class SlowStart(Bot):
+        quick = True
+
+        def act(self, view: PlayerView) -> Action:
+            calls.append("act")
+            return view.legal_actions[0]
+
+        def on_match_start(self, view: PlayerView) -> None:
+            calls.append("start begins")
+            time.sleep(0.3)
+            calls.append("start ends")
+
+        def on_action(self, view: PlayerView, seat: int, action: object) -> None:
+            calls.append("on_action")
+
+    g = _game()
+    other = next(s for s in range(3) if s != g.to_act)
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        await asyncio.sleep(0.1)  # (on_match_start has begun)
+        msg = request("m1", g, "0")
+        ev = pb.Event(match_id="m1", seq=1)
+        ev.action.CopyFrom(protocol.seat_action_to_pb(other, Pass()))
+        msg.events.append(ev)
+        yield msg
+        await s.decision()
+
+    _, arena = play(SlowStart, script)
+    assert arena.streams[0].decided() == [("m1", "0")]
+    assert calls == ["start begins", "start ends", "on_action", "act"], calls
+
+
+def test_a_play_offered_is_checked_against_the_hand_and_its_marriage() -> None:
+    """A request's plays take a path of their own (most requests): one of a card the hand
+    does not hold, or declaring a marriage the hand cannot declare, is still refused
+    (mutants: either check dropped from that path)."""
+    view = _playing_view()
+    held = set(view.hand)
+    gone = next(c for c in Card if c not in held)
+    with pytest.raises(MalformedMessageError, match="the hand does not hold"):
+        _check_request_view(dataclasses.replace(view, legal_actions=(Play(gone),)))
+    lone = next(c for c in view.hand if c.rank.name in ("NINE", "JACK", "TEN"))  # (no marriage)
+    led = dataclasses.replace(view, trick=(), legal_actions=(Play(lone, declare=True),))
+    with pytest.raises(MalformedMessageError, match="declares no marriage"):
+        _check_request_view(led)
+
+
+# ------------------------------------------------------- tournament: what it says first
+
+
+def _config(tmp_path: Path, **more: Any) -> Any:
+    return parse_config(
+        {"name": "t", "ruleset": "classic", "max_deals": 1, "matches_per_table": 1,
+         "db": str(tmp_path / "t.sqlite"), "out": str(tmp_path / "out"), **more},
+        source="test.toml", base_dir=tmp_path,
+    )  # fmt: skip
+
+
+def test_fresh_over_a_stored_tournament_of_no_match_says_nothing(tmp_path: Path) -> None:
+    """--fresh says what it forgets only when matches are stored (mutant: "forgets the 0
+    matches" of a tournament stored before its first match)."""
+    cfg = _config(tmp_path, bots={"a": "random", "b": "random", "c": "random"})
+    console = Console(record=True, width=200)
+    stored = ("2026-12-06T10:00:00", None, 0, cfg.fingerprint)
+    tournament_cli._say_what_is_stored(cfg, stored, False, console)
+    assert console.export_text() == ""
+    tournament_cli._say_what_is_stored(cfg, (*stored[:2], 2, cfg.fingerprint), False, console)
+    assert "--fresh forgets the 2 matches stored" in console.export_text()
+
+
+def test_the_port_note_is_said_of_port_0_only(tmp_path: Path) -> None:
+    """Remote bots and port 0: each run listens on another port, said so; a fixed port is
+    not (mutant: the test turned round)."""
+    bots = {"a": "random", "b": "random", "r": {"remote": True, "token": "t" * 32}}
+    for port, said in ((0, True), (50051, False)):
+        console = Console(record=True, width=300)
+        tournament_cli._announce(_config(tmp_path, bots=bots, port=port), console)
+        assert ("every run listens on another free port" in console.export_text()) is said
+
+
+def test_events_in_order_are_no_gap(caplog: pytest.LogCaptureFixture) -> None:
+    """A match's events numbered one by one say nothing of events that never came (mutant:
+    the last seq kept only past a gap, the second event was taken for one after a gap)."""
+    script, _ = _script_with_events()
+    with caplog.at_level(logging.WARNING, logger="sdk.client"):
+        _, arena = play(FirstLegal, script)
+    assert arena.streams[0].decided() == [("m1", "0"), ("m1", "1"), ("m1", "2")]
+    assert "never came" not in caplog.text
