@@ -26,6 +26,8 @@ from arena.protocol import MalformedMessageError
 from arena.referee import match as match_module
 from arena.referee.match import Pending, SeatState
 from arena.render import abandoned_places
+from arena.storage import Storage
+from arena.tournament import runner as runner_mod
 from arena.tournament.config import identity_changes, parse_config
 from arena.v1 import arena_pb2 as pb
 from engine import Action, Bid, Game, Pass, Play, PlayerView, observe
@@ -514,3 +516,40 @@ def test_events_in_order_are_no_gap(caplog: pytest.LogCaptureFixture) -> None:
         _, arena = play(FirstLegal, script)
     assert arena.streams[0].decided() == [("m1", "0"), ("m1", "1"), ("m1", "2")]
     assert "never came" not in caplog.text
+
+
+def test_a_new_tournament_is_said_beside_the_latest_finished_of_its_name(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Two finished tournaments of the config's name (two weeks): the note names the latest
+    (mutant: the first stored, last month's)."""
+    cfg = _config(tmp_path, bots={"a": "random", "b": "random", "c": "random"})
+    with Storage(cfg.db) as st:
+        for week in ("t-week1", "t-week2"):
+            st.ensure_tournament(week, name="t", fingerprint=week, config={"name": "t"},
+                                 total_matches=0, bots=[])  # fmt: skip
+        with caplog.at_level(logging.INFO, logger="arena.tournament.progress"):
+            runner_mod._say_unfinished_namesakes(cfg, st)
+    assert f"a new tournament, {cfg.tournament_id}, beside t-week2 of the same name" in caplog.text
+
+
+def test_a_bot_seated_in_a_stored_match_plays_in_its_tournament(tmp_path: Path) -> None:
+    """``tournaments_of``: a tournament that lists no bots (an older `arena serve --db`'s)
+    holds those seated in its stored matches (mutant: the match players left out), the
+    latest created first."""
+    with Storage(tmp_path / "t.sqlite") as st:
+        st.ensure_tournament("listed", name="t", fingerprint="l", config={"name": "t"},
+                             total_matches=1, bots=[("ann", "sdk")])  # fmt: skip
+        st.ensure_tournament("serve-1", name="serve", fingerprint="s", config={"name": "serve"},
+                             total_matches=0, bots=[])  # fmt: skip
+        with st.conn:  # (a stored match's rows, as a serve run wrote them)
+            st.conn.execute(
+                "INSERT INTO matches VALUES ('serve-1-m1', 'serve-1', 0, 0, 0, 1, '[]', '', '',"
+                " 0, 1, '{}')"
+            )
+            st.conn.execute(
+                "INSERT INTO match_players (match_id, seat, bot, score, place)"
+                " VALUES ('serve-1-m1', 0, 'ann', 0, 1)"
+            )
+        assert st.tournaments_of("ann") == ["serve-1", "listed"]
+        assert st.tournaments_of("nobody") == []
