@@ -589,3 +589,15 @@ def test_a_quick_bot_leaving_from_a_hook_on_the_loop_leaves_cleanly() -> None:
     summary, arena = play(Leaves, script)
     assert summary.exit_code == 130 and "the bot left: KeyboardInterrupt" in summary.reason
     assert arena.streams[0].decided() == [("m1", "0")]
+
+
+def test_serve_refuses_a_tournament_name_a_config_could_not_have(tmp_path: Path) -> None:
+    """``arena serve --name`` is checked as a config's ``name`` is (mutant: not checked)."""
+    from click.testing import CliRunner
+
+    from arena.cli import main
+
+    got = CliRunner().invoke(
+        main, ["serve", "--db", str(tmp_path / "s.sqlite"), "--name", "bad name!"]
+    )
+    assert got.exit_code == 2 and "a tournament name starts with a letter" in got.output
