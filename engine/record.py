@@ -590,6 +590,14 @@ def _check_referee(
                 raise ReplayError(f"{key}: seat {seat} counts {count}, {listed} are listed")
     if rec.get("abandoned") and rec.get("rules_result") is not None:
         raise ReplayError("abandoned: an abandoned match has a null rules_result")
+    if rec.get("abandoned") and sorted(set(rec.get("forfeits") or ())) != list(range(game.n)):
+        # The referee stops a match only once every seat has forfeited (every referee wrote
+        # `forfeits`): without this, a record cut short and marked abandoned passed, its
+        # result placing the seats as it liked (all 1st, in an older referee's form).
+        raise ReplayError(
+            f"abandoned: a match is abandoned once every seat has forfeited, but forfeits "
+            f"lists {rec.get('forfeits')!r:.60}"
+        )
     if rec.get("interrupted") and rec.get("result") is not None:
         raise ReplayError("interrupted: an interrupted match has a null result")
 

@@ -393,6 +393,10 @@ def identity_changes(stored: Mapping[str, Any], new: Mapping[str, Any]) -> list[
     renamed = []
     for was_added in list(added):
         bot = new_bots.get(was_added)  # (None for a name that is no string: damaged)
+        if isinstance(bot, Mapping) and bot.get("kind") == "remote":
+            # Nothing but its name tells a remote bot (its token is never stored): every
+            # two are alike, and a member who left and one who joined were said "renamed".
+            continue
         same = [r for r in removed if bot and _but_name(old_bots.get(r) or {}) == _but_name(bot)]
         if same:
             renamed.append(f"bot {same[0]} renamed {was_added}")
