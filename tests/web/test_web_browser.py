@@ -186,7 +186,7 @@ def test_leaderboard_lists_every_bot_and_plots_ratings(driver: Any, base: str) -
         assert cell("strikes") == str(r["strikes"])
         assert "±" in cell("mean_per_deal")
     headers = [h.text for h in driver.find_elements("css selector", "#leaderboard th")]
-    for h in ("μ", "σ", "μ−3σ", "matches", "1st/2nd/3rd", "bidding wins", "contracts made",
+    for h in ("μ", "σ", "μ−3σ", "matches", "1st/2nd/3rd", "bids won", "contracts made",
               "strikes", "median decision"):  # fmt: skip
         assert h in headers
     lines = driver.find_elements("css selector", "#rating-plot svg polyline.mu")

@@ -80,7 +80,7 @@ function render(d) {
   const main = document.getElementById("main");
   const r = d.row || {};
   const facts = el("table", { class: "data", id: "bot-row" },
-    el("thead", {}, el("tr", {}, ["rank", "μ", "σ", "μ−3σ", "matches", "places", "score per deal", "bidding wins", "contracts made", "strikes", "median decision"].map((h) => el("th", {}, h)))),
+    el("thead", {}, el("tr", {}, ["rank", "μ", "σ", "μ−3σ", "matches", "places", "score per deal", "bids won", "contracts made", "strikes", "median decision"].map((h) => el("th", {}, h)))),
     el("tbody", {}, el("tr", {},
       el("td", {}, fmt(r.rank, 0)), el("td", {}, fmt(r.mu, 2)), el("td", {}, fmt(r.sigma, 2)), el("td", {}, fmt(r.conservative, 2)),
       el("td", {}, fmt(r.matches, 0)), el("td", {}, (r.places || []).join(" / ")),

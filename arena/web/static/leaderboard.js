@@ -14,7 +14,7 @@ const COLUMNS = [
   ["matches", "matches", (r) => fmt(r.matches, 0)],
   ["places", "1st/2nd/3rd", (r) => (r.places || []).join(" / ")],
   ["mean_per_deal", "score per deal ± 95% CI", meanPerDealText],
-  ["bidding_wins", "bidding wins", (r) => fmt(r.bidding_wins, 0)],
+  ["bidding_wins", "bids won", (r) => fmt(r.bidding_wins, 0)],
   ["contracts_made", "contracts made", madeText],
   ["strikes", "strikes", strikesCell],
   ["median_ms", "median decision", medianMsText],
