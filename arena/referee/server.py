@@ -29,6 +29,7 @@ from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
 __all__ = [
+    "HANDSHAKE_TIMEOUT_MS",
     "MAX_OPEN_CALLS",
     "MAX_OPEN_CALLS_PER_ADDRESS",
     "MAX_STREAMS_PER_CONNECTION",
@@ -49,6 +50,9 @@ SERVICE_NAME: str = pb.DESCRIPTOR.services_by_name["Arena"].full_name
 #: has ended.
 MAX_STREAMS_PER_CONNECTION = 100
 
+#: Milliseconds a connection has to finish its TLS and HTTP/2 handshake.
+HANDSHAKE_TIMEOUT_MS = 10_000
+
 # Bots answer within a second; keep idle streams alive through NATs and notice dead peers.
 _OPTIONS = [
     # A bot whose connection died silently is noticed within about 15 s (a disconnect:
@@ -64,6 +68,11 @@ _OPTIONS = [
     # A connection without a call (no token needed to open one: ~14 KB each) is closed
     # after a minute; a bot's is never idle (its Play stream), and clients reconnect.
     ("grpc.max_connection_idle_ms", 60_000),
+    # A TCP connection that never finishes its TLS and HTTP/2 handshake (no token needed)
+    # was held 120 s, gRPC's default: about 20 KB and a descriptor each, so a client
+    # opening them steadily held six times what one held for 20 s. A bot's handshake takes
+    # milliseconds; 10 s is the time a stream has for its Hello, too.
+    ("grpc.server_handshake_timeout_ms", HANDSHAKE_TIMEOUT_MS),
     # gRPC shares a port by default (SO_REUSEPORT): a second referee on the same port
     # would start without a word and take a share of the bots. It is refused instead.
     ("grpc.so_reuseport", 0),
