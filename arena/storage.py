@@ -951,17 +951,22 @@ class Storage:
         """List more bots (``[(name, spec), ...]``) among the tournament's, after those it
         has (a bot added to a running `arena serve`'s tokens file)."""
         with self._guard(f"registering bots of tournament {tournament_id}"), self._tx() as c:
+            # After the last position, counting only the bots not listed yet (one removed
+            # and listed again is there already): a count of rows gave two bots one
+            # position after such a one, and their order was then SQLite's.
             (n,) = c.execute(
-                "SELECT COUNT(*) FROM tournament_bots WHERE tournament_id = ?", (tournament_id,)
+                "SELECT COALESCE(MAX(position) + 1, 0) FROM tournament_bots"
+                " WHERE tournament_id = ?",
+                (tournament_id,),
             ).fetchone()
-            for i, (bot, spec) in enumerate(bots):
+            for bot, spec in bots:
                 c.execute("INSERT OR IGNORE INTO bots(name, spec, first_seen) VALUES (?, ?, ?)",
                           (bot, spec, _now()))  # fmt: skip
-                c.execute(
+                n += c.execute(
                     "INSERT OR IGNORE INTO tournament_bots(tournament_id, position, bot)"
                     " VALUES (?, ?, ?)",
-                    (tournament_id, n + i, bot),
-                )
+                    (tournament_id, n, bot),
+                ).rowcount
         self._still_at_its_path()
 
     def delete_tournament(self, tournament_id: str) -> None:

@@ -231,9 +231,10 @@ def tournament(
     """
     ctx = click.get_current_context()
     if forget is not None or yes:
-        given = [f"--{p.replace('_', '-')}" for p in ctx.params
-                 if p not in ("forget", "yes", "db")
-                 and ctx.get_parameter_source(p) is not ParameterSource.DEFAULT]  # fmt: skip
+        # (each named as the user wrote it: config_path is --config, overrides --set)
+        given = [p.opts[0] for p in ctx.command.params
+                 if p.name not in ("forget", "yes", "db") and p.name is not None
+                 and ctx.get_parameter_source(p.name) is not ParameterSource.DEFAULT]  # fmt: skip
         if forget is None:
             raise click.UsageError("--yes goes with --forget (it deletes without asking)")
         if given:  # (a run's options beside it: which was meant?)

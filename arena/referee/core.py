@@ -283,10 +283,13 @@ class Referee:
         forfeits = {n: self.remove_bot(n, removed_why.format(name=n)) for n in removed}
         # Every old token is let go before a new one is taken: one bot's new token may be
         # another's old one (two swapped).
+        gone = {n: self._by_name[n].gone for n in changed}
         for n in changed:
             self._retire_token(self._by_name[n], f"bot {n!r} has another token now")
         for n in changed + added:
             self.add_bot(n, tokens[n])
+        for n, why in gone.items():  # (a new token alone does not bring a gone bot back)
+            self._by_name[n].gone = why
         self.notify_changed()
         return added, forfeits, changed
 
@@ -333,7 +336,14 @@ class Referee:
         return [
             n
             for n, s in self._by_name.items()
-            if s.connected and not s.seats and s.matches_left != 0
+            if s.connected
+            and not s.seats
+            and s.matches_left != 0
+            # A removed bot's (or a replaced token's) stream is ended but not yet detached:
+            # a match must not seat it meanwhile (it would wait a whole grace for it).
+            and s.stream is not None
+            and s.stream.ending is None
+            and self._by_token.get(s.token) is s
         ]
 
     def session(self, name: str) -> BotSession:
