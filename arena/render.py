@@ -31,6 +31,7 @@ from engine import (
     ACE_MARRIAGE_VALUE,
     Bid,
     Card,
+    DealResult,
     Game,
     Give,
     IllegalActionError,
@@ -698,6 +699,8 @@ def render_record(record: Mapping[str, Any]) -> RenderableType:
             return Group(*parts)
         if len(game.deal_results) > i:
             res = game.deal_results[i]
+            if res.outcome in ("made", "failed"):
+                parts.append(Text(_takes_line(res, players, game.ruleset.players)))
             summary = Text(  # ("thrown in": the record's "thrown_in", as words)
                 res.outcome.replace("_", " "), style="green" if res.outcome == "made" else "yellow"
             )
@@ -722,6 +725,22 @@ def render_record(record: Mapping[str, Any]) -> RenderableType:
         parts.append(Text(""))
     parts.extend(_ending(record, game, players))
     return Group(*parts)
+
+
+def _takes_line(res: DealResult, players: Sequence[str], seated: int) -> str:
+    """``takes heu 15, cnt 99 (cards 59, marriages 40), rnd 46``: what each seat that played the
+    deal took, unrounded, from which a reader checks the deltas by hand (a defender's is
+    his take rounded; the tricks' table gives only their winners). A dealer of four, who
+    sat the deal out, is left out: his delta is the talon's."""
+    said = []
+    for s, name in enumerate(players):
+        if seated == 4 and s == res.dealer:
+            continue
+        take = f"{name} {res.takes[s]}"
+        if res.marriage_points[s]:
+            take += f" (cards {res.card_points[s]}, marriages {res.marriage_points[s]})"
+        said.append(take)
+    return "takes " + ", ".join(said)
 
 
 def _start_line(game: Game, players: Sequence[str]) -> Text | None:

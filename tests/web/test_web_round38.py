@@ -56,6 +56,8 @@ _RESULT = re.compile(
     r"  deltas (.*)  scores (.*)$"
 )
 _MARKS = re.compile(r"\s{2}\((.*)\)$")
+# (each seat's take over a played deal's result line: round 49)
+_SEAT_TAKES = re.compile(r"^takes (.*)$")
 
 
 def _cards(text: str) -> list[str]:
@@ -131,6 +133,10 @@ def parse_replay_text(text: str, players: list[str]) -> list[dict[str, Any]]:
             continue
         if line.startswith("* played by the referee"):
             cur["legend"] = line
+            continue
+        m = _SEAT_TAKES.match(line)
+        if m and cur["tricks"] and cur["result"] is None:
+            cur["takes"] = m[1].split(", ")
             continue
         m = _RESULT.match(line)
         if m and " deltas " in line:
