@@ -34,6 +34,7 @@ from arena.leaderboard import (
     to_screen,
     write_outputs,
 )
+from arena.leaderboard.season import build_season, select_season
 from arena.render import fitted, printable
 from arena.storage import (
     Storage,
@@ -72,6 +73,10 @@ def _shown(text: str) -> str:
 @click.option("--out", "out_given", type=NonEmptyPath(path_type=str),
               help="Output file (or directory for --format all). Default: stdout.")  # fmt: skip
 @click.option("--list", "list_only", is_flag=True, help="List the stored tournaments.")
+@click.option("--season", metavar="ID|NAME|PREFIX,...",
+              help="Rate the matches of several tournaments together, in the order they "
+                   "were played: each item a tournament's id, else every one of that name, "
+                   "else every one whose name starts with it (club-w: club-w1, ...).")  # fmt: skip
 def leaderboard(
     db: Path | None,
     config_path: Path | None,
@@ -79,8 +84,9 @@ def leaderboard(
     fmt: str | None,
     out_given: str | None,
     list_only: bool,
+    season: str | None,
 ) -> None:
-    """Print or export the leaderboard of a stored tournament."""
+    """Print or export the leaderboard of a stored tournament, or of a season of them."""
     out = None if out_given is None else Path(out_given)
     # `--out results/`: a directory, made if missing, as one that exists is taken (a Path
     # drops the slash: a file named `results` was written, or one of that name replaced).
@@ -111,6 +117,11 @@ def leaderboard(
     if list_only and (out is not None or fmt != "table" or tournament_id is not None):
         raise click.UsageError("--list prints the stored tournaments on screen: not with "
                                "--format, --out or --tournament")  # fmt: skip
+    refuse_empty(season, "--season", "tournaments' ids, names or the start of their names")
+    if season is not None and (list_only or tournament_id is not None or config_path is not None):
+        # (one tournament's options: a season is chosen by --season alone, in --db's database)
+        raise click.UsageError("--season selects the tournaments: not with --tournament, "
+                               "--config or --list")  # fmt: skip
     if fmt == "all" and out is None:
         raise click.UsageError(
             "--format all writes one file per format: name a directory with --out"
@@ -163,48 +174,51 @@ def leaderboard(
                               Text(info.finished_at or state_of(info, owner)))  # fmt: skip
                 stdout_console().print(fitted(t))
                 return
-            try:
-                tid = st.resolve_tournament(tournament_id or latest_of)
-                if given is not None:  # (an id and another's name: said, not in silence)
-                    note = id_over_name_note(given, st.named_too(given))
-                    if note is not None:
-                        err.print(escape(note))
-                shown = st.tournament(tid) if fingerprint is not None else None
-                if shown is not None and shown.fingerprint != fingerprint:
-                    # A fixed `id` names its tournament whatever the config says now: one
-                    # edited since it ran showed the stored results with no word that they
-                    # are not the config's (`arena tournament` refuses to resume them).
-                    stored = shown.config if isinstance(shown.config, dict) else {}
-                    changes = identity_changes(stored, identity or {}) or ["its settings"]
-                    err.print(escape(f"tournament {tid} was played with another config than "
-                                     f"{config_path} now has ({'; '.join(changes)}): "
-                                     "showing it as it was played"))  # fmt: skip
-            except LookupError:
-                if latest_of is None or tournament_id == latest_of:
-                    raise
-                tid = st.resolve_tournament(latest_of)
-                # What changed, as `arena tournament` says it (a bot's code, not the file,
-                # is often what did: "the config changed" sent the reader to the file).
-                shown = st.tournament(tid)
-                # (a config stored by `arena tournament`, whole: not a hand-made row's)
-                stored = shown.config if shown is not None else {}
-                whole = {"bots", "schedule"} <= stored.keys()
-                changes = identity_changes(stored, identity) if whole and identity else []
-                why = (
-                    f"changed since {tid} ran: {'; '.join(changes)}"
-                    if changes
-                    else "the config changed since it ran"
-                )
-                err.print(escape(f"{tournament_id} is not stored ({why}): "
-                                 f"showing {tid}, the latest named {latest_of}"))  # fmt: skip
-            if unloadable:  # said, not silently replaced by the latest of its name
-                # (a config's fixed `id` names its tournament, whose name is another)
-                shown = st.tournament(tid)
-                by_id = shown is not None and shown.name != latest_of
-                which = "its id" if by_id else f"the latest tournament named {latest_of}"
-                err.print(escape(f"the config does not load now ({unloadable}): showing {tid}, "
-                                 f"{which}"))  # fmt: skip
-            lb = build_leaderboard(st, tid)
+            if season is not None:
+                lb = build_season(st, season, select_season(st, season))
+            else:
+                try:
+                    tid = st.resolve_tournament(tournament_id or latest_of)
+                    if given is not None:  # (an id and another's name: said, not in silence)
+                        note = id_over_name_note(given, st.named_too(given))
+                        if note is not None:
+                            err.print(escape(note))
+                    shown = st.tournament(tid) if fingerprint is not None else None
+                    if shown is not None and shown.fingerprint != fingerprint:
+                        # A fixed `id` names its tournament whatever the config says now: one
+                        # edited since it ran showed the stored results with no word that they
+                        # are not the config's (`arena tournament` refuses to resume them).
+                        stored = shown.config if isinstance(shown.config, dict) else {}
+                        changes = identity_changes(stored, identity or {}) or ["its settings"]
+                        err.print(escape(f"tournament {tid} was played with another config than "
+                                         f"{config_path} now has ({'; '.join(changes)}): "
+                                         "showing it as it was played"))  # fmt: skip
+                except LookupError:
+                    if latest_of is None or tournament_id == latest_of:
+                        raise
+                    tid = st.resolve_tournament(latest_of)
+                    # What changed, as `arena tournament` says it (a bot's code, not the file,
+                    # is often what did: "the config changed" sent the reader to the file).
+                    shown = st.tournament(tid)
+                    # (a config stored by `arena tournament`, whole: not a hand-made row's)
+                    stored = shown.config if shown is not None else {}
+                    whole = {"bots", "schedule"} <= stored.keys()
+                    changes = identity_changes(stored, identity) if whole and identity else []
+                    why = (
+                        f"changed since {tid} ran: {'; '.join(changes)}"
+                        if changes
+                        else "the config changed since it ran"
+                    )
+                    err.print(escape(f"{tournament_id} is not stored ({why}): "
+                                     f"showing {tid}, the latest named {latest_of}"))  # fmt: skip
+                if unloadable:  # said, not silently replaced by the latest of its name
+                    # (a config's fixed `id` names its tournament, whose name is another)
+                    shown = st.tournament(tid)
+                    by_id = shown is not None and shown.name != latest_of
+                    which = "its id" if by_id else f"the latest tournament named {latest_of}"
+                    err.print(escape(f"the config does not load now ({unloadable}): showing {tid}, "
+                                     f"{which}"))  # fmt: skip
+                lb = build_leaderboard(st, tid)
     except LookupError as e:
         why = str(e.args[0] if e.args else e)
         if latest_of is not None:  # the config chose the tournament: it is the one at fault
@@ -216,6 +230,9 @@ def leaderboard(
         err.print(f"[red]error:[/] {_shown(str(e))}")
         sys.exit(1)
 
+    if fmt != "table" or out is not None:  # (the screen's table says them in its caption)
+        for note in lb.notes:
+            err.print(f"note: {_shown(note)}")
     if fmt == "table" and out is None:
         screen = stdout_console()
         screen.print(to_screen(lb, screen.width))

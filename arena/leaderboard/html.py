@@ -16,6 +16,7 @@ from arena.leaderboard.render import (
     failed_note,
     h2h_cell,
     row_cells,
+    source_line,
 )
 from arena.leaderboard.stats import Leaderboard
 
@@ -218,6 +219,7 @@ def to_html(lb: Leaderboard) -> str:
         h2h_rows.append(f'<tr><td class="bot">{escape(a)}</td>{tds}</tr>')
     failed = failed_note(lb)
     failed = f'\n<p class="note">{escape(failed)}.</p>' if failed else ""
+    failed += "".join(f'\n<p class="note">{escape(n)}.</p>' for n in lb.notes)
     # Both tables scroll in their own box (.wrap): the head to head of 55 bots was 5,000 px
     # wide and made the whole page scroll sideways, its title and plot with it.
     return f"""<!DOCTYPE html>
@@ -227,7 +229,7 @@ def to_html(lb: Leaderboard) -> str:
 <style>{_CSS}</style></head>
 <body>
 <h1>{escape(board_title(lb))}</h1>
-<p class="note">Tournament <code>{escape(lb.tournament_id)}</code> · generated
+<p class="note">{escape(source_line(lb, start=True))} · generated
 {escape(lb.generated_at)} · TrueSkill, every match a free-for-all by final place; sorted by
 the conservative rating μ−3σ.</p>
 <div class="wrap"><table><thead><tr>{head}</tr></thead><tbody>

@@ -109,7 +109,23 @@ def board_title(lb: Leaderboard) -> str:
     # a run of `deals = "independent"` says so: it read as the duplicate run of the same
     # config, and the two are told apart by how much luck is in their standings
     deals = f"{lb.deals_note}, " if lb.deals_note else ""
+    if lb.season:  # (several tournaments: how many, and whether all of them are finished)
+        open_ = sum(1 for t in lb.season if t["finished_at"] is None)
+        status = f"{open_} of them not finished" if open_ else "finished"
+        n = len(lb.season)
+        return (f"season {lb.name} — {rules}, {lb.players} players, {n} tournament"
+                f"{'' if n == 1 else 's'}, {played} ({status})")  # fmt: skip
     return f"{lb.name} — {rules}, {lb.players} players, {deals}{played} ({status})"
+
+
+def source_line(lb: Leaderboard, *, start: bool = False) -> str:
+    """Where the figures come from: ``tournament ID``, or a season's tournaments (``start``:
+    as a sentence starts, ``Tournament ID``)."""
+    if lb.season:
+        line = "season of tournaments " + ", ".join(t["id"] for t in lb.season)
+    else:
+        line = f"tournament {lb.tournament_id}"
+    return line[:1].upper() + line[1:] if start else line
 
 
 def to_rich_table(lb: Leaderboard, width: int | None = None) -> Table:
@@ -169,7 +185,8 @@ def to_rich_table(lb: Leaderboard, width: int | None = None) -> Table:
     legend = "".join(f" · {text}" for c, text in legends.items() if c in cols)
     failed = failed_note(lb, lambda b: _cut_middle(printable(b), _NAME_MIN))
     failed = f" · {failed}" if failed else ""
-    t.caption = f"tournament {printable(lb.tournament_id)} · sorted by μ−3σ{legend}{failed}"
+    notes = "".join(f" · {printable(n)}" for n in lb.notes)
+    t.caption = f"{printable(source_line(lb))} · sorted by μ−3σ{legend}{failed}{notes}"
     for c in cols:
         t.add_column(
             c,
@@ -280,6 +297,9 @@ def to_csv(lb: Leaderboard) -> str:
             "ruleset",
             # (after it, for the same reason) decisions the bot failed: no strike
             "bot_errors",
+            # A season's: how many of its tournaments the bot played in, and 1 when its
+            # launch or code changed between them (its notes say how)
+            *(["tournaments", "changed"] if lb.season else []),
         ]
     )
 
@@ -313,9 +333,17 @@ def to_csv(lb: Leaderboard) -> str:
                 num(r.mean_score, 2),
                 _csv_text(lb.ruleset_description or lb.ruleset),
                 r.bot_errors,
+                *(_season_cells(lb, r.bot) if lb.season else []),
             ]
         )
     return buf.getvalue()
+
+
+def _season_cells(lb: Leaderboard, bot: str) -> list[int]:
+    """A season's last CSV columns of ``bot``: how many of its tournaments the bot played
+    in, and 1 when its launch or code changed between them."""
+    changed = any(bot in t["bots_changed"] for t in lb.season)
+    return [sum(bot in t["bots"] for t in lb.season), int(changed)]
 
 
 def _csv_text(text: str) -> str:
@@ -346,8 +374,10 @@ def h2h_cell(lb: Leaderboard, a: str, b: str) -> str:
 def to_markdown(lb: Leaderboard) -> str:
     cols = column_names(lb)
     failed = failed_note(lb)
+    source = (_md_escape(source_line(lb, start=True)) if lb.season
+              else f"Tournament `{lb.tournament_id}`")  # fmt: skip
     lines = [f"# {_md_escape(board_title(lb))}", "",
-             f"Tournament `{lb.tournament_id}`, generated {lb.generated_at}. Sorted by the "
+             f"{source}, generated {lb.generated_at}. Sorted by the "
              "conservative rating μ−3σ (TrueSkill, each match a free-for-all by final place).",
              "", "| " + " | ".join(cols) + " |",
              "|" + "|".join("---:" if c != "bot" else ":---" for c in cols) + "|"]  # fmt: skip
@@ -357,6 +387,7 @@ def to_markdown(lb: Leaderboard) -> str:
         "",
         _md_escape(LEGEND),
         *(["", _md_escape(failed) + "."] if failed else []),
+        *(x for n in lb.notes for x in ("", _md_escape(n) + ".")),
         "",
         "## Head to head",
         "",

@@ -6,7 +6,7 @@ import math
 import sys
 import time
 from collections import Counter, defaultdict
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -109,6 +109,12 @@ class Leaderboard:
     #: ``"independent"`` (``arena serve``'s are). Two runs of one config but for it
     #: otherwise read the same everywhere.
     deals: str = "duplicate"
+    #: A season's tournaments (:mod:`arena.leaderboard.season`), in the order rated: id,
+    #: name, matches, dates, ``bots_changed``. Empty for one tournament's leaderboard.
+    season: list[dict[str, Any]] = field(default_factory=list)
+    #: What the reader must know of a season's figures (a bot's code changed between its
+    #: tournaments, one unfinished), said under the standings in every format.
+    notes: list[str] = field(default_factory=list)
 
     @property
     def deals_note(self) -> str:
@@ -126,6 +132,7 @@ class Leaderboard:
             d = asdict(r)
             d["made_pct"] = r.made_pct
             rows.append(d)
+        season = {"tournaments": self.season, "notes": self.notes}
         return {
             "format": "thousand-arena/leaderboard/1",
             "tournament": {
@@ -141,6 +148,7 @@ class Leaderboard:
                 "created_at": self.created_at,
                 "finished_at": self.finished_at,
             },
+            **({"season": season} if self.season else {}),
             "generated_at": self.generated_at,
             "sort": "conservative = mu - 3*sigma, descending",
             "rows": rows,
@@ -370,15 +378,29 @@ class LeaderboardBuilder(StoredSince):
         results = storage.match_results(self.tournament_id, stored_after=self.mark)
         if len(results) != new:
             return False
+        self.read_matches(storage, self.tournament_id, results, stored_after=self.mark)
+        return True
+
+    def read_matches(
+        self,
+        storage: Storage,
+        tournament_id: str,
+        results: list[MatchResult],
+        *,
+        stored_after: int = 0,
+        offset: int = 0,
+    ) -> None:
+        """Count the records of ``results`` (``tournament_id``'s matches stored after
+        ``stored_after``) and rate them, their schedule indices moved by ``offset``: a
+        season (:mod:`arena.leaderboard.season`) rates its tournaments one after another."""
         rows = {m.index: m for m in results}
-        for idx, seats, rec in storage.iter_records(self.tournament_id, stored_after=self.mark):
+        for idx, seats, rec in storage.iter_records(tournament_id, stored_after=stored_after):
             row = rows.get(idx)
             if row is not None:
                 _check_record_agrees(storage, row, rec)
             self._add(seats, rec)
         self._seen_players = max(self._seen_players, *(len(m.seats) for m in results), 0)
-        self.ratings.add(results)
-        return True
+        self.ratings.add([replace(m, index=m.index + offset) for m in results])
 
     def _add(self, seats: list[str], rec: dict[str, Any]) -> None:
         """Count one match's record."""

@@ -1,0 +1,170 @@
+"""A season: the matches of several stored tournaments (a club's weeks) rated together.
+
+Each tournament's leaderboard rates its matches from the prior; a season rates those of
+every tournament it selects one after another, in the order they were stored (played),
+each one's in schedule order, with the same :class:`~arena.leaderboard.stats.LeaderboardBuilder`
+(its TrueSkill ledger and its counts). Bots are told apart by name across tournaments.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from arena.leaderboard.stats import Leaderboard, LeaderboardBuilder
+from arena.ratings import DEFAULT_DRAW_PROBABILITY
+from arena.storage import Storage, StorageError, TournamentInfo
+from arena.tournament.config import identity_changes
+from engine.rules import Ruleset, RulesetError, describe_run
+
+__all__ = ["SeasonError", "build_season", "select_season"]
+
+
+class SeasonError(LookupError):
+    """A season that cannot be made of what was selected (the CLI's usage error)."""
+
+
+def select_season(storage: Storage, spec: str) -> list[TournamentInfo]:
+    """The tournaments ``spec`` selects, in the order they were stored: comma-separated
+    items, each a tournament's id, else every tournament of that name, else every one whose
+    name starts with it (``club-w`` selects ``club-w1`` .. ``club-w12``). A tournament
+    selected twice is taken once. :class:`SeasonError` for an item that selects nothing
+    (naming the stored tournaments), an empty ``spec``, or a database without tournaments."""
+    infos = storage.tournaments()
+    if not infos:
+        raise SeasonError(f"{storage.path} holds no tournament")
+    items = [i.strip() for i in spec.split(",")]
+    if not any(items):
+        raise SeasonError(f"--season {spec!r} names no tournament")
+    chosen: set[str] = set()
+    for item in filter(None, items):
+        found = (
+            [t for t in infos if t.id == item]
+            or [t for t in infos if t.name == item]
+            or [t for t in infos if t.name.startswith(item)]
+        )
+        if not found:
+            stored = ", ".join(f"{t.id} ({t.name})" for t in infos)
+            raise SeasonError(
+                f"no tournament {item!r} in {storage.path}: neither an id, a name nor the "
+                f"start of one (stored: {stored})"
+            )
+        chosen.update(t.id for t in found)
+    selected = [t for t in infos if t.id in chosen]
+    for t in selected:
+        if "damaged" in t.config:
+            raise StorageError(t.config["damaged"])
+    return selected
+
+
+@dataclass(frozen=True, slots=True)
+class _Game:
+    """What must be alike for ratings to compare: the rules in force and the draw rate."""
+
+    rules: str  # (the rules in force as JSON: comparable, hashable)
+    draw: Any
+    said: str  # for people
+
+    @classmethod
+    def of(cls, info: TournamentInfo) -> _Game:
+        cfg = info.config
+        stored = cfg.get("ruleset") or {}
+        if not isinstance(stored, Mapping):  # (a preset named by a hand-made config)
+            stored = {"name": str(stored)}
+        try:
+            rules: Mapping[str, Any] = Ruleset.from_dict(stored).in_force()
+        except (RulesetError, TypeError, ValueError):
+            rules = stored
+        # (the name apart: a house file that plays classic's rules plays classic)
+        key = json.dumps({k: v for k, v in rules.items() if k != "name"}, sort_keys=True,
+                         default=str)  # fmt: skip
+        draw = cfg.get("draw_probability", DEFAULT_DRAW_PROBABILITY)
+        said = describe_run(stored)
+        if draw != DEFAULT_DRAW_PROBABILITY:
+            said += f", ratings.draw_probability {draw}"
+        return cls(key, draw, said)
+
+
+def _bot_changes(
+    seen: dict[str, dict[str, Any]], info: TournamentInfo
+) -> tuple[list[str], list[str]]:
+    """What changed, since an earlier tournament of the season, in the bots of ``info``
+    that one played too (``bot alice's code``), as ``arena tournament`` says it, and the
+    names of those bots; ``seen`` (bot name -> its stored launch and code) is brought up to
+    date."""
+    now = {
+        str(b.get("name")): dict(b)
+        for b in info.config.get("bots") or ()
+        if isinstance(b, Mapping) and b.get("kind") != "remote"  # (only a name: nothing to tell)
+    }
+    both = [n for n in now if n in seen and seen[n] != now[n]]
+    changes = identity_changes({"bots": [seen[n] for n in both]},
+                               {"bots": [now[n] for n in both]})  # fmt: skip
+    seen.update(now)
+    return changes, both
+
+
+def build_season(storage: Storage, name: str, infos: list[TournamentInfo]) -> Leaderboard:
+    """The leaderboard of the matches of ``infos`` (:func:`select_season`'s) rated together.
+    :class:`SeasonError` when they play different rules (a season rates one game)."""
+    games: dict[_Game, list[str]] = {}
+    for t in infos:
+        games.setdefault(_Game.of(t), []).append(t.id)
+    if len(games) > 1:
+        apart = "; ".join(f"{g.said}: {', '.join(ids)}" for g, ids in games.items())
+        raise SeasonError(
+            f"the selected tournaments play different rules ({apart}): a season rates one "
+            "game, select the tournaments of one"
+        )
+    bots = list(dict.fromkeys(b for t in infos for b in t.bots))
+    unfinished = [t for t in infos if t.finished_at is None]
+    whole = TournamentInfo(
+        id=",".join(t.id for t in infos),
+        name=name,
+        fingerprint="",
+        # The first's config (ruleset, draw probability: alike in all), marked a season.
+        config={**infos[0].config, "kind": "season"},
+        total_matches=sum(t.total_matches for t in infos),
+        created_at=infos[0].created_at,
+        finished_at=None if unfinished else max(str(t.finished_at) for t in infos),
+        bots=tuple(bots),
+        completed=sum(t.completed for t in infos),
+    )
+    builder = LeaderboardBuilder(storage, whole)
+    offset = 0
+    seen: dict[str, dict[str, Any]] = {}
+    weeks: list[dict[str, Any]] = []
+    notes: list[str] = []
+    seeds: dict[Any, str] = {}
+    with storage.reading():
+        for t in infos:
+            results = storage.match_results(t.id)
+            builder.read_matches(storage, t.id, results, offset=offset)
+            # (the next one's matches after every index of this one, stored or scheduled)
+            offset += max(t.total_matches, max((m.index for m in results), default=-1) + 1)
+            changed, names = _bot_changes(seen, t)
+            weeks.append({
+                "id": t.id, "name": t.name, "completed": t.completed,
+                "total_matches": t.total_matches, "created_at": t.created_at,
+                "finished_at": t.finished_at,
+                "bots": sorted({b for m in results for b in m.seats}),
+                "bots_changed": names, "changes": changed,
+            })  # fmt: skip
+            if changed:
+                notes.append(f"{t.id}: changed since an earlier tournament of the season: "
+                             f"{'; '.join(changed)} (rated as the same bot, by name)")  # fmt: skip
+            if t.finished_at is None:
+                of = f"{t.completed}/{t.total_matches}" if t.total_matches > 0 else str(t.completed)
+                notes.append(f"{t.id} is not finished ({of} matches stored): its stored "
+                             "matches are counted")  # fmt: skip
+            seed = t.config.get("seed")
+            if seed is not None and t.config.get("kind") != "serve":
+                if seed in seeds:
+                    notes.append(f"{t.id} was dealt the same cards as {seeds[seed]} (seed "
+                                 f"{seed}): both count, as both were played")  # fmt: skip
+                else:
+                    seeds[seed] = t.id
+    board = builder.build(whole)
+    return replace(board, season=weeks, notes=notes)
