@@ -7,6 +7,7 @@ import contextlib
 import dataclasses
 import functools
 import logging
+import math
 import os
 import secrets
 import shlex
@@ -277,10 +278,14 @@ def load_tokens(path: Path) -> dict[str, str]:
     return read_tokens_file(path)[0]
 
 
-def read_tokens_file(path: Path) -> tuple[dict[str, str], dict[str, str]]:
+def read_tokens_file(
+    path: Path, *, empty_ok: bool = False
+) -> tuple[dict[str, str], dict[str, str]]:
     """A tokens file: bot name -> token (its ``[bots]`` table), and bot -> its member (its
     optional ``[members]`` table, ``member = ["bot", ...]``: the bots of one person, never
-    seated at one table; a bot listed in no member is a member of its own)."""
+    seated at one table; a bot listed in no member is a member of its own). ``empty_ok``
+    (the file read again while the arena runs): a ``[bots]`` table with no bot in it is
+    taken (every bot removed); a file without one is refused all the same."""
 
     def bad(message: str) -> click.BadParameter:
         return click.BadParameter(message, param_hint="--tokens")
@@ -294,7 +299,7 @@ def read_tokens_file(path: Path) -> tuple[dict[str, str], dict[str, str]]:
             raise bad(f"{path}: {key}: unknown key{did_you_mean(key, ['bots', 'members'])}; "
                       "the file holds a [bots] table (and a [members] table)")  # fmt: skip
     bots = data.get("bots")
-    if not isinstance(bots, dict) or not bots:
+    if not isinstance(bots, dict) or not (bots or empty_ok):
         raise bad(f'{path}: expected a [bots] table of name = "token"')
     out: dict[str, str] = {}
     owner: dict[str, str] = {}  # token -> the first bot that has it
@@ -361,6 +366,10 @@ class _TokensWatch:
         self._results = results
         self._seen = self._look()  # (as it was read at the start)
         self._pending: object = self._seen
+        #: How many members' bots the file listed when it was last said to be too few for a
+        #: table (None: enough, as at the start): said again only when that changes, not
+        #: at every edit of the file.
+        self._short: int | None = None
 
     def _look(self) -> object:
         """What tells a change of the file: its inode, size and time of change, or why it
@@ -390,7 +399,10 @@ class _TokensWatch:
             log.error("tokens file %s; %s", printable(seen), kept)
             return
         try:
-            tokens, members = read_tokens_file(self.path)
+            # A `[bots]` table emptied is every bot removed (the organiser's way to let no
+            # bot in and stop no running serve); a file without one is refused as before:
+            # truncated, or being rewritten, it removed everyone.
+            tokens, members = read_tokens_file(self.path, empty_ok=True)
         except click.BadParameter as e:
             log.error("tokens file changed, not taken: %s; %s", printable(e.message),
                       kept)  # fmt: skip
@@ -400,10 +412,16 @@ class _TokensWatch:
             log.warning("tokens file %s: [members] changed: %s", self.path,
                         printable(_members_said(members)))  # fmt: skip
         players = self._lobby.ruleset.players
-        if tables_possible(tokens, members) < players:
-            log.warning("tokens file %s lists bots of %d member(s): no match starts until "
-                        "there are %d (the running ones go on)", self.path,
-                        tables_possible(tokens, members), players)  # fmt: skip
+        possible = tables_possible(tokens, members)
+        if possible < players and possible != self._short:
+            log.warning("tokens file %s lists %s: no match starts until there are %d (the "
+                        "running ones go on)", self.path,
+                        f"bots of {possible} member(s)" if tokens else "no bot",
+                        players)  # fmt: skip
+        elif possible >= players and self._short is not None:
+            log.warning("tokens file %s lists bots of %d members again: matches may start",
+                        self.path, possible)  # fmt: skip
+        self._short = possible if possible < players else None
         if tokens == self.tokens:
             return
         added, removed, changed = self._referee.update_bots(
@@ -427,6 +445,51 @@ class _TokensWatch:
                         "guess", self.path, named, MIN_TOKEN)  # fmt: skip
         if self._results is not None and added:
             await self._results.add_bots(added)
+
+
+#: How often at most (s) `arena serve` says whom it waits for while no match can start:
+#: without -v it said nothing until a match started, and an organiser could not tell a
+#: bot that never came from an arena that was stuck.
+WAITING_NOTE_S = 30.0
+#: The names a waiting line lists of each kind; the rest are counted.
+_WAITING_NAMED = 12
+
+
+async def _say_waiting(lobby: Lobby, every: float = WAITING_NOTE_S, look: float = 1.0) -> None:
+    """While no match can start (:meth:`Lobby.waiting_for_bots`), a line saying which bots
+    are connected and which are awaited: when that changes, at most every ``every`` s
+    (and at once the first time, and the first time after matches were played); looked
+    at every ``look`` s."""
+    referee = lobby.referee
+    loop = asyncio.get_running_loop()
+    said: object = None
+    last = -math.inf
+    while True:
+        if not lobby.waiting_for_bots():
+            said = None  # (matches were played: the next wait is said as it starts)
+        else:
+            active = referee.active_bots()
+            connected = [b for b in referee.connected_bots() if b in active]
+            state = (tuple(connected), tuple(active))
+            if state != said and (said is None or loop.time() - last >= every):
+                awaited = [b for b in active if b not in connected]
+                log.warning("waiting for bots (a match seats %d): %d connected%s; awaited%s",
+                            lobby.ruleset.players, len(connected), _named(connected),
+                            _named(awaited) if awaited else ": none")  # fmt: skip
+                said, last = state, loop.time()
+        await asyncio.sleep(look)
+
+
+def _named(bots: list[str]) -> str:
+    """``: a, b, c`` (the first few of ``bots``, the rest counted), or ``""`` for none."""
+    if not bots:
+        return ""
+    more = len(bots) - _WAITING_NAMED
+    return (
+        ": "
+        + printable(", ".join(bots[:_WAITING_NAMED]))
+        + (f" and {more} more" if more > 0 else "")
+    )
 
 
 def _members_said(members: dict[str, str]) -> str:
@@ -794,6 +857,7 @@ async def _serve(
     watch = None
     if tokens_file is not None:
         watch = asyncio.create_task(_TokensWatch(tokens_file, tokens, lobby, results).run())
+    waiting = asyncio.create_task(_say_waiting(lobby))
     stop_task = asyncio.create_task(stop.wait())
     await asyncio.wait({lobby_task, stop_task}, return_when=asyncio.FIRST_COMPLETED)
     if stop.is_set():
@@ -808,6 +872,7 @@ async def _serve(
             await lobby.cancel_running()
             await lobby_task
     stop_task.cancel()
+    waiting.cancel()
     if watch is not None:
         watch.cancel()  # (the bots are let in as they were until the streams end)
     # (a stream that ended a moment ago, in its settle, is judged first: a reset there

@@ -125,6 +125,16 @@ class Lobby:
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
 
+    def waiting_for_bots(self) -> bool:
+        """No match is being played and none can start: the idle bots are of fewer members
+        than a table seats (``arena serve`` then says whom it waits for)."""
+        if self._tasks or self._stopping.is_set():
+            return False
+        if self.max_matches is not None and self.started >= self.max_matches:
+            return False
+        idle = [b for b in self.referee.idle_bots() if b not in self._seated]
+        return self._members_among(idle) < self.ruleset.players
+
     def _member(self, bot: str) -> tuple[str, str]:
         return ("member", self.members[bot]) if bot in self.members else ("bot", bot)
 
