@@ -221,6 +221,13 @@ def test_the_auction_fields_the_doc_lists() -> None:
     act(game, [(0, "pass"), (1, "pass")])
     assert (game.declarer, game.bid, game.high_bidder, game.last_hand_take) == (2, 40, None, True)
     assert game.phase is Phase.PASSING and game.passed == (0, 1)
+    # all_pass = "first_hand" without the commitment: "if all pass, first hand plays the
+    # opening bid" (the last hand still speaks after the first two pass)
+    game = new(rules("classic", first_hand_commits=False))
+    act(game, [(0, "pass"), (1, "pass")])
+    assert game.phase is Phase.BIDDING and game.to_act == 2
+    act(game, [(2, "pass")])
+    assert (game.declarer, game.bid, game.high_bidder, game.last_hand_take) == (0, 100, None, False)
 
 
 # --- 1001, 3 and 4 players ---------------------------------------------------------------
