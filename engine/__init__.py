@@ -55,7 +55,16 @@ from engine.errors import (
     ThrowInError,
     WrongPhaseError,
 )
-from engine.game import DealResult, Game, GameResult, Phase, Trick, talon_score, trick_winner
+from engine.game import (
+    DealResult,
+    Game,
+    GameResult,
+    Phase,
+    Trick,
+    shuffled_deck,
+    talon_score,
+    trick_winner,
+)
 from engine.record import RECORD_FORMAT, ReplayError, record, replay
 from engine.rules import PRESETS, Ruleset, RulesetError, load_ruleset
 from engine.view import HiddenGive, PlayerView, observe, public_action
@@ -117,6 +126,7 @@ __all__ = [
     "public_action",
     "record",
     "replay",
+    "shuffled_deck",
     "talon_score",
     "trick_winner",
 ]
