@@ -159,7 +159,7 @@ function render(data) {
   const recentOf = latestOf(data.recent.length, t);  // (how many there are in all)
   main.replaceChildren(title, sub, picker || "",
     el("section", { class: "panel" }, boardTable(data),
-      el("p", { class: "small muted" }, "Ranked by μ−3σ (TrueSkill, each match a free-for-all by final place). Score per deal: the mean of the bot's score changes over all its deals, ± 1.96·sd/√n. Bidding wins: the deals the bot declared. Contracts made: made / played (a concession or a throw-in is a bidding win but no contract played). Strikes: timeouts, illegal or malformed answers, disconnects, forfeits (an answer to no pending request, a late one say, is no strike). Median decision: the bot's median decision time, forced moves left out.")),
+      el("p", { class: "small muted" }, "Ranked by μ−3σ (TrueSkill, each match a free-for-all by final place). Score per deal: the mean of the bot's score changes over all its deals, ± 1.96·sd/√n. Bids won: the deals the bot declared. Contracts made: made / played (a concession or a throw-in is a bid won but no contract played). Strikes: timeouts, illegal or malformed answers, disconnects, forfeits (an answer to no pending request, a late one say, is no strike). Median decision: the bot's median decision time, forced moves left out.")),
     el("h2", {}, "Rating history"),
     el("section", { class: "panel" }, ratingPlot(data)),
     el("h2", {}, "Head to head"),
