@@ -12,7 +12,9 @@ is this one's.
 
 from __future__ import annotations
 
+import json
 import shutil
+import sqlite3
 import urllib.error
 from pathlib import Path
 
@@ -93,6 +95,13 @@ def test_the_interrupted_tournament_resumes_and_a_season_rates_old_and_new_weeks
     resumed = run_fake(load_config("club.toml", ["name=club-w2", "seed=51"]))
     if version == NEW:  # (this arena's bots/: the same config resumes it)
         assert (resumed.tournament_id, resumed.skipped, resumed.completed) == (w2, 2, 12)
+        # This arena deals each set's matches the cards that one dealt its stored ones.
+        with sqlite3.connect("club.sqlite") as db:
+            rows = db.execute(
+                "SELECT set_no, seed, record_json FROM matches WHERE tournament_id = ?", (w2,)
+            ).fetchall()
+        dealt = {(n, seed, json.dumps(json.loads(r)["deals"][0]["hands"])) for n, seed, r in rows}
+        assert len(rows) == 12 and len(dealt) == 2  # (two sets of six seatings)
     else:  # (another version's bots/: a new tournament, as docs/tournament.md says)
         assert resumed.tournament_id != w2 and resumed.skipped == 0
     new_week = run_fake(load_config("club.toml", ["name=club-w3", "seed=52"]))
