@@ -1,0 +1,92 @@
+"""Round 50: three users' journeys read from README.md and docs/*.md alone: a client author
+without the SDK (stubs generated from proto/ in a folder of his own, a bot answering every
+kind of decision of classic, 1001 and 1001-4p, cut off mid-match and resuming) in an
+organiser's `arena serve` beside SDK bots; a bot author entering a club's `make tournament`
+and a config of his own, reading why his bot lost; an organiser publishing the results (the
+leaderboard files, `arena web` on the LAN, records taken to another machine, a second
+tournament in the same database). What did not hold is pinned here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from arena.cli import main as arena
+from arena.storage import Storage
+from arena.tournament.schedule import SCHEDULE_VERSION
+from arena.web.demo import DEMO_BOTS, demo_record, make_demo_db
+
+
+def _arena(*args: str) -> tuple[int, str, str]:
+    got = CliRunner().invoke(arena, list(args))
+    return got.exit_code, got.stdout, got.stderr
+
+
+def test_a_tournaments_records_are_exported_and_replayed_elsewhere_without_the_database(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An organiser moving a tournament's records to another machine found no way to
+    write them out (only `sqlite3 ... SELECT record_json`, one match at a time, with a
+    tool the docs do not install). `arena replay --list --export DIR` writes each listed
+    match's record as `DIR/<match id>.json`; in another folder, with no database, each is
+    shown and checked, and the match id alone, typed as at home, is answered with the file
+    that holds it, where it said only that no database was there."""
+    db = tmp_path / "club.sqlite"
+    ids = make_demo_db(db, matches=3, max_deals=2)
+    code, out, err = _arena("replay", "--list", "--db", str(db), "--export",
+                            str(tmp_path / "away" / "exported"))  # fmt: skip
+    assert code == 0, err
+    assert [line.split()[0] for line in out.splitlines()] == ids  # the list, as before
+    assert f"wrote 3 record(s) into {tmp_path / 'away' / 'exported'}" in err
+    assert sorted(p.name for p in (tmp_path / "away" / "exported").iterdir()) == sorted(
+        f"{i}.json" for i in ids
+    )
+    monkeypatch.chdir(tmp_path / "away")  # another machine: no runs/, no database
+    for match_id in ids:
+        code, out, err = _arena("replay", "--check", f"exported/{match_id}.json")
+        assert code == 0 and "OK: every action is legal" in out, (out, err)
+    code, out, err = _arena("replay", f"exported/{ids[1]}.json")
+    assert code == 0 and "Final standings" in out, err
+    suffix = ids[1].rsplit("-", 1)[1]
+    code, out, err = _arena("replay", suffix)
+    assert code == 2
+    assert f"its record is the file exported/{ids[1]}.json: arena replay exported/{ids[1]}.json" \
+        in " ".join(err.split())  # fmt: skip
+    # --export names what it writes: not beside one match's RECORD
+    code, _, err = _arena("replay", f"exported/{ids[1]}.json", "--export", "x")
+    assert code == 2 and "--export goes with --list" in err
+
+
+def test_an_unfinished_duplicate_tournament_exports_no_deals_still_to_be_played(
+    tmp_path: Path,
+) -> None:
+    """The records written out are what `arena web` shows: while a tournament of duplicate
+    deals runs, a played match deals the cards of the matches of its set still to come, and
+    a participant who read its file would know his opponents' hands there. Those are left
+    out, with their number, until the tournament has ended."""
+    db = tmp_path / "cup.sqlite"
+    config = {"name": "cup", "ruleset": "classic", "deals": "duplicate",
+              "schedule": SCHEDULE_VERSION, "matches_per_table": 1}  # fmt: skip
+    with Storage(db) as st:
+        st.ensure_tournament("cup-1", name="cup", fingerprint="cup-1", config=config,
+                             total_matches=6, bots=[(b, "demo") for b in DEMO_BOTS])  # fmt: skip
+        for i in range(2):
+            st.save_match("cup-1", match_id=f"cup-1-m0000{i}", index=i, table=0, set_no=0,
+                          seed=7, seats=DEMO_BOTS, record=demo_record(7, DEMO_BOTS, max_deals=1),
+                          started_at=1.7e9 + i, finished_at=1.7e9 + i + 1)  # fmt: skip
+    out_dir = tmp_path / "exported"
+    code, out, err = _arena("replay", "--list", "--db", str(db), "--export", str(out_dir))
+    assert code == 0, err
+    assert len(out.splitlines()) == 2  # listed all the same
+    said = " ".join(err.split())
+    assert "wrote 0 record(s)" in said
+    assert "2 match(es) left out: tournament cup-1 is unfinished" in said
+    assert not list(out_dir.iterdir())
+    with Storage(db) as st:
+        st.finish_tournament("cup-1")
+    code, _, err = _arena("replay", "--list", "--db", str(db), "--export", str(out_dir))
+    assert code == 0 and "wrote 2 record(s)" in err and "left out" not in err
+    assert len(list(out_dir.iterdir())) == 2
