@@ -94,6 +94,8 @@ def web(
 
         raise click.ClickException(f"cannot listen on {host_port(host, port)}: {e}") from e
     click.echo(printable(f"arena web: serving {db} at {server.url} (Ctrl+C to stop)"))
+    if host in ("0.0.0.0", "::"):  # (no browser elsewhere opens http://0.0.0.0:8000/)
+        click.echo(printable(_shared_note(server.port)))
     _stop_on_signals()
     try:
         server.serve_forever()
@@ -102,6 +104,36 @@ def web(
     finally:
         ignore_stop_signals()  # the exit is decided: a second signal must not cut it short
         server.server_close()
+
+
+def _shared_note(port: int) -> str:
+    """What to hand out when the pages are served on every address (``--host 0.0.0.0``):
+    the wildcard URL printed above is no address a reader can open, and the pages have no
+    password and no TLS (docs/web.md, "Sharing the pages")."""
+    address = _lan_address()
+    where = (f"http://{address}:{port}/" if address is not None
+             else f"http://THIS-MACHINE'S-ADDRESS:{port}/ (hostname -I)")  # fmt: skip
+    return (
+        f"every address of this machine: readers on the network open {where} (by a host "
+        f"name only with --allow-host NAME), here http://localhost:{port}/; whoever reaches "
+        "the port reads every stored tournament and match, with no password and in plain "
+        "HTTP"
+    )
+
+
+def _lan_address() -> str | None:
+    """This machine's address on its default route (IPv4), or None: a UDP socket
+    "connected" to a documentation address sends nothing, and takes the address the
+    system would send from."""
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect(("192.0.2.1", 9))  # (TEST-NET-1: no packet leaves)
+            address = str(s.getsockname()[0])
+    except OSError:  # (no network, no default route)
+        return None
+    return None if address.startswith(("127.", "0.")) else address
 
 
 def _stop_on_signals() -> None:

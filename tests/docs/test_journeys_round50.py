@@ -90,3 +90,53 @@ def test_an_unfinished_duplicate_tournament_exports_no_deals_still_to_be_played(
     code, _, err = _arena("replay", "--list", "--db", str(db), "--export", str(out_dir))
     assert code == 0 and "wrote 2 record(s)" in err and "left out" not in err
     assert len(list(out_dir.iterdir())) == 2
+
+
+def test_arena_web_on_every_address_says_the_url_to_hand_out(tmp_path: Path) -> None:
+    """An organiser sharing the pages on the LAN (`arena web --host 0.0.0.0`) was told only
+    `serving ... at http://0.0.0.0:PORT/`, a URL no reader elsewhere can open, and nothing
+    of what readers could see. A second line names the URL of this machine's address (or
+    how to find it), localhost here, and that the pages have no password and no TLS; that
+    URL answers. A copy of a database that holds two tournaments, the other forgotten,
+    serves the one to share alone (docs/web.md, "Sharing the pages on a network")."""
+    import json
+    import signal
+    import subprocess
+    import sys
+    from urllib.request import urlopen
+
+    from tests.support.spawn import readline_within
+
+    db = tmp_path / "club.sqlite"
+    make_demo_db(db, matches=2, max_deals=1, tournament_id="club-w1")
+    make_demo_db(db, matches=2, max_deals=1, tournament_id="club-w2")
+    pub = tmp_path / "pub.sqlite"
+    pub.write_bytes(db.read_bytes())
+    code, _, err = _arena("tournament", "--forget", "club-w1", "--db", str(pub), "--yes")
+    assert code == 0, err
+    child = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "web", "--db", str(pub), "--host", "0.0.0.0",
+         "--port", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        first = readline_within(child.stdout, 60) if child.stdout else None
+        second = readline_within(child.stdout, 60) if child.stdout else None
+        assert first is not None and "at http://0.0.0.0:" in first, first
+        port = int(first.split("http://0.0.0.0:")[1].split("/")[0])
+        assert second is not None, first
+        assert second.startswith("every address of this machine: readers on the network "
+                                 "open http://")  # fmt: skip
+        assert f":{port}/ (by a host name only with --allow-host NAME)" in second
+        assert f"here http://localhost:{port}/" in second
+        assert "no password and in plain HTTP" in second
+        handed = second.split("open ")[1].split(" ")[0]
+        if "THIS-MACHINE" not in handed:  # (a machine with no network has no such address)
+            with urlopen(handed + "api/tournaments", timeout=30) as answer:
+                listed = json.load(answer)
+            assert [t["id"] for t in listed] == ["club-w2"]
+    finally:
+        child.send_signal(signal.SIGTERM)
+        child.wait(30)
+        if child.stdout:
+            child.stdout.close()
