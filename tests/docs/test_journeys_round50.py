@@ -9,6 +9,7 @@ tournament in the same database). What did not hold is pinned here.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -140,3 +141,80 @@ def test_arena_web_on_every_address_says_the_url_to_hand_out(tmp_path: Path) -> 
         child.wait(30)
         if child.stdout:
             child.stdout.close()
+
+
+def test_the_protocol_page_says_how_to_generate_the_code_and_it_imports(tmp_path: Path) -> None:
+    """A client author without the SDK had the proto and docs/protocol.md, which never said
+    how to turn one into code, where the files land (`arena/v1/`, after the proto's path)
+    or what to import: the examples use the checkout's generated code. The page's command,
+    run as written in a folder outside the checkout, writes modules that import as it says,
+    with the stub and messages it names."""
+    import re
+    import shlex
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    page = (root / "docs" / "protocol.md").read_text(encoding="utf-8")
+    command = re.search(r"```sh\n(python -m grpc_tools\.protoc [^\n]+)\n```", page)
+    assert command is not None
+    argv = shlex.split(command.group(1).replace("PATH/TO/thousand-arena", str(root)))
+    done = subprocess.run([sys.executable, *argv[1:]], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "arena" / "v1" / "arena_pb2.py").is_file()
+    assert (tmp_path / "arena" / "v1" / "arena_pb2_grpc.py").is_file()
+    probe = (
+        "from arena.v1 import arena_pb2, arena_pb2_grpc\n"
+        "assert callable(arena_pb2_grpc.ArenaStub)\n"
+        "m = arena_pb2.BotMessage(hello=arena_pb2.Hello(protocol_version=1))\n"
+        "print(m.WhichOneof('kind'))\n"
+    )
+    ran = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=120)  # fmt: skip
+    assert ran.returncode == 0 and ran.stdout.strip() == "hello", ran.stderr
+    assert "`from arena.v1 import arena_pb2, arena_pb2_grpc`" in " ".join(page.split())
+
+
+def test_a_token_sent_in_the_wrong_form_is_told_what_form_came() -> None:
+    """A client author who sent `authorization: <token>` (no "Bearer"), `Bearer: <token>`
+    or `Token <token>` was told "missing token", as one who sent no such metadata at all:
+    the token was there. The refusal now says which of the two it was, and never quotes
+    the value (it may be the token)."""
+    import grpc
+
+    from arena.v1 import arena_pb2 as pb
+    from arena.v1 import arena_pb2_grpc as pb_grpc
+    from tests.support.harness import serve_one_bot
+
+    forms: dict[str, tuple[tuple[str, str], ...]] = {
+        "none": (), "other key": (("x-token", "tok-x"),),
+        "no scheme": (("authorization", "tok-x"),), "colon": (("authorization", "Bearer: tok-x"),),
+        "other scheme": (("authorization", "Token tok-x"),),
+    }  # fmt: skip
+
+    async def body(ref: object, port: int) -> dict[str, tuple[object, str]]:
+        out: dict[str, tuple[object, str]] = {}
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+            for label, metadata in forms.items():
+                for _ in range(5):  # (a Hello written as the refusal comes: INTERNAL, again)
+                    call = pb_grpc.ArenaStub(ch).Play(metadata=metadata)
+                    with contextlib.suppress(grpc.aio.AioRpcError, grpc.aio.UsageError):
+                        await call.write(pb.BotMessage(hello=pb.Hello(protocol_version=1)))
+                        await call.read()
+                    out[label] = (await call.code(), await call.details() or "")
+                    if out[label][0] != grpc.StatusCode.INTERNAL:
+                        break
+        return out
+
+    got = serve_one_bot(body)
+    head = "missing token: send metadata 'authorization: Bearer <token>' "
+    for label in forms:
+        code, details = got[label]
+        assert code == grpc.StatusCode.UNAUTHENTICATED, (label, got[label])
+        if label in ("none", "other key"):
+            assert details == head + "(the call carried no 'authorization' metadata)", label
+        else:
+            assert details == head + ("(its 'authorization' metadata is not in that form: the "
+                                      "word Bearer, one space, the token)"), label  # fmt: skip
+        assert "tok-x" not in details
