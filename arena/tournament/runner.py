@@ -698,6 +698,18 @@ def _launch_reason(program: str, e: OSError, cwd: Path | None) -> str:
             return f"{why}: it is a symbolic link to {shown}, which is not there"
     if where is not None and not where.is_absolute():
         why += f" (looked for in {Path(cwd or '.').resolve()})"
+    if isinstance(e, FileNotFoundError) and where is None:
+        # A bare name looked for in PATH: `arena-bot` of the virtual environment the arena
+        # runs from, not activated (`.venv/bin/arena tournament`), read only "No such file or
+        # directory", of a program that is there.
+        why += ": not found in any directory of PATH"
+        beside = Path(sys.executable).parent / program
+        if beside.is_file() and os.access(beside, os.X_OK):
+            why += (
+                f" (this arena's Python has it in {printable(str(beside.parent))}, which PATH "
+                f"lacks: write it as {printable(str(beside))}, or activate that environment "
+                "before the run)"
+            )
     return why
 
 

@@ -218,3 +218,37 @@ def test_a_token_sent_in_the_wrong_form_is_told_what_form_came() -> None:
             assert details == head + ("(its 'authorization' metadata is not in that form: the "
                                       "word Bearer, one space, the token)"), label  # fmt: skip
         assert "tok-x" not in details
+
+
+def test_a_command_bot_naming_arena_bot_outside_the_venv_is_told_where_it_is(
+    tmp_path: Path,
+) -> None:
+    """A bot author's config with `command = "arena-bot run mybot.py:Mine --arena {arena}"`,
+    run as the docs run it, `.venv/bin/arena tournament` with the environment not activated,
+    stopped with "cannot launch bot 'mine' (arena-bot): No such file or directory", of a
+    program that is there. It now says the name was not found in PATH and where this
+    arena's Python has it, with what to write."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "mine.toml").write_text(
+        'name = "mine"\nmax_deals = 1\nbot_wait_s = 30\n[bots]\n'
+        'mine = { command = "arena-bot run mybot.py:Mine --arena {arena}" }\n'
+        'a = "random"\nb = "random"\n', encoding="utf-8")  # fmt: skip
+    venv_bin = Path(sys.executable).parent
+    path = os.pathsep.join(d for d in os.environ.get("PATH", "").split(os.pathsep)
+                           if d and not (Path(d) / "arena-bot").exists())  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "tournament", "--config", "mine.toml",
+         "--no-progress"],
+        cwd=tmp_path, env={**os.environ, "PATH": path or "/usr/bin:/bin"},
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    said = " ".join(done.stderr.split())
+    assert ("error: cannot launch bot 'mine' (arena-bot): No such file or directory: not "
+            "found in any directory of PATH") in said  # fmt: skip
+    if (venv_bin / "arena-bot").is_file():  # (the checkout's .venv, where the docs run it)
+        assert (f"(this arena's Python has it in {venv_bin}, which PATH lacks: write it as "
+                f"{venv_bin / 'arena-bot'}, or activate that environment") in said  # fmt: skip
