@@ -252,3 +252,38 @@ def test_a_command_bot_naming_arena_bot_outside_the_venv_is_told_where_it_is(
     if (venv_bin / "arena-bot").is_file():  # (the checkout's .venv, where the docs run it)
         assert (f"(this arena's Python has it in {venv_bin}, which PATH lacks: write it as "
                 f"{venv_bin / 'arena-bot'}, or activate that environment") in said  # fmt: skip
+
+
+@pytest.mark.slow  # (a tournament of 6 matches: about 4 s)
+def test_a_local_bots_log_ends_as_the_tournament_page_says(tmp_path: Path) -> None:
+    """A bot author reading his bot's log after `make tournament` found it ending in
+    "stopping: signal SIGTERM" and "done (signal SIGTERM): ...", which nothing in the docs
+    explained: had his bot been killed? docs/tournament.md now says that every run ends its
+    local bots so, and that a crash reads otherwise; the log of a finished run ends so,
+    with no runner's "exited with code" line."""
+    import re
+    import subprocess
+    import sys
+
+    (tmp_path / "mine.py").write_text(
+        "from sdk import Bot\n\n\nclass Mine(Bot):\n    name = 'mine'\n", encoding="utf-8"
+    )
+    (tmp_path / "t.toml").write_text(
+        'name = "t"\nmax_deals = 1\nconcurrency = 3\nbots = ["random", "heuristic", '
+        '"mine.py:Mine"]\n', encoding="utf-8")  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "tournament", "--config", "t.toml", "--no-progress"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    log = (tmp_path / "out" / "t" / "logs" / "Mine.log").read_text(encoding="utf-8")
+    last = log.rstrip("\n").splitlines()[-2:]
+    assert last[0].endswith("INFO sdk.client: stopping: signal SIGTERM"), last
+    assert re.search(r"INFO sdk\.client: done \(signal SIGTERM\): 6 match\(es\), \d+ "
+                     r"decision\(s\), 0 rejected, 0 bot error\(s\)$", last[1]), last  # fmt: skip
+    assert "exited with code" not in log
+    root = Path(__file__).resolve().parents[2]
+    page = " ".join((root / "docs" / "tournament.md").read_text(encoding="utf-8").split())
+    assert ("an `arena-bot` log then ends `stopping: signal SIGTERM` and `done (signal "
+            "SIGTERM): 36 match(es), 332 decision(s), 0 rejected, 0 bot error(s)`, which is no "
+            "crash") in page  # fmt: skip
