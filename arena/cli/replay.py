@@ -443,6 +443,7 @@ def _list_matches(
             sets = dict(st.conn.execute(
                 "SELECT id, set_no FROM matches WHERE tournament_id = ?", (tid,)
             ).fetchall()) if held else {}  # fmt: skip
+            worst = _worst_deal(st, tid, bot) if bot is not None else None
             records = {
                 r.match_id: st.load_record(r.match_id)
                 for r in results
@@ -509,8 +510,30 @@ def _list_matches(
             _pad(c, w) for c, w in zip(cells, cell_widths, strict=False)
         )
         click.echo((line + (f"  ! {trouble}" if trouble else "")).rstrip())
+    if worst is not None:  # (why a bot lost: its worst deal, to replay first)
+        match_id, number, delta = worst
+        click.echo(printable(f"worst deal of {bot}: {match_id}, deal {number + 1} ({delta:+d}): "
+                             f"arena replay {match_id}"), err=True)  # fmt: skip
     if export is not None:
         _export(ctx, export, records, len(shown) - len(records), tid)
+
+
+def _worst_deal(st: Any, tid: str, bot: str) -> tuple[str, int, int] | None:
+    """``(match id, deal number from 0, score)`` of the deal of tournament ``tid`` in which
+    ``bot`` scored least (the first such in schedule order), or None: the deal a bot author
+    reading why his bot lost replays first, which the list of final scores does not show."""
+    delta = "json_extract(d.deltas_json, '$[' || p.seat || ']')"
+    row = st.conn.execute(
+        f"SELECT d.match_id, d.number, {delta} FROM deals d"
+        " JOIN match_players p ON p.match_id = d.match_id"
+        " JOIN matches m ON m.id = d.match_id"
+        " WHERE m.tournament_id = ? AND p.bot = ? AND typeof(p.seat) = 'integer'"
+        " AND typeof(d.deltas_json) = 'text' AND json_valid(d.deltas_json)"
+        f" AND typeof(d.number) = 'integer' AND typeof({delta}) = 'integer'"
+        f" ORDER BY {delta}, m.idx, d.number LIMIT 1",
+        (tid, bot),
+    ).fetchone()
+    return None if row is None else (str(row[0]), int(row[1]), int(row[2]))
 
 
 def _export(

@@ -287,3 +287,35 @@ def test_a_local_bots_log_ends_as_the_tournament_page_says(tmp_path: Path) -> No
     assert ("an `arena-bot` log then ends `stopping: signal SIGTERM` and `done (signal "
             "SIGTERM): 36 match(es), 332 decision(s), 0 rejected, 0 bot error(s)`, which is no "
             "crash") in page  # fmt: skip
+
+
+def test_the_list_of_a_bots_matches_names_its_worst_deal(tmp_path: Path) -> None:
+    """A bot author reading why his bot lost had its matches' final scores (`arena replay
+    --list --bot NAME`) and a histogram of its deal scores on the web, but nothing named
+    the deal that cost it most, the one to replay first. The list now ends (on stderr) with
+    it, as `arena replay` numbers deals, and the command that shows it."""
+    import json
+    import sqlite3
+
+    db = tmp_path / "club.sqlite"
+    make_demo_db(db, matches=3, max_deals=3)
+    bot = DEMO_BOTS[1]
+    with sqlite3.connect(db) as conn:  # what the bot scored in each deal, read by hand
+        scored = [
+            (json.loads(deltas)[seat], idx, number, match_id)
+            for match_id, idx, number, deltas, seat in conn.execute(
+                "SELECT d.match_id, m.idx, d.number, d.deltas_json, p.seat FROM deals d"
+                " JOIN matches m ON m.id = d.match_id JOIN match_players p"
+                " ON p.match_id = d.match_id WHERE p.bot = ?", (bot,))
+            if json.loads(deltas)
+        ]  # fmt: skip
+    delta, _, number, match_id = min(scored)
+    code, out, err = _arena("replay", "--list", "--db", str(db), "--bot", bot)
+    assert code == 0 and len(out.splitlines()) == 3
+    assert err.rstrip().splitlines()[-1] == (
+        f"worst deal of {bot}: {match_id}, deal {number + 1} ({delta:+d}): arena replay {match_id}"
+    )
+    code, out, _ = _arena("replay", "--db", str(db), match_id)
+    assert code == 0 and f"Deal {number + 1} — dealer" in out
+    code, _, err = _arena("replay", "--list", "--db", str(db))  # (no bot named: no such line)
+    assert code == 0 and "worst deal" not in err
