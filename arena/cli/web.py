@@ -110,7 +110,9 @@ def _shared_note(port: int) -> str:
     """What to hand out when the pages are served on every address (``--host 0.0.0.0``):
     the wildcard URL printed above is no address a reader can open, and the pages have no
     password and no TLS (docs/web.md, "Sharing the pages")."""
-    address = _lan_address()
+    from arena.addresses import lan_address
+
+    address = lan_address()
     where = (f"http://{address}:{port}/" if address is not None
              else f"http://THIS-MACHINE'S-ADDRESS:{port}/ (hostname -I)")  # fmt: skip
     return (
@@ -119,21 +121,6 @@ def _shared_note(port: int) -> str:
         "the port reads every stored tournament and match, with no password and in plain "
         "HTTP"
     )
-
-
-def _lan_address() -> str | None:
-    """This machine's address on its default route (IPv4), or None: a UDP socket
-    "connected" to a documentation address sends nothing, and takes the address the
-    system would send from."""
-    import socket
-
-    try:
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-            s.connect(("192.0.2.1", 9))  # (TEST-NET-1: no packet leaves)
-            address = str(s.getsockname()[0])
-    except OSError:  # (no network, no default route)
-        return None
-    return None if address.startswith(("127.", "0.")) else address
 
 
 def _stop_on_signals() -> None:

@@ -319,3 +319,55 @@ def test_the_list_of_a_bots_matches_names_its_worst_deal(tmp_path: Path) -> None
     assert code == 0 and f"Deal {number + 1} — dealer" in out
     code, _, err = _arena("replay", "--list", "--db", str(db))  # (no bot named: no such line)
     assert code == 0 and "worst deal" not in err
+
+
+@pytest.mark.slow  # (a referee process started and stopped: about 3.5 s)
+def test_arena_serve_on_every_address_says_what_remote_bots_connect_to(tmp_path: Path) -> None:
+    """An organiser opening `arena serve` to client authors on the LAN (`--host 0.0.0.0`)
+    was told `listening on 0.0.0.0:PORT`, no address a bot elsewhere connects to. The line
+    after `port N` names one (this machine's address on its default route), and a client
+    that connects by it is welcomed."""
+    import signal
+    import subprocess
+    import sys
+
+    import grpc
+
+    from arena.v1 import arena_pb2 as pb
+    from arena.v1 import arena_pb2_grpc as pb_grpc
+    from tests.support.spawn import readline_within
+
+    tokens = tmp_path / "bots.toml"
+    tokens.write_text('[bots]\nann = "tok-ann-123456"\nbob = "tok-bob-123456"\n'
+                      'cid = "tok-cid-123456"\n', encoding="utf-8")  # fmt: skip
+    tokens.chmod(0o600)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "serve", "--tokens", str(tokens), "--host",
+         "0.0.0.0", "--port", "0", "--record-dir", str(tmp_path / "records")],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    try:
+        lines = [readline_within(child.stdout, 60) if child.stdout else None for _ in range(3)]
+        assert lines[0] is not None and "listening on 0.0.0.0:" in lines[0], lines
+        port = int(lines[0].rsplit(":", 1)[1])
+        assert lines[1] == f"port {port}\n", lines
+        told = lines[2] or ""
+        assert told.startswith("bots on other machines connect to "), lines
+        address = told.split("connect to ")[1].split(" ")[0]
+        if address == "this":  # (a machine with no network: said in words)
+            assert f"this machine's address, port {port}" in told
+            return
+        assert address.endswith(f":{port}") and not address.startswith(("0.", "127."))
+        with grpc.insecure_channel(address) as channel:
+            call = pb_grpc.ArenaStub(channel).Play(
+                iter([pb.BotMessage(hello=pb.Hello(protocol_version=1, matches=0))]),
+                metadata=(("authorization", "Bearer tok-ann-123456"),),
+            )
+            first = next(call)
+            assert first.welcome.bot_name == "ann"
+            call.cancel()
+    finally:
+        child.send_signal(signal.SIGTERM)
+        child.wait(60)
+        if child.stdout:
+            child.stdout.close()
