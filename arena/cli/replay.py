@@ -31,7 +31,7 @@ __all__ = ["replay"]
 
 
 @click.command("replay")
-@click.argument("record_ref", metavar="[RECORD]", required=False)
+@click.argument("record_refs", metavar="[RECORD]...", nargs=-1)
 @click.option("--check", is_flag=True, help="Replay through the rules and verify every score.")
 @click.option(
     "--db",
@@ -57,7 +57,7 @@ __all__ = ["replay"]
 @click.pass_context
 def replay(
     ctx: click.Context,
-    record_ref: str | None,
+    record_refs: tuple[str, ...],
     check: bool,
     db: Path | None,
     list_only: bool,
@@ -70,9 +70,9 @@ def replay(
 
     RECORD is a record file (a match's .json, or the <match_id>.jsonl that `arena serve`
     writes in its --record-dir) or a stored match id (a unique suffix such as m00003 is
-    enough), looked up in --db.
+    enough), looked up in --db. --check takes several (`--check exported/*.json`).
     """
-    from arena.storage import StorageError, newest_database, resolve_record
+    record_ref = record_refs[0] if record_refs else None
 
     for name, value in (("--tournament", tournament_ref), ("--bot", bot),
                         ("--export", export_dir)):  # fmt: skip
@@ -100,6 +100,39 @@ def replay(
         raise click.UsageError(
             "Missing argument 'RECORD': a record file or a stored match id (--list lists them)"
         )
+    if len(record_refs) > 1:
+        if not check:
+            raise click.UsageError(
+                f"one match is shown at a time, not {len(record_refs)}; --check checks "
+                "several (arena replay --check FILE...)"
+            )
+        _check_each(ctx, record_refs, db)
+        return
+    _one(ctx, record_ref, check, db)
+
+
+def _check_each(ctx: click.Context, record_refs: tuple[str, ...], db: Path | None) -> None:
+    """``--check A B ...``: each checked as if alone, under a ``== A`` line, then one line
+    counting them and naming those that failed; the exit code is the worst of theirs (2 for
+    one that is no record, else 1 for one the rules refuse). Records taken to another
+    machine (``--list --export``) are checked so in one command, ``exported/*.json``."""
+    failed: dict[str, int] = {}
+    for ref in record_refs:
+        click.echo(printable(f"== {ref}"))
+        try:
+            _one(ctx, ref, True, db)
+        except click.exceptions.Exit as e:
+            if e.exit_code:
+                failed[ref] = e.exit_code
+    bad = ", ".join(f"{ref} (exit {code})" for ref, code in failed.items())
+    click.echo(printable(f"checked {len(record_refs)} records: {len(record_refs) - len(failed)} "
+                         f"OK" + (f", {len(failed)} not: {bad}" if failed else "")))  # fmt: skip
+    ctx.exit(max(failed.values(), default=0))
+
+
+def _one(ctx: click.Context, record_ref: str, check: bool, db: Path | None) -> None:
+    """Show or ``check`` the one match ``record_ref`` names (a file, or an id in ``db``)."""
+    from arena.storage import StorageError, newest_database, resolve_record
 
     if db is None and not Path(record_ref).is_file():
         db = newest_database()

@@ -371,3 +371,35 @@ def test_arena_serve_on_every_address_says_what_remote_bots_connect_to(tmp_path:
         child.wait(60)
         if child.stdout:
             child.stdout.close()
+
+
+def test_exported_records_are_checked_all_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On the other machine the organiser checked the folder of exported records as a
+    shell writes it, `arena replay --check exported/*.json`, and was told only "Got
+    unexpected extra arguments (...)", with every file name. `--check` takes several: each
+    is checked as alone, a last line counts them and names the ones that failed, and the
+    exit code is the worst of theirs. Plain `arena replay` still shows one match, and says
+    so when given several."""
+    db = tmp_path / "club.sqlite"
+    ids = make_demo_db(db, matches=3, max_deals=2)
+    code, _, err = _arena("replay", "--list", "--db", str(db), "--export", str(tmp_path / "exp"))
+    assert code == 0, err
+    monkeypatch.chdir(tmp_path)
+    files = [f"exp/{i}.json" for i in ids]
+    code, out, err = _arena("replay", "--check", *files)
+    assert code == 0, err
+    assert [line for line in out.splitlines() if line.startswith("== ")] == [
+        f"== {f}" for f in files
+    ]
+    assert out.count("OK: every action is legal") == 3
+    assert out.rstrip().splitlines()[-1] == "checked 3 records: 3 OK"
+    (tmp_path / "bad.json").write_text("{}", encoding="utf-8")
+    code, out, err = _arena("replay", "--check", files[0], "bad.json", "gone.json")
+    assert code == 2
+    assert out.rstrip().splitlines()[-1] == (
+        "checked 3 records: 1 OK, 2 not: bad.json (exit 2), gone.json (exit 2)"
+    )
+    code, _, err = _arena("replay", *files)
+    assert code == 2 and "one match is shown at a time, not 3; --check checks several" in err
