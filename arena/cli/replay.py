@@ -50,7 +50,7 @@ __all__ = ["replay"]
 @click.option("--bot", metavar="NAME", help="With --list: only the matches this bot played.")
 @click.option(
     "--export", "export_dir", metavar="DIR",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=NonEmptyPath(file_okay=False, path_type=Path),
     help="With --list: also write each listed match's record into DIR as <match id>.json "
     "(arena replay and --check read it on any machine, without the database).",
 )  # fmt: skip
@@ -82,7 +82,7 @@ def replay(
                 f"{name} goes with --list (it {does} the matches listed); RECORD names one "
                 "match already"
             )
-        refuse_empty(None if value is None else str(value), name)
+        refuse_empty(value if isinstance(value, str) else None, name)
     if list_only:
         if record_ref is not None:
             raise click.UsageError(
@@ -555,6 +555,10 @@ def _worst_deal(st: Any, tid: str, bot: str) -> tuple[str, int, int] | None:
     """``(match id, deal number from 0, score)`` of the deal of tournament ``tid`` in which
     ``bot`` scored least (the first such in schedule order), or None: the deal a bot author
     reading why his bot lost replays first, which the list of final scores does not show."""
+    try:
+        bot.encode("utf-8")
+    except UnicodeEncodeError:  # (no stored name holds a lone surrogate: SQLite refuses it)
+        return None
     delta = "json_extract(d.deltas_json, '$[' || p.seat || ']')"
     row = st.conn.execute(
         f"SELECT d.match_id, d.number, {delta} FROM deals d"

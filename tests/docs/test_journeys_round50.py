@@ -403,3 +403,23 @@ def test_exported_records_are_checked_all_at_once(
     )
     code, _, err = _arena("replay", *files)
     assert code == 2 and "one match is shown at a time, not 3; --check checks several" in err
+
+
+def test_a_bot_name_of_undecodable_bytes_is_no_bot_not_a_traceback(tmp_path: Path) -> None:
+    """`--list --bot NAME` where NAME came from bytes a shell could not decode (a lone
+    surrogate in Python's argv) ended in a traceback from SQLite's binding ("surrogates not
+    allowed"), in the search for the tournaments the bot plays in and in the search for its
+    worst deal; found by the long CLI fuzz. It is no bot, said as any other (exit 2); so
+    with `--export`, and `arena-bot try --records` with a NUL is refused as a path."""
+    db = tmp_path / "club.sqlite"
+    make_demo_db(db, matches=1, max_deals=1)
+    for extra in ([], ["--export", str(tmp_path / "exp")]):
+        got = CliRunner().invoke(arena, ["replay", "--db", str(db), "--list", "--bot",
+                                         "\udcff\udcfe", *extra])  # fmt: skip
+        assert isinstance(got.exception, SystemExit), got.exception  # (not a traceback)
+        assert got.exit_code == 2
+        assert "error: --bot: no bot '\\udcff\\udcfe' in tournament demo" in got.stderr
+    from sdk.cli import main as arena_bot
+
+    got = CliRunner().invoke(arena_bot, ["try", "random", "-n", "1", "--records", "x\0y"])
+    assert got.exit_code == 2 and "a path has no NUL character" in got.output, got.output
