@@ -62,7 +62,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from arena.addresses import is_loopback_host
+from arena.addresses import is_loopback_host, lan_address
 from arena.ratings import RatingBook, rate_results
 from arena.referee.config import cert_names, loopback_only_note, name_in_cert
 from arena.render import printable
@@ -1381,6 +1381,9 @@ async def _play(
                     log.warning("%s", only_here.removeprefix("note: "))
             elif cfg.host in ("0.0.0.0", "::"):
                 where = f"this machine's address, port {port}"
+                address = lan_address()
+                if address is not None:  # (the one to hand out, as arena serve says it)
+                    where += f" ({address}:{port} on its default route)"
             else:
                 where = host_port(cfg.host, port)
             log.warning(

@@ -423,3 +423,31 @@ def test_a_bot_name_of_undecodable_bytes_is_no_bot_not_a_traceback(tmp_path: Pat
 
     got = CliRunner().invoke(arena_bot, ["try", "random", "-n", "1", "--records", "x\0y"])
     assert got.exit_code == 2 and "a path has no NUL character" in got.output, got.output
+
+
+def test_a_tournament_on_every_address_names_the_address_remote_bots_connect_to(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """With `host = "0.0.0.0"` the tournament told the organiser to connect remote bots to
+    "this machine's address, port N" (no longer 0.0.0.0, round 8), leaving him to find
+    which; it now names it as `arena serve` and `arena web` do (its address on its default
+    route), when the machine has one."""
+    import logging
+    import re
+
+    from arena.addresses import lan_address
+    from arena.tournament import RunOptions, TournamentError, load_config, run
+
+    path = tmp_path / "wild.toml"
+    path.write_text(f'name = "wild"\nhost = "0.0.0.0"\nbot_wait_s = 0.2\n'
+                    f'db = "{tmp_path / "w.sqlite"}"\nout = "{tmp_path / "o"}"\n'
+                    '[bots]\nfar = { remote = true, token = "0123456789abcdef" }\n'
+                    'a = "random"\nb = "random"\n', encoding="utf-8")  # fmt: skip
+    with caplog.at_level(logging.WARNING), pytest.raises(TournamentError, match="never connected"):
+        run(load_config(path), RunOptions(progress=False))
+    waiting = next(r.getMessage() for r in caplog.records if "remote bots" in r.getMessage())
+    port = re.search(r"this machine's address, port (\d+)", waiting)
+    assert port is not None, waiting
+    address = lan_address()
+    if address is not None:
+        assert f"port {port[1]} ({address}:{port[1]} on its default route)" in waiting, waiting
