@@ -477,13 +477,13 @@ def _list_matches(
                 "SELECT id, set_no FROM matches WHERE tournament_id = ?", (tid,)
             ).fetchall()) if held else {}  # fmt: skip
             worst = _worst_deal(st, tid, bot) if bot is not None else None
-            records = {
-                r.match_id: st.load_record(r.match_id)
+            exported = [
+                r.match_id
                 for r in results
                 if export is not None
                 and (bot is None or bot in r.seats)
                 and sets.get(r.match_id) not in held
-            }
+            ]
     except StorageError as e:
         _error(str(e))
         ctx.exit(2)  # as for a match id (a damaged or foreign file)
@@ -548,7 +548,7 @@ def _list_matches(
         click.echo(printable(f"worst deal of {bot}: {match_id}, deal {number + 1} ({delta:+d}): "
                              f"arena replay {match_id}"), err=True)  # fmt: skip
     if export is not None:
-        _export(ctx, export, records, len(shown) - len(records), tid)
+        _export(ctx, export, db, exported, len(shown) - len(exported), tid)
 
 
 def _worst_deal(st: Any, tid: str, bot: str) -> tuple[str, int, int] | None:
@@ -574,37 +574,44 @@ def _worst_deal(st: Any, tid: str, bot: str) -> tuple[str, int, int] | None:
 
 
 def _export(
-    ctx: click.Context,
-    directory: Path,
-    records: Mapping[str, dict[str, Any]],
-    held: int,
-    tid: str,
+    ctx: click.Context, directory: Path, db: Path, match_ids: list[str], held: int, tid: str
 ) -> None:
     """``--list --export DIR``: each record as ``DIR/<match id>.json`` (made if missing; a
     file of that name replaced), the format ``arena replay`` and ``--check`` read, and
     ``arena-bot try --records`` writes: a tournament's matches taken to another machine
     and checked there need no database. Matches dealt the same cards as matches of the
     tournament still to be played (duplicate deals, the tournament unfinished) are left
-    out, saying how many: whoever read them would know his opponents' hands there."""
+    out, saying how many: whoever read them would know his opponents' hands there. One
+    record is read at a time (a tournament's records together can be hundreds of MB)."""
     import json
     import os
 
+    from arena.storage import Storage, StorageError
+
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        for match_id, record in records.items():
-            path = directory / f"{match_id}.json"
-            # (beside it, then in its place: a write cut short leaves no half a record)
-            part = directory / f".{match_id}.json.part"
-            part.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
-            os.replace(part, path)
+        with Storage.open_readonly(db) as st:
+            for match_id in match_ids:
+                record = st.load_record(match_id)
+                path = directory / f"{match_id}.json"
+                # (beside it, then in its place: a write cut short leaves no half a record)
+                part = directory / f".{match_id}.json.part"
+                part.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
+                os.replace(part, path)
     except OSError as e:
+        for part in directory.glob(".*.json.part") if directory.is_dir() else ():
+            with contextlib.suppress(OSError):  # (no half-written record left behind)
+                part.unlink()
         _error(f"--export {directory}: cannot write there: {e.strerror or e}")
         ctx.exit(1)
+    except (StorageError, LookupError) as e:  # (a damaged record, a match deleted meanwhile)
+        _error(f"--export: {e}")
+        ctx.exit(2)
     said = printable(
-        f"wrote {len(records)} record(s) into {directory}"
-        + (f" ({directory / next(iter(records))}.json, ...): arena replay FILE, "
+        f"wrote {len(match_ids)} record(s) into {directory}"
+        + (f" ({directory / match_ids[0]}.json, ...): arena replay FILE, "
            "arena replay --check FILE read them anywhere, no database needed"
-           if records else "")
+           if match_ids else "")
     )  # fmt: skip
     if held:
         said += (

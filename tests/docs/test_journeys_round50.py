@@ -56,6 +56,12 @@ def test_a_tournaments_records_are_exported_and_replayed_elsewhere_without_the_d
     assert code == 2
     assert f"its record is the file exported/{ids[1]}.json: arena replay exported/{ids[1]}.json" \
         in " ".join(err.split())  # fmt: skip
+    # a DIR that cannot be made is named, exit 1; a file, exit 2 (click's)
+    (tmp_path / "away" / "plain").write_text("", encoding="utf-8")
+    code, _, err = _arena("replay", "--list", "--db", str(db), "--export", "plain/sub")
+    assert code == 1 and "error: --export plain/sub: cannot write there: Not a directory" in err
+    code, _, err = _arena("replay", "--list", "--db", str(db), "--export", "plain")
+    assert code == 2 and "is a file" in err
     # --export names what it writes: not beside one match's RECORD
     code, _, err = _arena("replay", f"exported/{ids[1]}.json", "--export", "x")
     assert code == 2 and "--export goes with --list" in err
