@@ -7,7 +7,23 @@ from __future__ import annotations
 import ipaddress
 import unicodedata
 
-__all__ = ["address_key", "host_problem", "is_loopback_host", "non_ascii_problem"]
+__all__ = ["address_key", "host_problem", "is_loopback_host", "lan_address", "non_ascii_problem"]
+
+
+def lan_address() -> str | None:
+    """This machine's address on its default route (IPv4), or None: a UDP socket
+    "connected" to a documentation address sends nothing, and takes the address the
+    system would send from. What to hand out of a server listening on every address
+    (``0.0.0.0``), which is no address a client elsewhere connects to."""
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect(("192.0.2.1", 9))  # (TEST-NET-1: no packet leaves)
+            address = str(s.getsockname()[0])
+    except OSError:  # (no network, no default route)
+        return None
+    return None if address.startswith(("127.", "0.")) else address
 
 
 def address_key(host: str) -> str:

@@ -1074,6 +1074,10 @@ class Storage:
         seated in a stored match: `arena serve --db` lists none), the latest created first.
         A club's database holds a tournament a week and a league beside another: what names
         them when a bot is looked for in one it did not play in, and on its page."""
+        try:
+            bot.encode("utf-8")
+        except UnicodeEncodeError:  # (a lone surrogate, from argv's undecodable bytes: no
+            return []  # stored name has one, and SQLite's binding raised a traceback)
         with self._guard("reading tournaments"):
             rows = self.conn.execute(
                 "SELECT id FROM tournaments WHERE id IN (SELECT tournament_id FROM"

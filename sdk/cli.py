@@ -922,7 +922,7 @@ _RULESET_HELP = "A preset (classic, 1001, 1001-4p) or a ruleset TOML file."
 )
 @click.option(
     "--records",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=NonEmptyPath(file_okay=False, path_type=Path),
     help="Write each finished match's record to DIR/<match id>.json (made if missing; a "
     "record of the same id is replaced), for arena replay.",
     metavar="DIR",

@@ -7,6 +7,7 @@ is enough) looked up in ``--db`` (default: the newest ``runs/*.sqlite``).
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -30,7 +31,7 @@ __all__ = ["replay"]
 
 
 @click.command("replay")
-@click.argument("record_ref", metavar="[RECORD]", required=False)
+@click.argument("record_refs", metavar="[RECORD]...", nargs=-1)
 @click.option("--check", is_flag=True, help="Replay through the rules and verify every score.")
 @click.option(
     "--db",
@@ -47,32 +48,41 @@ __all__ = ["replay"]
     help="With --list: the tournament's id or name (default: the latest).",
 )  # fmt: skip
 @click.option("--bot", metavar="NAME", help="With --list: only the matches this bot played.")
+@click.option(
+    "--export", "export_dir", metavar="DIR",
+    type=NonEmptyPath(file_okay=False, path_type=Path),
+    help="With --list: also write each listed match's record into DIR as <match id>.json "
+    "(arena replay and --check read it on any machine, without the database).",
+)  # fmt: skip
 @click.pass_context
 def replay(
     ctx: click.Context,
-    record_ref: str | None,
+    record_refs: tuple[str, ...],
     check: bool,
     db: Path | None,
     list_only: bool,
     tournament_ref: str | None,
     bot: str | None,
+    export_dir: Path | None,
 ) -> None:
     """Pretty-print a match deal by deal and trick by trick, or --check it against the rules;
     --list the match ids of a stored tournament.
 
     RECORD is a record file (a match's .json, or the <match_id>.jsonl that `arena serve`
     writes in its --record-dir) or a stored match id (a unique suffix such as m00003 is
-    enough), looked up in --db.
+    enough), looked up in --db. --check takes several (`--check exported/*.json`).
     """
-    from arena.storage import StorageError, newest_database, resolve_record
+    record_ref = record_refs[0] if record_refs else None
 
-    for name, value in (("--tournament", tournament_ref), ("--bot", bot)):
+    for name, value in (("--tournament", tournament_ref), ("--bot", bot),
+                        ("--export", export_dir)):  # fmt: skip
         if value is not None and not list_only:
+            does = "writes the records of" if name == "--export" else "chooses"
             raise click.UsageError(
-                f"{name} goes with --list (it chooses the matches listed); RECORD names one "
+                f"{name} goes with --list (it {does} the matches listed); RECORD names one "
                 "match already"
             )
-        refuse_empty(value, name)
+        refuse_empty(value if isinstance(value, str) else None, name)
     if list_only:
         if record_ref is not None:
             raise click.UsageError(
@@ -84,12 +94,45 @@ def replay(
                 "--check verifies one match: not with --list (list the ids, then "
                 "`arena replay --check MATCH_ID`)"
             )
-        _list_matches(ctx, db, tournament_ref, bot)
+        _list_matches(ctx, db, tournament_ref, bot, export_dir)
         return
     if record_ref is None:
         raise click.UsageError(
             "Missing argument 'RECORD': a record file or a stored match id (--list lists them)"
         )
+    if len(record_refs) > 1:
+        if not check:
+            raise click.UsageError(
+                f"one match is shown at a time, not {len(record_refs)}; --check checks "
+                "several (arena replay --check FILE...)"
+            )
+        _check_each(ctx, record_refs, db)
+        return
+    _one(ctx, record_ref, check, db)
+
+
+def _check_each(ctx: click.Context, record_refs: tuple[str, ...], db: Path | None) -> None:
+    """``--check A B ...``: each checked as if alone, under a ``== A`` line, then one line
+    counting them and naming those that failed; the exit code is the worst of theirs (2 for
+    one that is no record, else 1 for one the rules refuse). Records taken to another
+    machine (``--list --export``) are checked so in one command, ``exported/*.json``."""
+    failed: dict[str, int] = {}
+    for ref in record_refs:
+        click.echo(printable(f"== {ref}"))
+        try:
+            _one(ctx, ref, True, db)
+        except click.exceptions.Exit as e:
+            if e.exit_code:
+                failed[ref] = e.exit_code
+    bad = ", ".join(f"{ref} (exit {code})" for ref, code in failed.items())
+    click.echo(printable(f"checked {len(record_refs)} records: {len(record_refs) - len(failed)} "
+                         f"OK" + (f", {len(failed)} not: {bad}" if failed else "")))  # fmt: skip
+    ctx.exit(max(failed.values(), default=0))
+
+
+def _one(ctx: click.Context, record_ref: str, check: bool, db: Path | None) -> None:
+    """Show or ``check`` the one match ``record_ref`` names (a file, or an id in ``db``)."""
+    from arena.storage import StorageError, newest_database, resolve_record
 
     if db is None and not Path(record_ref).is_file():
         db = newest_database()
@@ -330,7 +373,7 @@ def _served_record_hint(record_ref: str) -> str:
             if f.suffix == ".jsonl" and (f.stem == record_ref or f.stem.endswith(f"-{record_ref}"))
         )
     except OSError:
-        return ""
+        served = []
     if len(served) == 1 and served[0].is_file():
         return f"; arena serve recorded that match as {served[0]}: arena replay {served[0]}"
     if len(served) > 1:
@@ -338,6 +381,33 @@ def _served_record_hint(record_ref: str) -> str:
             f"; arena serve recorded {len(served)} matches of ids ending in {record_ref} in "
             f"records/ ({served[0].name}, ...): name one, arena replay records/FILE"
         )
+    return _exported_record_hint(record_ref)
+
+
+def _exported_record_hint(record_ref: str) -> str:
+    """Where a record of the match ``record_ref`` names lies as ``<match id>.json`` (what
+    ``--list --export`` and ``arena-bot try --records`` write) in the current directory or
+    one below it: records taken to another machine are read there by their file, and the
+    match id alone, as at home, said only that no database was found."""
+
+    def named(f: Path) -> bool:
+        return f.suffix == ".json" and (f.stem == record_ref or f.stem.endswith(f"-{record_ref}"))
+
+    found: list[Path] = []
+    try:
+        here = sorted(Path(".").iterdir())
+        found = [f for f in here if named(f)]
+        for sub in [d for d in here if d.is_dir() and not d.name.startswith(".")][:100]:
+            if not found:  # (one level down, a folder of them: exported/, records/)
+                with contextlib.suppress(OSError):
+                    found = sorted(f for f in sub.iterdir() if named(f))
+    except OSError:
+        return ""
+    if len(found) == 1 and found[0].is_file():
+        return f"; its record is the file {found[0]}: arena replay {found[0]}"
+    if len(found) > 1:
+        return (f"; {len(found)} record files of ids ending in {record_ref} ({found[0]}, ...):"
+                " name one, arena replay FILE")  # fmt: skip
     return ""
 
 
@@ -359,11 +429,15 @@ def _for_terminal(value: Any) -> Any:
     return value
 
 
-def _list_matches(ctx: click.Context, db: Path | None, ref: str | None, bot: str | None) -> None:
+def _list_matches(
+    ctx: click.Context, db: Path | None, ref: str | None, bot: str | None, export: Path | None
+) -> None:
     """``arena replay --list``: one line per stored match of the tournament, in schedule
     order, on stdout (what the tournament and the filter are goes to stderr, so that
-    ``| cut -d' ' -f1`` gives the ids): ``ID  N deals  ann 37 (2nd)  bob ...  [! ...]``."""
+    ``| cut -d' ' -f1`` gives the ids): ``ID  N deals  ann 37 (2nd)  bob ...  [! ...]``.
+    With ``export``, each listed match's record is written there too (:func:`_export`)."""
     from arena.storage import Storage, StorageError, newest_database
+    from arena.web.data import sets_held_back
     from engine.record import ordinal
 
     if db is None:
@@ -396,6 +470,20 @@ def _list_matches(ctx: click.Context, db: Path | None, ref: str | None, bot: str
             # (the records of the matches with such incidents only: they list the first 20)
             counted = {str(i["match_id"]) for i in incidents if i["kind"] in _COUNTED_KINDS}
             totals = st.incident_totals(tid, counted) if counted else {}
+            # (an unfinished tournament's matches dealt the cards of matches still to be
+            # played are not exported, as `arena web` does not show them: see _export)
+            held = sets_held_back(st, info) if export is not None and info is not None else {}
+            sets = dict(st.conn.execute(
+                "SELECT id, set_no FROM matches WHERE tournament_id = ?", (tid,)
+            ).fetchall()) if held else {}  # fmt: skip
+            worst = _worst_deal(st, tid, bot) if bot is not None else None
+            exported = [
+                r.match_id
+                for r in results
+                if export is not None
+                and (bot is None or bot in r.seats)
+                and sets.get(r.match_id) not in held
+            ]
     except StorageError as e:
         _error(str(e))
         ctx.exit(2)  # as for a match id (a damaged or foreign file)
@@ -455,6 +543,83 @@ def _list_matches(ctx: click.Context, db: Path | None, ref: str | None, bot: str
             _pad(c, w) for c, w in zip(cells, cell_widths, strict=False)
         )
         click.echo((line + (f"  ! {trouble}" if trouble else "")).rstrip())
+    if worst is not None:  # (why a bot lost: its worst deal, to replay first)
+        match_id, number, delta = worst
+        click.echo(printable(f"worst deal of {bot}: {match_id}, deal {number + 1} ({delta:+d}): "
+                             f"arena replay {match_id}"), err=True)  # fmt: skip
+    if export is not None:
+        _export(ctx, export, db, exported, len(shown) - len(exported), tid)
+
+
+def _worst_deal(st: Any, tid: str, bot: str) -> tuple[str, int, int] | None:
+    """``(match id, deal number from 0, score)`` of the deal of tournament ``tid`` in which
+    ``bot`` scored least (the first such in schedule order), or None: the deal a bot author
+    reading why his bot lost replays first, which the list of final scores does not show."""
+    try:
+        bot.encode("utf-8")
+    except UnicodeEncodeError:  # (no stored name holds a lone surrogate: SQLite refuses it)
+        return None
+    delta = "json_extract(d.deltas_json, '$[' || p.seat || ']')"
+    row = st.conn.execute(
+        f"SELECT d.match_id, d.number, {delta} FROM deals d"
+        " JOIN match_players p ON p.match_id = d.match_id"
+        " JOIN matches m ON m.id = d.match_id"
+        " WHERE m.tournament_id = ? AND p.bot = ? AND typeof(p.seat) = 'integer'"
+        " AND typeof(d.deltas_json) = 'text' AND json_valid(d.deltas_json)"
+        f" AND typeof(d.number) = 'integer' AND typeof({delta}) = 'integer'"
+        f" ORDER BY {delta}, m.idx, d.number LIMIT 1",
+        (tid, bot),
+    ).fetchone()
+    return None if row is None else (str(row[0]), int(row[1]), int(row[2]))
+
+
+def _export(
+    ctx: click.Context, directory: Path, db: Path, match_ids: list[str], held: int, tid: str
+) -> None:
+    """``--list --export DIR``: each record as ``DIR/<match id>.json`` (made if missing; a
+    file of that name replaced), the format ``arena replay`` and ``--check`` read, and
+    ``arena-bot try --records`` writes: a tournament's matches taken to another machine
+    and checked there need no database. Matches dealt the same cards as matches of the
+    tournament still to be played (duplicate deals, the tournament unfinished) are left
+    out, saying how many: whoever read them would know his opponents' hands there. One
+    record is read at a time (a tournament's records together can be hundreds of MB)."""
+    import json
+    import os
+
+    from arena.storage import Storage, StorageError
+
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with Storage.open_readonly(db) as st:
+            for match_id in match_ids:
+                record = st.load_record(match_id)
+                path = directory / f"{match_id}.json"
+                # (beside it, then in its place: a write cut short leaves no half a record)
+                part = directory / f".{match_id}.json.part"
+                part.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
+                os.replace(part, path)
+    except OSError as e:
+        for part in directory.glob(".*.json.part") if directory.is_dir() else ():
+            with contextlib.suppress(OSError):  # (no half-written record left behind)
+                part.unlink()
+        _error(f"--export {directory}: cannot write there: {e.strerror or e}")
+        ctx.exit(1)
+    except (StorageError, LookupError) as e:  # (a damaged record, a match deleted meanwhile)
+        _error(f"--export: {e}")
+        ctx.exit(2)
+    said = printable(
+        f"wrote {len(match_ids)} record(s) into {directory}"
+        + (f" ({directory / match_ids[0]}.json, ...): arena replay FILE, "
+           "arena replay --check FILE read them anywhere, no database needed"
+           if match_ids else "")
+    )  # fmt: skip
+    if held:
+        said += (
+            f"; {held} match(es) left out: tournament {printable(tid)} is unfinished and "
+            "they are dealt the same cards as matches still to be played (duplicate "
+            "deals): export them once it has ended"
+        )
+    click.echo(said, err=True)
 
 
 def _pad(text: str, width: int) -> str:

@@ -834,6 +834,16 @@ async def _serve(
         served = f" (TLS{listed if names else ''})"
     click.echo(printable(f"arena referee listening on {host_port(host, bound)}{served}"))
     click.echo(f"port {bound}")
+    if host in ("0.0.0.0", "::") and tls is None:  # (no bot elsewhere connects to 0.0.0.0)
+        from arena.addresses import lan_address
+
+        address = lan_address()
+        click.echo(
+            f"bots on other machines connect to {address}:{bound} (this machine's address on "
+            "its default route; `hostname -I` lists them all)" if address is not None else
+            f"bots on other machines connect to this machine's address, port {bound} "
+            "(`hostname -I` lists them)"
+        )  # fmt: skip
     if seed_file is not None:
         # Not printed: whoever reads this output (a log file others may read) would know
         # every hand of every match; kept as the records are, for its owner only.

@@ -94,6 +94,8 @@ def web(
 
         raise click.ClickException(f"cannot listen on {host_port(host, port)}: {e}") from e
     click.echo(printable(f"arena web: serving {db} at {server.url} (Ctrl+C to stop)"))
+    if host in ("0.0.0.0", "::"):  # (no browser elsewhere opens http://0.0.0.0:8000/)
+        click.echo(printable(_shared_note(server.port)))
     _stop_on_signals()
     try:
         server.serve_forever()
@@ -102,6 +104,23 @@ def web(
     finally:
         ignore_stop_signals()  # the exit is decided: a second signal must not cut it short
         server.server_close()
+
+
+def _shared_note(port: int) -> str:
+    """What to hand out when the pages are served on every address (``--host 0.0.0.0``):
+    the wildcard URL printed above is no address a reader can open, and the pages have no
+    password and no TLS (docs/web.md, "Sharing the pages")."""
+    from arena.addresses import lan_address
+
+    address = lan_address()
+    where = (f"http://{address}:{port}/" if address is not None
+             else f"http://THIS-MACHINE'S-ADDRESS:{port}/ (hostname -I)")  # fmt: skip
+    return (
+        f"every address of this machine: readers on the network open {where} (by a host "
+        f"name only with --allow-host NAME), here http://localhost:{port}/; whoever reaches "
+        "the port reads every stored tournament and match, with no password and in plain "
+        "HTTP"
+    )
 
 
 def _stop_on_signals() -> None:

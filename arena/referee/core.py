@@ -565,9 +565,15 @@ class Referee:
         """The session of a call's token; :class:`AuthError` when unknown or missing."""
         token = bearer_token(metadata)
         if token is None:
+            # What came instead, never its value (it may be the token itself, sent without
+            # "Bearer "): a client author who sent one was told only that it was missing.
+            sent = any(str(key).lower() == "authorization" for key, _ in metadata or ())
+            form = ("its 'authorization' metadata is not in that form: the word Bearer, one "
+                    "space, the token" if sent else "the call carried no 'authorization' "
+                    "metadata")  # fmt: skip
             raise AuthError(
                 grpc.StatusCode.UNAUTHENTICATED,
-                "missing token: send metadata 'authorization: Bearer <token>'",
+                f"missing token: send metadata 'authorization: Bearer <token>' ({form})",
             )
         session = self._by_token.get(token)
         if session is None:

@@ -62,7 +62,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from arena.addresses import is_loopback_host
+from arena.addresses import is_loopback_host, lan_address
 from arena.ratings import RatingBook, rate_results
 from arena.referee.config import cert_names, loopback_only_note, name_in_cert
 from arena.render import printable
@@ -698,6 +698,18 @@ def _launch_reason(program: str, e: OSError, cwd: Path | None) -> str:
             return f"{why}: it is a symbolic link to {shown}, which is not there"
     if where is not None and not where.is_absolute():
         why += f" (looked for in {Path(cwd or '.').resolve()})"
+    if isinstance(e, FileNotFoundError) and where is None:
+        # A bare name looked for in PATH: `arena-bot` of the virtual environment the arena
+        # runs from, not activated (`.venv/bin/arena tournament`), read only "No such file or
+        # directory", of a program that is there.
+        why += ": not found in any directory of PATH"
+        beside = Path(sys.executable).parent / program
+        if beside.is_file() and os.access(beside, os.X_OK):
+            why += (
+                f" (this arena's Python has it in {printable(str(beside.parent))}, which PATH "
+                f"lacks: write it as {printable(str(beside))}, or activate that environment "
+                "before the run)"
+            )
     return why
 
 
@@ -1369,6 +1381,9 @@ async def _play(
                     log.warning("%s", only_here.removeprefix("note: "))
             elif cfg.host in ("0.0.0.0", "::"):
                 where = f"this machine's address, port {port}"
+                address = lan_address()
+                if address is not None:  # (the one to hand out, as arena serve says it)
+                    where += f" ({address}:{port} on its default route)"
             else:
                 where = host_port(cfg.host, port)
             log.warning(

@@ -36,7 +36,7 @@ from arena.tournament.schedule import SCHEDULE_VERSION
 from arena.web import board
 from engine.rules import describe_run
 
-__all__ = ["BOT_PAGE", "DataSource", "Document", "HeldBack", "NotFound"]
+__all__ = ["BOT_PAGE", "DataSource", "Document", "HeldBack", "NotFound", "sets_held_back"]
 
 JSON = dict[str, Any]
 
@@ -313,7 +313,7 @@ class DataSource:
                 incidents = st.incidents(info.id, bot=name)
                 # An incident's detail names cards (the legal actions: on lead, the hand):
                 # not shown while its match is held back (see check_shown).
-                held = _sets_held_back(st, info)
+                held = sets_held_back(st, info)
                 scores, hidden = self._deal_scores(st, info, name).shown(st, held)
                 if held:
                     sets = dict(st.conn.execute(
@@ -422,7 +422,7 @@ class DataSource:
             info = None if row is None else st.tournament(row["tournament_id"])
             if row is None or info is None:
                 return
-            waiting = _sets_held_back(st, info).get(row["set_no"])
+            waiting = sets_held_back(st, info).get(row["set_no"])
         if waiting:
             raise HeldBack(
                 f"match {match_id} is dealt the same cards as {waiting} matches of "
@@ -600,7 +600,7 @@ def _ruleset_name(ruleset: Any) -> str | None:
 HELD_BACK_DETAIL = "(held back until the matches dealt the same cards are played)"
 
 
-def _sets_held_back(st: Storage, info: TournamentInfo) -> dict[int, int]:
+def sets_held_back(st: Storage, info: TournamentInfo) -> dict[int, int]:
     """Deal-seed sets of tournament ``info`` whose deals must not be shown yet, each with
     the number of its matches still to be played: all of them while the tournament is
     unfinished and deals duplicated, except the sets played out."""
@@ -737,7 +737,7 @@ class _DealScores(StoredSince):
 
     def shown(self, st: Storage, held: Collection[int]) -> tuple[list[list[int]], int]:
         """``[score, deals]`` of every score, ascending, but the deals of matches in the
-        deal-seed sets ``held`` (see :func:`_sets_held_back`), and how many those were. A
+        deal-seed sets ``held`` (see :func:`sets_held_back`), and how many those were. A
         delta tells who bid and made or failed what in that deal, and the matches left of
         its set deal the same cards: in order, beside the match list (the deals of each
         match), the deltas of a match's three bots gave every deal's result."""

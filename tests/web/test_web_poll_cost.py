@@ -346,7 +346,7 @@ def test_the_histogram_is_counted_once_and_then_from_the_matches_stored_since(
 def test_the_histogram_leaves_out_the_sets_held_back_as_before(tmp_path: Path) -> None:
     """Duplicate deals, a tournament half played: the deals of the sets still held back are
     left out of the counts (and counted), as they were of the list."""
-    from arena.web.data import _sets_held_back
+    from arena.web.data import sets_held_back
     from tests.arena.fake_referee import make_config, run_fake
 
     cfg = make_config(tmp_path, deals="duplicate", matches_per_table=2)
@@ -355,7 +355,7 @@ def test_the_histogram_leaves_out_the_sets_held_back_as_before(tmp_path: Path) -
     with Storage.open_readonly(cfg.db) as st:
         info = st.tournament(cfg.tournament_id)
         assert info is not None
-        held = _sets_held_back(st, info)
+        held = sets_held_back(st, info)
     assert held and len(held) < 7  # some sets played out, some not
     for bot in info.bots:
         page = source.bot(bot, None)
