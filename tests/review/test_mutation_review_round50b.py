@@ -61,8 +61,9 @@ def _edit(db: Path, name: str, change: Callable[[dict[str, Any]], None]) -> None
     """Tournament ``name``'s stored config changed by ``change`` (as an older arena, or
     another run, stored it)."""
     with sqlite3.connect(db) as c:
-        query = "SELECT config_json FROM tournaments WHERE name = ?"
-        (text,) = c.execute(query, (name,)).fetchone()
+        (text,) = c.execute(
+            "SELECT config_json FROM tournaments WHERE name = ?", (name,)
+        ).fetchone()
         cfg = json.loads(text)
         change(cfg)
         c.execute("UPDATE tournaments SET config_json = ? WHERE name = ?", (json.dumps(cfg), name))
@@ -204,7 +205,7 @@ def _stub(waiting: list[bool], connected: list[str], active: list[str]) -> Any:
     the test) and its referee's bots."""
     referee = SimpleNamespace(connected_bots=lambda: connected, active_bots=lambda: active)
     return SimpleNamespace(waiting_for_bots=lambda: waiting[0], referee=referee,
-                           ruleset=SimpleNamespace(players=3))  # fmt: skip
+                           ruleset=SimpleNamespace(players=3), members={})  # fmt: skip
 
 
 async def _until(caplog: pytest.LogCaptureFixture, n: int) -> None:
@@ -294,3 +295,22 @@ def test_the_lobby_waits_for_bots_only_with_no_match_and_too_few_members() -> No
         "two idle, a match under way": False,
         "stopped": False,
     }
+
+
+def test_the_waiting_line_says_when_the_connected_bots_are_of_too_few_members(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def scenario() -> None:
+        referee = Referee()
+        attach_in_process(referee, ("ann-a", "ann-b", "bob"), lambda *_: None)
+        lobby = Lobby(referee, load_ruleset("classic"), members={"ann-a": "ann", "ann-b": "ann"})
+        said = asyncio.create_task(_say_waiting(lobby, look=0.01))
+        await _until(caplog, 1)
+        said.cancel()
+
+    with caplog.at_level(logging.WARNING, "arena.referee"):
+        asyncio.run(scenario())
+    assert _lines(caplog) == [
+        "waiting for bots (a match seats 3): 3 connected (of 2 members): ann-a, ann-b, bob; "
+        "awaited: none"
+    ]
