@@ -6,7 +6,13 @@ compared as they are in force (a house name, an older row) and the draw probabil
 them, a week stored without a number of matches, an arena serve's seed, the season's dates
 and counts, a week none of whose matches is stored, one tournament's title, ``--season``
 beside ``--config``; the waiting line said again after matches, whom it names and how
-many, and when the lobby is waiting at all.
+many, and when the lobby is waiting at all. And the tests of the defects found:
+
+- a week played with a house ruleset file that plays classic's rules was refused from a
+  season of classic weeks ("play different rules (classic, ...; house (classic), ...)"):
+  the rules' description was compared with the rules;
+- bots connected of fewer members than a table seats were said "3 connected: ...;
+  awaited: none", with no word of why no match started.
 """
 
 from __future__ import annotations
