@@ -473,8 +473,14 @@ async def _say_waiting(lobby: Lobby, every: float = WAITING_NOTE_S, look: float 
             state = (tuple(connected), tuple(active))
             if state != said and (said is None or loop.time() - last >= every):
                 awaited = [b for b in active if b not in connected]
-                log.warning("waiting for bots (a match seats %d): %d connected%s; awaited%s",
-                            lobby.ruleset.players, len(connected), _named(connected),
+                # Two bots of one member never share a table ([members]): "3 connected;
+                # awaited: none" did not say why no match started.
+                of = tables_possible(dict.fromkeys(connected, ""), lobby.members)
+                members = (
+                    f" (of {of} member{'' if of == 1 else 's'})" if of < len(connected) else ""
+                )
+                log.warning("waiting for bots (a match seats %d): %d connected%s%s; awaited%s",
+                            lobby.ruleset.players, len(connected), members, _named(connected),
                             _named(awaited) if awaited else ": none")  # fmt: skip
                 said, last = state, loop.time()
         await asyncio.sleep(look)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from arena.leaderboard.stats import Leaderboard, LeaderboardBuilder
@@ -65,7 +65,9 @@ class _Game:
 
     rules: str  # (the rules in force as JSON: comparable, hashable)
     draw: Any
-    said: str  # for people
+    #: For people, not compared: a house file named otherwise that plays classic's rules
+    #: is described by its name, and plays the same game (it was refused as another).
+    said: str = field(compare=False)
 
     @classmethod
     def of(cls, info: TournamentInfo) -> _Game:
