@@ -193,6 +193,12 @@ class HeuristicBot(Bot):
     #: such deals, this much more (less), with this spread (with a ten: +41, spread 9).
     aces_bare_offset = -59.5
     aces_bare_sigma = 16.0
+    #: The take of the four aces with a ten and no king-queen marriage, for a bot that
+    #: wins its first trick with the ten and declares the 200 (``counting``): this much
+    #: more than :func:`estimate_take`, with this spread; ``None`` (this bot, which cashes
+    #: its aces first and never declares it): the normal model's raise.
+    aces_ten_offset: float | None = None
+    aces_ten_sigma = 12.0
     #: Below this chance of making the bid the declarer concedes (free / penalty rules).
     concede_free_below = 0.33
     concede_penalty_below = 0.12
@@ -423,11 +429,22 @@ class HeuristicBot(Bot):
             # Four aces and no ten: the 200 needs a trick won with a non-ace, and the
             # defenders hold every ten; it is rarely declared, the take is the estimate
             # − 59.5 (spread 16), and the normal model's raise (to about the estimate − 30)
-            # failed in 50 of 77 such deals double-dummy. (With a ten the take is the
-            # estimate + 41, spread 9: the usual raise stays, cautious.)
+            # failed in 50 of 77 such deals double-dummy. (With a ten: below.)
             z = _quantile(self.contract_confidence)
             limit = self.contract_estimate(view) + self.aces_bare_offset - z * self.aces_bare_sigma
             target = min(target, limit)
+        elif (
+            self.aces_ten_offset is not None
+            and view.ruleset.ace_marriage
+            and has_ace_marriage(view.hand)
+            and not held_marriages
+        ):
+            # Four aces, a ten and no other marriage: the ten wins a trick and the 200 is
+            # declared nearly always, so the take is the estimate (which counts the 200 at
+            # 0.85) + 27.5, spread 12, and the normal model's raise (the estimate − 30) left
+            # ~55 points unnamed on a contract made in every such deal.
+            z = _quantile(self.contract_confidence)
+            target = self.contract_estimate(view) + self.aces_ten_offset - z * self.aces_ten_sigma
         best = contracts[0]
         for c in contracts:
             if c.amount <= target:
