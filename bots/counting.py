@@ -259,7 +259,10 @@ class CountingBot(HeuristicBot):
             and view.bid is not None
         ):
             pred = self.contract_estimate(view) + self.weak_offset
-            if self.p_make(pred, view.bid, self.weak_sigma) < self.concede_free_at:
+            p = self.p_make(pred, view.bid, self.weak_sigma)
+            if self.no_entry(view):
+                p = min(p, self.no_entry_rate)
+            if p < self.concede_free_at:
                 return concede
         return super().contract(view)
 
