@@ -3,7 +3,7 @@
 Where a marriage needs a won trick (every preset), a hand holding marriages and no ace has
 no sure winner: the defenders hold every ace, the declarer rarely wins a trick, and the
 marriage (``estimate_take`` counts it at 0.4, its suit's length as trumps) is rarely
-declared. In counting's own play (three counting bots, 183 seeded deals: 1001 at 40,
+declared. In counting's own play (three counting bots, 175 seeded deals: 1001 at 40,
 classic at 100) those contracts were made in 0.13 and the take averaged ~18, mostly 0; the
 bots played them (in 1001 all three named 40 on every such hand). Now the contract rule
 takes their chance as at most ``no_entry_rate`` (and the take as ``no_entry_take``), so

@@ -52,7 +52,7 @@ def _named(name: str) -> tuple[Game, int]:
 
 
 def test_two_marriages_name_the_level_the_deal_makes() -> None:
-    """Before, counting named 125 here: the real deal takes 124 double-dummy (and 111 in
+    """Before, counting named 125 here: the real deal takes 124 double-dummy (and 113 in
     counting's own play), so the contract failed, −125. Now 110: made."""
     g, named = _named("counting")
     _, before = _named("before")
