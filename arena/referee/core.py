@@ -19,7 +19,7 @@ import grpc
 from google.protobuf.message import DecodeError
 from grpc._cython import cygrpc
 
-from arena.protocol import PROTOCOL_VERSION, RETRY_AFTER_MS, hello_problem
+from arena.protocol import HELLO_MAX_BYTES, PROTOCOL_VERSION, RETRY_AFTER_MS, hello_problem
 from arena.referee.config import RefereeConfig
 from arena.referee.match import MatchRunner, clip
 from arena.referee.sessions import AuthError, BotSession, RateMeter, Stream, bearer_token
@@ -107,11 +107,22 @@ class _Refusal(Exception):
         self.message = message
 
 
-async def _read(context: Any) -> Any:
+async def _read(context: Any, most: int | None = None) -> Any:
     """The stream's next message, or EOF; bytes that do not parse end the stream with
-    INVALID_ARGUMENT naming the cause (gRPC itself would log a traceback and say UNKNOWN)."""
+    INVALID_ARGUMENT naming the cause (gRPC itself would log a traceback and say UNKNOWN).
+    The server hands this the bytes unparsed (``server.start_server``), so that a message
+    over ``most`` bytes is refused before its parse costs the loop anything."""
     try:
-        return await context.read()
+        got = await context.read()
+        if not isinstance(got, bytes):  # EOF, or a message (parsed by a deserializer)
+            return got
+        if most is not None and len(got) > most:
+            raise _Refusal(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"the first message must be a Hello of at most {most:,} bytes (its limits: "
+                f"docs/protocol.md), not one of {len(got):,}: refused unread",
+            )
+        return pb.BotMessage.FromString(got)
     except DecodeError as e:
         raise _Refusal(
             grpc.StatusCode.INVALID_ARGUMENT,
@@ -124,7 +135,7 @@ async def _await_hello(context: Any, name: str, stream: Stream) -> pb.Hello:
     none within ``HELLO_TIMEOUT_S`` (``HELLO_AFTER_RIVAL_S`` once a rival stream of the same
     bot came), or when the arena stops meanwhile."""
     loop = asyncio.get_running_loop()
-    hello_task = asyncio.ensure_future(_read(context))
+    hello_task = asyncio.ensure_future(_read(context, HELLO_MAX_BYTES))
     ended_task = asyncio.ensure_future(stream.ended.wait())
     rival_task = asyncio.ensure_future(stream.rival.wait())
     waits: set[asyncio.Future[Any]] = {hello_task, ended_task, rival_task}
