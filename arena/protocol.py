@@ -79,7 +79,7 @@ RETRY_AFTER_MS = "retry-after-ms"
 #: any entry is read: a MiB of 340,000 one-letter features or running ids cost the referee's
 #: loop 50-150 ms to go through, as often as a token may reconnect (30 times in 10 s).
 #: The SDK sends one feature, and names in ``running`` the matches it holds (a tournament's
-#: ``concurrency`` at most) and up to 256 it played without its bot; ids are at most 256
+#: ``concurrency`` at most, 256) and up to 256 it played without its bot; ids are at most 256
 #: characters (an arena's are under 100), as the SDK takes them.
 HELLO_LIMITS: Mapping[str, tuple[int, int]] = {
     # field: (the most entries, the most characters of each)
