@@ -7,11 +7,19 @@ reconnect. The first message is now refused unread past ``HELLO_MAX_BYTES`` (a H
 every limit, in ASCII): bytes that would not even parse, one past the bound, are refused for
 their size, not for their content; the same bytes at the bound are read (and refused for not
 parsing); a Hello at every limit is welcomed; a later message may be larger.
+
+A welcomed stream's message had the same hole, wider: a MiB of empty decisions (a
+DecisionBatch of 524,256) cost the loop 40-80 ms to parse before its count refused it, and
+weighed nothing toward the flood limit, once per stream (measured against a real server:
+46 ms of the referee's CPU per stream, loop stalls up to 0.5 s). Its bytes past 256 KiB now
+count toward the flood limit before it is read, so that after the first such MiB of a
+window the next are refused unread (5-6 ms of CPU per such stream, the stream's own cost).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -108,3 +116,50 @@ def test_a_first_message_past_the_hellos_bytes_is_refused_unread() -> None:
     assert out["welcomes"] == 1
     later = out["later"].decision_rejected
     assert later.incident == pb.INCIDENT_WRONG_REQUEST and "no seat" in later.message
+
+
+FLOODED = "more than 1000 messages answering no pending request within 10 s"
+
+
+async def _after_hello(port: int, raw: bytes) -> tuple[str, str]:
+    """A stream of bot x says Hello, reads its Welcome, sends ``raw`` and half-closes: its
+    (status, details)."""
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+        call = ch.stream_stream(PLAY, request_serializer=lambda b: b)(
+            metadata=(("authorization", "Bearer tok-x"),)
+        )
+        await call.write(pb.BotMessage(hello=pb.Hello(protocol_version=1)).SerializeToString())
+        welcome = pb.ServerMessage.FromString(await asyncio.wait_for(call.read(), 30))
+        assert welcome.HasField("welcome"), welcome
+        await call.write(raw)
+        await call.done_writing()
+        with contextlib.suppress(grpc.aio.AioRpcError):
+            while await asyncio.wait_for(call.read(), 30) is not grpc.aio.EOF:
+                pass
+        return (await call.code()).name, await call.details() or ""
+
+
+def test_a_later_message_is_weighed_by_its_bytes_before_it_is_parsed() -> None:
+    """A welcomed stream's message of a MiB counts 768 (its KiB past 256) toward the flood
+    limit of 1,000 before it is read: the first is read (bytes that do not parse: refused
+    as such), the same bytes on the next stream are refused unread, as a flood; a message
+    within 256 KiB (257 decisions) counts nothing unread (though the meter is full): it is
+    refused for what it holds."""
+    garbage = b"\x0f" * (1 << 20)
+    padded = pb.BotMessage(decisions=pb.DecisionBatch(
+        decisions=[pb.Decision(failed="f" * 1010)] * 257)).SerializeToString()  # fmt: skip
+
+    async def body(ref: Referee, port: int) -> dict[str, Any]:
+        out: dict[str, Any] = {"first": await _after_hello(port, garbage)}
+        out["second"] = await _after_hello(port, garbage)
+        out["padded"] = await _after_hello(port, padded)
+        return out
+
+    out = serve_one_bot(body)
+    code, details = out["first"]
+    assert code == "INVALID_ARGUMENT" and details.startswith("could not parse"), out["first"]
+    code, details = out["second"]
+    assert code == "RESOURCE_EXHAUSTED" and details.startswith(FLOODED), out["second"]
+    assert len(padded) <= 256 * 1024 and out["padded"] == (
+        "INVALID_ARGUMENT", "a DecisionBatch holds at most 256 decisions, not 257"
+    )  # fmt: skip
