@@ -34,6 +34,7 @@ from engine.view import HiddenGive, PlayerView
 
 __all__ = [
     "HELLO_LIMITS",
+    "HELLO_MAX_BYTES",
     "PROTOCOL_VERSION",
     "RETRY_AFTER_MS",
     "MalformedActionError",
@@ -78,7 +79,7 @@ RETRY_AFTER_MS = "retry-after-ms"
 #: any entry is read: a MiB of 340,000 one-letter features or running ids cost the referee's
 #: loop 50-150 ms to go through, as often as a token may reconnect (30 times in 10 s).
 #: The SDK sends one feature, and names in ``running`` the matches it holds (a tournament's
-#: ``concurrency`` at most) and up to 256 it played without its bot; ids are at most 256
+#: ``concurrency`` at most, 256) and up to 256 it played without its bot; ids are at most 256
 #: characters (an arena's are under 100), as the SDK takes them.
 HELLO_LIMITS: Mapping[str, tuple[int, int]] = {
     # field: (the most entries, the most characters of each)
@@ -87,6 +88,28 @@ HELLO_LIMITS: Mapping[str, tuple[int, int]] = {
     "features": (64, 64),
     "running": (1024, 256),
 }
+
+
+def _hello_most_bytes() -> int:
+    """The bytes of the first message (a ``BotMessage`` holding the ``Hello``) with every
+    limit of :data:`HELLO_LIMITS` reached in one-byte (ASCII) characters, and both numbers
+    at their largest."""
+    hello = pb.Hello(protocol_version=2**32 - 1, matches=2**32 - 1)
+    for name, (most, chars) in HELLO_LIMITS.items():
+        if isinstance(getattr(hello, name), str):
+            setattr(hello, name, "x" * chars)
+        else:
+            getattr(hello, name).extend(["x" * chars] * most)
+    return pb.BotMessage(hello=hello).ByteSize()
+
+
+#: The most bytes a stream's first message may take: a Hello at every limit of
+#: :data:`HELLO_LIMITS` in ASCII (an arena's ids and the SDK's Hello are). A larger one is
+#: refused (INVALID_ARGUMENT) before it is parsed: gRPC lets in a MiB, and a MiB of 340,000
+#: one-letter ``running`` ids cost the referee 12 ms of its loop (more under load) before
+#: :func:`hello_problem` refused it, as often as a token may reconnect; one of these bytes,
+#: 3 ms at most (docs/protocol.md).
+HELLO_MAX_BYTES = _hello_most_bytes()
 
 
 def hello_problem(hello: pb.Hello) -> str | None:

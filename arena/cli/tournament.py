@@ -35,7 +35,13 @@ from arena.leaderboard import build_leaderboard, to_screen, write_outputs
 from arena.render import PrintableFormatter, plural, printable
 from arena.stopping import ignore_stop_signals, stop_signals
 from arena.storage import Storage, StorageError, file_in_the_way
-from arena.tournament.config import ConfigError, TournamentConfig, load_config, override_key
+from arena.tournament.config import (
+    MAX_CONCURRENCY,
+    ConfigError,
+    TournamentConfig,
+    load_config,
+    override_key,
+)
 from arena.tournament.runner import (
     Interrupted,
     RunOptions,
@@ -180,7 +186,8 @@ def _toml_str(value: str) -> str:
     default=Path("tournaments/default.toml"), show_default=True,
     help="Tournament TOML file (docs/tournament.md); the default is a checkout's.",
 )  # fmt: skip
-@click.option("--concurrency", type=click.IntRange(min=1), help="Matches played at once.")
+@click.option("--concurrency", type=click.IntRange(1, MAX_CONCURRENCY),
+              help=f"Matches played at once (at most {MAX_CONCURRENCY}).")  # fmt: skip
 @click.option("--out", type=NonEmptyPath(file_okay=False, path_type=Path),
               help="Directory of the leaderboard files and bot logs.")  # fmt: skip
 @click.option("--db", type=NonEmptyPath(dir_okay=False, path_type=Path), help="SQLite database.")

@@ -19,7 +19,7 @@ import grpc
 from google.protobuf.message import DecodeError
 from grpc._cython import cygrpc
 
-from arena.protocol import PROTOCOL_VERSION, RETRY_AFTER_MS, hello_problem
+from arena.protocol import HELLO_MAX_BYTES, PROTOCOL_VERSION, RETRY_AFTER_MS, hello_problem
 from arena.referee.config import RefereeConfig
 from arena.referee.match import MatchRunner, clip
 from arena.referee.sessions import AuthError, BotSession, RateMeter, Stream, bearer_token
@@ -107,11 +107,28 @@ class _Refusal(Exception):
         self.message = message
 
 
-async def _read(context: Any) -> Any:
+async def _read(
+    context: Any, most: int | None = None, weigh: Callable[[int], None] | None = None
+) -> Any:
     """The stream's next message, or EOF; bytes that do not parse end the stream with
-    INVALID_ARGUMENT naming the cause (gRPC itself would log a traceback and say UNKNOWN)."""
+    INVALID_ARGUMENT naming the cause (gRPC itself would log a traceback and say UNKNOWN).
+    The server hands this the bytes unparsed (``server.start_server``), so that a message
+    over ``most`` bytes, or that ``weigh`` (given its bytes) refuses, is refused before its
+    parse costs the loop anything: as much as its bytes hold entries (a MiB of empty
+    decisions, 40-80 ms)."""
     try:
-        return await context.read()
+        got = await context.read()
+        if not isinstance(got, bytes):  # EOF, or a message (parsed by a deserializer)
+            return got
+        if most is not None and len(got) > most:
+            raise _Refusal(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"the first message must be a Hello of at most {most:,} bytes (its limits: "
+                f"docs/protocol.md), not one of {len(got):,}: refused unread",
+            )
+        if weigh is not None:
+            weigh(len(got))
+        return pb.BotMessage.FromString(got)
     except DecodeError as e:
         raise _Refusal(
             grpc.StatusCode.INVALID_ARGUMENT,
@@ -124,7 +141,7 @@ async def _await_hello(context: Any, name: str, stream: Stream) -> pb.Hello:
     none within ``HELLO_TIMEOUT_S`` (``HELLO_AFTER_RIVAL_S`` once a rival stream of the same
     bot came), or when the arena stops meanwhile."""
     loop = asyncio.get_running_loop()
-    hello_task = asyncio.ensure_future(_read(context))
+    hello_task = asyncio.ensure_future(_read(context, HELLO_MAX_BYTES))
     ended_task = asyncio.ensure_future(stream.ended.wait())
     rival_task = asyncio.ensure_future(stream.rival.wait())
     waits: set[asyncio.Future[Any]] = {hello_task, ended_task, rival_task}
@@ -840,10 +857,35 @@ class Referee:
         """Handle a welcomed bot's messages until EOF; a refusal raises :class:`_Refusal`."""
         flood = session.flood  # per bot, not per stream: reconnecting does not reset it
         loop = asyncio.get_running_loop()
+        size = counted = 0  # the bytes of the message read, and the weight counted unread
+
+        def flooded() -> _Refusal:
+            log.warning("bot %s flooded its stream: closed", session.name)
+            return _Refusal(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"more than {self.config.flood_limit} messages answering no pending "
+                f"request within {self.config.flood_window_s:g} s (each weighs 1 + its "
+                f"KiB; an answer, its KiB past {ANSWER_BYTES} bytes a decision)",
+            )
+
+        def weigh(n_bytes: int) -> None:
+            # The least the message weighs, whatever it holds (at most MAX_DECISION_BATCH
+            # answers, each excused ANSWER_BYTES), counted before it is parsed: a MiB of
+            # empty decisions cost the loop 40-80 ms to parse before its count refused it,
+            # as often as the bot may reconnect, and was weighed nothing.
+            nonlocal size, counted
+            size = n_bytes
+            counted = max(0, n_bytes - MAX_DECISION_BATCH * ANSWER_BYTES) // 1024
+            if counted and flood.over(loop, counted):
+                raise flooded()
+
         while True:
-            msg = await _read(context)
+            size = counted = 0
+            msg = await _read(context, weigh=weigh)
             if msg is grpc.aio.EOF or session.stream is not stream:
                 return  # (replaced: what it still carries is not the bot's word any more)
+            # (a message handed parsed, in process, was not weighed unread)
+            size = size or msg.ByteSize()
             if msg.WhichOneof("kind") == "decisions":
                 n = len(msg.decisions.decisions)
                 if n > MAX_DECISION_BATCH:
@@ -856,21 +898,16 @@ class Referee:
             # count alone would let a few bots slow every match next door ten-fold. An
             # answer weighs what it carries beyond ANSWER_BYTES a decision (it needs ~100
             # bytes): answers padded to a MiB (unknown fields), uncounted, would halve the
-            # honest matches next door as the strays do.
-            size = msg.ByteSize()
+            # honest matches next door as the strays do. (What was counted unread is not
+            # counted again.)
             if unsolicited:
                 weight = unsolicited + size // 1024
             else:
                 n = len(msg.decisions.decisions) if msg.HasField("decisions") else 1
                 weight = max(0, size - n * ANSWER_BYTES) // 1024
-            if weight and flood.over(loop, weight):
-                log.warning("bot %s flooded its stream: closed", session.name)
-                raise _Refusal(
-                    grpc.StatusCode.RESOURCE_EXHAUSTED,
-                    f"more than {self.config.flood_limit} messages answering no pending "
-                    f"request within {self.config.flood_window_s:g} s (each weighs 1 + its "
-                    f"KiB; an answer, its KiB past {ANSWER_BYTES} bytes a decision)",
-                )
+            weight -= counted
+            if weight > 0 and flood.over(loop, weight):
+                raise flooded()
 
     def on_message(self, session: BotSession, msg: pb.BotMessage) -> int:
         """One message of a bot after its Hello; how many of the decisions in it (or the

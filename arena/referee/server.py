@@ -44,6 +44,7 @@ __all__ = [
 
 
 SERVICE_NAME: str = pb.DESCRIPTOR.services_by_name["Arena"].full_name
+_PLAY = f"/{SERVICE_NAME}/Play"
 
 #: Streams one HTTP/2 connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS,
 #: the least RFC 9113 advises); gRPC counts a stream its client reset until its handler
@@ -440,7 +441,14 @@ class _RefuseUnparsed(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler:
         handler = await continuation(handler_call_details)
-        return handler if handler is None else _parsing_refused(handler, self.calls)
+        if handler is None:
+            return handler
+        if handler_call_details.method == _PLAY:
+            # Its stream parses each message itself (``core._read``): a first message over
+            # the Hello's size (HELLO_MAX_BYTES) is refused unparsed, before it costs the
+            # loop its parse.
+            return handler._replace(request_deserializer=None)
+        return _parsing_refused(handler, self.calls)
 
 
 def host_port(host: str, port: int) -> str:

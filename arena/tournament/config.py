@@ -63,6 +63,7 @@ from engine.rules import (
 
 __all__ = [
     "BUNDLED_BOTS",
+    "MAX_CONCURRENCY",
     "BotSpec",
     "ConfigError",
     "Deadlines",
@@ -95,6 +96,15 @@ _PLACEHOLDERS = ("python", "arena", "host", "port", "token", "name", "ca")
 MAX_INT = 1_000_000
 #: The most matches a tournament may schedule (the schedule is built in memory).
 MAX_MATCHES = 1_000_000
+#: The most matches a tournament plays at once, and so the most seats one bot's stream holds:
+#: a bot that reconnects is sent every seat's state again in one step of the referee's loop
+#: (some 50 µs a seat, a stall for every match), up to 30 times in 10 s, and a stream that
+#: has more than 1,000 messages waiting is closed as not read (``RefereeConfig.max_queued``):
+#: at 600 seats every reconnect of an honest bot was cut so, and its seats forfeited. At
+#: this bound a resend is at most 512 messages (beside 64 ends kept and 64 "interrupted"),
+#: and the matches a bot names in its Hello (held, and 256 played without it) are within
+#: ``Hello.running``'s 1,024. The referee runs on one core: 16 at once already fill it.
+MAX_CONCURRENCY = 256
 #: Above this, TrueSkill's draw margin overflows.
 MAX_DRAW_PROBABILITY = 0.99
 
@@ -814,8 +824,12 @@ def parse_config(
     if seed is not None and not 0 <= seed < 2**63:
         raise err("seed", f"must be between 0 and 2**63-1, got {toml_shown(seed)}")
     concurrency = _get(data, "concurrency", int, 2, err)
-    if concurrency < 1:
-        raise err("concurrency", f"must be at least 1, got {toml_shown(concurrency)}")
+    if not 1 <= concurrency <= MAX_CONCURRENCY:
+        raise err(
+            "concurrency",
+            f"must be between 1 and {MAX_CONCURRENCY} (matches played at once: one bot's "
+            f"stream holds at most that many seats), got {toml_shown(concurrency)}",
+        )
     host = _get(data, "host", str, "127.0.0.1", err).strip()
     if host.startswith("[") and host.endswith("]"):  # an IPv6 address as in a URL: [::1]
         host = host[1:-1]

@@ -602,7 +602,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 HUGE_INT = str(10**30)
 CLI_JUNK: list[tuple[list[str], str]] = [
     (["tournament", "--config", "t.toml", "--concurrency", "0"],
-     "Invalid value for '--concurrency': 0 is not in the range x>=1."),
+     "Invalid value for '--concurrency': 0 is not in the range 1<=x<=256."),
     (["tournament", "--config", "t.toml", "--concurrency", "two"],
      "Invalid value for '--concurrency': 'two' is not a valid integer range."),
     (["tournament", "--config", "t.toml", "--seed", "-1"], "Invalid value for '--seed'"),

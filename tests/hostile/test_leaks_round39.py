@@ -167,6 +167,27 @@ class Client:
             call.cancel()
 
 
+def _actions_before(deal: dict[str, Any], view: pb.PlayerView) -> int:
+    """How many of a recorded deal's actions ``view`` shows (a resumed start's, made in the
+    deal): the most after which the record has as many bids and passes, gives, and cards
+    played as the view holds (a contract named after them shows no card)."""
+    want = (
+        len(view.bids),
+        len(view.gives),
+        sum(len(t.cards) for t in view.tricks) + len(view.trick),
+    )
+    got, most = [0, 0, 0], 0
+    for i, entry in enumerate(deal["actions"]):
+        kind = type(parse_action(entry["action"])).__name__
+        slot = {"Bid": 0, "Pass": 0, "Give": 1, "Play": 2}.get(kind)
+        if slot is not None:
+            got[slot] += 1
+        if tuple(got) == want:
+            most = i + 1
+    assert most or want == (0, 0, 0), (want, deal["actions"])
+    return most
+
+
 def _audit(c: Client, recs: dict[str, dict[str, Any]]) -> tuple[int, int]:
     """Walk ``c``'s messages in order: every card in each (fields and texts) must be one
     its seat may know at that moment. Returns (messages checked, texts checked)."""
@@ -206,7 +227,11 @@ def _audit(c: Client, recs: dict[str, dict[str, Any]]) -> tuple[int, int]:
         mid = body.match_id
         if kind == "match_started":
             seats[mid] = body.seat
-            pos[mid] = (body.view.deal_number, 0)
+            deal = body.view.deal_number
+            # A resumed start's view is of the deal under way (round 50: a bot that
+            # reconnects at every request): the actions it was made after, not none.
+            seen = _actions_before(recs[mid]["deals"][deal], body.view) if body.resumed else 0
+            pos[mid] = (deal, seen)
         if mid not in seats:  # (a rejection for a match the bot sits in only)
             continue
         if kind == "match_ended":
