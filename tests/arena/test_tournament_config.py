@@ -78,7 +78,7 @@ def test_bundled_default_configs_are_valid(monkeypatch: pytest.MonkeyPatch) -> N
         # A name cut short: difflib alone offered "match_timeout_s" (outside author).
         ("matches = 1\n" + BASE, "matches", "did you mean 'matches_per_table'"),
         ('seed = "x"\n' + BASE, "seed", "expected an integer, got a string"),
-        ("concurrency = 0\n" + BASE, "concurrency", "at least 1"),
+        ("concurrency = 0\n" + BASE, "concurrency", "between 1 and 256"),
         ("max_deals = -1\n" + BASE, "max_deals", "0 (no cap) or up to 1000000"),
         ("matches_per_table = 1.5\n" + BASE, "matches_per_table", "expected an integer"),
         ("port = 70000\n" + BASE, "port", "between 0"),

@@ -110,6 +110,12 @@ class Hopper:
             await call.done_writing()
             for old in self.left:
                 with contextlib.suppress(grpc.aio.AioRpcError):
+                    # Read to its end first: a left stream whose last message the referee
+                    # was still writing when it ended it holds its status behind that
+                    # message's bytes, which HTTP/2 flow control lets out only as the
+                    # client reads (unread, its code() waited for ever: 1 run in ~10).
+                    while await asyncio.wait_for(old.read(), 30) is not grpc.aio.EOF:
+                        pass
                     await old.code()  # (ended by the referee: its status is there)
 
 
@@ -160,7 +166,9 @@ def test_a_bot_that_hops_streams_before_each_answer(tmp_path: Path) -> None:
     # docs/protocol.md's table of status codes)
     replaced = (grpc.StatusCode.ABORTED, REPLACED)
     raced = (grpc.StatusCode.INTERNAL, "Internal error from Core")
-    assert replaced in statuses and set(statuses) <= {replaced, raced}, set(statuses)
+    # (each left stream ended by the referee; which status grpcio reports depends on
+    # whether the stale write raced it, on every one of them at times)
+    assert len(statuses) == len(hopper.left) and set(statuses) <= {replaced, raced}, statuses
     for rec in recs:
         assert rec["result"]["reason"] != "interrupted" and rec["forfeits"] == [], rec["result"]
         assert rec["incidents"] == [] and not any(rec["wrong_requests"]), rec["incidents"]
