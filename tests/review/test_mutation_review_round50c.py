@@ -2,9 +2,11 @@
 LAN address of a server on every address, `arena replay --check` of several records,
 `--list --export DIR`, the worst deal of `--list --bot`, the exported-record hint, a
 command bot not in PATH) that the journey tests let live, and the defects the review
-found: `--check` of one file named twice counted it once, and a bot program found in
-PATH whose #! interpreter is missing was said to be in no directory of PATH. The mutants
-and their fate are listed in the round's report; each test names what it pins."""
+found: `--check` of one file named twice counted it once; a bot program found in PATH
+whose #! interpreter is missing was said to be in no directory of PATH; the worst deal of
+a game of four could be one the bot dealt and sat out; `--export` wrote a stored match id
+holding a "/" outside DIR (and one holding a NUL raised a traceback). The mutants and their
+fate are listed in the round's report; each test names what it pins."""
 
 from __future__ import annotations
 
@@ -381,9 +383,12 @@ def test_the_worst_deal_of_three_may_be_one_it_dealt(tmp_path: Path) -> None:
     assert f"{match_id}, deal {dealt[0] + 1} (-40)" in _worst_line(db, bot)
 
 
-def test_export_refuses_a_stored_match_id_that_is_no_file_name(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("stored", "shown"), [("../../x", "'../../x'"), ("x\0y", "'x\\x00y'")])
+def test_export_refuses_a_stored_match_id_that_is_no_file_name(
+    tmp_path: Path, stored: str, shown: str
+) -> None:
     """(A defect: a database changed outside the arena, a match id `../../x`, wrote
-    `DIR/../../x.json`, outside DIR.)"""
+    `DIR/../../x.json`, outside DIR; one holding a NUL ended in a traceback.)"""
     db = tmp_path / "club.sqlite"
     ids = make_demo_db(db, matches=2, max_deals=1)
     with sqlite3.connect(db) as conn:
@@ -393,11 +398,11 @@ def test_export_refuses_a_stored_match_id_that_is_no_file_name(tmp_path: Path) -
             ("match_players", "match_id"),
             ("incidents", "match_id"),
         ):
-            conn.execute(f"UPDATE {table} SET {key} = '../../x' WHERE {key} = ?", (ids[1],))
+            conn.execute(f"UPDATE {table} SET {key} = ? WHERE {key} = ?", (stored, ids[1]))
     out_dir = tmp_path / "a" / "b" / "exp"
     code, _, err = _arena("replay", "--list", "--db", str(db), "--export", str(out_dir))
     assert code == 2
-    assert "error: --export: match '../../x' of " in err and "nothing written" in err
+    assert f"error: --export: match {shown} of " in err and "nothing written" in err
     assert not (tmp_path / "a" / "x.json").exists() and not out_dir.exists()
 
 
