@@ -116,18 +116,19 @@ def _check_each(ctx: click.Context, record_refs: tuple[str, ...], db: Path | Non
     counting them and naming those that failed; the exit code is the worst of theirs (2 for
     one that is no record, else 1 for one the rules refuse). Records taken to another
     machine (``--list --export``) are checked so in one command, ``exported/*.json``."""
-    failed: dict[str, int] = {}
+    # (a list, not a dict by name: one file named twice, failing, is two that failed)
+    failed: list[tuple[str, int]] = []
     for ref in record_refs:
         click.echo(printable(f"== {ref}"))
         try:
             _one(ctx, ref, True, db)
         except click.exceptions.Exit as e:
             if e.exit_code:
-                failed[ref] = e.exit_code
-    bad = ", ".join(f"{ref} (exit {code})" for ref, code in failed.items())
+                failed.append((ref, e.exit_code))
+    bad = ", ".join(f"{ref} (exit {code})" for ref, code in failed)
     click.echo(printable(f"checked {len(record_refs)} records: {len(record_refs) - len(failed)} "
                          f"OK" + (f", {len(failed)} not: {bad}" if failed else "")))  # fmt: skip
-    ctx.exit(max(failed.values(), default=0))
+    ctx.exit(max((code for _, code in failed), default=0))
 
 
 def _one(ctx: click.Context, record_ref: str, check: bool, db: Path | None) -> None:
@@ -553,7 +554,8 @@ def _list_matches(
 
 def _worst_deal(st: Any, tid: str, bot: str) -> tuple[str, int, int] | None:
     """``(match id, deal number from 0, score)`` of the deal of tournament ``tid`` in which
-    ``bot`` scored least (the first such in schedule order), or None: the deal a bot author
+    ``bot`` scored least (the first such in schedule order; not one it dealt and sat out, in
+    a game of four), or None: the deal a bot author
     reading why his bot lost replays first, which the list of final scores does not show."""
     try:
         bot.encode("utf-8")
@@ -566,6 +568,8 @@ def _worst_deal(st: Any, tid: str, bot: str) -> tuple[str, int, int] | None:
         " JOIN matches m ON m.id = d.match_id"
         " WHERE m.tournament_id = ? AND p.bot = ? AND typeof(p.seat) = 'integer'"
         " AND typeof(d.deltas_json) = 'text' AND json_valid(d.deltas_json)"
+        # (not a deal it sat out, the dealer of four: it scored the talon, made no decision)
+        " AND NOT (d.dealer IS p.seat AND json_array_length(d.deltas_json) = 4)"
         f" AND typeof(d.number) = 'integer' AND typeof({delta}) = 'integer'"
         f" ORDER BY {delta}, m.idx, d.number LIMIT 1",
         (tid, bot),
@@ -588,6 +592,16 @@ def _export(
 
     from arena.storage import Storage, StorageError
 
+    # The arena's ids are file names; one of a database edited or written elsewhere that
+    # holds a "/" (or is "..") was written as DIR/<id>.json outside DIR, one with a NUL
+    # ended in a traceback: refused before anything is written.
+    strange = next((m for m in match_ids if m in ("", ".", "..") or "/" in m or "\0" in m
+                    or (os.altsep is not None and os.altsep in m)), None)  # fmt: skip
+    if strange is not None:
+        _error(f"--export: match {printable(repr(strange))} of {printable(str(db))} has an id "
+               "that is no file name (the database was changed outside the arena): nothing "
+               "written")  # fmt: skip
+        ctx.exit(2)
     try:
         directory.mkdir(parents=True, exist_ok=True)
         with Storage.open_readonly(db) as st:

@@ -31,6 +31,7 @@ import logging
 import os
 import re
 import secrets
+import shutil
 import signal
 import site
 import socket
@@ -455,7 +456,7 @@ class _BotProcess:
             self._fh = None
             raise TournamentError(
                 f"cannot launch bot {self.spec.name!r} ({self.argv[0]}): "
-                f"{_launch_error(self.argv[0], e, self.spec.cwd)}"
+                f"{_launch_error(self.argv[0], e, self.spec.cwd, env.get('PATH'))}"
             ) from e
         _LIVE_GROUPS.add(self.proc.pid)
         log.info("bot %s started (pid %d, log %s)", self.spec.name, self.proc.pid, self.log_path)
@@ -593,12 +594,14 @@ def _line_break(fh: IO[bytes]) -> bytes:
     return b"\n" if size and os.pread(fh.fileno(), 1, size - 1) != b"\n" else b""
 
 
-def _launch_error(program: str, e: OSError, cwd: Path | None) -> str:
+def _launch_error(
+    program: str, e: OSError, cwd: Path | None, search_path: str | None = None
+) -> str:
     """Why ``program`` could not be started, said of the file the user named. The kernel's
     "No such file or directory" for a script whose ``#!`` interpreter is missing named a
     file that is there; a relative path says where it was looked for."""
     try:
-        return _launch_reason(program, e, cwd)
+        return _launch_reason(program, e, cwd, search_path)
     except OSError:
         # The file cannot be looked at either (a name too long for the system, a directory
         # this user may not search, a stale network handle: Python 3.11's Path.is_file
@@ -607,8 +610,11 @@ def _launch_error(program: str, e: OSError, cwd: Path | None) -> str:
         return e.strerror or str(e)
 
 
-def _launch_reason(program: str, e: OSError, cwd: Path | None) -> str:
-    """:func:`_launch_error`'s reasons, looking at the files (which may raise)."""
+def _launch_reason(
+    program: str, e: OSError, cwd: Path | None, search_path: str | None = None
+) -> str:
+    """:func:`_launch_error`'s reasons, looking at the files (which may raise);
+    ``search_path``: the PATH the bot was started with (None: this process's)."""
     why = e.strerror or str(e)
     if e.errno == errno.E2BIG:
         # (the kernel's "Argument list too long" of an `env` value too: nothing said which)
@@ -623,6 +629,13 @@ def _launch_reason(program: str, e: OSError, cwd: Path | None) -> str:
         # blame ("its loader ... was not found" of the Python running every bot).
         return f"its working directory (cwd) {printable(str(cwd))} cannot be entered: {why}"
     where = Path(cwd or ".") / program if os.sep in program else None
+    if where is None and isinstance(e, FileNotFoundError):
+        # A bare name PATH does hold fails so too when its #! interpreter is gone (the
+        # arena-bot of a virtual environment moved elsewhere): the file found is looked at
+        # below, as a path would be ("not found in any directory of PATH" named a program
+        # `which` finds).
+        found = shutil.which(program, path=search_path)
+        where = None if found is None else Path(cwd or ".") / found
     first = b""
     if where is not None and where.is_file():
         with contextlib.suppress(OSError), where.open("rb") as fh:
