@@ -42,6 +42,7 @@ __all__ = [
     "action_event_to_pb",
     "action_from_pb",
     "action_to_pb",
+    "batch_bytes",
     "card_from_pb",
     "card_to_pb",
     "deal_result_from_pb",
@@ -50,6 +51,7 @@ __all__ = [
     "hello_problem",
     "match_result_from_pb",
     "match_result_to_pb",
+    "message_bytes",
     "phase_from_pb",
     "phase_to_pb",
     "public_action_from_pb",
@@ -370,6 +372,21 @@ def event_item(event: pb.Event) -> bytes:
     :func:`action_event_bytes` makes them for action events)."""
     data = event.SerializeToString()
     return _EVENTS_KEY + _varint(len(data)) + data
+
+
+def batch_bytes(items: Sequence[bytes]) -> bytes:
+    """The wire bytes of a ``ServerMessage`` whose ``batch`` holds the messages whose wire
+    bytes are ``items``, in order: what protobuf writes for that message (each item as key,
+    length and bytes), without copying every message into it and serializing it again (a
+    1 KB request cost about 7 µs to copy in)."""
+    inner = b"".join([b"".join((_BATCH_ITEM_KEY, _varint(len(d)), d)) for d in items])
+    return b"".join((_BATCH_KEY, _varint(len(inner)), inner))
+
+
+def message_bytes(msg: pb.ServerMessage | bytes) -> bytes:
+    """The serializer of ``Play``'s responses: a ``ServerMessage``, or the wire bytes of one
+    (a batch, :func:`batch_bytes`), as written on the stream."""
+    return msg if type(msg) is bytes else msg.SerializeToString()  # type: ignore[union-attr]
 
 
 def _action_event_data(
@@ -1020,6 +1037,9 @@ _EVENT_SOURCE_BYTES: dict[int, bytes] = {
 }
 #: The key of an item of ``ServerMessage.events`` (a length-delimited field).
 _EVENTS_KEY = _varint(pb.ServerMessage.DESCRIPTOR.fields_by_name["events"].number << 3 | 2)
+#: The keys of ``ServerMessage.batch`` and of an item of ``Batch.messages``.
+_BATCH_KEY = _varint(pb.ServerMessage.DESCRIPTOR.fields_by_name["batch"].number << 3 | 2)
+_BATCH_ITEM_KEY = _varint(pb.Batch.DESCRIPTOR.fields_by_name["messages"].number << 3 | 2)
 
 
 def _players_bytes(players: tuple[str, ...]) -> bytes:

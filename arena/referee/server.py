@@ -20,7 +20,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from arena.addresses import address_key
-from arena.protocol import RETRY_AFTER_MS
+from arena.protocol import RETRY_AFTER_MS, message_bytes
 from arena.referee.config import TLSConfig
 from arena.referee.core import CORE_END_SETTLE_S, REFUSALS_LOGGED, Referee
 from arena.referee.servicer import ArenaServicer
@@ -426,8 +426,13 @@ def _parsing_refused(handler: grpc.RpcMethodHandler, calls: _OpenCalls) -> grpc.
     return handler  # (Play reads with context.read and names a bad message itself)
 
 
+#: Play's full method name, as an interceptor is told it.
+_PLAY_METHOD = f"/{pb.DESCRIPTOR.services_by_name['Arena'].full_name}/Play"
+
+
 class _RefuseUnparsed(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     """Every method of the server but Play (which does so itself): :func:`_parsing_refused`.
+    Play's responses may be wire bytes as well as messages (:func:`message_bytes`).
     ``stopping``, once set, ends the calls that would otherwise stay open (health's Watch);
     at most :data:`MAX_OPEN_CALLS` of those are open at once."""
 
@@ -440,7 +445,13 @@ class _RefuseUnparsed(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler:
         handler = await continuation(handler_call_details)
-        return handler if handler is None else _parsing_refused(handler, self.calls)
+        if handler is None:
+            return handler
+        if handler_call_details.method == _PLAY_METHOD:
+            # The writer sends a batch as its wire bytes (Stream.write_loop), a message as
+            # itself: the same bytes on the wire either way.
+            handler = handler._replace(response_serializer=message_bytes)
+        return _parsing_refused(handler, self.calls)
 
 
 def host_port(host: str, port: int) -> str:
