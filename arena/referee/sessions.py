@@ -148,7 +148,7 @@ class Stream:
 
     __slots__ = (
         "_queue", "batch", "closed", "ended", "ending", "max_queued", "overflowed", "peer",
-        "queued", "rival", "stop", "written",
+        "queued", "results_once", "rival", "stop", "written",
     )  # fmt: skip
 
     def __init__(self, peer: str, batch: bool = False, max_queued: int = 0) -> None:
@@ -156,6 +156,9 @@ class Stream:
         self.closed = False
         self.peer = peer
         self.batch = batch
+        #: The bot's Hello lists "results_once": its requests' views leave out the deal
+        #: results it was sent before on this stream (``PlayerView.deal_results_omitted``).
+        self.results_once = False
         self.max_queued = max_queued
         self.overflowed = False
         #: Stops the call's reading (set by its handler): the call then ends.

@@ -201,7 +201,7 @@ async def _play_call(port: int, token: str, features: tuple[str, ...] = ("batch"
     await call.write(pb.BotMessage(hello=pb.Hello(protocol_version=1, features=features)))
     welcome = await call.read()
     assert welcome.WhichOneof("kind") == "welcome", welcome
-    assert list(welcome.welcome.features) == ["batch"]
+    assert list(welcome.welcome.features) == ["batch", "results_once"]
     return channel, call
 
 
