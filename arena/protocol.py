@@ -43,6 +43,7 @@ __all__ = [
     "action_event_to_pb",
     "action_from_pb",
     "action_to_pb",
+    "batch_bytes",
     "card_from_pb",
     "card_to_pb",
     "deal_result_from_pb",
@@ -51,6 +52,7 @@ __all__ = [
     "hello_problem",
     "match_result_from_pb",
     "match_result_to_pb",
+    "message_bytes",
     "phase_from_pb",
     "phase_to_pb",
     "public_action_from_pb",
@@ -395,6 +397,21 @@ def event_item(event: pb.Event) -> bytes:
     return _EVENTS_KEY + _varint(len(data)) + data
 
 
+def batch_bytes(items: Sequence[bytes]) -> bytes:
+    """The wire bytes of a ``ServerMessage`` whose ``batch`` holds the messages whose wire
+    bytes are ``items``, in order: what protobuf writes for that message (each item as key,
+    length and bytes), without copying every message into it and serializing it again (a
+    1 KB request cost about 7 µs to copy in)."""
+    inner = b"".join([b"".join((_BATCH_ITEM_KEY, _varint(len(d)), d)) for d in items])
+    return b"".join((_BATCH_KEY, _varint(len(inner)), inner))
+
+
+def message_bytes(msg: pb.ServerMessage | bytes) -> bytes:
+    """The serializer of ``Play``'s responses: a ``ServerMessage``, or the wire bytes of one
+    (a batch, :func:`batch_bytes`), as written on the stream."""
+    return msg if type(msg) is bytes else msg.SerializeToString()  # type: ignore[union-attr]
+
+
 def _action_event_data(
     match_id: str,
     seq: int,
@@ -624,11 +641,15 @@ def _marriage_tricks(view: PlayerView) -> list[int]:
     return out
 
 
-def view_to_pb(view: PlayerView, out: pb.PlayerView | None = None) -> pb.PlayerView:
+def view_to_pb(
+    view: PlayerView, out: pb.PlayerView | None = None, results_omitted: int = 0
+) -> pb.PlayerView:
     """An engine ``PlayerView`` (from ``observe``) as a ``PlayerView`` message.
 
     ``out``: an empty message to fill in place (say ``msg.decision_request.view``) rather
-    than a new one; it is returned.
+    than a new one; it is returned. ``results_omitted``: the first that many deal results
+    are left out (a request's view to a bot that has them: the "results_once" feature,
+    ``deal_results_omitted``).
     """
     # The view is written as wire bytes and parsed once (see "view encoding" below).
     parts = [
@@ -701,11 +722,18 @@ def view_to_pb(view: PlayerView, out: pb.PlayerView | None = None) -> pb.PlayerV
         for a in view.legal_actions:
             hit = by_id.get(id(a))
             parts.append(hit[1] if hit is not None and hit[0] is a else _legal_item(a))
-    if view.deal_results:
+    results = view.deal_results
+    if results_omitted:
+        if not 0 < results_omitted <= len(results):
+            raise ValueError(f"{results_omitted} results to leave out of {len(results)}")
+        results = results[results_omitted:]
+    if results:
         by_id_r = _RESULT_ITEM_BY_ID
-        for r in view.deal_results:
+        for r in results:
             hit_r = by_id_r.get(id(r))
             parts.append(hit_r[1] if hit_r is not None and hit_r[0] is r else _result_item(r))
+    if results_omitted:
+        parts += (_K_RESULTS_OMITTED, _u32(results_omitted))
     data = b"".join(parts)
     if out is None:
         return pb.PlayerView.FromString(data)
@@ -722,16 +750,28 @@ def view_from_pb(
     views on the wire do not repeat it. Raises :class:`MalformedMessageError` naming the
     field that does not describe a view.
 
-    ``previous``: accepted for callers that pass the match's earlier view; no longer
-    needed: the items that repeat from view to view (deal results, completed tricks,
-    bids, legal actions) are decoded once each and found again by their wire bytes.
+    ``previous``: the match's earlier view, where the results a request's view leaves out
+    are taken from (``deal_results_omitted``, the "results_once" feature); a view that
+    leaves out more than ``previous`` holds is malformed. (The items that repeat from view
+    to view, deal results, completed tricks, bids, legal actions, are decoded once each and
+    found again by their wire bytes.)
     """
     n = len(msg.players)
     if n != ruleset.players:
         raise MalformedMessageError(
             "view.players", f"expected {ruleset.players} players (the ruleset's), got {n}"
         )
-    results = len(msg.deal_results)
+    omitted = msg.deal_results_omitted
+    kept: tuple[DealResult, ...] = ()
+    if omitted:
+        known = previous.deal_results if previous is not None else ()
+        if omitted > len(known):
+            raise MalformedMessageError(
+                "view.deal_results_omitted",
+                f"{omitted} results left out, {len(known)} known from the match's earlier views",
+            )
+        kept = known[:omitted]
+    results = omitted + len(msg.deal_results)
     if results > msg.deal_number:
         # A view holds the results of the deals before its own, no more: refused before
         # they are decoded (a message of 64 MiB holds some 600,000, a quarter of a second
@@ -836,7 +876,7 @@ def view_from_pb(
         scores=tuple(msg.scores),
         barrel=_barrel_from_pb(msg.barrel),
         legal_actions=tuple(legal),
-        deal_results=_deal_results_from_pb(msg.deal_results, n) if results else (),
+        deal_results=kept + _deal_results_from_pb(msg.deal_results, n) if results else (),
     )
 
 
@@ -953,6 +993,7 @@ _K_TO_ACT = _key("to_act")
 _K_DECLARER = _key("declarer")
 _K_BID = _key("bid")
 _K_CONTRACT = _key("contract")
+_K_RESULTS_OMITTED = _key("deal_results_omitted")
 _TALON_KNOWN = _key("talon_known") + b"\x01"
 # By the member's value: Phase is a plain Enum, whose __hash__ is a Python function.
 _PHASE_BYTES: dict[str, bytes] = {ph.value: _varint(v) for ph, v in _PHASE_TO_PB.items()}
@@ -1043,6 +1084,9 @@ _EVENT_SOURCE_BYTES: dict[int, bytes] = {
 }
 #: The key of an item of ``ServerMessage.events`` (a length-delimited field).
 _EVENTS_KEY = _varint(pb.ServerMessage.DESCRIPTOR.fields_by_name["events"].number << 3 | 2)
+#: The keys of ``ServerMessage.batch`` and of an item of ``Batch.messages``.
+_BATCH_KEY = _varint(pb.ServerMessage.DESCRIPTOR.fields_by_name["batch"].number << 3 | 2)
+_BATCH_ITEM_KEY = _varint(pb.Batch.DESCRIPTOR.fields_by_name["messages"].number << 3 | 2)
 
 
 def _players_bytes(players: tuple[str, ...]) -> bytes:

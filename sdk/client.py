@@ -1207,7 +1207,9 @@ class BotRunner:
                     bot_name=self.name[: HELLO_LIMITS["bot_name"][1]],  # (informative)
                     protocol_version=PROTOCOL_VERSION,
                     client=CLIENT,
-                    features=["batch"],
+                    # "results_once": a request's view leaves out the deal results of its
+                    # match sent before (view_from_pb takes them from the match's view).
+                    features=["batch", "results_once"],
                     matches=self._matches_to_start(),
                     # Within the protocol's limit (a Hello over it is refused): the matches
                     # it holds first, their seats resume whether named or not.

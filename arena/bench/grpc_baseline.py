@@ -80,7 +80,8 @@ PYTHON: list[str] = [sys.executable]
 
 
 def sample_messages(seeds: Sequence[int] = (1, 2, 3)) -> dict[str, Any]:
-    """Play random matches as the referee would message them; return the median-size
+    """Play random matches as the referee would message them (to a bot asking for
+    "results_once", as the SDK's do: docs/protocol.md); return the median-size
     ``ServerMessage`` (decision request + piggy-backed events) and a ``BotMessage``
     decision, serialized, with the size statistics of the match.
 
@@ -125,6 +126,10 @@ def _sample_match(
     rng = random.Random(seed)
     match_id = "bench-000"
     events: list[list[Any]] = [[] for _ in names]
+    # The deal results each seat was sent: a request's view leaves them out, as the referee
+    # does for a bot that asks for "results_once" (the SDK's bots, those of the referee's
+    # section), so the ping-pong's messages are the size of the real ones.
+    sent = [0] * len(names)
     actions = seq = 0
     while not game.is_over:
         seat = game.to_act
@@ -137,7 +142,8 @@ def _sample_match(
             req.request_id = str(len(requests) + 1)  # the referee counts per match
             req.match_id = match_id
             req.deal_number = game.deal_number
-            req.view.CopyFrom(view_to_pb(observe(game, seat)))
+            view_to_pb(observe(game, seat), req.view, sent[seat])
+            sent[seat] = len(game.deal_results)
             req.time_limit_ms = 1000
             req.time_bank_ms = 10000
             msg.events.extend(events[seat])

@@ -89,7 +89,7 @@ async def _referee(
     write_loop = Stream.write_loop
 
     async def counted_write_loop(self: Stream, write: Any) -> None:
-        async def counted(msg: pb.ServerMessage) -> Any:
+        async def counted(msg: pb.ServerMessage | bytes) -> Any:
             if counting:
                 wire["writes"] += 1
             return await write(msg)

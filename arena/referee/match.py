@@ -206,6 +206,10 @@ class SeatState:
     #: (``due``) moves on to it. Cancelled when the match ends.
     timer: asyncio.TimerHandle | None = None
     timer_at: float = 0.0
+    #: The stream the seat's bot was last sent a view on, and how many of the match's deal
+    #: results that bot has had in views there: a request's view on that stream, to a bot
+    #: that asked for "results_once", leaves those out (``deal_results_omitted``).
+    results_sent: tuple[Stream | None, int] = (None, 0)
 
     def arm(self, loop: asyncio.AbstractEventLoop, deadline: float) -> None:
         """Have the timer run by ``deadline``: kept if it runs no later, else made again."""
@@ -441,7 +445,9 @@ class MatchRunner:
         rid = f"{st.requests}"
         msg = pb.ServerMessage()
         req = msg.decision_request
-        view = view_to_pb(observe(game, st.seat), req.view)  # built in place, not copied
+        on, sent = st.results_sent
+        omit = sent if on is not None and on is st.session.stream and on.results_once else 0
+        view = view_to_pb(observe(game, st.seat), req.view, omit)  # in place, not copied
         budget_ms = self.config.decision_ms + st.bank_ms
         loop = self._loop
         start = loop.time()
@@ -654,7 +660,8 @@ class MatchRunner:
         ms.resumed = resumed
         ms.forfeited = st.forfeited
         ms.seq = self._seq
-        st.session.send(msg)
+        if st.session.send(msg):
+            st.results_sent = (st.session.stream, len(self.game.deal_results))
 
     def _send_request(self, st: SeatState, msg: pb.ServerMessage | None = None) -> None:
         """Send the pending request: in ``msg`` (its view already filled in), or, when
@@ -690,7 +697,12 @@ class MatchRunner:
         limit = min(max(0, _ms_up(p.limit_at - now)), left_ms)
         if msg is None:
             msg = pb.ServerMessage()
-            msg.decision_request.view.CopyFrom(p.view)
+            if p.view.deal_results_omitted:
+                # Its results left out for the stream it was first sent on: whole here (the
+                # game waits for this answer, so it is the same view).
+                view_to_pb(observe(self.game, st.seat), msg.decision_request.view)
+            else:
+                msg.decision_request.view.CopyFrom(p.view)
         req = msg.decision_request
         req.request_id = p.request_id
         req.match_id = self.match_id
@@ -699,6 +711,7 @@ class MatchRunner:
         req.time_bank_ms = left_ms - limit
         session = st.session
         if session.send(msg):
+            st.results_sent = (session.stream, len(self.game.deal_results))
             # A request sent again has an id known from an earlier stream: its answer
             # proves nothing read on this one, so it settles no end of a match queued before
             # it (BotSession.confirm); the bot's next request will.

@@ -20,7 +20,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from arena.addresses import address_key
-from arena.protocol import RETRY_AFTER_MS
+from arena.protocol import RETRY_AFTER_MS, message_bytes
 from arena.referee.config import TLSConfig
 from arena.referee.core import CORE_END_SETTLE_S, REFUSALS_LOGGED, Referee
 from arena.referee.servicer import ArenaServicer
@@ -429,6 +429,7 @@ def _parsing_refused(handler: grpc.RpcMethodHandler, calls: _OpenCalls) -> grpc.
 
 class _RefuseUnparsed(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     """Every method of the server but Play (which does so itself): :func:`_parsing_refused`.
+    Play's responses may be wire bytes as well as messages (:func:`message_bytes`).
     ``stopping``, once set, ends the calls that would otherwise stay open (health's Watch);
     at most :data:`MAX_OPEN_CALLS` of those are open at once."""
 
@@ -446,8 +447,9 @@ class _RefuseUnparsed(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         if handler_call_details.method == _PLAY:
             # Its stream parses each message itself (``core._read``): a first message over
             # the Hello's size (HELLO_MAX_BYTES) is refused unparsed, before it costs the
-            # loop its parse.
-            return handler._replace(request_deserializer=None)
+            # loop its parse. And the writer sends a batch as its wire bytes
+            # (Stream.write_loop), a message as itself: the same bytes on the wire either way.
+            return handler._replace(request_deserializer=None, response_serializer=message_bytes)
         return _parsing_refused(handler, self.calls)
 
 

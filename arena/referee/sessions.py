@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 
-from arena.protocol import event_item
+from arena.protocol import batch_bytes, event_item
 from arena.referee.lag import loop_lag
 from arena.v1 import arena_pb2 as pb
 
@@ -148,7 +148,7 @@ class Stream:
 
     __slots__ = (
         "_queue", "batch", "closed", "ended", "ending", "max_queued", "overflowed", "peer",
-        "queued", "rival", "stop", "written",
+        "queued", "results_once", "rival", "stop", "written",
     )  # fmt: skip
 
     def __init__(self, peer: str, batch: bool = False, max_queued: int = 0) -> None:
@@ -156,6 +156,9 @@ class Stream:
         self.closed = False
         self.peer = peer
         self.batch = batch
+        #: The bot's Hello lists "results_once": its requests' views leave out the deal
+        #: results it was sent before on this stream (``PlayerView.deal_results_omitted``).
+        self.results_once = False
         self.max_queued = max_queued
         self.overflowed = False
         #: Stops the call's reading (set by its handler): the call then ends.
@@ -209,14 +212,19 @@ class Stream:
             self.closed = True
             self._queue.put_nowait(None)
 
-    async def write_loop(self, write: Callable[[pb.ServerMessage], Any]) -> None:
-        """Write queued messages in order until :meth:`close` (or the call ends)."""
+    async def write_loop(self, write: Callable[[pb.ServerMessage | bytes], Any]) -> None:
+        """Write queued messages in order until :meth:`close` (or the call ends).
+
+        ``write`` is given a ``ServerMessage``, or a batch of them as its wire bytes
+        (:func:`arena.protocol.batch_bytes`; ``Play``'s serializer takes both:
+        :func:`arena.protocol.message_bytes`)."""
         q = self._queue
         first = True  # the Welcome: alone, whatever queued behind it (the resumed seats)
         carry: pb.ServerMessage | None = None  # taken, but over a full batch's bytes
+        carry_data = b""  # (its bytes)
         while True:
             msg = carry if carry is not None else await q.get()
-            carry = None
+            data, carry, carry_data = carry_data, None, b""
             if msg is None:
                 return
             if first or not self.batch or q.empty():
@@ -224,25 +232,27 @@ class Stream:
                 await write(msg)
                 self.written += 1
                 continue
-            out = pb.ServerMessage()
-            items = out.batch.messages
-            items.append(msg)
-            size = msg.ByteSize()
+            # Each message serialized once and the batch joined from the bytes: copying
+            # them into a Batch message, weighing each (ByteSize) and serializing the
+            # whole cost about three times as much (the bytes on the wire are the same).
+            items = [data or msg.SerializeToString()]
+            size = len(items[0])
             last = False
             while not q.empty() and len(items) < MAX_BATCH:
                 more = q.get_nowait()
                 if more is None:
                     last = True
                     break
-                size += more.ByteSize()
+                more_data = more.SerializeToString()
+                size += len(more_data)
                 if size > MAX_BATCH_BYTES:
-                    carry = more
+                    carry, carry_data = more, more_data
                     break
-                items.append(more)
+                items.append(more_data)
             # One message alone (the next would pass the bytes, or was the end mark) goes
             # as itself: a Batch holds several, within MAX_BATCH_BYTES (docs/protocol.md),
             # and one over it wrapped alone was neither.
-            await write(out if len(items) > 1 else msg)
+            await write(batch_bytes(items) if len(items) > 1 else msg)
             self.written += 1
             if last:
                 return

@@ -8,6 +8,7 @@ from typing import Any
 
 import grpc
 
+from arena.protocol import message_bytes
 from arena.referee import Referee, RefereeConfig, start_server
 from arena.referee.core import MAX_DECISION_BATCH
 from arena.referee.sessions import MAX_BATCH, MAX_BATCH_BYTES, Stream
@@ -31,8 +32,9 @@ def _written(
         stream = Stream("peer", batch=batch)
         written: list[pb.ServerMessage] = []
 
-        async def write(msg: pb.ServerMessage) -> None:
-            written.append(msg)
+        async def write(msg: pb.ServerMessage | bytes) -> None:
+            # (a batch comes as its wire bytes: read as the bot reads them)
+            written.append(pb.ServerMessage.FromString(message_bytes(msg)))
             await asyncio.sleep(0)
 
         stream.put(pb.ServerMessage(welcome=pb.Welcome(bot_name="b")))
@@ -140,7 +142,7 @@ async def _talk(
         hello = pb.Hello(bot_name="b", protocol_version=1, features=["batch", "unknown"])
         await call.write(pb.BotMessage(hello=hello))
         welcome = await call.read()
-        assert list(welcome.welcome.features) == ["batch"]
+        assert list(welcome.welcome.features) == ["batch", "results_once"]
         try:
             for m in messages:
                 await call.write(m)

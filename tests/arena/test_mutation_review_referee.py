@@ -36,6 +36,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 
 from arena.deadlines import MAX_DEADLINE_MS, bank_left, deadline_problem, timeout_words
+from arena.protocol import message_bytes
 from arena.referee import Referee, RefereeConfig
 from arena.referee.sessions import Stream
 from arena.v1 import arena_pb2 as pb
@@ -806,7 +807,8 @@ def test_stream_queue_bound_and_batches() -> None:
             s.close()
             out: list[list[pb.ServerMessage]] = []
 
-            async def write(m: pb.ServerMessage) -> None:
+            async def write(data: pb.ServerMessage | bytes) -> None:
+                m = pb.ServerMessage.FromString(message_bytes(data))  # (a batch: its bytes)
                 out.append(list(m.batch.messages) if m.HasField("batch") else [m])
 
             await s.write_loop(write)
