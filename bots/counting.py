@@ -260,10 +260,10 @@ class CountingBot(HeuristicBot):
         ):
             pred = self.contract_estimate(view) + self.weak_offset
             p = self.p_make(pred, view.bid, self.weak_sigma)
-            if self.no_entry(view):
-                p = min(p, self.no_entry_rate)
             if p < self.concede_free_at:
                 return concede
+        # (a marriage without an ace: the heuristic's rule below concedes it, its chance
+        # held to no_entry_rate, under every concession this one takes)
         return super().contract(view)
 
     # ------------------------------------------------------------------ passing
