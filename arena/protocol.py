@@ -33,6 +33,7 @@ from engine.rules import Ruleset, RulesetError
 from engine.view import HiddenGive, PlayerView
 
 __all__ = [
+    "HELLO_BYTE_LIMITED",
     "HELLO_LIMITS",
     "HELLO_MAX_BYTES",
     "PROTOCOL_VERSION",
@@ -91,23 +92,32 @@ HELLO_LIMITS: Mapping[str, tuple[int, int]] = {
     "running": (1024, 256),
 }
 
+#: The fields of :data:`HELLO_LIMITS` whose limit counts UTF-8 bytes, not characters: match
+#: ids, which the referee makes in ASCII (a time, hex digits, a tournament's ASCII name),
+#: so that its own ids are a byte a character. The others are text (a bot's name in
+#: Cyrillic, say), up to 4 bytes a character, and :data:`HELLO_MAX_BYTES` allows for that:
+#: a Hello within the limits is never refused for its bytes.
+HELLO_BYTE_LIMITED = frozenset({"running"})
+
 
 def _hello_most_bytes() -> int:
     """The bytes of the first message (a ``BotMessage`` holding the ``Hello``) with every
-    limit of :data:`HELLO_LIMITS` reached in one-byte (ASCII) characters, and both numbers
-    at their largest."""
+    limit of :data:`HELLO_LIMITS` reached, text in 4-byte UTF-8 characters (the most one
+    takes) and the fields of :data:`HELLO_BYTE_LIMITED` in bytes, both numbers at their
+    largest."""
     hello = pb.Hello(protocol_version=2**32 - 1, matches=2**32 - 1)
     for name, (most, chars) in HELLO_LIMITS.items():
+        text = ("x" if name in HELLO_BYTE_LIMITED else "\U0001f0a1") * chars
         if isinstance(getattr(hello, name), str):
-            setattr(hello, name, "x" * chars)
+            setattr(hello, name, text)
         else:
-            getattr(hello, name).extend(["x" * chars] * most)
+            getattr(hello, name).extend([text] * most)
     return pb.BotMessage(hello=hello).ByteSize()
 
 
 #: The most bytes a stream's first message may take: a Hello at every limit of
-#: :data:`HELLO_LIMITS` in ASCII (an arena's ids and the SDK's Hello are). A larger one is
-#: refused (INVALID_ARGUMENT) before it is parsed: gRPC lets in a MiB, and a MiB of 340,000
+#: :data:`HELLO_LIMITS`, its text in 4-byte characters. A larger one is refused
+#: (INVALID_ARGUMENT) before it is parsed: gRPC lets in a MiB, and a MiB of 340,000
 #: one-letter ``running`` ids cost the referee 12 ms of its loop (more under load) before
 #: :func:`hello_problem` refused it, as often as a token may reconnect; one of these bytes,
 #: 3 ms at most (docs/protocol.md).
@@ -123,6 +133,8 @@ def hello_problem(hello: pb.Hello) -> str | None:
     'Hello.running holds 2,000 entries, more than the 1,024 it may hold'
     >>> hello_problem(pb.Hello(bot_name="b" * 300))
     'Hello.bot_name is 300 characters long, more than the 256 it may have'
+    >>> hello_problem(pb.Hello(bot_name="Ж" * 256, running=["Ж" * 129]))
+    'Hello.running[0] is 258 bytes long in UTF-8, more than the 256 each may have (ids are ASCII)'
     """
     for name, (most, chars) in HELLO_LIMITS.items():
         value = getattr(hello, name)
@@ -133,10 +145,14 @@ def hello_problem(hello: pb.Hello) -> str | None:
             continue
         if len(value) > most:
             return f"Hello.{name} holds {len(value):,} entries, more than the {most:,} it may hold"
+        in_bytes = name in HELLO_BYTE_LIMITED
         for i, entry in enumerate(value):
             if len(entry) > chars:
                 return (f"Hello.{name}[{i}] is {len(entry):,} characters long, more than the "
                         f"{chars:,} each may have")  # fmt: skip
+            if in_bytes and not entry.isascii() and len(raw := entry.encode()) > chars:
+                return (f"Hello.{name}[{i}] is {len(raw):,} bytes long in UTF-8, more than "
+                        f"the {chars:,} each may have (ids are ASCII)")  # fmt: skip
     return None
 
 

@@ -861,7 +861,17 @@ class Referee:
         size = counted = 0  # the bytes of the message read, and the weight counted unread
 
         def flooded() -> _Refusal:
-            log.warning("bot %s flooded its stream: closed", session.name)
+            # Once per window: the meter is the bot's, so once it is full every stream the
+            # bot opens (30 a window) floods at its first stray message, and a line each
+            # filled the organiser's log (the refusal's INFO line still names each stream).
+            if loop.time() - session.flood_warned_at > self.config.flood_window_s:
+                more = session.flood_unlogged
+                session.flood_warned_at, session.flood_unlogged = loop.time(), 0
+                log.warning("bot %s flooded its stream: closed%s", session.name,
+                            f" ({more} more of its streams closed so since the last such "
+                            "line, not logged)" if more else "")  # fmt: skip
+            else:
+                session.flood_unlogged += 1
             return _Refusal(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"more than {self.config.flood_limit} messages answering no pending "

@@ -262,9 +262,9 @@ class BotSession:
     """A registered bot: name, token, current stream, the match seats it holds."""
 
     __slots__ = (
-        "_away", "_grace", "connects", "ends", "events", "flood", "gone", "idle", "matches_left",
-        "name", "open_calls", "reserved", "restarted", "seats", "stream", "token", "unseated",
-        "warned_at", "welcomes",
+        "_away", "_grace", "connects", "ends", "events", "flood", "flood_unlogged",
+        "flood_warned_at", "gone", "idle", "matches_left", "name", "open_calls", "reserved",
+        "restarted", "seats", "stream", "token", "unseated", "warned_at", "welcomes",
     )  # fmt: skip
 
     def __init__(
@@ -286,6 +286,11 @@ class BotSession:
         self.unseated = RateMeter(unseated_answered, window_s)
         #: When streams refused for reconnecting too often were last logged (loop time).
         self.warned_at = float("-inf")
+        #: When a stream closed for flooding was last logged (a WARNING, once per window:
+        #: a bot may open ``reconnect_limit`` streams a window, each flooding at once), and
+        #: how many were closed so since, unlogged (the next line says how many).
+        self.flood_warned_at = float("-inf")
+        self.flood_unlogged = 0
         self.stream: Stream | None = None
         #: The bot's ``Play`` calls let in that gRPC has not finished (see
         #: ``core.MAX_OPEN_STREAMS_PER_BOT``).

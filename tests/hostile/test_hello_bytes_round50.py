@@ -55,10 +55,12 @@ async def _first(port: int, raw: bytes) -> tuple[str, str, list[pb.ServerMessage
 
 
 def _at_every_limit() -> pb.Hello:
-    """A Hello with every field at its limit, in ASCII: ``HELLO_MAX_BYTES`` but for the
-    protocol version (1 here, the largest number there)."""
-    hello = pb.Hello(protocol_version=1, matches=2**32 - 1, bot_name="n" * 256, client="c" * 256)
-    hello.features.extend(f"{i:x}".rjust(64, "f") for i in range(HELLO_LIMITS["features"][0]))
+    """A Hello with every field at its limit, its text in 4-byte characters (round 51: the
+    ids in ASCII, as their limit counts bytes): ``HELLO_MAX_BYTES`` but for the protocol
+    version (1 here, the largest number there)."""
+    four = "\U0001f0a1"  # (a playing card, 4 bytes in UTF-8)
+    hello = pb.Hello(protocol_version=1, matches=2**32 - 1, bot_name=four * 256, client=four * 256)
+    hello.features.extend(f"{i:x}".rjust(64, four) for i in range(HELLO_LIMITS["features"][0]))
     hello.running.extend(f"{i}".rjust(256, "r") for i in range(HELLO_LIMITS["running"][0]))
     return hello
 
