@@ -511,7 +511,7 @@ def test_the_limits_and_defaults_protocol_md_and_referee_md_state_are_the_codes(
             "more than 1000 messages answering no pending request within 10 s",
             config.flood_limit == 1000,
         ),
-        (proto_md, "only its KiB past 1,024 bytes a decision", core.ANSWER_BYTES == 1024),
+        (proto_md, "only its KiB past 512 bytes a decision", core.ANSWER_BYTES == 512),
         (proto_md, 'cut to 64 characters (marked "…") when longer', MAX_ID_CHARS == 64),
         (
             proto_md,

@@ -11,7 +11,8 @@ parsing); a Hello at every limit is welcomed; a later message may be larger.
 A welcomed stream's message had the same hole, wider: a MiB of empty decisions (a
 DecisionBatch of 524,256) cost the loop 40-80 ms to parse before its count refused it, and
 weighed nothing toward the flood limit, once per stream (measured against a real server:
-46 ms of the referee's CPU per stream, loop stalls up to 0.5 s). Its bytes past 256 KiB now
+46 ms of the referee's CPU per stream, loop stalls up to 0.5 s). Its bytes past 256 KiB (128
+KiB since round 51) now
 count toward the flood limit before it is read, so that after the first such MiB of a
 window the next are refused unread (5-6 ms of CPU per such stream, the stream's own cost).
 """
@@ -60,7 +61,7 @@ def _at_every_limit() -> pb.Hello:
     version (1 here, the largest number there)."""
     four = "\U0001f0a1"  # (a playing card, 4 bytes in UTF-8)
     hello = pb.Hello(protocol_version=1, matches=2**32 - 1, bot_name=four * 256, client=four * 256)
-    hello.features.extend(f"{i:x}".rjust(64, four) for i in range(HELLO_LIMITS["features"][0]))
+    hello.features.extend(chr(ord(four) + i) * 64 for i in range(HELLO_LIMITS["features"][0]))
     hello.running.extend(f"{i}".rjust(256, "r") for i in range(HELLO_LIMITS["running"][0]))
     return hello
 
@@ -142,14 +143,14 @@ async def _after_hello(port: int, raw: bytes) -> tuple[str, str]:
 
 
 def test_a_later_message_is_weighed_by_its_bytes_before_it_is_parsed() -> None:
-    """A welcomed stream's message of a MiB counts 768 (its KiB past 256) toward the flood
-    limit of 1,000 before it is read: the first is read (bytes that do not parse: refused
-    as such), the same bytes on the next stream are refused unread, as a flood; a message
-    within 256 KiB (257 decisions) counts nothing unread (though the meter is full): it is
-    refused for what it holds."""
+    """A welcomed stream's message of a MiB counts 896 (its KiB past 128; 768 past 256
+    before round 51) toward the flood limit of 1,000 before it is read: the first is read
+    (bytes that do not parse: refused as such), the same bytes on the next stream are
+    refused unread, as a flood; a message within 128 KiB (257 decisions) counts nothing
+    unread (though the meter is full): it is refused for what it holds."""
     garbage = b"\x0f" * (1 << 20)
     padded = pb.BotMessage(decisions=pb.DecisionBatch(
-        decisions=[pb.Decision(failed="f" * 1010)] * 257)).SerializeToString()  # fmt: skip
+        decisions=[pb.Decision(failed="f" * 495)] * 257)).SerializeToString()  # fmt: skip
 
     async def body(ref: Referee, port: int) -> dict[str, Any]:
         out: dict[str, Any] = {"first": await _after_hello(port, garbage)}
@@ -162,6 +163,6 @@ def test_a_later_message_is_weighed_by_its_bytes_before_it_is_parsed() -> None:
     assert code == "INVALID_ARGUMENT" and details.startswith("could not parse"), out["first"]
     code, details = out["second"]
     assert code == "RESOURCE_EXHAUSTED" and details.startswith(FLOODED), out["second"]
-    assert len(padded) <= 256 * 1024 and out["padded"] == (
+    assert 125 * 1024 < len(padded) <= 128 * 1024 and out["padded"] == (
         "INVALID_ARGUMENT", "a DecisionBatch holds at most 256 decisions, not 257"
     )  # fmt: skip

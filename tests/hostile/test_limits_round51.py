@@ -6,6 +6,11 @@
   though within every stated limit. The cap now allows 4 bytes a character of text; match
   ids (``running``), which the referee makes in ASCII, are limited in bytes, so that the
   1,024 of them still fit (at 4 bytes a character they alone would take a MiB).
+- A later message's bytes past 256 answers of 1,024 bytes (256 KiB) counted toward the flood
+  limit before it was parsed: within them, a DecisionBatch of 131,000 empty decisions cost
+  the loop 9-15 ms to parse before its count refused it, at each of a bot's 30 streams a
+  window. An answer takes at most 480 bytes (the referee's ids are under 100 characters,
+  an action 14 bytes, ``failed`` kept to 64 characters): 512 bytes an answer, 128 KiB.
 - A stream closed for a flood logged a WARNING each: the flood meter is the bot's, so once
   it is full each of the 30 streams a window lets in floods at its first stray message,
   a line each in the organiser's log. One WARNING per window now, the next saying how
@@ -23,6 +28,9 @@ import pytest
 
 from arena.protocol import HELLO_LIMITS, HELLO_MAX_BYTES
 from arena.referee import Referee
+from arena.referee.core import ANSWER_BYTES, MAX_DECISION_BATCH
+from arena.tournament.config import parse_config
+from arena.tournament.schedule import match_id
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 from tests.support.harness import no_error_logged, serve_one_bot, welcomed_call  # noqa: F401
@@ -146,3 +154,20 @@ def test_streams_closed_for_a_flood_are_logged_once_a_window(
         "bot x flooded its stream: closed (3 more of its streams closed so since the last "
         "such line, not logged)"
     ], out["after"]
+
+
+def test_the_largest_answer_fits_the_bytes_a_decision_is_allowed() -> None:
+    # The longest match id the arena makes: a tournament named at its longest (64
+    # characters) with its fingerprint; `arena serve`'s are 27 characters.
+    config = parse_config({"name": "t" * 64, "bots": {"a": "random", "b": "random", "c": "random"}})
+    mid = match_id(config.tournament_id, 99_999)
+    assert len(mid) < 100
+    largest = pb.BotMessage(decision=pb.Decision(
+        request_id="9" * 99,  # (a seat's requests, counted: never near)
+        match_id=mid,
+        action=pb.Action(give=pb.Give(card=pb.Card(suit=pb.SUIT_HEARTS, rank=pb.RANK_ACE),
+                                      to_seat=2**32 - 1)),
+        failed="\U0001f0a1" * 64,  # (the referee keeps 64 characters)
+    ))  # fmt: skip
+    assert largest.ByteSize() <= ANSWER_BYTES == 512
+    assert MAX_DECISION_BATCH * ANSWER_BYTES == 128 * 1024

@@ -11,7 +11,8 @@ mutants. Each test here kills mutants the round's own tests let live:
   next request leaves out what the resumed start held; the SDK takes a resumed start's view
   as the match's (the next request's results come from it), also for a request that offers
   actions of a newer kind;
-- a later message at exactly 256 KiB (and up to 1,023 bytes past) weighs nothing unread,
+- a later message at exactly 256 answers' allowance (128 KiB since round 51, 256 before;
+  and up to 1,023 bytes past) weighs nothing unread,
   one KiB more weighs 1; a message's weight is its bytes on the wire (a field repeated a
   thousand times is parsed as one, and was weighed as one), counted once;
 - two messages that take exactly ``MAX_BATCH_BYTES`` together go in one batch;
@@ -37,6 +38,7 @@ import pytest
 from arena.bench.referee_logic import _AnswerAtOnce
 from arena.protocol import MalformedMessageError, message_bytes, view_from_pb, view_to_pb
 from arena.referee import Referee, RefereeConfig, start_server
+from arena.referee.core import ANSWER_BYTES, MAX_DECISION_BATCH
 from arena.referee.sessions import MAX_BATCH_BYTES, BotSession, Stream
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
@@ -298,13 +300,16 @@ async def _stream_sends(port: int, raws: list[bytes]) -> tuple[int, str, str]:
         return replies, (await call.code()).name, await call.details() or ""
 
 
-def test_a_message_at_exactly_256_kib_weighs_nothing_unread() -> None:
-    """With a flood limit of 1: bytes that do not parse, of 256 KiB and 1,023 bytes past it,
-    are read (refused for not parsing) however often; of 257 KiB, the first is read (it
-    weighs 1) and the second refused unread as a flood. Mutants: the allowance a KiB
-    larger; every byte weighed; a weight of 1 not counted."""
-    at = b"\x0f" * (256 * 1024 + 1023)
-    past = b"\x0f" * (257 * 1024)
+def test_a_message_at_exactly_the_allowance_weighs_nothing_unread() -> None:
+    """With a flood limit of 1: bytes that do not parse, of 256 answers' allowance (128 KiB
+    since round 51, 256 KiB before) and 1,023 bytes past it, are read (refused for not
+    parsing) however often; of a KiB more, the first is read (it weighs 1) and the second
+    refused unread as a flood. Mutants: the allowance a KiB larger; every byte weighed; a
+    weight of 1 not counted."""
+    allowance = MAX_DECISION_BATCH * ANSWER_BYTES
+    assert allowance == 128 * 1024
+    at = b"\x0f" * (allowance + 1023)
+    past = b"\x0f" * (allowance + 1024)
 
     async def body(ref: Referee, port: int) -> list[tuple[int, str, str]]:
         return [await _stream_sends(port, [raw]) for raw in (at, at, at, past, past)]
@@ -318,10 +323,11 @@ def test_a_message_at_exactly_256_kib_weighs_nothing_unread() -> None:
 
 def test_a_message_weighs_its_bytes_on_the_wire_once() -> None:
     """A decision for no match of 401 KiB, its ``failed`` written 410 times (protobuf keeps
-    the last: the parsed message is 1 KB), weighs 1 + 401: the third passes the flood limit
-    of 1,000 (answered, then the stream closed). Mutants: the weight taken from the parsed
-    message (``ByteSize``: 145 each, never a flood); the bytes counted unread counted again
-    (547 each: the second flooded)."""
+    the last: the parsed message is 1 KB), weighs 1 + 401 (273 of it, its KiB past 128,
+    unread): the third passes a flood limit of 1,100 (answered, then the stream closed).
+    Mutants: the weight taken from the parsed message (``ByteSize``: 273 each, never a
+    flood); the bytes counted unread counted again (675 each: the second flooded). (Round
+    51 halved the allowance; at 1,000 the third is now refused unread.)"""
     one = pb.Decision(failed="f" * 1000).SerializeToString()
     inner = pb.Decision(request_id="1", match_id="none").SerializeToString() + one * 410
     key = pb.BotMessage.DESCRIPTOR.fields_by_name["decision"].number << 3 | 2
@@ -331,7 +337,7 @@ def test_a_message_weighs_its_bytes_on_the_wire_once() -> None:
     async def body(ref: Referee, port: int) -> tuple[int, str, str]:
         return await _stream_sends(port, [dup, dup, dup])
 
-    replies, code, details = serve_one_bot(body, flood_window_s=3600)
+    replies, code, details = serve_one_bot(body, flood_limit=1100, flood_window_s=3600)
     assert (replies, code) == (3, "RESOURCE_EXHAUSTED"), (replies, code, details)
 
 
