@@ -9,7 +9,8 @@ stream gone), names the match in ``Hello.running`` and answers whatever it is as
 After its last card of the match it comes back once more, for the match's end.
 
 Checked: the match ends (``max_deals``) within the grace, with no forfeit and no strike:
-x's only incidents are its disconnects, the honest seats have none; the match's end reaches
+x's only incidents are its disconnects (the last one only if the referee sees it before the
+record is closed), the honest seats have none; the match's end reaches
 x (on a later stream when the one it was written to died); the record replays; and no
 message x got, on any of its streams, holds a card its seat may not see.
 """
@@ -110,7 +111,10 @@ def test_drops_as_a_deal_and_the_match_end_lose_nothing() -> None:
     assert out["drops"] == [0, 1], out["drops"]
     assert rec["result"]["reason"] == "max_deals" and not rec["forfeits"], rec["result"]
     kinds = [(i["seat"], i["kind"]) for i in rec["incidents"]]
-    assert kinds == [(1, "disconnect"), (1, "disconnect")], rec["incidents"]
+    # The drop at deal 1's end is seen while the match runs; the one at its last card may
+    # come after the record is closed (the last card ends the match at once): a race, so
+    # its incident is there or not, never anything else.
+    assert kinds in ([(1, "disconnect")], [(1, "disconnect")] * 2), rec["incidents"]
     _replays(rec)
     # Each of x's actions its bot's (or forced: none are, ask_forced), no fallback.
     assert {a.get("by") for a in _actions_of(rec, 1)} == {"bot"}, _actions_of(rec, 1)
