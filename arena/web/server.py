@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from arena.addresses import address_key, is_every_address
+from arena.addresses import address_key
 from arena.storage import StorageError
 from arena.web.data import BOT_PAGE, DataSource, Document, HeldBack, NotFound
 from arena.web.replay import MatchReplay, ReplayCache, ReplayFailed
@@ -315,8 +315,9 @@ class WebServer(ThreadingHTTPServer):
         # Every IPv6 address (`--host ::`) is IPv4's too, as the URL `arena web` hands out
         # is (the IPv4 address of the default route, `lan_address`): where an IPv6 socket
         # takes IPv6 alone unless told (net.ipv6.bindv6only=1, the BSDs, Windows) that URL
-        # went unserved. (As http.server's own DualStackServer, and gRPC for `arena serve`.)
-        if self.address_family == socket.AF_INET6 and is_every_address(str(self.server_address[0])):
+        # went unserved. (As http.server's own DualStackServer, and gRPC for `arena serve`;
+        # a socket bound to one IPv6 address still takes that address alone.)
+        if self.address_family == socket.AF_INET6:
             with contextlib.suppress(AttributeError, OSError):  # (a system with no IPv4)
                 self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
         super().server_bind()
