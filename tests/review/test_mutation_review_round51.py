@@ -1,15 +1,25 @@
 """Review round 51: the 49th session's hostile-client and server changes (a Hello read
 unparsed and refused over ``HELLO_MAX_BYTES``, a later message's bytes weighed before it is
-parsed, Play's handler taking raw bytes in and wire bytes out, ``MAX_CONCURRENCY``, and
-``lan_address`` where ``arena web``, ``arena serve`` and ``arena tournament`` say it), read
-with hand mutants (the list: docs/reviews/round51.md is not kept; the commit message has it).
+parsed, Play's handler taking raw bytes in and wire bytes out, ``MAX_CONCURRENCY``, the
+"missing token" refusal saying what came, and ``lan_address`` where ``arena web``, ``arena
+serve`` and ``arena tournament`` say it), read with hand mutants.
 
 A defect: a server listening on every address written otherwise than ``0.0.0.0`` or ``::``
 (``--host [::]``, as the options take an IPv6 address, or ``0:0:0:0:0:0:0:0``) said none of
 it: ``arena web`` left out that its pages have no password and the URL to hand out,
-``arena serve`` and ``arena tournament`` the address remote bots connect to. The tests here
-of that fail without ``is_every_address``; the others kill mutants the earlier tests let
-live.
+``arena serve`` and ``arena tournament`` the address remote bots connect to
+(``is_every_address`` now tells). The tests of that here fail without it; the others kill
+mutants the earlier tests let live: a weightless answer checked against a flood meter
+already full (a bot back from a flood refused at its first answer), ``authenticate(None)``,
+the concurrency bound itself (256 taken), TLS on every address naming no address, the
+shared pages' note with no LAN address. (tests/web/test_dual_stack_round51.py: the second
+defect, ``arena web --host ::`` on a system whose IPv6 sockets are IPv6-only.)
+
+67 hand mutants: 46 killed by the earlier tests, 15 by the new ones, 6 equivalent (a bound
+of 0 never given; the per-message reset of counters every read sets; Play's handler handed
+on to ``_parsing_refused``, which returns it as is; loopback by IPv4 to a dual-stack
+referee; ``if address`` for ``is not None`` of a str; a single IPv6 address told to take
+IPv4 too), none left.
 """
 
 from __future__ import annotations
