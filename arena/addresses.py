@@ -7,7 +7,32 @@ from __future__ import annotations
 import ipaddress
 import unicodedata
 
-__all__ = ["address_key", "host_problem", "is_loopback_host", "lan_address", "non_ascii_problem"]
+__all__ = [
+    "address_key",
+    "host_problem",
+    "is_every_address",
+    "is_loopback_host",
+    "lan_address",
+    "non_ascii_problem",
+]
+
+
+def is_every_address(host: str) -> bool:
+    """Whether a server listening on ``host`` listens on every address of this machine:
+    the unspecified address, however written (an IPv6 one may come in brackets, as
+    ``--host`` takes it), which is no address a client elsewhere connects to. Spelt
+    otherwise than ``0.0.0.0`` or ``::`` (``[::]``, ``0:0::0``), the notes of what to hand
+    out and that the pages have no password were left out.
+
+    >>> [is_every_address(h) for h in ("0.0.0.0", "::", "[::]", "0:0:0:0:0:0:0:0")]
+    [True, True, True, True]
+    >>> [is_every_address(h) for h in ("127.0.0.1", "[::1]", "localhost", "192.0.2.7")]
+    [False, False, False, False]
+    """
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_unspecified
+    except ValueError:  # a host name: one address (or a few), not every one
+        return False
 
 
 def lan_address() -> str | None:

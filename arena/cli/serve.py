@@ -840,9 +840,9 @@ async def _serve(
         served = f" (TLS{listed if names else ''})"
     click.echo(printable(f"arena referee listening on {host_port(host, bound)}{served}"))
     click.echo(f"port {bound}")
-    if host in ("0.0.0.0", "::") and tls is None:  # (no bot elsewhere connects to 0.0.0.0)
-        from arena.addresses import lan_address
+    from arena.addresses import is_every_address, lan_address
 
+    if is_every_address(host) and tls is None:  # (no bot elsewhere connects to 0.0.0.0)
         address = lan_address()
         click.echo(
             f"bots on other machines connect to {address}:{bound} (this machine's address on "

@@ -94,7 +94,9 @@ def web(
 
         raise click.ClickException(f"cannot listen on {host_port(host, port)}: {e}") from e
     click.echo(printable(f"arena web: serving {db} at {server.url} (Ctrl+C to stop)"))
-    if host in ("0.0.0.0", "::"):  # (no browser elsewhere opens http://0.0.0.0:8000/)
+    from arena.addresses import is_every_address
+
+    if is_every_address(host):  # (no browser elsewhere opens http://0.0.0.0:8000/)
         click.echo(printable(_shared_note(server.port)))
     _stop_on_signals()
     try:

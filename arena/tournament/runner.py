@@ -63,7 +63,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from arena.addresses import is_loopback_host, lan_address
+from arena.addresses import is_every_address, is_loopback_host, lan_address
 from arena.ratings import RatingBook, rate_results
 from arena.referee.config import cert_names, loopback_only_note, name_in_cert
 from arena.render import printable
@@ -1359,7 +1359,9 @@ async def _play(
             log.info("referee listening on %s%s", host_port(cfg.host, port),
                      " (TLS)" if cfg.tls else "")  # fmt: skip
         # A bot is told where to connect: to loopback when the arena listens everywhere.
-        connect_host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(cfg.host, cfg.host)
+        connect_host = cfg.host
+        if is_every_address(cfg.host):
+            connect_host = "::1" if ":" in cfg.host else "127.0.0.1"
         if cfg.tls is not None:  # the name the certificate is checked against
             connect_host = cfg.tls.server_name
         ca = None if cfg.tls is None else cfg.tls.cert
@@ -1392,7 +1394,7 @@ async def _play(
                 only_here = loopback_only_note(cfg.tls.cert, cfg.host)
                 if only_here is not None:
                     log.warning("%s", only_here.removeprefix("note: "))
-            elif cfg.host in ("0.0.0.0", "::"):
+            elif is_every_address(cfg.host):
                 where = f"this machine's address, port {port}"
                 address = lan_address()
                 if address is not None:  # (the one to hand out, as arena serve says it)

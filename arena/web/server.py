@@ -311,6 +311,17 @@ class WebServer(ThreadingHTTPServer):
     def port(self) -> int:
         return int(self.server_address[1])
 
+    def server_bind(self) -> None:
+        # Every IPv6 address (`--host ::`) is IPv4's too, as the URL `arena web` hands out
+        # is (the IPv4 address of the default route, `lan_address`): where an IPv6 socket
+        # takes IPv6 alone unless told (net.ipv6.bindv6only=1, the BSDs, Windows) that URL
+        # went unserved. (As http.server's own DualStackServer, and gRPC for `arena serve`;
+        # a socket bound to one IPv6 address still takes that address alone.)
+        if self.address_family == socket.AF_INET6:
+            with contextlib.suppress(AttributeError, OSError):  # (a system with no IPv4)
+                self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        super().server_bind()
+
     @property
     def url(self) -> str:
         host = str(self.server_address[0])
