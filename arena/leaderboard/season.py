@@ -16,7 +16,7 @@ from typing import Any
 from arena.leaderboard.stats import Leaderboard, LeaderboardBuilder
 from arena.ratings import DEFAULT_DRAW_PROBABILITY
 from arena.storage import Storage, StorageError, TournamentInfo
-from arena.tournament.config import identity_changes
+from arena.tournament.config import as_current_code, identity_changes
 from engine.rules import Ruleset, RulesetError, describe_run
 
 __all__ = ["SeasonError", "build_season", "select_season"]
@@ -97,7 +97,9 @@ def _bot_changes(
     names of those bots; ``seen`` (bot name -> its stored launch and code) is brought up to
     date."""
     now = {
-        str(b.get("name")): dict(b)
+        # (read as this arena's code: an older arena's digest of a bundled bot was of all
+        # of bots/, and said a bot whose own modules did not change changed)
+        str(b.get("name")): as_current_code(b)
         for b in info.config.get("bots") or ()
         if isinstance(b, Mapping) and b.get("kind") != "remote"  # (only a name: nothing to tell)
     }
