@@ -141,7 +141,7 @@ def build_season(storage: Storage, name: str, infos: list[TournamentInfo]) -> Le
     seen: dict[str, dict[str, Any]] = {}
     weeks: list[dict[str, Any]] = []
     notes: list[str] = []
-    seeds: dict[Any, str] = {}
+    seeds: dict[tuple[str, str], str] = {}
     with storage.reading():
         for t in infos:
             results = storage.match_results(t.id)
@@ -150,7 +150,7 @@ def build_season(storage: Storage, name: str, infos: list[TournamentInfo]) -> Le
             offset += max(t.total_matches, max((m.index for m in results), default=-1) + 1)
             changed, names = _bot_changes(seen, t)
             weeks.append({
-                "id": t.id, "name": t.name, "completed": t.completed,
+                "id": t.id, "name": t.name, "deals": _dealt(t), "completed": t.completed,
                 "total_matches": t.total_matches, "created_at": t.created_at,
                 "finished_at": t.finished_at,
                 "bots": sorted({b for m in results for b in m.seats}),
@@ -164,11 +164,24 @@ def build_season(storage: Storage, name: str, infos: list[TournamentInfo]) -> Le
                 notes.append(f"{t.id} is not finished ({of} matches stored): its stored "
                              "matches are counted")  # fmt: skip
             seed = t.config.get("seed")
+            # (and dealt the same way: a seed deals other cards to independent deals than
+            # to duplicate ones, and a week of each, of one seed, was said dealt the same)
+            dealt = (json.dumps(seed, default=str), _dealt(t))
             if seed is not None and t.config.get("kind") != "serve":
-                if seed in seeds:
-                    notes.append(f"{t.id} was dealt the same cards as {seeds[seed]} (seed "
+                if dealt in seeds:
+                    notes.append(f"{t.id} was dealt the same cards as {seeds[dealt]} (seed "
                                  f"{seed}): both count, as both were played")  # fmt: skip
                 else:
-                    seeds[seed] = t.id
+                    seeds[dealt] = t.id
     board = builder.build(whole)
-    return replace(board, season=weeks, notes=notes)
+    # (the first's `deals` alone: a season of duplicate and independent weeks read as one
+    # of duplicate deals, and one of independent weeks did not say so)
+    ways = {w["deals"] for w in weeks}
+    deals = ways.pop() if len(ways) == 1 else "mixed"
+    return replace(board, season=weeks, notes=notes, deals=deals)
+
+
+def _dealt(info: TournamentInfo) -> str:
+    """How a tournament's matches were dealt (its config's ``deals``), as the leaderboard
+    reads it: ``"independent"`` (``arena serve``'s too) or ``"duplicate"``."""
+    return "independent" if info.config.get("deals") == "independent" else "duplicate"
