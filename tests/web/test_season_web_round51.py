@@ -21,6 +21,7 @@ from click.testing import CliRunner
 from arena.cli import main
 from arena.storage import Storage
 from arena.web import DataSource, make_server
+from tests.docs.test_docs_round38 import _row
 from tests.support.harness import get_json, web_server
 
 FIXTURE = Path(__file__).parents[1] / "arena" / "data" / "season_round50" / "club.sqlite"
@@ -140,3 +141,11 @@ def test_arena_web_refuses_a_season_of_no_tournament(db: Path) -> None:
     assert "--season" in r.output and "no tournament 'club-x'" in r.output
     r = CliRunner().invoke(main, ["web", "--db", str(db), "--port", "0", "--season", ""])
     assert r.exit_code == 2, r.output
+
+
+def test_web_md_names_every_key_of_the_season_answer(db: Path) -> None:
+    with web_server(db) as server:
+        doc = get_json(server.url, "/api/season?season=club-w")
+    named = _row("/api/season?season=S") | _row("/api/leaderboard?tournament=T")
+    assert not sorted(set(doc) - named)
+    assert not sorted(set(doc["weeks"][0]) - named - _row("/api/tournaments"))
