@@ -321,17 +321,13 @@ class DataSource:
             else:
                 lb = build_season(st, spec, infos)
                 doc = board.compute(lb)
-                owner = lock_owner(self.db)
-                listed = {t.id: _tournament_json(t, owner) for t in infos}
-                weeks = [{**listed[w["id"]], "bots_played": w["bots"],
-                          "bots_changed": w["bots_changed"], "changes": w["changes"]}
-                         for w in lb.season]  # fmt: skip
-                latest = {b: w["id"] for w in weeks for b in w["bots_played"]}
+                played = {w["id"]: w for w in lb.season}
+                latest = {b: w["id"] for w in lb.season for b in w["bots"]}
                 doc.update({
                     "season": spec, "title": board_title(lb), "source": source_line(lb),
                     "deals": lb.deals, "deals_note": lb.deals_note or None,
                     "ruleset_description": lb.ruleset_heading or lb.ruleset,
-                    "completed": lb.completed, "weeks": weeks, "notes": lb.notes,
+                    "completed": lb.completed, "notes": lb.notes, "played": played,
                     "bot_tournament": {r["bot"]: latest.get(r["bot"]) for r in doc["rows"]},
                     "version": f"season:{spec}:{lb.completed}:{lb.finished_at}",
                 })  # fmt: skip
@@ -340,7 +336,14 @@ class DataSource:
                     self._docs.move_to_end(what)
                     while len(self._docs) > DOCS_KEPT:
                         self._docs.popitem(last=False)
-            return Document(doc, ("season", spec, made_for))
+            # Each week as /api/tournaments lists it, read at each request (whether a
+            # runner is at work on it changes with no match stored), with what it played.
+            owner = lock_owner(self.db)
+            weeks = [{**_tournament_json(t, owner), "bots_played": doc["played"][t.id]["bots"],
+                      "bots_changed": doc["played"][t.id]["bots_changed"],
+                      "changes": doc["played"][t.id]["changes"]} for t in infos]  # fmt: skip
+            shown = {k: v for k, v in doc.items() if k != "played"}
+            return Document({**shown, "weeks": weeks}, ("season", spec, made_for, weeks))
 
     # -- one bot --------------------------------------------------------------------------
 

@@ -6,8 +6,10 @@ tests/arena/data/season_round50/README.md (club-w1 to club-w3, and cup of anothe
 
 from __future__ import annotations
 
+import fcntl
 import json
 import shutil
+import sqlite3
 import threading
 import urllib.error
 import urllib.request
@@ -19,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from arena.cli import main
-from arena.storage import Storage
+from arena.storage import Storage, lock_path
 from arena.web import DataSource, make_server
 from tests.docs.test_docs_round38 import _row
 from tests.support.harness import get_json, web_server
@@ -149,3 +151,18 @@ def test_web_md_names_every_key_of_the_season_answer(db: Path) -> None:
     named = _row("/api/season?season=S") | _row("/api/leaderboard?tournament=T")
     assert not sorted(set(doc) - named)
     assert not sorted(set(doc["weeks"][0]) - named - _row("/api/tournaments"))
+
+
+def test_a_week_taken_up_by_a_runner_is_running_with_no_match_stored(db: Path) -> None:
+    # (a week's state is the runner's, not the season's cached standings': "stopped" stayed)
+    week = _ids(db)["club-w3"]
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE tournaments SET finished_at = NULL WHERE id = ?", (week,))
+    with web_server(db) as server:
+        before = get_json(server.url, "/api/season?season=club-w")
+        assert [w["state"] for w in before["weeks"]] == ["finished", "finished", "stopped"]
+        with lock_path(db).open("a") as lock:  # (as `arena tournament` holds it)
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+            now = get_json(server.url, "/api/season?season=club-w")
+        assert [w["state"] for w in now["weeks"]] == ["finished", "finished", "running"]
+        assert now["rows"] == before["rows"]
