@@ -124,12 +124,15 @@ def build_season(storage: Storage, name: str, infos: list[TournamentInfo]) -> Le
         )
     bots = list(dict.fromkeys(b for t in infos for b in t.bots))
     unfinished = [t for t in infos if t.finished_at is None]
+    sessions = all(t.config.get("kind") == "serve" for t in infos)
     whole = TournamentInfo(
         id=",".join(t.id for t in infos),
         name=name,
         fingerprint="",
-        # The first's config (ruleset, draw probability: alike in all), marked a season.
-        config={**infos[0].config, "kind": "season"},
+        # The first's config (ruleset, draw probability: alike in all), marked a season; of
+        # `arena serve` sessions alone, a serve's (whose title says no deals: each of its
+        # matches has a seed of its own, and a season of sessions said "independent deals")
+        config={**infos[0].config, "kind": "serve" if sessions else "season"},
         total_matches=sum(t.total_matches for t in infos),
         created_at=infos[0].created_at,
         finished_at=None if unfinished else max(str(t.finished_at) for t in infos),

@@ -80,3 +80,9 @@ def test_a_season_of_one_way_says_it_as_a_tournament_does(club: Path) -> None:
     assert "deals" not in one.split("—")[1].split("(")[0]  # (duplicate: the default, unsaid)
     doc = json.loads(_board(club, "--season", "club-w1", "--format", "json").stdout)
     assert doc["tournament"]["deals"] == "duplicate"
+
+
+def test_a_season_of_serve_sessions_says_no_deals_as_a_session_does() -> None:
+    serve = Path(__file__).parents[1] / "arena" / "data" / "upgrade_round50" / "7200ac96"
+    said = " ".join(_board(serve / "serve.sqlite", "--season", "club-serve").output.split())
+    assert "season club-serve — classic, 2 deals max, 3 players, 2 tournaments" in said
