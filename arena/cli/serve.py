@@ -15,6 +15,7 @@ import stat
 import sys
 import tempfile
 import time
+from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -279,13 +280,18 @@ def load_tokens(path: Path) -> dict[str, str]:
 
 
 def read_tokens_file(
-    path: Path, *, empty_ok: bool = False
+    path: Path, *, empty_ok: bool = False, known: Collection[str] = ()
 ) -> tuple[dict[str, str], dict[str, str]]:
     """A tokens file: bot name -> token (its ``[bots]`` table), and bot -> its member (its
     optional ``[members]`` table, ``member = ["bot", ...]``: the bots of one person, never
     seated at one table; a bot listed in no member is a member of its own). ``empty_ok``
     (the file read again while the arena runs): a ``[bots]`` table with no bot in it is
-    taken (every bot removed); a file without one is refused all the same."""
+    taken (every bot removed); a file without one is refused all the same. ``known``: the
+    bots read before (the file read again): a ``[members]`` entry naming one of them that
+    ``[bots]`` no longer lists is left out, not refused. An organiser who removed a bot, or
+    emptied ``[bots]`` to let no bot in, and left its member's line as it was had the file
+    refused: the bots it removed kept their tokens, a cheater's among them. A name never
+    read in ``[bots]`` (a typo) is refused as at the start."""
 
     def bad(message: str) -> click.BadParameter:
         return click.BadParameter(message, param_hint="--tokens")
@@ -328,6 +334,8 @@ def read_tokens_file(
                 or not all(isinstance(b, str) for b in listed)):  # fmt: skip
             raise bad(f'{path}: members.{member}: expected a list of its bots ["bot", ...]')
         for bot in listed:
+            if bot not in out and bot in known:  # (removed from [bots]: it has no member)
+                continue
             if bot not in out:
                 raise bad(printable(f"{path}: members.{member}: {bot!r} is no bot of [bots]"
                                     f"{did_you_mean(bot, list(out))}"))  # fmt: skip
@@ -361,6 +369,8 @@ class _TokensWatch:
                  results: _Results | None) -> None:  # fmt: skip
         self.path = path
         self.tokens = dict(tokens)
+        #: Every bot the file has listed (see read_tokens_file's ``known``).
+        self._known = set(tokens)
         self._lobby = lobby
         self._referee = lobby.referee
         self._results = results
@@ -400,13 +410,15 @@ class _TokensWatch:
             return
         try:
             # A `[bots]` table emptied is every bot removed (the organiser's way to let no
-            # bot in and stop no running serve); a file without one is refused as before:
-            # truncated, or being rewritten, it removed everyone.
-            tokens, members = read_tokens_file(self.path, empty_ok=True)
+            # bot in and stop no running serve), its `[members]` left as it was or not; a
+            # file without one is refused as before: truncated, or being rewritten, it
+            # removed everyone.
+            tokens, members = read_tokens_file(self.path, empty_ok=True, known=self._known)
         except click.BadParameter as e:
             log.error("tokens file changed, not taken: %s; %s", printable(e.message),
                       kept)  # fmt: skip
             return
+        self._known.update(tokens)
         if members != self._lobby.members:  # (before a bot added is seated)
             self._lobby.members = members
             log.warning("tokens file %s: [members] changed: %s", self.path,

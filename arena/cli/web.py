@@ -6,6 +6,7 @@ import logging
 import signal
 import threading
 from pathlib import Path
+from urllib.parse import quote
 
 import click
 
@@ -39,6 +40,13 @@ __all__ = ["web"]
     "request; default: the latest).",
 )
 @click.option(
+    "--season",
+    default=None,
+    metavar="ID|NAME|PREFIX,...",
+    help="A season of tournaments (as `arena leaderboard --season` selects them): its "
+    "standings at /?season=..., linked from every tournament's leaderboard.",
+)
+@click.option(
     "--allow-host",
     "allowed_hosts",
     multiple=True,
@@ -53,6 +61,7 @@ def web(
     host: str,
     port: int,
     tournament: str | None,
+    season: str | None,
     allowed_hosts: tuple[str, ...],
     verbose: bool,
 ) -> None:
@@ -61,11 +70,13 @@ def web(
     The database is opened read-only, so this can run beside a running tournament: the
     leaderboard page refreshes itself while matches land.
     """
+    from arena.leaderboard.season import SeasonError, select_season
     from arena.storage import Storage, StorageError, newest_database
     from arena.web import DataSource, make_server
 
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(message)s")
     refuse_empty(tournament, "--tournament", "a tournament's id or name")
+    refuse_empty(season, "--season", "tournaments' ids, names or the start of their names")
     if db is None:
         db = newest_database()
         if db is None:
@@ -80,9 +91,14 @@ def web(
                 note = id_over_name_note(tournament, st.named_too(tournament))
                 if note is not None:  # (an id and another's name: said, not in silence)
                     click.echo(note, err=True)
+            if season is not None:
+                try:  # (selected again at each request: next week's is in it once stored)
+                    select_season(st, season)
+                except SeasonError as e:
+                    raise click.BadParameter(str(e), param_hint="--season") from None
         # The reference as given, resolved at each request: a name is the latest of that
         # name (a new run of `arena serve --db`), as ?tournament= takes it; an id stays.
-        source = DataSource(db, tournament)
+        source = DataSource(db, tournament, season)
     except StorageError as e:
         raise click.ClickException(str(e)) from e
     except LookupError as e:
@@ -94,6 +110,8 @@ def web(
 
         raise click.ClickException(f"cannot listen on {host_port(host, port)}: {e}") from e
     click.echo(printable(f"arena web: serving {db} at {server.url} (Ctrl+C to stop)"))
+    if season is not None:
+        click.echo(printable(f"season {season}: {server.url}?season={quote(season, safe=',')}"))
     from arena.addresses import is_every_address
 
     if is_every_address(host):  # (no browser elsewhere opens http://0.0.0.0:8000/)

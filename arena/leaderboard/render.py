@@ -113,7 +113,7 @@ def board_title(lb: Leaderboard) -> str:
         open_ = sum(1 for t in lb.season if t["finished_at"] is None)
         status = f"{open_} of them not finished" if open_ else "finished"
         n = len(lb.season)
-        return (f"season {lb.name} — {rules}, {lb.players} players, {n} tournament"
+        return (f"season {lb.name} — {rules}, {lb.players} players, {deals}{n} tournament"
                 f"{'' if n == 1 else 's'}, {played} ({status})")  # fmt: skip
     return f"{lb.name} — {rules}, {lb.players} players, {deals}{played} ({status})"
 

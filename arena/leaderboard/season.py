@@ -16,7 +16,7 @@ from typing import Any
 from arena.leaderboard.stats import Leaderboard, LeaderboardBuilder
 from arena.ratings import DEFAULT_DRAW_PROBABILITY
 from arena.storage import Storage, StorageError, TournamentInfo
-from arena.tournament.config import identity_changes
+from arena.tournament.config import as_current_code, identity_changes
 from engine.rules import Ruleset, RulesetError, describe_run
 
 __all__ = ["SeasonError", "build_season", "select_season"]
@@ -97,7 +97,9 @@ def _bot_changes(
     names of those bots; ``seen`` (bot name -> its stored launch and code) is brought up to
     date."""
     now = {
-        str(b.get("name")): dict(b)
+        # (read as this arena's code: an older arena's digest of a bundled bot was of all
+        # of bots/, and said a bot whose own modules did not change changed)
+        str(b.get("name")): as_current_code(b)
         for b in info.config.get("bots") or ()
         if isinstance(b, Mapping) and b.get("kind") != "remote"  # (only a name: nothing to tell)
     }
@@ -122,12 +124,15 @@ def build_season(storage: Storage, name: str, infos: list[TournamentInfo]) -> Le
         )
     bots = list(dict.fromkeys(b for t in infos for b in t.bots))
     unfinished = [t for t in infos if t.finished_at is None]
+    sessions = all(t.config.get("kind") == "serve" for t in infos)
     whole = TournamentInfo(
         id=",".join(t.id for t in infos),
         name=name,
         fingerprint="",
-        # The first's config (ruleset, draw probability: alike in all), marked a season.
-        config={**infos[0].config, "kind": "season"},
+        # The first's config (ruleset, draw probability: alike in all), marked a season; of
+        # `arena serve` sessions alone, a serve's (whose title says no deals: each of its
+        # matches has a seed of its own, and a season of sessions said "independent deals")
+        config={**infos[0].config, "kind": "serve" if sessions else "season"},
         total_matches=sum(t.total_matches for t in infos),
         created_at=infos[0].created_at,
         finished_at=None if unfinished else max(str(t.finished_at) for t in infos),
@@ -139,7 +144,7 @@ def build_season(storage: Storage, name: str, infos: list[TournamentInfo]) -> Le
     seen: dict[str, dict[str, Any]] = {}
     weeks: list[dict[str, Any]] = []
     notes: list[str] = []
-    seeds: dict[Any, str] = {}
+    seeds: dict[tuple[str, str], str] = {}
     with storage.reading():
         for t in infos:
             results = storage.match_results(t.id)
@@ -148,7 +153,7 @@ def build_season(storage: Storage, name: str, infos: list[TournamentInfo]) -> Le
             offset += max(t.total_matches, max((m.index for m in results), default=-1) + 1)
             changed, names = _bot_changes(seen, t)
             weeks.append({
-                "id": t.id, "name": t.name, "completed": t.completed,
+                "id": t.id, "name": t.name, "deals": _dealt(t), "completed": t.completed,
                 "total_matches": t.total_matches, "created_at": t.created_at,
                 "finished_at": t.finished_at,
                 "bots": sorted({b for m in results for b in m.seats}),
@@ -162,11 +167,24 @@ def build_season(storage: Storage, name: str, infos: list[TournamentInfo]) -> Le
                 notes.append(f"{t.id} is not finished ({of} matches stored): its stored "
                              "matches are counted")  # fmt: skip
             seed = t.config.get("seed")
+            # (and dealt the same way: a seed deals other cards to independent deals than
+            # to duplicate ones, and a week of each, of one seed, was said dealt the same)
+            dealt = (json.dumps(seed, default=str), _dealt(t))
             if seed is not None and t.config.get("kind") != "serve":
-                if seed in seeds:
-                    notes.append(f"{t.id} was dealt the same cards as {seeds[seed]} (seed "
+                if dealt in seeds:
+                    notes.append(f"{t.id} was dealt the same cards as {seeds[dealt]} (seed "
                                  f"{seed}): both count, as both were played")  # fmt: skip
                 else:
-                    seeds[seed] = t.id
+                    seeds[dealt] = t.id
     board = builder.build(whole)
-    return replace(board, season=weeks, notes=notes)
+    # (the first's `deals` alone: a season of duplicate and independent weeks read as one
+    # of duplicate deals, and one of independent weeks did not say so)
+    ways = {w["deals"] for w in weeks}
+    deals = ways.pop() if len(ways) == 1 else "mixed"
+    return replace(board, season=weeks, notes=notes, deals=deals)
+
+
+def _dealt(info: TournamentInfo) -> str:
+    """How a tournament's matches were dealt (its config's ``deals``), as the leaderboard
+    reads it: ``"independent"`` (``arena serve``'s too) or ``"duplicate"``."""
+    return "independent" if info.config.get("deals") == "independent" else "duplicate"

@@ -107,7 +107,8 @@ class Leaderboard:
     ruleset_options: dict[str, Any] = field(default_factory=dict)
     #: How the matches were dealt, the config's ``deals``: ``"duplicate"`` or
     #: ``"independent"`` (``arena serve``'s are). Two runs of one config but for it
-    #: otherwise read the same everywhere.
+    #: otherwise read the same everywhere. A season's: ``"mixed"`` when its tournaments
+    #: were dealt some one way, some the other.
     deals: str = "duplicate"
     #: A season's tournaments (:mod:`arena.leaderboard.season`), in the order rated: id,
     #: name, matches, dates, ``bots_changed``. Empty for one tournament's leaderboard.
@@ -120,9 +121,12 @@ class Leaderboard:
     def deals_note(self) -> str:
         """``"independent deals"`` for a tournament of ``deals = "independent"``, for its
         title; "" for duplicate deals (the format's default) and for ``arena serve``, whose
-        matches are all dealt on seeds of their own."""
+        matches are all dealt on seeds of their own; ``"duplicate and independent deals"``
+        for a season whose tournaments were dealt both ways."""
         if self.deals == "independent" and self.config.get("kind") != "serve":
             return "independent deals"
+        if self.deals == "mixed":  # (a season's: which luck is in its standings varies)
+            return "duplicate and independent deals"
         return ""
 
     def to_dict(self) -> dict[str, Any]:

@@ -20,7 +20,6 @@ import copy
 import dataclasses
 import datetime
 import hashlib
-import importlib.util
 import json
 import math
 import os
@@ -46,6 +45,7 @@ from arena.referee.config import (
     pem_problem,
 )
 from arena.render import printable
+from arena.tournament.bundled import bundled_files, code_now
 from arena.tournament.schedule import SCHEDULE_VERSION, ScheduledMatch, build_schedule
 from engine.rules import (
     PRESETS,
@@ -70,6 +70,7 @@ __all__ = [
     "TLSSpec",
     "TournamentConfig",
     "apply_overrides",
+    "as_current_code",
     "bundled_changed",
     "identity_changes",
     "load_config",
@@ -208,18 +209,16 @@ def code_digest(files: Iterable[Path]) -> str | None:
 
 def _code_files(spec: str | None, command: Sequence[str], cwd: Path | None) -> list[Path]:
     """The files whose contents make a local bot's code, as far as the config shows them:
-    a bot file, the bundled ladder's modules, files named on a command line but for the
-    program itself when given by an absolute path (an interpreter: upgrading it is not a
-    new bot, and ``{python}`` is not seen either). (A module a bot imports from elsewhere is
-    not seen: ``--fresh`` after changing only that.)"""
+    a bot file, a bundled bot's modules (:func:`bundled_files`), files named on a command
+    line but for the program itself when given by an absolute path (an interpreter:
+    upgrading it is not a new bot, and ``{python}`` is not seen either). (A module a bot
+    imports from elsewhere is not seen: ``--fresh`` after changing only that.)"""
     if spec is not None:
         path = spec.partition(":")[0]
         if path.endswith(".py"):
             return [Path(path)]
-        if spec in BUNDLED_BOTS:  # (located, not imported)
-            found = importlib.util.find_spec("bots")
-            where = found.submodule_search_locations if found is not None else None
-            return sorted(Path(next(iter(where))).glob("*.py")) if where else []
+        if spec in BUNDLED_BOTS:  # its module and those it imports from bots/
+            return bundled_files(spec)
         return []
     base = cwd or Path.cwd()
     args = command[1:] if command and Path(command[0]).is_absolute() else command
@@ -343,19 +342,36 @@ def _but_name(bot: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in bot.items() if k != "name"}
 
 
+def as_current_code(bot: Mapping[str, Any]) -> dict[str, Any]:
+    """A stored bot's identity with the code digest this arena makes of it: an older
+    arena's digest of a bundled bot (of all of ``bots/``) is read as the digest of the
+    bot's own modules it stood for (:func:`arena.tournament.bundled.code_now`), so that a
+    bot whose modules did not change reads as the same bot."""
+    if bot.get("kind") == "sdk" and bot.get("bot") in BUNDLED_BOTS and "code" in bot:
+        return {**bot, "code": code_now(bot.get("bot"), bot.get("code"))}
+    return dict(bot)
+
+
+def _bots_of(identity: Mapping[str, Any]) -> dict[Any, dict[str, Any]]:
+    """An identity's bots by name, read as this arena's (:func:`as_current_code`)."""
+    bots = identity.get("bots") or ()
+    return {b.get("name"): as_current_code(b) for b in bots if isinstance(b, Mapping)}
+
+
 def bundled_changed(stored: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     """The bots of both identities that are the same bundled bot but for its code: the
-    arena's own ``bots/``, which an upgrade of the arena changes (no config gets the old
-    code back: only the version that played it can finish such a tournament).
+    modules of the arena's own ``bots/`` it runs, which an upgrade of the arena changes (no
+    config gets the old code back: only the version that played it can finish such a
+    tournament).
 
     >>> bundled_changed({"bots": [{"name": "r", "bot": "random", "code": "1"}]},
     ...                 {"bots": [{"name": "r", "bot": "random", "code": "2"}]})
     ['r']
     """
-    old = {b.get("name"): b for b in stored.get("bots") or () if isinstance(b, Mapping)}
+    old = _bots_of(stored)
     return [
-        str(b.get("name")) for b in new.get("bots") or ()
-        if isinstance(b, Mapping) and b.get("bot") in BUNDLED_BOTS
+        str(b.get("name")) for b in _bots_of(new).values()
+        if b.get("bot") in BUNDLED_BOTS
         and isinstance(was := old.get(b.get("name")), Mapping)
         and was.get("code") != b.get("code")
         and {**was, "code": None} == {**b, "code": None}
@@ -393,8 +409,7 @@ def identity_changes(stored: Mapping[str, Any], new: Mapping[str, Any]) -> list[
     if "name" in stored and "name" in new and stored["name"] != new["name"]:
         # (a fixed `id` with another name: else the refusal says only "its settings")
         out.append(f"name {short(stored['name'])} → {short(new['name'])}")
-    old_bots = {b.get("name"): b for b in stored.get("bots") or () if isinstance(b, Mapping)}
-    new_bots = {b.get("name"): b for b in new.get("bots") or () if isinstance(b, Mapping)}
+    old_bots, new_bots = _bots_of(stored), _bots_of(new)
     added = [str(n) for n in new_bots if n not in old_bots]
     removed = [str(n) for n in old_bots if n not in new_bots]
     # A bot added as one removed was, name apart (same launch, same code): renamed. Said as

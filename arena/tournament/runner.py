@@ -44,7 +44,7 @@ import textwrap
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Coroutine, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,9 +78,11 @@ from arena.storage import (
     make_directory_of,
 )
 from arena.tournament.config import (
+    BUNDLED_BOTS,
     BotSpec,
     TLSSpec,
     TournamentConfig,
+    as_current_code,
     bundled_changed,
     identity_changes,
 )
@@ -1255,26 +1257,56 @@ def as_stored(cfg: TournamentConfig) -> TournamentConfig:
         return cfg
     for info in reversed(candidates):
         config = info.config if info is not None and isinstance(info.config, dict) else {}
+        adopted, digested = _with_stored_code(cfg, config)
         try:
             rules = Ruleset.from_dict(config.get("ruleset", {}))  # (as stored: unused too)
         except (RulesetError, TypeError, ValueError):
-            continue
-        if rules.in_force() != cfg.ruleset.in_force():
-            continue
-        adopted = dataclasses.replace(cfg, ruleset=rules)
+            rules = cfg.ruleset
+        if rules.in_force() == cfg.ruleset.in_force():
+            adopted = dataclasses.replace(adopted, ruleset=rules)
         if info is not None and (adopted.fingerprint, adopted.tournament_id) == (
             info.fingerprint,
             info.id,
         ):
             unused = [k for k, v in rules.to_dict().items() if getattr(cfg.ruleset, k) != v]
-            progress_log.info(
-                "tournament %s was stored with a ruleset that also sets %s, which it never "
-                "uses: this config, without it, plays the same rules and is that "
-                "tournament's (as an arena before 2026-12-06 stored it)",
-                info.id, ", ".join(f"{k} {toml_shown(getattr(rules, k))}" for k in unused),
-            )  # fmt: skip
+            if unused:
+                progress_log.info(
+                    "tournament %s was stored with a ruleset that also sets %s, which it "
+                    "never uses: this config, without it, plays the same rules and is that "
+                    "tournament's (as an arena before 2026-12-06 stored it)",
+                    info.id, ", ".join(f"{k} {toml_shown(getattr(rules, k))}" for k in unused),
+                )  # fmt: skip
+            if digested:
+                progress_log.info(
+                    "tournament %s was stored by an arena that took every module of its "
+                    "bots/ for the code of the bundled bots %s: the modules they run are "
+                    "this arena's, and this config is that tournament's",
+                    info.id, ", ".join(digested),
+                )  # fmt: skip
             return adopted
     return cfg
+
+
+def _with_stored_code(
+    cfg: TournamentConfig, stored: Mapping[str, Any]
+) -> tuple[TournamentConfig, list[str]]:
+    """``cfg`` with the code digest ``stored`` (a stored config) has of each of its bundled
+    bots that an older arena digested as all of ``bots/`` (see
+    :mod:`arena.tournament.bundled`) where the modules the bot runs are this arena's, and
+    the names of those bots."""
+    was = {b.get("name"): b for b in stored.get("bots") or () if isinstance(b, Mapping)}
+    bots, digested = [], []
+    for spec in cfg.bots:
+        old = was.get(spec.name)
+        if (
+            isinstance(old, Mapping) and spec.kind == "sdk" and spec.bot in BUNDLED_BOTS
+            and old.get("code") != spec.code and isinstance(old.get("code"), str)
+            and as_current_code(old).get("code") == spec.code
+        ):  # fmt: skip
+            spec = dataclasses.replace(spec, code=old["code"])
+            digested.append(spec.name)
+        bots.append(spec)
+    return dataclasses.replace(cfg, bots=tuple(bots)), digested
 
 
 def with_seed(cfg: TournamentConfig, storage: Storage, *, fresh: bool = False) -> TournamentConfig:

@@ -23,6 +23,8 @@ from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from arena.leaderboard.render import board_title, source_line
+from arena.leaderboard.season import SeasonError, build_season, select_season
 from arena.leaderboard.stats import STRIKE_GROUPS, LeaderboardBuilder, StoredSince
 from arena.storage import (
     MatchResult,
@@ -114,9 +116,13 @@ class _Flight:
 class DataSource:
     """The JSON documents of the API, for one database (and a default tournament)."""
 
-    def __init__(self, db: str | Path, tournament: str | None = None) -> None:
+    def __init__(
+        self, db: str | Path, tournament: str | None = None, season: str | None = None
+    ) -> None:
         self.db = Path(db)
         self.default_tournament = tournament
+        #: ``arena web --season S``: the season every leaderboard links (``season``).
+        self.default_season = season
         self._lock = threading.Lock()
         # what -> (the tournament's state it was made for, the document, when, its cost)
         # (the latest used last; at most DOCS_KEPT)
@@ -178,6 +184,7 @@ class DataSource:
             shown = {
                 "tournament": _tournament_json(counted, lock_owner(self.db)),
                 "tournaments": _tournaments_json(st, self.db, counted),
+                "season": self.default_season,
             }
             return Document({**shown, **doc}, ("board", info.id, made_for, shown))
 
@@ -289,6 +296,54 @@ class DataSource:
             while len(self._builders) > BUILDERS_KEPT:
                 self._builders.popitem(last=False)
         return builder, new
+
+    # -- a season -------------------------------------------------------------------------
+
+    def season(self, spec: str) -> Document:
+        """A season's standings (``arena leaderboard --season``'s: :func:`build_season`) as
+        the leaderboard page draws a tournament's, with its tournaments (``weeks``: each
+        as ``/api/tournaments`` lists it, with the bots that played and those whose code or
+        launch changed since an earlier one), its ``title`` and ``notes``, and the week
+        whose page each bot's link opens (``bot_tournament``: the latest it played in).
+        :class:`NotFound` for a selection of no stored tournament; ``SeasonError`` for
+        tournaments of different rules (the request's fault)."""
+        with self._open() as st, st.reading():
+            try:
+                infos = select_season(st, spec)
+            except SeasonError as e:  # (no such tournament, or none stored)
+                raise NotFound(str(e)) from None
+            made_for = tuple(_state_key(t, st) for t in infos)
+            what = ("season", spec)
+            with self._lock:
+                hit = self._docs.get(what)
+            if hit is not None and hit[0] == made_for:
+                doc = hit[1]
+            else:
+                lb = build_season(st, spec, infos)
+                doc = board.compute(lb)
+                played = {w["id"]: w for w in lb.season}
+                latest = {b: w["id"] for w in lb.season for b in w["bots"]}
+                doc.update({
+                    "season": spec, "title": board_title(lb), "source": source_line(lb),
+                    "deals": lb.deals, "deals_note": lb.deals_note or None,
+                    "ruleset_description": lb.ruleset_heading or lb.ruleset,
+                    "completed": lb.completed, "notes": lb.notes, "played": played,
+                    "bot_tournament": {r["bot"]: latest.get(r["bot"]) for r in doc["rows"]},
+                    "version": f"season:{spec}:{lb.completed}:{lb.finished_at}",
+                })  # fmt: skip
+                with self._lock:
+                    self._docs[what] = (made_for, doc, time.monotonic(), 0.0)
+                    self._docs.move_to_end(what)
+                    while len(self._docs) > DOCS_KEPT:
+                        self._docs.popitem(last=False)
+            # Each week as /api/tournaments lists it, read at each request (whether a
+            # runner is at work on it changes with no match stored), with what it played.
+            owner = lock_owner(self.db)
+            weeks = [{**_tournament_json(t, owner), "bots_played": doc["played"][t.id]["bots"],
+                      "bots_changed": doc["played"][t.id]["bots_changed"],
+                      "changes": doc["played"][t.id]["changes"]} for t in infos]  # fmt: skip
+            shown = {k: v for k, v in doc.items() if k != "played"}
+            return Document({**shown, "weeks": weeks}, ("season", spec, made_for, weeks))
 
     # -- one bot --------------------------------------------------------------------------
 

@@ -2,7 +2,8 @@
 
 Pages (HTML shells in ``static/``, drawn by their scripts from the API)::
 
-    /                          the leaderboard (polls the API while a tournament runs)
+    /                          the leaderboard (polls the API while a tournament runs);
+                               ?season=S: a season's standings, linking each tournament
     /bot/<name>                one bot: its matches, strikes, score-per-deal distribution
     /replay/<match_id>         the replay viewer; the hash holds the position:
                                #deal=3&step=17&seat=1 (seat absent: face up)
@@ -11,6 +12,9 @@ API (JSON)::
 
     GET /api/tournaments                       the tournaments in the database
     GET /api/leaderboard?tournament=T          rows, rating history, head-to-head, recent matches
+    GET /api/season?season=S                   a season's (``arena leaderboard --season S``):
+                                               rows, rating history, head-to-head, its
+                                               tournaments (``weeks``), title and notes
     GET /api/bots/<name>?tournament=T&limit=N&before=I
                                                one bot's page; its matches newest first, N of
                                                them (1 to 1000, default 50) of a schedule index
@@ -55,6 +59,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from arena.addresses import address_key
+from arena.leaderboard.season import SeasonError
 from arena.storage import StorageError
 from arena.web.data import BOT_PAGE, DataSource, Document, HeldBack, NotFound
 from arena.web.replay import MatchReplay, ReplayCache, ReplayFailed
@@ -521,6 +526,18 @@ class _Handler(BaseHTTPRequestHandler):
                 return src.tournaments()
             case ["leaderboard"]:
                 return src.leaderboard(tournament)
+            case ["season"]:
+                spec = q.get("season", "")
+                if not spec.replace(",", "").strip():
+                    raise _HTTPError(
+                        HTTPStatus.BAD_REQUEST,
+                        f"season={spec!r:.60} names no tournament: give tournaments' ids, names "
+                        "or the start of their names, comma-separated (season=club-w)",
+                    )
+                try:
+                    return src.season(spec)
+                except SeasonError as e:  # (tournaments of different rules)
+                    raise _HTTPError(HTTPStatus.BAD_REQUEST, str(e)) from None
             case ["bots", name]:
                 # (no "all": a bot's matches come a page at a time)
                 limit = _int(q, "limit", least=1, most=MAX_PAGE, unset=("",))

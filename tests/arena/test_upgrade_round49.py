@@ -141,12 +141,13 @@ def test_arena_tournament_resumes_it_with_its_bots(cup: Path) -> None:
 
 
 #: A tournament of the bundled bots that the arena of fa08e1b3 (2026-12-05 14:50) stored,
-#: stopped by SIGINT after 2 of its 18 matches: this arena's bots/ are others, so its
-#: config is not that tournament's, and no config is (the code is the arena's).
+#: stopped by SIGINT after 2 of its 18 matches: this arena's heuristic and counting are
+#: others, so its config is not that tournament's, and no config is (the code is the
+#: arena's). Its random is this arena's (round 51: it is not said changed).
 BUNDLED = Path(__file__).parent / "data" / "bundled_fa08e1b3"
 BUNDLED_ID = "c-281a21451313"
 OTHER_VERSION = (
-    "bundled bots rnd, heu, cnt: another version of the arena's bots/ than the one that played it"
+    "bundled bots heu, cnt: another version of the arena's bots/ than the one that played it"
 )
 VERSION_TOO = "the config it was started with and the version of the arena that played it"
 

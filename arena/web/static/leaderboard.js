@@ -4,10 +4,19 @@
 
 const POLL_MS = 3000;
 let lastVersion = null;
+// ?season=club-w: a season's standings (`arena leaderboard --season`), its tournaments
+// linked; a bot's link opens its page of the latest of them it played in (botWeeks).
+const SEASON = qs("season");
+let botWeeks = null;
+
+function boardBotLink(name) {
+  if (!botWeeks || !botWeeks[name]) return botLink(name);
+  return el("a", { href: withTournament("/bot/" + encodeURIComponent(name), botWeeks[name]), class: "bot-link" }, name);
+}
 
 const COLUMNS = [
   ["rank", "#", (r) => r.rank],
-  ["bot", "bot", (r) => botLink(r.bot), "name"],
+  ["bot", "bot", (r) => boardBotLink(r.bot), "name"],
   ["mu", "μ", (r) => fmt(r.mu, 2)],
   ["sigma", "σ", (r) => fmt(r.sigma, 2)],
   ["conservative", "μ−3σ", (r) => el("b", {}, fmt(r.conservative, 2))],
@@ -106,7 +115,7 @@ function headToHead(data) {
   t.append(el("thead", {}, el("tr", {}, el("th", { class: "name" }, "row placed ahead of column"), bots.map((b) => el("th", {}, el("span", { class: "wrap-name" }, b))))));
   const tb = el("tbody");
   for (const a of bots) {
-    const tr = el("tr", { dataset: { bot: a } }, el("td", { class: "name" }, botLink(a)));
+    const tr = el("tr", { dataset: { bot: a } }, el("td", { class: "name" }, boardBotLink(a)));
     for (const b of bots) {
       if (a === b) { tr.append(el("td", { class: "self" }, "")); continue; }
       const c = (h.cells[a] || {})[b];
@@ -130,7 +139,42 @@ function rulesetText(t) {
   return typeof t.ruleset === "object" && t.ruleset ? t.ruleset.name : t.ruleset || "";
 }
 
+// A season's tournaments, in the order rated, each linked to its own leaderboard.
+function weeksTable(data) {
+  const t = el("table", { class: "data", id: "season-weeks" });
+  t.append(el("thead", {}, el("tr", {}, el("th", { class: "name" }, "tournament"), el("th", {}, "matches"),
+    el("th", { class: "name" }, "deals"), el("th", { class: "name" }, "state"), el("th", { class: "name" }, "changed since an earlier one"))));
+  const tb = el("tbody");
+  for (const w of data.weeks) {
+    tb.append(el("tr", { dataset: { tournament: w.id } },
+      el("td", { class: "name" }, el("a", { href: withTournament("/", w.id), class: "tournament-link" }, w.name), " ", el("span", { class: "muted small" }, w.id)),
+      el("td", {}, playedOf(w, "/")),
+      el("td", { class: "name" }, `${w.deals === "independent" ? "independent" : "duplicate"}`),
+      el("td", { class: "name" }, tournamentState(w)),
+      el("td", { class: "name" }, (w.changes || []).join("; "))));
+  }
+  t.append(tb);
+  return t;
+}
+
+function renderSeason(data) {
+  botWeeks = data.bot_tournament || {};
+  const main = document.getElementById("main");
+  main.replaceChildren(el("h1", {}, `Season · ${data.season}`),
+    el("p", { class: "muted", id: "progress" }, data.title),
+    el("section", { class: "panel" }, boardTable(data),
+      el("p", { class: "small muted" }, `${data.source}, rated together in that order (TrueSkill from the prior; a bot is told apart by its name). Ranked by μ−3σ; the columns as on a tournament's leaderboard.`),
+      data.notes.length ? el("ul", { class: "small", id: "season-notes" }, data.notes.map((n) => el("li", {}, n))) : null),
+    el("h2", {}, "Tournaments"),
+    el("section", { class: "panel" }, weeksTable(data)),
+    el("h2", {}, "Rating history"),
+    el("section", { class: "panel" }, ratingPlot(data)),
+    el("h2", {}, "Head to head"),
+    el("section", { class: "panel" }, headToHead(data)));
+}
+
 function render(data) {
+  if (data.weeks) { renderSeason(data); return; }
   const t = data.tournament;
   const main = document.getElementById("main");
   const title = el("h1", {}, `Leaderboard · ${t.name}`);
@@ -157,7 +201,9 @@ function render(data) {
       data.tournaments.map((x) => el("option", { value: x.id, selected: x.id === t.id }, label(x))));
   }
   const recentOf = latestOf(data.recent.length, t);  // (how many there are in all)
-  main.replaceChildren(title, sub, picker || "",
+  // `arena web --season S`: the club's season, a link from every tournament's page
+  const season = data.season ? el("p", {}, el("a", { href: "/?season=" + encodeURIComponent(data.season), id: "season-link" }, `Season ${data.season}: the standings of its tournaments together`)) : "";
+  main.replaceChildren(title, sub, picker || "", season,
     el("section", { class: "panel" }, boardTable(data),
       el("p", { class: "small muted" }, "Ranked by μ−3σ (TrueSkill, each match a free-for-all by final place). Score per deal: the mean of the bot's score changes over all its deals, ± 1.96·sd/√n. Bids won: the deals the bot declared. Contracts made: made / played (a concession or a throw-in is a bid won but no contract played). Strikes: timeouts, illegal or malformed answers, disconnects, forfeits (an answer to no pending request, a late one say, is no strike). Median decision: the bot's median decision time, forced moves left out.")),
     el("h2", {}, "Rating history"),
@@ -171,7 +217,7 @@ function render(data) {
 async function poll() {
   let data;
   try {
-    data = await api(withTournament("/api/leaderboard"));
+    data = await api(SEASON !== null ? "/api/season?season=" + encodeURIComponent(SEASON) : withTournament("/api/leaderboard"));
   } catch (err) {
     if (lastVersion === null) { showError("main", err); document.body.dataset.ready = "error"; }
     setStatus(failureText(err), false);
@@ -179,7 +225,8 @@ async function poll() {
     return;
   }
   try {
-    const t = data.tournament;
+    // (a season: running while one of its tournaments is)
+    const t = data.weeks ? { running: data.weeks.some((w) => w.running), completed: data.completed, total_matches: 0, state: data.weeks.some((w) => w.running) ? "running" : data.weeks.every((w) => w.state === "finished") ? "finished" : "stopped" } : data.tournament;
     if (data.version !== lastVersion) {
       render(data);
       // only once drawn: a version that failed to draw shows its error and is drawn again
