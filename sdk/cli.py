@@ -1247,6 +1247,25 @@ def _print_results(console: Console, result: SeriesResult, title: str) -> None:
     console.print(fitted(table))  # (in a narrow terminal: header: value lines)
     times = ", ".join(f"{printable(e.name)} {e.slowest * 1000:.1f} ms" for e in result.entries)
     console.print(escape(f"slowest decision: {times}"), soft_wrap=True)
+    margin = result.margin()
+    if margin is not None:
+        # The figure to compare two bots by (a second version against the first, say):
+        # each seed is played from every seat, so the luck of the cards cancels out, and
+        # the interval says whether the difference is more than chance.
+        mean, low, high = margin
+        verdict = (
+            "ahead, beyond chance" if low > 0
+            else "behind, beyond chance" if high < 0
+            else "no difference beyond chance (a larger -n narrows the interval)"
+        )  # fmt: skip
+        console.print(
+            escape(
+                f"margin of {printable(result.entries[0].name)}: {mean:+.1f} points per deal "
+                f"over the others' mean, 95% interval [{low:+.1f}, {high:+.1f}] "
+                f"({len(result.margins)} seeds, each played from every seat): {verdict}"
+            ),
+            soft_wrap=True,
+        )
 
 
 @main.command("human", short_help="Play against bots yourself in the terminal.")

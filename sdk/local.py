@@ -79,6 +79,7 @@ __all__ = [
     "hook_result",
     "hook_view",
     "make_bot",
+    "mean_ci95",
     "overrides",
     "play_local",
     "play_series",
@@ -1607,6 +1608,24 @@ class SeriesResult:
     entries: list[SeriesEntry] = field(default_factory=list)
     #: Matches that ended at the ruleset's ``max_deals`` before anyone won.
     capped: int = 0
+    #: Per seed played from every seat (a whole rotation: duplicate deals, each hand played
+    #: by the bot and by the others), the bot's points per deal minus the mean of the
+    #: others', averaged over the rotation's matches; a rotation cut short is not counted.
+    margins: list[float] = field(default_factory=list)
+
+    def margin(self) -> tuple[float, float, float] | None:
+        """The mean of :attr:`margins` and its 95% interval (``None`` below 2 seeds)."""
+        return mean_ci95(self.margins) if len(self.margins) >= 2 else None
+
+
+def mean_ci95(xs: Sequence[float]) -> tuple[float, float, float]:
+    """``(mean, low, high)``: the mean ± 1.96 standard errors (infinite below 2 values)."""
+    mean = math.fsum(xs) / len(xs)
+    if len(xs) < 2:
+        return mean, -math.inf, math.inf
+    var = math.fsum((x - mean) ** 2 for x in xs) / (len(xs) - 1)
+    half = 1.96 * math.sqrt(var / len(xs))
+    return mean, mean - half, mean + half
 
 
 class SeriesInterrupted(KeyboardInterrupt):
@@ -1662,6 +1681,7 @@ def play_series(
         unique = names.count(oname) == 1 and oname != entries[0].name
         entries.append(SeriesEntry(oname if unique else f"{oname}#{names[: k + 1].count(oname)}"))
     played = capped = 0
+    rotations: dict[int, list[float]] = {}  # seed -> the bot's margin in each seat
     try:
         for i in range(n):
             r = i % p
@@ -1690,6 +1710,9 @@ def play_series(
             with _counting():
                 _add(entries, order, m)
                 capped += m.result.reason == "max_deals"
+                me, per_deal = order.index(0), [x / max(1, m.result.deals) for x in m.result.scores]
+                others = [x for seat, x in enumerate(per_deal) if seat != me]
+                rotations.setdefault(i // p, []).append(per_deal[me] - sum(others) / len(others))
                 played = i + 1
                 # (Ctrl-C held here too: a match counted has its record written, `try
                 # --records`; it was "interrupted after 2 of 4 matches" beside 1 record)
@@ -1698,8 +1721,15 @@ def play_series(
             if progress is not None:
                 progress(played)
     except KeyboardInterrupt as e:  # the match under way is dropped; the others stand
-        raise SeriesInterrupted(SeriesResult(rules.name, played, entries, capped)) from e
-    return SeriesResult(rules.name, n, entries, capped)
+        raise SeriesInterrupted(
+            SeriesResult(rules.name, played, entries, capped, _whole(rotations, p))
+        ) from e
+    return SeriesResult(rules.name, n, entries, capped, _whole(rotations, p))
+
+
+def _whole(rotations: dict[int, list[float]], players: int) -> list[float]:
+    """Each whole rotation's mean margin (SeriesResult.margins)."""
+    return [sum(m) / players for m in rotations.values() if len(m) == players]
 
 
 @contextlib.contextmanager

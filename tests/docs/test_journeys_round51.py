@@ -73,3 +73,69 @@ def test_the_readme_gives_each_make_target_without_make() -> None:
             # (make's variables: TEST_JOBS is 2 by default, PYTEST_ARGS empty)
             command = command.replace("$(TEST_JOBS)", "2").replace(" $(PYTEST_ARGS)", "")
             assert command in block, (target, command)
+
+
+VERSIONS = """
+from sdk import Action, Bot, PlayerView, hand
+
+
+class Lowest(Bot):
+    name = "lowest"
+
+    def play(self, view: PlayerView) -> Action:
+        return min(hand.legal_plays(view), key=lambda a: (a.card.points, a.card))
+
+
+class Better(Lowest):
+    name = "better"
+
+    def play(self, view: PlayerView) -> Action:
+        masters = hand.masters(view)
+        leads = [p for p in hand.legal_plays(view) if p.card in masters and not view.trick]
+        return leads[0] if leads else super().play(view)
+"""
+
+
+def test_two_versions_of_a_bot_are_compared_on_duplicate_deals_with_an_interval(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: a bot author comparing a new version with the old found no way in the docs:
+    `arena.bench.strength` (the duplicate benchmark) takes bundled bots only, and `try`'s
+    table (which does play each seed from every seat) gave no figure with its confidence.
+    `try` now prints the margin over the others' mean per deal, averaged over each seed's
+    seats, with its 95% interval over the seeds, and writing-a-bot.md says how to use it.
+    The figure is checked here against the records of the matches."""
+    import json
+
+    from click.testing import CliRunner
+
+    from sdk.cli import main as bot_main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mybot.py").write_text(VERSIONS, encoding="utf-8")
+    doc = " ".join((ROOT / "docs" / "writing-a-bot.md").read_text(encoding="utf-8").split())
+    assert "arena-bot try mybot.py:Better --vs mybot.py:Lowest -n 60 --max-deals 20" in doc
+
+    args = ["try", "mybot.py:Better", "--vs", "mybot.py:Lowest", "--max-deals", "2"]
+    got = CliRunner().invoke(bot_main, [*args, "-n", "7", "--records", "recs"])
+    assert got.exit_code == 0, got.output
+    line = next(x for x in got.output.splitlines() if x.startswith("margin of better: "))
+    seeds: dict[int, list[float]] = {}
+    for path in sorted((tmp_path / "recs").glob("*.json")):
+        rec = json.loads(path.read_text(encoding="utf-8"))
+        me = rec["players"].index("better")
+        per_deal = [s / rec["result"]["deals"] for s in rec["result"]["scores"]]
+        others = [x for seat, x in enumerate(per_deal) if seat != me]
+        seeds.setdefault(rec["seed"], []).append(per_deal[me] - sum(others) / 2)
+    whole = [sum(v) / 3 for v in seeds.values() if len(v) == 3]  # (the 7th match: no seed)
+    assert len(whole) == 2
+    mean = sum(whole) / 2
+    half = 1.96 * abs(whole[0] - whole[1]) / 2  # (the standard error of two values)
+    assert line.startswith(
+        f"margin of better: {mean:+.1f} points per deal over the others' mean, 95% interval "
+        f"[{mean - half:+.1f}, {mean + half:+.1f}] (2 seeds, each played from every seat): "
+    ), line
+    # (one seed played from every seat gives no interval: no line)
+    fewer = CliRunner().invoke(bot_main, [*args, "-n", "5"])
+    assert fewer.exit_code == 0, fewer.output
+    assert "margin of" not in fewer.output
