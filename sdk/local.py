@@ -62,6 +62,7 @@ from engine import (
     parse_card,
     public_action,
 )
+from engine.record import check_record_shape, start_game
 from sdk.bot import Bot, Deadline
 from sdk.loader import _SDK_DIR
 
@@ -70,6 +71,7 @@ __all__ = [
     "BotMakeError",
     "LocalIncident",
     "LocalMatch",
+    "RecordedDecision",
     "SeriesEntry",
     "SeriesInterrupted",
     "SeriesResult",
@@ -83,6 +85,7 @@ __all__ = [
     "overrides",
     "play_local",
     "play_series",
+    "record_decisions",
     "resolve_ruleset",
 ]
 
@@ -153,6 +156,39 @@ def arena_record(match: LocalMatch) -> dict[str, Any]:
         if not i.hook and i.kind in _ARENA_KIND
     ]
     return {**match.record, "incidents": incidents}
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedDecision:
+    """One action of a match record, with the view its seat had when it was taken."""
+
+    #: The deal, counted from 0 as the record counts it (`arena replay`'s "Deal 3" is 2).
+    deal: int
+    #: The action's place in its deal's ``actions``, from 0.
+    index: int
+    seat: int
+    #: What the seat saw before the action: what a bot's method was called with.
+    view: PlayerView
+    action: Action
+    #: A referee's record says who chose it: ``"bot"``, ``"forced"`` (the only legal
+    #: action, not asked) or ``"fallback"`` (the referee's); ``""`` where it does not.
+    by: str
+
+
+def record_decisions(record: Mapping[str, Any]) -> Iterator[RecordedDecision]:
+    """Every action of a match record (an arena's, ``arena-bot try --records``', a
+    ``play_local`` record) with the view its seat had then, in order: to call a bot again
+    on one decision it took, under a debugger (docs/writing-a-bot.md). A record the rules
+    refuse raises ``engine.ReplayError`` (not a record) or ``engine.IllegalActionError``
+    at the action refused (``arena replay --check`` says why)."""
+    check_record_shape(record)
+    game = start_game(record)
+    for deal in record["deals"]:
+        for index, entry in enumerate(deal["actions"]):
+            seat, action = entry["seat"], parse_action(entry["action"])
+            view = observe(game, seat)
+            yield RecordedDecision(game.deal_number, index, seat, view, action, entry.get("by", ""))
+            game.apply(action, seat=seat)
 
 
 @dataclass(frozen=True, slots=True)

@@ -139,3 +139,65 @@ def test_two_versions_of_a_bot_are_compared_on_duplicate_deals_with_an_interval(
     fewer = CliRunner().invoke(bot_main, [*args, "-n", "5"])
     assert fewer.exit_code == 0, fewer.output
     assert "margin of" not in fewer.output
+
+
+def test_a_decision_of_a_record_is_called_again_with_the_view_the_bot_had() -> None:
+    """Defect: a bot author who saw a bad move in `arena replay` had no way in the docs to
+    get the view the bot was given then, to call it again under a debugger: the engine's
+    `replay` gives the game at its end, and rebuilding it from `Game.new` meant guessing the
+    record's ruleset, start and dealt cards. `sdk.local.record_decisions(record)` gives
+    every action with the view its seat had; here they are the views the bots were asked
+    with, and the bot answers them again as it did."""
+    from bots import load
+    from sdk import Action, PlayerView, play_local
+    from sdk.local import record_decisions
+
+    asked: list[PlayerView] = []
+    heuristic = load("heuristic")
+
+    class Recording(heuristic):  # type: ignore[valid-type,misc]
+        def act(self, view: PlayerView) -> Action:
+            asked.append(view)
+            return super().act(view)  # type: ignore[no-any-return]
+
+    m = play_local([Recording, load("random"), load("counting")], seed=5, max_deals=3)
+    mine = [d for d in record_decisions(m.record) if d.seat == 0 and len(d.view.legal_actions) > 1]
+    assert [d.view for d in mine] == asked and len(asked) > 10
+    assert all(heuristic().act(d.view) == d.action for d in mine)
+    doc = " ".join((ROOT / "docs" / "writing-a-bot.md").read_text(encoding="utf-8").split())
+    assert "for d in record_decisions(rec):" in doc
+
+
+def test_a_try_match_is_played_again_from_its_id_as_the_guide_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The guide's other way to step through a decision: `try`'s match `local-S-R` played
+    again with `play_local`, the seats as it says (`local-0-1` of `--vs heuristic,random` is
+    `play_local([Random, Better, Heuristic], seed=0)`): the same actions."""
+    import json
+
+    from click.testing import CliRunner
+
+    from bots import load
+    from sdk import play_local
+    from sdk.cli import main as bot_main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mybot.py").write_text(VERSIONS, encoding="utf-8")
+    doc = " ".join((ROOT / "docs" / "writing-a-bot.md").read_text(encoding="utf-8").split())
+    said = "`play_local([Random, Better, Heuristic], seed=0)` is `local-0-1` of `--vs "
+    said += "heuristic,random`"
+    assert said in doc
+    args = ["try", "mybot.py:Better", "--vs", "heuristic,random", "-n", "2", "--max-deals", "2"]
+    got = CliRunner().invoke(bot_main, [*args, "--records", "recs"])
+    assert got.exit_code == 0, got.output
+    rec = json.loads((tmp_path / "recs" / "local-0-1.json").read_text(encoding="utf-8"))
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import mybot  # type: ignore[import-not-found]
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("mybot", None)
+    again = play_local([load("random"), mybot.Better, load("heuristic")], seed=0, max_deals=2)
+    assert again.record["players"] == rec["players"] == ["random", "better", "heuristic"]
+    assert [d["actions"] for d in again.record["deals"]] == [d["actions"] for d in rec["deals"]]
