@@ -201,3 +201,67 @@ def test_a_try_match_is_played_again_from_its_id_as_the_guide_says(
     again = play_local([load("random"), mybot.Better, load("heuristic")], seed=0, max_deals=2)
     assert again.record["players"] == rec["players"] == ["random", "better", "heuristic"]
     assert [d["actions"] for d in again.record["deals"]] == [d["actions"] for d in rec["deals"]]
+
+
+def _doc_code(doc: str, heading: str) -> str:
+    after = doc.split(heading, 1)[1]
+    return after.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+def test_per_bot_figures_computed_from_exported_records_as_the_doc_says_match_the_leaderboard(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: a researcher with exported records found no declarer, take or trick winner
+    in the record format, and nothing saying where they come from: record-format.md now
+    says (engine.replay's deal results; from the JSON alone, the declarer and the
+    marriages) and how the leaderboard's columns count. Its code, run on an exported
+    tournament, gives the leaderboard's own figures; its rule for the declarer from the
+    JSON alone agrees with the engine's, at three and at four players."""
+    import json
+
+    from click.testing import CliRunner
+
+    from arena.cli import main as arena
+    from arena.web.demo import make_demo_db
+    from bots import load
+    from engine import replay
+    from sdk import play_local
+
+    db = tmp_path / "club.sqlite"
+    make_demo_db(db, matches=4, max_deals=4)
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    done = runner.invoke(arena, ["replay", "--list", "--db", str(db), "--export", "exported"])
+    assert done.exit_code == 0, done.output
+    done = runner.invoke(arena, ["leaderboard", "--db", str(db), "--out", "lb.json"])
+    assert done.exit_code == 0, done.output
+    rows = {r["bot"]: r for r in json.loads((tmp_path / "lb.json").read_text())["rows"]}
+
+    doc = (ROOT / "docs" / "record-format.md").read_text(encoding="utf-8")
+    scope: dict[str, object] = {}
+    exec(_doc_code(doc, "## Figures from records"), scope)
+    stats = scope["stats"]
+    assert isinstance(stats, dict) and set(stats) <= set(rows) and stats
+    for bot, row in rows.items():
+        got = stats.get(bot, {})
+        for key in ("bids_won", "contracts", "contracts_made"):
+            assert got.get(key, 0) == row[key], (bot, key)
+    assert sum(c["marriages"] for c in stats.values()) == sum(
+        a["action"].endswith(" declare")
+        for p in (tmp_path / "exported").glob("*.json")
+        for d in json.loads(p.read_text())["deals"]
+        for a in d["actions"]
+    )
+
+    records = [json.loads(p.read_text()) for p in (tmp_path / "exported").glob("*.json")]
+    four = [load("random")] * 4
+    records += [play_local(four, "1001-4p", seed, max_deals=6).record for seed in range(3)]
+    compared = 0
+    for rec in records:
+        for deal, result in zip(rec["deals"], replay(rec).deal_results, strict=False):
+            first = next(
+                a for a in deal["actions"] if a["action"].split()[0] not in ("bid", "pass")
+            )
+            assert first["seat"] == result.declarer
+            compared += 1
+    assert compared > 20
