@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import statistics
 import sys
 import time
@@ -30,7 +31,6 @@ from typing import Any
 import bots
 from engine import PRESETS, Game, Ruleset, load_ruleset, observe
 from sdk.bot import Bot
-from sdk.local import mean_ci95
 
 __all__ = ["LADDER", "bench_strength", "main", "play_match"]
 
@@ -81,6 +81,14 @@ def play_match(
 def _task(args: tuple[dict[str, Any], int, list[str], float | None]) -> dict[str, Any]:
     rules, seed, names, budget = args
     return play_match(Ruleset.from_dict(rules), seed, names, budget)
+
+
+def _ci95(xs: Sequence[float]) -> tuple[float, float, float]:
+    mean = statistics.fmean(xs)
+    if len(xs) < 2:
+        return mean, -math.inf, math.inf
+    half = 1.96 * statistics.stdev(xs) / math.sqrt(len(xs))
+    return mean, mean - half, mean + half
 
 
 def bench_strength(
@@ -145,7 +153,7 @@ def bench_strength(
             spent += r["seconds"][pos]
             calls += r["decisions"][pos]
         diffs = [statistics.fmean(v) for v in per_seed.values()]
-        mean, lo, hi = mean_ci95(diffs)
+        mean, lo, hi = _ci95(diffs)
         report["pairs"].append({
             "bot": strong, "vs": weak, "games": games,
             "diff_per_deal": round(mean, 2), "ci95": [round(lo, 2), round(hi, 2)],
