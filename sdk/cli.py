@@ -946,10 +946,13 @@ def try_(
     records: Path | None,
     log_level: str,
 ) -> None:
-    """Play BOT in-process against built-in bots (no server) and print the results.
+    """Play BOT in-process against other bots and print the results.
 
     Seats rotate: match i puts BOT in seat i mod players and replays each seed from
-    every seat, so luck of the deal evens out. Ctrl-C prints the matches finished so far
+    every seat, so luck of the deal evens out. Once two seeds have been played from every
+    seat, a line under the table gives BOT's margin (its points per deal minus the
+    others' mean) with its 95% interval: the figure to compare two versions of a bot by
+    (BOT against two copies of the other). Ctrl-C prints the matches finished so far
     (exit code 130).
 
     With --decision-ms, BOT's decisions are timed as the referee times them (the
