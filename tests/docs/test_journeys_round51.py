@@ -254,6 +254,14 @@ def test_per_bot_figures_computed_from_exported_records_as_the_doc_says_match_th
     )
 
     records = [json.loads(p.read_text()) for p in (tmp_path / "exported").glob("*.json")]
+    # (mean_per_deal: the deltas of its matches' finished deals, over their number)
+    deltas: dict[str, list[int]] = {}
+    for rec in records:
+        for deal in rec["deals"]:
+            for seat, delta in enumerate(deal.get("deltas", [])):
+                deltas.setdefault(rec["players"][seat], []).append(delta)
+    for bot, row in rows.items():
+        assert sum(deltas[bot]) / len(deltas[bot]) == pytest.approx(row["mean_per_deal"])
     four = [load("random")] * 4
     records += [play_local(four, "1001-4p", seed, max_deals=6).record for seed in range(3)]
     compared = 0
