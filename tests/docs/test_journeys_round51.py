@@ -9,6 +9,8 @@ What did not hold is pinned here.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import shutil
 import subprocess
 import sys
@@ -201,6 +203,22 @@ def test_a_try_match_is_played_again_from_its_id_as_the_guide_says(
     again = play_local([load("random"), mybot.Better, load("heuristic")], seed=0, max_deals=2)
     assert again.record["players"] == rec["players"] == ["random", "better", "heuristic"]
     assert [d["actions"] for d in again.record["deals"]] == [d["actions"] for d in rec["deals"]]
+
+    # The guide's snippet, pasted beside mybot.py: each move of deal 2 asked again, answered
+    # as it was played.
+    code = _doc_code((ROOT / "docs" / "writing-a-bot.md").read_text(), "### Replaying one decision")
+    printed = io.StringIO()
+    sys.path.insert(0, str(tmp_path))
+    try:
+        with contextlib.redirect_stdout(printed):
+            exec(code, {})
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("mybot", None)
+    lines = printed.getvalue().splitlines()
+    assert lines and all(
+        line.split(" ", 1)[1].split(" -> ") == [line.split(" -> ")[1]] * 2 for line in lines
+    )
 
 
 def _doc_code(doc: str, heading: str) -> str:
