@@ -1654,13 +1654,26 @@ class SeriesResult:
         return mean_ci95(self.margins) if len(self.margins) >= 2 else None
 
 
+#: Student's t at 97.5 % for 1 to 30 degrees of freedom: a few seeds' interval is wider
+#: than 1.96 standard errors (12.7 of them at two seeds), or "beyond chance" is said of luck.
+_T975 = (
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
+    2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+    2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+)  # fmt: skip
+
+
 def mean_ci95(xs: Sequence[float]) -> tuple[float, float, float]:
-    """``(mean, low, high)``: the mean ± 1.96 standard errors (infinite below 2 values)."""
+    """``(mean, low, high)``: the mean and its 95 % interval, Student's t over the values
+    (infinite below 2 of them)."""
     mean = math.fsum(xs) / len(xs)
     if len(xs) < 2:
         return mean, -math.inf, math.inf
-    var = math.fsum((x - mean) ** 2 for x in xs) / (len(xs) - 1)
-    half = 1.96 * math.sqrt(var / len(xs))
+    df = len(xs) - 1
+    var = math.fsum((x - mean) ** 2 for x in xs) / df
+    # (past 30, the normal's 1.96 with its first correction, within 0.003 of t)
+    t = _T975[df - 1] if df <= len(_T975) else 1.96 + 2.37 / df
+    half = t * math.sqrt(var / len(xs))
     return mean, mean - half, mean + half
 
 

@@ -132,7 +132,8 @@ def test_two_versions_of_a_bot_are_compared_on_duplicate_deals_with_an_interval(
     whole = [sum(v) / 3 for v in seeds.values() if len(v) == 3]  # (the 7th match: no seed)
     assert len(whole) == 2
     mean = sum(whole) / 2
-    half = 1.96 * abs(whole[0] - whole[1]) / 2  # (the standard error of two values)
+    # (Student's t of 1 degree of freedom, times the standard error of two values)
+    half = 12.706 * abs(whole[0] - whole[1]) / 2
     assert line.startswith(
         f"margin of better: {mean:+.1f} points per deal over the others' mean, 95% interval "
         f"[{mean - half:+.1f}, {mean + half:+.1f}] (2 seeds, each played from every seat): "
