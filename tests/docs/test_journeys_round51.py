@@ -205,16 +205,23 @@ def test_a_try_match_is_played_again_from_its_id_as_the_guide_says(
     assert again.record["players"] == rec["players"] == ["random", "better", "heuristic"]
     assert [d["actions"] for d in again.record["deals"]] == [d["actions"] for d in rec["deals"]]
 
-    # The guide's snippet, pasted beside mybot.py: each move of deal 2 asked again, answered
-    # as it was played.
+    # The guide's snippet, pasted beside mybot.py and the records of its `try`: each move of
+    # deal 2 asked again, answered as it was played.
     code = _doc_code((ROOT / "docs" / "writing-a-bot.md").read_text(), "### Replaying one decision")
+    args = ["try", "mybot.py:Lowest", "-n", "2", "--max-deals", "2", "--records", "recs"]
+    (tmp_path / "again").mkdir()
+    shutil.copy(tmp_path / "mybot.py", tmp_path / "again" / "mybot.py")
+    monkeypatch.chdir(tmp_path / "again")
+    got = CliRunner().invoke(bot_main, args)
+    assert got.exit_code == 0, got.output
+    sys.modules.pop("mybot", None)
     printed = io.StringIO()
-    sys.path.insert(0, str(tmp_path))
+    sys.path.insert(0, str(tmp_path / "again"))
     try:
         with contextlib.redirect_stdout(printed):
             exec(code, {})
     finally:
-        sys.path.remove(str(tmp_path))
+        sys.path.remove(str(tmp_path / "again"))
         sys.modules.pop("mybot", None)
     lines = printed.getvalue().splitlines()
     assert lines and all(
