@@ -299,3 +299,19 @@ def test_per_bot_figures_computed_from_exported_records_as_the_doc_says_match_th
             assert first["seat"] == result.declarer
             compared += 1
     assert compared > 20
+
+
+def test_the_strength_benchmark_given_a_bot_file_says_what_measures_one(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Defect: `python -m arena.bench.strength --bots random,mybot.py:Better` (the README's
+    "measure bot strength (duplicate deals)") ended in a KeyError's traceback. It takes the
+    bundled bots only, and now says so, naming the command that measures one's own."""
+    from arena.bench.strength import main as strength
+
+    with pytest.raises(SystemExit) as exited:
+        strength(["--bots", "random,mybot.py:Better", "--matches", "1"])
+    assert exited.value.code == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "--bots: mybot.py:Better is no bundled bot (random, heuristic, counting, pimc)" in err
+    assert "arena-bot try mybot.py:New --vs mybot.py:Old -n 60" in err
