@@ -1,7 +1,7 @@
 """Build hook: a wheel carries the generated protobuf code and its type stubs.
 
-A checkout gets them from `make proto` (the Makefile writes them next to the sources). A
-wheel built by pip (`pip install git+URL`, `pip install ./thousand-arena`, `pip wheel .`)
+A checkout gets them from `make proto` (the Makefile writes them next to the sources), or
+from `pip install -e .` without make (this writes them there too). A wheel built by pip (`pip install git+URL`, `pip install ./thousand-arena`, `pip wheel .`)
 runs no Makefile: without this it installed an `arena.v1` with no `arena_pb2`, and `import
 sdk` failed on the bot author's machine. The dependencies are here too (the generated code
 sets a floor under protobuf and grpcio); everything else is in pyproject.toml.
@@ -33,30 +33,11 @@ class BuildPyWithProtobuf(build_py):
             # wheel. Each build starts from the sources alone.
             self._empty_build_lib()
         super().run()
-        if self.editable_mode:
-            return  # (an editable install imports the checkout: `make proto` writes there)
-        from grpc_tools import protoc  # (a build requirement, pyproject.toml)
-
-        sources = sorted(str(p) for p in (ROOT / "proto").glob("**/*.proto"))
-        out = Path(self.build_lib)
-        include = Path(protoc.__file__).parent / "_proto"  # (protobuf's own .proto files)
-        args = ["grpc_tools.protoc", f"-I{ROOT / 'proto'}", f"-I{include}"]
-        args += [f"--python_out={out}", f"--grpc_python_out={out}"]
-        # The .pyi stubs (the package is py.typed: without them a bot author's mypy saw
-        # `arena_pb2` as a module with no messages, and `ArenaStub` as untyped) come from
-        # mypy-protobuf, as `make proto` writes them, not from protoc's own --pyi_out: the
-        # wheel's stubs are then the ones the project's `mypy --strict` checks the SDK
-        # against, and they cover the gRPC stubs too (--pyi_out writes none for
-        # arena_pb2_grpc). Its cost is a build requirement (pyproject.toml).
-        stubs = {"protoc-gen-mypy": "mypy_out", "protoc-gen-mypy_grpc": "mypy_grpc_out"}
-        # (the system's temporary directory: pip's isolated build runs from there already)
-        with tempfile.TemporaryDirectory(prefix="thousand-arena-plugins-") as plugins:
-            for name, option in stubs.items():
-                plugin = _plugin(Path(plugins), name)
-                args += [f"--plugin={name}={plugin}", f"--{option}={out}"]
-            status = protoc.main([*args, *sources])
-        if status != 0:
-            raise RuntimeError(f"protoc failed ({status}) on {', '.join(sources)}")
+        # An editable install imports the checkout itself, so the code goes there, as
+        # `make proto` writes it: without it `pip install -e .` (the way in without make)
+        # installed a checkout that could not `import sdk`, told to run the very `make` it
+        # had no use of.
+        _generate(ROOT if self.editable_mode else Path(self.build_lib))
 
     def _empty_build_lib(self) -> None:
         """Remove the last build's files, and nothing else: only a directory below
@@ -68,6 +49,31 @@ class BuildPyWithProtobuf(build_py):
         base = (ROOT / "build").resolve()
         if out != base and out.is_relative_to(base):
             shutil.rmtree(out, ignore_errors=True)
+
+
+def _generate(out: Path) -> None:
+    """Writes ``arena/v1/arena_pb2{,_grpc}.py{,i}`` below ``out`` from proto/."""
+    from grpc_tools import protoc  # (a build requirement, pyproject.toml)
+
+    sources = sorted(str(p) for p in (ROOT / "proto").glob("**/*.proto"))
+    include = Path(protoc.__file__).parent / "_proto"  # (protobuf's own .proto files)
+    args = ["grpc_tools.protoc", f"-I{ROOT / 'proto'}", f"-I{include}"]
+    args += [f"--python_out={out}", f"--grpc_python_out={out}"]
+    # The .pyi stubs (the package is py.typed: without them a bot author's mypy saw
+    # `arena_pb2` as a module with no messages, and `ArenaStub` as untyped) come from
+    # mypy-protobuf, as `make proto` writes them, not from protoc's own --pyi_out: the
+    # wheel's stubs are then the ones the project's `mypy --strict` checks the SDK
+    # against, and they cover the gRPC stubs too (--pyi_out writes none for
+    # arena_pb2_grpc). Its cost is a build requirement (pyproject.toml).
+    stubs = {"protoc-gen-mypy": "mypy_out", "protoc-gen-mypy_grpc": "mypy_grpc_out"}
+    # (the system's temporary directory: pip's isolated build runs from there already)
+    with tempfile.TemporaryDirectory(prefix="thousand-arena-plugins-") as plugins:
+        for name, option in stubs.items():
+            plugin = _plugin(Path(plugins), name)
+            args += [f"--plugin={name}={plugin}", f"--{option}={out}"]
+        status = protoc.main([*args, *sources])
+    if status != 0:
+        raise RuntimeError(f"protoc failed ({status}) on {', '.join(sources)}")
 
 
 def _plugin(directory: Path, name: str) -> Path:

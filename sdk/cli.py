@@ -946,10 +946,13 @@ def try_(
     records: Path | None,
     log_level: str,
 ) -> None:
-    """Play BOT in-process against built-in bots (no server) and print the results.
+    """Play BOT in-process against other bots and print the results.
 
     Seats rotate: match i puts BOT in seat i mod players and replays each seed from
-    every seat, so luck of the deal evens out. Ctrl-C prints the matches finished so far
+    every seat, so luck of the deal evens out. Once two seeds have been played from every
+    seat, a line under the table gives BOT's margin (its points per deal minus the
+    others' mean) with its 95% interval: the figure to compare two versions of a bot by
+    (BOT against two copies of the other). Ctrl-C prints the matches finished so far
     (exit code 130).
 
     With --decision-ms, BOT's decisions are timed as the referee times them (the
@@ -1247,6 +1250,25 @@ def _print_results(console: Console, result: SeriesResult, title: str) -> None:
     console.print(fitted(table))  # (in a narrow terminal: header: value lines)
     times = ", ".join(f"{printable(e.name)} {e.slowest * 1000:.1f} ms" for e in result.entries)
     console.print(escape(f"slowest decision: {times}"), soft_wrap=True)
+    margin = result.margin()
+    if margin is not None:
+        # The figure to compare two bots by (a second version against the first, say):
+        # each seed is played from every seat, so the luck of the cards cancels out, and
+        # the interval says whether the difference is more than chance.
+        mean, low, high = margin
+        verdict = (
+            "ahead, beyond chance" if low > 0
+            else "behind, beyond chance" if high < 0
+            else "no difference beyond chance (a larger -n narrows the interval)"
+        )  # fmt: skip
+        console.print(
+            escape(
+                f"margin of {printable(result.entries[0].name)}: {mean:+.1f} points per deal "
+                f"over the others' mean, 95% interval [{low:+.1f}, {high:+.1f}] "
+                f"({len(result.margins)} seeds, each played from every seat): {verdict}"
+            ),
+            soft_wrap=True,
+        )
 
 
 @main.command("human", short_help="Play against bots yourself in the terminal.")

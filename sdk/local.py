@@ -62,6 +62,7 @@ from engine import (
     parse_card,
     public_action,
 )
+from engine.record import check_record_shape, start_game
 from sdk.bot import Bot, Deadline
 from sdk.loader import _SDK_DIR
 
@@ -70,6 +71,7 @@ __all__ = [
     "BotMakeError",
     "LocalIncident",
     "LocalMatch",
+    "RecordedDecision",
     "SeriesEntry",
     "SeriesInterrupted",
     "SeriesResult",
@@ -79,9 +81,11 @@ __all__ = [
     "hook_result",
     "hook_view",
     "make_bot",
+    "mean_ci95",
     "overrides",
     "play_local",
     "play_series",
+    "record_decisions",
     "resolve_ruleset",
 ]
 
@@ -152,6 +156,39 @@ def arena_record(match: LocalMatch) -> dict[str, Any]:
         if not i.hook and i.kind in _ARENA_KIND
     ]
     return {**match.record, "incidents": incidents}
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedDecision:
+    """One action of a match record, with the view its seat had when it was taken."""
+
+    #: The deal, counted from 0 as the record counts it (`arena replay`'s "Deal 3" is 2).
+    deal: int
+    #: The action's place in its deal's ``actions``, from 0.
+    index: int
+    seat: int
+    #: What the seat saw before the action: what a bot's method was called with.
+    view: PlayerView
+    action: Action
+    #: A referee's record says who chose it: ``"bot"``, ``"forced"`` (the only legal
+    #: action, not asked) or ``"fallback"`` (the referee's); ``""`` where it does not.
+    by: str
+
+
+def record_decisions(record: Mapping[str, Any]) -> Iterator[RecordedDecision]:
+    """Every action of a match record (an arena's, ``arena-bot try --records``', a
+    ``play_local`` record) with the view its seat had then, in order: to call a bot again
+    on one decision it took, under a debugger (docs/writing-a-bot.md). A record the rules
+    refuse raises ``engine.ReplayError`` (not a record) or ``engine.IllegalActionError``
+    at the action refused (``arena replay --check`` says why)."""
+    check_record_shape(record)
+    game = start_game(record)
+    for deal in record["deals"]:
+        for index, entry in enumerate(deal["actions"]):
+            seat, action = entry["seat"], parse_action(entry["action"])
+            view = observe(game, seat)
+            yield RecordedDecision(game.deal_number, index, seat, view, action, entry.get("by", ""))
+            game.apply(action, seat=seat)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1607,6 +1644,37 @@ class SeriesResult:
     entries: list[SeriesEntry] = field(default_factory=list)
     #: Matches that ended at the ruleset's ``max_deals`` before anyone won.
     capped: int = 0
+    #: Per seed played from every seat (a whole rotation: duplicate deals, each hand played
+    #: by the bot and by the others), the bot's points per deal minus the mean of the
+    #: others', averaged over the rotation's matches; a rotation cut short is not counted.
+    margins: list[float] = field(default_factory=list)
+
+    def margin(self) -> tuple[float, float, float] | None:
+        """The mean of :attr:`margins` and its 95% interval (``None`` below 2 seeds)."""
+        return mean_ci95(self.margins) if len(self.margins) >= 2 else None
+
+
+#: Student's t at 97.5 % for 1 to 30 degrees of freedom: a few seeds' interval is wider
+#: than 1.96 standard errors (12.7 of them at two seeds), or "beyond chance" is said of luck.
+_T975 = (
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
+    2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+    2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+)  # fmt: skip
+
+
+def mean_ci95(xs: Sequence[float]) -> tuple[float, float, float]:
+    """``(mean, low, high)``: the mean and its 95 % interval, Student's t over the values
+    (infinite below 2 of them)."""
+    mean = math.fsum(xs) / len(xs)
+    if len(xs) < 2:
+        return mean, -math.inf, math.inf
+    df = len(xs) - 1
+    var = math.fsum((x - mean) ** 2 for x in xs) / df
+    # (past 30, the normal's 1.96 with its first correction, within 0.003 of t)
+    t = _T975[df - 1] if df <= len(_T975) else 1.96 + 2.37 / df
+    half = t * math.sqrt(var / len(xs))
+    return mean, mean - half, mean + half
 
 
 class SeriesInterrupted(KeyboardInterrupt):
@@ -1662,6 +1730,7 @@ def play_series(
         unique = names.count(oname) == 1 and oname != entries[0].name
         entries.append(SeriesEntry(oname if unique else f"{oname}#{names[: k + 1].count(oname)}"))
     played = capped = 0
+    rotations: dict[int, list[float]] = {}  # seed -> the bot's margin in each seat
     try:
         for i in range(n):
             r = i % p
@@ -1690,6 +1759,9 @@ def play_series(
             with _counting():
                 _add(entries, order, m)
                 capped += m.result.reason == "max_deals"
+                me, per_deal = order.index(0), [x / max(1, m.result.deals) for x in m.result.scores]
+                others = [x for seat, x in enumerate(per_deal) if seat != me]
+                rotations.setdefault(i // p, []).append(per_deal[me] - sum(others) / len(others))
                 played = i + 1
                 # (Ctrl-C held here too: a match counted has its record written, `try
                 # --records`; it was "interrupted after 2 of 4 matches" beside 1 record)
@@ -1698,8 +1770,15 @@ def play_series(
             if progress is not None:
                 progress(played)
     except KeyboardInterrupt as e:  # the match under way is dropped; the others stand
-        raise SeriesInterrupted(SeriesResult(rules.name, played, entries, capped)) from e
-    return SeriesResult(rules.name, n, entries, capped)
+        raise SeriesInterrupted(
+            SeriesResult(rules.name, played, entries, capped, _whole(rotations, p))
+        ) from e
+    return SeriesResult(rules.name, n, entries, capped, _whole(rotations, p))
+
+
+def _whole(rotations: dict[int, list[float]], players: int) -> list[float]:
+    """Each whole rotation's mean margin (SeriesResult.margins)."""
+    return [sum(m) / players for m in rotations.values() if len(m) == players]
 
 
 @contextlib.contextmanager

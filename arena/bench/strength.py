@@ -229,6 +229,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ladder = [b.strip() for b in args.bots.split(",") if b.strip()]
     if len(ladder) < 2:
         ap.error("--bots needs at least two bots")
+    unknown = [b for b in ladder if b not in bots.BUNDLED]
+    if unknown:
+        # (a bot author's file met a KeyError's traceback: `try` is the duplicate run for it)
+        ap.error(
+            f"--bots: {', '.join(unknown)} is no bundled bot ({', '.join(bots.BUNDLED)}); "
+            "to measure a bot of your own on duplicate deals, with a 95% interval: "
+            "arena-bot try mybot.py:New --vs mybot.py:Old -n 60 (docs/writing-a-bot.md)"
+        )
     report = bench_strength(
         ladder, args.matches, args.seed, args.ruleset, args.max_deals, args.workers,
         args.pimc_budget, out=None if args.json else sys.stdout,

@@ -1,6 +1,7 @@
 """Generated protobuf and gRPC code for ``proto/arena/v1/arena.proto`` (``make proto``).
 
-Nothing here is edited by hand; the Makefile regenerates it from the .proto file.
+Nothing here is edited by hand; the Makefile (or `pip install -e .`) regenerates it from the
+.proto file.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ _GENERATED = ("arena_pb2", "arena_pb2_grpc")
 
 
 def __getattr__(name: str) -> ModuleType:
-    # Reached only while the generated module is not imported yet: a checkout installed
-    # without `make` (plain `pip install -e .`) has no generated code, and Python would
-    # only say "cannot import name 'arena_pb2'".
+    # Reached only while the generated module is not imported yet: a checkout copied or
+    # installed without generating the code (`pip install -e .` before it generated it,
+    # `make clean`) has none, and Python would only say "cannot import name 'arena_pb2'".
     if name not in _GENERATED:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     try:
@@ -32,7 +33,8 @@ def __getattr__(name: str) -> ModuleType:
 def _not_generated(name: str) -> str:
     message = (
         f"the protobuf code ({__name__}.{name}) has not been generated: run `make proto` "
-        "(or `make venv`) in the checkout of thousand-arena"
+        "(or `make venv`) in the checkout of thousand-arena (without make: `pip install -e "
+        ".` there, which generates it too)"
     )
     here = Path(__file__).resolve().parent
     for dist in importlib.metadata.distributions(name="thousand-arena"):

@@ -9,6 +9,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -62,18 +64,31 @@ def test_the_api_table_names_every_key_of_the_answers(tmp_path: Path) -> None:
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 
 
-def test_every_python_block_for_bot_authors_runs_as_shown(tmp_path: Path) -> None:
+def test_every_python_block_for_bot_authors_runs_as_shown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """writing-a-bot.md's `play_local([Lowest, ...])` block used a `Lowest` it never
     imported (a NameError pasted into a notebook), and its `class Careful(Bot)` sketch a
     `Bot` it never imported. Each block of README.md and writing-a-bot.md runs here on its
-    own, beside the `mybot.py` the guide has the reader write."""
+    own, beside the `mybot.py` the guide has the reader write (and the records of its
+    `arena-bot try mybot.py --records recs`, which a block reads)."""
     import os
     import subprocess
     import sys
 
+    from click.testing import CliRunner
+
+    from sdk.cli import main as bot_main
+
     guide = (ROOT / "docs" / "writing-a-bot.md").read_text(encoding="utf-8")
     mybot = guide[guide.index("`mybot.py`:") :]
     (tmp_path / "mybot.py").write_text(FENCE.findall(mybot)[0][1], encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    tried = CliRunner().invoke(
+        bot_main, ["try", "mybot.py", "-n", "2", "--max-deals", "2", "--records", "recs"]
+    )
+    assert tried.exit_code == 0, tried.output
+    sys.modules.pop("mybot", None)  # (imported by `try`: the blocks run in processes of their own)
     blocks = [
         (path.name, block)
         for path in (ROOT / "README.md", ROOT / "docs" / "writing-a-bot.md")

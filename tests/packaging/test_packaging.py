@@ -347,7 +347,8 @@ def test_a_checkout_shadowing_the_installed_package_says_so(tmp_path: Path) -> N
 
     plain = (
         "ImportError: the protobuf code (arena.v1.arena_pb2) has not been generated: run "
-        "`make proto` (or `make venv`) in the checkout of thousand-arena"
+        "`make proto` (or `make venv`) in the checkout of thousand-arena (without make: "
+        "`pip install -e .` there, which generates it too)"
     )
     assert error(checkout, site) == (
         f"{plain}; or, to use the package installed by pip ({site.resolve()}), run outside "
