@@ -823,9 +823,13 @@ def view_from_pb(
         gives.append((seat_ok(g.to_seat, "view.gives.to_seat"), card))
     bids_kept: tuple[tuple[int, Action], ...] = ()
     tricks_kept: tuple[Trick, ...] = ()
-    if msg.bids_omitted or msg.tricks_omitted:
-        bids_kept = _kept(msg, "bids", previous)
-        tricks_kept = _kept(msg, "tricks", previous)
+    omitted_bids, omitted_tricks = msg.bids_omitted, msg.tricks_omitted
+    if omitted_bids or omitted_tricks:
+        deal = msg.deal_number
+        if previous is not None and previous.deal_number == deal:
+            bids_kept, tricks_kept = previous.bids, previous.tricks  # (of the same deal only)
+        bids_kept = _kept(omitted_bids, bids_kept, "bids", deal)
+        tricks_kept = _kept(omitted_tricks, tricks_kept, "tricks", deal)
     bid_cache = _BID_BY_BYTES
     bids = list(bids_kept)
     for sa in msg.bids:
@@ -908,20 +912,14 @@ def view_from_pb(
     )
 
 
-def _kept(msg: pb.PlayerView, field: str, previous: PlayerView | None) -> tuple[Any, ...]:
-    """The first ``msg.<field>_omitted`` bids or tricks, from ``previous`` (the match's
-    last view, which must be of the same deal and hold that many)."""
-    omitted: int = getattr(msg, f"{field}_omitted")
-    if not omitted:
-        return ()
-    known: tuple[Any, ...] = ()
-    if previous is not None and previous.deal_number == msg.deal_number:
-        known = getattr(previous, field)
+def _kept(omitted: int, known: tuple[Any, ...], field: str, deal: int) -> tuple[Any, ...]:
+    """The first ``omitted`` of ``known`` (the bids or tricks of the match's last view, if
+    it is of the view's deal ``deal``); a view leaving out more is malformed."""
     if omitted > len(known):
         raise MalformedMessageError(
             f"view.{field}_omitted",
             f"{omitted} {field} left out, {len(known)} known from the match's last view of "
-            f"deal {msg.deal_number + 1}",
+            f"deal {deal + 1}",
         )
     return known[:omitted]
 
