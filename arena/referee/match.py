@@ -463,9 +463,10 @@ class MatchRunner:
         omit_bids = omit_tricks = 0
         on, deal, bids, tricks = st.deal_sent
         if on is not None and on is stream and on.deal_once and deal == seen.deal_number:
-            if bids and seen.bids[: len(bids)] == bids:
+            # (the same tuple when nothing was added: the engine keeps a deal's)
+            if bids and (seen.bids is bids or seen.bids[: len(bids)] == bids):
                 omit_bids = len(bids)
-            if tricks and seen.tricks[: len(tricks)] == tricks:
+            if tricks and (seen.tricks is tricks or seen.tricks[: len(tricks)] == tricks):
                 omit_tricks = len(tricks)
         view = view_to_pb(seen, req.view, omit, omit_bids, omit_tricks)  # in place, not copied
         budget_ms = self.config.decision_ms + st.bank_ms
