@@ -658,14 +658,19 @@ def _marriage_tricks(view: PlayerView) -> list[int]:
 
 
 def view_to_pb(
-    view: PlayerView, out: pb.PlayerView | None = None, results_omitted: int = 0
+    view: PlayerView,
+    out: pb.PlayerView | None = None,
+    results_omitted: int = 0,
+    bids_omitted: int = 0,
+    tricks_omitted: int = 0,
 ) -> pb.PlayerView:
     """An engine ``PlayerView`` (from ``observe``) as a ``PlayerView`` message.
 
     ``out``: an empty message to fill in place (say ``msg.decision_request.view``) rather
     than a new one; it is returned. ``results_omitted``: the first that many deal results
     are left out (a request's view to a bot that has them: the "results_once" feature,
-    ``deal_results_omitted``).
+    ``deal_results_omitted``). ``bids_omitted``, ``tricks_omitted``: likewise the first bids
+    and completed tricks of the deal (the "deal_once" feature).
     """
     # The view is written as wire bytes and parsed once (see "view encoding" below).
     parts = [
@@ -686,7 +691,12 @@ def view_to_pb(
         talon_item = _TALON_ITEM
         parts += [talon_item[c] for c in view.talon]
     bids = view.bids
-    if bids:
+    if bids_omitted:
+        if not 0 < bids_omitted <= len(bids):
+            raise ValueError(f"{bids_omitted} bids to leave out of {len(bids)}")
+        # (the rest of the auction after them: a bid or two, or none once it is over)
+        parts += [_bid_item(seat, action) for seat, action in bids[bids_omitted:]]
+    elif bids:
         hit_b = _BIDS_BY_ID.get(id(bids))
         if hit_b is None or hit_b[0] is not bids:
             hit_b = (bids, b"".join([_bid_item(seat, action) for seat, action in bids]))
@@ -719,7 +729,14 @@ def view_to_pb(
         trick_item = _TRICK_CARD_ITEM
         parts += [trick_item[seat][card] for seat, card in view.trick]
     tricks = view.tricks
-    if tricks:
+    if tricks_omitted:
+        if not 0 < tricks_omitted <= len(tricks):
+            raise ValueError(f"{tricks_omitted} tricks to leave out of {len(tricks)}")
+        by_id_1 = _TRICK_ITEM_BY_ID
+        for t in tricks[tricks_omitted:]:
+            hit_1 = by_id_1.get(id(t))
+            parts.append(hit_1[1] if hit_1 is not None and hit_1[0] is t else _trick_item(t))
+    elif tricks:
         hit_t = _TRICKS_BY_ID.get(id(tricks))
         if hit_t is None or hit_t[0] is not tricks:
             by_id_t = _TRICK_ITEM_BY_ID
@@ -750,6 +767,10 @@ def view_to_pb(
             parts.append(hit_r[1] if hit_r is not None and hit_r[0] is r else _result_item(r))
     if results_omitted:
         parts += (_K_RESULTS_OMITTED, _u32(results_omitted))
+    if bids_omitted:
+        parts += (_K_BIDS_OMITTED, _u32(bids_omitted))
+    if tricks_omitted:
+        parts += (_K_TRICKS_OMITTED, _u32(tricks_omitted))
     data = b"".join(parts)
     if out is None:
         return pb.PlayerView.FromString(data)
@@ -768,9 +789,11 @@ def view_from_pb(
 
     ``previous``: the match's earlier view, where the results a request's view leaves out
     are taken from (``deal_results_omitted``, the "results_once" feature); a view that
-    leaves out more than ``previous`` holds is malformed. (The items that repeat from view
-    to view, deal results, completed tricks, bids, legal actions, are decoded once each and
-    found again by their wire bytes.)
+    leaves out more than ``previous`` holds is malformed. Likewise the deal's first bids and
+    completed tricks (``bids_omitted``, ``tricks_omitted``, the "deal_once" feature), from
+    ``previous`` of the same deal. (The items that repeat from view to view, deal results,
+    completed tricks, bids, legal actions, are decoded once each and found again by their
+    wire bytes.)
     """
     n = len(msg.players)
     if n != ruleset.players:
@@ -814,8 +837,17 @@ def view_from_pb(
         g = sa.action.give
         card = card_from_pb(g.card, "view.gives.card") if g.HasField("card") else None
         gives.append((seat_ok(g.to_seat, "view.gives.to_seat"), card))
+    bids_kept: tuple[tuple[int, Action], ...] = ()
+    tricks_kept: tuple[Trick, ...] = ()
+    omitted_bids, omitted_tricks = msg.bids_omitted, msg.tricks_omitted
+    if omitted_bids or omitted_tricks:
+        deal = msg.deal_number
+        if previous is not None and previous.deal_number == deal:
+            bids_kept, tricks_kept = previous.bids, previous.tricks  # (of the same deal only)
+        bids_kept = _kept(omitted_bids, bids_kept, "bids", deal)
+        tricks_kept = _kept(omitted_tricks, tricks_kept, "tricks", deal)
     bid_cache = _BID_BY_BYTES
-    bids = []
+    bids = list(bids_kept)
     for sa in msg.bids:
         key = (n, sa.SerializeToString())
         bid = bid_cache.get(key)
@@ -828,7 +860,7 @@ def view_from_pb(
             bid = (seat_ok(sa.seat, "view.bids.seat"), bid_or_pass)
             _store_decoded(bid_cache, key, bid)
         bids.append(bid)
-    tricks = []
+    tricks = list(tricks_kept)
     trick_cache = _TRICK_BY_BYTES
     for t in msg.tricks:
         # A completed trick is repeated in every later view of its deal: decoded once.
@@ -894,6 +926,18 @@ def view_from_pb(
         legal_actions=tuple(legal),
         deal_results=kept + _deal_results_from_pb(msg.deal_results, n) if results else (),
     )
+
+
+def _kept(omitted: int, known: tuple[Any, ...], field: str, deal: int) -> tuple[Any, ...]:
+    """The first ``omitted`` of ``known`` (the bids or tricks of the match's last view, if
+    it is of the view's deal ``deal``); a view leaving out more is malformed."""
+    if omitted > len(known):
+        raise MalformedMessageError(
+            f"view.{field}_omitted",
+            f"{omitted} {field} left out, {len(known)} known from the match's last view of "
+            f"deal {deal + 1}",
+        )
+    return known[:omitted]
 
 
 # Decoded actions by their wire bytes: a view lists every legal action again at every
@@ -1010,6 +1054,8 @@ _K_DECLARER = _key("declarer")
 _K_BID = _key("bid")
 _K_CONTRACT = _key("contract")
 _K_RESULTS_OMITTED = _key("deal_results_omitted")
+_K_BIDS_OMITTED = _key("bids_omitted")
+_K_TRICKS_OMITTED = _key("tricks_omitted")
 _TALON_KNOWN = _key("talon_known") + b"\x01"
 # By the member's value: Phase is a plain Enum, whose __hash__ is a Python function.
 _PHASE_BYTES: dict[str, bytes] = {ph.value: _varint(v) for ph, v in _PHASE_TO_PB.items()}

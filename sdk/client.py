@@ -1208,8 +1208,9 @@ class BotRunner:
                     protocol_version=PROTOCOL_VERSION,
                     client=CLIENT,
                     # "results_once": a request's view leaves out the deal results of its
-                    # match sent before (view_from_pb takes them from the match's view).
-                    features=["batch", "results_once"],
+                    # match sent before; "deal_once": the bids and completed tricks of its
+                    # deal (view_from_pb takes them from the match's last view).
+                    features=["batch", "results_once", "deal_once"],
                     matches=self._matches_to_start(),
                     # Within the protocol's limit (a Hello over it is refused): the matches
                     # it holds first, their seats resume whether named or not.

@@ -81,7 +81,7 @@ PYTHON: list[str] = [sys.executable]
 
 def sample_messages(seeds: Sequence[int] = (1, 2, 3)) -> dict[str, Any]:
     """Play random matches as the referee would message them (to a bot asking for
-    "results_once", as the SDK's do: docs/protocol.md); return the median-size
+    "results_once" and "deal_once", as the SDK's do: docs/protocol.md); return the median-size
     ``ServerMessage`` (decision request + piggy-backed events) and a ``BotMessage``
     decision, serialized, with the size statistics of the match.
 
@@ -130,6 +130,9 @@ def _sample_match(
     # does for a bot that asks for "results_once" (the SDK's bots, those of the referee's
     # section), so the ping-pong's messages are the size of the real ones.
     sent = [0] * len(names)
+    # Likewise the deal's bids and completed tricks of the seat's last view of the deal
+    # ("deal_once"): (deal number, bids, tricks) it was sent.
+    dealt: list[tuple[int, int, int]] = [(-1, 0, 0)] * len(names)
     actions = seq = 0
     while not game.is_over:
         seat = game.to_act
@@ -142,8 +145,13 @@ def _sample_match(
             req.request_id = str(len(requests) + 1)  # the referee counts per match
             req.match_id = match_id
             req.deal_number = game.deal_number
-            view_to_pb(observe(game, seat), req.view, sent[seat])
+            seen = observe(game, seat)
+            deal, bids, tricks = dealt[seat]
+            if deal != game.deal_number:
+                bids = tricks = 0
+            view_to_pb(seen, req.view, sent[seat], bids, tricks)
             sent[seat] = len(game.deal_results)
+            dealt[seat] = (game.deal_number, len(seen.bids), len(seen.tricks))
             req.time_limit_ms = 1000
             req.time_bank_ms = 10000
             msg.events.extend(events[seat])

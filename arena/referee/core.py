@@ -80,7 +80,7 @@ CORE_END_SETTLE_S = 0.25
 REFUSALS_LOGGED = 20
 
 #: The protocol features this referee supports (see ``Hello.features`` in the proto).
-FEATURES = ("batch", "results_once")
+FEATURES = ("batch", "results_once", "deal_once")
 #: The most decisions one ``DecisionBatch`` may carry.
 MAX_DECISION_BATCH = 256
 #: The bytes a decision that answers a request may take before the rest of its message
@@ -673,6 +673,7 @@ class Referee:
             hello = await _await_hello(context, session.name, stream)
             stream.batch = "batch" in hello.features
             stream.results_once = "results_once" in hello.features
+            stream.deal_once = "deal_once" in hello.features
             # The matches it will play count those it finishes on this stream: the seats it is
             # about to resume (a bot restarted with --matches N finishes them first), and
             # the matches it holds as running whose end comes again (they ended while it

@@ -51,6 +51,7 @@ from engine import (
     IllegalActionError,
     Pass,
     Phase,
+    PlayerView,
     Ruleset,
     fallback_action,
     observe,
@@ -161,6 +162,10 @@ class Pending:
     #: The answer's ``Decision.failed``, when its client set it: the bot's decision failed
     #: and the answer is the client's fallback (a ``bot_error`` incident, no strike).
     failed: str | None = None
+    #: The engine's view the request's ``view`` was made from (``None`` in tests that make
+    #: a ``Pending`` by hand): what a bot that asked for "deal_once" has of the deal once it
+    #: is sent (``SeatState.deal_sent``).
+    seen: PlayerView | None = None
 
     def catch_up(self, now: float | None = None) -> None:
         """Move the request's clock, limit and deadline on by the time the referee's loop
@@ -210,6 +215,12 @@ class SeatState:
     #: results that bot has had in views there: a request's view on that stream, to a bot
     #: that asked for "results_once", leaves those out (``deal_results_omitted``).
     results_sent: tuple[Stream | None, int] = (None, 0)
+    #: The stream the seat's bot was last sent a view on, and that view's deal number, bids
+    #: and completed tricks: a request's view of the same deal on that stream, to a bot that
+    #: asked for "deal_once", leaves out those bids and tricks (``bids_omitted``,
+    #: ``tricks_omitted``) when they are still the first of the deal's (they always are: a
+    #: deal's auction and tricks only grow; checked all the same, by identity in C).
+    deal_sent: tuple[Stream | None, int, tuple[Any, ...], tuple[Any, ...]] = (None, -1, (), ())
 
     def arm(self, loop: asyncio.AbstractEventLoop, deadline: float) -> None:
         """Have the timer run by ``deadline``: kept if it runs no later, else made again."""
@@ -445,9 +456,19 @@ class MatchRunner:
         rid = f"{st.requests}"
         msg = pb.ServerMessage()
         req = msg.decision_request
+        stream = st.session.stream
         on, sent = st.results_sent
-        omit = sent if on is not None and on is st.session.stream and on.results_once else 0
-        view = view_to_pb(observe(game, st.seat), req.view, omit)  # in place, not copied
+        omit = sent if on is not None and on is stream and on.results_once else 0
+        seen = observe(game, st.seat)
+        omit_bids = omit_tricks = 0
+        on, deal, bids, tricks = st.deal_sent
+        if on is not None and on is stream and on.deal_once and deal == seen.deal_number:
+            # (the same tuple when nothing was added: the engine keeps a deal's)
+            if bids and (seen.bids is bids or seen.bids[: len(bids)] == bids):
+                omit_bids = len(bids)
+            if tricks and (seen.tricks is tricks or seen.tricks[: len(tricks)] == tricks):
+                omit_tricks = len(tricks)
+        view = view_to_pb(seen, req.view, omit, omit_bids, omit_tricks)  # in place, not copied
         budget_ms = self.config.decision_ms + st.bank_ms
         loop = self._loop
         start = loop.time()
@@ -457,7 +478,7 @@ class MatchRunner:
         lag = loop_lag(loop)
         pending = st.pending = Pending(
             rid, fut, view, game.deal_number, deadline, limit_at,
-            start=start, lag=lag, lag_seen=lag.stalled(),
+            start=start, lag=lag, lag_seen=lag.stalled(), seen=seen,
         )  # fmt: skip
         lag.hold()  # (from before the request is queued: it may wait on the loop)
         try:
@@ -656,12 +677,14 @@ class MatchRunner:
         ms.seat = st.seat
         ms.players.extend(self.names)
         ms.ruleset.CopyFrom(self._ruleset_pb)
-        ms.view.CopyFrom(view_to_pb(observe(self.game, st.seat)))
+        seen = observe(self.game, st.seat)
+        ms.view.CopyFrom(view_to_pb(seen))
         ms.resumed = resumed
         ms.forfeited = st.forfeited
         ms.seq = self._seq
         if st.session.send(msg):
             st.results_sent = (st.session.stream, len(self.game.deal_results))
+            st.deal_sent = (st.session.stream, seen.deal_number, seen.bids, seen.tricks)
 
     def _send_request(self, st: SeatState, msg: pb.ServerMessage | None = None) -> None:
         """Send the pending request: in ``msg`` (its view already filled in), or, when
@@ -697,9 +720,10 @@ class MatchRunner:
         limit = min(max(0, _ms_up(p.limit_at - now)), left_ms)
         if msg is None:
             msg = pb.ServerMessage()
-            if p.view.deal_results_omitted:
-                # Its results left out for the stream it was first sent on: whole here (the
-                # game waits for this answer, so it is the same view).
+            v = p.view
+            if v.deal_results_omitted or v.bids_omitted or v.tricks_omitted:
+                # Its results (bids, tricks) left out for the stream it was first sent on:
+                # whole here (the game waits for this answer, so it is the same view).
                 view_to_pb(observe(self.game, st.seat), msg.decision_request.view)
             else:
                 msg.decision_request.view.CopyFrom(p.view)
@@ -712,6 +736,9 @@ class MatchRunner:
         session = st.session
         if session.send(msg):
             st.results_sent = (session.stream, len(self.game.deal_results))
+            seen = p.seen
+            if seen is not None:
+                st.deal_sent = (session.stream, seen.deal_number, seen.bids, seen.tricks)
             # A request sent again has an id known from an earlier stream: its answer
             # proves nothing read on this one, so it settles no end of a match queued before
             # it (BotSession.confirm); the bot's next request will.

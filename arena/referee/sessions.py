@@ -147,8 +147,8 @@ class Stream:
     """
 
     __slots__ = (
-        "_queue", "batch", "closed", "ended", "ending", "max_queued", "overflowed", "peer",
-        "queued", "results_once", "rival", "stop", "written",
+        "_queue", "batch", "closed", "deal_once", "ended", "ending", "max_queued", "overflowed",
+        "peer", "queued", "results_once", "rival", "stop", "written",
     )  # fmt: skip
 
     def __init__(self, peer: str, batch: bool = False, max_queued: int = 0) -> None:
@@ -159,6 +159,9 @@ class Stream:
         #: The bot's Hello lists "results_once": its requests' views leave out the deal
         #: results it was sent before on this stream (``PlayerView.deal_results_omitted``).
         self.results_once = False
+        #: Its Hello lists "deal_once": likewise the deal's bids and completed tricks of its
+        #: last view of the deal (``PlayerView.bids_omitted``, ``tricks_omitted``).
+        self.deal_once = False
         self.max_queued = max_queued
         self.overflowed = False
         #: Stops the call's reading (set by its handler): the call then ends.

@@ -139,11 +139,11 @@ def test_the_sdk_rebuilds_every_view_a_real_referee_sends(monkeypatch: pytest.Mo
     omitted: list[int] = []
     real = match_mod.view_to_pb
 
-    def recording(view: PlayerView, out: Any = None, results_omitted: int = 0) -> Any:
+    def recording(view: PlayerView, out: Any = None, results_omitted: int = 0, *more: int) -> Any:
         if out is not None:  # (a request's view, made in place; not MatchStarted's)
             made[view.seat].append(view.deal_results)
             omitted.append(results_omitted)
-        return real(view, out, results_omitted)
+        return real(view, out, results_omitted, *more)  # (more: "deal_once", round 51)
 
     monkeypatch.setattr(match_mod, "view_to_pb", recording)
     _Recorder.seen = {}
