@@ -22,8 +22,10 @@ __all__ = [
     "DealOracle",
     "Expected",
     "beats",
+    "check_record",
     "legal_follow",
     "match_end",
+    "points",
     "rank",
     "round_half_up",
     "trick_winner_of",
@@ -509,3 +511,48 @@ def match_end(
     winner = firsts[0] if len(firsts) == 1 else None
     shortfalls = [0 if s == winner else max(0, target - scores[s]) for s in range(len(scores))]
     return reason, places, shortfalls, winner
+
+
+def check_record(record: dict[str, Any], rules: dict[str, Any]) -> int:
+    """Follow a match record (docs/record-format.md: hands as dealt, talon, actions) with
+    the oracle alone and assert every figure it states: each deal's outcome, deltas and
+    scores, and the result (its places, shortfalls and winner where the match ended by
+    the rules). ``rules`` is the record's ruleset as a full dict. Returns the deals checked."""
+    n = rules["players"]
+    start = record.get("start") or {}
+    scores = list(start.get("scores") or [0] * n)
+    barrel = list(start.get("barrel") or [0] * n)
+    deals = record["deals"]
+    end = None
+    for k, deal in enumerate(deals):
+        where = f"deal {k}"
+        assert deal["number"] == k, where
+        # "the deal then passes clockwise each deal"
+        assert deal["dealer"] == (deals[0]["dealer"] + k) % n, where
+        oracle = DealOracle(rules, deal["dealer"], deal["hands"], deal["talon"], scores, barrel)
+        for i, step in enumerate(deal["actions"]):
+            assert step["seat"] == oracle.to_act, (where, i, step)
+            assert step["action"] in oracle.legal(), (where, i, step, sorted(oracle.legal()))
+            oracle.apply(step["action"])
+        exp = oracle.result
+        if exp is None:  # a match stopped mid-deal (forfeits): nothing was scored
+            assert k == len(deals) - 1 and "deltas" not in deal, where
+            break
+        for key in ("outcome", "deltas", "scores"):
+            if key in deal:
+                assert deal[key] == getattr(exp, key), (where, key, deal[key], exp)
+        scores, barrel = exp.scores, exp.barrel or [0] * n
+        end = match_end(rules, scores, k + 1)
+        assert end is None or k == len(deals) - 1, (where, "the match ended here")
+    result = record.get("result")
+    if result and result.get("reason") in ("target", "max_deals"):
+        assert end is not None, "the record says the match ended, the rules do not"
+        reason, places, shortfalls, winner = end
+        assert (result["reason"], result["places"], result["shortfalls"], result["winner"]) == (
+            reason,
+            places,
+            shortfalls,
+            winner,
+        ), (result, end)
+        assert result["scores"] == scores and result["deals"] == len(deals)
+    return len(deals)
