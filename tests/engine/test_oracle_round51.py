@@ -363,7 +363,7 @@ def test_oracle_scores_a_barrel_win_and_a_knock_off_by_hand() -> None:
     sitter off (-120); computed by hand, not by the engine."""
     d = load_ruleset("classic").to_dict()
     d["barrel_mode"] = "one"
-    o = DealOracle(d, 2, [["A♠"] * 0] * 3, [], [880, 870, 0], [2, 0, 0])
+    o = DealOracle(d, 2, [[], [], []], [], [880, 870, 0], [2, 0, 0])
     o.declarer, o.bid, o.contract = 2, 100, 100
     o._finish("made", [0, 20, 100], [0, 0, 0], [0, 20, 100], [0, 20, 100])
     assert o.result is not None
@@ -372,7 +372,7 @@ def test_oracle_scores_a_barrel_win_and_a_knock_off_by_hand() -> None:
         "seat 0 is knocked off the barrel: -120",
         "seat 1 gets on the barrel",
     ]
-    o = DealOracle(d, 2, [[]] * 3, [], [880, 0, 0], [1, 0, 0])
+    o = DealOracle(d, 2, [[], [], []], [], [880, 0, 0], [1, 0, 0])
     o.declarer, o.bid, o.contract = 0, 120, 120
     o._finish("made", [120, 0, 0], [0, 0, 0], [120, 0, 0], [120, 0, 0])
     assert o.result is not None and o.result.scores == [1000, 0, 0]
