@@ -10,6 +10,7 @@ What did not hold is pinned here.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import shutil
 import subprocess
@@ -195,12 +196,12 @@ def test_a_try_match_is_played_again_from_its_id_as_the_guide_says(
     got = CliRunner().invoke(bot_main, [*args, "--records", "recs"])
     assert got.exit_code == 0, got.output
     rec = json.loads((tmp_path / "recs" / "local-0-1.json").read_text(encoding="utf-8"))
-    sys.path.insert(0, str(tmp_path))
-    try:
-        import mybot  # type: ignore[import-not-found]
-    finally:
-        sys.path.remove(str(tmp_path))
-        sys.modules.pop("mybot", None)
+    # (loaded from this file by path: another test of the same worker may have imported a
+    # `mybot` of its own, which `import mybot` would return)
+    spec = importlib.util.spec_from_file_location("mybot_round51", tmp_path / "mybot.py")
+    assert spec is not None and spec.loader is not None
+    mybot = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mybot)
     again = play_local([load("random"), mybot.Better, load("heuristic")], seed=0, max_deals=2)
     assert again.record["players"] == rec["players"] == ["random", "better", "heuristic"]
     assert [d["actions"] for d in again.record["deals"]] == [d["actions"] for d in rec["deals"]]

@@ -493,7 +493,12 @@ def test_a_bot_replacing_its_stream_right_after_each_answer_loses_nothing() -> N
     assert len(mine) >= 8 and all(e.get("by") == "bot" for e in mine), mine
     assert len(ended) == len(wires) - 1 >= 8
     for code, details in ended:
-        assert code == grpc.StatusCode.ABORTED and "replaced by a newer stream" in details
+        # (a request the referee was writing to the old stream as it replaced it races the
+        # status: grpcio then reports its own INTERNAL, docs/protocol.md's status table;
+        # seen 1 run in many, as in tests/hostile/test_hop_round50.py)
+        raced = (code, details) == (grpc.StatusCode.INTERNAL, "Internal error from Core")
+        replaced = code == grpc.StatusCode.ABORTED and "replaced by a newer stream" in details
+        assert replaced or raced, (code, details)
     assert [e.match_id for e in wires[-1].ends()] == ["m1"]
     assert [e.match_id for e in _ends_of(streams, "a")] == ["m1"]
     _replays(rec)
