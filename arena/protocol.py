@@ -78,14 +78,15 @@ RETRY_AFTER_MS = "retry-after-ms"
 
 
 #: What one ``Hello`` may hold (docs/protocol.md#the-stream): its repeated fields' entries,
-#: and the characters of each string. A Hello over them is refused (INVALID_ARGUMENT) before
-#: any entry is read: a MiB of 340,000 one-letter features or running ids cost the referee's
-#: loop 50-150 ms to go through, as often as a token may reconnect (30 times in 10 s).
-#: The SDK sends one feature, and names in ``running`` the matches it holds (a tournament's
-#: ``concurrency`` at most, 256) and up to 256 it played without its bot; ids are at most 256
-#: characters (an arena's are under 100), as the SDK takes them.
+#: and the characters of each string (the bytes, for :data:`HELLO_BYTE_LIMITED`). A Hello
+#: over them is refused (INVALID_ARGUMENT) before any entry is read: a MiB of 340,000
+#: one-letter features or running ids cost the referee's loop 50-150 ms to go through, as
+#: often as a token may reconnect (30 times in 10 s). The SDK sends two features, and names
+#: in ``running`` the matches it holds (a tournament's ``concurrency`` at most, 256) and up
+#: to 256 it played without its bot; ids are at most 256 bytes (an arena's are ASCII and
+#: under 100 characters), as the SDK takes them.
 HELLO_LIMITS: Mapping[str, tuple[int, int]] = {
-    # field: (the most entries, the most characters of each)
+    # field: (the most entries, the most characters, or bytes, of each)
     "bot_name": (1, 256),
     "client": (1, 256),
     "features": (64, 64),
