@@ -343,7 +343,11 @@ class DataSource:
                       "bots_changed": doc["played"][t.id]["bots_changed"],
                       "changes": doc["played"][t.id]["changes"]} for t in infos]  # fmt: skip
             shown = {k: v for k, v in doc.items() if k != "played"}
-            return Document({**shown, "weeks": weeks}, ("season", spec, made_for, weeks))
+            # The page draws the season again when its version changes: with the weeks'
+            # states, as one taken up again, or a new one of its prefix, changes no match.
+            version = f"{doc['version']}:{','.join(w['state'] for w in weeks)}"
+            return Document({**shown, "weeks": weeks, "version": version},
+                            ("season", spec, made_for, weeks))  # fmt: skip
 
     # -- one bot --------------------------------------------------------------------------
 
