@@ -79,6 +79,15 @@ def test_its_records_check(record: Path) -> None:
     assert "OK: every action is legal and every stored score matches" in checked.output
 
 
+def test_its_records_replay_the_interrupted_one_said_so() -> None:
+    stopped = _cli("replay", str(DATA / "recs" / "20261206-210540-d35d-m00001.jsonl"))
+    assert stopped.exit_code == 0, stopped.output
+    assert "the referee was stopped (a shutdown) before the match ended" in stopped.output
+    exported = _cli("replay", str(DATA / "stored_club-w1.json"))
+    assert exported.exit_code == 0, exported.output
+    assert "ended: the deal cap (max_deals 2) after deal 2" in exported.output
+
+
 def test_its_interrupted_tournament_of_three_bundled_bots_resumes(
     club: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
