@@ -25,8 +25,9 @@ from click.testing import CliRunner, Result
 from arena.cli import main
 from arena.cli.serve import read_tokens_file
 from arena.storage import Storage
+from arena.tournament import bundled
 from arena.tournament.bundled import LEGACY_CODE
-from arena.tournament.config import load_config
+from arena.tournament.config import bundled_changed, load_config
 from tests.arena.fake_referee import run_fake
 from tests.support.harness import get_json, web_server
 
@@ -143,6 +144,45 @@ def test_a_season_of_its_weeks_and_this_arenas_in_the_leaderboard_and_on_the_web
         assert [w["id"] for w in shown["weeks"]] == [W1, W2, new.tournament_id]
         assert shown["notes"] == [] and shown["completed"] == 18
         assert shown["bot_tournament"] == dict.fromkeys(("heu", "cnt", "rnd"), new.tournament_id)
+
+
+MINE = "club-mine-e0491b6bf3ac"  # (mine.sqlite: 2/6, then SIGINT; bots/ held mybot.py)
+
+
+def test_a_tournament_played_beside_a_bot_of_the_users_own_in_bots_resumes(
+    club: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:  # fmt: skip
+    """Defect: 0207b5a5 played it with the user's ``bots/mybot.py`` beside the bundled
+    bots (docs/writing-a-bot.md names such a file), and took it for part of each bundled
+    bot's code: no row of LEGACY_CODE has that digest, and this arena, the same bots/ file
+    for file, started a new tournament saying "bundled bots rnd, heu, cnt: another version
+    of the arena's bots/ than the one that played it"."""
+    here = bundled.bots_folder()
+    assert here is not None
+    folder = tmp_path / "bots"
+    shutil.copytree(here, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(bundled, "bots_folder", lambda: folder)
+    config = load_config("club.toml", ["name=club-mine", "seed=55", "db='mine.sqlite'"])
+    with Storage.open_readonly(Path("mine.sqlite")) as st:
+        (stored,) = [t.config for t in st.tournaments()]
+    # bots/ without her file (or with it edited) is not the one that played: another code
+    assert bundled_changed(stored, config.identity()) == ["rnd", "heu", "cnt"]
+    shutil.copy(club / "mybot.py", folder / "mybot.py")
+    assert bundled_changed(stored, config.identity()) == []
+    with caplog.at_level(logging.INFO, logger="arena.tournament"):
+        resumed = run_fake(config)
+    assert (resumed.tournament_id, resumed.skipped, resumed.completed) == (MINE, 2, 6)
+    assert f"tournament {MINE} was stored by an arena that took every module" in caplog.text
+    assert "another version" not in caplog.text
+    new = run_fake(load_config("club.toml", ["name=club-mine2", "seed=56", "db='mine.sqlite'"]))
+    season = _cli(
+        "leaderboard", "--db", "mine.sqlite", "--season", "club-mine,club-mine2",
+        "--format", "json",
+    )  # fmt: skip
+    assert season.exit_code == 0, season.output
+    weeks = json.loads(season.stdout)["season"]["tournaments"]
+    assert [(t["id"], t["bots_changed"]) for t in weeks] == [(MINE, []), (new.tournament_id, [])]
 
 
 def test_its_serve_sessions_are_a_season_on_the_web(club: Path) -> None:
