@@ -17,12 +17,12 @@ did not change.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 import subprocess
 import sys
 import tarfile
 import tempfile
-from collections.abc import Mapping
 from io import BytesIO
 from pathlib import Path
 from typing import Any
@@ -294,9 +294,44 @@ LEGACY_CODE: dict[str, dict[str, str]] = {
 
 def code_now(bot: Any, code: Any) -> Any:
     """The digest this arena makes of the bundled bot ``bot`` whose stored digest is
-    ``code``: :data:`LEGACY_CODE`'s when ``code`` is an older arena's, else ``code``."""
-    known = LEGACY_CODE.get(code) if isinstance(code, str) else None
-    return known.get(bot, code) if isinstance(known, Mapping) and isinstance(bot, str) else code
+    ``code``: :data:`LEGACY_CODE`'s when ``code`` is an older arena's; this arena's own when
+    ``code`` is the older arena's digest of this very ``bots/`` (:func:`_whole_folder`:
+    a file of the user's own kept there, which no row of that table has); else ``code``."""
+    if not isinstance(code, str) or not isinstance(bot, str):
+        return code
+    known = LEGACY_CODE.get(code)
+    if known is not None:
+        return known.get(bot, code)
+    folder = bots_folder()
+    if folder is None or code != _whole_folder(folder):
+        return code
+    from arena.tournament.config import code_digest  # (it imports this module)
+
+    try:
+        return code_digest(bundled_files(bot, folder)) or code
+    except KeyError:  # (no bundled bot of that name)
+        return code
+
+
+def _whole_folder(folder: Path) -> str | None:
+    """The digest an arena before round 51 made of every bundled bot in ``folder`` (of all
+    its ``*.py``). A bot of the user's own kept in the checkout's ``bots/`` (the docs name
+    ``bots/mybot.py``) was part of it, so no row of :data:`LEGACY_CODE` holds it: but where
+    ``bots/`` is, file for file, the one that played, every bundled bot is the same.
+    Cached by the files' sizes and times (a season reads it for each bot of each week)."""
+    files = sorted(folder.glob("*.py"))
+    try:
+        key = tuple((p.name, (st := p.stat()).st_size, st.st_mtime_ns) for p in files)
+    except OSError:
+        return None
+    return _whole_folder_of(folder, key)
+
+
+@functools.lru_cache(maxsize=4)
+def _whole_folder_of(folder: Path, key: tuple[tuple[str, int, int], ...]) -> str | None:
+    from arena.tournament.config import code_digest
+
+    return code_digest(folder / name for name, _, _ in key)
 
 
 def _legacy_rows(repo: Path) -> dict[str, dict[str, str]]:
