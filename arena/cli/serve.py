@@ -449,7 +449,12 @@ class _TokensWatch:
             log.warning("tokens file %s: bot %s has a new token: the old one is refused from "
                         "now on", self.path, name)  # fmt: skip
         for name in added:
-            log.warning("tokens file %s: bot %s added: it may connect now", self.path, name)
+            # (a bot renamed in [bots] and not in [members] left its member's entry, which
+            # is dropped: it is a member of its own, and may sit beside its owner's others)
+            alone = (" (in no [members] entry: a member of its own, which may sit at a table "
+                     "with any bot)" if members and name not in members else "")  # fmt: skip
+            log.warning("tokens file %s: bot %s added: it may connect now%s", self.path, name,
+                        alone)  # fmt: skip
         weak = [n for n in added + changed if weak_token(tokens[n])]
         if weak:
             named = ", ".join(f"bots.{n}" for n in weak)

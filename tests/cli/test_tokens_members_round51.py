@@ -92,3 +92,27 @@ def test_a_member_naming_a_bot_never_listed_is_refused_as_before(
     start.write_text('[bots]\nbob = "bob-token-1"\n' + MEMBERS)
     with pytest.raises(click.BadParameter, match="'alice-v1' is no bot of"):
         read_tokens_file(start)
+
+
+def test_a_bot_renamed_in_bots_alone_is_said_to_be_a_member_of_its_own(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A bot renamed in ``[bots]`` and not in ``[members]``: the stale entry is dropped, so
+    the new name belongs to no member and may sit beside its owner's other bot; the line
+    saying it was added says so (review51b). A bot added where no ``[members]`` table is
+    kept is not flagged."""
+    path, referee, lobby, watch = _watch(tmp_path)
+    _write(path, BOTS.replace("alice-v1 =", "alice-v1b =") + MEMBERS)
+    with caplog.at_level(logging.WARNING, "arena.referee"):
+        _settle(watch)
+    assert "alice-v1b" in referee.active_bots() and lobby.members == {"alice-v2": "alice"}
+    assert (
+        "bot alice-v1b added: it may connect now (in no [members] entry: a member of its "
+        "own, which may sit at a table with any bot)" in caplog.text
+    )
+    caplog.clear()
+    _write(path, BOTS.replace("alice-v1 =", "alice-v1b =") + 'dan = "dan-token-1"\n')
+    with caplog.at_level(logging.WARNING, "arena.referee"):
+        _settle(watch)
+    assert "bot dan added: it may connect now\n" in caplog.text + "\n"
+    assert "a member of its own" not in caplog.text
