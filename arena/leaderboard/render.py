@@ -111,7 +111,9 @@ def board_title(lb: Leaderboard) -> str:
     deals = f"{lb.deals_note}, " if lb.deals_note else ""
     if lb.season:  # (several tournaments: how many, and whether all of them are finished)
         open_ = sum(1 for t in lb.season if t["finished_at"] is None)
-        status = f"{open_} of them not finished" if open_ else "finished"
+        # (the tournaments: "1 of them" after "16 matches" read as one match)
+        status = (f"{open_} tournament{'' if open_ == 1 else 's'} not finished" if open_
+                  else "finished")  # fmt: skip
         n = len(lb.season)
         return (f"season {lb.name} — {rules}, {lb.players} players, {deals}{n} tournament"
                 f"{'' if n == 1 else 's'}, {played} ({status})")  # fmt: skip

@@ -128,7 +128,7 @@ def test_an_unfinished_week_counts_its_stored_matches_and_says_so(db: Path) -> N
     )
     assert {r["matches"] for r in d["rows"]} == {16}
     r = _board(db, "--season", "club-w")
-    assert "3 tournaments, 16 matches (1 of them not finished)" in r.stdout, r.stdout
+    assert "3 tournaments, 16 matches (1 tournament not finished)" in r.stdout, r.stdout
 
 
 def test_tournaments_of_other_rules_are_refused(db: Path) -> None:
