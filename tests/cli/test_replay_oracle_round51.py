@@ -57,6 +57,8 @@ class DealSeen:
     marriages: list[tuple[int, int]] = field(default_factory=list)
     result: Expected | None = None
     pending: list[tuple[int, str]] = field(default_factory=list)  # a trick under way
+    first: int = -1  # first hand
+    taken: tuple[int, int] | None = None  # (declarer, bid) once the talon is taken
 
 
 @dataclass
@@ -77,7 +79,7 @@ def follow(record: dict[str, Any]) -> MatchSeen:
     end = None
     for k, deal in enumerate(record["deals"]):
         o = DealOracle(rules, deal["dealer"], deal["hands"], deal["talon"], scores, barrel)
-        d = DealSeen()
+        d = DealSeen(first=o.first)
         for step in deal["actions"]:
             assert step["seat"] == o.to_act
             words = step["action"].split()
@@ -94,6 +96,9 @@ def follow(record: dict[str, Any]) -> MatchSeen:
                 # "the winner of a trick leads the next" (the oracle's to_act after it)
                 d.tricks.append((cards, o.to_act, o.trump))
         d.result, d.pending = o.result, list(o.trick)
+        if o.declarer is not None:
+            assert o.bid is not None
+            d.taken = (o.declarer, o.bid)
         seen.append(d)
         if o.result is None:
             break
@@ -205,6 +210,18 @@ def check_rendered(record: dict[str, Any], seen: MatchSeen, text: str | None = N
             assert rows[-1] == [str(len(d.tricks) + 1), said, trump or "-", "(unfinished)"], where
         assert not marks, (where, marks)
         dealer = record["deals"][k]["dealer"]
+        bidding = next(ln for ln in lines if ln.startswith("Bidding: "))
+        if rules["first_hand_commits"]:  # "First hand is committed to 100 without speaking"
+            said = f"Bidding: {players[d.first]}: {rules['opening_bid']} (obligatory)"
+            assert bidding.startswith(said), (where, bidding)
+        taken = [ln for ln in lines if " takes the talon at " in ln]
+        if d.taken is None:
+            assert taken == [], where
+        else:
+            seat, bid = d.taken
+            assert len(taken) == 1, where
+            assert re.fullmatch(rf"{players[seat]} \({seat}\) takes the talon at {bid}( \(.*\))?",
+                                taken[0]), (where, taken)  # fmt: skip
         if n == 4:
             on_barrel = barrel[dealer] > 0
             nines = all(c.startswith("9") for c in record["deals"][k]["talon"])
@@ -348,6 +365,9 @@ def check_web(record: dict[str, Any], seen: MatchSeen, served: Served | None = N
                 worth = rules["nines_talon_value"] if nines else points(talon)
                 assert steps[0]["view"]["talon_score"] == worth, where
             last = steps[-1]["view"]
+            if d.taken is not None:  # who holds the talon, at what (the page's header line)
+                assert (last["declarer"], last["bid"]) == d.taken, (where, seat)
+                assert (said["declarer"], said["bid"]) == d.taken, where
             if exp is None:
                 continue
             assert tricks == len(d.tricks) and marriages == len(d.marriages), (where, seat)
