@@ -426,7 +426,13 @@ def check(record: dict[str, Any]) -> MatchSeen:
 COVERING = (144, 108, 163, 15)
 
 
-@pytest.mark.parametrize("seed", COVERING)
+#: Drawn matches of rare ends: two share the top past the target (places 1, 1; no
+#: winner), the target reached in the capped deal (the target's end, not the cap's), two
+#: share the top at the cap.
+ENDS = (268, 184, 216)
+
+
+@pytest.mark.parametrize("seed", COVERING + ENDS)
 def test_drawn_matches_read_as_the_oracle_reads_them(seed: int) -> None:
     assert len(check(drawn_record(seed)).deals) >= 1
 
