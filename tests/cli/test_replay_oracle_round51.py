@@ -347,6 +347,8 @@ def check_web(record: dict[str, Any], seen: MatchSeen, served: Served | None = N
                 want = [(cards, w) for cards, w, _ in d.tricks[:tricks]]
                 assert got == want, (where, seat, st["i"])
                 assert st["tricks_done"] == tricks
+                if tricks and not v["trick"]:  # between tricks: the trump the last was played to
+                    assert v["trump"] == d.tricks[tricks - 1][2], (where, seat, st["i"])
                 marriages = len(v["marriages"])
                 assert [(m["seat"], m["value"]) for m in v["marriages"]] == d.marriages[:marriages]
                 takes = [0] * n
