@@ -335,6 +335,10 @@ class MatchReplay:
                     outcome=res.outcome,
                     made=res.outcome == "made" if res.contract is not None else None,
                     takes=list(res.takes),
+                    # (a record may leave a deal's figures out, docs/record-format.md: the
+                    # engine's, as the deal's last step and `arena replay` show them)
+                    deltas=list(res.deltas),
+                    scores=list(res.scores),
                     events=list(res.events),
                 )
 
