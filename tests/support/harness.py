@@ -324,13 +324,16 @@ def errors_logged(records: list[Any]) -> list[Any]:
 
 @contextlib.contextmanager
 def web_server(
-    db: Path, host: str = "127.0.0.1", allowed_hosts: tuple[str, ...] = ()
+    db: Path,
+    host: str = "127.0.0.1",
+    allowed_hosts: tuple[str, ...] = (),
+    season: str | None = None,
 ) -> Iterator[Any]:
-    """``arena web`` on database ``db`` in this process, on a free port of ``host``;
-    yields the server (``.url``, ``.port``) and stops it."""
+    """``arena web`` (``--season`` ``season``) on database ``db`` in this process, on a
+    free port of ``host``; yields the server (``.url``, ``.port``) and stops it."""
     from arena.web import DataSource, make_server
 
-    server = make_server(DataSource(db), host, 0, allowed_hosts)
+    server = make_server(DataSource(db, season=season), host, 0, allowed_hosts)
     thread = threading.Thread(target=server.serve_forever, name="arena-web", daemon=True)
     thread.start()
     try:

@@ -10,7 +10,6 @@ import fcntl
 import json
 import shutil
 import sqlite3
-import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -22,7 +21,6 @@ from click.testing import CliRunner
 
 from arena.cli import main
 from arena.storage import Storage, lock_path
-from arena.web import DataSource, make_server
 from tests.docs.test_docs_round38 import _row
 from tests.support.harness import get_json, web_server
 
@@ -117,15 +115,8 @@ def test_a_season_answer_is_kept_until_a_match_is_stored(db: Path) -> None:
 
 @pytest.fixture
 def season_server(db: Path) -> Iterator[Any]:
-    server = make_server(DataSource(db, season="club-w"), "127.0.0.1", 0)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with web_server(db, season="club-w") as server:
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
 
 
 def test_arena_web_season_is_linked_from_every_leaderboard(season_server: Any, db: Path) -> None:
