@@ -117,50 +117,64 @@ def test_a_seat_unasked_for_whole_deals_gets_a_new_deals_auction_whole(
 
 
 class _Resumes(_Concedes):
-    """Seat b's bot: once a trick of a deal is played, it has seat a's bot come back on a
-    new stream (``then``) while seat a has no request pending."""
+    """Seat c's bot: it has seat a's bot (``watched``, its stream) come back on a new stream
+    (``then``) while seat a has no request pending: once a trick of a deal is played, or
+    (``first_of_deal``) once a deal's auction has begun before seat a was asked in it."""
 
-    __slots__ = ("other", "then")
+    __slots__ = ("first_of_deal", "other", "then", "watched")
 
     def __init__(self, referee: Referee, session: BotSession, other: BotSession,
-                 then: _Concedes) -> None:  # fmt: skip
+                 watched: _Concedes, then: _Concedes, first_of_deal: bool) -> None:  # fmt: skip
         super().__init__(referee, session, concedes=False)
-        self.other = other
+        self.other, self.watched, self.first_of_deal = other, watched, first_of_deal
         self.then: _Concedes | None = then
 
     def put(self, msg: pb.ServerMessage) -> None:
         r = msg.decision_request if msg.HasField("decision_request") else None
-        if r is not None and self.then is not None and r.view.tricks:
-            then, self.then = self.then, None
-            asyncio.get_running_loop().call_soon(self.other.attach, then)
+        if r is not None and self.then is not None:
+            v = r.view
+            asked = {w.deal_number for w in self.watched.views if w.legal_actions}
+            if v.bids and v.deal_number not in asked if self.first_of_deal else v.tricks:
+                then, self.then = self.then, None
+                asyncio.get_running_loop().call_soon(self.other.attach, then)
         super().put(msg)
 
 
-def test_a_resumed_match_starts_the_new_streams_deal_from_its_view() -> None:
+@pytest.mark.parametrize("first_of_deal", [False, True])
+def test_a_resumed_match_starts_the_new_streams_deal_from_its_view(first_of_deal: bool) -> None:
     """A bot back on a new stream, with no request pending, is sent ``MatchStarted``
-    (resumed) with the deal so far: its next request of that deal leaves out the bids that
-    view held (docs/protocol.md: "the match's last view it sent that bot on this stream
-    (`MatchStarted`'s, or an earlier request's)"), and is rebuilt from it."""
-    rules = dataclasses.replace(PRESETS["classic"], max_deals=2)
+    (resumed) with the deal so far: its next request of that deal leaves out the bids and
+    tricks that view held (docs/protocol.md: "the match's last view it sent that bot on
+    this stream (`MatchStarted`'s, or an earlier request's)"), and is rebuilt from it; its
+    first request of a deal, too, when that view came before it (the doc said the first
+    request of each deal always held the whole auction)."""
+    rules = dataclasses.replace(PRESETS["classic"], max_deals=3)
 
-    async def main() -> _Concedes:
+    async def main() -> tuple[_Concedes, _Concedes]:
         referee = Referee(RefereeConfig(decision_ms=60_000, time_bank_ms=60_000))
         sessions = {}
         for name in ("a", "b", "c"):
             referee.add_bot(name, f"token-{name}")
             sessions[name] = referee.session(name)
         later = _Concedes(referee, sessions["a"], concedes=False)
-        sessions["a"].attach(_Concedes(referee, sessions["a"], concedes=False))
-        sessions["b"].attach(_Resumes(referee, sessions["b"], sessions["a"], later))
-        sessions["c"].attach(_Concedes(referee, sessions["c"], concedes=False))
+        before = _Concedes(referee, sessions["a"], concedes=False)
+        sessions["a"].attach(before)
+        sessions["b"].attach(_Concedes(referee, sessions["b"], concedes=False))
+        # (seat c speaks just before seat a when a is first hand: committed, asked last)
+        sessions["c"].attach(
+            _Resumes(referee, sessions["c"], sessions["a"], before, later, first_of_deal)
+        )
         await referee.run_match("m1", rules, 4, ["a", "b", "c"])
-        return later
+        return before, later
 
-    later = asyncio.run(main())
+    before, later = asyncio.run(main())
     started, first = later.views[0], later.views[1]
-    assert started.tricks and not started.legal_actions  # (MatchStarted's, mid-deal)
+    assert not started.legal_actions  # (MatchStarted's)
+    assert started.bids if first_of_deal else started.tricks
     assert first.deal_number == started.deal_number
     assert (first.bids_omitted, first.tricks_omitted) == (len(started.bids), len(started.tricks))
+    asked_before = {v.deal_number for v in before.views if v.legal_actions}
+    assert (first.deal_number not in asked_before) == first_of_deal
     previous: PlayerView | None = None
     for msg in later.views:
         previous = view_from_pb(msg, rules, previous)
