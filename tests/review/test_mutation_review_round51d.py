@@ -11,6 +11,7 @@ import dataclasses
 import math
 import random
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,6 +26,8 @@ from engine import Game, IllegalActionError, PlayerView, ReplayError, Ruleset
 from engine.rules import PRESETS
 from engine.view import observe
 from sdk.local import mean_ci95, play_local, play_series, record_decisions
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class _Concedes(_AnswerAtOnce):
@@ -175,6 +178,8 @@ def test_a_resumed_match_starts_the_new_streams_deal_from_its_view(first_of_deal
     assert (first.bids_omitted, first.tricks_omitted) == (len(started.bids), len(started.tricks))
     asked_before = {v.deal_number for v in before.views if v.legal_actions}
     assert (first.deal_number not in asked_before) == first_of_deal
+    doc = " ".join((ROOT / "docs" / "protocol.md").read_text(encoding="utf-8").split())
+    assert "in the first view of each deal it is sent (its first request of the deal, unless" in doc
     previous: PlayerView | None = None
     for msg in later.views:
         previous = view_from_pb(msg, rules, previous)
