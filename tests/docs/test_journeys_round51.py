@@ -195,6 +195,9 @@ def test_a_try_match_is_played_again_from_its_id_as_the_guide_says(
     got = CliRunner().invoke(bot_main, [*args, "--records", "recs"])
     assert got.exit_code == 0, got.output
     rec = json.loads((tmp_path / "recs" / "local-0-1.json").read_text(encoding="utf-8"))
+    # (another test's `mybot`, loaded in this process by its `try` or `load_bot`, may be
+    # in sys.modules: round 22's and 48's left theirs, with no `Better`)
+    sys.modules.pop("mybot", None)
     sys.path.insert(0, str(tmp_path))
     try:
         import mybot  # type: ignore[import-not-found]
