@@ -1263,8 +1263,9 @@ def _print_results(console: Console, result: SeriesResult, title: str) -> None:
         )  # fmt: skip
         console.print(
             escape(
-                f"margin of {printable(result.entries[0].name)}: {mean:+.1f} points per deal "
-                f"over the others' mean, 95% interval [{low:+.1f}, {high:+.1f}] "
+                f"margin of {printable(result.entries[0].name)}: {fixed(mean, 1, '+')} points "
+                f"per deal over the others' mean, 95% interval [{fixed(low, 1, '+')}, "
+                f"{fixed(high, 1, '+')}] "
                 f"({len(result.margins)} seeds, each played from every seat): {verdict}"
             ),
             soft_wrap=True,
