@@ -17,15 +17,15 @@ import pytest
 
 from arena.bench.referee_logic import _AnswerAtOnce
 from arena.protocol import MalformedMessageError, view_from_pb, view_to_pb
-from arena.referee import Referee, RefereeConfig, start_server
+from arena.referee import Referee, RefereeConfig
 from arena.referee import match as match_mod
 from arena.referee.sessions import BotSession
 from arena.v1 import arena_pb2 as pb
 from engine import Game, PlayerView
 from engine.rules import PRESETS
 from engine.view import observe
-from sdk import client
 from sdk.bot import Bot
+from tests.support.harness import play_sdk_match
 
 
 def _seat_views(seed: int, deals: int) -> list[list[PlayerView]]:
@@ -148,29 +148,7 @@ def test_the_sdk_rebuilds_every_view_a_real_referee_sends(monkeypatch: pytest.Mo
     monkeypatch.setattr(match_mod, "view_to_pb", recording)
     _Recorder.seen = {}
 
-    async def main() -> None:
-        referee = Referee(RefereeConfig(decision_ms=60_000, time_bank_ms=60_000))
-        names = ["ann", "bob", "cid"]
-        for n in names:
-            referee.add_bot(n, f"token-{n}-0123456789")
-        server, port = await start_server(referee)
-        bots = [
-            asyncio.create_task(client.run_async(_Recorder, f"127.0.0.1:{port}",
-                                                 f"token-{n}-0123456789", matches=1, name=n))
-            for n in names
-        ]  # fmt: skip
-        try:
-            assert not await referee.wait_for_bots(names, 60)
-            rules = dataclasses.replace(PRESETS["classic"], max_deals=5)
-            rec = await referee.run_match("m1", rules, 9, names)
-            assert not rec["incidents"]
-            await asyncio.wait_for(asyncio.gather(*bots), 60)
-        finally:
-            for b in bots:
-                b.cancel()
-            await server.stop(0)
-
-    asyncio.run(main())
+    play_sdk_match(_Recorder, max_deals=5)
     for seat, name in enumerate(["ann", "bob", "cid"]):
         assert _Recorder.seen[name] == made[seat]
     assert max(len(r) for r in made[0]) >= 3

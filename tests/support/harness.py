@@ -239,6 +239,41 @@ async def until(check: Any, what: str, within: float = 30.0) -> None:
         await asyncio.sleep(0.01)
 
 
+def play_sdk_match(bot: Any, max_deals: int, seed: int = 9) -> dict[str, Any]:
+    """One classic match of ``max_deals`` deals between three SDK bots of class ``bot``
+    (``ann``, ``bob``, ``cid``), each its own client over gRPC to a fresh referee on a free
+    port; the record (no incident asserted). Everything started is ended."""
+    import dataclasses
+
+    from engine import PRESETS
+    from sdk import client
+
+    async def main() -> dict[str, Any]:
+        referee = Referee(RefereeConfig(decision_ms=60_000, time_bank_ms=60_000))
+        names = ["ann", "bob", "cid"]
+        for n in names:
+            referee.add_bot(n, f"token-{n}-0123456789")
+        server, port = await start_server(referee)
+        bots = [
+            asyncio.create_task(client.run_async(bot, f"127.0.0.1:{port}",
+                                                 f"token-{n}-0123456789", matches=1, name=n))
+            for n in names
+        ]  # fmt: skip
+        try:
+            assert not await referee.wait_for_bots(names, 60)
+            rules = dataclasses.replace(PRESETS["classic"], max_deals=max_deals)
+            rec = await referee.run_match("m1", rules, seed, names)
+            assert not rec["incidents"], rec["incidents"]
+            await asyncio.wait_for(asyncio.gather(*bots), 60)
+            return rec
+        finally:
+            for b in bots:
+                b.cancel()
+            await server.stop(0)
+
+    return asyncio.run(main())
+
+
 def serve_one_bot(body: Any, prepare: Any = None, **config: Any) -> Any:
     """``body(referee, port)`` against a fresh referee (``RefereeConfig(**config)``, bot
     ``x`` with token ``tok-x``; ``prepare(referee)`` called before it serves) and its server
