@@ -1260,7 +1260,8 @@ class Game:
                 lo = self._standing + step if self._standing else r.opening_bid
                 cap = self._caps[seat] if seat is not None else 0
                 what = "bid"
-                cap_rule = f"nobody may bid above 120 + the marriages in his own hand ({cap})"
+                aces = _aces_note(self._hands[seat] if seat is not None else 0, r)
+                cap_rule = f"nobody may bid above 120 + the marriages in his own hand ({cap}){aces}"
                 low_rule = (
                     f"a bid must raise the standing {self._standing} by at least {step}"
                     if self._standing
@@ -1271,9 +1272,10 @@ class Game:
                 step = CONTRACT_STEP
                 cap = max(lo, cap_of(self._hands[self._declarer], r))
                 what = "contract"
+                aces = _aces_note(self._hands[self._declarer], r)
                 cap_rule = (
                     f"the contract is at most the greater of the bid and 120 + the "
-                    f"marriages in hand ({cap})"
+                    f"marriages in hand ({cap}){aces}"
                 )
                 low_rule = f"the contract must be at least the winning bid {lo}"
             if amt % step:
@@ -1385,6 +1387,16 @@ class Game:
                 action, seat, "must_beat: you must beat the trick with a higher trump", legal
             )
         raise PlayError(action, seat, "this card is not allowed now", legal)
+
+
+def _aces_note(hand: int, r: Ruleset) -> str:
+    """Why the four aces held add nothing to the cap of a refused bid or contract, where
+    the ruleset says so: "(220)" alone, for a hand of four aces and K♥ Q♥, read as a
+    miscount to an author who wrote for the preset's 420."""
+    if hand & ACES != ACES or (r.ace_marriage and r.ace_marriage_counts_for_bid):
+        return ""
+    option = "ace_marriage = false" if not r.ace_marriage else "ace_marriage_counts_for_bid = false"
+    return f": the four aces count nothing towards it ({option})"
 
 
 def _malformed(action: Action) -> str:

@@ -239,18 +239,26 @@ async def until(check: Any, what: str, within: float = 30.0) -> None:
         await asyncio.sleep(0.01)
 
 
-def play_sdk_match(bot: Any, max_deals: int, seed: int = 9) -> dict[str, Any]:
-    """One classic match of ``max_deals`` deals between three SDK bots of class ``bot``
-    (``ann``, ``bob``, ``cid``), each its own client over gRPC to a fresh referee on a free
-    port; the record (no incident asserted). Everything started is ended."""
+def play_sdk_match(
+    bot: Any, max_deals: int, seed: int = 9, rules: Any = None, *, incidents: bool = False
+) -> dict[str, Any]:
+    """One match of ``max_deals`` deals (0: as the ruleset says) under ``rules`` (an engine
+    ``Ruleset``; classic by default) between SDK bots of class ``bot`` (``ann``, ``bob``,
+    ``cid``, and ``dan`` at four), each its own client over gRPC to a fresh referee on a
+    free port; the record (no incident asserted unless ``incidents``). Everything started
+    is ended."""
     import dataclasses
 
     from engine import PRESETS
     from sdk import client
 
+    rules = PRESETS["classic"] if rules is None else rules
+    if max_deals:
+        rules = dataclasses.replace(rules, max_deals=max_deals)
+
     async def main() -> dict[str, Any]:
         referee = Referee(RefereeConfig(decision_ms=60_000, time_bank_ms=60_000))
-        names = ["ann", "bob", "cid"]
+        names = ["ann", "bob", "cid", "dan"][: rules.players]
         for n in names:
             referee.add_bot(n, f"token-{n}-0123456789")
         server, port = await start_server(referee)
@@ -261,9 +269,8 @@ def play_sdk_match(bot: Any, max_deals: int, seed: int = 9) -> dict[str, Any]:
         ]  # fmt: skip
         try:
             assert not await referee.wait_for_bots(names, 60)
-            rules = dataclasses.replace(PRESETS["classic"], max_deals=max_deals)
             rec = await referee.run_match("m1", rules, seed, names)
-            assert not rec["incidents"], rec["incidents"]
+            assert incidents or not rec["incidents"], rec["incidents"]
             await asyncio.wait_for(asyncio.gather(*bots), 60)
             return rec
         finally:
