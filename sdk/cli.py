@@ -887,9 +887,13 @@ _RULESET_HELP = "A preset (classic, 1001, 1001-4p) or a ruleset TOML file."
 @click.option(
     "--vs",
     "vs",
-    default="random,heuristic",
+    # (repeatable: `--vs a --vs b --vs c`, as "three --vs opponents" reads, played the last
+    # alone, repeated: a 3-player `1001` where four seats were meant)
+    multiple=True,
+    default=("random,heuristic",),
     show_default=True,
-    help="Comma-separated opponents (bundled names or BOT specs) for the other seats.",
+    help="Comma-separated opponents (bundled names or BOT specs) for the other seats; "
+    "repeatable (--vs a --vs b is --vs a,b).",
 )
 @click.option(
     "-n",
@@ -936,7 +940,7 @@ _RULESET_HELP = "A preset (classic, 1001, 1001-4p) or a ruleset TOML file."
 )
 def try_(
     bot: str,
-    vs: str,
+    vs: tuple[str, ...],
     n: int | None,
     ruleset: str,
     seed: int,
@@ -1006,9 +1010,10 @@ def try_(
     # Ctrl-C from here to the first match (the opponents imported, the ruleset read):
     # click's "Aborted!" and exit code 1 it was, where `try` stopped says 130.
     try:
-        names = [v.strip() for v in vs.split(",")]
+        given = ",".join(vs)
+        names = [v.strip() for v in given.split(",")]
         if any(not n for n in names) and any(names):  # "random,,heuristic": a name left out?
-            raise click.BadParameter(f"an empty name in {vs!r}", param_hint="--vs")
+            raise click.BadParameter(f"an empty name in {given!r}", param_hint="--vs")
         names = [n for n in names if n]
         if not names:
             raise click.BadParameter("name at least one opponent", param_hint="--vs")
@@ -1273,8 +1278,8 @@ def _print_results(console: Console, result: SeriesResult, title: str) -> None:
 
 
 @main.command("human", short_help="Play against bots yourself in the terminal.")
-@click.option("--vs", default="heuristic,heuristic", show_default=True,
-              help="Comma-separated opponents.")  # fmt: skip
+@click.option("--vs", multiple=True, default=("heuristic,heuristic",), show_default=True,
+              help="Comma-separated opponents; repeatable (--vs a --vs b: a,b).")  # fmt: skip
 @click.option(
     "-n",
     "--matches",
@@ -1306,7 +1311,7 @@ def _print_results(console: Console, result: SeriesResult, title: str) -> None:
 @click.pass_context
 def _human_play(
     ctx: click.Context,
-    vs: str,
+    vs: tuple[str, ...],
     n: int,
     ruleset: str,
     seed: int,

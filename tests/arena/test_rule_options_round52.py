@@ -32,6 +32,7 @@ from arena.render import rules_description
 from arena.tournament.config import apply_overrides, parse_config
 from arena.web.replay import match_summary
 from engine import (
+    PRESETS,
     Bid,
     Card,
     Concede,
@@ -52,7 +53,7 @@ from engine import (
 from engine.record import start_game
 from engine.rules import describe_ruleset
 from engine.view import visible_talon
-from sdk import Bot
+from sdk import Bot, play_local
 from tests.engine.oracle_round51 import check_record
 from tests.support.harness import play_sdk_match
 
@@ -106,7 +107,10 @@ def _asked_views(rec: dict[str, Any]) -> tuple[dict[str, list[PlayerView]], dict
     for deal in rec["deals"]:
         for entry in deal["actions"]:
             seat = entry["seat"]
-            if entry.get("by") != "forced":
+            # (a local record, arena-bot try's, says no "by": a move the rules force is
+            # not asked unless ask_forced)
+            forced = len(game.legal_actions()) == 1 and not game.ruleset.ask_forced
+            if entry.get("by", "forced" if forced else "bot") != "forced":
                 out[names[seat]].append(observe(game, seat))
             action = parse_action(entry["action"])
             bidding = game.phase is Phase.BIDDING
@@ -119,23 +123,31 @@ def _asked_views(rec: dict[str, Any]) -> tuple[dict[str, list[PlayerView]], dict
     return out, told
 
 
+NAMES = ("ann", "bob", "cid", "dan")
+
+
+def _clear() -> None:
+    for kept in (_Seen.views, _Seen.ends, _Seen.told):
+        kept.clear()
+
+
 def _play(rules: Ruleset, seed: int = 3, max_deals: int = 0) -> dict[str, Any]:
-    _Seen.views.clear()
-    _Seen.ends.clear()
-    _Seen.told.clear()
+    _clear()
     rec = play_sdk_match(_Seen, max_deals, seed=seed, rules=rules)
     return rec
 
 
-def _check(rec: dict[str, Any], rules: Ruleset, tmp: Path) -> None:
+def _check(rec: dict[str, Any], rules: Ruleset, tmp: Path, *, seen: bool = True) -> None:
+    """``seen``: the bots were _Seen's, whose views are checked too."""
     # The record stores the ruleset the match was played under, option by option.
     assert rec["ruleset"] == rules.to_dict()
-    # What each bot was asked with is the engine's view of its seat.
-    asked, told_moves = _asked_views(rec)
-    assert set(asked) == set(_Seen.views) == set(rec["players"])
-    for name, views in asked.items():
-        assert _Seen.views[name] == views, name
-    assert told_moves == _Seen.told
+    if seen:
+        # What each bot was asked with is the engine's view of its seat.
+        asked, told_moves = _asked_views(rec)
+        assert set(asked) == set(_Seen.views) == set(rec["players"])
+        for name, views in asked.items():
+            assert _Seen.views[name] == views, name
+        assert told_moves == _Seen.told
     # The engine alone, on the record's actions, ends where the referee ended.
     game = start_game(rec)
     for deal in rec["deals"]:
@@ -146,9 +158,10 @@ def _check(rec: dict[str, Any], rules: Ruleset, tmp: Path) -> None:
     assert game.result is not None and game.result.to_dict() == rec["result"]
     assert len(rec["deals"]) == game.result.deals
     # Each bot is told each deal's result and the match's, as the engine has them.
-    told = {n: [*game.deal_results, game.result, observe(game, s)]
-            for s, n in enumerate(rec["players"])}  # fmt: skip
-    assert told == _Seen.ends
+    if seen:
+        told = {n: [*game.deal_results, game.result, observe(game, s)]
+                for s, n in enumerate(rec["players"])}  # fmt: skip
+        assert told == _Seen.ends
     # An oracle written from RULES.md alone agrees with every deal and the end.
     assert check_record(rec, rec["ruleset"]) == len(rec["deals"])
     # `arena replay --check` reproduces it, and the header, the web's replay and the
@@ -350,9 +363,7 @@ def test_a_move_of_another_option_value_is_refused_with_the_rule(
 ) -> None:
     find, rules, words, seed = WRONG[option]
     _Wrong.wrong, _Wrong.tried = staticmethod(find), []
-    _Seen.views.clear()
-    _Seen.ends.clear()
-    _Seen.told.clear()
+    _clear()
     caplog.set_level(logging.WARNING, logger="sdk")
     rec = play_sdk_match(_Wrong, 12, seed=seed, rules=rules, incidents=True)
     assert _Wrong.tried, f"no deal offered the case of {option}"
@@ -413,3 +424,52 @@ def _random_ruleset(rng: random.Random) -> Ruleset:
 def test_random_rulesets_end_to_end(k: int, tmp_path: Path) -> None:
     rules = _random_ruleset(random.Random(f"round52:{k}"))
     _check(_play(rules, seed=k), rules, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("file", "vs"),
+    [
+        ("rulesets/tournament-1001.toml", ["random"] * 3),
+        ("rulesets/house-penalty.toml", ["random"]),
+    ],
+)
+def test_try_plays_a_ruleset_file_that_its_records_and_table_name(
+    file: str, vs: list[str], tmp_path: Path
+) -> None:
+    """``arena-bot try --ruleset FILE`` (local play, no referee): each record holds the
+    ruleset sized by the table, with try's deal cap, replays, and says the rules its table
+    said; each view the SDK's local play gives a bot is the engine's (play_local, below)."""
+    from sdk.cli import main as arena_bot
+
+    args = ["try", "random", "--vs", ",".join(vs), "--ruleset", str(ROOT / file)]
+    run = CliRunner().invoke(arena_bot, [*args, "-n", "2", "--seed", "4", "--max-deals", "3",
+                                         "--records", str(tmp_path / "recs")])  # fmt: skip
+    assert run.exit_code == 0, run.output
+    rules = dataclasses.replace(load_ruleset(ROOT / file, players=len(vs) + 1), max_deals=3)
+    said = describe_ruleset(rules)
+    assert f"ruleset {said}, seed 4" in " ".join(run.output.split())
+    records = sorted((tmp_path / "recs").glob("*.json"))
+    assert len(records) == 2
+    for path in records:
+        _check(json.loads(path.read_text(encoding="utf-8")), rules, tmp_path, seen=False)
+    _clear()
+    match = play_local([_Seen] * rules.players, rules, seed=4, names=NAMES[: rules.players])
+    _check(match.record, rules, tmp_path)
+
+
+def test_try_with_three_vs_plays_the_4_player_game_of_1001(tmp_path: Path) -> None:
+    """docs/writing-a-bot.md: "`--ruleset 1001` with three `--vs` opponents" is the 4-player
+    game. Written as three ``--vs``, click kept the last alone: a 3-player 1001 was played,
+    that opponent repeated, the two others never named."""
+    from sdk.cli import main as arena_bot
+
+    run = CliRunner().invoke(arena_bot, [
+        "try", "random", "--vs", "heuristic", "--vs", "counting,random", "--ruleset", "1001",
+        "-n", "1", "--max-deals", "1", "--records", str(tmp_path),
+    ])  # fmt: skip
+    assert run.exit_code == 0, run.output
+    assert "ruleset 1001-4p, seed 0" in " ".join(run.output.split())
+    [path] = tmp_path.glob("*.json")
+    rec = json.loads(path.read_text(encoding="utf-8"))
+    assert rec["players"] == ["random", "heuristic", "counting", "random#1"]
+    assert rec["ruleset"] == dataclasses.replace(PRESETS["1001-4p"], max_deals=1).to_dict()

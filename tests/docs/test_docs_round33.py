@@ -364,7 +364,8 @@ def test_arena_bot_human_says_it_differs_from_try_human_in_its_opponents() -> No
     assert isinstance(bot_main, click.Group)
     human, try_ = bot_main.get_command(ctx, "human"), bot_main.get_command(ctx, "try")
     assert human is not None and try_ is not None
-    defaults = [next(p.default for p in c.params if p.name == "vs") for c in (human, try_)]
+    defaults = [",".join(next(p.default for p in c.params if p.name == "vs"))
+                for c in (human, try_)]  # fmt: skip
     assert defaults[0] != defaults[1]
     text = _joined(CliRunner().invoke(bot_main, ["human", "--help"]).output)
     assert "same as" not in text
