@@ -9,9 +9,16 @@ table of a tournament config, a ``--set`` of one. For each match:
   only where the rules show it);
 - the record stores the ruleset, ``arena replay --check`` reproduces it, and ``arena
   replay``'s header, the web's replay and ``describe_ruleset`` say the same rules;
+- each bot is told each move, the talon (its cards only where it may see them), each
+  deal's result and the match's as the engine has them;
 - the engine alone, playing the record's actions, ends the match where the referee did,
-  with the same result and the oracle of round 51 (``tests/engine/oracle_round51.py``)
-  agrees with every deal.
+  with the same result (two cases are chosen to end by the target, one from the barrel),
+  and the oracle of round 51 (``tests/engine/oracle_round51.py``) agrees with every deal.
+
+A move legal only under another value of an option is refused naming the rule, a strike and
+the fallback, as docs/referee.md says; ``arena-bot try --ruleset`` (local play) is checked
+the same way through its records and ``play_local``. A wide sweep of random rulesets is
+marked slow.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from arena.cli.replay import replay as replay_cmd
 from arena.render import rules_description
 from arena.tournament.config import apply_overrides, parse_config
 from arena.web.replay import match_summary
+from bots.heuristic import HeuristicBot
 from engine import (
     PRESETS,
     Bid,
@@ -38,7 +46,6 @@ from engine import (
     Concede,
     DealResult,
     GameResult,
-    Pass,
     Phase,
     Play,
     PlayerView,
@@ -53,23 +60,23 @@ from engine import (
 from engine.record import start_game
 from engine.rules import describe_ruleset
 from engine.view import visible_talon
-from sdk import Bot, play_local
+from sdk import play_local
 from tests.engine.oracle_round51 import check_record
 from tests.support.harness import play_sdk_match
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-class _Seen(Bot):
-    """Plays a seeded random legal action (passing more often than not in the auction,
-    so that deals are played out and matches end), keeping every view it is asked with."""
+class _Seen(HeuristicBot):
+    """The bundled heuristic bot (it makes contracts: matches reach the barrel and the
+    target), keeping every view it is asked with and everything it is told."""
 
     views: ClassVar[dict[str, list[PlayerView]]] = defaultdict(list)
     ends: ClassVar[dict[str, list[Any]]] = defaultdict(list)
     told: ClassVar[dict[str, list[Any]]] = defaultdict(list)
 
     def on_match_start(self, view: PlayerView) -> None:
-        self.rng = random.Random(view.seat)
+        super().on_match_start(view)
         self.mine = _Seen.views[view.players[view.seat]]
 
     def on_talon_taken(
@@ -89,10 +96,7 @@ class _Seen(Bot):
 
     def act(self, view: PlayerView) -> Any:
         self.mine.append(view)
-        legal = view.legal_actions
-        if any(isinstance(a, Pass) for a in legal) and self.rng.random() < 0.6:
-            return Pass()
-        return self.rng.choice(legal)
+        return super().act(view)
 
 
 def _asked_views(rec: dict[str, Any]) -> tuple[dict[str, list[PlayerView]], dict[str, list[Any]]]:
@@ -202,16 +206,16 @@ CASES: dict[str, Any] = {
     "file tournament-1001 at four": lambda tmp: load_ruleset(
         ROOT / "rulesets/tournament-1001.toml", players=4
     ),
-    "file barrel to 300": lambda tmp: load_ruleset(
+    "file barrel to 400": lambda tmp: load_ruleset(
         _file(
             tmp,
             "low.toml",
             """\
 preset = "classic"
 name = "low"
-target = 300
-barrel_at = 200
-barrel_deals = 1
+target = 400
+barrel_at = 250
+barrel_deals = 2
 barrel_penalty = 0
 barrel_mode = "one"
 max_deals = 30
@@ -229,7 +233,7 @@ max_deals = 30
     ),
     "inline strict play": lambda tmp: _inline(
         '{ preset = "1001", must_beat = true, marriage_needs_trick = false, '
-        "ace_marriage = false, talon_visible = false, ask_forced = true }"
+        "ace_marriage = false, talon_visible = false, ask_forced = true, target = 300 }"
     ),
     "inline no concession": lambda tmp: _inline(
         '{ preset = "classic", ace_marriage_counts_for_bid = false, concede = "off", rounding = 5 }'
@@ -258,8 +262,12 @@ def _file(tmp: Path, name: str, text: str) -> Path:
     return path
 
 
+#: The seed of a case that ends by its target (the barrel's: a win from it sets the
+#: score to the target), else seed 5.
+ENDS = {"file barrel to 400": (3, "target"), "inline strict play": (7, "target")}
+
 #: The cases of the default run (a match each); the others are marked slow.
-QUICK = ("file barrel to 300", "inline strict play", "set barrel at four")
+QUICK = ("file barrel to 400", "inline strict play", "set barrel at four")
 
 
 @pytest.mark.parametrize(
@@ -267,7 +275,11 @@ QUICK = ("file barrel to 300", "inline strict play", "set barrel at four")
 )
 def test_each_option_reaches_the_bot_the_record_and_the_replay(case: str, tmp_path: Path) -> None:
     rules = CASES[case](tmp_path)
-    rec = _play(rules, seed=5, max_deals=0 if rules.max_deals else 6)
+    seed, reason = ENDS.get(case, (5, None))
+    rec = _play(rules, seed=seed, max_deals=0 if rules.max_deals else 6)
+    if reason is not None:  # (the case is the end it plays to: asserted, not assumed)
+        assert rec["result"]["reason"] == reason, rec["result"]
+        assert max(rec["result"]["scores"]) == rules.target, rec["result"]
     if not rules.max_deals:
         rules = dataclasses.replace(rules, max_deals=6)
     _check(rec, rules, tmp_path)
@@ -323,7 +335,7 @@ WRONG: dict[str, tuple[Any, Ruleset, str, int]] = {
     "bid_step": (_lower_bid, Ruleset.from_dict({"preset": "1001", "bid_step": 10}),
                  "multiple of 10", 5),
     "must_beat": (_not_beating, Ruleset.from_dict({"preset": "classic", "must_beat": True}),
-                  "must_beat: you must beat", 5),
+                  "must_beat: you must beat", 1),
     "marriage_needs_trick": (_early_marriage, load_ruleset("classic"), "trick", 5),
     "concede off": (_concede, Ruleset.from_dict({"preset": "classic", "concede": "off"}),
                     "conceding is off", 5),
