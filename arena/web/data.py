@@ -196,12 +196,15 @@ class DataSource:
         once: Callable[[], float] | None = None,
         *,
         st: Storage | None = None,
+        key: tuple[Any, ...] | None = None,
     ) -> tuple[JSON, tuple[Any, ...]]:
         """``compute()`` for the tournament as it is now, or the document made for it as it
         was, if nothing was stored since, or if it is still running and that document is
         fresh for its cost (``SLOW_S``, ``THROTTLE``). ``once()``: the seconds of the
         computation just made that the next one will not spend again (not counted in its
         cost). ``st``: the database, to tell the latest match stored (see ``key``).
+        ``key``: what the document is made for, in place of ``info``'s state (a season's:
+        its tournaments'); its last item is None while that is unfinished.
 
         One computation of ``what`` at a time (single flight): a request that finds it
         being computed waits for it and shares its document (or its exception; the next
@@ -210,7 +213,8 @@ class DataSource:
 
         Returned with the document: the state of the tournament it was made for (see
         :func:`_state_key`), which is not the state now when it is kept while running."""
-        key = _state_key(info, st)
+        if key is None:
+            key = _state_key(info, st)
         while True:
             with self._lock:
                 hit = self._docs.get(what)
@@ -312,13 +316,17 @@ class DataSource:
                 infos = select_season(st, spec)
             except SeasonError as e:  # (no such tournament, or none stored)
                 raise NotFound(str(e)) from None
-            made_for = tuple(_state_key(t, st) for t in infos)
-            what = ("season", spec)
-            with self._lock:
-                hit = self._docs.get(what)
-            if hit is not None and hit[0] == made_for:
-                doc = hit[1]
-            else:
+            # Computed as a tournament's leaderboard is (_cached_keyed): by one request at a
+            # time, and while a week runs, again at most every THROTTLE times its cost. It
+            # reads every match of every week (11 s at 4,000 matches of 30 bots): computed
+            # at each request whose weeks had a match stored since, a season page polling
+            # beside a running week started it at every poll, each reader's side by side.
+            # (The tournaments selected are part of ``what``: a week that joins the
+            # selection is a season of its own, never one kept for fewer weeks.)
+            keys = tuple(_state_key(t, st) for t in infos)
+            running = any(t.finished_at is None for t in infos)
+
+            def compute() -> JSON:
                 lb = build_season(st, spec, infos)
                 doc = board.compute(lb)
                 played = {w["id"]: w for w in lb.season}
@@ -331,17 +339,21 @@ class DataSource:
                     "bot_tournament": {r["bot"]: latest.get(r["bot"]) for r in doc["rows"]},
                     "version": f"season:{spec}:{lb.completed}:{lb.finished_at}",
                 })  # fmt: skip
-                with self._lock:
-                    self._docs[what] = (made_for, doc, time.monotonic(), 0.0)
-                    self._docs.move_to_end(what)
-                    while len(self._docs) > DOCS_KEPT:
-                        self._docs.popitem(last=False)
+                return doc
+
+            what = ("season", spec, *(t.id for t in infos))
+            doc, made_for = self._cached_keyed(
+                what, infos[0], compute, key=(*keys, None if running else True)
+            )
             # Each week as /api/tournaments lists it, read at each request (whether a
             # runner is at work on it changes with no match stored), with what it played.
             owner = lock_owner(self.db)
-            weeks = [{**_tournament_json(t, owner), "bots_played": doc["played"][t.id]["bots"],
+            # (with the matches the standings count: see _as_counted)
+            weeks = [{**_tournament_json(_as_counted(t, k), owner),
+                      "bots_played": doc["played"][t.id]["bots"],
                       "bots_changed": doc["played"][t.id]["bots_changed"],
-                      "changes": doc["played"][t.id]["changes"]} for t in infos]  # fmt: skip
+                      "changes": doc["played"][t.id]["changes"]}
+                     for t, k in zip(infos, made_for, strict=False)]  # fmt: skip
             shown = {k: v for k, v in doc.items() if k != "played"}
             # The page draws the season again when its version changes: with the weeks'
             # states, as one taken up again, or a new one of its prefix, changes no match.
