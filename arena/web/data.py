@@ -370,15 +370,19 @@ class DataSource:
         *,
         limit: int = BOT_PAGE,
         before: int | None = None,
+        vs: str | None = None,
     ) -> Document:
         """One bot's page: its row, history, incidents and deal scores, and its matches
-        newest first, ``limit`` of them (those of a schedule index below ``before``)."""
+        newest first, ``limit`` of them (those of a schedule index below ``before``; those
+        against ``vs`` only: the head to head's cell of the two)."""
         with self._open() as st, st.reading():  # (see _open)
             info = self._tournament(st, tournament)
             doc, board_for = self._board(st, info)
             row = next((r for r in doc["rows"] if r["bot"] == name), None)
             if row is None and name not in info.bots:
                 raise NotFound(_no_bot(st, name, info))
+            if vs is not None and vs not in info.bots and vs not in doc["head_to_head"]["bots"]:
+                raise NotFound(_no_bot(st, vs, info))
 
             def compute() -> JSON:
                 incidents = st.incidents(info.id, bot=name)
@@ -403,15 +407,16 @@ class DataSource:
 
             listed, listed_for = self._cached_keyed(("bot", info.id, name), info, compute, st=st)
             # (read at each request: a page of matches is cheap, and the latest is shown)
-            page = _match_page(st, info.id, name, limit, before)
+            page = _match_page(st, info.id, name, limit, before, vs)
             tournament_json = _tournament_json(info, lock_owner(self.db))
             # (every tournament it plays in, the latest first: its page links the others)
             tournaments = _tournaments_of(st, name)
             state = ("bot", info.id, name, board_for, listed_for, _state_key(info, st),
-                     tournament_json, limit, before, tournaments)  # fmt: skip
+                     tournament_json, limit, before, tournaments, vs)  # fmt: skip
             return Document({
                 "tournament": tournament_json,
                 "bot": name,
+                "vs": vs,
                 # (a club's database: a tournament a week, two leagues side by side)
                 "plays_in": tournaments,
                 "row": row,
@@ -453,16 +458,23 @@ class DataSource:
         bot: str | None,
         limit: int | None,
         before: int | None = None,
+        vs: str | None = None,
     ) -> JSON:
-        """The tournament's matches (``bot``'s only), newest first: ``limit`` of them (None:
-        all), of a schedule index below ``before``."""
+        """The tournament's matches (``bot``'s only; with ``vs``, those both played), newest
+        first: ``limit`` of them (None: all), of a schedule index below ``before``."""
         with self._open() as st, st.reading():
             info = self._tournament(st, tournament)
-            page = _match_page(st, info.id, bot, limit, before)
-            if bot is not None and not page["matches_total"] and bot not in info.bots:
-                # a name the tournament never seated (a typo) is not "no matches yet": 404,
-                # as /api/bots/<name> and `arena replay --list --bot` say it
-                raise NotFound(_no_bot(st, bot, info))
+            page = _match_page(st, info.id, bot, limit, before, vs)
+            # a name the tournament never seated (a typo) is not "no matches yet": 404, as
+            # /api/bots/<name> and `arena replay --list --bot` say it
+            for who in (bot, vs):
+                if (
+                    who is not None
+                    and not page["matches_total"]
+                    and who not in info.bots
+                    and not st.match_results(info.id, 1, bot=who)
+                ):
+                    raise NotFound(_no_bot(st, who, info))
             return {"tournament": _tournament_json(info, lock_owner(self.db)), **page}
 
     # -- one match ------------------------------------------------------------------------
@@ -579,21 +591,30 @@ def _state_key(info: TournamentInfo, st: Storage | None) -> tuple[Any, ...]:
 
 
 def _match_page(
-    st: Storage, tid: str, bot: str | None, limit: int | None, before: int | None
+    st: Storage,
+    tid: str,
+    bot: str | None,
+    limit: int | None,
+    before: int | None,
+    vs: str | None = None,
 ) -> JSON:
-    """``limit`` matches (None: all) of the tournament (``bot``'s only), newest first in
-    schedule order, of an index below ``before``; ``matches_total``: how many there are in
-    all; ``next_before``: the ``before`` of the next (older) page, None on the last."""
+    """``limit`` matches (None: all) of the tournament (``bot``'s only; and ``vs``'s: those
+    both played), newest first in schedule order, of an index below ``before``;
+    ``matches_total``: how many there are in all; ``next_before``: the ``before`` of the
+    next (older) page, None on the last."""
     # one more than asked tells whether there is a next page
-    results = st.match_results(tid, None if limit is None else limit + 1, bot=bot, before=before)
+    results = st.match_results(
+        tid, None if limit is None else limit + 1, bot=bot, before=before, vs=vs
+    )
     results.reverse()
     more = limit is not None and len(results) > limit
     shown = results[:limit] if more else results
     limits = st.time_limits(tid, [m.match_id for m in shown])
+    played = [b for b in (bot, vs) if b is not None]
     total = st.conn.execute(
         "SELECT COUNT(*) FROM matches WHERE tournament_id = ?"
-        + ("" if bot is None else " AND id IN (SELECT match_id FROM match_players WHERE bot = ?)"),
-        (tid,) if bot is None else (tid, bot),
+        + " AND id IN (SELECT match_id FROM match_players WHERE bot = ?)" * len(played),
+        (tid, *played),
     ).fetchone()[0]
     return {
         "matches": [_match_json(m, limits) for m in shown],

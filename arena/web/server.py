@@ -552,6 +552,7 @@ class _Handler(BaseHTTPRequestHandler):
                     tournament,
                     limit=BOT_PAGE if limit is None else limit,
                     before=_int(q, "before"),
+                    vs=q.get("vs") or None,
                 )
             case ["matches"]:
                 return src.matches(
@@ -559,6 +560,7 @@ class _Handler(BaseHTTPRequestHandler):
                     bot=q.get("bot") or None,
                     limit=_int(q, "limit"),
                     before=_int(q, "before"),
+                    vs=q.get("vs") or None,
                 )
             case ["matches", ref]:
                 match_id = src.match_id(_match_ref(ref))
