@@ -1262,21 +1262,20 @@ class Storage:
         stored_after: int = 0,
         bot: str | None = None,
         before: int | None = None,
+        vs: str | None = None,
     ) -> list[MatchResult]:
         """Every stored match of the tournament, in schedule order; with ``last``, only the
         ``last`` latest in that order (read as such: a viewer shows 25 of 20,000); with
         ``stored_after`` (a position of :meth:`stored_state`), only those stored since; with
-        ``bot``, only those it played (looked up by bot, not filtered from every match);
-        with ``before``, only those of a schedule index below it (a page of older ones)."""
+        ``bot``, only those it played (looked up by bot, not filtered from every match), and
+        with ``vs`` too, only those both played; with ``before``, only those of a schedule
+        index below it (a page of older ones)."""
         # Without ``last``: every match (LIMIT -1 is SQLite's "no limit").
+        played = [b for b in (bot, vs) if b is not None]
         chosen = (
             "SELECT id, idx, seats_json, deals, duration_s FROM matches"
             " WHERE tournament_id = ? AND rowid > ?"
-            + (
-                ""
-                if bot is None
-                else " AND id IN (SELECT match_id FROM match_players WHERE bot = ?)"
-            )
+            + " AND id IN (SELECT match_id FROM match_players WHERE bot = ?)" * len(played)
             + ("" if before is None else " AND idx < ?")
             + " ORDER BY idx DESC LIMIT ?"
         )
@@ -1284,7 +1283,7 @@ class Storage:
         args = (
             tournament_id,
             stored_after,
-            *(() if bot is None else (bot,)),
+            *played,
             *(() if before is None else (before,)),
             limit,
         )

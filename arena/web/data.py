@@ -196,12 +196,15 @@ class DataSource:
         once: Callable[[], float] | None = None,
         *,
         st: Storage | None = None,
+        key: tuple[Any, ...] | None = None,
     ) -> tuple[JSON, tuple[Any, ...]]:
         """``compute()`` for the tournament as it is now, or the document made for it as it
         was, if nothing was stored since, or if it is still running and that document is
         fresh for its cost (``SLOW_S``, ``THROTTLE``). ``once()``: the seconds of the
         computation just made that the next one will not spend again (not counted in its
         cost). ``st``: the database, to tell the latest match stored (see ``key``).
+        ``key``: what the document is made for, in place of ``info``'s state (a season's:
+        its tournaments'); its last item is None while that is unfinished.
 
         One computation of ``what`` at a time (single flight): a request that finds it
         being computed waits for it and shares its document (or its exception; the next
@@ -210,7 +213,8 @@ class DataSource:
 
         Returned with the document: the state of the tournament it was made for (see
         :func:`_state_key`), which is not the state now when it is kept while running."""
-        key = _state_key(info, st)
+        if key is None:
+            key = _state_key(info, st)
         while True:
             with self._lock:
                 hit = self._docs.get(what)
@@ -312,13 +316,17 @@ class DataSource:
                 infos = select_season(st, spec)
             except SeasonError as e:  # (no such tournament, or none stored)
                 raise NotFound(str(e)) from None
-            made_for = tuple(_state_key(t, st) for t in infos)
-            what = ("season", spec)
-            with self._lock:
-                hit = self._docs.get(what)
-            if hit is not None and hit[0] == made_for:
-                doc = hit[1]
-            else:
+            # Computed as a tournament's leaderboard is (_cached_keyed): by one request at a
+            # time, and while a week runs, again at most every THROTTLE times its cost. It
+            # reads every match of every week (11 s at 4,000 matches of 30 bots): computed
+            # at each request whose weeks had a match stored since, a season page polling
+            # beside a running week started it at every poll, each reader's side by side.
+            # (The tournaments selected are part of ``what``: a week that joins the
+            # selection is a season of its own, never one kept for fewer weeks.)
+            keys = tuple(_state_key(t, st) for t in infos)
+            running = any(t.finished_at is None for t in infos)
+
+            def compute() -> JSON:
                 lb = build_season(st, spec, infos)
                 doc = board.compute(lb)
                 played = {w["id"]: w for w in lb.season}
@@ -331,17 +339,21 @@ class DataSource:
                     "bot_tournament": {r["bot"]: latest.get(r["bot"]) for r in doc["rows"]},
                     "version": f"season:{spec}:{lb.completed}:{lb.finished_at}",
                 })  # fmt: skip
-                with self._lock:
-                    self._docs[what] = (made_for, doc, time.monotonic(), 0.0)
-                    self._docs.move_to_end(what)
-                    while len(self._docs) > DOCS_KEPT:
-                        self._docs.popitem(last=False)
+                return doc
+
+            what = ("season", spec, *(t.id for t in infos))
+            doc, made_for = self._cached_keyed(
+                what, infos[0], compute, key=(*keys, None if running else True)
+            )
             # Each week as /api/tournaments lists it, read at each request (whether a
             # runner is at work on it changes with no match stored), with what it played.
             owner = lock_owner(self.db)
-            weeks = [{**_tournament_json(t, owner), "bots_played": doc["played"][t.id]["bots"],
+            # (with the matches the standings count: see _as_counted)
+            weeks = [{**_tournament_json(_as_counted(t, k), owner),
+                      "bots_played": doc["played"][t.id]["bots"],
                       "bots_changed": doc["played"][t.id]["bots_changed"],
-                      "changes": doc["played"][t.id]["changes"]} for t in infos]  # fmt: skip
+                      "changes": doc["played"][t.id]["changes"]}
+                     for t, k in zip(infos, made_for, strict=False)]  # fmt: skip
             shown = {k: v for k, v in doc.items() if k != "played"}
             # The page draws the season again when its version changes: with the weeks'
             # states, as one taken up again, or a new one of its prefix, changes no match.
@@ -358,15 +370,19 @@ class DataSource:
         *,
         limit: int = BOT_PAGE,
         before: int | None = None,
+        vs: str | None = None,
     ) -> Document:
         """One bot's page: its row, history, incidents and deal scores, and its matches
-        newest first, ``limit`` of them (those of a schedule index below ``before``)."""
+        newest first, ``limit`` of them (those of a schedule index below ``before``; those
+        against ``vs`` only: the head to head's cell of the two)."""
         with self._open() as st, st.reading():  # (see _open)
             info = self._tournament(st, tournament)
             doc, board_for = self._board(st, info)
             row = next((r for r in doc["rows"] if r["bot"] == name), None)
             if row is None and name not in info.bots:
                 raise NotFound(_no_bot(st, name, info))
+            if vs is not None and vs not in info.bots and vs not in doc["head_to_head"]["bots"]:
+                raise NotFound(_no_bot(st, vs, info))
 
             def compute() -> JSON:
                 incidents = st.incidents(info.id, bot=name)
@@ -391,15 +407,16 @@ class DataSource:
 
             listed, listed_for = self._cached_keyed(("bot", info.id, name), info, compute, st=st)
             # (read at each request: a page of matches is cheap, and the latest is shown)
-            page = _match_page(st, info.id, name, limit, before)
+            page = _match_page(st, info.id, name, limit, before, vs)
             tournament_json = _tournament_json(info, lock_owner(self.db))
             # (every tournament it plays in, the latest first: its page links the others)
             tournaments = _tournaments_of(st, name)
             state = ("bot", info.id, name, board_for, listed_for, _state_key(info, st),
-                     tournament_json, limit, before, tournaments)  # fmt: skip
+                     tournament_json, limit, before, tournaments, vs)  # fmt: skip
             return Document({
                 "tournament": tournament_json,
                 "bot": name,
+                "vs": vs,
                 # (a club's database: a tournament a week, two leagues side by side)
                 "plays_in": tournaments,
                 "row": row,
@@ -441,16 +458,23 @@ class DataSource:
         bot: str | None,
         limit: int | None,
         before: int | None = None,
+        vs: str | None = None,
     ) -> JSON:
-        """The tournament's matches (``bot``'s only), newest first: ``limit`` of them (None:
-        all), of a schedule index below ``before``."""
+        """The tournament's matches (``bot``'s only; with ``vs``, those both played), newest
+        first: ``limit`` of them (None: all), of a schedule index below ``before``."""
         with self._open() as st, st.reading():
             info = self._tournament(st, tournament)
-            page = _match_page(st, info.id, bot, limit, before)
-            if bot is not None and not page["matches_total"] and bot not in info.bots:
-                # a name the tournament never seated (a typo) is not "no matches yet": 404,
-                # as /api/bots/<name> and `arena replay --list --bot` say it
-                raise NotFound(_no_bot(st, bot, info))
+            page = _match_page(st, info.id, bot, limit, before, vs)
+            # a name the tournament never seated (a typo) is not "no matches yet": 404, as
+            # /api/bots/<name> and `arena replay --list --bot` say it
+            for who in (bot, vs):
+                if (
+                    who is not None
+                    and not page["matches_total"]
+                    and who not in info.bots
+                    and not st.match_results(info.id, 1, bot=who)
+                ):
+                    raise NotFound(_no_bot(st, who, info))
             return {"tournament": _tournament_json(info, lock_owner(self.db)), **page}
 
     # -- one match ------------------------------------------------------------------------
@@ -567,21 +591,30 @@ def _state_key(info: TournamentInfo, st: Storage | None) -> tuple[Any, ...]:
 
 
 def _match_page(
-    st: Storage, tid: str, bot: str | None, limit: int | None, before: int | None
+    st: Storage,
+    tid: str,
+    bot: str | None,
+    limit: int | None,
+    before: int | None,
+    vs: str | None = None,
 ) -> JSON:
-    """``limit`` matches (None: all) of the tournament (``bot``'s only), newest first in
-    schedule order, of an index below ``before``; ``matches_total``: how many there are in
-    all; ``next_before``: the ``before`` of the next (older) page, None on the last."""
+    """``limit`` matches (None: all) of the tournament (``bot``'s only; and ``vs``'s: those
+    both played), newest first in schedule order, of an index below ``before``;
+    ``matches_total``: how many there are in all; ``next_before``: the ``before`` of the
+    next (older) page, None on the last."""
     # one more than asked tells whether there is a next page
-    results = st.match_results(tid, None if limit is None else limit + 1, bot=bot, before=before)
+    results = st.match_results(
+        tid, None if limit is None else limit + 1, bot=bot, before=before, vs=vs
+    )
     results.reverse()
     more = limit is not None and len(results) > limit
     shown = results[:limit] if more else results
     limits = st.time_limits(tid, [m.match_id for m in shown])
+    played = [b for b in (bot, vs) if b is not None]
     total = st.conn.execute(
         "SELECT COUNT(*) FROM matches WHERE tournament_id = ?"
-        + ("" if bot is None else " AND id IN (SELECT match_id FROM match_players WHERE bot = ?)"),
-        (tid,) if bot is None else (tid, bot),
+        + " AND id IN (SELECT match_id FROM match_players WHERE bot = ?)" * len(played),
+        (tid, *played),
     ).fetchone()[0]
     return {
         "matches": [_match_json(m, limits) for m in shown],

@@ -39,6 +39,7 @@ The server never writes: the data source opens the database read-only.
 from __future__ import annotations
 
 import contextlib
+import gzip
 import hashlib
 import http.client
 import ipaddress
@@ -83,6 +84,11 @@ MAX_PAGE = 1000
 #: Mixed into every ETag: a server started again (another version of the pages' documents,
 #: say) answers no If-None-Match of the one before with 304.
 _ETAG_SALT = secrets.token_hex(8)
+
+#: An answer of the API at least this long is sent gzip-compressed to a client that
+#: accepts it (every browser): a club's leaderboard (30 bots, 1,000 matches) was 249 KB of
+#: JSON at each poll that found a match stored, 74 KB compressed; a season's 836 KB.
+GZIP_FROM = 1024
 
 #: Connections served at once (each holds a thread), in all and from one address. One
 #: more is answered 503 at once: held open with half a request line, 300 connections
@@ -546,6 +552,7 @@ class _Handler(BaseHTTPRequestHandler):
                     tournament,
                     limit=BOT_PAGE if limit is None else limit,
                     before=_int(q, "before"),
+                    vs=q.get("vs") or None,
                 )
             case ["matches"]:
                 return src.matches(
@@ -553,6 +560,7 @@ class _Handler(BaseHTTPRequestHandler):
                     bot=q.get("bot") or None,
                     limit=_int(q, "limit"),
                     before=_int(q, "before"),
+                    vs=q.get("vs") or None,
                 )
             case ["matches", ref]:
                 match_id = src.match_id(_match_ref(ref))
@@ -605,14 +613,21 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             body = _to_json(obj)
             digest = hashlib.sha256(_ETAG_SALT.encode() + body).hexdigest()
-        etag = f'"{digest[:32]}"'
+        # The compressed answer is another representation: another ETag (RFC 9110 8.8.3),
+        # decided by the request's Accept-Encoding alone, so that a 304 needs no body.
+        gz = _accepts_gzip(self.headers.get_all("Accept-Encoding"))
+        etag = f'"{digest[:32]}{"-gz" if gz else ""}"'
         # (a list may come on several lines: one list, as if joined by commas, RFC 9110)
         asked = self.headers.get_all("If-None-Match")
         if asked and _etag_matches(", ".join(asked), etag):
             self._send(HTTPStatus.NOT_MODIFIED, b"", None, etag=etag)
             return
         body = _to_json(obj) if body is None else body
-        self._send(HTTPStatus.OK, body, "application/json; charset=utf-8", etag=etag)
+        gz = gz and len(body) >= GZIP_FROM
+        if gz:
+            body = gzip.compress(body, compresslevel=5, mtime=0)
+        self._send(HTTPStatus.OK, body, "application/json; charset=utf-8", etag=etag,
+                   encoding="gzip" if gz else None)  # fmt: skip
 
     def _json(self, status: HTTPStatus, obj: Any, allow: str | None = None) -> None:
         self._send(status, _to_json(obj), "application/json; charset=utf-8", allow)
@@ -632,14 +647,20 @@ class _Handler(BaseHTTPRequestHandler):
         allow: str | None = None,
         *,
         etag: str | None = None,
+        encoding: str | None = None,
     ) -> None:
         """``etag``: an answer of the API, which a client may keep and ask again for with
-        If-None-Match (``no-cache``: "ask each time"); anything else is not to be kept."""
+        If-None-Match (``no-cache``: "ask each time"); anything else is not to be kept.
+        ``encoding``: the body's Content-Encoding (gzip)."""
         self.send_response(status)
         if allow is not None:
             self.send_header("Allow", allow)
         if ctype is not None:
             self.send_header("Content-Type", ctype)
+        if encoding is not None:
+            self.send_header("Content-Encoding", encoding)
+        if etag is not None:  # (its body and its ETag depend on Accept-Encoding)
+            self.send_header("Vary", "Accept-Encoding")
         if status != HTTPStatus.NOT_MODIFIED:  # (a 304's would be the 200's length)
             self.send_header("Content-Length", str(len(body)))
         if etag is not None:
@@ -654,6 +675,26 @@ class _Handler(BaseHTTPRequestHandler):
 
 def _to_json(obj: Any) -> bytes:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _accepts_gzip(headers: list[str] | None) -> bool:
+    """Whether Accept-Encoding headers accept gzip (``gzip`` or ``x-gzip`` with no
+    ``q=0``; ``*`` is not taken for it: a client that says so is rare and may mean less).
+
+    >>> _accepts_gzip(["gzip, deflate, br"]), _accepts_gzip(["br", "GZip;q=0.5"])
+    (True, True)
+    >>> _accepts_gzip(["gzip;q=0"]), _accepts_gzip(["identity"]), _accepts_gzip(None)
+    (False, False, False)
+    """
+    for item in ",".join(headers or ()).split(","):
+        name, *params = item.split(";")
+        if name.strip().lower() in ("gzip", "x-gzip"):
+            qs = [p.strip()[2:] for p in params if p.strip().lower().startswith("q=")]
+            try:
+                return float(qs[0] if qs else 1) > 0
+            except ValueError:
+                return False
+    return False
 
 
 def _etag_matches(header: str | None, etag: str) -> bool:

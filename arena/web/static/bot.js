@@ -4,6 +4,8 @@
 
 const botName = decodeURIComponent(location.pathname.split("/").filter(Boolean)[1] || "");
 const MATCH_PAGE = 50;  // matches read at each "older matches" click
+// ?vs=B: only the matches against B (a head to head cell's link; the selector over the list)
+const VS = qs("vs") || null;
 
 // The middle value of `total` values, given as [value, count] pairs in ascending order; of
 // an even number of values, the mean of the two middle ones.
@@ -112,8 +114,8 @@ function render(d) {
     el("h2", {}, "Strikes"),
     el("section", { class: "panel" }, ...strikes),
     ...otherPart,
-    el("h2", {}, `Matches (${d.matches_total})`),
-    el("section", { class: "panel", id: "bot-matches" }, matchList(d)));
+    el("h2", {}, d.vs ? `Matches against ${d.vs} (${d.matches_total})` : `Matches (${d.matches_total})`),
+    el("section", { class: "panel", id: "bot-matches" }, opponentPicker(d), matchList(d)));
 }
 
 // The database's other tournaments the bot plays in (a club's other weeks, its other
@@ -127,6 +129,20 @@ function otherTournaments(d) {
   return el("p", { class: "small muted", id: "bot-tournaments" }, "Also plays in: ",
     others.flatMap((t, i) => [i ? " · " : "",
       el("a", { href: withTournament("/bot/" + encodeURIComponent(d.bot), t.id), title: t.id }, `${t.name} (${when(t)})`)]));
+}
+
+// Which matches the list shows: all of the bot's, or those against one opponent (the
+// tournament's other bots: with 30 of them, a meeting of two was a search through pages).
+function opponentPicker(d) {
+  const others = (d.tournament.bots || []).filter((b) => b !== d.bot);
+  if (!others.length) return "";
+  const pick = el("select", { id: "vs-select", onchange: (e) => {
+    const q = new URLSearchParams(location.search);
+    if (e.target.value) q.set("vs", e.target.value); else q.delete("vs");
+    location.search = q.toString();
+  } }, el("option", { value: "" }, "every opponent"),
+  others.map((b) => el("option", { value: b, selected: b === d.vs }, b)));
+  return el("p", { class: "small" }, el("label", { for: "vs-select" }, "against: "), pick);
 }
 
 // The bot's matches, newest first: the first page comes with the bot's page, the older ones
@@ -144,7 +160,8 @@ function matchList(d) {
     more.disabled = true;
     try {
       const page = await api(`/api/matches?tournament=${encodeURIComponent(d.tournament.id)}` +
-        `&bot=${encodeURIComponent(d.bot)}&limit=${MATCH_PAGE}&before=${before}`);
+        `&bot=${encodeURIComponent(d.bot)}&limit=${MATCH_PAGE}&before=${before}` +
+        (d.vs ? `&vs=${encodeURIComponent(d.vs)}` : ""));
       tbody.append(...matchesTable(page.matches, d.bot).querySelector("tbody").children);
       before = page.next_before;
       update();
@@ -161,7 +178,7 @@ function matchList(d) {
 async function main() {
   header();
   try {
-    const d = await api(withTournament(`/api/bots/${encodeURIComponent(botName)}`));
+    const d = await api(withTournament(`/api/bots/${encodeURIComponent(botName)}` + (VS ? `?vs=${encodeURIComponent(VS)}` : "")));
     document.title = `${d.bot} · Thousand Arena`;
     showTournament(d.tournament.id);  // (its replay links: of this tournament, once another starts)
     render(d);

@@ -123,8 +123,12 @@ function headToHead(data) {
       // the share counts a tie as half: the ties are said, or "0/24 (50%)" of two bots
       // that shared every place (two forfeiters of four) read as a contradiction
       const pct = Math.round((100 * (c.ahead + c.tied / 2)) / c.played);
+      // a tournament's cell links the matches of the two (row's page, against column);
+      // a season's spans tournaments, which no one page lists
+      const count = `${c.ahead}/${c.played}`;
+      const link = botWeeks ? count : el("a", { href: withTournament(`/bot/${encodeURIComponent(a)}?vs=${encodeURIComponent(b)}`, data.tournament.id), class: "h2h-link" }, count);
       tr.append(el("td", { title: `${a} ahead of ${b} in ${c.ahead} of ${c.played} matches (${c.tied} tied; the share counts a tie as half)` },
-        `${c.ahead}/${c.played}` + (c.tied ? `, ${c.tied} tied ` : " "), el("span", { class: "muted small" }, `(${pct}%)`)));
+        link, c.tied ? `, ${c.tied} tied ` : " ", el("span", { class: "muted small" }, `(${pct}%)`)));
     }
     tb.append(tr);
   }
