@@ -758,11 +758,27 @@ def _tell_bank(
         # 0 ms": a request asked again after a reconnect may state a limit of 0 ms, and
         # told of that nothing, the bot was told nothing of a real overrun later on)
         return
-    m.bank_told = True
     over = used - deadline.limit_s
     method = _what(bot, view)
     if behind_make:
         method += ", with the wait for the bot to be made"
+    if deadline.limit_s == 0 and over < deadline.bank_s:
+        # Only a request asked again after the bot came back states no limit (an arena's
+        # limit is at least 1 ms): it was spent while the bot was away. "A decision took
+        # 2 ms, over the limit of 0 ms" read as the arena's fault or the bot's; said of
+        # each such request, since it tells nothing of the bot's speed, and so it leaves
+        # the once-per-match line to a real overrun later.
+        log.warning(
+            "match %s: a decision asked again after the bot came back (deal %d, %s: %s) "
+            "took %.0f ms, all of it from the time bank: its limit had run out while the "
+            "bot was away; %.0f ms of the bank left for the match (by this process's "
+            "clock). Past the limit and the bank the referee plays its fallback and "
+            "counts a strike",
+            m.match_id, view.deal_number + 1, view.phase, method, used * 1000,
+            (deadline.bank_s - over) * 1000,
+        )  # fmt: skip
+        return
+    m.bank_told = True
     if over >= deadline.bank_s:
         # Past the bank too (by this clock, which starts after the referee's): a timeout,
         # not bank spent ("the time bank paid 0 ms" of a limit with no bank, say).
