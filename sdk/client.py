@@ -668,6 +668,11 @@ class _Match:
     view_rid: str = ""
     #: Whether the bot was told that a decision of this match used the time bank (once).
     bank_told: bool = False
+    #: The refusal that struck the seat out ("timeout, strike 3 of 3"), and whether the
+    #: arena said the seat had forfeited when it came back: why a forfeit at the match's
+    #: end came, which the end itself does not say.
+    struck_out: str = ""
+    forfeit_told: bool = False
     #: The connection (``RunSummary.connections``) on which the match last started or was
     #: resumed: an end that comes on a later one, with no resumption before it, is the
     #: answer of an arena that does not know the match (see ``_match_over``).
@@ -1424,6 +1429,9 @@ class BotRunner:
                 if r.incident == pb.INCIDENT_WRONG_REQUEST
                 else f"strike {r.strikes} of {r.strikes_allowed}"
             )
+            m = self._matches.get(r.match_id)
+            if m is not None and 0 < r.strikes_allowed <= r.strikes:
+                m.struck_out = f"{incident}, {strike}"
             text = "match %s: decision rejected (%s, %s): %s%s"
             args = (r.match_id, incident, strike, r.message, self._rejected_context(r))
             known = r.match_id in self._matches or r.match_id in self._over
@@ -1618,6 +1626,7 @@ class BotRunner:
                 return
             m.view = view
             m.connection = self.summary.connections
+            m.forfeit_told = m.forfeit_told or ms.forfeited
             m.seq = max(m.seq, ms.seq)  # (the events up to it are not sent again)
             m.last_seq = max(m.last_seq, ms.seq)
             log.info("match %s resumed (seat %d)", ms.match_id, ms.seat)
@@ -1633,6 +1642,7 @@ class BotRunner:
         self._over.pop(ms.match_id, None)
         m = _Match(ms.match_id, ms.seat, ruleset, None, view, seq=ms.seq, last_seq=ms.seq)
         m.connection = self.summary.connections
+        m.forfeit_told = ms.forfeited
         self._matches[ms.match_id] = m
         log.info("match %s started: seat %d, %s, players %s", ms.match_id, ms.seat,
                  describe_ruleset(ruleset, players=False), ", ".join(ms.players))  # fmt: skip
@@ -2029,8 +2039,21 @@ class BotRunner:
             self._count_match(m)
             return
         if m.seat in me.result.forfeits:
+            # Why, as far as this process knows (the end does not say): an author read
+            # "forfeited" after a freeze or a restart and could only guess.
+            if m.struck_out:
+                why = f": struck out ({m.struck_out}, said above)"
+            elif m.forfeit_told or m.connection < self.summary.connections:
+                why = (
+                    " while the bot was away (its connection lost, or its process "
+                    "stopped): the arena forfeits a seat away longer than its grace for "
+                    "coming back, or whose decisions time out meanwhile"
+                )
+            else:
+                why = ""
             log.warning("match %s: this bot's seat %d forfeited (it was played by the "
-                        "referee to the end and placed last)", me.match_id, m.seat)  # fmt: skip
+                        "referee to the end and placed last)%s", me.match_id, m.seat,
+                        why)  # fmt: skip
         view = m.view
         if me.HasField("view"):
             try:

@@ -8,6 +8,7 @@ import logging
 import time
 from collections.abc import AsyncIterator
 
+import grpc
 import pytest
 
 from arena.v1 import arena_pb2 as pb
@@ -24,6 +25,7 @@ from tests.sdk.test_hostile_arena import (
     request,
     started,
 )
+from tests.sdk.test_hostile_arena_round3 import _end, _ending
 
 
 class Thinks(Bot):
@@ -74,3 +76,104 @@ def test_a_request_asked_again_with_its_limit_spent_says_so_and_a_later_overrun_
     assert len(again) == 1, said
     assert "all of it from the time bank: its limit had run out while the bot was away" in again[0]
     assert [m for m in said if "over the limit of 1 ms: the time bank paid" in m], said
+
+
+def _forfeited(mid: str, seat: int) -> pb.ServerMessage:
+    """The end of ``mid`` with ``seat`` forfeited (placed last), as the referee sends it."""
+    msg = ended(mid)
+    msg.match_ended.result.forfeits.append(seat)
+    msg.match_ended.result.places[:] = [3 if s == seat else 1 + (s < seat) for s in range(3)]
+    return msg
+
+
+def _forfeit_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if "forfeited (it was played" in r.getMessage()]
+
+
+def test_a_forfeit_by_strikes_says_it_struck_out(caplog: pytest.LogCaptureFixture) -> None:
+    """Defect: a bot author whose seat forfeited read only "match m1: this bot's seat 1
+    forfeited (it was played by the referee to the end and placed last)", whatever the
+    cause, the match's end not saying it. A seat struck out (the refusal that makes
+    ``strikes`` equal ``strikes_allowed``) now says so, with that refusal."""
+    g = _game()
+    seat = g.to_act
+    assert seat is not None
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield request("m1", g, "1")
+        assert await s.decision() is not None
+        yield pb.ServerMessage(decision_rejected=pb.DecisionRejected(
+            match_id="m1", request_id="1", incident=pb.INCIDENT_TIMEOUT, message="too late",
+            strikes=3, strikes_allowed=3))  # fmt: skip
+        yield _forfeited("m1", seat)
+        while await s.message() is not None:
+            pass
+
+    with caplog.at_level(logging.INFO, logger="sdk"):
+        summary, _ = play(Thinks, script, matches=1)
+    assert summary.matches == 1
+    assert _forfeit_lines(caplog) == [
+        f"match m1: this bot's seat {seat} forfeited (it was played by the referee to the end "
+        "and placed last): struck out (timeout, strike 3 of 3, said above)"
+    ]
+
+
+def test_a_forfeit_while_the_bot_was_away_says_so(caplog: pytest.LogCaptureFixture) -> None:
+    """Defect (as above): a bot frozen (SIGSTOP) past the arena's grace, dropped and back,
+    was told its seat forfeited without why. The end of a match that came on a later
+    connection than the match's start (no resumption between) says the bot was away."""
+    g = _game()
+    seat = g.to_act
+    assert seat is not None
+
+    async def first(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        await _end(grpc.StatusCode.UNAVAILABLE, "a dead link")
+
+    async def back(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield _forfeited("m1", seat)
+        while await s.message() is not None:
+            pass
+
+    with caplog.at_level(logging.INFO, logger="sdk"):
+        summary, _ = _ending(Thinks, first, back, matches=1)
+    assert not isinstance(summary, Exception) and summary.matches == 1
+    assert _forfeit_lines(caplog) == [
+        f"match m1: this bot's seat {seat} forfeited (it was played by the referee to the end "
+        "and placed last) while the bot was away (its connection lost, or its process "
+        "stopped): the arena forfeits a seat away longer than its grace for coming back, or "
+        "whose decisions time out meanwhile"
+    ]
+
+
+def test_a_restarted_bot_told_its_seat_forfeited_hears_why_at_the_end(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The same for a bot restarted after its seat forfeited: the arena's MatchStarted
+    says ``forfeited``, and the end names the time away."""
+    g = _game()
+    seat = g.to_act
+    assert seat is not None
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        msg = started("m1", g)
+        msg.match_started.forfeited = True
+        yield msg
+        yield _forfeited("m1", seat)
+        while await s.message() is not None:
+            pass
+
+    with caplog.at_level(logging.INFO, logger="sdk"):
+        summary, _ = play(Thinks, script, matches=1)
+    assert summary.matches == 1
+    [line] = _forfeit_lines(caplog)
+    assert line.endswith(
+        "placed last) while the bot was away (its connection lost, or its "
+        "process stopped): the arena forfeits a seat away longer than its "
+        "grace for coming back, or whose decisions time out meanwhile"
+    )
