@@ -43,6 +43,7 @@ from arena.referee.config import (
     cert_names,
     key_pair_problem,
     loopback_only_note,
+    names_not_reaching,
     pem_problem,
 )
 from arena.referee.lobby import FinishedMatch
@@ -853,7 +854,19 @@ async def _serve(
         # The address it listens on is not one a bot may connect by over TLS (a certificate
         # for localhost fails a bot's handshake at 127.0.0.1:PORT, exit 2): the names are.
         names = cert_names(Path(tls.cert_file)) or []
-        listed = f": bots connect by a name its certificate lists: {', '.join(names)}"
+        away = names_not_reaching(names, host)
+        by = [n for n in names if n not in away]
+        listed = f": bots connect by a name its certificate lists: {', '.join(by)}"
+        if away:
+            # Listening on one address: a name of the certificate for another one (its
+            # localhost, with --host of the network) leads a bot nowhere.
+            alone = host_port(host, bound).rpartition(":")[0]
+            listed = (
+                f"{listed}; not by {', '.join(away)}, which it lists too: it listens on "
+                f"{alone} only" if by else f": its certificate lists {', '.join(away)}, none "
+                f"of which leads to {alone}, the one address it listens on: no bot can "
+                f"connect (make one that lists {alone}, or give --host to match it)"
+            )  # fmt: skip
         served = f" (TLS{listed if names else ''})"
     click.echo(printable(f"arena referee listening on {host_port(host, bound)}{served}"))
     click.echo(f"port {bound}")
