@@ -79,3 +79,35 @@ def test_an_arena_on_one_address_names_only_what_reaches_it(
         "by localhost, which it lists too: it listens on 192.0.2.2 only)" in _joined(
             DOCS / "referee.md")
     )  # fmt: skip
+
+
+def test_a_tournament_on_one_address_refuses_a_server_name_that_leads_elsewhere(
+    tmp_path: Path,
+) -> None:
+    """Defect: the organiser's tournament on the same address (`host = "192.0.2.2"`, `[tls]`
+    with the certificate above and the default `server_name`, localhost) launched its
+    bundled bots at localhost:PORT: each met "connection refused" for `bot_wait_s`, and the
+    run gave up after 30 s saying only that ("3 of 3 bots did not connect within 30s").
+    Now it is refused before anything starts, naming server_name, the host and the way out;
+    a server_name that leads there (the certificate's address) is taken."""
+    from arena.tournament.config import load_config
+    from arena.tournament.runner import TournamentError, _check_server_name
+
+    make_cert(tmp_path, names="DNS:localhost,IP:127.0.0.2")
+    text = (
+        'name = "club"\nhost = "127.0.0.2"\nbots = ["random", "heuristic", "counting"]\n'
+        '[tls]\ncert = "arena.pem"\nkey = "arena.key"\n'
+    )
+    (tmp_path / "club.toml").write_text(text, encoding="utf-8")
+    with pytest.raises(TournamentError) as e:
+        _check_server_name(load_config(tmp_path / "club.toml"))
+    assert str(e.value) == (
+        "tls.server_name 'localhost', the name the local bots connect to, does not lead to "
+        "127.0.0.2, the one address the arena listens on (host): set server_name to a name "
+        'the certificate lists for it (or host = "0.0.0.0", every address)'
+    )
+    (tmp_path / "club.toml").write_text(text + 'server_name = "127.0.0.2"\n', encoding="utf-8")
+    _check_server_name(load_config(tmp_path / "club.toml"))
+    assert "a `server_name` that does not lead to `host` (the default localhost with" in _joined(
+        DOCS / "tournament.md"
+    )
