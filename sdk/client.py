@@ -645,6 +645,8 @@ class RunSummary:
     exit_code: int = 0
     #: The text the bot left with (``SystemExit("text")``, exit code 1), else "".
     exit_message: str = ""
+    #: Of ``matches``, those its seat forfeited (placed last: struck out, or away too long).
+    forfeits: int = 0
 
 
 @dataclass
@@ -2039,6 +2041,7 @@ class BotRunner:
             self._count_match(m)
             return
         if m.seat in me.result.forfeits:
+            self.summary.forfeits += 1
             # Why, as far as this process knows (the end does not say): an author read
             # "forfeited" after a freeze or a restart and could only guess.
             if m.struck_out:

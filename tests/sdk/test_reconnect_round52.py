@@ -113,7 +113,7 @@ def test_a_forfeit_by_strikes_says_it_struck_out(caplog: pytest.LogCaptureFixtur
 
     with caplog.at_level(logging.INFO, logger="sdk"):
         summary, _ = play(Thinks, script, matches=1)
-    assert summary.matches == 1
+    assert summary.matches == 1 and summary.forfeits == 1
     assert _forfeit_lines(caplog) == [
         f"match m1: this bot's seat {seat} forfeited (it was played by the referee to the end "
         "and placed last): struck out (timeout, strike 3 of 3, said above)"
@@ -177,3 +177,31 @@ def test_a_restarted_bot_told_its_seat_forfeited_hears_why_at_the_end(
         "process stopped): the arena forfeits a seat away longer than its "
         "grace for coming back, or whose decisions time out meanwhile"
     )
+
+
+def test_arena_bot_runs_last_line_counts_the_forfeits(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect: `arena-bot run`'s last line, what an author reads after hours of play, was
+    "done (...): 537 match(es), 7616 decision(s), 0 rejected, 0 bot error(s)": the matches
+    its seat forfeited (a freeze, a restart past the grace, strikes) were counted nowhere
+    on its side. ``RunSummary.forfeits`` counts them, and the line says them."""
+    from click.testing import CliRunner
+
+    import sdk.cli
+    import sdk.client
+
+    def ran(bot: object, arena: str = "", token: str = "", **kw: object) -> sdk.client.RunSummary:
+        return sdk.client.RunSummary(matches=5, decisions=40, reason="stub", forfeits=2)
+
+    monkeypatch.setattr(sdk.client, "run", ran)
+    monkeypatch.setattr(sdk.cli, "_setup_logging", lambda level: None)
+    monkeypatch.setattr(sdk.cli, "_die_with_launcher", lambda: None)
+    for var in ("ARENA_ADDRESS", "ARENA_TOKEN", "ARENA_PARENT_PID"):
+        monkeypatch.delenv(var, raising=False)
+    with caplog.at_level(logging.INFO, logger="sdk"):
+        r = CliRunner().invoke(sdk.cli.main, ["run", "random", "--token", "t", "--once"])
+    assert r.exit_code == 0, r.output
+    assert "done (stub): 5 match(es), 40 decision(s), 0 rejected, 0 bot error(s), 2 forfeited" in [
+        rec.getMessage() for rec in caplog.records
+    ]
