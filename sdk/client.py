@@ -1646,8 +1646,17 @@ class BotRunner:
         m.connection = self.summary.connections
         m.forfeit_told = ms.forfeited
         self._matches[ms.match_id] = m
-        log.info("match %s started: seat %d, %s, players %s", ms.match_id, ms.seat,
-                 describe_ruleset(ruleset, players=False), ", ".join(ms.players))  # fmt: skip
+        # A match under way that this process did not hold (restarted, or a second copy
+        # with the token): its bot is new, and knows nothing of the deals before. Said as
+        # "started", the author of a bot restarted in deal 8 read that it counted 5 deals of
+        # 12 and could not tell why.
+        joined = ""
+        if ms.resumed:
+            joined = (f" (joined under way in deal {view.deal_number + 1}: a new instance of "
+                      "the bot, told nothing of what came before)")  # fmt: skip
+        log.info("match %s started: seat %d, %s, players %s%s", ms.match_id, ms.seat,
+                 describe_ruleset(ruleset, players=False), ", ".join(ms.players),
+                 joined)  # fmt: skip
         # The bot is made in the worker thread, first in the match's chain of calls: a slow
         # __init__ holds up this match only (its clock runs), not the bot's other matches.
         self._chain(m, self._make(m, hook_view(view)))

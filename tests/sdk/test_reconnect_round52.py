@@ -205,3 +205,35 @@ def test_arena_bot_runs_last_line_counts_the_forfeits(
     assert "done (stub): 5 match(es), 40 decision(s), 0 rejected, 0 bot error(s), 2 forfeited" in [
         rec.getMessage() for rec in caplog.records
     ]
+
+
+def test_a_restarted_bot_joining_its_match_under_way_says_so(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect: a bot restarted mid-match (its process killed, `arena-bot run` again within
+    the grace) logged "match m1 started: seat 1, classic, players ..." for the match the
+    arena gave back to it under way; its counts ("ended after 12 deals (5 counted)") did
+    not add up, and nothing said the bot had joined in the middle. The start of a match
+    resumed (``MatchStarted.resumed``) that this process did not hold now says so."""
+    g = _game()
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        msg = started("m1", g)
+        msg.match_started.resumed = True
+        yield msg
+        yield started("m2", g)  # (a match from its start: no such words)
+        yield ended("m1")
+        yield ended("m2")
+        while await s.message() is not None:
+            pass
+
+    with caplog.at_level(logging.INFO, logger="sdk"):
+        summary, _ = play(Thinks, script, matches=2)
+    assert summary.matches == 2
+    starts = [r.getMessage() for r in caplog.records if " started: seat " in r.getMessage()]
+    assert len(starts) == 2, starts
+    assert starts[0].endswith(
+        "(joined under way in deal 1: a new instance of the bot, told nothing of what came before)"
+    ), starts
+    assert starts[1].startswith("match m2 started: seat ") and "joined" not in starts[1]
