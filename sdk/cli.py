@@ -833,12 +833,13 @@ def run(
     except ArenaError as e:
         _leave(1, f"arena-bot: {e}")
     logging.getLogger("sdk.client").info(
-        "done (%s): %d match(es), %d decision(s), %d rejected, %d bot error(s)",
+        "done (%s): %d match(es), %d decision(s), %d rejected, %d bot error(s), %d forfeited",
         summary.reason or "finished",
         summary.matches,
         summary.decisions,
         summary.rejected,
         summary.errors,
+        summary.forfeits,
     )
     # The bot itself left (a person quitting the human seat): its code, and its text, as
     # Python prints a SystemExit("text") (and `arena-bot try` does).

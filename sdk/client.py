@@ -645,6 +645,8 @@ class RunSummary:
     exit_code: int = 0
     #: The text the bot left with (``SystemExit("text")``, exit code 1), else "".
     exit_message: str = ""
+    #: Of ``matches``, those its seat forfeited (placed last: struck out, or away too long).
+    forfeits: int = 0
 
 
 @dataclass
@@ -668,6 +670,11 @@ class _Match:
     view_rid: str = ""
     #: Whether the bot was told that a decision of this match used the time bank (once).
     bank_told: bool = False
+    #: The refusal that struck the seat out ("timeout, strike 3 of 3"), and whether the
+    #: arena said the seat had forfeited when it came back: why a forfeit at the match's
+    #: end came, which the end itself does not say.
+    struck_out: str = ""
+    forfeit_told: bool = False
     #: The connection (``RunSummary.connections``) on which the match last started or was
     #: resumed: an end that comes on a later one, with no resumption before it, is the
     #: answer of an arena that does not know the match (see ``_match_over``).
@@ -758,11 +765,27 @@ def _tell_bank(
         # 0 ms": a request asked again after a reconnect may state a limit of 0 ms, and
         # told of that nothing, the bot was told nothing of a real overrun later on)
         return
-    m.bank_told = True
     over = used - deadline.limit_s
     method = _what(bot, view)
     if behind_make:
         method += ", with the wait for the bot to be made"
+    if deadline.limit_s == 0 and over < deadline.bank_s:
+        # Only a request asked again after the bot came back states no limit (an arena's
+        # limit is at least 1 ms): it was spent while the bot was away. "A decision took
+        # 2 ms, over the limit of 0 ms" read as the arena's fault or the bot's; said of
+        # each such request, since it tells nothing of the bot's speed, and so it leaves
+        # the once-per-match line to a real overrun later.
+        log.warning(
+            "match %s: a decision asked again after the bot came back (deal %d, %s: %s) "
+            "took %.0f ms, all of it from the time bank: its limit had run out while the "
+            "bot was away; %.0f ms of the bank left for the match (by this process's "
+            "clock). Past the limit and the bank the referee plays its fallback and "
+            "counts a strike",
+            m.match_id, view.deal_number + 1, view.phase, method, used * 1000,
+            (deadline.bank_s - over) * 1000,
+        )  # fmt: skip
+        return
+    m.bank_told = True
     if over >= deadline.bank_s:
         # Past the bank too (by this clock, which starts after the referee's): a timeout,
         # not bank spent ("the time bank paid 0 ms" of a limit with no bank, say).
@@ -1408,6 +1431,9 @@ class BotRunner:
                 if r.incident == pb.INCIDENT_WRONG_REQUEST
                 else f"strike {r.strikes} of {r.strikes_allowed}"
             )
+            m = self._matches.get(r.match_id)
+            if m is not None and 0 < r.strikes_allowed <= r.strikes:
+                m.struck_out = f"{incident}, {strike}"
             text = "match %s: decision rejected (%s, %s): %s%s"
             args = (r.match_id, incident, strike, r.message, self._rejected_context(r))
             known = r.match_id in self._matches or r.match_id in self._over
@@ -1602,6 +1628,7 @@ class BotRunner:
                 return
             m.view = view
             m.connection = self.summary.connections
+            m.forfeit_told = m.forfeit_told or ms.forfeited
             m.seq = max(m.seq, ms.seq)  # (the events up to it are not sent again)
             m.last_seq = max(m.last_seq, ms.seq)
             log.info("match %s resumed (seat %d)", ms.match_id, ms.seat)
@@ -1617,9 +1644,19 @@ class BotRunner:
         self._over.pop(ms.match_id, None)
         m = _Match(ms.match_id, ms.seat, ruleset, None, view, seq=ms.seq, last_seq=ms.seq)
         m.connection = self.summary.connections
+        m.forfeit_told = ms.forfeited
         self._matches[ms.match_id] = m
-        log.info("match %s started: seat %d, %s, players %s", ms.match_id, ms.seat,
-                 describe_ruleset(ruleset, players=False), ", ".join(ms.players))  # fmt: skip
+        # A match under way that this process did not hold (restarted, or a second copy
+        # with the token): its bot is new, and knows nothing of the deals before. Said as
+        # "started", the author of a bot restarted in deal 8 read that it counted 5 deals of
+        # 12 and could not tell why.
+        joined = ""
+        if ms.resumed:
+            joined = (f" (joined under way in deal {view.deal_number + 1}: a new instance of "
+                      "the bot, told nothing of what came before)")  # fmt: skip
+        log.info("match %s started: seat %d, %s, players %s%s", ms.match_id, ms.seat,
+                 describe_ruleset(ruleset, players=False), ", ".join(ms.players),
+                 joined)  # fmt: skip
         # The bot is made in the worker thread, first in the match's chain of calls: a slow
         # __init__ holds up this match only (its clock runs), not the bot's other matches.
         self._chain(m, self._make(m, hook_view(view)))
@@ -2013,8 +2050,22 @@ class BotRunner:
             self._count_match(m)
             return
         if m.seat in me.result.forfeits:
+            self.summary.forfeits += 1
+            # Why, as far as this process knows (the end does not say): an author read
+            # "forfeited" after a freeze or a restart and could only guess.
+            if m.struck_out:
+                why = f": struck out ({m.struck_out}, said above)"
+            elif m.forfeit_told or m.connection < self.summary.connections:
+                why = (
+                    " while the bot was away (its connection lost, or its process "
+                    "stopped): the arena forfeits a seat away longer than its grace for "
+                    "coming back, or whose decisions time out meanwhile"
+                )
+            else:
+                why = ""
             log.warning("match %s: this bot's seat %d forfeited (it was played by the "
-                        "referee to the end and placed last)", me.match_id, m.seat)  # fmt: skip
+                        "referee to the end and placed last)%s", me.match_id, m.seat,
+                        why)  # fmt: skip
         view = m.view
         if me.HasField("view"):
             try:

@@ -43,6 +43,7 @@ from arena.referee.config import (
     cert_names,
     key_pair_problem,
     loopback_only_note,
+    names_not_reaching,
     pem_problem,
 )
 from arena.referee.lobby import FinishedMatch
@@ -552,6 +553,34 @@ def _shared_tokens_note(path: Path) -> str | None:
                      f"(chmod 600 {end}{shlex.quote(str(path))})")  # fmt: skip
 
 
+def _tls_names(names: list[str], host: str) -> str:
+    """What the line "arena referee listening on HOST:PORT" adds over TLS: the names of
+    the certificate (``names``) a bot connects by, those of them that lead elsewhere when
+    it listens on one address (``host``) said apart.
+
+    >>> _tls_names(["localhost", "arena.example", "192.0.2.2"], "0.0.0.0")
+    ' (TLS: bots connect by a name its certificate lists: localhost, arena.example, 192.0.2.2)'
+    >>> _tls_names(["localhost", "192.0.2.2"], "192.0.2.2").split("; ")[1]
+    'not by localhost, which it lists too: it listens on 192.0.2.2 only)'
+    """
+    if not names:
+        return " (TLS)"
+    away = names_not_reaching(names, host)
+    by = [n for n in names if n not in away]
+    listed = f": bots connect by a name its certificate lists: {', '.join(by)}"
+    if away:
+        # Listening on one address: a name of the certificate for another one (its
+        # localhost, with --host of the network) leads a bot nowhere.
+        alone = host_port(host, 0).rpartition(":")[0]
+        listed = (
+            f"{listed}; not by {', '.join(away)}, which it lists too: it listens on "
+            f"{alone} only" if by else f": its certificate lists {', '.join(away)}, none "
+            f"of which leads to {alone}, the one address it listens on: no bot can "
+            f"connect (make one that lists {alone}, or give --host to match it)"
+        )  # fmt: skip
+    return f" (TLS{listed})"
+
+
 def _keep_seed(path: Path, seed: int) -> Path:
     """Write the drawn ``seed`` to ``path``, readable by its owner only; ``path``."""
     try:
@@ -852,9 +881,7 @@ async def _serve(
     if tls is not None:
         # The address it listens on is not one a bot may connect by over TLS (a certificate
         # for localhost fails a bot's handshake at 127.0.0.1:PORT, exit 2): the names are.
-        names = cert_names(Path(tls.cert_file)) or []
-        listed = f": bots connect by a name its certificate lists: {', '.join(names)}"
-        served = f" (TLS{listed if names else ''})"
+        served = _tls_names(cert_names(Path(tls.cert_file)) or [], host)
     click.echo(printable(f"arena referee listening on {host_port(host, bound)}{served}"))
     click.echo(f"port {bound}")
     from arena.addresses import is_every_address, lan_address

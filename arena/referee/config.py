@@ -235,6 +235,43 @@ def loopback_only_note(cert: Path, host: str) -> str | None:
             "address (subjectAltName=DNS:NAME,IP:ADDRESS)")  # fmt: skip
 
 
+def names_not_reaching(names: list[str], host: str) -> list[str]:
+    """The names of ``names`` (a certificate's) by which no bot reaches an arena listening
+    on the one address ``host``: another IP address, and ``localhost`` (127.0.0.1 and ::1)
+    unless it is one of those. Nothing for a host name, or every address (``0.0.0.0``),
+    and a certificate's host names other than ``localhost`` are kept (they may resolve to
+    ``host``). An arena on ``--host 192.0.2.2`` named ``localhost`` first among the names
+    to connect by, and a bot on its machine given it met "connection refused".
+
+    >>> names_not_reaching(["localhost", "arena.example", "192.0.2.2"], "192.0.2.2")
+    ['localhost']
+    >>> names_not_reaching(["localhost", "127.0.0.1", "192.0.2.2"], "127.0.0.2")
+    ['localhost', '127.0.0.1', '192.0.2.2']
+    >>> names_not_reaching(["localhost", "192.0.2.2"], "0.0.0.0"), names_not_reaching(
+    ...     ["LocalHost.", "[::1]"], "[::1]")
+    ([], [])
+    """
+    try:
+        ip = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return []
+    if ip.is_unspecified:
+        return []
+    away = []
+    for name in names:
+        inner = name.strip("[]").lower().rstrip(".")
+        if inner == "localhost":
+            if str(ip) not in ("127.0.0.1", "::1"):
+                away.append(name)
+            continue
+        try:
+            if ipaddress.ip_address(inner) != ip:
+                away.append(name)
+        except ValueError:
+            continue
+    return away
+
+
 #: The largest PEM file read: a CA bundle of every public root takes about 200 KiB.
 MAX_PEM_BYTES = 16 << 20
 

@@ -65,7 +65,7 @@ from rich.text import Text
 
 from arena.addresses import is_every_address, is_loopback_host, lan_address
 from arena.ratings import RatingBook, rate_results
-from arena.referee.config import cert_names, loopback_only_note, name_in_cert
+from arena.referee.config import cert_names, loopback_only_note, name_in_cert, names_not_reaching
 from arena.render import printable
 from arena.stopping import stop_signals
 from arena.storage import (
@@ -1557,6 +1557,14 @@ def _check_server_name(cfg: TournamentConfig) -> None:
             f"cannot resolve tls.server_name {name!r}, the name the local bots connect to: "
             f"{e} (a name the certificate lists and this machine answers to)"
         ) from e
+    if names_not_reaching([name], cfg.host):
+        # (host = "192.0.2.2" with the default localhost: each local bot met "connection
+        # refused" for bot_wait_s, and the run gave up saying only that)
+        raise TournamentError(
+            f"tls.server_name {name!r}, the name the local bots connect to, does not lead to "
+            f"{cfg.host}, the one address the arena listens on (host): set server_name to a "
+            f'name the certificate lists for it (or host = "0.0.0.0", every address)'
+        )
     names = cert_names(cfg.tls.cert)
     if names and not name_in_cert(name, names):  # (each local bot failed its handshake)
         raise TournamentError(

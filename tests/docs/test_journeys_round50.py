@@ -286,12 +286,14 @@ def test_a_local_bots_log_ends_as_the_tournament_page_says(tmp_path: Path) -> No
     last = log.rstrip("\n").splitlines()[-2:]
     assert last[0].endswith("INFO sdk.client: stopping: signal SIGTERM"), last
     assert re.search(r"INFO sdk\.client: done \(signal SIGTERM\): 6 match\(es\), \d+ "
-                     r"decision\(s\), 0 rejected, 0 bot error\(s\)$", last[1]), last  # fmt: skip
+                     r"decision\(s\), 0 rejected, 0 bot error\(s\), 0 forfeited$",
+                     last[1]), last  # fmt: skip
     assert "exited with code" not in log
     root = Path(__file__).resolve().parents[2]
     page = " ".join((root / "docs" / "tournament.md").read_text(encoding="utf-8").split())
     assert ("an `arena-bot` log then ends `stopping: signal SIGTERM` and `done (signal "
-            "SIGTERM): 36 match(es), 332 decision(s), 0 rejected, 0 bot error(s)`, which is no "
+            "SIGTERM): 36 match(es), 332 decision(s), 0 rejected, 0 bot error(s), 0 forfeited`, "
+            "which is no "
             "crash") in page  # fmt: skip
 
 

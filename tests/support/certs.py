@@ -9,8 +9,11 @@ from pathlib import Path
 import pytest
 
 
-def make_cert(where: Path, cert: str = "arena.pem", key: str = "arena.key") -> tuple[Path, Path]:
-    """Write a self-signed certificate for ``localhost`` and its key into ``where``."""
+def make_cert(
+    where: Path, cert: str = "arena.pem", key: str = "arena.key", names: str = "DNS:localhost"
+) -> tuple[Path, Path]:
+    """Write a self-signed certificate for ``localhost`` (or the subjectAltName ``names``)
+    and its key into ``where``."""
     if shutil.which("openssl") is None:
         pytest.skip("no openssl to make a certificate")
     where.mkdir(parents=True, exist_ok=True)
@@ -18,7 +21,7 @@ def make_cert(where: Path, cert: str = "arena.pem", key: str = "arena.key") -> t
     subprocess.run(
         ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
          "-keyout", str(key_path), "-out", str(cert_path), "-subj", "/CN=localhost",
-         "-addext", "subjectAltName=DNS:localhost"],
+         "-addext", f"subjectAltName={names}"],
         check=True, capture_output=True,
     )  # fmt: skip
     return cert_path, key_path
