@@ -454,7 +454,27 @@ class _Handler(BaseHTTPRequestHandler):
         parts = [unquote(p) for p in raw_parts]
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
         try:
-            host = self.headers.get("Host")
+            if self.headers.defects:
+                # A line that is no header ("Host : name", white space before the colon,
+                # which RFC 9112 refuses) ended the headers there: the request was served as
+                # if it had none after it, Host among them, whatever name it held.
+                raise _HTTPError(
+                    HTTPStatus.BAD_REQUEST,
+                    "a header line does not parse: a header is a name, a colon right after "
+                    "it (no white space between), then its value",
+                )
+            hosts = self.headers.get_all("Host") or []
+            if len(hosts) > 1:
+                # RFC 9112 (3.2): a 400. Only the first was checked, and a proxy in front
+                # that reads the last would have let a rebound name through with it.
+                raise _HTTPError(
+                    HTTPStatus.BAD_REQUEST,
+                    f"a request carries one Host header, not {len(hosts)}",
+                )
+            # A request target in absolute form (``GET http://name/path``) names the host
+            # the request is for, and the Host header is then to be ignored (RFC 9112,
+            # 3.2.2): it was served whatever it named, its Host header alone checked.
+            host = url.netloc if url.netloc else (hosts[0] if hosts else None)
             if not host_allowed(host, self.server.allowed_hosts):
                 raise _HTTPError(
                     HTTPStatus.FORBIDDEN,
