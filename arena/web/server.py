@@ -60,6 +60,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from arena.addresses import address_key
 from arena.leaderboard.season import SeasonError
+from arena.render import printable
 from arena.storage import StorageError
 from arena.web.data import BOT_PAGE, DataSource, Document, HeldBack, NotFound
 from arena.web.replay import MatchReplay, ReplayCache, ReplayFailed
@@ -407,7 +408,12 @@ class _Handler(BaseHTTPRequestHandler):
         return self.server_version
 
     def log_message(self, format: str, *args: Any) -> None:
-        log.debug("%s " + format, self.address_string(), *args)
+        # http.server's own escapes the control characters of what it logs; this one, which
+        # sends it to ``logging`` instead, wrote the request line as it came: an escape
+        # sequence in a path recoloured or cleared the operator's terminal (``-v``), a
+        # carriage return began a line of the client's making, and 64 KiB came whole.
+        shown = tuple(_for_log(a) if isinstance(a, str) else a for a in args)
+        log.debug("%s %s", self.address_string(), format % shown)
 
     def handle_one_request(self) -> None:
         # The request (line and headers) must be read whole by the deadline; an idle
@@ -503,14 +509,14 @@ class _Handler(BaseHTTPRequestHandler):
         except (ReplayFailed, StorageError) as e:
             # The stored data is at fault, not the request: a damaged row, or a record
             # that does not replay. The message names it; no traceback.
-            log.error("%s: %s", self.path, e)
+            log.error("%s: %s", _for_log(self.path), e)
             self._error(HTTPStatus.INTERNAL_SERVER_ERROR, str(e))
         except (BrokenPipeError, ConnectionResetError):
             pass
         except Exception as e:  # one bad request must not stop the server
             # What the request may be at fault for is an _HTTPError (400) above: anything
             # else (a ValueError of a stored row, say) is the server's: a 500, not a 400.
-            log.exception("error serving %s", self.path)
+            log.exception("error serving %s", _for_log(self.path))
             self._error(HTTPStatus.INTERNAL_SERVER_ERROR, f"{type(e).__name__}: {e}")
 
     def _not_allowed(self) -> None:
@@ -670,6 +676,18 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
+
+
+def _for_log(text: str) -> str:
+    """``text`` of a request (its line, its path) as the log shows it: cut to
+    ``MAX_ERROR_CHARS``, then with what a terminal would obey written out (``\\x1b``).
+
+    >>> _for_log('"GET /\\x1b[2J HTTP/1.0" 404 -')
+    '"GET /\\\\x1b[2J HTTP/1.0" 404 -'
+    """
+    if len(text) > MAX_ERROR_CHARS:
+        text = f"{text[:MAX_ERROR_CHARS]}… ({len(text) - MAX_ERROR_CHARS:,} more characters)"
+    return printable(text)
 
 
 def _to_json(obj: Any) -> bytes:

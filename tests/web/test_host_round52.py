@@ -12,6 +12,13 @@ a body or not), a body and chunked encoding on a GET (each connection answers on
 request: HTTP/1.0, so no byte of a body is read as a next request), HTTP/2's preface and
 HTTP/9.9 (505). There is no password (docs/web.md says so).
 
+A defect of its log, fixed here: with ``-v`` each request's line was logged as it came
+(``arena web``'s ``log_message`` sent it to ``logging``, past http.server's own escaping):
+an escape sequence in a path (``GET /\x1b[2J``) cleared or recoloured the operator's
+terminal, a carriage return began a line of the client's making, and a 64 KiB path was a
+64 KiB line. What a request says is now logged cut to 300 characters, its control
+characters written out (``\x1b``).
+
 Three defects of the Host check, fixed here, each a way to be served under a name the
 server refuses:
 
@@ -28,6 +35,7 @@ server refuses:
 from __future__ import annotations
 
 import json
+import logging
 import socket
 from collections.abc import Iterator
 
@@ -77,3 +85,18 @@ def test_a_rebound_host_name_is_refused_however_the_request_carries_it(port: int
         status, error = ask(b"/api/tournaments", line, b"Accept: */*\r\n")
         assert status == 400, (line, error)
         assert error.startswith("a header line does not parse"), error
+
+
+def test_what_a_request_says_is_logged_cut_and_escaped(
+    port: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="arena.web")
+    for target in (b"/\x1b[2J\x1b]0;owned\x07", b"/a\rforged line", b"/" + b"a" * 60_000):
+        status, _ = _ask(port, b"GET " + target + b" HTTP/1.0\r\n\r\n")
+        assert 400 <= status < 500, target
+    lines = [r.getMessage() for r in caplog.records if r.name == "arena.web"]
+    assert len(lines) == 3, lines
+    assert all(line.isprintable() and len(line) < 500 for line in lines), lines
+    assert '"GET /\\x1b[2J\\x1b]0;owned\\x07 HTTP/1.0" 404' in lines[0], lines[0]
+    assert '"GET /a\\x0dforged line HTTP/1.0" 400' in lines[1], lines[1]
+    assert lines[2].endswith('… (59,714 more characters)" 404 -'), lines[2][-80:]
