@@ -91,6 +91,16 @@ _ETAG_SALT = secrets.token_hex(8)
 MAX_CONNECTIONS = 128
 MAX_CONNECTIONS_PER_ADDRESS = 32
 
+#: Requests of one address for matches (``/api/matches...``: a list, a replay, a deal's
+#: steps, a record) answered at once; its others wait their turn. Each is work of its own
+#: (a match replayed, a deal's steps for a seat, their JSON), taking CPU under one GIL, and
+#: there is some for every match stored: 30 connections of one client asking for deals never
+#: asked before kept every other spectator's least request waiting half a second (hostile
+#: round 52). The leaderboard's, a season's and a bot's documents are not counted: they are
+#: made once for all who ask (``data.py``), and one that takes seconds to make the first
+#: time must not hold the turn of a client behind a proxy (one address) for them.
+MAX_WORKING_PER_ADDRESS = 2
+
 #: Seconds a request has to arrive whole (request line and headers), from the moment the
 #: connection is ready for it (accepted, or the previous answer on it sent): a connection
 #: whose request is not read by then is shut down. The handler's ``timeout`` is per
@@ -253,6 +263,8 @@ class WebServer(ThreadingHTTPServer):
         self.replays = ReplayCache()
         self._open: dict[str, int] = {}  # connections being served, by address_key
         self._open_lock = threading.Lock()
+        #: by address_key, while it has a connection open: see MAX_WORKING_PER_ADDRESS
+        self._working: dict[str, threading.Semaphore] = {}
 
     def process_request(self, request: Any, client_address: Any) -> None:
         address = address_key(str(client_address[0]))
@@ -303,6 +315,17 @@ class WebServer(ThreadingHTTPServer):
             left = self._open.pop(address, 1) - 1
             if left:
                 self._open[address] = left
+            else:  # (no request of it is being answered: no thread holds its semaphore)
+                self._working.pop(address, None)
+
+    def working(self, client: str) -> threading.Semaphore:
+        """What a request of ``client`` (an address) for matches holds while it is answered."""
+        address = address_key(client)
+        with self._open_lock:
+            sem = self._working.get(address)
+            if sem is None:
+                sem = self._working[address] = threading.Semaphore(MAX_WORKING_PER_ADDRESS)
+            return sem
 
     def without_path(self, message: str) -> str:
         """``message`` with the database's path shortened to its file name: an answer does
@@ -488,7 +511,10 @@ class _Handler(BaseHTTPRequestHandler):
                     "against DNS rebinding): reach it by IP address or localhost, or start "
                     "it with --allow-host NAME",
                 )
-            if parts and parts[0] == "api":
+            if parts[:2] == ["api", "matches"]:  # (work of its own for each: see working)
+                with self.server.working(str(self.client_address[0])):
+                    self._answer(self._api(parts[1:], query))
+            elif parts and parts[0] == "api":
                 self._answer(self._api(parts[1:], query))
             elif parts and parts[0] == "static" and len(parts) == 2:
                 self._static(parts[1])

@@ -12,7 +12,9 @@ a body or not), a body and chunked encoding on a GET (each connection answers on
 request: HTTP/1.0, so no byte of a body is read as a next request), HTTP/2's preface and
 HTTP/9.9 (505). There is no password (docs/web.md says so).
 
-A defect of its log, fixed here: with ``-v`` each request's line was logged as it came
+One client's requests for matches, each work of its own, kept every other spectator
+waiting (the last test says how); they wait their turn now. A defect of its log, fixed
+here too: with ``-v`` each request's line was logged as it came
 (``arena web``'s ``log_message`` sent it to ``logging``, past http.server's own escaping):
 an escape sequence in a path (``GET /\x1b[2J``) cleared or recoloured the operator's
 terminal, a carriage return began a line of the client's making, and a 64 KiB path was a
@@ -37,7 +39,11 @@ from __future__ import annotations
 import json
 import logging
 import socket
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -100,3 +106,72 @@ def test_what_a_request_says_is_logged_cut_and_escaped(
     assert '"GET /\\x1b[2J\\x1b]0;owned\\x07 HTTP/1.0" 404' in lines[0], lines[0]
     assert '"GET /a\\x0dforged line HTTP/1.0" 400' in lines[1], lines[1]
     assert lines[2].endswith('… (59,714 more characters)" 404 -'), lines[2][-80:]
+
+
+def test_one_clients_replays_wait_their_turn_not_everyones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: every request for matches was answered as it came. One client on 30
+    connections asking for deals never asked before (each a match replayed, a deal's steps
+    for a seat) kept the server's GIL busy, and every other spectator's least request waited
+    half a second (median 515 ms, measured; 40 ms now). One address has
+    ``MAX_WORKING_PER_ADDRESS`` (2) requests for matches (``/api/matches...``) answered at
+    once; its others wait their turn, and other addresses are served meanwhile. (Every
+    loopback address is one client: 127.0.0.2 is made another one here.)"""
+    from arena.web import replay
+    from arena.web import server as web
+
+    db = tmp_path / "t.sqlite"
+    make_demo_db(db, matches=1, max_deals=1)
+    monkeypatch.setattr(web, "address_key", lambda address: address)
+    release = threading.Event()
+    arrived: list[str] = []
+    entered: list[str] = []
+    do_get = web._Handler.do_GET
+
+    def counted_get(self: Any) -> None:
+        if self.client_address[0] == "127.0.0.2":
+            arrived.append(self.path)
+        do_get(self)
+
+    class HeldReplay(replay.MatchReplay):  # a replay that takes until it is released
+        def __init__(self, *args: Any) -> None:
+            entered.append(args[0])
+            assert release.wait(60)
+            super().__init__(*args)
+
+    monkeypatch.setattr(web._Handler, "do_GET", counted_get)
+    monkeypatch.setattr(replay, "MatchReplay", HeldReplay)
+
+    def ask(source: str, path: str, got: list[int]) -> None:
+        with socket.create_connection(("127.0.0.1", port), 60, (source, 0)) as s:
+            s.sendall(f"GET {path} HTTP/1.0\r\n\r\n".encode())
+            got.append(int(s.recv(64).split()[1]))
+
+    with web_server(db) as server:
+        port = server.port
+        costly: list[int] = []
+        threads = [threading.Thread(target=ask, args=("127.0.0.2", "/api/matches/m0000", costly))
+                   for _ in range(3)]  # fmt: skip
+        try:
+            for t in threads:
+                t.start()
+            _until(lambda: len(arrived) == 3 and len(entered) >= 2, "the costly client's three")
+            other: list[int] = []  # (answered while both of its turns are held)
+            ask("127.0.0.1", "/api/matches/m0000/record", other)
+            ask("127.0.0.1", "/api/leaderboard", other)
+            assert other == [200, 200]
+            assert len(entered) == 2, entered  # the third waits its turn
+        finally:
+            release.set()
+            for t in threads:
+                t.join(60)
+        assert costly == [200, 200, 200]  # (the third, its turn come, found the replay kept)
+    assert web.MAX_WORKING_PER_ADDRESS == 2
+
+
+def _until(check: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + 60
+    while not check():
+        assert time.monotonic() < deadline, f"not within 60 s: {what}"
+        time.sleep(0.01)
