@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from importlib import metadata
 from typing import Any
@@ -91,7 +92,8 @@ MAX_DECISION_BATCH = 256
 #: most 480 bytes with 4-byte characters, some 100 as a rule. It was 1,024 (a message
 #: counted past 256 KiB): a DecisionBatch of 131,000 empty decisions within them cost the
 #: loop 9-15 ms to parse before its count refused it, at each of a bot's 30 streams a
-#: window; within 128 KiB, a third of that (hostile round 51).
+#: window; within 128 KiB, a third of that (hostile round 51). (A ``failed`` text past
+#: its 64 characters is not counted at all: see ``Referee._read_loop``.)
 ANSWER_BYTES = 512
 
 
@@ -239,9 +241,12 @@ class Referee:
         self.on_stop: list[Callable[[], Awaitable[None]]] = []
         #: Refused stream openings logged per flood window (the rest counted, then said):
         #: a client needs no token to be refused, and with ``-v`` every refusal would be a
-        #: line of the log (2.5 MB in 10 s from one client).
-        self._refusals_logged = RateMeter(REFUSALS_LOGGED, self.config.flood_window_s)
-        self._refusals_unlogged = 0
+        #: line of the log (2.5 MB in 10 s from one client). Counted apart for each bot
+        #: and for the streams of no bot's token (key ""): with one count for all, a client
+        #: without a token refused as fast as it could kept every line about a registered
+        #: bot's refused streams out of the log (hostile round 52).
+        self._refusals_logged: dict[str, RateMeter] = {}
+        self._refusals_unlogged: Counter[str] = Counter()
         #: Streams refused for a token no bot has (or none), and the peer of the last: a
         #: remote bot that never connects is most often a mistyped token, and the
         #: organiser is told so (see :meth:`refused_tokens`).
@@ -613,16 +618,18 @@ class Referee:
         except AuthError as e:
             self._bad_tokens += 1
             self._bad_token_peer = str(context.peer())[:200]  # (a peer string is the client's)
-            self._log_refusal("stream from %s refused: %s", context.peer(), e.message)
+            self._log_refusal("", "stream from %s refused: %s", context.peer(), e.message)
             await context.abort(e.code, e.message)
             return
         if self._ending is not None:  # the arena is stopping: no stream starts now
-            self._log_refusal("stream of bot %s refused: %s", session.name, self._ending[1])
+            self._log_refusal(session.name, "stream of bot %s refused: %s", session.name,
+                              self._ending[1])  # fmt: skip
             context.set_code(self._ending[0])
             context.set_details(self._ending[1])
             return
         if session.reserved is not None:
-            self._log_refusal("second stream for bot %s refused: the first is saying Hello",
+            self._log_refusal(session.name,
+                              "second stream for bot %s refused: the first is saying Hello",
                               session.name)  # fmt: skip
             session.reserved.rival.set()  # (it has HELLO_AFTER_RIVAL_S left to say it)
             await context.abort(
@@ -649,7 +656,8 @@ class Referee:
             )
             return
         if session.open_calls >= MAX_OPEN_STREAMS_PER_BOT:
-            self._log_refusal("stream of bot %s refused: %d of its streams are still open",
+            self._log_refusal(session.name,
+                              "stream of bot %s refused: %d of its streams are still open",
                               session.name, session.open_calls)  # fmt: skip
             await context.abort(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
@@ -846,19 +854,25 @@ class Referee:
             self._handlers.pop(stream, None)
             self.notify_changed()
 
-    def _log_refusal(self, text: str, *args: object) -> None:
-        """Log a refused stream opening, unless ``REFUSALS_LOGGED`` were logged within the
-        flood window: those are counted, and the next line logged says how many."""
+    def _log_refusal(self, bot: str, text: str, *args: object) -> None:
+        """Log a refused stream opening of ``bot`` ("": of no bot's token), unless
+        ``REFUSALS_LOGGED`` of its were logged within the flood window: those are counted,
+        and the next line logged says how many."""
         if not log.isEnabledFor(logging.INFO):
             return
         loop = asyncio.get_running_loop()
-        if self._refusals_logged.full(loop):  # (only those logged count: 20 every window)
-            self._refusals_unlogged += 1
+        meter = self._refusals_logged.get(bot)
+        if meter is None:  # (one a bot of the arena's, and one for all other streams)
+            meter = self._refusals_logged[bot] = RateMeter(
+                REFUSALS_LOGGED, self.config.flood_window_s
+            )
+        if meter.full(loop):  # (only those logged count: 20 every window)
+            self._refusals_unlogged[bot] += 1
             return
-        self._refusals_logged.add(loop)
-        if self._refusals_unlogged:
-            text += f" ({self._refusals_unlogged} more refused streams not logged)"
-            self._refusals_unlogged = 0
+        meter.add(loop)
+        if more := self._refusals_unlogged.pop(bot, 0):
+            text += " (%d more refused streams %s not logged)"
+            args += (more, f"of bot {bot}" if bot else "without a bot's token")
         log.info(text, *args)
 
     async def _read_loop(self, session: BotSession, stream: Stream, context: Any) -> None:
@@ -883,7 +897,8 @@ class Referee:
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"more than {self.config.flood_limit} messages answering no pending "
                 f"request within {self.config.flood_window_s:g} s (each weighs 1 + its "
-                f"KiB; an answer, its KiB past {ANSWER_BYTES} bytes a decision)",
+                f"KiB; an answer, its KiB past {ANSWER_BYTES} bytes a decision, its failed "
+                "texts aside)",
             )
 
         def weigh(n_bytes: int) -> None:
@@ -918,11 +933,19 @@ class Referee:
             # bytes): answers padded to a MiB (unknown fields), uncounted, would halve the
             # honest matches next door as the strays do. (What was counted unread is not
             # counted again.)
+            # An answer's ``failed`` text weighs nothing either: a client that sends a
+            # traceback there (the proto asks for "a few words"; the referee keeps 64
+            # characters) answers no more often for it, and with 3 KiB of it a bot that
+            # failed its decisions and played on was closed as a flood after some 300
+            # answers within 10 s (hostile round 52). It is one string (a MiB of it parses
+            # in microseconds, unlike a MiB of fields), its bytes past 128 KiB a message
+            # still count unread, and it comes once per request.
             if unsolicited:
                 weight = unsolicited + size // 1024
             else:
-                n = len(msg.decisions.decisions) if msg.HasField("decisions") else 1
-                weight = max(0, size - n * ANSWER_BYTES) // 1024
+                answers = msg.decisions.decisions if msg.HasField("decisions") else [msg.decision]
+                told = sum(len(d.failed.encode()) for d in answers if d.HasField("failed"))
+                weight = max(0, size - told - len(answers) * ANSWER_BYTES) // 1024
             weight -= counted
             if weight > 0 and flood.over(loop, weight):
                 raise flooded()

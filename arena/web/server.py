@@ -61,6 +61,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from arena.addresses import address_key
 from arena.leaderboard.season import SeasonError
+from arena.render import printable
 from arena.storage import StorageError
 from arena.web.data import BOT_PAGE, DataSource, Document, HeldBack, NotFound
 from arena.web.replay import MatchReplay, ReplayCache, ReplayFailed
@@ -95,6 +96,16 @@ GZIP_FROM = 1024
 #: would take 300 threads (57 MB), with no end to it.
 MAX_CONNECTIONS = 128
 MAX_CONNECTIONS_PER_ADDRESS = 32
+
+#: Requests of one address for matches (``/api/matches...``: a list, a replay, a deal's
+#: steps, a record) answered at once; its others wait their turn. Each is work of its own
+#: (a match replayed, a deal's steps for a seat, their JSON), taking CPU under one GIL, and
+#: there is some for every match stored: 30 connections of one client asking for deals never
+#: asked before kept every other spectator's least request waiting half a second (hostile
+#: round 52). The leaderboard's, a season's and a bot's documents are not counted: they are
+#: made once for all who ask (``data.py``), and one that takes seconds to make the first
+#: time must not hold the turn of a client behind a proxy (one address) for them.
+MAX_WORKING_PER_ADDRESS = 2
 
 #: Seconds a request has to arrive whole (request line and headers), from the moment the
 #: connection is ready for it (accepted, or the previous answer on it sent): a connection
@@ -258,6 +269,8 @@ class WebServer(ThreadingHTTPServer):
         self.replays = ReplayCache()
         self._open: dict[str, int] = {}  # connections being served, by address_key
         self._open_lock = threading.Lock()
+        #: by address_key, while it has a connection open: see MAX_WORKING_PER_ADDRESS
+        self._working: dict[str, threading.Semaphore] = {}
 
     def process_request(self, request: Any, client_address: Any) -> None:
         address = address_key(str(client_address[0]))
@@ -308,6 +321,17 @@ class WebServer(ThreadingHTTPServer):
             left = self._open.pop(address, 1) - 1
             if left:
                 self._open[address] = left
+            else:  # (no request of it is being answered: no thread holds its semaphore)
+                self._working.pop(address, None)
+
+    def working(self, client: str) -> threading.Semaphore:
+        """What a request of ``client`` (an address) for matches holds while it is answered."""
+        address = address_key(client)
+        with self._open_lock:
+            sem = self._working.get(address)
+            if sem is None:
+                sem = self._working[address] = threading.Semaphore(MAX_WORKING_PER_ADDRESS)
+            return sem
 
     def without_path(self, message: str) -> str:
         """``message`` with the database's path shortened to its file name: an answer does
@@ -413,7 +437,12 @@ class _Handler(BaseHTTPRequestHandler):
         return self.server_version
 
     def log_message(self, format: str, *args: Any) -> None:
-        log.debug("%s " + format, self.address_string(), *args)
+        # http.server's own escapes the control characters of what it logs; this one, which
+        # sends it to ``logging`` instead, wrote the request line as it came: an escape
+        # sequence in a path recoloured or cleared the operator's terminal (``-v``), a
+        # carriage return began a line of the client's making, and 64 KiB came whole.
+        shown = tuple(_for_log(a) if isinstance(a, str) else a for a in args)
+        log.debug("%s %s", self.address_string(), format % shown)
 
     def handle_one_request(self) -> None:
         # The request (line and headers) must be read whole by the deadline; an idle
@@ -460,7 +489,27 @@ class _Handler(BaseHTTPRequestHandler):
         parts = [unquote(p) for p in raw_parts]
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
         try:
-            host = self.headers.get("Host")
+            if self.headers.defects:
+                # A line that is no header ("Host : name", white space before the colon,
+                # which RFC 9112 refuses) ended the headers there: the request was served as
+                # if it had none after it, Host among them, whatever name it held.
+                raise _HTTPError(
+                    HTTPStatus.BAD_REQUEST,
+                    "a header line does not parse: a header is a name, a colon right after "
+                    "it (no white space between), then its value",
+                )
+            hosts = self.headers.get_all("Host") or []
+            if len(hosts) > 1:
+                # RFC 9112 (3.2): a 400. Only the first was checked, and a proxy in front
+                # that reads the last would have let a rebound name through with it.
+                raise _HTTPError(
+                    HTTPStatus.BAD_REQUEST,
+                    f"a request carries one Host header, not {len(hosts)}",
+                )
+            # A request target in absolute form (``GET http://name/path``) names the host
+            # the request is for, and the Host header is then to be ignored (RFC 9112,
+            # 3.2.2): it was served whatever it named, its Host header alone checked.
+            host = url.netloc if url.netloc else (hosts[0] if hosts else None)
             if not host_allowed(host, self.server.allowed_hosts):
                 raise _HTTPError(
                     HTTPStatus.FORBIDDEN,
@@ -468,7 +517,10 @@ class _Handler(BaseHTTPRequestHandler):
                     "against DNS rebinding): reach it by IP address or localhost, or start "
                     "it with --allow-host NAME",
                 )
-            if parts and parts[0] == "api":
+            if parts[:2] == ["api", "matches"]:  # (work of its own for each: see working)
+                with self.server.working(str(self.client_address[0])):
+                    self._answer(self._api(parts[1:], query))
+            elif parts and parts[0] == "api":
                 self._answer(self._api(parts[1:], query))
             elif parts and parts[0] == "static" and len(parts) == 2:
                 self._static(parts[1])
@@ -489,14 +541,14 @@ class _Handler(BaseHTTPRequestHandler):
         except (ReplayFailed, StorageError) as e:
             # The stored data is at fault, not the request: a damaged row, or a record
             # that does not replay. The message names it; no traceback.
-            log.error("%s: %s", self.path, e)
+            log.error("%s: %s", _for_log(self.path), e)
             self._error(HTTPStatus.INTERNAL_SERVER_ERROR, str(e))
         except (BrokenPipeError, ConnectionResetError):
             pass
         except Exception as e:  # one bad request must not stop the server
             # What the request may be at fault for is an _HTTPError (400) above: anything
             # else (a ValueError of a stored row, say) is the server's: a 500, not a 400.
-            log.exception("error serving %s", self.path)
+            log.exception("error serving %s", _for_log(self.path))
             self._error(HTTPStatus.INTERNAL_SERVER_ERROR, f"{type(e).__name__}: {e}")
 
     def _not_allowed(self) -> None:
@@ -671,6 +723,18 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
+
+
+def _for_log(text: str) -> str:
+    """``text`` of a request (its line, its path) as the log shows it: cut to
+    ``MAX_ERROR_CHARS``, then with what a terminal would obey written out (``\\x1b``).
+
+    >>> _for_log('"GET /\\x1b[2J HTTP/1.0" 404 -')
+    '"GET /\\\\x1b[2J HTTP/1.0" 404 -'
+    """
+    if len(text) > MAX_ERROR_CHARS:
+        text = f"{text[:MAX_ERROR_CHARS]}… ({len(text) - MAX_ERROR_CHARS:,} more characters)"
+    return printable(text)
 
 
 def _to_json(obj: Any) -> bytes:

@@ -291,14 +291,14 @@ def test_refusals_past_the_logged_ones_are_counted_in_the_next_line(
         asyncio.get_running_loop().time = lambda: now[0]  # type: ignore[method-assign]
         ref = Referee(RefereeConfig(flood_window_s=window))
         for i in range(REFUSALS_LOGGED + 5):
-            ref._log_refusal("refused %d", i)
+            ref._log_refusal("", "refused %d", i)
         now[0] = 2 * window  # the window passes
-        ref._log_refusal("refused %d", 100)
-        ref._log_refusal("refused %d", 101)
+        ref._log_refusal("", "refused %d", 100)
+        ref._log_refusal("", "refused %d", 101)
 
     asyncio.run(main())
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("refused")]
     assert lines == [f"refused {i}" for i in range(REFUSALS_LOGGED)] + [
-        "refused 100 (5 more refused streams not logged)",
+        "refused 100 (5 more refused streams without a bot's token not logged)",
         "refused 101",
     ]

@@ -245,7 +245,10 @@ def test_traversal_and_odd_requests_get_a_clean_error_or_the_right_page(base: st
         assert status == 404 and json.loads(body)["status"] == 404, path
     status, body = _raw(port, f"GET //static/common.js HTTP/1.1{host}".encode())
     assert status == 200 and body.startswith(b"// Shared helpers")
+    # (an absolute-form target names the host the request is for: round 52 checks it)
     status, body = _raw(port, f"GET http://evil.example/api/tournaments HTTP/1.1{host}".encode())
+    assert status == 403 and "DNS rebinding" in json.loads(body)["error"]
+    status, body = _raw(port, f"GET http://127.0.0.1/api/tournaments HTTP/1.1{host}".encode())
     assert status == 200 and json.loads(body)[0]["name"] == "small"
     for method in ("POST", "PUT", "DELETE", "CONNECT", "get"):
         status, body = _raw(port, f"{method} / HTTP/1.1{host}".encode())
