@@ -70,7 +70,7 @@ def web(
     The database is opened read-only, so this can run beside a running tournament: the
     leaderboard page refreshes itself while matches land.
     """
-    from arena.leaderboard.season import SeasonError, select_season
+    from arena.leaderboard.season import SeasonError, check_one_game, select_season
     from arena.storage import Storage, StorageError, newest_database
     from arena.web import DataSource, make_server
 
@@ -93,7 +93,9 @@ def web(
                     click.echo(note, err=True)
             if season is not None:
                 try:  # (selected again at each request: next week's is in it once stored)
-                    select_season(st, season)
+                    # (the rules too: a selection of two games was served, and its page
+                    # answered 400)
+                    check_one_game(select_season(st, season))
                 except SeasonError as e:
                     raise click.BadParameter(str(e), param_hint="--season") from None
         # The reference as given, resolved at each request: a name is the latest of that
