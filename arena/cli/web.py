@@ -71,7 +71,7 @@ def web(
     leaderboard page refreshes itself while matches land.
     """
     from arena.leaderboard.season import SeasonError, check_one_game, select_season
-    from arena.storage import Storage, StorageError, newest_database
+    from arena.storage import ForeignDatabase, Storage, StorageError, newest_database
     from arena.web import DataSource, make_server
 
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(message)s")
@@ -101,6 +101,8 @@ def web(
         # The reference as given, resolved at each request: a name is the latest of that
         # name (a new run of `arena serve --db`), as ?tournament= takes it; an id stays.
         source = DataSource(db, tournament, season)
+    except ForeignDatabase as e:  # (the file named is wrong, as `arena serve --db` says)
+        raise click.BadParameter(str(e), param_hint="--db") from e
     except StorageError as e:
         raise click.ClickException(str(e)) from e
     except LookupError as e:

@@ -94,6 +94,7 @@ if TYPE_CHECKING:
     import grpc
 
 __all__ = [
+    "ConfigMismatch",
     "DatabaseLock",
     "Interrupted",
     "RefereeLike",
@@ -230,6 +231,12 @@ def _stop_bots_left_by(run: int) -> None:
 
 class TournamentError(RuntimeError):
     """The tournament cannot go on (bots missing, storage failing...): the message says why."""
+
+
+class ConfigMismatch(TournamentError, StorageError):
+    """The config names a stored tournament (its fixed ``id``) that it is not the config
+    of: what was given is wrong, not the run failing (``arena tournament`` exits 2). (A
+    :class:`StorageError` too, as the refusal of another config was before.)"""
 
 
 class RefereeLike(Protocol):
@@ -1075,7 +1082,7 @@ async def run_tournament(
         stored_cfg = info.config if info is not None and isinstance(info.config, dict) else {}
         if info is not None and not opts.fresh and stored_cfg.get("schedule") != SCHEDULE_VERSION:
             # (only with a fixed `id`: otherwise the schedule's version is in the id)
-            raise TournamentError(
+            raise ConfigMismatch(
                 f"tournament {tid} in {cfg.db} was stored by an older version of the arena, "
                 "whose match seeds differ: it cannot be resumed (--fresh starts it again, or "
                 "give another id)"
@@ -1083,7 +1090,7 @@ async def run_tournament(
         if info is not None and not opts.fresh and info.fingerprint != cfg.fingerprint:
             # (a fixed `id`: otherwise the fingerprint is in the id)
             changes = identity_changes(stored_cfg, cfg.identity()) or ["its settings"]
-            raise StorageError(
+            raise ConfigMismatch(
                 f"tournament {tid} in {cfg.db} was started with another config: "
                 f"{'; '.join(changes)}. Run it with {_started_with(stored_cfg, cfg)} to resume "
                 "it; --fresh forgets its matches and starts it again, or give this config "
