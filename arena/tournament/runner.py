@@ -1264,7 +1264,7 @@ def as_stored(cfg: TournamentConfig) -> TournamentConfig:
         return cfg
     for info in reversed(candidates):
         config = info.config if info is not None and isinstance(info.config, dict) else {}
-        adopted, digested = _with_stored_code(cfg, config)
+        adopted, digested, lined = _with_stored_code(cfg, config)
         try:
             rules = Ruleset.from_dict(config.get("ruleset", {}))  # (as stored: unused too)
         except (RulesetError, TypeError, ValueError):
@@ -1283,6 +1283,13 @@ def as_stored(cfg: TournamentConfig) -> TournamentConfig:
                     "tournament's (as an arena before 2026-12-06 stored it)",
                     info.id, ", ".join(f"{k} {toml_shown(getattr(rules, k))}" for k in unused),
                 )  # fmt: skip
+            if lined:
+                progress_log.info(
+                    "tournament %s was stored by an arena that digested the code of %s "
+                    "with its line ends as they were (CRLF or not): the files are these, "
+                    "and this config is that tournament's",
+                    info.id, ", ".join(lined),
+                )  # fmt: skip
             if digested:
                 progress_log.info(
                     "tournament %s was stored by an arena that took every module of its "
@@ -1296,24 +1303,29 @@ def as_stored(cfg: TournamentConfig) -> TournamentConfig:
 
 def _with_stored_code(
     cfg: TournamentConfig, stored: Mapping[str, Any]
-) -> tuple[TournamentConfig, list[str]]:
-    """``cfg`` with the code digest ``stored`` (a stored config) has of each of its bundled
-    bots that an older arena digested as all of ``bots/`` (see
-    :mod:`arena.tournament.bundled`) where the modules the bot runs are this arena's, and
-    the names of those bots."""
+) -> tuple[TournamentConfig, list[str], list[str]]:
+    """``cfg`` with the code digest ``stored`` (a stored config) has of each of its bots
+    whose code an older arena digested otherwise where it is this arena's code: a bundled
+    bot's as all of ``bots/`` (see :mod:`arena.tournament.bundled`) where the modules the
+    bot runs are this arena's; any bot's files as their bytes, CRLF line ends or not
+    (before round 52), where they are these files. Then the names of the bots of each kind."""
     was = {b.get("name"): b for b in stored.get("bots") or () if isinstance(b, Mapping)}
-    bots, digested = [], []
+    bots, digested, lined = [], [], []
     for spec in cfg.bots:
         old = was.get(spec.name)
-        if (
-            isinstance(old, Mapping) and spec.kind == "sdk" and spec.bot in BUNDLED_BOTS
-            and old.get("code") != spec.code and isinstance(old.get("code"), str)
-            and as_current_code(old).get("code") == spec.code
-        ):  # fmt: skip
-            spec = dataclasses.replace(spec, code=old["code"])
-            digested.append(spec.name)
+        code = old.get("code") if isinstance(old, Mapping) else None
+        if isinstance(code, str) and code != spec.code:
+            if code in spec.code_before:
+                spec = dataclasses.replace(spec, code=code)
+                lined.append(spec.name)
+            elif (
+                spec.kind == "sdk" and spec.bot in BUNDLED_BOTS
+                and as_current_code(old).get("code") == spec.code  # type: ignore[arg-type]
+            ):  # fmt: skip
+                spec = dataclasses.replace(spec, code=code)
+                digested.append(spec.name)
         bots.append(spec)
-    return dataclasses.replace(cfg, bots=tuple(bots)), digested
+    return dataclasses.replace(cfg, bots=tuple(bots)), digested, lined
 
 
 def with_seed(cfg: TournamentConfig, storage: Storage, *, fresh: bool = False) -> TournamentConfig:
