@@ -52,7 +52,7 @@ from engine.record import (
     load_ruleset_value,
     start_game,
 )
-from engine.rules import describe_ruleset
+from engine.rules import describe_ruleset, describe_run
 
 __all__ = [
     "PrintableFormatter",
@@ -67,6 +67,7 @@ __all__ = [
     "printable",
     "render_record",
     "rules_description",
+    "shown_result",
     "sitter_talon",
     "standings_table",
     "talon_taken_why",
@@ -460,23 +461,27 @@ def _opening_bid(game: Game, players: Sequence[str]) -> list[str]:
 
 
 def rules_description(record: Mapping[str, Any]) -> str:
-    """Which rules the match ran, in one line (:func:`engine.rules.describe_ruleset`), as
-    `arena replay`'s header and the replay page say it; the players are named beside it.
+    """Which rules the match ran, in one line (:func:`engine.rules.describe_run`: with its
+    deal cap, ``classic, 20 deals max``), as `arena replay`'s header and the replay page
+    say it; the players are named beside it. Without the cap a match stopped or capped
+    short of the target did not say it had one. A time-limited match's record
+    (``time_limit_s``) names the deal its clock stopped it at as its cap: none is said.
 
     A full ruleset dict is described as stored, so that an older record lacking an option
     says what it holds. A preset named by the record (``"1001"``, or ``{"preset": "1001",
     ...}`` with overrides: docs/record-format.md) is described as the ruleset it loads: the
     dict as stored has no name, and read as one it was ``? (classic + talon_visible off)``
     for a 1001 with the talon hidden; ``"1001"`` for four players is ``1001-4p``."""
+    describe = describe_ruleset if "time_limit_s" in record else describe_run
     stored = record.get("ruleset")
     if isinstance(stored, Mapping) and "preset" not in stored:
-        return describe_ruleset(stored, players=False)
+        return describe(stored, players=False)
     players = record.get("players")
     try:
         rules = load_ruleset_value(stored, len(players) if isinstance(players, list) else None)
     except (ValueError, TypeError):  # (RulesetError is a ValueError)
-        return describe_ruleset(stored, players=False)
-    return describe_ruleset(rules, players=False)
+        return describe(stored, players=False)
+    return describe(rules, players=False)
 
 
 def sitter_talon(talon: Sequence[Card] | None, ruleset: Ruleset, on_barrel: bool) -> str:
@@ -768,17 +773,7 @@ def _ending(record: Mapping[str, Any], game: Game, players: Sequence[str]) -> li
     abandoned match, and the referee's incidents (``game``: after the record's actions)."""
     parts: list[RenderableType] = []
     forfeits = _forfeits(record, len(players))
-    # The standings as the rules make them (forfeiters placed last, as the referee does),
-    # like every deal above: not the record's own figures, which may say otherwise.
-    result = record.get("result")
-    rules_result: Mapping[str, Any] | None = None
-    if game.is_over:
-        rules_result = game.record()["result"]
-        result = (
-            forfeit_result(rules_result, forfeits, game.ruleset.target)
-            if forfeits
-            else rules_result
-        )
+    result, rules_result = shown_result(record, game)
     if result:
         title = "Final standings" if game.is_over else "Standings when the match stopped"
         parts.append(fitted(standings_table(players, result, title)))
@@ -795,6 +790,25 @@ def _ending(record: Mapping[str, Any], game: Game, players: Sequence[str]) -> li
         parts.append(Text(stopped, style="yellow"))
     parts.extend(_incident_lines(record, players))
     return parts
+
+
+def shown_result(
+    record: Mapping[str, Any], game: Game
+) -> tuple[Mapping[str, Any] | None, dict[str, Any] | None]:
+    """The result a reader is shown of ``record`` (``game``: after its actions), and the
+    rules' own (None while the rules have not ended the match). Once the rules ended it,
+    the standings as they make them (forfeiters placed last, as the referee does), like
+    every deal: not the record's own figures, which may say otherwise or be left out (a
+    record made by hand); else the record's (an interrupted, abandoned or time-limited
+    match). `arena replay` and the replay page both show this one."""
+    if not game.is_over:
+        result = record.get("result")
+        return (result if isinstance(result, Mapping) else None), None
+    rules_result: dict[str, Any] = game.record()["result"]
+    forfeits = _forfeits(record, len(game.players))
+    if forfeits:
+        return forfeit_result(rules_result, forfeits, game.ruleset.target), rules_result
+    return rules_result, rules_result
 
 
 def abandoned_places(record: Mapping[str, Any]) -> str:

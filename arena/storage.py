@@ -45,6 +45,7 @@ from engine.record import COUNTED_INCIDENTS, check_record_shape, load_ruleset_va
 __all__ = [
     "SCHEMA_VERSION",
     "DealSummary",
+    "ForeignDatabase",
     "MatchResult",
     "RatingPoint",
     "Storage",
@@ -173,6 +174,13 @@ _RESUME = "run the same command again to resume"
 
 class StorageError(RuntimeError):
     """The database cannot be used: the message says why and what to do."""
+
+
+class ForeignDatabase(StorageError):
+    """The file named is another program's SQLite database (tables, not the arena's): what
+    was named is wrong, not the storage failing, so every command refuses it as a bad
+    argument (exit 2), as `arena replay` and `arena serve` did and `arena tournament`,
+    `arena leaderboard` and `arena web` did not (exit 1)."""
 
 
 class StorageLockedError(StorageError):
@@ -802,7 +810,7 @@ class Storage:
             ]
             if tables:
                 shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
-                raise StorageError(
+                raise ForeignDatabase(
                     f"{self.path} is not a Thousand Arena database (it holds other tables: "
                     f"{shown}); nothing was written to it: use another --db file"
                 )

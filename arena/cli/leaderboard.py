@@ -37,6 +37,7 @@ from arena.leaderboard import (
 from arena.leaderboard.season import build_season, select_season
 from arena.render import fitted, printable
 from arena.storage import (
+    ForeignDatabase,
     Storage,
     StorageError,
     file_in_the_way,
@@ -228,7 +229,7 @@ def leaderboard(
         raise click.UsageError(why) from e
     except StorageError as e:
         err.print(f"[red]error:[/] {_shown(str(e))}")
-        sys.exit(1)
+        sys.exit(2 if isinstance(e, ForeignDatabase) else 1)  # (the file named is wrong)
 
     if fmt != "table" or out is not None:  # (the screen's table says them in its caption)
         for note in lb.notes:

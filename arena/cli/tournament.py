@@ -34,7 +34,7 @@ from arena.cli.options import (
 from arena.leaderboard import build_leaderboard, to_screen, write_outputs
 from arena.render import PrintableFormatter, plural, printable
 from arena.stopping import ignore_stop_signals, stop_signals
-from arena.storage import Storage, StorageError, file_in_the_way
+from arena.storage import ForeignDatabase, Storage, StorageError, file_in_the_way
 from arena.tournament.config import (
     MAX_CONCURRENCY,
     ConfigError,
@@ -43,6 +43,7 @@ from arena.tournament.config import (
     override_key,
 )
 from arena.tournament.runner import (
+    ConfigMismatch,
     Interrupted,
     RunOptions,
     TournamentError,
@@ -166,6 +167,10 @@ def _forget(ref: str, db: Path | None, yes: bool) -> None:
                 sys.exit(1)
         storage.delete_tournament(t.id)
         click.echo(f"deleted {what} from {printable(str(db))}")
+    except ForeignDatabase as e:  # (the file named is wrong: a bad argument, exit 2)
+        raise click.BadParameter(
+            printable(f"{e}; nothing was deleted"), param_hint="--db"
+        ) from None
     except StorageError as e:
         raise click.ClickException(printable(f"{e}; nothing was deleted")) from None
     finally:
@@ -369,7 +374,9 @@ def tournament(
             _exit(128 + signum)  # 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP, as a shell
     except (TournamentError, StorageError) as e:
         err_console.print(f"[red]error:[/] {escape(str(e))}", soft_wrap=True)
-        sys.exit(1)
+        # (what was named does not fit: another program's database, a config that is not
+        # the stored tournament's; the rest is the run failing)
+        sys.exit(2 if isinstance(e, ForeignDatabase | ConfigMismatch) else 1)
     code = 1 if outcome.failed else 130 if outcome.interrupted else 0
     with _signals_stop_the_leaderboard(cfg, err_console):
         shown = _show(cfg, err_console)

@@ -70,8 +70,8 @@ def web(
     The database is opened read-only, so this can run beside a running tournament: the
     leaderboard page refreshes itself while matches land.
     """
-    from arena.leaderboard.season import SeasonError, select_season
-    from arena.storage import Storage, StorageError, newest_database
+    from arena.leaderboard.season import SeasonError, check_one_game, select_season
+    from arena.storage import ForeignDatabase, Storage, StorageError, newest_database
     from arena.web import DataSource, make_server
 
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(message)s")
@@ -93,12 +93,16 @@ def web(
                     click.echo(note, err=True)
             if season is not None:
                 try:  # (selected again at each request: next week's is in it once stored)
-                    select_season(st, season)
+                    # (the rules too: a selection of two games was served, and its page
+                    # answered 400)
+                    check_one_game(select_season(st, season))
                 except SeasonError as e:
                     raise click.BadParameter(str(e), param_hint="--season") from None
         # The reference as given, resolved at each request: a name is the latest of that
         # name (a new run of `arena serve --db`), as ?tournament= takes it; an id stays.
         source = DataSource(db, tournament, season)
+    except ForeignDatabase as e:  # (the file named is wrong, as `arena serve --db` says)
+        raise click.BadParameter(str(e), param_hint="--db") from e
     except StorageError as e:
         raise click.ClickException(str(e)) from e
     except LookupError as e:

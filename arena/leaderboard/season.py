@@ -19,7 +19,7 @@ from arena.storage import Storage, StorageError, TournamentInfo
 from arena.tournament.config import as_current_code, identity_changes
 from engine.rules import Ruleset, RulesetError, describe_run
 
-__all__ = ["SeasonError", "build_season", "select_season"]
+__all__ = ["SeasonError", "build_season", "check_one_game", "select_season"]
 
 
 class SeasonError(LookupError):
@@ -110,9 +110,10 @@ def _bot_changes(
     return changes, both
 
 
-def build_season(storage: Storage, name: str, infos: list[TournamentInfo]) -> Leaderboard:
-    """The leaderboard of the matches of ``infos`` (:func:`select_season`'s) rated together.
-    :class:`SeasonError` when they play different rules (a season rates one game)."""
+def check_one_game(infos: list[TournamentInfo]) -> None:
+    """:class:`SeasonError` when the tournaments ``infos`` play different rules (a season
+    rates one game), naming each game and its tournaments; checked by :func:`build_season`,
+    and by ``arena web --season`` at its start (it was answered by the page alone, 400)."""
     games: dict[_Game, list[str]] = {}
     for t in infos:
         games.setdefault(_Game.of(t), []).append(t.id)
@@ -122,6 +123,12 @@ def build_season(storage: Storage, name: str, infos: list[TournamentInfo]) -> Le
             f"the selected tournaments play different rules ({apart}): a season rates one "
             "game, select the tournaments of one"
         )
+
+
+def build_season(storage: Storage, name: str, infos: list[TournamentInfo]) -> Leaderboard:
+    """The leaderboard of the matches of ``infos`` (:func:`select_season`'s) rated together.
+    :class:`SeasonError` when they play different rules (a season rates one game)."""
+    check_one_game(infos)
     bots = list(dict.fromkeys(b for t in infos for b in t.bots))
     unfinished = [t for t in infos if t.finished_at is None]
     sessions = all(t.config.get("kind") == "serve" for t in infos)

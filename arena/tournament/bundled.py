@@ -296,42 +296,51 @@ def code_now(bot: Any, code: Any) -> Any:
     """The digest this arena makes of the bundled bot ``bot`` whose stored digest is
     ``code``: :data:`LEGACY_CODE`'s when ``code`` is an older arena's; this arena's own when
     ``code`` is the older arena's digest of this very ``bots/`` (:func:`_whole_folder`:
-    a file of the user's own kept there, which no row of that table has); else ``code``."""
+    a file of the user's own kept there, which no row of that table has), or of this bot's
+    own modules, read with CRLF line ends or without (an arena before round 52 digested
+    the bytes as the checkout had them); else ``code``."""
     if not isinstance(code, str) or not isinstance(bot, str):
         return code
     known = LEGACY_CODE.get(code)
     if known is not None:
         return known.get(bot, code)
     folder = bots_folder()
-    if folder is None or code != _whole_folder(folder):
+    if folder is None:
         return code
-    from arena.tournament.config import code_digest  # (it imports this module)
+    from arena.tournament.config import code_digest, older_digests  # (it imports this module)
 
     try:
-        return code_digest(bundled_files(bot, folder)) or code
+        files = bundled_files(bot, folder)
     except KeyError:  # (no bundled bot of that name)
         return code
+    # (an arena before round 52 digested the bytes: a CRLF checkout's, or this one's)
+    if code in _whole_folder(folder) or code in older_digests(files):
+        return code_digest(files) or code
+    return code
 
 
-def _whole_folder(folder: Path) -> str | None:
+def _whole_folder(folder: Path) -> tuple[str, ...]:
     """The digest an arena before round 51 made of every bundled bot in ``folder`` (of all
     its ``*.py``). A bot of the user's own kept in the checkout's ``bots/`` (the docs name
     ``bots/mybot.py``) was part of it, so no row of :data:`LEGACY_CODE` holds it: but where
     ``bots/`` is, file for file, the one that played, every bundled bot is the same.
-    Cached by the files' sizes and times (a season reads it for each bot of each week)."""
+    Its bytes, as that arena digested them, and as a checkout writing CRLF line ends has
+    them. Cached by the files' sizes and times (a season reads it for each bot of each week)."""
     files = sorted(folder.glob("*.py"))
     try:
         key = tuple((p.name, (st := p.stat()).st_size, st.st_mtime_ns) for p in files)
     except OSError:
-        return None
+        return ()
     return _whole_folder_of(folder, key)
 
 
 @functools.lru_cache(maxsize=4)
-def _whole_folder_of(folder: Path, key: tuple[tuple[str, int, int], ...]) -> str | None:
+def _whole_folder_of(folder: Path, key: tuple[tuple[str, int, int], ...]) -> tuple[str, ...]:
     from arena.tournament.config import code_digest
 
-    return code_digest(folder / name for name, _, _ in key)
+    files = [folder / name for name, _, _ in key]
+    digests = (code_digest(files, lines="raw"), code_digest(files, lines="crlf"))
+    return tuple(d for d in digests if d is not None)
 
 
 def _legacy_rows(repo: Path) -> dict[str, dict[str, str]]:
@@ -354,7 +363,7 @@ def _legacy_rows(repo: Path) -> dict[str, dict[str, str]]:
             with tarfile.open(fileobj=BytesIO(git("archive", commit, "bots"))) as tar:
                 tar.extractall(tmp, filter="data")
             folder = Path(tmp) / "bots"
-            legacy = code_digest(sorted(folder.glob("*.py")))
+            legacy = code_digest(sorted(folder.glob("*.py")), lines="raw")
             now = {b: code_digest(bundled_files(b, folder)) for b in BUNDLED_BOTS}
             whole = (folder / "__init__.py").is_file() and all(now.values())
             if legacy is not None and whole:  # (a bots/ an arena ran: not pimc's own start)

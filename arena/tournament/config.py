@@ -158,6 +158,9 @@ class BotSpec:
     #: A digest of the bot's code as the config was loaded (:func:`code_digest`): editing
     #: the bot makes another tournament, rather than mixing two versions' results.
     code: str | None = None
+    #: The digests an older arena stored for the same files (:func:`older_digests`): a
+    #: stored tournament holding one of them is this bot's. Not part of :meth:`identity`.
+    code_before: tuple[str, ...] = ()
     #: ``"sdk"`` bots: ``arena-bot run --workers N`` (the bot's calls in N processes).
     #: Not part of :meth:`identity`: how many cores the bot computes on is no other bot.
     workers: int | None = None
@@ -187,8 +190,14 @@ class BotSpec:
 _DIGEST_MAX_BYTES = 4 << 20
 
 
-def code_digest(files: Iterable[Path]) -> str | None:
-    """A digest of the contents of ``files`` (those that exist), or None when none does."""
+def code_digest(files: Iterable[Path], *, lines: Literal["lf", "raw", "crlf"] = "lf") -> str | None:
+    """A digest of the contents of ``files`` (those that exist), or None when none does.
+
+    The text is read with its line ends as LF (``lines="lf"``): a checkout that writes them
+    CRLF (git's ``core.autocrlf`` on Windows) holds the same code, and an interrupted
+    tournament resumed on the other read every bot as changed. ``"raw"`` is the bytes as
+    they are, what an arena before round 52 digested; ``"crlf"`` them as a CRLF checkout has
+    them: the two are how such a stored digest is recognised (:func:`older_digests`)."""
     h = hashlib.sha256()
     found = False
     for f in files:
@@ -197,14 +206,27 @@ def code_digest(files: Iterable[Path]) -> str | None:
             if stat.st_size > _DIGEST_MAX_BYTES:
                 part = f"{stat.st_size}:{stat.st_mtime_ns}".encode()
             else:
-                with f.open("rb") as fh:
-                    part = hashlib.file_digest(fh, "sha256").digest()
+                data = f.read_bytes()
+                if lines != "raw":
+                    data = data.replace(b"\r\n", b"\n")
+                if lines == "crlf":
+                    data = data.replace(b"\n", b"\r\n")
+                part = hashlib.sha256(data).digest()
         except OSError:  # not a file (an argument that only looks like one), unreadable
             continue
         found = True
         # (the file's name, not its path: a clone elsewhere is the same bot)
         h.update(f.name.encode() + b"\0" + part)
     return h.hexdigest()[:16] if found else None
+
+
+def older_digests(files: Sequence[Path]) -> tuple[str, ...]:
+    """The digests an arena before round 52 stored for ``files`` that :func:`code_digest`
+    no longer makes: of their bytes as they are, and as a checkout writing CRLF line ends
+    has them (a tournament it stored is resumed on this one, or the other way round)."""
+    now = code_digest(files)
+    older = {code_digest(files, lines="raw"), code_digest(files, lines="crlf")}
+    return tuple(sorted(d for d in older if d is not None and d != now))
 
 
 def _code_files(spec: str | None, command: Sequence[str], cwd: Path | None) -> list[Path]:
@@ -1384,8 +1406,9 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
                 f"(bundled: {', '.join(BUNDLED_BOTS)}; "
                 "or a module:Class, or a file.py[:Class])",
             )
-        code = code_digest(_code_files(spec, (), cwd))
-        return BotSpec(name=name, kind="sdk", bot=spec, env=env, cwd=cwd, code=code,
+        files = _code_files(spec, (), cwd)
+        return BotSpec(name=name, kind="sdk", bot=spec, env=env, cwd=cwd,
+                       code=code_digest(files), code_before=older_digests(files),
                        workers=workers)  # fmt: skip
     if kind == "command":
         raw = entry["command"]
@@ -1413,9 +1436,9 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
                     + ", ".join("{" + p + "}" for p in _PLACEHOLDERS)
                     + "; a literal brace is written {{ or }})",
                 ) from e
-        code = code_digest(_code_files(None, argv, cwd))
+        files = _code_files(None, argv, cwd)
         return BotSpec(name=name, kind="command", command=tuple(argv), env=env, cwd=cwd,
-                       code=code)  # fmt: skip
+                       code=code_digest(files), code_before=older_digests(files))  # fmt: skip
     # remote
     if entry["remote"] is not True:
         raise err(f"{key}.remote", f"expected true, got {toml_shown(entry['remote'])}")

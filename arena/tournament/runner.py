@@ -94,6 +94,7 @@ if TYPE_CHECKING:
     import grpc
 
 __all__ = [
+    "ConfigMismatch",
     "DatabaseLock",
     "Interrupted",
     "RefereeLike",
@@ -230,6 +231,12 @@ def _stop_bots_left_by(run: int) -> None:
 
 class TournamentError(RuntimeError):
     """The tournament cannot go on (bots missing, storage failing...): the message says why."""
+
+
+class ConfigMismatch(TournamentError, StorageError):
+    """The config names a stored tournament (its fixed ``id``) that it is not the config
+    of: what was given is wrong, not the run failing (``arena tournament`` exits 2). (A
+    :class:`StorageError` too, as the refusal of another config was before.)"""
 
 
 class RefereeLike(Protocol):
@@ -1075,7 +1082,7 @@ async def run_tournament(
         stored_cfg = info.config if info is not None and isinstance(info.config, dict) else {}
         if info is not None and not opts.fresh and stored_cfg.get("schedule") != SCHEDULE_VERSION:
             # (only with a fixed `id`: otherwise the schedule's version is in the id)
-            raise TournamentError(
+            raise ConfigMismatch(
                 f"tournament {tid} in {cfg.db} was stored by an older version of the arena, "
                 "whose match seeds differ: it cannot be resumed (--fresh starts it again, or "
                 "give another id)"
@@ -1083,7 +1090,7 @@ async def run_tournament(
         if info is not None and not opts.fresh and info.fingerprint != cfg.fingerprint:
             # (a fixed `id`: otherwise the fingerprint is in the id)
             changes = identity_changes(stored_cfg, cfg.identity()) or ["its settings"]
-            raise StorageError(
+            raise ConfigMismatch(
                 f"tournament {tid} in {cfg.db} was started with another config: "
                 f"{'; '.join(changes)}. Run it with {_started_with(stored_cfg, cfg)} to resume "
                 "it; --fresh forgets its matches and starts it again, or give this config "
@@ -1257,7 +1264,7 @@ def as_stored(cfg: TournamentConfig) -> TournamentConfig:
         return cfg
     for info in reversed(candidates):
         config = info.config if info is not None and isinstance(info.config, dict) else {}
-        adopted, digested = _with_stored_code(cfg, config)
+        adopted, digested, lined = _with_stored_code(cfg, config)
         try:
             rules = Ruleset.from_dict(config.get("ruleset", {}))  # (as stored: unused too)
         except (RulesetError, TypeError, ValueError):
@@ -1276,6 +1283,13 @@ def as_stored(cfg: TournamentConfig) -> TournamentConfig:
                     "tournament's (as an arena before 2026-12-06 stored it)",
                     info.id, ", ".join(f"{k} {toml_shown(getattr(rules, k))}" for k in unused),
                 )  # fmt: skip
+            if lined:
+                progress_log.info(
+                    "tournament %s was stored by an arena that digested the code of %s "
+                    "with its line ends as they were (CRLF or not): the files are these, "
+                    "and this config is that tournament's",
+                    info.id, ", ".join(lined),
+                )  # fmt: skip
             if digested:
                 progress_log.info(
                     "tournament %s was stored by an arena that took every module of its "
@@ -1289,24 +1303,29 @@ def as_stored(cfg: TournamentConfig) -> TournamentConfig:
 
 def _with_stored_code(
     cfg: TournamentConfig, stored: Mapping[str, Any]
-) -> tuple[TournamentConfig, list[str]]:
-    """``cfg`` with the code digest ``stored`` (a stored config) has of each of its bundled
-    bots that an older arena digested as all of ``bots/`` (see
-    :mod:`arena.tournament.bundled`) where the modules the bot runs are this arena's, and
-    the names of those bots."""
+) -> tuple[TournamentConfig, list[str], list[str]]:
+    """``cfg`` with the code digest ``stored`` (a stored config) has of each of its bots
+    whose code an older arena digested otherwise where it is this arena's code: a bundled
+    bot's as all of ``bots/`` (see :mod:`arena.tournament.bundled`) where the modules the
+    bot runs are this arena's; any bot's files as their bytes, CRLF line ends or not
+    (before round 52), where they are these files. Then the names of the bots of each kind."""
     was = {b.get("name"): b for b in stored.get("bots") or () if isinstance(b, Mapping)}
-    bots, digested = [], []
+    bots, digested, lined = [], [], []
     for spec in cfg.bots:
         old = was.get(spec.name)
-        if (
-            isinstance(old, Mapping) and spec.kind == "sdk" and spec.bot in BUNDLED_BOTS
-            and old.get("code") != spec.code and isinstance(old.get("code"), str)
-            and as_current_code(old).get("code") == spec.code
-        ):  # fmt: skip
-            spec = dataclasses.replace(spec, code=old["code"])
-            digested.append(spec.name)
+        code = old.get("code") if isinstance(old, Mapping) else None
+        if isinstance(code, str) and code != spec.code:
+            if code in spec.code_before:
+                spec = dataclasses.replace(spec, code=code)
+                lined.append(spec.name)
+            elif (
+                spec.kind == "sdk" and spec.bot in BUNDLED_BOTS
+                and as_current_code(old).get("code") == spec.code  # type: ignore[arg-type]
+            ):  # fmt: skip
+                spec = dataclasses.replace(spec, code=code)
+                digested.append(spec.name)
         bots.append(spec)
-    return dataclasses.replace(cfg, bots=tuple(bots)), digested
+    return dataclasses.replace(cfg, bots=tuple(bots)), digested, lined
 
 
 def with_seed(cfg: TournamentConfig, storage: Storage, *, fresh: bool = False) -> TournamentConfig:

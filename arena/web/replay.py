@@ -41,6 +41,7 @@ from arena.render import (
     fallback_why,
     incident_summary,
     rules_description,
+    shown_result,
     talon_taken_why,
     time_limit_of,
 )
@@ -314,6 +315,7 @@ class MatchReplay:
         self._starts: list[Game] = []
         self._results: list[DealResult | None] = []
         self._end: Game | None = None  # the game after the record's last action, if unfinished
+        self._final: Game  # the game after the record's last action
         self._deals: dict[int, _Deal] = {}
         self._lock = threading.Lock()
         self._check()
@@ -341,6 +343,17 @@ class MatchReplay:
                     scores=list(res.scores),
                     events=list(res.events),
                 )
+        # The result and the deals played as `arena replay` reads them: the rules' once
+        # they ended the match (a record made by hand may leave its result out, and the
+        # page showed no places, said no end and counted only deals with their own figures).
+        result, rules_result = shown_result(record, self._final)
+        self.summary["result"] = result
+        if rules_result is not None:
+            self.summary["ended"] = end_reason(record, rules_result)
+        played = result.get("deals") if result is not None else None
+        if not isinstance(played, int) or isinstance(played, bool):
+            played = sum(res is not None for res in self._results)
+        self.summary["deals_played"] = played
 
     def deal(self, index: int, seat: int | None = None) -> JSON:
         """The steps of deal ``index`` (position in the record), face up or as ``seat`` saw them."""
@@ -435,6 +448,7 @@ class MatchReplay:
                     ) from e
             done = game.deal_results
             self._results.append(done[-1] if done and done[-1].number == number else None)
+        self._final = game
         self._end = None if game.is_over else game
 
     def _capture_deal(self, index: int) -> _Deal:

@@ -194,10 +194,11 @@ def test_a_ruleset_named_as_a_preset_with_overrides_is_described_as_it_loads(
     in `arena replay`'s first line and the replay page's header."""
     four = short["1001-4p"]
     cases = [
-        ({"preset": "1001", "talon_visible": False, "max_deals": 4}, "1001-4p (talon_visible off)"),
-        ({"preset": "1001", "name": "home", "max_deals": 4}, "home (1001-4p)"),
+        ({"preset": "1001", "talon_visible": False, "max_deals": 4},
+         "1001-4p (talon_visible off), 4 deals max"),
+        ({"preset": "1001", "name": "home", "max_deals": 4}, "home (1001-4p), 4 deals max"),
         # (the text said 1001-4p, the page 1001)
-        ("1001", "1001-4p"),
+        ("1001", "1001-4p, no deal cap"),
     ]  # fmt: skip
     for stored, said in cases:
         rec = copy.deepcopy(four)
@@ -210,11 +211,11 @@ def test_a_ruleset_named_as_a_preset_with_overrides_is_described_as_it_loads(
         assert first.startswith(f"Match: {said}, seed 5, players ann, bob, cid, dan"), first
         assert MatchReplay("m", rec).summary["ruleset_description"] == said
     # a full ruleset dict (what the arena writes) is described as stored
-    assert _run(_write(tmp_path, four)).stdout.startswith("Match: 1001-4p, seed 5")
+    assert _run(_write(tmp_path, four)).stdout.startswith("Match: 1001-4p, 4 deals max, seed 5")
     rec = copy.deepcopy(short["house47"])
     assert MatchReplay("m", rec).summary["ruleset_description"] == (
         "house47 (classic + talon_visible off, concede penalty, must_beat on, "
-        "marriage_needs_trick off, barrel_mode one)"
+        "marriage_needs_trick off, barrel_mode one), 3 deals max"
     )
 
 

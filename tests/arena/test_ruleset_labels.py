@@ -304,7 +304,9 @@ def test_the_pages_show_the_description(tmp_path: Path, two_runs: Path) -> None:
             assert "r (1/1)" in labels  # (one of its name: as before)
             load(driver, f"{url}replay/r-m00000")
             meta = driver.find_element("css selector", "#match-meta").text
-            assert meta.startswith("house (classic + must_beat on, barrel_mode one) · seed 3"), meta
+            assert meta.startswith(
+                "house (classic + must_beat on, barrel_mode one), 2 deals max · seed 3"
+            ), meta
     finally:
         driver.quit()
 
@@ -323,17 +325,20 @@ def _played(ruleset: Ruleset, whole: bool = False) -> dict[str, Any]:
 def test_a_replay_names_the_custom_option() -> None:
     record = _played(AFTER)
     header = _text(render_record(record)).splitlines()[0]
-    assert header.startswith("Match: house (classic + must_beat on, barrel_mode one), seed 3")
+    assert header.startswith(
+        "Match: house (classic + must_beat on, barrel_mode one), no deal cap, seed 3"
+    )
     assert match_summary("m", record)["ruleset_description"] == (
-        "house (classic + must_beat on, barrel_mode one)"
+        "house (classic + must_beat on, barrel_mode one), no deal cap"
     )
     assert match_summary("m", record)["ruleset"] == AFTER.to_dict()  # kept
 
 
 def test_a_preset_replay_reads_as_before() -> None:
     record = _played(CLASSIC)
-    assert _text(render_record(record)).splitlines()[0].startswith("Match: classic, seed 3, ")
-    assert match_summary("m", record)["ruleset_description"] == "classic"
+    header = _text(render_record(record)).splitlines()[0]
+    assert header.startswith("Match: classic, no deal cap, seed 3, ")
+    assert match_summary("m", record)["ruleset_description"] == "classic, no deal cap"
 
 
 # ------------------------------------------------------------------------- the commands

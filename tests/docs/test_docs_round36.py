@@ -127,7 +127,9 @@ def test_the_try_table_of_writing_a_bot_md_is_what_its_command_prints(
     assert len(list((tmp_path / "recs").glob("local-*.json"))) == 20
     shown = CliRunner().invoke(arena_main, ["replay", "recs/local-0-1.json"])
     assert shown.exit_code == 0, shown.output
-    assert shown.output.startswith("Match: classic, seed 0, players heuristic, lowest, random\n")
+    assert shown.output.startswith(
+        "Match: classic, 1000 deals max, seed 0, players heuristic, lowest, random\n"
+    )
     assert "Deal 1 — dealer" in shown.output
     checked = CliRunner().invoke(arena_main, ["replay", "--check", "recs/local-0-1.json"])
     assert checked.exit_code == 0, checked.output

@@ -307,7 +307,7 @@ def test_reading_commands_on_empty_missing_and_foreign_databases(tmp_path: Path)
     missing = tmp_path / "missing.sqlite"
     cases = [
         (("leaderboard", "--db", str(zero)), 1, "is an empty database: no tournament is stored"),
-        (("leaderboard", "--db", str(foreign)), 1, "is not a Thousand Arena database"),
+        (("leaderboard", "--db", str(foreign)), 2, "is not a Thousand Arena database"),
         (("leaderboard", "--db", str(bare)), 2, "holds no tournament"),
         (("leaderboard", "--db", str(missing)), 2, "no database at"),
         (("replay", "m00001", "--db", str(zero)), 2, "is an empty database"),

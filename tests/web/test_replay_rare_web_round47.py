@@ -59,7 +59,7 @@ def test_the_page_says_the_rules_the_last_hands_take_and_the_hidden_talon(
     declarer = record["deals"][0]["actions"][-1]["seat"]
     load(driver, f"{base}replay/{MATCH}#deal=0&step=2")  # the auction just over
     meta = _text(driver, "match-meta") or ""
-    assert meta.startswith("1001-4p (talon_visible off) · seed 5"), meta
+    assert meta.startswith("1001-4p (talon_visible off), 4 deals max · seed 5"), meta
     assert _text(driver, "talon-why") == LAST_HAND
     assert _text(driver, "talon-hidden") == HIDDEN
     load(driver, f"{base}replay/{MATCH}#deal=0&step=1")  # still bidding: nobody took it
