@@ -117,8 +117,9 @@ class Bot:
     #: ``True`` for a bot whose every decision takes well under a millisecond: the arena
     #: runner then calls it directly on its event loop instead of in a worker thread,
     #: saving the thread hop (a tenth of a millisecond per decision). While it runs, every
-    #: match of the bot waits, so a quick bot that turns out slow (a call over 5 ms) is
-    #: sent to the worker thread for the rest of the run, with a warning.
+    #: match of the bot waits, so a quick bot that turns out slow (two calls over 5 ms
+    #: within 100: one alone may be a busy machine's pause) is sent to the worker thread
+    #: for the rest of the run, with a warning.
     quick: bool = False
     #: The match being played: the arena's match id (what ``arena replay`` and the logs
     #: name) or ``"local-<seed>"`` (``"local-<seed>-<rotation>"`` in ``arena-bot try``); set

@@ -73,7 +73,10 @@ def test_hook_views_in_an_arena(tmp_path: Path) -> None:
 
 
 class Spiky(Bot):
-    """Answers at once, but every 30th decision takes 50 ms; notes the threads it ran on."""
+    """Answers at once, but every ``every``-th decision takes 50 ms; notes the threads it
+    ran on."""
+
+    every = 30
 
     def __init__(self) -> None:
         super().__init__()
@@ -83,13 +86,14 @@ class Spiky(Bot):
     def act(self, view: PlayerView) -> Action:
         self.calls += 1
         self.threads.add(threading.current_thread().name)
-        if self.calls % 30 == 0:
+        if self.calls % self.every == 0:
             time.sleep(0.05)
         return view.legal_actions[0]
 
 
 class QuickSpiky(Spiky):
     quick = True
+    every = 15  # (two slow calls within 100 send a quick bot to the worker thread)
 
 
 def test_a_bot_is_asked_on_the_event_loop_only_if_it_says_it_is_quick(
@@ -98,7 +102,8 @@ def test_a_bot_is_asked_on_the_event_loop_only_if_it_says_it_is_quick(
     """Defect: after 20 answers under a millisecond the runner asked any bot on its event
     loop, so the first slow call after that stalled every match of the bot (and with tight
     deadlines forfeited them). Now only a bot that says it is ``quick`` is asked there, and
-    one of its calls over 5 ms sends it to the worker thread for good, with a warning."""
+    two of its calls over 5 ms within 100 send it to the worker thread for good, with a
+    warning."""
     slow: list[Spiky] = []
     quick: list[Spiky] = []
 
