@@ -1,0 +1,344 @@
+"""Review round 52: a coverage-guided mutation review of the tournament runner, storage and
+ratings (arena/tournament/runner.py, schedule.py, config.py, arena/storage.py,
+arena/ratings.py, arena/ffa_trueskill.py). Each test names the mutant it kills (its id and
+the edit in the docstring); tournaments are played in process against the fake referee.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import sqlite3
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.referee import RefereeConfig
+from arena.storage import Storage, StorageError, StorageFullError, newest_database, state_of
+from arena.tournament import RunOptions, TournamentError, run, runner
+from arena.tournament.config import BotSpec, identity_changes
+from tests.arena.fake_referee import FakeReferee, make_config, run_fake
+
+
+class _EndingReferee(FakeReferee):
+    """The fake referee, with the real one's ``end_streams``: what remote bots are told."""
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.ended: list[tuple[str | None, bool]] = []
+
+    async def end_streams(self, why: str | None = None, *, final: bool = False) -> None:
+        self.ended.append((why, final))
+
+
+class _Server:
+    async def stop(self, grace: float | None) -> None:
+        return None
+
+
+def _served(tmp: Path, monkeypatch: pytest.MonkeyPatch, fake: FakeReferee) -> Any:
+    """A tournament of three local bots and a remote one, run with ``serve`` on against
+    ``fake`` (no gRPC server: a stand-in that stops), the bots not launched."""
+
+    async def server(*_: Any) -> tuple[_Server, int]:
+        return _Server(), 50051
+
+    monkeypatch.setattr(runner, "_real_server", server)
+    cfg = make_config(tmp, bots=3)
+    remote = BotSpec("rem", "remote", token="tok-rem-1234567890")
+    cfg = dataclasses.replace(cfg, bots=(*cfg.bots, remote))
+    return run(cfg, RunOptions(progress=False), referee_factory=lambda _c: fake,
+               serve=True, launch_bots=False)  # fmt: skip
+
+
+def test_r5_remote_bots_are_told_the_tournament_is_over_only_when_no_match_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R5 (``over = not outcome.interrupted``, the failed matches left out): a run in which
+    a match failed (to be played again by the next run) told the remote bots "the
+    tournament is over" for good, and they stopped: the next run waited for them in vain.
+    They are told to wait for the next run (``end_streams()``, not final); a run of no
+    failure ends them for good."""
+    failing = _EndingReferee(fail={3})
+    out = _served(tmp_path / "a", monkeypatch, failing)
+    assert [i for i, _ in out.failed] == [3] and not out.finished
+    assert failing.ended == [(None, False)]
+    clean = _EndingReferee()
+    out = _served(tmp_path / "b", monkeypatch, clean)
+    assert out.finished and not out.failed
+    assert clean.ended == [("the tournament is over", True)]
+
+
+def test_r6_a_partial_run_that_plays_every_match_left_is_not_interrupted(tmp_path: Path) -> None:
+    """R6 (``interrupted`` whenever ``max_new_matches`` is given): a run allowed as many
+    new matches as were left played them all, and still ended "interrupted" (exit 130,
+    remote bots told to wait for a next run that has nothing to play). One allowed fewer
+    is interrupted."""
+    cfg = make_config(tmp_path, bots=3)  # 6 matches
+    part = run_fake(cfg, max_new_matches=4)
+    assert part.interrupted and part.completed == 4
+    rest = run_fake(cfg, max_new_matches=2)
+    assert rest.finished and not rest.interrupted and rest.played_now == 2
+
+
+def test_r9_a_full_disk_names_the_largest_logs_first(tmp_path: Path) -> None:
+    """R9 (the logs sorted smallest first): the disk-full error names "bots' logs that
+    large" to point at the bot that filled the disk, the three largest, largest first; the
+    smallest three were named, the one that filled the disk left out."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for name, mib in (("a", 11), ("b", 40), ("c", 12), ("d", 30), ("e", 5)):
+        with (logs / f"{name}.log").open("wb") as fh:
+            fh.truncate(mib << 20)  # (sparse: no disk used)
+    said = runner._largest_logs(logs)
+    names = [Path(part.split(" (")[0]).name for part in said.split(": ", 1)[1].split(", ")]
+    assert names == ["b.log", "d.log", "c.log"], said
+    assert "42 MB" in said  # 40 MiB, said in MB
+
+
+def test_r10_running_a_finished_tournament_again_keeps_when_it_finished(tmp_path: Path) -> None:
+    """R10 (finalize marks it finished whenever every match is stored, not only the first
+    time): the same command run again on a finished tournament (to see its leaderboard)
+    moved its finish time to now, and `arena leaderboard --list` and the web showed it
+    finished today."""
+    cfg = make_config(tmp_path, bots=3)
+    assert run_fake(cfg).finished
+    with Storage.open_readonly(cfg.db) as st:
+        first = st.tournament(cfg.tournament_id)
+    assert first is not None and first.finished_at is not None
+    # (Stored to the second: the time it finished is moved back, so that a run again in
+    # the same second would not keep it by chance.)
+    finished = "2026-01-02T03:04:05+0000"
+    with sqlite3.connect(cfg.db) as c:
+        c.execute("UPDATE tournaments SET finished_at = ?", (finished,))
+    c.close()
+    again = run_fake(cfg)
+    assert again.played_now == 0 and again.finished
+    with Storage.open_readonly(cfg.db) as st:
+        later = st.tournament(cfg.tournament_id)
+        assert st.rating_history(cfg.tournament_id)  # (rated again all the same)
+    assert later is not None and later.finished_at == finished
+
+
+def test_r12_a_drawn_seed_stored_as_true_is_no_seed(tmp_path: Path) -> None:
+    """R12 (the ``bool`` check of the stored ``drawn_seed`` dropped): a config whose
+    ``drawn_seed`` was changed by hand to ``true`` resumed with seed 1, a schedule of other
+    seatings and seeds than the stored matches'. It is refused, with --fresh named."""
+    cfg = make_config(tmp_path, bots=3, seed=None)
+    run_fake(cfg, max_new_matches=2)
+    with sqlite3.connect(cfg.db) as c:
+        (text,) = c.execute("SELECT config_json FROM tournaments").fetchone()
+        c.execute("UPDATE tournaments SET config_json = ?",
+                  (text.replace('"drawn_seed":', '"drawn_seed": true, "was":'),))  # fmt: skip
+    c.close()
+    with pytest.raises(TournamentError, match=r"no drawn seed stored \(found True\).*--fresh"):
+        run_fake(cfg)
+
+
+def test_r27_ratings_that_cannot_be_stored_after_a_good_run_are_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R27 (``if played`` made ``if False``): a run that played every match and then could
+    not store the ratings (the disk filled as it ended) exited 0, its tournament left
+    unfinished and unrated. It is an error that says every match is stored and that the
+    same command stores the ratings; that command then does, playing nothing."""
+    cfg = make_config(tmp_path, bots=3)
+
+    def full(*_: Any, **__: Any) -> None:
+        raise StorageFullError(f"{cfg.db}: the disk is full while storing ratings")
+
+    monkeypatch.setattr(Storage, "save_ratings", full)
+    with pytest.raises(TournamentError) as ei:
+        run_fake(cfg)
+    said = str(ei.value)
+    assert said.startswith("every match played is stored, but not the ratings: ")
+    assert "the disk is full" in said and "marks the tournament finished" in said
+    monkeypatch.undo()
+    again = run_fake(cfg)
+    assert again.played_now == 0 and again.finished
+    with Storage.open_readonly(cfg.db) as st:
+        info = st.tournament(cfg.tournament_id)
+        assert info is not None and info.finished_at is not None
+        assert {p.bot for p in st.rating_history(cfg.tournament_id)} == {"ann", "bob", "cid"}
+
+
+def test_d2_a_match_deleted_by_hand_is_stored_again_without_doubled_incidents(
+    tmp_path: Path,
+) -> None:
+    """D2 (the orphans' ``incidents`` left when a match is stored again): a match row
+    deleted by hand in the sqlite3 shell (foreign keys off, so its players, deals and
+    incidents stay) is played again by the next run; its old incidents stayed beside the
+    new ones, and the replay and the leaderboard counted its timeouts twice."""
+    cfg = make_config(tmp_path, bots=3)
+    fake = FakeReferee(faulty={"ann"})  # a timeout incident in each match ann plays
+    assert run_fake(cfg, fake).finished
+    tid = cfg.tournament_id
+    with Storage.open_readonly(cfg.db) as st:
+        before = st.incidents(tid)
+    gone = before[0]["match_id"]
+    c = sqlite3.connect(cfg.db)
+    c.execute("DELETE FROM matches WHERE id = ?", (gone,))  # (foreign keys off: the default)
+    c.commit()
+    c.close()
+    again = run_fake(cfg, FakeReferee(faulty={"ann"}))
+    assert again.played_now == 1 and again.finished
+    with Storage.open_readonly(cfg.db) as st:
+        after = st.incidents(tid)
+        assert len(st.match_results(tid)) == 6
+    assert sorted((i["match_id"], i["kind"]) for i in after) == sorted(
+        (i["match_id"], i["kind"]) for i in before
+    )
+
+
+def test_c5_c6_c7_what_changed_is_said_in_the_configs_words() -> None:
+    """C5 (a changed setting named by its stored key, ``draw_probability``, not the
+    config's ``ratings.draw_probability``), C6 (bots in another order said as nothing but
+    "its settings") and C7 (a ``[referee]`` key set on one side only said as JSON's
+    ``null``, not as the referee's default): what a changed config is told ("this config
+    is not its own (...)", "run it with the config it was started with") names what the
+    organiser wrote."""
+    bots = [{"name": "a", "kind": "sdk"}, {"name": "b", "kind": "sdk"}]
+    stored = {"bots": bots, "matches_per_table": 1, "draw_probability": 0.02,
+              "referee": {}}  # fmt: skip
+    new = {"bots": bots[::-1], "matches_per_table": 3, "draw_probability": 0.1,
+           "referee": {"max_strikes": 5}}  # fmt: skip
+    strikes = RefereeConfig().max_strikes
+    assert identity_changes(stored, new) == [
+        "the order of the bots",
+        "matches_per_table 1 → 3",
+        "ratings.draw_probability 0.02 → 0.1",
+        f"referee.max_strikes unset ({strikes}) → 5",
+    ]
+
+
+def _stored_one(tmp: Path, change: Any = None, **when: float) -> tuple[Storage, str]:
+    """A database holding one tournament and its first match (the fake referee's record,
+    ``change(record)`` applied first), stored with ``when`` (started_at, finished_at)."""
+    cfg = make_config(tmp, bots=3)
+    m = cfg.schedule()[0]
+    record = FakeReferee().play(cfg.ruleset, m.seed, list(m.seats))
+    if change is not None:
+        change(record)
+    st = Storage(cfg.db)
+    st.ensure_tournament(cfg.tournament_id, name=cfg.name, fingerprint=cfg.fingerprint,
+                         config=cfg.to_json(), total_matches=6,
+                         bots=[(b, "random") for b in cfg.bot_names])  # fmt: skip
+    times = {"started_at": 1000.0, "finished_at": 1010.0, **when}
+    st.save_match(cfg.tournament_id, match_id="m0", index=0, table=m.table, set_no=0,
+                  seed=m.seed, seats=m.seats, record=record, **times)  # fmt: skip
+    return st, cfg.tournament_id
+
+
+def test_d1_a_clock_set_back_during_a_match_stores_no_negative_duration(tmp_path: Path) -> None:
+    """D1 (``max(0.0, ...)`` dropped): a match during which the wall clock was set back
+    (NTP, daylight saving by hand) was stored as lasting -3600 s, and the leaderboard's
+    mean match time went down with it."""
+    st, tid = _stored_one(tmp_path, started_at=5000.0, finished_at=1400.0)
+    with st:
+        (r,) = st.match_results(tid)
+    assert r.duration_s == 0.0
+
+
+def test_d19_a_result_with_too_few_places_is_refused_whole(tmp_path: Path) -> None:
+    """D19 (``_int_list`` checking only that it is a list): a result with two places for
+    three seats failed half-way with an IndexError, not the StorageError that stops the
+    run cleanly and names the record."""
+
+    def short(record: dict[str, Any]) -> None:
+        record["result"]["places"] = record["result"]["places"][:2]
+
+    with pytest.raises(StorageError, match=r"no valid result\.places for 3 players"):
+        _stored_one(tmp_path, short)
+
+
+def test_d17_d18_a_held_lock_that_names_no_tournament_is_a_run_and_the_newest_database_holds_one(
+    tmp_path: Path,
+) -> None:
+    """D17 (``state_of`` taking a lock that names no tournament, an older runner's, for no
+    run) and D18 (``newest_database`` taking the newest file even when it holds no
+    tournament: a first run that could not start left an empty one, which then hid the
+    database of results from every reader)."""
+    st, tid = _stored_one(tmp_path / "runs")
+    with st:
+        info = st.tournament(tid)
+    assert info is not None
+    assert state_of(info, "") == "running"
+    assert state_of(info, "another-id") == "stopped"
+    assert state_of(info, None) == "stopped"
+    db = tmp_path / "runs" / "t.sqlite"
+    empty = tmp_path / "runs" / "new.sqlite"
+    Storage(empty).close()
+    os.utime(db, (1_000_000, 1_000_000))  # (the empty one is the newest)
+    assert newest_database(tmp_path / "runs") == db
+
+
+def test_d10_a_time_limit_of_zero_is_no_time_limit(tmp_path: Path) -> None:
+    """D10 (``v >= 0``): a record whose ``time_limit_s`` is 0 (none: ``match_timeout_s``'s
+    0) was listed as ended by a time limit."""
+
+    def limited(value: float) -> Any:
+        return lambda record: record.__setitem__("time_limit_s", value)
+
+    st, tid = _stored_one(tmp_path / "zero", limited(0))
+    with st:
+        assert st.time_limits(tid) == {}
+    st, tid = _stored_one(tmp_path / "set", limited(2.5))
+    with st:
+        assert st.time_limits(tid) == {"m0": 2.5}
+
+
+def test_r29_a_bot_that_connected_then_died_before_the_start_is_restarted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """R29 (the restart before the start dropped): a bot that had connected and then died
+    while the others were still starting (a crash in its first seconds, a reload) stopped
+    the whole start as "exited before connecting", with restarts left. It is restarted, as
+    it would be a moment later, and the start goes on."""
+    restarted: list[tuple[str, int | None, int]] = []
+
+    class Died:  # a _BotProcess that connected once and exited (code 1)
+        spec = types.SimpleNamespace(name="crashy", cwd=None)
+        proc = types.SimpleNamespace(returncode=1)
+        restarts, given_up = 0, False
+
+        @property
+        def exited(self) -> bool:
+            return self.proc.returncode is not None
+
+        def trim_log(self) -> None:
+            pass
+
+    async def restart(p: Any, code: int | None, max_restarts: int) -> None:
+        restarted.append((p.spec.name, code, max_restarts))
+        p.restarts += 1
+        p.proc = types.SimpleNamespace(returncode=None)  # running again
+
+    class Referee:
+        async def wait_for_bots(self, names: list[str], timeout: float) -> list[str]:
+            while not restarted:  # (connected again once restarted)
+                await asyncio.sleep(0.01)
+            return []
+
+        def welcomed_bots(self) -> list[str]:
+            return ["crashy"]
+
+    monkeypatch.setattr(runner, "_restart", restart)
+    cfg: Any = types.SimpleNamespace(bot_names=["crashy"], bot_wait_s=60.0, bots=[])
+    bot = Died()
+    referee: Any = Referee()
+    asyncio.run(runner._wait_for_bots(cfg, referee, {"crashy": bot}, 3))  # type: ignore[dict-item]
+    assert restarted == [("crashy", 1, 3)] and bot.restarts == 1
+
+
+def test_r19_a_line_a_little_over_the_tail_width_is_shown_whole() -> None:
+    """R19 (``cut <= 0``): a bot's line a few characters longer than what a tail line
+    keeps was cut all the same, its " ... 30 characters cut ... " as long as what it
+    left out; up to 40 over it is shown whole, past that cut."""
+    head, end = runner._TAIL_LINE_HEAD, runner._TAIL_LINE_END
+    line = "x" * (head + end + 40)
+    assert runner._cut_line(line) == line
+    longer = "y" * (head + end + 41)
+    assert runner._cut_line(longer) == f"{'y' * head} ... 41 characters cut ... {'y' * end}"
