@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import os
+import signal
 import sqlite3
 import types
 from pathlib import Path
@@ -17,7 +19,14 @@ from typing import Any
 import pytest
 
 from arena.referee import RefereeConfig
-from arena.storage import Storage, StorageError, StorageFullError, newest_database, state_of
+from arena.storage import (
+    Storage,
+    StorageError,
+    StorageFullError,
+    lock_path,
+    newest_database,
+    state_of,
+)
 from arena.tournament import RunOptions, TournamentError, run, runner
 from arena.tournament.config import BotSpec, identity_changes
 from tests.arena.fake_referee import FakeReferee, make_config, run_fake
@@ -342,3 +351,98 @@ def test_r19_a_line_a_little_over_the_tail_width_is_shown_whole() -> None:
     assert runner._cut_line(line) == line
     longer = "y" * (head + end + 41)
     assert runner._cut_line(longer) == f"{'y' * head} ... 41 characters cut ... {'y' * end}"
+
+
+def test_r22_a_disk_full_while_recording_is_said_as_such_not_as_the_ratings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R22 (``if played`` made ``if True``): the disk filled while a result was stored, so
+    the ratings that the stop then tries to store could not be stored either; the error
+    said "every match played is stored, but not the ratings ... it plays no stored match
+    again", hiding that the run had stopped half-way on a full disk. It says that results
+    can no longer be stored, and that what was stored is kept."""
+    cfg = make_config(tmp_path, bots=3, concurrency=1)
+    save = Storage.save_match
+    saved: list[str] = []
+
+    def filling(self: Storage, tid: str, **kw: Any) -> None:
+        if len(saved) == 2:
+            raise StorageFullError(f"{cfg.db}: the disk is full while storing match")
+        save(self, tid, **kw)
+        saved.append(kw["match_id"])
+
+    def full(*_: Any, **__: Any) -> None:
+        raise StorageFullError(f"{cfg.db}: the disk is full while storing ratings")
+
+    monkeypatch.setattr(Storage, "save_match", filling)
+    monkeypatch.setattr(Storage, "save_ratings", full)
+    with pytest.raises(TournamentError) as ei:
+        run_fake(cfg)
+    assert str(ei.value).startswith("stopping: results can no longer be stored: ")
+    assert "while storing match" in str(ei.value)
+    with Storage.open_readonly(cfg.db) as st:
+        assert len(st.match_results(cfg.tournament_id)) == 2
+
+
+def test_r28_a_low_open_files_limit_is_raised_to_1024_or_refused_naming_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """R28 (the soft limit raised to the bare need): under a container's `ulimit -n` of 64
+    a tournament's limit was raised to what it needs at its start, about 40, which every
+    bot inherits, and a bot opening a few files more failed ("Too many open files"); it is
+    raised to 1,024 (or the hard limit, if lower). A hard limit under the need is refused
+    before anything starts, the limit and the command named."""
+    import resource
+
+    limits = {"now": (64, 4096)}
+    set_to: list[tuple[int, int]] = []
+    monkeypatch.setattr(resource, "getrlimit", lambda _which: limits["now"])
+    monkeypatch.setattr(resource, "setrlimit", lambda _which, pair: set_to.append(pair))
+    monkeypatch.setattr(runner, "_open_files", lambda: 10)
+    cfg: Any = types.SimpleNamespace(bots=[object()] * 20)  # needs 10 + 16 + 60 = 86
+    runner._check_open_files(cfg)
+    assert set_to == [(1024, 4096)]
+    limits["now"] = (64, 500)
+    runner._check_open_files(cfg)
+    assert set_to[-1] == (500, 500)
+    limits["now"] = (64, 80)
+    with pytest.raises(TournamentError, match=r"may open 64 files .*80 at most.*about 86"):
+        runner._check_open_files(cfg)
+    limits["now"] = (86, 4096)  # (enough: left as it is)
+    runner._check_open_files(cfg)
+    assert len(set_to) == 2
+
+
+def test_r25_the_bots_of_a_killed_run_are_looked_for_by_its_pid_in_the_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R25 (the pid a killed run left in the lock file not read): the next run never
+    looked for the bots that run left running (a bot not run by `arena-bot`, retrying its
+    arena for minutes, or one stopped with SIGSTOP), and they took seats of its matches
+    with their old tokens refused. A lock file that names no pid is no killed run."""
+    cfg = make_config(tmp_path, bots=3)
+    looked: list[int] = []
+    monkeypatch.setattr(runner, "_stop_bots_left_by", looked.append)
+    lock = lock_path(cfg.db)
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.write_text(f"4194000 {cfg.tournament_id}")  # (what a killed run leaves)
+    assert run_fake(cfg, max_new_matches=1).completed == 1
+    assert looked == [4194000]
+    lock.write_text("not-a-pid")
+    run_fake(cfg)
+    assert looked == [4194000]
+
+
+def test_r26_a_second_signal_only_says_to_wait(caplog: pytest.LogCaptureFixture) -> None:
+    """R26 (every signal cancelling the run, not the first only): a second Ctrl-C while the
+    run stopped cancelled its stop again, halfway through stopping the bots and the
+    server, and said nothing; it only says to wait (the first one is kept as the one that
+    stopped the run)."""
+    cancelled: list[str] = []
+    signals = runner._Signals()
+    signals._task = types.SimpleNamespace(cancel=lambda: cancelled.append("cancel"))  # type: ignore[assignment]
+    signals._on_signal(signal.SIGTERM)
+    with caplog.at_level(logging.WARNING, logger="arena.tournament.runner"):
+        signals._on_signal(signal.SIGINT)
+    assert cancelled == ["cancel"] and signals.first == signal.SIGTERM and signals.count == 2
+    assert "already stopping" in caplog.text
