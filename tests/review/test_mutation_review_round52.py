@@ -23,6 +23,7 @@ from arena.storage import (
     Storage,
     StorageError,
     StorageFullError,
+    StorageLockedError,
     lock_path,
     newest_database,
     state_of,
@@ -446,3 +447,82 @@ def test_r26_a_second_signal_only_says_to_wait(caplog: pytest.LogCaptureFixture)
         signals._on_signal(signal.SIGINT)
     assert cancelled == ["cancel"] and signals.first == signal.SIGTERM and signals.count == 2
     assert "already stopping" in caplog.text
+
+
+def test_d11_a_database_another_program_is_writing_is_refused_before_the_start(
+    tmp_path: Path,
+) -> None:
+    """D11 (``check_writable``'s write transaction dropped): a database held by another
+    program's write transaction (a `sqlite3` shell left in a BEGIN) was found only at the
+    first result, after every bot had started and a match had been played and thrown away.
+    It is refused at the start, as locked; once the other program is done, it is taken."""
+    db = tmp_path / "t.sqlite"
+    Storage(db).close()
+    other = sqlite3.connect(db, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    st = Storage(db, timeout=0.05)
+    try:
+        with pytest.raises(StorageLockedError, match="locked by another process"):
+            st.check_writable()
+        other.execute("ROLLBACK")
+        st.check_writable()
+    finally:
+        st.close()
+        other.close()
+
+
+def test_r31_no_remote_bot_away_is_no_wait_at_the_end() -> None:
+    """R31 (the wait for remote bots away with their results made whether any is away or
+    not): every tournament with remote bots waited their whole reconnect grace at its end,
+    with a warning naming none, though every one had its result."""
+    waited: list[float] = []
+
+    class Referee:
+        config = types.SimpleNamespace(reconnect_grace_s=30.0)
+
+        def away_with_results(self, names: list[str]) -> list[str]:
+            return [n for n in names if n in self.away]
+
+        async def wait_for_away_results(self, grace: float, names: list[str]) -> None:
+            waited.append(grace)
+
+        away: tuple[str, ...] = ()
+
+    referee: Any = Referee()
+    asyncio.run(runner._wait_for_remote_results(referee, ["rem"], asyncio.Event()))
+    assert waited == []
+    referee.away = ("rem",)
+    asyncio.run(runner._wait_for_remote_results(referee, ["rem"], asyncio.Event()))
+    assert waited == [30.0]
+
+
+@pytest.mark.slow  # (the bound is bot_wait_s and 5 s more)
+def test_r30_a_referee_that_never_answers_ends_the_wait_for_the_bots() -> None:
+    """R30 (the start's own bound dropped): a referee whose wait for the bots never ended
+    kept the start waiting for ever; it ends at ``bot_wait_s`` and 5 s, every bot named as
+    not connected."""
+
+    class Referee:
+        async def wait_for_bots(self, names: list[str], timeout: float) -> list[str]:
+            await asyncio.Event().wait()
+            return names
+
+    referee: Any = Referee()
+    cfg: Any = types.SimpleNamespace(bot_names=["ann"], bot_wait_s=0.01, bots=[])
+    with pytest.raises(TournamentError, match=r"1 of 1 bots did not connect within 0\.01s"):
+        asyncio.run(runner._wait_for_bots(cfg, referee, {}, 3))
+
+
+def test_d3_a_result_with_fewer_shortfalls_than_seats_is_stored(tmp_path: Path) -> None:
+    """D3 (each seat's shortfall read without the bound): a result that lists the
+    shortfalls of fewer seats than it has (a record of another referee version) failed
+    with an IndexError inside the storing transaction, which stopped the run as a crash
+    (not a StorageError); the seats it does not list have none."""
+
+    def fewer(record: dict[str, Any]) -> None:
+        record["result"]["shortfalls"] = [120]
+
+    st, _ = _stored_one(tmp_path, fewer)
+    with st:
+        rows = st.conn.execute("SELECT shortfall FROM match_players ORDER BY seat").fetchall()
+    assert [r[0] for r in rows] == [120, None, None]
