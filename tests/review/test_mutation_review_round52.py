@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from arena import storage
 from arena.referee import RefereeConfig
 from arena.storage import (
     Storage,
@@ -526,3 +527,56 @@ def test_d3_a_result_with_fewer_shortfalls_than_seats_is_stored(tmp_path: Path) 
     with st:
         rows = st.conn.execute("SELECT shortfall FROM match_players ORDER BY seat").fetchall()
     assert [r[0] for r in rows] == [120, None, None]
+
+
+def test_d21_an_incident_of_no_seat_is_no_bots(tmp_path: Path) -> None:
+    """D21 (a seat only checked against its upper bound): an incident whose seat is -1
+    (none: a match's own) was put to the last seat's bot, Python's ``seats[-1]``, and
+    counted among its strikes on the leaderboard."""
+
+    def own(record: dict[str, Any]) -> None:
+        record["incidents"] = [{"kind": "note", "seat": -1, "deal": 0, "detail": "match"}]
+
+    st, tid = _stored_one(tmp_path, own)
+    with st:
+        (incident,) = st.incidents(tid)
+        assert st.incidents(tid, bot=st.match_results(tid)[0].seats[-1]) == []
+    assert incident["seat"] == -1 and incident["bot"] is None
+
+
+def test_d4_a_match_counts_the_deals_its_result_says(tmp_path: Path) -> None:
+    """D4 (the deals counted from the record's list): a match every seat forfeited stops
+    in the middle of a deal, which its record does not list; its result counts that deal
+    (``deals``: the deal it stopped in), and the leaderboard's deals per match counted one
+    fewer."""
+
+    def abandoned(record: dict[str, Any]) -> None:
+        record["result"]["deals"] = len(record["deals"]) + 1
+
+    st, tid = _stored_one(tmp_path, abandoned)
+    with st:
+        (result,) = st.match_results(tid)
+        listed = len(st.load_record(result.match_id)["deals"])
+    assert result.deals == listed + 1
+
+
+def test_d14_a_disk_io_error_on_a_disk_with_no_room_left_is_a_full_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """D14 (``_little_room`` never true): SQLite says only "disk I/O error" of a write that
+    found no room outside the database's pages (its -shm growing, on tmpfs): with less than
+    1 MiB left that is a full disk (StorageFullError: the run names the bots' largest logs
+    and says to free space), not a database error; with room left it is not."""
+    e = sqlite3.OperationalError("disk I/O error")
+    e.sqlite_errorcode = 10  # SQLITE_IOERR
+    free = {"blocks": 100}
+
+    def statvfs(_path: Any) -> Any:
+        return types.SimpleNamespace(f_bavail=free["blocks"], f_frsize=4096, f_flag=0)
+
+    monkeypatch.setattr(os, "statvfs", statvfs)
+    said = storage._translate(e, tmp_path / "t.sqlite", "storing match m1")
+    assert isinstance(said, StorageFullError) and "the disk is full" in str(said)
+    free["blocks"] = 1 << 20  # (4 GiB)
+    said = storage._translate(e, tmp_path / "t.sqlite", "storing match m1")
+    assert not isinstance(said, StorageFullError) and "disk I/O error" in str(said)
