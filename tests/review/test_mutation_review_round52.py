@@ -580,3 +580,50 @@ def test_d14_a_disk_io_error_on_a_disk_with_no_room_left_is_a_full_disk(
     free["blocks"] = 1 << 20  # (4 GiB)
     said = storage._translate(e, tmp_path / "t.sqlite", "storing match m1")
     assert not isinstance(said, StorageFullError) and "disk I/O error" in str(said)
+
+
+def test_d6_d8_the_latest_results_and_tournaments_are_counted_from_the_end(
+    tmp_path: Path,
+) -> None:
+    """D6 (``last`` taken as it is: a negative count is SQLite's "no limit") and D8 (a
+    bot's tournaments oldest first): asking for the last -1 results read every match of
+    the tournament, and a bot's page named its first tournament as its latest."""
+    cfg = make_config(tmp_path, bots=3)
+    run_fake(cfg)
+    other = make_config(tmp_path, bots=3, name="later")
+    run_fake(other)
+    with Storage.open_readonly(cfg.db) as st:
+        assert st.match_results(cfg.tournament_id, last=-1) == []
+        assert len(st.match_results(cfg.tournament_id, last=2)) == 2
+        assert st.tournaments_of("ann") == [other.tournament_id, cfg.tournament_id]
+
+
+def test_d15_a_write_cut_short_by_the_file_size_limit_is_said_as_the_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """D15 (the limit met only by a file already at it): a write that the file size limit
+    (`ulimit -f`) cut short leaves the file short of the limit by less than the write (a
+    WAL frame: a page and its header); it was said as a disk error, not as the limit."""
+    import resource
+
+    db = tmp_path / "t.sqlite"
+    db.write_bytes(b"\0" * 100_000)
+    monkeypatch.setattr(resource, "getrlimit", lambda _which: (104_096, resource.RLIM_INFINITY))
+    assert storage._file_size_limit_reached(db) == (104_096, db)
+    db.write_bytes(b"\0" * 10_000)
+    assert storage._file_size_limit_reached(db) is None
+
+
+def test_d16_a_file_on_a_read_only_mount_is_not_said_to_be_read_only_to_this_user(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """D16 (the read-only mount not told apart): a database on a file system mounted
+    read-only was said to be "read-only to this user (its mode, its owner or chattr +i)",
+    advice that changes nothing there; SQLite's own error then names the mount."""
+    db = tmp_path / "t.sqlite"
+    db.write_bytes(b"")
+    monkeypatch.setattr(os, "access", lambda *_a, **_k: False)
+    monkeypatch.setattr(storage, "_on_read_only_storage", lambda _p: True)
+    assert storage._unwritable(db) is None
+    monkeypatch.setattr(storage, "_on_read_only_storage", lambda _p: False)
+    assert storage._unwritable(db) == db
