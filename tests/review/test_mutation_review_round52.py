@@ -2,6 +2,21 @@
 ratings (arena/tournament/runner.py, schedule.py, config.py, arena/storage.py,
 arena/ratings.py, arena/ffa_trueskill.py). Each test names the mutant it kills (its id and
 the edit in the docstring); tournaments are played in process against the fake referee.
+
+Coverage first (``coverage run --branch`` over tests/arena and tests/cli, not slow): 87% of
+those modules' statements and branches (runner 81%, storage 84%), the mutants then made
+mostly where it is thin. 74 hand mutants (R 31 runner, D 22 storage, T 6 ratings, F 5
+ffa_trueskill, S 2 schedule, C 8 config): the existing tests killed 32; the tests here kill
+36 more; 4 are equivalent (R23: the store of a tournament of no match, which no config
+schedules; D9: a listed bot's position counted again, positions being only sorted; T1: a
+match of one seat refused by trueskill's ValueError instead of ours; C3's fingerprint
+change is killed, not equivalent); F2 and F4 are left (the fast path's guard against an
+infinite precision and its ValueError fallback: no input was found that reaches them and
+tells the two apart).
+
+A defect, fixed (the last test but one): a bot that connected, died while the others were
+still starting and could not even be launched again was given up in silence, and the
+start waited all of ``bot_wait_s`` to call it "still starting or stuck".
 """
 
 from __future__ import annotations
@@ -31,6 +46,7 @@ from arena.storage import (
 )
 from arena.tournament import RunOptions, TournamentError, run, runner
 from arena.tournament.config import BotSpec, identity_changes
+from arena.tournament.schedule import independent_seed
 from tests.arena.fake_referee import FakeReferee, make_config, run_fake
 
 
@@ -627,3 +643,66 @@ def test_d16_a_file_on_a_read_only_mount_is_not_said_to_be_read_only_to_this_use
     assert storage._unwritable(db) is None
     monkeypatch.setattr(storage, "_on_read_only_storage", lambda _p: False)
     assert storage._unwritable(db) == db
+
+
+def test_a_bot_that_cannot_be_started_again_before_the_start_stops_the_start_at_once() -> None:
+    """Defect: a bot that had connected, then died while the others were still starting,
+    and whose restart could not even be launched (its program or its `cwd` removed
+    meanwhile) was given up in silence: the start waited the whole ``bot_wait_s`` for it,
+    then called it "local bot, still starting or stuck", of a bot that was not running at
+    all. The start stops at once, saying it could not be started again and why."""
+
+    class Died:  # a _BotProcess that connected once, exited (code 1) and cannot start again
+        spec = types.SimpleNamespace(name="crashy", cwd=None)
+        argv = ("crashy",)
+        proc = types.SimpleNamespace(returncode=1, pid=0)
+        log_path = Path("crashy.log")
+        restarts, given_up, stopped = 0, False, 0
+
+        @property
+        def exited(self) -> bool:
+            return True
+
+        def trim_log(self) -> None:
+            pass
+
+        def tail(self, lines: int = 8) -> str:
+            return "RuntimeError: boom"
+
+        def note(self, text: str) -> None:
+            pass
+
+        async def stop(self) -> None:
+            self.stopped += 1
+
+        async def start(self) -> None:
+            raise TournamentError("cannot launch bot 'crashy' (crashy): No such file")
+
+        def give_up(self, why: str) -> None:
+            self.given_up = True
+
+    class Referee:
+        async def wait_for_bots(self, names: list[str], timeout: float) -> list[str]:
+            await asyncio.sleep(timeout)
+            return names
+
+        def welcomed_bots(self) -> list[str]:
+            return ["crashy"]
+
+    referee: Any = Referee()
+    cfg: Any = types.SimpleNamespace(bot_names=["crashy"], bot_wait_s=2.0, bots=[])
+    bot = Died()
+    with pytest.raises(TournamentError) as ei:
+        asyncio.run(runner._wait_for_bots(cfg, referee, {"crashy": bot}, 3))  # type: ignore[dict-item]
+    assert str(ei.value).startswith(
+        "bot 'crashy' exited with code 1 before the tournament began, and could not be "
+        "started again: cannot launch bot 'crashy' (crashy): No such file (log crashy.log)"
+    )
+    assert bot.given_up and bot.restarts == 1 and bot.stopped == 2
+
+
+def test_s2_two_seatings_whose_names_run_together_get_seeds_of_their_own() -> None:
+    """S2 (the seats joined with nothing between them): with independent deals, bots
+    named ``ab``, ``c``, ``a`` and ``bc`` made seatings ``ab c d`` and ``a bc d`` one key,
+    and so one seed: the same cards dealt in two matches that were to deal their own."""
+    assert independent_seed(1, 0, ["ab", "c", "d"]) != independent_seed(1, 0, ["a", "bc", "d"])
