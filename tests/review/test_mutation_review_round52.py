@@ -6,13 +6,13 @@ the edit in the docstring); tournaments are played in process against the fake r
 Coverage first (``coverage run --branch`` over tests/arena and tests/cli, not slow): 87% of
 those modules' statements and branches (runner 81%, storage 84%), the mutants then made
 mostly where it is thin. 74 hand mutants (R 31 runner, D 22 storage, T 6 ratings, F 5
-ffa_trueskill, S 2 schedule, C 8 config): the existing tests killed 32; the tests here kill
-36 more; 4 are equivalent (R23: the store of a tournament of no match, which no config
-schedules; D9: a listed bot's position counted again, positions being only sorted; T1: a
-match of one seat refused by trueskill's ValueError instead of ours; C3's fingerprint
-change is killed, not equivalent); F2 and F4 are left (the fast path's guard against an
-infinite precision and its ValueError fallback: no input was found that reaches them and
-tells the two apart).
+ffa_trueskill, S 2 schedule, C 8 config): the existing tests killed 33 (C1 by round 51's
+review test); the tests here kill 36 more; 3 are equivalent (R23: the store of a
+tournament of no match, which no config schedules; D9: a listed bot's position counted
+again, positions being only sorted; T1: a match of one seat refused by trueskill's
+ValueError instead of ours); F2 and F4 are left (the fast path's guard against an infinite
+precision and its ValueError fallback: no input was found that reaches them and tells the
+two apart).
 
 A defect, fixed (the last test but one): a bot that connected, died while the others were
 still starting and could not even be launched again was given up in silence, and the
@@ -45,7 +45,7 @@ from arena.storage import (
     state_of,
 )
 from arena.tournament import RunOptions, TournamentError, run, runner
-from arena.tournament.config import BotSpec, identity_changes
+from arena.tournament.config import BotSpec, ConfigError, identity_changes
 from arena.tournament.schedule import independent_seed
 from tests.arena.fake_referee import FakeReferee, make_config, run_fake
 
@@ -706,3 +706,13 @@ def test_s2_two_seatings_whose_names_run_together_get_seeds_of_their_own() -> No
     named ``ab``, ``c``, ``a`` and ``bc`` made seatings ``ab c d`` and ``a bc d`` one key,
     and so one seed: the same cards dealt in two matches that were to deal their own."""
     assert independent_seed(1, 0, ["ab", "c", "d"]) != independent_seed(1, 0, ["a", "bc", "d"])
+
+
+def test_c2_a_wait_for_the_bots_of_zero_is_refused(tmp_path: Path) -> None:
+    """C2 (``bot_wait_s < 0``): a config with ``bot_wait_s = 0`` was taken, and every run of
+    it stopped at once, "3 of 3 bots did not connect within 0s", of bots that had no time
+    to start; it is refused as the config is read, naming the key. A small wait is taken."""
+    with pytest.raises(ConfigError) as ei:
+        make_config(tmp_path, bots=3, bot_wait_s=0)
+    assert ei.value.key == "bot_wait_s" and "must be positive, got 0" in str(ei.value)
+    assert make_config(tmp_path, bots=3, bot_wait_s=0.5).bot_wait_s == 0.5
