@@ -276,11 +276,12 @@ def test_another_programs_database_is_refused_and_left_untouched(tmp_path: Path)
     with pytest.raises(StorageError, match="is not a Thousand Arena database") as info:
         Storage(other)
     assert "notes" in str(info.value) and str(other) in str(info.value)
-    _fails(_invoke(arena, ["leaderboard", "--db", str(other)]), 1,
+    # (exit 2 everywhere since round 52, as ``arena replay`` always did: the wrong file given)
+    _fails(_invoke(arena, ["leaderboard", "--db", str(other)]), 2,
            "not a Thousand Arena database")  # fmt: skip
     _fails(_invoke(arena, ["replay", "m00001", "--db", str(other)]), 2,
            "not a Thousand Arena database")  # fmt: skip
-    _fails(_invoke(arena, ["web", "--db", str(other), "--port", "0"]), 1,
+    _fails(_invoke(arena, ["web", "--db", str(other), "--port", "0"]), 2,
            "not a Thousand Arena database")  # fmt: skip
     assert _digest(other) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["other.sqlite"]  # no -wal, no -shm

@@ -58,7 +58,7 @@ from engine import (
     public_action,
 )
 from engine.record import start_game
-from engine.rules import describe_ruleset
+from engine.rules import describe_ruleset, describe_run
 from engine.view import visible_talon
 from sdk import play_local
 from tests.engine.oracle_round51 import check_record
@@ -172,7 +172,7 @@ def _check(rec: dict[str, Any], rules: Ruleset, tmp: Path, *, seen: bool = True)
     # ruleset's own description say the same rules.
     path = tmp / "m1.json"
     path.write_text(json.dumps(rec), encoding="utf-8")
-    said = describe_ruleset(rules, players=False)
+    said = describe_run(rules, players=False)  # (with the deal cap, as the leaderboard)
     assert rules_description(rec) == said
     assert match_summary("m1", rec)["ruleset_description"] == said
     check = CliRunner().invoke(replay_cmd, ["--check", str(path)])

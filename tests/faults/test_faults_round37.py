@@ -243,10 +243,16 @@ def test_serve_killed_and_restarted_on_its_db_keeps_what_it_stored(tmp_path: Pat
             server, port = await _serve(ps, tmp_path)
             for n in NAMES:
                 await _bot(ps, tmp_path, f"127.0.0.1:{port}", n, spec="slow.py:Slow")
-            # (two matches stored, and a third under way: its file has begun)
+            # (two matches stored, and a third under way: its file has begun, and each bot
+            # was told it started: on a loaded machine a bot's MatchStarted could still be
+            # on its way at the kill, and a match a bot never held it is not told of)
             await _until(
-                lambda: _stored_count(tmp_path) >= 2 and bool(_under_way(tmp_path)),
-                "two matches stored and one under way",
+                lambda: (
+                    _stored_count(tmp_path) >= 2
+                    and bool(way := _under_way(tmp_path))
+                    and all(f"match {m} started" in _log(tmp_path, n) for m in way for n in NAMES)
+                ),
+                "two matches stored and one under way, its start told to every bot",
             )
             server.kill()
             await server.wait()
