@@ -219,3 +219,27 @@ def test_try_vs_refuses_an_empty_name(vs: list[str], said: str) -> None:
     r = CliRunner().invoke(bot_main, ["try", "random", *vs, "-n", "1"])
     assert r.exit_code == 2, r.output
     assert said in r.output and "--vs" in r.output
+
+
+def test_try_vs_takes_a_bot_file_whose_name_holds_a_comma_as_one_opponent(
+    tmp_path: Path,
+) -> None:
+    """``--vs "my,bot.py:Mine"`` was split at its comma: "3 opponents named, but the ruleset
+    seats 3 players" beside another ``--vs``, or an unknown bot ``my``: the file could not
+    be named at all."""
+    from sdk.cli import main as bot_main
+
+    mine = tmp_path / "my,bot.py"
+    mine.write_text(
+        "from sdk import Bot\n\n\nclass Mine(Bot):\n    name = 'mine'\n\n"
+        "    def act(self, view):\n        return view.legal_actions[0]\n"
+    )
+    r = CliRunner().invoke(
+        bot_main,
+        ["try", "random", "--vs", f"{mine}:Mine", "--vs", "random", "-n", "1", "--max-deals", "1"],
+    )
+    assert r.exit_code == 0, r.output
+    assert "mine" in r.output and "opponents named" not in r.output
+    # (a comma elsewhere still separates names: the file is only whole when it is there)
+    r = CliRunner().invoke(bot_main, ["try", "random", "--vs", f"{tmp_path}/a,b.py", "-n", "1"])
+    assert r.exit_code == 2 and "opponents named" not in r.output, r.output
