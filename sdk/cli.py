@@ -1012,7 +1012,7 @@ def try_(
     # click's "Aborted!" and exit code 1 it was, where `try` stopped says 130.
     try:
         given = ",".join(vs)
-        names = [v.strip() for v in given.split(",")]
+        names = _opponent_names(vs)
         if any(not n for n in names) and any(names):  # "random,,heuristic": a name left out?
             raise click.BadParameter(f"an empty name in {given!r}", param_hint="--vs")
         names = [n for n in names if n]
@@ -1276,6 +1276,24 @@ def _print_results(console: Console, result: SeriesResult, title: str) -> None:
             ),
             soft_wrap=True,
         )
+
+
+def _opponent_names(vs: tuple[str, ...]) -> list[str]:
+    """The opponents ``--vs`` names, each value split at its commas but for one that is a
+    bot file there (``--vs "my,bot.py:Bot"``: two names, "my" and "bot.py:Bot", it was,
+    said as one opponent too many or an unknown ``my``; a file's name may hold a comma).
+
+    >>> _opponent_names(("random, heuristic", "counting"))
+    ['random', 'heuristic', 'counting']
+    """
+    names: list[str] = []
+    for value in vs:
+        target = value.strip().partition(":")[0]
+        if "," in target and target.endswith(".py") and Path(target).is_file():
+            names.append(value.strip())
+        else:
+            names.extend(v.strip() for v in value.split(","))
+    return names
 
 
 @main.command("human", short_help="Play against bots yourself in the terminal.")

@@ -295,7 +295,7 @@ LEGACY_CODE: dict[str, dict[str, str]] = {
 def code_now(bot: Any, code: Any) -> Any:
     """The digest this arena makes of the bundled bot ``bot`` whose stored digest is
     ``code``: :data:`LEGACY_CODE`'s when ``code`` is an older arena's; this arena's own when
-    ``code`` is the older arena's digest of this very ``bots/`` (:func:`_whole_folder`:
+    ``code`` is the older arena's digest of this very ``bots/`` (:func:`_whole_folder_of`:
     a file of the user's own kept there, which no row of that table has), or of this bot's
     own modules, read with CRLF line ends or without (an arena before round 52 digested
     the bytes as the checkout had them); else ``code``."""
@@ -305,42 +305,58 @@ def code_now(bot: Any, code: Any) -> Any:
     if known is not None:
         return known.get(bot, code)
     folder = bots_folder()
-    if folder is None:
+    key = _folder_key(folder) if folder is not None else None
+    if folder is None or key is None:
         return code
-    from arena.tournament.config import code_digest, older_digests  # (it imports this module)
-
     try:
-        files = bundled_files(bot, folder)
+        now, older = _bot_code_of(folder, key, bot)
     except KeyError:  # (no bundled bot of that name)
         return code
     # (an arena before round 52 digested the bytes: a CRLF checkout's, or this one's)
-    if code in _whole_folder(folder) or code in older_digests(files):
-        return code_digest(files) or code
+    if code in _whole_folder_of(folder, key) or code in older:
+        return now or code
     return code
 
 
-def _whole_folder(folder: Path) -> tuple[str, ...]:
-    """The digest an arena before round 51 made of every bundled bot in ``folder`` (of all
-    its ``*.py``). A bot of the user's own kept in the checkout's ``bots/`` (the docs name
-    ``bots/mybot.py``) was part of it, so no row of :data:`LEGACY_CODE` holds it: but where
-    ``bots/`` is, file for file, the one that played, every bundled bot is the same.
-    Its bytes, as that arena digested them, and as a checkout writing CRLF line ends has
-    them. Cached by the files' sizes and times (a season reads it for each bot of each week)."""
-    files = sorted(folder.glob("*.py"))
+def _folder_key(folder: Path) -> tuple[tuple[str, int, int], ...] | None:
+    """The names, sizes and times of the ``*.py`` of ``folder`` (None if one cannot be
+    read): what the digests below are cached by. A season reads :func:`code_now` for each
+    bot of each week, and reading a bot's imports and digesting its files each time cost
+    a 20-week season of the four bundled bots 2 s at each build."""
     try:
-        key = tuple((p.name, (st := p.stat()).st_size, st.st_mtime_ns) for p in files)
+        return tuple(
+            (p.name, (st := p.stat()).st_size, st.st_mtime_ns) for p in sorted(folder.glob("*.py"))
+        )
     except OSError:
-        return ()
-    return _whole_folder_of(folder, key)
+        return None
+
+
+@functools.lru_cache(maxsize=16)
+def _bot_code_of(
+    folder: Path, key: tuple[tuple[str, int, int], ...], bot: str
+) -> tuple[str | None, tuple[str, ...]]:
+    """The digest this arena makes of the bundled bot ``bot`` of ``folder`` (whose files
+    are ``key``), and those an arena before round 52 made of the same files
+    (:func:`arena.tournament.config.older_digests`). ``KeyError``: no bundled bot ``bot``."""
+    from arena.tournament.config import code_digest, older_digests  # (it imports this module)
+
+    files = bundled_files(bot, folder)
+    return code_digest(files), older_digests(files)
 
 
 @functools.lru_cache(maxsize=4)
 def _whole_folder_of(folder: Path, key: tuple[tuple[str, int, int], ...]) -> tuple[str, ...]:
+    """The digest an arena before round 51 made of every bundled bot in ``folder`` (of all
+    its ``*.py``, ``key``). A bot of the user's own kept in the checkout's ``bots/`` (the
+    docs name ``bots/mybot.py``) was part of it, so no row of :data:`LEGACY_CODE` holds it:
+    but where ``bots/`` is, file for file, the one that played, every bundled bot is the
+    same. Its bytes, as that arena digested them, as a checkout writing CRLF line ends has
+    them, and as one writing LF has them (a CRLF checkout resuming an LF one's tournament)."""
     from arena.tournament.config import code_digest
 
     files = [folder / name for name, _, _ in key]
-    digests = (code_digest(files, lines="raw"), code_digest(files, lines="crlf"))
-    return tuple(d for d in digests if d is not None)
+    digests = {code_digest(files, lines=lines) for lines in ("raw", "crlf", "lf")}
+    return tuple(sorted(d for d in digests if d is not None))
 
 
 def _legacy_rows(repo: Path) -> dict[str, dict[str, str]]:
