@@ -650,7 +650,8 @@ class RunSummary:
     exit_code: int = 0
     #: The text the bot left with (``SystemExit("text")``, exit code 1), else "".
     exit_message: str = ""
-    #: Of ``matches``, those its seat forfeited (placed last: struck out, or away too long).
+    #: Of ``matches``, those its seat forfeited (placed last: struck out, or away too long;
+    #: those played without the bot, which could not be made, as a rule).
     forfeits: int = 0
 
 
@@ -958,9 +959,9 @@ class BotRunner:
         self._procs: Processes | None = None
         self.summary = RunSummary()
         self._matches: dict[str, _Match] = {}
-        #: Matches played without the bot, and why: its bot could not be made (the factory
-        #: raised), or its MatchStarted was refused (malformed).
-        self._unmade: dict[str, str] = {}
+        #: Matches played without the bot, why (its bot could not be made, the factory
+        #: raised, or its MatchStarted was refused, malformed) and its seat.
+        self._unmade: dict[str, tuple[str, int]] = {}
         #: How many messages of each kind the runner could not use came (_say_fault).
         self._faults: dict[str, int] = {}
         #: The latest matches that ended (oldest first, at most _OVER_KEPT): a request for
@@ -1343,12 +1344,12 @@ class BotRunner:
         except Exception as e:
             _ignored(kind or "message", _match_of(msg, kind), e, self._say_fault)
 
-    def _set_unmade(self, match_id: str, why: str) -> None:
-        """Remember ``match_id`` as played without the bot, for ``why``; the oldest one
+    def _set_unmade(self, match_id: str, why: str, seat: int) -> None:
+        """Remember ``match_id`` as played without the bot at ``seat``, for ``why``; the oldest one
         is forgotten past :data:`_UNMADE_KEPT` (its later messages are then said to be for
         an unknown match)."""
         self._unmade.pop(match_id, None)
-        self._unmade[match_id] = why
+        self._unmade[match_id] = (why, seat)
         while len(self._unmade) > _UNMADE_KEPT:
             del self._unmade[next(iter(self._unmade))]
 
@@ -1441,7 +1442,10 @@ class BotRunner:
                 else f"strike {r.strikes} of {r.strikes_allowed}"
             )
             m = self._matches.get(r.match_id)
-            if m is not None and 0 < r.strikes_allowed <= r.strikes:
+            # (the refusal that struck the seat out: a wrong request's, of a late answer
+            # after it, states the strikes too, and counts none)
+            struck = r.incident != pb.INCIDENT_WRONG_REQUEST and 0 < r.strikes_allowed <= r.strikes
+            if m is not None and struck:
                 m.struck_out = f"{incident}, {strike}"
             text = "match %s: decision rejected (%s, %s): %s%s"
             args = (r.match_id, incident, strike, r.message, self._rejected_context(r))
@@ -1604,7 +1608,7 @@ class BotRunner:
             # Played without the bot, as one whose bot could not be made: its later
             # messages say why they are not acted on, rather than "unknown match".
             if m is None and len(ms.match_id) <= _ID_MOST:  # (a Hello names it again)
-                self._set_unmade(ms.match_id, _REFUSED)
+                self._set_unmade(ms.match_id, _REFUSED, ms.seat)
             self._say_fault("start", logging.ERROR, "match %s: malformed MatchStarted from "
                             "the arena, refused (%s): the match goes on without the bot (the "
                             "referee's deadline plays the seat)", ms.match_id, e)  # fmt: skip
@@ -1702,7 +1706,7 @@ class BotRunner:
             # (and its other matches). That match goes on without the bot: its requests are
             # left unanswered, so the referee plays the seat on its deadline.
             if self._matches.pop(m.match_id, None) is not None:
-                self._set_unmade(m.match_id, _UNMADE)
+                self._set_unmade(m.match_id, _UNMADE, m.seat)
             self.summary.errors += 1
             return
         tell(bot, "match_id", m.match_id)
@@ -1718,7 +1722,7 @@ class BotRunner:
     def _on_request(self, req: pb.DecisionRequest, out: _Outbox) -> None:
         m = self._matches.get(req.match_id)
         if m is None:
-            why = self._unmade.get(req.match_id)
+            why = self._unmade.get(req.match_id, (None, 0))[0]
             if why == _UNMADE:
                 log.debug("match %s: no bot to ask (%s)", req.match_id, why)
             elif why is not None:
@@ -2044,9 +2048,12 @@ class BotRunner:
                         me.match_id)  # fmt: skip
             return
         if m is None:
-            why = self._unmade.pop(me.match_id, None)
-            if why is not None:  # played without the bot: it counts all the same
+            unmade = self._unmade.pop(me.match_id, None)
+            if unmade is not None:  # played without the bot: it counts all the same
+                why, seat = unmade
                 log.info("match %s ended (without the bot: %s)", me.match_id, why)
+                # (the referee played the seat on its deadlines: it struck out, most often)
+                self.summary.forfeits += seat in me.result.forfeits
                 self._count_match()
             return
         try:
@@ -2246,7 +2253,7 @@ class BotRunner:
         if took <= _SLOW_S:
             return
         last, self._slow_at = self._slow_at, n
-        if last is None or n - last > _SLOW_WITHIN:
+        if last is None or n - last >= _SLOW_WITHIN:  # (the 1st and the 101st: 101 calls)
             log.debug("%s: %s took %.0f ms on the event loop (once: a busy machine's pause, "
                       "or the bot's; a second time within %d calls sends it to a worker "
                       "thread)", bot.name, what, took * 1000, _SLOW_WITHIN)  # fmt: skip

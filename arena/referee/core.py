@@ -29,6 +29,7 @@ from engine import PRESETS, Ruleset, load_ruleset
 
 __all__ = [
     "ANSWER_BYTES",
+    "FAILED_BYTES",
     "FEATURES",
     "MAX_DECISION_BATCH",
     "MAX_OPEN_STREAMS_PER_BOT",
@@ -92,9 +93,14 @@ MAX_DECISION_BATCH = 256
 #: most 480 bytes with 4-byte characters, some 100 as a rule. It was 1,024 (a message
 #: counted past 256 KiB): a DecisionBatch of 131,000 empty decisions within them cost the
 #: loop 9-15 ms to parse before its count refused it, at each of a bot's 30 streams a
-#: window; within 128 KiB, a third of that (hostile round 51). (A ``failed`` text past
-#: its 64 characters is not counted at all: see ``Referee._read_loop``.)
+#: window; within 128 KiB, a third of that (hostile round 51).
 ANSWER_BYTES = 512
+#: What an answer's ``failed`` text may take besides, weighing nothing: a traceback sent
+#: there (some 3 KiB; the referee keeps 64 characters) must not make a bot that fails its
+#: decisions a flood. Not all of it: 127 KiB of it weighed nothing either (round 52), at
+#: each request, and costs the referee some 0.3-0.6 ms to read when not ASCII (review
+#: round 52c): answers padded there were the padding the weight of answers is for.
+FAILED_BYTES = 16 * 1024
 
 
 class _Refusal(Exception):
@@ -898,7 +904,7 @@ class Referee:
                 f"more than {self.config.flood_limit} messages answering no pending "
                 f"request within {self.config.flood_window_s:g} s (each weighs 1 + its "
                 f"KiB; an answer, its KiB past {ANSWER_BYTES} bytes a decision, its failed "
-                "texts aside)",
+                f"texts aside up to {FAILED_BYTES // 1024} KiB each)",
             )
 
         def weigh(n_bytes: int) -> None:
@@ -933,19 +939,17 @@ class Referee:
             # bytes): answers padded to a MiB (unknown fields), uncounted, would halve the
             # honest matches next door as the strays do. (What was counted unread is not
             # counted again.)
-            # An answer's ``failed`` text weighs nothing either: a client that sends a
-            # traceback there (the proto asks for "a few words"; the referee keeps 64
-            # characters) answers no more often for it, and with 3 KiB of it a bot that
-            # failed its decisions and played on was closed as a flood after some 300
-            # answers within 10 s (hostile round 52). It is one string (a MiB of it parses
-            # in microseconds, unlike a MiB of fields), its bytes past 128 KiB a message
-            # still count unread, and it comes once per request.
+            # An answer that failed has FAILED_BYTES more: a client that sends a traceback
+            # in ``failed`` (the proto asks for "a few words") answers no more often for
+            # it, and with 3 KiB of it a bot that failed its decisions and played on was
+            # closed as a flood after some 300 answers within 10 s (hostile round 52).
+            # (Not measured: reading the text, as the match does, costs what it weighs.)
             if unsolicited:
                 weight = unsolicited + size // 1024
             else:
                 answers = msg.decisions.decisions if msg.HasField("decisions") else [msg.decision]
-                told = sum(len(d.failed.encode()) for d in answers if d.HasField("failed"))
-                weight = max(0, size - told - len(answers) * ANSWER_BYTES) // 1024
+                excused = sum(ANSWER_BYTES + FAILED_BYTES * d.HasField("failed") for d in answers)
+                weight = max(0, size - excused) // 1024
             weight -= counted
             if weight > 0 and flood.over(loop, weight):
                 raise flooded()

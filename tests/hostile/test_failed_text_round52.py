@@ -6,7 +6,7 @@ fails its decisions and plays its fallback. Such an answer weighed its KiB past 
 toward the flood limit (1,000 in 10 s by default): a bot failing every decision with a
 3 KiB traceback was closed with RESOURCE_EXHAUSTED, "more than 1000 messages answering no
 pending request", after some 300 answers, though it answered only what it was asked. Its
-``failed`` text now weighs nothing (it parses as one string, and comes once a request);
+``failed`` text now weighs nothing up to 16 KiB (review round 52c: past it, its KiB);
 an answer padded otherwise (an unknown field) still weighs its KiB.
 
 Bot x plays over the wire beside two in-process bots, with a flood limit of 20 so that a

@@ -185,7 +185,7 @@ def test_the_sdks_hello_keeps_within_the_limits_the_matches_it_holds_first(
     never connected), and ``running`` to 1,024 ids, the matches it holds first (mutants:
     not cut; the unmade ids first, the held match's id cut off)."""
     runner = BotRunner(_Named, "127.0.0.1:1", "tok")
-    runner._unmade.update({f"u{i}": "lost" for i in range(1100)})
+    runner._unmade.update({f"u{i}": ("lost", 0) for i in range(1100)})
     runner._matches["m-held"] = object()  # type: ignore[assignment]
     hello = _hello_of(runner, monkeypatch)
     assert hello.bot_name == "n" * HELLO_LIMITS["bot_name"][1]
@@ -204,7 +204,7 @@ def test_the_connected_line_says_it_waits_only_with_no_match_under_way(
     if holds == "a match":
         runner._matches["m1"] = object()  # type: ignore[assignment]
     elif holds == "an unmade match":
-        runner._unmade["m1"] = "lost"
+        runner._unmade["m1"] = ("lost", 0)
     with caplog.at_level(logging.INFO, logger="sdk.client"):
         runner._on_welcome(pb.Welcome(bot_name="b", server_version="9"), _Outbox())
     (line,) = [r.getMessage() for r in caplog.records if "connected to" in r.getMessage()]

@@ -144,8 +144,8 @@ def test_the_hello_names_matches_whose_bot_could_not_be_made_as_running() -> Non
     async def main() -> list[pb.BotMessage]:
         runner = BotRunner(RandomBot, "127.0.0.1:1", "tok")
         runner._matches["m-played"] = cast(Any, None)  # (only the ids go in the Hello)
-        runner._unmade["m-unmade"] = "it could not be made"
-        runner._unmade["m-refused"] = "its start was refused above"
+        runner._unmade["m-unmade"] = ("it could not be made", 0)
+        runner._unmade["m-refused"] = ("its start was refused above", 0)
         call = _Call()
         runner._channel = lambda: cast(grpc.aio.Channel, _Channel(call))  # type: ignore[method-assign]
         assert await asyncio.wait_for(runner._session(), 5) is False  # EOF before a Welcome
