@@ -6,8 +6,8 @@ replay's reading).
 
 69 hand mutants (G 15 gzip, H 17 Host checks/turns/log, D 20 data.py and the API's
 ``vs``, R 12 render/replay, E 2 the season's one-game check, J 3 the pages' scripts). The
-round's own tests killed 42; the tests here kill 20 more (G2 G6 G9 G11 G14 G15, H7 H8 H9
-H11 H14 H15, D8 D10 D14, R3 R5 R8 R10 R12). 6 are equivalent: H4 (``hosts[-1]`` for
+round's own tests killed 43; the tests here kill 20 more (G2 G6 G9 G11 G14 G15, H7 H8 H9
+H11 H14 H15, D8 D10 D14, R3 R5 R8 R10 R12). 5 are equivalent: H4 (``hosts[-1]`` for
 ``hosts[0]``: two Host headers are a 400 before it), D15 (``not matches_total`` dropped:
 implied by the bot having no match at all), R2 (``ended`` read with no rules' result:
 ``end_reason`` then reads the record's, as before), R4 and R6 (a ``result.deals`` that is
