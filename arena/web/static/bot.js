@@ -135,6 +135,9 @@ function otherTournaments(d) {
 // tournament's other bots: with 30 of them, a meeting of two was a search through pages).
 function opponentPicker(d) {
   const others = (d.tournament.bots || []).filter((b) => b !== d.bot);
+  // (an opponent who left the tournament, linked from the head to head, is no longer
+  // seated: the selector said "every opponent" over the matches against him)
+  if (d.vs && !others.includes(d.vs)) others.push(d.vs);
   if (!others.length) return "";
   const pick = el("select", { id: "vs-select", onchange: (e) => {
     const q = new URLSearchParams(location.search);
