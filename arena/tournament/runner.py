@@ -1702,7 +1702,8 @@ async def _wait_for_bots(
         for p in [p for p in dead if p.spec.name in seen]:
             if p.restarts < max_restarts:
                 dead.remove(p)
-                failed = await _restart(p, p.proc.returncode if p.proc else None, max_restarts)
+                failed = await _restart(p, p.proc.returncode if p.proc else None, max_restarts,
+                                        begun=False)  # fmt: skip
                 if failed is not None:  # (given up: nothing of it will come, say so now)
                     why = f"before the tournament began, and could not be started again: {failed}"
                     dead = [p]
@@ -1815,12 +1816,15 @@ async def _monitor(
             await asyncio.wait_for(stopping.wait(), 0.5)
 
 
-async def _restart(p: _BotProcess, code: int | None, max_restarts: int) -> str | None:
+async def _restart(
+    p: _BotProcess, code: int | None, max_restarts: int, *, begun: bool = True
+) -> str | None:
     """Start a bot that exited (``code``) again. One that cannot be started (its command is
     gone) is given up like one that keeps dying, not let loose: the supervision of every
-    other bot goes on; why it could not be is returned (None: it was started). (One whose
-    log cannot be opened again is started with its output dropped: see
-    :meth:`_BotProcess.start`.)"""
+    other bot goes on; why it could not be is returned (None: it was started). ``begun``:
+    whether the tournament's matches have begun (before, the caller stops the start, and
+    the log says nothing of seats played to the end). (One whose log cannot be opened
+    again is started with its output dropped: see :meth:`_BotProcess.start`.)"""
     p.restarts += 1
     log.warning("bot %s exited with code %s; restarting it (%d/%d). Log tail:\n%s",
                 p.spec.name, code, p.restarts, max_restarts, p.tail(5))  # fmt: skip
@@ -1830,8 +1834,11 @@ async def _restart(p: _BotProcess, code: int | None, max_restarts: int) -> str |
         await p.start()
     except TournamentError as e:
         p.give_up("could not be started again")
-        log.error("%s: not restarted; the referee plays its seats to the end (strikes, then "
-                  "forfeits)", e)  # fmt: skip
+        if begun:
+            log.error("%s: not restarted; the referee plays its seats to the end (strikes, "
+                      "then forfeits)", e)  # fmt: skip
+        else:
+            log.error("%s: not restarted, before the tournament began", e)
         return str(e)
     return None
 

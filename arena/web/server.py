@@ -607,15 +607,16 @@ class _Handler(BaseHTTPRequestHandler):
                     tournament,
                     limit=BOT_PAGE if limit is None else limit,
                     before=_int(q, "before"),
-                    vs=q.get("vs") or None,
+                    vs=_vs(q, name),
                 )
             case ["matches"]:
+                bot = q.get("bot") or None
                 return src.matches(
                     tournament,
-                    bot=q.get("bot") or None,
+                    bot=bot,
                     limit=_int(q, "limit"),
                     before=_int(q, "before"),
-                    vs=q.get("vs") or None,
+                    vs=_vs(q, bot),
                 )
             case ["matches", ref]:
                 match_id = src.match_id(_match_ref(ref))
@@ -735,6 +736,25 @@ _HEADER_LINE_DEFECTS = (
     email.errors.FirstHeaderLineIsContinuationDefect,
     email.errors.MisplacedEnvelopeHeaderDefect,
 )
+
+
+def _vs(q: dict[str, str], bot: str | None) -> str | None:
+    """The ``vs`` of a request for ``bot``'s matches: the opponent, or None. Refused (400)
+    without a bot (``?vs=C`` alone was read as ``?bot=C``) and naming the bot itself (its
+    every match was listed as "against" itself)."""
+    vs = q.get("vs") or None
+    if vs is not None and bot is None:
+        raise _HTTPError(
+            HTTPStatus.BAD_REQUEST,
+            f"vs={vs!r:.60} lists a bot's matches against another: give the bot too "
+            "(bot=B&vs=C)",
+        )
+    if vs is not None and vs == bot:
+        raise _HTTPError(
+            HTTPStatus.BAD_REQUEST,
+            f"vs={vs!r:.60} names the bot itself: name another bot of the tournament",
+        )
+    return vs
 
 
 def _for_log(text: str) -> str:

@@ -645,7 +645,9 @@ def test_d16_a_file_on_a_read_only_mount_is_not_said_to_be_read_only_to_this_use
     assert storage._unwritable(db) == db
 
 
-def test_a_bot_that_cannot_be_started_again_before_the_start_stops_the_start_at_once() -> None:
+def test_a_bot_that_cannot_be_started_again_before_the_start_stops_the_start_at_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     """Defect: a bot that had connected, then died while the others were still starting,
     and whose restart could not even be launched (its program or its `cwd` removed
     meanwhile) was given up in silence: the start waited the whole ``bot_wait_s`` for it,
@@ -699,6 +701,12 @@ def test_a_bot_that_cannot_be_started_again_before_the_start_stops_the_start_at_
         "started again: cannot launch bot 'crashy' (crashy): No such file (log crashy.log)"
     )
     assert bot.given_up and bot.restarts == 1 and bot.stopped == 2
+    # (and its log line says nothing of seats the referee plays to the end: none will be)
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert errors == [
+        "cannot launch bot 'crashy' (crashy): No such file: not restarted, before the "
+        "tournament began"
+    ], errors
 
 
 def test_s2_two_seatings_whose_names_run_together_get_seeds_of_their_own() -> None:

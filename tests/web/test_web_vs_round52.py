@@ -105,3 +105,15 @@ def test_a_head_to_head_cell_opens_the_matches_of_the_two(driver: Any, base: str
     waiting(driver).until(lambda d: "vs=" not in d.current_url)
     load(driver, driver.current_url)
     assert len(driver.find_elements("css selector", "#bot-matches tbody tr")) == 4
+
+
+def test_vs_without_a_bot_or_naming_the_bot_itself_is_refused(base: str) -> None:
+    """(Round 52's review) ``?vs=C`` alone was read as ``?bot=C``, and ``vs`` naming the
+    bot listed all its matches as "against" itself: both a 400 naming what to give."""
+    status, body = _refused(base, "/api/matches?vs=b")
+    assert status == 400 and "give the bot too (bot=B&vs=C)" in body["error"], body
+    for path in ("/api/matches?bot=a&vs=a", "/api/bots/a?vs=a"):
+        status, body = _refused(base, path)
+        assert status == 400 and "names the bot itself" in body["error"], (path, body)
+    # (an empty vs is none: the page's "every opponent")
+    assert get_json(base, "/api/bots/a?vs=")["vs"] is None
