@@ -341,7 +341,10 @@ class DataSource:
                 })  # fmt: skip
                 return doc
 
-            what = ("season", spec, *(t.id for t in infos))
+            # (and those finished: a week that ends is counted at once even while another
+            # runs, which the throttle of the one document kept would have held off)
+            what = ("season", spec, *(t.id for t in infos), "finished",
+                    *(t.id for t in infos if t.finished_at is not None))  # fmt: skip
             doc, made_for = self._cached_keyed(
                 what, infos[0], compute, key=(*keys, None if running else True)
             )

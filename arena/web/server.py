@@ -746,8 +746,7 @@ def _vs(q: dict[str, str], bot: str | None) -> str | None:
     if vs is not None and bot is None:
         raise _HTTPError(
             HTTPStatus.BAD_REQUEST,
-            f"vs={vs!r:.60} lists a bot's matches against another: give the bot too "
-            "(bot=B&vs=C)",
+            f"vs={vs!r:.60} lists a bot's matches against another: give the bot too (bot=B&vs=C)",
         )
     if vs is not None and vs == bot:
         raise _HTTPError(

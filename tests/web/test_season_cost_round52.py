@@ -62,7 +62,7 @@ def test_concurrent_requests_of_a_season_compute_it_once(
     source, build = DataSource(db), Counted()
     monkeypatch.setattr(data, "build_season", build)
     threads, out = run_all([lambda: source.season("club-w")] * N)
-    what = ("season", "club-w", "club-w1", "club-w2")
+    what = ("season", "club-w", "club-w1", "club-w2", "finished", "club-w1")
     until(lambda: build.calls == N or waiting(source, what) == N - 1)
     build.release.set()
     join(threads)
@@ -109,3 +109,26 @@ def test_a_week_that_joins_the_season_is_counted_at_once(
     doc = source.season("club-w")  # (a season kept for two weeks would not do)
     assert [w["id"] for w in doc["weeks"]] == ["club-w1", "club-w2", "club-w3"]
     assert doc["completed"] == 6
+
+
+def test_a_week_that_ends_is_counted_at_once_while_another_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(Round 52's review) With two weeks running, one that finished was held off by the
+    throttle of the other: the season stays "running" while any week does, so its kept
+    document would do for up to THROTTLE times its cost; docs/web.md says a finished week
+    is counted at once."""
+    db = club(tmp_path / "club.sqlite")
+    make_demo_db(db, matches=1, max_deals=2, tournament_id="club-w3", total=6, finished=False)
+    source, build = DataSource(db), Counted(gate=False)
+    monkeypatch.setattr(data, "build_season", build)
+    monkeypatch.setattr(data, "SLOW_S", 0.0)
+    monkeypatch.setattr(data, "THROTTLE", 1e9)
+    assert source.season("club-w")["completed"] == 6 and build.calls == 1
+    make_demo_db(db, matches=6, max_deals=2, tournament_id="club-w2", total=6)  # w2 ends
+    doc = source.season("club-w")
+    assert build.calls == 2 and doc["completed"] == 9
+    assert [w["state"] for w in doc["weeks"]][:2] == ["finished", "finished"]
+    # (w3 still runs: a match of it stored is held off again, as before)
+    make_demo_db(db, matches=2, max_deals=2, tournament_id="club-w3", total=6, finished=False)
+    assert source.season("club-w")["completed"] == 9 and build.calls == 2
