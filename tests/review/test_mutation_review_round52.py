@@ -338,7 +338,8 @@ def test_r29_a_bot_that_connected_then_died_before_the_start_is_restarted(
         def trim_log(self) -> None:
             pass
 
-    async def restart(p: Any, code: int | None, max_restarts: int) -> None:
+    async def restart(p: Any, code: int | None, max_restarts: int, *, begun: bool) -> None:
+        assert not begun  # (before the tournament began: see _restart's log line)
         restarted.append((p.spec.name, code, max_restarts))
         p.restarts += 1
         p.proc = types.SimpleNamespace(returncode=None)  # running again
