@@ -48,6 +48,7 @@ from arena.tournament import RunOptions, TournamentError, run, runner
 from arena.tournament.config import BotSpec, ConfigError, identity_changes
 from arena.tournament.schedule import independent_seed
 from tests.arena.fake_referee import FakeReferee, make_config, run_fake
+from tests.support.dead_bot import DeadBot, WaitingReferee
 
 
 class _EndingReferee(FakeReferee):
@@ -655,46 +656,10 @@ def test_a_bot_that_cannot_be_started_again_before_the_start_stops_the_start_at_
     then called it "local bot, still starting or stuck", of a bot that was not running at
     all. The start stops at once, saying it could not be started again and why."""
 
-    class Died:  # a _BotProcess that connected once, exited (code 1) and cannot start again
-        spec = types.SimpleNamespace(name="crashy", cwd=None)
-        argv = ("crashy",)
-        proc = types.SimpleNamespace(returncode=1, pid=0)
-        log_path = Path("crashy.log")
-        restarts, given_up, stopped = 0, False, 0
-
-        @property
-        def exited(self) -> bool:
-            return True
-
-        def trim_log(self) -> None:
-            pass
-
-        def tail(self, lines: int = 8) -> str:
-            return "RuntimeError: boom"
-
-        def note(self, text: str) -> None:
-            pass
-
-        async def stop(self) -> None:
-            self.stopped += 1
-
-        async def start(self) -> None:
-            raise TournamentError("cannot launch bot 'crashy' (crashy): No such file")
-
-        def give_up(self, why: str) -> None:
-            self.given_up = True
-
-    class Referee:
-        async def wait_for_bots(self, names: list[str], timeout: float) -> list[str]:
-            await asyncio.sleep(timeout)
-            return names
-
-        def welcomed_bots(self) -> list[str]:
-            return ["crashy"]
-
-    referee: Any = Referee()
+    referee: Any = WaitingReferee("crashy")
     cfg: Any = types.SimpleNamespace(bot_names=["crashy"], bot_wait_s=2.0, bots=[])
-    bot = Died()
+    bot = DeadBot("crashy", "cannot launch bot 'crashy' (crashy): No such file",
+                  tail="RuntimeError: boom")  # fmt: skip
     with pytest.raises(TournamentError) as ei:
         asyncio.run(runner._wait_for_bots(cfg, referee, {"crashy": bot}, 3))  # type: ignore[dict-item]
     assert str(ei.value).startswith(

@@ -369,33 +369,13 @@ def test_a_bot_restarted_before_the_start_says_nothing_went_wrong() -> None:
     import asyncio
 
     from arena.tournament import runner
-    from arena.tournament.runner import TournamentError
+    from tests.support.dead_bot import DeadBot
 
-    class Proc:
-        spec = type("S", (), {"name": "crashy"})()
-        restarts, started, given = 0, 0, ""
-
-        def tail(self, lines: int = 8) -> str:
-            return ""
-
-        def note(self, text: str) -> None:
-            pass
-
-        async def stop(self) -> None:
-            pass
-
-        async def start(self) -> None:
-            self.started += 1
-            if self.started > 1:
-                raise TournamentError("cannot launch bot 'crashy': No such file")
-
-        def give_up(self, why: str) -> None:
-            self.given = why
-
-    p: Any = Proc()
+    p: Any = DeadBot("crashy")
     assert asyncio.run(runner._restart(p, 1, 3)) is None and p.restarts == 1
+    p.fails = "cannot launch bot 'crashy': No such file"  # (its program gone meanwhile)
     assert asyncio.run(runner._restart(p, 1, 3)) == "cannot launch bot 'crashy': No such file"
-    assert p.given == "could not be started again"
+    assert p.given_up_why == "could not be started again"
 
 
 def test_three_aces_are_no_four_in_the_words_of_the_cap() -> None:
@@ -420,50 +400,12 @@ def test_the_start_stopped_by_a_bot_that_cannot_start_again_restarts_no_other() 
 
     from arena.tournament import runner
     from arena.tournament.runner import TournamentError
+    from tests.support.dead_bot import DeadBot, WaitingReferee
 
-    class Died:
-        def __init__(self, name: str, fails: bool) -> None:
-            self.spec = types.SimpleNamespace(name=name, cwd=None)
-            self.argv = (name,)
-            self.proc = types.SimpleNamespace(returncode=1, pid=0)
-            self.log_path = Path(f"{name}.log")
-            self.restarts, self.given_up, self.fails, self.starts = 0, False, fails, 0
-
-        @property
-        def exited(self) -> bool:
-            return True
-
-        def trim_log(self) -> None:
-            pass
-
-        def tail(self, lines: int = 8) -> str:
-            return ""
-
-        def note(self, text: str) -> None:
-            pass
-
-        async def stop(self) -> None:
-            pass
-
-        async def start(self) -> None:
-            self.starts += 1
-            if self.fails:
-                raise TournamentError(f"cannot launch bot {self.spec.name!r}: No such file")
-
-        def give_up(self, why: str) -> None:
-            self.given_up = True
-
-    class Referee:
-        async def wait_for_bots(self, names: list[str], timeout: float) -> list[str]:
-            await asyncio.sleep(timeout)
-            return names
-
-        def welcomed_bots(self) -> list[str]:
-            return ["first", "second"]
-
-    first, second = Died("first", True), Died("second", False)
+    first = DeadBot("first", "cannot launch bot 'first': No such file")
+    second = DeadBot("second")
     cfg: Any = types.SimpleNamespace(bot_names=["first", "second"], bot_wait_s=2.0, bots=[])
-    referee: Any = Referee()
+    referee: Any = WaitingReferee("first", "second")
     procs: Any = {"first": first, "second": second}
     with pytest.raises(TournamentError) as ei:
         asyncio.run(runner._wait_for_bots(cfg, referee, procs, 3))
