@@ -153,6 +153,10 @@ def _one(ctx: click.Context, record_ref: str, check: bool, db: Path | None) -> N
     except (LookupError, StorageError) as e:
         _error(f"{e}{_served_record_hint(record_ref)}")
         ctx.exit(2)
+    if db is not None and not Path(record_ref).is_file():
+        note = _held_back_note(db, record_ref)
+        if note is not None:
+            click.echo(printable(note), err=True)
     # Everything below ends on the terminal, and a record file may come from anyone: its
     # names, actions and incidents are shown with escape sequences written out, not obeyed.
     record = _for_terminal(record)
@@ -165,6 +169,32 @@ def _one(ctx: click.Context, record_ref: str, check: bool, db: Path | None) -> N
         _check(ctx, record_ref, record)
     else:
         _show(ctx, record_ref, record)
+
+
+def _held_back_note(db: Path, record_ref: str) -> str | None:
+    """A note for stderr when the stored match ``record_ref`` is one `arena web` holds back
+    (403) and ``--list --export`` leaves out: its tournament is unfinished and matches still
+    to be played are dealt its cards (duplicate deals). The organiser may read it (the
+    database is his); shown to a player of those matches, it tells him his opponents'
+    hands there, and nothing else on the screen said so."""
+    import sqlite3
+
+    from arena.storage import Storage, StorageError
+    from arena.web.data import held_back
+
+    try:
+        with Storage.open_readonly(db) as st:
+            ids = st.find_match_ids(record_ref)
+            match_id = record_ref if record_ref in ids else ids[0] if len(ids) == 1 else None
+            why = None if match_id is None else held_back(st, match_id)
+    except (StorageError, sqlite3.Error, OSError):  # (a note is no reason to fail the replay)
+        return None
+    if why is None:
+        return None
+    return (
+        f"note: {why}: do not show it to their players before they are played (`arena "
+        "web` holds its deals back, `arena replay --list --export` leaves it out)"
+    )
 
 
 def _show(ctx: click.Context, record_ref: str, record: dict[str, Any]) -> None:

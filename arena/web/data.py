@@ -38,7 +38,9 @@ from arena.tournament.schedule import SCHEDULE_VERSION
 from arena.web import board
 from engine.rules import describe_run
 
-__all__ = ["BOT_PAGE", "DataSource", "Document", "HeldBack", "NotFound", "sets_held_back"]
+__all__ = [
+    "BOT_PAGE", "DataSource", "Document", "HeldBack", "NotFound", "held_back", "sets_held_back",
+]  # fmt: skip
 
 JSON = dict[str, Any]
 
@@ -502,19 +504,10 @@ class DataSource:
         duplicate format: every match of a deal-seed set). Whoever plays in one of those and
         read this record would know his opponents' hands there."""
         with self._open() as st:
-            row = st.conn.execute(
-                "SELECT tournament_id, set_no FROM matches WHERE id = ?", (match_id,)
-            ).fetchone()
-            info = None if row is None else st.tournament(row["tournament_id"])
-            if row is None or info is None:
-                return
-            waiting = sets_held_back(st, info).get(row["set_no"])
-        if waiting:
-            raise HeldBack(
-                f"match {match_id} is dealt the same cards as {waiting} matches of "
-                f"tournament {info.id} still to be played (duplicate deals): its deals are "
-                "shown once they are played or the tournament has ended"
-            )
+            held = held_back(st, match_id)
+        if held is not None:
+            raise HeldBack(f"{held}: its deals are shown once they are played or the "
+                           "tournament has ended")  # fmt: skip
 
     def stored_version(self, match_id: str) -> tuple[Any, ...]:
         """What tells one stored version of ``match_id`` from another (a tournament played
@@ -718,6 +711,25 @@ def sets_held_back(st: Storage, info: TournamentInfo) -> dict[int, int]:
         (info.id,),
     ).fetchall()
     return {s: same_cards - n for s, n in played if n < same_cards}
+
+
+def held_back(st: Storage, match_id: str) -> str | None:
+    """Why the deals of stored match ``match_id`` must not be shown yet (its tournament is
+    unfinished and other matches still to be played are dealt the same cards: whoever plays
+    in one of those and read this record would know his opponents' hands there), in words:
+    ``match ... is dealt the same cards as 5 matches of tournament ... still to be played
+    (duplicate deals)``; ``None`` when they may be shown (or no such match is stored)."""
+    row = st.conn.execute(
+        "SELECT tournament_id, set_no FROM matches WHERE id = ?", (match_id,)
+    ).fetchone()
+    info = None if row is None else st.tournament(row["tournament_id"])
+    if row is None or info is None:
+        return None
+    waiting = sets_held_back(st, info).get(row["set_no"])
+    if not waiting:
+        return None
+    return (f"match {match_id} is dealt the same cards as {waiting} matches of tournament "
+            f"{info.id} still to be played (duplicate deals)")  # fmt: skip
 
 
 def _not_listed(row: JSON | None, key: str, listed: list[JSON]) -> int:
