@@ -199,10 +199,27 @@ def read_toml_file(path: str | Path) -> dict[str, Any]:
         if isinstance(e, tomllib.TOMLDecodeError):
             raise TomlFileError(f"not valid TOML: {e}") from e
         if isinstance(e, UnicodeDecodeError):
-            raise TomlFileError(f"not valid TOML: not UTF-8 text ({e.reason})") from e
+            raise TomlFileError(f"not valid TOML: not UTF-8 text: {_where_not_utf8(e)}") from e
         # tomllib's int() of a number past Python's 4300 digits (a ValueError that would
         # otherwise read as "a NUL byte in the path")
         raise TomlFileError(f"not valid TOML here: {toml_value_problem(e)}") from e
+
+
+def _where_not_utf8(e: UnicodeDecodeError) -> str:
+    """Where a file's first byte that is no UTF-8 is, and what it likely was: "(invalid
+    continuation byte)" alone named neither line nor byte, in a file of hundreds of lines
+    saved by an editor in Latin-1 or Windows-1252 (``café`` as the byte 0xE9)."""
+    data = bytes(e.object)
+    line = data.count(b"\n", 0, e.start) + 1
+    # (in characters: the line's UTF-8 before it, an earlier 'ё' one column, not two)
+    column = len(data[data.rfind(b"\n", 0, e.start) + 1 : e.start].decode("utf-8", "replace")) + 1
+    byte = data[e.start]
+    guess = data[e.start : e.start + 1].decode("cp1252", errors="replace")
+    was = f", {guess!r} in Latin-1 or Windows-1252" if guess.isprintable() and byte >= 0xA0 else ""
+    return (
+        f"line {line}, column {column} holds the byte 0x{byte:02X}{was} ({e.reason}): "
+        "save the file as UTF-8"
+    )
 
 
 #: tomllib's words for a key (or table) given a second time: they name no key.

@@ -251,6 +251,14 @@ def leaderboard(
         files = [target / f"leaderboard.{f}" for f in (*FORMATS, "txt")] + [target]
         if path is not None and any(os.path.realpath(f) == os.path.realpath(path) for f in files):
             raise click.UsageError(f"--out {target} would write over {name} ({path})")
+    if target.suffix.lower() in _HAND_WRITTEN and target.is_file() and not as_dir:
+        # (a tournament config, ruleset or tokens file, or a bot's code, that no --config
+        # named: `--out tournaments/cup.toml`, completed by the shell, replaced the config
+        # with a table, exit 0. The leaderboard writes none of these formats.)
+        raise click.UsageError(
+            f"--out {target} would write over a {_HAND_WRITTEN[target.suffix.lower()]}: the "
+            "leaderboard is written as .txt, .json, .csv, .md or .html; name another file"
+        )
     try:
         if fmt == "table":  # the screen's table as plain text
             if as_dir or target.is_dir():
@@ -289,6 +297,11 @@ def leaderboard(
         why = _shown(f"--out {target}: cannot write {where}: {reason}")
         err.print(f"[red]error:[/] {why}")
         sys.exit(1)
+
+
+#: The files an organiser writes by hand, by extension, which no leaderboard format is:
+#: an existing one is not written over by ``--out``.
+_HAND_WRITTEN = {".toml": "TOML file (a config, ruleset or tokens file)", ".py": "Python file"}
 
 
 def _write_whole(target: Path, text: str) -> None:

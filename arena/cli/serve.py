@@ -50,7 +50,7 @@ from arena.referee.lobby import FinishedMatch
 from arena.referee.server import host_port, port_problem
 from arena.render import printable
 from arena.stopping import ignore_stop_signals, stop_signals
-from arena.tournament.config import BOT_NAME_RE, BOT_NAME_RULE
+from arena.tournament.config import BOT_NAME_RE, BOT_NAME_RULE, CONFIG_KEYS
 from engine import RulesetError, load_ruleset
 from engine.rules import TomlFileError, describe_ruleset, did_you_mean, read_toml_file
 
@@ -280,6 +280,22 @@ def load_tokens(path: Path) -> dict[str, str]:
     return read_tokens_file(path)[0]
 
 
+def _another_kind_of_file(data: dict[str, Any]) -> str | None:
+    """What the file given as ``--tokens`` is, when it is another of the product's: a
+    ruleset file (it sets ``preset``) or a tournament config (its keys, or a ``[bots]``
+    table of tables). Each was told of its first key alone ("name: unknown key", "bots.pimc:
+    the token must be a non-empty string"), which sent the organiser to edit the file."""
+    bots = data.get("bots")
+    if "preset" in data and bots is None:
+        return ("this is a ruleset file (it sets preset), not a tokens file: give it as "
+                "--ruleset, and the bots' tokens as --tokens")  # fmt: skip
+    tables = isinstance(bots, dict) and any(isinstance(v, dict) for v in bots.values())
+    if tables or (data.keys() - {"bots", "members"}) & CONFIG_KEYS:
+        return ("this is a tournament config (`arena tournament --config` runs it), not a "
+                'tokens file: --tokens takes a [bots] table of name = "token"')  # fmt: skip
+    return None
+
+
 def read_tokens_file(
     path: Path, *, empty_ok: bool = False, known: Collection[str] = ()
 ) -> tuple[dict[str, str], dict[str, str]]:
@@ -301,6 +317,9 @@ def read_tokens_file(
         data = read_toml_file(path)
     except TomlFileError as e:
         raise bad(f"{path}: {e}") from None
+    other = _another_kind_of_file(data)
+    if other is not None:
+        raise bad(f"{path}: {other}")
     for key in data:
         if key not in ("bots", "members"):
             raise bad(f"{path}: {key}: unknown key{did_you_mean(key, ['bots', 'members'])}; "

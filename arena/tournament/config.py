@@ -63,6 +63,7 @@ from engine.rules import (
 
 __all__ = [
     "BUNDLED_BOTS",
+    "CONFIG_KEYS",
     "MAX_CONCURRENCY",
     "BotSpec",
     "ConfigError",
@@ -537,6 +538,8 @@ _TOP_KEYS = {
     "concurrency", "db", "out", "host", "port", "bot_wait_s", "match_timeout_s",
     "deadlines", "ratings", "referee", "tls", "deals",
 }  # fmt: skip
+#: The top-level keys of a tournament config (`arena serve --tokens` names one given to it).
+CONFIG_KEYS: frozenset[str] = frozenset(_TOP_KEYS)
 #: The most worker processes a bot may have (``arena-bot run --workers``): more than any
 #: machine here has cores, and a typo of 10**6 must not fork-bomb the organiser's machine.
 MAX_WORKERS = 256
@@ -716,7 +719,11 @@ def apply_overrides(
                 shown = json.dumps(value, ensure_ascii=False) if isinstance(value, str) else raw
                 inner = f"{_toml_key(parts[i + 1 :])} = {_cut(shown.strip())}"
                 hint = ""
-                if whole == "ruleset" and isinstance(child, str) and child in PRESETS:
+                if whole == "ruleset" and isinstance(child, str) and parts[1:] == ["preset"]:
+                    # (the string is the preset: `ruleset.preset=1001` over "classic" was
+                    # told `ruleset={preset = "classic", preset = "1001"}`, a key set twice)
+                    hint = f"; set it whole: --set '{whole}={_cut(shown.strip())}'"
+                elif whole == "ruleset" and isinstance(child, str) and child in PRESETS:
                     inner = f"preset = {json.dumps(child)}, {inner}"
                     hint = f"; set it whole: --set '{whole}={{{inner}}}'"
                 elif whole == "ruleset" and isinstance(child, str):
