@@ -102,14 +102,17 @@ def keep_value(card: int, hand: int) -> float:
 
 class _Delegate(CountingBot):
     """``counting``, to whom pimc leaves its auction, passing and contract (``delegate``),
-    with one change: the concession is also judged by pimc's own take as declarer.
+    with one change: where a concession costs the bid (``concede = "penalty"``: 1001,
+    1001-4p) it is also judged by pimc's own take as declarer.
 
-    Counting's concession models its own play (the estimate + 5, spread 30, under the free
-    concession; the heuristic's + 15, spread 35, where conceding costs the bid), but pimc
-    plays those hands itself, and against counting defenders a weak hand (estimate below
-    90) takes about the estimate, not 5 to 15 more: measured, deal 0 of seeds 0–190 of each
-    preset, pimc as declarer (``docs/bots.md``, round 53). So a contract counting would
-    play is conceded when that take model says the concession costs less."""
+    There counting's concession uses the heuristic's model of the take (the estimate + 15,
+    spread 35), but pimc plays those hands itself, and against counting defenders a weak
+    hand (estimate below 90) takes about the estimate: measured, deal 0 of seeds 0–190 of
+    each preset, pimc as declarer (``docs/bots.md``, round 53). So pimc played 1001
+    contracts it fails, paying the bid and the defenders' takes where a concession pays the
+    bid alone; a contract counting would play is now conceded when that take model says the
+    concession costs less. Under the free concession (classic) counting's own rule stays:
+    the same model conceded more there and lost (made contracts given up)."""
 
     #: pimc's take as declarer around :func:`estimate_take` for a weak hand (estimate
     #: below 90; the contracts where a concession is in question): this much more, with
@@ -123,17 +126,15 @@ class _Delegate(CountingBot):
         bid = view.bid
         if not isinstance(choice, Contract) or concede is None or bid is None:
             return choice
-        if self._on_barrel(view):
-            return choice  # (the barrel's own rules: a contract below 120 scores nothing)
+        if view.ruleset.concede != "penalty" or self._on_barrel(view):
+            # (free: counting's measured break-even stays, round 53; the barrel keeps its
+            # own rules, where a contract below 120 scores nothing)
+            return choice
         pred = self.contract_estimate(view) + self.concede_offset
         p = self.p_make(pred, bid, self.concede_sigma)
         if self.no_entry(view):
             pred, p = min(pred, self.no_entry_take), min(p, self.no_entry_rate)
-        rules = view.ruleset
-        if rules.concede == "free" and rules.concede_pays == "half":
-            if p < self.concede_free_at:
-                return concede
-        elif conceded_relative(rules, bid) > relative_score_of_play(
+        if conceded_relative(view.ruleset, bid) > relative_score_of_play(
             p, bid, pred, self.concede_sigma, made_scores=made_contract_scores(view, bid)
         ):
             return concede

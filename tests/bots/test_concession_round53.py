@@ -6,8 +6,10 @@ heuristic's + 15 (spread 35) where conceding costs the bid. Played by pimc again
 counting defenders, a weak hand (estimate below 90) takes about the estimate, spread ~24
 (deal 0 of seeds 0–190, every preset): counting's models put the chance of the bid too
 high, and in 1001 pimc played contracts it fails, paying the bid and the defenders' takes
-where a concession pays the bid alone. Now pimc's delegate also concedes when its own take
-model says the concession costs less (``bots.pimc._Delegate``); docs/bots.md, round 53.
+where a concession pays the bid alone. Now, where conceding costs the bid (1001, 1001-4p),
+pimc's delegate also concedes when its own take model says the concession costs less
+(``bots.pimc._Delegate``); under the free concession (classic) the same model conceded
+made contracts and lost, so counting's rule stays there. docs/bots.md, round 53.
 
 Positions come from seeded deals whose auction three counting bots play; the contract is
 arithmetic (no search), so every answer here is deterministic.
@@ -19,7 +21,8 @@ import random
 
 from bots._dds import Solver, rule_options
 from bots.counting import CountingBot
-from bots.pimc import PimcBot
+from bots.heuristic import estimate_take, p_normal
+from bots.pimc import PimcBot, _Delegate
 from engine import Concede, Contract, Game, Phase, PlayerView, load_ruleset, observe
 from engine.cards import mask_of
 from sdk.sampling import Sampler
@@ -75,6 +78,21 @@ def test_pimc_plays_a_1001_contract_its_model_makes() -> None:
     assert view.bid == 70
     assert CountingBot().act(view) == Contract(70)
     assert PimcBot().act(view) == Contract(70)
+
+
+def test_under_the_free_concession_pimc_keeps_counting_s_rule() -> None:
+    """Classic, seed 142: seat 1 holds the committed 100 with Q♠ K♠ 10♠ A♠ Q♣ K♦ Q♥ 10♥
+    (estimate 85.5). pimc's take model puts 100 at 0.27, below counting's free break-even
+    0.36, so judged by it the hand would be conceded (−50 against the defenders' mean);
+    played by pimc it took 109. Over 467 fresh classic first deals that model conceded 16
+    contracts counting plays and lost 799 points in all (6 of 16 better): under the free
+    concession pimc names the contract as counting does."""
+    view = _declarer_view(_at_contract("classic", 142))
+    assert view.bid == 100 and view.ruleset.concede == "free"
+    pred = estimate_take(view.hand, view.ruleset) + _Delegate.concede_offset
+    assert p_normal(pred, 100, _Delegate.concede_sigma) < CountingBot.concede_free_at
+    assert CountingBot().act(view) == Contract(100)
+    assert PimcBot().act(view) == Contract(100)
 
 
 def test_the_delegates_other_decisions_are_counting_s() -> None:
