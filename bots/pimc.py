@@ -107,8 +107,8 @@ class _Delegate(CountingBot):
 
     There counting's concession uses the heuristic's model of the take (the estimate + 15,
     spread 35), but pimc plays those hands itself, and against counting defenders a weak
-    hand (estimate below 90) takes about the estimate: measured, deal 0 of seeds 0–190 of
-    each preset, pimc as declarer (``docs/bots.md``, round 53). So pimc played 1001
+    hand (estimate below 90) takes about the estimate: measured, deal 0 of seeds 0–139 to
+    0–194 by preset, pimc as declarer (``docs/bots.md``, round 53). So pimc played 1001
     contracts it fails, paying the bid and the defenders' takes where a concession pays the
     bid alone; a contract counting would play is now conceded when that take model says the
     concession costs less. Under the free concession (classic) counting's own rule stays:

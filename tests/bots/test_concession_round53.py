@@ -4,8 +4,8 @@ pimc leaves its contract to ``counting`` (``PimcBot.delegate``), whose concessio
 weak hand's take as the estimate + 5 (spread 30) under the free concession and the
 heuristic's + 15 (spread 35) where conceding costs the bid. Played by pimc against two
 counting defenders, a weak hand (estimate below 90) takes about the estimate, spread ~24
-(deal 0 of seeds 0–190, every preset): counting's models put the chance of the bid too
-high, and in 1001 pimc played contracts it fails, paying the bid and the defenders' takes
+(deal 0 of seeds 0–139 to 0–194 by preset): counting's models put the chance of the bid
+too high, and in 1001 pimc played contracts it fails, paying the bid and the defenders' takes
 where a concession pays the bid alone. Now, where conceding costs the bid (1001, 1001-4p),
 pimc's delegate also concedes when its own take model says the concession costs less
 (``bots.pimc._Delegate``); under the free concession (classic) the same model conceded
