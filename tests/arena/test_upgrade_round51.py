@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import shutil
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -158,10 +159,11 @@ def test_a_tournament_played_beside_a_bot_of_the_users_own_in_bots_resumes(
     bot's code: no row of LEGACY_CODE has that digest, and this arena, the same bots/ file
     for file, started a new tournament saying "bundled bots rnd, heu, cnt: another version
     of the arena's bots/ than the one that played it"."""
-    here = bundled.bots_folder()
-    assert here is not None
+    # That arena's bots/ file for file (bots.tar.gz: `git archive 0207b5a5 bots/`): the
+    # premise, which this checkout's own bots/ stopped meeting when a bot changed.
+    with tarfile.open(DATA / "bots.tar.gz") as archive:
+        archive.extractall(tmp_path, filter="data")
     folder = tmp_path / "bots"
-    shutil.copytree(here, folder, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(bundled, "bots_folder", lambda: folder)
     config = load_config("club.toml", ["name=club-mine", "seed=55", "db='mine.sqlite'"])
     with Storage.open_readonly(Path("mine.sqlite")) as st:
