@@ -384,8 +384,14 @@ class Ruleset:
         """``to_dict`` without the options this ruleset never uses (``barrel_mode`` without
         the barrel: see :func:`_unused_because`): two rulesets alike in these play alike.
         A file written before such options were refused may hold one, which must not make
-        its tournament another (``arena.tournament.runner.as_stored``)."""
-        return {k: v for k, v in self.to_dict().items() if _unused_because(k, self) is None}
+        its tournament another (``arena.tournament.runner.as_stored``); so may one of a
+        ruleset without the throw-in that sets ``throw_in_bonus``."""
+        throw_in = _has_throw_in(self)
+        return {
+            k: v
+            for k, v in self.to_dict().items()
+            if _unused_because(k, self) is None and (throw_in or k != "throw_in_bonus")
+        }
 
     @classmethod
     def from_dict(
@@ -435,7 +441,7 @@ class Ruleset:
             changes["name"] = f"{base.name}+custom"
         made = dataclasses.replace(base, **changes)
         if not unused:
-            _refuse_unused(made, [k for k, v in changes.items() if getattr(base, k) != v])
+            _refuse_unused(made, [k for k, v in changes.items() if getattr(base, k) != v], base)
         return made
 
 
@@ -517,15 +523,41 @@ def _unused_because(key: str, r: Ruleset) -> str | None:
     return None
 
 
-def _refuse_unused(r: Ruleset, keys: Iterable[str]) -> None:
-    """Refuse the first of ``keys`` (options a person set) that ``r`` never uses: a house
-    rule written there would be silently not in force (``barrel_mode = "one"`` on preset
-    1001, which has no barrel, was described as "1001 (barrel_mode one)" and played without
-    any barrel)."""
+def _refuse_unused(r: Ruleset, keys: Iterable[str], base: Ruleset) -> None:
+    """Refuse the first of ``keys`` (options a person set on the preset ``base``) that ``r``
+    never uses: a house rule written there would be silently not in force (``barrel_mode =
+    "one"`` on preset 1001, which has no barrel, was described as "1001 (barrel_mode one)"
+    and played without any barrel; ``throw_in_bonus`` on classic, which has no throw-in)."""
     for key in keys:
         why = _unused_because(key, r)
+        if why is None and key == "throw_in_bonus" and not _has_throw_in(base):
+            why = _no_throw_in(r)
         if why is not None:
             raise RulesetError(key, f"has no effect: {why}, or remove {key}")
+
+
+def _has_throw_in(r: Ruleset) -> bool:
+    """Whether a last hand may ever throw in: after an all-pass under ``all_pass =
+    "last_hand"`` (RULES.md, preset 1001), which a committed first hand never allows."""
+    return r.all_pass == "last_hand" and not r.first_hand_commits
+
+
+def _no_throw_in(r: Ruleset) -> str | None:
+    """Why ``r`` has no throw-in, or ``None`` when it has one. (Asked only where the preset
+    has none either: a file that switches the 1001 throw-in off keeps its bonus, as
+    ``concede_pays`` beside ``concede = "off"``: the author's knowing choice.)"""
+    if _has_throw_in(r):
+        return None
+    if r.first_hand_commits:
+        return (
+            "this ruleset has no throw-in (first_hand_commits = true: first hand holds the "
+            "opening bid, so nobody all-passes): set first_hand_commits = false and all_pass = "
+            '"last_hand" to play with it'
+        )
+    return (
+        'this ruleset has no throw-in (all_pass = "first_hand"): set all_pass = "last_hand" '
+        "to play with it"
+    )
 
 
 def _validate(r: Ruleset) -> None:
