@@ -567,3 +567,22 @@ def test_the_talon_is_shown_to_all_only_with_talon_visible() -> None:
         g = new(rs(talon_visible=visible), NOTHING)
         act(g, "1: pass", "2: pass")
         assert bool(observe(g, 1).talon) is visible and observe(g, 0).talon
+
+
+def test_a_three_player_talon_of_three_nines_is_an_ordinary_talon() -> None:
+    """The nine-triple is scored only by the 4-player dealer (1001 text, "Если играют 4
+    игрока"): with 3 players a talon of three nines is no redeal and scores nobody; the
+    declarer takes it as any talon (7 + 3 = 10 cards, then 8 after the gives)."""
+    deal = (["A♠ 10♠ A♣ 10♣ A♦ 10♦ A♥", "K♠ Q♠ J♠ K♣ Q♣ J♣ J♥", "K♦ Q♦ J♦ 10♥ K♥ Q♥ 9♥"],
+            "9♠ 9♣ 9♦")  # fmt: skip
+    for preset in ("classic", "1001"):
+        g = new(rs(preset), deal)
+        assert g.deal_number == 0 and g.phase.value == "bidding"
+        lines = (
+            ("1: pass", "2: pass") if preset == "classic" else ("0: bid 40", "1: pass", "2: pass")
+        )
+        act(g, *lines)
+        assert (g.declarer, len(g.hand(0))) == (0, 10)
+        act(g, "0: give 9♠ to 1", "0: give 9♣ to 2", "0: concede")
+        own, half = (0, 50) if preset == "classic" else (-40, 0)
+        assert g.deal_results[-1].deltas == (own, half, half)
