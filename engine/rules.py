@@ -441,7 +441,7 @@ class Ruleset:
             changes["name"] = f"{base.name}+custom"
         made = dataclasses.replace(base, **changes)
         if not unused:
-            _refuse_unused(made, [k for k, v in changes.items() if getattr(base, k) != v], base)
+            _refuse_unused(made, [k for k, v in changes.items() if getattr(base, k) != v], changes)
         return made
 
 
@@ -523,14 +523,21 @@ def _unused_because(key: str, r: Ruleset) -> str | None:
     return None
 
 
-def _refuse_unused(r: Ruleset, keys: Iterable[str], base: Ruleset) -> None:
-    """Refuse the first of ``keys`` (options a person set on the preset ``base``) that ``r``
+def _refuse_unused(r: Ruleset, keys: Iterable[str], written: Mapping[str, Any]) -> None:
+    """Refuse the first of ``keys`` (options a person set, of those ``written``) that ``r``
     never uses: a house rule written there would be silently not in force (``barrel_mode =
     "one"`` on preset 1001, which has no barrel, was described as "1001 (barrel_mode one)"
     and played without any barrel; ``throw_in_bonus`` on classic, which has no throw-in)."""
     for key in keys:
         why = _unused_because(key, r)
-        if why is None and key == "throw_in_bonus" and not _has_throw_in(base):
+        if (
+            why is None
+            and key == "throw_in_bonus"
+            and "all_pass" not in written
+            and "first_hand_commits" not in written
+        ):
+            # (A file that writes the rules of the all-pass itself, as `arena rules` prints
+            # every option, chose them knowing: as concede_pays beside concede = "off".)
             why = _no_throw_in(r)
         if why is not None:
             raise RulesetError(key, f"has no effect: {why}, or remove {key}")
@@ -543,9 +550,7 @@ def _has_throw_in(r: Ruleset) -> bool:
 
 
 def _no_throw_in(r: Ruleset) -> str | None:
-    """Why ``r`` has no throw-in, or ``None`` when it has one. (Asked only where the preset
-    has none either: a file that switches the 1001 throw-in off keeps its bonus, as
-    ``concede_pays`` beside ``concede = "off"``: the author's knowing choice.)"""
+    """Why ``r`` has no throw-in, or ``None`` when it has one."""
     if _has_throw_in(r):
         return None
     if r.first_hand_commits:
