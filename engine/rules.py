@@ -783,6 +783,10 @@ def describe_ruleset(
         # options were refused holds one: "1001 + barrel_mode one" was said of no barrel).
         probe = dataclasses.replace(_CLASSIC, barrel=barrel, players=seats)
         options = {k: v for k, v in options.items() if _unused_because(k, probe) is None}
+    commits = options.get("first_hand_commits", _CLASSIC.first_hand_commits)
+    if commits is not False or options.get("all_pass", _CLASSIC.all_pass) != "last_hand":
+        # No throw-in: its bonus is no house rule either (Ruleset.in_force).
+        options.pop("throw_in_bonus", None)
     name = options.get("name")
     name = _plain(name) if isinstance(name, str) else "?"
     size = options.get("players")

@@ -35,6 +35,7 @@ from engine import (
     parse_cards,
 )
 from engine.cards import Suit
+from engine.rules import describe_ruleset
 
 NAMES = ["ann", "bob", "cid", "dan"]
 
@@ -557,6 +558,11 @@ def test_throw_in_bonus_on_classic_is_refused_as_having_no_effect(tmp_path: Path
     stored = Ruleset.from_dict({"preset": "classic", "name": "classic", "throw_in_bonus": 70})
     assert stored.in_force() == PRESETS["classic"].in_force()
     assert rs("1001", throw_in_bonus=70).in_force() != PRESETS["1001"].in_force()
+    # ... and is described as what it plays (a leaderboard's title said "+ throw_in_bonus 70").
+    assert describe_ruleset(
+        {**PRESETS["classic"].to_dict(), "name": "h", "throw_in_bonus": 70}
+    ) == ("h (classic)")
+    assert describe_ruleset(rs("1001", throw_in_bonus=70)) == "1001 (throw_in_bonus 70)"
 
 
 def test_the_talon_is_shown_to_all_only_with_talon_visible() -> None:
