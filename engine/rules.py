@@ -401,8 +401,14 @@ class Ruleset:
         """``to_dict`` without the options this ruleset never uses (``barrel_mode`` without
         the barrel: see :func:`_unused_because`): two rulesets alike in these play alike.
         A file written before such options were refused may hold one, which must not make
-        its tournament another (``arena.tournament.runner.as_stored``)."""
-        return {k: v for k, v in self.to_dict().items() if _unused_because(k, self) is None}
+        its tournament another (``arena.tournament.runner.as_stored``); so may one of a
+        ruleset without the throw-in that sets ``throw_in_bonus``."""
+        throw_in = _has_throw_in(self)
+        return {
+            k: v
+            for k, v in self.to_dict().items()
+            if _unused_because(k, self) is None and (throw_in or k != "throw_in_bonus")
+        }
 
     @classmethod
     def from_dict(
@@ -452,7 +458,7 @@ class Ruleset:
             changes["name"] = f"{base.name}+custom"
         made = dataclasses.replace(base, **changes)
         if not unused:
-            _refuse_unused(made, [k for k, v in changes.items() if getattr(base, k) != v])
+            _refuse_unused(made, [k for k, v in changes.items() if getattr(base, k) != v], changes)
         return made
 
 
@@ -534,15 +540,46 @@ def _unused_because(key: str, r: Ruleset) -> str | None:
     return None
 
 
-def _refuse_unused(r: Ruleset, keys: Iterable[str]) -> None:
-    """Refuse the first of ``keys`` (options a person set) that ``r`` never uses: a house
-    rule written there would be silently not in force (``barrel_mode = "one"`` on preset
-    1001, which has no barrel, was described as "1001 (barrel_mode one)" and played without
-    any barrel)."""
+def _refuse_unused(r: Ruleset, keys: Iterable[str], written: Mapping[str, Any]) -> None:
+    """Refuse the first of ``keys`` (options a person set, of those ``written``) that ``r``
+    never uses: a house rule written there would be silently not in force (``barrel_mode =
+    "one"`` on preset 1001, which has no barrel, was described as "1001 (barrel_mode one)"
+    and played without any barrel; ``throw_in_bonus`` on classic, which has no throw-in)."""
     for key in keys:
         why = _unused_because(key, r)
+        if (
+            why is None
+            and key == "throw_in_bonus"
+            and "all_pass" not in written
+            and "first_hand_commits" not in written
+        ):
+            # (A file that writes the rules of the all-pass itself, as `arena rules` prints
+            # every option, chose them knowing: as concede_pays beside concede = "off".)
+            why = _no_throw_in(r)
         if why is not None:
             raise RulesetError(key, f"has no effect: {why}, or remove {key}")
+
+
+def _has_throw_in(r: Ruleset) -> bool:
+    """Whether a last hand may ever throw in: after an all-pass under ``all_pass =
+    "last_hand"`` (RULES.md, preset 1001), which a committed first hand never allows."""
+    return r.all_pass == "last_hand" and not r.first_hand_commits
+
+
+def _no_throw_in(r: Ruleset) -> str | None:
+    """Why ``r`` has no throw-in, or ``None`` when it has one."""
+    if _has_throw_in(r):
+        return None
+    if r.first_hand_commits:
+        return (
+            "this ruleset has no throw-in (first_hand_commits = true: first hand holds the "
+            "opening bid, so nobody all-passes): set first_hand_commits = false and all_pass = "
+            '"last_hand" to play with it'
+        )
+    return (
+        'this ruleset has no throw-in (all_pass = "first_hand"): set all_pass = "last_hand" '
+        "to play with it"
+    )
 
 
 def _validate(r: Ruleset) -> None:
@@ -763,6 +800,10 @@ def describe_ruleset(
         # options were refused holds one: "1001 + barrel_mode one" was said of no barrel).
         probe = dataclasses.replace(_CLASSIC, barrel=barrel, players=seats)
         options = {k: v for k, v in options.items() if _unused_because(k, probe) is None}
+    commits = options.get("first_hand_commits", _CLASSIC.first_hand_commits)
+    if commits is not False or options.get("all_pass", _CLASSIC.all_pass) != "last_hand":
+        # No throw-in: its bonus is no house rule either (Ruleset.in_force).
+        options.pop("throw_in_bonus", None)
     name = options.get("name")
     name = _plain(name) if isinstance(name, str) else "?"
     size = options.get("players")

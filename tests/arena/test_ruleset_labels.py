@@ -91,7 +91,7 @@ def test_a_long_list_is_cut_and_counted() -> None:
     many = {
         "preset": "classic", "name": "wild", "must_beat": True, "barrel_mode": "one",
         "concede": "off", "rounding": 10, "ace_marriage": False, "talon_visible": False,
-        "throw_in_bonus": 0, "bid_step": 10,
+        "barrel_penalty": 100, "bid_step": 10,  # (not throw_in_bonus: classic has no throw-in)
     }  # fmt: skip
     said = describe_ruleset(Ruleset.from_dict(many))
     # (in the options' order, that of RULES.md and of `arena rules`)
