@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.leaderboard.render import board_title, source_line
-from arena.leaderboard.season import SeasonError, build_season, select_season
+from arena.leaderboard.season import SeasonBuilder, SeasonError, select_season
 from arena.leaderboard.stats import STRIKE_GROUPS, LeaderboardBuilder, StoredSince
 from arena.storage import (
     MatchResult,
@@ -75,6 +75,10 @@ DOCS_KEPT = 32
 #: The leaderboard builders kept (one per tournament shown lately): each holds what its
 #: tournament's leaderboard counts so far (13 MB at 10,000 matches of 3 bots).
 BUILDERS_KEPT = 4
+
+#: The season builders kept (one per season shown lately; see ``DataSource.season``): each
+#: holds what a leaderboard builder does, of every match of its weeks.
+SEASONS_KEPT = 2
 
 #: While a tournament runs, a document that cost at least ``SLOW_S`` to compute is kept for
 #: ``THROTTLE`` times its cost before new results make it computed again: a bot's page
@@ -134,6 +138,8 @@ class DataSource:
         # tournament id -> its leaderboard so far (see _builder), the latest used last
         # (with the file it read: see _state_key)
         self._builders: OrderedDict[str, tuple[Any, LeaderboardBuilder]] = OrderedDict()
+        # a season's tournament ids -> its standings so far (see _season_builder)
+        self._seasons: OrderedDict[tuple[str, ...], SeasonBuilder] = OrderedDict()
         # (tournament id, bot) -> its score-per-deal counts so far (see _deal_scores)
         self._scores: OrderedDict[tuple[str, str], _DealScores] = OrderedDict()
         with self._open():  # fail early on a path that is no database
@@ -317,17 +323,24 @@ class DataSource:
             except SeasonError as e:  # (no such tournament, or none stored)
                 raise NotFound(str(e)) from None
             # Computed as a tournament's leaderboard is (_cached_keyed): by one request at a
-            # time, and while a week runs, again at most every THROTTLE times its cost. It
-            # reads every match of every week (11 s at 4,000 matches of 30 bots): computed
-            # at each request whose weeks had a match stored since, a season page polling
-            # beside a running week started it at every poll, each reader's side by side.
+            # time, and while a week runs, again at most every THROTTLE times its cost; from
+            # the matches stored since (_season_builder). The first reads every match of
+            # every week (11 s at 4,000 matches of 30 bots): computed at each request whose
+            # weeks had a match stored since, a season page polling beside a running week
+            # started it at every poll, each reader's side by side.
             # (The tournaments selected are part of ``what``: a week that joins the
             # selection is a season of its own, never one kept for fewer weeks.)
             keys = tuple(_state_key(t, st) for t in infos)
             running = any(t.finished_at is None for t in infos)
+            caught_up = 0.0  # (as _board's: a new builder's reading of every match)
 
             def compute() -> JSON:
-                lb = build_season(st, spec, infos)
+                nonlocal caught_up
+                start = time.monotonic()
+                season, new = self._season_builder(st, infos)
+                if new:
+                    caught_up = time.monotonic() - start
+                lb = season.build(spec, infos)
                 doc = board.compute(lb)
                 played = {w["id"]: w for w in lb.season}
                 latest = {b: w["id"] for w in lb.season for b in w["bots"]}
@@ -346,7 +359,7 @@ class DataSource:
             what = ("season", spec, *(t.id for t in infos), "finished",
                     *(t.id for t in infos if t.finished_at is not None))  # fmt: skip
             doc, made_for = self._cached_keyed(
-                what, infos[0], compute, key=(*keys, None if running else True)
+                what, infos[0], compute, lambda: caught_up, key=(*keys, None if running else True)
             )
             # Each week as /api/tournaments lists it, read at each request (whether a
             # runner is at work on it changes with no match stored), with what it played.
@@ -363,6 +376,27 @@ class DataSource:
             version = f"{doc['version']}:{','.join(w['state'] for w in weeks)}"
             return Document({**shown, "weeks": weeks, "version": version},
                             ("season", spec, made_for, weeks))  # fmt: skip
+
+    def _season_builder(
+        self, st: Storage, infos: list[TournamentInfo]
+    ) -> tuple[SeasonBuilder, bool]:
+        """The season's builder, brought up to date: only the matches stored since its last
+        update are read (a finished week's, never again); whether it is a new one (that
+        read every match). Called by one request at a time per season (its single flight;
+        two documents of one season, one request each: each takes the builder out)."""
+        ids = tuple(t.id for t in infos)
+        with self._lock:  # (taken out: one that fails half-way is not kept)
+            season = self._seasons.pop(ids, None)
+        new = season is None or not season.update(st, infos)
+        if new:  # (or other weeks under those ids, or matches deleted)
+            season = SeasonBuilder(st, infos)
+            season.update(st, infos)
+        assert season is not None
+        with self._lock:
+            self._seasons[ids] = season
+            while len(self._seasons) > SEASONS_KEPT:
+                self._seasons.popitem(last=False)
+        return season, new
 
     # -- one bot --------------------------------------------------------------------------
 
