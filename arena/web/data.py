@@ -13,6 +13,7 @@ same way as the leaderboard (:class:`_DealScores`).
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import dataclasses
 import json
@@ -38,7 +39,15 @@ from arena.tournament.schedule import SCHEDULE_VERSION
 from arena.web import board
 from engine.rules import describe_run
 
-__all__ = ["BOT_PAGE", "DataSource", "Document", "HeldBack", "NotFound", "sets_held_back"]
+__all__ = [
+    "BOT_PAGE",
+    "STRIKE_PAGE",
+    "DataSource",
+    "Document",
+    "HeldBack",
+    "NotFound",
+    "sets_held_back",
+]
 
 JSON = dict[str, Any]
 
@@ -58,6 +67,11 @@ class Document(dict[str, Any]):
 #: How many of a bot's matches its page lists at once, newest first (``limit``; the
 #: older ones page by page, ``before``): a bot of 12,000 matches made a 3 MB page.
 BOT_PAGE = 50
+
+#: How many of a bot's strikes its page lists at once, newest first (the older ones page
+#: by page, ``before``, as its matches): a bot that timed out in every deal of 12,000
+#: matches listed each of its strikes on one page.
+STRIKE_PAGE = 50
 
 #: How many of the latest matches the leaderboard page lists.
 RECENT = 25
@@ -421,28 +435,7 @@ class DataSource:
             if vs is not None and vs not in info.bots and vs not in doc["head_to_head"]["bots"]:
                 raise NotFound(_no_bot(st, vs, info))
 
-            def compute() -> JSON:
-                incidents = st.incidents(info.id, bot=name)
-                # An incident's detail names cards (the legal actions: on lead, the hand):
-                # not shown while its match is held back (see check_shown).
-                held = sets_held_back(st, info)
-                scores, hidden = self._deal_scores(st, info, name).shown(st, held)
-                if held:
-                    sets = dict(st.conn.execute(
-                        "SELECT id, set_no FROM matches WHERE tournament_id = ?", (info.id,)
-                    ).fetchall())  # fmt: skip
-                    for i in incidents:
-                        if sets.get(i.get("match_id"), -1) in held:
-                            i["detail"] = HELD_BACK_DETAIL
-                return {
-                    "strikes": [i for i in incidents if i.get("kind") in STRIKE_KINDS],
-                    "other_incidents": [i for i in incidents if i.get("kind") not in STRIKE_KINDS],
-                    "deal_score_counts": scores,
-                    # deals of matches held back: their deltas are not shown (see shown)
-                    "deal_scores_held_back": hidden,
-                }
-
-            listed, listed_for = self._cached_keyed(("bot", info.id, name), info, compute, st=st)
+            listed, listed_for = self._listed(st, info, name)
             # (read at each request: a page of matches is cheap, and the latest is shown)
             page = _match_page(st, info.id, name, limit, before, vs)
             tournament_json = _tournament_json(info, lock_owner(self.db))
@@ -459,7 +452,9 @@ class DataSource:
                 "row": row,
                 "history": doc["history"].get(name, []),
                 **page,
-                **listed,
+                **{k: v for k, v in listed.items() if k != "strikes"},
+                # (the newest STRIKE_PAGE; the older ones page by page: see strikes)
+                **_strike_page(listed["strikes"], STRIKE_PAGE, None),
                 # A match's record lists a seat's first 20 disconnects, failed decisions and
                 # answers to no pending request one by one, and counts them all: the row
                 # counts them all
@@ -469,6 +464,50 @@ class DataSource:
                     row, "other_incidents", listed["other_incidents"]
                 ),
             }, state)  # fmt: skip
+
+    def _listed(self, st: Storage, info: TournamentInfo, name: str) -> tuple[JSON, tuple[Any, ...]]:
+        """The parts of bot ``name``'s page read from every match of it: its strikes and
+        other incidents (in schedule order) and its deal scores, kept as the leaderboard is
+        (``_cached_keyed``), and the state they were made for."""
+
+        def compute() -> JSON:
+            incidents = st.incidents(info.id, bot=name)
+            # An incident's detail names cards (the legal actions: on lead, the hand):
+            # not shown while its match is held back (see check_shown).
+            held = sets_held_back(st, info)
+            scores, hidden = self._deal_scores(st, info, name).shown(st, held)
+            if held:
+                sets = dict(st.conn.execute(
+                    "SELECT id, set_no FROM matches WHERE tournament_id = ?", (info.id,)
+                ).fetchall())  # fmt: skip
+                for i in incidents:
+                    if sets.get(i.get("match_id"), -1) in held:
+                        i["detail"] = HELD_BACK_DETAIL
+            return {
+                "strikes": [i for i in incidents if i.get("kind") in STRIKE_KINDS],
+                "other_incidents": [i for i in incidents if i.get("kind") not in STRIKE_KINDS],
+                "deal_score_counts": scores,
+                # deals of matches held back: their deltas are not shown (see shown)
+                "deal_scores_held_back": hidden,
+            }
+
+        return self._cached_keyed(("bot", info.id, name), info, compute, st=st)
+
+    def strikes(
+        self, name: str, tournament: str | None, *, limit: int = STRIKE_PAGE, before: int | None
+    ) -> JSON:
+        """A page of bot ``name``'s strikes, as its page lists them (see
+        :func:`_strike_page`): the older pages of a bot page's strikes."""
+        with self._open() as st, st.reading():  # (see _open)
+            info = self._tournament(st, tournament)
+            if name not in info.bots and not st.match_results(info.id, 1, bot=name):
+                raise NotFound(_no_bot(st, name, info))
+            listed, _ = self._listed(st, info, name)
+            return {
+                "tournament": _tournament_json(info, lock_owner(self.db)),
+                "bot": name,
+                **_strike_page(listed["strikes"], limit, before),
+            }
 
     def _deal_scores(self, st: Storage, info: TournamentInfo, bot: str) -> _DealScores:
         """The bot's score-per-deal counts, brought up to date (called by one request at a
@@ -659,6 +698,29 @@ def _match_page(
         # (limit 0 shows none: the next page begins with the newest one there is)
         "next_before": (shown[-1].index if shown else results[0].index + 1) if more else None,
     }
+
+
+def _strike_page(strikes: list[JSON], limit: int, before: int | None) -> JSON:
+    """A page of ``strikes`` (a bot's, in schedule order: ``idx``), newest first, as a bot's
+    matches are paged (:func:`_match_page`): the newest ``limit`` of those of a match of a
+    schedule index below ``before``, and the others of the oldest match of them (a match's
+    strikes are on one page: the next begins below its index); ``strikes_total``: how many
+    there are in all; ``strikes_next_before``: the ``before`` of the next (older) page, None
+    on the last."""
+    end = len(strikes) if before is None else bisect.bisect_left(strikes, before, key=_idx)
+    start = max(0, end - limit)
+    if start > 0:  # (the whole of its oldest match)
+        start = bisect.bisect_left(strikes, _idx(strikes[start]), hi=start, key=_idx)
+    return {
+        "strikes": strikes[start:end][::-1],
+        "strikes_total": len(strikes),
+        "strikes_next_before": _idx(strikes[start]) if start > 0 else None,
+    }
+
+
+def _idx(incident: JSON) -> int:
+    """An incident's match's schedule index (``Storage.incidents`` reads it a whole number)."""
+    return int(incident["idx"])
 
 
 def _as_counted(info: TournamentInfo, made_for: tuple[Any, ...]) -> TournamentInfo:

@@ -93,7 +93,7 @@ function render(d) {
   // request) one by one and counts them all: the row counts them all.
   const unlisted = (n, what) => n ? el("p", { class: "small muted", id: `${what}-not-listed` },
     `and ${n} more ${what === "strikes" ? "disconnects" : "answers to no pending request or decisions the bot failed"}, counted in the leaderboard but not listed: a match's record lists the first 20 of a seat one by one.`) : [];
-  const strikes = [d.strikes.length ? incidentTable("strikes", d.strikes) : el("p", { class: "muted", id: "strikes" }, "No strikes."), unlisted(d.strikes_not_listed, "strikes")];
+  const strikes = [d.strikes.length ? strikeList(d) : el("p", { class: "muted", id: "strikes" }, "No strikes."), unlisted(d.strikes_not_listed, "strikes")];
   // incidents that are no strike (an answer to no pending request, a decision the bot
   // failed): apart, if any
   const others = d.other_incidents || [];
@@ -146,6 +146,36 @@ function opponentPicker(d) {
   } }, el("option", { value: "" }, "every opponent"),
   others.map((b) => el("option", { value: b, selected: b === d.vs }, b)));
   return el("p", { class: "small" }, el("label", { for: "vs-select" }, "against: "), pick);
+}
+
+// The bot's strikes, newest first, paged as its matches are: the newest come with the bot's
+// page, the older ones a page at a time (/api/bots/<name>/strikes?before=...), added under
+// them at each click (a bot that timed out in every deal listed thousands at once).
+function strikeList(d) {
+  const table = incidentTable("strikes", d.strikes), tbody = table.querySelector("tbody");
+  const count = el("span", { class: "small muted", id: "strikes-shown" });
+  const more = el("button", { type: "button", id: "older-strikes" }, "older strikes ▾");
+  let before = d.strikes_next_before;
+  const update = () => {
+    count.textContent = `newest first: ${tbody.children.length} of ${d.strikes_total} shown`;
+    more.hidden = before === null || before === undefined;
+  };
+  more.addEventListener("click", async () => {
+    more.disabled = true;
+    try {
+      const page = await api(`/api/bots/${encodeURIComponent(d.bot)}/strikes?tournament=` +
+        `${encodeURIComponent(d.tournament.id)}&limit=${MATCH_PAGE}&before=${before}`);
+      tbody.append(...incidentTable("strikes", page.strikes).querySelector("tbody").children);
+      before = page.strikes_next_before;
+      update();
+    } catch (err) {
+      count.textContent = "cannot read the older strikes: " + err.message;
+    } finally {
+      more.disabled = false;
+    }
+  });
+  update();
+  return [table, el("p", {}, more, " ", count)];
 }
 
 // The bot's matches, newest first: the first page comes with the bot's page, the older ones
