@@ -674,6 +674,10 @@ class _Match:
     last_deal: int = -1
     #: The request ``view`` came with: a refusal of it can name the deal and the method.
     view_rid: str = ""
+    #: The request the bot's decision method was last called for (or its kept answer sent
+    #: again): a refusal of a request it was never asked (it waited behind a busy call, the
+    #: bot could not be made) names no method, which never ran for it.
+    asked_rid: str = ""
     #: Whether the bot was told that a decision of this match used the time bank (once).
     bank_told: bool = False
     #: The refusal that struck the seat out ("timeout, strike 3 of 3"), and whether the
@@ -1465,8 +1469,10 @@ class BotRunner:
         where = ""
         if m is not None and m.view_rid == r.request_id:
             v = m.view
-            method = "" if m.bot is None else f"{_what(m.bot, v)}, "
-            where = f" ({method}deal {v.deal_number + 1}, {v.phase})"
+            asked = m.bot is not None and m.asked_rid == r.request_id
+            method = f"{_what(m.bot, v)}, " if asked and m.bot is not None else ""
+            where = f" ({method}deal {v.deal_number + 1}, {v.phase}"
+            where += ")" if asked else "; the bot was not asked it)"
         if r.HasField("fallback"):
             try:
                 fallback = action_from_pb(r.fallback)
@@ -1789,6 +1795,7 @@ class BotRunner:
         if inline and not busy and rid not in m.answers:
             # A quick bot and nothing of this match in flight: answer here, no task.
             assert bot is not None
+            m.asked_rid = rid
             try:
                 action, failed = self._decide_inline(m, bot, view, deadline)
             except (SystemExit, KeyboardInterrupt) as e:
@@ -1880,6 +1887,7 @@ class BotRunner:
                 # earlier call: nobody waits for its answer.
                 log.debug("match %s: request %s not asked: the match is over", m.match_id, rid)
                 return
+            m.asked_rid = rid
             try:
                 if cached is not None:
                     action, failed = cached, m.answer_failed

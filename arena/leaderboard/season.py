@@ -13,13 +13,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from arena.leaderboard.stats import Leaderboard, LeaderboardBuilder
+from arena.leaderboard.stats import Leaderboard, LeaderboardBuilder, StoredSince
 from arena.ratings import DEFAULT_DRAW_PROBABILITY
 from arena.storage import Storage, StorageError, TournamentInfo
 from arena.tournament.config import as_current_code, identity_changes
 from engine.rules import Ruleset, RulesetError, describe_run
 
-__all__ = ["SeasonError", "build_season", "check_one_game", "select_season"]
+__all__ = [
+    "SeasonBuilder",
+    "SeasonError",
+    "build_season",
+    "check_one_game",
+    "select_season",
+]
 
 
 class SeasonError(LookupError):
@@ -128,42 +134,98 @@ def check_one_game(infos: list[TournamentInfo]) -> None:
 def build_season(storage: Storage, name: str, infos: list[TournamentInfo]) -> Leaderboard:
     """The leaderboard of the matches of ``infos`` (:func:`select_season`'s) rated together.
     :class:`SeasonError` when they play different rules (a season rates one game)."""
-    check_one_game(infos)
-    bots = list(dict.fromkeys(b for t in infos for b in t.bots))
-    unfinished = [t for t in infos if t.finished_at is None]
-    sessions = all(t.config.get("kind") == "serve" for t in infos)
-    whole = TournamentInfo(
-        id=",".join(t.id for t in infos),
-        name=name,
-        fingerprint="",
-        # The first's config (ruleset, draw probability: alike in all), marked a season; of
-        # `arena serve` sessions alone, a serve's (whose title says no deals: each of its
-        # matches has a seed of its own, and a season of sessions said "independent deals")
-        config={**infos[0].config, "kind": "serve" if sessions else "season"},
-        total_matches=sum(t.total_matches for t in infos),
-        created_at=infos[0].created_at,
-        finished_at=None if unfinished else max(str(t.finished_at) for t in infos),
-        bots=tuple(bots),
-        completed=sum(t.completed for t in infos),
-    )
-    builder = LeaderboardBuilder(storage, whole)
-    offset = 0
-    seen: dict[str, dict[str, Any]] = {}
-    weeks: list[dict[str, Any]] = []
-    notes: list[str] = []
-    seeds: dict[tuple[str, str], str] = {}
+    season = SeasonBuilder(storage, infos)
     with storage.reading():
-        for t in infos:
-            results = storage.match_results(t.id)
-            builder.read_matches(storage, t.id, results, offset=offset)
-            # (the next one's matches after every index of this one, stored or scheduled)
-            offset += max(t.total_matches, max((m.index for m in results), default=-1) + 1)
+        season.update(storage, infos)
+        return season.build(name, infos)
+
+
+class _Week(StoredSince):
+    """One tournament of a season, read into the season's builder a batch at a time (its
+    matches stored since it last read: :class:`StoredSince`), their schedule indices moved
+    by ``offset``: past every index of the weeks before it."""
+
+    def __init__(self, builder: LeaderboardBuilder, info: TournamentInfo, offset: int) -> None:
+        super().__init__(info.id)
+        self.builder = builder
+        self.offset = offset
+        self.bots: set[str] = set()  # the bots its matches read so far seated
+        self.top = -1  # the highest schedule index of its matches read so far
+
+    def span(self, info: TournamentInfo) -> int:
+        """How many schedule indices it takes (the next week's begin after them): every
+        one of its schedule and every one of its stored matches (an `arena serve`
+        session's schedule is empty: 0 matches)."""
+        return max(info.total_matches, self.top + 1)
+
+    def _read_since(self, storage: Storage, new: int) -> bool:
+        results = storage.match_results(self.tournament_id, stored_after=self.mark)
+        if len(results) != new:
+            return False
+        self.builder.read_matches(
+            storage, self.tournament_id, results, stored_after=self.mark, offset=self.offset
+        )
+        self.bots.update(b for m in results for b in m.seats)
+        self.top = max([self.top, *(m.index for m in results)])
+        return True
+
+
+class SeasonBuilder:
+    """:func:`build_season` kept up to date, as a tournament's
+    :class:`~arena.leaderboard.stats.LeaderboardBuilder` is: :meth:`update` reads only the
+    matches stored since it last did, in each tournament (a finished week's, once), and
+    :meth:`build` makes the season's leaderboard of every match read so far. `arena web
+    --season` follows a running week with one: reading every week again at each refresh
+    took 11 s at 4,000 matches of 30 bots. :class:`SeasonError` when ``infos`` play
+    different rules."""
+
+    def __init__(self, storage: Storage, infos: list[TournamentInfo]) -> None:
+        check_one_game(infos)
+        #: What the builder was made for: the database file and each week as stored (its
+        #: config, edited by hand, or the week stored again under its id: a new builder).
+        self.made_for = self.made_for_of(storage, infos)
+        # (the first's config: the ruleset and draw probability, alike in all)
+        self.builder = LeaderboardBuilder(storage, _whole("", infos))
+        self.weeks: list[_Week] = []
+
+    @staticmethod
+    def made_for_of(storage: Storage, infos: list[TournamentInfo]) -> tuple[Any, ...]:
+        """What tells the season's weeks from others (see :attr:`made_for`)."""
+        weeks = tuple((t.id, t.created_at, t.fingerprint, t.bots, t.config) for t in infos)
+        return (storage.file_id, weeks)
+
+    def update(self, storage: Storage, infos: list[TournamentInfo]) -> bool:
+        """Read the matches of ``infos`` (those it was made for, as they are now) stored
+        since the last update; ``False`` when only a new builder can count them: other
+        weeks, a match deleted, or a week's schedule indices grown into the next one's (an
+        `arena serve` session that is not the last: the next one's offset moves)."""
+        if self.made_for_of(storage, infos) != self.made_for:
+            return False
+        with storage.reading():
+            offset = 0
+            for i, info in enumerate(infos):
+                if i == len(self.weeks):
+                    self.weeks.append(_Week(self.builder, info, offset))
+                week = self.weeks[i]
+                if week.offset != offset or not week.update(storage):
+                    return False
+                offset += week.span(info)
+        return True
+
+    def build(self, name: str, infos: list[TournamentInfo]) -> Leaderboard:
+        """The season's leaderboard (named ``name``) of the matches read so far; ``infos``:
+        its tournaments as they are (those :meth:`update` last read)."""
+        whole = _whole(name, infos)
+        seen: dict[str, dict[str, Any]] = {}
+        weeks: list[dict[str, Any]] = []
+        notes: list[str] = []
+        seeds: dict[tuple[str, str], str] = {}
+        for t, week in zip(infos, self.weeks, strict=True):
             changed, names = _bot_changes(seen, t)
             weeks.append({
                 "id": t.id, "name": t.name, "deals": _dealt(t), "completed": t.completed,
                 "total_matches": t.total_matches, "created_at": t.created_at,
-                "finished_at": t.finished_at,
-                "bots": sorted({b for m in results for b in m.seats}),
+                "finished_at": t.finished_at, "bots": sorted(week.bots),
                 "bots_changed": names, "changes": changed,
             })  # fmt: skip
             if changed:
@@ -183,12 +245,32 @@ def build_season(storage: Storage, name: str, infos: list[TournamentInfo]) -> Le
                                  f"{seed}): both count, as both were played")  # fmt: skip
                 else:
                     seeds[dealt] = t.id
-    board = builder.build(whole)
-    # (the first's `deals` alone: a season of duplicate and independent weeks read as one
-    # of duplicate deals, and one of independent weeks did not say so)
-    ways = {w["deals"] for w in weeks}
-    deals = ways.pop() if len(ways) == 1 else "mixed"
-    return replace(board, season=weeks, notes=notes, deals=deals)
+        board = self.builder.build(whole)
+        # (the first's `deals` alone: a season of duplicate and independent weeks read as one
+        # of duplicate deals, and one of independent weeks did not say so)
+        ways = {w["deals"] for w in weeks}
+        deals = ways.pop() if len(ways) == 1 else "mixed"
+        return replace(board, season=weeks, notes=notes, deals=deals)
+
+
+def _whole(name: str, infos: list[TournamentInfo]) -> TournamentInfo:
+    """The season ``name`` of ``infos`` as one tournament (what its leaderboard says)."""
+    unfinished = [t for t in infos if t.finished_at is None]
+    sessions = all(t.config.get("kind") == "serve" for t in infos)
+    return TournamentInfo(
+        id=",".join(t.id for t in infos),
+        name=name,
+        fingerprint="",
+        # The first's config (ruleset, draw probability: alike in all), marked a season; of
+        # `arena serve` sessions alone, a serve's (whose title says no deals: each of its
+        # matches has a seed of its own, and a season of sessions said "independent deals")
+        config={**infos[0].config, "kind": "serve" if sessions else "season"},
+        total_matches=sum(t.total_matches for t in infos),
+        created_at=infos[0].created_at,
+        finished_at=None if unfinished else max(str(t.finished_at) for t in infos),
+        bots=tuple(dict.fromkeys(b for t in infos for b in t.bots)),
+        completed=sum(t.completed for t in infos),
+    )
 
 
 def _dealt(info: TournamentInfo) -> str:

@@ -13,6 +13,7 @@ same way as the leaderboard (:class:`_DealScores`).
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import dataclasses
 import json
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.leaderboard.render import board_title, source_line
-from arena.leaderboard.season import SeasonError, build_season, select_season
+from arena.leaderboard.season import SeasonBuilder, SeasonError, select_season
 from arena.leaderboard.stats import STRIKE_GROUPS, LeaderboardBuilder, StoredSince
 from arena.storage import (
     MatchResult,
@@ -39,8 +40,15 @@ from arena.web import board
 from engine.rules import describe_run
 
 __all__ = [
-    "BOT_PAGE", "DataSource", "Document", "HeldBack", "NotFound", "held_back", "sets_held_back",
-]  # fmt: skip
+    "BOT_PAGE",
+    "STRIKE_PAGE",
+    "DataSource",
+    "Document",
+    "HeldBack",
+    "NotFound",
+    "held_back",
+    "sets_held_back",
+]
 
 JSON = dict[str, Any]
 
@@ -61,6 +69,11 @@ class Document(dict[str, Any]):
 #: older ones page by page, ``before``): a bot of 12,000 matches made a 3 MB page.
 BOT_PAGE = 50
 
+#: How many of a bot's strikes its page lists at once, newest first (the older ones page
+#: by page, ``before``, as its matches): a bot that timed out in every deal of 12,000
+#: matches listed each of its strikes on one page.
+STRIKE_PAGE = 50
+
 #: How many of the latest matches the leaderboard page lists.
 RECENT = 25
 
@@ -77,6 +90,10 @@ DOCS_KEPT = 32
 #: The leaderboard builders kept (one per tournament shown lately): each holds what its
 #: tournament's leaderboard counts so far (13 MB at 10,000 matches of 3 bots).
 BUILDERS_KEPT = 4
+
+#: The season builders kept (one per season shown lately; see ``DataSource.season``): each
+#: holds what a leaderboard builder does, of every match of its weeks.
+SEASONS_KEPT = 2
 
 #: While a tournament runs, a document that cost at least ``SLOW_S`` to compute is kept for
 #: ``THROTTLE`` times its cost before new results make it computed again: a bot's page
@@ -136,6 +153,8 @@ class DataSource:
         # tournament id -> its leaderboard so far (see _builder), the latest used last
         # (with the file it read: see _state_key)
         self._builders: OrderedDict[str, tuple[Any, LeaderboardBuilder]] = OrderedDict()
+        # a season's tournament ids -> its standings so far (see _season_builder)
+        self._seasons: OrderedDict[tuple[str, ...], SeasonBuilder] = OrderedDict()
         # (tournament id, bot) -> its score-per-deal counts so far (see _deal_scores)
         self._scores: OrderedDict[tuple[str, str], _DealScores] = OrderedDict()
         with self._open():  # fail early on a path that is no database
@@ -319,17 +338,24 @@ class DataSource:
             except SeasonError as e:  # (no such tournament, or none stored)
                 raise NotFound(str(e)) from None
             # Computed as a tournament's leaderboard is (_cached_keyed): by one request at a
-            # time, and while a week runs, again at most every THROTTLE times its cost. It
-            # reads every match of every week (11 s at 4,000 matches of 30 bots): computed
-            # at each request whose weeks had a match stored since, a season page polling
-            # beside a running week started it at every poll, each reader's side by side.
+            # time, and while a week runs, again at most every THROTTLE times its cost; from
+            # the matches stored since (_season_builder). The first reads every match of
+            # every week (11 s at 4,000 matches of 30 bots): computed at each request whose
+            # weeks had a match stored since, a season page polling beside a running week
+            # started it at every poll, each reader's side by side.
             # (The tournaments selected are part of ``what``: a week that joins the
             # selection is a season of its own, never one kept for fewer weeks.)
             keys = tuple(_state_key(t, st) for t in infos)
             running = any(t.finished_at is None for t in infos)
+            caught_up = 0.0  # (as _board's: a new builder's reading of every match)
 
             def compute() -> JSON:
-                lb = build_season(st, spec, infos)
+                nonlocal caught_up
+                start = time.monotonic()
+                season, new = self._season_builder(st, infos)
+                if new:
+                    caught_up = time.monotonic() - start
+                lb = season.build(spec, infos)
                 doc = board.compute(lb)
                 played = {w["id"]: w for w in lb.season}
                 latest = {b: w["id"] for w in lb.season for b in w["bots"]}
@@ -348,7 +374,7 @@ class DataSource:
             what = ("season", spec, *(t.id for t in infos), "finished",
                     *(t.id for t in infos if t.finished_at is not None))  # fmt: skip
             doc, made_for = self._cached_keyed(
-                what, infos[0], compute, key=(*keys, None if running else True)
+                what, infos[0], compute, lambda: caught_up, key=(*keys, None if running else True)
             )
             # Each week as /api/tournaments lists it, read at each request (whether a
             # runner is at work on it changes with no match stored), with what it played.
@@ -365,6 +391,27 @@ class DataSource:
             version = f"{doc['version']}:{','.join(w['state'] for w in weeks)}"
             return Document({**shown, "weeks": weeks, "version": version},
                             ("season", spec, made_for, weeks))  # fmt: skip
+
+    def _season_builder(
+        self, st: Storage, infos: list[TournamentInfo]
+    ) -> tuple[SeasonBuilder, bool]:
+        """The season's builder, brought up to date: only the matches stored since its last
+        update are read (a finished week's, never again); whether it is a new one (that
+        read every match). Called by one request at a time per season (its single flight;
+        two documents of one season, one request each: each takes the builder out)."""
+        ids = tuple(t.id for t in infos)
+        with self._lock:  # (taken out: one that fails half-way is not kept)
+            season = self._seasons.pop(ids, None)
+        new = season is None or not season.update(st, infos)
+        if new:  # (or other weeks under those ids, or matches deleted)
+            season = SeasonBuilder(st, infos)
+            season.update(st, infos)
+        assert season is not None
+        with self._lock:
+            self._seasons[ids] = season
+            while len(self._seasons) > SEASONS_KEPT:
+                self._seasons.popitem(last=False)
+        return season, new
 
     # -- one bot --------------------------------------------------------------------------
 
@@ -389,28 +436,7 @@ class DataSource:
             if vs is not None and vs not in info.bots and vs not in doc["head_to_head"]["bots"]:
                 raise NotFound(_no_bot(st, vs, info))
 
-            def compute() -> JSON:
-                incidents = st.incidents(info.id, bot=name)
-                # An incident's detail names cards (the legal actions: on lead, the hand):
-                # not shown while its match is held back (see check_shown).
-                held = sets_held_back(st, info)
-                scores, hidden = self._deal_scores(st, info, name).shown(st, held)
-                if held:
-                    sets = dict(st.conn.execute(
-                        "SELECT id, set_no FROM matches WHERE tournament_id = ?", (info.id,)
-                    ).fetchall())  # fmt: skip
-                    for i in incidents:
-                        if sets.get(i.get("match_id"), -1) in held:
-                            i["detail"] = HELD_BACK_DETAIL
-                return {
-                    "strikes": [i for i in incidents if i.get("kind") in STRIKE_KINDS],
-                    "other_incidents": [i for i in incidents if i.get("kind") not in STRIKE_KINDS],
-                    "deal_score_counts": scores,
-                    # deals of matches held back: their deltas are not shown (see shown)
-                    "deal_scores_held_back": hidden,
-                }
-
-            listed, listed_for = self._cached_keyed(("bot", info.id, name), info, compute, st=st)
+            listed, listed_for = self._listed(st, info, name)
             # (read at each request: a page of matches is cheap, and the latest is shown)
             page = _match_page(st, info.id, name, limit, before, vs)
             tournament_json = _tournament_json(info, lock_owner(self.db))
@@ -427,7 +453,9 @@ class DataSource:
                 "row": row,
                 "history": doc["history"].get(name, []),
                 **page,
-                **listed,
+                **{k: v for k, v in listed.items() if k != "strikes"},
+                # (the newest STRIKE_PAGE; the older ones page by page: see strikes)
+                **_strike_page(listed["strikes"], STRIKE_PAGE, None),
                 # A match's record lists a seat's first 20 disconnects, failed decisions and
                 # answers to no pending request one by one, and counts them all: the row
                 # counts them all
@@ -437,6 +465,50 @@ class DataSource:
                     row, "other_incidents", listed["other_incidents"]
                 ),
             }, state)  # fmt: skip
+
+    def _listed(self, st: Storage, info: TournamentInfo, name: str) -> tuple[JSON, tuple[Any, ...]]:
+        """The parts of bot ``name``'s page read from every match of it: its strikes and
+        other incidents (in schedule order) and its deal scores, kept as the leaderboard is
+        (``_cached_keyed``), and the state they were made for."""
+
+        def compute() -> JSON:
+            incidents = st.incidents(info.id, bot=name)
+            # An incident's detail names cards (the legal actions: on lead, the hand):
+            # not shown while its match is held back (see check_shown).
+            held = sets_held_back(st, info)
+            scores, hidden = self._deal_scores(st, info, name).shown(st, held)
+            if held:
+                sets = dict(st.conn.execute(
+                    "SELECT id, set_no FROM matches WHERE tournament_id = ?", (info.id,)
+                ).fetchall())  # fmt: skip
+                for i in incidents:
+                    if sets.get(i.get("match_id"), -1) in held:
+                        i["detail"] = HELD_BACK_DETAIL
+            return {
+                "strikes": [i for i in incidents if i.get("kind") in STRIKE_KINDS],
+                "other_incidents": [i for i in incidents if i.get("kind") not in STRIKE_KINDS],
+                "deal_score_counts": scores,
+                # deals of matches held back: their deltas are not shown (see shown)
+                "deal_scores_held_back": hidden,
+            }
+
+        return self._cached_keyed(("bot", info.id, name), info, compute, st=st)
+
+    def strikes(
+        self, name: str, tournament: str | None, *, limit: int = STRIKE_PAGE, before: int | None
+    ) -> JSON:
+        """A page of bot ``name``'s strikes, as its page lists them (see
+        :func:`_strike_page`): the older pages of a bot page's strikes."""
+        with self._open() as st, st.reading():  # (see _open)
+            info = self._tournament(st, tournament)
+            if name not in info.bots and not st.match_results(info.id, 1, bot=name):
+                raise NotFound(_no_bot(st, name, info))
+            listed, _ = self._listed(st, info, name)
+            return {
+                "tournament": _tournament_json(info, lock_owner(self.db)),
+                "bot": name,
+                **_strike_page(listed["strikes"], limit, before),
+            }
 
     def _deal_scores(self, st: Storage, info: TournamentInfo, bot: str) -> _DealScores:
         """The bot's score-per-deal counts, brought up to date (called by one request at a
@@ -618,6 +690,29 @@ def _match_page(
         # (limit 0 shows none: the next page begins with the newest one there is)
         "next_before": (shown[-1].index if shown else results[0].index + 1) if more else None,
     }
+
+
+def _strike_page(strikes: list[JSON], limit: int, before: int | None) -> JSON:
+    """A page of ``strikes`` (a bot's, in schedule order: ``idx``), newest first, as a bot's
+    matches are paged (:func:`_match_page`): the newest ``limit`` of those of a match of a
+    schedule index below ``before``, and the others of the oldest match of them (a match's
+    strikes are on one page: the next begins below its index); ``strikes_total``: how many
+    there are in all; ``strikes_next_before``: the ``before`` of the next (older) page, None
+    on the last."""
+    end = len(strikes) if before is None else bisect.bisect_left(strikes, before, key=_idx)
+    start = max(0, end - limit)
+    if start > 0:  # (the whole of its oldest match)
+        start = bisect.bisect_left(strikes, _idx(strikes[start]), hi=start, key=_idx)
+    return {
+        "strikes": strikes[start:end][::-1],
+        "strikes_total": len(strikes),
+        "strikes_next_before": _idx(strikes[start]) if start > 0 else None,
+    }
+
+
+def _idx(incident: JSON) -> int:
+    """An incident's match's schedule index (``Storage.incidents`` reads it a whole number)."""
+    return int(incident["idx"])
 
 
 def _as_counted(info: TournamentInfo, made_for: tuple[Any, ...]) -> TournamentInfo:

@@ -19,7 +19,11 @@ API (JSON)::
                                                one bot's page; its matches newest first, N of
                                                them (1 to 1000, default 50) of a schedule index
                                                below I; ``next_before``: the I of the next page
-                                               (null on the last), ``matches_total``: how many
+                                               (null on the last), ``matches_total``: how many;
+                                               its newest 50 strikes (``strikes_next_before``)
+    GET /api/bots/<name>/strikes?tournament=T&limit=N&before=I
+                                               its strikes newest first, N of them (default
+                                               50), those of a match below I: as its matches
     GET /api/matches?tournament=T&bot=B&limit=N&before=I
                                                match list, newest first (paged as above; no
                                                limit: all)
@@ -64,7 +68,7 @@ from arena.addresses import address_key
 from arena.leaderboard.season import SeasonError
 from arena.render import printable
 from arena.storage import StorageError
-from arena.web.data import BOT_PAGE, DataSource, Document, HeldBack, NotFound
+from arena.web.data import BOT_PAGE, STRIKE_PAGE, DataSource, Document, HeldBack, NotFound
 from arena.web.replay import MatchReplay, ReplayCache, ReplayFailed
 
 __all__ = ["STATIC_DIR", "WebServer", "address_key", "host_allowed", "make_server"]
@@ -608,6 +612,14 @@ class _Handler(BaseHTTPRequestHandler):
                     limit=BOT_PAGE if limit is None else limit,
                     before=_int(q, "before"),
                     vs=_vs(q, name),
+                )
+            case ["bots", name, "strikes"]:
+                limit = _int(q, "limit", least=1, most=MAX_PAGE, unset=("",))
+                return src.strikes(
+                    name,
+                    tournament,
+                    limit=STRIKE_PAGE if limit is None else limit,
+                    before=_int(q, "before"),
                 )
             case ["matches"]:
                 bot = q.get("bot") or None

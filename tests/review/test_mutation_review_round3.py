@@ -332,7 +332,9 @@ def test_a_refusal_names_the_decision_only_when_it_is_the_one_the_bot_was_last_a
     assert game.to_act is not None
     view = observe(game, game.to_act)
     runner = BotRunner(Bot, "127.0.0.1:1", "tok")
-    runner._matches["m1"] = _Match("m1", view.seat, game.ruleset, Bot(), view, view_rid="r2")
+    runner._matches["m1"] = _Match(
+        "m1", view.seat, game.ruleset, Bot(), view, view_rid="r2", asked_rid="r2"
+    )
     played = action_to_pb(fallback_action(view.legal_actions))
 
     def context(rid: str, fallback: pb.Action | None) -> str:

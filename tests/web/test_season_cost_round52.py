@@ -38,16 +38,18 @@ def club(path: Path) -> Path:
 
 
 class Counted:
-    """``build_season`` counting its calls, blocking while ``gate`` is unset."""
+    """``source``'s season computation (round 53: ``_season_builder``, which brings its
+    builder up to date; it was ``build_season``) counting its calls, blocking while
+    ``gate`` is unset."""
 
-    def __init__(self, gate: bool = True) -> None:
+    def __init__(self, source: DataSource, gate: bool = True) -> None:
         import threading
 
         self.calls = 0
         self.release = threading.Event()
         if not gate:
             self.release.set()
-        self.real = data.build_season
+        self.real = source._season_builder
 
     def __call__(self, *args: Any) -> Any:
         self.calls += 1
@@ -59,8 +61,9 @@ def test_concurrent_requests_of_a_season_compute_it_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db = club(tmp_path / "club.sqlite")
-    source, build = DataSource(db), Counted()
-    monkeypatch.setattr(data, "build_season", build)
+    source = DataSource(db)
+    build = Counted(source)
+    monkeypatch.setattr(source, "_season_builder", build)
     threads, out = run_all([lambda: source.season("club-w")] * N)
     what = ("season", "club-w", "club-w1", "club-w2", "finished", "club-w1")
     until(lambda: build.calls == N or waiting(source, what) == N - 1)
@@ -75,8 +78,9 @@ def test_a_running_weeks_season_is_computed_again_at_most_every_few_times_its_co
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db = club(tmp_path / "club.sqlite")
-    source, build = DataSource(db), Counted(gate=False)
-    monkeypatch.setattr(data, "build_season", build)
+    source = DataSource(db)
+    build = Counted(source, gate=False)
+    monkeypatch.setattr(source, "_season_builder", build)
     # every computation counts as slow, and is kept for far longer than this test runs
     monkeypatch.setattr(data, "SLOW_S", 0.0)
     monkeypatch.setattr(data, "THROTTLE", 1e9)
@@ -120,8 +124,9 @@ def test_a_week_that_ends_is_counted_at_once_while_another_runs(
     is counted at once."""
     db = club(tmp_path / "club.sqlite")
     make_demo_db(db, matches=1, max_deals=2, tournament_id="club-w3", total=6, finished=False)
-    source, build = DataSource(db), Counted(gate=False)
-    monkeypatch.setattr(data, "build_season", build)
+    source = DataSource(db)
+    build = Counted(source, gate=False)
+    monkeypatch.setattr(source, "_season_builder", build)
     monkeypatch.setattr(data, "SLOW_S", 0.0)
     monkeypatch.setattr(data, "THROTTLE", 1e9)
     assert source.season("club-w")["completed"] == 6 and build.calls == 1

@@ -93,7 +93,7 @@ function render(d) {
   // request) one by one and counts them all: the row counts them all.
   const unlisted = (n, what) => n ? el("p", { class: "small muted", id: `${what}-not-listed` },
     `and ${n} more ${what === "strikes" ? "disconnects" : "answers to no pending request or decisions the bot failed"}, counted in the leaderboard but not listed: a match's record lists the first 20 of a seat one by one.`) : [];
-  const strikes = [d.strikes.length ? incidentTable("strikes", d.strikes) : el("p", { class: "muted", id: "strikes" }, "No strikes."), unlisted(d.strikes_not_listed, "strikes")];
+  const strikes = [d.strikes.length ? strikeList(d) : el("p", { class: "muted", id: "strikes" }, "No strikes."), unlisted(d.strikes_not_listed, "strikes")];
   // incidents that are no strike (an answer to no pending request, a decision the bot
   // failed): apart, if any
   const others = d.other_incidents || [];
@@ -148,34 +148,57 @@ function opponentPicker(d) {
   return el("p", { class: "small" }, el("label", { for: "vs-select" }, "against: "), pick);
 }
 
+// The bot's strikes, newest first, paged as its matches are: the newest come with the bot's
+// page, the older ones a page at a time (/api/bots/<name>/strikes?before=...), added under
+// them at each click (a bot that timed out in every deal listed thousands at once).
+function strikeList(d) {
+  const table = incidentTable("strikes", d.strikes);
+  return [table, olderPages(table, "strikes", d.strikes_total, d.strikes_next_before, async (before) => {
+    const page = await api(`/api/bots/${encodeURIComponent(d.bot)}/strikes?tournament=` +
+      `${encodeURIComponent(d.tournament.id)}&limit=${MATCH_PAGE}&before=${before}`);
+    return [incidentTable("strikes", page.strikes), page.strikes_next_before];
+  })];
+}
+
 // The bot's matches, newest first: the first page comes with the bot's page, the older ones
 // a page at a time (/api/matches?bot=...&before=...), added under them at each click.
 function matchList(d) {
-  const table = matchesTable(d.matches, d.bot), tbody = table.querySelector("tbody");
-  const count = el("span", { class: "small muted", id: "matches-shown" });
-  const more = el("button", { type: "button", id: "older-matches" }, "older matches ▾");
-  let before = d.next_before;
+  const table = matchesTable(d.matches, d.bot);
+  return [table, olderPages(table, "matches", d.matches_total, d.next_before, async (before) => {
+    const page = await api(`/api/matches?tournament=${encodeURIComponent(d.tournament.id)}` +
+      `&bot=${encodeURIComponent(d.bot)}&limit=${MATCH_PAGE}&before=${before}` +
+      (d.vs ? `&vs=${encodeURIComponent(d.vs)}` : ""));
+    return [matchesTable(page.matches, d.bot), page.next_before];
+  })];
+}
+
+// Under a list's first page (`table`), the count shown ("newest first: 50 of 12000 shown")
+// and an "older <what>" button that adds the next page's rows at each click: `load(before)`
+// gives the next page's table and the `before` of the one after it (null: none).
+function olderPages(table, what, total, next, load) {
+  const tbody = table.querySelector("tbody");
+  const count = el("span", { class: "small muted", id: `${what}-shown` });
+  const more = el("button", { type: "button", id: `older-${what}` }, `older ${what} ▾`);
+  let before = next;
   const update = () => {
-    count.textContent = `newest first: ${tbody.children.length} of ${d.matches_total} shown`;
+    count.textContent = `newest first: ${tbody.children.length} of ${total} shown`;
     more.hidden = before === null || before === undefined;
   };
   more.addEventListener("click", async () => {
     more.disabled = true;
     try {
-      const page = await api(`/api/matches?tournament=${encodeURIComponent(d.tournament.id)}` +
-        `&bot=${encodeURIComponent(d.bot)}&limit=${MATCH_PAGE}&before=${before}` +
-        (d.vs ? `&vs=${encodeURIComponent(d.vs)}` : ""));
-      tbody.append(...matchesTable(page.matches, d.bot).querySelector("tbody").children);
-      before = page.next_before;
+      const [older, after] = await load(before);
+      tbody.append(...older.querySelector("tbody").children);
+      before = after;
       update();
     } catch (err) {
-      count.textContent = "cannot read the older matches: " + err.message;
+      count.textContent = `cannot read the older ${what}: ` + err.message;
     } finally {
       more.disabled = false;
     }
   });
   update();
-  return [table, el("p", {}, more, " ", count)];
+  return el("p", {}, more, " ", count);
 }
 
 async function main() {

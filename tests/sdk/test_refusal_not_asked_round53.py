@@ -1,0 +1,89 @@
+"""Round 53: the SDK's line for a refusal of a request the bot was never asked names no
+method of the bot.
+
+Limit left by round 52: a strike refusal (a timeout, say) of a request that waited behind
+a busy call of the bot, and that the referee timed out before the bot was asked it, was
+said as ``(FirstLegal.bid() (...), deal 1, bidding)``: the line named a method that never
+ran for it, and its author looked for a slow ``bid()``. It now says ``(deal 1, bidding; the
+bot was not asked it)``; a refusal of a request the bot was asked names its method as
+before (tests/review/test_mutation_review_round3.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import AsyncIterator
+
+import pytest
+
+from arena.protocol import action_to_pb
+from arena.v1 import arena_pb2 as pb
+from engine import Action, PlayerView, fallback_action
+from engine.view import observe
+from tests.sdk.test_hostile_arena import (
+    WELCOME,
+    FirstLegal,
+    Out,
+    Stream,
+    _game,
+    _no_bot_call_left,  # noqa: F401 (the fixture: every bot call has returned)
+    play,
+    request,
+    started,
+)
+from tests.support.harness import until
+
+
+class Busy(FirstLegal):
+    """Its first decision waits until ``release`` is set (``entered`` says it began)."""
+
+    entered = threading.Event()
+    release = threading.Event()
+
+    def act(self, view: PlayerView) -> Action:
+        if not Busy.entered.is_set():
+            Busy.entered.set()
+            assert Busy.release.wait(30), "never released"
+        return super().act(view)
+
+
+def said(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if "decision rejected" in r.getMessage()]
+
+
+def test_a_refusal_of_a_request_the_bot_was_not_asked_names_no_method(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    g = _game()
+    seat = g.to_act
+    assert seat is not None
+    fallback = action_to_pb(fallback_action(observe(g, seat).legal_actions))
+    Busy.entered.clear()
+    Busy.release.clear()
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield request("m1", g, "1")
+        await until(Busy.entered.is_set, "the bot asked request 1")
+        # request 2 waits behind the busy call; the referee times it out meanwhile
+        yield request("m1", g, "2")
+        yield pb.ServerMessage(decision_rejected=pb.DecisionRejected(
+            request_id="2", match_id="m1", incident=pb.INCIDENT_TIMEOUT,
+            message="no decision within 1000 ms", fallback=fallback, strikes=1,
+            strikes_allowed=3))  # fmt: skip
+        await until(lambda: said(caplog), "the refusal said")
+        Busy.release.set()
+        await s.decision()
+
+    try:
+        with caplog.at_level(logging.INFO, logger="sdk.client"):
+            summary, _ = play(Busy, script)
+    finally:
+        Busy.release.set()
+    [line] = said(caplog)
+    assert summary.rejected == 1
+    assert "(timeout, strike 1 of 3): no decision within 1000 ms" in line, line
+    assert "(deal 1, bidding; the bot was not asked it); the referee played" in line, line
+    assert "Busy." not in line and "act()" not in line, line  # (the old line: "(Busy.act() ...")
