@@ -447,7 +447,7 @@ OPTION_VALUES: list[tuple[str, str, object, dict[str, object]]] = [
     ("classic", "barrel_deals", 5, {}),
     ("classic", "barrel_penalty", 0, {}),
     ("classic", "barrel_penalty", 200, {}),
-    ("classic", "throw_in_bonus", 0, {}),
+    ("classic", "throw_in_bonus", 0, {"first_hand_commits": False, "all_pass": "last_hand"}),
     ("1001", "throw_in_bonus", 70, {}),
     ("1001-4p", "nines_talon_value", 0, {}),
     ("1001-4p", "nines_talon_value", 150, {}),
