@@ -33,6 +33,7 @@ from engine.rules import Ruleset, RulesetError
 from engine.view import HiddenGive, PlayerView
 
 __all__ = [
+    "AHEAD_MOST",
     "HELLO_BYTE_LIMITED",
     "HELLO_LIMITS",
     "HELLO_MAX_BYTES",
@@ -75,6 +76,11 @@ PROTOCOL_VERSION = 1
 #: Trailing metadata key of a stream refused for a while (``RESOURCE_EXHAUSTED``: its bot
 #: opened too many streams): the milliseconds to wait before the next one is let in.
 RETRY_AFTER_MS = "retry-after-ms"
+
+#: The most actions chosen ahead that the referee plays from one ``Decision.ahead`` (the
+#: rest are ignored) and that the SDK sends: a seat's longest run of decisions in a row
+#: that it can foresee is the declarer's second give, contract and lead.
+AHEAD_MOST = 3
 
 
 #: What one ``Hello`` may hold (docs/protocol.md#the-stream): its repeated fields' entries,
