@@ -182,9 +182,14 @@ def own_next_view(view: PlayerView, action: Action) -> PlayerView | None:
     this view is the one it would send.
     """
     seat = view.seat
-    if view.to_act != seat or action not in view.legal_actions:
-        return None
     phase = view.phase
+    # (the cheap refusals first: the SDK asks after every decision of a quick bot)
+    if view.to_act != seat or phase is Phase.BIDDING:
+        return None
+    if phase is Phase.PLAYING and len(view.trick) != 2:
+        return None
+    if action not in view.legal_actions:
+        return None
     r = view.ruleset
     if phase is Phase.PASSING:
         if type(action) is not Give:

@@ -387,7 +387,7 @@ def _with_ratios(r: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
             out[f"baseline_{k}"] = base[k]
     for k in ("referee_cpu", "bots_cpu", "referee_cpu_us_per_decision",
               "bots_cpu_us_per_decision", "actions_per_deal", "decisions_per_deal",
-              "messages_per_write", "decisions_per_bot_message",
+              "messages_per_write", "decisions_per_bot_message", "decisions_ahead",
               "matches_completed", "incidents", "peak_rss_mb"):  # fmt: skip
         if k in r:
             out[k] = r[k]
