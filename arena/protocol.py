@@ -87,7 +87,7 @@ AHEAD_MOST = 3
 #: and the characters of each string (the bytes, for :data:`HELLO_BYTE_LIMITED`). A Hello
 #: over them is refused (INVALID_ARGUMENT) before any entry is read: a MiB of 340,000
 #: one-letter features or running ids cost the referee's loop 50-150 ms to go through, as
-#: often as a token may reconnect (30 times in 10 s). The SDK sends three features, and names
+#: often as a token may reconnect (30 times in 10 s). The SDK sends four features, and names
 #: in ``running`` the matches it holds (a tournament's ``concurrency`` at most, 256) and up
 #: to 256 it played without its bot; ids are at most 256 bytes (an arena's are ASCII and
 #: under 100 characters), as the SDK takes them.
