@@ -265,7 +265,7 @@ class _Outbox:
         self.held = False
         self.batch = False
         #: The arena's Welcome lists "ahead": a quick bot's answer may carry its next
-        #: decision, chosen ahead (``Decision.ahead``; ``BotRunner._choose_ahead``).
+        #: decisions, chosen ahead (``Decision.ahead``; ``BotRunner._choose_ahead``).
         self.ahead = False
 
     def put_nowait(self, msg: pb.BotMessage | None) -> None:
@@ -1248,7 +1248,7 @@ class BotRunner:
                     # "results_once": a request's view leaves out the deal results of its
                     # match sent before; "deal_once": the bids and completed tricks of its
                     # deal (view_from_pb takes them from the match's last view); "ahead": a
-                    # quick bot's answer may carry its next decision (_choose_ahead).
+                    # quick bot's answer may carry its next decisions (_choose_ahead).
                     features=["batch", "results_once", "deal_once", "ahead"],
                     matches=self._matches_to_start(),
                     # Within the protocol's limit (a Hello over it is refused): the matches

@@ -168,7 +168,8 @@ class Pending:
     #: is sent (``SeatState.deal_sent``).
     seen: PlayerView | None = None
     #: The answer's ``Decision.ahead``, from a bot whose stream agreed "ahead" and whose
-    #: answer did not say ``failed``: its next decision, chosen ahead (``MatchRunner._ahead``).
+    #: answer did not say ``failed`` (the first ``AHEAD_MOST``): its next decisions, chosen
+    #: ahead (``MatchRunner._ahead``).
     ahead: tuple[pb.Action, ...] = ()
 
     def catch_up(self, now: float | None = None) -> None:
