@@ -1,0 +1,201 @@
+"""Review round 53: a coverage-guided mutation review of the modules the earlier rounds
+reached least (the referee's match loop, sessions and tokenless limits, the lobby; the
+SDK's client; the engine's scoring). Each test names the mutant it kills (its id and the
+edit in its docstring); matches are played in process (``seat_bots``: no network, bots
+answering on the next turn of the loop), no timed assertions.
+
+The report of the round lists the coverage before and after and every mutant's fate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.referee import Referee, RefereeConfig
+from arena.referee import match as match_module
+from arena.referee.sessions import RateMeter
+from engine import PRESETS
+from tests.arena.test_mutation_review_referee import first_legal, seat_bots
+
+ONE_DEAL = dataclasses.replace(PRESETS["classic"], max_deals=1)
+
+
+class _Clock:
+    """A loop stand-in whose ``time()`` the test sets (``RateMeter`` reads only that)."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def time(self) -> float:
+        return self.now
+
+
+# ------------------------------------------------------------------ the match's own fault
+
+
+def test_a_match_that_fails_mid_deal_tells_its_bots_and_frees_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """M1 (``run``'s ``except Exception`` without ``self._interrupted()``) and M2 (its
+    ``finally`` not popping the seats): a match that fails mid-deal (a bug; here the
+    engine raising at the tenth action) must still tell each bot that it ended, as
+    interrupted (a bot keeps a match, and its instance of the bot, until it hears that),
+    write that to its record file, and leave its bots idle for the next match, which
+    plays to its end."""
+    calls = [0]
+    after = match_module.MatchRunner._after
+
+    def failing(self: Any, *args: Any) -> None:
+        calls[0] += 1
+        if self.match_id == "m1" and calls[0] == 10:
+            raise RuntimeError("a bug in the middle of the deal")
+        after(self, *args)
+
+    monkeypatch.setattr(match_module.MatchRunner, "_after", failing)
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any], list[bool]]:
+        ref = Referee(RefereeConfig(decision_ms=60_000, time_bank_ms=0, record_dir=tmp_path))
+        streams = seat_bots(ref, ("a", "b", "c"), first_legal)
+        with pytest.raises(RuntimeError, match="a bug in the middle"):
+            await ref.run_match("m1", ONE_DEAL, 5, ["a", "b", "c"])
+        free = [ref.session(n).idle.is_set() and not ref.session(n).seats for n in "abc"]
+        ends = {
+            n: [m.match_ended for m in s.log if m.HasField("match_ended")]
+            for n, s in streams.items()
+        }
+        rec = await ref.run_match("m2", ONE_DEAL, 6, ["c", "a", "b"])
+        return ends, rec, free
+
+    ends, rec, free = asyncio.run(main())
+    assert free == [True, True, True]
+    for n in "abc":
+        (end,) = ends[n]
+        assert end.match_id == "m1" and end.result.reason == "interrupted"
+        assert not end.HasField("view")  # (interrupted: no final view)
+    lines = [json.loads(x) for x in (tmp_path / "m1.jsonl").read_text().splitlines()]
+    assert lines[-1]["type"] == "interrupted" and lines[-1]["record"]["interrupted"] is True
+    assert rec["result"]["deals"] == 1 and rec["match_id"] == "m2"
+
+
+# ------------------------------------------------------------------ the rate meter
+
+
+def test_a_rate_meter_over_its_limit_says_when_one_more_fits() -> None:
+    """S1 (``full``: the loop's ``total < self._limit`` made ``<=``), S2 (the loop returning
+    after the first event whatever it weighed):
+    ``RateMeter.full`` of a window holding more than the limit (``over`` counts every
+    event, refused or not) is the time until enough of the oldest have left for one more
+    to fit, not until the oldest alone has; 0 once they have."""
+    clock = _Clock()
+    loop: Any = clock
+    meter = RateMeter(3, 10.0)
+    for at in (100.0, 101.0, 102.0, 103.0, 104.0):  # five in a window of three
+        clock.now = at
+        meter.add(loop)
+    clock.now = 105.0
+    # One more fits when the window holds 2: the oldest three gone (102 leaves at 112).
+    assert meter.full(loop) == pytest.approx(7.0)
+    assert meter.over(loop) is True
+    clock.now = 112.0  # 100 and 101 gone; 103 leaves at 113
+    assert meter.full(loop) == pytest.approx(1.0)
+    clock.now = 113.5  # 100, 101, 102 and 103 gone: 104 and 105 left
+    assert meter.full(loop) == 0.0
+    heavy = RateMeter(4, 10.0)
+    clock.now = 0.0
+    heavy.add(loop, 3)
+    clock.now = 1.0
+    heavy.add(loop, 3)
+    clock.now = 2.0
+    assert heavy.full(loop) == pytest.approx(8.0)  # the 3 of t=0 leave at 10: 3 < 4
+
+
+def test_a_rate_meter_below_its_limit_is_not_full() -> None:
+    """S4 (``full``'s ``total < self._limit`` made ``<=`` before the loop): a window one
+    short of the limit lets one more in at once."""
+    clock = _Clock()
+    loop: Any = clock
+    meter = RateMeter(2, 10.0)
+    meter.add(loop)
+    assert meter.full(loop) == 0.0
+    meter.add(loop)
+    assert meter.full(loop) == pytest.approx(10.0)
+
+
+# ------------------------------------------------------------------ tokenless requests
+
+
+class _Refused(Exception):
+    pass
+
+
+class _Caller:
+    """A tokenless call's context from ``address``: ``abort`` raises as grpc.aio's does."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+
+    def peer(self) -> str:
+        return f"ipv4:{self.address}:5000"
+
+    async def abort(self, code: Any, details: str, trailing_metadata: Any = ()) -> None:
+        raise _Refused(f"{code.name}: {details}")
+
+
+def test_the_tokenless_counts_stay_bounded_and_a_refused_address_stays_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """V1 (defect, fixed): with the table of addresses full (``_MAX_ADDRESSES`` counted at
+    once), the next new address made it forget every count not over, and, if none was,
+    all: an address refused for asking too often was let in again, its count wiped,
+    whenever that many others asked within the window. Now the windows over go first,
+    then those within the limit; a refused one is kept to its window's end. Also V2
+    (``window is None and`` dropped: a known address's new window pruned the table), V3
+    (the first prune keeping the windows over, ``<`` made ``>=``) and V4 (the table let
+    grow past its bound, ``>=`` made ``>``)."""
+    from arena.referee import server as server_mod
+
+    monkeypatch.setattr(server_mod, "_MAX_ADDRESSES", 4)
+    monkeypatch.setattr(server_mod, "TOKENLESS_LIMIT", 2)
+    monkeypatch.setattr(server_mod, "TOKENLESS_WINDOW_S", 1000.0)  # (none ends by itself)
+
+    async def main() -> tuple[list[str], list[int]]:
+        calls = server_mod._OpenCalls(asyncio.Event())
+        said: list[str] = []
+        sizes: list[int] = []
+
+        async def ask(address: str) -> None:
+            try:
+                await calls.request(_Caller(address))
+                said.append(f"{address} ok")
+            except _Refused as e:
+                said.append(f"{address} refused: {e}")
+            sizes.append(len(calls.recent))
+
+        for a in ("10.0.0.1",) * 3 + ("10.0.0.2", "10.0.0.3", "10.0.0.4"):
+            await ask(a)
+        await ask("10.0.0.5")  # the table is full: 2, 3 and 4 (within the limit) forgotten
+        await ask("10.0.0.1")  # still refused
+        await ask("10.0.0.5")
+        await ask("10.0.0.6")
+        await ask("10.0.0.7")  # the table is full again
+        calls.recent["10.0.0.1"][0] -= 2000.0  # its window is over
+        await ask("10.0.0.8")  # 1 (over) goes; 5 (at its limit), 6 and 7 are kept
+        await ask("10.0.0.5")  # refused: its count was kept
+        await ask("10.0.0.6")  # its second
+        await ask("10.0.0.1")  # a new window
+        return said, sizes
+
+    said, sizes = asyncio.run(main())
+    assert [s.split(":")[0] for s in said] == [
+        "10.0.0.1 ok", "10.0.0.1 ok", "10.0.0.1 refused", "10.0.0.2 ok", "10.0.0.3 ok",
+        "10.0.0.4 ok", "10.0.0.5 ok", "10.0.0.1 refused", "10.0.0.5 ok", "10.0.0.6 ok",
+        "10.0.0.7 ok", "10.0.0.8 ok", "10.0.0.5 refused", "10.0.0.6 ok", "10.0.0.1 ok",
+    ]  # fmt: skip
+    assert "more than 2 requests without a token" in said[2] and "from ipv4:10.0.0.1" in said[2]
+    assert max(sizes) == 4 and sizes[6] == 2 and sizes[11] == 4  # (1, 5; then 5 to 8)
