@@ -10,6 +10,7 @@ The report of the round lists the coverage before and after and every mutant's f
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 from pathlib import Path
@@ -199,3 +200,38 @@ def test_the_tokenless_counts_stay_bounded_and_a_refused_address_stays_refused(
     ]  # fmt: skip
     assert "more than 2 requests without a token" in said[2] and "from ipv4:10.0.0.1" in said[2]
     assert max(sizes) == 4 and sizes[6] == 2 and sizes[11] == 4  # (1, 5; then 5 to 8)
+
+
+# ------------------------------------------------------------------ a bot away
+
+
+def test_a_bot_away_from_a_match_that_ended_meanwhile_is_not_taken_for_gone() -> None:
+    """S21 (``_grace_over`` without its ``seat is None`` case): a bot away from a match
+    that ended (here, was interrupted) before its grace ran out has no seat left to
+    forfeit, and is not taken for gone: the next match that starts without it waits its
+    grace for it ("not connected at the start; 0.05 s to reconnect") rather than forfeit
+    its seat at once, as docs/referee.md has it (taken for gone when its grace runs out
+    while it is away, the forfeit naming the match it stayed away from)."""
+
+    async def main() -> tuple[str | None, list[str]]:
+        ref = Referee(RefereeConfig(decision_ms=60_000, time_bank_ms=0, reconnect_grace_s=0.05))
+        streams = seat_bots(ref, ("a", "b", "c"), first_legal)
+        task = asyncio.ensure_future(ref.run_match("m1", ONE_DEAL, 5, ["a", "b", "c"]))
+        for _ in range(3):
+            await asyncio.sleep(0)
+        assert "m1" in ref.session("c").seats
+        ref.session("c").detach(streams["c"], 0.05)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await asyncio.sleep(0.2)  # (a timer after the grace's: it runs first)
+        gone = ref.session("c").gone
+        rec = await ref.run_match("m2", ONE_DEAL, 6, ["a", "b", "c"])
+        return gone, [i["detail"] for i in rec["incidents"] if i["seat"] == 2][:2]
+
+    gone, details = asyncio.run(main())
+    assert gone is None
+    assert details == [
+        "not connected at the start; 0.05 s to reconnect",
+        "disconnected for more than 0.05 s",
+    ]
