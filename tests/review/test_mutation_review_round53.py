@@ -235,3 +235,29 @@ def test_a_bot_away_from_a_match_that_ended_meanwhile_is_not_taken_for_gone() ->
         "not connected at the start; 0.05 s to reconnect",
         "disconnected for more than 0.05 s",
     ]
+
+
+# ------------------------------------------------------------------ the engine's result
+
+
+def test_the_winner_at_a_deal_cap_pays_nobody_and_each_loser_owes_his_shortfall() -> None:
+    """E23 (``_finish``'s shortfalls without the winner's 0): a match ended by its
+    ``max_deals`` cap with a single leader below the target names him the winner and
+    gives him no shortfall (RULES.md: the result states each loser's shortfall to the
+    target, what he pays the winner); each other seat owes ``target - score``."""
+    from engine import Game, fallback_action
+
+    for seed in range(20):
+        game = Game.new(ONE_DEAL, seed, ["a", "b", "c"], scores=[500, 300, 100])
+        while not game.is_over:
+            game.apply_trusted(fallback_action(game.legal_actions()))
+        result = game.result
+        assert result is not None and result.reason == "max_deals"
+        if result.winner is None:
+            continue
+        w = result.winner
+        assert result.places[w] == 1 and result.scores[w] < 1000
+        assert result.shortfalls[w] == 0
+        assert all(result.shortfalls[s] == 1000 - result.scores[s] for s in range(3) if s != w)
+        return
+    raise AssertionError("no seed of 20 gave a single leader")
