@@ -261,3 +261,19 @@ def test_the_winner_at_a_deal_cap_pays_nobody_and_each_loser_owes_his_shortfall(
         assert all(result.shortfalls[s] == 1000 - result.scores[s] for s in range(3) if s != w)
         return
     raise AssertionError("no seed of 20 gave a single leader")
+
+
+def test_reaching_exactly_880_puts_a_player_on_the_barrel() -> None:
+    """E8 (``_score``'s ``max(new) >= r.barrel_at`` made ``>``): a player whose score
+    reaches exactly 880, nobody on the barrel yet, sits on it for 3 deals (RULES.md: "880
+    or more"); he was left at 880 off the barrel, his defender takes scored on. Seed 0,
+    seat 0 at 828, the fallback playing: seat 0 takes exactly 52 as a defender."""
+    from engine import Game, fallback_action
+
+    rules = dataclasses.replace(PRESETS["classic"], max_deals=2)
+    game = Game.new(rules, 0, ["a", "b", "c"], scores=[828, 0, 0])
+    while game.deal_number == 0:
+        game.apply_trusted(fallback_action(game.legal_actions()))
+    (deal,) = game.deal_results
+    assert deal.deltas == (52, -100, 32) and deal.scores == (880, -100, 32)
+    assert deal.barrel == (3, 0, 0) and deal.events == ("seat 0 gets on the barrel",)
