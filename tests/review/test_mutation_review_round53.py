@@ -158,7 +158,8 @@ def test_the_tokenless_counts_stay_bounded_and_a_refused_address_stays_refused(
     then those within the limit; a refused one is kept to its window's end. Also V2
     (``window is None and`` dropped: a known address's new window pruned the table), V3
     (the first prune keeping the windows over, ``<`` made ``>=``) and V4 (the table let
-    grow past its bound, ``>=`` made ``>``)."""
+    grow past its bound, ``>=`` made ``>``), V6 (a known address's window never renewed:
+    refused for good once over its limit)."""
     from arena.referee import server as server_mod
 
     monkeypatch.setattr(server_mod, "_MAX_ADDRESSES", 4)
@@ -190,13 +191,15 @@ def test_the_tokenless_counts_stay_bounded_and_a_refused_address_stays_refused(
         await ask("10.0.0.5")  # refused: its count was kept
         await ask("10.0.0.6")  # its second
         await ask("10.0.0.1")  # a new window
+        calls.recent["10.0.0.5"][0] -= 2000.0  # its window is over: it asks again
+        await ask("10.0.0.5")
         return said, sizes
 
     said, sizes = asyncio.run(main())
     assert [s.split(":")[0] for s in said] == [
         "10.0.0.1 ok", "10.0.0.1 ok", "10.0.0.1 refused", "10.0.0.2 ok", "10.0.0.3 ok",
         "10.0.0.4 ok", "10.0.0.5 ok", "10.0.0.1 refused", "10.0.0.5 ok", "10.0.0.6 ok",
-        "10.0.0.7 ok", "10.0.0.8 ok", "10.0.0.5 refused", "10.0.0.6 ok", "10.0.0.1 ok",
+        "10.0.0.7 ok", "10.0.0.8 ok", "10.0.0.5 refused", "10.0.0.6 ok", "10.0.0.1 ok", "10.0.0.5 ok",
     ]  # fmt: skip
     assert "more than 2 requests without a token" in said[2] and "from ipv4:10.0.0.1" in said[2]
     assert max(sizes) == 4 and sizes[6] == 2 and sizes[11] == 4  # (1, 5; then 5 to 8)
