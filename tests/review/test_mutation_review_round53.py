@@ -199,7 +199,8 @@ def test_the_tokenless_counts_stay_bounded_and_a_refused_address_stays_refused(
     assert [s.split(":")[0] for s in said] == [
         "10.0.0.1 ok", "10.0.0.1 ok", "10.0.0.1 refused", "10.0.0.2 ok", "10.0.0.3 ok",
         "10.0.0.4 ok", "10.0.0.5 ok", "10.0.0.1 refused", "10.0.0.5 ok", "10.0.0.6 ok",
-        "10.0.0.7 ok", "10.0.0.8 ok", "10.0.0.5 refused", "10.0.0.6 ok", "10.0.0.1 ok", "10.0.0.5 ok",
+        "10.0.0.7 ok", "10.0.0.8 ok", "10.0.0.5 refused", "10.0.0.6 ok", "10.0.0.1 ok",
+        "10.0.0.5 ok",
     ]  # fmt: skip
     assert "more than 2 requests without a token" in said[2] and "from ipv4:10.0.0.1" in said[2]
     assert max(sizes) == 4 and sizes[6] == 2 and sizes[11] == 4  # (1, 5; then 5 to 8)
