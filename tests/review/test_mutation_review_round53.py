@@ -281,3 +281,14 @@ def test_reaching_exactly_880_puts_a_player_on_the_barrel() -> None:
     (deal,) = game.deal_results
     assert deal.deltas == (52, -100, 32) and deal.scores == (880, -100, 32)
     assert deal.barrel == (3, 0, 0) and deal.events == ("seat 0 gets on the barrel",)
+
+
+def test_a_record_without_forfeits_has_no_rules_result() -> None:
+    """M31 (``_final_record``'s ``self.forfeits and`` dropped): a match nobody forfeited
+    has one result, the rules'; ``rules_result`` is written only when a seat forfeited
+    (docs/record-format.md), and every record of a clean match carried it."""
+    from tests.arena.test_mutation_review_referee import play
+
+    rec, _ = play()
+    assert rec["forfeits"] == [] and "rules_result" not in rec
+    assert rec["result"]["deals"] == 1 and sorted(rec["result"]["places"])[0] == 1
