@@ -33,6 +33,7 @@ from engine.rules import Ruleset, RulesetError
 from engine.view import HiddenGive, PlayerView
 
 __all__ = [
+    "AHEAD_MOST",
     "HELLO_BYTE_LIMITED",
     "HELLO_LIMITS",
     "HELLO_MAX_BYTES",
@@ -76,12 +77,17 @@ PROTOCOL_VERSION = 1
 #: opened too many streams): the milliseconds to wait before the next one is let in.
 RETRY_AFTER_MS = "retry-after-ms"
 
+#: The most actions chosen ahead that the referee plays from one ``Decision.ahead`` (the
+#: rest are ignored) and that the SDK sends: a seat's longest run of decisions in a row
+#: that it can foresee is the declarer's second give, contract and lead.
+AHEAD_MOST = 3
+
 
 #: What one ``Hello`` may hold (docs/protocol.md#the-stream): its repeated fields' entries,
 #: and the characters of each string (the bytes, for :data:`HELLO_BYTE_LIMITED`). A Hello
 #: over them is refused (INVALID_ARGUMENT) before any entry is read: a MiB of 340,000
 #: one-letter features or running ids cost the referee's loop 50-150 ms to go through, as
-#: often as a token may reconnect (30 times in 10 s). The SDK sends three features, and names
+#: often as a token may reconnect (30 times in 10 s). The SDK sends four features, and names
 #: in ``running`` the matches it holds (a tournament's ``concurrency`` at most, 256) and up
 #: to 256 it played without its bot; ids are at most 256 bytes (an arena's are ASCII and
 #: under 100 characters), as the SDK takes them.

@@ -67,7 +67,7 @@ from engine.game import (
 )
 from engine.record import RECORD_FORMAT, ReplayError, record, replay
 from engine.rules import PRESETS, Ruleset, RulesetError, load_ruleset
-from engine.view import HiddenGive, PlayerView, observe, public_action
+from engine.view import HiddenGive, PlayerView, observe, own_next_view, public_action
 
 __all__ = [
     "ACE_MARRIAGE_VALUE",
@@ -120,6 +120,7 @@ __all__ = [
     "load_ruleset",
     "mask_of",
     "observe",
+    "own_next_view",
     "parse_action",
     "parse_card",
     "parse_cards",

@@ -14,14 +14,22 @@ the seat to act. The referee serializes exactly this; bots receive exactly this.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from engine.actions import Action, Give
-from engine.cards import Card, Suit
-from engine.game import DealResult, Game, Phase, Trick
+from engine.actions import Action, Contract, Give, Play
+from engine.cards import Card, Suit, mask_of
+from engine.game import CONTRACT_STEP, DealResult, Game, Phase, Trick, cap_of, trick_winner
 from engine.rules import Ruleset
+from engine.tables import ACES, GIVE_SUIT, SUIT_PLAYS, THROW_IN, contract_actions
 
-__all__ = ["HiddenGive", "PlayerView", "observe", "public_action", "visible_talon"]
+__all__ = [
+    "HiddenGive",
+    "PlayerView",
+    "observe",
+    "own_next_view",
+    "public_action",
+    "visible_talon",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,3 +160,117 @@ def public_action(action: Action, actor: int, observer: int) -> Action | HiddenG
     if isinstance(action, Give) and observer != actor and observer != action.to:
         return HiddenGive(action.to)
     return action
+
+
+def own_next_view(view: PlayerView, action: Action) -> PlayerView | None:
+    """The view seat ``view.seat`` gets at its next decision when that decision comes right
+    after its own ``action`` (one of ``view.legal_actions``) with nothing it cannot know
+    in between; ``None`` otherwise.
+
+    Three such cases: the declarer's first give (its second give follows), its second give
+    (its contract follows) and its contract (its lead follows); and a card that completes a
+    trick this seat wins, not the deal's last (its lead follows). Each time it returns
+    exactly ``observe(game, seat)`` of the game after ``action`` (the property tests of
+    tests/engine check it against the engine over random rulesets), and only when that
+    decision has more than one legal action (a forced one is played without asking).
+    ``None`` after a bid or a pass (the auction's end shows the declarer the talon), a
+    concession, a throw-in or a deal's last card (a new deal), a lead or a card another
+    seat follows, and any action not among ``view.legal_actions``.
+
+    The "ahead" protocol feature (docs/protocol.md) rests on it: a bot answers its next
+    decision on this view, and the referee plays that answer without a round trip when
+    this view is the one it would send.
+    """
+    seat = view.seat
+    phase = view.phase
+    # (the cheap refusals first: the SDK asks after every decision of a quick bot)
+    if view.to_act != seat or phase is Phase.BIDDING:
+        return None
+    if phase is Phase.PLAYING and len(view.trick) != 2:
+        return None
+    if action not in view.legal_actions:
+        return None
+    r = view.ruleset
+    if phase is Phase.PASSING:
+        if type(action) is not Give:
+            return None  # a throw-in: the deal ends
+        card = action.card
+        hand = tuple(c for c in view.hand if c != card)
+        mask = mask_of(hand)
+        gives = (*view.gives, (action.to, card))
+        last_hand = THROW_IN in view.legal_actions
+        legal: tuple[Action, ...]
+        if len(gives) < 2:
+            given = 0
+            for to, _ in gives:
+                given |= 1 << to
+            targets = 0
+            for s in view.active_seats:
+                if s != seat and not given >> s & 1:
+                    targets |= 1 << s
+            gs = GIVE_SUIT[targets]
+            legal = gs[0][mask & 63] + gs[1][mask >> 6 & 63] + gs[2][mask >> 12 & 63]
+            legal += gs[3][mask >> 18 & 63]
+            if last_hand:
+                legal += (THROW_IN,)
+            next_phase = Phase.PASSING
+        else:
+            bid = view.bid
+            if bid is None:
+                return None
+            legal = contract_actions(bid, max(bid, cap_of(mask, r)), CONTRACT_STEP,
+                                     r.concede != "off" and not last_hand, last_hand)  # fmt: skip
+            next_phase = Phase.CONTRACT
+        if len(legal) < 2:
+            return None
+        return replace(view, phase=next_phase, hand=hand, gives=gives, legal_actions=legal)
+    if phase is Phase.CONTRACT:
+        if type(action) is not Contract:
+            return None  # a concession or a throw-in: the deal ends
+        # The declarer leads the first trick; nobody has taken a trick yet.
+        mask = mask_of(view.hand)
+        legal = _lead(mask, 64 if not r.marriage_needs_trick else 0)
+        if len(legal) < 2:
+            return None
+        return replace(view, phase=Phase.PLAYING, contract=action.amount, legal_actions=legal)
+    if phase is not Phase.PLAYING or type(action) is not Play or len(view.trick) != 2:
+        return None
+    if len(view.tricks) >= 7:
+        return None  # the deal's last card: it is scored, and a new one dealt
+    cards = (*view.trick, (seat, action.card))
+    trump = view.trump
+    best = trick_winner([c for _, c in cards], trump)
+    if cards[best][0] != seat:
+        return None  # another seat leads next
+    done = Trick(cards[0][0], cards, seat)
+    tricks = (*view.tricks, done)
+    hand = tuple(c for c in view.hand if c != action.card)
+    mask = mask_of(hand)
+    flags = 64
+    if r.ace_marriage and mask & ACES == ACES:
+        # The ace marriage needs a trick this seat took with a card other than an ace.
+        for t in tricks:
+            if t.winner == seat and _winning_card(t).rank != 5:
+                flags |= 128
+                break
+    legal = _lead(mask, flags)
+    if len(legal) < 2:
+        return None
+    return replace(view, hand=hand, trick=(), tricks=tricks, legal_actions=legal)
+
+
+def _lead(mask: int, flags: int) -> tuple[Action, ...]:
+    """A lead's legal plays from the hand ``mask``, as ``Game.legal_actions`` makes them
+    (``flags``: 64 a marriage may be declared, 128 the ace marriage)."""
+    sp = SUIT_PLAYS
+    return (
+        sp[0][(mask & 63) | flags]
+        + sp[1][(mask >> 6 & 63) | flags]
+        + sp[2][(mask >> 12 & 63) | flags]
+        + sp[3][(mask >> 18 & 63) | flags]
+    )
+
+
+def _winning_card(trick: Trick) -> Card:
+    """The card that took ``trick`` (its winner's)."""
+    return next(c for s, c in trick.cards if s == trick.winner)

@@ -8,7 +8,8 @@ when one ends). The ruleset is the default tournament's: classic, capped at 12 d
 Measured in a window after a warm-up (matches cross its edges; only decisions inside count):
 
 - ``decisions_per_s``: decisions asked of bots and answered (forced moves are played by the
-  referee without a round trip and are not counted);
+  referee without a round trip and are not counted), those a bot answered ahead
+  (``decisions_ahead``: the "ahead" feature, docs/protocol.md, no round trip) included;
 - ``deals_per_s``: deals scored inside the window per second;
 - ``p50_ms`` / ``p99_ms``: decision latency as the referee sees it, from queueing the
   ``DecisionRequest`` for the bot (``BotSession.send``) to handling its ``Decision``
@@ -155,6 +156,20 @@ async def _referee(
             window["actions"] += 1
         add_action_event(self, item)
 
+    # Decisions played from an answer given ahead ("ahead": no request, no round trip) are
+    # decisions of the bots all the same.
+    from arena.referee.match import MatchRunner
+
+    ahead = {"played": 0}
+    play_ahead = MatchRunner._ahead
+
+    def counted_ahead(self: MatchRunner, *args: Any) -> Any:
+        played = play_ahead(self, *args)
+        if counting and played is not None:
+            ahead["played"] += 1
+        return played
+
+    MatchRunner._ahead = counted_ahead  # type: ignore[method-assign,assignment]
     on_message = Referee.on_message
     Referee.on_message = counted_on_message  # type: ignore[method-assign]
     BotSession.send = timed_send  # type: ignore[method-assign]
@@ -187,7 +202,7 @@ async def _referee(
     counting = False
     elapsed, cpu = clock() - t0, time.process_time() - c0
     print("END", flush=True)
-    decided = len(latencies)
+    decided = len(latencies) + ahead["played"]
     # Memory: play on (uncounted) until enough matches ended, so that every stage of a match
     # has been held at once; bounded by _MIN_MATCHES_TIMEOUT_S.
     give_up = clock() + _MIN_MATCHES_TIMEOUT_S
@@ -200,6 +215,7 @@ async def _referee(
     figures = window_figures(
         decided=decided, seconds=elapsed, cpu=cpu, latencies=latencies, wire=wire,
         window=window, totals=totals, rss_idle_mb=rss_idle, peak_rss_mb=_peak_rss_mb(),
+        ahead=ahead["played"],
     )  # fmt: skip
     print(json.dumps(figures), flush=True)
     await server.stop(None)
@@ -216,10 +232,12 @@ def window_figures(
     totals: dict[str, int],
     rss_idle_mb: float,
     peak_rss_mb: float,
+    ahead: int = 0,
 ) -> dict[str, Any]:
     """The referee process's figures of one measuring window (see the module docs).
 
-    ``decided``: decisions answered in the window (``latencies``: theirs, in seconds);
+    ``decided``: decisions answered in the window (``latencies``: theirs, in seconds), of
+    them ``ahead`` played from an answer given ahead ("ahead": no request, no latency);
     ``seconds`` and ``cpu``: the window's wall and CPU time; ``wire``: messages queued for
     bots (``sent``), gRPC writes (``writes``) and messages from bots (``bot_messages``);
     ``window``: deals ended and actions played in it, seen by one bot; ``totals``: the
@@ -235,6 +253,7 @@ def window_figures(
     per_s = decided / seconds
     return {
         "decisions": decided,
+        "decisions_ahead": ahead,
         "seconds": seconds,
         "decisions_per_s": round(per_s, 1),
         "deals_per_s": round(per_s * deals / n_for_deals, 2) if n_for_deals else 0.0,
@@ -368,7 +387,7 @@ def _with_ratios(r: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
             out[f"baseline_{k}"] = base[k]
     for k in ("referee_cpu", "bots_cpu", "referee_cpu_us_per_decision",
               "bots_cpu_us_per_decision", "actions_per_deal", "decisions_per_deal",
-              "messages_per_write", "decisions_per_bot_message",
+              "messages_per_write", "decisions_per_bot_message", "decisions_ahead",
               "matches_completed", "incidents", "peak_rss_mb"):  # fmt: skip
         if k in r:
             out[k] = r[k]

@@ -82,18 +82,19 @@ CORE_END_SETTLE_S = 0.25
 REFUSALS_LOGGED = 20
 
 #: The protocol features this referee supports (see ``Hello.features`` in the proto).
-FEATURES = ("batch", "results_once", "deal_once")
+FEATURES = ("batch", "results_once", "deal_once", "ahead")
 #: The most decisions one ``DecisionBatch`` may carry.
 MAX_DECISION_BATCH = 256
 #: The bytes a decision that answers a request may take before the rest of its message
 #: counts toward the flood limit (1 per KiB), and so (times ``MAX_DECISION_BATCH``) the bytes
 #: of a message past which it counts before it is parsed. It follows from the proto: an
 #: answer holds two ids of the referee's (under 100 characters, ASCII), an action (at most
-#: 14 bytes) and, if its bot failed, the 64 characters of ``failed`` the referee keeps: at
-#: most 480 bytes with 4-byte characters, some 100 as a rule. It was 1,024 (a message
-#: counted past 256 KiB): a DecisionBatch of 131,000 empty decisions within them cost the
-#: loop 9-15 ms to parse before its count refused it, at each of a bot's 30 streams a
-#: window; within 128 KiB, a third of that (hostile round 51).
+#: 14 bytes), an action chosen ahead (16 with its tag) and, if its bot failed, the 64
+#: characters of ``failed`` the referee keeps: at most 496 bytes with 4-byte characters,
+#: some 100 as a rule. It was 1,024 (a message counted past 256 KiB): a DecisionBatch of
+#: 131,000 empty decisions within them cost the loop 9-15 ms to parse before its count
+#: refused it, at each of a bot's 30 streams a window; within 128 KiB, a third of that
+#: (hostile round 51).
 ANSWER_BYTES = 512
 #: What an answer's ``failed`` text may take besides, weighing nothing: a traceback sent
 #: there (some 3 KiB; the referee keeps 64 characters) must not make a bot that fails its
@@ -688,6 +689,7 @@ class Referee:
             stream.batch = "batch" in hello.features
             stream.results_once = "results_once" in hello.features
             stream.deal_once = "deal_once" in hello.features
+            stream.ahead = "ahead" in hello.features
             # The matches it will play count those it finishes on this stream: the seats it is
             # about to resume (a bot restarted with --matches N finishes them first), and
             # the matches it holds as running whose end comes again (they ended while it

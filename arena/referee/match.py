@@ -29,6 +29,7 @@ from typing import IO, Any
 
 from arena.deadlines import bank_left, timeout_words
 from arena.protocol import (
+    AHEAD_MOST,
     MalformedActionError,
     action_event_bytes,
     action_from_pb,
@@ -59,7 +60,7 @@ from engine import (
 )
 from engine import record as engine_record
 from engine.record import forfeit_result
-from engine.view import visible_talon
+from engine.view import own_next_view, visible_talon
 
 __all__ = ["MatchRunner", "SeatState", "clip"]
 
@@ -166,6 +167,10 @@ class Pending:
     #: a ``Pending`` by hand): what a bot that asked for "deal_once" has of the deal once it
     #: is sent (``SeatState.deal_sent``).
     seen: PlayerView | None = None
+    #: The answer's ``Decision.ahead``, from a bot whose stream agreed "ahead" and whose
+    #: answer did not say ``failed`` (the first ``AHEAD_MOST``): its next decisions, chosen
+    #: ahead (``MatchRunner._ahead``).
+    ahead: tuple[pb.Action, ...] = ()
 
     def catch_up(self, now: float | None = None) -> None:
         """Move the request's clock, limit and deadline on by the time the referee's loop
@@ -221,6 +226,11 @@ class SeatState:
     #: ``tricks_omitted``) when they are still the first of the deal's (they always are: a
     #: deal's auction and tricks only grow; checked all the same, by identity in C).
     deal_sent: tuple[Stream | None, int, tuple[Any, ...], tuple[Any, ...]] = (None, -1, (), ())
+    #: Its bot's last answer, played as its own, came with actions chosen ahead: (the view
+    #: it answered, the action played, the actions ahead). Taken by the match's next step,
+    #: which plays the first if this seat is asked right then on the view
+    #: ``own_next_view`` gives (``MatchRunner._ahead``), and keeps the rest for the next.
+    ahead: tuple[PlayerView, Action, tuple[pb.Action, ...]] | None = None
 
     def arm(self, loop: asyncio.AbstractEventLoop, deadline: float) -> None:
         """Have the timer run by ``deadline``: kept if it runs no later, else made again."""
@@ -427,6 +437,8 @@ class MatchRunner:
         game = self.game
         seats = self.seats
         ask_forced = self.ask_forced
+        # The seat whose answer just played carried an action chosen ahead ("ahead").
+        prior: SeatState | None = None
         while not game.is_over:
             if self._end_at is not None and self._loop.time() >= self._end_at:
                 self._end_after_this_deal()
@@ -439,15 +451,57 @@ class MatchRunner:
             legal = game.legal_actions()
             st = seats[seat]
             deal = game.deal_number
+            ahead = None
+            if prior is not None:
+                # Only for the very next decision, and only the same seat's.
+                if prior is st:
+                    ahead = st.ahead
+                prior.ahead = None
+                prior = None
             if st.forfeited:
                 action, by, ms = fallback_action(legal), "fallback", 0
                 game.apply_trusted(action)
             elif len(legal) == 1 and not ask_forced:
                 action, by, ms = fallback_action(legal), "forced", 0
                 game.apply_trusted(action)
+            elif ahead is not None and (played := self._ahead(st, ahead, legal)) is not None:
+                # The bot's own answer, given with an earlier one: no round trip, and no time
+                # of its own (what it took was in that request's).
+                action, by, ms = played, "bot", 0
+                if st.ahead is not None:
+                    prior = st
             else:
                 action, by, ms = await self._decide(st, legal)
+                if st.ahead is not None:
+                    prior = st
             self._after(seat, action, by, ms, deal)
+
+    def _ahead(
+        self,
+        st: SeatState,
+        ahead: tuple[PlayerView, Action, tuple[pb.Action, ...]],
+        legal: tuple[Action, ...],
+    ) -> Action | None:
+        """Play the seat's first action chosen ahead (``Decision.ahead``) and return it, if
+        the view it was chosen on (``own_next_view`` of the view answered and the action
+        played) is the one the seat would be sent now and it is legal (the rest are kept in
+        ``st.ahead`` for the next step); else ``None``: the seat is asked as usual, no
+        strike, no incident."""
+        answered, played, chosen = ahead
+        predicted = own_next_view(answered, played)
+        if predicted is None or predicted != observe(self.game, st.seat):
+            return None
+        try:
+            action = action_from_pb(chosen[0])
+        except MalformedActionError:
+            return None
+        for own in legal:
+            if own == action:
+                self.game.apply_trusted(own)
+                if len(chosen) > 1:
+                    st.ahead = (predicted, own, chosen[1:])
+                return own
+        return None
 
     async def _decide(self, st: SeatState, legal: tuple[Action, ...]) -> tuple[Action, str, int]:
         """Ask the seat's bot; apply its action or the fallback. Returns (action, by, ms)."""
@@ -544,6 +598,8 @@ class MatchRunner:
                 # message): what is applied and sent on is the one whose bytes are kept by
                 # its identity (its events, and the views' bids); the answer's missed them.
                 game.apply_trusted(own)
+                if pending.ahead and pending.seen is not None:
+                    st.ahead = (pending.seen, own, pending.ahead)
                 return own, "bot", ms
         try:
             game.apply(action, seat=st.seat)  # raises, naming the rule broken
@@ -785,6 +841,10 @@ class MatchRunner:
             # round) written out, as `arena replay` shows a record's names; and combining
             # marks past a letter's few (60 over one letter drew a tower over the page).
             p.failed = few_marks(printable(clip(decision.failed, FAILED_CHARS)))
+        elif decision.ahead:
+            stream = st.session.stream
+            if stream is not None and stream.ahead:
+                p.ahead = tuple(decision.ahead[:AHEAD_MOST])
         p.future.set_result(decision.action)
         if p.stream is not None:
             st.session.confirm(p.stream, p.position)

@@ -141,7 +141,8 @@ MAX_OPEN_CALLS_PER_ADDRESS = 100
 #: fast as it can still slows every match (a proxy in front must bound that).
 TOKENLESS_LIMIT = 200
 TOKENLESS_WINDOW_S = 2.0
-#: Addresses whose counts are kept; past this, those within their limit are forgotten.
+#: Addresses whose counts are kept; past this, those whose window is over are forgotten,
+#: then those within their limit.
 _MAX_ADDRESSES = 4096
 #: The largest request that needs no token: GetInfo's is empty, health's and reflection's
 #: name a service, a symbol or a file (tens of bytes). A larger one is refused unparsed
@@ -174,11 +175,15 @@ class _OpenCalls:
         window = self.recent.get(address)
         if window is None or now - window[0] >= TOKENLESS_WINDOW_S:
             if window is None and len(self.recent) >= _MAX_ADDRESSES:
-                self.recent = {
-                    a: w for a, w in self.recent.items() if now - w[0] < TOKENLESS_WINDOW_S
-                }
-                if len(self.recent) >= _MAX_ADDRESSES:  # that many busy at once
-                    self.recent.clear()
+                # The windows over go first, then those within the limit (their clients
+                # start new ones): an address refused stays refused to its window's end,
+                # however many others ask meanwhile (all were forgotten once).
+                live = {a: w for a, w in self.recent.items() if now - w[0] < TOKENLESS_WINDOW_S}
+                if len(live) >= _MAX_ADDRESSES:
+                    live = {a: w for a, w in live.items() if w[1] >= TOKENLESS_LIMIT}
+                    if len(live) >= _MAX_ADDRESSES:  # that many refused at once
+                        live.clear()
+                self.recent = live
             window = self.recent[address] = [now, 0.0]
         if window[1] >= TOKENLESS_LIMIT:
             wait_s = max(0.001, window[0] + TOKENLESS_WINDOW_S - now)

@@ -147,8 +147,8 @@ class Stream:
     """
 
     __slots__ = (
-        "_queue", "batch", "closed", "deal_once", "ended", "ending", "max_queued", "overflowed",
-        "peer", "queued", "results_once", "rival", "stop", "written",
+        "_queue", "ahead", "batch", "closed", "deal_once", "ended", "ending", "max_queued",
+        "overflowed", "peer", "queued", "results_once", "rival", "stop", "written",
     )  # fmt: skip
 
     def __init__(self, peer: str, batch: bool = False, max_queued: int = 0) -> None:
@@ -162,6 +162,9 @@ class Stream:
         #: Its Hello lists "deal_once": likewise the deal's bids and completed tricks of its
         #: last view of the deal (``PlayerView.bids_omitted``, ``tricks_omitted``).
         self.deal_once = False
+        #: Its Hello lists "ahead": a ``Decision.ahead`` of its is played as the proto says
+        #: (``MatchRunner._ahead``); from a bot that did not ask, ignored.
+        self.ahead = False
         self.max_queued = max_queued
         self.overflowed = False
         #: Stops the call's reading (set by its handler): the call then ends.

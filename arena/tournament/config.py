@@ -72,6 +72,7 @@ __all__ = [
     "TournamentConfig",
     "apply_overrides",
     "as_current_code",
+    "bot_code_files",
     "bundled_changed",
     "identity_changes",
     "load_config",
@@ -250,6 +251,16 @@ def _code_files(spec: str | None, command: Sequence[str], cwd: Path | None) -> l
     # tournament).
     files = [a.rpartition(":")[0] if a.rpartition(":")[0].endswith(".py") else a for a in args]
     return [base / f for f in files if "{" not in f and _holds(base / f, Path.is_file)]
+
+
+def bot_code_files(spec: BotSpec) -> list[Path]:
+    """The files whose contents make ``spec``'s code (those its ``code`` digests), as they
+    are now: none for a remote bot."""
+    if spec.kind == "sdk":
+        return _code_files(spec.bot, (), spec.cwd)
+    if spec.kind == "command":
+        return _code_files(None, spec.command, spec.cwd)
+    return []
 
 
 @dataclass(frozen=True, slots=True)

@@ -83,7 +83,9 @@ from arena.tournament.config import (
     TLSSpec,
     TournamentConfig,
     as_current_code,
+    bot_code_files,
     bundled_changed,
+    code_digest,
     identity_changes,
 )
 from arena.tournament.schedule import SCHEDULE_VERSION, ScheduledMatch, match_id, replay_seed
@@ -402,6 +404,8 @@ class _BotProcess:
         self._log_marker = 0
         #: This start's output goes nowhere (its log could not be opened again at a restart).
         self._output_dropped = False
+        #: Its code files' digests as it was first launched (:meth:`code_changed`).
+        self._code = _file_digests(spec)
 
     def give_up(self, why: str) -> None:
         """Restart it no more (``why``: what its process did): the referee plays its seats."""
@@ -468,6 +472,7 @@ class _BotProcess:
                 f"{_launch_error(self.argv[0], e, self.spec.cwd, env.get('PATH'))}"
             ) from e
         _LIVE_GROUPS.add(self.proc.pid)
+        _first_to_go(self.proc.pid)
         log.info("bot %s started (pid %d, log %s)", self.spec.name, self.proc.pid, self.log_path)
 
     def note(self, text: str) -> None:
@@ -520,6 +525,13 @@ class _BotProcess:
     @property
     def exited(self) -> bool:
         return self.proc is not None and self.proc.returncode is not None
+
+    def code_changed(self) -> list[Path]:
+        """The files of its code (those the tournament's id digests) edited, removed or
+        added since it was first launched: started again, it would play this tournament's
+        matches with other code than the tournament's."""
+        now = _file_digests(self.spec)
+        return sorted(f for f in self._code.keys() | now.keys() if self._code.get(f) != now.get(f))
 
     def tail(self, lines: int = 8) -> str:
         """The last ``lines`` lines this start of the bot wrote (not an earlier run's), from
@@ -575,6 +587,26 @@ class _BotProcess:
             with contextlib.suppress(OSError):
                 self._fh.close()
             self._fh = None
+
+
+#: A bot's ``oom_score_adj`` (Linux, -1000 to 1000): the most the kernel's out-of-memory
+#: killer can favour a process by.
+BOT_OOM_SCORE_ADJ = 1000
+
+
+def _first_to_go(pid: int) -> None:
+    """Make the bot process ``pid`` (what it starts from now on inherits it) the first that
+    the kernel's out-of-memory killer picks, before the arena, whose process holds the
+    referee, every match under way and the results to store. Without it a bot allocating
+    in many processes of some 30 MB each got the arena killed (the largest process then).
+    Nothing where there is no such file (not Linux)."""
+    with contextlib.suppress(OSError), open(f"/proc/{pid}/oom_score_adj", "w") as fh:
+        fh.write(str(BOT_OOM_SCORE_ADJ))
+
+
+def _file_digests(spec: BotSpec) -> dict[Path, str | None]:
+    """Each of ``spec``'s code files -> the digest of its contents now (None: unreadable)."""
+    return {f: code_digest([f]) for f in bot_code_files(spec)}
 
 
 #: A line of a bot's tail on the arena's screen is cut to its first and last characters.
@@ -1825,6 +1857,20 @@ async def _restart(
     whether the tournament's matches have begun (before, the caller stops the start, and
     the log says nothing of seats played to the end). (One whose log cannot be opened
     again is started with its output dropped: see :meth:`_BotProcess.start`.)"""
+    changed = p.code_changed()
+    if changed:
+        # Its id names the code the tournament began with: the changed code would play the
+        # rest of its matches under it, two versions' results rated as one bot's.
+        files = ", ".join(str(f) for f in changed)
+        why = f"exited with code {code}, and its code changed since the run began ({files})"
+        p.give_up(why)
+        log.error("bot %s %s: not restarted, so that no match of this tournament is played "
+                  "by other code than the one it was started with; %s. Log tail:\n%s",
+                  p.spec.name, why, "the referee plays its seats to the end (strikes, then "
+                  "forfeits)" if begun else "the tournament stops", p.tail(5))  # fmt: skip
+        p.note(f"{why}: not restarted")
+        await p.stop()  # what it started goes with it
+        return f"its code changed since the run began ({files})"
     p.restarts += 1
     log.warning("bot %s exited with code %s; restarting it (%d/%d). Log tail:\n%s",
                 p.spec.name, code, p.restarts, max_restarts, p.tail(5))  # fmt: skip

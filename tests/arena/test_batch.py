@@ -142,7 +142,7 @@ async def _talk(
         hello = pb.Hello(bot_name="b", protocol_version=1, features=["batch", "unknown"])
         await call.write(pb.BotMessage(hello=hello))
         welcome = await call.read()
-        assert list(welcome.welcome.features) == ["batch", "results_once", "deal_once"]
+        assert list(welcome.welcome.features) == ["batch", "results_once", "deal_once", "ahead"]
         try:
             for m in messages:
                 await call.write(m)

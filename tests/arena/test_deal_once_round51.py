@@ -206,6 +206,9 @@ def _play_over_grpc(monkeypatch: pytest.MonkeyPatch, referee_knows: bool) -> lis
         return real(view, out, results, *more)
 
     monkeypatch.setattr(match_mod, "view_to_pb", recording)
+    # A referee without "ahead" (round 53): every view a bot gets is then a request's (with
+    # it, also the views the SDK foresees: tests/sdk/test_ahead_round53.py checks those).
+    monkeypatch.setattr(core_mod, "FEATURES", tuple(f for f in core_mod.FEATURES if f != "ahead"))
     if not referee_knows:
         real_hello = core_mod._await_hello
 

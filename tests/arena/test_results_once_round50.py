@@ -18,6 +18,7 @@ import pytest
 from arena.bench.referee_logic import _AnswerAtOnce
 from arena.protocol import MalformedMessageError, view_from_pb, view_to_pb
 from arena.referee import Referee, RefereeConfig
+from arena.referee import core as core_mod
 from arena.referee import match as match_mod
 from arena.referee.sessions import BotSession
 from arena.v1 import arena_pb2 as pb
@@ -146,6 +147,9 @@ def test_the_sdk_rebuilds_every_view_a_real_referee_sends(monkeypatch: pytest.Mo
         return real(view, out, results_omitted, *more)  # (more: "deal_once", round 51)
 
     monkeypatch.setattr(match_mod, "view_to_pb", recording)
+    # A referee without "ahead" (round 53): every view a bot gets is then a request's (with
+    # it, also the views the SDK foresees: tests/sdk/test_ahead_round53.py checks those).
+    monkeypatch.setattr(core_mod, "FEATURES", tuple(f for f in core_mod.FEATURES if f != "ahead"))
     _Recorder.seen = {}
 
     play_sdk_match(_Recorder, max_deals=5)

@@ -173,9 +173,9 @@ def test_protocol_mds_example_session_is_what_the_referee_sends() -> None:
     assert kinds[0] == "welcome"
     assert (welcome.bot_name, welcome.server_version, welcome.protocol_version) == (
         "mybot", sdk.__version__, 1)  # fmt: skip
-    assert list(welcome.features) == ["batch", "results_once", "deal_once"]
+    assert list(welcome.features) == ["batch", "results_once", "deal_once", "ahead"]
     assert f'server_version: "{sdk.__version__}", protocol_version: 1,' in example
-    assert 'features: ["batch", "results_once", "deal_once"]}' in example
+    assert 'features: ["batch", "results_once", "deal_once", "ahead"]}' in example
 
     started = got[kinds.index("match_started")].match_started
     assert (started.seat, started.seq, started.view.deal_number) == (seat, 0, 0)

@@ -149,6 +149,6 @@ def test_each_protocol_feature_is_said_where_the_features_are_listed() -> None:
     first_rule = joined.split("**Hello first**", 1)[1].split("and `matches`", 1)[0]
     assert first_rule.count("](#") == len(FEATURES)
     assert f"features: {list(FEATURES)}".replace("'", '"') in joined
-    assert "The three features are independent" in joined and len(FEATURES) == 3
+    assert "The four features are independent" in joined and len(FEATURES) == 4
     comment = (ROOT / "arena" / "protocol.py").read_text(encoding="utf-8")
-    assert "The SDK sends three features" in comment
+    assert "The SDK sends four features" in comment

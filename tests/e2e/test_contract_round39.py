@@ -215,7 +215,7 @@ def test_handshake_versions_unknown_fields_and_tokens() -> None:
                 w = first.msg.welcome
                 assert w.protocol_version == 1
                 assert w.bot_name == n  # the registered name, not the Hello's
-                assert list(w.features) == ["batch", "results_once", "deal_once"]
+                assert list(w.features) == ["batch", "results_once", "deal_once", "ahead"]
                 assert w.server_version
             d = clients["d"]
             assert d.code is grpc.StatusCode.INVALID_ARGUMENT and not d.got

@@ -201,7 +201,7 @@ async def _play_call(port: int, token: str, features: tuple[str, ...] = ("batch"
     await call.write(pb.BotMessage(hello=pb.Hello(protocol_version=1, features=features)))
     welcome = await call.read()
     assert welcome.WhichOneof("kind") == "welcome", welcome
-    assert list(welcome.welcome.features) == ["batch", "results_once", "deal_once"]
+    assert list(welcome.welcome.features) == ["batch", "results_once", "deal_once", "ahead"]
     return channel, call
 
 
@@ -465,7 +465,7 @@ def test_hellos_claiming_what_the_bot_does_not_honour_change_nothing_for_others(
         _replays(rec)
     got = out["got"]
     assert got[0].HasField("welcome")
-    assert list(got[0].welcome.features) == ["batch", "results_once", "deal_once"]
+    assert list(got[0].welcome.features) == ["batch", "results_once", "deal_once", "ahead"]
     assert not any(m.HasField("batch") for m in got)
     assert sum(m.HasField("decision_request") for m in got) >= 6
     assert [(code, details, msgs) for code, details, msgs in out["refusals"]] == [

@@ -278,7 +278,7 @@ def test_a_hello_naming_another_bot_is_welcomed_as_its_token_says(
     w, rec = asyncio.run(_served(ref, body))
     welcome = w.got[0].welcome
     assert welcome.bot_name == "x"
-    assert list(welcome.features) == ["batch", "results_once", "deal_once"]
+    assert list(welcome.features) == ["batch", "results_once", "deal_once", "ahead"]
     assert welcome.protocol_version == 1
     assert ref.session("a").welcomes == 1
     assert rec["players"] == ["x", "a", "b"] and rec["incidents"] == []

@@ -188,7 +188,7 @@ def test_a_hello_with_every_field_at_the_size_limit_is_welcomed_and_costs_nothin
     assert seen
     for got in seen:
         assert got[0].welcome.bot_name == "x"
-        assert list(got[0].welcome.features) == ["batch", "results_once", "deal_once"]
+        assert list(got[0].welcome.features) == ["batch", "results_once", "deal_once", "ahead"]
         ends = [m.match_ended for m in got[1:]]
         assert len(ends) == 64 and {e.result.reason for e in ends} == {"interrupted"}
         assert len({e.match_id for e in ends}) == 64

@@ -106,7 +106,7 @@ def test_only_a_hello_naming_results_once_gets_views_without_results() -> None:
 
     asyncio.run(main())
     for n in asks:
-        assert got[n]["features"] == ["batch", "results_once", "deal_once"], got[n]
+        assert got[n]["features"] == ["batch", "results_once", "deal_once", "ahead"], got[n]
         views = got[n]["views"]
         assert views and views[-1].deal_number >= 2, n
         held = 0
