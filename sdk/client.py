@@ -683,6 +683,10 @@ class _Match:
     #: again): a refusal of a request it was never asked (it waited behind a busy call, the
     #: bot could not be made) names no method, which never ran for it.
     asked_rid: str = ""
+    #: A decision asked ahead (``_choose_ahead``) that the bot failed: (the view, the
+    #: fallback, what failed). The request of that very view is answered with it, not asked
+    #: again: one failure, counted and sent once (``Decision.failed``), as without "ahead".
+    failed_ahead: tuple[PlayerView, Action, str] | None = None
     #: Whether the bot was told that a decision of this match used the time bank (once).
     bank_told: bool = False
     #: The refusal that struck the seat out ("timeout, strike 3 of 3"), and whether the
@@ -1968,6 +1972,11 @@ class BotRunner:
         *,
         behind_make: bool = False,
     ) -> tuple[Action, str | None]:
+        kept = m.failed_ahead
+        if kept is not None:
+            m.failed_ahead = None
+            if kept[0] == view:
+                return kept[1], kept[2]  # (counted when it failed ahead)
         t0 = time.perf_counter()
         action, failed = decide_failed(bot, view, log, deadline=deadline, match_id=m.match_id)
         if deadline is not None and not m.bank_told:
@@ -1983,15 +1992,20 @@ class BotRunner:
         with nothing the seat cannot know in between (``own_next_view``): the bot is asked
         on each such view now, through the same call as any, and its answers go with this
         one (``Decision.ahead``), sparing a round trip each when the referee sees the same
-        views. They stop where there is no such decision, or the bot failed it or answered
-        an action not legal there (it is then asked as usual, and that answer judged)."""
+        views. They stop where there is no such decision, or the bot failed it (its
+        fallback then answers that request when it comes: ``_Match.failed_ahead``) or
+        answered an action not legal there (it is then asked as usual, and that answer
+        judged)."""
         chosen: list[Action] = []
         while len(chosen) < AHEAD_MOST:
             nxt = own_next_view(view, action)
             if nxt is None:
                 break
             ahead, failed = self._decide_inline(m, bot, nxt, deadline)
-            if failed is not None or ahead not in nxt.legal_actions:
+            if failed is not None:
+                m.failed_ahead = (nxt, ahead, failed)
+                break
+            if ahead not in nxt.legal_actions:
                 break
             chosen.append(ahead)
             view, action = nxt, ahead

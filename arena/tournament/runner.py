@@ -527,9 +527,10 @@ class _BotProcess:
         return self.proc is not None and self.proc.returncode is not None
 
     def code_changed(self) -> list[Path]:
-        """The files of its code (those the tournament's id digests) edited, removed or
-        added since it was first launched: started again, it would play this tournament's
-        matches with other code than the tournament's."""
+        """The program files of its code (those of the files the tournament's id digests
+        that are programs: :func:`_file_digests`) edited, removed or added since it was
+        first launched: started again, it would play this tournament's matches with other
+        code than the tournament's."""
         now = _file_digests(self.spec)
         return sorted(f for f in self._code.keys() | now.keys() if self._code.get(f) != now.get(f))
 
@@ -605,8 +606,30 @@ def _first_to_go(pid: int) -> None:
 
 
 def _file_digests(spec: BotSpec) -> dict[Path, str | None]:
-    """Each of ``spec``'s code files -> the digest of its contents now (None: unreadable)."""
-    return {f: code_digest([f]) for f in bot_code_files(spec)}
+    """Each of ``spec``'s program files -> the digest of its contents now (None: unreadable).
+
+    Of the files the tournament's id digests, those that are programs: the first a command
+    names (the script its interpreter runs: ``sh bot.sh``), a ``.py`` file, an executable
+    one. A command may also name a file its bot writes (a state file, a marker of a crash:
+    ``mybot.py --state state.json``), which changes as it plays or is made after its
+    launch: read as code, that bot, crashing once, was given up instead of restarted."""
+    files = bot_code_files(spec)
+    return {
+        f: code_digest([f])
+        for k, f in enumerate(files)
+        if (k == 0 and spec.kind == "command") or _is_program(f)
+    }
+
+
+def _is_program(path: Path) -> bool:
+    """Whether ``path`` holds a program: a ``.py`` file (even gone: removing it is a change),
+    or an executable file."""
+    if path.suffix == ".py":
+        return True
+    try:
+        return path.is_file() and bool(path.stat().st_mode & 0o111)
+    except OSError:
+        return False
 
 
 #: A line of a bot's tail on the arena's screen is cut to its first and last characters.

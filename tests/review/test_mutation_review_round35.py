@@ -76,6 +76,7 @@ def test_the_referee_windows_figures_from_fake_measurements() -> None:
         "referee_cpu_us_per_decision": 1666.7,
         "messages_per_write": 1.5,
         "decisions_per_bot_message": 1.5,
+        "decisions_ahead": 0,  # (none said: the "ahead" feature of round 53)
         "matches_completed": 4,
         "incidents": 1,
         "deals": 10,

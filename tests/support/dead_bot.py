@@ -48,6 +48,9 @@ class DeadBot:
     def give_up(self, why: str) -> None:
         self.given_up, self.given_up_why = True, why
 
+    def code_changed(self) -> list[Path]:
+        return []  # its code as it was launched (round 53: a changed one is not restarted)
+
 
 class WaitingReferee:
     """Welcomed ``names`` once; its wait for the bots lasts its whole timeout."""
