@@ -1,0 +1,295 @@
+"""The SDK runner against a broken or hostile arena, round 53: a stream ended OK before
+any Welcome, matches started without end (new ids, one id again and again, a resumption
+again and again on one stream), and one refusal sent again and again. The fake arena is
+that of ``test_hostile_arena.py`` (grpc.aio on port 0); the real one is the referee of
+``tests/support/harness.py``. Every server and process started here is stopped before its
+test ends."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import grpc
+import pytest
+
+import sdk.client
+from arena.protocol import HELLO_LIMITS
+from arena.v1 import arena_pb2 as pb
+from engine import Action, PlayerView
+from sdk.client import BotRunner
+from tests.sdk.test_hostile_arena import (
+    ARENA_BOT,
+    GUARD,
+    ROOT,
+    WELCOME,
+    FirstLegal,
+    Out,
+    Stream,
+    _bot_file,
+    _game,
+    _no_bot_call_left,  # noqa: F401 (the fixture: every bot call has returned)
+    ended,
+    play,
+    request,
+    started,
+)
+from tests.support.harness import arena
+
+
+def _said(caplog: pytest.LogCaptureFixture, words: str) -> list[str]:
+    return [r.getMessage() for r in caplog.records if words in r.getMessage()]
+
+
+# ----------------------------------------------------------------------------- no Welcome
+
+
+def _closed_before_welcome(address: str) -> str:
+    return (f"the arena at {address} closed the stream before its Welcome: it is done (its "
+            "tournament over, its --matches played), or what serves there is no arena of "
+            "this protocol")  # fmt: skip
+
+
+def test_a_stream_closed_at_once_without_a_welcome_says_so(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect: an arena (or a server of another service, a proxy) that ended the stream
+    with an OK status before any Welcome ended the run with "the arena closed the stream",
+    at INFO, as a tournament's end does: a run that never began read as one that was done.
+    Now the run still ends (an OK end is final, and a finished arena refuses so), saying
+    that no Welcome came and what that means, as a warning."""
+
+    async def closes(s: Stream) -> AsyncIterator[Out]:
+        return
+        yield  # an async generator that sends nothing
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        summary, arena_ = play(FirstLegal, closes)
+    assert summary.connections == len(arena_.streams) == 1
+    assert summary.matches == summary.decisions == 0
+    assert summary.reason == _closed_before_welcome(arena_.address)
+    said = [r for r in caplog.records if r.getMessage() == summary.reason]
+    assert [r.levelno for r in said] == [logging.WARNING]
+
+
+def test_a_finished_arena_refusing_a_new_stream_is_said_so(tmp_path: Path) -> None:
+    """The real case: a referee whose tournament is over refuses a new stream with an OK
+    status (its reason does not reach the bot: gRPC sends no details with OK). The bot
+    that connects late is told that the arena is done, not that it "closed the stream"."""
+
+    async def main() -> tuple[sdk.client.RunSummary, str]:
+        async with arena(tmp_path) as a:
+            a.referee.add_bot("late", "tok-late")
+            await a.referee.end_streams("the tournament is over", final=True)
+            runner = BotRunner(FirstLegal, a.target, "tok-late", retry_for=GUARD)
+            return await asyncio.wait_for(runner.run(), GUARD), a.target
+
+    summary, target = asyncio.run(main())
+    assert summary.connections == 1 and summary.matches == 0
+    assert summary.reason == _closed_before_welcome(target)
+
+
+async def _arena_bot_against_ok(tmp: Path) -> tuple[int, str, str]:
+    """``arena-bot run`` against a server that ends every stream at once with an OK
+    status; its exit code, stderr and the server's address."""
+
+    async def close(request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        context.set_code(grpc.StatusCode.OK)
+
+    server = grpc.aio.server()
+    handler = grpc.method_handlers_generic_handler("arena.v1.Arena", {
+        "Play": grpc.stream_stream_rpc_method_handler(close)})  # fmt: skip
+    server.add_generic_rpc_handlers((handler,))
+    address = f"127.0.0.1:{server.add_insecure_port('127.0.0.1:0')}"
+    await server.start()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, *ARENA_BOT, "run", _bot_file(tmp, "        return None\n"),
+            "--arena", address, "--token", "t", stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE, cwd=str(tmp), env={**env, "PYTHONPATH": str(ROOT)},
+        )  # fmt: skip
+        try:
+            async with asyncio.timeout(3 * GUARD):
+                _, err = await proc.communicate()
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+    finally:
+        await server.stop(0)
+    assert proc.returncode is not None
+    return proc.returncode, err.decode("utf-8", errors="replace"), address
+
+
+def test_arena_bot_run_says_a_stream_closed_before_its_welcome(tmp_path: Path) -> None:
+    """What ``arena-bot run`` prints: the warning, then its last line with the same
+    reason; exit code 0 (an OK end is final)."""
+    rc, err, address = asyncio.run(_arena_bot_against_ok(tmp_path))
+    assert rc == 0, err
+    lines = err.strip("\n").splitlines()
+    assert lines[0].endswith(" WARNING sdk.client: " + _closed_before_welcome(address)), err
+    assert lines[-1].endswith(
+        f"done ({_closed_before_welcome(address)}): 0 match(es), 0 "
+        "decision(s), 0 rejected, 0 bot error(s), 0 forfeited"
+    ), err
+
+
+# ----------------------------------------------------------------------------- matches
+
+
+class Counted(FirstLegal):
+    """Counts its instances (one list for all)."""
+
+    made: ClassVar[list[str]] = []
+
+    def __init__(self) -> None:
+        super().__init__()
+        Counted.made.append("")
+
+    def act(self, view: PlayerView) -> Action:
+        return view.legal_actions[0]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_counted() -> None:
+    Counted.made = []
+
+
+def test_matches_started_past_the_most_played_at_once_are_refused(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: an arena that started matches without end had a bot, a view and a task made
+    for each, without bound (10,000 in one message: 200 MB and ten seconds of the loop; a
+    tournament seats a bot in 256 at most). Now the runner plays at most as many at once as
+    its Hello can name running (1,024; 3 here): a start past it is refused, said a few
+    times, and its requests are said to be for a refused match; the matches held play on,
+    and one that ends makes room."""
+    assert sdk.client._HELD_MOST == HELLO_LIMITS["running"][0] == 1024
+    monkeypatch.setattr(sdk.client, "_HELD_MOST", 3)
+    g = _game()
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield pb.ServerMessage(batch=pb.Batch(messages=[started(f"m{i}", g) for i in range(50)]))
+        yield request("m40", g, "1")
+        yield request("m2", g, "2")
+        assert (await s.decision()) is not None
+        yield ended("m2")
+        yield started("m60", g)  # room for one again
+        yield request("m60", g, "3")
+        assert (await s.decision()) is not None
+        yield ended("m60")
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        summary, arena_ = play(Counted, script, matches=2)
+    assert arena_.streams[0].decided() == [("m2", "2"), ("m60", "3")]
+    assert len(Counted.made) == 4  # m0, m1, m2, m60
+    refused = _said(caplog, "the most this SDK plays at once")
+    assert refused[0].startswith("match m3: the arena started it while the bot plays 3 matches")
+    assert 5 <= len(refused) <= 7  # (the first five, then the 10th)
+    assert _said(caplog, "decision request for match m40 (its start was refused: the bot held "
+                 "as many matches as it plays at once): ignored")  # fmt: skip
+    assert summary.matches == 2
+
+
+def test_one_match_started_again_and_again_makes_one_bot_and_a_few_lines(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect: a Batch of 1,000 MatchStarted for one id (not resumptions) wrote two lines
+    for each ("started again", "started") and had a bot made for each, though each was
+    dropped for the next before it could be asked. Now the lines are said a few times, and
+    only the match that stands gets a bot, which answers."""
+    g = _game()
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield pb.ServerMessage(batch=pb.Batch(messages=[started("m1", g)] * 1000))
+        yield request("m1", g, "1")
+        assert (await s.decision()) is not None
+        yield ended("m1")
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        summary, arena_ = play(Counted, script, matches=1)
+    assert arena_.streams[0].decided() == [("m1", "1")]
+    assert len(Counted.made) == 1
+    again = _said(caplog, "match m1 started again: the earlier match of that id is dropped")
+    assert len(again) == 7  # the first five, the 10th, the 100th (then the 1,000th: at 999)
+    assert again[-1].endswith("(100 of these so far)")
+    assert len(_said(caplog, "match m1 started: ")) == 6  # the first and the five said again
+    assert summary.matches == 1
+
+
+def test_a_match_resumed_again_on_one_stream_is_said_a_few_times_and_plays_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect: the referee resumes a match once per stream, after the bot comes back; a
+    Batch of 1,000 resumptions of one match on the stream that started it wrote "match m1
+    resumed" 1,000 times. Now it is a protocol violation said a few times, and ignored."""
+    g = _game()
+    again = started("m1", g)
+    again.match_started.resumed = True
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield pb.ServerMessage(batch=pb.Batch(messages=[again] * 1000))
+        yield request("m1", g, "1")
+        assert (await s.decision()) is not None
+        yield ended("m1")
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        summary, arena_ = play(Counted, script, matches=1)
+    assert arena_.streams[0].decided() == [("m1", "1")]
+    assert not _said(caplog, "match m1 resumed (seat")
+    said = _said(caplog, "protocol violation: match m1 resumed again on the stream that "
+                 "started or resumed it: ignored")  # fmt: skip
+    assert len(said) == 8 and said[-1].endswith("(1,000 of these so far)")
+    assert len(Counted.made) == 1 and summary.matches == 1
+
+
+# ----------------------------------------------------------------------------- refusals
+
+
+def test_one_refusal_sent_again_and_again_is_said_and_counted_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect: the referee refuses an answer once; an arena sending one refusal 10,000
+    times wrote 10,000 warnings and counted 10,000 rejected answers for one decision
+    (``RunSummary.rejected``, arena-bot run's last line). Now a repeat of the match's last
+    refusal is ignored, said a few times; a refusal of another request is said and
+    counted."""
+    g = _game()
+
+    def refusal(rid: str, incident: int) -> pb.ServerMessage:
+        return pb.ServerMessage(decision_rejected=pb.DecisionRejected(
+            request_id=rid, match_id="m1", incident=incident, message="no", strikes=1,
+            strikes_allowed=3))  # fmt: skip
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield request("m1", g, "1")
+        assert (await s.decision()) is not None
+        yield pb.ServerMessage(
+            batch=pb.Batch(messages=[refusal("1", pb.INCIDENT_ILLEGAL)] * 10_000)
+        )
+        yield refusal("1", pb.INCIDENT_MALFORMED)  # another refusal: said
+        yield request("m1", g, "2")
+        assert (await s.decision()) is not None
+        yield ended("m1")
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        summary, _ = play(FirstLegal, script, matches=1)
+    assert summary.rejected == 2
+    assert len(_said(caplog, "match m1: decision rejected (illegal, strike 1 of 3): no")) == 1
+    assert len(_said(caplog, "match m1: decision rejected (malformed, strike 1 of 3): no")) == 1
+    repeats = _said(caplog, "match m1: decision rejected again (illegal) for request 1, as "
+                    "just before: ignored")  # fmt: skip
+    assert len(repeats) == 5 and repeats[-1].endswith("(further repeats of this match are "
+                                                      "ignored unsaid)")  # fmt: skip
