@@ -421,6 +421,27 @@ def _check_id(what: str, value: str) -> None:
         )
 
 
+#: The most entries the runner reads of a view's list (its legal actions, bids, cards,
+#: tricks): a deal has 24 cards, and an auction from 100 up to the highest cap (560) by
+#: steps of at least 5 under a hundred bids. A request listing 1,000,000 legal bids (10
+#: MB) cost 3.4 s of the event loop and 280 MB to decode, and the bot was then asked to
+#: choose among them; a message of 64 MiB would cost ten times that.
+_VIEW_LIST_MOST = 1024
+_VIEW_LISTS = ("legal_actions", "bids", "hand", "talon", "gives", "marriages", "trick", "tricks")
+
+
+def _check_view_size(msg: pb.PlayerView, what: str = "view") -> None:
+    """Raise :class:`MalformedMessageError` if a list of ``msg`` (before it is decoded) is
+    longer than :data:`_VIEW_LIST_MOST`."""
+    for name in _VIEW_LISTS:
+        n = len(getattr(msg, name))
+        if n > _VIEW_LIST_MOST:
+            raise MalformedMessageError(
+                f"{what}.{name}",
+                f"{n:,} entries, more than any view has (this SDK reads up to {_VIEW_LIST_MOST:,})",
+            )
+
+
 def _incident_name(value: int) -> str:
     """A wire incident as a word ("timeout"). Protobuf enums are open: a newer arena's
     incident, unknown here, is shown as its number (``Name`` raises ValueError for it)."""
@@ -1633,6 +1654,7 @@ class BotRunner:
         try:
             _check_id("match_started.match_id", ms.match_id)
             ruleset = ruleset_from_pb(ms.ruleset)
+            _check_view_size(ms.view, "match_started.view")
             view = view_from_pb(ms.view, ruleset)
             if view.seat != ms.seat:
                 raise MalformedMessageError(
@@ -1806,6 +1828,7 @@ class BotRunner:
             return
         rid = req.request_id
         _check_id("request_id", rid)
+        _check_view_size(req.view)
         try:
             view = view_from_pb(req.view, m.ruleset, m.view)
         except MalformedActionError as e:
@@ -2146,6 +2169,7 @@ class BotRunner:
         view = m.view
         if me.HasField("view"):
             try:
+                _check_view_size(me.view, "match_ended.view")
                 view = view_from_pb(me.view, m.ruleset)
             except MalformedMessageError as e:
                 # The match has ended all the same (it was already dropped): raising here

@@ -1,9 +1,9 @@
 """The SDK runner against a broken or hostile arena, round 53: a stream ended OK before
 any Welcome, matches started without end (new ids, one id again and again, a resumption
-again and again on one stream), and one refusal sent again and again. The fake arena is
-that of ``test_hostile_arena.py`` (grpc.aio on port 0); the real one is the referee of
-``tests/support/harness.py``. Every server and process started here is stopped before its
-test ends."""
+again and again on one stream), one refusal sent again and again, and views listing more
+than any deal holds. The fake arena is that of ``test_hostile_arena.py`` (grpc.aio on
+port 0); the real one is the referee of ``tests/support/harness.py``. Every server and
+process started here is stopped before its test ends."""
 
 from __future__ import annotations
 
@@ -293,3 +293,61 @@ def test_one_refusal_sent_again_and_again_is_said_and_counted_once(
                     "just before: ignored")  # fmt: skip
     assert len(repeats) == 5 and repeats[-1].endswith("(further repeats of this match are "
                                                       "ignored unsaid)")  # fmt: skip
+
+
+# ----------------------------------------------------------------------------- huge views
+
+
+class Choices(FirstLegal):
+    """Records how many legal actions it was asked to choose among (one list for all)."""
+
+    seen: ClassVar[list[int]] = []
+
+    def act(self, view: PlayerView) -> Action:
+        Choices.seen.append(len(view.legal_actions))
+        return view.legal_actions[0]
+
+
+def test_a_view_listing_more_than_any_deal_has_is_refused_before_it_is_decoded(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect: a request whose view listed 1,000,000 legal bids (10 MB, within the 64 MiB
+    the SDK reads) cost 3.4 s of the event loop and 280 MB to decode, and the bot was asked
+    to choose among them (bids far past any hand's cap). Now a view with a list longer
+    than 1,024 (a deal has 24 cards, an auction under a hundred bids) is malformed, refused
+    before it is decoded, naming the list; a start whose view is so is refused too; the
+    next request of a right size is answered."""
+    Choices.seen = []
+    g = _game()
+    n = 100_000
+
+    def huge_request() -> pb.ServerMessage:
+        r = request("m1", g, "1")
+        legal = r.decision_request.view.legal_actions
+        del legal[:]
+        for i in range(n):
+            legal.add().bid.amount = 105 + 5 * i
+        return r
+
+    huge_start = started("m2", g)
+    huge_start.match_started.view.tricks.extend([pb.Trick()] * 2000)
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield started("m1", g)
+        yield huge_request()
+        yield huge_start
+        yield request("m1", g, "2")
+        assert (await s.decision()) is not None
+        yield ended("m1")
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        summary, arena_ = play(Choices, script, matches=1)
+    assert arena_.streams[0].decided() == [("m1", "2")]
+    assert Choices.seen == [len(request("m1", g, "2").decision_request.view.legal_actions)]
+    assert _said(caplog, "malformed decision_request from the arena (match m1), ignored: "
+                 "view.legal_actions: 100,000 entries, more than any view has (this SDK "
+                 "reads up to 1,024)")  # fmt: skip
+    assert _said(caplog, "match m2: malformed MatchStarted from the arena, refused "
+                 "(match_started.view.tricks: 2,000 entries, more than any view has")  # fmt: skip
+    assert summary.matches == 1
