@@ -90,7 +90,8 @@ def test_a_finished_arena_refusing_a_new_stream_is_said_so(tmp_path: Path) -> No
             return await asyncio.wait_for(runner.run(), GUARD), a.target
 
     summary, target = asyncio.run(main())
-    assert summary.connections == 1 and summary.matches == 0
+    # (more than one connection when the Hello raced the end: gRPC's INTERNAL, retried)
+    assert summary.connections >= 1 and summary.matches == 0
     assert summary.reason == _closed_before_welcome(target)
 
 
@@ -132,9 +133,11 @@ def test_arena_bot_run_says_a_stream_closed_before_its_welcome(tmp_path: Path) -
     reason; exit code 0 (an OK end is final)."""
     rc, err, address = asyncio.run(_arena_bot_against_ok(tmp_path))
     assert rc == 0, err
-    lines = err.strip("\n").splitlines()
-    assert lines[0].endswith(" WARNING sdk.client: " + _closed_before_welcome(address)), err
-    assert lines[-1].endswith(
+    *before, warned, last = err.strip("\n").splitlines()
+    # (a Hello that raced the end is told gRPC's own INTERNAL: retried, with a warning)
+    assert all(" WARNING sdk.client: " in ln and "reconnecting in" in ln for ln in before), err
+    assert warned.endswith(" WARNING sdk.client: " + _closed_before_welcome(address)), err
+    assert last.endswith(
         f"done ({_closed_before_welcome(address)}): 0 match(es), 0 "
         "decision(s), 0 rejected, 0 bot error(s), 0 forfeited"
     ), err
