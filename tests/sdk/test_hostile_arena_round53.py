@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -24,14 +22,11 @@ from arena.v1 import arena_pb2 as pb
 from engine import Action, PlayerView
 from sdk.client import BotRunner
 from tests.sdk.test_hostile_arena import (
-    ARENA_BOT,
     GUARD,
-    ROOT,
     WELCOME,
     FirstLegal,
     Out,
     Stream,
-    _bot_file,
     _game,
     _no_bot_call_left,  # noqa: F401 (the fixture: every bot call has returned)
     ended,
@@ -39,6 +34,7 @@ from tests.sdk.test_hostile_arena import (
     request,
     started,
 )
+from tests.sdk.test_hostile_arena_round2 import _arena_bot_against
 from tests.support.harness import arena
 
 
@@ -95,43 +91,15 @@ def test_a_finished_arena_refusing_a_new_stream_is_said_so(tmp_path: Path) -> No
     assert summary.reason == _closed_before_welcome(target)
 
 
-async def _arena_bot_against_ok(tmp: Path) -> tuple[int, str, str]:
-    """``arena-bot run`` against a server that ends every stream at once with an OK
-    status; its exit code, stderr and the server's address."""
-
-    async def close(request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
-        context.set_code(grpc.StatusCode.OK)
-
-    server = grpc.aio.server()
-    handler = grpc.method_handlers_generic_handler("arena.v1.Arena", {
-        "Play": grpc.stream_stream_rpc_method_handler(close)})  # fmt: skip
-    server.add_generic_rpc_handlers((handler,))
-    address = f"127.0.0.1:{server.add_insecure_port('127.0.0.1:0')}"
-    await server.start()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, *ARENA_BOT, "run", _bot_file(tmp, "        return None\n"),
-            "--arena", address, "--token", "t", stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.PIPE, cwd=str(tmp), env={**env, "PYTHONPATH": str(ROOT)},
-        )  # fmt: skip
-        try:
-            async with asyncio.timeout(3 * GUARD):
-                _, err = await proc.communicate()
-        finally:
-            if proc.returncode is None:
-                proc.kill()
-                await proc.wait()
-    finally:
-        await server.stop(0)
-    assert proc.returncode is not None
-    return proc.returncode, err.decode("utf-8", errors="replace"), address
+async def _close(request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+    """A ``Play`` that ends every stream at once with an OK status."""
+    context.set_code(grpc.StatusCode.OK)
 
 
 def test_arena_bot_run_says_a_stream_closed_before_its_welcome(tmp_path: Path) -> None:
     """What ``arena-bot run`` prints: the warning, then its last line with the same
     reason; exit code 0 (an OK end is final)."""
-    rc, err, address = asyncio.run(_arena_bot_against_ok(tmp_path))
+    rc, err, address = asyncio.run(_arena_bot_against(tmp_path, _close))
     assert rc == 0, err
     *before, warned, last = err.strip("\n").splitlines()
     # (a Hello that raced the end is told gRPC's own INTERNAL: retried, with a warning)
