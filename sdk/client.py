@@ -1105,6 +1105,8 @@ class BotRunner:
                     self.summary.reason = reason
                     level = logging.INFO if welcomed else logging.WARNING  # (it played nothing)
                     self._say_after_ends(functools.partial(log.log, level, "%s", reason))
+                    if self._matches:
+                        self._say_after_ends(functools.partial(self._say_unended, self.arena))
                 break
             except grpc.aio.AioRpcError as e:
                 # (the arena's words, written out: a line break in them began a line of the
@@ -1229,6 +1231,17 @@ class BotRunner:
     #: How often the channel pings the arena (HTTP/2 keepalive): doubled each time the
     #: arena drops the connection for pinging too often (see _too_many_pings).
     _keepalive_ms = _KEEPALIVE_MS
+
+    def _say_unended(self, arena: str) -> None:
+        """Warn of the matches still held when the arena ended the stream with an OK status
+        (a referee ends every match first, and says so: a broken arena or a proxy ending
+        the stream as done): they stop here unfinished, without on_match_end."""
+        held = list(self._matches)
+        more = f" and {len(held) - 3} more" if len(held) > 3 else ""
+        log.warning("the arena at %s ended the stream as done while %d match(es) of this bot "
+                    "were under way (%s%s), never told ended: the bot leaves them unfinished "
+                    "(no on_match_end; the arena plays the seat, if it still plays them)",
+                    arena, len(held), ", ".join(held[:3]), more)  # fmt: skip
 
     def _too_many_pings(self) -> None:
         """The arena dropped the connection for its keepalive pings (GOAWAY

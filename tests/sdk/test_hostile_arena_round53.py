@@ -111,6 +111,34 @@ def test_arena_bot_run_says_a_stream_closed_before_its_welcome(tmp_path: Path) -
     ), err
 
 
+def test_an_ok_end_with_matches_under_way_names_them(caplog: pytest.LogCaptureFixture) -> None:
+    """Defect: an arena (or a proxy) that ended the stream with an OK status while the bot
+    was in matches it never said ended stopped the bot with "the arena closed the stream"
+    alone, as a finished tournament does: the matches left unfinished (no on_match_end)
+    were not named. Now a warning names them; the run still ends (an OK end is final)."""
+    g = _game()
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        for i in range(5):
+            yield started(f"m{i}", g)
+        yield ended("m0")
+        yield request("m1", g, "1")
+        assert (await s.decision()) is not None
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        summary, arena_ = play(FirstLegal, script)
+    assert summary.reason == "the arena closed the stream" and summary.matches == 1
+    (said,) = _said(caplog, "ended the stream as done while")
+    assert said == (
+        f"the arena at {arena_.address} ended the stream as done while 4 match(es) of this "
+        "bot were under way (m1, m2, m3 and 1 more), never told ended: the bot leaves them "
+        "unfinished (no on_match_end; the arena plays the seat, if it still plays them)"
+    )
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines.index(said) == lines.index("the arena closed the stream") + 1
+
+
 # ----------------------------------------------------------------------------- matches
 
 
