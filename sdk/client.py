@@ -1761,9 +1761,10 @@ class BotRunner:
                       "the bot, told nothing of what came before)")  # fmt: skip
         # (a match started again past the few said above is not said either)
         again_unsaid = again and self._faults["started again"] > _FAULTS_TOLD
+        # (the view's players, one a seat: the start's own list is checked by nothing)
         log.log(logging.DEBUG if again_unsaid else logging.INFO,
                 "match %s started: seat %d, %s, players %s%s", ms.match_id, ms.seat,
-                describe_ruleset(ruleset, players=False), ", ".join(ms.players),
+                describe_ruleset(ruleset, players=False), ", ".join(view.players),
                 joined)  # fmt: skip
         # The bot is made in the worker thread, first in the match's chain of calls: a slow
         # __init__ holds up this match only (its clock runs), not the bot's other matches.

@@ -252,6 +252,31 @@ def test_a_match_resumed_again_on_one_stream_is_said_a_few_times_and_plays_on(
     assert len(Counted.made) == 1 and summary.matches == 1
 
 
+def test_a_start_naming_players_without_end_says_the_views_one_a_seat(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect: the "match started" line named the players of ``MatchStarted.players``,
+    which nothing checks (the view's, one a seat, are): a start naming 100,000 players
+    wrote them all in one line (a program of ``sdk.run`` logs it as it is). Now the line
+    names the view's players."""
+    g = _game()
+    start = started("m1", g)
+    start.match_started.players.extend(["intruder"] * 100_000)
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        yield WELCOME
+        yield start
+        yield request("m1", g, "1")
+        assert (await s.decision()) is not None
+        yield ended("m1")
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        summary, _ = play(FirstLegal, script, matches=1)
+    (said,) = _said(caplog, "match m1 started: ")
+    assert said.endswith(", players a, b, c") and "intruder" not in said
+    assert summary.matches == 1
+
+
 # ----------------------------------------------------------------------------- refusals
 
 
