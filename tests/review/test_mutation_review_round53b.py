@@ -274,3 +274,34 @@ def test_pimc_s_take_model_is_the_estimate_itself() -> None:
     assert PimcBot().act(view) == Contract(65)
     lower = type("Lower", (_Delegate,), {"concede_offset": _Delegate.concede_offset - 10})
     assert lower().act(view) == Concede()
+
+
+def test_a_tournament_stored_with_throw_in_bonus_on_classic_is_resumed_and_titled_as_played(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A tournament an arena before round 53 stored with ``throw_in_bonus = 70`` on classic
+    (accepted then, and scoring nothing): its file, the line removed as the refusal says, is
+    that tournament's (resumed, saying so), and its stored ruleset is titled as what it
+    played, where the leaderboard, the web and a season say it."""
+    import dataclasses
+    import logging
+
+    from arena.tournament.config import load_config
+    from arena.tournament.runner import as_stored
+    from engine import Ruleset
+    from engine.rules import describe_run
+
+    path = _toml(tmp_path, f'name = "club"\ndb = "{tmp_path / "t.sqlite"}"\nmax_deals = 1\n'
+                 f'ruleset = "classic"\n{BOTS}')  # fmt: skip
+    cfg = load_config(path)
+    stored = {**cfg.ruleset.to_dict(), "throw_in_bonus": 70}
+    older = dataclasses.replace(cfg, ruleset=Ruleset.from_dict(stored))
+    assert older.tournament_id != cfg.tournament_id
+    with Storage(cfg.db) as st:
+        st.ensure_tournament(older.tournament_id, name="club", fingerprint=older.fingerprint,
+                             config=older.to_json(), total_matches=6,
+                             bots=[(b.name, b.bot or "") for b in older.bots])  # fmt: skip
+    with caplog.at_level(logging.INFO):
+        assert as_stored(cfg).tournament_id == older.tournament_id
+    assert "also sets throw_in_bonus 70, which it never uses" in caplog.text
+    assert describe_run(stored) == "classic, 1 deal max"
