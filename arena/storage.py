@@ -56,6 +56,7 @@ __all__ = [
     "deal_summary",
     "directories_missing",
     "file_in_the_way",
+    "holds_database",
     "lock_owner",
     "lock_path",
     "make_directory_of",
@@ -255,6 +256,16 @@ _SIDECARS = {
 
 #: The first bytes of every SQLite database file (a -wal, -shm or lock file has others).
 _SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def holds_database(path: Path) -> bool:
+    """Whether the regular file at ``path`` (a link followed) is an SQLite database: its
+    first bytes say so. A FIFO is not opened (it would wait for a writer)."""
+    with contextlib.suppress(OSError, ValueError):
+        if path.is_file():
+            with path.open("rb") as fh:
+                return fh.read(len(_SQLITE_HEADER)) == _SQLITE_HEADER
+    return False
 
 
 def sidecars(db: Path) -> dict[Path, str]:

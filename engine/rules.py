@@ -214,8 +214,15 @@ def _where_not_utf8(e: UnicodeDecodeError) -> str:
     # (in characters: the line's UTF-8 before it, an earlier 'ё' one column, not two)
     column = len(data[data.rfind(b"\n", 0, e.start) + 1 : e.start].decode("utf-8", "replace")) + 1
     byte = data[e.start]
-    guess = data[e.start : e.start + 1].decode("cp1252", errors="replace")
-    was = f", {guess!r} in Latin-1 or Windows-1252" if guess.isprintable() and byte >= 0xA0 else ""
+    try:  # (0x81, 0x8D, 0x8F, 0x90, 0x9D: none, named by value alone)
+        guess = bytes([byte]).decode("cp1252")
+    except UnicodeDecodeError:
+        guess = ""
+    was = ""
+    if guess.isprintable() and guess:
+        # (0x80-0x9F are Latin-1's control codes, but Windows-1252's quotes and dashes: a
+        # file written with Word's “smart quotes” holds 0x93 and 0x94)
+        was = f", {guess!r} in {'Latin-1 or ' if byte >= 0xA0 else ''}Windows-1252"
     return (
         f"line {line}, column {column} holds the byte 0x{byte:02X}{was} ({e.reason}): "
         "save the file as UTF-8"
@@ -547,14 +554,11 @@ def _refuse_unused(r: Ruleset, keys: Iterable[str], written: Mapping[str, Any]) 
     and played without any barrel; ``throw_in_bonus`` on classic, which has no throw-in)."""
     for key in keys:
         why = _unused_because(key, r)
-        if (
-            why is None
-            and key == "throw_in_bonus"
-            and "all_pass" not in written
-            and "first_hand_commits" not in written
-        ):
-            # (A file that writes the rules of the all-pass itself, as `arena rules` prints
-            # every option, chose them knowing: as concede_pays beside concede = "off".)
+        if why is None and key == "throw_in_bonus" and not _switches_off_throw_in(written):
+            # (A file that writes the rule switching the throw-in off itself, as `arena rules`
+            # prints every option, chose it knowing: as concede_pays beside concede = "off".
+            # One that writes only the other half, all_pass = "last_hand" on classic, meant
+            # to play it, and would score nothing.)
             why = _no_throw_in(r)
         if why is not None:
             raise RulesetError(key, f"has no effect: {why}, or remove {key}")
@@ -566,15 +570,22 @@ def _has_throw_in(r: Ruleset) -> bool:
     return r.all_pass == "last_hand" and not r.first_hand_commits
 
 
+def _switches_off_throw_in(written: Mapping[str, Any]) -> bool:
+    """Whether the options ``written`` in a file set one of the two rules that leave no
+    throw-in: ``all_pass = "first_hand"`` or ``first_hand_commits = true``."""
+    return written.get("all_pass") == "first_hand" or written.get("first_hand_commits") is True
+
+
 def _no_throw_in(r: Ruleset) -> str | None:
     """Why ``r`` has no throw-in, or ``None`` when it has one."""
     if _has_throw_in(r):
         return None
     if r.first_hand_commits:
+        also = "" if r.all_pass == "last_hand" else ' and all_pass = "last_hand"'
         return (
             "this ruleset has no throw-in (first_hand_commits = true: first hand holds the "
-            "opening bid, so nobody all-passes): set first_hand_commits = false and all_pass = "
-            '"last_hand" to play with it'
+            f"opening bid, so nobody all-passes): set first_hand_commits = false{also} to play "
+            "with it"
         )
     return (
         'this ruleset has no throw-in (all_pass = "first_hand"): set all_pass = "last_hand" '
@@ -800,8 +811,11 @@ def describe_ruleset(
         # options were refused holds one: "1001 + barrel_mode one" was said of no barrel).
         probe = dataclasses.replace(_CLASSIC, barrel=barrel, players=seats)
         options = {k: v for k, v in options.items() if _unused_because(k, probe) is None}
-    commits = options.get("first_hand_commits", _CLASSIC.first_hand_commits)
-    if commits is not False or options.get("all_pass", _CLASSIC.all_pass) != "last_hand":
+    # (an option an older row lacks is its named preset's, classic's for another name)
+    stated = options.get("name")
+    known = PRESETS.get(stated.removesuffix("+custom") if isinstance(stated, str) else "", _CLASSIC)
+    commits = options.get("first_hand_commits", known.first_hand_commits)
+    if commits is not False or options.get("all_pass", known.all_pass) != "last_hand":
         # No throw-in: its bonus is no house rule either (Ruleset.in_force).
         options.pop("throw_in_bonus", None)
     name = options.get("name")

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import inspect
 import logging
 import queue
@@ -425,6 +426,27 @@ def _check_id(what: str, value: str) -> None:
         )
 
 
+#: The most entries the runner reads of a view's list (its legal actions, bids, cards,
+#: tricks): a deal has 24 cards, and an auction from 100 up to the highest cap (560) by
+#: steps of at least 5 under a hundred bids. A request listing 1,000,000 legal bids (10
+#: MB) cost 3.4 s of the event loop and 280 MB to decode, and the bot was then asked to
+#: choose among them; a message of 64 MiB would cost ten times that.
+_VIEW_LIST_MOST = 1024
+_VIEW_LISTS = ("legal_actions", "bids", "hand", "talon", "gives", "marriages", "trick", "tricks")
+
+
+def _check_view_size(msg: pb.PlayerView, what: str = "view") -> None:
+    """Raise :class:`MalformedMessageError` if a list of ``msg`` (before it is decoded) is
+    longer than :data:`_VIEW_LIST_MOST`."""
+    for name in _VIEW_LISTS:
+        n = len(getattr(msg, name))
+        if n > _VIEW_LIST_MOST:
+            raise MalformedMessageError(
+                f"{what}.{name}",
+                f"{n:,} entries, more than any view has (this SDK reads up to {_VIEW_LIST_MOST:,})",
+            )
+
+
 def _incident_name(value: int) -> str:
     """A wire incident as a word ("timeout"). Protobuf enums are open: a newer arena's
     incident, unknown here, is shown as its number (``Name`` raises ValueError for it)."""
@@ -698,6 +720,8 @@ class _Match:
     #: resumed: an end that comes on a later one, with no resumption before it, is the
     #: answer of an arena that does not know the match (see ``_match_over``).
     connection: int = 0
+    #: The request id and incident of the match's last refusal: the same again is a repeat.
+    last_rejected: tuple[str, int] | None = None
     #: Whether the bot's author was told that a view contradicted an earlier one (once).
     contradiction_told: bool = False
     #: Whether the bot has its own ``on_action`` / ``on_talon_taken`` (until it is made:
@@ -887,6 +911,13 @@ _FAULTS_TOLD = 5
 _HOOKS_WAITING_MOST = 1024
 _UNMADE = "it could not be made"
 _REFUSED = "its start was refused above"
+#: The most matches the runner plays at once, as many as a Hello can name running (a
+#: tournament seats a bot in at most 256, its ``concurrency``): an arena that started
+#: matches without end made a bot, a view and a task for each, some 15 KB a match (10,000
+#: in one message: 200 MB, and ten seconds of the loop), without bound. Past it a new
+#: match is refused (played without the bot, the referee's deadline plays the seat).
+_HELD_MOST = HELLO_LIMITS["running"][0]
+_TOO_MANY = "its start was refused: the bot held as many matches as it plays at once"
 
 
 def is_loopback_target(target: str) -> bool:
@@ -1073,8 +1104,22 @@ class BotRunner:
                 self._give_up = None if self.retry_for is None else since + self.retry_for
                 welcomed = await self._session()
                 if not self._stopping.is_set():
-                    self.summary.reason = "the arena closed the stream"
-                    self._say_after_ends(lambda: log.info("the arena closed the stream"))
+                    reason = "the arena closed the stream"
+                    if not welcomed:
+                        # An OK end before the Welcome is an arena done for good refusing a
+                        # new stream (its words, "the tournament is over", are lost: gRPC
+                        # carries no details with an OK status), or no arena at all (a
+                        # server or proxy of another service): "the arena closed the
+                        # stream" alone read as the end of a run that never began.
+                        reason = (f"the arena at {self.arena} closed the stream before its "
+                                  "Welcome: it is done (its tournament over, its --matches "
+                                  "played), or what serves there is no arena of this "
+                                  "protocol")  # fmt: skip
+                    self.summary.reason = reason
+                    level = logging.INFO if welcomed else logging.WARNING  # (it played nothing)
+                    self._say_after_ends(functools.partial(log.log, level, "%s", reason))
+                    if self._matches:
+                        self._say_after_ends(functools.partial(self._say_unended, self.arena))
                 break
             except grpc.aio.AioRpcError as e:
                 # (the arena's words, written out: a line break in them began a line of the
@@ -1189,12 +1234,27 @@ class BotRunner:
     #: reconnect: no progress). Only then does a dropped stream start the back-off again.
     _progress = False
     _call: grpc.aio.StreamStreamCall | None = None
+    #: The size of the message being handled, as read (unknown: as large as may come): a
+    #: request's view is checked for lists too long to decode (2.6 us) only in one large
+    #: enough to hold one, not in every request of a few hundred bytes.
+    _read_size = _MAX_RECEIVE_BYTES
     #: The ``time.monotonic()`` past which --retry-for gives up: no Welcome is waited for
     #: beyond it (``None``: not failing, or no limit).
     _give_up: float | None = None
     #: How often the channel pings the arena (HTTP/2 keepalive): doubled each time the
     #: arena drops the connection for pinging too often (see _too_many_pings).
     _keepalive_ms = _KEEPALIVE_MS
+
+    def _say_unended(self, arena: str) -> None:
+        """Warn of the matches still held when the arena ended the stream with an OK status
+        (a referee ends every match first, and says so: a broken arena or a proxy ending
+        the stream as done): they stop here unfinished, without on_match_end."""
+        held = list(self._matches)
+        more = f" and {len(held) - 3} more" if len(held) > 3 else ""
+        log.warning("the arena at %s ended the stream as done while %d match(es) of this bot "
+                    "were under way (%s%s), never told ended: the bot leaves them unfinished "
+                    "(no on_match_end; the arena plays the seat, if it still plays them)",
+                    arena, len(held), ", ".join(held[:3]), more)  # fmt: skip
 
     def _too_many_pings(self) -> None:
         """The arena dropped the connection for its keepalive pings (GOAWAY
@@ -1301,6 +1361,7 @@ class BotRunner:
                         msg = _parse(data, self._say_fault)
                         if msg is None or not self._in_order(msg):
                             continue
+                        self._read_size = len(data)
                         out.held = True
                         try:
                             self._on_message(msg, out)
@@ -1448,6 +1509,14 @@ class BotRunner:
                 log.debug("match %s: an answer that crossed the match's end was refused "
                           "(%s)", r.match_id, r.message)  # fmt: skip
                 return
+            m = self._matches.get(r.match_id)
+            if m is not None and m.last_rejected == (r.request_id, r.incident):
+                # The referee refuses an answer once: the same refusal again (a flood of
+                # them wrote a warning each, and counted each as a rejected answer).
+                self._say_repeat(m, "match %s: decision rejected again (%s) for request %s, "
+                                 "as just before: ignored", r.match_id,
+                                 _incident_name(r.incident), r.request_id)  # fmt: skip
+                return
             self.summary.rejected += 1
             incident = _incident_name(r.incident)
             # A wrong request (late, repeated, unknown) costs no strike: say so.
@@ -1456,7 +1525,6 @@ class BotRunner:
                 if r.incident == pb.INCIDENT_WRONG_REQUEST
                 else f"strike {r.strikes} of {r.strikes_allowed}"
             )
-            m = self._matches.get(r.match_id)
             # (the refusal that struck the seat out: a wrong request's, of a late answer
             # after it, states the strikes too, and counts none)
             struck = r.incident != pb.INCIDENT_WRONG_REQUEST and 0 < r.strikes_allowed <= r.strikes
@@ -1464,9 +1532,14 @@ class BotRunner:
                 m.struck_out = f"{incident}, {strike}"
             text = "match %s: decision rejected (%s, %s): %s%s"
             args = (r.match_id, incident, strike, r.message, self._rejected_context(r))
-            known = r.match_id in self._matches or r.match_id in self._over
-            if known or r.match_id in self._unmade:
-                log.warning(text, *args)
+            if m is not None:
+                m.last_rejected = (r.request_id, r.incident)
+            if m is not None and (r.request_id == m.view_rid or r.request_id in m.answers):
+                log.warning(text, *args)  # (of the request asked last, or answered last)
+            elif m is not None or r.match_id in self._over or r.match_id in self._unmade:
+                # Of another request of a match the bot holds or held: said in full as many
+                # times as a few matches' worth (a flood of them wrote a line each).
+                self._say_fault("rejected", logging.WARNING, text, *args, told=_OVER_KEPT)
             else:  # of no decision the bot sent: a flood of them wrote a line each
                 self._say_fault("rejected unknown", logging.WARNING, text, *args)
         elif kind == "match_ended":
@@ -1616,6 +1689,7 @@ class BotRunner:
         try:
             _check_id("match_started.match_id", ms.match_id)
             ruleset = ruleset_from_pb(ms.ruleset)
+            _check_view_size(ms.view, "match_started.view")
             view = view_from_pb(ms.view, ruleset)
             if view.seat != ms.seat:
                 raise MalformedMessageError(
@@ -1629,6 +1703,14 @@ class BotRunner:
             self._say_fault("start", logging.ERROR, "match %s: malformed MatchStarted from "
                             "the arena, refused (%s): the match goes on without the bot (the "
                             "referee's deadline plays the seat)", ms.match_id, e)  # fmt: skip
+            return
+        if m is None and len(self._matches) >= _HELD_MOST:
+            self._set_unmade(ms.match_id, _TOO_MANY, ms.seat)
+            self._say_fault("held", logging.ERROR, "match %s: the arena started it while "
+                            "the bot plays %d matches already, the most this SDK plays at "
+                            "once: refused, the match goes on without the bot (the "
+                            "referee's deadline plays the seat)", ms.match_id,
+                            len(self._matches))  # fmt: skip
             return
         if m is None and self._stopping.is_set():
             # Seated as it leaves (a tournament's schedule; the lobby of ``arena serve``
@@ -1656,6 +1738,14 @@ class BotRunner:
                           "keeps its seat, rules, players and view)", ms.match_id,
                           what)  # fmt: skip
                 return
+            if m.connection == self.summary.connections:
+                # The referee resumes a match once per stream, when the bot comes back: a
+                # MatchStarted resuming one this stream started or resumed already wrote a
+                # line for each (10,000 in a Batch of them).
+                self._say_fault("resumed again", logging.WARNING, "protocol violation: "
+                                "match %s resumed again on the stream that started or "
+                                "resumed it: ignored", ms.match_id)  # fmt: skip
+                return
             m.view = view
             m.connection = self.summary.connections
             m.forfeit_told = m.forfeit_told or ms.forfeited
@@ -1663,11 +1753,13 @@ class BotRunner:
             m.last_seq = max(m.last_seq, ms.seq)
             log.info("match %s resumed (seat %d)", ms.match_id, ms.seat)
             return
+        again = m is not None
         if m is not None:
             # Not a resumption: another match under a known id (an arena restarted, its
             # ids counting from the start again, while this one was never told the end).
-            log.warning("match %s started again: the earlier match of that id is dropped",
-                        ms.match_id)  # fmt: skip
+            # (capped: an arena starting one id without end wrote two lines a time)
+            self._say_fault("started again", logging.WARNING, "match %s started again: the "
+                            "earlier match of that id is dropped", ms.match_id)  # fmt: skip
             if self._procs is not None:  # its bot, once its calls queued are done
                 self._chain(m, self._release(m))
         self._unmade.pop(ms.match_id, None)
@@ -1684,9 +1776,13 @@ class BotRunner:
         if ms.resumed:
             joined = (f" (joined under way in deal {view.deal_number + 1}: a new instance of "
                       "the bot, told nothing of what came before)")  # fmt: skip
-        log.info("match %s started: seat %d, %s, players %s%s", ms.match_id, ms.seat,
-                 describe_ruleset(ruleset, players=False), ", ".join(ms.players),
-                 joined)  # fmt: skip
+        # (a match started again past the few said above is not said either)
+        again_unsaid = again and self._faults["started again"] > _FAULTS_TOLD
+        # (the view's players, one a seat: the start's own list is checked by nothing)
+        log.log(logging.DEBUG if again_unsaid else logging.INFO,
+                "match %s started: seat %d, %s, players %s%s", ms.match_id, ms.seat,
+                describe_ruleset(ruleset, players=False), ", ".join(view.players),
+                joined)  # fmt: skip
         # The bot is made in the worker thread, first in the match's chain of calls: a slow
         # __init__ holds up this match only (its clock runs), not the bot's other matches.
         self._chain(m, self._make(m, hook_view(view)))
@@ -1706,6 +1802,12 @@ class BotRunner:
         return f"{cls.__name__}.{_defined(cls, 'on_match_start')}"
 
     async def _make(self, m: _Match, start: PlayerView) -> None:
+        if self._matches.get(m.match_id, m) is not m:
+            # Replaced before its turn came (its id started again): nobody will ask it.
+            # Made all the same, an arena starting one id without end had a bot made for
+            # each start (10,000 in a Batch of them). (One that ended meanwhile is made:
+            # its on_match_end follows.)
+            return
         procs = self._procs
         began = time.monotonic()
         try:
@@ -1762,6 +1864,8 @@ class BotRunner:
             return
         rid = req.request_id
         _check_id("request_id", rid)
+        if self._read_size > 2 * _VIEW_LIST_MOST:  # (a list past it takes 2 bytes an entry)
+            _check_view_size(req.view)
         try:
             view = view_from_pb(req.view, m.ruleset, m.view)
         except MalformedActionError as e:
@@ -2150,6 +2254,7 @@ class BotRunner:
         view = m.view
         if me.HasField("view"):
             try:
+                _check_view_size(me.view, "match_ended.view")
                 view = view_from_pb(me.view, m.ruleset)
             except MalformedMessageError as e:
                 # The match has ended all the same (it was already dropped): raising here

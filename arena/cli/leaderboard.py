@@ -41,6 +41,7 @@ from arena.storage import (
     Storage,
     StorageError,
     file_in_the_way,
+    holds_database,
     lock_owner,
     newest_database,
     sidecars,
@@ -247,18 +248,19 @@ def leaderboard(
     # yet taken in were lost, every match of a run killed -9)
     kept = {db: "the database", config_path: "the config"}
     kept.update({f: f"the {what} of the database" for f, what in sidecars(db).items()})
+    files = [target / f"leaderboard.{f}" for f in (*FORMATS, "txt")] + [target]
     for path, name in kept.items():
-        files = [target / f"leaderboard.{f}" for f in (*FORMATS, "txt")] + [target]
         if path is not None and any(os.path.realpath(f) == os.path.realpath(path) for f in files):
             raise click.UsageError(f"--out {target} would write over {name} ({path})")
-    if target.suffix.lower() in _HAND_WRITTEN and target.is_file() and not as_dir:
-        # (a tournament config, ruleset or tokens file, or a bot's code, that no --config
-        # named: `--out tournaments/cup.toml`, completed by the shell, replaced the config
-        # with a table, exit 0. The leaderboard writes none of these formats.)
-        raise click.UsageError(
-            f"--out {target} would write over a {_HAND_WRITTEN[target.suffix.lower()]}: the "
-            "leaderboard is written as .txt, .json, .csv, .md or .html; name another file"
-        )
+    # (target, or the leaderboard.<ext> files of the directory target; `cup.toml/` names a
+    # directory to make, which the file in the way refuses below)
+    for file in files[:-1] if as_dir else files:
+        other = _no_leaderboard(file)
+        if other is not None:
+            raise click.UsageError(
+                f"--out {target} would write over {other}: the leaderboard is written as "
+                ".txt, .json, .csv, .md or .html; name another file"
+            )
     try:
         if fmt == "table":  # the screen's table as plain text
             if as_dir or target.is_dir():
@@ -301,7 +303,29 @@ def leaderboard(
 
 #: The files an organiser writes by hand, by extension, which no leaderboard format is:
 #: an existing one is not written over by ``--out``.
-_HAND_WRITTEN = {".toml": "TOML file (a config, ruleset or tokens file)", ".py": "Python file"}
+_HAND_WRITTEN = {".toml": "a TOML file (a config, ruleset or tokens file)", ".py": "a Python file"}
+
+
+def _no_leaderboard(path: Path) -> str | None:
+    """What the existing file ``path`` is, in words, when it is one ``--out`` must not write
+    over, being no leaderboard: a config, ruleset or tokens file or a bot's code that no
+    ``--config`` named (``--out tournaments/cup.toml``, completed by the shell, replaced the
+    config with a table, exit 0), or another tournament's database (``--out
+    runs/club.sqlite``: every match of it lost). A link is judged by the file it names (a
+    link is written through: ``latest.txt`` naming ``cup.toml`` replaced the config)."""
+    try:
+        real = Path(os.path.realpath(path))
+        if not real.is_file():
+            return None
+    except (OSError, ValueError):
+        return None
+    kind = _HAND_WRITTEN.get(real.suffix.lower()) or _HAND_WRITTEN.get(path.suffix.lower())
+    if kind is None and holds_database(real):
+        kind = "an SQLite database (a tournament's)"
+    if kind is None:
+        return None
+    linked = f" ({path} links to {real})" if path.is_symlink() else ""
+    return f"{kind}{linked}"
 
 
 def _write_whole(target: Path, text: str) -> None:

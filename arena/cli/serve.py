@@ -50,7 +50,7 @@ from arena.referee.lobby import FinishedMatch
 from arena.referee.server import host_port, port_problem
 from arena.render import printable
 from arena.stopping import ignore_stop_signals, stop_signals
-from arena.tournament.config import BOT_NAME_RE, BOT_NAME_RULE, CONFIG_KEYS
+from arena.tournament.config import BOT_NAME_RE, BOT_NAME_RULE, CONFIG_KEYS, holds_tokens
 from engine import RulesetError, load_ruleset
 from engine.rules import TomlFileError, describe_ruleset, did_you_mean, read_toml_file
 
@@ -290,7 +290,9 @@ def _another_kind_of_file(data: dict[str, Any]) -> str | None:
         return ("this is a ruleset file (it sets preset), not a tokens file: give it as "
                 "--ruleset, and the bots' tokens as --tokens")  # fmt: skip
     tables = isinstance(bots, dict) and any(isinstance(v, dict) for v in bots.values())
-    if tables or (data.keys() - {"bots", "members"}) & CONFIG_KEYS:
+    # (a config's key beside a [bots] of tokens is a tokens file with a key too many, `port =
+    # 50051` meant for `arena serve --port`: said as an unknown key, not as a config)
+    if tables or ((data.keys() - {"bots", "members"}) & CONFIG_KEYS and not holds_tokens(bots)):
         return ("this is a tournament config (`arena tournament --config` runs it), not a "
                 'tokens file: --tokens takes a [bots] table of name = "token"')  # fmt: skip
     return None

@@ -74,6 +74,7 @@ __all__ = [
     "as_current_code",
     "bot_code_files",
     "bundled_changed",
+    "holds_tokens",
     "identity_changes",
     "load_config",
     "override_key",
@@ -730,15 +731,21 @@ def apply_overrides(
                 shown = json.dumps(value, ensure_ascii=False) if isinstance(value, str) else raw
                 inner = f"{_toml_key(parts[i + 1 :])} = {_cut(shown.strip())}"
                 hint = ""
-                if whole == "ruleset" and isinstance(child, str) and parts[1:] == ["preset"]:
+                preset = whole == "ruleset" and isinstance(child, str) and child in PRESETS
+                if preset and parts[1:] == ["preset"]:
                     # (the string is the preset: `ruleset.preset=1001` over "classic" was
-                    # told `ruleset={preset = "classic", preset = "1001"}`, a key set twice)
+                    # told `ruleset={preset = "classic", preset = "1001"}`, a key set twice.
+                    # Over a ruleset file, the preset is the file's: said below, as for any
+                    # option, not replaced by the preset alone, losing the file's rules.)
                     hint = f"; set it whole: --set '{whole}={_cut(shown.strip())}'"
-                elif whole == "ruleset" and isinstance(child, str) and child in PRESETS:
+                elif preset:
                     inner = f"preset = {json.dumps(child)}, {inner}"
                     hint = f"; set it whole: --set '{whole}={{{inner}}}'"
                 elif whole == "ruleset" and isinstance(child, str):
-                    # (a ruleset file: its options are the file's, a table cannot name it)
+                    # (a ruleset file: its options are the file's, a table cannot name it;
+                    # its preset is a string there, `preset = 1001` refused)
+                    if parts[1:] == ["preset"] and not isinstance(value, str):
+                        inner = f"preset = {json.dumps(_cut(raw.strip()))}"
                     hint = (f"; it names a ruleset file: set {inner} in that file (or in a "
                             "copy of it, named by --set ruleset=PATH)")  # fmt: skip
                 elif parts[0] == "bots" and i == 1 and isinstance(child, str):
@@ -1193,13 +1200,24 @@ def _check_not_another_file(data: Mapping[str, Any], file: str, err: _Err) -> No
         raise err("preset", f"this is a ruleset file (it sets preset), not a tournament config: "
                   f'a config names it, ruleset = "{_cut(file)}", beside its [bots]')  # fmt: skip
     bots = data.get("bots")
-    if set(data) == {"bots"} and isinstance(bots, Mapping) and bots:
-        values = list(bots.values())
-        if all(isinstance(v, str) and len(v) >= MIN_TOKEN and not _names_a_bot(v) for v in values):
+    if set(data) == {"bots"} and holds_tokens(bots):
+        assert isinstance(bots, Mapping)
+        if all(len(v) >= MIN_TOKEN for v in bots.values()):
             raise err("bots", "this looks like an `arena serve --tokens` file (name = \"token\"), "
                       "not a tournament config: no bot of it names a bundled bot ("
                       f"{', '.join(BUNDLED_BOTS)}), a module:Class or a file.py (its values, "
                       "which may be tokens, are not shown)")  # fmt: skip
+
+
+def holds_tokens(bots: object) -> bool:
+    """Whether ``bots`` (a file's ``[bots]``) is a table of ``name = "token"``, as an `arena
+    serve --tokens` file holds, not a tournament config's: not empty, and every value a
+    string that names no bot (a bundled bot, a module:Class, a file.py, nor nearly one)."""
+    return (
+        isinstance(bots, Mapping)
+        and bool(bots)
+        and all(isinstance(v, str) and not _names_a_bot(v) for v in bots.values())
+    )
 
 
 def _names_a_bot(spec: str) -> bool:

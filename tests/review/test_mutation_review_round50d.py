@@ -230,8 +230,10 @@ def test_the_sdk_takes_a_resumed_starts_view_for_the_next_requests_results() -> 
     offers an action of a newer kind decoded without the match's view. Either way the
     request after the resumed start (results left out: the start held them) was refused as
     malformed and never answered."""
-    from tests.sdk.test_hostile_arena import WELCOME, Out, ended, play, started
+    from sdk.client import RunSummary
+    from tests.sdk.test_hostile_arena import GUARD, WELCOME, Out, ended, started
     from tests.sdk.test_hostile_arena import Stream as FakeStream
+    from tests.sdk.test_hostile_arena_round3 import _end, _ending
 
     rng = random.Random(7)
     g = Game.new(PRESETS["classic"], 3, ("a", "b", "c"))
@@ -251,9 +253,13 @@ def test_the_sdk_takes_a_resumed_starts_view_for_the_next_requests_results() -> 
 
     answered: list[pb.Decision | None] = []
 
-    async def script(s: FakeStream) -> AsyncIterator[Out]:
+    async def before(s: FakeStream) -> AsyncIterator[Out]:
         yield WELCOME
         yield first
+        await _end(grpc.StatusCode.UNAVAILABLE, "the arena is stopping")  # the bot comes back
+
+    async def script(s: FakeStream) -> AsyncIterator[Out]:
+        yield WELCOME
         yield resumed
         for rid, newer in (("7", False), ("8", True)):
             req = pb.ServerMessage(decision_request=pb.DecisionRequest(
@@ -266,8 +272,8 @@ def test_the_sdk_takes_a_resumed_starts_view_for_the_next_requests_results() -> 
             answered.append(await s.decision())
         yield ended("m1")
 
-    summary, _ = play(First, script, matches=1)
-    assert summary.matches == 1
+    summary, _ = _ending(First, before, script, matches=1, retry_for=GUARD)
+    assert isinstance(summary, RunSummary) and summary.matches == 1
     assert [d.request_id if d is not None else None for d in answered] == ["7", "8"]
     assert seen == [view, view]
 

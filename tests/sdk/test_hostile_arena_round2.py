@@ -11,7 +11,7 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -251,9 +251,18 @@ async def _refusing_arena_bot(tmp: Path, code: grpc.StatusCode, details: str) ->
     async def refuse(request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
         await context.abort(code, details)
 
+    rc, err, _ = await _arena_bot_against(tmp, refuse)
+    return rc, err
+
+
+async def _arena_bot_against(
+    tmp: Path, play: Callable[[Any, grpc.aio.ServicerContext[Any, Any]], Awaitable[None]]
+) -> tuple[int, str, str]:
+    """``arena-bot run`` against a server whose ``Play`` is ``play``; its exit code, stderr
+    (bytes decoded as they are) and the server's address."""
     server = grpc.aio.server()
     handler = grpc.method_handlers_generic_handler("arena.v1.Arena", {
-        "Play": grpc.stream_stream_rpc_method_handler(refuse)})  # fmt: skip
+        "Play": grpc.stream_stream_rpc_method_handler(play)})  # fmt: skip
     server.add_generic_rpc_handlers((handler,))
     address = f"127.0.0.1:{server.add_insecure_port('127.0.0.1:0')}"
     await server.start()
@@ -274,7 +283,7 @@ async def _refusing_arena_bot(tmp: Path, code: grpc.StatusCode, details: str) ->
     finally:
         await server.stop(0)
     assert proc.returncode is not None
-    return proc.returncode, err.decode("utf-8", errors="replace")
+    return proc.returncode, err.decode("utf-8", errors="replace"), address
 
 
 @pytest.mark.parametrize(("code", "exit_code"), [

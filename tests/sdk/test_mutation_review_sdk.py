@@ -673,7 +673,9 @@ def test_an_action_event_of_the_seat_past_the_last_is_refused(
 
 
 def _kept_view(msgs: list[pb.ServerMessage]) -> PlayerView:
-    """The view a runner keeps for match m1's hooks after ``msgs``."""
+    """The view a runner keeps for match m1's hooks after ``msgs``, each read on a stream
+    of its own (a resumption comes after the bot reconnected: one on the stream that
+    started the match is ignored since round 53)."""
 
     async def main() -> PlayerView:
         runner = BotRunner(Bot, "127.0.0.1:1", "tok")
@@ -681,6 +683,7 @@ def _kept_view(msgs: list[pb.ServerMessage]) -> PlayerView:
         out.held = True
         runner._out = out
         for msg in msgs:
+            runner.summary.connections += 1
             runner._on_message(msg, out)
             while runner._tasks:
                 await asyncio.wait(set(runner._tasks))
