@@ -20,6 +20,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import random
+import threading
+import time
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, ClassVar
@@ -233,3 +235,50 @@ def test_an_action_played_ahead_is_recorded_as_the_bots_with_no_time(
     ahead_play(honest, deals=3)
     assert len(kept) == len(played) >= 6
     assert set(kept) == {("bot", 0)}
+
+
+def test_a_code_file_removed_since_the_launch_is_named(tmp_path: Path) -> None:
+    """(Kills T2: a file gone since the launch not counted as a change.) Removed, a file of
+    the bot's code is a change as an edit is (docs/tournament.md)."""
+    (tmp_path / "bot.sh").write_text("exit 3\n")
+    (tmp_path / "table.txt").write_text("1 2 3\n")
+    spec = BotSpec(name="b", kind="command", command=("sh", "bot.sh", "table.txt"), cwd=tmp_path)
+    p = _BotProcess(spec, list(spec.command), "t", tmp_path / "b.out")
+    assert p.code_changed() == []
+    (tmp_path / "table.txt").unlink()
+    assert p.code_changed() == [tmp_path / "table.txt"]
+
+
+class _SlowGiver(Bot):
+    """A quick bot whose gives take 6 ms (a sleep: never less): its second such call on
+    the event loop sends it to the worker thread. Keeps, by name, whether each call ran on
+    the event loop's thread, and the calls after its second give."""
+
+    quick = True
+    calls: ClassVar[dict[str, list[tuple[Phase, bool]]]] = defaultdict(list)
+
+    def act(self, view: PlayerView) -> Action:
+        self.calls[view.players[view.seat]].append(
+            (view.phase, threading.current_thread() is threading.main_thread())
+        )
+        if view.phase is Phase.PASSING:
+            time.sleep(0.006)
+        key = len(view.hand) * 31 + len(view.tricks) * 7 + len(view.bids) + view.deal_number
+        return random.Random(key).choice(view.legal_actions)
+
+
+def test_a_bot_found_slow_while_asked_ahead_is_asked_no_further_on_the_loop() -> None:
+    """(Kills S12: the runner asked ahead on, on the event loop, after the call that found
+    the bot slow.) The declarer's two gives, the first asked and the second ahead, are its
+    two slow calls: its contract and lead are asked in the worker thread, as a request."""
+    _SlowGiver.calls = defaultdict(list)
+    play_sdk_match(_SlowGiver, max_deals=2, seed=12)
+    declarers = 0
+    for name, calls in _SlowGiver.calls.items():
+        gives = [i for i, (phase, _) in enumerate(calls) if phase is Phase.PASSING]
+        if len(gives) < 2:
+            continue
+        declarers += 1
+        after = calls[gives[1] + 1 :]
+        assert after and not any(on_loop for _, on_loop in after), (name, calls)
+    assert declarers >= 1, dict(_SlowGiver.calls)
