@@ -2080,7 +2080,8 @@ class BotRunner:
         if kept is not None:
             m.failed_ahead = None
             if kept[0] == view:
-                return kept[1], kept[2]  # (counted when it failed ahead)
+                self._count(kept[2], m)
+                return kept[1], kept[2]
         t0 = time.perf_counter()
         action, failed = decide_failed(bot, view, log, deadline=deadline, match_id=m.match_id)
         if deadline is not None and not m.bank_told:
@@ -2097,20 +2098,30 @@ class BotRunner:
         on each such view now, through the same call as any, and its answers go with this
         one (``Decision.ahead``), sparing a round trip each when the referee sees the same
         views. They stop where there is no such decision, or the bot failed it (its
-        fallback then answers that request when it comes: ``_Match.failed_ahead``) or
-        answered an action not legal there (it is then asked as usual, and that answer
-        judged)."""
+        fallback then answers that request when it comes, the bot not asked it again:
+        ``_Match.failed_ahead``) or answered an action not legal there (it is then asked as
+        usual, and that answer judged and counted: once). Not for a bot with an
+        ``on_action`` hook: the event of its own action comes with the next message, and
+        asked ahead it decided before its hook was told, where locally (and asked one
+        request at a time) it is told first. Nor once the bot is found slow on the event
+        loop."""
         chosen: list[Action] = []
-        while len(chosen) < AHEAD_MOST:
+        if m.on_action:
+            return chosen
+        while len(chosen) < AHEAD_MOST and self._inline:
             nxt = own_next_view(view, action)
             if nxt is None:
                 break
-            ahead, failed = self._decide_inline(m, bot, nxt, deadline)
+            t0 = time.perf_counter()
+            ahead, failed = decide_failed(bot, nxt, log, deadline=deadline, match_id=m.match_id)
+            self._slow_on_loop(bot, "a decision", time.perf_counter() - t0)
             if failed is not None:
+                # Counted and sent once, when its request comes (``_decide_inline``).
                 m.failed_ahead = (nxt, ahead, failed)
                 break
             if ahead not in nxt.legal_actions:
-                break
+                break  # (not counted: the request comes, and asks it again)
+            self._count(None, m)
             chosen.append(ahead)
             view, action = nxt, ahead
         return chosen
@@ -2167,6 +2178,7 @@ class BotRunner:
             decision.failed = failed
         elif ahead:
             decision.ahead.extend(action_to_pb(a) for a in ahead)
+            self.summary.decisions += len(ahead)  # (the referee plays them as answers)
         out.put_nowait(msg)
 
     def _on_match_ended(self, me: pb.MatchEnded) -> None:

@@ -528,11 +528,14 @@ class _BotProcess:
 
     def code_changed(self) -> list[Path]:
         """The program files of its code (those of the files the tournament's id digests
-        that are programs: :func:`_file_digests`) edited, removed or added since it was
-        first launched: started again, it would play this tournament's matches with other
-        code than the tournament's."""
+        that are programs: :func:`_file_digests`) edited or removed since it was first
+        launched: started again, it would play this tournament's matches with other code
+        than the tournament's. A file its command names that was not there at its launch is
+        none of that code (it started without it): what the bot writes, a log or a table
+        named on its command line, made a bot that crashed once never be restarted ("its
+        code changed ... (bot.log)")."""
         now = _file_digests(self.spec)
-        return sorted(f for f in self._code.keys() | now.keys() if self._code.get(f) != now.get(f))
+        return sorted(f for f, digest in self._code.items() if now.get(f) != digest)
 
     def tail(self, lines: int = 8) -> str:
         """The last ``lines`` lines this start of the bot wrote (not an earlier run's), from
