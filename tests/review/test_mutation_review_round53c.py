@@ -191,9 +191,8 @@ def test_a_decision_failed_ahead_counts_once_and_decisions_ahead_count(
 def test_a_file_a_bot_writes_named_on_its_command_is_not_its_code(tmp_path: Path) -> None:
     """Defect: a command naming a file the bot writes (``sh bot.sh bot.log``), not there at
     launch, read as code "added" since: the bot, crashed once, was given up ("its code
-    changed since the run began (.../bot.log)") and its seats forfeited. A file there at
-    launch that changes is still its code (docs/tournament.md: name such a file as
-    ``--out=FILE``)."""
+    changed since the run began (.../bot.log)") and its seats forfeited. Its programs
+    are its code (docs/tournament.md)."""
     script = tmp_path / "bot.sh"
     script.write_text('echo line >> "$1"\nexit 3\n')
     out = tmp_path / "bot.log"
@@ -219,10 +218,13 @@ def test_a_file_a_bot_writes_named_on_its_command_is_not_its_code(tmp_path: Path
     assert made is None and again is None and p.restarts == 2 and not p.given_up
     assert out.read_text() == "line\n" * 3
     assert p.code_changed() == []
-    # A file there at launch is its code: edited, it is named.
+    # Nor one there at launch that is no program (named after the script; the lead's merge,
+    # round 53); the script itself, edited, is named.
     q = _BotProcess(spec, list(spec.command), "t", tmp_path / "q.out")
     out.write_text("edited\n")
-    assert q.code_changed() == [out]
+    assert q.code_changed() == []
+    script.write_text("exit 4\n")
+    assert q.code_changed() == [script]
 
 
 def test_an_action_played_ahead_is_recorded_as_the_bots_with_no_time(
@@ -257,12 +259,12 @@ def test_a_code_file_removed_since_the_launch_is_named(tmp_path: Path) -> None:
     """(Kills T2: a file gone since the launch not counted as a change.) Removed, a file of
     the bot's code is a change as an edit is (docs/tournament.md)."""
     (tmp_path / "bot.sh").write_text("exit 3\n")
-    (tmp_path / "table.txt").write_text("1 2 3\n")
-    spec = BotSpec(name="b", kind="command", command=("sh", "bot.sh", "table.txt"), cwd=tmp_path)
+    (tmp_path / "helper.py").write_text("X = 1\n")
+    spec = BotSpec(name="b", kind="command", command=("sh", "bot.sh", "helper.py"), cwd=tmp_path)
     p = _BotProcess(spec, list(spec.command), "t", tmp_path / "b.out")
     assert p.code_changed() == []
-    (tmp_path / "table.txt").unlink()
-    assert p.code_changed() == [tmp_path / "table.txt"]
+    (tmp_path / "helper.py").unlink()
+    assert p.code_changed() == [tmp_path / "helper.py"]
 
 
 class _SlowGiver(Bot):
