@@ -296,12 +296,7 @@ def sidecar_problem(db: Path) -> str | None:
                         "file"
                     )
         side = db.with_name(db.name + suffix)
-        head = b""
-        with contextlib.suppress(OSError, ValueError):
-            if side.is_file():  # (not a FIFO: opening one would wait for a writer)
-                with side.open("rb") as fh:
-                    head = fh.read(len(_SQLITE_HEADER))
-        if head == _SQLITE_HEADER:
+        if holds_database(side):
             return (
                 f"{side} holds a database of its own, and SQLite (or the arena) would write "
                 f"over it as the {what} of {db}: move it away (`mv`), then run again"
@@ -1639,12 +1634,11 @@ def resolve_record(arg: str, db: Path | None) -> dict[str, Any]:
         too_large = f"{arg}: not a readable match record: too large to read into memory"
         if size is not None and size > MAX_RECORD_FILE_BYTES:  # (a disk image, say)
             raise LookupError(f"{too_large} ({size:,} bytes; at most {MAX_RECORD_FILE_BYTES:,})")
-        with contextlib.suppress(OSError), path.open("rb") as fh:
-            if fh.read(len(_SQLITE_HEADER)) == _SQLITE_HEADER:  # (it said "can't decode")
-                raise LookupError(
-                    f"{arg}: a database, not a record file: `arena replay --db {arg} "
-                    "MATCH_ID` shows one of its matches (`--list` lists them)"
-                )
+        if holds_database(path):  # (it said "can't decode")
+            raise LookupError(
+                f"{arg}: a database, not a record file: `arena replay --db {arg} "
+                "MATCH_ID` shows one of its matches (`--list` lists them)"
+            )
         try:
             text = path.read_text(encoding="utf-8")
             if not text.strip():  # (json said "Expecting value: line 1 column 1 (char 0)")
