@@ -34,7 +34,6 @@ wherever it foresees.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import random
 import threading
 import time
@@ -44,19 +43,17 @@ from typing import Any, ClassVar
 
 import pytest
 
-from arena.referee import Referee, RefereeConfig, start_server
 from arena.referee import match as match_mod
 from arena.tournament.config import BotSpec
 from arena.tournament.runner import _BotProcess, _restart
-from engine import PRESETS, Action, Phase, PlayerView, parse_action
+from engine import Action, Phase, PlayerView, parse_action
 from engine.record import start_game
 from engine.view import HiddenGive
 from sdk.bot import Bot
-from sdk.client import RunSummary
 from tests.arena.test_ahead_round53 import _play as ahead_play
 from tests.arena.test_ahead_round53 import honest
 from tests.sdk.test_ahead_round53 import _count
-from tests.support.harness import play_sdk_match
+from tests.support.harness import play_sdk_match, play_sdk_match_summaries
 
 
 class _Follower(Bot):
@@ -127,37 +124,6 @@ def _contract_decisions(rec: dict[str, Any]) -> Counter[int]:
     return asked
 
 
-def _play_summaries(bot: type[Bot], deals: int, seed: int) -> tuple[dict[str, Any], list[Any]]:
-    """One classic match of ``deals`` deals between SDK bots of class ``bot`` over gRPC; the
-    record and each bot's ``RunSummary``, in seat order."""
-    from sdk import client
-
-    rules = dataclasses.replace(PRESETS["classic"], max_deals=deals)
-
-    async def main() -> tuple[dict[str, Any], list[RunSummary]]:
-        referee = Referee(RefereeConfig(decision_ms=60_000, time_bank_ms=60_000))
-        names = ["ann", "bob", "cid"]
-        for n in names:
-            referee.add_bot(n, f"token-{n}-0123456789")
-        server, port = await start_server(referee)
-        bots = [
-            asyncio.create_task(client.run_async(bot, f"127.0.0.1:{port}",
-                                                 f"token-{n}-0123456789", matches=1, name=n))
-            for n in names
-        ]  # fmt: skip
-        try:
-            assert not await referee.wait_for_bots(names, 60)
-            rec = await referee.run_match("m1", rules, seed, names)
-            summaries = await asyncio.wait_for(asyncio.gather(*bots), 60)
-            return rec, list(summaries)
-        finally:
-            for b in bots:
-                b.cancel()
-            await server.stop(0)
-
-    return asyncio.run(main())
-
-
 def test_a_decision_failed_ahead_counts_once_and_decisions_ahead_count(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -167,7 +133,7 @@ def test_a_decision_failed_ahead_counts_once_and_decisions_ahead_count(
     recorded. And "N decision(s)" counted the answers sent but not those sent ahead."""
     counts = _count(monkeypatch)
     _FailsContracts.seen = defaultdict(list)
-    rec, summaries = _play_summaries(_FailsContracts, deals=3, seed=12)
+    rec, summaries = play_sdk_match_summaries(_FailsContracts, 3, seed=12, incidents=True)
     assert counts["played"] > 0  # its leads after a trick taken still go ahead
     errors = Counter(i["seat"] for i in rec["incidents"] if i["kind"] == "bot_error")
     # Every contract it was asked it failed, and the arena recorded each so (none was

@@ -242,11 +242,18 @@ async def until(check: Any, what: str, within: float = 30.0) -> None:
 def play_sdk_match(
     bot: Any, max_deals: int, seed: int = 9, rules: Any = None, *, incidents: bool = False
 ) -> dict[str, Any]:
+    """:func:`play_sdk_match_summaries`' record alone."""
+    return play_sdk_match_summaries(bot, max_deals, seed, rules, incidents=incidents)[0]
+
+
+def play_sdk_match_summaries(
+    bot: Any, max_deals: int, seed: int = 9, rules: Any = None, *, incidents: bool = False
+) -> tuple[dict[str, Any], list[Any]]:
     """One match of ``max_deals`` deals (0: as the ruleset says) under ``rules`` (an engine
     ``Ruleset``; classic by default) between SDK bots of class ``bot`` (``ann``, ``bob``,
     ``cid``, and ``dan`` at four), each its own client over gRPC to a fresh referee on a
-    free port; the record (no incident asserted unless ``incidents``). Everything started
-    is ended."""
+    free port; the record (no incident asserted unless ``incidents``) and each bot's
+    ``RunSummary``, in seat order. Everything started is ended."""
     import dataclasses
 
     from engine import PRESETS
@@ -256,7 +263,7 @@ def play_sdk_match(
     if max_deals:
         rules = dataclasses.replace(rules, max_deals=max_deals)
 
-    async def main() -> dict[str, Any]:
+    async def main() -> tuple[dict[str, Any], list[Any]]:
         referee = Referee(RefereeConfig(decision_ms=60_000, time_bank_ms=60_000))
         names = ["ann", "bob", "cid", "dan"][: rules.players]
         for n in names:
@@ -271,8 +278,7 @@ def play_sdk_match(
             assert not await referee.wait_for_bots(names, 60)
             rec = await referee.run_match("m1", rules, seed, names)
             assert incidents or not rec["incidents"], rec["incidents"]
-            await asyncio.wait_for(asyncio.gather(*bots), 60)
-            return rec
+            return rec, list(await asyncio.wait_for(asyncio.gather(*bots), 60))
         finally:
             for b in bots:
                 b.cancel()
