@@ -24,6 +24,7 @@ play of a card sorts before declaring with it).
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -49,6 +50,7 @@ from engine import (
     parse_action,
     parse_cards,
     public_action,
+    replay,
 )
 
 NAMES = ["ann", "bob", "cid", "dan"]
@@ -176,6 +178,14 @@ def deal(
         play_out(game)
 
 
+def assert_replays(game: Game) -> None:
+    """Invariants: "Replaying a recorded deal's actions from its seed reproduces every state
+    and score" (here from the record's start position and crafted deals, through JSON)."""
+    again = replay(json.loads(json.dumps(game.record())))
+    assert again.deal_results == game.deal_results
+    assert (again.scores, again.barrel, again.result) == (game.scores, game.barrel, game.result)
+
+
 def last(game: Game) -> tuple[Any, ...]:
     """The last deal's outcome, deltas, scores, barrel and events."""
     r = game.deal_results[-1]
@@ -259,6 +269,7 @@ def test_a_whole_game_on_and_off_the_barrel_by_each_route_with_no_extra_charge()
     assert res is not None and g.is_over and g.to_act is None
     assert (res.reason, res.deals, res.scores) == ("max_deals", 8, (760, 575, -100))
     assert (res.places, res.winner, res.shortfalls) == ((1, 2, 3), 0, (0, 425, 1100))
+    assert_replays(g)
 
 
 def test_barrel_mode_one_knock_offs_then_two_newcomers_and_the_sitter_all_fall() -> None:
@@ -301,6 +312,7 @@ def test_barrel_mode_one_knock_offs_then_two_newcomers_and_the_sitter_all_fall()
     res = g.result
     assert res is not None
     assert (res.places, res.winner, res.shortfalls) == ((1, 1, 1), None, (240, 240, 240))
+    assert_replays(g)
 
 
 @pytest.mark.parametrize("mode", ["many", "one"])
@@ -674,6 +686,7 @@ def test_1001_two_marriages_change_the_trump_and_the_deal_is_scored_whole() -> N
     res = g.result
     assert res is not None and res.scores == (1005, 1075, 1005)
     assert (res.winner, res.places, res.shortfalls) == (1, (2, 1, 2), (0, 0, 0))
+    assert_replays(g)
 
 
 @pytest.mark.parametrize("needs", [True, False])
@@ -731,6 +744,7 @@ def test_a_sitters_throw_in_seats_both_others(
     g = start(rules, [(NOTHING, 2, 0)], scores=(830, 830, 880), barrel=(0, 0, left))
     act(g, "0: pass", "1: pass", "2: throw-in")
     assert last(g)[1:] == expected
+    assert_replays(g)
 
 
 ON_3, KNOCKED_0 = "seat 3 gets on the barrel", "seat 0 is knocked off the barrel: -120"
@@ -757,3 +771,4 @@ def test_four_players_with_the_barrel_the_dealer_climbs_on_with_the_talon(
     g = start(rules, [(NINES, 2, 0)], dealer=3, scores=(880, 0, 0, 800), barrel=(2, 0, 0, 0))
     act(g, "0: pass", "1: pass", "2: throw-in")
     assert last(g)[1:] == expected
+    assert_replays(g)
