@@ -14,6 +14,10 @@ has answers ahead to give (its second give, its contract, its lead).
   in turn on and off, a hop before an answer and one racing it): answers ahead are played
   only from a stream that asked for them; each stream's events come in ``seq`` order with
   no gap and its views rebuild from that stream's own; the match is the plain one.
+- An answer with answers ahead read past its deadline (before its timer ran): a timeout
+  whose fallback is x's own choice, and still nothing chosen ahead is played.
+- Slow loris: x answers ahead, then reads nothing more: its answers ahead play, then it
+  times out and forfeits as a silent bot does; the match ends, the honest seats untouched.
 """
 
 from __future__ import annotations
@@ -374,3 +378,110 @@ def test_features_changed_on_each_resume_answers_ahead_only_where_asked_for() ->
         assert (asked(2, pb.PHASE_PASSING), asked(2, pb.PHASE_CONTRACT)) == (1, 0)
     else:
         assert (asked(2, pb.PHASE_PASSING), asked(2, pb.PHASE_CONTRACT)) == (2, 1)
+
+
+# ---------------------------------------------------------------- at the deadline
+
+
+def test_answers_ahead_with_an_answer_read_past_its_deadline_are_not_played() -> None:
+    """x's answer to its first give, with its answers ahead, is read past its deadline
+    (before the deadline's timer ran: the referee's loop was busy). It times out (a strike,
+    ``WRONG_REQUEST`` "timed out" for the late answer) and the fallback, the very give x
+    chose, is played; x's next decision is then the one it foresaw, and yet its answers
+    ahead are not played: they went with the answer that came too late."""
+    ref_box: list[Referee] = []
+
+    def decide(r: pb.DecisionRequest, view: PlayerView) -> list[pb.BotMessage]:
+        if r.view.phase == pb.PHASE_PASSING and not r.view.gives and r.deal_number == 0:
+            runner = ref_box[0]._matches[r.match_id]
+            p = next(s.pending for s in runner.seats if s.session.name == "x")
+            assert p is not None and p.request_id == r.request_id
+            p.deadline = runner._loop.time() - 10.0  # it has passed; its timer not yet run
+        return plain_ahead(r, view)
+
+    rec, seen, _ = asyncio.run(_match_with_x(decide, prepare=ref_box.append))
+    x = rec["players"].index("x")
+    late = [rid for d, phase, rid in seen.requests if d == 0 and phase == pb.PHASE_PASSING]
+    assert len(late) == 2  # the first give, timed out; the second, asked
+    # The late answer refused as it is read, then the timeout's strike as the match goes on.
+    assert [(r.request_id, r.incident) for r in seen.rejected] == [
+        (late[0], pb.INCIDENT_WRONG_REQUEST),
+        (late[0], pb.INCIDENT_TIMEOUT),
+    ]
+    assert "timed out" in seen.rejected[0].message
+    kinds = [(i["seat"], i["kind"]) for i in rec["incidents"]]
+    assert kinds == [(x, "wrong_request"), (x, "timeout")]
+    mine = [(a["action"], a["by"]) for a in rec["deals"][0]["actions"] if a["seat"] == x]
+    gives = [m for m in mine if m[0].startswith("give")]
+    assert [by for _, by in gives] == ["fallback", "bot"]
+    # The fallback was x's own choice: the very match x plays answering in time.
+    in_time, _, _ = asyncio.run(_match_with_x(plain_ahead))
+    assert [(a["seat"], a["action"]) for d in rec["deals"] for a in d["actions"]] == [
+        (a["seat"], a["action"]) for d in in_time["deals"] for a in d["actions"]
+    ]
+
+
+# ---------------------------------------------------------------- a client that stops reading
+
+
+def test_a_client_that_stops_reading_after_answering_ahead_is_played_then_timed_out() -> None:
+    """Slow loris with answers ahead: x answers its first give with its second give,
+    contract and lead ahead, and from then on reads nothing (its call left open). Its
+    answers ahead are played as its own (it chose them; nothing needs reading for them),
+    then its next requests time out and it forfeits by strikes as any silent bot does; the
+    match ends with its result, the honest seats untouched, and x's stream, never read
+    again, ends with the arena's stop."""
+
+    async def main() -> tuple[dict[str, Any], list[pb.DecisionRequest], bool]:
+        ref = Referee(RefereeConfig(decision_ms=300, time_bank_ms=0, max_strikes=2))
+        attach_in_process(ref, ("h1", "h2"), pass_always(ref))
+        ref.add_bot("x", "tok-x")
+        server, port = await start_server(ref)
+        read: list[pb.DecisionRequest] = []
+        silent = asyncio.Event()
+
+        async def x() -> None:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+                call = pb_grpc.ArenaStub(channel).Play(
+                    metadata=(("authorization", "Bearer tok-x"),)
+                )
+                await call.write(pb.BotMessage(hello=pb.Hello(bot_name="x", features=["ahead"])))
+                while not silent.is_set():
+                    msg = await call.read()
+                    if msg.WhichOneof("kind") != "decision_request":
+                        continue
+                    r = msg.decision_request
+                    read.append(r)
+                    for out in plain_ahead(r, view_from_pb(r.view, RULES)):
+                        await call.write(out)
+                    if r.view.phase == pb.PHASE_PASSING:
+                        silent.set()  # the first give answered: read nothing more
+                await asyncio.Event().wait()  # the call open, unread, until cancelled
+
+        client = asyncio.create_task(x())
+        try:
+            assert not await ref.wait_for_bots(["x"], 30)
+            rec = await ref.run_match("m", RULES, 5, ["h1", "x", "h2"])
+            connected = ref.session("x").connected
+            await ref.end_streams()
+            return rec, read, connected
+        finally:
+            client.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await client
+            await server.stop(0)
+
+    rec, read, connected = asyncio.run(main())
+    x = rec["players"].index("x")
+    assert connected  # not reading is no disconnect; its strikes are what it costs
+    assert read[-1].view.phase == pb.PHASE_PASSING and not read[-1].view.gives
+    mine = [a for d in rec["deals"] for a in d["actions"] if a["seat"] == x]
+    first = next(i for i, a in enumerate(mine) if a["action"].startswith("give"))
+    # The give it answered, then its second give, contract and lead, chosen ahead.
+    assert [a["by"] for a in mine[first : first + 4]] == ["bot"] * 4
+    assert [a["ms"] for a in mine[first + 1 : first + 4]] == [0, 0, 0]
+    assert mine[first + 2]["action"].startswith("contract")
+    assert all(a["by"] in ("fallback", "forced") for a in mine[first + 4 :])
+    kinds = [(i["seat"], i["kind"]) for i in rec["incidents"]]
+    assert kinds == [(x, "timeout"), (x, "timeout"), (x, "forfeit")], kinds
+    assert rec["forfeits"] == [x] and rec["result"]["reason"] in ("target", "max_deals")
