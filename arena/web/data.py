@@ -33,6 +33,7 @@ from arena.storage import (
     StorageError,
     TournamentInfo,
     lock_owner,
+    named_match,
     state_of,
 )
 from arena.tournament.schedule import SCHEDULE_VERSION
@@ -561,10 +562,9 @@ class DataSource:
         as ``arena replay`` takes them."""
         with self._open() as st:
             ids = st.find_match_ids(ref)
-        if ref in ids:
-            return ref
-        if len(ids) == 1:
-            return ids[0]
+        match_id = named_match(ref, ids)
+        if match_id is not None:
+            return match_id
         if ids:
             shown = ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else "")
             raise NotFound(f"match {ref!r} is ambiguous in {self.db}: {shown}")
