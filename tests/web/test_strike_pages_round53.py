@@ -97,7 +97,11 @@ def test_the_bot_page_lists_its_newest_strikes_and_pages_the_rest(db: Path, base
 
 
 def test_a_match_of_more_strikes_than_a_page_is_listed_whole() -> None:
-    from arena.web.data import _strike_page
+    from arena.web.data import _incident_page
+
+    # (round 54: the paging of strikes pages the other incidents too, named by key)
+    def _strike_page(strikes: list[dict[str, int]], limit: int, before: int | None) -> Any:
+        return _incident_page(strikes, limit, before, "strikes")
 
     strikes = [{"idx": i, "n": k} for i in (1, 2, 3) for k in range(4)]
     page = _strike_page(strikes, 2, None)
@@ -127,7 +131,7 @@ def test_bad_requests_of_strikes_are_refused_by_name(base: str, db: Path) -> Non
     code, body = refused(base, "/api/bots/zed/strikes")
     assert code == 404 and "no bot 'zed' in tournament 't'" in body["error"]
     # a bot with none: an empty page
-    assert DataSource(db).strikes("b", None, before=None)["strikes"] == []
+    assert DataSource(db).incidents("b", None, "strikes", before=None)["strikes"] == []
 
 
 def test_the_page_adds_the_older_strikes_at_each_click(driver: Any, base: str, db: Path) -> None:
