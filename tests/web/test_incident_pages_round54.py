@@ -11,10 +11,6 @@ by the strikes' own paging code; the page's "older incidents" button adds them.
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +19,8 @@ import pytest
 from arena.storage import Storage
 from arena.web import DataSource
 from arena.web.data import STRIKE_PAGE
-from arena.web.demo import demo_record
-from tests.support.harness import get_json, web_server
+from tests.support.harness import get_json
+from tests.web.test_strike_pages_round53 import refused, store_tournament
 from tests.web.test_web_round38 import _run_page_js
 
 BOTS = ("a", "b", "c")
@@ -38,29 +34,13 @@ def others_of(index: int) -> int:
 
 @pytest.fixture(scope="module")
 def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path: Path = tmp_path_factory.mktemp("others") / "t.sqlite"
-    with Storage(path) as st:
-        st.ensure_tournament("t", name="t", fingerprint="s", total_matches=MATCHES,
-                             config={"name": "t", "ruleset": "classic"},
-                             bots=[(b, "demo") for b in BOTS])  # fmt: skip
-        for i in range(MATCHES):
-            index = i * 7 % MATCHES  # (stored out of schedule order: pages go by index)
-            record = demo_record(index, BOTS, max_deals=1)
-            record["incidents"] = [
-                {"kind": "wrong_request", "seat": 0, "deal": 0, "detail": f"m{index} late {k}"}
-                for k in range(others_of(index))
-            ] + [{"kind": "timeout", "seat": 0, "deal": 0, "detail": f"m{index} strike"}]
-            st.save_match("t", match_id=f"t-m{index:04d}", index=index, table=0, set_no=index,
-                          seed=index, seats=BOTS, record=record,
-                          started_at=1.7e9 + i, finished_at=1.7e9 + i + 1)  # fmt: skip
-        st.finish_tournament("t")
-    return path
+    def incidents(index: int) -> list[dict[str, Any]]:
+        return [
+            {"kind": "wrong_request", "seat": 0, "deal": 0, "detail": f"m{index} late {k}"}
+            for k in range(others_of(index))
+        ] + [{"kind": "timeout", "seat": 0, "deal": 0, "detail": f"m{index} strike"}]
 
-
-@pytest.fixture(scope="module")
-def base(db: Path) -> Iterator[str]:
-    with web_server(db) as server:
-        yield server.url
+    return store_tournament(tmp_path_factory.mktemp("others") / "t.sqlite", MATCHES, incidents)
 
 
 def every_other(db: Path) -> list[tuple[int, str]]:
@@ -102,30 +82,10 @@ def test_the_bot_page_lists_its_newest_other_incidents_and_pages_the_rest(
     )
 
 
-def refused(base: str, path: str) -> tuple[int, dict[str, Any]]:
-    try:
-        urllib.request.urlopen(base + path.lstrip("/"), timeout=10)
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read().decode())
-    raise AssertionError(f"{path} was answered")
-
-
-def test_bad_requests_of_other_incidents_are_refused_by_name(base: str, db: Path) -> None:
-    code, body = refused(base, "/api/bots/a/other_incidents?limit=1001")
-    assert code == 400 and "limit must be a whole number from 1 to 1000" in body["error"]
-    code, body = refused(base, "/api/bots/a/other_incidents?before=-")
-    assert code == 400 and "before must be a whole number" in body["error"]
-    code, body = refused(base, "/api/bots/zed/other_incidents")
-    assert code == 404 and "no bot 'zed' in tournament 't'" in body["error"]
-    code, _ = refused(base, "/api/bots/a/incidents")  # (no such list)
-    assert code == 404
-    assert DataSource(db).incidents("b", None, "other_incidents", before=None) == {
-        "tournament": get_json(base, "/api/bots/b")["tournament"],
-        "bot": "b",
-        "other_incidents": [],
-        "other_incidents_total": 0,
-        "other_incidents_next_before": None,
-    }
+def test_only_the_two_lists_are_paged(base: str, db: Path) -> None:
+    """(Refused as the strikes are: test_strike_pages_round53.py.)"""
+    code, body = refused(base, "/api/bots/a/incidents")
+    assert code == 404 and "no such API endpoint" in body["error"], body
     with pytest.raises(ValueError, match="no list of incidents 'rows'"):
         DataSource(db).incidents("a", None, "rows", before=None)
 
