@@ -404,6 +404,8 @@ class _BotProcess:
         self._log_marker = 0
         #: This start's output goes nowhere (its log could not be opened again at a restart).
         self._output_dropped = False
+        #: This start was sent SIGKILL by :meth:`stop` (its exit is then no one else's doing).
+        self.killed_here = False
         #: Its code files' digests as it was first launched (:meth:`code_changed`).
         self._code = _file_digests(spec)
 
@@ -472,6 +474,7 @@ class _BotProcess:
                 f"{_launch_error(self.argv[0], e, self.spec.cwd, env.get('PATH'))}"
             ) from e
         _LIVE_GROUPS.add(self.proc.pid)
+        self.killed_here = False
         _first_to_go(self.proc.pid)
         log.info("bot %s started (pid %d, log %s)", self.spec.name, self.proc.pid, self.log_path)
 
@@ -568,6 +571,7 @@ class _BotProcess:
                 _kill_session(proc.pid, signal.SIGKILL)
         elif proc is not None:
             for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+                self.killed_here = self.killed_here or sig == signal.SIGKILL
                 _kill_session(proc.pid, sig)  # the bot's whole session (its children too)
                 try:
                     await asyncio.wait_for(proc.wait(), wait)
@@ -606,6 +610,18 @@ def _first_to_go(pid: int) -> None:
     Nothing where there is no such file (not Linux)."""
     with contextlib.suppress(OSError), open(f"/proc/{pid}/oom_score_adj", "w") as fh:
         fh.write(str(BOT_OOM_SCORE_ADJ))
+
+
+def _exit_words(p: _BotProcess, code: int | str | None) -> str:
+    """``code N``, bot ``p``'s exit as the runner's lines and incidents say it. A SIGKILL
+    the runner did not send (:meth:`_BotProcess.stop`) says who likely did: the kernel's
+    out-of-memory killer, whose first pick bots are (:func:`_first_to_go`); "code -9"
+    alone sent the organiser looking for a crash in the bot's log, which ends mid-line."""
+    if code == -signal.SIGKILL and not p.killed_here:
+        return (f"code {code} (SIGKILL, not sent by the arena: the kernel's out-of-memory "
+                f"killer may have ended it, bots being its first pick, oom_score_adj "
+                f"{BOT_OOM_SCORE_ADJ}; see dmesg)")  # fmt: skip
+    return f"code {code}"
 
 
 def _file_digests(spec: BotSpec) -> dict[Path, str | None]:
@@ -1778,11 +1794,11 @@ async def _wait_for_bots(
             tail = p.tail()
             code = p.proc.returncode if p.proc else "?"
             # (In its log too, as at every exit: read alone, it ended on the bot's last line.)
-            p.note(f"exited with code {code} {why}: the tournament stops")
+            p.note(f"exited with {_exit_words(p, code)} {why}: the tournament stops")
             await p.stop()  # (what it started goes with it)
             raise TournamentError(
-                f"bot {p.spec.name!r} exited with code {code} {why} (log {p.log_path}):\n{tail}"
-                + _crlf_hint(p.argv[0], p.spec.cwd)
+                f"bot {p.spec.name!r} exited with {_exit_words(p, code)} {why} (log "
+                f"{p.log_path}):\n{tail}" + _crlf_hint(p.argv[0], p.spec.cwd)
             )
         if time.monotonic() > deadline:
             wait.cancel()
@@ -1854,18 +1870,20 @@ async def _monitor(
                     continue
                 if left[p.spec.name] <= 0:
                     p.done = True
-                    p.note(f"exited with code {code} after its last match: not restarted")
-                    log.info("bot %s exited with code %s after its last match: not restarted",
-                             p.spec.name, code)  # fmt: skip
+                    how = _exit_words(p, code)
+                    p.note(f"exited with {how} after its last match: not restarted")
+                    log.info("bot %s exited with %s after its last match: not restarted",
+                             p.spec.name, how)  # fmt: skip
                     await p.stop()  # what it started goes with it
                     continue
                 if p.restarts >= max_restarts:
-                    p.give_up(f"exited with code {code} again, after {max_restarts} restarts")
-                    log.error("bot %s exited with code %s again, after %d restarts: not "
+                    how = _exit_words(p, code)
+                    p.give_up(f"exited with {how} again, after {max_restarts} restarts")
+                    log.error("bot %s exited with %s again, after %d restarts: not "
                               "restarted; the referee plays its seats to the end (strikes, "
                               "then forfeits). Log tail:\n%s",
-                              p.spec.name, code, max_restarts, p.tail(5))  # fmt: skip
-                    p.note(f"exited with code {code} again, after {max_restarts} restarts: not "
+                              p.spec.name, how, max_restarts, p.tail(5))  # fmt: skip
+                    p.note(f"exited with {how} again, after {max_restarts} restarts: not "
                            "restarted; the referee plays its seats to the end")  # fmt: skip
                     await p.stop()  # what it started goes with it
                     continue
@@ -1888,7 +1906,10 @@ async def _restart(
         # Its id names the code the tournament began with: the changed code would play the
         # rest of its matches under it, two versions' results rated as one bot's.
         files = ", ".join(str(f) for f in changed)
-        why = f"exited with code {code}, and its code changed since the run began ({files})"
+        why = (
+            f"exited with {_exit_words(p, code)}, and its code changed since the run began "
+            f"({files})"
+        )
         p.give_up(why)
         log.error("bot %s %s: not restarted, so that no match of this tournament is played "
                   "by other code than the one it was started with; %s. Log tail:\n%s",
@@ -1898,9 +1919,10 @@ async def _restart(
         await p.stop()  # what it started goes with it
         return f"its code changed since the run began ({files})"
     p.restarts += 1
-    log.warning("bot %s exited with code %s; restarting it (%d/%d). Log tail:\n%s",
-                p.spec.name, code, p.restarts, max_restarts, p.tail(5))  # fmt: skip
-    p.note(f"exited with code {code}; restarting it ({p.restarts}/{max_restarts})")
+    how = _exit_words(p, code)
+    log.warning("bot %s exited with %s; restarting it (%d/%d). Log tail:\n%s",
+                p.spec.name, how, p.restarts, max_restarts, p.tail(5))  # fmt: skip
+    p.note(f"exited with {how}; restarting it ({p.restarts}/{max_restarts})")
     await p.stop()
     try:
         await p.start()
