@@ -283,10 +283,17 @@ class TournamentOutcome:
     interrupted: bool = False
     #: Seconds spent playing matches (after every bot connected): the throughput's base.
     play_s: float = 0.0
-    #: Seconds spent recording results and rating: the CPU time of storing each match (on
-    #: the storage thread), the live rating update (with the live display only), and the
-    #: final ratings (``finalize``).
+    #: Seconds spent recording results and rating: the CPU time of building each match's
+    #: record (the referee's, at its end) and of storing it (on the storage thread), the
+    #: live rating update (with the live display only), and the final ratings
+    #: (``finalize``). Where the tables waited longer for their results to be stored (the
+    #: commit's fsync, the hand-over to the storage thread: at concurrency 1 a match waits
+    #: for the one before it), that wait (:attr:`record_wait_s`) counts instead of the
+    #: storing's CPU: whichever limits the tournament, its cores or its tables.
     record_s: float = 0.0
+    #: The time the tables waited for their matches to be stored (from a match's end to
+    #: its commit's return), summed and divided by the number of tables playing at once.
+    record_wait_s: float = 0.0
     #: The part of ``record_s`` spent in ``finalize``, after the last match.
     finalize_s: float = 0.0
 
@@ -1948,6 +1955,43 @@ async def _run_matches(
     started = 0
     fatal: list[BaseException] = []
 
+    save_cpu_s = 0.0  # the storage thread's CPU time, every match stored
+    waited_s = 0.0  # the tables' wait for their stores, summed
+
+    def on_saved(saving: asyncio.Future[float]) -> None:
+        # A store that failed stops the run: no worker starts another match.
+        error = None if saving.cancelled() else saving.exception()
+        if isinstance(error, StorageError):
+            fatal.append(error)
+
+    def count(m: ScheduledMatch, record: Mapping[str, Any], save_cpu: float) -> None:
+        """Count ``m`` done: its result is durable (its store's commit has returned)."""
+        nonlocal save_cpu_s
+        save_cpu_s += save_cpu
+        outcome.played_now += 1
+        t_rate = time.perf_counter()
+        if book is not None:
+            result = record.get("result") or {}
+            with contextlib.suppress(ValueError, TypeError):
+                book.rate(m.seats, [int(p) for p in result.get("places", [])])
+        outcome.record_s += time.perf_counter() - t_rate
+        display.update(book, outcome.played_now)
+
+    async def stored(
+        m: ScheduledMatch, record: Mapping[str, Any], saving: asyncio.Future[float]
+    ) -> bool:
+        """Wait for the store of ``m`` and count it; False if it failed (``fatal`` says why)."""
+        nonlocal waited_s
+        t = time.perf_counter()
+        try:
+            save_cpu = await saving
+        except StorageError:
+            return False  # (in fatal: on_saved)
+        finally:
+            waited_s += time.perf_counter() - t
+        count(m, record, save_cpu)
+        return True
+
     async def worker() -> None:
         nonlocal started
         while not fatal:
@@ -1978,19 +2022,10 @@ async def _run_matches(
                 set_no=m.set_no, seed=m.seed, seats=m.seats, record=record,
                 started_at=t_start, finished_at=time.time(),
             )  # fmt: skip
-            try:
-                save_cpu = await loop.run_in_executor(storage_thread, save)
-            except StorageError as e:
-                fatal.append(e)
+            future = loop.run_in_executor(storage_thread, save)
+            future.add_done_callback(on_saved)
+            if not await stored(m, record, future):
                 return
-            outcome.played_now += 1
-            t_rate = time.perf_counter()
-            if book is not None:
-                result = record.get("result") or {}
-                with contextlib.suppress(ValueError, TypeError):
-                    book.rate(m.seats, [int(p) for p in result.get("places", [])])
-            outcome.record_s += save_cpu + time.perf_counter() - t_rate
-            display.update(book, outcome.played_now)
 
     with _Display(cfg, len(schedule), outcome.skipped, opts) as display:
         workers = [asyncio.create_task(worker()) for _ in range(min(cfg.concurrency, len(pending)))]
@@ -2001,6 +2036,11 @@ async def _run_matches(
                 w.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
             storage_thread.shutdown(wait=True)  # a save under way is finished, never cut
+    # What recording cost the tables: the storing's CPU, or the tables' wait for it where
+    # that was longer (see TournamentOutcome.record_s); and the records' building.
+    outcome.record_wait_s = waited_s / max(1, len(workers))
+    outcome.record_s += max(save_cpu_s, outcome.record_wait_s)
+    outcome.record_s += float(getattr(referee, "record_cpu_s", 0.0))  # (not on test fakes)
     if limit is not None and not queue.empty():
         outcome.interrupted = True
     if fatal:
