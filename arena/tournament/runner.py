@@ -291,8 +291,10 @@ class TournamentOutcome:
     #: for the one before it), that wait (:attr:`record_wait_s`) counts instead of the
     #: storing's CPU: whichever limits the tournament, its cores or its tables.
     record_s: float = 0.0
-    #: The time the tables waited for their matches to be stored (from a match's end to
-    #: its commit's return), summed and divided by the number of tables playing at once.
+    #: The time the tables waited for their matches to be stored, summed and divided by
+    #: the number of tables playing at once. A table plays its next match while its last
+    #: one is stored: it waits only when that store is not done as the next match ends,
+    #: and for its last match's.
     record_wait_s: float = 0.0
     #: The part of ``record_s`` spent in ``finalize``, after the last match.
     finalize_s: float = 0.0
@@ -1959,7 +1961,8 @@ async def _run_matches(
     waited_s = 0.0  # the tables' wait for their stores, summed
 
     def on_saved(saving: asyncio.Future[float]) -> None:
-        # A store that failed stops the run: no worker starts another match.
+        # A store that failed stops the run at once: no worker starts another match (the
+        # worker whose match it was may be playing its next one: that one is not stored).
         error = None if saving.cancelled() else saving.exception()
         if isinstance(error, StorageError):
             fatal.append(error)
@@ -1994,38 +1997,57 @@ async def _run_matches(
 
     async def worker() -> None:
         nonlocal started
-        while not fatal:
-            if limit is not None and started >= limit:
-                return
-            try:
-                m = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return
-            started += 1
-            mid = match_id(tid, m.index)
-            t_start = time.time()
-            try:
-                record = await referee.run_match(
-                    mid, cfg.ruleset, m.seed, list(m.seats), cfg.match_timeout_s or None
-                )
-            except asyncio.CancelledError:
-                raise
-            except Exception as e:  # one broken match never stops the tournament
+        # The store of this worker's last match, under way while it plays its next one: a
+        # table does not wait for the commit's fsync. A match is counted done only once
+        # its store has returned (its commit durable), and the next store of the worker
+        # waits for it (one at a time on the storage thread anyway).
+        saving: tuple[ScheduledMatch, Mapping[str, Any], asyncio.Future[float]] | None = None
+        try:
+            while not fatal:
+                if limit is not None and started >= limit:
+                    break
+                try:
+                    m = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    break
+                started += 1
+                mid = match_id(tid, m.index)
+                t_start = time.time()
+                try:
+                    record = await referee.run_match(
+                        mid, cfg.ruleset, m.seed, list(m.seats), cfg.match_timeout_s or None
+                    )
+                except asyncio.CancelledError:
+                    raise
+                except Exception as e:  # one broken match never stops the tournament
+                    left.subtract(m.seats)
+                    why = f"{type(e).__name__}: {e}"
+                    log.error("match %s (%s) failed: %s", mid, " vs ".join(m.seats), why)
+                    outcome.failed.append((m.index, why))
+                    continue
                 left.subtract(m.seats)
-                why = f"{type(e).__name__}: {e}"
-                log.error("match %s (%s) failed: %s", mid, " vs ".join(m.seats), why)
-                outcome.failed.append((m.index, why))
-                continue
-            left.subtract(m.seats)
-            save = functools.partial(
-                _cpu_time, storage.save_match, tid, match_id=mid, index=m.index, table=m.table,
-                set_no=m.set_no, seed=m.seed, seats=m.seats, record=record,
-                started_at=t_start, finished_at=time.time(),
-            )  # fmt: skip
-            future = loop.run_in_executor(storage_thread, save)
-            future.add_done_callback(on_saved)
-            if not await stored(m, record, future):
-                return
+                if saving is not None:
+                    last, saving = saving, None
+                    if not await stored(*last):
+                        return
+                save = functools.partial(
+                    _cpu_time, storage.save_match, tid, match_id=mid, index=m.index,
+                    table=m.table, set_no=m.set_no, seed=m.seed, seats=m.seats, record=record,
+                    started_at=t_start, finished_at=time.time(),
+                )  # fmt: skip
+                future = loop.run_in_executor(storage_thread, save)
+                future.add_done_callback(on_saved)
+                saving = (m, record, future)
+        except BaseException:
+            # (Cancelled, say: a store under way is finished all the same, by the storage
+            # thread's shutdown below; one already done is counted.)
+            if saving is not None:
+                m_, record_, future = saving
+                if future.done() and not future.cancelled() and future.exception() is None:
+                    count(m_, record_, future.result())
+            raise
+        if saving is not None:
+            await stored(*saving)
 
     with _Display(cfg, len(schedule), outcome.skipped, opts) as display:
         workers = [asyncio.create_task(worker()) for _ in range(min(cfg.concurrency, len(pending)))]

@@ -86,3 +86,93 @@ def test_a_referee_measures_the_building_of_each_record(monkeypatch: pytest.Monk
     rec = harness.play_sdk_match(Bot, max_deals=1)
     assert rec["result"] is not None and len(referees) == 1
     assert burnt and referees[0].record_cpu_s >= sum(burnt)
+
+
+def test_a_table_plays_its_next_match_while_its_last_one_is_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At concurrency 1 the store of a match (its commit's fsync) overlaps the next match:
+    the first store waits until the next match has started. Before, the table waited for
+    every store, so this store waited in vain (its wait's bound) and the run took longer."""
+    import threading
+
+    fake = FakeReferee()
+    next_started = threading.Event()
+    run_match = fake.run_match
+
+    async def noting(match_id: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        if fake.calls:  # (a match before this one was played: its store is under way)
+            next_started.set()
+        return await run_match(match_id, *args, **kwargs)
+
+    fake.run_match = noting  # type: ignore[method-assign]
+    seen: list[bool] = []
+    save = Storage.save_match
+
+    def first_waits(self: Storage, *args: Any, **kwargs: Any) -> None:
+        save(self, *args, **kwargs)
+        if not seen:
+            seen.append(next_started.wait(timeout=10))
+
+    monkeypatch.setattr(Storage, "save_match", first_waits)
+    out = _run(make_config(tmp_path, concurrency=1), fake)
+    assert out.finished and out.played_now == 24
+    assert seen == [True]
+
+
+def test_a_match_is_counted_only_once_it_is_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever overlaps, every match counted done (the progress, ``played_now``) is in the
+    database by then: the count follows the commit, never the end of the match."""
+    from arena.tournament import runner
+    from tests.support.harness import stored_matches
+
+    cfg = make_config(tmp_path, concurrency=3)
+    counted: list[tuple[int, int]] = []
+    update = runner._Display.update
+
+    def checking(self: Any, book: Any, played: int) -> None:
+        counted.append((played, stored_matches(cfg.db)))
+        update(self, book, played)
+
+    monkeypatch.setattr(runner._Display, "update", checking)
+    _slow_commits(monkeypatch)  # (stores finish well after their matches)
+    out = _run(cfg)
+    assert out.finished and [p for p, _ in counted] == list(range(1, 25))
+    assert all(stored >= played for played, stored in counted), counted
+
+
+def test_a_store_that_fails_stops_the_run_and_loses_no_stored_match(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store failing while its table plays the next match: the run stops with the error
+    (no new match is started after it), every match stored before it is kept, and the
+    same command resumes the tournament to the same results as a run never stopped."""
+    from arena.storage import StorageError
+    from arena.tournament import TournamentError
+
+    cfg = make_config(tmp_path / "a", concurrency=1)
+    save = Storage.save_match
+    saves: list[str] = []
+
+    def fails_fourth(self: Storage, *args: Any, **kwargs: Any) -> None:
+        saves.append(kwargs["match_id"])
+        if len(saves) == 4:
+            raise StorageError("disk I/O error (scripted)")
+        save(self, *args, **kwargs)
+
+    monkeypatch.setattr(Storage, "save_match", fails_fourth)
+    fake = FakeReferee()
+    with pytest.raises(TournamentError, match="scripted"):
+        _run(cfg, fake)
+    assert len(saves) == 4 and sum(fake.calls.values()) <= 5  # (the 5th was under way)
+    with Storage(cfg.db) as st:
+        assert sorted(st.completed_indices(cfg.tournament_id)) == [0, 1, 2]
+    monkeypatch.setattr(Storage, "save_match", save)
+    again = _run(cfg)
+    assert again.finished and again.played_now == 21
+    whole = make_config(tmp_path / "b", concurrency=1)
+    assert _run(whole).finished
+    with Storage(cfg.db) as a, Storage(whole.db) as b:
+        assert a.rating_history(cfg.tournament_id) == b.rating_history(whole.tournament_id)
