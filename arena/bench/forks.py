@@ -17,7 +17,9 @@ seats averaged), with a 95% interval over seeds, and how many decisions changed:
 Variants (round 54, ``docs/bots.md``): ``bid-confidence=X`` (the auction's confidence where
 a concession costs the bid, counting's 0.65), ``auction-offset=X`` (the auction's take
 offset there, counting's 15), ``raise-cap`` (a raise above the bid capped at the level
-pimc's weak-hand take model scores best, the four aces excepted). The play-outs are pimc's
+pimc's weak-hand take model scores best, the four aces excepted), ``free-concede=X``
+(counting's break-even chance of the bid under a free concession paying half the bid,
+0.36: below it the contract is conceded). The play-outs are pimc's
 searches (its default budget, counted in work): a machine so loaded that a search is cut
 by its wall-clock backstop makes a rerun differ slightly.
 """
@@ -37,8 +39,18 @@ from typing import Any
 from bots.counting import CountingBot
 from bots.heuristic import made_contract_scores, relative_score_of_play
 from bots.pimc import PimcBot, _Delegate
-from engine import Action, Bid, Contract, Game, Phase, PlayerView, Ruleset, load_ruleset, observe
-from sdk.hand import has_ace_marriage
+from engine import (
+    Action,
+    Bid,
+    Contract,
+    Game,
+    Phase,
+    PlayerView,
+    Rank,
+    Ruleset,
+    load_ruleset,
+    observe,
+)
 
 __all__ = ["VARIANTS", "fork_seed", "forks", "main", "variant"]
 
@@ -82,7 +94,7 @@ class _RaiseCap(_Delegate):
         choice = super().contract(view)
         if not isinstance(choice, Contract) or view.bid is None or choice.amount <= view.bid:
             return choice
-        if view.ruleset.ace_marriage and has_ace_marriage(view.hand):
+        if view.ruleset.ace_marriage and sum(c.rank == Rank.ACE for c in view.hand) == 4:
             return choice
         pred = self.contract_estimate(view) + self.concede_offset
         levels = sorted(
@@ -116,6 +128,12 @@ def _auction_offset(value: float | None) -> _Delegate:
     return bot
 
 
+def _free_concede(value: float | None) -> _Delegate:
+    bot = _Delegate()
+    bot.concede_free_at = _required(value, "free-concede")
+    return bot
+
+
 def _raise_cap(value: float | None) -> _Delegate:
     if value is not None:
         raise ValueError("raise-cap takes no value")
@@ -133,6 +151,7 @@ VARIANTS: dict[str, Callable[[float | None], _Delegate]] = {
     "bid-confidence": _bid_confidence,
     "auction-offset": _auction_offset,
     "raise-cap": _raise_cap,
+    "free-concede": _free_concede,
 }
 
 

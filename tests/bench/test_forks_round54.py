@@ -59,6 +59,7 @@ def test_raise_cap_names_the_level_pimcs_weak_hand_model_scores_best() -> None:
         ("raise-cap=3", "raise-cap takes no value"),
         ("bid-confidence", "bid-confidence needs a value"),
         ("auction-offset=x", "'x' is not a number"),
+        ("free-concede", "free-concede needs a value"),
     ],
 )
 def test_a_bad_variant_is_named(
