@@ -159,6 +159,7 @@ def test_what_arena_imports_of_sdk_and_bots_is_what_architecture_md_says() -> No
             taken[dotted] = mods
     assert taken == {
         "arena.bench.strength": {"bots", "sdk.bot"},
+        "arena.bench.forks": {"bots.counting", "bots.heuristic", "bots.pimc"},
         "arena.tournament.runner": {"sdk.procfs"},
         "arena.bench.breakdown": {"sdk.client"},
     }
