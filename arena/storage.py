@@ -60,6 +60,7 @@ __all__ = [
     "lock_owner",
     "lock_path",
     "make_directory_of",
+    "named_match",
     "newest_database",
     "opening_bid_of",
     "remove_empty",
@@ -1618,6 +1619,22 @@ def _holds_a_tournament(path: Path) -> bool:
 MAX_RECORD_FILE_BYTES = 1 << 30
 
 
+def named_match(ref: str, ids: Sequence[str]) -> str | None:
+    """The stored match a reference names, of the ids :meth:`Storage.find_match_ids` found
+    for it: ``ref`` itself, else the one id ending with it (a unique suffix, ``m00012``);
+    None for none, or for several (ambiguous). The one rule of `arena replay MATCH_ID`, its
+    held-back note and `arena web`'s ``/api/matches/<ref>``.
+
+    >>> named_match("m00012", ["cup-m00012"]), named_match("m1", ["a-m1", "b-m1"])
+    ('cup-m00012', None)
+    >>> named_match("a-m1", ["a-m1", "xa-m1"])
+    'a-m1'
+    """
+    if ref in ids:
+        return ref
+    return ids[0] if len(ids) == 1 else None
+
+
 def resolve_record(arg: str, db: Path | None) -> dict[str, Any]:
     """The record named by ``arg``: a record JSON file, or a match id stored in ``db``.
 
@@ -1661,12 +1678,13 @@ def resolve_record(arg: str, db: Path | None) -> dict[str, Any]:
         raise LookupError(f"{arg}: {what}, and no database at {db} to look the match up")
     with Storage.open_readonly(db) as st:
         ids = st.find_match_ids(arg)
+        match_id = named_match(arg, ids)
         if not ids:
             raise LookupError(f"{arg}: {what}, and no stored match with this id in {db}")
-        if len(ids) > 1 and arg not in ids:
+        if match_id is None:
             shown = ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else "")
             raise LookupError(f"{arg}: ambiguous, {len(ids)} matches in {db}: {shown}")
-        return st.load_record(arg if arg in ids else ids[0])
+        return st.load_record(match_id)
 
 
 # --------------------------------------------------------------------- helpers

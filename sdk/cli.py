@@ -39,6 +39,7 @@ from arena.cli.options import (
     NonEmptyPath,
     Seconds,
     check_grpc_environment,
+    comma_names,
     no_directory,
 )
 from arena.deadlines import DEFAULT_TIME_BANK_MS, MAX_DEADLINE_MS
@@ -1011,13 +1012,7 @@ def try_(
     # Ctrl-C from here to the first match (the opponents imported, the ruleset read):
     # click's "Aborted!" and exit code 1 it was, where `try` stopped says 130.
     try:
-        given = ",".join(vs)
-        names = _opponent_names(vs)
-        if any(not n for n in names) and any(names):  # "random,,heuristic": a name left out?
-            raise click.BadParameter(f"an empty name in {given!r}", param_hint="--vs")
-        names = [n for n in names if n]
-        if not names:
-            raise click.BadParameter("name at least one opponent", param_hint="--vs")
+        names = comma_names(vs, "--vs", "opponent", whole=_comma_file)
         try:
             resolved = resolve_ruleset(ruleset, players=len(names) + 1)
         except RulesetError as e:
@@ -1278,22 +1273,12 @@ def _print_results(console: Console, result: SeriesResult, title: str) -> None:
         )
 
 
-def _opponent_names(vs: tuple[str, ...]) -> list[str]:
-    """The opponents ``--vs`` names, each value split at its commas but for one that is a
-    bot file there (``--vs "my,bot.py:Bot"``: two names, "my" and "bot.py:Bot", it was,
-    said as one opponent too many or an unknown ``my``; a file's name may hold a comma).
-
-    >>> _opponent_names(("random, heuristic", "counting"))
-    ['random', 'heuristic', 'counting']
-    """
-    names: list[str] = []
-    for value in vs:
-        target = value.strip().partition(":")[0]
-        if "," in target and target.endswith(".py") and Path(target).is_file():
-            names.append(value.strip())
-        else:
-            names.extend(v.strip() for v in value.split(","))
-    return names
+def _comma_file(value: str) -> bool:
+    """Whether a ``--vs`` value is one bot file whose name holds a comma (``--vs
+    "my,bot.py:Bot"``: two names, "my" and "bot.py:Bot", it was, said as one opponent too
+    many or an unknown ``my``): not split at its commas (:func:`comma_names`)."""
+    target = value.partition(":")[0]
+    return "," in target and target.endswith(".py") and Path(target).is_file()
 
 
 @main.command("human", short_help="Play against bots yourself in the terminal.")

@@ -47,7 +47,13 @@ from arena.storage import (
     sidecars,
     state_of,
 )
-from arena.tournament.config import ConfigError, identity_changes, load_config, stored_where
+from arena.tournament.config import (
+    ConfigError,
+    bot_logs,
+    identity_changes,
+    load_config,
+    stored_where,
+)
 from arena.tournament.runner import as_stored
 
 __all__ = ["leaderboard"]
@@ -248,6 +254,14 @@ def leaderboard(
     # yet taken in were lost, every match of a run killed -9)
     kept = {db: "the database", config_path: "the config"}
     kept.update({f: f"the {what} of the database" for f, what in sidecars(db).items()})
+    if config_path is not None:
+        # (`--out out/cup/logs/mine.log`, completed by the shell: the bot's log, which says
+        # why it crashed, replaced by a table)
+        try:
+            logs = bot_logs(config_path)
+        except ConfigError:  # (an `out` no run could use: it wrote no log)
+            logs = {}
+        kept.update({log: f"bot {bot}'s log" for log, bot in logs.items() if log.is_file()})
     files = [target / f"leaderboard.{f}" for f in (*FORMATS, "txt")] + [target]
     for path, name in kept.items():
         if path is not None and any(os.path.realpath(f) == os.path.realpath(path) for f in files):

@@ -30,6 +30,7 @@ __all__ = [
     "HostName",
     "NonEmptyPath",
     "Seconds",
+    "comma_names",
     "hang_up_safe",
     "in_clear_note",
     "no_cap_note",
@@ -50,6 +51,34 @@ def refuse_empty(value: str | None, option: str, what: str = "one") -> None:
     nothing (a shell variable that was not set: ``--tournament "$T"``)."""
     if value is not None and not value.strip():
         raise click.BadParameter(f"empty: name {what}", param_hint=option)
+
+
+def comma_names(
+    values: tuple[str, ...], option: str, what: str, whole: Callable[[str], bool] | None = None
+) -> list[str]:
+    """The names a repeatable, comma-separated option gives (``--vs a,b --vs c``: a, b and
+    c, each stripped), the one reading of ``arena-bot try --vs`` and ``arena replay --list
+    --vs``. A value ``whole`` says is one name is not split (a bot file whose name holds a
+    comma). An empty name among others (``a,,b``: one left out?) is refused, as are values
+    that name nothing, naming the option and ``what`` they name.
+
+    >>> comma_names(("random, heuristic", "counting"), "--vs", "opponent")
+    ['random', 'heuristic', 'counting']
+    >>> comma_names(("my,bot.py",), "--vs", "opponent", whole=lambda v: v.endswith(".py"))
+    ['my,bot.py']
+    """
+    names: list[str] = []
+    for value in values:
+        if whole is not None and whole(value.strip()):
+            names.append(value.strip())
+        else:
+            names.extend(v.strip() for v in value.split(","))
+    if any(not n for n in names) and any(names):
+        raise click.BadParameter(f"an empty name in {','.join(values)!r}", param_hint=option)
+    names = [n for n in names if n]
+    if values and not names:
+        raise click.BadParameter(f"name at least one {what}", param_hint=option)
+    return names
 
 
 def id_over_name_note(ref: str, others: list[str]) -> str | None:

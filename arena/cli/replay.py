@@ -17,7 +17,13 @@ import click
 from rich.cells import cell_len
 from rich.console import Console
 
-from arena.cli.options import NonEmptyPath, id_over_name_note, reading_newest, refuse_empty
+from arena.cli.options import (
+    NonEmptyPath,
+    comma_names,
+    id_over_name_note,
+    reading_newest,
+    refuse_empty,
+)
 from arena.render import abandoned_places, changed_cards, plural, printable, time_limit_note
 from engine import ReplayError
 from engine import replay as replay_record
@@ -49,6 +55,11 @@ __all__ = ["replay"]
 )  # fmt: skip
 @click.option("--bot", metavar="NAME", help="With --list: only the matches this bot played.")
 @click.option(
+    "--vs", "vs", metavar="NAME", multiple=True,
+    help="With --list --bot: only its matches against this bot (comma-separated or "
+    "repeated: against each of them), as `arena web`'s vs=.",
+)  # fmt: skip
+@click.option(
     "--export", "export_dir", metavar="DIR",
     type=NonEmptyPath(file_okay=False, path_type=Path),
     help="With --list: also write each listed match's record into DIR as <match id>.json "
@@ -63,6 +74,7 @@ def replay(
     list_only: bool,
     tournament_ref: str | None,
     bot: str | None,
+    vs: tuple[str, ...],
     export_dir: Path | None,
 ) -> None:
     """Pretty-print a match deal by deal and trick by trick, or --check it against the rules;
@@ -75,6 +87,7 @@ def replay(
     record_ref = record_refs[0] if record_refs else None
 
     for name, value in (("--tournament", tournament_ref), ("--bot", bot),
+                        ("--vs", ",".join(vs) if vs else None),
                         ("--export", export_dir)):  # fmt: skip
         if value is not None and not list_only:
             does = "writes the records of" if name == "--export" else "chooses"
@@ -94,7 +107,7 @@ def replay(
                 "--check verifies one match: not with --list (list the ids, then "
                 "`arena replay --check MATCH_ID`)"
             )
-        _list_matches(ctx, db, tournament_ref, bot, export_dir)
+        _list_matches(ctx, db, tournament_ref, bot, _opponents(vs, bot), export_dir)
         return
     if record_ref is None:
         raise click.UsageError(
@@ -179,13 +192,12 @@ def _held_back_note(db: Path, record_ref: str) -> str | None:
     hands there, and nothing else on the screen said so."""
     import sqlite3
 
-    from arena.storage import Storage, StorageError
+    from arena.storage import Storage, StorageError, named_match
     from arena.web.data import held_back
 
     try:
         with Storage.open_readonly(db) as st:
-            ids = st.find_match_ids(record_ref)
-            match_id = record_ref if record_ref in ids else ids[0] if len(ids) == 1 else None
+            match_id = named_match(record_ref, st.find_match_ids(record_ref))
             why = None if match_id is None else held_back(st, match_id)
     except (StorageError, sqlite3.Error, OSError):  # (a note is no reason to fail the replay)
         return None
@@ -460,14 +472,37 @@ def _for_terminal(value: Any) -> Any:
     return value
 
 
+def _opponents(vs: tuple[str, ...], bot: str | None) -> list[str]:
+    """The bots ``--vs`` names (:func:`comma_names`), as `arena web`'s ``vs=`` takes one:
+    refused without ``--bot`` (whose matches against them are listed) and naming ``--bot``
+    itself (its every match would be one "against" itself)."""
+    names = comma_names(vs, "--vs", "bot")
+    if names and bot is None:
+        raise click.UsageError(
+            f"--vs {','.join(names)} lists a bot's matches against others: give the bot too "
+            "(--bot NAME --vs OTHER)"
+        )
+    if bot in names:
+        raise click.BadParameter(
+            f"{bot!r} is the --bot itself: name another bot of the tournament", param_hint="--vs"
+        )
+    return list(dict.fromkeys(names))  # (one named twice is one opponent)
+
+
 def _list_matches(
-    ctx: click.Context, db: Path | None, ref: str | None, bot: str | None, export: Path | None
+    ctx: click.Context,
+    db: Path | None,
+    ref: str | None,
+    bot: str | None,
+    vs: list[str],
+    export: Path | None,
 ) -> None:
     """``arena replay --list``: one line per stored match of the tournament, in schedule
     order, on stdout (what the tournament and the filter are goes to stderr, so that
     ``| cut -d' ' -f1`` gives the ids): ``ID  N deals  ann 37 (2nd)  bob ...  [! ...]``.
+    ``bot``: its matches only; ``vs``: of those, the ones it played against each of them.
     With ``export``, each listed match's record is written there too (:func:`_export`)."""
-    from arena.storage import Storage, StorageError, newest_database
+    from arena.storage import ForeignDatabase, Storage, StorageError, newest_database
     from arena.web.data import sets_held_back
     from engine.record import ordinal
 
@@ -494,7 +529,8 @@ def _list_matches(
                 if note is not None:
                     click.echo(note, err=True)
             info = st.tournament(tid)
-            elsewhere = st.tournaments_of(bot) if bot is not None else []
+            named = [b for b in (bot, *vs) if b is not None]
+            elsewhere = {b: st.tournaments_of(b) for b in named}
             results = st.match_results(tid)
             incidents = st.incidents(tid)
             limits = st.time_limits(tid)
@@ -507,33 +543,39 @@ def _list_matches(
             sets = dict(st.conn.execute(
                 "SELECT id, set_no FROM matches WHERE tournament_id = ?", (tid,)
             ).fetchall()) if held else {}  # fmt: skip
-            worst = _worst_deal(st, tid, bot) if bot is not None else None
+            worst = _worst_deal(st, tid, bot, vs) if bot is not None else None
             exported = [
                 r.match_id
                 for r in results
                 if export is not None
-                and (bot is None or bot in r.seats)
+                and all(b in r.seats for b in named)
                 and sets.get(r.match_id) not in held
             ]
     except StorageError as e:
         _error(str(e))
-        ctx.exit(2)  # as for a match id (a damaged or foreign file)
+        # As `arena leaderboard` and `arena web` say it: 2 for the file named wrong (another
+        # program's SQLite file), 1 for a database that cannot be read (empty, damaged).
+        # (Not so for a match id: there 1 says the rules refuse the record, and a damaged
+        # database must not read as a refused record in a script's --check.)
+        ctx.exit(2 if isinstance(e, ForeignDatabase) else 1)
     bots = list(info.bots) if info is not None else []
     for r in results:  # (a stored match may seat a bot the tournament no longer lists)
         bots.extend(b for b in r.seats if b not in bots)
-    if bot is not None and bot not in bots:
-        known = ", ".join(bots) or "none"
-        # (a club's database holds a tournament a week: say where the bot did play)
-        played = f"; {bot} plays in {', '.join(elsewhere)} (--tournament ID)" if elsewhere else ""
-        _error(f"--bot: no bot {bot!r} in tournament {tid} (its bots: {known}){played}")
-        ctx.exit(2)
-    shown = [r for r in results if bot is None or bot in r.seats]
+    for option, name in [("--bot", bot)] + [("--vs", v) for v in vs]:
+        if name is not None and name not in bots:
+            known = ", ".join(bots) or "none"
+            # (a club's database holds a tournament a week: say where the bot did play)
+            where = elsewhere.get(name)
+            played = f"; {name} plays in {', '.join(where)} (--tournament ID)" if where else ""
+            _error(f"{option}: no bot {name!r} in tournament {tid} (its bots: {known}){played}")
+            ctx.exit(2)
+    shown = [r for r in results if all(b in r.seats for b in named)]
     total = info.total_matches if info is not None else len(results)
     # `arena serve --db` stores a tournament with no set number of matches (total 0): "3 of
     # 0 stored" read as a count gone wrong; `arena leaderboard --list` shows it as "3/–".
     stored = (f"{len(results)} of {total} stored" if total
               else f"{len(results)} stored, no set number of matches")  # fmt: skip
-    whose = "" if bot is None else f" played by {bot}"
+    whose = "" if bot is None else f" played by {bot}" + (f" against {', '.join(vs)}" if vs else "")
     if not shown:
         click.echo(printable(f"no stored match{whose} in tournament {tid} in {db} ({stored})"),
                    err=True)  # fmt: skip
@@ -582,13 +624,18 @@ def _list_matches(
         _export(ctx, export, db, exported, len(shown) - len(exported), tid)
 
 
-def _worst_deal(st: Any, tid: str, bot: str) -> tuple[str, int, int] | None:
+def _worst_deal(
+    st: Any, tid: str, bot: str, vs: list[str] | None = None
+) -> tuple[str, int, int] | None:
     """``(match id, deal number from 0, score)`` of the deal of tournament ``tid`` in which
     ``bot`` scored least (the first such in schedule order; not one it dealt and sat out, in
-    a game of four), or None: the deal a bot author
+    a game of four; with ``vs``, of its matches against each of them, those listed), or
+    None: the deal a bot author
     reading why his bot lost replays first, which the list of final scores does not show."""
+    vs = vs or []
     try:
-        bot.encode("utf-8")
+        for name in (bot, *vs):
+            name.encode("utf-8")
     except UnicodeEncodeError:  # (no stored name holds a lone surrogate: SQLite refuses it)
         return None
     delta = "json_extract(d.deltas_json, '$[' || p.seat || ']')"
@@ -601,8 +648,9 @@ def _worst_deal(st: Any, tid: str, bot: str) -> tuple[str, int, int] | None:
         # (not a deal it sat out, the dealer of four: it scored the talon, made no decision)
         " AND NOT (d.dealer IS p.seat AND json_array_length(d.deltas_json) = 4)"
         f" AND typeof(d.number) = 'integer' AND typeof({delta}) = 'integer'"
-        f" ORDER BY {delta}, m.idx, d.number LIMIT 1",
-        (tid, bot),
+        + " AND d.match_id IN (SELECT match_id FROM match_players WHERE bot = ?)" * len(vs)
+        + f" ORDER BY {delta}, m.idx, d.number LIMIT 1",
+        (tid, bot, *vs),
     ).fetchone()
     return None if row is None else (str(row[0]), int(row[1]), int(row[2]))
 
@@ -650,7 +698,7 @@ def _export(
         ctx.exit(1)
     except (StorageError, LookupError) as e:  # (a damaged record, a match deleted meanwhile)
         _error(f"--export: {e}")
-        ctx.exit(2)
+        ctx.exit(1)  # (what was named cannot be read, as the list's own reading says)
     said = printable(
         f"wrote {len(match_ids)} record(s) into {directory}"
         + (f" ({directory / match_ids[0]}.json, ...): arena replay FILE, "

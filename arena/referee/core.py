@@ -233,6 +233,9 @@ class Referee:
         self._matches: dict[str, MatchRunner] = {}
         #: Matches whose record file stopped short (see ``MatchRunner.record_cut``).
         self.records_cut = 0
+        #: CPU seconds its matches spent on their records (``MatchRunner.record_cpu_s``):
+        #: the tournament runner counts them as recording.
+        self.record_cpu_s = 0.0
         self._changed: asyncio.Event | None = None
         #: Calls with a welcomed stream whose handler has not returned yet.
         self._attached = 0
@@ -511,6 +514,7 @@ class Referee:
         finally:
             del self._matches[match_id]
             self.records_cut += runner.record_cut
+            self.record_cpu_s += runner.record_cpu_s
             self.notify_changed()
         log.info(
             "match %s ends: scores %s places %s forfeits %s",

@@ -303,6 +303,9 @@ class MatchRunner:
         #: The record file stopped short (a full disk) after the match started: the match
         #: went on, its file is incomplete (``arena serve`` counts them at its end).
         self.record_cut = False
+        #: CPU seconds this match spent on its record (built at its end; its file's lines,
+        #: with ``record_dir``): the tournament counts it as recording (its bench's share).
+        self.record_cpu_s = 0.0
         self._loop = asyncio.get_running_loop()
         self.finished = False
         self.abandoned = False
@@ -344,27 +347,33 @@ class MatchRunner:
         )
 
     def _write(self, obj: dict[str, Any]) -> None:
-        f = self._file
-        if f is not None:
+        if self._file is not None:
+            t = time.thread_time()
             try:
-                f.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
-                f.flush()
-            except OSError as e:
-                # A full disk, say. Its first line: the match does not start. Later: the
-                # match goes on (its bots still get their result, and whoever called
-                # run_match its record); only the file stops where it is.
-                self._file = None
+                self._write_line(self._file, obj)
+            finally:
+                self.record_cpu_s += time.thread_time() - t
+
+    def _write_line(self, f: IO[str], obj: dict[str, Any]) -> None:
+        try:
+            f.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
+            f.flush()
+        except OSError as e:
+            # A full disk, say. Its first line: the match does not start. Later: the
+            # match goes on (its bots still get their result, and whoever called
+            # run_match its record); only the file stops where it is.
+            self._file = None
+            with contextlib.suppress(OSError):
+                f.close()
+            if obj.get("type") == "start":
                 with contextlib.suppress(OSError):
-                    f.close()
-                if obj.get("type") == "start":
-                    with contextlib.suppress(OSError):
-                        self._record_path.unlink()
-                    raise OSError(e.errno, f"cannot write the record of match {self.match_id} "
-                                  f"to {self._record_path}: {e.strerror or e}") from e  # fmt: skip
-                self.record_cut = True
-                log.error("match %s: cannot write its record to %s any more (%s): the match "
-                          "goes on, its file is incomplete", self.match_id, self._record_path,
-                          e.strerror or e)  # fmt: skip
+                    self._record_path.unlink()
+                raise OSError(e.errno, f"cannot write the record of match {self.match_id} "
+                              f"to {self._record_path}: {e.strerror or e}") from e  # fmt: skip
+            self.record_cut = True
+            log.error("match %s: cannot write its record to %s any more (%s): the match "
+                      "goes on, its file is incomplete", self.match_id, self._record_path,
+                      e.strerror or e)  # fmt: skip
 
     def _incident(self, kind: str, seat: int, detail: str) -> dict[str, Any]:
         inc = {"kind": kind, "seat": seat, "deal": self.game.deal_number, "detail": detail}
@@ -407,7 +416,9 @@ class MatchRunner:
                     )
                     st.session.start_grace(grace, self.match_id)
             await self._play()
+            t = time.thread_time()
             rec = self._final_record()
+            self.record_cpu_s += time.thread_time() - t
             self._write({"type": "end", "record": rec})
             self._send_ended(match_result_to_pb(rec["result"], sorted(self.forfeits)))
             self.finished = True

@@ -283,10 +283,19 @@ class TournamentOutcome:
     interrupted: bool = False
     #: Seconds spent playing matches (after every bot connected): the throughput's base.
     play_s: float = 0.0
-    #: Seconds spent recording results and rating: the CPU time of storing each match (on
-    #: the storage thread), the live rating update (with the live display only), and the
-    #: final ratings (``finalize``).
+    #: Seconds spent recording results and rating: the CPU time of building each match's
+    #: record (the referee's, at its end) and of storing it (on the storage thread), the
+    #: live rating update (with the live display only), and the final ratings
+    #: (``finalize``). Where the tables waited longer for their results to be stored (the
+    #: commit's fsync, the hand-over to the storage thread: at concurrency 1 a match waits
+    #: for the one before it), that wait (:attr:`record_wait_s`) counts instead of the
+    #: storing's CPU: whichever limits the tournament, its cores or its tables.
     record_s: float = 0.0
+    #: The time the tables waited for their matches to be stored, summed and divided by
+    #: the number of tables playing at once. A table plays its next match while its last
+    #: one is stored: it waits only when that store is not done as the next match ends,
+    #: and for its last match's.
+    record_wait_s: float = 0.0
     #: The part of ``record_s`` spent in ``finalize``, after the last match.
     finalize_s: float = 0.0
 
@@ -404,6 +413,8 @@ class _BotProcess:
         self._log_marker = 0
         #: This start's output goes nowhere (its log could not be opened again at a restart).
         self._output_dropped = False
+        #: This start was sent SIGKILL by :meth:`stop` (its exit is then no one else's doing).
+        self.killed_here = False
         #: Its code files' digests as it was first launched (:meth:`code_changed`).
         self._code = _file_digests(spec)
 
@@ -472,6 +483,7 @@ class _BotProcess:
                 f"{_launch_error(self.argv[0], e, self.spec.cwd, env.get('PATH'))}"
             ) from e
         _LIVE_GROUPS.add(self.proc.pid)
+        self.killed_here = False
         _first_to_go(self.proc.pid)
         log.info("bot %s started (pid %d, log %s)", self.spec.name, self.proc.pid, self.log_path)
 
@@ -568,6 +580,7 @@ class _BotProcess:
                 _kill_session(proc.pid, signal.SIGKILL)
         elif proc is not None:
             for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+                self.killed_here = self.killed_here or sig == signal.SIGKILL
                 _kill_session(proc.pid, sig)  # the bot's whole session (its children too)
                 try:
                     await asyncio.wait_for(proc.wait(), wait)
@@ -606,6 +619,18 @@ def _first_to_go(pid: int) -> None:
     Nothing where there is no such file (not Linux)."""
     with contextlib.suppress(OSError), open(f"/proc/{pid}/oom_score_adj", "w") as fh:
         fh.write(str(BOT_OOM_SCORE_ADJ))
+
+
+def _exit_words(p: _BotProcess, code: int | str | None) -> str:
+    """``code N``, bot ``p``'s exit as the runner's lines and incidents say it. A SIGKILL
+    the runner did not send (:meth:`_BotProcess.stop`) says who likely did: the kernel's
+    out-of-memory killer, whose first pick bots are (:func:`_first_to_go`); "code -9"
+    alone sent the organiser looking for a crash in the bot's log, which ends mid-line."""
+    if code == -signal.SIGKILL and not p.killed_here:
+        return (f"code {code} (SIGKILL, not sent by the arena: the kernel's out-of-memory "
+                f"killer may have ended it, bots being its first pick, oom_score_adj "
+                f"{BOT_OOM_SCORE_ADJ}; see dmesg)")  # fmt: skip
+    return f"code {code}"
 
 
 def _file_digests(spec: BotSpec) -> dict[Path, str | None]:
@@ -1778,11 +1803,11 @@ async def _wait_for_bots(
             tail = p.tail()
             code = p.proc.returncode if p.proc else "?"
             # (In its log too, as at every exit: read alone, it ended on the bot's last line.)
-            p.note(f"exited with code {code} {why}: the tournament stops")
+            p.note(f"exited with {_exit_words(p, code)} {why}: the tournament stops")
             await p.stop()  # (what it started goes with it)
             raise TournamentError(
-                f"bot {p.spec.name!r} exited with code {code} {why} (log {p.log_path}):\n{tail}"
-                + _crlf_hint(p.argv[0], p.spec.cwd)
+                f"bot {p.spec.name!r} exited with {_exit_words(p, code)} {why} (log "
+                f"{p.log_path}):\n{tail}" + _crlf_hint(p.argv[0], p.spec.cwd)
             )
         if time.monotonic() > deadline:
             wait.cancel()
@@ -1854,18 +1879,20 @@ async def _monitor(
                     continue
                 if left[p.spec.name] <= 0:
                     p.done = True
-                    p.note(f"exited with code {code} after its last match: not restarted")
-                    log.info("bot %s exited with code %s after its last match: not restarted",
-                             p.spec.name, code)  # fmt: skip
+                    how = _exit_words(p, code)
+                    p.note(f"exited with {how} after its last match: not restarted")
+                    log.info("bot %s exited with %s after its last match: not restarted",
+                             p.spec.name, how)  # fmt: skip
                     await p.stop()  # what it started goes with it
                     continue
                 if p.restarts >= max_restarts:
-                    p.give_up(f"exited with code {code} again, after {max_restarts} restarts")
-                    log.error("bot %s exited with code %s again, after %d restarts: not "
+                    how = _exit_words(p, code)
+                    p.give_up(f"exited with {how} again, after {max_restarts} restarts")
+                    log.error("bot %s exited with %s again, after %d restarts: not "
                               "restarted; the referee plays its seats to the end (strikes, "
                               "then forfeits). Log tail:\n%s",
-                              p.spec.name, code, max_restarts, p.tail(5))  # fmt: skip
-                    p.note(f"exited with code {code} again, after {max_restarts} restarts: not "
+                              p.spec.name, how, max_restarts, p.tail(5))  # fmt: skip
+                    p.note(f"exited with {how} again, after {max_restarts} restarts: not "
                            "restarted; the referee plays its seats to the end")  # fmt: skip
                     await p.stop()  # what it started goes with it
                     continue
@@ -1888,7 +1915,10 @@ async def _restart(
         # Its id names the code the tournament began with: the changed code would play the
         # rest of its matches under it, two versions' results rated as one bot's.
         files = ", ".join(str(f) for f in changed)
-        why = f"exited with code {code}, and its code changed since the run began ({files})"
+        why = (
+            f"exited with {_exit_words(p, code)}, and its code changed since the run began "
+            f"({files})"
+        )
         p.give_up(why)
         log.error("bot %s %s: not restarted, so that no match of this tournament is played "
                   "by other code than the one it was started with; %s. Log tail:\n%s",
@@ -1898,9 +1928,10 @@ async def _restart(
         await p.stop()  # what it started goes with it
         return f"its code changed since the run began ({files})"
     p.restarts += 1
-    log.warning("bot %s exited with code %s; restarting it (%d/%d). Log tail:\n%s",
-                p.spec.name, code, p.restarts, max_restarts, p.tail(5))  # fmt: skip
-    p.note(f"exited with code {code}; restarting it ({p.restarts}/{max_restarts})")
+    how = _exit_words(p, code)
+    log.warning("bot %s exited with %s; restarting it (%d/%d). Log tail:\n%s",
+                p.spec.name, how, p.restarts, max_restarts, p.tail(5))  # fmt: skip
+    p.note(f"exited with {how}; restarting it ({p.restarts}/{max_restarts})")
     await p.stop()
     try:
         await p.start()
@@ -1948,49 +1979,97 @@ async def _run_matches(
     started = 0
     fatal: list[BaseException] = []
 
+    save_cpu_s = 0.0  # the storage thread's CPU time, every match stored
+    waited_s = 0.0  # the tables' wait for their stores, summed
+
+    def on_saved(saving: asyncio.Future[float]) -> None:
+        # A store that failed stops the run at once: no worker starts another match (the
+        # worker whose match it was may be playing its next one: that one is not stored).
+        error = None if saving.cancelled() else saving.exception()
+        if isinstance(error, StorageError):
+            fatal.append(error)
+
+    def count(m: ScheduledMatch, record: Mapping[str, Any], save_cpu: float) -> None:
+        """Count ``m`` done: its result is durable (its store's commit has returned)."""
+        nonlocal save_cpu_s
+        save_cpu_s += save_cpu
+        outcome.played_now += 1
+        t_rate = time.perf_counter()
+        if book is not None:
+            result = record.get("result") or {}
+            with contextlib.suppress(ValueError, TypeError):
+                book.rate(m.seats, [int(p) for p in result.get("places", [])])
+        outcome.record_s += time.perf_counter() - t_rate
+        display.update(book, outcome.played_now)
+
+    async def stored(
+        m: ScheduledMatch, record: Mapping[str, Any], saving: asyncio.Future[float]
+    ) -> bool:
+        """Wait for the store of ``m`` and count it; False if it failed (``fatal`` says why)."""
+        nonlocal waited_s
+        t = time.perf_counter()
+        try:
+            save_cpu = await saving
+        except StorageError:
+            return False  # (in fatal: on_saved)
+        finally:
+            waited_s += time.perf_counter() - t
+        count(m, record, save_cpu)
+        return True
+
     async def worker() -> None:
         nonlocal started
-        while not fatal:
-            if limit is not None and started >= limit:
-                return
-            try:
-                m = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return
-            started += 1
-            mid = match_id(tid, m.index)
-            t_start = time.time()
-            try:
-                record = await referee.run_match(
-                    mid, cfg.ruleset, m.seed, list(m.seats), cfg.match_timeout_s or None
-                )
-            except asyncio.CancelledError:
-                raise
-            except Exception as e:  # one broken match never stops the tournament
+        # The store of this worker's last match, under way while it plays its next one: a
+        # table does not wait for the commit's fsync. A match is counted done only once
+        # its store has returned (its commit durable), and the next store of the worker
+        # waits for it (one at a time on the storage thread anyway).
+        saving: tuple[ScheduledMatch, Mapping[str, Any], asyncio.Future[float]] | None = None
+        try:
+            while not fatal:
+                if limit is not None and started >= limit:
+                    break
+                try:
+                    m = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    break
+                started += 1
+                mid = match_id(tid, m.index)
+                t_start = time.time()
+                try:
+                    record = await referee.run_match(
+                        mid, cfg.ruleset, m.seed, list(m.seats), cfg.match_timeout_s or None
+                    )
+                except asyncio.CancelledError:
+                    raise
+                except Exception as e:  # one broken match never stops the tournament
+                    left.subtract(m.seats)
+                    why = f"{type(e).__name__}: {e}"
+                    log.error("match %s (%s) failed: %s", mid, " vs ".join(m.seats), why)
+                    outcome.failed.append((m.index, why))
+                    continue
                 left.subtract(m.seats)
-                why = f"{type(e).__name__}: {e}"
-                log.error("match %s (%s) failed: %s", mid, " vs ".join(m.seats), why)
-                outcome.failed.append((m.index, why))
-                continue
-            left.subtract(m.seats)
-            save = functools.partial(
-                _cpu_time, storage.save_match, tid, match_id=mid, index=m.index, table=m.table,
-                set_no=m.set_no, seed=m.seed, seats=m.seats, record=record,
-                started_at=t_start, finished_at=time.time(),
-            )  # fmt: skip
-            try:
-                save_cpu = await loop.run_in_executor(storage_thread, save)
-            except StorageError as e:
-                fatal.append(e)
-                return
-            outcome.played_now += 1
-            t_rate = time.perf_counter()
-            if book is not None:
-                result = record.get("result") or {}
-                with contextlib.suppress(ValueError, TypeError):
-                    book.rate(m.seats, [int(p) for p in result.get("places", [])])
-            outcome.record_s += save_cpu + time.perf_counter() - t_rate
-            display.update(book, outcome.played_now)
+                if saving is not None:
+                    last, saving = saving, None
+                    if not await stored(*last):
+                        return
+                save = functools.partial(
+                    _cpu_time, storage.save_match, tid, match_id=mid, index=m.index,
+                    table=m.table, set_no=m.set_no, seed=m.seed, seats=m.seats, record=record,
+                    started_at=t_start, finished_at=time.time(),
+                )  # fmt: skip
+                future = loop.run_in_executor(storage_thread, save)
+                future.add_done_callback(on_saved)
+                saving = (m, record, future)
+        except BaseException:
+            # (Cancelled, say: a store under way is finished all the same, by the storage
+            # thread's shutdown below; one already done is counted.)
+            if saving is not None:
+                m_, record_, future = saving
+                if future.done() and not future.cancelled() and future.exception() is None:
+                    count(m_, record_, future.result())
+            raise
+        if saving is not None:
+            await stored(*saving)
 
     with _Display(cfg, len(schedule), outcome.skipped, opts) as display:
         workers = [asyncio.create_task(worker()) for _ in range(min(cfg.concurrency, len(pending)))]
@@ -2001,6 +2080,11 @@ async def _run_matches(
                 w.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
             storage_thread.shutdown(wait=True)  # a save under way is finished, never cut
+    # What recording cost the tables: the storing's CPU, or the tables' wait for it where
+    # that was longer (see TournamentOutcome.record_s); and the records' building.
+    outcome.record_wait_s = waited_s / max(1, len(workers))
+    outcome.record_s += max(save_cpu_s, outcome.record_wait_s)
+    outcome.record_s += float(getattr(referee, "record_cpu_s", 0.0))  # (not on test fakes)
     if limit is not None and not queue.empty():
         outcome.interrupted = True
     if fatal:

@@ -33,6 +33,7 @@ from arena.storage import (
     StorageError,
     TournamentInfo,
     lock_owner,
+    named_match,
     state_of,
 )
 from arena.tournament.schedule import SCHEDULE_VERSION
@@ -41,6 +42,7 @@ from engine.rules import describe_run
 
 __all__ = [
     "BOT_PAGE",
+    "INCIDENT_LISTS",
     "STRIKE_PAGE",
     "DataSource",
     "Document",
@@ -69,10 +71,15 @@ class Document(dict[str, Any]):
 #: older ones page by page, ``before``): a bot of 12,000 matches made a 3 MB page.
 BOT_PAGE = 50
 
-#: How many of a bot's strikes its page lists at once, newest first (the older ones page
-#: by page, ``before``, as its matches): a bot that timed out in every deal of 12,000
-#: matches listed each of its strikes on one page.
+#: How many of a bot's strikes (and of its other incidents) its page lists at once, newest
+#: first (the older ones page by page, ``before``, as its matches): a bot that timed out in
+#: every deal of 12,000 matches listed each of its strikes on one page.
 STRIKE_PAGE = 50
+
+#: The bot page's lists of incidents, each paged as its matches are (``/api/bots/<name>/<list>``):
+#: its strikes, and the incidents that are no strike (a bot that failed every decision of
+#: thousands of matches listed each ``bot_error`` on one page).
+INCIDENT_LISTS = ("strikes", "other_incidents")
 
 #: How many of the latest matches the leaderboard page lists.
 RECENT = 25
@@ -453,9 +460,10 @@ class DataSource:
                 "row": row,
                 "history": doc["history"].get(name, []),
                 **page,
-                **{k: v for k, v in listed.items() if k != "strikes"},
-                # (the newest STRIKE_PAGE; the older ones page by page: see strikes)
-                **_strike_page(listed["strikes"], STRIKE_PAGE, None),
+                **{k: v for k, v in listed.items() if k not in INCIDENT_LISTS},
+                # (the newest STRIKE_PAGE of each; the older ones page by page: see incidents)
+                **_incident_page(listed["strikes"], STRIKE_PAGE, None, "strikes"),
+                **_incident_page(listed["other_incidents"], STRIKE_PAGE, None, "other_incidents"),
                 # A match's record lists a seat's first 20 disconnects, failed decisions and
                 # answers to no pending request one by one, and counts them all: the row
                 # counts them all
@@ -494,11 +502,19 @@ class DataSource:
 
         return self._cached_keyed(("bot", info.id, name), info, compute, st=st)
 
-    def strikes(
-        self, name: str, tournament: str | None, *, limit: int = STRIKE_PAGE, before: int | None
+    def incidents(
+        self,
+        name: str,
+        tournament: str | None,
+        which: str = "strikes",
+        *,
+        limit: int = STRIKE_PAGE,
+        before: int | None,
     ) -> JSON:
-        """A page of bot ``name``'s strikes, as its page lists them (see
-        :func:`_strike_page`): the older pages of a bot page's strikes."""
+        """A page of bot ``name``'s strikes (``which``; or its ``other_incidents``), as its
+        page lists them (see :func:`_incident_page`): the older pages of a bot page's."""
+        if which not in INCIDENT_LISTS:
+            raise ValueError(f"no list of incidents {which!r}: {', '.join(INCIDENT_LISTS)}")
         with self._open() as st, st.reading():  # (see _open)
             info = self._tournament(st, tournament)
             if name not in info.bots and not st.match_results(info.id, 1, bot=name):
@@ -507,7 +523,7 @@ class DataSource:
             return {
                 "tournament": _tournament_json(info, lock_owner(self.db)),
                 "bot": name,
-                **_strike_page(listed["strikes"], limit, before),
+                **_incident_page(listed[which], limit, before, which),
             }
 
     def _deal_scores(self, st: Storage, info: TournamentInfo, bot: str) -> _DealScores:
@@ -561,10 +577,9 @@ class DataSource:
         as ``arena replay`` takes them."""
         with self._open() as st:
             ids = st.find_match_ids(ref)
-        if ref in ids:
-            return ref
-        if len(ids) == 1:
-            return ids[0]
+        match_id = named_match(ref, ids)
+        if match_id is not None:
+            return match_id
         if ids:
             shown = ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else "")
             raise NotFound(f"match {ref!r} is ambiguous in {self.db}: {shown}")
@@ -692,21 +707,21 @@ def _match_page(
     }
 
 
-def _strike_page(strikes: list[JSON], limit: int, before: int | None) -> JSON:
-    """A page of ``strikes`` (a bot's, in schedule order: ``idx``), newest first, as a bot's
-    matches are paged (:func:`_match_page`): the newest ``limit`` of those of a match of a
-    schedule index below ``before``, and the others of the oldest match of them (a match's
-    strikes are on one page: the next begins below its index); ``strikes_total``: how many
-    there are in all; ``strikes_next_before``: the ``before`` of the next (older) page, None
-    on the last."""
-    end = len(strikes) if before is None else bisect.bisect_left(strikes, before, key=_idx)
+def _incident_page(incidents: list[JSON], limit: int, before: int | None, key: str) -> JSON:
+    """A page of ``incidents`` (a bot's strikes or other incidents, listed as ``key``, in
+    schedule order: ``idx``), newest first, as a bot's matches are paged
+    (:func:`_match_page`): the newest ``limit`` of those of a match of a schedule index
+    below ``before``, and the others of the oldest match of them (a match's are on one page:
+    the next begins below its index); ``<key>_total``: how many there are in all;
+    ``<key>_next_before``: the ``before`` of the next (older) page, None on the last."""
+    end = len(incidents) if before is None else bisect.bisect_left(incidents, before, key=_idx)
     start = max(0, end - limit)
     if start > 0:  # (the whole of its oldest match)
-        start = bisect.bisect_left(strikes, _idx(strikes[start]), hi=start, key=_idx)
+        start = bisect.bisect_left(incidents, _idx(incidents[start]), hi=start, key=_idx)
     return {
-        "strikes": strikes[start:end][::-1],
-        "strikes_total": len(strikes),
-        "strikes_next_before": _idx(strikes[start]) if start > 0 else None,
+        key: incidents[start:end][::-1],
+        f"{key}_total": len(incidents),
+        f"{key}_next_before": _idx(incidents[start]) if start > 0 else None,
     }
 
 

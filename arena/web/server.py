@@ -21,9 +21,12 @@ API (JSON)::
                                                below I; ``next_before``: the I of the next page
                                                (null on the last), ``matches_total``: how many;
                                                its newest 50 strikes (``strikes_next_before``)
+                                               and other incidents (``other_incidents_...``)
     GET /api/bots/<name>/strikes?tournament=T&limit=N&before=I
                                                its strikes newest first, N of them (default
                                                50), those of a match below I: as its matches
+    GET /api/bots/<name>/other_incidents?tournament=T&limit=N&before=I
+                                               its incidents that are no strike, likewise
     GET /api/matches?tournament=T&bot=B&limit=N&before=I
                                                match list, newest first (paged as above; no
                                                limit: all)
@@ -68,7 +71,15 @@ from arena.addresses import address_key
 from arena.leaderboard.season import SeasonError
 from arena.render import printable
 from arena.storage import StorageError
-from arena.web.data import BOT_PAGE, STRIKE_PAGE, DataSource, Document, HeldBack, NotFound
+from arena.web.data import (
+    BOT_PAGE,
+    INCIDENT_LISTS,
+    STRIKE_PAGE,
+    DataSource,
+    Document,
+    HeldBack,
+    NotFound,
+)
 from arena.web.replay import MatchReplay, ReplayCache, ReplayFailed
 
 __all__ = ["STATIC_DIR", "WebServer", "address_key", "host_allowed", "make_server"]
@@ -613,11 +624,12 @@ class _Handler(BaseHTTPRequestHandler):
                     before=_int(q, "before"),
                     vs=_vs(q, name),
                 )
-            case ["bots", name, "strikes"]:
+            case ["bots", name, which] if which in INCIDENT_LISTS:  # strikes, other_incidents
                 limit = _int(q, "limit", least=1, most=MAX_PAGE, unset=("",))
-                return src.strikes(
+                return src.incidents(
                     name,
                     tournament,
+                    which,
                     limit=STRIKE_PAGE if limit is None else limit,
                     before=_int(q, "before"),
                 )

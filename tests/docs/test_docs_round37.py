@@ -365,17 +365,21 @@ def test_replay_names_a_database_it_cannot_read_with_exit_2_as_record_format_md_
     from arena.cli import main
 
     doc = _joined(_text("record-format.md"))
-    assert "A database it cannot read (no file at `--db`" in doc
-    assert "with exit 2, for `--list` as for a match id" in doc
+    # (round 54: `--list` exits as `arena leaderboard` does, 1 for a database that cannot be
+    # read; a match id keeps 2, its 1 being a record the rules refuse)
+    assert "with the exit codes of `arena leaderboard` and `arena web`" in doc
+    assert "For a match id (`arena replay MATCH_ID`, `--check`) every one of these is exit 2" in doc
     monkeypatch.chdir(tmp_path)
     (tmp_path / "empty.sqlite").write_bytes(b"")
     (tmp_path / "junk.sqlite").write_bytes(b"not a database at all\n" * 10)
     with sqlite3.connect(tmp_path / "other.sqlite") as con:
         con.execute("CREATE TABLE t (x)")
     for db in ("nosuch.sqlite", "empty.sqlite", "junk.sqlite", "other.sqlite"):
-        for args in (["replay", "--list", "--db", db], ["replay", "m00001", "--db", db]):
+        unreadable = db in ("empty.sqlite", "junk.sqlite")
+        for args, code in ((["replay", "--list", "--db", db], 1 if unreadable else 2),
+                           (["replay", "m00001", "--db", db], 2)):  # fmt: skip
             r = CliRunner().invoke(main, args)
-            assert r.exit_code == 2 and db in r.output, (args, r.output)
+            assert r.exit_code == code and db in r.output, (args, r.output)
         if db != "nosuch.sqlite":
             board = CliRunner().invoke(main, ["leaderboard", "--db", db])
             # (another program's database is named wrong, exit 2 as here: 1 before round 52)

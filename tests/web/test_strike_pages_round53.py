@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,26 +34,36 @@ def strikes_of(index: int) -> int:
     return index % 5
 
 
-@pytest.fixture(scope="module")
-def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path: Path = tmp_path_factory.mktemp("strikes") / "t.sqlite"
+def store_tournament(
+    path: Path, matches: int, incidents: Callable[[int], list[dict[str, Any]]]
+) -> Path:
+    """At ``path``, finished tournament "t" of a, b and c: ``matches`` demo matches of one
+    deal, stored out of schedule order (the pages go by schedule index), match ``index``
+    with the incidents ``incidents(index)``."""
     with Storage(path) as st:
-        st.ensure_tournament("t", name="t", fingerprint="s", total_matches=MATCHES,
+        st.ensure_tournament("t", name="t", fingerprint="s", total_matches=matches,
                              config={"name": "t", "ruleset": "classic"},
                              bots=[(b, "demo") for b in BOTS])  # fmt: skip
-        for i in range(MATCHES):
-            # (stored out of schedule order: the pages go by schedule index)
-            index = i * 7 % MATCHES
+        for i in range(matches):
+            index = i * 7 % matches
             record = demo_record(index, BOTS, max_deals=1)
-            record["incidents"] = [
-                {"kind": "timeout", "seat": 0, "deal": 0, "detail": f"match {index} strike {k}"}
-                for k in range(strikes_of(index))
-            ] + [{"kind": "wrong_request", "seat": 0, "deal": 0, "detail": "no strike"}]
+            record["incidents"] = incidents(index)
             st.save_match("t", match_id=f"t-m{index:04d}", index=index, table=0, set_no=index,
                           seed=index, seats=BOTS, record=record,
                           started_at=1.7e9 + i, finished_at=1.7e9 + i + 1)  # fmt: skip
         st.finish_tournament("t")
     return path
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    def incidents(index: int) -> list[dict[str, Any]]:
+        return [
+            {"kind": "timeout", "seat": 0, "deal": 0, "detail": f"match {index} strike {k}"}
+            for k in range(strikes_of(index))
+        ] + [{"kind": "wrong_request", "seat": 0, "deal": 0, "detail": "no strike"}]
+
+    return store_tournament(tmp_path_factory.mktemp("strikes") / "t.sqlite", MATCHES, incidents)
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +107,11 @@ def test_the_bot_page_lists_its_newest_strikes_and_pages_the_rest(db: Path, base
 
 
 def test_a_match_of_more_strikes_than_a_page_is_listed_whole() -> None:
-    from arena.web.data import _strike_page
+    from arena.web.data import _incident_page
+
+    # (round 54: the paging of strikes pages the other incidents too, named by key)
+    def _strike_page(strikes: list[dict[str, int]], limit: int, before: int | None) -> Any:
+        return _incident_page(strikes, limit, before, "strikes")
 
     strikes = [{"idx": i, "n": k} for i in (1, 2, 3) for k in range(4)]
     page = _strike_page(strikes, 2, None)
@@ -119,15 +133,23 @@ def refused(base: str, path: str) -> tuple[int, dict[str, Any]]:
     raise AssertionError(f"{path} was answered")
 
 
-def test_bad_requests_of_strikes_are_refused_by_name(base: str, db: Path) -> None:
-    code, body = refused(base, "/api/bots/a/strikes?limit=0")
+# (round 54: the other incidents are paged by the same route, and refused alike)
+@pytest.mark.parametrize("which", ["strikes", "other_incidents"])
+def test_bad_requests_of_strikes_are_refused_by_name(base: str, db: Path, which: str) -> None:
+    code, body = refused(base, f"/api/bots/a/{which}?limit=0")
     assert code == 400 and "limit must be a whole number from 1 to 1000" in body["error"]
-    code, body = refused(base, "/api/bots/a/strikes?before=soon")
+    code, body = refused(base, f"/api/bots/a/{which}?before=soon")
     assert code == 400 and "before must be a whole number" in body["error"]
-    code, body = refused(base, "/api/bots/zed/strikes")
+    code, body = refused(base, f"/api/bots/zed/{which}")
     assert code == 404 and "no bot 'zed' in tournament 't'" in body["error"]
     # a bot with none: an empty page
-    assert DataSource(db).strikes("b", None, before=None)["strikes"] == []
+    assert DataSource(db).incidents("b", None, which, before=None) == {
+        "tournament": get_json(base, "/api/bots/b")["tournament"],
+        "bot": "b",
+        which: [],
+        f"{which}_total": 0,
+        f"{which}_next_before": None,
+    }
 
 
 def test_the_page_adds_the_older_strikes_at_each_click(driver: Any, base: str, db: Path) -> None:

@@ -93,7 +93,7 @@ function render(d) {
   // request) one by one and counts them all: the row counts them all.
   const unlisted = (n, what) => n ? el("p", { class: "small muted", id: `${what}-not-listed` },
     `and ${n} more ${what === "strikes" ? "disconnects" : "answers to no pending request or decisions the bot failed"}, counted in the leaderboard but not listed: a match's record lists the first 20 of a seat one by one.`) : [];
-  const strikes = [d.strikes.length ? strikeList(d) : el("p", { class: "muted", id: "strikes" }, "No strikes."), unlisted(d.strikes_not_listed, "strikes")];
+  const strikes = [d.strikes.length ? incidentList(d, "strikes", "strikes", "strikes") : el("p", { class: "muted", id: "strikes" }, "No strikes."), unlisted(d.strikes_not_listed, "strikes")];
   // incidents that are no strike (an answer to no pending request, a decision the bot
   // failed): apart, if any
   const others = d.other_incidents || [];
@@ -101,7 +101,7 @@ function render(d) {
     el("h2", {}, "Other incidents (not strikes)"),
     el("section", { class: "panel" },
       el("p", { class: "small muted" }, "Answers to no pending request (a late answer, say, whose request had already timed out), and decisions the bot failed (bot_error: it raised, or answered no action, and its client sent a fallback): no strike."),
-      incidentTable("other-incidents", others), unlisted(d.other_incidents_not_listed, "other")),
+      others.length ? incidentList(d, "other_incidents", "other-incidents", "incidents") : incidentTable("other-incidents", others), unlisted(d.other_incidents_not_listed, "other")),
   ] : [];
   main.replaceChildren(
     el("h1", {}, `${d.bot} `, el("span", { class: "muted small" }, `in ${d.tournament.name}`)),
@@ -148,15 +148,17 @@ function opponentPicker(d) {
   return el("p", { class: "small" }, el("label", { for: "vs-select" }, "against: "), pick);
 }
 
-// The bot's strikes, newest first, paged as its matches are: the newest come with the bot's
-// page, the older ones a page at a time (/api/bots/<name>/strikes?before=...), added under
-// them at each click (a bot that timed out in every deal listed thousands at once).
-function strikeList(d) {
-  const table = incidentTable("strikes", d.strikes);
-  return [table, olderPages(table, "strikes", d.strikes_total, d.strikes_next_before, async (before) => {
-    const page = await api(`/api/bots/${encodeURIComponent(d.bot)}/strikes?tournament=` +
+// The bot's strikes (key "strikes") or its other incidents ("other_incidents"), newest
+// first, paged as its matches are: the newest come with the bot's page, the older ones a page
+// at a time (/api/bots/<name>/<key>?before=...), added under them at each click (a bot that
+// timed out, or failed, in every deal listed thousands at once). `id`: the table's;
+// `what`: the button's words ("older strikes").
+function incidentList(d, key, id, what) {
+  const table = incidentTable(id, d[key]);
+  return [table, olderPages(table, what, d[`${key}_total`], d[`${key}_next_before`], async (before) => {
+    const page = await api(`/api/bots/${encodeURIComponent(d.bot)}/${key}?tournament=` +
       `${encodeURIComponent(d.tournament.id)}&limit=${MATCH_PAGE}&before=${before}`);
-    return [incidentTable("strikes", page.strikes), page.strikes_next_before];
+    return [incidentTable(id, page[key]), page[`${key}_next_before`]];
   })];
 }
 
