@@ -3,10 +3,12 @@
 docs/protocol.md "Versions": within v1 the protocol only grows, so a bot built on an older
 SDK keeps playing at today's arena. Each older SDK here is the repository's own at a commit
 from before one of the optional features ("batch", "results_once", "deal_once", "ahead";
-the commits `git log -S '"FEATURE"' -- sdk/client.py` names), checked out as a `git
-worktree` with its generated code made by this environment's grpc_tools, and run as its
-own `arena-bot run` (its own engine, SDK and generated code first on the path). Three such
-clients of different eras share each match, so one referee serves them every feature set
+the commits `git log -S '"FEATURE"' -- sdk/client.py` names): the files of that commit its
+client and referee import, from tests/e2e/data/old_clients_round54/eras.tar.xz (made once
+by `git archive`; its README says how, so the tests need no git history), with generated
+code made by this environment's grpc_tools, run as its own `arena-bot run` (its own
+engine, SDK and generated code first on the path). Three clients of different eras share
+each match, so one referee serves them every feature set
 at once. Each bot is tests/support/compat_bot.py, which notes every view that lacks what a
 whole view holds (earlier deal results, the auction, the tricks): a referee that left out
 for an old client what only a newer one asks to have left out would pass unnoticed
@@ -21,7 +23,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+import tarfile
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +34,8 @@ from tests.support.spawn import readline_within
 
 ROOT = Path(__file__).parents[2]
 COMPAT_BOT = ROOT / "tests" / "support" / "compat_bot.py"
+#: Each era's files, in a folder named after it (README.md beside it: how it was made).
+ERAS_ARCHIVE = ROOT / "tests" / "e2e" / "data" / "old_clients_round54" / "eras.tar.xz"
 
 #: The eras: the last commit before each feature came (and the first SDK), by what it sends.
 ERAS = {
@@ -50,37 +54,22 @@ MATCHES = 2
 RULESET = 'preset = "classic"\nname = "compat"\nmax_deals = 2\n'  # every era reads this
 
 
-def _git(*args: str, cwd: Path = ROOT) -> str:
-    out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
-    if out.returncode != 0:
-        raise AssertionError(f"git {' '.join(args)}: {out.stderr.strip()}")
-    return out.stdout
-
-
 @pytest.fixture(scope="module")
-def eras(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
-    """Each era's checkout (a detached `git worktree`), with its generated protobuf code;
-    the worktrees are removed again at the end."""
+def eras(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Each era's files, extracted from ERAS_ARCHIVE, with its generated protobuf code."""
     base = tmp_path_factory.mktemp("eras")
-    trees: dict[str, Path] = {}
-    try:
-        for era, commit in ERAS.items():
-            if subprocess.run(["git", "cat-file", "-e", f"{commit}^{{commit}}"], cwd=ROOT,
-                              capture_output=True).returncode != 0:  # fmt: skip
-                pytest.fail(
-                    f"commit {commit[:8]} ({era}) is not in this clone: these tests need the"
-                    " repository's history (a full `git clone`, not a shallow one)"
-                )
-            tree = base / era
-            _git("worktree", "add", "--quiet", "--detach", str(tree), commit)
-            trees[era] = tree
-            gen = [sys.executable, "-m", "grpc_tools.protoc", "-Iproto", "--python_out=.",
-                   "--grpc_python_out=.", "proto/arena/v1/arena.proto"]  # fmt: skip
-            subprocess.run(gen, cwd=tree, check=True)
-        yield trees
-    finally:
-        for tree in trees.values():
-            _git("worktree", "remove", "--force", str(tree))
+    with tarfile.open(ERAS_ARCHIVE) as archive:
+        archive.extractall(base, filter="data")
+    assert sorted(p.name for p in base.iterdir()) == sorted(ERAS), ERAS_ARCHIVE
+    trees = {era: base / era for era in ERAS}
+    for era, tree in trees.items():
+        # Every package the era runs is its own (PYTHONPATH): none comes from today's tree.
+        for package in ("arena", "bots", "engine", "sdk"):
+            assert (tree / package / "__init__.py").is_file(), f"{era} has no {package}/"
+        gen = [sys.executable, "-m", "grpc_tools.protoc", "-Iproto", "--python_out=.",
+               "--grpc_python_out=.", "proto/arena/v1/arena.proto"]  # fmt: skip
+        subprocess.run(gen, cwd=tree, check=True)
+    return trees
 
 
 def _env(code: Path, log: Path | None = None) -> dict[str, str]:
