@@ -127,3 +127,97 @@ def test_sdk_run_with_workers_says_what_is_missing(kwargs: dict[str, object], sa
     with pytest.raises(ValueError) as e:
         BotRunner(Cpu, "localhost:1", "t", **kwargs)  # type: ignore[arg-type]
     assert said in str(e.value)
+
+
+PRINTER = (
+    "from sdk import Bot\n\n\n"
+    "class Printer(Bot):\n"
+    "    def play(self, view):\n"
+    '        print("playing deal", view.deal_number, view.hand, flush=True)\n'
+    "        return min(view.legal_actions, key=lambda a: (a.card.points, a.card))\n"
+)
+
+
+def test_a_bot_that_prints_to_a_reader_that_left_is_not_broken_by_it(tmp_path: Path) -> None:
+    """Defect: a bot that prints, tried or run with its output piped to a reader that stops
+    reading (`arena-bot try printer.py | head -2`, `arena-bot run printer.py ... | head`,
+    `| less` quit early), raised BrokenPipeError at its next print: each decision after
+    that failed, `try` played its series on fallbacks and ended "printer had 25 incidents":
+    exit code 1, and in an arena each was recorded as the bot's `bot_error` (20 in one match
+    here). The output of a reader that left is written nowhere now, as `arena tournament |
+    head` writes it: the bot plays as it would."""
+    import subprocess
+
+    (tmp_path / "printer.py").write_text(PRINTER)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sdk.cli", "try", "printer.py", "-n", "2", "--max-deals", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path,
+        env={**env, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()
+    proc.stdout.close()  # the reader leaves, as `head -1` does
+    err = proc.stderr.read().decode(errors="replace")
+    assert proc.wait(timeout=120) == 0, err
+    assert first.startswith(b"playing deal 0"), first
+    assert "BrokenPipeError" not in err and "incidents" not in err, err
+    assert "the output's reader leaves** (`arena-bot run mybot.py ... | head`" in _joined(
+        DOCS / "writing-a-bot.md"
+    )
+
+
+def test_a_bot_in_a_worker_process_prints_to_a_reader_that_left(tmp_path: Path) -> None:
+    """The same in a worker process of `arena-bot run --workers N`, which writes to the
+    runner's stdout with a descriptor of its own: the decision is the bot's, not failed."""
+    import subprocess
+
+    (tmp_path / "printer.py").write_text(PRINTER)
+    script = (
+        "import os, sys\n"
+        "r, w = os.pipe(); os.close(r); os.dup2(w, 1); os.close(w)  # a reader that left\n"
+        "from engine import PRESETS, Game, fallback_action, observe\n"
+        "from sdk.workers import Processes\n"
+        "g = Game.new(PRESETS['classic'], 1, ('a', 'b', 'c'))\n"
+        "while g.phase.name != 'PLAYING' or len(g.legal_actions()) < 2:\n"
+        "    g.apply(fallback_action(g.legal_actions()))\n"
+        "procs = Processes('printer.py:Printer', 1, 'printer')\n"
+        "procs.wait_ready()\n"
+        "bot = procs.make('m1')\n"
+        "action, failed = bot.decide(observe(g, g.to_act), None)\n"
+        "procs.shutdown()\n"
+        "print(repr(failed), action, file=sys.stderr)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.splitlines()[-1].startswith("None play "), out.stderr
+
+
+def test_a_person_at_the_table_still_leaves_when_no_one_reads_the_table(tmp_path: Path) -> None:
+    """Pinned with the fix above: `arena-bot try human | head -1` still leaves the match
+    ("the output is gone") once its table finds no reader, rather than wait unseen for an
+    answer (its table is written to the stream itself, not to the bot's prints' one). Its
+    input ends too: "End of input: leaving the match", said on that stream, finds it gone
+    whichever comes first; without the stream itself it was written nowhere, unsaid."""
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sdk.cli", "try", "human", "--vs", "heuristic,random"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path,
+        env={**env, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None
+    try:
+        first = proc.stdout.readline()
+        proc.stdout.close()  # the reader leaves; then the input ends, nothing typed
+        _, err = proc.communicate(timeout=3 * GUARD)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert first.startswith(b"Match of classic"), first
+    assert "human: the output is gone (Broken pipe): leaving the match" in err.decode(), err
