@@ -221,3 +221,26 @@ def test_a_person_at_the_table_still_leaves_when_no_one_reads_the_table(tmp_path
             proc.wait()
     assert first.startswith(b"Match of classic"), first
     assert "human: the output is gone (Broken pipe): leaving the match" in err.decode(), err
+
+
+def test_the_rehearsals_records_in_the_checkout_are_not_the_repositorys() -> None:
+    """Defect: writing-a-bot.md's rehearsal runs `arena serve` in the checkout, whose default
+    --record-dir is `records/` there: its records and the seed it drew (every hand of every
+    match follows from it) were files git offered to commit, and one run's seed was
+    committed (records/serve-20261206-122807-79c1.seed). `records/` is ignored now, as
+    `runs/` and `out/` are, and no record directory's file is tracked."""
+    import shutil
+    import subprocess
+
+    git = shutil.which("git")
+    assert git is not None, "git runs the repository's own checks"
+    tracked = subprocess.run(
+        [git, "ls-files", "records", "*.seed"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert tracked.returncode == 0, tracked.stderr
+    assert tracked.stdout == "", tracked.stdout
+    ignored = subprocess.run(
+        [git, "check-ignore", "-q", "--no-index", "records/serve-20261207-053345-5653.seed"],
+        cwd=ROOT,
+    )
+    assert ignored.returncode == 0  # (1: not ignored)
