@@ -40,6 +40,7 @@ from arena.cli.options import (
     Seconds,
     check_grpc_environment,
     comma_names,
+    hang_up_safe,
     no_directory,
 )
 from arena.deadlines import DEFAULT_TIME_BANK_MS, MAX_DEADLINE_MS
@@ -410,10 +411,14 @@ class _KeptOpen:
     table, and one that closed sys.stderr ended ``run`` (every log line after it raised
     in the runner: "lost sys.stderr", exit code 1). Everything else is the stream's."""
 
-    def __init__(self, stream: Any, name: str) -> None:
+    def __init__(self, stream: Any, name: str, original: Any = None) -> None:
         self._stream = stream
         self._name = name
         self._told = False
+        #: The process's own stream under the wrappers (the one a reader may leave: see
+        #: reader_may_leave): `human` writes its table there, and leaves the match when
+        #: no one reads it any more rather than play on unseen.
+        self.kept_original = stream if original is None else original
 
     def close(self) -> None:
         if self._told:
@@ -443,19 +448,30 @@ class _KeptOpen:
         return iter(self._stream)
 
     def __getattr__(self, name: str) -> Any:
-        if name == "_stream":  # (one not made by __init__: copy.copy's, pickle's)
+        if name in ("_stream", "kept_original"):  # (not made by __init__: a copy.copy, pickle)
             raise AttributeError(name)
         return getattr(self._stream, name)
 
 
+def reader_may_leave(stream: TextIO) -> TextIO:
+    """``stream`` (the process's stdout or stderr) as a bot's code and ``arena-bot`` write
+    it when its reader may leave (``arena-bot run mybot.py | head``): from the first write
+    that finds the pipe closed (EPIPE) on, writes go to /dev/null. A bot that printed made
+    each of its decisions after that raise BrokenPipeError, so that an arena recorded a
+    bot_error for every one and was sent the fallback, as if the bot were broken, and
+    ``try`` played its series with fallbacks."""
+    return cast(TextIO, hang_up_safe(lambda: stream, reader_may_leave=True))
+
+
 @contextlib.contextmanager
 def _streams_kept_open() -> Iterator[None]:
-    """Runs the block with ``sys.stdout`` and ``sys.stderr`` as :class:`_KeptOpen`."""
+    """Runs the block with ``sys.stdout`` and ``sys.stderr`` as :class:`_KeptOpen`, each
+    written nowhere once its reader has left (:func:`reader_may_leave`)."""
     out, err = sys.stdout, sys.stderr
     if out is not None:
-        sys.stdout = cast(TextIO, _KeptOpen(out, "stdout"))
+        sys.stdout = cast(TextIO, _KeptOpen(reader_may_leave(out), "stdout", out))
     if err is not None:
-        sys.stderr = cast(TextIO, _KeptOpen(err, "stderr"))
+        sys.stderr = cast(TextIO, _KeptOpen(reader_may_leave(err), "stderr", err))
     try:
         yield
     finally:

@@ -995,8 +995,13 @@ class BotRunner:
         self.max_backoff = max_backoff
         self.retry_for = retry_for
         self.welcome_timeout = welcome_timeout
-        if workers is not None and (workers < 1 or not spec):
-            raise ValueError("workers must be at least 1, and need the bot's spec (file.py:Class)")
+        if workers is not None and workers < 1:
+            raise ValueError(f"workers must be at least 1, got {workers}")
+        if workers is not None and not spec:
+            raise ValueError(
+                f"workers={workers} needs spec='file.py:Class', the name each worker process "
+                f"loads the bot from (it cannot be handed the class itself): give {_spec_of(bot)}"
+            )
         #: ``(spec, n)``: the bot's calls run in n worker processes (sdk.workers), each
         #: loading the bot from spec; ``None``: in this process's threads.
         self.workers = None if workers is None or spec is None else (spec, workers)
@@ -1019,6 +1024,9 @@ class BotRunner:
         #: Set by a second signal: stop without waiting for the bot's calls to end.
         self._hurry = asyncio.Event()
         self._pool: _Workers | None = None
+        #: This runner's bot calls in its threads that have not returned, and what each is
+        #: (as _RUNNING, which holds every runner's): named when workers are stopped on them.
+        self._calls: dict[Future[Any], str] = {}
         self._out: _Outbox | None = None
         #: Whether quick bots may still be asked inline (see _SLOW_S): never with workers.
         self._inline = workers is None
@@ -1083,6 +1091,15 @@ class BotRunner:
                 pool.shutdown()
             procs, self._procs = self._procs, None
             if procs is not None:  # (a call still running in one is not waited for)
+                # Stopping the workers ends their calls (CallFailed), so that the line
+                # arena-bot says of a call still running at exit would never name one in a
+                # worker: said here, before, as it is of a thread's.
+                stuck = list(self._calls.values())
+                if stuck:
+                    log.warning(
+                        "a bot call is still running in a worker process (%s): stopping "
+                        "the workers without waiting for it", ", ".join(stuck),
+                    )  # fmt: skip
                 procs.shutdown()
 
     async def _run(self) -> RunSummary:
@@ -2473,6 +2490,9 @@ class BotRunner:
             self.summary.errors += failed
             m.hooks_failed += failed
 
+    def _forget_call(self, fut: Future[Any]) -> None:
+        self._calls.pop(fut, None)
+
     async def _in_thread(self, what: str, fn: Callable[[], _T]) -> _T:
         """``fn()`` (a call of the bot's, ``what``) in the runner's worker threads, not
         asyncio's default executor: that one has few threads (see _WORKERS), and asyncio.run
@@ -2490,7 +2510,9 @@ class BotRunner:
 
         fut = pool.submit(call)
         _RUNNING[fut] = what
+        self._calls[fut] = what
         fut.add_done_callback(_forget)
+        fut.add_done_callback(self._forget_call)
         outcome = await asyncio.wrap_future(fut)
         if outcome[1] is not None:  # (indexed, not unpacked: so mypy pairs the two)
             # Raised here, not thrown into the waiting coroutines by asyncio: a GeneratorExit
@@ -2749,6 +2771,18 @@ def _factory_name(bot: BotFactory) -> str:
     if isinstance(name, str) and name:
         return name
     return getattr(bot, "__name__", type(bot).__name__)
+
+
+def _spec_of(bot: BotFactory) -> str:
+    """The ``spec=`` that would name ``bot``, a class of a file, for the error that asks for
+    it (``spec='mybot.py:Lowest'``); a generic example for what is no such class."""
+    try:
+        where = Path(inspect.getfile(bot)).name if isinstance(bot, type) else ""
+    except (TypeError, OSError):  # (a class made at run time, or of the REPL: no file)
+        where = ""
+    if where.endswith(".py"):
+        return f"spec={where + ':' + bot.__name__!r}"
+    return "spec='mybot.py:MyBot', say"
 
 
 def _not_while_loading(what: str) -> None:

@@ -126,7 +126,11 @@ class HumanBot(Bot):
         #: Typed and not yet read, from a terminal (``_read_line``).
         self._pending = ""
         self.stdin = stdin if stdin is not None else sys.stdin
-        self.stdout = stdout if stdout is not None else sys.stdout
+        # Under arena-bot, sys.stdout writes nowhere once its reader left (for a bot's
+        # prints); the table goes to the stream itself, whose EPIPE makes the seat leave.
+        self.stdout = (
+            stdout if stdout is not None else getattr(sys.stdout, "kept_original", sys.stdout)
+        )
         encoding = getattr(self.stdin, "encoding", None) or "utf-8"
         self._decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
         if color is None:

@@ -38,7 +38,7 @@ from concurrent.futures import Future
 from multiprocessing import resource_tracker
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO, cast
 
 from engine import Phase, PlayerView, fallback_action
 from sdk.bot import Bot, Deadline
@@ -411,6 +411,16 @@ def serve(conn: Connection, spec: str, name: str, level: int, cwd: str) -> None:
     root = logging.getLogger()
     root.handlers[:] = [_ToParent(send)]
     root.setLevel(level)
+    # The worker writes to the runner's stdout and stderr (its own descriptors of them):
+    # the bot's prints must not fail there once their reader has left, as in the runner.
+    # (Not sdk.cli's reader_may_leave: this process has not imported the CLI, rich and all.)
+    from arena.cli.options import hang_up_safe
+
+    out, err = sys.stdout, sys.stderr
+    if out is not None:
+        sys.stdout = cast(TextIO, hang_up_safe(lambda: out, reader_may_leave=True))
+    if err is not None:
+        sys.stderr = cast(TextIO, hang_up_safe(lambda: err, reader_may_leave=True))
     from sdk.client import _WORKERS, _make_here, _run_hook, _Workers
     from sdk.loader import BotLoadError, load_bot
     from sdk.local import decide_failed
