@@ -36,7 +36,7 @@ where = sys.argv[2]
 groups = []
 
 def say(*words):  # (one write a line: the storage thread and the loop's do not mix)
-    os.write(1, (" ".join(map(str, words)) + "\n").encode())
+    os.write(1, (" ".join(map(str, words)) + "\\n").encode())
 
 def die():
     os.kill(os.getpid(), signal.SIGKILL)
