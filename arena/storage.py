@@ -47,6 +47,7 @@ __all__ = [
     "DealSummary",
     "ForeignDatabase",
     "MatchResult",
+    "MatchToStore",
     "RatingPoint",
     "Storage",
     "StorageError",
@@ -239,6 +240,131 @@ class DealSummary:
     made: bool | None
     #: The declarer conceded or (1001's last hand) threw in: no contract was played.
     conceded: bool
+
+
+@dataclass(frozen=True, slots=True)
+class MatchToStore:
+    """One finished match for :meth:`Storage.save_matches` (the arguments of
+    :meth:`Storage.save_match`)."""
+
+    match_id: str
+    index: int
+    table: int
+    set_no: int
+    seed: int
+    seats: tuple[str, ...]
+    record: Mapping[str, Any]
+    started_at: float
+    finished_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class _MatchRows:
+    """The rows of one match, built before its transaction (the CPU of a store, outside
+    the write lock): ``matches``, ``match_players``, ``deals`` and ``incidents``."""
+
+    match_id: str
+    match: tuple[Any, ...]
+    players: list[tuple[Any, ...]]
+    deals: list[tuple[Any, ...]]
+    incidents: list[tuple[Any, ...]]
+
+
+def _match_rows(tournament_id: str, m: MatchToStore) -> _MatchRows:
+    """The rows of ``m``; a StorageError naming it if its record cannot give them."""
+    record, seats, match_id = m.record, m.seats, m.match_id
+    try:
+        result = record.get("result") or {}
+        n = len(seats)
+        scores = _int_list(result.get("scores"), n, "result.scores")
+        places = _int_list(result.get("places"), n, "result.places")
+        shortfalls = result.get("shortfalls") or [None] * n
+        forfeits = {int(s) for s in record.get("forfeits") or ()}
+        deals = record.get("deals") or []
+        try:
+            blob = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+        except (TypeError, ValueError) as e:
+            raise StorageError(f"the record is not JSON: {e}") from e
+        match = (match_id, tournament_id, m.index, m.table, m.set_no, m.seed,
+                 json.dumps(list(seats)), _iso(m.started_at), _iso(m.finished_at),
+                 max(0.0, m.finished_at - m.started_at),
+                 int(result.get("deals", len(deals))), blob)  # fmt: skip
+        players = [(match_id, s, seats[s], scores[s], places[s],
+                    shortfalls[s] if s < len(shortfalls) else None, int(s in forfeits))
+                   for s in range(n)]  # fmt: skip
+        rows: list[tuple[Any, ...]] = []
+        opening_bid = _opening_bid(record)
+        for d in deals:
+            summ = deal_summary(d, opening_bid)
+            rows.append(
+                (match_id, int(d.get("number", len(rows))), int(d.get("dealer", -1)),
+                 summ.declarer, summ.bid, summ.contract,
+                 None if summ.made is None else int(summ.made), int(summ.conceded),
+                 _json_list(d.get("deltas", [])), _json_list(d.get("scores", [])))
+            )  # fmt: skip
+        incidents = []
+        for inc in record.get("incidents") or ():
+            seat = inc.get("seat")
+            bot = seats[seat] if isinstance(seat, int) and 0 <= seat < n else None
+            incidents.append(
+                (match_id, tournament_id, seat, bot, str(inc.get("kind", "unknown")),
+                 inc.get("deal"), str(inc.get("detail", "")))
+            )  # fmt: skip
+    except StorageError as e:
+        raise StorageError(f"match {match_id}: {e}") from e
+    except (TypeError, ValueError, AttributeError, IndexError) as e:
+        # (a record of another shape than the referee's: said, not a traceback on the
+        # storage thread)
+        raise StorageError(f"match {match_id}: the record cannot be stored: {e!r}") from e
+    return _MatchRows(match_id, match, players, rows, incidents)
+
+
+def _json_list(value: Any) -> str:
+    """``json.dumps(value)``, the same text; a list of ints (a deal's deltas and scores)
+    without the encoder's machinery (a tenth of a store's CPU went to these)."""
+    if type(value) is list and all(type(v) is int for v in value):
+        return "[" + ", ".join(map(str, value)) + "]"
+    return json.dumps(value)
+
+
+def _storing(matches: Sequence[MatchToStore], rows: Sequence[tuple[int, Any]]) -> str:
+    """What a group's transaction does, for its error: "storing match m00003", or the
+    matches' ids (the first few of a large group)."""
+    ids = [matches[i].match_id for i, _ in rows]
+    if len(ids) == 1:
+        return f"storing match {ids[0]}"
+    more = f", ... ({len(ids)} in all)" if len(ids) > 8 else ""
+    return f"storing matches {', '.join(ids[:8])}{more}"
+
+
+#: The errors of one match's rows (a constraint, a value SQLite cannot bind), not of the
+#: file or its commit: the rest of its group is stored without it.
+_ONE_MATCHS = (sqlite3.IntegrityError, sqlite3.InterfaceError, sqlite3.ProgrammingError,
+               sqlite3.DataError)  # fmt: skip
+
+
+#: :func:`opening_bid_of` the rulesets stored (a record's ruleset dict, its players): the
+#: same few in every match of a run, and loading one took a tenth of a store's Python.
+_OPENING_BIDS: dict[Any, int | None] = {}
+
+
+def _opening_bid(record: Mapping[str, Any]) -> int | None:
+    """:func:`opening_bid_of` ``record``, from :data:`_OPENING_BIDS` when it was seen."""
+    value, players = record.get("ruleset"), record.get("players")
+    try:
+        key = (
+            # (the types too: 1 is True to a dict, not to the ruleset's type check)
+            tuple((k, type(v), v) for k, v in value.items()) if isinstance(value, dict) else value,
+            len(players) if isinstance(players, list) else None,
+        )
+        hash(key)
+    except TypeError:  # (a ruleset holding a list: loaded every time)
+        return opening_bid_of(record)
+    if key not in _OPENING_BIDS:
+        if len(_OPENING_BIDS) >= 64:
+            _OPENING_BIDS.clear()
+        _OPENING_BIDS[key] = opening_bid_of(record)
+    return _OPENING_BIDS[key]
 
 
 def _delete_tournament(c: sqlite3.Connection, tournament_id: str) -> None:
@@ -1180,72 +1306,119 @@ class Storage:
         finished_at: float,
     ) -> None:
         """Store one finished match, whole or not at all (one transaction)."""
-        result = record.get("result") or {}
-        n = len(seats)
-        scores = _int_list(result.get("scores"), n, "result.scores")
-        places = _int_list(result.get("places"), n, "result.places")
-        shortfalls = result.get("shortfalls") or [None] * n
-        forfeits = {int(s) for s in record.get("forfeits") or ()}
-        deals = record.get("deals") or []
+        match = MatchToStore(match_id, index, table, set_no, seed, tuple(seats), record,
+                             started_at, finished_at)  # fmt: skip
+        error = self._save_group(tournament_id, [match])[0]
+        if error is not None:
+            raise error
+
+    def save_matches(
+        self, tournament_id: str, matches: Sequence[MatchToStore]
+    ) -> list[StorageError | None]:
+        """Store finished matches in ONE transaction, one durable commit (a group commit):
+        each whole or not at all. What became of each, in order: None (stored, its commit
+        returned) or the StorageError that kept it out, naming it.
+
+        A match that cannot be stored (a record that is not JSON, a row SQLite refuses)
+        does not take the others with it: its error names it, and the rest of the group is
+        stored without it. An error of the file or of the commit (a full disk, a lock, the
+        file deleted) is every match's of the group: none of them is stored (or, for a file
+        lost after the commit, none is in the file at the path). Stored the same, byte for
+        byte, as one at a time. (A group of one is :meth:`save_match`'s.)"""
+        if len(matches) == 1:
+            m = matches[0]
+            try:
+                self.save_match(tournament_id, match_id=m.match_id, index=m.index,
+                                table=m.table, set_no=m.set_no, seed=m.seed, seats=m.seats,
+                                record=m.record, started_at=m.started_at,
+                                finished_at=m.finished_at)  # fmt: skip
+            except StorageError as e:
+                return [e]
+            return [None]
+        return self._save_group(tournament_id, matches)
+
+    def _save_group(
+        self, tournament_id: str, matches: Sequence[MatchToStore]
+    ) -> list[StorageError | None]:
+        """:meth:`save_matches`, one transaction for them all."""
+        errors: list[StorageError | None] = [None] * len(matches)
+        rows: list[tuple[int, _MatchRows]] = []
+        for i, m in enumerate(matches):
+            try:
+                rows.append((i, _match_rows(tournament_id, m)))
+            except StorageError as e:
+                errors[i] = e
+        while rows:
+            at: int | None = None  # (the match being inserted; None: the commit)
+            try:
+                with self._guard(_storing(matches, rows)), self._tx() as c:
+                    for k, (_, r) in enumerate(rows):
+                        at = k
+                        self._insert_match(c, r)
+                    at = None
+            except StorageError as e:
+                cause = e.__cause__
+                if at is None or len(rows) == 1 or not isinstance(cause, _ONE_MATCHS):
+                    # (the file's or the commit's: a full disk, a lock, a file lost)
+                    for i, _ in rows:
+                        errors[i] = e
+                    return errors
+                # One match SQLite refused (rolled back with the group): it is said, naming
+                # it, and the others are stored without it.
+                i, r = rows.pop(at)
+                errors[i] = _translate(cause, self.path, _storing(matches, [(i, r)]),
+                                       self.resume, writing=True)  # fmt: skip
+                continue
+            return self._checked(errors, rows)
+        return errors
+
+    def _checked(
+        self, errors: list[StorageError | None], rows: Sequence[tuple[int, _MatchRows]]
+    ) -> list[StorageError | None]:
+        """``errors`` with the :meth:`_still_at_its_path` check of the commit that stored
+        ``rows`` (once a commit, not once a match): a file lost takes them all."""
         try:
-            blob = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
-        except (TypeError, ValueError) as e:
-            raise StorageError(f"match {match_id}: the record is not JSON: {e}") from e
-        with self._guard(f"storing match {match_id}"), self._tx() as c:
-            # Rows of a match row deleted by hand without foreign keys (the sqlite3 shell's
-            # default) would refuse these (UNIQUE) for ever: only such orphans can be here,
-            # for if the match itself is stored the INSERT below fails and this rolls back.
-            if c.execute(
-                "SELECT 1 FROM match_players WHERE match_id = ? UNION ALL "
-                "SELECT 1 FROM deals WHERE match_id = ? LIMIT 1",
-                (match_id, match_id),
-            ).fetchone():  # (two index lookups: the rest only when there are orphans)
-                for orphans in ("match_players", "deals", "incidents"):
-                    c.execute(f"DELETE FROM {orphans} WHERE match_id = ?", (match_id,))
-            c.execute(
-                "INSERT INTO matches(id, tournament_id, idx, table_no, set_no, seed, seats_json,"
-                " started_at, finished_at, duration_s, deals, record_json)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (match_id, tournament_id, index, table, set_no, seed, json.dumps(list(seats)),
-                 _iso(started_at), _iso(finished_at), max(0.0, finished_at - started_at),
-                 int(result.get("deals", len(deals))), blob),
-            )  # fmt: skip
-            c.executemany(
-                "INSERT INTO match_players(match_id, seat, bot, score, place, shortfall, forfeit)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(match_id, s, seats[s], scores[s], places[s],
-                  shortfalls[s] if s < len(shortfalls) else None, int(s in forfeits))
-                 for s in range(n)],
-            )  # fmt: skip
-            rows: list[tuple[Any, ...]] = []
-            opening_bid = opening_bid_of(record)
-            for d in deals:
-                summ = deal_summary(d, opening_bid)
-                rows.append(
-                    (match_id, int(d.get("number", len(rows))), int(d.get("dealer", -1)),
-                     summ.declarer, summ.bid, summ.contract,
-                     None if summ.made is None else int(summ.made), int(summ.conceded),
-                     json.dumps(d.get("deltas", [])), json.dumps(d.get("scores", [])))
-                )  # fmt: skip
-            c.executemany(
-                "INSERT OR REPLACE INTO deals(match_id, number, dealer, declarer, bid, contract,"
-                " made, conceded, deltas_json, scores_json) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                rows,
-            )
-            inc_rows = []
-            for inc in record.get("incidents") or ():
-                seat = inc.get("seat")
-                bot = seats[seat] if isinstance(seat, int) and 0 <= seat < n else None
-                inc_rows.append(
-                    (match_id, tournament_id, seat, bot, str(inc.get("kind", "unknown")),
-                     inc.get("deal"), str(inc.get("detail", "")))
-                )  # fmt: skip
+            self._still_at_its_path()
+        except StorageError as e:
+            for i, _ in rows:
+                errors[i] = e
+        return errors
+
+    @staticmethod
+    def _insert_match(c: sqlite3.Connection, r: _MatchRows) -> None:
+        """The rows of one match, in the caller's transaction."""
+        # Rows of a match row deleted by hand without foreign keys (the sqlite3 shell's
+        # default) would refuse these (UNIQUE) for ever: only such orphans can be here,
+        # for if the match itself is stored the INSERT below fails and this rolls back.
+        if c.execute(
+            "SELECT 1 FROM match_players WHERE match_id = ? UNION ALL "
+            "SELECT 1 FROM deals WHERE match_id = ? LIMIT 1",
+            (r.match_id, r.match_id),
+        ).fetchone():  # (two index lookups: the rest only when there are orphans)
+            for orphans in ("match_players", "deals", "incidents"):
+                c.execute(f"DELETE FROM {orphans} WHERE match_id = ?", (r.match_id,))
+        c.execute(
+            "INSERT INTO matches(id, tournament_id, idx, table_no, set_no, seed, seats_json,"
+            " started_at, finished_at, duration_s, deals, record_json)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            r.match,
+        )
+        c.executemany(
+            "INSERT INTO match_players(match_id, seat, bot, score, place, shortfall, forfeit)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            r.players,
+        )
+        c.executemany(
+            "INSERT OR REPLACE INTO deals(match_id, number, dealer, declarer, bid, contract,"
+            " made, conceded, deltas_json, scores_json) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            r.deals,
+        )
+        if r.incidents:
             c.executemany(
                 "INSERT INTO incidents(match_id, tournament_id, seat, bot, kind, deal, detail)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                inc_rows,
+                r.incidents,
             )
-        self._still_at_its_path()
 
     def stored_state(self, tournament_id: str) -> tuple[int, int]:
         """How many matches of the tournament are stored, and where the latest of them is

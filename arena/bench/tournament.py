@@ -7,10 +7,11 @@ start-up is not counted.
 
 ``recording_share_percent``: the time spent recording results and updating ratings
 (``TournamentOutcome.record_s``: the CPU time of building each match's record at its end
-and of its ``save_match`` on the storage thread, or, where larger, the time the tables
-waited for their results to be stored, over the concurrency; and the final ratings:
-``finalize``) over the tournament's time (playing plus ``finalize``), per concurrency; the
-target (under 5 %) holds for the largest of them. Runs without the live display, which
+and of its store on the storage thread (``save_matches``: a group commit's CPU shared
+among its matches), or, where larger, the time the tables waited for their results to
+be stored, over the concurrency; and the final ratings: ``finalize``) over the
+tournament's time (playing plus ``finalize``), per concurrency; the target (under 5 %)
+holds for the largest of them. Runs without the live display, which
 also rates every match as it ends for the standings on screen.
 """
 

@@ -45,7 +45,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
@@ -69,6 +69,7 @@ from arena.referee.config import cert_names, loopback_only_note, name_in_cert, n
 from arena.render import printable
 from arena.stopping import stop_signals
 from arena.storage import (
+    MatchToStore,
     Storage,
     StorageError,
     StorageFullError,
@@ -1090,12 +1091,143 @@ class _Display:
             progress_log.info("%s: %d/%d matches", self.cfg.name, self.done, self.total)
 
 
-def _cpu_time(fn: Callable[..., object], /, *args: Any, **kwargs: Any) -> float:
-    """Call ``fn``; the CPU time it took on this thread (time spent waiting, as for a
-    commit's fsync, is not CPU)."""
+#: The most matches a group commit waits for before it is written (a fraction of the
+#: tables: see :class:`_GroupStores`), and the longest a handed-over store waits for others.
+_GROUP_WAIT_S = 0.5
+
+
+def _store_group(
+    storage: Storage, tournament_id: str, matches: Sequence[MatchToStore]
+) -> tuple[list[StorageError | None], float]:
+    """:meth:`Storage.save_matches` on the storage thread; what became of each match, and
+    the CPU time it took on this thread (time spent waiting, as for the commit's fsync,
+    is not CPU)."""
     t = time.thread_time()
-    fn(*args, **kwargs)
-    return time.thread_time() - t
+    errors = storage.save_matches(tournament_id, matches)
+    return errors, time.thread_time() - t
+
+
+class _GroupStores:
+    """The tables' finished matches, stored in groups on the storage thread: every match
+    handed over before a group is written is written in it, in ONE transaction with one
+    durable commit (one fsync), instead of one each. A match's future is done once the
+    commit holding it has returned: its result is its share of the group's CPU time, or
+    the StorageError that kept it out (naming it).
+
+    A group is written once ``group`` matches wait (half the tables: the others are
+    still playing, and none has to wait for its last store), once the oldest has waited
+    :data:`_GROUP_WAIT_S`, or at once when a table needs one of them (:meth:`need`: its
+    next match has ended, and it hands over no second match before its last is stored).
+    While a group is written, the next ones gather. A crash loses no match counted
+    done, and at most one match a table that is not: the same as one commit a match.
+    """
+
+    def __init__(
+        self,
+        storage: Storage,
+        tournament_id: str,
+        executor: ThreadPoolExecutor,
+        group: int,
+        on_error: Callable[[StorageError], None],
+    ) -> None:
+        self._storage, self._tid, self._executor = storage, tournament_id, executor
+        self._group = max(1, group)
+        self._on_error = on_error
+        self._loop = asyncio.get_running_loop()
+        self._waiting: list[tuple[MatchToStore, asyncio.Future[float]]] = []
+        self._writing = False  # a group is on the storage thread
+        self._asked = False  # a table needs a store that waits: write once the thread is free
+        self._timer: asyncio.TimerHandle | None = None
+        self._closed = False
+
+    def submit(self, match: MatchToStore) -> asyncio.Future[float]:
+        """Hand ``match`` over to be stored; the future is done once its commit returns."""
+        future: asyncio.Future[float] = self._loop.create_future()
+        self._waiting.append((match, future))
+        if len(self._waiting) >= self._group:
+            self._write()
+        elif self._timer is None:
+            self._timer = self._loop.call_later(_GROUP_WAIT_S, self._write)
+        return future
+
+    def need(self, future: asyncio.Future[float]) -> None:
+        """A table waits for ``future``: its group is written now (after the one on the
+        thread, if any), not when more have gathered."""
+        if any(f is future for _, f in self._waiting):
+            self._asked = True
+            self._write()
+
+    def _write(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._writing or not self._waiting or self._closed:
+            return  # (a group on the thread: the next is written when it returns)
+        group, self._waiting = self._waiting, []
+        self._writing, self._asked = True, False
+        matches = [m for m, _ in group]
+        done = self._loop.run_in_executor(
+            self._executor, _store_group, self._storage, self._tid, matches
+        )
+        done.add_done_callback(functools.partial(self._written, group))
+
+    def _written(
+        self,
+        group: list[tuple[MatchToStore, asyncio.Future[float]]],
+        done: asyncio.Future[tuple[list[StorageError | None], float]],
+    ) -> None:
+        self._writing = False
+        if done.cancelled():
+            for _, f in group:
+                f.cancel()
+            return
+        error = done.exception()
+        if error is not None:  # (not a StorageError: a defect, raised where it is awaited)
+            for _, f in group:
+                if not f.done():
+                    f.set_exception(error)
+            return
+        errors, cpu = done.result()
+        for (_, f), e in zip(group, errors, strict=True):
+            if f.done():  # (its table was cancelled meanwhile)
+                continue
+            if e is None:
+                f.set_result(cpu / len(group))
+            else:
+                self._on_error(e)
+                f.set_exception(e)
+        if self._waiting and (self._asked or len(self._waiting) >= self._group):
+            self._write()
+        elif self._waiting and self._timer is None:
+            self._timer = self._loop.call_later(_GROUP_WAIT_S, self._write)
+
+    def close(self) -> None:
+        """Write every match still waiting, the storage thread's shutdown then waits for
+        it (a signal lets every store handed over finish; none is counted that was not
+        done when its table stopped)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._closed = True
+        if self._waiting:
+            group, self._waiting = self._waiting, []
+            last = self._executor.submit(
+                _store_group, self._storage, self._tid, [m for m, _ in group]
+            )
+            last.add_done_callback(_log_errors)
+            for _, f in group:
+                f.cancel()
+
+
+def _log_errors(done: Future[tuple[list[StorageError | None], float]]) -> None:
+    """Say why a match stored as the run stopped was not stored (played again on resume)."""
+    if done.cancelled():
+        return
+    error = done.exception()
+    errors = [error] if error is not None else done.result()[0]
+    for e in errors:
+        if e is not None:
+            log.error("%s", e)
 
 
 def _standings(book: RatingBook) -> Table:
@@ -1974,7 +2106,6 @@ async def _run_matches(
     # not stall the event loop that serves every table. One thread keeps the connection's
     # use serial, and nothing else touches storage until it has finished (below).
     storage_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arena-storage")
-    loop = asyncio.get_running_loop()
     limit = opts.max_new_matches
     started = 0
     fatal: list[BaseException] = []
@@ -1982,12 +2113,9 @@ async def _run_matches(
     save_cpu_s = 0.0  # the storage thread's CPU time, every match stored
     waited_s = 0.0  # the tables' wait for their stores, summed
 
-    def on_saved(saving: asyncio.Future[float]) -> None:
-        # A store that failed stops the run at once: no worker starts another match (the
-        # worker whose match it was may be playing its next one: that one is not stored).
-        error = None if saving.cancelled() else saving.exception()
-        if isinstance(error, StorageError):
-            fatal.append(error)
+    # A store that failed stops the run at once: no worker starts another match (the
+    # worker whose match it was may be playing its next one: that one is not stored).
+    stores = _GroupStores(storage, tid, storage_thread, cfg.concurrency // 2, fatal.append)
 
     def count(m: ScheduledMatch, record: Mapping[str, Any], save_cpu: float) -> None:
         """Count ``m`` done: its result is durable (its store's commit has returned)."""
@@ -2050,15 +2178,13 @@ async def _run_matches(
                 left.subtract(m.seats)
                 if saving is not None:
                     last, saving = saving, None
+                    stores.need(last[2])
                     if not await stored(*last):
                         return
-                save = functools.partial(
-                    _cpu_time, storage.save_match, tid, match_id=mid, index=m.index,
-                    table=m.table, set_no=m.set_no, seed=m.seed, seats=m.seats, record=record,
-                    started_at=t_start, finished_at=time.time(),
+                future = stores.submit(
+                    MatchToStore(mid, m.index, m.table, m.set_no, m.seed, tuple(m.seats),
+                                 record, t_start, time.time())
                 )  # fmt: skip
-                future = loop.run_in_executor(storage_thread, save)
-                future.add_done_callback(on_saved)
                 saving = (m, record, future)
         except BaseException:
             # (Cancelled, say: a store under way is finished all the same, by the storage
@@ -2069,6 +2195,7 @@ async def _run_matches(
                     count(m_, record_, future.result())
             raise
         if saving is not None:
+            stores.need(saving[2])
             await stored(*saving)
 
     with _Display(cfg, len(schedule), outcome.skipped, opts) as display:
@@ -2079,6 +2206,7 @@ async def _run_matches(
             for w in workers:
                 w.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
+            stores.close()  # (what waits to be written: written, not counted)
             storage_thread.shutdown(wait=True)  # a save under way is finished, never cut
     # What recording cost the tables: the storing's CPU, or the tables' wait for it where
     # that was longer (see TournamentOutcome.record_s); and the records' building.

@@ -182,13 +182,14 @@ def test_matches_are_stored_on_the_storage_thread(
     import threading
 
     threads: list[str] = []
-    save = Storage.save_match
+    save = Storage.save_matches
 
-    def recording_save(self: Storage, *args: Any, **kwargs: Any) -> None:
-        threads.append(threading.current_thread().name)
-        save(self, *args, **kwargs)
+    def recording_save(self: Storage, tid: str, matches: Any) -> Any:
+        # (every store of the runner, a group commit's or one match's, comes this way)
+        threads.extend([threading.current_thread().name] * len(matches))
+        return save(self, tid, matches)
 
-    monkeypatch.setattr(Storage, "save_match", recording_save)
+    monkeypatch.setattr(Storage, "save_matches", recording_save)
     out = _run(make_config(tmp_path), FakeReferee())
     assert out.finished and len(threads) == 24
     assert all(t.startswith("arena-storage") for t in threads), set(threads)

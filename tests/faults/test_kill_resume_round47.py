@@ -287,6 +287,16 @@ def save_match(self, *a, **kw):
     if kind == "commit" and kw["index"] == int(n):
         die()
 
+real_group = Storage.save_matches
+
+def save_matches(self, tid, matches):  # (a group commit: N's transaction is the group's)
+    if kind == "tx" and int(n) in [m.index for m in matches]:
+        armed.append(1)
+    errors = real_group(self, tid, matches)
+    if kind == "commit" and int(n) in [m.index for m in matches]:
+        die()
+    return errors
+
 real_ratings = Storage.save_ratings
 
 def save_ratings(self, *a, **kw):
@@ -303,6 +313,7 @@ def replace(self, target):
     return done
 
 Storage._tx, Storage.save_match, Storage.save_ratings = _tx, save_match, save_ratings
+Storage.save_matches = save_matches
 pathlib.Path.replace = replace
 from arena.cli import main
 sys.argv = ["arena", *sys.argv[1:]]
