@@ -27,6 +27,7 @@ from tests.docs.test_docs_round35 import ROOT
 
 WEB_MD = (ROOT / "docs" / "web.md").read_text(encoding="utf-8")
 BOTS_MD = (ROOT / "docs" / "bots.md").read_text(encoding="utf-8")
+RELIABILITY_MD = (ROOT / "docs" / "reliability.md").read_text(encoding="utf-8")
 
 
 def _block(doc: str, words: str) -> str:
@@ -121,3 +122,33 @@ def test_the_strength_bench_prints_the_table_bots_md_shows_for_it(
     for g, s in zip(got[2:], shown[2:], strict=True):
         assert g.split()[:-3] == s.split()[:-3], (g, s)  # (the last three: times)
         assert len(g.split()) == len(s.split()), (g, s)
+
+
+def test_a_closed_pipe_ends_arena_leaderboard_as_reliability_md_says(tmp_path: Path) -> None:
+    """reliability.md said `arena leaderboard | head -1` exits 1: pasted, it exits 0, the
+    small table being in the pipe's buffer before `head` leaves. A reader gone before the
+    table is written (the pipe's read end closed first) ends it quietly with exit 1."""
+    from arena.web.demo import make_demo_db
+
+    db = tmp_path / "t.sqlite"
+    make_demo_db(db)
+    arena = [sys.executable, "-m", "arena.cli", "leaderboard", "--db", str(db)]
+    piped = subprocess.run(
+        ["bash", "-c", f"{shlex.join(arena)} | head -1; echo \"${{PIPESTATUS[0]}}\""],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert piped.stdout.splitlines()[-1] == "0", piped
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        gone = subprocess.run(
+            arena, cwd=ROOT, stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=120
+        )
+    finally:
+        os.close(write_end)
+    assert gone.returncode == 1 and gone.stderr == "", gone.stderr
+    said = " ".join(RELIABILITY_MD.split())
+    assert (
+        "A closed pipe (`arena leaderboard | head -1`) ends the command quietly with exit 1 (click's handling) when the reader left before the table was written; a table that fits in the pipe's buffer (64 KiB on Linux) is written whole before `head` leaves, exit 0."
+        in said
+    )  # noqa: E501
