@@ -149,6 +149,8 @@ def test_a_closed_pipe_ends_arena_leaderboard_as_reliability_md_says(tmp_path: P
     assert gone.returncode == 1 and gone.stderr == "", gone.stderr
     said = " ".join(RELIABILITY_MD.split())
     assert (
-        "A closed pipe (`arena leaderboard | head -1`) ends the command quietly with exit 1 (click's handling) when the reader left before the table was written; a table that fits in the pipe's buffer (64 KiB on Linux) is written whole before `head` leaves, exit 0."
-        in said
-    )  # noqa: E501
+        "A closed pipe (`arena leaderboard | head -1`) ends the command quietly with exit 1 "
+        "(click's handling) when the reader left before the table was written; a table that "
+        "fits in the pipe's buffer (64 KiB on Linux) is written whole before `head` leaves, "
+        "exit 0."
+    ) in said
