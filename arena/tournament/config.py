@@ -667,12 +667,14 @@ def stored_where(path: str | Path) -> tuple[Path, str]:
     return db, text("id", name)
 
 
-def bot_logs(path: str | Path) -> dict[Path, str]:
+def bot_logs(path: str | Path, also: Iterable[str] = ()) -> dict[Path, str]:
     """The bots' logs a run of the config at ``path`` writes (``<out>/logs/<bot>.log``), each
     with its bot's name, read as :func:`stored_where` reads the database: without validating
     the rest (a bot file moved since still has its log). For readers that write a file
-    (``arena leaderboard --config X --out FILE``), which must not write over one. A bot
-    whose name is no bot name has none (the config refuses it)."""
+    (``arena leaderboard --config X --out FILE``), which must not write over one. ``also``:
+    other bots whose logs are there (a stored tournament's: a bot that crashed and was
+    taken out of the config since still has its log). A bot whose name is no bot name has
+    none (the config refuses it)."""
     data = _read_toml(path)
     name = data.get("name", "tournament")
     out = data.get("out", f"out/{name}")
@@ -684,7 +686,7 @@ def bot_logs(path: str | Path) -> dict[Path, str]:
         names = [b.rsplit(":", 1)[-1] for b in bots if isinstance(b, str)]
     else:
         names = list(bots) if isinstance(bots, Mapping) else []
-    return {_log_of(folder, b): b for b in names if _NAME_RE.match(b)}
+    return {_log_of(folder, b): b for b in [*names, *also] if _NAME_RE.match(b)}
 
 
 def _log_of(out: Path, bot: str) -> Path:

@@ -26,7 +26,7 @@ from arena.cli.options import comma_names
 from arena.referee import match as match_mod
 from arena.storage import Storage, resolve_record
 from arena.tournament import runner
-from arena.tournament.config import ConfigError, parse_config
+from arena.tournament.config import ConfigError, bot_logs, parse_config
 from arena.tournament.runner import TournamentError, _exit_words, _monitor, _restart
 from arena.web import DataSource
 from arena.web.data import _incident_page
@@ -365,3 +365,29 @@ def test_c9_a_database_named_as_a_bots_log_is_refused(tmp_path: Path) -> None:
         parse_config(data, source="c.toml")
     data["db"] = str(tmp_path / "o/logs/other.sqlite")
     assert parse_config(data, source="c.toml").db == tmp_path / "o/logs/other.sqlite"
+
+
+def test_a_log_of_a_bot_taken_out_of_the_config_since_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defect: randy crashed, and the organiser took it out of the config; ``arena
+    leaderboard --config demo.toml --out out/demo/logs/randy.log`` (completed by the shell)
+    showed the tournament randy played in and wrote the table over randy's log, the one
+    file saying why it crashed, exit 0: only the config's bots' logs were kept. The bots of
+    the tournament shown are kept too (refused, exit 2, naming the bot)."""
+    monkeypatch.chdir(tmp_path)
+    make_demo_db(tmp_path / "runs" / "demo.sqlite", matches=2, max_deals=1)
+    config = tmp_path / "demo.toml"
+    config.write_text('name = "demo"\nout = "out/demo"\n[bots]\nbold = "heuristic"\n'
+                      'careful = "counting"\n', "utf-8")  # fmt: skip
+    log = Path("out/demo/logs/randy.log")
+    log.parent.mkdir(parents=True)
+    log.write_text("Traceback: why it crashed\n", encoding="utf-8")
+    bad = CliRunner().invoke(main, ["leaderboard", "--config", str(config), "--out", str(log)])
+    assert bad.exit_code == 2, bad.output
+    assert "would write over bot randy's log" in " ".join(bad.stderr.split()), bad.stderr
+    assert log.read_text(encoding="utf-8") == "Traceback: why it crashed\n"
+    # (the names given beside the config's are bot names only: no path out of logs/)
+    assert bot_logs(config, also=["randy", "../up", "bold"]) == {
+        Path(f"out/demo/logs/{b}.log").resolve(): b for b in ("bold", "careful", "randy")
+    }
