@@ -26,7 +26,7 @@ from arena.cli.options import comma_names
 from arena.referee import match as match_mod
 from arena.storage import Storage, resolve_record
 from arena.tournament import runner
-from arena.tournament.config import ConfigError, bot_logs, parse_config
+from arena.tournament.config import ConfigError, bot_logs, load_config, parse_config
 from arena.tournament.runner import TournamentError, _exit_words, _monitor, _restart
 from arena.web import DataSource
 from arena.web.data import _incident_page
@@ -391,3 +391,36 @@ def test_a_log_of_a_bot_taken_out_of_the_config_since_is_kept(
     assert bot_logs(config, also=["randy", "../up", "bold"]) == {
         Path(f"out/demo/logs/{b}.log").resolve(): b for b in ("bold", "careful", "randy")
     }
+
+
+def test_the_runner_writes_each_bots_log_where_bot_logs_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``bot_logs`` (what ``arena leaderboard --out`` keeps) and the runner share one
+    ``bot_log_path``: the runner had its own ``out / "logs" / f"{name}.log"``, which a
+    change of either would have parted from the other in silence. The bots' processes are
+    stood in for: each records its log's path, and the first start stops the run."""
+    from tests.arena.test_tournament_runner import QUIET, FakeReferee
+
+    monkeypatch.chdir(tmp_path)
+    config = tmp_path / "c.toml"
+    config.write_text('name = "c"\nbots = ["random", "heuristic", "counting"]\n', "utf-8")
+    logs: list[Path] = []
+
+    class Recorded:
+        def __init__(self, spec: Any, argv: Any, token: str, log_path: Path, **kw: Any) -> None:
+            logs.append(log_path)
+
+        async def start(self) -> None:
+            if len(logs) == 3:
+                raise TournamentError("recorded")
+
+        async def stop(self) -> None:
+            pass
+
+    monkeypatch.setattr(runner, "_BotProcess", Recorded)
+    with pytest.raises(TournamentError, match="recorded"):
+        asyncio.run(runner.run_tournament(load_config(config), QUIET,
+                                          referee_factory=lambda _c: FakeReferee(),
+                                          serve=False))  # fmt: skip
+    assert logs and sorted(logs) == sorted(bot_logs(config))
