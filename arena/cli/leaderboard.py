@@ -256,9 +256,10 @@ def leaderboard(
     kept.update({f: f"the {what} of the database" for f, what in sidecars(db).items()})
     if config_path is not None:
         # (`--out out/cup/logs/mine.log`, completed by the shell: the bot's log, which says
-        # why it crashed, replaced by a table)
+        # why it crashed, replaced by a table; the bots shown too: one that crashed may have
+        # been taken out of the config since)
         try:
-            logs = bot_logs(config_path)
+            logs = bot_logs(config_path, also=[row.bot for row in lb.rows])
         except ConfigError:  # (an `out` no run could use: it wrote no log)
             logs = {}
         kept.update({log: f"bot {bot}'s log" for log, bot in logs.items() if log.is_file()})

@@ -73,6 +73,7 @@ __all__ = [
     "apply_overrides",
     "as_current_code",
     "bot_code_files",
+    "bot_log_path",
     "bot_logs",
     "bundled_changed",
     "holds_tokens",
@@ -667,12 +668,14 @@ def stored_where(path: str | Path) -> tuple[Path, str]:
     return db, text("id", name)
 
 
-def bot_logs(path: str | Path) -> dict[Path, str]:
+def bot_logs(path: str | Path, also: Iterable[str] = ()) -> dict[Path, str]:
     """The bots' logs a run of the config at ``path`` writes (``<out>/logs/<bot>.log``), each
     with its bot's name, read as :func:`stored_where` reads the database: without validating
     the rest (a bot file moved since still has its log). For readers that write a file
-    (``arena leaderboard --config X --out FILE``), which must not write over one. A bot
-    whose name is no bot name has none (the config refuses it)."""
+    (``arena leaderboard --config X --out FILE``), which must not write over one. ``also``:
+    other bots whose logs are there (a stored tournament's: a bot that crashed and was
+    taken out of the config since still has its log). A bot whose name is no bot name has
+    none (the config refuses it)."""
     data = _read_toml(path)
     name = data.get("name", "tournament")
     out = data.get("out", f"out/{name}")
@@ -684,11 +687,12 @@ def bot_logs(path: str | Path) -> dict[Path, str]:
         names = [b.rsplit(":", 1)[-1] for b in bots if isinstance(b, str)]
     else:
         names = list(bots) if isinstance(bots, Mapping) else []
-    return {_log_of(folder, b): b for b in names if _NAME_RE.match(b)}
+    return {bot_log_path(folder, b): b for b in [*names, *also] if _NAME_RE.match(b)}
 
 
-def _log_of(out: Path, bot: str) -> Path:
-    """Where a run whose ``out`` is ``out`` writes bot ``bot``'s log (the runner's)."""
+def bot_log_path(out: Path, bot: str) -> Path:
+    """Where a run whose ``out`` is ``out`` writes bot ``bot``'s log: the runner's, and
+    what :func:`bot_logs` and the config's check of its database read."""
     return out / "logs" / f"{bot}.log"
 
 
@@ -981,7 +985,7 @@ def parse_config(
     from arena.leaderboard.render import FORMATS
 
     written = [out / f"leaderboard.{fmt}" for fmt in FORMATS]
-    written += [_log_of(out, b.name) for b in bots]
+    written += [bot_log_path(out, b.name) for b in bots]
     if any(_same_path(db, w) for w in written):
         raise err("db", f"{db} is a file the tournament writes (its leaderboard, a bot's log "
                   "in out): give the database another path")  # fmt: skip

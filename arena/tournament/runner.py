@@ -85,6 +85,7 @@ from arena.tournament.config import (
     TournamentConfig,
     as_current_code,
     bot_code_files,
+    bot_log_path,
     bundled_changed,
     code_digest,
     identity_changes,
@@ -1639,7 +1640,7 @@ async def _play(
             for b in cfg.bots:
                 if b.is_local:
                     argv = bot_command(b, host=connect_host, port=port, token=tokens[b.name], ca=ca)
-                    p = _BotProcess(b, argv, tokens[b.name], cfg.out / "logs" / f"{b.name}.log",
+                    p = _BotProcess(b, argv, tokens[b.name], bot_log_path(cfg.out, b.name),
                                     hidden=frozenset(tokens.values()),
                                     on_given_up=given_up)  # fmt: skip
                     procs[b.name] = p
