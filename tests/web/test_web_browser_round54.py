@@ -30,7 +30,7 @@ import pytest
 from arena.ratings import rate_results
 from arena.storage import Storage
 from arena.web.demo import demo_record
-from tests.support.harness import get_json
+from tests.support.harness import get_json, web_server
 from tests.web.test_web_browser import load, waiting
 
 pytestmark = pytest.mark.browser
@@ -225,5 +225,63 @@ def _quoted(name: str) -> str:
 )
 def test_the_pages_log_nothing_to_the_console(wide: Any, base: str, page: str) -> None:
     load(wide, base + page)
+    logged = [(e["level"], e["message"]) for e in wide.get_log("browser")]
+    assert not logged, logged
+
+
+@pytest.fixture(scope="module")
+def paged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """Tournament "t" (tests/web/test_strike_pages_round53.py) of 64 matches, a's seat with
+    a strike and 1 to 3 answers to no pending request in each: both lists paged."""
+    from tests.web.test_strike_pages_round53 import store_tournament
+
+    def incidents(index: int) -> list[dict[str, Any]]:
+        late = [{"kind": "wrong_request", "seat": 0, "deal": 0, "detail": f"m{index} late {k}"}
+                for k in range(1 + index % 3)]  # fmt: skip
+        return [*late, {"kind": "timeout", "seat": 0, "deal": 0, "detail": f"m{index} strike"}]
+
+    path = store_tournament(tmp_path_factory.mktemp("paged") / "t.sqlite", 64, incidents)
+    with web_server(path) as server:
+        yield server.url, path
+
+
+def test_the_strikes_and_the_other_incidents_page_apart_in_a_browser(
+    wide: Any, paged: tuple[str, Path]
+) -> None:
+    """The round-54 "older incidents" (bot.js, ``incidentList``) in a real browser, beside
+    the "older strikes" of the same page: each button adds its own list's next page, says
+    how many are shown, and is gone after the last; the page logs nothing."""
+    base, path = paged
+    with Storage.open_readonly(path) as st:
+        listed = list(reversed(st.incidents("t", bot="a")))  # newest first
+    want = {
+        "strikes": [i["detail"] for i in listed if i["kind"] == "timeout"],
+        "other-incidents": [i["detail"] for i in listed if i["kind"] == "wrong_request"],
+    }
+    load(wide, base + "bot/a")
+
+    def details(table: str) -> list[str]:
+        css = f"#{table} tbody td:last-child"  # (in one call: a call a cell took seconds)
+        got: list[str] = wide.execute_script(
+            "return [...document.querySelectorAll(arguments[0])].map((c) => c.textContent)", css
+        )
+        return got
+
+    for table, what in (("other-incidents", "incidents"), ("strikes", "strikes")):
+        other = "strikes" if table == "other-incidents" else "other-incidents"
+        others_before = details(other)
+        more = wide.find_element("id", f"older-{what}")
+        first = len(details(table))
+        assert first < len(want[table]) and more.is_displayed()
+        clicks = 0
+        while more.is_displayed():
+            shown = len(details(table))
+            more.click()
+            clicks += 1
+            waiting(wide).until(lambda d, t=table, n=shown: len(details(t)) > n)
+        assert clicks >= 1 and details(table) == want[table]
+        count = wide.find_element("id", f"{what}-shown").text
+        assert count == f"newest first: {len(want[table])} of {len(want[table])} shown"
+        assert details(other) == others_before  # (the other list is left as it was)
     logged = [(e["level"], e["message"]) for e in wide.get_log("browser")]
     assert not logged, logged
