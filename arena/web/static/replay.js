@@ -17,12 +17,33 @@ function parseHash() {
   return { deal: num("deal"), step: num("step"), seat: num("seat") };
 }
 
+// The position goes into the address (history.replaceState) at most HASH_BURST times at
+// once, then once every HASH_EVERY_MS, the latest position always last: a browser limits
+// how often a page may change its address (Chromium: 200 times in 10 s, then it ignores the
+// calls, "Throttling navigation"; Safari: 100 in 30 s, then it throws), and a held → key
+// steps 30 times a second. The address then kept a position left seconds before, which a
+// reload, a bookmark or the address bar's copy restored. The link under the table is
+// always the current position.
+const HASH_BURST = 20, HASH_EVERY_MS = 400;
+let hashTokens = HASH_BURST, hashRefilled = Date.now(), hashTimer = null;
+
 function writeHash() {
   let h = `#deal=${state.deal}&step=${state.step}`;
   if (state.seat !== null) h += `&seat=${state.seat}`;
-  if (location.hash !== h) history.replaceState(null, "", location.pathname + location.search + h);
+  const url = location.pathname + location.search + h;
   const link = document.getElementById("share-link");
-  if (link) { link.href = location.href; link.textContent = location.href; }
+  if (link) { link.href = url; link.textContent = link.href; }
+  if (location.hash === h) return;
+  const now = Date.now();
+  hashTokens = Math.min(HASH_BURST, hashTokens + (now - hashRefilled) / HASH_EVERY_MS);
+  hashRefilled = now;
+  if (hashTokens < 1) {
+    // (the timer writes the position of its time: the latest)
+    if (hashTimer === null) hashTimer = setTimeout(() => { hashTimer = null; writeHash(); }, (1 - hashTokens) * HASH_EVERY_MS);
+    return;
+  }
+  hashTokens -= 1;
+  history.replaceState(null, "", url);
 }
 
 async function loadDeal(k, seat) {
@@ -255,8 +276,11 @@ function sidePanel(v) {
     log.append(li);
   });
   side.append(log);
+  // the current action in view in the log's own box, the window left where it is:
+  // scrollIntoView scrolled the window too, and on a narrow one (a phone: the log under the
+  // table) every step took the table and the controls out of view
   const cur = log.querySelector("li.current");
-  if (cur) setTimeout(() => cur.scrollIntoView({ block: "nearest" }), 0);
+  if (cur) setTimeout(() => scrollWithin(log, cur), 0);
   side.append(el("h3", {}, "Bids"));
   const bids = bidsSaid(v);
   side.append(el("div", { id: "bids" }, bids.length ? bids.map((b, i) => el("span", {}, i ? ", " : "", `${seatName(b.seat)} ${b.action}`)) : el("span", { class: "muted" }, "none yet")));
@@ -273,6 +297,13 @@ function sidePanel(v) {
   // none yet, or none at all in a deal conceded or thrown in: said, as of the sections above
   side.append(v.tricks.length ? tl : el("div", { id: "tricks", class: "muted" }, "none"));
   return side;
+}
+
+// Scroll `box` (and nothing around it) just enough to show `item`.
+function scrollWithin(box, item) {
+  const b = box.getBoundingClientRect(), r = item.getBoundingClientRect();
+  if (r.top < b.top) box.scrollTop += r.top - b.top;
+  else if (r.bottom > b.bottom) box.scrollTop += r.bottom - b.bottom;
 }
 
 function render() {
