@@ -1119,8 +1119,10 @@ class _GroupStores:
     still playing, and none has to wait for its last store), once the oldest has waited
     :data:`_GROUP_WAIT_S`, or at once when a table needs one of them (:meth:`need`: its
     next match has ended, and it hands over no second match before its last is stored).
-    While a group is written, the next ones gather. A crash loses no match counted
-    done, and at most one match a table that is not: the same as one commit a match.
+    While a group is written, the next ones gather; a group whose oldest has waited its
+    time, or that a table needs, is written as soon as the one on the thread returns. A
+    crash loses no match counted done, and at most one match a table that is not: the
+    same as one commit a match.
     """
 
     def __init__(
@@ -1137,7 +1139,9 @@ class _GroupStores:
         self._loop = asyncio.get_running_loop()
         self._waiting: list[tuple[MatchToStore, asyncio.Future[float]]] = []
         self._writing = False  # a group is on the storage thread
-        self._asked = False  # a table needs a store that waits: write once the thread is free
+        # A table needs a store that waits, or the oldest has waited its time: the next
+        # group is written once the thread is free (not after another wait).
+        self._asked = False
         self._timer: asyncio.TimerHandle | None = None
         self._closed = False
 
@@ -1148,7 +1152,7 @@ class _GroupStores:
         if len(self._waiting) >= self._group:
             self._write()
         elif self._timer is None:
-            self._timer = self._loop.call_later(_GROUP_WAIT_S, self._write)
+            self._timer = self._loop.call_later(_GROUP_WAIT_S, self._expire)
         return future
 
     def need(self, future: asyncio.Future[float]) -> None:
@@ -1157,6 +1161,14 @@ class _GroupStores:
         if any(f is future for _, f in self._waiting):
             self._asked = True
             self._write()
+
+    def _expire(self) -> None:
+        """The oldest store waiting has waited :data:`_GROUP_WAIT_S`: its group is
+        written now, or once the group on the thread returns. (The timer fired during a
+        write was forgotten, and another full wait began when that write returned.)"""
+        self._timer = None
+        self._asked = True
+        self._write()
 
     def _write(self) -> None:
         if self._timer is not None:
@@ -1187,8 +1199,13 @@ class _GroupStores:
             for _, f in group:
                 if not f.done():
                     f.set_exception(error)
+            if all(f.cancelled() for _, f in group):
+                _say_errors([error])  # (no table is left to raise it)
             return
         errors, cpu = done.result()
+        # A table stopped meanwhile (a signal) does not hear of its store: what kept the
+        # match out is said here (it is played again on resume), as :meth:`close` does.
+        _say_errors([e for (_, f), e in zip(group, errors, strict=True) if f.done()])
         for (_, f), e in zip(group, errors, strict=True):
             if f.done():  # (its table was cancelled meanwhile)
                 continue
@@ -1200,7 +1217,7 @@ class _GroupStores:
         if self._waiting and (self._asked or len(self._waiting) >= self._group):
             self._write()
         elif self._waiting and self._timer is None:
-            self._timer = self._loop.call_later(_GROUP_WAIT_S, self._write)
+            self._timer = self._loop.call_later(_GROUP_WAIT_S, self._expire)
 
     def close(self) -> None:
         """Write every match still waiting, the storage thread's shutdown then waits for
@@ -1225,9 +1242,16 @@ def _log_errors(done: Future[tuple[list[StorageError | None], float]]) -> None:
     if done.cancelled():
         return
     error = done.exception()
-    errors = [error] if error is not None else done.result()[0]
+    _say_errors([error] if error is not None else done.result()[0])
+
+
+def _say_errors(errors: Sequence[BaseException | None]) -> None:
+    """Log each error once: a group's error of the file or of its commit is every one of
+    its matches' (the same error, naming them all), said once, not once a match."""
+    said: list[BaseException] = []
     for e in errors:
-        if e is not None:
+        if e is not None and not any(e is s for s in said):
+            said.append(e)
             log.error("%s", e)
 
 
