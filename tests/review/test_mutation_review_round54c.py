@@ -1,0 +1,429 @@
+"""Review round 54 (second batch): hand mutants of the changes merged in round 54 by rec54
+(the recording share, the overlapped store: arena/tournament/runner.py,
+arena/referee/match.py and core.py), journey54 (sdk/cli.py, client.py, human.py,
+workers.py), proto54 (tests/support/proto_wire.py) and bots54 (arena/bench/forks.py,
+strength.py). Each test names the mutants it kills (its id and the edit in the docstring);
+the tally is in the report of the review.
+
+Defects, fixed (each with its test here):
+- proto_wire held an enum value's names the wrong way round: an alias added
+  (``allow_alias``) was called a rename, one taken away (a name JSON readers may send)
+  passed;
+- ``python -m arena.bench.forks`` took ``--workers 0`` or ``-2``, ``--pimc-budget 0``,
+  ``-1`` or ``nan``, and variant values that are no finite number (``bid-confidence=nan``)
+  or no chance (``free-concede=5``), and measured them, unsaid.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import statistics
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.storage import Storage
+from arena.tournament import RunOptions, run_tournament
+from tests.arena.fake_referee import FakeReferee, make_config
+from tests.arena.fake_referee import run_fake as _run
+from tests.support.harness import stored_matches
+
+QUIET = RunOptions(progress=False)
+
+
+def _burning_saves(monkeypatch: pytest.MonkeyPatch, cpu_s: float) -> list[float]:
+    """Each store burns ``cpu_s`` of CPU on the storage thread; the CPU each burnt."""
+    save = Storage.save_match
+    burnt: list[float] = []
+
+    def burning(self: Storage, *args: Any, **kwargs: Any) -> None:
+        t = time.thread_time()
+        while time.thread_time() - t < cpu_s:
+            pass
+        burnt.append(time.thread_time() - t)
+        save(self, *args, **kwargs)
+
+    monkeypatch.setattr(Storage, "save_match", burning)
+    return burnt
+
+
+def test_the_storing_cpu_counts_where_the_tables_did_not_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R04 (``save_cpu_s += save_cpu`` -> ``+= 0``): matches longer than their stores, so
+    the tables hardly wait for them; the storage thread's CPU is what recording cost, and
+    ``record_s`` holds all of it."""
+    burnt = _burning_saves(monkeypatch, 0.01)
+    out = _run(make_config(tmp_path, concurrency=3), FakeReferee(delay=0.05))
+    assert out.finished and len(burnt) == 24
+    assert out.record_s >= sum(burnt) + out.finalize_s
+
+
+def test_the_tables_wait_is_a_mean_over_the_tables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R07 (``record_wait_s = waited_s / max(1, len(workers))`` -> ``waited_s``): three
+    tables waiting for slow commits at once wait (summed) longer than the run lasts; the
+    share divides by the tables, so a table's mean wait is within the time played."""
+    save = Storage.save_match
+
+    def slow(self: Storage, *args: Any, **kwargs: Any) -> None:
+        save(self, *args, **kwargs)
+        time.sleep(0.03)  # (a commit's fsync: time waited, no CPU)
+
+    monkeypatch.setattr(Storage, "save_match", slow)
+    out = _run(make_config(tmp_path, concurrency=3))
+    assert out.finished and out.played_now == 24
+    assert 0 < out.record_wait_s <= out.play_s
+
+
+def test_a_store_failing_at_concurrency_3_starts_no_new_match(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R16 (``while not fatal:`` -> ``while True:``): the 4th store fails while the other
+    tables play on; none of them starts a new match after it (at most the ones under way,
+    and one each whose start raced the failure), and the stores before it are kept."""
+    from arena.storage import StorageError
+    from arena.tournament import TournamentError
+
+    cfg = make_config(tmp_path, concurrency=3)
+    save = Storage.save_match
+    saves: list[str] = []
+
+    def fails_fourth(self: Storage, *args: Any, **kwargs: Any) -> None:
+        saves.append(kwargs["match_id"])
+        if len(saves) == 4:
+            raise StorageError("disk I/O error (scripted)")
+        save(self, *args, **kwargs)
+
+    monkeypatch.setattr(Storage, "save_match", fails_fourth)
+    fake = FakeReferee()
+    with pytest.raises(TournamentError, match="scripted"):
+        _run(cfg, fake)
+    assert sum(fake.calls.values()) <= 4 + 2 * 3, fake.calls  # (of 24)
+    assert stored_matches(cfg.db) >= 3
+
+
+def _watching_stores(loop: asyncio.AbstractEventLoop) -> list[asyncio.Future[Any]]:
+    """The futures of the stores the run hands to its storage thread, in order."""
+    futures: list[asyncio.Future[Any]] = []
+    handing = loop.run_in_executor
+
+    def watched(executor: Any, fn: Any, *args: Any) -> asyncio.Future[Any]:
+        future = handing(executor, fn, *args)
+        futures.append(future)
+        return future
+
+    loop.run_in_executor = watched  # type: ignore[method-assign]
+    return futures
+
+
+def test_a_store_done_when_the_run_is_cancelled_is_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R14 (the count of a store already done at a cancel -> ``pass``): at concurrency 1
+    the table plays its 3rd match, the 2nd's store done, when the run is cancelled (Ctrl-C):
+    the progress counted it, as the database holds it (2 shown, 2 stored)."""
+    from arena.tournament import runner
+
+    cfg = make_config(tmp_path, concurrency=1)
+    shown: list[int] = []
+    update = runner._Display.update
+
+    def noting(self: Any, book: Any, played: int) -> None:
+        shown.append(played)
+        update(self, book, played)
+
+    monkeypatch.setattr(runner._Display, "update", noting)
+    fake = FakeReferee()
+    play = fake.run_match
+
+    async def main() -> None:
+        futures = _watching_stores(asyncio.get_running_loop())
+        third = asyncio.Event()
+
+        async def run_match(match_id: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
+            if sum(fake.calls.values()) == 2:  # the 3rd: held until the run is cancelled
+                fake.calls[match_id] += 1
+                while not (len(futures) == 2 and futures[1].done()):
+                    await asyncio.sleep(0.001)
+                third.set()
+                await asyncio.Event().wait()
+            return await play(match_id, *args, **kwargs)
+
+        fake.run_match = run_match  # type: ignore[method-assign]
+        task = asyncio.create_task(
+            run_tournament(cfg, QUIET, referee_factory=lambda _c: fake, serve=False,
+                           launch_bots=False)
+        )  # fmt: skip
+        await third.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert stored_matches(cfg.db) == 2
+    assert shown[-1:] == [2], shown
+
+
+def test_a_cancel_while_a_table_waits_for_its_store_keeps_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """R02 (``None if saving.cancelled() else saving.exception()`` -> ``saving.exception()``)
+    and R23 (``storage_thread.shutdown(wait=True)`` -> ``wait=False``): the run is cancelled
+    while its table waits for the 1st match's store (a slow commit): the store is finished
+    all the same (the run's stop waits for it: the match is in the database), the cancelled
+    wait is no error in asyncio's log ("Exception in callback"), and the same command
+    plays the rest."""
+    cfg = make_config(tmp_path, concurrency=1)
+    release = threading.Event()
+    save = Storage.save_match
+
+    def held(self: Storage, *args: Any, **kwargs: Any) -> None:
+        release.wait(timeout=30)
+        save(self, *args, **kwargs)
+
+    monkeypatch.setattr(Storage, "save_match", held)
+    fake = FakeReferee()
+
+    async def main() -> None:
+        task = asyncio.create_task(
+            run_tournament(cfg, QUIET, referee_factory=lambda _c: fake, serve=False,
+                           launch_bots=False)
+        )  # fmt: skip
+        # The 2nd match has ended (no match running): its table waits for the 1st's store.
+        while not (sum(fake.calls.values()) == 2 and fake.running == 0):
+            await asyncio.sleep(0.001)
+        release.set()  # (the cancel reaches the wait first: the store finishes after it)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        asyncio.run(main())
+    assert not [r for r in caplog.records if r.name == "asyncio"], caplog.text
+    assert stored_matches(cfg.db) == 1
+    monkeypatch.setattr(Storage, "save_match", save)
+    again = _run(cfg)
+    assert again.finished and again.skipped == 1 and again.played_now == 23
+
+
+def test_the_referee_counts_its_record_files_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """M03 (``_write``'s ``self.record_cpu_s += time.thread_time() - t`` -> ``pass``): with
+    ``record_dir`` a referee writes each event of a match to its record file as it happens;
+    that CPU is the match's recording too (``Referee.record_cpu_s``), not only the final
+    record's building."""
+    import dataclasses
+
+    import arena.referee.match as match_mod
+    from sdk import Bot
+    from tests.support import harness
+
+    write_line = match_mod.MatchRunner._write_line
+    burnt: list[float] = []
+
+    def slow_line(self: Any, f: Any, obj: dict[str, Any]) -> None:
+        t = time.thread_time()
+        while time.thread_time() - t < 0.002:
+            pass
+        burnt.append(time.thread_time() - t)
+        write_line(self, f, obj)
+
+    referees: list[Any] = []
+
+    class Recording(harness.Referee):  # type: ignore[name-defined,misc]
+        def __init__(self, config: Any, *args: Any, **kwargs: Any) -> None:
+            super().__init__(dataclasses.replace(config, record_dir=tmp_path), *args, **kwargs)
+            referees.append(self)
+
+    monkeypatch.setattr(match_mod.MatchRunner, "_write_line", slow_line)
+    monkeypatch.setattr(harness, "Referee", Recording)
+    rec = harness.play_sdk_match(Bot, max_deals=1)
+    assert rec["result"] is not None and len(referees) == 1
+    assert len(burnt) > 2 and list(tmp_path.glob("*.jsonl"))
+    assert referees[0].record_cpu_s >= sum(burnt)
+
+
+# --- proto54: tests/support/proto_wire.py
+
+
+def _proto(tmp: Path, *edits: tuple[str, str]) -> dict[str, Any]:
+    from tests.support.proto_wire import PROTO, wire_surface
+
+    text = PROTO.read_text(encoding="utf-8")
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    path = tmp / "arena.proto"
+    path.write_text(text, encoding="utf-8")
+    return wire_surface(path)
+
+
+ALIAS = ("RANK_NINE = 1;", "option allow_alias = true;\n  RANK_NINE = 1;\n  RANK_9 = 1;")
+
+
+def test_an_enum_alias_added_is_an_addition_and_one_taken_away_a_break(tmp_path: Path) -> None:
+    """Defect: ENUM_VALUE_SAME_NAME was held the wrong way round (``set(now) <= set(names)``):
+    an alias added (``allow_alias``: RANK_9 beside RANK_NINE) was "renamed", and one taken
+    away (a name JSON readers may send, which no longer parses) passed. As buf has it, every
+    old name of the value must be kept; new ones may be added."""
+    from tests.support.proto_wire import breaking_changes, wire_surface
+
+    today = wire_surface()
+    aliased = _proto(tmp_path, ALIAS)
+    assert aliased["enums"]["arena.v1.Rank"]["values"]["1"] == ["RANK_NINE", "RANK_9"]
+    assert breaking_changes(today, aliased) == []
+    assert breaking_changes(aliased, today) == [
+        "arena.v1.Rank value 1 was renamed from ['RANK_NINE', 'RANK_9'] to ['RANK_NINE']"
+    ]
+
+
+GET_INFO = "rpc GetInfo(GetInfoRequest) returns (ServerInfo);"
+
+
+@pytest.mark.parametrize(
+    ("mutants", "edit", "said"),
+    [
+        (
+            "P07 (the idempotency level dropped from the methods' keys)",
+            (GET_INFO, "rpc GetInfo(GetInfoRequest) returns (ServerInfo) {\n"
+                       "    option idempotency_level = NO_SIDE_EFFECTS;\n  }"),
+            "method arena.v1.Arena/GetInfo changed its idempotency level from "
+            "IDEMPOTENCY_UNKNOWN to NO_SIDE_EFFECTS",
+        ),
+        (
+            "P08 (client streaming dropped from the methods' keys)",
+            (GET_INFO, "rpc GetInfo(stream GetInfoRequest) returns (ServerInfo);"),
+            "method arena.v1.Arena/GetInfo changed its client streaming from False to True",
+        ),
+    ],
+)  # fmt: skip
+def test_a_methods_other_properties_are_held(
+    mutants: str, edit: tuple[str, str], said: str, tmp_path: Path
+) -> None:
+    """P07, P08: each property of a method the record keeps is compared."""
+    from tests.support.proto_wire import breaking_changes, wire_surface
+
+    assert breaking_changes(wire_surface(), _proto(tmp_path, edit)) == [said], mutants
+
+
+def test_the_syntax_and_enum_reservations_are_held(tmp_path: Path) -> None:
+    """P09 (the syntax's comparison -> ``if False``), P10 (an enum's reserved numbers not
+    compared), P11 (an enum's reserved names not compared), P04 (a reserved range's end
+    taken as inclusive): each taken back or changed is named."""
+    import copy
+
+    from tests.support.proto_wire import breaking_changes, wire_surface
+
+    today = wire_surface()
+    reserved = _proto(
+        tmp_path,
+        ("INCIDENT_BOT_ERROR = 7;", 'INCIDENT_BOT_ERROR = 7; reserved 40 to 41; reserved "OLD";'),
+    )
+    assert breaking_changes(reserved, today) == [
+        "arena.v1.Incident: reserved numbers 40..41 are no longer reserved",
+        "arena.v1.Incident: reserved name 'OLD' is no longer reserved",
+    ]
+    proto2 = copy.deepcopy(today)
+    proto2["syntax"] = "proto2"
+    assert breaking_changes(today, proto2) == ["the syntax changed from proto3 to proto2"]
+    # A field deleted next to a reservation's end (exclusive: ``reserved 1`` is [1, 2)) is
+    # not covered by it.
+    cut = _proto(
+        tmp_path,
+        ("Card card = 1;     // the card played (required)", 'reserved 1; reserved "card";'),
+        ("bool declare = 2;", ""),
+    )
+    assert breaking_changes(today, cut) == [
+        "arena.v1.PlayCard.declare (field 2) was deleted without reserving its number 2"
+        " and name 'declare'"
+    ]
+
+
+# --- bots54: arena/bench/forks.py
+
+
+def test_the_forks_figures_follow_the_deals(monkeypatch: pytest.MonkeyPatch) -> None:
+    """F06 (the gain as old - new), F07 (``better`` counting ties), F08 (the interval
+    without the square root), F12 (one seed fewer): forks' figures are those of its rows.
+    The rows are fork_seed's own (its play-outs under test elsewhere), scripted here."""
+    import math
+
+    from arena.bench import forks as forks_mod
+
+    rows = {
+        3: [(0.0, 0.0), (10.0, 25.0), (5.0, 5.0)],
+        4: [(20.0, -10.0), (0.0, 0.0), (0.0, 0.0)],
+        5: [(0.0, 30.0), (0.0, 0.0), (0.0, 0.0)],
+    }
+
+    def scripted(rules: Any, seed: int, spec: str, budget: Any = None) -> list[dict[str, Any]]:
+        out = []
+        for seat, (old, new) in enumerate(rows[seed]):
+            row: dict[str, Any] = {"seed": seed, "seat": seat, "old": old, "new": new}
+            if old != new or (seat, seed) == (2, 3):  # (a changed decision, equal outcomes)
+                row["decision"] = "bidding at 100: pass -> bid 105"
+            out.append(row)
+        return out
+
+    monkeypatch.setattr(forks_mod, "fork_seed", scripted)
+    report = forks_mod.forks("bid-confidence=0.9", "classic", seed=3, matches=3, workers=1)
+    diffs = [5.0, -10.0, 10.0]
+    mean = statistics.fmean(diffs)
+    half = 1.96 * statistics.stdev(diffs) / math.sqrt(3)
+    assert report["deals"] == 9 and report["changed"] == 4
+    assert (report["better"], report["worse"]) == (2, 1)
+    assert report["gain_per_deal"] == round(mean, 2) == 1.67
+    assert report["ci95"] == [round(mean - half, 2), round(mean + half, 2)]
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--matches", "0"], "--matches must be at least 1, got 0"),
+        (["--workers", "0"], "--workers must be at least 1, got 0"),
+        (["--workers", "-2"], "--workers must be at least 1, got -2"),
+        (["--pimc-budget", "0"], "--pimc-budget must be a positive number of seconds, got 0"),
+        (["--pimc-budget", "-1"], "--pimc-budget must be a positive number of seconds"),
+        (["--pimc-budget", "nan"], "--pimc-budget must be a positive number of seconds, got nan"),
+        (["--variant", "bid-confidence=nan"], "variant bid-confidence: 'nan' is not a finite"),
+        (["--variant", "auction-offset=inf"], "variant auction-offset: 'inf' is not a finite"),
+        (["--variant", "free-concede=5"], "free-concede=5: a chance, from 0 to 1"),
+        (["--variant", "bid-confidence=-0.1"], "bid-confidence=-0.1: a chance, from 0 to 1"),
+    ],
+)
+def test_forks_names_a_bad_argument(
+    argv: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """F09 (``args.matches < 1`` -> ``< 0``: 0 met fmean's "requires at least one data
+    point"), and a defect: --workers 0 or -2 ran in this process, --pimc-budget 0, -1 or
+    nan was pimc's budget, a variant's value of nan, inf or a chance out of 0..1 was
+    measured, all unsaid. Each is refused (exit 2), naming it, before any deal is played."""
+    from arena.bench.forks import main
+
+    base = {"--variant": "raise-cap", "--matches": "1", "--workers": "1"}
+    for flag, value in zip(argv[::2], argv[1::2], strict=True):
+        base[flag] = value
+    with pytest.raises(SystemExit) as exc:
+        main([x for kv in base.items() for x in kv])
+    assert exc.value.code == 2
+    assert said in capsys.readouterr().err
+
+
+def test_forks_refuses_bad_arguments_called_as_a_function() -> None:
+    """The same from ``forks()`` itself (a script's call): a ValueError naming the argument."""
+    from arena.bench.forks import forks
+
+    for kwargs, said in (
+        ({"workers": 0}, "workers must be at least 1, got 0"),
+        ({"matches": 0}, "matches must be at least 1, got 0"),
+        ({"pimc_budget": float("nan")}, "pimc_budget must be a positive number"),
+    ):
+        with pytest.raises(ValueError, match=said):
+            forks("raise-cap", "classic", **kwargs)  # type: ignore[arg-type]
