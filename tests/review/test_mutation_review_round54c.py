@@ -81,6 +81,20 @@ def test_the_tables_wait_is_a_mean_over_the_tables(
     assert 0 < out.record_wait_s <= out.play_s
 
 
+def _failing_store(monkeypatch: pytest.MonkeyPatch, nth: int, error: Exception) -> None:
+    """The ``nth`` store raises ``error`` (the others store)."""
+    save = Storage.save_match
+    saves: list[str] = []
+
+    def failing(self: Storage, *args: Any, **kwargs: Any) -> None:
+        saves.append(kwargs["match_id"])
+        if len(saves) == nth:
+            raise error
+        save(self, *args, **kwargs)
+
+    monkeypatch.setattr(Storage, "save_match", failing)
+
+
 def test_a_store_failing_at_concurrency_3_starts_no_new_match(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -91,16 +105,7 @@ def test_a_store_failing_at_concurrency_3_starts_no_new_match(
     from arena.tournament import TournamentError
 
     cfg = make_config(tmp_path, concurrency=3)
-    save = Storage.save_match
-    saves: list[str] = []
-
-    def fails_fourth(self: Storage, *args: Any, **kwargs: Any) -> None:
-        saves.append(kwargs["match_id"])
-        if len(saves) == 4:
-            raise StorageError("disk I/O error (scripted)")
-        save(self, *args, **kwargs)
-
-    monkeypatch.setattr(Storage, "save_match", fails_fourth)
+    _failing_store(monkeypatch, 4, StorageError("disk I/O error (scripted)"))
     fake = FakeReferee()
     with pytest.raises(TournamentError, match="scripted"):
         _run(cfg, fake)
@@ -427,3 +432,72 @@ def test_forks_refuses_bad_arguments_called_as_a_function() -> None:
     ):
         with pytest.raises(ValueError, match=said):
             forks("raise-cap", "classic", **kwargs)  # type: ignore[arg-type]
+
+
+def test_the_live_ratings_count_as_recording(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R19 (the live rating's time, ``outcome.record_s += time.perf_counter() - t_rate``,
+    dropped): with the live display each match is rated as it is counted, on the event
+    loop the tables share; that time is recording as well (here a slow rating)."""
+    from arena.ratings import RatingBook
+    from arena.tournament import run
+
+    rate = RatingBook.rate
+    burnt: list[float] = []
+
+    def slow(self: RatingBook, *args: Any, **kwargs: Any) -> Any:
+        t = time.perf_counter()
+        while time.perf_counter() - t < 0.02:
+            pass
+        burnt.append(time.perf_counter() - t)
+        return rate(self, *args, **kwargs)
+
+    monkeypatch.setattr(RatingBook, "rate", slow)
+    cfg = make_config(tmp_path, concurrency=1)
+    fake = FakeReferee()
+    out = run(cfg, RunOptions(progress=True), referee_factory=lambda _c: fake, serve=False,
+              launch_bots=False)  # fmt: skip
+    assert out.finished and len(burnt) == 2 * 24  # live, then finalize's
+    assert out.record_s >= sum(burnt[:24]) + out.finalize_s
+
+
+def test_a_store_that_breaks_otherwise_fails_the_run_loudly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R20 (``stored``'s ``except StorageError`` -> ``except Exception``): a store that
+    fails with something else than the storage's errors (a bug: here a RuntimeError) is no
+    quiet end of the table (the run "over" with matches neither stored nor failed): the run
+    fails with it, every match stored before it kept."""
+    _failing_store(monkeypatch, 3, RuntimeError("a bug in the store (scripted)"))
+    cfg = make_config(tmp_path, concurrency=1)
+    with pytest.raises(RuntimeError, match="scripted"):
+        _run(cfg)
+    assert stored_matches(cfg.db) == 2
+
+
+# --- journey54: sdk/client.py
+
+
+def test_a_run_with_workers_that_ends_names_no_call_still_running(tmp_path: Path) -> None:
+    """J09 (a call's ``_forget_call`` not added: every call ever made stayed in
+    ``BotRunner._calls``) and J10 (``if stuck:`` -> ``if True:``): a run of ``arena-bot run
+    --workers 1`` whose matches end as they should stops its workers with no call running,
+    and says none is ("a bot call is still running in a worker process" is for a call that
+    never returned: tests/docs/test_journeys_round54.py)."""
+    import subprocess
+
+    from tests.e2e.test_workers_e2e import _play
+
+    procs: list[subprocess.Popen[str]] = []
+    try:
+        records, code, out, _ = asyncio.run(_play(tmp_path, procs, ("--workers", "1"), matches=1))
+    finally:
+        for p in procs:  # (the processes this test started, and only those)
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    assert code == 0, out
+    assert [r["incidents"] for r in records] == [[]]
+    assert "run in 1 worker process" in out, out
+    assert "still running in a worker process" not in out, out
