@@ -28,6 +28,7 @@ import pytest
 
 from arena.storage import Storage
 from arena.tournament import RunOptions, run_tournament
+from sdk import Bot
 from tests.arena.fake_referee import FakeReferee, make_config
 from tests.arena.fake_referee import run_fake as _run
 from tests.support.harness import stored_matches
@@ -501,3 +502,33 @@ def test_a_run_with_workers_that_ends_names_no_call_still_running(tmp_path: Path
     assert [r["incidents"] for r in records] == [[]]
     assert "run in 1 worker process" in out, out
     assert "still running in a worker process" not in out, out
+
+
+class _Named(Bot):
+    """A bot class of this file, which a spec can name (``file.py:_Named``)."""
+
+
+def test_the_spec_asked_for_names_the_bots_file_from_here() -> None:
+    """Defect: ``sdk.run(Lowest, ..., workers=2)`` without ``spec=`` was told to give
+    ``spec='mybot.py:Lowest'``, the file's name alone, which the workers look for in the
+    current directory: run as ``python bots/mybot.py`` none would find it. The file is now
+    named as seen from here; a class no spec can name (made in a function) gets the
+    generic example rather than a spec that would not load."""
+    import os
+
+    from sdk.client import BotRunner
+
+    here = Path(os.path.relpath(__file__)).as_posix()
+    with pytest.raises(ValueError, match="give spec=") as e:
+        BotRunner(_Named, "localhost:1", "t", workers=2)
+    assert str(e.value).endswith(f"give spec='{here}:_Named'"), e.value
+
+    def made() -> type[Bot]:
+        class Local(Bot):
+            pass
+
+        return Local
+
+    with pytest.raises(ValueError) as e:
+        BotRunner(made(), "localhost:1", "t", workers=2)
+    assert str(e.value).endswith("give spec='mybot.py:MyBot', say"), e.value
