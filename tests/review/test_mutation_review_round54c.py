@@ -532,3 +532,102 @@ def test_the_spec_asked_for_names_the_bots_file_from_here() -> None:
     with pytest.raises(ValueError) as e:
         BotRunner(made(), "localhost:1", "t", workers=2)
     assert str(e.value).endswith("give spec='mybot.py:MyBot', say"), e.value
+
+
+def test_a_record_file_that_stops_short_is_left_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """M05 (``_write_line`` keeping ``self._file`` after its write failed): the disk fills
+    after 3 lines of a match's record file; the match goes on, and the file is let go: its
+    error is said once, not again at every later event (each retried on the closed file)."""
+    import dataclasses
+
+    from sdk import Bot as PlainBot
+    from tests.support import harness
+
+    class Recording(harness.Referee):  # type: ignore[name-defined,misc]
+        def __init__(self, config: Any, *args: Any, **kwargs: Any) -> None:
+            super().__init__(dataclasses.replace(config, record_dir=tmp_path), *args, **kwargs)
+
+    harness.record_fills_after(monkeypatch, 3)
+    monkeypatch.setattr(harness, "Referee", Recording)
+    with caplog.at_level(logging.ERROR, logger="arena.referee"):
+        rec = harness.play_sdk_match(PlainBot, max_deals=1)
+    assert rec["result"] is not None
+    said = [r for r in caplog.records if "cannot write its record" in r.getMessage()]
+    assert len(said) == 1, caplog.text
+
+
+STDERR_PRINTER = (
+    "import sys\nfrom sdk import Bot\n\n\n"
+    "class Printer(Bot):\n"
+    "    def play(self, view):\n"
+    '        print("playing deal", view.deal_number, file=sys.stderr, flush=True)\n'
+    "        return min(view.legal_actions, key=lambda a: (a.card.points, a.card))\n"
+)
+
+
+def test_a_bot_printing_to_stderr_whose_reader_left_plays_on(tmp_path: Path) -> None:
+    """J02 (sys.stderr left as it was, without ``reader_may_leave``): a bot that prints to
+    stderr, tried with stderr piped to a reader that stops reading (``2>&1 | head``, or
+    ``2>`` a pipe closed early): its prints go nowhere and its decisions are its own, no
+    incident (the table, on stdout, is read to its end)."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).parents[2]
+    (tmp_path / "printer.py").write_text(STDERR_PRINTER)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sdk.cli", "try", "printer.py", "-n", "2", "--max-deals", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path,
+        env={**env, "PYTHONPATH": str(root)},
+    )  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None
+    try:
+        first = proc.stderr.readline()
+        proc.stderr.close()  # the reader leaves
+        out = proc.stdout.read().decode(errors="replace")
+        code = proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert first.startswith(b"playing deal 0"), first
+    assert code == 0, out
+    row = next(line for line in out.splitlines() if "Printer" in line)
+    assert row.split("│")[-2].strip() == "0", out  # its incidents: none
+
+
+def test_a_bot_in_a_worker_process_prints_to_stderr_whose_reader_left(tmp_path: Path) -> None:
+    """J06 (the worker's sys.stderr left as it was): the same in a worker process of
+    ``--workers`` (its own descriptor of the runner's stderr): the decision is the bot's,
+    not failed."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).parents[2]
+    (tmp_path / "printer.py").write_text(STDERR_PRINTER)
+    script = (
+        "import os, sys\n"
+        "r, w = os.pipe(); os.close(r); os.dup2(w, 2); os.close(w)  # a reader that left\n"
+        "from engine import PRESETS, Game, fallback_action, observe\n"
+        "from sdk.workers import Processes\n"
+        "g = Game.new(PRESETS['classic'], 1, ('a', 'b', 'c'))\n"
+        "while g.phase.name != 'PLAYING' or len(g.legal_actions()) < 2:\n"
+        "    g.apply(fallback_action(g.legal_actions()))\n"
+        "procs = Processes('printer.py:Printer', 1, 'printer')\n"
+        "procs.wait_ready()\n"
+        "bot = procs.make('m1')\n"
+        "action, failed = bot.decide(observe(g, g.to_act), None)\n"
+        "procs.shutdown()\n"
+        "print(repr(failed), action, flush=True)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(root)}, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 0, out
+    assert out.stdout.splitlines()[-1].startswith("None play "), out
