@@ -321,7 +321,8 @@ def test_a_methods_other_properties_are_held(
 
 def test_the_syntax_and_enum_reservations_are_held(tmp_path: Path) -> None:
     """P09 (the syntax's comparison -> ``if False``), P10 (an enum's reserved numbers not
-    compared), P11 (an enum's reserved names not compared), P04 (a reserved range's end
+    compared), P11 (an enum's reserved names not compared), P16 (a message's reservation
+    checked short of its end: a single number not at all), P04 (a reserved range's end
     taken as inclusive): each taken back or changed is named."""
     import copy
 
@@ -335,6 +336,11 @@ def test_the_syntax_and_enum_reservations_are_held(tmp_path: Path) -> None:
     assert breaking_changes(reserved, today) == [
         "arena.v1.Incident: reserved numbers 40..41 are no longer reserved",
         "arena.v1.Incident: reserved name 'OLD' is no longer reserved",
+    ]
+    # A message's single reserved number ([30, 31)) taken back, as a range's is.
+    single = _proto(tmp_path, ("bool declare = 2;", "bool declare = 2; reserved 30;"))
+    assert breaking_changes(single, today) == [
+        "arena.v1.PlayCard: reserved number 30 is no longer reserved"
     ]
     proto2 = copy.deepcopy(today)
     proto2["syntax"] = "proto2"
@@ -631,3 +637,27 @@ def test_a_bot_in_a_worker_process_prints_to_stderr_whose_reader_left(tmp_path: 
     )  # fmt: skip
     assert out.returncode == 0, out
     assert out.stdout.splitlines()[-1].startswith("None play "), out
+
+
+def test_a_nested_message_and_enum_are_held_too(tmp_path: Path) -> None:
+    """P13 (a message's nested messages and enums not walked): v1 has none yet, but one
+    added (``PlayCard.Why``, ``PlayCard.Kind``) is recorded with its fields and values, and
+    its field deleted or value renamed later is named."""
+    from tests.support.proto_wire import breaking_changes
+
+    nest = "message PlayCard {"
+    added = _proto(
+        tmp_path,
+        (nest, nest + "\n  message Why { uint32 code = 1; }\n  enum Kind { KIND_NONE = 0; }"),
+    )
+    assert added["messages"]["arena.v1.PlayCard.Why"]["fields"]["1"]["name"] == "code"
+    assert added["enums"]["arena.v1.PlayCard.Kind"]["values"] == {"0": ["KIND_NONE"]}
+    changed = _proto(
+        tmp_path,
+        (nest, nest + "\n  message Why { }\n  enum Kind { KIND_NO = 0; }"),
+    )
+    assert breaking_changes(added, changed) == [
+        "arena.v1.PlayCard.Why.code (field 1) was deleted without reserving its number 1"
+        " and name 'code'",
+        "arena.v1.PlayCard.Kind value 0 was renamed from ['KIND_NONE'] to ['KIND_NO']",
+    ]
