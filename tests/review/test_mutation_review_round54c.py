@@ -661,3 +661,54 @@ def test_a_nested_message_and_enum_are_held_too(tmp_path: Path) -> None:
         " and name 'code'",
         "arena.v1.PlayCard.Kind value 0 was renamed from ['KIND_NONE'] to ['KIND_NO']",
     ]
+
+
+def test_each_branch_is_played_by_its_own_delegate(monkeypatch: pytest.MonkeyPatch) -> None:
+    """F05 (the new branch played out with the old delegate, ``_Delegate()``, instead of
+    the variant's): classic, seed 25, where counting raises the 100 to 105 and raise-cap
+    names 100 (tests/bench/test_forks_round54.py): the fork plays its old branch with the
+    delegate, its new one with the variant (its later decisions are the variant's too), on
+    the same pimc seed. (The play-outs are scripted: what they are handed is under test.)"""
+    from arena.bench import forks as forks_mod
+    from bots.pimc import _Delegate
+    from engine import load_ruleset
+
+    handed: list[tuple[Any, type, int]] = []
+
+    def scripted(game: Any, seat: int, delegate: Any, seed: int, budget: Any) -> float:
+        handed.append((game.clone(), type(delegate), seed))
+        return 0.0
+
+    monkeypatch.setattr(forks_mod, "_play_out", scripted)
+    rows = forks_mod.fork_seed(load_ruleset("classic"), 25, "raise-cap")
+    changed = [r for r in rows if "decision" in r]
+    assert len(changed) == 1 and changed[0]["decision"].startswith("contract at 100")
+    assert [t for _, t, _ in handed] == [_Delegate, forks_mod._RaiseCap]
+    seat = changed[0]["seat"]
+    assert [s for _, _, s in handed] == [25 * 10 + seat] * 2
+    last = [g.record()["deals"][0]["actions"][-1] for g, _, _ in handed]
+    assert last == [{"seat": seat, "action": "contract 105"},
+                    {"seat": seat, "action": "contract 100"}]  # fmt: skip
+
+
+def test_raise_cap_keeps_countings_level_for_four_aces_only() -> None:
+    """F04 (the four aces' exception taken for three, ``>= 3``, without the ruleset's
+    ``ace_marriage``): classic, seed 28, the declarer holds three aces; counting names 115
+    over the bid of 105, and raise-cap caps it (105): only the four aces, a marriage of
+    their own, keep counting's level."""
+    from arena.bench.forks import _RaiseCap
+    from bots.counting import CountingBot
+    from bots.pimc import _Delegate
+    from engine import Contract, Game, Phase, Rank, load_ruleset, observe
+
+    game = Game.new(load_ruleset("classic"), 28, ["a", "b", "c"])
+    bots = [CountingBot() for _ in range(3)]
+    while game.phase is not Phase.CONTRACT:
+        seat = game.to_act
+        assert seat is not None
+        game.apply(bots[seat].act(observe(game, seat)), seat=seat)
+    assert game.declarer is not None
+    view = observe(game, game.declarer)
+    assert sum(c.rank == Rank.ACE for c in view.hand) == 3 and view.bid == 105
+    assert _Delegate().act(view) == Contract(115)
+    assert _RaiseCap().act(view) == Contract(105)
