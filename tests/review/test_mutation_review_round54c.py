@@ -712,3 +712,21 @@ def test_raise_cap_keeps_countings_level_for_four_aces_only() -> None:
     assert sum(c.rank == Rank.ACE for c in view.hand) == 3 and view.bid == 105
     assert _Delegate().act(view) == Contract(115)
     assert _RaiseCap().act(view) == Contract(105)
+
+
+def test_each_seats_decision_times_are_its_own() -> None:
+    """S03 (every decision's time put in seat 0's list): a seat's ``times`` are its own
+    decisions, as many as it made, summing to its ``seconds``."""
+    import dataclasses
+    import math
+
+    from arena.bench.strength import play_match
+    from engine import load_ruleset
+
+    rules = dataclasses.replace(load_ruleset("classic"), max_deals=1)
+    r = play_match(rules, 3, ["random", "heuristic", "random"])
+    assert [len(t) for t in r["times"]] == r["decisions"] and all(r["decisions"])
+    assert all(
+        math.isclose(sum(t), s, rel_tol=1e-9, abs_tol=1e-12)
+        for t, s in zip(r["times"], r["seconds"], strict=True)
+    )
