@@ -730,3 +730,31 @@ def test_each_seats_decision_times_are_its_own() -> None:
         math.isclose(sum(t), s, rel_tol=1e-9, abs_tol=1e-12)
         for t, s in zip(r["times"], r["seconds"], strict=True)
     )
+
+
+def test_the_penalty_auction_variant_leaves_the_barrel_alone() -> None:
+    """F01 (``_PenaltyAuction._changed`` without ``not self._on_barrel(view)``): 1001, seed
+    1, seat 0's opening decision, where bid-confidence=0.99 passes the delegate's 40; the
+    same view with seat 0 on the barrel (its ``barrel`` count set) is the barrel sitter's
+    decision, which the variant leaves to the delegate's own barrel rule."""
+    import dataclasses
+
+    from arena.bench.forks import variant
+    from bots.counting import CountingBot
+    from bots.pimc import _Delegate
+    from engine import Bid, Game, Pass, Phase, load_ruleset, observe
+
+    game = Game.new(load_ruleset("1001"), 1, ["a", "b", "c"])
+    bots = [CountingBot() for _ in range(3)]
+    while True:
+        seat = game.to_act
+        assert seat is not None
+        view = observe(game, seat)
+        if view.phase is Phase.BIDDING and len(view.legal_actions) > 1:
+            break
+        game.apply(bots[seat].act(view), seat=seat)
+    assert seat == 0 and view.bid is None and not view.barrel
+    assert (_Delegate().act(view), variant("bid-confidence=0.99").act(view)) == (Bid(40), Pass())
+    sitting = dataclasses.replace(view, barrel=(1, 0, 0))
+    delegate = _Delegate().act(sitting)
+    assert variant("bid-confidence=0.99").act(sitting) == delegate
