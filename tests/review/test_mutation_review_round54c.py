@@ -59,7 +59,7 @@ def test_the_storing_cpu_counts_where_the_tables_did_not_wait(
     the tables hardly wait for them; the storage thread's CPU is what recording cost, and
     ``record_s`` holds all of it."""
     burnt = _burning_saves(monkeypatch, 0.01)
-    out = _run(make_config(tmp_path, concurrency=3), FakeReferee(delay=0.05))
+    out = _run(make_config(tmp_path, concurrency=3), FakeReferee(delay=0.15))
     assert out.finished and len(burnt) == 24
     assert out.record_s >= sum(burnt) + out.finalize_s
 
@@ -204,8 +204,8 @@ def test_a_cancel_while_a_table_waits_for_its_store_keeps_the_store(
         # The 2nd match has ended (no match running): its table waits for the 1st's store.
         while not (sum(fake.calls.values()) == 2 and fake.running == 0):
             await asyncio.sleep(0.001)
-        release.set()  # (the cancel reaches the wait first: the store finishes after it)
-        task.cancel()
+        task.cancel()  # (the store is let go only once the run stops: its stop waits)
+        threading.Timer(0.3, release.set).start()
         with pytest.raises(asyncio.CancelledError):
             await task
 
