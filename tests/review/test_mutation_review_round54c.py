@@ -436,6 +436,7 @@ def test_forks_refuses_bad_arguments_called_as_a_function() -> None:
         ({"workers": 0}, "workers must be at least 1, got 0"),
         ({"matches": 0}, "matches must be at least 1, got 0"),
         ({"pimc_budget": float("nan")}, "pimc_budget must be a positive number"),
+        ({"pimc_budget": float("inf")}, "pimc_budget must be a positive number"),
     ):
         with pytest.raises(ValueError, match=said):
             forks("raise-cap", "classic", **kwargs)  # type: ignore[arg-type]
@@ -537,6 +538,31 @@ def test_the_spec_asked_for_names_the_bots_file_from_here() -> None:
 
     with pytest.raises(ValueError) as e:
         BotRunner(made(), "localhost:1", "t", workers=2)
+    assert str(e.value).endswith("give spec='mybot.py:MyBot', say"), e.value
+
+
+def test_a_bot_of_a_file_no_spec_loads_gets_the_example(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """X07 (``path.suffix != ".py"`` dropped): a class of a module read from a file that is
+    no ``.py`` (a loader of one's own) is not told ``spec='odd.txt:Odd'``, which no worker
+    could load: the example is given."""
+    import importlib.machinery
+    import importlib.util
+    import sys
+
+    from sdk.client import BotRunner
+
+    path = tmp_path / "odd.txt"
+    path.write_text("from sdk import Bot\n\n\nclass Odd(Bot):\n    pass\n")
+    loader = importlib.machinery.SourceFileLoader("odd_round54c", str(path))
+    spec = importlib.util.spec_from_loader("odd_round54c", loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "odd_round54c", module)
+    loader.exec_module(module)
+    with pytest.raises(ValueError) as e:
+        BotRunner(module.Odd, "localhost:1", "t", workers=2)
     assert str(e.value).endswith("give spec='mybot.py:MyBot', say"), e.value
 
 
