@@ -2,8 +2,15 @@
 (the recording share, the overlapped store: arena/tournament/runner.py,
 arena/referee/match.py and core.py), journey54 (sdk/cli.py, client.py, human.py,
 workers.py), proto54 (tests/support/proto_wire.py) and bots54 (arena/bench/forks.py,
-strength.py). Each test names the mutants it kills (its id and the edit in the docstring);
-the tally is in the report of the review.
+strength.py). Each test names the mutants it kills (its id and the edit in the docstring).
+
+72 hand mutants of the merged diffs (R 23 runner, M 6 referee, J 12 sdk, P 16 proto_wire,
+F 12 forks, S 3 strength): the round's own tests killed 38; the tests here kill 29 more;
+3 are equivalent (R15: a failed store's result asked for at a cancel, whose exception a
+cancelled run drops anyway; R21: any store error in ``fatal``, where a non-storage one
+propagates from its worker first; P02: ``or of["kind"] in (message, enum, group)``, dead
+while only scalar types share a group); F09 and J11 stood in code these fixes rewrote, and
+their mutants there (F09b, J11b) are killed, as are the 7 of the fixes themselves (X01-X07).
 
 Defects, fixed (each with its test here):
 - proto_wire held an enum value's names the wrong way round: an alias added
@@ -11,7 +18,10 @@ Defects, fixed (each with its test here):
   passed;
 - ``python -m arena.bench.forks`` took ``--workers 0`` or ``-2``, ``--pimc-budget 0``,
   ``-1`` or ``nan``, and variant values that are no finite number (``bid-confidence=nan``)
-  or no chance (``free-concede=5``), and measured them, unsaid.
+  or no chance (``free-concede=5``), and measured them, unsaid;
+- ``sdk.run(Bot, workers=2)`` without ``spec=`` suggested the bot file's name alone,
+  which the workers look for in the current directory (and a spec for a class made in a
+  function, which none can name).
 """
 
 from __future__ import annotations
