@@ -34,6 +34,7 @@ import contextlib
 import functools
 import inspect
 import logging
+import os
 import queue
 import random
 import re
@@ -2775,14 +2776,22 @@ def _factory_name(bot: BotFactory) -> str:
 
 def _spec_of(bot: BotFactory) -> str:
     """The ``spec=`` that would name ``bot``, a class of a file, for the error that asks for
-    it (``spec='mybot.py:Lowest'``); a generic example for what is no such class."""
+    it (``spec='mybot.py:Lowest'``): its file as seen from the current directory, where the
+    workers look for it (``bots/mybot.py:Lowest`` run from the folder above; the file's
+    name alone was given, which no worker found there). A generic example for what is no
+    such class, or one that a spec cannot name (one made inside a function or a class)."""
+    generic = "spec='mybot.py:MyBot', say"
+    if not isinstance(bot, type) or bot.__qualname__ != bot.__name__:
+        return generic
     try:
-        where = Path(inspect.getfile(bot)).name if isinstance(bot, type) else ""
+        path = Path(inspect.getfile(bot))
     except (TypeError, OSError):  # (a class made at run time, or of the REPL: no file)
-        where = ""
-    if where.endswith(".py"):
-        return f"spec={where + ':' + bot.__name__!r}"
-    return "spec='mybot.py:MyBot', say"
+        return generic
+    if path.suffix != ".py":
+        return generic
+    with contextlib.suppress(ValueError, OSError):  # (another drive; no current directory)
+        path = Path(os.path.relpath(path))
+    return f"spec={f'{path.as_posix()}:{bot.__name__}'!r}"
 
 
 def _not_while_loading(what: str) -> None:

@@ -19,7 +19,7 @@ a concession costs the bid, counting's 0.65), ``auction-offset=X`` (the auction'
 offset there, counting's 15), ``raise-cap`` (a raise above the bid capped at the level
 pimc's weak-hand take model scores best, the four aces excepted), ``free-concede=X``
 (counting's break-even chance of the bid under a free concession paying half the bid,
-0.36: below it the contract is conceded). The play-outs are pimc's
+0.36: below it the contract is conceded); the chances run from 0 to 1. The play-outs are pimc's
 searches (its default budget, counted in work): a machine so loaded that a search is cut
 by its wall-clock backstop makes a rerun differ slightly.
 """
@@ -118,7 +118,7 @@ class _RaiseCap(_Delegate):
 
 def _bid_confidence(value: float | None) -> _Delegate:
     bot = _PenaltyAuction()
-    bot.confidence = _required(value, "bid-confidence")
+    bot.confidence = _chance(value, "bid-confidence")
     return bot
 
 
@@ -130,7 +130,7 @@ def _auction_offset(value: float | None) -> _Delegate:
 
 def _free_concede(value: float | None) -> _Delegate:
     bot = _Delegate()
-    bot.concede_free_at = _required(value, "free-concede")
+    bot.concede_free_at = _chance(value, "free-concede")
     return bot
 
 
@@ -144,6 +144,15 @@ def _required(value: float | None, name: str) -> float:
     if value is None:
         raise ValueError(f"{name} needs a value: {name}=X")
     return value
+
+
+def _chance(value: float | None, name: str) -> float:
+    """A variant's value that is a chance, from 0 to 1 (``bid-confidence=5`` was taken, and
+    pimc then never bid: a measure of nothing, unsaid)."""
+    chance = _required(value, name)
+    if not 0.0 <= chance <= 1.0:
+        raise ValueError(f"{name}={chance:g}: a chance, from 0 to 1")
+    return chance
 
 
 #: Variant name -> the delegate it builds from its value (``name=X``, or ``name``).
@@ -167,6 +176,8 @@ def variant(spec: str) -> _Delegate:
             value = float(raw)
         except ValueError:
             raise ValueError(f"variant {name}: {raw!r} is not a number") from None
+        if not math.isfinite(value):
+            raise ValueError(f"variant {name}: {raw!r} is not a finite number")
     return VARIANTS[name](value)
 
 
@@ -236,6 +247,13 @@ def forks(
     """Fork ``matches`` seeds from ``seed`` on variant ``spec`` (``pimc_budget``: pimc's
     seconds per decision in the play-outs, default its own); the figures as a dict."""
     variant(spec)  # (a bad spec named here, not in a worker)
+    if matches < 1:
+        raise ValueError(f"matches must be at least 1, got {matches}")
+    if workers < 1:  # (0 or less ran in this process, as 1 does, unsaid)
+        raise ValueError(f"workers must be at least 1, got {workers}")
+    if pimc_budget is not None and not (math.isfinite(pimc_budget) and pimc_budget > 0):
+        # (0, a negative or a NaN was taken as pimc's budget, unsaid)
+        raise ValueError(f"pimc_budget must be a positive number of seconds, got {pimc_budget}")
     rules = ruleset if isinstance(ruleset, Ruleset) else load_ruleset(ruleset)
     tasks = [(rules.to_dict(), s, spec, pimc_budget) for s in range(seed, seed + matches)]
     start = time.perf_counter()
@@ -273,8 +291,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--pimc-budget", type=float, default=None, help="pimc's seconds per decision")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = ap.parse_args(argv)
-    if args.matches < 1:
-        ap.error("--matches must be at least 1")
+    for flag, value in (("--matches", args.matches), ("--workers", args.workers)):
+        if value < 1:
+            ap.error(f"{flag} must be at least 1, got {value}")
+    budget = args.pimc_budget
+    if budget is not None and not (math.isfinite(budget) and budget > 0):
+        ap.error(f"--pimc-budget must be a positive number of seconds, got {budget}")
     try:
         report = forks(
             args.variant, args.ruleset, args.seed, args.matches, args.workers, args.pimc_budget

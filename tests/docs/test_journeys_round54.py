@@ -108,7 +108,7 @@ def test_a_call_stuck_in_a_worker_process_is_named_at_exit(tmp_path: Path) -> No
         (
             {"workers": 2},
             "workers=2 needs spec='file.py:Class', the name each worker process loads the bot "
-            "from (it cannot be handed the class itself): give spec='test_journeys_round54.py:",
+            "from (it cannot be handed the class itself): give spec='mybot.py:MyBot', say",
         ),
         ({"workers": 0, "spec": "mybot.py:Lowest"}, "workers must be at least 1, got 0"),
     ],
@@ -118,7 +118,9 @@ def test_sdk_run_with_workers_says_what_is_missing(kwargs: dict[str, object], sa
     with spec=...`; an author who gave only the first) was refused with "workers must be at
     least 1, and need the bot's spec (file.py:Class)": both conditions in one sentence,
     neither saying which failed, nor naming the keyword `spec=`. Now each is said apart, the
-    missing spec with the one that names the bot's class."""
+    missing spec with the one that names the bot's class (here an example: a class made in
+    a function is none a spec can name; tests/review/test_mutation_review_round54c.py has
+    one of a file's)."""
     from sdk import Bot
 
     class Cpu(Bot):

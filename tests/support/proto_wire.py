@@ -223,7 +223,9 @@ def _enums(old: dict[str, Any], new: dict[str, Any], enum: str, problems: list[s
                     f"{enum} value {'/'.join(names)} ({num}) was deleted without reserving"
                     f" its {' and '.join(missing)}"
                 )
-        elif not set(now) <= set(names):  # ENUM_VALUE_SAME_NAME
+        elif not set(names) <= set(now):  # ENUM_VALUE_SAME_NAME
+            # Every old name is kept (JSON reads a value by any of its names); an alias
+            # added (allow_alias) is an addition, as buf takes it.
             problems.append(f"{enum} value {num} was renamed from {names} to {now}")
     for lo, hi in o["reserved_numbers"]:  # RESERVED_ENUM_NO_DELETE
         if not all(_reserved(k, n["reserved_numbers"]) for k in range(lo, min(hi, lo + 1000))):
