@@ -47,18 +47,20 @@ QUIET = RunOptions(progress=False)
 
 
 def _burning_saves(monkeypatch: pytest.MonkeyPatch, cpu_s: float) -> list[float]:
-    """Each store burns ``cpu_s`` of CPU on the storage thread; the CPU each burnt."""
-    save = Storage.save_match
+    """Each match stored burns ``cpu_s`` of CPU on the storage thread (a group of n, n
+    times that: every store of the runner passes through ``save_matches`` since rec54b's
+    group commit); the CPU each match burnt."""
+    save = Storage.save_matches
     burnt: list[float] = []
 
-    def burning(self: Storage, *args: Any, **kwargs: Any) -> None:
+    def burning(self: Storage, tid: str, matches: Any) -> Any:
         t = time.thread_time()
-        while time.thread_time() - t < cpu_s:
+        while time.thread_time() - t < cpu_s * len(matches):
             pass
-        burnt.append(time.thread_time() - t)
-        save(self, *args, **kwargs)
+        burnt.extend([(time.thread_time() - t) / len(matches)] * len(matches))
+        return save(self, tid, matches)
 
-    monkeypatch.setattr(Storage, "save_match", burning)
+    monkeypatch.setattr(Storage, "save_matches", burning)
     return burnt
 
 
@@ -93,17 +95,26 @@ def test_the_tables_wait_is_a_mean_over_the_tables(
 
 
 def _failing_store(monkeypatch: pytest.MonkeyPatch, nth: int, error: Exception) -> None:
-    """The ``nth`` store raises ``error`` (the others store)."""
-    save = Storage.save_match
+    """The ``nth`` match stored fails with ``error`` (the others store): a StorageError
+    keeps that match out of its group (``save_matches``' answer for it, as a row SQLite
+    refuses), any other error is raised from the group's store (a defect)."""
+    from arena.storage import StorageError
+
+    save = Storage.save_matches
     saves: list[str] = []
 
-    def failing(self: Storage, *args: Any, **kwargs: Any) -> None:
-        saves.append(kwargs["match_id"])
-        if len(saves) == nth:
+    def failing(self: Storage, tid: str, matches: Any) -> Any:
+        at = nth - len(saves) - 1  # (the failing match's place in this group, if in it)
+        saves.extend(m.match_id for m in matches)
+        if not 0 <= at < len(matches):
+            return save(self, tid, matches)
+        if not isinstance(error, StorageError):
             raise error
-        save(self, *args, **kwargs)
+        others = [m for k, m in enumerate(matches) if k != at]
+        kept = iter(save(self, tid, others) if others else [])
+        return [error if k == at else next(kept) for k in range(len(matches))]
 
-    monkeypatch.setattr(Storage, "save_match", failing)
+    monkeypatch.setattr(Storage, "save_matches", failing)
 
 
 def test_a_store_failing_at_concurrency_3_starts_no_new_match(
