@@ -109,6 +109,7 @@ from sdk.local import (
     stops_the_bot,
     tell,
 )
+from sdk.wire_view import request_view
 from sdk.workers import Processes, Remote
 
 __all__ = [
@@ -1885,7 +1886,8 @@ class BotRunner:
         if self._read_size > 2 * _VIEW_LIST_MOST:  # (a list past it takes 2 bytes an entry)
             _check_view_size(req.view)
         try:
-            view = view_from_pb(req.view, m.ruleset, m.view)
+            # (view_from_pb's view, or its error: its repeated items found by their bytes)
+            view = request_view(req.view, m.ruleset, m.view)
         except MalformedActionError as e:
             newer = _newer_actions(req.view)
             if e.what != "action" or newer is None:
