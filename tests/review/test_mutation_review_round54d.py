@@ -1,0 +1,147 @@
+"""Review round 54d: the rest of round 54's hand mutants (tests/review/
+test_mutation_review_round54.py: 158 written, 64 run there) of engine/game.py,
+engine/record.py, sdk/sampling.py and sdk/local.py, run here against the engine's, the
+records' and the SDK's tests and round 54's own. Each test names the mutant it kills (its
+id and the edit) in its docstring.
+
+RESULTS
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from engine import PRESETS, Bid, Game, Pass, observe
+from engine.actions import fallback_action
+from engine.record import ReplayError, record, replay
+
+NAMES3 = ["a", "b", "c"]
+
+
+# ------------------------------------------------------------------ engine/game.py
+
+
+@pytest.mark.parametrize("what", ["scores", "barrel"])
+def test_game_new_refuses_a_bool_among_the_start_values(what: str) -> None:
+    """G52 (``_start_values`` without ``not isinstance(v, bool)``): ``scores=(True, 0, 0)``
+    is a caller's mistake (a flag where a score goes), not a start at 1 point; ``barrel``
+    likewise. Said naming the argument, as a dict or a text already is."""
+    with pytest.raises(ValueError, match=rf"{what} must be 3 integers, one per seat, got"):
+        Game.new("classic", 1, NAMES3, **{what: (True, 0, 0)})  # type: ignore[arg-type]
+    assert Game.new("classic", 1, NAMES3, scores=(1, 0, 0)).scores == (1, 0, 0)
+
+
+def test_the_auction_is_one_tuple_until_the_next_bid_or_pass() -> None:
+    """G54 (``auction`` no longer keeps what it made): its docstring promises "the same
+    tuple until the next bid or pass", which every view of a decision shares (``bids``);
+    rebuilt at each call, each view walked the deal's actions again."""
+    g = Game.new("classic", 1, NAMES3)
+    first = g.auction()
+    assert g.auction() is first
+    seat = g.to_act
+    g.apply(Bid(100) if Bid(100) in g.legal_actions() else Pass(), seat=seat)
+    after = g.auction()
+    assert after is not first and after[: len(first)] == first and len(after) == len(first) + 1
+    assert g.auction() is after
+    assert observe(g, 0).bids is observe(g, 1).bids is after
+
+
+# ------------------------------------------------------------------ engine/record.py
+
+
+@pytest.mark.parametrize("deal", [0, 1])
+def test_replay_refuses_a_deal_whose_dealer_was_edited(deal: int) -> None:
+    """R7 (``replay`` without its check of a deal's ``dealer``): a record whose deal names
+    a dealer the rules did not seat replayed as genuine, the rest of it checking out (the
+    game deals from its own dealer); it must be refused naming the deal and both seats."""
+    g = Game.new(dataclasses.replace(PRESETS["classic"], max_deals=2), seed=3, players=NAMES3)
+    while not g.is_over:
+        g.apply_trusted(g.legal_actions()[0])
+    rec = record(g)
+    assert replay(rec).result == g.result  # (the genuine record replays)
+    true_dealer = rec["deals"][deal]["dealer"]
+    rec["deals"][deal]["dealer"] = (true_dealer + 1) % 3
+    with pytest.raises(
+        ReplayError,
+        match=rf"deal {deal}: dealer is {true_dealer}, the record says {(true_dealer + 1) % 3}",
+    ):
+        replay(rec)
+
+
+@pytest.mark.parametrize("by", ["forced", "fallback"])
+def test_a_marked_move_by_the_wrong_seat_is_refused_as_out_of_turn(by: str) -> None:
+    """R10 (``_check_by`` without ``entry["seat"] != game.to_act``): a move marked as the
+    referee's (``forced``, ``fallback``) under a seat whose turn it is not is first of all
+    out of turn; the mutant judged the mark against the other seat's legal actions and
+    reported "marked forced (the only legal action), but 2 were legal" or "marked as the
+    referee's fallback", not the rule the move breaks."""
+    g = Game.new(dataclasses.replace(PRESETS["classic"], max_deals=1), seed=3, players=NAMES3)
+    while not g.is_over:
+        g.apply_trusted(g.legal_actions()[0])
+    rec = record(g)
+    entry = rec["deals"][0]["actions"][0]
+    assert entry["action"].startswith("bid")  # (of 2 or more legal; not the fallback, a pass)
+    actor = entry["seat"]
+    entry["seat"], entry["by"] = (actor + 1) % 3, by
+    with pytest.raises(ReplayError, match=r"deal 0, action 0 \(seat \d: bid \d+\) refused: ") as e:
+        replay(rec)
+    assert "marked" not in str(e.value) and "turn" in str(e.value)
+
+
+def test_an_incident_numbered_after_the_last_deal_is_accepted_and_one_past_it_refused() -> None:
+    """R11 (``not 0 <= deal < deals``): an answer that comes once the last deal is over is
+    numbered as the state after it, deal ``len(deals)`` (a timeout at the match's end);
+    the mutant refused such a genuine record as "past the record's 2 deal(s)"."""
+    g = Game.new(dataclasses.replace(PRESETS["classic"], max_deals=2), seed=3, players=NAMES3)
+    while not g.is_over:
+        g.apply_trusted(g.legal_actions()[0])
+    rec = record(g)
+    rec["incidents"] = [{"kind": "timeout", "seat": 1, "deal": 2, "detail": "late"}]
+    assert replay(rec).result == g.result
+    rec["incidents"][0]["deal"] = 3
+    with pytest.raises(ReplayError, match=r"incident 0 \(timeout\): deal 3 is past the record's 2"):
+        replay(rec)
+
+
+def _fallback_match_record() -> dict[str, Any]:
+    """A two-deal classic match played by the referee's fallbacks, whose deal 0's last
+    move is marked ``"by": "fallback"`` (the seat's), with no incident yet."""
+    g = Game.new(dataclasses.replace(PRESETS["classic"], max_deals=2), seed=3, players=NAMES3)
+    while not g.is_over:
+        g.apply_trusted(fallback_action(g.legal_actions()))
+    rec = record(g)
+    rec["deals"][0]["actions"][-1]["by"] = "fallback"
+    rec["incidents"] = []
+    return rec
+
+
+def test_an_older_referees_strike_after_a_deals_last_fallback_pairs_with_it() -> None:
+    """R12 (``_ends_in_unpaired_fallback(..., deal)`` for ``deal - 1``): an older referee
+    noted the strike behind a deal's last move (a fallback) after the deal, under the next
+    deal's number; that strike pairs with the fallback of the deal before. The mutant
+    looked for it in the strike's own deal and refused the genuine record."""
+    rec = _fallback_match_record()
+    seat = rec["deals"][0]["actions"][-1]["seat"]
+    rec["incidents"] = [{"kind": "timeout", "seat": seat, "deal": 1, "detail": "late"}]
+    assert replay(rec).is_over
+    # Deal 0 ending in no fallback, the strike of deal 1 answers nothing: refused.
+    del rec["deals"][0]["actions"][-1]["by"]
+    rec["deals"][0]["actions"][0]["by"] = "fallback"  # (a record that says who chose)
+    with pytest.raises(ReplayError, match=rf"seat {seat} has 1 strike\(s\) in deal 1, but"):
+        replay(rec)
+
+
+def test_a_deals_last_fallback_answered_in_its_deal_pairs_with_no_later_strike() -> None:
+    """R19 (``fallbacks > strikes`` as ``>=``): deal 0's last fallback already answers a
+    strike of deal 0; a strike of deal 1 with no fallback there pairs with nothing and is
+    refused. The mutant paired it with that answered fallback a second time."""
+    rec = _fallback_match_record()
+    seat = rec["deals"][0]["actions"][-1]["seat"]
+    rec["incidents"] = [{"kind": "timeout", "seat": seat, "deal": 0, "detail": "late"}]
+    assert replay(rec).is_over
+    rec["incidents"].append({"kind": "timeout", "seat": seat, "deal": 1, "detail": "late"})
+    with pytest.raises(ReplayError, match=rf"seat {seat} has 1 strike\(s\) in deal 1, but"):
+        replay(rec)
