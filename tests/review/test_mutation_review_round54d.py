@@ -16,7 +16,7 @@ import pytest
 
 from engine import PRESETS, Bid, Game, Pass, observe
 from engine.actions import fallback_action
-from engine.record import ReplayError, record, replay
+from engine.record import ReplayError, forfeit_result, record, replay, seed_mismatches
 
 NAMES3 = ["a", "b", "c"]
 
@@ -144,4 +144,55 @@ def test_a_deals_last_fallback_answered_in_its_deal_pairs_with_no_later_strike()
     assert replay(rec).is_over
     rec["incidents"].append({"kind": "timeout", "seat": seat, "deal": 1, "detail": "late"})
     with pytest.raises(ReplayError, match=rf"seat {seat} has 1 strike\(s\) in deal 1, but"):
+        replay(rec)
+
+
+def _two_deal_record() -> tuple[Game, dict[str, Any]]:
+    g = Game.new(dataclasses.replace(PRESETS["classic"], max_deals=2), seed=3, players=NAMES3)
+    while not g.is_over:
+        g.apply_trusted(g.legal_actions()[0])
+    return g, record(g)
+
+
+def test_forfeit_result_places_every_seat_last_when_all_forfeited() -> None:
+    """R15 (``len(stay) + 1`` without ``if stay else n``): when every seat forfeited (the
+    last may on the match's last action, which ends it), each is placed n-th, as in an
+    abandoned match; the mutant placed all of them 1st, each credited a first place, and
+    a shared one (winner None)."""
+    g, _ = _two_deal_record()
+    assert g.result is not None
+    out = forfeit_result(g.result.to_dict(), [2, 0, 1], 1000)
+    assert out["places"] == [3, 3, 3] and out["winner"] is None
+    assert out["forfeits"] == [0, 1, 2]
+    assert out["shortfalls"] == [1000 - s for s in g.result.scores]
+    assert forfeit_result(g.result.to_dict(), [1], 1000)["places"][1] == 3
+
+
+def test_seed_mismatches_leaves_deals_swapped_in_number_to_the_replay() -> None:
+    """R17 (every deal taken as at its place): two deals whose numbers were swapped hold,
+    at their places, the very cards the seed deals; ``seed_mismatches`` names none (the
+    replay names the numbering), where the mutant named both as dealt other cards."""
+    _, rec = _two_deal_record()
+    rec["deals"][0]["number"], rec["deals"][1]["number"] = 1, 0
+    assert seed_mismatches(rec) == []
+    with pytest.raises(ReplayError, match="deal 0: numbered 1, expected 0"):
+        replay(rec)
+    rec["deals"][0]["number"] = 0
+    rec["deals"][1]["hands"][0][0], rec["deals"][1]["talon"][0] = (
+        rec["deals"][1]["talon"][0],
+        rec["deals"][1]["hands"][0][0],
+    )
+    rec["deals"][1]["number"] = 1
+    assert seed_mismatches(rec) == [1]  # (cards of its own at its place: named)
+
+
+def test_a_record_without_a_result_key_replays_its_finished_match() -> None:
+    """R18 (``_check_result`` refusing a missing key as a null one): a record needs only
+    ruleset, seed, players and deals (docs/record-format.md); one without ``result``
+    whose actions finish the match replays. A ``null`` one is refused, naming it."""
+    g, rec = _two_deal_record()
+    del rec["result"]
+    assert replay(rec).result == g.result
+    rec["result"] = None
+    with pytest.raises(ReplayError, match="result: null, but the match is over"):
         replay(rec)
