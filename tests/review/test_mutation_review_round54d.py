@@ -10,13 +10,18 @@ RESULTS
 from __future__ import annotations
 
 import dataclasses
+import math
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from bots.random_bot import RandomBot
 from engine import PRESETS, Bid, Game, Pass, observe
 from engine.actions import fallback_action
 from engine.record import ReplayError, forfeit_result, record, replay, seed_mismatches
+from sdk import local
+from sdk.local import SeriesResult, mean_ci95, play_series
 
 NAMES3 = ["a", "b", "c"]
 
@@ -196,3 +201,56 @@ def test_a_record_without_a_result_key_replays_its_finished_match() -> None:
     rec["result"] = None
     with pytest.raises(ReplayError, match="result: null, but the match is over"):
         replay(rec)
+
+
+# ------------------------------------------------------------------ sdk/local.py
+
+
+def _tied_series(monkeypatch: pytest.MonkeyPatch, n: int) -> SeriesResult:
+    """A series of ``n`` 3-player matches each ending with seats 0 and 1 sharing the first
+    place (1000 each, over 1 deal: a capped match), seat 2 third."""
+
+    def tied(*args: object, **kwargs: object) -> SimpleNamespace:
+        result = SimpleNamespace(
+            places=(1, 1, 3), scores=(1000, 1000, 0), deals=1, reason="max_deals"
+        )
+        return SimpleNamespace(
+            result=result, incidents=(), slowest=(0.0, 0.0, 0.0), slowest_at=("", "", "")
+        )
+
+    monkeypatch.setattr(local, "play_local", tied)
+    return play_series(RandomBot, [("random", RandomBot)], n, name="me")
+
+
+def test_a_shared_first_place_is_no_ones_win_in_a_series(monkeypatch: pytest.MonkeyPatch) -> None:
+    """L6 (``_add`` counting ``places[seat] == 1`` alone): a first place shared is no win
+    (``GameResult.winner`` is None); counted for each seat sharing it, the series' wins
+    added up to more than its matches (here 6 of 3)."""
+    r = _tied_series(monkeypatch, 3)
+    assert [e.matches for e in r.entries] == [3, 3, 3]
+    assert [e.wins for e in r.entries] == [0, 0, 0]
+    assert [e.places for e in r.entries] == [5, 5, 5]  # (1 + 1 + 3 from each seat)
+
+
+def test_a_rotation_cut_short_gives_no_margin(monkeypatch: pytest.MonkeyPatch) -> None:
+    """L8 (``_whole`` without ``len(m) == players``): 4 matches of 3 players are one whole
+    rotation (the bot in each seat of seed 0) and one match of the next; the margins are
+    the whole rotation's only, as SeriesResult says (a seed played from one seat compares
+    the bot with itself in no other seat)."""
+    r = _tied_series(monkeypatch, 4)
+    assert r.matches == 4 and r.capped == 4
+    # (seat 0 and seat 1 tie at 1000, seat 2 has 0: the bot's margin is +500, +500, -1000)
+    assert r.margins == [0.0]
+
+
+def test_mean_ci95_takes_t_from_its_table_up_to_30_degrees_of_freedom() -> None:
+    """L7 (``df < len(_T975)``): at 30 degrees of freedom (31 values) the table's 2.042
+    applies, not the large-sample formula 1.96 + 2.37/30 = 2.039."""
+    xs = [0.0, 2.0] * 15 + [1.0]
+    mean, low, high = mean_ci95(xs)
+    half = 2.042 * math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / 30 / 31)
+    assert mean == pytest.approx(1.0)
+    assert (low, high) == (
+        pytest.approx(mean - half, abs=1e-12),
+        pytest.approx(mean + half, abs=1e-12),
+    )
