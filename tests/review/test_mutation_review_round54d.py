@@ -4,7 +4,44 @@ engine/record.py, sdk/sampling.py and sdk/local.py, run here against the engine'
 records' and the SDK's tests and round 54's own. Each test names the mutant it kills (its
 id and the edit) in its docstring.
 
-RESULTS
+Run (a clone per run, ``pytest -x``, not slow): the G and R mutants against round 54's
+test groups (tests/engine: play, refusals, set-up, views; records: tests/engine and
+tests/arena's replay audits), S and L against tests/sdk's sampling and local-play tests,
+each with tests/review/test_mutation_review_round54.py first; a mutant left alive there
+against the other tests that name its code (grep). 93 mutants: G5, G8, G11, G14, G19,
+G24, G30-G63, G65 but G45 and G47 (round 54's tests kill them), R3-R20, S3-S20, L3-L20.
+
+- Killed by existing tests (66): G5, G11, G19, G30, G31, G33-G43, G48-G51, G55, G56, G58,
+  G60, G62, G65; by round 54's tests G8, G14, G24, G59, G61; outside the groups G44
+  (tests/engine/test_rules_audit.py), G53 (test_rule_cases_external.py), G63
+  (test_rules_audit_round3.py), R16 (tests/arena/test_referee_units.py), L17
+  (tests/sdk/test_limits_round42.py); R4-R6, R8, R9, R13, R14; S3-S11, S13-S16, S18,
+  S19; L3, L4, L9, L11, L12, L14, L15, L18.
+- Killed by the tests here (17): G52, G54, R7, R10, R11, R12, R15, R17, R18, R19, R20,
+  L6, L7, L8, L16, L19, L20.
+- Equivalent (9): G32 (a bid or contract at its cap, a multiple of the step and at least
+  the floor, is legal: opening_bid is a multiple of bid_step, caps of 20, contracts run
+  from the bid to the cap by 5; it never reaches the refusal), G46 (3 or 4 hands of the
+  right sizes and a talon of 3, every card 0..23 and none twice, are 24 cards of 24: the
+  whole deck), G57 (a clone's ``_won_nonace`` is read only for a seat holding the four
+  aces, which never won a trick with one: its bit is ``_won``'s, as G13), R3 (a seat on
+  the barrel scores barrel_at > 0: ``any(barrel)`` implies ``any(scores)``), S12 (a card
+  pinned to a seat with no cards left is an unseen one, so the unknown cards fall short
+  of the free slots and ``_problem`` drops it further on: on 9 rulesets by 6 games the
+  mutant's ``_problem`` was ``None`` wherever the original's was), S17 (its fact is
+  ``[{seat: 0}]``, the dominance filter dropping every other set: met by every deal), S20
+  (``counts[TALON]`` exists only while the talon is face down: 3), L5 (a bid or pass that
+  ends a deal starts the next in the auction, or ends the match), L10
+  (``order.index(0)`` is ``r``).
+- Left (1): L13 (a late answer exactly at its limit plus the bank: two monotonic clock
+  readings equal to the float, as round 54's L2).
+
+No live mutant showed a defect. Round 54's one failure of
+``tests/sdk/test_sampling_round18.py::test_every_view_of_real_games[1001-4p+talon_visible
+=False]`` (under S1, a no-op there: must_beat is off) was its runner's ``--timeout 120``
+on a loaded machine (138 s alone): the test's draws and games are the same under every
+hash seed and test order; its brute-force bid reference now walks the declarer's ten
+cards' triples, not every 3 of 24 (6.5 CPU s to 1.1).
 """
 
 from __future__ import annotations
@@ -17,11 +54,18 @@ from typing import Any
 import pytest
 
 from bots.random_bot import RandomBot
-from engine import PRESETS, Bid, Game, Pass, observe
+from engine import PRESETS, Bid, Game, Pass, observe, parse_action
 from engine.actions import fallback_action
-from engine.record import ReplayError, forfeit_result, record, replay, seed_mismatches
+from engine.record import (
+    ReplayError,
+    forfeit_result,
+    record,
+    replay,
+    seed_mismatches,
+    start_game,
+)
 from sdk import local
-from sdk.local import SeriesResult, mean_ci95, play_series
+from sdk.local import SeriesResult, mean_ci95, play_series, record_decisions
 
 NAMES3 = ["a", "b", "c"]
 
@@ -152,6 +196,27 @@ def test_a_deals_last_fallback_answered_in_its_deal_pairs_with_no_later_strike()
         replay(rec)
 
 
+def test_a_move_marked_forced_among_two_legal_actions_is_refused() -> None:
+    """R20 (``len(legal) > 2`` for ``!= 1``): ``forced`` says the move was the only legal
+    one, not asked; with two legal (a contract or a concession, two cards to follow) the
+    mark is false and refused. The mutant let two legal actions pass as forced."""
+    rec = _fallback_match_record()
+    g = start_game(rec)
+    for deal in rec["deals"]:
+        for entry in deal["actions"]:
+            if len(g.legal_actions()) == 2 and "by" not in entry:
+                entry["by"] = "forced"
+                break
+            g.apply(parse_action(entry["action"]), seat=entry["seat"])
+        else:
+            continue
+        break
+    else:
+        raise AssertionError("no decision between exactly two legal actions")
+    with pytest.raises(ReplayError, match=r"marked forced \(the only legal action\), but 2 "):
+        replay(rec)
+
+
 def _two_deal_record() -> tuple[Game, dict[str, Any]]:
     g = Game.new(dataclasses.replace(PRESETS["classic"], max_deals=2), seed=3, players=NAMES3)
     while not g.is_over:
@@ -206,13 +271,16 @@ def test_a_record_without_a_result_key_replays_its_finished_match() -> None:
 # ------------------------------------------------------------------ sdk/local.py
 
 
-def _tied_series(monkeypatch: pytest.MonkeyPatch, n: int) -> SeriesResult:
+def _tied_series(
+    monkeypatch: pytest.MonkeyPatch, n: int, reasons: tuple[str, ...] = ("max_deals",)
+) -> SeriesResult:
     """A series of ``n`` 3-player matches each ending with seats 0 and 1 sharing the first
-    place (1000 each, over 1 deal: a capped match), seat 2 third."""
+    place (1000 each, over 1 deal), seat 2 third; match i ends by ``reasons[i % len]``."""
+    ended = iter(reasons * n)
 
     def tied(*args: object, **kwargs: object) -> SimpleNamespace:
         result = SimpleNamespace(
-            places=(1, 1, 3), scores=(1000, 1000, 0), deals=1, reason="max_deals"
+            places=(1, 1, 3), scores=(1000, 1000, 0), deals=1, reason=next(ended)
         )
         return SimpleNamespace(
             result=result, incidents=(), slowest=(0.0, 0.0, 0.0), slowest_at=("", "", "")
@@ -252,3 +320,32 @@ def test_mean_ci95_takes_t_from_its_table_up_to_30_degrees_of_freedom() -> None:
     assert mean == pytest.approx(1.0)
     assert low == pytest.approx(mean - half, abs=1e-12)
     assert high == pytest.approx(mean + half, abs=1e-12)
+
+
+def test_record_decisions_says_who_chose_each_action() -> None:
+    """L16 (``RecordedDecision.by`` always ``""``): a referee's record says who chose an
+    action (``bot``, ``forced``, ``fallback``); the decision read from it says the same,
+    and ``""`` where the record does not say."""
+    rec = _fallback_match_record()
+    rec["deals"][1]["actions"][0]["by"] = "bot"
+    got = {(d.deal, d.index): d.by for d in record_decisions(rec)}
+    last = len(rec["deals"][0]["actions"]) - 1
+    assert got[0, last] == "fallback" and got[1, 0] == "bot"
+    assert {by for key, by in got.items() if key not in ((0, last), (1, 0))} == {""}
+
+
+def test_a_series_counts_as_capped_only_the_matches_capped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """L19 (``capped += 1``): ``capped`` counts the matches ended by ``max_deals`` before
+    anyone won, not those that reached the target (here 2 of 4)."""
+    r = _tied_series(monkeypatch, 4, ("target", "max_deals"))
+    assert r.matches == 4 and r.capped == 2
+
+
+def test_mean_ci95_of_one_value_is_that_value_with_no_bound() -> None:
+    """L20 (``len(xs) < 1``): one value has no spread to measure (0 degrees of freedom):
+    its interval is infinite both ways, as the docstring says; the mutant divided by 0."""
+    assert mean_ci95([3.5]) == (3.5, -math.inf, math.inf)
+    mean, low, high = mean_ci95([3.0, 4.0])
+    assert mean == 3.5 and low < 3.0 and high > 4.0  # (two: t = 12.706)
