@@ -36,6 +36,7 @@ from tests.arena.test_ahead_round53 import _moves, _play, _requests, honest
 from tests.arena.test_replay_list_round54 import _run as _replay
 from tests.arena.test_replay_list_round54 import db  # noqa: F401 (the fixture: four)
 from tests.faults.test_sigkill_words_round54 import HINT, _bot
+from tests.web.test_incident_pages_round54 import FAKE_DOM_JS
 from tests.web.test_web_round38 import _run_page_js
 
 # --- arena replay --list --vs --------------------------------------------------------------
@@ -124,24 +125,9 @@ def test_w10_only_the_two_incident_lists_are_paged(tmp_path: Path) -> None:
 
 #: bot.js's render over a fake page (tests/web/test_incident_pages_round54.py's), the API's
 #: older page of other incidents saying there is one more page.
-PAGE_JS = """
-Node.prototype.querySelector = function (tag) {
-  for (const c of this.children) {
-    if (c.tag === tag) return c;
-    const found = c.querySelector ? c.querySelector(tag) : null;
-    if (found) return found;
-  }
-  return null;
-};
-const clicks = new Map();
-Node.prototype.addEventListener = function (type, fn) {
-  if (type === "click") clicks.set(this, fn);
-};
-Node.prototype.replaceChildren = function (...cs) {
-  this.children = [];
-  this.append(...cs.flat());
-};
-const byId = (n, id) => {
+PAGE_JS = (
+    FAKE_DOM_JS
+    + """const byId = (n, id) => {
   if (n.attrs && n.attrs.id === id) return n;
   for (const c of n.children) { const f = byId(c, id); if (f) return f; }
   return null;
@@ -173,6 +159,7 @@ const more = byId(page, "older-incidents");
   process.stdout.write(JSON.stringify({ after, asked, empty }));
 })();
 """
+)
 
 
 def test_j3_j6_the_older_incidents_page_on_and_none_listed_shows_no_count() -> None:

@@ -93,7 +93,9 @@ def test_only_the_two_lists_are_paged(base: str, db: Path) -> None:
 #: bot.js's render over a fake page element, the API answering the older page; then a
 #: click on the "older incidents" button: what the page shows before and after, and what
 #: it asked the API.
-PAGE_JS = """
+# The bot page's script run in node over the fake DOM of round 38's helper, with what a
+# click and a paged list need (round 54's review tests run bot.js over it too).
+FAKE_DOM_JS = """
 Node.prototype.querySelector = function (tag) {
   for (const c of this.children) {
     if (c.tag === tag) return c;
@@ -110,7 +112,11 @@ Node.prototype.replaceChildren = function (...cs) {
   this.children = [];
   this.append(...cs.flat());
 };
-const page = new Node("main");
+"""
+
+PAGE_JS = (
+    FAKE_DOM_JS
+    + """const page = new Node("main");
 document.getElementById = (id) => (id === "main" ? page : null);
 const byId = (n, id) => {
   if (n.attrs && n.attrs.id === id) return n;
@@ -138,6 +144,7 @@ const before = [rows(), byId(page, "incidents-shown").textContent, more.hidden];
   process.stdout.write(JSON.stringify({ before, after, asked }));
 })();
 """
+)
 
 
 def test_the_page_adds_the_older_other_incidents_at_a_click() -> None:
