@@ -33,9 +33,9 @@ import math
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
+from arena.bench.strength import run_tasks
 from bots.counting import CountingBot
 from bots.heuristic import made_contract_scores, relative_score_of_play
 from bots.pimc import PimcBot, _Delegate
@@ -257,11 +257,7 @@ def forks(
     rules = ruleset if isinstance(ruleset, Ruleset) else load_ruleset(ruleset)
     tasks = [(rules.to_dict(), s, spec, pimc_budget) for s in range(seed, seed + matches)]
     start = time.perf_counter()
-    if workers > 1:
-        with ProcessPoolExecutor(workers) as pool:
-            per_seed = list(pool.map(_task, tasks, chunksize=1))
-    else:
-        per_seed = [_task(t) for t in tasks]
+    per_seed = run_tasks(_task, tasks, workers)
     diffs = [statistics.fmean(r["new"] - r["old"] for r in rows) for rows in per_seed]
     mean = statistics.fmean(diffs)
     half = 1.96 * statistics.stdev(diffs) / math.sqrt(len(diffs)) if len(diffs) > 1 else math.inf

@@ -25,15 +25,18 @@ import math
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
 import bots
 from engine import PRESETS, Game, Ruleset, load_ruleset, observe
 from sdk.bot import Bot
 
-__all__ = ["LADDER", "bench_strength", "main", "play_match"]
+__all__ = ["LADDER", "bench_strength", "main", "play_match", "run_tasks"]
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 LADDER: tuple[str, ...] = ("random", "heuristic", "counting", "pimc")
 
@@ -109,6 +112,15 @@ def _ci95(xs: Sequence[float]) -> tuple[float, float, float]:
     return mean, mean - half, mean + half
 
 
+def run_tasks(fn: Callable[[T], R], tasks: Sequence[T], workers: int) -> list[R]:
+    """``fn`` of each task, in order: in ``workers`` processes (one task at a time each, as
+    the tasks are long and uneven), or here for one worker."""
+    if workers > 1:
+        with ProcessPoolExecutor(workers) as pool:
+            return list(pool.map(fn, tasks, chunksize=1))
+    return [fn(t) for t in tasks]
+
+
 def bench_strength(
     ladder: Sequence[str] = LADDER,
     matches: int = 10,
@@ -135,11 +147,7 @@ def bench_strength(
                 names[pos] = strong
                 tasks.append((rules.to_dict(), seed + k, names, pimc_budget))
     start = time.perf_counter()
-    if workers > 1:
-        with ProcessPoolExecutor(workers) as pool:
-            results = list(pool.map(_task, tasks, chunksize=1))
-    else:
-        results = [_task(t) for t in tasks]
+    results = run_tasks(_task, tasks, workers)
     elapsed = time.perf_counter() - start
 
     report: dict[str, Any] = {
