@@ -49,7 +49,6 @@ from hypothesis.stateful import (
     RuleBasedStateMachine,
     initialize,
     invariant,
-    precondition,
     rule,
     run_state_machine_as_test,
 )
@@ -92,7 +91,7 @@ LATE = ("timed out", "answered already", "answered or timed out", "has forfeited
         "has not been sent to this seat")  # fmt: skip
 UNSEATED = "you have no seat in a running match"
 REASONS: dict[str, tuple[str, ...]] = {
-    "stale": ("answered already", "answered or timed out", "timed out", "has forfeited"),
+    "stale": LATE,  # (or, no request read yet, "1" not sent yet)
     "unsent": ("has not been sent to this seat", "has forfeited"),
     "not_a_number": ("is no request id", "has forfeited"),
     "negative": ("is no request id", "has forfeited"),
@@ -148,8 +147,9 @@ def _raw_action(kind: str) -> bytes:
         "unknown_enum": _field(7, _field(1, card["unknown_enum"])),  # play
         "negative_enum": _field(7, _field(1, card["negative_enum"])),
         "negative_bid": _field(1, _uint(1, -1)),  # bid amount -1: 2**32 - 1 read as uint32
-        "overflow_bid": _field(1, _uint(1, 2**40 + 100)),  # read as its low 32 bits
-        "overflow_give": _field(3, _field(1, _uint(1, 1) + _uint(2, 1)) + _uint(2, 2**33 + 1)),
+        # past uint32: read as the low 32 bits (7: never a bid, no seat), so always illegal
+        "overflow_bid": _field(1, _uint(1, 2**40 + 7)),
+        "overflow_give": _field(3, _field(1, _uint(1, 1) + _uint(2, 1)) + _uint(2, 2**33 + 7)),
         "negative_contract": _field(4, _uint(1, -120)),
         "unknown_kind": _uint(99, 1),  # a newer protocol's action: no kind this one knows
     }[kind]
@@ -548,11 +548,11 @@ class Machine(RuleBasedStateMachine):
         """Time passes: requests time out, the grace runs out, matches end."""
         self.run(asyncio.sleep(s))
 
-    @precondition(lambda self: len(self.matches) < 3)
     @rule()
     def next_match(self) -> None:
-        """Another match at the table once the last one ended."""
-        if self.match_tasks[-1].done():
+        """Another match at the table once the last one ended (not a precondition: what
+        the draws are must not hang on the arena's timing)."""
+        if self.match_tasks[-1].done() and len(self.matches) < 3:
             self.match_tasks[-1].result()
             self._start_match()
 
@@ -702,7 +702,13 @@ class Machine(RuleBasedStateMachine):
             hostile = {i for i, n in enumerate(names) if n.startswith("y")}
             assert rec["result"]["reason"] in ("target", "max_deals", "forfeits"), rec["result"]
             _honest_seats_untouched(rec, set(range(3)) - hostile)
-            _forfeits_as_documented(rec, hostile)
+            # (round 36 sent no ``failed``: its bot_error incidents are checked here)
+            errors = [i for i in rec["incidents"] if i["kind"] == "bot_error"]
+            assert all(i["seat"] in hostile and "ValueError" in i["detail"] for i in errors)
+            _forfeits_as_documented(
+                {**rec, "incidents": [i for i in rec["incidents"] if i["kind"] != "bot_error"]},
+                hostile,
+            )
             for deal in rec["deals"]:  # (no decision held past its limit and the bank)
                 for a in deal["actions"]:
                     assert a["ms"] <= DECISION_MS + BANK_MS, (mid, a)
@@ -819,5 +825,6 @@ def test_a_stateful_hostile_client_leaves_the_referee_whole(tmp_path: Path) -> N
 @pytest.mark.slow
 @pytest.mark.timeout(1200)
 def test_a_stateful_hostile_client_at_length(tmp_path: Path) -> None:
-    """The longer profile: more and longer examples, random (a failure prints its blob)."""
-    _run(tmp_path, examples=40, steps=40, derandomize=False)
+    """The longer profile: more and longer examples, derandomized too (random ones replayed
+    against a live arena made hypothesis report its generation as flaky)."""
+    _run(tmp_path, examples=40, steps=40, derandomize=True)
