@@ -414,12 +414,15 @@ def hand_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     # The season's weeks, stored wb, wa, wc: the season rates them in that order.
     wk = [*THREE, "dee"]
+    # club-wb unfinished, its schedule one longer than what it stored; club-wa's schedule
+    # 0, as an `arena serve` session's: each week's indices take its schedule, at least
     store(
         db,
         "club-wb",
         bots=wk,
-        total=3,
+        total=4,
         config=RULES3,
+        finished=False,
         matches=[
             (1, [b, c, "dee"], record([b, c, "dee"], [2, 1, 3], [50, 60, 0])),
             (0, [a, b, c], record([a, b, c], [1, 2, 3], [100, 50, 0])),
@@ -430,7 +433,7 @@ def hand_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
         db,
         "club-wa",
         bots=[*THREE],
-        total=2,
+        total=0,
         config=RULES3,
         matches=[
             (0, [c, b, a], record([c, b, a], [1, 2, 3], [300, 10, 0])),
@@ -508,7 +511,7 @@ def test_four_seats_ties_forfeits_abandoned_cli_and_web(hand_db: Path) -> None:
 def test_a_season_is_its_weeks_rated_in_the_order_stored(hand_db: Path) -> None:
     """``--season club-w`` rates club-wb, club-wa, club-wc (stored in that order), each in
     schedule order, their histories' indices after every index of the weeks before
-    (club-wc unfinished: its schedule of 5 counts); the web's ``/api/season`` the same. A
+    (club-wb's schedule of 4 counts, club-wa's 2 stored of a schedule of 0); the web's ``/api/season`` the same. A
     season of one week is that week's leaderboard."""
     weeks = [w for w in read_weeks(hand_db) if w.id.startswith("club-w")]
     assert [w.id for w in weeks] == ["club-wb", "club-wa", "club-wc"]
