@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
+import itertools
 import json
 import math
 import sqlite3
@@ -40,9 +41,13 @@ import pytest
 import trueskill
 from click.testing import CliRunner
 
+import arena.web.data as web_data
 from arena.cli import main
-from arena.storage import Storage
+from arena.ratings import RatingBook, rate_results
+from arena.storage import MatchResult, Storage
+from arena.tournament.schedule import SCHEDULE_VERSION
 from tests.support.harness import get_json, web_server
+from tests.web.test_web_poll_cost import get
 
 # --- the oracle: docs/tournament.md's environment and trueskill's documented API ---------
 
@@ -506,13 +511,15 @@ def test_four_seats_ties_forfeits_abandoned_cli_and_web(hand_db: Path) -> None:
         check_web(server.url, "tournament=edge4", want)
         check_web(server.url, "tournament=edge3", oracle(_week(hand_db, "edge3")))
         check_vs(server.url, "edge4", want)
+        # (edge3: not every bot in every match, amy and zed in none)
+        check_vs(server.url, "edge3", oracle(_week(hand_db, "edge3")))
 
 
 def test_a_season_is_its_weeks_rated_in_the_order_stored(hand_db: Path) -> None:
     """``--season club-w`` rates club-wb, club-wa, club-wc (stored in that order), each in
     schedule order, their histories' indices after every index of the weeks before
-    (club-wb's schedule of 4 counts, club-wa's 2 stored of a schedule of 0); the web's ``/api/season`` the same. A
-    season of one week is that week's leaderboard."""
+    (club-wb's schedule of 4 counts, club-wa's 2 stored of a schedule of 0); the web's
+    ``/api/season`` the same. A season of one week is that week's leaderboard."""
     weeks = [w for w in read_weeks(hand_db) if w.id.startswith("club-w")]
     assert [w.id for w in weeks] == ["club-wb", "club-wa", "club-wc"]
     want = oracle(weeks)
@@ -546,6 +553,21 @@ def test_screen_and_csv_round_as_the_docs_say(hand_db: Path) -> None:
             assert row[col] == half_up(w[key], 4), col
         if w["mean_score"] is not None:
             assert row["mean_final_score"] == half_up(w["mean_score"], 2)
+    md = CliRunner().invoke(
+        main, ["leaderboard", "--db", str(hand_db), "--tournament", "edge3", "--format", "md"]
+    )
+    assert md.exit_code == 0, md.output
+    for w in want.rows:  # (the Markdown's row: | rank | bot | μ−3σ | μ | σ | matches | ...)
+        line = next(ln for ln in md.stdout.splitlines() if f"| {w['bot']} |" in ln)
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        assert cells[:6] == [
+            str(w["rank"]),
+            w["bot"],
+            half_up(w["conservative"], 2),
+            half_up(w["mu"], 2),
+            half_up(w["sigma"], 2),
+            str(w["matches"]),
+        ]
     table = CliRunner().invoke(
         main, ["leaderboard", "--db", str(hand_db), "--tournament", "edge3"], env={"COLUMNS": "200"}
     )
@@ -680,3 +702,104 @@ def test_a_resumed_real_run_ends_as_the_oracle_says(real_runs: Path, tmp_path: P
     want = oracle([week])
     check_json(board_json(db, "--tournament", tid), want)
     assert _stored_history(db, tid) == {b: h for b, h in want.history.items() if len(h) > 1}
+
+
+def test_matches_held_back_count_in_the_standings(tmp_path: Path) -> None:
+    """docs/web.md: while a tournament of duplicate deals runs, a match whose seatings are
+    still to be played is held back (its record 403) but "results, standings and the match
+    list are served as they come": the standings are the oracle's of every stored match."""
+    db = tmp_path / "held.sqlite"
+    a, b, c = THREE
+    cfg = {**RULES3, "schedule": SCHEDULE_VERSION, "matches_per_table": 1}
+    store(db, "held", bots=THREE, total=6, config=cfg, finished=False, matches=[
+        (0, [a, b, c], record([a, b, c], [1, 2, 3], [300, 100, 0])),
+        (1, [b, c, a], record([b, c, a], [1, 1, 3], [200, 200, 5])),
+    ])  # fmt: skip
+    want = oracle(read_weeks(db))
+    with web_server(db) as server:
+        status, _, _ = get(server.url, "/api/matches/held-m000/record")
+        assert status == 403  # (held back: four seatings of its cards to be played)
+        check_web(server.url, "tournament=held", want)
+        assert [r["matches"] for r in want.rows] == [2, 2, 2]
+
+
+@pytest.mark.parametrize("seats", [3, 4])
+def test_tied_bots_are_rated_as_trueskill_rates_them_within_the_docs_bounds(seats: int) -> None:
+    """docs/tournament.md, Ratings: two bots tied from the prior differ by below 0.001 of
+    μ at draw probability 0.02, 0.05 to 0.15 at 0.3, up to 0.5 at 0.5, several points at
+    0.99 (tied 1st of four: 6.2 apart); the arena's ratings of every such match are the
+    oracle's, to the bit."""
+    bots = ["p", "q", "r", "s"][:seats]
+    bounds = {0.02: (0.0, 0.001), 0.3: (0.05, 0.15), 0.5: (0.0, 0.5), 0.99: (2.0, 8.0)}
+    for draw, (low, high) in bounds.items():
+        cases = {tuple(p) for p in itertools.permutations([1, 1, *range(3, seats + 1)])}
+        cases |= {tuple(p) for p in itertools.permutations([1, 2, 2, *range(4, seats + 1)])}
+        for places in sorted(cases):
+            book = RatingBook(bots, draw_probability=draw)
+            got = {r.bot: (r.mu, r.sigma) for r in book.rate(bots, places)}
+            env = oracle_env(draw)
+            new = env.rate([(env.create_rating(),) for _ in bots], ranks=list(places))
+            assert got == {b: (new[i][0].mu, new[i][0].sigma) for i, b in enumerate(bots)}
+            tied = [got[b][0] for i, b in enumerate(bots) if places.count(places[i]) > 1]
+            assert low <= max(tied) - min(tied) <= high, (draw, places)
+    env = oracle_env(0.99)
+    first = env.rate([(env.create_rating(),) for _ in range(4)], ranks=[1, 1, 3, 4])
+    assert round(first[0][0].mu - first[1][0].mu, 1) in (6.2, -6.2)
+
+
+def test_equal_conservative_ratings_rank_the_greater_mu_first() -> None:
+    """docs/tournament.md, Outputs: ranked without shared ranks; of two equal to 9
+    decimals the greater μ first, then by name. Stored results hardly ever give two bots
+    one μ−3σ but for the prior, so the ratings are set: (28, 1) and (31, 2) are both 25."""
+    book = RatingBook(["b", "a", "c", "d", "e"])
+    ratings = (("a", 28.0, 1.0), ("b", 31.0, 2.0), ("c", 31.0, 2.0 + 1e-11), ("e", 30.0, 1.6))
+    for bot, mu, sigma in ratings:
+        book._ratings[bot] = trueskill.Rating(mu, sigma)
+    # c is below b by 3e-11: equal to 9 decimals, so by μ (equal), then by name; e's 25.2
+    # is above them all, though its μ is below b's and c's
+    order = [(r.bot, r.mu) for r in book.leaderboard()]
+    assert order == [("e", 30.0), ("b", 31.0), ("c", 31.0), ("a", 28.0), ("d", MU0)]
+
+
+def test_rate_results_rates_stored_results_in_schedule_order(hand_db: Path) -> None:
+    """:func:`arena.ratings.rate_results` (what a run stores in ``ratings`` and what the
+    live display's book starts from) given edge3's results in the order stored: the
+    oracle's ratings, match counts and history, rated by schedule index."""
+    (week,) = _week(hand_db, "edge3")
+    results = [
+        MatchResult(f"m{m.index}", m.index, tuple(m.seats), tuple(m.scores), tuple(m.places),
+                    (), 1, 0.0)
+        for m in week.matches
+    ]  # fmt: skip
+    assert [m.index for m in results] != sorted(m.index for m in results)
+    want = oracle([week])
+    book, history = rate_results(results, week.bots, draw_probability=week.draw)
+    for row in want.rows:
+        got = book.get(row["bot"])
+        assert (got.mu, got.sigma, got.matches) == (row["mu"], row["sigma"], row["matches"])
+    points: dict[str, list[tuple[int, float, float]]] = {}
+    for p in history:
+        points.setdefault(p.bot, [(-1, MU0, SIGMA0)]).append((p.index, p.mu, p.sigma))
+    assert points == {b: h for b, h in want.history.items() if len(h) > 1}
+
+
+def test_a_running_tournament_on_the_web_is_rated_in_schedule_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``arena web`` following a running tournament (its builder reads only the matches
+    stored since, which end out of schedule order: concurrent tables) answers, at each
+    step, the oracle's leaderboard of what is stored, as a run resumed would."""
+    monkeypatch.setattr(web_data, "THROTTLE", 0.0)
+    db = tmp_path / "live.sqlite"
+    matches = {idx: (idx, seats, rec) for idx, seats, rec in edge3()}
+    config = {**RULES3, "draw_probability": 0.3, "deals": "independent"}
+    store(db, "live", bots=THREE, total=9, config=config, finished=False, matches=[])
+    with web_server(db) as server:
+        for batch in ([5, 8], [0, 3], [2], [6, 1, 7]):
+            with Storage(db) as st:
+                for idx in batch:
+                    _, seats, rec = matches[idx]
+                    st.save_match("live", match_id=f"live-m{idx:03d}", index=idx, table=0,
+                                  set_no=idx, seed=idx, seats=seats, record=rec,
+                                  started_at=1.0, finished_at=2.0)  # fmt: skip
+            check_web(server.url, "tournament=live", oracle(read_weeks(db)))
