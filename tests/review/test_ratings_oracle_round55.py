@@ -17,8 +17,24 @@ storage API (ties for first and in the middle, one and two forfeiters, an abando
 three and four seats, results stored out of schedule order with a gap, bots that never
 played, a draw probability of 0.3 and the default) and small real runs of the bundled bots
 (3 seats at draw probability 0.3, 4 seats at the default; one resumed after matches were
-lost). The mutants of the ratings, leaderboard and season code that these tests kill are
-listed in the round's report; each test's docstring says what it pins.
+lost).
+
+Hand mutants (63, each run against this file alone, ``-x``): arena/ratings.py R1-R16 (β, τ,
+μ₀, the config's draw probability, μ−kσ, the sort's direction and tie-breaks and its
+rounding, ranks reversed or ties broken by seat, match counts, schedule order in
+``rate_results`` and the ledger's re-rating), arena/ffa_trueskill.py F1-F14 (rank sort,
+draw detection, draw margin, τ, β², iterations, a σ floor of 2.5, v/w of draws, message
+signs, the truncation's denominator, the output's order), arena/leaderboard/stats.py
+S1-S14 and P5, P6 (ahead/behind/ties, place columns, abandoned matches left out of the
+counts or the ratings, the season's offset, means, σ rounded, the history's prior, the
+draw probability read, the table size, matches counted), season.py E1-E5 (the weeks'
+order, their spans, the offset summed), render.py P1-P3, P7 and arena/render.py P4
+(decimals and halfway rounding of the CSV, screen and Markdown), arena/web/board.py B1-B6
+(history decimals, the last point whole, ties, σ rounded, the prior sent, cells of pairs
+that never met) and W1 (``vs`` ignored). Killed: 61, 53 by the first tests here and R7,
+R9, R12-R15, P7, W1 by the tests added for them. Equivalent: 2, R16 (the bots' order
+among ``rating_history``'s keys, which no output promises) and F9 (``env.rate`` always:
+the fast path's floats are its own to the bit, tests/arena/test_ratings_fast.py).
 """
 
 from __future__ import annotations
@@ -803,3 +819,29 @@ def test_a_running_tournament_on_the_web_is_rated_in_schedule_order(
                                   set_no=idx, seed=idx, seats=seats, record=rec,
                                   started_at=1.0, finished_at=2.0)  # fmt: skip
             check_web(server.url, "tournament=live", oracle(read_weeks(db)))
+
+
+def test_vs_a_bot_of_the_tournament_not_seated_yet_is_no_match_not_an_error(
+    hand_db: Path,
+) -> None:
+    """Docs defect (docs/web.md, docs/record-format.md said "a B the tournament never
+    seated is a 404"): a bot of the tournament's config with no match stored (amy: its
+    matches still to come, and a row of the leaderboard at the prior) has pages and lists
+    of no match, 200 and exit 0, on the web and in ``arena replay --list --vs``; a name
+    that is none of its bots is the 404 (exit 2)."""
+    with web_server(hand_db) as server:
+        for path in ("/api/bots/ann?tournament=edge3&vs=amy", "/api/bots/amy?tournament=edge3",
+                     "/api/matches?tournament=edge3&bot=ann&vs=amy"):  # fmt: skip
+            page = get_json(server.url, path)
+            assert page["matches_total"] == 0 and page["matches"] == [], path
+        for path in ("/api/bots/ann?tournament=edge3&vs=nobody",
+                     "/api/matches?tournament=edge3&bot=ann&vs=nobody"):  # fmt: skip
+            assert get(server.url, path)[0] == 404, path
+    listed = CliRunner().invoke(
+        main, ["replay", "--list", "--db", str(hand_db), "--tournament", "edge3", "--bot", "ann",
+               "--vs", "amy"])  # fmt: skip
+    assert listed.exit_code == 0 and "no stored match played by ann against amy" in listed.output
+    wrong = CliRunner().invoke(
+        main, ["replay", "--list", "--db", str(hand_db), "--tournament", "edge3", "--bot", "ann",
+               "--vs", "nobody"])  # fmt: skip
+    assert wrong.exit_code == 2 and "no bot 'nobody' in tournament edge3" in wrong.output
