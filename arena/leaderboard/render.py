@@ -306,7 +306,9 @@ def to_csv(lb: Leaderboard) -> str:
     )
 
     def num(x: float | None, d: int = 4) -> str:
-        return "" if x is None else f"{x:z.{d}f}"
+        # (halfway away from zero, as the screen, the other files and the web round: a
+        # mean final score of 105.625 was 105.62 here, Python's format rounding to even)
+        return "" if x is None else _fixed(x, d)
 
     for r in lb.rows:
         s = r.strikes
