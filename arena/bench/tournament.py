@@ -12,7 +12,12 @@ among its matches), or, where larger, the time the tables waited for their resul
 be stored, over the concurrency; and the final ratings: ``finalize``) over the
 tournament's time (playing plus ``finalize``), per concurrency; the target (under 5 %)
 holds for the largest of them. Runs without the live display, which
-also rates every match as it ends for the standings on screen.
+also rates every match as it ends for the standings on screen. ``recording_parts``: what
+``recording_s`` is made of, per concurrency (:func:`recording_parts`).
+
+``python -m arena.bench.tournament --runs N [--concurrency C]``: the section alone, N
+times, then the share's median and worst (docs/performance.md, "Recording changes of
+2026-12-14").
 """
 
 from __future__ import annotations
