@@ -148,6 +148,10 @@ def main(argv: list[str] | None = None) -> None:
         p.error(f"--runs must be at least 1, not {a.runs}")
     if a.concurrency is not None and min(a.concurrency) < 1:
         p.error(f"--concurrency must be at least 1, not {min(a.concurrency)}")
+    if not a.seconds > 0:  # (nan too)
+        p.error(f"--seconds must be more than 0, not {a.seconds}")
+    if a.max_deals < 0:
+        p.error(f"--max-deals must be 0 (no cap) or more, not {a.max_deals}")
     runs = []
     for _ in range(a.runs):
         r = bench_tournament(a.seconds, tuple(a.concurrency or CONCURRENCY), a.max_deals)

@@ -145,7 +145,10 @@ def test_runs_of_the_section_alone_end_with_the_shares_median_and_worst(
     ("argv", "said"),
     [(["--runs", "0"], "--runs must be at least 1, not 0"),
      (["--concurrency", "0"], "--concurrency must be at least 1, not 0"),
-     (["--runs", "x"], "--runs: invalid int value: 'x'")],
+     (["--runs", "x"], "--runs: invalid int value: 'x'"),
+     (["--seconds", "-3"], "--seconds must be more than 0, not -3.0"),
+     (["--seconds", "nan"], "--seconds must be more than 0, not nan"),
+     (["--max-deals", "-1"], "--max-deals must be 0 (no cap) or more, not -1")],
 )  # fmt: skip
 def test_bad_arguments_are_named(
     argv: list[str], said: str, capsys: pytest.CaptureFixture[str]
