@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engine.cards import Card, CardParseError, parse_card
+from engine.cards import CARD_TEXT, Card, CardParseError, parse_card
 
 __all__ = [
     "Action",
@@ -102,7 +102,12 @@ class Play:
     declare: bool = False
 
     def __str__(self) -> str:
-        return f"play {self.card}" + (" declare" if self.declare else "")
+        return (_DECLARE_TEXT if self.declare else _PLAY_TEXT)[self.card]
+
+
+#: Each play's text by its card's value (most of a record's actions are plays).
+_PLAY_TEXT: tuple[str, ...] = tuple(f"play {t}" for t in CARD_TEXT)
+_DECLARE_TEXT: tuple[str, ...] = tuple(f"play {t} declare" for t in CARD_TEXT)
 
 
 Action = Bid | Pass | Give | Contract | Concede | ThrowIn | Play

@@ -17,6 +17,7 @@ from enum import IntEnum
 
 __all__ = [
     "ACE_MARRIAGE_VALUE",
+    "CARD_TEXT",
     "DECK",
     "MARRIAGE_VALUES",
     "Card",
@@ -25,6 +26,7 @@ __all__ = [
     "Suit",
     "bit_indices",
     "card_points",
+    "card_texts",
     "cards_from_mask",
     "format_cards",
     "mask_of",
@@ -144,9 +146,12 @@ class Card(IntEnum):
         return _POINTS[self]
 
     def __str__(self) -> str:
-        return _RANK_LABELS[self % 6] + "♠♣♦♥"[self // 6]
+        return CARD_TEXT[self]
 
 
+#: Each card's text (``"K♥"``), by its value: records and logs write thousands of them, and
+#: the text made from the rank and the suit was most of a match record's building.
+CARD_TEXT: tuple[str, ...] = tuple(_RANK_LABELS[c % 6] + "♠♣♦♥"[c // 6] for c in range(24))
 DECK: tuple[Card, ...] = tuple(Card)
 _SUIT_OF: tuple[Suit, ...] = tuple(Suit(c // 6) for c in range(24))
 _RANK_OF: tuple[Rank, ...] = tuple(Rank(c % 6) for c in range(24))
@@ -230,6 +235,23 @@ _BYTE_CARDS: tuple[tuple[tuple[Card, ...], ...], ...] = tuple(
     tuple(tuple(DECK[8 * b + i] for i in range(8) if v >> i & 1) for v in range(256))
     for b in range(3)
 )
+
+
+#: :data:`_BYTE_CARDS` as the cards' texts.
+_BYTE_TEXTS: tuple[tuple[tuple[str, ...], ...], ...] = tuple(
+    tuple(tuple(CARD_TEXT[c] for c in cards) for cards in table) for table in _BYTE_CARDS
+)
+
+
+def card_texts(mask: int) -> list[str]:
+    """The texts of the cards of a bitmask, ascending: ``[str(c) for c in
+    cards_from_mask(mask)]`` by three lookups (a record holds every hand of every deal).
+
+    >>> card_texts(1 << Card.SA | 1 << Card.HK)
+    ['A♠', 'K♥']
+    """
+    low, mid, high = _BYTE_TEXTS
+    return [*low[mask & 255], *mid[mask >> 8 & 255], *high[mask >> 16 & 255]]
 
 
 def bit_indices(mask: int) -> list[int]:

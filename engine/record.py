@@ -21,11 +21,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from engine.actions import Action, ActionParseError, fallback_action, parse_action
-from engine.cards import CardParseError
+from engine.cards import CardParseError, card_texts
 from engine.errors import IllegalActionError
 from engine.game import OUTCOMES, Game, drawn_dealer
 from engine.rules import Ruleset, RulesetError, preset
-from engine.tables import cards_of
 
 __all__ = [
     "COUNTED_INCIDENTS",
@@ -91,7 +90,7 @@ def ordinal(place: int) -> str:
 
 
 def _cards(mask: int) -> list[str]:
-    return [str(c) for c in cards_of(mask)]
+    return card_texts(mask)
 
 
 def record(game: Game) -> dict[str, Any]:

@@ -12,20 +12,29 @@ among its matches), or, where larger, the time the tables waited for their resul
 be stored, over the concurrency; and the final ratings: ``finalize``) over the
 tournament's time (playing plus ``finalize``), per concurrency; the target (under 5 %)
 holds for the largest of them. Runs without the live display, which
-also rates every match as it ends for the standings on screen.
+also rates every match as it ends for the standings on screen. ``recording_parts``: what
+``recording_s`` is made of, per concurrency (:func:`recording_parts`).
+
+``python -m arena.bench.tournament --runs N [--concurrency C]``: the section alone, N
+times, then the share's median and worst (docs/performance.md, "Recording changes of
+2026-12-14").
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import logging
+import statistics
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from arena.tournament.config import parse_config
-from arena.tournament.runner import RunOptions, run
+from arena.tournament.runner import RunOptions, TournamentOutcome, run
 
-__all__ = ["bench_tournament"]
+__all__ = ["bench_tournament", "main", "recording_parts", "share_summary"]
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +53,7 @@ def bench_tournament(
     """
     sets = max(1, round(seconds))
     out: dict[str, Any] = {}
+    parts: dict[str, Any] = {}
     shares: list[float] = []
     with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
         for c in concurrency:
@@ -76,10 +86,79 @@ def bench_tournament(
                 "recording_s": round(outcome.record_s, 3),
                 "recording_share_percent": round(share, 2),
             }
+            parts[f"concurrency {c}"] = recording_parts(outcome)
             log.info("tournament bench c=%d: %.1f matches/min", c, per_min)
     worst = round(max(shares, default=0.0), 2)  # judged as printed: no "5.0, met"
     out["targets"] = {
         "recording_share_percent": {"value": worst, "target": 5.0, "met": worst < 5.0}
     }
+    out["recording_parts"] = parts
     out["setup"] = f"4 random bots, classic, max_deals {max_deals}, real gRPC on loopback"
     return out
+
+
+def recording_parts(outcome: TournamentOutcome) -> dict[str, Any]:
+    """What ``recording_s`` is made of, in milliseconds (``commits``: how many commits
+    stored the matches; a match stored alone is one). ``recording_s`` is ``build_cpu_ms``
+    + ``finalize_ms`` + ``rate_ms`` + the larger of ``store_cpu_ms`` and ``tables_wait_ms``
+    (the tables' wait for their stores, over the concurrency): see
+    :class:`arena.tournament.runner.TournamentOutcome`."""
+    return {
+        "store_cpu_ms": round(1e3 * outcome.store_cpu_s, 1),
+        "tables_wait_ms": round(1e3 * outcome.record_wait_s, 1),
+        "of_it_last_stores_ms": round(1e3 * outcome.record_last_wait_s, 1),
+        "build_cpu_ms": round(1e3 * outcome.build_cpu_s, 1),
+        "finalize_ms": round(1e3 * outcome.finalize_s, 1),
+        "rate_ms": round(1e3 * outcome.rate_s, 1),
+        "commits": outcome.commits,
+    }
+
+
+def share_summary(runs: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per concurrency, the recording share of ``runs`` (each a :func:`bench_tournament`
+    result): its median, its worst, and in how many runs it was under the 5 % target."""
+    out: dict[str, dict[str, float]] = {}
+    for key in runs[0] if runs else ():
+        if not key.startswith("concurrency "):
+            continue
+        shares = [r[key]["recording_share_percent"] for r in runs]
+        out[key] = {
+            "runs": len(shares),
+            "median_percent": round(statistics.median(shares), 2),
+            "worst_percent": max(shares),
+            "under_5_percent": sum(s < 5.0 for s in shares),
+        }
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m arena.bench.tournament [--runs N] [--concurrency 16] [--seconds S]``:
+    the section alone, run after run (one JSON line each, its recording parts with it),
+    then the share's median and worst per concurrency. With one concurrency its
+    tournament runs on a new database (the section's runs 1 and 4 first, in the same
+    database, when all three are run)."""
+    p = argparse.ArgumentParser(prog="python -m arena.bench.tournament", description=main.__doc__)
+    p.add_argument("--runs", type=int, default=1, help="how many times (default 1)")
+    p.add_argument("--concurrency", type=int, action="append",
+                   help="a concurrency to run (repeat it; default 1, 4 and 16)")  # fmt: skip
+    p.add_argument("--seconds", type=float, default=2.0, help="the section's --seconds")
+    p.add_argument("--max-deals", type=int, default=6)
+    a = p.parse_args(argv)
+    if a.runs < 1:
+        p.error(f"--runs must be at least 1, not {a.runs}")
+    if a.concurrency is not None and min(a.concurrency) < 1:
+        p.error(f"--concurrency must be at least 1, not {min(a.concurrency)}")
+    if not a.seconds > 0:  # (nan too)
+        p.error(f"--seconds must be more than 0, not {a.seconds}")
+    if a.max_deals < 0:
+        p.error(f"--max-deals must be 0 (no cap) or more, not {a.max_deals}")
+    runs = []
+    for _ in range(a.runs):
+        r = bench_tournament(a.seconds, tuple(a.concurrency or CONCURRENCY), a.max_deals)
+        runs.append(r)
+        print(json.dumps(r), flush=True)
+    print(json.dumps({"recording_share": share_summary(runs)}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -298,8 +298,20 @@ class TournamentOutcome:
     #: one is stored: it waits only when that store is not done as the next match ends,
     #: and for its last match's.
     record_wait_s: float = 0.0
+    #: Of :attr:`record_wait_s`, the waits for each table's last store (a table with no
+    #: match left to play), over the same number of tables.
+    record_last_wait_s: float = 0.0
     #: The part of ``record_s`` spent in ``finalize``, after the last match.
     finalize_s: float = 0.0
+    #: The parts of ``record_s`` (docs/performance.md, "Recording changes of 2026-12-14"):
+    #: the storage thread's CPU time, every match stored (``Storage.save_matches``); the
+    #: referee's CPU time building the records (``Referee.record_cpu_s``); the live rating
+    #: update (with the live display only); and how many commits stored the matches (one
+    #: a group: a match stored alone is a commit of its own).
+    store_cpu_s: float = 0.0
+    build_cpu_s: float = 0.0
+    rate_s: float = 0.0
+    commits: int = 0
 
     @property
     def finished(self) -> bool:
@@ -1144,6 +1156,7 @@ class _GroupStores:
         self._asked = False
         self._timer: asyncio.TimerHandle | None = None
         self._closed = False
+        self.commits = 0  # groups written (each one commit)
 
     def submit(self, match: MatchToStore) -> asyncio.Future[float]:
         """Hand ``match`` over to be stored; the future is done once its commit returns."""
@@ -1178,6 +1191,7 @@ class _GroupStores:
             return  # (a group on the thread: the next is written when it returns)
         group, self._waiting = self._waiting, []
         self._writing, self._asked = True, False
+        self.commits += 1
         matches = [m for m, _ in group]
         done = self._loop.run_in_executor(
             self._executor, _store_group, self._storage, self._tid, matches
@@ -2137,6 +2151,7 @@ async def _run_matches(
 
     save_cpu_s = 0.0  # the storage thread's CPU time, every match stored
     waited_s = 0.0  # the tables' wait for their stores, summed
+    last_waited_s = 0.0  # of it, the waits for each table's last store
 
     # A store that failed stops the run at once: no worker starts another match (the
     # worker whose match it was may be playing its next one: that one is not stored).
@@ -2147,26 +2162,36 @@ async def _run_matches(
         nonlocal save_cpu_s
         save_cpu_s += save_cpu
         outcome.played_now += 1
-        t_rate = time.perf_counter()
-        if book is not None:
+        if book is not None:  # (the live display's standings)
+            t_rate = time.perf_counter()
             result = record.get("result") or {}
             with contextlib.suppress(ValueError, TypeError):
                 book.rate(m.seats, [int(p) for p in result.get("places", [])])
-        outcome.record_s += time.perf_counter() - t_rate
+            rated = time.perf_counter() - t_rate
+            outcome.rate_s += rated
+            outcome.record_s += rated
         display.update(book, outcome.played_now)
 
     async def stored(
-        m: ScheduledMatch, record: Mapping[str, Any], saving: asyncio.Future[float]
+        m: ScheduledMatch,
+        record: Mapping[str, Any],
+        saving: asyncio.Future[float],
+        *,
+        last: bool = False,
     ) -> bool:
-        """Wait for the store of ``m`` and count it; False if it failed (``fatal`` says why)."""
-        nonlocal waited_s
+        """Wait for the store of ``m`` and count it; False if it failed (``fatal`` says why).
+        ``last``: the table has no match left to play (its wait is also ``last_waited_s``)."""
+        nonlocal waited_s, last_waited_s
         t = time.perf_counter()
         try:
             save_cpu = await saving
         except StorageError:
             return False  # (in fatal: on_saved)
         finally:
-            waited_s += time.perf_counter() - t
+            waited = time.perf_counter() - t
+            waited_s += waited
+            if last:
+                last_waited_s += waited
         count(m, record, save_cpu)
         return True
 
@@ -2221,7 +2246,7 @@ async def _run_matches(
             raise
         if saving is not None:
             stores.need(saving[2])
-            await stored(*saving)
+            await stored(*saving, last=True)
 
     with _Display(cfg, len(schedule), outcome.skipped, opts) as display:
         workers = [asyncio.create_task(worker()) for _ in range(min(cfg.concurrency, len(pending)))]
@@ -2236,8 +2261,12 @@ async def _run_matches(
     # What recording cost the tables: the storing's CPU, or the tables' wait for it where
     # that was longer (see TournamentOutcome.record_s); and the records' building.
     outcome.record_wait_s = waited_s / max(1, len(workers))
+    outcome.record_last_wait_s = last_waited_s / max(1, len(workers))
+    outcome.store_cpu_s = save_cpu_s
+    outcome.build_cpu_s = float(getattr(referee, "record_cpu_s", 0.0))  # (not on test fakes)
+    outcome.commits = stores.commits
     outcome.record_s += max(save_cpu_s, outcome.record_wait_s)
-    outcome.record_s += float(getattr(referee, "record_cpu_s", 0.0))  # (not on test fakes)
+    outcome.record_s += outcome.build_cpu_s
     if limit is not None and not queue.empty():
         outcome.interrupted = True
     if fatal:

@@ -185,7 +185,17 @@ def test_the_tournament_figures_from_fake_runs(monkeypatch: pytest.MonkeyPatch) 
         configs.append(cfg)
         play, fin, rec, played = outcomes[cfg.concurrency]
         return SimpleNamespace(
-            play_s=play, finalize_s=fin, record_s=rec, played_now=played, failed=[(3, "x")]
+            play_s=play,
+            finalize_s=fin,
+            record_s=rec,
+            played_now=played,
+            failed=[(3, "x")],
+            store_cpu_s=0.0,
+            record_wait_s=0.0,
+            record_last_wait_s=0.0,
+            build_cpu_s=0.0,
+            rate_s=0.0,
+            commits=0,
         )
 
     monkeypatch.setattr(bench_tournament_mod, "run", fake_run)
