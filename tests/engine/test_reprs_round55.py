@@ -95,3 +95,24 @@ def test_the_sdk_exports_the_same_types() -> None:
     """A bot imports them from ``sdk``: the same classes, so the same reprs."""
     assert (sdk.Card, sdk.Suit, sdk.Rank, sdk.Phase, sdk.Play) == (Card, Suit, Rank, Phase, Play)
     assert repr(sdk.parse_cards("AS 10s")) == "(Card('A♠'), Card('10♠'))"
+
+
+def test_the_random_bot_plays_the_matches_it_played_before(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Found by the change: the random bot seeds itself from a text of its hand, which held
+    the cards' repr; with the new repr the same seed played other matches (the guide's
+    ``arena-bot try`` table, tests/docs/test_docs_round36.py). Its key is written as before."""
+    import enum
+
+    from bots import load
+    from sdk.local import play_local
+
+    def scores() -> list[list[int]]:
+        bots = [load("random")] * 3
+        return [play_local(bots, seed=s, max_deals=2).record["result"]["scores"] for s in (0, 1)]
+
+    now = scores()
+    monkeypatch.setattr(Card, "__repr__", enum.IntEnum.__repr__)
+    assert repr(Card.SQ) == "<Card.SQ: 2>"  # (the repr of before round 55)
+    assert scores() == now
