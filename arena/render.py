@@ -55,6 +55,7 @@ from engine.record import (
 from engine.rules import describe_ruleset, describe_run
 
 __all__ = [
+    "CLIENT_FALLBACK_NOTE",
     "PrintableFormatter",
     "abandoned_places",
     "changed_cards",
@@ -83,6 +84,10 @@ _RED = {Suit.HEARTS, Suit.DIAMONDS}
 #: Nor is a decision the bot's client said failed (``bot_error``: its own fallback sent).
 _STRIKES = ("timeout", "illegal", "malformed")
 _NOT_STRIKES = ("bot_error", "wrong_request", "disconnect")
+
+#: What follows an action the bot's client sent as its own fallback, the bot having failed
+#: the decision (the record's ``"failed": true``, ``"by": "bot"``; a ``bot_error`` incident).
+CLIENT_FALLBACK_NOTE = "(fallback of the bot's client: its decision failed)"
 
 #: The mark of a card the referee played for a seat (``"by": "fallback"``) in a trick
 #: cell; a legend under the deal's tricks says whose and why.
@@ -368,6 +373,7 @@ def _render_deal(
     trick: list[tuple[int, Card, bool]] = []  # (seat, card, played by the referee)
     marks: list[str] = []
     referee: list[tuple[int, int, str]] = []  # (seat, trick number, reason): the legend
+    failed_plays: list[tuple[int, int]] = []  # (seat, trick number): the client's fallbacks
     lines: list[Text] = []
     error: str | None = None
     ntrick = 0
@@ -390,6 +396,11 @@ def _render_deal(
             error = f"Deal {index + 1} (record deal {index}), action {j} (seat {seat}: {text}): {e}"
             break
         fallback = _fallback_note(fallbacks[j]) if j in fallbacks else None
+        if fallback is None and entry.get("failed") is True:
+            # (the bot's client's own fallback, "by": "bot": no strike, no referee's move)
+            fallback = CLIENT_FALLBACK_NOTE
+            if isinstance(action, Play):
+                failed_plays.append((seat, ntrick + 1))
         if isinstance(action, Bid | Pass):
             bid = Text(f"{players[seat]}: {action}")
             if fallback:
@@ -398,8 +409,8 @@ def _render_deal(
             if game.declarer is not None and not lines:
                 lines.append(Text(_talon_taken(game, players), style="cyan"))
         elif isinstance(action, Play):
-            trick.append((seat, action.card, fallback is not None))
-            if fallback is not None:
+            trick.append((seat, action.card, j in fallbacks))
+            if j in fallbacks:
                 referee.append((seat, ntrick + 1, fallbacks[j]))
             if action.declare:
                 marks.append(f"{players[seat]} declares the {_marriage(action.card)}")
@@ -439,6 +450,14 @@ def _render_deal(
         parts.append(fitted(tricks))
     if referee:
         parts.append(_fallback_legend(players, referee))
+    if failed_plays:
+        seats = dict.fromkeys(seat for seat, _ in failed_plays)
+        said = "; ".join(
+            f"{_name(players, seat)} in trick{'s' if len(ns) > 1 else ''} {_runs(ns)}"
+            for seat in seats
+            if (ns := [n for s, n in failed_plays if s == seat])
+        )
+        parts.append(Text(f"cards {CLIENT_FALLBACK_NOTE}: {said}", style="yellow"))
     return parts, error
 
 

@@ -5,9 +5,12 @@ A card is an ``IntEnum`` whose value is ``suit * 6 + rank``: it is an ``int``
 it prints as players write it.
 
 >>> Card.HK, Card.HK.suit, Card.HK.rank, Card.HK.points
-(<Card.HK: 21>, <Suit.HEARTS: 3>, <Rank.KING: 3>, 4)
+(Card('K♥'), Suit.HEARTS, Rank.KING, 4)
 >>> str(Card.H10), parse_card("10h"), parse_card("A♠")
-('10♥', <Card.H10: 22>, <Card.SA: 5>)
+('10♥', Card('10♥'), Card('A♠'))
+
+A card's ``repr`` is ``Card('K♥')``, which is the card again (``Card`` reads a card's
+notation as :func:`parse_card` does), so a printed hand reads as players write it.
 """
 
 from __future__ import annotations
@@ -60,6 +63,9 @@ class Suit(IntEnum):
     def __str__(self) -> str:
         return self.symbol
 
+    def __repr__(self) -> str:  # (not <Suit.HEARTS: 3>: the name, which evaluates to it)
+        return f"Suit.{self.name}"
+
 
 class Rank(IntEnum):
     """Ranks low to high: 9, J, Q, K, 10, A (the ten outranks the king)."""
@@ -83,6 +89,9 @@ class Rank(IntEnum):
 
     def __str__(self) -> str:
         return self.label
+
+    def __repr__(self) -> str:  # (not <Rank.KING: 3>)
+        return f"Rank.{self.name}"
 
 
 _RANK_POINTS = (0, 2, 3, 4, 10, 11)
@@ -148,6 +157,18 @@ class Card(IntEnum):
     def __str__(self) -> str:
         return CARD_TEXT[self]
 
+    def __repr__(self) -> str:
+        # (was <Card.HK: 21>: a printed hand or action, (<Card.SQ: 2>, <Card.S10: 4>),
+        # read as nobody writes cards; this is the card again, through _missing_)
+        return f"Card('{self}')"
+
+    @classmethod
+    def _missing_(cls, value: object) -> Card | None:
+        """``Card('K♥')``: a card's notation (what ``repr`` writes) read as
+        :func:`parse_card` reads it; a text that is no card raises its
+        :class:`CardParseError`. Any other value is no card (``ValueError``)."""
+        return parse_card(value) if isinstance(value, str) else None
+
 
 #: Each card's text (``"K♥"``), by its value: records and logs write thousands of them, and
 #: the text made from the rank and the suit was most of a match record's building.
@@ -182,7 +203,7 @@ def parse_card(text: str) -> Card:
     it (``"K♥️"`` is ``"K♥\ufe0f"``), and the outlined suits are the same suits:
 
     >>> parse_card("K♥\ufe0f"), parse_card("10♤"), parse_card(" qd "), parse_card("Тп")
-    (<Card.HK: 21>, <Card.S10: 4>, <Card.DQ: 14>, <Card.SA: 5>)
+    (Card('K♥'), Card('10♠'), Card('Q♦'), Card('A♠'))
     """
     t = text.strip().replace("\ufe0f", "").replace("\ufe0e", "").lower()
     if len(t) < 2 or t[-1] not in _SUIT_TEXT or t[:-1] not in _RANK_TEXT:

@@ -7,7 +7,7 @@
 
 >>> g = Game.new("classic", seed=7, players=["a", "b", "c"])
 >>> g.phase, g.deal_number, len(g.legal_actions()) > 1
-(<Phase.BIDDING: 'bidding'>, 0, True)
+(Phase.BIDDING, 0, True)
 >>> while not g.is_over and g.deal_number == 0:
 ...     g.apply_trusted(g.legal_actions()[0])
 >>> len(g.deal_results), sum(g.deal_results[0].card_points)
@@ -196,6 +196,9 @@ class Phase(Enum):
 
     def __str__(self) -> str:
         return self.value
+
+    def __repr__(self) -> str:  # (not <Phase.BIDDING: 'bidding'>: the name, which is it)
+        return f"Phase.{self.name}"
 
 
 _BIDDING, _PASSING, _CONTRACT, _PLAYING, _OVER = (

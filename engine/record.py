@@ -273,6 +273,11 @@ def check_record_shape(rec: Any, required: Sequence[str] = REPLAY_KEYS) -> None:
             if "by" in a and a["by"] not in BY:
                 raise bad(f"deal {i}, action {j}: 'by' must be one of {', '.join(BY)}, got "
                           f"{a['by']!r:.60}", i, j)  # fmt: skip
+            if "failed" in a and (a["failed"] is not True or a.get("by", "bot") != "bot"):
+                # (a decision the bot failed, its client's fallback applied as its answer)
+                raise bad(f"deal {i}, action {j}: 'failed' must be true, on an action 'by' "
+                          f"'bot', got {a['failed']!r:.60} by {a.get('by', 'bot')!r:.20}",
+                          i, j)  # fmt: skip
             ms = a.get("ms", 0)
             if not (isinstance(ms, int | float) and not isinstance(ms, bool) and 0 <= ms < _INF):
                 raise bad(f"deal {i}, action {j}: 'ms' must be a number of milliseconds, got "

@@ -28,13 +28,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import math
 import statistics
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from arena import strict_json
 from arena.bench.strength import run_tasks
 from bots.counting import CountingBot
 from bots.heuristic import made_contract_scores, relative_score_of_play
@@ -260,14 +260,16 @@ def forks(
     per_seed = run_tasks(_task, tasks, workers)
     diffs = [statistics.fmean(r["new"] - r["old"] for r in rows) for rows in per_seed]
     mean = statistics.fmean(diffs)
-    half = 1.96 * statistics.stdev(diffs) / math.sqrt(len(diffs)) if len(diffs) > 1 else math.inf
+    # (one seed has no interval: null, not [-Infinity, Infinity], which is no JSON)
+    half = 1.96 * statistics.stdev(diffs) / math.sqrt(len(diffs)) if len(diffs) > 1 else None
     changed = [r for rows in per_seed for r in rows if "decision" in r]
     return {
         "variant": spec, "ruleset": rules.name, "seed": seed, "matches": matches,
         "deals": sum(len(rows) for rows in per_seed), "changed": len(changed),
         "better": sum(r["new"] > r["old"] for r in changed),
         "worse": sum(r["new"] < r["old"] for r in changed),
-        "gain_per_deal": round(mean, 2), "ci95": [round(mean - half, 2), round(mean + half, 2)],
+        "gain_per_deal": round(mean, 2),
+        "ci95": None if half is None else [round(mean - half, 2), round(mean + half, 2)],
         "seconds": round(time.perf_counter() - start, 1), "forks": changed,
     }  # fmt: skip
 
@@ -300,16 +302,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:  # a bad variant or ruleset: named, no traceback
         ap.error(str(exc))
     if args.json:
-        print(json.dumps(report, indent=2))
+        print(strict_json.dumps(report, indent=2))
         return 0
     for f in report["forks"]:
         print(f"  seed {f['seed']} seat {f['seat']} {f['decision']}: "
               f"{f['old']:+.1f} -> {f['new']:+.1f}")  # fmt: skip
-    lo, hi = report["ci95"]
+    ci = report["ci95"]
+    interval = "(no interval: one seed)" if ci is None else f"[{ci[0]:+.2f}, {ci[1]:+.2f}]"
     print(
         f"forks: variant={report['variant']} ruleset={report['ruleset']} "
         f"seeds {report['seed']}-{report['seed'] + report['matches'] - 1} "
-        f"({report['seconds']} s): {report['gain_per_deal']:+.2f} [{lo:+.2f}, {hi:+.2f}] "
+        f"({report['seconds']} s): {report['gain_per_deal']:+.2f} {interval} "
         f"per deal; {report['changed']} of {report['deals']} deals changed "
         f"({report['better']} better, {report['worse']} worse)"
     )

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import math
 import statistics
 import sys
@@ -30,6 +29,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any, TypeVar
 
 import bots
+from arena import strict_json
 from engine import PRESETS, Game, Ruleset, load_ruleset, observe
 from sdk.bot import Bot
 
@@ -104,12 +104,14 @@ def _percentile(xs: Sequence[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
 
 
-def _ci95(xs: Sequence[float]) -> tuple[float, float, float]:
+def _ci95(xs: Sequence[float]) -> tuple[float, list[float] | None]:
+    """The mean of ``xs`` and its 95% interval, rounded; no interval (``None``, JSON's
+    null: ``[-Infinity, Infinity]`` is no JSON) for one value."""
     mean = statistics.fmean(xs)
     if len(xs) < 2:
-        return mean, -math.inf, math.inf
+        return mean, None
     half = 1.96 * statistics.stdev(xs) / math.sqrt(len(xs))
-    return mean, mean - half, mean + half
+    return mean, [round(mean - half, 2), round(mean + half, 2)]
 
 
 def run_tasks(fn: Callable[[T], R], tasks: Sequence[T], workers: int) -> list[R]:
@@ -181,10 +183,10 @@ def bench_strength(
             calls += r["decisions"][pos]
             took.extend(r["times"][pos])
         diffs = [statistics.fmean(v) for v in per_seed.values()]
-        mean, lo, hi = _ci95(diffs)
+        mean, ci = _ci95(diffs)
         report["pairs"].append({
             "bot": strong, "vs": weak, "games": games,
-            "diff_per_deal": round(mean, 2), "ci95": [round(lo, 2), round(hi, 2)],
+            "diff_per_deal": round(mean, 2), "ci95": ci,
             "bot_per_deal": round(statistics.fmean(own), 2),
             "opp_per_deal": round(statistics.fmean(opp), 2),
             "win_rate": round(wins / games, 3),
@@ -211,7 +213,8 @@ def _print(report: dict[str, Any], out: Any) -> None:
         file=out,
     )
     for p in report["pairs"]:
-        ci = f"[{p['ci95'][0]:+.1f}, {p['ci95'][1]:+.1f}]"
+        lo_hi = p["ci95"]
+        ci = "none: 1 seed" if lo_hi is None else f"[{lo_hi[0]:+.1f}, {lo_hi[1]:+.1f}]"
         print(
             f"{p['bot']:>10} {p['vs']:>10} {p['games']:>6} {p['diff_per_deal']:>+10.1f} "
             f"{ci:>18} {p['bot_per_deal']:>9.1f} {p['opp_per_deal']:>9.1f} "
@@ -274,7 +277,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.pimc_budget, out=None if args.json else sys.stdout,
     )  # fmt: skip
     if args.json:
-        print(json.dumps(report, indent=2))
+        print(strict_json.dumps(report, indent=2))
     return 0
 
 

@@ -6,7 +6,6 @@ skipped when none is named.
 
 from __future__ import annotations
 
-import json as jsonlib
 import re
 from typing import Any
 
@@ -14,6 +13,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from arena import strict_json
 from arena.bench import SECTIONS, run_sections
 from arena.cli.options import Seconds, check_grpc_environment
 from arena.render import fitted
@@ -111,7 +111,7 @@ def bench(sections: tuple[str, ...], only: tuple[str, ...], as_json: bool, secon
         check_grpc_environment()
     results = run_sections(wanted or None, seconds=seconds)
     if as_json:
-        click.echo(jsonlib.dumps(results, indent=2))
+        click.echo(strict_json.dumps(results, indent=2))
         return
     console = Console()
     console.print(fitted(_figures_table(results)))

@@ -6,7 +6,6 @@ import contextlib
 import csv
 import fcntl
 import io
-import json
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -17,6 +16,7 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from arena import strict_json
 from arena.leaderboard.stats import BotStats, Leaderboard
 from arena.render import fitted, printable
 from arena.render import fixed as _fixed  # (the name its tests know)
@@ -268,7 +268,7 @@ def _cut_middle(name: str, width: int) -> str:
 
 
 def to_json(lb: Leaderboard) -> str:
-    return json.dumps(lb.to_dict(), ensure_ascii=False, indent=2) + "\n"
+    return strict_json.dumps(lb.to_dict(), ensure_ascii=False, indent=2) + "\n"
 
 
 def to_csv(lb: Leaderboard) -> str:

@@ -102,6 +102,9 @@ _SOURCE_PB = {
     "forced": pb.ACTION_SOURCE_FORCED,
     "fallback": pb.ACTION_SOURCE_FALLBACK,
 }
+#: What ``_decide`` returns as ``by`` for the bot's answer to a decision its client said
+#: failed (``Decision.failed``): recorded ``"by": "bot"`` with ``"failed": true``.
+_BOT_FAILED = "bot-failed"
 #: The source of an action in the events of the seats that did not act (see ``_after``).
 _SOURCE_HIDDEN = pb.ACTION_SOURCE_UNSPECIFIED
 
@@ -485,7 +488,8 @@ class MatchRunner:
                 action, by, ms = await self._decide(st, legal)
                 if st.ahead is not None:
                     prior = st
-            self._after(seat, action, by, ms, deal)
+            failed = by == _BOT_FAILED
+            self._after(seat, action, "bot" if failed else by, ms, deal, failed)
 
     def _ahead(
         self,
@@ -524,7 +528,8 @@ class MatchRunner:
         return None
 
     async def _decide(self, st: SeatState, legal: tuple[Action, ...]) -> tuple[Action, str, int]:
-        """Ask the seat's bot; apply its action or the fallback. Returns (action, by, ms)."""
+        """Ask the seat's bot; apply its action or the fallback. Returns (action, by, ms);
+        ``by`` is :data:`_BOT_FAILED` for the answer of a decision the client said failed."""
         game = self.game
         st.requests += 1
         rid = f"{st.requests}"
@@ -620,7 +625,7 @@ class MatchRunner:
                 game.apply_trusted(own)
                 if pending.ahead and pending.seen is not None:
                     st.ahead = (pending.seen, own, pending.ahead)
-                return own, "bot", ms
+                return own, "bot" if pending.failed is None else _BOT_FAILED, ms
         try:
             game.apply(action, seat=st.seat)  # raises, naming the rule broken
         except IllegalActionError as e:
@@ -629,7 +634,7 @@ class MatchRunner:
             game.apply_trusted(fallback)
             return fallback, "fallback", ms
         # Not in the legal list yet accepted by the validated door: trust the engine.
-        return action, "bot", ms
+        return action, "bot" if pending.failed is None else _BOT_FAILED, ms
 
     def _strike(
         self,
@@ -660,13 +665,21 @@ class MatchRunner:
         if st.strikes >= allowed and not st.forfeited:
             self.forfeit(st, f"{st.strikes} strikes")
 
-    def _after(self, actor: int, action: Action, by: str, ms: int, deal: int) -> None:
-        """Record an applied action and queue its (censored) event for every seat."""
+    def _after(
+        self, actor: int, action: Action, by: str, ms: int, deal: int, failed: bool = False
+    ) -> None:
+        """Record an applied action and queue its (censored) event for every seat;
+        ``failed``: the bot's client said the bot failed this decision and sent the action
+        as its own fallback (the record's ``"failed": true``, with ``"by": "bot"``)."""
         game = self.game
         self._seq += 1
         seq = self._seq
         source = _SOURCE_PB[by]
-        meta = {"ms": ms, "by": by}
+        meta: dict[str, Any] = {"ms": ms, "by": by}
+        if failed:
+            # (an optional key: a reader that does not know it reads the bot's move, as
+            # before; `by` keeps its three values, which older readers check)
+            meta["failed"] = True
         self._meta[-1].append(meta)
         if self._file is not None:
             self._write(

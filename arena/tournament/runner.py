@@ -639,11 +639,19 @@ def _exit_words(p: _BotProcess, code: int | str | None) -> str:
     """``code N``, bot ``p``'s exit as the runner's lines and incidents say it. A SIGKILL
     the runner did not send (:meth:`_BotProcess.stop`) says who likely did: the kernel's
     out-of-memory killer, whose first pick bots are (:func:`_first_to_go`); "code -9"
-    alone sent the organiser looking for a crash in the bot's log, which ends mid-line."""
-    if code == -signal.SIGKILL and not p.killed_here:
-        return (f"code {code} (SIGKILL, not sent by the arena: the kernel's out-of-memory "
-                f"killer may have ended it, bots being its first pick, oom_score_adj "
-                f"{BOT_OOM_SCORE_ADJ}; see dmesg)")  # fmt: skip
+    alone sent the organiser looking for a crash in the bot's log, which ends mid-line.
+    Exit code 137 (128 + 9) is what a shell or wrapper (``sh -c 'python bot.py'``) exits
+    with when the program it waited for was ended by SIGKILL: said to be possibly the same
+    (a program may also exit 137 of its own accord)."""
+    oom = (f"the kernel's out-of-memory killer may have ended it, bots being its first pick, "
+           f"oom_score_adj {BOT_OOM_SCORE_ADJ}; see dmesg")  # fmt: skip
+    if p.killed_here:
+        return f"code {code}"
+    if code == -signal.SIGKILL:
+        return f"code {code} (SIGKILL, not sent by the arena: {oom})"
+    if code == 128 + signal.SIGKILL:
+        return (f"code {code} (128 + 9, as a shell or wrapper exits when the program it ran "
+                f"was ended by SIGKILL, which the arena did not send: if so, {oom})")  # fmt: skip
     return f"code {code}"
 
 

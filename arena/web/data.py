@@ -49,6 +49,7 @@ __all__ = [
     "HeldBack",
     "NotFound",
     "held_back",
+    "held_matches",
     "sets_held_back",
 ]
 
@@ -300,7 +301,8 @@ class DataSource:
             doc = board.compute(builder.build(info))
             recent = st.match_results(info.id, last=RECENT)
             limits = st.time_limits(info.id, [m.match_id for m in recent])
-            doc["recent"] = [_match_json(m, limits) for m in reversed(recent)]
+            held = held_matches(st, info)
+            doc["recent"] = [_match_json(m, limits, held) for m in reversed(recent)]
             doc["version"] = f"{info.id}:{info.completed}:{info.finished_at}"
             return doc
 
@@ -445,7 +447,7 @@ class DataSource:
 
             listed, listed_for = self._listed(st, info, name)
             # (read at each request: a page of matches is cheap, and the latest is shown)
-            page = _match_page(st, info.id, name, limit, before, vs)
+            page = _match_page(st, info.id, name, limit, before, vs, held_matches(st, info))
             tournament_json = _tournament_json(info, lock_owner(self.db))
             # (every tournament it plays in, the latest first: its page links the others)
             tournaments = _tournaments_of(st, name)
@@ -492,6 +494,7 @@ class DataSource:
                 for i in incidents:
                     if sets.get(i.get("match_id"), -1) in held:
                         i["detail"] = HELD_BACK_DETAIL
+                        i["held_back"] = True  # (the page links no replay: it is a 403)
             return {
                 "strikes": [i for i in incidents if i.get("kind") in STRIKE_KINDS],
                 "other_incidents": [i for i in incidents if i.get("kind") not in STRIKE_KINDS],
@@ -557,7 +560,7 @@ class DataSource:
         first: ``limit`` of them (None: all), of a schedule index below ``before``."""
         with self._open() as st, st.reading():
             info = self._tournament(st, tournament)
-            page = _match_page(st, info.id, bot, limit, before, vs)
+            page = _match_page(st, info.id, bot, limit, before, vs, held_matches(st, info))
             # a name the tournament never seated (a typo) is not "no matches yet": 404, as
             # /api/bots/<name> and `arena replay --list --bot` say it
             for who in (bot, vs):
@@ -680,11 +683,13 @@ def _match_page(
     limit: int | None,
     before: int | None,
     vs: str | None = None,
+    held: Collection[str] = frozenset(),
 ) -> JSON:
     """``limit`` matches (None: all) of the tournament (``bot``'s only; and ``vs``'s: those
-    both played), newest first in schedule order, of an index below ``before``;
-    ``matches_total``: how many there are in all; ``next_before``: the ``before`` of the
-    next (older) page, None on the last."""
+    both played), newest first in schedule order, of an index below ``before``, those
+    among ``held`` marked held back (:func:`held_matches`); ``matches_total``: how many
+    there are in all; ``next_before``: the ``before`` of the next (older) page, None on
+    the last."""
     # one more than asked tells whether there is a next page
     results = st.match_results(
         tid, None if limit is None else limit + 1, bot=bot, before=before, vs=vs
@@ -700,7 +705,7 @@ def _match_page(
         (tid, *played),
     ).fetchone()[0]
     return {
-        "matches": [_match_json(m, limits) for m in shown],
+        "matches": [_match_json(m, limits, held) for m in shown],
         "matches_total": int(total),
         # (limit 0 shows none: the next page begins with the newest one there is)
         "next_before": (shown[-1].index if shown else results[0].index + 1) if more else None,
@@ -842,15 +847,33 @@ def held_back(st: Storage, match_id: str) -> str | None:
             f"{info.id} still to be played (duplicate deals)")  # fmt: skip
 
 
+def held_matches(st: Storage, info: TournamentInfo) -> frozenset[str]:
+    """The stored matches of tournament ``info`` held back (see :func:`held_back`): a page
+    lists them with no replay link, which would open a 403."""
+    held = sets_held_back(st, info)
+    if not held:
+        return frozenset()
+    rows = st.conn.execute(
+        "SELECT id FROM matches WHERE tournament_id = ?"
+        " AND set_no IN (SELECT value FROM json_each(?))",
+        (info.id, json.dumps(sorted(held))),
+    ).fetchall()
+    return frozenset(r[0] for r in rows)
+
+
 def _not_listed(row: JSON | None, key: str, listed: list[JSON]) -> int:
     """How many of the incidents the bot's row counts under ``key`` are not in ``listed``."""
     counted = row.get(key) if row else None
     return max(0, counted - len(listed)) if isinstance(counted, int) else 0
 
 
-def _match_json(m: MatchResult, time_limits: Mapping[str, float]) -> JSON:
+def _match_json(
+    m: MatchResult, time_limits: Mapping[str, float], held: Collection[str] = ()
+) -> JSON:
     """A match of a list; its ``status`` says a forfeit and a time limit that ended it
-    (``match_timeout_s``: its deals alone, 1 of a 3-deal cap, said nothing of why)."""
+    (``match_timeout_s``: its deals alone, 1 of a 3-deal cap, said nothing of why);
+    ``held_back``: whether it is among ``held`` (:func:`held_matches`), its deals not shown
+    yet."""
     status = ["forfeit"] if m.forfeits else []
     if m.match_id in time_limits:
         status.append(f"time limit ({time_limits[m.match_id]:g} s)")
@@ -864,6 +887,7 @@ def _match_json(m: MatchResult, time_limits: Mapping[str, float]) -> JSON:
         "deals": m.deals,
         "duration_s": m.duration_s,
         "status": ", ".join(status),
+        "held_back": m.match_id in held,
     }
 
 

@@ -51,7 +51,6 @@ import gzip
 import hashlib
 import http.client
 import ipaddress
-import json
 import logging
 import mimetypes
 import re
@@ -67,6 +66,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from arena import strict_json
 from arena.addresses import address_key
 from arena.leaderboard.season import SeasonError
 from arena.render import printable
@@ -793,7 +793,9 @@ def _for_log(text: str) -> str:
 
 
 def _to_json(obj: Any) -> bytes:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
+    # (strict: a duration changed by hand to 1e999 made every list of matches "Infinity",
+    # which the pages' JSON.parse refused)
+    return strict_json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def _accepts_gzip(headers: list[str] | None) -> bool:

@@ -74,7 +74,7 @@ function incidentTable(id, incidents) {
   return el("table", { class: "data", id },
     el("thead", {}, el("tr", {}, el("th", { class: "name" }, "match"), el("th", {}, "deal"), el("th", { class: "name" }, "kind"), el("th", { class: "name" }, "detail"))),
     el("tbody", {}, incidents.map((s) => el("tr", {},
-      el("td", { class: "name" }, replayLink(s.match_id, s.match_id, known(s.deal) ? `#deal=${s.deal}&step=0` : "")),
+      el("td", { class: "name" }, s.held_back ? s.match_id : replayLink(s.match_id, s.match_id, known(s.deal) ? `#deal=${s.deal}&step=0` : "")),
       el("td", { class: "deal" }, known(s.deal) ? String(s.deal + 1) : "–"), el("td", { class: "name" }, s.kind), el("td", { class: "name" }, s.detail)))));
 }
 

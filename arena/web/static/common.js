@@ -219,6 +219,14 @@ function replayLink(matchId, text, hash) {
   return el("a", { href: linkTo("/replay/" + encodeURIComponent(matchId)) + (hash || ""), class: "replay-link" }, text || matchId);
 }
 
+// A match held back (its deals are those of matches still to be played: the API answers
+// its replay with a 403) is listed by its id alone, with no link to follow.
+const HELD_BACK_TITLE = "held back: dealt the same cards as matches still to be played; its replay opens once they are played or the tournament has ended";
+
+function heldBackLabel() {
+  return el("span", { class: "muted held-back", title: HELD_BACK_TITLE }, "held back");
+}
+
 function matchesTable(matches, highlight) {
   const t = el("table", { class: "data matches" },
     el("thead", {}, el("tr", {},
@@ -233,9 +241,9 @@ function matchesTable(matches, highlight) {
       seats.append(p === highlight ? el("b", {}, txt) : txt, i < m.players.length - 1 ? ", " : "");
     });
     tb.append(el("tr", { dataset: { match: m.match_id } },
-      el("td", { class: "name" }, replayLink(m.match_id)), seats,
+      el("td", { class: "name" }, m.held_back ? m.match_id : replayLink(m.match_id)), seats,
       el("td", {}, fmt(m.deals, 0)), el("td", { class: "name" }, m.status || ""),
-      el("td", {}, m.has_record === false ? "" : replayLink(m.match_id, "replay ▸"))));
+      el("td", {}, m.held_back ? heldBackLabel() : m.has_record === false ? "" : replayLink(m.match_id, "replay ▸"))));
   }
   t.append(tb);
   return t;
