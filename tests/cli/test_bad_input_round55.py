@@ -455,3 +455,250 @@ def test_replay_given_two_references_names_them(tmp_path: Path) -> None:
     line = _refusal(_invoke("arena", ["replay", "a.json", "b c.json", "x", "y"], tmp_path))
     assert "not 4 (a.json, 'b c.json', x, ...); --check checks several" in line, line
     assert "--db" not in line, line
+
+
+# --- tournament configs, broken one way each -------------------------------------------------
+
+#: A valid config (relative to the directory ``_make_where`` fills), as TOML lines.
+CONFIG: dict[str, str] = {
+    "name": '"cup"',
+    "ruleset": '{ preset = "classic", must_beat = true }',
+    "seed": "7",
+    "matches_per_table": "1",
+    "max_deals": "2",
+    "concurrency": "2",
+    "db": '"runs/cup.sqlite"',
+    "out": '"out/cup"',
+    "bot_wait_s": "30",
+    "match_timeout_s": "0",
+    "port": "0",
+}
+TABLES: dict[str, dict[str, str]] = {
+    "deadlines": {"decision_ms": "1000", "time_bank_ms": "10000"},
+    "referee": {"max_strikes": "3", "reconnect_grace_s": "5"},
+    "ratings": {"draw_probability": "0.02"},
+    "bots": {
+        "r": '"random"',
+        "h": '{ bot = "heuristic", workers = 2 }',
+        "mine": '{ bot = "lowest.py:Lowest", env = { X = "1" } }',
+        "exe": '{ command = "{python} -m sdk.cli run random --arena {arena}", cwd = "." }',
+    },
+}
+
+#: Values out of range, each with the key it is given to.
+OUT_OF_RANGE: list[tuple[str, str]] = [
+    ("concurrency", "0"), ("concurrency", "257"), ("max_deals", "-1"),
+    ("max_deals", "1000001"), ("matches_per_table", "0"), ("matches_per_table", "2000000"),
+    ("seed", "-1"), ("seed", str(2**63)), ("port", "-1"), ("port", "65536"),
+    ("bot_wait_s", "-1"), ("match_timeout_s", "-0.5"), ("deadlines.decision_ms", "0"),
+    ("deadlines.decision_ms", "86400001"), ("deadlines.time_bank_ms", "-1"),
+    ("referee.max_strikes", "0"), ("referee.max_strikes", "1000001"),
+    ("referee.reconnect_grace_s", "-1"), ("ratings.draw_probability", "0"),
+    ("ratings.draw_probability", "1"), ("bots.h.workers", "0"), ("bots.h.workers", "257"),
+    ("bot_wait_s", "nan"), ("deadlines.time_bank_ms", "1e400"),
+]  # fmt: skip
+#: Values of a wrong type for each key.
+WRONG_TYPES = ['"7"', "7", "1.5", "true", "[1]", "{ a = 1 }", "1979-05-27", '""']
+#: Paths that name nothing, or a directory, or a file where a directory goes.
+BAD_PATHS: list[tuple[str, str]] = [
+    ("ruleset", '"missing.toml"'), ("ruleset", '"adir"'), ("db", '"adir"'),
+    ("out", '"afile.txt"'), ("bots.mine.bot", '"missing.py:Lowest"'),
+    ("bots.mine.bot", '"adir/x.py"'), ("bots.exe.cwd", '"missing"'),
+    ("bots.exe.cwd", '"afile.txt"'), ("db", '"out/cup/logs/r.log"'),
+]  # fmt: skip
+#: Unknown presets, options and option values of an inline ruleset.
+BAD_RULES: list[str] = [
+    '"clasic"', '"1001-3p"', '{ preset = "classic", must_beet = true }',
+    '{ preset = "classic", barrel_mode = "three" }', '{ preset = "nope" }',
+    '{ preset = "classic", must_beat = "yes" }', '{ must_beat = "true" }',
+    '{ preset = "classic", players = 5 }', '{ preset = "classic", target = -1000 }',
+    '{ preset = "1001", barrel_mode = "one" }',
+]  # fmt: skip
+
+
+def _config_text(top: dict[str, str], tables: dict[str, dict[str, str]]) -> str:
+    lines = [f"{k} = {v}" for k, v in top.items()]
+    for table, keys in tables.items():
+        lines.append(f"[{table}]")
+        lines += [f"{k} = {v}" for k, v in keys.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _set(top: dict[str, str], tables: dict[str, dict[str, str]], key: str, value: str) -> None:
+    """Set the dotted ``key`` (``bots.h.workers`` inside an inline table: rewritten)."""
+    parts = key.split(".")
+    if len(parts) == 1:
+        top[key] = value
+    elif len(parts) == 2:
+        tables[parts[0]][parts[1]] = value
+    else:  # a key of a bot's inline table: the bot written as a table of its own keys
+        table, bot, inner = parts
+        tables[f"{table}.{bot}"] = {**_inline(tables[table].pop(bot)), inner: value}
+
+
+def _inline(value: str) -> dict[str, str]:
+    import tomllib
+
+    data = tomllib.loads(f"v = {value}")["v"]
+    if isinstance(data, str):
+        return {"bot": f'"{data}"'}
+    return {k: _as_toml(v) for k, v in data.items()}
+
+
+def _as_toml(v: Any) -> str:
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{k} = {_as_toml(x)}" for k, x in v.items()) + " }"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    return '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+@st.composite
+def broken_config(draw: st.DrawFn) -> tuple[bytes, str, str]:
+    """(the file's bytes, how it was broken, the key the refusal must name: a dotted path,
+    ``file`` for the whole file)."""
+    top = dict(CONFIG)
+    tables = {k: dict(v) for k, v in TABLES.items()}
+    how = draw(st.sampled_from(["type", "unknown", "missing", "range", "twice", "path",
+                                "rules", "utf-8"]))  # fmt: skip
+    key = ""
+    if how == "type":
+        key = draw(st.sampled_from([*CONFIG, "deadlines.decision_ms", "referee.max_strikes",
+                                    "ratings.draw_probability", "bots.h.workers"]))  # fmt: skip
+        # (what the key's own type takes is left out: a name "7", a bot_wait_s of 1.5)
+        takes = {"name": '"7"', "db": '"7"', "out": '"7"', "ruleset": '"7" ""'}.get(
+            key, "7 1.5" if key in ("bot_wait_s", "match_timeout_s") else "7"
+        )
+        value = draw(st.sampled_from([v for v in WRONG_TYPES if v not in takes.split()]))
+        _set(top, tables, key, value)
+    elif how == "unknown":
+        key = draw(st.sampled_from(["nmae", "max_deal", "concurency", "deadlines.decision",
+                                    "referee.max_strike", "ratings.draw", "bots.h.worker",
+                                    "bots.exe.cmd", "bots.h.remote_", "tls"]))  # fmt: skip
+        if key == "tls":
+            tables["tls"] = {"certfile": '"x.pem"'}
+            key = "tls"
+        else:
+            _set(top, tables, key, "1")
+    elif how == "missing":
+        what = draw(st.sampled_from(["bots", "command", "token"]))
+        if what == "bots":
+            del tables["bots"]
+            key = "bots"
+        elif what == "command":
+            tables["bots"]["exe"] = '{ cwd = "." }'
+            key = "bots.exe"
+        else:
+            tables["bots"]["far"] = "{ remote = true }"
+            key = "bots.far"
+    elif how == "range":
+        key, value = draw(st.sampled_from(OUT_OF_RANGE))
+        _set(top, tables, key, value)
+    elif how == "twice":
+        if draw(st.booleans()):
+            top["bots"] = '["random", "heuristic", "random"]'
+            del tables["bots"]
+            key = "bots[2]"
+        else:
+            key = "file"  # (a key twice is no TOML: the line is named)
+    elif how == "path":
+        key, value = draw(st.sampled_from(BAD_PATHS))
+        _set(top, tables, key, value)
+    elif how == "rules":
+        _set(top, tables, "ruleset", draw(st.sampled_from(BAD_RULES)))
+        key = "ruleset"
+    text = _config_text(top, tables)
+    if how == "twice" and key == "file":
+        text = text.replace("[bots]\n", '[bots]\nr = "random"\n')
+    raw = text.encode("utf-8")
+    if how == "utf-8":
+        at = draw(st.integers(0, len(raw)))
+        raw = (
+            raw[:at]
+            + draw(st.sampled_from([b"\xff", b"\xe9", b"\xc3", b"\xed\xa0\x80"]))
+            + raw[at:]
+        )
+        key = "file"
+    return raw, how, key
+
+
+def _check_config(template: Path, case: tuple[bytes, str, str], tally: Any) -> None:
+    raw, how, key = case
+    with tempfile.TemporaryDirectory() as tmp:
+        where = Path(tmp) / "w"
+        shutil.copytree(template, where, symlinks=True)
+        (where / "cfg.toml").write_bytes(raw)
+        before = _snapshot(where)
+        with _all_stubbed():
+            r = _invoke("arena", ["tournament", "--config", "cfg.toml", "--no-progress"], where)
+        tally["round 55 broken configs tried"] += 1
+        assert not isinstance(r.exception, _WouldRun), (how, key, raw.decode("utf-8", "replace"))
+        line = _refusal(r)
+        assert _snapshot(where) == before, (how, key, line)
+    assert line.startswith("Error: cfg.toml: "), line
+    said = line.removeprefix("Error: cfg.toml: ").partition(": ")[0]
+    # the key at fault, or (a table refused as a whole: a bot's) the table holding it
+    assert said == key or key.startswith(said + ".") or said.startswith(key), (how, key, line)
+    assert len(line) <= 700, line
+
+
+def test_the_valid_config_runs(where: Path) -> None:
+    """The config the broken ones start from is accepted (what plays is stubbed)."""
+    (where / "ok.toml").write_text(_config_text(CONFIG, TABLES), encoding="utf-8")
+    with _all_stubbed():
+        r = _invoke("arena", ["tournament", "--config", "ok.toml", "--no-progress"], where)
+    (where / "ok.toml").unlink()
+    assert isinstance(r.exception, _WouldRun), r.output
+
+
+@FAST
+@given(case=broken_config())
+def test_a_broken_config_is_refused_in_one_line_naming_its_key(
+    where: Path, tally: Any, case: tuple[bytes, str, str]
+) -> None:
+    """A valid config broken one way (a wrong type, an unknown or missing key, a number
+    out of range, a bot twice, a path that names nothing or a directory, an unknown preset
+    or house rule, a byte that is no UTF-8): exit 2, one line on stderr naming the file
+    and the key, nothing written."""
+    _check_config(where, case, tally)
+
+
+@pytest.mark.slow
+@LONG
+@given(case=broken_config())
+def test_a_broken_config_is_refused_in_one_line_naming_its_key_long(
+    where: Path, tally: Any, case: tuple[bytes, str, str]
+) -> None:
+    """The long profile of the test above."""
+    _check_config(where, case, tally)
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        (
+            "huge.toml",
+            "huge.toml: file: too large for a TOML file here: 16,777,343 bytes (at most 16,777,216)",
+        ),
+        ("adir", "Invalid value for '--config': File 'adir' is a directory."),
+        ("missing.toml", "missing.toml: file: no such file"),
+        ("t.sqlite", "t.sqlite: file: not valid TOML: not UTF-8 text"),
+    ],
+)
+def test_a_config_that_is_huge_a_directory_missing_or_no_text(
+    tmp_path: Path, name: str, said: str
+) -> None:
+    """Pinned (checked, found right): a config past 16 MiB (a comment, say: not read), a
+    directory, a missing file and a database given as the config are refused in one line
+    naming the file, exit 2, nothing written."""
+    _make_where(tmp_path)
+    (tmp_path / "huge.toml").write_bytes(
+        b"# " + b"x" * (16 * 1024 * 1024 + 81) + b"\n" + BOTS3.encode()
+    )
+    before = _snapshot(tmp_path)
+    with _all_stubbed():
+        line = _refusal(_invoke("arena", ["tournament", "--config", name], tmp_path))
+    assert said in line, line
+    assert _snapshot(tmp_path) == before
