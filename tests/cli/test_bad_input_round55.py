@@ -680,7 +680,8 @@ def test_a_broken_config_is_refused_in_one_line_naming_its_key_long(
     [
         (
             "huge.toml",
-            "huge.toml: file: too large for a TOML file here: 16,777,343 bytes (at most 16,777,216)",
+            "huge.toml: file: too large for a TOML file here: 16,777,343 bytes "
+            "(at most 16,777,216)",
         ),
         ("adir", "Invalid value for '--config': File 'adir' is a directory."),
         ("missing.toml", "missing.toml: file: no such file"),
