@@ -1002,27 +1002,10 @@ def try_(
             "needs --decision-ms (the time of one decision, before the bank is used)",
             param_hint="--time-bank-ms",
         )
-    if records is not None:  # refused before anything is played, not after the first match
-        try:
-            records.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            # (mkdir says "File exists" of what is there and no directory: a device, a FIFO,
-            # a link to nothing; click names a regular file itself)
-            why = no_directory(records) if isinstance(e, FileExistsError) else None
-            raise click.BadParameter(
-                f"cannot make the directory {str(records)!r}: {why or e.strerror or e}",
-                param_hint="--records",
-            ) from None
-        try:  # (a directory there that takes no file, read-only: said after the first match)
-            tempfile.TemporaryFile(dir=records).close()
-        except OSError as e:
-            raise click.BadParameter(
-                f"cannot write records into {str(records)!r}: {e.strerror or e}",
-                param_hint="--records",
-            ) from None
-        # Where it is now: a bot that changes the working directory (its import or a
-        # hook) made every record's write fail, and the series stop, at its first match.
-        records = records.absolute()
+    # Where the records go, from the directory it was started in: a bot that changes the
+    # working directory (its import or a hook) made every record's write fail, and the
+    # series stop, at its first match. Made once every option is checked (below).
+    given_records, records = records, None if records is None else records.absolute()
     _setup_logging(log_level)
     cls, made = _load_made(bot)  # its name, as play_series would name it: made only once
     # Ctrl-C from here to the first match (the opponents imported, the ruleset read):
@@ -1091,6 +1074,11 @@ def try_(
         )
     except KeyboardInterrupt as e:
         _interrupted(e, "preparing the matches", 130)
+    if records is not None and given_records is not None:
+        # Refused before anything is played, not after the first match; made only now,
+        # once the bot, its opponents and the ruleset are known good: a command line
+        # refused for any of them left the directory made, empty.
+        _make_records_directory(records, given_records)
     try:
         series = partial(
             _play_series,
@@ -1214,6 +1202,27 @@ def try_(
             soft_wrap=True,
         )
         sys.exit(1)
+
+
+def _make_records_directory(records: Path, given: Path) -> None:
+    """Make ``--records`` (``records``: ``given``, absolute) and check it takes a file."""
+    try:
+        records.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        # (mkdir says "File exists" of what is there and no directory: a device, a FIFO,
+        # a link to nothing; click names a regular file itself)
+        why = no_directory(records) if isinstance(e, FileExistsError) else None
+        raise click.BadParameter(
+            f"cannot make the directory {str(given)!r}: {why or e.strerror or e}",
+            param_hint="--records",
+        ) from None
+    try:  # (a directory there that takes no file, read-only: said after the first match)
+        tempfile.TemporaryFile(dir=records).close()
+    except OSError as e:
+        raise click.BadParameter(
+            f"cannot write records into {str(given)!r}: {e.strerror or e}",
+            param_hint="--records",
+        ) from None
 
 
 def _write_record(directory: Path, written: list[Path], match_id: str, match: LocalMatch) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import errno
+import itertools
 import math
 import os
 import re
@@ -343,6 +344,8 @@ class FileErrorsGroup(click.Group):
         name, cmd, rest = super().resolve_command(ctx, args)
         ctx.meta[_COMMAND_ARGS] = list(rest)  # what an extra argument is one of
         ctx.meta[_COMMAND] = cmd
+        if cmd is not None and name is not None:
+            _option_as_value(cmd, click.Context(cmd, info_name=name, parent=ctx), rest)
         return name, cmd, rest
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
@@ -373,6 +376,7 @@ class FileErrorsGroup(click.Group):
             message = _extra_arguments(e.message, ctx.meta.get(_COMMAND_ARGS, []))
             message += _file_option_hint(e.message, ctx.meta.get(_COMMAND))
             message += _elsewhere_hint(e, self, ctx)
+            message += _single_dash_hint(e, ctx)
             vars(e)["message"] = printable(message, keep="\n\t")
             raise
 
@@ -444,6 +448,46 @@ def _elsewhere_hint(e: click.ClickException, group: click.Group, ctx: click.Cont
         return ""
     vars(e)["possibilities"] = []  # (click's guess: a near spelling of one of this command's)
     return f" It is an option of {', '.join(have)}."
+
+
+def _option_as_value(cmd: click.Command, ctx: click.Context, args: list[str]) -> None:
+    """Refuse an option that takes a value followed by another of the command's options:
+    click takes that option's name for the value, so ``arena-bot run BOT --token --tls``
+    connected with the token "--tls" for ten minutes, and ``arena tournament --config
+    --fresh`` said "--fresh: file: no such file". ``--token=--tls`` still gives such a
+    value."""
+    valued = {o for p in cmd.params if isinstance(p, click.Option) and not p.is_flag
+              and not p.count for o in p.opts}  # fmt: skip
+    names = {o for p in cmd.params for o in (*p.opts, *p.secondary_opts)} | {"--help"}
+    for arg, after in itertools.pairwise(args):
+        if arg == "--":
+            return
+        if arg in valued and after in names:
+            raise click.UsageError(
+                f"Option '{arg}' requires an argument: {after}, after it, is an option "
+                f"(a value spelled so is given as {arg}={after})",
+                ctx,
+            )
+
+
+def _single_dash_hint(e: click.ClickException, ctx: click.Context) -> str:
+    """Where an unknown short option is a letter of a word given with one dash, that word
+    its long option: click reads ``-json`` as ``-j -s -o -n`` and said "No such option
+    '-j'" of what was typed as ``-json``, a flag it never named. (Short flags run together,
+    ``-vx``, are not such a word: no hint.)"""
+    cmd = ctx.meta.get(_COMMAND)
+    name = e.option_name if isinstance(e, click.NoSuchOption) else ""
+    if cmd is None or len(name) != 2 or name[0] != "-" or name[1] == "-":
+        return ""
+    for arg in ctx.meta.get(_COMMAND_ARGS, []):
+        if arg == "--":
+            break
+        word = arg.partition("=")[0]
+        longs = {o for p in cmd.params for o in (*p.opts, *p.secondary_opts)}
+        if word[:1] == "-" and name[1] in word[1:] and "-" + word in longs:
+            vars(e)["possibilities"] = []  # (click's guess at "-j": of another option)
+            return f" ({arg} has one dash: the option is -{word})"
+    return ""
 
 
 class Host(click.ParamType[str]):

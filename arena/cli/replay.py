@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NoReturn
@@ -115,9 +116,15 @@ def replay(
         )
     if len(record_refs) > 1:
         if not check:
+            # (named: `--db --x t.sqlite m00003` took "--x" for the database, and the
+            # two it was given were no two the user had meant as matches)
+            shown = ", ".join(shlex.quote(printable(r)[:100]) for r in record_refs[:3])
+            shown += ", ..." * (len(record_refs) > 3)
+            databases = [r for r in record_refs if r.endswith((".sqlite", ".db"))]
+            hint = f"; a database is given as --db {shlex.quote(databases[0])}" if databases else ""
             raise click.UsageError(
-                f"one match is shown at a time, not {len(record_refs)}; --check checks "
-                "several (arena replay --check FILE...)"
+                f"one match is shown at a time, not {len(record_refs)} ({shown}); --check "
+                f"checks several (arena replay --check FILE...){hint}"
             )
         _check_each(ctx, record_refs, db)
         return
