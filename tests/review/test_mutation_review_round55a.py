@@ -17,6 +17,34 @@ Defects found and fixed (each with its test here):
   row, an unknown ``--ruleset`` and ``--max-deals -1`` into a traceback, and took
   ``--workers 0`` and ``--pimc-budget 0`` unsaid: each is named (exit 2), with the checks
   ``python -m arena.bench.forks`` makes, now shared (``check_run_args``).
+
+Run (a mutant at a time, ``pytest -x``): W (sdk/wire_view.py) against
+tests/sdk/test_wire_view_round54.py and test_hot_path_round48.py; R (runner.py, match.py,
+core.py) against tests/arena/test_recording_share_round54.py and review 54c's recording
+tests; B (arena/bench/tournament.py) against tests/bench/test_bench_smoke.py; S, F
+(strength.py, forks.py) against tests/bench's forks and strength tests, round 54's
+contract tests and review 54c's; J (replay.js, style.css) against
+tests/web/test_web_browser_round54.py (not slow). The live ones then against the tests
+here and tests/web/test_replay_back_round55.py.
+
+98 mutants: W01-W48, R01-R10, B01-B05, S01-S10, F01, F02, F04-F09, J01-J17.
+- Killed by existing tests (44): W01-W04, W06, W08-W12, W14, W15, W17, W18, W25, W26,
+  W29, W31, W32, W35-W37, W39, W40, W46; R01-R04, R07-R09; S01, S08; F02, F05, F09; J01,
+  J02, J05, J08, J10, J13, J14.
+- Killed by the tests here (42): W05, W07, W13, W16, W19-W22, W24, W28, W30, W33, W34,
+  W38, W41-W45; R05, R06, R10; B01-B05; S03-S05, S07, S09, S10; F01, F04, F07, F08; J03,
+  J04, J07, J09, J15.
+- Equivalent (11): W23 (a deal result not kept is decoded again, the same), W27 (an item
+  of exactly 4096 bytes not kept: looked up again), W47 (a kept trick always has cards:
+  both decoders refuse one without), W48 (the fast path raises no TypeError), S02 (the
+  nearest rank never passes the last for a quantile up to 1), S06 (``chunksize``: the
+  pool's scheduling only), F06 (a delegate asked with one legal action answers it, as
+  the loop does), J06 (every timer set while the tokens are short fires at the moment a
+  token is whole: the first writes, the others find the address written), J11, J16 (the
+  action log is built anew at each step, scrolled to its top: the current line is never
+  above its box, so scrolling up is dead code), J12 (``>=`` scrolls by 0).
+- Left (1): J17 (the older-list buttons' hover colour: ``#older-matches:hover`` only), a
+  colour, no test.
 """
 
 from __future__ import annotations
@@ -187,16 +215,18 @@ def test_a_field_as_view_from_pb_reads_it(mutant: str, edit: Any) -> None:
 def test_a_hand_learnt_in_another_order_is_learnt_card_by_card(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """W24 (the hand's items learnt as ``zip(items.hand, view.hand)``, the sorted hand):
-    a cold SDK's first view with its hand in another order than sorted learnt each card's
-    bytes as another card, and every later view's hand was wrong."""
+    """W24 (the hand's items learnt as ``zip(items.hand, view.hand)``, the sorted hand): a
+    view with its hand in another order than sorted taught each card's bytes as another
+    card of the hand; the next view of fewer cards (one played) held cards it had not."""
     monkeypatch.setattr(wire_view, "_KNOWN", {})
-    _, v = _mid_deal_view()
-    msg = view_to_pb(v)
+    before, v = _mid_deal_view()
+    assert len(v.hand) < len(before.hand)
+    assert request_view(view_to_pb(v), v.ruleset) == v  # (every item of v learnt)
+    msg = view_to_pb(before)
     cards = list(msg.hand)[::-1]
     del msg.hand[:]
     msg.hand.extend(cards)
-    assert request_view(msg, v.ruleset) == v  # (learnt from this one)
+    assert request_view(msg, before.ruleset) == before  # (its new items learnt from it)
     assert request_view(view_to_pb(v), v.ruleset) == v  # (the fast path)
 
 
