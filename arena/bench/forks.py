@@ -35,7 +35,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from arena import strict_json
-from arena.bench.strength import run_tasks
+from arena.bench.strength import check_run_args, run_tasks
 from bots.counting import CountingBot
 from bots.heuristic import made_contract_scores, relative_score_of_play
 from bots.pimc import PimcBot, _Delegate
@@ -289,12 +289,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--pimc-budget", type=float, default=None, help="pimc's seconds per decision")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = ap.parse_args(argv)
-    for flag, value in (("--matches", args.matches), ("--workers", args.workers)):
-        if value < 1:
-            ap.error(f"{flag} must be at least 1, got {value}")
-    budget = args.pimc_budget
-    if budget is not None and not (math.isfinite(budget) and budget > 0):
-        ap.error(f"--pimc-budget must be a positive number of seconds, got {budget}")
+    check_run_args(ap, args.matches, args.workers, args.pimc_budget)
     try:
         report = forks(
             args.variant, args.ruleset, args.seed, args.matches, args.workers, args.pimc_budget

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
 import math
 import statistics
 import sys
@@ -33,7 +34,7 @@ from arena import strict_json
 from engine import PRESETS, Game, Ruleset, load_ruleset, observe
 from sdk.bot import Bot
 
-__all__ = ["LADDER", "bench_strength", "main", "play_match", "run_tasks"]
+__all__ = ["LADDER", "bench_strength", "check_run_args", "main", "play_match", "run_tasks"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -121,6 +122,19 @@ def run_tasks(fn: Callable[[T], R], tasks: Sequence[T], workers: int) -> list[R]
         with ProcessPoolExecutor(workers) as pool:
             return list(pool.map(fn, tasks, chunksize=1))
     return [fn(t) for t in tasks]
+
+
+def check_run_args(
+    ap: argparse.ArgumentParser, matches: int, workers: int, pimc_budget: float | None
+) -> None:
+    """``ap.error`` (exit 2) naming ``--matches`` or ``--workers`` below 1, or a
+    ``--pimc-budget`` that is no positive number of seconds: the benches' own checks (0
+    matches ended in a traceback, 0 workers and a budget of 0 or NaN ran, unsaid)."""
+    for flag, value in (("--matches", matches), ("--workers", workers)):
+        if value < 1:
+            ap.error(f"{flag} must be at least 1, got {value}")
+    if pimc_budget is not None and not (math.isfinite(pimc_budget) and pimc_budget > 0):
+        ap.error(f"--pimc-budget must be a positive number of seconds, got {pimc_budget}")
 
 
 def bench_strength(
@@ -264,6 +278,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ladder = [b.strip() for b in args.bots.split(",") if b.strip()]
     if len(ladder) < 2:
         ap.error("--bots needs at least two bots")
+    twice = [a for a, b in itertools.pairwise(ladder) if a == b]
+    if twice:  # (its pair has no game of one against two others: a traceback)
+        ap.error(f"--bots: {twice[0]} follows itself (each bot plays the one before it)")
     unknown = [b for b in ladder if b not in bots.BUNDLED]
     if unknown:
         # (a bot author's file met a KeyError's traceback: `try` is the duplicate run for it)
@@ -272,8 +289,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             "to measure a bot of your own on duplicate deals, with a 95% interval: "
             "arena-bot try mybot.py:New --vs mybot.py:Old -n 60 (docs/writing-a-bot.md)"
         )
+    check_run_args(ap, args.matches, args.workers, args.pimc_budget)
+    try:  # (an unknown preset, a bad file, a negative --max-deals: a traceback)
+        rules = load_ruleset(args.ruleset)
+        if args.max_deals:
+            rules = dataclasses.replace(rules, max_deals=args.max_deals)
+    except ValueError as exc:
+        ap.error(str(exc))
     report = bench_strength(
-        ladder, args.matches, args.seed, args.ruleset, args.max_deals, args.workers,
+        ladder, args.matches, args.seed, rules, args.max_deals, args.workers,
         args.pimc_budget, out=None if args.json else sys.stdout,
     )  # fmt: skip
     if args.json:

@@ -23,21 +23,23 @@ function parseHash() {
 // calls, "Throttling navigation"; Safari: 100 in 30 s, then it throws), and a held → key
 // steps 30 times a second. The address then kept a position left seconds before, which a
 // reload, a bookmark or the address bar's copy restored. The link under the table is
-// always the current position.
+// always the current position. (performance.now: the wall clock set back an hour held
+// the address for an hour.)
 const HASH_BURST = 20, HASH_EVERY_MS = 400;
-let hashTokens = HASH_BURST, hashRefilled = Date.now(), hashTimer = null;
+let hashTokens = HASH_BURST, hashRefilled = performance.now(), hashTimer = null;
 
-function writeHash() {
+// `now`: written at once whatever the limit (the page is being left: see flushHash).
+function writeHash(now = false) {
   let h = `#deal=${state.deal}&step=${state.step}`;
   if (state.seat !== null) h += `&seat=${state.seat}`;
   const url = location.pathname + location.search + h;
   const link = document.getElementById("share-link");
   if (link) { link.href = url; link.textContent = link.href; }
   if (location.hash === h) return;
-  const now = Date.now();
-  hashTokens = Math.min(HASH_BURST, hashTokens + (now - hashRefilled) / HASH_EVERY_MS);
-  hashRefilled = now;
-  if (hashTokens < 1) {
+  const t = performance.now();
+  hashTokens = Math.min(HASH_BURST, hashTokens + (t - hashRefilled) / HASH_EVERY_MS);
+  hashRefilled = t;
+  if (hashTokens < 1 && !now) {
     // (the timer writes the position of its time: the latest)
     if (hashTimer === null) hashTimer = setTimeout(() => { hashTimer = null; writeHash(); }, (1 - hashTokens) * HASH_EVERY_MS);
     return;
@@ -45,6 +47,17 @@ function writeHash() {
   hashTokens -= 1;
   history.replaceState(null, "", url);
 }
+
+// The page left (Back, a link) while a position waits for its write: written now, one
+// change more, or Forward opened a position left up to HASH_EVERY_MS before. (A reload
+// reads the address before the page hears of it: it opens the position written last.)
+function flushHash() {
+  if (hashTimer === null) return;
+  clearTimeout(hashTimer);
+  hashTimer = null;
+  writeHash(true);
+}
+addEventListener("pagehide", flushHash);
 
 async function loadDeal(k, seat) {
   const key = `${k}:${seat}`;
