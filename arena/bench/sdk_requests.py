@@ -6,6 +6,7 @@ random bot was sent in real matches (docs/performance.md, "SDK changes of 2026-1
     .venv/bin/python -m arena.bench.sdk_requests               # hot µs per request
     .venv/bin/python -m arena.bench.sdk_requests --callgrind   # + instructions per request
     .venv/bin/python -m arena.bench.sdk_requests --profile     # cProfile's top functions
+    .venv/bin/python -m arena.bench.sdk_requests --opcodes 40  # bytecodes per request
 
 The matches are recorded first, in this process, without gRPC: the real ``Referee``,
 ``MatchRunner`` and ``Stream`` (its writer batches messages as on the wire), each seat an
@@ -36,9 +37,12 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from arena.protocol import PROTOCOL_VERSION, message_bytes
@@ -263,13 +267,16 @@ def replay(recordings: Sequence[Recording]) -> tuple[int, int]:
                 written += bot.wire.written
         return decisions, written
 
-    return asyncio.run(run())
+    # Under callgrind (or a tracer) everything runs some 50 times slower: a quick bot's
+    # decision of a few µs must not pass the 5 ms that sends it to the worker thread.
+    slow, client._SLOW_S = client._SLOW_S, float("inf")
+    try:
+        return asyncio.run(run())
+    finally:
+        client._SLOW_S = slow
 
 
 def _quiet() -> None:
-    # Under callgrind everything runs some 50 times slower: a quick bot's decision of a
-    # few µs must not pass the 5 ms that sends it to the worker thread.
-    client._SLOW_S = float("inf")
     logging.getLogger("sdk").setLevel(logging.WARNING)
 
 
@@ -285,6 +292,39 @@ def _hot_us(recordings: Sequence[Recording], passes: int) -> list[float]:
         replay(last)
         out.append((time.thread_time() - t0) / n * 1e6)
     return out
+
+
+def _opcodes(recordings: Sequence[Recording], top: int) -> str:
+    """The Python bytecodes run per request of the last recording, by function (after a
+    pass over all of them): a count that no load moves, which shows where the
+    interpreter's share of the instructions goes (``sys.settrace`` with opcode events)."""
+    replay(recordings)
+    counts: Counter[str] = Counter()
+
+    def tracer(frame: FrameType, event: str, arg: object) -> Any:
+        frame.f_trace_opcodes = True
+        frame.f_trace_lines = False
+        code = frame.f_code
+        key = f"{Path(code.co_filename).name}:{code.co_name}"
+
+        def local(frame: FrameType, event: str, arg: object) -> Any:
+            if event == "opcode":
+                counts[key] += 1
+            return local
+
+        return local
+
+    sys.settrace(tracer)
+    threading.settrace(tracer)
+    try:
+        replay(recordings[-1:])
+    finally:
+        sys.settrace(None)
+        threading.settrace(None)  # type: ignore[arg-type,unused-ignore]
+    n = recordings[-1].requests()
+    lines = [f"bytecodes: {sum(counts.values()) / n:,.0f} per request; by function:"]
+    lines += [f"{v / n:8.1f}  {k}" for k, v in counts.most_common(top)]
+    return "\n".join(lines)
 
 
 def _instructions(path: Path, count: int, keep: Path | None) -> int:
@@ -324,6 +364,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--recording", type=Path,
                    help="replay this recording (written here if it does not exist)")  # fmt: skip
     p.add_argument("--profile", action="store_true", help="cProfile's top functions of a pass")
+    p.add_argument("--opcodes", type=int, metavar="TOP", default=0,
+                   help="Python bytecodes run per request, the TOP functions")  # fmt: skip
     p.add_argument("--replay", type=Path, help=argparse.SUPPRESS)  # (what callgrind runs)
     p.add_argument("--count", type=int, default=2, help=argparse.SUPPRESS)
     a = p.parse_args(argv)
@@ -349,6 +391,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             s = io.StringIO()
             pstats.Stats(prof, stream=s).sort_stats("tottime").print_stats(40)
             print(s.getvalue())
+        if a.opcodes:
+            print(_opcodes(recordings, a.opcodes))
         hot = _hot_us(recordings, a.passes)
         print(
             f"hot: {min(hot):.1f} µs per request (min of {a.passes} passes; "

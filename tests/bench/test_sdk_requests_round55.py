@@ -4,7 +4,6 @@ bytes as ``BotRunner._send_answer`` now fills them in place."""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pytest
@@ -84,7 +83,20 @@ def test_the_answer_filled_in_place_is_the_decision_it_was() -> None:
     assert got.decision.action.ByteSize() == 0
 
 
-def test_a_slow_machine_keeps_the_bot_on_the_loop(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(client, "_SLOW_S", client._SLOW_S)
-    sdk_requests._quiet()
-    assert math.isinf(client._SLOW_S)
+def test_a_slow_machine_keeps_the_bot_on_the_loop(
+    small: Recording, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # (every call "slow": without the replay's own limit, the bot went to the thread)
+    monkeypatch.setattr(client, "_SLOW_S", 0.0)
+    decisions, _ = replay([small])
+    assert decisions > small.requests()
+    assert client._SLOW_S == 0.0  # (the limit is the replay's only)
+
+
+def test_the_bytecodes_are_counted_by_function(small: Recording) -> None:
+    text = sdk_requests._opcodes([small], 60)
+    head, *rows = text.splitlines()
+    per_request = float(head.split()[1].replace(",", ""))
+    assert 500 < per_request < 100_000
+    named = {row.split()[1]: float(row.split()[0]) for row in rows}
+    assert named["client.py:_on_request"] > 0 and named["wire_view.py:_known_view"] > 0
