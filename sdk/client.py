@@ -60,8 +60,8 @@ from arena.protocol import (
     RETRY_AFTER_MS,
     MalformedActionError,
     MalformedMessageError,
+    _fill_action,
     action_from_pb,
-    action_to_pb,
     card_from_pb,
     deal_result_from_pb,
     match_result_from_pb,
@@ -1377,15 +1377,7 @@ class BotRunner:
                             data = await _read_before_welcome(call, start, deadline)
                         if data is grpc.aio.EOF:
                             break
-                        msg = _parse(data, self._say_fault)
-                        if msg is None or not self._in_order(msg):
-                            continue
-                        self._read_size = len(data)
-                        out.held = True
-                        try:
-                            self._on_message(msg, out)
-                        finally:
-                            out.held = False
+                        self._on_read(data, out)
                         if out and not out.busy:  # else the one writing takes it too
                             # A call that ended meanwhile (gRPC core failed it, the arena
                             # reset it) refuses writes with InvalidStateError: the next
@@ -1409,6 +1401,20 @@ class BotRunner:
                 writer.cancel()
 
     # ------------------------------------------------------------------ messages
+    def _on_read(self, data: object, out: _Outbox) -> None:
+        """Handle the bytes of one message read from the stream (the answers it makes are
+        queued in ``out``, which the reader then flushes). Its own method so that
+        ``arena.bench.sdk_requests`` measures the very path a read takes."""
+        msg = _parse(data, self._say_fault)
+        if msg is None or not self._in_order(msg):
+            return
+        self._read_size = len(data)  # type: ignore[arg-type]  # (bytes: _parse said so)
+        out.held = True
+        try:
+            self._on_message(msg, out)
+        finally:
+            out.held = False
+
     def _on_message(self, msg: pb.ServerMessage, out: _Outbox) -> None:
         """Handle one message: its events one by one, then its kind. Nothing raises out
         of here: what one event or message cannot be handled for is logged, naming it and
@@ -1426,9 +1432,10 @@ class BotRunner:
         if kind == "welcome":
             self._on_welcome(msg.welcome, out)
             return
-        if msg.events or (kind == "match_started" and not msg.match_started.resumed):
+        events = msg.events
+        if events or (kind == "match_started" and not msg.match_started.resumed):
             self._progress = True  # (a match's end: counted in _on_match_ended, if new)
-        for ev in msg.events:
+        for ev in events:
             try:
                 self._on_event(ev)
             except Exception as e:
@@ -2176,7 +2183,8 @@ class BotRunner:
         msg = pb.BotMessage()
         decision = msg.decision  # (filled in place: a Decision made and copied in costs 3 times)
         try:
-            decision.action.CopyFrom(action_to_pb(sent))
+            # (the action too: an Action made and copied in cost a message more per answer)
+            _fill_action(decision.action, sent)
         except (TypeError, ValueError, AttributeError, KeyError) as e:
             # Still no action (none foreseen): sent as an action of no kind, which the
             # referee refuses as malformed (a strike, and its fallback).
@@ -2184,6 +2192,7 @@ class BotRunner:
             log.error("match %s: %s returned %r, which is no action (%s: %s): sent as a "
                       "malformed action; the referee plays its fallback", m.match_id,
                       self.name, action, type(e).__name__, e)  # fmt: skip
+            decision.ClearField("action")  # (what was filled before the error: not sent)
             decision.action.SetInParent()
         # A first answer is progress; one sent again from the cache (the request asked
         # again on a new stream) is not: an arena that resets every stream once answered
@@ -2197,7 +2206,9 @@ class BotRunner:
         if failed is not None:  # (a referee before the field skips it: no harm)
             decision.failed = failed
         elif ahead:
-            decision.ahead.extend(action_to_pb(a) for a in ahead)
+            more = decision.ahead
+            for a in ahead:  # (engine actions the bot answered: checked by _choose_ahead)
+                _fill_action(more.add(), a)
             self.summary.decisions += len(ahead)  # (the referee plays them as answers)
         out.put_nowait(msg)
 
@@ -2657,14 +2668,11 @@ def _check_request_view(view: PlayerView) -> None:
         if held:
             raise MalformedMessageError("view.hand", f"{min(held)} is held, and was played")
     kinds = PHASE_ACTIONS[view.phase]  # (the engine's: what a seat may answer in a phase)
+    plays = issubclass(Play, kinds)  # (isinstance of each play, once for all of them)
     hand = view.hand
     legal = view.legal_actions
     for a in legal:
-        if not isinstance(a, kinds):  # a bid's method given a play: it would answer none
-            raise MalformedMessageError(
-                "view.legal_actions", f"{a} is no action of the {view.phase} phase"
-            )
-        if type(a) is Play:  # (most requests: the checks below that a play can fail)
+        if type(a) is Play and plays:  # (most requests: the checks that a play can fail)
             if a.declare and not _may_declare(view, a.card):
                 raise MalformedMessageError("view.legal_actions", f"{a} declares no marriage")
             if a.card not in hand:
@@ -2672,6 +2680,10 @@ def _check_request_view(view: PlayerView) -> None:
                     "view.legal_actions", f"{a} is of a card that the hand does not hold"
                 )
             continue
+        if not isinstance(a, kinds):  # a bid's method given a play: it would answer none
+            raise MalformedMessageError(
+                "view.legal_actions", f"{a} is no action of the {view.phase} phase"
+            )
         if isinstance(a, Bid) and view.bid is not None and a.amount <= view.bid:
             raise MalformedMessageError(
                 "view.legal_actions", f"{a} is not above the standing bid, {view.bid}"
@@ -2755,6 +2767,8 @@ def _on_the_wire(action: Action) -> Action:
     >>> _on_the_wire(Bid(-5)), _on_the_wire(Give(parse_card("9S"), -1))
     (Bid(amount=0), Give(card=Card('9♠'), to=4294967295))
     """
+    if type(action) is Play:  # (most answers: no number to clamp)
+        return action
     if isinstance(action, Bid | Contract) and isinstance(action.amount, int):
         amount = action.amount
         return (

@@ -162,6 +162,7 @@ def test_what_arena_imports_of_sdk_and_bots_is_what_architecture_md_says() -> No
         "arena.bench.forks": {"bots.counting", "bots.heuristic", "bots.pimc"},
         "arena.tournament.runner": {"sdk.procfs"},
         "arena.bench.breakdown": {"sdk.client"},
+        "arena.bench.sdk_requests": {"bots.random_bot", "sdk", "sdk.client"},
     }
     doc = _joined(_text("architecture.md"))
     assert (
