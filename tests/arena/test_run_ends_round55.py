@@ -147,9 +147,9 @@ def test_an_idle_tables_wait_is_not_counted_and_the_runs_tail_is(
     their last stores waiting meanwhile (at least one of them all that time: nothing
     needs it); the fourth's last store then takes 7 s to commit. Recording kept the run
     going 7 s (its tail), not the 100 s the idle tables waited: the tables' wait counted
-    is the tail, whole; the idle waits are told apart, not in ``record_s``. (Before, the
-    idle waits ended at once and the tail, summed over the tables and divided by them,
-    counted 7 / 4 s.)"""
+    is the tail, whole; the idle waits are told apart, not in ``record_s``. (Before,
+    every table's whole wait for its last store counted, summed over the tables and
+    divided by them: an idle table's time waited counted too.)"""
     now = [0.0]
     monkeypatch.setattr(runner, "_clock", lambda: now[0])
     _no_group_but_needs(monkeypatch)
