@@ -8,9 +8,12 @@ start-up is not counted.
 ``recording_share_percent``: the time spent recording results and updating ratings
 (``TournamentOutcome.record_s``: the CPU time of building each match's record at its end
 and of its store on the storage thread (``save_matches``: a group commit's CPU shared
-among its matches), or, where larger, the time the tables waited for their results to
-be stored, over the concurrency; and the final ratings: ``finalize``) over the
-tournament's time (playing plus ``finalize``), per concurrency; the target (under 5 %)
+among its matches), or, where larger, the time recording kept the tables waiting: their
+waits for a store before their next match, over the concurrency, plus the run's tail
+(from the last table's play ending to the last store a table waited for, whole); and the
+final ratings: ``finalize``) over the tournament's time (playing plus ``finalize``), per
+concurrency. Not counted: a table's wait for its last store while other tables still
+play (it has nothing to play; ``idle_last_waits_ms``). The target (under 5 %)
 holds for the largest of them. Runs without the live display, which
 also rates every match as it ends for the standings on screen. ``recording_parts``: what
 ``recording_s`` is made of, per concurrency (:func:`recording_parts`).
@@ -101,12 +104,16 @@ def recording_parts(outcome: TournamentOutcome) -> dict[str, Any]:
     """What ``recording_s`` is made of, in milliseconds (``commits``: how many commits
     stored the matches; a match stored alone is one). ``recording_s`` is ``build_cpu_ms``
     + ``finalize_ms`` + ``rate_ms`` + the larger of ``store_cpu_ms`` and ``tables_wait_ms``
-    (the tables' wait for their stores, over the concurrency): see
-    :class:`arena.tournament.runner.TournamentOutcome`."""
+    (the tables' waits for a store before their next match, over the concurrency, plus
+    the run's tail ``of_it_last_stores_ms``: from the last table's play ending to the
+    last store a table waited for, whole). ``idle_last_waits_ms``, not in it: the waits
+    for their last stores of tables with no match left while others still played (over
+    the concurrency). See :class:`arena.tournament.runner.TournamentOutcome`."""
     return {
         "store_cpu_ms": round(1e3 * outcome.store_cpu_s, 1),
         "tables_wait_ms": round(1e3 * outcome.record_wait_s, 1),
         "of_it_last_stores_ms": round(1e3 * outcome.record_last_wait_s, 1),
+        "idle_last_waits_ms": round(1e3 * outcome.record_idle_wait_s, 1),
         "build_cpu_ms": round(1e3 * outcome.build_cpu_s, 1),
         "finalize_ms": round(1e3 * outcome.finalize_s, 1),
         "rate_ms": round(1e3 * outcome.rate_s, 1),

@@ -291,16 +291,25 @@ class TournamentOutcome:
     #: (``finalize``). Where the tables waited longer for their results to be stored (the
     #: commit's fsync, the hand-over to the storage thread: at concurrency 1 a match waits
     #: for the one before it), that wait (:attr:`record_wait_s`) counts instead of the
-    #: storing's CPU: whichever limits the tournament, its cores or its tables.
+    #: storing's CPU: whichever limits the tournament, its cores or its tables. A wait
+    #: that delays nothing is not counted: that of a table with no match left while other
+    #: tables still play (:attr:`record_idle_wait_s`).
     record_s: float = 0.0
-    #: The time the tables waited for their matches to be stored, summed and divided by
-    #: the number of tables playing at once. A table plays its next match while its last
-    #: one is stored: it waits only when that store is not done as the next match ends,
-    #: and for its last match's.
+    #: The time recording kept the tables from playing or the run from ending: the waits
+    #: of tables for a store before their next match (a table plays its next match while
+    #: its last one is stored: it waits only when that store is not done as the next
+    #: match ends), summed and divided by the number of tables playing at once; plus the
+    #: run's tail, :attr:`record_last_wait_s`, whole.
     record_wait_s: float = 0.0
-    #: Of :attr:`record_wait_s`, the waits for each table's last store (a table with no
-    #: match left to play), over the same number of tables.
+    #: The run's tail: from the moment the last table stopped playing (no match left for
+    #: it) to the moment the last store a table waited for returned. No table plays
+    #: then, so the run is that much longer: counted whole (wall time, not divided by the
+    #: tables). A table's wait for its last store counts only for this part.
     record_last_wait_s: float = 0.0
+    #: Not in ``record_s``: the waits of tables with no match left for their last stores
+    #: while another table still played (summed, over the same number of tables): such a
+    #: table delays nothing, and its store waits for company to go in a shared commit.
+    record_idle_wait_s: float = 0.0
     #: The part of ``record_s`` spent in ``finalize``, after the last match.
     finalize_s: float = 0.0
     #: The parts of ``record_s`` (docs/performance.md, "Recording changes of 2026-12-14"):
@@ -1112,6 +1121,9 @@ class _Display:
             progress_log.info("%s: %d/%d matches", self.cfg.name, self.done, self.total)
 
 
+#: The clock of the tables' waits for their stores (a module name: tests set the times).
+_clock = time.perf_counter
+
 #: The most matches a group commit waits for before it is written (a fraction of the
 #: tables: see :class:`_GroupStores`), and the longest a handed-over store waits for others.
 _GROUP_WAIT_S = 0.5
@@ -1139,6 +1151,10 @@ class _GroupStores:
     still playing, and none has to wait for its last store), once the oldest has waited
     :data:`_GROUP_WAIT_S`, or at once when a table needs one of them (:meth:`need`: its
     next match has ended, and it hands over no second match before its last is stored).
+    A table with no match left while others still play hands its last store over without
+    needing it (it waits for company as the others' do; the table delays nothing
+    meanwhile); the last table to stop playing needs every store still waiting
+    (:meth:`need_all`): the run's ends go in a commit or two, not one a table.
     While a group is written, the next ones gather; a group whose oldest has waited its
     time, or that a table needs, is written as soon as the one on the thread returns. A
     crash loses no match counted done, and at most one match a table that is not: the
@@ -1180,6 +1196,14 @@ class _GroupStores:
         """A table waits for ``future``: its group is written now (after the one on the
         thread, if any), not when more have gathered."""
         if any(f is future for _, f in self._waiting):
+            self._asked = True
+            self._write()
+
+    def need_all(self) -> None:
+        """No table plays any more: every store waiting (the tables' last ones, handed
+        over without :meth:`need`) is written now, in one commit (after the one on the
+        thread, if any): no more will come to join them."""
+        if self._waiting:
             self._asked = True
             self._write()
 
@@ -2158,8 +2182,16 @@ async def _run_matches(
     fatal: list[BaseException] = []
 
     save_cpu_s = 0.0  # the storage thread's CPU time, every match stored
-    waited_s = 0.0  # the tables' wait for their stores, summed
-    last_waited_s = 0.0  # of it, the waits for each table's last store
+    waited_s = 0.0  # the tables' waits for a store before their next match, summed
+    # The waits for each table's last store: the part while another table still played
+    # (idle: the table had nothing to play; summed, not counted), and the run's tail, from
+    # the moment the last table stopped playing (``play_end``) to the last of those stores'
+    # return (``tail_end``): no table plays then, the run is that much longer.
+    idle_waited_s = 0.0
+    tables = min(cfg.concurrency, len(pending))
+    playing = tables  # the tables that may still start a match
+    play_end: float | None = None
+    tail_end: float | None = None
 
     # A store that failed stops the run at once: no worker starts another match (the
     # worker whose match it was may be playing its next one: that one is not stored).
@@ -2188,20 +2220,35 @@ async def _run_matches(
         last: bool = False,
     ) -> bool:
         """Wait for the store of ``m`` and count it; False if it failed (``fatal`` says why).
-        ``last``: the table has no match left to play (its wait is also ``last_waited_s``)."""
-        nonlocal waited_s, last_waited_s
-        t = time.perf_counter()
+        ``last``: the table has no match left to play (its wait is idle while another
+        table plays, and the run's tail after that)."""
+        nonlocal waited_s, idle_waited_s, tail_end
+        t = _clock()
         try:
             save_cpu = await saving
         except StorageError:
             return False  # (in fatal: on_saved)
         finally:
-            waited = time.perf_counter() - t
-            waited_s += waited
-            if last:
-                last_waited_s += waited
+            now = _clock()
+            if not last:
+                waited_s += now - t
+            elif play_end is None or now <= play_end:
+                idle_waited_s += now - t
+            else:
+                idle_waited_s += max(0.0, play_end - t)
+                tail_end = now if tail_end is None else max(tail_end, now)
         count(m, record, save_cpu)
         return True
+
+    def stop_playing() -> None:
+        """This table starts no more matches. While others still play, its last store
+        waits for company (no :meth:`_GroupStores.need`); the last table to stop needs
+        every store still waiting: nothing more will join them."""
+        nonlocal playing, play_end
+        playing -= 1
+        if playing == 0:
+            play_end = _clock()
+            stores.need_all()
 
     async def worker() -> None:
         nonlocal started
@@ -2238,7 +2285,7 @@ async def _run_matches(
                     last, saving = saving, None
                     stores.need(last[2])
                     if not await stored(*last):
-                        return
+                        break  # (a store failed: the run stops; nothing left to store)
                 future = stores.submit(
                     MatchToStore(mid, m.index, m.table, m.set_no, m.seed, tuple(m.seats),
                                  record, t_start, time.time())
@@ -2252,12 +2299,12 @@ async def _run_matches(
                 if future.done() and not future.cancelled() and future.exception() is None:
                     count(m_, record_, future.result())
             raise
+        stop_playing()
         if saving is not None:
-            stores.need(saving[2])
             await stored(*saving, last=True)
 
     with _Display(cfg, len(schedule), outcome.skipped, opts) as display:
-        workers = [asyncio.create_task(worker()) for _ in range(min(cfg.concurrency, len(pending)))]
+        workers = [asyncio.create_task(worker()) for _ in range(tables)]
         try:
             await asyncio.gather(*workers)
         finally:
@@ -2268,8 +2315,10 @@ async def _run_matches(
             storage_thread.shutdown(wait=True)  # a save under way is finished, never cut
     # What recording cost the tables: the storing's CPU, or the tables' wait for it where
     # that was longer (see TournamentOutcome.record_s); and the records' building.
-    outcome.record_wait_s = waited_s / max(1, len(workers))
-    outcome.record_last_wait_s = last_waited_s / max(1, len(workers))
+    tail_s = 0.0 if play_end is None or tail_end is None else tail_end - play_end
+    outcome.record_last_wait_s = tail_s
+    outcome.record_wait_s = waited_s / max(1, tables) + tail_s
+    outcome.record_idle_wait_s = idle_waited_s / max(1, tables)
     outcome.store_cpu_s = save_cpu_s
     outcome.build_cpu_s = float(getattr(referee, "record_cpu_s", 0.0))  # (not on test fakes)
     outcome.commits = stores.commits

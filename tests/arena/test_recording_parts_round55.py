@@ -106,7 +106,8 @@ def _slow_rate(rate: Any) -> Any:
 def _fake_outcome(play: float, rec: float) -> SimpleNamespace:
     return SimpleNamespace(play_s=play, finalize_s=0.0, record_s=rec, played_now=48, failed=[],
                            store_cpu_s=0.0123, record_wait_s=0.0456, record_last_wait_s=0.04,
-                           build_cpu_s=0.007, rate_s=0.0, commits=20)  # fmt: skip
+                           record_idle_wait_s=0.0789, build_cpu_s=0.007, rate_s=0.0,
+                           commits=20)  # fmt: skip
 
 
 def test_the_bench_prints_the_parts_in_milliseconds(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -115,7 +116,8 @@ def test_the_bench_prints_the_parts_in_milliseconds(monkeypatch: pytest.MonkeyPa
     assert out["concurrency 16"]["recording_share_percent"] == 3.0
     assert out["recording_parts"] == {
         "concurrency 16": {"store_cpu_ms": 12.3, "tables_wait_ms": 45.6,
-                           "of_it_last_stores_ms": 40.0, "build_cpu_ms": 7.0,
+                           "of_it_last_stores_ms": 40.0, "idle_last_waits_ms": 78.9,
+                           "build_cpu_ms": 7.0,
                            "finalize_ms": 0.0, "rate_ms": 0.0, "commits": 20}
     }  # fmt: skip
 

@@ -193,6 +193,7 @@ def test_the_tournament_figures_from_fake_runs(monkeypatch: pytest.MonkeyPatch) 
             store_cpu_s=0.0,
             record_wait_s=0.0,
             record_last_wait_s=0.0,
+            record_idle_wait_s=0.0,
             build_cpu_s=0.0,
             rate_s=0.0,
             commits=0,

@@ -497,7 +497,8 @@ def test_the_benchs_share_is_recording_over_playing_and_finalize(
         play, fin, rec = next(figures)
         return SimpleNamespace(play_s=play, finalize_s=fin, record_s=rec, played_now=24,
                                failed=[], store_cpu_s=0.0, record_wait_s=0.0,
-                               record_last_wait_s=0.0, build_cpu_s=0.0, rate_s=0.0,
+                               record_last_wait_s=0.0, record_idle_wait_s=0.0,
+                               build_cpu_s=0.0, rate_s=0.0,
                                commits=0)  # fmt: skip
 
     monkeypatch.setattr(bench, "run", run)
