@@ -37,7 +37,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -45,6 +45,7 @@ Popen = subprocess.Popen[str]
 
 __all__ = [
     "EXPERIMENTS_OFF",
+    "ON_MARK",
     "PYTHON",
     "SETTINGS",
     "bench_grpc_baseline",
@@ -74,6 +75,11 @@ _READY_TIMEOUT_S = 60.0
 #: The command that starts a measured Python process (``arena.bench.breakdown`` puts its
 #: probes in front).
 PYTHON: list[str] = [sys.executable]
+
+#: Called by :func:`follow_server` with ``"START"`` or ``"END"`` and the pids of the
+#: measured processes (the server's first) as the server prints that line, before the CPU
+#: is read (``arena.bench.instructions`` zeroes and dumps callgrind's counters there).
+ON_MARK: Callable[[str, Sequence[int]], None] | None = None
 
 
 # ----------------------------------------------------------------------------- messages
@@ -384,6 +390,8 @@ def follow_server(
     result: dict[str, Any] | None = None
     try:
         for line in server.stdout:
+            if ON_MARK is not None and line.startswith(("START", "END")):
+                ON_MARK(line.strip(), [server.pid, *pids])
             if line.startswith("START"):
                 t0, cpu0 = time.perf_counter(), sum(cpu_seconds(p) for p in pids)
             elif line.startswith("END"):
