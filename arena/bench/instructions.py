@@ -5,7 +5,8 @@ ping-pong, and :func:`arena.bench.referee.measure_referee`, the referee and thre
 random bots) with every process under ``valgrind --tool=callgrind --cache-sim=no``.
 Callgrind's counters are zeroed in every process when the measuring window starts and
 dumped when it ends (``callgrind_control -z`` / ``-d``, at the server's ``START`` and
-``END`` lines), so start-up, the warm-up and shutdown are not counted. The window's
+``END`` lines), so start-up, the warm-up and shutdown are not counted; the warm-up and the
+window are counts of decisions (round trips), not seconds: the same work at any speed. The window's
 instructions are divided by its decisions (round trips) and split by the object that ran
 them: the interpreter (``libpython`` and Python's own C modules), gRPC's ``cygrpc``,
 protobuf's ``upb``, ``libc``, and the rest. Per decision: the referee, and the three bots
@@ -16,12 +17,13 @@ together.
 no gRPC) under callgrind at two lengths; the difference divided by the difference of
 decisions cancels start-up.
 
-Valgrind runs each process 50-100 times slower: the windows are long and the referee's
-deadlines generous; a quick bot is kept on its event loop (``sdk.client._SLOW_S``), as it
-is without valgrind. Counts of two runs of the same code agree within about 1 %
-(docs/performance.md, "Instruction counts of 2026-12-14")::
+Valgrind runs each process 50-100 times slower: the referee's deadlines are generous, the
+servers wait for their clients (and the bots for the referee) as long as it takes, and a
+quick bot is kept on its event loop (``sdk.client._SLOW_S``), as it is without valgrind.
+Counts of two runs of the same code agree within about 1 % (docs/performance.md,
+"Instruction counts of 2026-12-14")::
 
-    .venv/bin/python -m arena.bench.instructions --tables 1 --seconds 40
+    .venv/bin/python -m arena.bench.instructions --tables 1 --decisions 300 --warmup 100
     .venv/bin/python -m arena.bench.instructions --hot
 """
 
@@ -293,10 +295,11 @@ def _dumped(folder: Path, pid: int) -> CallgrindCosts:
 
 
 def measure_instructions(
-    what: str, tables: int, seconds: float, warmup: float, top: int = 0, keep: Path | None = None
+    what: str, tables: int, count: int, warmup: int, top: int = 0, keep: Path | None = None
 ) -> dict[str, Any]:
     """One measurement under callgrind: ``what`` is "referee" (the referee and its bots, per
-    decision) or "baseline" (the bare server and its clients, per round trip)."""
+    decision) or "baseline" (the bare server and its clients, per round trip); a window of
+    ``count`` decisions (round trips) after ``warmup`` of them."""
     from arena.bench import grpc_baseline
     from arena.bench.referee import measure_referee
 
@@ -304,13 +307,12 @@ def measure_instructions(
     with tempfile.TemporaryDirectory(prefix="arena-callgrind-") as tmp:
         folder = Path(tmp)
         with _under_callgrind(folder) as marked:
+            # (the seconds only set the driver's watchdog: the window is counted)
             if what == "referee":
-                run = measure_referee(tables, None, seconds, warmup)
+                run = measure_referee(tables, None, _READY_S, counts=(warmup, count))
                 units, sides = run["decisions"], ("referee", "bots")
             else:
-                # (the baseline's warm-up is its window's third: 0.2 to 1 s, too short here;
-                # start-up is left out by the zeroing all the same)
-                run = grpc_baseline.measure(tables, None, seconds)
+                run = grpc_baseline.measure(tables, None, _READY_S, counts=(warmup, count))
                 units, sides = run["round_trips"], ("server", "clients")
         server, *clients = marked
         if keep is not None:
@@ -390,11 +392,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("--tables", type=int, nargs="+", default=[1],
                    help="table counts measured (default: %(default)s)")  # fmt: skip
-    p.add_argument("--seconds", type=float, default=40.0,
-                   help="the measuring window, wall seconds under valgrind (default: "
+    p.add_argument("--decisions", type=int, default=300,
+                   help="the window: decisions (round trips) counted (default: "
                         "%(default)s)")  # fmt: skip
-    p.add_argument("--warmup", type=float, default=10.0,
-                   help="the referee's seconds played before the window (default: "
+    p.add_argument("--warmup", type=int, default=100,
+                   help="decisions (round trips) played before the window (default: "
                         "%(default)s)")  # fmt: skip
     p.add_argument("--only", choices=["referee", "baseline"],
                    help="measure one side only (default: both)")  # fmt: skip
@@ -424,7 +426,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for what in ("baseline", "referee"):
                 if a.only in (None, what):
                     results[f"{what}_{t}"] = measure_instructions(
-                        what, t, a.seconds, a.warmup, a.top, a.keep
+                        what, t, a.decisions, a.warmup, a.top, a.keep
                     )
     if a.json:
         print(json.dumps(results, indent=2))

@@ -3,6 +3,7 @@ dump), the window's marks, valgrind missing; and one slow run end to end under v
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import subprocess
@@ -123,7 +124,7 @@ def test_without_valgrind_the_tool_says_so_and_exits_2(
 def test_the_bare_ping_pong_is_counted_end_to_end() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "arena.bench.instructions", "--only", "baseline",
-         "--seconds", "2", "--json"],
+         "--decisions", "20", "--warmup", "10", "--json"],
         capture_output=True, text=True, timeout=1200, check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -134,3 +135,39 @@ def test_the_bare_ping_pong_is_counted_end_to_end() -> None:
         # every group but "other" runs in a round trip, and they make up the total
         assert all(groups[g] > 0 for g in ("python", "grpc", "protobuf", "libc")), groups
         assert abs(sum(groups.values()) - got[side]["total"]) <= len(GROUPS)
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [("5", "two whole numbers"), ("a,b", "two whole numbers"), ("1,2,3", "two whole numbers"),
+     ("-1,5", "WARMUP >= 0"), ("5,0", "WINDOW >= 1")],
+)  # fmt: skip
+def test_bad_counts_are_named(value: str, said: str) -> None:
+    with pytest.raises(ValueError, match=said):
+        grpc_baseline.parse_counts(value)
+
+
+def test_a_counted_window_ends_after_its_count_whatever_the_clock() -> None:
+    """Window with counts: the warm-up ends after that many ticks, the window after that
+    many more; the seconds given play no part."""
+
+    async def run() -> list[tuple[str, int]]:
+        span = grpc_baseline.Window(3600.0, 3600.0, grpc_baseline.parse_counts("2,3"))
+        seen: list[tuple[str, int]] = []
+
+        async def work() -> None:
+            for _ in range(10):
+                await asyncio.sleep(0)
+                span.tick()
+
+        task = asyncio.create_task(work())
+        await span.warm_up()
+        seen.append(("warm", span.done))
+        await span.window()
+        seen.append(("window", span.done))
+        await task
+        return seen
+
+    assert asyncio.run(asyncio.wait_for(run(), 30)) == [("warm", 2), ("window", 5)]
+    assert grpc_baseline.count_args((2, 3)) == ["--counts", "2,3"]
+    assert grpc_baseline.count_args(None) == []
