@@ -154,7 +154,7 @@ def _install(role: str) -> None:
             await write_loop(self, counted)
 
         sessions.Stream.write_loop = write_loop_probe  # type: ignore[method-assign]
-        for fn in ("observe", "view_to_pb"):
+        for fn in ("observe", "view_to_pb", "game_view_bytes"):
             _timed(match, fn, f"f {fn}", main)
         for fn in ("_after", "_send_request", "on_decision"):
             _timed(match.MatchRunner, fn, f"f MatchRunner.{fn}", main)
