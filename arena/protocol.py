@@ -28,9 +28,9 @@ from typing import Any, cast
 from arena.v1 import arena_pb2 as pb
 from engine.actions import Action, Bid, Concede, Contract, Give, Pass, Play, ThrowIn
 from engine.cards import ACE_MARRIAGE_VALUE, Card, Rank, Suit
-from engine.game import OUTCOMES, DealResult, GameResult, Phase, Trick
+from engine.game import OUTCOMES, DealResult, Game, GameResult, Phase, Trick
 from engine.rules import Ruleset, RulesetError
-from engine.view import HiddenGive, PlayerView
+from engine.view import HiddenGive, PlayerView, observe, visible_gives, visible_talon
 
 __all__ = [
     "AHEAD_MOST",
@@ -51,6 +51,7 @@ __all__ = [
     "deal_result_from_pb",
     "deal_result_to_pb",
     "event_item",
+    "game_view_bytes",
     "hello_problem",
     "match_result_from_pb",
     "match_result_to_pb",
@@ -640,17 +641,27 @@ def match_result_to_pb(result: Mapping[str, Any], forfeits: Sequence[int] = ()) 
 
 
 def _marriage_tricks(view: PlayerView) -> list[int]:
-    """The index of the trick each marriage was declared on.
+    """The index of the trick each marriage of ``view`` was declared on."""
+    return _declared_on(view.marriages, view.tricks, view.trick)
+
+
+def _declared_on(
+    marriages: Sequence[tuple[int, Suit | None]],
+    tricks: Sequence[Trick],
+    trick: Sequence[tuple[int, Card]],
+) -> list[int]:
+    """The index of the trick each marriage was declared on (``marriages``, ``tricks`` and
+    ``trick`` as a view holds them).
 
     A marriage is declared with a lead, so the declaring lead is the seat's first lead of
     the suit's K or Q (the other one must still be in hand), and the ace marriage is the
     seat's first ace lead (all four aces must still be in hand).
     """
-    leads: list[tuple[int, Card]] = [(t.leader, t.cards[0][1]) for t in view.tricks]
-    if view.trick:
-        leads.append(view.trick[0])
+    leads: list[tuple[int, Card]] = [(t.leader, t.cards[0][1]) for t in tricks]
+    if trick:
+        leads.append(trick[0])
     out = []
-    for seat, suit in view.marriages:
+    for seat, suit in marriages:
         idx = 0
         for i, (leader, card) in enumerate(leads):
             if leader != seat:
@@ -679,63 +690,142 @@ def view_to_pb(
     ``deal_results_omitted``). ``bids_omitted``, ``tricks_omitted``: likewise the first bids
     and completed tricks of the deal (the "deal_once" feature).
     """
+    data = _view_bytes(view, results_omitted, bids_omitted, tricks_omitted)
+    if out is None:
+        return pb.PlayerView.FromString(data)
+    out.MergeFromString(data)
+    return out
+
+
+def game_view_bytes(
+    game: Game,
+    seat: int,
+    results_omitted: int = 0,
+    bids_omitted: int = 0,
+    tricks_omitted: int = 0,
+) -> bytes:
+    """The wire bytes of ``view_to_pb(observe(game, seat), None, results_omitted,
+    bids_omitted, tricks_omitted)``, made from ``game`` in one pass, without the
+    ``PlayerView`` in between: what the referee parses into each ``DecisionRequest``.
+
+    What the seat sees is decided where ``observe`` decides it: its own hand, the talon
+    (``visible_talon``), the passed cards (``visible_gives``), the legal actions when it
+    is to act, the rest public; a finished game's view is ``observe``'s own. The property
+    tests of tests/arena/test_game_view_bytes_round54.py check that these are the bytes
+    ``view_to_pb`` makes of ``observe``'s view, over the presets and random rulesets.
+    """
+    if game.is_over:
+        return _view_bytes(observe(game, seat), results_omitted, bids_omitted, tricks_omitted)
+    if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < game.n:
+        raise ValueError(f"no seat {seat!r} in a {game.n}-player game")
+    to_act = game.to_act
+    return _view_data(
+        seat, game.players, game.deal_number, game.dealer, game.phase, to_act,
+        _hand_mask_bytes(game.hand_mask(seat)), game.active_seats, visible_talon(game, seat),
+        game.auction(), game.declarer, game.bid, game.contract, visible_gives(game, seat),
+        game.trump, game.marriages, game.trick, game.tricks, game.scores, game.barrel,
+        game.legal_actions() if to_act == seat else (), game.deal_results,
+        results_omitted, bids_omitted, tricks_omitted,
+    )  # fmt: skip
+
+
+def _view_bytes(
+    view: PlayerView, results_omitted: int, bids_omitted: int, tricks_omitted: int
+) -> bytes:
+    """The wire bytes :func:`view_to_pb` parses into its message."""
+    return _view_data(
+        view.seat, view.players, view.deal_number, view.dealer, view.phase, view.to_act,
+        _hand_bytes(view.hand), view.active_seats, view.talon, view.bids, view.declarer,
+        view.bid, view.contract, view.gives, view.trump, view.marriages, view.trick,
+        view.tricks, view.scores, view.barrel, view.legal_actions, view.deal_results,
+        results_omitted, bids_omitted, tricks_omitted,
+    )  # fmt: skip
+
+
+def _view_data(
+    seat: int,
+    players: tuple[str, ...],
+    deal_number: int,
+    dealer: int,
+    phase: Phase,
+    to_act: int | None,
+    hand: bytes,
+    active_seats: tuple[int, ...],
+    talon: tuple[Card, ...] | None,
+    bids: tuple[tuple[int, Action], ...],
+    declarer: int | None,
+    bid: int | None,
+    contract: int | None,
+    gives: tuple[tuple[int, Card | None], ...],
+    trump: Suit | None,
+    marriages: tuple[tuple[int, Suit | None], ...],
+    trick: tuple[tuple[int, Card], ...],
+    tricks: tuple[Trick, ...],
+    scores: tuple[int, ...],
+    barrel: tuple[int, ...] | None,
+    legal_actions: tuple[Action, ...],
+    deal_results: tuple[DealResult, ...],
+    results_omitted: int,
+    bids_omitted: int,
+    tricks_omitted: int,
+) -> bytes:
+    """A view's wire bytes from its fields (``hand`` already as its items' bytes): the one
+    place that writes a view, for :func:`view_to_pb` and :func:`game_view_bytes`."""
     # The view is written as wire bytes and parsed once (see "view encoding" below).
     parts = [
-        _K_SEAT, _u32(view.seat),
-        _players_bytes(view.players),
-        _K_DEAL_NUMBER, _u32(view.deal_number),
-        _K_DEALER, _u32(view.dealer),
-        _K_PHASE, _PHASE_BYTES[view.phase._value_],
+        _K_SEAT, _u32(seat),
+        _players_bytes(players),
+        _K_DEAL_NUMBER, _u32(deal_number),
+        _K_DEALER, _u32(dealer),
+        _K_PHASE, _PHASE_BYTES[phase._value_],
     ]  # fmt: skip
-    if view.to_act is not None:
-        parts += (_K_TO_ACT, _u32(view.to_act))
-    if view.hand:
-        hand_item = _HAND_ITEM
-        parts += [hand_item[c] for c in view.hand]
-    parts.append(_packed_bytes(_ACTIVE_BYTES, "active_seats", view.active_seats))
-    if view.talon is not None:
+    if to_act is not None:
+        parts += (_K_TO_ACT, _u32(to_act))
+    if hand:
+        parts.append(hand)
+    parts.append(_packed_bytes(_ACTIVE_BYTES, "active_seats", active_seats))
+    if talon is not None:
         parts.append(_TALON_KNOWN)
         talon_item = _TALON_ITEM
-        parts += [talon_item[c] for c in view.talon]
-    bids = view.bids
+        parts += [talon_item[c] for c in talon]
     if bids_omitted:
         if not 0 < bids_omitted <= len(bids):
             raise ValueError(f"{bids_omitted} bids to leave out of {len(bids)}")
         # (the rest of the auction after them: a bid or two, or none once it is over)
-        parts += [_bid_item(seat, action) for seat, action in bids[bids_omitted:]]
+        parts += [_bid_item(s, action) for s, action in bids[bids_omitted:]]
     elif bids:
         hit_b = _BIDS_BY_ID.get(id(bids))
         if hit_b is None or hit_b[0] is not bids:
-            hit_b = (bids, b"".join([_bid_item(seat, action) for seat, action in bids]))
+            hit_b = (bids, b"".join([_bid_item(s, action) for s, action in bids]))
             _store(_BIDS_BY_ID, id(bids), hit_b)
         parts.append(hit_b[1])
-    if view.declarer is not None:
-        parts += (_K_DECLARER, _u32(view.declarer))
-    if view.bid is not None:
-        parts += (_K_BID, _u32(view.bid))
-    if view.contract is not None:
-        parts += (_K_CONTRACT, _u32(view.contract))
-    if view.gives:
-        giver = view.declarer if view.declarer is not None else 0
-        gives = _GIVE_ITEMS
-        for to, card in view.gives:
-            item = gives.get((giver, to, card))
+    if declarer is not None:
+        parts += (_K_DECLARER, _u32(declarer))
+    if bid is not None:
+        parts += (_K_BID, _u32(bid))
+    if contract is not None:
+        parts += (_K_CONTRACT, _u32(contract))
+    if gives:
+        giver = declarer if declarer is not None else 0
+        give_items = _GIVE_ITEMS
+        for to, card in gives:
+            item = give_items.get((giver, to, card))
             if item is None:
                 item = _give_item(giver, to, card)
             parts.append(item)
-    if view.trump is not None:
-        parts.append(_TRUMP_BYTES[view.trump])
-    if view.marriages:
-        marriages = _MARRIAGE_ITEMS
-        for (seat, suit), trick in zip(view.marriages, _marriage_tricks(view), strict=True):
-            item = marriages.get((seat, suit, trick))
+    if trump is not None:
+        parts.append(_TRUMP_BYTES[trump])
+    if marriages:
+        marriage_items = _MARRIAGE_ITEMS
+        on = _declared_on(marriages, tricks, trick)
+        for (s, suit), k in zip(marriages, on, strict=True):
+            item = marriage_items.get((s, suit, k))
             if item is None:
-                item = _marriage_item(seat, suit, trick)
+                item = _marriage_item(s, suit, k)
             parts.append(item)
-    if view.trick:
+    if trick:
         trick_item = _TRICK_CARD_ITEM
-        parts += [trick_item[seat][card] for seat, card in view.trick]
-    tricks = view.tricks
+        parts += [trick_item[s][card] for s, card in trick]
     if tricks_omitted:
         if not 0 < tricks_omitted <= len(tricks):
             raise ValueError(f"{tricks_omitted} tricks to leave out of {len(tricks)}")
@@ -754,15 +844,15 @@ def view_to_pb(
             hit_t = (tricks, b"".join(made))
             _store(_TRICKS_BY_ID, id(tricks), hit_t)
         parts.append(hit_t[1])
-    parts.append(_packed_bytes(_SCORES_BYTES, "scores", view.scores))
-    if view.barrel is not None:
-        parts.append(_packed_bytes(_BARREL_BYTES, "barrel", _barrel_to_pb(view.barrel)))
-    if view.legal_actions:
+    parts.append(_packed_bytes(_SCORES_BYTES, "scores", scores))
+    if barrel is not None:
+        parts.append(_packed_bytes(_BARREL_BYTES, "barrel", _barrel_to_pb(barrel)))
+    if legal_actions:
         by_id = _LEGAL_ITEM_BY_ID
-        for a in view.legal_actions:
+        for a in legal_actions:
             hit = by_id.get(id(a))
             parts.append(hit[1] if hit is not None and hit[0] is a else _legal_item(a))
-    results = view.deal_results
+    results = deal_results
     if results_omitted:
         if not 0 < results_omitted <= len(results):
             raise ValueError(f"{results_omitted} results to leave out of {len(results)}")
@@ -778,11 +868,7 @@ def view_to_pb(
         parts += (_K_BIDS_OMITTED, _u32(bids_omitted))
     if tricks_omitted:
         parts += (_K_TRICKS_OMITTED, _u32(tricks_omitted))
-    data = b"".join(parts)
-    if out is None:
-        return pb.PlayerView.FromString(data)
-    out.MergeFromString(data)
-    return out
+    return b"".join(parts)
 
 
 def view_from_pb(
@@ -1072,6 +1158,29 @@ _TRUMP_BYTES: tuple[bytes, ...] = tuple(
 _HAND_ITEM: tuple[bytes, ...] = tuple(
     pb.PlayerView(hand=[_CARD_PB[c]]).SerializeToString() for c in Card
 )
+# A hand's items by each byte of its mask (cards 0-7, 8-15, 16-23): ascending, as
+# ``cards_from_mask`` (and so ``observe``) lists a hand.
+_HAND_BY_BYTE: tuple[tuple[bytes, ...], ...] = tuple(
+    tuple(
+        b"".join(_HAND_ITEM[8 * k + i] for i in range(8) if v >> i & 1 and 8 * k + i < 24)
+        for v in range(256)
+    )
+    for k in range(3)
+)
+
+
+def _hand_bytes(hand: Sequence[Card]) -> bytes:
+    """The ``PlayerView.hand`` items of ``hand`` (in its order)."""
+    item = _HAND_ITEM
+    return b"".join([item[c] for c in hand])
+
+
+def _hand_mask_bytes(mask: int) -> bytes:
+    """The ``PlayerView.hand`` items of the cards of ``mask``, ascending."""
+    low, mid, high = _HAND_BY_BYTE
+    return low[mask & 255] + mid[mask >> 8 & 255] + high[mask >> 16 & 255]
+
+
 _TALON_ITEM: tuple[bytes, ...] = tuple(
     pb.PlayerView(talon=[_CARD_PB[c]]).SerializeToString() for c in Card
 )

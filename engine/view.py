@@ -28,6 +28,7 @@ __all__ = [
     "observe",
     "own_next_view",
     "public_action",
+    "visible_gives",
     "visible_talon",
 ]
 
@@ -116,6 +117,14 @@ def visible_talon(game: Game, seat: int) -> tuple[Card, ...] | None:
     return game.talon if _talon_visible(game, seat) else None
 
 
+def visible_gives(game: Game, seat: int) -> tuple[tuple[int, Card | None], ...]:
+    """The declarer's passed cards as ``seat`` sees them: ``observe(game, seat).gives``
+    (which takes them from here) while a deal is on: ``(to, card)``, the card only for
+    its giver and its receiver (``None`` for a third seat)."""
+    declarer = game.declarer
+    return tuple((to, card if seat in (declarer, to) else None) for to, card in game.gives)
+
+
 def observe(game: Game, seat: int, *, ended: bool = False) -> PlayerView:
     """The view of ``game`` that seat ``seat`` is allowed to have. ``ended``: the match is
     over even if the game is not (every seat forfeited, and it stopped mid-deal): the view
@@ -123,10 +132,6 @@ def observe(game: Game, seat: int, *, ended: bool = False) -> PlayerView:
     act."""
     if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < game.n:
         raise ValueError(f"no seat {seat!r} in a {game.n}-player game")
-    declarer = game.declarer
-    gives: tuple[tuple[int, Card | None], ...] = tuple(
-        (to, card if seat in (declarer, to) else None) for to, card in game.gives
-    )
     over = ended or game.phase is Phase.GAME_OVER
     return PlayerView(
         seat=seat,
@@ -140,10 +145,10 @@ def observe(game: Game, seat: int, *, ended: bool = False) -> PlayerView:
         active_seats=game.active_seats,
         talon=None if over else visible_talon(game, seat),
         bids=() if over else game.auction(),
-        declarer=None if over else declarer,
+        declarer=None if over else game.declarer,
         bid=None if over else game.bid,
         contract=None if over else game.contract,
-        gives=() if over else gives,
+        gives=() if over else visible_gives(game, seat),
         trump=None if over else game.trump,
         marriages=() if over else game.marriages,
         trick=() if over else game.trick,

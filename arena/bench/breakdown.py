@@ -35,7 +35,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["breakdown"]
+__all__ = ["breakdown", "run_as_python"]
 
 _DIR_ENV = "ARENA_BREAKDOWN_DIR"
 
@@ -154,7 +154,7 @@ def _install(role: str) -> None:
             await write_loop(self, counted)
 
         sessions.Stream.write_loop = write_loop_probe  # type: ignore[method-assign]
-        for fn in ("observe", "view_to_pb"):
+        for fn in ("observe", "view_to_pb", "game_view_bytes"):
             _timed(match, fn, f"f {fn}", main)
         for fn in ("_after", "_send_request", "on_decision"):
             _timed(match.MatchRunner, fn, f"f MatchRunner.{fn}", main)
@@ -188,6 +188,13 @@ def _exec(argv: list[str]) -> None:
 
     atexit.register(dump)
     _install(role)
+    run_as_python(argv)
+
+
+def run_as_python(argv: Sequence[str]) -> None:
+    """Run ``-m MODULE ARGS...`` or ``-c CODE ARGS...`` in this process as ``python`` would
+    (the measured processes' command line, after a wrapper's own set-up)."""
+    how, what, *rest = argv
     sys.argv = [what, *rest]
     if how == "-c":
         exec(compile(what, "<string>", "exec"), {"__name__": "__main__"})

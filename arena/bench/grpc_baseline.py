@@ -37,7 +37,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -45,13 +45,17 @@ Popen = subprocess.Popen[str]
 
 __all__ = [
     "EXPERIMENTS_OFF",
+    "ON_MARK",
     "PYTHON",
     "SETTINGS",
+    "Window",
     "bench_grpc_baseline",
+    "count_args",
     "cpu_seconds",
     "experiment_env",
     "follow_server",
     "measure",
+    "parse_counts",
     "percentile",
     "read_port",
     "sample_messages",
@@ -74,6 +78,11 @@ _READY_TIMEOUT_S = 60.0
 #: The command that starts a measured Python process (``arena.bench.breakdown`` puts its
 #: probes in front).
 PYTHON: list[str] = [sys.executable]
+
+#: Called by :func:`follow_server` with ``"START"`` or ``"END"`` and the pids of the
+#: measured processes (the server's first) as the server prints that line, before the CPU
+#: is read (``arena.bench.instructions`` zeroes and dumps callgrind's counters there).
+ON_MARK: Callable[[str, Sequence[int]], None] | None = None
 
 
 # ----------------------------------------------------------------------------- messages
@@ -188,6 +197,57 @@ def warmup_for(seconds: float) -> float:
     return min(1.0, max(0.2, seconds / 3))
 
 
+class Window:
+    """A measured server's warm-up and window: ``warmup`` and ``seconds`` of wall time or,
+    with ``counts`` = (warm-up, window), that many decisions (round trips) each: the same
+    work whatever the machine's speed (``arena.bench.instructions``, under valgrind)."""
+
+    def __init__(self, warmup: float, seconds: float, counts: tuple[int, int] | None) -> None:
+        self.warmup, self.seconds, self.counts = warmup, seconds, counts
+        self.done = 0  # decisions (round trips) so far, the warm-up's included
+        self._goal = 0
+        self._reached = asyncio.Event()
+
+    def tick(self, n: int = 1) -> None:
+        """``n`` more decisions (round trips) done."""
+        self.done += n
+        if self._goal and self.done >= self._goal:
+            self._reached.set()
+
+    async def _wait(self, seconds: float, count: int) -> None:
+        if self.counts is None:
+            await asyncio.sleep(seconds)
+            return
+        self._goal = self.done + count
+        self._reached.clear()
+        if self.done < self._goal:
+            await self._reached.wait()
+
+    async def warm_up(self) -> None:
+        await self._wait(self.warmup, self.counts[0] if self.counts else 0)
+
+    async def window(self) -> None:
+        await self._wait(self.seconds, self.counts[1] if self.counts else 0)
+
+
+def count_args(counts: tuple[int, int] | None) -> list[str]:
+    """A measured server's command-line options for :class:`Window`'s ``counts``."""
+    return [] if counts is None else ["--counts", f"{counts[0]},{counts[1]}"]
+
+
+def parse_counts(value: str | None) -> tuple[int, int] | None:
+    """``--counts WARMUP,WINDOW`` (see :class:`Window`)."""
+    if value is None:
+        return None
+    try:
+        warm, window = (int(v) for v in value.split(","))
+    except ValueError:
+        raise ValueError(f"--counts: two whole numbers WARMUP,WINDOW, got {value!r}") from None
+    if warm < 0 or window < 1:
+        raise ValueError(f"--counts: WARMUP >= 0 and WINDOW >= 1, got {value!r}")
+    return warm, window
+
+
 def experiment_env(experiments: str | None) -> dict[str, str]:
     """The environment for a measured process: ours, with ``GRPC_EXPERIMENTS`` set (or as
     inherited when ``None``)."""
@@ -201,7 +261,7 @@ def experiment_env(experiments: str | None) -> dict[str, str]:
 # ----------------------------------------------------------------------------- server
 
 
-async def _serve(request: bytes, tables: int, seats: int, warmup: float, seconds: float) -> None:
+async def _serve(request: bytes, tables: int, seats: int, span: Window) -> None:
     import grpc
 
     from arena.v1 import arena_pb2 as pb
@@ -257,6 +317,7 @@ async def _serve(request: bytes, tables: int, seats: int, warmup: float, seconds
                 async with locks[seat]:
                     await streams[seat].write(msg)
                 await fut
+                span.tick()
                 if counting:
                     latencies.append(clock() - start)
                     count += 1
@@ -268,12 +329,12 @@ async def _serve(request: bytes, tables: int, seats: int, warmup: float, seconds
     print(f"PORT {port}", flush=True)
     await asyncio.wait_for(all_in.wait(), _READY_TIMEOUT_S)
     tasks = [asyncio.create_task(table(t)) for t in range(tables)]
-    await asyncio.sleep(warmup)
+    await span.warm_up()
     counting = True
     print("START", flush=True)
     t0 = time.perf_counter()
     c0 = time.process_time()
-    await asyncio.sleep(seconds)
+    await span.window()
     counting = False
     elapsed = time.perf_counter() - t0
     cpu = time.process_time() - c0
@@ -384,6 +445,8 @@ def follow_server(
     result: dict[str, Any] | None = None
     try:
         for line in server.stdout:
+            if ON_MARK is not None and line.startswith(("START", "END")):
+                ON_MARK(line.strip(), [server.pid, *pids])
             if line.startswith("START"):
                 t0, cpu0 = time.perf_counter(), sum(cpu_seconds(p) for p in pids)
             elif line.startswith("END"):
@@ -423,9 +486,11 @@ def measure(
     tables: int,
     experiments: str | None = None,
     seconds: float = 3.0,
+    counts: tuple[int, int] | None = None,
 ) -> dict[str, Any]:
     """One ping-pong measurement in fresh processes: ``round_trips_per_s``, ``p50_ms``,
-    ``p99_ms``, ``server_cpu`` (CPU seconds of the server per second)."""
+    ``p99_ms``, ``server_cpu`` (CPU seconds of the server per second); ``counts``: a
+    warm-up and a window of that many round trips instead of seconds (see :class:`Window`)."""
     msgs = _messages()
     warmup = warmup_for(seconds)
     env = experiment_env(experiments)
@@ -438,7 +503,7 @@ def measure(
         with (Path(tmp) / "stderr.txt").open("w+") as err:
             server = _spawn(
                 ["server", "--request", str(req_path), "--tables", str(tables),
-                 "--warmup", str(warmup), "--seconds", str(seconds)],
+                 "--warmup", str(warmup), "--seconds", str(seconds), *count_args(counts)],
                 env,
                 err,
             )  # fmt: skip
@@ -516,10 +581,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--decision", type=Path)
     p.add_argument("--port", type=int)
     p.add_argument("--seat", type=int, default=0)
+    p.add_argument("--counts", help="WARMUP,WINDOW round trips instead of seconds")
     a = p.parse_args(argv)
     if a.role == "server":
         warmup = warmup_for(a.seconds) if a.warmup is None else a.warmup
-        asyncio.run(_serve(a.request.read_bytes(), a.tables, 3, warmup, a.seconds))
+        span = Window(warmup, a.seconds, parse_counts(a.counts))
+        asyncio.run(_serve(a.request.read_bytes(), a.tables, 3, span))
     elif a.role == "client":
         asyncio.run(_client(a.port, a.seat, a.decision.read_bytes()))
     else:

@@ -50,9 +50,12 @@ from typing import Any
 from arena.bench import grpc_baseline
 from arena.bench.grpc_baseline import (
     SETTINGS,
+    Window,
     baseline,
+    count_args,
     experiment_env,
     follow_server,
+    parse_counts,
     percentile,
     read_port,
     warmup_for,
@@ -74,7 +77,7 @@ _MIN_MATCHES_TIMEOUT_S = 120.0
 
 
 async def _referee(
-    tables: int, warmup: float, seconds: float, preset: str, max_deals: int, min_matches: int
+    tables: int, span: Window, preset: str, max_deals: int, min_matches: int
 ) -> None:
     from arena.referee import Referee, RefereeConfig, start_server
     from arena.referee.sessions import BotSession, Stream
@@ -137,8 +140,10 @@ async def _referee(
 
     def timed_on_decision(self: Referee, session: BotSession, d: pb.Decision) -> bool:
         t = sent.pop((session.name, d.match_id, d.request_id), None)
-        if t is not None and counting:
-            latencies.append(clock() - t)
+        if t is not None:
+            span.tick()
+            if counting:
+                latencies.append(clock() - t)
         return on_decision(self, session, d)
 
     def counted_add_event(self: BotSession, event: pb.Event) -> None:
@@ -165,8 +170,10 @@ async def _referee(
 
     def counted_ahead(self: MatchRunner, *args: Any) -> Any:
         played = play_ahead(self, *args)
-        if counting and played is not None:
-            ahead["played"] += 1
+        if played is not None:
+            span.tick()
+            if counting:
+                ahead["played"] += 1
         return played
 
     MatchRunner._ahead = counted_ahead  # type: ignore[method-assign,assignment]
@@ -194,11 +201,11 @@ async def _referee(
                 totals["decisions"] += sum(1 for a in d["actions"] if a.get("by") == "bot")
 
     tasks = [asyncio.create_task(table(t)) for t in range(tables)]
-    await asyncio.sleep(warmup)
+    await span.warm_up()
     counting = True
     print("START", flush=True)
     t0, c0 = clock(), time.process_time()
-    await asyncio.sleep(seconds)
+    await span.window()
     counting = False
     elapsed, cpu = clock() - t0, time.process_time() - c0
     print("END", flush=True)
@@ -317,11 +324,13 @@ def measure_referee(
     preset: str = BENCH_PRESET,
     max_deals: int = BENCH_MAX_DEALS,
     min_matches: int = 0,
+    counts: tuple[int, int] | None = None,
 ) -> dict[str, Any]:
     """One measurement in fresh processes (see the module docs for the figures).
 
     ``min_matches``: after the window, play on (not measured) until that many matches have
-    ended (for the peak memory of whole matches)."""
+    ended (for the peak memory of whole matches); ``counts``: a warm-up and a window of
+    that many decisions instead of seconds (:class:`arena.bench.grpc_baseline.Window`)."""
     env = experiment_env(experiments)
     warmup = warmup_for(seconds) if warmup is None else warmup
     bots: list[subprocess.Popen[bytes]] = []
@@ -329,7 +338,8 @@ def measure_referee(
         server = subprocess.Popen(
             [*grpc_baseline.PYTHON, "-m", "arena.bench.referee", "server", "--tables", str(tables),
              "--warmup", str(warmup), "--seconds", str(seconds), "--preset", preset,
-             "--max-deals", str(max_deals), "--min-matches", str(min_matches)],
+             "--max-deals", str(max_deals), "--min-matches", str(min_matches),
+             *count_args(counts)],
             env=env, stdout=subprocess.PIPE, stderr=err, text=True,
         )  # fmt: skip
         try:
@@ -462,12 +472,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="after the window, play on (unmeasured) until this many matches ended "
         "(default: %(default)s)",
     )
+    p.add_argument("--counts", help="for role 'server': WARMUP,WINDOW decisions instead of "
+                   "seconds (arena.bench.instructions)")  # fmt: skip
     p.add_argument("--experiments", default=None,
                    help="GRPC_EXPERIMENTS for role 'one' (default: as inherited)")  # fmt: skip
     a = p.parse_args(argv)
     if a.role == "server":
         warmup = warmup_for(a.seconds) if a.warmup is None else a.warmup
-        asyncio.run(_referee(a.tables, warmup, a.seconds, a.preset, a.max_deals, a.min_matches))
+        span = Window(warmup, a.seconds, parse_counts(a.counts))
+        asyncio.run(_referee(a.tables, span, a.preset, a.max_deals, a.min_matches))
     elif a.role == "one":
         # Every option reaches the measurement (--preset and --min-matches too).
         r = measure_referee(a.tables, a.experiments, a.seconds, a.warmup, preset=a.preset,

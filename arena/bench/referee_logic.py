@@ -31,8 +31,11 @@ class _AnswerAtOnce(Stream):
 
     __slots__ = ("answered", "referee", "session")
 
-    def __init__(self, referee: Referee, session: BotSession) -> None:
+    def __init__(self, referee: Referee, session: BotSession, as_sdk: bool = False) -> None:
         super().__init__("in-process")
+        # As the SDK's bots ask (their Hello's features): each deal result, and each bid
+        # and completed trick of a deal, sent once.
+        self.results_once = self.deal_once = as_sdk
         self.referee = referee
         self.session = session
         self.answered = 0
@@ -47,13 +50,13 @@ class _AnswerAtOnce(Stream):
             asyncio.get_running_loop().call_soon(self.referee.on_decision, self.session, answer)
 
 
-async def _run(tables: int, matches: int, max_deals: int) -> tuple[int, float]:
+async def _run(tables: int, matches: int, max_deals: int, as_sdk: bool) -> tuple[int, float]:
     referee = Referee(RefereeConfig(decision_ms=60_000, time_bank_ms=60_000))
     streams = []
     for name in ("a", "b", "c"):
         referee.add_bot(name, f"token-{name}")
         session = referee.session(name)
-        stream = _AnswerAtOnce(referee, session)
+        stream = _AnswerAtOnce(referee, session, as_sdk)
         session.attach(stream)
         streams.append(stream)
     rules = dataclasses.replace(PRESETS["classic"], max_deals=max_deals)
@@ -67,9 +70,12 @@ async def _run(tables: int, matches: int, max_deals: int) -> tuple[int, float]:
     return sum(s.answered for s in streams), time.process_time() - start
 
 
-def referee_logic(tables: int = 10, matches: int = 20, max_deals: int = 12) -> dict[str, float]:
-    """Decisions answered and the referee's CPU µs per decision (process time)."""
-    decisions, cpu = asyncio.run(_run(tables, matches, max_deals))
+def referee_logic(
+    tables: int = 10, matches: int = 20, max_deals: int = 12, as_sdk: bool = False
+) -> dict[str, float]:
+    """Decisions answered and the referee's CPU µs per decision (process time); ``as_sdk``:
+    the views as the SDK's bots ask for them ("results_once", "deal_once")."""
+    decisions, cpu = asyncio.run(_run(tables, matches, max_deals, as_sdk))
     return {"decisions": decisions, "cpu_us_per_decision": round(cpu / decisions * 1e6, 1)}
 
 
@@ -86,12 +92,15 @@ def main(argv: Sequence[str] | None = None) -> None:
                    help="matches per table (default: %(default)s)")  # fmt: skip
     p.add_argument("--max-deals", type=int, default=12,
                    help="deal cap per match (default: %(default)s)")  # fmt: skip
+    p.add_argument("--as-sdk", action="store_true",
+                   help="views as the SDK's bots ask for them: each deal result, bid and "
+                        "completed trick sent once (default: every view whole)")  # fmt: skip
     p.add_argument("--profile", action="store_true", help="print cProfile's top functions")
     a = p.parse_args(argv)
     profiler = cProfile.Profile() if a.profile else None
     if profiler is not None:
         profiler.enable()
-    out = referee_logic(a.tables, a.matches, a.max_deals)
+    out = referee_logic(a.tables, a.matches, a.max_deals, a.as_sdk)
     if profiler is not None:
         profiler.disable()
         pstats.Stats(profiler).sort_stats("tottime").print_stats(20)

@@ -36,6 +36,7 @@ from arena.protocol import (
     action_to_pb,
     card_to_pb,
     deal_result_to_pb,
+    game_view_bytes,
     match_result_to_pb,
     ruleset_to_pb,
     view_to_pb,
@@ -166,10 +167,10 @@ class Pending:
     #: The answer's ``Decision.failed``, when its client set it: the bot's decision failed
     #: and the answer is the client's fallback (a ``bot_error`` incident, no strike).
     failed: str | None = None
-    #: The engine's view the request's ``view`` was made from (``None`` in tests that make
-    #: a ``Pending`` by hand): what a bot that asked for "deal_once" has of the deal once it
-    #: is sent (``SeatState.deal_sent``).
-    seen: PlayerView | None = None
+    #: The deal number, bids and completed tricks of the request's ``view`` (``None`` in
+    #: tests that make a ``Pending`` by hand): what a bot that asked for "deal_once" has of
+    #: the deal once it is sent (``SeatState.deal_sent``).
+    deal: tuple[int, tuple[Any, ...], tuple[Any, ...]] | None = None
     #: The answer's ``Decision.ahead``, from a bot whose stream agreed "ahead" and whose
     #: answer did not say ``failed`` (the first ``AHEAD_MOST``): its next decisions, chosen
     #: ahead (``MatchRunner._ahead``).
@@ -538,16 +539,20 @@ class MatchRunner:
         stream = st.session.stream
         on, sent = st.results_sent
         omit = sent if on is not None and on is stream and on.results_once else 0
-        seen = observe(game, st.seat)
+        # The deal's bids and tricks as the view holds them (``observe`` takes these tuples).
+        number, now_bids, now_tricks = game.deal_number, game.auction(), game.tricks
         omit_bids = omit_tricks = 0
         on, deal, bids, tricks = st.deal_sent
-        if on is not None and on is stream and on.deal_once and deal == seen.deal_number:
+        if on is not None and on is stream and on.deal_once and deal == number:
             # (the same tuple when nothing was added: the engine keeps a deal's)
-            if bids and (seen.bids is bids or seen.bids[: len(bids)] == bids):
+            if bids and (now_bids is bids or now_bids[: len(bids)] == bids):
                 omit_bids = len(bids)
-            if tricks and (seen.tricks is tricks or seen.tricks[: len(tricks)] == tricks):
+            if tricks and (now_tricks is tricks or now_tricks[: len(tricks)] == tricks):
                 omit_tricks = len(tricks)
-        view = view_to_pb(seen, req.view, omit, omit_bids, omit_tricks)  # in place, not copied
+        # The view's bytes straight from the game (``observe``'s view, proved equal by the
+        # tests of game_view_bytes), parsed into the request in place.
+        view = req.view
+        view.MergeFromString(game_view_bytes(game, st.seat, omit, omit_bids, omit_tricks))
         budget_ms = self.config.decision_ms + st.bank_ms
         loop = self._loop
         start = loop.time()
@@ -557,7 +562,7 @@ class MatchRunner:
         lag = loop_lag(loop)
         pending = st.pending = Pending(
             rid, fut, view, game.deal_number, deadline, limit_at,
-            start=start, lag=lag, lag_seen=lag.stalled(), seen=seen,
+            start=start, lag=lag, lag_seen=lag.stalled(), deal=(number, now_bids, now_tricks),
         )  # fmt: skip
         lag.hold()  # (from before the request is queued: it may wait on the loop)
         try:
@@ -622,9 +627,11 @@ class MatchRunner:
                 # The engine's own object, equal to the answer (decoded anew from every
                 # message): what is applied and sent on is the one whose bytes are kept by
                 # its identity (its events, and the views' bids); the answer's missed them.
+                if pending.ahead and pending.deal is not None:
+                    # The view the bot answered: the game has waited for this answer, so it is
+                    # the request's (made only for the answers that carry actions ahead).
+                    st.ahead = (observe(game, st.seat), own, pending.ahead)
                 game.apply_trusted(own)
-                if pending.ahead and pending.seen is not None:
-                    st.ahead = (pending.seen, own, pending.ahead)
                 return own, "bot" if pending.failed is None else _BOT_FAILED, ms
         try:
             game.apply(action, seat=st.seat)  # raises, naming the rule broken
@@ -825,9 +832,8 @@ class MatchRunner:
         session = st.session
         if session.send(msg):
             st.results_sent = (session.stream, len(self.game.deal_results))
-            seen = p.seen
-            if seen is not None:
-                st.deal_sent = (session.stream, seen.deal_number, seen.bids, seen.tricks)
+            if p.deal is not None:
+                st.deal_sent = (session.stream, *p.deal)
             # A request sent again has an id known from an earlier stream: its answer
             # proves nothing read on this one, so it settles no end of a match queued before
             # it (BotSession.confirm); the bot's next request will.

@@ -135,8 +135,17 @@ def test_only_a_bot_that_asked_gets_views_without_what_it_has(
             made[(runner_of[id(game)], seat)].append(view)
         return view
 
+    # A request's view is made from the game in one pass (round 54): the engine's view it
+    # shows is observe's of the game at that moment.
+    real_bytes = match_mod.game_view_bytes
+
+    def view_bytes(game: Game, seat: int, *omitted: int) -> bytes:
+        made[(runner_of[id(game)], seat)].append(real_observe(game, seat))
+        return real_bytes(game, seat, *omitted)
+
     monkeypatch.setattr(match_mod.MatchRunner, "run", run)
     monkeypatch.setattr(match_mod, "observe", observing)
+    monkeypatch.setattr(match_mod, "game_view_bytes", view_bytes)
 
     async def main() -> list[_Captures]:
         referee = Referee(RefereeConfig(decision_ms=60_000, time_bank_ms=60_000))
@@ -196,16 +205,17 @@ def _play_over_grpc(monkeypatch: pytest.MonkeyPatch, referee_knows: bool) -> lis
     out of each request."""
     made: dict[int, list[tuple[Any, ...]]] = {0: [], 1: [], 2: []}
     omitted: list[tuple[int, int]] = []
-    real = match_mod.view_to_pb
+    real = match_mod.game_view_bytes
 
-    def recording(view: PlayerView, out: Any = None, results: int = 0, *more: int) -> Any:
-        if out is not None:  # (a request's view, made in place; not MatchStarted's)
-            made[view.seat].append((view.bids, view.tricks))
-            bids, tricks = (*more, 0, 0)[:2]
-            omitted.append((bids, tricks))
-        return real(view, out, results, *more)
+    def recording(game: Game, seat: int, results: int = 0, *more: int) -> bytes:
+        # (a request's view, made from the game: the engine's view of it is observe's)
+        view = observe(game, seat)
+        made[view.seat].append((view.bids, view.tricks))
+        bids, tricks = (*more, 0, 0)[:2]
+        omitted.append((bids, tricks))
+        return real(game, seat, results, *more)
 
-    monkeypatch.setattr(match_mod, "view_to_pb", recording)
+    monkeypatch.setattr(match_mod, "game_view_bytes", recording)
     # A referee without "ahead" (round 53): every view a bot gets is then a request's (with
     # it, also the views the SDK foresees: tests/sdk/test_ahead_round53.py checks those).
     monkeypatch.setattr(core_mod, "FEATURES", tuple(f for f in core_mod.FEATURES if f != "ahead"))

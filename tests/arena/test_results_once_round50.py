@@ -138,15 +138,15 @@ def test_the_sdk_rebuilds_every_view_a_real_referee_sends(monkeypatch: pytest.Mo
     requests carried none of them."""
     made: dict[int, list[tuple[Any, ...]]] = {0: [], 1: [], 2: []}
     omitted: list[int] = []
-    real = match_mod.view_to_pb
+    real = match_mod.game_view_bytes
 
-    def recording(view: PlayerView, out: Any = None, results_omitted: int = 0, *more: int) -> Any:
-        if out is not None:  # (a request's view, made in place; not MatchStarted's)
-            made[view.seat].append(view.deal_results)
-            omitted.append(results_omitted)
-        return real(view, out, results_omitted, *more)  # (more: "deal_once", round 51)
+    def recording(game: Game, seat: int, results_omitted: int = 0, *more: int) -> bytes:
+        # (a request's view, made from the game: the engine's view of it is observe's)
+        made[seat].append(observe(game, seat).deal_results)
+        omitted.append(results_omitted)
+        return real(game, seat, results_omitted, *more)  # (more: "deal_once", round 51)
 
-    monkeypatch.setattr(match_mod, "view_to_pb", recording)
+    monkeypatch.setattr(match_mod, "game_view_bytes", recording)
     # A referee without "ahead" (round 53): every view a bot gets is then a request's (with
     # it, also the views the SDK foresees: tests/sdk/test_ahead_round53.py checks those).
     monkeypatch.setattr(core_mod, "FEATURES", tuple(f for f in core_mod.FEATURES if f != "ahead"))
