@@ -102,7 +102,10 @@ class Play:
     declare: bool = False
 
     def __str__(self) -> str:
-        return (_DECLARE_TEXT if self.declare else _PLAY_TEXT)[self.card]
+        if type(self.card) is Card:
+            return (_DECLARE_TEXT if self.declare else _PLAY_TEXT)[self.card]
+        # (A malformed play's error message names whatever it holds: no table for that.)
+        return f"play {self.card}" + (" declare" if self.declare else "")
 
 
 #: Each play's text by its card's value (most of a record's actions are plays).
