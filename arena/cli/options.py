@@ -470,7 +470,7 @@ def _option_as_value(cmd: click.Command, ctx: click.Context, args: list[str]) ->
     valued = {o for p in cmd.params if isinstance(p, click.Option) and not p.is_flag
               and not p.count and not getattr(p, "_flag_needs_value", False)
               for o in p.opts}  # fmt: skip
-    names = {o for p in cmd.params for o in (*p.opts, *p.secondary_opts)} | {"--help"}
+    names = _spellings(cmd) | {"--help"}
     for arg, after in itertools.pairwise(args):
         if arg == "--":
             return
@@ -482,6 +482,11 @@ def _option_as_value(cmd: click.Command, ctx: click.Context, args: list[str]) ->
             )
 
 
+def _spellings(cmd: click.Command) -> set[str]:
+    """Every spelling of ``cmd``'s options (a flag's ``--no-x`` too)."""
+    return {o for p in cmd.params for o in (*p.opts, *p.secondary_opts)}
+
+
 def _single_dash_hint(e: click.ClickException, ctx: click.Context) -> str:
     """Where an unknown short option is a letter of a word given with one dash, that word
     its long option: click reads ``-json`` as ``-j -s -o -n`` and said "No such option
@@ -491,11 +496,11 @@ def _single_dash_hint(e: click.ClickException, ctx: click.Context) -> str:
     name = e.option_name if isinstance(e, click.NoSuchOption) else ""
     if cmd is None or len(name) != 2 or name[0] != "-" or name[1] == "-":
         return ""
+    longs = _spellings(cmd)
     for arg in ctx.meta.get(_COMMAND_ARGS, []):
         if arg == "--":
             break
         word = arg.partition("=")[0]
-        longs = {o for p in cmd.params for o in (*p.opts, *p.secondary_opts)}
         if word[:1] == "-" and name[1] in word[1:] and "-" + word in longs:
             vars(e)["possibilities"] = []  # (click's guess at "-j": of another option)
             return f" ({arg} has one dash: the option is -{word})"
