@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import statistics
 import tempfile
 from collections.abc import Sequence
@@ -157,6 +158,8 @@ def main(argv: list[str] | None = None) -> None:
         p.error(f"--concurrency must be at least 1, not {min(a.concurrency)}")
     if not a.seconds > 0:  # (nan too)
         p.error(f"--seconds must be more than 0, not {a.seconds}")
+    if math.isinf(a.seconds):  # (its sets, round(inf), were an OverflowError's traceback)
+        p.error(f"--seconds must be a finite number, not {a.seconds}")
     if a.max_deals < 0:
         p.error(f"--max-deals must be 0 (no cap) or more, not {a.max_deals}")
     runs = []

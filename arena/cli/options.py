@@ -32,6 +32,7 @@ __all__ = [
     "NonEmptyPath",
     "Seconds",
     "comma_names",
+    "file_option",
     "hang_up_safe",
     "in_clear_note",
     "no_cap_note",
@@ -344,7 +345,9 @@ class FileErrorsGroup(click.Group):
         name, cmd, rest = super().resolve_command(ctx, args)
         ctx.meta[_COMMAND_ARGS] = list(rest)  # what an extra argument is one of
         ctx.meta[_COMMAND] = cmd
-        if cmd is not None and name is not None:
+        # (not while the shell completes a word, click's resilient parsing: an error there
+        # was a traceback at each Tab after `arena tournament --config --fresh`)
+        if cmd is not None and name is not None and not ctx.resilient_parsing:
             _option_as_value(cmd, click.Context(cmd, info_name=name, parent=ctx), rest)
         return name, cmd, rest
 
@@ -419,13 +422,19 @@ def _extra_arguments(message: str, args: list[str]) -> str:
     )
 
 
+def file_option(name: str) -> str | None:
+    """The option that takes a file named ``name``, by its suffix (any case): ``--db`` for
+    ``t.sqlite``, ``--config`` for ``t.toml``; None for another."""
+    return _FILE_OPTIONS.get(Path(name).suffix.lower())
+
+
 def _file_option_hint(message: str, cmd: click.Command | None) -> str:
     """Where click says "unexpected extra argument (t.toml)" to ``arena tournament t.toml``,
     the option that takes such a file: ": give it as --config t.toml"."""
     m = _EXTRA.fullmatch(message)
     if m is None or cmd is None or " " in m[2]:
         return ""
-    option = _FILE_OPTIONS.get(Path(m[2]).suffix.lower())
+    option = file_option(m[2])
     if option is None or not any(option in p.opts for p in cmd.params):
         return ""
     return f": give it as {option} {shlex.quote(m[2])}"
@@ -456,9 +465,12 @@ def _option_as_value(cmd: click.Command, ctx: click.Context, args: list[str]) ->
     connected with the token "--tls" for ten minutes, and ``arena tournament --config
     --fresh`` said "--fresh: file: no such file". ``--token=--tls`` still gives such a
     value."""
+    # (an option whose value may be left out, click's ``is_flag=False, flag_value=...``,
+    # takes none before another option: click gives it its flag value, as it should)
     valued = {o for p in cmd.params if isinstance(p, click.Option) and not p.is_flag
-              and not p.count for o in p.opts}  # fmt: skip
-    names = {o for p in cmd.params for o in (*p.opts, *p.secondary_opts)} | {"--help"}
+              and not p.count and not getattr(p, "_flag_needs_value", False)
+              for o in p.opts}  # fmt: skip
+    names = _spellings(cmd) | {"--help"}
     for arg, after in itertools.pairwise(args):
         if arg == "--":
             return
@@ -470,6 +482,11 @@ def _option_as_value(cmd: click.Command, ctx: click.Context, args: list[str]) ->
             )
 
 
+def _spellings(cmd: click.Command) -> set[str]:
+    """Every spelling of ``cmd``'s options (a flag's ``--no-x`` too)."""
+    return {o for p in cmd.params for o in (*p.opts, *p.secondary_opts)}
+
+
 def _single_dash_hint(e: click.ClickException, ctx: click.Context) -> str:
     """Where an unknown short option is a letter of a word given with one dash, that word
     its long option: click reads ``-json`` as ``-j -s -o -n`` and said "No such option
@@ -479,11 +496,11 @@ def _single_dash_hint(e: click.ClickException, ctx: click.Context) -> str:
     name = e.option_name if isinstance(e, click.NoSuchOption) else ""
     if cmd is None or len(name) != 2 or name[0] != "-" or name[1] == "-":
         return ""
+    longs = _spellings(cmd)
     for arg in ctx.meta.get(_COMMAND_ARGS, []):
         if arg == "--":
             break
         word = arg.partition("=")[0]
-        longs = {o for p in cmd.params for o in (*p.opts, *p.secondary_opts)}
         if word[:1] == "-" and name[1] in word[1:] and "-" + word in longs:
             vars(e)["possibilities"] = []  # (click's guess at "-j": of another option)
             return f" ({arg} has one dash: the option is -{word})"

@@ -21,6 +21,7 @@ from rich.console import Console
 from arena.cli.options import (
     NonEmptyPath,
     comma_names,
+    file_option,
     id_over_name_note,
     reading_newest,
     refuse_empty,
@@ -120,7 +121,7 @@ def replay(
             # two it was given were no two the user had meant as matches)
             shown = ", ".join(shlex.quote(printable(r)[:100]) for r in record_refs[:3])
             shown += ", ..." * (len(record_refs) > 3)
-            databases = [r for r in record_refs if r.endswith((".sqlite", ".db"))]
+            databases = [r for r in record_refs if file_option(r) == "--db"]
             hint = f"; a database is given as --db {shlex.quote(databases[0])}" if databases else ""
             raise click.UsageError(
                 f"one match is shown at a time, not {len(record_refs)} ({shown}); --check "

@@ -720,6 +720,29 @@ class Machine(RuleBasedStateMachine):
             for s in hostile:
                 b = next(b for b in self.bots if b.name == names[s])
                 self.w.seen["views compared"] += _views_seen_are_the_games(b, self, mid, rec, s)
+                _wrong_requests_recorded(b, mid, rec, s)
+
+
+def _wrong_requests_recorded(b: Hostile, mid: str, rec: dict[str, Any], seat: int) -> None:
+    """The wrong requests of hostile seat ``seat`` in match ``mid``: each refusal the bot
+    read of one (not an unseated one's, of before or after its seat) is a ``wrong_request``
+    incident of the record; the first ``WRONG_ANSWERED`` are recorded and answered one by
+    one, the rest counted in ``wrong_requests`` (docs/referee.md). (Review 55d: mutants
+    that recorded no incident of a refused answer, or answered and recorded them past the
+    cap, went unseen.)"""
+    read = sum(
+        1
+        for c in b.calls
+        for m in c.msgs
+        if m.HasField("decision_rejected")
+        and m.decision_rejected.match_id == mid
+        and m.decision_rejected.incident == pb.INCIDENT_WRONG_REQUEST
+        and UNSEATED not in m.decision_rejected.message
+    )
+    kinds = [i for i in rec["incidents"] if i["seat"] == seat and i["kind"] == "wrong_request"]
+    total = (rec.get("wrong_requests") or [0] * (seat + 1))[seat]
+    assert len(kinds) == min(total, WRONG_ANSWERED), (mid, seat, len(kinds), total)
+    assert read <= len(kinds), (mid, seat, read, len(kinds))  # (a stream may end unread)
 
 
 def _points(rec: dict[str, Any], seat: int) -> tuple[dict[bytes, list[int]], bytes]:
