@@ -14,7 +14,8 @@ the seat to act. The referee serializes exactly this; bots receive exactly this.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields
+from typing import Any
 
 from engine.actions import Action, Contract, Give, Play
 from engine.cards import Card, Suit, mask_of
@@ -97,10 +98,95 @@ class PlayerView:
     legal_actions: tuple[Action, ...]
     deal_results: tuple[DealResult, ...]
 
+    def __init__(
+        self,
+        seat: int,
+        players: tuple[str, ...],
+        ruleset: Ruleset,
+        deal_number: int,
+        dealer: int,
+        phase: Phase,
+        to_act: int | None,
+        hand: tuple[Card, ...],
+        active_seats: tuple[int, ...],
+        talon: tuple[Card, ...] | None,
+        bids: tuple[tuple[int, Action], ...],
+        declarer: int | None,
+        bid: int | None,
+        contract: int | None,
+        gives: tuple[tuple[int, Card | None], ...],
+        trump: Suit | None,
+        marriages: tuple[tuple[int, Suit | None], ...],
+        trick: tuple[tuple[int, Card], ...],
+        tricks: tuple[Trick, ...],
+        scores: tuple[int, ...],
+        barrel: tuple[int, ...] | None,
+        legal_actions: tuple[Action, ...],
+        deal_results: tuple[DealResult, ...],
+    ) -> None:
+        # The dataclass's own frozen __init__ sets each field through a call of
+        # object.__setattr__ (23 calls: about half of building a view, and views are built
+        # at every decision by observe, view_from_pb, the SDK's request_view and
+        # own_next_view). Here the instance is a _ViewFields (the same slots, so the same
+        # layout, and no frozen __setattr__) while its fields are stored, each a plain slot
+        # store, and a PlayerView again before __init__ returns: two class changes in
+        # place of 23 calls. A subclass (its layout may differ) is set field by field.
+        # tests/engine/test_view_init_round55.py checks the signature against the fields.
+        cls = self.__class__
+        if cls is not PlayerView:
+            values = (
+                seat, players, ruleset, deal_number, dealer, phase, to_act, hand, active_seats,
+                talon, bids, declarer, bid, contract, gives, trump, marriages, trick, tricks,
+                scores, barrel, legal_actions, deal_results,
+            )  # fmt: skip
+            for name, value in zip(_FIELDS, values, strict=True):
+                _set(self, name, value)
+            return
+        _set(self, "__class__", _ViewFields)
+        v: Any = self
+        v.seat = seat
+        v.players = players
+        v.ruleset = ruleset
+        v.deal_number = deal_number
+        v.dealer = dealer
+        v.phase = phase
+        v.to_act = to_act
+        v.hand = hand
+        v.active_seats = active_seats
+        v.talon = talon
+        v.bids = bids
+        v.declarer = declarer
+        v.bid = bid
+        v.contract = contract
+        v.gives = gives
+        v.trump = trump
+        v.marriages = marriages
+        v.trick = trick
+        v.tricks = tricks
+        v.scores = scores
+        v.barrel = barrel
+        v.legal_actions = legal_actions
+        v.deal_results = deal_results
+        v.__class__ = PlayerView
+
     @property
     def first_hand(self) -> int:
         """The seat left of the dealer."""
         return self.active_seats[0]
+
+
+#: PlayerView's fields, in order (its slots, and its __init__'s parameters).
+_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(PlayerView))
+#: Bypasses a frozen class's __setattr__ (as the dataclass's own __init__ does).
+_set = object.__setattr__
+
+
+class _ViewFields:
+    """A ``PlayerView``'s storage without its frozen ``__setattr__``: what a view is while
+    ``PlayerView.__init__`` stores its fields (the same slots: a class change between the
+    two keeps every field)."""
+
+    __slots__ = _FIELDS
 
 
 def _talon_visible(game: Game, seat: int) -> bool:
@@ -228,7 +314,9 @@ def own_next_view(view: PlayerView, action: Action) -> PlayerView | None:
             next_phase = Phase.CONTRACT
         if len(legal) < 2:
             return None
-        return replace(view, phase=next_phase, hand=hand, gives=gives, legal_actions=legal)
+        return _next_view(
+            view, next_phase, hand, view.contract, gives, view.trick, view.tricks, legal
+        )
     if phase is Phase.CONTRACT:
         if type(action) is not Contract:
             return None  # a concession or a throw-in: the deal ends
@@ -237,7 +325,8 @@ def own_next_view(view: PlayerView, action: Action) -> PlayerView | None:
         legal = _lead(mask, 64 if not r.marriage_needs_trick else 0)
         if len(legal) < 2:
             return None
-        return replace(view, phase=Phase.PLAYING, contract=action.amount, legal_actions=legal)
+        return _next_view(view, Phase.PLAYING, view.hand, action.amount, view.gives, view.trick,
+                          view.tricks, legal)  # fmt: skip
     if phase is not Phase.PLAYING or type(action) is not Play or len(view.trick) != 2:
         return None
     if len(view.tricks) >= 7:
@@ -261,7 +350,28 @@ def own_next_view(view: PlayerView, action: Action) -> PlayerView | None:
     legal = _lead(mask, flags)
     if len(legal) < 2:
         return None
-    return replace(view, hand=hand, trick=(), tricks=tricks, legal_actions=legal)
+    return _next_view(view, phase, hand, view.contract, view.gives, (), tricks, legal)
+
+
+def _next_view(
+    view: PlayerView,
+    phase: Phase,
+    hand: tuple[Card, ...],
+    contract: int | None,
+    gives: tuple[tuple[int, Card | None], ...],
+    trick: tuple[tuple[int, Card], ...],
+    tricks: tuple[Trick, ...],
+    legal: tuple[Action, ...],
+) -> PlayerView:
+    """``view`` with the fields that one of ``own_next_view``'s cases changes (the others
+    are passed as they are): ``dataclasses.replace`` does the same through a loop over the
+    23 fields and a keyword call, as costly as building the view."""
+    return PlayerView(
+        view.seat, view.players, view.ruleset, view.deal_number, view.dealer, phase,
+        view.to_act, hand, view.active_seats, view.talon, view.bids, view.declarer,
+        view.bid, contract, gives, view.trump, view.marriages, trick, tricks, view.scores,
+        view.barrel, legal, view.deal_results,
+    )  # fmt: skip
 
 
 def _lead(mask: int, flags: int) -> tuple[Action, ...]:
