@@ -12,7 +12,7 @@ Round trips hold: ``view_from_pb(view_to_pb(v), v.ruleset) == v`` for every view
 >>> from engine.actions import Play, parse_action
 >>> from engine.cards import Card
 >>> action_from_pb(action_to_pb(Play(Card.HK, declare=True)))
-Play(card=Card('K♥'), declare=True)
+Play(card=<Card.HK: 21>, declare=True)
 >>> card_to_pb(Card.S9)
 suit: SUIT_SPADES
 rank: RANK_NINE

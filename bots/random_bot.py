@@ -29,10 +29,7 @@ class RandomBot(Bot):
 
     def on_match_start(self, view: PlayerView) -> None:
         if self._seed is None:
-            # The hand as Python wrote a list of cards before round 55 (their repr was then
-            # <Card.SQ: 2>): the same matches draw the same seed, so play as they did.
-            hand = ", ".join(f"<Card.{c.name}: {int(c)}>" for c in view.hand)
-            key = f"{view.seat}|{','.join(view.players)}|{view.dealer}|[{hand}]"
+            key = f"{view.seat}|{','.join(view.players)}|{view.dealer}|{list(view.hand)}"
             self.rng.seed(int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big"))
 
     def act(self, view: PlayerView) -> Action:

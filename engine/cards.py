@@ -5,12 +5,13 @@ A card is an ``IntEnum`` whose value is ``suit * 6 + rank``: it is an ``int``
 it prints as players write it.
 
 >>> Card.HK, Card.HK.suit, Card.HK.rank, Card.HK.points
-(Card('K♥'), Suit.HEARTS, Rank.KING, 4)
+(<Card.HK: 21>, Suit.HEARTS, Rank.KING, 4)
 >>> str(Card.H10), parse_card("10h"), parse_card("A♠")
-('10♥', Card('10♥'), Card('A♠'))
+('10♥', <Card.H10: 22>, <Card.SA: 5>)
 
-A card's ``repr`` is ``Card('K♥')``, which is the card again (``Card`` reads a card's
-notation as :func:`parse_card` does), so a printed hand reads as players write it.
+A card's ``repr`` stays the enum's (``<Card.HK: 21>``): bots seed from texts of their
+hands (the bundled random bot does), so a new repr would change their play; ``str`` and
+:func:`format_cards` write cards as players do.
 """
 
 from __future__ import annotations
@@ -157,18 +158,6 @@ class Card(IntEnum):
     def __str__(self) -> str:
         return CARD_TEXT[self]
 
-    def __repr__(self) -> str:
-        # (was <Card.HK: 21>: a printed hand or action, (<Card.SQ: 2>, <Card.S10: 4>),
-        # read as nobody writes cards; this is the card again, through _missing_)
-        return f"Card('{self}')"
-
-    @classmethod
-    def _missing_(cls, value: object) -> Card | None:
-        """``Card('K♥')``: a card's notation (what ``repr`` writes) read as
-        :func:`parse_card` reads it; a text that is no card raises its
-        :class:`CardParseError`. Any other value is no card (``ValueError``)."""
-        return parse_card(value) if isinstance(value, str) else None
-
 
 #: Each card's text (``"K♥"``), by its value: records and logs write thousands of them, and
 #: the text made from the rank and the suit was most of a match record's building.
@@ -203,7 +192,7 @@ def parse_card(text: str) -> Card:
     it (``"K♥️"`` is ``"K♥\ufe0f"``), and the outlined suits are the same suits:
 
     >>> parse_card("K♥\ufe0f"), parse_card("10♤"), parse_card(" qd "), parse_card("Тп")
-    (Card('K♥'), Card('10♠'), Card('Q♦'), Card('A♠'))
+    (<Card.HK: 21>, <Card.S10: 4>, <Card.DQ: 14>, <Card.SA: 5>)
     """
     t = text.strip().replace("\ufe0f", "").replace("\ufe0e", "").lower()
     if len(t) < 2 or t[-1] not in _SUIT_TEXT or t[:-1] not in _RANK_TEXT:

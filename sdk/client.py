@@ -2765,7 +2765,7 @@ def _on_the_wire(action: Action) -> Action:
 
     >>> from engine import parse_card
     >>> _on_the_wire(Bid(-5)), _on_the_wire(Give(parse_card("9S"), -1))
-    (Bid(amount=0), Give(card=Card('9♠'), to=4294967295))
+    (Bid(amount=0), Give(card=<Card.S9: 0>, to=4294967295))
     """
     if type(action) is Play:  # (most answers: no number to clamp)
         return action

@@ -825,6 +825,7 @@ class Node {
 }
 class Text extends Node { constructor(t) { super("#text"); this.own = t; } }
 globalThis.Node = Node;
+globalThis.addEventListener = () => {};  // (the window's: replay.js listens for pagehide)
 globalThis.location = { pathname: "/bot/x", search: "", hash: "" };
 globalThis.document = {
   createElement: (t) => new Node(t), createElementNS: (ns, t) => new Node(t),
