@@ -654,7 +654,7 @@ def _exit_words(p: _BotProcess, code: int | str | None) -> str:
     (a program may also exit 137 of its own accord)."""
     oom = (f"the kernel's out-of-memory killer may have ended it, bots being its first pick, "
            f"oom_score_adj {BOT_OOM_SCORE_ADJ}; see dmesg")  # fmt: skip
-    if p.killed_here:
+    if code not in (-signal.SIGKILL, 128 + signal.SIGKILL) or p.killed_here:
         return f"code {code}"
     if code == -signal.SIGKILL:
         return f"code {code} (SIGKILL, not sent by the arena: {oom})"

@@ -209,10 +209,11 @@ def test_an_action_played_ahead_is_recorded_as_the_bots_with_no_time(
             played.append(action)
         return action
 
-    def seen_after(self: Any, actor: int, action: Action, by: str, ms: int, deal: int) -> None:
+    def seen_after(self: Any, actor: int, action: Action, by: str, ms: int, deal: int,
+                   failed: bool = False) -> None:  # fmt: skip
         if played and action is played[-1]:
             kept.append((by, ms))
-        after(self, actor, action, by, ms, deal)
+        after(self, actor, action, by, ms, deal, failed)
 
     monkeypatch.setattr(match_mod.MatchRunner, "_ahead", counted_ahead)
     monkeypatch.setattr(match_mod.MatchRunner, "_after", seen_after)
