@@ -102,7 +102,11 @@ class Play:
     declare: bool = False
 
     def __str__(self) -> str:
-        return (_DECLARE_TEXT if self.declare else _PLAY_TEXT)[self.card]
+        if type(self.card) is Card:  # (the engine's plays, a record's thousands: a table's)
+            return (_DECLARE_TEXT if self.declare else _PLAY_TEXT)[self.card]
+        # What the validated door is handed may be no card (``Play("10♣")``, ``Play(-1)``):
+        # its refusal quotes it as given, not a TypeError, nor the card an index picks
+        return f"play {self.card}" + (" declare" if self.declare else "")
 
 
 #: Each play's text by its card's value (most of a record's actions are plays).
