@@ -488,11 +488,9 @@ class DataSource:
             held = sets_held_back(st, info)
             scores, hidden = self._deal_scores(st, info, name).shown(st, held)
             if held:
-                sets = dict(st.conn.execute(
-                    "SELECT id, set_no FROM matches WHERE tournament_id = ?", (info.id,)
-                ).fetchall())  # fmt: skip
+                ids = held_matches(st, info, held)
                 for i in incidents:
-                    if sets.get(i.get("match_id"), -1) in held:
+                    if i.get("match_id") in ids:
                         i["detail"] = HELD_BACK_DETAIL
                         i["held_back"] = True  # (the page links no replay: it is a 403)
             return {
@@ -847,10 +845,13 @@ def held_back(st: Storage, match_id: str) -> str | None:
             f"{info.id} still to be played (duplicate deals)")  # fmt: skip
 
 
-def held_matches(st: Storage, info: TournamentInfo) -> frozenset[str]:
+def held_matches(
+    st: Storage, info: TournamentInfo, held: Mapping[int, int] | None = None
+) -> frozenset[str]:
     """The stored matches of tournament ``info`` held back (see :func:`held_back`): a page
-    lists them with no replay link, which would open a 403."""
-    held = sets_held_back(st, info)
+    lists them with no replay link, which would open a 403; ``held``: its
+    :func:`sets_held_back`, when read already."""
+    held = sets_held_back(st, info) if held is None else held
     if not held:
         return frozenset()
     rows = st.conn.execute(

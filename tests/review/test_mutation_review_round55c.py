@@ -11,14 +11,11 @@ TALLY
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import dataclasses
 import io
 import json
 import math
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +26,6 @@ from arena import strict_json
 from arena.bench import forks as forks_mod
 from arena.bench import strength as strength_mod
 from arena.leaderboard import build_leaderboard, to_json
-from arena.referee import Referee, RefereeConfig, start_server
 from arena.render import CLIENT_FALLBACK_NOTE, FALLBACK_MARK, render_record
 from arena.storage import Storage
 from arena.web.demo import make_demo_db
@@ -40,7 +36,8 @@ from engine.record import check_record_shape
 from sdk import Bot, Phase, PlayerView
 from sdk.bot import Action
 from tests.arena.fake_referee import FakeReferee, make_config, run_fake
-from tests.support.harness import get_json, web_server
+from tests.support.harness import get_json, play_sdk_match, web_server
+from tests.web.test_held_back_links_round55 import _status
 from tests.web.test_web_round38 import _run_page_js
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -137,14 +134,6 @@ def test_strengths_row_prints_both_ends_of_an_interval() -> None:
 # --- the web's held-back rows --------------------------------------------------------------
 
 
-def _status(base: str, path: str) -> int:
-    try:
-        with urllib.request.urlopen(base + path.lstrip("/"), timeout=10) as r:
-            return int(r.status)
-    except urllib.error.HTTPError as e:
-        return int(e.code)
-
-
 def test_two_sets_held_back_at_once_and_the_incidents_of_their_matches(tmp_path: Path) -> None:
     """W05 (only the first held set's matches marked), W06 (a bot page's strikes of a match
     held back not marked: the page linked their deals, a 403): a match of the first set
@@ -233,38 +222,11 @@ class FailsSomeDecisions(Bot):
         return view.legal_actions[0]
 
 
-async def _play(record_dir: Path) -> dict[str, Any]:
-    """One deal of :class:`FailsSomeDecisions` at a referee writing ``record_dir``."""
-    from engine import PRESETS
-    from sdk import client
-
-    rules = dataclasses.replace(PRESETS["classic"], max_deals=1)
-    referee = Referee(RefereeConfig(decision_ms=60_000, time_bank_ms=60_000, record_dir=record_dir))
-    names = ["ann", "bob", "cid"]
-    for n in names:
-        referee.add_bot(n, f"token-{n}-0123456789")
-    server, port = await start_server(referee)
-    bots = [
-        asyncio.create_task(client.run_async(FailsSomeDecisions, f"127.0.0.1:{port}",
-                                             f"token-{n}-0123456789", matches=1, name=n))
-        for n in names
-    ]  # fmt: skip
-    try:
-        assert not await referee.wait_for_bots(names, 60)
-        rec = await referee.run_match("m1", rules, 9, names)
-        await asyncio.wait_for(asyncio.gather(*bots), 60)
-        return rec
-    finally:
-        for b in bots:
-            b.cancel()
-        await server.stop(0)
-
-
 @pytest.fixture(scope="module")
 def failing(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
     """The record of a deal of failed gives, contract and plays, and its JSONL file."""
     where = tmp_path_factory.mktemp("recs")
-    rec = asyncio.run(_play(where))
+    rec = play_sdk_match(FailsSomeDecisions, max_deals=1, incidents=True, record_dir=where)
     (jsonl,) = where.glob("*.jsonl")
     return rec, jsonl
 
