@@ -487,12 +487,13 @@ class DataSource:
             # not shown while its match is held back (see check_shown).
             held = sets_held_back(st, info)
             scores, hidden = self._deal_scores(st, info, name).shown(st, held)
-            if held:
-                ids = held_matches(st, info, held)
-                for i in incidents:
-                    if i.get("match_id") in ids:
-                        i["detail"] = HELD_BACK_DETAIL
-                        i["held_back"] = True  # (the page links no replay: it is a 403)
+            ids = held_matches(st, info, held) if held else frozenset()
+            for i in incidents:
+                # (the page links no replay of one held back: it is a 403; false too, as
+                # every match of a list says it: an API client reads the key of each)
+                i["held_back"] = i.get("match_id") in ids
+                if i["held_back"]:
+                    i["detail"] = HELD_BACK_DETAIL
             return {
                 "strikes": [i for i in incidents if i.get("kind") in STRIKE_KINDS],
                 "other_incidents": [i for i in incidents if i.get("kind") not in STRIKE_KINDS],

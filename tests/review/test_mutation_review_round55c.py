@@ -161,7 +161,8 @@ def test_two_sets_held_back_at_once_and_the_incidents_of_their_matches(tmp_path:
             assert all(s["held_back"] is True for s in strikes), strikes[:2]
         run_fake(cfg, FakeReferee(faulty={"ann"}))  # the rest: every set played out
         page = get_json(url, f"/api/bots/ann?tournament={tid}&limit=1000")
-        assert page["strikes"] and not any(s.get("held_back") for s in page["strikes"])
+        # (each incident has the key, false too, as each match of a list has)
+        assert page["strikes"] and all(s["held_back"] is False for s in page["strikes"])
         assert not any(m["held_back"] for m in page["matches"])
 
 
@@ -311,7 +312,8 @@ def test_the_match_files_action_lines_say_a_failed_decision(
     assert sum(x.get("failed") is True for x in actions) == len(FAILED_PLAYS) + 3
     assert lines[-1]["type"] == "end" and lines[-1]["record"]["deals"] == rec["deals"]
     schema = (DOCS / "referee.md").read_text(encoding="utf-8")
-    assert '{"type": "action", "deal", "seat", "action", "ms", "by", "failed"?}' in schema
+    # (the braces hold the keys every line has: tests/docs/test_docs_round33.py reads them)
+    assert 'one per action (and "failed": true as the record has it)' in schema
 
 
 def test_a_failed_mark_on_an_action_without_by_is_the_bots(
