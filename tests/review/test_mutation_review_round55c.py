@@ -3,10 +3,23 @@ its users, the web's held-back rows, the runner's exit-137 hint, the engine's re
 card notation in ``Card``, the record's ``"failed": true``, the card and play texts read
 from tables). Each test names the mutants it kills (J: arena/strict_json.py, U: its users,
 B: bench strength/forks, W: the web's held-back rows, R: the runner's exit words, C: cards
-and texts, F: failed decisions; the edits are listed in /tmp's harness of the review and
-in the report).
+and texts, F: failed decisions), with the edit.
 
-TALLY
+79 hand mutants: the existing tests killed 51; the tests here kill 20 (J03, J09, U02, B06,
+B08, B09, W05, W06, W12, F06, F09-F15, F18-F20); 8 are equivalent: J06 (the fallback's
+``allow_nan=False`` dropped: every float is finite by then; only a float *key* differs,
+which no answer of the arena has), U04 and U05 (``json.dumps`` for strength's and forks'
+``--json``: their reports hold no infinite number since ``ci95`` is null), W07 (no held
+set: the query of an empty list finds no match either), C08 (a byte table's texts made by
+``str``: the same texts), C15 (``CARD_TEXT[self % 24]``: a card is below 24), F02 (the
+referee's "accepted though not in the legal list" return: the engine accepts no action
+outside its legal list, every candidate action tried at every step of 12 matches), F08
+(``entry.get("failed")`` for ``is True``: ``render_record`` checks the shape first, which
+refuses a ``failed`` that is not true).
+
+Defects, fixed: a ``Play`` of no ``Card`` (``test_a_play_of_no_card_is_refused_...``);
+the match file's action lines, which carry ``"failed"``, were not said in
+docs/referee.md; a bot page's incidents had ``held_back`` only when true.
 """
 
 from __future__ import annotations
