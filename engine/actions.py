@@ -8,7 +8,7 @@ Notation (what records, logs and error messages use; :func:`parse_action` reads 
 or, with an ace, the ace marriage.
 
 >>> parse_action("give kh to 2"), str(Play(Card.HQ, declare=True))
-(Give(card=<Card.HK: 21>, to=2), 'play Q♥ declare')
+(Give(card=Card('K♥'), to=2), 'play Q♥ declare')
 """
 
 from __future__ import annotations
@@ -102,9 +102,10 @@ class Play:
     declare: bool = False
 
     def __str__(self) -> str:
-        if type(self.card) is Card:
+        if type(self.card) is Card:  # (the engine's plays, a record's thousands: a table's)
             return (_DECLARE_TEXT if self.declare else _PLAY_TEXT)[self.card]
-        # (A malformed play's error message names whatever it holds: no table for that.)
+        # What the validated door is handed may be no card (``Play("10♣")``, ``Play(-1)``):
+        # its refusal quotes it as given, not a TypeError, nor the card an index picks
         return f"play {self.card}" + (" declare" if self.declare else "")
 
 

@@ -487,14 +487,13 @@ class DataSource:
             # not shown while its match is held back (see check_shown).
             held = sets_held_back(st, info)
             scores, hidden = self._deal_scores(st, info, name).shown(st, held)
-            if held:
-                sets = dict(st.conn.execute(
-                    "SELECT id, set_no FROM matches WHERE tournament_id = ?", (info.id,)
-                ).fetchall())  # fmt: skip
-                for i in incidents:
-                    if sets.get(i.get("match_id"), -1) in held:
-                        i["detail"] = HELD_BACK_DETAIL
-                        i["held_back"] = True  # (the page links no replay: it is a 403)
+            ids = held_matches(st, info, held) if held else frozenset()
+            for i in incidents:
+                # (the page links no replay of one held back: it is a 403; false too, as
+                # every match of a list says it: an API client reads the key of each)
+                i["held_back"] = i.get("match_id") in ids
+                if i["held_back"]:
+                    i["detail"] = HELD_BACK_DETAIL
             return {
                 "strikes": [i for i in incidents if i.get("kind") in STRIKE_KINDS],
                 "other_incidents": [i for i in incidents if i.get("kind") not in STRIKE_KINDS],
@@ -847,10 +846,13 @@ def held_back(st: Storage, match_id: str) -> str | None:
             f"{info.id} still to be played (duplicate deals)")  # fmt: skip
 
 
-def held_matches(st: Storage, info: TournamentInfo) -> frozenset[str]:
+def held_matches(
+    st: Storage, info: TournamentInfo, held: Mapping[int, int] | None = None
+) -> frozenset[str]:
     """The stored matches of tournament ``info`` held back (see :func:`held_back`): a page
-    lists them with no replay link, which would open a 403."""
-    held = sets_held_back(st, info)
+    lists them with no replay link, which would open a 403; ``held``: its
+    :func:`sets_held_back`, when read already."""
+    held = sets_held_back(st, info) if held is None else held
     if not held:
         return frozenset()
     rows = st.conn.execute(

@@ -240,20 +240,35 @@ async def until(check: Any, what: str, within: float = 30.0) -> None:
 
 
 def play_sdk_match(
-    bot: Any, max_deals: int, seed: int = 9, rules: Any = None, *, incidents: bool = False
+    bot: Any,
+    max_deals: int,
+    seed: int = 9,
+    rules: Any = None,
+    *,
+    incidents: bool = False,
+    record_dir: Path | None = None,
 ) -> dict[str, Any]:
     """:func:`play_sdk_match_summaries`' record alone."""
-    return play_sdk_match_summaries(bot, max_deals, seed, rules, incidents=incidents)[0]
+    return play_sdk_match_summaries(
+        bot, max_deals, seed, rules, incidents=incidents, record_dir=record_dir
+    )[0]
 
 
 def play_sdk_match_summaries(
-    bot: Any, max_deals: int, seed: int = 9, rules: Any = None, *, incidents: bool = False
+    bot: Any,
+    max_deals: int,
+    seed: int = 9,
+    rules: Any = None,
+    *,
+    incidents: bool = False,
+    record_dir: Path | None = None,
 ) -> tuple[dict[str, Any], list[Any]]:
     """One match of ``max_deals`` deals (0: as the ruleset says) under ``rules`` (an engine
     ``Ruleset``; classic by default) between SDK bots of class ``bot`` (``ann``, ``bob``,
     ``cid``, and ``dan`` at four), each its own client over gRPC to a fresh referee on a
     free port; the record (no incident asserted unless ``incidents``) and each bot's
-    ``RunSummary``, in seat order. Everything started is ended."""
+    ``RunSummary``, in seat order; ``record_dir``: the referee's (its match file there).
+    Everything started is ended."""
     import dataclasses
 
     from engine import PRESETS
@@ -264,7 +279,9 @@ def play_sdk_match_summaries(
         rules = dataclasses.replace(rules, max_deals=max_deals)
 
     async def main() -> tuple[dict[str, Any], list[Any]]:
-        referee = Referee(RefereeConfig(decision_ms=60_000, time_bank_ms=60_000))
+        referee = Referee(
+            RefereeConfig(decision_ms=60_000, time_bank_ms=60_000, record_dir=record_dir)
+        )
         names = ["ann", "bob", "cid", "dan"][: rules.players]
         for n in names:
             referee.add_bot(n, f"token-{n}-0123456789")
