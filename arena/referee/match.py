@@ -32,6 +32,7 @@ from arena.protocol import (
     AHEAD_MOST,
     MalformedActionError,
     action_event_bytes,
+    action_event_items,
     action_from_pb,
     action_to_pb,
     card_to_pb,
@@ -552,7 +553,7 @@ class MatchRunner:
         # The view's bytes straight from the game (``observe``'s view, proved equal by the
         # tests of game_view_bytes), parsed into the request in place.
         view = req.view
-        view.MergeFromString(game_view_bytes(game, st.seat, omit, omit_bids, omit_tricks))
+        view.MergeFromString(game_view_bytes(game, st.seat, omit, omit_bids, omit_tricks, legal))
         budget_ms = self.config.decision_ms + st.bank_ms
         loop = self._loop
         start = loop.time()
@@ -562,7 +563,8 @@ class MatchRunner:
         lag = loop_lag(loop)
         pending = st.pending = Pending(
             rid, fut, view, game.deal_number, deadline, limit_at,
-            start=start, lag=lag, lag_seen=lag.stalled(), deal=(number, now_bids, now_tricks),
+            start=start, lag=lag, lag_seen=lag.stalled(start),
+            deal=(number, now_bids, now_tricks),
         )  # fmt: skip
         lag.hold()  # (from before the request is queued: it may wait on the loop)
         try:
@@ -700,17 +702,16 @@ class MatchRunner:
         # nothing ordered before it. A third seat sees a give without its card
         # (public_action); the other views are made once each.
         # (Each as the bytes of a message's ``events`` item: parsed with that message.)
-        public: bytes | None = None
+        # The actor's and the public event differ in their source only: made together.
+        own, public = action_event_items(mid, seq, source, actor, action)
         censored: dict[object, bytes] = {}
         for st in self.seats:
             seat = st.seat
             if seat == actor:
-                ev = action_event_bytes(mid, seq, source, actor, action)
+                ev = own
             else:
                 seen = public_action(action, actor, seat)
                 if seen is action:
-                    if public is None:
-                        public = action_event_bytes(mid, seq, _SOURCE_HIDDEN, actor, action)
                     ev = public
                 else:
                     hidden = censored.get(seen)
