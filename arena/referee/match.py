@@ -107,6 +107,8 @@ _SOURCE_PB = {
 #: What ``_decide`` returns as ``by`` for the bot's answer to a decision its client said
 #: failed (``Decision.failed``): recorded ``"by": "bot"`` with ``"failed": true``.
 _BOT_FAILED = "bot-failed"
+#: The actions of an auction (a tuple: ``Bid | Pass`` would make a union at every use).
+_AUCTION_ACTIONS = (Bid, Pass)
 #: The source of an action in the events of the seats that did not act (see ``_after``).
 _SOURCE_HIDDEN = pb.ACTION_SOURCE_UNSPECIFIED
 
@@ -706,6 +708,9 @@ class MatchRunner:
         own, public = action_event_items(mid, seq, source, actor, action)
         censored: dict[object, bytes] = {}
         for st in self.seats:
+            session = st.session
+            if session.stream is None:
+                continue  # (``add_action_event``'s test: dropped while disconnected)
             seat = st.seat
             if seat == actor:
                 ev = own
@@ -720,10 +725,11 @@ class MatchRunner:
                             mid, seq, _SOURCE_HIDDEN, actor, seen
                         )
                     ev = hidden
-            st.session.add_action_event(ev)
+            # (``add_action_event`` inlined: three calls an action)
+            session.events.append(ev)
         if game.deal_number != deal or game.is_over:
             self._deal_ended(deal)
-        elif game.phase is not Phase.BIDDING and isinstance(action, Bid | Pass):
+        elif isinstance(action, _AUCTION_ACTIONS) and game.phase is not Phase.BIDDING:
             self._talon_taken()
 
     def _talon_taken(self) -> None:
