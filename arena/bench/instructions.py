@@ -388,16 +388,25 @@ def _total_ir(cmd: Sequence[str], folder: Path, tag: str) -> tuple[CallgrindCost
     return parse_callgrind(out_file.read_text(errors="replace")), proc.stdout
 
 
-def measure_hot(tables: int = 10, matches: Sequence[int] = (2, 6), top: int = 0) -> dict[str, Any]:
+def measure_hot(
+    tables: int = 10,
+    matches: Sequence[int] = (2, 6),
+    top: int = 0,
+    lag_period: float | None = None,
+) -> dict[str, Any]:
     """The referee's logic in a hot loop (``arena.bench.referee_logic --as-sdk``: no gRPC,
     streams answering at once, views as the SDK's bots ask for them), under callgrind at two
-    lengths: instructions per decision of the difference (start-up cancelled)."""
+    lengths: instructions per decision of the difference (start-up cancelled).
+    ``lag_period``: its ``--lag-period`` (the stall meter's ticks, whose number under
+    callgrind depends on the machine's load, kept out of the count)."""
     _tools()
     got = []
     with tempfile.TemporaryDirectory(prefix="arena-callgrind-") as tmp:
         for m in matches:
             cmd = [sys.executable, "-m", "arena.bench.referee_logic", "--as-sdk",
                    "--tables", str(tables), "--matches", str(m)]  # fmt: skip
+            if lag_period is not None:
+                cmd += ["--lag-period", str(lag_period)]
             costs, stdout = _total_ir(cmd, Path(tmp), str(m))
             decisions = ast.literal_eval(stdout.strip().splitlines()[-1])["decisions"]
             got.append((costs, int(decisions)))
@@ -451,6 +460,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--hot", action="store_true",
                    help="the referee's logic in a hot in-process loop instead (see the "
                         "module docs)")  # fmt: skip
+    p.add_argument("--lag-period", type=float, metavar="S",
+                   help="with --hot: the referee's loop-stall meter ticking every S seconds "
+                        "(see referee_logic --lag-period)")  # fmt: skip
     p.add_argument(
         "--top",
         type=int,
@@ -468,7 +480,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results: dict[str, Any] = {}
     if a.hot:
         for t in a.tables:
-            results[f"hot_{t}"] = measure_hot(t, top=a.top)
+            results[f"hot_{t}"] = measure_hot(t, top=a.top, lag_period=a.lag_period)
     else:
         for t in a.tables:
             for what in ("baseline", "referee"):

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 from arena.bench.instructions import count_opcodes, opcodes_by_function
 from arena.referee import Referee, RefereeConfig
+from arena.referee.lag import LoopLag
 from arena.referee.sessions import BotSession, Stream
 from arena.v1 import arena_pb2 as pb
 from engine import PRESETS
@@ -115,10 +116,20 @@ def main(argv: Sequence[str] | None = None) -> None:
                    help="views as the SDK's bots ask for them: each deal result, bid and "
                         "completed trick sent once (default: every view whole)")  # fmt: skip
     p.add_argument("--profile", action="store_true", help="print cProfile's top functions")
+    p.add_argument("--lag-period", type=float, metavar="S",
+                   help="the loop-stall meter's tick (default: the referee's, "
+                        f"{LoopLag.PERIOD:g} s): under callgrind, 50-100 times slower, it "
+                        "ticks about once a decision, where it ticks once in dozens without "
+                        "it, and how often depends on the machine's load; a long one keeps "
+                        "those ticks out of the count")  # fmt: skip
     p.add_argument("--opcodes", type=int, metavar="TOP", default=0,
                    help="print the Python bytecodes run per decision, the TOP functions "
                         "(traced: a hundred times slower)")  # fmt: skip
     a = p.parse_args(argv)
+    if a.lag_period is not None:
+        if not a.lag_period > 0:
+            p.error(f"--lag-period must be a number of seconds over 0, not {a.lag_period:g}")
+        LoopLag.PERIOD = a.lag_period
     if a.opcodes:
         print(referee_opcodes(a.tables, a.matches, a.max_deals, a.as_sdk, a.opcodes))
         return
