@@ -66,3 +66,21 @@ def test_the_referees_bytecodes_per_decision_name_its_match_loop() -> None:
     named = {row.split()[1]: float(row.split()[0]) for row in rows}
     for fn in ("match.py:_decide", "match.py:_after", "protocol.py:_view_data"):
         assert named[fn] > 0, fn
+
+
+def test_the_lag_period_is_set_for_the_run_and_refused_when_not_positive(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from arena.bench import referee_logic
+    from arena.referee.lag import LoopLag
+
+    monkeypatch.setattr(LoopLag, "PERIOD", LoopLag.PERIOD)  # (restored after the test)
+    with pytest.raises(SystemExit) as e:
+        referee_logic.main(["--lag-period", "0"])
+    assert e.value.code == 2
+    assert "--lag-period must be a number of seconds over 0, not 0" in capsys.readouterr().err
+    assert LoopLag.PERIOD == 0.01
+    referee_logic.main(["--tables", "1", "--matches", "1", "--max-deals", "1",
+                        "--lag-period", "3600"])  # fmt: skip
+    assert LoopLag.PERIOD == 3600
+    assert "'decisions'" in capsys.readouterr().out
