@@ -42,6 +42,7 @@ __all__ = [
     "MalformedActionError",
     "MalformedMessageError",
     "action_event_bytes",
+    "action_event_items",
     "action_event_to_pb",
     "action_from_pb",
     "action_to_pb",
@@ -436,6 +437,29 @@ def message_bytes(msg: pb.ServerMessage | bytes) -> bytes:
     return msg if type(msg) is bytes else msg.SerializeToString()  # type: ignore[union-attr]
 
 
+def action_event_items(
+    match_id: str,
+    seq: int,
+    source: pb.ActionSource.ValueType,
+    seat: int,
+    action: Action,
+) -> tuple[bytes, bytes]:
+    """``action_event_bytes(match_id, seq, source, seat, action)`` and the same event with
+    no source (``ACTION_SOURCE_UNSPECIFIED``: as the seats that did not act are told of
+    it), made together: the two differ only in the source field, written last."""
+    body = _action_event_body(match_id, seq, seat, action)
+    source_b = _EVENT_SOURCE_BYTES.get(source)
+    if source_b is None:
+        source_b = _EVENT_SOURCE + _u32(source)
+    n = len(body)
+    own = n + len(source_b)
+    small = _SMALL_VARINT
+    return (
+        b"".join((_EVENTS_KEY, small[own] if own < 4096 else _varint(own), body, source_b)),
+        b"".join((_EVENTS_KEY, small[n] if n < 4096 else _varint(n), body)),
+    )
+
+
 def _action_event_data(
     match_id: str,
     seq: int,
@@ -443,6 +467,14 @@ def _action_event_data(
     seat: int,
     action: Action | HiddenGive,
 ) -> bytes:
+    source_b = _EVENT_SOURCE_BYTES.get(source)
+    if source_b is None:
+        source_b = _EVENT_SOURCE + _u32(source)
+    return _action_event_body(match_id, seq, seat, action) + source_b
+
+
+def _action_event_body(match_id: str, seq: int, seat: int, action: Action | HiddenGive) -> bytes:
+    """An action's ``Event`` bytes up to its source (the last field written)."""
     head = _EVENT_HEAD.get(match_id)
     if head is None:
         head = pb.Event(match_id=match_id).SerializeToString()
@@ -455,10 +487,7 @@ def _action_event_data(
     if item is None:
         item = hit[1][seat] = pb.Event(action=seat_action_to_pb(seat, action)).SerializeToString()
     seq_b = _EVENT_SEQ_BYTES[seq] if 0 <= seq < 4096 else _EVENT_SEQ + _u32(seq)
-    source_b = _EVENT_SOURCE_BYTES.get(source)
-    if source_b is None:
-        source_b = _EVENT_SOURCE + _u32(source)
-    return b"".join((head, seq_b, item, source_b))
+    return b"".join((head, seq_b, item))
 
 
 def seat_action_from_pb(msg: pb.SeatAction) -> tuple[int, Action | HiddenGive]:
@@ -703,10 +732,14 @@ def game_view_bytes(
     results_omitted: int = 0,
     bids_omitted: int = 0,
     tricks_omitted: int = 0,
+    legal_actions: tuple[Action, ...] | None = None,
 ) -> bytes:
     """The wire bytes of ``view_to_pb(observe(game, seat), None, results_omitted,
     bids_omitted, tricks_omitted)``, made from ``game`` in one pass, without the
     ``PlayerView`` in between: what the referee parses into each ``DecisionRequest``.
+    ``legal_actions``: ``game.legal_actions()`` as the caller already has it (the referee
+    asks for it before every action), not asked for again; used only when ``seat`` is to
+    act.
 
     What the seat sees is decided where ``observe`` decides it: its own hand, the talon
     (``visible_talon``), the passed cards (``visible_gives``), the legal actions when it
@@ -719,13 +752,16 @@ def game_view_bytes(
     if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < game.n:
         raise ValueError(f"no seat {seat!r} in a {game.n}-player game")
     to_act = game.to_act
+    if to_act != seat:
+        legal_actions = ()
+    elif legal_actions is None:
+        legal_actions = game.legal_actions()
     return _view_data(
         seat, game.players, game.deal_number, game.dealer, game.phase, to_act,
         _hand_mask_bytes(game.hand_mask(seat)), game.active_seats, visible_talon(game, seat),
         game.auction(), game.declarer, game.bid, game.contract, visible_gives(game, seat),
         game.trump, game.marriages, game.trick, game.tricks, game.scores, game.barrel,
-        game.legal_actions() if to_act == seat else (), game.deal_results,
-        results_omitted, bids_omitted, tricks_omitted,
+        legal_actions, game.deal_results, results_omitted, bids_omitted, tricks_omitted,
     )  # fmt: skip
 
 
@@ -848,10 +884,18 @@ def _view_data(
     if barrel is not None:
         parts.append(_packed_bytes(_BARREL_BYTES, "barrel", _barrel_to_pb(barrel)))
     if legal_actions:
-        by_id = _LEGAL_ITEM_BY_ID
-        for a in legal_actions:
-            hit = by_id.get(id(a))
-            parts.append(hit[1] if hit is not None and hit[0] is a else _legal_item(a))
+        # The engine's legal tuples are shared (a bid's, a suit's plays, a contract's): the
+        # whole list's bytes kept by the tuple's identity, as the bids' and tricks' are.
+        hit_l = _LEGAL_BY_ID.get(id(legal_actions))
+        if hit_l is None or hit_l[0] is not legal_actions:
+            by_id = _LEGAL_ITEM_BY_ID
+            made_l = []
+            for a in legal_actions:
+                hit = by_id.get(id(a))
+                made_l.append(hit[1] if hit is not None and hit[0] is a else _legal_item(a))
+            hit_l = (legal_actions, b"".join(made_l))
+            _store(_LEGAL_BY_ID, id(legal_actions), hit_l)
+        parts.append(hit_l[1])
     results = deal_results
     if results_omitted:
         if not 0 < results_omitted <= len(results):
@@ -1217,6 +1261,8 @@ _MARRIAGE_ITEMS: dict[tuple[int, Suit | None, int], bytes] = {}
 # dataclasses' generated __hash__. Each entry holds its object, so that its id stays
 # valid, and a hit is checked to be that very object.
 _LEGAL_ITEM_BY_ID: dict[int, tuple[object, bytes]] = {}
+# A view's legal actions (by the tuple's identity) -> their items' bytes, joined.
+_LEGAL_BY_ID: dict[int, tuple[object, bytes]] = {}
 _BID_ITEMS_BY_ID: dict[int, tuple[object, list[bytes | None]]] = {}
 _RESULT_ITEM_BY_ID: dict[int, tuple[DealResult, bytes]] = {}
 # Completed tricks likewise: ``Game.tricks`` makes each ``Trick`` once per deal and every

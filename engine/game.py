@@ -345,6 +345,8 @@ class Game:
         "_last_hand_take",
         "_leader",
         "_logs",
+        "_made_gives",
+        "_made_results",
         "_made_tricks",
         "_marr",
         "_marriages",
@@ -397,6 +399,8 @@ class Game:
     # A finished deal's DealResult is built when first asked for (see deal_results): until
     # then its fields wait as a plain tuple, much cheaper to make than a frozen dataclass.
     _results: list[DealResult | tuple[Any, ...]]
+    # ``deal_results`` as last returned (the same tuple until a deal is scored).
+    _made_results: tuple[DealResult, ...]
     _logs: list[DealLog]
     _explicit: dict[int, tuple[tuple[int, ...], int]]  # Game.new's deals: number -> masks
     _dealt: tuple[int, ...]  # hand masks as dealt, per seat
@@ -418,6 +422,7 @@ class Game:
     _bid: int
     _contract: int
     _gives: list[tuple[int, int]]  # (to, card) per card the declarer passed
+    _made_gives: tuple[tuple[int, Card], ...]  # ``gives`` as last returned
     _given: int  # bitmask of the seats given a card
     _last_hand_take: bool
     _trump: int
@@ -506,6 +511,7 @@ class Game:
         _check_start(ruleset, g._scores, g._barrel)
         g._start = (tuple(g._scores), tuple(g._barrel))
         g._results = []
+        g._made_results = ()
         g._logs = []
         g.result = None
         g.is_over = False
@@ -579,6 +585,7 @@ class Game:
         self._passed = self._npassed = self._bid = self._contract = self._given = 0
         self._declarer = self._trump = self._best = self._best_seat = self._leader = -1
         self._gives = []
+        self._made_gives = ()
         self._last_hand_take = False
         self._trick = []
         self._tricks = []
@@ -617,6 +624,7 @@ class Game:
         g._barrel = self._barrel[:]
         g._start = self._start
         g._results = self._results[:]
+        g._made_results = self._made_results
         g._logs = self._logs[:]
         g._explicit = self._explicit
         g._dealt = self._dealt
@@ -636,6 +644,7 @@ class Game:
         g._bid = self._bid
         g._contract = self._contract
         g._gives = self._gives[:]
+        g._made_gives = self._made_gives
         g._given = self._given
         g._last_hand_take = self._last_hand_take
         g._trump = self._trump
@@ -663,6 +672,11 @@ class Game:
     def deal_results(self) -> tuple[DealResult, ...]:
         """Every finished deal of this match, in order."""
         res = self._results
+        made = self._made_results
+        # The same tuple until a deal is scored (every view holds it): ``_results`` only
+        # grows, and what it holds is converted in place before the tuple is made.
+        if len(made) == len(res):
+            return made
         # Build the DealResults _score left as tuples; they are always the newest ones.
         i = len(res) - 1
         while i >= 0:
@@ -671,7 +685,8 @@ class Game:
                 break
             res[i] = DealResult(*fields)
             i -= 1
-        return tuple(res)  # type: ignore[arg-type]  # all DealResults now
+        made = self._made_results = tuple(res)  # type: ignore[arg-type]  # all DealResults now
+        return made
 
     @property
     def barrel(self) -> tuple[int, ...] | None:
@@ -748,9 +763,7 @@ class Game:
         if done != len(acts):
             seats = self._seats
             new = tuple(
-                (seats[i], a)
-                for i in range(done, len(acts))
-                if isinstance(a := acts[i], Bid | Pass)
+                (seats[i], a) for i in range(done, len(acts)) if isinstance(a := acts[i], _AUCTION)
             )
             if new:
                 bids += new
@@ -788,12 +801,20 @@ class Game:
     @property
     def marriages(self) -> tuple[tuple[int, Suit | None], ...]:
         """Declared marriages of this deal: ``(seat, suit)``; ``None`` is the ace marriage."""
+        if not self._marriages:  # (most views: no generator made for nothing)
+            return ()
         return tuple((s, None if x < 0 else Suit(x)) for s, x in self._marriages)
 
     @property
     def gives(self) -> tuple[tuple[int, Card], ...]:
         """The declarer's passed cards: ``(to, card)``."""
-        return tuple((to, CARDS[c]) for to, c in self._gives)
+        # The same tuple until the next give (every view of the rest of the deal holds it):
+        # ``_gives`` only grows within a deal, and both are reset with it.
+        g = self._gives
+        made = self._made_gives
+        if len(made) != len(g):
+            made = self._made_gives = tuple((to, CARDS[c]) for to, c in g)
+        return made
 
     @property
     def passed(self) -> tuple[int, ...]:

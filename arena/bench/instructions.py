@@ -40,18 +40,22 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 __all__ = [
     "GROUPS",
     "CallgrindCosts",
     "ValgrindMissing",
+    "count_opcodes",
     "group_of",
     "measure_hot",
     "measure_instructions",
+    "opcodes_by_function",
     "parse_callgrind",
     "per_unit",
 ]
@@ -202,6 +206,50 @@ def per_unit(costs: CallgrindCosts, units: int, top: int = 0) -> dict[str, Any]:
     return out
 
 
+# ----------------------------------------------------------------------------- bytecodes
+
+
+def count_opcodes(run: Callable[[], object]) -> collections.Counter[str]:
+    """The Python bytecodes ``run()`` executes, by function (``file.py:name``), in every
+    thread: a count no load moves, which shows where the interpreter's share of the
+    instructions goes (``sys.settrace`` with opcode events: Python 3.11 has no
+    ``sys.monitoring``). Tracing slows ``run`` down by two orders of magnitude."""
+    counts: collections.Counter[str] = collections.Counter()
+
+    def tracer(frame: FrameType, event: str, arg: object) -> Any:
+        frame.f_trace_opcodes = True
+        frame.f_trace_lines = False
+        code = frame.f_code
+        key = f"{Path(code.co_filename).name}:{code.co_name}"
+
+        def local(frame: FrameType, event: str, arg: object) -> Any:
+            if event == "opcode":
+                counts[key] += 1
+            return local
+
+        return local
+
+    sys.settrace(tracer)
+    threading.settrace(tracer)
+    try:
+        run()
+    finally:
+        sys.settrace(None)
+        threading.settrace(None)  # type: ignore[arg-type,unused-ignore]
+    return counts
+
+
+def opcodes_by_function(counts: Mapping[str, int], units: int, unit: str, top: int) -> str:
+    """``counts`` (of :func:`count_opcodes`) per ``unit`` (``units`` of them): the total
+    line, then the ``top`` functions, most first."""
+    if units <= 0:
+        raise ValueError(f"no {unit}s to divide by: {units}")
+    lines = [f"bytecodes: {sum(counts.values()) / units:,.0f} per {unit}; by function:"]
+    ranked = sorted(counts.items(), key=lambda kv: -kv[1])[:top]
+    lines += [f"{v / units:8.1f}  {k}" for k, v in ranked]
+    return "\n".join(lines)
+
+
 # ----------------------------------------------------------------------------- running
 
 
@@ -340,16 +388,25 @@ def _total_ir(cmd: Sequence[str], folder: Path, tag: str) -> tuple[CallgrindCost
     return parse_callgrind(out_file.read_text(errors="replace")), proc.stdout
 
 
-def measure_hot(tables: int = 10, matches: Sequence[int] = (2, 6), top: int = 0) -> dict[str, Any]:
+def measure_hot(
+    tables: int = 10,
+    matches: Sequence[int] = (2, 6),
+    top: int = 0,
+    lag_period: float | None = None,
+) -> dict[str, Any]:
     """The referee's logic in a hot loop (``arena.bench.referee_logic --as-sdk``: no gRPC,
     streams answering at once, views as the SDK's bots ask for them), under callgrind at two
-    lengths: instructions per decision of the difference (start-up cancelled)."""
+    lengths: instructions per decision of the difference (start-up cancelled).
+    ``lag_period``: its ``--lag-period`` (the stall meter's ticks, whose number under
+    callgrind depends on the machine's load, kept out of the count)."""
     _tools()
     got = []
     with tempfile.TemporaryDirectory(prefix="arena-callgrind-") as tmp:
         for m in matches:
             cmd = [sys.executable, "-m", "arena.bench.referee_logic", "--as-sdk",
                    "--tables", str(tables), "--matches", str(m)]  # fmt: skip
+            if lag_period is not None:
+                cmd += ["--lag-period", str(lag_period)]
             costs, stdout = _total_ir(cmd, Path(tmp), str(m))
             decisions = ast.literal_eval(stdout.strip().splitlines()[-1])["decisions"]
             got.append((costs, int(decisions)))
@@ -403,6 +460,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--hot", action="store_true",
                    help="the referee's logic in a hot in-process loop instead (see the "
                         "module docs)")  # fmt: skip
+    p.add_argument("--lag-period", type=float, metavar="S",
+                   help="with --hot: the referee's loop-stall meter ticking every S seconds "
+                        "(see referee_logic --lag-period)")  # fmt: skip
     p.add_argument(
         "--top",
         type=int,
@@ -420,7 +480,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results: dict[str, Any] = {}
     if a.hot:
         for t in a.tables:
-            results[f"hot_{t}"] = measure_hot(t, top=a.top)
+            results[f"hot_{t}"] = measure_hot(t, top=a.top, lag_period=a.lag_period)
     else:
         for t in a.tables:
             for what in ("baseline", "referee"):

@@ -5,6 +5,8 @@ taken away (docs/performance.md, "Where the time goes")::
 
     .venv/bin/python -m arena.bench.referee_logic --tables 10 --matches 20
     .venv/bin/python -m arena.bench.referee_logic --profile    # cProfile's top functions
+    .venv/bin/python -m arena.bench.referee_logic --as-sdk --tables 1 --matches 4 --opcodes 40
+                                                    # Python bytecodes per decision, by function
 """
 
 from __future__ import annotations
@@ -17,12 +19,14 @@ import pstats
 import time
 from collections.abc import Sequence
 
+from arena.bench.instructions import count_opcodes, opcodes_by_function
 from arena.referee import Referee, RefereeConfig
+from arena.referee.lag import LoopLag
 from arena.referee.sessions import BotSession, Stream
 from arena.v1 import arena_pb2 as pb
 from engine import PRESETS
 
-__all__ = ["referee_logic"]
+__all__ = ["referee_logic", "referee_opcodes"]
 
 
 class _AnswerAtOnce(Stream):
@@ -79,6 +83,22 @@ def referee_logic(
     return {"decisions": decisions, "cpu_us_per_decision": round(cpu / decisions * 1e6, 1)}
 
 
+def referee_opcodes(
+    tables: int = 1, matches: int = 4, max_deals: int = 12, as_sdk: bool = True, top: int = 40
+) -> str:
+    """The Python bytecodes the referee's logic runs per decision, by function (the ``top``
+    ones): ``referee_logic``'s matches counted by ``instructions.count_opcodes``, after one
+    match per table played untraced (the first calls, imports and caches out of the count)."""
+    referee_logic(tables, 1, max_deals, as_sdk)
+    got: dict[str, float] = {}
+
+    def run() -> None:
+        got.update(referee_logic(tables, matches, max_deals, as_sdk))
+
+    counts = count_opcodes(run)
+    return opcodes_by_function(counts, int(got["decisions"]), "decision", top)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     p = argparse.ArgumentParser(
         prog="python -m arena.bench.referee_logic",
@@ -96,7 +116,23 @@ def main(argv: Sequence[str] | None = None) -> None:
                    help="views as the SDK's bots ask for them: each deal result, bid and "
                         "completed trick sent once (default: every view whole)")  # fmt: skip
     p.add_argument("--profile", action="store_true", help="print cProfile's top functions")
+    p.add_argument("--lag-period", type=float, metavar="S",
+                   help="the loop-stall meter's tick (default: the referee's, "
+                        f"{LoopLag.PERIOD:g} s): under callgrind, 50-100 times slower, it "
+                        "ticks about once a decision, where it ticks once in dozens without "
+                        "it, and how often depends on the machine's load; a long one keeps "
+                        "those ticks out of the count")  # fmt: skip
+    p.add_argument("--opcodes", type=int, metavar="TOP", default=0,
+                   help="print the Python bytecodes run per decision, the TOP functions "
+                        "(traced: a hundred times slower)")  # fmt: skip
     a = p.parse_args(argv)
+    if a.lag_period is not None:
+        if not a.lag_period > 0:
+            p.error(f"--lag-period must be a number of seconds over 0, not {a.lag_period:g}")
+        LoopLag.PERIOD = a.lag_period
+    if a.opcodes:
+        print(referee_opcodes(a.tables, a.matches, a.max_deals, a.as_sdk, a.opcodes))
+        return
     profiler = cProfile.Profile() if a.profile else None
     if profiler is not None:
         profiler.enable()

@@ -37,14 +37,12 @@ import struct
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
+from arena.bench.instructions import count_opcodes, opcodes_by_function
 from arena.protocol import PROTOCOL_VERSION, message_bytes
 from arena.referee import Referee, RefereeConfig
 from arena.referee.core import FEATURES, SERVER_VERSION
@@ -296,35 +294,10 @@ def _hot_us(recordings: Sequence[Recording], passes: int) -> list[float]:
 
 def _opcodes(recordings: Sequence[Recording], top: int) -> str:
     """The Python bytecodes run per request of the last recording, by function (after a
-    pass over all of them): a count that no load moves, which shows where the
-    interpreter's share of the instructions goes (``sys.settrace`` with opcode events)."""
+    pass over all of them): ``instructions.count_opcodes``."""
     replay(recordings)
-    counts: Counter[str] = Counter()
-
-    def tracer(frame: FrameType, event: str, arg: object) -> Any:
-        frame.f_trace_opcodes = True
-        frame.f_trace_lines = False
-        code = frame.f_code
-        key = f"{Path(code.co_filename).name}:{code.co_name}"
-
-        def local(frame: FrameType, event: str, arg: object) -> Any:
-            if event == "opcode":
-                counts[key] += 1
-            return local
-
-        return local
-
-    sys.settrace(tracer)
-    threading.settrace(tracer)
-    try:
-        replay(recordings[-1:])
-    finally:
-        sys.settrace(None)
-        threading.settrace(None)  # type: ignore[arg-type,unused-ignore]
-    n = recordings[-1].requests()
-    lines = [f"bytecodes: {sum(counts.values()) / n:,.0f} per request; by function:"]
-    lines += [f"{v / n:8.1f}  {k}" for k, v in counts.most_common(top)]
-    return "\n".join(lines)
+    counts = count_opcodes(lambda: replay(recordings[-1:]))
+    return opcodes_by_function(counts, recordings[-1].requests(), "request", top)
 
 
 def _instructions(path: Path, count: int, keep: Path | None) -> int:

@@ -32,6 +32,7 @@ from arena.protocol import (
     AHEAD_MOST,
     MalformedActionError,
     action_event_bytes,
+    action_event_items,
     action_from_pb,
     action_to_pb,
     card_to_pb,
@@ -106,6 +107,8 @@ _SOURCE_PB = {
 #: What ``_decide`` returns as ``by`` for the bot's answer to a decision its client said
 #: failed (``Decision.failed``): recorded ``"by": "bot"`` with ``"failed": true``.
 _BOT_FAILED = "bot-failed"
+#: The actions of an auction (a tuple: ``Bid | Pass`` would make a union at every use).
+_AUCTION_ACTIONS = (Bid, Pass)
 #: The source of an action in the events of the seats that did not act (see ``_after``).
 _SOURCE_HIDDEN = pb.ACTION_SOURCE_UNSPECIFIED
 
@@ -552,7 +555,7 @@ class MatchRunner:
         # The view's bytes straight from the game (``observe``'s view, proved equal by the
         # tests of game_view_bytes), parsed into the request in place.
         view = req.view
-        view.MergeFromString(game_view_bytes(game, st.seat, omit, omit_bids, omit_tricks))
+        view.MergeFromString(game_view_bytes(game, st.seat, omit, omit_bids, omit_tricks, legal))
         budget_ms = self.config.decision_ms + st.bank_ms
         loop = self._loop
         start = loop.time()
@@ -562,7 +565,8 @@ class MatchRunner:
         lag = loop_lag(loop)
         pending = st.pending = Pending(
             rid, fut, view, game.deal_number, deadline, limit_at,
-            start=start, lag=lag, lag_seen=lag.stalled(), deal=(number, now_bids, now_tricks),
+            start=start, lag=lag, lag_seen=lag.stalled(start),
+            deal=(number, now_bids, now_tricks),
         )  # fmt: skip
         lag.hold()  # (from before the request is queued: it may wait on the loop)
         try:
@@ -700,17 +704,19 @@ class MatchRunner:
         # nothing ordered before it. A third seat sees a give without its card
         # (public_action); the other views are made once each.
         # (Each as the bytes of a message's ``events`` item: parsed with that message.)
-        public: bytes | None = None
+        # The actor's and the public event differ in their source only: made together.
+        own, public = action_event_items(mid, seq, source, actor, action)
         censored: dict[object, bytes] = {}
         for st in self.seats:
+            session = st.session
+            if session.stream is None:
+                continue  # (``add_action_event``'s test: dropped while disconnected)
             seat = st.seat
             if seat == actor:
-                ev = action_event_bytes(mid, seq, source, actor, action)
+                ev = own
             else:
                 seen = public_action(action, actor, seat)
                 if seen is action:
-                    if public is None:
-                        public = action_event_bytes(mid, seq, _SOURCE_HIDDEN, actor, action)
                     ev = public
                 else:
                     hidden = censored.get(seen)
@@ -719,10 +725,11 @@ class MatchRunner:
                             mid, seq, _SOURCE_HIDDEN, actor, seen
                         )
                     ev = hidden
-            st.session.add_action_event(ev)
+            # (``add_action_event`` inlined: three calls an action)
+            session.events.append(ev)
         if game.deal_number != deal or game.is_over:
             self._deal_ended(deal)
-        elif game.phase is not Phase.BIDDING and isinstance(action, Bid | Pass):
+        elif isinstance(action, _AUCTION_ACTIONS) and game.phase is not Phase.BIDDING:
             self._talon_taken()
 
     def _talon_taken(self) -> None:

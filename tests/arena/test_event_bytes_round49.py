@@ -14,6 +14,7 @@ import pytest
 from arena.bench.referee_logic import _AnswerAtOnce
 from arena.protocol import (
     action_event_bytes,
+    action_event_items,
     action_event_to_pb,
     event_item,
     seat_action_to_pb,
@@ -40,6 +41,29 @@ def _reference(match_id: str, seq: int, source: int, seat: int, action: Any) -> 
     return pb.Event(
         match_id=match_id, seq=seq, source=source, action=seat_action_to_pb(seat, action)
     )
+
+
+@pytest.mark.parametrize("seq", [1, 4095, 4096, 300_000])
+def test_action_event_items_are_the_actors_and_the_others_events(seq: int) -> None:
+    """Round 55: ``action_event_items`` makes the actor's event (its source) and the one the
+    other seats get (no source) together: each is ``action_event_bytes``'s, byte for byte,
+    and the event built field by field."""
+    for action in _ACTIONS:
+        if isinstance(action, HiddenGive):
+            continue  # (never an actor's own: the referee censors it for a third seat)
+        for source in pb.ActionSource.values():
+            for seat in range(4):
+                own, public = action_event_items("m-7", seq, source, seat, action)
+                assert own == action_event_bytes("m-7", seq, source, seat, action)
+                assert own == event_item(_reference("m-7", seq, source, seat, action))
+                hidden = pb.ACTION_SOURCE_UNSPECIFIED
+                assert public == action_event_bytes("m-7", seq, hidden, seat, action)
+                assert public == event_item(_reference("m-7", seq, hidden, seat, action))
+    # A match id long enough that the item's length takes more than the cached varints.
+    long_id = "m" * 5000
+    own, public = action_event_items(long_id, seq, pb.ACTION_SOURCE_BOT, 1, Pass())
+    assert own == event_item(_reference(long_id, seq, pb.ACTION_SOURCE_BOT, 1, Pass()))
+    assert public == event_item(_reference(long_id, seq, 0, 1, Pass()))
 
 
 @pytest.mark.parametrize("seq", [0, 1, 4095, 4096, 300_000])
@@ -143,7 +167,15 @@ def test_matches_send_the_events_built_field_by_field(monkeypatch: pytest.Monkey
     def by_fields(match_id: str, seq: int, source: int, seat: int, action: Any) -> bytes:
         return event_item(_reference(match_id, seq, source, seat, action))
 
+    def pair_by_fields(
+        match_id: str, seq: int, source: int, seat: int, action: Any
+    ) -> tuple[bytes, bytes]:
+        # (the actor's event and the others', made together since round 55)
+        return (by_fields(match_id, seq, source, seat, action),
+                by_fields(match_id, seq, pb.ACTION_SOURCE_UNSPECIFIED, seat, action))  # fmt: skip
+
     monkeypatch.setattr(match_module, "action_event_bytes", by_fields)
+    monkeypatch.setattr(match_module, "action_event_items", pair_by_fields)
     want = _events_of_matches()
     assert got == want
     # Every seat was told every action (and the rest), hidden gives included.

@@ -46,6 +46,10 @@ def _check(game: Game, seat: int, rng: random.Random, counts: dict[str, int]) ->
         # protobuf's own serialization of it.
         assert pb.PlayerView.FromString(data) == want, (view, results, bids, tricks)
         assert pb.PlayerView.FromString(data).SerializeToString() == want.SerializeToString()
+        # As the referee calls it (round 55): with the legal actions it already has, the
+        # seat's when it is to act, ignored for the others.
+        legal = game.legal_actions() if not game.is_over else ()
+        assert game_view_bytes(game, seat, results, bids, tricks, legal) == data
         counts["omitted"] += results + bids + tricks > 0
     counts["views"] += 1
     counts["hand"] += bool(view.hand)

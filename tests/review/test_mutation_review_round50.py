@@ -64,8 +64,15 @@ def test_the_action_sent_on_is_the_very_object_the_engine_applied(
             sent.append((action, applied[-1]))
         return made(mid, seq, source, seat, action)
 
+    made_items = match_module.action_event_items
+
+    def seen_items(mid: str, seq: int, source: Any, seat: int, action: Any) -> tuple[bytes, bytes]:
+        sent.append((action, applied[-1]))  # (round 55: the actor's and the public events)
+        return made_items(mid, seq, source, seat, action)
+
     monkeypatch.setattr(Game, "apply_trusted", keep)
     monkeypatch.setattr(match_module, "action_event_bytes", seen)
+    monkeypatch.setattr(match_module, "action_event_items", seen_items)
     _events_of_matches()
     assert len(sent) > 100
     assert all(action is last for action, last in sent)
