@@ -126,7 +126,6 @@ async def _referee(
     send = BotSession.send
     on_decision = Referee.on_decision
     add_event = BotSession.add_event
-    add_action_event = BotSession.add_action_event
     window = {"deals": 0, "actions": 0}
     watcher = names[0]  # every bot sits in every match: one bot's events count each once
 
@@ -147,19 +146,10 @@ async def _referee(
         return on_decision(self, session, d)
 
     def counted_add_event(self: BotSession, event: pb.Event) -> None:
-        if counting and self.name == watcher:
-            kind = event.WhichOneof("kind")
-            if kind == "action":
-                window["actions"] += 1
-            elif kind == "deal_ended":
-                window["deals"] += 1
+        # (actions: counted_after)
+        if counting and self.name == watcher and event.WhichOneof("kind") == "deal_ended":
+            window["deals"] += 1
         add_event(self, event)
-
-    def counted_add_action_event(self: BotSession, item: bytes) -> None:
-        # (the referee's action events, as bytes: protocol.action_event_bytes)
-        if counting and self.name == watcher:
-            window["actions"] += 1
-        add_action_event(self, item)
 
     # Decisions played from an answer given ahead ("ahead": no request, no round trip) are
     # decisions of the bots all the same.
@@ -177,11 +167,20 @@ async def _referee(
         return played
 
     MatchRunner._ahead = counted_ahead  # type: ignore[method-assign,assignment]
+    record_action = MatchRunner._after
+
+    def counted_after(self: MatchRunner, *args: Any) -> Any:
+        # (every applied action passes here once, whoever sees its event: the referee
+        # writes the events into the sessions' queues itself, not through a door to hook)
+        if counting:
+            window["actions"] += 1
+        return record_action(self, *args)
+
+    MatchRunner._after = counted_after  # type: ignore[method-assign,assignment]
     on_message = Referee.on_message
     Referee.on_message = counted_on_message  # type: ignore[method-assign]
     BotSession.send = timed_send  # type: ignore[method-assign]
     BotSession.add_event = counted_add_event  # type: ignore[method-assign]
-    BotSession.add_action_event = counted_add_action_event  # type: ignore[method-assign]
     Referee.on_decision = timed_on_decision  # type: ignore[method-assign]
 
     totals = {"matches": 0, "deals": 0, "actions": 0, "decisions": 0, "incidents": 0}

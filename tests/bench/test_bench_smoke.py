@@ -78,6 +78,9 @@ def test_referee_smoke() -> None:
         for figure in ("decisions_per_s", "p50_ms", "p99_ms", "ratio_to_baseline"):
             assert r[figure] > 0, figure
         assert r["deals_per_s"] >= 0
+        # (actions counted where the referee applies them: 0 once made the deals ratio 0)
+        assert r["actions_per_deal"] >= r["decisions_per_deal"] > 0
+        assert r["deals_ratio"] > 0
         assert r["p50_ms"] <= r["p99_ms"]
         assert r["baseline_round_trips_per_s"] > 0
         assert r["incidents"] == 0  # the bots played every decision themselves
