@@ -8,7 +8,7 @@ Notation (what records, logs and error messages use; :func:`parse_action` reads 
 or, with an ace, the ace marriage.
 
 >>> parse_action("give kh to 2"), str(Play(Card.HQ, declare=True))
-(Give(card=Card('K♥'), to=2), 'play Q♥ declare')
+(Give(card=<Card.HK: 21>, to=2), 'play Q♥ declare')
 """
 
 from __future__ import annotations

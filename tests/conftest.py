@@ -78,12 +78,22 @@ def _logging_as_it_was() -> Iterator[None]:
     manager = logging.Logger.manager
     loggers = [logging.getLogger(), *(v for v in manager.loggerDict.values()
                                       if isinstance(v, logging.Logger))]  # fmt: skip
-    before = {id(lg): (lg.level, list(lg.handlers)) for lg in loggers}
+    # (and whether each logger is disabled or propagates, and the process-wide
+    # ``logging.disable`` level: a library's ``dictConfig`` disables the loggers it does
+    # not name, after which a later test's caplog saw nothing of the arena's lines)
+    before = {id(lg): (lg.level, list(lg.handlers), lg.disabled, lg.propagate, list(lg.filters))
+              for lg in loggers}  # fmt: skip
+    disabled_below = manager.disable
     yield
+    if manager.disable != disabled_below:
+        logging.disable(disabled_below)
     for lg in [logging.getLogger(), *manager.loggerDict.values()]:
         if not isinstance(lg, logging.Logger):
             continue
-        level, handlers = before.get(id(lg), (logging.NOTSET, []))
+        level, handlers, off, propagate, filters = before.get(
+            id(lg), (logging.NOTSET, [], False, True, [])
+        )
+        lg.disabled, lg.propagate, lg.filters[:] = off, propagate, filters
         if lg.level != level:
             lg.setLevel(level)
         for h in [h for h in lg.handlers if h not in handlers]:

@@ -363,7 +363,7 @@ def _outcome(**parts: float) -> Any:
 
     base = dict(play_s=2.0, finalize_s=0.0, record_s=0.06, played_now=48, failed=[],
                 store_cpu_s=0.0, record_wait_s=0.0, record_last_wait_s=0.0, build_cpu_s=0.0,
-                rate_s=0.0, commits=1)  # fmt: skip
+                rate_s=0.0, commits=1, record_idle_wait_s=0.0)  # fmt: skip
     return SimpleNamespace(**{**base, **parts})
 
 
@@ -371,10 +371,12 @@ def test_M_B3_each_part_is_its_own() -> None:
     """Mutant B3 (``rate_ms`` of the finalize's time): every part of a distinct value is
     printed under its own name."""
     outcome = _outcome(store_cpu_s=0.001, record_wait_s=0.002, record_last_wait_s=0.0015,
-                       build_cpu_s=0.003, finalize_s=0.004, rate_s=0.005, commits=7)  # fmt: skip
+                       build_cpu_s=0.003, finalize_s=0.004, rate_s=0.005, commits=7,
+                       record_idle_wait_s=0.006)  # fmt: skip
     assert bench_mod.recording_parts(outcome) == {
         "store_cpu_ms": 1.0, "tables_wait_ms": 2.0, "of_it_last_stores_ms": 1.5,
         "build_cpu_ms": 3.0, "finalize_ms": 4.0, "rate_ms": 5.0, "commits": 7,
+        "idle_last_waits_ms": 6.0,
     }  # fmt: skip
 
 
