@@ -202,8 +202,16 @@ def record(seed: int, tables: int = 4, matches: int = 2, max_deals: int = 8) -> 
             got.update(await _record_preset(preset, tables, matches, max_deals, seed))
         return got
 
-    logging.getLogger("arena").setLevel(logging.WARNING)
-    return Recording(asyncio.run(run()))
+    # The referee's per-match lines quiet while recording, and as they were after: a
+    # caller in a longer process (the tests) kept a quiet "arena" logger for good, and a
+    # later test saw none of the runner's INFO lines.
+    arena_log = logging.getLogger("arena")
+    level = arena_log.level
+    arena_log.setLevel(logging.WARNING)
+    try:
+        return Recording(asyncio.run(run()))
+    finally:
+        arena_log.setLevel(level)
 
 
 def _save(recordings: Sequence[Recording], path: Path) -> None:

@@ -100,3 +100,20 @@ def test_the_bytecodes_are_counted_by_function(small: Recording) -> None:
     assert 500 < per_request < 100_000
     named = {row.split()[1]: float(row.split()[0]) for row in rows}
     assert named["client.py:_on_request"] > 0 and named["wire_view.py:_known_view"] > 0
+
+
+def test_recording_leaves_the_arena_loggers_level_as_it_was() -> None:
+    """Defect (found by CI): ``record`` quieted the "arena" logger for good; this file's
+    module fixture left it at WARNING for the rest of the test worker, and later tests saw
+    none of the runner's INFO lines (a resumed tournament's "2 of 6 matches already
+    stored", "referee listening on", a stored ruleset's "never uses")."""
+    import logging
+
+    arena_log = logging.getLogger("arena")
+    level = arena_log.level
+    arena_log.setLevel(logging.INFO)
+    try:
+        record(seed=6, tables=1, matches=1, max_deals=1)
+        assert arena_log.level == logging.INFO
+    finally:
+        arena_log.setLevel(level)
