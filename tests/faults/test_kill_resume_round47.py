@@ -36,6 +36,7 @@ from tests.faults.test_faults import tiny_fs  # noqa: F401 (the fixture: a 1 MiB
 from tests.faults.test_faults_round32 import _finish, _left_behind, _no_process_left, _rows
 from tests.faults.test_faults_round34 import _count
 from tests.support.read_only import read_only
+from tests.support.spawn import environment_set
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -442,8 +443,10 @@ def test_arena_tournament_list_names_the_commands_that_list() -> None:
 
 
 def _sleeper(**env: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(["sleep", "600"], env=dict(os.environ, **env),
-                            start_new_session=True)  # fmt: skip
+    sleeper = subprocess.Popen(["sleep", "600"], env=dict(os.environ, **env),
+                               start_new_session=True)  # fmt: skip
+    environment_set(sleeper.pid)
+    return sleeper
 
 
 def test_the_next_run_stops_bots_a_killed_run_left_and_only_those() -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from arena.tournament.runner import DatabaseLock, _stop_bots_left_by
+from tests.support.spawn import environment_set
 
 # ------------------------------------------------------- what a killed run's bots left
 
@@ -43,7 +44,9 @@ def _bot(run: int, **more: str) -> subprocess.Popen[bytes]:
     """A process as the run ``run`` starts a bot: its pid and a token in the environment,
     leading a session of its own."""
     env = dict(os.environ, ARENA_PARENT_PID=str(run), ARENA_TOKEN="t", **more)
-    return subprocess.Popen(["sleep", "600"], env=env, start_new_session=True)
+    bot = subprocess.Popen(["sleep", "600"], env=env, start_new_session=True)
+    environment_set(bot.pid)  # (what the run's clean-up reads)
+    return bot
 
 
 def _killed(bot: subprocess.Popen[bytes], run: int) -> bool:
@@ -87,6 +90,7 @@ def test_another_users_bot_is_not_killed() -> None:
     run = _dead_pid()
     env = dict(os.environ, ARENA_PARENT_PID=str(run), ARENA_TOKEN="t")
     other = subprocess.Popen(["sleep", "600"], env=env, start_new_session=True, user=65534)
+    environment_set(other.pid)
     mine = _bot(run)
     with _started(other, mine):
         _stop_bots_left_by(run)
@@ -110,10 +114,11 @@ def test_only_a_session_leader_with_the_runs_very_pid_is_killed() -> None:
         [sys.executable, "-c", code], start_new_session=True, stdout=subprocess.PIPE
     )
     assert child.stdout is not None
-    grandchild = int(child.stdout.readline())  # (leads a group, not the session)
+    grandchild = environment_set(int(child.stdout.readline()))  # (a group's leader only)
     longer = _bot(run * 10 + 1)  # (e.g. 1234 and 12341)
     env = dict(os.environ, XARENA_PARENT_PID=str(run), ARENA_TOKEN="t")
     suffix = subprocess.Popen(["sleep", "600"], env=env, start_new_session=True)
+    environment_set(suffix.pid)
     bot = _bot(run)
     try:
         with _started(child, longer, suffix, bot):

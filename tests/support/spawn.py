@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
+from pathlib import Path
 from typing import IO, AnyStr
 
-__all__ = ["python_after", "readline_within"]
+__all__ = ["environment_set", "python_after", "readline_within"]
 
 
 def python_after(setup: str, *args: str) -> list[str]:
@@ -41,3 +43,20 @@ def readline_within(stream: IO[AnyStr], seconds: float) -> AnyStr | None:
     reader.start()
     reader.join(seconds)
     return got[0] if got else None
+
+
+def environment_set(pid: int, seconds: float = 30.0) -> int:
+    """``pid`` once Linux shows its environment in ``/proc/PID/environ`` (or once it is gone,
+    or ``seconds`` passed): ``Popen`` returns when the child's ``exec`` closed its
+    close-on-exec descriptors, before the new program's environment is set up, and a scan
+    of ``/proc`` made at once may read it empty (14 in 3,000 starts on a loaded machine):
+    a test of what such a scan finds waits for this first."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if Path(f"/proc/{pid}/environ").read_bytes():
+                break
+        except OSError:  # gone
+            break
+        time.sleep(0.001)
+    return pid
