@@ -21,7 +21,7 @@ rank: RANK_NINE
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import fields
 from typing import Any, cast
 
@@ -870,32 +870,14 @@ def _view_data(
             hit_1 = by_id_1.get(id(t))
             parts.append(hit_1[1] if hit_1 is not None and hit_1[0] is t else _trick_item(t))
     elif tricks:
-        hit_t = _TRICKS_BY_ID.get(id(tricks))
-        if hit_t is None or hit_t[0] is not tricks:
-            by_id_t = _TRICK_ITEM_BY_ID
-            made = []
-            for t in tricks:
-                hit_1 = by_id_t.get(id(t))
-                made.append(hit_1[1] if hit_1 is not None and hit_1[0] is t else _trick_item(t))
-            hit_t = (tricks, b"".join(made))
-            _store(_TRICKS_BY_ID, id(tricks), hit_t)
-        parts.append(hit_t[1])
+        parts.append(_joined_kept(_TRICKS_BY_ID, tricks, _TRICK_ITEM_BY_ID, _trick_item))
     parts.append(_packed_bytes(_SCORES_BYTES, "scores", scores))
     if barrel is not None:
         parts.append(_packed_bytes(_BARREL_BYTES, "barrel", _barrel_to_pb(barrel)))
     if legal_actions:
         # The engine's legal tuples are shared (a bid's, a suit's plays, a contract's): the
         # whole list's bytes kept by the tuple's identity, as the bids' and tricks' are.
-        hit_l = _LEGAL_BY_ID.get(id(legal_actions))
-        if hit_l is None or hit_l[0] is not legal_actions:
-            by_id = _LEGAL_ITEM_BY_ID
-            made_l = []
-            for a in legal_actions:
-                hit = by_id.get(id(a))
-                made_l.append(hit[1] if hit is not None and hit[0] is a else _legal_item(a))
-            hit_l = (legal_actions, b"".join(made_l))
-            _store(_LEGAL_BY_ID, id(legal_actions), hit_l)
-        parts.append(hit_l[1])
+        parts.append(_joined_kept(_LEGAL_BY_ID, legal_actions, _LEGAL_ITEM_BY_ID, _legal_item))
     results = deal_results
     if results_omitted:
         if not 0 < results_omitted <= len(results):
@@ -1280,6 +1262,27 @@ def _store(cache: dict[Any, Any], key: object, value: object) -> None:
     if len(cache) >= _CACHE_MAX:
         cache.clear()
     cache[key] = value
+
+
+def _joined_kept(
+    cache: dict[int, tuple[object, bytes]],
+    items: tuple[Any, ...],
+    by_id: dict[int, tuple[Any, bytes]],
+    make: Callable[[Any], bytes],
+) -> bytes:
+    """The joined bytes of ``items``, an engine tuple that many views share (a deal's
+    tricks, a legal list), kept by the tuple's identity in ``cache``; each item's by its own
+    in ``by_id``, made by ``make`` (which keeps them there) when not kept. (The per-view
+    loops over a few new items inline the same lookup: a call per item costs more.)"""
+    hit = cache.get(id(items))
+    if hit is None or hit[0] is not items:
+        made = []
+        for x in items:
+            one = by_id.get(id(x))
+            made.append(one[1] if one is not None and one[0] is x else make(x))
+        hit = (items, b"".join(made))
+        _store(cache, id(items), hit)
+    return hit[1]
 
 
 #: The longest wire bytes a decoded item is kept by. The referee's items are a few dozen

@@ -710,7 +710,7 @@ class MatchRunner:
         for st in self.seats:
             session = st.session
             if session.stream is None:
-                continue  # (``add_action_event``'s test: dropped while disconnected)
+                continue  # (as ``BotSession.add_event``: dropped while disconnected)
             seat = st.seat
             if seat == actor:
                 ev = own
@@ -725,7 +725,7 @@ class MatchRunner:
                             mid, seq, _SOURCE_HIDDEN, actor, seen
                         )
                     ev = hidden
-            # (``add_action_event`` inlined: three calls an action)
+            # (the bytes appended as they are: a call an event cost three an action)
             session.events.append(ev)
         if game.deal_number != deal or game.is_over:
             self._deal_ended(deal)

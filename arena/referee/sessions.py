@@ -395,12 +395,6 @@ class BotSession:
         if self.stream is not None:
             self.events.append(event_item(event))
 
-    def add_action_event(self, item: bytes) -> None:
-        """:meth:`add_event` of an action event already as ``protocol.action_event_bytes``
-        makes it (the referee's, several per decision)."""
-        if self.stream is not None:
-            self.events.append(item)
-
     def flush(self) -> None:
         """Send the buffered events now, in a message of their own."""
         if self.events and self.stream is not None:

@@ -103,8 +103,8 @@ def test_a_session_sends_the_bytes_the_event_messages_gave() -> None:
         for i, ev in enumerate(events):
             if i % 2:
                 s.add_event(ev)
-            else:
-                s.add_action_event(event_item(ev))
+            else:  # (as MatchRunner._after adds an action's event: its item's bytes)
+                s.events.append(event_item(ev))
         msg = pb.ServerMessage()
         msg.decision_request.request_id = "4"
         msg.decision_request.view.seat = 2
@@ -120,7 +120,7 @@ def test_a_session_sends_the_bytes_the_event_messages_gave() -> None:
         s.flush()  # nothing buffered: nothing sent
         assert stream._queue.empty()
         s.detach(stream, 5.0)
-        s.add_action_event(event_item(events[0]))  # away: dropped
+        s.add_event(events[1])  # away: dropped
         assert not s.events
 
     asyncio.run(go())
