@@ -755,8 +755,11 @@ def test_abandoned_matches_with_independent_deals(tmp_path: Path) -> None:
     in deal 1 abandon their matches (every seat placed 3rd, rated as a draw); their last
     deal, auction over, is no bid won and no deal of the mean, but its decisions count."""
     bots = {k: _bot(tmp_path, "LateSleeper") for k in ("p", "q", "u")}
+    # (Deadlines of 100 + 100 ms, still far below the nap: with _FAST's 20 + 30 a loaded
+    # machine (load 10) made the sleepers late in deal 1's auction, which then never ended.)
     db, out = _play(tmp_path, "gone", {**bots, "w": '"random"'}, ruleset="1001", seed=9,
-                    max_deals=3, deals="independent", **_FAST)  # fmt: skip
+                    max_deals=3, deals="independent",
+                    deadlines={"decision_ms": 100, "time_bank_ms": 100})  # fmt: skip
     _checked(db, out)
     abandoned = [r for r in _records(db) if r.get("abandoned")]
     assert abandoned and all(r["result"]["places"] == [3, 3, 3] for r in abandoned)
