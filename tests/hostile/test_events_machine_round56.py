@@ -375,6 +375,9 @@ class Machine(r55.Machine):
         self.w.seen["deepest queue"] = max(self.w.seen["deepest queue"], deepest)
 
     def teardown(self) -> None:
+        # (a burst at each example's end too, whatever its steps drew: the run must pass
+        # the cap, and which rules a derandomized run draws changes with every edit)
+        self.past_the_cap(0, BURST[0], batch=True)
         try:
             super().teardown()
         finally:
