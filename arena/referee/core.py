@@ -104,6 +104,21 @@ ANSWER_BYTES = 512
 FAILED_BYTES = 16 * 1024
 
 
+async def _status_behind_a_held_write(context: Any, refusal: _Refusal) -> None:
+    """End a call whose last write waits on a client that reads nothing with the status of
+    ``refusal`` (a stream replaced, refused, closed as not read): the status waits behind
+    that write until the client reads, resets the call or loses its connection. Sent by
+    grpc.aio after the handler returned, a reset made it fail, which grpc.aio logged as an
+    ERROR with a traceback ("ExecuteBatchError raised in core by servicer method") unless
+    it had seen the reset first: one per such call, as often as a bot liked (hostile round
+    56). Sent here, its failure ends the call as cancelled (logged at DEBUG), as the calls
+    without a token do (``server._refuse``)."""
+    try:
+        await context.abort(refusal.code, refusal.message)
+    except cygrpc.ExecuteBatchError:
+        raise asyncio.CancelledError from None
+
+
 class _Refusal(Exception):
     """Ends a ``Play`` call with ``code`` and ``message``.
 
@@ -802,14 +817,16 @@ class Referee:
                 self.notify_changed()
             if session.reserved is stream:
                 session.reserved = None
+            held = False  # the writer's last write waits on a client that takes nothing
             if writer is not None:
                 try:
                     await asyncio.wait_for(writer, 1.0)
-                except (TimeoutError, asyncio.CancelledError, Exception):
+                except (TimeoutError, asyncio.CancelledError, Exception) as e:
+                    held = isinstance(e, TimeoutError)
                     writer.cancel()
                     if attached:  # (what it still had to write is lost)
                         session.lost(stream)
-            if refusal is not None:
+            if refusal is not None and not held:
                 # The status goes out when this returns, after the writer has stopped.
                 context.set_code(refusal.code)
                 context.set_details(refusal.message)
@@ -853,6 +870,8 @@ class Referee:
                 self._stream_gone(session, stream, attached, left)
         elif cancelled:
             raise asyncio.CancelledError  # (ends as cancelled: grpc.aio sends no status)
+        if held and refusal is not None:
+            await _status_behind_a_held_write(context, refusal)
 
     def _stream_gone(self, session: BotSession, stream: Stream, attached: bool,
                      left: bool) -> None:  # fmt: skip
