@@ -35,8 +35,7 @@ from tests.support.harness import play_sdk_match
 class Erratic(Bot):
     """Answers from the view alone (the same in an arena, where the SDK may ask ahead, and
     here): raises at its first bid of an even deal, answers ``None`` with three cards left
-    in deal 1 and an illegal pass with five cards left in deal 2; the first legal action
-    otherwise."""
+    and an illegal pass with five cards left in deal 1; the first legal action otherwise."""
 
     def act(self, view: PlayerView) -> Action:
         own_bids = sum(1 for seat, _ in view.bids if seat == view.seat)
@@ -44,7 +43,7 @@ class Erratic(Bot):
             raise RuntimeError("boom")
         if view.phase is Phase.PLAYING and view.deal_number == 0 and len(view.hand) == 3:
             return None  # type: ignore[return-value]  # (no action: the SDK's fallback)
-        if view.phase is Phase.PLAYING and view.deal_number == 1 and len(view.hand) == 5:
+        if view.phase is Phase.PLAYING and view.deal_number == 0 and len(view.hand) == 5:
             return Pass()  # illegal while playing: the referee's fallback, a strike
         return view.legal_actions[0]
 
