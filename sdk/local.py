@@ -149,13 +149,32 @@ def arena_record(match: LocalMatch) -> dict[str, Any]:
     (``{"kind", "seat", "deal", "detail"}``, docs/record-format.md), for ``arena replay``:
     a decision the bot failed (it raised, or answered no action) is a ``bot_error``, an
     illegal answer ``illegal``, a timed match's late answer ``timeout``; a hook that failed
-    is not listed (a referee never learns of it)."""
+    is not listed (a referee never learns of it). Each action says, as a referee's does,
+    who chose it (``by``) and, on a decision the bot failed, ``"failed": true``
+    (:attr:`LocalMatch.chosen`); not its ``ms``, a time, which would make the records of
+    two runs of one seed differ."""
     incidents = [
         {"kind": _ARENA_KIND[i.kind], "seat": i.seat, "deal": i.deal, "detail": i.detail}
         for i in match.incidents
         if not i.hook and i.kind in _ARENA_KIND
     ]
-    return {**match.record, "incidents": incidents}
+    record = {**match.record, "incidents": incidents}
+    deals = match.record.get("deals", [])
+    if match.chosen and len(match.chosen) == sum(len(d["actions"]) for d in deals):
+        chosen = iter(match.chosen)
+        marked = []
+        for deal in deals:
+            actions = []
+            for entry in deal["actions"]:
+                by, failed = next(chosen)
+                # (the keys of a referee's record: arena/referee/match.py; but its ms)
+                meta: dict[str, Any] = {"by": by}
+                if failed:
+                    meta["failed"] = True
+                actions.append({**entry, **meta})
+            marked.append({**deal, "actions": actions})
+        record["deals"] = marked
+    return record
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,6 +224,15 @@ class LocalMatch:
     #: Per seat, which decision that was: "match local-0-1, deal 2, playing: Mine.play()
     #: (mine.py:12)" ("" for a seat never asked), so that a slow one can be found again.
     slowest_at: tuple[str, ...] = ()
+    #: Per action of ``record``, in its order: ``(by, failed)`` as a referee records them
+    #: (docs/record-format.md): who chose it (``"bot"``; ``"forced"``: the only legal
+    #: action, not asked; ``"fallback"``: played for the bot after an illegal answer or a
+    #: timeout), and whether the bot failed the decision (it raised, or answered no
+    #: action: the SDK's fallback, sent as its answer in an arena, ``"by": "bot"``).
+    #: :func:`arena_record` writes them into the record's actions (no ``ms``: a decision's
+    #: time differs from run to run, and the same seed gives the same records); ``()`` for
+    #: a match that did not say.
+    chosen: tuple[tuple[str, bool], ...] = ()
 
     @property
     def scores(self) -> tuple[int, ...]:
@@ -1338,6 +1366,20 @@ def watch_slow_calls(after_s: float, why: str = "") -> Iterator[None]:
         watch._stop.set()
 
 
+def _local_id(seed: int | str) -> str:
+    """The id of a local match of ``seed``: ``local-<seed>``, a negative seed written
+    ``minus<n>`` (``local--1-0``, seed -1's first match of ``arena-bot try``, read as a dash
+    too many, and split at its dashes it was a seed "" and a rotation 1; also the name of
+    its ``--records`` file).
+
+    >>> _local_id(7), _local_id(-12), _local_id("abc")
+    ('local-7', 'local-minus12', 'local-abc')
+    """
+    if isinstance(seed, int) and not isinstance(seed, bool) and seed < 0:
+        return f"local-minus{-seed}"
+    return f"local-{seed}"
+
+
 def play_local(
     bots: Sequence[BotFactory | Bot],
     ruleset: str | Path | Ruleset = "classic",
@@ -1361,7 +1403,8 @@ def play_local(
     tests), and a bot that raises (in ``act`` or a hook) or answers no Action is a
     ``RuntimeError`` whose ``__cause__`` is the bot's exception. ``match_id`` becomes the
     bots' ``match_id`` (default ``"local-<seed>"``; :func:`play_series` names each of its
-    matches ``"local-<seed>-<rotation>"``).
+    matches ``"local-<seed>-<rotation>"``; a negative seed is written ``minus7``:
+    :func:`_local_id`).
 
     ``decision_ms`` (with ``time_bank_ms``, default 10000 as in ``arena serve``; the names
     of the arena's and a tournament's settings) times the decisions as the referee does:
@@ -1415,14 +1458,15 @@ def play_local(
                 raise
             what = getattr(b, "__name__", repr(b))
             raise BotMakeError(
-                f"making the bot {what} for match {match_id or f'local-{seed}'} raised "
+                f"making the bot {what} for match {match_id or _local_id(seed)} raised "
                 f"{_exception(e)}"
             ) from e
     seat_names = _names(players, names)
     for bot in players:
-        tell(bot, "match_id", match_id or f"local-{seed}")
+        tell(bot, "match_id", match_id or _local_id(seed))
     game = Game.new(rules, seed, seat_names)
     incidents: list[LocalIncident] = []
+    chosen: list[tuple[str, bool]] = []  # per action: LocalMatch.chosen
     # Per seat: what is left of its time bank (ms), None for a seat not timed.
     bank: list[int | None] = [None] * len(players)
     if limits is not None:
@@ -1480,6 +1524,7 @@ def play_local(
         if not asked:  # a forced move: played without a round trip, as an arena plays it
             action = legal[0]
             game.apply_trusted(action)
+            chosen.append(("forced", False))
         late = 0.0  # how long the seat's request waited for its previous call to end
         if asked and behind[seat] > 0 and bank[seat] is not None:
             # (The other seats' turns since then were played while the call ran.)
@@ -1493,6 +1538,7 @@ def play_local(
                 bank[seat] = 0
                 incidents.append(LocalIncident(seat, game.deal_number, "timeout", detail))
                 game.apply_trusted(action)
+                chosen.append(("fallback", False))
                 asked = False
         if asked:
             bot = players[seat]
@@ -1507,7 +1553,7 @@ def play_local(
             if watch is not None:
                 watch.started(partial(_asked, bot, view))
             try:
-                action, kind, detail, _ = _decide(bot, view, reraise=strict, deadline=deadline)
+                action, kind, detail, failed = _decide(bot, view, reraise=strict, deadline=deadline)
             except Exception as e:  # only with strict: it raised, or answered no action
                 raise RuntimeError(
                     f"{bot.name} (seat {seat}) failed in deal {game.deal_number + 1}: "
@@ -1543,6 +1589,10 @@ def play_local(
                 incidents.append(LocalIncident(seat, game.deal_number, kind, detail))
             try:
                 game.apply(action, seat=seat)
+                # A decision the bot failed is its client's fallback, sent as its answer
+                # (an arena's "by": "bot", "failed": true); a late one the referee's.
+                by = "fallback" if kind == "timeout" else "bot"
+                chosen.append((by, by == "bot" and failed is not None))
             except IllegalActionError as e:
                 if strict:
                     raise
@@ -1560,6 +1610,7 @@ def play_local(
                 detail = f"{e}; played {fallback} instead"
                 incidents.append(LocalIncident(seat, game.deal_number, "illegal", detail))
                 game.apply(fallback, seat=seat)
+                chosen.append(("fallback", False))  # (the referee's, after a strike)
                 action = fallback
         # Told as an arena's runner tells them (its events, in this order), with the last
         # view each seat was given.
@@ -1591,7 +1642,7 @@ def play_local(
         view = observe(game, seat)
         hook(seat, partial(bot.on_match_end, view, final), "on_match_end")
     return LocalMatch(seat_names, game.record(), final, tuple(incidents), tuple(slowest),
-                      tuple(slowest_at))  # fmt: skip
+                      tuple(slowest_at), tuple(chosen))  # fmt: skip
 
 
 # ---------------------------------------------------------------------- series
@@ -1735,7 +1786,7 @@ def play_series(
         for i in range(n):
             r = i % p
             order = [(j - r) % p for j in range(p)]  # seat -> line-up position
-            match_id = f"local-{seed + i // p}-{r}"  # one per match of the series
+            match_id = f"{_local_id(seed + i // p)}-{r}"  # one per match of the series
             m = play_local(
                 [lineup[pos][1] for pos in order],
                 rules,

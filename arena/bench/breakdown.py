@@ -35,6 +35,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from arena import strict_json
+
 __all__ = ["breakdown", "run_as_python"]
 
 _DIR_ENV = "ARENA_BREAKDOWN_DIR"
@@ -303,7 +305,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--json", action="store_true", help="the figures as JSON")
     a = p.parse_args(args)
     r = breakdown(a.tables, a.seconds)
-    print(json.dumps(r, indent=2) if a.json else _table(r))
+    print(strict_json.dumps(r, indent=2) if a.json else _table(r))
 
 
 if __name__ == "__main__":

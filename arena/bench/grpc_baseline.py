@@ -41,6 +41,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from arena import strict_json
+
 Popen = subprocess.Popen[str]
 
 __all__ = [
@@ -590,7 +592,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     elif a.role == "client":
         asyncio.run(_client(a.port, a.seat, a.decision.read_bytes()))
     else:
-        print(json.dumps(bench_grpc_baseline(a.seconds), indent=2))
+        print(strict_json.dumps(bench_grpc_baseline(a.seconds), indent=2))
 
 
 if __name__ == "__main__":

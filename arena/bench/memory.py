@@ -14,10 +14,10 @@ its peak (``VmHWM``) at the end. ``decisions_per_s`` is measured in the first ``
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Sequence
 from typing import Any
 
+from arena import strict_json
 from arena.bench.referee import measure_referee
 
 __all__ = ["MEMORY_TARGET_MB", "bench_memory"]
@@ -54,7 +54,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--seconds", type=float, default=3.0)
     p.add_argument("--tables", type=int, default=100)
     a = p.parse_args(argv)
-    print(json.dumps(bench_memory(a.seconds, a.tables), indent=2))
+    print(strict_json.dumps(bench_memory(a.seconds, a.tables), indent=2))
 
 
 if __name__ == "__main__":

@@ -47,6 +47,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from arena import strict_json
 from arena.bench import grpc_baseline
 from arena.bench.grpc_baseline import (
     SETTINGS,
@@ -484,9 +485,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         # Every option reaches the measurement (--preset and --min-matches too).
         r = measure_referee(a.tables, a.experiments, a.seconds, a.warmup, preset=a.preset,
                             max_deals=a.max_deals, min_matches=a.min_matches)  # fmt: skip
-        print(json.dumps(r, indent=2))
+        print(strict_json.dumps(r, indent=2))
     else:
-        print(json.dumps(bench_referee(a.seconds), indent=2))
+        print(strict_json.dumps(bench_referee(a.seconds), indent=2))
 
 
 if __name__ == "__main__":

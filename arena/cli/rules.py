@@ -13,6 +13,7 @@ import json as jsonlib
 
 import click
 
+from arena import strict_json
 from engine import RulesetError, load_ruleset
 from engine.rules import PRESETS, describe_ruleset
 
@@ -66,7 +67,7 @@ def rules(ctx: click.Context, preset_or_file: str, players: int | None, as_json:
         ctx.exit(2)
     options = ruleset.to_dict()
     if as_json:
-        click.echo(jsonlib.dumps(options, indent=2, ensure_ascii=False))
+        click.echo(strict_json.dumps(options, indent=2, ensure_ascii=False))
     else:
         # A house file, or one that reuses a preset's name, says first how it differs from
         # its preset (a TOML comment: the text still loads back); a preset is its name.

@@ -601,12 +601,12 @@ def _override_of(key: str, overrides: Sequence[str], in_file: Mapping[str, Any])
         if set_key and (key == set_key or key.startswith((set_key + ".", set_key + "["))):
             return item
     node: Any = in_file
-    parts = key.split(".")
+    parts = _key_parts(key)
     for i, part in enumerate(parts):
         if not isinstance(node, Mapping) or part not in node:
             # The first part the file does not have: an override made it, setting a key
             # inside (`--set tls.cert=x` made the table of a "tls.key: missing").
-            missing = ".".join(parts[: i + 1])
+            missing = _key(*parts[: i + 1])
             break
         node = node[part]
     else:
@@ -716,7 +716,7 @@ def apply_overrides(
             parts, raw = _split_override(item)
         except ValueError as e:
             raise ConfigError(source, "--set", str(e)) from None
-        key = _cut(".".join(parts))
+        key = _key(*parts)
         try:
             doc = tomllib.loads(f"v = {raw.strip()}")
             value: Any = doc["v"]
@@ -840,19 +840,21 @@ def _is_toml_key(text: str) -> bool:
 
 
 def _set_key(item: str) -> str:
-    """The dotted key an override sets (``""`` for one that is no key=value)."""
+    """The dotted key an override sets, as an error names it (:func:`_key`; ``""`` for
+    one that is no key=value)."""
     try:
-        return ".".join(_split_override(item)[0])
+        return _key(*_split_override(item)[0])
     except ValueError:
         return ""
 
 
 def override_key(item: str) -> str:
-    """The dotted key a ``--set`` override sets, its parts as written or quoted in TOML
-    (``""`` for one that is no key=value: :func:`apply_overrides` says why).
+    """The dotted key a ``--set`` override sets, each part bare or quoted as in TOML, as
+    the config's errors name it (``""`` for one that is no key=value:
+    :func:`apply_overrides` says why).
 
-    >>> override_key("deadlines.decision_ms=500"), override_key('bots."v1.2".cwd="."')
-    ('deadlines.decision_ms', 'bots.v1.2.cwd')
+    >>> override_key("deadlines.decision_ms=500"), override_key("bots.'v1.2'.cwd='.'")
+    ('deadlines.decision_ms', 'bots."v1.2".cwd')
     """
     return _set_key(item)
 
@@ -860,6 +862,44 @@ def override_key(item: str) -> str:
 def _toml_key(parts: Sequence[str]) -> str:
     """Dotted key parts as TOML writes them: ``["bots", "v1.2"]`` -> ``bots."v1.2"``."""
     return ".".join(toml_key(p) for p in parts)
+
+
+_BARE_KEY_RE = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _key_part(part: str) -> str:
+    """One part of a key as an error names it: bare when TOML writes it so (``workers``),
+    else in double quotes as TOML writes it, a quote or a backslash in it escaped
+    (``"v1.2"``, ``"my var"``, ``"it's"``, ``""``); what a terminal would obey written out
+    (``\\x1b``) and cut at 100 characters (:func:`_cut`), as every key of these errors.
+    Unquoted, the bot "v1.2" made ``bots.v1.2.workers``: the bot "v1" and its key "2"?
+
+    >>> print(_key_part("workers"), _key_part("v1.2"), _key_part("it's"), _key_part(""))
+    workers "v1.2" "it's" ""
+    """
+    if _BARE_KEY_RE.fullmatch(part):
+        return _cut(part)
+    escaped = part.replace("\\", "\\\\").replace('"', '\\"')
+    return _cut(f'"{escaped}"')
+
+
+def _key(*parts: str) -> str:
+    """A dotted key as an error names it (:func:`_key_part`): ``bots."v1.2".workers``."""
+    return ".".join(_key_part(p) for p in parts)
+
+
+def _key_parts(key: str) -> list[str]:
+    """The parts of a key an error named (:func:`_key`): ``bots."v1.2".cwd`` ->
+    ``["bots", "v1.2", "cwd"]``; a key that is no TOML key (``bots[2]``) split at its dots."""
+    try:
+        node: Any = tomllib.loads(f"{key} = 0")
+    except tomllib.TOMLDecodeError:
+        return key.split(".")
+    parts = []
+    while isinstance(node, dict) and len(node) == 1:
+        ((part, node),) = node.items()
+        parts.append(part)
+    return parts
 
 
 def parse_config(
@@ -1265,9 +1305,10 @@ def _names_a_bot(spec: str) -> bool:
 def _check_keys(data: Mapping[str, Any], known: set[str], prefix: str, err: _Err) -> None:
     for key in data:
         if key not in known:
-            shown = _cut(key) if key else '""'  # (an empty key, `"" = 1`, named so)
-            raise err(  # (a newline or an escape sequence in the key: written out)
-                f"{prefix}{shown}",
+            # (quoted as in TOML: `"" = 1`, a key holding a dot or a space; a newline or
+            # an escape sequence in it written out)
+            raise err(
+                f"{prefix}{_key_part(key)}",
                 f"unknown key{did_you_mean(key, known)}; known keys: {', '.join(sorted(known))}",
             )
 
@@ -1364,7 +1405,7 @@ def _bots(value: Any, base: Path, err: _Err) -> tuple[BotSpec, ...]:
     specs: list[BotSpec] = []
     token_of: dict[str, str] = {}  # token -> the first remote bot that has it
     for name, entry in value.items():
-        key = f"bots.{name}"
+        key = _key("bots", name)  # (quoted where it must be: bots."v1.2".workers)
         if not _NAME_RE.match(name):
             raise err(f"bots.{toml_shown(name)}", BOT_NAME_RULE)  # quoted: it may hold anything
         try:
@@ -1377,7 +1418,8 @@ def _bots(value: Any, base: Path, err: _Err) -> tuple[BotSpec, ...]:
         if spec.token is not None:
             if spec.token in token_of:
                 field = "token_env" if "token_env" in entry else "token"  # a remote's table
-                raise err(f"{key}.{field}", f"the same token as bots.{token_of[spec.token]}: "
+                other = _key("bots", token_of[spec.token])
+                raise err(f"{key}.{field}", f"the same token as {other}: "
                           "each remote bot needs a token of its own")  # fmt: skip
             token_of[spec.token] = name
         specs.append(spec)
@@ -1419,12 +1461,12 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
             # neither the variable nor the fix)
             quoted = f' (an environment variable\'s value is text: write "{toml_shown(value)}")'
             raise err(
-                f"{key}.env.{_cut(var)}",
+                f"{key}.env.{_key_part(var)}",
                 f"expected a string, got {_tname(value)} {toml_shown(value)}"
                 + (quoted if isinstance(value, int | float) else ""),
             )
         if "\x00" in value:
-            raise err(f"{key}.env.{_cut(var)}", "a value with a NUL byte")
+            raise err(f"{key}.env.{_key_part(var)}", "a value with a NUL byte")
     env = tuple(sorted(env_data.items()))
     cwd_raw = _get(entry, "cwd", str, None, err, f"{key}.")
     cwd = _path(cwd_raw, f"{key}.cwd", err, base) if cwd_raw is not None else None

@@ -16,7 +16,9 @@ twice over:
 Each step but the first also carries its action (as that seat learnt it, in a seat view)
 with ``by`` from the record and, for a move the referee played for its seat (``"by":
 "fallback"``), ``fallback``: why, from the record's incidents as ``arena replay`` tells it
-(:func:`arena.render.fallback_reasons`). A seat's strikes and forfeit are public (the match
+(:func:`arena.render.fallback_reasons`); ``failed`` is true for a decision the bot failed,
+whose fallback its client sent (the record's ``"failed": true``; its ``bot_error``
+incident is public as well). A seat's strikes and forfeit are public (the match
 summary serves the incidents to every view), so the reason goes to seat views too; it names
 no card.
 
@@ -396,7 +398,11 @@ class MatchReplay:
         """Action ``j`` of deal ``index``; ``fallback``: why the referee played it for its
         seat (``"timeout"``, ``"malformed"``, ``"illegal"``, ``"forfeited"``, ``""`` when
         the incidents do not say), None for the bot's own move and a forced one;
-        ``fallback_why``: the same in words, as ``arena replay`` says it."""
+        ``fallback_why``: the same in words, as ``arena replay`` says it; ``failed``: the
+        bot failed this decision (it raised, timed out in its client, answered no action)
+        and its client sent the fallback as its answer (the record's ``"failed": true`` on
+        a ``"by": "bot"`` move: no strike, not the referee's), as ``arena replay`` marks
+        it (:data:`arena.render.CLIENT_FALLBACK_NOTE`)."""
         reason = self._fallbacks[index].get(j)
         text = str(a["action"])
         if seat is not None:
@@ -409,6 +415,8 @@ class MatchReplay:
             "by": a.get("by"),
             "fallback": reason,
             "fallback_why": None if reason is None else fallback_why(reason),
+            # (as arena.render reads it: only a mark the referee's fallback does not take)
+            "failed": reason is None and a.get("failed") is True,
         }
 
     # -- replaying ----------------------------------------------------------------------

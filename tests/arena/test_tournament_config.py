@@ -591,7 +591,7 @@ def test_a_misspelt_ruleset_option_or_preset_gets_a_did_you_mean(tmp_path: Path)
         "1001, 1001-4p; or a .toml file"
     )  # (as load_ruleset says it)
     e = _error(tmp_path, '"a\\nb\\u001b[31m" = 1\n' + BASE)  # one line, no escape obeyed
-    assert e.key == "a\\x0ab\\x1b[31m" and str(e).isprintable()
+    assert e.key == '"a\\x0ab\\x1b[31m"' and str(e).isprintable()  # (quoted: round 56)
     e = _error(tmp_path, BASE.replace('name = "mine"', 'nmae = "mine"'))  # (as before)
     assert e.message.startswith("unknown key (did you mean 'name'?); known keys: ")
 
@@ -638,7 +638,7 @@ def test_set_reads_its_key_as_toml_so_a_dotted_bot_name_can_be_set(tmp_path: Pat
     }
     # an error that the override caused still names it as the user wrote it
     e = _error(tmp_path, text, ('bots."v1.2".decision_ms=5',))
-    assert e.key == "bots.v1.2.decision_ms"
+    assert e.key == 'bots."v1.2".decision_ms'  # (quoted as TOML quotes it: round 56)
     assert e.message.endswith("""(from --set bots."v1.2".decision_ms=5, not from the file)""")
     e = _error(tmp_path, BASE.replace("a =", '"v1.2" ='), ('bots."v1.2".env.X=1',))
     assert e.message.endswith("""set it whole: --set 'bots."v1.2"={bot = "random", env.X = 1}'""")

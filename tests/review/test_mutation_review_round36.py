@@ -302,7 +302,7 @@ def test_a_record_write_stopped_by_ctrl_c_leaves_no_part_file(
         raise KeyboardInterrupt
 
     monkeypatch.setattr(sdk.cli.os, "replace", interrupted)
-    match: Any = SimpleNamespace(record={"new": True}, incidents=())  # (none to list)
+    match: Any = SimpleNamespace(record={"new": True}, incidents=(), chosen=())  # (none to list)
     with pytest.raises(KeyboardInterrupt):
         sdk.cli._write_record(tmp_path, [], "m1", match)
     monkeypatch.undo()

@@ -18,7 +18,7 @@ from arena.web import MatchReplay
 from engine import Give, parse_action
 from tests.arena.test_render import _fallback_record
 
-ACTION_KEYS = {"seat", "text", "ms", "by", "fallback", "fallback_why"}
+ACTION_KEYS = {"seat", "text", "ms", "by", "fallback", "fallback_why", "failed"}
 
 
 def _actions(replay: MatchReplay, k: int, seat: int | None = None) -> list[dict[str, Any]]:

@@ -144,23 +144,41 @@ function refereeBadge(a) {
   return el("span", { class: "referee-badge", title: refereeTitle(a) }, refereeLabel(a));
 }
 
-// The cards the referee played for a seat up to the current step: card -> its action.
+// A decision the bot failed (it raised, or answered no action) whose fallback its client
+// sent as its answer: the record's "failed": true on a "by": "bot" move (the server's
+// action.failed). Not the referee's move and no strike (a bot_error incident), yet not the
+// bot's choice either: marked apart, in `arena replay`'s words (CLIENT_NOTE).
+const CLIENT_NOTE = "fallback of the bot's client: its decision failed";
+function isClientFallback(a) { return !!a && a.failed === true && !isReferee(a); }
+function clientTitle(a) { return `played by ${seatName(a.seat)}'s client (${CLIENT_NOTE}; a bot_error, no strike)`; }
+function clientBadge(a) {
+  return el("span", { class: "client-fallback-badge", title: clientTitle(a) }, "fallback: decision failed");
+}
+// Whichever fallback a move is (the referee's, its client's), its mark; null for the bot's
+// own move and a forced one.
+function fallbackBadge(a) { return isReferee(a) ? refereeBadge(a) : isClientFallback(a) ? clientBadge(a) : null; }
+function fallbackTitle(a) { return isReferee(a) ? refereeTitle(a) : clientTitle(a); }
+function fallbackClass(a) { return isReferee(a) ? "referee" : isClientFallback(a) ? "client-fallback" : ""; }
+
+// The cards played as a fallback for a seat up to the current step (the referee's, or its
+// client's after a failed decision): card -> its action.
 function refereeCards() {
   const out = new Map();
   state.data.steps.forEach((st, i) => {
     const a = st.action;
-    if (i > state.step || !isReferee(a)) return;
+    if (i > state.step || !(isReferee(a) || isClientFallback(a))) return;
     const m = /^play (\S+)/.exec(a.text);
     if (m) out.set(m[1], a);
   });
   return out;
 }
 
-// A card of a trick: a card the referee played is outlined, its reason in the title.
+// A card of a trick: a card played as a fallback is outlined (the referee's orange, its
+// client's purple), whose and why in the title.
 function trickCard(card, referee, opts = {}) {
   const a = referee.get(card);
-  const c = cardEl(card, a ? { ...opts, cls: "referee" } : opts);
-  if (a) c.title = `${card}: ${refereeTitle(a)}`;
+  const c = cardEl(card, a ? { ...opts, cls: fallbackClass(a) } : opts);
+  if (a) c.title = `${card}: ${fallbackTitle(a)}`;
   return c;
 }
 
@@ -233,10 +251,12 @@ function centerBox(v) {
   const referee = refereeCards();
   for (const p of shown) {
     const a = referee.get(p.card);
-    // the mark under a card the referee played: short, its reason in the title
-    trickEl.append(el("div", { class: "played-by" + (a ? " referee" : ""), title: seatName(p.seat) },
-      trickCard(p.card, referee), el("span", { class: "by" }, seatName(p.seat)),
-      a ? el("span", { class: "referee-mark", title: refereeTitle(a) }, "referee") : null));
+    // the mark under a card played as a fallback: short, whose and why in the title
+    const mark = !a ? null : isReferee(a)
+      ? el("span", { class: "referee-mark", title: refereeTitle(a) }, "referee")
+      : el("span", { class: "client-fallback-mark", title: clientTitle(a) }, "failed");
+    trickEl.append(el("div", { class: "played-by" + (a ? " " + fallbackClass(a) : ""), title: seatName(p.seat) },
+      trickCard(p.card, referee), el("span", { class: "by" }, seatName(p.seat)), mark));
   }
   c.append(trickEl);
   if (caption) c.append(el("div", { class: "small", id: "trick-caption" }, caption));
@@ -282,10 +302,10 @@ function sidePanel(v) {
     if (state.seat !== null && i > state.step) return;  // a seat has not seen what comes next
     const who = seatName(st.action.seat);
     const li = el("li", {
-      class: (i === state.step ? "current" : i > state.step ? "future" : "") + (isReferee(st.action) ? " referee" : ""),
+      class: (i === state.step ? "current" : i > state.step ? "future" : "") + (fallbackClass(st.action) ? " " + fallbackClass(st.action) : ""),
       dataset: { step: String(i) }, onclick: () => go(state.deal, i),
-      title: st.action.ms !== null && st.action.ms !== undefined ? `${st.action.ms} ms${st.action.by ? " · " + st.action.by : ""}` : "",
-    }, `${who}: `, actionEl(actionText(st.action.text)), isReferee(st.action) ? [" ", refereeBadge(st.action)] : null);
+      title: st.action.ms !== null && st.action.ms !== undefined ? `${st.action.ms} ms${st.action.by ? " · " + st.action.by : ""}${isClientFallback(st.action) ? " (failed)" : ""}` : "",
+    }, `${who}: `, actionEl(actionText(st.action.text)), fallbackBadge(st.action) ? [" ", fallbackBadge(st.action)] : null);
     log.append(li);
   });
   side.append(log);
@@ -325,7 +345,8 @@ function render() {
   const n = state.summary.seats;
   document.getElementById("step-label").textContent =
     `deal ${state.deal + 1}/${state.summary.deals.length} · step ${state.step}/${state.data.steps.length - 1}` +
-    (st.action ? ` · ${seatName(st.action.seat)}: ${actionText(st.action.text)}` + (isReferee(st.action) ? ` (${refereeLabel(st.action)})` : "") : " · dealt");
+    (st.action ? ` · ${seatName(st.action.seat)}: ${actionText(st.action.text)}` +
+      (isReferee(st.action) ? ` (${refereeLabel(st.action)})` : isClientFallback(st.action) ? ` (${CLIENT_NOTE})` : "") : " · dealt");
   const dealSel = document.getElementById("deal-select");
   for (const o of dealSel.options) o.textContent = dealLabel(+o.value);
   dealSel.value = String(state.deal);
