@@ -1422,7 +1422,7 @@ class BotRunner:
         match's request, say) nor the runner."""
         kind = msg.WhichOneof("kind")
         if kind == "batch":
-            for inner in msg.batch.messages:  # each on its own: one bad one spoils no other
+            for inner in msg.batch.messages[:]:  # each on its own: one bad one spoils no other
                 if inner.WhichOneof("kind") == "batch":
                     log.error("malformed message from the arena, ignored: batch: a Batch "
                               "inside a Batch")  # fmt: skip
@@ -1432,7 +1432,7 @@ class BotRunner:
         if kind == "welcome":
             self._on_welcome(msg.welcome, out)
             return
-        events = msg.events
+        events = msg.events[:]  # (a slice: see sdk.wire_view._known_view)
         if events or (kind == "match_started" and not msg.match_started.resumed):
             self._progress = True  # (a match's end: counted in _on_match_ended, if new)
         for ev in events:

@@ -143,7 +143,7 @@ def _new_trick(data: bytes, n: int) -> Trick | None:
     it would raise (it then does, naming the field)."""
     try:
         t = pb.Trick.FromString(data)
-        cards = tuple((sc.seat, card_from_pb(sc.card)) for sc in t.cards)
+        cards = tuple([(sc.seat, card_from_pb(sc.card)) for sc in t.cards[:]])
     except (MalformedMessageError, DecodeError):
         return None
     if not cards or max(s for s, _ in cards) >= n or t.leader >= n or t.winner >= n:
@@ -156,13 +156,15 @@ def _known_view(
 ) -> PlayerView | None:
     """The view, if everything in it is known and in range; ``None`` (or ``KeyError``)
     sends it to ``view_from_pb``. Each check is one ``view_from_pb`` makes, in the same
-    terms."""
-    players = tuple(items.players)
+    terms. (Its repeated fields are read by a slice, a list made in C: a upb container
+    has no ``__iter__``, and iterating one ends in an ``IndexError`` raised and caught,
+    its message formatted, some 1,800 instructions each time.)"""
+    players = tuple(items.players[:])
     if len(players) != n:
         return None
     deal = items.deal_number
     omitted = items.deal_results_omitted
-    raw_results = items.deal_results
+    raw_results = items.deal_results[:]
     kept: tuple[Any, ...] = ()
     if omitted:
         if previous is None or omitted > len(previous.deal_results):
@@ -186,29 +188,29 @@ def _known_view(
         return None  # (unsigned: never below 0)
     known = _KNOWN
     cards = known[n, "hand"]
-    held = [cards[c] for c in items.hand]
+    held = list(map(cards.__getitem__, items.hand[:]))
     if len(set(held)) != len(held):
         return None
-    active = tuple(items.active_seats)
+    active = tuple(items.active_seats[:])
     if not active or max(active) >= n or len(set(active)) != len(active):
         return None
-    scores = tuple(items.scores)
-    barrel = items.barrel
+    scores = tuple(items.scores[:])
+    barrel = items.barrel[:]
     if len(scores) != n or len(barrel) not in (0, n):
         return None
     talon = None
     if items.talon_known:
         cards = known[n, "talon"]
-        talon = tuple([cards[c] for c in items.talon])
+        talon = tuple(map(cards.__getitem__, items.talon[:]))
     if items.bids:
         cache = known[n, "bids"]
-        bids += tuple([cache[b] for b in items.bids])
+        bids += tuple(map(cache.__getitem__, items.bids[:]))
     if items.tricks:
         # (a completed trick comes in one view of its deal, the next leave it out
         # ("deal_once"), and a deal result in one view of its match: new ones, most of
         # them, each decoded on its own rather than the whole view again)
         cache = _cache(n, "tricks")
-        for t in items.tricks:
+        for t in items.tricks[:]:
             trick = cache.get(t)
             if trick is None:
                 trick = _new_trick(t, n)
@@ -244,15 +246,17 @@ def _known_view(
         declarer=declarer,
         bid=items.bid if items.HasField("bid") else None,
         contract=items.contract if items.HasField("contract") else None,
-        gives=tuple([known[n, "gives"][g] for g in items.gives]) if items.gives else (),
+        gives=tuple(map(known[n, "gives"].__getitem__, items.gives[:])) if items.gives else (),
         trump=_SUIT[items.trump],
         marriages=(
-            tuple([known[n, "marriages"][m] for m in items.marriages]) if items.marriages else ()
+            tuple(map(known[n, "marriages"].__getitem__, items.marriages[:]))
+            if items.marriages
+            else ()
         ),
-        trick=tuple([known[n, "trick"][c] for c in items.trick]) if items.trick else (),
+        trick=tuple(map(known[n, "trick"].__getitem__, items.trick[:])) if items.trick else (),
         tricks=tricks,
         scores=scores,
         barrel=tuple([b if b > 0 else 0 for b in barrel]) if barrel else None,
-        legal_actions=tuple([legal[a] for a in items.legal_actions]),
+        legal_actions=tuple(map(legal.__getitem__, items.legal_actions[:])),
         deal_results=results,
     )
