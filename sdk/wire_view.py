@@ -5,7 +5,11 @@
 lists (hand, legal actions, bids, tricks, ...) through a Python wrapper and serializes it
 to find it among the items it decoded before. Here the view's bytes are parsed once more,
 into a copy of ``PlayerView`` whose list items are declared ``bytes`` (in a private
-descriptor pool), so each item is its wire bytes already: one dict lookup each.
+descriptor pool), so each item is its wire bytes already: one dict lookup each. The
+runner does not even serialize the view: :func:`wire_items` parses the bytes it read
+into a copy of ``ServerMessage`` whose requests' views are such copies, and hands each
+request's to :func:`request_view` (``items``); the message is parsed in full too, as
+before, so what does not parse is refused as before.
 
 Only items that ``view_from_pb`` itself decoded and checked are known here, learnt from its
 results at the same table size (a seat's range depends on it). Anything else (an item not
@@ -33,7 +37,7 @@ from arena.protocol import (
 from arena.v1 import arena_pb2 as pb
 from engine import Phase, PlayerView, Ruleset, Suit, Trick
 
-__all__ = ["request_view"]
+__all__ = ["request_view", "wire_items"]
 
 #: The repeated message fields of ``PlayerView``, declared ``bytes`` in the copy.
 _ITEMS = (
@@ -47,30 +51,65 @@ _CACHE_MAX = 4096
 _KEY_MAX = 4096
 
 
-def _item_view_class() -> Any:
-    """``PlayerView``'s copy: the same field numbers and wire types, list items as
-    ``bytes``, enums as ``uint32`` (their values checked here, as ``view_from_pb`` does)."""
-    src = descriptor_pb2.DescriptorProto()
-    pb.PlayerView.DESCRIPTOR.CopyToProto(src)
+def _item_classes() -> tuple[Any, Any]:
+    """``PlayerView``'s copy (``ItemView``: the same field numbers and wire types, list
+    items as ``bytes``, enums as ``uint32``, their values checked here as ``view_from_pb``
+    does), and ``ServerMessage``'s (``ItemServer``): its ``decision_request`` a copy of
+    ``DecisionRequest`` whose ``view`` is an ``ItemView``, its ``batch`` one whose messages
+    are copies too, every other message or string field ``bytes`` (not read)."""
     f = descriptor_pb2.FieldDescriptorProto
-    for fd in src.field:
-        if fd.name in _ITEMS:
-            fd.type = f.TYPE_BYTES
-            fd.ClearField("type_name")
-        elif fd.type == f.TYPE_ENUM:
-            fd.type = f.TYPE_UINT32
-            fd.ClearField("type_name")
-    src.name = "ItemView"
     file = descriptor_pb2.FileDescriptorProto(
         name="sdk/wire_view.proto", package="sdk.wire_view", syntax="proto3"
     )
-    file.message_type.add().CopyFrom(src)
+
+    def copy(desc: Any, name: str, keep: dict[str, str]) -> None:
+        src = descriptor_pb2.DescriptorProto()
+        desc.CopyToProto(src)
+        for fd in src.field:
+            if fd.name in keep:
+                fd.type_name = f".sdk.wire_view.{keep[fd.name]}"
+            elif fd.type in (f.TYPE_MESSAGE, f.TYPE_STRING) and (
+                desc is not pb.PlayerView.DESCRIPTOR or fd.name in _ITEMS
+            ):
+                fd.type = f.TYPE_BYTES
+                fd.ClearField("type_name")
+            elif fd.type == f.TYPE_ENUM:
+                fd.type = f.TYPE_UINT32
+                fd.ClearField("type_name")
+        src.name = name
+        file.message_type.add().CopyFrom(src)
+
+    copy(pb.PlayerView.DESCRIPTOR, "ItemView", {})
+    copy(pb.DecisionRequest.DESCRIPTOR, "ItemRequest", {"view": "ItemView"})
+    copy(pb.Batch.DESCRIPTOR, "ItemBatch", {"messages": "ItemServer"})
+    copy(
+        pb.ServerMessage.DESCRIPTOR,
+        "ItemServer",
+        {"decision_request": "ItemRequest", "batch": "ItemBatch"},
+    )
     pool = descriptor_pool.DescriptorPool()
     pool.Add(file)
-    return message_factory.GetMessageClass(pool.FindMessageTypeByName("sdk.wire_view.ItemView"))
+    view, server = (
+        message_factory.GetMessageClass(pool.FindMessageTypeByName(f"sdk.wire_view.{name}"))
+        for name in ("ItemView", "ItemServer")
+    )
+    return view, server
 
 
-_ItemView = _item_view_class()
+_ItemView, _ItemServer = _item_classes()
+
+
+def wire_items(data: bytes) -> Any:
+    """The ``ServerMessage`` whose bytes are ``data`` (which parse as one: the caller
+    parsed them), parsed again as wire_view's copy: its requests' views (``.view`` of
+    ``decision_request``, of each of ``batch.messages``' too) with their items as their
+    bytes, for :func:`request_view`'s ``items``, without serializing each view again.
+    ``None`` if they do not parse so (never seen: the copy reads less than the message,
+    in the same wire types; then each view is serialized again, as before)."""
+    try:
+        return _ItemServer.FromString(data)
+    except DecodeError:
+        return None
 
 
 def _phases() -> dict[int, Phase]:
@@ -86,12 +125,14 @@ _KNOWN: dict[tuple[int, str], dict[bytes, Any]] = {}
 
 
 def request_view(
-    msg: pb.PlayerView, ruleset: Ruleset, previous: PlayerView | None = None
+    msg: pb.PlayerView, ruleset: Ruleset, previous: PlayerView | None = None, items: Any = None
 ) -> PlayerView:
     """``view_from_pb(msg, ruleset, previous)``, the same view or the same error, faster
-    for the items seen before (see the module's docs)."""
-    data = msg.SerializeToString()
-    items = _ItemView.FromString(data)
+    for the items seen before (see the module's docs). ``items``: ``msg`` as the copy
+    parses it, from the bytes it was read from (:func:`wire_items`); without it ``msg`` is
+    serialized and parsed again."""
+    if items is None:
+        items = _ItemView.FromString(msg.SerializeToString())
     n = ruleset.players
     try:
         view = _known_view(items, n, ruleset, previous)
