@@ -109,7 +109,7 @@ from sdk.local import (
     stops_the_bot,
     tell,
 )
-from sdk.wire_view import request_view
+from sdk.wire_view import request_view, wire_items
 from sdk.workers import Processes, Remote
 
 __all__ = [
@@ -324,6 +324,9 @@ class _Outbox:
 #: What a write on a call raises once the call is over (half-closed by us, or ended): the
 #: next read says how it ended.
 _ENDED_CALL_WRITE = (grpc.aio.UsageError, asyncio.InvalidStateError)
+
+#: The kinds of message that hold decision requests (their views read by sdk.wire_view).
+_WITH_REQUESTS = frozenset(("decision_request", "batch"))
 
 #: The most decisions in one ``DecisionBatch`` (the referee accepts up to 256).
 _MAX_DECISION_BATCH = 64
@@ -1411,28 +1414,35 @@ class BotRunner:
         self._read_size = len(data)  # type: ignore[arg-type]  # (bytes: _parse said so)
         out.held = True
         try:
-            self._on_message(msg, out)
+            # (the requests' views as sdk.wire_view reads them, from the bytes read: the
+            # views are not serialized again to find their items)
+            kind = msg.WhichOneof("kind")
+            wire = wire_items(data) if kind in _WITH_REQUESTS else None  # type: ignore[arg-type]
+            self._on_message(msg, out, wire)
         finally:
             out.held = False
 
-    def _on_message(self, msg: pb.ServerMessage, out: _Outbox) -> None:
+    def _on_message(self, msg: pb.ServerMessage, out: _Outbox, wire: Any = None) -> None:
         """Handle one message: its events one by one, then its kind. Nothing raises out
         of here: what one event or message cannot be handled for is logged, naming it and
         its match, and skipped, so it spoils neither the rest of the message (another
-        match's request, say) nor the runner."""
+        match's request, say) nor the runner. ``wire``: the same message as
+        ``sdk.wire_view.wire_items`` parses it (``None``: its view is serialized again)."""
         kind = msg.WhichOneof("kind")
         if kind == "batch":
-            for inner in msg.batch.messages:  # each on its own: one bad one spoils no other
+            # (the same bytes parsed twice: the same messages, in the same order)
+            wired = wire.batch.messages[:] if wire is not None else None
+            for i, inner in enumerate(msg.batch.messages[:]):  # one bad one spoils no other
                 if inner.WhichOneof("kind") == "batch":
                     log.error("malformed message from the arena, ignored: batch: a Batch "
                               "inside a Batch")  # fmt: skip
                 else:
-                    self._on_message(inner, out)
+                    self._on_message(inner, out, wired[i] if wired is not None else None)
             return
         if kind == "welcome":
             self._on_welcome(msg.welcome, out)
             return
-        events = msg.events
+        events = msg.events[:]  # (a slice: see sdk.wire_view._known_view)
         if events or (kind == "match_started" and not msg.match_started.resumed):
             self._progress = True  # (a match's end: counted in _on_match_ended, if new)
         for ev in events:
@@ -1441,7 +1451,14 @@ class BotRunner:
             except Exception as e:
                 _ignored(f"{ev.WhichOneof('kind')} event", ev.match_id, e, self._say_fault)
         try:
-            self._on_kind(kind, msg, out)
+            if kind == "decision_request":  # (most messages)
+                self._on_request(
+                    msg.decision_request,
+                    out,
+                    wire.decision_request.view if wire is not None else None,
+                )
+            else:
+                self._on_kind(kind, msg, out)
         except Exception as e:
             _ignored(kind or "message", _match_of(msg, kind), e, self._say_fault)
 
@@ -1864,7 +1881,8 @@ class BotRunner:
             await self._hook(m, bot, "on_match_start", start)
             m.start_s = time.monotonic() - hook_began
 
-    def _on_request(self, req: pb.DecisionRequest, out: _Outbox) -> None:
+    def _on_request(self, req: pb.DecisionRequest, out: _Outbox, items: Any = None) -> None:
+        """``items``: ``req.view`` as ``sdk.wire_view.wire_items`` parses it (or ``None``)."""
         m = self._matches.get(req.match_id)
         if m is None:
             why = self._unmade.get(req.match_id, (None, 0))[0]
@@ -1894,7 +1912,7 @@ class BotRunner:
             _check_view_size(req.view)
         try:
             # (view_from_pb's view, or its error: its repeated items found by their bytes)
-            view = request_view(req.view, m.ruleset, m.view)
+            view = request_view(req.view, m.ruleset, m.view, items)
         except MalformedActionError as e:
             newer = _newer_actions(req.view)
             if e.what != "action" or newer is None:

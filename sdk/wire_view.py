@@ -5,7 +5,11 @@
 lists (hand, legal actions, bids, tricks, ...) through a Python wrapper and serializes it
 to find it among the items it decoded before. Here the view's bytes are parsed once more,
 into a copy of ``PlayerView`` whose list items are declared ``bytes`` (in a private
-descriptor pool), so each item is its wire bytes already: one dict lookup each.
+descriptor pool), so each item is its wire bytes already: one dict lookup each. The
+runner does not even serialize the view: :func:`wire_items` parses the bytes it read
+into a copy of ``ServerMessage`` whose requests' views are such copies, and hands each
+request's to :func:`request_view` (``items``); the message is parsed in full too, as
+before, so what does not parse is refused as before.
 
 Only items that ``view_from_pb`` itself decoded and checked are known here, learnt from its
 results at the same table size (a seat's range depends on it). Anything else (an item not
@@ -33,7 +37,7 @@ from arena.protocol import (
 from arena.v1 import arena_pb2 as pb
 from engine import Phase, PlayerView, Ruleset, Suit, Trick
 
-__all__ = ["request_view"]
+__all__ = ["request_view", "wire_items"]
 
 #: The repeated message fields of ``PlayerView``, declared ``bytes`` in the copy.
 _ITEMS = (
@@ -47,30 +51,65 @@ _CACHE_MAX = 4096
 _KEY_MAX = 4096
 
 
-def _item_view_class() -> Any:
-    """``PlayerView``'s copy: the same field numbers and wire types, list items as
-    ``bytes``, enums as ``uint32`` (their values checked here, as ``view_from_pb`` does)."""
-    src = descriptor_pb2.DescriptorProto()
-    pb.PlayerView.DESCRIPTOR.CopyToProto(src)
+def _item_classes() -> tuple[Any, Any]:
+    """``PlayerView``'s copy (``ItemView``: the same field numbers and wire types, list
+    items as ``bytes``, enums as ``uint32``, their values checked here as ``view_from_pb``
+    does), and ``ServerMessage``'s (``ItemServer``): its ``decision_request`` a copy of
+    ``DecisionRequest`` whose ``view`` is an ``ItemView``, its ``batch`` one whose messages
+    are copies too, every other message or string field ``bytes`` (not read)."""
     f = descriptor_pb2.FieldDescriptorProto
-    for fd in src.field:
-        if fd.name in _ITEMS:
-            fd.type = f.TYPE_BYTES
-            fd.ClearField("type_name")
-        elif fd.type == f.TYPE_ENUM:
-            fd.type = f.TYPE_UINT32
-            fd.ClearField("type_name")
-    src.name = "ItemView"
     file = descriptor_pb2.FileDescriptorProto(
         name="sdk/wire_view.proto", package="sdk.wire_view", syntax="proto3"
     )
-    file.message_type.add().CopyFrom(src)
+
+    def copy(desc: Any, name: str, keep: dict[str, str]) -> None:
+        src = descriptor_pb2.DescriptorProto()
+        desc.CopyToProto(src)
+        for fd in src.field:
+            if fd.name in keep:
+                fd.type_name = f".sdk.wire_view.{keep[fd.name]}"
+            elif fd.type in (f.TYPE_MESSAGE, f.TYPE_STRING) and (
+                desc is not pb.PlayerView.DESCRIPTOR or fd.name in _ITEMS
+            ):
+                fd.type = f.TYPE_BYTES
+                fd.ClearField("type_name")
+            elif fd.type == f.TYPE_ENUM:
+                fd.type = f.TYPE_UINT32
+                fd.ClearField("type_name")
+        src.name = name
+        file.message_type.add().CopyFrom(src)
+
+    copy(pb.PlayerView.DESCRIPTOR, "ItemView", {})
+    copy(pb.DecisionRequest.DESCRIPTOR, "ItemRequest", {"view": "ItemView"})
+    copy(pb.Batch.DESCRIPTOR, "ItemBatch", {"messages": "ItemServer"})
+    copy(
+        pb.ServerMessage.DESCRIPTOR,
+        "ItemServer",
+        {"decision_request": "ItemRequest", "batch": "ItemBatch"},
+    )
     pool = descriptor_pool.DescriptorPool()
     pool.Add(file)
-    return message_factory.GetMessageClass(pool.FindMessageTypeByName("sdk.wire_view.ItemView"))
+    view, server = (
+        message_factory.GetMessageClass(pool.FindMessageTypeByName(f"sdk.wire_view.{name}"))
+        for name in ("ItemView", "ItemServer")
+    )
+    return view, server
 
 
-_ItemView = _item_view_class()
+_ItemView, _ItemServer = _item_classes()
+
+
+def wire_items(data: bytes) -> Any:
+    """The ``ServerMessage`` whose bytes are ``data`` (which parse as one: the caller
+    parsed them), parsed again as wire_view's copy: its requests' views (``.view`` of
+    ``decision_request``, of each of ``batch.messages``' too) with their items as their
+    bytes, for :func:`request_view`'s ``items``, without serializing each view again.
+    ``None`` if they do not parse so (never seen: the copy reads less than the message,
+    in the same wire types; then each view is serialized again, as before)."""
+    try:
+        return _ItemServer.FromString(data)
+    except DecodeError:
+        return None
 
 
 def _phases() -> dict[int, Phase]:
@@ -86,12 +125,14 @@ _KNOWN: dict[tuple[int, str], dict[bytes, Any]] = {}
 
 
 def request_view(
-    msg: pb.PlayerView, ruleset: Ruleset, previous: PlayerView | None = None
+    msg: pb.PlayerView, ruleset: Ruleset, previous: PlayerView | None = None, items: Any = None
 ) -> PlayerView:
     """``view_from_pb(msg, ruleset, previous)``, the same view or the same error, faster
-    for the items seen before (see the module's docs)."""
-    data = msg.SerializeToString()
-    items = _ItemView.FromString(data)
+    for the items seen before (see the module's docs). ``items``: ``msg`` as the copy
+    parses it, from the bytes it was read from (:func:`wire_items`); without it ``msg`` is
+    serialized and parsed again."""
+    if items is None:
+        items = _ItemView.FromString(msg.SerializeToString())
     n = ruleset.players
     try:
         view = _known_view(items, n, ruleset, previous)
@@ -143,7 +184,7 @@ def _new_trick(data: bytes, n: int) -> Trick | None:
     it would raise (it then does, naming the field)."""
     try:
         t = pb.Trick.FromString(data)
-        cards = tuple((sc.seat, card_from_pb(sc.card)) for sc in t.cards)
+        cards = tuple([(sc.seat, card_from_pb(sc.card)) for sc in t.cards[:]])
     except (MalformedMessageError, DecodeError):
         return None
     if not cards or max(s for s, _ in cards) >= n or t.leader >= n or t.winner >= n:
@@ -156,13 +197,15 @@ def _known_view(
 ) -> PlayerView | None:
     """The view, if everything in it is known and in range; ``None`` (or ``KeyError``)
     sends it to ``view_from_pb``. Each check is one ``view_from_pb`` makes, in the same
-    terms."""
-    players = tuple(items.players)
+    terms. (Its repeated fields are read by a slice, a list made in C: a upb container
+    has no ``__iter__``, and iterating one ends in an ``IndexError`` raised and caught,
+    its message formatted, some 1,800 instructions each time.)"""
+    players = tuple(items.players[:])
     if len(players) != n:
         return None
     deal = items.deal_number
     omitted = items.deal_results_omitted
-    raw_results = items.deal_results
+    raw_results = items.deal_results[:]
     kept: tuple[Any, ...] = ()
     if omitted:
         if previous is None or omitted > len(previous.deal_results):
@@ -186,29 +229,29 @@ def _known_view(
         return None  # (unsigned: never below 0)
     known = _KNOWN
     cards = known[n, "hand"]
-    held = [cards[c] for c in items.hand]
+    held = list(map(cards.__getitem__, items.hand[:]))
     if len(set(held)) != len(held):
         return None
-    active = tuple(items.active_seats)
+    active = tuple(items.active_seats[:])
     if not active or max(active) >= n or len(set(active)) != len(active):
         return None
-    scores = tuple(items.scores)
-    barrel = items.barrel
+    scores = tuple(items.scores[:])
+    barrel = items.barrel[:]
     if len(scores) != n or len(barrel) not in (0, n):
         return None
     talon = None
     if items.talon_known:
         cards = known[n, "talon"]
-        talon = tuple([cards[c] for c in items.talon])
+        talon = tuple(map(cards.__getitem__, items.talon[:]))
     if items.bids:
         cache = known[n, "bids"]
-        bids += tuple([cache[b] for b in items.bids])
+        bids += tuple(map(cache.__getitem__, items.bids[:]))
     if items.tricks:
         # (a completed trick comes in one view of its deal, the next leave it out
         # ("deal_once"), and a deal result in one view of its match: new ones, most of
         # them, each decoded on its own rather than the whole view again)
         cache = _cache(n, "tricks")
-        for t in items.tricks:
+        for t in items.tricks[:]:
             trick = cache.get(t)
             if trick is None:
                 trick = _new_trick(t, n)
@@ -244,15 +287,17 @@ def _known_view(
         declarer=declarer,
         bid=items.bid if items.HasField("bid") else None,
         contract=items.contract if items.HasField("contract") else None,
-        gives=tuple([known[n, "gives"][g] for g in items.gives]) if items.gives else (),
+        gives=tuple(map(known[n, "gives"].__getitem__, items.gives[:])) if items.gives else (),
         trump=_SUIT[items.trump],
         marriages=(
-            tuple([known[n, "marriages"][m] for m in items.marriages]) if items.marriages else ()
+            tuple(map(known[n, "marriages"].__getitem__, items.marriages[:]))
+            if items.marriages
+            else ()
         ),
-        trick=tuple([known[n, "trick"][c] for c in items.trick]) if items.trick else (),
+        trick=tuple(map(known[n, "trick"].__getitem__, items.trick[:])) if items.trick else (),
         tricks=tricks,
         scores=scores,
         barrel=tuple([b if b > 0 else 0 for b in barrel]) if barrel else None,
-        legal_actions=tuple([legal[a] for a in items.legal_actions]),
+        legal_actions=tuple(map(legal.__getitem__, items.legal_actions[:])),
         deal_results=results,
     )
