@@ -98,6 +98,17 @@ def _item_classes() -> tuple[Any, Any]:
 
 _ItemView, _ItemServer = _item_classes()
 
+#: The descriptors of the copies' messages and fields, and arena.v1's, held here: a
+#: repeated field's container, a message field's value, holds its field's descriptor
+#: object, and upb keeps none alive, so one that nothing else held was made anew for each
+#: container read, and freed after it (~12,000 instructions a request, docs/performance.md,
+#: "Parsed once").
+_HELD = [
+    (d, *d.fields)
+    for file in (_ItemView.DESCRIPTOR.file, pb.DESCRIPTOR)
+    for d in file.message_types_by_name.values()
+]
+
 
 def wire_items(data: bytes) -> Any:
     """The ``ServerMessage`` whose bytes are ``data`` (which parse as one: the caller
