@@ -53,6 +53,7 @@ __all__ = [
     "deal_result_to_pb",
     "event_item",
     "game_view_bytes",
+    "held_descriptors",
     "hello_problem",
     "match_result_from_pb",
     "match_result_to_pb",
@@ -1256,6 +1257,19 @@ _TRICK_ITEM_BY_ID: dict[int, tuple[Trick, bytes]] = {}
 # next bid or completed trick, so most views of a deal find theirs here.
 _BIDS_BY_ID: dict[int, tuple[object, bytes]] = {}
 _TRICKS_BY_ID: dict[int, tuple[object, bytes]] = {}
+
+
+def held_descriptors(file: Any) -> list[tuple[Any, ...]]:
+    """The descriptor objects of ``file``'s messages and their fields, for a module to hold
+    for good: a repeated field's container, a message field's value, holds its field's
+    descriptor object, and upb keeps none alive, so one that nothing else held was made
+    anew for each such read and freed after it (~12,000 instructions an SDK request,
+    docs/performance.md, "Parsed once")."""
+    return [(d, *d.fields) for d in file.message_types_by_name.values()]
+
+
+#: arena.v1's, held for the referee and the SDK alike (both read its messages' fields).
+_HELD = held_descriptors(pb.DESCRIPTOR)
 
 
 def _store(cache: dict[Any, Any], key: object, value: object) -> None:

@@ -31,6 +31,7 @@ from arena.protocol import (
     MalformedMessageError,
     card_from_pb,
     deal_result_from_pb,
+    held_descriptors,
     phase_from_pb,
     view_from_pb,
 )
@@ -98,16 +99,9 @@ def _item_classes() -> tuple[Any, Any]:
 
 _ItemView, _ItemServer = _item_classes()
 
-#: The descriptors of the copies' messages and fields, and arena.v1's, held here: a
-#: repeated field's container, a message field's value, holds its field's descriptor
-#: object, and upb keeps none alive, so one that nothing else held was made anew for each
-#: container read, and freed after it (~12,000 instructions a request, docs/performance.md,
-#: "Parsed once").
-_HELD = [
-    (d, *d.fields)
-    for file in (_ItemView.DESCRIPTOR.file, pb.DESCRIPTOR)
-    for d in file.message_types_by_name.values()
-]
+#: The descriptors of the copies' messages and fields, held here (arena.v1's are held by
+#: arena.protocol): see :func:`held_descriptors`.
+_HELD = held_descriptors(_ItemView.DESCRIPTOR.file)
 
 
 def wire_items(data: bytes) -> Any:
