@@ -233,10 +233,10 @@ def _capturing(runner: Any) -> Any:
     read = HONEST_READ.setdefault(runner.name, [])
     handle = runner._on_message
 
-    def keep(msg: pb.ServerMessage, out: Any) -> None:
+    def keep(msg: pb.ServerMessage, out: Any, wire: Any = None) -> None:
         if msg.WhichOneof("kind") != "batch":
             read.append(msg)
-        handle(msg, out)
+        handle(msg, out, wire)  # (wire: the message as sdk.wire_view parses it, or None)
 
     runner._on_message = keep
     return runner
