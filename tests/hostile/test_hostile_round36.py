@@ -233,7 +233,16 @@ class World:
         self.examples = 0
         #: what the run saw (printed at its end: that the moves reached where they aim)
         self.seen: Counter[str] = Counter()
-        self.run(self._start())
+        start = asyncio.run_coroutine_threadsafe(self._start(), self.loop)
+        try:
+            start.result(120)
+        except BaseException:
+            # A failed start stops what it had started (the server, the bots' tasks, the
+            # loop's thread), so that nothing is left running in the test's worker to upset
+            # the tests after it: the failure raised is the one to report.
+            start.cancel()
+            self._abandon()
+            raise
 
     def run(self, coro: Any, timeout: float = 120) -> Any:
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
@@ -302,6 +311,27 @@ class World:
         await asyncio.wait_for(asyncio.gather(*self.runner_tasks), 30)
         await self.info.close()
         await self.server.stop(1.0)
+
+    def _abandon(self) -> None:
+        """Stop whatever a failed ``_start`` had started, then the loop and its thread."""
+
+        async def stop_started() -> None:
+            started = [getattr(self, "table", None), *getattr(self, "runner_tasks", [])]
+            for task in started:
+                if task is not None:
+                    task.cancel()
+            await asyncio.gather(*(t for t in started if t is not None), return_exceptions=True)
+            if hasattr(self, "info"):
+                await self.info.close()
+            if hasattr(self, "server"):
+                await self.server.stop(0)
+
+        try:
+            asyncio.run_coroutine_threadsafe(stop_started(), self.loop).result(30)
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(10)
+            self.loop.close()
 
     def stop(self, check: bool = True) -> None:
         """Stop the arena; with ``check``, assert that it ended clean (else only stop it:
