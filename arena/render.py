@@ -52,7 +52,7 @@ from engine.record import (
     load_ruleset_value,
     start_game,
 )
-from engine.rules import describe_ruleset, describe_run
+from engine.rules import describe_ruleset, describe_run, written_out
 
 __all__ = [
     "CLIENT_FALLBACK_NOTE",
@@ -209,17 +209,7 @@ def printable(text: str, keep: str = "") -> str:
     """
     if text.isprintable():
         return text
-    return "".join(c if c.isprintable() or c in keep else _escaped(c) for c in text)
-
-
-def _escaped(c: str) -> str:
-    """The character ``c`` written out: ``\\x1b``, ``\\u200f``, ``\\U000e0001``."""
-    n = ord(c)
-    if n < 256:
-        return f"\\x{n:02x}"
-    if n < 0x10000:
-        return f"\\u{n:04x}"
-    return f"\\U{n:08x}"  # (as \\u and 5 digits, U+E0001 read as U+E000 and "1")
+    return "".join(c if c.isprintable() or c in keep else written_out(c) for c in text)
 
 
 #: The combining marks in a row that :func:`few_marks` leaves as they are: a letter of any
@@ -240,7 +230,7 @@ def few_marks(text: str, kept: int = _MARKS_KEPT) -> str:
     for c in text:
         if unicodedata.category(c) in ("Mn", "Me"):  # (Mc takes room of its own)
             run += 1
-            out.append(c if run <= kept else _escaped(c))  # (U+E0100: \\U, 8 digits)
+            out.append(c if run <= kept else written_out(c))  # (U+E0100: \\U, 8 digits)
         else:
             run = 0
             out.append(c)

@@ -50,6 +50,7 @@ __all__ = [
     "toml_key",
     "toml_shown",
     "toml_value_problem",
+    "written_out",
 ]
 
 
@@ -124,10 +125,44 @@ def toml_shown(value: object, limit: int = _SHOWN_MAX) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def toml_key(part: str) -> str:
-    """One part of a key as TOML writes it: bare when it may be (``max_deals``), else
-    quoted (``"v1.2"``)."""
-    return part if re.fullmatch(r"[A-Za-z0-9_-]+", part) else json.dumps(part)
+_BARE_KEY_RE = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def toml_key(part: str, *, ensure_ascii: bool = True) -> str:
+    """One part of a key as TOML writes it: bare when it may be (``max_deals``), else in
+    double quotes, a quote or a backslash in it escaped (``"v1.2"``, ``"it's"``, ``""``).
+    Unquoted, the bot "v1.2" made ``bots.v1.2.workers``: the bot "v1" and its key "2"?
+
+    ``ensure_ascii`` (a key to paste, a value shown as TOML): a character past ASCII or a
+    control character escaped as a JSON string, which is a TOML basic string too, escapes
+    it (``"\\u00fc"``). ``ensure_ascii=False`` (a key a message names, to be read): a
+    letter of any script left as it is (``"über"``), a character a terminal would obey
+    rather than show written out (``"\\x1b"``: :func:`written_out`), so that a key is one
+    line of the message that changes nothing on the screen.
+
+    >>> print(toml_key("workers"), toml_key("v1.2"), toml_key("it's"), toml_key("über"))
+    workers "v1.2" "it's" "\\u00fcber"
+    >>> print(toml_key("über", ensure_ascii=False), toml_key("a\\n\\x1b", ensure_ascii=False))
+    "über" "a\\x0a\\x1b"
+    """
+    if _BARE_KEY_RE.fullmatch(part):
+        return part
+    if ensure_ascii:
+        return json.dumps(part)
+    escaped = part.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + "".join(c if c.isprintable() else written_out(c) for c in escaped) + '"'
+
+
+def written_out(c: str) -> str:
+    """The character ``c`` written out: ``\\x1b``, ``\\u200f``, ``\\U000e0001``: how a
+    message shows a character a terminal would obey (an escape sequence, a change of the
+    text's direction) rather than show (``arena.render.printable`` writes them so too)."""
+    n = ord(c)
+    if n < 256:
+        return f"\\x{n:02x}"
+    if n < 0x10000:
+        return f"\\u{n:04x}"
+    return f"\\U{n:08x}"  # (as \\u and 5 digits, U+E0001 read as U+E000 and "1")
 
 
 def _plain(text: str) -> str:

@@ -894,7 +894,35 @@ def _leave(code: int, message: str = "") -> NoReturn:
 #: The referee's default time per decision (``RefereeConfig.decision_ms``), for warnings.
 _ARENA_LIMIT_S = 1.0
 #: Both commands play match i from seed SEED + i // players (sdk.local.play_series).
-_SEED_HELP = "Match i deals from seed SEED + i // players: the same seed, the same deals."
+_SEED_HELP = (
+    "Match i deals from seed SEED + i // players: the same seed, the same deals "
+    "(-2**63 to 2**63-1)."
+)
+
+
+class _Seed(click.ParamType[int]):
+    """``--seed`` of ``try`` and ``play``: an integer from -2**63 to 2**63-1, as a
+    tournament's (0 to 2**63-1) and the negative ones besides. A match's record file is
+    named after its seed (``local-<seed>-<rotation>.json``): a seed of 300 digits made a
+    name longer than a file system takes, and ``--records`` failed "cannot write" after the
+    first match was played; refused before any, saying the range (not echoing the number
+    whole: it may be thousands of digits)."""
+
+    name = "integer"
+    LOW, HIGH = -(2**63), 2**63 - 1
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        n: int = click.INT.convert(value, param, ctx)
+        if not self.LOW <= n <= self.HIGH:
+            digits = len(str(abs(n)))
+            shown = str(n) if digits <= 30 else f"{str(n)[:20]}... ({digits:,} digits)"
+            self.fail(f"{shown} is out of range: a seed is an integer from -2**63 to 2**63-1 "
+                      "(19 digits at most), as the record files of its matches are named "
+                      "after it", param, ctx)  # fmt: skip
+        return n
+
+
+_SEED = _Seed()
 #: The deal cap of ``arena-bot try`` when none is given (not for a person at the table).
 TRY_MAX_DEALS = 1000
 _RULESET_HELP = "A preset (classic, 1001, 1001-4p) or a ruleset TOML file."
@@ -922,7 +950,7 @@ _RULESET_HELP = "A preset (classic, 1001, 1001-4p) or a ruleset TOML file."
     help="Matches to play [default: 20; 1 for human].",
 )
 @click.option("--ruleset", default="classic", show_default=True, help=_RULESET_HELP)
-@click.option("--seed", type=int, default=0, show_default=True, help=_SEED_HELP)
+@click.option("--seed", type=_SEED, default=0, show_default=True, help=_SEED_HELP)
 @click.option(
     "--max-deals",
     type=click.IntRange(min=1, max=1_000_000),
@@ -1319,7 +1347,7 @@ def _comma_file(value: str) -> bool:
     help="Matches to play.",
 )
 @click.option("--ruleset", default="classic", show_default=True, help=_RULESET_HELP)
-@click.option("--seed", type=int, default=0, show_default=True, help=_SEED_HELP)
+@click.option("--seed", type=_SEED, default=0, show_default=True, help=_SEED_HELP)
 @click.option(
     "--max-deals",
     type=click.IntRange(min=1, max=1_000_000),

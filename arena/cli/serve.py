@@ -50,7 +50,13 @@ from arena.referee.lobby import FinishedMatch
 from arena.referee.server import host_port, port_problem
 from arena.render import printable
 from arena.stopping import ignore_stop_signals, stop_signals
-from arena.tournament.config import BOT_NAME_RE, BOT_NAME_RULE, CONFIG_KEYS, holds_tokens
+from arena.tournament.config import (
+    BOT_NAME_RE,
+    BOT_NAME_RULE,
+    CONFIG_KEYS,
+    error_key,
+    holds_tokens,
+)
 from engine import RulesetError, load_ruleset
 from engine.rules import TomlFileError, describe_ruleset, did_you_mean, read_toml_file
 
@@ -334,14 +340,17 @@ def read_tokens_file(
     for name, token in bots.items():
         if not BOT_NAME_RE.match(name):
             # Names reach logs, records and people's terminals: no control characters.
-            raise bad(f"{path}: bots.{name!r}: {BOT_NAME_RULE}")
+            raise bad(f"{path}: {error_key('bots', name)}: {BOT_NAME_RULE}")
+        # (each key as a config's errors write it: bots."v1.2", not bots.v1.2, the key
+        # "2" of a bot "v1")
+        key = error_key("bots", name)
         if not isinstance(token, str) or not token:
-            raise bad(f"{path}: bots.{name}: the token must be a non-empty string")
+            raise bad(f"{path}: {key}: the token must be a non-empty string")
         problem = token_problem(token)
         if problem is not None:  # no bot could ever present it
-            raise bad(f"{path}: bots.{name}: {problem}")
+            raise bad(f"{path}: {key}: {problem}")
         if token in owner:
-            raise bad(f"{path}: bots.{name}: the same token as bots.{owner[token]} "
+            raise bad(f"{path}: {key}: the same token as {error_key('bots', owner[token])} "
                       "(each bot needs a token of its own)")  # fmt: skip
         owner[token] = name
         out[name] = token
@@ -351,19 +360,21 @@ def read_tokens_file(
     member_of: dict[str, str] = {}
     for member, listed in members.items():
         if not BOT_NAME_RE.match(member):
-            raise bad(f"{path}: members.{member!r}: {BOT_NAME_RULE}")
+            raise bad(f"{path}: {error_key('members', member)}: {BOT_NAME_RULE}")
+        at = error_key("members", member)
         if (not isinstance(listed, list) or not listed
                 or not all(isinstance(b, str) for b in listed)):  # fmt: skip
-            raise bad(f'{path}: members.{member}: expected a list of its bots ["bot", ...]')
+            raise bad(f'{path}: {at}: expected a list of its bots ["bot", ...]')
         for bot in listed:
             if bot not in out and bot in known:  # (removed from [bots]: it has no member)
                 continue
             if bot not in out:
-                raise bad(printable(f"{path}: members.{member}: {bot!r} is no bot of [bots]"
+                raise bad(printable(f"{path}: {at}: {bot!r} is no bot of [bots]"
                                     f"{did_you_mean(bot, list(out))}"))  # fmt: skip
             if bot in member_of:
-                raise bad(f"{path}: members.{member}: {bot} is a bot of members."
-                          f"{member_of[bot]} too (a bot has one member)")  # fmt: skip
+                raise bad(f"{path}: {at}: {bot} is a bot of "
+                          f"{error_key('members', member_of[bot])} too (a bot has one "
+                          "member)")  # fmt: skip
             member_of[bot] = member
     return out, member_of
 
@@ -479,7 +490,7 @@ class _TokensWatch:
                         alone)  # fmt: skip
         weak = [n for n in added + changed if weak_token(tokens[n])]
         if weak:
-            named = ", ".join(f"bots.{n}" for n in weak)
+            named = ", ".join(error_key("bots", n) for n in weak)
             log.warning("tokens file %s: %s: a token shorter than %d characters is easy to "
                         "guess", self.path, named, MIN_TOKEN)  # fmt: skip
         if self._results is not None and added:
@@ -791,7 +802,7 @@ def serve(
     weak = [name for name, token in tokens.items() if weak_token(token)]
     if weak:  # fine for a rehearsal on one machine; said, since anyone could be these bots
         click.echo(
-            printable(f"note: {tokens_file}: " + ", ".join(f"bots.{n}" for n in weak)
+            printable(f"note: {tokens_file}: " + ", ".join(error_key("bots", n) for n in weak)
                       + f": a token shorter than {MIN_TOKEN} characters is easy to guess, and "
                       "whoever presents it plays as that bot"),
             err=True,

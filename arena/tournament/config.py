@@ -76,6 +76,7 @@ __all__ = [
     "bot_log_path",
     "bot_logs",
     "bundled_changed",
+    "error_key",
     "holds_tokens",
     "identity_changes",
     "load_config",
@@ -606,7 +607,7 @@ def _override_of(key: str, overrides: Sequence[str], in_file: Mapping[str, Any])
         if not isinstance(node, Mapping) or part not in node:
             # The first part the file does not have: an override made it, setting a key
             # inside (`--set tls.cert=x` made the table of a "tls.key: missing").
-            missing = _key(*parts[: i + 1])
+            missing = error_key(*parts[: i + 1])
             break
         node = node[part]
     else:
@@ -716,7 +717,7 @@ def apply_overrides(
             parts, raw = _split_override(item)
         except ValueError as e:
             raise ConfigError(source, "--set", str(e)) from None
-        key = _key(*parts)
+        key = error_key(*parts)
         try:
             doc = tomllib.loads(f"v = {raw.strip()}")
             value: Any = doc["v"]
@@ -745,21 +746,24 @@ def apply_overrides(
                 # made a table `v1` of its own, refused as its unknown key "2".
                 for j in range(len(parts) - 1, i, -1):
                     if ".".join(parts[i : j + 1]) in node:
-                        meant = _toml_key([*parts[:i], ".".join(parts[i : j + 1]), *parts[j + 1 :]])
+                        meant = error_key(
+                            *parts[:i], ".".join(parts[i : j + 1]), *parts[j + 1 :], paste=True
+                        )
+                        there = error_key(*parts[: i + 1], paste=True)
                         raise ConfigError(
                             source,
                             key,
-                            f"no key {_toml_key(parts[: i + 1])!r} to set inside; a part "
-                            f"holding a dot is quoted as in TOML: --set '{meant}={raw.strip()}'",
+                            f"no key {there!r} to set inside; a part holding a dot is quoted "
+                            f"as in TOML: --set '{meant}={raw.strip()}'",
                         )
             child = node.setdefault(part, {})
             if not isinstance(child, dict):
                 # (said with what it is, and how to set the table whole: a house rule on a
                 # preset, `--set ruleset.must_beat=true` over `ruleset = "classic"`, is the
                 # usual case)
-                whole = _toml_key(parts[: i + 1])  # (to paste: "v1.2" quoted)
+                whole = error_key(*parts[: i + 1], paste=True)  # (to paste: "v1.2" quoted)
                 shown = json.dumps(value, ensure_ascii=False) if isinstance(value, str) else raw
-                inner = f"{_toml_key(parts[i + 1 :])} = {_cut(shown.strip())}"
+                inner = f"{error_key(*parts[i + 1 :], paste=True)} = {_cut(shown.strip())}"
                 hint = ""
                 preset = whole == "ruleset" and isinstance(child, str) and child in PRESETS
                 if preset and parts[1:] == ["preset"]:
@@ -840,10 +844,10 @@ def _is_toml_key(text: str) -> bool:
 
 
 def _set_key(item: str) -> str:
-    """The dotted key an override sets, as an error names it (:func:`_key`; ``""`` for
+    """The dotted key an override sets, as an error names it (:func:`error_key`; ``""`` for
     one that is no key=value)."""
     try:
-        return _key(*_split_override(item)[0])
+        return error_key(*_split_override(item)[0])
     except ValueError:
         return ""
 
@@ -859,37 +863,23 @@ def override_key(item: str) -> str:
     return _set_key(item)
 
 
-def _toml_key(parts: Sequence[str]) -> str:
-    """Dotted key parts as TOML writes them: ``["bots", "v1.2"]`` -> ``bots."v1.2"``."""
-    return ".".join(toml_key(p) for p in parts)
+def error_key(*parts: str, paste: bool = False) -> str:
+    """A dotted key as an error names it: each part bare when TOML writes it so
+    (``workers``), else in double quotes as TOML writes it (``"v1.2"``, ``"my var"``,
+    ``"it's"``, ``""``): :func:`engine.rules.toml_key`, a letter of any script left as it
+    is and what a terminal would obey written out (``\\x1b``), each part cut at 100
+    characters (:func:`_cut`). Unquoted, the bot "v1.2" made ``bots.v1.2.workers``: the
+    bot "v1" and its key "2"? ``paste``: the key whole, as TOML writes it in a file (a
+    character past ASCII escaped, ``"\\u00fc"``), for a hint to paste into ``--set``.
 
-
-_BARE_KEY_RE = re.compile(r"[A-Za-z0-9_-]+")
-
-
-def _key_part(part: str) -> str:
-    """One part of a key as an error names it: bare when TOML writes it so (``workers``),
-    else in double quotes as TOML writes it, a quote or a backslash in it escaped
-    (``"v1.2"``, ``"my var"``, ``"it's"``, ``""``); what a terminal would obey written out
-    (``\\x1b``) and cut at 100 characters (:func:`_cut`), as every key of these errors.
-    Unquoted, the bot "v1.2" made ``bots.v1.2.workers``: the bot "v1" and its key "2"?
-
-    >>> print(_key_part("workers"), _key_part("v1.2"), _key_part("it's"), _key_part(""))
-    workers "v1.2" "it's" ""
+    >>> print(error_key("bots", "v1.2", "workers"), error_key("env", "it's", ""))
+    bots."v1.2".workers env."it's".""
     """
-    if _BARE_KEY_RE.fullmatch(part):
-        return _cut(part)
-    escaped = part.replace("\\", "\\\\").replace('"', '\\"')
-    return _cut(f'"{escaped}"')
-
-
-def _key(*parts: str) -> str:
-    """A dotted key as an error names it (:func:`_key_part`): ``bots."v1.2".workers``."""
-    return ".".join(_key_part(p) for p in parts)
+    return ".".join(toml_key(p) if paste else _cut(toml_key(p, ensure_ascii=False)) for p in parts)
 
 
 def _key_parts(key: str) -> list[str]:
-    """The parts of a key an error named (:func:`_key`): ``bots."v1.2".cwd`` ->
+    """The parts of a key an error named (:func:`error_key`): ``bots."v1.2".cwd`` ->
     ``["bots", "v1.2", "cwd"]``; a key that is no TOML key (``bots[2]``) split at its dots."""
     try:
         node: Any = tomllib.loads(f"{key} = 0")
@@ -1308,7 +1298,7 @@ def _check_keys(data: Mapping[str, Any], known: set[str], prefix: str, err: _Err
             # (quoted as in TOML: `"" = 1`, a key holding a dot or a space; a newline or
             # an escape sequence in it written out)
             raise err(
-                f"{prefix}{_key_part(key)}",
+                f"{prefix}{error_key(key)}",
                 f"unknown key{did_you_mean(key, known)}; known keys: {', '.join(sorted(known))}",
             )
 
@@ -1386,7 +1376,7 @@ def _bots(value: Any, base: Path, err: _Err) -> tuple[BotSpec, ...]:
             if not isinstance(item, str):
                 raise err(f"bots[{i}]", f"expected a bot name, got {_tname(item)}")
             short = item.rsplit(":", 1)[-1] if ":" in item else item
-            if not _NAME_RE.match(short):  # ("bots.'sub/mine.py': a bot name starts ...")
+            if not _NAME_RE.match(short):  # (a value: "'x/y.py' makes no bot name")
                 raise err(
                     f"bots[{i}]",
                     f"{toml_shown(item)} makes no bot name (a bot of the list is named after its "
@@ -1405,9 +1395,9 @@ def _bots(value: Any, base: Path, err: _Err) -> tuple[BotSpec, ...]:
     specs: list[BotSpec] = []
     token_of: dict[str, str] = {}  # token -> the first remote bot that has it
     for name, entry in value.items():
-        key = _key("bots", name)  # (quoted where it must be: bots."v1.2".workers)
+        key = error_key("bots", name)  # (quoted where it must be: bots."v1.2".workers)
         if not _NAME_RE.match(name):
-            raise err(f"bots.{toml_shown(name)}", BOT_NAME_RULE)  # quoted: it may hold anything
+            raise err(key, BOT_NAME_RULE)  # (quoted as every key: it may hold anything)
         try:
             spec = _bot(name, entry, key, base, err)
         except ConfigError as e:
@@ -1418,7 +1408,7 @@ def _bots(value: Any, base: Path, err: _Err) -> tuple[BotSpec, ...]:
         if spec.token is not None:
             if spec.token in token_of:
                 field = "token_env" if "token_env" in entry else "token"  # a remote's table
-                other = _key("bots", token_of[spec.token])
+                other = error_key("bots", token_of[spec.token])
                 raise err(f"{key}.{field}", f"the same token as {other}: "
                           "each remote bot needs a token of its own")  # fmt: skip
             token_of[spec.token] = name
@@ -1461,12 +1451,12 @@ def _bot(name: str, entry: Any, key: str, base: Path, err: _Err) -> BotSpec:
             # neither the variable nor the fix)
             quoted = f' (an environment variable\'s value is text: write "{toml_shown(value)}")'
             raise err(
-                f"{key}.env.{_key_part(var)}",
+                f"{key}.env.{error_key(var)}",
                 f"expected a string, got {_tname(value)} {toml_shown(value)}"
                 + (quoted if isinstance(value, int | float) else ""),
             )
         if "\x00" in value:
-            raise err(f"{key}.env.{_key_part(var)}", "a value with a NUL byte")
+            raise err(f"{key}.env.{error_key(var)}", "a value with a NUL byte")
     env = tuple(sorted(env_data.items()))
     cwd_raw = _get(entry, "cwd", str, None, err, f"{key}.")
     cwd = _path(cwd_raw, f"{key}.cwd", err, base) if cwd_raw is not None else None

@@ -127,7 +127,7 @@ def test_bundled_default_configs_are_valid(monkeypatch: pytest.MonkeyPatch) -> N
         ),
         (BASE + 'd = { bot = "random", colour = 1 }\n', "bots.d.colour", "unknown key"),
         (BASE + 'd = { bot = "random", cwd = "nope" }\n', "bots.d.cwd", "no such directory"),
-        (BASE + '"bad name!" = "random"\n', "bots.'bad name!'", "letters, digits"),
+        (BASE + '"bad name!" = "random"\n', 'bots."bad name!"', "letters, digits"),
         (BASE + "[deadlines]\ndecision_ms = 0\n", "deadlines.decision_ms", "between 1 and"),
         (BASE + "[deadlines]\ndecison_ms = 5\n", "deadlines.decison_ms", "did you mean"),
         ("deadlines = 5\n" + BASE, "deadlines", "expected a table"),
@@ -147,7 +147,7 @@ def test_bundled_default_configs_are_valid(monkeypatch: pytest.MonkeyPatch) -> N
         # before it); max_strikes past uint32 crashed a match at its first strike.
         ('name = "t1\\n"\n' + BASE[len('name = "mine"') + 1 :], "name", "start with a letter"),
         ('id = "t1\\n"\n' + BASE, "id", "expected a name"),
-        (BASE + '"d\\n" = "random"\n', "bots.'d\\n'", "a bot name starts with"),
+        (BASE + '"d\\n" = "random"\n', 'bots."d\\x0a"', "a bot name starts with"),
         (BASE + "[referee]\nmax_strikes = 4294967296\n", "referee.max_strikes", "between 1"),
         # CLI audit: values the system refused only at the launch, with a traceback
         ('db = "a\\u0000b"\n' + BASE, "db", "a path with a NUL byte"),

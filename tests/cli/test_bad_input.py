@@ -350,7 +350,7 @@ def test_serve_bad_numbers_name_the_option(tmp_path: Path, args: list[str], opti
         (b'a = "t1"\n', "a: unknown key"),
         # Hostile round 9: "$" matched before a final newline, so "h1\n" was a name beside
         # "h1" (split log lines, two players that look the same in a record).
-        (b'[bots]\nh1 = "t1"\n"h1\\n" = "t2"\n', "bots.'h1\\n'"),
+        (b'[bots]\nh1 = "t1"\n"h1\\n" = "t2"\n', 'bots."h1\\x0a"'),
     ],
 )
 def test_serve_bad_tokens_file(tmp_path: Path, content: bytes, words: str) -> None:

@@ -438,7 +438,7 @@ def _refused(tmp: Path, text: str, *sets: str) -> ConfigError:
         ('[bots]\nrandom = "random"\nheuristic = "heuristic"\n'
          f'x = {{ bot = "random", env = {{ "A={LONG}" = "1" }} }}\n', "bots.x.env"),
         (f'{"k" * 5000} = 1\n' + BOTS3, "k" * 100 + "... (5,000 characters)"),
-        (f'[bots]\n"{LONG}!" = "random"\n', f"bots.'{'a' * 99}..."),
+        (f'[bots]\n"{LONG}!" = "random"\n', f'bots."{"a" * 99}...'),
     ],
     ids=["name", "id", "deals", "ruleset", "ruleset-file", "db", "out", "max_deals", "seed",
          "port", "concurrency", "matches_per_table", "max_strikes", "bots-list", "bot",

@@ -69,7 +69,7 @@ def _serve(tmp_path: Path, text: str) -> str:
         ('alice = ["alice-v1"]\nbob2 = ["alice-v1"]', "alice-v1 is a bot of members.alice too"),
         ('alice = "alice-v1"', 'members.alice: expected a list of its bots ["bot", ...]'),
         ("alice = []", 'members.alice: expected a list of its bots ["bot", ...]'),
-        ('"a b" = ["bob"]', "members.'a b'"),
+        ('"a b" = ["bob"]', 'members."a b"'),
         ('alice = ["alice-v1", "alice-v2"]\ncrew = ["bob", "cid"]', "bots of 2 member(s)"),
     ],
 )

@@ -95,7 +95,7 @@ def test_a_changed_token_refuses_the_old_one_and_two_bots_may_swap_theirs(
     [
         ("[bots\nann = ", "not valid TOML"),
         ('[bots]\nann = "same-token"\nbob = "same-token"\n', "the same token as bots.ann"),
-        ('[bots]\n"a b" = "x-token-1"\n', "bots.'a b'"),
+        ('[bots]\n"a b" = "x-token-1"\n', 'bots."a b"'),
         ("", 'expected a [bots] table of name = "token"'),
         (None, "No such file or directory"),
     ],

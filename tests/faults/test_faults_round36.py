@@ -503,7 +503,7 @@ def test_a_bot_name_that_is_no_plain_file_name_is_refused(tmp_path: Path, name: 
     with _running(cfg, "--set", f'bots."{name}"="random"') as run:
         code, _out, err = run.finish()
     assert code == 2, err
-    assert f"{cfg}: bots.'{name}': a bot name starts with a letter or a digit" in err, err
+    assert f'{cfg}: bots."{name}": a bot name starts with a letter or a digit' in err, err
     assert not (tmp_path / "out").exists()
 
 

@@ -23,8 +23,6 @@ nodes (no wall-clock cut) and draw from a seeded generator: every answer is dete
 from __future__ import annotations
 
 import dataclasses
-import shutil
-import tempfile
 from collections.abc import Iterator
 from typing import Any
 
@@ -39,8 +37,11 @@ from bots.pimc import PimcBot
 from engine import Bid, Concede, Contract, Game, Pass, Phase, PlayerView, Ruleset, observe
 from engine.rules import PRESETS
 from tests.bots.test_judgement_round37 import _dd_takes
+from tests.support.browser import driver, paths
 from tests.support.harness import get_json, web_server
-from tests.web.test_web_browser import browser_paths, load, start_driver
+from tests.web.test_web_browser import load
+
+__all__ = ["driver", "paths"]  # (the shared browser fixtures, used here)
 
 _CLASSIC = PRESETS["classic"]
 _OFF = dataclasses.replace(_CLASSIC, concede="off")
@@ -185,18 +186,6 @@ def test_the_replay_api_says_null_for_a_record_no_referee_watched(base: str) -> 
     nothing of the other."""
     assert get_json(base, "/api/matches/t-m00000")["incident_lines"] == []
     assert get_json(base, "/api/matches/t-m00001")["incident_lines"] is None
-
-
-@pytest.fixture(scope="module")
-def driver() -> Iterator[Any]:
-    paths = browser_paths()
-    profile = tempfile.mkdtemp(prefix="arena-chromium-")
-    d = start_driver(*paths, profile)
-    try:
-        yield d
-    finally:
-        d.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 @pytest.mark.parametrize("match_id", ["t-m00000", "t-m00001"])

@@ -33,11 +33,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import shutil
-import tempfile
 import time
 import tomllib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -56,11 +53,12 @@ from sdk.client import BotRunner, _Outbox
 from sdk.local import BotMakeError, arena_record, play_local
 from sdk.wire_view import request_view, wire_items
 from tests.sdk.test_wire_view_round54 import _matches
+from tests.support.browser import driver, paths
 from tests.support.harness import get_json
 from tests.web.test_failed_decisions_web_round56 import record, served
-from tests.web.test_web_browser import browser_paths, load, start_driver
+from tests.web.test_web_browser import load
 
-__all__ = ["record", "served"]  # (the web test's fixtures, used here)
+__all__ = ["driver", "paths", "record", "served"]  # (fixtures of other modules, used here)
 
 # ---------------------------------------------------------------------- W: wire items
 
@@ -361,18 +359,6 @@ def test_a_held_status_that_cannot_go_out_ends_the_call_as_cancelled() -> None:
 
 
 # ---------------------------------------------------------------------- J: the replay page
-
-
-@pytest.fixture(scope="module")
-def driver() -> Iterator[Any]:
-    paths = browser_paths()
-    profile = tempfile.mkdtemp(prefix="arena-chromium-")
-    d = start_driver(*paths, profile)
-    try:
-        yield d
-    finally:
-        d.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 @pytest.mark.browser

@@ -12,10 +12,7 @@ its bot.
 
 from __future__ import annotations
 
-import shutil
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +22,13 @@ from click.testing import CliRunner
 from arena.cli import main as cli
 from arena.tournament.config import BotSpec, TLSSpec
 from arena.tournament.runner import _no_ca_hint
+from tests.support.browser import driver, paths
 from tests.support.certs import make_cert
 from tests.support.harness import web_server
-from tests.web.test_web_browser import browser_paths, load, start_driver, waiting
+from tests.web.test_web_browser import load, waiting
 from tests.web.test_web_round39 import SEATS, make_db
+
+__all__ = ["driver", "paths"]  # (the shared browser fixtures, used here)
 
 # --- the "no {ca}" hint -------------------------------------------------------------------
 
@@ -91,18 +91,6 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("r39c") / "r39c.sqlite"
     make_db(path)
     return path
-
-
-@pytest.fixture(scope="module")
-def driver() -> Iterator[Any]:
-    paths = browser_paths()
-    profile = tempfile.mkdtemp(prefix="arena-chromium-")
-    d = start_driver(*paths, profile)
-    try:
-        yield d
-    finally:
-        d.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 #: For each rating line (polyline) of the page: its title, and how many of 39 points along
