@@ -29,6 +29,8 @@ import subprocess
 import sys
 from collections import Counter
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+from html import unescape
 from pathlib import Path
 from typing import Any
 
@@ -290,7 +292,58 @@ def _screen_rows(screen: str) -> list[tuple[int, str, str, str, str, int]]:
 
 
 def _two(x: float) -> str:
-    return f"{x:.2f}"
+    return _round(x, 2)
+
+
+def _round(x: float, places: int) -> str:
+    """``x`` to ``places`` decimals, exactly halfway away from zero, as the views round."""
+    return str(Decimal(repr(x)).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP))
+
+
+def _cells(row: dict[str, Any]) -> dict[str, Any]:
+    """What the tables show of a ``leaderboard.json`` row (docs/tournament.md#outputs)."""
+    mean, ci = row["mean_per_deal"], row["ci95"]
+    per_deal = "–"
+    if mean is not None:
+        per_deal = ("" if mean < 0 else "+") + _round(mean, 1)
+        per_deal += "" if ci is None else f" ± {_round(ci, 1)}"
+    made = f"{row['contracts_made']}/{row['contracts']}"
+    if row["contracts"]:
+        made += f" ({_round(100 * row['contracts_made'] / row['contracts'], 0)}%)"
+    st = row["strikes"]
+    ms = row["median_ms"]
+    return {
+        "head": [str(row["rank"]), row["bot"], _round(row["conservative"], 2),
+                 _round(row["mu"], 2), _round(row["sigma"], 2), str(row["matches"])],
+        "places": [str(x) for x in row["places"]],
+        "per_deal": per_deal, "bids": str(row["bids_won"]), "made": made,
+        "tid": f"{st['timeouts']}/{st['illegal']}/{st['disconnects']}",
+        "forfeits": str(st["forfeits"]),
+        "ms1": "–" if ms is None else _round(ms, 1), "ms0": "–" if ms is None else _round(ms, 0),
+    }  # fmt: skip
+
+
+def _file_cells(row: dict[str, Any]) -> list[str]:
+    """A row of ``leaderboard.md``'s and ``leaderboard.html``'s table."""
+    c = _cells(row)
+    return [*c["head"], *c["places"], c["per_deal"], c["bids"], c["made"], c["tid"],
+            c["forfeits"], c["ms1"]]  # fmt: skip
+
+
+def _screen_cells(row: dict[str, Any]) -> list[str]:
+    """A row of the screen's table (every column shown: names this short leave them all)."""
+    c = _cells(row)
+    return [*c["head"], "/".join(c["places"]), c["per_deal"], c["bids"], c["made"],
+            f"{c['tid']}/{c['forfeits']}", c["ms0"]]  # fmt: skip
+
+
+def _table_rows(screen: str) -> list[list[str]]:
+    rows = []
+    for line in screen.splitlines():
+        cells = [c.strip() for c in line.strip().strip("│").split("│")]
+        if len(cells) > 6 and cells[0].isdigit():
+            rows.append(cells)
+    return rows
 
 
 def _same_screen(screen: str, want: list[dict[str, Any]], where: str) -> None:
@@ -321,11 +374,39 @@ def test_ratings_agree_in_every_view(world: World, key: str) -> None:
     for r, w in zip(rows, want, strict=True):
         for k in ("mu", "sigma", "conservative"):
             assert float(r[k]) == pytest.approx(w[k], abs=0.00005 + 1e-9), (key, k)
+    # every cell of the screen's, the Markdown's and the HTML page's tables, from the JSON
     md = (run.out / "leaderboard.md").read_text(encoding="utf-8")
     html = (run.out / "leaderboard.html").read_text(encoding="utf-8")
+    md_rows = [
+        [c.strip() for c in ln.strip().strip("|").split("|")]
+        for ln in md.splitlines()
+        if re.match(r"\| \d+ \|", ln)
+    ]
+    html_rows = [
+        [unescape(re.sub("<[^>]+>", "", c)) for c in re.findall(r"<td[^>]*>(.*?)</td>", tr)]
+        for tr in re.findall(r"<tr><td>\d+</td>.*?</tr>", html)
+    ]
+    assert md_rows == [_file_cells(r) for r in lb["rows"]], key
+    assert [h[: len(_file_cells(r))] for h, r in zip(html_rows, lb["rows"], strict=True)] == [
+        _file_cells(r) for r in lb["rows"]
+    ], key
+    assert _table_rows(run.screen) == [_screen_cells(r) for r in lb["rows"]], key
+    # where each bot's rating history ends: the file's, the HTML plot's label, the database's
+    with sqlite3.connect(run.db) as c:
+        stored = {
+            bot: (mu, sigma)
+            for bot, mu, sigma in c.execute(
+                "SELECT bot, mu, sigma FROM ratings WHERE tournament_id = ? ORDER BY idx",
+                (run.tid,),
+            )
+        }
     for w in want:
-        assert f"| {w['rank']} | {w['bot']} | {_two(w['conservative'])} |" in md, (key, w)
-        assert w["bot"] in html and _two(w["conservative"]) in html
+        end = lb["rating_history"][w["bot"]][-1]
+        assert (end["mu"], end["sigma"]) == pytest.approx((w["mu"], w["sigma"]), abs=1e-9), key
+        label = f"<title>{w['bot']}: μ={_two(w['mu'])} σ={_two(w['sigma'])}</title>"
+        assert label in html or not w["matches"], (key, label)
+        if w["matches"]:
+            assert stored[w["bot"]] == pytest.approx((w["mu"], w["sigma"]), abs=1e-9), key
     # arena leaderboard, as JSON and as the table, by the tournament's id
     _same_rows(_leaderboard_json("--db", str(run.db), "--tournament", run.tid)["rows"], want, key)
     res = CliRunner().invoke(main, ["leaderboard", "--db", str(run.db), "--tournament", run.tid])
@@ -374,6 +455,7 @@ def _rerun(rec: dict[str, Any]) -> tuple[list[dict[str, Any]], Game]:
             "dealer": g.dealer,
             "hands": [[str(c) for c in h] for h in g.dealt_hands],
             "talon": [str(c) for c in g.talon],
+            "talon_score": g.talon_score,
         }
         acts = d["actions"]
         trumps: list[Any] = []  # the trump of each trick as it was taken
@@ -405,6 +487,7 @@ def _rerun(rec: dict[str, Any]) -> tuple[list[dict[str, Any]], Game]:
             one.update(
                 outcome=res.outcome, deltas=list(res.deltas), scores=list(res.scores),
                 takes=list(res.takes), barrel=res.barrel, events=list(res.events),
+                cards=list(res.card_points), marriage_points=list(res.marriage_points),
             )  # fmt: skip
         deals.append(one)
     return deals, g
@@ -519,15 +602,25 @@ def _replay_text_agrees(text: str, rec: dict[str, Any], deals: list[dict[str, An
         talon = " ".join(mine["talon"])
         assert re.search(rf"^talon +{re.escape(talon)}$", block, re.M), block[:400]
         for seat, h in enumerate(mine["hands"]):
+            who = re.escape(f"{players[seat]} ({seat})")
             if h:
-                who = re.escape(f"{players[seat]} ({seat})")
                 assert re.search(rf"^{who} +{re.escape(' '.join(h))}$", block, re.M), block[:400]
+            else:  # (the dealer of four)
+                sits = rf"^{who} +sits out \(scores the talon: {mine['talon_score']}\)$"
+                assert re.search(sits, block, re.M), block[:400]
         if mine.get("outcome") is None:
             continue
         if mine["bid"] is not None and mine["declarer"] is not None:
             assert f"{players[mine['declarer']]} ({mine['declarer']}) takes the talon at " in block
         for to, card in mine["gives"]:
             assert f"gives {card} to {players[to]} ({to})" in block, (block, to, card)
+        if mine["tricks"]:  # what each seat took: card points, and marriages apart
+            takes = ", ".join(
+                f"{players[i]} {mine['takes'][i]}" + (f" (cards {c}, marriages {m})" if m else "")
+                for i, (c, m) in enumerate(zip(mine["cards"], mine["marriage_points"], strict=True))
+                if mine["hands"][i]
+            )
+            assert f"\ntakes {takes}\n" in block, (rec["match_id"], takes)
         deltas = ", ".join(f"{players[i]} {x:+d}" for i, x in enumerate(mine["deltas"]))
         scores = ", ".join(str(x) for x in mine["scores"])
         assert f"deltas {deltas}  scores {scores}" in block, (rec["match_id"], block[-600:])
