@@ -179,7 +179,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
     wk1 = _config(tmp, "wk1", 5, {**three, "sleepy": "sleepy.py:Sleepy"})
     wk2 = _config(tmp, "wk2", 6, three)  # the sleeper taken out (the same rules: a season)
     rnd4 = _config(tmp, "four", 7, {b: "random" for b in "abcd"})
-    # two bots that concede whenever they hold the talon, in one-deal matches: ties
+    # two bots that concede whenever they hold the talon, in one-deal matches: ties (rated
+    # with a draw probability of the config's, not the default)
     ties = _config(tmp, "ties", 8, {"c1": "conc.py:Conc", "c2": "conc.py:Conc", "r1": "random"})
     # three sleepers: every seat forfeits, the matches are abandoned where they stand
     slept = _config(tmp, "abandoned", 9, {f"s{i}": "sleepy.py:Sleepy" for i in (1, 2, 3)})
@@ -202,7 +203,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
         ),
         "ties": _Started(
             tmp, "ties", tmp / "ties.sqlite", "--config", str(ties), "--set", "max_deals=1",
-            *_EASY,
+            "--set", "ratings.draw_probability=0.3", *_EASY,
         ),
         "abandoned": _Started(
             tmp, "abandoned", tmp / "abandoned.sqlite", "--config", str(slept),
@@ -241,7 +242,8 @@ def _config_bots(db: Path, tid: str) -> list[str]:
 def _draw_probability(db: Path, tid: str) -> float:
     with sqlite3.connect(db) as c:
         (cfg,) = c.execute("SELECT config_json FROM tournaments WHERE id = ?", (tid,)).fetchone()
-    return float((json.loads(cfg).get("ratings") or {}).get("draw_probability", 0.02))
+    # (the config as stored: [ratings] draw_probability at its top level)
+    return float(json.loads(cfg)["draw_probability"])
 
 
 def _rated(records: list[dict[str, Any]], bots: list[str], dp: float) -> list[dict[str, Any]]:
