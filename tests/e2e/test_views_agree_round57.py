@@ -1,19 +1,22 @@
 """Every view of a tournament tells the same story (round 57).
 
-Small real tournaments, played by ``arena tournament`` as a user runs it (``--config``,
-``--set``, port 0) into one database: classic with a bot whose code raises now and then
+Small real tournaments, played at once by ``arena tournament`` as a user runs it
+(``--config``, ``--set``, port 0): classic with a bot whose code raises now and then
 (``bot_error`` incidents) and one that sleeps past its deadline once a match (a timeout
-that forfeits it, ``max_strikes = 1``); a second week of it without the sleeper (a bot
-taken out of the config; the two weeks make a season); 1001 at four players; a house
-ruleset whose barrel comes within a few deals. Then:
+that forfeits it, ``max_strikes = 1``); a second week of it in the same database without
+the sleeper (a bot taken out of the config; the two weeks make a season); 1001 at three
+and at four players; a house ruleset whose barrel comes within a few deals; bots that
+concede, so that places tie (rated at a draw probability of 0.3); three sleepers, whose
+matches are abandoned. Then:
 
 - ratings: a recomputation with the ``trueskill`` package itself, from the stored records
   in schedule order with the documented environment, equals the leaderboard of every view
   (the screen's table, the files, ``arena leaderboard`` as JSON and as a table, ``arena web``'s
   ``/api/leaderboard`` and ``/api/season``), ranks and order included;
 - matches: each record, re-run by the engine from its seed and actions, gives the figures
-  the record, ``arena replay`` (text and ``--list``), and ``/api/matches/<id>`` and its deals
-  show; the leaderboard's counts are the records';
+  the record, ``arena replay`` (text, ``--list``, ``--export`` and ``--check``), and
+  ``/api/matches`` and ``/api/matches/<id>`` and its deals show; the leaderboard's counts,
+  head to head and the web's bot pages are the records';
 - files: written again from the same database, the leaderboard files are the same bytes but
   for the time they were generated, and each is replaced by a rename, never rewritten where
   a reader has it open.
