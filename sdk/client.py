@@ -1611,6 +1611,13 @@ class BotRunner:
     def _on_event(self, ev: pb.Event) -> None:
         m = self._matches.get(ev.match_id)
         if m is None:
+            if ev.match_id not in self._unmade and ev.match_id not in self._over:
+                # (the events of a match the bot refused, or saw end, are dropped quietly;
+                # of one never started, a deal's result under a match id the arena got
+                # wrong, say, were dropped unsaid)
+                what = ev.WhichOneof("kind") or "an"
+                self._say_fault("event unknown", logging.ERROR, "%s event for unknown match "
+                                "%s: ignored", what, ev.match_id)  # fmt: skip
             return
         kind = ev.WhichOneof("kind")
         seq = ev.seq
@@ -1696,8 +1703,11 @@ class BotRunner:
         told an action twice would count its card twice. (An arena that numbers no event,
         all 0, is not checked.)"""
         if ev.seq and ev.seq <= m.seq:
-            BotRunner._say_repeat(m, "match %s: %s event %d repeats an earlier one (the last "
-                                  "was %d): ignored", m.match_id, kind, ev.seq,
+            # (below the last one, it may be one that never came, sent late: out of order;
+            # "repeats" alone told the bot's author of a repeat the arena did not send)
+            BotRunner._say_repeat(m, "match %s: %s event %d repeats an earlier one%s (the "
+                                  "last was %d): ignored", m.match_id, kind, ev.seq,
+                                  " or is out of order" if ev.seq < m.seq else "",
                                   m.seq)  # fmt: skip
             return True
         m.seq = ev.seq or m.seq
