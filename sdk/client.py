@@ -674,7 +674,8 @@ class RunSummary:
     decisions: int = 0
     errors: int = 0
     #: Answers the referee refused (``decision_rejected``: illegal, malformed, late or
-    #: timed out), not one that crossed the end of a match the bot was told of.
+    #: timed out), not one that crossed the end of a match the bot was told of, nor a
+    #: refusal for a match the bot never held.
     rejected: int = 0
     connections: int = 0
     reason: str = ""
@@ -1560,7 +1561,11 @@ class BotRunner:
                                  "as just before: ignored", r.match_id,
                                  _incident_name(r.incident), r.request_id)  # fmt: skip
                 return
-            self.summary.rejected += 1
+            # (a refusal for a match the bot never held refused no answer of its: a hostile
+            # arena's made the run's last line say "1 rejected" when none was)
+            held = m is not None or r.match_id in self._over or r.match_id in self._unmade
+            if held:
+                self.summary.rejected += 1
             incident = _incident_name(r.incident)
             # A wrong request (late, repeated, unknown) costs no strike: say so.
             strike = (
@@ -1579,7 +1584,7 @@ class BotRunner:
                 m.last_rejected = (r.request_id, r.incident)
             if m is not None and (r.request_id == m.view_rid or r.request_id in m.answers):
                 log.warning(text, *args)  # (of the request asked last, or answered last)
-            elif m is not None or r.match_id in self._over or r.match_id in self._unmade:
+            elif held:
                 # Of another request of a match the bot holds or held: said in full as many
                 # times as a few matches' worth (a flood of them wrote a line each).
                 self._say_fault("rejected", logging.WARNING, text, *args, told=_OVER_KEPT)

@@ -176,6 +176,9 @@ def test_a_bot_process_names_each_fault_of_a_bad_arena_and_plays_only_its_choice
     # end calls no hook and counts no match (an arena sends ends again: docs/protocol.md)
     assert _said(err, "ERROR", "deal_ended event for unknown match m9: ignored"), err
     assert "m9 ended" not in err and "1 match(es)" in err, err
+    # the refusal of no answer of the bot's is said, not counted as one (it was: "1 rejected")
+    assert err.rstrip().endswith("1 match(es), 1 decision(s), 0 rejected, 0 bot error(s), 0 "
+                                 "forfeited"), err  # fmt: skip
     # the unknown features: nothing said against them (a newer arena's, ignored)
     assert "no-such-feature" not in err, err
 
