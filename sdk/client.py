@@ -2685,7 +2685,8 @@ def _check_request_view(view: PlayerView) -> None:
     only when ``to_act`` is the seat, each of a kind its phase has (no play in the
     auction), none twice, a bid only above the standing one, a play or give only of a
     card in the hand, a marriage declared only with a lead of it, a give only to another
-    seat in the deal, and no card played twice, or held and played."""
+    seat in the deal, no card played twice, or held and played, and each completed trick
+    won by a seat that played in it."""
     if view.to_act != view.seat:
         raise MalformedMessageError(
             "view.to_act", f"{view.to_act} to act, yet seat {view.seat} is asked to decide"
@@ -2700,6 +2701,18 @@ def _check_request_view(view: PlayerView) -> None:
         held = cards.intersection(view.hand)
         if held:
             raise MalformedMessageError("view.hand", f"{min(held)} is held, and was played")
+        for i, t in enumerate(view.tricks):
+            # (the SDK's own "ahead" (engine.own_next_view) looks for the winner's card: a
+            # trick won by a seat that played none in it failed the request's step with a
+            # StopIteration, and the bot's chosen answer was never sent)
+            w = t.winner
+            for s, _ in t.cards:
+                if s == w:
+                    break
+            else:
+                raise MalformedMessageError(
+                    "view.tricks", f"trick {i + 1} won by seat {w}, which played no card in it"
+                )
     kinds = PHASE_ACTIONS[view.phase]  # (the engine's: what a seat may answer in a phase)
     plays = issubclass(Play, kinds)  # (isinstance of each play, once for all of them)
     hand = view.hand

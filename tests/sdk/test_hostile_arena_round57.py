@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import logging
 import os
 import re
 import signal
@@ -24,9 +26,10 @@ from pathlib import Path
 
 import pytest
 
-from arena.protocol import action_event_to_pb, action_from_pb, view_from_pb
+from arena.protocol import action_event_to_pb, action_from_pb, view_from_pb, view_to_pb
 from arena.v1 import arena_pb2 as pb
-from engine import Pass
+from engine import Action, Card, Pass, Phase, Play, PlayerView, Rank, Suit, Trick, observe
+from sdk import Bot
 from tests.sdk.test_hostile_arena import (
     ARENA_BOT,
     GUARD,
@@ -38,6 +41,7 @@ from tests.sdk.test_hostile_arena import (
     deal_ended,
     ended,
     fake_arena,
+    play,
     request,
     started,
 )
@@ -360,3 +364,63 @@ def test_a_message_stalled_in_its_middle_neither_hangs_the_bot_nor_stops_its_ans
     assert [s.decided() for s in streams] == [decided], err
     if then == "signalled":
         assert "stopping: signal SIGTERM" in err, err
+
+
+# ----------------------------------------------------------------------------- a trick
+
+
+class Quick(Bot):
+    quick = True  # (asked on the event loop, and ahead)
+
+    def act(self, view: PlayerView) -> Action:
+        return view.legal_actions[0]
+
+
+def test_a_completed_trick_won_by_a_seat_that_played_none_in_it_is_refused_naming_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Defect: a request's view whose completed trick was won by a seat that played no
+    card in it (four aces in the hand, the bot's card taking the trick) failed the
+    request's step in the SDK's own code, with a traceback ("a step of the match failed":
+    ``engine.own_next_view``, choosing the bot's answers ahead, looked for the winner's card
+    and raised StopIteration), and the answer the bot had chosen was never sent. Now the
+    view is refused as malformed, naming the trick, as other views the SDK's checks refuse;
+    the next request is answered."""
+    g = _game()
+    seat = g.to_act
+    assert seat is not None
+    left, right = (seat + 1) % 3, (seat + 2) % 3
+    aces = [Card.of(Rank.ACE, s) for s in Suit]
+    ten = Card.of(Rank.TEN, Suit.SPADES)
+    bad = dataclasses.replace(
+        observe(g, seat), phase=Phase.PLAYING, to_act=seat, hand=tuple(sorted([ten, *aces])),
+        talon=None, bids=(), declarer=seat, bid=100, contract=100,
+        trick=((left, Card.of(Rank.NINE, Suit.SPADES)), (right, Card.of(Rank.JACK, Suit.SPADES))),
+        tricks=(Trick(left, ((left, Card.of(Rank.NINE, Suit.CLUBS)),
+                             (right, Card.of(Rank.JACK, Suit.CLUBS))), seat),),
+        legal_actions=(Play(ten), Play(aces[0])),
+    )  # fmt: skip
+
+    def asked(rid: str, view: PlayerView) -> pb.ServerMessage:
+        return pb.ServerMessage(decision_request=pb.DecisionRequest(
+            request_id=rid, match_id="m1", view=view_to_pb(view), time_limit_ms=10_000,
+            time_bank_ms=10_000))  # fmt: skip
+
+    async def script(s: Stream) -> AsyncIterator[Out]:
+        welcome = pb.Welcome(bot_name="b", server_version="fake", protocol_version=1)
+        welcome.features.append("ahead")  # (the bot's answers chosen ahead: own_next_view)
+        yield pb.ServerMessage(welcome=welcome)
+        yield started("m1", g)
+        yield asked("1", bad)
+        yield request("m1", g, "2")
+        await s.decision()
+
+    with caplog.at_level(logging.INFO, logger="sdk.client"):
+        _, arena = play(Quick, script)
+    assert arena.streams[0].decided() == [("m1", "2")]
+    lines = [r.getMessage() for r in caplog.records]
+    assert (
+        "malformed decision_request from the arena (match m1), ignored: view.tricks: trick 1 "
+        f"won by seat {seat}, which played no card in it"
+    ) in lines, lines
+    assert not [r for r in caplog.records if r.exc_info], lines
