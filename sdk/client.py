@@ -674,7 +674,8 @@ class RunSummary:
     decisions: int = 0
     errors: int = 0
     #: Answers the referee refused (``decision_rejected``: illegal, malformed, late or
-    #: timed out), not one that crossed the end of a match the bot was told of.
+    #: timed out), not one that crossed the end of a match the bot was told of, nor a
+    #: refusal for a match the bot never held.
     rejected: int = 0
     connections: int = 0
     reason: str = ""
@@ -1560,7 +1561,11 @@ class BotRunner:
                                  "as just before: ignored", r.match_id,
                                  _incident_name(r.incident), r.request_id)  # fmt: skip
                 return
-            self.summary.rejected += 1
+            # (a refusal for a match the bot never held refused no answer of its: a hostile
+            # arena's made the run's last line say "1 rejected" when none was)
+            held = m is not None or r.match_id in self._over or r.match_id in self._unmade
+            if held:
+                self.summary.rejected += 1
             incident = _incident_name(r.incident)
             # A wrong request (late, repeated, unknown) costs no strike: say so.
             strike = (
@@ -1579,7 +1584,7 @@ class BotRunner:
                 m.last_rejected = (r.request_id, r.incident)
             if m is not None and (r.request_id == m.view_rid or r.request_id in m.answers):
                 log.warning(text, *args)  # (of the request asked last, or answered last)
-            elif m is not None or r.match_id in self._over or r.match_id in self._unmade:
+            elif held:
                 # Of another request of a match the bot holds or held: said in full as many
                 # times as a few matches' worth (a flood of them wrote a line each).
                 self._say_fault("rejected", logging.WARNING, text, *args, told=_OVER_KEPT)
@@ -1611,6 +1616,13 @@ class BotRunner:
     def _on_event(self, ev: pb.Event) -> None:
         m = self._matches.get(ev.match_id)
         if m is None:
+            if ev.match_id not in self._unmade and ev.match_id not in self._over:
+                # (the events of a match the bot refused, or saw end, are dropped quietly;
+                # of one never started, a deal's result under a match id the arena got
+                # wrong, say, were dropped unsaid)
+                what = ev.WhichOneof("kind") or "an"
+                self._say_fault("event unknown", logging.ERROR, "%s event for unknown match "
+                                "%s: ignored", what, ev.match_id)  # fmt: skip
             return
         kind = ev.WhichOneof("kind")
         seq = ev.seq
@@ -1696,8 +1708,11 @@ class BotRunner:
         told an action twice would count its card twice. (An arena that numbers no event,
         all 0, is not checked.)"""
         if ev.seq and ev.seq <= m.seq:
-            BotRunner._say_repeat(m, "match %s: %s event %d repeats an earlier one (the last "
-                                  "was %d): ignored", m.match_id, kind, ev.seq,
+            # (below the last one, it may be one that never came, sent late: out of order;
+            # "repeats" alone told the bot's author of a repeat the arena did not send)
+            BotRunner._say_repeat(m, "match %s: %s event %d repeats an earlier one%s (the "
+                                  "last was %d): ignored", m.match_id, kind, ev.seq,
+                                  " or is out of order" if ev.seq < m.seq else "",
                                   m.seq)  # fmt: skip
             return True
         m.seq = ev.seq or m.seq
@@ -2670,7 +2685,8 @@ def _check_request_view(view: PlayerView) -> None:
     only when ``to_act`` is the seat, each of a kind its phase has (no play in the
     auction), none twice, a bid only above the standing one, a play or give only of a
     card in the hand, a marriage declared only with a lead of it, a give only to another
-    seat in the deal, and no card played twice, or held and played."""
+    seat in the deal, no card played twice, or held and played, and each completed trick
+    won by a seat that played in it."""
     if view.to_act != view.seat:
         raise MalformedMessageError(
             "view.to_act", f"{view.to_act} to act, yet seat {view.seat} is asked to decide"
@@ -2685,6 +2701,18 @@ def _check_request_view(view: PlayerView) -> None:
         held = cards.intersection(view.hand)
         if held:
             raise MalformedMessageError("view.hand", f"{min(held)} is held, and was played")
+        for i, t in enumerate(view.tricks):
+            # (the SDK's own "ahead" (engine.own_next_view) looks for the winner's card: a
+            # trick won by a seat that played none in it failed the request's step with a
+            # StopIteration, and the bot's chosen answer was never sent)
+            w = t.winner
+            for s, _ in t.cards:
+                if s == w:
+                    break
+            else:
+                raise MalformedMessageError(
+                    "view.tricks", f"trick {i + 1} won by seat {w}, which played no card in it"
+                )
     kinds = PHASE_ACTIONS[view.phase]  # (the engine's: what a seat may answer in a phase)
     plays = issubclass(Play, kinds)  # (isinstance of each play, once for all of them)
     hand = view.hand

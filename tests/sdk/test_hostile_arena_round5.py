@@ -267,7 +267,11 @@ def test_event_numbers_that_jump_are_named_once_and_repeats_are_not_told_again(
         "per match)"
     ], said
     assert "match m1: action event 1 repeats an earlier one (the last was 1): ignored" in said
-    assert "match m1: action event 3 repeats an earlier one (the last was 5): ignored" in said
+    # (3 was among the events that never came: out of order, not surely a repeat)
+    assert (
+        "match m1: action event 3 repeats an earlier one or is out of order (the last "
+        "was 5): ignored"
+    ) in said
 
 
 def test_a_flood_of_events_is_handled_without_a_line_per_event(
@@ -297,7 +301,11 @@ def test_a_flood_of_events_is_handled_without_a_line_per_event(
     with caplog.at_level(logging.INFO, logger="sdk"):
         summary, _ = play(Silent, script, matches=1)
     assert summary.matches == 1 and summary.errors == 0
-    assert len([r for r in caplog.records if r.name.startswith("sdk")]) < 10
+    lines = [r.getMessage() for r in caplog.records if r.name.startswith("sdk")]
+    # (round 57: the events of a match the arena never started are named, the first five
+    # and then the 10th, 100th, ...: 9 lines for these 50,000)
+    unknown = [m for m in lines if "action event for unknown match other" in m]
+    assert 0 < len(unknown) <= 9 and len(lines) - len(unknown) < 10, lines
 
 
 # ----------------------------------------------------------------------------- the ruleset
