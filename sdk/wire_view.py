@@ -152,25 +152,27 @@ def request_view(
 def _learn(items: Any, n: int, view: PlayerView) -> None:
     """Remember the items of ``view`` (decoded by ``view_from_pb``) by their bytes."""
 
-    def put(name: str, raw: Sequence[bytes], decoded: Sequence[Any]) -> None:
+    def put(name: str, decoded: Sequence[Any], tail: bool = False) -> None:
         cache = _cache(n, name)
+        raw = getattr(items, name)[:]  # (a slice: see _known_view)
+        if tail:
+            decoded = decoded[len(decoded) - len(raw) :]
         for key, value in zip(raw, decoded, strict=True):
             _store(cache, key, value)
 
     # The hand is sorted by view_from_pb (the wire's order is not trusted): each card
     # decoded on its own. The lists left out in part ("results_once", "deal_once") are
     # the tails of the view's.
-    put("hand", items.hand, [card_from_pb(pb.Card.FromString(c)) for c in items.hand])
-    put("legal_actions", items.legal_actions, view.legal_actions)
+    put("hand", [card_from_pb(pb.Card.FromString(c)) for c in items.hand[:]])
+    put("legal_actions", view.legal_actions)
     if view.talon is not None:
-        put("talon", items.talon, view.talon)
-    put("bids", items.bids, view.bids[len(view.bids) - len(items.bids) :])
-    put("tricks", items.tricks, view.tricks[len(view.tricks) - len(items.tricks) :])
-    put("trick", items.trick, view.trick)
-    put("gives", items.gives, view.gives)
-    put("marriages", items.marriages, view.marriages)
-    results = view.deal_results
-    put("deal_results", items.deal_results, results[len(results) - len(items.deal_results) :])
+        put("talon", view.talon)
+    put("bids", view.bids, tail=True)
+    put("tricks", view.tricks, tail=True)
+    put("trick", view.trick)
+    put("gives", view.gives)
+    put("marriages", view.marriages)
+    put("deal_results", view.deal_results, tail=True)
 
 
 def _cache(n: int, name: str) -> dict[bytes, Any]:
