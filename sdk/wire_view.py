@@ -98,6 +98,8 @@ def _item_classes() -> tuple[Any, Any]:
 
 
 _ItemView, _ItemServer = _item_classes()
+#: (taken from the class once: ``items.HasField`` looks its name up among the fields first)
+_has = _ItemView.HasField
 
 #: The descriptors of the copies' messages and fields, held here (arena.v1's are held by
 #: arena.protocol): see :func:`held_descriptors`.
@@ -230,8 +232,9 @@ def _known_view(
             return None
         bids, tricks = previous.bids[:omitted_bids], previous.tricks[:omitted_tricks]
     seat, dealer = items.seat, items.dealer
-    to_act = items.to_act if items.HasField("to_act") else None
-    declarer = items.declarer if items.HasField("declarer") else None
+    has = _has
+    to_act = items.to_act if has(items, "to_act") else None
+    declarer = items.declarer if has(items, "declarer") else None
     if seat >= n or dealer >= n or (to_act or 0) >= n or (declarer or 0) >= n:
         return None  # (unsigned: never below 0)
     known = _KNOWN
@@ -292,8 +295,8 @@ def _known_view(
         talon=talon,
         bids=bids,
         declarer=declarer,
-        bid=items.bid if items.HasField("bid") else None,
-        contract=items.contract if items.HasField("contract") else None,
+        bid=items.bid if has(items, "bid") else None,
+        contract=items.contract if has(items, "contract") else None,
         gives=tuple(map(known[n, "gives"].__getitem__, items.gives[:])) if items.gives else (),
         trump=_SUIT[items.trump],
         marriages=(
