@@ -232,9 +232,13 @@ def _known_view(
             return None
         bids, tricks = previous.bids[:omitted_bids], previous.tricks[:omitted_tricks]
     seat, dealer = items.seat, items.dealer
+    # (an optional field's presence asked only of a 0: a value other than 0 is set)
     has = _has
-    to_act = items.to_act if has(items, "to_act") else None
-    declarer = items.declarer if has(items, "declarer") else None
+    to_act, declarer = items.to_act, items.declarer
+    if not to_act and not has(items, "to_act"):
+        to_act = None
+    if not declarer and not has(items, "declarer"):
+        declarer = None
     if seat >= n or dealer >= n or (to_act or 0) >= n or (declarer or 0) >= n:
         return None  # (unsigned: never below 0)
     known = _KNOWN
@@ -253,15 +257,19 @@ def _known_view(
     if items.talon_known:
         cards = known[n, "talon"]
         talon = tuple(map(cards.__getitem__, items.talon[:]))
-    if items.bids:
+    # (each repeated field read once: a read makes its container's wrapper anew, and
+    # slicing an empty one costs less than a second read)
+    raw = items.bids[:]
+    if raw:
         cache = known[n, "bids"]
-        bids += tuple(map(cache.__getitem__, items.bids[:]))
-    if items.tricks:
+        bids += tuple(map(cache.__getitem__, raw))
+    raw = items.tricks[:]
+    if raw:
         # (a completed trick comes in one view of its deal, the next leave it out
         # ("deal_once"), and a deal result in one view of its match: new ones, most of
         # them, each decoded on its own rather than the whole view again)
         cache = _cache(n, "tricks")
-        for t in items.tricks[:]:
+        for t in raw:
             trick = cache.get(t)
             if trick is None:
                 trick = _new_trick(t, n)
@@ -282,6 +290,12 @@ def _known_view(
                 _store(cache, r, result)
             results += (result,)
     legal = known[n, "legal_actions"]
+    gives, marriages, in_trick = items.gives[:], items.marriages[:], items.trick[:]
+    bid, contract = items.bid, items.contract
+    if not bid and not has(items, "bid"):
+        bid = None
+    if not contract and not has(items, "contract"):
+        contract = None
     return PlayerView(
         seat=seat,
         players=players,
@@ -295,16 +309,12 @@ def _known_view(
         talon=talon,
         bids=bids,
         declarer=declarer,
-        bid=items.bid if has(items, "bid") else None,
-        contract=items.contract if has(items, "contract") else None,
-        gives=tuple(map(known[n, "gives"].__getitem__, items.gives[:])) if items.gives else (),
+        bid=bid,
+        contract=contract,
+        gives=tuple(map(known[n, "gives"].__getitem__, gives)) if gives else (),
         trump=_SUIT[items.trump],
-        marriages=(
-            tuple(map(known[n, "marriages"].__getitem__, items.marriages[:]))
-            if items.marriages
-            else ()
-        ),
-        trick=tuple(map(known[n, "trick"].__getitem__, items.trick[:])) if items.trick else (),
+        marriages=(tuple(map(known[n, "marriages"].__getitem__, marriages)) if marriages else ()),
+        trick=tuple(map(known[n, "trick"].__getitem__, in_trick)) if in_trick else (),
         tricks=tricks,
         scores=scores,
         barrel=tuple([b if b > 0 else 0 for b in barrel]) if barrel else None,

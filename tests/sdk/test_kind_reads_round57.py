@@ -73,11 +73,28 @@ def test_a_message_before_the_welcome_is_still_refused_by_its_kind(
         "(match gone): ignored" in caplog.text  # fmt: skip
 
 
-def test_known_views_read_presence_through_the_class(monkeypatch: pytest.MonkeyPatch) -> None:
-    read = _counted(monkeypatch, wire_view, "_has")
-    views, sent = _matches()[0]
-    ruleset, previous = views[0].ruleset, None
-    for v, msg in zip(views, sent, strict=True):
-        previous = wire_view.request_view(msg, ruleset, previous)
-        assert previous == v
-    assert read and set(read) == {"to_act", "declarer", "bid", "contract"}
+def test_known_views_read_presence_through_the_class_and_only_of_a_zero(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An optional field (to_act, declarer, bid, contract) other than 0 is set: its
+    presence is asked (of the class's ``HasField``) only when it reads 0, where an unset
+    field and a set 0 (seat 0 to act) differ."""
+    asked: list[tuple[str, int]] = []
+    real = wire_view._has
+
+    def has(items: Any, name: str) -> bool:
+        asked.append((name, getattr(items, name)))
+        return bool(real(items, name))
+
+    monkeypatch.setattr(wire_view, "_has", has)
+    seen_zero_seat = False
+    for views, sent in _matches()[:6]:
+        ruleset, previous = views[0].ruleset, None
+        for v, msg in zip(views, sent, strict=True):
+            previous = wire_view.request_view(msg, ruleset, previous)
+            assert previous == v
+            seen_zero_seat |= v.to_act == 0
+    assert seen_zero_seat  # (seat 0 to act: a set 0, told from an unset one)
+    names = {name for name, _ in asked}
+    assert names <= {"to_act", "declarer", "bid", "contract"} and "to_act" in names
+    assert {value for _, value in asked} == {0}
