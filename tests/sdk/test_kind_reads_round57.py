@@ -98,3 +98,32 @@ def test_known_views_read_presence_through_the_class_and_only_of_a_zero(
     names = {name for name, _ in asked}
     assert names <= {"to_act", "declarer", "bid", "contract"} and "to_act" in names
     assert {value for _, value in asked} == {0}
+
+
+def test_an_unset_optional_field_is_none_and_a_set_zero_is_zero() -> None:
+    """A view of seat 0 whose to_act (or declarer) is left out, read warm (its items
+    known), is the view ``view_from_pb`` reads: ``None`` there, not seat 0; with them set
+    to 0, 0."""
+    views, sent = next((vs, ss) for vs, ss in _matches() if vs[0].seat == 0)
+    ruleset, previous = views[0].ruleset, None
+    for msg in sent:
+        previous = wire_view.request_view(msg, ruleset, previous)  # (learns the items)
+    checked = 0
+    for i, msg in enumerate(sent):
+        before = views[i - 1] if i else None
+        for name in ("to_act", "declarer", "bid", "contract"):
+            for value in (None, 0):
+                changed = pb.PlayerView()
+                changed.CopyFrom(msg)
+                if value is None:
+                    changed.ClearField(name)
+                else:
+                    setattr(changed, name, value)
+                got = wire_view._known_view(
+                    wire_view._ItemView.FromString(changed.SerializeToString()),
+                    ruleset.players, ruleset, before,
+                )  # fmt: skip
+                assert getattr(got, name) == value
+                assert got == wire_view.view_from_pb(changed, ruleset, before)
+                checked += 1
+    assert checked > 50
