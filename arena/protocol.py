@@ -21,7 +21,7 @@ rank: RANK_NINE
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import fields
 from typing import Any, cast
 
@@ -288,8 +288,13 @@ def card_from_pb(msg: pb.Card, what: str = "card") -> Card:
     return Card((s - 1) * 6 + (r - 1))
 
 
-def _cards_from_pb(msgs: Iterable[pb.Card], what: str) -> tuple[Card, ...]:
-    return tuple(card_from_pb(m, what) for m in msgs)
+# The decoders read a repeated field by a slice (``msg.hand[:]``, a list made in C) before
+# they loop over it: a upb container has no ``__iter__``, so a ``for``, ``tuple(...)`` or a
+# comprehension over one calls its ``__getitem__`` until it raises ``IndexError``, made
+# with its message formatted, some 1,800 instructions a loop (docs/performance.md, "SDK
+# changes of 2026-12-15" and "of 2026-12-16").
+def _cards_from_pb(msgs: Sequence[pb.Card], what: str) -> tuple[Card, ...]:
+    return tuple([card_from_pb(m, what) for m in msgs[:]])  # (a slice: see the note above)
 
 
 # ----------------------------------------------------------------------------- actions
@@ -554,7 +559,7 @@ def _barrel_to_pb(barrel: Sequence[int] | None) -> list[int]:
 
 
 def _barrel_from_pb(values: Sequence[int]) -> tuple[int, ...] | None:
-    return tuple(b if b > 0 else 0 for b in values) if values else None
+    return tuple([b if b > 0 else 0 for b in values[:]]) if values else None
 
 
 def deal_result_to_pb(result: DealResult) -> pb.DealResult:
@@ -606,13 +611,13 @@ def deal_result_from_pb(msg: pb.DealResult, players: int | None = None) -> DealR
         bid=msg.bid,
         contract=msg.contract if outcome in ("made", "failed") else None,
         outcome=outcome,
-        card_points=tuple(msg.card_points),
-        marriage_points=tuple(msg.marriage_points),
-        takes=tuple(msg.takes),
-        deltas=tuple(msg.deltas),
-        scores=tuple(msg.scores),
+        card_points=tuple(msg.card_points[:]),  # (slices: see _cards_from_pb)
+        marriage_points=tuple(msg.marriage_points[:]),
+        takes=tuple(msg.takes[:]),
+        deltas=tuple(msg.deltas[:]),
+        scores=tuple(msg.scores[:]),
         barrel=_barrel_from_pb(msg.barrel),
-        events=tuple(msg.events),
+        events=tuple(msg.events[:]),
     )
 
 
@@ -637,17 +642,17 @@ def match_result_from_pb(msg: pb.MatchResult, players: int) -> GameResult:
     _check_per_seat(msg, "match_result", players, ("scores", "places"))
     if msg.shortfalls:
         _check_per_seat(msg, "match_result", players, ("shortfalls",))
-    bad = [p for p in msg.places if not 1 <= p <= players]
+    places = tuple(msg.places[:])  # (slices: see _cards_from_pb)
+    bad = [p for p in places if not 1 <= p <= players]
     if bad:  # (a bot ranking itself by its place was told place 0, or 9 of 3)
         raise MalformedMessageError(
             "match_result.places", f"place {bad[0]} at a {players}-player table"
         )
-    places = tuple(msg.places)
     firsts = [s for s, p in enumerate(places) if p == 1]
     return GameResult(
-        scores=tuple(msg.scores),
+        scores=tuple(msg.scores[:]),
         places=places,
-        shortfalls=tuple(msg.shortfalls),
+        shortfalls=tuple(msg.shortfalls[:]),
         winner=firsts[0] if len(firsts) == 1 else None,
         deals=msg.deals,
         reason="forfeit" if msg.forfeits else msg.reason,
@@ -951,7 +956,7 @@ def view_from_pb(
     # field, which is also where a malformed one raises. Reading an item's nested fields
     # through the Python accessors costs several times a lookup.
     gives: list[tuple[int, Card | None]] = []
-    for sa in msg.gives:
+    for sa in msg.gives[:]:  # (slices, here and below: see _cards_from_pb)
         if sa.action.WhichOneof("kind") != "give":
             raise MalformedMessageError("view.gives", "expected give actions")
         g = sa.action.give
@@ -968,7 +973,7 @@ def view_from_pb(
         tricks_kept = _kept(omitted_tricks, tricks_kept, "tricks", deal)
     bid_cache = _BID_BY_BYTES
     bids = list(bids_kept)
-    for sa in msg.bids:
+    for sa in msg.bids[:]:
         key = (n, sa.SerializeToString())
         bid = bid_cache.get(key)
         if bid is None:
@@ -982,14 +987,14 @@ def view_from_pb(
         bids.append(bid)
     tricks = list(tricks_kept)
     trick_cache = _TRICK_BY_BYTES
-    for t in msg.tricks:
+    for t in msg.tricks[:]:
         # A completed trick is repeated in every later view of its deal: decoded once.
         key = (n, t.SerializeToString())
         trick = trick_cache.get(key)
         if trick is None:
             cards = tuple(
                 (seat_ok(sc.seat, "view.tricks.seat"), card_from_pb(sc.card, "view.tricks.card"))
-                for sc in t.cards
+                for sc in t.cards[:]
             )
             if not cards:
                 raise MalformedMessageError("view.tricks", "a completed trick without cards")
@@ -999,19 +1004,20 @@ def view_from_pb(
         tricks.append(trick)
     action_cache = _ACTION_BY_BYTES
     legal = []
-    for m in msg.legal_actions:
+    for m in msg.legal_actions[:]:
         action = action_cache.get(m.SerializeToString())
         legal.append(_action_from_pb_cached(m) if action is None else action)
     by_pb = _CARD_BY_PB
-    found = [by_pb.get((c.suit, c.rank)) for c in msg.hand]
+    raw_hand = msg.hand[:]
+    found = [by_pb.get((c.suit, c.rank)) for c in raw_hand]
     held: Sequence[Card] = (
-        _cards_from_pb(msg.hand, "view.hand") if None in found else cast("list[Card]", found)
+        _cards_from_pb(raw_hand, "view.hand") if None in found else cast("list[Card]", found)
     )
     if len(set(held)) != len(held):
         twice = next(c for i, c in enumerate(held) if c in held[:i])
         raise MalformedMessageError("view.hand", f"{twice} twice")
     hand = tuple(sorted(held))  # (a view's hand is ascending: an arena's order is not trusted)
-    active = tuple(msg.active_seats)
+    active = tuple(msg.active_seats[:])
     if active and max(active) >= n:  # (unsigned: never below 0)
         active = tuple(seat_ok(s, "view.active_seats") for s in active)  # raises
     if len(set(active)) != len(active):
@@ -1021,7 +1027,7 @@ def view_from_pb(
     _check_per_seat(msg, "view", n, ("scores", "barrel"))
     return PlayerView(
         seat=seat_ok(msg.seat, "view.seat"),
-        players=tuple(msg.players),
+        players=tuple(msg.players[:]),
         ruleset=ruleset,
         deal_number=msg.deal_number,
         dealer=seat_ok(msg.dealer, "view.dealer"),
@@ -1037,11 +1043,14 @@ def view_from_pb(
         gives=tuple(gives),
         trump=suit_from_pb(msg.trump),
         marriages=tuple(
-            (seat_ok(m.seat, "view.marriages.seat"), suit_from_pb(m.suit)) for m in msg.marriages
+            [
+                (seat_ok(m.seat, "view.marriages.seat"), suit_from_pb(m.suit))
+                for m in msg.marriages[:]
+            ]
         ),
         trick=_trick_from_pb(msg.trick, n) if msg.trick else (),
         tricks=tuple(tricks),
-        scores=tuple(msg.scores),
+        scores=tuple(msg.scores[:]),
         barrel=_barrel_from_pb(msg.barrel),
         legal_actions=tuple(legal),
         deal_results=kept + _deal_results_from_pb(msg.deal_results, n) if results else (),
@@ -1076,11 +1085,11 @@ _SEAT_CARD_BY_BYTES: dict[tuple[int, bytes], tuple[int, Card]] = {}
 _RESULT_BY_BYTES: dict[tuple[int, bytes], DealResult] = {}
 
 
-def _trick_from_pb(msgs: Iterable[pb.SeatCard], players: int) -> tuple[tuple[int, Card], ...]:
+def _trick_from_pb(msgs: Sequence[pb.SeatCard], players: int) -> tuple[tuple[int, Card], ...]:
     """``PlayerView.trick``, each ``(seat, card)`` looked up by its bytes (see above)."""
     cache = _SEAT_CARD_BY_BYTES
     out = []
-    for sc in msgs:
+    for sc in msgs[:]:
         key = (players, sc.SerializeToString())
         seat_card = cache.get(key)
         if seat_card is None:
@@ -1104,12 +1113,12 @@ def _action_from_pb_cached(msg: pb.Action) -> Action:
     return action
 
 
-def _deal_results_from_pb(msgs: Iterable[pb.DealResult], players: int) -> tuple[DealResult, ...]:
+def _deal_results_from_pb(msgs: Sequence[pb.DealResult], players: int) -> tuple[DealResult, ...]:
     # The referee sends every earlier result at every decision: each is decoded once, and
     # found again by its bytes (as completed tricks are).
     cache = _RESULT_BY_BYTES
     out = []
-    for m in msgs:
+    for m in msgs[:]:
         key = (players, m.SerializeToString())
         result = cache.get(key)
         if result is None:

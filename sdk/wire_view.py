@@ -98,6 +98,8 @@ def _item_classes() -> tuple[Any, Any]:
 
 
 _ItemView, _ItemServer = _item_classes()
+#: (taken from the class once: ``items.HasField`` looks its name up among the fields first)
+_has = _ItemView.HasField
 
 #: The descriptors of the copies' messages and fields, held here (arena.v1's are held by
 #: arena.protocol): see :func:`held_descriptors`.
@@ -152,25 +154,27 @@ def request_view(
 def _learn(items: Any, n: int, view: PlayerView) -> None:
     """Remember the items of ``view`` (decoded by ``view_from_pb``) by their bytes."""
 
-    def put(name: str, raw: Sequence[bytes], decoded: Sequence[Any]) -> None:
+    def put(name: str, decoded: Sequence[Any], tail: bool = False) -> None:
         cache = _cache(n, name)
+        raw = getattr(items, name)[:]  # (a slice: see _known_view)
+        if tail:
+            decoded = decoded[len(decoded) - len(raw) :]
         for key, value in zip(raw, decoded, strict=True):
             _store(cache, key, value)
 
     # The hand is sorted by view_from_pb (the wire's order is not trusted): each card
     # decoded on its own. The lists left out in part ("results_once", "deal_once") are
     # the tails of the view's.
-    put("hand", items.hand, [card_from_pb(pb.Card.FromString(c)) for c in items.hand])
-    put("legal_actions", items.legal_actions, view.legal_actions)
+    put("hand", [card_from_pb(pb.Card.FromString(c)) for c in items.hand[:]])
+    put("legal_actions", view.legal_actions)
     if view.talon is not None:
-        put("talon", items.talon, view.talon)
-    put("bids", items.bids, view.bids[len(view.bids) - len(items.bids) :])
-    put("tricks", items.tricks, view.tricks[len(view.tricks) - len(items.tricks) :])
-    put("trick", items.trick, view.trick)
-    put("gives", items.gives, view.gives)
-    put("marriages", items.marriages, view.marriages)
-    results = view.deal_results
-    put("deal_results", items.deal_results, results[len(results) - len(items.deal_results) :])
+        put("talon", view.talon)
+    put("bids", view.bids, tail=True)
+    put("tricks", view.tricks, tail=True)
+    put("trick", view.trick)
+    put("gives", view.gives)
+    put("marriages", view.marriages)
+    put("deal_results", view.deal_results, tail=True)
 
 
 def _cache(n: int, name: str) -> dict[bytes, Any]:
@@ -228,8 +232,13 @@ def _known_view(
             return None
         bids, tricks = previous.bids[:omitted_bids], previous.tricks[:omitted_tricks]
     seat, dealer = items.seat, items.dealer
-    to_act = items.to_act if items.HasField("to_act") else None
-    declarer = items.declarer if items.HasField("declarer") else None
+    # (an optional field's presence asked only of a 0: a value other than 0 is set)
+    has = _has
+    to_act, declarer = items.to_act, items.declarer
+    if not to_act and not has(items, "to_act"):
+        to_act = None
+    if not declarer and not has(items, "declarer"):
+        declarer = None
     if seat >= n or dealer >= n or (to_act or 0) >= n or (declarer or 0) >= n:
         return None  # (unsigned: never below 0)
     known = _KNOWN
@@ -248,15 +257,19 @@ def _known_view(
     if items.talon_known:
         cards = known[n, "talon"]
         talon = tuple(map(cards.__getitem__, items.talon[:]))
-    if items.bids:
+    # (each repeated field read once: a read makes its container's wrapper anew, and
+    # slicing an empty one costs less than a second read)
+    raw = items.bids[:]
+    if raw:
         cache = known[n, "bids"]
-        bids += tuple(map(cache.__getitem__, items.bids[:]))
-    if items.tricks:
+        bids += tuple(map(cache.__getitem__, raw))
+    raw = items.tricks[:]
+    if raw:
         # (a completed trick comes in one view of its deal, the next leave it out
         # ("deal_once"), and a deal result in one view of its match: new ones, most of
         # them, each decoded on its own rather than the whole view again)
         cache = _cache(n, "tricks")
-        for t in items.tricks[:]:
+        for t in raw:
             trick = cache.get(t)
             if trick is None:
                 trick = _new_trick(t, n)
@@ -277,6 +290,12 @@ def _known_view(
                 _store(cache, r, result)
             results += (result,)
     legal = known[n, "legal_actions"]
+    gives, marriages, in_trick = items.gives[:], items.marriages[:], items.trick[:]
+    bid, contract = items.bid, items.contract
+    if not bid and not has(items, "bid"):
+        bid = None
+    if not contract and not has(items, "contract"):
+        contract = None
     return PlayerView(
         seat=seat,
         players=players,
@@ -290,16 +309,12 @@ def _known_view(
         talon=talon,
         bids=bids,
         declarer=declarer,
-        bid=items.bid if items.HasField("bid") else None,
-        contract=items.contract if items.HasField("contract") else None,
-        gives=tuple(map(known[n, "gives"].__getitem__, items.gives[:])) if items.gives else (),
+        bid=bid,
+        contract=contract,
+        gives=tuple(map(known[n, "gives"].__getitem__, gives)) if gives else (),
         trump=_SUIT[items.trump],
-        marriages=(
-            tuple(map(known[n, "marriages"].__getitem__, items.marriages[:]))
-            if items.marriages
-            else ()
-        ),
-        trick=tuple(map(known[n, "trick"].__getitem__, items.trick[:])) if items.trick else (),
+        marriages=(tuple(map(known[n, "marriages"].__getitem__, marriages)) if marriages else ()),
+        trick=tuple(map(known[n, "trick"].__getitem__, in_trick)) if in_trick else (),
         tricks=tricks,
         scores=scores,
         barrel=tuple([b if b > 0 else 0 for b in barrel]) if barrel else None,
